@@ -1,0 +1,13 @@
+//! # vnfm: an ETSI NFV SOL-compliant VNF Manager library
+//!
+//! This is the crate orchestrators embed. It re-exports the layers of the VNF Manager:
+//!
+//! - [`csar`]: SOL004 package reading (TOSCA.meta, manifest, digests, signatures, archive safety);
+//! - [`tosca`]: the TOSCA/SOL001 (and ASD) parser;
+//! - [`descriptor`]: the normalized descriptor model the rest of the system consumes;
+//! - [`schemas`]: JSON Schemas for SOL003 request bodies and the descriptor model.
+
+pub use vnfm_csar as csar;
+pub use vnfm_descriptor as descriptor;
+pub use vnfm_schemas as schemas;
+pub use vnfm_tosca as tosca;
