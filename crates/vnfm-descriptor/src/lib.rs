@@ -33,9 +33,9 @@ use serde::{Deserialize, Serialize};
 #[serde(tag = "kind", rename_all = "camelCase")]
 pub enum Descriptor {
     /// An ETSI SOL001 VNF descriptor.
-    Vnfd(Vnfd),
+    Vnfd(Box<Vnfd>),
     /// An Application Service Descriptor (ONAP 0.1 / O-RAN 2.0 naming).
-    Asd(Asd),
+    Asd(Box<Asd>),
 }
 
 impl Descriptor {
