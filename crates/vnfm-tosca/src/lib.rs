@@ -26,7 +26,9 @@ pub trait PackageFiles {
     fn contains(&self, path: &str) -> bool;
     /// Lowercase hex SHA-256 of the file at `path`, when it exists.
     fn sha256_hex(&self, path: &str) -> Option<String> {
-        self.read(path).ok().map(|bytes| hex::encode(Sha256::digest(&bytes)))
+        self.read(path)
+            .ok()
+            .map(|bytes| hex::encode(Sha256::digest(&bytes)))
     }
 }
 
@@ -42,7 +44,10 @@ pub struct MemFiles {
 impl MemFiles {
     /// An empty set of files whose entry definitions is `entry`.
     pub fn new(entry: impl Into<String>) -> Self {
-        MemFiles { entry: entry.into(), files: BTreeMap::new() }
+        MemFiles {
+            entry: entry.into(),
+            files: BTreeMap::new(),
+        }
     }
 
     /// Adds a file.
@@ -87,7 +92,11 @@ impl Loaded {
 
     /// The descriptor if there were no errors.
     pub fn valid_descriptor(&self) -> Option<&Descriptor> {
-        if self.has_errors() { None } else { self.descriptor.as_ref() }
+        if self.has_errors() {
+            None
+        } else {
+            self.descriptor.as_ref()
+        }
     }
 }
 
@@ -104,17 +113,36 @@ pub enum DescriptorKind {
 /// node template of type `tosca.nodes.asd` / `tosca.nodes.asd.Asd` (or imports `asd_types`).
 pub fn detect_kind(entry: &yaml::Node) -> DescriptorKind {
     let is_asd_type = |t: &str| t == "tosca.nodes.asd" || t.starts_with("tosca.nodes.asd.Asd");
-    let templates = entry.get("topology_template").and_then(|t| t.get("node_templates"));
+    let templates = entry
+        .get("topology_template")
+        .and_then(|t| t.get("node_templates"));
     let by_template = templates.and_then(|t| t.as_map()).is_some_and(|entries| {
-        entries.iter().any(|(_, n)| n.get("type").and_then(|t| t.as_str()).is_some_and(is_asd_type))
-    });
-    let by_import = entry.get("imports").and_then(|i| i.as_seq()).is_some_and(|items| {
-        items.iter().any(|i| {
-            let file = i.as_str().or_else(|| i.get("file").and_then(|f| f.as_str()));
-            file.is_some_and(|f| f.rsplit('/').next().is_some_and(|n| n.starts_with("asd_types")))
+        entries.iter().any(|(_, n)| {
+            n.get("type")
+                .and_then(|t| t.as_str())
+                .is_some_and(is_asd_type)
         })
     });
-    if by_template || by_import { DescriptorKind::Asd } else { DescriptorKind::Vnfd }
+    let by_import = entry
+        .get("imports")
+        .and_then(|i| i.as_seq())
+        .is_some_and(|items| {
+            items.iter().any(|i| {
+                let file = i
+                    .as_str()
+                    .or_else(|| i.get("file").and_then(|f| f.as_str()));
+                file.is_some_and(|f| {
+                    f.rsplit('/')
+                        .next()
+                        .is_some_and(|n| n.starts_with("asd_types"))
+                })
+            })
+        });
+    if by_template || by_import {
+        DescriptorKind::Asd
+    } else {
+        DescriptorKind::Vnfd
+    }
 }
 
 /// Reads the descriptor of a package.
@@ -122,11 +150,21 @@ pub fn load(files: &dyn PackageFiles) -> Loaded {
     let entry_path = files.entry_definitions().to_string();
     let text = match read_text(files, &entry_path) {
         Ok(t) => t,
-        Err(d) => return Loaded { descriptor: None, diagnostics: vec![d] },
+        Err(d) => {
+            return Loaded {
+                descriptor: None,
+                diagnostics: vec![d],
+            };
+        }
     };
     let entry = match yaml::parse(&entry_path, &text) {
         Ok(n) => n,
-        Err(d) => return Loaded { descriptor: None, diagnostics: vec![d] },
+        Err(d) => {
+            return Loaded {
+                descriptor: None,
+                diagnostics: vec![d],
+            };
+        }
     };
     match detect_kind(&entry) {
         DescriptorKind::Asd => asd::load(files),
@@ -137,20 +175,29 @@ pub fn load(files: &dyn PackageFiles) -> Loaded {
 fn vnfd_load(_files: &dyn PackageFiles) -> Loaded {
     Loaded {
         descriptor: None,
-        diagnostics: vec![Diagnostic::error("tosca.unsupported", "VNFD reading is not available")],
+        diagnostics: vec![Diagnostic::error(
+            "tosca.unsupported",
+            "VNFD reading is not available",
+        )],
     }
 }
 
 /// Reads `path` as UTF-8 text, with a diagnostic naming the file on failure.
 pub fn read_text(files: &dyn PackageFiles, path: &str) -> Result<String, Diagnostic> {
     let bytes = files.read(path).map_err(|e| {
-        Diagnostic::error("tosca.file-unreadable", format!("cannot read `{path}`: {e}"))
-            .at(vnfm_descriptor::Location::file(path))
+        Diagnostic::error(
+            "tosca.file-unreadable",
+            format!("cannot read `{path}`: {e}"),
+        )
+        .at(vnfm_descriptor::Location::file(path))
     })?;
     String::from_utf8(bytes).map_err(|e| {
         Diagnostic::error(
             "tosca.not-utf8",
-            format!("`{path}` is not UTF-8 text (invalid byte at offset {})", e.utf8_error().valid_up_to()),
+            format!(
+                "`{path}` is not UTF-8 text (invalid byte at offset {})",
+                e.utf8_error().valid_up_to()
+            ),
         )
         .at(vnfm_descriptor::Location::file(path))
     })

@@ -88,7 +88,10 @@ impl Value {
 impl Node {
     /// A node without a known position (for synthesized values such as defaults).
     pub fn synthetic(value: Value) -> Node {
-        Node { value, pos: Pos::default() }
+        Node {
+            value,
+            pos: Pos::default(),
+        }
     }
 
     /// The string, if this is a string.
@@ -122,12 +125,18 @@ impl Node {
 
     /// The value under `key` when this is a mapping.
     pub fn get(&self, key: &str) -> Option<&Node> {
-        self.as_map()?.iter().find(|(k, _)| k.name == key).map(|(_, v)| v)
+        self.as_map()?
+            .iter()
+            .find(|(k, _)| k.name == key)
+            .map(|(_, v)| v)
     }
 
     /// The key entry (with its position) and value under `key` when this is a mapping.
     pub fn get_entry(&self, key: &str) -> Option<(&Key, &Node)> {
-        self.as_map()?.iter().find(|(k, _)| k.name == key).map(|(k, v)| (k, v))
+        self.as_map()?
+            .iter()
+            .find(|(k, _)| k.name == key)
+            .map(|(k, v)| (k, v))
     }
 
     /// Converts to JSON. Non-finite floats become strings (`".inf"`, `".nan"`), since JSON cannot
@@ -144,7 +153,10 @@ impl Node {
             Value::Str(s) => J::String(s.clone()),
             Value::Seq(items) => J::Array(items.iter().map(Node::to_json).collect()),
             Value::Map(entries) => J::Object(
-                entries.iter().map(|(k, v)| (k.name.clone(), v.to_json())).collect(),
+                entries
+                    .iter()
+                    .map(|(k, v)| (k.name.clone(), v.to_json()))
+                    .collect(),
             ),
         }
     }
@@ -167,7 +179,11 @@ fn format_float(f: f64) -> String {
     if f.is_nan() {
         ".nan".into()
     } else if f.is_infinite() {
-        if f > 0.0 { ".inf".into() } else { "-.inf".into() }
+        if f > 0.0 {
+            ".inf".into()
+        } else {
+            "-.inf".into()
+        }
     } else if f.fract() == 0.0 && f.abs() < 1e15 {
         format!("{f:.1}")
     } else {
@@ -182,7 +198,10 @@ pub fn parse(file: &str, text: &str) -> Result<Node, Diagnostic> {
     if text.len() > MAX_YAML_BYTES {
         return Err(Diagnostic::error(
             "yaml.too-large",
-            format!("YAML file is {} bytes; the limit is {MAX_YAML_BYTES}", text.len()),
+            format!(
+                "YAML file is {} bytes; the limit is {MAX_YAML_BYTES}",
+                text.len()
+            ),
         )
         .at(vnfm_descriptor::Location::file(file)));
     }
@@ -210,7 +229,10 @@ pub fn parse_multi(file: &str, text: &str) -> Result<Vec<Node>, Diagnostic> {
     if text.len() > MAX_YAML_BYTES {
         return Err(Diagnostic::error(
             "yaml.too-large",
-            format!("YAML file is {} bytes; the limit is {MAX_YAML_BYTES}", text.len()),
+            format!(
+                "YAML file is {} bytes; the limit is {MAX_YAML_BYTES}",
+                text.len()
+            ),
         )
         .at(vnfm_descriptor::Location::file(file)));
     }
@@ -229,7 +251,13 @@ pub fn parse_multi(file: &str, text: &str) -> Result<Vec<Node>, Diagnostic> {
     });
     match parsed {
         Ok(Ok(result)) => result
-            .map(|docs| docs.into_iter().flatten().map(unspan).filter(|n| !n.is_null()).collect())
+            .map(|docs| {
+                docs.into_iter()
+                    .flatten()
+                    .map(unspan)
+                    .filter(|n| !n.is_null())
+                    .collect()
+            })
             .map_err(|e| to_diagnostic(file, &e)),
         Ok(Err(_)) | Err(_) => Err(Diagnostic::error(
             "yaml.parser-failed",
@@ -251,7 +279,9 @@ fn options() -> serde_saphyr::options::Options {
 
 fn parse_on_this_thread(text: &str) -> Result<Node, serde_saphyr::Error> {
     let doc: Option<Spanned<Node>> = serde_saphyr::from_str_with_options(text, options())?;
-    Ok(doc.map(unspan).unwrap_or_else(|| Node::synthetic(Value::Null)))
+    Ok(doc
+        .map(unspan)
+        .unwrap_or_else(|| Node::synthetic(Value::Null)))
 }
 
 fn to_diagnostic(file: &str, e: &serde_saphyr::Error) -> Diagnostic {
@@ -292,7 +322,10 @@ fn clamp(v: u64) -> u32 {
 }
 
 fn pos_of<T>(s: &Spanned<T>) -> Pos {
-    Pos { line: clamp(s.referenced.line()), column: clamp(s.referenced.column()) }
+    Pos {
+        line: clamp(s.referenced.line()),
+        column: clamp(s.referenced.column()),
+    }
 }
 
 fn unspan(s: Spanned<Node>) -> Node {
@@ -351,7 +384,9 @@ impl<'de> Visitor<'de> for NodeVisitor {
         Ok(Node::synthetic(Value::Str(v)))
     }
     fn visit_bytes<E: de::Error>(self, v: &[u8]) -> Result<Node, E> {
-        Ok(Node::synthetic(Value::Str(String::from_utf8_lossy(v).into_owned())))
+        Ok(Node::synthetic(Value::Str(
+            String::from_utf8_lossy(v).into_owned(),
+        )))
     }
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Node, A::Error> {
         let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(1024));
@@ -365,7 +400,13 @@ impl<'de> Visitor<'de> for NodeVisitor {
         while let Some(key) = map.next_key::<Spanned<KeyText>>()? {
             let pos = pos_of(&key);
             let value = map.next_value::<Spanned<Node>>()?;
-            entries.push((Key { name: key.value.0, pos }, unspan(value)));
+            entries.push((
+                Key {
+                    name: key.value.0,
+                    pos,
+                },
+                unspan(value),
+            ));
         }
         Ok(Node::synthetic(Value::Map(entries)))
     }
@@ -472,8 +513,14 @@ mod tests {
     #[test]
     fn alias_bomb_is_refused() {
         let mut text = String::from("a: &a [x,x,x,x,x,x,x,x,x]\n");
-        for (name, prev) in [("b", "a"), ("c", "b"), ("d", "c"), ("e", "d"), ("f", "e"), ("g", "f")]
-        {
+        for (name, prev) in [
+            ("b", "a"),
+            ("c", "b"),
+            ("d", "c"),
+            ("e", "d"),
+            ("f", "e"),
+            ("g", "f"),
+        ] {
             let refs = vec![format!("*{prev}"); 9].join(",");
             text.push_str(&format!("{name}: &{name} [{refs}]\n"));
         }

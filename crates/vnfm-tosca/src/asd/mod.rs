@@ -7,6 +7,9 @@ use vnfm_descriptor::Diagnostic;
 pub fn load(_files: &dyn PackageFiles) -> Loaded {
     Loaded {
         descriptor: None,
-        diagnostics: vec![Diagnostic::error("asd.unsupported", "ASD reading is not available")],
+        diagnostics: vec![Diagnostic::error(
+            "asd.unsupported",
+            "ASD reading is not available",
+        )],
     }
 }
