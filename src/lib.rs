@@ -6,8 +6,10 @@
 //! - [`tosca`]: the TOSCA/SOL001 (and ASD) parser;
 //! - [`descriptor`]: the normalized descriptor model the rest of the system consumes;
 //! - [`schemas`]: JSON Schemas for SOL003 request bodies and the descriptor model.
+//! - [`package`]: all of the above in one call: open, verify and read a package.
 
 pub use vnfm_csar as csar;
 pub use vnfm_descriptor as descriptor;
 pub use vnfm_schemas as schemas;
 pub use vnfm_tosca as tosca;
+

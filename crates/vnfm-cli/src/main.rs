@@ -1,1 +1,90 @@
-fn main() {}
+//! `vnfm`: the VNF Manager's command-line program.
+//!
+//! Exit codes: 0 success, 1 the command ran but found a problem (e.g. an invalid package),
+//! 2 usage error (unknown option, missing argument, unreadable option file).
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand};
+
+mod package_cmd;
+mod render;
+
+/// ETSI NFV SOL-compliant VNF Manager.
+#[derive(Debug, Parser)]
+#[command(name = "vnfm", version, about, propagate_version = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Work with VNF packages (SOL004 CSAR) and their descriptors (SOL001 VNFD, ASD).
+    #[command(subcommand)]
+    Package(PackageCommand),
+}
+
+#[derive(Debug, Subcommand)]
+enum PackageCommand {
+    /// Check one or more packages (zip files or unpacked directories).
+    ///
+    /// Exit code 0 when every package is valid, 1 when any is invalid, 2 on usage errors.
+    Validate(ValidateArgs),
+    /// Print a readable summary of a package: flavours, VDUs, hooks, scaling, artifacts.
+    Show(ShowArgs),
+}
+
+/// Options shared by the package commands.
+#[derive(Debug, Args)]
+struct CheckOptions {
+    /// Treat warnings as errors.
+    #[arg(long)]
+    strict: bool,
+    /// PEM file with a trusted root certificate for package signatures (repeatable).
+    #[arg(long = "trusted-root", value_name = "PEM")]
+    trusted_roots: Vec<PathBuf>,
+    /// Refuse packages that carry no signature.
+    #[arg(long)]
+    require_signature: bool,
+}
+
+#[derive(Debug, Args)]
+struct ValidateArgs {
+    /// Packages to check: CSAR zip files or unpacked package directories.
+    #[arg(required = true, value_name = "PACKAGE")]
+    packages: Vec<PathBuf>,
+    /// Print one JSON document (an array with one report per package) instead of text.
+    #[arg(long)]
+    json: bool,
+    #[command(flatten)]
+    check: CheckOptions,
+}
+
+#[derive(Debug, Args)]
+struct ShowArgs {
+    /// The package: a CSAR zip file or an unpacked package directory.
+    #[arg(value_name = "PACKAGE")]
+    package: PathBuf,
+    /// Print the normalized descriptor as JSON instead of the summary.
+    #[arg(long)]
+    json: bool,
+    #[command(flatten)]
+    check: CheckOptions,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Package(PackageCommand::Validate(args)) => package_cmd::validate(&args),
+        Command::Package(PackageCommand::Show(args)) => package_cmd::show(&args),
+    };
+    match result {
+        Ok(code) => code,
+        Err(usage) => {
+            eprintln!("vnfm: {usage}");
+            ExitCode::from(2)
+        }
+    }
+}

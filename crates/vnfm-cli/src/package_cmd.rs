@@ -1,0 +1,81 @@
+//! `vnfm package validate` and `vnfm package show`.
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use serde_json::json;
+use vnfm::csar::VerifyOptions;
+use vnfm::package::{InspectOptions, PackageReport, inspect};
+
+use crate::render;
+use crate::{CheckOptions, ShowArgs, ValidateArgs};
+
+/// Builds inspection options; an unreadable trusted-root file is a usage error.
+fn options(check: &CheckOptions) -> Result<InspectOptions, String> {
+    let mut trusted_roots_pem = Vec::new();
+    for path in &check.trusted_roots {
+        let pem = std::fs::read(path)
+            .map_err(|e| format!("cannot read trusted root `{}`: {e}", path.display()))?;
+        trusted_roots_pem.push(pem);
+    }
+    Ok(InspectOptions {
+        verify: VerifyOptions { trusted_roots_pem, require_signature: check.require_signature },
+        strict: check.strict,
+        ..InspectOptions::default()
+    })
+}
+
+pub(crate) fn validate(args: &ValidateArgs) -> Result<ExitCode, String> {
+    let opts = options(&args.check)?;
+    let mut invalid = 0usize;
+    let mut json_reports = Vec::new();
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    for path in &args.packages {
+        let report = inspect(path, &opts);
+        if !report.is_valid() {
+            invalid += 1;
+        }
+        if args.json {
+            json_reports.push(report_json(&path.display().to_string(), &report));
+        } else {
+            // A closed pipe (e.g. `| head`) is not worth a panic.
+            let _ = write!(out, "{}", render::validation_text(&path.display().to_string(), &report));
+        }
+    }
+    if args.json {
+        let _ = writeln!(out, "{}", serde_json::to_string_pretty(&json_reports).unwrap_or_default());
+    } else if args.packages.len() > 1 {
+        let total = args.packages.len();
+        let _ = writeln!(out, "{total} packages: {} valid, {invalid} invalid", total - invalid);
+    }
+    Ok(if invalid == 0 { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}
+
+pub(crate) fn show(args: &ShowArgs) -> Result<ExitCode, String> {
+    let opts = options(&args.check)?;
+    let report = inspect(&args.package, &opts);
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    if args.json {
+        let _ = writeln!(
+            out,
+            "{}",
+            serde_json::to_string_pretty(&report_json(&args.package.display().to_string(), &report))
+                .unwrap_or_default()
+        );
+    } else {
+        let _ = write!(out, "{}", render::show_text(&args.package.display().to_string(), &report));
+    }
+    Ok(if report.is_valid() { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}
+
+fn report_json(path: &str, report: &PackageReport) -> serde_json::Value {
+    json!({
+        "path": path,
+        "valid": report.is_valid(),
+        "descriptorId": report.descriptor.as_ref().map(|d| d.id()),
+        "descriptor": report.descriptor,
+        "diagnostics": report.diagnostics,
+    })
+}

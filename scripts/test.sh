@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# The project's test command: lints, then every test of the workspace.
+# Run from anywhere; CI (.ci/run) calls exactly this.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# Property tests: bounded so a run stays within minutes on 2 cores; raise locally with
+# PROPTEST_CASES=10000 for a longer fuzzing session.
+export PROPTEST_CASES="${PROPTEST_CASES:-256}"
+export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
+
+echo "== cargo fmt --check"
+cargo fmt --all -- --check
+
+echo "== cargo clippy (deny warnings)"
+cargo clippy --workspace --all-targets --locked -- -D warnings
+
+echo "== cargo test"
+cargo test --workspace --locked --no-fail-fast
