@@ -1,0 +1,97 @@
+"""Times tosca-parser and `vnfm package validate` on the same CSAR zips, whole process each.
+
+Each package directory is zipped once into a temporary CSAR. Each tool then validates it RUNS
+times as a fresh process (interpreter/binary start included, as a user or an onboarding job
+would run it); the median wall time is reported with the ratio. tosca-parser also gets an
+in-process figure (median of RUNS parses inside one interpreter, start-up excluded), which is
+the fairest view of the parser itself.
+"""
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import zipfile
+
+TOSCA_PARSER_ONE = (
+    "import sys\n"
+    "from toscaparser.tosca_template import ToscaTemplate\n"
+    "ToscaTemplate(sys.argv[1])\n"
+)
+
+TOSCA_PARSER_LOOP = (
+    "import sys, time, statistics, logging\n"
+    "logging.disable(logging.CRITICAL)\n"
+    "from toscaparser.tosca_template import ToscaTemplate\n"
+    "ts = []\n"
+    "for _ in range(int(sys.argv[2])):\n"
+    "    t = time.perf_counter(); ToscaTemplate(sys.argv[1]); ts.append(time.perf_counter() - t)\n"
+    "print(statistics.median(ts))\n"
+)
+
+
+def zip_dir(src, dst):
+    with zipfile.ZipFile(dst, "w", zipfile.ZIP_DEFLATED) as z:
+        for base, _, files in os.walk(src):
+            for f in sorted(files):
+                full = os.path.join(base, f)
+                z.write(full, os.path.relpath(full, src))
+
+
+def time_process(argv, runs):
+    """Median seconds of `runs` executions, and whether the last one succeeded."""
+    times, ok = [], True
+    for _ in range(runs):
+        t = time.perf_counter()
+        p = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        times.append(time.perf_counter() - t)
+        ok = p.returncode == 0
+    return statistics.median(times), ok
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--runs", type=int, default=7)
+    ap.add_argument("--vnfm", required=True)
+    ap.add_argument("packages", nargs="+")
+    a = ap.parse_args()
+    py = sys.executable
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for pkg in a.packages:
+            name = os.path.basename(os.path.normpath(pkg))
+            csar = os.path.join(tmp, name + ".zip")
+            zip_dir(pkg, csar)
+            tp, tp_ok = time_process([py, "-c", TOSCA_PARSER_ONE, csar], a.runs)
+            tp_in = None
+            if tp_ok:
+                out = subprocess.run([py, "-c", TOSCA_PARSER_LOOP, csar, str(a.runs)],
+                                     capture_output=True, text=True)
+                if out.returncode == 0:
+                    tp_in = float(out.stdout.strip().splitlines()[-1])
+            vn, vn_ok = time_process([a.vnfm, "package", "validate", csar], a.runs)
+            rows.append((name, tp, tp_ok, tp_in, vn, vn_ok))
+
+    print(f"runs per tool and package: {a.runs} (median wall time, whole process)")
+    print(f"{'package':38} {'tosca-parser':>13} {'in-process':>11} {'vnfm':>9} {'ratio':>8}  notes")
+    ratios = []
+    for name, tp, tp_ok, tp_in, vn, vn_ok in rows:
+        notes = []
+        if not tp_ok:
+            notes.append("tosca-parser rejected it")
+        if not vn_ok:
+            notes.append("vnfm rejected it")
+        ratio = tp / vn if vn > 0 else float("nan")
+        if tp_ok and vn_ok:
+            ratios.append(ratio)
+        tin = f"{tp_in * 1000:9.1f}ms" if tp_in is not None else f"{'-':>11}"
+        print(f"{name:38} {tp * 1000:11.1f}ms {tin} {vn * 1000:7.1f}ms {ratio:7.0f}x  {'; '.join(notes)}")
+    if ratios:
+        print(f"median ratio (packages both accept): {statistics.median(ratios):.0f}x; "
+              f"min {min(ratios):.0f}x; max {max(ratios):.0f}x")
+
+
+if __name__ == "__main__":
+    main()

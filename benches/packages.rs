@@ -1,0 +1,52 @@
+//! Parse + validate speed of real packages (the Tacker samples in `../shared/corpus`).
+//!
+//! Two figures per package: `inspect` is everything `vnfm package validate` does in-process
+//! (open the directory, verify digests, read and validate the descriptor); `load` is the
+//! descriptor alone on an already opened package. Results go to `docs/performance.md`.
+
+use std::hint::black_box;
+use std::path::PathBuf;
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use vnfm::csar::Package;
+use vnfm::package::{InspectOptions, inspect};
+
+const PACKAGES: &[&str] = &[
+    "v2-vm-basic-lcms-max",
+    "v2-vm-userdata-standard",
+    "mgmt-k8s-cluster-v1",
+    "v1-vm-functional",
+    "v2-cnf-instantiate-resources",
+    "v1-mgmt-multi-flavour",
+    "etsi-getting-started",
+];
+
+fn corpus() -> PathBuf {
+    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/corpus/tacker"))
+}
+
+fn packages(c: &mut Criterion) {
+    let options = InspectOptions::default();
+    let mut group = c.benchmark_group("package");
+    for name in PACKAGES {
+        let path = corpus().join(name);
+        if !path.is_dir() {
+            eprintln!("skipping {name}: {} not found", path.display());
+            continue;
+        }
+        group.bench_function(format!("inspect/{name}"), |b| {
+            b.iter(|| black_box(inspect(black_box(&path), &options)))
+        });
+        let Ok(package) = Package::open(&path) else {
+            eprintln!("skipping load/{name}: package does not open");
+            continue;
+        };
+        group.bench_function(format!("load/{name}"), |b| {
+            b.iter(|| black_box(vnfm::tosca::load(black_box(&package))))
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, packages);
+criterion_main!(benches);
