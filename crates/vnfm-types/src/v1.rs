@@ -19,6 +19,7 @@
 //! | `VnfInstance.vnfPkgId` | mandatory | absent (the package is found by `vnfdId`) | dropped up; absent down |
 //! | `InstantiatedVnfInfo.vnfVirtualLinkResourceInfo` | also read as `virtualLinkResourceInfo` (the ETSI v2.6.1 test schemas' name) | `vnfVirtualLinkResourceInfo` | renamed |
 //! | `InstantiatedVnfInfo.maxScaleLevels` | absent | present | dropped down |
+//! | `InstantiatedVnfInfo.additionalParams` (Tacker v1 extension, not SOL003) | present in Tacker v1 | absent | dropped up |
 //! | `InstantiatedVnfInfo.extCpInfo` | optional | mandatory (1..N) | unchanged (the model keeps it possibly empty) |
 //! | `VnfExtCpInfo.cpConfigId`, `VnfcInfo.vnfcResourceInfoId`, `ExtVirtualLinkInfo.currentVnfExtCpData` | absent / optional | mandatory | the v3.3.1 model keeps them optional so v1 records convert |
 //! | `VnfInfoModificationRequest` | `vnfPkgId`, `vimConnectionInfo` array + `vimConnectionInfoDeleteIds`, `vnfcInfoModificationsDeleteIds` | `vnfdId`, `vimConnectionInfo` merge-patch map (`null` deletes) | delete ids ↔ `null` entries; `vnfPkgId` and `vnfcInfoModificationsDeleteIds` fail up |
@@ -683,6 +684,9 @@ pub struct InstantiatedVnfInfo {
     /// Implementation-specific metadata (Tacker extension).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<KeyValuePairs>,
+    /// The `additionalParams` of the instantiation (Tacker v1 extension, not in SOL003).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub additional_params: Option<KeyValuePairs>,
 }
 
 impl From<InstantiatedVnfInfo> for crate::instance::InstantiatedVnfInfo {
@@ -722,6 +726,7 @@ impl From<crate::instance::InstantiatedVnfInfo> for InstantiatedVnfInfo {
             virtual_storage_resource_info: v.virtual_storage_resource_info,
             vnfc_info: v.vnfc_info,
             metadata: v.metadata,
+            additional_params: None,
         }
     }
 }
