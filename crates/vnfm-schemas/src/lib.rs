@@ -216,14 +216,19 @@ fn collect(error: &ValidationError<'_>, root: &Value, out: &mut Vec<Violation>) 
     match error.kind() {
         ValidationErrorKind::AnyOf { context } | ValidationErrorKind::OneOfNotValid { context } => {
             // Alternatives that fail only because the value has another JSON type altogether
-            // (e.g. the `null` branch of an optional attribute) are not what the client meant.
+            // (e.g. the `null` branch of an optional attribute), or whose tag constant does
+            // not match (the other variants of a tagged union), are not what the client meant.
             let meant: Vec<&Vec<ValidationError<'static>>> = context
                 .iter()
                 .filter(|branch| {
-                    !branch.iter().all(|e| {
+                    let other_type = branch.iter().all(|e| {
                         matches!(e.kind(), ValidationErrorKind::Type { .. })
                             && e.instance_path().as_str() == at
-                    })
+                    });
+                    let other_tag = branch
+                        .iter()
+                        .any(|e| matches!(e.kind(), ValidationErrorKind::Constant { .. }));
+                    !other_type && !other_tag
                 })
                 .collect();
             if let [branch] = meant.as_slice() {
@@ -252,6 +257,40 @@ fn collect(error: &ValidationError<'_>, root: &Value, out: &mut Vec<Violation>) 
                 });
                 return;
             }
+            // Several plausible alternatives: say what each one would need.
+            let needs: Vec<String> = meant
+                .iter()
+                .filter_map(|branch| branch.first())
+                .map(|e| {
+                    let mut sub = Vec::new();
+                    collect(e, root, &mut sub);
+                    sub.into_iter()
+                        .map(|v| v.message)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                })
+                .collect();
+            out.push(Violation {
+                pointer: at.to_owned(),
+                message: format!(
+                    "{} matches none of the allowed alternatives: {}",
+                    placeholder(at, error.instance(), root),
+                    needs.join("; or ")
+                ),
+                schema_path: error.schema_path().as_str().to_owned(),
+            });
+            return;
+        }
+        ValidationErrorKind::OneOfMultipleValid { .. } => {
+            out.push(Violation {
+                pointer: at.to_owned(),
+                message: format!(
+                    "{} matches more than one of the alternatives, which exclude each other",
+                    placeholder(at, error.instance(), root)
+                ),
+                schema_path: error.schema_path().as_str().to_owned(),
+            });
+            return;
         }
         ValidationErrorKind::Required { property } => {
             let name = property.as_str().unwrap_or_default();
