@@ -130,7 +130,7 @@ fn check_characters(path: &str) -> Result<(), CsarError> {
                 path: path.to_string(),
             });
         }
-        if path.starts_with('\\') {
+        if path.starts_with('\\') || has_drive_letter(path) {
             return Err(CsarError::AbsolutePath {
                 path: path.to_string(),
             });
@@ -187,6 +187,7 @@ mod tests {
             "csar.absolute-path"
         );
         assert_eq!(code(normalize_path("a\\b")), "csar.invalid-path");
+        assert_eq!(code(normalize_path("C:\\evil.txt")), "csar.absolute-path");
         assert_eq!(code(normalize_path("a\0b")), "csar.invalid-path");
         assert_eq!(code(normalize_path("a\nb")), "csar.invalid-path");
         assert_eq!(code(normalize_path("")), "csar.invalid-path");
