@@ -215,11 +215,15 @@ pub enum InterfaceRedundancy {
 #[serde(rename_all = "camelCase")]
 pub struct ParamMappings {
     /// `loadbalancerIP`: parameter that sets the service's load balancer IP.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        rename = "loadbalancerIP",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub loadbalancer_ip: Option<String>,
     /// `externalIPs`: parameter(s) that set the external IPs (a single string in O-RAN 2.0, a
     /// list in ONAP 0.1).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, rename = "externalIPs", skip_serializing_if = "Vec::is_empty")]
     pub external_ips: Vec<String>,
     /// `nadName` / `nad_names`: parameters that receive NetworkAttachmentDefinition names.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

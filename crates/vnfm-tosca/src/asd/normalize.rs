@@ -500,8 +500,10 @@ impl Cx<'_> {
         owner_pos: Pos,
         owner: &str,
     ) -> Option<String> {
-        let value = self.optional_string(props, names);
-        if value.is_none() {
+        let taken = props.take(self, names);
+        let value = taken.and_then(|(key, v)| self.string(&key.name, v));
+        // A present value of the wrong type is reported by `string`, not as missing.
+        if taken.is_none() {
             let name = self.spelling(names);
             let others: Vec<String> = names
                 .iter()

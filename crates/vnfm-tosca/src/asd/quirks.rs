@@ -138,10 +138,11 @@ fn report_rehomed(
         Diagnostic::warning(
             TYPES_AT_COLUMN_0,
             format!(
-                "`{}` is empty and the {} type definition{} after it start at column 0 ({names}); read as entries of `{}`",
+                "`{}` is empty and the {} type definition{} after it start{} at column 0 ({names}); read as entries of `{}`",
                 section.name,
                 moved.len(),
                 if moved.len() == 1 { "" } else { "s" },
+                if moved.len() == 1 { "s" } else { "" },
                 section.name
             ),
         )
