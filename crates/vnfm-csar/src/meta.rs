@@ -400,9 +400,9 @@ fn split_blocks(file: &str, text: &str, diags: &mut Vec<Diagnostic>) -> Vec<Meta
         }
         if current.entries.is_empty() {
             current.line = line_no;
-        } else if current.get(key).is_some() && blocks.is_empty() {
-            // Duplicates in the first block are reported with their canonical name later.
-        } else if current.get(key).is_some() {
+        } else if !blocks.is_empty() && current.get(key).is_some() {
+            // Later blocks only: `read_first_block` reports duplicates in the first block,
+            // where it also knows the deprecated spellings of each key.
             diags.push(
                 Diagnostic::warning(
                     "csar.meta-duplicate-key",
@@ -579,6 +579,15 @@ mod tests {
         let (meta, diags) = parse(text);
         assert_eq!(codes(&diags), ["csar.meta-duplicate-key"]);
         assert_eq!(meta.entry_definitions.unwrap().value, "a.yaml");
+    }
+
+    #[test]
+    fn duplicate_keys_in_artifact_blocks_are_reported() {
+        let text = "TOSCA-Meta-File-Version: 1.0\nCSAR-Version: 1.1\nCreated-by: A\nEntry-Definitions: a.yaml\n\nName: Files/x\nHash: 01\nHash: 02\n";
+        let (meta, diags) = parse(text);
+        assert_eq!(codes(&diags), ["csar.meta-duplicate-key"]);
+        assert_eq!(diags[0].location.as_ref().unwrap().line, 8);
+        assert_eq!(meta.artifacts[0].hash.as_ref().unwrap().value, "01");
     }
 
     #[test]

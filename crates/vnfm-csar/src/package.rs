@@ -15,7 +15,7 @@ use vnfm_descriptor::diag::{Diagnostic, Location};
 use crate::archive::{Archive, Limits};
 use crate::digest::{DigestAlgorithm, is_well_formed};
 use crate::error::CsarError;
-use crate::manifest::{CMS_BEGIN, Manifest};
+use crate::manifest::{CMS_BEGIN, Manifest, ManifestSignature};
 use crate::meta::{Field, MetaOrigin, TOSCA_META_PATH, ToscaMeta};
 use crate::path::{is_external_uri, normalize_path};
 use crate::signature::{SigFailure, Trust, VerifyOptions, parse_certificates, verify_detached};
@@ -388,26 +388,11 @@ impl Package {
             ),
             None => {}
             Some(sig) => {
-                let Some(certs) = &package_certs else {
-                    return;
-                };
-                let raw = match self.archive.read_small(&m.file) {
-                    Ok(raw) => raw,
-                    Err(e) => {
-                        out.push(e.to_diagnostic());
-                        return;
-                    }
-                };
-                let content = signed_prefix(&raw);
-                let trimmed = trim_line_ends(content);
-                let outcome =
-                    verify_detached(sig.pem.as_bytes(), &[content, trimmed], certs, trust);
-                report(
-                    outcome,
-                    "the manifest signature",
-                    Location::new(m.file.clone(), sig.line, 0),
-                    out,
-                );
+                // Without a readable package certificate the signer cannot be checked; that
+                // problem is already reported.
+                if let Some(certs) = &package_certs {
+                    self.verify_manifest_signature(m, sig, certs, trust, out);
+                }
             }
         }
         for a in &m.artifacts {
@@ -464,6 +449,28 @@ impl Package {
                 Err(e) => out.push(e.to_diagnostic()),
             }
         }
+    }
+
+    fn verify_manifest_signature(
+        &self,
+        m: &Manifest,
+        sig: &ManifestSignature,
+        certs: &[openssl::x509::X509],
+        trust: &Trust,
+        out: &mut Vec<Diagnostic>,
+    ) {
+        let raw = match self.archive.read_small(&m.file) {
+            Ok(raw) => raw,
+            Err(e) => {
+                out.push(e.to_diagnostic());
+                return;
+            }
+        };
+        let content = signed_prefix(&raw);
+        let trimmed = trim_line_ends(content);
+        let outcome = verify_detached(sig.pem.as_bytes(), &[content, trimmed], certs, trust);
+        let at = Location::new(m.file.clone(), sig.line, 0);
+        report(outcome, "the manifest signature", at, out);
     }
 
     /// Loads the certificates in `path`; reports and returns `None` when that fails.

@@ -288,3 +288,29 @@ fn a_bad_trust_anchor_is_reported_instead_of_ignored() {
     };
     assert_eq!(codes(&pkg.verify(&opts)), [("csar.bad-trust-anchor", true)]);
 }
+
+#[test]
+fn artifact_signatures_are_checked_even_when_the_package_certificate_is_unreadable() {
+    let pki = Pki::new("own-cert");
+    let sig = pki.sign_pem(SCRIPT);
+    let body = manifest_body("Signature: Files/app.sh.sm\nCertificate: Files/app.cert\n");
+    let mut manifest = body.clone().into_bytes();
+    manifest.extend(pki.sign_pem(body.as_bytes()));
+    let leaf = pki.leaf_pem();
+    let pkg = package(
+        &manifest,
+        b"garbage",
+        b"tampered\n",
+        &[("Files/app.sh.sm", &sig), ("Files/app.cert", &leaf)],
+    );
+    let diags = pkg.verify(&VerifyOptions::default());
+    assert_eq!(
+        codes(&diags),
+        [
+            ("csar.digest-mismatch", true),
+            ("csar.bad-certificate", true),
+            ("csar.bad-signature", true)
+        ],
+        "{diags:#?}"
+    );
+}
