@@ -14,7 +14,20 @@ use sha2::{Digest, Sha256};
 use vnfm_descriptor::{Descriptor, Diagnostic};
 
 pub mod asd;
+mod hierarchy;
+mod imports;
+mod normalize;
+mod paths;
+mod problem;
+pub mod quirks;
+mod reader;
+mod templates;
+mod types;
+mod values;
 pub mod yaml;
+
+pub use imports::{SOL001_VERSIONS, clear_cache};
+pub use quirks::Quirk;
 
 /// Read access to the files of a package, by package-relative path (`/`-separated).
 pub trait PackageFiles {
@@ -148,6 +161,10 @@ pub fn detect_kind(entry: &yaml::Node) -> DescriptorKind {
 /// Reads the descriptor of a package.
 pub fn load(files: &dyn PackageFiles) -> Loaded {
     let entry_path = files.entry_definitions().to_string();
+    if !files.contains(&entry_path) {
+        // The VNFD reader reports the missing entry definitions with advice.
+        return vnfd_load(files);
+    }
     let text = match read_text(files, &entry_path) {
         Ok(t) => t,
         Err(d) => {
@@ -172,14 +189,8 @@ pub fn load(files: &dyn PackageFiles) -> Loaded {
     }
 }
 
-fn vnfd_load(_files: &dyn PackageFiles) -> Loaded {
-    Loaded {
-        descriptor: None,
-        diagnostics: vec![Diagnostic::error(
-            "tosca.unsupported",
-            "VNFD reading is not available",
-        )],
-    }
+fn vnfd_load(files: &dyn PackageFiles) -> Loaded {
+    reader::load(files)
 }
 
 /// Reads `path` as UTF-8 text, with a diagnostic naming the file on failure.

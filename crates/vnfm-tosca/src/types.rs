@@ -1,0 +1,1152 @@
+//! Type definitions: what one file declares under `data_types`, `node_types`, `policy_types`...
+//!
+//! This module reads the type sections of one parsed file into [`TypeDef`]s: derivation,
+//! property/attribute definitions with their schemas and constraints, requirement, capability,
+//! interface and artifact definitions, operations of interface types, and the valid
+//! member/target/source types of group, policy, relationship and capability types. Reading is
+//! pure and depends on nothing but the file itself, so the result is cached with the file (see
+//! [`crate::imports`]); name resolution, hierarchy and inheritance happen later, per load, in
+//! [`crate::hierarchy`]. Grammar mistakes are reported as [`Problem`]s with the position of the
+//! offending key or value.
+
+use std::sync::Arc;
+
+use crate::problem::Problem;
+use crate::yaml::{Key, Node, Pos, Value};
+
+/// The eight kinds of TOSCA types.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) enum Kind {
+    Data,
+    Artifact,
+    Capability,
+    Interface,
+    Relationship,
+    Node,
+    Group,
+    Policy,
+}
+
+impl Kind {
+    pub const ALL: [Kind; 8] = [
+        Kind::Data,
+        Kind::Artifact,
+        Kind::Capability,
+        Kind::Interface,
+        Kind::Relationship,
+        Kind::Node,
+        Kind::Group,
+        Kind::Policy,
+    ];
+
+    /// The service template section that declares types of this kind.
+    pub fn section(self) -> &'static str {
+        match self {
+            Kind::Data => "data_types",
+            Kind::Artifact => "artifact_types",
+            Kind::Capability => "capability_types",
+            Kind::Interface => "interface_types",
+            Kind::Relationship => "relationship_types",
+            Kind::Node => "node_types",
+            Kind::Group => "group_types",
+            Kind::Policy => "policy_types",
+        }
+    }
+
+    /// The kind's name in messages.
+    pub fn noun(self) -> &'static str {
+        match self {
+            Kind::Data => "data type",
+            Kind::Artifact => "artifact type",
+            Kind::Capability => "capability type",
+            Kind::Interface => "interface type",
+            Kind::Relationship => "relationship type",
+            Kind::Node => "node type",
+            Kind::Group => "group type",
+            Kind::Policy => "policy type",
+        }
+    }
+
+    /// The prefix of the normative type names of this kind, for TOSCA short names
+    /// (`Compute` for `tosca.nodes.Compute`).
+    pub fn normative_prefix(self) -> &'static str {
+        match self {
+            Kind::Data => "tosca.datatypes.",
+            Kind::Artifact => "tosca.artifacts.",
+            Kind::Capability => "tosca.capabilities.",
+            Kind::Interface => "tosca.interfaces.",
+            Kind::Relationship => "tosca.relationships.",
+            Kind::Node => "tosca.nodes.",
+            Kind::Group => "tosca.groups.",
+            Kind::Policy => "tosca.policies.",
+        }
+    }
+
+    /// Keywords a type definition of this kind may use, besides the common ones.
+    fn keywords(self) -> &'static [&'static str] {
+        match self {
+            Kind::Data => &["constraints", "properties", "key_schema", "entry_schema"],
+            Kind::Artifact => &["mime_type", "file_ext", "properties"],
+            Kind::Capability => &["properties", "attributes", "valid_source_types"],
+            Kind::Interface => &["inputs", "operations", "notifications"],
+            Kind::Relationship => &[
+                "properties",
+                "attributes",
+                "interfaces",
+                "valid_target_types",
+            ],
+            Kind::Node => &[
+                "properties",
+                "attributes",
+                "requirements",
+                "capabilities",
+                "interfaces",
+                "artifacts",
+            ],
+            Kind::Group => &[
+                "properties",
+                "attributes",
+                "members",
+                "requirements",
+                "capabilities",
+                "interfaces",
+            ],
+            Kind::Policy => &["properties", "targets", "triggers"],
+        }
+    }
+}
+
+const COMMON_TYPE_KEYWORDS: &[&str] = &["derived_from", "version", "metadata", "description"];
+
+/// A name as written, with its position.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Named {
+    pub name: String,
+    pub pos: Pos,
+}
+
+/// `[min, max]` occurrences; `max == None` is `UNBOUNDED`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Occurrences {
+    pub min: u64,
+    pub max: Option<u64>,
+}
+
+/// The constraint operators of TOSCA 1.2/1.3.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ConstraintOp {
+    Equal,
+    GreaterThan,
+    GreaterOrEqual,
+    LessThan,
+    LessOrEqual,
+    InRange,
+    ValidValues,
+    Length,
+    MinLength,
+    MaxLength,
+    Pattern,
+}
+
+impl ConstraintOp {
+    fn parse(s: &str) -> Option<ConstraintOp> {
+        Some(match s {
+            "equal" => ConstraintOp::Equal,
+            "greater_than" => ConstraintOp::GreaterThan,
+            "greater_or_equal" => ConstraintOp::GreaterOrEqual,
+            "less_than" => ConstraintOp::LessThan,
+            "less_or_equal" => ConstraintOp::LessOrEqual,
+            "in_range" => ConstraintOp::InRange,
+            "valid_values" => ConstraintOp::ValidValues,
+            "length" => ConstraintOp::Length,
+            "min_length" => ConstraintOp::MinLength,
+            "max_length" => ConstraintOp::MaxLength,
+            "pattern" => ConstraintOp::Pattern,
+            _ => return None,
+        })
+    }
+
+    pub fn keyword(self) -> &'static str {
+        match self {
+            ConstraintOp::Equal => "equal",
+            ConstraintOp::GreaterThan => "greater_than",
+            ConstraintOp::GreaterOrEqual => "greater_or_equal",
+            ConstraintOp::LessThan => "less_than",
+            ConstraintOp::LessOrEqual => "less_or_equal",
+            ConstraintOp::InRange => "in_range",
+            ConstraintOp::ValidValues => "valid_values",
+            ConstraintOp::Length => "length",
+            ConstraintOp::MinLength => "min_length",
+            ConstraintOp::MaxLength => "max_length",
+            ConstraintOp::Pattern => "pattern",
+        }
+    }
+}
+
+/// One constraint clause: operator and argument.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Constraint {
+    pub op: ConstraintOp,
+    pub arg: Node,
+    pub pos: Pos,
+}
+
+/// The type of a value: a type name plus, for lists and maps, entry and key schemas, and the
+/// constraints that apply.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Schema {
+    pub ty: Named,
+    pub entry: Option<Box<Schema>>,
+    pub key: Option<Box<Schema>>,
+    pub constraints: Vec<Constraint>,
+}
+
+/// A property, attribute, input or parameter definition.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct PropDef {
+    pub name: String,
+    pub pos: Pos,
+    /// `None` when the definition refines an inherited one without restating its type.
+    pub schema: Option<Schema>,
+    pub required: Option<bool>,
+    pub default: Option<Node>,
+    /// TOSCA 1.3 `value` (a fixed value).
+    pub value: Option<Node>,
+}
+
+impl PropDef {
+    /// TOSCA: properties are required unless `required: false`.
+    pub fn is_required(&self) -> bool {
+        self.required.unwrap_or(true)
+    }
+}
+
+/// A requirement definition of a node (or group) type.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct ReqDef {
+    pub name: String,
+    pub pos: Pos,
+    pub capability: Option<Named>,
+    pub node: Option<Named>,
+    pub relationship: Option<Named>,
+    pub occurrences: Option<Occurrences>,
+}
+
+impl ReqDef {
+    /// TOSCA default occurrences of a requirement: exactly one.
+    pub fn occurrences(&self) -> Occurrences {
+        self.occurrences.unwrap_or(Occurrences {
+            min: 1,
+            max: Some(1),
+        })
+    }
+}
+
+/// A capability definition of a node type.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct CapDef {
+    pub name: String,
+    pub pos: Pos,
+    pub ty: Option<Named>,
+    pub properties: Vec<Arc<PropDef>>,
+    pub valid_source_types: Vec<Named>,
+}
+
+/// An operation's implementation.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Implementation {
+    pub pos: Pos,
+    pub primary: Option<Named>,
+    pub dependencies: Vec<Named>,
+    pub timeout: Option<(i64, Pos)>,
+}
+
+/// An operation definition (in an interface type, or an interface of a node type or template).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct OpDef {
+    pub name: String,
+    pub pos: Pos,
+    pub implementation: Option<Implementation>,
+    pub inputs: Vec<(Key, Node)>,
+    /// Written as `[]` (see `Quirk::EmptyListOperation`).
+    pub empty_list: bool,
+}
+
+/// An interface definition (in a node/relationship/group type) or assignment (in a template).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct IfaceDef {
+    pub name: String,
+    pub pos: Pos,
+    pub ty: Option<Named>,
+    pub operations: Vec<OpDef>,
+}
+
+/// An artifact definition (in a node type or a node template).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct ArtifactDef {
+    pub name: String,
+    pub pos: Pos,
+    pub ty: Option<Named>,
+    pub file: Option<Named>,
+    pub repository: Option<Named>,
+    pub description: Option<String>,
+    pub deploy_path: Option<String>,
+    pub checksum: Option<String>,
+    pub checksum_algorithm: Option<String>,
+    pub properties: Vec<(Key, Node)>,
+}
+
+/// One type definition as written in one file.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct TypeDef {
+    pub kind: Kind,
+    pub name: Arc<str>,
+    pub pos: Pos,
+    pub derived_from: Option<Named>,
+    pub properties: Vec<Arc<PropDef>>,
+    pub attributes: Vec<Arc<PropDef>>,
+    pub requirements: Vec<Arc<ReqDef>>,
+    pub capabilities: Vec<Arc<CapDef>>,
+    pub interfaces: Vec<Arc<IfaceDef>>,
+    pub artifacts: Vec<Arc<ArtifactDef>>,
+    /// Operations of an interface type.
+    pub operations: Vec<Arc<OpDef>>,
+    /// Constraints of a data type derived from a primitive type.
+    pub constraints: Vec<Constraint>,
+    pub entry_schema: Option<Schema>,
+    pub key_schema: Option<Schema>,
+    /// `members` (group), `targets` (policy), `valid_target_types` (relationship),
+    /// `valid_source_types` (capability).
+    pub valid_types: Vec<Named>,
+    pub file_ext: Vec<String>,
+    /// The definition as written, to tell identical re-definitions from conflicting ones.
+    pub raw: Node,
+}
+
+/// Reads every type section of a file.
+pub(crate) fn parse_type_sections(root: &Node, problems: &mut Vec<Problem>) -> Vec<Arc<TypeDef>> {
+    let mut out = Vec::new();
+    for kind in Kind::ALL {
+        let Some((key, section)) = root.get_entry(kind.section()) else {
+            continue;
+        };
+        for (name, def) in entries(section, key.pos, kind.section(), problems) {
+            out.push(Arc::new(parse_type(kind, name, def, problems)));
+        }
+    }
+    out
+}
+
+fn parse_type(kind: Kind, key: &Key, node: &Node, problems: &mut Vec<Problem>) -> TypeDef {
+    let mut t = TypeDef {
+        kind,
+        name: Arc::from(key.name.as_str()),
+        pos: key.pos,
+        derived_from: None,
+        properties: Vec::new(),
+        attributes: Vec::new(),
+        requirements: Vec::new(),
+        capabilities: Vec::new(),
+        interfaces: Vec::new(),
+        artifacts: Vec::new(),
+        operations: Vec::new(),
+        constraints: Vec::new(),
+        entry_schema: None,
+        key_schema: None,
+        valid_types: Vec::new(),
+        file_ext: Vec::new(),
+        raw: node.clone(),
+    };
+    if node.is_null() {
+        return t;
+    }
+    let Some(map) = node.as_map() else {
+        problems.push(wrong_shape(
+            node,
+            &format!("{} `{}`", kind.noun(), key.name),
+            "a map",
+        ));
+        return t;
+    };
+    for (k, v) in map {
+        match k.name.as_str() {
+            "derived_from" => t.derived_from = named(v, "derived_from", problems),
+            "description" | "version" | "metadata" => {}
+            "properties" => t.properties = prop_defs(v, k.pos, "properties", problems),
+            "attributes" => t.attributes = prop_defs(v, k.pos, "attributes", problems),
+            "requirements" if matches!(kind, Kind::Node | Kind::Group) => {
+                t.requirements = req_defs(v, problems)
+            }
+            "capabilities" if matches!(kind, Kind::Node | Kind::Group) => {
+                t.capabilities = cap_defs(v, k.pos, problems)
+            }
+            "interfaces" if matches!(kind, Kind::Node | Kind::Group | Kind::Relationship) => {
+                t.interfaces = iface_defs(v, k.pos, problems)
+            }
+            "artifacts" if kind == Kind::Node => {
+                t.artifacts = artifact_defs(v, k.pos, problems)
+                    .into_iter()
+                    .map(Arc::new)
+                    .collect()
+            }
+            "constraints" if kind == Kind::Data => t.constraints = constraints(v, problems),
+            "entry_schema" if kind == Kind::Data => t.entry_schema = schema(v, problems),
+            "key_schema" if kind == Kind::Data => t.key_schema = schema(v, problems),
+            "members" | "targets" | "valid_target_types" | "valid_source_types"
+                if kind.keywords().contains(&k.name.as_str()) =>
+            {
+                t.valid_types = named_list(v, &k.name, problems)
+            }
+            "file_ext" if kind == Kind::Artifact => {
+                t.file_ext = named_list(v, "file_ext", problems)
+                    .into_iter()
+                    .map(|n| n.name)
+                    .collect()
+            }
+            "mime_type" if kind == Kind::Artifact => {}
+            "triggers" if kind == Kind::Policy => {}
+            "inputs" | "notifications" if kind == Kind::Interface => {}
+            "operations" if kind == Kind::Interface => {
+                for (name, op) in entries(v, k.pos, "operations", problems) {
+                    t.operations.push(Arc::new(op_def(name, op, problems)));
+                }
+            }
+            // TOSCA 1.2 interface types list their operations directly.
+            _ if kind == Kind::Interface => t.operations.push(Arc::new(op_def(k, v, problems))),
+            other => problems.push(unknown_keyword(k, other, kind.noun(), kind)),
+        }
+    }
+    t
+}
+
+fn unknown_keyword(k: &Key, other: &str, what: &str, kind: Kind) -> Problem {
+    let mut allowed: Vec<&str> = COMMON_TYPE_KEYWORDS.to_vec();
+    allowed.extend_from_slice(kind.keywords());
+    Problem::error(
+        "tosca.unknown-keyword",
+        k.pos,
+        format!("`{other}` is not a keyword of a {what}"),
+    )
+    .with_help(format!("allowed here: {}", allowed.join(", ")))
+}
+
+/// The entries of a map-valued section; null is an empty map, anything else is reported.
+pub(crate) fn entries<'a>(
+    node: &'a Node,
+    at: Pos,
+    what: &str,
+    problems: &mut Vec<Problem>,
+) -> &'a [(Key, Node)] {
+    match &node.value {
+        Value::Map(m) => m,
+        Value::Null => &[],
+        _ => {
+            let pos = if node.pos.line == 0 { at } else { node.pos };
+            problems.push(Problem::error(
+                "tosca.wrong-shape",
+                pos,
+                format!("`{what}` must be a map, not {}", node.value.kind()),
+            ));
+            &[]
+        }
+    }
+}
+
+pub(crate) fn wrong_shape(node: &Node, what: &str, expected: &str) -> Problem {
+    Problem::error(
+        "tosca.wrong-shape",
+        node.pos,
+        format!("{what} must be {expected}, not {}", node.value.kind()),
+    )
+}
+
+/// A string-valued keyword; numbers are taken as written.
+pub(crate) fn named(node: &Node, what: &str, problems: &mut Vec<Problem>) -> Option<Named> {
+    match &node.value {
+        Value::Str(s) => Some(Named {
+            name: s.clone(),
+            pos: node.pos,
+        }),
+        Value::Int(_) | Value::Float(_) | Value::Bool(_) => node.scalar_text().map(|s| Named {
+            name: s,
+            pos: node.pos,
+        }),
+        _ => {
+            problems.push(wrong_shape(node, &format!("`{what}`"), "a string"));
+            None
+        }
+    }
+}
+
+/// A list of names (a single name is accepted as a list of one).
+pub(crate) fn named_list(node: &Node, what: &str, problems: &mut Vec<Problem>) -> Vec<Named> {
+    match &node.value {
+        Value::Seq(items) => items
+            .iter()
+            .filter_map(|i| named(i, what, problems))
+            .collect(),
+        Value::Null => Vec::new(),
+        _ => named(node, what, problems).into_iter().collect(),
+    }
+}
+
+fn text(node: &Node) -> Option<String> {
+    node.scalar_text()
+}
+
+fn prop_defs(node: &Node, at: Pos, what: &str, problems: &mut Vec<Problem>) -> Vec<Arc<PropDef>> {
+    entries(node, at, what, problems)
+        .iter()
+        .map(|(k, v)| Arc::new(prop_def(k, v, problems)))
+        .collect()
+}
+
+const PROP_KEYWORDS: &[&str] = &[
+    "type",
+    "description",
+    "required",
+    "default",
+    "value",
+    "status",
+    "constraints",
+    "key_schema",
+    "entry_schema",
+    "external_schema",
+    "metadata",
+];
+
+/// Reads a property/attribute/parameter definition.
+pub(crate) fn prop_def(key: &Key, node: &Node, problems: &mut Vec<Problem>) -> PropDef {
+    let mut p = PropDef {
+        name: key.name.clone(),
+        pos: key.pos,
+        schema: None,
+        required: None,
+        default: None,
+        value: None,
+    };
+    let Some(map) = node.as_map() else {
+        if !node.is_null() {
+            problems.push(wrong_shape(
+                node,
+                &format!("the definition of `{}`", key.name),
+                "a map",
+            ));
+        }
+        return p;
+    };
+    let mut ty = None;
+    let mut entry = None;
+    let mut key_schema = None;
+    let mut cons = Vec::new();
+    for (k, v) in map {
+        match k.name.as_str() {
+            "type" => ty = named(v, "type", problems),
+            "required" => match v.value {
+                Value::Bool(b) => p.required = Some(b),
+                _ => problems.push(wrong_shape(v, "`required`", "true or false")),
+            },
+            "default" => p.default = Some(v.clone()),
+            "value" => p.value = Some(v.clone()),
+            "constraints" => cons = constraints(v, problems),
+            "entry_schema" => entry = schema(v, problems).map(Box::new),
+            "key_schema" => key_schema = schema(v, problems).map(Box::new),
+            "description" | "status" | "external_schema" | "metadata" => {}
+            other => problems.push(
+                Problem::error(
+                    "tosca.unknown-keyword",
+                    k.pos,
+                    format!(
+                        "`{other}` is not a keyword of the definition of `{}`",
+                        key.name
+                    ),
+                )
+                .with_help(format!("allowed here: {}", PROP_KEYWORDS.join(", "))),
+            ),
+        }
+    }
+    match ty {
+        Some(ty) => {
+            p.schema = Some(Schema {
+                ty,
+                entry,
+                key: key_schema,
+                constraints: cons,
+            })
+        }
+        None if entry.is_some() || key_schema.is_some() || !cons.is_empty() => {
+            // A refinement without `type` keeps the parent's type; the schema parts given here
+            // are applied on top of it during inheritance.
+            p.schema = Some(Schema {
+                ty: Named {
+                    name: String::new(),
+                    pos: key.pos,
+                },
+                entry,
+                key: key_schema,
+                constraints: cons,
+            })
+        }
+        None => {}
+    }
+    p
+}
+
+/// Reads an `entry_schema` / `key_schema`: a type name or a map with `type`.
+pub(crate) fn schema(node: &Node, problems: &mut Vec<Problem>) -> Option<Schema> {
+    match &node.value {
+        Value::Str(s) => Some(Schema {
+            ty: Named {
+                name: s.clone(),
+                pos: node.pos,
+            },
+            entry: None,
+            key: None,
+            constraints: Vec::new(),
+        }),
+        Value::Map(map) => {
+            let mut ty = None;
+            let mut s_entry = None;
+            let mut s_key = None;
+            let mut cons = Vec::new();
+            for (k, v) in map {
+                match k.name.as_str() {
+                    "type" => ty = named(v, "type", problems),
+                    "entry_schema" => s_entry = schema(v, problems).map(Box::new),
+                    "key_schema" => s_key = schema(v, problems).map(Box::new),
+                    "constraints" => cons = constraints(v, problems),
+                    "description" | "metadata" => {}
+                    other => problems.push(Problem::error(
+                        "tosca.unknown-keyword",
+                        k.pos,
+                        format!("`{other}` is not a keyword of a schema definition"),
+                    )),
+                }
+            }
+            match ty {
+                Some(ty) => Some(Schema {
+                    ty,
+                    entry: s_entry,
+                    key: s_key,
+                    constraints: cons,
+                }),
+                None => {
+                    problems.push(Problem::error(
+                        "tosca.missing-keyword",
+                        node.pos,
+                        "a schema definition needs a `type`",
+                    ));
+                    None
+                }
+            }
+        }
+        _ => {
+            problems.push(wrong_shape(node, "a schema", "a type name or a map"));
+            None
+        }
+    }
+}
+
+/// Reads a list of constraint clauses.
+pub(crate) fn constraints(node: &Node, problems: &mut Vec<Problem>) -> Vec<Constraint> {
+    let items: &[Node] = match &node.value {
+        Value::Seq(items) => items,
+        Value::Null => return Vec::new(),
+        _ => {
+            problems.push(wrong_shape(node, "`constraints`", "a list"));
+            return Vec::new();
+        }
+    };
+    let mut out = Vec::new();
+    for item in items {
+        match item.as_map() {
+            Some([(k, arg)]) => match ConstraintOp::parse(&k.name) {
+                Some(op) => {
+                    if let Some(p) = constraint_arg_problem(op, arg) {
+                        problems.push(p);
+                    } else {
+                        out.push(Constraint {
+                            op,
+                            arg: arg.clone(),
+                            pos: k.pos,
+                        });
+                    }
+                }
+                None => problems.push(Problem::error(
+                    "tosca.unknown-constraint",
+                    k.pos,
+                    format!("`{}` is not a TOSCA constraint operator", k.name),
+                ).with_help("use equal, greater_than, greater_or_equal, less_than, less_or_equal, in_range, valid_values, length, min_length, max_length or pattern")),
+            },
+            _ => problems.push(wrong_shape(item, "a constraint clause", "a map with one operator")),
+        }
+    }
+    out
+}
+
+fn constraint_arg_problem(op: ConstraintOp, arg: &Node) -> Option<Problem> {
+    let bad = |expected: &str| {
+        Some(wrong_shape(
+            arg,
+            &format!("the argument of `{}`", op.keyword()),
+            expected,
+        ))
+    };
+    match op {
+        ConstraintOp::InRange => match arg.as_seq() {
+            Some(s) if s.len() == 2 => None,
+            _ => bad("a list of two values"),
+        },
+        ConstraintOp::ValidValues => match arg.as_seq() {
+            Some(_) => None,
+            None => bad("a list"),
+        },
+        ConstraintOp::Length | ConstraintOp::MinLength | ConstraintOp::MaxLength => {
+            match arg.value {
+                Value::Int(i) if i >= 0 => None,
+                _ => bad("a non-negative integer"),
+            }
+        }
+        ConstraintOp::Pattern => match arg.value {
+            Value::Str(_) => None,
+            _ => bad("a string"),
+        },
+        _ => match arg.value {
+            Value::Seq(_) | Value::Map(_) | Value::Null => bad("a scalar value"),
+            _ => None,
+        },
+    }
+}
+
+/// Reads `occurrences: [min, max]`.
+pub(crate) fn occurrences(node: &Node, problems: &mut Vec<Problem>) -> Option<Occurrences> {
+    let bound = |n: &Node| match &n.value {
+        Value::Int(i) if *i >= 0 => Some(Some(*i as u64)),
+        Value::Str(s) if s == "UNBOUNDED" => Some(None),
+        _ => None,
+    };
+    if let Some([lo, hi]) = node.as_seq()
+        && let (Some(Some(min)), Some(max)) = (bound(lo), bound(hi))
+        && max.is_none_or(|m| m >= min)
+    {
+        return Some(Occurrences { min, max });
+    }
+    problems.push(wrong_shape(
+        node,
+        "`occurrences`",
+        "a list [min, max] of non-negative integers with max >= min (or UNBOUNDED)",
+    ));
+    None
+}
+
+fn req_defs(node: &Node, problems: &mut Vec<Problem>) -> Vec<Arc<ReqDef>> {
+    let Some(items) = node.as_seq() else {
+        if !node.is_null() {
+            problems.push(wrong_shape(
+                node,
+                "`requirements`",
+                "a list of single-entry maps",
+            ));
+        }
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for item in items {
+        let Some([(k, v)]) = item.as_map() else {
+            problems.push(wrong_shape(
+                item,
+                "a requirement definition",
+                "a single-entry map",
+            ));
+            continue;
+        };
+        let mut r = ReqDef {
+            name: k.name.clone(),
+            pos: k.pos,
+            capability: None,
+            node: None,
+            relationship: None,
+            occurrences: None,
+        };
+        match &v.value {
+            Value::Str(_) => r.capability = named(v, "capability", problems),
+            Value::Map(map) => {
+                for (rk, rv) in map {
+                    match rk.name.as_str() {
+                        "capability" => r.capability = named(rv, "capability", problems),
+                        "node" => r.node = named(rv, "node", problems),
+                        "relationship" => {
+                            r.relationship = match rv.get("type") {
+                                Some(t) => named(t, "relationship type", problems),
+                                None => named(rv, "relationship", problems),
+                            }
+                        }
+                        "occurrences" => r.occurrences = occurrences(rv, problems),
+                        "description" | "node_filter" | "metadata" => {}
+                        other => problems.push(Problem::error(
+                            "tosca.unknown-keyword",
+                            rk.pos,
+                            format!("`{other}` is not a keyword of a requirement definition"),
+                        )),
+                    }
+                }
+            }
+            _ => problems.push(wrong_shape(
+                v,
+                "a requirement definition",
+                "a capability type name or a map",
+            )),
+        }
+        out.push(Arc::new(r));
+    }
+    out
+}
+
+fn cap_defs(node: &Node, at: Pos, problems: &mut Vec<Problem>) -> Vec<Arc<CapDef>> {
+    let mut out = Vec::new();
+    for (k, v) in entries(node, at, "capabilities", problems) {
+        let mut c = CapDef {
+            name: k.name.clone(),
+            pos: k.pos,
+            ty: None,
+            properties: Vec::new(),
+            valid_source_types: Vec::new(),
+        };
+        match &v.value {
+            Value::Str(_) => c.ty = named(v, "type", problems),
+            Value::Map(map) => {
+                for (ck, cv) in map {
+                    match ck.name.as_str() {
+                        "type" => c.ty = named(cv, "type", problems),
+                        "properties" => {
+                            c.properties = prop_defs(cv, ck.pos, "properties", problems)
+                        }
+                        "valid_source_types" => {
+                            c.valid_source_types = named_list(cv, "valid_source_types", problems)
+                        }
+                        "occurrences" => {
+                            occurrences(cv, problems);
+                        }
+                        "description" | "attributes" | "metadata" => {}
+                        other => problems.push(Problem::error(
+                            "tosca.unknown-keyword",
+                            ck.pos,
+                            format!("`{other}` is not a keyword of a capability definition"),
+                        )),
+                    }
+                }
+            }
+            _ => problems.push(wrong_shape(
+                v,
+                "a capability definition",
+                "a type name or a map",
+            )),
+        }
+        out.push(Arc::new(c));
+    }
+    out
+}
+
+/// Reads interface definitions or assignments (`interfaces:` of a type or a template).
+pub(crate) fn iface_defs(node: &Node, at: Pos, problems: &mut Vec<Problem>) -> Vec<Arc<IfaceDef>> {
+    let mut out = Vec::new();
+    for (k, v) in entries(node, at, "interfaces", problems) {
+        let mut i = IfaceDef {
+            name: k.name.clone(),
+            pos: k.pos,
+            ty: None,
+            operations: Vec::new(),
+        };
+        for (ik, iv) in entries(v, k.pos, &k.name, problems) {
+            match ik.name.as_str() {
+                "type" => i.ty = named(iv, "type", problems),
+                "inputs" | "description" | "notifications" | "metadata" => {}
+                "operations" => {
+                    for (ok, ov) in entries(iv, ik.pos, "operations", problems) {
+                        i.operations.push(op_def(ok, ov, problems));
+                    }
+                }
+                _ => i.operations.push(op_def(ik, iv, problems)),
+            }
+        }
+        out.push(Arc::new(i));
+    }
+    out
+}
+
+/// Reads an operation definition or assignment.
+pub(crate) fn op_def(key: &Key, node: &Node, problems: &mut Vec<Problem>) -> OpDef {
+    let mut op = OpDef {
+        name: key.name.clone(),
+        pos: key.pos,
+        implementation: None,
+        inputs: Vec::new(),
+        empty_list: false,
+    };
+    match &node.value {
+        Value::Null => {}
+        Value::Str(_) => op.implementation = implementation(node, problems),
+        Value::Seq(items) if items.is_empty() => op.empty_list = true,
+        Value::Map(map) => {
+            for (k, v) in map {
+                match k.name.as_str() {
+                    "implementation" => op.implementation = implementation(v, problems),
+                    "inputs" => {
+                        op.inputs = v.as_map().map(<[_]>::to_vec).unwrap_or_default();
+                        if !v.is_null() && v.as_map().is_none() {
+                            problems.push(wrong_shape(v, "`inputs`", "a map"));
+                        }
+                    }
+                    "description" | "outputs" | "metadata" => {}
+                    other => problems.push(Problem::error(
+                        "tosca.unknown-keyword",
+                        k.pos,
+                        format!("`{other}` is not a keyword of operation `{}`", key.name),
+                    )),
+                }
+            }
+        }
+        _ => problems.push(wrong_shape(
+            node,
+            &format!("operation `{}`", key.name),
+            "a map or an implementation artifact name",
+        )),
+    }
+    op
+}
+
+fn implementation(node: &Node, problems: &mut Vec<Problem>) -> Option<Implementation> {
+    let mut imp = Implementation {
+        pos: node.pos,
+        primary: None,
+        dependencies: Vec::new(),
+        timeout: None,
+    };
+    match &node.value {
+        Value::Str(s) => {
+            imp.primary = Some(Named {
+                name: s.clone(),
+                pos: node.pos,
+            })
+        }
+        Value::Map(map) => {
+            for (k, v) in map {
+                match k.name.as_str() {
+                    "primary" => imp.primary = artifact_ref(v, problems),
+                    "dependencies" => {
+                        let items = match &v.value {
+                            Value::Seq(items) => items.as_slice(),
+                            Value::Null => &[],
+                            _ => std::slice::from_ref(v),
+                        };
+                        imp.dependencies = items
+                            .iter()
+                            .filter_map(|i| artifact_ref(i, problems))
+                            .collect();
+                    }
+                    "timeout" => match v.value {
+                        Value::Int(t) if t >= 0 => imp.timeout = Some((t, v.pos)),
+                        _ => problems.push(wrong_shape(
+                            v,
+                            "`timeout`",
+                            "a non-negative integer (seconds)",
+                        )),
+                    },
+                    "operation_host" | "description" => {}
+                    other => problems.push(Problem::error(
+                        "tosca.unknown-keyword",
+                        k.pos,
+                        format!("`{other}` is not a keyword of an operation implementation"),
+                    )),
+                }
+            }
+        }
+        Value::Null => return None,
+        _ => {
+            problems.push(wrong_shape(
+                node,
+                "`implementation`",
+                "an artifact name or a map",
+            ));
+            return None;
+        }
+    }
+    Some(imp)
+}
+
+/// An artifact named by an implementation: its name, or (TOSCA 1.3 inline definition) its file.
+fn artifact_ref(node: &Node, problems: &mut Vec<Problem>) -> Option<Named> {
+    match &node.value {
+        Value::Map(_) => match node.get("file") {
+            Some(f) => named(f, "file", problems),
+            None => {
+                problems.push(Problem::error(
+                    "tosca.missing-keyword",
+                    node.pos,
+                    "an inline artifact definition needs a `file`",
+                ));
+                None
+            }
+        },
+        _ => named(node, "artifact", problems),
+    }
+}
+
+/// Reads artifact definitions (`artifacts:` of a node type or template).
+pub(crate) fn artifact_defs(node: &Node, at: Pos, problems: &mut Vec<Problem>) -> Vec<ArtifactDef> {
+    let mut out = Vec::new();
+    for (k, v) in entries(node, at, "artifacts", problems) {
+        let mut a = ArtifactDef {
+            name: k.name.clone(),
+            pos: k.pos,
+            ty: None,
+            file: None,
+            repository: None,
+            description: None,
+            deploy_path: None,
+            checksum: None,
+            checksum_algorithm: None,
+            properties: Vec::new(),
+        };
+        match &v.value {
+            Value::Str(_) => a.file = named(v, "file", problems),
+            Value::Map(map) => {
+                for (ak, av) in map {
+                    match ak.name.as_str() {
+                        "type" => a.ty = named(av, "type", problems),
+                        "file" => a.file = named(av, "file", problems),
+                        "repository" => a.repository = named(av, "repository", problems),
+                        "description" => a.description = text(av),
+                        "deploy_path" => a.deploy_path = text(av),
+                        "checksum" => a.checksum = text(av),
+                        "checksum_algorithm" => a.checksum_algorithm = text(av),
+                        "properties" => {
+                            a.properties = av.as_map().map(<[_]>::to_vec).unwrap_or_default();
+                            if !av.is_null() && av.as_map().is_none() {
+                                problems.push(wrong_shape(av, "`properties`", "a map"));
+                            }
+                        }
+                        "artifact_version" | "metadata" => {}
+                        other => problems.push(Problem::error(
+                            "tosca.unknown-keyword",
+                            ak.pos,
+                            format!("`{other}` is not a keyword of artifact `{}`", k.name),
+                        )),
+                    }
+                }
+                if a.file.is_none() {
+                    problems.push(Problem::error(
+                        "tosca.missing-keyword",
+                        k.pos,
+                        format!("artifact `{}` has no `file`", k.name),
+                    ));
+                }
+            }
+            _ => problems.push(wrong_shape(
+                v,
+                &format!("artifact `{}`", k.name),
+                "a file name or a map",
+            )),
+        }
+        out.push(a);
+    }
+    out
+}
+
+/// True when two values are the same, ignoring positions and descriptions (which do not change
+/// what a definition means; copies of the ETSI files differ in description spelling).
+pub(crate) fn same_meaning(a: &Node, b: &Node) -> bool {
+    match (&a.value, &b.value) {
+        (Value::Map(x), Value::Map(y)) => {
+            let relevant = |m: &[(Key, Node)]| -> Vec<usize> {
+                (0..m.len())
+                    .filter(|&i| m[i].0.name != "description")
+                    .collect()
+            };
+            let (ix, iy) = (relevant(x), relevant(y));
+            ix.len() == iy.len()
+                && ix.iter().all(|&i| {
+                    y.iter()
+                        .find(|(k, _)| k.name == x[i].0.name)
+                        .is_some_and(|(_, v)| same_meaning(&x[i].1, v))
+                })
+        }
+        (Value::Seq(x), Value::Seq(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(p, q)| same_meaning(p, q))
+        }
+        (x, y) => x == y,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::yaml;
+
+    fn parse(text: &str) -> (Vec<Arc<TypeDef>>, Vec<Problem>) {
+        let root = yaml::parse("t.yaml", text).unwrap();
+        let mut problems = Vec::new();
+        let types = parse_type_sections(&root, &mut problems);
+        (types, problems)
+    }
+
+    #[test]
+    fn reads_properties_requirements_and_interfaces() {
+        let (types, problems) = parse(
+            "node_types:\n  a.B:\n    derived_from: tosca.nodes.Root\n    properties:\n      p:\n        type: integer\n        required: false\n        constraints: [ { greater_than: 1 } ]\n    requirements:\n      - r: { capability: c.C, occurrences: [0, UNBOUNDED] }\n    interfaces:\n      I:\n        type: i.I\n        op1:\n          implementation: { primary: art, dependencies: [d1], timeout: 30 }\n",
+        );
+        assert!(problems.is_empty(), "{problems:?}");
+        let t = &types[0];
+        assert_eq!(&*t.name, "a.B");
+        assert_eq!(t.derived_from.as_ref().unwrap().name, "tosca.nodes.Root");
+        let p = &t.properties[0];
+        assert!(!p.is_required());
+        assert_eq!(
+            p.schema.as_ref().unwrap().constraints[0].op,
+            ConstraintOp::GreaterThan
+        );
+        assert_eq!(
+            t.requirements[0].occurrences(),
+            Occurrences { min: 0, max: None }
+        );
+        let op = &t.interfaces[0].operations[0];
+        let imp = op.implementation.as_ref().unwrap();
+        assert_eq!(imp.primary.as_ref().unwrap().name, "art");
+        assert_eq!(imp.dependencies[0].name, "d1");
+        assert_eq!(imp.timeout.map(|t| t.0), Some(30));
+    }
+
+    #[test]
+    fn interface_types_accept_both_operation_forms() {
+        let (types, problems) = parse(
+            "interface_types:\n  a.I:\n    derived_from: tosca.interfaces.Root\n    op_a:\n      description: x\n  b.I:\n    operations:\n      op_b: {}\n",
+        );
+        assert!(problems.is_empty(), "{problems:?}");
+        assert_eq!(types[0].operations[0].name, "op_a");
+        assert_eq!(types[1].operations[0].name, "op_b");
+    }
+
+    #[test]
+    fn unknown_keywords_and_bad_constraints_are_reported_with_positions() {
+        let (_, problems) = parse(
+            "data_types:\n  a.D:\n    properties:\n      p:\n        type: string\n        requird: true\n        constraints: [ { shorter_than: 3 } ]\n",
+        );
+        let codes: Vec<_> = problems.iter().map(|p| (&*p.code, p.pos.line)).collect();
+        assert_eq!(
+            codes,
+            vec![
+                ("tosca.unknown-keyword", 6),
+                ("tosca.unknown-constraint", 7)
+            ]
+        );
+    }
+
+    #[test]
+    fn same_meaning_ignores_descriptions_and_positions() {
+        let a = yaml::parse("a", "x: {type: string, description: one}\n").unwrap();
+        let b = yaml::parse("b", "\n\nx:\n  description: two\n  type: string\n").unwrap();
+        let c = yaml::parse("c", "x: {type: integer}\n").unwrap();
+        assert!(same_meaning(&a, &b));
+        assert!(!same_meaning(&a, &c));
+    }
+}
