@@ -227,15 +227,21 @@ impl Package {
             };
             if !self.archive.contains(&path) {
                 if missing_reported.insert(path.clone()) {
+                    // A warning, not an error: packages whose VDU images are already on the
+                    // VIM (BaseHOT referencing images by name) are deployable without the
+                    // file. Operations that need it fail then; `--strict` refuses it now.
                     out.push(
-                        Diagnostic::error(
+                        Diagnostic::warning(
                             "csar.missing-artifact",
                             format!(
                                 "`{path}` is listed in `{}` but is not in the package",
                                 d.file
                             ),
                         )
-                        .at(at(d.path.line)),
+                        .at(at(d.path.line))
+                        .with_help(
+                            "add the file, or remove its entry; operations that need it will fail",
+                        ),
                     );
                 }
                 continue;
@@ -412,7 +418,7 @@ impl Package {
             if !self.archive.contains(&sig_path) {
                 out.push(
                     Diagnostic::error(
-                        "csar.missing-artifact",
+                        "csar.missing-signature",
                         format!(
                             "signature file `{sig_path}` of `{artifact}` is not in the package"
                         ),
@@ -485,7 +491,7 @@ impl Package {
         if !self.archive.contains(path) {
             out.push(
                 Diagnostic::error(
-                    "csar.missing-artifact",
+                    "csar.missing-certificate",
                     format!("certificate `{path}` is not in the package"),
                 )
                 .at(at),

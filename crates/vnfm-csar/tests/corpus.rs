@@ -54,11 +54,12 @@ fn zip_dir(root: &Path) -> Vec<u8> {
     zip.finish().unwrap().into_inner()
 }
 
-/// (code, "file:line", first back-quoted name in the message) of each error.
+/// (code, "file:line", first back-quoted name in the message) of each error, and of each
+/// missing-artifact warning (listed files absent from this copy of the package).
 fn errors(diags: &[Diagnostic]) -> Vec<(String, String, String)> {
     let mut out: Vec<_> = diags
         .iter()
-        .filter(|d| d.is_error())
+        .filter(|d| d.is_error() || d.code == "csar.missing-artifact")
         .map(|d| {
             let loc = d
                 .location
