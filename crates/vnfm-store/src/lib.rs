@@ -1,0 +1,74 @@
+//! The durable store of the VNF lifecycle-management core.
+//!
+//! [`Store`] is everything the LCM core persists, behind one object-safe async trait
+//! (`Arc<dyn Store>`):
+//! - VNF instances (SOL003 `VnfInstance` documents with a [`Version`] for optimistic
+//!   concurrency and HTTP entity tags), filtered keyset-paginated lists and a lazy stream;
+//! - operation occurrences with the **per-instance lock** (at most one non-final op-occ per
+//!   instance, across processes), runner **leases** with takeover of dead runners' work, the
+//!   per-op-occ **step journal**, and hook data that survives retries;
+//! - the notification **outbox** (written in the same transaction as the change it reports,
+//!   claimed by one sender at a time, retried, dead-lettered);
+//! - subscriptions (with their encrypted credentials and duplicate detection) and VIMs (with
+//!   the index of instances using each).
+//!
+//! Documents are stored as the exact JSON text serde produces, next to the indexed columns
+//! queries need. Two backends share one SQL implementation: [`SqliteStore`] (the default,
+//! embedded) and [`PostgresStore`] (for several replicas). Schema migrations run on open; a
+//! database migrated by a newer build is refused ([`StoreError::SchemaTooNew`]).
+//!
+//! ```
+//! # tokio_test_block_on(async {
+//! use vnfm_store::{InstanceQuery, Store};
+//!
+//! let store = vnfm_store::open("sqlite::memory:").await.unwrap();
+//! let page = store.list_instances(&InstanceQuery::default()).await.unwrap();
+//! assert!(page.items.is_empty() && page.next.is_none());
+//! # });
+//! # fn tokio_test_block_on<F: std::future::Future>(f: F) -> F::Output {
+//! #     tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(f)
+//! # }
+//! ```
+
+mod error;
+mod model;
+mod postgres;
+mod sql;
+mod sqlite;
+mod store;
+
+use std::sync::Arc;
+
+pub use error::{Conflict, StoreError};
+pub use model::{
+    DEFAULT_PAGE_SIZE, InstanceQuery, JournalEntry, JournalStep, Lease, MAX_PAGE_SIZE, NameFilter,
+    NewOutboxRow, OpOccQuery, OutboxRow, OutboxStatus, Page, StepOutcome, StepRecord, StepWritten,
+    SubscriptionRecord, Timestamp, Version, VimRecord, canonical_filter, state_str,
+};
+pub use postgres::{DEFAULT_MAX_CONNECTIONS, PostgresStore};
+pub use sqlite::{Durability, SqliteOptions, SqliteStore};
+pub use store::{Result, Store};
+
+/// Opens the store named by `url`:
+/// - `sqlite:///abs/path.db` (or `sqlite://relative/path.db`): an SQLite file, created if
+///   missing;
+/// - `sqlite::memory:`: a private in-memory SQLite database;
+/// - `postgres://...` or `postgresql://...`: a PostgreSQL database.
+///
+/// The schema is migrated before the store is returned.
+pub async fn open(url: &str) -> Result<Arc<dyn Store>> {
+    if url == "sqlite::memory:" {
+        return Ok(Arc::new(SqliteStore::memory().await?));
+    }
+    if let Some(path) = url.strip_prefix("sqlite://") {
+        let path = path.split('?').next().unwrap_or("");
+        if path.is_empty() {
+            return Err(StoreError::UnsupportedUrl(url.to_owned()));
+        }
+        return Ok(Arc::new(SqliteStore::open(path).await?));
+    }
+    if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+        return Ok(Arc::new(PostgresStore::connect(url).await?));
+    }
+    Err(StoreError::UnsupportedUrl(error::redact_url(url)))
+}

@@ -1,0 +1,523 @@
+//! The values the store takes and returns besides the SOL003 documents themselves: versions,
+//! timestamps, leases, queries, pages, journal entries, outbox rows, subscription and VIM
+//! records.
+
+use std::fmt;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use serde_json::Value;
+use vnfm_types::{
+    InstantiationState, LccnSubscription, LcmOperationStateType, LcmOperationType,
+    LifecycleChangeNotificationsFilter, SubscriptionId, VimId, VnfInstance, VnfInstanceId,
+    VnfLcmOpOcc, VnfLcmOpOccId, VnfdId,
+};
+
+/// Revision of a stored record. It starts at 1 and grows by one with every change of the
+/// document, so it can be used as an HTTP entity tag ([`Version::etag`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Version(pub i64);
+
+impl Version {
+    /// The version of a freshly created record.
+    pub const FIRST: Version = Version(1);
+
+    /// The strong entity tag for this version: `"<n>"` (with the quotes).
+    pub fn etag(self) -> String {
+        format!("\"{}\"", self.0)
+    }
+
+    /// Parses an entity tag made by [`Version::etag`] (a weak `W/` prefix is accepted).
+    pub fn from_etag(tag: &str) -> Option<Version> {
+        let tag = tag.trim();
+        let tag = tag.strip_prefix("W/").unwrap_or(tag);
+        tag.strip_prefix('"')?
+            .strip_suffix('"')?
+            .parse()
+            .ok()
+            .map(Version)
+    }
+}
+
+impl fmt::Display for Version {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.0)
+    }
+}
+
+/// A point in time in milliseconds since the Unix epoch. Leases and outbox schedules are
+/// compared in the database as such integers, and the caller passes "now", so tests control
+/// time and all replicas compare the same way.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Timestamp(pub i64);
+
+impl Timestamp {
+    /// The current wall-clock time.
+    pub fn now() -> Timestamp {
+        let ms = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+            .unwrap_or(0);
+        Timestamp(ms)
+    }
+
+    /// This time plus `d` (saturating).
+    pub fn plus(self, d: Duration) -> Timestamp {
+        let ms = i64::try_from(d.as_millis()).unwrap_or(i64::MAX);
+        Timestamp(self.0.saturating_add(ms))
+    }
+
+    /// Milliseconds since the epoch.
+    pub fn millis(self) -> i64 {
+        self.0
+    }
+}
+
+/// Ownership of a running op-occ by one runner process until `expires_at`.
+///
+/// The owner string is the fencing token: every write of the runner ([`crate::Store::record_step`],
+/// [`crate::Store::renew_lease`]) checks it, so once another process has claimed the op-occ the
+/// old runner's writes are refused. It must therefore be unique per process *incarnation*
+/// (e.g. `host:pid:start-nonce`), not just per host.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Lease {
+    /// Who holds the lease.
+    pub owner: String,
+    /// When it expires unless renewed.
+    pub expires_at: Timestamp,
+}
+
+impl Lease {
+    /// A lease for `owner` until `expires_at`.
+    pub fn new(owner: impl Into<String>, expires_at: Timestamp) -> Lease {
+        Lease {
+            owner: owner.into(),
+            expires_at,
+        }
+    }
+}
+
+/// Default page size of list queries.
+pub const DEFAULT_PAGE_SIZE: u32 = 100;
+/// Largest page size the store returns; larger limits are clamped to it.
+pub const MAX_PAGE_SIZE: u32 = 1000;
+
+pub(crate) fn page_size(limit: Option<u32>) -> i64 {
+    i64::from(limit.unwrap_or(DEFAULT_PAGE_SIZE).clamp(1, MAX_PAGE_SIZE))
+}
+
+/// One page of a keyset-paginated list.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Page<T> {
+    /// The items, ordered by identifier.
+    pub items: Vec<T>,
+    /// Cursor for the next page (the last identifier of this one), `None` on the last page.
+    /// Pass it as `after` to continue.
+    pub next: Option<String>,
+}
+
+/// How a VNF instance name is matched.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NameFilter {
+    /// The name equals the string.
+    Exact(String),
+    /// The name contains the string (case-sensitive).
+    Contains(String),
+}
+
+/// Filter and page of [`crate::Store::list_instances`] / [`crate::Store::stream_instances`].
+/// All set filters must match.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct InstanceQuery {
+    /// `vnfdId` equals.
+    pub vnfd_id: Option<VnfdId>,
+    /// `vnfProvider` equals.
+    pub vnf_provider: Option<String>,
+    /// `vnfProductName` equals.
+    pub vnf_product_name: Option<String>,
+    /// `instantiationState` equals.
+    pub instantiation_state: Option<InstantiationState>,
+    /// `vnfInstanceName` matches.
+    pub name: Option<NameFilter>,
+    /// `id` is one of these (an empty set matches nothing).
+    pub ids: Option<Vec<VnfInstanceId>>,
+    /// Start after this identifier (the `next` cursor of the previous page).
+    pub after: Option<String>,
+    /// Page size (stream: batch size); [`DEFAULT_PAGE_SIZE`] when `None`, at most
+    /// [`MAX_PAGE_SIZE`].
+    pub limit: Option<u32>,
+}
+
+/// Filter and page of [`crate::Store::list_op_occs`]. All set filters must match.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct OpOccQuery {
+    /// `vnfInstanceId` equals.
+    pub vnf_instance_id: Option<VnfInstanceId>,
+    /// `operationState` is one of these (an empty set matches nothing).
+    pub states: Option<Vec<LcmOperationStateType>>,
+    /// `operation` equals.
+    pub operation: Option<LcmOperationType>,
+    /// Start after this identifier.
+    pub after: Option<String>,
+    /// Page size; [`DEFAULT_PAGE_SIZE`] when `None`, at most [`MAX_PAGE_SIZE`].
+    pub limit: Option<u32>,
+}
+
+/// Outcome recorded in the step journal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum StepOutcome {
+    /// The step began (its side effects may be partially done).
+    Started,
+    /// The step finished; a resumed runner continues after it.
+    Completed,
+    /// The step failed.
+    Failed,
+    /// The step's effects were undone.
+    RolledBack,
+}
+
+impl StepOutcome {
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            Self::Started => "started",
+            Self::Completed => "completed",
+            Self::Failed => "failed",
+            Self::RolledBack => "rolled_back",
+        }
+    }
+
+    pub(crate) fn parse(s: &str) -> Option<StepOutcome> {
+        Some(match s {
+            "started" => Self::Started,
+            "completed" => Self::Completed,
+            "failed" => Self::Failed,
+            "rolled_back" => Self::RolledBack,
+            _ => return None,
+        })
+    }
+}
+
+/// A step-journal row to append.
+#[derive(Debug, Clone, PartialEq)]
+pub struct JournalStep {
+    /// Name of the step (stable across restarts: the runner matches on it when resuming).
+    pub step: String,
+    /// What happened.
+    pub outcome: StepOutcome,
+    /// When.
+    pub at: Timestamp,
+    /// Step-specific detail (created resource ids, ...).
+    pub detail: Value,
+}
+
+/// A row of the step journal of an op-occ.
+#[derive(Debug, Clone, PartialEq)]
+pub struct JournalEntry {
+    /// The op-occ.
+    pub op_occ_id: VnfLcmOpOccId,
+    /// Position in the journal, from 1, assigned by the store.
+    pub seq: i64,
+    /// Name of the step.
+    pub step: String,
+    /// What happened.
+    pub outcome: StepOutcome,
+    /// When.
+    pub at: Timestamp,
+    /// Step-specific detail.
+    pub detail: Value,
+}
+
+/// A notification to deliver, written to the outbox in the same transaction as the change it
+/// reports.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewOutboxRow {
+    /// The subscription it is sent for.
+    pub subscription_id: SubscriptionId,
+    /// Where to POST it.
+    pub callback_uri: String,
+    /// The notification body.
+    pub payload: Value,
+    /// Earliest delivery time.
+    pub not_before: Timestamp,
+}
+
+/// Delivery state of an outbox row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OutboxStatus {
+    /// Waiting for (re)delivery.
+    Pending,
+    /// Gave up after the maximum number of attempts; kept for inspection.
+    Dead,
+}
+
+/// A notification in the outbox.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OutboxRow {
+    /// Store-assigned identifier (increasing).
+    pub id: i64,
+    /// The subscription.
+    pub subscription_id: SubscriptionId,
+    /// Where to POST it.
+    pub callback_uri: String,
+    /// The notification body.
+    pub payload: Value,
+    /// Failed delivery attempts so far.
+    pub attempts: i64,
+    /// When the next attempt is due.
+    pub next_attempt_at: Timestamp,
+    /// Why the last attempt failed.
+    pub last_error: Option<String>,
+    /// Pending or dead.
+    pub status: OutboxStatus,
+}
+
+/// A stored subscription: the resource, the canonical form of its filter (for duplicate
+/// detection) and its callback credentials, encrypted by the caller.
+#[derive(Clone, PartialEq)]
+pub struct SubscriptionRecord {
+    /// The subscription resource.
+    pub subscription: LccnSubscription,
+    /// [`canonical_filter`] of `subscription.filter`.
+    pub canonical_filter: String,
+    /// Encrypted `authentication` of the request, if any.
+    pub authentication: Option<Vec<u8>>,
+}
+
+impl SubscriptionRecord {
+    /// A record for `subscription`, computing its canonical filter.
+    pub fn new(subscription: LccnSubscription, authentication: Option<Vec<u8>>) -> Self {
+        let canonical_filter = canonical_filter(subscription.filter.as_ref());
+        SubscriptionRecord {
+            subscription,
+            canonical_filter,
+            authentication,
+        }
+    }
+}
+
+impl fmt::Debug for SubscriptionRecord {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SubscriptionRecord")
+            .field("subscription", &self.subscription)
+            .field("canonical_filter", &self.canonical_filter)
+            .field(
+                "authentication",
+                &self
+                    .authentication
+                    .as_ref()
+                    .map(|a| format!("<{} bytes>", a.len())),
+            )
+            .finish()
+    }
+}
+
+/// The canonical JSON of a subscription filter: object members sorted, arrays (which the
+/// filter uses as sets) sorted and de-duplicated, empty members dropped. Two filters that
+/// select the same notifications in the same way have the same canonical form, so
+/// [`crate::Store::find_duplicate_subscription`] can compare strings. An absent filter is `{}`.
+pub fn canonical_filter(filter: Option<&LifecycleChangeNotificationsFilter>) -> String {
+    let value = filter
+        .and_then(|f| serde_json::to_value(f).ok())
+        .unwrap_or(Value::Object(Default::default()));
+    canonical_json(&value)
+        .unwrap_or_else(|| Value::Object(Default::default()))
+        .to_string()
+}
+
+/// `None` for values that select nothing extra (empty objects and arrays, null).
+fn canonical_json(v: &Value) -> Option<Value> {
+    match v {
+        Value::Null => None,
+        Value::Object(map) => {
+            let mut members: Vec<(String, Value)> = map
+                .iter()
+                .filter_map(|(k, v)| canonical_json(v).map(|v| (k.clone(), v)))
+                .collect();
+            members.sort_by(|a, b| a.0.cmp(&b.0));
+            if members.is_empty() {
+                return None;
+            }
+            Some(Value::Object(members.into_iter().collect()))
+        }
+        Value::Array(items) => {
+            let mut items: Vec<Value> = items.iter().filter_map(canonical_json).collect();
+            items.sort_by_cached_key(|v| v.to_string());
+            items.dedup();
+            if items.is_empty() {
+                return None;
+            }
+            Some(Value::Array(items))
+        }
+        other => Some(other.clone()),
+    }
+}
+
+/// A VIM registered with the VNFM (Tacker's "default VIM", or one a MgmtDriver hook created).
+#[derive(Clone, PartialEq)]
+pub struct VimRecord {
+    /// Identifier (the `vimId` that `vimConnectionInfo` entries reference).
+    pub id: VimId,
+    /// Display name.
+    pub name: String,
+    /// VIM type, e.g. `ETSINFV.OPENSTACK_KEYSTONE.V_3` or `kubernetes`.
+    pub vim_type: String,
+    /// Non-secret access information (endpoint, project, ...).
+    pub public: Value,
+    /// Secret access information, encrypted by the caller.
+    pub secret: Vec<u8>,
+    /// The VNF instance whose lifecycle hook registered the VIM, if any.
+    pub created_by_instance: Option<VnfInstanceId>,
+}
+
+impl fmt::Debug for VimRecord {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("VimRecord")
+            .field("id", &self.id)
+            .field("name", &self.name)
+            .field("vim_type", &self.vim_type)
+            .field("public", &self.public)
+            .field("secret", &format_args!("<{} bytes>", self.secret.len()))
+            .field("created_by_instance", &self.created_by_instance)
+            .finish()
+    }
+}
+
+/// One transactional step of a runner: see [`crate::Store::record_step`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct StepRecord {
+    /// The new op-occ document (its `operationState` is the new state).
+    pub occ: VnfLcmOpOcc,
+    /// The state the caller last read.
+    pub expected_state: LcmOperationStateType,
+    /// The version the caller last read.
+    pub expected_version: Version,
+    /// The lease owner the caller runs as.
+    pub owner: String,
+    /// Journal row to append.
+    pub journal: Option<JournalStep>,
+    /// New instance document and the version it replaces.
+    pub instance: Option<(VnfInstance, Version)>,
+    /// Notifications to enqueue.
+    pub outbox: Vec<NewOutboxRow>,
+}
+
+/// The versions written by [`crate::Store::record_step`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StepWritten {
+    /// New version of the op-occ.
+    pub op_occ_version: Version,
+    /// New version of the instance, when it was updated.
+    pub instance_version: Option<Version>,
+    /// Sequence number of the journal row, when one was appended.
+    pub journal_seq: Option<i64>,
+}
+
+/// SOL003 spelling of an operation state.
+pub fn state_str(s: LcmOperationStateType) -> &'static str {
+    use LcmOperationStateType as S;
+    match s {
+        S::Starting => "STARTING",
+        S::Processing => "PROCESSING",
+        S::Completed => "COMPLETED",
+        S::FailedTemp => "FAILED_TEMP",
+        S::Failed => "FAILED",
+        S::RollingBack => "ROLLING_BACK",
+        S::RolledBack => "ROLLED_BACK",
+    }
+}
+
+pub(crate) fn parse_state(s: &str) -> Option<LcmOperationStateType> {
+    use LcmOperationStateType as S;
+    Some(match s {
+        "STARTING" => S::Starting,
+        "PROCESSING" => S::Processing,
+        "COMPLETED" => S::Completed,
+        "FAILED_TEMP" => S::FailedTemp,
+        "FAILED" => S::Failed,
+        "ROLLING_BACK" => S::RollingBack,
+        "ROLLED_BACK" => S::RolledBack,
+        _ => return None,
+    })
+}
+
+/// The JSON string spelling of a unit enum (`INSTANTIATED`, `SCALE_TO_LEVEL`, ...).
+pub(crate) fn enum_str<T: serde::Serialize>(v: &T) -> String {
+    match serde_json::to_value(v) {
+        Ok(Value::String(s)) => s,
+        _ => String::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn etag_round_trips() {
+        assert_eq!(Version(7).etag(), "\"7\"");
+        assert_eq!(Version::from_etag("\"7\""), Some(Version(7)));
+        assert_eq!(Version::from_etag("W/\"7\""), Some(Version(7)));
+        assert_eq!(Version::from_etag("7"), None);
+        assert_eq!(Version::from_etag("\"x\""), None);
+    }
+
+    #[test]
+    fn canonical_filter_ignores_order_duplicates_and_empty_members() {
+        let a: LifecycleChangeNotificationsFilter = serde_json::from_value(serde_json::json!({
+            "operationTypes": ["SCALE", "INSTANTIATE", "SCALE"],
+            "notificationTypes": ["VnfLcmOperationOccurrenceNotification"],
+            "vnfInstanceSubscriptionFilter": {"vnfdIds": ["b", "a"], "vnfInstanceIds": []}
+        }))
+        .unwrap();
+        let b: LifecycleChangeNotificationsFilter = serde_json::from_value(serde_json::json!({
+            "vnfInstanceSubscriptionFilter": {"vnfdIds": ["a", "b"]},
+            "notificationTypes": ["VnfLcmOperationOccurrenceNotification"],
+            "operationTypes": ["INSTANTIATE", "SCALE"]
+        }))
+        .unwrap();
+        assert_eq!(canonical_filter(Some(&a)), canonical_filter(Some(&b)));
+        assert_eq!(
+            canonical_filter(Some(&b)),
+            r#"{"notificationTypes":["VnfLcmOperationOccurrenceNotification"],"operationTypes":["INSTANTIATE","SCALE"],"vnfInstanceSubscriptionFilter":{"vnfdIds":["a","b"]}}"#
+        );
+        let c: LifecycleChangeNotificationsFilter = serde_json::from_value(serde_json::json!({
+            "operationTypes": ["INSTANTIATE"]
+        }))
+        .unwrap();
+        assert_ne!(canonical_filter(Some(&a)), canonical_filter(Some(&c)));
+        // No filter and an empty filter both select everything.
+        assert_eq!(canonical_filter(None), "{}");
+        assert_eq!(
+            canonical_filter(Some(&LifecycleChangeNotificationsFilter::default())),
+            "{}"
+        );
+    }
+
+    #[test]
+    fn state_spellings_match_serde() {
+        use LcmOperationStateType as S;
+        for s in [
+            S::Starting,
+            S::Processing,
+            S::Completed,
+            S::FailedTemp,
+            S::Failed,
+            S::RollingBack,
+            S::RolledBack,
+        ] {
+            assert_eq!(state_str(s), enum_str(&s));
+            assert_eq!(parse_state(state_str(s)), Some(s));
+        }
+    }
+
+    #[test]
+    fn timestamp_arithmetic_saturates() {
+        assert_eq!(
+            Timestamp(1000).plus(Duration::from_millis(500)),
+            Timestamp(1500)
+        );
+        assert_eq!(
+            Timestamp(i64::MAX).plus(Duration::from_secs(1)),
+            Timestamp(i64::MAX)
+        );
+    }
+}

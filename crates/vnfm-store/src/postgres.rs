@@ -1,0 +1,91 @@
+//! The PostgreSQL backend, for several VNFM replicas sharing one database.
+//!
+//! The per-instance lock holds across replicas twice over: [`crate::Store::start_operation`]
+//! locks the instance row (`SELECT ... FOR UPDATE`) before checking for a holder, and a unique
+//! partial index on `op_occs(instance_id) WHERE state` is non-final refuses a second holder
+//! whatever the code path. Lease and outbox claims use `FOR UPDATE SKIP LOCKED`, so concurrent
+//! claimers never wait on each other and never take the same row.
+
+use std::str::FromStr;
+
+use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
+use sqlx::{Postgres, Transaction};
+
+use crate::error::{StoreError, backend, redact_url};
+use crate::sql::{MigrationSource, impl_sql_store, migrate};
+
+/// The PostgreSQL schema migrations.
+pub(crate) const MIGRATIONS: &[MigrationSource] = &[(
+    1,
+    "init",
+    include_str!("../migrations/postgres/0001_init.sql"),
+)];
+
+/// Default size of the connection pool.
+pub const DEFAULT_MAX_CONNECTIONS: u32 = 10;
+
+/// A [`crate::Store`] on a PostgreSQL database.
+#[derive(Debug, Clone)]
+pub struct PostgresStore {
+    pool: PgPool,
+}
+
+impl PostgresStore {
+    /// Connects to `url` (`postgres://user[:password]@host[:port]/database`) with a pool of
+    /// [`DEFAULT_MAX_CONNECTIONS`] and migrates the database.
+    pub async fn connect(url: &str) -> Result<PostgresStore, StoreError> {
+        let options = PgConnectOptions::from_str(url).map_err(|e| {
+            StoreError::Backend(format!("invalid PostgreSQL URL {}: {e}", redact_url(url)))
+        })?;
+        Self::connect_with(options, DEFAULT_MAX_CONNECTIONS).await
+    }
+
+    /// Connects with explicit options and pool size, and migrates the database.
+    pub async fn connect_with(
+        options: PgConnectOptions,
+        max_connections: u32,
+    ) -> Result<PostgresStore, StoreError> {
+        let pool = PgPoolOptions::new()
+            .max_connections(max_connections.max(1))
+            .connect_with(options)
+            .await
+            .map_err(backend)?;
+        let has_table: bool =
+            sqlx::query_scalar("SELECT to_regclass('_sqlx_migrations') IS NOT NULL")
+                .fetch_one(&pool)
+                .await
+                .map_err(backend)?;
+        let applied_max = if has_table {
+            sqlx::query_scalar::<_, Option<i64>>("SELECT MAX(version) FROM _sqlx_migrations")
+                .fetch_one(&pool)
+                .await
+                .map_err(backend)?
+        } else {
+            None
+        };
+        migrate(MIGRATIONS, applied_max, &pool).await?;
+        Ok(PostgresStore { pool })
+    }
+
+    /// Closes all connections.
+    pub async fn close(&self) {
+        self.pool.close().await;
+    }
+
+    fn reader(&self) -> &PgPool {
+        &self.pool
+    }
+
+    async fn begin_write(&self) -> Result<Transaction<'static, Postgres>, StoreError> {
+        self.pool.begin().await.map_err(backend)
+    }
+}
+
+impl_sql_store!(
+    store = PostgresStore,
+    db = sqlx::Postgres,
+    conn = sqlx::PgConnection,
+    for_update = " FOR UPDATE",
+    skip_locked = " FOR UPDATE SKIP LOCKED",
+    contains_fn = "strpos",
+);

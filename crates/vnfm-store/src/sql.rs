@@ -1,0 +1,1555 @@
+//! The SQL implementation of [`crate::Store`], shared by the SQLite and PostgreSQL backends.
+//!
+//! Both backends run the same statements: sqlx binds `$N` placeholders on SQLite too, and the
+//! schemas differ only in column types. What differs is passed to [`impl_sql_store!`] as
+//! literals: the row-locking suffixes (`FOR UPDATE`, `FOR UPDATE SKIP LOCKED`; SQLite has
+//! neither and serialises writers with `BEGIN IMMEDIATE` instead) and the substring function.
+//! Each backend provides `reader()` (a pool for plain reads) and `begin_write()` (a write
+//! transaction).
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use sqlx::SqlSafeStr;
+use sqlx::migrate::{Migration, MigrationType, Migrator};
+use vnfm_types::VnfInstance;
+
+use crate::error::StoreError;
+
+/// A schema migration: version, description, SQL.
+pub(crate) type MigrationSource = (i64, &'static str, &'static str);
+
+/// The embedded migrator for `sources`.
+pub(crate) fn migrator(sources: &[MigrationSource]) -> Migrator {
+    Migrator::with_migrations(
+        sources
+            .iter()
+            .map(|(version, description, sql)| {
+                Migration::new(
+                    *version,
+                    (*description).into(),
+                    MigrationType::Simple,
+                    sql.into_sql_str(),
+                    false,
+                )
+            })
+            .collect(),
+    )
+}
+
+/// Runs the migrations, refusing a database migrated by a newer build.
+pub(crate) async fn migrate<'a, A>(
+    sources: &[MigrationSource],
+    applied_max: Option<i64>,
+    conn: A,
+) -> Result<(), StoreError>
+where
+    A: sqlx::Acquire<'a>,
+    <A::Connection as std::ops::Deref>::Target: sqlx::migrate::Migrate,
+{
+    let supported = sources.iter().map(|m| m.0).max().unwrap_or(0);
+    if let Some(found) = applied_max.filter(|v| *v > supported) {
+        return Err(StoreError::SchemaTooNew { found, supported });
+    }
+    migrator(sources).run(conn).await.map_err(|e| match e {
+        sqlx::migrate::MigrateError::VersionMissing(found) => {
+            StoreError::SchemaTooNew { found, supported }
+        }
+        other => StoreError::Migration(other.to_string()),
+    })
+}
+
+/// Milliseconds since the epoch, for `created_at`/`updated_at`.
+pub(crate) fn now_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+        .unwrap_or(0)
+}
+
+/// The JSON text of a document.
+pub(crate) fn to_json<T: Serialize>(kind: &'static str, v: &T) -> Result<String, StoreError> {
+    serde_json::to_string(v)
+        .map_err(|e| StoreError::Invalid(format!("{kind} does not serialize to JSON: {e}")))
+}
+
+/// Decodes a stored document. The error names the position, never the content (documents may
+/// hold credentials).
+pub(crate) fn from_json<T: DeserializeOwned>(
+    kind: &'static str,
+    id: &str,
+    doc: &str,
+) -> Result<T, StoreError> {
+    serde_json::from_str(doc).map_err(|e| StoreError::Corrupt {
+        kind,
+        id: id.to_owned(),
+        reason: format!(
+            "{:?} error in stored JSON at line {} column {}",
+            e.classify(),
+            e.line(),
+            e.column()
+        ),
+    })
+}
+
+/// The distinct VIM ids an instance's `vimConnectionInfo` references.
+pub(crate) fn vim_ids(instance: &VnfInstance) -> Vec<String> {
+    let mut ids: Vec<String> = instance
+        .vim_connection_info
+        .iter()
+        .flat_map(|m| m.values())
+        .filter_map(|v| v.vim_id.as_ref().map(|id| id.0.clone()))
+        .collect();
+    ids.sort();
+    ids.dedup();
+    ids
+}
+
+pub(crate) fn is_unique_violation(e: &sqlx::Error) -> bool {
+    matches!(e, sqlx::Error::Database(db) if db.is_unique_violation())
+}
+
+/// Generates `impl Store for $store` from the statements shared by both backends.
+macro_rules! impl_sql_store {
+    (
+        store = $store:ty,
+        db = $db:ty,
+        conn = $conn:ty,
+        for_update = $for_update:literal,
+        skip_locked = $skip_locked:literal,
+        contains_fn = $contains_fn:literal $(,)?
+    ) => {
+        const _: () = {
+            use std::collections::VecDeque;
+
+            use async_trait::async_trait;
+            use futures_core::stream::BoxStream;
+            use serde_json::Value;
+            use sqlx::Row;
+            use vnfm_types::{
+                LcmOperationStateType, SubscriptionId, VimId, VnfInstance, VnfInstanceId,
+                VnfLcmOpOcc, VnfLcmOpOccId,
+            };
+
+            use crate::error::{backend, Conflict, StoreError};
+            use crate::model::{
+                enum_str, page_size, parse_state, state_str, InstanceQuery, JournalEntry, Lease,
+                NameFilter, NewOutboxRow, OpOccQuery, OutboxRow, OutboxStatus, Page, StepOutcome,
+                StepRecord, StepWritten, SubscriptionRecord, Timestamp, Version, VimRecord,
+            };
+            use crate::sql::{from_json, is_unique_violation, now_ms, to_json, vim_ids};
+            use crate::store::{Result, Store};
+
+            const INSTANCE: &str = "VNF instance";
+            const OP_OCC: &str = "op-occ";
+            const SUBSCRIPTION: &str = "subscription";
+            const VIM: &str = "VIM";
+            const OUTBOX: &str = "outbox row";
+
+            fn instance_row(row: &<$db as sqlx::Database>::Row) -> Result<(VnfInstance, Version)> {
+                let id: String = row.try_get(0).map_err(backend)?;
+                let doc: String = row.try_get(1).map_err(backend)?;
+                let version: i64 = row.try_get(2).map_err(backend)?;
+                Ok((from_json(INSTANCE, &id, &doc)?, Version(version)))
+            }
+
+            fn op_occ_row(row: &<$db as sqlx::Database>::Row) -> Result<(VnfLcmOpOcc, Version)> {
+                let id: String = row.try_get(0).map_err(backend)?;
+                let doc: String = row.try_get(1).map_err(backend)?;
+                let version: i64 = row.try_get(2).map_err(backend)?;
+                Ok((from_json(OP_OCC, &id, &doc)?, Version(version)))
+            }
+
+            fn journal_row(row: &<$db as sqlx::Database>::Row) -> Result<JournalEntry> {
+                let id: String = row.try_get(0).map_err(backend)?;
+                let seq: i64 = row.try_get(1).map_err(backend)?;
+                let step: String = row.try_get(2).map_err(backend)?;
+                let outcome: String = row.try_get(3).map_err(backend)?;
+                let at: i64 = row.try_get(4).map_err(backend)?;
+                let detail: String = row.try_get(5).map_err(backend)?;
+                let outcome = StepOutcome::parse(&outcome).ok_or_else(|| StoreError::Corrupt {
+                    kind: "journal entry",
+                    id: format!("{id}#{seq}"),
+                    reason: format!("unknown outcome {outcome:?}"),
+                })?;
+                Ok(JournalEntry {
+                    detail: from_json("journal entry", &id, &detail)?,
+                    op_occ_id: VnfLcmOpOccId(id),
+                    seq,
+                    step,
+                    outcome,
+                    at: Timestamp(at),
+                })
+            }
+
+            fn outbox_row(row: &<$db as sqlx::Database>::Row) -> Result<OutboxRow> {
+                let id: i64 = row.try_get(0).map_err(backend)?;
+                let payload: String = row.try_get(3).map_err(backend)?;
+                let status: String = row.try_get(7).map_err(backend)?;
+                Ok(OutboxRow {
+                    id,
+                    subscription_id: SubscriptionId(row.try_get(1).map_err(backend)?),
+                    callback_uri: row.try_get(2).map_err(backend)?,
+                    payload: from_json(OUTBOX, &id.to_string(), &payload)?,
+                    attempts: row.try_get(4).map_err(backend)?,
+                    next_attempt_at: Timestamp(row.try_get(5).map_err(backend)?),
+                    last_error: row.try_get(6).map_err(backend)?,
+                    status: if status == "dead" {
+                        OutboxStatus::Dead
+                    } else {
+                        OutboxStatus::Pending
+                    },
+                })
+            }
+
+            fn subscription_row(row: &<$db as sqlx::Database>::Row) -> Result<SubscriptionRecord> {
+                let id: String = row.try_get(0).map_err(backend)?;
+                let doc: String = row.try_get(1).map_err(backend)?;
+                Ok(SubscriptionRecord {
+                    subscription: from_json(SUBSCRIPTION, &id, &doc)?,
+                    canonical_filter: row.try_get(2).map_err(backend)?,
+                    authentication: row.try_get(3).map_err(backend)?,
+                })
+            }
+
+            fn vim_row(row: &<$db as sqlx::Database>::Row) -> Result<(VimRecord, Version)> {
+                let id: String = row.try_get(0).map_err(backend)?;
+                let public: String = row.try_get(3).map_err(backend)?;
+                let created_by: Option<String> = row.try_get(5).map_err(backend)?;
+                let version: i64 = row.try_get(6).map_err(backend)?;
+                Ok((
+                    VimRecord {
+                        public: from_json(VIM, &id, &public)?,
+                        id: VimId(id),
+                        name: row.try_get(1).map_err(backend)?,
+                        vim_type: row.try_get(2).map_err(backend)?,
+                        secret: row.try_get(4).map_err(backend)?,
+                        created_by_instance: created_by.map(VnfInstanceId),
+                    },
+                    Version(version),
+                ))
+            }
+
+            /// Inserts outbox rows inside the caller's transaction.
+            async fn insert_outbox(conn: &mut $conn, rows: &[NewOutboxRow]) -> Result<()> {
+                let now = now_ms();
+                for r in rows {
+                    sqlx::query(
+                        "INSERT INTO outbox (subscription_id, callback_uri, payload, \
+                         next_attempt_at, created_at) VALUES ($1, $2, $3, $4, $5)",
+                    )
+                    .bind(r.subscription_id.as_str())
+                    .bind(r.callback_uri.as_str())
+                    .bind(to_json("notification", &r.payload)?)
+                    .bind(r.not_before.0)
+                    .bind(now)
+                    .execute(&mut *conn)
+                    .await
+                    .map_err(backend)?;
+                }
+                Ok(())
+            }
+
+            /// Rewrites the VIM index rows of an instance inside the caller's transaction.
+            async fn write_instance_vims(
+                conn: &mut $conn,
+                instance: &VnfInstance,
+                fresh: bool,
+            ) -> Result<()> {
+                if !fresh {
+                    sqlx::query("DELETE FROM instance_vims WHERE instance_id = $1")
+                        .bind(instance.id.as_str())
+                        .execute(&mut *conn)
+                        .await
+                        .map_err(backend)?;
+                }
+                for vim in vim_ids(instance) {
+                    sqlx::query("INSERT INTO instance_vims (vim_id, instance_id) VALUES ($1, $2)")
+                        .bind(vim)
+                        .bind(instance.id.as_str())
+                        .execute(&mut *conn)
+                        .await
+                        .map_err(backend)?;
+                }
+                Ok(())
+            }
+
+            /// Version of a record, locking its row where the backend can.
+            async fn locked_version(
+                conn: &mut $conn,
+                sql: &'static str,
+                id: &str,
+            ) -> Result<Option<Version>> {
+                let row = sqlx::query(sql)
+                    .bind(id)
+                    .fetch_optional(&mut *conn)
+                    .await
+                    .map_err(backend)?;
+                row.map(|r| r.try_get::<i64, _>(0).map(Version).map_err(backend))
+                    .transpose()
+            }
+
+            /// Compare-and-swap of an instance document inside the caller's transaction.
+            async fn update_instance_tx(
+                conn: &mut $conn,
+                instance: &VnfInstance,
+                expected: Version,
+            ) -> Result<Version> {
+                let doc = to_json(INSTANCE, instance)?;
+                let row = sqlx::query(
+                    "UPDATE vnf_instances SET version = version + 1, vnfd_id = $3, \
+                     vnf_provider = $4, vnf_product_name = $5, instantiation_state = $6, \
+                     vnf_instance_name = $7, doc = $8, updated_at = $9 \
+                     WHERE id = $1 AND version = $2 RETURNING version",
+                )
+                .bind(instance.id.as_str())
+                .bind(expected.0)
+                .bind(instance.vnfd_id.as_str())
+                .bind(instance.vnf_provider.as_str())
+                .bind(instance.vnf_product_name.as_str())
+                .bind(enum_str(&instance.instantiation_state))
+                .bind(instance.vnf_instance_name.as_deref())
+                .bind(doc)
+                .bind(now_ms())
+                .fetch_optional(&mut *conn)
+                .await
+                .map_err(backend)?;
+                let Some(row) = row else {
+                    let found = locked_version(
+                        conn,
+                        "SELECT version FROM vnf_instances WHERE id = $1",
+                        instance.id.as_str(),
+                    )
+                    .await?;
+                    return Err(match found {
+                        None => StoreError::NotFound {
+                            kind: INSTANCE,
+                            id: instance.id.0.clone(),
+                        },
+                        Some(found) => StoreError::VersionMismatch {
+                            kind: INSTANCE,
+                            id: instance.id.0.clone(),
+                            expected,
+                            found,
+                        },
+                    });
+                };
+                let version: i64 = row.try_get(0).map_err(backend)?;
+                write_instance_vims(conn, instance, false).await?;
+                Ok(Version(version))
+            }
+
+            /// The op-occ holding an instance (id, state).
+            async fn holder<'e, E>(
+                ex: E,
+                instance_id: &str,
+            ) -> Result<Option<(VnfLcmOpOccId, LcmOperationStateType)>>
+            where
+                E: sqlx::Executor<'e, Database = $db>,
+            {
+                let row = sqlx::query(concat!(
+                    "SELECT id, state FROM op_occs WHERE instance_id = $1 AND state IN ",
+                    "('STARTING', 'PROCESSING', 'ROLLING_BACK', 'FAILED_TEMP')",
+                    " LIMIT 1"
+                ))
+                .bind(instance_id)
+                .fetch_optional(ex)
+                .await
+                .map_err(backend)?;
+                let Some(row) = row else { return Ok(None) };
+                let id: String = row.try_get(0).map_err(backend)?;
+                let state: String = row.try_get(1).map_err(backend)?;
+                let state = parse_state(&state).ok_or_else(|| StoreError::Corrupt {
+                    kind: OP_OCC,
+                    id: id.clone(),
+                    reason: format!("unknown state {state:?}"),
+                })?;
+                Ok(Some((VnfLcmOpOccId(id), state)))
+            }
+
+            /// What a conditional op-occ update found instead: (state, version, lease owner).
+            async fn op_occ_facts<'e, E>(
+                ex: E,
+                id: &VnfLcmOpOccId,
+            ) -> Result<(LcmOperationStateType, Version, Option<String>)>
+            where
+                E: sqlx::Executor<'e, Database = $db>,
+            {
+                let row = sqlx::query(
+                    "SELECT state, version, lease_owner FROM op_occs WHERE id = $1",
+                )
+                .bind(id.as_str())
+                .fetch_optional(ex)
+                .await
+                .map_err(backend)?;
+                let Some(row) = row else {
+                    return Err(StoreError::NotFound {
+                        kind: OP_OCC,
+                        id: id.0.clone(),
+                    });
+                };
+                let state: String = row.try_get(0).map_err(backend)?;
+                let version: i64 = row.try_get(1).map_err(backend)?;
+                let holder: Option<String> = row.try_get(2).map_err(backend)?;
+                let state = parse_state(&state).ok_or_else(|| StoreError::Corrupt {
+                    kind: OP_OCC,
+                    id: id.0.clone(),
+                    reason: format!("unknown state {state:?}"),
+                })?;
+                Ok((state, Version(version), holder))
+            }
+
+            /// Why a runner's conditional write (record_step, renew, release) matched no row.
+            /// A lost lease wins over a stale version: the runner must stop either way, and
+            /// this tells it why.
+            async fn runner_refusal<'e, E>(
+                ex: E,
+                id: &VnfLcmOpOccId,
+                owner: &str,
+                expected: Option<Version>,
+            ) -> StoreError
+            where
+                E: sqlx::Executor<'e, Database = $db>,
+            {
+                let (state, version, holder) = match op_occ_facts(ex, id).await {
+                    Ok(facts) => facts,
+                    Err(e) => return e,
+                };
+                if state.is_final() {
+                    return StoreError::Conflict(Conflict::Finished {
+                        op_occ_id: id.clone(),
+                        state,
+                    });
+                }
+                if holder.as_deref() != Some(owner) {
+                    return StoreError::Conflict(Conflict::LeaseLost {
+                        op_occ_id: id.clone(),
+                        owner: owner.to_owned(),
+                        holder,
+                    });
+                }
+                match expected {
+                    Some(expected) if expected != version => StoreError::VersionMismatch {
+                        kind: OP_OCC,
+                        id: id.0.clone(),
+                        expected,
+                        found: version,
+                    },
+                    _ => StoreError::Invalid(format!(
+                        "operation occurrence {id} is in state {}, not the expected one",
+                        state_str(state)
+                    )),
+                }
+            }
+
+            impl $store {
+                /// One page of instances from `pool` (also used by the instance stream).
+                async fn instance_page(
+                    pool: &sqlx::Pool<$db>,
+                    query: &InstanceQuery,
+                ) -> Result<Page<VnfInstance>> {
+                    let limit = page_size(query.limit);
+                    if query.ids.as_ref().is_some_and(|ids| ids.is_empty()) {
+                        return Ok(Page {
+                            items: Vec::new(),
+                            next: None,
+                        });
+                    }
+                    let mut qb = sqlx::QueryBuilder::<$db>::new(
+                        "SELECT id, doc, version FROM vnf_instances WHERE 1 = 1",
+                    );
+                    if let Some(v) = &query.vnfd_id {
+                        qb.push(" AND vnfd_id = ").push_bind(v.0.clone());
+                    }
+                    if let Some(v) = &query.vnf_provider {
+                        qb.push(" AND vnf_provider = ").push_bind(v.clone());
+                    }
+                    if let Some(v) = &query.vnf_product_name {
+                        qb.push(" AND vnf_product_name = ").push_bind(v.clone());
+                    }
+                    if let Some(v) = &query.instantiation_state {
+                        qb.push(" AND instantiation_state = ").push_bind(enum_str(v));
+                    }
+                    match &query.name {
+                        Some(NameFilter::Exact(n)) => {
+                            qb.push(" AND vnf_instance_name = ").push_bind(n.clone());
+                        }
+                        Some(NameFilter::Contains(n)) => {
+                            qb.push(concat!(" AND ", $contains_fn, "(vnf_instance_name, "))
+                                .push_bind(n.clone())
+                                .push(") > 0");
+                        }
+                        None => {}
+                    }
+                    if let Some(ids) = &query.ids {
+                        qb.push(" AND id IN (");
+                        let mut sep = qb.separated(", ");
+                        for id in ids {
+                            sep.push_bind(id.0.clone());
+                        }
+                        qb.push(")");
+                    }
+                    if let Some(after) = &query.after {
+                        qb.push(" AND id > ").push_bind(after.clone());
+                    }
+                    qb.push(" ORDER BY id LIMIT ").push_bind(limit + 1);
+                    let rows = qb.build().fetch_all(pool).await.map_err(backend)?;
+                    let mut items = rows
+                        .iter()
+                        .map(|r| instance_row(r).map(|(i, _)| i))
+                        .collect::<Result<Vec<_>>>()?;
+                    let next = if items.len() as i64 > limit {
+                        items.truncate(limit as usize);
+                        items.last().map(|i| i.id.0.clone())
+                    } else {
+                        None
+                    };
+                    Ok(Page { items, next })
+                }
+            }
+
+            #[async_trait]
+            impl Store for $store {
+                async fn create_instance(
+                    &self,
+                    instance: &VnfInstance,
+                    notify: &[NewOutboxRow],
+                ) -> Result<Version> {
+                    let doc = to_json(INSTANCE, instance)?;
+                    let now = now_ms();
+                    let mut tx = self.begin_write().await?;
+                    let done = sqlx::query(
+                        "INSERT INTO vnf_instances (id, version, vnfd_id, vnf_provider, \
+                         vnf_product_name, instantiation_state, vnf_instance_name, doc, \
+                         created_at, updated_at) VALUES ($1, 1, $2, $3, $4, $5, $6, $7, $8, $8) \
+                         ON CONFLICT (id) DO NOTHING",
+                    )
+                    .bind(instance.id.as_str())
+                    .bind(instance.vnfd_id.as_str())
+                    .bind(instance.vnf_provider.as_str())
+                    .bind(instance.vnf_product_name.as_str())
+                    .bind(enum_str(&instance.instantiation_state))
+                    .bind(instance.vnf_instance_name.as_deref())
+                    .bind(doc)
+                    .bind(now)
+                    .execute(&mut *tx)
+                    .await
+                    .map_err(backend)?;
+                    if done.rows_affected() == 0 {
+                        return Err(StoreError::Conflict(Conflict::AlreadyExists {
+                            kind: INSTANCE,
+                            id: instance.id.0.clone(),
+                        }));
+                    }
+                    write_instance_vims(&mut tx, instance, true).await?;
+                    insert_outbox(&mut tx, notify).await?;
+                    tx.commit().await.map_err(backend)?;
+                    Ok(Version::FIRST)
+                }
+
+                async fn get_instance(
+                    &self,
+                    id: &VnfInstanceId,
+                ) -> Result<Option<(VnfInstance, Version)>> {
+                    sqlx::query("SELECT id, doc, version FROM vnf_instances WHERE id = $1")
+                        .bind(id.as_str())
+                        .fetch_optional(self.reader())
+                        .await
+                        .map_err(backend)?
+                        .as_ref()
+                        .map(instance_row)
+                        .transpose()
+                }
+
+                async fn update_instance(
+                    &self,
+                    instance: &VnfInstance,
+                    expected: Version,
+                ) -> Result<Version> {
+                    let mut tx = self.begin_write().await?;
+                    let version = update_instance_tx(&mut tx, instance, expected).await?;
+                    tx.commit().await.map_err(backend)?;
+                    Ok(version)
+                }
+
+                async fn delete_instance(
+                    &self,
+                    id: &VnfInstanceId,
+                    expected: Version,
+                    notify: &[NewOutboxRow],
+                ) -> Result<()> {
+                    let mut tx = self.begin_write().await?;
+                    let found = locked_version(
+                        &mut tx,
+                        concat!("SELECT version FROM vnf_instances WHERE id = $1", $for_update),
+                        id.as_str(),
+                    )
+                    .await?;
+                    match found {
+                        None => {
+                            return Err(StoreError::NotFound {
+                                kind: INSTANCE,
+                                id: id.0.clone(),
+                            });
+                        }
+                        Some(found) if found != expected => {
+                            return Err(StoreError::VersionMismatch {
+                                kind: INSTANCE,
+                                id: id.0.clone(),
+                                expected,
+                                found,
+                            });
+                        }
+                        Some(_) => {}
+                    }
+                    if let Some((op_occ_id, state)) = holder(&mut *tx, id.as_str()).await? {
+                        return Err(StoreError::Conflict(Conflict::InstanceBusy {
+                            instance_id: id.0.clone(),
+                            op_occ_id,
+                            state,
+                        }));
+                    }
+                    sqlx::query("DELETE FROM instance_vims WHERE instance_id = $1")
+                        .bind(id.as_str())
+                        .execute(&mut *tx)
+                        .await
+                        .map_err(backend)?;
+                    sqlx::query("DELETE FROM vnf_instances WHERE id = $1")
+                        .bind(id.as_str())
+                        .execute(&mut *tx)
+                        .await
+                        .map_err(backend)?;
+                    insert_outbox(&mut tx, notify).await?;
+                    tx.commit().await.map_err(backend)?;
+                    Ok(())
+                }
+
+                async fn list_instances(&self, query: &InstanceQuery) -> Result<Page<VnfInstance>> {
+                    Self::instance_page(self.reader(), query).await
+                }
+
+                fn stream_instances(
+                    &self,
+                    query: &InstanceQuery,
+                ) -> BoxStream<'static, Result<VnfInstance>> {
+                    struct State {
+                        pool: sqlx::Pool<$db>,
+                        query: InstanceQuery,
+                        buffer: VecDeque<VnfInstance>,
+                        done: bool,
+                    }
+                    let state = State {
+                        pool: self.reader().clone(),
+                        query: query.clone(),
+                        buffer: VecDeque::new(),
+                        done: false,
+                    };
+                    Box::pin(futures_util::stream::unfold(state, |mut st| async move {
+                        loop {
+                            if let Some(item) = st.buffer.pop_front() {
+                                return Some((Ok(item), st));
+                            }
+                            if st.done {
+                                return None;
+                            }
+                            match <$store>::instance_page(&st.pool, &st.query).await {
+                                Ok(page) => {
+                                    st.done = page.next.is_none();
+                                    st.query.after = page.next;
+                                    st.buffer.extend(page.items);
+                                }
+                                Err(e) => {
+                                    st.done = true;
+                                    return Some((Err(e), st));
+                                }
+                            }
+                        }
+                    }))
+                }
+
+                async fn start_operation(&self, occ: &VnfLcmOpOcc, lease: &Lease) -> Result<()> {
+                    if occ.operation_state != LcmOperationStateType::Starting {
+                        return Err(StoreError::Invalid(format!(
+                            "a new operation occurrence must be in STARTING, not {}",
+                            state_str(occ.operation_state)
+                        )));
+                    }
+                    let doc = to_json(OP_OCC, occ)?;
+                    let instance_id = occ.vnf_instance_id.as_str();
+                    let mut tx = self.begin_write().await?;
+                    // Locks the instance row (PostgreSQL) so concurrent starts and deletes of
+                    // the same instance serialise; SQLite's immediate transaction already has.
+                    let exists = locked_version(
+                        &mut tx,
+                        concat!("SELECT version FROM vnf_instances WHERE id = $1", $for_update),
+                        instance_id,
+                    )
+                    .await?;
+                    if exists.is_none() {
+                        return Err(StoreError::NotFound {
+                            kind: INSTANCE,
+                            id: instance_id.to_owned(),
+                        });
+                    }
+                    if let Some((op_occ_id, state)) = holder(&mut *tx, instance_id).await? {
+                        return Err(StoreError::Conflict(Conflict::InstanceBusy {
+                            instance_id: instance_id.to_owned(),
+                            op_occ_id,
+                            state,
+                        }));
+                    }
+                    let now = now_ms();
+                    let inserted = sqlx::query(
+                        "INSERT INTO op_occs (id, instance_id, operation, state, version, \
+                         lease_owner, lease_expires_at, doc, created_at, updated_at) \
+                         VALUES ($1, $2, $3, 'STARTING', 1, $4, $5, $6, $7, $7)",
+                    )
+                    .bind(occ.id.as_str())
+                    .bind(instance_id)
+                    .bind(enum_str(&occ.operation))
+                    .bind(lease.owner.as_str())
+                    .bind(lease.expires_at.0)
+                    .bind(doc)
+                    .bind(now)
+                    .execute(&mut *tx)
+                    .await;
+                    match inserted {
+                        Ok(_) => {}
+                        Err(e) if is_unique_violation(&e) => {
+                            // The partial unique index caught a concurrent start, or the op-occ
+                            // id is taken; the transaction is aborted, so look again outside it.
+                            drop(tx);
+                            return Err(match holder(self.reader(), instance_id).await? {
+                                Some((op_occ_id, state)) if op_occ_id != occ.id => {
+                                    StoreError::Conflict(Conflict::InstanceBusy {
+                                        instance_id: instance_id.to_owned(),
+                                        op_occ_id,
+                                        state,
+                                    })
+                                }
+                                _ => StoreError::Conflict(Conflict::AlreadyExists {
+                                    kind: OP_OCC,
+                                    id: occ.id.0.clone(),
+                                }),
+                            });
+                        }
+                        Err(e) => return Err(backend(e)),
+                    }
+                    tx.commit().await.map_err(backend)?;
+                    Ok(())
+                }
+
+                async fn record_step(&self, record: &StepRecord) -> Result<StepWritten> {
+                    let occ = &record.occ;
+                    if let Some((instance, _)) = &record.instance {
+                        if instance.id != occ.vnf_instance_id {
+                            return Err(StoreError::Invalid(format!(
+                                "operation occurrence {} operates on VNF instance {}, not {}",
+                                occ.id, occ.vnf_instance_id, instance.id
+                            )));
+                        }
+                    }
+                    let doc = to_json(OP_OCC, occ)?;
+                    let new_state = occ.operation_state;
+                    // FAILED_TEMP waits for the operator and final states are done: neither
+                    // has a runner, so neither keeps a lease.
+                    let drop_lease =
+                        new_state.is_final() || new_state == LcmOperationStateType::FailedTemp;
+                    let sql = if drop_lease {
+                        "UPDATE op_occs SET state = $1, doc = $2, version = version + 1, \
+                         updated_at = $3, lease_owner = NULL, lease_expires_at = NULL \
+                         WHERE id = $4 AND instance_id = $5 AND version = $6 AND state = $7 \
+                         AND lease_owner = $8 RETURNING version"
+                    } else {
+                        "UPDATE op_occs SET state = $1, doc = $2, version = version + 1, \
+                         updated_at = $3 \
+                         WHERE id = $4 AND instance_id = $5 AND version = $6 AND state = $7 \
+                         AND lease_owner = $8 RETURNING version"
+                    };
+                    let mut tx = self.begin_write().await?;
+                    let row = sqlx::query(sql)
+                        .bind(state_str(new_state))
+                        .bind(doc)
+                        .bind(now_ms())
+                        .bind(occ.id.as_str())
+                        .bind(occ.vnf_instance_id.as_str())
+                        .bind(record.expected_version.0)
+                        .bind(state_str(record.expected_state))
+                        .bind(record.owner.as_str())
+                        .fetch_optional(&mut *tx)
+                        .await
+                        .map_err(backend)?;
+                    let Some(row) = row else {
+                        return Err(runner_refusal(
+                            &mut *tx,
+                            &occ.id,
+                            &record.owner,
+                            Some(record.expected_version),
+                        )
+                        .await);
+                    };
+                    let op_occ_version = Version(row.try_get::<i64, _>(0).map_err(backend)?);
+                    let journal_seq = match &record.journal {
+                        None => None,
+                        Some(step) => {
+                            let row = sqlx::query(
+                                "INSERT INTO op_occ_journal (op_occ_id, seq, step, outcome, \
+                                 recorded_at, detail) \
+                                 SELECT $1, COALESCE(MAX(seq), 0) + 1, $2, $3, $4, $5 \
+                                 FROM op_occ_journal WHERE op_occ_id = $1 RETURNING seq",
+                            )
+                            .bind(occ.id.as_str())
+                            .bind(step.step.as_str())
+                            .bind(step.outcome.as_str())
+                            .bind(step.at.0)
+                            .bind(to_json("journal detail", &step.detail)?)
+                            .fetch_one(&mut *tx)
+                            .await
+                            .map_err(backend)?;
+                            Some(row.try_get::<i64, _>(0).map_err(backend)?)
+                        }
+                    };
+                    let instance_version = match &record.instance {
+                        None => None,
+                        Some((instance, expected)) => {
+                            Some(update_instance_tx(&mut tx, instance, *expected).await?)
+                        }
+                    };
+                    insert_outbox(&mut tx, &record.outbox).await?;
+                    tx.commit().await.map_err(backend)?;
+                    Ok(StepWritten {
+                        op_occ_version,
+                        instance_version,
+                        journal_seq,
+                    })
+                }
+
+                async fn get_op_occ(
+                    &self,
+                    id: &VnfLcmOpOccId,
+                ) -> Result<Option<(VnfLcmOpOcc, Version)>> {
+                    sqlx::query("SELECT id, doc, version FROM op_occs WHERE id = $1")
+                        .bind(id.as_str())
+                        .fetch_optional(self.reader())
+                        .await
+                        .map_err(backend)?
+                        .as_ref()
+                        .map(op_occ_row)
+                        .transpose()
+                }
+
+                async fn active_op_occ(
+                    &self,
+                    instance_id: &VnfInstanceId,
+                ) -> Result<Option<(VnfLcmOpOcc, Version)>> {
+                    sqlx::query(concat!(
+                        "SELECT id, doc, version FROM op_occs WHERE instance_id = $1 AND state IN ",
+                        "('STARTING', 'PROCESSING', 'ROLLING_BACK', 'FAILED_TEMP')"
+                    ))
+                    .bind(instance_id.as_str())
+                    .fetch_optional(self.reader())
+                    .await
+                    .map_err(backend)?
+                    .as_ref()
+                    .map(op_occ_row)
+                    .transpose()
+                }
+
+                async fn list_op_occs(&self, query: &OpOccQuery) -> Result<Page<VnfLcmOpOcc>> {
+                    let limit = page_size(query.limit);
+                    if query.states.as_ref().is_some_and(|s| s.is_empty()) {
+                        return Ok(Page {
+                            items: Vec::new(),
+                            next: None,
+                        });
+                    }
+                    let mut qb = sqlx::QueryBuilder::<$db>::new(
+                        "SELECT id, doc, version FROM op_occs WHERE 1 = 1",
+                    );
+                    if let Some(v) = &query.vnf_instance_id {
+                        qb.push(" AND instance_id = ").push_bind(v.0.clone());
+                    }
+                    if let Some(states) = &query.states {
+                        qb.push(" AND state IN (");
+                        let mut sep = qb.separated(", ");
+                        for s in states {
+                            sep.push_bind(state_str(*s));
+                        }
+                        qb.push(")");
+                    }
+                    if let Some(op) = &query.operation {
+                        qb.push(" AND operation = ").push_bind(enum_str(op));
+                    }
+                    if let Some(after) = &query.after {
+                        qb.push(" AND id > ").push_bind(after.clone());
+                    }
+                    qb.push(" ORDER BY id LIMIT ").push_bind(limit + 1);
+                    let rows = qb.build().fetch_all(self.reader()).await.map_err(backend)?;
+                    let mut items = rows
+                        .iter()
+                        .map(|r| op_occ_row(r).map(|(o, _)| o))
+                        .collect::<Result<Vec<_>>>()?;
+                    let next = if items.len() as i64 > limit {
+                        items.truncate(limit as usize);
+                        items.last().map(|o| o.id.0.clone())
+                    } else {
+                        None
+                    };
+                    Ok(Page { items, next })
+                }
+
+                async fn journal(&self, op_occ_id: &VnfLcmOpOccId) -> Result<Vec<JournalEntry>> {
+                    sqlx::query(
+                        "SELECT op_occ_id, seq, step, outcome, recorded_at, detail \
+                         FROM op_occ_journal WHERE op_occ_id = $1 ORDER BY seq",
+                    )
+                    .bind(op_occ_id.as_str())
+                    .fetch_all(self.reader())
+                    .await
+                    .map_err(backend)?
+                    .iter()
+                    .map(journal_row)
+                    .collect()
+                }
+
+                async fn last_completed_step(
+                    &self,
+                    op_occ_id: &VnfLcmOpOccId,
+                ) -> Result<Option<JournalEntry>> {
+                    sqlx::query(
+                        "SELECT op_occ_id, seq, step, outcome, recorded_at, detail \
+                         FROM op_occ_journal WHERE op_occ_id = $1 AND outcome = 'completed' \
+                         ORDER BY seq DESC LIMIT 1",
+                    )
+                    .bind(op_occ_id.as_str())
+                    .fetch_optional(self.reader())
+                    .await
+                    .map_err(backend)?
+                    .as_ref()
+                    .map(journal_row)
+                    .transpose()
+                }
+
+                async fn lease(&self, op_occ_id: &VnfLcmOpOccId) -> Result<Option<Lease>> {
+                    let row = sqlx::query(
+                        "SELECT lease_owner, lease_expires_at FROM op_occs WHERE id = $1",
+                    )
+                    .bind(op_occ_id.as_str())
+                    .fetch_optional(self.reader())
+                    .await
+                    .map_err(backend)?;
+                    let Some(row) = row else {
+                        return Err(StoreError::NotFound {
+                            kind: OP_OCC,
+                            id: op_occ_id.0.clone(),
+                        });
+                    };
+                    let owner: Option<String> = row.try_get(0).map_err(backend)?;
+                    let expires: Option<i64> = row.try_get(1).map_err(backend)?;
+                    Ok(owner.map(|owner| Lease {
+                        owner,
+                        expires_at: Timestamp(expires.unwrap_or(0)),
+                    }))
+                }
+
+                async fn renew_lease(
+                    &self,
+                    op_occ_id: &VnfLcmOpOccId,
+                    owner: &str,
+                    expires_at: Timestamp,
+                ) -> Result<()> {
+                    let mut tx = self.begin_write().await?;
+                    let done = sqlx::query(
+                        "UPDATE op_occs SET lease_expires_at = $1 \
+                         WHERE id = $2 AND lease_owner = $3",
+                    )
+                    .bind(expires_at.0)
+                    .bind(op_occ_id.as_str())
+                    .bind(owner)
+                    .execute(&mut *tx)
+                    .await
+                    .map_err(backend)?;
+                    if done.rows_affected() == 0 {
+                        return Err(runner_refusal(&mut *tx, op_occ_id, owner, None).await);
+                    }
+                    tx.commit().await.map_err(backend)
+                }
+
+                async fn release_lease(&self, op_occ_id: &VnfLcmOpOccId, owner: &str) -> Result<()> {
+                    let mut tx = self.begin_write().await?;
+                    let done = sqlx::query(
+                        "UPDATE op_occs SET lease_owner = NULL, lease_expires_at = NULL \
+                         WHERE id = $1 AND lease_owner = $2",
+                    )
+                    .bind(op_occ_id.as_str())
+                    .bind(owner)
+                    .execute(&mut *tx)
+                    .await
+                    .map_err(backend)?;
+                    if done.rows_affected() == 0 {
+                        return Err(runner_refusal(&mut *tx, op_occ_id, owner, None).await);
+                    }
+                    tx.commit().await.map_err(backend)
+                }
+
+                async fn claim_operation(
+                    &self,
+                    op_occ_id: &VnfLcmOpOccId,
+                    expected: Version,
+                    lease: &Lease,
+                    now: Timestamp,
+                ) -> Result<()> {
+                    let mut tx = self.begin_write().await?;
+                    let done = sqlx::query(concat!(
+                        "UPDATE op_occs SET lease_owner = $1, lease_expires_at = $2 ",
+                        "WHERE id = $3 AND version = $4 AND state IN ",
+                        "('STARTING', 'PROCESSING', 'ROLLING_BACK', 'FAILED_TEMP') ",
+                        "AND (lease_owner IS NULL OR lease_owner = $1 OR lease_expires_at < $5)"
+                    ))
+                    .bind(lease.owner.as_str())
+                    .bind(lease.expires_at.0)
+                    .bind(op_occ_id.as_str())
+                    .bind(expected.0)
+                    .bind(now.0)
+                    .execute(&mut *tx)
+                    .await
+                    .map_err(backend)?;
+                    if done.rows_affected() == 0 {
+                        let (state, version, holder) = op_occ_facts(&mut *tx, op_occ_id).await?;
+                        return Err(if state.is_final() {
+                            StoreError::Conflict(Conflict::Finished {
+                                op_occ_id: op_occ_id.clone(),
+                                state,
+                            })
+                        } else if version != expected {
+                            StoreError::VersionMismatch {
+                                kind: OP_OCC,
+                                id: op_occ_id.0.clone(),
+                                expected,
+                                found: version,
+                            }
+                        } else {
+                            StoreError::Conflict(Conflict::LeaseHeld {
+                                op_occ_id: op_occ_id.clone(),
+                                holder: holder.unwrap_or_default(),
+                            })
+                        });
+                    }
+                    tx.commit().await.map_err(backend)
+                }
+
+                async fn claim_expired(
+                    &self,
+                    owner: &str,
+                    now: Timestamp,
+                    new_expiry: Timestamp,
+                    limit: u32,
+                ) -> Result<Vec<(VnfLcmOpOcc, Version)>> {
+                    let mut tx = self.begin_write().await?;
+                    let rows = sqlx::query(concat!(
+                        "UPDATE op_occs SET lease_owner = $1, lease_expires_at = $2 ",
+                        "WHERE id IN (SELECT id FROM op_occs ",
+                        "WHERE state IN ('STARTING', 'PROCESSING', 'ROLLING_BACK') ",
+                        "AND (lease_expires_at IS NULL OR lease_expires_at < $3) ",
+                        "ORDER BY id LIMIT $4",
+                        $skip_locked,
+                        ") AND state IN ('STARTING', 'PROCESSING', 'ROLLING_BACK') ",
+                        "AND (lease_expires_at IS NULL OR lease_expires_at < $3) ",
+                        "RETURNING id, doc, version"
+                    ))
+                    .bind(owner)
+                    .bind(new_expiry.0)
+                    .bind(now.0)
+                    .bind(i64::from(limit))
+                    .fetch_all(&mut *tx)
+                    .await
+                    .map_err(backend)?;
+                    tx.commit().await.map_err(backend)?;
+                    let mut claimed = rows.iter().map(op_occ_row).collect::<Result<Vec<_>>>()?;
+                    claimed.sort_by(|a, b| a.0.id.cmp(&b.0.id));
+                    Ok(claimed)
+                }
+
+                async fn get_op_occ_data(
+                    &self,
+                    op_occ_id: &VnfLcmOpOccId,
+                    key: &str,
+                ) -> Result<Option<Value>> {
+                    let row = sqlx::query(
+                        "SELECT value FROM op_occ_data WHERE op_occ_id = $1 AND data_key = $2",
+                    )
+                    .bind(op_occ_id.as_str())
+                    .bind(key)
+                    .fetch_optional(self.reader())
+                    .await
+                    .map_err(backend)?;
+                    row.map(|r| {
+                        let v: String = r.try_get(0).map_err(backend)?;
+                        from_json("op-occ data", op_occ_id.as_str(), &v)
+                    })
+                    .transpose()
+                }
+
+                async fn put_op_occ_data(
+                    &self,
+                    op_occ_id: &VnfLcmOpOccId,
+                    key: &str,
+                    value: &Value,
+                ) -> Result<()> {
+                    let text = to_json("op-occ data", value)?;
+                    let mut tx = self.begin_write().await?;
+                    let exists = locked_version(
+                        &mut tx,
+                        "SELECT version FROM op_occs WHERE id = $1",
+                        op_occ_id.as_str(),
+                    )
+                    .await?;
+                    if exists.is_none() {
+                        return Err(StoreError::NotFound {
+                            kind: OP_OCC,
+                            id: op_occ_id.0.clone(),
+                        });
+                    }
+                    sqlx::query(
+                        "INSERT INTO op_occ_data (op_occ_id, data_key, value, updated_at) \
+                         VALUES ($1, $2, $3, $4) ON CONFLICT (op_occ_id, data_key) \
+                         DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
+                    )
+                    .bind(op_occ_id.as_str())
+                    .bind(key)
+                    .bind(text)
+                    .bind(now_ms())
+                    .execute(&mut *tx)
+                    .await
+                    .map_err(backend)?;
+                    tx.commit().await.map_err(backend)
+                }
+
+                async fn enqueue(&self, rows: &[NewOutboxRow]) -> Result<()> {
+                    if rows.is_empty() {
+                        return Ok(());
+                    }
+                    let mut tx = self.begin_write().await?;
+                    insert_outbox(&mut tx, rows).await?;
+                    tx.commit().await.map_err(backend)
+                }
+
+                async fn outbox_due(
+                    &self,
+                    now: Timestamp,
+                    limit: u32,
+                    claim_owner: &str,
+                    claim_until: Timestamp,
+                ) -> Result<Vec<OutboxRow>> {
+                    let mut tx = self.begin_write().await?;
+                    let rows = sqlx::query(concat!(
+                        "UPDATE outbox SET claim_owner = $1, claim_until = $2 ",
+                        "WHERE id IN (SELECT id FROM outbox WHERE status = 'pending' ",
+                        "AND next_attempt_at <= $3 AND (claim_until IS NULL OR claim_until < $3) ",
+                        "ORDER BY next_attempt_at, id LIMIT $4",
+                        $skip_locked,
+                        ") AND status = 'pending' ",
+                        "AND (claim_until IS NULL OR claim_until < $3) ",
+                        "RETURNING id, subscription_id, callback_uri, payload, attempts, ",
+                        "next_attempt_at, last_error, status"
+                    ))
+                    .bind(claim_owner)
+                    .bind(claim_until.0)
+                    .bind(now.0)
+                    .bind(i64::from(limit))
+                    .fetch_all(&mut *tx)
+                    .await
+                    .map_err(backend)?;
+                    tx.commit().await.map_err(backend)?;
+                    let mut rows = rows.iter().map(outbox_row).collect::<Result<Vec<_>>>()?;
+                    rows.sort_by_key(|r| (r.next_attempt_at, r.id));
+                    Ok(rows)
+                }
+
+                async fn outbox_delivered(&self, id: i64) -> Result<()> {
+                    let mut tx = self.begin_write().await?;
+                    let done = sqlx::query("DELETE FROM outbox WHERE id = $1")
+                        .bind(id)
+                        .execute(&mut *tx)
+                        .await
+                        .map_err(backend)?;
+                    if done.rows_affected() == 0 {
+                        return Err(StoreError::NotFound {
+                            kind: OUTBOX,
+                            id: id.to_string(),
+                        });
+                    }
+                    tx.commit().await.map_err(backend)
+                }
+
+                async fn outbox_retry(
+                    &self,
+                    id: i64,
+                    next_attempt_at: Timestamp,
+                    error: &str,
+                ) -> Result<()> {
+                    let mut tx = self.begin_write().await?;
+                    let done = sqlx::query(
+                        "UPDATE outbox SET attempts = attempts + 1, next_attempt_at = $1, \
+                         last_error = $2, claim_owner = NULL, claim_until = NULL \
+                         WHERE id = $3 AND status = 'pending'",
+                    )
+                    .bind(next_attempt_at.0)
+                    .bind(error)
+                    .bind(id)
+                    .execute(&mut *tx)
+                    .await
+                    .map_err(backend)?;
+                    if done.rows_affected() == 0 {
+                        return Err(StoreError::NotFound {
+                            kind: "pending outbox row",
+                            id: id.to_string(),
+                        });
+                    }
+                    tx.commit().await.map_err(backend)
+                }
+
+                async fn outbox_dead(&self, id: i64, error: &str) -> Result<()> {
+                    let mut tx = self.begin_write().await?;
+                    let done = sqlx::query(
+                        "UPDATE outbox SET attempts = attempts + 1, status = 'dead', \
+                         last_error = $1, claim_owner = NULL, claim_until = NULL \
+                         WHERE id = $2 AND status = 'pending'",
+                    )
+                    .bind(error)
+                    .bind(id)
+                    .execute(&mut *tx)
+                    .await
+                    .map_err(backend)?;
+                    if done.rows_affected() == 0 {
+                        return Err(StoreError::NotFound {
+                            kind: "pending outbox row",
+                            id: id.to_string(),
+                        });
+                    }
+                    tx.commit().await.map_err(backend)
+                }
+
+                async fn outbox_dead_rows(
+                    &self,
+                    after: Option<i64>,
+                    limit: u32,
+                ) -> Result<Vec<OutboxRow>> {
+                    sqlx::query(
+                        "SELECT id, subscription_id, callback_uri, payload, attempts, \
+                         next_attempt_at, last_error, status FROM outbox \
+                         WHERE status = 'dead' AND id > $1 ORDER BY id LIMIT $2",
+                    )
+                    .bind(after.unwrap_or(i64::MIN))
+                    .bind(page_size(Some(limit)))
+                    .fetch_all(self.reader())
+                    .await
+                    .map_err(backend)?
+                    .iter()
+                    .map(outbox_row)
+                    .collect()
+                }
+
+                async fn create_subscription(&self, record: &SubscriptionRecord) -> Result<()> {
+                    let sub = &record.subscription;
+                    let doc = to_json(SUBSCRIPTION, sub)?;
+                    let mut tx = self.begin_write().await?;
+                    let done = sqlx::query(
+                        "INSERT INTO subscriptions (id, callback_uri, canonical_filter, doc, \
+                         authentication, created_at) VALUES ($1, $2, $3, $4, $5, $6) \
+                         ON CONFLICT (id) DO NOTHING",
+                    )
+                    .bind(sub.id.as_str())
+                    .bind(sub.callback_uri.as_str())
+                    .bind(record.canonical_filter.as_str())
+                    .bind(doc)
+                    .bind(record.authentication.clone())
+                    .bind(now_ms())
+                    .execute(&mut *tx)
+                    .await
+                    .map_err(backend)?;
+                    if done.rows_affected() == 0 {
+                        return Err(StoreError::Conflict(Conflict::AlreadyExists {
+                            kind: SUBSCRIPTION,
+                            id: sub.id.0.clone(),
+                        }));
+                    }
+                    tx.commit().await.map_err(backend)
+                }
+
+                async fn get_subscription(
+                    &self,
+                    id: &SubscriptionId,
+                ) -> Result<Option<SubscriptionRecord>> {
+                    sqlx::query(
+                        "SELECT id, doc, canonical_filter, authentication FROM subscriptions \
+                         WHERE id = $1",
+                    )
+                    .bind(id.as_str())
+                    .fetch_optional(self.reader())
+                    .await
+                    .map_err(backend)?
+                    .as_ref()
+                    .map(subscription_row)
+                    .transpose()
+                }
+
+                async fn list_subscriptions(
+                    &self,
+                    after: Option<&str>,
+                    limit: u32,
+                ) -> Result<Page<SubscriptionRecord>> {
+                    let limit = page_size(Some(limit));
+                    let rows = sqlx::query(
+                        "SELECT id, doc, canonical_filter, authentication FROM subscriptions \
+                         WHERE id > $1 ORDER BY id LIMIT $2",
+                    )
+                    .bind(after.unwrap_or(""))
+                    .bind(limit + 1)
+                    .fetch_all(self.reader())
+                    .await
+                    .map_err(backend)?;
+                    let mut items = rows
+                        .iter()
+                        .map(subscription_row)
+                        .collect::<Result<Vec<_>>>()?;
+                    let next = if items.len() as i64 > limit {
+                        items.truncate(limit as usize);
+                        items.last().map(|s| s.subscription.id.0.clone())
+                    } else {
+                        None
+                    };
+                    Ok(Page { items, next })
+                }
+
+                async fn delete_subscription(&self, id: &SubscriptionId) -> Result<()> {
+                    let mut tx = self.begin_write().await?;
+                    let done = sqlx::query("DELETE FROM subscriptions WHERE id = $1")
+                        .bind(id.as_str())
+                        .execute(&mut *tx)
+                        .await
+                        .map_err(backend)?;
+                    if done.rows_affected() == 0 {
+                        return Err(StoreError::NotFound {
+                            kind: SUBSCRIPTION,
+                            id: id.0.clone(),
+                        });
+                    }
+                    sqlx::query(
+                        "DELETE FROM outbox WHERE subscription_id = $1 AND status = 'pending'",
+                    )
+                    .bind(id.as_str())
+                    .execute(&mut *tx)
+                    .await
+                    .map_err(backend)?;
+                    tx.commit().await.map_err(backend)
+                }
+
+                async fn find_duplicate_subscription(
+                    &self,
+                    canonical_filter: &str,
+                    callback_uri: &str,
+                ) -> Result<Option<SubscriptionRecord>> {
+                    sqlx::query(
+                        "SELECT id, doc, canonical_filter, authentication FROM subscriptions \
+                         WHERE callback_uri = $1 AND canonical_filter = $2 ORDER BY id LIMIT 1",
+                    )
+                    .bind(callback_uri)
+                    .bind(canonical_filter)
+                    .fetch_optional(self.reader())
+                    .await
+                    .map_err(backend)?
+                    .as_ref()
+                    .map(subscription_row)
+                    .transpose()
+                }
+
+                async fn create_vim(&self, vim: &VimRecord) -> Result<Version> {
+                    let public = to_json(VIM, &vim.public)?;
+                    let now = now_ms();
+                    let mut tx = self.begin_write().await?;
+                    let done = sqlx::query(
+                        "INSERT INTO vims (id, name, vim_type, public_info, secret, \
+                         created_by_instance, version, created_at, updated_at) \
+                         VALUES ($1, $2, $3, $4, $5, $6, 1, $7, $7) ON CONFLICT (id) DO NOTHING",
+                    )
+                    .bind(vim.id.as_str())
+                    .bind(vim.name.as_str())
+                    .bind(vim.vim_type.as_str())
+                    .bind(public)
+                    .bind(vim.secret.clone())
+                    .bind(vim.created_by_instance.as_ref().map(|i| i.0.clone()))
+                    .bind(now)
+                    .execute(&mut *tx)
+                    .await
+                    .map_err(backend)?;
+                    if done.rows_affected() == 0 {
+                        return Err(StoreError::Conflict(Conflict::AlreadyExists {
+                            kind: VIM,
+                            id: vim.id.0.clone(),
+                        }));
+                    }
+                    tx.commit().await.map_err(backend)?;
+                    Ok(Version::FIRST)
+                }
+
+                async fn get_vim(&self, id: &VimId) -> Result<Option<(VimRecord, Version)>> {
+                    sqlx::query(concat!("SELECT ", "id, name, vim_type, public_info, secret, created_by_instance, version", " FROM vims WHERE id = $1"))
+                        .bind(id.as_str())
+                        .fetch_optional(self.reader())
+                        .await
+                        .map_err(backend)?
+                        .as_ref()
+                        .map(vim_row)
+                        .transpose()
+                }
+
+                async fn update_vim(&self, vim: &VimRecord, expected: Version) -> Result<Version> {
+                    let public = to_json(VIM, &vim.public)?;
+                    let mut tx = self.begin_write().await?;
+                    let row = sqlx::query(
+                        "UPDATE vims SET name = $3, vim_type = $4, public_info = $5, secret = $6, \
+                         created_by_instance = $7, version = version + 1, updated_at = $8 \
+                         WHERE id = $1 AND version = $2 RETURNING version",
+                    )
+                    .bind(vim.id.as_str())
+                    .bind(expected.0)
+                    .bind(vim.name.as_str())
+                    .bind(vim.vim_type.as_str())
+                    .bind(public)
+                    .bind(vim.secret.clone())
+                    .bind(vim.created_by_instance.as_ref().map(|i| i.0.clone()))
+                    .bind(now_ms())
+                    .fetch_optional(&mut *tx)
+                    .await
+                    .map_err(backend)?;
+                    let Some(row) = row else {
+                        let found = locked_version(
+                            &mut tx,
+                            "SELECT version FROM vims WHERE id = $1",
+                            vim.id.as_str(),
+                        )
+                        .await?;
+                        return Err(match found {
+                            None => StoreError::NotFound {
+                                kind: VIM,
+                                id: vim.id.0.clone(),
+                            },
+                            Some(found) => StoreError::VersionMismatch {
+                                kind: VIM,
+                                id: vim.id.0.clone(),
+                                expected,
+                                found,
+                            },
+                        });
+                    };
+                    let version = Version(row.try_get::<i64, _>(0).map_err(backend)?);
+                    tx.commit().await.map_err(backend)?;
+                    Ok(version)
+                }
+
+                async fn delete_vim(&self, id: &VimId, expected: Version) -> Result<()> {
+                    let mut tx = self.begin_write().await?;
+                    let found = locked_version(
+                        &mut tx,
+                        concat!("SELECT version FROM vims WHERE id = $1", $for_update),
+                        id.as_str(),
+                    )
+                    .await?;
+                    match found {
+                        None => {
+                            return Err(StoreError::NotFound {
+                                kind: VIM,
+                                id: id.0.clone(),
+                            });
+                        }
+                        Some(found) if found != expected => {
+                            return Err(StoreError::VersionMismatch {
+                                kind: VIM,
+                                id: id.0.clone(),
+                                expected,
+                                found,
+                            });
+                        }
+                        Some(_) => {}
+                    }
+                    let users = sqlx::query(
+                        "SELECT instance_id FROM instance_vims WHERE vim_id = $1 \
+                         ORDER BY instance_id LIMIT 5",
+                    )
+                    .bind(id.as_str())
+                    .fetch_all(&mut *tx)
+                    .await
+                    .map_err(backend)?;
+                    if !users.is_empty() {
+                        let by = users
+                            .iter()
+                            .map(|r| r.try_get::<String, _>(0).map_err(backend))
+                            .collect::<Result<Vec<_>>>()?;
+                        return Err(StoreError::Conflict(Conflict::InUse {
+                            kind: VIM,
+                            id: id.0.clone(),
+                            by,
+                        }));
+                    }
+                    sqlx::query("DELETE FROM vims WHERE id = $1")
+                        .bind(id.as_str())
+                        .execute(&mut *tx)
+                        .await
+                        .map_err(backend)?;
+                    tx.commit().await.map_err(backend)
+                }
+
+                async fn list_vims(&self) -> Result<Vec<(VimRecord, Version)>> {
+                    sqlx::query(concat!("SELECT ", "id, name, vim_type, public_info, secret, created_by_instance, version", " FROM vims ORDER BY id"))
+                        .fetch_all(self.reader())
+                        .await
+                        .map_err(backend)?
+                        .iter()
+                        .map(vim_row)
+                        .collect()
+                }
+
+                async fn vims_created_by(
+                    &self,
+                    instance_id: &VnfInstanceId,
+                ) -> Result<Vec<(VimRecord, Version)>> {
+                    sqlx::query(concat!("SELECT ", "id, name, vim_type, public_info, secret, created_by_instance, version", " FROM vims WHERE created_by_instance = $1 ORDER BY id"))
+                        .bind(instance_id.as_str())
+                        .fetch_all(self.reader())
+                        .await
+                        .map_err(backend)?
+                        .iter()
+                        .map(vim_row)
+                        .collect()
+                }
+
+                async fn instances_using_vim(&self, vim_id: &VimId) -> Result<Vec<VnfInstanceId>> {
+                    sqlx::query(
+                        "SELECT instance_id FROM instance_vims WHERE vim_id = $1 ORDER BY instance_id",
+                    )
+                    .bind(vim_id.as_str())
+                    .fetch_all(self.reader())
+                    .await
+                    .map_err(backend)?
+                    .iter()
+                    .map(|r| r.try_get::<String, _>(0).map(VnfInstanceId).map_err(backend))
+                    .collect()
+                }
+
+                async fn schema_version(&self) -> Result<i64> {
+                    let row = sqlx::query(
+                        "SELECT COALESCE(MAX(version), 0) FROM _sqlx_migrations WHERE success",
+                    )
+                    .fetch_one(self.reader())
+                    .await
+                    .map_err(backend)?;
+                    row.try_get::<i64, _>(0).map_err(backend)
+                }
+            }
+        };
+    };
+}
+
+pub(crate) use impl_sql_store;

@@ -1,0 +1,252 @@
+//! The [`Store`] trait: everything the LCM core persists.
+
+use async_trait::async_trait;
+use futures_core::stream::BoxStream;
+use serde_json::Value;
+use vnfm_types::{SubscriptionId, VimId, VnfInstance, VnfInstanceId, VnfLcmOpOcc, VnfLcmOpOccId};
+
+use crate::error::StoreError;
+use crate::model::{
+    InstanceQuery, JournalEntry, Lease, NewOutboxRow, OpOccQuery, OutboxRow, Page, StepRecord,
+    StepWritten, SubscriptionRecord, Timestamp, Version, VimRecord,
+};
+
+/// Result of store operations.
+pub type Result<T, E = StoreError> = std::result::Result<T, E>;
+
+/// The durable store of the LCM core. Object-safe: use it as `Arc<dyn Store>`.
+///
+/// # Records and versions
+/// VNF instances, op-occs and VIMs carry a [`Version`] that grows with every change of the
+/// document. Updates are compare-and-swap on it: a stale version gives
+/// [`StoreError::VersionMismatch`] and writes nothing.
+///
+/// # The per-instance lock
+/// At most one op-occ per VNF instance is in a non-final state (`STARTING`, `PROCESSING`,
+/// `ROLLING_BACK`, `FAILED_TEMP`; see `vnfm_lcm::state::holds_instance`). The store enforces
+/// it in [`Store::start_operation`], across every process sharing the database.
+///
+/// # Leases
+/// A runner works on an op-occ under a [`Lease`]. Op-occs in `STARTING`, `PROCESSING` and
+/// `ROLLING_BACK` are leased; when the runner dies its lease expires and
+/// [`Store::claim_expired`] hands the op-occ to exactly one live process. `FAILED_TEMP` and final
+/// op-occs have no lease ([`Store::record_step`] drops it on entering those states): an operator
+/// action (retry, rollback, fail) takes one with [`Store::claim_operation`]. Lease operations
+/// do not change the op-occ's version.
+///
+/// A runner's loop: `start_operation` (or `claim_*`), then for each step `record_step` with the
+/// version returned by the previous call, `renew_lease` in the background, and on a
+/// [`crate::Conflict::LeaseLost`] stop at once: another process owns the op-occ now.
+#[async_trait]
+pub trait Store: Send + Sync {
+    // ----- VNF instances -----
+
+    /// Stores a new instance at [`Version::FIRST`], and enqueues `notify` (e.g. the
+    /// `VnfIdentifierCreationNotification`s) in the same transaction.
+    /// [`crate::Conflict::AlreadyExists`] if the id is taken.
+    async fn create_instance(
+        &self,
+        instance: &VnfInstance,
+        notify: &[NewOutboxRow],
+    ) -> Result<Version>;
+
+    /// The instance and its version.
+    async fn get_instance(&self, id: &VnfInstanceId) -> Result<Option<(VnfInstance, Version)>>;
+
+    /// Replaces the instance document if its version is still `expected`; returns the new
+    /// version. Keeps the index of VIMs the instance uses up to date.
+    async fn update_instance(&self, instance: &VnfInstance, expected: Version) -> Result<Version>;
+
+    /// Deletes the instance if its version is still `expected` and no op-occ holds it
+    /// ([`crate::Conflict::InstanceBusy`] otherwise); enqueues `notify` in the same transaction.
+    /// Its op-occs stay (they are history).
+    async fn delete_instance(
+        &self,
+        id: &VnfInstanceId,
+        expected: Version,
+        notify: &[NewOutboxRow],
+    ) -> Result<()>;
+
+    /// One page of instances matching `query`, ordered by id.
+    async fn list_instances(&self, query: &InstanceQuery) -> Result<Page<VnfInstance>>;
+
+    /// All instances matching `query` (from `query.after`), ordered by id, fetched lazily in
+    /// batches of `query.limit`: memory stays bounded by one batch whatever the table size.
+    /// Instances created while streaming appear if their id sorts after the last batch read.
+    fn stream_instances(&self, query: &InstanceQuery) -> BoxStream<'static, Result<VnfInstance>>;
+
+    // ----- Op-occs and the per-instance lock -----
+
+    /// In one transaction: refuses with [`crate::Conflict::InstanceBusy`] (naming the holder and
+    /// its state) if an op-occ of the same instance is in a non-final state, else inserts `occ`
+    /// (which must be in `STARTING`) at [`Version::FIRST`] under `lease`.
+    /// [`StoreError::NotFound`] if the instance does not exist.
+    async fn start_operation(&self, occ: &VnfLcmOpOcc, lease: &Lease) -> Result<()>;
+
+    /// In one transaction: compare-and-swap the op-occ (expected state and version, and
+    /// `record.owner` must hold its lease), write the new document, append the journal row,
+    /// update the instance (expected version) and enqueue the outbox rows. On any refusal
+    /// nothing is written: a lost lease gives [`crate::Conflict::LeaseLost`], a stale op-occ or
+    /// instance [`StoreError::VersionMismatch`]. Entering `FAILED_TEMP` or a final state drops
+    /// the lease; entering a final state releases the instance.
+    async fn record_step(&self, record: &StepRecord) -> Result<StepWritten>;
+
+    /// The op-occ and its version.
+    async fn get_op_occ(&self, id: &VnfLcmOpOccId) -> Result<Option<(VnfLcmOpOcc, Version)>>;
+
+    /// The op-occ currently holding the instance (the one in a non-final state), if any.
+    async fn active_op_occ(
+        &self,
+        instance_id: &VnfInstanceId,
+    ) -> Result<Option<(VnfLcmOpOcc, Version)>>;
+
+    /// One page of op-occs matching `query`, ordered by id.
+    async fn list_op_occs(&self, query: &OpOccQuery) -> Result<Page<VnfLcmOpOcc>>;
+
+    /// The step journal of the op-occ, oldest first.
+    async fn journal(&self, op_occ_id: &VnfLcmOpOccId) -> Result<Vec<JournalEntry>>;
+
+    /// The newest journal row with outcome `completed`: where a resumed runner continues.
+    async fn last_completed_step(&self, op_occ_id: &VnfLcmOpOccId) -> Result<Option<JournalEntry>>;
+
+    /// The current lease of the op-occ, if it has one.
+    async fn lease(&self, op_occ_id: &VnfLcmOpOccId) -> Result<Option<Lease>>;
+
+    /// Extends the lease held by `owner`; [`crate::Conflict::LeaseLost`] if `owner` does not hold
+    /// it any more.
+    async fn renew_lease(
+        &self,
+        op_occ_id: &VnfLcmOpOccId,
+        owner: &str,
+        expires_at: Timestamp,
+    ) -> Result<()>;
+
+    /// Gives up the lease held by `owner` (graceful shutdown): another process may claim the
+    /// op-occ at once. [`crate::Conflict::LeaseLost`] if `owner` does not hold it.
+    async fn release_lease(&self, op_occ_id: &VnfLcmOpOccId, owner: &str) -> Result<()>;
+
+    /// Takes the lease of one non-final op-occ whose version is still `expected` and that has
+    /// no live lease at `now` (or is already leased by `lease.owner`): how an operator action
+    /// (retry, rollback, fail of a `FAILED_TEMP` op-occ) gets the right to call
+    /// [`Store::record_step`]. [`crate::Conflict::LeaseHeld`] while another owner's lease is live,
+    /// [`crate::Conflict::Finished`] for a final op-occ.
+    async fn claim_operation(
+        &self,
+        op_occ_id: &VnfLcmOpOccId,
+        expected: Version,
+        lease: &Lease,
+        now: Timestamp,
+    ) -> Result<()>;
+
+    /// Atomically takes over up to `limit` op-occs in `STARTING`, `PROCESSING` or
+    /// `ROLLING_BACK` whose lease expired before `now` or was released (their runner died or
+    /// stopped): each goes to exactly one caller, even with concurrent callers in several
+    /// processes. Returns them with their versions.
+    async fn claim_expired(
+        &self,
+        owner: &str,
+        now: Timestamp,
+        new_expiry: Timestamp,
+        limit: u32,
+    ) -> Result<Vec<(VnfLcmOpOcc, Version)>>;
+
+    /// Op-occ-scoped data of MgmtDriver hooks (error-handling data that survives retries).
+    async fn get_op_occ_data(&self, op_occ_id: &VnfLcmOpOccId, key: &str) -> Result<Option<Value>>;
+
+    /// Stores (or replaces) op-occ-scoped data. [`StoreError::NotFound`] if the op-occ does
+    /// not exist.
+    async fn put_op_occ_data(
+        &self,
+        op_occ_id: &VnfLcmOpOccId,
+        key: &str,
+        value: &Value,
+    ) -> Result<()>;
+
+    // ----- Outbox -----
+
+    /// Enqueues notifications on their own (prefer the `notify`/`outbox` arguments of the
+    /// writes they report, which enqueue atomically with the change).
+    async fn enqueue(&self, rows: &[NewOutboxRow]) -> Result<()>;
+
+    /// Claims up to `limit` pending rows due at `now` that no other sender has claimed (or
+    /// whose claim ended before `now`), for `claim_owner` until `claim_until`, oldest first.
+    /// Two processes never receive the same row while a claim is live; a sender that dies
+    /// loses its claims at `claim_until` (delivery is at-least-once).
+    async fn outbox_due(
+        &self,
+        now: Timestamp,
+        limit: u32,
+        claim_owner: &str,
+        claim_until: Timestamp,
+    ) -> Result<Vec<OutboxRow>>;
+
+    /// Removes a delivered row.
+    async fn outbox_delivered(&self, id: i64) -> Result<()>;
+
+    /// Records a failed attempt and schedules the next one; releases the claim.
+    async fn outbox_retry(&self, id: i64, next_attempt_at: Timestamp, error: &str) -> Result<()>;
+
+    /// Records the last failed attempt and marks the row dead (kept for inspection).
+    async fn outbox_dead(&self, id: i64, error: &str) -> Result<()>;
+
+    /// Dead rows, oldest first, after id `after`.
+    async fn outbox_dead_rows(&self, after: Option<i64>, limit: u32) -> Result<Vec<OutboxRow>>;
+
+    // ----- Subscriptions -----
+
+    /// Stores a subscription. [`crate::Conflict::AlreadyExists`] if the id is taken.
+    async fn create_subscription(&self, record: &SubscriptionRecord) -> Result<()>;
+
+    /// The subscription with its encrypted credentials.
+    async fn get_subscription(&self, id: &SubscriptionId) -> Result<Option<SubscriptionRecord>>;
+
+    /// One page of subscriptions, ordered by id.
+    async fn list_subscriptions(
+        &self,
+        after: Option<&str>,
+        limit: u32,
+    ) -> Result<Page<SubscriptionRecord>>;
+
+    /// Deletes the subscription and its pending outbox rows (dead rows stay).
+    async fn delete_subscription(&self, id: &SubscriptionId) -> Result<()>;
+
+    /// A subscription with the same canonical filter ([`crate::canonical_filter`]) and callback
+    /// URI, for SOL003's `303 See Other`.
+    async fn find_duplicate_subscription(
+        &self,
+        canonical_filter: &str,
+        callback_uri: &str,
+    ) -> Result<Option<SubscriptionRecord>>;
+
+    // ----- VIMs -----
+
+    /// Stores a VIM at [`Version::FIRST`].
+    async fn create_vim(&self, vim: &VimRecord) -> Result<Version>;
+
+    /// The VIM and its version.
+    async fn get_vim(&self, id: &VimId) -> Result<Option<(VimRecord, Version)>>;
+
+    /// Replaces the VIM if its version is still `expected`.
+    async fn update_vim(&self, vim: &VimRecord, expected: Version) -> Result<Version>;
+
+    /// Deletes the VIM if its version is still `expected` and no instance's
+    /// `vimConnectionInfo` references it ([`crate::Conflict::InUse`] otherwise).
+    async fn delete_vim(&self, id: &VimId, expected: Version) -> Result<()>;
+
+    /// All VIMs, ordered by id.
+    async fn list_vims(&self) -> Result<Vec<(VimRecord, Version)>>;
+
+    /// VIMs registered by the hooks of this instance.
+    async fn vims_created_by(
+        &self,
+        instance_id: &VnfInstanceId,
+    ) -> Result<Vec<(VimRecord, Version)>>;
+
+    /// Instances whose `vimConnectionInfo` references the VIM, ordered by id.
+    async fn instances_using_vim(&self, vim_id: &VimId) -> Result<Vec<VnfInstanceId>>;
+
+    // ----- Schema -----
+
+    /// The newest schema migration applied to the database.
+    async fn schema_version(&self) -> Result<i64>;
+}
