@@ -1,0 +1,247 @@
+//! [`DriverError`]: what a driver or a hook reports when it fails, and whether retrying can help.
+//!
+//! Messages are shown to API consumers (they end up in the `error` of an operation occurrence),
+//! so they must never carry secrets: drivers build them from resource names and ids, and pass
+//! text that may echo credentials (an HTTP error body, a command's output) through
+//! [`crate::ResolvedVim::redact`] first.
+
+use std::error::Error as StdError;
+use std::sync::Arc;
+use std::time::Duration;
+
+use vnfm_types::{KeyValuePairs, ProblemDetails};
+
+/// A failure of an infrastructure driver or a management driver (hook).
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum DriverError {
+    /// The infrastructure failed in a way that may go away (a 503, a lost connection, a
+    /// conflict with a concurrent update): retrying the operation occurrence may succeed.
+    #[error("{message} (transient: retrying may succeed)")]
+    Transient {
+        /// What failed, without secrets.
+        message: String,
+        /// The underlying error, when there is one.
+        #[source]
+        source: Option<Arc<dyn StdError + Send + Sync>>,
+    },
+    /// The infrastructure refused or failed in a way retrying will not fix (a quota, a
+    /// missing image, a template error).
+    #[error("{message}")]
+    Permanent {
+        /// What failed, without secrets.
+        message: String,
+        /// The underlying error, when there is one.
+        #[source]
+        source: Option<Arc<dyn StdError + Send + Sync>>,
+    },
+    /// The step did not finish before its deadline.
+    #[error("{what} did not finish within its time budget of {}", human(*budget))]
+    Timeout {
+        /// What was being done.
+        what: String,
+        /// The time budget the step had.
+        budget: Duration,
+    },
+    /// The operation occurrence was cancelled while the step ran.
+    #[error("{what} was cancelled")]
+    Cancelled {
+        /// What was being done.
+        what: String,
+    },
+    /// The driver does not implement the operation.
+    #[error("the {driver} driver does not support {operation}")]
+    Unsupported {
+        /// Driver name.
+        driver: String,
+        /// Operation name (e.g. `change_flavour`).
+        operation: String,
+    },
+    /// The request, the descriptor or the instance cannot be processed by this driver (a
+    /// missing `additionalParams` entry, an artifact that is not in the package, ...).
+    #[error("invalid input: {message}")]
+    InvalidInput {
+        /// What is wrong and what is expected.
+        message: String,
+    },
+}
+
+impl DriverError {
+    /// A [`DriverError::Transient`] without a source.
+    pub fn transient(message: impl Into<String>) -> Self {
+        DriverError::Transient {
+            message: message.into(),
+            source: None,
+        }
+    }
+
+    /// A [`DriverError::Permanent`] without a source.
+    pub fn permanent(message: impl Into<String>) -> Self {
+        DriverError::Permanent {
+            message: message.into(),
+            source: None,
+        }
+    }
+
+    /// A [`DriverError::InvalidInput`].
+    pub fn invalid_input(message: impl Into<String>) -> Self {
+        DriverError::InvalidInput {
+            message: message.into(),
+        }
+    }
+
+    /// A [`DriverError::Unsupported`].
+    pub fn unsupported(driver: impl Into<String>, operation: impl Into<String>) -> Self {
+        DriverError::Unsupported {
+            driver: driver.into(),
+            operation: operation.into(),
+        }
+    }
+
+    /// A [`DriverError::Timeout`] for a step that had `budget`.
+    pub fn timeout(what: impl Into<String>, budget: Duration) -> Self {
+        DriverError::Timeout {
+            what: what.into(),
+            budget,
+        }
+    }
+
+    /// A [`DriverError::Cancelled`].
+    pub fn cancelled(what: impl Into<String>) -> Self {
+        DriverError::Cancelled { what: what.into() }
+    }
+
+    /// Attaches the underlying error to a `Transient` or `Permanent` error (other variants
+    /// are returned unchanged: they carry no source).
+    pub fn with_source(mut self, err: impl StdError + Send + Sync + 'static) -> Self {
+        if let DriverError::Transient { source, .. } | DriverError::Permanent { source, .. } =
+            &mut self
+        {
+            *source = Some(Arc::new(err));
+        }
+        self
+    }
+
+    /// Whether retrying the operation occurrence can help: true for transient failures and
+    /// timeouts, false otherwise (a cancelled step is resumed by an explicit retry, but
+    /// repeating it automatically would defeat the cancellation).
+    pub fn is_retryable(&self) -> bool {
+        matches!(
+            self,
+            DriverError::Transient { .. } | DriverError::Timeout { .. }
+        )
+    }
+
+    /// A stable, machine-readable name of the variant (`transient`, `permanent`, ...).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            DriverError::Transient { .. } => "transient",
+            DriverError::Permanent { .. } => "permanent",
+            DriverError::Timeout { .. } => "timeout",
+            DriverError::Cancelled { .. } => "cancelled",
+            DriverError::Unsupported { .. } => "unsupported",
+            DriverError::InvalidInput { .. } => "invalidInput",
+        }
+    }
+
+    /// The HTTP status that best describes the failure, for the `status` of the
+    /// `ProblemDetails` recorded on the operation occurrence.
+    pub fn status(&self) -> u16 {
+        match self {
+            DriverError::Transient { .. } => 503,
+            DriverError::Permanent { .. } => 500,
+            DriverError::Timeout { .. } => 504,
+            DriverError::Cancelled { .. } => 409,
+            DriverError::Unsupported { .. } => 501,
+            DriverError::InvalidInput { .. } => 422,
+        }
+    }
+
+    /// The `ProblemDetails` to record as the `error` of the failed operation occurrence:
+    /// `status` from [`DriverError::status`], `detail` is the message (with the source chain
+    /// appended), and two extension members, `errorKind` and `retryable`.
+    pub fn into_problem_details(self) -> ProblemDetails {
+        let mut detail = self.to_string();
+        let mut source = StdError::source(&self);
+        while let Some(s) = source {
+            detail.push_str(": ");
+            detail.push_str(&s.to_string());
+            source = s.source();
+        }
+        let mut extra = KeyValuePairs::new();
+        extra.insert("errorKind".into(), self.kind().into());
+        extra.insert("retryable".into(), self.is_retryable().into());
+        ProblemDetails {
+            problem_type: None,
+            title: Some(title(&self).to_string()),
+            status: self.status(),
+            detail,
+            instance: None,
+            extra,
+        }
+    }
+}
+
+/// `90 s`, `250 ms`: whole seconds from one second up, milliseconds below.
+fn human(d: Duration) -> String {
+    if d >= Duration::from_secs(1) {
+        format!("{} s", d.as_secs())
+    } else {
+        format!("{} ms", d.as_millis())
+    }
+}
+
+fn title(e: &DriverError) -> &'static str {
+    match e {
+        DriverError::Transient { .. } => "Infrastructure temporarily unavailable",
+        DriverError::Permanent { .. } => "Infrastructure operation failed",
+        DriverError::Timeout { .. } => "Operation timed out",
+        DriverError::Cancelled { .. } => "Operation cancelled",
+        DriverError::Unsupported { .. } => "Operation not supported by the driver",
+        DriverError::InvalidInput { .. } => "Invalid input for the driver",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn problem_details_carry_status_kind_and_source_chain() {
+        let io = std::io::Error::new(std::io::ErrorKind::ConnectionReset, "connection reset");
+        let p = DriverError::transient("creating Heat stack vnf-1 failed")
+            .with_source(io)
+            .into_problem_details();
+        assert_eq!(p.status, 503);
+        assert_eq!(
+            p.detail,
+            "creating Heat stack vnf-1 failed (transient: retrying may succeed): connection reset"
+        );
+        assert_eq!(p.extra["errorKind"], "transient");
+        assert_eq!(p.extra["retryable"], true);
+    }
+
+    #[test]
+    fn retryability_by_variant() {
+        assert!(DriverError::transient("x").is_retryable());
+        assert!(DriverError::timeout("x", Duration::from_secs(3)).is_retryable());
+        assert!(!DriverError::permanent("x").is_retryable());
+        assert!(!DriverError::cancelled("x").is_retryable());
+        assert!(!DriverError::unsupported("d", "heal").is_retryable());
+        assert!(!DriverError::invalid_input("x").is_retryable());
+    }
+
+    #[test]
+    fn messages_say_what_failed() {
+        assert_eq!(
+            DriverError::unsupported("memory", "change_flavour").to_string(),
+            "the memory driver does not support change_flavour"
+        );
+        assert_eq!(
+            DriverError::timeout("hook instantiate_end", Duration::from_millis(90_500)).to_string(),
+            "hook instantiate_end did not finish within its time budget of 90 s"
+        );
+        // with_source leaves source-less variants alone.
+        let e = DriverError::cancelled("scale").with_source(std::fmt::Error);
+        assert!(StdError::source(&e).is_none());
+    }
+}

@@ -1,0 +1,217 @@
+//! The management-driver port: the host side of LCM hooks.
+//!
+//! A VNFD binds operations of its `Vnflcm` interface (`instantiate_end`, `heal_start`,
+//! `scale_rollback_start`, ...) to implementation artifacts. When a plan reaches such a hook,
+//! the core calls [`MgmtDriver::call`] with a [`HookCall`]; the implementation (for example the
+//! dynamic-library plugin host) runs the artifact and answers with a [`HookOutcome`]: changes to
+//! apply to the instance, VIMs to register (a Kubernetes cluster the hook built) and data to
+//! keep for a retry.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use indexmap::IndexMap;
+use serde::{Deserialize, Serialize};
+use vnfm_descriptor::Vnfd;
+use vnfm_types::{KeyValuePairs, LcmOperationType, VimConnectionInfo, VnfLcmOpOccId};
+
+use crate::vim::RedactedVims;
+use crate::{ArtifactSource, DriverError, ResolvedVim, RunControl};
+
+/// The artifact a hook is bound to, as the planner resolved it from the VNFD.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HookArtifact {
+    /// Artifact name (key under `artifacts` in the VNFD).
+    pub name: String,
+    /// Package-relative path (or URI, when `external`).
+    pub file: String,
+    /// Artifact type, e.g. `tosca.artifacts.Implementation.Python`.
+    pub artifact_type: String,
+    /// Hex SHA-256 of the file in the package, when known: a plugin is bound to an artifact by
+    /// name and digest.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sha256: Option<String>,
+    /// True when `file` is a URI outside the package.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub external: bool,
+    /// Package-relative paths of the dependency artifacts (`implementation.dependencies`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub dependencies: Vec<String>,
+}
+
+/// One hook invocation.
+///
+/// `Debug` leaves out the request, the instance and the hook inputs (they may hold
+/// credentials) and redacts the VIM connections.
+#[derive(Clone)]
+pub struct HookCall {
+    /// The operation occurrence.
+    pub op_occ_id: VnfLcmOpOccId,
+    /// The LCM operation of the occurrence.
+    pub lcm_operation: LcmOperationType,
+    /// The hook's operation name, e.g. `instantiate_end` or `scale_rollback_start`.
+    pub operation: String,
+    /// The artifact implementing the hook.
+    pub artifact: HookArtifact,
+    /// The operation's `inputs` from the VNFD, verbatim.
+    pub inputs: IndexMap<String, serde_json::Value>,
+    /// The request body of the LCM operation.
+    pub request: serde_json::Value,
+    /// The VNF instance as it is now.
+    pub instance: serde_json::Value,
+    /// The VNFD.
+    pub vnfd: Arc<Vnfd>,
+    /// The deployment flavour, when the instance has one.
+    pub flavour_id: Option<String>,
+    /// The instance's VIM connections, with secrets.
+    pub vims: Vec<ResolvedVim>,
+    /// The package files (the hook artifact among them).
+    pub artifacts: Arc<dyn ArtifactSource>,
+    /// Deadline and cancellation.
+    pub control: RunControl,
+    /// Data the hook returned from an earlier attempt of the same operation occurrence
+    /// (`null` on the first), so a retried hook can resume.
+    pub error_handling_data: serde_json::Value,
+}
+
+impl fmt::Debug for HookCall {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("HookCall")
+            .field("op_occ_id", &self.op_occ_id)
+            .field("lcm_operation", &self.lcm_operation)
+            .field("operation", &self.operation)
+            .field("artifact", &self.artifact)
+            .field("vnfd_id", &self.vnfd.descriptor_id)
+            .field("flavour_id", &self.flavour_id)
+            .field("vims", &self.vims)
+            .field("control", &self.control)
+            .field("error_handling_data", &self.error_handling_data)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A VIM that a hook created and the core should register (e.g. a Kubernetes cluster built on
+/// the VNF's VMs). `Debug` shows the `accessInfo` keys only.
+#[derive(Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct VimRegistration {
+    /// Name to register the VIM under.
+    pub name: String,
+    /// Key under which to add the VIM to the instance's `vimConnectionInfo` (the
+    /// registration is not attached to the instance when absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connection_id: Option<String>,
+    /// The connection: type, interface info, access info with secrets.
+    pub info: VimConnectionInfo,
+}
+
+impl fmt::Debug for VimRegistration {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("VimRegistration")
+            .field("name", &self.name)
+            .field("connection_id", &self.connection_id)
+            .field("info", &crate::vim::RedactedVimInfo(&self.info))
+            .finish()
+    }
+}
+
+/// What a hook asks the core to change. Everything defaults to "no change".
+#[derive(Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HookOutcome {
+    /// VIM connections to add to (or replace in) the instance's `vimConnectionInfo`.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub vim_connection_info_add: BTreeMap<String, VimConnectionInfo>,
+    /// Keys to remove from the instance's `vimConnectionInfo`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub vim_connection_info_remove: Vec<String>,
+    /// JSON Merge Patch (RFC 7396) to apply to the instance's `metadata`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<KeyValuePairs>,
+    /// JSON Merge Patch to apply to the instance's `extensions`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub extensions: Option<KeyValuePairs>,
+    /// VIMs the hook created, to register.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub vims_to_register: Vec<VimRegistration>,
+    /// Names of VIMs (registered earlier by a hook) to deregister.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub vims_to_deregister: Vec<String>,
+    /// Data to persist with the operation occurrence and hand back on a retry; `None` keeps
+    /// what was there.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_handling_data: Option<serde_json::Value>,
+}
+
+impl HookOutcome {
+    /// True when the outcome asks for no change at all.
+    pub fn is_noop(&self) -> bool {
+        *self == HookOutcome::default()
+    }
+}
+
+impl fmt::Debug for HookOutcome {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("HookOutcome")
+            .field(
+                "vim_connection_info_add",
+                &RedactedVims::of(&self.vim_connection_info_add),
+            )
+            .field(
+                "vim_connection_info_remove",
+                &self.vim_connection_info_remove,
+            )
+            .field("metadata", &self.metadata)
+            .field("extensions", &self.extensions)
+            .field("vims_to_register", &self.vims_to_register)
+            .field("vims_to_deregister", &self.vims_to_deregister)
+            .field("error_handling_data", &self.error_handling_data)
+            .finish()
+    }
+}
+
+/// The host side of LCM hooks.
+#[async_trait]
+pub trait MgmtDriver: Send + Sync {
+    /// Runs the hook `call.operation` with `call.artifact`.
+    async fn call(&self, call: &HookCall) -> Result<HookOutcome, DriverError>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn outcome_debug_redacts_and_json_is_camel_case() {
+        let info: VimConnectionInfo = serde_json::from_value(json!({
+            "vimType": "kubernetes",
+            "interfaceInfo": {"endpoint": "https://10.0.0.1:6443"},
+            "accessInfo": {"bearer_token": "very-secret-token"}
+        }))
+        .unwrap();
+        let outcome = HookOutcome {
+            vim_connection_info_add: [("k8s".to_string(), info.clone())].into(),
+            vims_to_register: vec![VimRegistration {
+                name: "cluster-a".into(),
+                connection_id: Some("k8s".into()),
+                info,
+            }],
+            ..Default::default()
+        };
+        let dbg = format!("{outcome:?}");
+        assert!(!dbg.contains("very-secret-token"), "{dbg}");
+        assert!(dbg.contains("bearer_token"), "{dbg}");
+        let v = serde_json::to_value(&outcome).unwrap();
+        assert_eq!(v["vimsToRegister"][0]["connectionId"], "k8s");
+        assert_eq!(
+            v["vimConnectionInfoAdd"]["k8s"]["accessInfo"]["bearer_token"],
+            "very-secret-token"
+        );
+        assert!(!outcome.is_noop());
+        assert!(HookOutcome::default().is_noop());
+    }
+}
