@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# Throwaway PostgreSQL for the store tests: trust auth, 127.0.0.1 only.
+#
+#   scripts/test-env/postgres.sh start   # initdb (first time) + start; prints the URL
+#   scripts/test-env/postgres.sh url     # prints the URL
+#   scripts/test-env/postgres.sh stop    # stops the server and removes its data
+#
+# Tests read the URL from VNFM_TEST_POSTGRES_URL:
+#   export VNFM_TEST_POSTGRES_URL=$(scripts/test-env/postgres.sh start)
+#
+# Environment: VNFM_PG_DIR (data dir, default /tmp/vnfm-test-postgres), VNFM_PG_PORT
+# (default 55432), VNFM_PG_BIN (default: newest /usr/lib/postgresql/*/bin).
+# Runs as root (the server then runs as the `postgres` user) or as any other user.
+set -euo pipefail
+
+DIR="${VNFM_PG_DIR:-/tmp/vnfm-test-postgres}"
+PORT="${VNFM_PG_PORT:-55432}"
+URL="postgres://postgres@127.0.0.1:${PORT}/postgres"
+
+find_bin() {
+    if [[ -n "${VNFM_PG_BIN:-}" ]]; then
+        echo "$VNFM_PG_BIN"
+        return
+    fi
+    local d
+    d=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1 || true)
+    if [[ -z "$d" ]]; then
+        if [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null; then
+            echo "postgres.sh: PostgreSQL not found, installing it with apt-get" >&2
+            apt-get update -qq >&2 && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >&2
+            d=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1 || true)
+        fi
+    fi
+    if [[ -z "$d" ]]; then
+        echo "postgres.sh: no PostgreSQL server binaries under /usr/lib/postgresql/*/bin" >&2
+        exit 1
+    fi
+    echo "$d"
+}
+
+# Runs a command as the owner of the data directory.
+as_pg() {
+    if [[ $(id -u) -eq 0 ]]; then
+        # `su` resets the environment; pass the command as one quoted string.
+        su postgres -s /bin/sh -c "$(printf '%q ' "$@")"
+    else
+        "$@"
+    fi
+}
+
+running() {
+    [[ -f "$DIR/data/postmaster.pid" ]] && as_pg "$BIN/pg_ctl" -D "$DIR/data" status >/dev/null 2>&1
+}
+
+start() {
+    if [[ $(id -u) -eq 0 ]]; then
+        id postgres >/dev/null 2>&1 || useradd --system --home-dir "$DIR" --shell /bin/sh postgres
+    fi
+    mkdir -p "$DIR"
+    if [[ $(id -u) -eq 0 ]]; then
+        chown postgres: "$DIR"
+        chmod 700 "$DIR"
+    fi
+    if running; then
+        echo "$URL"
+        return
+    fi
+    if [[ ! -f "$DIR/data/PG_VERSION" ]]; then
+        as_pg "$BIN/initdb" -D "$DIR/data" -A trust -U postgres -E UTF8 --locale=C >"$DIR/initdb.log" 2>&1 || {
+            cat "$DIR/initdb.log" >&2
+            exit 1
+        }
+    fi
+    # A stale pid file from a killed server would block the start.
+    rm -f "$DIR/data/postmaster.pid"
+    as_pg "$BIN/pg_ctl" -D "$DIR/data" -w -t 60 -l "$DIR/server.log" \
+        -o "-p $PORT -c listen_addresses=127.0.0.1 -k $DIR -c max_connections=300 -c fsync=off" \
+        start >/dev/null || {
+        cat "$DIR/server.log" >&2
+        exit 1
+    }
+    echo "$URL"
+}
+
+stop() {
+    if running; then
+        as_pg "$BIN/pg_ctl" -D "$DIR/data" -w -m fast stop >/dev/null
+    fi
+    rm -rf "$DIR"
+}
+
+BIN=$(find_bin)
+case "${1:-}" in
+    start) start ;;
+    stop) stop ;;
+    url) echo "$URL" ;;
+    *)
+        echo "usage: $0 start|stop|url" >&2
+        exit 2
+        ;;
+esac
