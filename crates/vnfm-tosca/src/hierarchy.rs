@@ -22,8 +22,9 @@ use std::sync::Arc;
 
 use indexmap::IndexMap;
 
-use crate::imports::Graph;
+use crate::imports::{Graph, LoadedFile};
 use crate::problem::Sink;
+use crate::quirks::Quirk;
 use crate::types::{
     ArtifactDef, CapDef, Constraint, Kind, Named, OpDef, PropDef, ReqDef, Schema, TypeDef,
 };
@@ -135,6 +136,19 @@ impl<'g> Types<'g> {
                     }
                     let first_file = &graph.files[first.file].display;
                     let first_line = first.def.pos.line;
+                    if is_etsi_file(&graph.files[first.file]) && is_etsi_file(file) {
+                        sink.quirk(
+                            Quirk::EtsiTypeRedefinition,
+                            &file.display,
+                            def.pos,
+                            format!(
+                                "{} `{}` is also defined, differently, at {first_file}:{first_line}; that first definition is used",
+                                def.kind.noun(),
+                                def.name
+                            ),
+                        );
+                        continue;
+                    }
                     sink.error(
                         &file.display,
                         def.pos,
@@ -517,6 +531,16 @@ impl<'g> Types<'g> {
         merge_props(&mut props, &cap.properties, cap_file);
         props
     }
+}
+
+/// True for the ETSI SOL001 type files (bundled, or a package's copy).
+fn is_etsi_file(f: &LoadedFile) -> bool {
+    f.bundled_version.is_some()
+        || f.unit
+            .template_name
+            .as_deref()
+            .is_some_and(|n| n.starts_with("etsi_nfv_sol001_"))
+        || crate::imports::is_etsi_file_name(f.display.rsplit('/').next().unwrap_or_default())
 }
 
 /// Adds `defs` over `into`: a new name is appended, a known one is refined (what the refinement

@@ -93,7 +93,7 @@ fn bundled(version: &str, name: &str) -> Option<&'static BundledFile> {
         .find(|b| b.version == version && b.name == name)
 }
 
-fn is_etsi_file_name(name: &str) -> bool {
+pub(crate) fn is_etsi_file_name(name: &str) -> bool {
     name.starts_with("etsi_nfv_sol001_") && name.ends_with("_types.yaml")
 }
 

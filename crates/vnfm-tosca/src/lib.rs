@@ -85,6 +85,29 @@ impl PackageFiles for MemFiles {
     }
 }
 
+/// A SOL004 package (zip or directory) opened by `vnfm-csar`.
+impl PackageFiles for vnfm_csar::Package {
+    fn entry_definitions(&self) -> &str {
+        vnfm_csar::Package::entry_definitions(self)
+    }
+    fn read(&self, path: &str) -> std::io::Result<Vec<u8>> {
+        vnfm_csar::Package::read(self, path).map_err(|e| {
+            let kind = if vnfm_csar::Package::contains(self, path) {
+                std::io::ErrorKind::InvalidData
+            } else {
+                std::io::ErrorKind::NotFound
+            };
+            std::io::Error::new(kind, e.to_string())
+        })
+    }
+    fn contains(&self, path: &str) -> bool {
+        vnfm_csar::Package::contains(self, path)
+    }
+    fn sha256_hex(&self, path: &str) -> Option<String> {
+        vnfm_csar::Package::sha256_hex(self, path).ok()
+    }
+}
+
 /// What reading a descriptor produced: the descriptor when it could be built, and every
 /// diagnostic. A descriptor may come with warnings; when any diagnostic is an error the
 /// descriptor must not be used (it is `None` unless the errors were confined to parts the model

@@ -12,64 +12,20 @@ pub(crate) enum PathError {
     /// `..` climbs above the package root.
     Escapes,
     /// Malformed (empty, backslashes, drive letter, control characters, names the root).
-    Invalid(&'static str),
+    Invalid(String),
 }
 
 /// True for `scheme:` references with a scheme of two or more characters (`http:`, `file:`).
 pub(crate) fn is_external_uri(reference: &str) -> bool {
-    let Some((scheme, _)) = reference.split_once(':') else {
-        return false;
-    };
-    scheme.len() >= 2
-        && scheme.starts_with(|c: char| c.is_ascii_alphabetic())
-        && scheme
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
+    vnfm_csar::is_external_uri(reference)
 }
 
 /// Resolves `reference`, written in the package file `base_file`, to a package path.
 pub(crate) fn resolve_relative(base_file: &str, reference: &str) -> Result<String, PathError> {
-    if reference.is_empty() {
-        return Err(PathError::Invalid("the path is empty"));
-    }
-    if reference.chars().any(char::is_control) {
-        return Err(PathError::Invalid("it contains control characters"));
-    }
-    if reference.contains('\\') {
-        if reference.split(['/', '\\']).any(|c| c == "..") {
-            return Err(PathError::Escapes);
-        }
-        return Err(PathError::Invalid("it uses `\\` as a separator"));
-    }
-    let b = reference.as_bytes();
-    if b.len() >= 2 && b[0].is_ascii_alphabetic() && b[1] == b':' {
-        return Err(PathError::Invalid("it starts with a drive letter"));
-    }
-    let mut stack: Vec<&str> = Vec::new();
-    let rest = match reference.strip_prefix('/') {
-        Some(from_root) => from_root,
-        None => {
-            stack.extend(base_file.split('/').filter(|c| !c.is_empty() && *c != "."));
-            // The file name itself: references are relative to its directory.
-            stack.pop();
-            reference
-        }
-    };
-    for component in rest.split('/') {
-        match component {
-            "" | "." => {}
-            ".." => {
-                if stack.pop().is_none() {
-                    return Err(PathError::Escapes);
-                }
-            }
-            c => stack.push(c),
-        }
-    }
-    if stack.is_empty() {
-        return Err(PathError::Invalid("it names the package root, not a file"));
-    }
-    Ok(stack.join("/"))
+    vnfm_csar::resolve_relative(base_file, reference).map_err(|e| match e.code() {
+        "csar.path-traversal" => PathError::Escapes,
+        _ => PathError::Invalid(e.to_string()),
+    })
 }
 
 #[cfg(test)]
@@ -111,10 +67,7 @@ mod tests {
             resolve_relative("a.yaml", ""),
             Err(PathError::Invalid(_))
         ));
-        assert!(matches!(
-            resolve_relative("Definitions/a.yaml", ".."),
-            Err(PathError::Invalid(_)) | Err(PathError::Escapes)
-        ));
+        assert!(resolve_relative("Definitions/a.yaml", "..").is_err());
     }
 
     #[test]

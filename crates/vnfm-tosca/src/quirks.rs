@@ -20,6 +20,7 @@
 //! | `UntypedArtifact` | `tosca.quirk.untyped-artifact` | an artifact in short notation (`sw_image: ../Files/images/x.img`) whose type neither the node type nor the file extension gives (Tacker's short-notation sample) | read as `tosca.artifacts.nfv.SwImage` when named `sw_image` (and the SOL001 types are imported), otherwise as `tosca.artifacts.File` |
 //! | `UndefinedImplementationArtifactType` | `tosca.quirk.undefined-implementation-artifact-type` | an artifact type that no file defines but whose name starts with `tosca.artifacts.Implementation.` (Tacker's `tosca.artifacts.Implementation.Yaml` for Ansible playbooks) | the artifact keeps the type name and is treated as an implementation artifact |
 //! | `ArtifactPathFromPackageRoot` | `tosca.quirk.artifact-path-from-package-root` | an artifact `file` that does not exist relative to the definitions file declaring it but does exist relative to the package root (e.g. `ScriptANSIBLE/config.yaml` written in `Definitions/df.yaml`) | the file is taken from the package root |
+//! | `EtsiTypeRedefinition` | `tosca.quirk.etsi-type-redefinition` | a type defined differently by two ETSI SOL001 type files of one version (the v2.5.1 nsd/pnfd files repeat vnfd types with changes, e.g. `address_data` of `tosca.datatypes.nfv.CpProtocolData` without `required: false`; the v2.6.1 nsd file redefines `tosca.groups.nfv.PlacementGroup` and `tosca.policies.nfv.AffinityRule`/`AntiAffinityRule` with NS-level members) | the first definition read is used (the importing order decides; a VNFD normally reads the vnfd file first) |
 //! | `PoliciesAsMap` | `tosca.quirk.policies-as-map` | `policies` written as a map (TOSCA 1.0 style) instead of a list of single-entry maps | each entry is read as one policy |
 //!
 //! Everything else that breaks the grammar or the type system is an error (or, for things that
@@ -50,13 +51,15 @@ pub enum Quirk {
     UndefinedImplementationArtifactType,
     /// An artifact path relative to the package root instead of the declaring file.
     ArtifactPathFromPackageRoot,
+    /// A type defined differently by two ETSI SOL001 files.
+    EtsiTypeRedefinition,
     /// `policies` as a map.
     PoliciesAsMap,
 }
 
 impl Quirk {
     /// Every quirk, in documentation order.
-    pub const ALL: [Quirk; 12] = [
+    pub const ALL: [Quirk; 13] = [
         Quirk::EmptyListOperation,
         Quirk::VnfRequirementLowerBound,
         Quirk::EmptySubstitutionRequirement,
@@ -68,6 +71,7 @@ impl Quirk {
         Quirk::UntypedArtifact,
         Quirk::UndefinedImplementationArtifactType,
         Quirk::ArtifactPathFromPackageRoot,
+        Quirk::EtsiTypeRedefinition,
         Quirk::PoliciesAsMap,
     ];
 
@@ -85,6 +89,7 @@ impl Quirk {
             Quirk::UntypedArtifact => "UntypedArtifact",
             Quirk::UndefinedImplementationArtifactType => "UndefinedImplementationArtifactType",
             Quirk::ArtifactPathFromPackageRoot => "ArtifactPathFromPackageRoot",
+            Quirk::EtsiTypeRedefinition => "EtsiTypeRedefinition",
             Quirk::PoliciesAsMap => "PoliciesAsMap",
         }
     }
@@ -111,6 +116,7 @@ impl Quirk {
                 "tosca.quirk.undefined-implementation-artifact-type"
             }
             Quirk::ArtifactPathFromPackageRoot => "tosca.quirk.artifact-path-from-package-root",
+            Quirk::EtsiTypeRedefinition => "tosca.quirk.etsi-type-redefinition",
             Quirk::PoliciesAsMap => "tosca.quirk.policies-as-map",
         }
     }
@@ -146,6 +152,9 @@ impl Quirk {
             }
             Quirk::ArtifactPathFromPackageRoot => {
                 "write the path relative to the definitions file (e.g. `../Scripts/x`)"
+            }
+            Quirk::EtsiTypeRedefinition => {
+                "import only the ETSI files the descriptor needs (a VNFD needs the common and vnfd types)"
             }
             Quirk::PoliciesAsMap => "write `policies` as a list of single-entry maps",
         }
