@@ -365,13 +365,18 @@ fn cache() -> &'static Mutex<UnitCache> {
 /// The parsed form of `text`, from the cache when the same content was parsed before.
 pub(crate) fn unit_for(text: &str) -> Arc<Unit> {
     let key: [u8; 32] = Sha256::digest(text.as_bytes()).into();
-    if let Some((unit, _)) = cache()
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .map
-        .get(&key)
     {
-        return Arc::clone(unit);
+        let mut c = cache().lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((unit, _)) = c.map.get(&key) {
+            let unit = Arc::clone(unit);
+            // Least recently used goes first: the shared ETSI files stay while one-off files
+            // come and go.
+            if let Some(i) = c.order.iter().position(|k| *k == key) {
+                c.order.remove(i);
+            }
+            c.order.push_back(key);
+            return unit;
+        }
     }
     // Parse outside the lock: two threads may parse the same file once each, which is cheaper
     // than serializing every parse.
