@@ -1,0 +1,1684 @@
+//! Behaviour of the store, written once against `Arc<dyn Store>` and run on SQLite (temp file)
+//! and PostgreSQL (`VNFM_TEST_POSTGRES_URL`; skipped loudly when unset).
+
+mod common;
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures_util::StreamExt;
+use serde_json::json;
+use vnfm_store::{
+    Conflict, InstanceQuery, JournalStep, Lease, NameFilter, NewOutboxRow, OpOccQuery,
+    OutboxStatus, StepOutcome, StepRecord, Store, StoreError, SubscriptionRecord, Timestamp,
+    Version, VimRecord, canonical_filter,
+};
+use vnfm_types::{
+    InstantiationState, LccnSubscription, LcmOperationStateType as S, LcmOperationType,
+    SubscriptionId, VimId, VnfInstanceId, VnfLcmOpOccId, VnfdId,
+};
+
+use common::{TestDb, in_state, instance, op_occ};
+
+macro_rules! store_tests {
+    ($($name:ident),* $(,)?) => {
+        mod sqlite {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+                async fn $name() {
+                    let db = super::TestDb::sqlite().await;
+                    super::$name(&db).await;
+                    db.finish().await;
+                }
+            )*
+        }
+        mod postgres {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+                async fn $name() {
+                    let Some(db) = super::TestDb::postgres(stringify!($name)).await else {
+                        return;
+                    };
+                    super::$name(&db).await;
+                    db.finish().await;
+                }
+            )*
+        }
+    };
+}
+
+store_tests!(
+    instance_crud_round_trips_exact_json,
+    instance_updates_are_compare_and_swap,
+    list_instances_filters_and_pages,
+    stream_instances_fetches_lazily,
+    start_operation_conflicts_in_every_non_final_state,
+    concurrent_starts_on_one_instance_admit_exactly_one,
+    concurrent_starts_from_two_processes_admit_exactly_one,
+    record_step_with_lost_lease_writes_nothing,
+    record_step_is_atomic_across_op_occ_instance_journal_outbox,
+    failed_temp_drops_the_lease_and_operator_claims_it,
+    claim_expired_gives_each_op_occ_to_exactly_one_claimer,
+    list_op_occs_filters_and_pages,
+    op_occ_data_survives_and_is_scoped,
+    outbox_claims_retries_and_dead_letters,
+    concurrent_outbox_claims_are_disjoint,
+    subscriptions_round_trip_and_detect_duplicates,
+    vims_and_the_index_of_instances_using_them,
+    migrations_apply_on_empty_and_refuse_newer_schema,
+);
+
+const T0: Timestamp = Timestamp(1_000_000);
+
+fn lease(owner: &str, until: Timestamp) -> Lease {
+    Lease::new(owner, until)
+}
+
+fn step(name: &str, outcome: StepOutcome) -> JournalStep {
+    JournalStep {
+        step: name.into(),
+        outcome,
+        at: T0,
+        detail: json!({"step": name}),
+    }
+}
+
+fn note(sub: &str, n: i64, not_before: Timestamp) -> NewOutboxRow {
+    NewOutboxRow {
+        subscription_id: SubscriptionId::new(sub),
+        callback_uri: format!("http://nfvo/callback/{sub}"),
+        payload: json!({"notificationType": "VnfLcmOperationOccurrenceNotification", "n": n}),
+        not_before,
+    }
+}
+
+/// A record_step from `from` (at `version`) to `to`, by `owner`, writing nothing else.
+fn transition(
+    occ: &vnfm_types::VnfLcmOpOcc,
+    from: vnfm_types::LcmOperationStateType,
+    to: vnfm_types::LcmOperationStateType,
+    version: Version,
+    owner: &str,
+) -> StepRecord {
+    StepRecord {
+        occ: in_state(occ, to),
+        expected_state: from,
+        expected_version: version,
+        owner: owner.into(),
+        journal: None,
+        instance: None,
+        outbox: Vec::new(),
+    }
+}
+
+async fn outbox_all(store: &dyn Store) -> Vec<vnfm_store::OutboxRow> {
+    store
+        .outbox_due(Timestamp(i64::MAX - 1), 1000, "inspector", Timestamp(0))
+        .await
+        .unwrap()
+}
+
+fn assert_busy(err: StoreError, holder: &str, state: vnfm_types::LcmOperationStateType) {
+    match &err {
+        StoreError::Conflict(Conflict::InstanceBusy {
+            op_occ_id,
+            state: s,
+            ..
+        }) => {
+            assert_eq!(op_occ_id.as_str(), holder);
+            assert_eq!(*s, state);
+            let msg = err.to_string();
+            assert!(msg.contains(holder), "{msg}");
+            assert!(msg.contains(vnfm_store::state_str(state)), "{msg}");
+        }
+        other => panic!("expected InstanceBusy by {holder}, got {other:?}"),
+    }
+}
+
+async fn instance_crud_round_trips_exact_json(db: &TestDb) {
+    let s = db.store.as_ref();
+    let inst = instance("i-1", "vnfd-a", Some("first"), &["vim-1"]);
+    let original_json = serde_json::to_string(&inst).unwrap();
+    assert_eq!(s.create_instance(&inst, &[]).await.unwrap(), Version(1));
+
+    let (got, version) = s.get_instance(&inst.id).await.unwrap().unwrap();
+    assert_eq!(version, Version(1));
+    assert_eq!(got, inst);
+    // Member order of free-form maps (metadata) and non-ASCII text survive byte for byte.
+    assert_eq!(serde_json::to_string(&got).unwrap(), original_json);
+
+    let dup = s.create_instance(&inst, &[]).await.unwrap_err();
+    assert!(
+        matches!(dup, StoreError::Conflict(Conflict::AlreadyExists { .. })),
+        "{dup:?}"
+    );
+    assert!(
+        s.get_instance(&VnfInstanceId::new("nope"))
+            .await
+            .unwrap()
+            .is_none()
+    );
+
+    // Creation notifications are enqueued with the instance.
+    let other = instance("i-2", "vnfd-a", None, &[]);
+    s.create_instance(&other, &[note("sub-1", 1, T0)])
+        .await
+        .unwrap();
+    let rows = outbox_all(s).await;
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0].payload["n"], json!(1));
+
+    // Deletion: stale version refused, current accepted, notification enqueued.
+    let err = s
+        .delete_instance(&inst.id, Version(7), &[])
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            StoreError::VersionMismatch {
+                found: Version(1),
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    s.delete_instance(&inst.id, Version(1), &[note("sub-1", 2, T0)])
+        .await
+        .unwrap();
+    assert!(s.get_instance(&inst.id).await.unwrap().is_none());
+    let err = s
+        .delete_instance(&inst.id, Version(1), &[])
+        .await
+        .unwrap_err();
+    assert!(matches!(err, StoreError::NotFound { .. }), "{err:?}");
+    assert!(
+        outbox_all(s)
+            .await
+            .iter()
+            .any(|r| r.payload["n"] == json!(2))
+    );
+}
+
+async fn instance_updates_are_compare_and_swap(db: &TestDb) {
+    let s = db.store.as_ref();
+    let mut inst = instance("i-cas", "vnfd-a", Some("before"), &[]);
+    s.create_instance(&inst, &[]).await.unwrap();
+
+    inst.vnf_instance_name = Some("after".into());
+    inst.instantiation_state = InstantiationState::Instantiated;
+    assert_eq!(
+        s.update_instance(&inst, Version(1)).await.unwrap(),
+        Version(2)
+    );
+
+    // A writer that read version 1 loses and changes nothing.
+    let mut stale = inst.clone();
+    stale.vnf_instance_name = Some("stale".into());
+    let err = s.update_instance(&stale, Version(1)).await.unwrap_err();
+    match &err {
+        StoreError::VersionMismatch {
+            expected, found, ..
+        } => {
+            assert_eq!((*expected, *found), (Version(1), Version(2)));
+        }
+        other => panic!("{other:?}"),
+    }
+    let (got, v) = s.get_instance(&inst.id).await.unwrap().unwrap();
+    assert_eq!(
+        (got.vnf_instance_name.as_deref(), v),
+        (Some("after"), Version(2))
+    );
+
+    // The indexed columns follow the document.
+    let page = s
+        .list_instances(&InstanceQuery {
+            instantiation_state: Some(InstantiationState::Instantiated),
+            name: Some(NameFilter::Exact("after".into())),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(page.items.len(), 1);
+
+    let missing = instance("i-missing", "vnfd-a", None, &[]);
+    let err = s.update_instance(&missing, Version(1)).await.unwrap_err();
+    assert!(matches!(err, StoreError::NotFound { .. }), "{err:?}");
+}
+
+async fn list_instances_filters_and_pages(db: &TestDb) {
+    let s = db.store.as_ref();
+    for i in 0..250 {
+        let vnfd = if i % 5 == 0 { "vnfd-x" } else { "vnfd-y" };
+        let mut inst = instance(
+            &format!("inst-{i:04}"),
+            vnfd,
+            Some(&format!("name-{}", i % 10)),
+            &[],
+        );
+        if i % 2 == 0 {
+            inst.vnf_provider = "Other".into();
+        }
+        if i % 3 == 0 {
+            inst.vnf_product_name = "Product3".into();
+        }
+        if i % 7 == 0 {
+            inst.instantiation_state = InstantiationState::Instantiated;
+        }
+        s.create_instance(&inst, &[]).await.unwrap();
+    }
+
+    async fn all(s: &dyn Store, mut q: InstanceQuery) -> Vec<String> {
+        let mut ids = Vec::new();
+        let mut pages = 0;
+        loop {
+            let page = s.list_instances(&q).await.unwrap();
+            pages += 1;
+            assert!(page.items.len() <= q.limit.unwrap_or(100) as usize);
+            ids.extend(page.items.iter().map(|i| i.id.0.clone()));
+            match page.next {
+                Some(next) => q.after = Some(next),
+                None => break,
+            }
+            assert!(pages < 1000, "pagination does not terminate");
+        }
+        ids
+    }
+    let expect = |pred: &dyn Fn(usize) -> bool| -> Vec<String> {
+        (0..250)
+            .filter(|i| pred(*i))
+            .map(|i| format!("inst-{i:04}"))
+            .collect()
+    };
+    let q = |f: fn(&mut InstanceQuery)| {
+        let mut q = InstanceQuery {
+            limit: Some(7),
+            ..Default::default()
+        };
+        f(&mut q);
+        q
+    };
+
+    assert_eq!(all(s, q(|_| {})).await, expect(&|_| true));
+    assert_eq!(
+        all(s, q(|q| q.vnfd_id = Some(VnfdId::new("vnfd-x")))).await,
+        expect(&|i| i % 5 == 0)
+    );
+    assert_eq!(
+        all(s, q(|q| q.vnf_provider = Some("Other".into()))).await,
+        expect(&|i| i % 2 == 0)
+    );
+    assert_eq!(
+        all(s, q(|q| q.vnf_product_name = Some("Product3".into()))).await,
+        expect(&|i| i % 3 == 0)
+    );
+    assert_eq!(
+        all(
+            s,
+            q(|q| q.instantiation_state = Some(InstantiationState::Instantiated))
+        )
+        .await,
+        expect(&|i| i % 7 == 0)
+    );
+    assert_eq!(
+        all(s, q(|q| q.name = Some(NameFilter::Exact("name-3".into())))).await,
+        expect(&|i| i % 10 == 3)
+    );
+    // Contains is case-sensitive and matches inside the name.
+    assert_eq!(
+        all(s, q(|q| q.name = Some(NameFilter::Contains("e-4".into())))).await,
+        expect(&|i| i % 10 == 4)
+    );
+    assert!(
+        all(s, q(|q| q.name = Some(NameFilter::Contains("NAME".into()))))
+            .await
+            .is_empty()
+    );
+    // Combined filters all apply.
+    assert_eq!(
+        all(
+            s,
+            q(|q| {
+                q.vnfd_id = Some(VnfdId::new("vnfd-x"));
+                q.vnf_provider = Some("Other".into());
+            })
+        )
+        .await,
+        expect(&|i| i % 10 == 0)
+    );
+    assert_eq!(
+        all(
+            s,
+            q(|q| {
+                q.ids = Some(vec![
+                    VnfInstanceId::new("inst-0003"),
+                    VnfInstanceId::new("inst-0100"),
+                    VnfInstanceId::new("absent"),
+                ])
+            })
+        )
+        .await,
+        vec!["inst-0003".to_string(), "inst-0100".to_string()]
+    );
+    assert!(all(s, q(|q| q.ids = Some(vec![]))).await.is_empty());
+
+    // Exact page boundary: 250 rows in pages of 125 give two pages and no third.
+    let first = s
+        .list_instances(&InstanceQuery {
+            limit: Some(125),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(first.next.as_deref(), Some("inst-0124"));
+    let second = s
+        .list_instances(&InstanceQuery {
+            limit: Some(125),
+            after: first.next,
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(second.items.len(), 125);
+    assert_eq!(second.next, None);
+}
+
+async fn stream_instances_fetches_lazily(db: &TestDb) {
+    let s = db.store.clone();
+    let total = 10_000;
+    // Batched creation through several tasks keeps the PostgreSQL run short.
+    let mut tasks = Vec::new();
+    for t in 0..8 {
+        let s = s.clone();
+        tasks.push(tokio::spawn(async move {
+            let mut i = t;
+            while i < total {
+                s.create_instance(&instance(&format!("s-{i:05}"), "vnfd", None, &[]), &[])
+                    .await
+                    .unwrap();
+                i += 8;
+            }
+        }));
+    }
+    for t in tasks {
+        t.await.unwrap();
+    }
+
+    let mut stream = s.stream_instances(&InstanceQuery {
+        limit: Some(100),
+        ..Default::default()
+    });
+    let mut seen = Vec::with_capacity(total + 10);
+    for _ in 0..150 {
+        seen.push(stream.next().await.unwrap().unwrap().id.0);
+    }
+    // Rows created now after the cursor appear at the end; one sorting before the cursor
+    // does not. A stream that had read everything up front would show neither.
+    s.create_instance(&instance("s-99999", "vnfd", None, &[]), &[])
+        .await
+        .unwrap();
+    s.create_instance(&instance("s-00000a", "vnfd", None, &[]), &[])
+        .await
+        .unwrap();
+    while let Some(item) = stream.next().await {
+        seen.push(item.unwrap().id.0);
+    }
+    assert_eq!(seen.len(), total + 1);
+    assert_eq!(seen.last().map(String::as_str), Some("s-99999"));
+    assert!(!seen.iter().any(|id| id == "s-00000a"));
+    assert!(
+        seen.windows(2).all(|w| w[0] < w[1]),
+        "stream is not ordered"
+    );
+
+    // A filtered stream from a cursor.
+    let filtered: Vec<String> = s
+        .stream_instances(&InstanceQuery {
+            ids: Some(
+                (0..10)
+                    .map(|i| VnfInstanceId::new(format!("s-0000{i}")))
+                    .collect(),
+            ),
+            after: Some("s-00004".into()),
+            limit: Some(2),
+            ..Default::default()
+        })
+        .map(|r| r.unwrap().id.0)
+        .collect()
+        .await;
+    assert_eq!(
+        filtered,
+        (5..10).map(|i| format!("s-0000{i}")).collect::<Vec<_>>()
+    );
+}
+
+async fn start_operation_conflicts_in_every_non_final_state(db: &TestDb) {
+    let s = db.store.as_ref();
+    let finals = [S::Completed, S::Failed, S::RolledBack];
+    for (n, held) in [S::Starting, S::Processing, S::RollingBack, S::FailedTemp]
+        .into_iter()
+        .enumerate()
+    {
+        let inst = format!("busy-{n}");
+        s.create_instance(&instance(&inst, "vnfd", None, &[]), &[])
+            .await
+            .unwrap();
+        let a = op_occ(&format!("{inst}-a"), &inst, S::Starting);
+        s.start_operation(&a, &lease("r1", T0)).await.unwrap();
+        let mut version = Version(1);
+        if held != S::Starting {
+            version = s
+                .record_step(&transition(&a, S::Starting, held, version, "r1"))
+                .await
+                .unwrap()
+                .op_occ_version;
+        }
+
+        let b = op_occ(&format!("{inst}-b"), &inst, S::Starting);
+        let err = s.start_operation(&b, &lease("r2", T0)).await.unwrap_err();
+        assert_busy(err, a.id.as_str(), held);
+        let (active, _) = s
+            .active_op_occ(&VnfInstanceId::new(&inst))
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(active.id, a.id);
+        // The instance cannot be deleted while held either.
+        let err = s
+            .delete_instance(&VnfInstanceId::new(&inst), Version(1), &[])
+            .await
+            .unwrap_err();
+        assert_busy(err, a.id.as_str(), held);
+
+        // Once the holder is final, the next operation may start.
+        let fin = finals[n % finals.len()];
+        let owner = if held == S::FailedTemp {
+            // FAILED_TEMP has no lease: take it as the operator would.
+            s.claim_operation(&a.id, version, &lease("op", T0), T0)
+                .await
+                .unwrap();
+            "op"
+        } else {
+            "r1"
+        };
+        s.record_step(&transition(&a, held, fin, version, owner))
+            .await
+            .unwrap();
+        assert!(
+            s.active_op_occ(&VnfInstanceId::new(&inst))
+                .await
+                .unwrap()
+                .is_none()
+        );
+        s.start_operation(&b, &lease("r2", T0)).await.unwrap();
+    }
+
+    // Refusals that are not about the lock.
+    let err = s
+        .start_operation(
+            &op_occ("x", "no-such-instance", S::Starting),
+            &lease("r", T0),
+        )
+        .await
+        .unwrap_err();
+    assert!(matches!(err, StoreError::NotFound { .. }), "{err:?}");
+    let err = s
+        .start_operation(&op_occ("y", "busy-0", S::Processing), &lease("r", T0))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, StoreError::Invalid(_)), "{err:?}");
+    // Re-using an op-occ id of a finished occurrence is refused.
+    s.create_instance(&instance("fresh", "vnfd", None, &[]), &[])
+        .await
+        .unwrap();
+    let err = s
+        .start_operation(&op_occ("busy-0-a", "fresh", S::Starting), &lease("r", T0))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, StoreError::Conflict(Conflict::AlreadyExists { .. })),
+        "{err:?}"
+    );
+}
+
+async fn race_starts(stores: Vec<Arc<dyn Store>>, instance_id: &str, n: usize) {
+    let mut tasks = Vec::new();
+    for i in 0..n {
+        let s = stores[i % stores.len()].clone();
+        let occ = op_occ(&format!("race-{i:02}"), instance_id, S::Starting);
+        tasks.push(tokio::spawn(async move {
+            (
+                occ.id.clone(),
+                s.start_operation(&occ, &lease(&format!("runner-{i}"), T0))
+                    .await,
+            )
+        }));
+    }
+    let mut winners = Vec::new();
+    let mut losers = Vec::new();
+    for t in tasks {
+        let (id, r) = t.await.unwrap();
+        match r {
+            Ok(()) => winners.push(id),
+            Err(e) => losers.push(e),
+        }
+    }
+    assert_eq!(winners.len(), 1, "winners: {winners:?}");
+    assert_eq!(losers.len(), n - 1);
+    for e in losers {
+        assert_busy(e, winners[0].as_str(), S::Starting);
+    }
+    let page = stores[0]
+        .list_op_occs(&OpOccQuery {
+            vnf_instance_id: Some(VnfInstanceId::new(instance_id)),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(page.items.len(), 1);
+    assert_eq!(page.items[0].id, winners[0]);
+}
+
+async fn concurrent_starts_on_one_instance_admit_exactly_one(db: &TestDb) {
+    db.store
+        .create_instance(&instance("contended", "vnfd", None, &[]), &[])
+        .await
+        .unwrap();
+    race_starts(vec![db.store.clone()], "contended", 50).await;
+}
+
+async fn concurrent_starts_from_two_processes_admit_exactly_one(db: &TestDb) {
+    db.store
+        .create_instance(&instance("contended2", "vnfd", None, &[]), &[])
+        .await
+        .unwrap();
+    let second = db.reopen().await.unwrap();
+    race_starts(vec![db.store.clone(), second], "contended2", 50).await;
+}
+
+async fn record_step_with_lost_lease_writes_nothing(db: &TestDb) {
+    let s = db.store.as_ref();
+    let inst = instance("i-lease", "vnfd", None, &[]);
+    s.create_instance(&inst, &[]).await.unwrap();
+    let occ = op_occ("o-lease", "i-lease", S::Starting);
+    s.start_operation(&occ, &lease("r1", Timestamp(1000)))
+        .await
+        .unwrap();
+
+    // r1 stalls past its lease; r2 recovers the op-occ.
+    let claimed = s
+        .claim_expired("r2", Timestamp(2000), Timestamp(60_000), 10)
+        .await
+        .unwrap();
+    assert_eq!(claimed.len(), 1);
+    assert_eq!(claimed[0].0.id, occ.id);
+    assert_eq!(claimed[0].1, Version(1));
+
+    let mut changed = inst.clone();
+    changed.vnf_instance_name = Some("by the stale runner".into());
+    let stale = StepRecord {
+        occ: in_state(&occ, S::Processing),
+        expected_state: S::Starting,
+        expected_version: Version(1),
+        owner: "r1".into(),
+        journal: Some(step("grant", StepOutcome::Completed)),
+        instance: Some((changed, Version(1))),
+        outbox: vec![note("sub", 1, T0)],
+    };
+    let err = s.record_step(&stale).await.unwrap_err();
+    assert!(err.is_lease_lost(), "{err:?}");
+    match &err {
+        StoreError::Conflict(Conflict::LeaseLost { holder, .. }) => {
+            assert_eq!(holder.as_deref(), Some("r2"));
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(s.journal(&occ.id).await.unwrap().is_empty());
+    assert!(outbox_all(s).await.is_empty());
+    let (got, v) = s.get_instance(&inst.id).await.unwrap().unwrap();
+    assert_eq!((got, v), (inst.clone(), Version(1)));
+    let (got_occ, v) = s.get_op_occ(&occ.id).await.unwrap().unwrap();
+    assert_eq!((got_occ.operation_state, v), (S::Starting, Version(1)));
+    // The stale runner cannot renew or release either.
+    assert!(
+        s.renew_lease(&occ.id, "r1", Timestamp(99_000))
+            .await
+            .unwrap_err()
+            .is_lease_lost()
+    );
+    assert!(
+        s.release_lease(&occ.id, "r1")
+            .await
+            .unwrap_err()
+            .is_lease_lost()
+    );
+
+    // The new owner's identical step goes through.
+    let written = s
+        .record_step(&StepRecord {
+            owner: "r2".into(),
+            ..stale
+        })
+        .await
+        .unwrap();
+    assert_eq!(written.op_occ_version, Version(2));
+    assert_eq!(written.instance_version, Some(Version(2)));
+    assert_eq!(written.journal_seq, Some(1));
+    assert_eq!(outbox_all(s).await.len(), 1);
+}
+
+async fn record_step_is_atomic_across_op_occ_instance_journal_outbox(db: &TestDb) {
+    let s = db.store.as_ref();
+    let inst = instance("i-atomic", "vnfd", None, &[]);
+    s.create_instance(&inst, &[]).await.unwrap();
+    let occ = op_occ("o-atomic", "i-atomic", S::Starting);
+    s.start_operation(&occ, &lease("r1", Timestamp(i64::MAX)))
+        .await
+        .unwrap();
+    // Someone else changed the instance meanwhile.
+    let mut meanwhile = inst.clone();
+    meanwhile.vnf_instance_name = Some("meanwhile".into());
+    s.update_instance(&meanwhile, Version(1)).await.unwrap();
+
+    // The op-occ compare-and-swap would succeed, the instance one fails: all is rolled back.
+    let record = StepRecord {
+        occ: in_state(&occ, S::Processing),
+        expected_state: S::Starting,
+        expected_version: Version(1),
+        owner: "r1".into(),
+        journal: Some(step("grant", StepOutcome::Completed)),
+        instance: Some((inst.clone(), Version(1))),
+        outbox: vec![note("sub", 1, T0)],
+    };
+    let err = s.record_step(&record).await.unwrap_err();
+    assert!(
+        matches!(
+            err,
+            StoreError::VersionMismatch {
+                kind: "VNF instance",
+                found: Version(2),
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    let (o, v) = s.get_op_occ(&occ.id).await.unwrap().unwrap();
+    assert_eq!((o.operation_state, v), (S::Starting, Version(1)));
+    assert!(s.journal(&occ.id).await.unwrap().is_empty());
+    assert!(outbox_all(s).await.is_empty());
+
+    // Stale op-occ version: refused, nothing written.
+    let err = s
+        .record_step(&StepRecord {
+            expected_version: Version(5),
+            instance: None,
+            ..record.clone()
+        })
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            StoreError::VersionMismatch {
+                kind: "op-occ",
+                found: Version(1),
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    assert!(s.journal(&occ.id).await.unwrap().is_empty());
+
+    // A sequence of steps: journal numbered in order, last completed step found.
+    let mut version = Version(1);
+    let mut state = S::Starting;
+    for (i, (name, outcome)) in [
+        ("grant", StepOutcome::Completed),
+        ("create-stack", StepOutcome::Started),
+        ("create-stack", StepOutcome::Completed),
+        ("configure", StepOutcome::Started),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let mut next = in_state(&occ, S::Processing);
+        next.warnings = Some(vec![format!("step {i}")]);
+        let w = s
+            .record_step(&StepRecord {
+                occ: next,
+                expected_state: state,
+                expected_version: version,
+                owner: "r1".into(),
+                journal: Some(step(name, outcome)),
+                instance: None,
+                outbox: vec![],
+            })
+            .await
+            .unwrap();
+        assert_eq!(w.journal_seq, Some(i as i64 + 1));
+        version = w.op_occ_version;
+        state = S::Processing;
+    }
+    let journal = s.journal(&occ.id).await.unwrap();
+    assert_eq!(
+        journal
+            .iter()
+            .map(|e| (e.seq, e.step.as_str(), e.outcome))
+            .collect::<Vec<_>>(),
+        vec![
+            (1, "grant", StepOutcome::Completed),
+            (2, "create-stack", StepOutcome::Started),
+            (3, "create-stack", StepOutcome::Completed),
+            (4, "configure", StepOutcome::Started),
+        ]
+    );
+    assert_eq!(journal[0].detail, json!({"step": "grant"}));
+    let last = s.last_completed_step(&occ.id).await.unwrap().unwrap();
+    assert_eq!((last.seq, last.step.as_str()), (3, "create-stack"));
+    let (o, v) = s.get_op_occ(&occ.id).await.unwrap().unwrap();
+    assert_eq!(v, Version(5));
+    assert_eq!(o.warnings, Some(vec!["step 3".to_string()]));
+}
+
+async fn failed_temp_drops_the_lease_and_operator_claims_it(db: &TestDb) {
+    let s = db.store.as_ref();
+    s.create_instance(&instance("i-ft", "vnfd", None, &[]), &[])
+        .await
+        .unwrap();
+    let occ = op_occ("o-ft", "i-ft", S::Starting);
+    s.start_operation(&occ, &lease("r1", Timestamp(5000)))
+        .await
+        .unwrap();
+    assert_eq!(
+        s.lease(&occ.id).await.unwrap(),
+        Some(lease("r1", Timestamp(5000)))
+    );
+    s.renew_lease(&occ.id, "r1", Timestamp(9000)).await.unwrap();
+    assert_eq!(
+        s.lease(&occ.id).await.unwrap(),
+        Some(lease("r1", Timestamp(9000)))
+    );
+    // Lease operations do not change the version.
+    assert_eq!(s.get_op_occ(&occ.id).await.unwrap().unwrap().1, Version(1));
+
+    let v = s
+        .record_step(&transition(
+            &occ,
+            S::Starting,
+            S::FailedTemp,
+            Version(1),
+            "r1",
+        ))
+        .await
+        .unwrap()
+        .op_occ_version;
+    assert_eq!(s.lease(&occ.id).await.unwrap(), None);
+    assert!(
+        s.renew_lease(&occ.id, "r1", Timestamp(99_000))
+            .await
+            .unwrap_err()
+            .is_lease_lost()
+    );
+    // FAILED_TEMP waits for the operator: never auto-claimed, but still holds the instance.
+    assert!(
+        s.claim_expired("r9", Timestamp(i64::MAX - 1), Timestamp(i64::MAX), 10)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    assert_busy(
+        s.start_operation(&op_occ("o-ft-2", "i-ft", S::Starting), &lease("r", T0))
+            .await
+            .unwrap_err(),
+        "o-ft",
+        S::FailedTemp,
+    );
+
+    // The operator's retry: a stale version is refused, the current one takes the lease.
+    let err = s
+        .claim_operation(&occ.id, Version(1), &lease("op-a", Timestamp(20_000)), T0)
+        .await
+        .unwrap_err();
+    assert!(matches!(err, StoreError::VersionMismatch { .. }), "{err:?}");
+    s.claim_operation(
+        &occ.id,
+        v,
+        &lease("op-a", Timestamp(20_000)),
+        Timestamp(10_000),
+    )
+    .await
+    .unwrap();
+    // A second operator is refused while the first one's lease lives, and wins after.
+    let err = s
+        .claim_operation(
+            &occ.id,
+            v,
+            &lease("op-b", Timestamp(40_000)),
+            Timestamp(15_000),
+        )
+        .await
+        .unwrap_err();
+    match err {
+        StoreError::Conflict(Conflict::LeaseHeld { holder, .. }) => assert_eq!(holder, "op-a"),
+        other => panic!("{other:?}"),
+    }
+    s.claim_operation(
+        &occ.id,
+        v,
+        &lease("op-b", Timestamp(40_000)),
+        Timestamp(25_000),
+    )
+    .await
+    .unwrap();
+    assert!(
+        s.record_step(&transition(&occ, S::FailedTemp, S::Processing, v, "op-a"))
+            .await
+            .unwrap_err()
+            .is_lease_lost()
+    );
+    let v = s
+        .record_step(&transition(&occ, S::FailedTemp, S::Failed, v, "op-b"))
+        .await
+        .unwrap()
+        .op_occ_version;
+
+    // Final: nothing changes it any more.
+    let err = s
+        .record_step(&transition(&occ, S::Failed, S::Processing, v, "op-b"))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            StoreError::Conflict(Conflict::Finished {
+                state: S::Failed,
+                ..
+            })
+        ),
+        "{err:?}"
+    );
+    let err = s
+        .claim_operation(&occ.id, v, &lease("op-c", T0), T0)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, StoreError::Conflict(Conflict::Finished { .. })),
+        "{err:?}"
+    );
+    s.start_operation(&op_occ("o-ft-2", "i-ft", S::Starting), &lease("r", T0))
+        .await
+        .unwrap();
+
+    // Release hands the op-occ to the next claimer at once, whatever the expiry.
+    s.release_lease(&VnfLcmOpOccId::new("o-ft-2"), "r")
+        .await
+        .unwrap();
+    let claimed = s
+        .claim_expired("r3", Timestamp(0), Timestamp(1), 10)
+        .await
+        .unwrap();
+    assert_eq!(claimed.len(), 1);
+    assert_eq!(claimed[0].0.id.as_str(), "o-ft-2");
+}
+
+async fn claim_expired_gives_each_op_occ_to_exactly_one_claimer(db: &TestDb) {
+    let s = db.store.clone();
+    let mut expired = BTreeSet::new();
+    for i in 0..40 {
+        let inst = format!("ce-{i:02}");
+        s.create_instance(&instance(&inst, "vnfd", None, &[]), &[])
+            .await
+            .unwrap();
+        let occ = op_occ(&format!("{inst}-op"), &inst, S::Starting);
+        // Every fourth runner is alive (its lease runs past "now").
+        let until = if i % 4 == 0 { 10_000 } else { 1_000 };
+        s.start_operation(&occ, &lease(&format!("dead-{i}"), Timestamp(until)))
+            .await
+            .unwrap();
+        match i % 4 {
+            1 => {
+                s.record_step(&transition(
+                    &occ,
+                    S::Starting,
+                    S::Processing,
+                    Version(1),
+                    &format!("dead-{i}"),
+                ))
+                .await
+                .unwrap();
+                expired.insert(occ.id.0.clone());
+            }
+            2 => {
+                s.record_step(&transition(
+                    &occ,
+                    S::Starting,
+                    S::RollingBack,
+                    Version(1),
+                    &format!("dead-{i}"),
+                ))
+                .await
+                .unwrap();
+                expired.insert(occ.id.0.clone());
+            }
+            3 => {
+                // FAILED_TEMP is never claimed.
+                s.record_step(&transition(
+                    &occ,
+                    S::Starting,
+                    S::FailedTemp,
+                    Version(1),
+                    &format!("dead-{i}"),
+                ))
+                .await
+                .unwrap();
+            }
+            _ => {}
+        }
+    }
+    // Plus STARTING ones with an expired lease.
+    for i in 40..50 {
+        let inst = format!("ce-{i:02}");
+        s.create_instance(&instance(&inst, "vnfd", None, &[]), &[])
+            .await
+            .unwrap();
+        let occ = op_occ(&format!("{inst}-op"), &inst, S::Starting);
+        s.start_operation(&occ, &lease("dead", Timestamp(500)))
+            .await
+            .unwrap();
+        expired.insert(occ.id.0.clone());
+    }
+
+    let other = db.reopen().await.unwrap();
+    let mut tasks = Vec::new();
+    for (name, store) in [("claimer-a", s.clone()), ("claimer-b", other)] {
+        tasks.push(tokio::spawn(async move {
+            let mut mine = Vec::new();
+            loop {
+                let got = store
+                    .claim_expired(name, Timestamp(5_000), Timestamp(60_000), 3)
+                    .await
+                    .unwrap();
+                if got.is_empty() {
+                    break;
+                }
+                mine.extend(got.into_iter().map(|(o, _)| o.id.0));
+                tokio::task::yield_now().await;
+            }
+            (name, mine)
+        }));
+    }
+    let mut union = BTreeSet::new();
+    let mut total = 0;
+    for t in tasks {
+        let (name, mine) = t.await.unwrap();
+        total += mine.len();
+        for id in mine {
+            assert_eq!(
+                s.lease(&VnfLcmOpOccId::new(&id))
+                    .await
+                    .unwrap()
+                    .unwrap()
+                    .owner,
+                name
+            );
+            union.insert(id);
+        }
+    }
+    assert_eq!(total, union.len(), "an op-occ was claimed twice");
+    assert_eq!(union, expired);
+}
+
+async fn list_op_occs_filters_and_pages(db: &TestDb) {
+    let s = db.store.as_ref();
+    for i in 0..6 {
+        let inst = format!("lo-{i}");
+        s.create_instance(&instance(&inst, "vnfd", None, &[]), &[])
+            .await
+            .unwrap();
+        for j in 0..3 {
+            let mut occ = op_occ(&format!("{inst}-{j}"), &inst, S::Starting);
+            if j == 1 {
+                occ.operation = LcmOperationType::Scale;
+            }
+            s.start_operation(&occ, &lease("r", T0)).await.unwrap();
+            let to = if j == 2 { S::Processing } else { S::Completed };
+            s.record_step(&transition(&occ, S::Starting, to, Version(1), "r"))
+                .await
+                .unwrap();
+        }
+    }
+    let ids = |p: &vnfm_store::Page<vnfm_types::VnfLcmOpOcc>| {
+        p.items.iter().map(|o| o.id.0.clone()).collect::<Vec<_>>()
+    };
+    let p = s
+        .list_op_occs(&OpOccQuery {
+            vnf_instance_id: Some(VnfInstanceId::new("lo-2")),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(ids(&p), vec!["lo-2-0", "lo-2-1", "lo-2-2"]);
+    let p = s
+        .list_op_occs(&OpOccQuery {
+            states: Some(vec![S::Processing]),
+            limit: Some(4),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(ids(&p), vec!["lo-0-2", "lo-1-2", "lo-2-2", "lo-3-2"]);
+    let p2 = s
+        .list_op_occs(&OpOccQuery {
+            states: Some(vec![S::Processing]),
+            limit: Some(4),
+            after: p.next.clone(),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(ids(&p2), vec!["lo-4-2", "lo-5-2"]);
+    assert_eq!(p2.next, None);
+    let p = s
+        .list_op_occs(&OpOccQuery {
+            operation: Some(LcmOperationType::Scale),
+            states: Some(vec![S::Completed, S::Failed]),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(p.items.len(), 6);
+    assert!(p.items.iter().all(|o| o.id.0.ends_with("-1")));
+    let p = s
+        .list_op_occs(&OpOccQuery {
+            states: Some(vec![]),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    assert!(p.items.is_empty());
+}
+
+async fn op_occ_data_survives_and_is_scoped(db: &TestDb) {
+    let s = db.store.as_ref();
+    s.create_instance(&instance("i-data", "vnfd", None, &[]), &[])
+        .await
+        .unwrap();
+    for id in ["o-data-1", "o-data-2"] {
+        let occ = op_occ(id, "i-data", S::Starting);
+        s.start_operation(&occ, &lease("r", T0)).await.unwrap();
+        s.record_step(&transition(
+            &occ,
+            S::Starting,
+            S::Completed,
+            Version(1),
+            "r",
+        ))
+        .await
+        .unwrap();
+    }
+    let o1 = VnfLcmOpOccId::new("o-data-1");
+    let o2 = VnfLcmOpOccId::new("o-data-2");
+    assert_eq!(s.get_op_occ_data(&o1, "hook").await.unwrap(), None);
+    s.put_op_occ_data(&o1, "hook", &json!({"attempt": 1, "servers": ["a"]}))
+        .await
+        .unwrap();
+    s.put_op_occ_data(&o1, "hook", &json!({"attempt": 2}))
+        .await
+        .unwrap();
+    s.put_op_occ_data(&o2, "hook", &json!("other"))
+        .await
+        .unwrap();
+    assert_eq!(
+        s.get_op_occ_data(&o1, "hook").await.unwrap(),
+        Some(json!({"attempt": 2}))
+    );
+    assert_eq!(
+        s.get_op_occ_data(&o2, "hook").await.unwrap(),
+        Some(json!("other"))
+    );
+    // Survives reopening the store.
+    let again = db.reopen().await.unwrap();
+    assert_eq!(
+        again.get_op_occ_data(&o1, "hook").await.unwrap(),
+        Some(json!({"attempt": 2}))
+    );
+    let err = s
+        .put_op_occ_data(&VnfLcmOpOccId::new("missing"), "k", &json!(1))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, StoreError::NotFound { .. }), "{err:?}");
+}
+
+async fn outbox_claims_retries_and_dead_letters(db: &TestDb) {
+    let s = db.store.as_ref();
+    s.enqueue(&[
+        note("sub-a", 1, Timestamp(100)),
+        note("sub-a", 2, Timestamp(50)),
+        note("sub-b", 3, Timestamp(10_000)),
+    ])
+    .await
+    .unwrap();
+
+    // Due now: two rows, oldest schedule first; the future one waits.
+    let due = s
+        .outbox_due(Timestamp(1000), 10, "sender-1", Timestamp(31_000))
+        .await
+        .unwrap();
+    assert_eq!(
+        due.iter()
+            .map(|r| r.payload["n"].clone())
+            .collect::<Vec<_>>(),
+        vec![json!(2), json!(1)]
+    );
+    assert!(
+        due.iter()
+            .all(|r| r.attempts == 0 && r.status == OutboxStatus::Pending)
+    );
+    // Claimed rows are not handed to another sender while the claim lives...
+    assert!(
+        s.outbox_due(Timestamp(2000), 10, "sender-2", Timestamp(32_000))
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    // ...and are after it ends (the first sender died), along with the now-due third row.
+    let again = s
+        .outbox_due(Timestamp(40_000), 10, "sender-2", Timestamp(70_000))
+        .await
+        .unwrap();
+    assert_eq!(again.len(), 3);
+
+    let (first, second, third) = (again[0].id, again[1].id, again[2].id);
+    s.outbox_retry(first, Timestamp(50_000), "HTTP 503")
+        .await
+        .unwrap();
+    s.outbox_delivered(second).await.unwrap();
+    assert!(matches!(
+        s.outbox_delivered(second).await.unwrap_err(),
+        StoreError::NotFound { .. }
+    ));
+    // The retried row is released but not due before its new time.
+    assert!(
+        s.outbox_due(Timestamp(45_000), 10, "sender-3", Timestamp(80_000))
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    let retried = s
+        .outbox_due(Timestamp(50_000), 10, "sender-3", Timestamp(80_000))
+        .await
+        .unwrap();
+    assert_eq!(retried.len(), 1);
+    assert_eq!(retried[0].id, first);
+    assert_eq!(retried[0].attempts, 1);
+    assert_eq!(retried[0].last_error.as_deref(), Some("HTTP 503"));
+
+    s.outbox_dead(first, "HTTP 500 after 5 attempts")
+        .await
+        .unwrap();
+    assert!(
+        s.outbox_retry(first, Timestamp(0), "late").await.is_err(),
+        "a dead row cannot be rescheduled"
+    );
+    let dead = s.outbox_dead_rows(None, 10).await.unwrap();
+    assert_eq!(dead.len(), 1);
+    assert_eq!(dead[0].id, first);
+    assert_eq!(dead[0].status, OutboxStatus::Dead);
+    assert_eq!(dead[0].attempts, 2);
+    assert_eq!(
+        dead[0].last_error.as_deref(),
+        Some("HTTP 500 after 5 attempts")
+    );
+    // Dead rows are never due again.
+    let rest = s
+        .outbox_due(Timestamp(i64::MAX - 1), 10, "sender-4", Timestamp(i64::MAX))
+        .await
+        .unwrap();
+    assert_eq!(rest.iter().map(|r| r.id).collect::<Vec<_>>(), vec![third]);
+}
+
+async fn concurrent_outbox_claims_are_disjoint(db: &TestDb) {
+    let s = db.store.clone();
+    let rows: Vec<_> = (0..200).map(|n| note("sub", n, Timestamp(0))).collect();
+    s.enqueue(&rows).await.unwrap();
+    let other = db.reopen().await.unwrap();
+    let mut tasks = Vec::new();
+    for (name, store) in [("a", s.clone()), ("b", other), ("c", s.clone())] {
+        tasks.push(tokio::spawn(async move {
+            let mut mine = Vec::new();
+            loop {
+                let got = store
+                    .outbox_due(Timestamp(10), 7, name, Timestamp(1_000_000))
+                    .await
+                    .unwrap();
+                if got.is_empty() {
+                    break;
+                }
+                mine.extend(got.into_iter().map(|r| r.id));
+            }
+            mine
+        }));
+    }
+    let mut all = Vec::new();
+    for t in tasks {
+        all.extend(t.await.unwrap());
+    }
+    let distinct: BTreeSet<_> = all.iter().collect();
+    assert_eq!(all.len(), 200);
+    assert_eq!(distinct.len(), 200, "a row was claimed twice");
+}
+
+fn subscription(id: &str, callback: &str, filter: serde_json::Value) -> LccnSubscription {
+    serde_json::from_value(json!({
+        "id": id,
+        "filter": filter,
+        "callbackUri": callback,
+        "_links": {"self": {"href": format!("http://vnfm/vnflcm/v2/subscriptions/{id}")}}
+    }))
+    .unwrap()
+}
+
+async fn subscriptions_round_trip_and_detect_duplicates(db: &TestDb) {
+    let s = db.store.as_ref();
+    let sub = subscription(
+        "sub-1",
+        "http://nfvo/cb",
+        json!({"operationTypes": ["SCALE", "INSTANTIATE"], "operationStates": ["COMPLETED"]}),
+    );
+    let record = SubscriptionRecord::new(sub.clone(), Some(vec![0, 159, 146, 150]));
+    s.create_subscription(&record).await.unwrap();
+    assert_eq!(
+        s.get_subscription(&sub.id).await.unwrap(),
+        Some(record.clone())
+    );
+    let err = s.create_subscription(&record).await.unwrap_err();
+    assert!(
+        matches!(err, StoreError::Conflict(Conflict::AlreadyExists { .. })),
+        "{err:?}"
+    );
+
+    // Same filter written differently, same callback: a duplicate.
+    let same: vnfm_types::LifecycleChangeNotificationsFilter = serde_json::from_value(
+        json!({"operationStates": ["COMPLETED"], "operationTypes": ["INSTANTIATE", "SCALE"]}),
+    )
+    .unwrap();
+    let dup = s
+        .find_duplicate_subscription(&canonical_filter(Some(&same)), "http://nfvo/cb")
+        .await
+        .unwrap()
+        .expect("duplicate found");
+    assert_eq!(dup.subscription.id, sub.id);
+    assert!(
+        s.find_duplicate_subscription(&canonical_filter(Some(&same)), "http://nfvo/other")
+            .await
+            .unwrap()
+            .is_none()
+    );
+    assert!(
+        s.find_duplicate_subscription(&canonical_filter(None), "http://nfvo/cb")
+            .await
+            .unwrap()
+            .is_none()
+    );
+
+    for i in 2..=5 {
+        let other = subscription(&format!("sub-{i}"), "http://nfvo/cb2", json!({}));
+        s.create_subscription(&SubscriptionRecord::new(other, None))
+            .await
+            .unwrap();
+    }
+    let p1 = s.list_subscriptions(None, 3).await.unwrap();
+    assert_eq!(p1.items.len(), 3);
+    let p2 = s.list_subscriptions(p1.next.as_deref(), 3).await.unwrap();
+    assert_eq!(
+        p2.items
+            .iter()
+            .map(|r| r.subscription.id.0.as_str())
+            .collect::<Vec<_>>(),
+        vec!["sub-4", "sub-5"]
+    );
+    assert_eq!(p2.next, None);
+    assert!(p2.items.iter().all(|r| r.authentication.is_none()));
+
+    // Deleting a subscription drops its pending notifications, not others'.
+    s.enqueue(&[note("sub-1", 1, T0), note("sub-2", 2, T0)])
+        .await
+        .unwrap();
+    s.delete_subscription(&sub.id).await.unwrap();
+    assert!(s.get_subscription(&sub.id).await.unwrap().is_none());
+    let left = outbox_all(s).await;
+    assert_eq!(left.len(), 1);
+    assert_eq!(left[0].subscription_id.as_str(), "sub-2");
+    assert!(matches!(
+        s.delete_subscription(&sub.id).await.unwrap_err(),
+        StoreError::NotFound { .. }
+    ));
+}
+
+async fn vims_and_the_index_of_instances_using_them(db: &TestDb) {
+    let s = db.store.as_ref();
+    let vim = |id: &str, by: Option<&str>| VimRecord {
+        id: VimId::new(id),
+        name: format!("{id}-name"),
+        vim_type: "ETSINFV.OPENSTACK_KEYSTONE.V_3".into(),
+        public: json!({"endpoint": "http://keystone/v3", "project": "demo"}),
+        secret: vec![1, 2, 3, 0, 255],
+        created_by_instance: by.map(VnfInstanceId::new),
+    };
+    assert_eq!(s.create_vim(&vim("vim-a", None)).await.unwrap(), Version(1));
+    s.create_vim(&vim("vim-b", Some("i-v1"))).await.unwrap();
+    assert!(matches!(
+        s.create_vim(&vim("vim-a", None)).await.unwrap_err(),
+        StoreError::Conflict(Conflict::AlreadyExists { .. })
+    ));
+    let (got, v) = s.get_vim(&VimId::new("vim-a")).await.unwrap().unwrap();
+    assert_eq!((got, v), (vim("vim-a", None), Version(1)));
+
+    let mut changed = vim("vim-a", None);
+    changed.secret = vec![9];
+    assert_eq!(
+        s.update_vim(&changed, Version(1)).await.unwrap(),
+        Version(2)
+    );
+    assert!(matches!(
+        s.update_vim(&changed, Version(1)).await.unwrap_err(),
+        StoreError::VersionMismatch { .. }
+    ));
+    assert_eq!(
+        s.get_vim(&VimId::new("vim-a"))
+            .await
+            .unwrap()
+            .unwrap()
+            .0
+            .secret,
+        vec![9]
+    );
+    assert_eq!(
+        s.list_vims()
+            .await
+            .unwrap()
+            .iter()
+            .map(|(v, _)| v.id.0.as_str())
+            .collect::<Vec<_>>(),
+        vec!["vim-a", "vim-b"]
+    );
+    let by = s
+        .vims_created_by(&VnfInstanceId::new("i-v1"))
+        .await
+        .unwrap();
+    assert_eq!(by.len(), 1);
+    assert_eq!(by[0].0.id.as_str(), "vim-b");
+
+    // The index follows create, update (also through record_step) and delete of instances.
+    let i1 = instance("i-v1", "vnfd", None, &["vim-a", "vim-b", "vim-a"]);
+    let i2 = instance("i-v2", "vnfd", None, &["vim-a"]);
+    s.create_instance(&i1, &[]).await.unwrap();
+    s.create_instance(&i2, &[]).await.unwrap();
+    let using = |id: &'static str| async move {
+        s.instances_using_vim(&VimId::new(id))
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|i| i.0)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(using("vim-a").await, vec!["i-v1", "i-v2"]);
+    assert_eq!(using("vim-b").await, vec!["i-v1"]);
+    match s
+        .delete_vim(&VimId::new("vim-a"), Version(2))
+        .await
+        .unwrap_err()
+    {
+        StoreError::Conflict(Conflict::InUse { by, .. }) => assert_eq!(by, vec!["i-v1", "i-v2"]),
+        other => panic!("{other:?}"),
+    }
+
+    let i1b = instance("i-v1", "vnfd", None, &["vim-b"]);
+    s.update_instance(&i1b, Version(1)).await.unwrap();
+    assert_eq!(using("vim-a").await, vec!["i-v2"]);
+
+    let occ = op_occ("o-v2", "i-v2", S::Starting);
+    s.start_operation(&occ, &lease("r", T0)).await.unwrap();
+    s.record_step(&StepRecord {
+        instance: Some((instance("i-v2", "vnfd", None, &[]), Version(1))),
+        ..transition(&occ, S::Starting, S::Completed, Version(1), "r")
+    })
+    .await
+    .unwrap();
+    assert!(using("vim-a").await.is_empty());
+    s.delete_instance(&VnfInstanceId::new("i-v1"), Version(2), &[])
+        .await
+        .unwrap();
+    assert!(using("vim-b").await.is_empty());
+
+    s.delete_vim(&VimId::new("vim-a"), Version(2))
+        .await
+        .unwrap();
+    assert!(s.get_vim(&VimId::new("vim-a")).await.unwrap().is_none());
+    assert!(matches!(
+        s.delete_vim(&VimId::new("vim-a"), Version(2))
+            .await
+            .unwrap_err(),
+        StoreError::NotFound { .. }
+    ));
+}
+
+async fn migrations_apply_on_empty_and_refuse_newer_schema(db: &TestDb) {
+    assert_eq!(db.store.schema_version().await.unwrap(), 1);
+    // Opening an up-to-date database again is a no-op.
+    let again = db.reopen().await.unwrap();
+    assert_eq!(again.schema_version().await.unwrap(), 1);
+    drop(again);
+
+    db.fake_future_migration(2).await;
+    let err = match db.reopen().await {
+        Ok(_) => panic!("a database from a newer build was opened"),
+        Err(e) => e,
+    };
+    match &err {
+        StoreError::SchemaTooNew { found, supported } => {
+            assert_eq!((*found, *supported), (2, 1));
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(
+        err.to_string().contains("newer than this build supports"),
+        "{err}"
+    );
+}
+
+// ----- Backend-specific -----
+
+#[tokio::test]
+async fn open_accepts_the_documented_urls() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("via-url.db");
+    let store = vnfm_store::open(&format!("sqlite://{}", path.display()))
+        .await
+        .unwrap();
+    store
+        .create_instance(&instance("u-1", "vnfd", None, &[]), &[])
+        .await
+        .unwrap();
+    drop(store);
+    assert!(path.exists());
+    // The file persists across opens.
+    let store = vnfm_store::open(&format!("sqlite://{}", path.display()))
+        .await
+        .unwrap();
+    assert!(
+        store
+            .get_instance(&VnfInstanceId::new("u-1"))
+            .await
+            .unwrap()
+            .is_some()
+    );
+
+    let mem = vnfm_store::open("sqlite::memory:").await.unwrap();
+    mem.create_instance(&instance("m-1", "vnfd", None, &[]), &[])
+        .await
+        .unwrap();
+    // The single in-memory connection serves reads and writes alike.
+    assert!(
+        mem.get_instance(&VnfInstanceId::new("m-1"))
+            .await
+            .unwrap()
+            .is_some()
+    );
+    let s: Vec<_> = mem
+        .stream_instances(&InstanceQuery::default())
+        .collect()
+        .await;
+    assert_eq!(s.len(), 1);
+
+    let err = match vnfm_store::open("mysql://root:hunter2@db/vnfm").await {
+        Ok(_) => panic!("mysql accepted"),
+        Err(e) => e,
+    };
+    let msg = err.to_string();
+    assert!(matches!(err, StoreError::UnsupportedUrl(_)), "{err:?}");
+    assert!(!msg.contains("hunter2"), "{msg}");
+    assert!(msg.contains("mysql://root:***@db/vnfm"), "{msg}");
+    assert!(matches!(
+        vnfm_store::open("sqlite://").await,
+        Err(StoreError::UnsupportedUrl(_))
+    ));
+}
+
+#[tokio::test]
+async fn corrupt_documents_are_reported_without_their_content() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("corrupt.db");
+    let store = vnfm_store::SqliteStore::open(&path).await.unwrap();
+    store
+        .create_instance(&instance("c-1", "vnfd", None, &[]), &[])
+        .await
+        .unwrap();
+    {
+        use sqlx::Connection;
+        let mut c = sqlx::SqliteConnection::connect(&format!("sqlite://{}", path.display()))
+            .await
+            .unwrap();
+        sqlx::query("UPDATE vnf_instances SET doc = '{\"password\": \"hunter2\", \"id\": 3}'")
+            .execute(&mut c)
+            .await
+            .unwrap();
+    }
+    let err = store
+        .get_instance(&VnfInstanceId::new("c-1"))
+        .await
+        .unwrap_err();
+    let msg = err.to_string();
+    assert!(matches!(err, StoreError::Corrupt { .. }), "{err:?}");
+    assert!(msg.contains("c-1"), "{msg}");
+    assert!(!msg.contains("hunter2"), "{msg}");
+}
+
+/// Throughput sanity check, not an assertion on time: run with
+/// `cargo test --release -p vnfm-store --test store -- --ignored --nocapture perf`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "timing report; run explicitly in release mode"]
+async fn perf_sanity_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let store: Arc<dyn Store> = Arc::new(
+        vnfm_store::SqliteStore::open(dir.path().join("perf.db"))
+            .await
+            .unwrap(),
+    );
+    let n = 50_000;
+    let start = std::time::Instant::now();
+    for i in 0..n {
+        let vnfd = if i % 10 == 0 {
+            "vnfd-rare"
+        } else {
+            "vnfd-common"
+        };
+        store
+            .create_instance(
+                &instance(&format!("p-{i:06}"), vnfd, Some("perf"), &["vim-1"]),
+                &[],
+            )
+            .await
+            .unwrap();
+    }
+    let secs = start.elapsed().as_secs_f64();
+    println!(
+        "create_instance, one task, synchronous=NORMAL: {n} in {secs:.2}s = {:.0}/s",
+        n as f64 / secs
+    );
+
+    let mut tasks = Vec::new();
+    let start = std::time::Instant::now();
+    for t in 0..8 {
+        let store = store.clone();
+        tasks.push(tokio::spawn(async move {
+            for i in 0..1000 {
+                store
+                    .create_instance(
+                        &instance(&format!("q-{t}-{i:05}"), "vnfd-q", None, &[]),
+                        &[],
+                    )
+                    .await
+                    .unwrap();
+            }
+        }));
+    }
+    for t in tasks {
+        t.await.unwrap();
+    }
+    let secs = start.elapsed().as_secs_f64();
+    println!(
+        "create_instance, 8 tasks: 8000 in {secs:.2}s = {:.0}/s",
+        8000.0 / secs
+    );
+
+    for (label, vnfd) in [
+        ("filter vnfdId (10% match)", "vnfd-rare"),
+        ("filter vnfdId (90% match)", "vnfd-common"),
+    ] {
+        let mut q = InstanceQuery {
+            vnfd_id: Some(VnfdId::new(vnfd)),
+            limit: Some(100),
+            ..Default::default()
+        };
+        let mut pages = 0;
+        let start = std::time::Instant::now();
+        while pages < 50 {
+            let page = store.list_instances(&q).await.unwrap();
+            pages += 1;
+            match page.next {
+                Some(n) => q.after = Some(n),
+                None => break,
+            }
+        }
+        let per = start.elapsed().as_secs_f64() * 1000.0 / f64::from(pages);
+        println!(
+            "list_instances {label}, page 100 of 58,000 rows: {per:.2} ms/page over {pages} pages"
+        );
+    }
+    let start = std::time::Instant::now();
+    let q = InstanceQuery {
+        name: Some(NameFilter::Contains("erf".into())),
+        limit: Some(100),
+        ..Default::default()
+    };
+    store.list_instances(&q).await.unwrap();
+    println!(
+        "list_instances name contains, first page: {:.2} ms",
+        start.elapsed().as_secs_f64() * 1000.0
+    );
+    let start = std::time::Instant::now();
+    let count = store
+        .stream_instances(&InstanceQuery {
+            limit: Some(500),
+            ..Default::default()
+        })
+        .count()
+        .await;
+    println!(
+        "stream_instances: {count} in {:.2}s",
+        start.elapsed().as_secs_f64()
+    );
+    tokio::time::sleep(Duration::from_millis(1)).await;
+}
