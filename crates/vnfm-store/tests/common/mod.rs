@@ -22,7 +22,7 @@ pub enum Backend {
     },
     Postgres {
         admin_url: String,
-        options: PgConnectOptions,
+        options: Box<PgConnectOptions>,
         name: String,
     },
 }
@@ -82,7 +82,7 @@ impl TestDb {
             store: Arc::new(store),
             backend: Backend::Postgres {
                 admin_url,
-                options,
+                options: Box::new(options),
                 name,
             },
         })
@@ -93,7 +93,7 @@ impl TestDb {
         Ok(match &self.backend {
             Backend::Sqlite { path, .. } => Arc::new(SqliteStore::open(path).await?),
             Backend::Postgres { options, .. } => {
-                Arc::new(PostgresStore::connect_with(options.clone(), 10).await?)
+                Arc::new(PostgresStore::connect_with((**options).clone(), 10).await?)
             }
         })
     }
@@ -138,14 +138,13 @@ impl TestDb {
         if let Backend::Postgres {
             admin_url, name, ..
         } = backend
+            && let Ok(mut admin) = PgConnection::connect(&admin_url).await
         {
-            if let Ok(mut admin) = PgConnection::connect(&admin_url).await {
-                let _ = sqlx::query(sqlx::AssertSqlSafe(format!(
-                    "DROP DATABASE IF EXISTS {name} WITH (FORCE)"
-                )))
-                .execute(&mut admin)
-                .await;
-            }
+            let _ = sqlx::query(sqlx::AssertSqlSafe(format!(
+                "DROP DATABASE IF EXISTS {name} WITH (FORCE)"
+            )))
+            .execute(&mut admin)
+            .await;
         }
     }
 }
