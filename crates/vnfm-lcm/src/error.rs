@@ -1,0 +1,334 @@
+//! [`LcmError`]: why the core refuses or cannot carry out a lifecycle operation.
+//!
+//! Each variant says what is wrong and what is allowed, and maps to the HTTP status the API
+//! answers with ([`LcmError::status`]): 409 when the request conflicts with the state of the
+//! instance or the occurrence, 422 when it names things the VNFD or the instance does not have,
+//! 400 when the request itself is malformed, 500 when the core's own records disagree.
+
+use std::fmt::Write as _;
+
+use vnfm_types::LcmOperationType;
+
+use crate::state::InvalidTransition;
+
+/// How many known values an error message lists before it says "and N more".
+const MAX_LISTED: usize = 12;
+/// How many characters of a request-supplied value an error message repeats.
+const MAX_ECHO: usize = 80;
+
+/// Why a lifecycle operation is refused or cannot be planned.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LcmError {
+    /// The operation needs an instantiated VNF.
+    #[error(
+        "{} requires an INSTANTIATED VNF instance, but instance {instance_id} is NOT_INSTANTIATED; instantiate it first",
+        op_name(*operation)
+    )]
+    NotInstantiated {
+        /// The instance.
+        instance_id: String,
+        /// The refused operation.
+        operation: LcmOperationType,
+    },
+    /// INSTANTIATE on an instance that is already instantiated.
+    #[error(
+        "instance {instance_id} is already INSTANTIATED (flavour `{flavour_id}`); terminate it before instantiating again"
+    )]
+    AlreadyInstantiated {
+        /// The instance.
+        instance_id: String,
+        /// Its current flavour.
+        flavour_id: String,
+    },
+    /// A flavour the VNFD does not have.
+    #[error(
+        "VNFD {vnfd_id} has no deployment flavour `{}`; {}",
+        echo(flavour),
+        listing("flavours", known)
+    )]
+    UnknownFlavour {
+        /// The VNFD.
+        vnfd_id: String,
+        /// The requested flavour.
+        flavour: String,
+        /// The VNFD's flavours.
+        known: Vec<String>,
+    },
+    /// CHANGE_FLAVOUR to the flavour the instance already has.
+    #[error("instance is already in flavour `{flavour}`; choose a different newFlavourId")]
+    SameFlavour {
+        /// The flavour.
+        flavour: String,
+    },
+    /// An instantiation level the flavour does not have.
+    #[error(
+        "flavour `{flavour}` has no instantiation level `{}`; {}",
+        echo(level),
+        listing("instantiation levels", known)
+    )]
+    UnknownInstantiationLevel {
+        /// The flavour.
+        flavour: String,
+        /// The requested level.
+        level: String,
+        /// The flavour's levels.
+        known: Vec<String>,
+    },
+    /// A scaling aspect the flavour does not have.
+    #[error(
+        "flavour `{flavour}` has no scaling aspect `{}`; {}",
+        echo(aspect),
+        listing("scaling aspects", known)
+    )]
+    UnknownAspect {
+        /// The flavour.
+        flavour: String,
+        /// The requested aspect.
+        aspect: String,
+        /// The flavour's aspects.
+        known: Vec<String>,
+    },
+    /// A scale request that would leave the aspect's allowed levels.
+    #[error(
+        "scaling aspect `{aspect}` from level {current} to level {requested} is out of bounds: levels 0..={max} are allowed"
+    )]
+    ScaleOutOfBounds {
+        /// The aspect.
+        aspect: String,
+        /// Its current level.
+        current: u32,
+        /// The level the request would reach (negative below zero).
+        requested: i64,
+        /// Its `max_scale_level`.
+        max: u32,
+    },
+    /// A planned instance count outside the VDU's profile.
+    #[error(
+        "VDU `{vdu}` would have {requested} instances, outside its vdu_profile bounds {min}..={max}"
+    )]
+    VduInstancesOutOfBounds {
+        /// The VDU.
+        vdu: String,
+        /// The planned count.
+        requested: u64,
+        /// `min_number_of_instances`.
+        min: u32,
+        /// `max_number_of_instances`.
+        max: u32,
+    },
+    /// A VNFC id the instance does not have.
+    #[error(
+        "{pointer}: instance has no VNFC `{}`; {}",
+        echo(id),
+        listing("VNFC ids", known)
+    )]
+    UnknownVnfc {
+        /// JSON pointer into the request.
+        pointer: String,
+        /// The id.
+        id: String,
+        /// The instance's VNFC ids (`vnfcInfo` and `vnfcResourceInfo`).
+        known: Vec<String>,
+    },
+    /// An external CPD the flavour does not have.
+    #[error(
+        "{pointer}: flavour `{flavour}` has no external connection point `{}`; {}",
+        echo(cpd),
+        listing("connection points", known)
+    )]
+    UnknownExtCp {
+        /// JSON pointer into the request.
+        pointer: String,
+        /// The flavour.
+        flavour: String,
+        /// The CPD id.
+        cpd: String,
+        /// The flavour's external CPs and VDU CPs.
+        known: Vec<String>,
+    },
+    /// A virtual link descriptor the flavour does not have.
+    #[error(
+        "{pointer}: flavour `{flavour}` has no internal virtual link `{}`; {}",
+        echo(vld),
+        listing("virtual links", known)
+    )]
+    UnknownVirtualLink {
+        /// JSON pointer into the request.
+        pointer: String,
+        /// The flavour.
+        flavour: String,
+        /// The VLD id.
+        vld: String,
+        /// The flavour's virtual links.
+        known: Vec<String>,
+    },
+    /// A VIM connection id that neither the request nor the instance defines.
+    #[error(
+        "{pointer}: no VIM connection `{}` in the request or the instance; {}",
+        echo(id),
+        listing("VIM connections", known)
+    )]
+    UnknownVimConnection {
+        /// JSON pointer into the request.
+        pointer: String,
+        /// The id.
+        id: String,
+        /// The known connection ids.
+        known: Vec<String>,
+    },
+    /// Removing a VIM connection that instantiated resources still live on.
+    #[error(
+        "{pointer}: VIM connection `{id}` cannot be removed: resource `{resource}` of the instance lives on it"
+    )]
+    VimConnectionInUse {
+        /// JSON pointer into the request.
+        pointer: String,
+        /// The connection id.
+        id: String,
+        /// A resource on it (e.g. a `vnfcResourceInfo` id).
+        resource: String,
+    },
+    /// A hook bound in the VNFD to an artifact the flavour does not declare.
+    #[error(
+        "the VNFD binds hook `{operation}` to artifact `{artifact}`, which flavour `{flavour}` does not declare; fix the package"
+    )]
+    HookArtifactMissing {
+        /// The hook operation.
+        operation: String,
+        /// The artifact name.
+        artifact: String,
+        /// The flavour.
+        flavour: String,
+    },
+    /// A malformed request (violates a rule of SOL003 the schema cannot express).
+    #[error("{pointer}: {message}")]
+    InvalidRequest {
+        /// JSON pointer to the offending attribute (`""` for the whole body).
+        pointer: String,
+        /// What is wrong and what is allowed.
+        message: String,
+    },
+    /// An operation the core does not run (snapshots).
+    #[error("{} is not supported by this VNFM", op_name(*operation))]
+    UnsupportedOperation {
+        /// The operation.
+        operation: LcmOperationType,
+    },
+    /// The operation cannot be rolled back; the occurrence can be retried or failed.
+    #[error("{} cannot be rolled back ({reason}); retry it or mark it FAILED", op_name(*operation))]
+    RollbackNotSupported {
+        /// The operation.
+        operation: LcmOperationType,
+        /// Why.
+        reason: String,
+    },
+    /// An event the occurrence's state does not allow.
+    #[error(transparent)]
+    InvalidTransition(#[from] InvalidTransition),
+    /// The instance record, the VNFD and the plan disagree (a bug or a corrupted record).
+    #[error("inconsistent lifecycle data: {0}")]
+    Inconsistent(String),
+}
+
+impl LcmError {
+    /// The HTTP status for this error: 409 for conflicts with the state of the instance or the
+    /// occurrence, 422 for references the VNFD or instance cannot resolve, 400 for malformed
+    /// requests, 500 for inconsistent records.
+    pub fn status(&self) -> u16 {
+        match self {
+            LcmError::NotInstantiated { .. }
+            | LcmError::AlreadyInstantiated { .. }
+            | LcmError::VimConnectionInUse { .. }
+            | LcmError::RollbackNotSupported { .. }
+            | LcmError::InvalidTransition(_) => 409,
+            LcmError::UnknownFlavour { .. }
+            | LcmError::SameFlavour { .. }
+            | LcmError::UnknownInstantiationLevel { .. }
+            | LcmError::UnknownAspect { .. }
+            | LcmError::ScaleOutOfBounds { .. }
+            | LcmError::VduInstancesOutOfBounds { .. }
+            | LcmError::UnknownVnfc { .. }
+            | LcmError::UnknownExtCp { .. }
+            | LcmError::UnknownVirtualLink { .. }
+            | LcmError::UnknownVimConnection { .. }
+            | LcmError::HookArtifactMissing { .. }
+            | LcmError::UnsupportedOperation { .. } => 422,
+            LcmError::InvalidRequest { .. } => 400,
+            LcmError::Inconsistent(_) => 500,
+        }
+    }
+
+    /// An [`LcmError::InvalidRequest`].
+    pub fn invalid(pointer: impl Into<String>, message: impl Into<String>) -> Self {
+        LcmError::InvalidRequest {
+            pointer: pointer.into(),
+            message: message.into(),
+        }
+    }
+}
+
+/// The operation's SOL003 name (`SCALE_TO_LEVEL`).
+pub(crate) fn op_name(op: LcmOperationType) -> String {
+    serde_json::to_value(op)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_owned))
+        .unwrap_or_else(|| format!("{op:?}"))
+}
+
+/// `s` cut to [`MAX_ECHO`] characters: request values are repeated in messages, and a long
+/// (possibly hostile) value must not be.
+pub(crate) fn echo(s: &str) -> String {
+    match s.char_indices().nth(MAX_ECHO) {
+        Some((i, _)) => format!("{}…", &s[..i]),
+        None => s.to_owned(),
+    }
+}
+
+/// "known flavours: a, b" / "the flavour has no flavours", listing at most [`MAX_LISTED`].
+fn listing(what: &str, known: &[String]) -> String {
+    if known.is_empty() {
+        return format!("there are no {what}");
+    }
+    let mut out = format!("known {what}: ");
+    for (i, k) in known.iter().take(MAX_LISTED).enumerate() {
+        if i > 0 {
+            out.push_str(", ");
+        }
+        out.push_str(&echo(k));
+    }
+    if known.len() > MAX_LISTED {
+        let _ = write!(out, " and {} more", known.len() - MAX_LISTED);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_values_are_cut_and_long_lists_summarised() {
+        let e = LcmError::UnknownFlavour {
+            vnfd_id: "d".into(),
+            flavour: "x".repeat(500),
+            known: (0..20).map(|i| format!("f{i}")).collect(),
+        };
+        let msg = e.to_string();
+        assert!(msg.len() < 250, "{msg}");
+        assert!(msg.contains("…"), "{msg}");
+        assert!(msg.ends_with("f11 and 8 more"), "{msg}");
+        assert_eq!(e.status(), 422);
+    }
+
+    #[test]
+    fn transitions_are_conflicts() {
+        let t = crate::state::transition(
+            vnfm_types::LcmOperationStateType::Completed,
+            crate::state::Event::Retry,
+        )
+        .unwrap_err();
+        let e = LcmError::from(t);
+        assert_eq!(e.status(), 409);
+        assert!(e.to_string().starts_with("Retry is not allowed"));
+    }
+}

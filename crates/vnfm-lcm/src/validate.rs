@@ -1,0 +1,605 @@
+//! Request validation against the VNFD and the instance, before an operation occurrence exists.
+//!
+//! The JSON Schemas (`vnfm-schemas`) check a request's shape; this module checks what they
+//! cannot: the instance is in the right state, the flavour, level, aspect, VNFC and CP ids the
+//! request names exist, the scale stays within its bounds, and SOL003's either-or rules hold.
+//! [`validate`] runs the whole planner, so everything that can refuse a request is checked in
+//! one place, with an [`LcmError`] that says what is wrong and what is allowed.
+
+use std::collections::BTreeSet;
+
+use vnfm_descriptor::{Flavour, InstantiationLevel, ScalingAspect, Vnfd};
+use vnfm_driver_api::HealVnfc;
+use vnfm_types::{
+    ExtManagedVirtualLinkData, ExtVirtualLinkData, InstantiatedVnfInfo, InstantiationState,
+    ScaleType, StopType, TerminationType, VnfInstance, VnfOperationalState,
+};
+
+use crate::error::{LcmError, echo};
+use crate::plan::{OperationRequest, plan};
+
+/// The longest graceful termination or stop timeout accepted, in seconds (one day): a longer
+/// wait is almost certainly a unit mistake, and it would hold the instance that long.
+pub const MAX_GRACEFUL_TIMEOUT_SECONDS: u32 = 86_400;
+
+/// Checks `op` against `vnfd` and `instance`: `Ok` exactly when [`plan`] would produce a
+/// plan. `vnfd` is the instance's VNFD (for CHANGE_VNFPKG, the VNFD being changed to).
+pub fn validate(
+    op: &OperationRequest,
+    vnfd: &Vnfd,
+    instance: &VnfInstance,
+) -> Result<(), LcmError> {
+    plan(op, vnfd, instance).map(|_| ())
+}
+
+/// The state, reference and either-or checks; the planner adds the bounds checks that need
+/// computed targets.
+pub(crate) fn check_request(
+    op: &OperationRequest,
+    vnfd: &Vnfd,
+    instance: &VnfInstance,
+) -> Result<(), LcmError> {
+    match op {
+        OperationRequest::ChangeVnfPkg(r) if vnfd.descriptor_id != r.vnfd_id.as_str() => {
+            return Err(LcmError::Inconsistent(format!(
+                "CHANGE_VNFPKG to VNFD {} was planned with VNFD {}",
+                r.vnfd_id, vnfd.descriptor_id
+            )));
+        }
+        OperationRequest::ChangeVnfPkg(_) => {}
+        _ if vnfd.descriptor_id != instance.vnfd_id.as_str() => {
+            return Err(LcmError::Inconsistent(format!(
+                "instance {} is based on VNFD {} but was planned with VNFD {}",
+                instance.id, instance.vnfd_id, vnfd.descriptor_id
+            )));
+        }
+        _ => {}
+    }
+    match op {
+        OperationRequest::Instantiate(r) => {
+            if instance.instantiation_state == InstantiationState::Instantiated {
+                return Err(LcmError::AlreadyInstantiated {
+                    instance_id: instance.id.to_string(),
+                    flavour_id: instance
+                        .instantiated_vnf_info
+                        .as_ref()
+                        .map_or_else(|| "unknown".to_string(), |i| i.flavour_id.clone()),
+                });
+            }
+            let f = flavour(vnfd, &r.flavour_id)?;
+            if let Some(level) = &r.instantiation_level_id {
+                instantiation_level(f, level)?;
+            }
+            let vims = vim_ids(instance, r.vim_connection_info.as_ref());
+            check_ext_links(f, r.ext_virtual_links.as_deref(), "/extVirtualLinks", &vims)?;
+            check_ext_managed(f, r.ext_managed_virtual_links.as_deref(), &vims)?;
+        }
+        OperationRequest::Terminate(r) => {
+            instantiated(instance, op)?;
+            if r.termination_type == TerminationType::Graceful {
+                check_timeout(
+                    r.graceful_termination_timeout,
+                    "/gracefulTerminationTimeout",
+                )?;
+            }
+        }
+        OperationRequest::Heal(r) => {
+            instantiated(instance, op)?;
+            check_vnfc_ids(instance, r.vnfc_instance_id.as_deref())?;
+        }
+        OperationRequest::Scale(r) => {
+            let info = instantiated(instance, op)?;
+            if r.number_of_steps == Some(0) {
+                return Err(LcmError::invalid(
+                    "/numberOfSteps",
+                    "numberOfSteps must be a positive integer (1 when omitted)",
+                ));
+            }
+            aspect(instance_flavour_of(vnfd, info, op)?, &r.aspect_id)?;
+        }
+        OperationRequest::ScaleToLevel(r) => {
+            let info = instantiated(instance, op)?;
+            let f = instance_flavour_of(vnfd, info, op)?;
+            match (&r.instantiation_level_id, &r.scale_info) {
+                (Some(_), Some(_)) => {
+                    return Err(LcmError::invalid(
+                        "",
+                        "give either instantiationLevelId or scaleInfo, not both",
+                    ));
+                }
+                (None, None) => {
+                    return Err(LcmError::invalid(
+                        "",
+                        "give instantiationLevelId or scaleInfo: the request names no target level",
+                    ));
+                }
+                (Some(level), None) => {
+                    instantiation_level(f, level)?;
+                }
+                (None, Some(infos)) => {
+                    if infos.is_empty() {
+                        return Err(LcmError::invalid(
+                            "/scaleInfo",
+                            "scaleInfo is empty: list at least one aspect and its target level",
+                        ));
+                    }
+                    let levels = crate::plan::current_levels(f, instance);
+                    let mut seen = BTreeSet::new();
+                    for (i, s) in infos.iter().enumerate() {
+                        if !seen.insert(s.aspect_id.as_str()) {
+                            return Err(LcmError::invalid(
+                                format!("/scaleInfo/{i}/aspectId"),
+                                format!("aspect `{}` is listed more than once", echo(&s.aspect_id)),
+                            ));
+                        }
+                        let a = aspect(f, &s.aspect_id)?;
+                        if s.scale_level > a.max_scale_level {
+                            return Err(LcmError::ScaleOutOfBounds {
+                                aspect: a.id.clone(),
+                                current: levels.get(&a.id).copied().unwrap_or(0),
+                                requested: i64::from(s.scale_level),
+                                max: a.max_scale_level,
+                            });
+                        }
+                    }
+                }
+            }
+        }
+        OperationRequest::ChangeFlavour(r) => {
+            let info = instantiated(instance, op)?;
+            let new = flavour(vnfd, &r.new_flavour_id)?;
+            if info.flavour_id == r.new_flavour_id {
+                return Err(LcmError::SameFlavour {
+                    flavour: info.flavour_id.clone(),
+                });
+            }
+            if let Some(level) = &r.instantiation_level_id {
+                instantiation_level(new, level)?;
+            }
+            let vims = vim_ids(instance, r.vim_connection_info.as_ref());
+            check_ext_links(
+                new,
+                r.ext_virtual_links.as_deref(),
+                "/extVirtualLinks",
+                &vims,
+            )?;
+            check_ext_managed(new, r.ext_managed_virtual_links.as_deref(), &vims)?;
+        }
+        OperationRequest::Operate(r) => {
+            instantiated(instance, op)?;
+            check_vnfc_ids(instance, r.vnfc_instance_id.as_deref())?;
+            if r.change_state_to == VnfOperationalState::Started {
+                if r.stop_type.is_some() {
+                    return Err(LcmError::invalid(
+                        "/stopType",
+                        "stopType applies only when changeStateTo is STOPPED",
+                    ));
+                }
+                if r.graceful_stop_timeout.is_some() {
+                    return Err(LcmError::invalid(
+                        "/gracefulStopTimeout",
+                        "gracefulStopTimeout applies only when changeStateTo is STOPPED",
+                    ));
+                }
+            }
+            if r.graceful_stop_timeout.is_some() && r.stop_type != Some(StopType::Graceful) {
+                return Err(LcmError::invalid(
+                    "/gracefulStopTimeout",
+                    "gracefulStopTimeout applies only when stopType is GRACEFUL",
+                ));
+            }
+            check_timeout(r.graceful_stop_timeout, "/gracefulStopTimeout")?;
+        }
+        OperationRequest::ChangeExtConn(r) => {
+            let info = instantiated(instance, op)?;
+            let f = instance_flavour_of(vnfd, info, op)?;
+            if r.ext_virtual_links.is_empty() {
+                return Err(LcmError::invalid(
+                    "/extVirtualLinks",
+                    "extVirtualLinks is empty: list the external virtual links to change",
+                ));
+            }
+            let vims = vim_ids(instance, r.vim_connection_info.as_ref());
+            check_ext_links(f, Some(&r.ext_virtual_links), "/extVirtualLinks", &vims)?;
+        }
+        OperationRequest::ModifyInfo(r) => {
+            if let Some(mods) = &r.vnfc_info_modifications {
+                let known: Vec<String> = instance
+                    .instantiated_vnf_info
+                    .as_ref()
+                    .and_then(|i| i.vnfc_info.as_ref())
+                    .map(|v| v.iter().map(|c| c.id.clone()).collect())
+                    .unwrap_or_default();
+                let mut seen = BTreeSet::new();
+                for (i, m) in mods.iter().enumerate() {
+                    let pointer = format!("/vnfcInfoModifications/{i}/id");
+                    if !seen.insert(m.id.as_str()) {
+                        return Err(LcmError::invalid(
+                            pointer,
+                            format!("VNFC `{}` is listed more than once", echo(&m.id)),
+                        ));
+                    }
+                    if !known.contains(&m.id) {
+                        return Err(LcmError::UnknownVnfc {
+                            pointer,
+                            id: m.id.clone(),
+                            known,
+                        });
+                    }
+                }
+            }
+            if let Some(vims) = &r.vim_connection_info
+                && let Some(info) = &instance.instantiated_vnf_info
+            {
+                for (id, v) in vims {
+                    if v.is_none()
+                        && let Some(resource) = resource_on_vim(info, id)
+                    {
+                        return Err(LcmError::VimConnectionInUse {
+                            pointer: format!("/vimConnectionInfo/{id}"),
+                            id: id.clone(),
+                            resource,
+                        });
+                    }
+                }
+            }
+        }
+        OperationRequest::ChangeVnfPkg(r) => {
+            let info = instantiated(instance, op)?;
+            let f = instance_flavour_of(vnfd, info, op)?;
+            let vims = vim_ids(instance, r.vim_connection_info.as_ref());
+            check_ext_links(f, r.ext_virtual_links.as_deref(), "/extVirtualLinks", &vims)?;
+            check_ext_managed(f, r.ext_managed_virtual_links.as_deref(), &vims)?;
+        }
+    }
+    Ok(())
+}
+
+/// The flavour `id` of `vnfd`.
+pub(crate) fn flavour<'a>(vnfd: &'a Vnfd, id: &str) -> Result<&'a Flavour, LcmError> {
+    vnfd.flavour(id).ok_or_else(|| LcmError::UnknownFlavour {
+        vnfd_id: vnfd.descriptor_id.clone(),
+        flavour: id.to_string(),
+        known: vnfd.flavours.iter().map(|f| f.id.clone()).collect(),
+    })
+}
+
+/// `instantiatedVnfInfo` of an instance that must be instantiated for `op`.
+fn instantiated<'a>(
+    instance: &'a VnfInstance,
+    op: &OperationRequest,
+) -> Result<&'a InstantiatedVnfInfo, LcmError> {
+    let not = || LcmError::NotInstantiated {
+        instance_id: instance.id.to_string(),
+        operation: op.operation_type(),
+    };
+    if instance.instantiation_state != InstantiationState::Instantiated {
+        return Err(not());
+    }
+    instance.instantiated_vnf_info.as_ref().ok_or_else(|| {
+        LcmError::Inconsistent(format!(
+            "instance {} is INSTANTIATED but has no instantiatedVnfInfo",
+            instance.id
+        ))
+    })
+}
+
+fn instance_flavour_of<'a>(
+    vnfd: &'a Vnfd,
+    info: &InstantiatedVnfInfo,
+    op: &OperationRequest,
+) -> Result<&'a Flavour, LcmError> {
+    match op {
+        // The new package may lack the current flavour: the client chose the wrong package.
+        OperationRequest::ChangeVnfPkg(_) => flavour(vnfd, &info.flavour_id),
+        _ => vnfd.flavour(&info.flavour_id).ok_or_else(|| {
+            LcmError::Inconsistent(format!(
+                "the instance's flavour `{}` is not in its VNFD {}",
+                info.flavour_id, vnfd.descriptor_id
+            ))
+        }),
+    }
+}
+
+/// The flavour an instantiated instance is in.
+pub(crate) fn instance_flavour<'a>(
+    vnfd: &'a Vnfd,
+    instance: &VnfInstance,
+    op: &OperationRequest,
+) -> Result<&'a Flavour, LcmError> {
+    instance_flavour_of(vnfd, instantiated(instance, op)?, op)
+}
+
+/// The instantiation level `id` of `flavour`.
+pub(crate) fn instantiation_level<'a>(
+    flavour: &'a Flavour,
+    id: &str,
+) -> Result<&'a InstantiationLevel, LcmError> {
+    flavour
+        .instantiation_level(id)
+        .ok_or_else(|| LcmError::UnknownInstantiationLevel {
+            flavour: flavour.id.clone(),
+            level: id.to_string(),
+            known: flavour
+                .instantiation_levels
+                .iter()
+                .map(|l| l.id.clone())
+                .collect(),
+        })
+}
+
+/// The scaling aspect `id` of `flavour`.
+pub(crate) fn aspect<'a>(flavour: &'a Flavour, id: &str) -> Result<&'a ScalingAspect, LcmError> {
+    flavour
+        .scaling_aspect(id)
+        .ok_or_else(|| LcmError::UnknownAspect {
+            flavour: flavour.id.clone(),
+            aspect: id.to_string(),
+            known: flavour
+                .scaling_aspects
+                .iter()
+                .map(|a| a.id.clone())
+                .collect(),
+        })
+}
+
+/// The level `aspect` reaches from `current` by `steps` steps of `scale_type`, within
+/// `0..=max_scale_level`.
+pub(crate) fn scaled_level(
+    aspect: &ScalingAspect,
+    current: u32,
+    scale_type: ScaleType,
+    steps: u32,
+) -> Result<u32, LcmError> {
+    let requested = match scale_type {
+        ScaleType::ScaleOut => i64::from(current) + i64::from(steps),
+        ScaleType::ScaleIn => i64::from(current) - i64::from(steps),
+    };
+    if requested < 0 || requested > i64::from(aspect.max_scale_level) {
+        return Err(LcmError::ScaleOutOfBounds {
+            aspect: aspect.id.clone(),
+            current,
+            requested,
+            max: aspect.max_scale_level,
+        });
+    }
+    u32::try_from(requested).map_err(|_| LcmError::Inconsistent("scale level overflow".into()))
+}
+
+/// Every VNFC id of the instance a request may name: `vnfcInfo` ids, then `vnfcResourceInfo`
+/// ids.
+fn known_vnfc_ids(instance: &VnfInstance) -> Vec<String> {
+    let info = instance.instantiated_vnf_info.as_ref();
+    let mut ids: Vec<String> = info
+        .and_then(|i| i.vnfc_info.as_ref())
+        .map(|v| v.iter().map(|c| c.id.clone()).collect())
+        .unwrap_or_default();
+    for r in info
+        .and_then(|i| i.vnfc_resource_info.as_ref())
+        .into_iter()
+        .flatten()
+    {
+        if !ids.contains(&r.id) {
+            ids.push(r.id.clone());
+        }
+    }
+    ids
+}
+
+/// Resolves a `vnfcInstanceId` of a heal or operate request: a `vnfcInfo` id (SOL002) or,
+/// as Tacker also accepts, a `vnfcResourceInfo` id.
+pub(crate) fn resolve_vnfc(
+    instance: &VnfInstance,
+    id: &str,
+    pointer: &str,
+) -> Result<HealVnfc, LcmError> {
+    let info = instance.instantiated_vnf_info.as_ref();
+    let resources = info
+        .and_then(|i| i.vnfc_resource_info.as_deref())
+        .unwrap_or(&[]);
+    if let Some(c) = info
+        .and_then(|i| i.vnfc_info.as_ref())
+        .and_then(|v| v.iter().find(|c| c.id == id))
+    {
+        let resource_id = c
+            .vnfc_resource_info_id
+            .clone()
+            .unwrap_or_else(|| c.id.clone());
+        return Ok(HealVnfc {
+            vnfc_info_id: Some(c.id.clone()),
+            vnfc_resource_id: resource_id,
+            vdu_id: c.vdu_id.clone(),
+        });
+    }
+    if let Some(r) = resources.iter().find(|r| r.id == id) {
+        return Ok(HealVnfc {
+            vnfc_info_id: None,
+            vnfc_resource_id: r.id.clone(),
+            vdu_id: r.vdu_id.clone(),
+        });
+    }
+    Err(LcmError::UnknownVnfc {
+        pointer: pointer.to_string(),
+        id: id.to_string(),
+        known: known_vnfc_ids(instance),
+    })
+}
+
+fn check_vnfc_ids(instance: &VnfInstance, ids: Option<&[String]>) -> Result<(), LcmError> {
+    let Some(ids) = ids else {
+        return Ok(());
+    };
+    if ids.is_empty() {
+        return Err(LcmError::invalid(
+            "/vnfcInstanceId",
+            "vnfcInstanceId is empty: omit it to address the whole VNF, or list VNFC ids",
+        ));
+    }
+    let mut seen = BTreeSet::new();
+    for (i, id) in ids.iter().enumerate() {
+        let pointer = format!("/vnfcInstanceId/{i}");
+        if !seen.insert(id.as_str()) {
+            return Err(LcmError::invalid(
+                pointer,
+                format!("VNFC `{}` is listed more than once", echo(id)),
+            ));
+        }
+        resolve_vnfc(instance, id, &pointer)?;
+    }
+    Ok(())
+}
+
+fn check_timeout(timeout: Option<u32>, pointer: &str) -> Result<(), LcmError> {
+    match timeout {
+        Some(t) if t > MAX_GRACEFUL_TIMEOUT_SECONDS => Err(LcmError::invalid(
+            pointer,
+            format!(
+                "{t} s is longer than the maximum of {MAX_GRACEFUL_TIMEOUT_SECONDS} s (one day); the value is in seconds"
+            ),
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// VIM connection ids a request may refer to: the request's own and the instance's.
+fn vim_ids<V>(
+    instance: &VnfInstance,
+    request: Option<&indexmap::IndexMap<String, V>>,
+) -> Vec<String> {
+    let mut ids: Vec<String> = request
+        .map(|m| m.keys().cloned().collect())
+        .unwrap_or_default();
+    for k in instance.vim_connection_info.iter().flat_map(|m| m.keys()) {
+        if !ids.contains(k) {
+            ids.push(k.clone());
+        }
+    }
+    ids
+}
+
+fn check_vim(id: Option<&String>, pointer: String, vims: &[String]) -> Result<(), LcmError> {
+    match id {
+        Some(id) if !vims.contains(id) => Err(LcmError::UnknownVimConnection {
+            pointer,
+            id: id.clone(),
+            known: vims.to_vec(),
+        }),
+        _ => Ok(()),
+    }
+}
+
+/// The CPD ids a request may connect externally: the flavour's external CPs and, as Tacker
+/// packages expose VDU CPs without declaring them as substitution requirements, its VDU CPs.
+fn connectable_cpds(flavour: &Flavour) -> Vec<String> {
+    let mut ids: Vec<String> = flavour.ext_cps.iter().map(|c| c.id.clone()).collect();
+    for cp in &flavour.vdu_cps {
+        if !ids.contains(&cp.id) {
+            ids.push(cp.id.clone());
+        }
+    }
+    ids
+}
+
+fn check_ext_links(
+    flavour: &Flavour,
+    links: Option<&[ExtVirtualLinkData]>,
+    prefix: &str,
+    vims: &[String],
+) -> Result<(), LcmError> {
+    let Some(links) = links else {
+        return Ok(());
+    };
+    let cpds = connectable_cpds(flavour);
+    let mut seen = BTreeSet::new();
+    for (i, l) in links.iter().enumerate() {
+        if !seen.insert(l.id.as_str()) {
+            return Err(LcmError::invalid(
+                format!("{prefix}/{i}/id"),
+                format!(
+                    "external virtual link id `{}` is used more than once; ids must be unique",
+                    echo(&l.id)
+                ),
+            ));
+        }
+        check_vim(
+            l.vim_connection_id.as_ref(),
+            format!("{prefix}/{i}/vimConnectionId"),
+            vims,
+        )?;
+        for (j, cp) in l.ext_cps.iter().enumerate() {
+            if !cpds.contains(&cp.cpd_id) {
+                return Err(LcmError::UnknownExtCp {
+                    pointer: format!("{prefix}/{i}/extCps/{j}/cpdId"),
+                    flavour: flavour.id.clone(),
+                    cpd: cp.cpd_id.clone(),
+                    known: cpds,
+                });
+            }
+            if cp.cp_config.is_empty() {
+                return Err(LcmError::invalid(
+                    format!("{prefix}/{i}/extCps/{j}/cpConfig"),
+                    "cpConfig is empty: give at least one CP configuration",
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn check_ext_managed(
+    flavour: &Flavour,
+    links: Option<&[ExtManagedVirtualLinkData]>,
+    vims: &[String],
+) -> Result<(), LcmError> {
+    for (i, l) in links.into_iter().flatten().enumerate() {
+        if flavour
+            .virtual_links
+            .iter()
+            .all(|v| v.id != l.vnf_virtual_link_desc_id)
+        {
+            return Err(LcmError::UnknownVirtualLink {
+                pointer: format!("/extManagedVirtualLinks/{i}/vnfVirtualLinkDescId"),
+                flavour: flavour.id.clone(),
+                vld: l.vnf_virtual_link_desc_id.clone(),
+                known: flavour.virtual_links.iter().map(|v| v.id.clone()).collect(),
+            });
+        }
+        check_vim(
+            l.vim_connection_id.as_ref(),
+            format!("/extManagedVirtualLinks/{i}/vimConnectionId"),
+            vims,
+        )?;
+    }
+    Ok(())
+}
+
+/// A resource of the instance that lives on VIM connection `id`, if any.
+fn resource_on_vim(info: &InstantiatedVnfInfo, id: &str) -> Option<String> {
+    let on = |h: &vnfm_types::ResourceHandle| h.vim_connection_id.as_deref() == Some(id);
+    info.vnfc_resource_info
+        .iter()
+        .flatten()
+        .find(|r| on(&r.compute_resource))
+        .map(|r| format!("vnfcResourceInfo {}", r.id))
+        .or_else(|| {
+            info.vnf_virtual_link_resource_info
+                .iter()
+                .flatten()
+                .find(|r| on(&r.network_resource))
+                .map(|r| format!("vnfVirtualLinkResourceInfo {}", r.id))
+        })
+        .or_else(|| {
+            info.virtual_storage_resource_info
+                .iter()
+                .flatten()
+                .find(|r| on(&r.storage_resource))
+                .map(|r| format!("virtualStorageResourceInfo {}", r.id))
+        })
+        .or_else(|| {
+            info.ext_virtual_link_info
+                .iter()
+                .flatten()
+                .find(|r| on(&r.resource_handle))
+                .map(|r| format!("extVirtualLinkInfo {}", r.id))
+        })
+}
