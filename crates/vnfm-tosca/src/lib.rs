@@ -7,6 +7,69 @@
 //! (YAML, imports, types, inheritance, template validation, normalization); each phase reports
 //! problems with file, line and column and carries on where it safely can, so one run shows as
 //! many problems as possible.
+//!
+//! ```
+//! use vnfm_tosca::{load, MemFiles};
+//!
+//! let vnfd = r#"
+//! tosca_definitions_version: tosca_simple_yaml_1_3
+//! imports:
+//!   - https://forge.etsi.org/rep/nfv/SOL001/raw/v4.2.1/etsi_nfv_sol001_common_types.yaml
+//!   - https://forge.etsi.org/rep/nfv/SOL001/raw/v4.2.1/etsi_nfv_sol001_vnfd_types.yaml
+//! topology_template:
+//!   node_templates:
+//!     VNF:
+//!       type: tosca.nodes.nfv.VNF
+//!       properties:
+//!         descriptor_id: demo-1
+//!         descriptor_version: '1.0'
+//!         provider: Acme
+//!         product_name: Demo
+//!         software_version: '1.0'
+//!         vnfm_info: [ '0:acme-vnfm' ]
+//!         flavour_id: small
+//!         flavour_description: One small VM
+//!     VDU1:
+//!       type: tosca.nodes.nfv.Vdu.Compute
+//!       properties:
+//!         name: web
+//!         description: web server
+//!         vdu_profile: { min_number_of_instances: 1, max_number_of_instances: 3 }
+//!       capabilities:
+//!         virtual_compute:
+//!           properties:
+//!             virtual_memory: { virtual_mem_size: 2 GiB }
+//!             virtual_cpu: { num_virtual_cpu: 2 }
+//! "#;
+//! let files = MemFiles::new("Definitions/vnfd.yaml").with("Definitions/vnfd.yaml", vnfd);
+//! let loaded = load(&files);
+//! for d in &loaded.diagnostics {
+//!     eprintln!("{d}");
+//! }
+//! let vnfd = loaded.valid_descriptor().and_then(|d| d.as_vnfd()).expect("a valid VNFD");
+//! for vdu in &vnfd.flavour("small").unwrap().vdus {
+//!     let mem = vdu.virtual_compute.as_ref().and_then(|c| c.virtual_mem_size_bytes);
+//!     println!("{}: {}..{} instances, {mem:?} bytes", vdu.id, vdu.min_instances, vdu.max_instances);
+//! }
+//! assert_eq!(vnfd.flavours[0].vdus[0].virtual_compute.as_ref().unwrap().virtual_mem_size_bytes, Some(2 << 30));
+//! ```
+//!
+//! ## VNFD reading
+//!
+//! The files of a VNFD play three roles. The entry definitions hold the top-level VNF node
+//! template (a type derived from `tosca.nodes.nfv.VNF`) and import the deployment flavour files;
+//! every package file whose `topology_template` has `substitution_mappings` is one flavour, with
+//! node templates scoped to that file; everything else declares types. A single-file VNFD
+//! without substitution mappings is one flavour. The ETSI SOL001 type files of v2.5.1 to v4.2.1
+//! are bundled: their forge URLs (and their bare file names, when the package lacks them) are
+//! served from the bundled copies, and the TOSCA normative types are always present.
+//!
+//! Parsed files are cached for the process by the SHA-256 of their content ([`clear_cache`]
+//! empties the cache), so the ETSI files every package carries are parsed once.
+//!
+//! Deviations that real packages commonly have are tolerated as named [`Quirk`]s and reported as
+//! warnings; see [`quirks`] for the list. Every diagnostic code of the VNFD reader starts with
+//! `tosca.` (YAML syntax problems with `yaml.`).
 
 use std::collections::BTreeMap;
 
@@ -132,6 +195,46 @@ impl Loaded {
             None
         } else {
             self.descriptor.as_ref()
+        }
+    }
+}
+
+/// Why a package has no usable descriptor.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The descriptor has errors; every diagnostic is kept (warnings included).
+    #[error("the descriptor is invalid: {first} ({count} error(s) in all)")]
+    Invalid {
+        /// The first error found.
+        first: Box<Diagnostic>,
+        /// How many errors were found.
+        count: usize,
+        /// Every diagnostic, in the order found.
+        diagnostics: Vec<Diagnostic>,
+    },
+}
+
+impl Loaded {
+    /// The descriptor and the warnings, or the errors as an [`Error`].
+    pub fn into_result(self) -> Result<(Descriptor, Vec<Diagnostic>), Error> {
+        let count = self.diagnostics.iter().filter(|d| d.is_error()).count();
+        match (self.descriptor, count) {
+            (Some(d), 0) => Ok((d, self.diagnostics)),
+            _ => {
+                let first = self
+                    .diagnostics
+                    .iter()
+                    .find(|d| d.is_error())
+                    .cloned()
+                    .unwrap_or_else(|| {
+                        Diagnostic::error("tosca.no-descriptor", "no descriptor could be built")
+                    });
+                Err(Error::Invalid {
+                    first: Box::new(first),
+                    count: count.max(1),
+                    diagnostics: self.diagnostics,
+                })
+            }
         }
     }
 }

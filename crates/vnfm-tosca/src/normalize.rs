@@ -472,6 +472,11 @@ impl<'g> Normalizer<'_, 'g> {
         if data.is_none() && artifact.is_none() {
             return None;
         }
+        // SOL001 v3+ moves the image data onto the artifact's properties.
+        let from_artifact = artifact
+            .filter(|a| !a.def.properties.is_empty())
+            .map(|a| Node::synthetic(Value::Map(a.def.properties.clone())));
+        let data = data.or(from_artifact.as_ref());
         let get = |k: &str| data.and_then(|d| d.get(k));
         let checksum = get("checksum");
         let (checksum_algorithm, checksum_hash) = match checksum.map(|c| &c.value) {

@@ -961,6 +961,14 @@ impl<'a, 'g> Builder<'a, 'g> {
                 t.name.clone()
             }
         };
+        if let Some(id) = self.types.lookup(&type_name, Kind::Artifact, self.file) {
+            let props = self.types.flat(id).properties.clone();
+            let resolved = self.resolve_entries(&a.properties);
+            let what = format!("artifact `{}` of {owner}", a.name);
+            let display = self.display;
+            self.checker()
+                .check_properties(&resolved, &props, a.pos, &what, display);
+        }
         let file = a.file.clone()?;
         let mut reference = file.name.clone();
         if let Some(repo) = &a.repository {

@@ -908,3 +908,229 @@ fn functions_are_accepted_as_values_without_type_errors() {
     let d = find(&loaded, "tosca.invalid-function");
     assert_at(d, "Definitions/df_small.yaml", at(&text, "token"));
 }
+
+#[test]
+fn into_result_separates_valid_from_invalid() {
+    let (descriptor, warnings) = load(&base()).into_result().expect("valid");
+    assert_eq!(descriptor.id(), "d-1");
+    assert!(warnings.is_empty());
+    let (files, _) = variant(
+        "Definitions/df_small.yaml",
+        "terminate_end: hook",
+        "terminate_end: nohook",
+    );
+    match load(&files).into_result() {
+        Err(vnfm_tosca::Error::Invalid { first, count, .. }) => {
+            assert_eq!(first.code, "tosca.unknown-artifact");
+            assert_eq!(count, 1);
+        }
+        Ok(_) => panic!("expected an error"),
+    }
+}
+
+#[test]
+fn version_range_timestamp_map_and_key_schema_values() {
+    let types = TYPES.replace(
+        "      flavour_description: { type: string, default: '' }\n",
+        "      flavour_description: { type: string, default: '' }
+      v: { type: version, required: false }
+      r: { type: range, required: false }
+      t: { type: timestamp, required: false }
+      m:
+        type: map
+        required: false
+        key_schema: { type: string, constraints: [ { pattern: '[a-z]+' } ] }
+        entry_schema: { type: scalar-unit.time }
+      f: { type: scalar-unit.frequency, required: false }
+      b: { type: scalar-unit.bitrate, required: false }
+",
+    );
+    let good = TOP.replace(
+        "        vnfm_info: [ '0:vnfm' ]\n",
+        "        vnfm_info: [ '0:vnfm' ]\n        v: 1.2.3.beta-4\n        r: [ 1, UNBOUNDED ]\n        t: 2024-02-29T10:00:00Z\n        m: { ok: 10 s }\n        f: 2.4 GHz\n        b: 10 Mbps\n",
+    );
+    let files = base()
+        .with("Definitions/types.yaml", types.clone())
+        .with("Definitions/top.yaml", good);
+    let loaded = load(&files);
+    assert!(loaded.diagnostics.is_empty(), "{:#?}", loaded.diagnostics);
+
+    let bad = TOP.replace(
+        "        vnfm_info: [ '0:vnfm' ]\n",
+        "        vnfm_info: [ '0:vnfm' ]\n        v: one.two\n        r: [ 5, 1 ]\n        t: tomorrow\n        m: { Bad1: 10 parsecs }\n        f: 2.4 GB\n        b: fast\n",
+    );
+    let files = base()
+        .with("Definitions/types.yaml", types)
+        .with("Definitions/top.yaml", bad.clone());
+    let loaded = load(&files);
+    let found: Vec<(&str, (u32, u32))> = loaded
+        .diagnostics
+        .iter()
+        .map(|d| {
+            let l = d.location.as_ref().unwrap();
+            (&*d.code, (l.line, l.column))
+        })
+        .collect();
+    assert_eq!(
+        found,
+        [
+            ("tosca.wrong-type", at(&bad, "one.two")),
+            ("tosca.wrong-type", at(&bad, "[ 5, 1 ]")),
+            ("tosca.wrong-type", at(&bad, "tomorrow")),
+            ("tosca.constraint-violated", at(&bad, "Bad1")),
+            ("tosca.wrong-type", at(&bad, "10 parsecs")),
+            ("tosca.wrong-type", at(&bad, "2.4 GB")),
+            ("tosca.wrong-type", at(&bad, "fast")),
+        ]
+    );
+}
+
+#[test]
+fn import_through_a_repository() {
+    let top = TOP.replace(
+        "imports:\n  - types.yaml\n",
+        "repositories:\n  etsi: https://forge.etsi.org/rep/nfv/SOL001/raw/v3.3.1/\n  elsewhere: { url: https://example.com/defs }\nimports:\n  - types.yaml\n  - file: etsi_nfv_sol001_vnfd_types.yaml\n    repository: etsi\n",
+    );
+    let files = base().with("Definitions/top.yaml", top.clone());
+    let loaded = load(&files);
+    assert!(loaded.diagnostics.is_empty(), "{:#?}", loaded.diagnostics);
+
+    let top = top.replace("repository: etsi\n", "repository: elsewhere\n");
+    let files = base().with("Definitions/top.yaml", top.clone());
+    let loaded = load(&files);
+    let d = find(&loaded, "tosca.import-external");
+    assert!(
+        d.message
+            .contains("https://example.com/defs/etsi_nfv_sol001_vnfd_types.yaml"),
+        "{d}"
+    );
+}
+
+#[test]
+fn container_vdus_containers_storage_and_ext_cps() {
+    let types = TYPES.replace("v3.3.1", "v4.2.1");
+    let df = r#"tosca_definitions_version: tosca_simple_yaml_1_3
+imports:
+  - types.yaml
+topology_template:
+  substitution_mappings:
+    node_type: acme.VNF
+    properties: { flavour_id: small }
+    requirements:
+      virtual_link_ext: [ EXT1, external_virtual_link ]
+  node_templates:
+    POD:
+      type: tosca.nodes.nfv.Vdu.OsContainerDeployableUnit
+      properties:
+        name: pod
+        description: a pod
+        vdu_profile: { min_number_of_instances: 2, max_number_of_instances: 4 }
+      requirements:
+        - container: C1
+        - virtual_storage: OBJ
+    C1:
+      type: tosca.nodes.nfv.Vdu.OsContainer
+      properties:
+        name: web
+        description: nginx
+        requested_memory_resources: 256 MiB
+      artifacts:
+        sw_image:
+          type: tosca.artifacts.nfv.SwImage
+          file: https://registry.example.com/nginx:1.25
+          properties:
+            name: nginx
+            version: '1.25'
+            checksum: { algorithm: sha-256, hash: aa }
+            container_format: docker
+            disk_format: raw
+            min_disk: 0 B
+            size: 100 MB
+    OBJ:
+      type: tosca.nodes.nfv.Vdu.VirtualObjectStorage
+      properties:
+        virtual_object_storage_data: { max_size_of_storage: 5 GiB }
+    VL1:
+      type: tosca.nodes.nfv.VnfVirtualLink
+      properties:
+        connectivity_type: { layer_protocols: [ ipv4 ] }
+        vl_profile:
+          max_bitrate_requirements: { root: 1000 }
+          min_bitrate_requirements: { root: 1000 }
+          virtual_link_protocol_data:
+            - associated_layer_protocol: ipv4
+              l3_protocol_data: { ip_version: ipv4, cidr: 10.0.0.0/24 }
+    EXT1:
+      type: tosca.nodes.nfv.VnfExtCp
+      properties:
+        layer_protocols: [ ipv4 ]
+      requirements:
+        - internal_virtual_link: VL1
+"#;
+    let files = MemFiles::new("Definitions/top.yaml")
+        .with("Definitions/top.yaml", TOP)
+        .with("Definitions/types.yaml", types)
+        .with("Definitions/df_small.yaml", df);
+    let loaded = load(&files);
+    let v = vnfd(&loaded);
+    let f = &v.flavours[0];
+    let pod = f.vdu("POD").unwrap();
+    assert_eq!(
+        pod.kind,
+        vnfm_descriptor::VduKind::OsContainerDeployableUnit
+    );
+    assert_eq!(pod.containers, ["C1"]);
+    assert_eq!(pod.virtual_storages, ["OBJ"]);
+    assert_eq!((pod.min_instances, pod.max_instances), (2, 4));
+    assert_eq!(f.containers[0].id, "C1");
+    assert_eq!(f.containers[0].name, "web");
+    let sw = f.containers[0].sw_image.as_ref().unwrap();
+    assert_eq!(
+        sw.file.as_deref(),
+        Some("https://registry.example.com/nginx:1.25")
+    );
+    // SOL001 v3+ image data on the artifact's properties.
+    assert_eq!((sw.name.as_str(), sw.version.as_str()), ("nginx", "1.25"));
+    assert_eq!(sw.size_bytes, Some(100_000_000));
+    assert_eq!(sw.container_format.as_deref(), Some("docker"));
+    let image = f.artifact(Some("C1"), "sw_image").unwrap();
+    assert!(image.external);
+    assert!(image.sha256.is_none());
+    assert_eq!(
+        f.virtual_storages[0].kind,
+        vnfm_descriptor::StorageKind::Object
+    );
+    assert_eq!(f.virtual_storages[0].size_bytes, Some(5 << 30));
+    assert_eq!(f.virtual_links[0].cidrs, ["10.0.0.0/24"]);
+    assert_eq!(f.virtual_links[0].layer_protocols, ["ipv4"]);
+    assert_eq!(f.ext_cps.len(), 1);
+    let ext = &f.ext_cps[0];
+    assert_eq!(
+        (
+            ext.id.as_str(),
+            ext.requirement.as_deref(),
+            ext.internal_virtual_link.as_deref()
+        ),
+        ("EXT1", Some("virtual_link_ext"), Some("VL1"))
+    );
+    assert!(ext.vdu.is_none());
+}
+
+#[test]
+fn artifact_properties_are_checked_against_the_artifact_type() {
+    let types = TYPES.replace("v3.3.1", "v4.2.1");
+    let df = DF.replace(
+        "          checksum_algorithm: sha-256\n",
+        "          checksum_algorithm: sha-256\n    IMG:\n      type: tosca.nodes.nfv.Vdu.VirtualBlockStorage\n      properties:\n        virtual_block_storage_data: { size_of_storage: 1 GB }\n      artifacts:\n        sw_image:\n          type: tosca.artifacts.nfv.SwImage\n          file: ../Files/disk.img\n          properties:\n            name: disk\n            version: '1'\n            checksum: { algorithm: sha-256, hash: aa }\n            container_format: bare\n            colour: blue\n",
+    );
+    let files = base()
+        .with("Definitions/types.yaml", types)
+        .with("Definitions/df_small.yaml", df.clone())
+        .with("Files/disk.img", b"x".to_vec());
+    let loaded = load(&files);
+    let missing = find(&loaded, "tosca.missing-required-property");
+    assert_at(missing, "Definitions/df_small.yaml", at(&df, "sw_image:"));
+    assert!(missing.message.contains("`size`"), "{missing}");
+    let unknown = find(&loaded, "tosca.unknown-property");
+    assert_at(unknown, "Definitions/df_small.yaml", at(&df, "colour"));
+}
