@@ -1,11 +1,55 @@
 //! The lifecycle management core.
 //!
 //! - [`state`]: the operation-occurrence state machine of ETSI SOL003 (pure and table-driven).
-//! - [`validate`]: request checks against the VNFD and the instance, before an occurrence
+//! - [`validate`](mod@validate): request checks against the VNFD and the instance, before an occurrence
 //!   exists.
-//! - [`plan`]: the planner (pure): an operation request becomes an ordered list of hook,
+//! - [`plan`](mod@plan): the planner (pure): an operation request becomes an ordered list of hook,
 //!   infrastructure and bookkeeping steps; rollback plans and retry points come from it.
 //! - [`error`]: [`LcmError`], with the HTTP status each refusal maps to.
+//!
+//! ```
+//! use serde_json::json;
+//! use vnfm_lcm::{OperationRequest, plan, rollback_plan};
+//!
+//! let vnfd: vnfm_descriptor::Vnfd = serde_json::from_value(json!({
+//!     "descriptorId": "d1", "descriptorVersion": "1.0", "provider": "Acme",
+//!     "productName": "Demo", "softwareVersion": "1.0",
+//!     "toscaDefinitionsVersion": "tosca_simple_yaml_1_2", "vnfNodeType": "acme.VNF",
+//!     "entryDefinitions": "Definitions/top.yaml",
+//!     "flavours": [{
+//!         "id": "simple", "file": "Definitions/df.yaml",
+//!         "vdus": [{"id": "VDU1", "name": "VDU1", "kind": "compute",
+//!                   "nodeType": "tosca.nodes.nfv.Vdu.Compute",
+//!                   "minInstances": 1, "maxInstances": 3, "initialDelta": 2}],
+//!         "lcmHooks": [{"operation": "instantiate_end", "artifact": "mgmt"}],
+//!         "artifacts": [{"name": "mgmt", "owner": "VNF", "file": "Scripts/mgmt.so",
+//!                        "artifactType": "tosca.artifacts.Implementation"}]
+//!     }]
+//! })).unwrap();
+//! let instance: vnfm_types::VnfInstance = serde_json::from_value(json!({
+//!     "id": "i1", "vnfdId": "d1", "vnfProvider": "Acme", "vnfProductName": "Demo",
+//!     "vnfSoftwareVersion": "1.0", "vnfdVersion": "1.0",
+//!     "instantiationState": "NOT_INSTANTIATED", "_links": {"self": {"href": "/i/i1"}}
+//! })).unwrap();
+//!
+//! let req = OperationRequest::Instantiate(
+//!     serde_json::from_value(json!({"flavourId": "simple"})).unwrap(),
+//! );
+//! let p = plan(&req, &vnfd, &instance).unwrap();
+//! assert_eq!(p.step_names(), ["infra:instantiate", "hook:instantiate_end"]);
+//! let target = p.infra_steps().next().and_then(|s| s.target()).unwrap();
+//! assert_eq!(target.instances_of("VDU1"), 2);
+//!
+//! // The infra step failed: the rollback deletes whatever it created.
+//! let r = rollback_plan(&p, 0).unwrap();
+//! assert_eq!(r.step_names(), ["infra:rollback_instantiate"]);
+//!
+//! // A second instantiate is refused with 409 and says why.
+//! let mut done = instance.clone();
+//! done.instantiation_state = vnfm_types::InstantiationState::Instantiated;
+//! let err = plan(&req, &vnfd, &done).unwrap_err();
+//! assert_eq!(err.status(), 409);
+//! ```
 
 pub mod error;
 pub mod plan;

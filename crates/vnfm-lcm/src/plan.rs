@@ -119,6 +119,8 @@ impl OperationRequest {
     }
 }
 
+/// Fails with [`LcmError::UnsupportedOperation`] for the untyped parameters of the snapshot
+/// operations (reported as CREATE_SNAPSHOT: `OperationParams::Other` does not say which).
 impl TryFrom<OperationParams> for OperationRequest {
     type Error = LcmError;
 
