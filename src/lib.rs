@@ -13,3 +13,4 @@ pub use vnfm_descriptor as descriptor;
 pub use vnfm_schemas as schemas;
 pub use vnfm_tosca as tosca;
 
+pub mod package;

@@ -19,7 +19,10 @@ fn options(check: &CheckOptions) -> Result<InspectOptions, String> {
         trusted_roots_pem.push(pem);
     }
     Ok(InspectOptions {
-        verify: VerifyOptions { trusted_roots_pem, require_signature: check.require_signature },
+        verify: VerifyOptions {
+            trusted_roots_pem,
+            require_signature: check.require_signature,
+        },
         strict: check.strict,
         ..InspectOptions::default()
     })
@@ -40,16 +43,32 @@ pub(crate) fn validate(args: &ValidateArgs) -> Result<ExitCode, String> {
             json_reports.push(report_json(&path.display().to_string(), &report));
         } else {
             // A closed pipe (e.g. `| head`) is not worth a panic.
-            let _ = write!(out, "{}", render::validation_text(&path.display().to_string(), &report));
+            let _ = write!(
+                out,
+                "{}",
+                render::validation_text(&path.display().to_string(), &report)
+            );
         }
     }
     if args.json {
-        let _ = writeln!(out, "{}", serde_json::to_string_pretty(&json_reports).unwrap_or_default());
+        let _ = writeln!(
+            out,
+            "{}",
+            serde_json::to_string_pretty(&json_reports).unwrap_or_default()
+        );
     } else if args.packages.len() > 1 {
         let total = args.packages.len();
-        let _ = writeln!(out, "{total} packages: {} valid, {invalid} invalid", total - invalid);
+        let _ = writeln!(
+            out,
+            "{total} packages: {} valid, {invalid} invalid",
+            total - invalid
+        );
     }
-    Ok(if invalid == 0 { ExitCode::SUCCESS } else { ExitCode::from(1) })
+    Ok(if invalid == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
 }
 
 pub(crate) fn show(args: &ShowArgs) -> Result<ExitCode, String> {
@@ -61,13 +80,24 @@ pub(crate) fn show(args: &ShowArgs) -> Result<ExitCode, String> {
         let _ = writeln!(
             out,
             "{}",
-            serde_json::to_string_pretty(&report_json(&args.package.display().to_string(), &report))
-                .unwrap_or_default()
+            serde_json::to_string_pretty(&report_json(
+                &args.package.display().to_string(),
+                &report
+            ))
+            .unwrap_or_default()
         );
     } else {
-        let _ = write!(out, "{}", render::show_text(&args.package.display().to_string(), &report));
+        let _ = write!(
+            out,
+            "{}",
+            render::show_text(&args.package.display().to_string(), &report)
+        );
     }
-    Ok(if report.is_valid() { ExitCode::SUCCESS } else { ExitCode::from(1) })
+    Ok(if report.is_valid() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
 }
 
 fn report_json(path: &str, report: &PackageReport) -> serde_json::Value {

@@ -50,7 +50,9 @@ pub(crate) fn show_text(path: &str, report: &PackageReport) -> String {
     if let Some(package) = &report.package {
         let _ = writeln!(s, "Files:");
         for file in package.files() {
-            let digest = package.sha256_hex(file).unwrap_or_else(|e| format!("unreadable: {e}"));
+            let digest = package
+                .sha256_hex(file)
+                .unwrap_or_else(|e| format!("unreadable: {e}"));
             let _ = writeln!(s, "  {file}  sha256:{digest}");
         }
     }
@@ -67,7 +69,11 @@ pub(crate) fn show_text(path: &str, report: &PackageReport) -> String {
 }
 
 fn vnfd_text(s: &mut String, v: &Vnfd) {
-    let _ = writeln!(s, "Descriptor: VNFD {} version {}", v.descriptor_id, v.descriptor_version);
+    let _ = writeln!(
+        s,
+        "Descriptor: VNFD {} version {}",
+        v.descriptor_id, v.descriptor_version
+    );
     let _ = writeln!(
         s,
         "Product: {} {} by {}",
@@ -127,12 +133,20 @@ fn flavour_text(s: &mut String, f: &Flavour) {
         let _ = writeln!(s, "  External CPs:");
         for cp in &f.ext_cps {
             let via = cp.requirement.as_deref().unwrap_or("-");
-            let vdu = cp.vdu.as_deref().or(cp.internal_virtual_link.as_deref()).unwrap_or("-");
+            let vdu = cp
+                .vdu
+                .as_deref()
+                .or(cp.internal_virtual_link.as_deref())
+                .unwrap_or("-");
             let _ = writeln!(s, "    {} (requirement {via}) -> {vdu}", cp.id);
         }
     }
     for vl in &f.virtual_links {
-        let cidrs = if vl.cidrs.is_empty() { String::new() } else { format!(" {}", vl.cidrs.join(", ")) };
+        let cidrs = if vl.cidrs.is_empty() {
+            String::new()
+        } else {
+            format!(" {}", vl.cidrs.join(", "))
+        };
         let _ = writeln!(s, "  Virtual link {}{cidrs}", vl.id);
     }
     for a in &f.scaling_aspects {
@@ -154,12 +168,32 @@ fn flavour_text(s: &mut String, f: &Flavour) {
         );
     }
     for l in &f.instantiation_levels {
-        let default = if f.default_instantiation_level.as_deref() == Some(&l.id) { " (default)" } else { "" };
-        let vdus: Vec<String> = l.vdu_instances.iter().map(|(v, n)| format!("{v}={n}")).collect();
-        let _ = writeln!(s, "  Instantiation level {}{default}: {}", l.id, vdus.join(" "));
+        let default = if f.default_instantiation_level.as_deref() == Some(&l.id) {
+            " (default)"
+        } else {
+            ""
+        };
+        let vdus: Vec<String> = l
+            .vdu_instances
+            .iter()
+            .map(|(v, n)| format!("{v}={n}"))
+            .collect();
+        let _ = writeln!(
+            s,
+            "  Instantiation level {}{default}: {}",
+            l.id,
+            vdus.join(" ")
+        );
     }
     for r in &f.placement_rules {
-        let _ = writeln!(s, "  {:?} ({}) {}: {}", r.kind, r.scope, r.id, r.vdus.join(", "));
+        let _ = writeln!(
+            s,
+            "  {:?} ({}) {}: {}",
+            r.kind,
+            r.scope,
+            r.id,
+            r.vdus.join(", ")
+        );
     }
     if !f.lcm_hooks.is_empty() {
         let _ = writeln!(s, "  Hooks:");
@@ -192,8 +226,18 @@ fn flavour_text(s: &mut String, f: &Flavour) {
             .sha256
             .as_deref()
             .map(|d| format!("sha256:{d}"))
-            .unwrap_or_else(|| if a.external { "external".into() } else { "file missing".into() });
-        let _ = writeln!(s, "    {}.{} [{}] {} {digest}", a.owner, a.name, a.artifact_type, a.file);
+            .unwrap_or_else(|| {
+                if a.external {
+                    "external".into()
+                } else {
+                    "file missing".into()
+                }
+            });
+        let _ = writeln!(
+            s,
+            "    {}.{} [{}] {} {digest}",
+            a.owner, a.name, a.artifact_type, a.file
+        );
     }
 }
 
@@ -210,7 +254,7 @@ fn bytes(n: u64) -> String {
     const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
     let mut value = n;
     let mut unit = 0;
-    while unit + 1 < UNITS.len() && value >= 1024 && value % 1024 == 0 {
+    while unit + 1 < UNITS.len() && value >= 1024 && value.is_multiple_of(1024) {
         value /= 1024;
         unit += 1;
     }

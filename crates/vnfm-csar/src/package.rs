@@ -336,6 +336,12 @@ impl Package {
         let mut covered: BTreeSet<String> = BTreeSet::new();
         covered.insert(m.file.clone());
         covered.extend(self.certificate.iter().cloned());
+        // TOSCA.meta indexes the package as the manifest does, and packages commonly leave it
+        // out of the manifest. A required signature must still cover it: it names the entry
+        // definitions.
+        if !opts.require_signature {
+            covered.insert(self.meta.file.clone());
+        }
         let listed = m
             .artifacts
             .iter()

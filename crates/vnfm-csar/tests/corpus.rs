@@ -440,10 +440,26 @@ fn tacker_packages_with_manifests_expose_it() {
         .filter(|d| d.code == "csar.unlisted-file")
         .map(|d| d.location.as_ref().unwrap().file.as_str())
         .collect();
-    assert!(unlisted.contains(&"TOSCA-Metadata/TOSCA.meta"));
     assert!(unlisted.contains(&"Definitions/sample_vnfd_top.yaml"));
     assert!(!unlisted.contains(&"Scripts/install.sh"));
     assert!(!unlisted.contains(&"manifest.mf"));
+    // TOSCA.meta need not be listed, unless a signature must cover everything.
+    assert!(!unlisted.contains(&"TOSCA-Metadata/TOSCA.meta"));
+    let strict = VerifyOptions {
+        require_signature: true,
+        ..VerifyOptions::default()
+    };
+    let unlisted_strict: Vec<_> = pkg
+        .verify(&strict)
+        .into_iter()
+        .filter(|d| d.code == "csar.unlisted-file" && d.is_error())
+        .filter_map(|d| d.location.map(|l| l.file))
+        .collect();
+    assert!(
+        unlisted_strict
+            .iter()
+            .any(|f| f == "TOSCA-Metadata/TOSCA.meta")
+    );
 }
 
 #[test]
