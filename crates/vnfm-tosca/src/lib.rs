@@ -300,16 +300,19 @@ pub fn load(files: &dyn PackageFiles) -> Loaded {
             };
         }
     };
-    let entry = match yaml::parse(&entry_path, &text) {
-        Ok(n) => n,
-        Err(d) => {
-            return Loaded {
-                descriptor: None,
-                diagnostics: vec![d],
-            };
-        }
+    // Parsed through the cache the VNFD reader uses, so the entry is parsed once.
+    let unit = imports::unit_for(&text);
+    let Some(entry) = unit.root.as_ref() else {
+        return Loaded {
+            descriptor: None,
+            diagnostics: unit
+                .problems
+                .iter()
+                .map(|p| p.clone().into_diagnostic(&entry_path))
+                .collect(),
+        };
     };
-    match detect_kind(&entry) {
+    match detect_kind(entry) {
         DescriptorKind::Asd => asd::load(files),
         DescriptorKind::Vnfd => vnfd_load(files),
     }

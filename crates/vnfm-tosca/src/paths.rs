@@ -5,6 +5,8 @@
 //! normalized package path: `/`-separated, without `.`, `..` or empty components. References
 //! that climb out of the package, or that use backslashes, drive letters or control characters,
 //! are refused. External URIs (`https://...`) are recognized so callers can keep them as such.
+//! The arithmetic is `vnfm_csar`'s, so package paths mean the same in both crates; this module
+//! only sorts its errors into the two cases the TOSCA diagnostics distinguish.
 
 /// Why a reference cannot be resolved inside the package.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -124,11 +124,13 @@ pub(crate) struct Topology {
     pub groups: Vec<Group>,
     pub policies: Vec<Policy>,
     pub substitution: Option<Substitution>,
+    /// Node template name -> index in `nodes` (large topologies stay linear to check).
+    index: HashMap<String, usize>,
 }
 
 impl Topology {
     pub fn node(&self, name: &str) -> Option<&NodeTemplate> {
-        self.nodes.iter().find(|n| n.name == name)
+        self.index.get(name).map(|&i| &self.nodes[i])
     }
 }
 
@@ -342,12 +344,18 @@ impl<'a, 'g> Builder<'a, 'g> {
                 nodes.push(self.node_template(nk, nv));
             }
         }
+        let index = nodes
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (n.name.clone(), i))
+            .collect();
         let mut topology = Topology {
             file: self.file,
             nodes,
             groups: Vec::new(),
             policies: Vec::new(),
             substitution,
+            index,
         };
         // Requirements and artifacts refer to other templates and files: checked once all
         // templates are known.
