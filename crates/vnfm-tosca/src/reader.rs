@@ -12,6 +12,50 @@
 //! properties of the substituted VNF node (the top-level VNF node template) and to the values
 //! given in its substitution mapping, so `get_input` in a flavour sees `descriptor_id` and
 //! `flavour_id`.
+//!
+//! ## Diagnostic codes
+//!
+//! Errors (the descriptor is not returned):
+//!
+//! | code | meaning |
+//! |---|---|
+//! | `tosca.entry-definitions-not-found` | the entry definitions file is not in the package |
+//! | `tosca.file-unreadable`, `tosca.not-utf8` | a definitions file cannot be read as UTF-8 text |
+//! | `yaml.syntax`, `yaml.duplicate-key`, `yaml.budget-exceeded`, `yaml.too-large`, `yaml.parser-failed` | the file is not acceptable YAML |
+//! | `tosca.missing-entry-definitions-field` | a definitions file has no `tosca_definitions_version` |
+//! | `tosca.unsupported-version` | `tosca_definitions_version` is not 1.0 to 1.3 |
+//! | `tosca.unknown-keyword`, `tosca.missing-keyword`, `tosca.wrong-shape` | the TOSCA grammar is not followed |
+//! | `tosca.import-not-found` | an imported file is not in the package (nor a bundled ETSI file) |
+//! | `tosca.import-escapes-package`, `tosca.invalid-import` | an import path climbs out of the package or is malformed |
+//! | `tosca.import-external` | an import names a URL other than the ETSI SOL001 forge files |
+//! | `tosca.cyclic-import`, `tosca.import-too-deep`, `tosca.too-many-files` | the import graph has a cycle or is too deep/large |
+//! | `tosca.unknown-repository` | an import or artifact names an undefined repository |
+//! | `tosca.duplicate-type` | one type name has two different definitions |
+//! | `tosca.unknown-type`, `tosca.wrong-kind-of-type` | a type reference names no type, or a type of another kind |
+//! | `tosca.cyclic-derived-from` | `derived_from` forms a cycle |
+//! | `tosca.unknown-constraint`, `tosca.invalid-constraint`, `tosca.invalid-pattern` | a constraint is malformed |
+//! | `tosca.unknown-property`, `tosca.unknown-attribute`, `tosca.unknown-capability`, `tosca.unknown-requirement`, `tosca.unknown-interface`, `tosca.unknown-operation` | a template names something its type does not declare |
+//! | `tosca.missing-required-property` | a required property without default is not given |
+//! | `tosca.wrong-type` | a value does not have its declared type (string for integer, `3 parsecs` for a size...) |
+//! | `tosca.constraint-violated` | a value violates a constraint |
+//! | `tosca.invalid-function` | a function call has malformed arguments |
+//! | `tosca.unknown-input` | `get_input` names an input the topology does not declare |
+//! | `tosca.unknown-node-template` | a requirement, group member or policy target names no node template of the file |
+//! | `tosca.requirement-target-mismatch` | a requirement's target lacks the required node type or capability |
+//! | `tosca.requirement-occurrences` | a requirement is assigned more often than its `occurrences` allow |
+//! | `tosca.invalid-target` | a group member or policy target has a type the group/policy type does not allow |
+//! | `tosca.unknown-artifact` | an operation is implemented by an artifact the node template does not declare |
+//! | `tosca.artifact-escapes-package`, `tosca.invalid-artifact-path` | an artifact path climbs out of the package or is malformed |
+//! | `tosca.missing-vnf-node`, `tosca.multiple-vnf-nodes` | no (or more than one) VNF node template |
+//! | `tosca.missing-vnf-property` | a VNF-level property (`descriptor_id`...) has no value |
+//! | `tosca.missing-flavour-id`, `tosca.duplicate-flavour-id` | a flavour has no id, or two flavours share one |
+//! | `tosca.unknown-scaling-aspect`, `tosca.unknown-instantiation-level` | a policy refers to an aspect or level nobody declares |
+//!
+//! Warnings (the descriptor is still returned): `tosca.artifact-file-missing` (an artifact's file
+//! is not in the package: deployment will need it), `tosca.import-bundled` (an ETSI file the
+//! package lacks was taken from the bundled copies), `tosca.ignored-topology` (an imported file's
+//! topology without substitution mappings is not part of the VNFD), and the `tosca.quirk.*`
+//! codes of [`crate::quirks`].
 
 use vnfm_descriptor::Descriptor;
 
