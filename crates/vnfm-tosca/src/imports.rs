@@ -347,8 +347,9 @@ fn import_defs(node: &Node, problems: &mut Vec<Problem>) -> Vec<ImportDef> {
     out
 }
 
-const CACHE_MAX_ENTRIES: usize = 256;
-const CACHE_MAX_BYTES: usize = 64 * 1024 * 1024;
+const CACHE_MAX_ENTRIES: usize = 128;
+// Parsed trees take several times the size of their source; this keeps the cache to tens of MB.
+const CACHE_MAX_BYTES: usize = 8 * 1024 * 1024;
 
 #[derive(Default)]
 struct UnitCache {
@@ -751,4 +752,80 @@ fn etsi_version_of(unit: &Unit) -> Option<&'static str> {
     }
     let v = unit.template_version.as_deref()?;
     SOL001_VERSIONS.iter().copied().find(|b| *b == v)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn forge_urls_map_to_versions_and_names() {
+        assert_eq!(
+            forge_url(
+                "https://forge.etsi.org/rep/nfv/SOL001/raw/v2.6.1/etsi_nfv_sol001_common_types.yaml"
+            ),
+            Some(("2.6.1", "etsi_nfv_sol001_common_types.yaml"))
+        );
+        assert_eq!(
+            forge_url(
+                "https://forge.etsi.org/rep/nfv/SOL001/-/raw/v4.2.1/etsi_nfv_sol001_vnfd_types.yaml"
+            ),
+            Some(("4.2.1", "etsi_nfv_sol001_vnfd_types.yaml"))
+        );
+        assert_eq!(
+            forge_url("https://example.com/SOL001/raw/v2.6.1/x.yaml"),
+            None
+        );
+        assert_eq!(
+            forge_url("https://forge.etsi.org/rep/nfv/SOL005/raw/v2.6.1/x.yaml"),
+            None
+        );
+        assert!(bundled("2.6.1", "etsi_nfv_sol001_vnfd_types.yaml").is_some());
+        assert!(bundled("2.5.1", "etsi_nfv_sol001_common_types.yaml").is_none());
+    }
+
+    /// One test, so that no other test fills the process-wide cache in between.
+    #[test]
+    fn equal_content_is_parsed_once_and_the_cache_is_bounded() {
+        let text = "tosca_definitions_version: tosca_simple_yaml_1_3\ndescription: cache test 1\n";
+        let a = unit_for(text);
+        let b = unit_for(&text.to_string());
+        assert!(Arc::ptr_eq(&a, &b));
+        let c = unit_for(
+            "tosca_definitions_version: tosca_simple_yaml_1_3\ndescription: cache test 2\n",
+        );
+        assert!(!Arc::ptr_eq(&a, &c));
+
+        let keep = "tosca_definitions_version: tosca_simple_yaml_1_3\ndescription: kept\n";
+        let kept = unit_for(keep);
+        for i in 0..(CACHE_MAX_ENTRIES * 2) {
+            unit_for(&format!("description: filler {i}\n"));
+            // Using `keep` now and then moves it to the back of the eviction order.
+            if i % 16 == 0 {
+                assert!(Arc::ptr_eq(&kept, &unit_for(keep)));
+            }
+        }
+        let c = cache().lock().unwrap_or_else(|e| e.into_inner());
+        assert!(c.map.len() <= CACHE_MAX_ENTRIES);
+        assert_eq!(c.map.len(), c.order.len());
+    }
+
+    #[test]
+    fn units_record_imports_and_problems_without_file_names() {
+        let u = unit_for(
+            "tosca_definitions_version: tosca_simple_yaml_1_2\nimports:\n  - a.yaml\n  - file: b.yaml\n    namespace_prefix: p\n  - named: c.yaml\nbogus: 1\n",
+        );
+        let files: Vec<(&str, Option<&str>)> = u
+            .imports
+            .iter()
+            .map(|i| (i.file.name.as_str(), i.prefix.as_deref()))
+            .collect();
+        assert_eq!(
+            files,
+            [("a.yaml", None), ("b.yaml", Some("p")), ("c.yaml", None)]
+        );
+        assert_eq!(u.problems.len(), 1);
+        assert_eq!(u.problems[0].code, "tosca.unknown-keyword");
+        assert_eq!(u.problems[0].pos, Pos { line: 7, column: 1 });
+    }
 }
