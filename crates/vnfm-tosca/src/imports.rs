@@ -789,7 +789,9 @@ mod tests {
     fn equal_content_is_parsed_once_and_the_cache_is_bounded() {
         let text = "tosca_definitions_version: tosca_simple_yaml_1_3\ndescription: cache test 1\n";
         let a = unit_for(text);
-        let b = unit_for(&text.to_string());
+        // A different allocation with the same content.
+        let copy = String::from(text);
+        let b = unit_for(copy.as_str());
         assert!(Arc::ptr_eq(&a, &b));
         let c = unit_for(
             "tosca_definitions_version: tosca_simple_yaml_1_3\ndescription: cache test 2\n",
