@@ -242,7 +242,72 @@ fn flavour_text(s: &mut String, f: &Flavour) {
 }
 
 fn asd_text(s: &mut String, a: &Asd) {
-    let _ = writeln!(s, "Descriptor: ASD {}", a.asd_id);
+    let _ = writeln!(
+        s,
+        "Descriptor: ASD {} version {} ({:?} dialect)",
+        a.asd_id, a.asd_version, a.dialect
+    );
+    let _ = writeln!(
+        s,
+        "Application: {} {} by {}",
+        a.application_name, a.application_version, a.provider
+    );
+    let _ = writeln!(
+        s,
+        "Definitions: {} ({})",
+        a.entry_definitions, a.tosca_definitions_version
+    );
+    for cp in &a.ext_cpds {
+        let vl = cp.virtual_link_requirement.as_deref().unwrap_or("-");
+        let _ = writeln!(s, "  External CPD {} (virtual link {vl})", cp.id);
+    }
+    if let Some(caps) = &a.enhanced_cluster_capabilities {
+        if let Some(kernel) = &caps.min_kernel_version {
+            let _ = writeln!(s, "  Requires kernel >= {kernel}");
+        }
+        for m in &caps.required_kernel_modules {
+            let _ = writeln!(s, "  Requires kernel module {m}");
+        }
+        for crd in &caps.required_custom_resources {
+            let _ = writeln!(s, "  Requires custom resource {}", crd.kind);
+        }
+        for l in &caps.cluster_labels {
+            let _ = writeln!(s, "  Cluster label {} ({:?})", l.label, l.requirement);
+        }
+    }
+    for (i, stage) in a.stages.iter().enumerate() {
+        let order = stage
+            .order
+            .map(|o| format!("order {o}"))
+            .unwrap_or_else(|| "no order".into());
+        let _ = writeln!(s, "Stage {} ({order}):", i + 1);
+        for id in &stage.items {
+            let Some(item) = a.deployment_items.iter().find(|d| &d.id == id) else {
+                continue;
+            };
+            let digest = match &item.sha256 {
+                Some(d) => format!("sha256:{}", &d[..d.len().min(16)]),
+                None if item.external => "external".into(),
+                None => "file missing".into(),
+            };
+            let _ = writeln!(
+                s,
+                "  {} [{:?}] {} {digest}",
+                item.id, item.artifact_type, item.file
+            );
+            if !item.lifecycle_parameters.is_empty() {
+                let _ = writeln!(
+                    s,
+                    "    parameters: {}",
+                    item.lifecycle_parameters.join(", ")
+                );
+            }
+        }
+    }
+    for image in &a.images {
+        let name = image.ref_name.as_deref().unwrap_or("(no ref name)");
+        let _ = writeln!(s, "  Image {name} in {} ({})", image.layout, image.digest);
+    }
 }
 
 fn plural(n: usize) -> &'static str {

@@ -1,0 +1,460 @@
+//! The `vnfm` program, run as a user runs it: exit codes, output, and behaviour on real and on
+//! broken or hostile packages.
+
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+fn vnfm(args: &[&str], cwd: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_vnfm"))
+        .args(args)
+        .current_dir(cwd)
+        .output()
+        .expect("the vnfm binary runs")
+}
+
+fn repo() -> PathBuf {
+    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
+}
+
+fn tacker() -> PathBuf {
+    repo().join("../shared/corpus/tacker")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// Runs `validate --json` and returns the exit code and the one report.
+fn validate_json(path: &Path, cwd: &Path) -> (i32, Value) {
+    let out = vnfm(
+        &["package", "validate", "--json", path.to_str().unwrap()],
+        cwd,
+    );
+    let code = out.status.code().expect("exited, not killed by a signal");
+    let reports: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("--json output is JSON ({e}): {}", stdout(&out)));
+    (code, reports[0].clone())
+}
+
+fn location(d: &Value) -> String {
+    let Some(l) = d.get("location") else {
+        return String::new();
+    };
+    let mut s = l["file"].as_str().unwrap_or_default().to_string();
+    for key in ["line", "column"] {
+        match l[key].as_u64() {
+            Some(0) | None => break,
+            Some(n) => s.push_str(&format!(":{n}")),
+        }
+    }
+    s
+}
+
+fn files_under(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in fs::read_dir(&d).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                let bytes = fs::read(&path).unwrap();
+                out.push((path, bytes));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn every_broken_package_fails_with_its_specific_diagnostic() {
+    let broken = repo().join("tests/data/broken");
+    let cwd = tempfile::tempdir().unwrap();
+    let before = files_under(&broken);
+    let mut cases = 0;
+    for entry in fs::read_dir(&broken).unwrap() {
+        let dir = entry.unwrap().path();
+        if !dir.is_dir() {
+            continue;
+        }
+        cases += 1;
+        let expect = fs::read_to_string(dir.join("expect")).unwrap();
+        let (want_code, want_loc) = expect.trim().split_once(' ').unwrap();
+        let (code, report) = validate_json(&dir, cwd.path());
+        assert_eq!(code, 1, "{}: exit code", dir.display());
+        assert_eq!(report["valid"], false);
+        let diags = report["diagnostics"].as_array().unwrap();
+        assert!(
+            diags
+                .iter()
+                .any(|d| d["code"] == want_code && location(d) == want_loc),
+            "{}: expected {want_code} at {want_loc}, got {:#}",
+            dir.display(),
+            report["diagnostics"]
+        );
+        // Human output names the failure too.
+        let text = stdout(&vnfm(
+            &["package", "validate", dir.to_str().unwrap()],
+            cwd.path(),
+        ));
+        assert!(text.starts_with("FAIL "), "{text}");
+        assert!(
+            text.contains(&format!("{want_loc}: error[{want_code}]")),
+            "{text}"
+        );
+    }
+    assert!(cases >= 19, "only {cases} broken packages found");
+    assert_eq!(before, files_under(&broken), "the fixtures were modified");
+    assert_eq!(
+        fs::read_dir(cwd.path()).unwrap().count(),
+        0,
+        "files were written"
+    );
+}
+
+/// A zip entry: name, content, unix mode (a symlink when the mode says so).
+type Entry<'a> = (&'a str, &'a [u8], Option<u32>);
+
+/// Writes a zip with the given entries.
+fn write_zip(path: &Path, entries: &[Entry<'_>]) {
+    let mut zip = zip::ZipWriter::new(fs::File::create(path).unwrap());
+    for (name, content, mode) in entries {
+        let mut opts = zip::write::SimpleFileOptions::default()
+            .compression_method(zip::CompressionMethod::Deflated);
+        if let Some(mode) = mode {
+            opts = opts.unix_permissions(*mode);
+        }
+        if mode.is_some_and(|m| m & 0o170000 == 0o120000) {
+            zip.add_symlink(*name, String::from_utf8_lossy(content), opts)
+                .unwrap();
+        } else {
+            zip.start_file(*name, opts).unwrap();
+            zip.write_all(content).unwrap();
+        }
+    }
+    zip.finish().unwrap();
+}
+
+const META: &[u8] = b"TOSCA-Meta-File-Version: 1.0\nCSAR-Version: 1.1\nCreated-by: t\nEntry-Definitions: Definitions/vnfd.yaml\n";
+
+#[test]
+fn hostile_archives_are_refused_without_panics_or_writes() {
+    let dir = tempfile::tempdir().unwrap();
+    let cwd = tempfile::tempdir().unwrap();
+    let vnfd: &[u8] = b"tosca_definitions_version: tosca_simple_yaml_1_3\n";
+    let zeros = vec![0u8; 64 << 20];
+    let cases: Vec<(&str, Vec<Entry<'_>>, &str)> = vec![
+        (
+            "slip.zip",
+            vec![
+                ("TOSCA-Metadata/TOSCA.meta", META, None),
+                ("../../evil.sh", b"x", None),
+            ],
+            "csar.path-traversal",
+        ),
+        (
+            "absolute.zip",
+            vec![
+                ("TOSCA-Metadata/TOSCA.meta", META, None),
+                ("/etc/cron.d/evil", b"x", None),
+            ],
+            "csar.absolute-path",
+        ),
+        (
+            "symlink.zip",
+            vec![
+                ("TOSCA-Metadata/TOSCA.meta", META, None),
+                ("Definitions/vnfd.yaml", b"/etc/passwd", Some(0o120777)),
+            ],
+            "csar.symlink",
+        ),
+        (
+            "bomb.zip",
+            vec![
+                ("TOSCA-Metadata/TOSCA.meta", META, None),
+                ("Definitions/vnfd.yaml", vnfd, None),
+                ("Files/zeros.img", &zeros, None),
+            ],
+            "csar.zip-bomb",
+        ),
+    ];
+    for (name, entries, want) in &cases {
+        let path = dir.path().join(name);
+        write_zip(&path, entries);
+        let (code, report) = validate_json(&path, cwd.path());
+        assert_eq!(code, 1, "{name}");
+        let codes: Vec<&str> = report["diagnostics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|d| d["code"].as_str())
+            .collect();
+        assert!(
+            codes.contains(want),
+            "{name}: expected {want}, got {codes:?}"
+        );
+    }
+    for (name, bytes, want) in [
+        (
+            "garbage.zip",
+            b"this is not a zip archive at all".to_vec(),
+            "csar.not-a-zip",
+        ),
+        ("empty.zip", Vec::new(), "csar.empty-package"),
+    ] {
+        let path = dir.path().join(name);
+        fs::write(&path, bytes).unwrap();
+        let (code, report) = validate_json(&path, cwd.path());
+        assert_eq!(code, 1, "{name}");
+        let codes: Vec<&str> = report["diagnostics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|d| d["code"].as_str())
+            .collect();
+        assert!(
+            codes.contains(&want),
+            "{name}: expected {want}, got {codes:?}"
+        );
+    }
+    assert_eq!(
+        fs::read_dir(cwd.path()).unwrap().count(),
+        0,
+        "files were written in the working directory"
+    );
+    let mut outside = dir.path().parent().unwrap().to_path_buf();
+    outside.push("evil.sh");
+    assert!(!outside.exists());
+}
+
+/// Packages of the corpus that must not validate, and why. Everything else must.
+const INVALID_TACKER: &[(&str, &str)] = &[
+    // A fixture without its top VNFD (documented as partial in the corpus INDEX.md).
+    (
+        "unit-v2-sample2-cnf-manifests",
+        "csar.entry-definitions-not-found",
+    ),
+    // A flavour file that Tacker's test harness merges into another package: no TOSCA.meta.
+    ("v1-mgmt-multi-flavour", "csar.no-entry-definitions"),
+    // Upstream's TOSCA.meta digest of Scripts/install_k8s_cluster.sh is stale.
+    ("mgmt-k8s-cluster-v1", "csar.digest-mismatch"),
+    // The image is a placeholder; the manifest keeps the real image's digest.
+    ("v1-pkg-meta-and-manifest", "csar.digest-mismatch"),
+];
+
+fn tacker_packages() -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = fs::read_dir(tacker())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_dir())
+        .filter(|p| {
+            let name = p.file_name().unwrap().to_str().unwrap();
+            name != "api-ref-samples" && name != "etsi-types"
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+#[test]
+fn tacker_corpus_validates_in_one_run_except_the_known_broken_copies() {
+    let cwd = tempfile::tempdir().unwrap();
+    let (valid, invalid): (Vec<PathBuf>, Vec<PathBuf>) =
+        tacker_packages().into_iter().partition(|p| {
+            let name = p.file_name().unwrap().to_str().unwrap();
+            !INVALID_TACKER.iter().any(|(n, _)| *n == name)
+        });
+    assert!(
+        valid.len() >= 45,
+        "corpus has {} valid packages",
+        valid.len()
+    );
+    assert_eq!(invalid.len(), INVALID_TACKER.len());
+
+    let mut args = vec!["package", "validate"];
+    args.extend(valid.iter().map(|p| p.to_str().unwrap()));
+    let out = vnfm(&args, cwd.path());
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(
+        text.contains(&format!(
+            "{} packages: {} valid, 0 invalid",
+            valid.len(),
+            valid.len()
+        )),
+        "{text}"
+    );
+    assert!(!text.contains("FAIL"), "{text}");
+
+    for (name, want) in INVALID_TACKER {
+        let (code, report) = validate_json(&tacker().join(name), cwd.path());
+        assert_eq!(code, 1, "{name}");
+        let errors: Vec<&str> = report["diagnostics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|d| d["severity"] == "error")
+            .filter_map(|d| d["code"].as_str())
+            .collect();
+        assert_eq!(errors, [*want], "{name}");
+    }
+}
+
+#[test]
+fn one_invalid_package_makes_the_run_fail_and_is_counted() {
+    let cwd = tempfile::tempdir().unwrap();
+    let good = repo().join("vnfd-samples/hello-vnf");
+    let bad = repo().join("tests/data/broken/unknown-node-type");
+    let out = vnfm(
+        &[
+            "package",
+            "validate",
+            good.to_str().unwrap(),
+            bad.to_str().unwrap(),
+        ],
+        cwd.path(),
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let text = stdout(&out);
+    assert!(text.lines().next().unwrap().starts_with("ok "), "{text}");
+    assert!(text.contains("2 packages: 1 valid, 1 invalid"), "{text}");
+}
+
+#[test]
+fn usage_errors_exit_with_two() {
+    let cwd = tempfile::tempdir().unwrap();
+    let sample = repo().join("vnfd-samples/hello-vnf");
+    let sample = sample.to_str().unwrap();
+    for args in [
+        vec!["package", "validate"],
+        vec!["package", "validate", "--no-such-flag", sample],
+        vec!["package", "frobnicate"],
+        vec![
+            "package",
+            "validate",
+            "--trusted-root",
+            "/nonexistent/root.pem",
+            sample,
+        ],
+    ] {
+        let out = vnfm(&args, cwd.path());
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
+#[test]
+fn show_summarizes_flavours_vdus_hooks_and_artifacts() {
+    let cwd = tempfile::tempdir().unwrap();
+    let pkg = tacker().join("v2-vm-basic-lcms-min");
+    let out = vnfm(&["package", "show", pkg.to_str().unwrap()], cwd.path());
+    assert_eq!(out.status.code(), Some(0));
+    let text = stdout(&out);
+    for want in [
+        "Descriptor: VNFD b1bb0ce7-ebca-4fa7-95ed-4840d7000000",
+        "Flavour simple:",
+        "VDU1 [Compute] instances 1..",
+        "instantiate_start -> sample-script: Scripts/sample_script.py (tosca.artifacts.Implementation.Python, file missing)",
+        "terminate_end -> sample-script",
+        "TOSCA-Metadata/TOSCA.meta  sha256:",
+        "Valid: yes",
+    ] {
+        assert!(text.contains(want), "missing `{want}` in:\n{text}");
+    }
+
+    let hello = repo().join("vnfd-samples/hello-vnf");
+    let text = stdout(&vnfm(
+        &["package", "show", hello.to_str().unwrap()],
+        cwd.path(),
+    ));
+    for want in [
+        "web [Compute] instances 1..3 (initial 1), 1 vCPU, 1 GiB memory, image debian-12-genericcloud",
+        "Scaling aspect web_scale: max level 2, steps [one_more], deltas [web one_more=+1]",
+        "Instantiation level large: web=3",
+        "AntiAffinity (nfvi_node) web_anti_affinity: web",
+    ] {
+        assert!(text.contains(want), "missing `{want}` in:\n{text}");
+    }
+}
+
+#[test]
+fn show_json_descriptor_matches_the_published_schema() {
+    let cwd = tempfile::tempdir().unwrap();
+    for pkg in [
+        repo().join("vnfd-samples/hello-vnf"),
+        tacker().join("mgmt-k8s-cluster-v2"),
+    ] {
+        let out = vnfm(
+            &["package", "show", "--json", pkg.to_str().unwrap()],
+            cwd.path(),
+        );
+        assert_eq!(out.status.code(), Some(0));
+        let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let descriptor = &report["descriptor"];
+        assert_eq!(descriptor["kind"], "vnfd");
+        if let Err(violations) =
+            vnfm::schemas::validate(vnfm::schemas::SchemaId::Descriptor, descriptor)
+        {
+            panic!("{}: {violations:?}", pkg.display());
+        }
+    }
+}
+
+#[test]
+fn show_prints_asd_deployment_stages() {
+    let cwd = tempfile::tempdir().unwrap();
+    let pkg = tempfile::tempdir().unwrap();
+    let asd = repo().join("../shared/corpus/asd");
+    let put = |rel: &str, bytes: Vec<u8>| {
+        let path = pkg.path().join(rel);
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        fs::write(path, bytes).unwrap();
+    };
+    put(
+        "TOSCA-Metadata/TOSCA.meta",
+        fs::read(asd.join("onap-so-cnfm_asd-TOSCA.meta")).unwrap(),
+    );
+    put(
+        "Definitions/asd.yaml",
+        fs::read(asd.join("onap-so-cnfm_asd.yaml")).unwrap(),
+    );
+    put(
+        "Definitions/asd_types.yaml",
+        fs::read(asd.join("onap-so-cnfm_asd_types.yaml")).unwrap(),
+    );
+    put("asd.mf", fs::read(asd.join("onap-so-cnfm_asd.mf")).unwrap());
+    put(
+        "Artifacts/Deployment/HELM/sampleapp-db-operator-helm.tgz",
+        b"chart".to_vec(),
+    );
+    put(
+        "Artifacts/Deployment/HELM/sampleapp-services-helm.tgz",
+        b"chart".to_vec(),
+    );
+    let out = vnfm(
+        &["package", "show", pkg.path().to_str().unwrap()],
+        cwd.path(),
+    );
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    for want in [
+        "Descriptor: ASD 123e4567-e89b-12d3-a456-426614174000",
+        "Stage 1 (order 1):",
+        "Artifacts/Deployment/HELM/sampleapp-db-operator-helm.tgz",
+        "Stage 2 (order 2):",
+        "parameters: .Values.app.initialWebReplicas",
+        "warning[asd.quirk.types-at-column-0]",
+    ] {
+        assert!(text.contains(want), "missing `{want}` in:\n{text}");
+    }
+}
