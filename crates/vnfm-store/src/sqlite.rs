@@ -36,6 +36,16 @@ pub(crate) const MIGRATIONS: &[MigrationSource] = &[(
     include_str!("../migrations/sqlite/0001_init.sql"),
 )];
 
+/// Page cache of the writer connection: index pages of large tables stay in memory, which
+/// keeps inserts at several thousand per second on a 50,000-instance table.
+const WRITER_CACHE_KIB: u32 = 64 * 1024;
+/// Page cache of each reader connection.
+const READER_CACHE_KIB: u32 = 8 * 1024;
+/// WAL pages between automatic checkpoints (SQLite's default is 1000).
+const WAL_AUTOCHECKPOINT_PAGES: u32 = 10_000;
+/// Size the WAL file is truncated to after a checkpoint.
+const JOURNAL_SIZE_LIMIT_BYTES: u64 = 64 * 1024 * 1024;
+
 /// How hard a commit is pushed to disk (SQLite `synchronous` in WAL mode).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Durability {
@@ -96,16 +106,24 @@ impl SqliteStore {
                 Durability::Full => SqliteSynchronous::Full,
             })
             .busy_timeout(options.busy_timeout)
-            .foreign_keys(true);
+            .foreign_keys(true)
+            // Checkpoint (which fsyncs) every ~40 MB of WAL rather than every 4 MB, and keep
+            // the file from staying that large afterwards.
+            .pragma("wal_autocheckpoint", WAL_AUTOCHECKPOINT_PAGES.to_string())
+            .pragma("journal_size_limit", JOURNAL_SIZE_LIMIT_BYTES.to_string());
         let writer = SqlitePoolOptions::new()
             .max_connections(1)
-            .connect_with(connect.clone())
+            .connect_with(
+                connect
+                    .clone()
+                    .pragma("cache_size", format!("-{WRITER_CACHE_KIB}")),
+            )
             .await
             .map_err(backend)?;
         Self::migrate(&writer).await?;
         let reader = SqlitePoolOptions::new()
             .max_connections(options.readers.max(1))
-            .connect_with(connect)
+            .connect_with(connect.pragma("cache_size", format!("-{READER_CACHE_KIB}")))
             .await
             .map_err(backend)?;
         Ok(SqliteStore { reader, writer })

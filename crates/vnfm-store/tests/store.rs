@@ -1580,13 +1580,29 @@ async fn corrupt_documents_are_reported_without_their_content() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "timing report; run explicitly in release mode"]
 async fn perf_sanity_report() {
+    // VNFM_PERF_DURABILITY=full measures synchronous=FULL, =memory an in-memory database.
+    let mode = std::env::var("VNFM_PERF_DURABILITY").unwrap_or_else(|_| "normal".into());
     let dir = tempfile::tempdir().unwrap();
-    let store: Arc<dyn Store> = Arc::new(
-        vnfm_store::SqliteStore::open(dir.path().join("perf.db"))
-            .await
-            .unwrap(),
-    );
-    let n = 50_000;
+    let store: Arc<dyn Store> = Arc::new(match mode.as_str() {
+        "memory" => vnfm_store::SqliteStore::memory().await.unwrap(),
+        other => vnfm_store::SqliteStore::open_with(
+            dir.path().join("perf.db"),
+            vnfm_store::SqliteOptions {
+                durability: if other == "full" {
+                    vnfm_store::Durability::Full
+                } else {
+                    vnfm_store::Durability::Normal
+                },
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap(),
+    });
+    let n = std::env::var("VNFM_PERF_N")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(50_000);
     let start = std::time::Instant::now();
     for i in 0..n {
         let vnfd = if i % 10 == 0 {
@@ -1604,7 +1620,7 @@ async fn perf_sanity_report() {
     }
     let secs = start.elapsed().as_secs_f64();
     println!(
-        "create_instance, one task, synchronous=NORMAL: {n} in {secs:.2}s = {:.0}/s",
+        "create_instance, one task, {mode}: {n} in {secs:.2}s = {:.0}/s",
         n as f64 / secs
     );
 
