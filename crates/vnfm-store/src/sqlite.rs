@@ -157,7 +157,23 @@ impl SqliteStore {
         self.writer.close().await;
     }
 
+    /// Migrates, retrying when another process migrated the same fresh file concurrently
+    /// (SQLite has no lock the migrator could hold across its transactions: the loser fails
+    /// on "table already exists" and, on retry, finds the migration applied).
     async fn migrate(pool: &SqlitePool) -> Result<(), StoreError> {
+        let mut attempt = 0;
+        loop {
+            match Self::migrate_once(pool).await {
+                Err(StoreError::Migration(_)) if attempt < 3 => {
+                    attempt += 1;
+                    tokio::time::sleep(Duration::from_millis(20 * attempt)).await;
+                }
+                other => return other,
+            }
+        }
+    }
+
+    async fn migrate_once(pool: &SqlitePool) -> Result<(), StoreError> {
         let has_table: Option<i64> = sqlx::query_scalar(
             "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '_sqlx_migrations'",
         )

@@ -1698,3 +1698,21 @@ async fn perf_sanity_report() {
     );
     tokio::time::sleep(Duration::from_millis(1)).await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_first_opens_of_one_sqlite_file_both_succeed() {
+    for _ in 0..5 {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("race.db");
+        let opens: Vec<_> = (0..4)
+            .map(|_| {
+                let path = path.clone();
+                tokio::spawn(async move { vnfm_store::SqliteStore::open(&path).await })
+            })
+            .collect();
+        for o in opens {
+            let store = o.await.unwrap().unwrap();
+            assert_eq!(store.schema_version().await.unwrap(), 1);
+        }
+    }
+}
