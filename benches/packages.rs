@@ -1,13 +1,15 @@
 //! Parse + validate speed of real packages (the Tacker samples in `../shared/corpus`).
 //!
-//! Two figures per package: `inspect` is everything `vnfm package validate` does in-process
+//! Three figures per package: `inspect` is everything `vnfm package validate` does in-process
 //! (open the directory, verify digests, read and validate the descriptor); `load` is the
-//! descriptor alone on an already opened package. Results go to `docs/performance.md`.
+//! descriptor alone on an already opened package, with the parse cache warm (a long-running
+//! VNFM); `load_cold` is the same with the cache emptied before each run (the first package a
+//! process sees, or a one-shot `vnfm package validate`). Results go to `docs/performance.md`.
 
 use std::hint::black_box;
 use std::path::PathBuf;
 
-use criterion::{Criterion, criterion_group, criterion_main};
+use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use vnfm::csar::Package;
 use vnfm::package::{InspectOptions, inspect};
 
@@ -22,7 +24,10 @@ const PACKAGES: &[&str] = &[
 ];
 
 fn corpus() -> PathBuf {
-    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/corpus/tacker"))
+    PathBuf::from(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../shared/corpus/tacker"
+    ))
 }
 
 fn packages(c: &mut Criterion) {
@@ -43,6 +48,13 @@ fn packages(c: &mut Criterion) {
         };
         group.bench_function(format!("load/{name}"), |b| {
             b.iter(|| black_box(vnfm::tosca::load(black_box(&package))))
+        });
+        group.bench_function(format!("load_cold/{name}"), |b| {
+            b.iter_batched(
+                vnfm::tosca::clear_cache,
+                |()| black_box(vnfm::tosca::load(black_box(&package))),
+                BatchSize::PerIteration,
+            )
         });
     }
     group.finish();
