@@ -111,15 +111,27 @@ impl SqliteStore {
             // the file from staying that large afterwards.
             .pragma("wal_autocheckpoint", WAL_AUTOCHECKPOINT_PAGES.to_string())
             .pragma("journal_size_limit", JOURNAL_SIZE_LIMIT_BYTES.to_string());
-        let writer = SqlitePoolOptions::new()
-            .max_connections(1)
-            .connect_with(
-                connect
-                    .clone()
-                    .pragma("cache_size", format!("-{WRITER_CACHE_KIB}")),
-            )
-            .await
-            .map_err(backend)?;
+        let writer_options = connect
+            .clone()
+            .pragma("cache_size", format!("-{WRITER_CACHE_KIB}"));
+        // Switching a fresh file to WAL needs an exclusive lock that SQLite does not wait for
+        // (no busy handler): when several processes open a new file at once, the losers get
+        // SQLITE_BUSY and retry (the file is in WAL mode from then on, so the retry is cheap).
+        let mut attempt = 0;
+        let writer = loop {
+            match SqlitePoolOptions::new()
+                .max_connections(1)
+                .connect_with(writer_options.clone())
+                .await
+            {
+                Ok(pool) => break pool,
+                Err(e) if is_busy(&e) && attempt < 10 => {
+                    attempt += 1;
+                    tokio::time::sleep(Duration::from_millis(10 * attempt)).await;
+                }
+                Err(e) => return Err(backend(e)),
+            }
+        };
         Self::migrate(&writer).await?;
         let reader = SqlitePoolOptions::new()
             .max_connections(options.readers.max(1))
@@ -202,6 +214,12 @@ impl SqliteStore {
             .await
             .map_err(backend)
     }
+}
+
+/// SQLITE_BUSY and its extended codes (e.g. SQLITE_BUSY_SNAPSHOT).
+fn is_busy(e: &sqlx::Error) -> bool {
+    matches!(e, sqlx::Error::Database(db)
+        if db.code().and_then(|c| c.parse::<i32>().ok()).is_some_and(|c| c & 0xff == 5))
 }
 
 impl_sql_store!(
