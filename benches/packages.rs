@@ -19,7 +19,6 @@ const PACKAGES: &[&str] = &[
     "mgmt-k8s-cluster-v1",
     "v1-vm-functional",
     "v2-cnf-instantiate-resources",
-    "v1-mgmt-multi-flavour",
     "etsi-getting-started",
 ];
 

@@ -15,5 +15,12 @@ cargo fmt --all -- --check
 echo "== cargo clippy (deny warnings)"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 
+echo "== test services"
+# Real PostgreSQL for the store's second backend (the SQLite backend needs nothing).
+export VNFM_TEST_POSTGRES_URL
+VNFM_TEST_POSTGRES_URL=$(scripts/test-env/postgres.sh start)
+trap 'scripts/test-env/postgres.sh stop >/dev/null 2>&1 || true' EXIT
+echo "PostgreSQL: $VNFM_TEST_POSTGRES_URL"
+
 echo "== cargo test"
 cargo test --workspace --locked --no-fail-fast
