@@ -17,7 +17,7 @@ if [ ! -x "$venv/bin/python" ]; then
   python3 -m venv "$venv"
   "$venv/bin/pip" install --quiet "tosca-parser==2.15.*"
 fi
-cargo build --release --quiet --bin vnfm
+cargo build --release --quiet -p vnfm-cli
 
 if [ "$#" -eq 0 ]; then
   corpus="$root/../shared/corpus/tacker"
