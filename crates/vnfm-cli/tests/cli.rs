@@ -458,3 +458,81 @@ fn show_prints_asd_deployment_stages() {
         assert!(text.contains(want), "missing `{want}` in:\n{text}");
     }
 }
+
+#[test]
+fn signed_packages_verify_against_a_trusted_root_and_tampering_is_refused() {
+    let cwd = tempfile::tempdir().unwrap();
+    let fixture = repo().join("tests/data/hostile/signed");
+    let root = repo().join("tests/data/hostile/signed-ca.pem");
+    let root = root.to_str().unwrap();
+
+    let intact = vnfm(
+        &[
+            "package",
+            "validate",
+            "--json",
+            "--trusted-root",
+            root,
+            "--require-signature",
+            fixture.to_str().unwrap(),
+        ],
+        cwd.path(),
+    );
+    let report: Value = serde_json::from_slice(&intact.stdout).unwrap();
+    let errors: Vec<&Value> = report[0]["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| d["severity"] == "error")
+        .collect();
+    // The fixture's descriptor is a bare TOSCA file, so only signature errors matter here.
+    assert!(
+        errors
+            .iter()
+            .all(|d| !d["code"].as_str().unwrap().contains("signature")),
+        "{errors:?}"
+    );
+
+    let tampered = tempfile::tempdir().unwrap();
+    for (path, bytes) in files_under(&fixture) {
+        let rel = path.strip_prefix(&fixture).unwrap();
+        let dest = tampered.path().join(rel);
+        fs::create_dir_all(dest.parent().unwrap()).unwrap();
+        let bytes = if rel.to_str() == Some("signed.mf") {
+            String::from_utf8(bytes)
+                .unwrap()
+                .replace("vnf_package_version: 1.0", "vnf_package_version: 6.6")
+                .into_bytes()
+        } else {
+            bytes
+        };
+        fs::write(dest, bytes).unwrap();
+    }
+    let (code, report) = {
+        let out = vnfm(
+            &[
+                "package",
+                "validate",
+                "--json",
+                "--trusted-root",
+                root,
+                tampered.path().to_str().unwrap(),
+            ],
+            cwd.path(),
+        );
+        (
+            out.status.code(),
+            serde_json::from_slice::<Value>(&out.stdout).unwrap(),
+        )
+    };
+    assert_eq!(code, Some(1));
+    let bad: Vec<String> = report[0]["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| d["code"] == "csar.bad-signature")
+        .map(location)
+        .collect();
+    assert_eq!(bad.len(), 1, "{report:#}");
+    assert!(bad[0].starts_with("signed.mf"), "{bad:?}");
+}
