@@ -1110,6 +1110,34 @@ impl<'a, 'g> Builder<'a, 'g> {
             .and_then(|(n, f)| self.types.lookup(&n.name, Kind::Interface, *f));
         let type_ops = iface_type.map(|id| self.types.flat(id));
         let is_vnflcm = iface_type.is_some_and(|id| self.types.derives_from_name(id, VNFLCM_TYPE));
+        // One warning per interface, not per operation: Tacker writes `[]` for every operation.
+        let empty: Vec<&str> = iface
+            .operations
+            .iter()
+            .filter(|op| op.empty_list)
+            .map(|op| op.name.as_str())
+            .collect();
+        if let Some(first) = iface.operations.iter().find(|op| op.empty_list) {
+            let list = empty
+                .iter()
+                .map(|n| format!("`{n}`"))
+                .collect::<Vec<_>>()
+                .join(", ");
+            let (subject, verb) = if empty.len() == 1 {
+                ("operation", "is")
+            } else {
+                ("operations", "are")
+            };
+            self.sink.quirk(
+                Quirk::EmptyListOperation,
+                self.display,
+                first.pos,
+                format!(
+                    "{subject} {list} of interface `{}` of {owner} {verb} `[]`",
+                    iface.name
+                ),
+            );
+        }
         for op in &iface.operations {
             let declared = def.operations.contains_key(&op.name)
                 || type_ops
@@ -1142,17 +1170,6 @@ impl<'a, 'g> Builder<'a, 'g> {
                     format!("known operations: {}", known.join(", "))
                 });
                 continue;
-            }
-            if op.empty_list {
-                self.sink.quirk(
-                    Quirk::EmptyListOperation,
-                    self.display,
-                    op.pos,
-                    format!(
-                        "operation `{}` of interface `{}` of {owner} is `[]`",
-                        op.name, iface.name
-                    ),
-                );
             }
             let mut op = op.clone();
             if op.implementation.is_none() {

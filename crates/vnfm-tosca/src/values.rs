@@ -495,14 +495,19 @@ impl Checker<'_, '_> {
             .scalar_text()
             .map(|s| format!("`{s}`"))
             .unwrap_or_else(|| value.value.kind().to_string());
-        let mut msg = format!("{} must be a {expected}, but is {shown}", at.what);
+        let article = if expected.starts_with(['a', 'e', 'i', 'o', 'u']) {
+            "an"
+        } else {
+            "a"
+        };
+        let mut msg = format!("{} must be {article} {expected}, but is {shown}", at.what);
         if let Some(d) = detail {
             msg.push_str(": ");
             msg.push_str(&d);
         }
         self.sink
             .error(at.file, value.pos, "tosca.wrong-type", msg)
-            .help = Some(format!("write a {expected}, e.g. {example}"));
+            .help = Some(format!("write {article} {expected}, e.g. {example}"));
     }
 
     fn check_prim(
