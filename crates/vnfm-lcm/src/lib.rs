@@ -53,6 +53,7 @@
 
 pub mod error;
 pub mod plan;
+pub mod ports;
 pub mod state;
 pub mod validate;
 
