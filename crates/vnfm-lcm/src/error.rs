@@ -228,6 +228,65 @@ pub enum LcmError {
     /// The instance record, the VNFD and the plan disagree (a bug or a corrupted record).
     #[error("inconsistent lifecycle data: {0}")]
     Inconsistent(String),
+    /// A record the request names does not exist.
+    #[error("{kind} {} not found", echo(id))]
+    NotFound {
+        /// Kind of record (`VIM`, `subscription`).
+        kind: &'static str,
+        /// Its identifier.
+        id: String,
+    },
+    /// A `vimConnectionInfo` entry references a VIM that is not registered.
+    #[error(
+        "{pointer}: no VIM `{}` is registered; register it first or give its accessInfo inline",
+        echo(vim_id)
+    )]
+    UnknownVim {
+        /// JSON pointer to the entry.
+        pointer: String,
+        /// The referenced `vimId`.
+        vim_id: String,
+    },
+    /// Deleting a VIM that VNF instances still use.
+    #[error(
+        "VIM {vim_id} is still used by VNF instance(s) {}; terminate them or change their vimConnectionInfo first",
+        instances.join(", ")
+    )]
+    VimInUse {
+        /// The VIM.
+        vim_id: String,
+        /// The instances using it (at most a few).
+        instances: Vec<String>,
+    },
+    /// A well-formed request the VNFM cannot carry out (an unsupported option, a callback URI
+    /// that failed its test).
+    #[error("{pointer}: {message}")]
+    Unprocessable {
+        /// JSON pointer to the offending attribute.
+        pointer: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// The record changed concurrently or conflicts with another one.
+    #[error("conflict: {0}")]
+    Conflict(String),
+    /// The encryption keys cannot be loaded (never contains key material).
+    #[error("encryption keys: {0}")]
+    Keys(String),
+    /// A stored secret cannot be decrypted with any configured key (never contains key material
+    /// or plaintext).
+    #[error(
+        "cannot decrypt {what}: none of the {keys} configured encryption key(s) opens it; the key file is not the one it was encrypted with, or the stored value is corrupt"
+    )]
+    Decrypt {
+        /// What was being decrypted (`the secrets of VIM v1`).
+        what: String,
+        /// How many keys were tried.
+        keys: usize,
+    },
+    /// The store failed.
+    #[error("store: {0}")]
+    Store(String),
 }
 
 impl LcmError {
@@ -252,9 +311,16 @@ impl LcmError {
             | LcmError::UnknownVirtualLink { .. }
             | LcmError::UnknownVimConnection { .. }
             | LcmError::HookArtifactMissing { .. }
-            | LcmError::UnsupportedOperation { .. } => 422,
+            | LcmError::UnsupportedOperation { .. }
+            | LcmError::UnknownVim { .. }
+            | LcmError::Unprocessable { .. } => 422,
             LcmError::InvalidRequest { .. } => 400,
-            LcmError::Inconsistent(_) => 500,
+            LcmError::NotFound { .. } => 404,
+            LcmError::VimInUse { .. } | LcmError::Conflict(_) => 409,
+            LcmError::Inconsistent(_)
+            | LcmError::Keys(_)
+            | LcmError::Decrypt { .. }
+            | LcmError::Store(_) => 500,
         }
     }
 

@@ -54,11 +54,15 @@
 pub mod error;
 pub mod plan;
 pub mod ports;
+pub mod secrets;
 pub mod state;
 pub mod validate;
+pub mod vim;
 
 pub use error::LcmError;
 pub use plan::{
     HookStep, OperationRequest, Plan, PlanKind, RollbackHooks, Step, plan, remaining, rollback_plan,
 };
+pub use secrets::Keyring;
 pub use validate::validate;
+pub use vim::{VimAccess, VimRegistry, VimUpdate, VimView};
