@@ -8,7 +8,7 @@
 //! header sensitive, and every error below is built from status codes and URLs only.
 
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use reqwest::{Client, Method, StatusCode};
@@ -98,10 +98,13 @@ struct CachedToken {
     valid_until: Instant,
 }
 
-/// OAuth 2.0 access tokens by (token endpoint, client id).
+type Slot = Arc<tokio::sync::Mutex<Option<CachedToken>>>;
+
+/// OAuth 2.0 access tokens by (token endpoint, client id). Concurrent deliveries to one
+/// client wait for a single token request instead of each making their own.
 #[derive(Default)]
 pub(crate) struct TokenCache {
-    tokens: Mutex<HashMap<(String, String), CachedToken>>,
+    slots: Mutex<HashMap<(String, String), Slot>>,
 }
 
 #[derive(Deserialize)]
@@ -112,21 +115,22 @@ struct TokenResponse {
 }
 
 impl TokenCache {
-    fn key(c: &OAuth2Client) -> (String, String) {
-        (c.token_endpoint.clone(), c.client_id.clone())
+    fn slot(&self, c: &OAuth2Client) -> Slot {
+        let key = (c.token_endpoint.clone(), c.client_id.clone());
+        match self.slots.lock() {
+            Ok(mut slots) => slots.entry(key).or_default().clone(),
+            // A poisoned map only loses the sharing of tokens.
+            Err(_) => Slot::default(),
+        }
     }
 
-    fn cached(&self, c: &OAuth2Client) -> Option<SecretString> {
-        let tokens = self.tokens.lock().ok()?;
-        tokens
-            .get(&Self::key(c))
-            .filter(|t| t.valid_until > Instant::now())
-            .map(|t| t.token.clone())
-    }
-
-    fn forget(&self, c: &OAuth2Client) {
-        if let Ok(mut tokens) = self.tokens.lock() {
-            tokens.remove(&Self::key(c));
+    /// Drops the cached token if it is still `rejected` (another delivery may have replaced
+    /// it already).
+    async fn forget(&self, c: &OAuth2Client, rejected: &SecretString) {
+        let slot = self.slot(c);
+        let mut cached = slot.lock().await;
+        if cached.as_ref().is_some_and(|t| &t.token == rejected) {
+            *cached = None;
         }
     }
 
@@ -137,63 +141,74 @@ impl TokenCache {
         c: &OAuth2Client,
         timeout: Duration,
     ) -> Result<SecretString, String> {
-        if let Some(t) = self.cached(c) {
-            return Ok(t);
+        let slot = self.slot(c);
+        let mut cached = slot.lock().await;
+        if let Some(t) = cached.as_ref().filter(|t| t.valid_until > Instant::now()) {
+            return Ok(t.token.clone());
         }
-        let resp = http
-            .post(&c.token_endpoint)
-            .basic_auth(&c.client_id, Some(c.client_secret.expose()))
-            .form(&[("grant_type", "client_credentials")])
-            .header(reqwest::header::ACCEPT, "application/json")
-            .timeout(timeout)
-            .send()
-            .await
-            .map_err(|e| {
-                format!(
-                    "token endpoint {}: {}",
-                    c.token_endpoint,
-                    describe(&e.without_url())
-                )
-            })?;
-        let status = resp.status();
-        if !status.is_success() {
-            return Err(format!(
-                "token endpoint {} answered {status}",
-                c.token_endpoint
-            ));
-        }
-        let body = read_limited(resp, MAX_TOKEN_RESPONSE)
-            .await
-            .map_err(|e| format!("token endpoint {}: {e}", c.token_endpoint))?;
-        // The body holds the token: report only where parsing failed.
-        let parsed: TokenResponse = serde_json::from_slice(&body).map_err(|e| {
-            format!(
-                "token endpoint {} answered a body without a usable access_token (JSON error at line {}, column {})",
-                c.token_endpoint,
-                e.line(),
-                e.column()
-            )
-        })?;
-        let lifetime = parsed
-            .expires_in
-            .map(Duration::from_secs)
-            .unwrap_or(DEFAULT_TOKEN_LIFETIME);
-        // Renew a little early so a token does not expire in flight: a tenth of its life, at
-        // most 30 s.
-        let margin = (lifetime / 10).min(Duration::from_secs(30));
-        let token = SecretString::new(parsed.access_token);
-        if let Ok(mut tokens) = self.tokens.lock() {
-            tokens.insert(
-                Self::key(c),
-                CachedToken {
-                    token: token.clone(),
-                    valid_until: Instant::now() + lifetime.saturating_sub(margin),
-                },
-            );
-        }
-        tracing::debug!(token_endpoint = %c.token_endpoint, client_id = %c.client_id, lifetime_s = lifetime.as_secs(), "OAuth2 token fetched");
+        let fetched = fetch_token(http, c, timeout).await?;
+        let token = fetched.token.clone();
+        *cached = Some(fetched);
         Ok(token)
     }
+}
+
+async fn fetch_token(
+    http: &Client,
+    c: &OAuth2Client,
+    timeout: Duration,
+) -> Result<CachedToken, String> {
+    let resp = http
+        .post(&c.token_endpoint)
+        .basic_auth(&c.client_id, Some(c.client_secret.expose()))
+        .form(&[("grant_type", "client_credentials")])
+        .header(reqwest::header::ACCEPT, "application/json")
+        .timeout(timeout)
+        .send()
+        .await
+        .map_err(|e| {
+            format!(
+                "token endpoint {}: {}",
+                c.token_endpoint,
+                describe(&e.without_url())
+            )
+        })?;
+    let status = resp.status();
+    if !status.is_success() {
+        return Err(format!(
+            "token endpoint {} answered {status}",
+            c.token_endpoint
+        ));
+    }
+    let body = read_limited(resp, MAX_TOKEN_RESPONSE)
+        .await
+        .map_err(|e| format!("token endpoint {}: {e}", c.token_endpoint))?;
+    // The body holds the token: report only where parsing failed.
+    let parsed: TokenResponse = serde_json::from_slice(&body).map_err(|e| {
+        format!(
+            "token endpoint {} answered a body without a usable access_token (JSON error at line {}, column {})",
+            c.token_endpoint,
+            e.line(),
+            e.column()
+        )
+    })?;
+    let lifetime = parsed
+        .expires_in
+        .map(Duration::from_secs)
+        .unwrap_or(DEFAULT_TOKEN_LIFETIME);
+    // Renew a little early so a token does not expire in flight: a tenth of its life, at
+    // most 30 s.
+    let margin = (lifetime / 10).min(Duration::from_secs(30));
+    tracing::debug!(
+        token_endpoint = %c.token_endpoint,
+        client_id = %c.client_id,
+        lifetime_s = lifetime.as_secs(),
+        "OAuth2 token fetched"
+    );
+    Ok(CachedToken {
+        token: SecretString::new(parsed.access_token),
+        valid_until: Instant::now() + lifetime.saturating_sub(margin),
+    })
 }
 
 async fn read_limited(mut resp: reqwest::Response, max: usize) -> Result<Vec<u8>, String> {
@@ -252,6 +267,7 @@ pub(crate) async fn send(
             // `json` sets Content-Type: application/json.
             req = req.json(b);
         }
+        let mut used = None;
         match auth {
             CallbackAuth::None => {}
             CallbackAuth::Basic { user, password } => {
@@ -260,15 +276,16 @@ pub(crate) async fn send(
             CallbackAuth::OAuth2(c) => {
                 let token = tokens.token(http, c, timeout).await?;
                 req = req.bearer_auth(token.expose());
+                used = Some(token);
             }
         }
         let resp = req.send().await.map_err(|e| describe(&e.without_url()))?;
         let status = resp.status();
         if status == StatusCode::UNAUTHORIZED
-            && let CallbackAuth::OAuth2(c) = auth
+            && let (CallbackAuth::OAuth2(c), Some(token)) = (auth, &used)
             && !refreshed
         {
-            tokens.forget(c);
+            tokens.forget(c, token).await;
             refreshed = true;
             continue;
         }

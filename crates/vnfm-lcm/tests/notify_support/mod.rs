@@ -51,7 +51,8 @@ pub struct Endpoint {
     pub oauth: Mutex<Option<OAuth>>,
     pub tokens_issued: AtomicUsize,
     pub rejected_401: AtomicUsize,
-    /// Deliveries in progress per notification id, and the most ever seen at once.
+    /// Deliveries in progress per (notification id, subscription), and the most ever seen at
+    /// once.
     in_flight: Mutex<HashMap<String, usize>>,
     pub max_same_in_flight: AtomicUsize,
 }
@@ -202,11 +203,14 @@ async fn callback(State(e): State<Arc<Endpoint>>, headers: HeaderMap, body: Byte
         });
         return StatusCode::UNAUTHORIZED.into_response();
     }
-    let id = body
-        .get("id")
-        .and_then(|v| v.as_str())
-        .unwrap_or("")
-        .to_owned();
+    // One outbox row: the notification as sent to one subscription.
+    let id = format!(
+        "{}/{}",
+        body.get("id").and_then(|v| v.as_str()).unwrap_or(""),
+        body.get("subscriptionId")
+            .and_then(|v| v.as_str())
+            .unwrap_or("")
+    );
     {
         let mut f = e.in_flight.lock().unwrap();
         let n = f.entry(id.clone()).or_default();
@@ -268,7 +272,7 @@ async fn token(State(e): State<Arc<Endpoint>>, headers: HeaderMap, body: Bytes) 
         return StatusCode::BAD_REQUEST.into_response();
     }
     let n = e.tokens_issued.fetch_add(1, Ordering::SeqCst) + 1;
-    let token = format!("tok-{n}");
+    let token = format!("tok-secret-{n}");
     o.issued.insert(token.clone(), Instant::now() + o.lifetime);
     let body = serde_json::json!({
         "access_token": token,
