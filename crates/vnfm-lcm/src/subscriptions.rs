@@ -173,7 +173,8 @@ impl Subscriptions {
             .await
             .map_err(store_err)?;
         self.cache.invalidate();
-        tracing::info!(subscription_id = %id, callback = %request.callback_uri, "subscription created");
+        // Not the callback URI: some carry tokens in their query.
+        tracing::info!(subscription_id = %id, "subscription created");
         Ok(Created::New(subscription))
     }
 

@@ -584,6 +584,13 @@ impl VimRegistry {
         if name.trim().is_empty() {
             return Err(LcmError::invalid("/name", "must not be empty"));
         }
+        if info
+            .vim_id
+            .as_ref()
+            .is_some_and(|v| v.as_str().trim().is_empty())
+        {
+            return Err(LcmError::invalid("/vimId", "must not be empty"));
+        }
         let access = VimAccess::parse(info)?;
         let id = info.vim_id.clone().unwrap_or_else(|| VimId::new(new_id()));
         let mut info = info.clone();
@@ -872,7 +879,9 @@ pub(crate) fn store_err(e: StoreError) -> LcmError {
 #[async_trait]
 impl VimDirectory for VimRegistry {
     async fn resolve(&self, key: &str, info: &VimConnectionInfo) -> Result<ResolvedVim, LcmError> {
-        let (Some(vim_id), None) = (&info.vim_id, &info.access_info) else {
+        // An empty accessInfo carries nothing inline: treat it as a reference too.
+        let inline = info.access_info.as_ref().is_some_and(|a| !a.is_empty());
+        let (Some(vim_id), false) = (&info.vim_id, inline) else {
             // Inline access information (or nothing to look up): used as given.
             return Ok(ResolvedVim::new(key, info.clone()));
         };

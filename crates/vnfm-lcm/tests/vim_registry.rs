@@ -242,6 +242,11 @@ async fn resolve_reference_inline_unknown_and_mismatch() {
     assert_eq!(r.extra().unwrap()["dryRun"], json!(true));
     assert!(!format!("{r:?}").contains(K8S_TOKEN));
 
+    // An empty accessInfo is a reference too.
+    let empty = info(json!({"vimId": "cluster-1", "vimType": KUBERNETES, "accessInfo": {}}));
+    let r = reg.resolve("k", &empty).await.unwrap();
+    assert_eq!(r.access_str("bearer_token"), Some(K8S_TOKEN));
+
     // Inline access info is used as given, even with a vimId.
     let inline = info(json!({"vimId": "cluster-1", "vimType": "custom.TYPE",
                              "accessInfo": {"anything": "goes"}}));
@@ -274,6 +279,13 @@ async fn resolve_reference_inline_unknown_and_mismatch() {
         "{e}"
     );
     assert_eq!(e.status(), 400);
+    let mut blank = kubernetes();
+    blank.vim_id = Some(VimId::new(" "));
+    let e = reg.create("blank", &blank, None).await.unwrap_err();
+    assert!(
+        e.to_string().starts_with("/vimId: must not be empty"),
+        "{e}"
+    );
     assert_eq!(reg.list().await.unwrap().len(), 1);
 }
 
