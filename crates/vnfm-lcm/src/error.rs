@@ -225,6 +225,86 @@ pub enum LcmError {
     /// An event the occurrence's state does not allow.
     #[error(transparent)]
     InvalidTransition(#[from] InvalidTransition),
+    /// Another operation occurrence holds the VNF instance (the per-instance lock).
+    #[error(
+        "VNF instance {instance_id} is busy: operation occurrence {op_occ_id} is {}; wait for it to finish, or retry, roll back or fail it",
+        state_name(*state)
+    )]
+    InstanceBusy {
+        /// The instance.
+        instance_id: String,
+        /// The occurrence holding it.
+        op_occ_id: String,
+        /// Its state.
+        state: vnfm_types::LcmOperationStateType,
+    },
+    /// A VNFD that no onboarded package provides.
+    #[error(
+        "no onboarded VNF package provides VNFD {}; onboard it first",
+        echo(vnfd_id)
+    )]
+    UnknownVnfd {
+        /// The VNFD id.
+        vnfd_id: String,
+    },
+    /// No registered infrastructure driver serves the instance's VIMs.
+    #[error(
+        "no infrastructure driver serves the VIM type(s) of the instance ({}); {}",
+        if vim_types.is_empty() { "it has no vimConnectionInfo".to_string() } else { vim_types.join(", ") },
+        listing("driver VIM types", known)
+    )]
+    NoInfraDriver {
+        /// The VIM types of the instance's (and the request's) `vimConnectionInfo`.
+        vim_types: Vec<String>,
+        /// The VIM types the registered drivers serve.
+        known: Vec<String>,
+    },
+    /// The VNFD binds a hook but no management driver is configured.
+    #[error("the VNFD binds hook `{hook}` but no management driver is configured")]
+    NoMgmtDriver {
+        /// The hook operation.
+        hook: String,
+    },
+    /// Deleting the identifier of an instantiated VNF.
+    #[error(
+        "VNF instance {instance_id} is INSTANTIATED; terminate it before deleting its identifier"
+    )]
+    InstanceInstantiated {
+        /// The instance.
+        instance_id: String,
+    },
+    /// Cancelling an occurrence whose cancellation is already under way.
+    #[error("operation occurrence {op_occ_id} is already being cancelled")]
+    CancelPending {
+        /// The occurrence.
+        op_occ_id: String,
+    },
+    /// Retrying an occurrence that failed while rolling back.
+    #[error(
+        "operation occurrence {op_occ_id} failed while rolling back; roll it back again or mark it FAILED"
+    )]
+    RetryAfterRollback {
+        /// The occurrence.
+        op_occ_id: String,
+    },
+    /// Another runner process is working on the occurrence.
+    #[error("operation occurrence {op_occ_id} is being processed by runner {holder}")]
+    OpOccLeased {
+        /// The occurrence.
+        op_occ_id: String,
+        /// The runner holding its lease.
+        holder: String,
+    },
+    /// [`crate::runner::Lcm::wait`] gave up.
+    #[error("operation occurrence {op_occ_id} is still {} after {waited_ms} ms", state_name(*state))]
+    WaitTimeout {
+        /// The occurrence.
+        op_occ_id: String,
+        /// Its state when the wait ended.
+        state: vnfm_types::LcmOperationStateType,
+        /// How long was waited.
+        waited_ms: u64,
+    },
     /// The instance record, the VNFD and the plan disagree (a bug or a corrupted record).
     #[error("inconsistent lifecycle data: {0}")]
     Inconsistent(String),
@@ -295,6 +375,15 @@ impl LcmError {
     /// requests, 500 for inconsistent records.
     pub fn status(&self) -> u16 {
         match self {
+            LcmError::InstanceBusy { .. }
+            | LcmError::InstanceInstantiated { .. }
+            | LcmError::CancelPending { .. }
+            | LcmError::RetryAfterRollback { .. }
+            | LcmError::OpOccLeased { .. } => 409,
+            LcmError::UnknownVnfd { .. }
+            | LcmError::NoInfraDriver { .. }
+            | LcmError::NoMgmtDriver { .. } => 422,
+            LcmError::WaitTimeout { .. } => 504,
             LcmError::NotInstantiated { .. }
             | LcmError::AlreadyInstantiated { .. }
             | LcmError::VimConnectionInUse { .. }
@@ -339,6 +428,14 @@ pub(crate) fn op_name(op: LcmOperationType) -> String {
         .ok()
         .and_then(|v| v.as_str().map(str::to_owned))
         .unwrap_or_else(|| format!("{op:?}"))
+}
+
+/// The state's SOL003 name (`FAILED_TEMP`).
+pub(crate) fn state_name(state: vnfm_types::LcmOperationStateType) -> String {
+    serde_json::to_value(state)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_owned))
+        .unwrap_or_else(|| format!("{state:?}"))
 }
 
 /// `s` cut to [`MAX_ECHO`] characters: request values are repeated in messages, and a long

@@ -55,6 +55,7 @@ pub mod error;
 pub mod notify;
 pub mod plan;
 pub mod ports;
+pub mod runner;
 pub mod secrets;
 pub mod state;
 pub mod subscriptions;
@@ -66,6 +67,7 @@ pub use notify::{Deliverer, DelivererConfig};
 pub use plan::{
     HookStep, OperationRequest, Plan, PlanKind, RollbackHooks, Step, plan, remaining, rollback_plan,
 };
+pub use runner::{Lcm, LcmBuilder, LcmConfig};
 pub use secrets::Keyring;
 pub use subscriptions::{
     CreateOptions, Created, NotificationContext, SubscriptionRouter, Subscriptions,
