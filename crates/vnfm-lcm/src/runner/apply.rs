@@ -54,7 +54,11 @@ pub(crate) fn with_request_vims(
 }
 
 /// Puts back the entries the request added or replaced, as they were before the operation.
-fn restore_request_vims(out: &mut VnfInstance, before: &VnfInstance, request: &OperationParams) {
+pub(crate) fn restore_request_vims(
+    out: &mut VnfInstance,
+    before: &VnfInstance,
+    request: &OperationParams,
+) {
     let Some(added) = request_vims(request) else {
         return;
     };

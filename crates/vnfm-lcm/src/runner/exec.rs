@@ -759,7 +759,8 @@ impl Run {
         if start >= n {
             let to = moved(&self.inner, &self.occ, final_event)?;
             let notes = vec![note(&self.inner, &to)];
-            self.commit(to, None, None, notes).await?;
+            let instance = self.finished_instance(final_event, None);
+            self.commit(to, None, instance, notes).await?;
             return Ok(());
         }
         for (i, step) in plan.steps.iter().enumerate().skip(start) {
@@ -820,6 +821,10 @@ impl Run {
                         StepOutcome::Completed,
                         now,
                     );
+                    let instance = match event {
+                        Some(ev) => self.finished_instance(ev, instance),
+                        None => instance,
+                    };
                     self.commit(occ, Some(row), instance, notes).await?;
                     if let Some(ev) = event {
                         if ev == Event::Cancelled {
@@ -858,6 +863,25 @@ impl Run {
             }
         }
         Ok(())
+    }
+
+    /// The instance to write with the final transition: a rolled-back operation leaves no
+    /// VIM connection its request brought (the rollback plan may have had no step to remove
+    /// them, e.g. when the first hook failed).
+    fn finished_instance(
+        &self,
+        event: Event,
+        instance: Option<VnfInstance>,
+    ) -> Option<VnfInstance> {
+        if event != Event::RolledBack {
+            return instance;
+        }
+        let mut out = instance.clone().unwrap_or_else(|| self.instance.clone());
+        apply::restore_request_vims(&mut out, &self.ctx.before, &self.request);
+        if instance.is_none() && out == self.instance {
+            return None;
+        }
+        Some(out)
     }
 
     fn budget(&self, step: &Step) -> Duration {
