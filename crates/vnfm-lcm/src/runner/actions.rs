@@ -217,6 +217,12 @@ impl Lcm {
         timeout: Duration,
     ) -> Result<VnfLcmOpOcc, LcmError> {
         let started = Instant::now();
+        // Executed here: wait for the task before reading (saves a read per call).
+        let local: Option<RunHandle> = self.inner.running().get(id).cloned();
+        if let Some(h) = local {
+            let mut done = h.done;
+            let _ = tokio::time::timeout(timeout, done.wait_for(|d| *d)).await;
+        }
         loop {
             let occ = self.get_op_occ(id).await?;
             if is_at_rest(occ.operation_state) {

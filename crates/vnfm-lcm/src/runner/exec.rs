@@ -489,11 +489,20 @@ struct DoneGuard {
     inner: Arc<Inner>,
     id: VnfLcmOpOccId,
     done: watch::Sender<bool>,
+    mine: watch::Receiver<bool>,
 }
 
 impl Drop for DoneGuard {
     fn drop(&mut self) {
-        self.inner.running().remove(&self.id);
+        let mut running = self.inner.running();
+        // A retry may already have registered the next run of the same occurrence.
+        if running
+            .get(&self.id)
+            .is_some_and(|h| h.done.same_channel(&self.mine))
+        {
+            running.remove(&self.id);
+        }
+        drop(running);
         let _ = self.done.send(true);
     }
 }
@@ -556,13 +565,14 @@ impl Run {
             id.clone(),
             RunHandle {
                 cancel: self.cancel_tx.clone(),
-                done: done_rx,
+                done: done_rx.clone(),
             },
         );
         let guard = DoneGuard {
             inner: inner.clone(),
             id: id.clone(),
             done: done_tx,
+            mine: done_rx,
         };
         let span = op_span(&self.occ);
         tokio::spawn(
