@@ -3,8 +3,9 @@
 //! [`builder`] assembles an [`Lcm`]: it opens the store from a URL (`sqlite:///path/to.db`,
 //! `sqlite::memory:`, `postgres://...`), registers the infrastructure drivers (one per family
 //! of VIM types) and the management driver that runs LCM hooks, takes the VIM directory, the
-//! notification router and the package catalog (defaulting to [`InlineVimDirectory`],
-//! [`NoSubscribers`] and an empty [`MemoryCatalog`]), and takes over the operation occurrences
+//! notification router and the package catalog (defaulting to [`InlineVimDirectory`], a
+//! [`SubscriptionRouter`] over the subscriptions in the same store, and an empty
+//! [`MemoryCatalog`]), and takes over the operation occurrences
 //! a previous run of the process left behind ([`Lcm::recover`]) before returning.
 //!
 //! Operations return at once with the occurrence in `STARTING`; it runs in the background.
@@ -49,7 +50,7 @@ pub use vnfm_lcm::runner::defaults::{
     InlineVimDirectory, MemoryCatalog, NoSubscribers, SingleCallbackRouter,
 };
 pub use vnfm_lcm::runner::{Clock, RecoveryReport, SystemClock, is_at_rest};
-pub use vnfm_lcm::{Lcm, LcmConfig, LcmError, OperationRequest};
+pub use vnfm_lcm::{Lcm, LcmConfig, LcmError, OperationRequest, SubscriptionRouter};
 pub use vnfm_store::{InstanceQuery, OpOccQuery, Page, Store, StoreError};
 pub use vnfm_types as types;
 
@@ -183,7 +184,9 @@ impl Builder {
         self
     }
 
-    /// Sets the notification router (default: [`NoSubscribers`]).
+    /// Sets the notification router (default: a [`SubscriptionRouter`] over the store, whose
+    /// subscription cache lives one second; pass `Subscriptions::router()` to share the cache
+    /// of the subscription service, or [`NoSubscribers`]).
     pub fn notification_router(mut self, router: Arc<dyn NotificationRouter>) -> Self {
         self.router = Some(router);
         self
@@ -216,10 +219,16 @@ impl Builder {
             (None, Some(url)) => vnfm_store::open(&url).await.map_err(EmbedError::Store)?,
             (None, None) => return Err(EmbedError::NoStore),
         };
+        let router = self.router.unwrap_or_else(|| {
+            Arc::new(SubscriptionRouter::new(
+                store.clone(),
+                Duration::from_secs(1),
+            ))
+        });
         let mut b = Lcm::builder(
             store,
             self.vims.unwrap_or_else(|| Arc::new(InlineVimDirectory)),
-            self.router.unwrap_or_else(|| Arc::new(NoSubscribers)),
+            router,
             self.catalog
                 .unwrap_or_else(|| Arc::new(MemoryCatalog::new())),
         )

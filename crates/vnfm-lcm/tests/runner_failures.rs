@@ -656,3 +656,38 @@ async fn fifty_parallel_instantiates_one_accepted_postgres() {
         .await;
     fifty_conflicting_instantiates(env).await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hook_error_handling_data_is_handed_back_on_retry() {
+    let env = Env::builder().build().await;
+    env.mgmt.set_outcome(
+        "instantiate_start",
+        vnfm_driver_api::HookOutcome {
+            error_handling_data: Some(json!({"bootstrapToken": "t-1"})),
+            ..Default::default()
+        },
+    );
+    let (_, done) = failed_at(&env, "hook:instantiate_end").await;
+    let op = env.lcm.retry(&done.id).await.unwrap();
+    env.completed(op).await;
+    let data: Vec<(String, serde_json::Value)> = env
+        .mgmt
+        .calls()
+        .into_iter()
+        .map(|c| (c.operation, c.error_handling_data))
+        .collect();
+    assert_eq!(
+        data,
+        [
+            ("instantiate_start".to_string(), serde_json::Value::Null),
+            (
+                "instantiate_end".to_string(),
+                json!({"bootstrapToken": "t-1"})
+            ),
+            (
+                "instantiate_end".to_string(),
+                json!({"bootstrapToken": "t-1"})
+            ),
+        ]
+    );
+}

@@ -358,7 +358,7 @@ async fn hook_outcomes_change_the_instance_and_register_vims() {
     assert_eq!(*vims.registered.lock().unwrap(), ["cluster-a"]);
     let data = env
         .store
-        .get_op_occ_data(&op.id, "hook:instantiate_end")
+        .get_op_occ_data(&op.id, "errorHandlingData")
         .await
         .unwrap();
     assert_eq!(data, Some(json!({"phase": "done"})));

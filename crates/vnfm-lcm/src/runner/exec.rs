@@ -32,10 +32,9 @@ use crate::state::{Event, transition};
 /// occurrence (which may be in another process).
 pub(crate) const CANCEL_KEY: &str = "cancelRequest";
 
-/// Op-occ data key of a hook's error-handling data.
-pub(crate) fn hook_data_key(operation: &str) -> String {
-    format!("hook:{operation}")
-}
+/// Op-occ data key of the hooks' error-handling data: one value per occurrence, the last one a
+/// hook returned, handed to every later hook call of the occurrence (retries included).
+pub(crate) const HOOK_DATA_KEY: &str = "errorHandlingData";
 
 /// The tracing span of an occurrence.
 pub(crate) fn op_span(occ: &VnfLcmOpOcc) -> tracing::Span {
@@ -1002,7 +1001,7 @@ impl Run {
                 let data = match self
                     .inner
                     .store
-                    .get_op_occ_data(&self.occ.id, &hook_data_key(&h.operation))
+                    .get_op_occ_data(&self.occ.id, HOOK_DATA_KEY)
                     .await
                 {
                     Ok(v) => v.unwrap_or(serde_json::Value::Null),
@@ -1030,7 +1029,7 @@ impl Run {
                 let fut: StepFuture<HookOutcome> = Box::pin(async move { mgmt.call(&call).await });
                 Ok(match self.drive(fut, budget, &name).await? {
                     Ok(out) => self
-                        .after_hook(&h.operation, out)
+                        .after_hook(out)
                         .await
                         .map_err(|e| lcm_problem(&name, i, n, &e, &vims)),
                     Err(e) => Err(self.driver_problem(&name, i, n, e, &vims)),
@@ -1168,7 +1167,6 @@ impl Run {
 
     async fn after_hook(
         &self,
-        operation: &str,
         out: HookOutcome,
     ) -> Result<(VnfLcmOpOcc, Option<VnfInstance>), LcmError> {
         let mut registered = Vec::new();
@@ -1189,7 +1187,7 @@ impl Run {
         if let Some(data) = &out.error_handling_data {
             self.inner
                 .store
-                .put_op_occ_data(&self.occ.id, &hook_data_key(operation), data)
+                .put_op_occ_data(&self.occ.id, HOOK_DATA_KEY, data)
                 .await
                 .map_err(store_err)?;
         }
