@@ -445,6 +445,9 @@ pub(crate) fn load_ctx(
 pub(crate) enum Entry {
     /// An occurrence in `STARTING`: resolve the VIMs, begin, run the forward plan.
     Fresh,
+    /// [`Entry::Fresh`] for an occurrence taken over from a dead runner: a cancellation may
+    /// have been requested while nobody executed it.
+    Orphan,
     /// Continue `phase` at step `next` (the occurrence is already in `PROCESSING` or
     /// `ROLLING_BACK`).
     Resume {
@@ -619,6 +622,10 @@ impl Run {
     async fn execute(mut self, entry: Entry) -> Result<(), Stop> {
         match entry {
             Entry::Fresh => self.run_fresh().await,
+            Entry::Orphan => {
+                self.load_stored_cancel().await;
+                self.run_fresh().await
+            }
             Entry::Resume { phase, next } => {
                 self.load_stored_cancel().await;
                 self.run_phase(phase, next).await

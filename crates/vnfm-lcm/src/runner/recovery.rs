@@ -178,7 +178,7 @@ async fn recover_one(
     let request = exec::request_of(&occ)?;
     if occ.operation_state == State::Starting {
         tracing::info!("resuming an occurrence that had not started");
-        Run::new(inner.clone(), occ, version, instance, ctx, request).spawn(Entry::Fresh);
+        Run::new(inner.clone(), occ, version, instance, ctx, request).spawn(Entry::Orphan);
         return Ok(true);
     }
     let plan = ctx.plan(phase);
