@@ -41,8 +41,10 @@ fn second_runner(env: &Env, configure: impl FnOnce(LcmConfig) -> LcmConfig) -> S
     }
     let infra = Arc::new(MemoryInfraDriver::new());
     let mgmt = Arc::new(RecordingMgmtDriver::new());
-    let mut config = LcmConfig::default();
-    config.clock = Arc::new(Ahead(Duration::from_secs(3600)));
+    let config = LcmConfig {
+        clock: Arc::new(Ahead(Duration::from_secs(3600))),
+        ..LcmConfig::default()
+    };
     let lcm = Lcm::builder(
         env.store.clone(),
         Arc::new(InlineVimDirectory),
@@ -86,7 +88,7 @@ async fn an_interrupted_infra_step_is_resumed_and_the_old_runner_is_fenced_out()
     let (inst, op) = instantiating(&env, &hello_vnfd().descriptor_id).await;
     let b = second_runner(&env, |c| c);
     let report = b.lcm.recover().await.unwrap();
-    assert_eq!(report.resumed, [op.id.clone()]);
+    assert_eq!(report.resumed, std::slice::from_ref(&op.id));
     let done = b.lcm.wait(&op.id, WAIT).await.unwrap();
     assert_eq!(done.operation_state, State::Completed, "{:?}", done.error);
     // B ran the interrupted step again; A's call was cancelled when it lost its lease.
@@ -128,7 +130,7 @@ async fn an_interrupted_occurrence_with_a_hook_left_goes_to_failed_temp() {
     let (inst, op) = instantiating(&env, "vnfd-hooks").await;
     let b = second_runner(&env, |c| c);
     let report = b.lcm.recover().await.unwrap();
-    assert_eq!(report.failed, [op.id.clone()]);
+    assert_eq!(report.failed, std::slice::from_ref(&op.id));
     let occ = b.lcm.get_op_occ(&op.id).await.unwrap();
     assert_eq!(occ.operation_state, State::FailedTemp);
     let error = occ.error.clone().unwrap();
@@ -172,7 +174,7 @@ async fn resuming_can_be_turned_off() {
         c
     });
     let report = b.lcm.recover().await.unwrap();
-    assert_eq!(report.failed, [op.id.clone()]);
+    assert_eq!(report.failed, std::slice::from_ref(&op.id));
     assert!(report.resumed.is_empty());
     assert_eq!(
         b.lcm.get_op_occ(&op.id).await.unwrap().operation_state,
@@ -205,11 +207,15 @@ async fn an_orphaned_starting_occurrence_honours_its_cancellation() {
         .unwrap();
     let t0 = std::time::Instant::now();
     let report = b.lcm.recover().await.unwrap();
-    assert_eq!(report.resumed, [op.id.clone()]);
+    assert_eq!(report.resumed, std::slice::from_ref(&op.id));
     let done = b.lcm.wait(&op.id, WAIT).await.unwrap();
     assert_eq!(done.operation_state, State::RolledBack);
     // Read at take-over, not at the first poll of the lease keeper (1 s later).
-    assert!(t0.elapsed() < Duration::from_millis(700), "{:?}", t0.elapsed());
+    assert!(
+        t0.elapsed() < Duration::from_millis(700),
+        "{:?}",
+        t0.elapsed()
+    );
     assert!(b.infra.calls().is_empty() && env.infra.calls().is_empty());
     assert!(env.store.active_op_occ(&inst.id).await.unwrap().is_none());
 }
