@@ -7,10 +7,13 @@
 //! - [`descriptor`]: the normalized descriptor model the rest of the system consumes;
 //! - [`schemas`]: JSON Schemas for SOL003 request bodies and the descriptor model.
 //! - [`package`]: all of the above in one call: open, verify and read a package.
+//! - [`lcm`]: the lifecycle manager to embed: SOL003 VNF LCM operations executed in the
+//!   background on a durable store, with crash recovery.
 
 pub use vnfm_csar as csar;
 pub use vnfm_descriptor as descriptor;
 pub use vnfm_schemas as schemas;
 pub use vnfm_tosca as tosca;
 
+pub mod lcm;
 pub mod package;

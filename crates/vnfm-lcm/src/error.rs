@@ -225,9 +225,148 @@ pub enum LcmError {
     /// An event the occurrence's state does not allow.
     #[error(transparent)]
     InvalidTransition(#[from] InvalidTransition),
+    /// Another operation occurrence holds the VNF instance (the per-instance lock).
+    #[error(
+        "VNF instance {instance_id} is busy: operation occurrence {op_occ_id} is {}; wait for it to finish, or retry, roll back or fail it",
+        state_name(*state)
+    )]
+    InstanceBusy {
+        /// The instance.
+        instance_id: String,
+        /// The occurrence holding it.
+        op_occ_id: String,
+        /// Its state.
+        state: vnfm_types::LcmOperationStateType,
+    },
+    /// A VNFD that no onboarded package provides.
+    #[error(
+        "no onboarded VNF package provides VNFD {}; onboard it first",
+        echo(vnfd_id)
+    )]
+    UnknownVnfd {
+        /// The VNFD id.
+        vnfd_id: String,
+    },
+    /// No registered infrastructure driver serves the instance's VIMs.
+    #[error(
+        "no infrastructure driver serves the VIM type(s) of the instance ({}); {}",
+        if vim_types.is_empty() { "it has no vimConnectionInfo".to_string() } else { vim_types.join(", ") },
+        listing("driver VIM types", known)
+    )]
+    NoInfraDriver {
+        /// The VIM types of the instance's (and the request's) `vimConnectionInfo`.
+        vim_types: Vec<String>,
+        /// The VIM types the registered drivers serve.
+        known: Vec<String>,
+    },
+    /// The VNFD binds a hook but no management driver is configured.
+    #[error("the VNFD binds hook `{hook}` but no management driver is configured")]
+    NoMgmtDriver {
+        /// The hook operation.
+        hook: String,
+    },
+    /// Deleting the identifier of an instantiated VNF.
+    #[error(
+        "VNF instance {instance_id} is INSTANTIATED; terminate it before deleting its identifier"
+    )]
+    InstanceInstantiated {
+        /// The instance.
+        instance_id: String,
+    },
+    /// Cancelling an occurrence whose cancellation is already under way.
+    #[error("operation occurrence {op_occ_id} is already being cancelled")]
+    CancelPending {
+        /// The occurrence.
+        op_occ_id: String,
+    },
+    /// Retrying an occurrence that failed while rolling back.
+    #[error(
+        "operation occurrence {op_occ_id} failed while rolling back; roll it back again or mark it FAILED"
+    )]
+    RetryAfterRollback {
+        /// The occurrence.
+        op_occ_id: String,
+    },
+    /// Another runner process is working on the occurrence.
+    #[error("operation occurrence {op_occ_id} is being processed by runner {holder}")]
+    OpOccLeased {
+        /// The occurrence.
+        op_occ_id: String,
+        /// The runner holding its lease.
+        holder: String,
+    },
+    /// [`crate::runner::Lcm::wait`] gave up.
+    #[error("operation occurrence {op_occ_id} is still {} after {waited_ms} ms", state_name(*state))]
+    WaitTimeout {
+        /// The occurrence.
+        op_occ_id: String,
+        /// Its state when the wait ended.
+        state: vnfm_types::LcmOperationStateType,
+        /// How long was waited.
+        waited_ms: u64,
+    },
     /// The instance record, the VNFD and the plan disagree (a bug or a corrupted record).
     #[error("inconsistent lifecycle data: {0}")]
     Inconsistent(String),
+    /// A record the request names does not exist.
+    #[error("{kind} {} not found", echo(id))]
+    NotFound {
+        /// Kind of record (`VIM`, `subscription`).
+        kind: &'static str,
+        /// Its identifier.
+        id: String,
+    },
+    /// A `vimConnectionInfo` entry references a VIM that is not registered.
+    #[error(
+        "{pointer}: no VIM `{}` is registered; register it first or give its accessInfo inline",
+        echo(vim_id)
+    )]
+    UnknownVim {
+        /// JSON pointer to the entry.
+        pointer: String,
+        /// The referenced `vimId`.
+        vim_id: String,
+    },
+    /// Deleting a VIM that VNF instances still use.
+    #[error(
+        "VIM {vim_id} is still used by VNF instance(s) {}; terminate them or change their vimConnectionInfo first",
+        instances.join(", ")
+    )]
+    VimInUse {
+        /// The VIM.
+        vim_id: String,
+        /// The instances using it (at most a few).
+        instances: Vec<String>,
+    },
+    /// A well-formed request the VNFM cannot carry out (an unsupported option, a callback URI
+    /// that failed its test).
+    #[error("{pointer}: {message}")]
+    Unprocessable {
+        /// JSON pointer to the offending attribute.
+        pointer: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// The record changed concurrently or conflicts with another one.
+    #[error("conflict: {0}")]
+    Conflict(String),
+    /// The encryption keys cannot be loaded (never contains key material).
+    #[error("encryption keys: {0}")]
+    Keys(String),
+    /// A stored secret cannot be decrypted with any configured key (never contains key material
+    /// or plaintext).
+    #[error(
+        "cannot decrypt {what}: none of the {keys} configured encryption key(s) opens it; the key file is not the one it was encrypted with, or the stored value is corrupt"
+    )]
+    Decrypt {
+        /// What was being decrypted (`the secrets of VIM v1`).
+        what: String,
+        /// How many keys were tried.
+        keys: usize,
+    },
+    /// The store failed.
+    #[error("store: {0}")]
+    Store(String),
 }
 
 impl LcmError {
@@ -236,6 +375,15 @@ impl LcmError {
     /// requests, 500 for inconsistent records.
     pub fn status(&self) -> u16 {
         match self {
+            LcmError::InstanceBusy { .. }
+            | LcmError::InstanceInstantiated { .. }
+            | LcmError::CancelPending { .. }
+            | LcmError::RetryAfterRollback { .. }
+            | LcmError::OpOccLeased { .. } => 409,
+            LcmError::UnknownVnfd { .. }
+            | LcmError::NoInfraDriver { .. }
+            | LcmError::NoMgmtDriver { .. } => 422,
+            LcmError::WaitTimeout { .. } => 504,
             LcmError::NotInstantiated { .. }
             | LcmError::AlreadyInstantiated { .. }
             | LcmError::VimConnectionInUse { .. }
@@ -252,9 +400,16 @@ impl LcmError {
             | LcmError::UnknownVirtualLink { .. }
             | LcmError::UnknownVimConnection { .. }
             | LcmError::HookArtifactMissing { .. }
-            | LcmError::UnsupportedOperation { .. } => 422,
+            | LcmError::UnsupportedOperation { .. }
+            | LcmError::UnknownVim { .. }
+            | LcmError::Unprocessable { .. } => 422,
             LcmError::InvalidRequest { .. } => 400,
-            LcmError::Inconsistent(_) => 500,
+            LcmError::NotFound { .. } => 404,
+            LcmError::VimInUse { .. } | LcmError::Conflict(_) => 409,
+            LcmError::Inconsistent(_)
+            | LcmError::Keys(_)
+            | LcmError::Decrypt { .. }
+            | LcmError::Store(_) => 500,
         }
     }
 
@@ -273,6 +428,14 @@ pub(crate) fn op_name(op: LcmOperationType) -> String {
         .ok()
         .and_then(|v| v.as_str().map(str::to_owned))
         .unwrap_or_else(|| format!("{op:?}"))
+}
+
+/// The state's SOL003 name (`FAILED_TEMP`).
+pub(crate) fn state_name(state: vnfm_types::LcmOperationStateType) -> String {
+    serde_json::to_value(state)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_owned))
+        .unwrap_or_else(|| format!("{state:?}"))
 }
 
 /// `s` cut to [`MAX_ECHO`] characters: request values are repeated in messages, and a long

@@ -52,12 +52,25 @@
 //! ```
 
 pub mod error;
+pub mod notify;
 pub mod plan;
+pub mod ports;
+pub mod runner;
+pub mod secrets;
 pub mod state;
+pub mod subscriptions;
 pub mod validate;
+pub mod vim;
 
 pub use error::LcmError;
+pub use notify::{Deliverer, DelivererConfig};
 pub use plan::{
     HookStep, OperationRequest, Plan, PlanKind, RollbackHooks, Step, plan, remaining, rollback_plan,
 };
+pub use runner::{Lcm, LcmBuilder, LcmConfig};
+pub use secrets::Keyring;
+pub use subscriptions::{
+    CreateOptions, Created, NotificationContext, SubscriptionRouter, Subscriptions,
+};
 pub use validate::validate;
+pub use vim::{VimAccess, VimRegistry, VimUpdate, VimView};

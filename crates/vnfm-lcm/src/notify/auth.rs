@@ -1,0 +1,313 @@
+//! Authentication towards notification endpoints: HTTP Basic, and OAuth 2.0 client
+//! credentials with a token cache.
+//!
+//! Tokens are fetched from the subscription's token endpoint with the client credentials grant
+//! (form-encoded body, client id and secret in HTTP Basic authentication, RFC 6749 §4.4),
+//! cached until shortly before `expires_in`, and fetched again when the callback answers 401.
+//! Neither credentials nor tokens appear in errors or logs: reqwest marks the `Authorization`
+//! header sensitive, and every error below is built from status codes and URLs only.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use reqwest::{Client, Method, StatusCode};
+use serde::Deserialize;
+use serde_json::Value;
+use vnfm_types::{AuthType, SecretString, SubscriptionAuthentication};
+
+/// Lifetime assumed for a token whose response has no `expires_in`.
+const DEFAULT_TOKEN_LIFETIME: Duration = Duration::from_secs(60);
+/// Largest response body read from a token endpoint.
+const MAX_TOKEN_RESPONSE: usize = 64 * 1024;
+
+/// How the VNFM authenticates to one callback.
+#[derive(Clone, PartialEq)]
+pub(crate) enum CallbackAuth {
+    /// No authentication.
+    None,
+    /// HTTP Basic.
+    Basic {
+        user: String,
+        password: SecretString,
+    },
+    /// OAuth 2.0 client credentials.
+    OAuth2(OAuth2Client),
+}
+
+/// The client credentials of an OAuth 2.0 subscription.
+#[derive(Clone, PartialEq)]
+pub(crate) struct OAuth2Client {
+    pub(crate) client_id: String,
+    pub(crate) client_secret: SecretString,
+    pub(crate) token_endpoint: String,
+}
+
+impl std::fmt::Debug for CallbackAuth {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CallbackAuth::None => f.write_str("None"),
+            CallbackAuth::Basic { user, .. } => write!(f, "Basic({user}:***)"),
+            CallbackAuth::OAuth2(c) => {
+                write!(f, "OAuth2({} at {})", c.client_id, c.token_endpoint)
+            }
+        }
+    }
+}
+
+impl CallbackAuth {
+    /// The scheme to use for `auth`: the first listed type whose parameters are complete
+    /// (the subscription was validated when it was created). `TLS_CERT` is not supported.
+    pub(crate) fn from_authentication(auth: Option<&SubscriptionAuthentication>) -> CallbackAuth {
+        let Some(auth) = auth else {
+            return CallbackAuth::None;
+        };
+        for t in &auth.auth_type {
+            match t {
+                AuthType::Basic => {
+                    if let Some(p) = &auth.params_basic
+                        && let (Some(user), Some(password)) = (&p.user_name, &p.password)
+                    {
+                        return CallbackAuth::Basic {
+                            user: user.clone(),
+                            password: password.clone(),
+                        };
+                    }
+                }
+                AuthType::Oauth2ClientCredentials => {
+                    if let Some(p) = &auth.params_oauth2_client_credentials
+                        && let (Some(id), Some(secret), Some(endpoint)) =
+                            (&p.client_id, &p.client_password, &p.token_endpoint)
+                    {
+                        return CallbackAuth::OAuth2(OAuth2Client {
+                            client_id: id.clone(),
+                            client_secret: secret.clone(),
+                            token_endpoint: endpoint.clone(),
+                        });
+                    }
+                }
+                AuthType::TlsCert => {}
+            }
+        }
+        CallbackAuth::None
+    }
+}
+
+struct CachedToken {
+    token: SecretString,
+    valid_until: Instant,
+}
+
+type Slot = Arc<tokio::sync::Mutex<Option<CachedToken>>>;
+
+/// OAuth 2.0 access tokens by (token endpoint, client id). Concurrent deliveries to one
+/// client wait for a single token request instead of each making their own.
+#[derive(Default)]
+pub(crate) struct TokenCache {
+    slots: Mutex<HashMap<(String, String), Slot>>,
+}
+
+#[derive(Deserialize)]
+struct TokenResponse {
+    access_token: String,
+    #[serde(default)]
+    expires_in: Option<u64>,
+}
+
+impl TokenCache {
+    fn slot(&self, c: &OAuth2Client) -> Slot {
+        let key = (c.token_endpoint.clone(), c.client_id.clone());
+        match self.slots.lock() {
+            Ok(mut slots) => slots.entry(key).or_default().clone(),
+            // A poisoned map only loses the sharing of tokens.
+            Err(_) => Slot::default(),
+        }
+    }
+
+    /// Drops the cached token if it is still `rejected` (another delivery may have replaced
+    /// it already).
+    async fn forget(&self, c: &OAuth2Client, rejected: &SecretString) {
+        let slot = self.slot(c);
+        let mut cached = slot.lock().await;
+        if cached.as_ref().is_some_and(|t| &t.token == rejected) {
+            *cached = None;
+        }
+    }
+
+    /// A valid token for `c`: the cached one, or a new one from the token endpoint.
+    async fn token(
+        &self,
+        http: &Client,
+        c: &OAuth2Client,
+        timeout: Duration,
+    ) -> Result<SecretString, String> {
+        let slot = self.slot(c);
+        let mut cached = slot.lock().await;
+        if let Some(t) = cached.as_ref().filter(|t| t.valid_until > Instant::now()) {
+            return Ok(t.token.clone());
+        }
+        let fetched = fetch_token(http, c, timeout).await?;
+        let token = fetched.token.clone();
+        *cached = Some(fetched);
+        Ok(token)
+    }
+}
+
+async fn fetch_token(
+    http: &Client,
+    c: &OAuth2Client,
+    timeout: Duration,
+) -> Result<CachedToken, String> {
+    let resp = http
+        .post(&c.token_endpoint)
+        .basic_auth(&c.client_id, Some(c.client_secret.expose()))
+        .form(&[("grant_type", "client_credentials")])
+        .header(reqwest::header::ACCEPT, "application/json")
+        .timeout(timeout)
+        .send()
+        .await
+        .map_err(|e| {
+            format!(
+                "token endpoint {}: {}",
+                c.token_endpoint,
+                describe(&e.without_url())
+            )
+        })?;
+    let status = resp.status();
+    if !status.is_success() {
+        return Err(format!(
+            "token endpoint {} answered {status}",
+            c.token_endpoint
+        ));
+    }
+    let body = read_limited(resp, MAX_TOKEN_RESPONSE)
+        .await
+        .map_err(|e| format!("token endpoint {}: {e}", c.token_endpoint))?;
+    // The body holds the token: report only where parsing failed.
+    let parsed: TokenResponse = serde_json::from_slice(&body).map_err(|e| {
+        format!(
+            "token endpoint {} answered a body without a usable access_token (JSON error at line {}, column {})",
+            c.token_endpoint,
+            e.line(),
+            e.column()
+        )
+    })?;
+    let lifetime = parsed
+        .expires_in
+        .map(Duration::from_secs)
+        .unwrap_or(DEFAULT_TOKEN_LIFETIME);
+    // Renew a little early so a token does not expire in flight: a tenth of its life, at
+    // most 30 s.
+    let margin = (lifetime / 10).min(Duration::from_secs(30));
+    tracing::debug!(
+        token_endpoint = %c.token_endpoint,
+        client_id = %c.client_id,
+        lifetime_s = lifetime.as_secs(),
+        "OAuth2 token fetched"
+    );
+    Ok(CachedToken {
+        token: SecretString::new(parsed.access_token),
+        valid_until: Instant::now() + lifetime.saturating_sub(margin),
+    })
+}
+
+async fn read_limited(mut resp: reqwest::Response, max: usize) -> Result<Vec<u8>, String> {
+    let mut body = Vec::new();
+    while let Some(chunk) = resp.chunk().await.map_err(|e| describe(&e.without_url()))? {
+        if body.len() + chunk.len() > max {
+            return Err(format!("response larger than {max} bytes"));
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(body)
+}
+
+/// A short description of a transport error (no URL, no headers).
+pub(crate) fn describe(e: &reqwest::Error) -> String {
+    let kind = if e.is_timeout() {
+        "timed out"
+    } else if e.is_connect() {
+        "connection failed"
+    } else if e.is_request() {
+        "request failed"
+    } else if e.is_body() {
+        "body error"
+    } else {
+        "transport error"
+    };
+    // The source chain says why (connection refused, DNS, TLS) without echoing secrets.
+    let mut cause = String::new();
+    let mut src = std::error::Error::source(e);
+    while let Some(s) = src {
+        cause = s.to_string();
+        src = s.source();
+    }
+    if cause.is_empty() {
+        kind.to_owned()
+    } else {
+        format!("{kind}: {cause}")
+    }
+}
+
+/// Sends one request to a callback with its authentication; on a 401 with OAuth 2.0, fetches
+/// a new token and sends once more. Returns the final status, or why no response came.
+pub(crate) async fn send(
+    http: &Client,
+    tokens: &TokenCache,
+    method: Method,
+    uri: &str,
+    body: Option<&Value>,
+    auth: &CallbackAuth,
+    timeout: Duration,
+) -> Result<StatusCode, String> {
+    let mut refreshed = false;
+    loop {
+        let mut req = http.request(method.clone(), uri).timeout(timeout);
+        if let Some(b) = body {
+            // `json` sets Content-Type: application/json.
+            req = req.json(b);
+        }
+        let mut used = None;
+        match auth {
+            CallbackAuth::None => {}
+            CallbackAuth::Basic { user, password } => {
+                req = req.basic_auth(user, Some(password.expose()));
+            }
+            CallbackAuth::OAuth2(c) => {
+                let token = tokens.token(http, c, timeout).await?;
+                req = req.bearer_auth(token.expose());
+                used = Some(token);
+            }
+        }
+        let resp = req.send().await.map_err(|e| describe(&e.without_url()))?;
+        let status = resp.status();
+        if status == StatusCode::UNAUTHORIZED
+            && let (CallbackAuth::OAuth2(c), Some(token)) = (auth, &used)
+            && !refreshed
+        {
+            tokens.forget(c, token).await;
+            refreshed = true;
+            continue;
+        }
+        return Ok(status);
+    }
+}
+
+/// Installs ring as the process's rustls crypto provider unless one is installed already
+/// (reqwest is built without a provider of its own; see STACK.md).
+pub fn install_crypto_provider() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+}
+
+/// The HTTP client for callbacks: TCP_NODELAY, no redirects (a redirect would carry the
+/// credentials elsewhere), bounded connect time.
+pub(crate) fn client(connect_timeout: Duration) -> Result<Client, String> {
+    install_crypto_provider();
+    Client::builder()
+        .tcp_nodelay(true)
+        .redirect(reqwest::redirect::Policy::none())
+        .connect_timeout(connect_timeout)
+        .user_agent(concat!("vnfm/", env!("CARGO_PKG_VERSION")))
+        .build()
+        .map_err(|e| describe(&e))
+}

@@ -1,0 +1,426 @@
+//! The [`Deliverer`] loop.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use reqwest::Method;
+use tokio::sync::{Notify, Semaphore, watch};
+use tokio::task::JoinSet;
+use vnfm_store::{OutboxRow, Store, Timestamp};
+
+use super::auth::{self, CallbackAuth, TokenCache};
+use crate::LcmError;
+use crate::secrets::Keyring;
+use crate::subscriptions::open_authentication;
+
+/// Settings of a [`Deliverer`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DelivererConfig {
+    /// Claim owner: unique per process incarnation (e.g. `host:pid:nonce`), so a restarted
+    /// process does not mistake its predecessor's claims for its own.
+    pub owner: String,
+    /// Deliveries in flight at most.
+    pub concurrency: usize,
+    /// Rows claimed per store query at most.
+    pub batch: u32,
+    /// How often the outbox is polled when idle ([`Deliverer::wake`] polls at once).
+    pub poll_interval: Duration,
+    /// Time limit of one POST (and of a token request).
+    pub request_timeout: Duration,
+    /// Time limit of establishing a connection.
+    pub connect_timeout: Duration,
+    /// How long a claim lasts; raised to at least `3 × request_timeout` (a delivery may fetch
+    /// a token and send twice) so a live deliverer never loses a row it is sending.
+    pub claim_ttl: Duration,
+    /// Attempts after which a row is dead.
+    pub max_attempts: u32,
+    /// Age (since the notification's `timeStamp`) after which a failing row is dead.
+    pub max_age: Duration,
+    /// Delay before the first retry; doubled for each further one.
+    pub backoff_base: Duration,
+    /// Longest delay between retries.
+    pub backoff_max: Duration,
+}
+
+impl DelivererConfig {
+    /// Defaults for claim owner `owner`: 16 in flight, batches of 32, 1 s poll, 10 s
+    /// requests, 10 attempts within 24 h, backoff from 1 s to 10 min.
+    pub fn new(owner: impl Into<String>) -> Self {
+        DelivererConfig {
+            owner: owner.into(),
+            concurrency: 16,
+            batch: 32,
+            poll_interval: Duration::from_secs(1),
+            request_timeout: Duration::from_secs(10),
+            connect_timeout: Duration::from_secs(5),
+            claim_ttl: Duration::from_secs(60),
+            max_attempts: 10,
+            max_age: Duration::from_secs(24 * 3600),
+            backoff_base: Duration::from_secs(1),
+            backoff_max: Duration::from_secs(600),
+        }
+    }
+
+    fn effective_claim_ttl(&self) -> Duration {
+        self.claim_ttl.max(self.request_timeout * 3)
+    }
+}
+
+/// The delay before retry number `attempt` (1 for the first retry): `base × 2^(attempt-1)`
+/// capped at `max`, of which the upper half is random ("equal jitter"), so subscribers that
+/// failed together do not retry together.
+pub fn backoff_delay(attempt: u32, base: Duration, max: Duration) -> Duration {
+    let exp = attempt.saturating_sub(1).min(32);
+    let full = base.saturating_mul(1u32 << exp.min(31)).min(max);
+    let half = full / 2;
+    let half_ms = u64::try_from(half.as_millis()).unwrap_or(u64::MAX);
+    let jitter = match half_ms {
+        0 => 0,
+        h => getrandom::u64().unwrap_or(0) % (h + 1),
+    };
+    half + Duration::from_millis(jitter)
+}
+
+struct Inner {
+    store: Arc<dyn Store>,
+    keyring: Arc<Keyring>,
+    http: reqwest::Client,
+    tokens: TokenCache,
+    config: DelivererConfig,
+    wake: Notify,
+}
+
+/// The background loop that delivers the outbox. Start it with [`Deliverer::start`] and stop
+/// it with [`Deliverer::shutdown`]; dropping it stops it at once, abandoning in-flight
+/// deliveries (their rows are delivered again once their claims expire).
+pub struct Deliverer {
+    inner: Arc<Inner>,
+    stop: watch::Sender<bool>,
+    task: Option<tokio::task::JoinHandle<()>>,
+}
+
+impl std::fmt::Debug for Deliverer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Deliverer")
+            .field("config", &self.inner.config)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Drop for Deliverer {
+    fn drop(&mut self) {
+        if let Some(t) = &self.task {
+            t.abort();
+        }
+    }
+}
+
+impl Deliverer {
+    /// Starts delivering the outbox of `store` (callback credentials are opened with
+    /// `keyring`). Must be called inside a tokio runtime.
+    pub fn start(
+        store: Arc<dyn Store>,
+        keyring: Arc<Keyring>,
+        mut config: DelivererConfig,
+    ) -> Result<Deliverer, LcmError> {
+        let runtime = tokio::runtime::Handle::try_current().map_err(|_| {
+            LcmError::Inconsistent("the notification deliverer needs a tokio runtime".into())
+        })?;
+        config.concurrency = config.concurrency.max(1);
+        config.batch = config.batch.max(1);
+        config.max_attempts = config.max_attempts.max(1);
+        let http = auth::client(config.connect_timeout)
+            .map_err(|e| LcmError::Inconsistent(format!("cannot build the HTTP client: {e}")))?;
+        let inner = Arc::new(Inner {
+            store,
+            keyring,
+            http,
+            tokens: TokenCache::default(),
+            config,
+            wake: Notify::new(),
+        });
+        let (stop, stopped) = watch::channel(false);
+        let task = runtime.spawn(run(inner.clone(), stopped));
+        tracing::info!(owner = %inner.config.owner, "notification deliverer started");
+        Ok(Deliverer {
+            inner,
+            stop,
+            task: Some(task),
+        })
+    }
+
+    /// Polls the outbox now (call after enqueuing notifications).
+    pub fn wake(&self) {
+        self.inner.wake.notify_one();
+    }
+
+    /// Stops claiming rows and returns once the deliveries in flight have finished.
+    pub async fn shutdown(mut self) {
+        let _ = self.stop.send(true);
+        if let Some(task) = self.task.take() {
+            let _ = task.await;
+        }
+        tracing::info!(owner = %self.inner.config.owner, "notification deliverer stopped");
+    }
+}
+
+async fn run(inner: Arc<Inner>, mut stop: watch::Receiver<bool>) {
+    let cfg = &inner.config;
+    let permits = Arc::new(Semaphore::new(cfg.concurrency));
+    let mut tasks = JoinSet::new();
+    loop {
+        if *stop.borrow() {
+            break;
+        }
+        while tasks.try_join_next().is_some() {}
+        let free = permits.available_permits();
+        if free == 0 {
+            tokio::select! {
+                _ = tasks.join_next() => {}
+                r = stop.changed() => if r.is_err() { break },
+            }
+            continue;
+        }
+        let want = u32::try_from(free).unwrap_or(u32::MAX).min(cfg.batch);
+        let now = Timestamp::now();
+        let claimed = inner
+            .store
+            .outbox_due(now, want, &cfg.owner, now.plus(cfg.effective_claim_ttl()))
+            .await;
+        match claimed {
+            Ok(rows) => {
+                let full = rows.len() == want as usize;
+                for row in rows {
+                    let Ok(permit) = permits.clone().acquire_owned().await else {
+                        break;
+                    };
+                    let inner = inner.clone();
+                    tasks.spawn(async move {
+                        deliver(&inner, row).await;
+                        drop(permit);
+                    });
+                }
+                if full {
+                    // More rows may be due: claim again as soon as there is room.
+                    continue;
+                }
+            }
+            Err(e) => tracing::warn!(error = %e, "claiming due notifications failed"),
+        }
+        tokio::select! {
+            _ = tokio::time::sleep(cfg.poll_interval) => {}
+            _ = inner.wake.notified() => {}
+            r = stop.changed() => if r.is_err() { break },
+        }
+    }
+    while tasks.join_next().await.is_some() {}
+}
+
+async fn deliver(inner: &Inner, row: OutboxRow) {
+    let store = &inner.store;
+    let subscription = match store.get_subscription(&row.subscription_id).await {
+        Ok(Some(r)) => r,
+        Ok(None) => {
+            record(
+                inner,
+                &row,
+                store
+                    .outbox_dead(row.id, "the subscription was deleted")
+                    .await,
+            );
+            return;
+        }
+        Err(e) => {
+            failed(inner, &row, format!("reading the subscription failed: {e}")).await;
+            return;
+        }
+    };
+    let auth = match open_authentication(&inner.keyring, &subscription) {
+        Ok(a) => CallbackAuth::from_authentication(a.as_ref()),
+        Err(e) => {
+            failed(inner, &row, e.to_string()).await;
+            return;
+        }
+    };
+    let sent = auth::send(
+        &inner.http,
+        &inner.tokens,
+        Method::POST,
+        &row.callback_uri,
+        Some(&row.payload),
+        &auth,
+        inner.config.request_timeout,
+    )
+    .await;
+    match sent {
+        Ok(status) if status.is_success() => {
+            tracing::debug!(
+                outbox_row = row.id,
+                subscription_id = %row.subscription_id,
+                status = status.as_u16(),
+                attempts = row.attempts + 1,
+                "notification delivered"
+            );
+            record(inner, &row, store.outbox_delivered(row.id).await);
+        }
+        Ok(status) => failed(inner, &row, format!("callback answered {status}")).await,
+        Err(e) => failed(inner, &row, format!("POST to the callback: {e}")).await,
+    }
+}
+
+/// Schedules the next attempt of a failed row, or marks it dead.
+async fn failed(inner: &Inner, row: &OutboxRow, error: String) {
+    let cfg = &inner.config;
+    let attempts = u32::try_from(row.attempts.saturating_add(1)).unwrap_or(u32::MAX);
+    let now = Timestamp::now();
+    let age_ms = created_ms(&row.payload).map(|t| now.millis().saturating_sub(t));
+    let too_old =
+        age_ms.is_some_and(|a| a > i64::try_from(cfg.max_age.as_millis()).unwrap_or(i64::MAX));
+    if attempts >= cfg.max_attempts || too_old {
+        tracing::warn!(
+            outbox_row = row.id,
+            subscription_id = %row.subscription_id,
+            attempts,
+            error = %error,
+            "notification given up"
+        );
+        record(inner, row, inner.store.outbox_dead(row.id, &error).await);
+    } else {
+        let delay = backoff_delay(attempts, cfg.backoff_base, cfg.backoff_max);
+        tracing::info!(
+            outbox_row = row.id,
+            subscription_id = %row.subscription_id,
+            attempts,
+            retry_in_ms = u64::try_from(delay.as_millis()).unwrap_or(u64::MAX),
+            error = %error,
+            "notification delivery failed"
+        );
+        record(
+            inner,
+            row,
+            inner
+                .store
+                .outbox_retry(row.id, now.plus(delay), &error)
+                .await,
+        );
+    }
+}
+
+fn record(inner: &Inner, row: &OutboxRow, r: vnfm_store::Result<()>) {
+    if let Err(e) = r {
+        // The claim expires and the row is tried again: at-least-once.
+        tracing::warn!(outbox_row = row.id, owner = %inner.config.owner, error = %e, "recording a delivery outcome failed");
+    }
+}
+
+/// The notification's `timeStamp` in milliseconds since the epoch.
+fn created_ms(payload: &serde_json::Value) -> Option<i64> {
+    parse_rfc3339_ms(payload.get("timeStamp")?.as_str()?)
+}
+
+/// Milliseconds since the epoch of an RFC 3339 date-time (`2021-09-06T07:07:15.5+02:00`).
+pub(crate) fn parse_rfc3339_ms(s: &str) -> Option<i64> {
+    let b = s.as_bytes();
+    let num = |r: std::ops::Range<usize>| -> Option<i64> {
+        let t = s.get(r)?;
+        if !t.bytes().all(|c| c.is_ascii_digit()) {
+            return None;
+        }
+        t.parse().ok()
+    };
+    if b.len() < 20 || b[4] != b'-' || b[7] != b'-' || b[13] != b':' || b[16] != b':' {
+        return None;
+    }
+    if !matches!(b[10], b'T' | b't' | b' ') {
+        return None;
+    }
+    let (y, mo, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
+    let (h, mi, sec) = (num(11..13)?, num(14..16)?, num(17..19)?);
+    if !(1..=12).contains(&mo) || !(1..=31).contains(&d) || h > 23 || mi > 59 || sec > 60 {
+        return None;
+    }
+    let mut i = 19;
+    let mut ms = 0i64;
+    if b.get(i) == Some(&b'.') {
+        let start = i + 1;
+        i = start;
+        while b.get(i).is_some_and(u8::is_ascii_digit) {
+            i += 1;
+        }
+        if i == start {
+            return None;
+        }
+        let frac = &s[start..i.min(start + 3)];
+        ms = frac.parse::<i64>().ok()? * 10i64.pow(3 - frac.len() as u32);
+    }
+    let offset_min = match b.get(i)? {
+        b'Z' | b'z' if i + 1 == b.len() => 0,
+        sign @ (b'+' | b'-') if i + 6 == b.len() && b[i + 3] == b':' => {
+            let o = num(i + 1..i + 3)? * 60 + num(i + 4..i + 6)?;
+            if *sign == b'-' { -o } else { o }
+        }
+        _ => return None,
+    };
+    // Days from the civil date (H. Hinnant's algorithm).
+    let yy = if mo <= 2 { y - 1 } else { y };
+    let era = yy.div_euclid(400);
+    let yoe = yy - era * 400;
+    let mp = (mo + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    let secs = days * 86_400 + h * 3600 + mi * 60 + sec - offset_min * 60;
+    Some(secs * 1000 + ms)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rfc3339_parses_to_epoch_millis() {
+        assert_eq!(parse_rfc3339_ms("1970-01-01T00:00:00Z"), Some(0));
+        assert_eq!(
+            parse_rfc3339_ms("2021-09-06T07:07:15Z"),
+            Some(1_630_912_035_000)
+        );
+        assert_eq!(
+            parse_rfc3339_ms("2021-09-06T09:07:15.25+02:00"),
+            Some(1_630_912_035_250)
+        );
+        assert_eq!(
+            parse_rfc3339_ms("2000-02-29T00:00:00Z"),
+            Some(951_782_400_000)
+        );
+        for bad in [
+            "",
+            "2021-09-06",
+            "2021-09-06T07:07:15",
+            "2021-13-06T07:07:15Z",
+            "2021-09-06T07:07:15.Z",
+            "2021-09-06T07:07:15+0200",
+            "2021-09-06T07:07:15Zjunk",
+            "２０21-09-06T07:07:15Z",
+        ] {
+            assert_eq!(parse_rfc3339_ms(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn backoff_doubles_caps_and_jitters_within_bounds() {
+        let base = Duration::from_millis(100);
+        let max = Duration::from_millis(1000);
+        for _ in 0..50 {
+            let d1 = backoff_delay(1, base, max);
+            assert!(d1 >= Duration::from_millis(50) && d1 <= base, "{d1:?}");
+            let d3 = backoff_delay(3, base, max);
+            assert!(
+                d3 >= Duration::from_millis(200) && d3 <= Duration::from_millis(400),
+                "{d3:?}"
+            );
+            let d50 = backoff_delay(50, base, max);
+            assert!(d50 >= max / 2 && d50 <= max, "{d50:?}");
+        }
+        assert_eq!(backoff_delay(1, Duration::ZERO, max), Duration::ZERO);
+    }
+}

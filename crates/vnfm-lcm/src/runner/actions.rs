@@ -1,0 +1,271 @@
+//! Operator actions on an occurrence (retry, rollback, fail, cancel), waiting for an
+//! occurrence to come to rest, and stopping the runner.
+
+use std::time::{Duration, Instant};
+
+use vnfm_store::{JournalEntry, Version};
+use vnfm_types::{CancelModeType, LcmOperationStateType as State, VnfLcmOpOcc, VnfLcmOpOccId};
+
+use super::exec::{self, CANCEL_KEY, Entry, Run};
+use super::journal::{self, JournalView, Phase, PlanRow};
+use super::{Lcm, RunHandle, store_err};
+use crate::error::LcmError;
+use crate::plan::rollback_plan;
+use crate::state::{Event, transition};
+
+/// Whether an occurrence is at rest: final, or `FAILED_TEMP` (waiting for the operator).
+pub fn is_at_rest(state: State) -> bool {
+    state.is_final() || state == State::FailedTemp
+}
+
+impl Lcm {
+    /// The step journal of an occurrence, oldest row first (see the module docs for its rows).
+    pub async fn journal(&self, id: &VnfLcmOpOccId) -> Result<Vec<JournalEntry>, LcmError> {
+        self.inner.store.journal(id).await.map_err(store_err)
+    }
+
+    async fn journal_view(&self, id: &VnfLcmOpOccId) -> Result<JournalView, LcmError> {
+        JournalView::read(&self.journal(id).await?)
+    }
+
+    /// Takes the lease of a `FAILED_TEMP` occurrence for an operator action and prepares its
+    /// run. `ctx` may be adjusted by the caller before the run starts.
+    async fn claimed_run(
+        &self,
+        occ: VnfLcmOpOcc,
+        version: Version,
+        ctx: exec::Ctx,
+    ) -> Result<Run, LcmError> {
+        let inner = &self.inner;
+        let instance = self.instance_with_version(&occ.vnf_instance_id).await?;
+        let request = exec::request_of(&occ)?;
+        inner
+            .store
+            .claim_operation(&occ.id, version, &inner.lease(), inner.now())
+            .await
+            .map_err(store_err)?;
+        Ok(Run::new(
+            inner.clone(),
+            occ,
+            version,
+            instance,
+            ctx,
+            request,
+        ))
+    }
+
+    async fn ctx_of(&self, occ: &VnfLcmOpOcc, view: &JournalView) -> Result<exec::Ctx, LcmError> {
+        let instance = self.get_instance(&occ.vnf_instance_id).await?;
+        exec::load_ctx(&self.inner, occ, view, &instance)
+    }
+
+    async fn release(&self, id: &VnfLcmOpOccId) {
+        let _ = self
+            .inner
+            .store
+            .release_lease(id, &self.inner.config.runner_id)
+            .await;
+    }
+
+    /// A leftover cancellation request must not cancel the next run.
+    async fn clear_stale_cancel(&self, id: &VnfLcmOpOccId) -> Result<(), LcmError> {
+        let store = &self.inner.store;
+        if let Some(v) = store
+            .get_op_occ_data(id, CANCEL_KEY)
+            .await
+            .map_err(store_err)?
+            && !v.is_null()
+        {
+            store
+                .put_op_occ_data(id, CANCEL_KEY, &serde_json::Value::Null)
+                .await
+                .map_err(store_err)?;
+        }
+        Ok(())
+    }
+
+    /// Retries a `FAILED_TEMP` occurrence: `PROCESSING` again, resuming with the step that
+    /// failed (the steps completed before it do not run again). Refused (409) in any other
+    /// state, and for an occurrence that failed while rolling back.
+    pub async fn retry(&self, id: &VnfLcmOpOccId) -> Result<VnfLcmOpOcc, LcmError> {
+        let (occ, version) = self.op_occ_with_version(id).await?;
+        transition(occ.operation_state, Event::Retry)?;
+        let view = self.journal_view(id).await?;
+        if view.last_phase == Some(Phase::Rollback) {
+            return Err(LcmError::RetryAfterRollback {
+                op_occ_id: id.to_string(),
+            });
+        }
+        self.clear_stale_cancel(id).await?;
+        let ctx = self.ctx_of(&occ, &view).await?;
+        let mut run = self.claimed_run(occ, version, ctx).await?;
+        if let Err(e) = run.transition_to(Event::Retry, None, None).await {
+            self.release(id).await;
+            return Err(e);
+        }
+        tracing::info!(op_occ_id = %id, from_step = view.forward_next, "retrying");
+        let occ = run.occ().clone();
+        run.spawn(Entry::Resume {
+            phase: Phase::Forward,
+            next: view.forward_next,
+        });
+        Ok(occ)
+    }
+
+    /// Rolls back a `FAILED_TEMP` occurrence: `ROLLING_BACK` through the inverse of the steps
+    /// it completed ([`rollback_plan`]), then `ROLLED_BACK`. An occurrence whose rollback failed
+    /// resumes that rollback. Refused (409) where the operation cannot be rolled back.
+    pub async fn rollback(&self, id: &VnfLcmOpOccId) -> Result<VnfLcmOpOcc, LcmError> {
+        let (occ, version) = self.op_occ_with_version(id).await?;
+        transition(occ.operation_state, Event::Rollback)?;
+        let view = self.journal_view(id).await?;
+        self.clear_stale_cancel(id).await?;
+        let mut ctx = self.ctx_of(&occ, &view).await?;
+        let (plan, next, row) = match &view.rollback {
+            Some(p) => (p.clone(), view.rollback_next, None),
+            None => {
+                let p = rollback_plan(&ctx.forward, view.forward_next)?;
+                let row = journal::plan_row(
+                    Phase::Rollback,
+                    &PlanRow {
+                        plan: p.clone(),
+                        vnfd_id: None,
+                        instance_before: None,
+                    },
+                    self.inner.now(),
+                );
+                (p, 0, Some(row))
+            }
+        };
+        ctx.rollback = Some(plan);
+        let mut run = self.claimed_run(occ, version, ctx).await?;
+        if let Err(e) = run.transition_to(Event::Rollback, None, row).await {
+            self.release(id).await;
+            return Err(e);
+        }
+        tracing::info!(op_occ_id = %id, from_step = next, "rolling back");
+        let occ = run.occ().clone();
+        run.spawn(Entry::Resume {
+            phase: Phase::Rollback,
+            next,
+        });
+        Ok(occ)
+    }
+
+    /// Marks a `FAILED_TEMP` occurrence `FAILED` (final): the instance is released as it is.
+    pub async fn fail(&self, id: &VnfLcmOpOccId) -> Result<VnfLcmOpOcc, LcmError> {
+        let inner = &self.inner;
+        let (occ, version) = self.op_occ_with_version(id).await?;
+        transition(occ.operation_state, Event::Fail)?;
+        inner
+            .store
+            .claim_operation(id, version, &inner.lease(), inner.now())
+            .await
+            .map_err(store_err)?;
+        match exec::record_transition(inner, &occ, version, Event::Fail, None, None).await {
+            Ok(occ) => {
+                tracing::info!(op_occ_id = %id, "marked FAILED");
+                Ok(occ)
+            }
+            Err(e) => {
+                self.release(id).await;
+                Err(e)
+            }
+        }
+    }
+
+    /// Requests the cancellation of a `STARTING`, `PROCESSING` or `ROLLING_BACK` occurrence
+    /// (409 otherwise, or when a cancellation is already pending).
+    ///
+    /// The runner executing it (in this process or another one sharing the store) records
+    /// `isCancelPending`, then: a `STARTING` occurrence ends `ROLLED_BACK`; otherwise GRACEFUL
+    /// lets the running step finish and FORCEFUL trips the step's cancellation flag, and the
+    /// occurrence ends `FAILED_TEMP`.
+    pub async fn cancel(&self, id: &VnfLcmOpOccId, mode: CancelModeType) -> Result<(), LcmError> {
+        let (occ, _) = self.op_occ_with_version(id).await?;
+        transition(occ.operation_state, Event::CancelRequested)?;
+        if occ.is_cancel_pending {
+            return Err(LcmError::CancelPending {
+                op_occ_id: id.to_string(),
+            });
+        }
+        let request = serde_json::json!({ "cancelMode": mode });
+        self.inner
+            .store
+            .put_op_occ_data(id, CANCEL_KEY, &request)
+            .await
+            .map_err(store_err)?;
+        let handle = self.inner.running().get(id).cloned();
+        if let Some(h) = handle {
+            h.cancel.send_if_modified(|v| {
+                let first = v.is_none();
+                if first {
+                    *v = Some(mode);
+                }
+                first
+            });
+        }
+        tracing::info!(op_occ_id = %id, cancel_mode = ?mode, "cancellation requested");
+        Ok(())
+    }
+
+    /// Waits until the occurrence is at rest (final, or `FAILED_TEMP`) and returns it;
+    /// [`LcmError::WaitTimeout`] after `timeout`.
+    pub async fn wait(
+        &self,
+        id: &VnfLcmOpOccId,
+        timeout: Duration,
+    ) -> Result<VnfLcmOpOcc, LcmError> {
+        let started = Instant::now();
+        // Executed here: wait for the task before reading (saves a read per call).
+        let local: Option<RunHandle> = self.inner.running().get(id).cloned();
+        if let Some(h) = local {
+            let mut done = h.done;
+            let _ = tokio::time::timeout(timeout, done.wait_for(|d| *d)).await;
+        }
+        loop {
+            let occ = self.get_op_occ(id).await?;
+            if is_at_rest(occ.operation_state) {
+                return Ok(occ);
+            }
+            let elapsed = started.elapsed();
+            if elapsed >= timeout {
+                return Err(LcmError::WaitTimeout {
+                    op_occ_id: id.to_string(),
+                    state: occ.operation_state,
+                    waited_ms: u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX),
+                });
+            }
+            let left = timeout - elapsed;
+            let handle: Option<RunHandle> = self.inner.running().get(id).cloned();
+            match handle {
+                // Executed here: wake when the task ends.
+                Some(h) => {
+                    let mut done = h.done;
+                    let _ = tokio::time::timeout(left, done.wait_for(|d| *d)).await;
+                }
+                // Executed elsewhere (or not at all yet): poll.
+                None => tokio::time::sleep(left.min(Duration::from_millis(20))).await,
+            }
+        }
+    }
+
+    /// Stops executing: every running occurrence stops at its next step boundary and gives up
+    /// its lease, so another runner (or this process's next start) recovers it. Waits up to
+    /// `timeout` for the tasks to stop. Operations started afterwards are refused.
+    pub async fn shutdown(&self, timeout: Duration) {
+        self.inner.shutdown.send_replace(true);
+        let started = Instant::now();
+        let handles: Vec<RunHandle> = self.inner.running().values().cloned().collect();
+        for h in handles {
+            let left = timeout.saturating_sub(started.elapsed());
+            let mut done = h.done;
+            let _ = tokio::time::timeout(left, done.wait_for(|d| *d)).await;
+        }
+    }
+
+    /// Number of occurrences this process is executing now.
+    pub fn running_count(&self) -> usize {
+        self.inner.running().len()
+    }
+}

@@ -1,0 +1,437 @@
+//! What a finished step changes in the instance and the occurrence (pure functions).
+
+use indexmap::IndexMap;
+use vnfm_descriptor::Vnfd;
+use vnfm_driver_api::{HookOutcome, InfraOutcome, InfraStep};
+use vnfm_types::{
+    InstantiatedVnfInfo, InstantiationState, KeyValuePairs, OperationParams, ResourceChanges,
+    VimConnectionInfo, VnfInstance, VnfOperationalState, VnfScaleInfo,
+};
+
+use crate::plan::merge_object;
+
+/// Key of `instantiatedVnfInfo.metadata` under which a driver's private state is kept between
+/// steps ([`InfraOutcome::driver_state`]).
+pub const DRIVER_STATE_KEY: &str = "driverState";
+
+/// The `vimConnectionInfo` a request brings (INSTANTIATE, CHANGE_FLAVOUR, CHANGE_EXT_CONN,
+/// CHANGE_VNFPKG).
+pub(crate) fn request_vims(
+    request: &OperationParams,
+) -> Option<&IndexMap<String, VimConnectionInfo>> {
+    match request {
+        OperationParams::Instantiate(r) => r.vim_connection_info.as_ref(),
+        OperationParams::ChangeFlavour(r) => r.vim_connection_info.as_ref(),
+        OperationParams::ChangeExtConn(r) => r.vim_connection_info.as_ref(),
+        OperationParams::ChangeVnfpkg(r) => r.vim_connection_info.as_ref(),
+        _ => None,
+    }
+}
+
+/// The instance's VIM connections with the request's merged in (request entries win).
+pub(crate) fn effective_vims(
+    instance: &VnfInstance,
+    request: &OperationParams,
+) -> IndexMap<String, VimConnectionInfo> {
+    let mut map = instance.vim_connection_info.clone().unwrap_or_default();
+    if let Some(add) = request_vims(request) {
+        for (k, v) in add {
+            map.insert(k.clone(), v.clone());
+        }
+    }
+    map
+}
+
+/// The instance with the request's VIM connections merged in, when the request has any.
+pub(crate) fn with_request_vims(
+    instance: &VnfInstance,
+    request: &OperationParams,
+) -> Option<VnfInstance> {
+    request_vims(request).filter(|m| !m.is_empty())?;
+    let mut out = instance.clone();
+    out.vim_connection_info = Some(effective_vims(instance, request));
+    Some(out)
+}
+
+/// Puts back the entries the request added or replaced, as they were before the operation.
+pub(crate) fn restore_request_vims(
+    out: &mut VnfInstance,
+    before: &VnfInstance,
+    request: &OperationParams,
+) {
+    let Some(added) = request_vims(request) else {
+        return;
+    };
+    let mut map = out.vim_connection_info.take().unwrap_or_default();
+    let old = before.vim_connection_info.as_ref();
+    for k in added.keys() {
+        match old.and_then(|m| m.get(k)) {
+            Some(v) => {
+                map.insert(k.clone(), v.clone());
+            }
+            None => {
+                map.shift_remove(k);
+            }
+        }
+    }
+    out.vim_connection_info =
+        (!map.is_empty() || before.vim_connection_info.is_some()).then_some(map);
+}
+
+/// Appends `add` to the accumulated `resourceChanges` of an occurrence.
+pub(crate) fn merge_changes(acc: &mut Option<ResourceChanges>, add: ResourceChanges) {
+    fn ext<T>(into: &mut Option<Vec<T>>, more: Option<Vec<T>>) {
+        if let Some(more) = more.filter(|m| !m.is_empty()) {
+            into.get_or_insert_with(Vec::new).extend(more);
+        }
+    }
+    let empty = add.affected_vnfcs.as_ref().is_none_or(Vec::is_empty)
+        && add
+            .affected_virtual_links
+            .as_ref()
+            .is_none_or(Vec::is_empty)
+        && add
+            .affected_ext_link_ports
+            .as_ref()
+            .is_none_or(Vec::is_empty)
+        && add
+            .affected_virtual_storages
+            .as_ref()
+            .is_none_or(Vec::is_empty);
+    if empty {
+        return;
+    }
+    let acc = acc.get_or_insert_with(ResourceChanges::default);
+    ext(&mut acc.affected_vnfcs, add.affected_vnfcs);
+    ext(&mut acc.affected_virtual_links, add.affected_virtual_links);
+    ext(
+        &mut acc.affected_ext_link_ports,
+        add.affected_ext_link_ports,
+    );
+    ext(
+        &mut acc.affected_virtual_storages,
+        add.affected_virtual_storages,
+    );
+}
+
+/// The driver state recorded with the instance (`null` when none).
+pub(crate) fn driver_state(instance: &VnfInstance) -> serde_json::Value {
+    instance
+        .instantiated_vnf_info
+        .as_ref()
+        .and_then(|i| i.metadata.as_ref())
+        .and_then(|m| m.get(DRIVER_STATE_KEY))
+        .cloned()
+        .unwrap_or(serde_json::Value::Null)
+}
+
+fn some_if_any<T>(v: Vec<T>) -> Option<Vec<T>> {
+    (!v.is_empty()).then_some(v)
+}
+
+fn merged(current: Option<&KeyValuePairs>, patch: Option<&KeyValuePairs>) -> Option<KeyValuePairs> {
+    match patch {
+        None => current.cloned(),
+        Some(p) => {
+            let mut out = current.cloned().unwrap_or_default();
+            merge_object(&mut out, p);
+            Some(out)
+        }
+    }
+}
+
+/// What the infrastructure step needs to know besides its outcome.
+pub(crate) struct InfraContext<'a> {
+    /// The VNFD the operation runs with (for CHANGE_VNFPKG: the target).
+    pub vnfd: &'a Vnfd,
+    /// The instance before the operation.
+    pub before: &'a VnfInstance,
+    /// The operation's request.
+    pub request: &'a OperationParams,
+}
+
+/// The instance after a successful infrastructure step.
+pub(crate) fn apply_infra(
+    instance: &VnfInstance,
+    step: &InfraStep,
+    outcome: &InfraOutcome,
+    cx: &InfraContext<'_>,
+) -> VnfInstance {
+    let mut out = instance.clone();
+    match step {
+        InfraStep::Terminate { .. } => {
+            out.instantiation_state = InstantiationState::NotInstantiated;
+            out.instantiated_vnf_info = None;
+            return out;
+        }
+        InfraStep::RollbackInstantiate => {
+            // Back to how it was before INSTANTIATE, including the VIM connections the
+            // request brought.
+            out.instantiation_state = InstantiationState::NotInstantiated;
+            out.instantiated_vnf_info = None;
+            out.extensions = cx.before.extensions.clone();
+            out.vnf_configurable_properties = cx.before.vnf_configurable_properties.clone();
+            restore_request_vims(&mut out, cx.before, cx.request);
+            return out;
+        }
+        _ => {}
+    }
+    let previous_flavour = out
+        .instantiated_vnf_info
+        .as_ref()
+        .map(|i| i.flavour_id.clone());
+    let mut info = out
+        .instantiated_vnf_info
+        .take()
+        .unwrap_or_else(|| InstantiatedVnfInfo {
+            flavour_id: String::new(),
+            vnf_state: VnfOperationalState::Started,
+            scale_status: None,
+            max_scale_levels: None,
+            ext_cp_info: Vec::new(),
+            ext_virtual_link_info: None,
+            ext_managed_virtual_link_info: None,
+            monitoring_parameters: None,
+            localization_language: None,
+            vnfc_resource_info: None,
+            vnf_virtual_link_resource_info: None,
+            virtual_storage_resource_info: None,
+            vnfc_info: None,
+            metadata: None,
+        });
+    if let Some(target) = step.target() {
+        info.flavour_id = target.flavour_id.clone();
+        info.scale_status = some_if_any(
+            target
+                .scale_levels
+                .iter()
+                .map(|(aspect, level)| VnfScaleInfo {
+                    aspect_id: aspect.clone(),
+                    vnfd_id: None,
+                    scale_level: *level,
+                })
+                .collect(),
+        );
+    } else if let Some(f) = previous_flavour {
+        info.flavour_id = f;
+    }
+    if let Some(flavour) = cx.vnfd.flavour(&info.flavour_id) {
+        info.max_scale_levels = some_if_any(
+            flavour
+                .scaling_aspects
+                .iter()
+                .map(|a| VnfScaleInfo {
+                    aspect_id: a.id.clone(),
+                    vnfd_id: None,
+                    scale_level: a.max_scale_level,
+                })
+                .collect(),
+        );
+    }
+    let r = outcome.resources.clone();
+    info.vnfc_resource_info = some_if_any(r.vnfc_resource_info);
+    info.vnfc_info = some_if_any(r.vnfc_info);
+    info.vnf_virtual_link_resource_info = some_if_any(r.vnf_virtual_link_resource_info);
+    info.virtual_storage_resource_info = some_if_any(r.virtual_storage_resource_info);
+    info.ext_cp_info = r.ext_cp_info;
+    info.ext_virtual_link_info = some_if_any(r.ext_virtual_link_info);
+    info.ext_managed_virtual_link_info = some_if_any(r.ext_managed_virtual_link_info);
+    if let Some(state) = outcome.vnf_state {
+        info.vnf_state = state;
+    }
+    let mut metadata = info.metadata.take().unwrap_or_default();
+    if outcome.driver_state.is_null() {
+        metadata.remove(DRIVER_STATE_KEY);
+    } else {
+        metadata.insert(DRIVER_STATE_KEY.into(), outcome.driver_state.clone());
+    }
+    info.metadata = (!metadata.is_empty()).then_some(metadata);
+
+    match (step, cx.request) {
+        (InfraStep::Instantiate { .. }, OperationParams::Instantiate(r)) => {
+            info.localization_language = r.localization_language.clone();
+            out.extensions = merged(out.extensions.as_ref(), r.extensions.as_ref());
+            out.vnf_configurable_properties = merged(
+                out.vnf_configurable_properties.as_ref(),
+                r.vnf_configurable_properties.as_ref(),
+            );
+        }
+        (InfraStep::ChangeFlavour { .. }, OperationParams::ChangeFlavour(r)) => {
+            out.extensions = merged(out.extensions.as_ref(), r.extensions.as_ref());
+            out.vnf_configurable_properties = merged(
+                out.vnf_configurable_properties.as_ref(),
+                r.vnf_configurable_properties.as_ref(),
+            );
+        }
+        (InfraStep::ChangeVnfpkg { to_vnfd_id, .. }, OperationParams::ChangeVnfpkg(r)) => {
+            out.vnfd_id = to_vnfd_id.clone();
+            out.vnf_provider = cx.vnfd.provider.clone();
+            out.vnf_product_name = cx.vnfd.product_name.clone();
+            out.vnf_software_version = cx.vnfd.software_version.clone();
+            out.vnfd_version = cx.vnfd.descriptor_version.clone();
+            out.extensions = merged(out.extensions.as_ref(), r.extensions.as_ref());
+            out.vnf_configurable_properties = merged(
+                out.vnf_configurable_properties.as_ref(),
+                r.vnf_configurable_properties.as_ref(),
+            );
+        }
+        (InfraStep::RollbackChangeVnfpkg { .. }, _) => {
+            out.vnfd_id = cx.before.vnfd_id.clone();
+            out.vnf_provider = cx.before.vnf_provider.clone();
+            out.vnf_product_name = cx.before.vnf_product_name.clone();
+            out.vnf_software_version = cx.before.vnf_software_version.clone();
+            out.vnfd_version = cx.before.vnfd_version.clone();
+            out.extensions = cx.before.extensions.clone();
+            out.vnf_configurable_properties = cx.before.vnf_configurable_properties.clone();
+            restore_request_vims(&mut out, cx.before, cx.request);
+        }
+        (InfraStep::RollbackChangeExtConn, _) => {
+            restore_request_vims(&mut out, cx.before, cx.request);
+        }
+        _ => {}
+    }
+    out.instantiated_vnf_info = Some(info);
+    out.instantiation_state = InstantiationState::Instantiated;
+    out
+}
+
+/// The instance after a hook: VIM connections added, replaced and removed (including the
+/// registered VIMs with a connection id, and the deregistered ones), metadata and extensions
+/// merge-patched.
+pub(crate) fn apply_hook(
+    instance: &VnfInstance,
+    outcome: &HookOutcome,
+    registered: &[(String, VimConnectionInfo)],
+    deregistered: &[String],
+) -> VnfInstance {
+    let mut out = instance.clone();
+    let touches_vims = !outcome.vim_connection_info_add.is_empty()
+        || !outcome.vim_connection_info_remove.is_empty()
+        || !registered.is_empty()
+        || !deregistered.is_empty();
+    if touches_vims {
+        let mut map = out.vim_connection_info.take().unwrap_or_default();
+        for (k, v) in &outcome.vim_connection_info_add {
+            map.insert(k.clone(), v.clone());
+        }
+        for k in &outcome.vim_connection_info_remove {
+            map.shift_remove(k);
+        }
+        for (k, v) in registered {
+            map.insert(k.clone(), v.clone());
+        }
+        for id in deregistered {
+            map.retain(|_, v| v.vim_id.as_ref().map(|x| x.as_str()) != Some(id.as_str()));
+        }
+        out.vim_connection_info = Some(map);
+    }
+    if let Some(p) = &outcome.metadata {
+        out.metadata = merged(out.metadata.as_ref(), Some(p));
+    }
+    if let Some(p) = &outcome.extensions {
+        out.extensions = merged(out.extensions.as_ref(), Some(p));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+    use vnfm_types::{AffectedVnfc, ChangeType, ResourceHandle};
+
+    fn instance() -> VnfInstance {
+        serde_json::from_value(json!({
+            "id": "i1", "vnfdId": "d1", "vnfProvider": "Acme", "vnfProductName": "Demo",
+            "vnfSoftwareVersion": "1.0", "vnfdVersion": "1.0",
+            "instantiationState": "NOT_INSTANTIATED",
+            "vimConnectionInfo": {"vim1": {"vimType": "A"}},
+            "metadata": {"keep": 1, "drop": 2},
+            "_links": {"self": {"href": "/i/i1"}}
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn request_vims_are_merged_and_restored() {
+        let before = instance();
+        let req: OperationParams = OperationParams::Instantiate(
+            serde_json::from_value(json!({
+                "flavourId": "f",
+                "vimConnectionInfo": {"vim1": {"vimType": "B"}, "vim2": {"vimType": "C"}}
+            }))
+            .unwrap(),
+        );
+        let merged = with_request_vims(&before, &req).unwrap();
+        let map = merged.vim_connection_info.clone().unwrap();
+        assert_eq!(map["vim1"].vim_type, "B");
+        assert_eq!(map["vim2"].vim_type, "C");
+        let mut back = merged.clone();
+        restore_request_vims(&mut back, &before, &req);
+        assert_eq!(back.vim_connection_info, before.vim_connection_info);
+    }
+
+    #[test]
+    fn hook_outcome_patches_metadata_and_vims() {
+        let outcome = HookOutcome {
+            vim_connection_info_remove: vec!["vim1".into()],
+            metadata: Some(
+                json!({"drop": null, "new": true})
+                    .as_object()
+                    .unwrap()
+                    .clone(),
+            ),
+            ..Default::default()
+        };
+        let reg: VimConnectionInfo =
+            serde_json::from_value(json!({"vimId": "k8s-1", "vimType": "kubernetes"})).unwrap();
+        let out = apply_hook(&instance(), &outcome, &[("k8s".into(), reg)], &[]);
+        let map = out.vim_connection_info.unwrap();
+        assert_eq!(map.keys().collect::<Vec<_>>(), ["k8s"]);
+        assert_eq!(
+            serde_json::Value::Object(out.metadata.unwrap()),
+            json!({"keep": 1, "new": true})
+        );
+        // Deregistering removes the entries referencing the VIM.
+        let mut with_k8s = instance();
+        with_k8s.vim_connection_info = Some(map);
+        let out = apply_hook(&with_k8s, &HookOutcome::default(), &[], &["k8s-1".into()]);
+        assert!(out.vim_connection_info.unwrap().is_empty());
+    }
+
+    #[test]
+    fn resource_changes_accumulate() {
+        let vnfc = |id: &str, c| AffectedVnfc {
+            id: id.into(),
+            vdu_id: "VDU1".into(),
+            vnfd_id: None,
+            change_type: c,
+            compute_resource: ResourceHandle::new(id),
+            resource_definition_id: None,
+            zone_id: None,
+            metadata: None,
+            affected_vnfc_cp_ids: None,
+            added_storage_resource_ids: None,
+            removed_storage_resource_ids: None,
+        };
+        let mut acc = None;
+        merge_changes(&mut acc, ResourceChanges::default());
+        assert!(acc.is_none());
+        for (id, c) in [("a", ChangeType::Added), ("b", ChangeType::Removed)] {
+            merge_changes(
+                &mut acc,
+                ResourceChanges {
+                    affected_vnfcs: Some(vec![vnfc(id, c)]),
+                    ..Default::default()
+                },
+            );
+        }
+        let v = acc.unwrap().affected_vnfcs.unwrap();
+        assert_eq!(
+            v.iter()
+                .map(|x| (x.id.as_str(), x.change_type))
+                .collect::<Vec<_>>(),
+            [("a", ChangeType::Added), ("b", ChangeType::Removed)]
+        );
+    }
+}

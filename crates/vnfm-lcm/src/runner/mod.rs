@@ -1,0 +1,785 @@
+//! The lifecycle runner: accepts operation requests, executes operation occurrences in the
+//! background, one tokio task each, and recovers the occurrences of runners that died.
+//!
+//! [`Lcm`] is the entry point. An operation call (`instantiate`, `scale`, ...) loads the instance
+//! and its VNFD, validates and plans the request (an invalid request fails here and leaves
+//! nothing behind), takes the per-instance lock by creating the occurrence in `STARTING`
+//! ([`vnfm_store::Store::start_operation`]) and returns it; a task then moves it through the
+//! state machine of [`crate::state`]:
+//!
+//! 1. `STARTING`: the instance's VIM connections are resolved; then the `Begin` event moves the
+//!    occurrence to `PROCESSING`.
+//! 2. Each step of the [`crate::Plan`], in order: hooks through the [`MgmtDriver`], infrastructure
+//!    steps through the [`InfraDriver`] of the instance's VIM type, bookkeeping steps purely.
+//!    After every step one [`vnfm_store::Store::record_step`] transaction writes the journal
+//!    row, the occurrence, the instance and the outbox rows of any notification.
+//! 3. `COMPLETED` after the last step; `FAILED_TEMP` (with an `error` naming the step) when a step
+//!    fails. From there the operator retries (the failed step runs again, earlier ones do not),
+//!    rolls back ([`crate::rollback_plan`]) or fails the occurrence.
+//!
+//! While a task runs it renews its lease ([`LcmConfig::lease_ttl`]); a runner that dies loses
+//! its leases and [`Lcm::recover`] in a live process takes the occurrences over (see
+//! [`recovery`](mod@recovery) for the rule that decides between resuming and `FAILED_TEMP`).
+//!
+//! # The journal
+//! Every occurrence's step journal ([`vnfm_store::Store::journal`]) holds:
+//! - one `plan:forward` row (outcome `started`) written with the first transition out of
+//!   `STARTING`: its detail holds the plan, the VNFD id and the instance as it was before the
+//!   operation, so a retry or a recovering runner executes exactly the plan that was started;
+//! - one `plan:rollback` row when a rollback starts, holding the rollback plan;
+//! - one row per executed step, named after the step (`hook:instantiate_start`,
+//!   `infra:instantiate`, ...), outcome `completed` or `failed`, detail
+//!   `{"phase": "forward"|"rollback", "index": i}` (plus `error` when it failed and
+//!   `"interrupted": true` when its runner died during it).
+//!
+//! A step of a phase is completed at most once; a retry resumes after the highest completed
+//! index of the forward phase.
+//!
+//! # Notifications
+//! Each state change enqueues a `VnfLcmOperationOccurrenceNotification` in the same transaction
+//! ([`notifications`]): `STARTING` (START) and `PROCESSING` (START) together when execution
+//! begins, `PROCESSING` (START) on retry, `ROLLING_BACK` (START) on rollback, and RESULT for
+//! `COMPLETED`, `FAILED_TEMP`, `FAILED` and `ROLLED_BACK`. Creating and deleting an identifier
+//! enqueue `VnfIdentifierCreationNotification` / `VnfIdentifierDeletionNotification` with the
+//! instance write. The [`NotificationRouter`] decides who receives them.
+
+mod actions;
+mod apply;
+pub mod defaults;
+mod exec;
+mod journal;
+pub mod notifications;
+pub mod recovery;
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use tokio::sync::watch;
+use vnfm_driver_api::{InfraDriver, MgmtDriver};
+use vnfm_store::{
+    Conflict, InstanceQuery, Lease, OpOccQuery, Page, Store, StoreError, Timestamp, Version,
+};
+use vnfm_types::{
+    CancelModeType, ChangeCurrentVnfPkgRequest, ChangeExtVnfConnectivityRequest,
+    ChangeVnfFlavourRequest, CreateVnfRequest, DateTime, HealVnfRequest, InstantiateVnfRequest,
+    InstantiationState, Link, NotificationType, OperateVnfRequest, ScaleVnfRequest,
+    ScaleVnfToLevelRequest, TerminateVnfRequest, VnfInfoModificationRequest, VnfInstance,
+    VnfInstanceId, VnfInstanceLinks, VnfLcmOpOcc, VnfLcmOpOccId,
+};
+
+use crate::error::LcmError;
+use crate::plan::{OperationRequest, Plan, Step};
+use crate::ports::{NotificationRouter, OnboardedVnfd, PackageCatalog, VimDirectory};
+
+pub use actions::is_at_rest;
+pub use apply::DRIVER_STATE_KEY;
+pub use recovery::RecoveryReport;
+
+/// Where the runner reads the time. Leases, op-occ timestamps and recovery compare against it,
+/// so tests can move time forward instead of sleeping.
+pub trait Clock: Send + Sync {
+    /// The current time.
+    fn now(&self) -> Timestamp;
+}
+
+/// The wall clock.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SystemClock;
+
+impl Clock for SystemClock {
+    fn now(&self) -> Timestamp {
+        Timestamp::now()
+    }
+}
+
+/// Settings of an [`Lcm`].
+#[derive(Clone)]
+pub struct LcmConfig {
+    /// Identity of this runner: the lease owner of the occurrences it executes. It must be
+    /// unique per process incarnation (the default is `host:pid:random`), because it fences
+    /// the writes of a runner whose leases were taken over.
+    pub runner_id: String,
+    /// How long a lease lasts unless renewed. A runner that dies is noticed this long after
+    /// its last renewal.
+    pub lease_ttl: Duration,
+    /// How often a running occurrence's lease is renewed (must be well below `lease_ttl`).
+    pub lease_renew_interval: Duration,
+    /// How often a running occurrence checks the store for a cancellation requested through
+    /// another process.
+    pub cancel_poll_interval: Duration,
+    /// Time budget of a step whose hook declares no timeout.
+    pub step_timeout: Duration,
+    /// How long a step may keep running after a FORCEFUL cancellation tripped its flag before
+    /// the runner abandons it.
+    pub forceful_grace: Duration,
+    /// Whether recovery resumes an interrupted occurrence when every remaining step is
+    /// idempotent (infrastructure and bookkeeping steps are, by the [`InfraDriver`]
+    /// contract). When false, every interrupted occurrence goes to `FAILED_TEMP`.
+    pub resume_idempotent: bool,
+    /// Whether hooks count as idempotent for recovery. MgmtDriver hooks run arbitrary scripts,
+    /// so the safe default is false: an occurrence with a hook left to run goes to
+    /// `FAILED_TEMP` after a crash.
+    pub hooks_idempotent: bool,
+    /// Prefix of the `href`s in `_links` (e.g. `/vnflcm/v2` or `https://vnfm:9890/vnflcm/v2`).
+    pub api_root: String,
+    /// The clock.
+    pub clock: Arc<dyn Clock>,
+}
+
+impl std::fmt::Debug for LcmConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LcmConfig")
+            .field("runner_id", &self.runner_id)
+            .field("lease_ttl", &self.lease_ttl)
+            .field("lease_renew_interval", &self.lease_renew_interval)
+            .field("cancel_poll_interval", &self.cancel_poll_interval)
+            .field("step_timeout", &self.step_timeout)
+            .field("forceful_grace", &self.forceful_grace)
+            .field("resume_idempotent", &self.resume_idempotent)
+            .field("hooks_idempotent", &self.hooks_idempotent)
+            .field("api_root", &self.api_root)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Default for LcmConfig {
+    fn default() -> Self {
+        LcmConfig {
+            runner_id: default_runner_id(),
+            lease_ttl: Duration::from_secs(30),
+            lease_renew_interval: Duration::from_secs(10),
+            cancel_poll_interval: Duration::from_secs(1),
+            step_timeout: Duration::from_secs(3600),
+            forceful_grace: Duration::from_secs(5),
+            resume_idempotent: true,
+            hooks_idempotent: false,
+            api_root: "/vnflcm/v2".into(),
+            clock: Arc::new(SystemClock),
+        }
+    }
+}
+
+impl LcmConfig {
+    /// Sets the lease TTL and renews at a third of it.
+    pub fn with_lease_ttl(mut self, ttl: Duration) -> Self {
+        self.lease_ttl = ttl;
+        self.lease_renew_interval = ttl / 3;
+        self
+    }
+}
+
+/// `host:pid:random`: unique per process incarnation.
+pub fn default_runner_id() -> String {
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .ok()
+        .map(|h| h.trim().to_string())
+        .filter(|h| !h.is_empty())
+        .or_else(|| std::env::var("HOSTNAME").ok())
+        .unwrap_or_else(|| "localhost".into());
+    format!("{host}:{}:{}", std::process::id(), &random_hex(4))
+}
+
+/// `n` random bytes as lowercase hex.
+pub(crate) fn random_hex(n: usize) -> String {
+    let mut buf = vec![0u8; n];
+    if getrandom::fill(&mut buf).is_err() {
+        // No OS randomness: fall back to the clock, still unique enough for ids in one process.
+        let t = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0);
+        for (i, b) in buf.iter_mut().enumerate() {
+            *b = (t >> ((i % 16) * 8)) as u8 ^ (i as u8).wrapping_mul(151);
+        }
+    }
+    buf.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// A random (version 4) UUID string.
+pub(crate) fn new_uuid() -> String {
+    let h = random_hex(16);
+    let mut b = h.into_bytes();
+    b[12] = b'4';
+    // Variant bits 10xx: one of 8, 9, a, b.
+    b[16] = b"89ab"[usize::from(b[16] % 4)];
+    let s = String::from_utf8_lossy(&b).into_owned();
+    format!(
+        "{}-{}-{}-{}-{}",
+        &s[0..8],
+        &s[8..12],
+        &s[12..16],
+        &s[16..20],
+        &s[20..32]
+    )
+}
+
+/// Builds an [`Lcm`].
+pub struct LcmBuilder {
+    store: Arc<dyn Store>,
+    infra: BTreeMap<String, Arc<dyn InfraDriver>>,
+    mgmt: Option<Arc<dyn MgmtDriver>>,
+    vims: Arc<dyn VimDirectory>,
+    router: Arc<dyn NotificationRouter>,
+    catalog: Arc<dyn PackageCatalog>,
+    config: LcmConfig,
+}
+
+impl LcmBuilder {
+    /// Registers an infrastructure driver for every VIM type it serves
+    /// ([`InfraDriver::vim_types`]); a later driver replaces an earlier one for a shared type.
+    pub fn infra_driver(mut self, driver: Arc<dyn InfraDriver>) -> Self {
+        for t in driver.vim_types() {
+            self.infra.insert((*t).to_string(), driver.clone());
+        }
+        self
+    }
+
+    /// Sets the management driver that runs LCM hooks.
+    pub fn mgmt_driver(mut self, driver: Arc<dyn MgmtDriver>) -> Self {
+        self.mgmt = Some(driver);
+        self
+    }
+
+    /// Sets the configuration.
+    pub fn config(mut self, config: LcmConfig) -> Self {
+        self.config = config;
+        self
+    }
+
+    /// The [`Lcm`]. Nothing runs until it is used; call [`Lcm::recover`] to take over the
+    /// occurrences of dead runners.
+    pub fn build(self) -> Lcm {
+        let (shutdown, _) = watch::channel(false);
+        Lcm {
+            inner: Arc::new(Inner {
+                store: self.store,
+                infra: self.infra,
+                mgmt: self.mgmt,
+                vims: self.vims,
+                router: self.router,
+                catalog: self.catalog,
+                config: self.config,
+                running: Mutex::new(HashMap::new()),
+                shutdown,
+            }),
+        }
+    }
+}
+
+/// A task executing an occurrence in this process.
+#[derive(Clone)]
+pub(crate) struct RunHandle {
+    /// Delivers a cancellation request to the task.
+    pub cancel: watch::Sender<Option<CancelModeType>>,
+    /// Becomes true when the task has ended.
+    pub done: watch::Receiver<bool>,
+}
+
+pub(crate) struct Inner {
+    pub store: Arc<dyn Store>,
+    pub infra: BTreeMap<String, Arc<dyn InfraDriver>>,
+    pub mgmt: Option<Arc<dyn MgmtDriver>>,
+    pub vims: Arc<dyn VimDirectory>,
+    pub router: Arc<dyn NotificationRouter>,
+    pub catalog: Arc<dyn PackageCatalog>,
+    pub config: LcmConfig,
+    pub running: Mutex<HashMap<VnfLcmOpOccId, RunHandle>>,
+    /// Raised by [`Lcm::shutdown`]: tasks stop at the next step boundary.
+    pub shutdown: watch::Sender<bool>,
+}
+
+impl Inner {
+    pub(crate) fn running(&self) -> MutexGuard<'_, HashMap<VnfLcmOpOccId, RunHandle>> {
+        // A panicked task must not take the registry down with it.
+        self.running.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub(crate) fn now(&self) -> Timestamp {
+        self.config.clock.now()
+    }
+
+    pub(crate) fn now_datetime(&self) -> DateTime {
+        let ms = self.now().millis().max(0);
+        DateTime::from_unix_seconds(u64::try_from(ms / 1000).unwrap_or(0))
+    }
+
+    pub(crate) fn lease(&self) -> Lease {
+        Lease::new(
+            self.config.runner_id.clone(),
+            self.now().plus(self.config.lease_ttl),
+        )
+    }
+
+    pub(crate) fn onboarded(&self, vnfd_id: &str) -> Result<OnboardedVnfd, LcmError> {
+        self.catalog
+            .vnfd(vnfd_id)
+            .ok_or_else(|| LcmError::UnknownVnfd {
+                vnfd_id: vnfd_id.to_string(),
+            })
+    }
+}
+
+/// The lifecycle manager: SOL003 VNF LCM operations on a [`Store`], executed in the background.
+///
+/// Cheap to clone (all clones share the runner). Every method needs a tokio runtime.
+#[derive(Clone)]
+pub struct Lcm {
+    pub(crate) inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for Lcm {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Lcm")
+            .field("runner_id", &self.inner.config.runner_id)
+            .field("vim_types", &self.inner.infra.keys().collect::<Vec<_>>())
+            .field("mgmt_driver", &self.inner.mgmt.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Maps a store failure to the core's error.
+pub(crate) fn store_err(e: StoreError) -> LcmError {
+    match e {
+        StoreError::NotFound { kind, id } => LcmError::NotFound { kind, id },
+        StoreError::Conflict(Conflict::InstanceBusy {
+            instance_id,
+            op_occ_id,
+            state,
+        }) => LcmError::InstanceBusy {
+            instance_id,
+            op_occ_id: op_occ_id.0,
+            state,
+        },
+        StoreError::Conflict(Conflict::LeaseHeld { op_occ_id, holder })
+        | StoreError::Conflict(Conflict::LeaseLost {
+            op_occ_id,
+            holder: Some(holder),
+            ..
+        }) => LcmError::OpOccLeased {
+            op_occ_id: op_occ_id.0,
+            holder,
+        },
+        StoreError::Conflict(c) => LcmError::Conflict(c.to_string()),
+        StoreError::VersionMismatch { .. } => LcmError::Conflict(format!(
+            "{e}; the record changed while the request was processed, try again"
+        )),
+        other => LcmError::Store(other.to_string()),
+    }
+}
+
+/// `_links` of an instance in `state`.
+pub(crate) fn instance_links(
+    root: &str,
+    id: &VnfInstanceId,
+    state: InstantiationState,
+) -> VnfInstanceLinks {
+    let base = format!("{root}/vnf_instances/{id}");
+    let task = |t: &str| Some(Link::new(format!("{base}/{t}")));
+    let instantiated = state == InstantiationState::Instantiated;
+    VnfInstanceLinks {
+        self_: Link::new(base.clone()),
+        indicators: None,
+        instantiate: if instantiated {
+            None
+        } else {
+            task("instantiate")
+        },
+        terminate: if instantiated {
+            task("terminate")
+        } else {
+            None
+        },
+        scale: if instantiated { task("scale") } else { None },
+        scale_to_level: if instantiated {
+            task("scale_to_level")
+        } else {
+            None
+        },
+        change_flavour: if instantiated {
+            task("change_flavour")
+        } else {
+            None
+        },
+        heal: if instantiated { task("heal") } else { None },
+        operate: if instantiated { task("operate") } else { None },
+        change_ext_conn: if instantiated {
+            task("change_ext_conn")
+        } else {
+            None
+        },
+        create_snapshot: None,
+        revert_to_snapshot: None,
+    }
+}
+
+impl Lcm {
+    /// A builder with the required collaborators; add drivers and configuration, then
+    /// [`LcmBuilder::build`].
+    pub fn builder(
+        store: Arc<dyn Store>,
+        vims: Arc<dyn VimDirectory>,
+        router: Arc<dyn NotificationRouter>,
+        catalog: Arc<dyn PackageCatalog>,
+    ) -> LcmBuilder {
+        LcmBuilder {
+            store,
+            infra: BTreeMap::new(),
+            mgmt: None,
+            vims,
+            router,
+            catalog,
+            config: LcmConfig::default(),
+        }
+    }
+
+    /// The store.
+    pub fn store(&self) -> &Arc<dyn Store> {
+        &self.inner.store
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &LcmConfig {
+        &self.inner.config
+    }
+
+    /// This runner's identity (the owner of its leases).
+    pub fn runner_id(&self) -> &str {
+        &self.inner.config.runner_id
+    }
+
+    /// The VIM types the registered infrastructure drivers serve.
+    pub fn vim_types(&self) -> Vec<String> {
+        self.inner.infra.keys().cloned().collect()
+    }
+
+    // ----- VNF identifiers -----
+
+    /// Creates a VNF instance resource (`NOT_INSTANTIATED`) from an onboarded VNFD, and
+    /// enqueues the `VnfIdentifierCreationNotification`s in the same transaction.
+    pub async fn create_vnf_identifier(
+        &self,
+        req: CreateVnfRequest,
+    ) -> Result<VnfInstance, LcmError> {
+        let inner = &self.inner;
+        let onboarded = inner.onboarded(req.vnfd_id.as_str())?;
+        let vnfd = &onboarded.vnfd;
+        let id = VnfInstanceId::new(new_uuid());
+        let instance = VnfInstance {
+            links: instance_links(
+                &inner.config.api_root,
+                &id,
+                InstantiationState::NotInstantiated,
+            ),
+            id,
+            vnf_instance_name: req.vnf_instance_name,
+            vnf_instance_description: req.vnf_instance_description,
+            vnfd_id: req.vnfd_id,
+            vnf_provider: vnfd.provider.clone(),
+            vnf_product_name: vnfd.product_name.clone(),
+            vnf_software_version: vnfd.software_version.clone(),
+            vnfd_version: vnfd.descriptor_version.clone(),
+            vnf_configurable_properties: None,
+            vim_connection_info: None,
+            instantiation_state: InstantiationState::NotInstantiated,
+            instantiated_vnf_info: None,
+            metadata: req.metadata,
+            extensions: None,
+        };
+        let note = notifications::identifier_notification(
+            NotificationType::VnfIdentifierCreationNotification,
+            &instance.id,
+            &inner.config.api_root,
+            inner.now_datetime(),
+        );
+        let rows = inner.router.route(&note).await?;
+        inner
+            .store
+            .create_instance(&instance, &rows)
+            .await
+            .map_err(store_err)?;
+        tracing::info!(vnf_instance_id = %instance.id, vnfd_id = %instance.vnfd_id, "VNF identifier created");
+        Ok(instance)
+    }
+
+    /// Deletes a `NOT_INSTANTIATED` VNF instance that no occurrence holds, and enqueues the
+    /// `VnfIdentifierDeletionNotification`s in the same transaction.
+    pub async fn delete_vnf_identifier(&self, id: &VnfInstanceId) -> Result<(), LcmError> {
+        let inner = &self.inner;
+        let (instance, version) = self.instance_with_version(id).await?;
+        if instance.instantiation_state == InstantiationState::Instantiated {
+            return Err(LcmError::InstanceInstantiated {
+                instance_id: id.to_string(),
+            });
+        }
+        let note = notifications::identifier_notification(
+            NotificationType::VnfIdentifierDeletionNotification,
+            id,
+            &inner.config.api_root,
+            inner.now_datetime(),
+        );
+        let rows = inner.router.route(&note).await?;
+        inner
+            .store
+            .delete_instance(id, version, &rows)
+            .await
+            .map_err(store_err)?;
+        tracing::info!(vnf_instance_id = %id, "VNF identifier deleted");
+        Ok(())
+    }
+
+    /// The VNF instance.
+    pub async fn get_instance(&self, id: &VnfInstanceId) -> Result<VnfInstance, LcmError> {
+        self.instance_with_version(id).await.map(|(i, _)| i)
+    }
+
+    async fn instance_with_version(
+        &self,
+        id: &VnfInstanceId,
+    ) -> Result<(VnfInstance, Version), LcmError> {
+        self.inner
+            .store
+            .get_instance(id)
+            .await
+            .map_err(store_err)?
+            .ok_or_else(|| LcmError::NotFound {
+                kind: "VNF instance",
+                id: id.to_string(),
+            })
+    }
+
+    /// One page of VNF instances.
+    pub async fn list_instances(
+        &self,
+        query: &InstanceQuery,
+    ) -> Result<Page<VnfInstance>, LcmError> {
+        self.inner
+            .store
+            .list_instances(query)
+            .await
+            .map_err(store_err)
+    }
+
+    /// The operation occurrence.
+    pub async fn get_op_occ(&self, id: &VnfLcmOpOccId) -> Result<VnfLcmOpOcc, LcmError> {
+        self.op_occ_with_version(id).await.map(|(o, _)| o)
+    }
+
+    pub(crate) async fn op_occ_with_version(
+        &self,
+        id: &VnfLcmOpOccId,
+    ) -> Result<(VnfLcmOpOcc, Version), LcmError> {
+        self.inner
+            .store
+            .get_op_occ(id)
+            .await
+            .map_err(store_err)?
+            .ok_or_else(|| LcmError::NotFound {
+                kind: "operation occurrence",
+                id: id.to_string(),
+            })
+    }
+
+    /// One page of operation occurrences.
+    pub async fn list_op_occs(&self, query: &OpOccQuery) -> Result<Page<VnfLcmOpOcc>, LcmError> {
+        self.inner
+            .store
+            .list_op_occs(query)
+            .await
+            .map_err(store_err)
+    }
+
+    // ----- Operations -----
+
+    /// INSTANTIATE. Returns the occurrence in `STARTING`; it runs in the background.
+    pub async fn instantiate(
+        &self,
+        id: &VnfInstanceId,
+        req: InstantiateVnfRequest,
+    ) -> Result<VnfLcmOpOcc, LcmError> {
+        self.start(id, OperationRequest::Instantiate(req)).await
+    }
+
+    /// TERMINATE (GRACEFUL passes `gracefulTerminationTimeout` to the driver).
+    pub async fn terminate(
+        &self,
+        id: &VnfInstanceId,
+        req: TerminateVnfRequest,
+    ) -> Result<VnfLcmOpOcc, LcmError> {
+        self.start(id, OperationRequest::Terminate(req)).await
+    }
+
+    /// HEAL.
+    pub async fn heal(
+        &self,
+        id: &VnfInstanceId,
+        req: HealVnfRequest,
+    ) -> Result<VnfLcmOpOcc, LcmError> {
+        self.start(id, OperationRequest::Heal(req)).await
+    }
+
+    /// SCALE.
+    pub async fn scale(
+        &self,
+        id: &VnfInstanceId,
+        req: ScaleVnfRequest,
+    ) -> Result<VnfLcmOpOcc, LcmError> {
+        self.start(id, OperationRequest::Scale(req)).await
+    }
+
+    /// SCALE_TO_LEVEL.
+    pub async fn scale_to_level(
+        &self,
+        id: &VnfInstanceId,
+        req: ScaleVnfToLevelRequest,
+    ) -> Result<VnfLcmOpOcc, LcmError> {
+        self.start(id, OperationRequest::ScaleToLevel(req)).await
+    }
+
+    /// CHANGE_FLAVOUR.
+    pub async fn change_flavour(
+        &self,
+        id: &VnfInstanceId,
+        req: ChangeVnfFlavourRequest,
+    ) -> Result<VnfLcmOpOcc, LcmError> {
+        self.start(id, OperationRequest::ChangeFlavour(req)).await
+    }
+
+    /// OPERATE.
+    pub async fn operate(
+        &self,
+        id: &VnfInstanceId,
+        req: OperateVnfRequest,
+    ) -> Result<VnfLcmOpOcc, LcmError> {
+        self.start(id, OperationRequest::Operate(req)).await
+    }
+
+    /// CHANGE_EXT_CONN.
+    pub async fn change_ext_conn(
+        &self,
+        id: &VnfInstanceId,
+        req: ChangeExtVnfConnectivityRequest,
+    ) -> Result<VnfLcmOpOcc, LcmError> {
+        self.start(id, OperationRequest::ChangeExtConn(req)).await
+    }
+
+    /// MODIFY_INFO (`PATCH /vnf_instances/{id}`).
+    pub async fn modify_info(
+        &self,
+        id: &VnfInstanceId,
+        req: VnfInfoModificationRequest,
+    ) -> Result<VnfLcmOpOcc, LcmError> {
+        self.start(id, OperationRequest::ModifyInfo(req)).await
+    }
+
+    /// CHANGE_VNFPKG.
+    pub async fn change_vnfpkg(
+        &self,
+        id: &VnfInstanceId,
+        req: ChangeCurrentVnfPkgRequest,
+    ) -> Result<VnfLcmOpOcc, LcmError> {
+        self.start(id, OperationRequest::ChangeVnfPkg(req)).await
+    }
+
+    /// Starts any operation: validates and plans `req` against the instance and its VNFD
+    /// (errors leave nothing behind), creates the occurrence in `STARTING` under the
+    /// per-instance lock ([`LcmError::InstanceBusy`] names the holder), and executes it in the
+    /// background. Returns the occurrence as created.
+    pub async fn start(
+        &self,
+        id: &VnfInstanceId,
+        req: OperationRequest,
+    ) -> Result<VnfLcmOpOcc, LcmError> {
+        let inner = &self.inner;
+        if *inner.shutdown.borrow() {
+            return Err(LcmError::Conflict(
+                "the lifecycle runner is shutting down".into(),
+            ));
+        }
+        let (instance, version) = self.instance_with_version(id).await?;
+        let onboarded = self.vnfd_for(&instance, &req)?;
+        let plan = self.checked_plan(&req, &onboarded, &instance)?;
+
+        let occ = exec::new_op_occ(inner, &instance.id, &req);
+        let lease = inner.lease();
+        inner
+            .store
+            .start_operation(&occ, &lease)
+            .await
+            .map_err(store_err)?;
+        // The lock is ours from here on. The instance may have changed between the read above
+        // and taking it (an operation that just finished), so plan again from a fresh read.
+        let (fresh, fresh_version) = match self.instance_with_version(id).await {
+            Ok(x) => x,
+            Err(e) => {
+                exec::abort_starting(inner, occ, &e).await;
+                return Err(e);
+            }
+        };
+        let plan = if fresh_version == version {
+            Ok(plan)
+        } else {
+            self.checked_plan(&req, &onboarded, &fresh)
+        };
+        match plan {
+            Ok(plan) => {
+                let ctx = exec::Ctx::new(onboarded, plan, fresh.clone());
+                let run = exec::Run::new(
+                    inner.clone(),
+                    occ.clone(),
+                    Version::FIRST,
+                    (fresh, fresh_version),
+                    ctx,
+                    req.to_params(),
+                );
+                run.spawn(exec::Entry::Fresh);
+                Ok(occ)
+            }
+            Err(e) => {
+                exec::abort_starting(inner, occ, &e).await;
+                Err(e)
+            }
+        }
+    }
+
+    /// The VNFD the operation runs with: the instance's, or for CHANGE_VNFPKG the target.
+    fn vnfd_for(
+        &self,
+        instance: &VnfInstance,
+        req: &OperationRequest,
+    ) -> Result<OnboardedVnfd, LcmError> {
+        let id = match req {
+            OperationRequest::ChangeVnfPkg(r) => r.vnfd_id.as_str(),
+            _ => instance.vnfd_id.as_str(),
+        };
+        let onboarded = self.inner.onboarded(id)?;
+        if let OperationRequest::ModifyInfo(m) = req
+            && let Some(new) = &m.vnfd_id
+        {
+            self.inner.onboarded(new.as_str())?;
+        }
+        Ok(onboarded)
+    }
+
+    /// Plans `req` and checks that the drivers it needs are there.
+    fn checked_plan(
+        &self,
+        req: &OperationRequest,
+        onboarded: &OnboardedVnfd,
+        instance: &VnfInstance,
+    ) -> Result<Plan, LcmError> {
+        let plan = crate::plan::plan(req, &onboarded.vnfd, instance)?;
+        if let Some(Step::Hook(h)) = plan.steps.iter().find(|s| matches!(s, Step::Hook(_)))
+            && self.inner.mgmt.is_none()
+        {
+            return Err(LcmError::NoMgmtDriver {
+                hook: h.operation.clone(),
+            });
+        }
+        if plan.infra_steps().next().is_some() {
+            let vims = apply::effective_vims(instance, &req.to_params());
+            exec::select_driver(&self.inner, instance, &vims)?;
+        }
+        Ok(plan)
+    }
+}

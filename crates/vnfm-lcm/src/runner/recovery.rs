@@ -1,0 +1,227 @@
+//! Crash recovery: taking over the occurrences of runners that died.
+//!
+//! An occurrence in `STARTING`, `PROCESSING` or `ROLLING_BACK` always has a lease; a runner
+//! renews the leases of what it executes. [`Lcm::recover`] claims the occurrences whose lease
+//! expired or was released ([`vnfm_store::Store::claim_expired`], each one goes to exactly one
+//! process) and decides from the journal:
+//!
+//! - `STARTING`: nothing has been executed (no step runs before `PROCESSING`), so execution
+//!   starts afresh.
+//! - `PROCESSING` / `ROLLING_BACK`: the interrupted step is the first one of the current plan
+//!   the journal does not record as completed. The occurrence is **resumed** at that step when
+//!   [`LcmConfig::resume_idempotent`] is set and every step left to run is idempotent:
+//!   infrastructure steps (an [`vnfm_driver_api::InfraDriver`] must be idempotent per step) and
+//!   the instance-record steps of MODIFY_INFO are; hooks are only when
+//!   [`LcmConfig::hooks_idempotent`] says so. Otherwise it goes to `FAILED_TEMP` with an
+//!   `error` naming the interrupted step and a journal row marked `interrupted`, and the
+//!   operator retries, rolls back or fails it.
+//!
+//! Either way a notification reports the outcome, and nothing stays in a running state
+//! without a live lease. [`Lcm::spawn_recovery`] repeats the sweep periodically.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tracing::Instrument;
+use vnfm_store::{StepOutcome, Version};
+use vnfm_types::{LcmOperationStateType as State, ProblemDetails, VnfLcmOpOcc, VnfLcmOpOccId};
+
+use super::exec::{self, Entry, Run};
+use super::journal::{self, JournalView, Phase, StepRow};
+use super::{Inner, Lcm, LcmConfig, store_err};
+use crate::error::LcmError;
+use crate::plan::Step;
+use crate::state::Event;
+
+/// How many occurrences one claim takes.
+const BATCH: u32 = 32;
+
+/// What [`Lcm::recover`] did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RecoveryReport {
+    /// Occurrences taken over and resumed (now executing in this process).
+    pub resumed: Vec<VnfLcmOpOccId>,
+    /// Occurrences moved to `FAILED_TEMP` because their interrupted step cannot safely run
+    /// again (or their context is gone).
+    pub failed: Vec<VnfLcmOpOccId>,
+    /// Occurrences that could not be handled now (their lease was released again; a later
+    /// sweep retries), with why.
+    pub errors: Vec<(VnfLcmOpOccId, String)>,
+}
+
+/// Whether an occurrence may resume with `steps` left to run.
+pub(crate) fn resumable(config: &LcmConfig, steps: &[Step]) -> bool {
+    config.resume_idempotent
+        && steps
+            .iter()
+            .all(|s| !matches!(s, Step::Hook(_)) || config.hooks_idempotent)
+}
+
+impl Lcm {
+    /// Takes over the occurrences of dead runners (see the [module docs](self)). Call it at
+    /// start-up and periodically ([`Lcm::spawn_recovery`]).
+    pub async fn recover(&self) -> Result<RecoveryReport, LcmError> {
+        let inner = &self.inner;
+        let mut report = RecoveryReport::default();
+        let mut seen = HashSet::new();
+        loop {
+            let now = inner.now();
+            let batch = inner
+                .store
+                .claim_expired(
+                    &inner.config.runner_id,
+                    now,
+                    now.plus(inner.config.lease_ttl),
+                    BATCH,
+                )
+                .await
+                .map_err(store_err)?;
+            let full = batch.len() == BATCH as usize;
+            let fresh: Vec<_> = batch
+                .into_iter()
+                .filter(|(o, _)| seen.insert(o.id.clone()))
+                .collect();
+            if fresh.is_empty() {
+                break;
+            }
+            for (occ, version) in fresh {
+                // Still executing here (its renewal was late): the task keeps it.
+                if inner.running().contains_key(&occ.id) {
+                    continue;
+                }
+                let id = occ.id.clone();
+                let span = exec::op_span(&occ);
+                match recover_one(inner, occ, version).instrument(span).await {
+                    Ok(true) => report.resumed.push(id),
+                    Ok(false) => report.failed.push(id),
+                    Err(e) => {
+                        tracing::warn!(op_occ_id = %id, error = %e, "recovery failed; released for a later sweep");
+                        let _ = inner
+                            .store
+                            .release_lease(&id, &inner.config.runner_id)
+                            .await;
+                        report.errors.push((id, e.to_string()));
+                    }
+                }
+            }
+            if !full {
+                break;
+            }
+        }
+        if !report.resumed.is_empty() || !report.failed.is_empty() {
+            tracing::info!(
+                resumed = report.resumed.len(),
+                failed = report.failed.len(),
+                "recovered operation occurrences of stopped runners"
+            );
+        }
+        Ok(report)
+    }
+
+    /// Runs [`Lcm::recover`] every `every` until [`Lcm::shutdown`].
+    pub fn spawn_recovery(&self, every: Duration) -> tokio::task::JoinHandle<()> {
+        let lcm = self.clone();
+        tokio::spawn(async move {
+            let mut stop = lcm.inner.shutdown.subscribe();
+            loop {
+                tokio::select! {
+                    () = tokio::time::sleep(every) => {}
+                    _ = stop.wait_for(|s| *s) => return,
+                }
+                if let Err(e) = lcm.recover().await {
+                    tracing::warn!(error = %e, "recovery sweep failed");
+                }
+            }
+        })
+    }
+}
+
+/// Resumes (true) or fails (false) one claimed occurrence.
+async fn recover_one(
+    inner: &Arc<Inner>,
+    occ: VnfLcmOpOcc,
+    version: Version,
+) -> Result<bool, LcmError> {
+    let entries = inner.store.journal(&occ.id).await.map_err(store_err)?;
+    let view = JournalView::read(&entries)?;
+    let instance = inner
+        .store
+        .get_instance(&occ.vnf_instance_id)
+        .await
+        .map_err(store_err)?
+        .ok_or_else(|| {
+            LcmError::Inconsistent(format!(
+                "operation occurrence {} holds VNF instance {}, which does not exist",
+                occ.id, occ.vnf_instance_id
+            ))
+        })?;
+    let phase = match occ.operation_state {
+        State::Starting | State::Processing => Phase::Forward,
+        State::RollingBack => Phase::Rollback,
+        _ => return Ok(false),
+    };
+    let ctx = match exec::load_ctx(inner, &occ, &view, &instance.0) {
+        Ok(ctx) => ctx,
+        Err(e) => {
+            let p = interrupted_problem(
+                inner,
+                e.status(),
+                format!(
+                    "the runner executing this operation occurrence stopped and it cannot be resumed: {e}"
+                ),
+            );
+            exec::record_transition(inner, &occ, version, Event::StepFailed, Some(p), None).await?;
+            return Ok(false);
+        }
+    };
+    let request = exec::request_of(&occ)?;
+    if occ.operation_state == State::Starting {
+        tracing::info!("resuming an occurrence that had not started");
+        Run::new(inner.clone(), occ, version, instance, ctx, request).spawn(Entry::Orphan);
+        return Ok(true);
+    }
+    let plan = ctx.plan(phase);
+    let next = view.next(phase);
+    let remaining = plan.steps.get(next..).unwrap_or(&[]);
+    if resumable(&inner.config, remaining) {
+        tracing::info!(phase = phase.as_str(), from_step = next, "resuming");
+        Run::new(inner.clone(), occ, version, instance, ctx, request)
+            .spawn(Entry::Resume { phase, next });
+        return Ok(true);
+    }
+    let n = plan.steps.len();
+    let name = plan
+        .steps
+        .get(next)
+        .map(Step::name)
+        .unwrap_or_else(|| "finish".into());
+    let p = interrupted_problem(
+        inner,
+        500,
+        format!(
+            "the runner executing this operation occurrence stopped (it crashed or lost its lease) during step {name} ({}/{n}); the step may have run partially: retry runs it again, rollback undoes the operation",
+            next + 1
+        ),
+    );
+    let row = journal::step_row(
+        name.clone(),
+        StepRow {
+            phase,
+            index: next,
+            error: Some(p.clone()),
+            interrupted: true,
+        },
+        StepOutcome::Failed,
+        inner.now(),
+    );
+    exec::record_transition(inner, &occ, version, Event::StepFailed, Some(p), Some(row)).await?;
+    tracing::info!(step = %name, "interrupted step is not idempotent: FAILED_TEMP");
+    Ok(false)
+}
+
+fn interrupted_problem(_inner: &Inner, status: u16, detail: String) -> ProblemDetails {
+    let mut p = ProblemDetails::new(status, detail);
+    p.title = Some("Runner interrupted".into());
+    p
+}

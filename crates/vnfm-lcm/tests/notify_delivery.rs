@@ -1,0 +1,418 @@
+//! The notification deliverer against a real HTTP endpoint on 127.0.0.1 and a real SQLite
+//! outbox: authentication, retries, dead rows, restarts, shutdown, and two deliverers on one
+//! database.
+
+mod notify_support;
+
+use std::collections::HashMap;
+use std::io::Write;
+use std::path::PathBuf;
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
+
+use notify_support::{Server, eventually};
+use serde_json::{Value, json};
+use vnfm_lcm::{
+    CreateOptions, Deliverer, DelivererConfig, Keyring, NotificationContext, Subscriptions,
+};
+use vnfm_store::{SqliteStore, Store, Timestamp};
+use vnfm_types::{LccnNotification, LccnSubscriptionRequest};
+
+const WAIT: Duration = Duration::from_secs(10);
+
+/// Logs of the whole test binary (one global subscriber), checked for credentials.
+#[derive(Clone, Default)]
+struct Captured(Arc<Mutex<Vec<u8>>>);
+
+impl Write for Captured {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for Captured {
+    type Writer = Captured;
+    fn make_writer(&'a self) -> Captured {
+        self.clone()
+    }
+}
+
+fn logs() -> String {
+    static LOGS: OnceLock<Captured> = OnceLock::new();
+    let c = LOGS.get_or_init(|| {
+        let c = Captured::default();
+        let sub = tracing_subscriber::fmt()
+            .with_writer(c.clone())
+            .with_max_level(tracing::Level::TRACE)
+            .with_ansi(false)
+            .finish();
+        tracing::subscriber::set_global_default(sub).expect("first subscriber");
+        c
+    });
+    String::from_utf8_lossy(&c.0.lock().unwrap()).into_owned()
+}
+
+struct Env {
+    _dir: tempfile::TempDir,
+    path: PathBuf,
+    store: Arc<dyn Store>,
+    keyring: Arc<Keyring>,
+    subs: Subscriptions,
+}
+
+async fn env() -> Env {
+    logs();
+    vnfm_lcm::notify::install_crypto_provider();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("vnfm.db");
+    let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&path).await.unwrap());
+    let keyring = Arc::new(Keyring::from_keys([Keyring::generate_key()]).unwrap());
+    let subs = Subscriptions::new(store.clone(), keyring.clone()).unwrap();
+    Env {
+        _dir: dir,
+        path,
+        store,
+        keyring,
+        subs,
+    }
+}
+
+fn config(owner: &str) -> DelivererConfig {
+    DelivererConfig {
+        poll_interval: Duration::from_millis(50),
+        request_timeout: Duration::from_secs(2),
+        backoff_base: Duration::from_millis(50),
+        backoff_max: Duration::from_millis(200),
+        max_attempts: 5,
+        ..DelivererConfig::new(owner)
+    }
+}
+
+fn notification(id: &str, time: &str) -> LccnNotification {
+    LccnNotification::from_value(json!({
+        "id": id, "notificationType": "VnfLcmOperationOccurrenceNotification",
+        "subscriptionId": "", "timeStamp": time, "notificationStatus": "START",
+        "operationState": "STARTING", "vnfInstanceId": "i1", "operation": "INSTANTIATE",
+        "isAutomaticInvocation": false, "vnfLcmOpOccId": "o1",
+        "_links": {"vnfInstance": {"href": "/i/i1"}, "subscription": {"href": ""}}
+    }))
+    .unwrap()
+}
+
+fn now_rfc3339() -> String {
+    vnfm_types::DateTime::now().as_str().to_owned()
+}
+
+impl Env {
+    async fn subscribe(&self, body: Value) {
+        let req: LccnSubscriptionRequest = serde_json::from_value(body).unwrap();
+        self.subs
+            .create(&req, &CreateOptions::default())
+            .await
+            .unwrap();
+    }
+
+    /// Routes and enqueues notifications `ids`.
+    async fn notify(&self, ids: &[String], time: &str) {
+        let router = self.subs.router();
+        let mut rows = Vec::new();
+        for id in ids {
+            rows.extend(
+                router
+                    .route_with(&notification(id, time), &NotificationContext::default())
+                    .await
+                    .unwrap(),
+            );
+        }
+        self.store.enqueue(&rows).await.unwrap();
+    }
+
+    /// Pending rows (claims them for an inspector: call only when no deliverer runs).
+    async fn pending(&self) -> usize {
+        let far = Timestamp(i64::MAX / 2);
+        self.store
+            .outbox_due(far, 10_000, "inspector", far)
+            .await
+            .unwrap()
+            .len()
+    }
+}
+
+fn ids(prefix: &str, n: usize) -> Vec<String> {
+    (0..n).map(|i| format!("{prefix}-{i}")).collect()
+}
+
+fn counts(server: &Server) -> HashMap<String, usize> {
+    let mut m = HashMap::new();
+    for b in server.delivered() {
+        *m.entry(b["id"].as_str().unwrap_or("").to_owned())
+            .or_default() += 1;
+    }
+    m
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn delivers_with_basic_auth_and_json() {
+    let env = env().await;
+    let server = Server::start().await;
+    server.require_basic("nfvo", "basic-Pa55-secret");
+    env.subscribe(json!({"callbackUri": server.callback(), "authentication": {
+        "authType": ["BASIC"], "paramsBasic": {"userName": "nfvo", "password": "basic-Pa55-secret"}}}))
+        .await;
+    env.notify(&ids("basic", 3), &now_rfc3339()).await;
+    let d = Deliverer::start(env.store.clone(), env.keyring.clone(), config("a")).unwrap();
+    assert!(eventually(WAIT, || server.delivered().len() == 3).await);
+    d.shutdown().await;
+
+    let received = server.received();
+    assert_eq!(received.len(), 3, "no failed attempt: {received:?}");
+    for r in &received {
+        assert_eq!(r.status, 204);
+        assert_eq!(r.content_type.as_deref(), Some("application/json"));
+        assert_eq!(
+            r.authorization.as_deref(),
+            Some("Basic bmZ2bzpiYXNpYy1QYTU1LXNlY3JldA==")
+        );
+        assert!(
+            r.body["subscriptionId"]
+                .as_str()
+                .is_some_and(|s| !s.is_empty())
+        );
+    }
+    assert_eq!(env.pending().await, 0);
+    assert!(
+        env.store
+            .outbox_dead_rows(None, 10)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    let log = logs();
+    assert!(log.contains("notification delivered"), "the capture works");
+    assert!(!log.contains("basic-Pa55-secret") && !log.contains("bmZ2bzpiYXNpYy1QYTU1"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn oauth2_tokens_are_cached_refetched_on_expiry_and_on_401() {
+    let env = env().await;
+    let server = Server::start().await;
+    server.require_oauth("vnfm-client", "client-Secret-xyz", Duration::from_secs(1));
+    env.subscribe(json!({"callbackUri": server.callback(), "authentication": {
+        "authType": ["OAUTH2_CLIENT_CREDENTIALS"],
+        "paramsOauth2ClientCredentials": {"clientId": "vnfm-client",
+            "clientPassword": "client-Secret-xyz", "tokenEndpoint": server.token_endpoint()}}}))
+        .await;
+    let d = Deliverer::start(env.store.clone(), env.keyring.clone(), config("a")).unwrap();
+    let e = &server.endpoint;
+
+    // Two deliveries within the token's life share one token.
+    env.notify(&ids("o-first", 2), &now_rfc3339()).await;
+    d.wake();
+    assert!(eventually(WAIT, || server.delivered().len() == 2).await);
+    assert_eq!(e.tokens_issued.load(Ordering::SeqCst), 1);
+
+    // After expiry the token is fetched again before sending (no 401 needed).
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    env.notify(&ids("o-after-expiry", 1), &now_rfc3339()).await;
+    d.wake();
+    assert!(eventually(WAIT, || server.delivered().len() == 3).await);
+    assert_eq!(e.tokens_issued.load(Ordering::SeqCst), 2);
+    assert_eq!(e.rejected_401.load(Ordering::SeqCst), 0);
+
+    // The endpoint stops accepting the cached token: 401, new token, delivered.
+    server.revoke_tokens();
+    env.notify(&ids("o-revoked", 1), &now_rfc3339()).await;
+    d.wake();
+    assert!(eventually(WAIT, || server.delivered().len() == 4).await);
+    assert_eq!(e.rejected_401.load(Ordering::SeqCst), 1);
+    assert_eq!(e.tokens_issued.load(Ordering::SeqCst), 3);
+    d.shutdown().await;
+
+    assert!(counts(&server).values().all(|n| *n == 1));
+    let last = server.received().pop().unwrap();
+    assert_eq!(last.authorization.as_deref(), Some("Bearer tok-secret-3"));
+    let log = logs();
+    assert!(!log.contains("tok-secret") && !log.contains("client-Secret-xyz"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_failures_then_success_delivers_exactly_once() {
+    let env = env().await;
+    let server = Server::start().await;
+    server.script(&[500, 503]);
+    env.subscribe(json!({"callbackUri": server.callback()}))
+        .await;
+    env.notify(&ids("retry", 1), &now_rfc3339()).await;
+    let d = Deliverer::start(env.store.clone(), env.keyring.clone(), config("a")).unwrap();
+    assert!(eventually(WAIT, || server.delivered().len() == 1).await);
+    // Give a wrong implementation the chance to send again.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    d.shutdown().await;
+    let statuses: Vec<u16> = server.received().iter().map(|r| r.status).collect();
+    assert_eq!(statuses, [500, 503, 204]);
+    assert_eq!(counts(&server)["retry-0"], 1);
+    assert_eq!(env.pending().await, 0);
+    assert!(
+        env.store
+            .outbox_dead_rows(None, 10)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn permanent_failure_is_dead_after_max_attempts_or_max_age() {
+    let env = env().await;
+    let server = Server::start().await;
+    server.endpoint.default_status.store(500, Ordering::SeqCst);
+    env.subscribe(json!({"callbackUri": server.callback()}))
+        .await;
+    env.notify(&ids("dead", 1), &now_rfc3339()).await;
+    let cfg = DelivererConfig {
+        max_attempts: 3,
+        ..config("a")
+    };
+    let d = Deliverer::start(env.store.clone(), env.keyring.clone(), cfg).unwrap();
+    let store = env.store.clone();
+    let mut dead = Vec::new();
+    for _ in 0..200 {
+        dead = store.outbox_dead_rows(None, 10).await.unwrap();
+        if !dead.is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    assert_eq!(dead.len(), 1);
+    assert_eq!(dead[0].attempts, 3);
+    assert_eq!(
+        dead[0].last_error.as_deref(),
+        Some("callback answered 500 Internal Server Error")
+    );
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(server.received().len(), 3, "no attempt after the row died");
+
+    // A notification older than max_age is given up after its first failure.
+    env.notify(&ids("old", 1), "2000-01-01T00:00:00Z").await;
+    d.wake();
+    let mut dead = Vec::new();
+    for _ in 0..200 {
+        dead = store.outbox_dead_rows(None, 10).await.unwrap();
+        if dead.len() == 2 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    d.shutdown().await;
+    assert_eq!(dead.len(), 2);
+    assert_eq!(dead[1].attempts, 1);
+    assert_eq!(dead[1].payload["id"], json!("old-0"));
+    assert!(logs().contains("notification given up"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn graceful_shutdown_finishes_in_flight_and_a_new_deliverer_takes_over() {
+    let env = env().await;
+    let server = Server::start().await;
+    server.set_delay(Duration::from_millis(300));
+    env.subscribe(json!({"callbackUri": server.callback()}))
+        .await;
+    env.notify(&ids("gs", 6), &now_rfc3339()).await;
+    let cfg = DelivererConfig {
+        concurrency: 2,
+        batch: 2,
+        ..config("first")
+    };
+    let d = Deliverer::start(env.store.clone(), env.keyring.clone(), cfg).unwrap();
+    // Shut down while the first two are in flight: they complete, nothing else starts.
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    d.shutdown().await;
+    let after_shutdown = server.delivered().len();
+    assert_eq!(after_shutdown, 2, "in-flight deliveries finish");
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    assert_eq!(server.received().len(), 2, "nothing is sent after shutdown");
+
+    // "Restart": a new deliverer on a new store handle delivers the rest.
+    let store2: Arc<dyn Store> = Arc::new(SqliteStore::open(&env.path).await.unwrap());
+    let d2 = Deliverer::start(store2, env.keyring.clone(), config("second")).unwrap();
+    assert!(eventually(WAIT, || server.delivered().len() == 6).await);
+    d2.shutdown().await;
+    let c = counts(&server);
+    assert_eq!(c.len(), 6);
+    assert!(c.values().all(|n| *n == 1), "{c:?}");
+    assert_eq!(env.pending().await, 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_crashed_deliverers_claims_expire_and_are_delivered_again() {
+    let env = env().await;
+    let server = Server::start().await;
+    server.set_delay(Duration::from_millis(400));
+    env.subscribe(json!({"callbackUri": server.callback()}))
+        .await;
+    env.notify(&ids("crash", 3), &now_rfc3339()).await;
+    let cfg = DelivererConfig {
+        request_timeout: Duration::from_secs(1),
+        claim_ttl: Duration::from_secs(1),
+        ..config("crashing")
+    };
+    let d = Deliverer::start(env.store.clone(), env.keyring.clone(), cfg).unwrap();
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    drop(d); // in-flight requests are abandoned with their claims
+    server.set_delay(Duration::ZERO);
+
+    let d2 = Deliverer::start(env.store.clone(), env.keyring.clone(), config("restarted")).unwrap();
+    // Not before the claims (3 × request timeout = 3 s) expire...
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let early = server.received().len();
+    assert!(early <= 3, "only the abandoned attempts: {early}");
+    // ...but then every notification arrives (at least once).
+    assert!(eventually(WAIT, || counts(&server).len() == 3).await);
+    d2.shutdown().await;
+    assert_eq!(env.pending().await, 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_deliverers_never_send_the_same_row_concurrently() {
+    let env = env().await;
+    let server = Server::start().await;
+    server.set_delay(Duration::from_millis(20));
+    env.subscribe(json!({"callbackUri": server.callback()}))
+        .await;
+    env.subscribe(json!({"callbackUri": format!("{}?second", server.callback())}))
+        .await;
+    env.notify(&ids("pair", 30), &now_rfc3339()).await;
+    let other: Arc<dyn Store> = Arc::new(SqliteStore::open(&env.path).await.unwrap());
+    let cfg = |o: &str| DelivererConfig {
+        concurrency: 4,
+        batch: 3,
+        poll_interval: Duration::from_millis(10),
+        ..config(o)
+    };
+    let a = Deliverer::start(env.store.clone(), env.keyring.clone(), cfg("a")).unwrap();
+    let b = Deliverer::start(other, env.keyring.clone(), cfg("b")).unwrap();
+    assert!(eventually(WAIT, || server.delivered().len() >= 60).await);
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    a.shutdown().await;
+    b.shutdown().await;
+    // 30 notifications × 2 subscriptions, each delivered exactly once.
+    let mut per_row: HashMap<(String, String), usize> = HashMap::new();
+    for b in server.delivered() {
+        *per_row
+            .entry((
+                b["id"].as_str().unwrap().to_owned(),
+                b["subscriptionId"].as_str().unwrap().to_owned(),
+            ))
+            .or_default() += 1;
+    }
+    assert_eq!(per_row.len(), 60);
+    assert!(per_row.values().all(|n| *n == 1), "{per_row:?}");
+    assert_eq!(server.received().len(), 60);
+    assert_eq!(server.endpoint.max_same_in_flight.load(Ordering::SeqCst), 1);
+    assert_eq!(env.pending().await, 0);
+}

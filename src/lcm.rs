@@ -1,0 +1,312 @@
+//! Embedding the VNF lifecycle manager.
+//!
+//! [`builder`] assembles an [`Lcm`]: it opens the store from a URL (`sqlite:///path/to.db`,
+//! `sqlite::memory:`, `postgres://...`), registers the infrastructure drivers (one per family
+//! of VIM types) and the management driver that runs LCM hooks, takes the VIM directory, the
+//! notification router and the package catalog (defaulting to [`InlineVimDirectory`], a
+//! [`SubscriptionRouter`] over the subscriptions in the same store, and an empty
+//! [`MemoryCatalog`]), and takes over the operation occurrences
+//! a previous run of the process left behind ([`Lcm::recover`]) before returning.
+//!
+//! Operations return at once with the occurrence in `STARTING`; it runs in the background.
+//! [`Lcm::wait`] waits for it to come to rest (`COMPLETED`, `FAILED_TEMP`, ...).
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! use std::sync::Arc;
+//! use std::time::Duration;
+//! use vnfm::lcm::{self, MemoryCatalog, MemoryInfraDriver};
+//!
+//! let catalog = MemoryCatalog::new();
+//! let vnfd_id = lcm::onboard_dir(&catalog, std::path::Path::new("vnfd-samples/hello-vnf"))?;
+//! let lcm = lcm::builder()
+//!     .store_url("sqlite:///var/lib/vnfm/lcm.db")
+//!     .infra_driver(Arc::new(MemoryInfraDriver::new()))
+//!     .catalog(Arc::new(catalog))
+//!     .build()
+//!     .await?;
+//! let vnf = lcm
+//!     .create_vnf_identifier(serde_json::from_value(serde_json::json!({"vnfdId": vnfd_id}))?)
+//!     .await?;
+//! let op = lcm
+//!     .instantiate(&vnf.id, serde_json::from_value(serde_json::json!({"flavourId": "simple"}))?)
+//!     .await?;
+//! let done = lcm.wait(&op.id, Duration::from_secs(60)).await?;
+//! println!("{:?}", done.operation_state);
+//! # Ok(()) }
+//! ```
+//!
+//! See `examples/embedded.rs` for a complete program.
+
+use std::fmt;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+pub use vnfm_driver_api::memory::{MEMORY_VIM_TYPE, MemoryInfraDriver, RecordingMgmtDriver};
+pub use vnfm_driver_api::{ArtifactSource, DriverError, InfraDriver, MgmtDriver};
+pub use vnfm_lcm::ports::{NotificationRouter, OnboardedVnfd, PackageCatalog, VimDirectory};
+pub use vnfm_lcm::runner::defaults::{
+    InlineVimDirectory, MemoryCatalog, NoSubscribers, SingleCallbackRouter,
+};
+pub use vnfm_lcm::runner::{Clock, RecoveryReport, SystemClock, is_at_rest};
+pub use vnfm_lcm::{Lcm, LcmConfig, LcmError, OperationRequest, SubscriptionRouter};
+pub use vnfm_store::{InstanceQuery, OpOccQuery, Page, Store, StoreError};
+pub use vnfm_types as types;
+
+/// Why an embedded [`Lcm`] could not be built, or a package not onboarded.
+#[derive(Debug)]
+pub enum EmbedError {
+    /// Neither a store URL nor a store was given.
+    NoStore,
+    /// The store could not be opened or migrated.
+    Store(StoreError),
+    /// Recovering the occurrences of a previous run failed.
+    Recovery(LcmError),
+    /// A package could not be read or holds no valid VNFD.
+    Package {
+        /// The package path.
+        path: String,
+        /// What is wrong (the first error diagnostics).
+        message: String,
+    },
+}
+
+impl fmt::Display for EmbedError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            EmbedError::NoStore => f.write_str(
+                "no store: call store_url(\"sqlite:///path/to.db\") or store(...) on the builder",
+            ),
+            EmbedError::Store(e) => write!(f, "opening the store failed: {e}"),
+            EmbedError::Recovery(e) => {
+                write!(f, "recovering the operations of a previous run failed: {e}")
+            }
+            EmbedError::Package { path, message } => {
+                write!(f, "package {path} cannot be onboarded: {message}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for EmbedError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            EmbedError::Store(e) => Some(e),
+            EmbedError::Recovery(e) => Some(e),
+            EmbedError::NoStore | EmbedError::Package { .. } => None,
+        }
+    }
+}
+
+/// A builder with the defaults described in the [module docs](self).
+pub fn builder() -> Builder {
+    Builder {
+        store_url: None,
+        store: None,
+        infra: Vec::new(),
+        mgmt: None,
+        vims: None,
+        router: None,
+        catalog: None,
+        config: LcmConfig::default(),
+        recovery_interval: Some(Duration::from_secs(30)),
+    }
+}
+
+/// Assembles an embedded [`Lcm`]; see [`builder`].
+pub struct Builder {
+    store_url: Option<String>,
+    store: Option<Arc<dyn Store>>,
+    infra: Vec<Arc<dyn InfraDriver>>,
+    mgmt: Option<Arc<dyn MgmtDriver>>,
+    vims: Option<Arc<dyn VimDirectory>>,
+    router: Option<Arc<dyn NotificationRouter>>,
+    catalog: Option<Arc<dyn PackageCatalog>>,
+    config: LcmConfig,
+    recovery_interval: Option<Duration>,
+}
+
+impl fmt::Debug for Builder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Builder")
+            .field("store_url", &self.store_url.as_deref().map(redact_url))
+            .field("infra_drivers", &self.infra.len())
+            .field("mgmt_driver", &self.mgmt.is_some())
+            .field("config", &self.config)
+            .field("recovery_interval", &self.recovery_interval)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The URL without a password (`postgres://user:***@host/db`).
+fn redact_url(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_string();
+    };
+    match rest.split_once('@') {
+        Some((userinfo, host)) if userinfo.contains(':') => {
+            let user = userinfo.split(':').next().unwrap_or("");
+            format!("{scheme}://{user}:***@{host}")
+        }
+        _ => url.to_string(),
+    }
+}
+
+impl Builder {
+    /// The store to open: `sqlite:///abs/path.db`, `sqlite::memory:` or `postgres://...`.
+    pub fn store_url(mut self, url: impl Into<String>) -> Self {
+        self.store_url = Some(url.into());
+        self
+    }
+
+    /// An already opened store (instead of [`Builder::store_url`]).
+    pub fn store(mut self, store: Arc<dyn Store>) -> Self {
+        self.store = Some(store);
+        self
+    }
+
+    /// Registers an infrastructure driver for the VIM types it serves.
+    pub fn infra_driver(mut self, driver: Arc<dyn InfraDriver>) -> Self {
+        self.infra.push(driver);
+        self
+    }
+
+    /// Sets the management driver that runs the LCM hooks VNFDs bind.
+    pub fn mgmt_driver(mut self, driver: Arc<dyn MgmtDriver>) -> Self {
+        self.mgmt = Some(driver);
+        self
+    }
+
+    /// Sets the VIM directory (default: [`InlineVimDirectory`], inline access info only).
+    pub fn vim_directory(mut self, vims: Arc<dyn VimDirectory>) -> Self {
+        self.vims = Some(vims);
+        self
+    }
+
+    /// Sets the notification router (default: a [`SubscriptionRouter`] over the store, whose
+    /// subscription cache lives one second; pass `Subscriptions::router()` to share the cache
+    /// of the subscription service, or [`NoSubscribers`]).
+    pub fn notification_router(mut self, router: Arc<dyn NotificationRouter>) -> Self {
+        self.router = Some(router);
+        self
+    }
+
+    /// Sets the package catalog (default: an empty [`MemoryCatalog`]).
+    pub fn catalog(mut self, catalog: Arc<dyn PackageCatalog>) -> Self {
+        self.catalog = Some(catalog);
+        self
+    }
+
+    /// Sets the runner configuration (lease TTL, step timeout, runner id, ...).
+    pub fn config(mut self, config: LcmConfig) -> Self {
+        self.config = config;
+        self
+    }
+
+    /// How often to sweep for occurrences of dead runners after start-up (default 30 s;
+    /// `None`: only at start-up). The sweep stops at [`Lcm::shutdown`].
+    pub fn recovery_interval(mut self, every: Option<Duration>) -> Self {
+        self.recovery_interval = every;
+        self
+    }
+
+    /// Opens the store, builds the [`Lcm`] and recovers what a previous run left. Needs a
+    /// tokio runtime.
+    pub async fn build(self) -> Result<Lcm, EmbedError> {
+        let store = match (self.store, self.store_url) {
+            (Some(s), _) => s,
+            (None, Some(url)) => vnfm_store::open(&url).await.map_err(EmbedError::Store)?,
+            (None, None) => return Err(EmbedError::NoStore),
+        };
+        let router = self.router.unwrap_or_else(|| {
+            Arc::new(SubscriptionRouter::new(
+                store.clone(),
+                Duration::from_secs(1),
+            ))
+        });
+        let mut b = Lcm::builder(
+            store,
+            self.vims.unwrap_or_else(|| Arc::new(InlineVimDirectory)),
+            router,
+            self.catalog
+                .unwrap_or_else(|| Arc::new(MemoryCatalog::new())),
+        )
+        .config(self.config);
+        for d in self.infra {
+            b = b.infra_driver(d);
+        }
+        if let Some(m) = self.mgmt {
+            b = b.mgmt_driver(m);
+        }
+        let lcm = b.build();
+        lcm.recover().await.map_err(EmbedError::Recovery)?;
+        if let Some(every) = self.recovery_interval {
+            lcm.spawn_recovery(every);
+        }
+        Ok(lcm)
+    }
+}
+
+/// Package files read from an opened CSAR (zip or directory).
+struct PackageFiles(std::sync::Mutex<vnfm_csar::Package>);
+
+impl ArtifactSource for PackageFiles {
+    fn read(&self, path: &str) -> std::io::Result<Vec<u8>> {
+        let package = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        package
+            .read(path)
+            .map_err(|e| std::io::Error::new(std::io::ErrorKind::NotFound, e.to_string()))
+    }
+}
+
+/// Reads the package at `path` (a CSAR zip or an unpacked directory) with
+/// [`crate::package::inspect`], adds its VNFD and files to `catalog`, and returns the VNFD id.
+/// A package with error diagnostics, or whose descriptor is not a VNFD, is refused.
+pub fn onboard_dir(catalog: &MemoryCatalog, path: &Path) -> Result<String, EmbedError> {
+    let report = crate::package::inspect(path, &crate::package::InspectOptions::default());
+    let refuse = |message: String| EmbedError::Package {
+        path: path.display().to_string(),
+        message,
+    };
+    if !report.is_valid() {
+        let errors: Vec<String> = report
+            .diagnostics
+            .iter()
+            .filter(|d| d.is_error())
+            .take(3)
+            .map(|d| d.to_string())
+            .collect();
+        return Err(refuse(errors.join("; ")));
+    }
+    let vnfd = report
+        .descriptor
+        .as_ref()
+        .and_then(|d| d.as_vnfd())
+        .cloned()
+        .ok_or_else(|| refuse("its descriptor is not a VNFD".into()))?;
+    let package = report
+        .package
+        .ok_or_else(|| refuse("the package could not be opened".into()))?;
+    Ok(catalog.insert(vnfd, Arc::new(PackageFiles(std::sync::Mutex::new(package)))))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_are_shown_without_passwords() {
+        assert_eq!(
+            redact_url("postgres://vnfm:hunter2@db:5432/lcm"),
+            "postgres://vnfm:***@db:5432/lcm"
+        );
+        assert_eq!(redact_url("sqlite:///tmp/x.db"), "sqlite:///tmp/x.db");
+    }
+
+    #[test]
+    fn onboarding_refuses_a_missing_package() {
+        let err = onboard_dir(&MemoryCatalog::new(), Path::new("/nonexistent/pkg")).unwrap_err();
+        assert!(matches!(err, EmbedError::Package { .. }), "{err}");
+    }
+}
