@@ -245,7 +245,11 @@ fn v2_vm_basic_lcms_max() {
         .collect();
     assert_eq!(empty_ops.len(), 1, "{empty_ops:?}");
     let message = &empty_ops[0].message;
-    for op in ["`instantiate`", "`terminate_end`", "`modify_information_end`"] {
+    for op in [
+        "`instantiate`",
+        "`terminate_end`",
+        "`modify_information_end`",
+    ] {
         assert!(message.contains(op), "{message}");
     }
     assert!(message.contains("are `[]`"), "{message}");
