@@ -15,6 +15,9 @@ cargo fmt --all -- --check
 echo "== cargo clippy (deny warnings)"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 
+echo "== cargo doc (deny warnings)"
+RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked --quiet
+
 echo "== test services"
 # Real PostgreSQL for the store's second backend (the SQLite backend needs nothing).
 export VNFM_TEST_POSTGRES_URL

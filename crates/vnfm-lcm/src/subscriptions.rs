@@ -9,7 +9,7 @@
 //! `authentication` attribute at all.
 //!
 //! [`SubscriptionRouter`] implements [`NotificationRouter`]: a notification becomes one outbox
-//! row per subscription whose filter matches ([`matches`]), with `subscriptionId` and
+//! row per subscription whose filter matches ([`matches()`]), with `subscriptionId` and
 //! `_links.subscription` filled in. Subscriptions are read through an in-memory cache that
 //! create and delete invalidate and that expires after a short TTL (other replicas create and
 //! delete too).
