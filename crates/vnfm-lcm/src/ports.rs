@@ -18,7 +18,7 @@ use async_trait::async_trait;
 use vnfm_descriptor::Vnfd;
 use vnfm_driver_api::{ArtifactSource, ResolvedVim, VimRegistration};
 use vnfm_store::NewOutboxRow;
-use vnfm_types::{LccnNotification, VimConnectionInfo, VimId, VnfInstanceId};
+use vnfm_types::{LccnNotification, VimConnectionInfo, VimId, VnfInstance, VnfInstanceId};
 
 use crate::LcmError;
 
@@ -47,7 +47,16 @@ pub trait VimDirectory: Send + Sync {
 #[async_trait]
 pub trait NotificationRouter: Send + Sync {
     /// The outbox rows (one per matching subscription) for `notification`.
-    async fn route(&self, notification: &LccnNotification) -> Result<Vec<NewOutboxRow>, LcmError>;
+    ///
+    /// `instance` is the VNF instance the notification is about, as it is after the change (for
+    /// a deletion, as it was), so that filters on its VNFD, product or name can be evaluated
+    /// even before it is stored or after it is gone. `None` when the caller does not have it at
+    /// hand; a router may then look it up.
+    async fn route(
+        &self,
+        notification: &LccnNotification,
+        instance: Option<&VnfInstance>,
+    ) -> Result<Vec<NewOutboxRow>, LcmError>;
 }
 
 /// An onboarded VNF package, as the runner needs it.

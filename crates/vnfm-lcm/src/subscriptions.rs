@@ -638,17 +638,25 @@ impl SubscriptionRouter {
 
 #[async_trait]
 impl NotificationRouter for SubscriptionRouter {
-    /// Looks the instance up in the store for the filter's instance attributes; when it is
-    /// not there, only `vnfInstanceIds` can match (see [`SubscriptionRouter::route_with`]).
-    async fn route(&self, n: &LccnNotification) -> Result<Vec<NewOutboxRow>, LcmError> {
-        let ctx = match self
-            .store
-            .get_instance(notification_instance(n))
-            .await
-            .map_err(store_err)?
-        {
-            Some((instance, _)) => NotificationContext::from_instance(&instance),
-            None => NotificationContext::default(),
+    /// Uses `instance` for the filter's instance attributes; without it, looks the instance up
+    /// in the store, and when it is not there only `vnfInstanceIds` can match (see
+    /// [`SubscriptionRouter::route_with`]).
+    async fn route(
+        &self,
+        n: &LccnNotification,
+        instance: Option<&VnfInstance>,
+    ) -> Result<Vec<NewOutboxRow>, LcmError> {
+        let ctx = match instance {
+            Some(instance) => NotificationContext::from_instance(instance),
+            None => match self
+                .store
+                .get_instance(notification_instance(n))
+                .await
+                .map_err(store_err)?
+            {
+                Some((instance, _)) => NotificationContext::from_instance(&instance),
+                None => NotificationContext::default(),
+            },
         };
         self.route_with(n, &ctx).await
     }

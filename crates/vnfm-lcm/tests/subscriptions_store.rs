@@ -335,7 +335,7 @@ async fn router_matches_filters_and_sees_changes() {
     };
 
     let rows = router
-        .route(&op_occ("i1", "SCALE", "COMPLETED"))
+        .route(&op_occ("i1", "SCALE", "COMPLETED"), None)
         .await
         .unwrap();
     assert_eq!(
@@ -355,7 +355,7 @@ async fn router_matches_filters_and_sees_changes() {
         );
     }
     let rows = router
-        .route(&op_occ("i2", "HEAL", "PROCESSING"))
+        .route(&op_occ("i2", "HEAL", "PROCESSING"), None)
         .await
         .unwrap();
     assert_eq!(routed(&rows), ["http://a/all", "http://a/core"]);
@@ -368,19 +368,24 @@ async fn router_matches_filters_and_sees_changes() {
         "_links": {"vnfInstance": {"href": "/i"}, "subscription": {"href": ""}}
     }))
     .unwrap();
-    let rows = router.route(&creation).await.unwrap();
+    let rows = router.route(&creation, None).await.unwrap();
     assert_eq!(routed(&rows), ["http://a/all", "http://a/scale-done"]);
-    let ctx = NotificationContext::from_instance(&instance("i3", "vnfd-a", "new"));
-    let rows = router.route_with(&creation, &ctx).await.unwrap();
+    let new = instance("i3", "vnfd-a", "new");
+    let rows = router.route(&creation, Some(&new)).await.unwrap();
     assert_eq!(
         routed(&rows),
         ["http://a/all", "http://a/scale-done", "http://a/vnfd-a"]
+    );
+    let ctx = NotificationContext::from_instance(&new);
+    assert_eq!(
+        routed(&router.route_with(&creation, &ctx).await.unwrap()),
+        routed(&rows)
     );
 
     // Deleting through the same service is seen at once.
     subs.delete(&ids[0]).await.unwrap();
     let rows = router
-        .route(&op_occ("i2", "HEAL", "PROCESSING"))
+        .route(&op_occ("i2", "HEAL", "PROCESSING"), None)
         .await
         .unwrap();
     assert_eq!(routed(&rows), ["http://a/core"]);
@@ -392,13 +397,13 @@ async fn router_matches_filters_and_sees_changes() {
         .await
         .unwrap();
     let rows = router
-        .route(&op_occ("i2", "HEAL", "PROCESSING"))
+        .route(&op_occ("i2", "HEAL", "PROCESSING"), None)
         .await
         .unwrap();
     assert_eq!(routed(&rows), ["http://a/core"], "still cached");
     tokio::time::sleep(Duration::from_millis(350)).await;
     let rows = router
-        .route(&op_occ("i2", "HEAL", "PROCESSING"))
+        .route(&op_occ("i2", "HEAL", "PROCESSING"), None)
         .await
         .unwrap();
     assert_eq!(routed(&rows), ["http://a/core", "http://b/replica"]);

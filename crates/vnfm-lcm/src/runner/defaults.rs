@@ -10,7 +10,9 @@ use async_trait::async_trait;
 use vnfm_descriptor::Vnfd;
 use vnfm_driver_api::{ArtifactSource, ResolvedVim, VimRegistration};
 use vnfm_store::{NewOutboxRow, Timestamp};
-use vnfm_types::{LccnNotification, SubscriptionId, VimConnectionInfo, VimId, VnfInstanceId};
+use vnfm_types::{
+    LccnNotification, SubscriptionId, VimConnectionInfo, VimId, VnfInstance, VnfInstanceId,
+};
 
 use crate::error::LcmError;
 use crate::ports::{NotificationRouter, OnboardedVnfd, PackageCatalog, VimDirectory};
@@ -65,7 +67,11 @@ pub struct NoSubscribers;
 
 #[async_trait]
 impl NotificationRouter for NoSubscribers {
-    async fn route(&self, _: &LccnNotification) -> Result<Vec<NewOutboxRow>, LcmError> {
+    async fn route(
+        &self,
+        _: &LccnNotification,
+        _: Option<&VnfInstance>,
+    ) -> Result<Vec<NewOutboxRow>, LcmError> {
         Ok(Vec::new())
     }
 }
@@ -93,7 +99,11 @@ impl SingleCallbackRouter {
 
 #[async_trait]
 impl NotificationRouter for SingleCallbackRouter {
-    async fn route(&self, n: &LccnNotification) -> Result<Vec<NewOutboxRow>, LcmError> {
+    async fn route(
+        &self,
+        n: &LccnNotification,
+        _: Option<&VnfInstance>,
+    ) -> Result<Vec<NewOutboxRow>, LcmError> {
         let mut payload = serde_json::to_value(n)
             .map_err(|e| LcmError::Inconsistent(format!("notification does not serialize: {e}")))?;
         if let Some(obj) = payload.as_object_mut() {

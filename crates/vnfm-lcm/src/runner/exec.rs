@@ -149,11 +149,21 @@ pub(crate) async fn write(
     inner: &Inner,
     rec: &mut StepRecord,
     notes: &[LccnNotification],
+    instance: Option<&VnfInstance>,
 ) -> Result<StepWritten, WriteError> {
+    // The instance as this write leaves it, else as the caller last saw it.
+    let about = rec.instance.as_ref().map(|(i, _)| i).or(instance);
+    let mut rows = Vec::new();
     for n in notes {
-        let rows = inner.router.route(n).await.map_err(WriteError::Failed)?;
-        rec.outbox.extend(rows);
+        rows.extend(
+            inner
+                .router
+                .route(n, about)
+                .await
+                .map_err(WriteError::Failed)?,
+        );
     }
+    rec.outbox.extend(rows);
     let mut attempt = 0u32;
     loop {
         match inner.store.record_step(rec).await {
@@ -204,7 +214,7 @@ pub(crate) async fn abort_starting(inner: &Inner, occ: VnfLcmOpOcc, err: &LcmErr
         instance: None,
         outbox: Vec::new(),
     };
-    if write(inner, &mut rec, &notes).await.is_err() {
+    if write(inner, &mut rec, &notes, None).await.is_err() {
         tracing::warn!(op_occ_id = %occ.id, "could not end an occurrence that cannot start; recovery will");
         let _ = inner
             .store
@@ -237,7 +247,7 @@ pub(crate) async fn record_transition(
         instance: None,
         outbox: Vec::new(),
     };
-    match write(inner, &mut rec, &notes).await {
+    match write(inner, &mut rec, &notes, None).await {
         Ok(_) => Ok(rec.occ),
         Err(WriteError::Lost(w)) => Err(LcmError::Conflict(w)),
         Err(WriteError::Failed(e)) => Err(e),
@@ -654,7 +664,7 @@ impl Run {
             instance: instance.map(|i| (i, self.instance_version)),
             outbox: Vec::new(),
         };
-        let written = write(&self.inner, &mut rec, &notes).await?;
+        let written = write(&self.inner, &mut rec, &notes, Some(&self.instance)).await?;
         self.occ = rec.occ;
         self.version = written.op_occ_version;
         if let (Some((i, _)), Some(v)) = (rec.instance, written.instance_version) {

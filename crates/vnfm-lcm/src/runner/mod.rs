@@ -492,7 +492,7 @@ impl Lcm {
             &inner.config.api_root,
             inner.now_datetime(),
         );
-        let rows = inner.router.route(&note).await?;
+        let rows = inner.router.route(&note, Some(&instance)).await?;
         inner
             .store
             .create_instance(&instance, &rows)
@@ -518,7 +518,7 @@ impl Lcm {
             &inner.config.api_root,
             inner.now_datetime(),
         );
-        let rows = inner.router.route(&note).await?;
+        let rows = inner.router.route(&note, Some(&instance)).await?;
         inner
             .store
             .delete_instance(id, version, &rows)
