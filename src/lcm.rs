@@ -36,6 +36,25 @@
 //! # Ok(()) }
 //! ```
 //!
+//! Notifications are written to the store's outbox in the same transaction as each state
+//! change. Sending them is the [`Deliverer`]'s job, a background task an embedder starts once
+//! per process with the [`Keyring`] that sealed the subscriptions' credentials:
+//!
+//! ```no_run
+//! # async fn demo(store: std::sync::Arc<dyn vnfm::lcm::Store>) -> Result<(), Box<dyn std::error::Error>> {
+//! use std::sync::Arc;
+//! use vnfm::lcm::{Deliverer, DelivererConfig, Keyring, Subscriptions};
+//!
+//! let keyring = Arc::new(Keyring::from_key_file("/etc/vnfm/fernet.keys")?);
+//! let subscriptions = Subscriptions::new(store.clone(), keyring.clone())?;
+//! // ... `subscriptions.router()` is what the builder's default router does ...
+//! let deliverer = Deliverer::start(store, keyring, DelivererConfig::new("vnfm-1"))?;
+//! # drop((subscriptions, deliverer)); Ok(()) }
+//! ```
+//!
+//! VIMs are registered, with their secrets encrypted, through [`VimRegistry`], which is also
+//! the [`VimDirectory`] to give the builder when instances reference registered VIMs.
+//!
 //! See `examples/embedded.rs` for a complete program.
 
 use std::fmt;
@@ -50,7 +69,10 @@ pub use vnfm_lcm::runner::defaults::{
     InlineVimDirectory, MemoryCatalog, NoSubscribers, SingleCallbackRouter,
 };
 pub use vnfm_lcm::runner::{Clock, RecoveryReport, SystemClock, is_at_rest};
-pub use vnfm_lcm::{Lcm, LcmConfig, LcmError, OperationRequest, SubscriptionRouter};
+pub use vnfm_lcm::{
+    Deliverer, DelivererConfig, Keyring, Lcm, LcmConfig, LcmError, OperationRequest,
+    SubscriptionRouter, Subscriptions, VimRegistry,
+};
 pub use vnfm_store::{InstanceQuery, OpOccQuery, Page, Store, StoreError};
 pub use vnfm_types as types;
 
