@@ -19,8 +19,12 @@ echo "== cargo doc (deny warnings)"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked --quiet
 
 echo "== test services"
-# Real PostgreSQL for the store's second backend (the SQLite backend needs nothing).
-export VNFM_TEST_POSTGRES_URL
+# Real PostgreSQL for the store's second backend (the SQLite backend needs nothing). Each run
+# gets its own data directory and a free port, so concurrent runs never share or stop each
+# other's server.
+VNFM_PG_DIR=$(mktemp -d /tmp/vnfm-test-pg.XXXXXX)
+VNFM_PG_PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+export VNFM_PG_DIR VNFM_PG_PORT VNFM_TEST_POSTGRES_URL
 VNFM_TEST_POSTGRES_URL=$(scripts/test-env/postgres.sh start)
 trap 'scripts/test-env/postgres.sh stop >/dev/null 2>&1 || true' EXIT
 echo "PostgreSQL: $VNFM_TEST_POSTGRES_URL"
