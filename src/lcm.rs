@@ -3,10 +3,21 @@
 //! [`builder`] assembles an [`Lcm`]: it opens the store from a URL (`sqlite:///path/to.db`,
 //! `sqlite::memory:`, `postgres://...`), registers the infrastructure drivers (one per family
 //! of VIM types) and the management driver that runs LCM hooks, takes the VIM directory, the
-//! notification router and the package catalog (defaulting to [`InlineVimDirectory`], a
-//! [`SubscriptionRouter`] over the subscriptions in the same store, and an empty
-//! [`MemoryCatalog`]), and takes over the operation occurrences
-//! a previous run of the process left behind ([`Lcm::recover`]) before returning.
+//! notification router and the package catalog (defaulting to a [`VimRegistry`] over the same
+//! store when a [`Keyring`] is given, else [`InlineVimDirectory`]; a [`SubscriptionRouter`]
+//! over the subscriptions in the same store; and an empty [`MemoryCatalog`]), and takes over
+//! the operation occurrences a previous run of the process left behind ([`Lcm::recover`])
+//! before returning.
+//!
+//! # VIM credentials
+//! Requests may carry VIM credentials inline (`vimConnectionInfo` entries with `accessInfo`).
+//! With a keyring ([`Builder::keyring`]) the runner seals them, before anything of the
+//! operation is stored, into VIMs of the instance's own in the [`VimRegistry`] (secrets
+//! Fernet-encrypted), and stores only references to them; they are deleted again when a
+//! rollback drops them, when a later operation replaces them, and with the VNF identifier.
+//! Without a keyring, [`InlineVimDirectory`] stores such credentials as given (and logs a
+//! warning once); the views the [`Lcm`] returns show them as `"***"` either way. Production
+//! deployments give a keyring.
 //!
 //! Operations return at once with the occurrence in `STARTING`; it runs in the background.
 //! [`Lcm::wait`] waits for it to come to rest (`COMPLETED`, `FAILED_TEMP`, ...).
@@ -53,7 +64,7 @@
 //! ```
 //!
 //! VIMs are registered, with their secrets encrypted, through [`VimRegistry`], which is also
-//! the [`VimDirectory`] to give the builder when instances reference registered VIMs.
+//! the [`VimDirectory`] the builder uses when given a keyring.
 //!
 //! See `examples/embedded.rs` for a complete program.
 
@@ -129,6 +140,7 @@ pub fn builder() -> Builder {
         infra: Vec::new(),
         mgmt: None,
         vims: None,
+        keyring: None,
         router: None,
         catalog: None,
         config: LcmConfig::default(),
@@ -143,6 +155,7 @@ pub struct Builder {
     infra: Vec<Arc<dyn InfraDriver>>,
     mgmt: Option<Arc<dyn MgmtDriver>>,
     vims: Option<Arc<dyn VimDirectory>>,
+    keyring: Option<Arc<Keyring>>,
     router: Option<Arc<dyn NotificationRouter>>,
     catalog: Option<Arc<dyn PackageCatalog>>,
     config: LcmConfig,
@@ -155,6 +168,7 @@ impl fmt::Debug for Builder {
             .field("store_url", &self.store_url.as_deref().map(redact_url))
             .field("infra_drivers", &self.infra.len())
             .field("mgmt_driver", &self.mgmt.is_some())
+            .field("keyring", &self.keyring)
             .field("config", &self.config)
             .field("recovery_interval", &self.recovery_interval)
             .finish_non_exhaustive()
@@ -200,9 +214,18 @@ impl Builder {
         self
     }
 
-    /// Sets the VIM directory (default: [`InlineVimDirectory`], inline access info only).
+    /// Sets the VIM directory (default: a [`VimRegistry`] over the store when a keyring is
+    /// given, else [`InlineVimDirectory`], which stores inline credentials as given).
     pub fn vim_directory(mut self, vims: Arc<dyn VimDirectory>) -> Self {
         self.vims = Some(vims);
+        self
+    }
+
+    /// The keyring that encrypts VIM secrets at rest: unless a VIM directory is set, the
+    /// builder uses a [`VimRegistry`] over the same store with it, so inline credentials in
+    /// requests are stored encrypted and instances may reference registered VIMs.
+    pub fn keyring(mut self, keyring: Arc<Keyring>) -> Self {
+        self.keyring = Some(keyring);
         self
     }
 
@@ -247,9 +270,14 @@ impl Builder {
                 Duration::from_secs(1),
             ))
         });
+        let vims: Arc<dyn VimDirectory> = match (self.vims, self.keyring) {
+            (Some(v), _) => v,
+            (None, Some(k)) => Arc::new(VimRegistry::new(store.clone(), k)),
+            (None, None) => Arc::new(InlineVimDirectory),
+        };
         let mut b = Lcm::builder(
             store,
-            self.vims.unwrap_or_else(|| Arc::new(InlineVimDirectory)),
+            vims,
             router,
             self.catalog
                 .unwrap_or_else(|| Arc::new(MemoryCatalog::new())),

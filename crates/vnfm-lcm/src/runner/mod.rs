@@ -50,6 +50,7 @@ mod exec;
 mod journal;
 pub mod notifications;
 pub mod recovery;
+mod vims;
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -525,12 +526,26 @@ impl Lcm {
             .await
             .map_err(store_err)?;
         tracing::info!(vnf_instance_id = %id, "VNF identifier deleted");
+        // The VIMs registered on its behalf (sealed inline credentials, VIMs its hooks
+        // created) go with it, unless another instance uses them.
+        match inner.vims.release_owned(id).await {
+            Ok(released) if !released.is_empty() => {
+                tracing::info!(vnf_instance_id = %id, count = released.len(), "deleted the VIMs registered for the VNF instance");
+            }
+            Ok(_) => {}
+            Err(e) => {
+                tracing::warn!(vnf_instance_id = %id, error = %e, "could not delete the VIMs registered for the deleted VNF instance");
+            }
+        }
         Ok(())
     }
 
-    /// The VNF instance.
+    /// The VNF instance. Inline VIM secrets (kept only by a directory without a registry) are
+    /// shown as `"***"`.
     pub async fn get_instance(&self, id: &VnfInstanceId) -> Result<VnfInstance, LcmError> {
-        self.instance_with_version(id).await.map(|(i, _)| i)
+        self.instance_with_version(id)
+            .await
+            .map(|(i, _)| vims::instance_view(i))
     }
 
     async fn instance_with_version(
@@ -553,16 +568,22 @@ impl Lcm {
         &self,
         query: &InstanceQuery,
     ) -> Result<Page<VnfInstance>, LcmError> {
-        self.inner
+        let mut page = self
+            .inner
             .store
             .list_instances(query)
             .await
-            .map_err(store_err)
+            .map_err(store_err)?;
+        page.items = page.items.into_iter().map(vims::instance_view).collect();
+        Ok(page)
     }
 
-    /// The operation occurrence.
+    /// The operation occurrence. Inline VIM secrets in its `operationParams` and
+    /// `changedInfo` (kept only by a directory without a registry) are shown as `"***"`.
     pub async fn get_op_occ(&self, id: &VnfLcmOpOccId) -> Result<VnfLcmOpOcc, LcmError> {
-        self.op_occ_with_version(id).await.map(|(o, _)| o)
+        self.op_occ_with_version(id)
+            .await
+            .map(|(o, _)| vims::op_occ_view(o))
     }
 
     pub(crate) async fn op_occ_with_version(
@@ -582,11 +603,14 @@ impl Lcm {
 
     /// One page of operation occurrences.
     pub async fn list_op_occs(&self, query: &OpOccQuery) -> Result<Page<VnfLcmOpOcc>, LcmError> {
-        self.inner
+        let mut page = self
+            .inner
             .store
             .list_op_occs(query)
             .await
-            .map_err(store_err)
+            .map_err(store_err)?;
+        page.items = page.items.into_iter().map(vims::op_occ_view).collect();
+        Ok(page)
     }
 
     // ----- Operations -----
@@ -699,14 +723,16 @@ impl Lcm {
         let (instance, version) = self.instance_with_version(id).await?;
         let onboarded = self.vnfd_for(&instance, &req)?;
         let plan = self.checked_plan(&req, &onboarded, &instance)?;
+        // Inline VIM credentials become references before anything of the operation is
+        // stored: the occurrence, the instance and the journal never hold them.
+        let (req, sealed) = vims::seal_request(inner, req, &instance).await?;
 
         let occ = exec::new_op_occ(inner, &instance.id, &req);
         let lease = inner.lease();
-        inner
-            .store
-            .start_operation(&occ, &lease)
-            .await
-            .map_err(store_err)?;
+        if let Err(e) = inner.store.start_operation(&occ, &lease).await {
+            vims::release_created(inner, &instance.id, &sealed).await;
+            return Err(store_err(e));
+        }
         // The lock is ours from here on. The instance may have changed between the read above
         // and taking it (an operation that just finished), so plan again from a fresh read.
         let (fresh, fresh_version) = match self.instance_with_version(id).await {
@@ -718,6 +744,10 @@ impl Lcm {
         };
         let plan = if fresh_version == version {
             Ok(plan)
+        } else if !vims::still_referenced(&sealed, &fresh) {
+            Err(LcmError::Conflict(
+                "the VNF instance's VIM connections changed while the request was processed; send it again".into(),
+            ))
         } else {
             self.checked_plan(&req, &onboarded, &fresh)
         };
@@ -733,7 +763,7 @@ impl Lcm {
                     req.to_params(),
                 );
                 run.spawn(exec::Entry::Fresh);
-                Ok(occ)
+                Ok(vims::op_occ_view(occ))
             }
             Err(e) => {
                 exec::abort_starting(inner, occ, &e).await;
