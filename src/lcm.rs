@@ -354,6 +354,66 @@ mod tests {
         assert_eq!(redact_url("sqlite:///tmp/x.db"), "sqlite:///tmp/x.db");
     }
 
+    #[tokio::test]
+    async fn with_a_keyring_inline_credentials_are_stored_as_references() {
+        use serde_json::json;
+        const TOKEN: &str = "facade-bearer-token-3c3c";
+        let vnfd: vnfm_descriptor::Vnfd = serde_json::from_value(json!({
+            "descriptorId": "d1", "descriptorVersion": "1.0", "provider": "Acme",
+            "productName": "Demo", "softwareVersion": "1.0",
+            "toscaDefinitionsVersion": "tosca_simple_yaml_1_2", "vnfNodeType": "acme.VNF",
+            "entryDefinitions": "Definitions/top.yaml",
+            "flavours": [{
+                "id": "simple", "file": "Definitions/df.yaml",
+                "vdus": [{"id": "VDU1", "name": "VDU1", "kind": "compute",
+                          "nodeType": "tosca.nodes.nfv.Vdu.Compute",
+                          "minInstances": 1, "maxInstances": 1, "initialDelta": 1}]
+            }]
+        }))
+        .unwrap();
+        let catalog = MemoryCatalog::new();
+        catalog.insert(vnfd, Arc::new(vnfm_driver_api::memory::MemArtifacts::new()));
+        let store = vnfm_store::open("sqlite::memory:").await.unwrap();
+        let keyring = Arc::new(Keyring::from_keys(&[&Keyring::generate_key()]).unwrap());
+        let lcm = builder()
+            .store(store.clone())
+            .keyring(keyring.clone())
+            .infra_driver(Arc::new(
+                MemoryInfraDriver::new().with_vim_types(&[vnfm_lcm::vim::KUBERNETES]),
+            ))
+            .catalog(Arc::new(catalog))
+            .recovery_interval(None)
+            .build()
+            .await
+            .unwrap();
+        let vnf = lcm
+            .create_vnf_identifier(serde_json::from_value(json!({"vnfdId": "d1"})).unwrap())
+            .await
+            .unwrap();
+        let body = json!({"flavourId": "simple", "vimConnectionInfo": {"k8s": {
+            "vimType": vnfm_lcm::vim::KUBERNETES,
+            "interfaceInfo": {"endpoint": "https://k8s.example:6443"},
+            "accessInfo": {"bearer_token": TOKEN}
+        }}});
+        let occ = lcm
+            .instantiate(&vnf.id, serde_json::from_value(body).unwrap())
+            .await
+            .unwrap();
+        let done = lcm.wait(&occ.id, Duration::from_secs(20)).await.unwrap();
+        assert_eq!(
+            done.operation_state,
+            types::LcmOperationStateType::Completed
+        );
+        let (stored, _) = store.get_op_occ(&occ.id).await.unwrap().unwrap();
+        let entry = &stored.operation_params.unwrap()["vimConnectionInfo"]["k8s"];
+        assert!(entry.get("accessInfo").is_none(), "{entry}");
+        let vim_id = types::VimId::new(entry["vimId"].as_str().unwrap());
+        // The default directory is a registry over the same store and keyring.
+        let registry = VimRegistry::new(store, keyring);
+        let view = registry.show(&vim_id).await.unwrap();
+        assert_eq!(view.access_info.unwrap()["bearer_token"], json!("***"));
+    }
+
     #[test]
     fn onboarding_refuses_a_missing_package() {
         let err = onboard_dir(&MemoryCatalog::new(), Path::new("/nonexistent/pkg")).unwrap_err();
