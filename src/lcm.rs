@@ -75,7 +75,9 @@ use std::time::Duration;
 
 pub use vnfm_driver_api::memory::{MEMORY_VIM_TYPE, MemoryInfraDriver, RecordingMgmtDriver};
 pub use vnfm_driver_api::{ArtifactSource, DriverError, InfraDriver, MgmtDriver};
-pub use vnfm_lcm::ports::{NotificationRouter, OnboardedVnfd, PackageCatalog, VimDirectory};
+pub use vnfm_lcm::ports::{
+    NotificationRouter, OnboardedVnfd, PackageCatalog, SealedVim, VimDirectory,
+};
 pub use vnfm_lcm::runner::defaults::{
     InlineVimDirectory, MemoryCatalog, NoSubscribers, SingleCallbackRouter,
 };
@@ -374,7 +376,7 @@ mod tests {
         let catalog = MemoryCatalog::new();
         catalog.insert(vnfd, Arc::new(vnfm_driver_api::memory::MemArtifacts::new()));
         let store = vnfm_store::open("sqlite::memory:").await.unwrap();
-        let keyring = Arc::new(Keyring::from_keys(&[&Keyring::generate_key()]).unwrap());
+        let keyring = Arc::new(Keyring::from_keys([&Keyring::generate_key()]).unwrap());
         let lcm = builder()
             .store(store.clone())
             .keyring(keyring.clone())

@@ -19,6 +19,19 @@
 //! Secret attributes are in bold. Other `interfaceInfo` members and `extra` are kept as given;
 //! unknown `accessInfo` members are refused (they could be secrets that would otherwise be
 //! stored in clear).
+//!
+//! # Inline credentials in requests
+//! As the runner's [`VimDirectory`], the registry also takes the `vimConnectionInfo` entries
+//! that operation requests carry with inline `accessInfo` ([`VimDirectory::seal_inline`]): each
+//! is validated like a registration (errors point into the request:
+//! `/vimConnectionInfo/<key>/accessInfo/password`) and stored as a VIM of its own, named
+//! `inline:<instanceId>:<key>` and owned by the instance (`createdByInstance`), with a new
+//! `vimId` (the NFVO's `vimId`, if the entry had one, is not kept). The request, and everything
+//! the runner stores after it, holds only a reference to it. An entry whose content equals the
+//! VIM the instance already references under the same key reuses that VIM; otherwise a new one
+//! is registered, and the one it replaces is deleted once the operation has ended and nothing
+//! references it ([`VimDirectory::release_inline`]), so a rollback can put the old reference
+//! back. Deleting the VNF identifier deletes the VIMs it owns ([`VimDirectory::release_owned`]).
 
 use std::sync::Arc;
 

@@ -208,7 +208,7 @@ fn world_on(
 ) -> World {
     logs();
     let registry = sealed.then(|| {
-        let ring = Arc::new(Keyring::from_keys(&[&Keyring::generate_key()]).unwrap());
+        let ring = Arc::new(Keyring::from_keys([&Keyring::generate_key()]).unwrap());
         VimRegistry::new(store.clone(), ring)
     });
     let vims: Arc<dyn VimDirectory> = match &registry {

@@ -3,7 +3,11 @@
 //!
 //! [`Lcm`] is the entry point. An operation call (`instantiate`, `scale`, ...) loads the instance
 //! and its VNFD, validates and plans the request (an invalid request fails here and leaves
-//! nothing behind), takes the per-instance lock by creating the occurrence in `STARTING`
+//! nothing behind), seals the inline VIM credentials of the request
+//! ([`VimDirectory::seal_inline`]: with a registry, each `vimConnectionInfo` entry carrying
+//! `accessInfo` becomes a reference to an encrypted VIM of the instance, so the occurrence,
+//! the instance, the journal and the notifications never hold the secrets), takes the
+//! per-instance lock by creating the occurrence in `STARTING`
 //! ([`vnfm_store::Store::start_operation`]) and returns it; a task then moves it through the
 //! state machine of [`crate::state`]:
 //!
@@ -16,6 +20,13 @@
 //! 3. `COMPLETED` after the last step; `FAILED_TEMP` (with an `error` naming the step) when a step
 //!    fails. From there the operator retries (the failed step runs again, earlier ones do not),
 //!    rolls back ([`crate::rollback_plan`]) or fails the occurrence.
+//!
+//! When an occurrence ends (`COMPLETED`, `FAILED`, `ROLLED_BACK`), the sealed VIMs its request
+//! and the instance before it referenced, and that the instance no longer references, are
+//! deleted ([`VimDirectory::release_inline`]); deleting a VNF identifier deletes the VIMs it
+//! owns ([`VimDirectory::release_owned`]). The views [`Lcm`] returns (instances, occurrences,
+//! journal rows) show any inline secret that a directory without a registry stored as given as
+//! `"***"`.
 //!
 //! While a task runs it renews its lease ([`LcmConfig::lease_ttl`]); a runner that dies loses
 //! its leases and [`Lcm::recover`] in a live process takes the occurrences over (see
