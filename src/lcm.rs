@@ -3,10 +3,21 @@
 //! [`builder`] assembles an [`Lcm`]: it opens the store from a URL (`sqlite:///path/to.db`,
 //! `sqlite::memory:`, `postgres://...`), registers the infrastructure drivers (one per family
 //! of VIM types) and the management driver that runs LCM hooks, takes the VIM directory, the
-//! notification router and the package catalog (defaulting to [`InlineVimDirectory`], a
-//! [`SubscriptionRouter`] over the subscriptions in the same store, and an empty
-//! [`MemoryCatalog`]), and takes over the operation occurrences
-//! a previous run of the process left behind ([`Lcm::recover`]) before returning.
+//! notification router and the package catalog (defaulting to a [`VimRegistry`] over the same
+//! store when a [`Keyring`] is given, else [`InlineVimDirectory`]; a [`SubscriptionRouter`]
+//! over the subscriptions in the same store; and an empty [`MemoryCatalog`]), and takes over
+//! the operation occurrences a previous run of the process left behind ([`Lcm::recover`])
+//! before returning.
+//!
+//! # VIM credentials
+//! Requests may carry VIM credentials inline (`vimConnectionInfo` entries with `accessInfo`).
+//! With a keyring ([`Builder::keyring`]) the runner seals them, before anything of the
+//! operation is stored, into VIMs of the instance's own in the [`VimRegistry`] (secrets
+//! Fernet-encrypted), and stores only references to them; they are deleted again when a
+//! rollback drops them, when a later operation replaces them, and with the VNF identifier.
+//! Without a keyring, [`InlineVimDirectory`] stores such credentials as given (and logs a
+//! warning once); the views the [`Lcm`] returns show them as `"***"` either way. Production
+//! deployments give a keyring.
 //!
 //! Operations return at once with the occurrence in `STARTING`; it runs in the background.
 //! [`Lcm::wait`] waits for it to come to rest (`COMPLETED`, `FAILED_TEMP`, ...).
@@ -53,7 +64,7 @@
 //! ```
 //!
 //! VIMs are registered, with their secrets encrypted, through [`VimRegistry`], which is also
-//! the [`VimDirectory`] to give the builder when instances reference registered VIMs.
+//! the [`VimDirectory`] the builder uses when given a keyring.
 //!
 //! See `examples/embedded.rs` for a complete program.
 
@@ -64,7 +75,9 @@ use std::time::Duration;
 
 pub use vnfm_driver_api::memory::{MEMORY_VIM_TYPE, MemoryInfraDriver, RecordingMgmtDriver};
 pub use vnfm_driver_api::{ArtifactSource, DriverError, InfraDriver, MgmtDriver};
-pub use vnfm_lcm::ports::{NotificationRouter, OnboardedVnfd, PackageCatalog, VimDirectory};
+pub use vnfm_lcm::ports::{
+    NotificationRouter, OnboardedVnfd, PackageCatalog, SealedVim, VimDirectory,
+};
 pub use vnfm_lcm::runner::defaults::{
     InlineVimDirectory, MemoryCatalog, NoSubscribers, SingleCallbackRouter,
 };
@@ -129,6 +142,7 @@ pub fn builder() -> Builder {
         infra: Vec::new(),
         mgmt: None,
         vims: None,
+        keyring: None,
         router: None,
         catalog: None,
         config: LcmConfig::default(),
@@ -143,6 +157,7 @@ pub struct Builder {
     infra: Vec<Arc<dyn InfraDriver>>,
     mgmt: Option<Arc<dyn MgmtDriver>>,
     vims: Option<Arc<dyn VimDirectory>>,
+    keyring: Option<Arc<Keyring>>,
     router: Option<Arc<dyn NotificationRouter>>,
     catalog: Option<Arc<dyn PackageCatalog>>,
     config: LcmConfig,
@@ -155,6 +170,7 @@ impl fmt::Debug for Builder {
             .field("store_url", &self.store_url.as_deref().map(redact_url))
             .field("infra_drivers", &self.infra.len())
             .field("mgmt_driver", &self.mgmt.is_some())
+            .field("keyring", &self.keyring)
             .field("config", &self.config)
             .field("recovery_interval", &self.recovery_interval)
             .finish_non_exhaustive()
@@ -200,9 +216,18 @@ impl Builder {
         self
     }
 
-    /// Sets the VIM directory (default: [`InlineVimDirectory`], inline access info only).
+    /// Sets the VIM directory (default: a [`VimRegistry`] over the store when a keyring is
+    /// given, else [`InlineVimDirectory`], which stores inline credentials as given).
     pub fn vim_directory(mut self, vims: Arc<dyn VimDirectory>) -> Self {
         self.vims = Some(vims);
+        self
+    }
+
+    /// The keyring that encrypts VIM secrets at rest: unless a VIM directory is set, the
+    /// builder uses a [`VimRegistry`] over the same store with it, so inline credentials in
+    /// requests are stored encrypted and instances may reference registered VIMs.
+    pub fn keyring(mut self, keyring: Arc<Keyring>) -> Self {
+        self.keyring = Some(keyring);
         self
     }
 
@@ -247,9 +272,14 @@ impl Builder {
                 Duration::from_secs(1),
             ))
         });
+        let vims: Arc<dyn VimDirectory> = match (self.vims, self.keyring) {
+            (Some(v), _) => v,
+            (None, Some(k)) => Arc::new(VimRegistry::new(store.clone(), k)),
+            (None, None) => Arc::new(InlineVimDirectory),
+        };
         let mut b = Lcm::builder(
             store,
-            self.vims.unwrap_or_else(|| Arc::new(InlineVimDirectory)),
+            vims,
             router,
             self.catalog
                 .unwrap_or_else(|| Arc::new(MemoryCatalog::new())),
@@ -324,6 +354,66 @@ mod tests {
             "postgres://vnfm:***@db:5432/lcm"
         );
         assert_eq!(redact_url("sqlite:///tmp/x.db"), "sqlite:///tmp/x.db");
+    }
+
+    #[tokio::test]
+    async fn with_a_keyring_inline_credentials_are_stored_as_references() {
+        use serde_json::json;
+        const TOKEN: &str = "facade-bearer-token-3c3c";
+        let vnfd: vnfm_descriptor::Vnfd = serde_json::from_value(json!({
+            "descriptorId": "d1", "descriptorVersion": "1.0", "provider": "Acme",
+            "productName": "Demo", "softwareVersion": "1.0",
+            "toscaDefinitionsVersion": "tosca_simple_yaml_1_2", "vnfNodeType": "acme.VNF",
+            "entryDefinitions": "Definitions/top.yaml",
+            "flavours": [{
+                "id": "simple", "file": "Definitions/df.yaml",
+                "vdus": [{"id": "VDU1", "name": "VDU1", "kind": "compute",
+                          "nodeType": "tosca.nodes.nfv.Vdu.Compute",
+                          "minInstances": 1, "maxInstances": 1, "initialDelta": 1}]
+            }]
+        }))
+        .unwrap();
+        let catalog = MemoryCatalog::new();
+        catalog.insert(vnfd, Arc::new(vnfm_driver_api::memory::MemArtifacts::new()));
+        let store = vnfm_store::open("sqlite::memory:").await.unwrap();
+        let keyring = Arc::new(Keyring::from_keys([&Keyring::generate_key()]).unwrap());
+        let lcm = builder()
+            .store(store.clone())
+            .keyring(keyring.clone())
+            .infra_driver(Arc::new(
+                MemoryInfraDriver::new().with_vim_types(&[vnfm_lcm::vim::KUBERNETES]),
+            ))
+            .catalog(Arc::new(catalog))
+            .recovery_interval(None)
+            .build()
+            .await
+            .unwrap();
+        let vnf = lcm
+            .create_vnf_identifier(serde_json::from_value(json!({"vnfdId": "d1"})).unwrap())
+            .await
+            .unwrap();
+        let body = json!({"flavourId": "simple", "vimConnectionInfo": {"k8s": {
+            "vimType": vnfm_lcm::vim::KUBERNETES,
+            "interfaceInfo": {"endpoint": "https://k8s.example:6443"},
+            "accessInfo": {"bearer_token": TOKEN}
+        }}});
+        let occ = lcm
+            .instantiate(&vnf.id, serde_json::from_value(body).unwrap())
+            .await
+            .unwrap();
+        let done = lcm.wait(&occ.id, Duration::from_secs(20)).await.unwrap();
+        assert_eq!(
+            done.operation_state,
+            types::LcmOperationStateType::Completed
+        );
+        let (stored, _) = store.get_op_occ(&occ.id).await.unwrap().unwrap();
+        let entry = &stored.operation_params.unwrap()["vimConnectionInfo"]["k8s"];
+        assert!(entry.get("accessInfo").is_none(), "{entry}");
+        let vim_id = types::VimId::new(entry["vimId"].as_str().unwrap());
+        // The default directory is a registry over the same store and keyring.
+        let registry = VimRegistry::new(store, keyring);
+        let view = registry.show(&vim_id).await.unwrap();
+        assert_eq!(view.access_info.unwrap()["bearer_token"], json!("***"));
     }
 
     #[test]

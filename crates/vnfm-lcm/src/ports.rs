@@ -7,7 +7,9 @@
 //!
 //! - [`VimDirectory`]: turns the `vimConnectionInfo` of an instance into [`ResolvedVim`]s (a
 //!   reference to a registered VIM has its secrets decrypted; inline access info is used as
-//!   given), and registers / deregisters the VIMs that LCM hooks create;
+//!   given), seals the inline access info of a request into a VIM of its own before anything
+//!   of the operation is stored ([`VimDirectory::seal_inline`]), and registers / deregisters
+//!   the VIMs that LCM hooks create;
 //! - [`NotificationRouter`]: turns one notification into the outbox rows of the subscriptions
 //!   that want it, so they are written in the same store transaction as the state change;
 //! - [`PackageCatalog`]: finds the onboarded VNFD (and its package files) for a `vnfdId`.
@@ -41,6 +43,75 @@ pub trait VimDirectory: Send + Sync {
 
     /// Removes a registered VIM (refused while an instance still uses it).
     async fn deregister(&self, vim_id: &VimId) -> Result<(), LcmError>;
+
+    /// Prepares the request entry `key` of `vimConnectionInfo`, which carries inline
+    /// `accessInfo`, for storage: the runner calls it for every such entry of an operation
+    /// request before the occurrence, the instance or the journal record anything, and stores
+    /// only the returned [`SealedVim::reference`].
+    ///
+    /// A registry validates the access information (errors point into the request, e.g.
+    /// `/vimConnectionInfo/vim1/accessInfo/password`), stores it with its secrets encrypted as
+    /// a VIM owned by `owner`, and returns an entry that references it (no `accessInfo`).
+    /// `current` is the instance's entry under the same key, if any: when it references such a
+    /// VIM with the same content, that VIM is reused instead of registering a duplicate.
+    ///
+    /// A directory without a registry returns the entry unchanged (its secrets are then stored
+    /// as given).
+    async fn seal_inline(
+        &self,
+        key: &str,
+        info: &VimConnectionInfo,
+        owner: &VnfInstanceId,
+        current: Option<&VimConnectionInfo>,
+    ) -> Result<SealedVim, LcmError>;
+
+    /// Deletes those of `candidates` that [`VimDirectory::seal_inline`] registered for `owner`
+    /// and that no instance references any more; returns the ids deleted. The runner calls it
+    /// when an operation ends (`COMPLETED`, `FAILED`, `ROLLED_BACK`) with the VIMs its request
+    /// and the instance before it referenced, and when an operation could not be started.
+    ///
+    /// The default deletes nothing (a directory that never registers).
+    async fn release_inline(
+        &self,
+        owner: &VnfInstanceId,
+        candidates: &[VimId],
+    ) -> Result<Vec<VimId>, LcmError> {
+        let _ = (owner, candidates);
+        Ok(Vec::new())
+    }
+
+    /// Deletes every VIM registered on behalf of `owner` (sealed inline credentials and VIMs its
+    /// hooks created) that no instance references; returns the ids deleted. The runner calls
+    /// it after deleting the VNF identifier `owner`.
+    ///
+    /// The default deletes nothing (a directory that never registers).
+    async fn release_owned(&self, owner: &VnfInstanceId) -> Result<Vec<VimId>, LcmError> {
+        let _ = owner;
+        Ok(Vec::new())
+    }
+}
+
+/// What [`VimDirectory::seal_inline`] made of a request's `vimConnectionInfo` entry.
+#[derive(Clone, PartialEq)]
+pub struct SealedVim {
+    /// The entry to store in place of the request's: a reference to the registered VIM, or the
+    /// entry as given by a directory without a registry.
+    pub reference: VimConnectionInfo,
+    /// Whether a VIM was registered for it (false when an existing one was reused or nothing
+    /// was registered): the runner deletes it again if the operation then cannot start.
+    pub created: bool,
+}
+
+impl std::fmt::Debug for SealedVim {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SealedVim")
+            .field(
+                "reference",
+                &vnfm_driver_api::RedactedVimInfo(&self.reference),
+            )
+            .field("created", &self.created)
+            .finish()
+    }
 }
 
 /// Decides who is told about a notification.

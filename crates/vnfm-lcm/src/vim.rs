@@ -19,6 +19,19 @@
 //! Secret attributes are in bold. Other `interfaceInfo` members and `extra` are kept as given;
 //! unknown `accessInfo` members are refused (they could be secrets that would otherwise be
 //! stored in clear).
+//!
+//! # Inline credentials in requests
+//! As the runner's [`VimDirectory`], the registry also takes the `vimConnectionInfo` entries
+//! that operation requests carry with inline `accessInfo` ([`VimDirectory::seal_inline`]): each
+//! is validated like a registration (errors point into the request:
+//! `/vimConnectionInfo/<key>/accessInfo/password`) and stored as a VIM of its own, named
+//! `inline:<instanceId>:<key>` and owned by the instance (`createdByInstance`), with a new
+//! `vimId` (the NFVO's `vimId`, if the entry had one, is not kept). The request, and everything
+//! the runner stores after it, holds only a reference to it. An entry whose content equals the
+//! VIM the instance already references under the same key reuses that VIM; otherwise a new one
+//! is registered, and the one it replaces is deleted once the operation has ended and nothing
+//! references it ([`VimDirectory::release_inline`]), so a rollback can put the old reference
+//! back. Deleting the VNF identifier deletes the VIMs it owns ([`VimDirectory::release_owned`]).
 
 use std::sync::Arc;
 
@@ -31,7 +44,7 @@ use vnfm_types::{KeyValuePairs, SecretString, VimConnectionInfo, VimId, VnfInsta
 
 use crate::LcmError;
 use crate::error::echo;
-use crate::ports::VimDirectory;
+use crate::ports::{SealedVim, VimDirectory};
 use crate::secrets::{Keyring, new_id};
 
 /// `vimType` of an OpenStack VIM reached through Keystone v3.
@@ -839,6 +852,71 @@ fn view(record: &VimRecord, version: Version) -> VimView {
     }
 }
 
+/// Whether the `accessInfo` member `key` holds a secret, judged by its name: it names a
+/// password, secret, token, private key or credential, and not an id, URL, name or domain.
+/// Used to redact entries that were not sealed into a registry (a registered VIM knows its
+/// secrets exactly, see [`VimAccess::secret_keys`]).
+pub fn is_secret_member(key: &str) -> bool {
+    const MARKERS: &[&str] = &[
+        "password",
+        "passwd",
+        "secret",
+        "token",
+        "private",
+        "credential",
+        "key",
+    ];
+    let k = key.to_ascii_lowercase();
+    let names_something_public = ["id", "url", "uri", "name", "domain"]
+        .iter()
+        .any(|s| k.ends_with(s));
+    !names_something_public && MARKERS.iter().any(|m| k.contains(m))
+}
+
+/// Replaces, in an `accessInfo` object, every value whose member name is secret
+/// ([`is_secret_member`], at any depth) with `"***"`.
+pub fn redact_access_info(access: &mut KeyValuePairs) {
+    for (k, v) in access.iter_mut() {
+        if v.is_null() {
+            continue;
+        }
+        if is_secret_member(k) {
+            *v = Value::String(REDACTED.into());
+        } else {
+            redact_nested(v);
+        }
+    }
+}
+
+fn redact_nested(v: &mut Value) {
+    match v {
+        Value::Object(m) => redact_access_info(m),
+        Value::Array(items) => items.iter_mut().for_each(redact_nested),
+        _ => {}
+    }
+}
+
+/// `info` as shown to users: inline `accessInfo` secrets replaced by `"***"` (a reference to
+/// a registered VIM has none).
+pub fn redact_connection(info: &mut VimConnectionInfo) {
+    if let Some(a) = info.access_info.as_mut() {
+        redact_access_info(a);
+    }
+}
+
+/// Redacts the entries of a `vimConnectionInfo` member of a JSON object (a request body or
+/// `changedInfo`); `null` entries (removals in a merge patch) stay.
+pub fn redact_vim_connections_in(doc: &mut KeyValuePairs) {
+    let Some(Value::Object(map)) = doc.get_mut("vimConnectionInfo") else {
+        return;
+    };
+    for entry in map.values_mut() {
+        if let Some(Value::Object(a)) = entry.get_mut("accessInfo") {
+            redact_access_info(a);
+        }
+    }
+}
+
 /// RFC 7396 merge of `patch` into `target`; with `keep_redacted`, `"***"` values are skipped.
 fn merge_patch(target: &mut KeyValuePairs, patch: &KeyValuePairs, keep_redacted: bool) {
     for (k, v) in patch {
@@ -935,6 +1013,161 @@ impl VimDirectory for VimRegistry {
 
     async fn deregister(&self, vim_id: &VimId) -> Result<(), LcmError> {
         self.delete(vim_id).await
+    }
+
+    async fn seal_inline(
+        &self,
+        key: &str,
+        info: &VimConnectionInfo,
+        owner: &VnfInstanceId,
+        current: Option<&VimConnectionInfo>,
+    ) -> Result<SealedVim, LcmError> {
+        let pointer = format!("/vimConnectionInfo/{}", pointer_token(key));
+        let access = VimAccess::parse(info).map_err(|e| under(e, &pointer))?;
+        // The NFVO's vimId (if any) names the VIM in its own inventory; the sealed copy gets
+        // an id of its own, so that two instances (or two operations) never collide on it.
+        let mut probe = info.clone();
+        probe.vim_id = None;
+        let mut canonical = access.canonical(&probe);
+        if let Some(existing) = self.reusable(current, owner, &canonical).await? {
+            tracing::debug!(vim_id = %existing, connection = key, "inline VIM credentials unchanged; reusing their VIM");
+            return Ok(SealedVim {
+                reference: reference_to(existing, &canonical),
+                created: false,
+            });
+        }
+        let id = VimId::new(new_id());
+        canonical.vim_id = Some(id.clone());
+        let record = self.seal(
+            &id,
+            &inline_name(owner, key),
+            &canonical,
+            Some(owner.clone()),
+        )?;
+        self.store.create_vim(&record).await.map_err(store_err)?;
+        tracing::info!(
+            vim_id = %id,
+            vim_type = access.vim_type(),
+            connection = key,
+            vnf_instance_id = %owner,
+            "inline VIM credentials sealed into a VIM of the instance"
+        );
+        Ok(SealedVim {
+            reference: reference_to(id, &canonical),
+            created: true,
+        })
+    }
+
+    async fn release_inline(
+        &self,
+        owner: &VnfInstanceId,
+        candidates: &[VimId],
+    ) -> Result<Vec<VimId>, LcmError> {
+        let mut released = Vec::new();
+        for id in candidates {
+            if released.contains(id) {
+                continue;
+            }
+            let Some((record, _)) = self.store.get_vim(id).await.map_err(store_err)? else {
+                continue;
+            };
+            if is_inline_of(&record, owner) && self.delete_unused(id).await? {
+                released.push(id.clone());
+            }
+        }
+        Ok(released)
+    }
+
+    async fn release_owned(&self, owner: &VnfInstanceId) -> Result<Vec<VimId>, LcmError> {
+        let mut released = Vec::new();
+        for (record, _) in self.store.vims_created_by(owner).await.map_err(store_err)? {
+            if self.delete_unused(&record.id).await? {
+                released.push(record.id);
+            }
+        }
+        Ok(released)
+    }
+}
+
+impl VimRegistry {
+    /// The VIM `current` references, when it is the inline VIM of `owner` and holds exactly
+    /// `canonical` (secrets included).
+    async fn reusable(
+        &self,
+        current: Option<&VimConnectionInfo>,
+        owner: &VnfInstanceId,
+        canonical: &VimConnectionInfo,
+    ) -> Result<Option<VimId>, LcmError> {
+        let Some(cur) = current else {
+            return Ok(None);
+        };
+        let Some(id) = &cur.vim_id else {
+            return Ok(None);
+        };
+        if cur.access_info.as_ref().is_some_and(|a| !a.is_empty()) {
+            return Ok(None);
+        }
+        let Some((record, _)) = self.store.get_vim(id).await.map_err(store_err)? else {
+            return Ok(None);
+        };
+        if !is_inline_of(&record, owner) {
+            return Ok(None);
+        }
+        let mut stored = self.open(&record)?;
+        stored.vim_id = None;
+        Ok((&stored == canonical).then(|| id.clone()))
+    }
+
+    /// Deletes `id` unless an instance references it; whether it was deleted.
+    async fn delete_unused(&self, id: &VimId) -> Result<bool, LcmError> {
+        match self.delete(id).await {
+            Ok(()) => Ok(true),
+            Err(LcmError::VimInUse { .. } | LcmError::NotFound { .. }) => Ok(false),
+            // Deleted or changed concurrently: whoever did it owns the outcome.
+            Err(LcmError::Conflict(_)) => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+}
+
+/// Name of the VIM holding the inline credentials of connection `key` of `owner`.
+fn inline_name(owner: &VnfInstanceId, key: &str) -> String {
+    format!("{}{key}", inline_prefix(owner))
+}
+
+fn inline_prefix(owner: &VnfInstanceId) -> String {
+    format!("inline:{owner}:")
+}
+
+/// Whether `record` holds inline credentials sealed for `owner`.
+fn is_inline_of(record: &VimRecord, owner: &VnfInstanceId) -> bool {
+    record.created_by_instance.as_ref() == Some(owner)
+        && record.name.starts_with(&inline_prefix(owner))
+}
+
+/// The `vimConnectionInfo` entry referencing VIM `id` (no `accessInfo`: a reference).
+fn reference_to(id: VimId, canonical: &VimConnectionInfo) -> VimConnectionInfo {
+    VimConnectionInfo {
+        vim_id: Some(id),
+        vim_type: canonical.vim_type.clone(),
+        interface_info: canonical.interface_info.clone(),
+        access_info: None,
+        extra: canonical.extra.clone(),
+    }
+}
+
+/// `e` with its JSON pointer (relative to a `vimConnectionInfo` entry) put under `prefix`.
+fn under(e: LcmError, prefix: &str) -> LcmError {
+    match e {
+        LcmError::InvalidRequest { pointer, message } => LcmError::InvalidRequest {
+            pointer: format!("{prefix}{pointer}"),
+            message,
+        },
+        LcmError::Unprocessable { pointer, message } => LcmError::Unprocessable {
+            pointer: format!("{prefix}{pointer}"),
+            message,
+        },
+        other => other,
     }
 }
 

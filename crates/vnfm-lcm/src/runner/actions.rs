@@ -8,7 +8,7 @@ use vnfm_types::{CancelModeType, LcmOperationStateType as State, VnfLcmOpOcc, Vn
 
 use super::exec::{self, CANCEL_KEY, Entry, Run};
 use super::journal::{self, JournalView, Phase, PlanRow};
-use super::{Lcm, RunHandle, store_err};
+use super::{Lcm, RunHandle, store_err, vims};
 use crate::error::LcmError;
 use crate::plan::rollback_plan;
 use crate::state::{Event, transition};
@@ -20,12 +20,14 @@ pub fn is_at_rest(state: State) -> bool {
 
 impl Lcm {
     /// The step journal of an occurrence, oldest row first (see the module docs for its rows).
+    /// Inline VIM secrets of the instance a plan row records are shown as `"***"`.
     pub async fn journal(&self, id: &VnfLcmOpOccId) -> Result<Vec<JournalEntry>, LcmError> {
-        self.inner.store.journal(id).await.map_err(store_err)
+        let rows = self.inner.store.journal(id).await.map_err(store_err)?;
+        Ok(rows.into_iter().map(vims::journal_entry_view).collect())
     }
 
     async fn journal_view(&self, id: &VnfLcmOpOccId) -> Result<JournalView, LcmError> {
-        JournalView::read(&self.journal(id).await?)
+        JournalView::read(&self.inner.store.journal(id).await.map_err(store_err)?)
     }
 
     /// Takes the lease of a `FAILED_TEMP` occurrence for an operator action and prepares its
@@ -55,7 +57,7 @@ impl Lcm {
     }
 
     async fn ctx_of(&self, occ: &VnfLcmOpOcc, view: &JournalView) -> Result<exec::Ctx, LcmError> {
-        let instance = self.get_instance(&occ.vnf_instance_id).await?;
+        let (instance, _) = self.instance_with_version(&occ.vnf_instance_id).await?;
         exec::load_ctx(&self.inner, occ, view, &instance)
     }
 
@@ -109,7 +111,7 @@ impl Lcm {
             phase: Phase::Forward,
             next: view.forward_next,
         });
-        Ok(occ)
+        Ok(vims::op_occ_view(occ))
     }
 
     /// Rolls back a `FAILED_TEMP` occurrence: `ROLLING_BACK` through the inverse of the steps
@@ -149,7 +151,7 @@ impl Lcm {
             phase: Phase::Rollback,
             next,
         });
-        Ok(occ)
+        Ok(vims::op_occ_view(occ))
     }
 
     /// Marks a `FAILED_TEMP` occurrence `FAILED` (final): the instance is released as it is.
@@ -165,7 +167,18 @@ impl Lcm {
         match exec::record_transition(inner, &occ, version, Event::Fail, None, None).await {
             Ok(occ) => {
                 tracing::info!(op_occ_id = %id, "marked FAILED");
-                Ok(occ)
+                // The instance keeps the VIM connections the request brought; the sealed VIMs
+                // they replaced are released.
+                let before = self
+                    .journal_view(id)
+                    .await
+                    .ok()
+                    .and_then(|v| v.forward)
+                    .and_then(|row| row.instance_before);
+                let after = self.instance_with_version(&occ.vnf_instance_id).await.ok();
+                vims::release_after(inner, &occ, before.as_ref(), after.as_ref().map(|(i, _)| i))
+                    .await;
+                Ok(vims::op_occ_view(occ))
             }
             Err(e) => {
                 self.release(id).await;

@@ -4,6 +4,7 @@
 //! (onboarded VNFDs held in memory).
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, RwLock};
 
 use async_trait::async_trait;
@@ -15,13 +16,23 @@ use vnfm_types::{
 };
 
 use crate::error::LcmError;
-use crate::ports::{NotificationRouter, OnboardedVnfd, PackageCatalog, VimDirectory};
+use crate::ports::{NotificationRouter, OnboardedVnfd, PackageCatalog, SealedVim, VimDirectory};
 
 /// A VIM directory without a registry: `vimConnectionInfo` entries are used as given, an entry
 /// that only references a registered VIM (`vimId` without `accessInfo`) is refused, and hooks
 /// cannot register VIMs.
+///
+/// Without a registry there is nowhere to keep secrets encrypted: inline `accessInfo` (passwords,
+/// tokens) is stored **as given** in the occurrence's `operationParams`, the instance's
+/// `vimConnectionInfo` and the journal, because the runner needs it at execution time. The
+/// first time that happens in a process a warning is logged. The views the [`crate::Lcm`]
+/// returns still show such secrets as `"***"`. For secrets encrypted at rest use
+/// [`crate::VimRegistry`] (the `vnfm::lcm` builder does when given a keyring).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct InlineVimDirectory;
+
+/// Whether [`InlineVimDirectory`] has warned about storing inline credentials.
+static WARNED_INLINE: AtomicBool = AtomicBool::new(false);
 
 #[async_trait]
 impl VimDirectory for InlineVimDirectory {
@@ -57,6 +68,24 @@ impl VimDirectory for InlineVimDirectory {
             message: format!(
                 "a hook asked to deregister VIM `{vim_id}`, but this VNFM has no VIM registry"
             ),
+        })
+    }
+
+    async fn seal_inline(
+        &self,
+        _key: &str,
+        info: &VimConnectionInfo,
+        _owner: &VnfInstanceId,
+        _current: Option<&VimConnectionInfo>,
+    ) -> Result<SealedVim, LcmError> {
+        if !WARNED_INLINE.swap(true, Ordering::Relaxed) {
+            tracing::warn!(
+                "inline VIM credentials (accessInfo) are stored as given: no VIM registry is configured; configure an encryption keyring to store them encrypted"
+            );
+        }
+        Ok(SealedVim {
+            reference: info.clone(),
+            created: false,
         })
     }
 }

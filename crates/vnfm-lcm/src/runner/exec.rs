@@ -22,7 +22,7 @@ use vnfm_types::{
 
 use super::apply::{self, InfraContext};
 use super::journal::{self, JournalView, Phase, PlanRow, StepRow};
-use super::{Inner, RunHandle, instance_links, new_uuid, notifications, store_err};
+use super::{Inner, RunHandle, instance_links, new_uuid, notifications, store_err, vims};
 use crate::error::{LcmError, op_name};
 use crate::plan::{OperationRequest, Plan, PlanKind, RollbackHooks, Step};
 use crate::ports::{OnboardedVnfd, VimDirectory};
@@ -220,7 +220,10 @@ pub(crate) async fn abort_starting(inner: &Inner, occ: VnfLcmOpOcc, err: &LcmErr
             .store
             .release_lease(&occ.id, &inner.config.runner_id)
             .await;
+        return;
     }
+    // Nothing ran: the VIMs sealed for the request are released.
+    vims::release_after(inner, &rec.occ, None, None).await;
 }
 
 /// Moves an occurrence this process holds the lease of by `event` (with `error` and a
@@ -665,11 +668,21 @@ impl Run {
             outbox: Vec::new(),
         };
         let written = write(&self.inner, &mut rec, &notes, Some(&self.instance)).await?;
+        let ended = rec.occ.operation_state.is_final() && !rec.expected_state.is_final();
         self.occ = rec.occ;
         self.version = written.op_occ_version;
         if let (Some((i, _)), Some(v)) = (rec.instance, written.instance_version) {
             self.instance = i;
             self.instance_version = v;
+        }
+        if ended {
+            vims::release_after(
+                &self.inner,
+                &self.occ,
+                Some(&self.ctx.before),
+                Some(&self.instance),
+            )
+            .await;
         }
         Ok(())
     }

@@ -3,7 +3,11 @@
 //!
 //! [`Lcm`] is the entry point. An operation call (`instantiate`, `scale`, ...) loads the instance
 //! and its VNFD, validates and plans the request (an invalid request fails here and leaves
-//! nothing behind), takes the per-instance lock by creating the occurrence in `STARTING`
+//! nothing behind), seals the inline VIM credentials of the request
+//! ([`VimDirectory::seal_inline`]: with a registry, each `vimConnectionInfo` entry carrying
+//! `accessInfo` becomes a reference to an encrypted VIM of the instance, so the occurrence,
+//! the instance, the journal and the notifications never hold the secrets), takes the
+//! per-instance lock by creating the occurrence in `STARTING`
 //! ([`vnfm_store::Store::start_operation`]) and returns it; a task then moves it through the
 //! state machine of [`crate::state`]:
 //!
@@ -16,6 +20,13 @@
 //! 3. `COMPLETED` after the last step; `FAILED_TEMP` (with an `error` naming the step) when a step
 //!    fails. From there the operator retries (the failed step runs again, earlier ones do not),
 //!    rolls back ([`crate::rollback_plan`]) or fails the occurrence.
+//!
+//! When an occurrence ends (`COMPLETED`, `FAILED`, `ROLLED_BACK`), the sealed VIMs its request
+//! and the instance before it referenced, and that the instance no longer references, are
+//! deleted ([`VimDirectory::release_inline`]); deleting a VNF identifier deletes the VIMs it
+//! owns ([`VimDirectory::release_owned`]). The views [`Lcm`] returns (instances, occurrences,
+//! journal rows) show any inline secret that a directory without a registry stored as given as
+//! `"***"`.
 //!
 //! While a task runs it renews its lease ([`LcmConfig::lease_ttl`]); a runner that dies loses
 //! its leases and [`Lcm::recover`] in a live process takes the occurrences over (see
@@ -50,6 +61,7 @@ mod exec;
 mod journal;
 pub mod notifications;
 pub mod recovery;
+mod vims;
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -525,12 +537,26 @@ impl Lcm {
             .await
             .map_err(store_err)?;
         tracing::info!(vnf_instance_id = %id, "VNF identifier deleted");
+        // The VIMs registered on its behalf (sealed inline credentials, VIMs its hooks
+        // created) go with it, unless another instance uses them.
+        match inner.vims.release_owned(id).await {
+            Ok(released) if !released.is_empty() => {
+                tracing::info!(vnf_instance_id = %id, count = released.len(), "deleted the VIMs registered for the VNF instance");
+            }
+            Ok(_) => {}
+            Err(e) => {
+                tracing::warn!(vnf_instance_id = %id, error = %e, "could not delete the VIMs registered for the deleted VNF instance");
+            }
+        }
         Ok(())
     }
 
-    /// The VNF instance.
+    /// The VNF instance. Inline VIM secrets (kept only by a directory without a registry) are
+    /// shown as `"***"`.
     pub async fn get_instance(&self, id: &VnfInstanceId) -> Result<VnfInstance, LcmError> {
-        self.instance_with_version(id).await.map(|(i, _)| i)
+        self.instance_with_version(id)
+            .await
+            .map(|(i, _)| vims::instance_view(i))
     }
 
     async fn instance_with_version(
@@ -553,16 +579,22 @@ impl Lcm {
         &self,
         query: &InstanceQuery,
     ) -> Result<Page<VnfInstance>, LcmError> {
-        self.inner
+        let mut page = self
+            .inner
             .store
             .list_instances(query)
             .await
-            .map_err(store_err)
+            .map_err(store_err)?;
+        page.items = page.items.into_iter().map(vims::instance_view).collect();
+        Ok(page)
     }
 
-    /// The operation occurrence.
+    /// The operation occurrence. Inline VIM secrets in its `operationParams` and
+    /// `changedInfo` (kept only by a directory without a registry) are shown as `"***"`.
     pub async fn get_op_occ(&self, id: &VnfLcmOpOccId) -> Result<VnfLcmOpOcc, LcmError> {
-        self.op_occ_with_version(id).await.map(|(o, _)| o)
+        self.op_occ_with_version(id)
+            .await
+            .map(|(o, _)| vims::op_occ_view(o))
     }
 
     pub(crate) async fn op_occ_with_version(
@@ -582,11 +614,14 @@ impl Lcm {
 
     /// One page of operation occurrences.
     pub async fn list_op_occs(&self, query: &OpOccQuery) -> Result<Page<VnfLcmOpOcc>, LcmError> {
-        self.inner
+        let mut page = self
+            .inner
             .store
             .list_op_occs(query)
             .await
-            .map_err(store_err)
+            .map_err(store_err)?;
+        page.items = page.items.into_iter().map(vims::op_occ_view).collect();
+        Ok(page)
     }
 
     // ----- Operations -----
@@ -699,14 +734,16 @@ impl Lcm {
         let (instance, version) = self.instance_with_version(id).await?;
         let onboarded = self.vnfd_for(&instance, &req)?;
         let plan = self.checked_plan(&req, &onboarded, &instance)?;
+        // Inline VIM credentials become references before anything of the operation is
+        // stored: the occurrence, the instance and the journal never hold them.
+        let (req, sealed) = vims::seal_request(inner, req, &instance).await?;
 
         let occ = exec::new_op_occ(inner, &instance.id, &req);
         let lease = inner.lease();
-        inner
-            .store
-            .start_operation(&occ, &lease)
-            .await
-            .map_err(store_err)?;
+        if let Err(e) = inner.store.start_operation(&occ, &lease).await {
+            vims::release_created(inner, &instance.id, &sealed).await;
+            return Err(store_err(e));
+        }
         // The lock is ours from here on. The instance may have changed between the read above
         // and taking it (an operation that just finished), so plan again from a fresh read.
         let (fresh, fresh_version) = match self.instance_with_version(id).await {
@@ -718,6 +755,10 @@ impl Lcm {
         };
         let plan = if fresh_version == version {
             Ok(plan)
+        } else if !vims::still_referenced(&sealed, &fresh) {
+            Err(LcmError::Conflict(
+                "the VNF instance's VIM connections changed while the request was processed; send it again".into(),
+            ))
         } else {
             self.checked_plan(&req, &onboarded, &fresh)
         };
@@ -733,7 +774,7 @@ impl Lcm {
                     req.to_params(),
                 );
                 run.spawn(exec::Entry::Fresh);
-                Ok(occ)
+                Ok(vims::op_occ_view(occ))
             }
             Err(e) => {
                 exec::abort_starting(inner, occ, &e).await;

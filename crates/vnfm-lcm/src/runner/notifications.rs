@@ -64,7 +64,13 @@ pub fn op_occ_notification(occ: &VnfLcmOpOcc, api_root: &str, at: DateTime) -> L
         affected_virtual_links: changes.affected_virtual_links,
         affected_ext_link_ports: changes.affected_ext_link_ports,
         affected_virtual_storages: changes.affected_virtual_storages,
-        changed_info: occ.changed_info.clone().filter(|_| result),
+        changed_info: occ.changed_info.clone().filter(|_| result).map(|mut c| {
+            // Inline VIM secrets (kept by a directory without a registry) never leave.
+            for v in c.vim_connection_info.iter_mut().flatten() {
+                crate::vim::redact_connection(v.1);
+            }
+            c
+        }),
         changed_ext_connectivity: occ.changed_ext_connectivity.clone().filter(|_| result),
         modifications_triggered_by_vnf_pkg_change: occ
             .modifications_triggered_by_vnf_pkg_change

@@ -16,7 +16,7 @@ use vnfm_driver_api::memory::{
     MEMORY_VIM_TYPE, MemArtifacts, MemoryInfraDriver, RecordingMgmtDriver,
 };
 use vnfm_driver_api::{ResolvedVim, VimRegistration};
-use vnfm_lcm::ports::VimDirectory;
+use vnfm_lcm::ports::{SealedVim, VimDirectory};
 use vnfm_lcm::runner::defaults::{InlineVimDirectory, MemoryCatalog, SingleCallbackRouter};
 use vnfm_lcm::{Lcm, LcmConfig, LcmError};
 use vnfm_store::{JournalEntry, StepOutcome, Store, Timestamp};
@@ -177,6 +177,18 @@ impl VimDirectory for SlowVims {
     async fn deregister(&self, id: &VimId) -> Result<(), LcmError> {
         InlineVimDirectory.deregister(id).await
     }
+
+    async fn seal_inline(
+        &self,
+        key: &str,
+        info: &VimConnectionInfo,
+        owner: &VnfInstanceId,
+        current: Option<&VimConnectionInfo>,
+    ) -> Result<SealedVim, LcmError> {
+        InlineVimDirectory
+            .seal_inline(key, info, owner, current)
+            .await
+    }
 }
 
 /// A VIM directory that registers VIMs by returning a reference to them (and records what it
@@ -211,6 +223,19 @@ impl VimDirectory for RecordingVims {
     async fn deregister(&self, id: &VimId) -> Result<(), LcmError> {
         self.deregistered.lock().unwrap().push(id.to_string());
         Ok(())
+    }
+
+    async fn seal_inline(
+        &self,
+        _: &str,
+        info: &VimConnectionInfo,
+        _: &VnfInstanceId,
+        _: Option<&VimConnectionInfo>,
+    ) -> Result<SealedVim, LcmError> {
+        Ok(SealedVim {
+            reference: info.clone(),
+            created: false,
+        })
     }
 }
 

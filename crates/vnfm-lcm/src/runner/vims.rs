@@ -1,0 +1,235 @@
+//! VIM credentials around an operation: sealing the inline `accessInfo` of a request before
+//! anything of the operation is stored, releasing the sealed VIMs nothing references once the
+//! operation has ended, and redacting what the runner hands out.
+//!
+//! A request may carry `vimConnectionInfo` entries with inline access information (SOL003
+//! allows it). [`seal_request`] passes each to [`VimDirectory::seal_inline`] and puts the
+//! reference it returns in place of the entry, so the occurrence's `operationParams`, the
+//! instance's `vimConnectionInfo`, the journal's plan row and the notifications only ever hold
+//! the reference; the secrets stay encrypted in the registry and are decrypted only to hand a
+//! driver its [`vnfm_driver_api::ResolvedVim`].
+//!
+//! When the operation ends (`COMPLETED`, `FAILED`, `ROLLED_BACK`), [`release_after`] offers the
+//! VIMs the request and the instance before it referenced to
+//! [`VimDirectory::release_inline`], which deletes the sealed ones no instance references any
+//! more: those of a rolled-back request, and those a completed request replaced.
+
+use indexmap::IndexMap;
+use vnfm_types::{
+    OperationParams, VimConnectionInfo, VimId, VnfInstance, VnfInstanceId, VnfLcmOpOcc,
+};
+
+use super::Inner;
+use crate::error::LcmError;
+use crate::plan::OperationRequest;
+use crate::vim::{redact_connection, redact_vim_connections_in};
+
+/// What sealing a request registered or reused.
+#[derive(Debug, Default)]
+pub(crate) struct Sealed {
+    /// VIMs registered for this request (deleted again if the operation cannot start).
+    pub created: Vec<VimId>,
+    /// Registered VIMs the instance already referenced and the request reuses.
+    pub reused: Vec<VimId>,
+}
+
+/// The request's `vimConnectionInfo` entries, for rewriting in place.
+fn entries_mut(req: &mut OperationRequest) -> Vec<(String, &mut VimConnectionInfo)> {
+    let map: Option<&mut IndexMap<String, VimConnectionInfo>> = match req {
+        OperationRequest::Instantiate(r) => r.vim_connection_info.as_mut(),
+        OperationRequest::ChangeFlavour(r) => r.vim_connection_info.as_mut(),
+        OperationRequest::ChangeExtConn(r) => r.vim_connection_info.as_mut(),
+        OperationRequest::ChangeVnfPkg(r) => r.vim_connection_info.as_mut(),
+        OperationRequest::ModifyInfo(r) => {
+            return r
+                .vim_connection_info
+                .iter_mut()
+                .flatten()
+                .filter_map(|(k, v)| v.as_mut().map(|v| (k.clone(), v)))
+                .collect();
+        }
+        OperationRequest::Terminate(_)
+        | OperationRequest::Heal(_)
+        | OperationRequest::Scale(_)
+        | OperationRequest::ScaleToLevel(_)
+        | OperationRequest::Operate(_) => None,
+    };
+    map.into_iter()
+        .flatten()
+        .map(|(k, v)| (k.clone(), v))
+        .collect()
+}
+
+/// The `vimId`s a stored request references.
+fn request_vim_ids(params: &OperationParams, out: &mut Vec<VimId>) {
+    let entries: Vec<&VimConnectionInfo> = match params {
+        OperationParams::Instantiate(r) => r
+            .vim_connection_info
+            .iter()
+            .flatten()
+            .map(|e| e.1)
+            .collect(),
+        OperationParams::ChangeFlavour(r) => r
+            .vim_connection_info
+            .iter()
+            .flatten()
+            .map(|e| e.1)
+            .collect(),
+        OperationParams::ChangeExtConn(r) => r
+            .vim_connection_info
+            .iter()
+            .flatten()
+            .map(|e| e.1)
+            .collect(),
+        OperationParams::ChangeVnfpkg(r) => r
+            .vim_connection_info
+            .iter()
+            .flatten()
+            .map(|e| e.1)
+            .collect(),
+        OperationParams::ModifyInfo(r) => r
+            .vim_connection_info
+            .iter()
+            .flatten()
+            .filter_map(|e| e.1.as_ref())
+            .collect(),
+        _ => Vec::new(),
+    };
+    out.extend(entries.into_iter().filter_map(|e| e.vim_id.clone()));
+}
+
+/// The `vimId`s an instance references.
+fn instance_vim_ids(instance: &VnfInstance) -> impl Iterator<Item = &VimId> {
+    instance
+        .vim_connection_info
+        .iter()
+        .flatten()
+        .filter_map(|(_, v)| v.vim_id.as_ref())
+}
+
+/// Seals every entry of `req` that carries inline `accessInfo` (see the module docs). On error
+/// the VIMs registered so far are deleted again and nothing else has been written.
+pub(crate) async fn seal_request(
+    inner: &Inner,
+    mut req: OperationRequest,
+    instance: &VnfInstance,
+) -> Result<(OperationRequest, Sealed), LcmError> {
+    let mut sealed = Sealed::default();
+    let current = instance.vim_connection_info.as_ref();
+    for (key, entry) in entries_mut(&mut req) {
+        if entry.access_info.as_ref().is_none_or(|a| a.is_empty()) {
+            continue;
+        }
+        let now = current.and_then(|m| m.get(&key));
+        match inner.vims.seal_inline(&key, entry, &instance.id, now).await {
+            Ok(s) => {
+                let reference = s.reference.access_info.is_none();
+                match (&s.reference.vim_id, s.created, reference) {
+                    (Some(id), true, _) => sealed.created.push(id.clone()),
+                    (Some(id), false, true) => sealed.reused.push(id.clone()),
+                    _ => {}
+                }
+                *entry = s.reference;
+            }
+            Err(e) => {
+                release_created(inner, &instance.id, &sealed).await;
+                return Err(e);
+            }
+        }
+    }
+    Ok((req, sealed))
+}
+
+/// Deletes the VIMs sealing registered for an operation that then did not start.
+pub(crate) async fn release_created(inner: &Inner, owner: &VnfInstanceId, sealed: &Sealed) {
+    if sealed.created.is_empty() {
+        return;
+    }
+    if let Err(e) = inner.vims.release_inline(owner, &sealed.created).await {
+        tracing::warn!(error = %e, "could not delete the VIMs sealed for an operation that did not start; they are deleted with the VNF identifier");
+    }
+}
+
+/// Whether the VIMs a request reuses are still referenced by the instance as it is now (an
+/// operation that ended between sealing and taking the instance's lock may have released
+/// them).
+pub(crate) fn still_referenced(sealed: &Sealed, instance: &VnfInstance) -> bool {
+    let now: Vec<&VimId> = instance_vim_ids(instance).collect();
+    sealed.reused.iter().all(|id| now.contains(&id))
+}
+
+/// After `occ` reached a final state: deletes the sealed VIMs that its request or the
+/// instance `before` it referenced and that `after` (the instance as the operation left it,
+/// when known) no longer does. Failures are logged, not returned: the operation has ended
+/// either way, and what is left is deleted with the VNF identifier.
+pub(crate) async fn release_after(
+    inner: &Inner,
+    occ: &VnfLcmOpOcc,
+    before: Option<&VnfInstance>,
+    after: Option<&VnfInstance>,
+) {
+    if !occ.operation_state.is_final() {
+        return;
+    }
+    let mut ids = Vec::new();
+    if let Ok(params) = occ.typed_operation_params() {
+        request_vim_ids(&params, &mut ids);
+    }
+    if let Some(b) = before {
+        ids.extend(instance_vim_ids(b).cloned());
+    }
+    if let Some(a) = after {
+        let kept: Vec<&VimId> = instance_vim_ids(a).collect();
+        ids.retain(|id| !kept.contains(&id));
+    }
+    ids.sort();
+    ids.dedup();
+    if ids.is_empty() {
+        return;
+    }
+    match inner.vims.release_inline(&occ.vnf_instance_id, &ids).await {
+        Ok(released) if !released.is_empty() => {
+            tracing::info!(
+                count = released.len(),
+                "deleted the sealed VIM credentials the instance no longer references"
+            );
+        }
+        Ok(_) => {}
+        Err(e) => tracing::warn!(
+            error = %e,
+            "could not delete sealed VIM credentials the instance no longer references; they are deleted with the VNF identifier"
+        ),
+    }
+}
+
+/// An instance as the API shows it: inline VIM secrets (stored as given by a directory without
+/// a registry) replaced by `"***"`.
+pub(crate) fn instance_view(mut instance: VnfInstance) -> VnfInstance {
+    for v in instance.vim_connection_info.iter_mut().flatten() {
+        redact_connection(v.1);
+    }
+    instance
+}
+
+/// An occurrence as the API shows it: inline VIM secrets in `operationParams` and
+/// `changedInfo` replaced by `"***"`.
+pub(crate) fn op_occ_view(mut occ: VnfLcmOpOcc) -> VnfLcmOpOcc {
+    if let Some(p) = occ.operation_params.as_mut() {
+        redact_vim_connections_in(p);
+    }
+    if let Some(c) = occ.changed_info.as_mut() {
+        for v in c.vim_connection_info.iter_mut().flatten() {
+            redact_connection(v.1);
+        }
+    }
+    occ
+}
+
+/// A journal row as the API shows it: inline VIM secrets of the instance recorded in a plan row
+/// replaced by `"***"`.
+pub(crate) fn journal_entry_view(mut entry: vnfm_store::JournalEntry) -> vnfm_store::JournalEntry {
+    if let Some(serde_json::Value::Object(before)) = entry.detail.get_mut("instanceBefore") {
+        redact_vim_connections_in(before);
+    }
+    entry
+}
