@@ -290,6 +290,23 @@ macro_rules! impl_sql_store {
                     .transpose()
             }
 
+            /// Why a write expecting record `id` at `expected` cannot go on, given the version
+            /// `found` in the store: the record is gone, or it is at another version.
+            fn stale(kind: &'static str, id: &str, expected: Version, found: Option<Version>) -> StoreError {
+                match found {
+                    None => StoreError::NotFound { kind, id: id.to_string() },
+                    Some(found) => StoreError::VersionMismatch { kind, id: id.to_string(), expected, found },
+                }
+            }
+
+            /// `Ok` when the record exists at `expected`.
+            fn expect_version(kind: &'static str, id: &str, expected: Version, found: Option<Version>) -> Result<()> {
+                match found {
+                    Some(found) if found == expected => Ok(()),
+                    other => Err(stale(kind, id, expected, other)),
+                }
+            }
+
             /// Compare-and-swap of an instance document inside the caller's transaction.
             async fn update_instance_tx(
                 conn: &mut $conn,
@@ -322,18 +339,7 @@ macro_rules! impl_sql_store {
                         instance.id.as_str(),
                     )
                     .await?;
-                    return Err(match found {
-                        None => StoreError::NotFound {
-                            kind: INSTANCE,
-                            id: instance.id.0.clone(),
-                        },
-                        Some(found) => StoreError::VersionMismatch {
-                            kind: INSTANCE,
-                            id: instance.id.0.clone(),
-                            expected,
-                            found,
-                        },
-                    });
+                    return Err(stale(INSTANCE, instance.id.as_str(), expected, found));
                 };
                 let version: i64 = row.try_get(0).map_err(backend)?;
                 write_instance_vims(conn, instance, false).await?;
@@ -586,23 +592,7 @@ macro_rules! impl_sql_store {
                         id.as_str(),
                     )
                     .await?;
-                    match found {
-                        None => {
-                            return Err(StoreError::NotFound {
-                                kind: INSTANCE,
-                                id: id.0.clone(),
-                            });
-                        }
-                        Some(found) if found != expected => {
-                            return Err(StoreError::VersionMismatch {
-                                kind: INSTANCE,
-                                id: id.0.clone(),
-                                expected,
-                                found,
-                            });
-                        }
-                        Some(_) => {}
-                    }
+                    expect_version(INSTANCE, id.as_str(), expected, found)?;
                     if let Some((op_occ_id, state)) = holder(&mut *tx, id.as_str()).await? {
                         return Err(StoreError::Conflict(Conflict::InstanceBusy {
                             instance_id: id.0.clone(),
@@ -1431,18 +1421,7 @@ macro_rules! impl_sql_store {
                             vim.id.as_str(),
                         )
                         .await?;
-                        return Err(match found {
-                            None => StoreError::NotFound {
-                                kind: VIM,
-                                id: vim.id.0.clone(),
-                            },
-                            Some(found) => StoreError::VersionMismatch {
-                                kind: VIM,
-                                id: vim.id.0.clone(),
-                                expected,
-                                found,
-                            },
-                        });
+                        return Err(stale(VIM, vim.id.as_str(), expected, found));
                     };
                     let version = Version(row.try_get::<i64, _>(0).map_err(backend)?);
                     tx.commit().await.map_err(backend)?;
@@ -1457,23 +1436,7 @@ macro_rules! impl_sql_store {
                         id.as_str(),
                     )
                     .await?;
-                    match found {
-                        None => {
-                            return Err(StoreError::NotFound {
-                                kind: VIM,
-                                id: id.0.clone(),
-                            });
-                        }
-                        Some(found) if found != expected => {
-                            return Err(StoreError::VersionMismatch {
-                                kind: VIM,
-                                id: id.0.clone(),
-                                expected,
-                                found,
-                            });
-                        }
-                        Some(_) => {}
-                    }
+                    expect_version(VIM, id.as_str(), expected, found)?;
                     let users = sqlx::query(
                         "SELECT instance_id FROM instance_vims WHERE vim_id = $1 \
                          ORDER BY instance_id LIMIT 5",
