@@ -521,3 +521,15 @@ mod tests {
         );
     }
 }
+
+/// A VNF package known to the VNFM: its `VnfPkgInfo` document (kept as JSON: the store does
+/// not interpret it) and, once onboarded, the `vnfdId` of its VNFD, unique among packages.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PackageRecord {
+    /// Package identifier (`vnfPkgId`).
+    pub id: String,
+    /// `vnfdId` of the package's VNFD, once known. Two packages never share one.
+    pub vnfd_id: Option<String>,
+    /// The `VnfPkgInfo` document.
+    pub info: Value,
+}

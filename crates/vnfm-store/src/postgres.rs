@@ -15,11 +15,14 @@ use crate::error::{StoreError, backend, redact_url};
 use crate::sql::{MigrationSource, impl_sql_store, migrate};
 
 /// The PostgreSQL schema migrations.
-pub(crate) const MIGRATIONS: &[MigrationSource] = &[(
-    1,
-    "init",
-    include_str!("../migrations/postgres/0001_init.sql"),
-)];
+pub(crate) const MIGRATIONS: &[MigrationSource] = &[
+    (1, "init", include_str!("../migrations/postgres/0001_init.sql")),
+    (
+        2,
+        "packages",
+        include_str!("../migrations/postgres/0002_packages.sql"),
+    ),
+];
 
 /// Default size of the connection pool.
 pub const DEFAULT_MAX_CONNECTIONS: u32 = 10;

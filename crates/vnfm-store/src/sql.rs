@@ -135,7 +135,7 @@ macro_rules! impl_sql_store {
             use crate::error::{backend, Conflict, StoreError};
             use crate::model::{
                 enum_str, page_size, parse_state, state_str, InstanceQuery, JournalEntry, Lease,
-                NameFilter, NewOutboxRow, OpOccQuery, OutboxRow, OutboxStatus, Page, StepOutcome,
+                NameFilter, NewOutboxRow, OpOccQuery, OutboxRow, OutboxStatus, PackageRecord, Page, StepOutcome,
                 StepRecord, StepWritten, SubscriptionRecord, Timestamp, Version, VimRecord,
             };
             use crate::sql::{from_json, is_unique_violation, now_ms, to_json, vim_ids};
@@ -145,6 +145,39 @@ macro_rules! impl_sql_store {
             const OP_OCC: &str = "op-occ";
             const SUBSCRIPTION: &str = "subscription";
             const VIM: &str = "VIM";
+            const PACKAGE: &str = "VNF package";
+            const PACKAGE_VNFD: &str = "VNF package for vnfdId";
+
+            fn package_row(row: &<$db as sqlx::Database>::Row) -> Result<(PackageRecord, Version)> {
+                let id: String = row.try_get(0).map_err(backend)?;
+                let info: String = row.try_get(2).map_err(backend)?;
+                let version: i64 = row.try_get(3).map_err(backend)?;
+                Ok((
+                    PackageRecord {
+                        info: from_json(PACKAGE, &id, &info)?,
+                        vnfd_id: row.try_get(1).map_err(backend)?,
+                        id,
+                    },
+                    Version(version),
+                ))
+            }
+
+            /// A unique violation on `vnf_packages` is a taken id or a taken vnfdId.
+            fn package_conflict(e: sqlx::Error, package: &PackageRecord) -> StoreError {
+                if is_unique_violation(&e) {
+                    let vnfd_taken = e.to_string().contains("vnfd_id");
+                    StoreError::Conflict(Conflict::AlreadyExists {
+                        kind: if vnfd_taken { PACKAGE_VNFD } else { PACKAGE },
+                        id: if vnfd_taken {
+                            package.vnfd_id.clone().unwrap_or_default()
+                        } else {
+                            package.id.clone()
+                        },
+                    })
+                } else {
+                    backend(e)
+                }
+            }
             const OUTBOX: &str = "outbox row";
 
             fn instance_row(row: &<$db as sqlx::Database>::Row) -> Result<(VnfInstance, Version)> {
@@ -1499,6 +1532,156 @@ macro_rules! impl_sql_store {
                     .iter()
                     .map(|r| r.try_get::<String, _>(0).map(VnfInstanceId).map_err(backend))
                     .collect()
+                }
+
+                async fn create_package(&self, package: &PackageRecord) -> Result<Version> {
+                    let info = to_json(PACKAGE, &package.info)?;
+                    let now = now_ms();
+                    let mut tx = self.begin_write().await?;
+                    sqlx::query(
+                        "INSERT INTO vnf_packages (id, vnfd_id, info, version, created_at, updated_at) \
+                         VALUES ($1, $2, $3, 1, $4, $4)",
+                    )
+                    .bind(package.id.as_str())
+                    .bind(package.vnfd_id.as_deref())
+                    .bind(info)
+                    .bind(now)
+                    .execute(&mut *tx)
+                    .await
+                    .map_err(|e| package_conflict(e, package))?;
+                    tx.commit().await.map_err(backend)?;
+                    Ok(Version::FIRST)
+                }
+
+                async fn get_package(&self, id: &str) -> Result<Option<(PackageRecord, Version)>> {
+                    sqlx::query("SELECT id, vnfd_id, info, version FROM vnf_packages WHERE id = $1")
+                        .bind(id)
+                        .fetch_optional(self.reader())
+                        .await
+                        .map_err(backend)?
+                        .as_ref()
+                        .map(package_row)
+                        .transpose()
+                }
+
+                async fn package_by_vnfd(&self, vnfd_id: &str) -> Result<Option<(PackageRecord, Version)>> {
+                    sqlx::query("SELECT id, vnfd_id, info, version FROM vnf_packages WHERE vnfd_id = $1")
+                        .bind(vnfd_id)
+                        .fetch_optional(self.reader())
+                        .await
+                        .map_err(backend)?
+                        .as_ref()
+                        .map(package_row)
+                        .transpose()
+                }
+
+                async fn update_package(&self, package: &PackageRecord, expected: Version) -> Result<Version> {
+                    let info = to_json(PACKAGE, &package.info)?;
+                    let mut tx = self.begin_write().await?;
+                    let row = sqlx::query(
+                        "UPDATE vnf_packages SET vnfd_id = $3, info = $4, version = version + 1, \
+                         updated_at = $5 WHERE id = $1 AND version = $2 RETURNING version",
+                    )
+                    .bind(package.id.as_str())
+                    .bind(expected.0)
+                    .bind(package.vnfd_id.as_deref())
+                    .bind(info)
+                    .bind(now_ms())
+                    .fetch_optional(&mut *tx)
+                    .await
+                    .map_err(|e| package_conflict(e, package))?;
+                    let Some(row) = row else {
+                        let found = locked_version(
+                            &mut tx,
+                            "SELECT version FROM vnf_packages WHERE id = $1",
+                            package.id.as_str(),
+                        )
+                        .await?;
+                        return Err(stale(PACKAGE, package.id.as_str(), expected, found));
+                    };
+                    let version = Version(row.try_get::<i64, _>(0).map_err(backend)?);
+                    tx.commit().await.map_err(backend)?;
+                    Ok(version)
+                }
+
+                async fn delete_package(&self, id: &str, expected: Version) -> Result<()> {
+                    let mut tx = self.begin_write().await?;
+                    let found = locked_version(
+                        &mut tx,
+                        concat!("SELECT version FROM vnf_packages WHERE id = $1", $for_update),
+                        id,
+                    )
+                    .await?;
+                    expect_version(PACKAGE, id, expected, found)?;
+                    sqlx::query("DELETE FROM vnf_package_content WHERE id = $1")
+                        .bind(id)
+                        .execute(&mut *tx)
+                        .await
+                        .map_err(backend)?;
+                    sqlx::query("DELETE FROM vnf_packages WHERE id = $1")
+                        .bind(id)
+                        .execute(&mut *tx)
+                        .await
+                        .map_err(backend)?;
+                    tx.commit().await.map_err(backend)?;
+                    Ok(())
+                }
+
+                async fn list_packages(&self, after: Option<&str>, limit: u32) -> Result<Page<PackageRecord>> {
+                    let limit = page_size(Some(limit));
+                    let rows = sqlx::query(
+                        "SELECT id, vnfd_id, info, version FROM vnf_packages \
+                         WHERE id > $1 ORDER BY id LIMIT $2",
+                    )
+                    .bind(after.unwrap_or(""))
+                    .bind(limit + 1)
+                    .fetch_all(self.reader())
+                    .await
+                    .map_err(backend)?;
+                    let mut items = rows
+                        .iter()
+                        .map(|r| package_row(r).map(|(p, _)| p))
+                        .collect::<Result<Vec<_>>>()?;
+                    let next = if items.len() as i64 > limit {
+                        items.truncate(limit as usize);
+                        items.last().map(|p| p.id.clone())
+                    } else {
+                        None
+                    };
+                    Ok(Page { items, next })
+                }
+
+                async fn put_package_content(&self, id: &str, content: &[u8]) -> Result<()> {
+                    let mut tx = self.begin_write().await?;
+                    let found = locked_version(
+                        &mut tx,
+                        concat!("SELECT version FROM vnf_packages WHERE id = $1", $for_update),
+                        id,
+                    )
+                    .await?;
+                    if found.is_none() {
+                        return Err(StoreError::NotFound { kind: PACKAGE, id: id.to_owned() });
+                    }
+                    sqlx::query(
+                        "INSERT INTO vnf_package_content (id, content) VALUES ($1, $2) \
+                         ON CONFLICT (id) DO UPDATE SET content = excluded.content",
+                    )
+                    .bind(id)
+                    .bind(content)
+                    .execute(&mut *tx)
+                    .await
+                    .map_err(backend)?;
+                    tx.commit().await.map_err(backend)?;
+                    Ok(())
+                }
+
+                async fn get_package_content(&self, id: &str) -> Result<Option<Vec<u8>>> {
+                    let row = sqlx::query("SELECT content FROM vnf_package_content WHERE id = $1")
+                        .bind(id)
+                        .fetch_optional(self.reader())
+                        .await
+                        .map_err(backend)?;
+                    row.map(|r| r.try_get::<Vec<u8>, _>(0).map_err(backend)).transpose()
                 }
 
                 async fn schema_version(&self) -> Result<i64> {

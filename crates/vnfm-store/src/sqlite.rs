@@ -30,11 +30,14 @@ use crate::error::{StoreError, backend};
 use crate::sql::{MigrationSource, impl_sql_store, migrate};
 
 /// The SQLite schema migrations.
-pub(crate) const MIGRATIONS: &[MigrationSource] = &[(
-    1,
-    "init",
-    include_str!("../migrations/sqlite/0001_init.sql"),
-)];
+pub(crate) const MIGRATIONS: &[MigrationSource] = &[
+    (1, "init", include_str!("../migrations/sqlite/0001_init.sql")),
+    (
+        2,
+        "packages",
+        include_str!("../migrations/sqlite/0002_packages.sql"),
+    ),
+];
 
 /// Page cache of the writer connection: index pages of large tables stay in memory, which
 /// keeps inserts at several thousand per second on a 50,000-instance table.

@@ -8,7 +8,7 @@ use vnfm_types::{SubscriptionId, VimId, VnfInstance, VnfInstanceId, VnfLcmOpOcc,
 use crate::error::StoreError;
 use crate::model::{
     InstanceQuery, JournalEntry, Lease, NewOutboxRow, OpOccQuery, OutboxRow, Page, StepRecord,
-    StepWritten, SubscriptionRecord, Timestamp, Version, VimRecord,
+    PackageRecord, StepWritten, SubscriptionRecord, Timestamp, Version, VimRecord,
 };
 
 /// Result of store operations.
@@ -244,6 +244,35 @@ pub trait Store: Send + Sync {
 
     /// Instances whose `vimConnectionInfo` references the VIM, ordered by id.
     async fn instances_using_vim(&self, vim_id: &VimId) -> Result<Vec<VnfInstanceId>>;
+
+    // ----- VNF packages -----
+
+    /// Stores a new package at [`Version::FIRST`]. [`crate::Conflict::AlreadyExists`] if the id,
+    /// or the `vnfd_id` (kind `VNF package for vnfdId`), is taken.
+    async fn create_package(&self, package: &PackageRecord) -> Result<Version>;
+
+    /// The package and its version.
+    async fn get_package(&self, id: &str) -> Result<Option<(PackageRecord, Version)>>;
+
+    /// The package whose VNFD has `vnfd_id`.
+    async fn package_by_vnfd(&self, vnfd_id: &str) -> Result<Option<(PackageRecord, Version)>>;
+
+    /// Replaces the package record if its version is still `expected`.
+    /// [`crate::Conflict::AlreadyExists`] if another package has the same `vnfd_id`.
+    async fn update_package(&self, package: &PackageRecord, expected: Version) -> Result<Version>;
+
+    /// Deletes the package and its content if its version is still `expected`.
+    async fn delete_package(&self, id: &str, expected: Version) -> Result<()>;
+
+    /// One page of packages, ordered by id.
+    async fn list_packages(&self, after: Option<&str>, limit: u32) -> Result<Page<PackageRecord>>;
+
+    /// Stores (or replaces) the content (zip bytes) of an existing package.
+    /// [`StoreError::NotFound`] if the package does not exist.
+    async fn put_package_content(&self, id: &str, content: &[u8]) -> Result<()>;
+
+    /// The content of the package, if uploaded.
+    async fn get_package_content(&self, id: &str) -> Result<Option<Vec<u8>>>;
 
     // ----- Schema -----
 

@@ -11,7 +11,7 @@ use futures_util::StreamExt;
 use serde_json::json;
 use vnfm_store::{
     Conflict, InstanceQuery, JournalStep, Lease, NameFilter, NewOutboxRow, OpOccQuery,
-    OutboxStatus, StepOutcome, StepRecord, Store, StoreError, SubscriptionRecord, Timestamp,
+    OutboxStatus, PackageRecord, StepOutcome, StepRecord, Store, StoreError, SubscriptionRecord, Timestamp,
     Version, VimRecord, canonical_filter,
 };
 use vnfm_types::{
@@ -67,6 +67,7 @@ store_tests!(
     subscriptions_round_trip_and_detect_duplicates,
     vims_and_the_index_of_instances_using_them,
     migrations_apply_on_empty_and_refuse_newer_schema,
+    packages_round_trip_with_unique_vnfd_and_content,
 );
 
 const T0: Timestamp = Timestamp(1_000_000);
@@ -1465,20 +1466,20 @@ async fn vims_and_the_index_of_instances_using_them(db: &TestDb) {
 }
 
 async fn migrations_apply_on_empty_and_refuse_newer_schema(db: &TestDb) {
-    assert_eq!(db.store.schema_version().await.unwrap(), 1);
+    assert_eq!(db.store.schema_version().await.unwrap(), 2);
     // Opening an up-to-date database again is a no-op.
     let again = db.reopen().await.unwrap();
-    assert_eq!(again.schema_version().await.unwrap(), 1);
+    assert_eq!(again.schema_version().await.unwrap(), 2);
     drop(again);
 
-    db.fake_future_migration(2).await;
+    db.fake_future_migration(3).await;
     let err = match db.reopen().await {
         Ok(_) => panic!("a database from a newer build was opened"),
         Err(e) => e,
     };
     match &err {
         StoreError::SchemaTooNew { found, supported } => {
-            assert_eq!((*found, *supported), (2, 1));
+            assert_eq!((*found, *supported), (3, 2));
         }
         other => panic!("{other:?}"),
     }
@@ -1486,6 +1487,70 @@ async fn migrations_apply_on_empty_and_refuse_newer_schema(db: &TestDb) {
         err.to_string().contains("newer than this build supports"),
         "{err}"
     );
+}
+
+async fn packages_round_trip_with_unique_vnfd_and_content(db: &TestDb) {
+    let store = &db.store;
+    let mut a = PackageRecord {
+        id: "pkg-a".into(),
+        vnfd_id: None,
+        info: serde_json::json!({"id": "pkg-a", "onboardingState": "CREATED"}),
+    };
+    assert_eq!(store.create_package(&a).await.unwrap(), Version::FIRST);
+    let again = store.create_package(&a).await.unwrap_err();
+    assert!(
+        matches!(&again, StoreError::Conflict(Conflict::AlreadyExists { kind: "VNF package", id }) if id == "pkg-a"),
+        "{again:?}"
+    );
+    assert_eq!(store.get_package_content("pkg-a").await.unwrap(), None);
+    let missing = store.put_package_content("nope", b"x").await.unwrap_err();
+    assert!(matches!(missing, StoreError::NotFound { .. }), "{missing:?}");
+
+    // Content is stored byte for byte and replaced on a second upload.
+    let bytes: Vec<u8> = (0..=255u8).cycle().take(300_000).collect();
+    store.put_package_content("pkg-a", &bytes).await.unwrap();
+    store.put_package_content("pkg-a", &bytes[..1000]).await.unwrap();
+    assert_eq!(
+        store.get_package_content("pkg-a").await.unwrap().as_deref(),
+        Some(&bytes[..1000])
+    );
+
+    a.vnfd_id = Some("vnfd-1".into());
+    a.info["onboardingState"] = "ONBOARDED".into();
+    let v2 = store.update_package(&a, Version::FIRST).await.unwrap();
+    assert_eq!(v2, Version(2));
+    let stale = store.update_package(&a, Version::FIRST).await.unwrap_err();
+    assert!(matches!(stale, StoreError::VersionMismatch { .. }), "{stale:?}");
+    let (found, version) = store.package_by_vnfd("vnfd-1").await.unwrap().unwrap();
+    assert_eq!((found.id.as_str(), version), ("pkg-a", v2));
+    assert_eq!(found.info["onboardingState"], "ONBOARDED");
+
+    // A second package with the same vnfdId is refused, naming the vnfdId.
+    let mut b = PackageRecord {
+        id: "pkg-b".into(),
+        vnfd_id: None,
+        info: serde_json::json!({"id": "pkg-b"}),
+    };
+    store.create_package(&b).await.unwrap();
+    b.vnfd_id = Some("vnfd-1".into());
+    let dup = store.update_package(&b, Version::FIRST).await.unwrap_err();
+    assert!(
+        matches!(&dup, StoreError::Conflict(Conflict::AlreadyExists { kind: "VNF package for vnfdId", id }) if id == "vnfd-1"),
+        "{dup:?}"
+    );
+
+    let page = store.list_packages(None, 1).await.unwrap();
+    assert_eq!(page.items.len(), 1);
+    assert_eq!(page.items[0].id, "pkg-a");
+    let rest = store.list_packages(page.next.as_deref(), 1).await.unwrap();
+    assert_eq!(rest.items[0].id, "pkg-b");
+    assert_eq!(rest.next, None);
+
+    let stale = store.delete_package("pkg-a", Version::FIRST).await.unwrap_err();
+    assert!(matches!(stale, StoreError::VersionMismatch { .. }), "{stale:?}");
+    store.delete_package("pkg-a", v2).await.unwrap();
+    assert_eq!(store.get_package("pkg-a").await.unwrap(), None);
+    assert_eq!(store.get_package_content("pkg-a").await.unwrap(), None);
 }
 
 // ----- Backend-specific -----
@@ -1712,7 +1777,7 @@ async fn concurrent_first_opens_of_one_sqlite_file_both_succeed() {
             .collect();
         for o in opens {
             let store = o.await.unwrap().unwrap();
-            assert_eq!(store.schema_version().await.unwrap(), 1);
+            assert_eq!(store.schema_version().await.unwrap(), 2);
         }
     }
 }
