@@ -29,6 +29,7 @@ pub mod ids;
 pub mod instance;
 pub mod notification;
 pub mod op_occ;
+pub mod package;
 pub mod requests;
 pub mod subscription;
 pub mod v1;
@@ -38,6 +39,7 @@ pub use ids::*;
 pub use instance::*;
 pub use notification::*;
 pub use op_occ::*;
+pub use package::*;
 pub use requests::*;
 pub use subscription::*;
 
