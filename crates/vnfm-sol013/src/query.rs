@@ -45,8 +45,8 @@ impl ListParams {
     /// `name[=value]` pairs, percent-encoded, `+` for a space.
     ///
     /// `all_fields` and `exclude_default` are flags and take no value (`exclude_default` or
-    /// `exclude_default=`); `filter`, `fields`, `exclude_fields` and
-    /// `nextpage_opaque_marker` need a non-empty value.
+    /// `exclude_default=`); `fields`, `exclude_fields` and `nextpage_opaque_marker` need a
+    /// non-empty value; `filter` without a value (or empty) means no filter.
     ///
     /// # Errors
     /// [`Sol013Error::QuerySyntax`] (malformed percent-encoding, non-UTF-8, a flag with a
@@ -125,6 +125,9 @@ impl ListParams {
                         exclude_default = true;
                     }
                 }
+                // A `filter` without a value filters nothing: the ETSI conformance suite for
+                // SOL003 v2.6.1 (test 7.3.1.17.5) sends `?filter` and expects 200.
+                "filter" if value.as_deref().is_none_or(str::is_empty) => {}
                 _ => {
                     let v = value.filter(|v| !v.is_empty()).ok_or_else(|| {
                         Sol013Error::QuerySyntax {
@@ -288,6 +291,15 @@ mod tests {
                 ("x".into(), Some("2".into()))
             ]
         );
+        for q in ["filter", "filter="] {
+            assert_eq!(ListParams::from_query(q).map(|p| p.filter), Ok(None), "{q}");
+        }
+        assert!(matches!(
+            ListParams::from_query("filter&filter="),
+            Err(Sol013Error::RepeatedParameter {
+                parameter: "filter"
+            })
+        ));
         let p = ListParams::from_query("").expect("empty");
         assert_eq!(p, ListParams::default());
         assert!(p.selector.is_default());
@@ -314,8 +326,6 @@ mod tests {
             ("filter=%2", "filter"),
             ("filter=%zz", "filter"),
             ("filter=%FF", "filter"),
-            ("filter", "filter"),
-            ("filter=", "filter"),
             ("fields=", "fields"),
             ("exclude_fields", "exclude_fields"),
             ("nextpage_opaque_marker=", "nextpage_opaque_marker"),
