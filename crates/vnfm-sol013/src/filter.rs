@@ -173,6 +173,11 @@ fn path_string(path: &[Segment]) -> String {
 }
 
 /// One simple filter expression: `(op,path,values...)`.
+///
+/// Pushing a term down to a database: on a column holding a top-level string attribute
+/// that never holds a date-time (ids, states, names), `eq`/`in` are plain string equality
+/// and `neq`/`nin` are `<>`/`NOT IN` with `NULL` rows excluded, exactly as evaluated here.
+/// Date-time strings compare as instants here, numbers numerically.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Term {
     /// The operator.

@@ -3,6 +3,7 @@
 
 use serde_json::{Map, Value};
 
+use crate::error::echo;
 use crate::filter::Segment;
 
 /// Most `$ref`/combinator hops followed for one path (recursive types end here, accepted).
@@ -46,20 +47,13 @@ pub(crate) fn lookup<'s>(schema: &'s Value, path: &[Segment]) -> Result<Kinds<'s
         Ok(kinds)
     } else {
         let (at, why) = w.miss.unwrap_or((0, "not found"));
-        let seg = path.get(at).map_or_else(String::new, |s| s.to_string());
+        let seg = path.get(at).map_or_else(String::new, ToString::to_string);
         Err(if at == 0 {
-            format!(
-                "'{}' is {why} at the top level",
-                crate::error::echo(&seg).trim_matches('\'')
-            )
+            format!("{} is {why} at the top level", echo(&seg))
         } else {
             let mut parent = String::new();
             let _ = crate::filter::write_path(&mut parent, &path[..at]);
-            format!(
-                "'{}' is {why} in '{}'",
-                crate::error::echo(&seg).trim_matches('\''),
-                crate::error::echo(&parent).trim_matches('\'')
-            )
+            format!("{} is {why} in {}", echo(&seg), echo(&parent))
         })
     }
 }
