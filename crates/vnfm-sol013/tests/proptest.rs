@@ -1,4 +1,5 @@
-//! Property tests: hostile input never panics, and Display/parse round-trip.
+//! Property tests: hostile input never panics, and Display/parse round-trip. The number of
+//! cases follows `PROPTEST_CASES` (256 by default, as `scripts/test.sh` sets it).
 
 use proptest::prelude::*;
 use serde_json::json;
@@ -54,8 +55,6 @@ fn term() -> impl Strategy<Value = Term> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(2000))]
-
     #[test]
     fn parse_never_panics_and_round_trips(s in grammar_soup()) {
         if let Ok(f) = Filter::parse(&s) {
