@@ -1,0 +1,385 @@
+//! Reading the SOL013 parameters of a list request from its raw URL query string.
+
+use serde_json::Value;
+
+use crate::error::{Sol013Error, echo};
+use crate::filter::Filter;
+use crate::paging::MAX_MARKER_LEN;
+use crate::selector::Selector;
+
+/// Longest accepted raw query string, in bytes.
+pub const MAX_QUERY_LEN: usize = 32 * 1024;
+/// Most `&`-separated parameters in one query string.
+pub const MAX_QUERY_PARAMS: usize = 64;
+
+/// The SOL013 parameters of a GET on a list resource, validated.
+///
+/// ```
+/// use vnfm_sol013::{ListParams, Selector};
+///
+/// let p = ListParams::from_query(
+///     "filter=(eq,vnfProvider,'ACME%2C%20Inc.')&fields=instantiatedVnfInfo&exclude_default&page=2",
+/// )?;
+/// assert_eq!(p.filter.as_ref().map(|f| f.terms()[0].values[0].as_str()), Some("ACME, Inc."));
+/// assert!(matches!(p.selector, Selector::Fields { exclude_default: true, .. }));
+/// // Parameters outside SOL013 are left for the caller to accept or refuse.
+/// assert_eq!(p.other, [("page".to_owned(), Some("2".to_owned()))]);
+/// # Ok::<(), vnfm_sol013::Sol013Error>(())
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ListParams {
+    /// The `filter` parameter, parsed.
+    pub filter: Option<Filter>,
+    /// The attribute selector (`Selector::Default` when none was given).
+    pub selector: Selector,
+    /// The `nextpage_opaque_marker`, as given (decode it with [`crate::Marker::decode`] and
+    /// [`ListParams::fingerprint`]).
+    pub marker: Option<String>,
+    /// Every other parameter, percent-decoded, in order: `(name, value)`, `None` for a
+    /// parameter without `=`.
+    pub other: Vec<(String, Option<String>)>,
+}
+
+impl ListParams {
+    /// Parses a raw query string (without or with the leading `?`): `&`-separated
+    /// `name[=value]` pairs, percent-encoded, `+` for a space.
+    ///
+    /// `all_fields` and `exclude_default` are flags and take no value (`exclude_default` or
+    /// `exclude_default=`); `fields`, `exclude_fields` and `nextpage_opaque_marker` need a
+    /// non-empty value; `filter` without a value (or empty) means no filter.
+    ///
+    /// # Errors
+    /// [`Sol013Error::QuerySyntax`] (malformed percent-encoding, non-UTF-8, a flag with a
+    /// value, a missing value, too long), [`Sol013Error::RepeatedParameter`], and the errors
+    /// of [`Filter::parse`] and [`Selector::from_params`].
+    pub fn from_query(query: &str) -> Result<ListParams, Sol013Error> {
+        let query = query.strip_prefix('?').unwrap_or(query);
+        if query.len() > MAX_QUERY_LEN {
+            return Err(Sol013Error::QuerySyntax {
+                parameter: "query".into(),
+                reason: format!("the query string is longer than {MAX_QUERY_LEN} bytes"),
+            });
+        }
+        let mut filter: Option<String> = None;
+        let mut all_fields = false;
+        let mut fields: Option<String> = None;
+        let mut exclude_fields: Option<String> = None;
+        let mut exclude_default = false;
+        let mut marker: Option<String> = None;
+        let mut other = Vec::new();
+        let mut seen: Vec<&'static str> = Vec::new();
+        for (count, pair) in query.split('&').filter(|p| !p.is_empty()).enumerate() {
+            if count == MAX_QUERY_PARAMS {
+                return Err(Sol013Error::QuerySyntax {
+                    parameter: "query".into(),
+                    reason: format!("more than {MAX_QUERY_PARAMS} parameters"),
+                });
+            }
+            let (raw_name, raw_value) = split_pair(pair);
+            let name = decode_component(raw_name).map_err(|reason| Sol013Error::QuerySyntax {
+                parameter: echo(raw_name),
+                reason: format!("the parameter name {reason}"),
+            })?;
+            let known: Option<&'static str> = [
+                "filter",
+                "all_fields",
+                "fields",
+                "exclude_fields",
+                "exclude_default",
+                "nextpage_opaque_marker",
+            ]
+            .into_iter()
+            .find(|k| *k == name);
+            let value = match raw_value {
+                None => None,
+                Some(v) => {
+                    Some(
+                        decode_component(v).map_err(|reason| Sol013Error::QuerySyntax {
+                            parameter: known.map_or_else(|| echo(&name), str::to_owned),
+                            reason: format!("the value {reason}"),
+                        })?,
+                    )
+                }
+            };
+            let Some(known) = known else {
+                other.push((name, value));
+                continue;
+            };
+            if seen.contains(&known) {
+                return Err(Sol013Error::RepeatedParameter { parameter: known });
+            }
+            seen.push(known);
+            match known {
+                "all_fields" | "exclude_default" => {
+                    if value.as_deref().is_some_and(|v| !v.is_empty()) {
+                        return Err(Sol013Error::QuerySyntax {
+                            parameter: known.into(),
+                            reason: format!(
+                                "{known} is a flag and takes no value; give it as {known} alone"
+                            ),
+                        });
+                    }
+                    if known == "all_fields" {
+                        all_fields = true;
+                    } else {
+                        exclude_default = true;
+                    }
+                }
+                // A `filter` without a value filters nothing: the ETSI conformance suite for
+                // SOL003 v2.6.1 (test 7.3.1.17.5) sends `?filter` and expects 200.
+                "filter" if value.as_deref().is_none_or(str::is_empty) => {}
+                _ => {
+                    let v = value.filter(|v| !v.is_empty()).ok_or_else(|| {
+                        Sol013Error::QuerySyntax {
+                            parameter: known.into(),
+                            reason: format!("{known} needs a value ({known}=...)"),
+                        }
+                    })?;
+                    match known {
+                        "filter" => filter = Some(v),
+                        "fields" => fields = Some(v),
+                        "exclude_fields" => exclude_fields = Some(v),
+                        _ => {
+                            if v.len() > MAX_MARKER_LEN {
+                                return Err(Sol013Error::InvalidMarker {
+                                    reason: "the marker is longer than any this server issues",
+                                });
+                            }
+                            marker = Some(v);
+                        }
+                    }
+                }
+            }
+        }
+        Ok(ListParams {
+            filter: filter.as_deref().map(Filter::parse).transpose()?,
+            selector: Selector::from_params(
+                all_fields,
+                fields.as_deref(),
+                exclude_fields.as_deref(),
+                exclude_default,
+            )?,
+            marker,
+            other,
+        })
+    }
+
+    /// Checks the filter and the selector paths against the resource's JSON Schema (see
+    /// [`Filter::check_attributes`]).
+    ///
+    /// # Errors
+    /// The errors of [`Filter::check_attributes`] and [`Selector::check_attributes`].
+    pub fn check_attributes(&self, schema: &Value) -> Result<(), Sol013Error> {
+        if let Some(f) = &self.filter {
+            f.check_attributes(schema)?;
+        }
+        self.selector.check_attributes(schema)
+    }
+
+    /// A canonical text of everything that decides which items a page holds and what they
+    /// look like: the filter, the selector and the other parameters (sorted). Two requests
+    /// that differ only in spelling (quoting, percent-encoding, parameter order, the marker)
+    /// have the same fingerprint. Bind paging markers to it.
+    pub fn fingerprint(&self) -> String {
+        let mut s = String::from("filter=");
+        if let Some(f) = &self.filter {
+            s.push_str(&f.to_string());
+        }
+        s.push('\n');
+        s.push_str(&self.selector.to_string());
+        let mut other: Vec<String> = self
+            .other
+            .iter()
+            .map(|(n, v)| match v {
+                Some(v) => format!("\n{n:?}={v:?}"),
+                None => format!("\n{n:?}"),
+            })
+            .collect();
+        other.sort();
+        other.into_iter().for_each(|o| s.push_str(&o));
+        s
+    }
+}
+
+/// Splits `name=value` at the first `=`; `None` for the value when there is no `=`.
+pub(crate) fn split_pair(pair: &str) -> (&str, Option<&str>) {
+    match pair.split_once('=') {
+        Some((n, v)) => (n, Some(v)),
+        None => (pair, None),
+    }
+}
+
+fn hex(b: u8) -> Option<u8> {
+    match b {
+        b'0'..=b'9' => Some(b - b'0'),
+        b'a'..=b'f' => Some(b - b'a' + 10),
+        b'A'..=b'F' => Some(b - b'A' + 10),
+        _ => None,
+    }
+}
+
+/// Percent-decodes one query component (`+` is a space). The error completes a sentence
+/// about the component ("the value ...").
+pub(crate) fn decode_component(s: &str) -> Result<String, String> {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'+' => {
+                out.push(b' ');
+                i += 1;
+            }
+            b'%' => {
+                let (Some(h), Some(l)) = (
+                    b.get(i + 1).copied().and_then(hex),
+                    b.get(i + 2).copied().and_then(hex),
+                ) else {
+                    return Err(format!(
+                        "has a malformed percent-encoding at byte {i} (write % as %25, and each escape as % and two hex digits)"
+                    ));
+                };
+                out.push(h << 4 | l);
+                i += 3;
+            }
+            c => {
+                out.push(c);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8(out).map_err(|e| {
+        format!(
+            "is not UTF-8 once percent-decoded (byte {} of the decoded text)",
+            e.utf8_error().valid_up_to()
+        )
+    })
+}
+
+/// Appends `s` percent-encoded: everything but RFC 3986 unreserved characters is escaped.
+pub(crate) fn encode_component(out: &mut String, s: &str) {
+    const HEX: &[u8; 16] = b"0123456789ABCDEF";
+    for &b in s.as_bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
+            out.push(char::from(b));
+        } else {
+            out.push('%');
+            out.push(char::from(HEX[usize::from(b >> 4)]));
+            out.push(char::from(HEX[usize::from(b & 15)]));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn recognises_the_sol013_parameters() {
+        let p = ListParams::from_query(
+            "?filter=%28eq%2Cid%2Ca+b%29&all_fields&nextpage_opaque_marker=abc&x=1&y&x=2",
+        )
+        .expect("valid");
+        assert_eq!(p.filter.expect("filter").terms()[0].values, ["a b"]);
+        assert_eq!(p.selector, Selector::AllFields);
+        assert_eq!(p.marker.as_deref(), Some("abc"));
+        assert_eq!(
+            p.other,
+            [
+                ("x".into(), Some("1".into())),
+                ("y".into(), None),
+                ("x".into(), Some("2".into()))
+            ]
+        );
+        for q in ["filter", "filter="] {
+            assert_eq!(ListParams::from_query(q).map(|p| p.filter), Ok(None), "{q}");
+        }
+        assert!(matches!(
+            ListParams::from_query("filter&filter="),
+            Err(Sol013Error::RepeatedParameter {
+                parameter: "filter"
+            })
+        ));
+        let p = ListParams::from_query("").expect("empty");
+        assert_eq!(p, ListParams::default());
+        assert!(p.selector.is_default());
+        let p = ListParams::from_query("exclude_default=&fields=a,b/c").expect("valid");
+        assert!(
+            matches!(p.selector, Selector::Fields { exclude_default: true, ref fields } if fields.len() == 2)
+        );
+    }
+
+    #[test]
+    fn malformed_parameters_are_named() {
+        for (q, param) in [
+            ("filter=(eq,a,1)&filter=(eq,b,2)", "filter"),
+            ("exclude_default&exclude_default", "exclude_default"),
+            ("fields=a&fields=b", "fields"),
+        ] {
+            assert_eq!(
+                ListParams::from_query(q),
+                Err(Sol013Error::RepeatedParameter { parameter: param }),
+                "{q}"
+            );
+        }
+        for (q, param) in [
+            ("filter=%2", "filter"),
+            ("filter=%zz", "filter"),
+            ("filter=%FF", "filter"),
+            ("fields=", "fields"),
+            ("exclude_fields", "exclude_fields"),
+            ("nextpage_opaque_marker=", "nextpage_opaque_marker"),
+            ("all_fields=true", "all_fields"),
+            ("exclude_default=1", "exclude_default"),
+        ] {
+            match ListParams::from_query(q) {
+                Err(Sol013Error::QuerySyntax { parameter, .. }) => {
+                    assert_eq!(parameter, param, "{q}")
+                }
+                other => panic!("{q}: {other:?}"),
+            }
+        }
+        assert!(matches!(
+            ListParams::from_query("a%zz=1"),
+            Err(Sol013Error::QuerySyntax { .. })
+        ));
+        assert!(matches!(
+            ListParams::from_query("all_fields&exclude_default"),
+            Err(Sol013Error::SelectorCombination { .. })
+        ));
+        assert!(matches!(
+            ListParams::from_query("filter=(eq,a"),
+            Err(Sol013Error::FilterSyntax { .. })
+        ));
+        let long = "x=1&".repeat(MAX_QUERY_PARAMS + 1);
+        assert!(matches!(
+            ListParams::from_query(&long),
+            Err(Sol013Error::QuerySyntax { .. })
+        ));
+        assert!(ListParams::from_query(&"a".repeat(MAX_QUERY_LEN + 1)).is_err());
+    }
+
+    #[test]
+    fn fingerprint_ignores_spelling_and_the_marker() {
+        let a =
+            ListParams::from_query("filter=(eq,a,'x')&fields=b&x=1&y=2&nextpage_opaque_marker=m1")
+                .expect("a");
+        let b = ListParams::from_query("y=2&fields=b&filter=%28eq%2Ca%2Cx%29&x=1").expect("b");
+        assert_eq!(a.fingerprint(), b.fingerprint());
+        let c = ListParams::from_query("filter=(eq,a,y)&fields=b&x=1&y=2").expect("c");
+        assert_ne!(a.fingerprint(), c.fingerprint());
+        let d = ListParams::from_query("filter=(eq,a,x)&exclude_fields=b&x=1&y=2").expect("d");
+        assert_ne!(a.fingerprint(), d.fingerprint());
+    }
+
+    #[test]
+    fn percent_coding() {
+        assert_eq!(
+            decode_component("a+b%20c%2B%e2%82%ac").as_deref(),
+            Ok("a b c+€")
+        );
+        let mut s = String::new();
+        encode_component(&mut s, "a b+€(,)'~");
+        assert_eq!(s, "a%20b%2B%E2%82%AC%28%2C%29%27~");
+    }
+}
