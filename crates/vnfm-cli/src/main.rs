@@ -10,6 +10,7 @@ use clap::{Args, Parser, Subcommand};
 
 mod package_cmd;
 mod render;
+mod serve_cmd;
 
 /// ETSI NFV SOL-compliant VNF Manager.
 #[derive(Debug, Parser)]
@@ -24,6 +25,11 @@ enum Command {
     /// Work with VNF packages (SOL004 CSAR) and their descriptors (SOL001 VNFD, ASD).
     #[command(subcommand)]
     Package(PackageCommand),
+    /// Run the SOL003 REST server (VNF LCM v2/v1, package management, subscriptions, VIMs).
+    ///
+    /// With no options it runs on the embedded defaults: an SQLite store, key files and a
+    /// bootstrap OAuth 2.0 client in the data directory, listening on 127.0.0.1:9890.
+    Serve(serve_cmd::ServeArgs),
 }
 
 #[derive(Debug, Subcommand)]
@@ -79,6 +85,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Package(PackageCommand::Validate(args)) => package_cmd::validate(&args),
         Command::Package(PackageCommand::Show(args)) => package_cmd::show(&args),
+        Command::Serve(args) => serve_cmd::run(args),
     };
     match result {
         Ok(code) => code,

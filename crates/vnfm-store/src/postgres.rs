@@ -16,7 +16,11 @@ use crate::sql::{MigrationSource, impl_sql_store, migrate};
 
 /// The PostgreSQL schema migrations.
 pub(crate) const MIGRATIONS: &[MigrationSource] = &[
-    (1, "init", include_str!("../migrations/postgres/0001_init.sql")),
+    (
+        1,
+        "init",
+        include_str!("../migrations/postgres/0001_init.sql"),
+    ),
     (
         2,
         "packages",

@@ -1534,6 +1534,18 @@ macro_rules! impl_sql_store {
                     .collect()
                 }
 
+                async fn count_op_occs_by_state(&self) -> Result<Vec<(String, i64)>> {
+                    let rows = sqlx::query(
+                        "SELECT state, COUNT(*) FROM op_occs GROUP BY state ORDER BY state",
+                    )
+                    .fetch_all(self.reader())
+                    .await
+                    .map_err(backend)?;
+                    rows.iter()
+                        .map(|r| Ok((r.try_get::<String, _>(0).map_err(backend)?, r.try_get::<i64, _>(1).map_err(backend)?)))
+                        .collect()
+                }
+
                 async fn create_package(&self, package: &PackageRecord) -> Result<Version> {
                     let info = to_json(PACKAGE, &package.info)?;
                     let now = now_ms();

@@ -31,7 +31,11 @@ use crate::sql::{MigrationSource, impl_sql_store, migrate};
 
 /// The SQLite schema migrations.
 pub(crate) const MIGRATIONS: &[MigrationSource] = &[
-    (1, "init", include_str!("../migrations/sqlite/0001_init.sql")),
+    (
+        1,
+        "init",
+        include_str!("../migrations/sqlite/0001_init.sql"),
+    ),
     (
         2,
         "packages",

@@ -7,8 +7,8 @@ use vnfm_types::{SubscriptionId, VimId, VnfInstance, VnfInstanceId, VnfLcmOpOcc,
 
 use crate::error::StoreError;
 use crate::model::{
-    InstanceQuery, JournalEntry, Lease, NewOutboxRow, OpOccQuery, OutboxRow, Page, StepRecord,
-    PackageRecord, StepWritten, SubscriptionRecord, Timestamp, Version, VimRecord,
+    InstanceQuery, JournalEntry, Lease, NewOutboxRow, OpOccQuery, OutboxRow, PackageRecord, Page,
+    StepRecord, StepWritten, SubscriptionRecord, Timestamp, Version, VimRecord,
 };
 
 /// Result of store operations.
@@ -102,6 +102,10 @@ pub trait Store: Send + Sync {
 
     /// One page of op-occs matching `query`, ordered by id.
     async fn list_op_occs(&self, query: &OpOccQuery) -> Result<Page<VnfLcmOpOcc>>;
+
+    /// How many op-occs are in each state (states with none are omitted), by state name
+    /// (`PROCESSING`, ...), ordered by name.
+    async fn count_op_occs_by_state(&self) -> Result<Vec<(String, i64)>>;
 
     /// The step journal of the op-occ, oldest first.
     async fn journal(&self, op_occ_id: &VnfLcmOpOccId) -> Result<Vec<JournalEntry>>;

@@ -11,8 +11,8 @@ use futures_util::StreamExt;
 use serde_json::json;
 use vnfm_store::{
     Conflict, InstanceQuery, JournalStep, Lease, NameFilter, NewOutboxRow, OpOccQuery,
-    OutboxStatus, PackageRecord, StepOutcome, StepRecord, Store, StoreError, SubscriptionRecord, Timestamp,
-    Version, VimRecord, canonical_filter,
+    OutboxStatus, PackageRecord, StepOutcome, StepRecord, Store, StoreError, SubscriptionRecord,
+    Timestamp, Version, VimRecord, canonical_filter,
 };
 use vnfm_types::{
     InstantiationState, LccnSubscription, LcmOperationStateType as S, LcmOperationType,
@@ -1098,6 +1098,10 @@ async fn list_op_occs_filters_and_pages(db: &TestDb) {
         .await
         .unwrap();
     assert!(p.items.is_empty());
+    assert_eq!(
+        s.count_op_occs_by_state().await.unwrap(),
+        vec![("COMPLETED".to_owned(), 12), ("PROCESSING".to_owned(), 6)]
+    );
 }
 
 async fn op_occ_data_survives_and_is_scoped(db: &TestDb) {
@@ -1504,12 +1508,18 @@ async fn packages_round_trip_with_unique_vnfd_and_content(db: &TestDb) {
     );
     assert_eq!(store.get_package_content("pkg-a").await.unwrap(), None);
     let missing = store.put_package_content("nope", b"x").await.unwrap_err();
-    assert!(matches!(missing, StoreError::NotFound { .. }), "{missing:?}");
+    assert!(
+        matches!(missing, StoreError::NotFound { .. }),
+        "{missing:?}"
+    );
 
     // Content is stored byte for byte and replaced on a second upload.
     let bytes: Vec<u8> = (0..=255u8).cycle().take(300_000).collect();
     store.put_package_content("pkg-a", &bytes).await.unwrap();
-    store.put_package_content("pkg-a", &bytes[..1000]).await.unwrap();
+    store
+        .put_package_content("pkg-a", &bytes[..1000])
+        .await
+        .unwrap();
     assert_eq!(
         store.get_package_content("pkg-a").await.unwrap().as_deref(),
         Some(&bytes[..1000])
@@ -1520,7 +1530,10 @@ async fn packages_round_trip_with_unique_vnfd_and_content(db: &TestDb) {
     let v2 = store.update_package(&a, Version::FIRST).await.unwrap();
     assert_eq!(v2, Version(2));
     let stale = store.update_package(&a, Version::FIRST).await.unwrap_err();
-    assert!(matches!(stale, StoreError::VersionMismatch { .. }), "{stale:?}");
+    assert!(
+        matches!(stale, StoreError::VersionMismatch { .. }),
+        "{stale:?}"
+    );
     let (found, version) = store.package_by_vnfd("vnfd-1").await.unwrap().unwrap();
     assert_eq!((found.id.as_str(), version), ("pkg-a", v2));
     assert_eq!(found.info["onboardingState"], "ONBOARDED");
@@ -1546,8 +1559,14 @@ async fn packages_round_trip_with_unique_vnfd_and_content(db: &TestDb) {
     assert_eq!(rest.items[0].id, "pkg-b");
     assert_eq!(rest.next, None);
 
-    let stale = store.delete_package("pkg-a", Version::FIRST).await.unwrap_err();
-    assert!(matches!(stale, StoreError::VersionMismatch { .. }), "{stale:?}");
+    let stale = store
+        .delete_package("pkg-a", Version::FIRST)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(stale, StoreError::VersionMismatch { .. }),
+        "{stale:?}"
+    );
     store.delete_package("pkg-a", v2).await.unwrap();
     assert_eq!(store.get_package("pkg-a").await.unwrap(), None);
     assert_eq!(store.get_package_content("pkg-a").await.unwrap(), None);

@@ -295,7 +295,10 @@ mod tests {
         assert!(v1.get("packageSecurityOption").is_none());
         assert!(v1["additionalArtifacts"][0].get("isEncrypted").is_none());
         assert_eq!(v1["onboardingState"], "ONBOARDED");
-        assert_eq!(v1["_links"]["packageContent"]["href"], "/p1/package_content");
+        assert_eq!(
+            v1["_links"]["packageContent"]["href"],
+            "/p1/package_content"
+        );
     }
 
     #[test]

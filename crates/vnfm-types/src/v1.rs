@@ -868,6 +868,60 @@ impl From<crate::op_occ::VnfInfoModifications> for VnfInfoModifications {
     }
 }
 
+/// `AffectedVirtualLink` of v2.6.1: `virtualLinkDescId` (v3.3.1 renamed it
+/// `vnfVirtualLinkDescId`), no `vnfdId`, `vnfLinkPortIds`, `resourceDefinitionId`, `zoneId`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AffectedVirtualLinkV1 {
+    /// Identifier of the VL instance.
+    pub id: String,
+    /// The VLD in the VNFD.
+    pub virtual_link_desc_id: String,
+    /// Kind of change.
+    pub change_type: crate::op_occ::ChangeType,
+    /// The network resource.
+    pub network_resource: crate::common::ResourceHandle,
+    /// Metadata.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<KeyValuePairs>,
+}
+
+impl From<AffectedVirtualLink> for AffectedVirtualLinkV1 {
+    fn from(v: AffectedVirtualLink) -> Self {
+        AffectedVirtualLinkV1 {
+            id: v.id,
+            virtual_link_desc_id: v.vnf_virtual_link_desc_id,
+            change_type: v.change_type,
+            network_resource: v.network_resource,
+            metadata: v.metadata,
+        }
+    }
+}
+
+impl From<AffectedVirtualLinkV1> for AffectedVirtualLink {
+    fn from(v: AffectedVirtualLinkV1) -> Self {
+        AffectedVirtualLink {
+            id: v.id,
+            vnf_virtual_link_desc_id: v.virtual_link_desc_id,
+            vnfd_id: None,
+            change_type: v.change_type,
+            network_resource: v.network_resource,
+            vnf_link_port_ids: None,
+            resource_definition_id: None,
+            zone_id: None,
+            metadata: v.metadata,
+        }
+    }
+}
+
+fn affected_links_to_v2(v: Option<Vec<AffectedVirtualLinkV1>>) -> Option<Vec<AffectedVirtualLink>> {
+    v.map(|l| l.into_iter().map(Into::into).collect())
+}
+
+fn affected_links_to_v1(v: Option<Vec<AffectedVirtualLink>>) -> Option<Vec<AffectedVirtualLinkV1>> {
+    v.map(|l| l.into_iter().map(Into::into).collect())
+}
+
 /// `ResourceChanges` of v2.6.1 (no `affectedExtLinkPorts`).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -877,7 +931,7 @@ pub struct ResourceChangesV1 {
     pub affected_vnfcs: Option<Vec<AffectedVnfc>>,
     /// Changed internal VLs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub affected_virtual_links: Option<Vec<AffectedVirtualLink>>,
+    pub affected_virtual_links: Option<Vec<AffectedVirtualLinkV1>>,
     /// Changed storage.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub affected_virtual_storages: Option<Vec<AffectedVirtualStorage>>,
@@ -1041,7 +1095,7 @@ impl TryFrom<VnfLcmOpOcc> for crate::op_occ::VnfLcmOpOcc {
             error: v.error,
             resource_changes: v.resource_changes.map(|r| ResourceChanges {
                 affected_vnfcs: r.affected_vnfcs,
-                affected_virtual_links: r.affected_virtual_links,
+                affected_virtual_links: affected_links_to_v2(r.affected_virtual_links),
                 affected_ext_link_ports: None,
                 affected_virtual_storages: r.affected_virtual_storages,
             }),
@@ -1078,7 +1132,7 @@ impl TryFrom<crate::op_occ::VnfLcmOpOcc> for VnfLcmOpOcc {
             error: v.error,
             resource_changes: v.resource_changes.map(|r| ResourceChangesV1 {
                 affected_vnfcs: r.affected_vnfcs,
-                affected_virtual_links: r.affected_virtual_links,
+                affected_virtual_links: affected_links_to_v1(r.affected_virtual_links),
                 affected_virtual_storages: r.affected_virtual_storages,
             }),
             changed_info: v.changed_info.map(Into::into),
@@ -1117,7 +1171,7 @@ pub struct VnfLcmOperationOccurrenceNotification {
     pub affected_vnfcs: Option<Vec<AffectedVnfc>>,
     /// Changed internal VLs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub affected_virtual_links: Option<Vec<AffectedVirtualLink>>,
+    pub affected_virtual_links: Option<Vec<AffectedVirtualLinkV1>>,
     /// Changed storage.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub affected_virtual_storages: Option<Vec<AffectedVirtualStorage>>,
@@ -1154,7 +1208,7 @@ impl TryFrom<VnfLcmOperationOccurrenceNotification>
             verbosity: None,
             vnf_lcm_op_occ_id: v.vnf_lcm_op_occ_id,
             affected_vnfcs: v.affected_vnfcs,
-            affected_virtual_links: v.affected_virtual_links,
+            affected_virtual_links: affected_links_to_v2(v.affected_virtual_links),
             affected_ext_link_ports: None,
             affected_virtual_storages: v.affected_virtual_storages,
             changed_info: v.changed_info.map(TryInto::try_into).transpose()?,
@@ -1186,7 +1240,7 @@ impl TryFrom<crate::notification::VnfLcmOperationOccurrenceNotification>
             is_automatic_invocation: v.is_automatic_invocation,
             vnf_lcm_op_occ_id: v.vnf_lcm_op_occ_id,
             affected_vnfcs: v.affected_vnfcs,
-            affected_virtual_links: v.affected_virtual_links,
+            affected_virtual_links: affected_links_to_v1(v.affected_virtual_links),
             affected_virtual_storages: v.affected_virtual_storages,
             changed_info: v.changed_info.map(Into::into),
             changed_ext_connectivity: v.changed_ext_connectivity,

@@ -559,6 +559,17 @@ impl Lcm {
             .map(|(i, _)| vims::instance_view(i))
     }
 
+    /// [`Lcm::get_instance`] with the instance's version (its HTTP entity tag is
+    /// [`Version::etag`]).
+    pub async fn get_instance_versioned(
+        &self,
+        id: &VnfInstanceId,
+    ) -> Result<(VnfInstance, Version), LcmError> {
+        self.instance_with_version(id)
+            .await
+            .map(|(i, v)| (vims::instance_view(i), v))
+    }
+
     async fn instance_with_version(
         &self,
         id: &VnfInstanceId,

@@ -1,0 +1,409 @@
+//! Authentication: OAuth 2.0 client credentials (RFC 6749 clause 4.4) with a built-in token
+//! endpoint, and HTTP Basic as an option.
+//!
+//! Access tokens are Fernet tokens (sealed with the server's token keyring) carrying the
+//! client id and the expiry: every replica that shares the token key file accepts them, no
+//! token table is needed, and rotating the key file invalidates them all. Client secrets are
+//! compared through their SHA-256 digests in constant time.
+
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use axum::Form;
+use axum::extract::{Request, State};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use base64::Engine;
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use vnfm_lcm::Keyring;
+use vnfm_types::SecretString;
+
+use crate::error::ApiError;
+
+/// Default lifetime of access tokens.
+pub const DEFAULT_TOKEN_TTL: Duration = Duration::from_secs(3600);
+
+/// An OAuth 2.0 client allowed to call the API.
+#[derive(Clone, Serialize, Deserialize)]
+pub struct ClientCredentials {
+    /// Client identifier.
+    pub client_id: String,
+    /// Client secret.
+    pub client_secret: SecretString,
+}
+
+impl std::fmt::Debug for ClientCredentials {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ClientCredentials")
+            .field("client_id", &self.client_id)
+            .field("client_secret", &"***")
+            .finish()
+    }
+}
+
+impl ClientCredentials {
+    /// A client with a fresh random id and secret.
+    pub fn generate() -> ClientCredentials {
+        ClientCredentials {
+            client_id: format!("vnfm-{}", random_token(8)),
+            client_secret: SecretString::new(random_token(32)),
+        }
+    }
+}
+
+/// 32 random bytes -> base64url, no padding.
+pub(crate) fn random_token(bytes: usize) -> String {
+    let mut buf = vec![0u8; bytes];
+    // getrandom only fails when the OS has no entropy source; an all-zero secret must not
+    // be handed out then.
+    if getrandom::fill(&mut buf).is_err() {
+        panic!("the operating system's random number generator is unavailable");
+    }
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(buf)
+}
+
+/// How requests are authenticated.
+pub struct Authenticator {
+    clients: Vec<(String, [u8; 32])>,
+    allow_basic: bool,
+    token_ttl: Duration,
+    tokens: Arc<Keyring>,
+}
+
+impl std::fmt::Debug for Authenticator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Authenticator")
+            .field(
+                "clients",
+                &self.clients.iter().map(|c| &c.0).collect::<Vec<_>>(),
+            )
+            .field("allow_basic", &self.allow_basic)
+            .field("token_ttl", &self.token_ttl)
+            .finish()
+    }
+}
+
+#[derive(Serialize, Deserialize)]
+struct Claims {
+    /// Always `access_token`: a blob sealed with the same key for another purpose is refused.
+    typ: String,
+    sub: String,
+    exp: u64,
+}
+
+fn now_secs() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
+}
+
+fn digest(secret: &str) -> [u8; 32] {
+    Sha256::digest(secret.as_bytes()).into()
+}
+
+fn same_digest(a: &[u8; 32], b: &[u8; 32]) -> bool {
+    a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+/// The authenticated caller.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Caller {
+    /// The OAuth 2.0 client id.
+    pub client_id: String,
+}
+
+impl Authenticator {
+    /// Clients `clients`, tokens sealed with `tokens`, Basic authentication when `allow_basic`.
+    pub fn new(
+        clients: &[ClientCredentials],
+        tokens: Arc<Keyring>,
+        allow_basic: bool,
+        token_ttl: Duration,
+    ) -> Authenticator {
+        Authenticator {
+            clients: clients
+                .iter()
+                .map(|c| (c.client_id.clone(), digest(c.client_secret.expose())))
+                .collect(),
+            allow_basic,
+            token_ttl,
+            tokens,
+        }
+    }
+
+    fn check_client(&self, id: &str, secret: &str) -> bool {
+        let presented = digest(secret);
+        // Compare against every client so the time taken does not reveal which ids exist.
+        let mut ok = false;
+        for (client, expected) in &self.clients {
+            ok |= client == id && same_digest(expected, &presented);
+        }
+        ok
+    }
+
+    /// Issues an access token for a client that proved its secret.
+    pub fn issue(&self, client_id: &str, client_secret: &str) -> Option<(String, Duration)> {
+        if !self.check_client(client_id, client_secret) {
+            return None;
+        }
+        let claims = Claims {
+            typ: "access_token".into(),
+            sub: client_id.to_owned(),
+            exp: now_secs() + self.token_ttl.as_secs(),
+        };
+        let plain = serde_json::to_vec(&claims).ok()?;
+        let token = String::from_utf8(self.tokens.encrypt(&plain)).ok()?;
+        Some((token, self.token_ttl))
+    }
+
+    /// The caller behind an `Authorization` header value.
+    pub fn authenticate(&self, authorization: Option<&str>) -> Result<Caller, ApiError> {
+        let Some(value) = authorization else {
+            return Err(ApiError::Unauthorized(
+                "authentication required: send `Authorization: Bearer <token>` with a token from POST /oauth2/token"
+                    .into(),
+            ));
+        };
+        let (scheme, credentials) = value.trim().split_once(' ').unwrap_or((value, ""));
+        let credentials = credentials.trim();
+        if scheme.eq_ignore_ascii_case("bearer") {
+            let invalid = || {
+                ApiError::Unauthorized(
+                    "the bearer token is invalid or expired: request a new one from POST /oauth2/token"
+                        .into(),
+                )
+            };
+            let plain = self
+                .tokens
+                .decrypt(credentials.as_bytes(), "an access token")
+                .map_err(|_| invalid())?;
+            let claims: Claims = serde_json::from_slice(&plain).map_err(|_| invalid())?;
+            if claims.typ != "access_token" || claims.exp <= now_secs() {
+                return Err(invalid());
+            }
+            if !self.clients.iter().any(|(id, _)| *id == claims.sub) {
+                return Err(invalid());
+            }
+            return Ok(Caller {
+                client_id: claims.sub,
+            });
+        }
+        if scheme.eq_ignore_ascii_case("basic") {
+            if !self.allow_basic {
+                return Err(ApiError::Unauthorized(
+                    "HTTP Basic authentication is not enabled on this server: use a bearer token from POST /oauth2/token"
+                        .into(),
+                ));
+            }
+            let (id, secret) = decode_basic(credentials)
+                .ok_or_else(|| ApiError::Unauthorized("malformed Basic credentials".into()))?;
+            if self.check_client(&id, &secret) {
+                return Ok(Caller { client_id: id });
+            }
+            return Err(ApiError::Unauthorized("invalid client id or secret".into()));
+        }
+        Err(ApiError::Unauthorized(
+            "unsupported authorization scheme: use Bearer".into(),
+        ))
+    }
+}
+
+fn decode_basic(credentials: &str) -> Option<(String, String)> {
+    let raw = base64::engine::general_purpose::STANDARD
+        .decode(credentials)
+        .ok()?;
+    let text = String::from_utf8(raw).ok()?;
+    let (id, secret) = text.split_once(':')?;
+    Some((id.to_owned(), secret.to_owned()))
+}
+
+/// Middleware: refuses requests without valid credentials and adds the [`Caller`] to the
+/// request extensions.
+pub async fn require_auth(
+    State(auth): State<Arc<Authenticator>>,
+    mut request: Request,
+    next: Next,
+) -> Response {
+    let header = request
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok());
+    match auth.authenticate(header) {
+        Ok(caller) => {
+            request.extensions_mut().insert(caller);
+            next.run(request).await
+        }
+        Err(e) => e.into_response(),
+    }
+}
+
+/// Form of `POST /oauth2/token`.
+#[derive(Debug, Deserialize)]
+pub struct TokenRequest {
+    grant_type: Option<String>,
+    client_id: Option<String>,
+    client_secret: Option<String>,
+}
+
+fn oauth_error(status: StatusCode, error: &str, description: &str) -> Response {
+    let mut response = (
+        status,
+        axum::Json(serde_json::json!({"error": error, "error_description": description})),
+    )
+        .into_response();
+    if status == StatusCode::UNAUTHORIZED {
+        response.headers_mut().insert(
+            header::WWW_AUTHENTICATE,
+            header::HeaderValue::from_static("Basic realm=\"vnfm\""),
+        );
+    }
+    response.headers_mut().insert(
+        header::CACHE_CONTROL,
+        header::HeaderValue::from_static("no-store"),
+    );
+    response
+}
+
+/// `POST /oauth2/token`: the client credentials grant. The client authenticates with HTTP
+/// Basic or with `client_id`/`client_secret` form members.
+pub async fn token_endpoint(
+    State(auth): State<Arc<Authenticator>>,
+    headers: HeaderMap,
+    form: Result<Form<TokenRequest>, axum::extract::rejection::FormRejection>,
+) -> Response {
+    let Ok(Form(form)) = form else {
+        return oauth_error(
+            StatusCode::BAD_REQUEST,
+            "invalid_request",
+            "send an application/x-www-form-urlencoded body with grant_type=client_credentials",
+        );
+    };
+    match form.grant_type.as_deref() {
+        Some("client_credentials") => {}
+        Some(_) => {
+            return oauth_error(
+                StatusCode::BAD_REQUEST,
+                "unsupported_grant_type",
+                "only grant_type=client_credentials is supported",
+            );
+        }
+        None => {
+            return oauth_error(
+                StatusCode::BAD_REQUEST,
+                "invalid_request",
+                "grant_type is missing",
+            );
+        }
+    }
+    let from_header = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| {
+            let (scheme, rest) = v.trim().split_once(' ')?;
+            scheme
+                .eq_ignore_ascii_case("basic")
+                .then(|| decode_basic(rest.trim()))
+                .flatten()
+        });
+    let (id, secret) = match (from_header, form.client_id, form.client_secret) {
+        (Some(pair), _, _) => pair,
+        (None, Some(id), Some(secret)) => (id, secret),
+        _ => {
+            return oauth_error(
+                StatusCode::UNAUTHORIZED,
+                "invalid_client",
+                "client authentication is missing: use HTTP Basic or client_id and client_secret",
+            );
+        }
+    };
+    match auth.issue(&id, &secret) {
+        Some((token, ttl)) => {
+            let mut response = axum::Json(serde_json::json!({
+                "access_token": token,
+                "token_type": "Bearer",
+                "expires_in": ttl.as_secs(),
+            }))
+            .into_response();
+            response.headers_mut().insert(
+                header::CACHE_CONTROL,
+                header::HeaderValue::from_static("no-store"),
+            );
+            response
+        }
+        None => oauth_error(
+            StatusCode::UNAUTHORIZED,
+            "invalid_client",
+            "unknown client or wrong secret",
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn auth(allow_basic: bool, ttl: Duration) -> Authenticator {
+        let keys = Arc::new(Keyring::from_keys([&Keyring::generate_key()]).unwrap());
+        Authenticator::new(
+            &[ClientCredentials {
+                client_id: "c1".into(),
+                client_secret: SecretString::new("s3cret"),
+            }],
+            keys,
+            allow_basic,
+            ttl,
+        )
+    }
+
+    #[test]
+    fn issued_tokens_authenticate_until_they_expire() {
+        let a = auth(false, Duration::from_secs(60));
+        assert!(a.issue("c1", "wrong").is_none());
+        assert!(a.issue("c2", "s3cret").is_none());
+        let (token, _) = a.issue("c1", "s3cret").unwrap();
+        let caller = a.authenticate(Some(&format!("Bearer {token}"))).unwrap();
+        assert_eq!(caller.client_id, "c1");
+        let expired = auth(false, Duration::ZERO);
+        let (old, _) = expired.issue("c1", "s3cret").unwrap();
+        let e = expired
+            .authenticate(Some(&format!("Bearer {old}")))
+            .unwrap_err();
+        assert_eq!(e.status(), StatusCode::UNAUTHORIZED);
+        // A token sealed by another server's key is refused.
+        let e = auth(false, Duration::from_secs(60))
+            .authenticate(Some(&format!("Bearer {token}")))
+            .unwrap_err();
+        assert!(e.to_string().contains("invalid or expired"), "{e}");
+    }
+
+    #[test]
+    fn basic_is_accepted_only_when_enabled() {
+        let header = format!(
+            "Basic {}",
+            base64::engine::general_purpose::STANDARD.encode("c1:s3cret")
+        );
+        let e = auth(false, DEFAULT_TOKEN_TTL)
+            .authenticate(Some(&header))
+            .unwrap_err();
+        assert!(e.to_string().contains("not enabled"), "{e}");
+        let a = auth(true, DEFAULT_TOKEN_TTL);
+        assert_eq!(a.authenticate(Some(&header)).unwrap().client_id, "c1");
+        let wrong = format!(
+            "Basic {}",
+            base64::engine::general_purpose::STANDARD.encode("c1:nope")
+        );
+        assert!(a.authenticate(Some(&wrong)).is_err());
+        assert!(a.authenticate(None).is_err());
+        assert!(a.authenticate(Some("Bearer garbage")).is_err());
+    }
+
+    #[test]
+    fn debug_output_hides_secrets() {
+        let c = ClientCredentials::generate();
+        let shown = format!("{c:?}");
+        assert!(!shown.contains(c.client_secret.expose()), "{shown}");
+    }
+}

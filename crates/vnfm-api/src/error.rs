@@ -1,0 +1,210 @@
+//! [`ApiError`]: every way a request can fail, each answered as an
+//! `application/problem+json` ProblemDetails (SOL013 clause 6.4).
+
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use vnfm_lcm::LcmError;
+use vnfm_store::{Conflict, StoreError};
+use vnfm_types::ProblemDetails;
+
+/// The media type of error bodies.
+pub const PROBLEM_JSON: &str = "application/problem+json";
+
+/// Why a request failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ApiError {
+    /// The request is malformed; `pointer` is the JSON pointer into the body (or the query
+    /// parameter / header name) of the offending value, when there is one.
+    #[error("{detail}")]
+    BadRequest {
+        /// What is wrong and what to do.
+        detail: String,
+        /// Where.
+        pointer: Option<String>,
+    },
+    /// No or invalid credentials.
+    #[error("{0}")]
+    Unauthorized(String),
+    /// Authenticated, but not allowed.
+    #[error("{0}")]
+    Forbidden(String),
+    /// The resource does not exist.
+    #[error("{0}")]
+    NotFound(String),
+    /// The method is not supported on the resource.
+    #[error("method {method} is not supported on {path}; the resource allows {allowed}")]
+    MethodNotAllowed {
+        /// The request method.
+        method: String,
+        /// The request path.
+        path: String,
+        /// The methods the resource supports.
+        allowed: String,
+    },
+    /// The `Accept` header excludes every representation the resource has.
+    #[error("{0}")]
+    NotAcceptable(String),
+    /// The request conflicts with the state of the resource.
+    #[error("{0}")]
+    Conflict(String),
+    /// `If-Match` does not match the current entity tag.
+    #[error("{0}")]
+    PreconditionFailed(String),
+    /// The body is larger than the configured limit.
+    #[error("{0}")]
+    PayloadTooLarge(String),
+    /// The body has a media type the resource does not accept.
+    #[error("{0}")]
+    UnsupportedMediaType(String),
+    /// The request is well-formed but cannot be processed (e.g. an unknown `vnfdId`).
+    #[error("{0}")]
+    Unprocessable(String),
+    /// The requested range cannot be served.
+    #[error("{0}")]
+    RangeNotSatisfiable(String),
+    /// The server is shutting down or not ready.
+    #[error("{0}")]
+    Unavailable(String),
+    /// A lifecycle-management error, with its own status.
+    #[error(transparent)]
+    Lcm(#[from] LcmError),
+    /// An unexpected failure inside the server (details are logged, never secrets).
+    #[error("{0}")]
+    Internal(String),
+}
+
+impl ApiError {
+    /// A 400 with a JSON pointer.
+    pub fn invalid(pointer: impl Into<String>, detail: impl Into<String>) -> ApiError {
+        ApiError::BadRequest {
+            detail: detail.into(),
+            pointer: Some(pointer.into()),
+        }
+    }
+
+    /// A 400 without a pointer.
+    pub fn bad_request(detail: impl Into<String>) -> ApiError {
+        ApiError::BadRequest {
+            detail: detail.into(),
+            pointer: None,
+        }
+    }
+
+    /// The HTTP status of the error.
+    pub fn status(&self) -> StatusCode {
+        match self {
+            ApiError::BadRequest { .. } => StatusCode::BAD_REQUEST,
+            ApiError::Unauthorized(_) => StatusCode::UNAUTHORIZED,
+            ApiError::Forbidden(_) => StatusCode::FORBIDDEN,
+            ApiError::NotFound(_) => StatusCode::NOT_FOUND,
+            ApiError::MethodNotAllowed { .. } => StatusCode::METHOD_NOT_ALLOWED,
+            ApiError::NotAcceptable(_) => StatusCode::NOT_ACCEPTABLE,
+            ApiError::Conflict(_) => StatusCode::CONFLICT,
+            ApiError::PreconditionFailed(_) => StatusCode::PRECONDITION_FAILED,
+            ApiError::PayloadTooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
+            ApiError::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            ApiError::Unprocessable(_) => StatusCode::UNPROCESSABLE_ENTITY,
+            ApiError::RangeNotSatisfiable(_) => StatusCode::RANGE_NOT_SATISFIABLE,
+            ApiError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+            ApiError::Lcm(e) => {
+                StatusCode::from_u16(e.status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR)
+            }
+            ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+
+    /// The JSON pointer of the offending request value, when known.
+    pub fn pointer(&self) -> Option<&str> {
+        match self {
+            ApiError::BadRequest { pointer, .. } => pointer.as_deref(),
+            ApiError::Lcm(LcmError::InvalidRequest { pointer, .. }) => Some(pointer),
+            _ => None,
+        }
+    }
+
+    /// The ProblemDetails body of the error.
+    pub fn problem(&self) -> ProblemDetails {
+        let status = self.status();
+        let mut p = ProblemDetails::new(status.as_u16(), self.to_string());
+        p.title = status.canonical_reason().map(str::to_owned);
+        if let Some(pointer) = self.pointer() {
+            p.extra.insert("pointer".into(), pointer.into());
+        }
+        p
+    }
+}
+
+impl From<StoreError> for ApiError {
+    fn from(e: StoreError) -> Self {
+        match &e {
+            StoreError::NotFound { .. } => ApiError::NotFound(e.to_string()),
+            StoreError::VersionMismatch { .. } => ApiError::Conflict(format!(
+                "{e}: the resource changed while the request was processed; read it again and retry"
+            )),
+            StoreError::Conflict(Conflict::AlreadyExists { .. })
+            | StoreError::Conflict(Conflict::InUse { .. })
+            | StoreError::Conflict(Conflict::InstanceBusy { .. }) => {
+                ApiError::Conflict(e.to_string())
+            }
+            _ => {
+                tracing::error!(error = %e, "store failure");
+                ApiError::Internal(format!("the store failed: {e}"))
+            }
+        }
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let status = self.status();
+        if status.is_server_error() {
+            tracing::warn!(status = status.as_u16(), error = %self, "request failed");
+        }
+        let body = serde_json::to_vec(&self.problem()).unwrap_or_default();
+        let mut response = (status, body).into_response();
+        let headers = response.headers_mut();
+        headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(PROBLEM_JSON));
+        if status == StatusCode::UNAUTHORIZED {
+            headers.insert(
+                header::WWW_AUTHENTICATE,
+                HeaderValue::from_static("Bearer realm=\"vnfm\""),
+            );
+        }
+        if let ApiError::MethodNotAllowed { allowed, .. } = &self
+            && !allowed.is_empty()
+            && let Ok(v) = HeaderValue::from_str(allowed)
+        {
+            headers.insert(header::ALLOW, v);
+        }
+        response
+    }
+}
+
+/// Result of handlers.
+pub type ApiResult<T> = Result<T, ApiError>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lcm_errors_keep_their_status_and_pointer() {
+        let e = ApiError::from(LcmError::invalid("/flavourId", "unknown flavour"));
+        assert_eq!(e.status(), StatusCode::BAD_REQUEST);
+        let p = e.problem();
+        assert_eq!(p.status, 400);
+        assert_eq!(p.extra["pointer"], "/flavourId");
+        assert_eq!(p.title.as_deref(), Some("Bad Request"));
+    }
+
+    #[test]
+    fn stale_versions_are_conflicts() {
+        let e = ApiError::from(StoreError::VersionMismatch {
+            kind: "VNF instance",
+            id: "i1".into(),
+            expected: vnfm_store::Version(1),
+            found: vnfm_store::Version(2),
+        });
+        assert_eq!(e.status(), StatusCode::CONFLICT);
+    }
+}

@@ -1,0 +1,428 @@
+//! `/vnflcm/v1`: the same lifecycle management in the SOL003 v2.6.1 shapes (API 1.3.0).
+//!
+//! Requests are converted to the v3.3.1 model (`vnfm_types::v1`), run by the same core, and
+//! responses converted back: `vimConnectionInfo` is an array, `vnfPkgId` is filled from the
+//! package the VNFD came from, `_links` point into `/vnflcm/v1`.
+
+use std::sync::Arc;
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::{OriginalUri, Path, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::middleware;
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use serde_json::Value;
+use vnfm_schemas::SchemaId;
+use vnfm_store::Page;
+use vnfm_types::{
+    CancelMode, CreateVnfRequest, HealVnfRequest, OperateVnfRequest, ScaleVnfRequest,
+    ScaleVnfToLevelRequest, TerminateVnfRequest, VnfInstance, VnfInstanceId, VnfLcmOpOcc,
+    VnfLcmOpOccId, v1,
+};
+
+use crate::error::{ApiError, ApiResult};
+use crate::lcm_v2::{check_if_match, instance_query, instance_schema, op_occ_query, op_occ_schema};
+use crate::listing::ListRequest;
+use crate::state::AppState;
+use crate::util::{
+    json_body, json_response, merge_patch_body, origin, require_accept, with_location,
+};
+use crate::version::{ApiFamily, major_versions, versioned};
+
+const FAMILY: ApiFamily = ApiFamily::LcmV1;
+
+pub(crate) fn routes() -> Router<Arc<AppState>> {
+    Router::new()
+        .route("/api_versions", get(|| async { major_versions(FAMILY) }))
+        .route("/vnf_instances", get(list_instances).post(create_instance))
+        .route(
+            "/vnf_instances/{id}",
+            get(get_instance)
+                .patch(modify_instance)
+                .delete(delete_instance),
+        )
+        .route("/vnf_instances/{id}/instantiate", post(instantiate))
+        .route("/vnf_instances/{id}/terminate", post(terminate))
+        .route("/vnf_instances/{id}/heal", post(heal))
+        .route("/vnf_instances/{id}/scale", post(scale))
+        .route("/vnf_instances/{id}/scale_to_level", post(scale_to_level))
+        .route("/vnf_instances/{id}/change_flavour", post(change_flavour))
+        .route("/vnf_instances/{id}/operate", post(operate))
+        .route("/vnf_instances/{id}/change_ext_conn", post(change_ext_conn))
+        .route("/vnf_lcm_op_occs", get(list_op_occs))
+        .route("/vnf_lcm_op_occs/{id}", get(get_op_occ))
+        .route("/vnf_lcm_op_occs/{id}/retry", post(retry))
+        .route("/vnf_lcm_op_occs/{id}/rollback", post(rollback))
+        .route("/vnf_lcm_op_occs/{id}/fail", post(fail))
+        .route("/vnf_lcm_op_occs/{id}/cancel", post(cancel))
+        .merge(crate::subscriptions::routes(FAMILY))
+        .layer(middleware::from_fn(|req, next| {
+            versioned(FAMILY, req, next)
+        }))
+}
+
+/// Rewrites every `href` under `_links` from the v2 prefix to the v1 prefix.
+pub(crate) fn relink(doc: &mut Value) {
+    match doc {
+        Value::Object(map) => {
+            for (k, v) in map.iter_mut() {
+                if k == "href"
+                    && let Value::String(s) = v
+                    && let Some(rest) = s.strip_prefix(ApiFamily::LcmV2.prefix())
+                {
+                    *s = format!("{}{rest}", ApiFamily::LcmV1.prefix());
+                } else {
+                    relink(v);
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(relink),
+        _ => {}
+    }
+}
+
+fn conversion(e: vnfm_types::Error) -> ApiError {
+    ApiError::bad_request(format!(
+        "the request cannot be expressed in the v2 model: {e}"
+    ))
+}
+
+fn internal(e: impl std::fmt::Display) -> ApiError {
+    ApiError::Internal(format!("response conversion failed: {e}"))
+}
+
+async fn instance_v1(state: &AppState, instance: VnfInstance) -> ApiResult<Value> {
+    let vnfd = instance.vnfd_id.clone();
+    let mut converted = v1::VnfInstance::from(instance);
+    converted.vnf_pkg_id = state
+        .packages
+        .package_id_for(vnfd.as_str())
+        .await
+        .map(vnfm_types::VnfPkgId::new);
+    let mut doc = serde_json::to_value(converted).map_err(internal)?;
+    relink(&mut doc);
+    Ok(doc)
+}
+
+fn op_occ_v1(occ: VnfLcmOpOcc) -> ApiResult<Value> {
+    let converted = v1::VnfLcmOpOcc::try_from(occ).map_err(internal)?;
+    let mut doc = serde_json::to_value(converted).map_err(internal)?;
+    relink(&mut doc);
+    Ok(doc)
+}
+
+async fn list_instances(
+    State(state): State<Arc<AppState>>,
+    OriginalUri(uri): OriginalUri,
+    headers: HeaderMap,
+) -> ApiResult<Response> {
+    require_accept(&headers, &["application/json"])?;
+    let list = ListRequest::parse(&uri, instance_schema())?;
+    let base = instance_query(&list);
+    list.run(
+        |after| {
+            let state = state.clone();
+            let mut q = base.clone();
+            q.after = after;
+            q.limit = Some(crate::listing::PAGE_SIZE * 2);
+            async move {
+                let page = state.lcm.list_instances(&q).await?;
+                let mut items = Vec::with_capacity(page.items.len());
+                for i in page.items {
+                    items.push(instance_v1(&state, i).await?);
+                }
+                Ok(Page {
+                    items,
+                    next: page.next,
+                })
+            }
+        },
+        vnfm_sol013::defaults::v1::VNF_INSTANCE_EXCLUDED,
+    )
+    .await
+}
+
+async fn create_instance(
+    State(state): State<Arc<AppState>>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> ApiResult<Response> {
+    require_accept(&headers, &["application/json"])?;
+    let req: CreateVnfRequest = json_body(&headers, &body, Some(SchemaId::CreateVnfRequest))?;
+    state
+        .packages
+        .ensure_instantiable(req.vnfd_id.as_str())
+        .await?;
+    let instance = state.lcm.create_vnf_identifier(req).await?;
+    let location = format!(
+        "{}{}/vnf_instances/{}",
+        origin(&headers, false),
+        FAMILY.prefix(),
+        instance.id
+    );
+    let doc = instance_v1(&state, instance).await?;
+    Ok(with_location(
+        json_response(StatusCode::CREATED, &doc),
+        &location,
+    ))
+}
+
+async fn get_instance(
+    State(state): State<Arc<AppState>>,
+    Path(id): Path<String>,
+    OriginalUri(uri): OriginalUri,
+    headers: HeaderMap,
+) -> ApiResult<Response> {
+    require_accept(&headers, &["application/json"])?;
+    let list = ListRequest::parse(&uri, instance_schema())?;
+    let (instance, version) = state
+        .lcm
+        .get_instance_versioned(&VnfInstanceId::new(id))
+        .await?;
+    let mut doc = instance_v1(&state, instance).await?;
+    list.select(&mut doc);
+    Ok(crate::lcm_v2::with_etag(
+        json_response(StatusCode::OK, &doc),
+        version,
+    ))
+}
+
+async fn modify_instance(
+    State(state): State<Arc<AppState>>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> ApiResult<Response> {
+    let id = VnfInstanceId::new(id);
+    let req: v1::VnfInfoModificationRequest = merge_patch_body(&headers, &body, None)?;
+    let req = vnfm_types::VnfInfoModificationRequest::try_from(req).map_err(conversion)?;
+    check_if_match(&state, &headers, &id).await?;
+    if let Some(vnfd) = &req.vnfd_id {
+        state.packages.ensure_instantiable(vnfd.as_str()).await?;
+    }
+    let occ = state.lcm.modify_info(&id, req).await?;
+    Ok(accepted(&headers, &occ))
+}
+
+async fn delete_instance(
+    State(state): State<Arc<AppState>>,
+    Path(id): Path<String>,
+) -> ApiResult<Response> {
+    state
+        .lcm
+        .delete_vnf_identifier(&VnfInstanceId::new(id))
+        .await?;
+    Ok(StatusCode::NO_CONTENT.into_response())
+}
+
+fn accepted(headers: &HeaderMap, occ: &VnfLcmOpOcc) -> Response {
+    let location = format!(
+        "{}{}/vnf_lcm_op_occs/{}",
+        origin(headers, false),
+        FAMILY.prefix(),
+        occ.id
+    );
+    with_location(StatusCode::ACCEPTED.into_response(), &location)
+}
+
+async fn prepare(state: &AppState, id: &VnfInstanceId) -> ApiResult<()> {
+    let instance = state.lcm.get_instance(id).await?;
+    state
+        .packages
+        .ensure_loaded(instance.vnfd_id.as_str())
+        .await
+}
+
+macro_rules! same_shape_task {
+    ($name:ident, $req:ty, $schema:expr, $call:ident) => {
+        async fn $name(
+            State(state): State<Arc<AppState>>,
+            Path(id): Path<String>,
+            headers: HeaderMap,
+            body: Bytes,
+        ) -> ApiResult<Response> {
+            let id = VnfInstanceId::new(id);
+            let req: $req = json_body(&headers, &body, $schema)?;
+            prepare(&state, &id).await?;
+            let occ = state.lcm.$call(&id, req).await?;
+            Ok(accepted(&headers, &occ))
+        }
+    };
+}
+
+macro_rules! converted_task {
+    ($name:ident, $v1:ty, $v2:ty, $call:ident) => {
+        async fn $name(
+            State(state): State<Arc<AppState>>,
+            Path(id): Path<String>,
+            headers: HeaderMap,
+            body: Bytes,
+        ) -> ApiResult<Response> {
+            let id = VnfInstanceId::new(id);
+            let req: $v1 = json_body(&headers, &body, None)?;
+            let req = <$v2>::try_from(req).map_err(conversion)?;
+            prepare(&state, &id).await?;
+            let occ = state.lcm.$call(&id, req).await?;
+            Ok(accepted(&headers, &occ))
+        }
+    };
+}
+
+converted_task!(
+    instantiate,
+    v1::InstantiateVnfRequest,
+    vnfm_types::InstantiateVnfRequest,
+    instantiate
+);
+same_shape_task!(
+    terminate,
+    TerminateVnfRequest,
+    Some(SchemaId::TerminateVnfRequest),
+    terminate
+);
+same_shape_task!(heal, HealVnfRequest, Some(SchemaId::HealVnfRequest), heal);
+same_shape_task!(
+    scale,
+    ScaleVnfRequest,
+    Some(SchemaId::ScaleVnfRequest),
+    scale
+);
+same_shape_task!(scale_to_level, ScaleVnfToLevelRequest, None, scale_to_level);
+converted_task!(
+    change_flavour,
+    v1::ChangeVnfFlavourRequest,
+    vnfm_types::ChangeVnfFlavourRequest,
+    change_flavour
+);
+same_shape_task!(
+    operate,
+    OperateVnfRequest,
+    Some(SchemaId::OperateVnfRequest),
+    operate
+);
+converted_task!(
+    change_ext_conn,
+    v1::ChangeExtVnfConnectivityRequest,
+    vnfm_types::ChangeExtVnfConnectivityRequest,
+    change_ext_conn
+);
+
+async fn list_op_occs(
+    State(state): State<Arc<AppState>>,
+    OriginalUri(uri): OriginalUri,
+    headers: HeaderMap,
+) -> ApiResult<Response> {
+    require_accept(&headers, &["application/json"])?;
+    let list = ListRequest::parse(&uri, op_occ_schema())?;
+    let base = op_occ_query(&list);
+    list.run(
+        |after| {
+            let state = state.clone();
+            let mut q = base.clone();
+            q.after = after;
+            q.limit = Some(crate::listing::PAGE_SIZE * 2);
+            async move {
+                let page = state.lcm.list_op_occs(&q).await?;
+                Ok(Page {
+                    items: page
+                        .items
+                        .into_iter()
+                        .map(op_occ_v1)
+                        .collect::<ApiResult<Vec<_>>>()?,
+                    next: page.next,
+                })
+            }
+        },
+        vnfm_sol013::defaults::v1::VNF_LCM_OP_OCC_EXCLUDED,
+    )
+    .await
+}
+
+async fn get_op_occ(
+    State(state): State<Arc<AppState>>,
+    Path(id): Path<String>,
+    OriginalUri(uri): OriginalUri,
+    headers: HeaderMap,
+) -> ApiResult<Response> {
+    require_accept(&headers, &["application/json"])?;
+    let list = ListRequest::parse(&uri, op_occ_schema())?;
+    let occ = state.lcm.get_op_occ(&VnfLcmOpOccId::new(id)).await?;
+    let mut doc = op_occ_v1(occ)?;
+    list.select(&mut doc);
+    Ok(json_response(StatusCode::OK, &doc))
+}
+
+async fn prepare_occ(state: &AppState, id: &VnfLcmOpOccId) -> ApiResult<()> {
+    let occ = state.lcm.get_op_occ(id).await?;
+    if let Ok(instance) = state.lcm.get_instance(&occ.vnf_instance_id).await {
+        state
+            .packages
+            .ensure_loaded(instance.vnfd_id.as_str())
+            .await?;
+    }
+    Ok(())
+}
+
+async fn retry(
+    State(state): State<Arc<AppState>>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+) -> ApiResult<Response> {
+    let id = VnfLcmOpOccId::new(id);
+    prepare_occ(&state, &id).await?;
+    let occ = state.lcm.retry(&id).await?;
+    Ok(accepted(&headers, &occ))
+}
+
+async fn rollback(
+    State(state): State<Arc<AppState>>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+) -> ApiResult<Response> {
+    let id = VnfLcmOpOccId::new(id);
+    prepare_occ(&state, &id).await?;
+    let occ = state.lcm.rollback(&id).await?;
+    Ok(accepted(&headers, &occ))
+}
+
+async fn fail(
+    State(state): State<Arc<AppState>>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+) -> ApiResult<Response> {
+    require_accept(&headers, &["application/json"])?;
+    let id = VnfLcmOpOccId::new(id);
+    prepare_occ(&state, &id).await?;
+    let occ = state.lcm.fail(&id).await?;
+    Ok(json_response(StatusCode::OK, &op_occ_v1(occ)?))
+}
+
+async fn cancel(
+    State(state): State<Arc<AppState>>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> ApiResult<Response> {
+    let id = VnfLcmOpOccId::new(id);
+    let mode: CancelMode = if body.is_empty() {
+        CancelMode {
+            cancel_mode: vnfm_types::CancelModeType::Graceful,
+        }
+    } else {
+        json_body(&headers, &body, Some(SchemaId::CancelMode))?
+    };
+    prepare_occ(&state, &id).await?;
+    state.lcm.cancel(&id, mode.cancel_mode).await?;
+    let location = format!(
+        "{}{}/vnf_lcm_op_occs/{}",
+        origin(&headers, false),
+        FAMILY.prefix(),
+        id
+    );
+    Ok(with_location(
+        StatusCode::ACCEPTED.into_response(),
+        &location,
+    ))
+}

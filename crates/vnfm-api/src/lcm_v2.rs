@@ -1,0 +1,481 @@
+//! `/vnflcm/v2`: VNF lifecycle management, SOL003 v3.3.1.
+
+use std::sync::{Arc, OnceLock};
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::{OriginalUri, Path, State};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::middleware;
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use serde_json::Value;
+use vnfm_lcm::LcmError;
+use vnfm_schemas::SchemaId;
+use vnfm_store::{InstanceQuery, OpOccQuery, Page, Version};
+use vnfm_types::{
+    CancelMode, ChangeCurrentVnfPkgRequest, ChangeExtVnfConnectivityRequest,
+    ChangeVnfFlavourRequest, CreateVnfRequest, HealVnfRequest, InstantiateVnfRequest,
+    InstantiationState, LcmOperationStateType, LcmOperationType, OperateVnfRequest,
+    ScaleVnfRequest, ScaleVnfToLevelRequest, TerminateVnfRequest, VnfInfoModificationRequest,
+    VnfInstance, VnfInstanceId, VnfLcmOpOcc, VnfLcmOpOccId, VnfdId,
+};
+
+use crate::error::{ApiError, ApiResult};
+use crate::listing::ListRequest;
+use crate::state::AppState;
+use crate::util::{
+    json_body, json_response, merge_patch_body, origin, require_accept, with_location,
+};
+use crate::version::{ApiFamily, major_versions, versioned};
+
+const FAMILY: ApiFamily = ApiFamily::LcmV2;
+
+pub(crate) fn routes() -> Router<Arc<AppState>> {
+    Router::new()
+        .route("/api_versions", get(|| async { major_versions(FAMILY) }))
+        .route("/vnf_instances", get(list_instances).post(create_instance))
+        .route(
+            "/vnf_instances/{id}",
+            get(get_instance)
+                .patch(modify_instance)
+                .delete(delete_instance),
+        )
+        .route("/vnf_instances/{id}/instantiate", post(instantiate))
+        .route("/vnf_instances/{id}/terminate", post(terminate))
+        .route("/vnf_instances/{id}/heal", post(heal))
+        .route("/vnf_instances/{id}/scale", post(scale))
+        .route("/vnf_instances/{id}/scale_to_level", post(scale_to_level))
+        .route("/vnf_instances/{id}/change_flavour", post(change_flavour))
+        .route("/vnf_instances/{id}/operate", post(operate))
+        .route("/vnf_instances/{id}/change_ext_conn", post(change_ext_conn))
+        .route("/vnf_instances/{id}/change_vnfpkg", post(change_vnfpkg))
+        .route("/vnf_lcm_op_occs", get(list_op_occs))
+        .route("/vnf_lcm_op_occs/{id}", get(get_op_occ))
+        .route("/vnf_lcm_op_occs/{id}/retry", post(retry))
+        .route("/vnf_lcm_op_occs/{id}/rollback", post(rollback))
+        .route("/vnf_lcm_op_occs/{id}/fail", post(fail))
+        .route("/vnf_lcm_op_occs/{id}/cancel", post(cancel))
+        .merge(crate::subscriptions::routes(FAMILY))
+        .layer(middleware::from_fn(|req, next| {
+            versioned(FAMILY, req, next)
+        }))
+}
+
+/// JSON schema of `VnfInstance` (for filter attribute checks).
+pub(crate) fn instance_schema() -> &'static Value {
+    static S: OnceLock<Value> = OnceLock::new();
+    S.get_or_init(|| serde_json::to_value(schemars::schema_for!(VnfInstance)).unwrap_or_default())
+}
+
+/// JSON schema of `VnfLcmOpOcc`.
+pub(crate) fn op_occ_schema() -> &'static Value {
+    static S: OnceLock<Value> = OnceLock::new();
+    S.get_or_init(|| serde_json::to_value(schemars::schema_for!(VnfLcmOpOcc)).unwrap_or_default())
+}
+
+fn to_json<T: serde::Serialize>(v: &T) -> ApiResult<Value> {
+    serde_json::to_value(v)
+        .map_err(|e| ApiError::Internal(format!("response does not serialize: {e}")))
+}
+
+/// The store query narrowed by the filter's simple terms (the filter is still evaluated on
+/// every document).
+pub(crate) fn instance_query(list: &ListRequest) -> InstanceQuery {
+    let mut q = InstanceQuery::default();
+    if let Some(v) = list.eq_value("vnfdId") {
+        q.vnfd_id = Some(VnfdId::new(v));
+    }
+    if let Some(v) = list.eq_value("vnfProvider") {
+        q.vnf_provider = Some(v.to_owned());
+    }
+    if let Some(v) = list.eq_value("vnfProductName") {
+        q.vnf_product_name = Some(v.to_owned());
+    }
+    if let Some(v) = list.eq_value("vnfInstanceName") {
+        q.name = Some(vnfm_store::NameFilter::Exact(v.to_owned()));
+    }
+    match list.eq_value("instantiationState") {
+        Some("INSTANTIATED") => q.instantiation_state = Some(InstantiationState::Instantiated),
+        Some("NOT_INSTANTIATED") => {
+            q.instantiation_state = Some(InstantiationState::NotInstantiated)
+        }
+        _ => {}
+    }
+    if let Some(ids) = list.in_values("id") {
+        q.ids = Some(ids.into_iter().map(VnfInstanceId::new).collect());
+    }
+    q
+}
+
+pub(crate) fn op_occ_query(list: &ListRequest) -> OpOccQuery {
+    let mut q = OpOccQuery::default();
+    if let Some(v) = list.eq_value("vnfInstanceId") {
+        q.vnf_instance_id = Some(VnfInstanceId::new(v));
+    }
+    if let Some(states) = list.in_values("operationState") {
+        let parsed: Option<Vec<LcmOperationStateType>> = states
+            .iter()
+            .map(|s| serde_json::from_value(Value::String(s.clone())).ok())
+            .collect();
+        q.states = parsed;
+    }
+    if let Some(op) = list.eq_value("operation") {
+        q.operation = serde_json::from_value::<LcmOperationType>(Value::String(op.to_owned())).ok();
+    }
+    q
+}
+
+async fn list_instances(
+    State(state): State<Arc<AppState>>,
+    OriginalUri(uri): OriginalUri,
+    headers: HeaderMap,
+) -> ApiResult<Response> {
+    require_accept(&headers, &["application/json"])?;
+    let list = ListRequest::parse(&uri, instance_schema())?;
+    let base = instance_query(&list);
+    list.run(
+        |after| {
+            let state = state.clone();
+            let mut q = base.clone();
+            q.after = after;
+            q.limit = Some(crate::listing::PAGE_SIZE * 2);
+            async move {
+                let page = state.lcm.list_instances(&q).await?;
+                Ok(Page {
+                    items: page
+                        .items
+                        .iter()
+                        .map(to_json)
+                        .collect::<ApiResult<Vec<_>>>()?,
+                    next: page.next,
+                })
+            }
+        },
+        vnfm_sol013::defaults::v2::VNF_INSTANCE_EXCLUDED,
+    )
+    .await
+}
+
+async fn create_instance(
+    State(state): State<Arc<AppState>>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> ApiResult<Response> {
+    require_accept(&headers, &["application/json"])?;
+    let req: CreateVnfRequest = json_body(&headers, &body, Some(SchemaId::CreateVnfRequest))?;
+    state
+        .packages
+        .ensure_instantiable(req.vnfd_id.as_str())
+        .await?;
+    let instance = state.lcm.create_vnf_identifier(req).await?;
+    let location = format!(
+        "{}{}/vnf_instances/{}",
+        origin(&headers, false),
+        FAMILY.prefix(),
+        instance.id
+    );
+    Ok(with_location(
+        json_response(StatusCode::CREATED, &instance),
+        &location,
+    ))
+}
+
+async fn get_instance(
+    State(state): State<Arc<AppState>>,
+    Path(id): Path<String>,
+    OriginalUri(uri): OriginalUri,
+    headers: HeaderMap,
+) -> ApiResult<Response> {
+    require_accept(&headers, &["application/json"])?;
+    let list = ListRequest::parse(&uri, instance_schema())?;
+    let (instance, version) = state
+        .lcm
+        .get_instance_versioned(&VnfInstanceId::new(id))
+        .await?;
+    let mut doc = to_json(&instance)?;
+    list.select(&mut doc);
+    Ok(with_etag(json_response(StatusCode::OK, &doc), version))
+}
+
+pub(crate) fn with_etag(mut response: Response, version: Version) -> Response {
+    if let Ok(v) = header::HeaderValue::from_str(&version.etag()) {
+        response.headers_mut().insert(header::ETAG, v);
+    }
+    response
+}
+
+/// Checks `If-Match` against the instance's current version.
+pub(crate) async fn check_if_match(
+    state: &AppState,
+    headers: &HeaderMap,
+    id: &VnfInstanceId,
+) -> ApiResult<()> {
+    let Some(if_match) = headers.get(header::IF_MATCH) else {
+        return Ok(());
+    };
+    let (_, version) = state.lcm.get_instance_versioned(id).await?;
+    let text = if_match.to_str().unwrap_or("");
+    let matches = text.trim() == "*"
+        || text
+            .split(',')
+            .any(|tag| Version::from_etag(tag) == Some(version));
+    if matches {
+        Ok(())
+    } else {
+        Err(ApiError::PreconditionFailed(format!(
+            "the VNF instance changed: its entity tag is now {}; GET it again and retry with that If-Match",
+            version.etag()
+        )))
+    }
+}
+
+async fn modify_instance(
+    State(state): State<Arc<AppState>>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> ApiResult<Response> {
+    let id = VnfInstanceId::new(id);
+    let req: VnfInfoModificationRequest =
+        merge_patch_body(&headers, &body, Some(SchemaId::VnfInfoModificationRequest))?;
+    check_if_match(&state, &headers, &id).await?;
+    if let Some(vnfd) = &req.vnfd_id {
+        state.packages.ensure_instantiable(vnfd.as_str()).await?;
+    }
+    let occ = state.lcm.modify_info(&id, req).await?;
+    Ok(accepted(&headers, &occ))
+}
+
+async fn delete_instance(
+    State(state): State<Arc<AppState>>,
+    Path(id): Path<String>,
+) -> ApiResult<Response> {
+    state
+        .lcm
+        .delete_vnf_identifier(&VnfInstanceId::new(id))
+        .await?;
+    Ok(StatusCode::NO_CONTENT.into_response())
+}
+
+/// 202 with the `Location` of the occurrence.
+pub(crate) fn accepted(headers: &HeaderMap, occ: &VnfLcmOpOcc) -> Response {
+    let location = format!(
+        "{}{}/vnf_lcm_op_occs/{}",
+        origin(headers, false),
+        FAMILY.prefix(),
+        occ.id
+    );
+    with_location(StatusCode::ACCEPTED.into_response(), &location)
+}
+
+/// Makes sure the VNFD of the instance is loaded (another replica may have onboarded it).
+async fn prepare(state: &AppState, id: &VnfInstanceId) -> ApiResult<()> {
+    let instance = state.lcm.get_instance(id).await?;
+    state
+        .packages
+        .ensure_loaded(instance.vnfd_id.as_str())
+        .await?;
+    Ok(())
+}
+
+macro_rules! task {
+    ($name:ident, $req:ty, $schema:expr, $call:ident) => {
+        async fn $name(
+            State(state): State<Arc<AppState>>,
+            Path(id): Path<String>,
+            headers: HeaderMap,
+            body: Bytes,
+        ) -> ApiResult<Response> {
+            let id = VnfInstanceId::new(id);
+            let req: $req = json_body(&headers, &body, $schema)?;
+            prepare(&state, &id).await?;
+            let occ = state.lcm.$call(&id, req).await?;
+            Ok(accepted(&headers, &occ))
+        }
+    };
+}
+
+task!(
+    instantiate,
+    InstantiateVnfRequest,
+    Some(SchemaId::InstantiateVnfRequest),
+    instantiate
+);
+task!(
+    terminate,
+    TerminateVnfRequest,
+    Some(SchemaId::TerminateVnfRequest),
+    terminate
+);
+task!(heal, HealVnfRequest, Some(SchemaId::HealVnfRequest), heal);
+task!(
+    scale,
+    ScaleVnfRequest,
+    Some(SchemaId::ScaleVnfRequest),
+    scale
+);
+task!(
+    scale_to_level,
+    ScaleVnfToLevelRequest,
+    Some(SchemaId::ScaleVnfToLevelRequest),
+    scale_to_level
+);
+task!(
+    change_flavour,
+    ChangeVnfFlavourRequest,
+    Some(SchemaId::ChangeVnfFlavourRequest),
+    change_flavour
+);
+task!(
+    operate,
+    OperateVnfRequest,
+    Some(SchemaId::OperateVnfRequest),
+    operate
+);
+task!(
+    change_ext_conn,
+    ChangeExtVnfConnectivityRequest,
+    Some(SchemaId::ChangeExtVnfConnectivityRequest),
+    change_ext_conn
+);
+
+async fn change_vnfpkg(
+    State(state): State<Arc<AppState>>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> ApiResult<Response> {
+    let id = VnfInstanceId::new(id);
+    let req: ChangeCurrentVnfPkgRequest =
+        json_body(&headers, &body, Some(SchemaId::ChangeCurrentVnfPkgRequest))?;
+    prepare(&state, &id).await?;
+    state
+        .packages
+        .ensure_instantiable(req.vnfd_id.as_str())
+        .await?;
+    let occ = state.lcm.change_vnfpkg(&id, req).await?;
+    Ok(accepted(&headers, &occ))
+}
+
+async fn list_op_occs(
+    State(state): State<Arc<AppState>>,
+    OriginalUri(uri): OriginalUri,
+    headers: HeaderMap,
+) -> ApiResult<Response> {
+    require_accept(&headers, &["application/json"])?;
+    let list = ListRequest::parse(&uri, op_occ_schema())?;
+    let base = op_occ_query(&list);
+    list.run(
+        |after| {
+            let state = state.clone();
+            let mut q = base.clone();
+            q.after = after;
+            q.limit = Some(crate::listing::PAGE_SIZE * 2);
+            async move {
+                let page = state.lcm.list_op_occs(&q).await?;
+                Ok(Page {
+                    items: page
+                        .items
+                        .iter()
+                        .map(to_json)
+                        .collect::<ApiResult<Vec<_>>>()?,
+                    next: page.next,
+                })
+            }
+        },
+        vnfm_sol013::defaults::v2::VNF_LCM_OP_OCC_EXCLUDED,
+    )
+    .await
+}
+
+async fn get_op_occ(
+    State(state): State<Arc<AppState>>,
+    Path(id): Path<String>,
+    OriginalUri(uri): OriginalUri,
+    headers: HeaderMap,
+) -> ApiResult<Response> {
+    require_accept(&headers, &["application/json"])?;
+    let list = ListRequest::parse(&uri, op_occ_schema())?;
+    let occ = state.lcm.get_op_occ(&VnfLcmOpOccId::new(id)).await?;
+    let mut doc = to_json(&occ)?;
+    list.select(&mut doc);
+    Ok(json_response(StatusCode::OK, &doc))
+}
+
+/// Loads the VNFD of the occurrence's instance before an operator action.
+async fn prepare_occ(state: &AppState, id: &VnfLcmOpOccId) -> ApiResult<()> {
+    let occ = state.lcm.get_op_occ(id).await?;
+    match state.lcm.get_instance(&occ.vnf_instance_id).await {
+        Ok(instance) => {
+            state
+                .packages
+                .ensure_loaded(instance.vnfd_id.as_str())
+                .await
+        }
+        Err(LcmError::NotFound { .. }) => Ok(()),
+        Err(e) => Err(e.into()),
+    }
+}
+
+async fn retry(
+    State(state): State<Arc<AppState>>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+) -> ApiResult<Response> {
+    let id = VnfLcmOpOccId::new(id);
+    prepare_occ(&state, &id).await?;
+    let occ = state.lcm.retry(&id).await?;
+    Ok(accepted(&headers, &occ))
+}
+
+async fn rollback(
+    State(state): State<Arc<AppState>>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+) -> ApiResult<Response> {
+    let id = VnfLcmOpOccId::new(id);
+    prepare_occ(&state, &id).await?;
+    let occ = state.lcm.rollback(&id).await?;
+    Ok(accepted(&headers, &occ))
+}
+
+async fn fail(
+    State(state): State<Arc<AppState>>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+) -> ApiResult<Response> {
+    require_accept(&headers, &["application/json"])?;
+    let id = VnfLcmOpOccId::new(id);
+    prepare_occ(&state, &id).await?;
+    let occ = state.lcm.fail(&id).await?;
+    Ok(json_response(StatusCode::OK, &occ))
+}
+
+async fn cancel(
+    State(state): State<Arc<AppState>>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> ApiResult<Response> {
+    let id = VnfLcmOpOccId::new(id);
+    let mode: CancelMode = if body.is_empty() {
+        CancelMode {
+            cancel_mode: vnfm_types::CancelModeType::Graceful,
+        }
+    } else {
+        json_body(&headers, &body, Some(SchemaId::CancelMode))?
+    };
+    prepare_occ(&state, &id).await?;
+    state.lcm.cancel(&id, mode.cancel_mode).await?;
+    let location = format!(
+        "{}{}/vnf_lcm_op_occs/{}",
+        origin(&headers, false),
+        FAMILY.prefix(),
+        id
+    );
+    Ok(with_location(
+        StatusCode::ACCEPTED.into_response(),
+        &location,
+    ))
+}

@@ -1,0 +1,83 @@
+//! The SOL003 REST API of the VNF manager, as an axum [`Router`] over the lifecycle core.
+//!
+//! | prefix | what |
+//! |---|---|
+//! | `/vnflcm/v2` | VNF lifecycle management, SOL003 v3.3.1 (API version 2.0.0) |
+//! | `/vnflcm/v1` | the same in the SOL003 v2.6.1 shapes (API version 1.3.0) |
+//! | `/vnfpkgm/v2`, `/vnfpkgm/v1` | VNF package management (SOL003 clause 10, SOL005 style) |
+//! | `/vnfm/v1/vims` | the VIM registry (secrets are write-only) |
+//! | `/oauth2/token` | OAuth 2.0 client credentials token endpoint |
+//! | `/openapi.json`, `/healthz`, `/readyz`, `/metrics` | operations |
+//!
+//! Every endpoint except the token endpoint, `/healthz` and `/readyz` requires
+//! authentication ([`auth`]). Errors are `application/problem+json` ProblemDetails
+//! ([`ApiError`]). Lists follow SOL013: attribute filters, attribute selectors and paging with
+//! `nextpage_opaque_marker` ([`listing`]).
+//!
+//! [`router`] builds the router from an [`AppState`] without a socket (tests call it with
+//! `tower::ServiceExt::oneshot`); [`server::serve`] runs it.
+
+pub mod auth;
+pub mod error;
+mod lcm_v1;
+mod lcm_v2;
+pub mod listing;
+pub mod metrics;
+pub mod openapi;
+mod ops;
+pub mod packages;
+pub mod server;
+pub mod state;
+mod subscriptions;
+mod util;
+pub mod version;
+mod vims;
+
+use std::sync::Arc;
+
+use axum::Router;
+use axum::extract::DefaultBodyLimit;
+use axum::middleware;
+use axum::routing::{get, post};
+
+pub use error::{ApiError, ApiResult};
+pub use server::{ServeOptions, serve};
+pub use state::{AppState, StateOptions};
+
+/// The whole API.
+pub fn router(state: Arc<AppState>) -> Router {
+    let max_package = state.options.package_limits.max_package_bytes;
+    let authenticated = Router::new()
+        .nest("/vnflcm/v2", lcm_v2::routes())
+        .nest("/vnflcm/v1", lcm_v1::routes())
+        .route("/vnflcm/api_versions", get(version::lcm_api_versions))
+        .nest(
+            "/vnfpkgm/v2",
+            packages::routes(version::ApiFamily::PkgmV2, max_package),
+        )
+        .nest(
+            "/vnfpkgm/v1",
+            packages::routes(version::ApiFamily::PkgmV1, max_package),
+        )
+        .route("/vnfpkgm/api_versions", get(version::pkgm_api_versions))
+        .nest("/vnfm/v1", vims::routes())
+        .route("/openapi.json", get(openapi::serve_document))
+        .route("/metrics", get(ops::metrics))
+        .layer(middleware::from_fn_with_state(
+            state.auth.clone(),
+            auth::require_auth,
+        ))
+        .layer(DefaultBodyLimit::max(state.options.max_json_body));
+    Router::new()
+        .merge(authenticated)
+        .route(
+            "/oauth2/token",
+            post(auth::token_endpoint).with_state(state.auth.clone()),
+        )
+        .route("/healthz", get(ops::healthz))
+        .route("/readyz", get(ops::readyz))
+        .method_not_allowed_fallback(util::method_not_allowed)
+        .fallback(util::not_found)
+        .layer(middleware::from_fn_with_state(state.clone(), ops::observe))
+        .with_state(state)
+}

@@ -1,0 +1,148 @@
+//! SOL013 list queries over the store: attribute filters (pushed down to indexed columns when
+//! they can be, evaluated on every document in any case), attribute selectors with the
+//! default exclusions of each resource, and paging with `nextpage_opaque_marker` and a
+//! `Link: <...>; rel="next"` header.
+//!
+//! A page holds at most [`PAGE_SIZE`] items. When a filter matches few documents, one request
+//! reads at most [`SCAN_LIMIT`] documents and then answers with what it found and a marker
+//! to continue: a page may be shorter than [`PAGE_SIZE`] and still have a next page, which
+//! SOL013 allows.
+
+use std::future::Future;
+
+use axum::http::{HeaderValue, StatusCode, Uri, header};
+use axum::response::Response;
+use serde_json::Value;
+use vnfm_sol013::{Filter, ListParams, Marker, Op, Selector};
+use vnfm_store::Page;
+
+use crate::error::{ApiError, ApiResult};
+use crate::util::json_response;
+
+/// Items per page.
+pub const PAGE_SIZE: u32 = 100;
+/// Documents read per request at most, matching or not.
+pub const SCAN_LIMIT: usize = 10_000;
+
+/// A parsed list request.
+#[derive(Debug)]
+pub struct ListRequest {
+    /// The filter, if any.
+    pub filter: Option<Filter>,
+    selector: Selector,
+    /// Continue after this id.
+    pub after: Option<String>,
+    fingerprint: String,
+    path: String,
+    query: String,
+}
+
+impl ListRequest {
+    /// Parses the query of `uri`; `schema` is the JSON schema of the listed resource (filters
+    /// on attributes it does not have are refused).
+    pub fn parse(uri: &Uri, schema: &Value) -> ApiResult<ListRequest> {
+        let query = uri.query().unwrap_or("");
+        let params = ListParams::from_query(query).map_err(sol013_error)?;
+        if let Some((name, _)) = params.other.first() {
+            return Err(ApiError::invalid(
+                name.clone(),
+                format!(
+                    "unsupported query parameter {}: this resource takes filter, all_fields, fields, exclude_fields, exclude_default and nextpage_opaque_marker",
+                    crate::util::cut(name, 60)
+                ),
+            ));
+        }
+        params.check_attributes(schema).map_err(sol013_error)?;
+        let fingerprint = params.fingerprint();
+        let after = match params.marker.as_deref() {
+            Some(m) => Some(Marker::decode(m, &fingerprint).map_err(sol013_error)?),
+            None => None,
+        };
+        Ok(ListRequest {
+            filter: params.filter,
+            selector: params.selector,
+            after,
+            fingerprint,
+            path: uri.path().to_owned(),
+            query: query.to_owned(),
+        })
+    }
+
+    /// Runs the query: `fetch(after)` returns one store page (as JSON documents with an
+    /// `id`), called until a page is full, the scan limit is reached or the store has no
+    /// more. `default_excluded` lists the attributes the resource excludes by default.
+    pub async fn run<F, Fut>(&self, mut fetch: F, default_excluded: &[&str]) -> ApiResult<Response>
+    where
+        F: FnMut(Option<String>) -> Fut,
+        Fut: Future<Output = ApiResult<Page<Value>>>,
+    {
+        let mut items = Vec::new();
+        let mut after = self.after.clone();
+        let mut scanned = 0usize;
+        let mut next: Option<String> = None;
+        'pages: loop {
+            let page = fetch(after.clone()).await?;
+            let store_next = page.next.clone();
+            let count = page.items.len();
+            for (i, mut doc) in page.items.into_iter().enumerate() {
+                scanned += 1;
+                let id = doc
+                    .get("id")
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .to_owned();
+                if self.filter.as_ref().is_none_or(|f| f.matches(&doc)) {
+                    self.selector.apply(&mut doc, default_excluded);
+                    items.push(doc);
+                }
+                let last_of_store = i + 1 == count && store_next.is_none();
+                if (items.len() as u32 >= PAGE_SIZE || scanned >= SCAN_LIMIT) && !last_of_store {
+                    next = Some(id);
+                    break 'pages;
+                }
+            }
+            match store_next {
+                Some(n) => after = Some(n),
+                None => break,
+            }
+        }
+        let mut response = json_response(StatusCode::OK, &items);
+        if let Some(last) = next {
+            let marker = Marker::encode(&last, &self.fingerprint);
+            let link = vnfm_sol013::next_link(&self.path, &self.query, &marker);
+            if let Ok(v) = HeaderValue::from_str(&link) {
+                response.headers_mut().insert(header::LINK, v);
+            }
+        }
+        Ok(response)
+    }
+
+    /// Applies the selector to one document (for single-resource reads, which ignore
+    /// default exclusions).
+    pub fn select(&self, doc: &mut Value) {
+        self.selector.apply(doc, &[]);
+    }
+
+    /// The value of a top-level `eq` term with one value on `attribute`, for pushing it down
+    /// to an indexed column.
+    pub fn eq_value(&self, attribute: &str) -> Option<&str> {
+        let filter = self.filter.as_ref()?;
+        filter.terms().iter().find_map(|t| {
+            (t.op == Op::Eq && t.path_is(&[attribute]) && t.values.len() == 1)
+                .then(|| t.values[0].as_str())
+        })
+    }
+
+    /// The values of a top-level `in` (or single-valued `eq`) term on `attribute`.
+    pub fn in_values(&self, attribute: &str) -> Option<Vec<String>> {
+        let filter = self.filter.as_ref()?;
+        filter.terms().iter().find_map(|t| {
+            let one_of = t.op == Op::In || (t.op == Op::Eq && t.values.len() == 1);
+            (one_of && t.path_is(&[attribute])).then(|| t.values.clone())
+        })
+    }
+}
+
+fn sol013_error(e: vnfm_sol013::Sol013Error) -> ApiError {
+    ApiError::bad_request(e.to_string())
+}

@@ -1,0 +1,179 @@
+//! Operations endpoints (`/healthz`, `/readyz`, `/metrics`) and the request observer.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use axum::extract::{Request, State};
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use serde_json::json;
+
+use crate::error::{ApiError, ApiResult};
+use crate::state::AppState;
+use crate::util::json_response;
+
+/// `GET /healthz`: the process serves HTTP.
+pub(crate) async fn healthz() -> Response {
+    json_response(StatusCode::OK, &json!({"status": "ok"}))
+}
+
+/// `GET /readyz`: the store answers and the server is not shutting down.
+pub(crate) async fn readyz(State(state): State<Arc<AppState>>) -> Response {
+    if !state.is_ready() {
+        return ApiError::Unavailable("the server is shutting down".into()).into_response();
+    }
+    match state.store.schema_version().await {
+        Ok(_) => json_response(StatusCode::OK, &json!({"status": "ready"})),
+        Err(e) => ApiError::Unavailable(format!("the store does not answer: {e}")).into_response(),
+    }
+}
+
+/// `GET /metrics`: Prometheus text exposition.
+pub(crate) async fn metrics(State(state): State<Arc<AppState>>) -> ApiResult<Response> {
+    let by_state = state.store.count_op_occs_by_state().await?;
+    let mut response = (StatusCode::OK, state.metrics.render(&by_state)).into_response();
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; version=0.0.4"),
+    );
+    Ok(response)
+}
+
+/// The route template of `path` for metric labels: identifiers after a collection name become
+/// `{id}`, artifact paths `{path}`, and paths outside the API `unmatched`, so the number of
+/// label values stays bounded whatever clients send.
+pub(crate) fn route_template(path: &str) -> String {
+    const ROOTS: [&str; 8] = [
+        "vnflcm",
+        "vnfpkgm",
+        "vnfm",
+        "oauth2",
+        "openapi.json",
+        "healthz",
+        "readyz",
+        "metrics",
+    ];
+    const COLLECTIONS: [&str; 5] = [
+        "vnf_instances",
+        "vnf_lcm_op_occs",
+        "subscriptions",
+        "vnf_packages",
+        "vims",
+    ];
+    let segments: Vec<&str> = path.trim_start_matches('/').split('/').collect();
+    if !segments.first().is_some_and(|s| ROOTS.contains(s)) || segments.len() > 8 {
+        return "unmatched".into();
+    }
+    let mut out = String::new();
+    let mut previous = "";
+    for seg in segments {
+        out.push('/');
+        if previous == "artifacts" {
+            out.push_str("{path}");
+            break;
+        }
+        if COLLECTIONS.contains(&previous) {
+            out.push_str("{id}");
+        } else if seg.len() <= 32
+            && seg
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'.')
+        {
+            out.push_str(seg);
+        } else {
+            out.push_str("{other}");
+        }
+        previous = seg;
+    }
+    out
+}
+
+/// Turns an error response that is not ProblemDetails (axum's own rejections: body too large,
+/// missing path parts, ...) into one, keeping its status and using its text as `detail`.
+async fn problemize(response: Response) -> Response {
+    let status = response.status();
+    // JSON bodies are already structured (ProblemDetails, or the token endpoint's RFC 6749
+    // errors); axum's own rejections are plain text.
+    let is_json = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .is_some_and(|v| {
+            v.as_bytes().starts_with(b"application/")
+                && v.as_bytes().windows(4).any(|w| w == b"json")
+        });
+    if !(status.is_client_error() || status.is_server_error()) || is_json {
+        return response;
+    }
+    let (parts, body) = response.into_parts();
+    let text = axum::body::to_bytes(body, 64 * 1024)
+        .await
+        .unwrap_or_default();
+    let detail = String::from_utf8_lossy(&text).trim().to_owned();
+    let mut problem = vnfm_types::ProblemDetails::new(
+        status.as_u16(),
+        if detail.is_empty() {
+            status.canonical_reason().unwrap_or("error").to_owned()
+        } else {
+            crate::util::cut(&detail, 500)
+        },
+    );
+    problem.title = status.canonical_reason().map(str::to_owned);
+    let mut out = json_response(status, &problem);
+    for (name, value) in parts.headers.iter() {
+        if name != header::CONTENT_TYPE && name != header::CONTENT_LENGTH {
+            out.headers_mut().insert(name.clone(), value.clone());
+        }
+    }
+    out.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static(crate::error::PROBLEM_JSON),
+    );
+    out
+}
+
+/// Middleware: counts every request by method, route template and status, with its latency,
+/// and logs it (path only: query strings may carry filter values, never secrets, but are cut).
+pub(crate) async fn observe(
+    State(state): State<Arc<AppState>>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let started = Instant::now();
+    let method = request.method().to_string();
+    let route = route_template(request.uri().path());
+    let path = request.uri().path().to_owned();
+    let response = problemize(next.run(request).await).await;
+    let elapsed = started.elapsed();
+    let status = response.status().as_u16();
+    state
+        .metrics
+        .observe_request(&method, &route, status, elapsed);
+    tracing::debug!(
+        target: "vnfm::http",
+        method = %method,
+        path = %crate::util::cut(&path, 200),
+        status,
+        micros = elapsed.as_micros() as u64,
+        "request"
+    );
+    response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::route_template;
+
+    #[test]
+    fn identifiers_are_templated() {
+        assert_eq!(
+            route_template("/vnflcm/v2/vnf_instances/6fc3539c-e602-4afa-8e13-962fb5a7d81f/scale"),
+            "/vnflcm/v2/vnf_instances/{id}/scale"
+        );
+        assert_eq!(
+            route_template("/vnfpkgm/v1/vnf_packages/p1/artifacts/Scripts/a.sh"),
+            "/vnfpkgm/v1/vnf_packages/{id}/artifacts/{path}"
+        );
+        assert_eq!(route_template("/random/x"), "unmatched");
+    }
+}

@@ -1,0 +1,329 @@
+//! Running the API: binding, TLS (rustls with the ring provider), TCP_NODELAY, notification
+//! delivery, and graceful shutdown.
+//!
+//! On `SIGINT`/`SIGTERM` the server stops accepting connections, answers `/readyz` with 503,
+//! lets in-flight requests finish, then asks the lifecycle core to stop: running steps finish
+//! (or are journaled) and the leases are released so another replica, or the next start,
+//! continues the occurrences at once. The notification deliverer stops last.
+
+use std::io;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use axum::serve::Listener;
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::mpsc;
+use tokio_rustls::TlsAcceptor;
+use tokio_rustls::server::TlsStream;
+use vnfm_lcm::{Deliverer, DelivererConfig};
+
+use crate::state::{AppState, StateError, StateOptions};
+
+/// How `vnfm serve` runs.
+#[derive(Debug, Clone)]
+pub struct ServeOptions {
+    /// Address to listen on (default `127.0.0.1:9890`).
+    pub listen: SocketAddr,
+    /// TLS certificate chain (PEM); TLS is on when both this and `tls_key` are given.
+    pub tls_cert: Option<PathBuf>,
+    /// TLS private key (PEM).
+    pub tls_key: Option<PathBuf>,
+    /// How long graceful shutdown waits for running steps.
+    pub shutdown_timeout: Duration,
+    /// The services.
+    pub state: StateOptions,
+}
+
+/// Why the server could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    /// Assembling the services failed.
+    #[error(transparent)]
+    State(#[from] StateError),
+    /// The listen address could not be bound.
+    #[error("cannot listen on {addr}: {source}")]
+    Bind {
+        /// The address.
+        addr: SocketAddr,
+        /// Why.
+        source: io::Error,
+    },
+    /// The TLS certificate or key could not be loaded.
+    #[error("TLS: {0}")]
+    Tls(String),
+    /// Notification delivery could not be started.
+    #[error("starting notification delivery failed: {0}")]
+    Deliverer(String),
+    /// Serving failed.
+    #[error("serving failed: {0}")]
+    Serve(io::Error),
+}
+
+/// What a started server reports (printed by `vnfm serve`).
+#[derive(Debug, Clone)]
+pub struct Started {
+    /// The bound address.
+    pub addr: SocketAddr,
+    /// `http` or `https`.
+    pub scheme: &'static str,
+    /// The bootstrap credentials file.
+    pub credentials_file: PathBuf,
+    /// The bootstrap client id.
+    pub client_id: String,
+    /// Whether HTTP Basic is accepted.
+    pub basic_auth: bool,
+}
+
+fn tls_acceptor(cert: &PathBuf, key: &PathBuf) -> Result<TlsAcceptor, ServeError> {
+    use rustls_pki_types::pem::PemObject;
+    use rustls_pki_types::{CertificateDer, PrivateKeyDer};
+    let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(cert)
+        .map_err(|e| ServeError::Tls(format!("{}: {e}", cert.display())))?
+        .collect::<Result<_, _>>()
+        .map_err(|e| ServeError::Tls(format!("{}: {e}", cert.display())))?;
+    if certs.is_empty() {
+        return Err(ServeError::Tls(format!(
+            "{}: no certificate found",
+            cert.display()
+        )));
+    }
+    let key = PrivateKeyDer::from_pem_file(key)
+        .map_err(|e| ServeError::Tls(format!("{}: {e}", key.display())))?;
+    let config = rustls::ServerConfig::builder_with_provider(Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .map_err(|e| ServeError::Tls(e.to_string()))?
+    .with_no_client_auth()
+    .with_single_cert(certs, key)
+    .map_err(|e| ServeError::Tls(e.to_string()))?;
+    Ok(TlsAcceptor::from(Arc::new(config)))
+}
+
+/// A listener that completes TLS handshakes in their own tasks (a slow client cannot hold
+/// up others) and hands over finished connections.
+struct TlsListener {
+    ready: mpsc::Receiver<(TlsStream<TcpStream>, SocketAddr)>,
+    local: SocketAddr,
+}
+
+impl TlsListener {
+    fn start(tcp: TcpListener, acceptor: TlsAcceptor) -> io::Result<TlsListener> {
+        let local = tcp.local_addr()?;
+        let (tx, ready) = mpsc::channel(64);
+        tokio::spawn(async move {
+            loop {
+                let Ok((stream, peer)) = tcp.accept().await else {
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                };
+                let _ = stream.set_nodelay(true);
+                let acceptor = acceptor.clone();
+                let handed = tx.clone();
+                tokio::spawn(async move {
+                    match tokio::time::timeout(Duration::from_secs(10), acceptor.accept(stream))
+                        .await
+                    {
+                        Ok(Ok(tls)) => {
+                            let _ = handed.send((tls, peer)).await;
+                        }
+                        Ok(Err(e)) => tracing::debug!(%peer, error = %e, "TLS handshake failed"),
+                        Err(_) => tracing::debug!(%peer, "TLS handshake timed out"),
+                    }
+                });
+                if tx.is_closed() {
+                    return;
+                }
+            }
+        });
+        Ok(TlsListener { ready, local })
+    }
+}
+
+impl Listener for TlsListener {
+    type Io = TlsStream<TcpStream>;
+    type Addr = SocketAddr;
+
+    async fn accept(&mut self) -> (Self::Io, Self::Addr) {
+        loop {
+            if let Some(conn) = self.ready.recv().await {
+                return conn;
+            }
+            // The acceptor task ended; nothing more will come.
+            std::future::pending::<()>().await;
+        }
+    }
+
+    fn local_addr(&self) -> io::Result<Self::Addr> {
+        Ok(self.local)
+    }
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        _ = ctrl_c => {}
+        _ = term => {}
+    }
+}
+
+/// Runs the server until `SIGINT`/`SIGTERM`; `on_start` is called once it listens.
+pub async fn serve(
+    options: ServeOptions,
+    on_start: impl FnOnce(&Started),
+) -> Result<(), ServeError> {
+    vnfm_lcm::notify::install_crypto_provider();
+    let tls = match (&options.tls_cert, &options.tls_key) {
+        (Some(c), Some(k)) => Some(tls_acceptor(c, k)?),
+        (None, None) => None,
+        _ => return Err(ServeError::Tls("give both --tls-cert and --tls-key".into())),
+    };
+    let state = AppState::build(options.state.clone()).await?;
+    let deliverer = Deliverer::start(
+        state.store().clone(),
+        state.keyring().clone(),
+        DelivererConfig::new(state.lcm().runner_id().to_owned()),
+    )
+    .map_err(|e| ServeError::Deliverer(e.to_string()))?;
+    let tcp = TcpListener::bind(options.listen)
+        .await
+        .map_err(|source| ServeError::Bind {
+            addr: options.listen,
+            source,
+        })?;
+    let addr = tcp.local_addr().map_err(ServeError::Serve)?;
+    let client = state.bootstrap_client()?;
+    let started = Started {
+        addr,
+        scheme: if tls.is_some() { "https" } else { "http" },
+        credentials_file: state.credentials_file().to_owned(),
+        client_id: client.client_id,
+        basic_auth: options.state.allow_basic_auth,
+    };
+    on_start(&started);
+    let app = crate::router(state.clone());
+    let shutdown = {
+        let state = state.clone();
+        async move {
+            shutdown_signal().await;
+            tracing::info!("shutting down: no new connections, finishing in-flight requests");
+            state.set_not_ready();
+        }
+    };
+    let served = match tls {
+        Some(acceptor) => {
+            let listener = TlsListener::start(tcp, acceptor).map_err(ServeError::Serve)?;
+            axum::serve(listener, app)
+                .with_graceful_shutdown(shutdown)
+                .await
+        }
+        None => {
+            use axum::serve::ListenerExt;
+            let listener = tcp.tap_io(|s| {
+                // Nagle's algorithm delays small keep-alive responses by ~40 ms.
+                let _ = s.set_nodelay(true);
+            });
+            axum::serve(listener, app)
+                .with_graceful_shutdown(shutdown)
+                .await
+        }
+    };
+    let started_stop = Instant::now();
+    state.lcm().shutdown(options.shutdown_timeout).await;
+    deliverer.shutdown().await;
+    tracing::info!(
+        millis = started_stop.elapsed().as_millis() as u64,
+        "stopped"
+    );
+    served.map_err(ServeError::Serve)
+}
+
+/// A `tracing` layer that records the duration of every lifecycle step span (`lcm.step`)
+/// into `metrics`.
+pub fn step_metrics_layer(metrics: Arc<crate::metrics::Metrics>) -> StepMetricsLayer {
+    StepMetricsLayer { metrics }
+}
+
+/// See [`step_metrics_layer`].
+pub struct StepMetricsLayer {
+    metrics: Arc<crate::metrics::Metrics>,
+}
+
+struct StepTiming {
+    started: Instant,
+    step: String,
+    phase: String,
+}
+
+#[derive(Default)]
+struct StepFields {
+    step: String,
+    phase: String,
+}
+
+impl tracing::field::Visit for StepFields {
+    fn record_str(&mut self, field: &tracing::field::Field, value: &str) {
+        match field.name() {
+            "step" => self.step = value.to_owned(),
+            "phase" => self.phase = value.to_owned(),
+            _ => {}
+        }
+    }
+
+    fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
+        match field.name() {
+            "step" => self.step = format!("{value:?}").trim_matches('"').to_owned(),
+            "phase" => self.phase = format!("{value:?}").trim_matches('"').to_owned(),
+            _ => {}
+        }
+    }
+}
+
+impl<S> tracing_subscriber::Layer<S> for StepMetricsLayer
+where
+    S: tracing::Subscriber + for<'a> tracing_subscriber::registry::LookupSpan<'a>,
+{
+    fn on_new_span(
+        &self,
+        attrs: &tracing::span::Attributes<'_>,
+        id: &tracing::span::Id,
+        ctx: tracing_subscriber::layer::Context<'_, S>,
+    ) {
+        if attrs.metadata().name() != "lcm.step" {
+            return;
+        }
+        let mut fields = StepFields::default();
+        attrs.record(&mut fields);
+        if let Some(span) = ctx.span(id) {
+            span.extensions_mut().insert(StepTiming {
+                started: Instant::now(),
+                step: fields.step,
+                phase: fields.phase,
+            });
+        }
+    }
+
+    fn on_close(&self, id: tracing::span::Id, ctx: tracing_subscriber::layer::Context<'_, S>) {
+        if let Some(span) = ctx.span(&id)
+            && let Some(t) = span.extensions().get::<StepTiming>()
+        {
+            self.metrics
+                .observe_step(&t.step, &t.phase, t.started.elapsed());
+        }
+    }
+}

@@ -1,0 +1,301 @@
+//! [`AppState`]: the core services the handlers share, assembled from a data directory.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use vnfm::lcm::{InfraDriver, Lcm, LcmConfig, MemoryCatalog, MemoryInfraDriver, MgmtDriver};
+use vnfm_lcm::{Keyring, Subscriptions, VimRegistry};
+use vnfm_store::Store;
+
+use crate::auth::{Authenticator, ClientCredentials, DEFAULT_TOKEN_TTL};
+use crate::metrics::Metrics;
+use crate::packages::{PackageLimits, Packages};
+
+/// The VIM type of the test VIM (`--enable-test-vim`): backed by the in-memory driver.
+pub const TEST_VIM_TYPE: &str = "TEST.NOOP.V_1";
+
+/// Why the server state could not be assembled.
+#[derive(Debug, thiserror::Error)]
+pub enum StateError {
+    /// A file of the data directory could not be read or written.
+    #[error("{path}: {message}")]
+    DataDir {
+        /// The file or directory.
+        path: PathBuf,
+        /// What failed.
+        message: String,
+    },
+    /// The store could not be opened.
+    #[error("opening the store failed: {0}")]
+    Store(String),
+    /// The lifecycle core could not be started.
+    #[error("starting the lifecycle core failed: {0}")]
+    Lcm(String),
+}
+
+/// What [`AppState::build`] needs.
+#[derive(Clone)]
+pub struct StateOptions {
+    /// The data directory (SQLite file, key files, credentials file).
+    pub data_dir: PathBuf,
+    /// Store URL; default `sqlite://<data_dir>/vnfm.db`.
+    pub store_url: Option<String>,
+    /// OAuth 2.0 clients besides the bootstrap client of `credentials.json`.
+    pub clients: Vec<ClientCredentials>,
+    /// Accept HTTP Basic with a client id and secret.
+    pub allow_basic_auth: bool,
+    /// Lifetime of access tokens.
+    pub token_ttl: Duration,
+    /// Register the `TEST.NOOP.V_1` VIM type backed by the in-memory driver.
+    pub enable_test_vim: bool,
+    /// Infrastructure drivers (one per family of VIM types).
+    pub infra_drivers: Vec<Arc<dyn InfraDriver>>,
+    /// The management driver that runs LCM hooks.
+    pub mgmt_driver: Option<Arc<dyn MgmtDriver>>,
+    /// URI prefixes `upload_from_uri` may fetch from (empty: the endpoint refuses every URI).
+    pub upload_allow_list: Vec<String>,
+    /// Largest JSON request body, in bytes.
+    pub max_json_body: usize,
+    /// Package size and archive limits.
+    pub package_limits: PackageLimits,
+    /// Test the callback URI of a new subscription (`GET`, expecting 204) before creating it.
+    pub verify_callbacks: bool,
+    /// Lifecycle runner settings.
+    pub lcm_config: LcmConfig,
+    /// How often expired leases of other replicas are taken over (`None`: only at start).
+    pub recovery_interval: Option<Duration>,
+    /// The metrics registry (share it with [`crate::server::step_metrics_layer`] to record
+    /// step latencies); a fresh one when `None`.
+    pub metrics: Option<Arc<Metrics>>,
+}
+
+impl std::fmt::Debug for StateOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StateOptions")
+            .field("data_dir", &self.data_dir)
+            .field("clients", &self.clients)
+            .field("allow_basic_auth", &self.allow_basic_auth)
+            .field("enable_test_vim", &self.enable_test_vim)
+            .field("upload_allow_list", &self.upload_allow_list)
+            .finish_non_exhaustive()
+    }
+}
+
+impl StateOptions {
+    /// Defaults for `data_dir`: SQLite in it, no extra clients, Bearer only, no test VIM.
+    pub fn new(data_dir: impl Into<PathBuf>) -> StateOptions {
+        StateOptions {
+            data_dir: data_dir.into(),
+            store_url: None,
+            clients: Vec::new(),
+            allow_basic_auth: false,
+            token_ttl: DEFAULT_TOKEN_TTL,
+            enable_test_vim: false,
+            infra_drivers: Vec::new(),
+            mgmt_driver: None,
+            upload_allow_list: Vec::new(),
+            max_json_body: 1024 * 1024,
+            package_limits: PackageLimits::default(),
+            verify_callbacks: true,
+            lcm_config: LcmConfig::default(),
+            recovery_interval: Some(Duration::from_secs(30)),
+            metrics: None,
+        }
+    }
+}
+
+/// The services behind the API.
+pub struct AppState {
+    pub(crate) lcm: Lcm,
+    pub(crate) store: Arc<dyn Store>,
+    pub(crate) subscriptions: Subscriptions,
+    pub(crate) vims: VimRegistry,
+    pub(crate) packages: Arc<Packages>,
+    pub(crate) auth: Arc<Authenticator>,
+    pub(crate) metrics: Arc<Metrics>,
+    pub(crate) keyring: Arc<Keyring>,
+    pub(crate) options: StateOptions,
+    pub(crate) credentials_file: PathBuf,
+    ready: AtomicBool,
+}
+
+impl std::fmt::Debug for AppState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AppState")
+            .field("options", &self.options)
+            .finish_non_exhaustive()
+    }
+}
+
+fn data_err(path: &Path, e: impl std::fmt::Display) -> StateError {
+    StateError::DataDir {
+        path: path.to_owned(),
+        message: e.to_string(),
+    }
+}
+
+/// Reads `path`'s keyring, creating the file (mode 0600) with a fresh key on first start.
+fn keyring_file(path: &Path) -> Result<Keyring, StateError> {
+    if path.exists() {
+        Keyring::from_key_file(path).map_err(|e| data_err(path, e))
+    } else {
+        Keyring::generate_key_file(path).map_err(|e| data_err(path, e))
+    }
+}
+
+/// Reads the bootstrap client from `path`, creating it (mode 0600) on first start.
+fn bootstrap_client(path: &Path) -> Result<ClientCredentials, StateError> {
+    if path.exists() {
+        let text = std::fs::read_to_string(path).map_err(|e| data_err(path, e))?;
+        return serde_json::from_str(&text).map_err(|e| {
+            data_err(
+                path,
+                format!("not a credentials file ({e}); delete it to generate a new client"),
+            )
+        });
+    }
+    let client = ClientCredentials::generate();
+    let text = serde_json::to_string_pretty(&client).map_err(|e| data_err(path, e))?;
+    write_private(path, text.as_bytes())?;
+    Ok(client)
+}
+
+/// Creates `path` readable by the owner only.
+fn write_private(path: &Path, bytes: &[u8]) -> Result<(), StateError> {
+    use std::io::Write;
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    let mut file = options.open(path).map_err(|e| data_err(path, e))?;
+    file.write_all(bytes).map_err(|e| data_err(path, e))?;
+    file.sync_all().map_err(|e| data_err(path, e))
+}
+
+impl AppState {
+    /// Opens (creating on first start) the data directory, the store, the key files and the
+    /// bootstrap OAuth 2.0 client, loads the onboarded packages, and starts the lifecycle
+    /// core (which takes over the occurrences a previous run left behind).
+    pub async fn build(options: StateOptions) -> Result<Arc<AppState>, StateError> {
+        let dir = &options.data_dir;
+        std::fs::create_dir_all(dir).map_err(|e| data_err(dir, e))?;
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700));
+        }
+        let keyring = Arc::new(keyring_file(&dir.join("fernet.keys"))?);
+        let token_keys = Arc::new(keyring_file(&dir.join("token.keys"))?);
+        let credentials_file = dir.join("credentials.json");
+        let bootstrap = bootstrap_client(&credentials_file)?;
+        let mut clients = vec![bootstrap];
+        clients.extend(options.clients.iter().cloned());
+        let auth = Arc::new(Authenticator::new(
+            &clients,
+            token_keys,
+            options.allow_basic_auth,
+            options.token_ttl,
+        ));
+
+        let url = options
+            .store_url
+            .clone()
+            .unwrap_or_else(|| format!("sqlite://{}", dir.join("vnfm.db").display()));
+        let store = vnfm_store::open(&url)
+            .await
+            .map_err(|e| StateError::Store(e.to_string()))?;
+
+        let catalog = Arc::new(MemoryCatalog::new());
+        let packages = Arc::new(Packages::new(
+            store.clone(),
+            catalog.clone(),
+            options.package_limits.clone(),
+            options.upload_allow_list.clone(),
+        ));
+        let loaded = packages.load_all().await;
+        tracing::info!(packages = loaded, "onboarded packages loaded");
+
+        let subscriptions = Subscriptions::new(store.clone(), keyring.clone())
+            .map_err(|e| StateError::Lcm(e.to_string()))?;
+        let vims = VimRegistry::new(store.clone(), keyring.clone());
+        let mut builder = vnfm::lcm::builder()
+            .store(store.clone())
+            .keyring(keyring.clone())
+            .catalog(catalog)
+            .config(options.lcm_config.clone())
+            .recovery_interval(options.recovery_interval);
+        if options.enable_test_vim {
+            builder = builder.infra_driver(Arc::new(
+                MemoryInfraDriver::new().with_vim_types(&[TEST_VIM_TYPE]),
+            ));
+        }
+        for d in &options.infra_drivers {
+            builder = builder.infra_driver(d.clone());
+        }
+        if let Some(m) = &options.mgmt_driver {
+            builder = builder.mgmt_driver(m.clone());
+        }
+        let lcm = builder
+            .build()
+            .await
+            .map_err(|e| StateError::Lcm(e.to_string()))?;
+        Ok(Arc::new(AppState {
+            lcm,
+            store,
+            subscriptions,
+            vims,
+            packages,
+            auth,
+            metrics: options.metrics.clone().unwrap_or_default(),
+            keyring,
+            options,
+            credentials_file,
+            ready: AtomicBool::new(true),
+        }))
+    }
+
+    /// The lifecycle core.
+    pub fn lcm(&self) -> &Lcm {
+        &self.lcm
+    }
+
+    /// The store.
+    pub fn store(&self) -> &Arc<dyn Store> {
+        &self.store
+    }
+
+    /// The keyring that seals VIM and subscription secrets.
+    pub fn keyring(&self) -> &Arc<Keyring> {
+        &self.keyring
+    }
+
+    /// The file holding the bootstrap client's credentials.
+    pub fn credentials_file(&self) -> &Path {
+        &self.credentials_file
+    }
+
+    /// The bootstrap client (from `credentials.json`).
+    pub fn bootstrap_client(&self) -> Result<ClientCredentials, StateError> {
+        bootstrap_client(&self.credentials_file)
+    }
+
+    /// Whether `/readyz` answers 200.
+    pub fn is_ready(&self) -> bool {
+        self.ready.load(Ordering::Relaxed)
+    }
+
+    /// Marks the server as not ready (graceful shutdown has begun).
+    pub fn set_not_ready(&self) {
+        self.ready.store(false, Ordering::Relaxed);
+    }
+
+    /// Metrics registry.
+    pub fn metrics(&self) -> &Arc<Metrics> {
+        &self.metrics
+    }
+}

@@ -1,0 +1,259 @@
+//! Helpers shared by the handlers: request bodies, responses, fallbacks.
+
+use axum::body::Bytes;
+use axum::extract::OriginalUri;
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use vnfm_schemas::SchemaId;
+
+use crate::error::ApiError;
+
+/// 405 with a ProblemDetails body.
+pub(crate) async fn method_not_allowed(method: Method, uri: OriginalUri) -> ApiError {
+    let path = uri.0.path();
+    ApiError::MethodNotAllowed {
+        method: method.to_string(),
+        path: cut(path, 200),
+        allowed: allowed_methods(path).join(", "),
+    }
+}
+
+/// The methods the documented operations allow on `path`.
+pub(crate) fn allowed_methods(path: &str) -> Vec<&'static str> {
+    let wanted = crate::ops::route_template(&path.replace("/v1/", "/v2/"));
+    let mut methods: Vec<&'static str> = crate::openapi::OPERATIONS
+        .iter()
+        .filter(|o| crate::ops::route_template(&template_as_path(o.path)) == wanted)
+        .map(|o| o.method)
+        .collect();
+    methods.sort_unstable();
+    methods.dedup();
+    methods
+}
+
+/// An OpenAPI path template with its parameters replaced by a sample identifier.
+fn template_as_path(template: &str) -> String {
+    template
+        .split('/')
+        .map(|seg| if seg.starts_with('{') { "x" } else { seg })
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+/// 404 with a ProblemDetails body.
+pub(crate) async fn not_found(uri: OriginalUri) -> ApiError {
+    ApiError::NotFound(format!(
+        "no resource at {}; see /openapi.json for the API",
+        crate::util::cut(uri.0.path(), 200)
+    ))
+}
+
+/// `s` cut to `max` characters (request values repeated in errors).
+pub(crate) fn cut(s: &str, max: usize) -> String {
+    match s.char_indices().nth(max) {
+        Some((i, _)) => format!("{}…", &s[..i]),
+        None => s.to_owned(),
+    }
+}
+
+/// Refuses a body whose `Content-Type` is not one of `accepted`.
+pub(crate) fn require_content_type(headers: &HeaderMap, accepted: &[&str]) -> Result<(), ApiError> {
+    let Some(ct) = headers.get(header::CONTENT_TYPE) else {
+        return Err(ApiError::UnsupportedMediaType(format!(
+            "Content-Type is missing; send {}",
+            accepted.join(" or ")
+        )));
+    };
+    let media = ct
+        .to_str()
+        .unwrap_or("")
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase();
+    if accepted.iter().any(|a| *a == media) {
+        Ok(())
+    } else {
+        Err(ApiError::UnsupportedMediaType(format!(
+            "Content-Type {} is not accepted here; send {}",
+            cut(&media, 80),
+            accepted.join(" or ")
+        )))
+    }
+}
+
+/// Refuses a request whose `Accept` header excludes `offered`.
+pub(crate) fn require_accept(headers: &HeaderMap, offered: &[&str]) -> Result<(), ApiError> {
+    let Some(accept) = headers.get(header::ACCEPT).and_then(|v| v.to_str().ok()) else {
+        return Ok(());
+    };
+    let ok = accept.split(',').any(|range| {
+        let media = range
+            .split(';')
+            .next()
+            .unwrap_or("")
+            .trim()
+            .to_ascii_lowercase();
+        media == "*/*"
+            || offered.iter().any(|o| {
+                *o == media
+                    || media
+                        .strip_suffix("/*")
+                        .is_some_and(|major| o.split('/').next() == Some(major))
+            })
+    });
+    if ok {
+        Ok(())
+    } else {
+        Err(ApiError::NotAcceptable(format!(
+            "this resource is available as {}; the Accept header {} excludes it",
+            offered.join(", "),
+            cut(accept, 80)
+        )))
+    }
+}
+
+/// Parses a JSON body: valid JSON, then (when given) the request schema (errors carry the
+/// JSON pointer of the offending value), then the Rust type.
+pub(crate) fn json_body<T: DeserializeOwned>(
+    headers: &HeaderMap,
+    body: &Bytes,
+    schema: Option<SchemaId>,
+) -> Result<T, ApiError> {
+    require_content_type(headers, &["application/json"])?;
+    json_value_as(body, schema)
+}
+
+/// [`json_body`] for merge-patch bodies.
+pub(crate) fn merge_patch_body<T: DeserializeOwned>(
+    headers: &HeaderMap,
+    body: &Bytes,
+    schema: Option<SchemaId>,
+) -> Result<T, ApiError> {
+    require_content_type(headers, &["application/merge-patch+json"])?;
+    json_value_as(body, schema)
+}
+
+fn json_value_as<T: DeserializeOwned>(
+    body: &Bytes,
+    schema: Option<SchemaId>,
+) -> Result<T, ApiError> {
+    let value: Value = serde_json::from_slice(body).map_err(|e| {
+        ApiError::bad_request(format!(
+            "the body is not valid JSON: {} at line {} column {}",
+            e,
+            e.line(),
+            e.column()
+        ))
+    })?;
+    if let Some(id) = schema
+        && let Err(violations) = vnfm_schemas::validate(id, &value)
+    {
+        let first = &violations[0];
+        let pointer = if first.pointer.is_empty() {
+            "/".to_owned()
+        } else {
+            first.pointer.clone()
+        };
+        let more = if violations.len() > 1 {
+            format!(" (and {} more problems)", violations.len() - 1)
+        } else {
+            String::new()
+        };
+        return Err(ApiError::invalid(
+            pointer.clone(),
+            format!("{}{more}; see the {} schema", first, id.file_name()),
+        ));
+    }
+    value_as(value)
+}
+
+/// Deserializes `value`, reporting the JSON pointer of the first offending member.
+pub(crate) fn value_as<T: DeserializeOwned>(value: Value) -> Result<T, ApiError> {
+    serde_path_to_error::deserialize(value).map_err(|e| {
+        let pointer = pointer_of(e.path());
+        ApiError::invalid(pointer.clone(), format!("{pointer}: {}", e.inner()))
+    })
+}
+
+fn pointer_of(path: &serde_path_to_error::Path) -> String {
+    let mut out = String::new();
+    for seg in path.iter() {
+        out.push('/');
+        match seg {
+            serde_path_to_error::Segment::Seq { index } => out.push_str(&index.to_string()),
+            serde_path_to_error::Segment::Map { key } => {
+                out.push_str(&key.replace('~', "~0").replace('/', "~1"))
+            }
+            serde_path_to_error::Segment::Enum { variant } => out.push_str(variant),
+            serde_path_to_error::Segment::Unknown => out.push('?'),
+        }
+    }
+    if out.is_empty() { "/".into() } else { out }
+}
+
+/// A JSON response with `status` and optional extra headers.
+pub(crate) fn json_response<T: Serialize>(status: StatusCode, body: &T) -> Response {
+    match serde_json::to_vec(body) {
+        Ok(bytes) => (
+            status,
+            [(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/json"),
+            )],
+            bytes,
+        )
+            .into_response(),
+        Err(e) => ApiError::Internal(format!("response does not serialize: {e}")).into_response(),
+    }
+}
+
+/// Adds a `Location` header.
+pub(crate) fn with_location(mut response: Response, location: &str) -> Response {
+    if let Ok(v) = HeaderValue::from_str(location) {
+        response.headers_mut().insert(header::LOCATION, v);
+    }
+    response
+}
+
+/// The absolute URI prefix of this server as the client addressed it (`http://host:port`),
+/// for `Location` headers.
+pub(crate) fn origin(headers: &HeaderMap, tls: bool) -> String {
+    let host = headers
+        .get(header::HOST)
+        .and_then(|v| v.to_str().ok())
+        .filter(|h| !h.is_empty() && h.chars().all(|c| c.is_ascii_graphic()))
+        .unwrap_or("localhost");
+    format!("{}://{host}", if tls { "https" } else { "http" })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn accept_ranges() {
+        let mut h = HeaderMap::new();
+        assert!(require_accept(&h, &["application/json"]).is_ok());
+        h.insert(header::ACCEPT, HeaderValue::from_static("text/plain"));
+        assert!(require_accept(&h, &["application/json"]).is_err());
+        h.insert(
+            header::ACCEPT,
+            HeaderValue::from_static("application/*;q=0.5"),
+        );
+        assert!(require_accept(&h, &["application/json"]).is_ok());
+    }
+
+    #[test]
+    fn deserialization_errors_point_at_the_member() {
+        let e = value_as::<vnfm_types::ScaleVnfRequest>(serde_json::json!({
+            "type": "SCALE_SIDEWAYS", "aspectId": "a"
+        }))
+        .unwrap_err();
+        assert_eq!(e.pointer(), Some("/type"));
+    }
+}

@@ -1,0 +1,114 @@
+//! `/vnfm/v1/vims`: the VIM registry (not an ETSI API; close to Tacker's v1 VIM API in
+//! spirit). A VIM is registered with its `vimConnectionInfo` members; its secrets are sealed
+//! with the server's Fernet keyring and never returned (secret members read `"***"`).
+
+use std::sync::Arc;
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::middleware;
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use serde::Deserialize;
+use vnfm_lcm::vim::VimUpdate;
+use vnfm_store::Version;
+use vnfm_types::{VimConnectionInfo, VimId};
+
+use crate::error::{ApiError, ApiResult};
+use crate::state::AppState;
+use crate::util::{
+    json_body, json_response, merge_patch_body, origin, require_accept, value_as, with_location,
+};
+use crate::version::{ApiFamily, versioned};
+
+const FAMILY: ApiFamily = ApiFamily::VimV1;
+
+pub(crate) fn routes() -> Router<Arc<AppState>> {
+    Router::new()
+        .route("/vims", get(list).post(create))
+        .route("/vims/{id}", get(show).patch(update).delete(delete))
+        .layer(middleware::from_fn(|req, next| {
+            versioned(FAMILY, req, next)
+        }))
+}
+
+/// Body of `POST /vnfm/v1/vims`.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct CreateVim {
+    name: String,
+    #[serde(flatten)]
+    connection: serde_json::Map<String, serde_json::Value>,
+}
+
+fn with_etag(response: Response, version: i64) -> Response {
+    crate::lcm_v2::with_etag(response, Version(version))
+}
+
+async fn list(State(state): State<Arc<AppState>>, headers: HeaderMap) -> ApiResult<Response> {
+    require_accept(&headers, &["application/json"])?;
+    Ok(json_response(StatusCode::OK, &state.vims.list().await?))
+}
+
+async fn create(
+    State(state): State<Arc<AppState>>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> ApiResult<Response> {
+    require_accept(&headers, &["application/json"])?;
+    let req: CreateVim = json_body(&headers, &body, None)?;
+    let info: VimConnectionInfo = value_as(serde_json::Value::Object(req.connection))?;
+    let view = state.vims.create(&req.name, &info, None).await?;
+    let location = format!(
+        "{}{}/vims/{}",
+        origin(&headers, false),
+        FAMILY.prefix(),
+        view.id
+    );
+    let version = view.version;
+    Ok(with_etag(
+        with_location(json_response(StatusCode::CREATED, &view), &location),
+        version,
+    ))
+}
+
+async fn show(
+    State(state): State<Arc<AppState>>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+) -> ApiResult<Response> {
+    require_accept(&headers, &["application/json"])?;
+    let view = state.vims.show(&VimId::new(id)).await?;
+    let version = view.version;
+    Ok(with_etag(json_response(StatusCode::OK, &view), version))
+}
+
+async fn update(
+    State(state): State<Arc<AppState>>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> ApiResult<Response> {
+    let patch: VimUpdate = merge_patch_body(&headers, &body, None)?;
+    let expected = match headers.get(header::IF_MATCH) {
+        None => None,
+        Some(v) => Some(Version::from_etag(v.to_str().unwrap_or("")).ok_or_else(|| {
+            ApiError::PreconditionFailed("If-Match is not an entity tag of this server".into())
+        })?),
+    };
+    let view = match state.vims.update(&VimId::new(id), &patch, expected).await {
+        Err(vnfm_lcm::LcmError::Conflict(message)) if expected.is_some() => {
+            return Err(ApiError::PreconditionFailed(message));
+        }
+        other => other?,
+    };
+    let version = view.version;
+    Ok(with_etag(json_response(StatusCode::OK, &view), version))
+}
+
+async fn delete(State(state): State<Arc<AppState>>, Path(id): Path<String>) -> ApiResult<Response> {
+    state.vims.delete(&VimId::new(id)).await?;
+    Ok(StatusCode::NO_CONTENT.into_response())
+}

@@ -1,0 +1,1383 @@
+//! The router without a socket (`oneshot`): every resource, status code, header (Location,
+//! Link, ETag, Version, Allow, WWW-Authenticate) and ProblemDetails case, with response bodies
+//! checked against the ETSI v2.6.1 JSON schemas (v1) and the server's own schemas (v2).
+
+use std::io::Write;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use axum::body::Body;
+use axum::http::{HeaderMap, Method, Request, StatusCode};
+use base64::Engine;
+use serde_json::{Value, json};
+use tower::ServiceExt;
+use vnfm_api::{AppState, StateOptions};
+use vnfm_driver_api::DriverError;
+use vnfm_driver_api::infra::InfraOperation;
+use vnfm_driver_api::memory::MemoryInfraDriver;
+
+const CORPUS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/corpus");
+const HELLO: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../vnfd-samples/hello-vnf");
+const HELLO_VNFD: &str = "6f0b7e1c-2d55-4c5e-9b3a-hello0000001";
+const FLAKY: &str = "TEST.FLAKY.V_1";
+
+struct Harness {
+    app: Router,
+    state: Arc<AppState>,
+    token: String,
+    flaky: Arc<MemoryInfraDriver>,
+    _dir: tempfile::TempDir,
+}
+
+struct Reply {
+    status: StatusCode,
+    headers: HeaderMap,
+    body: Vec<u8>,
+}
+
+impl Reply {
+    fn json(&self) -> Value {
+        serde_json::from_slice(&self.body)
+            .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&self.body)))
+    }
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(name).and_then(|v| v.to_str().ok())
+    }
+    fn problem(&self, status: u16) -> Value {
+        assert_eq!(
+            self.status.as_u16(),
+            status,
+            "{}",
+            String::from_utf8_lossy(&self.body)
+        );
+        assert_eq!(
+            self.header("content-type"),
+            Some("application/problem+json")
+        );
+        let p = self.json();
+        assert_eq!(p["status"], status);
+        assert!(p["detail"].as_str().is_some_and(|d| !d.is_empty()), "{p}");
+        p
+    }
+}
+
+fn zip_dir(dir: &Path) -> Vec<u8> {
+    let mut zip = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    let mut stack = vec![dir.to_path_buf()];
+    let mut files = Vec::new();
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                files.push(p);
+            }
+        }
+    }
+    files.sort();
+    for p in files {
+        let name = p
+            .strip_prefix(dir)
+            .unwrap()
+            .to_string_lossy()
+            .replace('\\', "/");
+        zip.start_file(name, zip::write::SimpleFileOptions::default())
+            .unwrap();
+        zip.write_all(&std::fs::read(&p).unwrap()).unwrap();
+    }
+    zip.finish().unwrap().into_inner()
+}
+
+impl Harness {
+    async fn new() -> Harness {
+        Self::with(|_| {}).await
+    }
+
+    async fn with(tweak: impl FnOnce(&mut StateOptions)) -> Harness {
+        vnfm_lcm::notify::install_crypto_provider();
+        let dir = tempfile::tempdir().unwrap();
+        let flaky = Arc::new(MemoryInfraDriver::new().with_vim_types(&[FLAKY]));
+        let mut options = StateOptions::new(dir.path().join("data"));
+        options.enable_test_vim = true;
+        options.verify_callbacks = false;
+        options.recovery_interval = None;
+        options.allow_basic_auth = true;
+        options.infra_drivers.push(flaky.clone());
+        tweak(&mut options);
+        let state = AppState::build(options).await.unwrap();
+        let app = vnfm_api::router(state.clone());
+        let client = state.bootstrap_client().unwrap();
+        let mut h = Harness {
+            app,
+            state,
+            token: String::new(),
+            flaky,
+            _dir: dir,
+        };
+        let form = format!(
+            "grant_type=client_credentials&client_id={}&client_secret={}",
+            client.client_id,
+            client.client_secret.expose()
+        );
+        let r = h
+            .raw(
+                Method::POST,
+                "/oauth2/token",
+                &[("content-type", "application/x-www-form-urlencoded")],
+                form.into_bytes(),
+            )
+            .await;
+        assert_eq!(
+            r.status,
+            StatusCode::OK,
+            "{}",
+            String::from_utf8_lossy(&r.body)
+        );
+        h.token = r.json()["access_token"].as_str().unwrap().to_owned();
+        h
+    }
+
+    async fn raw(
+        &self,
+        method: Method,
+        uri: &str,
+        headers: &[(&str, &str)],
+        body: Vec<u8>,
+    ) -> Reply {
+        let mut b = Request::builder().method(method).uri(uri);
+        for (k, v) in headers {
+            b = b.header(*k, *v);
+        }
+        let response = self
+            .app
+            .clone()
+            .oneshot(b.body(Body::from(body)).unwrap())
+            .await
+            .unwrap();
+        let status = response.status();
+        let headers = response.headers().clone();
+        let body = axum::body::to_bytes(response.into_body(), usize::MAX)
+            .await
+            .unwrap()
+            .to_vec();
+        Reply {
+            status,
+            headers,
+            body,
+        }
+    }
+
+    /// An authenticated request; `Version: 2.0.0` on v2 paths.
+    async fn call(&self, method: Method, uri: &str, body: Option<Value>) -> Reply {
+        let auth = format!("Bearer {}", self.token);
+        let mut headers = vec![("authorization", auth.as_str())];
+        if uri.contains("/v2/") {
+            headers.push(("version", "2.0.0"));
+        }
+        let bytes = match &body {
+            Some(v) => {
+                let ct = if method == Method::PATCH {
+                    "application/merge-patch+json"
+                } else {
+                    "application/json"
+                };
+                headers.push(("content-type", ct));
+                serde_json::to_vec(v).unwrap()
+            }
+            None => Vec::new(),
+        };
+        self.raw(method, uri, &headers, bytes).await
+    }
+
+    async fn onboard(&self, content: Vec<u8>) -> (String, Value) {
+        let r = self
+            .call(
+                Method::POST,
+                "/vnfpkgm/v2/vnf_packages",
+                Some(json!({"userDefinedData": {"k": "v"}})),
+            )
+            .await;
+        assert_eq!(r.status, StatusCode::CREATED);
+        let id = r.json()["id"].as_str().unwrap().to_owned();
+        assert!(
+            r.header("location")
+                .unwrap()
+                .ends_with(&format!("/vnfpkgm/v2/vnf_packages/{id}"))
+        );
+        assert_eq!(r.json()["onboardingState"], "CREATED");
+        let auth = format!("Bearer {}", self.token);
+        let r = self
+            .raw(
+                Method::PUT,
+                &format!("/vnfpkgm/v2/vnf_packages/{id}/package_content"),
+                &[
+                    ("authorization", &auth),
+                    ("version", "2.0.0"),
+                    ("content-type", "application/zip"),
+                ],
+                content,
+            )
+            .await;
+        assert_eq!(
+            r.status,
+            StatusCode::ACCEPTED,
+            "{}",
+            String::from_utf8_lossy(&r.body)
+        );
+        for _ in 0..200 {
+            let info = self
+                .call(
+                    Method::GET,
+                    &format!("/vnfpkgm/v2/vnf_packages/{id}?all_fields"),
+                    None,
+                )
+                .await
+                .json();
+            if info["onboardingState"] != "PROCESSING" {
+                return (id, info);
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        panic!("package {id} never left PROCESSING");
+    }
+
+    async fn create_instance(&self) -> String {
+        let r = self
+            .call(
+                Method::POST,
+                "/vnflcm/v2/vnf_instances",
+                Some(json!({"vnfdId": HELLO_VNFD, "vnfInstanceName": "demo"})),
+            )
+            .await;
+        assert_eq!(
+            r.status,
+            StatusCode::CREATED,
+            "{}",
+            String::from_utf8_lossy(&r.body)
+        );
+        r.json()["id"].as_str().unwrap().to_owned()
+    }
+
+    async fn wait_op(&self, location: &str) -> Value {
+        let path = &location[location.find("/vnflcm").unwrap()..];
+        for _ in 0..500 {
+            let occ = self.call(Method::GET, path, None).await.json();
+            let state = occ["operationState"].as_str().unwrap_or("").to_owned();
+            if !["STARTING", "PROCESSING", "ROLLING_BACK"].contains(&state.as_str()) {
+                return occ;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        panic!("operation {location} never came to rest");
+    }
+
+    async fn task(&self, instance: &str, task: &str, body: Value) -> Value {
+        let r = self
+            .call(
+                Method::POST,
+                &format!("/vnflcm/v2/vnf_instances/{instance}/{task}"),
+                Some(body),
+            )
+            .await;
+        assert_eq!(
+            r.status,
+            StatusCode::ACCEPTED,
+            "{task}: {}",
+            String::from_utf8_lossy(&r.body)
+        );
+        let location = r.header("location").unwrap().to_owned();
+        assert!(
+            location.contains("/vnflcm/v2/vnf_lcm_op_occs/"),
+            "{location}"
+        );
+        self.wait_op(&location).await
+    }
+}
+
+fn etsi_schema(name: &str) -> jsonschema::Validator {
+    let dir = format!("{CORPUS}/etsi/api-tests/SOL003/VNFLifecycleManagement-API/schemas");
+    let text = std::fs::read_to_string(format!("{dir}/{name}")).unwrap();
+    let schema: Value = serde_json::from_str(&text).unwrap();
+    jsonschema::options()
+        .with_draft(jsonschema::Draft::Draft4)
+        .build(&schema)
+        .unwrap_or_else(|e| panic!("{name}: {e}"))
+}
+
+fn assert_valid(v: &jsonschema::Validator, doc: &Value) {
+    let errors: Vec<String> = v
+        .iter_errors(doc)
+        .map(|e| format!("{} at {}", e, e.instance_path()))
+        .collect();
+    assert!(errors.is_empty(), "{errors:#?}\n{doc:#}");
+}
+
+fn own_schema<T: schemars::JsonSchema>() -> jsonschema::Validator {
+    let schema = serde_json::to_value(schemars::schema_for!(T)).unwrap();
+    jsonschema::draft202012::new(&schema).unwrap()
+}
+
+#[tokio::test]
+async fn authentication_is_required_and_checked() {
+    let h = Harness::new().await;
+    let r = h
+        .raw(
+            Method::GET,
+            "/vnflcm/v2/vnf_instances",
+            &[("version", "2.0.0")],
+            vec![],
+        )
+        .await;
+    r.problem(401);
+    assert!(r.header("www-authenticate").unwrap().starts_with("Bearer"));
+    let r = h
+        .raw(
+            Method::GET,
+            "/vnflcm/v2/vnf_instances",
+            &[
+                ("version", "2.0.0"),
+                ("authorization", "Bearer negativetoken"),
+            ],
+            vec![],
+        )
+        .await;
+    r.problem(401);
+    // The token endpoint refuses wrong secrets and grants, RFC 6749 style.
+    let r = h
+        .raw(
+            Method::POST,
+            "/oauth2/token",
+            &[("content-type", "application/x-www-form-urlencoded")],
+            b"grant_type=client_credentials&client_id=x&client_secret=y".to_vec(),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::UNAUTHORIZED);
+    assert_eq!(r.json()["error"], "invalid_client");
+    let r = h
+        .raw(
+            Method::POST,
+            "/oauth2/token",
+            &[("content-type", "application/x-www-form-urlencoded")],
+            b"grant_type=password".to_vec(),
+        )
+        .await;
+    assert_eq!(r.json()["error"], "unsupported_grant_type");
+    // HTTP Basic with the client's credentials (enabled in this harness), also at the token endpoint.
+    let client = h.state.bootstrap_client().unwrap();
+    let basic = format!(
+        "Basic {}",
+        base64::engine::general_purpose::STANDARD.encode(format!(
+            "{}:{}",
+            client.client_id,
+            client.client_secret.expose()
+        ))
+    );
+    let r = h
+        .raw(
+            Method::GET,
+            "/vnflcm/v2/vnf_instances",
+            &[("version", "2.0.0"), ("authorization", &basic)],
+            vec![],
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK);
+    let r = h
+        .raw(
+            Method::POST,
+            "/oauth2/token",
+            &[
+                ("authorization", &basic),
+                ("content-type", "application/x-www-form-urlencoded"),
+            ],
+            b"grant_type=client_credentials".to_vec(),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK);
+    assert_eq!(r.json()["token_type"], "Bearer");
+    // Health endpoints need no credentials; metrics do.
+    assert_eq!(
+        h.raw(Method::GET, "/healthz", &[], vec![]).await.status,
+        StatusCode::OK
+    );
+    assert_eq!(
+        h.raw(Method::GET, "/readyz", &[], vec![]).await.status,
+        StatusCode::OK
+    );
+    h.raw(Method::GET, "/metrics", &[], vec![])
+        .await
+        .problem(401);
+}
+
+#[tokio::test]
+async fn version_header_api_versions_and_fallbacks() {
+    let h = Harness::new().await;
+    let auth = format!("Bearer {}", h.token);
+    let r = h
+        .raw(
+            Method::GET,
+            "/vnflcm/v2/vnf_instances",
+            &[("authorization", &auth)],
+            vec![],
+        )
+        .await;
+    let p = r.problem(400);
+    assert_eq!(p["pointer"], "Version");
+    let r = h
+        .raw(
+            Method::GET,
+            "/vnflcm/v2/vnf_instances",
+            &[("authorization", &auth), ("version", "9.0.0")],
+            vec![],
+        )
+        .await;
+    assert!(
+        r.problem(400)["detail"]
+            .as_str()
+            .unwrap()
+            .contains("not supported")
+    );
+    let r = h.call(Method::GET, "/vnflcm/v2/vnf_instances", None).await;
+    assert_eq!(r.header("version"), Some("2.0.0"));
+    // v1 takes requests without the header and answers with its version.
+    let r = h
+        .raw(
+            Method::GET,
+            "/vnflcm/v1/vnf_instances",
+            &[("authorization", &auth)],
+            vec![],
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK);
+    assert_eq!(r.header("version"), Some("1.3.0"));
+    // api_versions: no Version header needed; ETSI schema.
+    let r = h
+        .raw(
+            Method::GET,
+            "/vnflcm/v1/api_versions",
+            &[("authorization", &auth)],
+            vec![],
+        )
+        .await;
+    assert_valid(&etsi_schema("ApiVersionInformation.schema.json"), &r.json());
+    let r = h
+        .raw(
+            Method::GET,
+            "/vnflcm/api_versions",
+            &[("authorization", &auth)],
+            vec![],
+        )
+        .await;
+    let doc = r.json();
+    let versions: Vec<&str> = doc["apiVersions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v["version"].as_str().unwrap())
+        .collect();
+    assert_eq!(versions, ["1.3.0", "2.0.0"]);
+    let r = h
+        .raw(
+            Method::POST,
+            "/vnflcm/v1/api_versions",
+            &[("authorization", &auth)],
+            vec![],
+        )
+        .await;
+    r.problem(405);
+    // Wrong methods: 405 with Allow; unknown paths: 404, both ProblemDetails.
+    let r = h.call(Method::PUT, "/vnflcm/v2/vnf_instances", None).await;
+    r.problem(405);
+    assert_eq!(r.header("allow"), Some("GET, POST"));
+    let r = h
+        .call(
+            Method::PUT,
+            "/vnflcm/v2/vnf_instances/abc/instantiate",
+            None,
+        )
+        .await;
+    assert_eq!(r.header("allow"), Some("POST"));
+    h.call(Method::GET, "/vnflcm/v2/nothing_here", None)
+        .await
+        .problem(404);
+}
+
+#[tokio::test]
+async fn package_management_lifecycle() {
+    let h = Harness::new().await;
+    let (id, info) = h.onboard(zip_dir(Path::new(HELLO))).await;
+    assert_eq!(info["onboardingState"], "ONBOARDED", "{info:#}");
+    assert_eq!(info["operationalState"], "ENABLED");
+    assert_eq!(info["usageState"], "NOT_IN_USE");
+    assert_eq!(info["vnfdId"], HELLO_VNFD);
+    assert_eq!(info["checksum"]["algorithm"], "SHA-256");
+    assert_eq!(info["userDefinedData"]["k"], "v");
+    // Default exclusions in lists; all_fields brings them back.
+    let list = h
+        .call(Method::GET, "/vnfpkgm/v2/vnf_packages", None)
+        .await
+        .json();
+    assert!(list[0].get("softwareImages").is_none(), "{list:#}");
+    assert!(list[0].get("userDefinedData").is_none());
+    let list = h
+        .call(Method::GET, "/vnfpkgm/v2/vnf_packages?all_fields", None)
+        .await
+        .json();
+    assert!(list[0].get("softwareImages").is_some());
+    // v1 shape: same package, v1 links.
+    let v1 = h
+        .call(Method::GET, &format!("/vnfpkgm/v1/vnf_packages/{id}"), None)
+        .await
+        .json();
+    assert!(
+        v1["_links"]["self"]["href"]
+            .as_str()
+            .unwrap()
+            .starts_with("/vnfpkgm/v1/")
+    );
+    // The VNFD: several files -> zip; text/plain alone is not acceptable then.
+    let auth = format!("Bearer {}", h.token);
+    let r = h
+        .raw(
+            Method::GET,
+            &format!("/vnfpkgm/v2/vnf_packages/{id}/vnfd"),
+            &[
+                ("authorization", &auth),
+                ("version", "2.0.0"),
+                ("accept", "application/zip"),
+            ],
+            vec![],
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK);
+    assert_eq!(r.header("content-type"), Some("application/zip"));
+    let vnfd_zip = zip::ZipArchive::new(std::io::Cursor::new(r.body)).unwrap();
+    let names: Vec<String> = vnfd_zip
+        .file_names()
+        .map(|n| n.unwrap().to_string())
+        .collect();
+    assert!(
+        names.iter().any(|n| n == "Definitions/hello_top.vnfd.yaml"),
+        "{names:?}"
+    );
+    assert!(
+        names
+            .iter()
+            .all(|n| n.starts_with("Definitions/") || n.starts_with("TOSCA-Metadata/")),
+        "{names:?}"
+    );
+    let r = h
+        .raw(
+            Method::GET,
+            &format!("/vnfpkgm/v2/vnf_packages/{id}/vnfd"),
+            &[
+                ("authorization", &auth),
+                ("version", "2.0.0"),
+                ("accept", "text/plain"),
+            ],
+            vec![],
+        )
+        .await;
+    r.problem(406);
+    // Content with Range.
+    let r = h
+        .raw(
+            Method::GET,
+            &format!("/vnfpkgm/v2/vnf_packages/{id}/package_content"),
+            &[
+                ("authorization", &auth),
+                ("version", "2.0.0"),
+                ("range", "bytes=0-3"),
+            ],
+            vec![],
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::PARTIAL_CONTENT);
+    assert_eq!(r.body, b"PK\x03\x04");
+    assert!(r.header("content-range").unwrap().starts_with("bytes 0-3/"));
+    let r = h
+        .raw(
+            Method::GET,
+            &format!("/vnfpkgm/v2/vnf_packages/{id}/package_content"),
+            &[
+                ("authorization", &auth),
+                ("version", "2.0.0"),
+                ("range", "bytes=999999999-"),
+            ],
+            vec![],
+        )
+        .await;
+    r.problem(416);
+    // Artifacts: listed ones are served, others are 404.
+    let artifact = info["additionalArtifacts"][0]["artifactPath"]
+        .as_str()
+        .map(str::to_owned);
+    if let Some(path) = artifact {
+        let r = h
+            .call(
+                Method::GET,
+                &format!("/vnfpkgm/v2/vnf_packages/{id}/artifacts/{path}"),
+                None,
+            )
+            .await;
+        assert_eq!(r.status, StatusCode::OK, "{path}");
+        assert!(!r.body.is_empty());
+    }
+    h.call(
+        Method::GET,
+        &format!("/vnfpkgm/v2/vnf_packages/{id}/artifacts/TOSCA-Metadata/TOSCA.meta.nope"),
+        None,
+    )
+    .await
+    .problem(404);
+    // A second package with the same vnfdId ends in ERROR, naming the conflict.
+    let (_, dup) = h.onboard(zip_dir(Path::new(HELLO))).await;
+    assert_eq!(dup["onboardingState"], "ERROR");
+    assert!(
+        dup["onboardingFailureDetails"]["detail"]
+            .as_str()
+            .unwrap()
+            .contains("already has vnfdId"),
+        "{dup:#}"
+    );
+    // In use: cannot be deleted; disabled: no new instances.
+    let vnf = h.create_instance().await;
+    let info = h
+        .call(Method::GET, &format!("/vnfpkgm/v2/vnf_packages/{id}"), None)
+        .await
+        .json();
+    assert_eq!(info["usageState"], "IN_USE");
+    h.call(
+        Method::DELETE,
+        &format!("/vnfpkgm/v2/vnf_packages/{id}"),
+        None,
+    )
+    .await
+    .problem(409);
+    let r = h
+        .call(
+            Method::PATCH,
+            &format!("/vnfpkgm/v2/vnf_packages/{id}"),
+            Some(json!({"operationalState": "DISABLED"})),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK);
+    assert_eq!(r.json()["operationalState"], "DISABLED");
+    let r = h
+        .call(
+            Method::POST,
+            "/vnflcm/v2/vnf_instances",
+            Some(json!({"vnfdId": HELLO_VNFD})),
+        )
+        .await;
+    assert!(
+        r.problem(409)["detail"]
+            .as_str()
+            .unwrap()
+            .contains("DISABLED")
+    );
+    h.call(
+        Method::DELETE,
+        &format!("/vnfpkgm/v2/vnf_packages/{id}"),
+        None,
+    )
+    .await
+    .problem(409);
+    assert_eq!(
+        h.call(
+            Method::DELETE,
+            &format!("/vnflcm/v2/vnf_instances/{vnf}"),
+            None
+        )
+        .await
+        .status,
+        StatusCode::NO_CONTENT
+    );
+    assert_eq!(
+        h.call(
+            Method::DELETE,
+            &format!("/vnfpkgm/v2/vnf_packages/{id}"),
+            None
+        )
+        .await
+        .status,
+        StatusCode::NO_CONTENT
+    );
+    h.call(Method::GET, &format!("/vnfpkgm/v2/vnf_packages/{id}"), None)
+        .await
+        .problem(404);
+    // Unknown vnfdId: 422.
+    let r = h
+        .call(
+            Method::POST,
+            "/vnflcm/v2/vnf_instances",
+            Some(json!({"vnfdId": "nope"})),
+        )
+        .await;
+    r.problem(422);
+}
+
+#[tokio::test]
+async fn broken_packages_end_in_error_with_diagnostics() {
+    let h = Harness::new().await;
+    let (_, info) = h.onboard(b"this is not a zip".to_vec()).await;
+    assert_eq!(info["onboardingState"], "ERROR");
+    assert!(
+        info["onboardingFailureDetails"]["detail"]
+            .as_str()
+            .unwrap()
+            .contains("zip"),
+        "{info:#}"
+    );
+    // A package whose VNFD references a missing import: the diagnostic names file and line.
+    let broken = format!("{}/../../tests/data/broken", env!("CARGO_MANIFEST_DIR"));
+    let first = std::fs::read_dir(&broken)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .filter(|p| p.is_dir())
+        .min()
+        .unwrap();
+    let (_, info) = h.onboard(zip_dir(&first)).await;
+    assert_eq!(info["onboardingState"], "ERROR", "{}", first.display());
+    let diags = info["onboardingFailureDetails"]["diagnostics"]
+        .as_array()
+        .unwrap();
+    assert!(!diags.is_empty());
+    // Upload to an onboarded/errored package state machine: a second upload to ERROR is allowed,
+    // to a CREATED package without content the content endpoint is 409.
+    let r = h.call(Method::POST, "/vnfpkgm/v2/vnf_packages", None).await;
+    let id = r.json()["id"].as_str().unwrap().to_owned();
+    h.call(
+        Method::GET,
+        &format!("/vnfpkgm/v2/vnf_packages/{id}/package_content"),
+        None,
+    )
+    .await
+    .problem(409);
+    // upload_from_uri refuses URIs off the allow-list, with the pointer.
+    let r = h
+        .call(
+            Method::POST,
+            &format!("/vnfpkgm/v2/vnf_packages/{id}/package_content/upload_from_uri"),
+            Some(json!({"addressInformation": "http://169.254.169.254/latest"})),
+        )
+        .await;
+    assert_eq!(r.problem(400)["pointer"], "/addressInformation");
+}
+
+#[tokio::test]
+async fn instance_lifecycle_with_headers_and_schemas() {
+    let h = Harness::new().await;
+    h.onboard(zip_dir(Path::new(HELLO))).await;
+    // Request validation: JSON pointer into the body.
+    let r = h
+        .call(
+            Method::POST,
+            "/vnflcm/v2/vnf_instances",
+            Some(json!({"vnfdId": 7})),
+        )
+        .await;
+    assert_eq!(r.problem(400)["pointer"], "/vnfdId");
+    let r = h
+        .raw(
+            Method::POST,
+            "/vnflcm/v2/vnf_instances",
+            &[
+                ("authorization", &format!("Bearer {}", h.token)),
+                ("version", "2.0.0"),
+                ("content-type", "application/json"),
+            ],
+            b"{not json".to_vec(),
+        )
+        .await;
+    assert!(
+        r.problem(400)["detail"]
+            .as_str()
+            .unwrap()
+            .contains("line 1")
+    );
+    let r = h
+        .raw(
+            Method::POST,
+            "/vnflcm/v2/vnf_instances",
+            &[
+                ("authorization", &format!("Bearer {}", h.token)),
+                ("version", "2.0.0"),
+                ("content-type", "text/plain"),
+            ],
+            b"{}".to_vec(),
+        )
+        .await;
+    r.problem(415);
+
+    let r = h
+        .call(
+            Method::POST,
+            "/vnflcm/v2/vnf_instances",
+            Some(json!({"vnfdId": HELLO_VNFD, "vnfInstanceName": "demo"})),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::CREATED);
+    let created = r.json();
+    let id = created["id"].as_str().unwrap().to_owned();
+    assert!(
+        r.header("location")
+            .unwrap()
+            .ends_with(&format!("/vnflcm/v2/vnf_instances/{id}"))
+    );
+    assert_valid(&own_schema::<vnfm_types::VnfInstance>(), &created);
+
+    h.call(
+        Method::POST,
+        "/vnflcm/v2/vnf_instances/nope/instantiate",
+        Some(json!({"flavourId": "simple"})),
+    )
+    .await
+    .problem(404);
+    let r = h
+        .call(
+            Method::POST,
+            &format!("/vnflcm/v2/vnf_instances/{id}/instantiate"),
+            Some(json!({"flavourId": "nope"})),
+        )
+        .await;
+    r.problem(422);
+    let occ = h
+        .task(&id, "instantiate", json!({"flavourId": "simple", "vimConnectionInfo": {"vim1": {"vimType": "TEST.NOOP.V_1"}}}))
+        .await;
+    assert_eq!(occ["operationState"], "COMPLETED", "{occ:#}");
+    // Instantiating twice is a conflict with the instance state.
+    h.call(
+        Method::POST,
+        &format!("/vnflcm/v2/vnf_instances/{id}/instantiate"),
+        Some(json!({"flavourId": "simple"})),
+    )
+    .await
+    .problem(409);
+    h.call(
+        Method::DELETE,
+        &format!("/vnflcm/v2/vnf_instances/{id}"),
+        None,
+    )
+    .await
+    .problem(409);
+
+    // ETag / If-Match on PATCH.
+    let r = h
+        .call(Method::GET, &format!("/vnflcm/v2/vnf_instances/{id}"), None)
+        .await;
+    let etag = r.header("etag").unwrap().to_owned();
+    let doc = r.json();
+    assert_eq!(doc["instantiationState"], "INSTANTIATED");
+    assert_valid(&own_schema::<vnfm_types::VnfInstance>(), &doc);
+    let auth = format!("Bearer {}", h.token);
+    let patch = serde_json::to_vec(&json!({"vnfInstanceDescription": "changed"})).unwrap();
+    let r = h
+        .raw(
+            Method::PATCH,
+            &format!("/vnflcm/v2/vnf_instances/{id}"),
+            &[
+                ("authorization", &auth),
+                ("version", "2.0.0"),
+                ("content-type", "application/merge-patch+json"),
+                ("if-match", "\"999\""),
+            ],
+            patch.clone(),
+        )
+        .await;
+    r.problem(412);
+    let r = h
+        .raw(
+            Method::PATCH,
+            &format!("/vnflcm/v2/vnf_instances/{id}"),
+            &[
+                ("authorization", &auth),
+                ("version", "2.0.0"),
+                ("content-type", "application/merge-patch+json"),
+                ("if-match", &etag),
+            ],
+            patch,
+        )
+        .await;
+    assert_eq!(
+        r.status,
+        StatusCode::ACCEPTED,
+        "{}",
+        String::from_utf8_lossy(&r.body)
+    );
+    let occ = h.wait_op(r.header("location").unwrap()).await;
+    assert_eq!(occ["operation"], "MODIFY_INFO");
+    let r = h
+        .call(Method::GET, &format!("/vnflcm/v2/vnf_instances/{id}"), None)
+        .await;
+    assert_ne!(r.header("etag").unwrap(), etag);
+    assert_eq!(r.json()["vnfInstanceDescription"], "changed");
+
+    // v1 view of the same instance, checked against the ETSI v2.6.1 schema.
+    let v1 = h
+        .call(Method::GET, &format!("/vnflcm/v1/vnf_instances/{id}"), None)
+        .await
+        .json();
+    assert_valid(&etsi_schema("vnfInstance.schema.json"), &v1);
+    assert!(v1["vimConnectionInfo"].is_array());
+    assert!(v1["vnfPkgId"].is_string());
+    assert!(
+        v1["_links"]["self"]["href"]
+            .as_str()
+            .unwrap()
+            .starts_with("/vnflcm/v1/")
+    );
+    // The ETSI schema requires operationParams, which SOL003 excludes from lists by default:
+    // the full representation is checked.
+    let occs = h
+        .call(Method::GET, "/vnflcm/v1/vnf_lcm_op_occs?all_fields", None)
+        .await
+        .json();
+    assert_valid(&etsi_schema("VnfLcmOpOccs.schema.json"), &occs);
+    let one = h
+        .call(
+            Method::GET,
+            &format!(
+                "/vnflcm/v1/vnf_lcm_op_occs/{}",
+                occs[0]["id"].as_str().unwrap()
+            ),
+            None,
+        )
+        .await
+        .json();
+    assert_valid(&etsi_schema("VnfLcmOpOcc.schema.json"), &one);
+
+    let occ = h
+        .task(&id, "terminate", json!({"terminationType": "FORCEFUL"}))
+        .await;
+    assert_eq!(occ["operationState"], "COMPLETED");
+    assert_valid(&own_schema::<vnfm_types::VnfLcmOpOcc>(), &occ);
+    assert_eq!(
+        h.call(
+            Method::DELETE,
+            &format!("/vnflcm/v2/vnf_instances/{id}"),
+            None
+        )
+        .await
+        .status,
+        StatusCode::NO_CONTENT
+    );
+    h.call(Method::GET, &format!("/vnflcm/v2/vnf_instances/{id}"), None)
+        .await
+        .problem(404);
+}
+
+#[tokio::test]
+async fn failed_temp_retry_rollback_fail() {
+    let h = Harness::new().await;
+    h.onboard(zip_dir(Path::new(HELLO))).await;
+    let id = h.create_instance().await;
+    h.flaky.fail_next(
+        InfraOperation::Instantiate,
+        DriverError::transient("VIM unreachable"),
+    );
+    let occ = h
+        .task(
+            &id,
+            "instantiate",
+            json!({"flavourId": "simple", "vimConnectionInfo": {"v": {"vimType": FLAKY}}}),
+        )
+        .await;
+    assert_eq!(occ["operationState"], "FAILED_TEMP", "{occ:#}");
+    assert!(
+        occ["error"]["detail"]
+            .as_str()
+            .unwrap()
+            .contains("VIM unreachable")
+    );
+    let occ_id = occ["id"].as_str().unwrap().to_owned();
+    // Another operation is refused while the occurrence holds the instance.
+    h.call(
+        Method::POST,
+        &format!("/vnflcm/v2/vnf_instances/{id}/terminate"),
+        Some(json!({"terminationType": "FORCEFUL"})),
+    )
+    .await
+    .problem(409);
+    // Retry succeeds now.
+    let r = h
+        .call(
+            Method::POST,
+            &format!("/vnflcm/v2/vnf_lcm_op_occs/{occ_id}/retry"),
+            None,
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::ACCEPTED);
+    let done = h.wait_op(r.header("location").unwrap()).await;
+    assert_eq!(done["operationState"], "COMPLETED");
+    // Retry of a COMPLETED occurrence: 409.
+    h.call(
+        Method::POST,
+        &format!("/vnflcm/v2/vnf_lcm_op_occs/{occ_id}/retry"),
+        None,
+    )
+    .await
+    .problem(409);
+    // Fail: 200 with the occurrence.
+    h.flaky
+        .fail_next(InfraOperation::Scale, DriverError::transient("quota"));
+    let failed = h
+        .task(
+            &id,
+            "scale",
+            json!({"type": "SCALE_OUT", "aspectId": "web_scale", "numberOfSteps": 1}),
+        )
+        .await;
+    assert_eq!(failed["operationState"], "FAILED_TEMP", "{failed:#}");
+    let r = h
+        .call(
+            Method::POST,
+            &format!(
+                "/vnflcm/v2/vnf_lcm_op_occs/{}/fail",
+                failed["id"].as_str().unwrap()
+            ),
+            None,
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK);
+    assert_eq!(r.json()["operationState"], "FAILED");
+    // An unknown aspect is refused before an occurrence exists.
+    let r = h
+        .call(
+            Method::POST,
+            &format!("/vnflcm/v2/vnf_instances/{id}/scale"),
+            Some(json!({"type": "SCALE_OUT", "aspectId": "nope"})),
+        )
+        .await;
+    r.problem(422);
+    // Rollback of an instantiate: instance back to NOT_INSTANTIATED.
+    let id2 = h.create_instance().await;
+    h.flaky
+        .fail_next(InfraOperation::Instantiate, DriverError::transient("boom"));
+    let occ = h
+        .task(
+            &id2,
+            "instantiate",
+            json!({"flavourId": "simple", "vimConnectionInfo": {"v": {"vimType": FLAKY}}}),
+        )
+        .await;
+    assert_eq!(occ["operationState"], "FAILED_TEMP");
+    let r = h
+        .call(
+            Method::POST,
+            &format!(
+                "/vnflcm/v2/vnf_lcm_op_occs/{}/rollback",
+                occ["id"].as_str().unwrap()
+            ),
+            None,
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::ACCEPTED);
+    let rolled = h.wait_op(r.header("location").unwrap()).await;
+    assert_eq!(rolled["operationState"], "ROLLED_BACK");
+    let inst = h
+        .call(
+            Method::GET,
+            &format!("/vnflcm/v2/vnf_instances/{id2}"),
+            None,
+        )
+        .await
+        .json();
+    assert_eq!(inst["instantiationState"], "NOT_INSTANTIATED");
+    // Cancel of a finished occurrence: 409; of an unknown one: 404.
+    h.call(
+        Method::POST,
+        &format!(
+            "/vnflcm/v2/vnf_lcm_op_occs/{}/cancel",
+            occ["id"].as_str().unwrap()
+        ),
+        Some(json!({"cancelMode": "GRACEFUL"})),
+    )
+    .await
+    .problem(409);
+    h.call(
+        Method::POST,
+        "/vnflcm/v2/vnf_lcm_op_occs/nope/cancel",
+        Some(json!({"cancelMode": "GRACEFUL"})),
+    )
+    .await
+    .problem(404);
+}
+
+#[tokio::test]
+async fn lists_filter_select_and_page() {
+    let h = Harness::new().await;
+    h.onboard(zip_dir(Path::new(HELLO))).await;
+    let mut ids = Vec::new();
+    for i in 0..130 {
+        let name = if i % 2 == 0 { "even" } else { "odd" };
+        let r = h
+            .call(
+                Method::POST,
+                "/vnflcm/v2/vnf_instances",
+                Some(json!({"vnfdId": HELLO_VNFD, "vnfInstanceName": name})),
+            )
+            .await;
+        ids.push(r.json()["id"].as_str().unwrap().to_owned());
+    }
+    ids.sort();
+    // Page 1: 100 items and a Link to the next page.
+    let r = h.call(Method::GET, "/vnflcm/v2/vnf_instances", None).await;
+    let page1 = r.json();
+    assert_eq!(page1.as_array().unwrap().len(), 100);
+    let link = r.header("link").unwrap().to_owned();
+    assert!(link.ends_with("rel=\"next\""), "{link}");
+    let next = &link[link.find('<').unwrap() + 1..link.find('>').unwrap()];
+    assert!(
+        next.starts_with("/vnflcm/v2/vnf_instances?nextpage_opaque_marker="),
+        "{next}"
+    );
+    let r = h.call(Method::GET, next, None).await;
+    assert!(r.header("link").is_none());
+    let page2 = r.json();
+    let got: Vec<String> = page1
+        .as_array()
+        .unwrap()
+        .iter()
+        .chain(page2.as_array().unwrap())
+        .map(|d| d["id"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(got, ids);
+    // Default exclusions on lists, not on single reads.
+    assert!(page1[0].get("_links").is_some());
+    // Filter: pushed down and evaluated; the Link keeps the filter.
+    let r = h
+        .call(
+            Method::GET,
+            "/vnflcm/v2/vnf_instances?filter=(eq,vnfInstanceName,odd)",
+            None,
+        )
+        .await;
+    let odd = r.json();
+    assert_eq!(odd.as_array().unwrap().len(), 65);
+    assert!(
+        odd.as_array()
+            .unwrap()
+            .iter()
+            .all(|d| d["vnfInstanceName"] == "odd")
+    );
+    let r = h.call(Method::GET, "/vnflcm/v2/vnf_instances?filter=(neq,vnfInstanceName,odd);(cont,vnfProductName,ello)&fields=vnfInstanceName", None).await;
+    let even = r.json();
+    assert_eq!(even.as_array().unwrap().len(), 65);
+    // A marker does not work with another filter.
+    let marker = next.split("nextpage_opaque_marker=").nth(1).unwrap();
+    h.call(Method::GET, &format!("/vnflcm/v2/vnf_instances?filter=(eq,vnfInstanceName,odd)&nextpage_opaque_marker={marker}"), None).await.problem(400);
+    // Bad filters and selectors: 400 naming the problem.
+    let p = h
+        .call(
+            Method::GET,
+            "/vnflcm/v2/vnf_instances?filter=(eq,noSuchAttribute,1)",
+            None,
+        )
+        .await
+        .problem(400);
+    assert!(p["detail"].as_str().unwrap().contains("noSuchAttribute"));
+    h.call(
+        Method::GET,
+        "/vnflcm/v2/vnf_instances?filter=(zz,id,1)",
+        None,
+    )
+    .await
+    .problem(400);
+    h.call(
+        Method::GET,
+        "/vnflcm/v2/vnf_instances?all_fields&exclude_default",
+        None,
+    )
+    .await
+    .problem(400);
+    h.call(Method::GET, "/vnflcm/v2/vnf_instances?pagesize=3", None)
+        .await
+        .problem(400);
+    // v1 list against the ETSI schema.
+    let v1 = h
+        .call(
+            Method::GET,
+            "/vnflcm/v1/vnf_instances?filter=(eq,vnfInstanceName,odd)",
+            None,
+        )
+        .await
+        .json();
+    assert_valid(&etsi_schema("vnfInstances.schema.json"), &v1);
+}
+
+#[tokio::test]
+async fn subscriptions_and_duplicates() {
+    let h = Harness::new().await;
+    let body = json!({"callbackUri": "http://127.0.0.1:9/cb", "filter": {"notificationTypes": ["VnfLcmOperationOccurrenceNotification"]}});
+    let r = h
+        .call(Method::POST, "/vnflcm/v2/subscriptions", Some(body.clone()))
+        .await;
+    assert_eq!(
+        r.status,
+        StatusCode::CREATED,
+        "{}",
+        String::from_utf8_lossy(&r.body)
+    );
+    let sub = r.json();
+    let id = sub["id"].as_str().unwrap().to_owned();
+    assert!(
+        r.header("location")
+            .unwrap()
+            .ends_with(&format!("/vnflcm/v2/subscriptions/{id}"))
+    );
+    let r = h
+        .call(Method::POST, "/vnflcm/v2/subscriptions", Some(body))
+        .await;
+    assert_eq!(r.status, StatusCode::SEE_OTHER);
+    assert!(r.header("location").unwrap().ends_with(&id));
+    let list = h
+        .call(Method::GET, "/vnflcm/v1/subscriptions", None)
+        .await
+        .json();
+    assert_valid(&etsi_schema("subscriptions.schema.json"), &list);
+    assert!(
+        list[0]["_links"]["self"]["href"]
+            .as_str()
+            .unwrap()
+            .contains("/vnflcm/v1/")
+    );
+    let r = h
+        .call(
+            Method::POST,
+            "/vnflcm/v2/subscriptions",
+            Some(json!({"callbackUri": 5})),
+        )
+        .await;
+    assert_eq!(r.problem(400)["pointer"], "/callbackUri");
+    assert_eq!(
+        h.call(
+            Method::DELETE,
+            &format!("/vnflcm/v2/subscriptions/{id}"),
+            None
+        )
+        .await
+        .status,
+        StatusCode::NO_CONTENT
+    );
+    h.call(Method::GET, &format!("/vnflcm/v2/subscriptions/{id}"), None)
+        .await
+        .problem(404);
+}
+
+#[tokio::test]
+async fn vim_secrets_are_write_only() {
+    let h = Harness::new().await;
+    const SECRET: &str = "k8s-token-that-must-not-leak-1234";
+    let r = h
+        .call(
+            Method::POST,
+            "/vnfm/v1/vims",
+            Some(json!({
+                "name": "edge", "vimType": "ETSINFV.KUBERNETES.V_1",
+                "interfaceInfo": {"endpoint": "https://10.0.0.1:6443"},
+                "accessInfo": {"bearer_token": SECRET}
+            })),
+        )
+        .await;
+    assert_eq!(
+        r.status,
+        StatusCode::CREATED,
+        "{}",
+        String::from_utf8_lossy(&r.body)
+    );
+    let id = r.json()["id"].as_str().unwrap().to_owned();
+    let etag = r.header("etag").unwrap().to_owned();
+    for reply in [
+        r,
+        h.call(Method::GET, &format!("/vnfm/v1/vims/{id}"), None)
+            .await,
+        h.call(Method::GET, "/vnfm/v1/vims", None).await,
+    ] {
+        let text = String::from_utf8_lossy(&reply.body).to_string();
+        assert!(!text.contains(SECRET), "{text}");
+        assert!(text.contains("***"), "{text}");
+    }
+    let auth = format!("Bearer {}", h.token);
+    let patch = serde_json::to_vec(&json!({"name": "edge-2"})).unwrap();
+    let r = h
+        .raw(
+            Method::PATCH,
+            &format!("/vnfm/v1/vims/{id}"),
+            &[
+                ("authorization", &auth),
+                ("content-type", "application/merge-patch+json"),
+                ("if-match", "\"77\""),
+            ],
+            patch.clone(),
+        )
+        .await;
+    r.problem(412);
+    let r = h
+        .raw(
+            Method::PATCH,
+            &format!("/vnfm/v1/vims/{id}"),
+            &[
+                ("authorization", &auth),
+                ("content-type", "application/merge-patch+json"),
+                ("if-match", &etag),
+            ],
+            patch,
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK);
+    assert_eq!(r.json()["name"], "edge-2");
+    let r = h
+        .call(
+            Method::POST,
+            "/vnfm/v1/vims",
+            Some(json!({"name": "bad", "vimType": "ETSINFV.KUBERNETES.V_1"})),
+        )
+        .await;
+    assert!(r.status.is_client_error());
+    assert_eq!(
+        h.call(Method::DELETE, &format!("/vnfm/v1/vims/{id}"), None)
+            .await
+            .status,
+        StatusCode::NO_CONTENT
+    );
+}
+
+#[tokio::test]
+async fn body_limits_metrics_and_openapi() {
+    let h = Harness::with(|o| o.max_json_body = 1024).await;
+    let big = json!({"vnfdId": "x".repeat(4096)});
+    h.call(Method::POST, "/vnflcm/v2/vnf_instances", Some(big))
+        .await
+        .problem(413);
+    let text = String::from_utf8(h.call(Method::GET, "/metrics", None).await.body).unwrap();
+    assert!(text.contains("vnfm_http_requests_total{method=\"POST\",route=\"/vnflcm/v2/vnf_instances\",status=\"413\"} 1"), "{text}");
+    assert!(text.contains("# TYPE vnfm_op_occs gauge"));
+    let doc = h.call(Method::GET, "/openapi.json", None).await.json();
+    assert_eq!(
+        doc["openapi"].as_str().map(|v| v.starts_with("3.1")),
+        Some(true)
+    );
+    assert!(
+        doc["paths"]["/vnflcm/v2/vnf_instances/{vnfInstanceId}/instantiate"]["post"].is_object()
+    );
+    assert!(doc["components"]["schemas"]["VnfInstance"].is_object());
+}
+
+/// `docs/openapi.json` is the served document (regenerate with `UPDATE_OPENAPI=1`).
+#[test]
+fn checked_in_openapi_document_matches() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/openapi.json");
+    let served = serde_json::to_string_pretty(vnfm_api::openapi::document()).unwrap() + "\n";
+    if std::env::var_os("UPDATE_OPENAPI").is_some() {
+        std::fs::write(path, &served).unwrap();
+    }
+    let checked_in = std::fs::read_to_string(path).unwrap_or_default();
+    assert!(
+        checked_in == served,
+        "docs/openapi.json differs from the served document: run UPDATE_OPENAPI=1 cargo test -p vnfm-api --test router checked_in_openapi"
+    );
+}

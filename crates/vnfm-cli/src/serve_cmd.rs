@@ -1,0 +1,170 @@
+//! `vnfm serve`: the REST server.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use clap::Args;
+use tracing_subscriber::layer::SubscriberExt;
+use tracing_subscriber::util::SubscriberInitExt;
+use vnfm_api::auth::ClientCredentials;
+use vnfm_api::metrics::Metrics;
+use vnfm_api::{ServeOptions, StateOptions};
+
+/// Options of `vnfm serve`.
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Address and port to listen on.
+    #[arg(long, default_value = "127.0.0.1:9890", value_name = "ADDR:PORT")]
+    listen: SocketAddr,
+    /// Data directory: SQLite store, Fernet key files, bootstrap credentials.
+    #[arg(long, default_value = "vnfm-data", value_name = "DIR")]
+    data_dir: PathBuf,
+    /// Store URL instead of the SQLite file in the data directory
+    /// (`postgres://user:password@host/db` for several replicas).
+    #[arg(
+        long,
+        env = "VNFM_STORE_URL",
+        value_name = "URL",
+        hide_env_values = true
+    )]
+    store_url: Option<String>,
+    /// Accept HTTP Basic authentication with a client id and secret.
+    #[arg(long)]
+    allow_basic_auth: bool,
+    /// JSON file with further OAuth 2.0 clients: `[{"client_id": ..., "client_secret": ...}]`.
+    #[arg(long, value_name = "FILE")]
+    clients_file: Option<PathBuf>,
+    /// Lifetime of access tokens, in seconds.
+    #[arg(long, default_value_t = 3600, value_name = "SECONDS")]
+    token_ttl: u64,
+    /// Register the VIM type TEST.NOOP.V_1, backed by the in-memory driver (for conformance
+    /// tests, load tests and demos without infrastructure).
+    #[arg(long)]
+    enable_test_vim: bool,
+    /// URI prefix that `upload_from_uri` may fetch packages from (repeatable).
+    #[arg(long = "upload-allow", value_name = "URI_PREFIX")]
+    upload_allow: Vec<String>,
+    /// Do not test callback URIs (GET, expecting 204) before creating subscriptions.
+    #[arg(long)]
+    no_callback_check: bool,
+    /// Largest package upload, in MiB.
+    #[arg(long, default_value_t = 512, value_name = "MIB")]
+    max_package_mib: usize,
+    /// TLS certificate chain (PEM); with --tls-key, serves HTTPS.
+    #[arg(long, value_name = "PEM", requires = "tls_key")]
+    tls_cert: Option<PathBuf>,
+    /// TLS private key (PEM).
+    #[arg(long, value_name = "PEM", requires = "tls_cert")]
+    tls_key: Option<PathBuf>,
+    /// Log format.
+    #[arg(long, default_value = "text", value_parser = ["text", "json"])]
+    log_format: String,
+    /// Log level (error, warn, info, debug, trace).
+    #[arg(long, default_value = "info", value_name = "LEVEL")]
+    log_level: tracing::Level,
+}
+
+fn init_logging(args: &ServeArgs, metrics: Arc<Metrics>) {
+    use std::io::IsTerminal;
+    let level = tracing_subscriber::filter::LevelFilter::from_level(args.log_level);
+    let ansi = std::io::stderr().is_terminal();
+    let steps = vnfm_api::server::step_metrics_layer(metrics);
+    let registry = tracing_subscriber::registry().with(steps);
+    if args.log_format == "json" {
+        let _ = registry
+            .with(
+                tracing_subscriber::fmt::layer()
+                    .json()
+                    .with_writer(std::io::stderr)
+                    .with_filter_level(level),
+            )
+            .try_init();
+    } else {
+        let _ = registry
+            .with(
+                tracing_subscriber::fmt::layer()
+                    .with_ansi(ansi)
+                    .with_writer(std::io::stderr)
+                    .with_filter_level(level),
+            )
+            .try_init();
+    }
+}
+
+trait WithLevel<S>: tracing_subscriber::Layer<S> + Sized
+where
+    S: tracing::Subscriber,
+{
+    fn with_filter_level(
+        self,
+        level: tracing_subscriber::filter::LevelFilter,
+    ) -> tracing_subscriber::filter::Filtered<Self, tracing_subscriber::filter::LevelFilter, S>
+    {
+        tracing_subscriber::Layer::with_filter(self, level)
+    }
+}
+
+impl<S: tracing::Subscriber, L: tracing_subscriber::Layer<S>> WithLevel<S> for L {}
+
+/// Runs the server; returns the exit code, or a usage error.
+pub fn run(args: ServeArgs) -> Result<ExitCode, String> {
+    let metrics = Arc::new(Metrics::default());
+    init_logging(&args, metrics.clone());
+    let clients: Vec<ClientCredentials> = match &args.clients_file {
+        Some(path) => {
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| format!("--clients-file {}: {e}", path.display()))?;
+            serde_json::from_str(&text).map_err(|e| {
+                format!(
+                    "--clients-file {}: expected [{{\"client_id\": ..., \"client_secret\": ...}}]: {e}",
+                    path.display()
+                )
+            })?
+        }
+        None => Vec::new(),
+    };
+    let mut state = StateOptions::new(&args.data_dir);
+    state.store_url = args.store_url.clone();
+    state.clients = clients;
+    state.allow_basic_auth = args.allow_basic_auth;
+    state.token_ttl = Duration::from_secs(args.token_ttl);
+    state.enable_test_vim = args.enable_test_vim;
+    state.upload_allow_list = args.upload_allow.clone();
+    state.verify_callbacks = !args.no_callback_check;
+    state.package_limits.max_package_bytes = args.max_package_mib.saturating_mul(1024 * 1024);
+    state.metrics = Some(metrics);
+    let options = ServeOptions {
+        listen: args.listen,
+        tls_cert: args.tls_cert.clone(),
+        tls_key: args.tls_key.clone(),
+        shutdown_timeout: Duration::from_secs(30),
+        state,
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the runtime: {e}"))?;
+    let basic = args.allow_basic_auth;
+    let outcome = runtime.block_on(vnfm_api::serve(options, |s| {
+        let base = format!("{}://{}", s.scheme, s.addr);
+        println!("vnfm listening on {base}");
+        println!("credentials: {} (client_id {})", s.credentials_file.display(), s.client_id);
+        println!(
+            "get a token: curl -s -u <client_id>:<client_secret> -d grant_type=client_credentials {base}/oauth2/token"
+        );
+        println!("then send: Authorization: Bearer <access_token>, Version: 2.0.0 (see {base}/openapi.json)");
+        if basic {
+            println!("HTTP Basic with the client id and secret is accepted too");
+        }
+    }));
+    match outcome {
+        Ok(()) => Ok(ExitCode::SUCCESS),
+        Err(e) => {
+            eprintln!("vnfm serve: {e}");
+            Ok(ExitCode::from(1))
+        }
+    }
+}
