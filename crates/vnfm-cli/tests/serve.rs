@@ -1,0 +1,472 @@
+//! `vnfm serve` end to end over real HTTP on loopback: the binary is started on the embedded
+//! defaults, a corpus package is onboarded, a VNF is created, instantiated (in-memory test
+//! VIM), scaled, healed, terminated and deleted, and a subscription on a local callback server
+//! receives every notification. Then the server is stopped with SIGTERM and started again on
+//! the same data directory: the same credentials and data are there.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::SocketAddr;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use axum::Json;
+use axum::http::StatusCode;
+use axum::routing::get;
+use serde_json::{Value, json};
+
+const CORPUS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/corpus");
+
+struct Server {
+    child: Child,
+    base: String,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn start(data_dir: &Path) -> Server {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_vnfm"))
+        .args([
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--enable-test-vim",
+            "--log-level",
+            "warn",
+        ])
+        .arg("--data-dir")
+        .arg(data_dir)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("vnfm serve starts");
+    let stdout = child.stdout.take().unwrap();
+    let mut lines = BufReader::new(stdout).lines();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let mut printed = Vec::new();
+    let base = loop {
+        assert!(
+            Instant::now() < deadline,
+            "vnfm serve printed no address: {printed:?}"
+        );
+        let line = lines.next().expect("server output").unwrap();
+        if let Some(addr) = line.strip_prefix("vnfm listening on ") {
+            break addr.trim().to_owned();
+        }
+        printed.push(line);
+    };
+    let rest: Vec<String> = lines.by_ref().take(3).map(|l| l.unwrap()).collect();
+    assert!(rest[0].starts_with("credentials: "), "{rest:?}");
+    assert!(rest[0].contains("credentials.json"), "{rest:?}");
+    std::thread::spawn(move || for _ in lines {});
+    Server { child, base }
+}
+
+fn zip_dir(dir: &Path) -> Vec<u8> {
+    let mut zip = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    let mut stack = vec![dir.to_path_buf()];
+    let mut files = Vec::new();
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                files.push(p);
+            }
+        }
+    }
+    files.sort();
+    for p in files {
+        let name = p
+            .strip_prefix(dir)
+            .unwrap()
+            .to_string_lossy()
+            .replace('\\', "/");
+        zip.start_file(name, zip::write::SimpleFileOptions::default())
+            .unwrap();
+        let mut bytes = Vec::new();
+        std::fs::File::open(&p)
+            .unwrap()
+            .read_to_end(&mut bytes)
+            .unwrap();
+        zip.write_all(&bytes).unwrap();
+    }
+    zip.finish().unwrap().into_inner()
+}
+
+struct Api {
+    http: reqwest::Client,
+    base: String,
+    token: String,
+}
+
+impl Api {
+    async fn connect(base: &str, data_dir: &Path) -> Api {
+        let creds: Value = serde_json::from_str(
+            &std::fs::read_to_string(data_dir.join("credentials.json")).unwrap(),
+        )
+        .unwrap();
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(data_dir.join("credentials.json"))
+                .unwrap()
+                .permissions()
+                .mode();
+            assert_eq!(mode & 0o777, 0o600);
+        }
+        let http = reqwest::Client::new();
+        let r = http
+            .post(format!("{base}/oauth2/token"))
+            .basic_auth(
+                creds["client_id"].as_str().unwrap(),
+                creds["client_secret"].as_str(),
+            )
+            .form(&[("grant_type", "client_credentials")])
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 200);
+        let token = r.json::<Value>().await.unwrap()["access_token"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        Api {
+            http,
+            base: base.to_owned(),
+            token,
+        }
+    }
+
+    fn req(&self, method: reqwest::Method, path: &str) -> reqwest::RequestBuilder {
+        self.http
+            .request(method, format!("{}{path}", self.base))
+            .bearer_auth(&self.token)
+            .header("Version", "2.0.0")
+    }
+
+    async fn json(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        body: Option<Value>,
+    ) -> (u16, reqwest::header::HeaderMap, Value) {
+        let mut r = self.req(method, path);
+        if let Some(b) = body {
+            r = r.json(&b);
+        }
+        let resp = r.send().await.unwrap();
+        let status = resp.status().as_u16();
+        let headers = resp.headers().clone();
+        let text = resp.text().await.unwrap();
+        (
+            status,
+            headers,
+            serde_json::from_str(&text).unwrap_or(Value::Null),
+        )
+    }
+
+    async fn task(&self, vnf: &str, task: &str, body: Value) -> Value {
+        let (status, headers, problem) = self
+            .json(
+                reqwest::Method::POST,
+                &format!("/vnflcm/v2/vnf_instances/{vnf}/{task}"),
+                Some(body),
+            )
+            .await;
+        assert_eq!(status, 202, "{task}: {problem}");
+        let location = headers["location"].to_str().unwrap().to_owned();
+        let path = location.strip_prefix(&self.base).unwrap().to_owned();
+        for _ in 0..500 {
+            let (_, _, occ) = self.json(reqwest::Method::GET, &path, None).await;
+            let state = occ["operationState"].as_str().unwrap_or("");
+            if ["COMPLETED", "FAILED_TEMP", "FAILED", "ROLLED_BACK"].contains(&state) {
+                assert_eq!(state, "COMPLETED", "{task}: {occ:#}");
+                return occ;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        panic!("{task} never finished");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serve_end_to_end_with_notifications() {
+    rustls::crypto::ring::default_provider()
+        .install_default()
+        .ok();
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+
+    // The subscriber: answers the callback test with 204 and records every notification.
+    let received: Arc<Mutex<Vec<Value>>> = Arc::default();
+    let sink = received.clone();
+    let app = axum::Router::new().route(
+        "/notify",
+        get(|| async { StatusCode::NO_CONTENT }).post(move |Json(body): Json<Value>| {
+            let sink = sink.clone();
+            async move {
+                sink.lock().unwrap().push(body);
+                StatusCode::NO_CONTENT
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let callback_addr: SocketAddr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+
+    let server = start(&data);
+    let api = Api::connect(&server.base, &data).await;
+
+    let (status, _, _) = api
+        .json(reqwest::Method::GET, "/vnflcm/v2/vnf_instances", None)
+        .await;
+    assert_eq!(status, 200);
+    let unauthenticated = api
+        .http
+        .get(format!("{}/vnflcm/v2/vnf_instances", server.base))
+        .header("Version", "2.0.0")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(unauthenticated.status(), 401);
+
+    let (status, _, sub) = api
+        .json(
+            reqwest::Method::POST,
+            "/vnflcm/v2/subscriptions",
+            Some(json!({"callbackUri": format!("http://{callback_addr}/notify")})),
+        )
+        .await;
+    assert_eq!(status, 201, "{sub}");
+    // A callback that does not answer the test GET with 204 is refused.
+    let (status, _, problem) = api
+        .json(
+            reqwest::Method::POST,
+            "/vnflcm/v2/subscriptions",
+            Some(json!({"callbackUri": format!("http://{callback_addr}/missing")})),
+        )
+        .await;
+    assert!(status == 400 || status == 422, "{status} {problem}");
+
+    // Onboard a Tacker corpus package over HTTP.
+    let (status, _, pkg) = api
+        .json(
+            reqwest::Method::POST,
+            "/vnfpkgm/v2/vnf_packages",
+            Some(json!({})),
+        )
+        .await;
+    assert_eq!(status, 201);
+    let pkg_id = pkg["id"].as_str().unwrap().to_owned();
+    let content = zip_dir(&Path::new(CORPUS).join("tacker/v2-vm-basic-lcms-max"));
+    let r = api
+        .req(
+            reqwest::Method::PUT,
+            &format!("/vnfpkgm/v2/vnf_packages/{pkg_id}/package_content"),
+        )
+        .header("Content-Type", "application/zip")
+        .body(content)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 202);
+    let mut info = Value::Null;
+    for _ in 0..300 {
+        info = api
+            .json(
+                reqwest::Method::GET,
+                &format!("/vnfpkgm/v2/vnf_packages/{pkg_id}"),
+                None,
+            )
+            .await
+            .2;
+        if info["onboardingState"] != "PROCESSING" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(info["onboardingState"], "ONBOARDED", "{info:#}");
+    let vnfd_id = info["vnfdId"].as_str().unwrap().to_owned();
+
+    let (status, headers, vnf) = api
+        .json(
+            reqwest::Method::POST,
+            "/vnflcm/v2/vnf_instances",
+            Some(json!({"vnfdId": vnfd_id, "vnfInstanceName": "e2e"})),
+        )
+        .await;
+    assert_eq!(status, 201, "{vnf}");
+    let vnf_id = vnf["id"].as_str().unwrap().to_owned();
+    assert_eq!(
+        headers["location"].to_str().unwrap(),
+        format!("{}/vnflcm/v2/vnf_instances/{vnf_id}", server.base)
+    );
+
+    api.task(
+        &vnf_id,
+        "instantiate",
+        json!({"flavourId": "simple", "vimConnectionInfo": {"vim1": {"vimType": "TEST.NOOP.V_1"}}}),
+    )
+    .await;
+    let before = api
+        .json(
+            reqwest::Method::GET,
+            &format!("/vnflcm/v2/vnf_instances/{vnf_id}"),
+            None,
+        )
+        .await
+        .2;
+    let vnfcs_before = before["instantiatedVnfInfo"]["vnfcResourceInfo"]
+        .as_array()
+        .unwrap()
+        .len();
+    api.task(
+        &vnf_id,
+        "scale",
+        json!({"type": "SCALE_OUT", "aspectId": "VDU1_scale", "numberOfSteps": 1}),
+    )
+    .await;
+    let after = api
+        .json(
+            reqwest::Method::GET,
+            &format!("/vnflcm/v2/vnf_instances/{vnf_id}"),
+            None,
+        )
+        .await
+        .2;
+    assert_eq!(
+        after["instantiatedVnfInfo"]["vnfcResourceInfo"]
+            .as_array()
+            .unwrap()
+            .len(),
+        vnfcs_before + 1
+    );
+    assert_eq!(
+        after["instantiatedVnfInfo"]["scaleStatus"][0]["scaleLevel"],
+        1
+    );
+    let vnfc = after["instantiatedVnfInfo"]["vnfcInfo"][0]["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    api.task(
+        &vnf_id,
+        "heal",
+        json!({"vnfcInstanceId": [vnfc], "cause": "e2e"}),
+    )
+    .await;
+    api.task(
+        &vnf_id,
+        "terminate",
+        json!({"terminationType": "GRACEFUL", "gracefulTerminationTimeout": 1}),
+    )
+    .await;
+    let r = api
+        .req(
+            reqwest::Method::DELETE,
+            &format!("/vnflcm/v2/vnf_instances/{vnf_id}"),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 204);
+
+    // Every notification arrives: creation, STARTING/PROCESSING/COMPLETED of each of the four
+    // operations, deletion.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let got = received.lock().unwrap().clone();
+        let creation = got
+            .iter()
+            .filter(|n| n["notificationType"] == "VnfIdentifierCreationNotification")
+            .count();
+        let deletion = got
+            .iter()
+            .filter(|n| n["notificationType"] == "VnfIdentifierDeletionNotification")
+            .count();
+        let completed: Vec<&str> = got
+            .iter()
+            .filter(|n| {
+                n["notificationType"] == "VnfLcmOperationOccurrenceNotification"
+                    && n["operationState"] == "COMPLETED"
+            })
+            .map(|n| n["operation"].as_str().unwrap())
+            .collect();
+        let starting = got
+            .iter()
+            .filter(|n| n["operationState"] == "STARTING")
+            .count();
+        if creation == 1 && deletion == 1 && completed.len() == 4 && starting == 4 {
+            let mut ops = completed.clone();
+            ops.sort_unstable();
+            assert_eq!(ops, ["HEAL", "INSTANTIATE", "SCALE", "TERMINATE"]);
+            assert!(
+                got.iter().all(|n| n["subscriptionId"] == sub["id"]),
+                "{got:#?}"
+            );
+            assert!(got.iter().all(|n| n["vnfInstanceId"] == vnf_id.as_str()));
+            break;
+        }
+        assert!(Instant::now() < deadline, "notifications missing: {got:#?}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+
+    // SIGTERM: graceful stop; a restart on the same data dir keeps credentials and data.
+    let mut server = server;
+    #[cfg(unix)]
+    {
+        let pid = server.child.id().to_string();
+        assert!(
+            Command::new("kill")
+                .args(["-TERM", &pid])
+                .status()
+                .unwrap()
+                .success()
+        );
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            if let Some(status) = server.child.try_wait().unwrap() {
+                assert!(status.success(), "{status:?}");
+                break;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "vnfm serve did not stop on SIGTERM"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+    drop(server);
+    let again = start(&data);
+    let api = Api::connect(&again.base, &data).await;
+    let (status, _, occs) = api
+        .json(reqwest::Method::GET, "/vnflcm/v2/vnf_lcm_op_occs", None)
+        .await;
+    assert_eq!(status, 200);
+    assert_eq!(occs.as_array().unwrap().len(), 4);
+    let (_, _, info) = api
+        .json(
+            reqwest::Method::GET,
+            &format!("/vnfpkgm/v2/vnf_packages/{pkg_id}"),
+            None,
+        )
+        .await;
+    assert_eq!(info["onboardingState"], "ONBOARDED");
+    // The package is loaded again: new instances can be created from it.
+    let (status, _, _) = api
+        .json(
+            reqwest::Method::POST,
+            "/vnflcm/v2/vnf_instances",
+            Some(json!({"vnfdId": vnfd_id})),
+        )
+        .await;
+    assert_eq!(status, 201);
+}
