@@ -135,11 +135,12 @@ async fn list_instances(
     let list = ListRequest::parse(&uri, instance_schema())?;
     let base = instance_query(&list);
     list.run(
+        &state.pages,
         |after| {
             let state = state.clone();
             let mut q = base.clone();
             q.after = after;
-            q.limit = Some(crate::listing::PAGE_SIZE * 2);
+            q.limit = Some(crate::listing::PAGE_SIZE);
             async move {
                 let page = state.lcm.list_instances(&q).await?;
                 Ok(Page {
@@ -367,11 +368,12 @@ async fn list_op_occs(
     let list = ListRequest::parse(&uri, op_occ_schema())?;
     let base = op_occ_query(&list);
     list.run(
+        &state.pages,
         |after| {
             let state = state.clone();
             let mut q = base.clone();
             q.after = after;
-            q.limit = Some(crate::listing::PAGE_SIZE * 2);
+            q.limit = Some(crate::listing::PAGE_SIZE);
             async move {
                 let page = state.lcm.list_op_occs(&q).await?;
                 Ok(Page {

@@ -18,6 +18,7 @@
 //! `tower::ServiceExt::oneshot`); [`server::serve`] runs it.
 
 pub mod auth;
+pub mod cache;
 pub mod error;
 mod lcm_v1;
 mod lcm_v2;

@@ -17,7 +17,9 @@ use vnfm_sol013::{Filter, ListParams, Marker, Op, Selector};
 use vnfm_store::Page;
 
 use crate::error::{ApiError, ApiResult};
-use crate::util::json_response;
+use axum::response::IntoResponse;
+
+use crate::cache::{CachedPage, PageCache};
 
 /// Items per page.
 pub const PAGE_SIZE: u32 = 100;
@@ -71,11 +73,21 @@ impl ListRequest {
     /// Runs the query: `fetch(after)` returns one store page (as JSON documents with an
     /// `id`), called until a page is full, the scan limit is reached or the store has no
     /// more. `default_excluded` lists the attributes the resource excludes by default.
-    pub async fn run<F, Fut>(&self, mut fetch: F, default_excluded: &[&str]) -> ApiResult<Response>
+    pub async fn run<F, Fut>(
+        &self,
+        cache: &PageCache,
+        mut fetch: F,
+        default_excluded: &[&str],
+    ) -> ApiResult<Response>
     where
         F: FnMut(Option<String>) -> Fut,
         Fut: Future<Output = ApiResult<Page<Value>>>,
     {
+        let key = format!("{}?{}", self.path, self.query);
+        if let Some(page) = cache.get(&key) {
+            return Ok(page_response(page));
+        }
+        let epoch = cache.epoch();
         let mut items = Vec::new();
         let mut after = self.after.clone();
         let mut scanned = 0usize;
@@ -106,15 +118,18 @@ impl ListRequest {
                 None => break,
             }
         }
-        let mut response = json_response(StatusCode::OK, &items);
-        if let Some(last) = next {
+        let link = next.map(|last| {
             let marker = Marker::encode(&last, &self.fingerprint);
-            let link = vnfm_sol013::next_link(&self.path, &self.query, &marker);
-            if let Ok(v) = HeaderValue::from_str(&link) {
-                response.headers_mut().insert(header::LINK, v);
-            }
-        }
-        Ok(response)
+            vnfm_sol013::next_link(&self.path, &self.query, &marker)
+        });
+        let body = serde_json::to_vec(&items)
+            .map_err(|e| ApiError::Internal(format!("page does not serialize: {e}")))?;
+        let page = CachedPage {
+            body: body.into(),
+            link,
+        };
+        cache.put(key, epoch, page.clone());
+        Ok(page_response(page))
     }
 
     /// Applies the selector to one document (for single-resource reads, which ignore
@@ -141,6 +156,24 @@ impl ListRequest {
             (one_of && t.path_is(&[attribute])).then(|| t.values.clone())
         })
     }
+}
+
+fn page_response(page: CachedPage) -> Response {
+    let mut response = (
+        StatusCode::OK,
+        [(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        )],
+        page.body,
+    )
+        .into_response();
+    if let Some(link) = page.link
+        && let Ok(v) = HeaderValue::from_str(&link)
+    {
+        response.headers_mut().insert(header::LINK, v);
+    }
+    response
 }
 
 fn sol013_error(e: vnfm_sol013::Sol013Error) -> ApiError {

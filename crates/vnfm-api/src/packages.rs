@@ -810,6 +810,7 @@ async fn list(
         vnfm_sol013::defaults::vnfpkgm::V2_VNF_PKG_INFO_EXCLUDED
     };
     list.run(
+        &state.pages,
         |after| {
             let state = state.clone();
             async move {

@@ -10,6 +10,7 @@ use vnfm_lcm::{Keyring, Subscriptions, VimRegistry};
 use vnfm_store::Store;
 
 use crate::auth::{Authenticator, ClientCredentials, DEFAULT_TOKEN_TTL};
+use crate::cache::{ObservedStore, PageCache};
 use crate::metrics::Metrics;
 use crate::packages::{PackageLimits, Packages};
 
@@ -118,6 +119,7 @@ pub struct AppState {
     pub(crate) keyring: Arc<Keyring>,
     pub(crate) options: StateOptions,
     pub(crate) credentials_file: PathBuf,
+    pub(crate) pages: PageCache,
     ready: AtomicBool,
 }
 
@@ -206,9 +208,12 @@ impl AppState {
             .store_url
             .clone()
             .unwrap_or_else(|| format!("sqlite://{}", dir.join("vnfm.db").display()));
-        let store = vnfm_store::open(&url)
+        let opened = vnfm_store::open(&url)
             .await
             .map_err(|e| StateError::Store(e.to_string()))?;
+        let epoch = Arc::new(std::sync::atomic::AtomicU64::new(0));
+        let store: Arc<dyn Store> = Arc::new(ObservedStore::new(opened, epoch.clone()));
+        let pages = PageCache::new(epoch);
 
         let catalog = Arc::new(MemoryCatalog::new());
         let packages = Arc::new(Packages::new(
@@ -255,6 +260,7 @@ impl AppState {
             keyring,
             options,
             credentials_file,
+            pages,
             ready: AtomicBool::new(true),
         }))
     }

@@ -66,12 +66,13 @@ async fn list(
     require_accept(&headers, &["application/json"])?;
     let list = ListRequest::parse(&uri, schema())?;
     list.run(
+        &state.pages,
         |after| {
             let state = state.clone();
             async move {
                 let page = state
                     .subscriptions
-                    .list(after.as_deref(), crate::listing::PAGE_SIZE * 2)
+                    .list(after.as_deref(), crate::listing::PAGE_SIZE)
                     .await?;
                 Ok(Page {
                     items: page

@@ -1164,6 +1164,22 @@ async fn lists_filter_select_and_page() {
             .iter()
             .all(|d| d["vnfInstanceName"] == "odd")
     );
+    // Pages are cached, and a write drops them: the next read sees the new instance.
+    h.call(
+        Method::POST,
+        "/vnflcm/v2/vnf_instances",
+        Some(json!({"vnfdId": HELLO_VNFD, "vnfInstanceName": "odd"})),
+    )
+    .await;
+    let again = h
+        .call(
+            Method::GET,
+            "/vnflcm/v2/vnf_instances?filter=(eq,vnfInstanceName,odd)",
+            None,
+        )
+        .await
+        .json();
+    assert_eq!(again.as_array().unwrap().len(), 66);
     let r = h.call(Method::GET, "/vnflcm/v2/vnf_instances?filter=(neq,vnfInstanceName,odd);(cont,vnfProductName,ello)&fields=vnfInstanceName", None).await;
     let even = r.json();
     assert_eq!(even.as_array().unwrap().len(), 65);

@@ -1,0 +1,396 @@
+//! Cached list pages.
+//!
+//! List pages are the hot path of the API (orchestrators poll them). A page is cached with the
+//! request that produced it and served again while nothing it could depend on has changed:
+//! every write through this process's store bumps an epoch ([`ObservedStore`]), which drops
+//! every cached page at once, and a page lives at most [`PAGE_TTL`], which bounds how long a
+//! write made by another replica sharing the database can go unseen here.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+use bytes::Bytes;
+use futures_core::stream::BoxStream;
+use serde_json::Value;
+use vnfm_store::{
+    InstanceQuery, JournalEntry, Lease, NewOutboxRow, OpOccQuery, OutboxRow, PackageRecord, Page,
+    Result, StepRecord, StepWritten, Store, SubscriptionRecord, Timestamp, Version, VimRecord,
+};
+use vnfm_types::{SubscriptionId, VimId, VnfInstance, VnfInstanceId, VnfLcmOpOcc, VnfLcmOpOccId};
+
+/// How long a cached page may be served (the delay after which writes of other replicas are
+/// seen).
+pub const PAGE_TTL: Duration = Duration::from_millis(500);
+/// Pages kept at most; the cache is emptied when it is full.
+const MAX_PAGES: usize = 512;
+
+/// A [`Store`] that counts the writes made through it.
+pub struct ObservedStore {
+    inner: Arc<dyn Store>,
+    epoch: Arc<AtomicU64>,
+}
+
+impl ObservedStore {
+    /// Wraps `inner`; every write increments `epoch`.
+    pub fn new(inner: Arc<dyn Store>, epoch: Arc<AtomicU64>) -> ObservedStore {
+        ObservedStore { inner, epoch }
+    }
+
+    fn changed(&self) {
+        self.epoch.fetch_add(1, Ordering::Release);
+    }
+}
+
+#[async_trait]
+impl Store for ObservedStore {
+    async fn create_instance(
+        &self,
+        instance: &VnfInstance,
+        notify: &[NewOutboxRow],
+    ) -> Result<Version> {
+        let out = self.inner.create_instance(instance, notify).await;
+        self.changed();
+        out
+    }
+
+    async fn get_instance(&self, id: &VnfInstanceId) -> Result<Option<(VnfInstance, Version)>> {
+        self.inner.get_instance(id).await
+    }
+
+    async fn update_instance(&self, instance: &VnfInstance, expected: Version) -> Result<Version> {
+        let out = self.inner.update_instance(instance, expected).await;
+        self.changed();
+        out
+    }
+
+    async fn delete_instance(
+        &self,
+        id: &VnfInstanceId,
+        expected: Version,
+        notify: &[NewOutboxRow],
+    ) -> Result<()> {
+        let out = self.inner.delete_instance(id, expected, notify).await;
+        self.changed();
+        out
+    }
+
+    async fn list_instances(&self, query: &InstanceQuery) -> Result<Page<VnfInstance>> {
+        self.inner.list_instances(query).await
+    }
+
+    fn stream_instances(&self, query: &InstanceQuery) -> BoxStream<'static, Result<VnfInstance>> {
+        self.inner.stream_instances(query)
+    }
+
+    async fn start_operation(&self, occ: &VnfLcmOpOcc, lease: &Lease) -> Result<()> {
+        let out = self.inner.start_operation(occ, lease).await;
+        self.changed();
+        out
+    }
+
+    async fn record_step(&self, record: &StepRecord) -> Result<StepWritten> {
+        let out = self.inner.record_step(record).await;
+        self.changed();
+        out
+    }
+
+    async fn get_op_occ(&self, id: &VnfLcmOpOccId) -> Result<Option<(VnfLcmOpOcc, Version)>> {
+        self.inner.get_op_occ(id).await
+    }
+
+    async fn active_op_occ(
+        &self,
+        instance_id: &VnfInstanceId,
+    ) -> Result<Option<(VnfLcmOpOcc, Version)>> {
+        self.inner.active_op_occ(instance_id).await
+    }
+
+    async fn list_op_occs(&self, query: &OpOccQuery) -> Result<Page<VnfLcmOpOcc>> {
+        self.inner.list_op_occs(query).await
+    }
+
+    async fn count_op_occs_by_state(&self) -> Result<Vec<(String, i64)>> {
+        self.inner.count_op_occs_by_state().await
+    }
+
+    async fn journal(&self, op_occ_id: &VnfLcmOpOccId) -> Result<Vec<JournalEntry>> {
+        self.inner.journal(op_occ_id).await
+    }
+
+    async fn last_completed_step(&self, op_occ_id: &VnfLcmOpOccId) -> Result<Option<JournalEntry>> {
+        self.inner.last_completed_step(op_occ_id).await
+    }
+
+    async fn lease(&self, op_occ_id: &VnfLcmOpOccId) -> Result<Option<Lease>> {
+        self.inner.lease(op_occ_id).await
+    }
+
+    async fn renew_lease(
+        &self,
+        op_occ_id: &VnfLcmOpOccId,
+        owner: &str,
+        expires_at: Timestamp,
+    ) -> Result<()> {
+        self.inner.renew_lease(op_occ_id, owner, expires_at).await
+    }
+
+    async fn release_lease(&self, op_occ_id: &VnfLcmOpOccId, owner: &str) -> Result<()> {
+        self.inner.release_lease(op_occ_id, owner).await
+    }
+
+    async fn claim_operation(
+        &self,
+        op_occ_id: &VnfLcmOpOccId,
+        expected: Version,
+        lease: &Lease,
+        now: Timestamp,
+    ) -> Result<()> {
+        self.inner
+            .claim_operation(op_occ_id, expected, lease, now)
+            .await
+    }
+
+    async fn claim_expired(
+        &self,
+        owner: &str,
+        now: Timestamp,
+        new_expiry: Timestamp,
+        limit: u32,
+    ) -> Result<Vec<(VnfLcmOpOcc, Version)>> {
+        self.inner
+            .claim_expired(owner, now, new_expiry, limit)
+            .await
+    }
+
+    async fn get_op_occ_data(&self, op_occ_id: &VnfLcmOpOccId, key: &str) -> Result<Option<Value>> {
+        self.inner.get_op_occ_data(op_occ_id, key).await
+    }
+
+    async fn put_op_occ_data(
+        &self,
+        op_occ_id: &VnfLcmOpOccId,
+        key: &str,
+        value: &Value,
+    ) -> Result<()> {
+        self.inner.put_op_occ_data(op_occ_id, key, value).await
+    }
+
+    async fn enqueue(&self, rows: &[NewOutboxRow]) -> Result<()> {
+        self.inner.enqueue(rows).await
+    }
+
+    async fn outbox_due(
+        &self,
+        now: Timestamp,
+        limit: u32,
+        claim_owner: &str,
+        claim_until: Timestamp,
+    ) -> Result<Vec<OutboxRow>> {
+        self.inner
+            .outbox_due(now, limit, claim_owner, claim_until)
+            .await
+    }
+
+    async fn outbox_delivered(&self, id: i64) -> Result<()> {
+        self.inner.outbox_delivered(id).await
+    }
+
+    async fn outbox_retry(&self, id: i64, next_attempt_at: Timestamp, error: &str) -> Result<()> {
+        self.inner.outbox_retry(id, next_attempt_at, error).await
+    }
+
+    async fn outbox_dead(&self, id: i64, error: &str) -> Result<()> {
+        self.inner.outbox_dead(id, error).await
+    }
+
+    async fn outbox_dead_rows(&self, after: Option<i64>, limit: u32) -> Result<Vec<OutboxRow>> {
+        self.inner.outbox_dead_rows(after, limit).await
+    }
+
+    async fn create_subscription(&self, record: &SubscriptionRecord) -> Result<()> {
+        let out = self.inner.create_subscription(record).await;
+        self.changed();
+        out
+    }
+
+    async fn get_subscription(&self, id: &SubscriptionId) -> Result<Option<SubscriptionRecord>> {
+        self.inner.get_subscription(id).await
+    }
+
+    async fn list_subscriptions(
+        &self,
+        after: Option<&str>,
+        limit: u32,
+    ) -> Result<Page<SubscriptionRecord>> {
+        self.inner.list_subscriptions(after, limit).await
+    }
+
+    async fn delete_subscription(&self, id: &SubscriptionId) -> Result<()> {
+        let out = self.inner.delete_subscription(id).await;
+        self.changed();
+        out
+    }
+
+    async fn find_duplicate_subscription(
+        &self,
+        canonical_filter: &str,
+        callback_uri: &str,
+    ) -> Result<Option<SubscriptionRecord>> {
+        self.inner
+            .find_duplicate_subscription(canonical_filter, callback_uri)
+            .await
+    }
+
+    async fn create_vim(&self, vim: &VimRecord) -> Result<Version> {
+        let out = self.inner.create_vim(vim).await;
+        self.changed();
+        out
+    }
+
+    async fn get_vim(&self, id: &VimId) -> Result<Option<(VimRecord, Version)>> {
+        self.inner.get_vim(id).await
+    }
+
+    async fn update_vim(&self, vim: &VimRecord, expected: Version) -> Result<Version> {
+        let out = self.inner.update_vim(vim, expected).await;
+        self.changed();
+        out
+    }
+
+    async fn delete_vim(&self, id: &VimId, expected: Version) -> Result<()> {
+        let out = self.inner.delete_vim(id, expected).await;
+        self.changed();
+        out
+    }
+
+    async fn list_vims(&self) -> Result<Vec<(VimRecord, Version)>> {
+        self.inner.list_vims().await
+    }
+
+    async fn vims_created_by(
+        &self,
+        instance_id: &VnfInstanceId,
+    ) -> Result<Vec<(VimRecord, Version)>> {
+        self.inner.vims_created_by(instance_id).await
+    }
+
+    async fn instances_using_vim(&self, vim_id: &VimId) -> Result<Vec<VnfInstanceId>> {
+        self.inner.instances_using_vim(vim_id).await
+    }
+
+    async fn create_package(&self, package: &PackageRecord) -> Result<Version> {
+        let out = self.inner.create_package(package).await;
+        self.changed();
+        out
+    }
+
+    async fn get_package(&self, id: &str) -> Result<Option<(PackageRecord, Version)>> {
+        self.inner.get_package(id).await
+    }
+
+    async fn package_by_vnfd(&self, vnfd_id: &str) -> Result<Option<(PackageRecord, Version)>> {
+        self.inner.package_by_vnfd(vnfd_id).await
+    }
+
+    async fn update_package(&self, package: &PackageRecord, expected: Version) -> Result<Version> {
+        let out = self.inner.update_package(package, expected).await;
+        self.changed();
+        out
+    }
+
+    async fn delete_package(&self, id: &str, expected: Version) -> Result<()> {
+        let out = self.inner.delete_package(id, expected).await;
+        self.changed();
+        out
+    }
+
+    async fn list_packages(&self, after: Option<&str>, limit: u32) -> Result<Page<PackageRecord>> {
+        self.inner.list_packages(after, limit).await
+    }
+
+    async fn put_package_content(&self, id: &str, content: &[u8]) -> Result<()> {
+        let out = self.inner.put_package_content(id, content).await;
+        self.changed();
+        out
+    }
+
+    async fn get_package_content(&self, id: &str) -> Result<Option<Vec<u8>>> {
+        self.inner.get_package_content(id).await
+    }
+
+    async fn schema_version(&self) -> Result<i64> {
+        self.inner.schema_version().await
+    }
+}
+
+/// A cached response body.
+#[derive(Clone)]
+pub struct CachedPage {
+    /// The JSON body.
+    pub body: Bytes,
+    /// The `Link` header, if the page has a next one.
+    pub link: Option<String>,
+}
+
+/// Pages by request, valid for one store epoch.
+pub struct PageCache {
+    epoch: Arc<AtomicU64>,
+    pages: Mutex<HashMap<String, (u64, Instant, CachedPage)>>,
+}
+
+impl PageCache {
+    /// A cache invalidated by `epoch`.
+    pub fn new(epoch: Arc<AtomicU64>) -> PageCache {
+        PageCache {
+            epoch,
+            pages: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// The current epoch (read it before computing a page, and store the page with it).
+    pub fn epoch(&self) -> u64 {
+        self.epoch.load(Ordering::Acquire)
+    }
+
+    /// The page cached for `key`, if still valid.
+    pub fn get(&self, key: &str) -> Option<CachedPage> {
+        let epoch = self.epoch();
+        let pages = self.pages.lock().unwrap_or_else(|e| e.into_inner());
+        let (at_epoch, at, page) = pages.get(key)?;
+        (*at_epoch == epoch && at.elapsed() < PAGE_TTL).then(|| page.clone())
+    }
+
+    /// Caches `page` for `key`, computed at `epoch`.
+    pub fn put(&self, key: String, epoch: u64, page: CachedPage) {
+        let mut pages = self.pages.lock().unwrap_or_else(|e| e.into_inner());
+        if pages.len() >= MAX_PAGES {
+            pages.clear();
+        }
+        pages.insert(key, (epoch, Instant::now(), page));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pages_are_dropped_by_writes_and_by_age() {
+        let epoch = Arc::new(AtomicU64::new(0));
+        let cache = PageCache::new(epoch.clone());
+        let page = CachedPage {
+            body: Bytes::from_static(b"[]"),
+            link: None,
+        };
+        cache.put("k".into(), cache.epoch(), page.clone());
+        assert!(cache.get("k").is_some());
+        epoch.fetch_add(1, Ordering::Release);
+        assert!(cache.get("k").is_none());
+        // A page computed before a write is never served after it.
+        cache.put("k".into(), 0, page);
+        assert!(cache.get("k").is_none());
+    }
+}
