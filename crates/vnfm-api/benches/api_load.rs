@@ -205,6 +205,27 @@ fn main() {
             started.elapsed(),
         );
 
+        // 1b. The same with wrk (a C load generator, lighter than the in-process one), when it
+        // is on PATH.
+        if let Ok(out) = std::process::Command::new("wrk")
+            .args(["-t2", &format!("-c{concurrency}"), &format!("-d{seconds}s"), "--latency"])
+            .args(["-H", &format!("Authorization: Bearer {token}"), "-H", "Version: 2.0.0"])
+            .arg(&url)
+            .output()
+        {
+            let text = String::from_utf8_lossy(&out.stdout);
+            println!("wrk, {concurrency} connections, 2 threads:");
+            for line in text.lines().filter(|l| {
+                let l = l.trim_start();
+                l.starts_with("50%") || l.starts_with("90%") || l.starts_with("99%")
+                    || l.starts_with("Requests/sec") || l.starts_with("Non-2xx") || l.contains("requests in")
+            }) {
+                println!("  {}", line.trim());
+            }
+        } else {
+            println!("wrk not found: skipped (apt-get install wrk)");
+        }
+
         // 2. Instantiate under concurrency.
         let targets: Arc<Vec<String>> = Arc::new(ids.iter().take(instantiates).map(|i| i.to_string()).collect());
         let next = Arc::new(AtomicUsize::new(0));
