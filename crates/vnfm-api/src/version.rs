@@ -66,6 +66,10 @@ impl ApiFamily {
 
     /// Checks the request's `Version` header.
     pub fn check(self, request: &Request) -> Result<(), ApiError> {
+        if self == ApiFamily::VimV1 {
+            // Not an ETSI API: clients that send one Version header everywhere are served.
+            return Ok(());
+        }
         let is_versions_resource = request.uri().path().ends_with("/api_versions");
         match request.headers().get(&VERSION) {
             None if self.requires_version_header() && !is_versions_resource => {

@@ -31,6 +31,16 @@ impl Drop for Server {
 }
 
 fn start(data_dir: &Path) -> Server {
+    start_with(data_dir, &[], None)
+}
+
+/// Starts `vnfm serve` with extra arguments; logs go to `log` (debug level) when given.
+fn start_with(data_dir: &Path, extra: &[&str], log: Option<&Path>) -> Server {
+    let stderr = match log {
+        Some(p) => Stdio::from(std::fs::File::create(p).unwrap()),
+        None => Stdio::inherit(),
+    };
+    let level = if log.is_some() { "debug" } else { "warn" };
     let mut child = Command::new(env!("CARGO_BIN_EXE_vnfm"))
         .args([
             "serve",
@@ -38,12 +48,13 @@ fn start(data_dir: &Path) -> Server {
             "127.0.0.1:0",
             "--enable-test-vim",
             "--log-level",
-            "warn",
+            level,
         ])
+        .args(extra)
         .arg("--data-dir")
         .arg(data_dir)
         .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
+        .stderr(stderr)
         .spawn()
         .expect("vnfm serve starts");
     let stdout = child.stdout.take().unwrap();
@@ -222,8 +233,24 @@ async fn serve_end_to_end_with_notifications() {
     let callback_addr: SocketAddr = listener.local_addr().unwrap();
     tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
 
-    let server = start(&data);
+    let log = dir.path().join("server.log");
+    let server = start_with(&data, &["--log-format", "json"], Some(&log));
     let api = Api::connect(&server.base, &data).await;
+    const VIM_SECRET: &str = "vim-password-must-never-be-logged-8841";
+    let (status, _, vim) = api
+        .json(
+            reqwest::Method::POST,
+            "/vnfm/v1/vims",
+            Some(
+                json!({"name": "os", "vimType": "ETSINFV.OPENSTACK_KEYSTONE.V_3",
+                "interfaceInfo": {"endpoint": "http://127.0.0.1:5/identity/v3"},
+                "accessInfo": {"username": "admin", "password": VIM_SECRET, "project": "p",
+                               "projectDomain": "Default", "userDomain": "Default"}}),
+            ),
+        )
+        .await;
+    assert_eq!(status, 201, "{vim}");
+    assert!(!vim.to_string().contains(VIM_SECRET));
 
     let (status, _, _) = api
         .json(reqwest::Method::GET, "/vnflcm/v2/vnf_instances", None)
@@ -419,6 +446,24 @@ async fn serve_end_to_end_with_notifications() {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
 
+    // Step latencies reach the metrics through the tracing layer of the binary.
+    let metrics = api
+        .req(reqwest::Method::GET, "/metrics")
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        metrics.contains("vnfm_lcm_step_duration_seconds_count{step="),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains("vnfm_op_occs{state=\"COMPLETED\"} 4"),
+        "{metrics}"
+    );
+
     // SIGTERM: graceful stop; a restart on the same data dir keeps credentials and data.
     let mut server = server;
     #[cfg(unix)]
@@ -445,6 +490,23 @@ async fn serve_end_to_end_with_notifications() {
         }
     }
     drop(server);
+    // The debug log holds no secret: not the VIM password, the client secret or the token.
+    let logged = std::fs::read_to_string(&log).unwrap();
+    assert!(logged.lines().count() > 10, "{logged}");
+    let creds: Value =
+        serde_json::from_str(&std::fs::read_to_string(data.join("credentials.json")).unwrap())
+            .unwrap();
+    for secret in [
+        VIM_SECRET,
+        creds["client_secret"].as_str().unwrap(),
+        api.token.as_str(),
+    ] {
+        assert!(!logged.contains(secret), "a secret is in the log");
+    }
+    for line in logged.lines() {
+        serde_json::from_str::<Value>(line)
+            .unwrap_or_else(|e| panic!("not a JSON log line ({e}): {line}"));
+    }
     let again = start(&data);
     let api = Api::connect(&again.base, &data).await;
     let (status, _, occs) = api
@@ -469,4 +531,75 @@ async fn serve_end_to_end_with_notifications() {
         )
         .await;
     assert_eq!(status, 201);
+}
+
+/// `--tls-cert`/`--tls-key`: HTTPS with rustls; a client that trusts the certificate talks to
+/// it, plain HTTP to the same port does not get an answer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serve_over_tls() {
+    rustls::crypto::ring::default_provider()
+        .install_default()
+        .ok();
+    let dir = tempfile::tempdir().unwrap();
+    let cert = dir.path().join("cert.pem");
+    let key = dir.path().join("key.pem");
+    let made = Command::new("openssl")
+        .args([
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-days",
+            "1",
+            "-subj",
+            "/CN=localhost",
+        ])
+        .args(["-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1"])
+        .args(["-addext", "basicConstraints=critical,CA:FALSE"])
+        .arg("-keyout")
+        .arg(&key)
+        .arg("-out")
+        .arg(&cert)
+        .output()
+        .expect("openssl runs");
+    assert!(
+        made.status.success(),
+        "{}",
+        String::from_utf8_lossy(&made.stderr)
+    );
+    let data = dir.path().join("data");
+    let server = start_with(
+        &data,
+        &[
+            "--tls-cert",
+            cert.to_str().unwrap(),
+            "--tls-key",
+            key.to_str().unwrap(),
+        ],
+        None,
+    );
+    assert!(
+        server.base.starts_with("https://127.0.0.1:"),
+        "{}",
+        server.base
+    );
+    let ca = reqwest::Certificate::from_pem(&std::fs::read(&cert).unwrap()).unwrap();
+    let https = reqwest::Client::builder()
+        .add_root_certificate(ca)
+        .build()
+        .unwrap();
+    let r = https
+        .get(format!("{}/healthz", server.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    let plain = server.base.replacen("https://", "http://", 1);
+    let r = reqwest::Client::new()
+        .get(format!("{plain}/healthz"))
+        .timeout(Duration::from_secs(5))
+        .send()
+        .await;
+    assert!(r.is_err() || !r.unwrap().status().is_success());
 }
