@@ -1397,3 +1397,68 @@ fn checked_in_openapi_document_matches() {
         "docs/openapi.json differs from the served document: run UPDATE_OPENAPI=1 cargo test -p vnfm-api --test router checked_in_openapi"
     );
 }
+
+#[tokio::test]
+async fn upload_from_an_allow_listed_uri() {
+    let content = zip_dir(Path::new(HELLO));
+    let app = axum::Router::new().route(
+        "/pkg.zip",
+        axum::routing::get(move || {
+            let content = content.clone();
+            async move { content }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    let allowed = format!("http://{addr}/");
+    let h = Harness::with(|o| o.upload_allow_list = vec![allowed.clone()]).await;
+    let poll = |id: String| {
+        let h = &h;
+        async move {
+            for _ in 0..300 {
+                let info = h
+                    .call(
+                        Method::GET,
+                        &format!("/vnfpkgm/v2/vnf_packages/{id}?all_fields"),
+                        None,
+                    )
+                    .await
+                    .json();
+                if !["CREATED", "PROCESSING"].contains(&info["onboardingState"].as_str().unwrap()) {
+                    return info;
+                }
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            panic!("package {id} was never onboarded");
+        }
+    };
+    for (uri, expected) in [
+        (format!("{allowed}missing.zip"), "ERROR"),
+        (format!("{allowed}pkg.zip"), "ONBOARDED"),
+    ] {
+        let r = h.call(Method::POST, "/vnfpkgm/v2/vnf_packages", None).await;
+        let id = r.json()["id"].as_str().unwrap().to_owned();
+        let r = h
+            .call(
+                Method::POST,
+                &format!("/vnfpkgm/v2/vnf_packages/{id}/package_content/upload_from_uri"),
+                Some(json!({"addressInformation": uri})),
+            )
+            .await;
+        assert_eq!(
+            r.status,
+            StatusCode::ACCEPTED,
+            "{}",
+            String::from_utf8_lossy(&r.body)
+        );
+        let info = poll(id).await;
+        assert_eq!(info["onboardingState"], expected, "{info:#}");
+        if expected == "ERROR" {
+            let detail = info["onboardingFailureDetails"]["detail"].as_str().unwrap();
+            assert!(detail.contains("404"), "{detail}");
+        } else {
+            assert_eq!(info["vnfdId"], HELLO_VNFD);
+        }
+    }
+}
