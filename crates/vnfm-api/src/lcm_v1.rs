@@ -65,20 +65,25 @@ pub(crate) fn routes() -> Router<Arc<AppState>> {
 
 /// Rewrites every `href` under `_links` from the v2 prefix to the v1 prefix.
 pub(crate) fn relink(doc: &mut Value) {
+    relink_between(doc, ApiFamily::LcmV2.prefix(), ApiFamily::LcmV1.prefix());
+}
+
+/// Rewrites every `href` starting with `from` to start with `to`.
+pub(crate) fn relink_between(doc: &mut Value, from: &str, to: &str) {
     match doc {
         Value::Object(map) => {
             for (k, v) in map.iter_mut() {
                 if k == "href"
                     && let Value::String(s) = v
-                    && let Some(rest) = s.strip_prefix(ApiFamily::LcmV2.prefix())
+                    && let Some(rest) = s.strip_prefix(from)
                 {
-                    *s = format!("{}{rest}", ApiFamily::LcmV1.prefix());
+                    *s = format!("{to}{rest}");
                 } else {
-                    relink(v);
+                    relink_between(v, from, to);
                 }
             }
         }
-        Value::Array(items) => items.iter_mut().for_each(relink),
+        Value::Array(items) => items.iter_mut().for_each(|i| relink_between(i, from, to)),
         _ => {}
     }
 }

@@ -112,6 +112,7 @@ pub struct AppState {
     pub(crate) lcm: Lcm,
     pub(crate) store: Arc<dyn Store>,
     pub(crate) subscriptions: Subscriptions,
+    pub(crate) subscriptions_v1: Subscriptions,
     pub(crate) vims: VimRegistry,
     pub(crate) packages: Arc<Packages>,
     pub(crate) auth: Arc<Authenticator>,
@@ -227,6 +228,9 @@ impl AppState {
 
         let subscriptions = Subscriptions::new(store.clone(), keyring.clone())
             .map_err(|e| StateError::Lcm(e.to_string()))?;
+        let subscriptions_v1 = subscriptions
+            .clone()
+            .with_base(vnfm_lcm::subscriptions::V1_BASE);
         let vims = VimRegistry::new(store.clone(), keyring.clone());
         let mut builder = vnfm::lcm::builder()
             .store(store.clone())
@@ -253,6 +257,7 @@ impl AppState {
             lcm,
             store,
             subscriptions,
+            subscriptions_v1,
             vims,
             packages,
             auth,

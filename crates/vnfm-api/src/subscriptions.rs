@@ -43,9 +43,12 @@ fn schema() -> &'static Value {
 fn view(family: ApiFamily, sub: &LccnSubscription) -> ApiResult<Value> {
     let mut doc = serde_json::to_value(sub)
         .map_err(|e| ApiError::Internal(format!("subscription does not serialize: {e}")))?;
-    if family == ApiFamily::LcmV1 {
-        crate::lcm_v1::relink(&mut doc);
-    }
+    // A subscription is visible in both versions; its links point into the version read.
+    let (from, to) = match family {
+        ApiFamily::LcmV1 => (ApiFamily::LcmV2.prefix(), ApiFamily::LcmV1.prefix()),
+        _ => (ApiFamily::LcmV1.prefix(), ApiFamily::LcmV2.prefix()),
+    };
+    crate::lcm_v1::relink_between(&mut doc, from, to);
     Ok(doc)
 }
 
@@ -102,7 +105,13 @@ async fn create(
         verify_callback: state.options.verify_callbacks,
         verify_timeout: Duration::from_secs(5),
     };
-    match state.subscriptions.create(&req, &options).await? {
+    // Where a subscription was created decides the shape of its notifications.
+    let subscriptions = if family == ApiFamily::LcmV1 {
+        &state.subscriptions_v1
+    } else {
+        &state.subscriptions
+    };
+    match subscriptions.create(&req, &options).await? {
         Created::New(sub) => {
             let loc = location(family, &headers, &sub.id);
             Ok(with_location(

@@ -39,6 +39,29 @@ use crate::vim::store_err;
 
 /// Path of the subscriptions resource, the default base of `_links.self`.
 pub const DEFAULT_BASE: &str = "/vnflcm/v2/subscriptions";
+/// Base of `_links.self` of subscriptions created through the v1 API (SOL003 v2.6.1): their
+/// notifications are sent in the v2.6.1 shape.
+pub const V1_BASE: &str = "/vnflcm/v1/subscriptions";
+
+/// Rewrites `href`s under `/vnflcm/v2` to `/vnflcm/v1`.
+fn relink_v1(v: &mut Value) {
+    match v {
+        Value::Object(map) => {
+            for (k, item) in map.iter_mut() {
+                if k == "href"
+                    && let Value::String(s) = item
+                    && let Some(rest) = s.strip_prefix("/vnflcm/v2")
+                {
+                    *s = format!("/vnflcm/v1{rest}");
+                } else {
+                    relink_v1(item);
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(relink_v1),
+        _ => {}
+    }
+}
 /// How long the router trusts its cached subscriptions when another replica may have changed
 /// them.
 pub const DEFAULT_CACHE_TTL: Duration = Duration::from_secs(5);
@@ -549,9 +572,29 @@ const SHORT_OMITS: &[&str] = &[
 
 /// The body sent to `sub` for `n`: `subscriptionId` and `_links.subscription` point at the
 /// subscription, and an operation occurrence notification has the subscription's verbosity.
+///
+/// A subscription created through the v1 API (its `_links.self` is under [`V1_BASE`]) gets the
+/// SOL003 v2.6.1 shape, with links into `/vnflcm/v1`.
 pub fn payload_for(n: &LccnNotification, sub: &LccnSubscription) -> Result<Value, LcmError> {
-    let mut v = serde_json::to_value(n)
-        .map_err(|e| LcmError::Inconsistent(format!("notification does not serialize: {e}")))?;
+    let v1 = sub.links.self_.href.contains(V1_BASE);
+    let serialized = match n {
+        LccnNotification::OperationOccurrence(o) if v1 => {
+            vnfm_types::v1::VnfLcmOperationOccurrenceNotification::try_from((**o).clone())
+                .and_then(|o| {
+                    serde_json::to_value(o).map_err(|e| vnfm_types::Error::Json {
+                        what: "v1 notification",
+                        source: e,
+                    })
+                })
+                .map_err(|e| LcmError::Inconsistent(format!("notification has no v1 shape: {e}")))
+        }
+        _ => serde_json::to_value(n)
+            .map_err(|e| LcmError::Inconsistent(format!("notification does not serialize: {e}"))),
+    };
+    let mut v = serialized?;
+    if v1 {
+        relink_v1(&mut v);
+    }
     let Value::Object(map) = &mut v else {
         return Err(LcmError::Inconsistent(
             "notification is not a JSON object".into(),
@@ -576,10 +619,13 @@ pub fn payload_for(n: &LccnNotification, sub: &LccnSubscription) -> Result<Value
                 map.remove(*k);
             }
         }
-        map.insert(
-            "verbosity".into(),
-            serde_json::to_value(verbosity).unwrap_or(Value::Null),
-        );
+        if !v1 {
+            // v2.6.1 has no verbosity.
+            map.insert(
+                "verbosity".into(),
+                serde_json::to_value(verbosity).unwrap_or(Value::Null),
+            );
+        }
     }
     Ok(v)
 }

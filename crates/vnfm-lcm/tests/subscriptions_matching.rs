@@ -310,3 +310,24 @@ fn payload_names_the_subscription_and_applies_verbosity() {
     assert_eq!(id["subscriptionId"], json!("sub-1"));
     assert!(id.get("verbosity").is_none());
 }
+
+#[test]
+fn subscriptions_made_through_v1_get_the_v1_shape() {
+    let n = op_occ("SCALE", "COMPLETED", "i1");
+    let sub: LccnSubscription = serde_json::from_value(json!({
+        "id": "sub-1", "callbackUri": "http://nfvo/cb",
+        "_links": {"self": {"href": "/vnflcm/v1/subscriptions/sub-1"}}
+    }))
+    .unwrap();
+    let body = payload_for(&n, &sub).unwrap();
+    assert!(body.get("verbosity").is_none(), "{body:#}");
+    assert_eq!(body["subscriptionId"], json!("sub-1"));
+    assert_eq!(
+        body["_links"]["subscription"]["href"],
+        json!("/vnflcm/v1/subscriptions/sub-1")
+    );
+    serde_json::from_value::<vnfm_types::v1::VnfLcmOperationOccurrenceNotification>(body)
+        .expect("a v2.6.1 notification");
+    let v2 = payload_for(&n, &subscription(None)).unwrap();
+    assert_eq!(v2["verbosity"], json!("FULL"));
+}
