@@ -74,7 +74,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 pub use vnfm_driver_api::memory::{MEMORY_VIM_TYPE, MemoryInfraDriver, RecordingMgmtDriver};
-pub use vnfm_driver_api::{ArtifactSource, DriverError, InfraDriver, MgmtDriver};
+pub use vnfm_driver_api::{
+    ArtifactSource, DriverError, GrantDecision, InfraDriver, LocalNfvo, MgmtDriver, Nfvo,
+};
+pub use vnfm_lcm::nfvo::{NfvoAuth, NfvoTimings, Sol003Nfvo};
 pub use vnfm_lcm::ports::{
     NotificationRouter, OnboardedVnfd, PackageCatalog, SealedVim, VimDirectory,
 };
@@ -147,6 +150,7 @@ pub fn builder() -> Builder {
         catalog: None,
         config: LcmConfig::default(),
         recovery_interval: Some(Duration::from_secs(30)),
+        nfvo: None,
     }
 }
 
@@ -162,6 +166,7 @@ pub struct Builder {
     catalog: Option<Arc<dyn PackageCatalog>>,
     config: LcmConfig,
     recovery_interval: Option<Duration>,
+    nfvo: Option<Arc<dyn Nfvo>>,
 }
 
 impl fmt::Debug for Builder {
@@ -245,6 +250,13 @@ impl Builder {
         self
     }
 
+    /// Sets the NFVO asked for grants before resources change (default: [`LocalNfvo`], which
+    /// grants everything; [`Sol003Nfvo`] for a remote SOL003 NFVO; or an embedder's own).
+    pub fn nfvo(mut self, nfvo: Arc<dyn Nfvo>) -> Self {
+        self.nfvo = Some(nfvo);
+        self
+    }
+
     /// Sets the runner configuration (lease TTL, step timeout, runner id, ...).
     pub fn config(mut self, config: LcmConfig) -> Self {
         self.config = config;
@@ -285,6 +297,9 @@ impl Builder {
                 .unwrap_or_else(|| Arc::new(MemoryCatalog::new())),
         )
         .config(self.config);
+        if let Some(n) = self.nfvo {
+            b = b.nfvo(n);
+        }
         for d in self.infra {
             b = b.infra_driver(d);
         }

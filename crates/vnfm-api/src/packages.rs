@@ -68,6 +68,7 @@ pub struct Packages {
     limits: PackageLimits,
     allow_list: Vec<String>,
     package_of_vnfd: Mutex<HashMap<String, String>>,
+    nfvo: Option<Arc<dyn vnfm::lcm::Nfvo>>,
 }
 
 /// Package files read from the stored zip.
@@ -120,6 +121,7 @@ impl Packages {
         catalog: Arc<MemoryCatalog>,
         limits: PackageLimits,
         allow_list: Vec<String>,
+        nfvo: Option<Arc<dyn vnfm::lcm::Nfvo>>,
     ) -> Packages {
         Packages {
             store,
@@ -127,7 +129,31 @@ impl Packages {
             limits,
             allow_list,
             package_of_vnfd: Mutex::new(HashMap::new()),
+            nfvo,
         }
+    }
+
+    /// Fetches the package of `vnfd_id` from the NFVO and onboards it here (SOL003 VNFMs
+    /// that take packages from the NFVO). `false` when there is no NFVO or it has none.
+    async fn fetch_from_nfvo(&self, vnfd_id: &str) -> ApiResult<bool> {
+        let Some(nfvo) = &self.nfvo else {
+            return Ok(false);
+        };
+        let content = nfvo.fetch_package(vnfd_id).await.map_err(|e| {
+            ApiError::Unavailable(format!(
+                "fetching the package of VNFD {} from the NFVO ({}) failed: {e}",
+                crate::util::cut(vnfd_id, 100),
+                nfvo.describe()
+            ))
+        })?;
+        let Some(content) = content else {
+            return Ok(false);
+        };
+        let info = self.create(CreateVnfPkgInfoRequest::default()).await?;
+        self.store.put_package_content(&info.id, &content).await?;
+        self.onboard(&info.id, content).await?;
+        tracing::info!(package = %info.id, vnfd_id, nfvo = %nfvo.describe(), "package fetched from the NFVO");
+        Ok(true)
     }
 
     /// Loads every onboarded package into the catalog, and onboards again the packages whose
@@ -235,6 +261,9 @@ impl Packages {
 
     /// Refuses (422) a `vnfdId` that no onboarded, enabled package has; loads it otherwise.
     pub async fn ensure_instantiable(&self, vnfd_id: &str) -> ApiResult<()> {
+        if self.store.package_by_vnfd(vnfd_id).await?.is_none() {
+            self.fetch_from_nfvo(vnfd_id).await?;
+        }
         let Some((record, _)) = self.store.package_by_vnfd(vnfd_id).await? else {
             return Err(ApiError::Unprocessable(format!(
                 "no onboarded VNF package has vnfdId {}: onboard it through /vnfpkgm/v2/vnf_packages first",

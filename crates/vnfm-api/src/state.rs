@@ -70,6 +70,9 @@ pub struct StateOptions {
     /// The metrics registry (share it with [`crate::server::step_metrics_layer`] to record
     /// step latencies); a fresh one when `None`.
     pub metrics: Option<Arc<Metrics>>,
+    /// The NFVO asked for grants, and for packages of VNFDs not onboarded here (`None`: the
+    /// built-in one, which grants everything and holds no packages).
+    pub nfvo: Option<Arc<dyn vnfm::lcm::Nfvo>>,
 }
 
 impl std::fmt::Debug for StateOptions {
@@ -103,6 +106,7 @@ impl StateOptions {
             lcm_config: LcmConfig::default(),
             recovery_interval: Some(Duration::from_secs(30)),
             metrics: None,
+            nfvo: None,
         }
     }
 }
@@ -222,6 +226,7 @@ impl AppState {
             catalog.clone(),
             options.package_limits.clone(),
             options.upload_allow_list.clone(),
+            options.nfvo.clone(),
         ));
         let loaded = packages.load_all().await;
         tracing::info!(packages = loaded, "onboarded packages loaded");
@@ -238,6 +243,9 @@ impl AppState {
             .catalog(catalog)
             .config(options.lcm_config.clone())
             .recovery_interval(options.recovery_interval);
+        if let Some(n) = &options.nfvo {
+            builder = builder.nfvo(n.clone());
+        }
         if options.enable_test_vim {
             builder = builder.infra_driver(Arc::new(
                 MemoryInfraDriver::new().with_vim_types(&[TEST_VIM_TYPE]),

@@ -1462,3 +1462,96 @@ async fn upload_from_an_allow_listed_uri() {
         }
     }
 }
+
+/// A VNF created from a package the NFVO holds, and operations granted (or not) by a SOL003
+/// NFVO on loopback.
+#[tokio::test]
+async fn packages_and_grants_from_a_remote_nfvo() {
+    use std::sync::Mutex;
+    use vnfm::lcm::{NfvoAuth, NfvoTimings, Sol003Nfvo};
+    #[derive(Default)]
+    struct Fake {
+        grants: Mutex<Vec<Value>>,
+        reject: Mutex<bool>,
+    }
+    let fake = Arc::new(Fake::default());
+    let content = zip_dir(Path::new(HELLO));
+    let app = axum::Router::new()
+        .route(
+            "/grant/v1/grants",
+            axum::routing::post(
+                |axum::extract::State(f): axum::extract::State<Arc<Fake>>,
+                 axum::Json(req): axum::Json<Value>| async move {
+                    f.grants.lock().unwrap().push(req.clone());
+                    if *f.reject.lock().unwrap() {
+                        return (
+                            StatusCode::FORBIDDEN,
+                            axum::Json(
+                                json!({"status": 403, "detail": "site frozen for maintenance"}),
+                            ),
+                        );
+                    }
+                    (
+                        StatusCode::CREATED,
+                        axum::Json(json!({"id": "g-1", "vnfInstanceId": req["vnfInstanceId"],
+                                          "vnfLcmOpOccId": req["vnfLcmOpOccId"]})),
+                    )
+                },
+            ),
+        )
+        .route(
+            "/vnfpkgm/v2/onboarded_vnf_packages/{vnfd}/package_content",
+            axum::routing::get(move || {
+                let content = content.clone();
+                async move { content }
+            }),
+        )
+        .with_state(fake.clone());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    let nfvo = Sol003Nfvo::new(
+        format!("http://{addr}"),
+        NfvoAuth::None,
+        None,
+        NfvoTimings::default(),
+    )
+    .unwrap();
+    let h = Harness::with(|o| o.nfvo = Some(Arc::new(nfvo))).await;
+    // Not onboarded here: fetched from the NFVO on first use.
+    let id = h.create_instance().await;
+    let list = h
+        .call(Method::GET, "/vnfpkgm/v2/vnf_packages", None)
+        .await
+        .json();
+    assert_eq!(list[0]["vnfdId"], HELLO_VNFD);
+    assert_eq!(list[0]["onboardingState"], "ONBOARDED");
+    let occ = h
+        .task(&id, "instantiate", json!({"flavourId": "simple", "vimConnectionInfo": {"v": {"vimType": "TEST.NOOP.V_1"}}}))
+        .await;
+    assert_eq!(occ["operationState"], "COMPLETED", "{occ:#}");
+    {
+        let grants = fake.grants.lock().unwrap();
+        assert_eq!(grants.len(), 1);
+        assert_eq!(grants[0]["operation"], "INSTANTIATE");
+        assert_eq!(grants[0]["vnfInstanceId"], id.as_str());
+        assert!(!grants[0]["addResources"].as_array().unwrap().is_empty());
+    }
+    *fake.reject.lock().unwrap() = true;
+    let occ = h
+        .task(&id, "terminate", json!({"terminationType": "FORCEFUL"}))
+        .await;
+    assert_eq!(occ["operationState"], "ROLLED_BACK", "{occ:#}");
+    assert!(
+        occ["error"]["detail"]
+            .as_str()
+            .unwrap()
+            .contains("site frozen"),
+        "{occ:#}"
+    );
+    let inst = h
+        .call(Method::GET, &format!("/vnflcm/v2/vnf_instances/{id}"), None)
+        .await
+        .json();
+    assert_eq!(inst["instantiationState"], "INSTANTIATED");
+}

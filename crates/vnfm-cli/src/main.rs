@@ -29,7 +29,7 @@ enum Command {
     ///
     /// With no options it runs on the embedded defaults: an SQLite store, key files and a
     /// bootstrap OAuth 2.0 client in the data directory, listening on 127.0.0.1:9890.
-    Serve(serve_cmd::ServeArgs),
+    Serve(Box<serve_cmd::ServeArgs>),
 }
 
 #[derive(Debug, Subcommand)]
@@ -85,7 +85,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Package(PackageCommand::Validate(args)) => package_cmd::validate(&args),
         Command::Package(PackageCommand::Show(args)) => package_cmd::show(&args),
-        Command::Serve(args) => serve_cmd::run(args),
+        Command::Serve(args) => serve_cmd::run(*args),
     };
     match result {
         Ok(code) => code,

@@ -59,6 +59,20 @@ pub struct ServeArgs {
     /// TLS private key (PEM).
     #[arg(long, value_name = "PEM", requires = "tls_cert")]
     tls_key: Option<PathBuf>,
+    /// A remote SOL003 NFVO to ask for grants and for packages of VNFDs not onboarded here
+    /// (`https://nfvo.example:9443`); without it the built-in NFVO grants everything.
+    #[arg(long, value_name = "URL")]
+    nfvo_url: Option<String>,
+    /// Client id (OAuth 2.0) or user name (Basic) towards the NFVO; the secret is read from
+    /// the environment variable VNFM_NFVO_SECRET (never from the command line).
+    #[arg(long, value_name = "ID", requires = "nfvo_url")]
+    nfvo_client_id: Option<String>,
+    /// OAuth 2.0 token endpoint of the NFVO; without it HTTP Basic is used.
+    #[arg(long, value_name = "URL", requires = "nfvo_client_id")]
+    nfvo_token_url: Option<String>,
+    /// CA certificate (PEM) to trust for the NFVO's TLS certificate.
+    #[arg(long, value_name = "PEM", requires = "nfvo_url")]
+    nfvo_ca: Option<PathBuf>,
     /// Log format.
     #[arg(long, default_value = "text", value_parser = ["text", "json"])]
     log_format: String,
@@ -109,6 +123,38 @@ where
 
 impl<S: tracing::Subscriber, L: tracing_subscriber::Layer<S>> WithLevel<S> for L {}
 
+fn nfvo_from_args(args: &ServeArgs, url: &str) -> Result<Arc<dyn vnfm::lcm::Nfvo>, String> {
+    use vnfm::lcm::types::SecretString;
+    use vnfm::lcm::{NfvoAuth, NfvoTimings, Sol003Nfvo};
+    let auth = match &args.nfvo_client_id {
+        None => NfvoAuth::None,
+        Some(id) => {
+            let secret = std::env::var("VNFM_NFVO_SECRET").map_err(|_| {
+                "--nfvo-client-id needs the secret in the environment variable VNFM_NFVO_SECRET"
+                    .to_owned()
+            })?;
+            match &args.nfvo_token_url {
+                Some(endpoint) => NfvoAuth::OAuth2 {
+                    client_id: id.clone(),
+                    client_secret: SecretString::new(secret),
+                    token_endpoint: endpoint.clone(),
+                },
+                None => NfvoAuth::Basic {
+                    user: id.clone(),
+                    password: SecretString::new(secret),
+                },
+            }
+        }
+    };
+    let ca = match &args.nfvo_ca {
+        Some(p) => Some(std::fs::read(p).map_err(|e| format!("--nfvo-ca {}: {e}", p.display()))?),
+        None => None,
+    };
+    let nfvo = Sol003Nfvo::new(url, auth, ca.as_deref(), NfvoTimings::default())
+        .map_err(|e| format!("--nfvo-url {url}: {e}"))?;
+    Ok(Arc::new(nfvo))
+}
+
 /// Runs the server; returns the exit code, or a usage error.
 pub fn run(args: ServeArgs) -> Result<ExitCode, String> {
     let metrics = Arc::new(Metrics::default());
@@ -136,6 +182,9 @@ pub fn run(args: ServeArgs) -> Result<ExitCode, String> {
     state.verify_callbacks = !args.no_callback_check;
     state.package_limits.max_package_bytes = args.max_package_mib.saturating_mul(1024 * 1024);
     state.metrics = Some(metrics);
+    if let Some(url) = &args.nfvo_url {
+        state.nfvo = Some(nfvo_from_args(&args, url)?);
+    }
     let options = ServeOptions {
         listen: args.listen,
         tls_cert: args.tls_cert.clone(),

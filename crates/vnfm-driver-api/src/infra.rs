@@ -323,6 +323,9 @@ pub struct InfraRequest {
     /// What this driver persisted with the instance after its last successful step (e.g. a
     /// Heat stack id); `null` before the first.
     pub driver_state: serde_json::Value,
+    /// The NFVO's grant for the operation (SOL003 clause 9): VIM zones and assets (images,
+    /// flavours) to use. `None` for steps that need none (rollbacks reuse the forward grant).
+    pub grant: Option<Arc<vnfm_types::Grant>>,
     /// Deadline and cancellation.
     pub control: RunControl,
 }

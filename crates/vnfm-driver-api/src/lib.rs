@@ -89,6 +89,7 @@
 //!     vims: vec![],
 //!     artifacts: Arc::new(NoArtifacts),
 //!     driver_state: serde_json::Value::Null,
+//!     grant: None,
 //!     control: RunControl::with_timeout(Duration::from_secs(60)),
 //! };
 //! let out = execute(&Tiny, &req).await.unwrap();
@@ -107,6 +108,7 @@ pub mod error;
 pub mod infra;
 pub mod memory;
 pub mod mgmt;
+pub mod nfvo;
 pub mod vim;
 
 pub use artifact::{ArtifactSource, NoArtifacts};
@@ -117,4 +119,5 @@ pub use infra::{
     InstanceResources, ResourceTarget, execute,
 };
 pub use mgmt::{HookArtifact, HookCall, HookOutcome, MgmtDriver, VimRegistration};
+pub use nfvo::{GrantDecision, LocalNfvo, Nfvo};
 pub use vim::{RedactedVimInfo, ResolvedVim};

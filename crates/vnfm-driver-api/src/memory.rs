@@ -95,6 +95,8 @@ pub struct InfraCall {
     /// The error kind ([`DriverError::kind`]) when the call failed; `None` when it succeeded
     /// or is still running.
     pub error: Option<&'static str>,
+    /// The id of the NFVO grant the call came with, if any.
+    pub grant_id: Option<String>,
 }
 
 /// A VNFC in the fake VIM.
@@ -269,6 +271,7 @@ impl MemoryInfraDriver {
                 instance_id: req.instance.id.clone(),
                 op_occ_id: req.op_occ_id.clone(),
                 error: None,
+                grant_id: req.grant.as_ref().map(|g| g.id.clone()),
             });
             st.calls.len() - 1
         };

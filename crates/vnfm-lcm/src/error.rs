@@ -367,6 +367,14 @@ pub enum LcmError {
     /// The store failed.
     #[error("store: {0}")]
     Store(String),
+    /// The NFVO could not be asked for a grant, or refused it after the operation started.
+    #[error("grant from the NFVO ({nfvo}) failed: {message}")]
+    Grant {
+        /// Which NFVO (`local`, `sol003 https://...`).
+        nfvo: String,
+        /// What went wrong.
+        message: String,
+    },
 }
 
 impl LcmError {
@@ -410,6 +418,7 @@ impl LcmError {
             | LcmError::Keys(_)
             | LcmError::Decrypt { .. }
             | LcmError::Store(_) => 500,
+            LcmError::Grant { .. } => 503,
         }
     }
 

@@ -52,6 +52,7 @@
 //! ```
 
 pub mod error;
+pub mod nfvo;
 pub mod notify;
 pub mod plan;
 pub mod ports;

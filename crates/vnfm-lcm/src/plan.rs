@@ -14,6 +14,7 @@
 //! rollback plans are wrapped in `<op>_rollback_start` / `<op>_rollback_end` (a Tacker
 //! extension) when the flavour binds them.
 
+pub mod grant;
 mod modify;
 mod targets;
 

@@ -25,6 +25,7 @@
 //! conversions to and from this model.
 
 pub mod common;
+pub mod grant;
 pub mod ids;
 pub mod instance;
 pub mod notification;
@@ -35,6 +36,7 @@ pub mod subscription;
 pub mod v1;
 
 pub use common::*;
+pub use grant::*;
 pub use ids::*;
 pub use instance::*;
 pub use notification::*;

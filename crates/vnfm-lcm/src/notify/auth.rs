@@ -126,7 +126,7 @@ impl TokenCache {
 
     /// Drops the cached token if it is still `rejected` (another delivery may have replaced
     /// it already).
-    async fn forget(&self, c: &OAuth2Client, rejected: &SecretString) {
+    pub(crate) async fn forget(&self, c: &OAuth2Client, rejected: &SecretString) {
         let slot = self.slot(c);
         let mut cached = slot.lock().await;
         if cached.as_ref().is_some_and(|t| &t.token == rejected) {
@@ -135,7 +135,7 @@ impl TokenCache {
     }
 
     /// A valid token for `c`: the cached one, or a new one from the token endpoint.
-    async fn token(
+    pub(crate) async fn token(
         &self,
         http: &Client,
         c: &OAuth2Client,

@@ -10,12 +10,12 @@ use indexmap::IndexMap;
 use tokio::sync::watch;
 use tracing::Instrument;
 use vnfm_driver_api::{
-    CancellationFlag, DriverError, HookCall, HookOutcome, InfraDriver, InfraOutcome, InfraRequest,
-    InfraStep, ResolvedVim, RunControl,
+    CancellationFlag, DriverError, GrantDecision, HookCall, HookOutcome, InfraDriver, InfraOutcome,
+    InfraRequest, InfraStep, ResolvedVim, RunControl,
 };
 use vnfm_store::{StepOutcome, StepRecord, StepWritten, StoreError, Version};
 use vnfm_types::{
-    CancelModeType, LccnNotification, LcmOperationStateType as State, Link, OperationParams,
+    CancelModeType, Grant, LccnNotification, LcmOperationStateType as State, Link, OperationParams,
     ProblemDetails, VimConnectionInfo, VimId, VnfInfoModifications, VnfInstance, VnfInstanceId,
     VnfLcmOpOcc, VnfLcmOpOccId, VnfLcmOpOccLinks,
 };
@@ -24,7 +24,7 @@ use super::apply::{self, InfraContext};
 use super::journal::{self, JournalView, Phase, PlanRow, StepRow};
 use super::{Inner, RunHandle, instance_links, new_uuid, notifications, store_err, vims};
 use crate::error::{LcmError, op_name};
-use crate::plan::{OperationRequest, Plan, PlanKind, RollbackHooks, Step};
+use crate::plan::{OperationRequest, Plan, PlanKind, RollbackHooks, Step, grant};
 use crate::ports::{OnboardedVnfd, VimDirectory};
 use crate::state::{Event, transition};
 
@@ -522,6 +522,19 @@ impl Drop for DoneGuard {
     }
 }
 
+/// Op-occ data key of the grant.
+pub(crate) const GRANT_KEY: &str = "grant";
+
+/// What asking for a grant gave.
+enum GrantAsked {
+    /// The operation changes no resources through the infrastructure.
+    NotNeeded,
+    /// Granted and stored.
+    Granted,
+    /// Rejected, with the NFVO's reason.
+    Rejected(ProblemDetails),
+}
+
 /// One occurrence being executed by this process.
 pub(crate) struct Run {
     inner: Arc<Inner>,
@@ -532,6 +545,7 @@ pub(crate) struct Run {
     ctx: Ctx,
     request: OperationParams,
     resolved: Option<(IndexMap<String, VimConnectionInfo>, Vec<ResolvedVim>)>,
+    grant: Option<Arc<Grant>>,
     flag: CancellationFlag,
     cancel_tx: watch::Sender<Option<CancelModeType>>,
     cancel_rx: watch::Receiver<Option<CancelModeType>>,
@@ -558,6 +572,7 @@ impl Run {
             ctx,
             request,
             resolved: None,
+            grant: None,
             flag: CancellationFlag::new(),
             cancel_tx,
             cancel_rx,
@@ -731,6 +746,77 @@ impl Run {
             .await;
     }
 
+    /// Asks the NFVO for the grant of the forward plan and keeps it with the occurrence (op-occ
+    /// data `grant`), so retries and rollbacks reuse it and ask for nothing new.
+    async fn request_grant(&mut self) -> Result<GrantAsked, LcmError> {
+        let Some(request) = grant::grant_request(
+            &self.occ,
+            &self.instance,
+            &self.ctx.vnfd.vnfd,
+            &self.ctx.forward,
+            &self.inner.config.api_root,
+        ) else {
+            return Ok(GrantAsked::NotNeeded);
+        };
+        let decision = self
+            .inner
+            .nfvo
+            .grant(&request)
+            .await
+            .map_err(|e| LcmError::Grant {
+                nfvo: self.inner.nfvo.describe(),
+                message: e.to_string(),
+            })?;
+        match decision {
+            GrantDecision::Granted(g) => {
+                let value = serde_json::to_value(&*g).map_err(|e| {
+                    LcmError::Inconsistent(format!("grant does not serialize: {e}"))
+                })?;
+                self.inner
+                    .store
+                    .put_op_occ_data(&self.occ.id, GRANT_KEY, &value)
+                    .await
+                    .map_err(|e| LcmError::Store(e.to_string()))?;
+                tracing::info!(grant_id = %g.id, resources = ?grant::summary(&request), "granted");
+                self.grant = Some(Arc::new(*g));
+                Ok(GrantAsked::Granted)
+            }
+            GrantDecision::Rejected(mut problem) => {
+                problem.detail = format!("the NFVO rejected the grant: {}", problem.detail);
+                tracing::warn!(detail = %problem.detail, "grant rejected");
+                Ok(GrantAsked::Rejected(problem))
+            }
+        }
+    }
+
+    /// The grant of this occurrence: kept in memory, else read back from the store (after a
+    /// restart or for a retry), else asked for now (an occurrence that failed before it had
+    /// one). A rejection at this point fails the step.
+    async fn granted(&mut self) -> Result<Option<Arc<Grant>>, LcmError> {
+        if self.grant.is_some() {
+            return Ok(self.grant.clone());
+        }
+        let stored = self
+            .inner
+            .store
+            .get_op_occ_data(&self.occ.id, GRANT_KEY)
+            .await
+            .map_err(|e| LcmError::Store(e.to_string()))?;
+        if let Some(v) = stored.filter(|v| !v.is_null()) {
+            let g: Grant = serde_json::from_value(v)
+                .map_err(|e| LcmError::Inconsistent(format!("stored grant is unreadable: {e}")))?;
+            self.grant = Some(Arc::new(g));
+            return Ok(self.grant.clone());
+        }
+        match self.request_grant().await? {
+            GrantAsked::Granted | GrantAsked::NotNeeded => Ok(self.grant.clone()),
+            GrantAsked::Rejected(problem) => Err(LcmError::Grant {
+                nfvo: self.inner.nfvo.describe(),
+                message: problem.detail,
+            }),
+        }
+    }
+
     async fn run_fresh(&mut self) -> Result<(), Stop> {
         let needs_vims = self
             .ctx
@@ -777,6 +863,24 @@ impl Run {
                 Ok(())
             }
             Ok(Some(resolved)) => {
+                match self.request_grant().await {
+                    Ok(GrantAsked::Granted | GrantAsked::NotNeeded) => {}
+                    Ok(GrantAsked::Rejected(problem)) => {
+                        // Nothing was done: a rejected grant rolls the occurrence back (SOL003).
+                        let mut to = moved(&self.inner, &self.occ, Event::GrantRejected)?;
+                        to.error = Some(problem);
+                        let n = note(&self.inner, &to);
+                        self.commit(to, Some(row), None, vec![starting, n]).await?;
+                        return Ok(());
+                    }
+                    Err(e) => {
+                        let mut to = moved(&self.inner, &self.occ, Event::StepFailed)?;
+                        to.error = Some(lcm_problem("prepare:grant", 0, 1, &e, &[]));
+                        let n = note(&self.inner, &to);
+                        self.commit(to, Some(row), None, vec![starting, n]).await?;
+                        return Ok(());
+                    }
+                }
                 let instance = apply::with_request_vims(&self.instance, &self.request);
                 let to = moved(&self.inner, &self.occ, Event::Begin)?;
                 let n = note(&self.inner, &to);
@@ -993,6 +1097,10 @@ impl Run {
                     Err(e) => return Ok(Err(lcm_problem(&name, i, n, &e, &vims))),
                 };
                 let budget = self.budget(step);
+                let grant = match self.granted().await {
+                    Ok(g) => g,
+                    Err(e) => return Ok(Err(lcm_problem(&name, i, n, &e, &vims))),
+                };
                 let req = InfraRequest {
                     op_occ_id: self.occ.id.clone(),
                     operation: self.occ.operation,
@@ -1008,6 +1116,7 @@ impl Run {
                     vims: vims.clone(),
                     artifacts: self.ctx.vnfd.files.clone(),
                     driver_state: apply::driver_state(&self.instance),
+                    grant,
                     control: RunControl::new(budget, self.flag.clone()),
                 };
                 let fut: StepFuture<InfraOutcome> =

@@ -68,7 +68,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use tokio::sync::watch;
-use vnfm_driver_api::{InfraDriver, MgmtDriver};
+use vnfm_driver_api::{InfraDriver, MgmtDriver, Nfvo};
 use vnfm_store::{
     Conflict, InstanceQuery, Lease, OpOccQuery, Page, Store, StoreError, Timestamp, Version,
 };
@@ -235,9 +235,17 @@ pub struct LcmBuilder {
     router: Arc<dyn NotificationRouter>,
     catalog: Arc<dyn PackageCatalog>,
     config: LcmConfig,
+    nfvo: Arc<dyn Nfvo>,
 }
 
 impl LcmBuilder {
+    /// Sets the NFVO asked for grants (default: [`vnfm_driver_api::LocalNfvo`], which grants
+    /// everything).
+    pub fn nfvo(mut self, nfvo: Arc<dyn Nfvo>) -> Self {
+        self.nfvo = nfvo;
+        self
+    }
+
     /// Registers an infrastructure driver for every VIM type it serves
     /// ([`InfraDriver::vim_types`]); a later driver replaces an earlier one for a shared type.
     pub fn infra_driver(mut self, driver: Arc<dyn InfraDriver>) -> Self {
@@ -272,6 +280,7 @@ impl LcmBuilder {
                 router: self.router,
                 catalog: self.catalog,
                 config: self.config,
+                nfvo: self.nfvo,
                 running: Mutex::new(HashMap::new()),
                 shutdown,
             }),
@@ -296,6 +305,7 @@ pub(crate) struct Inner {
     pub router: Arc<dyn NotificationRouter>,
     pub catalog: Arc<dyn PackageCatalog>,
     pub config: LcmConfig,
+    pub nfvo: Arc<dyn Nfvo>,
     pub running: Mutex<HashMap<VnfLcmOpOccId, RunHandle>>,
     /// Raised by [`Lcm::shutdown`]: tasks stop at the next step boundary.
     pub shutdown: watch::Sender<bool>,
@@ -442,6 +452,7 @@ impl Lcm {
             router,
             catalog,
             config: LcmConfig::default(),
+            nfvo: Arc::new(vnfm_driver_api::LocalNfvo),
         }
     }
 

@@ -247,6 +247,7 @@ pub struct EnvBuilder {
     pub config: LcmConfig,
     pub store_url: Option<String>,
     pub vnfds: Vec<Vnfd>,
+    pub nfvo: Option<Arc<dyn vnfm_driver_api::Nfvo>>,
 }
 
 impl EnvBuilder {
@@ -272,6 +273,11 @@ impl EnvBuilder {
 
     pub fn store_url(mut self, url: impl Into<String>) -> Self {
         self.store_url = Some(url.into());
+        self
+    }
+
+    pub fn nfvo(mut self, n: Arc<dyn vnfm_driver_api::Nfvo>) -> Self {
+        self.nfvo = Some(n);
         self
     }
 
@@ -301,6 +307,10 @@ impl EnvBuilder {
         )
         .infra_driver(infra.clone())
         .mgmt_driver(mgmt.clone())
+        .nfvo(
+            self.nfvo
+                .unwrap_or_else(|| Arc::new(vnfm_driver_api::LocalNfvo)),
+        )
         .config(self.config)
         .build();
         Env {
@@ -337,6 +347,7 @@ impl Env {
             config: LcmConfig::default(),
             store_url: None,
             vnfds: vec![hooks_vnfd()],
+            nfvo: None,
         }
     }
 

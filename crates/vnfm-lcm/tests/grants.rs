@@ -1,0 +1,482 @@
+//! Granting (SOL003 clause 9): the grant requests the planner builds for a corpus VNFD
+//! (snapshots), a rejected grant ending ROLLED_BACK with the NFVO's reason and nothing done, a
+//! grant kept with the occurrence and reused by retry, and the remote SOL003 NFVO client against
+//! a small NFVO on loopback (synchronous, asynchronous with polling, rejection, Basic auth,
+//! transient failures retried, packages served).
+
+mod runner_support;
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use axum::Json;
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::IntoResponse;
+use runner_support::*;
+use serde_json::{Value, json};
+use vnfm_driver_api::nfvo::grant_everything;
+use vnfm_driver_api::{DriverError, GrantDecision, InfraOperation, Nfvo};
+use vnfm_lcm::nfvo::{NfvoAuth, NfvoTimings, Sol003Nfvo};
+use vnfm_types::{
+    GrantRequest, LcmOperationStateType as State_, ProblemDetails, SecretString, VnfInstance,
+};
+
+/// Records every grant request and answers with `decide`.
+struct RecordingNfvo {
+    asked: Mutex<Vec<GrantRequest>>,
+    reject: Mutex<Option<String>>,
+    fail_next: Mutex<bool>,
+}
+
+impl RecordingNfvo {
+    fn new() -> Arc<RecordingNfvo> {
+        Arc::new(RecordingNfvo {
+            asked: Mutex::new(Vec::new()),
+            reject: Mutex::new(None),
+            fail_next: Mutex::new(false),
+        })
+    }
+    fn asked(&self) -> Vec<GrantRequest> {
+        self.asked.lock().unwrap().clone()
+    }
+}
+
+#[async_trait]
+impl Nfvo for RecordingNfvo {
+    async fn grant(&self, request: &GrantRequest) -> Result<GrantDecision, DriverError> {
+        self.asked.lock().unwrap().push(request.clone());
+        if std::mem::take(&mut *self.fail_next.lock().unwrap()) {
+            return Err(DriverError::transient("NFVO unreachable"));
+        }
+        if let Some(reason) = self.reject.lock().unwrap().clone() {
+            return Ok(GrantDecision::Rejected(ProblemDetails::new(403, reason)));
+        }
+        Ok(GrantDecision::Granted(Box::new(grant_everything(
+            request,
+            format!("g{}", self.asked.lock().unwrap().len()),
+        ))))
+    }
+
+    fn describe(&self) -> String {
+        "recording".into()
+    }
+}
+
+/// The grant request as text with the run's identifiers replaced, for snapshots.
+fn normalized(req: &GrantRequest, instance: &VnfInstance) -> Value {
+    let mut text = serde_json::to_string(req).unwrap();
+    text = text.replace(instance.id.as_str(), "<instance>");
+    text = text.replace(req.vnf_lcm_op_occ_id.as_str(), "<op-occ>");
+    if let Some(info) = &instance.instantiated_vnf_info {
+        for (i, v) in info.vnfc_resource_info.iter().flatten().enumerate() {
+            text = text.replace(&v.id, &format!("<vnfc-{i}>"));
+            text = text.replace(
+                &v.compute_resource.resource_id,
+                &format!("<vnfc-{i}-resource>"),
+            );
+        }
+        for (i, s) in info
+            .virtual_storage_resource_info
+            .iter()
+            .flatten()
+            .enumerate()
+        {
+            text = text.replace(&s.id, &format!("<storage-{i}>"));
+            text = text.replace(
+                &s.storage_resource.resource_id,
+                &format!("<storage-{i}-resource>"),
+            );
+        }
+        for (i, l) in info
+            .vnf_virtual_link_resource_info
+            .iter()
+            .flatten()
+            .enumerate()
+        {
+            text = text.replace(&l.id, &format!("<vl-{i}>"));
+            text = text.replace(
+                &l.network_resource.resource_id,
+                &format!("<vl-{i}-resource>"),
+            );
+        }
+    }
+    serde_json::from_str(&text).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn grant_requests_for_a_corpus_vnfd() {
+    let nfvo = RecordingNfvo::new();
+    let vnfd = corpus_vnfd("v2-vm-basic-lcms-max");
+    let vnfd_id = vnfd.descriptor_id.clone();
+    let env = Env::builder().vnfd(vnfd).nfvo(nfvo.clone()).build().await;
+    let inst = env.create(&vnfd_id).await;
+    let op = env
+        .lcm
+        .instantiate(&inst.id, req(json!({"flavourId": "simple", "instantiationLevelId": "instantiation_level_1", "vimConnectionInfo": memory_vims()})))
+        .await
+        .unwrap();
+    env.completed(op).await;
+    let after_instantiate = env.instance(&inst.id).await;
+    let scale_out = env
+        .lcm
+        .scale(
+            &inst.id,
+            req(json!({"type": "SCALE_OUT", "aspectId": "VDU1_scale"})),
+        )
+        .await
+        .unwrap();
+    env.completed(scale_out).await;
+    let after_out = env.instance(&inst.id).await;
+    let scale_in = env
+        .lcm
+        .scale(
+            &inst.id,
+            req(json!({"type": "SCALE_IN", "aspectId": "VDU1_scale"})),
+        )
+        .await
+        .unwrap();
+    env.completed(scale_in).await;
+    let after_in = env.instance(&inst.id).await;
+    let vnfc = after_in
+        .instantiated_vnf_info
+        .as_ref()
+        .unwrap()
+        .vnfc_info
+        .as_ref()
+        .unwrap()[0]
+        .id
+        .clone();
+    let heal = env
+        .lcm
+        .heal(&inst.id, req(json!({"vnfcInstanceId": [vnfc]})))
+        .await
+        .unwrap();
+    env.completed(heal).await;
+    let after_heal = env.instance(&inst.id).await;
+    let terminate = env
+        .lcm
+        .terminate(&inst.id, req(json!({"terminationType": "FORCEFUL"})))
+        .await
+        .unwrap();
+    env.completed(terminate).await;
+
+    let asked = nfvo.asked();
+    assert_eq!(asked.len(), 5, "one grant per operation");
+    let states = [
+        &inst,
+        &after_instantiate,
+        &after_out,
+        &after_in,
+        &after_heal,
+    ];
+    for (name, (req, before)) in ["instantiate", "scale_out", "scale_in", "heal", "terminate"]
+        .iter()
+        .zip(asked.iter().zip(states))
+    {
+        insta::assert_json_snapshot!(format!("grant_{name}"), normalized(req, before));
+    }
+    // Instantiate names the level and every VDU instance it asks for; scale-in removes the
+    // newest VNFC of the aspect's VDU; terminate removes every resource.
+    assert_eq!(
+        asked[0].instantiation_level_id.as_deref(),
+        Some("instantiation_level_1")
+    );
+    assert_eq!(asked[2].remove_resources.len(), 1);
+    let removed = asked[2].remove_resources[0].resource.as_ref().unwrap();
+    let vdu1: Vec<_> = after_out
+        .instantiated_vnf_info
+        .as_ref()
+        .unwrap()
+        .vnfc_resource_info
+        .as_ref()
+        .unwrap()
+        .iter()
+        .filter(|v| v.vdu_id == "VDU1")
+        .collect();
+    assert_eq!(
+        removed.resource_id,
+        vdu1.last().unwrap().compute_resource.resource_id
+    );
+    let existing = after_heal
+        .instantiated_vnf_info
+        .as_ref()
+        .unwrap()
+        .vnfc_resource_info
+        .as_ref()
+        .unwrap()
+        .len();
+    assert!(asked[4].remove_resources.len() >= existing);
+    // The infrastructure calls carried the grants.
+    let calls = env.infra.calls();
+    assert!(calls.iter().all(|c| c.grant_id.is_some()), "{calls:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rejected_grant_rolls_back_without_touching_resources() {
+    let nfvo = RecordingNfvo::new();
+    *nfvo.reject.lock().unwrap() = Some("no capacity left in zone-a".into());
+    let env = Env::builder()
+        .vnfd(hello_vnfd())
+        .nfvo(nfvo.clone())
+        .build()
+        .await;
+    let vnfd_id = hello_vnfd().descriptor_id;
+    let inst = env.create(&vnfd_id).await;
+    let op = env
+        .lcm
+        .instantiate(
+            &inst.id,
+            req(json!({"flavourId": "simple", "vimConnectionInfo": memory_vims()})),
+        )
+        .await
+        .unwrap();
+    let done = env.done(&op).await;
+    assert_eq!(done.operation_state, State_::RolledBack);
+    let error = done.error.clone().unwrap();
+    assert!(
+        error.detail.contains("rejected the grant") && error.detail.contains("zone-a"),
+        "{}",
+        error.detail
+    );
+    assert!(
+        env.infra.calls().is_empty(),
+        "nothing may be done without a grant"
+    );
+    assert_eq!(
+        env.instance(&inst.id).await.instantiation_state,
+        vnfm_types::InstantiationState::NotInstantiated
+    );
+    assert_eq!(
+        env.op_notes(&done).await,
+        notes(&[("STARTING", "START"), ("ROLLED_BACK", "RESULT")])
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_grant_is_kept_for_retry_and_a_failed_request_is_asked_again() {
+    let nfvo = RecordingNfvo::new();
+    let env = Env::builder()
+        .vnfd(hello_vnfd())
+        .nfvo(nfvo.clone())
+        .build()
+        .await;
+    let vnfd_id = hello_vnfd().descriptor_id;
+    // The infrastructure fails after the grant: retry reuses the stored grant.
+    let inst = env.create(&vnfd_id).await;
+    env.infra.fail_next(
+        InfraOperation::Instantiate,
+        DriverError::transient("VIM busy"),
+    );
+    let op = env
+        .lcm
+        .instantiate(
+            &inst.id,
+            req(json!({"flavourId": "simple", "vimConnectionInfo": memory_vims()})),
+        )
+        .await
+        .unwrap();
+    let failed = env.done(&op).await;
+    assert_eq!(failed.operation_state, State_::FailedTemp);
+    let retried = env.lcm.retry(&failed.id).await.unwrap();
+    let done = env.done(&retried).await;
+    assert_eq!(done.operation_state, State_::Completed);
+    assert_eq!(nfvo.asked().len(), 1, "retry must not ask for a new grant");
+    let grants: Vec<_> = env
+        .infra
+        .calls()
+        .iter()
+        .map(|c| c.grant_id.clone())
+        .collect();
+    assert_eq!(grants, [Some("g1".to_owned()), Some("g1".to_owned())]);
+
+    // The NFVO is unreachable: FAILED_TEMP naming the grant; retry asks again.
+    let inst2 = env.create(&vnfd_id).await;
+    *nfvo.fail_next.lock().unwrap() = true;
+    let op = env
+        .lcm
+        .instantiate(
+            &inst2.id,
+            req(json!({"flavourId": "simple", "vimConnectionInfo": memory_vims()})),
+        )
+        .await
+        .unwrap();
+    let failed = env.done(&op).await;
+    assert_eq!(failed.operation_state, State_::FailedTemp);
+    let detail = failed.error.unwrap().detail;
+    assert!(
+        detail.contains("grant") && detail.contains("NFVO unreachable"),
+        "{detail}"
+    );
+    let retried = env.lcm.retry(&failed.id).await.unwrap();
+    assert_eq!(env.done(&retried).await.operation_state, State_::Completed);
+    assert_eq!(nfvo.asked().len(), 3);
+}
+
+// ----- The remote client against an NFVO on loopback -----
+
+#[derive(Default)]
+struct FakeNfvo {
+    mode: Mutex<String>,
+    seen_auth: Mutex<Vec<String>>,
+    polls: Mutex<u32>,
+    errors_left: Mutex<u32>,
+}
+
+async fn grants(
+    State(s): State<Arc<FakeNfvo>>,
+    headers: HeaderMap,
+    Json(req): Json<GrantRequest>,
+) -> axum::response::Response {
+    s.seen_auth.lock().unwrap().push(
+        headers
+            .get("authorization")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("")
+            .to_owned(),
+    );
+    {
+        let mut left = s.errors_left.lock().unwrap();
+        if *left > 0 {
+            *left -= 1;
+            return (StatusCode::SERVICE_UNAVAILABLE, "busy").into_response();
+        }
+    }
+    let mode = s.mode.lock().unwrap().clone();
+    let mut grant = serde_json::to_value(grant_everything(&req, "remote-1".into())).unwrap();
+    grant["vimAssets"] =
+        json!({"softwareImages": [{"vnfdSoftwareImageId": "VDU1", "vimSoftwareImageId": "img-9"}]});
+    match mode.as_str() {
+        "reject" => (
+            StatusCode::FORBIDDEN,
+            [("content-type", "application/problem+json")],
+            Json(json!({"status": 403, "detail": "tenant quota exhausted"})),
+        )
+            .into_response(),
+        "async" => {
+            *s.polls.lock().unwrap() = 0;
+            (
+                StatusCode::ACCEPTED,
+                [("location", "/grant/v1/grants/remote-1")],
+            )
+                .into_response()
+        }
+        _ => (StatusCode::CREATED, Json(grant)).into_response(),
+    }
+}
+
+async fn poll(State(s): State<Arc<FakeNfvo>>) -> axum::response::Response {
+    let mut polls = s.polls.lock().unwrap();
+    *polls += 1;
+    if *polls < 3 {
+        return StatusCode::ACCEPTED.into_response();
+    }
+    Json(json!({"id": "remote-1", "vnfInstanceId": "i", "vnfLcmOpOccId": "o"})).into_response()
+}
+
+async fn start_fake() -> (String, Arc<FakeNfvo>) {
+    let state = Arc::new(FakeNfvo::default());
+    let app = axum::Router::new()
+        .route("/grant/v1/grants", axum::routing::post(grants))
+        .route("/grant/v1/grants/remote-1", axum::routing::get(poll))
+        .route(
+            "/vnfpkgm/v2/onboarded_vnf_packages/{vnfd}/package_content",
+            axum::routing::get(
+                |axum::extract::Path(vnfd): axum::extract::Path<String>| async move {
+                    if vnfd == "known" {
+                        (StatusCode::OK, b"PK\x03\x04zip".to_vec()).into_response()
+                    } else {
+                        StatusCode::NOT_FOUND.into_response()
+                    }
+                },
+            ),
+        )
+        .with_state(state.clone());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    (format!("http://{addr}"), state)
+}
+
+fn request() -> GrantRequest {
+    serde_json::from_value(json!({
+        "vnfInstanceId": "i1", "vnfLcmOpOccId": "o1", "vnfdId": "d1", "operation": "INSTANTIATE",
+        "isAutomaticInvocation": false,
+        "addResources": [{"id": "VDU1-0", "type": "COMPUTE", "vduId": "VDU1"}],
+        "_links": {"vnfLcmOpOcc": {"href": "/o1"}, "vnfInstance": {"href": "/i1"}}
+    }))
+    .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn remote_nfvo_grants_rejects_polls_and_serves_packages() {
+    let (base, fake) = start_fake().await;
+    let timings = NfvoTimings {
+        poll_interval: Duration::from_millis(10),
+        backoff: Duration::from_millis(5),
+        ..NfvoTimings::default()
+    };
+    let nfvo = Sol003Nfvo::new(
+        &base,
+        NfvoAuth::Basic {
+            user: "vnfm".into(),
+            password: SecretString::new("pw"),
+        },
+        None,
+        timings,
+    )
+    .unwrap();
+    // Synchronous, after two transient 503s.
+    *fake.errors_left.lock().unwrap() = 2;
+    match nfvo.grant(&request()).await.unwrap() {
+        GrantDecision::Granted(g) => {
+            assert_eq!(g.id, "remote-1");
+            assert_eq!(g.image_for("VDU1"), Some("img-9"));
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(
+        fake.seen_auth
+            .lock()
+            .unwrap()
+            .iter()
+            .all(|a| a.starts_with("Basic "))
+    );
+    // Rejected with the NFVO's ProblemDetails.
+    *fake.mode.lock().unwrap() = "reject".into();
+    match nfvo.grant(&request()).await.unwrap() {
+        GrantDecision::Rejected(p) => assert_eq!(p.detail, "tenant quota exhausted"),
+        other => panic!("{other:?}"),
+    }
+    // Asynchronous: 202 + Location, polled until granted.
+    *fake.mode.lock().unwrap() = "async".into();
+    match nfvo.grant(&request()).await.unwrap() {
+        GrantDecision::Granted(g) => assert_eq!(g.id, "remote-1"),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(*fake.polls.lock().unwrap(), 3);
+    // Packages.
+    assert_eq!(
+        nfvo.fetch_package("known").await.unwrap().as_deref(),
+        Some(&b"PK\x03\x04zip"[..])
+    );
+    assert_eq!(nfvo.fetch_package("unknown").await.unwrap(), None);
+    // An NFVO that never answers is a transient error naming it.
+    let gone = Sol003Nfvo::new(
+        "http://127.0.0.1:9",
+        NfvoAuth::None,
+        None,
+        NfvoTimings {
+            attempts: 2,
+            backoff: Duration::from_millis(1),
+            ..NfvoTimings::default()
+        },
+    )
+    .unwrap();
+    let e = gone.grant(&request()).await.unwrap_err();
+    assert!(
+        e.is_retryable() && e.to_string().contains("127.0.0.1:9"),
+        "{e}"
+    );
+}
