@@ -433,7 +433,7 @@ impl Ctx<'_> {
     }
 
     async fn apply_one(&self, p: &Planned) -> Result<(), KubeError> {
-        if is_redacted(p) {
+        if is_redacted(p) || p.request {
             // Its data is not recorded; the live object is left as it is.
             return Ok(());
         }

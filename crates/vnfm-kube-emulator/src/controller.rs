@@ -821,10 +821,31 @@ fn statefulsets(st: &mut Store) {
                     format!("{set_name}-{i}"),
                 ),
             ];
+            // The pod mounts its claims, as the StatefulSet controller sets them up.
+            let mut pod_template = template.clone();
+            for t in set
+                .pointer("/spec/volumeClaimTemplates")
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default()
+            {
+                let claim = format!("{}-{set_name}-{i}", name(&t));
+                if !pod_template
+                    .pointer("/spec/volumes")
+                    .is_some_and(Value::is_array)
+                {
+                    pod_template["spec"]["volumes"] = json!([]);
+                }
+                if let Some(Value::Array(vols)) = pod_template.pointer_mut("/spec/volumes") {
+                    vols.push(
+                        json!({"name": name(&t), "persistentVolumeClaim": {"claimName": claim}}),
+                    );
+                }
+            }
             new_pod(
                 st,
                 &set,
-                &template,
+                &pod_template,
                 &format!("{set_name}-{i}"),
                 &extra,
                 None,

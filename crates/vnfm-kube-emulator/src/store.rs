@@ -283,7 +283,12 @@ impl Store {
             .pointer("/metadata/finalizers")
             .and_then(Value::as_array)
             .is_none_or(|f| f.is_empty());
-        if obj.pointer("/metadata/deletionTimestamp").is_some() && finalizers_gone && !is_pod(key) {
+        // Pods and namespaces are removed by the controller (after termination / emptying).
+        let controller_removes = is_pod(key) || *key == (String::new(), "namespaces".to_string());
+        if obj.pointer("/metadata/deletionTimestamp").is_some()
+            && finalizers_gone
+            && !controller_removes
+        {
             self.objects
                 .entry(key.clone())
                 .or_default()
