@@ -187,7 +187,7 @@ fn namespace_for(
     access: &ClusterAccess,
     instance_id: &str,
 ) -> Result<String, KubeError> {
-    if let Some(v) = params.get("namespace") {
+    if let Some(v) = params.get("namespace").filter(|v| !v.is_null()) {
         let ns = v
             .as_str()
             .ok_or_else(|| KubeError::input("additionalParams.namespace must be a string"))?;
