@@ -709,14 +709,25 @@ impl KubernetesDriver {
         };
         let ctx = self.connect(req)?;
         let mut state = require_state(req)?;
+        // The VDUs of the scaled aspect must be scalable; other VDUs whose planned count
+        // changes but that run as DaemonSets or bare pods keep what they have.
+        let aspect_vdus: Vec<String> = match &req.step {
+            InfraStep::Scale { aspect_id, .. } => req
+                .flavour()
+                .ok()
+                .and_then(|f| f.scaling_aspect(aspect_id))
+                .map(|a| a.vdu_deltas.keys().cloned().collect())
+                .unwrap_or_default(),
+            _ => Vec::new(),
+        };
         let mut changed: Vec<usize> = Vec::new();
         for (vdu, count) in &target.vdu_instances {
-            let before = state.counts.get(vdu).copied();
-            let touched = plan::scale_vdu(&mut state.objects, vdu, *count);
-            match touched {
+            if state.counts.get(vdu) == Some(count) && !aspect_vdus.contains(vdu) {
+                continue;
+            }
+            match plan::scale_vdu(&mut state.objects, vdu, *count) {
                 Ok(idx) => changed.extend(idx),
-                // A VDU whose count does not change need not be scalable.
-                Err(e) if before == Some(*count) => {
+                Err(e) if !aspect_vdus.contains(vdu) => {
                     tracing::debug!(vdu = %vdu, error = %e, "VDU not scaled");
                 }
                 Err(e) => return Err(e),
