@@ -73,15 +73,16 @@ impl Cluster {
     /// Resolves `kind` at `api_version`; `None` when the cluster does not serve it.
     pub async fn kind(&self, api_version: &str, kind: &str) -> Result<Option<Kind>, KubeError> {
         let key = (api_version.to_string(), kind.to_string());
-        if let Some(k) = self
+        let cached = self
             .kinds
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .get(&key)
-        {
-            if k.is_some() {
-                return Ok(k.clone());
-            }
+            .cloned()
+            .flatten();
+        // Only positive answers are reused: a kind may appear when its CRD is established.
+        if let Some(k) = cached {
+            return Ok(Some(k));
         }
         let (group, version) = match api_version.split_once('/') {
             Some((g, v)) => (g, v),

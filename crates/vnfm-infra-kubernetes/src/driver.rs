@@ -892,7 +892,7 @@ impl KubernetesDriver {
         let new = plan::render(&input, &*ctx.req.artifacts, self.helm.as_deref()).await?;
         let partial = change_params.contains_key("lcm-kubernetes-def-files");
         let desired = if partial {
-            let new_vdus: Vec<(&str, (String, String, String, String))> = new
+            let new_vdus: Vec<(&str, plan::Identity)> = new
                 .iter()
                 .filter_map(|p| p.vdu.as_deref().map(|v| (v, p.identity())))
                 .collect();

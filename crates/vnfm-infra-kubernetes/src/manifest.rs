@@ -65,11 +65,7 @@ fn check_object(source: &str, index: usize, v: &Value) -> Result<(), KubeError> 
         ));
     }
     for key in ["apiVersion", "kind"] {
-        if !v
-            .get(key)
-            .and_then(Value::as_str)
-            .is_some_and(|s| !s.is_empty())
-        {
+        if v.get(key).and_then(Value::as_str).is_none_or(str::is_empty) {
             return Err(KubeError::manifest(
                 source,
                 format!("{what} has no `{key}`"),

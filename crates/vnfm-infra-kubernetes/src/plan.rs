@@ -34,6 +34,9 @@ pub const STORAGE_LABEL: &str = "vnfm.io/virtual-storage";
 /// Key of the ASD in the `properties` of a VNFD made by [`crate::asd_vnfd`].
 pub const ASD_PROPERTY: &str = "vnfm.asd";
 
+/// An object's identity: group, kind, namespace (`""` when cluster-scoped) and name.
+pub type Identity = (String, String, String, String);
+
 /// One object the driver manages, as it is applied.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -106,7 +109,7 @@ impl Planned {
     }
 
     /// Identity: group, kind, namespace and name.
-    pub fn identity(&self) -> (String, String, String, String) {
+    pub fn identity(&self) -> Identity {
         (
             self.group().to_string(),
             self.kind().to_string(),
@@ -730,7 +733,7 @@ fn assign_replicas(planned: &mut [Planned], input: &RenderInput<'_>) -> Result<(
 }
 
 fn check_duplicates(planned: &[Planned]) -> Result<(), KubeError> {
-    let mut seen: BTreeMap<(String, String, String, String), &str> = BTreeMap::new();
+    let mut seen: BTreeMap<Identity, &str> = BTreeMap::new();
     for p in planned.iter().filter(|p| !p.request) {
         if let Some(first) = seen.insert(p.identity(), &p.source) {
             return Err(KubeError::input(format!(

@@ -47,7 +47,9 @@ fn vnfd() -> vnfm_descriptor::Vnfd {
         "flavours": [{
             "id": "simple", "file": "Definitions/df.yaml",
             "vdus": [{"id": "VDU1", "name": "web", "kind": "compute", "nodeType": "tosca.nodes.nfv.Vdu.Compute",
-                      "minInstances": 1, "maxInstances": 3, "initialDelta": 1}]
+                      "minInstances": 1, "maxInstances": 3, "initialDelta": 1}],
+            "scalingAspects": [{"id": "web_scale", "maxScaleLevel": 2, "stepDeltas": ["d1"],
+                                "vduDeltas": {"VDU1": {"d1": 1}}}]
         }]
     }))
     .expect("vnfd")
@@ -102,7 +104,10 @@ async fn placeholders_are_substituted_with_types_and_escapes() {
     let dep = emu
         .object("apps/v1", "Deployment", Some("web-ns"), "web")
         .expect("deployment");
-    assert_eq!(dep["spec"]["template"]["spec"]["containers"][0]["image"], "nginx:1.25");
+    assert_eq!(
+        dep["spec"]["template"]["spec"]["containers"][0]["image"],
+        "nginx:1.25"
+    );
     assert_eq!(dep["spec"]["replicas"], 2);
     assert_eq!(pods_per_vdu(&out).get("VDU1"), Some(&2));
     // Server-side apply with the driver's field manager.
@@ -146,8 +151,10 @@ async fn an_unknown_placeholder_fails_before_anything_is_applied() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_foreign_object_with_the_same_name_is_not_taken_over() {
     let emu = emulator().await;
-    emu.put_object(json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "web-ns"}}))
-        .expect("namespace");
+    emu.put_object(
+        json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "web-ns"}}),
+    )
+    .expect("namespace");
     emu.put_object(json!({"apiVersion": "v1", "kind": "ConfigMap",
         "metadata": {"name": "settings", "namespace": "web-ns", "labels": {"owner": "someone-else"}},
         "data": {"mode": "theirs"}}))
@@ -159,7 +166,8 @@ async fn a_foreign_object_with_the_same_name_is_not_taken_over() {
         .expect_err("collision");
     assert_eq!(err.kind(), "permanent");
     assert!(
-        err.to_string().contains("ConfigMap web-ns/settings") && err.to_string().contains("not taken over"),
+        err.to_string().contains("ConfigMap web-ns/settings")
+            && err.to_string().contains("not taken over"),
         "{err}"
     );
     assert!(emu.objects_with_verb("apply").is_empty(), "nothing applied");
@@ -192,7 +200,10 @@ async fn an_unreachable_api_server_is_a_transient_failure() {
         .await
         .expect_err("unreachable");
     assert!(err.is_retryable(), "{err}");
-    assert!(err.to_string().contains(&format!("127.0.0.1:{port}")), "{err}");
+    assert!(
+        err.to_string().contains(&format!("127.0.0.1:{port}")),
+        "{err}"
+    );
     assert!(!err.to_string().contains("secret-token-value"));
 }
 
@@ -207,7 +218,10 @@ async fn an_expired_token_is_refused_with_a_precise_error() {
         .await
         .expect_err("401");
     assert_eq!(err.kind(), "permanent");
-    assert!(err.to_string().contains("401 Unauthorized") && err.to_string().contains("`vim1`"), "{err}");
+    assert!(
+        err.to_string().contains("401 Unauthorized") && err.to_string().contains("`vim1`"),
+        "{err}"
+    );
     assert!(!err.to_string().contains(&token));
     // Basic authentication works where the token does not.
     let basic = ResolvedVim::new(
@@ -244,19 +258,31 @@ async fn a_workload_that_never_becomes_ready_times_out_and_rolls_back_cleanly() 
     assert!(text.contains("Deployment vnf-inst-stuck/web"), "{text}");
     assert!(text.contains("0/2 replicas ready"), "{text}");
     assert!(text.contains("Available=False"), "{text}");
-    assert!(!emu.labelled("vnfm.io/vnf-instance-id", "inst-stuck").is_empty());
+    assert!(
+        !emu.labelled("vnfm.io/vnf-instance-id", "inst-stuck")
+            .is_empty()
+    );
     // Nothing was recorded (the step failed); the rollback finds the objects from the request.
     assert!(call.state.is_null());
     let req = params(json!({"IMAGE": "nginx:broken", "namespace": Value::Null}));
-    call.run(&driver(), Op::Instantiate, InfraStep::RollbackInstantiate, req)
-        .await
-        .expect("rollback");
+    call.run(
+        &driver(),
+        Op::Instantiate,
+        InfraStep::RollbackInstantiate,
+        req,
+    )
+    .await
+    .expect("rollback");
     assert!(
-        emu.labelled("vnfm.io/vnf-instance-id", "inst-stuck").is_empty(),
+        emu.labelled("vnfm.io/vnf-instance-id", "inst-stuck")
+            .is_empty(),
         "leaked: {:?}",
         emu.labelled("vnfm.io/vnf-instance-id", "inst-stuck")
     );
-    assert!(emu.object("v1", "Namespace", None, "vnf-inst-stuck").is_none());
+    assert!(
+        emu.object("v1", "Namespace", None, "vnf-inst-stuck")
+            .is_none()
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -277,7 +303,8 @@ spec:
     );
     let mut call = Call::new(vnfd(), files, vim(&emu), "inst-hpa");
     let mut req = params(json!({}));
-    req["additionalParams"]["lcm-kubernetes-def-files"] = json!(["Files/web.yaml", "Files/hpa.yaml"]);
+    req["additionalParams"]["lcm-kubernetes-def-files"] =
+        json!(["Files/web.yaml", "Files/hpa.yaml"]);
     call.run(&driver(), Op::Instantiate, step(), req)
         .await
         .expect("instantiate");
@@ -297,17 +324,20 @@ spec:
             &driver(),
             Op::Scale,
             InfraStep::Scale {
-                aspect_id: "a".into(),
+                aspect_id: "web_scale".into(),
                 scale_type: vnfm_types::ScaleType::ScaleOut,
                 steps: 1,
                 from: target(2),
                 target: target(3),
             },
-            json!({"type": "SCALE_OUT", "aspectId": "a"}),
+            json!({"type": "SCALE_OUT", "aspectId": "web_scale"}),
         )
         .await
         .expect_err("hpa");
-    assert!(err.to_string().contains("HorizontalPodAutoscaler web-hpa"), "{err}");
+    assert!(
+        err.to_string().contains("HorizontalPodAutoscaler web-hpa"),
+        "{err}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -315,7 +345,11 @@ async fn cancellation_stops_the_wait() {
     let emu = emulator().await;
     emu.never_ready("Deployment", "web");
     let call = Call::new(vnfd(), files(), vim(&emu), "inst-cancel");
-    let mut req = call.request(Op::Instantiate, step(), params(json!({"readinessTimeoutSeconds": 30})));
+    let mut req = call.request(
+        Op::Instantiate,
+        step(),
+        params(json!({"readinessTimeoutSeconds": 30})),
+    );
     req.control = vnfm_driver_api::RunControl::with_timeout(Duration::from_secs(60));
     let flag = req.control.cancellation().clone();
     tokio::spawn(async move {

@@ -125,16 +125,31 @@ async fn the_lifecycle_runner_drives_a_cnf_through_its_life() {
     env.completed(occ).await;
     let inst = env.lcm.get_instance(&vnf.id).await.expect("instance");
     // GET vnf_instances/{id} shows each container instance.
-    assert_eq!(vnfcs(&inst, "VDU2").len(), 2, "{:#?}", inst.instantiated_vnf_info);
-    assert_eq!(vnfcs(&inst, "VDU1"), vec![("vdu1".to_string(), "VDU1-vdu1".to_string())]);
+    assert_eq!(
+        vnfcs(&inst, "VDU2").len(),
+        2,
+        "{:#?}",
+        inst.instantiated_vnf_info
+    );
+    assert_eq!(
+        vnfcs(&inst, "VDU1"),
+        vec![("vdu1".to_string(), "VDU1-vdu1".to_string())]
+    );
     let info = inst.instantiated_vnf_info.as_ref().expect("info");
     let vdu1 = info
         .vnfc_resource_info
         .as_ref()
         .and_then(|v| v.iter().find(|r| r.id == "vdu1"))
         .expect("vdu1");
-    assert_eq!(vdu1.compute_resource.container_namespace.as_deref(), Some("cnf-lcm"));
-    assert!(vdu1.metadata.as_ref().is_some_and(|m| m["nodeName"].is_string()));
+    assert_eq!(
+        vdu1.compute_resource.container_namespace.as_deref(),
+        Some("cnf-lcm")
+    );
+    assert!(
+        vdu1.metadata
+            .as_ref()
+            .is_some_and(|m| m["nodeName"].is_string())
+    );
     assert!(
         info.virtual_storage_resource_info
             .as_ref()
@@ -143,7 +158,10 @@ async fn the_lifecycle_runner_drives_a_cnf_through_its_life() {
 
     let occ = env
         .lcm
-        .scale(&vnf.id, req(json!({"type": "SCALE_OUT", "aspectId": "vdu2_aspect"})))
+        .scale(
+            &vnf.id,
+            req(json!({"type": "SCALE_OUT", "aspectId": "vdu2_aspect"})),
+        )
         .await
         .expect("scale");
     let done = env.completed(occ).await;
@@ -166,7 +184,10 @@ async fn the_lifecycle_runner_drives_a_cnf_through_its_life() {
     let inst = env.lcm.get_instance(&vnf.id).await.expect("instance");
     let vdu2 = vnfcs(&inst, "VDU2");
     assert_eq!(vdu2.len(), 3);
-    assert!(vdu2.iter().all(|(id, _)| *id != victim), "{victim} was replaced");
+    assert!(
+        vdu2.iter().all(|(id, _)| *id != victim),
+        "{victim} was replaced"
+    );
 
     let occ = env
         .lcm
@@ -177,9 +198,15 @@ async fn the_lifecycle_runner_drives_a_cnf_through_its_life() {
         .await
         .expect("terminate");
     env.completed(occ).await;
-    assert!(emu.labelled("vnfm.io/vnf-instance-id", vnf.id.as_str()).is_empty());
+    assert!(
+        emu.labelled("vnfm.io/vnf-instance-id", vnf.id.as_str())
+            .is_empty()
+    );
     assert!(emu.object("v1", "Namespace", None, "cnf-lcm").is_none());
-    env.lcm.delete_vnf_identifier(&vnf.id).await.expect("delete");
+    env.lcm
+        .delete_vnf_identifier(&vnf.id)
+        .await
+        .expect("delete");
     env.lcm.shutdown(Duration::from_secs(5)).await;
 }
 
@@ -204,15 +231,34 @@ async fn a_failed_instantiation_is_failed_temp_and_rolls_back_without_leaks() {
         .expect("instantiate");
     let failed = env.done(occ).await;
     assert_eq!(failed.operation_state, State::FailedTemp);
-    let detail = failed.error.as_ref().map(|e| e.detail.clone()).unwrap_or_default();
-    assert!(detail.contains("Deployment") && detail.contains("vdu2"), "{detail}");
-    assert!(detail.contains("ImagePullBackOff") || detail.contains("replicas ready"), "{detail}");
-    assert!(!emu.labelled("vnfm.io/vnf-instance-id", vnf.id.as_str()).is_empty());
+    let detail = failed
+        .error
+        .as_ref()
+        .map(|e| e.detail.clone())
+        .unwrap_or_default();
+    assert!(
+        detail.contains("Deployment") && detail.contains("vdu2"),
+        "{detail}"
+    );
+    assert!(
+        detail.contains("ImagePullBackOff") || detail.contains("replicas ready"),
+        "{detail}"
+    );
+    assert!(
+        !emu.labelled("vnfm.io/vnf-instance-id", vnf.id.as_str())
+            .is_empty()
+    );
     let occ = env.lcm.rollback(&failed.id).await.expect("rollback");
     let rolled = env.done(occ).await;
-    assert_eq!(rolled.operation_state, State::RolledBack, "{:#?}", rolled.error);
+    assert_eq!(
+        rolled.operation_state,
+        State::RolledBack,
+        "{:#?}",
+        rolled.error
+    );
     assert!(
-        emu.labelled("vnfm.io/vnf-instance-id", vnf.id.as_str()).is_empty(),
+        emu.labelled("vnfm.io/vnf-instance-id", vnf.id.as_str())
+            .is_empty(),
         "leaked: {:?}",
         emu.labelled("vnfm.io/vnf-instance-id", vnf.id.as_str())
     );

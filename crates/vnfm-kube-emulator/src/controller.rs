@@ -435,10 +435,18 @@ fn garbage_collect(st: &mut Store) {
         let owner_foreground = refs
             .iter()
             .any(|r| live.get(r).is_some_and(|(d, f)| *d && *f));
-        if (orphaned || owner_foreground) && !deleting(o) {
-            if let Some(rt) = st.registry.by_storage_key(k).cloned() {
-                let _ = delete_object(st, &rt, &ns(o), &name(o), "Background", None);
-            }
+        // Dependents of an owner deleted in the foreground go in the foreground too, so the
+        // owner is gone only once everything below it is.
+        let policy = if owner_foreground {
+            "Foreground"
+        } else {
+            "Background"
+        };
+        if (orphaned || owner_foreground)
+            && !deleting(o)
+            && let Some(rt) = st.registry.by_storage_key(k).cloned()
+        {
+            let _ = delete_object(st, &rt, &ns(o), &name(o), policy, None);
         }
     }
     // Foreground owners whose dependents are all gone lose their finalizer (and are deleted).

@@ -321,6 +321,7 @@ impl Store {
     }
 
     /// Server-side apply of `config` by `manager` to `rt`/`ns`/`name`.
+    #[allow(clippy::too_many_arguments)]
     pub fn apply(
         &mut self,
         rt: &ResourceType,
@@ -456,6 +457,7 @@ impl Store {
     /// A full update (`PUT`) or the result of a merge patch: `next` replaces the stored object,
     /// keeping system metadata and (for types with a status subresource) the stored status, or
     /// only the status when `status_only`.
+    #[allow(clippy::too_many_arguments)]
     pub fn update(
         &mut self,
         rt: &ResourceType,
@@ -666,10 +668,8 @@ fn defaults(rt: &ResourceType, obj: &mut Value, store: &mut Store) {
             obj["status"] = json!({"phase": "Active"});
             spec_default(obj, "finalizers", json!(["kubernetes"]));
         }
-        ("", "Pod") => {
-            if obj.get("status").is_none() {
-                obj["status"] = json!({"phase": "Pending"});
-            }
+        ("", "Pod") if obj.get("status").is_none() => {
+            obj["status"] = json!({"phase": "Pending"});
         }
         ("", "PersistentVolumeClaim") => {
             obj["status"] = json!({"phase": "Pending"});
