@@ -368,10 +368,11 @@ pub async fn render(
                         )));
                     }
                 };
+                // An ASD has no VDUs: its workloads are reported under their deployment item.
                 raws.extend(docs.into_iter().map(|doc| Raw {
                     doc,
                     stage: stage as u32,
-                    vdu: None,
+                    vdu: Some(item.id.clone()),
                 }));
             }
         }
@@ -613,7 +614,9 @@ fn prepare(raw: Raw, input: &RenderInput<'_>) -> Result<Planned, KubeError> {
         None
     };
     if let Some(v) = &vdu
-        && input.flavour.is_some_and(|f| f.vdu(v).is_none())
+        && input
+            .flavour
+            .is_some_and(|f| !f.vdus.is_empty() && f.vdu(v).is_none())
     {
         return Err(KubeError::manifest(
             &raw.doc.source,
