@@ -28,6 +28,11 @@ export VNFM_PG_DIR VNFM_PG_PORT VNFM_TEST_POSTGRES_URL
 VNFM_TEST_POSTGRES_URL=$(scripts/test-env/postgres.sh start)
 trap 'scripts/test-env/postgres.sh stop >/dev/null 2>&1 || true' EXIT
 echo "PostgreSQL: $VNFM_TEST_POSTGRES_URL"
+# The Helm SDK C library (PyPI helm-python-sdk) for the Kubernetes driver's Helm tests; the
+# virtual environment is cached between runs.
+VNFM_HELM_C_LIB=$(scripts/test-env/helm.sh)
+export VNFM_HELM_C_LIB
+echo "Helm SDK library: $VNFM_HELM_C_LIB"
 
 echo "== cargo test"
 cargo test --workspace --locked --no-fail-fast

@@ -1,0 +1,268 @@
+//! Connecting to a cluster from a VIM connection: [`ClusterAccess`] reads the API server URL,
+//! the credentials, the CA certificate (or the explicit insecure flag) and the default
+//! namespace from a [`ResolvedVim`], and builds a kube-rs [`kube::Client`] in memory (no
+//! kubeconfig, no temporary files).
+//!
+//! | where | key (aliases) | meaning |
+//! |---|---|---|
+//! | `interfaceInfo` | `endpoint` | API server URL (`https://...`) |
+//! | `interfaceInfo` | `ssl_ca_cert` (`caCert`) | PEM CA certificate(s) of the API server |
+//! | `interfaceInfo` | `insecureSkipTlsVerify` (`insecure_skip_tls_verify`) | `true` to skip TLS verification (only without a CA certificate) |
+//! | `accessInfo` | `bearer_token` (`bearerToken`) | service-account token |
+//! | `accessInfo` | `username` + `password` | HTTP basic credentials |
+//! | `accessInfo` | `namespace` | default namespace for instances that name none |
+
+use std::time::Duration;
+
+use rustls_pki_types::CertificateDer;
+use rustls_pki_types::pem::PemObject;
+use serde_json::Value;
+use vnfm_driver_api::ResolvedVim;
+
+use crate::KubeError;
+
+/// How to authenticate to the API server.
+#[derive(Clone, PartialEq, Eq)]
+pub enum Credentials {
+    /// A bearer token.
+    Token(String),
+    /// HTTP basic user name and password.
+    Basic {
+        /// User name.
+        username: String,
+        /// Password.
+        password: String,
+    },
+}
+
+impl std::fmt::Debug for Credentials {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Credentials::Token(_) => f.write_str("Token(***)"),
+            Credentials::Basic { username, .. } => f
+                .debug_struct("Basic")
+                .field("username", username)
+                .field("password", &"***")
+                .finish(),
+        }
+    }
+}
+
+/// Everything needed to talk to one cluster. `Debug` hides the secrets.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClusterAccess {
+    /// The `vimConnectionInfo` key (for messages).
+    pub vim: String,
+    /// API server URL.
+    pub endpoint: String,
+    /// DER certificates to trust, from the PEM CA certificate.
+    pub ca_certs: Vec<Vec<u8>>,
+    /// Skip TLS verification.
+    pub insecure: bool,
+    /// How to authenticate.
+    pub credentials: Credentials,
+    /// Default namespace of the VIM, when given.
+    pub namespace: Option<String>,
+}
+
+fn str_of<'a>(map: Option<&'a serde_json::Map<String, Value>>, keys: &[&str]) -> Option<&'a str> {
+    let m = map?;
+    keys.iter()
+        .find_map(|k| m.get(*k).and_then(Value::as_str))
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+}
+
+impl ClusterAccess {
+    /// Reads a VIM connection of type `ETSINFV.KUBERNETES.V_1` or `ETSINFV.HELM.V_3`.
+    pub fn from_vim(vim: &ResolvedVim) -> Result<ClusterAccess, KubeError> {
+        let err = |message: String| KubeError::Access {
+            vim: vim.connection_id.clone(),
+            message,
+        };
+        let info = vim.connection_info();
+        let iface = info.interface_info.as_ref();
+        let access = info.access_info.as_ref();
+        let endpoint = str_of(iface, &["endpoint"])
+            .or_else(|| str_of(access, &["endpoint", "authUrl"]))
+            .ok_or_else(|| {
+                err(
+                    "interfaceInfo.endpoint is missing: give the URL of the Kubernetes API server"
+                        .into(),
+                )
+            })?
+            .trim_end_matches('/')
+            .to_string();
+        if !(endpoint.starts_with("https://") || endpoint.starts_with("http://")) {
+            return Err(err(format!(
+                "interfaceInfo.endpoint `{}` is not an http(s) URL",
+                cut(&endpoint)
+            )));
+        }
+        let ca_pem = str_of(iface, &["ssl_ca_cert", "caCert"]);
+        let insecure = iface
+            .and_then(|m| {
+                m.get("insecureSkipTlsVerify")
+                    .or_else(|| m.get("insecure_skip_tls_verify"))
+            })
+            .is_some_and(|v| v == &Value::Bool(true) || v.as_str() == Some("true"));
+        if insecure && ca_pem.is_some() {
+            return Err(err(
+                "give either interfaceInfo.ssl_ca_cert or insecureSkipTlsVerify: true, not both"
+                    .into(),
+            ));
+        }
+        let ca_certs = match ca_pem {
+            None => Vec::new(),
+            Some(pem) => {
+                let certs: Result<Vec<CertificateDer<'static>>, _> =
+                    CertificateDer::pem_slice_iter(pem.as_bytes()).collect();
+                let certs = certs.map_err(|e| {
+                    err(format!(
+                        "interfaceInfo.ssl_ca_cert is not a valid PEM certificate: {e}"
+                    ))
+                })?;
+                if certs.is_empty() {
+                    return Err(err(
+                        "interfaceInfo.ssl_ca_cert holds no PEM certificate (-----BEGIN CERTIFICATE-----)"
+                            .into(),
+                    ));
+                }
+                certs.into_iter().map(|c| c.to_vec()).collect()
+            }
+        };
+        let token = str_of(access, &["bearer_token", "bearerToken"]);
+        let username = str_of(access, &["username"]);
+        let password = str_of(access, &["password"]);
+        let credentials = match (token, username, password) {
+            (Some(t), None, None) => Credentials::Token(t.to_string()),
+            (None, Some(u), Some(p)) => Credentials::Basic {
+                username: u.to_string(),
+                password: p.to_string(),
+            },
+            (Some(_), _, _) => {
+                return Err(err(
+                    "give either accessInfo.bearer_token or username and password, not both".into(),
+                ));
+            }
+            (None, Some(_), None) => {
+                return Err(err(
+                    "accessInfo.password is missing for the user name".into()
+                ));
+            }
+            (None, None, Some(_)) => {
+                return Err(err("accessInfo.username is missing for the password".into()));
+            }
+            (None, None, None) => {
+                return Err(err(
+                    "no credentials: give accessInfo.bearer_token, or username and password".into(),
+                ));
+            }
+        };
+        Ok(ClusterAccess {
+            vim: vim.connection_id.clone(),
+            endpoint,
+            ca_certs,
+            insecure,
+            credentials,
+            namespace: str_of(access, &["namespace"]).map(String::from),
+        })
+    }
+
+    /// A kube-rs client for the cluster. TLS uses rustls with the ring provider; the process
+    /// must have installed it as the default (`rustls::crypto::ring::default_provider()`).
+    pub fn client(&self) -> Result<kube::Client, KubeError> {
+        let url: http::Uri = self.endpoint.parse().map_err(|_| KubeError::Access {
+            vim: self.vim.clone(),
+            message: format!(
+                "interfaceInfo.endpoint `{}` is not a valid URL",
+                cut(&self.endpoint)
+            ),
+        })?;
+        let mut config = kube::Config::new(url);
+        config.default_namespace = self.namespace.clone().unwrap_or_else(|| "default".into());
+        if !self.ca_certs.is_empty() {
+            config.root_cert = Some(self.ca_certs.clone());
+        }
+        config.accept_invalid_certs = self.insecure;
+        config.connect_timeout = Some(Duration::from_secs(10));
+        match &self.credentials {
+            Credentials::Token(t) => {
+                config.auth_info.token = Some(secrecy::SecretString::from(t.clone()));
+            }
+            Credentials::Basic { username, password } => {
+                config.auth_info.username = Some(username.clone());
+                config.auth_info.password = Some(secrecy::SecretString::from(password.clone()));
+            }
+        }
+        kube::Client::try_from(config).map_err(|e| KubeError::Access {
+            vim: self.vim.clone(),
+            message: format!("cannot build a client for {}: {e}", self.endpoint),
+        })
+    }
+}
+
+/// Input echoed in messages is cut short.
+fn cut(s: &str) -> String {
+    if s.chars().count() > 80 {
+        format!("{}...", s.chars().take(80).collect::<String>())
+    } else {
+        s.to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn vim(v: Value) -> ResolvedVim {
+        ResolvedVim::new("vim1", serde_json::from_value(v).unwrap())
+    }
+
+    #[test]
+    fn token_basic_and_aliases_are_read() {
+        let a = ClusterAccess::from_vim(&vim(json!({
+            "vimType": "ETSINFV.KUBERNETES.V_1",
+            "interfaceInfo": {"endpoint": "https://10.0.0.1:6443/"},
+            "accessInfo": {"bearerToken": "tok-123", "namespace": "cnf"}
+        })))
+        .unwrap();
+        assert_eq!(a.endpoint, "https://10.0.0.1:6443");
+        assert_eq!(a.credentials, Credentials::Token("tok-123".into()));
+        assert_eq!(a.namespace.as_deref(), Some("cnf"));
+        assert!(!format!("{a:?}").contains("tok-123"));
+        let b = ClusterAccess::from_vim(&vim(json!({
+            "vimType": "ETSINFV.HELM.V_3",
+            "interfaceInfo": {"endpoint": "https://k:6443", "insecureSkipTlsVerify": "true"},
+            "accessInfo": {"username": "u", "password": "secret-pw"}
+        })))
+        .unwrap();
+        assert!(b.insecure);
+        assert!(!format!("{b:?}").contains("secret-pw"));
+    }
+
+    #[test]
+    fn bad_connections_name_the_attribute() {
+        let e = ClusterAccess::from_vim(&vim(json!({
+            "vimType": "ETSINFV.KUBERNETES.V_1",
+            "interfaceInfo": {"endpoint": "https://k"},
+            "accessInfo": {}
+        })))
+        .unwrap_err();
+        assert!(e.to_string().contains("no credentials"), "{e}");
+        let e = ClusterAccess::from_vim(&vim(json!({
+            "vimType": "ETSINFV.KUBERNETES.V_1",
+            "interfaceInfo": {"endpoint": "https://k", "ssl_ca_cert": "-----BEGIN CERTIFICATE-----\nnot base64!\n-----END CERTIFICATE-----\n"},
+            "accessInfo": {"bearer_token": "t"}
+        })))
+        .unwrap_err();
+        assert!(e.to_string().contains("ssl_ca_cert"), "{e}");
+        let e = ClusterAccess::from_vim(&vim(json!({
+            "vimType": "ETSINFV.KUBERNETES.V_1",
+            "accessInfo": {"bearer_token": "t"}
+        })))
+        .unwrap_err();
+        assert!(e.to_string().contains("interfaceInfo.endpoint"), "{e}");
+    }
+}

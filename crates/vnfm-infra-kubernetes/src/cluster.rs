@@ -1,0 +1,284 @@
+//! [`Cluster`]: the driver's only door to the API server. It resolves kinds to API resources
+//! (discovery, cached per step), applies objects with server-side apply, creates request-like
+//! objects, deletes (foreground, with a grace period) and lists by label. Every call goes
+//! through kube-rs, so the same code runs against a real cluster and against the emulator.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+use kube::api::{
+    Api, ApiResource, DeleteParams, DynamicObject, GroupVersionKind, ListParams, Patch,
+    PatchParams, PostParams, PropagationPolicy,
+};
+use kube::discovery::Scope;
+use serde_json::Value;
+
+use crate::KubeError;
+use crate::access::ClusterAccess;
+use crate::error::from_kube;
+use crate::plan::Planned;
+
+/// The field manager of every server-side apply.
+pub const FIELD_MANAGER: &str = "vnfm";
+
+/// A resolved kind: its API resource and whether it is namespaced.
+#[derive(Debug, Clone)]
+pub struct Kind {
+    /// The API resource (plural, group, version).
+    pub resource: ApiResource,
+    /// Namespaced or cluster-scoped.
+    pub namespaced: bool,
+}
+
+/// A connection to one cluster for one driver step.
+pub struct Cluster {
+    client: kube::Client,
+    access: ClusterAccess,
+    kinds: Mutex<HashMap<(String, String), Option<Kind>>>,
+}
+
+impl std::fmt::Debug for Cluster {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Cluster")
+            .field("endpoint", &self.access.endpoint)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Cluster {
+    /// Connects (lazily: no request is made yet).
+    pub fn connect(access: ClusterAccess) -> Result<Cluster, KubeError> {
+        let client = access.client()?;
+        Ok(Cluster {
+            client,
+            access,
+            kinds: Mutex::new(HashMap::new()),
+        })
+    }
+
+    /// The access this cluster was reached with.
+    pub fn access(&self) -> &ClusterAccess {
+        &self.access
+    }
+
+    /// The kube-rs client.
+    pub fn client(&self) -> &kube::Client {
+        &self.client
+    }
+
+    pub(crate) fn err(&self, e: kube::Error, doing: &str) -> KubeError {
+        from_kube(e, doing, &self.access.endpoint, &self.access.vim)
+    }
+
+    /// Resolves `kind` at `api_version`; `None` when the cluster does not serve it.
+    pub async fn kind(&self, api_version: &str, kind: &str) -> Result<Option<Kind>, KubeError> {
+        let key = (api_version.to_string(), kind.to_string());
+        let cached = self
+            .kinds
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&key)
+            .cloned()
+            .flatten();
+        // Only positive answers are reused: a kind may appear when its CRD is established.
+        if let Some(k) = cached {
+            return Ok(Some(k));
+        }
+        let (group, version) = match api_version.split_once('/') {
+            Some((g, v)) => (g, v),
+            None => ("", api_version),
+        };
+        let gvk = GroupVersionKind::gvk(group, version, kind);
+        let found = match kube::discovery::pinned_kind(&self.client, &gvk).await {
+            Ok((resource, caps)) => Some(Kind {
+                resource,
+                namespaced: caps.scope == Scope::Namespaced,
+            }),
+            Err(kube::Error::Discovery(_)) => None,
+            Err(kube::Error::Api(s)) if s.code == 404 => None,
+            Err(e) => return Err(self.err(e, &format!("discovering {api_version} {kind}"))),
+        };
+        self.kinds
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(key, found.clone());
+        Ok(found)
+    }
+
+    /// Forgets what discovery said (after CRDs are established).
+    pub fn forget_kinds(&self) {
+        self.kinds
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .retain(|_, v| v.is_some());
+    }
+
+    /// The API for `kind` in `namespace` (all namespaces for `None` on a namespaced kind).
+    pub fn api(&self, kind: &Kind, namespace: Option<&str>) -> Api<DynamicObject> {
+        match (kind.namespaced, namespace) {
+            (true, Some(ns)) => Api::namespaced_with(self.client.clone(), ns, &kind.resource),
+            _ => Api::all_with(self.client.clone(), &kind.resource),
+        }
+    }
+
+    /// The kind of a planned object; an error naming the object when the cluster does not
+    /// serve it.
+    pub async fn kind_of(&self, p: &Planned) -> Result<Kind, KubeError> {
+        self.kind(p.api_version(), p.kind())
+            .await?
+            .ok_or_else(|| KubeError::UnknownKind {
+                api_version: p.api_version().to_string(),
+                kind: p.kind().to_string(),
+                object: format!("{} (from {})", p.display(), p.source),
+            })
+    }
+
+    /// The live object of `p`, if it exists.
+    pub async fn get(&self, p: &Planned) -> Result<Option<DynamicObject>, KubeError> {
+        let kind = self.kind_of(p).await?;
+        self.api(&kind, p.namespace())
+            .get_opt(p.name())
+            .await
+            .map_err(|e| self.err(e, &format!("reading {}", p.display())))
+    }
+
+    /// Server-side apply of `p` (forced: the VNFM is the source of truth for the fields it
+    /// sets).
+    pub async fn apply(&self, p: &Planned) -> Result<DynamicObject, KubeError> {
+        let kind = self.kind_of(p).await?;
+        let params = PatchParams::apply(FIELD_MANAGER).force();
+        self.api(&kind, p.namespace())
+            .patch(p.name(), &params, &Patch::Apply(&p.object))
+            .await
+            .map_err(|e| self.err(e, &format!("applying {} (from {})", p.display(), p.source)))
+    }
+
+    /// Server-side apply with a field manager of its own (shared objects, one manager per
+    /// user).
+    pub async fn apply_as(
+        &self,
+        p: &Planned,
+        manager: &str,
+        object: &Value,
+    ) -> Result<DynamicObject, KubeError> {
+        let kind = self.kind_of(p).await?;
+        let params = PatchParams::apply(manager);
+        self.api(&kind, p.namespace())
+            .patch(p.name(), &params, &Patch::Apply(object))
+            .await
+            .map_err(|e| self.err(e, &format!("applying {}", p.display())))
+    }
+
+    /// A JSON merge patch.
+    pub async fn merge(&self, p: &Planned, patch: &Value) -> Result<DynamicObject, KubeError> {
+        let kind = self.kind_of(p).await?;
+        self.api(&kind, p.namespace())
+            .patch(p.name(), &PatchParams::default(), &Patch::Merge(patch))
+            .await
+            .map_err(|e| self.err(e, &format!("updating {}", p.display())))
+    }
+
+    /// Creates a request-like object (a review, a binding); the answer is returned.
+    pub async fn create_request(&self, p: &Planned) -> Result<Value, KubeError> {
+        let kind = self.kind_of(p).await?;
+        let obj: DynamicObject = serde_json::from_value(p.object.clone()).map_err(|e| {
+            KubeError::manifest(
+                &p.source,
+                format!("{} is not a valid object: {e}", p.kind()),
+            )
+        })?;
+        let created = self
+            .api(&kind, p.namespace())
+            .create(&PostParams::default(), &obj)
+            .await
+            .map_err(|e| self.err(e, &format!("creating {}", p.display())))?;
+        Ok(serde_json::to_value(created).unwrap_or(Value::Null))
+    }
+
+    /// Deletes `p` (foreground, so dependents go first) with `grace` seconds for its pods;
+    /// `false` when it was already gone.
+    pub async fn delete(
+        &self,
+        p: &Planned,
+        grace: Option<u32>,
+    ) -> Result<Option<String>, KubeError> {
+        let kind = self.kind_of(p).await?;
+        let api = self.api(&kind, p.namespace());
+        let uid = match api.get_opt(p.name()).await {
+            Ok(Some(o)) => o.metadata.uid.unwrap_or_default(),
+            Ok(None) => return Ok(None),
+            Err(e) => return Err(self.err(e, &format!("reading {}", p.display()))),
+        };
+        let params = DeleteParams {
+            propagation_policy: Some(PropagationPolicy::Foreground),
+            grace_period_seconds: grace,
+            ..DeleteParams::default()
+        };
+        match api.delete(p.name(), &params).await {
+            Ok(_) => Ok(Some(uid)),
+            Err(kube::Error::Api(s)) if s.code == 404 => Ok(None),
+            Err(e) => Err(self.err(e, &format!("deleting {}", p.display()))),
+        }
+    }
+
+    /// Deletes a pod by name (heal), with `grace` seconds.
+    pub async fn delete_pod(
+        &self,
+        namespace: &str,
+        name: &str,
+        grace: Option<u32>,
+    ) -> Result<Option<String>, KubeError> {
+        let kind = self.pod_kind().await?;
+        let api = self.api(&kind, Some(namespace));
+        let uid = match api.get_opt(name).await {
+            Ok(Some(o)) => o.metadata.uid.unwrap_or_default(),
+            Ok(None) => return Ok(None),
+            Err(e) => return Err(self.err(e, &format!("reading Pod {namespace}/{name}"))),
+        };
+        let params = DeleteParams {
+            grace_period_seconds: grace,
+            ..DeleteParams::default()
+        };
+        match api.delete(name, &params).await {
+            Ok(_) => Ok(Some(uid)),
+            Err(kube::Error::Api(s)) if s.code == 404 => Ok(None),
+            Err(e) => Err(self.err(e, &format!("deleting Pod {namespace}/{name}"))),
+        }
+    }
+
+    /// The core `Pod` kind.
+    pub async fn pod_kind(&self) -> Result<Kind, KubeError> {
+        self.core("Pod").await
+    }
+
+    /// A core (`v1`) kind the cluster must serve.
+    pub async fn core(&self, kind: &str) -> Result<Kind, KubeError> {
+        self.kind("v1", kind)
+            .await?
+            .ok_or_else(|| KubeError::UnknownKind {
+                api_version: "v1".into(),
+                kind: kind.into(),
+                object: "the driver".into(),
+            })
+    }
+
+    /// Objects of `kind` in `namespace` (all namespaces for `None`) matching `labels`.
+    pub async fn list(
+        &self,
+        kind: &Kind,
+        namespace: Option<&str>,
+        labels: &str,
+    ) -> Result<Vec<DynamicObject>, KubeError> {
+        let lp = ListParams::default().labels(labels);
+        self.api(kind, namespace)
+            .list(&lp)
+            .await
+            .map(|l| l.items)
+            .map_err(|e| {
+                self.err(
+                    e,
+                    &format!("listing {} with {labels}", kind.resource.plural),
+                )
+            })
+    }
+}

@@ -1,0 +1,299 @@
+//! What the instance has on the cluster, in SOL003 terms: a `vnfcResourceInfo` (and
+//! `vnfcInfo`) per running pod of a VDU, a `virtualStorageResourceInfo` per PVC, and the
+//! resource changes between two inventories.
+
+use std::collections::BTreeSet;
+
+use serde_json::{Value, json};
+use vnfm_driver_api::InstanceResources;
+use vnfm_types::{
+    AffectedVirtualStorage, AffectedVnfc, ChangeType, KeyValuePairs, ResourceChanges,
+    ResourceHandle, VirtualStorageResourceInfo, VnfOperationalState, VnfcInfo, VnfcResourceInfo,
+    VnfdId,
+};
+
+use crate::KubeError;
+use crate::cluster::Cluster;
+use crate::plan::{INSTANCE_LABEL, Planned, STORAGE_LABEL, label_value};
+
+/// Reads the pods and PVCs of the instance and describes them.
+pub async fn collect(
+    cluster: &Cluster,
+    namespace: &str,
+    instance_id: &str,
+    vnfd_id: &VnfdId,
+    planned: &[Planned],
+    virtual_storages: &(dyn Fn(&str) -> Vec<String> + Sync),
+) -> Result<InstanceResources, KubeError> {
+    let selector = format!("{INSTANCE_LABEL}={}", label_value(instance_id));
+    let vim = Some(cluster.access().vim.clone());
+    let pod_kind = cluster.pod_kind().await?;
+    let mut pods: Vec<Value> = cluster
+        .list(&pod_kind, Some(namespace), &selector)
+        .await?
+        .into_iter()
+        .map(|p| serde_json::to_value(p).unwrap_or(Value::Null))
+        .collect();
+    pods.sort_by(|a, b| name(a).cmp(name(b)));
+    let pvc_kind = cluster.core("PersistentVolumeClaim").await?;
+    let mut claims: Vec<Value> = cluster
+        .list(&pvc_kind, Some(namespace), &selector)
+        .await?
+        .into_iter()
+        .map(|p| serde_json::to_value(p).unwrap_or(Value::Null))
+        .filter(|p| p.pointer("/metadata/deletionTimestamp").is_none())
+        .collect();
+    claims.sort_by(|a, b| name(a).cmp(name(b)));
+    let mut res = InstanceResources::default();
+    let claim_names: BTreeSet<&str> = claims.iter().map(name).collect();
+    for c in &claims {
+        let pvc = name(c);
+        let users: Vec<&Value> = pods
+            .iter()
+            .filter(|p| pod_claims(p).contains(&pvc))
+            .collect();
+        let vdu = users.iter().find_map(|p| {
+            p.pointer("/metadata/labels/vnfm.io~1vdu")
+                .and_then(Value::as_str)
+        });
+        let desc = c
+            .pointer(&format!(
+                "/metadata/labels/{}",
+                STORAGE_LABEL.replace('/', "~1")
+            ))
+            .and_then(Value::as_str)
+            .map(String::from)
+            .or_else(|| {
+                let list = vdu.map(virtual_storages).unwrap_or_default();
+                (list.len() == 1).then(|| list[0].clone())
+            })
+            .unwrap_or_else(|| pvc.to_string());
+        let mut meta = KeyValuePairs::new();
+        meta.insert("namespace".into(), json!(namespace));
+        for (k, p) in [
+            ("phase", "/status/phase"),
+            ("volumeName", "/spec/volumeName"),
+            ("storageClassName", "/spec/storageClassName"),
+            ("capacity", "/status/capacity/storage"),
+        ] {
+            if let Some(v) = c.pointer(p) {
+                meta.insert(k.into(), v.clone());
+            }
+        }
+        res.virtual_storage_resource_info
+            .push(VirtualStorageResourceInfo {
+                id: pvc.to_string(),
+                virtual_storage_desc_id: desc,
+                vnfd_id: Some(vnfd_id.clone()),
+                storage_resource: {
+                    let mut h = handle(pvc, "PersistentVolumeClaim", &vim);
+                    h.container_namespace = Some(namespace.to_string());
+                    h
+                },
+                zone_id: None,
+                reservation_id: None,
+                metadata: Some(meta),
+            });
+    }
+    for p in &pods {
+        let phase = p
+            .pointer("/status/phase")
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        let vdu_label = p
+            .pointer("/metadata/labels/vnfm.io~1vdu")
+            .and_then(Value::as_str);
+        if p.pointer("/metadata/deletionTimestamp").is_some()
+            || matches!(phase, "Succeeded" | "Failed")
+        {
+            continue;
+        }
+        let Some(vdu_label) = vdu_label else { continue };
+        // The label holds a label-safe form of the VDU id; map it back.
+        let vdu = planned
+            .iter()
+            .filter_map(|x| x.vdu.as_deref())
+            .find(|v| label_value(v) == vdu_label)
+            .unwrap_or(vdu_label)
+            .to_string();
+        let workload = planned
+            .iter()
+            .find(|x| x.vdu.as_deref() == Some(vdu.as_str()))
+            .map(|x| x.kind().to_string())
+            .unwrap_or_else(|| "Pod".into());
+        let pod = name(p).to_string();
+        let mut meta = KeyValuePairs::new();
+        meta.insert("namespace".into(), json!(namespace));
+        meta.insert("podName".into(), json!(pod));
+        meta.insert("phase".into(), json!(phase));
+        if let Some(n) = p.pointer("/spec/nodeName") {
+            meta.insert("nodeName".into(), n.clone());
+        }
+        let ips: Vec<Value> = p
+            .pointer("/status/podIPs")
+            .and_then(Value::as_array)
+            .map(|a| a.iter().filter_map(|i| i.get("ip").cloned()).collect())
+            .or_else(|| p.pointer("/status/podIP").map(|ip| vec![ip.clone()]))
+            .unwrap_or_default();
+        meta.insert("podIPs".into(), Value::Array(ips));
+        if let Some(h) = p.pointer("/status/hostIP") {
+            meta.insert("hostIP".into(), h.clone());
+        }
+        if let Some(owner) = p.pointer("/metadata/ownerReferences/0").map(|o| {
+            format!(
+                "{}/{}",
+                o["kind"].as_str().unwrap_or(""),
+                o["name"].as_str().unwrap_or("")
+            )
+        }) {
+            meta.insert("owner".into(), json!(owner));
+        }
+        let storage: Vec<String> = pod_claims(p)
+            .into_iter()
+            .filter(|c| claim_names.contains(c))
+            .map(String::from)
+            .collect();
+        let mut compute = handle(&pod, &workload, &vim);
+        compute.container_namespace = Some(namespace.to_string());
+        res.vnfc_resource_info.push(VnfcResourceInfo {
+            id: pod.clone(),
+            vdu_id: vdu.clone(),
+            vnfd_id: Some(vnfd_id.clone()),
+            compute_resource: compute,
+            zone_id: p
+                .pointer("/spec/nodeName")
+                .and_then(Value::as_str)
+                .map(String::from),
+            storage_resource_ids: (!storage.is_empty()).then_some(storage),
+            reservation_id: None,
+            vnfc_cp_info: None,
+            metadata: Some(meta),
+        });
+        res.vnfc_info.push(VnfcInfo {
+            id: format!("{vdu}-{pod}"),
+            vdu_id: vdu,
+            vnfc_resource_info_id: Some(pod),
+            vnfc_state: VnfOperationalState::Started,
+            vnfc_configurable_properties: None,
+        });
+    }
+    Ok(res)
+}
+
+fn name(v: &Value) -> &str {
+    v.pointer("/metadata/name")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+}
+
+fn pod_claims(p: &Value) -> Vec<&str> {
+    p.pointer("/spec/volumes")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|v| {
+            v.pointer("/persistentVolumeClaim/claimName")
+                .and_then(Value::as_str)
+        })
+        .collect()
+}
+
+fn handle(id: &str, kind: &str, vim: &Option<String>) -> ResourceHandle {
+    let mut h = ResourceHandle::new(id);
+    h.vim_connection_id = vim.clone();
+    h.vim_level_resource_type = Some(kind.to_string());
+    h
+}
+
+/// The changes from `before` to `after`: VNFCs and storage added or removed (a healed pod is a
+/// removal and an addition: the replacement is a new pod).
+pub fn changes(before: &InstanceResources, after: &InstanceResources) -> ResourceChanges {
+    let mut vnfcs = Vec::new();
+    let ids = |r: &InstanceResources| -> BTreeSet<String> {
+        r.vnfc_resource_info.iter().map(|v| v.id.clone()).collect()
+    };
+    let (b, a) = (ids(before), ids(after));
+    for v in &before.vnfc_resource_info {
+        if !a.contains(&v.id) {
+            vnfcs.push(affected_vnfc(v, ChangeType::Removed));
+        }
+    }
+    for v in &after.vnfc_resource_info {
+        if !b.contains(&v.id) {
+            vnfcs.push(affected_vnfc(v, ChangeType::Added));
+        }
+    }
+    let sids = |r: &InstanceResources| -> BTreeSet<String> {
+        r.virtual_storage_resource_info
+            .iter()
+            .map(|v| v.id.clone())
+            .collect()
+    };
+    let (sb, sa) = (sids(before), sids(after));
+    let mut storages = Vec::new();
+    for s in &before.virtual_storage_resource_info {
+        if !sa.contains(&s.id) {
+            storages.push(affected_storage(s, ChangeType::Removed));
+        }
+    }
+    for s in &after.virtual_storage_resource_info {
+        if !sb.contains(&s.id) {
+            storages.push(affected_storage(s, ChangeType::Added));
+        }
+    }
+    ResourceChanges {
+        affected_vnfcs: (!vnfcs.is_empty()).then_some(vnfcs),
+        affected_virtual_links: None,
+        affected_ext_link_ports: None,
+        affected_virtual_storages: (!storages.is_empty()).then_some(storages),
+    }
+}
+
+fn affected_vnfc(v: &VnfcResourceInfo, change: ChangeType) -> AffectedVnfc {
+    AffectedVnfc {
+        id: v.id.clone(),
+        vdu_id: v.vdu_id.clone(),
+        vnfd_id: v.vnfd_id.clone(),
+        change_type: change,
+        compute_resource: v.compute_resource.clone(),
+        resource_definition_id: None,
+        zone_id: v.zone_id.clone(),
+        metadata: v.metadata.clone(),
+        affected_vnfc_cp_ids: None,
+        added_storage_resource_ids: (change == ChangeType::Added)
+            .then(|| v.storage_resource_ids.clone())
+            .flatten(),
+        removed_storage_resource_ids: (change == ChangeType::Removed)
+            .then(|| v.storage_resource_ids.clone())
+            .flatten(),
+    }
+}
+
+fn affected_storage(s: &VirtualStorageResourceInfo, change: ChangeType) -> AffectedVirtualStorage {
+    AffectedVirtualStorage {
+        id: s.id.clone(),
+        virtual_storage_desc_id: s.virtual_storage_desc_id.clone(),
+        vnfd_id: s.vnfd_id.clone(),
+        change_type: change,
+        storage_resource: s.storage_resource.clone(),
+        resource_definition_id: None,
+        zone_id: None,
+        metadata: None,
+    }
+}
+
+/// The resources recorded on the instance before the step.
+pub fn recorded(instance: &vnfm_types::VnfInstance) -> InstanceResources {
+    let Some(info) = &instance.instantiated_vnf_info else {
+        return InstanceResources::default();
+    };
+    InstanceResources {
+        vnfc_resource_info: info.vnfc_resource_info.clone().unwrap_or_default(),
+        vnfc_info: info.vnfc_info.clone().unwrap_or_default(),
+        virtual_storage_resource_info: info
+            .virtual_storage_resource_info
+            .clone()
+            .unwrap_or_default(),
+        ..InstanceResources::default()
+    }
+}

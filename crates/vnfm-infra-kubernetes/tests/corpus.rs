@@ -1,0 +1,641 @@
+//! The Tacker corpus CNF packages through instantiate -> scale -> heal -> terminate against the
+//! emulated API server, with the apply order and its exact reverse asserted from the server's
+//! request log.
+
+mod support;
+
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+use support::*;
+use vnfm_driver_api::{HealScope, HealVnfc, InfraStep, ResourceTarget};
+use vnfm_infra_kubernetes::order::tier;
+use vnfm_kube_emulator::LogEntry;
+use vnfm_types::{LcmOperationType as Op, ScaleType, TerminationType};
+
+fn target(flavour: &str, counts: &[(&str, u32)]) -> ResourceTarget {
+    ResourceTarget {
+        flavour_id: flavour.into(),
+        vdu_instances: counts.iter().map(|(v, c)| (v.to_string(), *c)).collect(),
+        ..Default::default()
+    }
+}
+
+fn instantiate_req(flavour: &str, params: Value) -> Value {
+    json!({"flavourId": flavour, "additionalParams": params})
+}
+
+/// The applies of the driver's objects (the namespace bookkeeping apply is first).
+fn applies(log: &[LogEntry]) -> Vec<LogEntry> {
+    log.iter()
+        .filter(|e| e.verb == "apply" && e.code < 300)
+        .cloned()
+        .collect()
+}
+
+fn assert_tier_order(applied: &[LogEntry]) {
+    let tiers: Vec<(u8, String)> = applied
+        .iter()
+        .map(|e| {
+            let (g, k) = group_kind(e);
+            (tier(&g, &k), e.object())
+        })
+        .collect();
+    for w in tiers.windows(2) {
+        assert!(
+            w[0].0 <= w[1].0,
+            "{} (tier {}) was applied before {} (tier {})",
+            w[1].1,
+            w[1].0,
+            w[0].1,
+            w[0].0
+        );
+    }
+}
+
+/// Deletions are the applies in exact reverse (the namespace is created and removed around
+/// everything else).
+fn assert_reverse_deletion(applied: &[LogEntry], log: &[LogEntry]) {
+    let applied: Vec<String> = applied.iter().map(LogEntry::object).collect();
+    let deleted: Vec<String> = objects(log, "delete")
+        .into_iter()
+        .filter(|o| !o.starts_with("Pod/") || applied.contains(o))
+        .filter(|o| applied.contains(o))
+        .collect();
+    let mut expected = applied.clone();
+    expected.reverse();
+    expected.dedup();
+    assert_eq!(
+        deleted, expected,
+        "deletion is not the exact reverse of the apply order"
+    );
+}
+
+const V2_FILES: &[&str] = &[
+    "Files/kubernetes/bindings.yaml",
+    "Files/kubernetes/clusterrole_clusterrolebinding_SA.yaml",
+    "Files/kubernetes/config-map.yaml",
+    "Files/kubernetes/controller-revision.yaml",
+    "Files/kubernetes/daemon-set.yaml",
+    "Files/kubernetes/deployment.yaml",
+    "Files/kubernetes/horizontal-pod-autoscaler.yaml",
+    "Files/kubernetes/job.yaml",
+    "Files/kubernetes/limit-range.yaml",
+    "Files/kubernetes/local-subject-access-review.yaml",
+    "Files/kubernetes/multiple_yaml_lease.yaml",
+    "Files/kubernetes/multiple_yaml_network-policy.yaml",
+    "Files/kubernetes/multiple_yaml_priority-class.yaml",
+    "Files/kubernetes/namespace.yaml",
+    "Files/kubernetes/persistent-volume-0.yaml",
+    "Files/kubernetes/persistent-volume-1.yaml",
+    "Files/kubernetes/pod.yaml",
+    "Files/kubernetes/pod-template.yaml",
+    "Files/kubernetes/replicaset_service_secret.yaml",
+    "Files/kubernetes/resource-quota.yaml",
+    "Files/kubernetes/role_rolebinding_SA.yaml",
+    "Files/kubernetes/self-subject-access-review_and_self-subject-rule-review.yaml",
+    "Files/kubernetes/statefulset.yaml",
+    "Files/kubernetes/storage-class.yaml",
+    "Files/kubernetes/storage-class_pv_pvc.yaml",
+    "Files/kubernetes/subject-access-review.yaml",
+    "Files/kubernetes/token-review.yaml",
+];
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn v2_cnf_instantiate_resources_full_lifecycle() {
+    let emu = emulator().await;
+    let dir = corpus_dir("v2-cnf-instantiate-resources");
+    let vnfd = load_vnfd(&dir);
+    let mut call = Call::new(vnfd, Arc::new(DirArtifacts(dir)), vim(&emu), "inst-v2");
+    let d = driver();
+    let counts = [
+        ("VDU1", 1),
+        ("VDU2", 2),
+        ("VDU3", 1),
+        ("VDU5", 1),
+        ("VDU6", 1),
+    ];
+    let params = json!({"lcm-kubernetes-def-files": V2_FILES, "namespace": "cnf-v2"});
+    let out = call
+        .run(
+            &d,
+            Op::Instantiate,
+            InfraStep::Instantiate {
+                target: target("simple", &counts),
+            },
+            instantiate_req("simple", params),
+        )
+        .await
+        .expect("instantiate");
+    let log = emu.log();
+    let applied = applies(&log);
+    // 30 objects of the package (the review kinds and the binding are created, not applied)
+    // plus the instance namespace.
+    assert_eq!(applied.len(), 31, "{:#?}", objects(&log, "apply"));
+    assert_eq!(applied[0].object(), "Namespace/cnf-v2");
+    assert_tier_order(&applied);
+    let created = objects(&log, "create");
+    for review in [
+        "SubjectAccessReview",
+        "SelfSubjectAccessReview",
+        "TokenReview",
+        "LocalSubjectAccessReview",
+    ] {
+        assert!(
+            created.iter().any(|c| c.starts_with(review)),
+            "{review} not created: {created:?}"
+        );
+    }
+    // Every namespaced object went to the instance namespace, labelled.
+    let cm = emu
+        .object("v1", "ConfigMap", Some("cnf-v2"), "curry-test001")
+        .expect("config map");
+    assert_eq!(
+        cm["metadata"]["labels"]["vnfm.io/vnf-instance-id"],
+        "inst-v2"
+    );
+    assert!(
+        emu.object("v1", "ConfigMap", Some("default"), "curry-test001")
+            .is_none()
+    );
+    // Replicas follow the VDU counts, not the manifest (which says 2 for vdu2... and 1 here).
+    let dep = emu
+        .object("apps/v1", "Deployment", Some("cnf-v2"), "vdu2")
+        .expect("deployment");
+    assert_eq!(dep["spec"]["replicas"], 2);
+    assert_eq!(
+        dep["spec"]["template"]["metadata"]["labels"]["vnfm.io/vdu"],
+        "VDU2"
+    );
+    let pods = pods_per_vdu(&out);
+    assert_eq!(pods.get("VDU1"), Some(&1));
+    assert_eq!(pods.get("VDU2"), Some(&2));
+    assert_eq!(pods.get("VDU3"), Some(&1));
+    assert_eq!(pods.get("VDU5"), Some(&1));
+    assert_eq!(pods.get("VDU6"), Some(&2), "one DaemonSet pod per node");
+    let vnfc = out
+        .resources
+        .vnfc_resource_info
+        .iter()
+        .find(|v| v.vdu_id == "VDU5")
+        .expect("VDU5 pod");
+    assert_eq!(vnfc.id, "vdu5-0");
+    let meta = vnfc.metadata.as_ref().expect("metadata");
+    assert!(
+        meta["nodeName"]
+            .as_str()
+            .is_some_and(|n| n.starts_with("node-"))
+    );
+    assert!(meta["podIPs"].as_array().is_some_and(|a| !a.is_empty()));
+    assert_eq!(
+        vnfc.compute_resource.vim_level_resource_type.as_deref(),
+        Some("StatefulSet")
+    );
+    assert_eq!(
+        vnfc.storage_resource_ids.as_deref(),
+        Some(&["www-vdu5-0".to_string()][..]),
+        "{:#}",
+        emu.object("v1", "Pod", Some("cnf-v2"), "vdu5-0")
+            .unwrap_or_default()
+    );
+    let storages: Vec<&str> = out
+        .resources
+        .virtual_storage_resource_info
+        .iter()
+        .map(|s| s.id.as_str())
+        .collect();
+    assert_eq!(storages, ["curry-sc-pvc", "www-vdu5-0"]);
+    let added = out
+        .resource_changes
+        .affected_vnfcs
+        .as_ref()
+        .expect("changes")
+        .len();
+    assert_eq!(added, out.resources.vnfc_resource_info.len());
+
+    // Scale VDU2 out by one.
+    let out = call
+        .run(
+            &d,
+            Op::Scale,
+            InfraStep::Scale {
+                aspect_id: "vdu2_aspect".into(),
+                scale_type: ScaleType::ScaleOut,
+                steps: 1,
+                from: target("simple", &counts),
+                target: target(
+                    "simple",
+                    &[
+                        ("VDU1", 1),
+                        ("VDU2", 3),
+                        ("VDU3", 1),
+                        ("VDU5", 1),
+                        ("VDU6", 1),
+                    ],
+                ),
+            },
+            json!({"type": "SCALE_OUT", "aspectId": "vdu2_aspect"}),
+        )
+        .await
+        .expect("scale");
+    assert_eq!(pods_per_vdu(&out).get("VDU2"), Some(&3));
+    let added: Vec<_> = out
+        .resource_changes
+        .affected_vnfcs
+        .clone()
+        .unwrap_or_default();
+    assert_eq!(added.len(), 1, "{added:?}");
+    assert_eq!(added[0].vdu_id, "VDU2");
+
+    // Heal one VDU2 pod: it is replaced by a new one.
+    let victim = out
+        .resources
+        .vnfc_resource_info
+        .iter()
+        .find(|v| v.vdu_id == "VDU2")
+        .expect("a VDU2 pod")
+        .id
+        .clone();
+    let out = call
+        .run(
+            &d,
+            Op::Heal,
+            InfraStep::Heal {
+                scope: HealScope::Vnfcs {
+                    vnfcs: vec![HealVnfc {
+                        vnfc_info_id: None,
+                        vnfc_resource_id: victim.clone(),
+                        vdu_id: "VDU2".into(),
+                    }],
+                },
+            },
+            json!({}),
+        )
+        .await
+        .expect("heal");
+    assert_eq!(pods_per_vdu(&out).get("VDU2"), Some(&3));
+    assert!(
+        out.resources
+            .vnfc_resource_info
+            .iter()
+            .all(|v| v.id != victim)
+    );
+    let changes = out
+        .resource_changes
+        .affected_vnfcs
+        .clone()
+        .unwrap_or_default();
+    assert!(
+        changes
+            .iter()
+            .any(|c| c.id == victim && c.change_type == vnfm_types::ChangeType::Removed)
+    );
+    assert!(
+        changes
+            .iter()
+            .any(|c| c.change_type == vnfm_types::ChangeType::Added)
+    );
+
+    // Heal a bare pod (VDU1): deleted and applied again.
+    let out = call
+        .run(
+            &d,
+            Op::Heal,
+            InfraStep::Heal {
+                scope: HealScope::Vnfcs {
+                    vnfcs: vec![HealVnfc {
+                        vnfc_info_id: None,
+                        vnfc_resource_id: "vdu1".into(),
+                        vdu_id: "VDU1".into(),
+                    }],
+                },
+            },
+            json!({}),
+        )
+        .await
+        .expect("heal pod");
+    assert_eq!(pods_per_vdu(&out).get("VDU1"), Some(&1));
+
+    // Terminate: everything goes, in exact reverse order.
+    emu.clear_log();
+    let _ = call
+        .run(
+            &d,
+            Op::Terminate,
+            InfraStep::Terminate {
+                termination_type: TerminationType::Graceful,
+                graceful_timeout_seconds: Some(5),
+            },
+            json!({"terminationType": "GRACEFUL"}),
+        )
+        .await
+        .expect("terminate");
+    let log = emu.log();
+    assert_reverse_deletion(&applied, &log);
+    assert!(
+        emu.labelled("vnfm.io/vnf-instance-id", "inst-v2")
+            .is_empty(),
+        "{:?}",
+        emu.labelled("vnfm.io/vnf-instance-id", "inst-v2")
+    );
+    assert!(emu.object("v1", "Namespace", None, "cnf-v2").is_none());
+    assert!(
+        emu.object("v1", "PersistentVolumeClaim", Some("cnf-v2"), "www-vdu5-0")
+            .is_none()
+    );
+    assert!(call.state.is_null());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn v1_cnf_all_kinds_instantiate_scale_terminate() {
+    let emu = emulator().await;
+    let dir = corpus_dir("v1-cnf-all-kinds");
+    let vnfd = load_vnfd(&dir);
+    let mut call = Call::new(
+        vnfd,
+        Arc::new(DirArtifacts(dir.clone())),
+        vim(&emu),
+        "inst-v1",
+    );
+    call.flavour = "simple".into();
+    let d = driver();
+    let mut files: Vec<String> = std::fs::read_dir(dir.join("Files/kubernetes"))
+        .expect("files")
+        .map(|e| {
+            format!(
+                "Files/kubernetes/{}",
+                e.expect("entry").file_name().to_string_lossy()
+            )
+        })
+        .filter(|f| !f.contains("_fail") && !f.contains("vdumap"))
+        .collect();
+    files.sort();
+    let counts = [("VDU1", 1), ("VDU2", 1)];
+    let out = call
+        .run(
+            &d,
+            Op::Instantiate,
+            InfraStep::Instantiate {
+                target: target("simple", &counts),
+            },
+            instantiate_req("simple", json!({"lcm-kubernetes-def-files": files})),
+        )
+        .await
+        .expect("instantiate");
+    let log = emu.log();
+    let applied = applies(&log);
+    assert_tier_order(&applied);
+    // The generated namespace is per instance.
+    assert_eq!(applied[0].object(), "Namespace/vnf-inst-v1");
+    // VDU1 is a DaemonSet (2 nodes) and a Pod; VDU2 a Deployment and a ReplicaSet.
+    let pods = pods_per_vdu(&out);
+    assert_eq!(pods.get("VDU1"), Some(&3));
+    // VDU2 is a Deployment, a ReplicaSet and a StatefulSet, each with the VDU's count.
+    assert_eq!(pods.get("VDU2"), Some(&3));
+    let out = call
+        .run(
+            &d,
+            Op::Scale,
+            InfraStep::Scale {
+                aspect_id: "vdu2_aspect".into(),
+                scale_type: ScaleType::ScaleOut,
+                steps: 1,
+                from: target("simple", &counts),
+                target: target("simple", &[("VDU1", 1), ("VDU2", 2)]),
+            },
+            json!({"type": "SCALE_OUT", "aspectId": "vdu2_aspect"}),
+        )
+        .await
+        .expect("scale");
+    assert_eq!(
+        pods_per_vdu(&out).get("VDU2"),
+        Some(&6),
+        "all three VDU2 workloads scale"
+    );
+    // Whole-VNF heal replaces every pod.
+    let before: Vec<String> = out
+        .resources
+        .vnfc_resource_info
+        .iter()
+        .map(|v| v.id.clone())
+        .collect();
+    let out = call
+        .run(
+            &d,
+            Op::Heal,
+            InfraStep::Heal {
+                scope: HealScope::WholeVnf,
+            },
+            json!({}),
+        )
+        .await
+        .expect("heal");
+    assert_eq!(pods_per_vdu(&out).get("VDU2"), Some(&6));
+    let replaced = out
+        .resources
+        .vnfc_resource_info
+        .iter()
+        // The bare pod and StatefulSet pods come back under their own names.
+        .filter(|v| {
+            v.id != "vdu1"
+                && !v
+                    .id
+                    .rsplit('-')
+                    .next()
+                    .is_some_and(|s| s.chars().all(|c| c.is_ascii_digit()))
+        })
+        .all(|v| !before.contains(&v.id));
+    assert!(replaced, "every controller-made pod is new");
+    emu.clear_log();
+    call.run(
+        &d,
+        Op::Terminate,
+        InfraStep::Terminate {
+            termination_type: TerminationType::Forceful,
+            graceful_timeout_seconds: None,
+        },
+        json!({"terminationType": "FORCEFUL"}),
+    )
+    .await
+    .expect("terminate");
+    assert_reverse_deletion(&applied, &emu.log());
+    assert!(
+        emu.labelled("vnfm.io/vnf-instance-id", "inst-v1")
+            .is_empty()
+    );
+    assert!(emu.object("v1", "Namespace", None, "vnf-inst-v1").is_none());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn v1_cnf_scale_and_heal_packages() {
+    let emu = emulator().await;
+    let d = driver();
+    // Scale: the package has a Deployment, a ReplicaSet and a StatefulSet for the same VDU,
+    // each deployed on its own (as the package's tests do).
+    let dir = corpus_dir("v1-cnf-scale");
+    let vnfd = load_vnfd(&dir);
+    let flavour = vnfd
+        .flavour("simple")
+        .cloned()
+        .unwrap_or_else(|| vnfd.flavours[0].clone());
+    let one = [("VDU1", 1)];
+    let three = [("VDU1", 3)];
+    for (i, file) in [
+        "Files/kubernetes/deployment_scale.yaml",
+        "Files/kubernetes/replicaset_scale.yaml",
+        "Files/kubernetes/statefulset_scale.yaml",
+    ]
+    .iter()
+    .enumerate()
+    {
+        let id = format!("inst-scale-{i}");
+        let mut call = Call::new(
+            vnfd.clone(),
+            Arc::new(DirArtifacts(dir.clone())),
+            vim(&emu),
+            &id,
+        );
+        call.flavour = flavour.id.clone();
+        let out = call
+            .run(
+                &d,
+                Op::Instantiate,
+                InfraStep::Instantiate {
+                    target: target(&flavour.id, &one),
+                },
+                instantiate_req(&flavour.id, json!({"lcm-kubernetes-def-files": [file]})),
+            )
+            .await
+            .expect("instantiate");
+        assert_eq!(
+            pods_per_vdu(&out).get("VDU1"),
+            Some(&1),
+            "{file}: {:#?}",
+            out.resources.vnfc_resource_info
+        );
+        let out = call
+            .run(
+                &d,
+                Op::Scale,
+                InfraStep::Scale {
+                    aspect_id: "vdu1_aspect".into(),
+                    scale_type: ScaleType::ScaleOut,
+                    steps: 2,
+                    from: target(&flavour.id, &one),
+                    target: target(&flavour.id, &three),
+                },
+                json!({"type": "SCALE_OUT", "aspectId": "vdu1_aspect", "numberOfSteps": 2}),
+            )
+            .await
+            .expect("scale out");
+        assert_eq!(pods_per_vdu(&out).get("VDU1"), Some(&3), "{file}");
+        let out = call
+            .run(
+                &d,
+                Op::Scale,
+                InfraStep::RollbackScale {
+                    restore: target(&flavour.id, &one),
+                },
+                json!({"type": "SCALE_OUT", "aspectId": "vdu1_aspect"}),
+            )
+            .await
+            .expect("rollback scale");
+        assert_eq!(pods_per_vdu(&out).get("VDU1"), Some(&1), "{file}");
+        let removed = out
+            .resource_changes
+            .affected_vnfcs
+            .clone()
+            .unwrap_or_default()
+            .iter()
+            .filter(|c| c.change_type == vnfm_types::ChangeType::Removed)
+            .count();
+        assert_eq!(removed, 2, "{file}");
+        call.run(
+            &d,
+            Op::Terminate,
+            InfraStep::Terminate {
+                termination_type: TerminationType::Forceful,
+                graceful_timeout_seconds: None,
+            },
+            json!({"terminationType": "FORCEFUL"}),
+        )
+        .await
+        .expect("terminate");
+        assert!(
+            emu.labelled("vnfm.io/vnf-instance-id", &id).is_empty(),
+            "{file}: {:#?}\n{:#?}",
+            emu.objects("v1", "Pod"),
+            emu.log()
+                .iter()
+                .filter(|e| e.verb != "watch" && e.verb != "discovery")
+                .map(|e| format!("{} {} {}", e.verb, e.object(), e.code))
+                .collect::<Vec<_>>()
+        );
+    }
+
+    // Heal: a bare Pod and a Deployment.
+    let dir = corpus_dir("v1-cnf-heal");
+    let vnfd = load_vnfd(&dir);
+    let flavour = vnfd
+        .flavour("simple")
+        .cloned()
+        .unwrap_or_else(|| vnfd.flavours[0].clone());
+    let mut call = Call::new(vnfd, Arc::new(DirArtifacts(dir)), vim(&emu), "inst-heal");
+    call.flavour = flavour.id.clone();
+    let counts: Vec<(String, u32)> = flavour.vdus.iter().map(|v| (v.id.clone(), 2)).collect();
+    let counts_ref: Vec<(&str, u32)> = counts.iter().map(|(v, c)| (v.as_str(), *c)).collect();
+    let out = call
+        .run(
+            &d,
+            Op::Instantiate,
+            InfraStep::Instantiate { target: target(&flavour.id, &counts_ref) },
+            instantiate_req(
+                &flavour.id,
+                json!({"lcm-kubernetes-def-files": ["Files/kubernetes/pod_heal.yaml", "Files/kubernetes/deployment_heal_simple.yaml"]}),
+            ),
+        )
+        .await
+        .expect("instantiate heal package");
+    let all: Vec<(String, String)> = out
+        .resources
+        .vnfc_resource_info
+        .iter()
+        .map(|v| (v.id.clone(), v.vdu_id.clone()))
+        .collect();
+    assert!(all.len() >= 2, "{all:?}");
+    let vnfcs = all
+        .iter()
+        .map(|(id, vdu)| HealVnfc {
+            vnfc_info_id: None,
+            vnfc_resource_id: id.clone(),
+            vdu_id: vdu.clone(),
+        })
+        .collect();
+    let out = call
+        .run(
+            &d,
+            Op::Heal,
+            InfraStep::Heal {
+                scope: HealScope::Vnfcs { vnfcs },
+            },
+            json!({}),
+        )
+        .await
+        .expect("heal");
+    assert_eq!(out.resources.vnfc_resource_info.len(), all.len());
+    call.run(
+        &d,
+        Op::Terminate,
+        InfraStep::Terminate {
+            termination_type: TerminationType::Forceful,
+            graceful_timeout_seconds: None,
+        },
+        json!({"terminationType": "FORCEFUL"}),
+    )
+    .await
+    .expect("terminate heal package");
+    assert!(
+        emu.labelled("vnfm.io/vnf-instance-id", "inst-heal")
+            .is_empty()
+    );
+}

@@ -1,0 +1,502 @@
+//! Package change with rollback, ASD deployment items in stages with the placement check,
+//! shared NetworkAttachmentDefinitions with a use count, and persistent volumes.
+
+mod support;
+
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+use support::*;
+use vnfm_driver_api::memory::MemArtifacts;
+use vnfm_driver_api::{InfraStep, ResolvedVim, ResourceTarget};
+use vnfm_infra_kubernetes::asd_vnfd;
+use vnfm_types::{LcmOperationType as Op, TerminationType, VnfdId};
+
+fn counts(c: &[(&str, u32)], flavour: &str) -> ResourceTarget {
+    ResourceTarget {
+        flavour_id: flavour.into(),
+        vdu_instances: c.iter().map(|(v, n)| (v.to_string(), *n)).collect(),
+        ..Default::default()
+    }
+}
+
+fn terminate() -> InfraStep {
+    InfraStep::Terminate {
+        termination_type: TerminationType::Forceful,
+        graceful_timeout_seconds: None,
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_package_change_rolls_pods_and_a_failed_one_rolls_back() {
+    let emu = emulator().await;
+    emu.fail_image("error-image");
+    let dir = corpus_dir("v2-cnf-change-vnfpkg-deployment");
+    let old = load_vnfd(&dir);
+    let mut new = old.clone();
+    new.descriptor_id = "vnfd-new".into();
+    let files = Arc::new(DirArtifacts(dir));
+    let mut call = Call::new(old.clone(), files, vim(&emu), "inst-pkg");
+    call.flavour = "simple".into();
+    let d = driver();
+    let target = counts(&[("VDU2", 2)], "simple");
+    let out = call
+        .run(
+            &d,
+            Op::Instantiate,
+            InfraStep::Instantiate { target },
+            json!({"flavourId": "simple", "additionalParams": {
+                "lcm-kubernetes-def-files": ["Files/kubernetes/namespace.yaml", "Files/kubernetes/deployment.yaml"],
+                "namespace": "pkg-ns"}}),
+        )
+        .await
+        .expect("instantiate");
+    let before: Vec<String> = out
+        .resources
+        .vnfc_resource_info
+        .iter()
+        .map(|v| v.id.clone())
+        .collect();
+    assert_eq!(before.len(), 2);
+
+    // Change to the new package: the pod template now names the new VNFD, so pods roll.
+    call.vnfd = Arc::new(new.clone());
+    let change = |file: &str| {
+        json!({"vnfdId": "vnfd-new", "additionalParams": {
+            "upgrade_type": "RollingUpdate",
+            "lcm-kubernetes-def-files": [file],
+            "vdu_params": [{"vdu_id": "VDU2"}]}})
+    };
+    let step = InfraStep::ChangeVnfpkg {
+        from_vnfd_id: VnfdId::new(old.descriptor_id.clone()),
+        to_vnfd_id: VnfdId::new("vnfd-new"),
+    };
+    let out = call
+        .run(
+            &d,
+            Op::ChangeVnfpkg,
+            step.clone(),
+            change("Files/new_kubernetes/new_deployment.yaml"),
+        )
+        .await
+        .expect("change");
+    let after: Vec<String> = out
+        .resources
+        .vnfc_resource_info
+        .iter()
+        .map(|v| v.id.clone())
+        .collect();
+    assert_eq!(after.len(), 2);
+    assert!(
+        after.iter().all(|p| !before.contains(p)),
+        "{before:?} -> {after:?}"
+    );
+    assert_eq!(call.state["vnfdId"], "vnfd-new");
+    assert!(
+        emu.object("v1", "Namespace", None, "curry").is_some(),
+        "objects outside the change stay"
+    );
+
+    // A change whose pods never start times out; its rollback restores the previous package.
+    let mut newer = new.clone();
+    newer.descriptor_id = "vnfd-broken".into();
+    call.vnfd = Arc::new(newer);
+    let broken = InfraStep::ChangeVnfpkg {
+        from_vnfd_id: VnfdId::new("vnfd-new"),
+        to_vnfd_id: VnfdId::new("vnfd-broken"),
+    };
+    let mut req = change("Files/new_kubernetes/error_deployment.yaml");
+    req["vnfdId"] = json!("vnfd-broken");
+    req["additionalParams"]["readinessTimeoutSeconds"] = json!(2);
+    let err = call
+        .run(&d, Op::ChangeVnfpkg, broken, req.clone())
+        .await
+        .expect_err("never ready");
+    assert_eq!(err.kind(), "timeout", "{err}");
+    assert!(
+        err.to_string().contains("ImagePullBackOff")
+            || err.to_string().contains("Deployment pkg-ns/vdu2"),
+        "{err}"
+    );
+    let dep = emu
+        .object("apps/v1", "Deployment", Some("pkg-ns"), "vdu2")
+        .expect("deployment");
+    assert_eq!(
+        dep["spec"]["template"]["spec"]["containers"][0]["image"],
+        "error-image"
+    );
+    let out = call
+        .run(
+            &d,
+            Op::ChangeVnfpkg,
+            InfraStep::RollbackChangeVnfpkg {
+                restore_vnfd_id: VnfdId::new("vnfd-new"),
+            },
+            req,
+        )
+        .await
+        .expect("rollback");
+    let dep = emu
+        .object("apps/v1", "Deployment", Some("pkg-ns"), "vdu2")
+        .expect("deployment");
+    assert_eq!(
+        dep["spec"]["template"]["spec"]["containers"][0]["image"],
+        "nginx:alpine"
+    );
+    assert_eq!(out.resources.vnfc_resource_info.len(), 2);
+    assert_eq!(call.state["vnfdId"], "vnfd-new");
+    call.run(
+        &d,
+        Op::Terminate,
+        terminate(),
+        json!({"terminationType": "FORCEFUL"}),
+    )
+    .await
+    .expect("terminate");
+    assert!(
+        emu.labelled("vnfm.io/vnf-instance-id", "inst-pkg")
+            .is_empty()
+    );
+}
+
+const CRD: &str = "apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: widgets.example.com
+spec:
+  group: example.com
+  scope: Namespaced
+  names: {kind: Widget, plural: widgets, singular: widget}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}
+";
+
+const APP: &str = "apiVersion: example.com/v1
+kind: Widget
+metadata: {name: gadget}
+spec: {size: 3}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: app}
+spec:
+  replicas: 2
+  selector: {matchLabels: {app: asd}}
+  template:
+    metadata: {labels: {app: asd}}
+    spec:
+      containers: [{name: app, image: nginx}]
+";
+
+fn asd(min_kernel: &str, with_chart: bool) -> vnfm_descriptor::Asd {
+    let mut items = vec![
+        json!({"id": "crds", "artifactName": "crds", "artifactType": "crd", "file": "Artifacts/crds.yaml", "deploymentOrder": 1}),
+        json!({"id": "app", "artifactName": "app", "artifactType": "crd", "file": "Artifacts/app.yaml", "deploymentOrder": 2}),
+    ];
+    if with_chart {
+        items.push(
+            json!({"id": "chart", "artifactName": "chart", "artifactType": "helm_chart",
+            "file": "Artifacts/test-chart-0.1.0.tgz", "deploymentOrder": 2,
+            "lifecycleParameters": [".Values.replicaCountVdu1"]}),
+        );
+    }
+    let stages = vnfm_descriptor::asd::stages_of(
+        &serde_json::from_value::<Vec<vnfm_descriptor::asd::DeploymentItem>>(json!(items))
+            .expect("items"),
+    );
+    serde_json::from_value(json!({
+        "asdId": "asd-demo", "dialect": "oran-2.0", "toscaDefinitionsVersion": "tosca_simple_yaml_1_3",
+        "entryDefinitions": "Definitions/asd.yaml", "nodeTemplate": "demo", "asdVersion": "1.0",
+        "provider": "Acme", "applicationName": "demo", "applicationVersion": "1.0",
+        "enhancedClusterCapabilities": {
+            "minKernelVersion": min_kernel,
+            "requiredCustomResources": [{"kind": "Widget", "apiVersion": "example.com/v1"}],
+            "clusterLabels": [
+                {"label": "site=edge", "requirement": "mandatory"},
+                {"label": "gpu=true", "requirement": "preferred"}
+            ]
+        },
+        "deploymentItems": items,
+        "stages": stages,
+    }))
+    .expect("asd")
+}
+
+fn asd_vim(emu: &vnfm_kube_emulator::Emulator) -> ResolvedVim {
+    let mut info = vim_info(emu, &emu.token());
+    info["extra"] = json!({"clusterLabels": {"site": "edge"}});
+    ResolvedVim::new("vim1", serde_json::from_value(info).expect("vim"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn asd_deployment_items_are_deployed_in_stages_after_the_placement_check() {
+    let emu = emulator().await;
+    let helm = std::env::var("VNFM_HELM_C_LIB")
+        .ok()
+        .filter(|p| !p.is_empty());
+    if helm.is_none() {
+        eprintln!("NOTE: VNFM_HELM_C_LIB is not set; the ASD's Helm chart item is left out");
+    }
+    let chart = std::fs::read(
+        corpus_dir("v2-helm-instantiate").join("Files/kubernetes/test-chart-0.1.0.tgz"),
+    )
+    .expect("chart");
+    let files = Arc::new(
+        MemArtifacts::new()
+            .with("Artifacts/crds.yaml", CRD)
+            .with("Artifacts/app.yaml", APP)
+            .with("Artifacts/test-chart-0.1.0.tgz", chart),
+    );
+    let mut d = driver();
+    if let Some(p) = &helm {
+        d = d.with_helm(Arc::new(
+            vnfm_infra_kubernetes::HelmLibrary::load(p).expect("library"),
+        ));
+    }
+    // A kernel newer than every node's: refused before anything is applied.
+    let mut call = Call::new(
+        asd_vnfd(&asd("6.1", false)),
+        files.clone(),
+        asd_vim(&emu),
+        "inst-asd0",
+    );
+    let err = call
+        .run(
+            &d,
+            Op::Instantiate,
+            InfraStep::Instantiate {
+                target: counts(&[], "default"),
+            },
+            json!({"flavourId": "default"}),
+        )
+        .await
+        .expect_err("placement");
+    assert_eq!(err.kind(), "invalidInput");
+    assert!(err.to_string().contains("no node runs kernel 6.1"), "{err}");
+    assert!(emu.objects_with_verb("apply").is_empty());
+    // A mandatory cluster label the VIM does not carry: refused too.
+    let mut call = Call::new(
+        asd_vnfd(&asd("4.15", false)),
+        files.clone(),
+        vim(&emu),
+        "inst-asd1",
+    );
+    let err = call
+        .run(
+            &d,
+            Op::Instantiate,
+            InfraStep::Instantiate {
+                target: counts(&[], "default"),
+            },
+            json!({"flavourId": "default"}),
+        )
+        .await
+        .expect_err("label");
+    assert!(err.to_string().contains("site=edge"), "{err}");
+
+    let mut call = Call::new(
+        asd_vnfd(&asd("4.15", helm.is_some())),
+        files,
+        asd_vim(&emu),
+        "inst-asd",
+    );
+    let out = call
+        .run(
+            &d,
+            Op::Instantiate,
+            InfraStep::Instantiate {
+                target: counts(&[], "default"),
+            },
+            json!({"flavourId": "default", "additionalParams": {".Values.replicaCountVdu1": 2}}),
+        )
+        .await
+        .expect("instantiate");
+    let applied = objects(&emu.log(), "apply");
+    let pos = |o: &str| {
+        applied
+            .iter()
+            .position(|a| a == o)
+            .unwrap_or_else(|| panic!("{o} not applied: {applied:?}"))
+    };
+    // Stage 1 (the CRD) is applied and ready before stage 2 starts.
+    assert!(
+        pos("CustomResourceDefinition/widgets.example.com") < pos("Widget/vnf-inst-asd/gadget")
+    );
+    assert!(
+        pos("CustomResourceDefinition/widgets.example.com") < pos("Deployment/vnf-inst-asd/app")
+    );
+    let pods = pods_per_vdu(&out);
+    assert_eq!(
+        pods.get("app"),
+        Some(&2),
+        "workloads are reported under their deployment item: {pods:?}"
+    );
+    if helm.is_some() {
+        let dep = emu
+            .object(
+                "apps/v1",
+                "Deployment",
+                Some("vnf-inst-asd"),
+                &format!("vdu1-{}", "vnfinstasd"),
+            )
+            .expect("chart deployment");
+        assert_eq!(
+            dep["spec"]["replicas"], 2,
+            "the lifecycle parameter reached the chart"
+        );
+        assert_eq!(pods.get("chart"), Some(&3));
+    }
+    let warnings = call.state["warnings"].to_string();
+    assert!(warnings.contains("gpu=true"), "{warnings}");
+    call.run(
+        &d,
+        Op::Terminate,
+        terminate(),
+        json!({"terminationType": "FORCEFUL"}),
+    )
+    .await
+    .expect("terminate");
+    assert!(
+        emu.labelled("vnfm.io/vnf-instance-id", "inst-asd")
+            .is_empty()
+    );
+    assert!(
+        emu.objects("apiextensions.k8s.io/v1", "CustomResourceDefinition")
+            .is_empty()
+    );
+}
+
+const NAD_CRD: &str = "apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: network-attachment-definitions.k8s.cni.cncf.io}
+spec:
+  group: k8s.cni.cncf.io
+  scope: Namespaced
+  names: {kind: NetworkAttachmentDefinition, plural: network-attachment-definitions}
+  versions: [{name: v1, served: true, storage: true}]
+";
+
+const NAD_APP: &str = "apiVersion: k8s.cni.cncf.io/v1
+kind: NetworkAttachmentDefinition
+metadata: {name: net-a, namespace: shared-net}
+spec:
+  config: '{\"cniVersion\": \"0.3.1\", \"type\": \"macvlan\"}'
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: w}}
+  template:
+    metadata:
+      labels: {app: w}
+      annotations: {k8s.v1.cni.cncf.io/networks: shared-net/net-a}
+    spec:
+      containers: [{name: w, image: nginx}]
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata:
+  name: data
+  labels: {vnfm.io/persistent: \"true\"}
+spec:
+  accessModes: [ReadWriteOnce]
+  resources: {requests: {storage: 1Gi}}
+";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shared_networks_have_a_use_count_and_persistent_volumes_survive_terminate() {
+    let emu = emulator().await;
+    for o in [
+        serde_saphyr::from_str::<Value>(NAD_CRD).expect("crd"),
+        json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "shared-net"}}),
+    ] {
+        emu.put_object(o).expect("seed");
+    }
+    let files = Arc::new(MemArtifacts::new().with("Files/app.yaml", NAD_APP));
+    let vnfd: vnfm_descriptor::Vnfd = serde_json::from_value(json!({
+        "descriptorId": "vnfd-net", "descriptorVersion": "1.0", "provider": "Acme", "productName": "Net",
+        "softwareVersion": "1.0", "toscaDefinitionsVersion": "tosca_simple_yaml_1_2", "vnfNodeType": "acme.Net",
+        "entryDefinitions": "Definitions/top.yaml",
+        "flavours": [{"id": "simple", "file": "Definitions/df.yaml", "vdus": [
+            {"id": "VDU1", "name": "web", "kind": "compute", "nodeType": "tosca.nodes.nfv.Vdu.Compute",
+             "minInstances": 1, "maxInstances": 1}]}]
+    }))
+    .expect("vnfd");
+    let d = driver();
+    let params = json!({"flavourId": "simple", "additionalParams": {"lcm-kubernetes-def-files": ["Files/app.yaml"]}});
+    let step = || InfraStep::Instantiate {
+        target: counts(&[("VDU1", 1)], "simple"),
+    };
+    let mut a = Call::new(vnfd.clone(), files.clone(), vim(&emu), "inst-a");
+    let mut b = Call::new(vnfd.clone(), files.clone(), vim(&emu), "inst-b");
+    // The CRD of the networks is established by the cluster before use.
+    a.run(&d, Op::Instantiate, step(), params.clone())
+        .await
+        .expect("a");
+    b.run(&d, Op::Instantiate, step(), params.clone())
+        .await
+        .expect("b");
+    let nad = || {
+        emu.object(
+            "k8s.cni.cncf.io/v1",
+            "NetworkAttachmentDefinition",
+            Some("shared-net"),
+            "net-a",
+        )
+    };
+    let users = |n: &Value| -> Vec<String> {
+        n["metadata"]["annotations"]
+            .as_object()
+            .map(|m| {
+                m.keys()
+                    .filter(|k| k.starts_with("vnfm.io/user-"))
+                    .cloned()
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    assert_eq!(
+        users(&nad().expect("nad")),
+        ["vnfm.io/user-inst-a", "vnfm.io/user-inst-b"]
+    );
+    a.run(
+        &d,
+        Op::Terminate,
+        terminate(),
+        json!({"terminationType": "FORCEFUL"}),
+    )
+    .await
+    .expect("terminate a");
+    assert_eq!(
+        users(&nad().expect("still used by b")),
+        ["vnfm.io/user-inst-b"]
+    );
+    // A's persistent claim (and so its namespace) stays.
+    assert!(
+        emu.object("v1", "PersistentVolumeClaim", Some("vnf-inst-a"), "data")
+            .is_some()
+    );
+    assert!(
+        emu.object("apps/v1", "Deployment", Some("vnf-inst-a"), "web")
+            .is_none()
+    );
+    b.run(
+        &d,
+        Op::Terminate,
+        terminate(),
+        json!({"terminationType": "FORCEFUL", "additionalParams": {"deletePersistentVolumes": true}}),
+    )
+    .await
+    .expect("terminate b");
+    assert!(nad().is_none(), "the last user deletes the shared network");
+    assert!(
+        emu.object("v1", "PersistentVolumeClaim", Some("vnf-inst-b"), "data")
+            .is_none()
+    );
+    assert!(emu.object("v1", "Namespace", None, "vnf-inst-b").is_none());
+}

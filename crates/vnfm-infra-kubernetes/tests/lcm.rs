@@ -1,0 +1,266 @@
+//! The real lifecycle runner (`vnfm_lcm::Lcm` on SQLite) with the Kubernetes driver against
+//! the emulated API server: a corpus CNF through instantiate, scale, heal and terminate, and a
+//! failed instantiation rolled back with nothing left behind.
+
+mod support;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use support::*;
+use vnfm_driver_api::memory::RecordingMgmtDriver;
+use vnfm_lcm::Lcm;
+use vnfm_lcm::runner::defaults::{InlineVimDirectory, MemoryCatalog, NoSubscribers};
+use vnfm_types::{CreateVnfRequest, LcmOperationStateType as State, VnfInstance, VnfLcmOpOcc};
+
+const WAIT: Duration = Duration::from_secs(60);
+
+const FILES: &[&str] = &[
+    "Files/kubernetes/namespace.yaml",
+    "Files/kubernetes/config-map.yaml",
+    "Files/kubernetes/replicaset_service_secret.yaml",
+    "Files/kubernetes/deployment.yaml",
+    "Files/kubernetes/statefulset.yaml",
+    "Files/kubernetes/storage-class.yaml",
+    "Files/kubernetes/pod.yaml",
+    "Files/kubernetes/daemon-set.yaml",
+    "Files/kubernetes/role_rolebinding_SA.yaml",
+];
+
+struct Env {
+    lcm: Lcm,
+    _dir: tempfile::TempDir,
+}
+
+async fn env(emu_driver: vnfm_infra_kubernetes::KubernetesDriver) -> Env {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let url = format!("sqlite://{}", dir.path().join("lcm.db").display());
+    let store = vnfm_store::open(&url).await.expect("store");
+    let catalog = MemoryCatalog::new();
+    let pkg = corpus_dir("v2-cnf-instantiate-resources");
+    catalog.insert(load_vnfd(&pkg), Arc::new(DirArtifacts(pkg)));
+    let lcm = Lcm::builder(
+        store,
+        Arc::new(InlineVimDirectory),
+        Arc::new(NoSubscribers),
+        Arc::new(catalog),
+    )
+    .infra_driver(Arc::new(emu_driver))
+    .mgmt_driver(Arc::new(RecordingMgmtDriver::new()))
+    .build();
+    Env { lcm, _dir: dir }
+}
+
+impl Env {
+    async fn done(&self, occ: VnfLcmOpOcc) -> VnfLcmOpOcc {
+        self.lcm.wait(&occ.id, WAIT).await.expect("wait")
+    }
+
+    async fn completed(&self, occ: VnfLcmOpOcc) -> VnfLcmOpOcc {
+        let done = self.done(occ).await;
+        assert_eq!(
+            done.operation_state,
+            State::Completed,
+            "{:?}: {:#?}",
+            done.operation,
+            done.error
+        );
+        done
+    }
+
+    async fn create(&self) -> VnfInstance {
+        self.lcm
+            .create_vnf_identifier(CreateVnfRequest {
+                vnfd_id: "b1bb0ce7-ebca-4fa7-95ed-4840d7000000".into(),
+                vnf_instance_name: Some("cnf".into()),
+                vnf_instance_description: None,
+                metadata: None,
+            })
+            .await
+            .expect("create")
+    }
+}
+
+fn req<T: serde::de::DeserializeOwned>(v: Value) -> T {
+    serde_json::from_value(v).expect("request")
+}
+
+fn vnfcs(i: &VnfInstance, vdu: &str) -> Vec<(String, String)> {
+    let info = i.instantiated_vnf_info.as_ref().expect("instantiated");
+    let infos = info.vnfc_info.clone().unwrap_or_default();
+    info.vnfc_resource_info
+        .clone()
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|r| r.vdu_id == vdu)
+        .map(|r| {
+            let info_id = infos
+                .iter()
+                .find(|v| v.vnfc_resource_info_id.as_deref() == Some(r.id.as_str()))
+                .map(|v| v.id.clone())
+                .unwrap_or_default();
+            (r.id, info_id)
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_lifecycle_runner_drives_a_cnf_through_its_life() {
+    let emu = emulator().await;
+    let env = env(driver()).await;
+    let vnf = env.create().await;
+    let occ = env
+        .lcm
+        .instantiate(
+            &vnf.id,
+            req(json!({
+                "flavourId": "simple",
+                "vimConnectionInfo": {"vim1": vim_info(&emu, &emu.token())},
+                "additionalParams": {"lcm-kubernetes-def-files": FILES, "namespace": "cnf-lcm"}
+            })),
+        )
+        .await
+        .expect("instantiate");
+    env.completed(occ).await;
+    let inst = env.lcm.get_instance(&vnf.id).await.expect("instance");
+    // GET vnf_instances/{id} shows each container instance.
+    assert_eq!(
+        vnfcs(&inst, "VDU2").len(),
+        2,
+        "{:#?}",
+        inst.instantiated_vnf_info
+    );
+    assert_eq!(
+        vnfcs(&inst, "VDU1"),
+        vec![("vdu1".to_string(), "VDU1-vdu1".to_string())]
+    );
+    let info = inst.instantiated_vnf_info.as_ref().expect("info");
+    let vdu1 = info
+        .vnfc_resource_info
+        .as_ref()
+        .and_then(|v| v.iter().find(|r| r.id == "vdu1"))
+        .expect("vdu1");
+    assert_eq!(
+        vdu1.compute_resource.container_namespace.as_deref(),
+        Some("cnf-lcm")
+    );
+    assert!(
+        vdu1.metadata
+            .as_ref()
+            .is_some_and(|m| m["nodeName"].is_string())
+    );
+    assert!(
+        info.virtual_storage_resource_info
+            .as_ref()
+            .is_some_and(|s| s.iter().any(|s| s.id == "www-vdu5-0"))
+    );
+
+    let occ = env
+        .lcm
+        .scale(
+            &vnf.id,
+            req(json!({"type": "SCALE_OUT", "aspectId": "vdu2_aspect"})),
+        )
+        .await
+        .expect("scale");
+    let done = env.completed(occ).await;
+    let added = done
+        .resource_changes
+        .and_then(|c| c.affected_vnfcs)
+        .unwrap_or_default();
+    assert_eq!(added.len(), 1);
+    let inst = env.lcm.get_instance(&vnf.id).await.expect("instance");
+    let vdu2 = vnfcs(&inst, "VDU2");
+    assert_eq!(vdu2.len(), 3);
+
+    let (victim, victim_info) = vdu2[0].clone();
+    let occ = env
+        .lcm
+        .heal(&vnf.id, req(json!({"vnfcInstanceId": [victim_info]})))
+        .await
+        .expect("heal");
+    env.completed(occ).await;
+    let inst = env.lcm.get_instance(&vnf.id).await.expect("instance");
+    let vdu2 = vnfcs(&inst, "VDU2");
+    assert_eq!(vdu2.len(), 3);
+    assert!(
+        vdu2.iter().all(|(id, _)| *id != victim),
+        "{victim} was replaced"
+    );
+
+    let occ = env
+        .lcm
+        .terminate(
+            &vnf.id,
+            req(json!({"terminationType": "GRACEFUL", "gracefulTerminationTimeout": 5})),
+        )
+        .await
+        .expect("terminate");
+    env.completed(occ).await;
+    assert!(
+        emu.labelled("vnfm.io/vnf-instance-id", vnf.id.as_str())
+            .is_empty()
+    );
+    assert!(emu.object("v1", "Namespace", None, "cnf-lcm").is_none());
+    env.lcm
+        .delete_vnf_identifier(&vnf.id)
+        .await
+        .expect("delete");
+    env.lcm.shutdown(Duration::from_secs(5)).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_instantiation_is_failed_temp_and_rolls_back_without_leaks() {
+    let emu = emulator().await;
+    // The Deployment's pods never start.
+    emu.fail_image("nginx");
+    let env = env(driver().with_ready_timeout(Duration::from_secs(2))).await;
+    let vnf = env.create().await;
+    let occ = env
+        .lcm
+        .instantiate(
+            &vnf.id,
+            req(json!({
+                "flavourId": "simple",
+                "vimConnectionInfo": {"vim1": vim_info(&emu, &emu.token())},
+                "additionalParams": {"lcm-kubernetes-def-files": ["Files/kubernetes/deployment.yaml"]}
+            })),
+        )
+        .await
+        .expect("instantiate");
+    let failed = env.done(occ).await;
+    assert_eq!(failed.operation_state, State::FailedTemp);
+    let detail = failed
+        .error
+        .as_ref()
+        .map(|e| e.detail.clone())
+        .unwrap_or_default();
+    assert!(
+        detail.contains("Deployment") && detail.contains("vdu2"),
+        "{detail}"
+    );
+    assert!(
+        detail.contains("ImagePullBackOff") || detail.contains("replicas ready"),
+        "{detail}"
+    );
+    assert!(
+        !emu.labelled("vnfm.io/vnf-instance-id", vnf.id.as_str())
+            .is_empty()
+    );
+    let occ = env.lcm.rollback(&failed.id).await.expect("rollback");
+    let rolled = env.done(occ).await;
+    assert_eq!(
+        rolled.operation_state,
+        State::RolledBack,
+        "{:#?}",
+        rolled.error
+    );
+    assert!(
+        emu.labelled("vnfm.io/vnf-instance-id", vnf.id.as_str())
+            .is_empty(),
+        "leaked: {:?}",
+        emu.labelled("vnfm.io/vnf-instance-id", vnf.id.as_str())
+    );
+    env.lcm.shutdown(Duration::from_secs(5)).await;
+}

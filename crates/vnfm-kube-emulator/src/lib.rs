@@ -1,0 +1,438 @@
+//! A Kubernetes API server emulation for tests: the real REST paths and bodies over HTTP on
+//! loopback, plus a tiny controller that makes workloads progress the way a cluster does.
+//!
+//! No kube-apiserver can be installed where the tests run, so drivers are tested against this
+//! instead. It speaks what a client such as kube-rs relies on:
+//!
+//! - discovery (`/api`, `/apis`, `/api/v1`, `/apis/{group}/{version}`, `/version`);
+//! - namespaced and cluster-scoped get, list, create, update (with resourceVersion checks),
+//!   merge patch, server-side apply (`application/apply-patch+yaml` with a field manager,
+//!   field ownership in `managedFields`, `409 Conflict` unless forced), delete with
+//!   propagation policies and grace periods, deletecollection, the `status` subresource;
+//! - list + watch with resourceVersion (events streamed as they happen, `410 Expired` for a
+//!   resourceVersion that is too old), label and field selectors;
+//! - `Status` error bodies (`404 NotFound`, `409 AlreadyExists`/`Conflict`, `401 Unauthorized`);
+//! - bearer-token and basic authentication;
+//! - custom resources once their `CustomResourceDefinition` is established.
+//!
+//! The controller creates ReplicaSets for Deployments, pods for ReplicaSets, StatefulSets (with
+//! PVCs from `volumeClaimTemplates`), DaemonSets (one pod per node) and Jobs; pods become
+//! Running and Ready after [`EmulatorConfig::ready_delay`]; Jobs complete; PVCs bind; CRDs
+//! become Established; Services get EndpointSlices; namespaces are emptied when deleted;
+//! owner references are garbage-collected. Tests make objects never become ready
+//! ([`Emulator::never_ready`], [`Emulator::fail_image`]) and read the request log
+//! ([`Emulator::log`]) to assert ordering.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), vnfm_kube_emulator::EmulatorError> {
+//! use vnfm_kube_emulator::{Emulator, EmulatorConfig};
+//! let emu = Emulator::start(EmulatorConfig::default()).await?;
+//! println!("API server at {} (token {})", emu.url(), emu.token());
+//! # Ok(()) }
+//! ```
+
+mod controller;
+mod registry;
+mod server;
+mod store;
+mod util;
+
+use std::collections::BTreeSet;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio::sync::{Notify, broadcast, watch};
+
+pub use registry::ResourceType;
+use store::{Change, Store, WriteError};
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    // A test that panicked while holding a lock must not hide the state from the others.
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// What can go wrong when starting the emulator.
+#[derive(Debug, thiserror::Error)]
+pub enum EmulatorError {
+    /// No loopback port could be bound.
+    #[error("cannot listen on 127.0.0.1 for the emulated API server: {0}")]
+    Bind(#[source] std::io::Error),
+    /// An object given to [`Emulator::put_object`] was refused.
+    #[error("the emulator refused the object: {0}")]
+    Refused(String),
+}
+
+/// A node of the emulated cluster.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NodeSpec {
+    /// Node name.
+    pub name: String,
+    /// `status.nodeInfo.kernelVersion`.
+    pub kernel_version: String,
+    /// Node labels.
+    pub labels: Vec<(String, String)>,
+}
+
+/// How the emulator behaves.
+#[derive(Debug, Clone)]
+pub struct EmulatorConfig {
+    /// Accepted bearer tokens.
+    pub tokens: Vec<String>,
+    /// Accepted basic-auth user/password pairs.
+    pub basic: Vec<(String, String)>,
+    /// Accept requests without credentials.
+    pub anonymous: bool,
+    /// The cluster's nodes.
+    pub nodes: Vec<NodeSpec>,
+    /// How long a pod takes to become Running and Ready (and a PVC to bind).
+    pub ready_delay: Duration,
+    /// How long a Job's pod runs before it succeeds.
+    pub job_pod_duration: Duration,
+    /// How long a deleted pod stays Terminating (unless deleted with grace period 0).
+    pub termination_delay: Duration,
+    /// How often the controller looks at the cluster when nothing is written.
+    pub tick: Duration,
+}
+
+/// The bearer token [`EmulatorConfig::default`] accepts.
+pub const DEFAULT_TOKEN: &str = "emulator-token";
+
+impl Default for EmulatorConfig {
+    fn default() -> Self {
+        let node = |name: &str, zone: &str| NodeSpec {
+            name: name.into(),
+            kernel_version: "5.15.0-91-generic".into(),
+            labels: vec![
+                ("kubernetes.io/hostname".into(), name.into()),
+                ("topology.kubernetes.io/zone".into(), zone.into()),
+            ],
+        };
+        EmulatorConfig {
+            tokens: vec![DEFAULT_TOKEN.into()],
+            basic: vec![("admin".into(), "admin-password".into())],
+            anonymous: false,
+            nodes: vec![node("node-1", "zone-a"), node("node-2", "zone-b")],
+            ready_delay: Duration::from_millis(30),
+            job_pod_duration: Duration::from_millis(30),
+            termination_delay: Duration::from_millis(20),
+            tick: Duration::from_millis(10),
+        }
+    }
+}
+
+/// One request the emulator answered.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LogEntry {
+    /// HTTP method.
+    pub method: String,
+    /// `get`, `list`, `watch`, `create`, `apply`, `patch`, `update`, `delete`,
+    /// `deletecollection`, `discovery`, `unauthorized` or `unknown`.
+    pub verb: String,
+    /// Request path.
+    pub path: String,
+    /// `apiVersion` of the resource (empty for discovery).
+    pub api_version: String,
+    /// Kind of the resource (empty for discovery).
+    pub kind: String,
+    /// Namespace in the path.
+    pub namespace: Option<String>,
+    /// Object name (from the path, or the body of a create).
+    pub name: Option<String>,
+    /// Subresource (`status`).
+    pub subresource: Option<String>,
+    /// `fieldManager` query parameter.
+    pub field_manager: Option<String>,
+    /// HTTP status code of the answer.
+    pub code: u16,
+}
+
+impl LogEntry {
+    /// `Kind/name` or `Kind/namespace/name`.
+    pub fn object(&self) -> String {
+        match (&self.namespace, &self.name) {
+            (Some(ns), Some(n)) => format!("{}/{ns}/{n}", self.kind),
+            (None, Some(n)) => format!("{}/{n}", self.kind),
+            (_, None) => self.kind.clone(),
+        }
+    }
+}
+
+pub(crate) struct Auth {
+    pub anonymous: bool,
+    pub tokens: Vec<String>,
+    pub basic: Vec<(String, String)>,
+}
+
+/// Test hooks that change how the controller treats objects.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Hooks {
+    /// `(kind, name)` of objects that never become ready (pods below them stay unready).
+    pub never_ready: BTreeSet<(String, String)>,
+    /// Container images whose pods never start (ImagePullBackOff).
+    pub failing_images: BTreeSet<String>,
+}
+
+pub(crate) struct Shared {
+    store: Mutex<Store>,
+    tx: broadcast::Sender<Arc<Change>>,
+    wake: Notify,
+    auth: Mutex<Auth>,
+    hooks: Mutex<Hooks>,
+    log: Mutex<Vec<LogEntry>>,
+    stop: watch::Sender<bool>,
+    config: EmulatorConfig,
+}
+
+impl Shared {
+    pub(crate) fn store(&self) -> MutexGuard<'_, Store> {
+        lock(&self.store)
+    }
+
+    pub(crate) fn auth(&self) -> MutexGuard<'_, Auth> {
+        lock(&self.auth)
+    }
+
+    /// Runs a write and publishes its changes to watchers before the lock is released.
+    pub(crate) fn write<T>(
+        &self,
+        f: impl FnOnce(&mut Store) -> Result<T, WriteError>,
+    ) -> Result<T, WriteError> {
+        let mut store = self.store();
+        let result = f(&mut store);
+        let changed = !store.pending.is_empty();
+        for c in store.pending.drain(..) {
+            // No receiver is fine: nobody is watching.
+            let _ = self.tx.send(c);
+        }
+        drop(store);
+        if changed {
+            self.wake.notify_one();
+        }
+        result
+    }
+
+    pub(crate) fn subscribe(&self) -> broadcast::Receiver<Arc<Change>> {
+        self.tx.subscribe()
+    }
+
+    pub(crate) fn stopped(&self) -> watch::Receiver<bool> {
+        self.stop.subscribe()
+    }
+
+    pub(crate) fn push_log(&self, e: LogEntry) {
+        lock(&self.log).push(e);
+    }
+}
+
+/// A running emulated API server. Dropping it stops the server, the controller and every
+/// open watch.
+pub struct Emulator {
+    addr: SocketAddr,
+    shared: Arc<Shared>,
+}
+
+impl std::fmt::Debug for Emulator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Emulator")
+            .field("addr", &self.addr)
+            .finish()
+    }
+}
+
+impl Emulator {
+    /// Starts the server on a free loopback port and the controller, with the nodes of
+    /// `config` registered.
+    pub async fn start(config: EmulatorConfig) -> Result<Emulator, EmulatorError> {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .map_err(EmulatorError::Bind)?;
+        let addr = listener.local_addr().map_err(EmulatorError::Bind)?;
+        let (tx, _) = broadcast::channel(65_536);
+        let (stop, _) = watch::channel(false);
+        let shared = Arc::new(Shared {
+            store: Mutex::new(Store::new()),
+            tx,
+            wake: Notify::new(),
+            auth: Mutex::new(Auth {
+                anonymous: config.anonymous,
+                tokens: config.tokens.clone(),
+                basic: config.basic.clone(),
+            }),
+            hooks: Mutex::new(Hooks::default()),
+            log: Mutex::new(Vec::new()),
+            stop,
+            config,
+        });
+        controller::register_nodes(&shared);
+        let app = axum::Router::new()
+            .fallback(server::handle)
+            .with_state(shared.clone());
+        let mut stopped = shared.stopped();
+        tokio::spawn(async move {
+            let _ = axum::serve(listener, app)
+                .with_graceful_shutdown(async move {
+                    let _ = stopped.changed().await;
+                })
+                .await;
+        });
+        tokio::spawn(controller::run(shared.clone()));
+        Ok(Emulator { addr, shared })
+    }
+
+    /// `http://127.0.0.1:<port>`.
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// The first accepted bearer token.
+    pub fn token(&self) -> String {
+        self.shared
+            .auth()
+            .tokens
+            .first()
+            .cloned()
+            .unwrap_or_default()
+    }
+
+    /// Stops accepting `token` (as when it expires).
+    pub fn revoke_token(&self, token: &str) {
+        self.shared.auth().tokens.retain(|t| t != token);
+    }
+
+    /// Accepts `token` from now on.
+    pub fn add_token(&self, token: &str) {
+        self.shared.auth().tokens.push(token.to_string());
+    }
+
+    /// Every request answered so far, in order.
+    pub fn log(&self) -> Vec<LogEntry> {
+        lock(&self.shared.log).clone()
+    }
+
+    /// Forgets the requests logged so far.
+    pub fn clear_log(&self) {
+        lock(&self.shared.log).clear();
+    }
+
+    /// The `Kind/namespace/name` of each successful request with `verb`, in order.
+    pub fn objects_with_verb(&self, verb: &str) -> Vec<String> {
+        self.log()
+            .iter()
+            .filter(|e| e.verb == verb && e.code < 300)
+            .map(LogEntry::object)
+            .collect()
+    }
+
+    /// Makes the object `kind`/`name` (in any namespace) never become ready: pods it owns
+    /// (directly or through a ReplicaSet) stay unready, a PVC stays Pending, a Job never
+    /// completes, a CRD is never Established.
+    pub fn never_ready(&self, kind: &str, name: &str) {
+        lock(&self.shared.hooks)
+            .never_ready
+            .insert((kind.to_string(), name.to_string()));
+        self.shared.wake.notify_one();
+    }
+
+    /// Lets an object blocked by [`Emulator::never_ready`] progress again.
+    pub fn allow_ready(&self, kind: &str, name: &str) {
+        lock(&self.shared.hooks)
+            .never_ready
+            .remove(&(kind.to_string(), name.to_string()));
+        self.shared.wake.notify_one();
+    }
+
+    /// Makes pods using container image `image` never start (their containers wait in
+    /// `ImagePullBackOff`).
+    pub fn fail_image(&self, image: &str) {
+        lock(&self.shared.hooks)
+            .failing_images
+            .insert(image.to_string());
+        self.shared.wake.notify_one();
+    }
+
+    /// The stored object of `kind` at `api_version` named `name` in `namespace` (`None` for a
+    /// cluster-scoped kind).
+    pub fn object(
+        &self,
+        api_version: &str,
+        kind: &str,
+        namespace: Option<&str>,
+        name: &str,
+    ) -> Option<Value> {
+        let store = self.shared.store();
+        let rt = store.registry.by_kind(api_version, kind)?.clone();
+        let ns = if rt.namespaced {
+            namespace.unwrap_or("default")
+        } else {
+            ""
+        };
+        store.get(&rt.storage_key(), ns, name).cloned()
+    }
+
+    /// Every stored object of `kind` at `api_version` (all namespaces).
+    pub fn objects(&self, api_version: &str, kind: &str) -> Vec<Value> {
+        let store = self.shared.store();
+        store
+            .registry
+            .by_kind(api_version, kind)
+            .map(|rt| store.list(&rt.storage_key(), None))
+            .unwrap_or_default()
+    }
+
+    /// Every stored object carrying label `key=value`, as `Kind/namespace/name`.
+    pub fn labelled(&self, key: &str, value: &str) -> Vec<String> {
+        let store = self.shared.store();
+        store
+            .all()
+            .into_iter()
+            .filter(|(_, o)| {
+                o.pointer("/metadata/labels").and_then(|l| l.get(key)) == Some(&json!(value))
+            })
+            .map(|(_, o)| {
+                let kind = o["kind"].as_str().unwrap_or("").to_string();
+                let name = o
+                    .pointer("/metadata/name")
+                    .and_then(Value::as_str)
+                    .unwrap_or("");
+                match o.pointer("/metadata/namespace").and_then(Value::as_str) {
+                    Some(ns) => format!("{kind}/{ns}/{name}"),
+                    None => format!("{kind}/{name}"),
+                }
+            })
+            .collect()
+    }
+
+    /// Stores `obj` as if another client had created it (for name-collision tests and
+    /// pre-existing cluster state).
+    pub fn put_object(&self, obj: Value) -> Result<Value, EmulatorError> {
+        let api_version = obj["apiVersion"].as_str().unwrap_or("").to_string();
+        let kind = obj["kind"].as_str().unwrap_or("").to_string();
+        let ns = obj
+            .pointer("/metadata/namespace")
+            .and_then(Value::as_str)
+            .map(String::from);
+        let rt = self
+            .shared
+            .store()
+            .registry
+            .by_kind(&api_version, &kind)
+            .cloned()
+            .ok_or_else(|| EmulatorError::Refused(format!("unknown kind {api_version}/{kind}")))?;
+        self.shared
+            .write(|s| s.create(&rt, ns.as_deref(), obj, None))
+            .map_err(|e| EmulatorError::Refused(e.message))
+    }
+
+    /// Stops the server and the controller (also done on drop).
+    pub fn stop(&self) {
+        let _ = self.shared.stop.send(true);
+    }
+}
+
+impl Drop for Emulator {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
