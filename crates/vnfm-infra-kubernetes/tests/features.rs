@@ -310,7 +310,12 @@ async fn asd_deployment_items_are_deployed_in_stages_after_the_placement_check()
             InfraStep::Instantiate {
                 target: counts(&[], "default"),
             },
-            json!({"flavourId": "default", "additionalParams": {".Values.replicaCountVdu1": 2}}),
+            // Lifecycle parameters belong to the Helm item, present only with a Helm engine.
+            if helm.is_some() {
+                json!({"flavourId": "default", "additionalParams": {".Values.replicaCountVdu1": 2}})
+            } else {
+                json!({"flavourId": "default"})
+            },
         )
         .await
         .expect("instantiate");
