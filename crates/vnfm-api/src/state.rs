@@ -230,9 +230,8 @@ impl AppState {
             .config(options.lcm_config.clone())
             .recovery_interval(options.recovery_interval);
         if options.enable_test_vim {
-            builder = builder.infra_driver(Arc::new(crate::test_vim::TestVimDriver::new(
-                TEST_VIM_TYPE,
-            )));
+            builder =
+                builder.infra_driver(Arc::new(crate::test_vim::TestVimDriver::new(TEST_VIM_TYPE)));
         }
         for d in &options.infra_drivers {
             builder = builder.infra_driver(d.clone());
