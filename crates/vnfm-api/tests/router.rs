@@ -1526,3 +1526,89 @@ async fn test_vim_faults_come_from_additional_params() {
     let occ = h.wait_op(&location).await;
     assert_eq!(occ["operationState"], "FAILED_TEMP", "{occ}");
 }
+
+/// SOL003 v2.6.1 clauses 10.4.2a-10.4.5a: onboarded packages addressed by vnfdId.
+#[tokio::test]
+async fn onboarded_vnf_packages_are_addressed_by_vnfd_id() {
+    let h = Harness::new().await;
+    let (id, _) = h.onboard(zip_dir(Path::new(HELLO))).await;
+    // A package that never got content has no vnfdId and is not listed.
+    let r = h
+        .call(Method::POST, "/vnfpkgm/v1/vnf_packages", Some(json!({})))
+        .await;
+    assert_eq!(r.status, StatusCode::CREATED);
+    let created = r.json()["id"].as_str().unwrap().to_owned();
+
+    let list = h
+        .call(Method::GET, "/vnfpkgm/v1/onboarded_vnf_packages", None)
+        .await
+        .json();
+    let ids: Vec<&str> = list
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|p| p["id"].as_str())
+        .collect();
+    assert_eq!(ids, vec![id.as_str()], "{list:#}");
+    assert!(ids.iter().all(|i| *i != created));
+
+    let one = h
+        .call(
+            Method::GET,
+            &format!("/vnfpkgm/v1/onboarded_vnf_packages/{HELLO_VNFD}"),
+            None,
+        )
+        .await;
+    assert_eq!(one.status, StatusCode::OK);
+    assert_eq!(one.json()["id"], id.as_str());
+    assert_eq!(one.json()["vnfdId"], HELLO_VNFD);
+
+    let auth = format!("Bearer {}", h.token);
+    let get = |path: String, accept: &'static str| {
+        let auth = auth.clone();
+        let h = &h;
+        async move {
+            h.raw(
+                Method::GET,
+                &path,
+                &[("authorization", &auth), ("accept", accept)],
+                vec![],
+            )
+            .await
+        }
+    };
+    let base = format!("/vnfpkgm/v1/onboarded_vnf_packages/{HELLO_VNFD}");
+    let r = get(format!("{base}/vnfd"), "application/zip").await;
+    assert_eq!(r.status, StatusCode::OK);
+    assert_eq!(r.header("content-type"), Some("application/zip"));
+    let r = get(format!("{base}/package_content"), "application/zip").await;
+    assert_eq!(r.status, StatusCode::OK);
+    let by_id = get(
+        format!("/vnfpkgm/v1/vnf_packages/{id}/package_content"),
+        "application/zip",
+    )
+    .await;
+    assert_eq!(r.body, by_id.body);
+    let r = get(
+        format!("{base}/artifacts/Definitions/hello_types.yaml"),
+        "*/*",
+    )
+    .await;
+    assert_eq!(
+        r.status,
+        StatusCode::OK,
+        "{}",
+        String::from_utf8_lossy(&r.body)
+    );
+    assert!(String::from_utf8_lossy(&r.body).contains("acme.hello.VNF"));
+
+    h.call(
+        Method::GET,
+        "/vnfpkgm/v1/onboarded_vnf_packages/no-such-vnfd/vnfd",
+        None,
+    )
+    .await
+    .problem(404);
+    let r = h.call(Method::DELETE, &base, None).await;
+    assert_eq!(r.status, StatusCode::METHOD_NOT_ALLOWED);
+}
