@@ -31,3 +31,8 @@ echo "PostgreSQL: $VNFM_TEST_POSTGRES_URL"
 
 echo "== cargo test"
 cargo test --workspace --locked --no-fail-fast
+
+echo "== ETSI SOL003 conformance suites"
+# Robot Framework suites against `vnfm serve`; fails when any test's outcome differs from
+# tests/conformance/expected.tsv (see docs/conformance.md).
+tests/conformance/run.sh
