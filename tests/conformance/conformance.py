@@ -211,16 +211,39 @@ def write_expected(path: Path, results, old):
             w.writerow([r["id"], r["suite"], r["name"], r["status"], reason])
 
 
+def markdown_table(path: Path):
+    """The expected failures grouped by reason, as the Markdown table of docs/conformance.md."""
+    groups = {}
+    for (suite, tid, name), (status, reason) in load_expected(path).items():
+        if status == "FAIL":
+            groups.setdefault(reason, []).append(tid)
+
+    def order(tid):
+        return [int(x) for x in tid.split(".") if x.isdigit()]
+
+    lines = ["| tests | n | reason |", "|---|---|---|"]
+    for reason, ids in sorted(groups.items(), key=lambda kv: (-len(kv[1]), order(min(kv[1], key=order)))):
+        ids = sorted(ids, key=order)
+        lines.append(f"| {', '.join(ids)} | {len(ids)} | {reason.replace('|', '/')} |")
+    return "\n".join(lines)
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--vnfm", required=True, help="the vnfm binary")
-    p.add_argument("--robot", required=True, help="the robot executable of the virtualenv")
-    p.add_argument("--corpus", required=True, help="the api-tests/SOL003 folder of the corpus")
+    p.add_argument("--vnfm", help="the vnfm binary")
+    p.add_argument("--robot", help="the robot executable of the virtualenv")
+    p.add_argument("--corpus", help="the api-tests/SOL003 folder of the corpus")
     p.add_argument("--expected", default=str(HERE / "expected.tsv"))
     p.add_argument("--work", help="work directory (default: a new temporary one, removed at the end)")
     p.add_argument("--suite", action="append", default=[], help="run only these suite files (repeatable)")
     p.add_argument("--update-expected", action="store_true", help="rewrite expected.tsv from this run")
+    p.add_argument("--markdown-table", action="store_true", help="print the expected failures as Markdown and exit")
     args = p.parse_args()
+    if args.markdown_table:
+        print(markdown_table(Path(args.expected)))
+        return 0
+    if not (args.vnfm and args.robot and args.corpus):
+        p.error("--vnfm, --robot and --corpus are needed to run the suites")
 
     work = Path(args.work) if args.work else Path(tempfile.mkdtemp(prefix="vnfm-conformance."))
     keep = bool(args.work)

@@ -15,11 +15,13 @@ through the public API (see docs/conformance.md).
 from __future__ import annotations
 
 import json
+import shutil
+import tempfile
 import threading
 import time
 from pathlib import Path
 
-from vnfm_client import MOVING, SeedError, Vnfm, not_existing
+from vnfm_client import MOVING, SeedError, Vnfm, build_package, not_existing
 
 # The vnfdId of tests/conformance/package (the id the suites' createVnfRequest.json uses).
 VNFD_ID = "6fc3539c-e602-4afa-8e13-962fb5a7d81f"
@@ -347,13 +349,34 @@ def _paged_op_occs(ctx, variables):
 
 
 def _paged_subscriptions(ctx, variables):
-    # Filtered to an instance that never changes, so these subscriptions stay silent.
+    # Filtered to an instance that never changes, so these subscriptions stay silent; each
+    # has its own callback URI, since an identical subscription is not created twice (303).
     quiet = ctx.not_instantiated("quiet")
-    return _more_than_a_page(ctx, "/vnflcm/v1/subscriptions", lambda: ctx.subscribe(quiet, "/paging"))
+    count = iter(range(1000))
+    return _more_than_a_page(
+        ctx, "/vnflcm/v1/subscriptions", lambda: ctx.vnfm.subscribe(f"{ctx.stub}/paging/{next(count)}", {"vnfInstanceSubscriptionFilter": {"vnfInstanceIds": [quiet]}})
+    )
 
 
 def _paged_packages(ctx, variables):
     return _more_than_a_page(ctx, "/vnfpkgm/v1/vnf_packages", ctx.vnfm.create_package)
+
+
+def _paged_onboarded_packages(ctx, variables):
+    """7.3.3.1.27: more than a page of ONBOARDED packages, each with its own vnfdId (copies
+    of package-single under fresh ids)."""
+    single = Path(__file__).resolve().parent / "package-single"
+    vnfd_file = single / "Definitions" / "single.vnfd.yaml"
+    text = vnfd_file.read_text()
+
+    def onboard():
+        with tempfile.TemporaryDirectory() as tmp:
+            copy = Path(tmp) / "pkg"
+            shutil.copytree(single, copy)
+            (copy / "Definitions" / "single.vnfd.yaml").write_text(text.replace(SINGLE_VNFD_ID, not_existing()))
+            ctx.vnfm.onboard(build_package(copy))
+
+    return _more_than_a_page(ctx, "/vnfpkgm/v1/onboarded_vnf_packages", onboard)
 
 
 def _operation_in_progress(ctx, variables):
@@ -413,6 +436,7 @@ PRECONDITIONS = {
     "7.3.1.11.12": _paged_op_occs,
     "7.3.1.17.14": _paged_subscriptions,
     "7.3.3.1.13": _paged_packages,
+    "7.3.3.1.27": _paged_onboarded_packages,
     "7.3.1.2.6": _operation_in_progress,
     "7.3.3.4.12": _single_file_vnfd,
     "7.3.3.4.14": _single_file_vnfd,
