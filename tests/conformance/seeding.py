@@ -155,15 +155,8 @@ def suite_variables(ctx: Ctx, api: str, suite: str) -> dict:
 
 
 def _instance_tasks(ctx):
-    """Task suites: the task on an INSTANTIATED instance, conflicts on a NOT_INSTANTIATED one."""
-    return {
-        "vnfInstanceId": ctx.instantiated(),
-        "instantiatedVnfInstanceId": ctx.instantiated(),
-        "notInstantiatedVnfInstanceId": ctx.not_instantiated(),
-    }
-
-
-def _individual_instance(ctx):
+    """Task suites and IndividualVNFInstance: the task (or PATCH) on an INSTANTIATED instance,
+    conflicts on a NOT_INSTANTIATED one, DELETE conflicts on another INSTANTIATED one."""
     return {
         "vnfInstanceId": ctx.instantiated(),
         "instantiatedVnfInstanceId": ctx.instantiated(),
@@ -243,7 +236,7 @@ def _notification_endpoint(ctx):
 
 LCM_SUITES = {
     "VNFInstances": lambda ctx: {"vnfInstanceId": ctx.instantiated()},
-    "IndividualVNFInstance": _individual_instance,
+    "IndividualVNFInstance": _instance_tasks,
     "InstantiateVNFTask": _instantiate_task,
     "ScaleVNFTask": _instance_tasks,
     "ScaleVNFToLevelTask": _instance_tasks,
