@@ -36,3 +36,8 @@ echo "Helm SDK library: $VNFM_HELM_C_LIB"
 
 echo "== cargo test"
 cargo test --workspace --locked --no-fail-fast
+
+echo "== ETSI SOL003 conformance suites"
+# Robot Framework suites against `vnfm serve`; fails when any test's outcome differs from
+# tests/conformance/expected.tsv (see docs/conformance.md).
+tests/conformance/run.sh

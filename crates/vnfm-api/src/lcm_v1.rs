@@ -27,7 +27,7 @@ use crate::lcm_v2::{check_if_match, instance_query, instance_schema, op_occ_quer
 use crate::listing::ListRequest;
 use crate::state::AppState;
 use crate::util::{
-    json_body, json_response, merge_patch_body, origin, require_accept, with_location,
+    json_body, json_response, merge_patch_body, origin, require_accept, value_as, with_location,
 };
 use crate::version::{ApiFamily, major_versions, versioned};
 
@@ -258,6 +258,25 @@ macro_rules! same_shape_task {
     };
 }
 
+/// SOL003 v2.6.1 names the VNFD reference of `ExtManagedVirtualLinkData`
+/// `virtualLinkDescId` (clause 4.4.1.12; v3.3.1 renamed it `vnfVirtualLinkDescId`): v1
+/// requests are read with the v2.6.1 name, and the later one is accepted too.
+fn v261_names(mut body: Value) -> Value {
+    if let Some(links) = body
+        .get_mut("extManagedVirtualLinks")
+        .and_then(Value::as_array_mut)
+    {
+        for link in links.iter_mut().filter_map(Value::as_object_mut) {
+            if !link.contains_key("vnfVirtualLinkDescId")
+                && let Some(desc) = link.remove("virtualLinkDescId")
+            {
+                link.insert("vnfVirtualLinkDescId".to_owned(), desc);
+            }
+        }
+    }
+    body
+}
+
 macro_rules! converted_task {
     ($name:ident, $v1:ty, $v2:ty, $call:ident) => {
         async fn $name(
@@ -267,7 +286,8 @@ macro_rules! converted_task {
             body: Bytes,
         ) -> ApiResult<Response> {
             let id = VnfInstanceId::new(id);
-            let req: $v1 = json_body(&headers, &body, None)?;
+            let req: Value = json_body(&headers, &body, None)?;
+            let req: $v1 = value_as(v261_names(req))?;
             let req = <$v2>::try_from(req).map_err(conversion)?;
             prepare(&state, &id).await?;
             let occ = state.lcm.$call(&id, req).await?;

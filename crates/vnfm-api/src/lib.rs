@@ -30,6 +30,7 @@ pub mod packages;
 pub mod server;
 pub mod state;
 mod subscriptions;
+mod test_vim;
 mod util;
 pub mod version;
 mod vims;

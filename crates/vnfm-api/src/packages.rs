@@ -769,7 +769,8 @@ pub(crate) fn routes(family: ApiFamily, max_package_bytes: usize) -> Router<Arc<
         )
         .route(
             "/vnf_packages",
-            get(move |s, u, h| list(family, s, u, h)).post(move |s, h, b| create(family, s, h, b)),
+            get(move |s, u, h| list(family, false, s, u, h))
+                .post(move |s, h, b| create(family, s, h, b)),
         )
         .route(
             "/vnf_packages/{id}",
@@ -789,6 +790,27 @@ pub(crate) fn routes(family: ApiFamily, max_package_bytes: usize) -> Router<Arc<
         )
         .route("/vnf_packages/{id}/vnfd", get(vnfd))
         .route("/vnf_packages/{id}/artifacts/{*path}", get(artifact))
+        // SOL003 v2.6.1 clause 10.4.2a-10.4.5a: the same resources addressed by vnfdId.
+        .route(
+            "/onboarded_vnf_packages",
+            get(move |s, u, h| list(family, true, s, u, h)),
+        )
+        .route(
+            "/onboarded_vnf_packages/{vnfd_id}",
+            get(move |s, p, u, h| onboarded_show(family, s, p, u, h)),
+        )
+        .route(
+            "/onboarded_vnf_packages/{vnfd_id}/package_content",
+            get(onboarded_content),
+        )
+        .route(
+            "/onboarded_vnf_packages/{vnfd_id}/vnfd",
+            get(onboarded_vnfd),
+        )
+        .route(
+            "/onboarded_vnf_packages/{vnfd_id}/artifacts/{*path}",
+            get(onboarded_artifact),
+        )
         .layer(middleware::from_fn(move |req, next| {
             versioned(family, req, next)
         }))
@@ -827,6 +849,7 @@ fn schema() -> &'static Value {
 
 async fn list(
     family: ApiFamily,
+    onboarded_only: bool,
     State(state): State<Arc<AppState>>,
     OriginalUri(uri): OriginalUri,
     headers: HeaderMap,
@@ -850,6 +873,10 @@ async fn list(
                 let mut items = Vec::with_capacity(page.items.len());
                 for record in &page.items {
                     let (info, _) = state.packages.get(&record.id).await?;
+                    if onboarded_only && info.onboarding_state != PackageOnboardingState::Onboarded
+                    {
+                        continue;
+                    }
                     items.push(view(family, &info)?);
                 }
                 Ok(Page {
@@ -1011,6 +1038,54 @@ fn ranged(headers: &HeaderMap, bytes: Vec<u8>, content_type: &str) -> ApiResult<
         r.headers_mut().insert(header::CONTENT_RANGE, v);
     }
     Ok(r)
+}
+
+/// The id of the package whose VNFD has `vnfd_id` (404 when none has been onboarded).
+async fn package_of(state: &AppState, vnfd_id: &str) -> ApiResult<String> {
+    state.packages.package_id_for(vnfd_id).await.ok_or_else(|| {
+        ApiError::NotFound(format!(
+            "no onboarded VNF package has vnfdId {}",
+            crate::util::cut(vnfd_id, 100)
+        ))
+    })
+}
+
+async fn onboarded_show(
+    family: ApiFamily,
+    State(state): State<Arc<AppState>>,
+    Path(vnfd_id): Path<String>,
+    uri: OriginalUri,
+    headers: HeaderMap,
+) -> ApiResult<Response> {
+    let id = package_of(&state, &vnfd_id).await?;
+    show(family, State(state), Path(id), uri, headers).await
+}
+
+async fn onboarded_content(
+    State(state): State<Arc<AppState>>,
+    Path(vnfd_id): Path<String>,
+    headers: HeaderMap,
+) -> ApiResult<Response> {
+    let id = package_of(&state, &vnfd_id).await?;
+    package_content(State(state), Path(id), headers).await
+}
+
+async fn onboarded_vnfd(
+    State(state): State<Arc<AppState>>,
+    Path(vnfd_id): Path<String>,
+    headers: HeaderMap,
+) -> ApiResult<Response> {
+    let id = package_of(&state, &vnfd_id).await?;
+    vnfd(State(state), Path(id), headers).await
+}
+
+async fn onboarded_artifact(
+    State(state): State<Arc<AppState>>,
+    Path((vnfd_id, path)): Path<(String, String)>,
+    headers: HeaderMap,
+) -> ApiResult<Response> {
+    let id = package_of(&state, &vnfd_id).await?;
+    artifact(State(state), Path((id, path)), headers).await
 }
 
 async fn package_content(

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use vnfm::lcm::{InfraDriver, Lcm, LcmConfig, MemoryCatalog, MemoryInfraDriver, MgmtDriver};
+use vnfm::lcm::{InfraDriver, Lcm, LcmConfig, MemoryCatalog, MgmtDriver};
 use vnfm_lcm::{Keyring, Subscriptions, VimRegistry};
 use vnfm_store::Store;
 
@@ -247,9 +247,8 @@ impl AppState {
             builder = builder.nfvo(n.clone());
         }
         if options.enable_test_vim {
-            builder = builder.infra_driver(Arc::new(
-                MemoryInfraDriver::new().with_vim_types(&[TEST_VIM_TYPE]),
-            ));
+            builder =
+                builder.infra_driver(Arc::new(crate::test_vim::TestVimDriver::new(TEST_VIM_TYPE)));
         }
         for d in &options.infra_drivers {
             builder = builder.infra_driver(d.clone());

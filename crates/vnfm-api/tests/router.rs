@@ -1555,3 +1555,234 @@ async fn packages_and_grants_from_a_remote_nfvo() {
         .json();
     assert_eq!(inst["instantiationState"], "INSTANTIATED");
 }
+
+/// SOL003 v2.6.1 (clause 4.4.1.12) names the VNFD reference of `ExtManagedVirtualLinkData`
+/// `virtualLinkDescId`; the v1 API must read it (the ETSI suite's instantiate request uses it).
+#[tokio::test]
+async fn v1_instantiate_reads_the_v261_ext_managed_virtual_link_name() {
+    let h = Harness::new().await;
+    h.onboard(zip_dir(Path::new(HELLO))).await;
+    let id = h.create_instance().await;
+    let r = h
+        .call(
+            Method::POST,
+            &format!("/vnflcm/v1/vnf_instances/{id}/instantiate"),
+            Some(json!({
+                "flavourId": "simple",
+                "vimConnectionInfo": [{"id": "vim1", "vimType": "TEST.NOOP.V_1"}],
+                "extManagedVirtualLinks": [{
+                    "id": "mgd1",
+                    "virtualLinkDescId": "internal_net",
+                    "vimConnectionId": "vim1",
+                    "resourceId": "net-0001"
+                }]
+            })),
+        )
+        .await;
+    assert_eq!(
+        r.status,
+        StatusCode::ACCEPTED,
+        "{}",
+        String::from_utf8_lossy(&r.body)
+    );
+    let occ = h.wait_op(r.header("location").unwrap()).await;
+    assert_eq!(occ["operationState"], "COMPLETED", "{occ}");
+    // The request was read into the v3.3.1 model under the v3.3.1 name.
+    let v2 = h
+        .call(
+            Method::GET,
+            &format!("/vnflcm/v2/vnf_lcm_op_occs/{}", occ["id"].as_str().unwrap()),
+            None,
+        )
+        .await
+        .json();
+    let managed = &v2["operationParams"]["extManagedVirtualLinks"][0];
+    assert_eq!(managed["vnfVirtualLinkDescId"], "internal_net", "{v2:#}");
+    assert_eq!(managed["resourceId"], "net-0001", "{v2:#}");
+    assert!(managed.get("virtualLinkDescId").is_none(), "{v2:#}");
+}
+
+/// `TEST.NOOP.V_1` takes faults from `additionalParams.testVim`: the first `failures` steps
+/// fail (FAILED_TEMP, and a retry then succeeds), `rollbackFailures` makes the rollback fail,
+/// `delaySeconds` keeps the occurrence PROCESSING until it is cancelled.
+#[tokio::test]
+async fn test_vim_faults_come_from_additional_params() {
+    let h = Harness::new().await;
+    h.onboard(zip_dir(Path::new(HELLO))).await;
+    let id = h.create_instance().await;
+    let vim = json!({"vim1": {"vimType": "TEST.NOOP.V_1"}});
+    let occ = h
+        .task(
+            &id,
+            "instantiate",
+            json!({"flavourId": "simple", "vimConnectionInfo": vim}),
+        )
+        .await;
+    assert_eq!(occ["operationState"], "COMPLETED");
+    let scale = |faults: Value| json!({"type": "SCALE_OUT", "aspectId": "web_scale", "additionalParams": {"testVim": faults}});
+
+    // One failure: FAILED_TEMP, then the retry completes.
+    let occ = h.task(&id, "scale", scale(json!({"failures": 1}))).await;
+    assert_eq!(occ["operationState"], "FAILED_TEMP", "{occ}");
+    let op = occ["id"].as_str().unwrap().to_owned();
+    let r = h
+        .call(
+            Method::POST,
+            &format!("/vnflcm/v2/vnf_lcm_op_occs/{op}/retry"),
+            None,
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::ACCEPTED);
+    let occ = h.wait_op(r.header("location").unwrap()).await;
+    assert_eq!(occ["operationState"], "COMPLETED", "{occ}");
+
+    // A failing rollback leaves the occurrence FAILED_TEMP again.
+    let occ = h
+        .task(
+            &id,
+            "scale",
+            scale(json!({"failures": 1, "rollbackFailures": 1})),
+        )
+        .await;
+    assert_eq!(occ["operationState"], "FAILED_TEMP");
+    let op = occ["id"].as_str().unwrap().to_owned();
+    let r = h
+        .call(
+            Method::POST,
+            &format!("/vnflcm/v2/vnf_lcm_op_occs/{op}/rollback"),
+            None,
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::ACCEPTED);
+    let occ = h.wait_op(r.header("location").unwrap()).await;
+    assert_eq!(occ["operationState"], "FAILED_TEMP", "{occ}");
+    let occ = h
+        .call(
+            Method::POST,
+            &format!("/vnflcm/v2/vnf_lcm_op_occs/{op}/fail"),
+            None,
+        )
+        .await
+        .json();
+    assert_eq!(occ["operationState"], "FAILED");
+
+    // A delay keeps it PROCESSING; cancelling ends it in FAILED_TEMP.
+    let r = h
+        .call(
+            Method::POST,
+            &format!("/vnflcm/v2/vnf_instances/{id}/scale"),
+            Some(scale(json!({"delaySeconds": 600}))),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::ACCEPTED);
+    let location = r.header("location").unwrap().to_owned();
+    let path = &location[location.find("/vnflcm").unwrap()..];
+    let mut state = String::new();
+    for _ in 0..500 {
+        state = h.call(Method::GET, path, None).await.json()["operationState"]
+            .as_str()
+            .unwrap_or("")
+            .to_owned();
+        if state == "PROCESSING" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(state, "PROCESSING");
+    let r = h
+        .call(
+            Method::POST,
+            &format!("{path}/cancel"),
+            Some(json!({"cancelMode": "FORCEFUL"})),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::ACCEPTED);
+    let occ = h.wait_op(&location).await;
+    assert_eq!(occ["operationState"], "FAILED_TEMP", "{occ}");
+}
+
+/// SOL003 v2.6.1 clauses 10.4.2a-10.4.5a: onboarded packages addressed by vnfdId.
+#[tokio::test]
+async fn onboarded_vnf_packages_are_addressed_by_vnfd_id() {
+    let h = Harness::new().await;
+    let (id, _) = h.onboard(zip_dir(Path::new(HELLO))).await;
+    // A package that never got content has no vnfdId and is not listed.
+    let r = h
+        .call(Method::POST, "/vnfpkgm/v1/vnf_packages", Some(json!({})))
+        .await;
+    assert_eq!(r.status, StatusCode::CREATED);
+    let created = r.json()["id"].as_str().unwrap().to_owned();
+
+    let list = h
+        .call(Method::GET, "/vnfpkgm/v1/onboarded_vnf_packages", None)
+        .await
+        .json();
+    let ids: Vec<&str> = list
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|p| p["id"].as_str())
+        .collect();
+    assert_eq!(ids, vec![id.as_str()], "{list:#}");
+    assert!(ids.iter().all(|i| *i != created));
+
+    let one = h
+        .call(
+            Method::GET,
+            &format!("/vnfpkgm/v1/onboarded_vnf_packages/{HELLO_VNFD}"),
+            None,
+        )
+        .await;
+    assert_eq!(one.status, StatusCode::OK);
+    assert_eq!(one.json()["id"], id.as_str());
+    assert_eq!(one.json()["vnfdId"], HELLO_VNFD);
+
+    let auth = format!("Bearer {}", h.token);
+    let get = |path: String, accept: &'static str| {
+        let auth = auth.clone();
+        let h = &h;
+        async move {
+            h.raw(
+                Method::GET,
+                &path,
+                &[("authorization", &auth), ("accept", accept)],
+                vec![],
+            )
+            .await
+        }
+    };
+    let base = format!("/vnfpkgm/v1/onboarded_vnf_packages/{HELLO_VNFD}");
+    let r = get(format!("{base}/vnfd"), "application/zip").await;
+    assert_eq!(r.status, StatusCode::OK);
+    assert_eq!(r.header("content-type"), Some("application/zip"));
+    let r = get(format!("{base}/package_content"), "application/zip").await;
+    assert_eq!(r.status, StatusCode::OK);
+    let by_id = get(
+        format!("/vnfpkgm/v1/vnf_packages/{id}/package_content"),
+        "application/zip",
+    )
+    .await;
+    assert_eq!(r.body, by_id.body);
+    let r = get(
+        format!("{base}/artifacts/Definitions/hello_types.yaml"),
+        "*/*",
+    )
+    .await;
+    assert_eq!(
+        r.status,
+        StatusCode::OK,
+        "{}",
+        String::from_utf8_lossy(&r.body)
+    );
+    assert!(String::from_utf8_lossy(&r.body).contains("acme.hello.VNF"));
+
+    h.call(
+        Method::GET,
+        "/vnfpkgm/v1/onboarded_vnf_packages/no-such-vnfd/vnfd",
+        None,
+    )
+    .await
+    .problem(404);
+    let r = h.call(Method::DELETE, &base, None).await;
+    assert_eq!(r.status, StatusCode::METHOD_NOT_ALLOWED);
+}

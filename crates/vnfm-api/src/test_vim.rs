@@ -1,0 +1,213 @@
+//! The driver of the test VIM type `TEST.NOOP.V_1` (`--enable-test-vim`): the in-memory
+//! driver, plus faults a client asks for per operation, so that conformance suites and demos
+//! reach the states a VIM that never fails cannot show (`FAILED_TEMP`, a long `PROCESSING`,
+//! a failing rollback) through the public API alone.
+//!
+//! The request's `additionalParams.testVim` object steers it:
+//!
+//! | key | effect |
+//! |---|---|
+//! | `failures` | the first N forward infrastructure steps of the occurrence fail (a retry after them succeeds) |
+//! | `rollbackFailures` | the first N rollback steps of the occurrence fail |
+//! | `delaySeconds` | every step of the occurrence takes that long (cut short by cancel and the step deadline) |
+//!
+//! Requests without it behave exactly as with the in-memory driver. Other VIM types are not
+//! affected: this driver serves `TEST.NOOP.V_1` only.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+use serde_json::Value;
+use vnfm_driver_api::infra::InfraOperation;
+use vnfm_driver_api::memory::MemoryInfraDriver;
+use vnfm_driver_api::{DriverError, InfraDriver, InfraOutcome, InfraRequest};
+use vnfm_types::{KeyValuePairs, OperationParams, VnfLcmOpOccId};
+
+/// Longest delay honoured (a step deadline normally ends it sooner).
+const MAX_DELAY: Duration = Duration::from_secs(3600);
+
+/// What `additionalParams.testVim` asks for.
+#[derive(Debug, Default, Clone, Copy, PartialEq)]
+pub(crate) struct Faults {
+    failures: u64,
+    rollback_failures: u64,
+    delay: Duration,
+}
+
+impl Faults {
+    /// Reads `testVim` from the request's `additionalParams`; absent or malformed members
+    /// mean no fault.
+    pub(crate) fn of(params: &OperationParams) -> Faults {
+        let Some(test) = additional_params(params).and_then(|p| p.get("testVim")) else {
+            return Faults::default();
+        };
+        let count = |key: &str| test.get(key).and_then(Value::as_u64).unwrap_or(0);
+        let delay = test
+            .get("delaySeconds")
+            .and_then(Value::as_f64)
+            .filter(|s| s.is_finite() && *s > 0.0)
+            .map(|s| Duration::from_secs_f64(s).min(MAX_DELAY))
+            .unwrap_or_default();
+        Faults {
+            failures: count("failures"),
+            rollback_failures: count("rollbackFailures"),
+            delay,
+        }
+    }
+}
+
+fn additional_params(params: &OperationParams) -> Option<&KeyValuePairs> {
+    match params {
+        OperationParams::Instantiate(r) => r.additional_params.as_ref(),
+        OperationParams::Scale(r) => r.additional_params.as_ref(),
+        OperationParams::ScaleToLevel(r) => r.additional_params.as_ref(),
+        OperationParams::ChangeFlavour(r) => r.additional_params.as_ref(),
+        OperationParams::Terminate(r) => r.additional_params.as_ref(),
+        OperationParams::Heal(r) => r.additional_params.as_ref(),
+        OperationParams::Operate(r) => r.additional_params.as_ref(),
+        OperationParams::ChangeExtConn(r) => r.additional_params.as_ref(),
+        OperationParams::ChangeVnfpkg(r) => r.additional_params.as_ref(),
+        OperationParams::ModifyInfo(_) => None,
+        OperationParams::Other(map) => map.get("additionalParams").and_then(Value::as_object),
+    }
+}
+
+fn is_rollback(op: InfraOperation) -> bool {
+    matches!(
+        op,
+        InfraOperation::RollbackInstantiate
+            | InfraOperation::RollbackScale
+            | InfraOperation::RollbackChangeExtConn
+            | InfraOperation::RollbackChangeVnfpkg
+    )
+}
+
+/// The in-memory driver with per-operation faults (see the module documentation).
+pub(crate) struct TestVimDriver {
+    inner: MemoryInfraDriver,
+    /// Failures already injected, per occurrence: (forward, rollback).
+    injected: Mutex<HashMap<VnfLcmOpOccId, (u64, u64)>>,
+}
+
+impl TestVimDriver {
+    pub(crate) fn new(vim_type: &'static str) -> TestVimDriver {
+        TestVimDriver {
+            inner: MemoryInfraDriver::new().with_vim_types(&[vim_type]),
+            injected: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Applies the requested delay and failure before the in-memory driver runs the step.
+    async fn inject(&self, req: &InfraRequest) -> Result<(), DriverError> {
+        let faults = Faults::of(&req.request);
+        let op = req.step.operation();
+        let what = format!("test VIM {op}");
+        if !faults.delay.is_zero() {
+            let end = Instant::now() + faults.delay;
+            while Instant::now() < end {
+                req.control.check(&what)?;
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        }
+        let rollback = is_rollback(op);
+        let allowed = if rollback {
+            faults.rollback_failures
+        } else {
+            faults.failures
+        };
+        if allowed == 0 {
+            return Ok(());
+        }
+        let mut injected = self.injected.lock().unwrap_or_else(|e| e.into_inner());
+        let counts = injected.entry(req.op_occ_id.clone()).or_default();
+        let done = if rollback {
+            &mut counts.1
+        } else {
+            &mut counts.0
+        };
+        if *done < allowed {
+            *done += 1;
+            return Err(DriverError::permanent(format!(
+                "{what}: failure {done} of {allowed} requested by additionalParams.testVim"
+            )));
+        }
+        Ok(())
+    }
+}
+
+// `#[async_trait]` must see the methods themselves, so the macro writes the whole impl.
+macro_rules! faulty_impl {
+    ($($method:ident),* $(,)?) => {
+        #[async_trait]
+        impl InfraDriver for TestVimDriver {
+            fn name(&self) -> &str {
+                "test-vim"
+            }
+
+            fn vim_types(&self) -> &[&str] {
+                self.inner.vim_types()
+            }
+
+            $(
+                async fn $method(&self, req: &InfraRequest) -> Result<InfraOutcome, DriverError> {
+                    self.inject(req).await?;
+                    self.inner.$method(req).await
+                }
+            )*
+        }
+    };
+}
+
+faulty_impl!(
+    instantiate,
+    terminate,
+    scale,
+    scale_to_level,
+    heal,
+    operate,
+    change_ext_conn,
+    change_flavour,
+    change_vnfpkg,
+    rollback_instantiate,
+    rollback_scale,
+    rollback_change_ext_conn,
+    rollback_change_vnfpkg,
+);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn scale(additional: Value) -> OperationParams {
+        OperationParams::Scale(
+            serde_json::from_value(json!({
+                "type": "SCALE_OUT", "aspectId": "a", "additionalParams": additional
+            }))
+            .unwrap_or_else(|e| panic!("{e}")),
+        )
+    }
+
+    #[test]
+    fn faults_are_read_from_additional_params() {
+        let f = Faults::of(&scale(
+            json!({"testVim": {"failures": 2, "rollbackFailures": 1, "delaySeconds": 1.5}}),
+        ));
+        assert_eq!(f.failures, 2);
+        assert_eq!(f.rollback_failures, 1);
+        assert_eq!(f.delay, Duration::from_millis(1500));
+    }
+
+    #[test]
+    fn malformed_or_absent_faults_mean_none() {
+        assert_eq!(Faults::of(&scale(json!({}))), Faults::default());
+        let f = Faults::of(&scale(
+            json!({"testVim": {"failures": "x", "delaySeconds": -3}}),
+        ));
+        assert_eq!(f, Faults::default());
+        let f = Faults::of(&scale(json!({"testVim": {"delaySeconds": 1e12}})));
+        assert_eq!(f.delay, MAX_DELAY);
+    }
+}

@@ -1,0 +1,446 @@
+"""What each ETSI suite needs before it runs, and what single tests need before they start.
+
+The suites name their resources through variables (`vnfInstanceId`, `vnfLcmOpOccId`, ...)
+with placeholder values. For every suite file the orchestrator calls `suite_variables()`,
+which creates fresh resources in the state the suite's pre-conditions describe and returns
+the variable overrides; the Robot listener (`preconditions.py`) calls `before_test()` for the
+few tests whose documented pre-condition differs from their suite's (a paged list needs more
+than one page of items, a PATCH conflict needs an operation in progress, ...).
+
+Faults: `TEST.NOOP.V_1` honours `additionalParams.testVim` (`failures`, `rollbackFailures`,
+`delaySeconds`), which is how `FAILED_TEMP`, `PROCESSING` and failing rollbacks are reached
+through the public API (see docs/conformance.md).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+from vnfm_client import MOVING, SeedError, Vnfm, build_package, not_existing
+
+# The vnfdId of tests/conformance/package (the id the suites' createVnfRequest.json uses).
+VNFD_ID = "6fc3539c-e602-4afa-8e13-962fb5a7d81f"
+# The vnfdId of tests/conformance/package-single (a VNFD in one file).
+SINGLE_VNFD_ID = "0b2d3c54-8f1e-4a5f-9c1d-5f6e7a8b9c01"
+# The external connection point and internal virtual link of its flavours, which the
+# suites' request bodies name "string" (replaced in the work copy, see conformance.PATCHES).
+EXT_CPD_ID = "web_cp"
+INTERNAL_VLD_ID = "internal_net"
+SCALE_OUT = {"type": "SCALE_OUT", "aspectId": "myAspect"}
+LCM = "VNFLifecycleManagement-API"
+PKGM = "VNFPackageManagement-API"
+# Long enough to outlast any test that needs an operation in progress; cancelling ends it.
+SLOW_SECONDS = 600
+
+
+class Ctx:
+    """Shared state of one conformance run (also rebuilt inside the Robot listener)."""
+
+    def __init__(self, state: dict):
+        self.state = state
+        self.vnfm = Vnfm(state["base"], state["token"])
+        self.stub = state["stub"]
+        self.subscriptions: list[str] = []
+
+    @classmethod
+    def load(cls, path):
+        return cls(json.loads(Path(path).read_text()))
+
+    # ----- resources -----
+
+    def not_instantiated(self, name="conformance"):
+        return self.vnfm.create_instance(VNFD_ID, name)
+
+    def instantiated(self, name="conformance"):
+        inst = self.not_instantiated(name)
+        occ = self.vnfm.wait(self.vnfm.instantiate(inst))
+        if occ["operationState"] != "COMPLETED":
+            raise SeedError(f"instantiation of {inst} ended {occ['operationState']}: {occ.get('error')}")
+        return inst
+
+    def completed_op(self):
+        """(instance, op-occ) of an instantiation that completed."""
+        inst = self.not_instantiated()
+        op = self.vnfm.instantiate(inst)
+        self.vnfm.wait(op, {"COMPLETED"})
+        return inst, op
+
+    def failed_temp_op(self, failures=1, rollback_failures=0):
+        """(instance, op-occ) of a scale-out that failed and waits in FAILED_TEMP. `failures`
+        driver calls fail, so a retry after them succeeds; `rollback_failures` makes the
+        rollback fail as often."""
+        inst = self.instantiated()
+        params = {"testVim": {"failures": failures, "rollbackFailures": rollback_failures}}
+        op = self.vnfm.task(inst, "scale", dict(SCALE_OUT, additionalParams=params))
+        occ = self.vnfm.wait(op)
+        if occ["operationState"] != "FAILED_TEMP":
+            raise SeedError(f"the scale meant to fail ended {occ['operationState']}")
+        return inst, op
+
+    def processing_op(self, inst=None):
+        """(instance, op-occ) of a scale-out that stays PROCESSING for SLOW_SECONDS."""
+        inst = inst or self.instantiated()
+        params = {"testVim": {"delaySeconds": SLOW_SECONDS}}
+        op = self.vnfm.task(inst, "scale", dict(SCALE_OUT, additionalParams=params))
+        self.vnfm.wait(op, {"PROCESSING"})
+        return inst, op
+
+    def subscribe(self, instance=None, path="/endpoint"):
+        """A subscription whose notifications go to the MockServer stub (`path`), limited to
+        `instance` when given so other suites' traffic does not reach it."""
+        filter_ = None
+        if instance:
+            filter_ = {"vnfInstanceSubscriptionFilter": {"vnfInstanceIds": [instance]}}
+        sub = self.vnfm.subscribe(self.stub + path, filter_)
+        self.subscriptions.append(sub)
+        return sub
+
+    def teardown(self):
+        """Ends what a suite left behind that could disturb the next one: subscriptions (they
+        would send it notifications) and operations still in progress (they hold locks)."""
+        for sub in self.subscriptions:
+            self.vnfm.unsubscribe(sub)
+        self.subscriptions.clear()
+        r = self.vnfm.call("GET", "/vnflcm/v1/vnf_lcm_op_occs?filter=(in,operationState,STARTING,PROCESSING,ROLLING_BACK)")
+        if r.status == 200:
+            for occ in r.json():
+                self.vnfm.call("POST", f"/vnflcm/v1/vnf_lcm_op_occs/{occ['id']}/cancel", {"cancelMode": "FORCEFUL"})
+
+
+def base_variables(ctx: Ctx, api: str) -> dict:
+    """Host, port, scheme, API root, credentials and short timings for every suite of `api`."""
+    host, port = ctx.state["host"], ctx.state["port"]
+    stub_port = ctx.state["stub_port"]
+    v = {
+        "apiRoot": "",
+        "AUTHORIZATION": f"Bearer {ctx.state['token']}",
+        "AUTH_USAGE": "1",
+        "callback_uri": "http://127.0.0.1",
+        "callback_port": str(stub_port),
+        "sleep_interval": "1s",
+        "total_polling_time": "10 sec",
+        "polling_interval": "1 sec",
+    }
+    if api == LCM:
+        v.update({"VNFM_HOST": host, "VNFM_PORT": str(port), "VNFM_SCHEMA": "http"})
+    else:
+        v.update({"NFVO_HOST": host, "NFVO_PORT": str(port), "NFVO_SCHEMA": "http"})
+    return v
+
+
+def suite_variables(ctx: Ctx, api: str, suite: str) -> dict:
+    """Seeds what `suite` (a file name without `.robot`) of `api` expects; returns the variable
+    overrides naming the seeded resources."""
+    v = base_variables(ctx, api)
+    missing = not_existing()
+    v.update(
+        {
+            "notExistingVnfInstanceId": missing,
+            "notExistingVnfLcmOpOccId": not_existing(),
+            "vnfPkgId_processing": ctx.state.get("created_package", missing),
+        }
+    )
+    seed = (LCM_SUITES if api == LCM else PKGM_SUITES).get(suite)
+    if seed:
+        v.update(seed(ctx))
+    return v
+
+
+# ----- VNF lifecycle management (SOL003 clause 5) -----
+
+
+def _instance_tasks(ctx):
+    """Task suites and IndividualVNFInstance: the task (or PATCH) on an INSTANTIATED instance,
+    conflicts on a NOT_INSTANTIATED one, DELETE conflicts on another INSTANTIATED one."""
+    return {
+        "vnfInstanceId": ctx.instantiated(),
+        "instantiatedVnfInstanceId": ctx.instantiated(),
+        "notInstantiatedVnfInstanceId": ctx.not_instantiated(),
+    }
+
+
+def _instantiate_task(ctx):
+    return {
+        "vnfInstanceId": ctx.not_instantiated(),
+        "instantiatedVnfInstanceId": ctx.instantiated(),
+        "notInstantiatedVnfInstanceId": ctx.not_instantiated(),
+    }
+
+
+def _op_occs(ctx):
+    inst, op = ctx.completed_op()
+    return {"vnfInstanceId": inst, "vnfLcmOpOccId": op}
+
+
+def _failed_temp_task(ctx):
+    inst, op = ctx.failed_temp_op()
+    _, done = ctx.completed_op()
+    return {"vnfInstanceId": inst, "vnfLcmOpOccId": op, "vnfLcmOpOccIdNotFailedTemp": done}
+
+
+def _cancel_task(ctx):
+    inst, op = ctx.processing_op()
+    _, done = ctx.completed_op()
+    return {
+        "vnfInstanceId": inst,
+        "vnfLcmOpOccId": op,
+        "vnfLcmOpOccIdNotStartingProcessingRollingback": done,
+    }
+
+
+def _subscriptions(ctx):
+    inst = ctx.not_instantiated()
+    return {"subscriptionId": ctx.subscribe(inst, "/notification"), "vnfInstanceId": inst}
+
+
+def _workflow_on(state):
+    def seed(ctx):
+        inst = ctx.instantiated() if state == "INSTANTIATED" else ctx.not_instantiated()
+        ctx.subscribe(inst)
+        return {"vnfInstanceId": inst}
+
+    return seed
+
+
+def _create_workflow(ctx):
+    # The created instance's id is not known in advance: the subscription takes every
+    # instance's notifications for the length of this suite.
+    ctx.subscribe(None)
+    return {"vnfInstanceId": ctx.not_instantiated()}
+
+
+def _failed_temp_workflow(failures, rollback_failures=0):
+    def seed(ctx):
+        inst, op = ctx.failed_temp_op(failures, rollback_failures)
+        ctx.subscribe(inst)
+        return {"vnfInstanceId": inst, "vnfLcmOpOccId": op}
+
+    return seed
+
+
+def _cancel_workflow(ctx):
+    inst, op = ctx.processing_op()
+    ctx.subscribe(inst)
+    return {"vnfInstanceId": inst, "vnfLcmOpOccId": op}
+
+
+def _notification_endpoint(ctx):
+    ctx.subscribe(None)
+    return {"vnfInstanceId": ctx.not_instantiated()}
+
+
+LCM_SUITES = {
+    "VNFInstances": lambda ctx: {"vnfInstanceId": ctx.instantiated()},
+    "IndividualVNFInstance": _instance_tasks,
+    "InstantiateVNFTask": _instantiate_task,
+    "ScaleVNFTask": _instance_tasks,
+    "ScaleVNFToLevelTask": _instance_tasks,
+    "ChangeVNFFlavourTask": _instance_tasks,
+    "TerminateVNFTask": _instance_tasks,
+    "HealVNFTask": _instance_tasks,
+    "OperateVNFTask": _instance_tasks,
+    "ChangeExternalVNFConnectivityTask": _instance_tasks,
+    "VnfLcmOperationOccurences": _op_occs,
+    "IndividualVnfLcmOperationOccurence": _op_occs,
+    "RetryOperationTask": _failed_temp_task,
+    "RollbackOperationTask": _failed_temp_task,
+    "FailOperationTask": _failed_temp_task,
+    "CancelOperationTask": _cancel_task,
+    "Subscriptions": _subscriptions,
+    "IndividualSubscription": _subscriptions,
+    "InstantiateVNFTaskWorkflow": _workflow_on("NOT_INSTANTIATED"),
+    "ScaleVNFWorkflow": _workflow_on("INSTANTIATED"),
+    "ScaleVNFToLevelWorkflow": _workflow_on("INSTANTIATED"),
+    "ChangeVNFFlavourWorkflow": _workflow_on("INSTANTIATED"),
+    "ChangeExternalVNFConnectivityWorkflow": _workflow_on("INSTANTIATED"),
+    "OperateVNFWorkflow": _workflow_on("INSTANTIATED"),
+    "HealVNFWorkflow": _workflow_on("INSTANTIATED"),
+    "TerminateVNFWorkflow": _workflow_on("INSTANTIATED"),
+    "ModifyVNFInformationWorkflow": _workflow_on("INSTANTIATED"),
+    "DeleteVNFWorkflow": _workflow_on("NOT_INSTANTIATED"),
+    "CreateVNFWorkflow": _create_workflow,
+    "FailOperationWorkflow": _failed_temp_workflow(1),
+    "RetryOperationWorkflow": _failed_temp_workflow(1),
+    "RollBackOperationWorkflow": _failed_temp_workflow(1),
+    "CancelOperationWorkflow": _cancel_workflow,
+    "NotificationEndpoint": _notification_endpoint,
+}
+
+
+# ----- VNF package management (SOL003 clause 10) -----
+
+
+def _packages(ctx):
+    s = ctx.state
+    return {
+        "vnfPackageId": s["package"],
+        "vndId": VNFD_ID,
+        "vnfPkgZipVNFD": s["package"],
+        "vndIdZipVnfd": VNFD_ID,
+        "vnfPkgPlainVNFD": s["single_package"],
+        "vnfPackageOctetStreamId": s["package"],
+        "vnfdOctetStreamId": VNFD_ID,
+        "onboardingStateVnfPkgId": s["created_package"],
+        "onboardingStateVnfdId": not_existing(),
+        "artifactPath": s["artifact_path"],
+        "full_size": str(s["artifact_size"]),
+        "erroneousVnfPackageId": not_existing(),
+        "erroneousVnfPkgId": not_existing(),
+        "erroneousVnfdId": not_existing(),
+        "erroneousSubscriptionId": not_existing(),
+        "callbackUri": ctx.stub + "/vnfpkgm/subscriptions",
+        "filter_ok": f"callbackUri={ctx.stub}/vnfpkgm/subscriptions",
+        # The suite's own filter syntax (attr=value&...), with this package's values.
+        "POS_FILTER": f"vnfdId={VNFD_ID}&vnfProvider=ETSI",
+    }
+
+
+PKGM_SUITES = {name: _packages for name in (
+    "ApiVersion",
+    "VNFPackages",
+    "IndividualVNFPackage",
+    "VNFPackageContent",
+    "VNFDInIndividualVNFPackage",
+    "VNFPackageArtifacts",
+    "Subscriptions",
+    "IndividualSubscription",
+    "PackageManagementNotification",
+)}
+
+
+# ----- single tests -----
+
+
+def _more_than_a_page(ctx, count_path, make):
+    r = ctx.vnfm.expect(200, "GET", count_path)
+    have = len(r.json())
+    # A full first page means a Link header already; otherwise add what is missing.
+    if r.header("Link"):
+        return {}
+    for _ in range(101 - have):
+        make()
+    return {}
+
+
+def _paged_instances(ctx, variables):
+    return _more_than_a_page(ctx, "/vnflcm/v1/vnf_instances", lambda: ctx.not_instantiated("paging"))
+
+
+def _paged_op_occs(ctx, variables):
+    inst = ctx.not_instantiated("paging")
+
+    def modify():
+        op = ctx.vnfm.expect(202, "PATCH", f"/vnflcm/v1/vnf_instances/{inst}", {"vnfInstanceDescription": "paging"})
+        ctx.vnfm.wait(op.header("Location").rsplit("/", 1)[-1])
+
+    return _more_than_a_page(ctx, "/vnflcm/v1/vnf_lcm_op_occs", modify)
+
+
+def _paged_subscriptions(ctx, variables):
+    # Filtered to an instance that never changes, so these subscriptions stay silent; each
+    # has its own callback URI, since an identical subscription is not created twice (303).
+    quiet = ctx.not_instantiated("quiet")
+    count = iter(range(1000))
+    return _more_than_a_page(
+        ctx, "/vnflcm/v1/subscriptions", lambda: ctx.vnfm.subscribe(f"{ctx.stub}/paging/{next(count)}", {"vnfInstanceSubscriptionFilter": {"vnfInstanceIds": [quiet]}})
+    )
+
+
+def _paged_packages(ctx, variables):
+    return _more_than_a_page(ctx, "/vnfpkgm/v1/vnf_packages", ctx.vnfm.create_package)
+
+
+def _paged_onboarded_packages(ctx, variables):
+    """7.3.3.1.27: more than a page of ONBOARDED packages, each with its own vnfdId (copies
+    of package-single under fresh ids)."""
+    single = Path(__file__).resolve().parent / "package-single"
+    vnfd_file = single / "Definitions" / "single.vnfd.yaml"
+    text = vnfd_file.read_text()
+
+    def onboard():
+        with tempfile.TemporaryDirectory() as tmp:
+            copy = Path(tmp) / "pkg"
+            shutil.copytree(single, copy)
+            (copy / "Definitions" / "single.vnfd.yaml").write_text(text.replace(SINGLE_VNFD_ID, not_existing()))
+            ctx.vnfm.onboard(build_package(copy))
+
+    return _more_than_a_page(ctx, "/vnfpkgm/v1/onboarded_vnf_packages", onboard)
+
+
+def _operation_in_progress(ctx, variables):
+    """7.3.1.2.6: "another LCM operation is ongoing" on the instance the PATCH targets."""
+    ctx.processing_op(variables["vnfInstanceId"])
+    return {}
+
+
+def _later(delay, action):
+    """Runs `action` after `delay` seconds in the background: the suites' "external action"
+    must happen after the test has configured the MockServer expectations."""
+
+    def run():
+        time.sleep(delay)
+        try:
+            action()
+        except SeedError as e:  # reported through the test's own verification
+            print(f"conformance: external action failed: {e}")
+
+    threading.Thread(target=run, daemon=True).start()
+
+
+def _trigger_operation(ctx, variables):
+    inst = variables["vnfInstanceId"]
+
+    def act():
+        op = ctx.vnfm.instantiate(inst)
+        occ = ctx.vnfm.wait(op)
+        if occ["operationState"] in MOVING:
+            raise SeedError("instantiation did not finish")
+        terminate = ctx.vnfm.task(inst, "terminate", {"terminationType": "FORCEFUL"})
+        ctx.vnfm.wait(terminate)
+
+    _later(2, act)
+    return {}
+
+
+def _trigger_creation(ctx, variables):
+    _later(2, lambda: ctx.not_instantiated("notified"))
+    return {}
+
+
+def _trigger_deletion(ctx, variables):
+    inst = ctx.not_instantiated("to-delete")
+    _later(2, lambda: ctx.vnfm.expect(204, "DELETE", f"/vnflcm/v1/vnf_instances/{inst}"))
+    return {}
+
+
+def _single_file_vnfd(ctx, variables):
+    """7.3.3.4.12 and .14 address "a package whose VNFD is one file" through `vndId`, which the
+    other onboarded-package tests use for the multi-file package."""
+    return {"vndId": SINGLE_VNFD_ID}
+
+
+PRECONDITIONS = {
+    "7.3.1.1.12": _paged_instances,
+    "7.3.1.11.12": _paged_op_occs,
+    "7.3.1.17.14": _paged_subscriptions,
+    "7.3.3.1.13": _paged_packages,
+    "7.3.3.1.27": _paged_onboarded_packages,
+    "7.3.1.2.6": _operation_in_progress,
+    "7.3.3.4.12": _single_file_vnfd,
+    "7.3.3.4.14": _single_file_vnfd,
+    "7.3.1.34.1": _trigger_operation,
+    "7.3.1.34.2": _trigger_operation,
+    "7.3.1.34.3": _trigger_creation,
+    "7.3.1.34.4": _trigger_deletion,
+}
+
+
+def before_test(ctx: Ctx, test_id: str, variables: dict) -> dict:
+    """Establishes the documented pre-condition of test `test_id`; returns test variables."""
+    action = PRECONDITIONS.get(test_id)
+    return action(ctx, variables) if action else {}
