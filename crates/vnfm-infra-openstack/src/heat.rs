@@ -529,22 +529,23 @@ impl<'a> Heat<'a> {
             .events(&s.reference(), 5)
             .await
             .unwrap_or_default();
-        let failed: Vec<&HeatEvent> = events
+        // Failures of resources (not of stacks: a stack's own events carry its name), deepest
+        // first: nested stack names extend their parent's, and a parent only repeats the
+        // reason of the child that failed.
+        let stack_of = |e: &HeatEvent| {
+            e.links
+                .iter()
+                .find(|l| l.rel == "stack")
+                .and_then(|l| StackRef::from_href(&l.href))
+        };
+        let leaf = events
             .iter()
+            .rev()
             .filter(|e| e.resource_status.ends_with("_FAILED"))
-            .filter(|e| e.resource_name != s.stack_name)
-            .collect();
-        // A nested stack's failure reason starts with "resources.<child>": the leaf one does not.
-        let leaf = failed
-            .iter()
-            .find(|e| {
-                let r = e.resource_status_reason.as_deref().unwrap_or("");
-                !r.starts_with("resources.")
-                    && !r.starts_with("Error: resources.")
-                    && !r.contains("Resource CREATE failed")
-                    && !r.contains("Resource UPDATE failed")
-            })
-            .or(failed.first());
+            .filter_map(|e| stack_of(e).map(|st| (e, st)))
+            .filter(|(e, st)| e.resource_name != st.name)
+            .max_by_key(|(_, st)| st.name.len())
+            .map(|(e, _)| e);
         let (resource, reason) = match leaf {
             Some(e) => {
                 let in_stack = e
