@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Throwaway OpenStack Keystone + Heat for the OpenStack driver tests, on 127.0.0.1 only:
-# RabbitMQ (Debian package), Keystone 30 and Heat 27 (PyPI, in a virtualenv) on SQLite, no
-# compute service (test templates use Heat's own resources).
+# RabbitMQ (Debian package), Keystone 30 and Heat 27 (PyPI, in a virtualenv), their databases
+# on a private PostgreSQL (scripts/test-env/postgres.sh; Heat's engine on SQLite fails with
+# "database is locked" as soon as stacks nest), no compute service (test templates stand in
+# for servers with Heat's own resources).
 #
 #   eval "$(scripts/test-env/openstack.sh start)"   # prints `export VNFM_TEST_...=...` lines
 #   scripts/test-env/openstack.sh env               # prints them again
@@ -23,7 +25,8 @@ set -euo pipefail
 DIR="${VNFM_OS_DIR:-}"
 VENV="${VNFM_OS_VENV:-$HOME/.cache/vnfm/openstack-venv}"
 # Versions known to work together (Keystone 2025.2 "Flamingo" series with Heat 27).
-PIP_PACKAGES=(keystone==30.0.0 openstack-heat==27.0.1 uwsgi==2.0.31 python-heatclient python-openstackclient)
+PIP_PACKAGES=(keystone==30.0.0 openstack-heat==27.0.1 uwsgi==2.0.31 psycopg2-binary python-heatclient python-openstackclient)
+HERE=$(cd "$(dirname "$0")" && pwd)
 
 die() {
     echo "openstack.sh: $*" >&2
@@ -77,6 +80,9 @@ wait_port() {
 
 ensure_venv() {
     if [[ -x "$VENV/bin/heat-engine" && -x "$VENV/bin/keystone-manage" && -x "$VENV/bin/uwsgi" ]]; then
+        # A venv from before the databases moved to PostgreSQL lacks the driver.
+        "$VENV/bin/python" -c 'import psycopg2' 2>/dev/null ||
+            "$VENV/bin/pip" install -q psycopg2-binary >&2
         return
     fi
     local py="${VNFM_OS_PYTHON:-}"
@@ -169,13 +175,31 @@ EOF
     wait_port "$RMQ_PORT" RabbitMQ rabbitmq 240
 }
 
+start_postgres() {
+    # The data directory lives under $DIR; the server runs as `postgres` when we are root,
+    # which must be able to reach it.
+    chmod 711 "$DIR"
+    PG_URL=$(VNFM_PG_DIR="$DIR/pg" VNFM_PG_PORT="$PG_PORT" "$HERE/postgres.sh" start) || {
+        die "PostgreSQL did not start (scripts/test-env/postgres.sh)"
+    }
+    echo "$PG_PORT" >"$DIR/pg-port"
+    PG_URL=$PG_URL "$VENV/bin/python" - >>"$DIR/postgres-setup.log" 2>&1 <<'EOF' || { log_tail postgres-setup.log; die "creating the databases failed"; }
+import os, psycopg2
+c = psycopg2.connect(os.environ["PG_URL"])
+c.autocommit = True
+cur = c.cursor()
+for db in ("keystone", "heat"):
+    cur.execute(f"CREATE DATABASE {db}")
+EOF
+}
+
 write_keystone_conf() {
     mkdir -p "$DIR/keystone/fernet-keys" "$DIR/keystone/credential-keys"
     cat >"$DIR/keystone/keystone.conf" <<EOF
 [DEFAULT]
 use_stderr = true
 [database]
-connection = sqlite:///$DIR/keystone/keystone.db
+connection = postgresql+psycopg2://postgres@127.0.0.1:$PG_PORT/keystone
 [token]
 provider = fernet
 expiration = 3600
@@ -218,6 +242,7 @@ start_keystone() {
 # Users, projects, roles, the orchestration service and its endpoints, through Keystone's API.
 bootstrap_identity() {
     KS_PORT=$KS_PORT HEAT_PORT=$HEAT_PORT ADMIN_PW=$ADMIN_PW HEAT_PW=$HEAT_PW USER_PW=$USER_PW \
+        APP_CRED_FILE="$DIR/app-cred" \
         "$VENV/bin/python" - >>"$DIR/bootstrap.log" 2>&1 <<'EOF' || { log_tail bootstrap.log; die "identity bootstrap failed"; }
 import json, os, time, urllib.error, urllib.request
 e = os.environ
@@ -276,8 +301,21 @@ svc = create("service", {"name": "heat", "type": "orchestration", "enabled": Tru
 url = f"http://127.0.0.1:{e['HEAT_PORT']}/v1/%(tenant_id)s"
 for iface in ("public", "internal", "admin"):
     create("endpoint", {"service_id": svc, "interface": iface, "url": url, "region_id": "RegionOne"})
+
+# An application credential of the test user (created with the user's own token).
+resp, _ = call("POST", "/auth/tokens", {"auth": {
+    "identity": {"methods": ["password"], "password": {"user": {
+        "name": "vnfm", "domain": {"id": "default"}, "password": e["USER_PW"]}}},
+    "scope": {"project": {"name": "vnfm", "domain": {"id": "default"}}}}})
+_, out = call("POST", f"/users/{vnfm_user}/application_credentials",
+              {"application_credential": {"name": "vnfm-test"}}, resp.headers["X-Subject-Token"])
+with open(e["APP_CRED_FILE"], "w") as f:
+    f.write(f"export VNFM_TEST_OS_APP_CRED_ID={out['application_credential']['id']}\n")
+    f.write(f"export VNFM_TEST_OS_APP_CRED_SECRET={out['application_credential']['secret']}\n")
 print("identity bootstrap done")
 EOF
+    cat "$DIR/app-cred" >>"$DIR/env"
+    rm -f "$DIR/app-cred"
 }
 
 write_heat_conf() {
@@ -293,7 +331,7 @@ region_name_for_services = RegionOne
 periodic_interval = 5
 max_stacks_per_tenant = 1000
 [database]
-connection = sqlite:///$DIR/heat/heat.db
+connection = postgresql+psycopg2://postgres@127.0.0.1:$PG_PORT/heat
 [paste_deploy]
 api_paste_config = $VENV/etc/heat/api-paste.ini
 [keystone_authtoken]
@@ -359,17 +397,19 @@ start() {
     fi
     # A half-started set from an earlier attempt: begin again from scratch.
     stop_processes
-    rm -rf "${DIR:?}/keystone" "${DIR:?}/heat" "${DIR:?}/rabbitmq" "$DIR"/*.log "$DIR/env"
+    rm -rf "${DIR:?}/keystone" "${DIR:?}/heat" "${DIR:?}/rabbitmq" "${DIR:?}/pg" "$DIR"/*.log "$DIR/env"
     KS_PORT=$(free_port)
     HEAT_PORT=$(free_port)
     RMQ_PORT=$(free_port)
     DIST_PORT=$(free_port)
     EPMD_PORT=$(free_port)
+    PG_PORT=$(free_port)
     ADMIN_PW=$("$VENV/bin/python" -c 'import secrets; print(secrets.token_urlsafe(18))')
     HEAT_PW=$("$VENV/bin/python" -c 'import secrets; print(secrets.token_urlsafe(18))')
     USER_PW=$("$VENV/bin/python" -c 'import secrets; print(secrets.token_urlsafe(18))')
     umask 077
     write_env
+    start_postgres
     start_rabbitmq
     write_keystone_conf
     start_keystone
@@ -393,6 +433,10 @@ stop_processes() {
         kill -KILL -- "-$pid" 2>/dev/null || true
         rm -f "$DIR/$name.pid"
     done
+    if [[ -f "$DIR/pg-port" ]]; then
+        VNFM_PG_DIR="$DIR/pg" VNFM_PG_PORT="$(cat "$DIR/pg-port")" "$HERE/postgres.sh" stop >/dev/null 2>&1 || true
+        rm -f "$DIR/pg-port"
+    fi
 }
 
 stop() {

@@ -214,6 +214,7 @@ impl Ctx<'_> {
             parameters,
             environment: cfg.environment.clone(),
             timeout_mins: Some(self.timeout_mins()),
+            rollback_on_failure: None,
         }
     }
 
@@ -337,18 +338,38 @@ impl OpenStackDriver {
         ctx: &Ctx<'_>,
         stack: Stack,
     ) -> Result<Option<Stack>, DriverError> {
-        if is_final(&stack.stack_status) {
-            return Ok(Some(stack));
-        }
         let r = stack.reference();
         let started = std::time::Instant::now();
         let mut delay = self.config.poll.initial;
+        let mut current = Some(stack);
         loop {
             let what = format!("waiting for the running action on Heat stack {}", r.name);
-            match heat.show(&r).await? {
+            match current.take() {
                 None => return Ok(None),
                 Some(s) if s.stack_status == "DELETE_COMPLETE" => return Ok(None),
-                Some(s) if is_final(&s.stack_status) => return Ok(Some(s)),
+                Some(s) if is_final(&s.stack_status) => {
+                    // A failed stack can still have nested stacks at work (convergence goes on
+                    // with the siblings of the resource that failed); an update now would
+                    // cancel them and fail on the cancellation.
+                    let busy = s.stack_status.ends_with("_FAILED")
+                        && heat
+                            .resources(&r, self.config.nested_depth)
+                            .await?
+                            .iter()
+                            .any(|res| res.resource_status.ends_with("_IN_PROGRESS"));
+                    if !busy {
+                        return Ok(Some(s));
+                    }
+                    if started.elapsed() >= ctx.timeout {
+                        return Err(OpenStackError::StackTimeout {
+                            stack: r.name.clone(),
+                            expected: "the end of the nested actions".into(),
+                            last_status: s.stack_status,
+                            waited: started.elapsed(),
+                        }
+                        .into());
+                    }
+                }
                 Some(s) if started.elapsed() >= ctx.timeout => {
                     return Err(OpenStackError::StackTimeout {
                         stack: r.name.clone(),
@@ -362,6 +383,7 @@ impl OpenStackDriver {
             }
             sleep_within(&ctx.req.control, delay, &what).await?;
             delay = self.config.poll.next(delay);
+            current = heat.show(&r).await?;
         }
     }
 
@@ -380,7 +402,8 @@ impl OpenStackDriver {
         })
     }
 
-    /// Updates the stack and waits for the update.
+    /// Updates the stack and waits for the update: with `PATCH` semantics (parameters merge,
+    /// the template stays unless given), or, when `replace`, with the complete new definition.
     async fn update_and_wait(
         &self,
         heat: &Heat<'_>,
@@ -389,7 +412,11 @@ impl OpenStackDriver {
         fields: &StackFields,
     ) -> Result<Stack, DriverError> {
         let r = stack.reference();
-        heat.update(&r, fields).await?;
+        if fields.template.is_some() {
+            heat.replace(&r, fields).await?;
+        } else {
+            heat.update(&r, fields).await?;
+        }
         let s = heat.wait(&r, "UPDATE", Some(stack), ctx.timeout).await?;
         s.ok_or_else(|| {
             OpenStackError::NoStack {

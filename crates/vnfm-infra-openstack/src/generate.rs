@@ -71,12 +71,17 @@ pub fn generate(vnfd_id: &str, flavour: &Flavour) -> Result<Hot, OpenStackError>
             message: format!("cannot be serialized: {e}"),
         })?;
         files.insert(file.clone(), text);
+        let max_size = vdu.max_instances.max(vdu.min_instances).max(1);
         resources.insert(
             format!("{}_scale_group", vdu.id),
             json!({"type": "OS::Heat::AutoScalingGroup", "properties": {
                 "min_size": vdu.min_instances,
-                "max_size": vdu.max_instances.max(vdu.min_instances).max(1),
+                "max_size": max_size,
                 "desired_capacity": nfv(&["VDU", &vdu.id, "desired_capacity"]),
+                // All members in one batch: Heat's default batch of one keeps a member that a
+                // failed update left behind on its failed definition, so the rollback would
+                // retry it instead of replacing it.
+                "rolling_updates": {"max_batch_size": max_size, "min_in_service": 0, "pause_time": 0},
                 "resource": {"type": file, "properties": props}
             }}),
         );

@@ -59,6 +59,9 @@ pub struct Stack {
     /// Parameter values (JSON parameters come back as strings).
     #[serde(default)]
     pub parameters: Map<String, Value>,
+    /// When it was created.
+    #[serde(default)]
+    pub creation_time: Option<String>,
     /// When the last update began.
     #[serde(default)]
     pub updated_time: Option<String>,
@@ -180,6 +183,9 @@ pub struct StackFields {
     pub environment: Option<Value>,
     /// Heat's own timeout for the action, in minutes.
     pub timeout_mins: Option<u64>,
+    /// Whether Heat rolls a failed update back to the previous definition by itself (`None`:
+    /// Heat's default for the stack).
+    pub rollback_on_failure: Option<bool>,
 }
 
 impl StackFields {
@@ -197,6 +203,9 @@ impl StackFields {
         }
         if let Some(t) = self.timeout_mins {
             b.insert("timeout_mins".into(), json!(t));
+        }
+        if let Some(r) = self.rollback_on_failure {
+            b.insert("disable_rollback".into(), json!(!r));
         }
         b
     }
@@ -305,51 +314,59 @@ impl<'a> Heat<'a> {
     }
 
     /// Creates stack `name` (no rollback on failure, so the failure can be inspected). When
-    /// Heat says the stack exists already (a retried create), the existing one is returned.
+    /// Heat says the stack exists already (a retried create), the existing one is returned;
+    /// when the name is still held by a stack whose deletion is finishing, the create is
+    /// repeated until Heat releases the name.
     pub async fn create(&self, name: &str, fields: &StackFields) -> Result<StackRef, DriverError> {
         let mut body = fields.body();
         body.insert("stack_name".into(), json!(name));
         body.insert("disable_rollback".into(), json!(true));
+        let body = Value::Object(body);
         let url = format!("{}/stacks", self.base);
-        let r = self
-            .session
-            .call(
-                self.control,
-                "heat",
-                Method::POST,
-                &url,
-                Some(&Value::Object(body)),
-                &[409],
-            )
-            .await?;
-        if r.status.as_u16() == 409 {
+        let started = Instant::now();
+        let mut delay = self.poll.initial;
+        loop {
+            let r = self
+                .session
+                .call(self.control, "heat", Method::POST, &url, Some(&body), &[409])
+                .await?;
+            if r.status.as_u16() != 409 {
+                let v = r.json("POST stacks", "heat")?;
+                let id: String = v
+                    .pointer("/stack/id")
+                    .and_then(Value::as_str)
+                    .map(str::to_string)
+                    .ok_or_else(|| OpenStackError::Response {
+                        what: "POST stacks".into(),
+                        service: "heat",
+                        message: "no stack id in the answer".into(),
+                    })?;
+                tracing::info!(stack = name, %id, "Heat stack create started");
+                return Ok(StackRef {
+                    name: name.to_string(),
+                    id,
+                });
+            }
             // A create that was retried after a lost answer, or a step run again.
-            return match self.find(name).await? {
-                Some(s) => Ok(s.reference()),
-                None => Err(OpenStackError::Status {
+            if let Some(s) = self.find(name).await? {
+                return Ok(s.reference());
+            }
+            if started.elapsed() >= NAME_RELEASE_WAIT {
+                return Err(OpenStackError::Status {
                     what: "POST stacks".into(),
                     service: "heat",
                     status: 409,
-                    detail: format!("Heat refused to create stack {name} but it cannot be found"),
+                    detail: format!(
+                        "the name {name} stays taken by a deleted stack: {}",
+                        self.session.redact(&cut(&String::from_utf8_lossy(&r.body), 300))
+                    ),
                 }
-                .into()),
-            };
+                .into());
+            }
+            let what = format!("waiting for Heat to release the stack name {name}");
+            sleep_within(self.control, delay, &what).await?;
+            delay = self.poll.next(delay);
         }
-        let v = r.json("POST stacks", "heat")?;
-        let id: String = v
-            .pointer("/stack/id")
-            .and_then(Value::as_str)
-            .map(str::to_string)
-            .ok_or_else(|| OpenStackError::Response {
-                what: "POST stacks".into(),
-                service: "heat",
-                message: "no stack id in the answer".into(),
-            })?;
-        tracing::info!(stack = name, %id, "Heat stack create started");
-        Ok(StackRef {
-            name: name.to_string(),
-            id,
-        })
     }
 
     /// Updates `r` with `PATCH` semantics: parameters merge into the current ones, an absent
@@ -367,6 +384,24 @@ impl<'a> Heat<'a> {
             )
             .await?;
         tracing::info!(stack = %r.name, "Heat stack update started");
+        Ok(())
+    }
+
+    /// Replaces template, files, parameters and environment of `r` (`PUT`): nothing of the
+    /// current definition is kept, so files the new template no longer uses are dropped.
+    pub async fn replace(&self, r: &StackRef, fields: &StackFields) -> Result<(), DriverError> {
+        let url = format!("{}/{}", self.base, r.path());
+        self.session
+            .call(
+                self.control,
+                "heat",
+                Method::PUT,
+                &url,
+                Some(&Value::Object(fields.body())),
+                &[],
+            )
+            .await?;
+        tracing::info!(stack = %r.name, "Heat stack replacement update started");
         Ok(())
     }
 
@@ -538,9 +573,20 @@ impl<'a> Heat<'a> {
                 .find(|l| l.rel == "stack")
                 .and_then(|l| StackRef::from_href(&l.href))
         };
+        // Only events of the action that failed (earlier actions may have failed too).
+        let since = if s.stack_status.starts_with("CREATE") {
+            s.creation_time.as_deref()
+        } else {
+            s.updated_time.as_deref().or(s.creation_time.as_deref())
+        };
+        let current = |e: &&HeatEvent| match (since, e.event_time.as_deref()) {
+            (Some(since), Some(t)) => t >= since,
+            _ => true,
+        };
         let leaf = events
             .iter()
             .rev()
+            .filter(current)
             .filter(|e| e.resource_status.ends_with("_FAILED"))
             .filter_map(|e| stack_of(e).map(|st| (e, st)))
             .filter(|(e, st)| e.resource_name != st.name)
@@ -576,6 +622,9 @@ impl<'a> Heat<'a> {
         }
     }
 }
+
+/// How long a create waits for the name of a just deleted stack to become free.
+const NAME_RELEASE_WAIT: Duration = Duration::from_secs(120);
 
 /// Whether a stack status is final (no action in progress).
 pub fn is_final(status: &str) -> bool {
