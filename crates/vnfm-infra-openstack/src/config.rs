@@ -292,37 +292,37 @@ impl VimSettings {
         let password = access("password")?;
         let app_id = access("applicationCredentialId")?;
         let app_secret = access("applicationCredentialSecret")?;
-        let credentials = match (app_id, app_secret) {
-            (Some(id), Some(secret)) => Credentials::ApplicationCredential {
-                id,
-                secret: SecretString::new(secret),
-            },
-            (Some(_), None) => {
-                return Err(bad(
-                    "/accessInfo/applicationCredentialSecret",
-                    "missing: the secret of the application credential",
-                ));
-            }
-            (None, Some(_)) => {
-                return Err(bad(
-                    "/accessInfo/applicationCredentialId",
-                    "missing: the id of the application credential",
-                ));
-            }
-            (None, None) => Credentials::Password {
-                username: username.ok_or_else(|| {
-                    bad(
-                        "/accessInfo/username",
-                        "missing: a user name and password, or an application credential",
-                    )
-                })?,
-                password: SecretString::new(
-                    password
-                        .ok_or_else(|| bad("/accessInfo/password", "missing: the user's password"))?,
-                ),
-                user_domain: access("userDomain")?.unwrap_or_else(|| "Default".into()),
-            },
-        };
+        let credentials =
+            match (app_id, app_secret) {
+                (Some(id), Some(secret)) => Credentials::ApplicationCredential {
+                    id,
+                    secret: SecretString::new(secret),
+                },
+                (Some(_), None) => {
+                    return Err(bad(
+                        "/accessInfo/applicationCredentialSecret",
+                        "missing: the secret of the application credential",
+                    ));
+                }
+                (None, Some(_)) => {
+                    return Err(bad(
+                        "/accessInfo/applicationCredentialId",
+                        "missing: the id of the application credential",
+                    ));
+                }
+                (None, None) => Credentials::Password {
+                    username: username.ok_or_else(|| {
+                        bad(
+                            "/accessInfo/username",
+                            "missing: a user name and password, or an application credential",
+                        )
+                    })?,
+                    password: SecretString::new(password.ok_or_else(|| {
+                        bad("/accessInfo/password", "missing: the user's password")
+                    })?),
+                    user_domain: access("userDomain")?.unwrap_or_else(|| "Default".into()),
+                },
+            };
         let scope = match (access("project")?, access("projectId")?) {
             (Some(name), None) => Some(ProjectScope::Name {
                 name,
@@ -380,7 +380,12 @@ impl VimSettings {
         };
         let stack_timeout = stack_timeout
             .map(|v| {
-                seconds(v).ok_or_else(|| bad("/extra/stackTimeoutSeconds", "must be a positive number of seconds"))
+                seconds(v).ok_or_else(|| {
+                    bad(
+                        "/extra/stackTimeoutSeconds",
+                        "must be a positive number of seconds",
+                    )
+                })
             })
             .transpose()?;
         Ok(VimSettings {
@@ -438,7 +443,11 @@ impl VimSettings {
         put(self.region.as_deref().unwrap_or(""));
         put(&self.interface);
         put(self.tls.ca_pem.as_deref().unwrap_or(""));
-        put(if self.tls.insecure { "insecure" } else { "verify" });
+        put(if self.tls.insecure {
+            "insecure"
+        } else {
+            "verify"
+        });
         put(if self.tls.skip_hostname_check {
             "any-host"
         } else {
@@ -537,7 +546,10 @@ mod tests {
         })))
         .unwrap();
         assert_eq!(s.auth_url, "http://ks:5000/v3");
-        assert!(matches!(s.credentials, Credentials::ApplicationCredential { .. }));
+        assert!(matches!(
+            s.credentials,
+            Credentials::ApplicationCredential { .. }
+        ));
         assert_eq!(s.stack_timeout, Some(Duration::from_secs(90)));
         assert_eq!(s.interface, "public");
     }

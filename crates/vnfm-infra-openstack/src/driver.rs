@@ -159,7 +159,11 @@ impl OpenStackDriver {
         let state: Option<DriverState> = serde_json::from_value(req.driver_state.clone()).ok();
         let vim = state
             .as_ref()
-            .and_then(|s| req.vims.iter().find(|v| v.connection_id == s.vim_connection_id))
+            .and_then(|s| {
+                req.vims
+                    .iter()
+                    .find(|v| v.connection_id == s.vim_connection_id)
+            })
             .filter(|v| v.vim_type() == OPENSTACK_VIM_TYPE)
             .or_else(|| req.vim_of_type(&[OPENSTACK_VIM_TYPE]))
             .ok_or_else(|| {
@@ -584,7 +588,11 @@ impl OpenStackDriver {
         let stack = self.existing(&heat, &ctx).await?;
         let r = stack.reference();
         let template = heat.template(&r).await?;
-        let files = ctx.state.as_ref().map(|s| s.files.clone()).unwrap_or_default();
+        let files = ctx
+            .state
+            .as_ref()
+            .map(|s| s.files.clone())
+            .unwrap_or_default();
         let scalable = hot::scalable_vdus(&paths_of(&template, &files));
         let links = Self::recorded_links(req);
         let managed = Self::recorded_managed(req);
@@ -702,14 +710,21 @@ impl OpenStackDriver {
                 .as_ref()
                 .map(|b| b.hot_source.clone())
                 .unwrap_or_else(|| "unknown".into()),
-            template: base.as_ref().map(|b| b.template.clone()).unwrap_or(Value::Null),
+            template: base
+                .as_ref()
+                .map(|b| b.template.clone())
+                .unwrap_or(Value::Null),
             files: base.map(|b| b.files).unwrap_or_default(),
             nfv,
             previous: previous.map(Box::new),
         }
     }
 
-    async fn do_heal(&self, req: &InfraRequest, scope: &HealScope) -> Result<InfraOutcome, DriverError> {
+    async fn do_heal(
+        &self,
+        req: &InfraRequest,
+        scope: &HealScope,
+    ) -> Result<InfraOutcome, DriverError> {
         let ctx = self.context(req)?;
         let flavour = flavour(req, &req.flavour_id)?;
         let heat = Heat::connect(&ctx.session, &req.control, self.config.poll.clone()).await?;
@@ -813,7 +828,11 @@ impl OpenStackDriver {
             Some(n) => n,
             None => {
                 let template = heat.template(&r).await?;
-                let files = ctx.state.as_ref().map(|s| s.files.clone()).unwrap_or_default();
+                let files = ctx
+                    .state
+                    .as_ref()
+                    .map(|s| s.files.clone())
+                    .unwrap_or_default();
                 let rebuilt = hot::build_nfv(
                     &paths_of(&template, &files),
                     &NfvInputs {
@@ -877,8 +896,10 @@ impl OpenStackDriver {
             nfv,
             previous: previous.map(Box::new),
         };
-        self.outcome(&heat, &ctx, &stack, flavour, &links, &managed, &vnfd_id, state)
-            .await
+        self.outcome(
+            &heat, &ctx, &stack, flavour, &links, &managed, &vnfd_id, state,
+        )
+        .await
     }
 
     fn previous_of(ctx_state: Option<&DriverState>, req: &InfraRequest) -> Option<Previous> {

@@ -100,7 +100,10 @@ pub fn generate(vnfd_id: &str, flavour: &Flavour) -> Result<Hot, OpenStackError>
 }
 
 /// The nested template of one VNFC of `vdu`, and the properties the group passes to it.
-fn vdu_template(flavour: &Flavour, vdu: &Vdu) -> Result<(Value, Map<String, Value>), OpenStackError> {
+fn vdu_template(
+    flavour: &Flavour,
+    vdu: &Vdu,
+) -> Result<(Value, Map<String, Value>), OpenStackError> {
     let mut params = Map::new();
     let mut conditions = Map::new();
     let mut resources = Map::new();

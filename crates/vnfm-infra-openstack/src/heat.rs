@@ -328,7 +328,14 @@ impl<'a> Heat<'a> {
         loop {
             let r = self
                 .session
-                .call(self.control, "heat", Method::POST, &url, Some(&body), &[409])
+                .call(
+                    self.control,
+                    "heat",
+                    Method::POST,
+                    &url,
+                    Some(&body),
+                    &[409],
+                )
                 .await?;
             if r.status.as_u16() != 409 {
                 let v = r.json("POST stacks", "heat")?;
@@ -358,7 +365,8 @@ impl<'a> Heat<'a> {
                     status: 409,
                     detail: format!(
                         "the name {name} stays taken by a deleted stack: {}",
-                        self.session.redact(&cut(&String::from_utf8_lossy(&r.body), 300))
+                        self.session
+                            .redact(&cut(&String::from_utf8_lossy(&r.body), 300))
                     ),
                 }
                 .into());
@@ -421,7 +429,10 @@ impl<'a> Heat<'a> {
         r: &StackRef,
         depth: u32,
     ) -> Result<Vec<HeatResource>, DriverError> {
-        let path = format!("{}/resources?nested_depth={depth}&with_detail=true", r.path());
+        let path = format!(
+            "{}/resources?nested_depth={depth}&with_detail=true",
+            r.path()
+        );
         let v = self
             .get(&path, false)
             .await?
@@ -560,10 +571,7 @@ impl<'a> Heat<'a> {
     /// stack's own reason.
     pub async fn failure(&self, s: &Stack) -> OpenStackError {
         let stack_reason = s.stack_status_reason.clone().unwrap_or_default();
-        let events = self
-            .events(&s.reference(), 5)
-            .await
-            .unwrap_or_default();
+        let events = self.events(&s.reference(), 5).await.unwrap_or_default();
         // Failures of resources (not of stacks: a stack's own events carry its name), deepest
         // first: nested stack names extend their parent's, and a parent only repeats the
         // reason of the child that failed.
@@ -583,6 +591,16 @@ impl<'a> Heat<'a> {
             (Some(since), Some(t)) => t >= since,
             _ => true,
         };
+        // Siblings Heat stopped because of the failure ("CREATE aborted", "Stack UPDATE
+        // cancelled") are consequences, not the cause.
+        let consequence = |e: &HeatEvent| {
+            let r = e
+                .resource_status_reason
+                .as_deref()
+                .unwrap_or("")
+                .to_ascii_lowercase();
+            r.ends_with("aborted") || r.ends_with("cancelled")
+        };
         let leaf = events
             .iter()
             .rev()
@@ -590,7 +608,7 @@ impl<'a> Heat<'a> {
             .filter(|e| e.resource_status.ends_with("_FAILED"))
             .filter_map(|e| stack_of(e).map(|st| (e, st)))
             .filter(|(e, st)| e.resource_name != st.name)
-            .max_by_key(|(_, st)| st.name.len())
+            .max_by_key(|(e, st)| (!consequence(e), st.name.len()))
             .map(|(e, _)| e);
         let (resource, reason) = match leaf {
             Some(e) => {

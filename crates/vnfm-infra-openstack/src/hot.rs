@@ -441,10 +441,9 @@ pub fn build_nfv(paths: &[Vec<Seg>], inputs: &NfvInputs<'_>) -> Value {
                 let filled = match key.as_str() {
                     "computeFlavourId" | "flavor" => flavour_name(inputs.flavour, name),
                     "vcImageId" | "image" => image_name(inputs.flavour, name),
-                    "desired_capacity" => inputs
-                        .capacity
-                        .and_then(|c| c.get(name))
-                        .map(|n| json!(n)),
+                    "desired_capacity" => {
+                        inputs.capacity.and_then(|c| c.get(name)).map(|n| json!(n))
+                    }
                     _ => None,
                 };
                 if let Some(f) = filled {
@@ -576,7 +575,10 @@ fn fill_fixed_ips(shape: &Value, fixed: &[Map<String, Value>]) -> Value {
 }
 
 fn link_port(vl: &ExtVirtualLinkData, cp: &vnfm_types::VnfExtCpData) -> Option<String> {
-    let port_id = cp.cp_config.values().find_map(|c| c.link_port_id.as_ref())?;
+    let port_id = cp
+        .cp_config
+        .values()
+        .find_map(|c| c.link_port_id.as_ref())?;
     vl.ext_link_ports
         .iter()
         .flatten()
@@ -763,9 +765,16 @@ mod tests {
     fn entry_stems_cover_tacker_names() {
         assert_eq!(
             entry_stems("Definitions/v2_sample1_top.vnfd.yaml"),
-            vec!["v2_sample1_top.vnfd", "v2_sample1_top", "v2_sample1", "sample1"]
+            vec![
+                "v2_sample1_top.vnfd",
+                "v2_sample1_top",
+                "v2_sample1",
+                "sample1"
+            ]
         );
-        assert!(entry_stems("Definitions/helloworld3_top.vnfd.yaml").contains(&"helloworld3".into()));
+        assert!(
+            entry_stems("Definitions/helloworld3_top.vnfd.yaml").contains(&"helloworld3".into())
+        );
     }
 
     #[test]

@@ -160,7 +160,11 @@ pub fn inventory(
     // Internal VLs first: ports link to them.
     let mut vl_infos: BTreeMap<String, VnfVirtualLinkResourceInfo> = BTreeMap::new();
     for r in resources.iter().filter(|r| is(&config.network_types, r)) {
-        if !flavour.virtual_links.iter().any(|v| v.id == r.resource_name) {
+        if !flavour
+            .virtual_links
+            .iter()
+            .any(|v| v.id == r.resource_name)
+        {
             continue;
         }
         let Some(stack) = r.stack() else { continue };
@@ -222,7 +226,9 @@ pub fn inventory(
             .cmp(&(b.creation_time.as_deref(), &b.physical_resource_id))
     });
     for server in servers {
-        let Some(stack) = server.stack() else { continue };
+        let Some(stack) = server.stack() else {
+            continue;
+        };
         let Some(vdu) = flavour.vdu(&server.resource_name) else {
             continue;
         };
@@ -301,7 +307,10 @@ pub fn inventory(
                     vip_cp_instance_id: None,
                     trunk_resource_id: None,
                 };
-                let internal = cpd.virtual_link.as_ref().and_then(|vl| vl_infos.get_mut(vl));
+                let internal = cpd
+                    .virtual_link
+                    .as_ref()
+                    .and_then(|vl| vl_infos.get_mut(vl));
                 let managed_vl = cpd.virtual_link.as_ref().and_then(|vl| {
                     managed
                         .iter_mut()
@@ -309,10 +318,14 @@ pub fn inventory(
                 });
                 if let Some(vl) = internal {
                     cp.vnf_link_port_id = Some(port_id.clone());
-                    vl.vnf_link_ports.get_or_insert_with(Vec::new).push(link_port);
+                    vl.vnf_link_ports
+                        .get_or_insert_with(Vec::new)
+                        .push(link_port);
                 } else if let Some(m) = managed_vl {
                     cp.vnf_link_port_id = Some(port_id.clone());
-                    m.vnf_link_ports.get_or_insert_with(Vec::new).push(link_port);
+                    m.vnf_link_ports
+                        .get_or_insert_with(Vec::new)
+                        .push(link_port);
                 } else if let Some(link) = ext_links
                     .iter_mut()
                     .find(|l| l.current_vnf_ext_cp_data.iter().any(|c| c.cpd_id == cpd.id))
@@ -413,7 +426,12 @@ pub fn changes(before: &InstanceResources, after: &InstanceResources) -> Resourc
         .collect();
     for v in &after.vnfc_resource_info {
         match old.get(v.id.as_str()) {
-            None => vnfcs.push(affected_vnfc(v, ChangeType::Added, storage_of(after, &v.id), vec![])),
+            None => vnfcs.push(affected_vnfc(
+                v,
+                ChangeType::Added,
+                storage_of(after, &v.id),
+                vec![],
+            )),
             Some(o) if o.compute_resource.resource_id != v.compute_resource.resource_id => {
                 vnfcs.push(affected_vnfc(v, ChangeType::Modified, vec![], vec![]));
             }
@@ -422,7 +440,12 @@ pub fn changes(before: &InstanceResources, after: &InstanceResources) -> Resourc
     }
     for v in &before.vnfc_resource_info {
         if !new.contains_key(v.id.as_str()) {
-            vnfcs.push(affected_vnfc(v, ChangeType::Removed, vec![], storage_of(before, &v.id)));
+            vnfcs.push(affected_vnfc(
+                v,
+                ChangeType::Removed,
+                vec![],
+                storage_of(before, &v.id),
+            ));
         }
     }
 

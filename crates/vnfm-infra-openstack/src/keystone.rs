@@ -100,7 +100,10 @@ impl Token {
                         "{}/{}/{}",
                         s.service_type,
                         e.interface,
-                        e.region_id.as_deref().or(e.region.as_deref()).unwrap_or("-")
+                        e.region_id
+                            .as_deref()
+                            .or(e.region.as_deref())
+                            .unwrap_or("-")
                     )
                 })
             })
@@ -326,11 +329,7 @@ impl Session {
         );
         Ok(Token {
             value: subject,
-            expires_at: parsed
-                .token
-                .expires_at
-                .as_deref()
-                .and_then(parse_rfc3339),
+            expires_at: parsed.token.expires_at.as_deref().and_then(parse_rfc3339),
             project_id: parsed.token.project.map(|p| p.id),
             catalog: parsed.token.catalog,
         })

@@ -34,7 +34,11 @@ fn load_vnfd(root: &Path) -> Vnfd {
             if p.is_dir() {
                 add(&p, root, out);
             } else {
-                let rel = p.strip_prefix(root).unwrap().to_string_lossy().replace('\\', "/");
+                let rel = p
+                    .strip_prefix(root)
+                    .unwrap()
+                    .to_string_lossy()
+                    .replace('\\', "/");
                 out.files.insert(rel, std::fs::read(&p).unwrap());
             }
         }
@@ -49,8 +53,16 @@ fn load_vnfd(root: &Path) -> Vnfd {
     let mut files = vnfm_tosca::MemFiles::new(entry);
     add(root, root, &mut files);
     let loaded = vnfm_tosca::load(&files);
-    assert!(!loaded.has_errors(), "{}: {:#?}", root.display(), loaded.diagnostics);
-    loaded.descriptor.and_then(|d| d.as_vnfd().cloned()).unwrap()
+    assert!(
+        !loaded.has_errors(),
+        "{}: {:#?}",
+        root.display(),
+        loaded.diagnostics
+    );
+    loaded
+        .descriptor
+        .and_then(|d| d.as_vnfd().cloned())
+        .unwrap()
 }
 
 fn instance(vnfd: &Vnfd) -> VnfInstance {
@@ -88,10 +100,10 @@ fn request(vnfd: &Vnfd, flavour: &str) -> InstantiateVnfRequest {
     let net2 = vec![
         json!({"cpdId": "VDU1_CP2", "cpConfig": {"VDU1_CP2_1": dynamic(Some("subnet2-uuid"))}}),
         json!({"cpdId": "VDU2_CP2", "cpConfig": {"VDU2_CP2_1": {"cpProtocolData": [
-            {"layerProtocol": "IP_OVER_ETHERNET", "ipOverEthernet": {"ipAddresses": [
-                {"type": "IPV4", "fixedAddresses": ["10.10.1.102"], "subnetId": "subnet2-uuid"},
-                {"type": "IPV4", "numDynamicAddresses": 1, "subnetId": "subnet2b-uuid"}
-            ]}}]}}}),
+        {"layerProtocol": "IP_OVER_ETHERNET", "ipOverEthernet": {"ipAddresses": [
+            {"type": "IPV4", "fixedAddresses": ["10.10.1.102"], "subnetId": "subnet2-uuid"},
+            {"type": "IPV4", "numDynamicAddresses": 1, "subnetId": "subnet2b-uuid"}
+        ]}}]}}}),
     ];
     let fl = vnfd.flavour(flavour).unwrap();
     let known = |c: &Value| {
@@ -124,8 +136,12 @@ fn instantiate_nfv(package: &str, flavour: &str) -> Value {
     let root = PathBuf::from(CORPUS).join(package);
     let vnfd = load_vnfd(&root);
     let req = request(&vnfd, flavour);
-    let plan = vnfm_lcm::plan(&OperationRequest::Instantiate(req.clone()), &vnfd, &instance(&vnfd))
-        .unwrap();
+    let plan = vnfm_lcm::plan(
+        &OperationRequest::Instantiate(req.clone()),
+        &vnfd,
+        &instance(&vnfd),
+    )
+    .unwrap();
     let target = plan
         .infra_steps()
         .next()
@@ -188,19 +204,84 @@ fn v1_functional7_multi_aspect() {
 #[test]
 fn every_corpus_basehot_is_found_with_its_nested_templates() {
     let cases = [
-        ("v2-vm-basic-lcms-max", "simple", "BaseHOT/simple/sample1.yaml", vec!["VDU1.yaml"]),
-        ("v2-vm-basic-lcms-min", "simple", "BaseHOT/simple/sample2.yaml", vec!["VDU1.yaml"]),
-        ("v2-vm-change-vnfpkg-new-image", "simple", "BaseHOT/simple/base_hot_top.yaml", vec!["base_hot_nested_VDU1.yaml"]),
-        ("v2-vm-change-vnfpkg-standard", "simple", "BaseHOT/simple/sample4.yaml", vec!["VDU1.yaml", "VDU2.yaml"]),
-        ("v2-vm-error-network", "simple", "BaseHOT/simple/sample2.yaml", vec!["VDU1.yaml"]),
-        ("v2-vm-individual-vnfc-max", "simple", "BaseHOT/simple/sample3.yaml", vec!["VDU1.yaml", "VDU2.yaml"]),
-        ("v2-vm-scale-ng", "simple", "BaseHOT/simple/sample1.yaml", vec!["VDU1.yaml"]),
-        ("v2-vm-userdata-standard", "simple", "BaseHOT/simple/sample3.yaml", vec!["VDU1.yaml", "VDU2.yaml"]),
-        ("v2-vm-userdata-standard-non-boot-volume", "simple", "BaseHOT/simple/sample7.yaml", vec!["VDU1.yaml"]),
-        ("v1-vm-functional", "simple", "BaseHOT/simple/helloworld3.yaml", vec!["VDU1.yaml", "VDU2.yaml"]),
-        ("v1-vm-enhanced-policy", "simple", "BaseHOT/simple/base_hot_top.yaml", vec!["vdu1.yaml"]),
-        ("v1-vm-userdata-normal-scaling", "simple", "BaseHOT/simple/helloworld3.yaml", vec!["VDU1.yaml", "VDU2.yaml"]),
-        ("mgmt-k8s-cluster-v2", "simple", "BaseHOT/simple/simple_hot_top.yaml", vec!["simple_nested_master.yaml", "simple_nested_worker.yaml"]),
+        (
+            "v2-vm-basic-lcms-max",
+            "simple",
+            "BaseHOT/simple/sample1.yaml",
+            vec!["VDU1.yaml"],
+        ),
+        (
+            "v2-vm-basic-lcms-min",
+            "simple",
+            "BaseHOT/simple/sample2.yaml",
+            vec!["VDU1.yaml"],
+        ),
+        (
+            "v2-vm-change-vnfpkg-new-image",
+            "simple",
+            "BaseHOT/simple/base_hot_top.yaml",
+            vec!["base_hot_nested_VDU1.yaml"],
+        ),
+        (
+            "v2-vm-change-vnfpkg-standard",
+            "simple",
+            "BaseHOT/simple/sample4.yaml",
+            vec!["VDU1.yaml", "VDU2.yaml"],
+        ),
+        (
+            "v2-vm-error-network",
+            "simple",
+            "BaseHOT/simple/sample2.yaml",
+            vec!["VDU1.yaml"],
+        ),
+        (
+            "v2-vm-individual-vnfc-max",
+            "simple",
+            "BaseHOT/simple/sample3.yaml",
+            vec!["VDU1.yaml", "VDU2.yaml"],
+        ),
+        (
+            "v2-vm-scale-ng",
+            "simple",
+            "BaseHOT/simple/sample1.yaml",
+            vec!["VDU1.yaml"],
+        ),
+        (
+            "v2-vm-userdata-standard",
+            "simple",
+            "BaseHOT/simple/sample3.yaml",
+            vec!["VDU1.yaml", "VDU2.yaml"],
+        ),
+        (
+            "v2-vm-userdata-standard-non-boot-volume",
+            "simple",
+            "BaseHOT/simple/sample7.yaml",
+            vec!["VDU1.yaml"],
+        ),
+        (
+            "v1-vm-functional",
+            "simple",
+            "BaseHOT/simple/helloworld3.yaml",
+            vec!["VDU1.yaml", "VDU2.yaml"],
+        ),
+        (
+            "v1-vm-enhanced-policy",
+            "simple",
+            "BaseHOT/simple/base_hot_top.yaml",
+            vec!["vdu1.yaml"],
+        ),
+        (
+            "v1-vm-userdata-normal-scaling",
+            "simple",
+            "BaseHOT/simple/helloworld3.yaml",
+            vec!["VDU1.yaml", "VDU2.yaml"],
+        ),
+        (
+            "mgmt-k8s-cluster-v2",
+            "simple",
+            "BaseHOT/simple/simple_hot_top.yaml",
+            vec!["simple_nested_master.yaml", "simple_nested_worker.yaml"],
+        ),
     ];
     for (package, flavour, top, nested) in cases {
         let root = PathBuf::from(CORPUS).join(package);
@@ -227,9 +308,18 @@ fn a_package_without_basehot_gets_a_generated_template() {
     let fl = vnfd.flavour("simple").unwrap();
     let h = generate::generate(&vnfd.descriptor_id, fl).unwrap();
     let req = request(&vnfd, "simple");
-    let plan = vnfm_lcm::plan(&OperationRequest::Instantiate(req.clone()), &vnfd, &instance(&vnfd))
+    let plan = vnfm_lcm::plan(
+        &OperationRequest::Instantiate(req.clone()),
+        &vnfd,
+        &instance(&vnfd),
+    )
+    .unwrap();
+    let target = plan
+        .infra_steps()
+        .next()
+        .and_then(|s| s.target())
+        .cloned()
         .unwrap();
-    let target = plan.infra_steps().next().and_then(|s| s.target()).cloned().unwrap();
     let nested: Vec<Value> = h
         .files
         .values()

@@ -71,8 +71,10 @@ fn token_body(uri: &str, valid_for: Duration) -> Value {
             e["url"] = json!(format!("{uri}/internal/v1/{PROJECT}"));
         }
     }
-    eps.push(json!({"id": "r2", "interface": "public", "region": "RegionTwo",
-        "region_id": "RegionTwo", "url": format!("{uri}/r2/v1/{PROJECT}")}));
+    eps.push(
+        json!({"id": "r2", "interface": "public", "region": "RegionTwo",
+        "region_id": "RegionTwo", "url": format!("{uri}/r2/v1/{PROJECT}")}),
+    );
     t
 }
 
@@ -359,7 +361,11 @@ async fn exhausted_retries_are_transient_and_client_errors_are_not_retried() {
     assert!(e.to_string().contains("HTTP 502 from heat"), "{e}");
     let e = heat.show(&r("bad")).await.unwrap_err();
     assert!(!e.is_retryable(), "{e}");
-    assert!(e.to_string().contains("HTTP 400 from heat: Invalid stack id"), "{e}");
+    assert!(
+        e.to_string()
+            .contains("HTTP 400 from heat: Invalid stack id"),
+        "{e}"
+    );
 }
 
 #[tokio::test]
@@ -370,7 +376,11 @@ async fn an_unreachable_keystone_is_transient_after_the_retries() {
         let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         l.local_addr().unwrap().port()
     };
-    let s = session(&vim(&format!("http://127.0.0.1:{port}"), password(), json!({})));
+    let s = session(&vim(
+        &format!("http://127.0.0.1:{port}"),
+        password(),
+        json!({}),
+    ));
     let e = s.token(&control()).await.unwrap_err();
     assert_eq!(e.kind(), "transient", "{e}");
     let text = e.to_string();
@@ -395,7 +405,10 @@ async fn refused_credentials_are_reported_without_the_secret() {
     let e = s.token(&control()).await.unwrap_err();
     let text = e.to_string();
     assert_eq!(e.kind(), "permanent");
-    assert!(text.contains("refused the credentials of VIM connection `vim1`"), "{text}");
+    assert!(
+        text.contains("refused the credentials of VIM connection `vim1`"),
+        "{text}"
+    );
     assert!(!text.contains("s3cret-pass-42"), "{text}");
     assert!(text.contains("password ***"), "{text}");
 }

@@ -17,8 +17,8 @@ use vnfm_infra_openstack::heat::Heat;
 use vnfm_lcm::runner::defaults::{InlineVimDirectory, MemoryCatalog, NoSubscribers};
 use vnfm_lcm::{Lcm, LcmConfig};
 use vnfm_types::{
-    ChangeType, InstantiationState, LcmOperationStateType, VnfInstance, VnfInstanceId,
-    VnfLcmOpOcc, VnfcResourceInfo,
+    ChangeType, InstantiationState, LcmOperationStateType, VnfInstance, VnfInstanceId, VnfLcmOpOcc,
+    VnfcResourceInfo,
 };
 
 const WAIT: Duration = Duration::from_secs(600);
@@ -203,7 +203,10 @@ async fn lifecycle_instantiate_scale_heal_change_ext_conn_change_vnfpkg_terminat
             v.compute_resource.vim_level_resource_type.as_deref(),
             Some("OS::Nova::Server")
         );
-        assert_eq!(v.compute_resource.vim_connection_id.as_deref(), Some("vim1"));
+        assert_eq!(
+            v.compute_resource.vim_connection_id.as_deref(),
+            Some("vim1")
+        );
         // Addresses by VDU, as a management driver needs them.
         let addrs = cp_addresses(v, "VDU1_CP1");
         assert_eq!(addrs.len(), 1, "{v:?}");
@@ -233,9 +236,15 @@ async fn lifecycle_instantiate_scale_heal_change_ext_conn_change_vnfpkg_terminat
     assert_eq!(nfv["VDU"]["VDU1"]["desired_capacity"], 2);
     assert_eq!(nfv["VDU"]["VDU1"]["computeFlavourId"], "m1.tiny");
     assert_eq!(nfv["VDU"]["VDU2"]["computeFlavourId"], "m1.small");
-    assert_eq!(nfv["CP"]["VDU1_CP1"]["fixed_ips"][0]["subnet"], "subnet-ext-1");
+    assert_eq!(
+        nfv["CP"]["VDU1_CP1"]["fixed_ips"][0]["subnet"],
+        "subnet-ext-1"
+    );
     assert_eq!(nfv["CP"]["VDU2_CP1"]["network"], "net-ext-1");
-    assert_eq!(nfv["CP"]["VDU2_CP1"]["fixed_ips"][0]["ip_address"], "10.10.0.50");
+    assert_eq!(
+        nfv["CP"]["VDU2_CP1"]["fixed_ips"][0]["ip_address"],
+        "10.10.0.50"
+    );
 
     // Scale out by two steps: 2 -> 4 VNFCs of VDU1, the first two kept.
     let op = env
@@ -256,7 +265,10 @@ async fn lifecycle_instantiate_scale_heal_change_ext_conn_change_vnfpkg_terminat
     assert!(ids(&vdu1).is_subset(&ids(&out)));
     let added: BTreeSet<String> = changes_of(&done, ChangeType::Added).into_iter().collect();
     assert_eq!(added, &ids(&out) - &ids(&vdu1));
-    assert_eq!(env.stack(&vnf.id).await.unwrap().1["VDU"]["VDU1"]["desired_capacity"], 4);
+    assert_eq!(
+        env.stack(&vnf.id).await.unwrap().1["VDU"]["VDU1"]["desired_capacity"],
+        4
+    );
 
     // Scale in by one step: one of the VNFCs the scale-out added goes (the newest first).
     let op = env
@@ -273,7 +285,10 @@ async fn lifecycle_instantiate_scale_heal_change_ext_conn_change_vnfpkg_terminat
     assert_eq!(after_in.len(), 3);
     let removed = changes_of(&done, ChangeType::Removed);
     assert_eq!(removed.len(), 1);
-    assert!(added.contains(&removed[0]), "removed {removed:?}, added {added:?}");
+    assert!(
+        added.contains(&removed[0]),
+        "removed {removed:?}, added {added:?}"
+    );
     assert!(ids(&vdu1).is_subset(&ids(&after_in)));
 
     // Heal one of the original VNFCs: same VNFC id, new server; the others untouched.
@@ -298,16 +313,25 @@ async fn lifecycle_instantiate_scale_heal_change_ext_conn_change_vnfpkg_terminat
         .await
         .unwrap();
     let done = env.completed(op).await;
-    assert_eq!(changes_of(&done, ChangeType::Modified), vec![target.id.clone()]);
+    assert_eq!(
+        changes_of(&done, ChangeType::Modified),
+        vec![target.id.clone()]
+    );
     let inst = env.instance(&vnf.id).await;
     let after_heal = vnfcs(&inst);
     assert_eq!(ids(&after_heal), ids(&before_heal));
     for v in &after_heal {
         let old = before_heal.iter().find(|o| o.id == v.id).unwrap();
         if v.id == target.id {
-            assert_ne!(v.compute_resource.resource_id, old.compute_resource.resource_id);
+            assert_ne!(
+                v.compute_resource.resource_id,
+                old.compute_resource.resource_id
+            );
         } else {
-            assert_eq!(v.compute_resource.resource_id, old.compute_resource.resource_id);
+            assert_eq!(
+                v.compute_resource.resource_id,
+                old.compute_resource.resource_id
+            );
         }
     }
 
@@ -329,7 +353,10 @@ async fn lifecycle_instantiate_scale_heal_change_ext_conn_change_vnfpkg_terminat
     env.completed(op).await;
     let (_, nfv) = env.stack(&vnf.id).await.unwrap();
     assert_eq!(nfv["CP"]["VDU2_CP1"]["network"], "net-ext-2");
-    assert_eq!(nfv["CP"]["VDU2_CP1"]["fixed_ips"][0]["ip_address"], "10.10.9.9");
+    assert_eq!(
+        nfv["CP"]["VDU2_CP1"]["fixed_ips"][0]["ip_address"],
+        "10.10.9.9"
+    );
     assert_eq!(nfv["CP"]["VDU1_CP1"]["network"], "net-ext-1");
     assert_eq!(nfv["VDU"]["VDU1"]["desired_capacity"], 3);
     let inst = env.instance(&vnf.id).await;
@@ -362,7 +389,11 @@ async fn lifecycle_instantiate_scale_heal_change_ext_conn_change_vnfpkg_terminat
         .unwrap();
     let failed = env.done(op).await;
     assert_eq!(failed.operation_state, LcmOperationStateType::FailedTemp);
-    let detail = failed.error.as_ref().map(|e| e.detail.clone()).unwrap_or_default();
+    let detail = failed
+        .error
+        .as_ref()
+        .map(|e| e.detail.clone())
+        .unwrap_or_default();
     assert!(
         detail.contains("`VNF_config`") && detail.contains("Test Resource failed VNF_config"),
         "{detail}"
@@ -379,7 +410,10 @@ async fn lifecycle_instantiate_scale_heal_change_ext_conn_change_vnfpkg_terminat
     assert_eq!(status, "UPDATE_COMPLETE");
     assert_eq!(nfv["CP"]["VDU2_CP1"]["network"], "net-ext-2");
     let template = env.template(&vnf.id).await;
-    assert!(template["resources"].get("VNF_config").is_none(), "{template}");
+    assert!(
+        template["resources"].get("VNF_config").is_none(),
+        "{template}"
+    );
     let inst = env.instance(&vnf.id).await;
     assert_eq!(inst.vnfd_id.as_str(), "vnfd-heat-test");
     assert_eq!(ids(&vnfcs(&inst)), ids(&before_change));
@@ -397,7 +431,10 @@ async fn lifecycle_instantiate_scale_heal_change_ext_conn_change_vnfpkg_terminat
     assert_eq!(changes_of(&done, ChangeType::Removed).len(), 4);
     assert!(env.stack(&vnf.id).await.is_none());
     let inst = env.instance(&vnf.id).await;
-    assert_eq!(inst.instantiation_state, InstantiationState::NotInstantiated);
+    assert_eq!(
+        inst.instantiation_state,
+        InstantiationState::NotInstantiated
+    );
     env.lcm.shutdown(Duration::from_secs(5)).await;
 }
 
@@ -420,7 +457,11 @@ async fn a_failing_resource_ends_in_failed_temp_naming_it_and_rollback_deletes_t
         .unwrap();
     let failed = env.done(op).await;
     assert_eq!(failed.operation_state, LcmOperationStateType::FailedTemp);
-    let detail = failed.error.as_ref().map(|e| e.detail.clone()).unwrap_or_default();
+    let detail = failed
+        .error
+        .as_ref()
+        .map(|e| e.detail.clone())
+        .unwrap_or_default();
     assert!(
         detail.contains("CREATE_FAILED")
             && detail.contains("`VNF_config`")
@@ -442,7 +483,10 @@ async fn a_failing_resource_ends_in_failed_temp_naming_it_and_rollback_deletes_t
     );
     assert!(env.stack(&vnf.id).await.is_none());
     let inst = env.instance(&vnf.id).await;
-    assert_eq!(inst.instantiation_state, InstantiationState::NotInstantiated);
+    assert_eq!(
+        inst.instantiation_state,
+        InstantiationState::NotInstantiated
+    );
     env.lcm.shutdown(Duration::from_secs(5)).await;
 }
 
@@ -466,22 +510,41 @@ async fn generated_template_and_whole_vnf_heal_on_real_heat() {
     env.completed(op).await;
     let inst = env.instance(&vnf.id).await;
     let before = vnfcs(&inst);
-    assert_eq!((of_vdu(&inst, "VDU1").len(), of_vdu(&inst, "VDU2").len()), (2, 1));
+    assert_eq!(
+        (of_vdu(&inst, "VDU1").len(), of_vdu(&inst, "VDU2").len()),
+        (2, 1)
+    );
     for v in &before {
-        let cp = if v.vdu_id == "VDU1" { "VDU1_CP1" } else { "VDU2_CP1" };
+        let cp = if v.vdu_id == "VDU1" {
+            "VDU1_CP1"
+        } else {
+            "VDU2_CP1"
+        };
         assert_eq!(cp_addresses(v, cp).len(), 1, "{v:?}");
-        assert!(v.storage_resource_ids.is_some() == (v.vdu_id == "VDU1"), "{v:?}");
+        assert!(
+            v.storage_resource_ids.is_some() == (v.vdu_id == "VDU1"),
+            "{v:?}"
+        );
     }
     let template = env.template(&vnf.id).await;
-    assert!(template["resources"]["VDU2_scale_group"].is_object(), "{template}");
+    assert!(
+        template["resources"]["VDU2_scale_group"].is_object(),
+        "{template}"
+    );
     let (_, nfv) = env.stack(&vnf.id).await.unwrap();
-    assert_eq!(nfv["CP"]["VDU2_CP1"]["fixed_ips"][0]["ip_address"], "10.10.0.50");
+    assert_eq!(
+        nfv["CP"]["VDU2_CP1"]["fixed_ips"][0]["ip_address"],
+        "10.10.0.50"
+    );
     assert_eq!(nfv["VDU"]["VDU1"]["vcImageId"], "cirros-0.6");
 
     // Heal the whole VNF: the stack is created again, every VNFC is new.
     let op = env
         .lcm
-        .heal(&vnf.id, serde_json::from_value(json!({"cause": "all"})).unwrap())
+        .heal(
+            &vnf.id,
+            serde_json::from_value(json!({"cause": "all"})).unwrap(),
+        )
         .await
         .unwrap();
     let done = env.completed(op).await;

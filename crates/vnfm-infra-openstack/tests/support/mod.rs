@@ -96,9 +96,15 @@ pub fn driver_config() -> DriverConfig {
     }
 }
 
-/// `(property, HOT parameter type)` and attribute names of the stood-in resource types, as
-/// Heat 27 defines them (the provider template must match them).
-fn facades() -> Vec<(&'static str, Vec<(&'static str, &'static str)>, Vec<&'static str>)> {
+/// A stood-in resource type: its name, `(property, HOT parameter type)` pairs and attributes.
+type Facade = (
+    &'static str,
+    Vec<(&'static str, &'static str)>,
+    Vec<&'static str>,
+);
+
+/// The stood-in resource types, as Heat 27 defines them (the provider template must match).
+fn facades() -> Vec<Facade> {
     const S: &str = "string";
     const L: &str = "comma_delimited_list";
     const M: &str = "json";
@@ -108,78 +114,185 @@ fn facades() -> Vec<(&'static str, Vec<(&'static str, &'static str)>, Vec<&'stat
         (
             "OS::Nova::Server",
             vec![
-                ("admin_pass", S), ("admin_user", S), ("availability_zone", S),
-                ("block_device_mapping", L), ("block_device_mapping_v2", L),
-                ("config_drive", B), ("deployment_swift_data", M), ("diskConfig", S),
-                ("flavor", S), ("flavor_update_policy", S), ("image", S),
-                ("image_update_policy", S), ("key_name", S), ("metadata", M), ("name", S),
-                ("networks", L), ("personality", M), ("reservation_id", S),
-                ("scheduler_hints", M), ("security_groups", L),
-                ("software_config_transport", S), ("tags", L), ("user_data", S),
-                ("user_data_format", S), ("user_data_update_policy", S),
+                ("admin_pass", S),
+                ("admin_user", S),
+                ("availability_zone", S),
+                ("block_device_mapping", L),
+                ("block_device_mapping_v2", L),
+                ("config_drive", B),
+                ("deployment_swift_data", M),
+                ("diskConfig", S),
+                ("flavor", S),
+                ("flavor_update_policy", S),
+                ("image", S),
+                ("image_update_policy", S),
+                ("key_name", S),
+                ("metadata", M),
+                ("name", S),
+                ("networks", L),
+                ("personality", M),
+                ("reservation_id", S),
+                ("scheduler_hints", M),
+                ("security_groups", L),
+                ("software_config_transport", S),
+                ("tags", L),
+                ("user_data", S),
+                ("user_data_format", S),
+                ("user_data_update_policy", S),
             ],
             vec![
-                "accessIPv4", "accessIPv6", "addresses", "console_urls", "first_address",
-                "instance_name", "name", "networks", "os_collect_config", "tags",
+                "accessIPv4",
+                "accessIPv6",
+                "addresses",
+                "console_urls",
+                "first_address",
+                "instance_name",
+                "name",
+                "networks",
+                "os_collect_config",
+                "tags",
             ],
         ),
         (
             "OS::Neutron::Port",
             vec![
-                ("admin_state_up", B), ("allowed_address_pairs", L), ("device_id", S),
-                ("device_owner", S), ("dns_name", S), ("fixed_ips", L), ("mac_address", S),
-                ("name", S), ("network", S), ("network_id", S), ("no_fixed_ips", B),
-                ("port_security_enabled", B), ("propagate_uplink_status", B),
-                ("qos_policy", S), ("replacement_policy", S), ("security_groups", L),
-                ("tags", L), ("value_specs", M),
+                ("admin_state_up", B),
+                ("allowed_address_pairs", L),
+                ("device_id", S),
+                ("device_owner", S),
+                ("dns_name", S),
+                ("fixed_ips", L),
+                ("mac_address", S),
+                ("name", S),
+                ("network", S),
+                ("network_id", S),
+                ("no_fixed_ips", B),
+                ("port_security_enabled", B),
+                ("propagate_uplink_status", B),
+                ("qos_policy", S),
+                ("replacement_policy", S),
+                ("security_groups", L),
+                ("tags", L),
+                ("value_specs", M),
             ],
             vec![
-                "admin_state_up", "allowed_address_pairs", "device_id", "device_owner",
-                "dns_assignment", "fixed_ips", "mac_address", "name", "network", "network_id",
-                "port_security_enabled", "propagate_uplink_status", "qos_policy_id",
-                "security_groups", "status", "subnets", "tenant_id",
+                "admin_state_up",
+                "allowed_address_pairs",
+                "device_id",
+                "device_owner",
+                "dns_assignment",
+                "fixed_ips",
+                "mac_address",
+                "name",
+                "network",
+                "network_id",
+                "port_security_enabled",
+                "propagate_uplink_status",
+                "qos_policy_id",
+                "security_groups",
+                "status",
+                "subnets",
+                "tenant_id",
             ],
         ),
         (
             "OS::Neutron::Net",
             vec![
-                ("admin_state_up", B), ("availability_zone_hints", L), ("dhcp_agent_ids", L),
-                ("dns_domain", S), ("name", S), ("port_security_enabled", B),
-                ("qos_policy", S), ("shared", B), ("tags", L), ("tenant_id", S),
+                ("admin_state_up", B),
+                ("availability_zone_hints", L),
+                ("dhcp_agent_ids", L),
+                ("dns_domain", S),
+                ("name", S),
+                ("port_security_enabled", B),
+                ("qos_policy", S),
+                ("shared", B),
+                ("tags", L),
+                ("tenant_id", S),
                 ("value_specs", M),
             ],
             vec![
-                "admin_state_up", "l2_adjacency", "mtu", "name", "port_security_enabled",
-                "qos_policy_id", "segments", "status", "subnets", "tenant_id",
+                "admin_state_up",
+                "l2_adjacency",
+                "mtu",
+                "name",
+                "port_security_enabled",
+                "qos_policy_id",
+                "segments",
+                "status",
+                "subnets",
+                "tenant_id",
             ],
         ),
         (
             "OS::Neutron::Subnet",
             vec![
-                ("allocation_pools", L), ("cidr", S), ("dns_nameservers", L),
-                ("enable_dhcp", B), ("gateway_ip", S), ("host_routes", L), ("ip_version", I),
-                ("ipv6_address_mode", S), ("ipv6_ra_mode", S), ("name", S), ("network", S),
-                ("network_id", S), ("prefixlen", I), ("segment", S), ("subnetpool", S),
-                ("tags", L), ("tenant_id", S), ("value_specs", M),
+                ("allocation_pools", L),
+                ("cidr", S),
+                ("dns_nameservers", L),
+                ("enable_dhcp", B),
+                ("gateway_ip", S),
+                ("host_routes", L),
+                ("ip_version", I),
+                ("ipv6_address_mode", S),
+                ("ipv6_ra_mode", S),
+                ("name", S),
+                ("network", S),
+                ("network_id", S),
+                ("prefixlen", I),
+                ("segment", S),
+                ("subnetpool", S),
+                ("tags", L),
+                ("tenant_id", S),
+                ("value_specs", M),
             ],
             vec![
-                "allocation_pools", "cidr", "dns_nameservers", "enable_dhcp", "gateway_ip",
-                "host_routes", "ip_version", "name", "network_id", "tenant_id",
+                "allocation_pools",
+                "cidr",
+                "dns_nameservers",
+                "enable_dhcp",
+                "gateway_ip",
+                "host_routes",
+                "ip_version",
+                "name",
+                "network_id",
+                "tenant_id",
             ],
         ),
         (
             "OS::Cinder::Volume",
             vec![
-                ("availability_zone", S), ("backup_id", S), ("description", S), ("image", S),
-                ("imageRef", S), ("metadata", M), ("multiattach", B), ("name", S),
-                ("read_only", B), ("scheduler_hints", M), ("size", I), ("snapshot_id", S),
-                ("source_volid", S), ("volume_type", S),
+                ("availability_zone", S),
+                ("backup_id", S),
+                ("description", S),
+                ("image", S),
+                ("imageRef", S),
+                ("metadata", M),
+                ("multiattach", B),
+                ("name", S),
+                ("read_only", B),
+                ("scheduler_hints", M),
+                ("size", I),
+                ("snapshot_id", S),
+                ("source_volid", S),
+                ("volume_type", S),
             ],
             vec![
-                "attachments", "attachments_list", "availability_zone", "bootable",
-                "created_at", "display_description", "display_name", "encrypted", "metadata",
-                "metadata_values", "multiattach", "size", "snapshot_id", "source_volid",
-                "status", "volume_type",
+                "attachments",
+                "attachments_list",
+                "availability_zone",
+                "bootable",
+                "created_at",
+                "display_description",
+                "display_name",
+                "encrypted",
+                "metadata",
+                "metadata_values",
+                "multiattach",
+                "size",
+                "snapshot_id",
+                "source_volid",
+                "status",
+                "volume_type",
             ],
         ),
     ]
@@ -352,26 +465,24 @@ resources:
 "#;
 
 /// VDU1's nested template.
-pub fn vdu1_hot() -> String {
-    format!(
-        r#"heat_template_version: 2013-05-23
+pub const VDU1_HOT: &str = r#"heat_template_version: 2013-05-23
 description: VDU1
 parameters:
-  flavor: {{ type: string }}
-  image: {{ type: string }}
-  net1: {{ type: string }}
-  subnet1: {{ type: string, default: "" }}
-  net2: {{ type: string }}
+  flavor: { type: string }
+  image: { type: string }
+  net1: { type: string }
+  subnet1: { type: string, default: "" }
+  net2: { type: string }
 resources:
   VDU1:
     type: OS::Nova::Server
     properties:
-      flavor: {{ get_param: flavor }}
-      image: {{ get_param: image }}
+      flavor: { get_param: flavor }
+      image: { get_param: image }
       networks:
-      - port: {{ get_resource: VDU1_CP1 }}
-      - port: {{ get_resource: VDU1_CP2 }}
-      block_device_mapping_v2: [{{ volume_id: {{ get_resource: VDU1-VirtualStorage }} }}]
+      - port: { get_resource: VDU1_CP1 }
+      - port: { get_resource: VDU1_CP2 }
+      block_device_mapping_v2: [{ volume_id: { get_resource: VDU1-VirtualStorage } }]
   VDU1-VirtualStorage:
     type: OS::Cinder::Volume
     properties:
@@ -379,23 +490,21 @@ resources:
   VDU1_CP1:
     type: OS::Neutron::Port
     properties:
-      network: {{ get_param: net1 }}
+      network: { get_param: net1 }
       fixed_ips:
-      - subnet: {{ get_param: subnet1 }}
+      - subnet: { get_param: subnet1 }
   VDU1_CP2:
     type: OS::Neutron::Port
     properties:
-      network: {{ get_param: net2 }}
-"#
-    )
-}
+      network: { get_param: net2 }
+"#;
 
 /// The package files: BaseHOT top (with `extra` appended to its resources, e.g. a failing
 /// resource) and nested template.
 pub fn package(extra: &str) -> MemArtifacts {
     MemArtifacts::new()
         .with("BaseHOT/simple/heat_test.yaml", format!("{TOP_HOT}{extra}"))
-        .with("BaseHOT/simple/nested/VDU1_nested.yaml", vdu1_hot())
+        .with("BaseHOT/simple/nested/VDU1_nested.yaml", VDU1_HOT)
 }
 
 /// A resource that makes the stack fail.
