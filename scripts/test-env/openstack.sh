@@ -91,6 +91,20 @@ ensure_venv() {
     fi
     [[ -n "$py" ]] || die "no python3 found for the virtualenv"
     "$py" -c 'import sys; sys.exit(sys.version_info < (3, 10))' || die "$py is older than Python 3.10"
+    # uWSGI is built from source: it needs a C compiler and the Python headers; Debian's
+    # Python also needs its venv module.
+    local headers
+    headers=$("$py" -c 'import sysconfig; print(sysconfig.get_paths()["include"])')
+    if ! command -v cc >/dev/null || [[ ! -f "$headers/Python.h" ]] || ! "$py" -c 'import ensurepip' 2>/dev/null; then
+        [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null ||
+            die "building the venv needs a C compiler, the headers and the venv module of $py"
+        local ver
+        ver=$("$py" -c 'import sys; print(f"{sys.version_info[0]}.{sys.version_info[1]}")')
+        echo "openstack.sh: installing build tools and python$ver-dev/-venv with apt-get" >&2
+        apt-get update -qq >&2
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq build-essential \
+            "python$ver-dev" "python$ver-venv" >&2
+    fi
     echo "openstack.sh: creating $VENV (Keystone + Heat from PyPI, takes a few minutes)" >&2
     mkdir -p "$(dirname "$VENV")"
     "$py" -m venv "$VENV" >&2

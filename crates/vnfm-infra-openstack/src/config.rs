@@ -87,7 +87,10 @@ impl PollPolicy {
         } else {
             1.0
         };
-        previous.mul_f64(factor).min(self.max).max(self.initial)
+        Duration::try_from_secs_f64(previous.as_secs_f64() * factor)
+            .unwrap_or(self.max)
+            .min(self.max)
+            .max(self.initial)
     }
 }
 

@@ -498,6 +498,16 @@ impl OpenStackDriver {
     ) -> Result<InfraOutcome, DriverError> {
         let ctx = self.context(req)?;
         let flavour = flavour(req, &target.flavour_id)?;
+        if req
+            .additional_params()
+            .is_some_and(|p| p.contains_key("lcm-operation-user-data"))
+        {
+            tracing::warn!(
+                instance = %req.instance.id,
+                "additionalParams names a Tacker user data script; it is not run: the default nfv \
+                 convention applies (set values through additionalParams.nfv)"
+            );
+        }
         let managed_req = managed_of_request(req).unwrap_or_default();
         let hot = templates(&self.config, req, flavour, managed_req)?;
         let links = ext_links_of_request(req).unwrap_or_default().to_vec();

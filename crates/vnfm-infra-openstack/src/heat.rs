@@ -241,6 +241,15 @@ impl<'a> Heat<'a> {
     }
 
     async fn get(&self, path: &str, allow_404: bool) -> Result<Option<Value>, DriverError> {
+        self.get_following(path, allow_404, true).await
+    }
+
+    async fn get_following(
+        &self,
+        path: &str,
+        allow_404: bool,
+        follow: bool,
+    ) -> Result<Option<Value>, DriverError> {
         let url = format!("{}/{path}", self.base);
         let accept: &[u16] = if allow_404 { &[404] } else { &[] };
         let r = self
@@ -250,8 +259,8 @@ impl<'a> Heat<'a> {
         if r.status.as_u16() == 404 {
             return Ok(None);
         }
-        if r.status.is_redirection() {
-            // Only a lookup by name redirects; follow it on the same endpoint.
+        if r.status.is_redirection() && follow {
+            // Only a lookup by name redirects; follow it (once) on the same endpoint.
             let target = r
                 .location
                 .as_deref()
@@ -269,7 +278,7 @@ impl<'a> Heat<'a> {
             if !suffix.is_empty() {
                 next = format!("{next}/{suffix}");
             }
-            return Box::pin(self.get(&next, allow_404)).await;
+            return Box::pin(self.get_following(&next, allow_404, false)).await;
         }
         Ok(Some(r.json(&format!("GET {path}"), "heat")?))
     }

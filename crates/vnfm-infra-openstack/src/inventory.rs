@@ -597,6 +597,43 @@ pub fn recorded(instance: &vnfm_types::VnfInstance) -> InstanceResources {
 mod tests {
     use super::*;
 
+    fn vnfc(id: &str, server: &str) -> VnfcResourceInfo {
+        serde_json::from_value(json!({
+            "id": id, "vduId": "VDU1",
+            "computeResource": {"resourceId": server, "vimLevelResourceType": "OS::Nova::Server"},
+            "storageResourceIds": [format!("st-{id}")]
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn changes_report_added_removed_and_replaced_servers() {
+        let before = InstanceResources {
+            vnfc_resource_info: vec![vnfc("a", "srv-1"), vnfc("b", "srv-2"), vnfc("d", "srv-5")],
+            ..Default::default()
+        };
+        let after = InstanceResources {
+            vnfc_resource_info: vec![vnfc("a", "srv-1"), vnfc("b", "srv-3"), vnfc("c", "srv-4")],
+            ..Default::default()
+        };
+        let c = changes(&before, &after);
+        let got: Vec<(String, ChangeType, String)> = c
+            .affected_vnfcs
+            .unwrap()
+            .into_iter()
+            .map(|a| (a.id, a.change_type, a.compute_resource.resource_id))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                ("b".into(), ChangeType::Modified, "srv-3".into()),
+                ("c".into(), ChangeType::Added, "srv-4".into()),
+                ("d".into(), ChangeType::Removed, "srv-5".into()),
+            ]
+        );
+        assert!(changes(&after, &after).affected_vnfcs.is_none());
+    }
+
     #[test]
     fn derived_ids_are_stable_and_uuid_shaped() {
         let a = derived_id(&["stack-1", "VDU1"]);

@@ -523,6 +523,32 @@ pub(crate) fn path_of(url: &str) -> String {
     }
 }
 
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keystone_timestamps_parse_and_garbage_does_not() {
+        let t = parse_rfc3339("2026-11-21T10:33:33.000000Z").unwrap();
+        assert_eq!(
+            t.duration_since(UNIX_EPOCH).unwrap().as_secs(),
+            1_795_257_213
+        );
+        let offset = parse_rfc3339("2026-11-21T11:33:33+01:00").unwrap();
+        assert_eq!(offset, t);
+        for bad in [
+            "",
+            "2026-13-01T00:00:00Z",
+            "99999999999-01-01T00:00:00Z",
+            "2026-01-01T00:00:00-",
+            "2026-01-01",
+            "2026-01-01T25:00:00Z",
+        ] {
+            assert!(parse_rfc3339(bad).is_none(), "{bad}");
+        }
+    }
+}
+
 #[derive(Deserialize)]
 struct TokenBody {
     token: TokenFields,
@@ -569,16 +595,22 @@ pub(crate) fn parse_rfc3339(s: &str) -> Option<SystemTime> {
     let minute: i64 = t.next()?.parse().ok()?;
     let sec_str = t.next().unwrap_or("0");
     let seconds: f64 = sec_str.parse().ok()?;
-    if !(1..=12).contains(&month) || !(1..=31).contains(&day) || hour > 23 || minute > 59 {
+    let valid = (1..=9999).contains(&year)
+        && (1..=12).contains(&month)
+        && (1..=31).contains(&day)
+        && (0..24).contains(&hour)
+        && (0..60).contains(&minute)
+        && (0.0..61.0).contains(&seconds)
+        && offset_secs.abs() < 86_400;
+    if !valid {
         return None;
     }
     let days = days_from_civil(year, month, day);
     let total = days * 86_400 + hour * 3600 + minute * 60 - offset_secs;
     let whole = u64::try_from(total).ok()?;
-    if !(0.0..61.0).contains(&seconds) {
-        return None;
-    }
-    Some(UNIX_EPOCH + Duration::from_secs(whole) + Duration::from_secs_f64(seconds))
+    UNIX_EPOCH
+        .checked_add(Duration::from_secs(whole))?
+        .checked_add(Duration::from_secs_f64(seconds))
 }
 
 /// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
