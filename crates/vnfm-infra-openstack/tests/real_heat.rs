@@ -491,8 +491,10 @@ async fn a_failing_resource_ends_in_failed_temp_naming_it_and_rollback_deletes_t
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn generated_template_and_whole_vnf_heal_on_real_heat() {
-    let Some(cloud) = Cloud::from_env("generated_template_and_whole_vnf_heal_on_real_heat") else {
+async fn generated_template_whole_vnf_heal_and_package_change_on_real_heat() {
+    let Some(cloud) =
+        Cloud::from_env("generated_template_whole_vnf_heal_and_package_change_on_real_heat")
+    else {
         return;
     };
     let env = env(cloud.clone()).await;
@@ -554,6 +556,36 @@ async fn generated_template_and_whole_vnf_heal_on_real_heat() {
     assert!(ids(&healed).is_disjoint(&ids(&before)));
     assert_eq!(changes_of(&done, ChangeType::Removed).len(), 3);
     assert_eq!(changes_of(&done, ChangeType::Added).len(), 3);
+
+    // Change the package to one with a BaseHOT: the stack now runs its templates, the counts
+    // and external connections carry over.
+    let op = env
+        .lcm
+        .change_vnfpkg(
+            &vnf.id,
+            serde_json::from_value(json!({"vnfdId": "vnfd-heat-test"})).unwrap(),
+        )
+        .await
+        .unwrap();
+    env.completed(op).await;
+    let inst = env.instance(&vnf.id).await;
+    assert_eq!(inst.vnfd_id.as_str(), "vnfd-heat-test");
+    assert_eq!(
+        (of_vdu(&inst, "VDU1").len(), of_vdu(&inst, "VDU2").len()),
+        (2, 1)
+    );
+    let template = env.template(&vnf.id).await;
+    assert!(template["resources"]["VDU2"].is_object(), "{template}");
+    assert!(
+        template["resources"].get("VDU2_scale_group").is_none(),
+        "{template}"
+    );
+    let (_, nfv) = env.stack(&vnf.id).await.unwrap();
+    assert_eq!(nfv["VDU"]["VDU1"]["desired_capacity"], 2);
+    assert_eq!(
+        nfv["CP"]["VDU2_CP1"]["fixed_ips"][0]["ip_address"],
+        "10.10.0.50"
+    );
 
     let op = env
         .lcm
