@@ -26,13 +26,21 @@ VNFM_PG_DIR=$(mktemp -d /tmp/vnfm-test-pg.XXXXXX)
 VNFM_PG_PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 export VNFM_PG_DIR VNFM_PG_PORT VNFM_TEST_POSTGRES_URL
 VNFM_TEST_POSTGRES_URL=$(scripts/test-env/postgres.sh start)
-trap 'scripts/test-env/postgres.sh stop >/dev/null 2>&1 || true' EXIT
+trap 'scripts/test-env/postgres.sh stop >/dev/null 2>&1 || true; scripts/test-env/openstack.sh stop >/dev/null 2>&1 || true' EXIT
 echo "PostgreSQL: $VNFM_TEST_POSTGRES_URL"
 # The Helm SDK C library (PyPI helm-python-sdk) for the Kubernetes driver's Helm tests; the
 # virtual environment is cached between runs.
 VNFM_HELM_C_LIB=$(scripts/test-env/helm.sh)
 export VNFM_HELM_C_LIB
 echo "Helm SDK library: $VNFM_HELM_C_LIB"
+# Real Keystone + Heat (PyPI, a cached virtualenv; RabbitMQ from Debian) for the OpenStack
+# driver: its own directory, free ports and PostgreSQL; prints the VNFM_TEST_KEYSTONE_URL,
+# VNFM_TEST_OS_* variables the tests read.
+VNFM_OS_DIR=$(mktemp -d /tmp/vnfm-test-os.XXXXXX)
+export VNFM_OS_DIR
+VNFM_OS_ENV=$(scripts/test-env/openstack.sh start)
+eval "$VNFM_OS_ENV"
+echo "Keystone: $VNFM_TEST_KEYSTONE_URL, Heat: $VNFM_TEST_HEAT_URL"
 
 echo "== cargo test"
 cargo test --workspace --locked --no-fail-fast

@@ -1,0 +1,42 @@
+//! The OpenStack infrastructure driver: VM-based VNFs on VIMs of type
+//! `ETSINFV.OPENSTACK_KEYSTONE.V_3`, through Keystone v3 and Heat.
+//!
+//! - [`OpenStackDriver`] ([`driver`]): the [`vnfm_driver_api::InfraDriver`]; one Heat stack
+//!   per VNF instance, made from the package's BaseHOT ([`hot`]) or from the VNFD
+//!   ([`generate`]), with the `nfv` parameter convention Tacker packages use.
+//! - [`keystone`]: authentication (password, application credential), token cache with
+//!   re-authentication, endpoint selection from the service catalog, retries.
+//! - [`heat`]: the Heat API client: stacks, resources, events, waiting with backoff.
+//! - [`inventory`]: `vnfcResourceInfo`, `vnfVirtualLinkResourceInfo`,
+//!   `virtualStorageResourceInfo`, external CPs and links, read from the stack's resources.
+//! - [`config`]: the driver's settings and the VIM connection layout it reads.
+//! - [`OpenStackError`] ([`error`]): what failed; converts into
+//!   [`vnfm_driver_api::DriverError`].
+//!
+//! The HTTP client uses rustls without a built-in crypto provider: install the ring provider
+//! once at the start of the program (`rustls::crypto::ring::default_provider().install_default()`).
+//!
+//! ```no_run
+//! use std::sync::Arc;
+//! use vnfm_infra_openstack::{DriverConfig, OpenStackDriver};
+//!
+//! let driver = Arc::new(OpenStackDriver::new(DriverConfig::default()));
+//! // Hand it to the lifecycle runner, e.g. `vnfm::lcm::builder().infra_driver(driver)`.
+//! # let _ = driver;
+//! ```
+//!
+//! See `docs/openstack.md` for VIM registration, the BaseHOT conventions, the generated
+//! template and timeouts.
+
+pub mod config;
+pub mod driver;
+pub mod error;
+pub mod generate;
+pub mod heat;
+pub mod hot;
+pub mod inventory;
+pub mod keystone;
+
+pub use config::{DriverConfig, PollPolicy, RetryPolicy, VimSettings};
+pub use driver::{DriverState, OPENSTACK_VIM_TYPE, OpenStackDriver};
+pub use error::OpenStackError;

@@ -1,0 +1,342 @@
+//! The Tacker VM packages of the corpus: their BaseHOTs are found with their nested templates,
+//! and the `nfv` parameter built for an instantiation is what their templates read (snapshots),
+//! filled from the VNFD (flavours, images, counts of the default instantiation level) and the
+//! request (networks, fixed addresses, link ports, `additionalParams.nfv`).
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Value, json};
+use vnfm_descriptor::Vnfd;
+use vnfm_driver_api::ArtifactSource;
+use vnfm_infra_openstack::hot::{self, NfvInputs};
+use vnfm_infra_openstack::{DriverConfig, generate};
+use vnfm_lcm::OperationRequest;
+use vnfm_types::{InstantiateVnfRequest, VnfInstance};
+
+const CORPUS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/corpus/tacker");
+
+/// Package files read from a directory.
+struct Dir(PathBuf);
+
+impl ArtifactSource for Dir {
+    fn read(&self, path: &str) -> std::io::Result<Vec<u8>> {
+        if path.split('/').any(|s| s == "..") {
+            return Err(std::io::Error::other("path leaves the package"));
+        }
+        std::fs::read(self.0.join(path))
+    }
+}
+
+fn load_vnfd(root: &Path) -> Vnfd {
+    fn add(dir: &Path, root: &Path, out: &mut vnfm_tosca::MemFiles) {
+        for e in std::fs::read_dir(dir).expect("package directory") {
+            let p = e.expect("entry").path();
+            if p.is_dir() {
+                add(&p, root, out);
+            } else {
+                let rel = p
+                    .strip_prefix(root)
+                    .unwrap()
+                    .to_string_lossy()
+                    .replace('\\', "/");
+                out.files.insert(rel, std::fs::read(&p).unwrap());
+            }
+        }
+    }
+    let meta = std::fs::read_to_string(root.join("TOSCA-Metadata/TOSCA.meta")).unwrap();
+    let entry = meta
+        .lines()
+        .find_map(|l| l.strip_prefix("Entry-Definitions:"))
+        .unwrap()
+        .trim()
+        .to_string();
+    let mut files = vnfm_tosca::MemFiles::new(entry);
+    add(root, root, &mut files);
+    let loaded = vnfm_tosca::load(&files);
+    assert!(
+        !loaded.has_errors(),
+        "{}: {:#?}",
+        root.display(),
+        loaded.diagnostics
+    );
+    loaded
+        .descriptor
+        .and_then(|d| d.as_vnfd().cloned())
+        .unwrap()
+}
+
+fn instance(vnfd: &Vnfd) -> VnfInstance {
+    serde_json::from_value(json!({
+        "id": "inst-1", "vnfdId": vnfd.descriptor_id, "vnfProvider": vnfd.provider,
+        "vnfProductName": vnfd.product_name, "vnfSoftwareVersion": vnfd.software_version,
+        "vnfdVersion": vnfd.descriptor_version, "instantiationState": "NOT_INSTANTIATED",
+        "_links": {"self": {"href": "/i/inst-1"}}
+    }))
+    .unwrap()
+}
+
+/// An instantiate request like Tacker's functional tests send: two external networks, CPs
+/// with dynamic and fixed addresses, pre-created link ports; only the CPs the flavour has are
+/// connected (the request validator refuses others).
+fn request(vnfd: &Vnfd, flavour: &str) -> InstantiateVnfRequest {
+    let dynamic = |subnet: Option<&str>| {
+        let mut addr = json!({"type": "IPV4", "numDynamicAddresses": 1});
+        if let Some(s) = subnet {
+            addr["subnetId"] = json!(s);
+        }
+        json!({"cpProtocolData": [{"layerProtocol": "IP_OVER_ETHERNET",
+            "ipOverEthernet": {"ipAddresses": [addr]}}]})
+    };
+    let fixed = json!({"cpProtocolData": [{"layerProtocol": "IP_OVER_ETHERNET", "ipOverEthernet": {
+        "macAddress": "fa:16:3e:00:00:01",
+        "ipAddresses": [{"type": "IPV4", "fixedAddresses": ["10.10.0.102"]}]}}]});
+    let net1 = vec![
+        json!({"cpdId": "VDU1_CP1", "cpConfig": {"VDU1_CP1_1": dynamic(Some("subnet1-uuid"))}}),
+        json!({"cpdId": "CP1", "cpConfig": {"CP1_1": dynamic(None)}}),
+        json!({"cpdId": "VDU2_CP1", "cpConfig": {"VDU2_CP1_1": fixed}}),
+        json!({"cpdId": "VDU2_CP1-1", "cpConfig": {"VDU2_CP1-1_1": {"linkPortId": "lp-1"}}}),
+        json!({"cpdId": "VDU2_CP1-2", "cpConfig": {"VDU2_CP1-2_1": {"linkPortId": "lp-2"}}}),
+    ];
+    let net2 = vec![
+        json!({"cpdId": "VDU1_CP2", "cpConfig": {"VDU1_CP2_1": dynamic(Some("subnet2-uuid"))}}),
+        json!({"cpdId": "VDU2_CP2", "cpConfig": {"VDU2_CP2_1": {"cpProtocolData": [
+        {"layerProtocol": "IP_OVER_ETHERNET", "ipOverEthernet": {"ipAddresses": [
+            {"type": "IPV4", "fixedAddresses": ["10.10.1.102"], "subnetId": "subnet2-uuid"},
+            {"type": "IPV4", "numDynamicAddresses": 1, "subnetId": "subnet2b-uuid"}
+        ]}}]}}}),
+    ];
+    let fl = vnfd.flavour(flavour).unwrap();
+    let known = |c: &Value| {
+        let id = c["cpdId"].as_str().unwrap();
+        fl.vdu_cps.iter().any(|v| v.id == id) || fl.ext_cps.iter().any(|v| v.id == id)
+    };
+    let net1: Vec<Value> = net1.into_iter().filter(known).collect();
+    let net2: Vec<Value> = net2.into_iter().filter(known).collect();
+    let mut links = Vec::new();
+    if !net1.is_empty() {
+        links.push(json!({"id": "ext-net1", "resourceId": "net1-uuid",
+            "extLinkPorts": [{"id": "lp-1", "resourceHandle": {"resourceId": "port-uuid-1"}},
+                             {"id": "lp-2", "resourceHandle": {"resourceId": "port-uuid-2"}}],
+            "extCps": net1}));
+    }
+    if !net2.is_empty() {
+        links.push(json!({"id": "ext-net2", "resourceId": "net2-uuid", "extCps": net2}));
+    }
+    serde_json::from_value(json!({
+        "flavourId": flavour,
+        "extVirtualLinks": links,
+        "additionalParams": {"nfv": {"VDU": {"VDU1": {"locationConstraints": "az-1"}}}}
+    }))
+    .unwrap()
+}
+
+/// The `nfv` parameter for instantiating `package` in `flavour`, with where the top template
+/// was found and which nested files came with it.
+fn instantiate_nfv(package: &str, flavour: &str) -> Value {
+    let root = PathBuf::from(CORPUS).join(package);
+    let vnfd = load_vnfd(&root);
+    let req = request(&vnfd, flavour);
+    let plan = vnfm_lcm::plan(
+        &OperationRequest::Instantiate(req.clone()),
+        &vnfd,
+        &instance(&vnfd),
+    )
+    .unwrap();
+    let target = plan
+        .infra_steps()
+        .next()
+        .and_then(|s| s.target())
+        .cloned()
+        .unwrap();
+    let fl = vnfd.flavour(flavour).unwrap();
+    let h = hot::load_base_hot(&Dir(root), &vnfd, flavour, &DriverConfig::default())
+        .unwrap()
+        .unwrap_or_else(|| panic!("{package}: no BaseHOT found"));
+    let paths = hot::nfv_paths([&h.template]);
+    let nfv = hot::build_nfv(
+        &paths,
+        &NfvInputs {
+            flavour: fl,
+            capacity: Some(&target.vdu_instances),
+            ext_virtual_links: req.ext_virtual_links.as_deref().unwrap_or_default(),
+            additional: req.additional_params.as_ref().and_then(|p| p.get("nfv")),
+        },
+    );
+    json!({
+        "top": h.source,
+        "files": h.files.keys().collect::<Vec<_>>(),
+        "nfv": nfv,
+    })
+}
+
+#[test]
+fn v2_basic_lcms_max() {
+    insta::assert_json_snapshot!(instantiate_nfv("v2-vm-basic-lcms-max", "simple"));
+}
+
+#[test]
+fn v2_basic_lcms_min() {
+    insta::assert_json_snapshot!(instantiate_nfv("v2-vm-basic-lcms-min", "simple"));
+}
+
+#[test]
+fn v2_userdata_standard() {
+    insta::assert_json_snapshot!(instantiate_nfv("v2-vm-userdata-standard", "simple"));
+}
+
+#[test]
+fn v2_change_vnfpkg_new_image() {
+    insta::assert_json_snapshot!(instantiate_nfv("v2-vm-change-vnfpkg-new-image", "simple"));
+}
+
+#[test]
+fn v1_functional() {
+    insta::assert_json_snapshot!(instantiate_nfv("v1-vm-functional", "simple"));
+}
+
+#[test]
+fn v1_functional7_multi_aspect() {
+    insta::assert_json_snapshot!(instantiate_nfv("v1-vm-functional7-multi-aspect", "simple"));
+}
+
+/// Every corpus VM package with a BaseHOT: the top template is found and every nested
+/// template it uses comes along.
+#[test]
+fn every_corpus_basehot_is_found_with_its_nested_templates() {
+    let cases = [
+        (
+            "v2-vm-basic-lcms-max",
+            "simple",
+            "BaseHOT/simple/sample1.yaml",
+            vec!["VDU1.yaml"],
+        ),
+        (
+            "v2-vm-basic-lcms-min",
+            "simple",
+            "BaseHOT/simple/sample2.yaml",
+            vec!["VDU1.yaml"],
+        ),
+        (
+            "v2-vm-change-vnfpkg-new-image",
+            "simple",
+            "BaseHOT/simple/base_hot_top.yaml",
+            vec!["base_hot_nested_VDU1.yaml"],
+        ),
+        (
+            "v2-vm-change-vnfpkg-standard",
+            "simple",
+            "BaseHOT/simple/sample4.yaml",
+            vec!["VDU1.yaml", "VDU2.yaml"],
+        ),
+        (
+            "v2-vm-error-network",
+            "simple",
+            "BaseHOT/simple/sample2.yaml",
+            vec!["VDU1.yaml"],
+        ),
+        (
+            "v2-vm-individual-vnfc-max",
+            "simple",
+            "BaseHOT/simple/sample3.yaml",
+            vec!["VDU1.yaml", "VDU2.yaml"],
+        ),
+        (
+            "v2-vm-scale-ng",
+            "simple",
+            "BaseHOT/simple/sample1.yaml",
+            vec!["VDU1.yaml"],
+        ),
+        (
+            "v2-vm-userdata-standard",
+            "simple",
+            "BaseHOT/simple/sample3.yaml",
+            vec!["VDU1.yaml", "VDU2.yaml"],
+        ),
+        (
+            "v2-vm-userdata-standard-non-boot-volume",
+            "simple",
+            "BaseHOT/simple/sample7.yaml",
+            vec!["VDU1.yaml"],
+        ),
+        (
+            "v1-vm-functional",
+            "simple",
+            "BaseHOT/simple/helloworld3.yaml",
+            vec!["VDU1.yaml", "VDU2.yaml"],
+        ),
+        (
+            "v1-vm-enhanced-policy",
+            "simple",
+            "BaseHOT/simple/base_hot_top.yaml",
+            vec!["vdu1.yaml"],
+        ),
+        (
+            "v1-vm-userdata-normal-scaling",
+            "simple",
+            "BaseHOT/simple/helloworld3.yaml",
+            vec!["VDU1.yaml", "VDU2.yaml"],
+        ),
+        (
+            "mgmt-k8s-cluster-v2",
+            "simple",
+            "BaseHOT/simple/simple_hot_top.yaml",
+            vec!["simple_nested_master.yaml", "simple_nested_worker.yaml"],
+        ),
+    ];
+    for (package, flavour, top, nested) in cases {
+        let root = PathBuf::from(CORPUS).join(package);
+        let vnfd = load_vnfd(&root);
+        let h = hot::load_base_hot(&Dir(root), &vnfd, flavour, &DriverConfig::default())
+            .unwrap_or_else(|e| panic!("{package}: {e}"))
+            .unwrap_or_else(|| panic!("{package}: no BaseHOT found"));
+        assert_eq!(h.source, top, "{package}");
+        let names: Vec<&str> = h.files.keys().map(String::as_str).collect();
+        assert_eq!(names, nested, "{package}");
+    }
+}
+
+/// A package without BaseHOT gets a template generated from its VNFD.
+#[test]
+fn a_package_without_basehot_gets_a_generated_template() {
+    let root = PathBuf::from(CORPUS).join("v1-vm-tosca-only-vnflcm1");
+    let vnfd = load_vnfd(&root);
+    assert!(
+        hot::load_base_hot(&Dir(root), &vnfd, "simple", &DriverConfig::default())
+            .unwrap()
+            .is_none()
+    );
+    let fl = vnfd.flavour("simple").unwrap();
+    let h = generate::generate(&vnfd.descriptor_id, fl).unwrap();
+    let req = request(&vnfd, "simple");
+    let plan = vnfm_lcm::plan(
+        &OperationRequest::Instantiate(req.clone()),
+        &vnfd,
+        &instance(&vnfd),
+    )
+    .unwrap();
+    let target = plan
+        .infra_steps()
+        .next()
+        .and_then(|s| s.target())
+        .cloned()
+        .unwrap();
+    let nested: Vec<Value> = h
+        .files
+        .values()
+        .map(|t| serde_json::from_str(t).unwrap())
+        .collect();
+    let nfv = hot::build_nfv(
+        &hot::nfv_paths([&h.template]),
+        &NfvInputs {
+            flavour: fl,
+            capacity: Some(&target.vdu_instances),
+            ext_virtual_links: req.ext_virtual_links.as_deref().unwrap_or_default(),
+            additional: None,
+        },
+    );
+    insta::assert_json_snapshot!(json!({
+        "template": h.template,
+        "files": nested,
+        "nfv": nfv,
+    }));
+}

@@ -1,0 +1,638 @@
+//! The driver under the real lifecycle runner (`vnfm_lcm::Lcm`, SQLite store), against real
+//! Keystone and Heat started by `scripts/test-env/openstack.sh`. Skipped (with a SKIPPED line)
+//! when `VNFM_TEST_KEYSTONE_URL` is not set; `scripts/test.sh` always sets it.
+
+mod support;
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use support::Cloud;
+use vnfm_driver_api::memory::MemArtifacts;
+use vnfm_driver_api::{ArtifactSource, ResolvedVim, RunControl};
+use vnfm_infra_openstack::OpenStackDriver;
+use vnfm_infra_openstack::heat::Heat;
+use vnfm_lcm::runner::defaults::{InlineVimDirectory, MemoryCatalog, NoSubscribers};
+use vnfm_lcm::{Lcm, LcmConfig};
+use vnfm_types::{
+    ChangeType, InstantiationState, LcmOperationStateType, VnfInstance, VnfInstanceId, VnfLcmOpOcc,
+    VnfcResourceInfo,
+};
+
+const WAIT: Duration = Duration::from_secs(600);
+
+struct Env {
+    lcm: Lcm,
+    driver: Arc<OpenStackDriver>,
+    cloud: Cloud,
+    _dir: tempfile::TempDir,
+}
+
+async fn env(cloud: Cloud) -> Env {
+    let dir = tempfile::tempdir().unwrap();
+    let store = vnfm_store::open(&format!("sqlite://{}", dir.path().join("lcm.db").display()))
+        .await
+        .unwrap();
+    let catalog = MemoryCatalog::new();
+    let ok: Arc<dyn ArtifactSource> = Arc::new(support::package(""));
+    let failing: Arc<dyn ArtifactSource> = Arc::new(support::package(support::FAILING));
+    let no_base_hot: Arc<dyn ArtifactSource> = Arc::new(MemArtifacts::new());
+    catalog.insert(support::vnfd("vnfd-heat-test"), ok);
+    catalog.insert(support::vnfd("vnfd-heat-fail"), failing);
+    catalog.insert(support::vnfd("vnfd-heat-generated"), no_base_hot);
+    let driver = Arc::new(OpenStackDriver::new(support::driver_config()));
+    let lcm = Lcm::builder(
+        store,
+        Arc::new(InlineVimDirectory),
+        Arc::new(NoSubscribers),
+        Arc::new(catalog),
+    )
+    .infra_driver(driver.clone())
+    .config(LcmConfig {
+        step_timeout: Duration::from_secs(600),
+        ..LcmConfig::default()
+    })
+    .build();
+    Env {
+        lcm,
+        driver,
+        cloud,
+        _dir: dir,
+    }
+}
+
+impl Env {
+    async fn create(&self, vnfd_id: &str) -> VnfInstance {
+        self.lcm
+            .create_vnf_identifier(
+                serde_json::from_value(json!({"vnfdId": vnfd_id, "vnfInstanceName": "heat-test"}))
+                    .unwrap(),
+            )
+            .await
+            .unwrap()
+    }
+
+    async fn done(&self, occ: VnfLcmOpOcc) -> VnfLcmOpOcc {
+        self.lcm.wait(&occ.id, WAIT).await.unwrap()
+    }
+
+    async fn completed(&self, occ: VnfLcmOpOcc) -> VnfLcmOpOcc {
+        let d = self.done(occ).await;
+        assert_eq!(
+            d.operation_state,
+            LcmOperationStateType::Completed,
+            "{:?} ended {:?}: {:?}",
+            d.operation,
+            d.operation_state,
+            d.error
+        );
+        d
+    }
+
+    async fn instance(&self, id: &VnfInstanceId) -> VnfInstance {
+        self.lcm.get_instance(id).await.unwrap()
+    }
+
+    /// The template of the stack of `id`.
+    async fn template(&self, id: &VnfInstanceId) -> Value {
+        let vim = ResolvedVim::new(
+            "vim1",
+            serde_json::from_value(self.cloud.vim_connection()).unwrap(),
+        );
+        let session = self.driver.session(&vim).unwrap();
+        let control = RunControl::with_timeout(Duration::from_secs(60));
+        let heat = Heat::connect(&session, &control, self.driver.config().poll.clone())
+            .await
+            .unwrap();
+        let s = heat
+            .find(&self.driver.stack_name(id.as_str()))
+            .await
+            .unwrap()
+            .unwrap();
+        heat.template(&s.reference()).await.unwrap()
+    }
+
+    /// The stack of `id` as Heat shows it (`None` when there is none), and its `nfv`.
+    async fn stack(&self, id: &VnfInstanceId) -> Option<(String, Value)> {
+        let vim = ResolvedVim::new(
+            "vim1",
+            serde_json::from_value(self.cloud.vim_connection()).unwrap(),
+        );
+        let session = self.driver.session(&vim).unwrap();
+        let control = RunControl::with_timeout(Duration::from_secs(60));
+        let heat = Heat::connect(&session, &control, self.driver.config().poll.clone())
+            .await
+            .unwrap();
+        let s = heat
+            .find(&self.driver.stack_name(id.as_str()))
+            .await
+            .unwrap()?;
+        Some((s.stack_status.clone(), s.nfv()))
+    }
+}
+
+fn vnfcs(i: &VnfInstance) -> Vec<VnfcResourceInfo> {
+    i.instantiated_vnf_info
+        .as_ref()
+        .and_then(|x| x.vnfc_resource_info.clone())
+        .unwrap_or_default()
+}
+
+fn of_vdu(i: &VnfInstance, vdu: &str) -> Vec<VnfcResourceInfo> {
+    vnfcs(i).into_iter().filter(|v| v.vdu_id == vdu).collect()
+}
+
+fn ids(v: &[VnfcResourceInfo]) -> BTreeSet<String> {
+    v.iter().map(|v| v.id.clone()).collect()
+}
+
+fn changes_of(occ: &VnfLcmOpOcc, change: ChangeType) -> Vec<String> {
+    occ.resource_changes
+        .as_ref()
+        .and_then(|r| r.affected_vnfcs.as_ref())
+        .into_iter()
+        .flatten()
+        .filter(|a| a.change_type == change)
+        .map(|a| a.id.clone())
+        .collect()
+}
+
+/// The IPv4 addresses a VNFC's CP reports.
+fn cp_addresses(v: &VnfcResourceInfo, cpd: &str) -> Vec<String> {
+    v.vnfc_cp_info
+        .iter()
+        .flatten()
+        .filter(|c| c.cpd_id == cpd)
+        .flat_map(|c| c.cp_protocol_info.iter().flatten())
+        .flat_map(|p| p.ip_over_ethernet.iter())
+        .flat_map(|ip| ip.ip_addresses.iter().flatten())
+        .flat_map(|a| a.addresses.iter().flatten().cloned())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn lifecycle_instantiate_scale_heal_change_ext_conn_change_vnfpkg_terminate_on_real_heat() {
+    let Some(cloud) = Cloud::from_env(
+        "lifecycle_instantiate_scale_heal_change_ext_conn_change_vnfpkg_terminate_on_real_heat",
+    ) else {
+        return;
+    };
+    let env = env(cloud.clone()).await;
+    let vnf = env.create("vnfd-heat-test").await;
+
+    // Instantiate: 2 x VDU1, 1 x VDU2.
+    let op = env
+        .lcm
+        .instantiate(
+            &vnf.id,
+            serde_json::from_value(support::instantiate_request(&cloud)).unwrap(),
+        )
+        .await
+        .unwrap();
+    let done = env.completed(op).await;
+    let inst = env.instance(&vnf.id).await;
+    assert_eq!(inst.instantiation_state, InstantiationState::Instantiated);
+    let vdu1 = of_vdu(&inst, "VDU1");
+    let vdu2 = of_vdu(&inst, "VDU2");
+    assert_eq!((vdu1.len(), vdu2.len()), (2, 1));
+    assert_eq!(changes_of(&done, ChangeType::Added).len(), 3);
+    for v in &vdu1 {
+        assert_eq!(
+            v.compute_resource.vim_level_resource_type.as_deref(),
+            Some("OS::Nova::Server")
+        );
+        assert_eq!(
+            v.compute_resource.vim_connection_id.as_deref(),
+            Some("vim1")
+        );
+        // Addresses by VDU, as a management driver needs them.
+        let addrs = cp_addresses(v, "VDU1_CP1");
+        assert_eq!(addrs.len(), 1, "{v:?}");
+        assert!(addrs[0].starts_with("10.20."), "{addrs:?}");
+        let cps = v.vnfc_cp_info.as_ref().unwrap();
+        let ext = cps.iter().find(|c| c.cpd_id == "VDU1_CP1").unwrap();
+        let int = cps.iter().find(|c| c.cpd_id == "VDU1_CP2").unwrap();
+        assert!(ext.vnf_ext_cp_id.is_some() && int.vnf_link_port_id.is_some());
+        assert_eq!(v.storage_resource_ids.as_ref().map(Vec::len), Some(1));
+    }
+    let info = inst.instantiated_vnf_info.as_ref().unwrap();
+    let vls = info.vnf_virtual_link_resource_info.as_ref().unwrap();
+    assert_eq!(vls.len(), 1);
+    assert_eq!(vls[0].vnf_virtual_link_desc_id, "internalVL1");
+    assert_eq!(vls[0].vnf_link_ports.as_ref().map(Vec::len), Some(2));
+    let ext = info.ext_virtual_link_info.as_ref().unwrap();
+    assert_eq!(ext[0].resource_handle.resource_id, "net-ext-1");
+    assert_eq!(ext[0].ext_link_ports.as_ref().map(Vec::len), Some(3));
+    assert_eq!(info.ext_cp_info.len(), 3);
+    assert_eq!(
+        info.virtual_storage_resource_info.as_ref().map(Vec::len),
+        Some(2)
+    );
+    // What Heat got: the nfv parameter from the VNFD and the request.
+    let (status, nfv) = env.stack(&vnf.id).await.expect("the stack exists");
+    assert_eq!(status, "CREATE_COMPLETE");
+    assert_eq!(nfv["VDU"]["VDU1"]["desired_capacity"], 2);
+    assert_eq!(nfv["VDU"]["VDU1"]["computeFlavourId"], "m1.tiny");
+    assert_eq!(nfv["VDU"]["VDU2"]["computeFlavourId"], "m1.small");
+    assert_eq!(
+        nfv["CP"]["VDU1_CP1"]["fixed_ips"][0]["subnet"],
+        "subnet-ext-1"
+    );
+    assert_eq!(nfv["CP"]["VDU2_CP1"]["network"], "net-ext-1");
+    assert_eq!(
+        nfv["CP"]["VDU2_CP1"]["fixed_ips"][0]["ip_address"],
+        "10.10.0.50"
+    );
+
+    // Scale out by two steps: 2 -> 4 VNFCs of VDU1, the first two kept.
+    let op = env
+        .lcm
+        .scale(
+            &vnf.id,
+            serde_json::from_value(
+                json!({"type": "SCALE_OUT", "aspectId": "VDU1_scale", "numberOfSteps": 2}),
+            )
+            .unwrap(),
+        )
+        .await
+        .unwrap();
+    let done = env.completed(op).await;
+    let inst = env.instance(&vnf.id).await;
+    let out = of_vdu(&inst, "VDU1");
+    assert_eq!(out.len(), 4);
+    assert!(ids(&vdu1).is_subset(&ids(&out)));
+    let added: BTreeSet<String> = changes_of(&done, ChangeType::Added).into_iter().collect();
+    assert_eq!(added, &ids(&out) - &ids(&vdu1));
+    assert_eq!(
+        env.stack(&vnf.id).await.unwrap().1["VDU"]["VDU1"]["desired_capacity"],
+        4
+    );
+
+    // Scale in by one step: one of the VNFCs the scale-out added goes (the newest first).
+    let op = env
+        .lcm
+        .scale(
+            &vnf.id,
+            serde_json::from_value(json!({"type": "SCALE_IN", "aspectId": "VDU1_scale"})).unwrap(),
+        )
+        .await
+        .unwrap();
+    let done = env.completed(op).await;
+    let inst = env.instance(&vnf.id).await;
+    let after_in = of_vdu(&inst, "VDU1");
+    assert_eq!(after_in.len(), 3);
+    let removed = changes_of(&done, ChangeType::Removed);
+    assert_eq!(removed.len(), 1);
+    assert!(
+        added.contains(&removed[0]),
+        "removed {removed:?}, added {added:?}"
+    );
+    assert!(ids(&vdu1).is_subset(&ids(&after_in)));
+
+    // Heal one of the original VNFCs: same VNFC id, new server; the others untouched.
+    let target = &vdu1[0];
+    let info_id = inst
+        .instantiated_vnf_info
+        .as_ref()
+        .and_then(|i| i.vnfc_info.as_ref())
+        .and_then(|v| {
+            v.iter()
+                .find(|c| c.vnfc_resource_info_id.as_deref() == Some(target.id.as_str()))
+        })
+        .map(|c| c.id.clone())
+        .unwrap();
+    let before_heal = vnfcs(&inst);
+    let op = env
+        .lcm
+        .heal(
+            &vnf.id,
+            serde_json::from_value(json!({"vnfcInstanceId": [info_id], "cause": "test"})).unwrap(),
+        )
+        .await
+        .unwrap();
+    let done = env.completed(op).await;
+    assert_eq!(
+        changes_of(&done, ChangeType::Modified),
+        vec![target.id.clone()]
+    );
+    let inst = env.instance(&vnf.id).await;
+    let after_heal = vnfcs(&inst);
+    assert_eq!(ids(&after_heal), ids(&before_heal));
+    for v in &after_heal {
+        let old = before_heal.iter().find(|o| o.id == v.id).unwrap();
+        if v.id == target.id {
+            assert_ne!(
+                v.compute_resource.resource_id,
+                old.compute_resource.resource_id
+            );
+        } else {
+            assert_eq!(
+                v.compute_resource.resource_id,
+                old.compute_resource.resource_id
+            );
+        }
+    }
+
+    // Change external connectivity: VDU2_CP1 moves to another network and address.
+    let op = env
+        .lcm
+        .change_ext_conn(
+            &vnf.id,
+            serde_json::from_value(json!({"extVirtualLinks": [
+                {"id": "ext-2", "resourceId": "net-ext-2", "extCps": [
+                    {"cpdId": "VDU2_CP1", "cpConfig": {"VDU2_CP1_1": {"cpProtocolData": [
+                        {"layerProtocol": "IP_OVER_ETHERNET", "ipOverEthernet": {"ipAddresses": [
+                            {"type": "IPV4", "fixedAddresses": ["10.10.9.9"]}]}}]}}}]}
+            ]}))
+            .unwrap(),
+        )
+        .await
+        .unwrap();
+    env.completed(op).await;
+    let (_, nfv) = env.stack(&vnf.id).await.unwrap();
+    assert_eq!(nfv["CP"]["VDU2_CP1"]["network"], "net-ext-2");
+    assert_eq!(
+        nfv["CP"]["VDU2_CP1"]["fixed_ips"][0]["ip_address"],
+        "10.10.9.9"
+    );
+    assert_eq!(nfv["CP"]["VDU1_CP1"]["network"], "net-ext-1");
+    assert_eq!(nfv["VDU"]["VDU1"]["desired_capacity"], 3);
+    let inst = env.instance(&vnf.id).await;
+    let links = inst
+        .instantiated_vnf_info
+        .as_ref()
+        .and_then(|i| i.ext_virtual_link_info.clone())
+        .unwrap();
+    let by_id = |id: &str| links.iter().find(|l| l.id == id).cloned().unwrap();
+    assert_eq!(by_id("ext-2").resource_handle.resource_id, "net-ext-2");
+    assert_eq!(
+        by_id("ext-1")
+            .current_vnf_ext_cp_data
+            .iter()
+            .map(|c| c.cpd_id.as_str())
+            .collect::<Vec<_>>(),
+        vec!["VDU1_CP1"]
+    );
+
+    // A package change whose templates fail: FAILED_TEMP naming the failing resource (Heat
+    // undoes the update itself), then the LCM rollback confirms the previous templates.
+    let before_change = vnfcs(&env.instance(&vnf.id).await);
+    let op = env
+        .lcm
+        .change_vnfpkg(
+            &vnf.id,
+            serde_json::from_value(json!({"vnfdId": "vnfd-heat-fail"})).unwrap(),
+        )
+        .await
+        .unwrap();
+    let failed = env.done(op).await;
+    assert_eq!(failed.operation_state, LcmOperationStateType::FailedTemp);
+    let detail = failed
+        .error
+        .as_ref()
+        .map(|e| e.detail.clone())
+        .unwrap_or_default();
+    assert!(
+        detail.contains("`VNF_config`") && detail.contains("Test Resource failed VNF_config"),
+        "{detail}"
+    );
+    let op = env.lcm.rollback(&failed.id).await.unwrap();
+    let rolled = env.done(op).await;
+    assert_eq!(
+        rolled.operation_state,
+        LcmOperationStateType::RolledBack,
+        "{:?}",
+        rolled.error
+    );
+    let (status, nfv) = env.stack(&vnf.id).await.unwrap();
+    assert_eq!(status, "UPDATE_COMPLETE");
+    assert_eq!(nfv["CP"]["VDU2_CP1"]["network"], "net-ext-2");
+    let template = env.template(&vnf.id).await;
+    assert!(
+        template["resources"].get("VNF_config").is_none(),
+        "{template}"
+    );
+    let inst = env.instance(&vnf.id).await;
+    assert_eq!(inst.vnfd_id.as_str(), "vnfd-heat-test");
+    assert_eq!(ids(&vnfcs(&inst)), ids(&before_change));
+
+    // Terminate: the stack is deleted.
+    let op = env
+        .lcm
+        .terminate(
+            &vnf.id,
+            serde_json::from_value(json!({"terminationType": "FORCEFUL"})).unwrap(),
+        )
+        .await
+        .unwrap();
+    let done = env.completed(op).await;
+    assert_eq!(changes_of(&done, ChangeType::Removed).len(), 4);
+    assert!(env.stack(&vnf.id).await.is_none());
+    let inst = env.instance(&vnf.id).await;
+    assert_eq!(
+        inst.instantiation_state,
+        InstantiationState::NotInstantiated
+    );
+    env.lcm.shutdown(Duration::from_secs(5)).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failing_resource_ends_in_failed_temp_naming_it_and_rollback_deletes_the_stack() {
+    let Some(cloud) = Cloud::from_env(
+        "a_failing_resource_ends_in_failed_temp_naming_it_and_rollback_deletes_the_stack",
+    ) else {
+        return;
+    };
+    let env = env(cloud.clone()).await;
+    let vnf = env.create("vnfd-heat-fail").await;
+    let op = env
+        .lcm
+        .instantiate(
+            &vnf.id,
+            serde_json::from_value(support::instantiate_request(&cloud)).unwrap(),
+        )
+        .await
+        .unwrap();
+    let failed = env.done(op).await;
+    assert_eq!(failed.operation_state, LcmOperationStateType::FailedTemp);
+    let detail = failed
+        .error
+        .as_ref()
+        .map(|e| e.detail.clone())
+        .unwrap_or_default();
+    assert!(
+        detail.contains("CREATE_FAILED")
+            && detail.contains("`VNF_config`")
+            && detail.contains("Test Resource failed VNF_config"),
+        "{detail}"
+    );
+    assert!(!detail.contains(&cloud.password), "{detail}");
+    // The failed stack is kept for inspection until the rollback.
+    let (status, _) = env.stack(&vnf.id).await.expect("the failed stack is kept");
+    assert_eq!(status, "CREATE_FAILED");
+
+    let op = env.lcm.rollback(&failed.id).await.unwrap();
+    let rolled = env.done(op).await;
+    assert_eq!(
+        rolled.operation_state,
+        LcmOperationStateType::RolledBack,
+        "{:?}",
+        rolled.error
+    );
+    assert!(env.stack(&vnf.id).await.is_none());
+    let inst = env.instance(&vnf.id).await;
+    assert_eq!(
+        inst.instantiation_state,
+        InstantiationState::NotInstantiated
+    );
+    env.lcm.shutdown(Duration::from_secs(5)).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn generated_template_whole_vnf_heal_and_package_change_on_real_heat() {
+    let Some(cloud) =
+        Cloud::from_env("generated_template_whole_vnf_heal_and_package_change_on_real_heat")
+    else {
+        return;
+    };
+    let env = env(cloud.clone()).await;
+    let vnf = env.create("vnfd-heat-generated").await;
+
+    // No BaseHOT: the template is generated from the VNFD, and Heat accepts it.
+    let op = env
+        .lcm
+        .instantiate(
+            &vnf.id,
+            serde_json::from_value(support::instantiate_request(&cloud)).unwrap(),
+        )
+        .await
+        .unwrap();
+    env.completed(op).await;
+    let inst = env.instance(&vnf.id).await;
+    let before = vnfcs(&inst);
+    assert_eq!(
+        (of_vdu(&inst, "VDU1").len(), of_vdu(&inst, "VDU2").len()),
+        (2, 1)
+    );
+    for v in &before {
+        let cp = if v.vdu_id == "VDU1" {
+            "VDU1_CP1"
+        } else {
+            "VDU2_CP1"
+        };
+        assert_eq!(cp_addresses(v, cp).len(), 1, "{v:?}");
+        assert!(
+            v.storage_resource_ids.is_some() == (v.vdu_id == "VDU1"),
+            "{v:?}"
+        );
+    }
+    let template = env.template(&vnf.id).await;
+    assert!(
+        template["resources"]["VDU2_scale_group"].is_object(),
+        "{template}"
+    );
+    let (_, nfv) = env.stack(&vnf.id).await.unwrap();
+    assert_eq!(
+        nfv["CP"]["VDU2_CP1"]["fixed_ips"][0]["ip_address"],
+        "10.10.0.50"
+    );
+    assert_eq!(nfv["VDU"]["VDU1"]["vcImageId"], "cirros-0.6");
+
+    // Heal the whole VNF: the stack is created again, every VNFC is new.
+    let op = env
+        .lcm
+        .heal(
+            &vnf.id,
+            serde_json::from_value(json!({"cause": "all"})).unwrap(),
+        )
+        .await
+        .unwrap();
+    let done = env.completed(op).await;
+    let inst = env.instance(&vnf.id).await;
+    let healed = vnfcs(&inst);
+    assert_eq!(healed.len(), 3);
+    assert!(ids(&healed).is_disjoint(&ids(&before)));
+    assert_eq!(changes_of(&done, ChangeType::Removed).len(), 3);
+    assert_eq!(changes_of(&done, ChangeType::Added).len(), 3);
+
+    // Change the package to one with a BaseHOT: the stack now runs its templates, the counts
+    // and external connections carry over.
+    let op = env
+        .lcm
+        .change_vnfpkg(
+            &vnf.id,
+            serde_json::from_value(json!({"vnfdId": "vnfd-heat-test"})).unwrap(),
+        )
+        .await
+        .unwrap();
+    env.completed(op).await;
+    let inst = env.instance(&vnf.id).await;
+    assert_eq!(inst.vnfd_id.as_str(), "vnfd-heat-test");
+    assert_eq!(
+        (of_vdu(&inst, "VDU1").len(), of_vdu(&inst, "VDU2").len()),
+        (2, 1)
+    );
+    let template = env.template(&vnf.id).await;
+    assert!(template["resources"]["VDU2"].is_object(), "{template}");
+    assert!(
+        template["resources"].get("VDU2_scale_group").is_none(),
+        "{template}"
+    );
+    let (_, nfv) = env.stack(&vnf.id).await.unwrap();
+    assert_eq!(nfv["VDU"]["VDU1"]["desired_capacity"], 2);
+    assert_eq!(
+        nfv["CP"]["VDU2_CP1"]["fixed_ips"][0]["ip_address"],
+        "10.10.0.50"
+    );
+
+    let op = env
+        .lcm
+        .terminate(
+            &vnf.id,
+            serde_json::from_value(
+                json!({"terminationType": "GRACEFUL", "gracefulTerminationTimeout": 1}),
+            )
+            .unwrap(),
+        )
+        .await
+        .unwrap();
+    env.completed(op).await;
+    assert!(env.stack(&vnf.id).await.is_none());
+    env.lcm.shutdown(Duration::from_secs(5)).await;
+}
+
+#[tokio::test]
+async fn application_credentials_reach_heat() {
+    let Some(cloud) = Cloud::from_env("application_credentials_reach_heat") else {
+        return;
+    };
+    // The test user's application credential, made by scripts/test-env/openstack.sh.
+    let (Ok(id), Ok(secret)) = (
+        std::env::var("VNFM_TEST_OS_APP_CRED_ID"),
+        std::env::var("VNFM_TEST_OS_APP_CRED_SECRET"),
+    ) else {
+        panic!("VNFM_TEST_KEYSTONE_URL is set but VNFM_TEST_OS_APP_CRED_ID/SECRET are not");
+    };
+    let vim = ResolvedVim::new(
+        "vim-ac",
+        serde_json::from_value(json!({
+            "vimType": "ETSINFV.OPENSTACK_KEYSTONE.V_3",
+            "interfaceInfo": {"endpoint": cloud.keystone_url},
+            "accessInfo": {"applicationCredentialId": id, "applicationCredentialSecret": secret,
+                           "region": cloud.region}
+        }))
+        .unwrap(),
+    );
+    let driver = OpenStackDriver::new(support::driver_config());
+    let session = driver.session(&vim).unwrap();
+    let control = RunControl::with_timeout(Duration::from_secs(60));
+    let heat = Heat::connect(&session, &control, driver.config().poll.clone())
+        .await
+        .unwrap();
+    assert!(heat.base().contains("/v1/"), "{}", heat.base());
+    assert!(heat.find("vnf-does-not-exist").await.unwrap().is_none());
+    // The same connection shares the session (and its token).
+    assert!(Arc::ptr_eq(&session, &driver.session(&vim).unwrap()));
+}

@@ -1,0 +1,534 @@
+//! Fixtures of the tests against real Keystone and Heat (`scripts/test-env/openstack.sh`):
+//! the connection from the environment, a test package (VNFD + BaseHOT) and the Heat
+//! environment that stands in for the compute, network and volume services.
+//!
+//! No Nova, Neutron or Cinder runs in the test cloud. The BaseHOT still uses
+//! `OS::Nova::Server`, `OS::Neutron::Port`, `OS::Neutron::Net`, `OS::Neutron::Subnet` and
+//! `OS::Cinder::Volume`, as a real package does; the Heat environment the driver sends maps
+//! each of these types to a provider template made of Heat's own resources
+//! (`OS::Heat::RandomString`), with the same properties and attributes as the real type
+//! (Heat checks that), so ports report `fixed_ips` and `mac_address` like Neutron does. The
+//! driver code under test is the one that runs against a real cloud.
+
+#![allow(dead_code)]
+
+use std::collections::BTreeMap;
+use std::sync::Once;
+use std::time::Duration;
+
+use serde_json::{Map, Value, json};
+use vnfm_descriptor::Vnfd;
+use vnfm_driver_api::memory::MemArtifacts;
+use vnfm_infra_openstack::config::PollPolicy;
+use vnfm_infra_openstack::{DriverConfig, OPENSTACK_VIM_TYPE};
+
+pub fn init() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    });
+}
+
+/// The test cloud, from the variables `scripts/test-env/openstack.sh start` prints.
+#[derive(Debug, Clone)]
+pub struct Cloud {
+    pub keystone_url: String,
+    pub username: String,
+    pub password: String,
+    pub project: String,
+    pub project_domain: String,
+    pub user_domain: String,
+    pub region: String,
+}
+
+impl Cloud {
+    /// The cloud, or `None` (after printing the repository's SKIPPED line) when
+    /// `VNFM_TEST_KEYSTONE_URL` is not set.
+    pub fn from_env(test: &str) -> Option<Cloud> {
+        let Ok(url) = std::env::var("VNFM_TEST_KEYSTONE_URL") else {
+            println!(
+                "SKIPPED {test}: VNFM_TEST_KEYSTONE_URL is not set (scripts/test-env/openstack.sh start)"
+            );
+            return None;
+        };
+        let var = |k: &str, default: &str| std::env::var(k).unwrap_or_else(|_| default.into());
+        init();
+        Some(Cloud {
+            keystone_url: url,
+            username: var("VNFM_TEST_OS_USERNAME", "vnfm"),
+            password: var("VNFM_TEST_OS_PASSWORD", ""),
+            project: var("VNFM_TEST_OS_PROJECT", "vnfm"),
+            project_domain: var("VNFM_TEST_OS_PROJECT_DOMAIN", "Default"),
+            user_domain: var("VNFM_TEST_OS_USER_DOMAIN", "Default"),
+            region: var("VNFM_TEST_OS_REGION", "RegionOne"),
+        })
+    }
+
+    /// A `vimConnectionInfo` entry for this cloud (password authentication), in the layout
+    /// Tacker uses.
+    pub fn vim_connection(&self) -> Value {
+        json!({
+            "vimId": "test-cloud",
+            "vimType": OPENSTACK_VIM_TYPE,
+            "interfaceInfo": {"endpoint": self.keystone_url},
+            "accessInfo": {
+                "username": self.username, "password": self.password,
+                "project": self.project, "projectDomain": self.project_domain,
+                "userDomain": self.user_domain, "region": self.region
+            }
+        })
+    }
+}
+
+/// The driver settings for the test cloud: quick polling, the stand-in environment.
+pub fn driver_config() -> DriverConfig {
+    let (environment, files) = stand_ins();
+    DriverConfig {
+        stack_timeout: Duration::from_secs(300),
+        poll: PollPolicy {
+            initial: Duration::from_millis(250),
+            factor: 1.5,
+            max: Duration::from_secs(1),
+        },
+        environment: Some(environment),
+        environment_files: files,
+        ..DriverConfig::default()
+    }
+}
+
+/// A stood-in resource type: its name, `(property, HOT parameter type)` pairs and attributes.
+type Facade = (
+    &'static str,
+    Vec<(&'static str, &'static str)>,
+    Vec<&'static str>,
+);
+
+/// The stood-in resource types, as Heat 27 defines them (the provider template must match).
+fn facades() -> Vec<Facade> {
+    const S: &str = "string";
+    const L: &str = "comma_delimited_list";
+    const M: &str = "json";
+    const B: &str = "boolean";
+    const I: &str = "number";
+    vec![
+        (
+            "OS::Nova::Server",
+            vec![
+                ("admin_pass", S),
+                ("admin_user", S),
+                ("availability_zone", S),
+                ("block_device_mapping", L),
+                ("block_device_mapping_v2", L),
+                ("config_drive", B),
+                ("deployment_swift_data", M),
+                ("diskConfig", S),
+                ("flavor", S),
+                ("flavor_update_policy", S),
+                ("image", S),
+                ("image_update_policy", S),
+                ("key_name", S),
+                ("metadata", M),
+                ("name", S),
+                ("networks", L),
+                ("personality", M),
+                ("reservation_id", S),
+                ("scheduler_hints", M),
+                ("security_groups", L),
+                ("software_config_transport", S),
+                ("tags", L),
+                ("user_data", S),
+                ("user_data_format", S),
+                ("user_data_update_policy", S),
+            ],
+            vec![
+                "accessIPv4",
+                "accessIPv6",
+                "addresses",
+                "console_urls",
+                "first_address",
+                "instance_name",
+                "name",
+                "networks",
+                "os_collect_config",
+                "tags",
+            ],
+        ),
+        (
+            "OS::Neutron::Port",
+            vec![
+                ("admin_state_up", B),
+                ("allowed_address_pairs", L),
+                ("device_id", S),
+                ("device_owner", S),
+                ("dns_name", S),
+                ("fixed_ips", L),
+                ("mac_address", S),
+                ("name", S),
+                ("network", S),
+                ("network_id", S),
+                ("no_fixed_ips", B),
+                ("port_security_enabled", B),
+                ("propagate_uplink_status", B),
+                ("qos_policy", S),
+                ("replacement_policy", S),
+                ("security_groups", L),
+                ("tags", L),
+                ("value_specs", M),
+            ],
+            vec![
+                "admin_state_up",
+                "allowed_address_pairs",
+                "device_id",
+                "device_owner",
+                "dns_assignment",
+                "fixed_ips",
+                "mac_address",
+                "name",
+                "network",
+                "network_id",
+                "port_security_enabled",
+                "propagate_uplink_status",
+                "qos_policy_id",
+                "security_groups",
+                "status",
+                "subnets",
+                "tenant_id",
+            ],
+        ),
+        (
+            "OS::Neutron::Net",
+            vec![
+                ("admin_state_up", B),
+                ("availability_zone_hints", L),
+                ("dhcp_agent_ids", L),
+                ("dns_domain", S),
+                ("name", S),
+                ("port_security_enabled", B),
+                ("qos_policy", S),
+                ("shared", B),
+                ("tags", L),
+                ("tenant_id", S),
+                ("value_specs", M),
+            ],
+            vec![
+                "admin_state_up",
+                "l2_adjacency",
+                "mtu",
+                "name",
+                "port_security_enabled",
+                "qos_policy_id",
+                "segments",
+                "status",
+                "subnets",
+                "tenant_id",
+            ],
+        ),
+        (
+            "OS::Neutron::Subnet",
+            vec![
+                ("allocation_pools", L),
+                ("cidr", S),
+                ("dns_nameservers", L),
+                ("enable_dhcp", B),
+                ("gateway_ip", S),
+                ("host_routes", L),
+                ("ip_version", I),
+                ("ipv6_address_mode", S),
+                ("ipv6_ra_mode", S),
+                ("name", S),
+                ("network", S),
+                ("network_id", S),
+                ("prefixlen", I),
+                ("segment", S),
+                ("subnetpool", S),
+                ("tags", L),
+                ("tenant_id", S),
+                ("value_specs", M),
+            ],
+            vec![
+                "allocation_pools",
+                "cidr",
+                "dns_nameservers",
+                "enable_dhcp",
+                "gateway_ip",
+                "host_routes",
+                "ip_version",
+                "name",
+                "network_id",
+                "tenant_id",
+            ],
+        ),
+        (
+            "OS::Cinder::Volume",
+            vec![
+                ("availability_zone", S),
+                ("backup_id", S),
+                ("description", S),
+                ("image", S),
+                ("imageRef", S),
+                ("metadata", M),
+                ("multiattach", B),
+                ("name", S),
+                ("read_only", B),
+                ("scheduler_hints", M),
+                ("size", I),
+                ("snapshot_id", S),
+                ("source_volid", S),
+                ("volume_type", S),
+            ],
+            vec![
+                "attachments",
+                "attachments_list",
+                "availability_zone",
+                "bootable",
+                "created_at",
+                "display_description",
+                "display_name",
+                "encrypted",
+                "metadata",
+                "metadata_values",
+                "multiattach",
+                "size",
+                "snapshot_id",
+                "source_volid",
+                "status",
+                "volume_type",
+            ],
+        ),
+    ]
+}
+
+fn default_of(t: &str) -> Value {
+    match t {
+        "string" => json!(""),
+        "comma_delimited_list" => json!([]),
+        "json" => json!({}),
+        "boolean" => json!(false),
+        _ => json!(0),
+    }
+}
+
+/// Two random digits (a RandomString resource's value).
+fn digits(name: &str, resources: &mut Map<String, Value>) -> Value {
+    resources.insert(
+        name.into(),
+        json!({"type": "OS::Heat::RandomString", "properties": {
+            "length": 2, "character_classes": [{"class": "digits", "min": 2}]}}),
+    );
+    json!({ "get_resource": name })
+}
+
+/// The Heat environment mapping the service types to provider templates, and those templates.
+pub fn stand_ins() -> (Value, BTreeMap<String, String>) {
+    let mut registry = Map::new();
+    let mut files = BTreeMap::new();
+    for (ty, props, attrs) in facades() {
+        let file = format!(
+            "vnfm-test-{}.yaml",
+            ty.to_ascii_lowercase().replace("::", "-")
+        );
+        let mut params = Map::new();
+        for (p, t) in &props {
+            params.insert((*p).into(), json!({"type": t, "default": default_of(t)}));
+        }
+        let mut resources = Map::new();
+        let mut outputs = Map::new();
+        for a in &attrs {
+            outputs.insert((*a).into(), json!({"value": null}));
+        }
+        match ty {
+            "OS::Neutron::Port" => {
+                let a = digits("a", &mut resources);
+                let b = digits("b", &mut resources);
+                let ip = json!({"list_join": ["", ["10.20.", a, ".", b]]});
+                outputs.insert(
+                    "fixed_ips".into(),
+                    json!({"value": [{"ip_address": ip, "subnet_id": "subnet-test"}]}),
+                );
+                outputs.insert(
+                    "mac_address".into(),
+                    json!({"value": {"list_join": ["", ["fa:16:3e:00:", a, ":", b]]}}),
+                );
+                outputs.insert(
+                    "network_id".into(),
+                    json!({"value": {"get_param": "network"}}),
+                );
+                outputs.insert("status".into(), json!({"value": "ACTIVE"}));
+            }
+            "OS::Nova::Server" => {
+                digits("seed", &mut resources);
+                outputs.insert("name".into(), json!({"value": {"get_param": "name"}}));
+                outputs.insert("addresses".into(), json!({"value": {}}));
+            }
+            "OS::Cinder::Volume" => {
+                digits("seed", &mut resources);
+                outputs.insert("size".into(), json!({"value": {"get_param": "size"}}));
+                outputs.insert("status".into(), json!({"value": "in-use"}));
+            }
+            _ => {
+                digits("seed", &mut resources);
+            }
+        }
+        let template = json!({
+            "heat_template_version": "2016-10-14",
+            "description": format!("Test stand-in for {ty}"),
+            "parameters": params,
+            "resources": resources,
+            "outputs": outputs,
+        });
+        files.insert(file.clone(), template.to_string());
+        registry.insert(ty.into(), json!(file));
+    }
+    (json!({ "resource_registry": registry }), files)
+}
+
+/// The test VNFD: VDU1 (2 to 4 VNFCs, scaling aspect `VDU1_scale`, one volume, one external
+/// and one internal CP) and VDU2 (one VNFC, one external CP), internal VL `internalVL1`.
+pub fn vnfd(id: &str) -> Vnfd {
+    serde_json::from_value(json!({
+        "descriptorId": id, "descriptorVersion": "1.0", "provider": "Acme",
+        "productName": "HeatTest", "softwareVersion": "1.0",
+        "toscaDefinitionsVersion": "tosca_simple_yaml_1_2", "vnfNodeType": "acme.HeatTest",
+        "entryDefinitions": "Definitions/heat_test_top.vnfd.yaml",
+        "flavours": [{
+            "id": "simple", "file": "Definitions/heat_test_df_simple.yaml",
+            "vdus": [
+                {"id": "VDU1", "name": "VDU1", "kind": "compute", "nodeType": "tosca.nodes.nfv.Vdu.Compute",
+                 "minInstances": 1, "maxInstances": 4, "initialDelta": 2,
+                 "virtualCompute": {"additionalCapabilityNames": ["m1.tiny"]},
+                 "swImage": {"name": "cirros-0.6"},
+                 "virtualStorages": ["VDU1-VirtualStorage"]},
+                {"id": "VDU2", "name": "VDU2", "kind": "compute", "nodeType": "tosca.nodes.nfv.Vdu.Compute",
+                 "minInstances": 1, "maxInstances": 1, "initialDelta": 1,
+                 "virtualCompute": {"additionalCapabilityNames": ["m1.small"]},
+                 "swImage": {"name": "cirros-0.6"}}
+            ],
+            "virtualStorages": [{"id": "VDU1-VirtualStorage", "kind": "block", "sizeBytes": 1073741824}],
+            "vduCps": [
+                {"id": "VDU1_CP1", "vdu": "VDU1", "order": 0},
+                {"id": "VDU1_CP2", "vdu": "VDU1", "virtualLink": "internalVL1", "order": 1},
+                {"id": "VDU2_CP1", "vdu": "VDU2", "order": 0}
+            ],
+            "virtualLinks": [{"id": "internalVL1"}],
+            "scalingAspects": [{"id": "VDU1_scale", "maxScaleLevel": 2, "stepDeltas": ["delta_1"],
+                                "vduDeltas": {"VDU1": {"delta_1": 1}}}],
+            "instantiationLevels": [{"id": "instantiation_level_1", "scaleLevels": {"VDU1_scale": 0},
+                                     "vduInstances": {"VDU1": 2, "VDU2": 1}}],
+            "defaultInstantiationLevel": "instantiation_level_1"
+        }]
+    }))
+    .expect("test VNFD")
+}
+
+/// The BaseHOT of the test package, in Tacker's layout and `nfv` convention.
+pub const TOP_HOT: &str = r#"heat_template_version: 2013-05-23
+description: Test VNF
+parameters:
+  nfv:
+    type: json
+resources:
+  VDU1_scale_group:
+    type: OS::Heat::AutoScalingGroup
+    properties:
+      min_size: 1
+      max_size: 4
+      desired_capacity: { get_param: [ nfv, VDU, VDU1, desired_capacity ] }
+      resource:
+        type: VDU1_nested.yaml
+        properties:
+          flavor: { get_param: [ nfv, VDU, VDU1, computeFlavourId ] }
+          image: { get_param: [ nfv, VDU, VDU1, vcImageId ] }
+          net1: { get_param: [ nfv, CP, VDU1_CP1, network ] }
+          subnet1: { get_param: [ nfv, CP, VDU1_CP1, fixed_ips, 0, subnet ] }
+          net2: { get_resource: internalVL1 }
+  VDU2:
+    type: OS::Nova::Server
+    properties:
+      flavor: { get_param: [ nfv, VDU, VDU2, computeFlavourId ] }
+      image: { get_param: [ nfv, VDU, VDU2, vcImageId ] }
+      networks:
+      - port: { get_resource: VDU2_CP1 }
+  VDU2_CP1:
+    type: OS::Neutron::Port
+    properties:
+      network: { get_param: [ nfv, CP, VDU2_CP1, network ] }
+      fixed_ips:
+      - ip_address: { get_param: [ nfv, CP, VDU2_CP1, fixed_ips, 0, ip_address ] }
+  internalVL1:
+    type: OS::Neutron::Net
+  internalVL1_subnet:
+    type: OS::Neutron::Subnet
+    properties:
+      network: { get_resource: internalVL1 }
+      cidr: 192.168.3.0/24
+      ip_version: 4
+"#;
+
+/// VDU1's nested template.
+pub const VDU1_HOT: &str = r#"heat_template_version: 2013-05-23
+description: VDU1
+parameters:
+  flavor: { type: string }
+  image: { type: string }
+  net1: { type: string }
+  subnet1: { type: string, default: "" }
+  net2: { type: string }
+resources:
+  VDU1:
+    type: OS::Nova::Server
+    properties:
+      flavor: { get_param: flavor }
+      image: { get_param: image }
+      networks:
+      - port: { get_resource: VDU1_CP1 }
+      - port: { get_resource: VDU1_CP2 }
+      block_device_mapping_v2: [{ volume_id: { get_resource: VDU1-VirtualStorage } }]
+  VDU1-VirtualStorage:
+    type: OS::Cinder::Volume
+    properties:
+      size: 1
+  VDU1_CP1:
+    type: OS::Neutron::Port
+    properties:
+      network: { get_param: net1 }
+      fixed_ips:
+      - subnet: { get_param: subnet1 }
+  VDU1_CP2:
+    type: OS::Neutron::Port
+    properties:
+      network: { get_param: net2 }
+"#;
+
+/// The package files: BaseHOT top (with `extra` appended to its resources, e.g. a failing
+/// resource) and nested template.
+pub fn package(extra: &str) -> MemArtifacts {
+    MemArtifacts::new()
+        .with("BaseHOT/simple/heat_test.yaml", format!("{TOP_HOT}{extra}"))
+        .with("BaseHOT/simple/nested/VDU1_nested.yaml", VDU1_HOT)
+}
+
+/// A resource that makes the stack fail.
+pub const FAILING: &str = r#"  VNF_config:
+    type: OS::Heat::TestResource
+    properties:
+      fail: true
+      value: provisioning script exited with 3
+"#;
+
+/// An instantiate request connecting the external CPs.
+pub fn instantiate_request(cloud: &Cloud) -> Value {
+    json!({
+        "flavourId": "simple",
+        "vimConnectionInfo": {"vim1": cloud.vim_connection()},
+        "extVirtualLinks": [
+            {"id": "ext-1", "resourceId": "net-ext-1", "extCps": [
+                {"cpdId": "VDU1_CP1", "cpConfig": {"VDU1_CP1_1": {"cpProtocolData": [
+                    {"layerProtocol": "IP_OVER_ETHERNET", "ipOverEthernet": {"ipAddresses": [
+                        {"type": "IPV4", "numDynamicAddresses": 1, "subnetId": "subnet-ext-1"}]}}]}}},
+                {"cpdId": "VDU2_CP1", "cpConfig": {"VDU2_CP1_1": {"cpProtocolData": [
+                    {"layerProtocol": "IP_OVER_ETHERNET", "ipOverEthernet": {"ipAddresses": [
+                        {"type": "IPV4", "fixedAddresses": ["10.10.0.50"]}]}}]}}}
+            ]}
+        ]
+    })
+}

@@ -1,0 +1,473 @@
+#!/usr/bin/env bash
+# Throwaway OpenStack Keystone + Heat for the OpenStack driver tests, on 127.0.0.1 only:
+# RabbitMQ (Debian package), Keystone 30 and Heat 27 (PyPI, in a virtualenv), their databases
+# on a private PostgreSQL (scripts/test-env/postgres.sh; Heat's engine on SQLite fails with
+# "database is locked" as soon as stacks nest), no compute service (test templates stand in
+# for servers with Heat's own resources).
+#
+#   eval "$(scripts/test-env/openstack.sh start)"   # prints `export VNFM_TEST_...=...` lines
+#   scripts/test-env/openstack.sh env               # prints them again
+#   scripts/test-env/openstack.sh stop              # stops what `start` started, removes the dir
+#
+# Environment:
+#   VNFM_OS_DIR   working directory for configs, databases, logs and pid files (required for
+#                 start/stop; give a fresh `mktemp -d`; each directory is one independent set
+#                 of services on its own free ports)
+#   VNFM_OS_VENV  the virtualenv (default ~/.cache/vnfm/openstack-venv); created and filled
+#                 from PyPI on first use (about 2 minutes, 400 MB), reused afterwards
+#   VNFM_OS_PYTHON  the Python 3.11+ interpreter for a new venv (default: python3.11, python3)
+#
+# `start` is idempotent: when the services of VNFM_OS_DIR are already up, it only prints the
+# variables. RabbitMQ is installed with apt-get when missing (needs root). Logs are in
+# VNFM_OS_DIR/*.log; `start` prints the tail of the relevant one when something fails.
+set -euo pipefail
+
+DIR="${VNFM_OS_DIR:-}"
+VENV="${VNFM_OS_VENV:-$HOME/.cache/vnfm/openstack-venv}"
+# Versions known to work together (Keystone 2025.2 "Flamingo" series with Heat 27).
+PIP_PACKAGES=(keystone==30.0.0 openstack-heat==27.0.1 uwsgi==2.0.31 psycopg2-binary python-heatclient python-openstackclient)
+HERE=$(cd "$(dirname "$0")" && pwd)
+
+die() {
+    echo "openstack.sh: $*" >&2
+    exit 1
+}
+
+log_tail() {
+    local f="$DIR/$1"
+    if [[ -f "$f" ]]; then
+        echo "---- last lines of $f" >&2
+        tail -n 40 "$f" >&2
+    fi
+}
+
+need_dir() {
+    [[ -n "$DIR" ]] || die "set VNFM_OS_DIR to a working directory (e.g. \$(mktemp -d))"
+    mkdir -p "$DIR"
+    DIR=$(cd "$DIR" && pwd)
+}
+
+free_port() {
+    "$VENV/bin/python" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+# Starts "$@" in its own session (so `stop` can end it with its whole process group) and
+# records the pid in $DIR/<name>.pid.
+spawn() {
+    local name=$1
+    shift
+    setsid "$@" >>"$DIR/$name.log" 2>&1 </dev/null &
+    echo $! >"$DIR/$name.pid"
+}
+
+alive() {
+    local f="$DIR/$1.pid"
+    [[ -f "$f" ]] && kill -0 "$(cat "$f")" 2>/dev/null
+}
+
+wait_port() {
+    local port=$1 what=$2 logname=$3 tries=${4:-120}
+    for _ in $(seq "$tries"); do
+        if "$VENV/bin/python" -c "import socket,sys; s=socket.socket(); s.settimeout(1); sys.exit(s.connect_ex(('127.0.0.1', $port)))" 2>/dev/null; then
+            return 0
+        fi
+        alive "$logname" || { log_tail "$logname.log"; die "$what exited while starting"; }
+        sleep 0.5
+    done
+    log_tail "$logname.log"
+    die "$what did not open port $port in time"
+}
+
+ensure_venv() {
+    if [[ -x "$VENV/bin/heat-engine" && -x "$VENV/bin/keystone-manage" && -x "$VENV/bin/uwsgi" ]]; then
+        # A venv from before the databases moved to PostgreSQL lacks the driver.
+        "$VENV/bin/python" -c 'import psycopg2' 2>/dev/null ||
+            "$VENV/bin/pip" install -q psycopg2-binary >&2
+        return
+    fi
+    local py="${VNFM_OS_PYTHON:-}"
+    if [[ -z "$py" ]]; then
+        py=$(command -v python3.11 || command -v python3 || true)
+    fi
+    [[ -n "$py" ]] || die "no python3 found for the virtualenv"
+    "$py" -c 'import sys; sys.exit(sys.version_info < (3, 10))' || die "$py is older than Python 3.10"
+    # uWSGI is built from source: it needs a C compiler and the Python headers; Debian's
+    # Python also needs its venv module.
+    local headers
+    headers=$("$py" -c 'import sysconfig; print(sysconfig.get_paths()["include"])')
+    if ! command -v cc >/dev/null || [[ ! -f "$headers/Python.h" ]] || ! "$py" -c 'import ensurepip' 2>/dev/null; then
+        [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null ||
+            die "building the venv needs a C compiler, the headers and the venv module of $py"
+        local ver
+        ver=$("$py" -c 'import sys; print(f"{sys.version_info[0]}.{sys.version_info[1]}")')
+        echo "openstack.sh: installing build tools and python$ver-dev/-venv with apt-get" >&2
+        apt-get update -qq >&2
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq build-essential \
+            "python$ver-dev" "python$ver-venv" >&2
+    fi
+    echo "openstack.sh: creating $VENV (Keystone + Heat from PyPI, takes a few minutes)" >&2
+    mkdir -p "$(dirname "$VENV")"
+    "$py" -m venv "$VENV" >&2
+    "$VENV/bin/pip" install -q --upgrade pip >&2
+    "$VENV/bin/pip" install -q "${PIP_PACKAGES[@]}" >&2
+}
+
+ensure_rabbitmq() {
+    if [[ -x /usr/lib/rabbitmq/bin/rabbitmq-server ]]; then
+        return
+    fi
+    [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null ||
+        die "RabbitMQ is not installed and apt-get cannot install it (needs root)"
+    echo "openstack.sh: installing rabbitmq-server with apt-get" >&2
+    apt-get update -qq >&2
+    # No init system starts it: policy-rc.d or its absence keep the package from starting a node.
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq rabbitmq-server >&2
+}
+
+write_env() {
+    cat >"$DIR/env" <<EOF
+export VNFM_TEST_KEYSTONE_URL=http://127.0.0.1:$KS_PORT/v3
+export VNFM_TEST_OS_USERNAME=vnfm
+export VNFM_TEST_OS_PASSWORD=$USER_PW
+export VNFM_TEST_OS_PROJECT=vnfm
+export VNFM_TEST_OS_PROJECT_DOMAIN=Default
+export VNFM_TEST_OS_USER_DOMAIN=Default
+export VNFM_TEST_OS_REGION=RegionOne
+export VNFM_TEST_HEAT_URL=http://127.0.0.1:$HEAT_PORT/v1
+EOF
+}
+
+heat_answers() {
+    [[ -f "$DIR/env" ]] || return 1
+    # shellcheck disable=SC1091
+    (. "$DIR/env" && "$VENV/bin/python" - <<'EOF'
+import json, os, sys, urllib.request
+def post(url, body):
+    r = urllib.request.Request(url, data=json.dumps(body).encode(), headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(r, timeout=5) as resp:
+        return resp.headers["X-Subject-Token"], json.load(resp)
+e = os.environ
+tok, body = post(e["VNFM_TEST_KEYSTONE_URL"] + "/auth/tokens", {"auth": {
+    "identity": {"methods": ["password"], "password": {"user": {
+        "name": e["VNFM_TEST_OS_USERNAME"], "domain": {"name": "Default"},
+        "password": e["VNFM_TEST_OS_PASSWORD"]}}},
+    "scope": {"project": {"name": e["VNFM_TEST_OS_PROJECT"], "domain": {"name": "Default"}}}}})
+project = body["token"]["project"]["id"]
+r = urllib.request.Request(e["VNFM_TEST_HEAT_URL"] + "/" + project + "/stacks", headers={"X-Auth-Token": tok})
+with urllib.request.urlopen(r, timeout=5) as resp:
+    sys.exit(0 if resp.status == 200 else 1)
+EOF
+    ) >/dev/null 2>&1
+}
+
+start_rabbitmq() {
+    local base="$DIR/rabbitmq"
+    mkdir -p "$base/mnesia" "$base/log" "$base/home"
+    cat >"$base/rabbitmq.conf" <<EOF
+listeners.tcp.default = 127.0.0.1:$RMQ_PORT
+loopback_users.guest = true
+log.console = false
+log.file.level = warning
+EOF
+    echo "[]." >"$base/enabled_plugins"
+    # A private epmd on its own port: the Erlang distribution stays on 127.0.0.1 and `stop`
+    # ends exactly what this run started.
+    spawn epmd /usr/bin/epmd -address 127.0.0.1 -port "$EPMD_PORT"
+    wait_port "$EPMD_PORT" epmd epmd 40
+    spawn rabbitmq env \
+        HOME="$base/home" \
+        ERL_EPMD_ADDRESS=127.0.0.1 ERL_EPMD_PORT="$EPMD_PORT" \
+        RABBITMQ_NODENAME="vnfm$RMQ_PORT@localhost" \
+        RABBITMQ_NODE_IP_ADDRESS=127.0.0.1 RABBITMQ_NODE_PORT="$RMQ_PORT" \
+        RABBITMQ_DIST_PORT="$DIST_PORT" \
+        RABBITMQ_CONFIG_FILE="$base/rabbitmq.conf" \
+        RABBITMQ_ENABLED_PLUGINS_FILE="$base/enabled_plugins" \
+        RABBITMQ_MNESIA_BASE="$base/mnesia" RABBITMQ_LOG_BASE="$base/log" \
+        RABBITMQ_PID_FILE="$base/rabbit.pid" \
+        RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS="-kernel inet_dist_use_interface {127,0,0,1}" \
+        /usr/lib/rabbitmq/bin/rabbitmq-server
+    wait_port "$RMQ_PORT" RabbitMQ rabbitmq 240
+}
+
+start_postgres() {
+    # The data directory lives under $DIR; the server runs as `postgres` when we are root,
+    # which must be able to reach it.
+    chmod 711 "$DIR"
+    PG_URL=$(VNFM_PG_DIR="$DIR/pg" VNFM_PG_PORT="$PG_PORT" "$HERE/postgres.sh" start) || {
+        die "PostgreSQL did not start (scripts/test-env/postgres.sh)"
+    }
+    echo "$PG_PORT" >"$DIR/pg-port"
+    PG_URL=$PG_URL "$VENV/bin/python" - >>"$DIR/postgres-setup.log" 2>&1 <<'EOF' || { log_tail postgres-setup.log; die "creating the databases failed"; }
+import os, psycopg2
+c = psycopg2.connect(os.environ["PG_URL"])
+c.autocommit = True
+cur = c.cursor()
+for db in ("keystone", "heat"):
+    cur.execute(f"CREATE DATABASE {db}")
+EOF
+}
+
+write_keystone_conf() {
+    mkdir -p "$DIR/keystone/fernet-keys" "$DIR/keystone/credential-keys"
+    cat >"$DIR/keystone/keystone.conf" <<EOF
+[DEFAULT]
+use_stderr = true
+[database]
+connection = postgresql+psycopg2://postgres@127.0.0.1:$PG_PORT/keystone
+[token]
+provider = fernet
+expiration = 3600
+[fernet_tokens]
+key_repository = $DIR/keystone/fernet-keys
+[credential]
+key_repository = $DIR/keystone/credential-keys
+[cache]
+enabled = false
+EOF
+}
+
+start_keystone() {
+    local km=("$VENV/bin/keystone-manage" --config-file "$DIR/keystone/keystone.conf")
+    local me
+    me=$(id -un)
+    {
+        "${km[@]}" db_sync
+        "${km[@]}" fernet_setup --keystone-user "$me" --keystone-group "$(id -gn)"
+        "${km[@]}" credential_setup --keystone-user "$me" --keystone-group "$(id -gn)"
+        "${km[@]}" bootstrap --bootstrap-password "$ADMIN_PW" \
+            --bootstrap-username admin --bootstrap-project-name admin \
+            --bootstrap-role-name admin --bootstrap-service-name keystone \
+            --bootstrap-region-id RegionOne \
+            --bootstrap-admin-url "http://127.0.0.1:$KS_PORT/v3/" \
+            --bootstrap-internal-url "http://127.0.0.1:$KS_PORT/v3/" \
+            --bootstrap-public-url "http://127.0.0.1:$KS_PORT/v3/"
+    } >>"$DIR/keystone-manage.log" 2>&1 || {
+        log_tail keystone-manage.log
+        die "keystone-manage failed"
+    }
+    # `--http` (not `--http-socket`): uwsgi's HTTP router keeps connections alive properly.
+    spawn keystone env OS_KEYSTONE_CONFIG_FILES="$DIR/keystone/keystone.conf" \
+        "$VENV/bin/uwsgi" --http "127.0.0.1:$KS_PORT" --http-keepalive \
+        --wsgi-file "$SITE/keystone/wsgi/api.py" --master --processes 2 --threads 2 \
+        --die-on-term --need-app --disable-logging --hook-master-start "unix_signal:15 gracefully_kill_them_all"
+    wait_port "$KS_PORT" Keystone keystone
+}
+
+# Users, projects, roles, the orchestration service and its endpoints, through Keystone's API.
+bootstrap_identity() {
+    KS_PORT=$KS_PORT HEAT_PORT=$HEAT_PORT ADMIN_PW=$ADMIN_PW HEAT_PW=$HEAT_PW USER_PW=$USER_PW \
+        APP_CRED_FILE="$DIR/app-cred" \
+        "$VENV/bin/python" - >>"$DIR/bootstrap.log" 2>&1 <<'EOF' || { log_tail bootstrap.log; die "identity bootstrap failed"; }
+import json, os, time, urllib.error, urllib.request
+e = os.environ
+ks = f"http://127.0.0.1:{e['KS_PORT']}/v3"
+
+def call(method, path, body=None, token=None, ok=(200, 201, 204)):
+    data = json.dumps(body).encode() if body is not None else None
+    headers = {"Content-Type": "application/json"}
+    if token:
+        headers["X-Auth-Token"] = token
+    for attempt in range(60):
+        try:
+            r = urllib.request.Request(ks + path, data=data, method=method, headers=headers)
+            with urllib.request.urlopen(r, timeout=10) as resp:
+                raw = resp.read()
+                return resp, (json.loads(raw) if raw else None)
+        except urllib.error.HTTPError as err:
+            if err.code in ok:
+                return err, None
+            if err.code >= 500 and attempt < 59:
+                time.sleep(0.5)
+                continue
+            raise SystemExit(f"{method} {path}: {err.code} {err.read()[:300]!r}")
+        except (urllib.error.URLError, ConnectionError):
+            time.sleep(0.5)
+    raise SystemExit(f"{method} {path}: Keystone did not answer")
+
+resp, _ = call("POST", "/auth/tokens", {"auth": {
+    "identity": {"methods": ["password"], "password": {"user": {
+        "name": "admin", "domain": {"id": "default"}, "password": e["ADMIN_PW"]}}},
+    "scope": {"project": {"name": "admin", "domain": {"id": "default"}}}}})
+tok = resp.headers["X-Subject-Token"]
+
+def create(kind, body):
+    plural = kind + "s"
+    _, out = call("POST", f"/{plural}", {kind: body}, tok)
+    return out[kind]["id"]
+
+roles = {}
+_, out = call("GET", "/roles", token=tok)
+for r in out["roles"]:
+    roles[r["name"]] = r["id"]
+for name in ("member", "reader", "heat_stack_owner", "heat_stack_user"):
+    if name not in roles:
+        roles[name] = create("role", {"name": name})
+
+service_project = create("project", {"name": "service", "domain_id": "default"})
+vnfm_project = create("project", {"name": "vnfm", "domain_id": "default"})
+heat_user = create("user", {"name": "heat", "domain_id": "default", "password": e["HEAT_PW"]})
+vnfm_user = create("user", {"name": "vnfm", "domain_id": "default", "password": e["USER_PW"]})
+call("PUT", f"/projects/{service_project}/users/{heat_user}/roles/{roles['admin']}", token=tok)
+for role in ("member", "reader", "heat_stack_owner"):
+    call("PUT", f"/projects/{vnfm_project}/users/{vnfm_user}/roles/{roles[role]}", token=tok)
+
+svc = create("service", {"name": "heat", "type": "orchestration", "enabled": True})
+url = f"http://127.0.0.1:{e['HEAT_PORT']}/v1/%(tenant_id)s"
+for iface in ("public", "internal", "admin"):
+    create("endpoint", {"service_id": svc, "interface": iface, "url": url, "region_id": "RegionOne"})
+
+# An application credential of the test user (created with the user's own token).
+resp, _ = call("POST", "/auth/tokens", {"auth": {
+    "identity": {"methods": ["password"], "password": {"user": {
+        "name": "vnfm", "domain": {"id": "default"}, "password": e["USER_PW"]}}},
+    "scope": {"project": {"name": "vnfm", "domain": {"id": "default"}}}}})
+_, out = call("POST", f"/users/{vnfm_user}/application_credentials",
+              {"application_credential": {"name": "vnfm-test"}}, resp.headers["X-Subject-Token"])
+with open(e["APP_CRED_FILE"], "w") as f:
+    f.write(f"export VNFM_TEST_OS_APP_CRED_ID={out['application_credential']['id']}\n")
+    f.write(f"export VNFM_TEST_OS_APP_CRED_SECRET={out['application_credential']['secret']}\n")
+print("identity bootstrap done")
+EOF
+    cat "$DIR/app-cred" >>"$DIR/env"
+    rm -f "$DIR/app-cred"
+}
+
+write_heat_conf() {
+    mkdir -p "$DIR/heat"
+    cat >"$DIR/heat/heat.conf" <<EOF
+[DEFAULT]
+use_stderr = true
+transport_url = rabbit://guest:guest@127.0.0.1:$RMQ_PORT/
+host = vnfm-test-$RMQ_PORT
+num_engine_workers = 1
+region_name_for_services = RegionOne
+# Short intervals keep the tests quick; these are test services.
+periodic_interval = 5
+max_stacks_per_tenant = 1000
+[database]
+connection = postgresql+psycopg2://postgres@127.0.0.1:$PG_PORT/heat
+[paste_deploy]
+api_paste_config = $VENV/etc/heat/api-paste.ini
+[keystone_authtoken]
+www_authenticate_uri = http://127.0.0.1:$KS_PORT/v3
+auth_url = http://127.0.0.1:$KS_PORT/v3
+auth_type = password
+username = heat
+password = $HEAT_PW
+project_name = service
+user_domain_name = Default
+project_domain_name = Default
+[trustee]
+auth_type = password
+auth_url = http://127.0.0.1:$KS_PORT/v3
+username = heat
+password = $HEAT_PW
+user_domain_name = Default
+[clients_keystone]
+auth_uri = http://127.0.0.1:$KS_PORT
+[clients]
+endpoint_type = publicURL
+[ec2authtoken]
+auth_uri = http://127.0.0.1:$KS_PORT/v3
+[oslo_messaging_notifications]
+driver = noop
+[oslo_messaging_rabbit]
+heartbeat_timeout_threshold = 0
+[cache]
+enabled = false
+EOF
+}
+
+start_heat() {
+    "$VENV/bin/heat-manage" --config-file "$DIR/heat/heat.conf" db_sync >>"$DIR/heat-manage.log" 2>&1 || {
+        log_tail heat-manage.log
+        die "heat-manage db_sync failed"
+    }
+    spawn heat-engine "$VENV/bin/heat-engine" --config-file "$DIR/heat/heat.conf"
+    spawn heat-api "$VENV/bin/uwsgi" --http "127.0.0.1:$HEAT_PORT" --http-keepalive \
+        --wsgi-file "$SITE/heat/wsgi/api.py" --pyargv "--config-file $DIR/heat/heat.conf" \
+        --master --processes 2 --threads 2 --die-on-term --need-app --disable-logging \
+        --hook-master-start "unix_signal:15 gracefully_kill_them_all"
+    wait_port "$HEAT_PORT" heat-api heat-api
+    for _ in $(seq 240); do
+        heat_answers && return 0
+        alive heat-engine || { log_tail heat-engine.log; die "heat-engine exited while starting"; }
+        alive heat-api || { log_tail heat-api.log; die "heat-api exited while starting"; }
+        sleep 0.5
+    done
+    log_tail heat-api.log
+    log_tail heat-engine.log
+    die "Heat did not answer in time"
+}
+
+start() {
+    need_dir
+    ensure_venv
+    ensure_rabbitmq
+    SITE=$("$VENV/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+    if alive heat-api && alive heat-engine && alive keystone && heat_answers; then
+        cat "$DIR/env"
+        return
+    fi
+    # A half-started set from an earlier attempt: begin again from scratch.
+    stop_processes
+    rm -rf "${DIR:?}/keystone" "${DIR:?}/heat" "${DIR:?}/rabbitmq" "${DIR:?}/pg" "$DIR"/*.log "$DIR/env"
+    KS_PORT=$(free_port)
+    HEAT_PORT=$(free_port)
+    RMQ_PORT=$(free_port)
+    DIST_PORT=$(free_port)
+    EPMD_PORT=$(free_port)
+    PG_PORT=$(free_port)
+    ADMIN_PW=$("$VENV/bin/python" -c 'import secrets; print(secrets.token_urlsafe(18))')
+    HEAT_PW=$("$VENV/bin/python" -c 'import secrets; print(secrets.token_urlsafe(18))')
+    USER_PW=$("$VENV/bin/python" -c 'import secrets; print(secrets.token_urlsafe(18))')
+    umask 077
+    write_env
+    start_postgres
+    start_rabbitmq
+    write_keystone_conf
+    start_keystone
+    bootstrap_identity
+    write_heat_conf
+    start_heat
+    cat "$DIR/env"
+}
+
+stop_processes() {
+    local name pid
+    for name in heat-api heat-engine keystone rabbitmq epmd; do
+        [[ -f "$DIR/$name.pid" ]] || continue
+        pid=$(cat "$DIR/$name.pid")
+        # Each component runs in its own session: end the whole process group.
+        kill -TERM -- "-$pid" 2>/dev/null || true
+        for _ in $(seq 40); do
+            kill -0 -- "-$pid" 2>/dev/null || break
+            sleep 0.25
+        done
+        kill -KILL -- "-$pid" 2>/dev/null || true
+        rm -f "$DIR/$name.pid"
+    done
+    if [[ -f "$DIR/pg-port" ]]; then
+        VNFM_PG_DIR="$DIR/pg" VNFM_PG_PORT="$(cat "$DIR/pg-port")" "$HERE/postgres.sh" stop >/dev/null 2>&1 || true
+        rm -f "$DIR/pg-port"
+    fi
+}
+
+stop() {
+    need_dir
+    stop_processes
+    rm -rf "${DIR:?}"
+}
+
+case "${1:-}" in
+    start) start ;;
+    stop) stop ;;
+    env)
+        need_dir
+        cat "$DIR/env"
+        ;;
+    *)
+        echo "usage: $0 start|stop|env" >&2
+        exit 2
+        ;;
+esac
