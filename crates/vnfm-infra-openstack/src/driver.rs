@@ -518,6 +518,7 @@ impl OpenStackDriver {
                 capacity: Some(&target.vdu_instances),
                 ext_virtual_links: &links,
                 additional: ctx.additional_nfv(),
+                grant: req.grant.as_deref(),
             },
         );
         let fields = ctx.fields(&self.config, Some(&hot), &nfv);
@@ -850,6 +851,7 @@ impl OpenStackDriver {
                         capacity: None,
                         ext_virtual_links: &links,
                         additional: ctx.additional_nfv(),
+                        grant: req.grant.as_deref(),
                     },
                 );
                 let mut nfv = stack.nfv();
@@ -1046,6 +1048,7 @@ impl InfraDriver for OpenStackDriver {
                 capacity: Some(&target.vdu_instances),
                 ext_virtual_links: &links,
                 additional: ctx.additional_nfv(),
+                grant: req.grant.as_deref(),
             },
         );
         let managed = match managed_req {
@@ -1088,6 +1091,7 @@ impl InfraDriver for OpenStackDriver {
                 capacity: Some(&capacity),
                 ext_virtual_links: &links,
                 additional: ctx.additional_nfv(),
+                grant: req.grant.as_deref(),
             },
         );
         let managed = match managed_req {

@@ -429,6 +429,24 @@ pub struct NfvInputs<'a> {
     pub ext_virtual_links: &'a [ExtVirtualLinkData],
     /// `additionalParams.nfv` of the request.
     pub additional: Option<&'a Value>,
+    /// The NFVO's grant: its `vimAssets` choose the flavour and image of each VDU, its zones
+    /// the availability zone (`locationConstraints`), ahead of the VNFD's names.
+    pub grant: Option<&'a vnfm_types::Grant>,
+}
+
+/// The zone the grant gives the COMPUTE resources of `vdu`.
+fn granted_zone(grant: &vnfm_types::Grant, vdu: &str) -> Option<String> {
+    grant
+        .add_resources
+        .iter()
+        .filter_map(|g| {
+            let zone = grant.zone_of(&g.resource_definition_id)?;
+            g.resource_definition_id
+                .strip_prefix(vdu)
+                .filter(|rest| rest.starts_with('-'))
+                .map(|_| zone.to_owned())
+        })
+        .next()
 }
 
 /// The `nfv` parameter for templates that read `paths` (see the module docs).
@@ -438,9 +456,19 @@ pub fn build_nfv(paths: &[Vec<Seg>], inputs: &NfvInputs<'_>) -> Value {
         for (name, entry) in vdus.iter_mut() {
             let Value::Object(keys) = entry else { continue };
             for (key, value) in keys.iter_mut() {
+                let grant = inputs.grant;
                 let filled = match key.as_str() {
-                    "computeFlavourId" | "flavor" => flavour_name(inputs.flavour, name),
-                    "vcImageId" | "image" => image_name(inputs.flavour, name),
+                    "computeFlavourId" | "flavor" => grant
+                        .and_then(|g| g.flavour_for(name))
+                        .map(|f| json!(f))
+                        .or_else(|| flavour_name(inputs.flavour, name)),
+                    "vcImageId" | "image" => grant
+                        .and_then(|g| g.image_for(name))
+                        .map(|i| json!(i))
+                        .or_else(|| image_name(inputs.flavour, name)),
+                    "locationConstraints" => {
+                        grant.and_then(|g| granted_zone(g, name)).map(|z| json!(z))
+                    }
                     "desired_capacity" => {
                         inputs.capacity.and_then(|c| c.get(name)).map(|n| json!(n))
                     }

@@ -160,6 +160,7 @@ fn instantiate_nfv(package: &str, flavour: &str) -> Value {
             capacity: Some(&target.vdu_instances),
             ext_virtual_links: req.ext_virtual_links.as_deref().unwrap_or_default(),
             additional: req.additional_params.as_ref().and_then(|p| p.get("nfv")),
+            grant: None,
         },
     );
     json!({
@@ -332,6 +333,7 @@ fn a_package_without_basehot_gets_a_generated_template() {
             capacity: Some(&target.vdu_instances),
             ext_virtual_links: req.ext_virtual_links.as_deref().unwrap_or_default(),
             additional: None,
+            grant: None,
         },
     );
     insta::assert_json_snapshot!(json!({
@@ -339,4 +341,54 @@ fn a_package_without_basehot_gets_a_generated_template() {
         "files": nested,
         "nfv": nfv,
     }));
+}
+
+/// A grant's `vimAssets` and zones take precedence over the VNFD's flavour and image names.
+#[test]
+fn grant_assets_and_zones_reach_the_nfv_parameter() {
+    let vnfd = load_vnfd(&Path::new(CORPUS).join("v2-vm-basic-lcms-max"));
+    let fl = vnfd.flavour("simple").unwrap();
+    let template: serde_json::Value = serde_json::json!({
+        "parameters": {"nfv": {"type": "json"}},
+        "resources": {"VDU1": {"type": "OS::Nova::Server", "properties": {
+            "flavor": {"get_param": ["nfv", "VDU", "VDU1", "computeFlavourId"]},
+            "image": {"get_param": ["nfv", "VDU", "VDU1", "vcImageId"]},
+            "availability_zone": {"get_param": ["nfv", "VDU", "VDU1", "locationConstraints"]}
+        }}}
+    });
+    let paths = hot::nfv_paths([&template]);
+    let without = hot::build_nfv(
+        &paths,
+        &NfvInputs {
+            flavour: fl,
+            capacity: None,
+            ext_virtual_links: &[],
+            additional: None,
+            grant: None,
+        },
+    );
+    let grant: vnfm_types::Grant = serde_json::from_value(serde_json::json!({
+        "id": "g1", "vnfInstanceId": "i1", "vnfLcmOpOccId": "o1",
+        "zones": [{"id": "z1", "zoneId": "az-2"}],
+        "addResources": [{"resourceDefinitionId": "VDU1-0", "zoneId": "z1"}],
+        "vimAssets": {
+            "computeResourceFlavours": [{"vnfdVirtualComputeDescId": "VDU1", "vimFlavourId": "m1.granted"}],
+            "softwareImages": [{"vnfdSoftwareImageId": "VDU1", "vimSoftwareImageId": "img-granted"}]
+        }
+    }))
+    .unwrap();
+    let with = hot::build_nfv(
+        &paths,
+        &NfvInputs {
+            flavour: fl,
+            capacity: None,
+            ext_virtual_links: &[],
+            additional: None,
+            grant: Some(&grant),
+        },
+    );
+    assert_ne!(without["VDU"]["VDU1"]["computeFlavourId"], "m1.granted");
+    assert_eq!(with["VDU"]["VDU1"]["computeFlavourId"], "m1.granted");
+    assert_eq!(with["VDU"]["VDU1"]["vcImageId"], "img-granted");
+    assert_eq!(with["VDU"]["VDU1"]["locationConstraints"], "az-2");
 }
