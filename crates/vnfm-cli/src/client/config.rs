@@ -235,21 +235,17 @@ impl ClientArgs {
             .credentials_file
             .clone()
             .or(file.credentials_file.map(in_file));
-        if client_id.is_none() || client_secret.is_none() {
-            if let Some(path) = &credentials_file {
-                let creds: CredentialsFile =
-                    serde_json::from_slice(&read("credentials file", path)?).map_err(|e| {
-                        ClientError::BadFile {
-                            what: "credentials file",
-                            path: path.clone(),
-                            message: format!(
-                                "expected {{\"client_id\": ..., \"client_secret\": ...}}: {e}"
-                            ),
-                        }
-                    })?;
-                client_id = client_id.or(Some(creds.client_id));
-                client_secret = client_secret.or(Some(creds.client_secret));
-            }
+        if (client_id.is_none() || client_secret.is_none())
+            && let Some(path) = &credentials_file
+        {
+            let creds: CredentialsFile = serde_json::from_slice(&read("credentials file", path)?)
+                .map_err(|e| ClientError::BadFile {
+                what: "credentials file",
+                path: path.clone(),
+                message: format!("expected {{\"client_id\": ..., \"client_secret\": ...}}: {e}"),
+            })?;
+            client_id = client_id.or(Some(creds.client_id));
+            client_secret = client_secret.or(Some(creds.client_secret));
         }
         let client_id = client_id.or(file.client_id);
         let client_secret = client_secret.or(file.client_secret);

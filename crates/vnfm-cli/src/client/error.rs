@@ -63,7 +63,7 @@ pub enum ClientError {
         /// Request path.
         path: String,
         /// The ProblemDetails the server sent.
-        problem: Problem,
+        problem: Box<Problem>,
     },
     /// The server answered with something the client cannot interpret.
     #[error("unexpected answer to {what}: {message}")]
@@ -83,7 +83,7 @@ pub enum ClientError {
         /// Its final state.
         state: String,
         /// Its `error` ProblemDetails.
-        problem: Problem,
+        problem: Box<Problem>,
     },
     /// Package onboarding ended in ERROR.
     #[error("package {id} was not onboarded: {detail}")]
@@ -132,7 +132,7 @@ impl ClientError {
     pub fn problem(&self) -> Option<&Problem> {
         match self {
             ClientError::Problem { problem, .. } | ClientError::OperationFailed { problem, .. } => {
-                Some(problem)
+                Some(problem.as_ref())
             }
             _ => None,
         }
@@ -265,7 +265,7 @@ mod tests {
             .exit_code(),
             4
         );
-        let problem = Problem::from_body(409, "{}");
+        let problem = Box::new(Problem::from_body(409, "{}"));
         assert_eq!(
             ClientError::OperationFailed {
                 id: "i".into(),

@@ -337,7 +337,7 @@ impl Api {
             return Err(ClientError::Problem {
                 method: method.to_string(),
                 path: path.to_owned(),
-                problem: Problem::from_body(status.as_u16(), &text),
+                problem: Box::new(Problem::from_body(status.as_u16(), &text)),
             });
         }
         let body = if text.trim().is_empty() {

@@ -269,11 +269,18 @@ pub struct Event {
     pub from: Option<String>,
     /// The new state.
     pub to: String,
+    /// A notification that arrived after a later one of the same occurrence (the server
+    /// delivers concurrently): shown, but not taken as the current state.
+    pub late: bool,
 }
 
 impl Event {
     fn line(&self) -> String {
-        let from = self.from.as_deref().unwrap_or("(new)");
+        let from = if self.late {
+            "(late)"
+        } else {
+            self.from.as_deref().unwrap_or("(new)")
+        };
         format!(
             "{}  {:<14} {}  vnf {}  {from} -> {}",
             self.time,
@@ -286,7 +293,7 @@ impl Event {
 
     fn doc(&self) -> Value {
         json!({"time": self.time, "vnfLcmOpOccId": self.op_id, "vnfInstanceId": self.vnf_id,
-               "operation": self.operation, "from": self.from, "to": self.to})
+               "operation": self.operation, "from": self.from, "to": self.to, "late": self.late})
     }
 
     fn print(&self, format: OutputFormat) -> Result<(), ClientError> {
@@ -320,10 +327,20 @@ pub fn diff(known: &mut HashMap<String, String>, list: &[Value], now: &str) -> V
                 operation: s(o, "/operation"),
                 from: before,
                 to: state,
+                late: false,
             });
         }
     }
     events
+}
+
+/// Whether a notification of state `to` is older than the `current` one: nothing follows a
+/// final state, and STARTING comes first.
+fn is_late(current: Option<&str>, to: &str) -> bool {
+    match current {
+        None => false,
+        Some(c) => progress::is_final(c) || (to == "STARTING" && c != "STARTING"),
+    }
 }
 
 fn now_utc() -> String {
@@ -388,6 +405,7 @@ async fn watch_polling(
             e.print(ctx.format)?;
         }
     }
+    eprintln!("watching operation occurrences by polling (Ctrl-C to stop)");
     let min = Duration::from_millis(500);
     let max = Duration::from_secs_f64(a.max_interval.clamp(0.5, 300.0));
     let mut interval = min;
@@ -482,7 +500,13 @@ async fn watch_notifications(
         };
         let op_id = s(&n, "/vnfLcmOpOccId");
         let to = s(&n, "/operationState");
-        let from = last.insert(op_id.clone(), to.clone());
+        let current = last.get(&op_id).cloned();
+        let late = is_late(current.as_deref(), &to);
+        let from = if late {
+            None
+        } else {
+            last.insert(op_id.clone(), to.clone())
+        };
         let time = s(&n, "/timeStamp");
         let e = Event {
             time: if time.is_empty() { now_utc() } else { time },
@@ -491,6 +515,7 @@ async fn watch_notifications(
             operation: s(&n, "/operation"),
             from,
             to,
+            late,
         };
         if let Err(err) = e.print(ctx.format) {
             break Err(err);
@@ -638,6 +663,25 @@ mod tests {
             e[1].line(),
             "t3  HEAL           b  vnf v  (new) -> STARTING"
         );
+    }
+
+    #[test]
+    fn late_notifications_do_not_move_the_state_back() {
+        assert!(!is_late(None, "PROCESSING"));
+        assert!(is_late(Some("PROCESSING"), "STARTING"));
+        assert!(is_late(Some("COMPLETED"), "PROCESSING"));
+        assert!(!is_late(Some("FAILED_TEMP"), "PROCESSING"));
+        assert!(!is_late(Some("STARTING"), "PROCESSING"));
+        let e = Event {
+            time: "t".into(),
+            op_id: "o".into(),
+            vnf_id: "v".into(),
+            operation: "SCALE".into(),
+            from: None,
+            to: "STARTING".into(),
+            late: true,
+        };
+        assert_eq!(e.line(), "t  SCALE          o  vnf v  (late) -> STARTING");
     }
 
     #[test]

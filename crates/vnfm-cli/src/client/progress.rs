@@ -246,7 +246,7 @@ pub fn outcome(occ: &Value) -> Result<(), ClientError> {
             id: s(occ, "/id"),
             operation: s(occ, "/operation"),
             state,
-            problem,
+            problem: Box::new(problem),
         });
     }
     Ok(())
