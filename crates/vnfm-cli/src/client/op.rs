@@ -334,12 +334,16 @@ pub fn diff(known: &mut HashMap<String, String>, list: &[Value], now: &str) -> V
     events
 }
 
-/// Whether a notification of state `to` is older than the `current` one: nothing follows a
-/// final state, and STARTING comes first.
+/// Whether a notification of state `to` is older than the `current` one: nothing follows
+/// COMPLETED, FAILED or ROLLED_BACK (FAILED_TEMP may go on with a retry or a rollback), and
+/// STARTING comes first.
 fn is_late(current: Option<&str>, to: &str) -> bool {
     match current {
         None => false,
-        Some(c) => progress::is_final(c) || (to == "STARTING" && c != "STARTING"),
+        Some(c) => {
+            matches!(c, "COMPLETED" | "FAILED" | "ROLLED_BACK")
+                || (to == "STARTING" && c != "STARTING")
+        }
     }
 }
 
