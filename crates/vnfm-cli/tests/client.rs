@@ -425,7 +425,7 @@ fn forced_failure_shows_the_error_and_exit_code() {
         .to_owned();
     match final_state.as_str() {
         "ROLLED_BACK" => {
-            assert_eq!(code, Some(1), "{out}");
+            assert_eq!(code, Some(0), "{out}");
             assert!(out.contains("ROLLED_BACK"), "{out}");
         }
         "FAILED_TEMP" => {
@@ -451,6 +451,31 @@ fn errors_usage_and_connection_exit_codes() {
     assert!(
         err.contains("422") && err.contains("no onboarded VNF package has vnfdId no-such-vnfd"),
         "{err}"
+    );
+
+    // A package the server refuses: onboarding ends in ERROR, the diagnostics are printed.
+    let bad = dir.path().join("bad-package");
+    std::fs::create_dir_all(bad.join("TOSCA-Metadata")).expect("mkdir");
+    std::fs::write(
+        bad.join("TOSCA-Metadata/TOSCA.meta"),
+        "TOSCA-Meta-File-Version: 1.0\nCSAR-Version: 1.1\nCreated-By: test\nEntry-Definitions: Definitions/missing.yaml\n",
+    )
+    .expect("write");
+    let out = c.run(&["pkg", "upload", bad.to_str().expect("path")]);
+    assert_eq!(out.status.code(), Some(1));
+    let shown = text(&out.stdout);
+    assert!(
+        shown.contains("Onboarding:") && shown.contains("ERROR"),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("Diagnostics:") && shown.contains("missing.yaml"),
+        "{shown}"
+    );
+    assert!(
+        text(&out.stderr).contains("was not onboarded"),
+        "{}",
+        text(&out.stderr)
     );
 
     // Usage: a missing required field, an unreadable request file.

@@ -28,16 +28,17 @@ pub enum OpCommand {
         /// Operation occurrence id.
         id: String,
     },
-    /// Retry a FAILED_TEMP occurrence.
+    /// Retry a FAILED_TEMP occurrence (with --wait: exit 0 when it then COMPLETES).
     Retry(FollowArgs),
-    /// Roll back a FAILED_TEMP occurrence.
+    /// Roll back a FAILED_TEMP occurrence (with --wait: exit 0 when it is ROLLED_BACK).
     Rollback(FollowArgs),
     /// Mark a FAILED_TEMP occurrence as FAILED (final).
     Fail {
         /// Operation occurrence id.
         id: String,
     },
-    /// Cancel a STARTING or PROCESSING (or ROLLING_BACK) occurrence.
+    /// Cancel a STARTING or PROCESSING (or ROLLING_BACK) occurrence (with --wait: exit 0
+    /// when it stops in FAILED_TEMP, ROLLED_BACK or FAILED, 1 when it COMPLETED anyway).
     Cancel(CancelArgs),
     /// Follow state changes of operation occurrences as they happen.
     Watch(WatchArgs),
@@ -65,8 +66,7 @@ pub struct ListArgs {
 pub struct FollowArgs {
     /// Operation occurrence id.
     pub id: String,
-    /// Follow the occurrence to its end; exit 1 when it ends in FAILED_TEMP, FAILED or
-    /// ROLLED_BACK.
+    /// Follow the occurrence to its end; exit 1 when it does not end as the action intends.
     #[arg(long, short = 'w')]
     pub wait: bool,
     /// With --wait: give up after this many seconds (exit 4).
@@ -206,7 +206,15 @@ pub fn occ_fields(o: &Value) -> String {
     fields(&pairs)
 }
 
-async fn act(ctx: &Ctx, follow: &FollowArgs, action: &str, body: Body) -> Result<(), ClientError> {
+/// Sends `action` for the occurrence; with `--wait`, follows it and succeeds when it ends in
+/// one of `wanted`.
+async fn act(
+    ctx: &Ctx,
+    follow: &FollowArgs,
+    action: &str,
+    body: Body,
+    wanted: &[&str],
+) -> Result<(), ClientError> {
     let api = ctx.api()?;
     let display = follow.wait.then(|| {
         progress::Display::start(
@@ -251,7 +259,7 @@ async fn act(ctx: &Ctx, follow: &FollowArgs, action: &str, body: Body) -> Result
     if ctx.format != OutputFormat::Table {
         output::emit(&output::document(ctx.format, &occ))?;
     }
-    progress::outcome(&occ)
+    progress::outcome_expecting(&occ, wanted)
 }
 
 /// One state change seen by `watch`.
@@ -576,8 +584,8 @@ pub async fn run(ctx: &Ctx, cmd: OpCommand) -> Result<(), ClientError> {
             let o = ctx.api()?.get(&occ_path(&id)).await?;
             output::print(ctx.format, &o, occ_fields)
         }
-        OpCommand::Retry(f) => act(ctx, &f, "retry", Body::Empty).await,
-        OpCommand::Rollback(f) => act(ctx, &f, "rollback", Body::Empty).await,
+        OpCommand::Retry(f) => act(ctx, &f, "retry", Body::Empty, &["COMPLETED"]).await,
+        OpCommand::Rollback(f) => act(ctx, &f, "rollback", Body::Empty, &["ROLLED_BACK"]).await,
         OpCommand::Fail { id } => {
             let api = ctx.api()?;
             let answer = api
@@ -599,11 +607,13 @@ pub async fn run(ctx: &Ctx, cmd: OpCommand) -> Result<(), ClientError> {
                 CancelMode::Graceful => "GRACEFUL",
                 CancelMode::Forceful => "FORCEFUL",
             };
+            // Any stop ends a cancellation; COMPLETED means it came too late.
             act(
                 ctx,
                 &c.follow,
                 "cancel",
                 Body::Json(json!({"cancelMode": mode})),
+                &["FAILED_TEMP", "ROLLED_BACK", "FAILED"],
             )
             .await
         }

@@ -233,8 +233,14 @@ pub async fn follow(
 
 /// `Err(OperationFailed)` when the final occurrence did not complete.
 pub fn outcome(occ: &Value) -> Result<(), ClientError> {
+    outcome_expecting(occ, &["COMPLETED"])
+}
+
+/// `Err(OperationFailed)` when the final occurrence is not in one of the `wanted` states
+/// (e.g. `ROLLED_BACK` for a rollback).
+pub fn outcome_expecting(occ: &Value, wanted: &[&str]) -> Result<(), ClientError> {
     let state = s(occ, "/operationState");
-    if FAILURE_STATES.contains(&state.as_str()) {
+    if !wanted.contains(&state.as_str()) {
         let problem = match occ.get("error") {
             Some(e @ Value::Object(_)) => Problem::from_value(500, e.clone()),
             _ => Problem::from_value(
