@@ -13,8 +13,6 @@ use super::output::{count, s};
 
 /// States in which an occurrence no longer changes by itself.
 pub const FINAL_STATES: &[&str] = &["COMPLETED", "FAILED_TEMP", "FAILED", "ROLLED_BACK"];
-/// Final states that mean the operation did not do what was asked.
-pub const FAILURE_STATES: &[&str] = &["FAILED_TEMP", "FAILED", "ROLLED_BACK"];
 
 /// Whether `state` is final.
 pub fn is_final(state: &str) -> bool {
