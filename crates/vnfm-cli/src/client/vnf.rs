@@ -114,25 +114,26 @@ pub enum VnfCommand {
         /// VNF instance id.
         id: String,
     },
-    /// Instantiate.
+    /// Instantiate the VNF (InstantiateVnfRequest) on a registered VIM or a VIM type.
     Instantiate(InstantiateArgs),
-    /// Terminate.
+    /// Terminate the VNF (TerminateVnfRequest); its resources are released.
     Terminate(TerminateArgs),
-    /// Heal VNFCs (or the whole VNF).
+    /// Heal VNFCs, or the whole VNF (HealVnfRequest).
     Heal(HealArgs),
-    /// Scale an aspect out or in.
+    /// Scale an aspect out or in by a number of steps (ScaleVnfRequest).
     Scale(ScaleArgs),
-    /// Scale to an instantiation level or to aspect levels.
+    /// Scale to an instantiation level or to aspect levels (ScaleVnfToLevelRequest).
     ScaleToLevel(ScaleToLevelArgs),
-    /// Change the deployment flavour.
+    /// Change the deployment flavour (ChangeVnfFlavourRequest).
     ChangeFlavour(ChangeFlavourArgs),
-    /// Start or stop the VNF (or some VNFCs).
+    /// Start or stop the VNF or some of its VNFCs (OperateVnfRequest).
     Operate(OperateArgs),
-    /// Change external connectivity (needs --request with extVirtualLinks).
+    /// Change external connectivity (ChangeExtVnfConnectivityRequest; needs --request with
+    /// extVirtualLinks).
     ChangeExtConn(PlainTaskArgs),
     /// Modify the instance's information (name, description, metadata, extensions, vnfdId).
     Modify(ModifyArgs),
-    /// Change the current VNF package (to another vnfdId).
+    /// Change the current VNF package to another vnfdId (ChangeCurrentVnfPkgRequest).
     ChangePkg(ChangePkgArgs),
 }
 
