@@ -431,7 +431,16 @@ async fn watch_polling(
             _ = tokio::time::sleep(pause) => {}
             _ = tokio::signal::ctrl_c() => return Ok(()),
         }
-        let list = api.list("/vnflcm/v2/vnf_lcm_op_occs", &query).await?;
+        let list = match api.list("/vnflcm/v2/vnf_lcm_op_occs", &query).await {
+            Ok(l) => l,
+            // A server restart or a network blip does not end the watch: keep polling.
+            Err(e @ ClientError::Connect { .. }) => {
+                eprintln!("warning: {e}; retrying");
+                interval = (interval * 2).min(max);
+                continue;
+            }
+            Err(e) => return Err(e),
+        };
         let events = diff(&mut known, &list, &now_utc());
         if events.is_empty() {
             interval = (interval * 2).min(max);
