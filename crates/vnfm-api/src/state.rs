@@ -241,6 +241,9 @@ impl AppState {
             .store(store.clone())
             .keyring(keyring.clone())
             .catalog(catalog)
+            // The same subscriptions whose cache creating and deleting a subscription clears,
+            // so a new subscription gets the next notification.
+            .notification_router(Arc::new(subscriptions.router()))
             .config(options.lcm_config.clone())
             .recovery_interval(options.recovery_interval);
         if let Some(n) = &options.nfvo {

@@ -1,13 +1,16 @@
 //! `vnfm`: the VNF Manager's command-line program.
 //!
-//! Exit codes: 0 success, 1 the command ran but found a problem (e.g. an invalid package),
-//! 2 usage error (unknown option, missing argument, unreadable option file).
+//! Exit codes: 0 success, 1 the command ran but found a problem (e.g. an invalid package, a
+//! request the server refused, an operation that ended in FAILED_TEMP/FAILED/ROLLED_BACK),
+//! 2 usage error (unknown option, missing argument, unreadable option file), 3 the server
+//! could not be reached or refused the credentials, 4 `--timeout` expired.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, CommandFactory, Parser, Subcommand};
 
+mod client;
 mod package_cmd;
 mod render;
 mod serve_cmd;
@@ -30,6 +33,24 @@ enum Command {
     /// With no options it runs on the embedded defaults: an SQLite store, key files and a
     /// bootstrap OAuth 2.0 client in the data directory, listening on 127.0.0.1:9890.
     Serve(Box<serve_cmd::ServeArgs>),
+    /// Client: VNF packages on a running server (upload, list, show, enable, disable, delete).
+    #[command(name = "pkg")]
+    Pkg(client::PkgGroup),
+    /// Client: VIMs registered with a running server (register from Tacker vim-config.yaml,
+    /// list, show, delete).
+    Vim(client::VimGroup),
+    /// Client: VNF instances and their lifecycle (create, instantiate, scale, heal, terminate, ...).
+    Vnf(client::VnfGroup),
+    /// Client: lifecycle operation occurrences (list, show, retry, rollback, fail, cancel, watch).
+    Op(client::OpGroup),
+    /// Client: notification subscriptions (create, list, show, delete).
+    Sub(client::SubGroup),
+    /// Print a shell completion script (e.g. `vnfm completion bash > /etc/bash_completion.d/vnfm`).
+    Completion {
+        /// The shell.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -86,6 +107,15 @@ fn main() -> ExitCode {
         Command::Package(PackageCommand::Validate(args)) => package_cmd::validate(&args),
         Command::Package(PackageCommand::Show(args)) => package_cmd::show(&args),
         Command::Serve(args) => serve_cmd::run(*args),
+        Command::Pkg(g) => Ok(client::run(client::Group::Pkg(g))),
+        Command::Vim(g) => Ok(client::run(client::Group::Vim(g))),
+        Command::Vnf(g) => Ok(client::run(client::Group::Vnf(g))),
+        Command::Op(g) => Ok(client::run(client::Group::Op(g))),
+        Command::Sub(g) => Ok(client::run(client::Group::Sub(g))),
+        Command::Completion { shell } => {
+            clap_complete::generate(shell, &mut Cli::command(), "vnfm", &mut std::io::stdout());
+            Ok(ExitCode::SUCCESS)
+        }
     };
     match result {
         Ok(code) => code,

@@ -1,0 +1,443 @@
+//! The one seam to the server: an HTTP client that gets an OAuth 2.0 token from
+//! `/oauth2/token` (cached on disk for its lifetime), sends the `Version` header, turns error
+//! answers into [`ClientError::Problem`] and follows list pages.
+
+use std::path::PathBuf;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use reqwest::header::{HeaderMap, LINK, LOCATION};
+use reqwest::{Method, StatusCode};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+use tokio::sync::Mutex;
+
+use super::config::Settings;
+use super::error::{ClientError, Problem};
+
+/// The API version sent in the `Version` header (SOL013 clause 4.9).
+const API_VERSION: &str = "2.0.0";
+/// A cached token is not used when it expires within this margin.
+const EXPIRY_MARGIN_SECS: u64 = 30;
+/// Most pages followed for one list (100 items each).
+const MAX_PAGES: usize = 1000;
+
+/// A request body.
+pub enum Body {
+    /// No body.
+    Empty,
+    /// `application/json`.
+    Json(Value),
+    /// `application/merge-patch+json`.
+    MergePatch(Value),
+    /// `application/zip`.
+    Zip(Vec<u8>),
+}
+
+/// A successful answer.
+#[derive(Debug)]
+pub struct Answer {
+    /// HTTP status.
+    pub status: StatusCode,
+    /// Response headers.
+    pub headers: HeaderMap,
+    /// The JSON body (`Null` when empty or not JSON).
+    pub body: Value,
+}
+
+impl Answer {
+    /// The `Location` header.
+    pub fn location(&self) -> Option<&str> {
+        self.headers.get(LOCATION).and_then(|v| v.to_str().ok())
+    }
+}
+
+#[derive(Serialize, Deserialize)]
+struct CachedToken {
+    access_token: String,
+    /// Seconds since the Unix epoch.
+    expires_at: u64,
+}
+
+fn now_secs() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
+}
+
+/// A client connected to one VNFM.
+pub struct Api {
+    http: reqwest::Client,
+    settings: Settings,
+    token: Mutex<Option<CachedToken>>,
+}
+
+impl std::fmt::Debug for Api {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Api")
+            .field("url", &self.settings.url)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The error text of a reqwest failure with its causes (reqwest's own message is terse).
+fn chain(e: &reqwest::Error) -> String {
+    let mut s = e.to_string();
+    let mut source = std::error::Error::source(e);
+    while let Some(cause) = source {
+        s.push_str(": ");
+        s.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    s
+}
+
+impl Api {
+    /// A client for `settings`; no request is sent yet.
+    pub fn new(settings: Settings) -> Result<Api, ClientError> {
+        let mut builder = reqwest::Client::builder()
+            .connect_timeout(Duration::from_secs(10))
+            .timeout(Duration::from_secs(300))
+            // 303 (an identical subscription exists) is reported, not followed.
+            .redirect(reqwest::redirect::Policy::none())
+            .user_agent(concat!("vnfm-cli/", env!("CARGO_PKG_VERSION")));
+        if let Some(pem) = &settings.ca_pem {
+            let certs = reqwest::Certificate::from_pem_bundle(pem).map_err(|e| {
+                ClientError::Config(format!("the CA certificate file is not PEM: {e}"))
+            })?;
+            if certs.is_empty() {
+                return Err(ClientError::Config(
+                    "the CA certificate file holds no certificate".into(),
+                ));
+            }
+            for c in certs {
+                builder = builder.add_root_certificate(c);
+            }
+        }
+        let http = builder
+            .build()
+            .map_err(|e| ClientError::Config(format!("cannot set up HTTP: {}", chain(&e))))?;
+        Ok(Api {
+            http,
+            settings,
+            token: Mutex::new(None),
+        })
+    }
+
+    /// The cache file of this URL and client (the name hashes the secret too, so a changed
+    /// secret does not reuse an old token).
+    fn cache_file(&self) -> Option<PathBuf> {
+        let dir = self.settings.token_cache_dir.as_ref()?;
+        let mut h = Sha256::new();
+        for part in [
+            &self.settings.url,
+            &self.settings.client_id,
+            &self.settings.client_secret,
+        ] {
+            h.update(part.as_bytes());
+            h.update([0]);
+        }
+        let digest = hex::encode(h.finalize());
+        Some(dir.join(format!("token-{}.json", &digest[..24])))
+    }
+
+    fn load_cached(&self) -> Option<CachedToken> {
+        let bytes = std::fs::read(self.cache_file()?).ok()?;
+        let t: CachedToken = serde_json::from_slice(&bytes).ok()?;
+        (t.expires_at > now_secs() + EXPIRY_MARGIN_SECS).then_some(t)
+    }
+
+    /// Writes the token file with mode 0600 in a 0700 directory; a cache that cannot be
+    /// written only costs a token request next time.
+    fn store_cached(&self, t: &CachedToken) {
+        let Some(path) = self.cache_file() else {
+            return;
+        };
+        let Ok(text) = serde_json::to_vec(t) else {
+            return;
+        };
+        if let Some(dir) = path.parent() {
+            let mut b = std::fs::DirBuilder::new();
+            b.recursive(true);
+            #[cfg(unix)]
+            {
+                use std::os::unix::fs::DirBuilderExt;
+                b.mode(0o700);
+            }
+            if b.create(dir).is_err() {
+                return;
+            }
+        }
+        let tmp = path.with_extension("tmp");
+        let mut o = std::fs::OpenOptions::new();
+        o.write(true).create(true).truncate(true);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::OpenOptionsExt;
+            o.mode(0o600);
+        }
+        let written = o.open(&tmp).and_then(|mut f| {
+            use std::io::Write;
+            f.write_all(&text)
+        });
+        if written.is_ok() {
+            let _ = std::fs::rename(&tmp, &path);
+        } else {
+            let _ = std::fs::remove_file(&tmp);
+        }
+    }
+
+    fn forget_cached(&self) {
+        if let Some(p) = self.cache_file() {
+            let _ = std::fs::remove_file(p);
+        }
+    }
+
+    /// A bearer token: the one in memory, else the cached one, else a new one.
+    async fn token(&self, fresh: bool) -> Result<String, ClientError> {
+        let mut slot = self.token.lock().await;
+        if fresh {
+            *slot = None;
+            self.forget_cached();
+        }
+        if let Some(t) = slot.as_ref()
+            && t.expires_at > now_secs() + EXPIRY_MARGIN_SECS
+        {
+            return Ok(t.access_token.clone());
+        }
+        if let Some(t) = self.load_cached() {
+            let token = t.access_token.clone();
+            *slot = Some(t);
+            return Ok(token);
+        }
+        let url = format!("{}/oauth2/token", self.settings.url);
+        let resp = self
+            .http
+            .post(&url)
+            .basic_auth(&self.settings.client_id, Some(&self.settings.client_secret))
+            .form(&[("grant_type", "client_credentials")])
+            .send()
+            .await
+            .map_err(|e| ClientError::Connect {
+                url: url.clone(),
+                message: chain(&e),
+            })?;
+        let status = resp.status();
+        let text = resp.text().await.map_err(|e| ClientError::Connect {
+            url: url.clone(),
+            message: chain(&e),
+        })?;
+        if !status.is_success() {
+            let body: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
+            let detail = body
+                .get("error_description")
+                .or_else(|| body.get("detail"))
+                .or_else(|| body.get("error"))
+                .and_then(Value::as_str)
+                .unwrap_or("no detail given")
+                .to_owned();
+            return Err(ClientError::Auth {
+                status: status.as_u16(),
+                detail,
+            });
+        }
+        let body: Value = serde_json::from_str(&text).map_err(|e| ClientError::Unexpected {
+            what: "POST /oauth2/token".into(),
+            message: format!("the body is not JSON: {e}"),
+        })?;
+        let Some(access_token) = body.get("access_token").and_then(Value::as_str) else {
+            return Err(ClientError::Unexpected {
+                what: "POST /oauth2/token".into(),
+                message: "no access_token in the answer".into(),
+            });
+        };
+        let ttl = body.get("expires_in").and_then(Value::as_u64).unwrap_or(0);
+        let t = CachedToken {
+            access_token: access_token.to_owned(),
+            expires_at: now_secs() + ttl,
+        };
+        if ttl > EXPIRY_MARGIN_SECS {
+            self.store_cached(&t);
+        }
+        let token = t.access_token.clone();
+        *slot = Some(t);
+        Ok(token)
+    }
+
+    fn url(&self, path: &str) -> String {
+        if path.starts_with("http://") || path.starts_with("https://") {
+            path.to_owned()
+        } else {
+            format!("{}{path}", self.settings.url)
+        }
+    }
+
+    /// Sends one request; a 401 with a cached token gets one retry with a new token.
+    pub async fn send(
+        &self,
+        method: Method,
+        path: &str,
+        body: Body,
+    ) -> Result<reqwest::Response, ClientError> {
+        let url = self.url(path);
+        let (content_type, bytes) = match body {
+            Body::Empty => (None, None),
+            Body::Json(v) => (Some("application/json"), Some(v.to_string().into_bytes())),
+            Body::MergePatch(v) => (
+                Some("application/merge-patch+json"),
+                Some(v.to_string().into_bytes()),
+            ),
+            Body::Zip(b) => (Some("application/zip"), Some(b)),
+        };
+        let mut fresh = false;
+        loop {
+            let token = self.token(fresh).await?;
+            let mut req = self
+                .http
+                .request(method.clone(), &url)
+                .bearer_auth(&token)
+                .header("Version", API_VERSION)
+                .header("Accept", "application/json");
+            if let Some(ct) = content_type {
+                req = req.header("Content-Type", ct);
+            }
+            if let Some(b) = &bytes {
+                req = req.body(b.clone());
+            }
+            let resp = req.send().await.map_err(|e| ClientError::Connect {
+                url: url.clone(),
+                message: chain(&e),
+            })?;
+            if resp.status() == StatusCode::UNAUTHORIZED && !fresh {
+                // The token may have been revoked (key rotation) or expired early.
+                fresh = true;
+                continue;
+            }
+            return Ok(resp);
+        }
+    }
+
+    /// Sends a request and reads a JSON answer; error statuses become
+    /// [`ClientError::Problem`].
+    pub async fn call(
+        &self,
+        method: Method,
+        path: &str,
+        body: Body,
+    ) -> Result<Answer, ClientError> {
+        let resp = self.send(method.clone(), path, body).await?;
+        let status = resp.status();
+        let headers = resp.headers().clone();
+        let text = resp.text().await.map_err(|e| ClientError::Connect {
+            url: self.url(path),
+            message: chain(&e),
+        })?;
+        if !status.is_success() && status != StatusCode::SEE_OTHER {
+            return Err(ClientError::Problem {
+                method: method.to_string(),
+                path: path.to_owned(),
+                problem: Box::new(Problem::from_body(status.as_u16(), &text)),
+            });
+        }
+        let body = if text.trim().is_empty() {
+            Value::Null
+        } else {
+            serde_json::from_str(&text).unwrap_or(Value::Null)
+        };
+        Ok(Answer {
+            status,
+            headers,
+            body,
+        })
+    }
+
+    /// `GET path` returning the JSON document.
+    pub async fn get(&self, path: &str) -> Result<Value, ClientError> {
+        Ok(self.call(Method::GET, path, Body::Empty).await?.body)
+    }
+
+    /// `GET path?query`, following `Link: <...>; rel="next"` until the last page.
+    pub async fn list(
+        &self,
+        path: &str,
+        query: &[(&str, String)],
+    ) -> Result<Vec<Value>, ClientError> {
+        let mut url = reqwest::Url::parse(&self.url(path))
+            .map_err(|e| ClientError::Usage(format!("cannot build the URL of {path}: {e}")))?;
+        if !query.is_empty() {
+            let mut pairs = url.query_pairs_mut();
+            for (k, v) in query {
+                pairs.append_pair(k, v);
+            }
+        }
+        let mut next = Some(url.to_string());
+        let mut out = Vec::new();
+        let mut pages = 0;
+        while let Some(u) = next.take() {
+            pages += 1;
+            if pages > MAX_PAGES {
+                break;
+            }
+            let answer = self.call(Method::GET, &u, Body::Empty).await?;
+            match answer.body {
+                Value::Array(items) => out.extend(items),
+                other => {
+                    return Err(ClientError::Unexpected {
+                        what: format!("GET {path}"),
+                        message: format!("expected a JSON array, got {}", kind(&other)),
+                    });
+                }
+            }
+            next = answer
+                .headers
+                .get_all(LINK)
+                .iter()
+                .filter_map(|v| v.to_str().ok())
+                .find_map(next_link);
+        }
+        Ok(out)
+    }
+}
+
+fn kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "nothing",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// The target of the `rel="next"` link in a `Link` header value.
+fn next_link(header: &str) -> Option<String> {
+    header.split(',').find_map(|part| {
+        let (target, params) = part.split_once(';')?;
+        let is_next = params
+            .split(';')
+            .any(|p| p.trim().replace(' ', "") == "rel=\"next\"" || p.trim() == "rel=next");
+        let target = target.trim().strip_prefix('<')?.strip_suffix('>')?;
+        is_next.then(|| target.to_owned())
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn next_link_is_found_among_others() {
+        assert_eq!(
+            next_link(r#"<http://h/x?nextpage_opaque_marker=abc>; rel="next""#).as_deref(),
+            Some("http://h/x?nextpage_opaque_marker=abc")
+        );
+        assert_eq!(
+            next_link(r#"<http://h/a>; rel="prev", <http://h/b>; rel="next""#).as_deref(),
+            Some("http://h/b")
+        );
+        assert_eq!(next_link(r#"<http://h/a>; rel="prev""#), None);
+        assert_eq!(next_link("garbage"), None);
+    }
+}

@@ -1,0 +1,330 @@
+//! `vnfm pkg`: upload (zipping a directory), list, show, enable, disable, delete.
+
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use clap::{Args, Subcommand};
+use reqwest::Method;
+use serde_json::{Value, json};
+
+use super::Ctx;
+use super::error::ClientError;
+use super::http::Body;
+use super::output::{self, Table, fields, s};
+use super::vnf::{KeyValue, key_values};
+
+/// `vnfm pkg ...`.
+#[derive(Debug, Subcommand)]
+pub enum PkgCommand {
+    /// Upload a package (a CSAR zip file, or a directory that is zipped first) and wait for
+    /// onboarding; prints the diagnostics when the package is refused.
+    Upload(UploadArgs),
+    /// List the packages.
+    List,
+    /// Show one package.
+    Show {
+        /// Package id.
+        id: String,
+    },
+    /// Allow new VNF instances from the package.
+    Enable {
+        /// Package id.
+        id: String,
+    },
+    /// Refuse new VNF instances from the package.
+    Disable {
+        /// Package id.
+        id: String,
+    },
+    /// Delete a package (it must be DISABLED and not in use).
+    Delete {
+        /// Package id.
+        id: String,
+        /// Disable it first when it is ENABLED.
+        #[arg(long)]
+        force: bool,
+    },
+}
+
+/// `vnfm pkg upload`.
+#[derive(Debug, Args)]
+pub struct UploadArgs {
+    /// The CSAR file or package directory.
+    #[arg(value_name = "CSAR|DIR")]
+    pub path: PathBuf,
+    /// `userDefinedData` member as KEY=VALUE (VALUE is JSON when it parses, else a string;
+    /// repeatable).
+    #[arg(long = "user-data", value_name = "KEY=VALUE")]
+    pub user_data: Vec<KeyValue>,
+    /// Return once the content is accepted, without waiting for onboarding.
+    #[arg(long)]
+    pub no_wait: bool,
+    /// Give up waiting for onboarding after this many seconds.
+    #[arg(long, default_value_t = 600, value_name = "SECONDS")]
+    pub timeout: u64,
+}
+
+/// The zip archive of a package directory: every file, paths relative to the directory,
+/// sorted, with `/` separators.
+pub fn zip_dir(dir: &Path) -> Result<Vec<u8>, ClientError> {
+    let io = |path: &Path, source: std::io::Error| ClientError::ReadFile {
+        what: "package directory",
+        path: path.to_owned(),
+        source,
+    };
+    let mut files = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).map_err(|e| io(&d, e))? {
+            let p = entry.map_err(|e| io(&d, e))?.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                files.push(p);
+            }
+        }
+    }
+    files.sort();
+    let mut zip = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    let options = zip::write::SimpleFileOptions::default()
+        .compression_method(zip::CompressionMethod::Deflated);
+    let zip_err = |e: zip::result::ZipError| ClientError::BadFile {
+        what: "package directory",
+        path: dir.to_owned(),
+        message: format!("cannot zip it: {e}"),
+    };
+    for p in files {
+        let Ok(rel) = p.strip_prefix(dir) else {
+            continue;
+        };
+        let name = rel
+            .components()
+            .map(|c| c.as_os_str().to_string_lossy().into_owned())
+            .collect::<Vec<_>>()
+            .join("/");
+        zip.start_file(name, options).map_err(zip_err)?;
+        let mut bytes = Vec::new();
+        std::fs::File::open(&p)
+            .and_then(|mut f| f.read_to_end(&mut bytes))
+            .map_err(|e| io(&p, e))?;
+        zip.write_all(&bytes).map_err(|e| io(&p, e))?;
+    }
+    let out = zip.finish().map_err(zip_err)?;
+    Ok(out.into_inner())
+}
+
+fn pkg_row(p: &Value) -> Vec<String> {
+    vec![
+        s(p, "/id"),
+        s(p, "/vnfdId"),
+        s(p, "/vnfProductName"),
+        s(p, "/vnfSoftwareVersion"),
+        s(p, "/onboardingState"),
+        s(p, "/operationalState"),
+        s(p, "/usageState"),
+    ]
+}
+
+fn pkg_fields(p: &Value) -> String {
+    let mut text = fields(&[
+        ("ID", s(p, "/id")),
+        ("VNFD", s(p, "/vnfdId")),
+        ("Provider", s(p, "/vnfProvider")),
+        ("Product", s(p, "/vnfProductName")),
+        ("Software version", s(p, "/vnfSoftwareVersion")),
+        ("VNFD version", s(p, "/vnfdVersion")),
+        ("Onboarding", s(p, "/onboardingState")),
+        ("Operational", s(p, "/operationalState")),
+        ("Usage", s(p, "/usageState")),
+        ("Checksum", s(p, "/checksum/hash")),
+        ("Artifacts", {
+            let n = output::count(p, "/additionalArtifacts");
+            if n == 0 { String::new() } else { n.to_string() }
+        }),
+        ("User data", output::compact(p, "/userDefinedData")),
+        ("Failure", s(p, "/onboardingFailureDetails/detail")),
+    ]);
+    if let Some(d) = p
+        .pointer("/onboardingFailureDetails/diagnostics")
+        .and_then(Value::as_array)
+    {
+        text.push_str("Diagnostics:\n");
+        for line in d {
+            text.push_str(&format!("  {}\n", line.as_str().unwrap_or_default()));
+        }
+    }
+    text
+}
+
+async fn upload(ctx: &Ctx, a: UploadArgs) -> Result<(), ClientError> {
+    let content = if a.path.is_dir() {
+        zip_dir(&a.path)?
+    } else {
+        std::fs::read(&a.path).map_err(|source| ClientError::ReadFile {
+            what: "package",
+            path: a.path.clone(),
+            source,
+        })?
+    };
+    let api = ctx.api()?;
+    let mut create = json!({});
+    if !a.user_data.is_empty() {
+        create["userDefinedData"] = key_values(&a.user_data);
+    }
+    let created = api
+        .call(Method::POST, "/vnfpkgm/v2/vnf_packages", Body::Json(create))
+        .await?
+        .body;
+    let id = s(&created, "/id");
+    if id.is_empty() {
+        return Err(ClientError::Unexpected {
+            what: "POST /vnfpkgm/v2/vnf_packages".into(),
+            message: "the created package has no id".into(),
+        });
+    }
+    let path = format!("/vnfpkgm/v2/vnf_packages/{}", super::seg(&id));
+    api.call(
+        Method::PUT,
+        &format!("{path}/package_content"),
+        Body::Zip(content),
+    )
+    .await?;
+    if a.no_wait {
+        let info = api.get(&path).await?;
+        return output::print(ctx.format, &info, pkg_fields);
+    }
+    let start = Instant::now();
+    let mut delay = Duration::from_millis(100);
+    let info = loop {
+        let info = api.get(&path).await?;
+        let state = s(&info, "/onboardingState");
+        if state == "ONBOARDED" || state == "ERROR" {
+            break info;
+        }
+        if start.elapsed() >= Duration::from_secs(a.timeout) {
+            return Err(ClientError::Timeout {
+                what: format!("the onboarding of package {id}"),
+                seconds: a.timeout,
+            });
+        }
+        tokio::time::sleep(delay).await;
+        delay = (delay * 2).min(Duration::from_secs(2));
+    };
+    output::print(ctx.format, &info, pkg_fields)?;
+    if s(&info, "/onboardingState") == "ERROR" {
+        if ctx.format != super::config::OutputFormat::Table {
+            // The table view already lists the diagnostics on stdout.
+            for d in info
+                .pointer("/onboardingFailureDetails/diagnostics")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
+                eprintln!("  {}", d.as_str().unwrap_or_default());
+            }
+        }
+        return Err(ClientError::OnboardingFailed {
+            id,
+            detail: s(&info, "/onboardingFailureDetails/detail"),
+        });
+    }
+    Ok(())
+}
+
+async fn set_state(ctx: &Ctx, id: &str, state: &str) -> Result<Value, ClientError> {
+    let api = ctx.api()?;
+    Ok(api
+        .call(
+            Method::PATCH,
+            &format!("/vnfpkgm/v2/vnf_packages/{}", super::seg(id)),
+            Body::MergePatch(json!({"operationalState": state})),
+        )
+        .await?
+        .body)
+}
+
+/// Runs a `vnfm pkg` command.
+pub async fn run(ctx: &Ctx, cmd: PkgCommand) -> Result<(), ClientError> {
+    match cmd {
+        PkgCommand::Upload(a) => upload(ctx, a).await,
+        PkgCommand::List => {
+            let list = Value::Array(ctx.api()?.list("/vnfpkgm/v2/vnf_packages", &[]).await?);
+            output::print(ctx.format, &list, |v| {
+                let mut t = Table::new(&[
+                    "ID",
+                    "VNFD ID",
+                    "PRODUCT",
+                    "VERSION",
+                    "ONBOARDING",
+                    "OPERATIONAL",
+                    "USAGE",
+                ]);
+                for p in v.as_array().into_iter().flatten() {
+                    t.row(pkg_row(p));
+                }
+                t.render()
+            })
+        }
+        PkgCommand::Show { id } => {
+            let info = ctx
+                .api()?
+                .get(&format!("/vnfpkgm/v2/vnf_packages/{}", super::seg(&id)))
+                .await?;
+            output::print(ctx.format, &info, pkg_fields)
+        }
+        PkgCommand::Enable { id } => {
+            let m = set_state(ctx, &id, "ENABLED").await?;
+            ctx.done(&format!("package {id} ENABLED"), m)
+        }
+        PkgCommand::Disable { id } => {
+            let m = set_state(ctx, &id, "DISABLED").await?;
+            ctx.done(&format!("package {id} DISABLED"), m)
+        }
+        PkgCommand::Delete { id, force } => {
+            let api = ctx.api()?;
+            let path = format!("/vnfpkgm/v2/vnf_packages/{}", super::seg(&id));
+            if force {
+                let info = api.get(&path).await?;
+                if s(&info, "/operationalState") == "ENABLED" {
+                    set_state(ctx, &id, "DISABLED").await?;
+                }
+            }
+            api.call(Method::DELETE, &path, Body::Empty).await?;
+            ctx.done(
+                &format!("package {id} deleted"),
+                json!({"id": id, "deleted": true}),
+            )
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn zipped_directory_keeps_relative_paths_and_content() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("TOSCA-Metadata")).unwrap();
+        std::fs::write(dir.path().join("TOSCA-Metadata/TOSCA.meta"), "meta").unwrap();
+        std::fs::write(dir.path().join("a.yaml"), "a: 1").unwrap();
+        let bytes = zip_dir(dir.path()).unwrap();
+        let mut z = zip::ZipArchive::new(std::io::Cursor::new(bytes)).unwrap();
+        let mut names: Vec<String> = z.file_names().map(|n| n.unwrap().into_owned()).collect();
+        names.sort();
+        assert_eq!(names, ["TOSCA-Metadata/TOSCA.meta", "a.yaml"]);
+        let mut text = String::new();
+        z.by_name("TOSCA-Metadata/TOSCA.meta")
+            .unwrap()
+            .read_to_string(&mut text)
+            .unwrap();
+        assert_eq!(text, "meta");
+    }
+
+    #[test]
+    fn missing_directory_is_a_read_error() {
+        let e = zip_dir(Path::new("/nonexistent/pkg")).unwrap_err();
+        assert_eq!(e.exit_code(), 2);
+    }
+}

@@ -1,0 +1,962 @@
+//! The client subcommands of the `vnfm` binary against a real `vnfm serve --enable-test-vim`
+//! on loopback: packages from the corpus, VIMs from Tacker-style YAML, a VNF's whole life with
+//! `--wait`, a forced failure with its exit code and error, `-o json|yaml` parsed back,
+//! configuration sources and the token cache, and the progress display in a pseudo-terminal.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+const CORPUS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/corpus");
+const BIN: &str = env!("CARGO_BIN_EXE_vnfm");
+const PACKAGE: &str = "tacker/v2-vm-basic-lcms-max";
+
+struct Server {
+    child: Child,
+    base: String,
+    data: PathBuf,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Server {
+    fn start(data: &Path) -> Server {
+        Server::start_with(data, &[])
+    }
+
+    fn start_with(data: &Path, extra: &[&str]) -> Server {
+        let mut child = Command::new(BIN)
+            .args(["serve", "--listen", "127.0.0.1:0", "--enable-test-vim"])
+            .args(["--log-level", "warn", "--no-callback-check"])
+            .args(extra)
+            .arg("--data-dir")
+            .arg(data)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("vnfm serve starts");
+        let stdout = child.stdout.take().expect("stdout piped");
+        let mut lines = BufReader::new(stdout).lines();
+        let deadline = Instant::now() + Duration::from_secs(60);
+        let base = loop {
+            assert!(Instant::now() < deadline, "vnfm serve printed no address");
+            let line = lines
+                .next()
+                .expect("server output")
+                .expect("server output is text");
+            if let Some(addr) = line.strip_prefix("vnfm listening on ") {
+                break addr.trim().to_owned();
+            }
+        };
+        std::thread::spawn(move || for _ in lines {});
+        Server {
+            child,
+            base,
+            data: data.to_owned(),
+        }
+    }
+
+    /// SIGTERM and wait: the server stops gracefully and its data stays for a restart.
+    fn stop(mut self) {
+        let pid = self.child.id().to_string();
+        let _ = Command::new("kill").args(["-TERM", &pid]).status();
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while self.child.try_wait().expect("wait").is_none() {
+            assert!(Instant::now() < deadline, "vnfm serve did not stop");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+/// A client environment: the server's URL and credentials file, and private cache and
+/// configuration directories (so the user's own files play no part).
+struct Client {
+    base: String,
+    creds: PathBuf,
+    home: tempfile::TempDir,
+}
+
+impl Client {
+    fn new(server: &Server) -> Client {
+        Client {
+            base: server.base.clone(),
+            creds: server.data.join("credentials.json"),
+            home: tempfile::tempdir().expect("tempdir"),
+        }
+    }
+
+    fn cache_dir(&self) -> PathBuf {
+        self.home.path().join("cache")
+    }
+
+    fn command(&self, args: &[&str]) -> Command {
+        let mut c = Command::new(BIN);
+        c.args(args);
+        self.environment(c)
+    }
+
+    fn environment(&self, mut c: Command) -> Command {
+        c.env("VNFM_URL", &self.base)
+            .env("VNFM_CREDENTIALS_FILE", &self.creds)
+            .env("VNFM_CACHE_DIR", self.cache_dir())
+            .env("XDG_CONFIG_HOME", self.home.path().join("config"))
+            .env_remove("VNFM_CLIENT_ID")
+            .env_remove("VNFM_CLIENT_SECRET")
+            .env_remove("VNFM_CONFIG")
+            .stdin(Stdio::null());
+        c
+    }
+
+    fn run(&self, args: &[&str]) -> Output {
+        self.command(args).output().expect("vnfm runs")
+    }
+
+    /// Runs and expects success; returns stdout.
+    fn ok(&self, args: &[&str]) -> String {
+        let out = self.run(args);
+        assert!(
+            out.status.success(),
+            "vnfm {args:?} failed ({:?}):\nstdout: {}\nstderr: {}",
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).expect("stdout is UTF-8")
+    }
+
+    /// Runs with `-o json` and parses stdout.
+    fn json(&self, args: &[&str]) -> Value {
+        let mut all = args.to_vec();
+        all.extend(["-o", "json"]);
+        let text = self.ok(&all);
+        serde_json::from_str(&text).unwrap_or_else(|e| panic!("not JSON ({e}): {text}"))
+    }
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn corpus(path: &str) -> String {
+    Path::new(CORPUS).join(path).display().to_string()
+}
+
+/// Uploads the corpus package and returns (package id, vnfd id).
+fn onboard(c: &Client) -> (String, String) {
+    let pkg = c.json(&["pkg", "upload", &corpus(PACKAGE)]);
+    assert_eq!(pkg["onboardingState"], "ONBOARDED", "{pkg:#}");
+    assert_eq!(pkg["operationalState"], "ENABLED");
+    (
+        pkg["id"].as_str().expect("id").to_owned(),
+        pkg["vnfdId"].as_str().expect("vnfdId").to_owned(),
+    )
+}
+
+fn vnfc_count(vnf: &Value) -> usize {
+    vnf["instantiatedVnfInfo"]["vnfcResourceInfo"]
+        .as_array()
+        .map_or(0, Vec::len)
+}
+
+#[test]
+fn packages_vims_and_a_vnf_lifecycle_with_wait() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let server = Server::start(&dir.path().join("data"));
+    let c = Client::new(&server);
+
+    // Packages: upload a corpus directory (zipped by the client), list, show as YAML.
+    let (pkg_id, vnfd_id) = onboard(&c);
+    let table = c.ok(&["pkg", "list"]);
+    let mut lines = table.lines();
+    let header = lines.next().expect("header");
+    assert!(
+        header.starts_with("ID") && header.contains("ONBOARDING"),
+        "{table}"
+    );
+    assert!(
+        lines.any(|l| l.starts_with(&pkg_id) && l.contains("ONBOARDED") && l.contains("ENABLED")),
+        "{table}"
+    );
+    let yaml = c.ok(&["pkg", "show", &pkg_id, "-o", "yaml"]);
+    let shown: Value = serde_saphyr::from_str(&yaml).expect("YAML");
+    assert_eq!(shown["vnfdId"], vnfd_id.as_str());
+    let listed = c.json(&["pkg", "list"]);
+    assert_eq!(listed.as_array().map(Vec::len), Some(1));
+
+    // VIMs from Tacker vim-config.yaml files: OpenStack from the corpus, Kubernetes with a
+    // bearer token and CA certificate as Tacker writes it.
+    const TOKEN: &str = "eyJhbGciOiJSUzI1NiIsImtpZCI6IiJ9.secret-token-4711";
+    let os = c.json(&[
+        "vim",
+        "register",
+        "--type",
+        "openstack",
+        "--from-file",
+        &corpus("tacker/doc-v2-getting-started/vim_config.yaml"),
+        "--name",
+        "devstack",
+    ]);
+    assert_eq!(os["vimType"], "ETSINFV.OPENSTACK_KEYSTONE.V_3");
+    assert_eq!(
+        os["interfaceInfo"]["endpoint"],
+        "http://192.168.56.10/identity/v3"
+    );
+    assert_eq!(os["accessInfo"]["password"], "***");
+    assert_eq!(os["accessInfo"]["project"], "nfv");
+    let k8s_file = dir.path().join("vim-k8s.yaml");
+    std::fs::write(
+        &k8s_file,
+        format!(
+            "auth_url: \"https://192.168.33.100:6443\"\nbearer_token: \"{TOKEN}\"\nssl_ca_cert: \"-----BEGIN CERTIFICATE-----\nMIIDBzCCAe+gAwIBAgIJAKsample\n-----END CERTIFICATE-----\"\nproject_name: \"default\"\ntype: \"kubernetes\"\n"
+        ),
+    )
+    .expect("write");
+    let k8s = c.json(&[
+        "vim",
+        "register",
+        "--type",
+        "kubernetes",
+        "--from-file",
+        k8s_file.to_str().expect("path"),
+    ]);
+    assert_eq!(k8s["vimType"], "ETSINFV.KUBERNETES.V_1");
+    assert_eq!(k8s["name"], "vim-k8s");
+    assert_eq!(k8s["accessInfo"]["bearer_token"], "***");
+    assert_eq!(k8s["accessInfo"]["namespace"], "default");
+    let k8s_id = k8s["id"].as_str().expect("id").to_owned();
+    let shown = c.ok(&["vim", "show", &k8s_id]);
+    assert!(shown.contains("https://192.168.33.100:6443"), "{shown}");
+    assert!(
+        !shown.contains(TOKEN) && !shown.contains("devstack"),
+        "{shown}"
+    );
+    let vims = c.json(&["vim", "list"]);
+    assert_eq!(vims.as_array().map(Vec::len), Some(2));
+    assert!(!vims.to_string().contains(TOKEN));
+    c.ok(&["vim", "delete", &k8s_id]);
+    assert_eq!(c.json(&["vim", "list"]).as_array().map(Vec::len), Some(1));
+
+    // The VNF: create, instantiate on the test VIM with --wait (plain progress lines: stdout
+    // is a pipe), scale out, heal a VNFC, terminate, delete.
+    let vnf = c.json(&["vnf", "create", "--vnfd-id", &vnfd_id, "--name", "demo"]);
+    assert_eq!(vnf["instantiationState"], "NOT_INSTANTIATED");
+    let id = vnf["id"].as_str().expect("id").to_owned();
+    // --vim looks the registered VIM's type up; this server has no OpenStack driver, which
+    // its 422 names.
+    let os_id = os["id"].as_str().expect("id");
+    let out = c.run(&[
+        "vnf",
+        "instantiate",
+        &id,
+        "--flavour",
+        "simple",
+        "--vim",
+        os_id,
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("422") && err.contains("ETSINFV.OPENSTACK_KEYSTONE.V_3"),
+        "{err}"
+    );
+    let out = c.ok(&[
+        "vnf",
+        "instantiate",
+        &id,
+        "--flavour",
+        "simple",
+        "--vim-type",
+        "TEST.NOOP.V_1",
+        "--wait",
+    ]);
+    let last = out.lines().last().expect("output");
+    assert!(
+        last.starts_with("INSTANTIATE ")
+            && last.contains(" COMPLETED ")
+            && last.contains(" after "),
+        "{out}"
+    );
+    assert!(!out.contains('\r') && !out.contains('\u{1b}'), "{out:?}");
+    let before = c.json(&["vnf", "show", &id]);
+    assert_eq!(before["instantiationState"], "INSTANTIATED");
+    assert_eq!(before["vnfInstanceName"], "demo");
+    let n = vnfc_count(&before);
+    assert!(n > 0, "{before:#}");
+
+    let occ = c.json(&[
+        "vnf",
+        "scale",
+        &id,
+        "--aspect",
+        "VDU1_scale",
+        "--steps",
+        "1",
+        "--wait",
+    ]);
+    assert_eq!(occ["operation"], "SCALE");
+    assert_eq!(occ["operationState"], "COMPLETED");
+    let after = c.json(&["vnf", "show", &id]);
+    assert_eq!(vnfc_count(&after), n + 1);
+    assert_eq!(
+        after["instantiatedVnfInfo"]["scaleStatus"][0]["scaleLevel"],
+        1
+    );
+    let table = c.ok(&["vnf", "show", &id]);
+    assert!(
+        table.contains("Scale:") && table.contains("VDU1_scale=1"),
+        "{table}"
+    );
+
+    let vnfc = after["instantiatedVnfInfo"]["vnfcInfo"][0]["id"]
+        .as_str()
+        .expect("vnfc id")
+        .to_owned();
+    let occ = c.json(&[
+        "vnf", "heal", &id, "--vnfc", &vnfc, "--cause", "cli test", "--wait",
+    ]);
+    assert_eq!(occ["operationState"], "COMPLETED");
+    assert_eq!(occ["operationParams"]["cause"], "cli test");
+
+    // Without --wait the op-occ id is printed and can be followed with `op show`.
+    let started = c.json(&[
+        "vnf",
+        "scale",
+        &id,
+        "--type",
+        "in",
+        "--aspect",
+        "VDU1_scale",
+    ]);
+    let op = started["vnfLcmOpOccId"].as_str().expect("op id").to_owned();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let o = c.json(&["op", "show", &op]);
+        if o["operationState"] == "COMPLETED" {
+            break;
+        }
+        assert!(Instant::now() < deadline, "{o:#}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let ops = c.json(&["op", "list", "--vnf", &id]);
+    let ops = ops.as_array().expect("array");
+    assert_eq!(ops.len(), 4);
+    assert!(ops.iter().all(|o| o["operationState"] == "COMPLETED"));
+    let listed = c.ok(&["op", "list", "--vnf", &id, "--operation", "HEAL"]);
+    assert_eq!(listed.lines().count(), 2, "{listed}");
+
+    let out = c.ok(&["vnf", "terminate", &id, "--graceful-timeout", "1", "--wait"]);
+    assert!(
+        out.contains("TERMINATE") && out.contains("COMPLETED"),
+        "{out}"
+    );
+    c.ok(&["vnf", "delete", &id]);
+    let gone = c.run(&["vnf", "show", &id]);
+    assert_eq!(gone.status.code(), Some(1));
+    assert!(text(&gone.stderr).contains("404"), "{}", text(&gone.stderr));
+
+    // The package can go once disabled (--force disables it first).
+    c.ok(&["pkg", "delete", &pkg_id, "--force"]);
+    assert_eq!(c.json(&["pkg", "list"]).as_array().map(Vec::len), Some(0));
+}
+
+/// A scale that the VIM cannot carry out: the in-memory test VIM forgets its resources when
+/// the server restarts, so the next operation on the instance fails in the driver. `--wait`
+/// shows the error's title and detail and exits 1; `op rollback`, `op fail` resolve it.
+#[test]
+fn forced_failure_shows_the_error_and_exit_code() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let data = dir.path().join("data");
+    let server = Server::start(&data);
+    let c = Client::new(&server);
+    let (_, vnfd_id) = onboard(&c);
+    let vnf = c.json(&["vnf", "create", "--vnfd-id", &vnfd_id]);
+    let id = vnf["id"].as_str().expect("id").to_owned();
+    let request = dir.path().join("instantiate.json");
+    std::fs::write(
+        &request,
+        r#"{"flavourId": "simple", "vimConnectionInfo": {"vim1": {"vimType": "TEST.NOOP.V_1"}}}"#,
+    )
+    .expect("write");
+    c.ok(&[
+        "vnf",
+        "instantiate",
+        &id,
+        "--request",
+        request.to_str().expect("path"),
+        "--wait",
+    ]);
+    server.stop();
+    let server = Server::start(&data);
+    let c = Client {
+        base: server.base.clone(),
+        ..c
+    };
+
+    let out = c.run(&[
+        "vnf",
+        "scale",
+        &id,
+        "--aspect",
+        "VDU1_scale",
+        "--wait",
+        "-o",
+        "json",
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    let occ: Value = serde_json::from_slice(&out.stdout).expect("the final op-occ as JSON");
+    assert_eq!(occ["operationState"], "FAILED_TEMP", "{occ:#}");
+    let title = occ["error"]["title"].as_str().expect("error title");
+    let detail = occ["error"]["detail"].as_str().expect("error detail");
+    assert!(detail.contains("holds no resources"), "{detail}");
+    let err = text(&out.stderr);
+    assert!(err.contains("ended in FAILED_TEMP"), "{err}");
+    assert!(err.contains(title) && err.contains(detail), "{err}");
+    let op = occ["id"].as_str().expect("id").to_owned();
+
+    let failed = c.json(&["op", "list", "--state", "FAILED_TEMP"]);
+    assert_eq!(failed[0]["id"], op.as_str());
+    let shown = c.ok(&["op", "show", &op]);
+    assert!(
+        shown.contains("State:") && shown.contains("FAILED_TEMP"),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("Detail:") && shown.contains("holds no resources"),
+        "{shown}"
+    );
+
+    // The instance is busy until the occurrence is resolved: the server's 409 is shown.
+    let busy = c.run(&["vnf", "heal", &id]);
+    assert_eq!(busy.status.code(), Some(1));
+    let err = text(&busy.stderr);
+    assert!(err.contains("409") && err.contains(&op), "{err}");
+
+    let rolled = c.run(&["op", "rollback", &op, "--wait"]);
+    let code = rolled.status.code();
+    let out = text(&rolled.stdout);
+    let final_state = c.json(&["op", "show", &op])["operationState"]
+        .as_str()
+        .expect("state")
+        .to_owned();
+    match final_state.as_str() {
+        "ROLLED_BACK" => {
+            assert_eq!(code, Some(0), "{out}");
+            assert!(out.contains("ROLLED_BACK"), "{out}");
+        }
+        "FAILED_TEMP" => {
+            assert_eq!(code, Some(1), "{out}");
+            let failed = c.json(&["op", "fail", &op]);
+            assert_eq!(failed["operationState"], "FAILED");
+        }
+        other => panic!("rollback ended in {other}: {out}"),
+    }
+    assert!(c.run(&["op", "show", &op]).status.success());
+}
+
+#[test]
+fn errors_usage_and_connection_exit_codes() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let server = Server::start(&dir.path().join("data"));
+    let c = Client::new(&server);
+
+    // The server's ProblemDetails: status, title and detail.
+    let out = c.run(&["vnf", "create", "--vnfd-id", "no-such-vnfd"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("422") && err.contains("no onboarded VNF package has vnfdId no-such-vnfd"),
+        "{err}"
+    );
+
+    // A package the server refuses: onboarding ends in ERROR, the diagnostics are printed.
+    let bad = dir.path().join("bad-package");
+    std::fs::create_dir_all(bad.join("TOSCA-Metadata")).expect("mkdir");
+    std::fs::write(
+        bad.join("TOSCA-Metadata/TOSCA.meta"),
+        "TOSCA-Meta-File-Version: 1.0\nCSAR-Version: 1.1\nCreated-By: test\nEntry-Definitions: Definitions/missing.yaml\n",
+    )
+    .expect("write");
+    let out = c.run(&["pkg", "upload", bad.to_str().expect("path")]);
+    assert_eq!(out.status.code(), Some(1));
+    let shown = text(&out.stdout);
+    assert!(
+        shown.contains("Onboarding:") && shown.contains("ERROR"),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("Diagnostics:") && shown.contains("missing.yaml"),
+        "{shown}"
+    );
+    assert!(
+        text(&out.stderr).contains("was not onboarded"),
+        "{}",
+        text(&out.stderr)
+    );
+
+    // Usage: a missing required field, an unreadable request file.
+    let out = c.run(&["vnf", "scale", "x"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("--aspect"));
+    let out = c.run(&["vnf", "instantiate", "x", "--request", "/nonexistent.json"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("/nonexistent.json"));
+
+    // Nothing listens there: exit 3 with the URL.
+    let out = c
+        .command(&["vnf", "list"])
+        .env("VNFM_URL", "http://127.0.0.1:9")
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(3));
+    assert!(text(&out.stderr).contains("http://127.0.0.1:9"));
+
+    // Wrong secret: the token endpoint refuses; the secret is not echoed.
+    let out = c
+        .command(&["vnf", "list", "--no-token-cache"])
+        .env_remove("VNFM_CREDENTIALS_FILE")
+        .env("VNFM_CLIENT_ID", "vnfm-nobody")
+        .env("VNFM_CLIENT_SECRET", "wrong-secret-123")
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(3));
+    let err = text(&out.stderr);
+    assert!(err.contains("refused the client credentials"), "{err}");
+    assert!(!err.contains("wrong-secret-123"));
+}
+
+#[test]
+fn configuration_file_environment_and_token_cache() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let server = Server::start(&dir.path().join("data"));
+    let c = Client::new(&server);
+    let creds: Value =
+        serde_json::from_str(&std::fs::read_to_string(&c.creds).expect("credentials.json"))
+            .expect("JSON");
+    let id = creds["client_id"].as_str().expect("id");
+    let secret = creds["client_secret"].as_str().expect("secret");
+
+    // Everything from the default configuration file ($XDG_CONFIG_HOME/vnfm/config.yaml).
+    let cfg_dir = c.home.path().join("config/vnfm");
+    std::fs::create_dir_all(&cfg_dir).expect("mkdir");
+    std::fs::write(
+        cfg_dir.join("config.yaml"),
+        format!(
+            "url: {}\nclient_id: {id}\nclient_secret: {secret}\n",
+            server.base
+        ),
+    )
+    .expect("write");
+    let out = c
+        .command(&["vnf", "list", "-o", "json"])
+        .env_remove("VNFM_URL")
+        .env_remove("VNFM_CREDENTIALS_FILE")
+        .output()
+        .expect("runs");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(
+        serde_json::from_slice::<Value>(&out.stdout).ok(),
+        Some(Value::Array(vec![]))
+    );
+
+    // The environment wins over the file: a wrong URL in the environment is used.
+    let out = c
+        .command(&["vnf", "list"])
+        .env("VNFM_URL", "http://127.0.0.1:9")
+        .env_remove("VNFM_CREDENTIALS_FILE")
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(3));
+
+    // The token is cached (mode 0600) and reused by the next run.
+    let cached: Vec<PathBuf> = std::fs::read_dir(c.cache_dir())
+        .expect("cache dir")
+        .map(|e| e.expect("entry").path())
+        .collect();
+    assert_eq!(cached.len(), 1, "{cached:?}");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&cached[0])
+            .expect("metadata")
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o600);
+    }
+    let first = std::fs::read_to_string(&cached[0]).expect("read");
+    c.ok(&["pkg", "list"]);
+    assert_eq!(std::fs::read_to_string(&cached[0]).expect("read"), first);
+    // A revoked token (the cache holds one the server does not accept) is replaced after
+    // the 401, and the command succeeds.
+    let mut doc: Value = serde_json::from_str(&first).expect("JSON");
+    doc["access_token"] = Value::String("revoked".into());
+    std::fs::write(&cached[0], doc.to_string()).expect("write");
+    c.ok(&["pkg", "list"]);
+    let renewed: Value =
+        serde_json::from_str(&std::fs::read_to_string(&cached[0]).expect("read")).expect("JSON");
+    assert_ne!(renewed["access_token"], "revoked");
+}
+
+#[test]
+fn completion_scripts_for_three_shells() {
+    for (shell, marker) in [
+        ("bash", "complete -F"),
+        ("zsh", "#compdef vnfm"),
+        ("fish", "complete -c vnfm"),
+    ] {
+        let out = Command::new(BIN)
+            .args(["completion", shell])
+            .output()
+            .expect("runs");
+        assert!(out.status.success());
+        let script = text(&out.stdout);
+        assert!(script.contains(marker), "{shell}: {script}");
+        assert!(
+            script.contains("instantiate") && script.contains("scale-to-level"),
+            "{shell}"
+        );
+    }
+}
+
+/// Through a pseudo-terminal (`script`), `--wait` draws a spinner line that is redrawn in
+/// place and ends with the final state on a clean line. The server is paused (SIGSTOP) for
+/// a moment while the request is in flight, so the display must keep updating by itself.
+#[cfg(unix)]
+#[test]
+fn progress_display_in_a_terminal() {
+    if Command::new("script").arg("--version").output().is_err() {
+        eprintln!("SKIPPED: `script` (util-linux) is not installed");
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let server = Server::start(&dir.path().join("data"));
+    let c = Client::new(&server);
+    let (_, vnfd_id) = onboard(&c);
+    let vnf = c.json(&["vnf", "create", "--vnfd-id", &vnfd_id]);
+    let id = vnf["id"].as_str().expect("id").to_owned();
+    // Get a token first, so the pause below holds the task request itself.
+    c.ok(&["vnf", "list"]);
+
+    let cmd =
+        format!("{BIN} vnf instantiate {id} --flavour simple --vim-type TEST.NOOP.V_1 --wait");
+    let pid = server.child.id().to_string();
+    assert!(
+        Command::new("kill")
+            .args(["-STOP", &pid])
+            .status()
+            .expect("kill")
+            .success()
+    );
+    let mut script = Command::new("script");
+    script.args(["-q", "-e", "-c", &cmd, "/dev/null"]);
+    let child = c
+        .environment(script)
+        .env("TERM", "xterm")
+        .env("COLUMNS", "120")
+        .env("LINES", "40")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("script runs");
+    std::thread::sleep(Duration::from_millis(1500));
+    assert!(
+        Command::new("kill")
+            .args(["-CONT", &pid])
+            .status()
+            .expect("kill")
+            .success()
+    );
+    let out = child.wait_with_output().expect("script ends");
+    let raw = text(&out.stdout);
+    assert!(out.status.success(), "{raw:?}\n{}", text(&out.stderr));
+
+    // Frames: each redraw clears the line (ESC [2K or a carriage return).
+    let frames: Vec<&str> = raw
+        .split(['\r', '\n'])
+        .map(|f| f.trim_start_matches("\u{1b}[2K"))
+        .filter(|f| !f.trim().is_empty())
+        .collect();
+    // The spinner turns and the elapsed time advances while the server is paused.
+    let waiting: std::collections::HashSet<&str> = frames
+        .iter()
+        .copied()
+        .filter(|f| f.contains("INSTANTIATE") && f.contains("submitting"))
+        .collect();
+    assert!(
+        waiting.len() >= 3,
+        "the display did not update while waiting: {raw:?}"
+    );
+    let last = frames.last().expect("a final frame");
+    assert!(
+        last.starts_with("INSTANTIATE ")
+            && last.contains(" COMPLETED ")
+            && last.contains(" after "),
+        "{raw:?}"
+    );
+    // It ends there, on a line of its own.
+    assert!(raw.ends_with("\r\n"), "{raw:?}");
+    assert!(
+        raw.trim_end_matches(['\r', '\n']).ends_with(last),
+        "{raw:?}"
+    );
+}
+
+/// Reads JSON lines from a watcher until `op` has been reported in each of `states`;
+/// returns them all.
+fn read_events_until(
+    lines: &mut impl Iterator<Item = std::io::Result<String>>,
+    op: &str,
+    states: &[&str],
+) -> Vec<Value> {
+    let mut events: Vec<Value> = Vec::new();
+    for line in lines {
+        let line = line.expect("watch output");
+        let e: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line}"));
+        events.push(e);
+        let seen = |s: &str| {
+            events
+                .iter()
+                .any(|e| e["vnfLcmOpOccId"] == op && e["to"] == s)
+        };
+        if states.iter().all(|s| seen(s)) {
+            return events;
+        }
+    }
+    panic!("the watch ended before {op} was reported in {states:?}: {events:#?}");
+}
+
+/// Starts `vnfm op watch ARGS -o json` and waits for its "watching" line on stderr.
+fn start_watch(
+    c: &Client,
+    args: &[&str],
+) -> (Child, std::io::Lines<BufReader<std::process::ChildStdout>>) {
+    let mut all = vec!["op", "watch"];
+    all.extend(args);
+    all.extend(["-o", "json"]);
+    let mut child = c
+        .command(&all)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("watch starts");
+    let stderr = child.stderr.take().expect("stderr");
+    let mut err_lines = BufReader::new(stderr).lines();
+    let first = err_lines
+        .next()
+        .expect("watch says it is watching")
+        .expect("text");
+    assert!(first.starts_with("watching "), "{first}");
+    std::thread::spawn(move || for _ in err_lines {});
+    let stdout = child.stdout.take().expect("stdout");
+    (child, BufReader::new(stdout).lines())
+}
+
+#[test]
+fn watch_subscriptions_and_more_tasks() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let server = Server::start(&dir.path().join("data"));
+    let c = Client::new(&server);
+    let (_, vnfd_id) = onboard(&c);
+    let id = c.json(&["vnf", "create", "--vnfd-id", &vnfd_id])["id"]
+        .as_str()
+        .expect("id")
+        .to_owned();
+
+    // Polling watch: the instantiation shows up as a new occurrence and reaches COMPLETED.
+    let (mut watch, mut lines) = start_watch(&c, &["--vnf", &id, "--max-interval", "0.5"]);
+    let started = c.json(&[
+        "vnf",
+        "instantiate",
+        &id,
+        "--flavour",
+        "simple",
+        "--vim-type",
+        "vim1=TEST.NOOP.V_1",
+    ]);
+    let op = started["vnfLcmOpOccId"].as_str().expect("op").to_owned();
+    let events = read_events_until(&mut lines, &op, &["COMPLETED"]);
+    assert_eq!(events[0]["from"], Value::Null, "{events:#?}");
+    assert!(
+        events
+            .iter()
+            .all(|e| e["vnfInstanceId"] == id.as_str() && e["operation"] == "INSTANTIATE")
+    );
+    let _ = watch.kill();
+    let _ = watch.wait();
+
+    // Notification watch: a subscription with a local callback, deleted on Ctrl-C. The
+    // server routes notifications through a subscription cache that lives one second, so a
+    // subscription made right after the last notification is not seen before then.
+    std::thread::sleep(Duration::from_millis(1200));
+    let (watch, mut lines) = start_watch(&c, &["--vnf", &id, "--notify", "127.0.0.1:0"]);
+    let subs = c.json(&["sub", "list"]);
+    assert_eq!(subs.as_array().map(Vec::len), Some(1), "{subs:#}");
+    let occ = c.json(&[
+        "vnf",
+        "operate",
+        &id,
+        "--state",
+        "stopped",
+        "--stop-type",
+        "forceful",
+        "--wait",
+    ]);
+    assert_eq!(occ["operationState"], "COMPLETED");
+    let op = occ["id"].as_str().expect("id").to_owned();
+    // Notifications are delivered concurrently: each state arrives once, in any order, and
+    // the ones that arrive after a later state are marked late.
+    let events = read_events_until(&mut lines, &op, &["STARTING", "PROCESSING", "COMPLETED"]);
+    let mine: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["vnfLcmOpOccId"] == op.as_str())
+        .collect();
+    assert_eq!(mine.len(), 3, "{events:#?}");
+    let current: Vec<&str> = mine
+        .iter()
+        .filter(|e| e["late"] == false)
+        .filter_map(|e| e["to"].as_str())
+        .collect();
+    assert_eq!(current.last(), Some(&"COMPLETED"), "{events:#?}");
+    let pid = watch.id().to_string();
+    assert!(
+        Command::new("kill")
+            .args(["-INT", &pid])
+            .status()
+            .expect("kill")
+            .success()
+    );
+    let out = watch.wait_with_output().expect("watch ends");
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(c.json(&["sub", "list"]).as_array().map(Vec::len), Some(0));
+    let shown = c.json(&["vnf", "show", &id]);
+    assert_eq!(shown["instantiatedVnfInfo"]["vnfState"], "STOPPED");
+
+    // Subscriptions by hand: create, the same again (303: the existing one), show, delete.
+    let args = [
+        "sub",
+        "create",
+        "--callback",
+        "http://127.0.0.1:9/cb",
+        "--vnf",
+        &id,
+        "--type",
+        "VnfLcmOperationOccurrenceNotification",
+    ];
+    let sub = c.json(&args);
+    let sub_id = sub["id"].as_str().expect("id").to_owned();
+    assert_eq!(
+        sub["filter"]["vnfInstanceSubscriptionFilter"]["vnfInstanceIds"][0],
+        id.as_str()
+    );
+    assert_eq!(c.json(&args)["id"], sub_id.as_str());
+    let table = c.ok(&["sub", "show", &sub_id]);
+    assert!(table.contains("Callback: http://127.0.0.1:9/cb"), "{table}");
+    let yaml = c.ok(&["sub", "list", "-o", "yaml"]);
+    let listed: Value = serde_saphyr::from_str(&yaml).expect("YAML");
+    assert_eq!(listed[0]["id"], sub_id.as_str());
+    c.ok(&["sub", "delete", &sub_id]);
+    assert_eq!(c.json(&["sub", "list"]).as_array().map(Vec::len), Some(0));
+
+    // More tasks: start again, scale to a level, modify the name and metadata.
+    c.ok(&["vnf", "operate", &id, "--state", "started", "--wait"]);
+    let occ = c.json(&[
+        "vnf",
+        "scale-to-level",
+        &id,
+        "--aspect-level",
+        "VDU1_scale=2",
+        "--wait",
+    ]);
+    assert_eq!(occ["operationState"], "COMPLETED");
+    let v = c.json(&["vnf", "show", &id]);
+    assert_eq!(v["instantiatedVnfInfo"]["scaleStatus"][0]["scaleLevel"], 2);
+    let occ = c.json(&[
+        "vnf",
+        "modify",
+        &id,
+        "--name",
+        "renamed",
+        "--metadata",
+        "tier=\"gold\"",
+        "--wait",
+    ]);
+    assert_eq!(occ["operation"], "MODIFY_INFO");
+    let v = c.json(&["vnf", "show", &id]);
+    assert_eq!(v["vnfInstanceName"], "renamed");
+    assert_eq!(v["metadata"]["tier"], "gold");
+    let listed: Value =
+        serde_saphyr::from_str(&c.ok(&["vnf", "list", "-o", "yaml"])).expect("YAML");
+    assert_eq!(listed[0]["vnfInstanceName"], "renamed");
+
+    // Requests the server refuses show its ProblemDetails and exit 1; a task missing its
+    // request is a usage error.
+    let out = c.run(&["vnf", "change-flavour", &id, "--flavour", "no-such-flavour"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains("no-such-flavour"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = c.run(&[
+        "vnf",
+        "change-pkg",
+        &id,
+        "--vnfd-id",
+        "no-such-vnfd",
+        "--wait",
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    let out = c.run(&["vnf", "change-ext-conn", &id]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("extVirtualLinks"));
+}
+
+/// HTTPS: the client trusts the server's certificate through --ca-cert (rustls with the ring
+/// provider), and refuses it without.
+#[test]
+fn https_with_a_private_ca() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cert = dir.path().join("cert.pem");
+    let key = dir.path().join("key.pem");
+    let made = Command::new("openssl")
+        .args([
+            "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+        ])
+        .args(["-subj", "/CN=localhost"])
+        .args(["-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1"])
+        .args(["-addext", "basicConstraints=critical,CA:FALSE"])
+        .arg("-keyout")
+        .arg(&key)
+        .arg("-out")
+        .arg(&cert)
+        .output()
+        .expect("openssl runs");
+    assert!(made.status.success(), "{}", text(&made.stderr));
+    let server = Server::start_with(
+        &dir.path().join("data"),
+        &[
+            "--tls-cert",
+            cert.to_str().expect("path"),
+            "--tls-key",
+            key.to_str().expect("path"),
+        ],
+    );
+    assert!(server.base.starts_with("https://"), "{}", server.base);
+    let c = Client::new(&server);
+    let out = c.run(&["vnf", "list"]);
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("cannot reach"),
+        "{}",
+        text(&out.stderr)
+    );
+    let listed = c.json(&["vnf", "list", "--ca-cert", cert.to_str().expect("path")]);
+    assert_eq!(listed, Value::Array(vec![]));
+}
