@@ -28,6 +28,13 @@ export VNFM_PG_DIR VNFM_PG_PORT VNFM_TEST_POSTGRES_URL
 VNFM_TEST_POSTGRES_URL=$(scripts/test-env/postgres.sh start)
 trap 'scripts/test-env/postgres.sh stop >/dev/null 2>&1 || true' EXIT
 echo "PostgreSQL: $VNFM_TEST_POSTGRES_URL"
+# OpenSSH servers standing in for the VMs a management driver configures: one sshd per
+# loopback address, in a private state directory, stopped (with PostgreSQL) on exit.
+VNFM_SSHD_DIR=$(mktemp -d /tmp/vnfm-test-sshd.XXXXXX)
+export VNFM_SSHD_DIR VNFM_TEST_SSHD
+VNFM_TEST_SSHD=$(scripts/test-env/sshd.sh start 4)
+trap 'scripts/test-env/postgres.sh stop >/dev/null 2>&1 || true; scripts/test-env/sshd.sh stop >/dev/null 2>&1 || true' EXIT
+echo "SSH test hosts: $VNFM_TEST_SSHD"
 
 echo "== cargo test"
 cargo test --workspace --locked --no-fail-fast
