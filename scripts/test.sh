@@ -41,6 +41,13 @@ export VNFM_OS_DIR
 VNFM_OS_ENV=$(scripts/test-env/openstack.sh start)
 eval "$VNFM_OS_ENV"
 echo "Keystone: $VNFM_TEST_KEYSTONE_URL, Heat: $VNFM_TEST_HEAT_URL"
+# OpenSSH servers standing in for the VMs a management driver configures: one sshd per
+# loopback address, in a private state directory, stopped (with PostgreSQL) on exit.
+VNFM_SSHD_DIR=$(mktemp -d /tmp/vnfm-test-sshd.XXXXXX)
+export VNFM_SSHD_DIR VNFM_TEST_SSHD
+VNFM_TEST_SSHD=$(scripts/test-env/sshd.sh start 4)
+trap 'scripts/test-env/postgres.sh stop >/dev/null 2>&1 || true; scripts/test-env/openstack.sh stop >/dev/null 2>&1 || true; scripts/test-env/sshd.sh stop >/dev/null 2>&1 || true' EXIT
+echo "SSH test hosts: $VNFM_TEST_SSHD"
 
 echo "== cargo test"
 cargo test --workspace --locked --no-fail-fast

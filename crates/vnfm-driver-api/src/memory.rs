@@ -15,11 +15,12 @@ use std::time::{Duration, Instant};
 use async_trait::async_trait;
 use vnfm_descriptor::Flavour;
 use vnfm_types::{
-    AffectedVirtualLink, AffectedVirtualStorage, AffectedVnfc, ChangeType, ExtVirtualLinkData,
-    ExtVirtualLinkInfo, LcmOperationType, OperationParams, ResourceChanges, ResourceHandle,
-    VirtualStorageResourceInfo, VnfExtCpInfo, VnfInstanceId, VnfLcmOpOccId, VnfLinkPortInfo,
-    VnfOperationalState, VnfVirtualLinkResourceInfo, VnfcCpInfo, VnfcInfo, VnfcResourceInfo,
-    VnfdId,
+    AffectedVirtualLink, AffectedVirtualStorage, AffectedVnfc, ChangeType, CpProtocolInfo,
+    ExtVirtualLinkData, ExtVirtualLinkInfo, IpAddressInfo, IpAddressType,
+    IpOverEthernetAddressInfo, LayerProtocol, LcmOperationType, OperationParams, ResourceChanges,
+    ResourceHandle, VirtualStorageResourceInfo, VnfExtCpInfo, VnfInstanceId, VnfLcmOpOccId,
+    VnfLinkPortInfo, VnfOperationalState, VnfVirtualLinkResourceInfo, VnfcCpInfo, VnfcInfo,
+    VnfcResourceInfo, VnfdId,
 };
 
 use crate::{
@@ -112,6 +113,11 @@ pub struct MemVnfc {
     pub storages: Vec<(String, String, String)>,
     /// Started or stopped.
     pub state: VnfOperationalState,
+    /// IP address of the VNFC's connection points, when the driver has an address pool
+    /// ([`MemoryInfraDriver::with_address_pool`]).
+    pub address: Option<String>,
+    /// The VDU CPDs reported with `address` in `vnfcCpInfo` (those not on an internal VL).
+    pub address_cps: Vec<String>,
 }
 
 /// An internal virtual link in the fake VIM.
@@ -183,6 +189,7 @@ impl InfraState {
 pub struct MemoryInfraDriver {
     vim_types: Vec<&'static str>,
     delay: Duration,
+    addresses: Vec<String>,
     state: Mutex<InfraState>,
 }
 
@@ -207,6 +214,7 @@ impl MemoryInfraDriver {
         MemoryInfraDriver {
             vim_types: vec![MEMORY_VIM_TYPE],
             delay: Duration::ZERO,
+            addresses: Vec::new(),
             state: Mutex::new(InfraState::default()),
         }
     }
@@ -220,6 +228,16 @@ impl MemoryInfraDriver {
     /// Makes every call take `delay` (cut short by cancellation or the deadline).
     pub fn with_delay(mut self, delay: Duration) -> Self {
         self.delay = delay;
+        self
+    }
+
+    /// Gives each new VNFC the first address of `pool` that no other VNFC of the instance
+    /// holds (a healed VNFC keeps its address), reported as the IPv4 address of a
+    /// `vnfcCpInfo` entry for each of its VDU's CPs that is not on an internal virtual link.
+    /// Tests point these addresses at real hosts (e.g. SSH servers for a management driver).
+    /// VNFCs created when the pool is exhausted get no address.
+    pub fn with_address_pool(mut self, pool: Vec<String>) -> Self {
+        self.addresses = pool;
         self
     }
 
@@ -320,7 +338,7 @@ impl MemoryInfraDriver {
                 let managed = externally_managed(&req.request);
                 with_inventory(&mut st, &id, |inv, ids| {
                     sync_virtual_links(inv, flavour, &managed, ids, &mut changes);
-                    reconcile(inv, flavour, target, ids, &mut changes);
+                    reconcile(inv, flavour, target, ids, &self.addresses, &mut changes);
                     if let Some(vls) = ext_links_of(&req.request) {
                         set_ext_links(inv, vls, ids);
                     }
@@ -337,7 +355,7 @@ impl MemoryInfraDriver {
             | InfraStep::RollbackScale { restore: target } => {
                 let flavour = flavour_of(req, &target.flavour_id)?;
                 with_inventory(&mut st, &id, |inv, ids| {
-                    reconcile(inv, flavour, target, ids, &mut changes);
+                    reconcile(inv, flavour, target, ids, &self.addresses, &mut changes);
                     Ok(())
                 })?;
             }
@@ -347,7 +365,7 @@ impl MemoryInfraDriver {
                 with_inventory(&mut st, &id, |inv, ids| {
                     inv.flavour_id = target.flavour_id.clone();
                     sync_virtual_links(inv, flavour, &managed, ids, &mut changes);
-                    reconcile(inv, flavour, target, ids, &mut changes);
+                    reconcile(inv, flavour, target, ids, &self.addresses, &mut changes);
                     if let Some(vls) = ext_links_of(&req.request) {
                         set_ext_links(inv, vls, ids);
                     }
@@ -598,6 +616,7 @@ fn reconcile(
     flavour: &Flavour,
     target: &ResourceTarget,
     ids: &mut Ids<'_>,
+    pool: &[String],
     changes: &mut Changes,
 ) {
     let vim = inv.vim_connection_id.clone();
@@ -613,6 +632,21 @@ fn reconcile(
         let want = target.instances_of(&vdu.id);
         let have = inv.count(&vdu.id);
         for _ in have..want {
+            let address = pool
+                .iter()
+                .find(|a| !inv.vnfcs.iter().any(|v| v.address.as_ref() == Some(*a)))
+                .cloned();
+            let address_cps = if address.is_some() {
+                flavour
+                    .vdu_cps
+                    .iter()
+                    .filter(|cp| cp.vdu.as_deref() == Some(vdu.id.as_str()))
+                    .filter(|cp| cp.virtual_link.is_none())
+                    .map(|cp| cp.id.clone())
+                    .collect()
+            } else {
+                Vec::new()
+            };
             let vnfc = MemVnfc {
                 id: ids.next("vnfc"),
                 vdu_id: vdu.id.clone(),
@@ -623,6 +657,8 @@ fn reconcile(
                     .map(|s| (s.clone(), ids.next("storage"), ids.next("volume")))
                     .collect(),
                 state: inv.vnf_state,
+                address,
+                address_cps,
             };
             changes.vnfc(&vnfc, ChangeType::Added, &vim);
             inv.vnfcs.push(vnfc);
@@ -736,6 +772,36 @@ fn resources_of(inv: &Inventory) -> InstanceResources {
                 metadata: None,
             })
             .collect();
+        let mut cps = cps;
+        if let Some(v) = inv.vnfcs.iter().find(|v| v.id == r.id)
+            && let Some(addr) = &v.address
+        {
+            for cpd in &v.address_cps {
+                cps.push(VnfcCpInfo {
+                    id: format!("cp-{cpd}-{}", r.id),
+                    cpd_id: cpd.clone(),
+                    vnf_ext_cp_id: None,
+                    cp_protocol_info: Some(vec![CpProtocolInfo {
+                        layer_protocol: LayerProtocol::IpOverEthernet,
+                        ip_over_ethernet: Some(IpOverEthernetAddressInfo {
+                            mac_address: None,
+                            segmentation_id: None,
+                            ip_addresses: Some(vec![IpAddressInfo {
+                                ip_type: IpAddressType::Ipv4,
+                                addresses: Some(vec![addr.clone()]),
+                                is_dynamic: None,
+                                address_range: None,
+                                subnet_id: None,
+                            }]),
+                        }),
+                        virtual_cp_address: None,
+                    }]),
+                    vnf_link_port_id: None,
+                    parent_cp_id: None,
+                    metadata: None,
+                });
+            }
+        }
         r.vnfc_cp_info = (!cps.is_empty()).then_some(cps);
     }
     res.ext_cp_info = inv.ext_cps.clone();

@@ -544,3 +544,112 @@ fn mem_artifacts_digest() {
     let e = a.read("nope").unwrap_err();
     assert_eq!(e.kind(), std::io::ErrorKind::NotFound);
 }
+
+/// The addresses of each VNFC's CP `cpd`, in VNFC order.
+fn addresses(r: &InstanceResources, cpd: &str) -> Vec<Option<String>> {
+    r.vnfc_resource_info
+        .iter()
+        .map(|v| {
+            v.vnfc_cp_info
+                .iter()
+                .flatten()
+                .filter(|cp| cp.cpd_id == cpd)
+                .flat_map(|cp| cp.cp_protocol_info.iter().flatten())
+                .filter_map(|p| p.ip_over_ethernet.as_ref())
+                .flat_map(|e| e.ip_addresses.iter().flatten())
+                .flat_map(|a| a.addresses.iter().flatten())
+                .next()
+                .cloned()
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn an_address_pool_gives_vnfc_cps_addresses_that_follow_scaling_and_heal() {
+    let d = MemoryInfraDriver::new().with_address_pool(
+        ["10.0.0.1", "10.0.0.2", "10.0.0.3", "10.0.0.4"]
+            .map(String::from)
+            .to_vec(),
+    );
+    let mut v = (*vnfd()).clone();
+    v.flavours[0].vdu_cps = vec![
+        serde_json::from_value(json!({"id": "VDU1_CP1", "vdu": "VDU1"})).unwrap(),
+        serde_json::from_value(json!({"id": "VDU2_CP1", "vdu": "VDU2"})).unwrap(),
+    ];
+    let v = Arc::new(v);
+    let req = |step| InfraRequest {
+        vnfd: v.clone(),
+        ..request(step, instantiate_request())
+    };
+    let out = execute(
+        &d,
+        &req(InfraStep::Instantiate {
+            target: target(2, 1),
+        }),
+    )
+    .await
+    .unwrap();
+    let a = |s: &str| Some(s.to_string());
+    // VDU1, VDU1, VDU2, in creation order; only the VDU's own CP carries the address.
+    assert_eq!(
+        addresses(&out.resources, "VDU1_CP1"),
+        [a("10.0.0.1"), a("10.0.0.2"), None]
+    );
+    assert_eq!(
+        addresses(&out.resources, "VDU2_CP1"),
+        [None, None, a("10.0.0.3")]
+    );
+    let cp = out.resources.vnfc_resource_info[0]
+        .vnfc_cp_info
+        .iter()
+        .flatten()
+        .find(|cp| cp.cpd_id == "VDU1_CP1")
+        .unwrap();
+    assert_eq!(
+        serde_json::to_value(&cp.cp_protocol_info).unwrap(),
+        json!([{"layerProtocol": "IP_OVER_ETHERNET",
+                "ipOverEthernet": {"ipAddresses": [{"type": "IPV4", "addresses": ["10.0.0.1"]}]}}])
+    );
+
+    // Scale-in frees the newest VNFC's address; scale-out takes the first free one again.
+    let scale = |from, to, scale_type| InfraStep::Scale {
+        aspect_id: "VDU1_scale".into(),
+        scale_type,
+        steps: 1,
+        from: target(from, 1),
+        target: target(to, 1),
+    };
+    execute(&d, &req(scale(2, 1, ScaleType::ScaleIn)))
+        .await
+        .unwrap();
+    let out = execute(&d, &req(scale(1, 3, ScaleType::ScaleOut)))
+        .await
+        .unwrap();
+    assert_eq!(
+        addresses(&out.resources, "VDU1_CP1"),
+        [a("10.0.0.1"), None, a("10.0.0.2"), a("10.0.0.4")]
+    );
+
+    // Heal replaces the server but keeps the address.
+    let out = execute(
+        &d,
+        &req(InfraStep::Heal {
+            scope: HealScope::WholeVnf,
+        }),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        addresses(&out.resources, "VDU1_CP1"),
+        [a("10.0.0.1"), None, a("10.0.0.2"), a("10.0.0.4")]
+    );
+
+    // Without a pool nothing changes: only the internal VL's CPs, without addresses.
+    let plain = instantiated(&MemoryInfraDriver::new(), 2).await;
+    for v in &plain.resources.vnfc_resource_info {
+        let cps = v.vnfc_cp_info.as_ref().unwrap();
+        assert_eq!(cps.len(), 1);
+        assert_eq!(cps[0].cpd_id, "internalVL1");
+        assert!(cps[0].cp_protocol_info.is_none());
+    }
+}

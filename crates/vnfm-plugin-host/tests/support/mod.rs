@@ -1,0 +1,122 @@
+//! Builds the in-tree plugin libraries once per test process (with the same cargo, target
+//! directory and profile as the tests) and finds them.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+/// `target/<profile>` of the running test executable (`target/<profile>/deps/<test>`).
+pub fn profile_dir() -> PathBuf {
+    let exe = std::env::current_exe().expect("test executable path");
+    exe.parent()
+        .and_then(Path::parent)
+        .expect("target/<profile>/deps/<test>")
+        .to_path_buf()
+}
+
+/// Runs `cargo build -p <package>...` for the in-tree plugins (a no-op when they are fresh).
+pub fn build_plugins() {
+    static BUILT: OnceLock<()> = OnceLock::new();
+    BUILT.get_or_init(|| {
+        let profile = profile_dir();
+        let target = profile.parent().expect("target dir").to_path_buf();
+        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+        let mut cmd = Command::new(cargo);
+        cmd.arg("build")
+            .arg("--quiet")
+            .arg("--target-dir")
+            .arg(&target)
+            .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."));
+        if profile.file_name().is_some_and(|n| n == "release") {
+            cmd.arg("--release");
+        }
+        for p in [
+            "vnfm-plugin-noop",
+            "vnfm-plugin-hello",
+            "vnfm-plugin-probe",
+            "vnfm-plugin-k8s-cluster",
+        ] {
+            cmd.arg("-p").arg(p);
+        }
+        let status = cmd.status().expect("cargo runs");
+        assert!(status.success(), "building the plugin libraries failed");
+    });
+}
+
+/// The built library of plugin `name` (`noop`, `hello`, `probe`, `k8s_cluster`).
+pub fn library(name: &str) -> PathBuf {
+    build_plugins();
+    let p = profile_dir().join(format!("libvnfm_plugin_{name}.so"));
+    assert!(p.exists(), "{} was not built", p.display());
+    p
+}
+
+/// Hex SHA-256 of a file.
+pub fn sha256_file(path: &Path) -> String {
+    use sha2::Digest;
+    hex::encode(sha2::Sha256::digest(
+        std::fs::read(path).expect("library readable"),
+    ))
+}
+
+/// The runner binary built for these tests.
+pub fn runner() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_vnfm-plugin-runner"))
+}
+
+/// Source of a fake plugin library, compiled with `--cfg abi2` (a library of a future ABI
+/// version) or `--cfg sdk9` (ABI 1, but built with SDK 9.0.0).
+const FAKE: &str = r#"
+#![allow(unsafe_code, dead_code)]
+#[repr(C)]
+pub struct RawStr { ptr: *const u8, len: usize }
+#[repr(C)]
+pub struct RawBuf { ptr: *mut u8, len: usize }
+#[repr(C)]
+pub struct Header {
+    abi_version: u32,
+    sdk_version: RawStr,
+    name: RawStr,
+    version: RawStr,
+    call: unsafe extern "C" fn(*const u8, *const u8, usize) -> RawBuf,
+    free: unsafe extern "C" fn(RawBuf),
+}
+unsafe impl Sync for Header {}
+unsafe extern "C" fn call(_: *const u8, _: *const u8, _: usize) -> RawBuf {
+    RawBuf { ptr: std::ptr::null_mut(), len: 0 }
+}
+unsafe extern "C" fn free(_: RawBuf) {}
+const fn s(v: &'static str) -> RawStr { RawStr { ptr: v.as_ptr(), len: v.len() } }
+#[cfg(abi2)]
+static HEADER: Header = Header { abi_version: 2, sdk_version: s("2.0.0"), name: s("future"), version: s("1.0.0"), call, free };
+#[cfg(sdk9)]
+static HEADER: Header = Header { abi_version: 1, sdk_version: s("9.0.0"), name: s("sdk9"), version: s("1.0.0"), call, free };
+#[unsafe(no_mangle)]
+pub extern "C" fn vnfm_mgmt_driver_v1() -> *const Header { &HEADER }
+"#;
+
+/// Compiles the fake library for `cfg` (`abi2` or `sdk9`) into `dir`.
+pub fn fake_library(dir: &Path, cfg: &str) -> PathBuf {
+    let src = dir.join("fake.rs");
+    std::fs::write(&src, FAKE).expect("write fake source");
+    let out = dir.join(format!("libfake_{cfg}.so"));
+    let rustc = std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into());
+    let status = Command::new(rustc)
+        .args([
+            "--edition",
+            "2024",
+            "--crate-type",
+            "cdylib",
+            "--cfg",
+            cfg,
+            "-o",
+        ])
+        .arg(&out)
+        .arg(&src)
+        .status()
+        .expect("rustc runs");
+    assert!(status.success(), "compiling the fake library failed");
+    out
+}

@@ -1,0 +1,334 @@
+//! The SSH toolkit against real OpenSSH servers (`scripts/test-env/sshd.sh`).
+
+use std::time::Duration;
+
+use vnfm_ssh::testing::TestHosts;
+use vnfm_ssh::*;
+
+fn quick() -> ConnectOptions {
+    ConnectOptions::default().attempt_timeout(Duration::from_secs(10))
+}
+
+const T: Duration = Duration::from_secs(20);
+
+#[tokio::test(flavor = "multi_thread")]
+async fn exec_reports_status_and_separate_streams() {
+    let Some(h) = TestHosts::for_test("exec_reports_status_and_separate_streams") else {
+        return;
+    };
+    let s = Session::connect(&h.target(0), &quick()).await.unwrap();
+    let cmd = RemoteCommand::new("sh")
+        .arg("-c")
+        .arg("echo out; echo err >&2; exit 3");
+    let out = s.exec(&cmd, T).await.unwrap();
+    assert_eq!(out.status, Some(3));
+    assert_eq!(out.stdout_text(), "out\n");
+    assert_eq!(out.stderr_text(), "err\n");
+    let err = out.check(s.host(), &cmd).unwrap_err();
+    assert!(matches!(err, SshError::CommandFailed { .. }), "{err:?}");
+    assert!(
+        err.to_string().contains("exited with status 3: err"),
+        "{err}"
+    );
+
+    // Hostile arguments arrive as plain words.
+    let marker = h.dir.join("pwned");
+    let evil = format!("$(touch {})", marker.display());
+    let out = s
+        .run(
+            &RemoteCommand::new("printf")
+                .arg("[%s]")
+                .arg(&evil)
+                .arg("it's"),
+            T,
+        )
+        .await
+        .unwrap();
+    assert_eq!(out.stdout_text(), format!("[{evil}][it's]"));
+    assert!(!marker.exists());
+
+    // Standard input carries data that must not be on the command line.
+    let out = s
+        .exec_with_input(&RemoteCommand::new("cat"), b"secret via stdin", T)
+        .await
+        .unwrap();
+    assert_eq!(out.stdout_text(), "secret via stdin");
+    s.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn upload_replaces_files_atomically_with_their_mode() {
+    let Some(h) = TestHosts::for_test("upload_replaces_files_atomically_with_their_mode") else {
+        return;
+    };
+    let s = Session::connect(&h.target(1), &quick()).await.unwrap();
+    let dir = tempfile::tempdir_in(&h.dir).unwrap();
+    let path = dir.path().join("sub/dir/run me.sh");
+    let path = path.to_str().unwrap();
+    s.upload(b"#!/bin/sh\necho one\n", path, 0o750, T)
+        .await
+        .unwrap();
+    let out = s.run(&RemoteCommand::new(path), T).await.unwrap();
+    assert_eq!(out.stdout_text(), "one\n");
+    let mode = s
+        .run(&RemoteCommand::new("stat").arg("-c").arg("%a").arg(path), T)
+        .await
+        .unwrap();
+    assert_eq!(mode.stdout_text().trim(), "750");
+    s.upload(b"#!/bin/sh\necho two\n", path, 0o700, T)
+        .await
+        .unwrap();
+    assert_eq!(
+        std::fs::read_to_string(path).unwrap(),
+        "#!/bin/sh\necho two\n"
+    );
+    // No temporary files are left behind.
+    let left: Vec<_> = std::fs::read_dir(dir.path().join("sub/dir"))
+        .unwrap()
+        .collect();
+    assert_eq!(left.len(), 1);
+    s.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn commands_past_their_timeout_fail_and_the_session_goes_on() {
+    let Some(h) = TestHosts::for_test("commands_past_their_timeout_fail_and_the_session_goes_on")
+    else {
+        return;
+    };
+    let s = Session::connect(&h.target(0), &quick()).await.unwrap();
+    let err = s
+        .exec(
+            &RemoteCommand::new("sleep").arg("10"),
+            Duration::from_millis(300),
+        )
+        .await
+        .unwrap_err();
+    assert!(matches!(err, SshError::Timeout { .. }), "{err:?}");
+    assert!(err.to_string().contains("`sleep 10`"), "{err}");
+    assert!(err.is_transient());
+    let out = s
+        .run(&RemoteCommand::new("echo").arg("alive"), T)
+        .await
+        .unwrap();
+    assert_eq!(out.stdout_text(), "alive\n");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_wrong_key_or_password_is_refused() {
+    let Some(h) = TestHosts::for_test("a_wrong_key_or_password_is_refused") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let key = dir.path().join("other");
+    let ok = std::process::Command::new("ssh-keygen")
+        .args(["-q", "-t", "ed25519", "-N", "", "-f"])
+        .arg(&key)
+        .status()
+        .unwrap();
+    assert!(ok.success());
+    let mut t = h.target(0);
+    t.auth = Auth::KeyFile(key);
+    let err = Session::connect(&t, &quick()).await.unwrap_err();
+    assert!(
+        matches!(
+            err,
+            SshError::AuthRejected {
+                method: "publickey",
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    assert!(!err.is_transient());
+
+    // Key text works like a key file.
+    let mut t = h.target(0);
+    t.auth = h.key_text().unwrap();
+    Session::connect(&t, &quick()).await.unwrap().close().await;
+
+    if let Some((user, password)) = &h.password_login {
+        let mut t = h.target(0);
+        t.user = user.clone();
+        t.auth = Auth::Password(Secret::new(password.clone()));
+        let s = Session::connect(&t, &quick()).await.unwrap();
+        let out = s
+            .run(&RemoteCommand::new("id").arg("-un"), T)
+            .await
+            .unwrap();
+        assert_eq!(out.stdout_text().trim(), user);
+        t.auth = Auth::Password(Secret::new("not-the-password"));
+        let err = Session::connect(&t, &quick()).await.unwrap_err();
+        assert!(
+            matches!(
+                err,
+                SshError::AuthRejected {
+                    method: "password",
+                    ..
+                }
+            ),
+            "{err:?}"
+        );
+        assert!(!err.to_string().contains("not-the-password"));
+    } else {
+        eprintln!("password login not tested: sshd.sh did not run as root");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn host_key_policies() {
+    let Some(h) = TestHosts::for_test("host_key_policies") else {
+        return;
+    };
+    let base = h.target(0);
+    let fp0 = h.hosts[0].fingerprint.clone();
+    let fp1 = h.hosts[1].fingerprint.clone();
+
+    let t = base
+        .clone()
+        .host_key(HostKeyPolicy::Fingerprint(fp1.clone()));
+    let err = Session::connect(&t, &quick()).await.unwrap_err();
+    assert_eq!(
+        err,
+        SshError::HostKeyMismatch {
+            host: base.label(),
+            expected: fp1.clone(),
+            actual: fp0.clone()
+        }
+    );
+
+    let t = base
+        .clone()
+        .host_key(HostKeyPolicy::KnownHosts(h.known_hosts.clone()));
+    Session::connect(&t, &quick()).await.unwrap().close().await;
+
+    // A known_hosts file that records another key for this address.
+    let dir = tempfile::tempdir().unwrap();
+    let forged = dir.path().join("known_hosts");
+    let line1 = std::fs::read_to_string(&h.known_hosts)
+        .unwrap()
+        .lines()
+        .nth(1)
+        .unwrap()
+        .to_string();
+    let key1 = line1.split_once(' ').unwrap().1;
+    std::fs::write(
+        &forged,
+        format!("[{}]:{} {key1}\n", h.hosts[0].address, h.hosts[0].port),
+    )
+    .unwrap();
+    let t = base.clone().host_key(HostKeyPolicy::KnownHosts(forged));
+    let err = Session::connect(&t, &quick()).await.unwrap_err();
+    assert!(matches!(err, SshError::HostKeyMismatch { .. }), "{err:?}");
+
+    let empty = dir.path().join("empty");
+    std::fs::write(&empty, "").unwrap();
+    let t = base.clone().host_key(HostKeyPolicy::KnownHosts(empty));
+    let err = Session::connect(&t, &quick()).await.unwrap_err();
+    assert!(matches!(err, SshError::HostKeyUnknown { .. }), "{err:?}");
+
+    // Trust on first use reports the key, then holds the host to it.
+    let t = base
+        .clone()
+        .host_key(HostKeyPolicy::AcceptNew { recorded: None });
+    let s = Session::connect(&t, &quick()).await.unwrap();
+    assert_eq!(s.host_key_fingerprint(), fp0);
+    s.close().await;
+    let t = base.clone().host_key(HostKeyPolicy::AcceptNew {
+        recorded: Some(fp0),
+    });
+    Session::connect(&t, &quick()).await.unwrap().close().await;
+    let t = base.host_key(HostKeyPolicy::AcceptNew {
+        recorded: Some(fp1),
+    });
+    assert!(matches!(
+        Session::connect(&t, &quick()).await.unwrap_err(),
+        SshError::HostKeyMismatch { .. }
+    ));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_unreachable_host_fails_after_its_retries() {
+    let Some(h) = TestHosts::for_test("an_unreachable_host_fails_after_its_retries") else {
+        return;
+    };
+    // Nothing listens on this address.
+    let mut t = h.target(0);
+    t.host = "127.0.1.254".into();
+    let opts = quick().retrying(Duration::from_millis(900), Duration::from_millis(200));
+    let err = Session::connect(&t, &opts).await.unwrap_err();
+    match &err {
+        SshError::Connect { attempts, host, .. } => {
+            assert!(*attempts >= 2, "{err}");
+            assert!(host.contains("127.0.1.254"), "{err}");
+        }
+        other => panic!("expected a connect error, got {other:?}"),
+    }
+    assert!(err.is_transient());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn connecting_retries_until_the_server_comes_up() {
+    let Some(h) = TestHosts::for_test("connecting_retries_until_the_server_comes_up") else {
+        return;
+    };
+    // A port that refuses connections until a forwarder to host 0 starts on it.
+    let probe = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = probe.local_addr().unwrap().port();
+    drop(probe);
+    let upstream = (h.hosts[0].address.clone(), h.hosts[0].port);
+    let forwarder = tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(700)).await;
+        let l = tokio::net::TcpListener::bind(("127.0.0.1", port))
+            .await
+            .unwrap();
+        let (mut inbound, _) = l.accept().await.unwrap();
+        let mut out = tokio::net::TcpStream::connect(upstream).await.unwrap();
+        let _ = tokio::io::copy_bidirectional(&mut inbound, &mut out).await;
+    });
+    let mut t = h.target(0);
+    t.host = "127.0.0.1".into();
+    t.port = port;
+    let opts = quick().retrying(Duration::from_secs(15), Duration::from_millis(150));
+    let s = Session::connect(&t, &opts).await.unwrap();
+    let out = s
+        .run(&RemoteCommand::new("echo").arg("booted"), T)
+        .await
+        .unwrap();
+    assert_eq!(out.stdout_text(), "booted\n");
+    s.close().await;
+    forwarder.abort();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn fan_out_reports_every_host_in_order() {
+    let Some(h) = TestHosts::for_test("fan_out_reports_every_host_in_order") else {
+        return;
+    };
+    let mut targets: Vec<SshTarget> = (0..h.hosts.len()).map(|i| h.target(i)).collect();
+    // One host that cannot be reached, in the middle.
+    let mut bad = h.target(0);
+    bad.host = "127.0.1.253".into();
+    targets.insert(1, bad);
+    let cmd = RemoteCommand::new("sh")
+        .arg("-c")
+        .arg("echo $SSH_CONNECTION");
+    let results = run_on_all(targets.clone(), cmd, quick(), T, 2).await;
+    assert_eq!(results.len(), targets.len());
+    for (t, r) in targets.iter().zip(&results) {
+        assert_eq!(r.host, t.label());
+        if t.host == "127.0.1.253" {
+            assert!(matches!(r.result, Err(SshError::Connect { .. })), "{r:?}");
+        } else {
+            let out = r.result.as_ref().unwrap();
+            // SSH_CONNECTION: client address, client port, server address, server port.
+            let server = out
+                .stdout_text()
+                .split_whitespace()
+                .nth(2)
+                .unwrap()
+                .to_string();
+            assert_eq!(server, t.host);
+        }
+    }
+}

@@ -1,0 +1,163 @@
+#!/usr/bin/env bash
+# Throwaway OpenSSH servers for the SSH and management-driver tests: N "hosts", each an sshd
+# of its own on its own loopback address (127.0.1.1, 127.0.1.2, ...), all on one free port,
+# so that VNFC addresses without ports can point at them like at VMs.
+#
+#   scripts/test-env/sshd.sh start [N]   # N hosts (default 4); prints the state directory
+#   scripts/test-env/sshd.sh stop        # stops them and removes the state directory
+#
+# Tests read the state directory from VNFM_TEST_SSHD:
+#   export VNFM_TEST_SSHD=$(scripts/test-env/sshd.sh start 4)
+#
+# The state directory holds:
+#   hosts          one line per host: "<address> <port> <host key SHA-256 fingerprint>"
+#   user           the user to log in as (the current user) with client_key
+#   client_key     an ed25519 private key accepted by every host (client_key.pub)
+#   known_hosts    the hosts' keys, as OpenSSH writes them ("[address]:port ssh-ed25519 ...")
+#   password_user, password   a user that may log in with this password (only when run as root)
+#   h<i>/          each host's config, host key, pid file and log
+#
+# Environment: VNFM_SSHD_DIR (state directory, default /tmp/vnfm-test-sshd),
+# VNFM_SSHD_NET (first three octets of the addresses, default 127.0.1).
+# Installs openssh-server with apt-get when sshd is missing and we are root.
+set -euo pipefail
+
+DIR="${VNFM_SSHD_DIR:-/tmp/vnfm-test-sshd}"
+NET="${VNFM_SSHD_NET:-127.0.1}"
+PW_USER="vnfm-ssh-test"
+
+find_sshd() {
+    local s
+    s=$(command -v sshd || true)
+    [[ -z "$s" && -x /usr/sbin/sshd ]] && s=/usr/sbin/sshd
+    if [[ -z "$s" ]]; then
+        if [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null; then
+            echo "sshd.sh: sshd not found, installing openssh-server with apt-get" >&2
+            apt-get update -qq >&2 && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openssh-server >&2
+            s=/usr/sbin/sshd
+        fi
+    fi
+    if [[ -z "$s" || ! -x "$s" ]]; then
+        echo "sshd.sh: no sshd binary (install openssh-server)" >&2
+        exit 1
+    fi
+    echo "$s"
+}
+
+# A port that every address can bind.
+free_port() {
+    python3 - "$NET" "$1" <<'EOF'
+import random, socket, sys
+net, n = sys.argv[1], int(sys.argv[2])
+for _ in range(200):
+    port = random.randint(20000, 59999)
+    socks = []
+    try:
+        for i in range(1, n + 1):
+            s = socket.socket()
+            s.bind((f"{net}.{i}", port))
+            socks.append(s)
+        print(port)
+        sys.exit(0)
+    except OSError:
+        pass
+    finally:
+        for s in socks:
+            s.close()
+sys.exit("sshd.sh: no port is free on every test address")
+EOF
+}
+
+stop() {
+    if [[ -d "$DIR" ]]; then
+        for pidfile in "$DIR"/h*/sshd.pid; do
+            [[ -f "$pidfile" ]] || continue
+            kill "$(cat "$pidfile")" 2>/dev/null || true
+        done
+        rm -rf "$DIR"
+    fi
+}
+
+start() {
+    local n="${1:-4}" sshd port user i h addr
+    if (( n < 1 || n > 250 )); then
+        echo "sshd.sh: the number of hosts must be between 1 and 250" >&2
+        exit 2
+    fi
+    sshd=$(find_sshd)
+    stop
+    mkdir -p "$DIR" /run/sshd
+    chmod 700 "$DIR"
+    user=$(id -un)
+    echo "$user" >"$DIR/user"
+    ssh-keygen -q -t ed25519 -N '' -C vnfm-test-client -f "$DIR/client_key"
+    cp "$DIR/client_key.pub" "$DIR/authorized_keys"
+    chmod 644 "$DIR/authorized_keys"
+    local password_auth=no
+    if [[ $(id -u) -eq 0 ]]; then
+        id "$PW_USER" >/dev/null 2>&1 || useradd --system --no-create-home --shell /bin/sh "$PW_USER"
+        python3 -c 'import secrets; print(secrets.token_urlsafe(18))' >"$DIR/password"
+        # sshd without PAM checks the hash with crypt(3): SHA-512 works everywhere, yescrypt did not.
+        echo "$PW_USER:$(cat "$DIR/password")" | chpasswd -c SHA512
+        echo "$PW_USER" >"$DIR/password_user"
+        chmod 600 "$DIR/password"
+        password_auth=yes
+        # The password user's sessions start in /; the tests write under the state directory.
+        chmod 711 "$DIR"
+    fi
+    port=$(free_port "$n")
+    : >"$DIR/hosts"
+    : >"$DIR/known_hosts"
+    for ((i = 1; i <= n; i++)); do
+        addr="$NET.$i"
+        h="$DIR/h$i"
+        mkdir -p "$h"
+        ssh-keygen -q -t ed25519 -N '' -C "vnfm-test-host-$i" -f "$h/host_ed25519"
+        cat >"$h/sshd_config" <<EOF
+Port $port
+ListenAddress $addr
+HostKey $h/host_ed25519
+PidFile $h/sshd.pid
+AuthorizedKeysFile $DIR/authorized_keys
+PubkeyAuthentication yes
+PasswordAuthentication $password_auth
+KbdInteractiveAuthentication no
+PermitRootLogin prohibit-password
+UsePAM no
+StrictModes no
+Subsystem sftp internal-sftp
+MaxStartups 200:30:400
+MaxSessions 50
+LogLevel INFO
+EOF
+        "$sshd" -t -f "$h/sshd_config"
+        "$sshd" -f "$h/sshd_config" -E "$h/sshd.log"
+        echo "$addr $port $(ssh-keygen -l -E sha256 -f "$h/host_ed25519.pub" | awk '{print $2}')" >>"$DIR/hosts"
+        echo "[$addr]:$port $(cut -d' ' -f1,2 "$h/host_ed25519.pub")" >>"$DIR/known_hosts"
+    done
+    # Wait until every server accepts connections.
+    python3 - "$DIR/hosts" <<'EOF'
+import socket, sys, time
+hosts = [l.split()[:2] for l in open(sys.argv[1]) if l.strip()]
+deadline = time.time() + 20
+for addr, port in hosts:
+    while True:
+        try:
+            socket.create_connection((addr, int(port)), timeout=1).close()
+            break
+        except OSError:
+            if time.time() > deadline:
+                sys.exit(f"sshd.sh: {addr}:{port} does not accept connections")
+            time.sleep(0.05)
+EOF
+    echo "$DIR"
+}
+
+case "${1:-}" in
+    start) start "${2:-4}" ;;
+    stop) stop ;;
+    *)
+        echo "usage: $0 start [N] | stop" >&2
+        exit 2
+        ;;
+esac
