@@ -81,6 +81,7 @@ mod hierarchy;
 mod imports;
 mod normalize;
 mod paths;
+mod preparsed;
 mod problem;
 pub mod quirks;
 mod reader;
