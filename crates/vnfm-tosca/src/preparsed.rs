@@ -49,7 +49,7 @@ const TAG_MAP: u8 = 7;
 
 /// The three areas of a table.
 struct Table<'a> {
-    strings: &'a [u8],
+    strings: &'a str,
     entries: &'a [u8],
     trees: &'a [u8],
 }
@@ -58,6 +58,8 @@ fn split(bytes: &[u8]) -> Option<Table<'_>> {
     let rest = bytes.strip_prefix(MAGIC.as_slice())?;
     let (len, rest) = take_u32(rest)?;
     let (strings, rest) = rest.split_at_checked(len)?;
+    // Checked once here, so that decoding a string is a bounds check.
+    let strings = std::str::from_utf8(strings).ok()?;
     let (count, rest) = take_u32(rest)?;
     let (entries, trees) = rest.split_at_checked(count.checked_mul(ENTRY_BYTES)?)?;
     Some(Table {
@@ -113,7 +115,7 @@ fn lookup_in(table: &Table<'_>, hash: &[u8; 32]) -> Option<Node> {
 struct Decoder<'a> {
     buf: &'a [u8],
     at: usize,
-    strings: &'a [u8],
+    strings: &'a str,
 }
 
 impl Decoder<'_> {
@@ -153,8 +155,10 @@ impl Decoder<'_> {
     fn string(&mut self) -> Option<String> {
         let offset = self.usize()?;
         let len = self.usize()?;
-        let bytes = self.strings.get(offset..offset.checked_add(len)?)?;
-        std::str::from_utf8(bytes).ok().map(str::to_owned)
+        // `get` also refuses a range that splits a character.
+        self.strings
+            .get(offset..offset.checked_add(len)?)
+            .map(str::to_owned)
     }
 
     /// A count of items that each take at least one byte, so a corrupt count cannot ask for a
@@ -296,7 +300,7 @@ pub(crate) mod encode {
     /// The table of `files` (content hash, parsed tree); duplicate hashes are stored once.
     pub(crate) fn table(files: &[([u8; 32], Node)]) -> Vec<u8> {
         let mut sorted: Vec<&([u8; 32], Node)> = files.iter().collect();
-        sorted.sort_by(|a, b| a.0.cmp(&b.0));
+        sorted.sort_by_key(|a| a.0);
         sorted.dedup_by(|a, b| a.0 == b.0);
         let mut enc = Encoder::default();
         let mut entries = Vec::new();
