@@ -12,7 +12,8 @@
 //! Parsing a file (YAML plus its type sections, see [`crate::types`]) depends only on its
 //! content, so the result is kept in a bounded, thread-safe cache keyed by the SHA-256 of the
 //! content: the ETSI files that every package carries its own copy of are parsed once per
-//! process, whichever path they sit at.
+//! process, whichever path they sit at. A file whose content is one of the published ETSI files
+//! is not even parsed once: its tree comes from [`crate::preparsed`].
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, OnceLock};
