@@ -58,15 +58,15 @@ def run_once(argv):
 
 
 def time_processes(commands, runs):
-    """Per command: median seconds of `runs` executions (taking turns), and whether the last
-    one succeeded."""
+    """Per command: median and minimum seconds of `runs` executions (taking turns), and
+    whether the last one succeeded."""
     times = [[] for _ in commands]
     ok = [True for _ in commands]
     for _ in range(runs):
         for i, argv in enumerate(commands):
             elapsed, ok[i] = run_once(argv)
             times[i].append(elapsed)
-    return [(statistics.median(t), o) for t, o in zip(times, ok)]
+    return [((statistics.median(t), min(t)), o) for t, o in zip(times, ok)]
 
 
 def load():
@@ -81,7 +81,7 @@ def main():
     a = ap.parse_args()
     py = sys.executable
     load_before = load()
-    (floor, _), (vnfm_start, _) = time_processes([["/bin/true"], [a.vnfm, "--version"]],
+    ((floor, _), _), ((vnfm_start, vnfm_start_min), _) = time_processes([["/bin/true"], [a.vnfm, "--version"]],
                                                   max(a.runs, 20))
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -103,23 +103,29 @@ def main():
     print(f"runs per tool and package: {a.runs} (median wall time, whole process); "
           f"load average before {load_before}, after {load()} ({os.cpu_count()} CPUs)")
     print(f"harness floor (/bin/true): {floor * 1000:.2f}ms; "
-          f"vnfm start-up alone (vnfm --version): {vnfm_start * 1000:.2f}ms")
-    print(f"{'package':38} {'tosca-parser':>13} {'in-process':>11} {'vnfm':>9} {'ratio':>8}  notes")
-    ratios = []
-    for name, tp, tp_ok, tp_in, vn, vn_ok in rows:
+          f"vnfm start-up alone (vnfm --version): {vnfm_start * 1000:.2f}ms "
+          f"(min {vnfm_start_min * 1000:.2f}ms)")
+    print(f"{'package':38} {'tosca-parser':>13} {'in-process':>11} {'vnfm':>9} {'ratio':>8}"
+          f" {'vnfm min':>9} {'min ratio':>9}  notes")
+    ratios, min_ratios = [], []
+    for name, (tp, tp_min), tp_ok, tp_in, (vn, vn_min), vn_ok in rows:
         notes = []
         if not tp_ok:
             notes.append("tosca-parser rejected it")
         if not vn_ok:
             notes.append("vnfm rejected it")
         ratio = tp / vn if vn > 0 else float("nan")
+        min_ratio = tp_min / vn_min if vn_min > 0 else float("nan")
         if tp_ok and vn_ok:
             ratios.append(ratio)
+            min_ratios.append(min_ratio)
         tin = f"{tp_in * 1000:9.1f}ms" if tp_in is not None else f"{'-':>11}"
-        print(f"{name:38} {tp * 1000:11.1f}ms {tin} {vn * 1000:7.1f}ms {ratio:7.0f}x  {'; '.join(notes)}")
+        print(f"{name:38} {tp * 1000:11.1f}ms {tin} {vn * 1000:7.1f}ms {ratio:7.0f}x"
+              f" {vn_min * 1000:7.1f}ms {min_ratio:8.0f}x  {'; '.join(notes)}")
     if ratios:
         print(f"median ratio (packages both accept): {statistics.median(ratios):.0f}x; "
-              f"min {min(ratios):.0f}x; max {max(ratios):.0f}x")
+              f"min {min(ratios):.0f}x; max {max(ratios):.0f}x; "
+              f"ratio of the fastest runs: {statistics.median(min_ratios):.0f}x")
 
 
 if __name__ == "__main__":
