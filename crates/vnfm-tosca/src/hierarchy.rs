@@ -128,9 +128,15 @@ impl<'g> Types<'g> {
                 };
                 if let Some(&existing) = t.by_name.get(&key) {
                     let first = &t.entries[existing];
+                    let raw = |file: usize, def: &TypeDef| {
+                        let root = graph.files[file].unit.root.as_ref()?;
+                        crate::types::raw_definition(root, def)
+                    };
                     if Arc::ptr_eq(&first.def, def)
                         || (first.def.kind == def.kind
-                            && crate::types::same_meaning(&first.def.raw, &def.raw))
+                            && raw(first.file, &first.def)
+                                .zip(raw(file_ix, def))
+                                .is_some_and(|(a, b)| crate::types::same_meaning(a, b)))
                     {
                         continue;
                     }

@@ -12,7 +12,8 @@
 //! Parsing a file (YAML plus its type sections, see [`crate::types`]) depends only on its
 //! content, so the result is kept in a bounded, thread-safe cache keyed by the SHA-256 of the
 //! content: the ETSI files that every package carries its own copy of are parsed once per
-//! process, whichever path they sit at.
+//! process, whichever path they sit at. A file whose content is one of the published ETSI files
+//! is not even parsed once: its tree comes from [`crate::preparsed`].
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -21,6 +22,7 @@ use sha2::{Digest, Sha256};
 
 use crate::PackageFiles;
 use crate::paths;
+use crate::preparsed;
 use crate::problem::{Problem, Sink};
 use crate::types::{self, Named, TypeDef};
 use crate::yaml::{self, Node, Pos, Value};
@@ -132,7 +134,7 @@ pub(crate) struct ImportDef {
 }
 
 /// A parsed file: everything that depends only on its content.
-#[derive(Debug)]
+#[derive(Debug, PartialEq)]
 pub(crate) struct Unit {
     /// The YAML tree, unless the YAML was invalid.
     pub root: Option<Node>,
@@ -175,8 +177,8 @@ const TOP_KEYWORDS: &[&str] = &[
 ];
 
 impl Unit {
-    fn parse(text: &str) -> Unit {
-        let mut unit = Unit {
+    fn empty() -> Unit {
+        Unit {
             root: None,
             definitions_version: None,
             imports: Vec::new(),
@@ -185,14 +187,23 @@ impl Unit {
             template_name: None,
             template_version: None,
             problems: Vec::new(),
-        };
-        let root = match yaml::parse("", text) {
-            Ok(root) => root,
+        }
+    }
+
+    pub(crate) fn parse(text: &str) -> Unit {
+        match yaml::parse("", text) {
+            Ok(root) => Unit::from_root(root),
             Err(d) => {
+                let mut unit = Unit::empty();
                 unit.problems.push(Problem::from_diagnostic(d));
-                return unit;
+                unit
             }
-        };
+        }
+    }
+
+    /// The unit of a file whose YAML tree is `root`.
+    pub(crate) fn from_root(root: Node) -> Unit {
+        let mut unit = Unit::empty();
         unit.read_root(&root);
         unit.root = Some(root);
         unit
@@ -380,8 +391,11 @@ pub(crate) fn unit_for(text: &str) -> Arc<Unit> {
         }
     }
     // Parse outside the lock: two threads may parse the same file once each, which is cheaper
-    // than serializing every parse.
-    let unit = Arc::new(Unit::parse(text));
+    // than serializing every parse. The published ETSI files come pre-parsed.
+    let unit = Arc::new(match preparsed::lookup(&key) {
+        Some(root) => Unit::from_root(root),
+        None => Unit::parse(text),
+    });
     let mut c = cache().lock().unwrap_or_else(|e| e.into_inner());
     if let std::collections::hash_map::Entry::Vacant(e) = c.map.entry(key) {
         e.insert((Arc::clone(&unit), text.len()));

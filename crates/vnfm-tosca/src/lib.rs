@@ -65,7 +65,11 @@
 //! served from the bundled copies, and the TOSCA normative types are always present.
 //!
 //! Parsed files are cached for the process by the SHA-256 of their content ([`clear_cache`]
-//! empties the cache), so the ETSI files every package carries are parsed once.
+//! empties the cache), so the ETSI files every package carries are parsed once. The published
+//! ETSI type files (the bundled copies and the copies OpenStack Tacker ships in its packages)
+//! and the normative types are not parsed at all: the crate carries their YAML trees, built by
+//! the same loader with every position, and uses them for a file whose content hash matches
+//! one of them exactly. Diagnostics are the same either way; any other content is parsed.
 //!
 //! Deviations that real packages commonly have are tolerated as named [`Quirk`]s and reported as
 //! warnings; see [`quirks`] for the list. Every diagnostic code of the VNFD reader starts with
@@ -81,6 +85,7 @@ mod hierarchy;
 mod imports;
 mod normalize;
 mod paths;
+mod preparsed;
 mod problem;
 pub mod quirks;
 mod reader;

@@ -319,8 +319,9 @@ pub(crate) struct TypeDef {
     /// `valid_source_types` (capability).
     pub valid_types: Vec<Named>,
     pub file_ext: Vec<String>,
-    /// The definition as written, to tell identical re-definitions from conflicting ones.
-    pub raw: Node,
+    /// Where the definition sits in its section of the file (see [`raw_definition`]), to tell
+    /// identical re-definitions from conflicting ones without keeping a copy of it.
+    pub index: usize,
 }
 
 /// Reads every type section of a file.
@@ -330,14 +331,29 @@ pub(crate) fn parse_type_sections(root: &Node, problems: &mut Vec<Problem>) -> V
         let Some((key, section)) = root.get_entry(kind.section()) else {
             continue;
         };
-        for (name, def) in entries(section, key.pos, kind.section(), problems) {
-            out.push(Arc::new(parse_type(kind, name, def, problems)));
+        for (index, (name, def)) in entries(section, key.pos, kind.section(), problems)
+            .iter()
+            .enumerate()
+        {
+            out.push(Arc::new(parse_type(kind, index, name, def, problems)));
         }
     }
     out
 }
 
-fn parse_type(kind: Kind, key: &Key, node: &Node, problems: &mut Vec<Problem>) -> TypeDef {
+/// The definition of `def` as written in `root`, the file it was read from.
+pub(crate) fn raw_definition<'a>(root: &'a Node, def: &TypeDef) -> Option<&'a Node> {
+    let (_, node) = root.get(def.kind.section())?.as_map()?.get(def.index)?;
+    Some(node)
+}
+
+fn parse_type(
+    kind: Kind,
+    index: usize,
+    key: &Key,
+    node: &Node,
+    problems: &mut Vec<Problem>,
+) -> TypeDef {
     let mut t = TypeDef {
         kind,
         name: Arc::from(key.name.as_str()),
@@ -355,7 +371,7 @@ fn parse_type(kind: Kind, key: &Key, node: &Node, problems: &mut Vec<Problem>) -
         key_schema: None,
         valid_types: Vec::new(),
         file_ext: Vec::new(),
-        raw: node.clone(),
+        index,
     };
     if node.is_null() {
         return t;

@@ -20,9 +20,18 @@ pub const MAX_YAML_BYTES: usize = 16 * 1024 * 1024;
 /// Deepest nesting of collections accepted (the budget's limit).
 pub const MAX_DEPTH: usize = 64;
 
-/// Stack size of the thread that runs the parser: the recursive descent of the deserializer
-/// needs more than a test thread's 2 MiB at [`MAX_DEPTH`] in unoptimized builds.
+/// Stack the parser runs on: the recursive descent of the deserializer needs more than a test
+/// thread's 2 MiB at [`MAX_DEPTH`] in unoptimized builds (about 0.5 MiB when optimized).
 const PARSER_STACK_BYTES: usize = 64 * 1024 * 1024;
+
+/// Stack left on the calling thread below which the parser gets a stack of its own: 8 times
+/// what it needs when optimized (so a program's main thread parses in place, without faulting
+/// in fresh stack pages for every file), and about half the parser stack otherwise.
+const PARSER_RED_ZONE_BYTES: usize = if cfg!(debug_assertions) {
+    32 * 1024 * 1024
+} else {
+    4 * 1024 * 1024
+};
 
 /// A 1-based line/column position in a file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
@@ -206,20 +215,9 @@ pub fn parse(file: &str, text: &str) -> Result<Node, Diagnostic> {
         .at(vnfm_descriptor::Location::file(file)));
     }
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let parsed = std::thread::scope(|scope| {
-        std::thread::Builder::new()
-            .name("yaml-parser".into())
-            .stack_size(PARSER_STACK_BYTES)
-            .spawn_scoped(scope, || parse_on_this_thread(text))
-            .map(|handle| handle.join())
-    });
-    match parsed {
-        Ok(Ok(result)) => result.map_err(|e| to_diagnostic(file, &e)),
-        Ok(Err(_)) | Err(_) => Err(Diagnostic::error(
-            "yaml.parser-failed",
-            "the YAML parser failed unexpectedly on this file",
-        )
-        .at(vnfm_descriptor::Location::file(file))),
+    match on_parser_stack(|| parse_document(text)) {
+        Some(result) => result.map_err(|e| to_diagnostic(file, &e)),
+        None => Err(parser_failed(file)),
     }
 }
 
@@ -237,20 +235,14 @@ pub fn parse_multi(file: &str, text: &str) -> Result<Vec<Node>, Diagnostic> {
         .at(vnfm_descriptor::Location::file(file)));
     }
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let parsed = std::thread::scope(|scope| {
-        std::thread::Builder::new()
-            .name("yaml-parser".into())
-            .stack_size(PARSER_STACK_BYTES)
-            .spawn_scoped(scope, || {
-                serde_saphyr::from_str_multiple_with_options::<Option<Spanned<Node>>, Vec<_>>(
-                    text,
-                    options(),
-                )
-            })
-            .map(|handle| handle.join())
+    let parsed = on_parser_stack(|| {
+        serde_saphyr::from_str_multiple_with_options::<Option<Spanned<Node>>, Vec<_>>(
+            text,
+            options(),
+        )
     });
     match parsed {
-        Ok(Ok(result)) => result
+        Some(result) => result
             .map(|docs| {
                 docs.into_iter()
                     .flatten()
@@ -259,12 +251,25 @@ pub fn parse_multi(file: &str, text: &str) -> Result<Vec<Node>, Diagnostic> {
                     .collect()
             })
             .map_err(|e| to_diagnostic(file, &e)),
-        Ok(Err(_)) | Err(_) => Err(Diagnostic::error(
-            "yaml.parser-failed",
-            "the YAML parser failed unexpectedly on this file",
-        )
-        .at(vnfm_descriptor::Location::file(file))),
+        None => Err(parser_failed(file)),
     }
+}
+
+/// Runs `f` (the parser) where its recursion has room: on the current stack when plenty is
+/// left, else on a fresh stack of [`PARSER_STACK_BYTES`] (no thread is started, so nothing
+/// waits for the scheduler). `None` when the parser panicked.
+fn on_parser_stack<T>(f: impl FnOnce() -> T) -> Option<T> {
+    stacker::maybe_grow(PARSER_RED_ZONE_BYTES, PARSER_STACK_BYTES, || {
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).ok()
+    })
+}
+
+fn parser_failed(file: &str) -> Diagnostic {
+    Diagnostic::error(
+        "yaml.parser-failed",
+        "the YAML parser failed unexpectedly on this file",
+    )
+    .at(vnfm_descriptor::Location::file(file))
 }
 
 fn options() -> serde_saphyr::options::Options {
@@ -277,7 +282,7 @@ fn options() -> serde_saphyr::options::Options {
     opts
 }
 
-fn parse_on_this_thread(text: &str) -> Result<Node, serde_saphyr::Error> {
+fn parse_document(text: &str) -> Result<Node, serde_saphyr::Error> {
     let doc: Option<Spanned<Node>> = serde_saphyr::from_str_with_options(text, options())?;
     Ok(doc
         .map(unspan)
@@ -541,6 +546,39 @@ mod tests {
         let text = "[".repeat(10_000) + &"]".repeat(10_000);
         let d = parse("deep.yaml", &text).unwrap_err();
         assert_eq!(d.code, "yaml.budget-exceeded", "{d}");
+    }
+
+    #[test]
+    fn deepest_accepted_nesting_parses_in_place_and_on_a_fresh_stack() {
+        let block: String = (0..MAX_DEPTH - 1)
+            .map(|i| format!("{}a:\n", "  ".repeat(i)))
+            .collect();
+        let flow = "{a: ".repeat(MAX_DEPTH - 1) + "1" + &"}".repeat(MAX_DEPTH - 1);
+        let check = move || {
+            for text in [&block, &flow] {
+                let mut n = parse("deep.yaml", text).unwrap();
+                let mut depth = 0;
+                while let Some(inner) = n.get("a") {
+                    n = inner.clone();
+                    depth += 1;
+                }
+                assert_eq!(depth, MAX_DEPTH - 1);
+            }
+            let bomb = "[".repeat(10_000) + &"]".repeat(10_000);
+            assert_eq!(
+                parse("deep.yaml", &bomb).unwrap_err().code,
+                "yaml.budget-exceeded"
+            );
+        };
+        // A thread with more than the red zone left parses in place; a test thread's 2 MiB
+        // does not, so the parser moves to a stack of its own.
+        std::thread::Builder::new()
+            .stack_size(PARSER_RED_ZONE_BYTES + PARSER_STACK_BYTES)
+            .spawn(check.clone())
+            .unwrap()
+            .join()
+            .unwrap();
+        check();
     }
 
     #[test]

@@ -494,3 +494,40 @@ fn v1_mgmt_multi_flavour_primary_and_dependencies() {
     assert!(dep.sha256.is_some());
     assert_eq!(dep.artifact_type, "tosca.artifacts.Implementation.Yaml");
 }
+
+/// Tacker's copies of the ETSI type files are recognised by their content and not parsed; a
+/// copy that differs by one byte is parsed like any other file, and what is wrong in it is
+/// reported at its own path, line and column.
+#[test]
+fn an_etsi_type_file_one_byte_off_is_parsed_and_reported_in_place() {
+    let path = "Definitions/etsi_nfv_sol001_vnfd_types.yaml";
+    let mut files = common::tacker_files("v2-vm-userdata-standard");
+    let text = String::from_utf8(files.files[path].clone()).unwrap();
+    let clean = load(&files);
+    assert!(!clean.has_errors(), "{:#?}", clean.diagnostics);
+
+    let needle = "derived_from: tosca.nodes.Root\n";
+    let at = text.find(needle).unwrap() + "derived_from: ".len();
+    let edited = format!(
+        "{}tosca.nodes.Roo7{}",
+        &text[..at],
+        &text[at + "tosca.nodes.Root".len()..]
+    );
+    assert_eq!(edited.len(), text.len());
+    files.files.insert(path.into(), edited.into_bytes());
+    let loaded = load(&files);
+    let d = loaded
+        .diagnostics
+        .iter()
+        .find(|d| d.code == "tosca.unknown-type")
+        .unwrap_or_else(|| panic!("{:#?}", loaded.diagnostics));
+    let line = text[..at].matches('\n').count() as u32 + 1;
+    let column = (at - text[..at].rfind('\n').map_or(0, |n| n + 1)) as u32 + 1;
+    let loc = d.location.as_ref().unwrap();
+    assert_eq!(
+        (loc.file.as_str(), loc.line, loc.column),
+        (path, line, column),
+        "{d}"
+    );
+    assert!(d.message.contains("tosca.nodes.Roo7"), "{d}");
+}
