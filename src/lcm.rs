@@ -318,6 +318,11 @@ impl Builder {
 /// Package files read from an opened CSAR (zip or directory).
 struct PackageFiles(std::sync::Mutex<vnfm_csar::Package>);
 
+/// The files of an opened package as the [`ArtifactSource`] of an [`OnboardedVnfd`].
+pub fn package_files(package: vnfm_csar::Package) -> Arc<dyn ArtifactSource> {
+    Arc::new(PackageFiles(std::sync::Mutex::new(package)))
+}
+
 impl ArtifactSource for PackageFiles {
     fn read(&self, path: &str) -> std::io::Result<Vec<u8>> {
         let package = self.0.lock().unwrap_or_else(|e| e.into_inner());
@@ -355,7 +360,7 @@ pub fn onboard_dir(catalog: &MemoryCatalog, path: &Path) -> Result<String, Embed
     let package = report
         .package
         .ok_or_else(|| refuse("the package could not be opened".into()))?;
-    Ok(catalog.insert(vnfd, Arc::new(PackageFiles(std::sync::Mutex::new(package)))))
+    Ok(catalog.insert(vnfd, package_files(package)))
 }
 
 #[cfg(test)]

@@ -11,15 +11,14 @@ use axum::body::Bytes;
 use axum::extract::{OriginalUri, Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::middleware;
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use axum::routing::{get, post};
 use serde_json::Value;
 use vnfm_schemas::SchemaId;
 use vnfm_store::Page;
 use vnfm_types::{
-    CancelMode, CreateVnfRequest, HealVnfRequest, OperateVnfRequest, ScaleVnfRequest,
-    ScaleVnfToLevelRequest, TerminateVnfRequest, VnfInstance, VnfInstanceId, VnfLcmOpOcc,
-    VnfLcmOpOccId, v1,
+    CreateVnfRequest, HealVnfRequest, OperateVnfRequest, ScaleVnfRequest, ScaleVnfToLevelRequest,
+    TerminateVnfRequest, VnfInstance, VnfInstanceId, VnfLcmOpOcc, VnfLcmOpOccId, v1,
 };
 
 use crate::error::{ApiError, ApiResult};
@@ -41,7 +40,7 @@ pub(crate) fn routes() -> Router<Arc<AppState>> {
             "/vnf_instances/{id}",
             get(get_instance)
                 .patch(modify_instance)
-                .delete(delete_instance),
+                .delete(crate::lcm_v2::delete_instance),
         )
         .route("/vnf_instances/{id}/instantiate", post(instantiate))
         .route("/vnf_instances/{id}/terminate", post(terminate))
@@ -53,10 +52,19 @@ pub(crate) fn routes() -> Router<Arc<AppState>> {
         .route("/vnf_instances/{id}/change_ext_conn", post(change_ext_conn))
         .route("/vnf_lcm_op_occs", get(list_op_occs))
         .route("/vnf_lcm_op_occs/{id}", get(get_op_occ))
-        .route("/vnf_lcm_op_occs/{id}/retry", post(retry))
-        .route("/vnf_lcm_op_occs/{id}/rollback", post(rollback))
+        .route(
+            "/vnf_lcm_op_occs/{id}/retry",
+            post(|s, p, h| crate::lcm_v2::retry(FAMILY, s, p, h)),
+        )
+        .route(
+            "/vnf_lcm_op_occs/{id}/rollback",
+            post(|s, p, h| crate::lcm_v2::rollback(FAMILY, s, p, h)),
+        )
         .route("/vnf_lcm_op_occs/{id}/fail", post(fail))
-        .route("/vnf_lcm_op_occs/{id}/cancel", post(cancel))
+        .route(
+            "/vnf_lcm_op_occs/{id}/cancel",
+            post(|s, p, h, b| crate::lcm_v2::cancel(FAMILY, s, p, h, b)),
+        )
         .merge(crate::subscriptions::routes(FAMILY))
         .layer(middleware::from_fn(|req, next| {
             versioned(FAMILY, req, next)
@@ -212,25 +220,8 @@ async fn modify_instance(
     Ok(accepted(&headers, &occ))
 }
 
-async fn delete_instance(
-    State(state): State<Arc<AppState>>,
-    Path(id): Path<String>,
-) -> ApiResult<Response> {
-    state
-        .lcm
-        .delete_vnf_identifier(&VnfInstanceId::new(id))
-        .await?;
-    Ok(StatusCode::NO_CONTENT.into_response())
-}
-
 fn accepted(headers: &HeaderMap, occ: &VnfLcmOpOcc) -> Response {
-    let location = format!(
-        "{}{}/vnf_lcm_op_occs/{}",
-        origin(headers, false),
-        FAMILY.prefix(),
-        occ.id
-    );
-    with_location(StatusCode::ACCEPTED.into_response(), &location)
+    crate::lcm_v2::accepted_in(FAMILY, headers, &occ.id)
 }
 
 async fn prepare(state: &AppState, id: &VnfInstanceId) -> ApiResult<()> {
@@ -381,39 +372,6 @@ async fn get_op_occ(
     Ok(json_response(StatusCode::OK, &doc))
 }
 
-async fn prepare_occ(state: &AppState, id: &VnfLcmOpOccId) -> ApiResult<()> {
-    let occ = state.lcm.get_op_occ(id).await?;
-    if let Ok(instance) = state.lcm.get_instance(&occ.vnf_instance_id).await {
-        state
-            .packages
-            .ensure_loaded(instance.vnfd_id.as_str())
-            .await?;
-    }
-    Ok(())
-}
-
-async fn retry(
-    State(state): State<Arc<AppState>>,
-    Path(id): Path<String>,
-    headers: HeaderMap,
-) -> ApiResult<Response> {
-    let id = VnfLcmOpOccId::new(id);
-    prepare_occ(&state, &id).await?;
-    let occ = state.lcm.retry(&id).await?;
-    Ok(accepted(&headers, &occ))
-}
-
-async fn rollback(
-    State(state): State<Arc<AppState>>,
-    Path(id): Path<String>,
-    headers: HeaderMap,
-) -> ApiResult<Response> {
-    let id = VnfLcmOpOccId::new(id);
-    prepare_occ(&state, &id).await?;
-    let occ = state.lcm.rollback(&id).await?;
-    Ok(accepted(&headers, &occ))
-}
-
 async fn fail(
     State(state): State<Arc<AppState>>,
     Path(id): Path<String>,
@@ -421,35 +379,7 @@ async fn fail(
 ) -> ApiResult<Response> {
     require_accept(&headers, &["application/json"])?;
     let id = VnfLcmOpOccId::new(id);
-    prepare_occ(&state, &id).await?;
+    crate::lcm_v2::prepare_occ(&state, &id).await?;
     let occ = state.lcm.fail(&id).await?;
     Ok(json_response(StatusCode::OK, &op_occ_v1(occ)?))
-}
-
-async fn cancel(
-    State(state): State<Arc<AppState>>,
-    Path(id): Path<String>,
-    headers: HeaderMap,
-    body: Bytes,
-) -> ApiResult<Response> {
-    let id = VnfLcmOpOccId::new(id);
-    let mode: CancelMode = if body.is_empty() {
-        CancelMode {
-            cancel_mode: vnfm_types::CancelModeType::Graceful,
-        }
-    } else {
-        json_body(&headers, &body, Some(SchemaId::CancelMode))?
-    };
-    prepare_occ(&state, &id).await?;
-    state.lcm.cancel(&id, mode.cancel_mode).await?;
-    let location = format!(
-        "{}{}/vnf_lcm_op_occs/{}",
-        origin(&headers, false),
-        FAMILY.prefix(),
-        id
-    );
-    Ok(with_location(
-        StatusCode::ACCEPTED.into_response(),
-        &location,
-    ))
 }

@@ -52,10 +52,19 @@ pub(crate) fn routes() -> Router<Arc<AppState>> {
         .route("/vnf_instances/{id}/change_vnfpkg", post(change_vnfpkg))
         .route("/vnf_lcm_op_occs", get(list_op_occs))
         .route("/vnf_lcm_op_occs/{id}", get(get_op_occ))
-        .route("/vnf_lcm_op_occs/{id}/retry", post(retry))
-        .route("/vnf_lcm_op_occs/{id}/rollback", post(rollback))
+        .route(
+            "/vnf_lcm_op_occs/{id}/retry",
+            post(|s, p, h| retry(FAMILY, s, p, h)),
+        )
+        .route(
+            "/vnf_lcm_op_occs/{id}/rollback",
+            post(|s, p, h| rollback(FAMILY, s, p, h)),
+        )
         .route("/vnf_lcm_op_occs/{id}/fail", post(fail))
-        .route("/vnf_lcm_op_occs/{id}/cancel", post(cancel))
+        .route(
+            "/vnf_lcm_op_occs/{id}/cancel",
+            post(|s, p, h, b| cancel(FAMILY, s, p, h, b)),
+        )
         .merge(crate::subscriptions::routes(FAMILY))
         .layer(middleware::from_fn(|req, next| {
             versioned(FAMILY, req, next)
@@ -248,7 +257,7 @@ async fn modify_instance(
     Ok(accepted(&headers, &occ))
 }
 
-async fn delete_instance(
+pub(crate) async fn delete_instance(
     State(state): State<Arc<AppState>>,
     Path(id): Path<String>,
 ) -> ApiResult<Response> {
@@ -261,11 +270,15 @@ async fn delete_instance(
 
 /// 202 with the `Location` of the occurrence.
 pub(crate) fn accepted(headers: &HeaderMap, occ: &VnfLcmOpOcc) -> Response {
+    accepted_in(FAMILY, headers, &occ.id)
+}
+
+/// 202 with the `Location` of occurrence `id` under `family`'s prefix.
+pub(crate) fn accepted_in(family: ApiFamily, headers: &HeaderMap, id: &VnfLcmOpOccId) -> Response {
     let location = format!(
-        "{}{}/vnf_lcm_op_occs/{}",
+        "{}{}/vnf_lcm_op_occs/{id}",
         origin(headers, false),
-        FAMILY.prefix(),
-        occ.id
+        family.prefix()
     );
     with_location(StatusCode::ACCEPTED.into_response(), &location)
 }
@@ -406,7 +419,7 @@ async fn get_op_occ(
 }
 
 /// Loads the VNFD of the occurrence's instance before an operator action.
-async fn prepare_occ(state: &AppState, id: &VnfLcmOpOccId) -> ApiResult<()> {
+pub(crate) async fn prepare_occ(state: &AppState, id: &VnfLcmOpOccId) -> ApiResult<()> {
     let occ = state.lcm.get_op_occ(id).await?;
     match state.lcm.get_instance(&occ.vnf_instance_id).await {
         Ok(instance) => {
@@ -418,28 +431,6 @@ async fn prepare_occ(state: &AppState, id: &VnfLcmOpOccId) -> ApiResult<()> {
         Err(LcmError::NotFound { .. }) => Ok(()),
         Err(e) => Err(e.into()),
     }
-}
-
-async fn retry(
-    State(state): State<Arc<AppState>>,
-    Path(id): Path<String>,
-    headers: HeaderMap,
-) -> ApiResult<Response> {
-    let id = VnfLcmOpOccId::new(id);
-    prepare_occ(&state, &id).await?;
-    let occ = state.lcm.retry(&id).await?;
-    Ok(accepted(&headers, &occ))
-}
-
-async fn rollback(
-    State(state): State<Arc<AppState>>,
-    Path(id): Path<String>,
-    headers: HeaderMap,
-) -> ApiResult<Response> {
-    let id = VnfLcmOpOccId::new(id);
-    prepare_occ(&state, &id).await?;
-    let occ = state.lcm.rollback(&id).await?;
-    Ok(accepted(&headers, &occ))
 }
 
 async fn fail(
@@ -454,7 +445,35 @@ async fn fail(
     Ok(json_response(StatusCode::OK, &occ))
 }
 
-async fn cancel(
+/// `POST .../retry` of either API version.
+pub(crate) async fn retry(
+    family: ApiFamily,
+    State(state): State<Arc<AppState>>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+) -> ApiResult<Response> {
+    let id = VnfLcmOpOccId::new(id);
+    prepare_occ(&state, &id).await?;
+    let occ = state.lcm.retry(&id).await?;
+    Ok(accepted_in(family, &headers, &occ.id))
+}
+
+/// `POST .../rollback` of either API version.
+pub(crate) async fn rollback(
+    family: ApiFamily,
+    State(state): State<Arc<AppState>>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+) -> ApiResult<Response> {
+    let id = VnfLcmOpOccId::new(id);
+    prepare_occ(&state, &id).await?;
+    let occ = state.lcm.rollback(&id).await?;
+    Ok(accepted_in(family, &headers, &occ.id))
+}
+
+/// `POST .../cancel` of either API version (GRACEFUL when the body is empty).
+pub(crate) async fn cancel(
+    family: ApiFamily,
     State(state): State<Arc<AppState>>,
     Path(id): Path<String>,
     headers: HeaderMap,
@@ -470,14 +489,5 @@ async fn cancel(
     };
     prepare_occ(&state, &id).await?;
     state.lcm.cancel(&id, mode.cancel_mode).await?;
-    let location = format!(
-        "{}{}/vnf_lcm_op_occs/{}",
-        origin(&headers, false),
-        FAMILY.prefix(),
-        id
-    );
-    Ok(with_location(
-        StatusCode::ACCEPTED.into_response(),
-        &location,
-    ))
+    Ok(accepted_in(family, &headers, &id))
 }

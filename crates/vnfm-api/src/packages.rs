@@ -71,18 +71,6 @@ pub struct Packages {
     nfvo: Option<Arc<dyn vnfm::lcm::Nfvo>>,
 }
 
-/// Package files read from the stored zip.
-struct StoredPackage(Mutex<Package>);
-
-impl vnfm::lcm::ArtifactSource for StoredPackage {
-    fn read(&self, path: &str) -> std::io::Result<Vec<u8>> {
-        let package = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        package
-            .read(path)
-            .map_err(|e| std::io::Error::new(std::io::ErrorKind::NotFound, e.to_string()))
-    }
-}
-
 fn now() -> String {
     let secs = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -230,7 +218,7 @@ impl Packages {
         if let (Some(Descriptor::Vnfd(vnfd)), Some(package)) = (report.descriptor, report.package) {
             self.catalog.insert_onboarded(OnboardedVnfd {
                 vnfd: Arc::new(*vnfd),
-                files: Arc::new(StoredPackage(Mutex::new(package))),
+                files: vnfm::lcm::package_files(package),
             });
             self.remember(vnfd_id, &record.id);
         }
@@ -316,13 +304,18 @@ impl Packages {
                 crate::util::cut(id, 100)
             ))
         })?;
-        let mut info = info_of(&record)?;
+        Ok((self.described(&record).await?, version))
+    }
+
+    /// The `VnfPkgInfo` of a stored record, with its computed usage state.
+    pub async fn described(&self, record: &PackageRecord) -> ApiResult<VnfPkgInfo> {
+        let mut info = info_of(record)?;
         info.usage_state = if self.in_use(info.vnfd_id.as_deref()).await? {
             PackageUsageState::InUse
         } else {
             PackageUsageState::NotInUse
         };
-        Ok((info, version))
+        Ok(info)
     }
 
     /// Creates a package resource (`CREATED`, `DISABLED`).
@@ -453,7 +446,7 @@ impl Packages {
             let vnfd_id = vnfd.descriptor_id.clone();
             self.catalog.insert_onboarded(OnboardedVnfd {
                 vnfd: Arc::new(*vnfd),
-                files: Arc::new(StoredPackage(Mutex::new(package))),
+                files: vnfm::lcm::package_files(package),
             });
             self.remember(&vnfd_id, id);
         }
@@ -872,7 +865,7 @@ async fn list(
                     .await?;
                 let mut items = Vec::with_capacity(page.items.len());
                 for record in &page.items {
-                    let (info, _) = state.packages.get(&record.id).await?;
+                    let info = state.packages.described(record).await?;
                     if onboarded_only && info.onboarding_state != PackageOnboardingState::Onboarded
                     {
                         continue;
