@@ -8,6 +8,9 @@ cd "$(dirname "$0")/.."
 # PROPTEST_CASES=10000 for a longer fuzzing session.
 export PROPTEST_CASES="${PROPTEST_CASES:-256}"
 export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
+# A single cold build gains nothing from incremental state, which would roughly double the
+# workspace crates' share of target/ (disk is the scarce resource on CI machines).
+export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"
 
 echo "== cargo fmt --check"
 cargo fmt --all -- --check
