@@ -9,8 +9,14 @@
 # Tests read the state directory from VNFM_TEST_SSHD:
 #   export VNFM_TEST_SSHD=$(scripts/test-env/sshd.sh start 4)
 #
+# Besides them, one more sshd (h0) listens on every address on a port of its own and accepts
+# logins from loopback clients only: it answers at any 127.x.y.z address, so VMs whose
+# addresses are made up (the Heat stand-ins' loopback ports) have an SSH server each,
+# told apart by the address they were reached at (SSH_CONNECTION).
+#
 # The state directory holds:
 #   hosts          one line per host: "<address> <port> <host key SHA-256 fingerprint>"
+#   any_host       "<port> <host key SHA-256 fingerprint>" of the sshd on every address
 #   user           the user to log in as (the current user) with client_key
 #   client_key     an ed25519 private key accepted by every host (client_key.pub)
 #   known_hosts    the hosts' keys, as OpenSSH writes them ("[address]:port ssh-ed25519 ...")
@@ -66,6 +72,11 @@ for _ in range(200):
             s.close()
 sys.exit("sshd.sh: no port is free on every test address")
 EOF
+}
+
+# A free port on every address.
+free_any_port() {
+    python3 -c 'import socket; s = socket.socket(); s.bind(("0.0.0.0", 0)); print(s.getsockname()[1])'
 }
 
 stop() {
@@ -135,10 +146,23 @@ EOF
         echo "$addr $port $(ssh-keygen -l -E sha256 -f "$h/host_ed25519.pub" | awk '{print $2}')" >>"$DIR/hosts"
         echo "[$addr]:$port $(cut -d' ' -f1,2 "$h/host_ed25519.pub")" >>"$DIR/known_hosts"
     done
+    # h0: every address, loopback clients only.
+    h="$DIR/h0"
+    mkdir -p "$h"
+    ssh-keygen -q -t ed25519 -N '' -C "vnfm-test-host-any" -f "$h/host_ed25519"
+    local any_port
+    any_port=$(free_any_port)
+    sed -e "s|^Port .*|Port $any_port|" -e "s|^ListenAddress .*|ListenAddress 0.0.0.0|" \
+        -e "s|$DIR/h$n/|$h/|g" "$DIR/h$n/sshd_config" >"$h/sshd_config"
+    echo "AllowUsers *@127.0.0.0/8" >>"$h/sshd_config"
+    "$sshd" -t -f "$h/sshd_config"
+    "$sshd" -f "$h/sshd_config" -E "$h/sshd.log"
+    echo "$any_port $(ssh-keygen -l -E sha256 -f "$h/host_ed25519.pub" | awk '{print $2}')" >"$DIR/any_host"
+    echo "127.0.0.1 $any_port" >"$DIR/wait"
     # Wait until every server accepts connections.
-    python3 - "$DIR/hosts" <<'EOF'
+    python3 - "$DIR/hosts" "$DIR/wait" <<'EOF'
 import socket, sys, time
-hosts = [l.split()[:2] for l in open(sys.argv[1]) if l.strip()]
+hosts = [l.split()[:2] for f in sys.argv[1:] for l in open(f) if l.strip()]
 deadline = time.time() + 20
 for addr, port in hosts:
     while True:

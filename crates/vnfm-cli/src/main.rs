@@ -45,6 +45,13 @@ enum Command {
     Op(client::OpGroup),
     /// Client: notification subscriptions (create, list, show, delete).
     Sub(client::SubGroup),
+    /// Runs one hook call of a plugin library for `vnfm serve` (the isolated plugin runner:
+    /// messages on stdin and stdout). Not meant to be started by hand.
+    #[command(name = "plugin-runner", hide = true)]
+    PluginRunner {
+        /// The plugin library.
+        library: PathBuf,
+    },
     /// Print a shell completion script (e.g. `vnfm completion bash > /etc/bash_completion.d/vnfm`).
     Completion {
         /// The shell.
@@ -107,6 +114,7 @@ fn main() -> ExitCode {
         Command::Package(PackageCommand::Validate(args)) => package_cmd::validate(&args),
         Command::Package(PackageCommand::Show(args)) => package_cmd::show(&args),
         Command::Serve(args) => serve_cmd::run(*args),
+        Command::PluginRunner { library } => Ok(vnfm_plugin_host::runner::run(&library)),
         Command::Pkg(g) => Ok(client::run(client::Group::Pkg(g))),
         Command::Vim(g) => Ok(client::run(client::Group::Vim(g))),
         Command::Vnf(g) => Ok(client::run(client::Group::Vnf(g))),

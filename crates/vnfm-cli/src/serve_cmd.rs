@@ -73,6 +73,28 @@ pub struct ServeArgs {
     /// CA certificate (PEM) to trust for the NFVO's TLS certificate.
     #[arg(long, value_name = "PEM", requires = "nfvo_url")]
     nfvo_ca: Option<PathBuf>,
+    /// A Heat environment file (YAML or JSON: `resource_registry`, `parameter_defaults`)
+    /// sent with every stack the OpenStack driver creates or updates; templates its
+    /// `resource_registry` names by relative path are read from the file's directory.
+    #[arg(long, value_name = "FILE")]
+    heat_environment: Option<PathBuf>,
+    /// The Helm SDK C library (`libhelm_c.so`) that renders Helm charts; without it `helm`
+    /// from PATH does, when there is one.
+    #[arg(long, env = "VNFM_HELM_C_LIB", value_name = "FILE")]
+    helm_library: Option<PathBuf>,
+    /// An installed management-driver plugin: the VNFD artifact name it serves and its
+    /// library (`mgmt-driver-k8s-cluster=/opt/vnfm/plugins/libvnfm_plugin_k8s_cluster.so`);
+    /// repeatable. The library's SHA-256 must match the artifact's digest in the VNFD.
+    #[arg(long = "plugin", value_name = "ARTIFACT=LIBRARY")]
+    plugins: Vec<String>,
+    /// Load management-driver libraries shipped in VNF packages (checked against the digest
+    /// the VNFD declares). Off by default: a package's library runs with the server's rights.
+    #[arg(long)]
+    package_plugins: bool,
+    /// Where plugin hooks run: `process` (a child process per hook call: a crash or a hung
+    /// hook fails only that hook) or `in-process` (faster, but a crash takes the server down).
+    #[arg(long, default_value = "process", value_parser = ["process", "in-process"])]
+    plugin_isolation: String,
     /// Log format.
     #[arg(long, default_value = "text", value_parser = ["text", "json"])]
     log_format: String,
@@ -122,6 +144,105 @@ where
 }
 
 impl<S: tracing::Subscriber, L: tracing_subscriber::Layer<S>> WithLevel<S> for L {}
+
+/// The OpenStack (Keystone + Heat) and Kubernetes (manifests, Helm, ASD) drivers.
+fn infra_drivers(args: &ServeArgs) -> Result<Vec<Arc<dyn vnfm::lcm::InfraDriver>>, String> {
+    let mut openstack = vnfm_infra_openstack::DriverConfig::default();
+    if let Some(path) = &args.heat_environment {
+        let (environment, files) = heat_environment(path)?;
+        openstack.environment = Some(environment);
+        openstack.environment_files = files;
+    }
+    let mut kubernetes = vnfm_infra_kubernetes::KubernetesDriver::new();
+    if let Some(path) = &args.helm_library {
+        let helm = vnfm_infra_kubernetes::HelmLibrary::load(path)
+            .map_err(|e| format!("--helm-library {}: {e}", path.display()))?;
+        kubernetes = kubernetes.with_helm(Arc::new(helm));
+    }
+    Ok(vec![
+        Arc::new(vnfm_infra_openstack::OpenStackDriver::new(openstack)),
+        Arc::new(kubernetes),
+    ])
+}
+
+/// A Heat environment file and the templates its `resource_registry` names by relative path.
+fn heat_environment(
+    path: &std::path::Path,
+) -> Result<
+    (
+        serde_json::Value,
+        std::collections::BTreeMap<String, String>,
+    ),
+    String,
+> {
+    let fail = |what: String| format!("--heat-environment {}: {what}", path.display());
+    let text = std::fs::read_to_string(path).map_err(|e| fail(e.to_string()))?;
+    let environment: serde_json::Value =
+        serde_saphyr::from_str(&text).map_err(|e| fail(format!("not YAML or JSON: {e}")))?;
+    if !environment.is_object() {
+        return Err(fail(
+            "expected a mapping (resource_registry, parameter_defaults, ...)".into(),
+        ));
+    }
+    let dir = path.parent().unwrap_or(std::path::Path::new("."));
+    let mut files = std::collections::BTreeMap::new();
+    if let Some(registry) = environment
+        .get("resource_registry")
+        .and_then(serde_json::Value::as_object)
+    {
+        for (ty, target) in registry {
+            let Some(file) = target.as_str() else {
+                continue;
+            };
+            // Types mapped to other types (`OS::Nova::Server: OS::Heat::None`) and URLs are
+            // Heat's to resolve.
+            if file.contains("::") || file.contains("://") {
+                continue;
+            }
+            let local = dir.join(file);
+            let body = std::fs::read_to_string(&local)
+                .map_err(|e| fail(format!("template {} of {ty}: {e}", local.display())))?;
+            files.insert(file.to_string(), body);
+        }
+    }
+    Ok((environment, files))
+}
+
+/// The management-driver host: installed plugins from `--plugin`, package libraries with
+/// `--package-plugins`; `None` when neither is asked for.
+fn plugin_host(args: &ServeArgs) -> Result<Option<Arc<dyn vnfm::lcm::MgmtDriver>>, String> {
+    use vnfm_plugin_host::{HostConfig, Isolation, PluginHost};
+    if args.plugins.is_empty() && !args.package_plugins {
+        return Ok(None);
+    }
+    let isolation = match args.plugin_isolation.as_str() {
+        "in-process" => Isolation::InProcess,
+        _ => Isolation::Process,
+    };
+    let exe = std::env::current_exe()
+        .map_err(|e| format!("cannot find the vnfm executable for the plugin runner: {e}"))?;
+    let mut config =
+        HostConfig::new(args.data_dir.join("plugin-cache")).runner_command(exe, ["plugin-runner"]);
+    for spec in &args.plugins {
+        let Some((artifact, library)) = spec.split_once('=') else {
+            return Err(format!(
+                "--plugin {spec}: expected ARTIFACT=LIBRARY (the VNFD artifact name and the .so file)"
+            ));
+        };
+        let library = PathBuf::from(library);
+        if !library.is_file() {
+            return Err(format!(
+                "--plugin {spec}: {} is not a file",
+                library.display()
+            ));
+        }
+        config = config.plugin(artifact, library, isolation);
+    }
+    if args.package_plugins {
+        config = config.package_libraries(isolation);
+    }
+    Ok(Some(Arc::new(PluginHost::new(config))))
+}
 
 fn nfvo_from_args(args: &ServeArgs, url: &str) -> Result<Arc<dyn vnfm::lcm::Nfvo>, String> {
     use vnfm::lcm::types::SecretString;
@@ -185,6 +306,8 @@ pub fn run(args: ServeArgs) -> Result<ExitCode, String> {
     if let Some(url) = &args.nfvo_url {
         state.nfvo = Some(nfvo_from_args(&args, url)?);
     }
+    state.infra_drivers = infra_drivers(&args)?;
+    state.mgmt_driver = plugin_host(&args)?;
     let options = ServeOptions {
         listen: args.listen,
         tls_cert: args.tls_cert.clone(),

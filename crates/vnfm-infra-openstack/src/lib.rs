@@ -10,6 +10,8 @@
 //! - [`inventory`]: `vnfcResourceInfo`, `vnfVirtualLinkResourceInfo`,
 //!   `virtualStorageResourceInfo`, external CPs and links, read from the stack's resources.
 //! - [`config`]: the driver's settings and the VIM connection layout it reads.
+//! - [`stand_ins`]: a Heat environment standing in for Nova, Neutron and Cinder on test
+//!   clouds made of Keystone and Heat alone.
 //! - [`OpenStackError`] ([`error`]): what failed; converts into
 //!   [`vnfm_driver_api::DriverError`].
 //!
@@ -36,6 +38,7 @@ pub mod heat;
 pub mod hot;
 pub mod inventory;
 pub mod keystone;
+pub mod stand_ins;
 
 pub use config::{DriverConfig, PollPolicy, RetryPolicy, VimSettings};
 pub use driver::{DriverState, OPENSTACK_VIM_TYPE, OpenStackDriver};

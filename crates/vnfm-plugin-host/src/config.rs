@@ -55,6 +55,10 @@ pub struct HostConfig {
     /// (or in its parent directory).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub runner: Option<PathBuf>,
+    /// Arguments put before the library path when the runner is started (a program that
+    /// embeds the runner as a subcommand, like `vnfm plugin-runner <library>`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub runner_args: Vec<String>,
 }
 
 impl HostConfig {
@@ -66,6 +70,7 @@ impl HostConfig {
             package_isolation: Isolation::InProcess,
             cache_dir: cache_dir.into(),
             runner: None,
+            runner_args: Vec::new(),
         }
     }
 
@@ -96,6 +101,18 @@ impl HostConfig {
     /// Uses `runner` as the isolated runner binary.
     pub fn runner(mut self, runner: impl Into<PathBuf>) -> Self {
         self.runner = Some(runner.into());
+        self
+    }
+
+    /// Starts the runner as `runner <args...> <library>`: for a program that embeds the
+    /// runner ([`crate::runner::run`]) behind a subcommand.
+    pub fn runner_command(
+        mut self,
+        runner: impl Into<PathBuf>,
+        args: impl IntoIterator<Item = impl Into<String>>,
+    ) -> Self {
+        self.runner = Some(runner.into());
+        self.runner_args = args.into_iter().map(Into::into).collect();
         self
     }
 

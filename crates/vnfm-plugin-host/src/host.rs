@@ -416,6 +416,7 @@ impl MgmtDriver for PluginHost {
             Isolation::Process => {
                 isolated::run(
                     &self.config.runner_path(),
+                    &self.config.runner_args,
                     &resolved.path,
                     request,
                     ctx.clone(),

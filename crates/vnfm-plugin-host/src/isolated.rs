@@ -42,6 +42,7 @@ fn describe(status: std::io::Result<std::process::ExitStatus>) -> String {
 /// Runs `request` in a fresh runner process that loads `library`.
 pub(crate) async fn run(
     runner: &Path,
+    runner_args: &[String],
     library: &Path,
     request: Request,
     ctx: Arc<CallCtx>,
@@ -57,6 +58,7 @@ pub(crate) async fn run(
         message,
     };
     let mut child = match Command::new(runner)
+        .args(runner_args)
         .arg(library)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

@@ -72,7 +72,14 @@ pub fn main() -> ExitCode {
         eprintln!("usage: vnfm-plugin-runner <plugin library>");
         return ExitCode::from(2);
     };
-    let lib = match Library::open(&path) {
+    run(&path)
+}
+
+/// Runs the runner for the library at `path`, speaking the runner protocol on stdin and
+/// stdout: for programs that embed the runner behind a subcommand (see
+/// [`crate::HostConfig::runner_command`]). Nothing else may write to stdout meanwhile.
+pub fn run(path: &std::path::Path) -> ExitCode {
+    let lib = match Library::open(path) {
         Ok(l) => l,
         Err(e) => {
             write(&RunnerFrame::Failed {

@@ -34,6 +34,10 @@ pub struct TestHosts {
     pub known_hosts: PathBuf,
     /// A user and password every host accepts (only when the script ran as root).
     pub password_login: Option<(String, String)>,
+    /// The sshd that answers at every loopback address (`127.x.y.z`): its port and host key
+    /// fingerprint. It stands in for VMs whose addresses are made up; a login's
+    /// `SSH_CONNECTION` tells which address it reached.
+    pub any_address: Option<(u16, String)>,
 }
 
 impl TestHosts {
@@ -80,7 +84,21 @@ impl TestHosts {
             (Ok(u), Ok(p)) => Some((u.trim().to_string(), p.trim().to_string())),
             _ => None,
         };
+        let any_address = match read("any_host") {
+            Ok(line) => {
+                let f: Vec<&str> = line.split_whitespace().collect();
+                let [port, fingerprint] = f[..] else {
+                    return Err(bad(format!("bad any_host line `{}`", line.trim())));
+                };
+                let port = port
+                    .parse()
+                    .map_err(|_| bad(format!("bad port in any_host `{}`", line.trim())))?;
+                Some((port, fingerprint.to_string()))
+            }
+            Err(_) => None,
+        };
         Ok(TestHosts {
+            any_address,
             dir: dir.to_path_buf(),
             hosts,
             user: read("user")?.trim().to_string(),
