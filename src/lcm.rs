@@ -86,7 +86,7 @@ pub use vnfm_lcm::runner::defaults::{
 };
 pub use vnfm_lcm::runner::{Clock, RecoveryReport, SystemClock, is_at_rest};
 pub use vnfm_lcm::{
-    Deliverer, DelivererConfig, Keyring, Lcm, LcmConfig, LcmError, OperationRequest,
+    CreateOptions, Deliverer, DelivererConfig, Keyring, Lcm, LcmConfig, LcmError, OperationRequest,
     SubscriptionRouter, Subscriptions, VimRegistry,
 };
 pub use vnfm_store::{InstanceQuery, OpOccQuery, Page, Store, StoreError};
