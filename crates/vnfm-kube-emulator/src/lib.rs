@@ -245,7 +245,15 @@ impl Emulator {
     /// Starts the server on a free loopback port and the controller, with the nodes of
     /// `config` registered.
     pub async fn start(config: EmulatorConfig) -> Result<Emulator, EmulatorError> {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        Self::start_on(SocketAddr::from(([127, 0, 0, 1], 0)), config).await
+    }
+
+    /// [`Emulator::start`] on the given address (port 0: a free one).
+    pub async fn start_on(
+        listen: SocketAddr,
+        config: EmulatorConfig,
+    ) -> Result<Emulator, EmulatorError> {
+        let listener = tokio::net::TcpListener::bind(listen)
             .await
             .map_err(EmulatorError::Bind)?;
         let addr = listener.local_addr().map_err(EmulatorError::Bind)?;
