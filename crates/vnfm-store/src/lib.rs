@@ -43,8 +43,8 @@ pub use error::{Conflict, StoreError};
 pub use model::{
     DEFAULT_PAGE_SIZE, InstanceQuery, JournalEntry, JournalStep, Lease, MAX_PAGE_SIZE, NameFilter,
     NewOutboxRow, OpOccQuery, OutboxRow, OutboxStatus, PackageRecord, Page, StepOutcome,
-    StepRecord, StepWritten, SubscriptionRecord, Timestamp, Version, VimRecord, canonical_filter,
-    state_str,
+    StepRecord, StepWritten, SubscriptionRecord, Timestamp, Version, VimDependent, VimRecord,
+    canonical_filter, state_str,
 };
 pub use postgres::{DEFAULT_MAX_CONNECTIONS, PostgresStore};
 pub use sqlite::{Durability, SqliteOptions, SqliteStore};
