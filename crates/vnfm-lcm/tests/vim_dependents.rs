@@ -48,8 +48,8 @@ impl Gate {
 }
 
 /// The management driver of "creator-*" instances: `instantiate_end` registers a cluster as
-/// VIM connection `k8s`; `terminate_end` removes that connection and deregisters the VIM in
-/// the same outcome. Other instances' hooks do nothing.
+/// VIM connection `k8s`; `terminate_end` (and `heal_start`) removes that connection and
+/// deregisters the VIM in the same outcome. Other instances' hooks do nothing.
 struct ClusterHooks {
     terminate_end: Gate,
     calls: Mutex<Vec<String>>,
@@ -79,8 +79,11 @@ impl MgmtDriver for ClusterHooks {
                 }],
                 ..Default::default()
             }),
-            "terminate_end" => {
-                self.terminate_end.pass().await;
+            // heal_start does the same (a hook of any operation may deregister a VIM).
+            "terminate_end" | "heal_start" => {
+                if call.operation == "terminate_end" {
+                    self.terminate_end.pass().await;
+                }
                 let vim = call.instance["vimConnectionInfo"]["k8s"]["vimId"]
                     .as_str()
                     .map(str::to_owned);
@@ -668,4 +671,30 @@ async fn a_creator_being_terminated_refuses_new_users() {
     assert!(w.op_occs(&c).await.is_empty());
     w.hooks.terminate_end.release();
     w.completed(terminating).await;
+}
+
+/// A hook of another operation asking to deregister a VIM another instance uses fails its
+/// step with the users named, before anything of its outcome is written.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hook_deregistering_a_vim_in_use_fails_its_step_and_changes_nothing() {
+    let w = World::new(None).await;
+    let (a, vim) = w.creator("creator-a").await;
+    let b = w.cnf("cnf-b", &vim).await;
+    let (before, _) = w.lcm.get_instance_versioned(&a).await.unwrap();
+    let op = w.lcm.heal(&a, req(json!({"cause": "test"}))).await.unwrap();
+    let failed = w.done(&op).await;
+    assert_eq!(failed.operation_state, State::FailedTemp);
+    let detail = failed.error.unwrap().detail;
+    assert!(
+        detail.contains(&format!("VIM {vim} is still used by VNF instance(s) {b}")),
+        "{detail}"
+    );
+    assert_eq!(
+        w.instance(&a).await.vim_connection_info,
+        before.vim_connection_info
+    );
+    assert_eq!(
+        w.registry.show(&vim).await.unwrap().created_by_instance,
+        Some(a.clone())
+    );
 }

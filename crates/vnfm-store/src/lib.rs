@@ -10,7 +10,8 @@
 //! - the notification **outbox** (written in the same transaction as the change it reports,
 //!   claimed by one sender at a time, retried, dead-lettered);
 //! - subscriptions (with their encrypted credentials and duplicate detection) and VIMs (with
-//!   the index of instances using each).
+//!   the index of instances using each, and the instances depending on VIMs another instance's
+//!   hooks registered: [`Store::vim_dependents`]).
 //!
 //! Documents are stored as the exact JSON text serde produces, next to the indexed columns
 //! queries need. Two backends share one SQL implementation: [`SqliteStore`] (the default,

@@ -18,9 +18,10 @@
 //!
 //! The two checks race-proof each other: TERMINATE records its intent (the occurrence) before
 //! its second look for dependents, and an operation bringing a new reference records its
-//! request (its occurrence) before its second look at the creator. Whichever starts second
-//! sees the first and is refused: its occurrence, just created, ends `ROLLED_BACK` at once
-//! with the same error (the only case where a refused request leaves an occurrence behind).
+//! request (its occurrence) before its second look at the creator, so at least one of two
+//! concurrent starts sees the other and is refused (possibly both): its occurrence, just
+//! created, ends `ROLLED_BACK` at once with the same error (the only case where a refused
+//! request leaves an occurrence behind).
 //! References a hook adds (`vimConnectionInfoAdd`) are not checked against their creator's
 //! state: a VIM deregistration that would strand them is refused by the registry instead
 //! ([`LcmError::VimInUse`]), which fails the hook's step.

@@ -1346,28 +1346,53 @@ impl Run {
         if out.vims_to_deregister.is_empty() {
             return Ok(Ok((self.occ.clone(), instance)));
         }
+        let mut occ = self.occ.clone();
+        let forced = dependents::forced_params(&self.request);
+        let mut deregister = Vec::new();
+        for name in &out.vims_to_deregister {
+            let id = VimId::new(name.clone());
+            // Refused before anything is written while other instances use the VIM, so a
+            // failed step leaves the instance as it was.
+            let users: Vec<String> = match self.inner.store.instances_using_vim(&id).await {
+                Ok(users) => users
+                    .into_iter()
+                    .filter(|u| *u != self.instance.id)
+                    .map(|u| u.to_string())
+                    .collect(),
+                Err(e) => return Ok(Err(store_err(e))),
+            };
+            match (users.is_empty(), forced) {
+                (true, _) => deregister.push(id),
+                (false, true) => occ
+                    .warnings
+                    .get_or_insert_default()
+                    .push(kept_warning(name, &users)),
+                (false, false) => {
+                    return Ok(Err(LcmError::VimInUse {
+                        vim_id: name.clone(),
+                        instances: users,
+                    }));
+                }
+            }
+        }
         if let Some(instance) = instance {
             self.commit(self.occ.clone(), None, Some(instance), Vec::new())
                 .await?;
         }
-        let mut occ = self.occ.clone();
-        let forced = dependents::forced_params(&self.request);
-        for name in &out.vims_to_deregister {
-            match self.inner.vims.deregister(&VimId::new(name.clone())).await {
+        for id in deregister {
+            let name = id.to_string();
+            match self.inner.vims.deregister(&id).await {
                 Ok(()) => tracing::info!(vim = %name, "deregistered a VIM at a hook's request"),
                 // Already gone (e.g. the hook runs again after a crash that followed the
                 // deregistration): the outcome is the one asked for.
                 Err(LcmError::NotFound { .. }) => {
                     tracing::info!(vim = %name, "a hook asked to deregister a VIM that is not registered");
                 }
+                // An instance started using it meanwhile.
                 Err(LcmError::VimInUse { instances, .. }) if forced => {
-                    let warning = format!(
-                        "VIM {name} was not deregistered: VNF instance(s) {} still use it (terminated with additionalParams.{})",
-                        instances.join(", "),
-                        dependents::FORCE_WITH_DEPENDENTS
-                    );
-                    tracing::warn!(vim = %name, "{warning}");
-                    occ.warnings.get_or_insert_default().push(warning);
+                    occ.warnings
+                        .get_or_insert_default()
+                        .push(kept_warning(&name, &instances));
                 }
                 Err(e) => return Ok(Err(e)),
             }
@@ -1445,6 +1470,18 @@ impl Run {
         occ.changed_info = Some(changed);
         Ok((occ, Some(instance)))
     }
+}
+
+/// The `warnings` entry (also logged) of a VIM a forced TERMINATE's hook asked to
+/// deregister but that `users` still use.
+fn kept_warning(vim: &str, users: &[String]) -> String {
+    let warning = format!(
+        "VIM {vim} was not deregistered: VNF instance(s) {} still use it (terminated with additionalParams.{})",
+        users.join(", "),
+        dependents::FORCE_WITH_DEPENDENTS
+    );
+    tracing::warn!(vim = %vim, "{warning}");
+    warning
 }
 
 /// Renews the lease of a running occurrence and watches the store for cancellation requests

@@ -21,6 +21,11 @@
 //!    fails. From there the operator retries (the failed step runs again, earlier ones do not),
 //!    rolls back ([`crate::rollback_plan`]) or fails the occurrence.
 //!
+//! Instances that use a VIM another instance's hooks registered hold that instance back: its
+//! TERMINATE (unless forced with `additionalParams.forceWithDependents`) and the deletion of its
+//! identifier are refused with [`LcmError::VimDependents`], and requests that would newly
+//! reference a VIM whose creator is going away are refused too; see [`Lcm::vim_dependents`].
+//!
 //! When an occurrence ends (`COMPLETED`, `FAILED`, `ROLLED_BACK`), the sealed VIMs its request
 //! and the instance before it referenced, and that the instance no longer references, are
 //! deleted ([`VimDirectory::release_inline`]); deleting a VNF identifier deletes the VIMs it
@@ -580,6 +585,15 @@ impl Lcm {
     /// instance id then VIM id. While there are any, TERMINATE of `id` (unless forced with
     /// `additionalParams.forceWithDependents`) and deleting its identifier are refused with
     /// [`LcmError::VimDependents`].
+    ///
+    /// The refusals are checked before an occurrence is created and again once it holds its
+    /// instance; a request newly referencing a VIM whose creator is not instantiated, is being
+    /// terminated or is gone is refused the same way ([`LcmError::VimCreatorUnavailable`]).
+    /// Each side records its occurrence before its second check, so a TERMINATE of `id` and an
+    /// operation bringing a first reference to its VIM that start concurrently cannot both
+    /// proceed: the one (or both) whose second check sees the other is refused, its
+    /// occurrence ending `ROLLED_BACK` without doing anything. References a hook adds are not
+    /// checked; deregistering a VIM still in use fails the hook's step instead.
     pub async fn vim_dependents(
         &self,
         id: &VnfInstanceId,
