@@ -117,7 +117,10 @@ impl ApiError {
     pub fn pointer(&self) -> Option<&str> {
         match self {
             ApiError::BadRequest { pointer, .. } => pointer.as_deref(),
-            ApiError::Lcm(LcmError::InvalidRequest { pointer, .. }) => Some(pointer),
+            ApiError::Lcm(
+                LcmError::InvalidRequest { pointer, .. }
+                | LcmError::VimCreatorUnavailable { pointer, .. },
+            ) => Some(pointer),
             _ => None,
         }
     }
@@ -129,6 +132,13 @@ impl ApiError {
         p.title = status.canonical_reason().map(str::to_owned);
         if let Some(pointer) = self.pointer() {
             p.extra.insert("pointer".into(), pointer.into());
+        }
+        if let ApiError::Lcm(LcmError::VimDependents { dependents, .. }) = self {
+            // The instances (with the VIM each uses) the refusal names, for programs.
+            p.extra.insert(
+                "dependents".into(),
+                serde_json::to_value(dependents).unwrap_or_default(),
+            );
         }
         p
     }
@@ -195,6 +205,31 @@ mod tests {
         assert_eq!(p.status, 400);
         assert_eq!(p.extra["pointer"], "/flavourId");
         assert_eq!(p.title.as_deref(), Some("Bad Request"));
+    }
+
+    #[test]
+    fn vim_dependents_are_named_in_an_extension_member() {
+        let e = ApiError::from(LcmError::VimDependents {
+            instance_id: "a".into(),
+            action: vnfm_lcm::GuardedAction::Terminate,
+            dependents: vec![vnfm_lcm::DependentInstance {
+                vnf_instance_id: "b".into(),
+                vnf_instance_name: Some("cnf-b".into()),
+                vim_id: "v".into(),
+                vnf_lcm_op_occ_id: None,
+            }],
+        });
+        assert_eq!(e.status(), StatusCode::CONFLICT);
+        let p = e.problem();
+        assert_eq!(
+            p.extra["dependents"],
+            serde_json::json!([{"vnfInstanceId": "b", "vnfInstanceName": "cnf-b", "vimId": "v"}])
+        );
+        assert!(
+            p.detail.contains("VNF instance b (\"cnf-b\") on VIM v"),
+            "{}",
+            p.detail
+        );
     }
 
     #[test]

@@ -514,6 +514,7 @@ fn component_schemas() -> BTreeMap<String, Value> {
             "id": {"type": "string"}, "name": {"type": "string"}, "vimType": {"type": "string"},
             "interfaceInfo": {"type": "object"}, "accessInfo": {"type": "object"},
             "extra": {"type": "object"}, "createdByInstance": {"type": "string"},
+            "usedByInstances": {"type": "array", "items": {"type": "string"}},
             "version": {"type": "integer"}
         }
     });

@@ -1362,6 +1362,147 @@ async fn vim_secrets_are_write_only() {
     );
 }
 
+/// A VNF instance whose lifecycle hook registered a VIM another instance uses: its
+/// TERMINATE is a 409 naming the dependents (in `detail` and in `dependents`) and creates no
+/// occurrence; the VIM view shows creator and users; forcing is accepted and recorded.
+#[tokio::test]
+async fn terminating_a_vim_creator_with_dependents_is_a_conflict_naming_them() {
+    let h = Harness::new().await;
+    h.onboard(zip_dir(Path::new(HELLO))).await;
+    let noop = json!({"vim1": {"vimType": "TEST.NOOP.V_1"}});
+    let a = h.create_instance().await;
+    let occ = h
+        .task(
+            &a,
+            "instantiate",
+            json!({"flavourId": "simple", "vimConnectionInfo": noop}),
+        )
+        .await;
+    assert_eq!(occ["operationState"], "COMPLETED", "{occ:#}");
+    // What a hook of A returning a VIM to register leaves in the registry.
+    let registry = vnfm_lcm::VimRegistry::new(h.state.store().clone(), h.state.keyring().clone());
+    let cluster: vnfm_types::VimConnectionInfo = serde_json::from_value(json!({
+        "vimType": "ETSINFV.KUBERNETES.V_1",
+        "interfaceInfo": {"endpoint": "https://10.0.0.9:6443"},
+        "accessInfo": {"bearer_token": "cluster-token"}
+    }))
+    .unwrap();
+    let vim = registry
+        .create(
+            "cluster-of-a",
+            &cluster,
+            Some(&vnfm_types::VnfInstanceId::new(&a)),
+        )
+        .await
+        .unwrap()
+        .id;
+    let r = h
+        .call(
+            Method::POST,
+            "/vnflcm/v2/vnf_instances",
+            Some(json!({"vnfdId": HELLO_VNFD, "vnfInstanceName": "cnf-b"})),
+        )
+        .await;
+    let b = r.json()["id"].as_str().unwrap().to_owned();
+    let occ = h
+        .task(
+            &b,
+            "instantiate",
+            json!({"flavourId": "simple", "vimConnectionInfo": {
+                "vim1": {"vimType": "TEST.NOOP.V_1"},
+                "k8s": {"vimId": vim.as_str(), "vimType": "ETSINFV.KUBERNETES.V_1"}}}),
+        )
+        .await;
+    assert_eq!(occ["operationState"], "COMPLETED", "{occ:#}");
+
+    let view = h
+        .call(Method::GET, &format!("/vnfm/v1/vims/{vim}"), None)
+        .await
+        .json();
+    assert_eq!(view["createdByInstance"], a.as_str());
+    assert_eq!(view["usedByInstances"], json!([b.as_str()]));
+    let list = h.call(Method::GET, "/vnfm/v1/vims", None).await.json();
+    assert_eq!(list[0]["usedByInstances"], json!([b.as_str()]));
+
+    let occs_path = format!("/vnflcm/v2/vnf_lcm_op_occs?filter=(eq,vnfInstanceId,{a})");
+    let before = h.call(Method::GET, &occs_path, None).await.json();
+    let p = h
+        .call(
+            Method::POST,
+            &format!("/vnflcm/v2/vnf_instances/{a}/terminate"),
+            Some(json!({"terminationType": "FORCEFUL"})),
+        )
+        .await
+        .problem(409);
+    assert_eq!(
+        p["dependents"],
+        json!([{"vnfInstanceId": b.as_str(), "vnfInstanceName": "cnf-b", "vimId": vim.as_str()}])
+    );
+    let detail = p["detail"].as_str().unwrap();
+    for needle in [
+        a.as_str(),
+        b.as_str(),
+        "\"cnf-b\"",
+        vim.as_str(),
+        "terminate those instances",
+        "additionalParams.forceWithDependents",
+    ] {
+        assert!(detail.contains(needle), "{needle} missing from: {detail}");
+    }
+    assert_eq!(
+        h.call(Method::GET, &occs_path, None).await.json(),
+        before,
+        "no occurrence was created"
+    );
+    let p = h
+        .call(
+            Method::POST,
+            &format!("/vnflcm/v2/vnf_instances/{a}/terminate"),
+            Some(json!({"terminationType": "FORCEFUL",
+                        "additionalParams": {"forceWithDependents": 1}})),
+        )
+        .await
+        .problem(400);
+    assert_eq!(p["pointer"], "/additionalParams/forceWithDependents");
+
+    let occ = h
+        .task(
+            &a,
+            "terminate",
+            json!({"terminationType": "FORCEFUL", "additionalParams": {"forceWithDependents": true}}),
+        )
+        .await;
+    assert_eq!(occ["operationState"], "COMPLETED", "{occ:#}");
+    let warning = occ["warnings"][0].as_str().unwrap_or("");
+    assert!(
+        warning.contains(b.as_str()) && warning.contains(vim.as_str()),
+        "{occ:#}"
+    );
+    // A is gone but B still runs on the VIM: A's identifier stays until B lets go of it.
+    let p = h
+        .call(
+            Method::DELETE,
+            &format!("/vnflcm/v2/vnf_instances/{a}"),
+            None,
+        )
+        .await
+        .problem(409);
+    assert_eq!(p["dependents"][0]["vnfInstanceId"], b.as_str());
+    // Nor can a new instance start using a VIM whose creator is not instantiated.
+    let c = h.create_instance().await;
+    let p = h
+        .call(
+            Method::POST,
+            &format!("/vnflcm/v2/vnf_instances/{c}/instantiate"),
+            Some(json!({"flavourId": "simple", "vimConnectionInfo": {
+                "vim1": {"vimType": "TEST.NOOP.V_1"},
+                "k8s": {"vimId": vim.as_str(), "vimType": "ETSINFV.KUBERNETES.V_1"}}})),
+        )
+        .await
+        .problem(409);
+    assert_eq!(p["pointer"], "/vimConnectionInfo/k8s");
+}
+
 #[tokio::test]
 async fn body_limits_metrics_and_openapi() {
     let h = Harness::with(|o| o.max_json_body = 1024).await;

@@ -338,6 +338,46 @@ pub enum LcmError {
         /// The instances using it (at most a few).
         instances: Vec<String>,
     },
+    /// Terminating a VNF instance, or deleting its identifier, while other instances use VIMs
+    /// that its lifecycle hooks registered: they would lose their VIM.
+    #[error(
+        "{} VNF instance {instance_id}: VIM(s) its lifecycle hooks registered are still used by {}; {}",
+        match action {
+            GuardedAction::Terminate => "cannot terminate",
+            GuardedAction::DeleteIdentifier => "cannot delete the identifier of",
+        },
+        dependents_listing(dependents),
+        match action {
+            GuardedAction::Terminate => "terminate those instances (or remove the VIM from their vimConnectionInfo) first, or terminate with additionalParams.forceWithDependents = true to leave them without it",
+            GuardedAction::DeleteIdentifier => "terminate those instances (or remove the VIM from their vimConnectionInfo) first",
+        }
+    )]
+    VimDependents {
+        /// The instance whose hooks registered the VIMs.
+        instance_id: String,
+        /// What was refused.
+        action: GuardedAction,
+        /// The instances using them, with the VIM each uses (all of them; the message lists
+        /// the first few).
+        dependents: Vec<DependentInstance>,
+    },
+    /// A request references a VIM whose creating instance is going away or gone: it is not
+    /// instantiated, is being terminated, or was deleted.
+    #[error(
+        "{pointer}: VIM {} was registered by a lifecycle hook of VNF instance {creator_id}, which {reason}; the VIM goes away with it, so it cannot be newly referenced: use another VIM",
+        echo(vim_id)
+    )]
+    VimCreatorUnavailable {
+        /// JSON pointer to the request's `vimConnectionInfo` entry.
+        pointer: String,
+        /// The referenced VIM.
+        vim_id: String,
+        /// The instance whose hook registered it.
+        creator_id: String,
+        /// Its state (`is NOT_INSTANTIATED`, `is being terminated by operation occurrence ...`,
+        /// `no longer exists`).
+        reason: String,
+    },
     /// A well-formed request the VNFM cannot carry out (an unsupported option, a callback URI
     /// that failed its test).
     #[error("{pointer}: {message}")]
@@ -413,7 +453,10 @@ impl LcmError {
             | LcmError::Unprocessable { .. } => 422,
             LcmError::InvalidRequest { .. } => 400,
             LcmError::NotFound { .. } => 404,
-            LcmError::VimInUse { .. } | LcmError::Conflict(_) => 409,
+            LcmError::VimInUse { .. }
+            | LcmError::VimDependents { .. }
+            | LcmError::VimCreatorUnavailable { .. }
+            | LcmError::Conflict(_) => 409,
             LcmError::Inconsistent(_)
             | LcmError::Keys(_)
             | LcmError::Decrypt { .. }
@@ -429,6 +472,62 @@ impl LcmError {
             message: message.into(),
         }
     }
+}
+
+/// What [`LcmError::VimDependents`] refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GuardedAction {
+    /// TERMINATE (can be forced with `additionalParams.forceWithDependents`).
+    Terminate,
+    /// Deleting the VNF identifier.
+    DeleteIdentifier,
+}
+
+/// A VNF instance that uses a VIM another instance's lifecycle hooks registered (the
+/// `dependents` extension member of the API's 409 ProblemDetails).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DependentInstance {
+    /// The instance using the VIM.
+    pub vnf_instance_id: String,
+    /// Its `vnfInstanceName`, if it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vnf_instance_name: Option<String>,
+    /// The VIM it uses.
+    pub vim_id: String,
+    /// When the instance does not reference the VIM yet: the operation occurrence (not yet
+    /// begun, or failed before it began) whose request brings the reference.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vnf_lcm_op_occ_id: Option<String>,
+}
+
+impl std::fmt::Display for DependentInstance {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "VNF instance {}", self.vnf_instance_id)?;
+        if let Some(n) = &self.vnf_instance_name {
+            write!(f, " (\"{}\")", echo(n))?;
+        }
+        write!(f, " on VIM {}", self.vim_id)?;
+        if let Some(o) = &self.vnf_lcm_op_occ_id {
+            write!(f, " (requested by operation occurrence {o})")?;
+        }
+        Ok(())
+    }
+}
+
+/// "VNF instance b (\"name\") on VIM v, ...", listing at most [`MAX_LISTED`].
+pub(crate) fn dependents_listing(dependents: &[DependentInstance]) -> String {
+    let mut out = String::new();
+    for (i, d) in dependents.iter().take(MAX_LISTED).enumerate() {
+        if i > 0 {
+            out.push_str(", ");
+        }
+        let _ = write!(out, "{d}");
+    }
+    if dependents.len() > MAX_LISTED {
+        let _ = write!(out, " and {} more", dependents.len() - MAX_LISTED);
+    }
+    out
 }
 
 /// The operation's SOL003 name (`SCALE_TO_LEVEL`).

@@ -63,7 +63,7 @@ pub mod subscriptions;
 pub mod validate;
 pub mod vim;
 
-pub use error::LcmError;
+pub use error::{DependentInstance, GuardedAction, LcmError};
 pub use notify::{Deliverer, DelivererConfig};
 pub use plan::{
     HookStep, OperationRequest, Plan, PlanKind, RollbackHooks, Step, plan, remaining, rollback_plan,

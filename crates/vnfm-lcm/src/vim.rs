@@ -33,6 +33,7 @@
 //! references it ([`VimDirectory::release_inline`]), so a rollback can put the old reference
 //! back. Deleting the VNF identifier deletes the VIMs it owns ([`VimDirectory::release_owned`]).
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use async_trait::async_trait;
@@ -520,9 +521,15 @@ pub struct VimView {
     /// `extra`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub extra: Option<KeyValuePairs>,
-    /// The VNF instance whose lifecycle hook registered the VIM.
+    /// The VNF instance whose lifecycle hook registered the VIM (or whose request carried it
+    /// as inline credentials). While other instances use such a VIM, that instance cannot be
+    /// terminated unless forced ([`crate::runner::FORCE_WITH_DEPENDENTS`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub created_by_instance: Option<VnfInstanceId>,
+    /// The VNF instances that use the VIM (their `vimConnectionInfo` references it, or one of
+    /// their resources names it), ordered by id. The VIM cannot be deleted while any does.
+    #[serde(default)]
+    pub used_by_instances: Vec<VnfInstanceId>,
     /// Revision (the HTTP entity tag is `"<version>"`).
     pub version: i64,
 }
@@ -616,37 +623,52 @@ impl VimRegistry {
             created_by = created_by.map(|c| c.as_str()),
             "VIM registered"
         );
-        Ok(view(&record, version))
+        Ok(view(&record, version, Vec::new()))
     }
 
-    /// All registered VIMs, redacted, ordered by id.
+    /// All registered VIMs, redacted, ordered by id, with the instances using each.
     pub async fn list(&self) -> Result<Vec<VimView>, LcmError> {
-        Ok(self
-            .store
-            .list_vims()
-            .await
-            .map_err(store_err)?
+        let records = self.store.list_vims().await.map_err(store_err)?;
+        let mut usage = self.usage().await?;
+        Ok(records
             .iter()
-            .map(|(r, v)| view(r, *v))
+            .map(|(r, v)| view(r, *v, usage.remove(&r.id).unwrap_or_default()))
             .collect())
     }
 
-    /// The VIMs the hooks of `instance` registered, redacted.
+    /// The VIMs the hooks of `instance` registered, redacted, with the instances using each.
     pub async fn created_by(&self, instance: &VnfInstanceId) -> Result<Vec<VimView>, LcmError> {
-        Ok(self
+        let records = self
             .store
             .vims_created_by(instance)
             .await
-            .map_err(store_err)?
-            .iter()
-            .map(|(r, v)| view(r, *v))
-            .collect())
+            .map_err(store_err)?;
+        let mut out = Vec::with_capacity(records.len());
+        for (r, v) in &records {
+            out.push(view(r, *v, self.users(&r.id).await?));
+        }
+        Ok(out)
     }
 
-    /// One VIM, redacted. [`LcmError::NotFound`] if it is not registered.
+    /// One VIM, redacted, with the instances using it. [`LcmError::NotFound`] if it is not
+    /// registered.
     pub async fn show(&self, id: &VimId) -> Result<VimView, LcmError> {
         let (record, version) = self.get(id).await?;
-        Ok(view(&record, version))
+        Ok(view(&record, version, self.users(id).await?))
+    }
+
+    /// The instances using VIM `id`.
+    async fn users(&self, id: &VimId) -> Result<Vec<VnfInstanceId>, LcmError> {
+        self.store.instances_using_vim(id).await.map_err(store_err)
+    }
+
+    /// The instances using each VIM.
+    async fn usage(&self) -> Result<BTreeMap<VimId, Vec<VnfInstanceId>>, LcmError> {
+        let mut out: BTreeMap<VimId, Vec<VnfInstanceId>> = BTreeMap::new();
+        for (vim, instance) in self.store.vim_usage().await.map_err(store_err)? {
+            out.entry(vim).or_default().push(instance);
+        }
+        Ok(out)
     }
 
     /// Applies `update` (validated like a registration; the secrets are re-encrypted with the
@@ -700,7 +722,7 @@ impl VimRegistry {
             .await
             .map_err(store_err)?;
         tracing::info!(vim_id = %id, "VIM updated");
-        Ok(view(&new, version))
+        Ok(view(&new, version, self.users(id).await?))
     }
 
     /// Deletes a VIM; refused with [`LcmError::VimInUse`] (naming them) while instances use it.
@@ -833,7 +855,7 @@ fn in_use(id: &VimId, mut by: Vec<String>) -> LcmError {
     }
 }
 
-fn view(record: &VimRecord, version: Version) -> VimView {
+fn view(record: &VimRecord, version: Version, used_by: Vec<VnfInstanceId>) -> VimView {
     let info: Option<VimConnectionInfo> = serde_json::from_value(record.public.clone()).ok();
     // The public part holds every secret as "***" already (see `seal`).
     let (interface_info, access_info, extra) = match info {
@@ -848,6 +870,7 @@ fn view(record: &VimRecord, version: Version) -> VimView {
         access_info,
         extra,
         created_by_instance: record.created_by_instance.clone(),
+        used_by_instances: used_by,
         version: version.0,
     }
 }

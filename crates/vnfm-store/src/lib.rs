@@ -10,7 +10,8 @@
 //! - the notification **outbox** (written in the same transaction as the change it reports,
 //!   claimed by one sender at a time, retried, dead-lettered);
 //! - subscriptions (with their encrypted credentials and duplicate detection) and VIMs (with
-//!   the index of instances using each).
+//!   the index of instances using each, and the instances depending on VIMs another instance's
+//!   hooks registered: [`Store::vim_dependents`]).
 //!
 //! Documents are stored as the exact JSON text serde produces, next to the indexed columns
 //! queries need. Two backends share one SQL implementation: [`SqliteStore`] (the default,
@@ -43,8 +44,8 @@ pub use error::{Conflict, StoreError};
 pub use model::{
     DEFAULT_PAGE_SIZE, InstanceQuery, JournalEntry, JournalStep, Lease, MAX_PAGE_SIZE, NameFilter,
     NewOutboxRow, OpOccQuery, OutboxRow, OutboxStatus, PackageRecord, Page, StepOutcome,
-    StepRecord, StepWritten, SubscriptionRecord, Timestamp, Version, VimRecord, canonical_filter,
-    state_str,
+    StepRecord, StepWritten, SubscriptionRecord, Timestamp, Version, VimDependent, VimRecord,
+    canonical_filter, state_str,
 };
 pub use postgres::{DEFAULT_MAX_CONNECTIONS, PostgresStore};
 pub use sqlite::{Durability, SqliteOptions, SqliteStore};

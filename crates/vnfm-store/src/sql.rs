@@ -93,13 +93,76 @@ pub(crate) fn from_json<T: DeserializeOwned>(
     })
 }
 
-/// The distinct VIM ids an instance's `vimConnectionInfo` references.
+/// The distinct VIM ids an instance uses: those its `vimConnectionInfo` entries reference, and
+/// those its resources live on. A resource handle's `vimConnectionId` names an entry of
+/// `vimConnectionInfo` (and so a VIM already counted); one that names no entry is taken to name
+/// the VIM itself, so a resource whose connection entry is gone still pins its VIM.
 pub(crate) fn vim_ids(instance: &VnfInstance) -> Vec<String> {
-    let mut ids: Vec<String> = instance
-        .vim_connection_info
+    let connections = instance.vim_connection_info.as_ref();
+    let mut ids: Vec<String> = connections
         .iter()
         .flat_map(|m| m.values())
         .filter_map(|v| v.vim_id.as_ref().map(|id| id.0.clone()))
+        .collect();
+    if let Some(info) = &instance.instantiated_vnf_info {
+        let handles = info
+            .vnfc_resource_info
+            .iter()
+            .flatten()
+            .map(|r| &r.compute_resource)
+            .chain(
+                info.vnf_virtual_link_resource_info
+                    .iter()
+                    .flatten()
+                    .map(|r| &r.network_resource),
+            )
+            .chain(
+                info.virtual_storage_resource_info
+                    .iter()
+                    .flatten()
+                    .map(|r| &r.storage_resource),
+            )
+            .chain(
+                info.ext_virtual_link_info
+                    .iter()
+                    .flatten()
+                    .map(|r| &r.resource_handle),
+            )
+            .chain(
+                info.ext_managed_virtual_link_info
+                    .iter()
+                    .flatten()
+                    .map(|r| &r.network_resource),
+            );
+        for h in handles {
+            let Some(conn) = h.vim_connection_id.as_deref() else {
+                continue;
+            };
+            if connections.is_some_and(|m| m.contains_key(conn)) {
+                continue;
+            }
+            ids.push(conn.to_owned());
+        }
+    }
+    ids.sort();
+    ids.dedup();
+    ids
+}
+
+/// The `vimId`s of the `vimConnectionInfo` entries an operation request brings (a map in the
+/// v3 shapes, an array in the v2 ones; `null` entries, removals in a MODIFY_INFO, bring none).
+pub(crate) fn request_vim_ids(
+    params: Option<&serde_json::Map<String, serde_json::Value>>,
+) -> Vec<String> {
+    let entries: Vec<&serde_json::Value> = match params.and_then(|p| p.get("vimConnectionInfo")) {
+        Some(serde_json::Value::Object(m)) => m.values().collect(),
+        Some(serde_json::Value::Array(a)) => a.iter().collect(),
+        _ => Vec::new(),
+    };
+    let mut ids: Vec<String> = entries
+        .into_iter()
+        .filter_map(|e| e.get("vimId").and_then(serde_json::Value::as_str))
+        .map(str::to_owned)
         .collect();
     ids.sort();
     ids.dedup();
@@ -136,9 +199,9 @@ macro_rules! impl_sql_store {
             use crate::model::{
                 enum_str, page_size, parse_state, state_str, InstanceQuery, JournalEntry, Lease,
                 NameFilter, NewOutboxRow, OpOccQuery, OutboxRow, OutboxStatus, PackageRecord, Page, StepOutcome,
-                StepRecord, StepWritten, SubscriptionRecord, Timestamp, Version, VimRecord,
+                StepRecord, StepWritten, SubscriptionRecord, Timestamp, Version, VimDependent, VimRecord,
             };
-            use crate::sql::{from_json, is_unique_violation, now_ms, to_json, vim_ids};
+            use crate::sql::{from_json, is_unique_violation, now_ms, request_vim_ids, to_json, vim_ids};
             use crate::store::{Result, Store};
 
             const INSTANCE: &str = "VNF instance";
@@ -1532,6 +1595,123 @@ macro_rules! impl_sql_store {
                     .iter()
                     .map(|r| r.try_get::<String, _>(0).map(VnfInstanceId).map_err(backend))
                     .collect()
+                }
+
+                async fn vim_usage(&self) -> Result<Vec<(VimId, VnfInstanceId)>> {
+                    // Two plain reads instead of a join: the index's vim_id and vims.id have
+                    // different collations on PostgreSQL.
+                    let registered = sqlx::query("SELECT id FROM vims")
+                        .fetch_all(self.reader())
+                        .await
+                        .map_err(backend)?
+                        .iter()
+                        .map(|r| r.try_get::<String, _>(0).map_err(backend))
+                        .collect::<Result<std::collections::BTreeSet<String>>>()?;
+                    let mut out = Vec::new();
+                    for r in sqlx::query("SELECT vim_id, instance_id FROM instance_vims")
+                        .fetch_all(self.reader())
+                        .await
+                        .map_err(backend)?
+                    {
+                        let vim: String = r.try_get(0).map_err(backend)?;
+                        if registered.contains(&vim) {
+                            out.push((VimId(vim), VnfInstanceId(r.try_get(1).map_err(backend)?)));
+                        }
+                    }
+                    // Byte order whatever the database's collation.
+                    out.sort();
+                    Ok(out)
+                }
+
+                async fn vim_dependents(&self, creator: &VnfInstanceId) -> Result<Vec<VimDependent>> {
+                    let pool = self.reader();
+                    let created = sqlx::query("SELECT id FROM vims WHERE created_by_instance = $1")
+                        .bind(creator.as_str())
+                        .fetch_all(pool)
+                        .await
+                        .map_err(backend)?
+                        .iter()
+                        .map(|r| r.try_get::<String, _>(0).map_err(backend))
+                        .collect::<Result<std::collections::BTreeSet<String>>>()?;
+                    if created.is_empty() {
+                        return Ok(Vec::new());
+                    }
+                    // The requests of non-final occurrences first, then the index (see the
+                    // trait's documentation for why this order).
+                    let mut found: std::collections::BTreeMap<(String, String), Option<VnfLcmOpOccId>> =
+                        std::collections::BTreeMap::new();
+                    let rows = sqlx::query(concat!(
+                        "SELECT id, instance_id, doc FROM op_occs WHERE state IN ",
+                        "('STARTING', 'PROCESSING', 'ROLLING_BACK', 'FAILED_TEMP')",
+                        " AND instance_id <> $1"
+                    ))
+                    .bind(creator.as_str())
+                    .fetch_all(pool)
+                    .await
+                    .map_err(backend)?;
+                    for r in &rows {
+                        let id: String = r.try_get(0).map_err(backend)?;
+                        let instance: String = r.try_get(1).map_err(backend)?;
+                        let doc: String = r.try_get(2).map_err(backend)?;
+                        let doc: Value = from_json(OP_OCC, &id, &doc)?;
+                        let params = doc.get("operationParams").and_then(Value::as_object);
+                        for vim in request_vim_ids(params) {
+                            if created.contains(&vim) {
+                                found
+                                    .entry((instance.clone(), vim))
+                                    .or_insert_with(|| Some(VnfLcmOpOccId(id.clone())));
+                            }
+                        }
+                    }
+                    let mut qb = sqlx::QueryBuilder::<$db>::new(
+                        "SELECT iv.instance_id, iv.vim_id, i.vnf_instance_name FROM instance_vims iv \
+                         JOIN vnf_instances i ON i.id = iv.instance_id WHERE iv.instance_id <> ",
+                    );
+                    qb.push_bind(creator.0.clone()).push(" AND iv.vim_id IN (");
+                    let mut sep = qb.separated(", ");
+                    for vim in &created {
+                        sep.push_bind(vim.clone());
+                    }
+                    qb.push(")");
+                    let mut names: std::collections::BTreeMap<String, Option<String>> =
+                        std::collections::BTreeMap::new();
+                    for r in qb.build().fetch_all(pool).await.map_err(backend)? {
+                        let instance: String = r.try_get(0).map_err(backend)?;
+                        let vim: String = r.try_get(1).map_err(backend)?;
+                        names.insert(instance.clone(), r.try_get(2).map_err(backend)?);
+                        found.insert((instance, vim), None);
+                    }
+                    let unnamed: std::collections::BTreeSet<&String> = found
+                        .keys()
+                        .map(|(i, _)| i)
+                        .filter(|i| !names.contains_key(*i))
+                        .collect();
+                    if !unnamed.is_empty() {
+                        let mut qb = sqlx::QueryBuilder::<$db>::new(
+                            "SELECT id, vnf_instance_name FROM vnf_instances WHERE id IN (",
+                        );
+                        let mut sep = qb.separated(", ");
+                        for i in &unnamed {
+                            sep.push_bind((*i).clone());
+                        }
+                        qb.push(")");
+                        for r in qb.build().fetch_all(pool).await.map_err(backend)? {
+                            names.insert(r.try_get(0).map_err(backend)?, r.try_get(1).map_err(backend)?);
+                        }
+                    }
+                    // An instance deleted meanwhile (it has no name entry) uses nothing.
+                    Ok(found
+                        .into_iter()
+                        .filter_map(|((instance, vim), pending_op_occ)| {
+                            let instance_name = names.get(&instance)?.clone();
+                            Some(VimDependent {
+                                instance_id: VnfInstanceId(instance),
+                                vim_id: VimId(vim),
+                                instance_name,
+                                pending_op_occ,
+                            })
+                        })
+                        .collect())
                 }
 
                 async fn count_op_occs_by_state(&self) -> Result<Vec<(String, i64)>> {

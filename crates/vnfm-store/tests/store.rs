@@ -66,6 +66,7 @@ store_tests!(
     concurrent_outbox_claims_are_disjoint,
     subscriptions_round_trip_and_detect_duplicates,
     vims_and_the_index_of_instances_using_them,
+    vim_dependents_follow_references_resources_and_requests,
     migrations_apply_on_empty_and_refuse_newer_schema,
     packages_round_trip_with_unique_vnfd_and_content,
 );
@@ -1467,6 +1468,177 @@ async fn vims_and_the_index_of_instances_using_them(db: &TestDb) {
             .unwrap_err(),
         StoreError::NotFound { .. }
     ));
+}
+
+/// `(instance, VIM, name, pending op-occ)` of each dependent of `creator`.
+async fn dependents(
+    s: &dyn Store,
+    creator: &str,
+) -> Vec<(String, String, Option<String>, Option<String>)> {
+    s.vim_dependents(&VnfInstanceId::new(creator))
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|d| {
+            (
+                d.instance_id.0,
+                d.vim_id.0,
+                d.instance_name,
+                d.pending_op_occ.map(|o| o.0),
+            )
+        })
+        .collect()
+}
+
+async fn vim_dependents_follow_references_resources_and_requests(db: &TestDb) {
+    let s = db.store.as_ref();
+    let vim = |id: &str, by: Option<&str>| VimRecord {
+        id: VimId::new(id),
+        name: id.into(),
+        vim_type: "ETSINFV.KUBERNETES.V_1".into(),
+        public: json!({}),
+        secret: vec![1],
+        created_by_instance: by.map(VnfInstanceId::new),
+    };
+    for (id, by) in [
+        ("k8s-a1", Some("i-a")),
+        ("k8s-a2", Some("i-a")),
+        ("k8s-c", Some("i-c")),
+        ("shared", None),
+    ] {
+        s.create_vim(&vim(id, by)).await.unwrap();
+    }
+    // The creator uses its own VIM: that does not make it its own dependent.
+    s.create_instance(&instance("i-a", "vnfd", Some("vnf-a"), &["k8s-a1"]), &[])
+        .await
+        .unwrap();
+    s.create_instance(
+        &instance("i-b", "vnfd", Some("cnf-b"), &["k8s-a1", "shared"]),
+        &[],
+    )
+    .await
+    .unwrap();
+    // i-d has no connection entry for its resource's vimConnectionId, which names the VIM.
+    let mut d = serde_json::to_value(instance("i-d", "vnfd", None, &["shared"])).unwrap();
+    d["instantiationState"] = json!("INSTANTIATED");
+    d["instantiatedVnfInfo"] = json!({
+        "flavourId": "simple", "vnfState": "STARTED",
+        "vnfcResourceInfo": [
+            {"id": "c1", "vduId": "VDU1", "computeResource": {"resourceId": "pod-1", "vimConnectionId": "k8s-a2"}},
+            {"id": "c2", "vduId": "VDU1", "computeResource": {"resourceId": "pod-2", "vimConnectionId": "vim0"}}
+        ]
+    });
+    let d: vnfm_types::VnfInstance = serde_json::from_value(d).unwrap();
+    s.create_instance(&d, &[]).await.unwrap();
+    // i-e does not reference it yet, but the request of its STARTING occurrence does.
+    s.create_instance(&instance("i-e", "vnfd", Some("cnf-e"), &[]), &[])
+        .await
+        .unwrap();
+    let mut pending = op_occ("o-e", "i-e", S::Starting);
+    pending.operation_params = Some(
+        json!({"flavourId": "simple",
+               "vimConnectionInfo": {"k8s": {"vimId": "k8s-a2", "vimType": "ETSINFV.KUBERNETES.V_1"},
+                                     "gone": null}})
+        .as_object()
+        .unwrap()
+        .clone(),
+    );
+    s.start_operation(&pending, &lease("r", T0)).await.unwrap();
+    // A finished occurrence's request, an unregistered VIM and a VIM nobody created count
+    // for nothing.
+    s.create_instance(&instance("i-g", "vnfd", None, &["ghost"]), &[])
+        .await
+        .unwrap();
+    let mut done = op_occ("o-g", "i-g", S::Starting);
+    done.operation_params = Some(
+        json!({"vimConnectionInfo": {"k": {"vimId": "k8s-a1", "vimType": "x"}}})
+            .as_object()
+            .unwrap()
+            .clone(),
+    );
+    s.start_operation(&done, &lease("r", T0)).await.unwrap();
+    s.record_step(&transition(
+        &done,
+        S::Starting,
+        S::RolledBack,
+        Version(1),
+        "r",
+    ))
+    .await
+    .unwrap();
+
+    let s_ = |v: &str| Some(v.to_string());
+    assert_eq!(
+        dependents(s, "i-a").await,
+        vec![
+            ("i-b".into(), "k8s-a1".into(), s_("cnf-b"), None),
+            ("i-d".into(), "k8s-a2".into(), None, None),
+            ("i-e".into(), "k8s-a2".into(), s_("cnf-e"), s_("o-e")),
+        ]
+    );
+    assert!(dependents(s, "i-c").await.is_empty(), "nobody uses k8s-c");
+    assert!(
+        dependents(s, "i-b").await.is_empty(),
+        "i-b registered no VIM"
+    );
+    assert_eq!(
+        s.vim_usage()
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|(v, i)| (v.0, i.0))
+            .collect::<Vec<_>>(),
+        [
+            ("k8s-a1", "i-a"),
+            ("k8s-a1", "i-b"),
+            ("k8s-a2", "i-d"),
+            ("shared", "i-b"),
+            ("shared", "i-d"),
+        ]
+        .map(|(v, i)| (v.to_string(), i.to_string()))
+    );
+    assert_eq!(
+        s.instances_using_vim(&VimId::new("k8s-a2")).await.unwrap(),
+        [VnfInstanceId::new("i-d")]
+    );
+
+    // The occurrence begins and writes the reference into its instance: no longer pending.
+    s.record_step(&StepRecord {
+        instance: Some((
+            instance("i-e", "vnfd", Some("cnf-e"), &["k8s-a2"]),
+            Version(1),
+        )),
+        ..transition(&pending, S::Starting, S::Processing, Version(1), "r")
+    })
+    .await
+    .unwrap();
+    // i-b drops its reference; i-d's resource is gone.
+    s.update_instance(
+        &instance("i-b", "vnfd", Some("cnf-b"), &["shared"]),
+        Version(1),
+    )
+    .await
+    .unwrap();
+    s.update_instance(&instance("i-d", "vnfd", None, &["shared"]), Version(1))
+        .await
+        .unwrap();
+    assert_eq!(
+        dependents(s, "i-a").await,
+        vec![("i-e".into(), "k8s-a2".into(), s_("cnf-e"), None)]
+    );
+    s.record_step(&StepRecord {
+        instance: Some((instance("i-e", "vnfd", Some("cnf-e"), &[]), Version(2))),
+        ..transition(
+            &in_state(&pending, S::Processing),
+            S::Processing,
+            S::RolledBack,
+            Version(2),
+            "r",
+        )
+    })
+    .await
+    .unwrap();
+    assert!(dependents(s, "i-a").await.is_empty());
 }
 
 async fn migrations_apply_on_empty_and_refuse_newer_schema(db: &TestDb) {

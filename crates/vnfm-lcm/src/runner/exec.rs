@@ -15,14 +15,16 @@ use vnfm_driver_api::{
 };
 use vnfm_store::{StepOutcome, StepRecord, StepWritten, StoreError, Version};
 use vnfm_types::{
-    CancelModeType, Grant, LccnNotification, LcmOperationStateType as State, Link, OperationParams,
-    ProblemDetails, VimConnectionInfo, VimId, VnfInfoModifications, VnfInstance, VnfInstanceId,
-    VnfLcmOpOcc, VnfLcmOpOccId, VnfLcmOpOccLinks,
+    CancelModeType, Grant, LccnNotification, LcmOperationStateType as State, LcmOperationType,
+    Link, OperationParams, ProblemDetails, VimConnectionInfo, VimId, VnfInfoModifications,
+    VnfInstance, VnfInstanceId, VnfLcmOpOcc, VnfLcmOpOccId, VnfLcmOpOccLinks,
 };
 
 use super::apply::{self, InfraContext};
 use super::journal::{self, JournalView, Phase, PlanRow, StepRow};
-use super::{Inner, RunHandle, instance_links, new_uuid, notifications, store_err, vims};
+use super::{
+    Inner, RunHandle, dependents, instance_links, new_uuid, notifications, store_err, vims,
+};
 use crate::error::{LcmError, op_name};
 use crate::plan::{OperationRequest, Plan, PlanKind, RollbackHooks, Step, grant};
 use crate::ports::{OnboardedVnfd, VimDirectory};
@@ -902,7 +904,7 @@ impl Run {
         if start >= n {
             let to = moved(&self.inner, &self.occ, final_event)?;
             let notes = vec![note(&self.inner, &to)];
-            let instance = self.finished_instance(final_event, None);
+            let instance = self.final_instance(final_event, None).await;
             self.commit(to, None, instance, notes).await?;
             return Ok(());
         }
@@ -965,7 +967,7 @@ impl Run {
                         now,
                     );
                     let instance = match event {
-                        Some(ev) => self.finished_instance(ev, instance),
+                        Some(ev) => self.final_instance(ev, instance).await,
                         None => instance,
                     };
                     self.commit(occ, Some(row), instance, notes).await?;
@@ -1169,7 +1171,7 @@ impl Run {
                 Ok(match self.drive(fut, budget, &name).await? {
                     Ok(out) => self
                         .after_hook(out)
-                        .await
+                        .await?
                         .map_err(|e| lcm_problem(&name, i, n, &e, &vims)),
                     Err(e) => Err(self.driver_problem(&name, i, n, e, &vims)),
                 })
@@ -1304,31 +1306,34 @@ impl Run {
         (occ, Some(instance))
     }
 
+    /// Applies a hook's outcome: registers the VIMs it created, stores its error-handling
+    /// data, and returns the occurrence and the instance to write with the step. When the hook
+    /// asks to deregister VIMs, the instance change is written first (it drops the
+    /// connections to those VIMs, and the registry refuses to delete a VIM an instance still
+    /// references), then the VIMs are deregistered.
     async fn after_hook(
-        &self,
+        &mut self,
         out: HookOutcome,
-    ) -> Result<(VnfLcmOpOcc, Option<VnfInstance>), LcmError> {
+    ) -> Result<Result<(VnfLcmOpOcc, Option<VnfInstance>), LcmError>, Stop> {
         let mut registered = Vec::new();
         for reg in &out.vims_to_register {
-            let info = self.inner.vims.register(reg, &self.instance.id).await?;
+            let info = match self.inner.vims.register(reg, &self.instance.id).await {
+                Ok(info) => info,
+                Err(e) => return Ok(Err(e)),
+            };
             tracing::info!(vim = %reg.name, "registered a VIM created by a hook");
             if let Some(key) = &reg.connection_id {
                 registered.push((key.clone(), info));
             }
         }
-        for name in &out.vims_to_deregister {
-            self.inner
-                .vims
-                .deregister(&VimId::new(name.clone()))
-                .await?;
-            tracing::info!(vim = %name, "deregistered a VIM at a hook's request");
-        }
-        if let Some(data) = &out.error_handling_data {
-            self.inner
+        if let Some(data) = &out.error_handling_data
+            && let Err(e) = self
+                .inner
                 .store
                 .put_op_occ_data(&self.occ.id, HOOK_DATA_KEY, data)
                 .await
-                .map_err(store_err)?;
+        {
+            return Ok(Err(store_err(e)));
         }
         let changes_instance = !out.vim_connection_info_add.is_empty()
             || !out.vim_connection_info_remove.is_empty()
@@ -1338,7 +1343,108 @@ impl Run {
             || out.extensions.is_some();
         let instance = changes_instance
             .then(|| apply::apply_hook(&self.instance, &out, &registered, &out.vims_to_deregister));
-        Ok((self.occ.clone(), instance))
+        if out.vims_to_deregister.is_empty() {
+            return Ok(Ok((self.occ.clone(), instance)));
+        }
+        let mut occ = self.occ.clone();
+        let forced = dependents::forced_params(&self.request);
+        let mut deregister = Vec::new();
+        for name in &out.vims_to_deregister {
+            let id = VimId::new(name.clone());
+            // Refused before anything is written while other instances use the VIM, so a
+            // failed step leaves the instance as it was.
+            let users: Vec<String> = match self.inner.store.instances_using_vim(&id).await {
+                Ok(users) => users
+                    .into_iter()
+                    .filter(|u| *u != self.instance.id)
+                    .map(|u| u.to_string())
+                    .collect(),
+                Err(e) => return Ok(Err(store_err(e))),
+            };
+            match (users.is_empty(), forced) {
+                (true, _) => deregister.push(id),
+                (false, true) => occ
+                    .warnings
+                    .get_or_insert_default()
+                    .push(kept_warning(name, &users)),
+                (false, false) => {
+                    return Ok(Err(LcmError::VimInUse {
+                        vim_id: name.clone(),
+                        instances: users,
+                    }));
+                }
+            }
+        }
+        if let Some(instance) = instance {
+            self.commit(self.occ.clone(), None, Some(instance), Vec::new())
+                .await?;
+        }
+        for id in deregister {
+            let name = id.to_string();
+            match self.inner.vims.deregister(&id).await {
+                Ok(()) => tracing::info!(vim = %name, "deregistered a VIM at a hook's request"),
+                // Already gone (e.g. the hook runs again after a crash that followed the
+                // deregistration): the outcome is the one asked for.
+                Err(LcmError::NotFound { .. }) => {
+                    tracing::info!(vim = %name, "a hook asked to deregister a VIM that is not registered");
+                }
+                // An instance started using it meanwhile.
+                Err(LcmError::VimInUse { instances, .. }) if forced => {
+                    occ.warnings
+                        .get_or_insert_default()
+                        .push(kept_warning(&name, &instances));
+                }
+                Err(e) => return Ok(Err(e)),
+            }
+        }
+        Ok(Ok((occ, None)))
+    }
+
+    /// The instance to write with the final transition of `event` ([`Run::finished_instance`]);
+    /// a completed TERMINATE also drops its connections to VIMs other instances' hooks
+    /// registered, so that it no longer keeps their creator from terminating.
+    async fn final_instance(
+        &self,
+        event: Event,
+        instance: Option<VnfInstance>,
+    ) -> Option<VnfInstance> {
+        let out = self.finished_instance(event, instance);
+        if event != Event::Succeeded || self.occ.operation != LcmOperationType::Terminate {
+            return out;
+        }
+        let mut after = out.clone().unwrap_or_else(|| self.instance.clone());
+        let Some(map) = after.vim_connection_info.as_mut() else {
+            return out;
+        };
+        let mut foreign = Vec::new();
+        for (key, entry) in map.iter() {
+            let Some(vim_id) = &entry.vim_id else {
+                continue;
+            };
+            match self.inner.store.get_vim(vim_id).await {
+                Ok(Some((vim, _)))
+                    if vim
+                        .created_by_instance
+                        .as_ref()
+                        .is_some_and(|c| *c != after.id) =>
+                {
+                    foreign.push(key.clone());
+                }
+                Ok(_) => {}
+                Err(e) => {
+                    // Kept: the reference then holds the VIM's creator back until it is removed.
+                    tracing::warn!(vim_id = %vim_id, error = %e, "could not tell who registered a VIM the terminated instance references; the reference is kept");
+                }
+            }
+        }
+        if foreign.is_empty() {
+            return out;
+        }
+        for key in &foreign {
+            map.shift_remove(key);
+        }
+        tracing::info!(connections = ?foreign, "dropped the terminated instance's connections to VIMs other instances registered");
+        Some(after)
     }
 
     fn apply_modifications(&self) -> Result<(VnfLcmOpOcc, Option<VnfInstance>), LcmError> {
@@ -1364,6 +1470,18 @@ impl Run {
         occ.changed_info = Some(changed);
         Ok((occ, Some(instance)))
     }
+}
+
+/// The `warnings` entry (also logged) of a VIM a forced TERMINATE's hook asked to
+/// deregister but that `users` still use.
+fn kept_warning(vim: &str, users: &[String]) -> String {
+    let warning = format!(
+        "VIM {vim} was not deregistered: VNF instance(s) {} still use it (terminated with additionalParams.{})",
+        users.join(", "),
+        dependents::FORCE_WITH_DEPENDENTS
+    );
+    tracing::warn!(vim = %vim, "{warning}");
+    warning
 }
 
 /// Renews the lease of a running occurrence and watches the store for cancellation requests

@@ -21,6 +21,11 @@
 //!    fails. From there the operator retries (the failed step runs again, earlier ones do not),
 //!    rolls back ([`crate::rollback_plan`]) or fails the occurrence.
 //!
+//! Instances that use a VIM another instance's hooks registered hold that instance back: its
+//! TERMINATE (unless forced with `additionalParams.forceWithDependents`) and the deletion of its
+//! identifier are refused with [`LcmError::VimDependents`], and requests that would newly
+//! reference a VIM whose creator is going away are refused too; see [`Lcm::vim_dependents`].
+//!
 //! When an occurrence ends (`COMPLETED`, `FAILED`, `ROLLED_BACK`), the sealed VIMs its request
 //! and the instance before it referenced, and that the instance no longer references, are
 //! deleted ([`VimDirectory::release_inline`]); deleting a VNF identifier deletes the VIMs it
@@ -57,6 +62,7 @@
 mod actions;
 mod apply;
 pub mod defaults;
+mod dependents;
 mod exec;
 mod journal;
 pub mod notifications;
@@ -86,6 +92,7 @@ use crate::ports::{NotificationRouter, OnboardedVnfd, PackageCatalog, VimDirecto
 
 pub use actions::is_at_rest;
 pub use apply::DRIVER_STATE_KEY;
+pub use dependents::FORCE_WITH_DEPENDENTS;
 pub use recovery::RecoveryReport;
 
 /// Where the runner reads the time. Leases, op-occ timestamps and recovery compare against it,
@@ -535,6 +542,16 @@ impl Lcm {
                 instance_id: id.to_string(),
             });
         }
+        // A forced TERMINATE may have left instances on VIMs this one's hooks registered:
+        // deleting the identifier would orphan those VIMs.
+        let left = dependents::dependents_of(inner, id).await?;
+        if !left.is_empty() {
+            return Err(dependents::refusal(
+                id,
+                crate::GuardedAction::DeleteIdentifier,
+                left,
+            ));
+        }
         let note = notifications::identifier_notification(
             NotificationType::VnfIdentifierDeletionNotification,
             id,
@@ -560,6 +577,29 @@ impl Lcm {
             }
         }
         Ok(())
+    }
+
+    /// The VNF instances other than `id` that use VIMs `id`'s lifecycle hooks registered
+    /// (their `vimConnectionInfo` references one, a resource names one, or the request of
+    /// their non-final occurrence brings a reference), each with the VIM it uses, ordered by
+    /// instance id then VIM id. While there are any, TERMINATE of `id` (unless forced with
+    /// `additionalParams.forceWithDependents`) and deleting its identifier are refused with
+    /// [`LcmError::VimDependents`].
+    ///
+    /// The refusals are checked before an occurrence is created and again once it holds its
+    /// instance; a request newly referencing a VIM whose creator is not instantiated, is being
+    /// terminated or is gone is refused the same way ([`LcmError::VimCreatorUnavailable`]).
+    /// Each side records its occurrence before its second check, so a TERMINATE of `id` and an
+    /// operation bringing a first reference to its VIM that start concurrently cannot both
+    /// proceed: the one (or both) whose second check sees the other is refused, its
+    /// occurrence ending `ROLLED_BACK` without doing anything. References a hook adds are not
+    /// checked; deregistering a VIM still in use fails the hook's step instead.
+    pub async fn vim_dependents(
+        &self,
+        id: &VnfInstanceId,
+    ) -> Result<Vec<crate::DependentInstance>, LcmError> {
+        self.instance_with_version(id).await?;
+        dependents::dependents_of(&self.inner, id).await
     }
 
     /// The VNF instance. Inline VIM secrets (kept only by a directory without a registry) are
@@ -756,11 +796,19 @@ impl Lcm {
         let (instance, version) = self.instance_with_version(id).await?;
         let onboarded = self.vnfd_for(&instance, &req)?;
         let plan = self.checked_plan(&req, &onboarded, &instance)?;
+        // Instances using VIMs this one's hooks registered, and VIMs whose creator is going
+        // away: refused before anything is stored (and checked again under the lock below).
+        let left = dependents::check_start(inner, &instance, &req).await?;
         // Inline VIM credentials become references before anything of the operation is
         // stored: the occurrence, the instance and the journal never hold them.
         let (req, sealed) = vims::seal_request(inner, req, &instance).await?;
 
-        let occ = exec::new_op_occ(inner, &instance.id, &req);
+        let mut occ = exec::new_op_occ(inner, &instance.id, &req);
+        if !left.is_empty() {
+            let warning = dependents::forced_warning(&left);
+            tracing::warn!(vnf_instance_id = %instance.id, op_occ_id = %occ.id, "{warning}");
+            occ.warnings = Some(vec![warning]);
+        }
         let lease = inner.lease();
         if let Err(e) = inner.store.start_operation(&occ, &lease).await {
             vims::release_created(inner, &instance.id, &sealed).await;
@@ -783,6 +831,14 @@ impl Lcm {
             ))
         } else {
             self.checked_plan(&req, &onboarded, &fresh)
+        };
+        // The occurrence now records this operation's intent; a concurrent operation that
+        // started first is visible to this second look (see `dependents`).
+        let plan = match plan {
+            Ok(p) => dependents::check_start(inner, &fresh, &req)
+                .await
+                .map(|_| p),
+            Err(e) => Err(e),
         };
         match plan {
             Ok(plan) => {

@@ -1,0 +1,285 @@
+//! VNF instances that depend on a VIM another instance created.
+//!
+//! A lifecycle hook of instance A may build infrastructure (a Kubernetes cluster on A's VMs)
+//! and register it as a VIM ([`vnfm_driver_api::VimRegistration`]); the VIM record names A as
+//! its creator. Instance B *depends on* A when B uses such a VIM: its `vimConnectionInfo`
+//! references it (or a resource handle names it), or the request of B's non-final occurrence
+//! brings such a reference ([`vnfm_store::Store::vim_dependents`]). An instance is never its
+//! own dependent.
+//!
+//! The guards, both checked before an occurrence exists and again once it holds its
+//! instance's lock:
+//! - TERMINATE of A is refused with [`LcmError::VimDependents`] while A has dependents, unless
+//!   its request says `additionalParams.forceWithDependents: true`; a forced TERMINATE records
+//!   the dependents it leaves in the occurrence's `warnings` (and the log). Deleting A's
+//!   identifier is refused likewise (without a way to force it).
+//! - A request that brings a new reference to a VIM whose creator is `NOT_INSTANTIATED`, is
+//!   being terminated, or was deleted is refused with [`LcmError::VimCreatorUnavailable`].
+//!
+//! The two checks race-proof each other: TERMINATE records its intent (the occurrence) before
+//! its second look for dependents, and an operation bringing a new reference records its
+//! request (its occurrence) before its second look at the creator, so at least one of two
+//! concurrent starts sees the other and is refused (possibly both): its occurrence, just
+//! created, ends `ROLLED_BACK` at once with the same error (the only case where a refused
+//! request leaves an occurrence behind).
+//! References a hook adds (`vimConnectionInfoAdd`) are not checked against their creator's
+//! state: a VIM deregistration that would strand them is refused by the registry instead
+//! ([`LcmError::VimInUse`]), which fails the hook's step.
+
+use vnfm_types::{
+    InstantiationState, LcmOperationType, OperationParams, TerminateVnfRequest, VimConnectionInfo,
+    VimId, VnfInstance, VnfInstanceId,
+};
+
+use super::{Inner, store_err};
+use crate::error::{DependentInstance, GuardedAction, LcmError, dependents_listing};
+use crate::plan::OperationRequest;
+
+/// The `additionalParams` member of a TerminateVnfRequest that forces a TERMINATE although
+/// other instances use VIMs the instance's hooks registered.
+pub const FORCE_WITH_DEPENDENTS: &str = "forceWithDependents";
+
+/// Whether `req` asks to terminate despite dependents. A value other than a boolean is a 400.
+pub(crate) fn forced(req: &TerminateVnfRequest) -> Result<bool, LcmError> {
+    match req
+        .additional_params
+        .as_ref()
+        .and_then(|p| p.get(FORCE_WITH_DEPENDENTS))
+    {
+        None | Some(serde_json::Value::Null) => Ok(false),
+        Some(serde_json::Value::Bool(b)) => Ok(*b),
+        Some(_) => Err(LcmError::invalid(
+            format!("/additionalParams/{FORCE_WITH_DEPENDENTS}"),
+            "must be a boolean (true terminates although other VNF instances use VIMs this instance's hooks registered)",
+        )),
+    }
+}
+
+/// Whether the stored request of an occurrence is a forced TERMINATE.
+pub(crate) fn forced_params(params: &OperationParams) -> bool {
+    matches!(params, OperationParams::Terminate(r) if forced(r).unwrap_or(false))
+}
+
+/// The instances other than `id` that use VIMs `id`'s hooks registered.
+pub(crate) async fn dependents_of(
+    inner: &Inner,
+    id: &VnfInstanceId,
+) -> Result<Vec<DependentInstance>, LcmError> {
+    Ok(inner
+        .store
+        .vim_dependents(id)
+        .await
+        .map_err(store_err)?
+        .into_iter()
+        .map(|d| DependentInstance {
+            vnf_instance_id: d.instance_id.0,
+            vnf_instance_name: d.instance_name,
+            vim_id: d.vim_id.0,
+            vnf_lcm_op_occ_id: d.pending_op_occ.map(|o| o.0),
+        })
+        .collect())
+}
+
+/// The refusal of `action` on `id` because of `dependents`.
+pub(crate) fn refusal(
+    id: &VnfInstanceId,
+    action: GuardedAction,
+    dependents: Vec<DependentInstance>,
+) -> LcmError {
+    LcmError::VimDependents {
+        instance_id: id.to_string(),
+        action,
+        dependents,
+    }
+}
+
+/// The `warnings` entry of a forced TERMINATE.
+pub(crate) fn forced_warning(dependents: &[DependentInstance]) -> String {
+    format!(
+        "terminated with additionalParams.{FORCE_WITH_DEPENDENTS}: VIM(s) this instance's lifecycle hooks registered are still used by {}; those instances are left without them",
+        dependents_listing(dependents)
+    )
+}
+
+/// The guards of this module for `req` on `instance`. Returns the dependents a forced
+/// TERMINATE leaves (empty otherwise).
+pub(crate) async fn check_start(
+    inner: &Inner,
+    instance: &VnfInstance,
+    req: &OperationRequest,
+) -> Result<Vec<DependentInstance>, LcmError> {
+    if let OperationRequest::Terminate(r) = req {
+        let force = forced(r)?;
+        let dependents = dependents_of(inner, &instance.id).await?;
+        if dependents.is_empty() || force {
+            return Ok(dependents);
+        }
+        return Err(refusal(&instance.id, GuardedAction::Terminate, dependents));
+    }
+    check_new_references(inner, instance, req).await?;
+    Ok(Vec::new())
+}
+
+/// Refuses references `req` brings to VIMs whose creator is going away or gone.
+async fn check_new_references(
+    inner: &Inner,
+    instance: &VnfInstance,
+    req: &OperationRequest,
+) -> Result<(), LcmError> {
+    let held: Vec<&VimId> = instance
+        .vim_connection_info
+        .iter()
+        .flatten()
+        .filter_map(|(_, v)| v.vim_id.as_ref())
+        .collect();
+    for (key, entry) in request_entries(req) {
+        // Inline access information becomes a VIM of this instance (the vimId is not kept).
+        if entry.access_info.as_ref().is_some_and(|a| !a.is_empty()) {
+            continue;
+        }
+        let Some(vim_id) = &entry.vim_id else {
+            continue;
+        };
+        if held.contains(&vim_id) {
+            continue;
+        }
+        let Some((vim, _)) = inner.store.get_vim(vim_id).await.map_err(store_err)? else {
+            continue;
+        };
+        let Some(creator) = vim.created_by_instance.filter(|c| *c != instance.id) else {
+            continue;
+        };
+        // A TERMINATE in progress is named even once its instance is NOT_INSTANTIATED (its
+        // end hooks still run).
+        let reason = match inner
+            .store
+            .get_instance(&creator)
+            .await
+            .map_err(store_err)?
+        {
+            None => Some("no longer exists".to_string()),
+            Some((c, _)) => {
+                let terminating = inner
+                    .store
+                    .active_op_occ(&creator)
+                    .await
+                    .map_err(store_err)?
+                    .filter(|(o, _)| o.operation == LcmOperationType::Terminate);
+                match terminating {
+                    Some((o, _)) => Some(format!(
+                        "is being terminated (operation occurrence {})",
+                        o.id
+                    )),
+                    None if c.instantiation_state == InstantiationState::NotInstantiated => {
+                        Some("is NOT_INSTANTIATED".to_string())
+                    }
+                    None => None,
+                }
+            }
+        };
+        if let Some(reason) = reason {
+            return Err(LcmError::VimCreatorUnavailable {
+                pointer: format!("/vimConnectionInfo/{}", pointer_token(&key)),
+                vim_id: vim_id.to_string(),
+                creator_id: creator.to_string(),
+                reason,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// The `vimConnectionInfo` entries a request brings (removals of a MODIFY_INFO bring none).
+fn request_entries(req: &OperationRequest) -> Vec<(String, &VimConnectionInfo)> {
+    let map = match req {
+        OperationRequest::Instantiate(r) => r.vim_connection_info.as_ref(),
+        OperationRequest::ChangeFlavour(r) => r.vim_connection_info.as_ref(),
+        OperationRequest::ChangeExtConn(r) => r.vim_connection_info.as_ref(),
+        OperationRequest::ChangeVnfPkg(r) => r.vim_connection_info.as_ref(),
+        OperationRequest::ModifyInfo(r) => {
+            return r
+                .vim_connection_info
+                .iter()
+                .flatten()
+                .filter_map(|(k, v)| v.as_ref().map(|v| (k.clone(), v)))
+                .collect();
+        }
+        OperationRequest::Terminate(_)
+        | OperationRequest::Heal(_)
+        | OperationRequest::Scale(_)
+        | OperationRequest::ScaleToLevel(_)
+        | OperationRequest::Operate(_) => None,
+    };
+    map.into_iter()
+        .flatten()
+        .map(|(k, v)| (k.clone(), v))
+        .collect()
+}
+
+/// RFC 6901 escaping of one reference token, cut like every echoed request value.
+fn pointer_token(k: &str) -> String {
+    crate::error::echo(&k.replace('~', "~0").replace('/', "~1"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn terminate(extra: serde_json::Value) -> TerminateVnfRequest {
+        serde_json::from_value(json!({"terminationType": "FORCEFUL", "additionalParams": extra}))
+            .unwrap()
+    }
+
+    #[test]
+    fn the_force_flag_is_a_boolean() {
+        assert!(!forced(&terminate(json!({}))).unwrap());
+        assert!(!forced(&terminate(json!({FORCE_WITH_DEPENDENTS: false}))).unwrap());
+        assert!(forced(&terminate(json!({FORCE_WITH_DEPENDENTS: true}))).unwrap());
+        let e = forced(&terminate(json!({FORCE_WITH_DEPENDENTS: "yes"}))).unwrap_err();
+        assert_eq!(e.status(), 400);
+        assert!(
+            e.to_string()
+                .starts_with("/additionalParams/forceWithDependents: must be a boolean"),
+            "{e}"
+        );
+        assert!(forced_params(&OperationParams::Terminate(terminate(
+            json!({FORCE_WITH_DEPENDENTS: true})
+        ))));
+    }
+
+    #[test]
+    fn the_refusal_names_dependents_and_what_to_do() {
+        let d = |i: &str, n: Option<&str>| DependentInstance {
+            vnf_instance_id: i.into(),
+            vnf_instance_name: n.map(str::to_owned),
+            vim_id: "vim-1".into(),
+            vnf_lcm_op_occ_id: None,
+        };
+        let e = refusal(
+            &VnfInstanceId::new("a"),
+            GuardedAction::Terminate,
+            vec![d("b", Some("cnf-b")), d("c", None)],
+        );
+        assert_eq!(e.status(), 409);
+        assert_eq!(
+            e.to_string(),
+            "cannot terminate VNF instance a: VIM(s) its lifecycle hooks registered are still used by \
+             VNF instance b (\"cnf-b\") on VIM vim-1, VNF instance c on VIM vim-1; terminate those \
+             instances (or remove the VIM from their vimConnectionInfo) first, or terminate with \
+             additionalParams.forceWithDependents = true to leave them without it"
+        );
+        let e = refusal(
+            &VnfInstanceId::new("a"),
+            GuardedAction::DeleteIdentifier,
+            (0..20).map(|i| d(&format!("i{i}"), None)).collect(),
+        );
+        let msg = e.to_string();
+        assert!(
+            msg.starts_with("cannot delete the identifier of VNF instance a"),
+            "{msg}"
+        );
+        assert!(msg.contains("i11 on VIM vim-1 and 8 more;"), "{msg}");
+        assert!(!msg.contains("forceWithDependents"), "{msg}");
+    }
+}
