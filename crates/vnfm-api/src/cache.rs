@@ -281,6 +281,17 @@ impl Store for ObservedStore {
         self.inner.instances_using_vim(vim_id).await
     }
 
+    async fn vim_usage(&self) -> Result<Vec<(VimId, VnfInstanceId)>> {
+        self.inner.vim_usage().await
+    }
+
+    async fn vim_dependents(
+        &self,
+        creator: &VnfInstanceId,
+    ) -> Result<Vec<vnfm_store::VimDependent>> {
+        self.inner.vim_dependents(creator).await
+    }
+
     async fn create_package(&self, package: &PackageRecord) -> Result<Version> {
         let out = self.inner.create_package(package).await;
         self.changed();
