@@ -128,7 +128,9 @@ fn each_flavour_has_a_base_hot_with_the_nodes_the_plugin_looks_for() {
     for (p, b) in &files {
         artifacts = artifacts.with(p.clone(), b.clone());
     }
-    let request: InstantiateVnfRequest = serde_json::from_value(request()).unwrap();
+    let body = request();
+    let additional_nfv = body["additionalParams"]["nfv"].clone();
+    let request: InstantiateVnfRequest = serde_json::from_value(body).unwrap();
     let links = request.ext_virtual_links.clone().unwrap_or_default();
     for (id, masters) in [("simple", 1u32), ("ha", 3)] {
         let flavour = vnfd.flavour(id).unwrap();
@@ -175,7 +177,7 @@ fn each_flavour_has_a_base_hot_with_the_nodes_the_plugin_looks_for() {
             );
         }
         // The nfv parameter: flavours and images from the VNFD, networks from the request,
-        // counts from the default instantiation level.
+        // counts from the default instantiation level, the key pair from additionalParams.
         let paths = nfv_paths([&hot.template]);
         assert_eq!(
             scalable_vdus(&paths),
@@ -192,7 +194,7 @@ fn each_flavour_has_a_base_hot_with_the_nodes_the_plugin_looks_for() {
                 flavour,
                 capacity: Some(&counts),
                 ext_virtual_links: &links,
-                additional: None,
+                additional: Some(&additional_nfv),
                 grant: None,
             },
         );
@@ -201,9 +203,11 @@ fn each_flavour_has_a_base_hot_with_the_nodes_the_plugin_looks_for() {
             json!({
                 "VDU": {
                     "masterNode": {"computeFlavourId": "m1.medium", "desired_capacity": masters,
-                                   "vcImageId": "ubuntu-24.04-server-cloudimg-amd64"},
+                                   "vcImageId": "ubuntu-24.04-server-cloudimg-amd64",
+                                   "key_name": "vnfm"},
                     "workerNode": {"computeFlavourId": "m1.medium", "desired_capacity": 2,
-                                   "vcImageId": "ubuntu-24.04-server-cloudimg-amd64"}
+                                   "vcImageId": "ubuntu-24.04-server-cloudimg-amd64",
+                                   "key_name": "vnfm"}
                 },
                 "CP": {
                     "masterNode_CP1": {"network": "REPLACE-WITH-NEUTRON-NETWORK-ID"},
