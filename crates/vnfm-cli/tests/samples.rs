@@ -53,10 +53,18 @@ fn every_sample_validates_without_errors() {
     let all = samples();
     let names: Vec<String> = all
         .iter()
-        .map(|p| p.file_name().unwrap_or_default().to_string_lossy().into_owned())
+        .map(|p| {
+            p.file_name()
+                .unwrap_or_default()
+                .to_string_lossy()
+                .into_owned()
+        })
         .collect();
     for expected in ["hello-vnf", "vnf-a-k8s-cluster", "vnf-b-cnf", "asd-sample"] {
-        assert!(names.iter().any(|n| n == expected), "{expected} is missing: {names:?}");
+        assert!(
+            names.iter().any(|n| n == expected),
+            "{expected} is missing: {names:?}"
+        );
     }
     for dir in &all {
         let path = dir.to_str().expect("UTF-8 path");
@@ -90,8 +98,15 @@ fn every_sample_validates_without_errors() {
 fn every_sample_is_in_the_readme_with_its_example_requests() {
     let readme = fs::read_to_string(samples_dir().join("README.md")).expect("README.md");
     for dir in samples() {
-        let name = dir.file_name().unwrap_or_default().to_string_lossy().into_owned();
-        assert!(readme.contains(&format!("`{name}/`")), "README.md has no row for {name}");
+        let name = dir
+            .file_name()
+            .unwrap_or_default()
+            .to_string_lossy()
+            .into_owned();
+        assert!(
+            readme.contains(&format!("`{name}/`")),
+            "README.md has no row for {name}"
+        );
         let requests = dir.join("requests");
         if requests.is_dir() {
             for r in fs::read_dir(&requests).expect("requests/") {
