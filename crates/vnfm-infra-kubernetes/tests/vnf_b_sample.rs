@@ -53,8 +53,11 @@ fn helm(test: &str) -> Option<HelmLibrary> {
 /// runtime).
 #[derive(Default)]
 struct CnfCheckInProcess {
-    calls: Mutex<Vec<(String, String, Vec<(String, Value)>)>>,
+    calls: Mutex<Vec<Called>>,
 }
+
+/// A hook call: the hook, the artifact's file and the VIM connections (key, JSON).
+type Called = (String, String, Vec<(String, Value)>);
 
 #[async_trait]
 impl MgmtDriver for CnfCheckInProcess {

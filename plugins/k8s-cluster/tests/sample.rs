@@ -248,12 +248,15 @@ fn the_example_request_fits_sol003_the_schema_and_the_plugin() {
     );
 }
 
+/// A change made to a valid document.
+type Change = Box<dyn Fn(&mut Value)>;
+
 #[test]
 fn documents_the_schema_refuses_the_plugin_refuses_too_with_a_pointer() {
     let base = request()["additionalParams"].clone();
     let p = format!("/{PARAM_KEY}");
     // (change, pointer of the violation, words of the message)
-    let cases: Vec<(Box<dyn Fn(&mut Value)>, String, &str)> = vec![
+    let cases: Vec<(Change, String, &str)> = vec![
         (
             Box::new(|v| v[PARAM_KEY]["master_node"]["usrname"] = json!("ubuntu")),
             format!("{p}/master_node"),
