@@ -377,46 +377,21 @@ pub async fn render(
             }
         }
         check_lifecycle_params(asd, &input.params)?;
-    } else if let Some(chart) = input.params.get("helm_chart_path") {
-        let chart = chart.as_str().ok_or_else(|| {
-            KubeError::input("additionalParams.helm_chart_path must be a package path")
-        })?;
-        let mut values = json!({});
-        if let Some(p) = input.params.get("helm_parameters") {
-            let m = p.as_object().ok_or_else(|| {
-                KubeError::input(
-                    "additionalParams.helm_parameters must be an object of value paths",
-                )
-            })?;
-            for (k, v) in m {
-                set_value(&mut values, k, v.clone())?;
-            }
-        }
-        if let Some(names) = input.params.get("helm_value_names") {
-            let m = names.as_object().ok_or_else(|| {
-                KubeError::input(
-                    "additionalParams.helm_value_names must be an object keyed by VDU id",
-                )
-            })?;
-            for (vdu, v) in m {
-                if let Some(replica) = v.get("replica").and_then(Value::as_str)
-                    && let Some(count) = input.counts.get(vdu)
-                {
-                    set_value(&mut values, replica, json!(count))?;
-                }
-            }
-        }
-        let docs = render_chart(helm, files, chart, input, values).await?;
-        raws.extend(docs.into_iter().map(|doc| Raw {
-            doc,
-            stage: 0,
-            vdu: None,
-        }));
     } else {
+        // Manifests listed in `lcm-kubernetes-def-files` and a chart in `helm_chart_path` may
+        // be given together; they make one set of objects (the chart's after the files').
+        let chart = match input.params.get("helm_chart_path") {
+            None | Some(Value::Null) => None,
+            Some(v) => Some(v.as_str().ok_or_else(|| {
+                KubeError::input("additionalParams.helm_chart_path must be a package path")
+            })?),
+        };
         let listed = string_list(&input.params, "lcm-kubernetes-def-files")?;
-        let sources: Vec<(String, Option<String>)> = match listed {
-            Some(list) => list.into_iter().map(|f| (f, None)).collect(),
-            None => input
+        let sources: Vec<(String, Option<String>)> = match (listed, chart) {
+            (Some(list), _) => list.into_iter().map(|f| (f, None)).collect(),
+            // A chart alone: the VDU-bound manifests are the fallback only without a chart.
+            (None, Some(_)) => Vec::new(),
+            (None, None) => input
                 .flavour
                 .map(vdu_manifests)
                 .unwrap_or_default()
@@ -424,7 +399,7 @@ pub async fn render(
                 .map(|(f, v)| (f, Some(v)))
                 .collect(),
         };
-        if sources.is_empty() {
+        if sources.is_empty() && chart.is_none() {
             return Err(KubeError::input(
                 "nothing to deploy: give additionalParams.lcm-kubernetes-def-files (package paths of manifests) or helm_chart_path, or bind manifests to the flavour's VDUs as artifacts",
             ));
@@ -440,6 +415,15 @@ pub async fn render(
                 vdu: vdu.clone(),
             }));
         }
+        if let Some(chart) = chart {
+            let values = chart_values(input)?;
+            let docs = render_chart(helm, files, chart, input, values).await?;
+            raws.extend(docs.into_iter().map(|doc| Raw {
+                doc,
+                stage: 0,
+                vdu: None,
+            }));
+        }
     }
     let mut planned = Vec::new();
     for raw in raws {
@@ -450,6 +434,33 @@ pub async fn render(
     // Stable: the package's order is kept within a stage and tier.
     planned.sort_by_key(|p| (p.stage, p.tier));
     Ok(planned)
+}
+
+/// The values of the request's chart: `helm_parameters`, and the VDUs' instance counts at
+/// the paths `helm_value_names` gives.
+fn chart_values(input: &RenderInput<'_>) -> Result<Value, KubeError> {
+    let mut values = json!({});
+    if let Some(p) = input.params.get("helm_parameters") {
+        let m = p.as_object().ok_or_else(|| {
+            KubeError::input("additionalParams.helm_parameters must be an object of value paths")
+        })?;
+        for (k, v) in m {
+            set_value(&mut values, k, v.clone())?;
+        }
+    }
+    if let Some(names) = input.params.get("helm_value_names") {
+        let m = names.as_object().ok_or_else(|| {
+            KubeError::input("additionalParams.helm_value_names must be an object keyed by VDU id")
+        })?;
+        for (vdu, v) in m {
+            if let Some(replica) = v.get("replica").and_then(Value::as_str)
+                && let Some(count) = input.counts.get(vdu)
+            {
+                set_value(&mut values, replica, json!(count))?;
+            }
+        }
+    }
+    Ok(values)
 }
 
 fn check_lifecycle_params(asd: &Asd, params: &Map<String, Value>) -> Result<(), KubeError> {
@@ -807,5 +818,118 @@ mod tests {
             .len(),
             53
         );
+    }
+
+    /// A chart of one Deployment named `cache-<release>` whose replicas are the value
+    /// `replicaCount`.
+    struct OneDeploymentChart;
+
+    #[async_trait::async_trait]
+    impl HelmRenderer for OneDeploymentChart {
+        fn name(&self) -> &str {
+            "test chart"
+        }
+
+        async fn render(&self, req: &ChartRequest) -> Result<Vec<Document>, KubeError> {
+            Ok(vec![Document {
+                source: "cache/templates/deployment.yaml".into(),
+                index: 0,
+                object: json!({"apiVersion": "apps/v1", "kind": "Deployment",
+                    "metadata": {"name": format!("cache-{}", req.release)},
+                    "spec": {"replicas": req.values["replicaCount"],
+                             "template": {"metadata": {"labels": {"app": "cache"}}}}}),
+            }])
+        }
+    }
+
+    fn flavour_with_vdu_manifest() -> Flavour {
+        serde_json::from_value(json!({
+            "id": "simple", "file": "Definitions/df.yaml",
+            "vdus": [{"id": "cache", "name": "cache", "kind": "osContainerDeployableUnit",
+                      "nodeType": "tosca.nodes.nfv.Vdu.OsContainerDeployableUnit",
+                      "minInstances": 1, "maxInstances": 3}],
+            "artifacts": [{"name": "m", "owner": "cache", "artifactType": "tosca.artifacts.File",
+                           "file": "Files/bound.yaml"}]
+        }))
+        .expect("flavour")
+    }
+
+    fn names(planned: &[Planned]) -> Vec<String> {
+        planned
+            .iter()
+            .map(|p| format!("{}/{}", p.kind(), p.name()))
+            .collect()
+    }
+
+    #[tokio::test]
+    async fn listed_manifests_and_a_chart_make_one_set_of_objects() {
+        let files = vnfm_driver_api::memory::MemArtifacts::new()
+            .with(
+                "Files/web.yaml",
+                "apiVersion: v1\nkind: Service\nmetadata: {name: web}\n---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec: {template: {metadata: {labels: {app: web}}}}\n",
+            )
+            .with("Files/bound.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: bound}\n")
+            .with("Files/cache.tgz", b"chart".to_vec());
+        let flavour = flavour_with_vdu_manifest();
+        let input = |params: Value| RenderInput {
+            params: params.as_object().cloned().unwrap_or_default(),
+            flavour: Some(&flavour),
+            instance_id: "i".into(),
+            namespace: "ns".into(),
+            release: "rel".into(),
+            counts: [("cache".to_string(), 2)].into(),
+            ..RenderInput::default()
+        };
+        let chart = OneDeploymentChart;
+        let both = render(
+            &input(json!({
+                "lcm-kubernetes-def-files": ["Files/web.yaml"],
+                "helm_chart_path": "Files/cache.tgz",
+                "helm_value_names": {"cache": {"replica": "replicaCount"}}
+            })),
+            &files,
+            Some(&chart),
+        )
+        .await
+        .expect("render");
+        // Tier order: the Service, then both Deployments (files first, then the chart).
+        assert_eq!(
+            names(&both),
+            ["Service/web", "Deployment/web", "Deployment/cache-rel"]
+        );
+        let cache = both
+            .iter()
+            .find(|p| p.name() == "cache-rel")
+            .expect("chart");
+        assert_eq!(cache.vdu.as_deref(), Some("cache"));
+        assert_eq!(cache.object["spec"]["replicas"], 2);
+        assert!(both.iter().all(|p| p.namespace() == Some("ns")));
+        // A chart alone: the VDU-bound manifest is not added.
+        let chart_only = render(
+            &input(json!({"helm_chart_path": "Files/cache.tgz"})),
+            &files,
+            Some(&chart),
+        )
+        .await
+        .expect("render");
+        assert_eq!(names(&chart_only), ["Deployment/cache-rel"]);
+        // Neither: the VDU-bound manifests, as before.
+        let bound = render(&input(json!({})), &files, Some(&chart))
+            .await
+            .expect("render");
+        assert_eq!(names(&bound), ["ConfigMap/bound"]);
+        // The same object from both sources is refused.
+        let files = files.with(
+            "Files/dup.yaml",
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: cache-rel}\nspec: {template: {metadata: {labels: {app: c}}}}\n",
+        );
+        let err = render(
+            &input(json!({"lcm-kubernetes-def-files": ["Files/dup.yaml"], "helm_chart_path": "Files/cache.tgz"})),
+            &files,
+            Some(&chart),
+        )
+        .await
+        .expect_err("duplicate");
+        assert!(err.to_string().contains("defined twice"), "{err}");
     }
 }

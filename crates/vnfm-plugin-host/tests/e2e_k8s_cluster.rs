@@ -23,7 +23,7 @@ use vnfm_types::{LcmOperationStateType, VimId, VnfLcmOpOcc};
 const OPENSTACK: &str = "ETSINFV.OPENSTACK_KEYSTONE.V_3";
 const SAMPLE: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
-    "/../../vnfd-samples/k8s-cluster-vnf"
+    "/../../vnfd-samples/vnf-a-k8s-cluster"
 );
 const LIBRARY: &str = "Plugins/libvnfm_plugin_k8s_cluster.so";
 

@@ -25,7 +25,7 @@
 //! connections must present the same key (a healed node's record is reset).
 //!
 //! The script's interface and output format are documented in the VNF-A sample package,
-//! `vnfd-samples/k8s-cluster-vnf/Scripts/install_k8s_cluster.sh`.
+//! `vnfd-samples/vnf-a-k8s-cluster/Scripts/install_k8s_cluster.sh`.
 
 pub mod info;
 pub mod nodes;
