@@ -35,6 +35,7 @@ mod controller;
 mod registry;
 mod server;
 mod store;
+mod tls;
 mod util;
 
 use std::collections::BTreeSet;
@@ -59,6 +60,9 @@ pub enum EmulatorError {
     /// No loopback port could be bound.
     #[error("cannot listen on 127.0.0.1 for the emulated API server: {0}")]
     Bind(#[source] std::io::Error),
+    /// The TLS certificate or key of [`Emulator::start_tls`] is unusable.
+    #[error("the emulator's TLS identity is unusable: {0}")]
+    Tls(String),
     /// An object given to [`Emulator::put_object`] was refused.
     #[error("the emulator refused the object: {0}")]
     Refused(String),
@@ -230,7 +234,23 @@ impl Shared {
 /// open watch.
 pub struct Emulator {
     addr: SocketAddr,
+    scheme: &'static str,
     shared: Arc<Shared>,
+}
+
+/// The server certificate of [`Emulator::start_tls`], PEM.
+#[derive(Clone)]
+pub struct TlsIdentity {
+    /// The certificate chain, server certificate first.
+    pub cert_chain_pem: String,
+    /// Its private key.
+    pub key_pem: String,
+}
+
+impl std::fmt::Debug for TlsIdentity {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("TlsIdentity(..)")
+    }
 }
 
 impl std::fmt::Debug for Emulator {
@@ -257,6 +277,39 @@ impl Emulator {
             .await
             .map_err(EmulatorError::Bind)?;
         let addr = listener.local_addr().map_err(EmulatorError::Bind)?;
+        Ok(Self::serve(listener, addr, "http", config))
+    }
+
+    /// [`Emulator::start_on`], serving HTTPS with `identity` (as a real API server does: a
+    /// client must trust the certificate's issuer).
+    pub async fn start_tls(
+        listen: SocketAddr,
+        config: EmulatorConfig,
+        identity: &TlsIdentity,
+    ) -> Result<Emulator, EmulatorError> {
+        let acceptor = tls::acceptor(identity)?;
+        let tcp = tokio::net::TcpListener::bind(listen)
+            .await
+            .map_err(EmulatorError::Bind)?;
+        let addr = tcp.local_addr().map_err(EmulatorError::Bind)?;
+        Ok(Self::serve(
+            tls::TlsListener::start(tcp, acceptor, addr),
+            addr,
+            "https",
+            config,
+        ))
+    }
+
+    fn serve<L>(
+        listener: L,
+        addr: SocketAddr,
+        scheme: &'static str,
+        config: EmulatorConfig,
+    ) -> Emulator
+    where
+        L: axum::serve::Listener,
+        L::Addr: std::fmt::Debug,
+    {
         let (tx, _) = broadcast::channel(65_536);
         let (stop, _) = watch::channel(false);
         let shared = Arc::new(Shared {
@@ -286,12 +339,16 @@ impl Emulator {
                 .await;
         });
         tokio::spawn(controller::run(shared.clone()));
-        Ok(Emulator { addr, shared })
+        Emulator {
+            addr,
+            scheme,
+            shared,
+        }
     }
 
-    /// `http://127.0.0.1:<port>`.
+    /// `http://127.0.0.1:<port>` (`https://` when started with TLS).
     pub fn url(&self) -> String {
-        format!("http://{}", self.addr)
+        format!("{}://{}", self.scheme, self.addr)
     }
 
     /// The first accepted bearer token.

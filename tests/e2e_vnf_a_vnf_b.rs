@@ -1,0 +1,810 @@
+//! The headline scenario, end to end, composed only of packages, drivers and plugins:
+//!
+//! VNF-A (`vnfd-samples/vnf-a-k8s-cluster`) gets its VMs from real Heat (the stand-in
+//! environment gives every port a loopback address, where the test sshd answers); its
+//! `instantiate_end` hook, the k8s-cluster plugin loaded from the package as a dynamic library
+//! and run in the isolated runner, installs Kubernetes on them over SSH (a test install script
+//! with the real one's interface, reporting the Kubernetes API emulation as the cluster) and
+//! returns the cluster as a VIM, which the VNFM registers with its secrets encrypted. VNF-B
+//! (`vnfd-samples/vnf-b-cnf`) is then deployed on that VIM by the Kubernetes driver, checked by
+//! its own plugin. Then: VNF-A's terminate is refused while VNF-B uses its cluster; a worker
+//! of VNF-A is healed (drained before, re-joined after); VNF-B terminates; VNF-A terminates
+//! (VIM deregistered, stack gone). Every occurrence ends COMPLETED and the subscriber gets
+//! every notification.
+//!
+//! The same flow runs once through the embedding API and once through `vnfm serve` over HTTP;
+//! a third test breaks a worker's install: FAILED_TEMP naming the host and its stderr, retry
+//! after the repair, and a rollback that leaves no stack and no VIM.
+
+mod e2e_support;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use e2e_support::{KUBERNETES, World};
+use serde_json::{Value, json};
+use vnfm::lcm::types::{LcmOperationStateType, VimId, VnfInstanceId, VnfLcmOpOcc};
+use vnfm::lcm::{
+    Deliverer, DelivererConfig, Keyring, Lcm, LcmConfig, LcmError, MemoryCatalog, Subscriptions,
+    VimRegistry,
+};
+use vnfm_infra_kubernetes::{HelmLibrary, KubernetesDriver};
+use vnfm_infra_openstack::stand_ins::{PortAddresses, StandIns};
+use vnfm_infra_openstack::{DriverConfig, OpenStackDriver, PollPolicy};
+use vnfm_plugin_host::{HostConfig, Isolation, PluginHost};
+
+const WAIT: Duration = Duration::from_secs(600);
+
+/// The embedded VNFM of a flow.
+struct Vnfm {
+    lcm: Lcm,
+    registry: Arc<VimRegistry>,
+    db: std::path::PathBuf,
+    _deliverer: Deliverer,
+}
+
+fn openstack_driver() -> OpenStackDriver {
+    let (environment, files) = StandIns::default()
+        .port_addresses(PortAddresses::Loopback)
+        .environment();
+    OpenStackDriver::new(DriverConfig {
+        stack_timeout: Duration::from_secs(300),
+        poll: PollPolicy {
+            initial: Duration::from_millis(250),
+            factor: 1.5,
+            max: Duration::from_secs(1),
+        },
+        environment: Some(environment),
+        environment_files: files,
+        ..DriverConfig::default()
+    })
+}
+
+fn kubernetes_driver() -> KubernetesDriver {
+    let driver = KubernetesDriver::new();
+    match std::env::var_os("VNFM_HELM_C_LIB") {
+        Some(lib) => driver.with_helm(Arc::new(HelmLibrary::load(lib).unwrap())),
+        None => driver,
+    }
+}
+
+impl Vnfm {
+    async fn start(world: &World, catalog: MemoryCatalog) -> Vnfm {
+        let db = world.dir.path().join("vnfm.db");
+        let store = vnfm_store::open(&format!("sqlite://{}", db.display()))
+            .await
+            .unwrap();
+        let keyring = Arc::new(Keyring::from_keys([Keyring::generate_key()]).unwrap());
+        let registry = Arc::new(VimRegistry::new(store.clone(), keyring.clone()));
+        let subscriptions = Subscriptions::new(store.clone(), keyring.clone()).unwrap();
+        let created = subscriptions
+            .create(
+                &serde_json::from_value(json!({"callbackUri": world.subscriber.url})).unwrap(),
+                &vnfm::lcm::CreateOptions {
+                    verify_callback: true,
+                    ..Default::default()
+                },
+            )
+            .await
+            .unwrap();
+        drop(created);
+        let host = PluginHost::new(
+            HostConfig::new(world.dir.path().join("plugin-cache"))
+                .package_libraries(Isolation::Process)
+                .runner(world.profile.join("vnfm-plugin-runner")),
+        );
+        let lcm = vnfm::lcm::builder()
+            .store(store.clone())
+            .keyring(keyring.clone())
+            .vim_directory(registry.clone())
+            .notification_router(Arc::new(subscriptions.router()))
+            .catalog(Arc::new(catalog))
+            .infra_driver(Arc::new(openstack_driver()))
+            .infra_driver(Arc::new(kubernetes_driver()))
+            .mgmt_driver(Arc::new(host))
+            .config(LcmConfig {
+                step_timeout: WAIT,
+                ..LcmConfig::default()
+            })
+            .build()
+            .await
+            .unwrap();
+        let deliverer = Deliverer::start(store, keyring, DelivererConfig::new("e2e")).unwrap();
+        Vnfm {
+            lcm,
+            registry,
+            db,
+            _deliverer: deliverer,
+        }
+    }
+
+    async fn done(&self, op: VnfLcmOpOcc) -> VnfLcmOpOcc {
+        self.lcm.wait(&op.id, WAIT).await.unwrap()
+    }
+
+    async fn completed(&self, world: &World, op: VnfLcmOpOcc) -> VnfLcmOpOcc {
+        let done = self.done(op).await;
+        assert_eq!(
+            done.operation_state,
+            LcmOperationStateType::Completed,
+            "{:?} ended {:?}: {:#?}",
+            done.operation,
+            done.operation_state,
+            done.error
+        );
+        world
+            .subscriber
+            .wait_for(done.id.as_str(), "COMPLETED")
+            .await;
+        // Delivery is concurrent, so arrival order is not asserted (subscribers order by
+        // the notifications' timestamps).
+        world
+            .subscriber
+            .wait_for(done.id.as_str(), "STARTING")
+            .await;
+        world
+            .subscriber
+            .wait_for(done.id.as_str(), "PROCESSING")
+            .await;
+        done
+    }
+
+    async fn instance(&self, id: &VnfInstanceId) -> Value {
+        serde_json::to_value(self.lcm.get_instance(id).await.unwrap()).unwrap()
+    }
+
+    async fn create(&self, vnfd_id: &str, name: &str) -> VnfInstanceId {
+        self.lcm
+            .create_vnf_identifier(
+                serde_json::from_value(json!({"vnfdId": vnfd_id, "vnfInstanceName": name}))
+                    .unwrap(),
+            )
+            .await
+            .unwrap()
+            .id
+    }
+}
+
+fn cluster_vim_id(instance: &Value) -> String {
+    let conn = &instance["vimConnectionInfo"]["k8s_cluster"];
+    assert_eq!(conn["vimType"], KUBERNETES, "{instance:#}");
+    conn["vimId"].as_str().unwrap().to_string()
+}
+
+/// The id of a VNFC of `vdu` (its `vnfcInfo` id, as heal requests name VNFCs).
+fn vnfc_info_id(instance: &Value, vdu: &str) -> (String, String) {
+    let info = &instance["instantiatedVnfInfo"];
+    let resource = info["vnfcResourceInfo"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|v| v["vduId"] == vdu)
+        .unwrap();
+    let id = resource["id"].as_str().unwrap().to_string();
+    let vnfc_info = info["vnfcInfo"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["vnfcResourceInfoId"] == id.as_str())
+        .unwrap();
+    (vnfc_info["id"].as_str().unwrap().to_string(), id)
+}
+
+/// Onboards VNF-A and VNF-B into a catalog; returns their VNFD ids.
+fn onboard(world: &World) -> (MemoryCatalog, String, String) {
+    let catalog = MemoryCatalog::new();
+    let a = vnfm::lcm::onboard_dir(&catalog, &world.vnf_a_package()).unwrap();
+    let b = vnfm::lcm::onboard_dir(&catalog, &world.vnf_b_package()).unwrap();
+    (catalog, a, b)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn vnf_a_builds_a_cluster_and_vnf_b_runs_on_it() {
+    let Some(world) = World::new("vnf_a_builds_a_cluster_and_vnf_b_runs_on_it").await else {
+        return;
+    };
+    let (catalog, vnfd_a, vnfd_b) = onboard(&world);
+    let vnfm = Vnfm::start(&world, catalog).await;
+
+    // The operator registers the OpenStack VIM.
+    let os_vim = vnfm
+        .registry
+        .create(
+            "test-cloud",
+            &serde_json::from_value(world.cloud.vim()).unwrap(),
+            None,
+        )
+        .await
+        .unwrap();
+
+    // VNF-A: VMs from Heat, Kubernetes installed over SSH by the plugin, cluster registered.
+    let a = vnfm.create(&vnfd_a, "vnf-a").await;
+    let op = vnfm
+        .lcm
+        .instantiate(
+            &a,
+            serde_json::from_value(world.vnf_a_request(os_vim.id.as_str())).unwrap(),
+        )
+        .await
+        .unwrap();
+    vnfm.completed(&world, op).await;
+    let inst_a = vnfm.instance(&a).await;
+    let masters = World::addresses(&inst_a, "masterNode", "masterNode_CP1");
+    let workers = World::addresses(&inst_a, "workerNode", "workerNode_CP2");
+    assert_eq!((masters.len(), workers.len()), (1, 2), "{inst_a:#}");
+    for addr in masters.iter().chain(&workers) {
+        assert!(addr.starts_with("127."), "a stand-in port address: {addr}");
+    }
+    let steps = world.steps();
+    assert_eq!(World::hosts_of(&steps, "init-master"), masters, "{steps:?}");
+    assert_eq!(World::hosts_of(&steps, "join-worker"), workers, "{steps:?}");
+
+    // The cluster is a registered VIM created by VNF-A; its token is sealed in the store.
+    let cluster = cluster_vim_id(&inst_a);
+    let view = vnfm
+        .registry
+        .show(&VimId::new(cluster.clone()))
+        .await
+        .unwrap();
+    assert_eq!(view.vim_type, KUBERNETES);
+    assert_eq!(
+        view.interface_info.as_ref().unwrap()["endpoint"],
+        world.emulator.url()
+    );
+    assert_eq!(view.access_info.as_ref().unwrap()["bearer_token"], "***");
+    let token = world.emulator.token();
+    let db = std::fs::read(&vnfm.db).unwrap();
+    assert!(
+        !db.windows(token.len()).any(|w| w == token.as_bytes()),
+        "the cluster's token is stored encrypted"
+    );
+    assert!(!serde_json::to_string(&inst_a).unwrap().contains(&token));
+
+    // VNF-B on VNF-A's cluster, through the Kubernetes driver; its plugin checks the Service.
+    let b = vnfm.create(&vnfd_b, "vnf-b").await;
+    let op = vnfm
+        .lcm
+        .instantiate(
+            &b,
+            serde_json::from_value(world.vnf_b_request(&cluster)).unwrap(),
+        )
+        .await
+        .unwrap();
+    vnfm.completed(&world, op).await;
+    let inst_b = vnfm.instance(&b).await;
+    let objects = world
+        .emulator
+        .labelled(vnfm_infra_kubernetes::plan::INSTANCE_LABEL, b.as_str());
+    assert!(
+        objects.iter().any(|o| o.contains("Service")) && objects.len() >= 5,
+        "VNF-B's objects on the cluster: {objects:?}"
+    );
+    assert!(
+        inst_b["metadata"]["cnfCheck"].is_object(),
+        "the CNF check ran: {inst_b:#}"
+    );
+
+    // VNF-A cannot go while VNF-B uses its cluster: refused before an occurrence exists.
+    let before = vnfm.lcm.list_op_occs(&Default::default()).await.unwrap();
+    let refused = vnfm
+        .lcm
+        .terminate(
+            &a,
+            serde_json::from_value(json!({"terminationType": "FORCEFUL"})).unwrap(),
+        )
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(refused, LcmError::VimDependents { .. }),
+        "{refused:?}"
+    );
+    assert_eq!(refused.status(), 409);
+    let detail = refused.to_string();
+    assert!(
+        detail.contains(b.as_str()) && detail.contains("vnf-b") && detail.contains(&cluster),
+        "{detail}"
+    );
+    let after = vnfm.lcm.list_op_occs(&Default::default()).await.unwrap();
+    assert_eq!(before.items.len(), after.items.len());
+
+    // Heal one worker of VNF-A: drained (removed from the cluster) before the VM is rebuilt,
+    // joined again after.
+    let (vnfc_info, resource) = vnfc_info_id(&inst_a, "workerNode");
+    let healed_addr = World::addresses(
+        &json!({"instantiatedVnfInfo": {"vnfcResourceInfo": [
+            inst_a["instantiatedVnfInfo"]["vnfcResourceInfo"].as_array().unwrap().iter()
+                .find(|v| v["id"] == resource.as_str()).unwrap()
+        ]}}),
+        "workerNode",
+        "workerNode_CP2",
+    );
+    let op = vnfm
+        .lcm
+        .heal(
+            &a,
+            serde_json::from_value(json!({"vnfcInstanceId": [vnfc_info], "cause": "e2e"})).unwrap(),
+        )
+        .await
+        .unwrap();
+    vnfm.completed(&world, op).await;
+    let steps = world.steps();
+    let remove = steps
+        .iter()
+        .position(|s| s.contains("remove-node"))
+        .unwrap_or_else(|| panic!("no drain: {steps:?}"));
+    let join = steps
+        .iter()
+        .position(|s| s.contains("join-worker"))
+        .unwrap_or_else(|| panic!("no re-join: {steps:?}"));
+    assert!(remove < join, "drained before re-joined: {steps:?}");
+    assert_eq!(
+        World::hosts_of(&steps, "remove-node"),
+        masters,
+        "the master removes the node"
+    );
+    let inst_a = vnfm.instance(&a).await;
+    let rejoined = World::hosts_of(&steps, "join-worker");
+    assert_eq!(rejoined.len(), 1, "{steps:?}");
+    assert!(
+        World::addresses(&inst_a, "workerNode", "workerNode_CP2").contains(&rejoined[0]),
+        "the healed VNFC joined at its current address ({healed_addr:?} before)"
+    );
+
+    // VNF-B goes first, then VNF-A: its VIM is deregistered and its stack deleted.
+    let op = vnfm
+        .lcm
+        .terminate(
+            &b,
+            serde_json::from_value(json!({"terminationType": "FORCEFUL"})).unwrap(),
+        )
+        .await
+        .unwrap();
+    vnfm.completed(&world, op).await;
+    assert!(
+        world
+            .emulator
+            .labelled(vnfm_infra_kubernetes::plan::INSTANCE_LABEL, b.as_str())
+            .is_empty()
+    );
+    let op = vnfm
+        .lcm
+        .terminate(
+            &a,
+            serde_json::from_value(json!({"terminationType": "FORCEFUL"})).unwrap(),
+        )
+        .await
+        .unwrap();
+    vnfm.completed(&world, op).await;
+    assert!(
+        vnfm.registry
+            .show(&VimId::new(cluster.clone()))
+            .await
+            .is_err(),
+        "the cluster's VIM is deregistered"
+    );
+    assert!(!world.cloud.stack_exists(&format!("vnf-{a}")).await);
+    vnfm.lcm.delete_vnf_identifier(&b).await.unwrap();
+    vnfm.lcm.delete_vnf_identifier(&a).await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_failed_worker_install_is_retried_after_the_repair_and_rolled_back_cleanly() {
+    let Some(world) =
+        World::new("a_failed_worker_install_is_retried_after_the_repair_and_rolled_back_cleanly")
+            .await
+    else {
+        return;
+    };
+    let (catalog, vnfd_a, _) = onboard(&world);
+    let vnfm = Vnfm::start(&world, catalog).await;
+    let os_vim = vnfm
+        .registry
+        .create(
+            "test-cloud",
+            &serde_json::from_value(world.cloud.vim()).unwrap(),
+            None,
+        )
+        .await
+        .unwrap();
+    let request = world.vnf_a_request(os_vim.id.as_str());
+
+    // One worker's install fails: FAILED_TEMP, naming that host and what it printed.
+    world.break_a_worker();
+    let a = vnfm.create(&vnfd_a, "vnf-a").await;
+    let op = vnfm
+        .lcm
+        .instantiate(&a, serde_json::from_value(request.clone()).unwrap())
+        .await
+        .unwrap();
+    let failed = vnfm.done(op).await;
+    assert_eq!(
+        failed.operation_state,
+        LcmOperationStateType::FailedTemp,
+        "{failed:#?}"
+    );
+    world
+        .subscriber
+        .wait_for(failed.id.as_str(), "FAILED_TEMP")
+        .await;
+    let broken = world.broken_host().expect("a worker tried to join");
+    let detail = failed.error.as_ref().unwrap().detail.clone();
+    assert!(detail.contains(&broken), "{detail}");
+    assert!(
+        detail.contains("container runtime is not running"),
+        "the host's stderr: {detail}"
+    );
+    let vims = vnfm.registry.list().await.unwrap();
+    assert_eq!(vims.len(), 1, "no cluster VIM yet: {vims:?}");
+
+    // The operator repairs the host and retries.
+    world.fix_broken_host();
+    world.steps();
+    let op = vnfm.lcm.retry(&failed.id).await.unwrap();
+    vnfm.completed(&world, op).await;
+    let steps = world.steps();
+    assert!(
+        World::hosts_of(&steps, "join-worker").contains(&broken),
+        "the repaired worker joined: {steps:?}"
+    );
+    let inst = vnfm.instance(&a).await;
+    let cluster = cluster_vim_id(&inst);
+
+    // A second cluster fails the same way and is rolled back: no stack, no VIM left.
+    world.break_a_worker();
+    let a2 = vnfm.create(&vnfd_a, "vnf-a2").await;
+    let op = vnfm
+        .lcm
+        .instantiate(&a2, serde_json::from_value(request).unwrap())
+        .await
+        .unwrap();
+    let failed = vnfm.done(op).await;
+    assert_eq!(failed.operation_state, LcmOperationStateType::FailedTemp);
+    assert!(world.cloud.stack_exists(&format!("vnf-{a2}")).await);
+    let op = vnfm.lcm.rollback(&failed.id).await.unwrap();
+    let rolled = vnfm.done(op).await;
+    assert_eq!(
+        rolled.operation_state,
+        LcmOperationStateType::RolledBack,
+        "{rolled:#?}"
+    );
+    world
+        .subscriber
+        .wait_for(rolled.id.as_str(), "ROLLED_BACK")
+        .await;
+    assert!(!world.cloud.stack_exists(&format!("vnf-{a2}")).await);
+    let vims = vnfm.registry.list().await.unwrap();
+    assert_eq!(
+        vims.iter()
+            .map(|v| v.id.to_string())
+            .collect::<Vec<_>>()
+            .len(),
+        2,
+        "the OpenStack VIM and the first cluster only: {vims:?}"
+    );
+    assert!(vims.iter().any(|v| v.id.as_str() == cluster));
+    world.fix_broken_host();
+
+    let op = vnfm
+        .lcm
+        .terminate(
+            &a,
+            serde_json::from_value(json!({"terminationType": "FORCEFUL"})).unwrap(),
+        )
+        .await
+        .unwrap();
+    vnfm.completed(&world, op).await;
+    assert_eq!(vnfm.registry.list().await.unwrap().len(), 1);
+}
+
+/// A client of `vnfm serve`, as curl would be.
+struct Rest {
+    base: String,
+    token: String,
+    http: reqwest::Client,
+}
+
+impl Rest {
+    async fn call(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        body: Option<Value>,
+    ) -> (u16, Value, Option<String>) {
+        let mut req = self
+            .http
+            .request(method, format!("{}{path}", self.base))
+            .bearer_auth(&self.token)
+            .header("Version", "2.0.0");
+        if let Some(b) = body {
+            req = req.json(&b);
+        }
+        let resp = req.send().await.unwrap();
+        let status = resp.status().as_u16();
+        let location = resp
+            .headers()
+            .get("location")
+            .map(|l| l.to_str().unwrap().to_string());
+        let text = resp.text().await.unwrap();
+        let body = serde_json::from_str(&text).unwrap_or(Value::Null);
+        (status, body, location)
+    }
+
+    async fn get(&self, path: &str) -> Value {
+        let (status, body, _) = self.call(reqwest::Method::GET, path, None).await;
+        assert_eq!(status, 200, "GET {path}: {body}");
+        body
+    }
+
+    async fn post(&self, path: &str, body: Value) -> (u16, Value, Option<String>) {
+        self.call(reqwest::Method::POST, path, Some(body)).await
+    }
+
+    /// Onboards a package directory; returns its VNFD id.
+    async fn onboard(&self, dir: &std::path::Path) -> String {
+        let (status, pkg, _) = self.post("/vnfpkgm/v2/vnf_packages", json!({})).await;
+        assert_eq!(status, 201, "{pkg}");
+        let id = pkg["id"].as_str().unwrap();
+        let resp = self
+            .http
+            .put(format!(
+                "{}/vnfpkgm/v2/vnf_packages/{id}/package_content",
+                self.base
+            ))
+            .bearer_auth(&self.token)
+            .header("Version", "2.0.0")
+            .header("Content-Type", "application/zip")
+            .body(e2e_support::zip_dir(dir))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resp.status().as_u16(), 202);
+        for _ in 0..600 {
+            let pkg = self.get(&format!("/vnfpkgm/v2/vnf_packages/{id}")).await;
+            match pkg["onboardingState"].as_str() {
+                Some("ONBOARDED") => return pkg["vnfdId"].as_str().unwrap().to_string(),
+                Some("ERROR") => panic!("onboarding failed: {pkg:#}"),
+                _ => tokio::time::sleep(Duration::from_millis(100)).await,
+            }
+        }
+        panic!("package {id} not onboarded");
+    }
+
+    /// Runs a task (`POST .../{task}`, 202 + Location) and waits for its occurrence.
+    async fn task(&self, world: &World, vnf: &str, task: &str, body: Value) -> Value {
+        let (status, problem, location) = self
+            .post(&format!("/vnflcm/v2/vnf_instances/{vnf}/{task}"), body)
+            .await;
+        assert_eq!(status, 202, "{task}: {problem}");
+        let location = location.unwrap();
+        let path = location.strip_prefix(&self.base).unwrap().to_string();
+        for _ in 0..6000 {
+            let occ = self.get(&path).await;
+            match occ["operationState"].as_str().unwrap() {
+                "COMPLETED" => {
+                    let id = occ["id"].as_str().unwrap();
+                    world.subscriber.wait_for(id, "COMPLETED").await;
+                    return occ;
+                }
+                "STARTING" | "PROCESSING" | "ROLLING_BACK" => {
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+                other => panic!("{task} ended {other}: {occ:#}"),
+            }
+        }
+        panic!("{task} did not end");
+    }
+}
+
+/// `vnfm serve` on a free port; killed on drop.
+struct Server {
+    child: std::process::Child,
+    base: String,
+    data: std::path::PathBuf,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn serve(world: &World) -> Server {
+    use std::io::BufRead;
+    let data = world.dir.path().join("serve-data");
+    let heat = world.dir.path().join("heat");
+    std::fs::create_dir_all(&heat).unwrap();
+    let (environment, files) = StandIns::default()
+        .port_addresses(PortAddresses::Loopback)
+        .environment();
+    std::fs::write(heat.join("environment.yaml"), environment.to_string()).unwrap();
+    for (name, body) in files {
+        std::fs::write(heat.join(name), body).unwrap();
+    }
+    let mut child = std::process::Command::new(world.profile.join("vnfm"))
+        .args([
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--package-plugins",
+            "--data-dir",
+        ])
+        .arg(&data)
+        .arg("--heat-environment")
+        .arg(heat.join("environment.yaml"))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::inherit())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let mut lines = std::io::BufReader::new(stdout).lines();
+    let base = loop {
+        let line = lines
+            .next()
+            .expect("vnfm serve printed its address")
+            .unwrap();
+        if let Some(b) = line.strip_prefix("vnfm listening on ") {
+            break b.trim().to_string();
+        }
+    };
+    // Keep reading so the server never blocks on a full pipe.
+    std::thread::spawn(move || for _ in lines {});
+    Server { child, base, data }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_same_scenario_through_the_rest_api() {
+    let Some(world) = World::new("the_same_scenario_through_the_rest_api").await else {
+        return;
+    };
+    let server = serve(&world);
+    let creds: Value = serde_json::from_str(
+        &std::fs::read_to_string(server.data.join("credentials.json")).unwrap(),
+    )
+    .unwrap();
+    let http = reqwest::Client::new();
+    let token: Value = http
+        .post(format!("{}/oauth2/token", server.base))
+        .basic_auth(
+            creds["client_id"].as_str().unwrap(),
+            creds["client_secret"].as_str(),
+        )
+        .form(&[("grant_type", "client_credentials")])
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let api = Rest {
+        base: server.base.clone(),
+        token: token["access_token"].as_str().unwrap().to_string(),
+        http,
+    };
+
+    let (status, sub, _) = api
+        .post(
+            "/vnflcm/v2/subscriptions",
+            json!({"callbackUri": world.subscriber.url}),
+        )
+        .await;
+    assert_eq!(status, 201, "{sub}");
+    let mut vim = world.cloud.vim();
+    vim["name"] = json!("test-cloud");
+    let (status, os_vim, _) = api.post("/vnfm/v1/vims", vim).await;
+    assert_eq!(status, 201, "{os_vim}");
+    assert_eq!(os_vim["accessInfo"]["password"], "***");
+    let vnfd_a = api.onboard(&world.vnf_a_package()).await;
+    let vnfd_b = api.onboard(&world.vnf_b_package()).await;
+
+    let (status, a, _) = api
+        .post(
+            "/vnflcm/v2/vnf_instances",
+            json!({"vnfdId": vnfd_a, "vnfInstanceName": "vnf-a"}),
+        )
+        .await;
+    assert_eq!(status, 201, "{a}");
+    let a = a["id"].as_str().unwrap().to_string();
+    api.task(
+        &world,
+        &a,
+        "instantiate",
+        world.vnf_a_request(os_vim["vimId"].as_str().or(os_vim["id"].as_str()).unwrap()),
+    )
+    .await;
+    let inst_a = api.get(&format!("/vnflcm/v2/vnf_instances/{a}")).await;
+    let workers = World::addresses(&inst_a, "workerNode", "workerNode_CP2");
+    assert_eq!(workers.len(), 2, "{inst_a:#}");
+    let steps = world.steps();
+    assert_eq!(World::hosts_of(&steps, "join-worker"), workers);
+    let cluster = cluster_vim_id(&inst_a);
+    let cluster_view = api.get(&format!("/vnfm/v1/vims/{cluster}")).await;
+    assert_eq!(cluster_view["vimType"], KUBERNETES);
+    assert_eq!(cluster_view["accessInfo"]["bearer_token"], "***");
+
+    let (status, b, _) = api
+        .post(
+            "/vnflcm/v2/vnf_instances",
+            json!({"vnfdId": vnfd_b, "vnfInstanceName": "vnf-b"}),
+        )
+        .await;
+    assert_eq!(status, 201, "{b}");
+    let b = b["id"].as_str().unwrap().to_string();
+    api.task(&world, &b, "instantiate", world.vnf_b_request(&cluster))
+        .await;
+    assert!(
+        !world
+            .emulator
+            .labelled(vnfm_infra_kubernetes::plan::INSTANCE_LABEL, &b)
+            .is_empty()
+    );
+
+    // 409 with the dependents named.
+    let (status, problem, _) = api
+        .post(
+            &format!("/vnflcm/v2/vnf_instances/{a}/terminate"),
+            json!({"terminationType": "FORCEFUL"}),
+        )
+        .await;
+    assert_eq!(status, 409, "{problem}");
+    assert!(
+        problem["detail"].as_str().unwrap().contains(&b),
+        "{problem}"
+    );
+    assert_eq!(
+        problem["dependents"][0]["vnfInstanceId"],
+        b.as_str(),
+        "{problem}"
+    );
+
+    // Heal a worker of VNF-A: drain, rebuild, re-join.
+    let (vnfc_info, _) = vnfc_info_id(&inst_a, "workerNode");
+    api.task(
+        &world,
+        &a,
+        "heal",
+        json!({"vnfcInstanceId": [vnfc_info], "cause": "e2e over REST"}),
+    )
+    .await;
+    let steps = world.steps();
+    let remove = steps.iter().position(|s| s.contains("remove-node"));
+    let join = steps.iter().position(|s| s.contains("join-worker"));
+    assert!(
+        matches!((remove, join), (Some(r), Some(j)) if r < j),
+        "{steps:?}"
+    );
+
+    api.task(
+        &world,
+        &b,
+        "terminate",
+        json!({"terminationType": "FORCEFUL"}),
+    )
+    .await;
+    api.task(
+        &world,
+        &a,
+        "terminate",
+        json!({"terminationType": "FORCEFUL"}),
+    )
+    .await;
+    let (status, _, _) = api
+        .call(
+            reqwest::Method::GET,
+            &format!("/vnfm/v1/vims/{cluster}"),
+            None,
+        )
+        .await;
+    assert_eq!(status, 404, "the cluster's VIM is deregistered");
+    assert!(!world.cloud.stack_exists(&format!("vnf-{a}")).await);
+    for id in [&b, &a] {
+        let (status, body, _) = api
+            .call(
+                reqwest::Method::DELETE,
+                &format!("/vnflcm/v2/vnf_instances/{id}"),
+                None,
+            )
+            .await;
+        assert_eq!(status, 204, "{body}");
+    }
+}
