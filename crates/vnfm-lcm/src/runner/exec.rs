@@ -375,6 +375,67 @@ pub(crate) fn select_driver(
     })
 }
 
+/// The infrastructure driver of a step in flavour `flavour_id` of `vnfd`: a
+/// [`SplitByVim`](crate::split::SplitByVim) over the drivers of the instance's VIMs when the
+/// flavour's VDUs map to VIMs of different drivers (a mixed VNF, see [`crate::split`]), else
+/// [`select_driver`]. A mixed instance whose recorded VIMs the step's mapping no longer
+/// covers (a change of flavour or package that moves VDUs to other VIMs) is refused.
+pub(crate) fn select_infra(
+    inner: &Inner,
+    instance: &VnfInstance,
+    vims: &IndexMap<String, VimConnectionInfo>,
+    vnfd: &vnfm_descriptor::Vnfd,
+    flavour_id: Option<&str>,
+    request: &OperationParams,
+    step: Option<&InfraStep>,
+) -> Result<Arc<dyn InfraDriver>, LcmError> {
+    use crate::split::{SplitByVim, SplitState, explicit_mapping};
+    let state = apply::driver_state(instance);
+    let recorded = SplitState::of(&state);
+    let split = match flavour_id {
+        Some(f) => SplitByVim::resolve(
+            vnfd,
+            f,
+            vims,
+            &inner.infra,
+            explicit_mapping(request, &state),
+        )?,
+        None => None,
+    };
+    let Some(split) = split else {
+        if let Some(r) = recorded {
+            return Err(LcmError::Unprocessable {
+                pointer: String::new(),
+                message: format!(
+                    "the VNF instance has resources on VIM connections {} through different drivers, but its VDUs no longer map to VIMs of different drivers; a mixed VNF keeps its VIMs",
+                    r.by_vim.keys().cloned().collect::<Vec<_>>().join(", ")
+                ),
+            });
+        }
+        return select_driver(inner, instance, vims);
+    };
+    if let Some(r) = recorded {
+        let keys: std::collections::BTreeSet<&str> =
+            split.parts().iter().map(|p| p.key.as_str()).collect();
+        let had: std::collections::BTreeSet<&str> = r.by_vim.keys().map(String::as_str).collect();
+        let moves = matches!(
+            step,
+            Some(InfraStep::ChangeFlavour { .. } | InfraStep::ChangeVnfpkg { .. })
+        );
+        if !had.is_subset(&keys) || (moves && had != keys) {
+            return Err(LcmError::Unprocessable {
+                pointer: String::new(),
+                message: format!(
+                    "the VNF instance has resources on VIM connections {} but the operation maps its VDUs to VIM connections {}; moving VDUs of a mixed VNF to other VIMs is not supported",
+                    had.into_iter().collect::<Vec<_>>().join(", "),
+                    keys.into_iter().collect::<Vec<_>>().join(", ")
+                ),
+            });
+        }
+    }
+    Ok(Arc::new(split.with_progress(inner.store.clone())))
+}
+
 /// What an occurrence needs besides its own record: the VNFD, the plans and the instance as it
 /// was before the operation.
 #[derive(Clone)]
@@ -1094,7 +1155,20 @@ impl Run {
                     .vim_connection_info
                     .clone()
                     .unwrap_or_default();
-                let driver = match select_driver(&self.inner, &self.instance, &map) {
+                let flavour_id = s
+                    .target()
+                    .map(|t| t.flavour_id.clone())
+                    .or_else(|| self.flavour_id())
+                    .unwrap_or_default();
+                let driver = match select_infra(
+                    &self.inner,
+                    &self.instance,
+                    &map,
+                    &self.ctx.vnfd.vnfd,
+                    Some(&flavour_id),
+                    &self.request,
+                    Some(s),
+                ) {
                     Ok(d) => d,
                     Err(e) => return Ok(Err(lcm_problem(&name, i, n, &e, &vims))),
                 };
@@ -1110,11 +1184,7 @@ impl Run {
                     request: self.request.clone(),
                     instance: self.instance.clone(),
                     vnfd: self.ctx.vnfd.vnfd.clone(),
-                    flavour_id: s
-                        .target()
-                        .map(|t| t.flavour_id.clone())
-                        .or_else(|| self.flavour_id())
-                        .unwrap_or_default(),
+                    flavour_id,
                     vims: vims.clone(),
                     artifacts: self.ctx.vnfd.files.clone(),
                     driver_state: apply::driver_state(&self.instance),
