@@ -1494,3 +1494,264 @@ impl InfraDriver for SplitByVim {
         self.run(req).await
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+    use vnfm_driver_api::memory::MemoryInfraDriver;
+
+    const OS: &str = "ETSINFV.OPENSTACK_KEYSTONE.V_3";
+    const K8S: &str = "ETSINFV.KUBERNETES.V_1";
+
+    fn vims(entries: &[(&str, &str)]) -> IndexMap<String, VimConnectionInfo> {
+        entries
+            .iter()
+            .map(|(k, t)| {
+                (
+                    (*k).to_string(),
+                    serde_json::from_value(json!({ "vimType": t })).unwrap(),
+                )
+            })
+            .collect()
+    }
+
+    fn flavour() -> Flavour {
+        serde_json::from_value(json!({
+            "id": "f", "file": "df.yaml",
+            "vdus": [
+                {"id": "VM", "name": "VM", "kind": "compute", "nodeType": "tosca.nodes.nfv.Vdu.Compute",
+                 "minInstances": 1, "maxInstances": 2, "virtualStorages": ["VS"]},
+                {"id": "POD", "name": "POD", "kind": "osContainerDeployableUnit",
+                 "nodeType": "tosca.nodes.nfv.Vdu.OsContainerDeployableUnit",
+                 "minInstances": 1, "maxInstances": 2, "containers": ["C"]}
+            ],
+            "containers": [{"id": "C", "name": "c"}],
+            "virtualStorages": [{"id": "VS", "kind": "block"}, {"id": "LOOSE", "kind": "block"}],
+            "vduCps": [
+                {"id": "VM_CP", "vdu": "VM", "virtualLink": "VL1"},
+                {"id": "POD_CP", "vdu": "POD", "virtualLink": "VL2"}
+            ],
+            "extCps": [{"id": "EXT_VL1", "internalVirtualLink": "VL1"}, {"id": "POD_CP", "vdu": "POD"}],
+            "virtualLinks": [{"id": "VL1"}, {"id": "VL2"}, {"id": "UNUSED"}],
+            "scalingAspects": [
+                {"id": "both", "maxScaleLevel": 1, "vduDeltas": {"VM": {"d": 1}, "POD": {"d": 1}}},
+                {"id": "pods", "maxScaleLevel": 1, "vduDeltas": {"POD": {"d": 1}}},
+                {"id": "none", "maxScaleLevel": 1}
+            ],
+            "instantiationLevels": [{"id": "l", "scaleLevels": {"both": 0, "pods": 1, "none": 0},
+                                     "vduInstances": {"VM": 1, "POD": 2}}],
+            "placementRules": [{"id": "spread", "kind": "antiAffinity", "scope": "nfvi_node", "vdus": ["VM"]}],
+            "artifacts": [
+                {"name": "img", "owner": "VM", "artifactType": "tosca.artifacts.nfv.SwImage", "file": "vm.qcow2"},
+                {"name": "manifest", "owner": "POD", "artifactType": "tosca.artifacts.File", "file": "pod.yaml"},
+                {"name": "mgmt", "owner": "VNF", "artifactType": "tosca.artifacts.Implementation", "file": "m.so"}
+            ]
+        }))
+        .unwrap()
+    }
+
+    fn ids<T>(v: &[T], f: impl Fn(&T) -> &str) -> Vec<String> {
+        v.iter().map(|x| f(x).to_string()).collect()
+    }
+
+    #[test]
+    fn vdus_go_to_the_vim_of_their_kind_else_to_the_other_one() {
+        let f = flavour();
+        let all = |_: &str| true;
+        let both = VduVimMap::new(&vims(&[("k", K8S), ("o", OS)]), all, BTreeMap::new());
+        assert_eq!(
+            both.assignments(&f),
+            BTreeMap::from([("VM".into(), "o".into()), ("POD".into(), "k".into())])
+        );
+        // Only a Kubernetes VIM (a Tacker CNF): everything goes there.
+        let k8s_only = VduVimMap::new(&vims(&[("k", K8S)]), all, BTreeMap::new());
+        assert_eq!(k8s_only.vim_of(f.vdu("VM").unwrap()), Some("k"));
+        // A type no driver serves does not count.
+        let unserved = VduVimMap::new(
+            &vims(&[("k", K8S), ("o", OS)]),
+            |t| t == OS,
+            BTreeMap::new(),
+        );
+        assert_eq!(unserved.vim_of(f.vdu("POD").unwrap()), Some("o"));
+        // Explicit choices win; a choice naming an unknown key is ignored.
+        let explicit = VduVimMap::new(
+            &vims(&[("k", K8S), ("o", OS)]),
+            all,
+            BTreeMap::from([("VM".into(), "k".into()), ("POD".into(), "gone".into())]),
+        );
+        assert_eq!(explicit.vim_of(f.vdu("VM").unwrap()), Some("k"));
+        assert_eq!(explicit.vim_of(f.vdu("POD").unwrap()), Some("k"));
+    }
+
+    #[test]
+    fn a_flavour_is_restricted_to_the_nodes_of_a_vim() {
+        let f = flavour();
+        let map = VduVimMap::new(&vims(&[("o", OS), ("k", K8S)]), |_| true, BTreeMap::new());
+        let vm = restrict_flavour(&f, &map, "o", true);
+        assert_eq!(ids(&vm.vdus, |v| &v.id), ["VM"]);
+        assert_eq!(ids(&vm.vdu_cps, |c| &c.id), ["VM_CP"]);
+        // Its CP's link, and the link no CP uses (first part only).
+        assert_eq!(ids(&vm.virtual_links, |l| &l.id), ["VL1", "UNUSED"]);
+        assert_eq!(ids(&vm.ext_cps, |c| &c.id), ["EXT_VL1"]);
+        assert_eq!(ids(&vm.virtual_storages, |s| &s.id), ["VS", "LOOSE"]);
+        assert!(vm.containers.is_empty());
+        assert_eq!(ids(&vm.scaling_aspects, |a| &a.id), ["both", "none"]);
+        assert_eq!(
+            vm.scaling_aspects[0].vdu_deltas.keys().collect::<Vec<_>>(),
+            ["VM"]
+        );
+        let level = &vm.instantiation_levels[0];
+        assert_eq!(level.vdu_instances, BTreeMap::from([("VM".into(), 1)]));
+        assert_eq!(
+            level.scale_levels,
+            BTreeMap::from([("both".into(), 0), ("none".into(), 0)])
+        );
+        assert_eq!(vm.placement_rules.len(), 1);
+        assert_eq!(ids(&vm.artifacts, |a| &a.name), ["img", "mgmt"]);
+
+        let pod = restrict_flavour(&f, &map, "k", false);
+        assert_eq!(ids(&pod.vdus, |v| &v.id), ["POD"]);
+        assert_eq!(ids(&pod.virtual_links, |l| &l.id), ["VL2"]);
+        assert_eq!(ids(&pod.ext_cps, |c| &c.id), ["POD_CP"]);
+        assert!(pod.virtual_storages.is_empty());
+        assert_eq!(ids(&pod.containers, |c| &c.id), ["C"]);
+        assert_eq!(ids(&pod.scaling_aspects, |a| &a.id), ["both", "pods"]);
+        assert!(pod.placement_rules.is_empty());
+        assert_eq!(ids(&pod.artifacts, |a| &a.name), ["manifest", "mgmt"]);
+        assert_eq!(
+            pod.instantiation_levels[0].scale_levels,
+            BTreeMap::from([("both".into(), 0), ("pods".into(), 1)])
+        );
+    }
+
+    fn vnfd() -> Vnfd {
+        serde_json::from_value(json!({
+            "descriptorId": "d", "descriptorVersion": "1", "provider": "p", "productName": "n",
+            "softwareVersion": "1", "toscaDefinitionsVersion": "tosca_simple_yaml_1_3",
+            "vnfNodeType": "t", "entryDefinitions": "top.yaml",
+            "flavours": [serde_json::to_value(flavour()).unwrap()]
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn a_split_needs_two_drivers_and_puts_the_vm_side_first() {
+        let os: Arc<dyn InfraDriver> = Arc::new(MemoryInfraDriver::new().with_vim_types(&[OS]));
+        let k8s: Arc<dyn InfraDriver> = Arc::new(MemoryInfraDriver::new().with_vim_types(&[K8S]));
+        let drivers = BTreeMap::from([(OS.to_string(), os.clone()), (K8S.to_string(), k8s)]);
+        let v = vnfd();
+        let split = SplitByVim::resolve(
+            &v,
+            "f",
+            &vims(&[("k", K8S), ("o", OS)]),
+            &drivers,
+            BTreeMap::new(),
+        )
+        .unwrap()
+        .unwrap();
+        assert_eq!(ids(split.parts(), |p| &p.key), ["o", "k"]);
+        assert_eq!(split.mapping()["POD"], "k");
+        // One driver for both types: no split.
+        let same = BTreeMap::from([(OS.to_string(), os.clone()), (K8S.to_string(), os.clone())]);
+        assert!(
+            SplitByVim::resolve(
+                &v,
+                "f",
+                &vims(&[("k", K8S), ("o", OS)]),
+                &same,
+                BTreeMap::new()
+            )
+            .unwrap()
+            .is_none()
+        );
+        // One VIM: no split. Unknown flavour: no split.
+        assert!(
+            SplitByVim::resolve(&v, "f", &vims(&[("o", OS)]), &drivers, BTreeMap::new())
+                .unwrap()
+                .is_none()
+        );
+        assert!(
+            SplitByVim::resolve(
+                &v,
+                "nope",
+                &vims(&[("k", K8S), ("o", OS)]),
+                &drivers,
+                BTreeMap::new()
+            )
+            .unwrap()
+            .is_none()
+        );
+        // An explicit choice of a VIM no driver serves.
+        let err = SplitByVim::resolve(
+            &v,
+            "f",
+            &vims(&[("o", OS), ("x", "example.OTHER")]),
+            &drivers,
+            BTreeMap::from([("POD".into(), "x".into())]),
+        )
+        .unwrap_err();
+        assert!(matches!(err, LcmError::NoInfraDriver { .. }), "{err}");
+    }
+
+    #[test]
+    fn external_links_reported_by_several_parts_become_one() {
+        let link = |ports: &[&str], cpds: &[&str]| -> ExtVirtualLinkInfo {
+            serde_json::from_value(json!({
+                "id": "ext", "resourceHandle": {"resourceId": "net"},
+                "extLinkPorts": ports.iter().map(|p| json!({"id": p, "resourceHandle": {"resourceId": p}})).collect::<Vec<_>>(),
+                "currentVnfExtCpData": cpds.iter().map(|c| json!({"cpdId": c, "cpConfig": {}})).collect::<Vec<_>>()
+            }))
+            .unwrap()
+        };
+        let mut links = Vec::new();
+        merge_ext_link(&mut links, link(&["p1"], &["A"]));
+        merge_ext_link(&mut links, link(&["p2", "p1"], &["B", "A"]));
+        assert_eq!(links.len(), 1);
+        assert_eq!(
+            ids(links[0].ext_link_ports.as_deref().unwrap(), |p| &p.id),
+            ["p1", "p2"]
+        );
+        assert_eq!(
+            ids(&links[0].current_vnf_ext_cp_data, |c| &c.cpd_id),
+            ["A", "B"]
+        );
+    }
+
+    #[test]
+    fn explicit_mappings_are_checked_with_pointers() {
+        let f = flavour();
+        let keys = vec!["o".to_string(), "k".to_string()];
+        let params = |v: Value| v.as_object().cloned();
+        assert!(check_explicit(None, &f, &keys).is_ok());
+        assert!(
+            check_explicit(
+                params(json!({"vduVimConnections": {"POD": "k"}})).as_ref(),
+                &f,
+                &keys
+            )
+            .is_ok()
+        );
+        let err = check_explicit(
+            params(json!({"vduVimConnections": {"POD": "z"}})).as_ref(),
+            &f,
+            &keys,
+        )
+        .unwrap_err();
+        assert_eq!(err.status(), 400);
+        assert!(
+            err.to_string()
+                .starts_with("/additionalParams/vduVimConnections/POD: "),
+            "{err}"
+        );
+        // A long hostile key is cut in the message.
+        let long = "x".repeat(10_000);
+        let err = check_explicit(
+            params(json!({"vduVimConnections": {"POD": long}})).as_ref(),
+            &f,
+            &keys,
+        )
+        .unwrap_err();
+        assert!(err.to_string().len() < 400, "{err}");
+    }
+}
