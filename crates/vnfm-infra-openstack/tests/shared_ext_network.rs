@@ -2,7 +2,9 @@
 //! `extVirtualLinks` name the same external network (`resourceId`), under the real lifecycle
 //! runner, against real Keystone and Heat (`scripts/test-env/openstack.sh`). Each stack gets
 //! its own ports on that network, each instance reports the link with its own ports, and
-//! terminating one leaves the other's ports. Skipped (with a SKIPPED line) when
+//! terminating one leaves the other's ports. A mixed VNF (VMs on Heat, a container VDU on a
+//! second VIM served by another driver) puts the CPs of both sides on one external link, and
+//! the OpenStack driver handles only the VDUs it is given. Skipped (with a SKIPPED line) when
 //! `VNFM_TEST_KEYSTONE_URL` is not set; `scripts/test.sh` always sets it.
 
 mod support;
@@ -13,6 +15,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use support::Cloud;
+use vnfm_driver_api::memory::MemoryInfraDriver;
 use vnfm_driver_api::{ArtifactSource, ResolvedVim, RunControl};
 use vnfm_infra_openstack::OpenStackDriver;
 use vnfm_infra_openstack::heat::{Heat, HeatResource};
@@ -28,12 +31,37 @@ const WAIT: Duration = Duration::from_secs(600);
 const SHARED_NET: &str = "net-shared-ext";
 /// The external CPs of the test VNFD (VDU1 has two VNFCs, VDU2 one).
 const EXT_CPDS: [&str; 2] = ["VDU1_CP1", "VDU2_CP1"];
+const KUBERNETES: &str = "ETSINFV.KUBERNETES.V_1";
 
 struct Env {
     lcm: Lcm,
     driver: Arc<OpenStackDriver>,
+    /// The driver of the container VIM of the mixed VNF.
+    pods: Arc<MemoryInfraDriver>,
     cloud: Cloud,
     _dir: tempfile::TempDir,
+}
+
+/// The test VNFD plus a container VDU (`VDU3`, aspect `VDU3_scale`) with an external CP.
+fn mixed_vnfd() -> vnfm_descriptor::Vnfd {
+    let mut v = serde_json::to_value(support::vnfd("vnfd-mixed-heat")).unwrap();
+    let f = &mut v["flavours"][0];
+    f["vdus"].as_array_mut().unwrap().push(json!({
+        "id": "VDU3", "name": "VDU3", "kind": "osContainerDeployableUnit",
+        "nodeType": "tosca.nodes.nfv.Vdu.OsContainerDeployableUnit",
+        "minInstances": 1, "maxInstances": 2, "initialDelta": 1
+    }));
+    f["vduCps"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!({"id": "VDU3_CP1", "vdu": "VDU3"}));
+    f["scalingAspects"].as_array_mut().unwrap().push(json!({
+        "id": "VDU3_scale", "maxScaleLevel": 1, "stepDeltas": ["delta_1"],
+        "vduDeltas": {"VDU3": {"delta_1": 1}}
+    }));
+    f["instantiationLevels"][0]["vduInstances"]["VDU3"] = json!(1);
+    f["instantiationLevels"][0]["scaleLevels"]["VDU3_scale"] = json!(0);
+    serde_json::from_value(v).unwrap()
 }
 
 async fn env(cloud: Cloud) -> Env {
@@ -43,8 +71,14 @@ async fn env(cloud: Cloud) -> Env {
         .unwrap();
     let catalog = MemoryCatalog::new();
     let files: Arc<dyn ArtifactSource> = Arc::new(support::package(""));
-    catalog.insert(support::vnfd("vnfd-shared-net"), files);
+    catalog.insert(support::vnfd("vnfd-shared-net"), files.clone());
+    catalog.insert(mixed_vnfd(), files);
     let driver = Arc::new(OpenStackDriver::new(support::driver_config()));
+    let pods = Arc::new(
+        MemoryInfraDriver::new()
+            .with_vim_types(&[KUBERNETES])
+            .with_id_prefix("pod"),
+    );
     let lcm = Lcm::builder(
         store,
         Arc::new(InlineVimDirectory),
@@ -52,6 +86,7 @@ async fn env(cloud: Cloud) -> Env {
         Arc::new(catalog),
     )
     .infra_driver(driver.clone())
+    .infra_driver(pods.clone())
     .config(LcmConfig {
         step_timeout: Duration::from_secs(600),
         ..LcmConfig::default()
@@ -60,6 +95,7 @@ async fn env(cloud: Cloud) -> Env {
     Env {
         lcm,
         driver,
+        pods,
         cloud,
         _dir: dir,
     }
@@ -86,12 +122,14 @@ fn request(cloud: &Cloud, address: &str) -> Value {
 
 impl Env {
     async fn create(&self, name: &str) -> VnfInstance {
+        self.create_from("vnfd-shared-net", name).await
+    }
+
+    async fn create_from(&self, vnfd_id: &str, name: &str) -> VnfInstance {
         self.lcm
             .create_vnf_identifier(
-                serde_json::from_value(
-                    json!({"vnfdId": "vnfd-shared-net", "vnfInstanceName": name}),
-                )
-                .unwrap(),
+                serde_json::from_value(json!({"vnfdId": vnfd_id, "vnfInstanceName": name}))
+                    .unwrap(),
             )
             .await
             .unwrap()
@@ -306,4 +344,134 @@ async fn two_instances_share_one_external_network_with_their_own_ports() {
         .unwrap();
     env.completed(op).await;
     assert!(env.ports(&b.id).await.is_none());
+}
+
+fn vnfcs_on(i: &VnfInstance, vim: &str) -> BTreeSet<(String, String)> {
+    i.instantiated_vnf_info
+        .as_ref()
+        .and_then(|x| x.vnfc_resource_info.clone())
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|v| v.compute_resource.vim_connection_id.as_deref() == Some(vim))
+        .map(|v| (v.vdu_id, v.id))
+        .collect()
+}
+
+fn vdus(v: &BTreeSet<(String, String)>) -> Vec<&str> {
+    v.iter().map(|(d, _)| d.as_str()).collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_mixed_vnf_runs_its_vms_on_heat_and_its_container_vdu_on_the_other_vim() {
+    let Some(cloud) =
+        Cloud::from_env("a_mixed_vnf_runs_its_vms_on_heat_and_its_container_vdu_on_the_other_vim")
+    else {
+        return;
+    };
+    let env = env(cloud.clone()).await;
+    let vnf = env.create_from("vnfd-mixed-heat", "mixed").await;
+    let mut body = request(&cloud, "10.10.0.63");
+    body["vimConnectionInfo"]["k8s"] =
+        json!({"vimType": KUBERNETES, "interfaceInfo": {"endpoint": "https://k8s.example:6443"}});
+    let pod_cp = json!({"cpdId": "VDU3_CP1", "cpConfig": {"VDU3_CP1_1": {"cpProtocolData": [
+        {"layerProtocol": "IP_OVER_ETHERNET", "ipOverEthernet": {"ipAddresses": [
+            {"type": "IPV4", "numDynamicAddresses": 1}]}}]}}});
+    body["extVirtualLinks"][0]["extCps"]
+        .as_array_mut()
+        .unwrap()
+        .push(pod_cp);
+    let op = env
+        .lcm
+        .instantiate(&vnf.id, serde_json::from_value(body).unwrap())
+        .await
+        .unwrap();
+    env.completed(op).await;
+    let inst = env.instance(&vnf.id).await;
+    let on_heat = vnfcs_on(&inst, "vim1");
+    let on_k8s = vnfcs_on(&inst, "k8s");
+    assert_eq!(vdus(&on_heat), ["VDU1", "VDU1", "VDU2"]);
+    assert_eq!(vdus(&on_k8s), ["VDU3"]);
+    // Heat got only the VMs' part of the request.
+    let (ports, nfv) = env.ports(&vnf.id).await.expect("the stack exists");
+    assert_eq!(ports.len(), 3);
+    assert!(nfv["VDU"].get("VDU3").is_none(), "{nfv}");
+    assert!(nfv["CP"].get("VDU3_CP1").is_none(), "{nfv}");
+    assert_eq!(nfv["CP"]["VDU1_CP1"]["network"], SHARED_NET);
+    // The other driver got only the container VDU and its VIM.
+    let call = env.pods.calls().pop().unwrap();
+    assert_eq!(call.vdu_ids, ["VDU3"]);
+    assert_eq!(call.vim_connection_ids, ["k8s"]);
+    // One external link with the CPs of both sides; the ports are Heat's.
+    let link = shared_link(&inst);
+    let mut cpds: Vec<&str> = link
+        .current_vnf_ext_cp_data
+        .iter()
+        .map(|c| c.cpd_id.as_str())
+        .collect();
+    cpds.sort();
+    assert_eq!(cpds, ["VDU1_CP1", "VDU2_CP1", "VDU3_CP1"]);
+    let physical: BTreeSet<String> = ports
+        .iter()
+        .map(|p| p.physical_resource_id.clone())
+        .collect();
+    assert_eq!(port_resources(&link), physical);
+    let heat_state = inst
+        .instantiated_vnf_info
+        .as_ref()
+        .unwrap()
+        .metadata
+        .as_ref()
+        .unwrap()["driverState"]["byVim"]["vim1"]
+        .clone();
+    assert!(heat_state["stackId"].is_string(), "{heat_state}");
+
+    // Scaling the container aspect leaves the stack alone.
+    let op = env
+        .lcm
+        .scale(
+            &vnf.id,
+            serde_json::from_value(json!({"type": "SCALE_OUT", "aspectId": "VDU3_scale"})).unwrap(),
+        )
+        .await
+        .unwrap();
+    env.completed(op).await;
+    let inst = env.instance(&vnf.id).await;
+    assert_eq!(vnfcs_on(&inst, "vim1"), on_heat);
+    assert_eq!(vdus(&vnfcs_on(&inst, "k8s")), ["VDU3", "VDU3"]);
+    assert_eq!(env.ports(&vnf.id).await.unwrap().1, nfv);
+
+    // Scaling a VM aspect goes to Heat only.
+    let pod_calls = env.pods.calls().len();
+    let op = env
+        .lcm
+        .scale(
+            &vnf.id,
+            serde_json::from_value(json!({"type": "SCALE_OUT", "aspectId": "VDU1_scale"})).unwrap(),
+        )
+        .await
+        .unwrap();
+    env.completed(op).await;
+    assert_eq!(env.pods.calls().len(), pod_calls);
+    let inst = env.instance(&vnf.id).await;
+    assert_eq!(
+        vdus(&vnfcs_on(&inst, "vim1")),
+        ["VDU1", "VDU1", "VDU1", "VDU2"]
+    );
+    assert_eq!(
+        env.ports(&vnf.id).await.unwrap().1["VDU"]["VDU1"]["desired_capacity"],
+        3
+    );
+
+    // Terminate removes both sides.
+    let op = env
+        .lcm
+        .terminate(
+            &vnf.id,
+            serde_json::from_value(json!({"terminationType": "FORCEFUL"})).unwrap(),
+        )
+        .await
+        .unwrap();
+    env.completed(op).await;
+    assert!(env.ports(&vnf.id).await.is_none());
+    assert!(env.pods.inventory(&vnf.id).is_none());
 }
