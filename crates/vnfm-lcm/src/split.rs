@@ -74,9 +74,13 @@
 //! the second driver after the first succeeded leaves the occurrence `FAILED_TEMP`, and its
 //! rollback undoes both.
 //!
-//! CHANGE_FLAVOUR and CHANGE_VNFPKG are supported only when the new flavour or VNFD maps the
-//! VDUs to the same VIMs as the instance has resources on; otherwise they are refused (422)
-//! before an operation occurrence exists.
+//! The recorded mapping pins each VDU to its VIM for the life of the instance (a VDU whose
+//! kind changes in a new package stays where it is; VDUs new to the instance follow the
+//! convention). CHANGE_FLAVOUR and CHANGE_VNFPKG run on the VIMs the instance has; one that
+//! would leave a VIM of the instance without VDUs, or bring VDUs to a VIM it has no resources
+//! on, is refused (422, pointer `/newFlavourId` or `/vnfdId`) before an operation occurrence
+//! exists, as is any operation on a mixed instance whose VDUs no longer map to VIMs of
+//! different drivers.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;

@@ -79,6 +79,9 @@ impl InfraDriver for Tap {
     async fn rollback_scale(&self, req: &InfraRequest) -> Result<InfraOutcome, DriverError> {
         self.call(req).await
     }
+    async fn change_vnfpkg(&self, req: &InfraRequest) -> Result<InfraOutcome, DriverError> {
+        self.call(req).await
+    }
 }
 
 /// VDU1: a VM (compute) with an external CP and a CP on internalVL1, aspect VDU1_scale;
@@ -120,6 +123,26 @@ fn mixed_vnfd() -> Vnfd {
     .expect("mixed VNFD")
 }
 
+/// A new version of the mixed VNFD, and one without the container VDU (VMs only).
+fn package_versions() -> [Vnfd; 2] {
+    let mut same = mixed_vnfd();
+    same.descriptor_id = "vnfd-mixed-v2".into();
+    same.software_version = "2.0".into();
+    let mut vms = same.clone();
+    vms.descriptor_id = "vnfd-mixed-vms".into();
+    let f = &mut vms.flavours[0];
+    f.vdus.retain(|v| v.id != "VDU2");
+    f.containers.clear();
+    f.vdu_cps.retain(|c| c.id != "VDU2_CP1");
+    f.ext_cps.retain(|c| c.id != "VDU2_CP1");
+    f.scaling_aspects.retain(|a| a.id != "VDU2_scale");
+    for l in &mut f.instantiation_levels {
+        l.vdu_instances.remove("VDU2");
+        l.scale_levels.remove("VDU2_scale");
+    }
+    [same, vms]
+}
+
 struct Env {
     lcm: Lcm,
     store: Arc<dyn Store>,
@@ -136,6 +159,9 @@ async fn env() -> Env {
         .unwrap();
     let catalog = MemoryCatalog::new();
     catalog.insert(mixed_vnfd(), Arc::new(MemArtifacts::new()));
+    for v in package_versions() {
+        catalog.insert(v, Arc::new(MemArtifacts::new()));
+    }
     let vm = Arc::new(
         MemoryInfraDriver::new()
             .with_vim_types(&[OPENSTACK])
@@ -686,4 +712,55 @@ async fn with_one_vim_one_driver_gets_every_vdu_as_before() {
         .await
         .unwrap();
     assert!(progress.is_none());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_package_change_keeps_each_vdu_on_its_vim_and_one_moving_vdus_is_refused() {
+    let env = env().await;
+    let inst = env.instantiated(json!({})).await;
+    env.log();
+    // The new package has no VDU on the Kubernetes VIM, whose pods would be left behind:
+    // refused before an occurrence exists.
+    let err = env
+        .lcm
+        .change_vnfpkg(&inst.id, req(json!({"vnfdId": "vnfd-mixed-vms"})))
+        .await
+        .unwrap_err();
+    assert_eq!(err.status(), 422, "{err}");
+    assert!(
+        err.to_string()
+            .starts_with("/vnfdId: moving the VDUs of a mixed VNF to other VIMs is not supported"),
+        "{err}"
+    );
+    let ops = env
+        .lcm
+        .list_op_occs(&OpOccQuery {
+            vnf_instance_id: Some(inst.id.clone()),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(ops.items.len(), 1, "only the INSTANTIATE");
+
+    // Same mapping: both sides change, each with its part of the new VNFD.
+    let op = env
+        .lcm
+        .change_vnfpkg(&inst.id, req(json!({"vnfdId": "vnfd-mixed-v2"})))
+        .await
+        .unwrap();
+    env.completed(op).await;
+    assert_eq!(env.log(), ["vm:change_vnfpkg", "k8s:change_vnfpkg"]);
+    assert_eq!(env.vm.calls().pop().unwrap().vdu_ids, ["VDU1"]);
+    assert_eq!(env.k8s.calls().pop().unwrap().vdu_ids, ["VDU2"]);
+    let after = env.instance(&inst.id).await;
+    assert_eq!(after.vnfd_id.as_str(), "vnfd-mixed-v2");
+    assert_eq!(placement(&after), pairs(&[("VDU1", "vm"), ("VDU2", "k8s")]));
+    assert_eq!(
+        env.vm.inventory(&inst.id).unwrap().vnfd_id.as_str(),
+        "vnfd-mixed-v2"
+    );
+    assert_eq!(
+        env.k8s.inventory(&inst.id).unwrap().vnfd_id.as_str(),
+        "vnfd-mixed-v2"
+    );
 }

@@ -402,37 +402,41 @@ pub(crate) fn select_infra(
         )?,
         None => None,
     };
-    let Some(split) = split else {
-        if let Some(r) = recorded {
-            return Err(LcmError::Unprocessable {
-                pointer: String::new(),
-                message: format!(
-                    "the VNF instance has resources on VIM connections {} through different drivers, but its VDUs no longer map to VIMs of different drivers; a mixed VNF keeps its VIMs",
-                    r.by_vim.keys().cloned().collect::<Vec<_>>().join(", ")
-                ),
-            });
-        }
-        return select_driver(inner, instance, vims);
-    };
-    if let Some(r) = recorded {
-        let keys: std::collections::BTreeSet<&str> =
-            split.parts().iter().map(|p| p.key.as_str()).collect();
+    if let Some(r) = &recorded {
+        let keys: std::collections::BTreeSet<&str> = split
+            .iter()
+            .flat_map(|s| s.parts().iter().map(|p| p.key.as_str()))
+            .collect();
         let had: std::collections::BTreeSet<&str> = r.by_vim.keys().map(String::as_str).collect();
         let moves = matches!(
             step,
             Some(InfraStep::ChangeFlavour { .. } | InfraStep::ChangeVnfpkg { .. })
         );
-        if !had.is_subset(&keys) || (moves && had != keys) {
+        if split.is_none() || !had.is_subset(&keys) || (moves && had != keys) {
+            let pointer = match step {
+                Some(InfraStep::ChangeVnfpkg { .. }) => "/vnfdId",
+                Some(InfraStep::ChangeFlavour { .. }) => "/newFlavourId",
+                _ => "",
+            };
+            let list =
+                |s: std::collections::BTreeSet<&str>| s.into_iter().collect::<Vec<_>>().join(", ");
             return Err(LcmError::Unprocessable {
-                pointer: String::new(),
+                pointer: pointer.into(),
                 message: format!(
-                    "the VNF instance has resources on VIM connections {} but the operation maps its VDUs to VIM connections {}; moving VDUs of a mixed VNF to other VIMs is not supported",
-                    had.into_iter().collect::<Vec<_>>().join(", "),
-                    keys.into_iter().collect::<Vec<_>>().join(", ")
+                    "moving the VDUs of a mixed VNF to other VIMs is not supported: the instance has resources on VIM connections {} (through different drivers), but the operation would run its VDUs on {}",
+                    list(had),
+                    if keys.is_empty() {
+                        "a single driver".to_string()
+                    } else {
+                        list(keys)
+                    }
                 ),
             });
         }
     }
+    let Some(split) = split else {
+        return select_driver(inner, instance, vims);
+    };
     Ok(Arc::new(split.with_progress(inner.store.clone())))
 }
 
