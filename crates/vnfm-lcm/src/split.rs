@@ -24,7 +24,8 @@
 //!
 //! When the flavour's VDUs map to VIMs whose drivers differ, the runner uses a [`SplitByVim`]
 //! over those VIMs; otherwise it uses one driver exactly as for any other instance (same
-//! plans, journal, driver state and resource ids).
+//! plans, journal, driver state and resource ids). This is decided at instantiation: an
+//! instance instantiated on one driver stays on it, whatever VIM connections it gains later.
 //!
 //! # What each driver gets
 //!
@@ -965,20 +966,13 @@ impl SplitByVim {
         });
         if let Some(info) = out.instantiated_vnf_info.as_mut() {
             let r = view.resources.clone();
-            let some = |v: bool| v.then_some(());
-            info.vnfc_resource_info =
-                some(!r.vnfc_resource_info.is_empty()).map(|()| r.vnfc_resource_info);
-            info.vnfc_info = some(!r.vnfc_info.is_empty()).map(|()| r.vnfc_info);
-            info.vnf_virtual_link_resource_info =
-                some(!r.vnf_virtual_link_resource_info.is_empty())
-                    .map(|()| r.vnf_virtual_link_resource_info);
-            info.virtual_storage_resource_info = some(!r.virtual_storage_resource_info.is_empty())
-                .map(|()| r.virtual_storage_resource_info);
+            info.vnfc_resource_info = some_if_any(r.vnfc_resource_info);
+            info.vnfc_info = some_if_any(r.vnfc_info);
+            info.vnf_virtual_link_resource_info = some_if_any(r.vnf_virtual_link_resource_info);
+            info.virtual_storage_resource_info = some_if_any(r.virtual_storage_resource_info);
             info.ext_cp_info = r.ext_cp_info;
-            info.ext_virtual_link_info =
-                some(!r.ext_virtual_link_info.is_empty()).map(|()| r.ext_virtual_link_info);
-            info.ext_managed_virtual_link_info = some(!r.ext_managed_virtual_link_info.is_empty())
-                .map(|()| r.ext_managed_virtual_link_info);
+            info.ext_virtual_link_info = some_if_any(r.ext_virtual_link_info);
+            info.ext_managed_virtual_link_info = some_if_any(r.ext_managed_virtual_link_info);
             let mut metadata = info.metadata.take().unwrap_or_default();
             if view.state.is_null() {
                 metadata.remove(DRIVER_STATE_KEY);
@@ -1285,6 +1279,10 @@ impl SplitByVim {
         };
         out
     }
+}
+
+fn some_if_any<T>(v: Vec<T>) -> Option<Vec<T>> {
+    (!v.is_empty()).then_some(v)
 }
 
 fn empty_flavour(id: &str) -> Flavour {

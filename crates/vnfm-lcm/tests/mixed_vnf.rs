@@ -82,6 +82,9 @@ impl InfraDriver for Tap {
     async fn change_vnfpkg(&self, req: &InfraRequest) -> Result<InfraOutcome, DriverError> {
         self.call(req).await
     }
+    async fn change_ext_conn(&self, req: &InfraRequest) -> Result<InfraOutcome, DriverError> {
+        self.call(req).await
+    }
 }
 
 /// VDU1: a VM (compute) with an external CP and a CP on internalVL1, aspect VDU1_scale;
@@ -712,6 +715,41 @@ async fn with_one_vim_one_driver_gets_every_vdu_as_before() {
         .await
         .unwrap();
     assert!(progress.is_none());
+
+    // A Kubernetes VIM the instance gains later does not split it: the container aspect
+    // still scales on the one driver it was instantiated with.
+    let op = env
+        .lcm
+        .change_ext_conn(
+            &inst.id,
+            req(json!({
+                "extVirtualLinks": [{"id": "ext-2", "resourceId": "net-2", "extCps": [cp("VDU1_CP1")]}],
+                "vimConnectionInfo": {"k8s": vims()["k8s"].clone()}
+            })),
+        )
+        .await
+        .unwrap();
+    env.completed(op).await;
+    let inst = env.instance(&inst.id).await;
+    assert!(
+        inst.vim_connection_info
+            .as_ref()
+            .unwrap()
+            .contains_key("k8s")
+    );
+    env.log();
+    let op = env
+        .lcm
+        .scale(
+            &inst.id,
+            req(json!({"type": "SCALE_OUT", "aspectId": "VDU2_scale"})),
+        )
+        .await
+        .unwrap();
+    env.completed(op).await;
+    assert_eq!(env.log(), ["vm:scale"]);
+    assert!(env.k8s.calls().is_empty());
+    assert_eq!(env.vm.inventory(&inst.id).unwrap().count("VDU2"), 2);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

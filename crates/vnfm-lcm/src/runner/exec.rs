@@ -15,9 +15,9 @@ use vnfm_driver_api::{
 };
 use vnfm_store::{StepOutcome, StepRecord, StepWritten, StoreError, Version};
 use vnfm_types::{
-    CancelModeType, Grant, LccnNotification, LcmOperationStateType as State, LcmOperationType,
-    Link, OperationParams, ProblemDetails, VimConnectionInfo, VimId, VnfInfoModifications,
-    VnfInstance, VnfInstanceId, VnfLcmOpOcc, VnfLcmOpOccId, VnfLcmOpOccLinks,
+    CancelModeType, Grant, InstantiationState, LccnNotification, LcmOperationStateType as State,
+    LcmOperationType, Link, OperationParams, ProblemDetails, VimConnectionInfo, VimId,
+    VnfInfoModifications, VnfInstance, VnfInstanceId, VnfLcmOpOcc, VnfLcmOpOccId, VnfLcmOpOccLinks,
 };
 
 use super::apply::{self, InfraContext};
@@ -378,8 +378,10 @@ pub(crate) fn select_driver(
 /// The infrastructure driver of a step in flavour `flavour_id` of `vnfd`: a
 /// [`SplitByVim`](crate::split::SplitByVim) over the drivers of the instance's VIMs when the
 /// flavour's VDUs map to VIMs of different drivers (a mixed VNF, see [`crate::split`]), else
-/// [`select_driver`]. A mixed instance whose recorded VIMs the step's mapping no longer
-/// covers (a change of flavour or package that moves VDUs to other VIMs) is refused.
+/// [`select_driver`]. Whether an instance is mixed is decided when it is instantiated: an
+/// instantiated instance without a recorded split state keeps its one driver. A mixed
+/// instance whose recorded VIMs the step's mapping no longer covers (a change of flavour or
+/// package that moves VDUs to other VIMs) is refused.
 pub(crate) fn select_infra(
     inner: &Inner,
     instance: &VnfInstance,
@@ -392,6 +394,10 @@ pub(crate) fn select_infra(
     use crate::split::{SplitByVim, SplitState, explicit_mapping};
     let state = apply::driver_state(instance);
     let recorded = SplitState::of(&state);
+    // An instance instantiated on one driver stays on it, whatever VIMs it gains later.
+    if recorded.is_none() && instance.instantiation_state == InstantiationState::Instantiated {
+        return select_driver(inner, instance, vims);
+    }
     let split = match flavour_id {
         Some(f) => SplitByVim::resolve(
             vnfd,
