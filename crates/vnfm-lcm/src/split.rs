@@ -67,8 +67,8 @@
 //! [`SplitState`]: `{"vduVimConnections": {vduId: key}, "byVim": {key: driver state}}`.
 //!
 //! A driver failure fails the step with the driver's error, kind kept, prefixed with the VIM
-//! connection, driver and VDUs it concerned (`VIM connection `k8s` (driver kubernetes, VDUs
-//! VDU2): ...`). The outcome of each part that succeeded is kept with the operation
+//! connection, driver and VDUs it concerned (``VIM connection `k8s` (driver kubernetes, VDUs
+//! VDU2): ...``). The outcome of each part that succeeded is kept with the operation
 //! occurrence (op-occ data [`PROGRESS_KEY`]), so a retry runs only the parts that have not
 //! succeeded, a runner that crashed mid-step resumes after the parts that had, and a rollback
 //! hands each driver what it created (its resources and state from that outcome): a failure of
