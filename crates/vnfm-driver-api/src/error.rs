@@ -121,6 +121,36 @@ impl DriverError {
         self
     }
 
+    /// The same error with `context` (e.g. which VIM connection a driver worked on) put in
+    /// front of its message; the variant, and with it the kind, status and retryability,
+    /// stays. For [`DriverError::Unsupported`] the context follows the operation name.
+    pub fn in_context(self, context: &str) -> Self {
+        match self {
+            DriverError::Transient { message, source } => DriverError::Transient {
+                message: format!("{context}: {message}"),
+                source,
+            },
+            DriverError::Permanent { message, source } => DriverError::Permanent {
+                message: format!("{context}: {message}"),
+                source,
+            },
+            DriverError::Timeout { what, budget } => DriverError::Timeout {
+                what: format!("{context}: {what}"),
+                budget,
+            },
+            DriverError::Cancelled { what } => DriverError::Cancelled {
+                what: format!("{context}: {what}"),
+            },
+            DriverError::Unsupported { driver, operation } => DriverError::Unsupported {
+                driver,
+                operation: format!("{operation} ({context})"),
+            },
+            DriverError::InvalidInput { message } => DriverError::InvalidInput {
+                message: format!("{context}: {message}"),
+            },
+        }
+    }
+
     /// Whether retrying the operation occurrence can help: true for transient failures and
     /// timeouts, false otherwise (a cancelled step is resumed by an explicit retry, but
     /// repeating it automatically would defeat the cancellation).
@@ -228,6 +258,34 @@ mod tests {
         assert!(!DriverError::cancelled("x").is_retryable());
         assert!(!DriverError::unsupported("d", "heal").is_retryable());
         assert!(!DriverError::invalid_input("x").is_retryable());
+    }
+
+    #[test]
+    fn context_goes_in_front_and_keeps_the_kind() {
+        let e = DriverError::transient("stack create failed")
+            .with_source(std::fmt::Error)
+            .in_context("VIM connection `os`");
+        assert_eq!(e.kind(), "transient");
+        assert!(e.is_retryable());
+        assert!(StdError::source(&e).is_some());
+        assert_eq!(
+            e.to_string(),
+            "VIM connection `os`: stack create failed (transient: retrying may succeed)"
+        );
+        let e = DriverError::cancelled("scale").in_context("VIM connection `k8s`");
+        assert_eq!(e.to_string(), "VIM connection `k8s`: scale was cancelled");
+        let e =
+            DriverError::unsupported("kubernetes", "operate").in_context("VIM connection `k8s`");
+        assert_eq!(e.kind(), "unsupported");
+        assert_eq!(
+            e.to_string(),
+            "the kubernetes driver does not support operate (VIM connection `k8s`)"
+        );
+        let e = DriverError::invalid_input("no flavour").in_context("x");
+        assert_eq!(
+            (e.kind(), e.to_string().as_str()),
+            ("invalidInput", "invalid input: x: no flavour")
+        );
     }
 
     #[test]

@@ -98,6 +98,18 @@ pub struct InfraCall {
     pub error: Option<&'static str>,
     /// The id of the NFVO grant the call came with, if any.
     pub grant_id: Option<String>,
+    /// The step, as the driver received it.
+    pub step: InfraStep,
+    /// Keys of the VIM connections the request carried (`InfraRequest::vims`), in order.
+    pub vim_connection_ids: Vec<String>,
+    /// The VDUs of the request's flavour in the VNFD the driver received (empty when the
+    /// VNFD has no such flavour).
+    pub vdu_ids: Vec<String>,
+    /// The VDUs of the `vnfcResourceInfo` entries of the instance the driver received, one
+    /// per entry, in order.
+    pub instance_vdu_ids: Vec<String>,
+    /// The driver state the request carried.
+    pub driver_state: serde_json::Value,
 }
 
 /// A VNFC in the fake VIM.
@@ -171,12 +183,12 @@ struct InfraState {
     fail_next: Vec<(InfraOperation, DriverError)>,
     fail_on_call: BTreeMap<usize, DriverError>,
     seq: u64,
+    id_prefix: String,
 }
 
 impl InfraState {
     fn next_id(&mut self, prefix: &str) -> String {
-        self.seq += 1;
-        format!("{prefix}-{:04}", self.seq)
+        Ids(&mut self.seq, &self.id_prefix).next(prefix)
     }
 }
 
@@ -228,6 +240,13 @@ impl MemoryInfraDriver {
     /// Makes every call take `delay` (cut short by cancellation or the deadline).
     pub fn with_delay(mut self, delay: Duration) -> Self {
         self.delay = delay;
+        self
+    }
+
+    /// Starts every resource id it generates with `prefix` (`os-vnfc-0002` for `os`), so
+    /// that two drivers serving one instance (one VIM each) never report the same id.
+    pub fn with_id_prefix(self, prefix: &str) -> Self {
+        lock(&self.state).id_prefix = format!("{prefix}-");
         self
     }
 
@@ -290,6 +309,20 @@ impl MemoryInfraDriver {
                 op_occ_id: req.op_occ_id.clone(),
                 error: None,
                 grant_id: req.grant.as_ref().map(|g| g.id.clone()),
+                step: req.step.clone(),
+                vim_connection_ids: req.vims.iter().map(|v| v.connection_id.clone()).collect(),
+                vdu_ids: req
+                    .flavour()
+                    .map(|f| f.vdus.iter().map(|v| v.id.clone()).collect())
+                    .unwrap_or_default(),
+                instance_vdu_ids: req
+                    .instance
+                    .instantiated_vnf_info
+                    .iter()
+                    .flat_map(|i| i.vnfc_resource_info.iter().flatten())
+                    .map(|r| r.vdu_id.clone())
+                    .collect(),
+                driver_state: req.driver_state.clone(),
             });
             st.calls.len() - 1
         };
@@ -475,13 +508,14 @@ impl MemoryInfraDriver {
     }
 }
 
-/// Id generator borrowed from the state while an inventory is borrowed mutably.
-struct Ids<'a>(&'a mut u64);
+/// Id generator borrowed from the state while an inventory is borrowed mutably: the
+/// counter and the driver's id prefix.
+struct Ids<'a>(&'a mut u64, &'a str);
 
 impl Ids<'_> {
     fn next(&mut self, prefix: &str) -> String {
         *self.0 += 1;
-        format!("{prefix}-{:04}", *self.0)
+        format!("{}{prefix}-{:04}", self.1, *self.0)
     }
 }
 
@@ -491,14 +525,17 @@ fn with_inventory(
     f: impl FnOnce(&mut Inventory, &mut Ids<'_>) -> Result<(), DriverError>,
 ) -> Result<(), DriverError> {
     let InfraState {
-        inventories, seq, ..
+        inventories,
+        seq,
+        id_prefix,
+        ..
     } = st;
     let inv = inventories.get_mut(id).ok_or_else(|| {
         DriverError::permanent(format!(
             "the memory VIM holds no resources for instance {id}"
         ))
     })?;
-    f(inv, &mut Ids(seq))
+    f(inv, &mut Ids(seq, id_prefix))
 }
 
 fn flavour_of<'a>(req: &'a InfraRequest, flavour_id: &str) -> Result<&'a Flavour, DriverError> {

@@ -6,6 +6,9 @@
 //! - [`plan`](mod@plan): the planner (pure): an operation request becomes an ordered list of hook,
 //!   infrastructure and bookkeeping steps; rollback plans and retry points come from it.
 //! - [`error`]: [`LcmError`], with the HTTP status each refusal maps to.
+//! - [`split`]: mixed VNFs, whose VDUs run on VIMs of different drivers (VMs on OpenStack,
+//!   containers on Kubernetes): which VIM each VDU goes to, and the driver decorator that
+//!   runs each step on every driver concerned.
 //!
 //! ```
 //! use serde_json::json;
@@ -58,6 +61,7 @@ pub mod plan;
 pub mod ports;
 pub mod runner;
 pub mod secrets;
+pub mod split;
 pub mod state;
 pub mod subscriptions;
 pub mod validate;

@@ -15,9 +15,9 @@ use vnfm_driver_api::{
 };
 use vnfm_store::{StepOutcome, StepRecord, StepWritten, StoreError, Version};
 use vnfm_types::{
-    CancelModeType, Grant, LccnNotification, LcmOperationStateType as State, LcmOperationType,
-    Link, OperationParams, ProblemDetails, VimConnectionInfo, VimId, VnfInfoModifications,
-    VnfInstance, VnfInstanceId, VnfLcmOpOcc, VnfLcmOpOccId, VnfLcmOpOccLinks,
+    CancelModeType, Grant, InstantiationState, LccnNotification, LcmOperationStateType as State,
+    LcmOperationType, Link, OperationParams, ProblemDetails, VimConnectionInfo, VimId,
+    VnfInfoModifications, VnfInstance, VnfInstanceId, VnfLcmOpOcc, VnfLcmOpOccId, VnfLcmOpOccLinks,
 };
 
 use super::apply::{self, InfraContext};
@@ -373,6 +373,77 @@ pub(crate) fn select_driver(
         vim_types: vims.values().map(|v| v.vim_type.clone()).collect(),
         known: inner.infra.keys().cloned().collect(),
     })
+}
+
+/// The infrastructure driver of a step in flavour `flavour_id` of `vnfd`: a
+/// [`SplitByVim`](crate::split::SplitByVim) over the drivers of the instance's VIMs when the
+/// flavour's VDUs map to VIMs of different drivers (a mixed VNF, see [`crate::split`]), else
+/// [`select_driver`]. Whether an instance is mixed is decided when it is instantiated: an
+/// instantiated instance without a recorded split state keeps its one driver. A mixed
+/// instance whose recorded VIMs the step's mapping no longer covers (a change of flavour or
+/// package that moves VDUs to other VIMs) is refused.
+pub(crate) fn select_infra(
+    inner: &Inner,
+    instance: &VnfInstance,
+    vims: &IndexMap<String, VimConnectionInfo>,
+    vnfd: &vnfm_descriptor::Vnfd,
+    flavour_id: Option<&str>,
+    request: &OperationParams,
+    step: Option<&InfraStep>,
+) -> Result<Arc<dyn InfraDriver>, LcmError> {
+    use crate::split::{SplitByVim, SplitState, explicit_mapping};
+    let state = apply::driver_state(instance);
+    let recorded = SplitState::of(&state);
+    // An instance instantiated on one driver stays on it, whatever VIMs it gains later.
+    if recorded.is_none() && instance.instantiation_state == InstantiationState::Instantiated {
+        return select_driver(inner, instance, vims);
+    }
+    let split = match flavour_id {
+        Some(f) => SplitByVim::resolve(
+            vnfd,
+            f,
+            vims,
+            &inner.infra,
+            explicit_mapping(request, &state),
+        )?,
+        None => None,
+    };
+    if let Some(r) = &recorded {
+        let keys: std::collections::BTreeSet<&str> = split
+            .iter()
+            .flat_map(|s| s.parts().iter().map(|p| p.key.as_str()))
+            .collect();
+        let had: std::collections::BTreeSet<&str> = r.by_vim.keys().map(String::as_str).collect();
+        let moves = matches!(
+            step,
+            Some(InfraStep::ChangeFlavour { .. } | InfraStep::ChangeVnfpkg { .. })
+        );
+        if split.is_none() || !had.is_subset(&keys) || (moves && had != keys) {
+            let pointer = match step {
+                Some(InfraStep::ChangeVnfpkg { .. }) => "/vnfdId",
+                Some(InfraStep::ChangeFlavour { .. }) => "/newFlavourId",
+                _ => "",
+            };
+            let list =
+                |s: std::collections::BTreeSet<&str>| s.into_iter().collect::<Vec<_>>().join(", ");
+            return Err(LcmError::Unprocessable {
+                pointer: pointer.into(),
+                message: format!(
+                    "moving the VDUs of a mixed VNF to other VIMs is not supported: the instance has resources on VIM connections {} (through different drivers), but the operation would run its VDUs on {}",
+                    list(had),
+                    if keys.is_empty() {
+                        "a single driver".to_string()
+                    } else {
+                        list(keys)
+                    }
+                ),
+            });
+        }
+    }
+    let Some(split) = split else {
+        return select_driver(inner, instance, vims);
+    };
+    Ok(Arc::new(split.with_progress(inner.store.clone())))
 }
 
 /// What an occurrence needs besides its own record: the VNFD, the plans and the instance as it
@@ -1094,7 +1165,20 @@ impl Run {
                     .vim_connection_info
                     .clone()
                     .unwrap_or_default();
-                let driver = match select_driver(&self.inner, &self.instance, &map) {
+                let flavour_id = s
+                    .target()
+                    .map(|t| t.flavour_id.clone())
+                    .or_else(|| self.flavour_id())
+                    .unwrap_or_default();
+                let driver = match select_infra(
+                    &self.inner,
+                    &self.instance,
+                    &map,
+                    &self.ctx.vnfd.vnfd,
+                    Some(&flavour_id),
+                    &self.request,
+                    Some(s),
+                ) {
                     Ok(d) => d,
                     Err(e) => return Ok(Err(lcm_problem(&name, i, n, &e, &vims))),
                 };
@@ -1110,11 +1194,7 @@ impl Run {
                     request: self.request.clone(),
                     instance: self.instance.clone(),
                     vnfd: self.ctx.vnfd.vnfd.clone(),
-                    flavour_id: s
-                        .target()
-                        .map(|t| t.flavour_id.clone())
-                        .or_else(|| self.flavour_id())
-                        .unwrap_or_default(),
+                    flavour_id,
                     vims: vims.clone(),
                     artifacts: self.ctx.vnfd.files.clone(),
                     driver_state: apply::driver_state(&self.instance),

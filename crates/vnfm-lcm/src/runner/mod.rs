@@ -895,9 +895,22 @@ impl Lcm {
                 hook: h.operation.clone(),
             });
         }
-        if plan.infra_steps().next().is_some() {
-            let vims = apply::effective_vims(instance, &req.to_params());
-            exec::select_driver(&self.inner, instance, &vims)?;
+        if let Some(step) = plan.infra_steps().next() {
+            let params = req.to_params();
+            let vims = apply::effective_vims(instance, &params);
+            let flavour = step
+                .target()
+                .map(|t| t.flavour_id.as_str())
+                .or(plan.flavour_id.as_deref());
+            exec::select_infra(
+                &self.inner,
+                instance,
+                &vims,
+                &onboarded.vnfd,
+                flavour,
+                &params,
+                Some(step),
+            )?;
         }
         Ok(plan)
     }
