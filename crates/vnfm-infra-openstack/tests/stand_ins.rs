@@ -19,7 +19,10 @@ fn checked_in_stand_ins_match_the_generated_ones() {
     )];
     for (name, body) in &files {
         let value: serde_json::Value = serde_json::from_str(body).unwrap();
-        wanted.push((name.clone(), serde_json::to_string_pretty(&value).unwrap() + "\n"));
+        wanted.push((
+            name.clone(),
+            serde_json::to_string_pretty(&value).unwrap() + "\n",
+        ));
     }
     if std::env::var_os("UPDATE_STAND_INS").is_some() {
         std::fs::create_dir_all(&dir).unwrap();
