@@ -350,6 +350,36 @@ async fn vnf_a_builds_a_cluster_and_vnf_b_runs_on_it() {
         "the healed VNFC joined at its current address ({healed_addr:?} before)"
     );
 
+    // Scale out: the new worker joins; scale in: the leaving worker is drained (removed by
+    // the master, reset) before its VM goes.
+    let scale = |kind: &str| {
+        serde_json::from_value(
+            json!({"type": kind, "aspectId": "worker_instance", "numberOfSteps": 1}),
+        )
+        .unwrap()
+    };
+    let op = vnfm.lcm.scale(&a, scale("SCALE_OUT")).await.unwrap();
+    vnfm.completed(&world, op).await;
+    let grown = World::addresses(&vnfm.instance(&a).await, "workerNode", "workerNode_CP2");
+    assert_eq!(grown.len(), 3);
+    let steps = world.steps();
+    let joined = World::hosts_of(&steps, "join-worker");
+    assert_eq!(joined.len(), 1, "{steps:?}");
+    assert!(grown.contains(&joined[0]));
+    let op = vnfm.lcm.scale(&a, scale("SCALE_IN")).await.unwrap();
+    vnfm.completed(&world, op).await;
+    let shrunk = World::addresses(&vnfm.instance(&a).await, "workerNode", "workerNode_CP2");
+    assert_eq!(shrunk.len(), 2);
+    let steps = world.steps();
+    let left: Vec<&String> = grown.iter().filter(|w| !shrunk.contains(w)).collect();
+    assert_eq!(left.len(), 1);
+    assert_eq!(World::hosts_of(&steps, "remove-node"), masters, "{steps:?}");
+    assert_eq!(
+        World::hosts_of(&steps, "reset"),
+        vec![left[0].clone()],
+        "the leaving worker is reset: {steps:?}"
+    );
+
     // VNF-B goes first, then VNF-A: its VIM is deregistered and its stack deleted.
     let op = vnfm
         .lcm
