@@ -249,22 +249,20 @@ fn packages_vims_and_a_vnf_lifecycle_with_wait() {
     let vnf = c.json(&["vnf", "create", "--vnfd-id", &vnfd_id, "--name", "demo"]);
     assert_eq!(vnf["instantiationState"], "NOT_INSTANTIATED");
     let id = vnf["id"].as_str().expect("id").to_owned();
-    // --vim looks the registered VIM's type up; this server has no OpenStack driver, which
-    // its 422 names.
-    let os_id = os["id"].as_str().expect("id");
+    // A VIM type no driver of the server serves: 422 naming it, and the instance is unchanged.
     let out = c.run(&[
         "vnf",
         "instantiate",
         &id,
         "--flavour",
         "simple",
-        "--vim",
-        os_id,
+        "--vim-type",
+        "ACME.UNKNOWN.V_1",
     ]);
     assert_eq!(out.status.code(), Some(1));
     let err = text(&out.stderr);
     assert!(
-        err.contains("422") && err.contains("ETSINFV.OPENSTACK_KEYSTONE.V_3"),
+        err.contains("422") && err.contains("ACME.UNKNOWN.V_1"),
         "{err}"
     );
     let out = c.ok(&[
