@@ -57,18 +57,7 @@ fn read_json(path: &str) -> Result<Value, Error> {
 fn openstack_driver() -> Result<OpenStackDriver, Error> {
     let mut config = DriverConfig::default();
     if let Ok(path) = std::env::var("VNFM_HEAT_ENVIRONMENT") {
-        let text = std::fs::read_to_string(&path)?;
-        let environment: Value = serde_json::from_str(&text)?;
-        let dir = Path::new(&path).parent().unwrap_or(Path::new("."));
-        if let Some(registry) = environment["resource_registry"].as_object() {
-            for file in registry.values().filter_map(Value::as_str) {
-                if !file.contains("::") {
-                    let body = std::fs::read_to_string(dir.join(file))?;
-                    config.environment_files.insert(file.to_string(), body);
-                }
-            }
-        }
-        config.environment = Some(environment);
+        config = config.with_environment_file(Path::new(&path))?;
     }
     Ok(OpenStackDriver::new(config))
 }

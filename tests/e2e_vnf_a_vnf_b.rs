@@ -149,6 +149,18 @@ impl Vnfm {
         done
     }
 
+    /// Registers the test cloud as the operator's OpenStack VIM.
+    async fn register_cloud(&self, world: &World) -> vnfm_lcm::VimView {
+        self.registry
+            .create(
+                "test-cloud",
+                &serde_json::from_value(world.cloud.vim()).unwrap(),
+                None,
+            )
+            .await
+            .unwrap()
+    }
+
     async fn instance(&self, id: &VnfInstanceId) -> Value {
         serde_json::to_value(self.lcm.get_instance(id).await.unwrap()).unwrap()
     }
@@ -207,15 +219,7 @@ async fn vnf_a_builds_a_cluster_and_vnf_b_runs_on_it() {
     let vnfm = Vnfm::start(&world, catalog).await;
 
     // The operator registers the OpenStack VIM.
-    let os_vim = vnfm
-        .registry
-        .create(
-            "test-cloud",
-            &serde_json::from_value(world.cloud.vim()).unwrap(),
-            None,
-        )
-        .await
-        .unwrap();
+    let os_vim = vnfm.register_cloud(&world).await;
 
     // VNF-A: VMs from Heat, Kubernetes installed over SSH by the plugin, cluster registered.
     let a = vnfm.create(&vnfd_a, "vnf-a").await;
@@ -412,7 +416,7 @@ async fn vnf_a_builds_a_cluster_and_vnf_b_runs_on_it() {
             .is_err(),
         "the cluster's VIM is deregistered"
     );
-    assert!(!world.cloud.stack_exists(&format!("vnf-{a}")).await);
+    assert!(!world.cloud.stack_exists(a.as_str()).await);
     vnfm.lcm.delete_vnf_identifier(&b).await.unwrap();
     vnfm.lcm.delete_vnf_identifier(&a).await.unwrap();
 }
@@ -427,15 +431,7 @@ async fn a_failed_worker_install_is_retried_after_the_repair_and_rolled_back_cle
     };
     let (catalog, vnfd_a, _) = onboard(&world);
     let vnfm = Vnfm::start(&world, catalog).await;
-    let os_vim = vnfm
-        .registry
-        .create(
-            "test-cloud",
-            &serde_json::from_value(world.cloud.vim()).unwrap(),
-            None,
-        )
-        .await
-        .unwrap();
+    let os_vim = vnfm.register_cloud(&world).await;
     let request = world.vnf_a_request(os_vim.id.as_str());
 
     // One worker's install fails: FAILED_TEMP, naming that host and what it printed.
@@ -489,7 +485,7 @@ async fn a_failed_worker_install_is_retried_after_the_repair_and_rolled_back_cle
         .unwrap();
     let failed = vnfm.done(op).await;
     assert_eq!(failed.operation_state, LcmOperationStateType::FailedTemp);
-    assert!(world.cloud.stack_exists(&format!("vnf-{a2}")).await);
+    assert!(world.cloud.stack_exists(a2.as_str()).await);
     let op = vnfm.lcm.rollback(&failed.id).await.unwrap();
     let rolled = vnfm.done(op).await;
     assert_eq!(
@@ -501,7 +497,7 @@ async fn a_failed_worker_install_is_retried_after_the_repair_and_rolled_back_cle
         .subscriber
         .wait_for(rolled.id.as_str(), "ROLLED_BACK")
         .await;
-    assert!(!world.cloud.stack_exists(&format!("vnf-{a2}")).await);
+    assert!(!world.cloud.stack_exists(a2.as_str()).await);
     let vims = vnfm.registry.list().await.unwrap();
     assert_eq!(
         vims.iter()
@@ -826,7 +822,7 @@ async fn the_same_scenario_through_the_rest_api() {
         )
         .await;
     assert_eq!(status, 404, "the cluster's VIM is deregistered");
-    assert!(!world.cloud.stack_exists(&format!("vnf-{a}")).await);
+    assert!(!world.cloud.stack_exists(a.as_str()).await);
     for id in [&b, &a] {
         let (status, body, _) = api
             .call(

@@ -64,50 +64,23 @@ impl Cloud {
         })
     }
 
-    /// Whether Heat still has a stack called `name` (asks Heat through the driver's client).
-    pub async fn stack_exists(&self, name: &str) -> bool {
-        let client = reqwest::Client::new();
-        let auth = json!({"auth": {
-            "identity": {"methods": ["password"], "password": {"user": {
-                "name": self.username, "password": self.password,
-                "domain": {"name": self.user_domain}}}},
-            "scope": {"project": {"name": self.project, "domain": {"name": self.project_domain}}}
-        }});
-        let url = format!("{}/auth/tokens", self.keystone_url.trim_end_matches('/'));
-        let resp = client.post(url).json(&auth).send().await.unwrap();
-        assert!(resp.status().is_success(), "keystone: {}", resp.status());
-        let token = resp.headers()["x-subject-token"]
-            .to_str()
-            .unwrap()
-            .to_string();
-        let catalog: Value = resp.json().await.unwrap();
-        let heat = catalog["token"]["catalog"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|s| s["type"] == "orchestration")
-            .and_then(|s| {
-                s["endpoints"]
-                    .as_array()
-                    .unwrap()
-                    .iter()
-                    .find(|e| e["interface"] == "public")
-            })
-            .and_then(|e| e["url"].as_str())
-            .unwrap()
-            .to_string();
-        let resp = client
-            .get(format!("{heat}/stacks?name={name}"))
-            .header("X-Auth-Token", token)
-            .send()
+    /// Whether Heat still has the stack of VNF instance `instance_id` (asked through the
+    /// driver's own Keystone session and Heat client).
+    pub async fn stack_exists(&self, instance_id: &str) -> bool {
+        use vnfm_driver_api::{ResolvedVim, RunControl};
+        use vnfm_infra_openstack::heat::Heat;
+        use vnfm_infra_openstack::{DriverConfig, OpenStackDriver};
+        let driver = OpenStackDriver::new(DriverConfig::default());
+        let vim = ResolvedVim::new("vim1", serde_json::from_value(self.vim()).unwrap());
+        let session = driver.session(&vim).unwrap();
+        let control = RunControl::with_timeout(std::time::Duration::from_secs(60));
+        let heat = Heat::connect(&session, &control, driver.config().poll.clone())
             .await
             .unwrap();
-        let body: Value = resp.json().await.unwrap();
-        body["stacks"]
-            .as_array()
+        heat.find(&driver.stack_name(instance_id))
+            .await
             .unwrap()
-            .iter()
-            .any(|s| s["stack_status"] != "DELETE_COMPLETE")
+            .is_some()
     }
 }
 

@@ -149,9 +149,9 @@ impl<S: tracing::Subscriber, L: tracing_subscriber::Layer<S>> WithLevel<S> for L
 fn infra_drivers(args: &ServeArgs) -> Result<Vec<Arc<dyn vnfm::lcm::InfraDriver>>, String> {
     let mut openstack = vnfm_infra_openstack::DriverConfig::default();
     if let Some(path) = &args.heat_environment {
-        let (environment, files) = heat_environment(path)?;
-        openstack.environment = Some(environment);
-        openstack.environment_files = files;
+        openstack = openstack
+            .with_environment_file(path)
+            .map_err(|e| format!("--heat-environment {e}"))?;
     }
     let mut kubernetes = vnfm_infra_kubernetes::KubernetesDriver::new();
     if let Some(path) = &args.helm_library {
@@ -163,49 +163,6 @@ fn infra_drivers(args: &ServeArgs) -> Result<Vec<Arc<dyn vnfm::lcm::InfraDriver>
         Arc::new(vnfm_infra_openstack::OpenStackDriver::new(openstack)),
         Arc::new(kubernetes),
     ])
-}
-
-/// A Heat environment file and the templates its `resource_registry` names by relative path.
-fn heat_environment(
-    path: &std::path::Path,
-) -> Result<
-    (
-        serde_json::Value,
-        std::collections::BTreeMap<String, String>,
-    ),
-    String,
-> {
-    let fail = |what: String| format!("--heat-environment {}: {what}", path.display());
-    let text = std::fs::read_to_string(path).map_err(|e| fail(e.to_string()))?;
-    let environment: serde_json::Value =
-        serde_saphyr::from_str(&text).map_err(|e| fail(format!("not YAML or JSON: {e}")))?;
-    if !environment.is_object() {
-        return Err(fail(
-            "expected a mapping (resource_registry, parameter_defaults, ...)".into(),
-        ));
-    }
-    let dir = path.parent().unwrap_or(std::path::Path::new("."));
-    let mut files = std::collections::BTreeMap::new();
-    if let Some(registry) = environment
-        .get("resource_registry")
-        .and_then(serde_json::Value::as_object)
-    {
-        for (ty, target) in registry {
-            let Some(file) = target.as_str() else {
-                continue;
-            };
-            // Types mapped to other types (`OS::Nova::Server: OS::Heat::None`) and URLs are
-            // Heat's to resolve.
-            if file.contains("::") || file.contains("://") {
-                continue;
-            }
-            let local = dir.join(file);
-            let body = std::fs::read_to_string(&local)
-                .map_err(|e| fail(format!("template {} of {ty}: {e}", local.display())))?;
-            files.insert(file.to_string(), body);
-        }
-    }
-    Ok((environment, files))
 }
 
 /// The management-driver host: installed plugins from `--plugin`, package libraries with

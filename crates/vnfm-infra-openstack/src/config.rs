@@ -161,6 +161,51 @@ impl Default for DriverConfig {
     }
 }
 
+impl DriverConfig {
+    /// Reads a Heat environment file (YAML or JSON: `resource_registry`,
+    /// `parameter_defaults`, ...) into [`DriverConfig::environment`], and the templates its
+    /// `resource_registry` names by relative path into [`DriverConfig::environment_files`]
+    /// (read from the file's directory). Types mapped to other types
+    /// (`OS::Nova::Server: OS::Heat::None`) and URLs are left for Heat to resolve.
+    pub fn with_environment_file(
+        mut self,
+        path: &std::path::Path,
+    ) -> Result<DriverConfig, OpenStackError> {
+        let fail = |what: String| OpenStackError::Input(format!("{}: {what}", path.display()));
+        let text = std::fs::read_to_string(path).map_err(|e| fail(e.to_string()))?;
+        let environment: Value =
+            serde_saphyr::from_str(&text).map_err(|e| fail(format!("not YAML or JSON: {e}")))?;
+        if !environment.is_object() {
+            return Err(fail(
+                "expected a Heat environment mapping (resource_registry, parameter_defaults, ...)"
+                    .into(),
+            ));
+        }
+        let dir = path.parent().unwrap_or(std::path::Path::new("."));
+        let mut files = BTreeMap::new();
+        if let Some(registry) = environment
+            .get("resource_registry")
+            .and_then(Value::as_object)
+        {
+            for (ty, target) in registry {
+                let Some(file) = target.as_str() else {
+                    continue;
+                };
+                if file.contains("::") || file.contains("://") {
+                    continue;
+                }
+                let local = dir.join(file);
+                let body = std::fs::read_to_string(&local)
+                    .map_err(|e| fail(format!("template {} of {ty}: {e}", local.display())))?;
+                files.insert(file.to_string(), body);
+            }
+        }
+        self.environment = Some(environment);
+        self.environment_files = files;
+        Ok(self)
+    }
+}
+
 /// How the driver authenticates to Keystone.
 #[derive(Clone)]
 pub enum Credentials {
@@ -507,6 +552,44 @@ pub(crate) fn seconds(v: &Value) -> Option<Duration> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn an_environment_file_brings_the_templates_its_registry_names() {
+        let dir = tempfile::tempdir().unwrap();
+        let env = dir.path().join("env.yaml");
+        std::fs::write(
+            &env,
+            "resource_registry:\n  OS::Nova::Server: server.yaml\n  OS::Cinder::Volume: OS::Heat::None\n  OS::Neutron::Port: https://example.com/port.yaml\nparameter_defaults:\n  flavor: m1.tiny\n",
+        )
+        .unwrap();
+        let e = super::DriverConfig::default()
+            .with_environment_file(&env)
+            .unwrap_err();
+        assert!(
+            e.to_string().contains("server.yaml") && e.to_string().contains("OS::Nova::Server"),
+            "{e}"
+        );
+        std::fs::write(
+            dir.path().join("server.yaml"),
+            "heat_template_version: 2018-08-31\n",
+        )
+        .unwrap();
+        let c = super::DriverConfig::default()
+            .with_environment_file(&env)
+            .unwrap();
+        let environment = c.environment.unwrap();
+        assert_eq!(environment["parameter_defaults"]["flavor"], "m1.tiny");
+        assert_eq!(
+            c.environment_files.keys().collect::<Vec<_>>(),
+            vec!["server.yaml"]
+        );
+        std::fs::write(&env, "- not\n- a mapping\n").unwrap();
+        assert!(
+            super::DriverConfig::default()
+                .with_environment_file(&env)
+                .is_err()
+        );
+    }
+
     use super::*;
     use serde_json::json;
     use vnfm_types::VimConnectionInfo;
