@@ -210,6 +210,10 @@ impl Store for ObservedStore {
         self.inner.outbox_dead_rows(after, limit).await
     }
 
+    async fn outbox_pending_rows(&self, after: Option<i64>, limit: u32) -> Result<Vec<OutboxRow>> {
+        self.inner.outbox_pending_rows(after, limit).await
+    }
+
     async fn create_subscription(&self, record: &SubscriptionRecord) -> Result<()> {
         let out = self.inner.create_subscription(record).await;
         self.changed();

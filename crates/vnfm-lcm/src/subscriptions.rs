@@ -670,6 +670,7 @@ impl SubscriptionRouter {
                 callback_uri: sub.callback_uri.clone(),
                 payload: payload_for(n, sub)?,
                 not_before: now,
+                ordering_key: notification_instance(n).to_string(),
             });
         }
         tracing::debug!(

@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 use vnfm_lcm::{
     CreateOptions, Deliverer, DelivererConfig, Keyring, NotificationContext, Subscriptions,
 };
-use vnfm_store::{SqliteStore, Store, Timestamp};
+use vnfm_store::{SqliteStore, Store};
 use vnfm_types::{LccnNotification, LccnSubscriptionRequest};
 
 const WAIT: Duration = Duration::from_secs(10);
@@ -94,12 +94,16 @@ fn config(owner: &str) -> DelivererConfig {
 }
 
 fn notification(id: &str, time: &str) -> LccnNotification {
+    notification_about("i1", id, time)
+}
+
+fn notification_about(instance: &str, id: &str, time: &str) -> LccnNotification {
     LccnNotification::from_value(json!({
         "id": id, "notificationType": "VnfLcmOperationOccurrenceNotification",
         "subscriptionId": "", "timeStamp": time, "notificationStatus": "START",
-        "operationState": "STARTING", "vnfInstanceId": "i1", "operation": "INSTANTIATE",
+        "operationState": "STARTING", "vnfInstanceId": instance, "operation": "INSTANTIATE",
         "isAutomaticInvocation": false, "vnfLcmOpOccId": "o1",
-        "_links": {"vnfInstance": {"href": "/i/i1"}, "subscription": {"href": ""}}
+        "_links": {"vnfInstance": {"href": format!("/i/{instance}")}, "subscription": {"href": ""}}
     }))
     .unwrap()
 }
@@ -117,14 +121,29 @@ impl Env {
             .unwrap();
     }
 
-    /// Routes and enqueues notifications `ids`.
+    /// Routes and enqueues notifications `ids`, all about one instance.
     async fn notify(&self, ids: &[String], time: &str) {
+        let notes: Vec<_> = ids.iter().map(|id| notification(id, time)).collect();
+        self.enqueue(&notes).await;
+    }
+
+    /// Routes and enqueues notifications `ids`, each about an instance of its own (so they
+    /// are delivered concurrently).
+    async fn notify_each_instance(&self, ids: &[String], time: &str) {
+        let notes: Vec<_> = ids
+            .iter()
+            .map(|id| notification_about(id, id, time))
+            .collect();
+        self.enqueue(&notes).await;
+    }
+
+    async fn enqueue(&self, notes: &[LccnNotification]) {
         let router = self.subs.router();
         let mut rows = Vec::new();
-        for id in ids {
+        for n in notes {
             rows.extend(
                 router
-                    .route_with(&notification(id, time), &NotificationContext::default())
+                    .route_with(n, &NotificationContext::default())
                     .await
                     .unwrap(),
             );
@@ -132,11 +151,10 @@ impl Env {
         self.store.enqueue(&rows).await.unwrap();
     }
 
-    /// Pending rows (claims them for an inspector: call only when no deliverer runs).
+    /// Pending rows.
     async fn pending(&self) -> usize {
-        let far = Timestamp(i64::MAX / 2);
         self.store
-            .outbox_due(far, 10_000, "inspector", far)
+            .outbox_pending_rows(None, 10_000)
             .await
             .unwrap()
             .len()
@@ -322,7 +340,8 @@ async fn graceful_shutdown_finishes_in_flight_and_a_new_deliverer_takes_over() {
     server.set_delay(Duration::from_millis(300));
     env.subscribe(json!({"callbackUri": server.callback()}))
         .await;
-    env.notify(&ids("gs", 6), &now_rfc3339()).await;
+    env.notify_each_instance(&ids("gs", 6), &now_rfc3339())
+        .await;
     let cfg = DelivererConfig {
         concurrency: 2,
         batch: 2,
@@ -355,7 +374,8 @@ async fn a_crashed_deliverers_claims_expire_and_are_delivered_again() {
     server.set_delay(Duration::from_millis(400));
     env.subscribe(json!({"callbackUri": server.callback()}))
         .await;
-    env.notify(&ids("crash", 3), &now_rfc3339()).await;
+    env.notify_each_instance(&ids("crash", 3), &now_rfc3339())
+        .await;
     let cfg = DelivererConfig {
         request_timeout: Duration::from_secs(1),
         claim_ttl: Duration::from_secs(1),
@@ -414,5 +434,55 @@ async fn two_deliverers_never_send_the_same_row_concurrently() {
     assert!(per_row.values().all(|n| *n == 1), "{per_row:?}");
     assert_eq!(server.received().len(), 60);
     assert_eq!(server.endpoint.max_same_in_flight.load(Ordering::SeqCst), 1);
+    assert_eq!(env.pending().await, 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_instances_notifications_arrive_in_order_through_failures_and_two_deliverers() {
+    let env = env().await;
+    let server = Server::start().await;
+    server.set_delay(Duration::from_millis(5));
+    // The first sends fail: a head that waits for its retry holds its queue back.
+    server.script(&[503, 500, 503]);
+    env.subscribe(json!({"callbackUri": server.callback()}))
+        .await;
+    let time = now_rfc3339();
+    let mut notes = Vec::new();
+    for i in 0..20 {
+        for instance in ["i1", "i2", "i3"] {
+            notes.push(notification_about(
+                instance,
+                &format!("{instance}-{i}"),
+                &time,
+            ));
+        }
+    }
+    env.enqueue(&notes).await;
+    let other: Arc<dyn Store> = Arc::new(SqliteStore::open(&env.path).await.unwrap());
+    let cfg = |o: &str| DelivererConfig {
+        concurrency: 8,
+        batch: 8,
+        ..config(o)
+    };
+    let a = Deliverer::start(env.store.clone(), env.keyring.clone(), cfg("a")).unwrap();
+    let b = Deliverer::start(other, env.keyring.clone(), cfg("b")).unwrap();
+    assert!(eventually(WAIT, || server.delivered().len() >= 60).await);
+    a.shutdown().await;
+    b.shutdown().await;
+
+    let received = server.received();
+    assert_eq!(received.iter().filter(|r| r.status >= 500).count(), 3);
+    for instance in ["i1", "i2", "i3"] {
+        // Every attempt, failed or not, in the order the endpoint saw them.
+        let attempts: Vec<&str> = received
+            .iter()
+            .filter(|r| r.body["vnfInstanceId"] == instance)
+            .map(|r| r.body["id"].as_str().unwrap())
+            .collect();
+        let mut delivered = attempts.clone();
+        delivered.dedup();
+        let expected: Vec<String> = (0..20).map(|i| format!("{instance}-{i}")).collect();
+        assert_eq!(delivered, expected, "{instance}: {attempts:?}");
+    }
     assert_eq!(env.pending().await, 0);
 }

@@ -22,7 +22,7 @@ use vnfm_lcm::ports::VimDirectory;
 use vnfm_lcm::runner::defaults::{InlineVimDirectory, MemoryCatalog, SingleCallbackRouter};
 use vnfm_lcm::vim::{KUBERNETES, OPENSTACK, REDACTED};
 use vnfm_lcm::{Keyring, Lcm, LcmError, VimRegistry};
-use vnfm_store::{InstanceQuery, OpOccQuery, SqliteStore, Store, Timestamp};
+use vnfm_store::{InstanceQuery, OpOccQuery, SqliteStore, Store};
 use vnfm_types::{
     CreateVnfRequest, LcmOperationStateType as State, VimConnectionInfo, VimId, VnfInstance,
     VnfLcmOpOcc,
@@ -288,11 +288,7 @@ impl World {
 
     /// Every outbox payload so far.
     async fn outbox(&self) -> String {
-        let rows = self
-            .store
-            .outbox_due(Timestamp(i64::MAX / 2), 100_000, "test", Timestamp(0))
-            .await
-            .unwrap();
+        let rows = self.store.outbox_pending_rows(None, 100_000).await.unwrap();
         serde_json::to_string(&rows.into_iter().map(|r| r.payload).collect::<Vec<_>>()).unwrap()
     }
 }

@@ -13,12 +13,11 @@ use vnfm_lcm::Lcm;
 use vnfm_lcm::runner::defaults::{InlineVimDirectory, MemoryCatalog};
 use vnfm_lcm::secrets::Keyring;
 use vnfm_lcm::subscriptions::{CreateOptions, Subscriptions};
-use vnfm_store::Timestamp;
 use vnfm_types::{CreateVnfRequest, LccnSubscriptionRequest};
 
 async fn outbox(store: &Arc<dyn vnfm_store::Store>) -> Vec<(String, Value)> {
     store
-        .outbox_due(Timestamp(i64::MAX / 2), 1000, "test-reader", Timestamp(0))
+        .outbox_pending_rows(None, 1000)
         .await
         .unwrap()
         .into_iter()

@@ -238,6 +238,10 @@ pub struct NewOutboxRow {
     pub payload: Value,
     /// Earliest delivery time.
     pub not_before: Timestamp,
+    /// The queue within the subscription (for lifecycle notifications, the VNF instance they
+    /// are about): rows of one subscription with one key are delivered one at a time, in the
+    /// order they were enqueued; different queues are delivered concurrently.
+    pub ordering_key: String,
 }
 
 /// Delivery state of an outbox row.

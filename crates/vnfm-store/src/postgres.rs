@@ -26,6 +26,11 @@ pub(crate) const MIGRATIONS: &[MigrationSource] = &[
         "packages",
         include_str!("../migrations/postgres/0002_packages.sql"),
     ),
+    (
+        3,
+        "outbox order",
+        include_str!("../migrations/postgres/0003_outbox_order.sql"),
+    ),
 ];
 
 /// Default size of the connection pool.

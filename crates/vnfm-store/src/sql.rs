@@ -333,13 +333,15 @@ macro_rules! impl_sql_store {
                 for r in rows {
                     sqlx::query(
                         "INSERT INTO outbox (subscription_id, callback_uri, payload, \
-                         next_attempt_at, created_at) VALUES ($1, $2, $3, $4, $5)",
+                         next_attempt_at, created_at, ordering_key) \
+                         VALUES ($1, $2, $3, $4, $5, $6)",
                     )
                     .bind(r.subscription_id.as_str())
                     .bind(r.callback_uri.as_str())
                     .bind(to_json("notification", &r.payload)?)
                     .bind(r.not_before.0)
                     .bind(now)
+                    .bind(r.ordering_key.as_str())
                     .execute(&mut *conn)
                     .await
                     .map_err(backend)?;
@@ -546,6 +548,29 @@ macro_rules! impl_sql_store {
             }
 
             impl $store {
+                /// Outbox rows in `status`, oldest first, after id `after`.
+                async fn outbox_rows(
+                    &self,
+                    status: &str,
+                    after: Option<i64>,
+                    limit: u32,
+                ) -> Result<Vec<OutboxRow>> {
+                    sqlx::query(
+                        "SELECT id, subscription_id, callback_uri, payload, attempts, \
+                         next_attempt_at, last_error, status FROM outbox \
+                         WHERE status = $1 AND id > $2 ORDER BY id LIMIT $3",
+                    )
+                    .bind(status)
+                    .bind(after.unwrap_or(i64::MIN))
+                    .bind(page_size(Some(limit)))
+                    .fetch_all(self.reader())
+                    .await
+                    .map_err(backend)?
+                    .iter()
+                    .map(outbox_row)
+                    .collect()
+                }
+
                 /// One page of instances from `pool` (also used by the instance stream).
                 async fn instance_page(
                     pool: &sqlx::Pool<$db>,
@@ -1230,13 +1255,21 @@ macro_rules! impl_sql_store {
                 ) -> Result<Vec<OutboxRow>> {
                     let mut tx = self.begin_write().await?;
                     let rows = sqlx::query(concat!(
-                        "UPDATE outbox SET claim_owner = $1, claim_until = $2 ",
-                        "WHERE id IN (SELECT id FROM outbox WHERE status = 'pending' ",
-                        "AND next_attempt_at <= $3 AND (claim_until IS NULL OR claim_until < $3) ",
-                        "ORDER BY next_attempt_at, id LIMIT $4",
+                        // Materialized so the locking subquery runs exactly once: the
+                        // rows it locks are the rows updated.
+                        "WITH due AS MATERIALIZED (",
+                        "SELECT o.id AS due_id FROM outbox o WHERE o.status = 'pending' ",
+                        "AND o.next_attempt_at <= $3 ",
+                        "AND (o.claim_until IS NULL OR o.claim_until < $3) ",
+                        // Only the head of its queue: an older pending row of the same
+                        // subscription and key (claimed, or waiting for a retry) goes first.
+                        "AND NOT EXISTS (SELECT 1 FROM outbox e WHERE e.status = 'pending' ",
+                        "AND e.subscription_id = o.subscription_id ",
+                        "AND e.ordering_key = o.ordering_key AND e.id < o.id) ",
+                        "ORDER BY o.next_attempt_at, o.id LIMIT $4",
                         $skip_locked,
-                        ") AND status = 'pending' ",
-                        "AND (claim_until IS NULL OR claim_until < $3) ",
+                        ") UPDATE outbox SET claim_owner = $1, claim_until = $2 ",
+                        "FROM due WHERE id = due.due_id ",
                         "RETURNING id, subscription_id, callback_uri, payload, attempts, ",
                         "next_attempt_at, last_error, status"
                     ))
@@ -1322,19 +1355,15 @@ macro_rules! impl_sql_store {
                     after: Option<i64>,
                     limit: u32,
                 ) -> Result<Vec<OutboxRow>> {
-                    sqlx::query(
-                        "SELECT id, subscription_id, callback_uri, payload, attempts, \
-                         next_attempt_at, last_error, status FROM outbox \
-                         WHERE status = 'dead' AND id > $1 ORDER BY id LIMIT $2",
-                    )
-                    .bind(after.unwrap_or(i64::MIN))
-                    .bind(page_size(Some(limit)))
-                    .fetch_all(self.reader())
-                    .await
-                    .map_err(backend)?
-                    .iter()
-                    .map(outbox_row)
-                    .collect()
+                    self.outbox_rows("dead", after, limit).await
+                }
+
+                async fn outbox_pending_rows(
+                    &self,
+                    after: Option<i64>,
+                    limit: u32,
+                ) -> Result<Vec<OutboxRow>> {
+                    self.outbox_rows("pending", after, limit).await
                 }
 
                 async fn create_subscription(&self, record: &SubscriptionRecord) -> Result<()> {

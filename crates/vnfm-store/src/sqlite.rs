@@ -41,6 +41,11 @@ pub(crate) const MIGRATIONS: &[MigrationSource] = &[
         "packages",
         include_str!("../migrations/sqlite/0002_packages.sql"),
     ),
+    (
+        3,
+        "outbox order",
+        include_str!("../migrations/sqlite/0003_outbox_order.sql"),
+    ),
 ];
 
 /// Page cache of the writer connection: index pages of large tables stay in memory, which

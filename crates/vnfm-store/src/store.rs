@@ -190,6 +190,11 @@ pub trait Store: Send + Sync {
     /// whose claim ended before `now`), for `claim_owner` until `claim_until`, oldest first.
     /// Two processes never receive the same row while a claim is live; a sender that dies
     /// loses its claims at `claim_until` (delivery is at-least-once).
+    ///
+    /// Only the oldest pending row of each queue (subscription and
+    /// [`NewOutboxRow::ordering_key`]) is claimable: while it is claimed or waits for a retry,
+    /// the rows behind it wait, so a queue is delivered in enqueue order. A dead row no longer
+    /// holds its queue back.
     async fn outbox_due(
         &self,
         now: Timestamp,
@@ -209,6 +214,10 @@ pub trait Store: Send + Sync {
 
     /// Dead rows, oldest first, after id `after`.
     async fn outbox_dead_rows(&self, after: Option<i64>, limit: u32) -> Result<Vec<OutboxRow>>;
+
+    /// Pending rows (claimed or not), oldest first, after id `after`: the queues as they
+    /// stand, for inspection.
+    async fn outbox_pending_rows(&self, after: Option<i64>, limit: u32) -> Result<Vec<OutboxRow>>;
 
     // ----- Subscriptions -----
 

@@ -64,6 +64,8 @@ store_tests!(
     op_occ_data_survives_and_is_scoped,
     outbox_claims_retries_and_dead_letters,
     concurrent_outbox_claims_are_disjoint,
+    outbox_queues_deliver_in_enqueue_order,
+    concurrent_senders_keep_each_queue_in_order,
     subscriptions_round_trip_and_detect_duplicates,
     vims_and_the_index_of_instances_using_them,
     vim_dependents_follow_references_resources_and_requests,
@@ -92,7 +94,23 @@ fn note(sub: &str, n: i64, not_before: Timestamp) -> NewOutboxRow {
         callback_uri: format!("http://nfvo/callback/{sub}"),
         payload: json!({"notificationType": "VnfLcmOperationOccurrenceNotification", "n": n}),
         not_before,
+        // A queue of its own: these rows are independent of each other.
+        ordering_key: format!("key-{n}"),
     }
+}
+
+/// Row `n` in queue `key` of subscription `sub`.
+fn queued(sub: &str, key: &str, n: i64) -> NewOutboxRow {
+    NewOutboxRow {
+        ordering_key: key.into(),
+        ..note(sub, n, Timestamp(0))
+    }
+}
+
+fn numbers(rows: &[vnfm_store::OutboxRow]) -> Vec<i64> {
+    rows.iter()
+        .filter_map(|r| r.payload["n"].as_i64())
+        .collect()
 }
 
 /// A record_step from `from` (at `version`) to `to`, by `owner`, writing nothing else.
@@ -115,10 +133,7 @@ fn transition(
 }
 
 async fn outbox_all(store: &dyn Store) -> Vec<vnfm_store::OutboxRow> {
-    store
-        .outbox_due(Timestamp(i64::MAX - 1), 1000, "inspector", Timestamp(0))
-        .await
-        .unwrap()
+    store.outbox_pending_rows(None, 1000).await.unwrap()
 }
 
 fn assert_busy(err: StoreError, holder: &str, state: vnfm_types::LcmOperationStateType) {
@@ -1275,6 +1290,98 @@ async fn concurrent_outbox_claims_are_disjoint(db: &TestDb) {
     assert_eq!(distinct.len(), 200, "a row was claimed twice");
 }
 
+async fn outbox_queues_deliver_in_enqueue_order(db: &TestDb) {
+    let s = db.store.as_ref();
+    s.enqueue(&[
+        queued("sub-a", "vnf-1", 1),
+        queued("sub-a", "vnf-1", 2),
+        queued("sub-a", "vnf-2", 3),
+        queued("sub-b", "vnf-1", 4),
+        queued("sub-a", "vnf-1", 5),
+    ])
+    .await
+    .unwrap();
+    let claim = |owner: &'static str, at: i64| async move {
+        s.outbox_due(Timestamp(at), 10, owner, Timestamp(at + 1000))
+            .await
+            .unwrap()
+    };
+
+    assert_eq!(numbers(&outbox_all(s).await), vec![1, 2, 3, 4, 5]);
+    // One row per queue: the head of (sub-a, vnf-1), of (sub-a, vnf-2) and of (sub-b, vnf-1).
+    let heads = claim("sender-1", 10).await;
+    assert_eq!(numbers(&heads), vec![1, 3, 4]);
+    // While the heads are claimed, the rows behind them wait, even for another sender.
+    assert!(claim("sender-2", 20).await.is_empty());
+
+    // A failed head keeps its place: the queue waits for its retry, other queues go on.
+    let head = |n: i64| heads.iter().find(|r| r.payload["n"] == n).unwrap().id;
+    s.outbox_retry(head(1), Timestamp(5_000), "HTTP 503")
+        .await
+        .unwrap();
+    s.outbox_delivered(head(3)).await.unwrap();
+    s.outbox_delivered(head(4)).await.unwrap();
+    assert!(
+        claim("sender-2", 30).await.is_empty(),
+        "row 2 overtook row 1"
+    );
+
+    let retried = claim("sender-2", 5_000).await;
+    assert_eq!(numbers(&retried), vec![1]);
+    s.outbox_delivered(retried[0].id).await.unwrap();
+    let next = claim("sender-2", 5_001).await;
+    assert_eq!(numbers(&next), vec![2]);
+
+    // A dead row no longer holds its queue back.
+    s.outbox_dead(next[0].id, "HTTP 410").await.unwrap();
+    assert_eq!(numbers(&claim("sender-3", 5_002).await), vec![5]);
+}
+
+async fn concurrent_senders_keep_each_queue_in_order(db: &TestDb) {
+    let s = db.store.clone();
+    let rows: Vec<_> = (0..60)
+        .map(|n| queued("sub", &format!("vnf-{}", n % 3), n))
+        .collect();
+    s.enqueue(&rows).await.unwrap();
+    let other = db.reopen().await.unwrap();
+    // Each sender delivers what it claims and logs it in delivery order.
+    let log = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let mut tasks = Vec::new();
+    for (name, store) in [("a", s.clone()), ("b", other), ("c", s.clone())] {
+        let log = log.clone();
+        tasks.push(tokio::spawn(async move {
+            let mut idle = 0;
+            while idle < 50 {
+                let got = store
+                    .outbox_due(Timestamp(10), 2, name, Timestamp(1_000_000))
+                    .await
+                    .unwrap();
+                if got.is_empty() {
+                    idle += 1;
+                    tokio::task::yield_now().await;
+                    continue;
+                }
+                idle = 0;
+                for row in got {
+                    log.lock().unwrap().push(row.payload["n"].as_i64().unwrap());
+                    store.outbox_delivered(row.id).await.unwrap();
+                }
+            }
+        }));
+    }
+    for t in tasks {
+        t.await.unwrap();
+    }
+    let log = log.lock().unwrap().clone();
+    assert_eq!(log.len(), 60, "every row delivered once: {log:?}");
+    for key in 0..3 {
+        let queue: Vec<_> = log.iter().copied().filter(|n| n % 3 == key).collect();
+        let mut sorted = queue.clone();
+        sorted.sort_unstable();
+        assert_eq!(queue, sorted, "queue vnf-{key} out of order");
+    }
+}
+
 fn subscription(id: &str, callback: &str, filter: serde_json::Value) -> LccnSubscription {
     serde_json::from_value(json!({
         "id": id,
@@ -1642,20 +1749,20 @@ async fn vim_dependents_follow_references_resources_and_requests(db: &TestDb) {
 }
 
 async fn migrations_apply_on_empty_and_refuse_newer_schema(db: &TestDb) {
-    assert_eq!(db.store.schema_version().await.unwrap(), 2);
+    assert_eq!(db.store.schema_version().await.unwrap(), 3);
     // Opening an up-to-date database again is a no-op.
     let again = db.reopen().await.unwrap();
-    assert_eq!(again.schema_version().await.unwrap(), 2);
+    assert_eq!(again.schema_version().await.unwrap(), 3);
     drop(again);
 
-    db.fake_future_migration(3).await;
+    db.fake_future_migration(4).await;
     let err = match db.reopen().await {
         Ok(_) => panic!("a database from a newer build was opened"),
         Err(e) => e,
     };
     match &err {
         StoreError::SchemaTooNew { found, supported } => {
-            assert_eq!((*found, *supported), (3, 2));
+            assert_eq!((*found, *supported), (4, 3));
         }
         other => panic!("{other:?}"),
     }
@@ -1968,7 +2075,7 @@ async fn concurrent_first_opens_of_one_sqlite_file_both_succeed() {
             .collect();
         for o in opens {
             let store = o.await.unwrap().unwrap();
-            assert_eq!(store.schema_version().await.unwrap(), 2);
+            assert_eq!(store.schema_version().await.unwrap(), 3);
         }
     }
 }

@@ -198,6 +198,8 @@ async fn run(inner: Arc<Inner>, mut stop: watch::Receiver<bool>) {
                     tasks.spawn(async move {
                         deliver(&inner, row).await;
                         drop(permit);
+                        // The next row of its queue may be claimable now.
+                        inner.wake.notify_one();
                     });
                 }
                 if full {

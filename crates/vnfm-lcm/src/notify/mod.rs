@@ -7,6 +7,13 @@
 //! the store, delivery is at-least-once across restarts and several replicas: a row is claimed
 //! by one deliverer at a time, and a deliverer that dies loses its claims when they expire.
 //!
+//! Each subscription receives the notifications about one VNF instance in the order they
+//! were written, one at a time (the outbox's queues, see
+//! [`vnfm_store::NewOutboxRow::ordering_key`]): STARTING before PROCESSING before COMPLETED,
+//! even when a send fails and waits for its retry, and across replicas. Different instances
+//! and different subscriptions are delivered concurrently. A notification given up on (dead)
+//! no longer holds back the ones behind it.
+//!
 //! - [`Deliverer`] / [`DelivererConfig`]: the loop, its concurrency bound, retry schedule
 //!   (exponential backoff with jitter), give-up rules and graceful shutdown;
 //! - authentication towards callbacks (HTTP Basic, OAuth 2.0 client credentials with a token

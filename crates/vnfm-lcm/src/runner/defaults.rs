@@ -152,6 +152,7 @@ impl NotificationRouter for SingleCallbackRouter {
             callback_uri: self.callback_uri.clone(),
             payload,
             not_before: Timestamp::now(),
+            ordering_key: crate::subscriptions::notification_instance(n).to_string(),
         }])
     }
 }

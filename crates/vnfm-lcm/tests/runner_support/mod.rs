@@ -19,7 +19,7 @@ use vnfm_driver_api::{ResolvedVim, VimRegistration};
 use vnfm_lcm::ports::{SealedVim, VimDirectory};
 use vnfm_lcm::runner::defaults::{InlineVimDirectory, MemoryCatalog, SingleCallbackRouter};
 use vnfm_lcm::{Lcm, LcmConfig, LcmError};
-use vnfm_store::{JournalEntry, StepOutcome, Store, Timestamp};
+use vnfm_store::{JournalEntry, StepOutcome, Store};
 use vnfm_types::{
     CreateVnfRequest, LcmOperationStateType, VimConnectionInfo, VimId, VnfInstance, VnfInstanceId,
     VnfLcmOpOcc,
@@ -394,14 +394,8 @@ impl Env {
 
     /// Every outbox payload so far, oldest first.
     pub async fn outbox(&self) -> Vec<Value> {
-        // A claim that already ended leaves the rows readable by the next call.
         self.store
-            .outbox_due(
-                Timestamp(i64::MAX / 2),
-                100_000,
-                "test-reader",
-                Timestamp(0),
-            )
+            .outbox_pending_rows(None, 100_000)
             .await
             .expect("outbox")
             .into_iter()
