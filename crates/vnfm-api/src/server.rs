@@ -161,6 +161,56 @@ impl Listener for TlsListener {
     }
 }
 
+/// Serves `app` on `listener` over HTTP/1.1 until `shutdown` completes; then accepts no more
+/// connections, closes idle ones and waits for the requests in flight.
+///
+/// Header names go out in their canonical capitalisation (`Location`, `Content-Type`, `Link`).
+/// Field names are case-insensitive (RFC 9110 clause 5.1), but NFVO clients and the ETSI
+/// conformance suites look some up case-sensitively, and writing them this way costs nothing.
+pub async fn serve_http1<L>(
+    mut listener: L,
+    app: axum::Router,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> io::Result<()>
+where
+    L: Listener,
+{
+    use hyper_util::rt::TokioIo;
+    use hyper_util::service::TowerToHyperService;
+
+    let (stop, stopped) = tokio::sync::watch::channel(false);
+    let mut connections = tokio::task::JoinSet::new();
+    let mut shutdown = std::pin::pin!(shutdown);
+    loop {
+        let (io, _peer) = tokio::select! {
+            accepted = listener.accept() => accepted,
+            () = &mut shutdown => break,
+        };
+        while connections.try_join_next().is_some() {}
+        let service = TowerToHyperService::new(app.clone());
+        let mut stopped = stopped.clone();
+        connections.spawn(async move {
+            let connection = hyper::server::conn::http1::Builder::new()
+                .title_case_headers(true)
+                .serve_connection(TokioIo::new(io), service)
+                .with_upgrades();
+            let mut connection = std::pin::pin!(connection);
+            tokio::select! {
+                _ = connection.as_mut() => return,
+                _ = stopped.wait_for(|stop| *stop) => {}
+            }
+            connection.as_mut().graceful_shutdown();
+            if let Err(e) = connection.await {
+                tracing::debug!(error = %e, "connection ended during shutdown");
+            }
+        });
+    }
+    drop(listener);
+    let _ = stop.send(true);
+    while connections.join_next().await.is_some() {}
+    Ok(())
+}
+
 async fn shutdown_signal() {
     let ctrl_c = async {
         let _ = tokio::signal::ctrl_c().await;
@@ -228,9 +278,7 @@ pub async fn serve(
     let served = match tls {
         Some(acceptor) => {
             let listener = TlsListener::start(tcp, acceptor).map_err(ServeError::Serve)?;
-            axum::serve(listener, app)
-                .with_graceful_shutdown(shutdown)
-                .await
+            serve_http1(listener, app, shutdown).await
         }
         None => {
             use axum::serve::ListenerExt;
@@ -238,9 +286,7 @@ pub async fn serve(
                 // Nagle's algorithm delays small keep-alive responses by ~40 ms.
                 let _ = s.set_nodelay(true);
             });
-            axum::serve(listener, app)
-                .with_graceful_shutdown(shutdown)
-                .await
+            serve_http1(listener, app, shutdown).await
         }
     };
     let started_stop = Instant::now();

@@ -265,6 +265,28 @@ async fn serve_end_to_end_with_notifications() {
         .unwrap();
     assert_eq!(unauthenticated.status(), 401);
 
+    // On the wire, header names have their canonical capitalisation.
+    let raw = {
+        let addr = server.base.trim_start_matches("http://").to_owned();
+        tokio::task::spawn_blocking(move || {
+            let mut tcp = std::net::TcpStream::connect(addr).unwrap();
+            write!(
+                tcp,
+                "GET /vnflcm/v2/api_versions HTTP/1.1\r\nHost: vnfm\r\nConnection: close\r\n\r\n"
+            )
+            .unwrap();
+            let mut raw = String::new();
+            tcp.read_to_string(&mut raw).unwrap();
+            raw
+        })
+        .await
+        .unwrap()
+    };
+    let head = raw.split("\r\n\r\n").next().unwrap();
+    assert!(head.starts_with("HTTP/1.1 "), "{head}");
+    assert!(head.contains("\r\nContent-Type: application/"), "{head}");
+    assert!(head.contains("\r\nContent-Length: "), "{head}");
+
     let (status, _, sub) = api
         .json(
             reqwest::Method::POST,
@@ -440,6 +462,29 @@ async fn serve_end_to_end_with_notifications() {
                 "{got:#?}"
             );
             assert!(got.iter().all(|n| n["vnfInstanceId"] == vnf_id.as_str()));
+            // They are about one instance, so they arrive in the order they happened (a
+            // repeated delivery would only duplicate one in place).
+            let mut sequence: Vec<String> = got
+                .iter()
+                .map(|n| match n["notificationType"].as_str().unwrap() {
+                    "VnfIdentifierCreationNotification" => "created".to_owned(),
+                    "VnfIdentifierDeletionNotification" => "deleted".to_owned(),
+                    _ => format!(
+                        "{} {}",
+                        n["operation"].as_str().unwrap(),
+                        n["operationState"].as_str().unwrap()
+                    ),
+                })
+                .collect();
+            sequence.dedup();
+            let mut expected = vec!["created".to_owned()];
+            for op in ["INSTANTIATE", "SCALE", "HEAL", "TERMINATE"] {
+                for state in ["STARTING", "PROCESSING", "COMPLETED"] {
+                    expected.push(format!("{op} {state}"));
+                }
+            }
+            expected.push("deleted".to_owned());
+            assert_eq!(sequence, expected);
             break;
         }
         assert!(Instant::now() < deadline, "notifications missing: {got:#?}");
