@@ -51,6 +51,47 @@ impl Cloud {
         })
     }
 
+    /// The test cloud, or `None` after the repository's SKIPPED line for `test` when
+    /// `VNFM_TEST_KEYSTONE_URL` is not set; installs the ring provider.
+    pub fn for_test(test: &str) -> Option<Cloud> {
+        let Some(cloud) = Cloud::from_env() else {
+            println!(
+                "SKIPPED {test}: VNFM_TEST_KEYSTONE_URL is not set (scripts/test-env/openstack.sh start)"
+            );
+            return None;
+        };
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        Some(cloud)
+    }
+
+    /// The stack of VNF instance `instance_id` and its resources down to the nested stacks'
+    /// (`None` when Heat has no such stack), asked through the driver's own Keystone session
+    /// and Heat client.
+    pub async fn stack(
+        &self,
+        instance_id: &str,
+    ) -> Option<(
+        vnfm_infra_openstack::heat::Stack,
+        Vec<vnfm_infra_openstack::heat::HeatResource>,
+    )> {
+        use vnfm_driver_api::{ResolvedVim, RunControl};
+        use vnfm_infra_openstack::heat::Heat;
+        use vnfm_infra_openstack::{DriverConfig, OpenStackDriver};
+        let driver = OpenStackDriver::new(DriverConfig::default());
+        let vim = ResolvedVim::new("vim1", serde_json::from_value(self.vim()).unwrap());
+        let session = driver.session(&vim).unwrap();
+        let control = RunControl::with_timeout(std::time::Duration::from_secs(60));
+        let heat = Heat::connect(&session, &control, driver.config().poll.clone())
+            .await
+            .unwrap();
+        let stack = heat.find(&driver.stack_name(instance_id)).await.unwrap()?;
+        let resources = heat
+            .resources(&stack.reference(), driver.config().nested_depth)
+            .await
+            .unwrap();
+        Some((stack, resources))
+    }
+
     /// The VIM registration of the test cloud (password authentication).
     pub fn vim(&self) -> Value {
         json!({

@@ -60,7 +60,13 @@ fn every_sample_validates_without_errors() {
                 .into_owned()
         })
         .collect();
-    for expected in ["hello-vnf", "vnf-a-k8s-cluster", "vnf-b-cnf", "asd-sample"] {
+    for expected in [
+        "hello-vnf",
+        "vnf-a-k8s-cluster",
+        "vnf-b-cnf",
+        "asd-sample",
+        "mixed-vnf",
+    ] {
         assert!(
             names.iter().any(|n| n == expected),
             "{expected} is missing: {names:?}"

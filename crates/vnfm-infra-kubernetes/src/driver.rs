@@ -123,6 +123,13 @@ impl KubernetesDriver {
         self
     }
 
+    /// Renders no Helm charts, even with `helm` on `PATH`: a request that deploys a chart is
+    /// refused before anything is applied.
+    pub fn without_helm(mut self) -> Self {
+        self.helm = None;
+        self
+    }
+
     /// Waits at most `timeout` for objects to become ready (a request may ask for less with
     /// `additionalParams.readinessTimeoutSeconds`).
     pub fn with_ready_timeout(mut self, timeout: Duration) -> Self {

@@ -337,6 +337,12 @@ pub async fn render(
                 let Some(item) = asd.deployment_item(item_id) else {
                     continue;
                 };
+                if item.external {
+                    return Err(KubeError::input(format!(
+                        "deployment item `{}` names a file outside the package (`{}`); the Kubernetes driver deploys package files only: add the file to the package",
+                        item.id, item.file
+                    )));
+                }
                 let docs = match item.artifact_type {
                     DeploymentArtifactType::HelmChart => {
                         let mut values = json!({});
@@ -495,24 +501,162 @@ async fn render_chart(
             "the package deploys the Helm chart `{path}`, but the Kubernetes driver has no Helm renderer (no `helm` on PATH and no Helm SDK library configured)"
         ))
     })?;
-    let bytes = files.read(path).map_err(|e| {
-        let hint = if files.read(&format!("{}/Chart.yaml", path.trim_end_matches('/'))).is_ok() {
-            " (it is a chart directory: package it as a .tgz artifact, since package files cannot be listed)"
-        } else {
-            ""
-        };
-        KubeError::input(format!("Helm chart `{path}` cannot be read from the package: {e}{hint}"))
+    // A packaged chart (`.tgz`) is a file; a chart directory is not, but has a Chart.yaml.
+    let (chart, work) = match files.read(path) {
+        Ok(bytes) => (
+            ChartSource::Archive {
+                name: path.to_string(),
+                bytes,
+            },
+            None,
+        ),
+        Err(e) => {
+            let dir = path.trim_end_matches('/');
+            if dir.is_empty() || files.read(&format!("{dir}/Chart.yaml")).is_err() {
+                return Err(KubeError::input(format!(
+                    "Helm chart `{path}` cannot be read from the package: {e} (name a packaged chart `.tgz`, or a chart directory with its Chart.yaml)"
+                )));
+            }
+            let entry = input.vnfd.map(|v| v.entry_definitions.as_str());
+            let (work, root) = chart_directory(files, dir, entry)?;
+            (ChartSource::Directory(root), Some(work))
+        }
+    };
+    let work_name = chart.name();
+    let mut docs = helm
+        .render(&ChartRequest {
+            chart,
+            release: input.release.clone(),
+            namespace: input.namespace.clone(),
+            values,
+        })
+        .await
+        .map_err(|e| match e {
+            KubeError::Helm {
+                renderer, message, ..
+            } => KubeError::Helm {
+                chart: path.to_string(),
+                renderer,
+                message: message.replace(&work_name, path),
+            },
+            other => other,
+        })?;
+    if work.is_some() {
+        // Name the package path, not the work directory (which is gone after this call).
+        for d in &mut docs {
+            if let Some(rest) = d.source.strip_prefix(&work_name) {
+                d.source = format!("{}{rest}", path.trim_end_matches('/'));
+            }
+        }
+    }
+    Ok(docs)
+}
+
+/// Most files a chart directory may have.
+const MAX_CHART_FILES: usize = 2000;
+
+/// The package paths a package lists: the `Source:` entries of its manifests (the ones
+/// `TOSCA.meta` names, else the one named after the entry definitions) and the `Name:`
+/// entries of `TOSCA.meta`. The package interface reads files but does not list them; a
+/// SOL004 manifest lists every file of the package.
+fn listed_files(files: &dyn ArtifactSource, entry: Option<&str>) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut manifests = Vec::new();
+    if let Ok(meta) = files.read("TOSCA-Metadata/TOSCA.meta") {
+        for line in String::from_utf8_lossy(&meta).lines() {
+            if let Some((k, v)) = line.split_once(':') {
+                let v = v.trim().to_string();
+                match k.trim() {
+                    "Name" => out.push(v),
+                    "ETSI-Entry-Manifest" | "Entry-Manifest" => manifests.push(v),
+                    _ => {}
+                }
+            }
+        }
+    }
+    if let Some(stem) = entry
+        .and_then(|e| e.rsplit('/').next())
+        .and_then(|b| b.strip_suffix(".yaml").or_else(|| b.strip_suffix(".yml")))
+    {
+        manifests.push(format!("{stem}.mf"));
+    }
+    for m in manifests {
+        if let Ok(text) = files.read(&m) {
+            for line in String::from_utf8_lossy(&text).lines() {
+                if let Some(v) = line.trim().strip_prefix("Source:") {
+                    out.push(v.trim().to_string());
+                }
+            }
+        }
+    }
+    let mut out: Vec<String> = out
+        .iter()
+        .map(|p| p.trim_start_matches("./").to_string())
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// Copies the chart directory `dir` of the package (its files as the package's manifest
+/// lists them) to a private work directory, for a renderer that loads charts from the file
+/// system; the work directory lives as long as the returned guard.
+fn chart_directory(
+    files: &dyn ArtifactSource,
+    dir: &str,
+    entry: Option<&str>,
+) -> Result<(tempfile::TempDir, std::path::PathBuf), KubeError> {
+    let prefix = format!("{dir}/");
+    let members: Vec<String> = listed_files(files, entry)
+        .into_iter()
+        .filter(|p| p.starts_with(&prefix))
+        .collect();
+    if !members.iter().any(|p| *p == format!("{prefix}Chart.yaml")) {
+        return Err(KubeError::input(format!(
+            "Helm chart directory `{dir}`: the package's manifest does not list its files (the driver reads a chart directory by the manifest's `Source:` entries): list every file of the chart in the manifest, or package the chart as a .tgz"
+        )));
+    }
+    if members.len() > MAX_CHART_FILES {
+        return Err(KubeError::input(format!(
+            "Helm chart directory `{dir}` has {} files, more than the {MAX_CHART_FILES} the driver reads: package the chart as a .tgz",
+            members.len()
+        )));
+    }
+    let work = tempfile::tempdir().map_err(|e| {
+        KubeError::input(format!(
+            "Helm chart directory `{dir}`: cannot create a work directory: {e}"
+        ))
     })?;
-    helm.render(&ChartRequest {
-        chart: ChartSource::Archive {
-            name: path.to_string(),
-            bytes,
-        },
-        release: input.release.clone(),
-        namespace: input.namespace.clone(),
-        values,
-    })
-    .await
+    let root = work.path().join("chart");
+    for member in &members {
+        let rel = &member[prefix.len()..];
+        // Plain relative paths only: a manifest entry must not reach outside the work directory.
+        if rel
+            .split('/')
+            .any(|s| s.is_empty() || s == "." || s == "..")
+            || rel.contains('\\')
+        {
+            return Err(KubeError::input(format!(
+                "Helm chart directory `{dir}`: the manifest lists `{member}`, which is not a plain path inside the chart"
+            )));
+        }
+        let bytes = files.read(member).map_err(|e| {
+            KubeError::input(format!(
+                "Helm chart directory `{dir}`: `{member}` cannot be read from the package: {e}"
+            ))
+        })?;
+        let target = root.join(rel);
+        let written = target
+            .parent()
+            .map_or(Ok(()), std::fs::create_dir_all)
+            .and_then(|()| std::fs::write(&target, bytes));
+        written.map_err(|e| {
+            KubeError::input(format!(
+                "Helm chart directory `{dir}`: cannot copy `{member}` to the work directory: {e}"
+            ))
+        })?;
+    }
+    Ok((work, root))
 }
 
 fn labels_mut<'a>(obj: &'a mut Value, pointer: &str) -> Option<&'a mut Map<String, Value>> {
@@ -931,5 +1075,219 @@ mod tests {
         .await
         .expect_err("duplicate");
         assert!(err.to_string().contains("defined twice"), "{err}");
+    }
+
+    /// Renders a chart directory the way Helm reads one from disk: one document per file
+    /// under `templates/`, its `source` naming the chart as given.
+    struct DirectoryChart(std::sync::Mutex<Vec<String>>);
+
+    #[async_trait::async_trait]
+    impl HelmRenderer for DirectoryChart {
+        fn name(&self) -> &str {
+            "test directory chart"
+        }
+
+        async fn render(&self, req: &ChartRequest) -> Result<Vec<Document>, KubeError> {
+            let ChartSource::Directory(dir) = &req.chart else {
+                return Err(KubeError::input("expected a chart directory"));
+            };
+            let chart = std::fs::read_to_string(dir.join("Chart.yaml"))
+                .map_err(|e| KubeError::input(e.to_string()))?;
+            self.0.lock().unwrap_or_else(|e| e.into_inner()).push(chart);
+            let mut docs = Vec::new();
+            let mut names: Vec<_> = std::fs::read_dir(dir.join("templates"))
+                .map_err(|e| KubeError::input(e.to_string()))?
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .collect();
+            names.sort();
+            for p in names {
+                let text =
+                    std::fs::read_to_string(&p).map_err(|e| KubeError::input(e.to_string()))?;
+                let file = p.file_name().unwrap_or_default().to_string_lossy();
+                docs.extend(parse_documents(
+                    &format!("{}:templates/{file}", req.chart.name()),
+                    &text.replace("{{ .Release.Name }}", &req.release),
+                )?);
+            }
+            Ok(docs)
+        }
+    }
+
+    fn chart_dir_package(manifest: &str) -> vnfm_driver_api::memory::MemArtifacts {
+        vnfm_driver_api::memory::MemArtifacts::new()
+            .with(
+                "TOSCA-Metadata/TOSCA.meta",
+                "TOSCA-Meta-File-Version: 1.0\nEntry-Definitions: Definitions/top.yaml\nETSI-Entry-Manifest: top.mf\n",
+            )
+            .with("top.mf", manifest.to_string())
+            .with("Files/chart/Chart.yaml", "apiVersion: v2\nname: c\nversion: 0.1.0\n")
+            .with(
+                "Files/chart/templates/cm.yaml",
+                "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: 'cm-{{ .Release.Name }}'}\n",
+            )
+            .with(
+                "Files/chart/templates/svc.yaml",
+                "apiVersion: v1\nkind: Service\nmetadata: {name: 'svc-{{ .Release.Name }}'}\n",
+            )
+    }
+
+    #[tokio::test]
+    async fn a_chart_directory_is_read_by_the_manifest_and_named_by_its_package_path() {
+        let listed = "Source: Files/chart/Chart.yaml\nAlgorithm: SHA-256\nHash: 0\n\nSource: Files/chart/templates/cm.yaml\n\nSource: ./Files/chart/templates/svc.yaml\n\nSource: Files/other.yaml\n";
+        let files = chart_dir_package(listed);
+        let input = |path: &str| RenderInput {
+            params: json!({"helm_chart_path": path})
+                .as_object()
+                .cloned()
+                .unwrap_or_default(),
+            instance_id: "i".into(),
+            namespace: "ns".into(),
+            release: "rel".into(),
+            ..RenderInput::default()
+        };
+        let chart = DirectoryChart(Default::default());
+        for path in ["Files/chart", "Files/chart/"] {
+            let planned = render(&input(path), &files, Some(&chart))
+                .await
+                .expect("render");
+            assert_eq!(names(&planned), ["ConfigMap/cm-rel", "Service/svc-rel"]);
+            for p in &planned {
+                assert!(
+                    p.source.starts_with("Files/chart:templates/"),
+                    "{}",
+                    p.source
+                );
+            }
+        }
+        assert_eq!(
+            chart.0.lock().unwrap_or_else(|e| e.into_inner()).len(),
+            2,
+            "the renderer loaded the copied directory"
+        );
+
+        // Only what the manifest lists is copied: without its Chart.yaml listed, the
+        // directory is refused with what to do.
+        let files = chart_dir_package("Source: Files/chart/templates/cm.yaml\n");
+        let err = render(&input("Files/chart"), &files, Some(&chart))
+            .await
+            .expect_err("unlisted");
+        assert!(err.to_string().contains("does not list its files"), "{err}");
+        // A manifest entry that climbs out of the chart is refused, not written.
+        let files = chart_dir_package(
+            "Source: Files/chart/Chart.yaml\nSource: Files/chart/../../../../tmp/evil.yaml\n",
+        );
+        let err = render(&input("Files/chart"), &files, Some(&chart))
+            .await
+            .expect_err("hostile");
+        assert!(err.to_string().contains("not a plain path"), "{err}");
+        // Neither a file nor a chart directory.
+        let err = render(&input("Files/nothing"), &files, Some(&chart))
+            .await
+            .expect_err("absent");
+        assert!(
+            err.to_string().contains("cannot be read from the package"),
+            "{err}"
+        );
+    }
+
+    /// An ONAP-style ASD with one `helm_chart` item (`file` as given) declaring two
+    /// lifecycle parameters.
+    fn chart_asd(file: &str, external: bool) -> Vnfd {
+        let items = json!([{"id": "cache", "artifactName": "cache", "artifactType": "helm_chart",
+            "file": file, "external": external, "deploymentOrder": 1,
+            "lifecycleParameters": [".Values.replicaCount", ".Values.service.port"]}]);
+        let stages = vnfm_descriptor::asd::stages_of(
+            &serde_json::from_value::<Vec<vnfm_descriptor::asd::DeploymentItem>>(items.clone())
+                .expect("items"),
+        );
+        let asd: Asd = serde_json::from_value(json!({
+            "asdId": "asd-1", "dialect": "onap-0.1", "toscaDefinitionsVersion": "tosca_simple_yaml_1_2",
+            "entryDefinitions": "Definitions/asd.yaml", "nodeTemplate": "app", "asdVersion": "1.0",
+            "provider": "Acme", "applicationName": "app", "applicationVersion": "1.0",
+            "deploymentItems": items, "stages": stages,
+        }))
+        .expect("asd");
+        crate::asd_vnfd(&asd)
+    }
+
+    fn input(vnfd: &Vnfd, params: Value) -> RenderInput<'_> {
+        RenderInput {
+            params: params.as_object().cloned().unwrap_or_default(),
+            vnfd: Some(vnfd),
+            flavour: vnfd.flavours.first(),
+            instance_id: "i".into(),
+            namespace: "ns".into(),
+            release: "rel".into(),
+            ..RenderInput::default()
+        }
+    }
+
+    /// Records the values each render was given.
+    struct ValuesChart(std::sync::Mutex<Vec<Value>>);
+
+    #[async_trait::async_trait]
+    impl HelmRenderer for ValuesChart {
+        fn name(&self) -> &str {
+            "values chart"
+        }
+
+        async fn render(&self, req: &ChartRequest) -> Result<Vec<Document>, KubeError> {
+            self.0
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push(req.values.clone());
+            OneDeploymentChart.render(req).await
+        }
+    }
+
+    #[tokio::test]
+    async fn asd_chart_items_take_their_lifecycle_parameters_and_package_files_only() {
+        let files = vnfm_driver_api::memory::MemArtifacts::new()
+            .with("Artifacts/cache.tgz", b"chart".to_vec());
+        let vnfd = chart_asd("Artifacts/cache.tgz", false);
+        let vnfd = &vnfd;
+        let chart = ValuesChart(Default::default());
+        // Both spellings of a lifecycle parameter reach the chart as nested values.
+        let planned = render(
+            &input(
+                vnfd,
+                json!({".Values.replicaCount": 2, "service.port": 8080, "other": "x"}),
+            ),
+            &files,
+            Some(&chart),
+        )
+        .await
+        .expect("render");
+        assert_eq!(names(&planned), ["Deployment/cache-rel"]);
+        assert_eq!(planned[0].vdu.as_deref(), Some("cache"));
+        assert_eq!(planned[0].object["spec"]["replicas"], 2);
+        assert_eq!(
+            chart.0.lock().unwrap_or_else(|e| e.into_inner())[0],
+            json!({"replicaCount": 2, "service": {"port": 8080}})
+        );
+        // A `.Values.` key that no item declares is a mistake the request hears about.
+        let err = render(
+            &input(vnfd, json!({".Values.replicas": 2})),
+            &files,
+            Some(&chart),
+        )
+        .await
+        .expect_err("undeclared");
+        assert!(
+            err.to_string().contains("not a lifecycle parameter"),
+            "{err}"
+        );
+        // A chart outside the package (an OCI or HTTP reference) is refused by name.
+        let external = chart_asd("oci://registry.example/charts/cache", true);
+        let err = render(&input(&external, json!({})), &files, Some(&chart))
+            .await
+            .expect_err("external");
+        assert!(
+            err.to_string().contains("outside the package")
+                && err
+                    .to_string()
+                    .contains("oci://registry.example/charts/cache"),
+            "{err}"
+        );
     }
 }

@@ -242,3 +242,59 @@ async fn the_helm_program_gets_an_argument_vector_and_its_output_is_split_by_sou
         .expect_err("fails");
     assert!(err.to_string().contains("chart broken"), "{err}");
 }
+
+/// VNF-B's chart as its package has it twice: packaged (`Files/helm/cache-0.1.0.tgz`) and as
+/// the directory it was packaged from (`Files/helm/cache/`, every file listed in the
+/// manifest). Both render the same objects; the directory's are named by its package path.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_chart_directory_of_a_package_renders_like_its_archive() {
+    let Some(lib) = library() else { return };
+    let dir = std::path::PathBuf::from(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../vnfd-samples/vnf-b-cnf"
+    ));
+    let vnfd = load_vnfd(&dir);
+    let files = DirArtifacts(dir);
+    let render = |path: &str| {
+        let input = vnfm_infra_kubernetes::plan::RenderInput {
+            params: json!({
+                "helm_chart_path": path,
+                "helm_value_names": {"cache": {"replica": "replicaCount"}}
+            })
+            .as_object()
+            .cloned()
+            .unwrap_or_default(),
+            vnfd: Some(&vnfd),
+            flavour: vnfd.flavours.first(),
+            instance_id: "inst-dir".into(),
+            namespace: "ns".into(),
+            release: "rel".into(),
+            counts: [("cache".to_string(), 3)].into(),
+            ..Default::default()
+        };
+        let files = &files;
+        let lib = &lib;
+        async move { vnfm_infra_kubernetes::plan::render(&input, files, Some(lib)).await }
+    };
+    let archive = render("Files/helm/cache-0.1.0.tgz").await.expect("archive");
+    let directory = render("Files/helm/cache").await.expect("directory");
+    let objects = |p: &[vnfm_infra_kubernetes::plan::Planned]| {
+        p.iter().map(|p| p.object.clone()).collect::<Vec<_>>()
+    };
+    assert_eq!(objects(&directory), objects(&archive));
+    assert_eq!(
+        directory
+            .iter()
+            .map(|p| format!("{}/{}", p.kind(), p.name()))
+            .collect::<Vec<_>>(),
+        ["Service/cache-rel", "Deployment/cache-rel"]
+    );
+    assert_eq!(directory[1].object["spec"]["replicas"], 3);
+    for p in &directory {
+        assert!(
+            p.source.starts_with("Files/helm/cache:"),
+            "named by the package path: {}",
+            p.source
+        );
+    }
+}

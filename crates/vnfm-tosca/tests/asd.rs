@@ -752,6 +752,100 @@ fn absent_artifact_file_is_an_error_at_the_file() {
     assert_stages_partition_items(asd);
 }
 
+/// An ONAP 0.1 ASD with one item of `artifact_type` whose file is `file`.
+fn one_item_asd(artifact_type: &str, file: &str) -> String {
+    format!(
+        "tosca_definitions_version: tosca_simple_yaml_1_2
+topology_template:
+  node_templates:
+    app:
+      type: tosca.nodes.asd
+      properties:
+        descriptor_id: dir-chart
+        descriptor_invariant_id: dir-chart
+        descriptor_version: '1'
+        schema_version: '0.1'
+        provider: Acme
+        application_name: app
+        application_version: '1'
+      artifacts:
+        cache:
+          type: tosca.artifacts.asd.deploymentItem
+          file: {file}
+          properties:
+            item_id: cache
+            artifact_type: {artifact_type}
+            deployment_order: 1
+"
+    )
+}
+
+fn chart_dir_files(text: &str) -> MemFiles {
+    MemFiles::new(ENTRY)
+        .with(ENTRY, text)
+        .with(
+            "Artifacts/Deployment/HELM/cache/Chart.yaml",
+            "apiVersion: v2\nname: cache\nversion: 0.1.0\n",
+        )
+        .with(
+            "Artifacts/Deployment/HELM/cache/templates/deployment.yaml",
+            "kind: Deployment\n",
+        )
+}
+
+#[test]
+fn a_helm_chart_item_may_name_a_chart_directory() {
+    for (file, expected) in [
+        (
+            "Artifacts/Deployment/HELM/cache",
+            "Artifacts/Deployment/HELM/cache",
+        ),
+        (
+            "Artifacts/Deployment/HELM/cache/",
+            "Artifacts/Deployment/HELM/cache",
+        ),
+        // Relative to the entry definitions, as TOSCA artifact paths are too.
+        (
+            "../Artifacts/Deployment/HELM/cache",
+            "Artifacts/Deployment/HELM/cache",
+        ),
+    ] {
+        let loaded = load(&chart_dir_files(&one_item_asd("helm_chart", file)));
+        assert!(
+            loaded.diagnostics.is_empty(),
+            "{file}: {:#?}",
+            loaded.diagnostics
+        );
+        let item = &asd_of(&loaded).deployment_items[0];
+        assert_eq!(item.artifact_type, DeploymentArtifactType::HelmChart);
+        assert_eq!(item.file, expected);
+        assert!(!item.external);
+        assert_eq!(item.sha256, None, "a directory has no digest");
+    }
+}
+
+#[test]
+fn only_a_helm_chart_item_with_a_chart_yaml_may_name_a_directory() {
+    // A manifest item naming the chart's directory: its file is not in the package.
+    let text = one_item_asd("crd", "Artifacts/Deployment/HELM/cache");
+    let loaded = load(&chart_dir_files(&text));
+    assert_single_error(
+        &loaded,
+        "asd.artifact-file-missing",
+        line_of(&text, "file: Artifacts/Deployment/HELM/cache"),
+    );
+    // A chart item naming a directory without Chart.yaml (the templates' directory).
+    let text = one_item_asd("helm_chart", "Artifacts/Deployment/HELM/cache/templates");
+    let loaded = load(&chart_dir_files(&text));
+    assert_single_error(
+        &loaded,
+        "asd.artifact-file-missing",
+        line_of(&text, "file: Artifacts/Deployment/HELM/cache/templates"),
+    );
+    let help = errors(&loaded)[0].help.as_deref().unwrap_or_default();
+    assert!(help.contains("Chart.yaml"), "{help}");
+}
+
 #[test]
 fn non_integer_deployment_order_is_an_error() {
     let (text, files) = oran_variant("deploymentOrder: 2", "deploymentOrder: first");

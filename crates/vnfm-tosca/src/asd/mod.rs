@@ -12,7 +12,8 @@
 //! 2. the type files' property definitions, over a built-in table of both dialects, serve a
 //!    lenient check of property names (`asd.unknown-property` warnings);
 //! 3. the node template is normalized: ids, versions, external connection points, cluster
-//!    capabilities, deployment items (files checked against the package) and their stages;
+//!    capabilities, deployment items (files checked against the package; a `helm_chart` item
+//!    names a packaged chart or a chart directory holding a `Chart.yaml`) and their stages;
 //! 4. OCI image layouts under `images/` are listed.
 //!
 //! ```

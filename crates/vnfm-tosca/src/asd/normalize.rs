@@ -968,7 +968,8 @@ impl Cx<'_> {
         let what = format!("deployment item artifact `{}`", name.name);
         let (id, id_pos) = self.item_id(&mut p, &what, name);
         let item = self.item_common(&mut p, &what, name.pos, Kind::Artifact, ty)?;
-        let (file, external, sha256) = self.item_file(&file, file_pos, &what);
+        let chart = item.artifact_type == DeploymentArtifactType::HelmChart;
+        let (file, external, sha256) = self.item_file(&file, file_pos, &what, chart);
         Some((
             DeploymentItem {
                 id,
@@ -1071,7 +1072,8 @@ impl Cx<'_> {
                     continue;
                 }
             };
-            let (file, external, sha256) = self.item_file(&file, file_pos, &what);
+            let chart = common.artifact_type == DeploymentArtifactType::HelmChart;
+            let (file, external, sha256) = self.item_file(&file, file_pos, &what, chart);
             ids.push((id.clone(), id_pos, artifact_name.clone()));
             items.push(DeploymentItem {
                 id,
@@ -1212,8 +1214,16 @@ impl Cx<'_> {
     }
 
     /// Resolves an item's file: its package path, whether it is external, and its digest.
-    /// A file absent from the package is an error; the item keeps the path as written.
-    fn item_file(&mut self, file: &str, pos: Pos, what: &str) -> (String, bool, Option<String>) {
+    /// A `chart` item may name a chart directory (one holding a `Chart.yaml`) instead of a
+    /// packaged chart; it has no digest. A file absent from the package is an error; the item
+    /// keeps the path as written.
+    fn item_file(
+        &mut self,
+        file: &str,
+        pos: Pos,
+        what: &str,
+        chart: bool,
+    ) -> (String, bool, Option<String>) {
         if is_url(file) {
             self.warn(
                 "asd.external-artifact",
@@ -1222,23 +1232,37 @@ impl Cx<'_> {
             );
             return (file.to_string(), true, None);
         }
-        match self.find_file(file, false) {
-            Some(path) => {
-                let sha = self.files.sha256_hex(&path);
-                (path, false, sha)
-            }
-            None => {
-                self.emit(
-                    Diagnostic::error(
-                        "asd.artifact-file-missing",
-                        format!("the file `{file}` of {what} is not in the package"),
-                    )
-                    .at(self.loc(pos))
-                    .with_help("add the file to the package, or correct the path (relative to the package root)"),
-                );
-                (file.to_string(), false, None)
-            }
+        if let Some(path) = self.find_file(file, false) {
+            let sha = self.files.sha256_hex(&path);
+            return (path, false, sha);
         }
+        if chart && let Some(dir) = self.find_chart_dir(file) {
+            return (dir, false, None);
+        }
+        let help = if chart {
+            "add the chart to the package (a packaged chart `.tgz`, or a chart directory with its Chart.yaml), or correct the path (relative to the package root)"
+        } else {
+            "add the file to the package, or correct the path (relative to the package root)"
+        };
+        self.emit(
+            Diagnostic::error(
+                "asd.artifact-file-missing",
+                format!("the file `{file}` of {what} is not in the package"),
+            )
+            .at(self.loc(pos))
+            .with_help(help),
+        );
+        (file.to_string(), false, None)
+    }
+
+    /// The package path of the chart directory `file` (a directory with a `Chart.yaml`),
+    /// relative to the package root, else to the entry definitions' directory.
+    fn find_chart_dir(&self, file: &str) -> Option<String> {
+        let dir = self.file.rsplit_once('/').map_or("", |(d, _)| d);
+        [normalize_path("", file), normalize_path(dir, file)]
+            .into_iter()
+            .flatten()
+            .find(|p| self.files.contains(&format!("{p}/Chart.yaml")))
     }
 
     /// The package path of `file`: relative to the package root, else to the entry definitions'
