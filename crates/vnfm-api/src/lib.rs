@@ -27,6 +27,7 @@ pub mod metrics;
 pub mod openapi;
 mod ops;
 pub mod packages;
+mod progress;
 pub mod server;
 pub mod state;
 mod subscriptions;
@@ -62,7 +63,7 @@ pub fn router(state: Arc<AppState>) -> Router {
             packages::routes(version::ApiFamily::PkgmV1, max_package),
         )
         .route("/vnfpkgm/api_versions", get(version::pkgm_api_versions))
-        .nest("/vnfm/v1", vims::routes())
+        .nest("/vnfm/v1", vims::routes().merge(progress::routes()))
         .route("/openapi.json", get(openapi::serve_document))
         .route("/metrics", get(ops::metrics))
         .layer(middleware::from_fn_with_state(

@@ -448,6 +448,14 @@ pub const OPERATIONS: &[OperationDoc] = &[
         200,
         None,
     ),
+    op(
+        "GET",
+        "/vnfm/v1/vnf_lcm_op_occs/{vnfLcmOpOccId}/progress",
+        "Where an operation occurrence stands in its plan (steps done, running, left)",
+        None,
+        200,
+        Some("OpOccProgress"),
+    ),
     op("GET", "/openapi.json", "This document", None, 200, None),
     op("GET", "/healthz", "Liveness", None, 200, None),
     op("GET", "/readyz", "Readiness", None, 200, None),
@@ -518,6 +526,26 @@ fn component_schemas() -> BTreeMap<String, Value> {
             "version": {"type": "integer"}
         }
     });
+    out.insert(
+        "OpOccProgress".into(),
+        serde_json::json!({
+            "type": "object",
+            "description": "An operation occurrence's plan from its step journal: the phase (forward or rollback), each step's status, and the step running now or that failed (a retry resumes there).",
+            "required": ["vnfLcmOpOccId", "operationState", "steps"],
+            "properties": {
+                "vnfLcmOpOccId": {"type": "string"},
+                "operationState": {"type": "string"},
+                "phase": {"type": "string", "enum": ["forward", "rollback"]},
+                "currentStep": {"type": "string"},
+                "steps": {"type": "array", "items": {
+                    "type": "object", "required": ["number", "name", "status"],
+                    "properties": {
+                        "number": {"type": "integer"}, "name": {"type": "string"},
+                        "status": {"type": "string", "enum": ["COMPLETED", "RUNNING", "FAILED", "PENDING"]}
+                    }}}
+            }
+        }),
+    );
     out.insert("VimView".into(), vim.clone());
     out.insert("VimCreate".into(), vim.clone());
     out.insert("VimUpdate".into(), vim);

@@ -994,6 +994,26 @@ async fn failed_temp_retry_rollback_fail() {
             .contains("VIM unreachable")
     );
     let occ_id = occ["id"].as_str().unwrap().to_owned();
+    // The progress resource names the failed step, where a retry resumes.
+    let progress_path = format!("/vnfm/v1/vnf_lcm_op_occs/{occ_id}/progress");
+    let progress = h.call(Method::GET, &progress_path, None).await.json();
+    assert_eq!(progress["phase"], "forward", "{progress:#}");
+    assert_eq!(progress["currentStep"], "infra:instantiate", "{progress:#}");
+    let failed_steps: Vec<&Value> = progress["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["status"] == "FAILED")
+        .collect();
+    assert_eq!(failed_steps.len(), 1, "{progress:#}");
+    assert_eq!(failed_steps[0]["name"], "infra:instantiate");
+    h.call(
+        Method::GET,
+        "/vnfm/v1/vnf_lcm_op_occs/no-such-occurrence/progress",
+        None,
+    )
+    .await
+    .problem(404);
     // Another operation is refused while the occurrence holds the instance.
     h.call(
         Method::POST,
@@ -1013,6 +1033,16 @@ async fn failed_temp_retry_rollback_fail() {
     assert_eq!(r.status, StatusCode::ACCEPTED);
     let done = h.wait_op(r.header("location").unwrap()).await;
     assert_eq!(done["operationState"], "COMPLETED");
+    let progress = h.call(Method::GET, &progress_path, None).await.json();
+    assert!(progress.get("currentStep").is_none(), "{progress:#}");
+    assert!(
+        progress["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|s| s["status"] == "COMPLETED"),
+        "{progress:#}"
+    );
     // Retry of a COMPLETED occurrence: 409.
     h.call(
         Method::POST,

@@ -289,7 +289,9 @@ fn packages_vims_and_a_vnf_lifecycle_with_wait() {
     let n = vnfc_count(&before);
     assert!(n > 0, "{before:#}");
 
-    let occ = c.json(&[
+    // Each step of this scale takes a second on the test VIM, so the plain progress lines
+    // show the running step and its position in the plan.
+    let out = c.ok(&[
         "vnf",
         "scale",
         &id,
@@ -297,10 +299,22 @@ fn packages_vims_and_a_vnf_lifecycle_with_wait() {
         "VDU1_scale",
         "--steps",
         "1",
+        "--param",
+        r#"testVim={"delaySeconds": 1}"#,
         "--wait",
     ]);
-    assert_eq!(occ["operation"], "SCALE");
-    assert_eq!(occ["operationState"], "COMPLETED");
+    assert!(
+        out.lines().any(|l| l.contains("SCALE ")
+            && l.contains(" PROCESSING")
+            && l.contains(" infra:scale")
+            && l.contains(" step ")),
+        "{out}"
+    );
+    let last = out.lines().last().expect("output");
+    assert!(
+        last.starts_with("SCALE ") && last.contains(" COMPLETED "),
+        "{out}"
+    );
     let after = c.json(&["vnf", "show", &id]);
     assert_eq!(vnfc_count(&after), n + 1);
     assert_eq!(

@@ -72,7 +72,7 @@ pub use notify::{Deliverer, DelivererConfig};
 pub use plan::{
     HookStep, OperationRequest, Plan, PlanKind, RollbackHooks, Step, plan, remaining, rollback_plan,
 };
-pub use runner::{Lcm, LcmBuilder, LcmConfig};
+pub use runner::{Lcm, LcmBuilder, LcmConfig, OpOccProgress, StepProgress, StepStatus};
 pub use secrets::Keyring;
 pub use subscriptions::{
     CreateOptions, Created, NotificationContext, SubscriptionRouter, Subscriptions,

@@ -107,6 +107,24 @@ pub fn status_line(occ: &Value) -> String {
     line
 }
 
+/// "step 2/4 hook:instantiate_end" from a progress document (`/vnfm/v1/.../progress`), when a
+/// step runs or failed.
+pub fn step_text(progress: &Value) -> Option<String> {
+    let current = progress.get("currentStep")?.as_str()?;
+    let steps = progress.get("steps")?.as_array()?;
+    let number = steps
+        .iter()
+        .find(|st| st.get("name").and_then(Value::as_str) == Some(current))
+        .and_then(|st| st.get("number"))
+        .and_then(Value::as_u64)?;
+    let rollback = if progress.get("phase").and_then(Value::as_str) == Some("rollback") {
+        "rollback "
+    } else {
+        ""
+    };
+    Some(format!("{rollback}step {number}/{} {current}", steps.len()))
+}
+
 fn fmt_elapsed(d: Duration) -> String {
     let secs = d.as_secs_f64();
     if secs < 60.0 {
@@ -194,6 +212,8 @@ pub async fn follow(
     timeout: Duration,
 ) -> Result<Value, ClientError> {
     let path = format!("/vnflcm/v2/vnf_lcm_op_occs/{}", super::seg(op_id));
+    let progress_path = format!("/vnfm/v1/vnf_lcm_op_occs/{}/progress", super::seg(op_id));
+    let mut with_steps = true;
     let start = Instant::now();
     let mut last = String::new();
     let mut delay = Duration::from_millis(100);
@@ -205,11 +225,27 @@ pub async fn follow(
                 return Err(e);
             }
         };
-        let line = status_line(&occ);
+        let mut line = status_line(&occ);
         let state = s(&occ, "/operationState");
         if is_final(&state) {
             display.finish(&line, start.elapsed());
             return Ok(occ);
+        }
+        if with_steps {
+            match api.get(&progress_path).await {
+                Ok(progress) => {
+                    if let Some(step) = step_text(&progress) {
+                        line.push(' ');
+                        line.push_str(&step);
+                    }
+                }
+                // A server without the progress resource: show states only.
+                Err(ClientError::Problem { problem, .. }) if problem.status == 404 => {
+                    with_steps = false;
+                }
+                // The step is extra information: a failed read leaves it out this time.
+                Err(_) => {}
+            }
         }
         let changed = line != last;
         display.update(&line, changed, start.elapsed());
@@ -290,6 +326,24 @@ mod tests {
         let e =
             outcome(&json!({"id": "o", "operation": "X", "operationState": "FAILED"})).unwrap_err();
         assert!(e.to_string().contains("without an error report"), "{e}");
+    }
+
+    #[test]
+    fn step_text_names_the_running_step_and_its_position() {
+        let p = json!({"phase": "forward", "currentStep": "hook:instantiate_end", "steps": [
+            {"number": 1, "name": "infra:instantiate", "status": "COMPLETED"},
+            {"number": 2, "name": "hook:instantiate_end", "status": "RUNNING"}]});
+        assert_eq!(
+            step_text(&p).as_deref(),
+            Some("step 2/2 hook:instantiate_end")
+        );
+        let r = json!({"phase": "rollback", "currentStep": "infra:instantiate", "steps": [
+            {"number": 1, "name": "infra:instantiate", "status": "RUNNING"}]});
+        assert_eq!(
+            step_text(&r).as_deref(),
+            Some("rollback step 1/1 infra:instantiate")
+        );
+        assert_eq!(step_text(&json!({"steps": []})), None);
     }
 
     #[test]

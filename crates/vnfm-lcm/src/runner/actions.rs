@@ -26,6 +26,14 @@ impl Lcm {
         Ok(rows.into_iter().map(vims::journal_entry_view).collect())
     }
 
+    /// Where occurrence `id` stands in its plan: the steps done, the one running (or failed)
+    /// and those left (see [`super::progress`]).
+    pub async fn progress(&self, id: &VnfLcmOpOccId) -> Result<super::OpOccProgress, LcmError> {
+        let (occ, _) = self.op_occ_with_version(id).await?;
+        let rows = self.inner.store.journal(id).await.map_err(store_err)?;
+        super::progress::progress(id, occ.operation_state, &rows)
+    }
+
     async fn journal_view(&self, id: &VnfLcmOpOccId) -> Result<JournalView, LcmError> {
         JournalView::read(&self.inner.store.journal(id).await.map_err(store_err)?)
     }

@@ -66,6 +66,7 @@ mod dependents;
 mod exec;
 mod journal;
 pub mod notifications;
+pub mod progress;
 pub mod recovery;
 mod vims;
 
@@ -93,6 +94,7 @@ use crate::ports::{NotificationRouter, OnboardedVnfd, PackageCatalog, VimDirecto
 pub use actions::is_at_rest;
 pub use apply::DRIVER_STATE_KEY;
 pub use dependents::FORCE_WITH_DEPENDENTS;
+pub use progress::{OpOccProgress, StepProgress, StepStatus};
 pub use recovery::RecoveryReport;
 
 /// Where the runner reads the time. Leases, op-occ timestamps and recovery compare against it,
