@@ -9,7 +9,7 @@
 //! [`crate::Deliverer`] finds either kind's credentials by the outbox row's subscription id.
 //!
 //! [`PkgmSubscriptions::route`] turns a [`PackageChange`] into one outbox row per matching
-//! subscription ([`matches`]), with [`ordering_key`](vnfm_store::NewOutboxRow::ordering_key)
+//! subscription ([`matches()`]), with [`ordering_key`](vnfm_store::NewOutboxRow::ordering_key)
 //! the package id: a subscriber gets one package's notifications in the order they happened.
 //! The caller writes the rows in the transaction of the package change
 //! (`Store::update_package_and_notify`, `Store::delete_package_and_notify`).
