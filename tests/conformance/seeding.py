@@ -313,6 +313,26 @@ PKGM_SUITES = {name: _packages for name in (
 )}
 
 
+def _silent_pkgm_subscription(ctx, callback):
+    """A VNF package management subscription (to the stub) whose filter names a package that
+    never exists, so it receives no notification."""
+    body = {
+        "callbackUri": callback,
+        "filter": {"notificationTypes": ["VnfPackageChangeNotification"], "vnfPkgId": [not_existing()]},
+    }
+    return ctx.vnfm.expect(201, "POST", "/vnfpkgm/v1/subscriptions", body).json()["id"]
+
+
+def _pkgm_individual_subscription(ctx):
+    # The suite reads the subscription, then deletes it (7.3.3.7.7).
+    v = _packages(ctx)
+    v["subscriptionId"] = _silent_pkgm_subscription(ctx, ctx.stub + "/vnfpkgm/individual")
+    return v
+
+
+PKGM_SUITES["IndividualSubscription"] = _pkgm_individual_subscription
+
+
 # ----- single tests -----
 
 
@@ -348,6 +368,13 @@ def _paged_subscriptions(ctx, variables):
     count = iter(range(1000))
     return _more_than_a_page(
         ctx, "/vnflcm/v1/subscriptions", lambda: ctx.vnfm.subscribe(f"{ctx.stub}/paging/{next(count)}", {"vnfInstanceSubscriptionFilter": {"vnfInstanceIds": [quiet]}})
+    )
+
+
+def _paged_pkgm_subscriptions(ctx, variables):
+    count = iter(range(1000))
+    return _more_than_a_page(
+        ctx, "/vnfpkgm/v1/subscriptions", lambda: _silent_pkgm_subscription(ctx, f"{ctx.stub}/vnfpkgm/paging/{next(count)}")
     )
 
 
@@ -429,6 +456,7 @@ PRECONDITIONS = {
     "7.3.1.11.12": _paged_op_occs,
     "7.3.1.17.14": _paged_subscriptions,
     "7.3.3.1.13": _paged_packages,
+    "7.3.3.6.11": _paged_pkgm_subscriptions,
     "7.3.3.1.27": _paged_onboarded_packages,
     "7.3.1.2.6": _operation_in_progress,
     "7.3.3.4.12": _single_file_vnfd,

@@ -17,7 +17,8 @@ use futures_core::stream::BoxStream;
 use serde_json::Value;
 use vnfm_store::{
     InstanceQuery, JournalEntry, Lease, NewOutboxRow, OpOccQuery, OutboxRow, PackageRecord, Page,
-    Result, StepRecord, StepWritten, Store, SubscriptionRecord, Timestamp, Version, VimRecord,
+    PkgmSubscriptionRecord, Result, StepRecord, StepWritten, Store, SubscriptionRecord, Timestamp,
+    Version, VimRecord,
 };
 use vnfm_types::{SubscriptionId, VimId, VnfInstance, VnfInstanceId, VnfLcmOpOcc, VnfLcmOpOccId};
 
@@ -248,6 +249,43 @@ impl Store for ObservedStore {
             .await
     }
 
+    async fn create_pkgm_subscription(&self, record: &PkgmSubscriptionRecord) -> Result<()> {
+        let out = self.inner.create_pkgm_subscription(record).await;
+        self.changed();
+        out
+    }
+
+    async fn get_pkgm_subscription(
+        &self,
+        id: &SubscriptionId,
+    ) -> Result<Option<PkgmSubscriptionRecord>> {
+        self.inner.get_pkgm_subscription(id).await
+    }
+
+    async fn list_pkgm_subscriptions(
+        &self,
+        after: Option<&str>,
+        limit: u32,
+    ) -> Result<Page<PkgmSubscriptionRecord>> {
+        self.inner.list_pkgm_subscriptions(after, limit).await
+    }
+
+    async fn delete_pkgm_subscription(&self, id: &SubscriptionId) -> Result<()> {
+        let out = self.inner.delete_pkgm_subscription(id).await;
+        self.changed();
+        out
+    }
+
+    async fn find_duplicate_pkgm_subscription(
+        &self,
+        canonical_filter: &str,
+        callback_uri: &str,
+    ) -> Result<Option<PkgmSubscriptionRecord>> {
+        self.inner
+            .find_duplicate_pkgm_subscription(canonical_filter, callback_uri)
+            .await
+    }
+
     async fn create_vim(&self, vim: &VimRecord) -> Result<Version> {
         let out = self.inner.create_vim(vim).await;
         self.changed();
@@ -310,14 +348,30 @@ impl Store for ObservedStore {
         self.inner.package_by_vnfd(vnfd_id).await
     }
 
-    async fn update_package(&self, package: &PackageRecord, expected: Version) -> Result<Version> {
-        let out = self.inner.update_package(package, expected).await;
+    async fn update_package_and_notify(
+        &self,
+        package: &PackageRecord,
+        expected: Version,
+        notify: &[NewOutboxRow],
+    ) -> Result<Version> {
+        let out = self
+            .inner
+            .update_package_and_notify(package, expected, notify)
+            .await;
         self.changed();
         out
     }
 
-    async fn delete_package(&self, id: &str, expected: Version) -> Result<()> {
-        let out = self.inner.delete_package(id, expected).await;
+    async fn delete_package_and_notify(
+        &self,
+        id: &str,
+        expected: Version,
+        notify: &[NewOutboxRow],
+    ) -> Result<()> {
+        let out = self
+            .inner
+            .delete_package_and_notify(id, expected, notify)
+            .await;
         self.changed();
         out
     }

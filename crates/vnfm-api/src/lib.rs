@@ -4,7 +4,7 @@
 //! |---|---|
 //! | `/vnflcm/v2` | VNF lifecycle management, SOL003 v3.3.1 (API version 2.0.0) |
 //! | `/vnflcm/v1` | the same in the SOL003 v2.6.1 shapes (API version 1.3.0) |
-//! | `/vnfpkgm/v2`, `/vnfpkgm/v1` | VNF package management (SOL003 clause 10, SOL005 style) |
+//! | `/vnfpkgm/v2`, `/vnfpkgm/v1` | VNF package management (SOL003 clause 10, SOL005 style), with its subscriptions and notifications |
 //! | `/vnfm/v1/vims` | the VIM registry (secrets are write-only) |
 //! | `/oauth2/token` | OAuth 2.0 client credentials token endpoint |
 //! | `/openapi.json`, `/healthz`, `/readyz`, `/metrics` | operations |
@@ -27,6 +27,7 @@ pub mod metrics;
 pub mod openapi;
 mod ops;
 pub mod packages;
+mod pkgm_subscriptions;
 mod progress;
 pub mod server;
 pub mod state;

@@ -402,6 +402,38 @@ pub const OPERATIONS: &[OperationDoc] = &[
     ),
     op(
         "GET",
+        "/vnfpkgm/v2/subscriptions",
+        "List VNF package management subscriptions",
+        None,
+        200,
+        Some("[PkgmSubscription]"),
+    ),
+    op(
+        "POST",
+        "/vnfpkgm/v2/subscriptions",
+        "Subscribe to VNF package notifications (303 See Other for a duplicate)",
+        Some("PkgmSubscriptionRequest"),
+        201,
+        Some("PkgmSubscription"),
+    ),
+    op(
+        "GET",
+        "/vnfpkgm/v2/subscriptions/{subscriptionId}",
+        "Read a VNF package management subscription",
+        None,
+        200,
+        Some("PkgmSubscription"),
+    ),
+    op(
+        "DELETE",
+        "/vnfpkgm/v2/subscriptions/{subscriptionId}",
+        "Delete a VNF package management subscription",
+        None,
+        204,
+        None,
+    ),
+    op(
+        "GET",
         "/vnfm/v1/vims",
         "List VIMs (secrets are never returned)",
         None,
@@ -501,6 +533,10 @@ fn component_schemas() -> BTreeMap<String, Value> {
     add::<CreateVnfPkgInfoRequest>(&mut out, "CreateVnfPkgInfoRequest");
     add::<VnfPkgInfoModifications>(&mut out, "VnfPkgInfoModifications");
     add::<UploadVnfPackageFromUriRequest>(&mut out, "UploadVnfPackageFromUriRequest");
+    add::<PkgmSubscriptionRequest>(&mut out, "PkgmSubscriptionRequest");
+    add::<PkgmSubscription>(&mut out, "PkgmSubscription");
+    add::<VnfPackageOnboardingNotification>(&mut out, "VnfPackageOnboardingNotification");
+    add::<VnfPackageChangeNotification>(&mut out, "VnfPackageChangeNotification");
     out.insert(
         "ApiVersionInformation".into(),
         serde_json::json!({

@@ -9,6 +9,12 @@
 //! answered, so a package whose onboarding was interrupted by a crash is onboarded again at
 //! the next start. The usage state is computed: `IN_USE` while a VNF instance has the
 //! package's `vnfdId`.
+//!
+//! Changes are notified to the package management subscriptions
+//! ([`vnfm_lcm::PkgmSubscriptions`]): reaching `ONBOARDED` (`VnfPackageOnboardingNotification`),
+//! a PATCH of `operationalState` and the deletion of an onboarded package
+//! (`VnfPackageChangeNotification`, `OP_STATE_CHANGE` / `PKG_DELETE`). The notifications are
+//! written to the outbox in the same transaction as the package record.
 
 use std::collections::HashMap;
 use std::io::{Cursor, Write};
@@ -27,7 +33,8 @@ use vnfm::lcm::{MemoryCatalog, OnboardedVnfd, PackageCatalog};
 use vnfm::package::{InspectOptions, inspect_package};
 use vnfm_csar::{Limits, Package};
 use vnfm_descriptor::Descriptor;
-use vnfm_store::{InstanceQuery, PackageRecord, Page, Store, Version};
+use vnfm_lcm::{PackageChange, PackageEvent, PkgmSubscriptions};
+use vnfm_store::{InstanceQuery, NewOutboxRow, PackageRecord, Page, Store, Version};
 use vnfm_types::{
     Checksum, CreateVnfPkgInfoRequest, Link, PackageOnboardingState, PackageOperationalState,
     PackageUsageState, ProblemDetails, UploadVnfPackageFromUriRequest, VnfPackageArtifactInfo,
@@ -69,6 +76,7 @@ pub struct Packages {
     allow_list: Vec<String>,
     package_of_vnfd: Mutex<HashMap<String, String>>,
     nfvo: Option<Arc<dyn vnfm::lcm::Nfvo>>,
+    notifications: Option<PkgmSubscriptions>,
 }
 
 fn now() -> String {
@@ -118,6 +126,26 @@ impl Packages {
             allow_list,
             package_of_vnfd: Mutex::new(HashMap::new()),
             nfvo,
+            notifications: None,
+        }
+    }
+
+    /// Notifies package changes to these subscriptions.
+    pub fn with_notifications(mut self, subscriptions: PkgmSubscriptions) -> Packages {
+        self.notifications = Some(subscriptions);
+        self
+    }
+
+    /// The outbox rows reporting `event` about `info` (none without subscriptions).
+    async fn notify(&self, event: PackageEvent, info: &VnfPkgInfo) -> ApiResult<Vec<NewOutboxRow>> {
+        match &self.notifications {
+            Some(subs) => Ok(subs
+                .route(&PackageChange {
+                    event,
+                    package: info,
+                })
+                .await?),
+            None => Ok(Vec::new()),
         }
     }
 
@@ -422,7 +450,12 @@ impl Packages {
         info.operational_state = PackageOperationalState::Enabled;
         info.links = links(id, true);
         let warnings = report.diagnostics.iter().filter(|d| !d.is_error()).count();
-        match self.store.update_package(&record_of(&info)?, version).await {
+        let notify = self.notify(PackageEvent::Onboarded, &info).await?;
+        match self
+            .store
+            .update_package_and_notify(&record_of(&info)?, version, &notify)
+            .await
+        {
             Ok(_) => {}
             Err(vnfm_store::StoreError::Conflict(vnfm_store::Conflict::AlreadyExists {
                 ..
@@ -562,6 +595,7 @@ impl Packages {
     /// Applies `VnfPkgInfoModifications`.
     pub async fn modify(&self, id: &str, mods: &VnfPkgInfoModifications) -> ApiResult<()> {
         let (mut info, version) = self.get(id).await?;
+        let mut notify = Vec::new();
         if let Some(state) = mods.operational_state {
             if info.onboarding_state != PackageOnboardingState::Onboarded {
                 return Err(ApiError::Conflict(format!(
@@ -574,6 +608,9 @@ impl Packages {
                 )));
             }
             info.operational_state = state;
+            notify = self
+                .notify(PackageEvent::OperationalStateChanged, &info)
+                .await?;
         }
         if let Some(data) = &mods.user_defined_data {
             let target = info.user_defined_data.get_or_insert_with(Default::default);
@@ -586,7 +623,7 @@ impl Packages {
             }
         }
         self.store
-            .update_package(&record_of(&info)?, version)
+            .update_package_and_notify(&record_of(&info)?, version, &notify)
             .await?;
         Ok(())
     }
@@ -609,7 +646,15 @@ impl Packages {
                 "VNF package {id} is IN_USE: delete the VNF instances created from it first"
             )));
         }
-        self.store.delete_package(id, version).await?;
+        // Only an onboarded package is reported (the notification names its vnfdId).
+        let notify = if info.onboarding_state == PackageOnboardingState::Onboarded {
+            self.notify(PackageEvent::Deleted, &info).await?
+        } else {
+            Vec::new()
+        };
+        self.store
+            .delete_package_and_notify(id, version, &notify)
+            .await?;
         if let Some(vnfd) = &info.vnfd_id {
             self.catalog.remove(vnfd);
             self.package_of_vnfd
@@ -804,6 +849,7 @@ pub(crate) fn routes(family: ApiFamily, max_package_bytes: usize) -> Router<Arc<
             "/onboarded_vnf_packages/{vnfd_id}/artifacts/{*path}",
             get(onboarded_artifact),
         )
+        .merge(crate::pkgm_subscriptions::routes(family))
         .layer(middleware::from_fn(move |req, next| {
             versioned(family, req, next)
         }))

@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use vnfm::lcm::{InfraDriver, Lcm, LcmConfig, MemoryCatalog, MgmtDriver};
-use vnfm_lcm::{Keyring, Subscriptions, VimRegistry};
+use vnfm_lcm::{Keyring, PkgmSubscriptions, Subscriptions, VimRegistry};
 use vnfm_store::Store;
 
 use crate::auth::{Authenticator, ClientCredentials, DEFAULT_TOKEN_TTL};
@@ -117,6 +117,8 @@ pub struct AppState {
     pub(crate) store: Arc<dyn Store>,
     pub(crate) subscriptions: Subscriptions,
     pub(crate) subscriptions_v1: Subscriptions,
+    pub(crate) pkgm_subscriptions: PkgmSubscriptions,
+    pub(crate) pkgm_subscriptions_v1: PkgmSubscriptions,
     pub(crate) vims: VimRegistry,
     pub(crate) packages: Arc<Packages>,
     pub(crate) auth: Arc<Authenticator>,
@@ -220,14 +222,23 @@ impl AppState {
         let store: Arc<dyn Store> = Arc::new(ObservedStore::new(opened, epoch.clone()));
         let pages = PageCache::new(epoch);
 
+        let pkgm_subscriptions = PkgmSubscriptions::new(store.clone(), keyring.clone())
+            .map_err(|e| StateError::Lcm(e.to_string()))?;
+        let pkgm_subscriptions_v1 = pkgm_subscriptions
+            .clone()
+            .with_base(vnfm_lcm::pkgm_subscriptions::V1_BASE);
         let catalog = Arc::new(MemoryCatalog::new());
-        let packages = Arc::new(Packages::new(
-            store.clone(),
-            catalog.clone(),
-            options.package_limits.clone(),
-            options.upload_allow_list.clone(),
-            options.nfvo.clone(),
-        ));
+        // Before load_all: a resumed onboarding notifies too.
+        let packages = Arc::new(
+            Packages::new(
+                store.clone(),
+                catalog.clone(),
+                options.package_limits.clone(),
+                options.upload_allow_list.clone(),
+                options.nfvo.clone(),
+            )
+            .with_notifications(pkgm_subscriptions.clone()),
+        );
         let loaded = packages.load_all().await;
         tracing::info!(packages = loaded, "onboarded packages loaded");
 
@@ -268,6 +279,8 @@ impl AppState {
             store,
             subscriptions,
             subscriptions_v1,
+            pkgm_subscriptions,
+            pkgm_subscriptions_v1,
             vims,
             packages,
             auth,
@@ -288,6 +301,11 @@ impl AppState {
     /// The store.
     pub fn store(&self) -> &Arc<dyn Store> {
         &self.store
+    }
+
+    /// The VNF package management subscriptions (`/vnfpkgm/v2/subscriptions`).
+    pub fn pkgm_subscriptions(&self) -> &PkgmSubscriptions {
+        &self.pkgm_subscriptions
     }
 
     /// The keyring that seals VIM and subscription secrets.

@@ -6,6 +6,9 @@
 //! - [`plan`](mod@plan): the planner (pure): an operation request becomes an ordered list of hook,
 //!   infrastructure and bookkeeping steps; rollback plans and retry points come from it.
 //! - [`error`]: [`LcmError`], with the HTTP status each refusal maps to.
+//! - [`subscriptions`] and [`pkgm_subscriptions`]: lifecycle and VNF package management
+//!   subscriptions, their filters (pure matching) and the routing of notifications to the
+//!   outbox, which [`notify`]'s [`Deliverer`] delivers.
 //! - [`split`]: mixed VNFs, whose VDUs run on VIMs of different drivers (VMs on OpenStack,
 //!   containers on Kubernetes): which VIM each VDU goes to, and the driver decorator that
 //!   runs each step on every driver concerned.
@@ -57,6 +60,7 @@
 pub mod error;
 pub mod nfvo;
 pub mod notify;
+pub mod pkgm_subscriptions;
 pub mod plan;
 pub mod ports;
 pub mod runner;
@@ -69,6 +73,7 @@ pub mod vim;
 
 pub use error::{DependentInstance, GuardedAction, LcmError};
 pub use notify::{Deliverer, DelivererConfig};
+pub use pkgm_subscriptions::{PackageChange, PackageEvent, PkgmSubscriptions};
 pub use plan::{
     HookStep, OperationRequest, Plan, PlanKind, RollbackHooks, Step, plan, remaining, rollback_plan,
 };

@@ -27,7 +27,7 @@ use vnfm_types::{
     AuthType, LccnNotification, LccnSubscription, LccnSubscriptionRequest,
     LcmOpOccNotificationVerbosityType, LifecycleChangeNotificationsFilter, NotificationType,
     SubscriptionAuthentication, SubscriptionId, VnfInstance, VnfInstanceId,
-    VnfInstanceSubscriptionFilter,
+    VnfInstanceSubscriptionFilter, VnfProductsFromProvider,
 };
 
 use crate::LcmError;
@@ -85,18 +85,20 @@ impl Default for CreateOptions {
     }
 }
 
-/// What [`Subscriptions::create`] did.
+/// What [`Subscriptions::create`] (or
+/// [`crate::pkgm_subscriptions::PkgmSubscriptions::create`], with `S` a `PkgmSubscription`)
+/// did.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Created {
+pub enum Created<S = LccnSubscription> {
     /// A new subscription (`201 Created`).
-    New(LccnSubscription),
+    New(S),
     /// A subscription with the same filter and callback exists (`303 See Other` to it).
-    Existing(LccnSubscription),
+    Existing(S),
 }
 
-impl Created {
+impl<S> Created<S> {
     /// The subscription, new or existing.
-    pub fn subscription(&self) -> &LccnSubscription {
+    pub fn subscription(&self) -> &S {
         match self {
             Created::New(s) | Created::Existing(s) => s,
         }
@@ -181,15 +183,7 @@ impl Subscriptions {
         let id = SubscriptionId::new(new_id());
         let subscription =
             LccnSubscription::from_request(id.clone(), request, format!("{}/{id}", self.base));
-        let sealed = match &request.authentication {
-            Some(a) => {
-                let plain = serde_json::to_vec(a).map_err(|e| {
-                    LcmError::Inconsistent(format!("authentication does not serialize: {e}"))
-                })?;
-                Some(self.keyring.encrypt(&plain))
-            }
-            None => None,
-        };
+        let sealed = seal_authentication(&self.keyring, request.authentication.as_ref())?;
         let record = SubscriptionRecord::new(subscription.clone(), sealed);
         self.store
             .create_subscription(&record)
@@ -259,33 +253,53 @@ impl Subscriptions {
         request: &LccnSubscriptionRequest,
         timeout: Duration,
     ) -> Result<(), LcmError> {
-        let auth = CallbackAuth::from_authentication(request.authentication.as_ref());
-        let fail = |message: String| LcmError::Unprocessable {
-            pointer: "/callbackUri".into(),
-            message,
-        };
-        let test = auth::send(
+        verify_callback(
             &self.http,
             &self.tokens,
-            reqwest::Method::GET,
             &request.callback_uri,
-            None,
-            &auth,
+            request.authentication.as_ref(),
             timeout,
-        );
-        match tokio::time::timeout(timeout, test).await {
-            Err(_) => Err(fail(format!(
-                "the notification endpoint test failed: GET got no answer within {} ms",
-                timeout.as_millis()
-            ))),
-            Ok(Err(e)) => Err(fail(format!(
-                "the notification endpoint test failed: GET {e}"
-            ))),
-            Ok(Ok(status)) if status == reqwest::StatusCode::NO_CONTENT => Ok(()),
-            Ok(Ok(status)) => Err(fail(format!(
-                "the notification endpoint test failed: GET answered {status}, expected 204 No Content"
-            ))),
-        }
+        )
+        .await
+    }
+}
+
+/// The SOL003 notification endpoint test: `GET callback_uri` with the subscription's
+/// authentication must answer `204 No Content` within `timeout` (422 pointing at
+/// `/callbackUri` otherwise).
+pub(crate) async fn verify_callback(
+    http: &reqwest::Client,
+    tokens: &TokenCache,
+    callback_uri: &str,
+    authentication: Option<&SubscriptionAuthentication>,
+    timeout: Duration,
+) -> Result<(), LcmError> {
+    let auth = CallbackAuth::from_authentication(authentication);
+    let fail = |message: String| LcmError::Unprocessable {
+        pointer: "/callbackUri".into(),
+        message,
+    };
+    let test = auth::send(
+        http,
+        tokens,
+        reqwest::Method::GET,
+        callback_uri,
+        None,
+        &auth,
+        timeout,
+    );
+    match tokio::time::timeout(timeout, test).await {
+        Err(_) => Err(fail(format!(
+            "the notification endpoint test failed: GET got no answer within {} ms",
+            timeout.as_millis()
+        ))),
+        Ok(Err(e)) => Err(fail(format!(
+            "the notification endpoint test failed: GET {e}"
+        ))),
+        Ok(Ok(status)) if status == reqwest::StatusCode::NO_CONTENT => Ok(()),
+        Ok(Ok(status)) => Err(fail(format!(
+            "the notification endpoint test failed: GET answered {status}, expected 204 No Content"
+        ))),
     }
 }
 
@@ -294,10 +308,38 @@ pub(crate) fn open_authentication(
     keyring: &Keyring,
     record: &SubscriptionRecord,
 ) -> Result<Option<SubscriptionAuthentication>, LcmError> {
-    let Some(blob) = &record.authentication else {
+    open_sealed(
+        keyring,
+        &record.subscription.id,
+        record.authentication.as_deref(),
+    )
+}
+
+/// Seals `authentication` with the keyring (what the store keeps).
+pub(crate) fn seal_authentication(
+    keyring: &Keyring,
+    authentication: Option<&SubscriptionAuthentication>,
+) -> Result<Option<Vec<u8>>, LcmError> {
+    authentication
+        .map(|a| {
+            serde_json::to_vec(a)
+                .map(|plain| keyring.encrypt(&plain))
+                .map_err(|e| {
+                    LcmError::Inconsistent(format!("authentication does not serialize: {e}"))
+                })
+        })
+        .transpose()
+}
+
+/// The callback credentials `blob` of subscription `id`, decrypted.
+pub(crate) fn open_sealed(
+    keyring: &Keyring,
+    id: &SubscriptionId,
+    blob: Option<&[u8]>,
+) -> Result<Option<SubscriptionAuthentication>, LcmError> {
+    let Some(blob) = blob else {
         return Ok(None);
     };
-    let id = &record.subscription.id;
     let plain = keyring.decrypt(blob, &format!("the credentials of subscription {id}"))?;
     // A serde error could quote a credential: report only the position.
     serde_json::from_slice(&plain).map(Some).map_err(|e| {
@@ -313,7 +355,43 @@ pub(crate) fn open_authentication(
 /// the filter's operation attributes.
 pub fn validate_request(request: &LccnSubscriptionRequest) -> Result<(), LcmError> {
     check_url(&request.callback_uri, "/callbackUri")?;
-    if let Some(auth) = &request.authentication {
+    validate_authentication(request.authentication.as_ref())?;
+    if let Some(f) = &request.filter {
+        let op_occ = NotificationType::VnfLcmOperationOccurrenceNotification;
+        let excludes_op_occ = f
+            .notification_types
+            .as_ref()
+            .is_some_and(|t| !t.is_empty() && !t.contains(&op_occ));
+        if excludes_op_occ {
+            for (attr, given) in [
+                (
+                    "operationTypes",
+                    f.operation_types.as_ref().is_some_and(|v| !v.is_empty()),
+                ),
+                (
+                    "operationStates",
+                    f.operation_states.as_ref().is_some_and(|v| !v.is_empty()),
+                ),
+            ] {
+                if given {
+                    return Err(LcmError::invalid(
+                        format!("/filter/{attr}"),
+                        "only allowed when notificationTypes includes VnfLcmOperationOccurrenceNotification",
+                    ));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Checks the `authentication` of a subscription request: at least one scheme, complete
+/// `BASIC` / `OAUTH2_CLIENT_CREDENTIALS` parameters (a `tokenEndpoint` that is an http(s)
+/// URI), and no `TLS_CERT` (422: not supported).
+pub(crate) fn validate_authentication(
+    authentication: Option<&SubscriptionAuthentication>,
+) -> Result<(), LcmError> {
+    if let Some(auth) = authentication {
         if auth.auth_type.is_empty() {
             return Err(LcmError::invalid(
                 "/authentication/authType",
@@ -375,36 +453,10 @@ pub fn validate_request(request: &LccnSubscriptionRequest) -> Result<(), LcmErro
             }
         }
     }
-    if let Some(f) = &request.filter {
-        let op_occ = NotificationType::VnfLcmOperationOccurrenceNotification;
-        let excludes_op_occ = f
-            .notification_types
-            .as_ref()
-            .is_some_and(|t| !t.is_empty() && !t.contains(&op_occ));
-        if excludes_op_occ {
-            for (attr, given) in [
-                (
-                    "operationTypes",
-                    f.operation_types.as_ref().is_some_and(|v| !v.is_empty()),
-                ),
-                (
-                    "operationStates",
-                    f.operation_states.as_ref().is_some_and(|v| !v.is_empty()),
-                ),
-            ] {
-                if given {
-                    return Err(LcmError::invalid(
-                        format!("/filter/{attr}"),
-                        "only allowed when notificationTypes includes VnfLcmOperationOccurrenceNotification",
-                    ));
-                }
-            }
-        }
-    }
     Ok(())
 }
 
-fn check_url(uri: &str, pointer: &str) -> Result<(), LcmError> {
+pub(crate) fn check_url(uri: &str, pointer: &str) -> Result<(), LcmError> {
     let url = reqwest::Url::parse(uri)
         .map_err(|e| LcmError::invalid(pointer, format!("`{}` is not a URI: {e}", echo(uri))))?;
     if !matches!(url.scheme(), "http" | "https") || url.host().is_none() {
@@ -470,12 +522,12 @@ pub fn notification_instance(n: &LccnNotification) -> &VnfInstanceId {
 
 /// `Some(list)` when the filter attribute constrains (absent and empty lists match all, as
 /// in the store's canonical filter).
-fn constraint<T>(v: &Option<Vec<T>>) -> Option<&[T]> {
+pub(crate) fn constraint<T>(v: &Option<Vec<T>>) -> Option<&[T]> {
     v.as_deref().filter(|l| !l.is_empty())
 }
 
 /// Whether `value` passes a filter attribute.
-fn passes<T, V: ?Sized>(list: Option<&[T]>, value: Option<&V>) -> bool
+pub(crate) fn passes<T, V: ?Sized>(list: Option<&[T]>, value: Option<&V>) -> bool
 where
     T: PartialEq<V>,
 {
@@ -533,30 +585,49 @@ fn instance_matches(
         constraint(&f.vnf_instance_names),
         ctx.vnf_instance_name.as_ref(),
     );
-    let products_ok = match constraint(&f.vnf_products_from_providers) {
+    let products_ok = products_match(
+        &f.vnf_products_from_providers,
+        ctx.vnf_provider.as_deref(),
+        ctx.vnf_product_name.as_deref(),
+        ctx.vnf_software_version.as_deref(),
+        ctx.vnfd_version.as_deref(),
+    );
+    vnfd_ok && ids_ok && names_ok && products_ok
+}
+
+/// Whether a `vnfProductsFromProviders` filter attribute matches a VNF of `provider`,
+/// `product`, `software_version` and `vnfd_version` (unknown values match no constraint on
+/// them).
+pub(crate) fn products_match(
+    providers: &Option<Vec<VnfProductsFromProvider>>,
+    provider: Option<&str>,
+    product: Option<&str>,
+    software_version: Option<&str>,
+    vnfd_version: Option<&str>,
+) -> bool {
+    match constraint(providers) {
         None => true,
         Some(providers) => providers.iter().any(|p| {
-            ctx.vnf_provider.as_deref() == Some(p.vnf_provider.as_str())
+            provider == Some(p.vnf_provider.as_str())
                 && match constraint(&p.vnf_products) {
                     None => true,
                     Some(products) => products.iter().any(|prod| {
-                        ctx.vnf_product_name.as_deref() == Some(prod.vnf_product_name.as_str())
+                        product == Some(prod.vnf_product_name.as_str())
                             && match constraint(&prod.versions) {
                                 None => true,
                                 Some(versions) => versions.iter().any(|v| {
-                                    ctx.vnf_software_version.as_deref()
-                                        == Some(v.vnf_software_version.as_str())
-                                        && passes(
-                                            constraint(&v.vnfd_versions),
-                                            ctx.vnfd_version.as_ref(),
-                                        )
+                                    software_version == Some(v.vnf_software_version.as_str())
+                                        && match constraint(&v.vnfd_versions) {
+                                            None => true,
+                                            Some(vs) => vnfd_version
+                                                .is_some_and(|d| vs.iter().any(|x| x == d)),
+                                        }
                                 }),
                             }
                     }),
                 }
         }),
-    };
-    vnfd_ok && ids_ok && names_ok && products_ok
+    }
 }
 
 /// Attributes a `SHORT` operation occurrence notification leaves out (SOL003 5.5.2.17).

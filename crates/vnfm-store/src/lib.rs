@@ -9,9 +9,11 @@
 //!   per-op-occ **step journal**, and hook data that survives retries;
 //! - the notification **outbox** (written in the same transaction as the change it reports,
 //!   claimed by one sender at a time, retried, dead-lettered);
-//! - subscriptions (with their encrypted credentials and duplicate detection) and VIMs (with
-//!   the index of instances using each, and the instances depending on VIMs another instance's
-//!   hooks registered: [`Store::vim_dependents`]).
+//! - lifecycle and VNF package management subscriptions (with their encrypted credentials and
+//!   duplicate detection) and VIMs (with the index of instances using each, and the instances
+//!   depending on VIMs another instance's hooks registered: [`Store::vim_dependents`]);
+//! - VNF packages and their content; package changes enqueue their notifications in the same
+//!   transaction ([`Store::update_package_and_notify`]).
 //!
 //! Documents are stored as the exact JSON text serde produces, next to the indexed columns
 //! queries need. Two backends share one SQL implementation: [`SqliteStore`] (the default,
@@ -43,9 +45,9 @@ use std::sync::Arc;
 pub use error::{Conflict, StoreError};
 pub use model::{
     DEFAULT_PAGE_SIZE, InstanceQuery, JournalEntry, JournalStep, Lease, MAX_PAGE_SIZE, NameFilter,
-    NewOutboxRow, OpOccQuery, OutboxRow, OutboxStatus, PackageRecord, Page, StepOutcome,
-    StepRecord, StepWritten, SubscriptionRecord, Timestamp, Version, VimDependent, VimRecord,
-    canonical_filter, state_str,
+    NewOutboxRow, OpOccQuery, OutboxRow, OutboxStatus, PackageRecord, Page, PkgmSubscriptionRecord,
+    StepOutcome, StepRecord, StepWritten, SubscriptionRecord, Timestamp, Version, VimDependent,
+    VimRecord, canonical_filter, canonical_pkgm_filter, state_str,
 };
 pub use postgres::{DEFAULT_MAX_CONNECTIONS, PostgresStore};
 pub use sqlite::{Durability, SqliteOptions, SqliteStore};

@@ -8,8 +8,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use serde_json::Value;
 use vnfm_types::{
     InstantiationState, LccnSubscription, LcmOperationStateType, LcmOperationType,
-    LifecycleChangeNotificationsFilter, SubscriptionId, VimId, VnfInstance, VnfInstanceId,
-    VnfLcmOpOcc, VnfLcmOpOccId, VnfdId,
+    LifecycleChangeNotificationsFilter, PkgmNotificationsFilter, PkgmSubscription, SubscriptionId,
+    VimId, VnfInstance, VnfInstanceId, VnfLcmOpOcc, VnfLcmOpOccId, VnfdId,
 };
 
 /// Revision of a stored record. It starts at 1 and grows by one with every change of the
@@ -319,12 +319,65 @@ impl fmt::Debug for SubscriptionRecord {
 /// select the same notifications in the same way have the same canonical form, so
 /// [`crate::Store::find_duplicate_subscription`] can compare strings. An absent filter is `{}`.
 pub fn canonical_filter(filter: Option<&LifecycleChangeNotificationsFilter>) -> String {
+    canonical_of(filter)
+}
+
+/// [`canonical_filter`] of a VNF package management filter, for
+/// [`crate::Store::find_duplicate_pkgm_subscription`].
+pub fn canonical_pkgm_filter(filter: Option<&PkgmNotificationsFilter>) -> String {
+    canonical_of(filter)
+}
+
+fn canonical_of<F: serde::Serialize>(filter: Option<&F>) -> String {
     let value = filter
         .and_then(|f| serde_json::to_value(f).ok())
         .unwrap_or(Value::Object(Default::default()));
     canonical_json(&value)
         .unwrap_or_else(|| Value::Object(Default::default()))
         .to_string()
+}
+
+/// A stored VNF package management subscription: the resource, the canonical form of its
+/// filter (for duplicate detection) and its callback credentials, encrypted by the caller.
+///
+/// Package management and lifecycle subscriptions share one id space: an id names one
+/// subscription of either kind.
+#[derive(Clone, PartialEq)]
+pub struct PkgmSubscriptionRecord {
+    /// The subscription resource.
+    pub subscription: PkgmSubscription,
+    /// [`canonical_pkgm_filter`] of `subscription.filter`.
+    pub canonical_filter: String,
+    /// Encrypted `authentication` of the request, if any.
+    pub authentication: Option<Vec<u8>>,
+}
+
+impl PkgmSubscriptionRecord {
+    /// A record for `subscription`, computing its canonical filter.
+    pub fn new(subscription: PkgmSubscription, authentication: Option<Vec<u8>>) -> Self {
+        let canonical_filter = canonical_pkgm_filter(subscription.filter.as_ref());
+        PkgmSubscriptionRecord {
+            subscription,
+            canonical_filter,
+            authentication,
+        }
+    }
+}
+
+impl fmt::Debug for PkgmSubscriptionRecord {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PkgmSubscriptionRecord")
+            .field("subscription", &self.subscription)
+            .field("canonical_filter", &self.canonical_filter)
+            .field(
+                "authentication",
+                &self
+                    .authentication
+                    .as_ref()
+                    .map(|a| format!("<{} bytes>", a.len())),
+            )
+            .finish()
+    }
 }
 
 /// `None` for values that select nothing extra (empty objects and arrays, null).

@@ -31,6 +31,11 @@ pub(crate) const MIGRATIONS: &[MigrationSource] = &[
         "outbox order",
         include_str!("../migrations/postgres/0003_outbox_order.sql"),
     ),
+    (
+        4,
+        "pkgm subscriptions",
+        include_str!("../migrations/postgres/0004_pkgm_subscriptions.sql"),
+    ),
 ];
 
 /// Default size of the connection pool.

@@ -198,8 +198,9 @@ macro_rules! impl_sql_store {
             use crate::error::{backend, Conflict, StoreError};
             use crate::model::{
                 enum_str, page_size, parse_state, state_str, InstanceQuery, JournalEntry, Lease,
-                NameFilter, NewOutboxRow, OpOccQuery, OutboxRow, OutboxStatus, PackageRecord, Page, StepOutcome,
-                StepRecord, StepWritten, SubscriptionRecord, Timestamp, Version, VimDependent, VimRecord,
+                NameFilter, NewOutboxRow, OpOccQuery, OutboxRow, OutboxStatus, PackageRecord, Page,
+                PkgmSubscriptionRecord, StepOutcome, StepRecord, StepWritten, SubscriptionRecord,
+                Timestamp, Version, VimDependent, VimRecord,
             };
             use crate::sql::{from_json, is_unique_violation, now_ms, request_vim_ids, to_json, vim_ids};
             use crate::store::{Result, Store};
@@ -207,6 +208,7 @@ macro_rules! impl_sql_store {
             const INSTANCE: &str = "VNF instance";
             const OP_OCC: &str = "op-occ";
             const SUBSCRIPTION: &str = "subscription";
+            const PKGM_SUBSCRIPTION: &str = "VNF package management subscription";
             const VIM: &str = "VIM";
             const PACKAGE: &str = "VNF package";
             const PACKAGE_VNFD: &str = "VNF package for vnfdId";
@@ -307,6 +309,80 @@ macro_rules! impl_sql_store {
                     canonical_filter: row.try_get(2).map_err(backend)?,
                     authentication: row.try_get(3).map_err(backend)?,
                 })
+            }
+
+            fn pkgm_subscription_row(row: &<$db as sqlx::Database>::Row) -> Result<PkgmSubscriptionRecord> {
+                let id: String = row.try_get(0).map_err(backend)?;
+                let doc: String = row.try_get(1).map_err(backend)?;
+                Ok(PkgmSubscriptionRecord {
+                    subscription: from_json(PKGM_SUBSCRIPTION, &id, &doc)?,
+                    canonical_filter: row.try_get(2).map_err(backend)?,
+                    authentication: row.try_get(3).map_err(backend)?,
+                })
+            }
+
+            /// Inserts a subscription of `kind` ('lcm' or 'pkgm'); a taken id (of either kind)
+            /// is a conflict.
+            async fn insert_subscription(
+                tx: &mut $conn,
+                kind: &'static str,
+                id: &str,
+                callback_uri: &str,
+                canonical_filter: &str,
+                doc: String,
+                authentication: Option<Vec<u8>>,
+            ) -> Result<()> {
+                let done = sqlx::query(
+                    "INSERT INTO subscriptions (id, callback_uri, canonical_filter, doc, \
+                     authentication, created_at, kind) VALUES ($1, $2, $3, $4, $5, $6, $7) \
+                     ON CONFLICT (id) DO NOTHING",
+                )
+                .bind(id)
+                .bind(callback_uri)
+                .bind(canonical_filter)
+                .bind(doc)
+                .bind(authentication)
+                .bind(now_ms())
+                .bind(kind)
+                .execute(&mut *tx)
+                .await
+                .map_err(backend)?;
+                if done.rows_affected() == 0 {
+                    return Err(StoreError::Conflict(Conflict::AlreadyExists {
+                        kind: SUBSCRIPTION,
+                        id: id.to_owned(),
+                    }));
+                }
+                Ok(())
+            }
+
+            /// Deletes the subscription of `kind` and its pending outbox rows.
+            async fn remove_subscription(
+                tx: &mut $conn,
+                kind: &'static str,
+                what: &'static str,
+                id: &SubscriptionId,
+            ) -> Result<()> {
+                let done = sqlx::query("DELETE FROM subscriptions WHERE id = $1 AND kind = $2")
+                    .bind(id.as_str())
+                    .bind(kind)
+                    .execute(&mut *tx)
+                    .await
+                    .map_err(backend)?;
+                if done.rows_affected() == 0 {
+                    return Err(StoreError::NotFound {
+                        kind: what,
+                        id: id.0.clone(),
+                    });
+                }
+                sqlx::query(
+                    "DELETE FROM outbox WHERE subscription_id = $1 AND status = 'pending'",
+                )
+                .bind(id.as_str())
+                .execute(&mut *tx)
+                .await
+                .map_err(backend)?;
+                Ok(())
             }
 
             fn vim_row(row: &<$db as sqlx::Database>::Row) -> Result<(VimRecord, Version)> {
@@ -1370,26 +1446,16 @@ macro_rules! impl_sql_store {
                     let sub = &record.subscription;
                     let doc = to_json(SUBSCRIPTION, sub)?;
                     let mut tx = self.begin_write().await?;
-                    let done = sqlx::query(
-                        "INSERT INTO subscriptions (id, callback_uri, canonical_filter, doc, \
-                         authentication, created_at) VALUES ($1, $2, $3, $4, $5, $6) \
-                         ON CONFLICT (id) DO NOTHING",
+                    insert_subscription(
+                        &mut tx,
+                        "lcm",
+                        sub.id.as_str(),
+                        &sub.callback_uri,
+                        &record.canonical_filter,
+                        doc,
+                        record.authentication.clone(),
                     )
-                    .bind(sub.id.as_str())
-                    .bind(sub.callback_uri.as_str())
-                    .bind(record.canonical_filter.as_str())
-                    .bind(doc)
-                    .bind(record.authentication.clone())
-                    .bind(now_ms())
-                    .execute(&mut *tx)
-                    .await
-                    .map_err(backend)?;
-                    if done.rows_affected() == 0 {
-                        return Err(StoreError::Conflict(Conflict::AlreadyExists {
-                            kind: SUBSCRIPTION,
-                            id: sub.id.0.clone(),
-                        }));
-                    }
+                    .await?;
                     tx.commit().await.map_err(backend)
                 }
 
@@ -1399,7 +1465,7 @@ macro_rules! impl_sql_store {
                 ) -> Result<Option<SubscriptionRecord>> {
                     sqlx::query(
                         "SELECT id, doc, canonical_filter, authentication FROM subscriptions \
-                         WHERE id = $1",
+                         WHERE id = $1 AND kind = 'lcm'",
                     )
                     .bind(id.as_str())
                     .fetch_optional(self.reader())
@@ -1418,7 +1484,7 @@ macro_rules! impl_sql_store {
                     let limit = page_size(Some(limit));
                     let rows = sqlx::query(
                         "SELECT id, doc, canonical_filter, authentication FROM subscriptions \
-                         WHERE id > $1 ORDER BY id LIMIT $2",
+                         WHERE kind = 'lcm' AND id > $1 ORDER BY id LIMIT $2",
                     )
                     .bind(after.unwrap_or(""))
                     .bind(limit + 1)
@@ -1440,24 +1506,7 @@ macro_rules! impl_sql_store {
 
                 async fn delete_subscription(&self, id: &SubscriptionId) -> Result<()> {
                     let mut tx = self.begin_write().await?;
-                    let done = sqlx::query("DELETE FROM subscriptions WHERE id = $1")
-                        .bind(id.as_str())
-                        .execute(&mut *tx)
-                        .await
-                        .map_err(backend)?;
-                    if done.rows_affected() == 0 {
-                        return Err(StoreError::NotFound {
-                            kind: SUBSCRIPTION,
-                            id: id.0.clone(),
-                        });
-                    }
-                    sqlx::query(
-                        "DELETE FROM outbox WHERE subscription_id = $1 AND status = 'pending'",
-                    )
-                    .bind(id.as_str())
-                    .execute(&mut *tx)
-                    .await
-                    .map_err(backend)?;
+                    remove_subscription(&mut tx, "lcm", SUBSCRIPTION, id).await?;
                     tx.commit().await.map_err(backend)
                 }
 
@@ -1468,7 +1517,8 @@ macro_rules! impl_sql_store {
                 ) -> Result<Option<SubscriptionRecord>> {
                     sqlx::query(
                         "SELECT id, doc, canonical_filter, authentication FROM subscriptions \
-                         WHERE callback_uri = $1 AND canonical_filter = $2 ORDER BY id LIMIT 1",
+                         WHERE kind = 'lcm' AND callback_uri = $1 AND canonical_filter = $2 \
+                         ORDER BY id LIMIT 1",
                     )
                     .bind(callback_uri)
                     .bind(canonical_filter)
@@ -1477,6 +1527,94 @@ macro_rules! impl_sql_store {
                     .map_err(backend)?
                     .as_ref()
                     .map(subscription_row)
+                    .transpose()
+                }
+
+                async fn create_pkgm_subscription(&self, record: &PkgmSubscriptionRecord) -> Result<()> {
+                    let sub = &record.subscription;
+                    let doc = to_json(PKGM_SUBSCRIPTION, sub)?;
+                    let mut tx = self.begin_write().await?;
+                    insert_subscription(
+                        &mut tx,
+                        "pkgm",
+                        sub.id.as_str(),
+                        &sub.callback_uri,
+                        &record.canonical_filter,
+                        doc,
+                        record.authentication.clone(),
+                    )
+                    .await?;
+                    tx.commit().await.map_err(backend)
+                }
+
+                async fn get_pkgm_subscription(
+                    &self,
+                    id: &SubscriptionId,
+                ) -> Result<Option<PkgmSubscriptionRecord>> {
+                    sqlx::query(
+                        "SELECT id, doc, canonical_filter, authentication FROM subscriptions \
+                         WHERE id = $1 AND kind = 'pkgm'",
+                    )
+                    .bind(id.as_str())
+                    .fetch_optional(self.reader())
+                    .await
+                    .map_err(backend)?
+                    .as_ref()
+                    .map(pkgm_subscription_row)
+                    .transpose()
+                }
+
+                async fn list_pkgm_subscriptions(
+                    &self,
+                    after: Option<&str>,
+                    limit: u32,
+                ) -> Result<Page<PkgmSubscriptionRecord>> {
+                    let limit = page_size(Some(limit));
+                    let rows = sqlx::query(
+                        "SELECT id, doc, canonical_filter, authentication FROM subscriptions \
+                         WHERE kind = 'pkgm' AND id > $1 ORDER BY id LIMIT $2",
+                    )
+                    .bind(after.unwrap_or(""))
+                    .bind(limit + 1)
+                    .fetch_all(self.reader())
+                    .await
+                    .map_err(backend)?;
+                    let mut items = rows
+                        .iter()
+                        .map(pkgm_subscription_row)
+                        .collect::<Result<Vec<_>>>()?;
+                    let next = if items.len() as i64 > limit {
+                        items.truncate(limit as usize);
+                        items.last().map(|s| s.subscription.id.0.clone())
+                    } else {
+                        None
+                    };
+                    Ok(Page { items, next })
+                }
+
+                async fn delete_pkgm_subscription(&self, id: &SubscriptionId) -> Result<()> {
+                    let mut tx = self.begin_write().await?;
+                    remove_subscription(&mut tx, "pkgm", PKGM_SUBSCRIPTION, id).await?;
+                    tx.commit().await.map_err(backend)
+                }
+
+                async fn find_duplicate_pkgm_subscription(
+                    &self,
+                    canonical_filter: &str,
+                    callback_uri: &str,
+                ) -> Result<Option<PkgmSubscriptionRecord>> {
+                    sqlx::query(
+                        "SELECT id, doc, canonical_filter, authentication FROM subscriptions \
+                         WHERE kind = 'pkgm' AND callback_uri = $1 AND canonical_filter = $2 \
+                         ORDER BY id LIMIT 1",
+                    )
+                    .bind(callback_uri)
+                    .bind(canonical_filter)
+                    .fetch_optional(self.reader())
+                    .await
+                    .map_err(backend)?
+                    .as_ref()
+                    .map(pkgm_subscription_row)
                     .transpose()
                 }
 
@@ -1796,7 +1934,12 @@ macro_rules! impl_sql_store {
                         .transpose()
                 }
 
-                async fn update_package(&self, package: &PackageRecord, expected: Version) -> Result<Version> {
+                async fn update_package_and_notify(
+                    &self,
+                    package: &PackageRecord,
+                    expected: Version,
+                    notify: &[NewOutboxRow],
+                ) -> Result<Version> {
                     let info = to_json(PACKAGE, &package.info)?;
                     let mut tx = self.begin_write().await?;
                     let row = sqlx::query(
@@ -1821,11 +1964,17 @@ macro_rules! impl_sql_store {
                         return Err(stale(PACKAGE, package.id.as_str(), expected, found));
                     };
                     let version = Version(row.try_get::<i64, _>(0).map_err(backend)?);
+                    insert_outbox(&mut tx, notify).await?;
                     tx.commit().await.map_err(backend)?;
                     Ok(version)
                 }
 
-                async fn delete_package(&self, id: &str, expected: Version) -> Result<()> {
+                async fn delete_package_and_notify(
+                    &self,
+                    id: &str,
+                    expected: Version,
+                    notify: &[NewOutboxRow],
+                ) -> Result<()> {
                     let mut tx = self.begin_write().await?;
                     let found = locked_version(
                         &mut tx,
@@ -1844,6 +1993,7 @@ macro_rules! impl_sql_store {
                         .execute(&mut *tx)
                         .await
                         .map_err(backend)?;
+                    insert_outbox(&mut tx, notify).await?;
                     tx.commit().await.map_err(backend)?;
                     Ok(())
                 }

@@ -46,6 +46,11 @@ pub(crate) const MIGRATIONS: &[MigrationSource] = &[
         "outbox order",
         include_str!("../migrations/sqlite/0003_outbox_order.sql"),
     ),
+    (
+        4,
+        "pkgm subscriptions",
+        include_str!("../migrations/sqlite/0004_pkgm_subscriptions.sql"),
+    ),
 ];
 
 /// Page cache of the writer connection: index pages of large tables stay in memory, which

@@ -13,7 +13,8 @@ use vnfm_types::{
 use crate::error::StoreError;
 use crate::model::{
     InstanceQuery, JournalEntry, Lease, NewOutboxRow, OpOccQuery, OutboxRow, PackageRecord, Page,
-    StepRecord, StepWritten, SubscriptionRecord, Timestamp, Version, VimDependent, VimRecord,
+    PkgmSubscriptionRecord, StepRecord, StepWritten, SubscriptionRecord, Timestamp, Version,
+    VimDependent, VimRecord,
 };
 use crate::sql::request_vim_ids;
 
@@ -220,30 +221,63 @@ pub trait Store: Send + Sync {
     async fn outbox_pending_rows(&self, after: Option<i64>, limit: u32) -> Result<Vec<OutboxRow>>;
 
     // ----- Subscriptions -----
+    //
+    // Lifecycle (`LccnSubscription`) and VNF package management (`PkgmSubscription`)
+    // subscriptions share one id space; each method sees only its own kind.
 
-    /// Stores a subscription. [`crate::Conflict::AlreadyExists`] if the id is taken.
+    /// Stores a lifecycle subscription. [`crate::Conflict::AlreadyExists`] if the id is taken
+    /// (by a subscription of either kind).
     async fn create_subscription(&self, record: &SubscriptionRecord) -> Result<()>;
 
-    /// The subscription with its encrypted credentials.
+    /// The lifecycle subscription with its encrypted credentials.
     async fn get_subscription(&self, id: &SubscriptionId) -> Result<Option<SubscriptionRecord>>;
 
-    /// One page of subscriptions, ordered by id.
+    /// One page of lifecycle subscriptions, ordered by id.
     async fn list_subscriptions(
         &self,
         after: Option<&str>,
         limit: u32,
     ) -> Result<Page<SubscriptionRecord>>;
 
-    /// Deletes the subscription and its pending outbox rows (dead rows stay).
+    /// Deletes the lifecycle subscription and its pending outbox rows (dead rows stay).
     async fn delete_subscription(&self, id: &SubscriptionId) -> Result<()>;
 
-    /// A subscription with the same canonical filter ([`crate::canonical_filter`]) and callback
-    /// URI, for SOL003's `303 See Other`.
+    /// A lifecycle subscription with the same canonical filter ([`crate::canonical_filter`])
+    /// and callback URI, for SOL003's `303 See Other`.
     async fn find_duplicate_subscription(
         &self,
         canonical_filter: &str,
         callback_uri: &str,
     ) -> Result<Option<SubscriptionRecord>>;
+
+    /// Stores a VNF package management subscription. [`crate::Conflict::AlreadyExists`] if the
+    /// id is taken (by a subscription of either kind).
+    async fn create_pkgm_subscription(&self, record: &PkgmSubscriptionRecord) -> Result<()>;
+
+    /// The VNF package management subscription with its encrypted credentials.
+    async fn get_pkgm_subscription(
+        &self,
+        id: &SubscriptionId,
+    ) -> Result<Option<PkgmSubscriptionRecord>>;
+
+    /// One page of VNF package management subscriptions, ordered by id.
+    async fn list_pkgm_subscriptions(
+        &self,
+        after: Option<&str>,
+        limit: u32,
+    ) -> Result<Page<PkgmSubscriptionRecord>>;
+
+    /// Deletes the VNF package management subscription and its pending outbox rows (dead
+    /// rows stay).
+    async fn delete_pkgm_subscription(&self, id: &SubscriptionId) -> Result<()>;
+
+    /// A VNF package management subscription with the same canonical filter
+    /// ([`crate::canonical_pkgm_filter`]) and callback URI, for `303 See Other`.
+    async fn find_duplicate_pkgm_subscription(
+        &self,
+        canonical_filter: &str,
+        callback_uri: &str,
+    ) -> Result<Option<PkgmSubscriptionRecord>>;
 
     // ----- VIMs -----
 
@@ -382,10 +416,31 @@ pub trait Store: Send + Sync {
 
     /// Replaces the package record if its version is still `expected`.
     /// [`crate::Conflict::AlreadyExists`] if another package has the same `vnfd_id`.
-    async fn update_package(&self, package: &PackageRecord, expected: Version) -> Result<Version>;
+    async fn update_package(&self, package: &PackageRecord, expected: Version) -> Result<Version> {
+        self.update_package_and_notify(package, expected, &[]).await
+    }
+
+    /// [`Store::update_package`], enqueueing `notify` (the package management notifications
+    /// about the change) in the same transaction: both are written, or neither.
+    async fn update_package_and_notify(
+        &self,
+        package: &PackageRecord,
+        expected: Version,
+        notify: &[NewOutboxRow],
+    ) -> Result<Version>;
 
     /// Deletes the package and its content if its version is still `expected`.
-    async fn delete_package(&self, id: &str, expected: Version) -> Result<()>;
+    async fn delete_package(&self, id: &str, expected: Version) -> Result<()> {
+        self.delete_package_and_notify(id, expected, &[]).await
+    }
+
+    /// [`Store::delete_package`], enqueueing `notify` in the same transaction.
+    async fn delete_package_and_notify(
+        &self,
+        id: &str,
+        expected: Version,
+        notify: &[NewOutboxRow],
+    ) -> Result<()>;
 
     /// One page of packages, ordered by id.
     async fn list_packages(&self, after: Option<&str>, limit: u32) -> Result<Page<PackageRecord>>;

@@ -11,8 +11,9 @@ use futures_util::StreamExt;
 use serde_json::json;
 use vnfm_store::{
     Conflict, InstanceQuery, JournalStep, Lease, NameFilter, NewOutboxRow, OpOccQuery,
-    OutboxStatus, PackageRecord, StepOutcome, StepRecord, Store, StoreError, SubscriptionRecord,
-    Timestamp, Version, VimRecord, canonical_filter,
+    OutboxStatus, PackageRecord, PkgmSubscriptionRecord, StepOutcome, StepRecord, Store,
+    StoreError, SubscriptionRecord, Timestamp, Version, VimRecord, canonical_filter,
+    canonical_pkgm_filter,
 };
 use vnfm_types::{
     InstantiationState, LccnSubscription, LcmOperationStateType as S, LcmOperationType,
@@ -71,6 +72,8 @@ store_tests!(
     vim_dependents_follow_references_resources_and_requests,
     migrations_apply_on_empty_and_refuse_newer_schema,
     packages_round_trip_with_unique_vnfd_and_content,
+    pkgm_subscriptions_share_ids_with_lcm_ones_but_stay_apart,
+    package_changes_enqueue_their_notifications_atomically,
 );
 
 const T0: Timestamp = Timestamp(1_000_000);
@@ -1749,20 +1752,20 @@ async fn vim_dependents_follow_references_resources_and_requests(db: &TestDb) {
 }
 
 async fn migrations_apply_on_empty_and_refuse_newer_schema(db: &TestDb) {
-    assert_eq!(db.store.schema_version().await.unwrap(), 3);
+    assert_eq!(db.store.schema_version().await.unwrap(), 4);
     // Opening an up-to-date database again is a no-op.
     let again = db.reopen().await.unwrap();
-    assert_eq!(again.schema_version().await.unwrap(), 3);
+    assert_eq!(again.schema_version().await.unwrap(), 4);
     drop(again);
 
-    db.fake_future_migration(4).await;
+    db.fake_future_migration(5).await;
     let err = match db.reopen().await {
         Ok(_) => panic!("a database from a newer build was opened"),
         Err(e) => e,
     };
     match &err {
         StoreError::SchemaTooNew { found, supported } => {
-            assert_eq!((*found, *supported), (4, 3));
+            assert_eq!((*found, *supported), (5, 4));
         }
         other => panic!("{other:?}"),
     }
@@ -1849,6 +1852,184 @@ async fn packages_round_trip_with_unique_vnfd_and_content(db: &TestDb) {
     store.delete_package("pkg-a", v2).await.unwrap();
     assert_eq!(store.get_package("pkg-a").await.unwrap(), None);
     assert_eq!(store.get_package_content("pkg-a").await.unwrap(), None);
+}
+
+fn pkgm_subscription(
+    id: &str,
+    callback: &str,
+    filter: serde_json::Value,
+) -> PkgmSubscriptionRecord {
+    let sub: vnfm_types::PkgmSubscription = serde_json::from_value(json!({
+        "id": id,
+        "filter": filter,
+        "callbackUri": callback,
+        "_links": {"self": {"href": format!("http://vnfm/vnfpkgm/v2/subscriptions/{id}")}}
+    }))
+    .unwrap();
+    PkgmSubscriptionRecord::new(sub, None)
+}
+
+async fn pkgm_subscriptions_share_ids_with_lcm_ones_but_stay_apart(db: &TestDb) {
+    let s = db.store.as_ref();
+    let lcm = subscription("sub-lcm", "http://nfvo/cb", json!({}));
+    s.create_subscription(&SubscriptionRecord::new(lcm, None))
+        .await
+        .unwrap();
+    let mut pkgm = pkgm_subscription(
+        "sub-pkgm",
+        "http://nfvo/cb",
+        json!({"vnfdId": ["b", "a"], "operationalState": ["ENABLED"]}),
+    );
+    pkgm.authentication = Some(vec![1, 2, 3]);
+    s.create_pkgm_subscription(&pkgm).await.unwrap();
+    assert_eq!(
+        s.get_pkgm_subscription(&SubscriptionId::new("sub-pkgm"))
+            .await
+            .unwrap(),
+        Some(pkgm.clone())
+    );
+
+    // One id space: neither kind can take the other's id.
+    let taken = pkgm_subscription("sub-lcm", "http://nfvo/x", json!({}));
+    assert!(matches!(
+        s.create_pkgm_subscription(&taken).await.unwrap_err(),
+        StoreError::Conflict(Conflict::AlreadyExists { .. })
+    ));
+    let taken = subscription("sub-pkgm", "http://nfvo/x", json!({}));
+    assert!(matches!(
+        s.create_subscription(&SubscriptionRecord::new(taken, None))
+            .await
+            .unwrap_err(),
+        StoreError::Conflict(Conflict::AlreadyExists { .. })
+    ));
+
+    // Each kind's reads see only that kind.
+    let lcm_id = SubscriptionId::new("sub-lcm");
+    let pkgm_id = SubscriptionId::new("sub-pkgm");
+    assert!(s.get_subscription(&pkgm_id).await.unwrap().is_none());
+    assert!(s.get_pkgm_subscription(&lcm_id).await.unwrap().is_none());
+    let lcm_list = s.list_subscriptions(None, 10).await.unwrap();
+    assert_eq!(lcm_list.items.len(), 1);
+    assert_eq!(lcm_list.items[0].subscription.id, lcm_id);
+    // Both have the empty filter `{}` or not: the duplicate lookup stays within its kind.
+    assert!(
+        s.find_duplicate_subscription(&canonical_filter(None), "http://nfvo/cb")
+            .await
+            .unwrap()
+            .is_some()
+    );
+    assert!(
+        s.find_duplicate_pkgm_subscription(&canonical_pkgm_filter(None), "http://nfvo/cb")
+            .await
+            .unwrap()
+            .is_none()
+    );
+    let same: vnfm_types::PkgmNotificationsFilter =
+        serde_json::from_value(json!({"operationalState": ["ENABLED"], "vnfdId": ["a", "b", "a"]}))
+            .unwrap();
+    let dup = s
+        .find_duplicate_pkgm_subscription(&canonical_pkgm_filter(Some(&same)), "http://nfvo/cb")
+        .await
+        .unwrap()
+        .expect("duplicate found");
+    assert_eq!(dup.subscription.id, pkgm_id);
+
+    for i in 1..=4 {
+        s.create_pkgm_subscription(&pkgm_subscription(
+            &format!("sub-pkgm-{i}"),
+            "http://nfvo/other",
+            json!({}),
+        ))
+        .await
+        .unwrap();
+    }
+    let p1 = s.list_pkgm_subscriptions(None, 3).await.unwrap();
+    let p2 = s
+        .list_pkgm_subscriptions(p1.next.as_deref(), 3)
+        .await
+        .unwrap();
+    let ids: Vec<String> = p1
+        .items
+        .iter()
+        .chain(&p2.items)
+        .map(|r| r.subscription.id.0.clone())
+        .collect();
+    assert_eq!(
+        ids,
+        [
+            "sub-pkgm",
+            "sub-pkgm-1",
+            "sub-pkgm-2",
+            "sub-pkgm-3",
+            "sub-pkgm-4"
+        ]
+    );
+    assert_eq!(p2.next, None);
+
+    // Deleting is per kind too, and drops the subscription's pending notifications.
+    s.enqueue(&[note("sub-pkgm", 1, T0), note("sub-lcm", 2, T0)])
+        .await
+        .unwrap();
+    assert!(matches!(
+        s.delete_pkgm_subscription(&lcm_id).await.unwrap_err(),
+        StoreError::NotFound { .. }
+    ));
+    assert!(matches!(
+        s.delete_subscription(&pkgm_id).await.unwrap_err(),
+        StoreError::NotFound { .. }
+    ));
+    s.delete_pkgm_subscription(&pkgm_id).await.unwrap();
+    assert!(s.get_pkgm_subscription(&pkgm_id).await.unwrap().is_none());
+    let left = outbox_all(s).await;
+    assert_eq!(left.len(), 1);
+    assert_eq!(left[0].subscription_id, lcm_id);
+}
+
+async fn package_changes_enqueue_their_notifications_atomically(db: &TestDb) {
+    let s = db.store.as_ref();
+    let mut p = PackageRecord {
+        id: "pkg-n".into(),
+        vnfd_id: None,
+        info: serde_json::json!({"id": "pkg-n", "onboardingState": "CREATED"}),
+    };
+    s.create_package(&p).await.unwrap();
+    let row = |n: i64| NewOutboxRow {
+        ordering_key: "pkg-n".into(),
+        ..note("sub-p", n, Timestamp(0))
+    };
+    p.vnfd_id = Some("vnfd-n".into());
+    let v2 = s
+        .update_package_and_notify(&p, Version::FIRST, &[row(1)])
+        .await
+        .unwrap();
+    // A refused update enqueues nothing.
+    let stale = s
+        .update_package_and_notify(&p, Version::FIRST, &[row(99)])
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(stale, StoreError::VersionMismatch { .. }),
+        "{stale:?}"
+    );
+    let stale = s
+        .delete_package_and_notify("pkg-n", Version::FIRST, &[row(98)])
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(stale, StoreError::VersionMismatch { .. }),
+        "{stale:?}"
+    );
+    s.delete_package_and_notify("pkg-n", v2, &[row(2)])
+        .await
+        .unwrap();
+    assert_eq!(s.get_package("pkg-n").await.unwrap(), None);
+    assert_eq!(numbers(&outbox_all(s).await), vec![1, 2]);
+    // One queue: the package's notifications go out one at a time, in order.
+    let first = s
+        .outbox_due(T0, 10, "d", Timestamp(T0.0 + 1000))
+        .await
+        .unwrap();
+    assert_eq!(numbers(&first), vec![1]);
 }
 
 // ----- Backend-specific -----
@@ -2075,7 +2256,7 @@ async fn concurrent_first_opens_of_one_sqlite_file_both_succeed() {
             .collect();
         for o in opens {
             let store = o.await.unwrap().unwrap();
-            assert_eq!(store.schema_version().await.unwrap(), 3);
+            assert_eq!(store.schema_version().await.unwrap(), 4);
         }
     }
 }

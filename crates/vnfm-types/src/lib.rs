@@ -31,6 +31,7 @@ pub mod instance;
 pub mod notification;
 pub mod op_occ;
 pub mod package;
+pub mod pkgm_subscription;
 pub mod requests;
 pub mod subscription;
 pub mod v1;
@@ -42,6 +43,7 @@ pub use instance::*;
 pub use notification::*;
 pub use op_occ::*;
 pub use package::*;
+pub use pkgm_subscription::*;
 pub use requests::*;
 pub use subscription::*;
 

@@ -11,7 +11,7 @@ use vnfm_store::{OutboxRow, Store, Timestamp};
 use super::auth::{self, CallbackAuth, TokenCache};
 use crate::LcmError;
 use crate::secrets::Keyring;
-use crate::subscriptions::open_authentication;
+use crate::subscriptions::open_sealed;
 
 /// Settings of a [`Deliverer`].
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -220,8 +220,17 @@ async fn run(inner: Arc<Inner>, mut stop: watch::Receiver<bool>) {
 
 async fn deliver(inner: &Inner, row: OutboxRow) {
     let store = &inner.store;
-    let subscription = match store.get_subscription(&row.subscription_id).await {
-        Ok(Some(r)) => r,
+    // Lifecycle and package management subscriptions share one id space.
+    let sealed = match store.get_subscription(&row.subscription_id).await {
+        Ok(Some(r)) => Ok(Some(r.authentication)),
+        Ok(None) => store
+            .get_pkgm_subscription(&row.subscription_id)
+            .await
+            .map(|r| r.map(|r| r.authentication)),
+        Err(e) => Err(e),
+    };
+    let sealed = match sealed {
+        Ok(Some(blob)) => blob,
         Ok(None) => {
             record(
                 inner,
@@ -237,7 +246,7 @@ async fn deliver(inner: &Inner, row: OutboxRow) {
             return;
         }
     };
-    let auth = match open_authentication(&inner.keyring, &subscription) {
+    let auth = match open_sealed(&inner.keyring, &row.subscription_id, sealed.as_deref()) {
         Ok(a) => CallbackAuth::from_authentication(a.as_ref()),
         Err(e) => {
             failed(inner, &row, e.to_string()).await;

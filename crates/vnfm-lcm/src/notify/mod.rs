@@ -1,14 +1,15 @@
-//! Delivery of lifecycle change notifications from the store's outbox to the subscribers'
-//! callback URIs.
+//! Delivery of lifecycle change and VNF package management notifications from the store's
+//! outbox to the subscribers' callback URIs.
 //!
 //! Notifications are written to the outbox in the same transaction as the change they report
-//! (see [`crate::subscriptions::SubscriptionRouter`]); the [`Deliverer`] is the background
+//! (see [`crate::subscriptions::SubscriptionRouter`] and
+//! [`crate::pkgm_subscriptions::PkgmSubscriptions::route`]); the [`Deliverer`] is the background
 //! loop that claims due rows, POSTs them, and records the outcome. Because all state lives in
 //! the store, delivery is at-least-once across restarts and several replicas: a row is claimed
 //! by one deliverer at a time, and a deliverer that dies loses its claims when they expire.
 //!
-//! Each subscription receives the notifications about one VNF instance in the order they
-//! were written, one at a time (the outbox's queues, see
+//! Each subscription receives the notifications about one VNF instance (or one VNF package)
+//! in the order they were written, one at a time (the outbox's queues, see
 //! [`vnfm_store::NewOutboxRow::ordering_key`]): STARTING before PROCESSING before COMPLETED,
 //! even when a send fails and waits for its retry, and across replicas. Different instances
 //! and different subscriptions are delivered concurrently. A notification given up on (dead)
