@@ -967,6 +967,45 @@ fn watch_subscriptions_and_more_tasks() {
     let failed = c.json(&["op", "fail", &op]);
     assert_eq!(failed["operationState"], "FAILED", "{failed:#}");
 
+    // Change the current package to another onboarded VNFD with the same flavour: a copy of
+    // the corpus package under a new descriptor id (Tacker's samples share one).
+    let copy = dir.path().join("next-package");
+    assert!(
+        Command::new("cp")
+            .arg("-r")
+            .arg(corpus(PACKAGE))
+            .arg(&copy)
+            .status()
+            .expect("cp")
+            .success()
+    );
+    for entry in std::fs::read_dir(copy.join("Definitions")).expect("Definitions") {
+        let path = entry.expect("entry").path();
+        let text = std::fs::read_to_string(&path).expect("VNFD file");
+        let renamed = text.replace(
+            "b1bb0ce7-ebca-4fa7-95ed-4840d7000000",
+            "b1bb0ce7-ebca-4fa7-95ed-4840d7000001",
+        );
+        std::fs::write(&path, renamed).expect("write");
+    }
+    let target = c.json(&["pkg", "upload", copy.to_str().expect("path")]);
+    let target_vnfd = target["vnfdId"].as_str().expect("vnfdId").to_owned();
+    assert_ne!(target_vnfd, vnfd_id);
+    let occ = c.json(&[
+        "vnf",
+        "change-pkg",
+        &id,
+        "--vnfd-id",
+        &target_vnfd,
+        "--wait",
+    ]);
+    assert_eq!(occ["operation"], "CHANGE_VNFPKG", "{occ:#}");
+    assert_eq!(occ["operationState"], "COMPLETED", "{occ:#}");
+    assert_eq!(
+        c.json(&["vnf", "show", &id])["vnfdId"],
+        target_vnfd.as_str()
+    );
+
     // Requests the server refuses show its ProblemDetails and exit 1; a task missing its
     // request is a usage error.
     let out = c.run(&["vnf", "change-flavour", &id, "--flavour", "no-such-flavour"]);
