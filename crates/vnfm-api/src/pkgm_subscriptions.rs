@@ -15,14 +15,15 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use serde_json::Value;
-use vnfm_lcm::subscriptions::{CreateOptions, Created};
+use vnfm_lcm::subscriptions::CreateOptions;
 use vnfm_store::Page;
 use vnfm_types::{PkgmSubscription, PkgmSubscriptionRequest, SubscriptionId};
 
-use crate::error::{ApiError, ApiResult};
+use crate::error::ApiResult;
 use crate::listing::ListRequest;
 use crate::state::AppState;
-use crate::util::{json_body, json_response, origin, require_accept, with_location};
+use crate::subscriptions::{created_response, versioned_view};
+use crate::util::{json_body, json_response, require_accept};
 use crate::version::ApiFamily;
 
 pub(crate) fn routes(family: ApiFamily) -> Router<Arc<AppState>> {
@@ -45,22 +46,7 @@ fn schema() -> &'static Value {
 }
 
 fn view(family: ApiFamily, sub: &PkgmSubscription) -> ApiResult<Value> {
-    let mut doc = serde_json::to_value(sub)
-        .map_err(|e| ApiError::Internal(format!("subscription does not serialize: {e}")))?;
-    let (from, to) = match family {
-        ApiFamily::PkgmV1 => (ApiFamily::PkgmV2.prefix(), ApiFamily::PkgmV1.prefix()),
-        _ => (ApiFamily::PkgmV1.prefix(), ApiFamily::PkgmV2.prefix()),
-    };
-    crate::lcm_v1::relink_between(&mut doc, from, to);
-    Ok(doc)
-}
-
-fn location(family: ApiFamily, headers: &HeaderMap, id: &SubscriptionId) -> String {
-    format!(
-        "{}{}/subscriptions/{id}",
-        origin(headers, false),
-        family.prefix()
-    )
+    versioned_view(sub, family, (ApiFamily::PkgmV1, ApiFamily::PkgmV2))
 }
 
 async fn list(
@@ -112,19 +98,13 @@ async fn create(
     } else {
         &state.pkgm_subscriptions
     };
-    match subscriptions.create(&req, &options).await? {
-        Created::New(sub) => {
-            let loc = location(family, &headers, &sub.id);
-            Ok(with_location(
-                json_response(StatusCode::CREATED, &view(family, &sub)?),
-                &loc,
-            ))
-        }
-        Created::Existing(sub) => {
-            let loc = location(family, &headers, &sub.id);
-            Ok(with_location(StatusCode::SEE_OTHER.into_response(), &loc))
-        }
-    }
+    created_response(
+        subscriptions.create(&req, &options).await?,
+        family,
+        &headers,
+        |sub| &sub.id,
+        |sub| view(family, sub),
+    )
 }
 
 async fn show(

@@ -9,6 +9,7 @@ use axum::extract::{OriginalUri, Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
+use serde::Serialize;
 use serde_json::Value;
 use vnfm_lcm::subscriptions::{CreateOptions, Created};
 use vnfm_schemas::SchemaId;
@@ -41,15 +42,45 @@ fn schema() -> &'static Value {
 }
 
 fn view(family: ApiFamily, sub: &LccnSubscription) -> ApiResult<Value> {
+    versioned_view(sub, family, (ApiFamily::LcmV1, ApiFamily::LcmV2))
+}
+
+/// The JSON of a subscription read through `family`, one of the two `versions` (v1, v2) that
+/// share it: its links point into the version read.
+pub(crate) fn versioned_view<S: Serialize>(
+    sub: &S,
+    family: ApiFamily,
+    (v1, v2): (ApiFamily, ApiFamily),
+) -> ApiResult<Value> {
     let mut doc = serde_json::to_value(sub)
         .map_err(|e| ApiError::Internal(format!("subscription does not serialize: {e}")))?;
-    // A subscription is visible in both versions; its links point into the version read.
-    let (from, to) = match family {
-        ApiFamily::LcmV1 => (ApiFamily::LcmV2.prefix(), ApiFamily::LcmV1.prefix()),
-        _ => (ApiFamily::LcmV1.prefix(), ApiFamily::LcmV2.prefix()),
-    };
-    crate::lcm_v1::relink_between(&mut doc, from, to);
+    let (from, to) = if family == v1 { (v2, v1) } else { (v1, v2) };
+    crate::lcm_v1::relink_between(&mut doc, from.prefix(), to.prefix());
     Ok(doc)
+}
+
+/// `201 Created` with the new subscription, or `303 See Other` to the existing one; either
+/// with its `Location` under `family`.
+pub(crate) fn created_response<S>(
+    created: Created<S>,
+    family: ApiFamily,
+    headers: &HeaderMap,
+    id: impl Fn(&S) -> &SubscriptionId,
+    view: impl Fn(&S) -> ApiResult<Value>,
+) -> ApiResult<Response> {
+    match created {
+        Created::New(sub) => {
+            let loc = location(family, headers, id(&sub));
+            Ok(with_location(
+                json_response(StatusCode::CREATED, &view(&sub)?),
+                &loc,
+            ))
+        }
+        Created::Existing(sub) => {
+            let loc = location(family, headers, id(&sub));
+            Ok(with_location(StatusCode::SEE_OTHER.into_response(), &loc))
+        }
+    }
 }
 
 fn location(family: ApiFamily, headers: &HeaderMap, id: &SubscriptionId) -> String {
@@ -111,19 +142,13 @@ async fn create(
     } else {
         &state.subscriptions
     };
-    match subscriptions.create(&req, &options).await? {
-        Created::New(sub) => {
-            let loc = location(family, &headers, &sub.id);
-            Ok(with_location(
-                json_response(StatusCode::CREATED, &view(family, &sub)?),
-                &loc,
-            ))
-        }
-        Created::Existing(sub) => {
-            let loc = location(family, &headers, &sub.id);
-            Ok(with_location(StatusCode::SEE_OTHER.into_response(), &loc))
-        }
-    }
+    created_response(
+        subscriptions.create(&req, &options).await?,
+        family,
+        &headers,
+        |sub| &sub.id,
+        |sub| view(family, sub),
+    )
 }
 
 async fn show(
