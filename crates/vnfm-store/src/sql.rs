@@ -624,6 +624,81 @@ macro_rules! impl_sql_store {
             }
 
             impl $store {
+                /// The subscription `id` of `kind` (`lcm` or `pkgm`), decoded by `row`.
+                async fn subscription_of_kind<R>(
+                    &self,
+                    kind: &str,
+                    id: &SubscriptionId,
+                    row: fn(&<$db as sqlx::Database>::Row) -> Result<R>,
+                ) -> Result<Option<R>> {
+                    sqlx::query(
+                        "SELECT id, doc, canonical_filter, authentication FROM subscriptions \
+                         WHERE id = $1 AND kind = $2",
+                    )
+                    .bind(id.as_str())
+                    .bind(kind)
+                    .fetch_optional(self.reader())
+                    .await
+                    .map_err(backend)?
+                    .as_ref()
+                    .map(row)
+                    .transpose()
+                }
+
+                /// One page of the subscriptions of `kind` after id `after`, decoded by `row`.
+                async fn subscription_page<R>(
+                    &self,
+                    kind: &str,
+                    after: Option<&str>,
+                    limit: u32,
+                    row: fn(&<$db as sqlx::Database>::Row) -> Result<R>,
+                    id: fn(&R) -> String,
+                ) -> Result<Page<R>> {
+                    let limit = page_size(Some(limit));
+                    let rows = sqlx::query(
+                        "SELECT id, doc, canonical_filter, authentication FROM subscriptions \
+                         WHERE kind = $1 AND id > $2 ORDER BY id LIMIT $3",
+                    )
+                    .bind(kind)
+                    .bind(after.unwrap_or(""))
+                    .bind(limit + 1)
+                    .fetch_all(self.reader())
+                    .await
+                    .map_err(backend)?;
+                    let mut items = rows.iter().map(row).collect::<Result<Vec<_>>>()?;
+                    let next = if items.len() as i64 > limit {
+                        items.truncate(limit as usize);
+                        items.last().map(id)
+                    } else {
+                        None
+                    };
+                    Ok(Page { items, next })
+                }
+
+                /// The oldest subscription of `kind` with this filter and callback.
+                async fn duplicate_of_kind<R>(
+                    &self,
+                    kind: &str,
+                    canonical_filter: &str,
+                    callback_uri: &str,
+                    row: fn(&<$db as sqlx::Database>::Row) -> Result<R>,
+                ) -> Result<Option<R>> {
+                    sqlx::query(
+                        "SELECT id, doc, canonical_filter, authentication FROM subscriptions \
+                         WHERE kind = $1 AND callback_uri = $2 AND canonical_filter = $3 \
+                         ORDER BY id LIMIT 1",
+                    )
+                    .bind(kind)
+                    .bind(callback_uri)
+                    .bind(canonical_filter)
+                    .fetch_optional(self.reader())
+                    .await
+                    .map_err(backend)?
+                    .as_ref()
+                    .map(row)
+                    .transpose()
+                }
+
                 /// Outbox rows in `status`, oldest first, after id `after`.
                 async fn outbox_rows(
                     &self,
@@ -1463,17 +1538,7 @@ macro_rules! impl_sql_store {
                     &self,
                     id: &SubscriptionId,
                 ) -> Result<Option<SubscriptionRecord>> {
-                    sqlx::query(
-                        "SELECT id, doc, canonical_filter, authentication FROM subscriptions \
-                         WHERE id = $1 AND kind = 'lcm'",
-                    )
-                    .bind(id.as_str())
-                    .fetch_optional(self.reader())
-                    .await
-                    .map_err(backend)?
-                    .as_ref()
-                    .map(subscription_row)
-                    .transpose()
+                    self.subscription_of_kind("lcm", id, subscription_row).await
                 }
 
                 async fn list_subscriptions(
@@ -1481,27 +1546,10 @@ macro_rules! impl_sql_store {
                     after: Option<&str>,
                     limit: u32,
                 ) -> Result<Page<SubscriptionRecord>> {
-                    let limit = page_size(Some(limit));
-                    let rows = sqlx::query(
-                        "SELECT id, doc, canonical_filter, authentication FROM subscriptions \
-                         WHERE kind = 'lcm' AND id > $1 ORDER BY id LIMIT $2",
-                    )
-                    .bind(after.unwrap_or(""))
-                    .bind(limit + 1)
-                    .fetch_all(self.reader())
+                    self.subscription_page("lcm", after, limit, subscription_row, |s| {
+                        s.subscription.id.0.clone()
+                    })
                     .await
-                    .map_err(backend)?;
-                    let mut items = rows
-                        .iter()
-                        .map(subscription_row)
-                        .collect::<Result<Vec<_>>>()?;
-                    let next = if items.len() as i64 > limit {
-                        items.truncate(limit as usize);
-                        items.last().map(|s| s.subscription.id.0.clone())
-                    } else {
-                        None
-                    };
-                    Ok(Page { items, next })
                 }
 
                 async fn delete_subscription(&self, id: &SubscriptionId) -> Result<()> {
@@ -1515,19 +1563,8 @@ macro_rules! impl_sql_store {
                     canonical_filter: &str,
                     callback_uri: &str,
                 ) -> Result<Option<SubscriptionRecord>> {
-                    sqlx::query(
-                        "SELECT id, doc, canonical_filter, authentication FROM subscriptions \
-                         WHERE kind = 'lcm' AND callback_uri = $1 AND canonical_filter = $2 \
-                         ORDER BY id LIMIT 1",
-                    )
-                    .bind(callback_uri)
-                    .bind(canonical_filter)
-                    .fetch_optional(self.reader())
-                    .await
-                    .map_err(backend)?
-                    .as_ref()
-                    .map(subscription_row)
-                    .transpose()
+                    self.duplicate_of_kind("lcm", canonical_filter, callback_uri, subscription_row)
+                        .await
                 }
 
                 async fn create_pkgm_subscription(&self, record: &PkgmSubscriptionRecord) -> Result<()> {
@@ -1551,17 +1588,7 @@ macro_rules! impl_sql_store {
                     &self,
                     id: &SubscriptionId,
                 ) -> Result<Option<PkgmSubscriptionRecord>> {
-                    sqlx::query(
-                        "SELECT id, doc, canonical_filter, authentication FROM subscriptions \
-                         WHERE id = $1 AND kind = 'pkgm'",
-                    )
-                    .bind(id.as_str())
-                    .fetch_optional(self.reader())
-                    .await
-                    .map_err(backend)?
-                    .as_ref()
-                    .map(pkgm_subscription_row)
-                    .transpose()
+                    self.subscription_of_kind("pkgm", id, pkgm_subscription_row).await
                 }
 
                 async fn list_pkgm_subscriptions(
@@ -1569,27 +1596,10 @@ macro_rules! impl_sql_store {
                     after: Option<&str>,
                     limit: u32,
                 ) -> Result<Page<PkgmSubscriptionRecord>> {
-                    let limit = page_size(Some(limit));
-                    let rows = sqlx::query(
-                        "SELECT id, doc, canonical_filter, authentication FROM subscriptions \
-                         WHERE kind = 'pkgm' AND id > $1 ORDER BY id LIMIT $2",
-                    )
-                    .bind(after.unwrap_or(""))
-                    .bind(limit + 1)
-                    .fetch_all(self.reader())
+                    self.subscription_page("pkgm", after, limit, pkgm_subscription_row, |s| {
+                        s.subscription.id.0.clone()
+                    })
                     .await
-                    .map_err(backend)?;
-                    let mut items = rows
-                        .iter()
-                        .map(pkgm_subscription_row)
-                        .collect::<Result<Vec<_>>>()?;
-                    let next = if items.len() as i64 > limit {
-                        items.truncate(limit as usize);
-                        items.last().map(|s| s.subscription.id.0.clone())
-                    } else {
-                        None
-                    };
-                    Ok(Page { items, next })
                 }
 
                 async fn delete_pkgm_subscription(&self, id: &SubscriptionId) -> Result<()> {
@@ -1603,19 +1613,13 @@ macro_rules! impl_sql_store {
                     canonical_filter: &str,
                     callback_uri: &str,
                 ) -> Result<Option<PkgmSubscriptionRecord>> {
-                    sqlx::query(
-                        "SELECT id, doc, canonical_filter, authentication FROM subscriptions \
-                         WHERE kind = 'pkgm' AND callback_uri = $1 AND canonical_filter = $2 \
-                         ORDER BY id LIMIT 1",
+                    self.duplicate_of_kind(
+                        "pkgm",
+                        canonical_filter,
+                        callback_uri,
+                        pkgm_subscription_row,
                     )
-                    .bind(callback_uri)
-                    .bind(canonical_filter)
-                    .fetch_optional(self.reader())
                     .await
-                    .map_err(backend)?
-                    .as_ref()
-                    .map(pkgm_subscription_row)
-                    .transpose()
                 }
 
                 async fn create_vim(&self, vim: &VimRecord) -> Result<Version> {
