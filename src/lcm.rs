@@ -75,9 +75,12 @@ use std::time::Duration;
 
 pub use vnfm_driver_api::memory::{MEMORY_VIM_TYPE, MemoryInfraDriver, RecordingMgmtDriver};
 pub use vnfm_driver_api::{
-    ArtifactSource, DriverError, GrantDecision, InfraDriver, LocalNfvo, MgmtDriver, Nfvo,
+    ArtifactSource, DeferredGrants, DriverError, GrantDecision, InfraDriver, LocalNfvo, MgmtDriver,
+    Nfvo,
 };
-pub use vnfm_lcm::nfvo::{NfvoAuth, NfvoTimings, Sol003Nfvo};
+pub use vnfm_lcm::nfvo::{
+    NfvoAuth, NfvoSettings, NfvoTimings, Sol003Nfvo, load_nfvo_settings, save_nfvo_settings,
+};
 pub use vnfm_lcm::ports::{
     NotificationRouter, OnboardedVnfd, PackageCatalog, SealedVim, VimDirectory,
 };

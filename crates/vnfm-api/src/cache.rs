@@ -390,6 +390,14 @@ impl Store for ObservedStore {
         self.inner.get_package_content(id).await
     }
 
+    async fn get_setting(&self, name: &str) -> Result<Option<serde_json::Value>> {
+        self.inner.get_setting(name).await
+    }
+
+    async fn put_setting(&self, name: &str, value: Option<&serde_json::Value>) -> Result<()> {
+        self.inner.put_setting(name, value).await
+    }
+
     async fn schema_version(&self) -> Result<i64> {
         self.inner.schema_version().await
     }

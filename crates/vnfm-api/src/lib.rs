@@ -46,7 +46,7 @@ use axum::routing::{get, post};
 
 pub use error::{ApiError, ApiResult};
 pub use server::{ServeOptions, serve};
-pub use state::{AppState, StateOptions};
+pub use state::{AppState, NfvoSetting, StateOptions};
 
 /// The whole API.
 pub fn router(state: Arc<AppState>) -> Router {

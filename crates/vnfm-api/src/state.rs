@@ -73,6 +73,21 @@ pub struct StateOptions {
     /// The NFVO asked for grants, and for packages of VNFDs not onboarded here (`None`: the
     /// built-in one, which grants everything and holds no packages).
     pub nfvo: Option<Arc<dyn vnfm::lcm::Nfvo>>,
+    /// What to do with the NFVO connection kept in the store, when `nfvo` is `None`.
+    pub nfvo_setting: NfvoSetting,
+}
+
+/// The remote NFVO connection kept in the store (setting `nfvo`, its secret sealed with the
+/// data directory's keyring), shared by every replica on the same store.
+#[derive(Debug, Clone, Default)]
+pub enum NfvoSetting {
+    /// Use the stored connection, if any (else the built-in NFVO).
+    #[default]
+    Stored,
+    /// Store this connection (replacing the stored one) and use it.
+    Set(vnfm::lcm::NfvoSettings),
+    /// Remove the stored connection and use the built-in NFVO.
+    Clear,
 }
 
 impl std::fmt::Debug for StateOptions {
@@ -107,6 +122,7 @@ impl StateOptions {
             recovery_interval: Some(Duration::from_secs(30)),
             metrics: None,
             nfvo: None,
+            nfvo_setting: NfvoSetting::Stored,
         }
     }
 }
@@ -143,6 +159,35 @@ fn data_err(path: &Path, e: impl std::fmt::Display) -> StateError {
         path: path.to_owned(),
         message: e.to_string(),
     }
+}
+
+/// Applies `setting` to the NFVO connection kept in `store` and connects to the result.
+async fn stored_nfvo(
+    store: &dyn Store,
+    keyring: &Keyring,
+    setting: &NfvoSetting,
+    max_package_bytes: usize,
+) -> Result<Option<Arc<dyn vnfm::lcm::Nfvo>>, StateError> {
+    use vnfm::lcm::{NfvoTimings, load_nfvo_settings, save_nfvo_settings};
+    let lcm_err = |e: vnfm_lcm::LcmError| StateError::Lcm(format!("NFVO settings: {e}"));
+    match setting {
+        NfvoSetting::Stored => {}
+        NfvoSetting::Set(s) => save_nfvo_settings(store, keyring, Some(s))
+            .await
+            .map_err(lcm_err)?,
+        NfvoSetting::Clear => save_nfvo_settings(store, keyring, None)
+            .await
+            .map_err(lcm_err)?,
+    }
+    let Some(settings) = load_nfvo_settings(store, keyring).await.map_err(lcm_err)? else {
+        return Ok(None);
+    };
+    tracing::info!(url = %settings.url, "remote NFVO");
+    let nfvo = settings
+        .connect(NfvoTimings::default())
+        .map_err(lcm_err)?
+        .with_max_package_bytes(max_package_bytes);
+    Ok(Some(Arc::new(nfvo)))
 }
 
 /// Reads `path`'s keyring, creating the file (mode 0600) with a fresh key on first start.
@@ -222,6 +267,19 @@ impl AppState {
         let store: Arc<dyn Store> = Arc::new(ObservedStore::new(opened, epoch.clone()));
         let pages = PageCache::new(epoch);
 
+        let nfvo = match &options.nfvo {
+            Some(n) => Some(n.clone()),
+            None => {
+                stored_nfvo(
+                    &*store,
+                    &keyring,
+                    &options.nfvo_setting,
+                    options.package_limits.max_package_bytes,
+                )
+                .await?
+            }
+        };
+
         let pkgm_subscriptions = PkgmSubscriptions::new(store.clone(), keyring.clone())
             .map_err(|e| StateError::Lcm(e.to_string()))?;
         let pkgm_subscriptions_v1 = pkgm_subscriptions
@@ -235,7 +293,7 @@ impl AppState {
                 catalog.clone(),
                 options.package_limits.clone(),
                 options.upload_allow_list.clone(),
-                options.nfvo.clone(),
+                nfvo.clone(),
             )
             .with_notifications(pkgm_subscriptions.clone()),
         );
@@ -257,7 +315,7 @@ impl AppState {
             .notification_router(Arc::new(subscriptions.router()))
             .config(options.lcm_config.clone())
             .recovery_interval(options.recovery_interval);
-        if let Some(n) = &options.nfvo {
+        if let Some(n) = &nfvo {
             builder = builder.nfvo(n.clone());
         }
         if options.enable_test_vim {

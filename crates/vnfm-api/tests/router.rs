@@ -1727,6 +1727,111 @@ async fn packages_and_grants_from_a_remote_nfvo() {
     assert_eq!(inst["instantiationState"], "INSTANTIATED");
 }
 
+/// The NFVO connection given once is kept in the store with its secret sealed, used by later
+/// starts on the same data without flags, and forgotten on request.
+#[tokio::test]
+async fn the_nfvo_connection_is_kept_sealed_for_later_starts() {
+    use std::sync::Mutex;
+    use vnfm::lcm::types::SecretString;
+    use vnfm::lcm::{NfvoAuth, NfvoSettings};
+    use vnfm_api::NfvoSetting;
+    const NFVO_SECRET: &str = "nfvo-Pa55-w0rd";
+    let seen: Arc<Mutex<Vec<String>>> = Arc::default();
+    let app = axum::Router::new()
+        .route(
+            "/grant/v1/grants",
+            axum::routing::post(
+                |axum::extract::State(seen): axum::extract::State<Arc<Mutex<Vec<String>>>>,
+                 headers: axum::http::HeaderMap,
+                 axum::Json(req): axum::Json<Value>| async move {
+                    let auth = headers
+                        .get("authorization")
+                        .and_then(|v| v.to_str().ok())
+                        .unwrap_or("")
+                        .to_owned();
+                    seen.lock().unwrap().push(auth);
+                    (
+                        StatusCode::CREATED,
+                        axum::Json(json!({"id": "g-1", "vnfInstanceId": req["vnfInstanceId"],
+                                          "vnfLcmOpOccId": req["vnfLcmOpOccId"]})),
+                    )
+                },
+            ),
+        )
+        .with_state(seen.clone());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    let shared = tempfile::tempdir().unwrap();
+    let data = shared.path().join("data");
+    let settings = NfvoSettings {
+        url: format!("http://{addr}"),
+        auth: NfvoAuth::Basic {
+            user: "vnfm".into(),
+            password: SecretString::new(NFVO_SECRET),
+        },
+        ca_pem: None,
+    };
+    let instantiate =
+        json!({"flavourId": "simple", "vimConnectionInfo": {"v": {"vimType": "TEST.NOOP.V_1"}}});
+    let expected_auth = format!(
+        "Basic {}",
+        base64::engine::general_purpose::STANDARD.encode(format!("vnfm:{NFVO_SECRET}"))
+    );
+    {
+        let d = data.clone();
+        let h = Harness::with(move |o| {
+            o.data_dir = d;
+            o.nfvo_setting = NfvoSetting::Set(settings);
+        })
+        .await;
+        h.onboard(zip_dir(Path::new(HELLO))).await;
+        let id = h.create_instance().await;
+        let occ = h.task(&id, "instantiate", instantiate.clone()).await;
+        assert_eq!(occ["operationState"], "COMPLETED", "{occ:#}");
+    }
+    assert_eq!(seen.lock().unwrap().as_slice(), std::slice::from_ref(&expected_auth));
+    // At rest the secret is sealed: no file of the data directory holds it in clear.
+    for entry in std::fs::read_dir(&data).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_file() {
+            let bytes = std::fs::read(&path).unwrap();
+            assert!(
+                !bytes
+                    .windows(NFVO_SECRET.len())
+                    .any(|w| w == NFVO_SECRET.as_bytes()),
+                "{} holds the NFVO secret in clear",
+                path.display()
+            );
+        }
+    }
+    {
+        // A later start without NFVO options uses the stored connection.
+        let d = data.clone();
+        let h = Harness::with(move |o| o.data_dir = d).await;
+        let id = h.create_instance().await;
+        let occ = h.task(&id, "instantiate", instantiate.clone()).await;
+        assert_eq!(occ["operationState"], "COMPLETED", "{occ:#}");
+    }
+    assert_eq!(
+        *seen.lock().unwrap(),
+        [expected_auth.clone(), expected_auth]
+    );
+    {
+        // Forgotten: the built-in NFVO grants, the remote one is not asked.
+        let d = data.clone();
+        let h = Harness::with(move |o| {
+            o.data_dir = d;
+            o.nfvo_setting = NfvoSetting::Clear;
+        })
+        .await;
+        let id = h.create_instance().await;
+        let occ = h.task(&id, "instantiate", instantiate).await;
+        assert_eq!(occ["operationState"], "COMPLETED", "{occ:#}");
+    }
+    assert_eq!(seen.lock().unwrap().len(), 2);
+}
+
 /// SOL003 v2.6.1 (clause 4.4.1.12) names the VNFD reference of `ExtManagedVirtualLinkData`
 /// `virtualLinkDescId`; the v1 API must read it (the ETSI suite's instantiate request uses it).
 #[tokio::test]

@@ -60,9 +60,14 @@ pub struct ServeArgs {
     #[arg(long, value_name = "PEM", requires = "tls_cert")]
     tls_key: Option<PathBuf>,
     /// A remote SOL003 NFVO to ask for grants and for packages of VNFDs not onboarded here
-    /// (`https://nfvo.example:9443`); without it the built-in NFVO grants everything.
-    #[arg(long, value_name = "URL")]
+    /// (`https://nfvo.example:9443`). The connection is kept in the store, its secret sealed
+    /// with the data directory's keyring, and used by later starts (and by every replica on
+    /// the same store) without the flags; without any the built-in NFVO grants everything.
+    #[arg(long, value_name = "URL", conflicts_with = "nfvo_local")]
     nfvo_url: Option<String>,
+    /// Forget the stored NFVO connection and use the built-in NFVO.
+    #[arg(long)]
+    nfvo_local: bool,
     /// Client id (OAuth 2.0) or user name (Basic) towards the NFVO; the secret is read from
     /// the environment variable VNFM_NFVO_SECRET (never from the command line).
     #[arg(long, value_name = "ID", requires = "nfvo_url")]
@@ -201,9 +206,9 @@ fn plugin_host(args: &ServeArgs) -> Result<Option<Arc<dyn vnfm::lcm::MgmtDriver>
     Ok(Some(Arc::new(PluginHost::new(config))))
 }
 
-fn nfvo_from_args(args: &ServeArgs, url: &str) -> Result<Arc<dyn vnfm::lcm::Nfvo>, String> {
+fn nfvo_from_args(args: &ServeArgs, url: &str) -> Result<vnfm::lcm::NfvoSettings, String> {
     use vnfm::lcm::types::SecretString;
-    use vnfm::lcm::{NfvoAuth, NfvoTimings, Sol003Nfvo};
+    use vnfm::lcm::{NfvoAuth, NfvoSettings, NfvoTimings};
     let auth = match &args.nfvo_client_id {
         None => NfvoAuth::None,
         Some(id) => {
@@ -224,13 +229,22 @@ fn nfvo_from_args(args: &ServeArgs, url: &str) -> Result<Arc<dyn vnfm::lcm::Nfvo
             }
         }
     };
-    let ca = match &args.nfvo_ca {
-        Some(p) => Some(std::fs::read(p).map_err(|e| format!("--nfvo-ca {}: {e}", p.display()))?),
+    let ca_pem = match &args.nfvo_ca {
+        Some(p) => Some(
+            std::fs::read_to_string(p).map_err(|e| format!("--nfvo-ca {}: {e}", p.display()))?,
+        ),
         None => None,
     };
-    let nfvo = Sol003Nfvo::new(url, auth, ca.as_deref(), NfvoTimings::default())
+    let settings = NfvoSettings {
+        url: url.to_owned(),
+        auth,
+        ca_pem,
+    };
+    // Refuse a bad URL or CA now, not at the first grant.
+    settings
+        .connect(NfvoTimings::default())
         .map_err(|e| format!("--nfvo-url {url}: {e}"))?;
-    Ok(Arc::new(nfvo))
+    Ok(settings)
 }
 
 /// Runs the server; returns the exit code, or a usage error.
@@ -261,7 +275,9 @@ pub fn run(args: ServeArgs) -> Result<ExitCode, String> {
     state.package_limits.max_package_bytes = args.max_package_mib.saturating_mul(1024 * 1024);
     state.metrics = Some(metrics);
     if let Some(url) = &args.nfvo_url {
-        state.nfvo = Some(nfvo_from_args(&args, url)?);
+        state.nfvo_setting = vnfm_api::NfvoSetting::Set(nfvo_from_args(&args, url)?);
+    } else if args.nfvo_local {
+        state.nfvo_setting = vnfm_api::NfvoSetting::Clear;
     }
     state.infra_drivers = infra_drivers(&args)?;
     state.mgmt_driver = plugin_host(&args)?;

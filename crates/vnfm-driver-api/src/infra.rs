@@ -342,9 +342,25 @@ impl InfraRequest {
         })
     }
 
-    /// The first VIM connection whose type is one of `types`.
+    /// The VIM connection for resources of a driver serving `types`: the one the grant chose
+    /// (the `vimConnectionId` of its resources, [`Grant::chosen_vim_connections`]) when it is
+    /// of one of `types`, else the first VIM connection whose type is one of `types`.
+    ///
+    /// [`Grant::chosen_vim_connections`]: vnfm_types::Grant::chosen_vim_connections
     pub fn vim_of_type(&self, types: &[&str]) -> Option<&ResolvedVim> {
-        self.vims.iter().find(|v| types.contains(&v.vim_type()))
+        self.granted_vim(types)
+            .or_else(|| self.vims.iter().find(|v| types.contains(&v.vim_type())))
+    }
+
+    /// The first VIM connection the grant chose that the request carries and whose type is
+    /// one of `types` (any type when `types` is empty).
+    pub fn granted_vim(&self, types: &[&str]) -> Option<&ResolvedVim> {
+        let grant = self.grant.as_ref()?;
+        grant.chosen_vim_connections().into_iter().find_map(|id| {
+            self.vims.iter().find(|v| {
+                v.connection_id == id && (types.is_empty() || types.contains(&v.vim_type()))
+            })
+        })
     }
 
     /// `additionalParams` of the request, when it has any.

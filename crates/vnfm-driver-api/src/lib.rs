@@ -119,5 +119,5 @@ pub use infra::{
     InstanceResources, ResourceTarget, execute,
 };
 pub use mgmt::{HookArtifact, HookCall, HookOutcome, MgmtDriver, VimRegistration};
-pub use nfvo::{GrantDecision, LocalNfvo, Nfvo};
+pub use nfvo::{DecideError, DeferredGrants, GrantDecision, LocalNfvo, Nfvo};
 pub use vim::{RedactedVimInfo, ResolvedVim};

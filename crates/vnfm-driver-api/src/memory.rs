@@ -357,7 +357,10 @@ impl MemoryInfraDriver {
                     let inv = Inventory {
                         vnfd_id: req.instance.vnfd_id.clone(),
                         flavour_id: target.flavour_id.clone(),
-                        vim_connection_id: req.vims.first().map(|v| v.connection_id.clone()),
+                        vim_connection_id: req
+                            .granted_vim(&[])
+                            .or(req.vims.first())
+                            .map(|v| v.connection_id.clone()),
                         stack_id,
                         vnfcs: Vec::new(),
                         virtual_links: Vec::new(),

@@ -4,8 +4,12 @@
 //! [`LocalNfvo`] (the default) grants everything as asked; the remote SOL003 client and
 //! embedders' own implementations plug in through the same trait.
 
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+
 use async_trait::async_trait;
-use vnfm_types::{Grant, GrantInfo, GrantRequest, ProblemDetails};
+use tokio::sync::{Notify, oneshot};
+use vnfm_types::{Grant, GrantInfo, GrantRequest, ProblemDetails, VnfLcmOpOccId};
 
 use crate::DriverError;
 
@@ -28,6 +32,14 @@ pub trait Nfvo: Send + Sync {
     /// The content (CSAR zip) of the onboarded package with VNFD `vnfd_id`, when the NFVO holds
     /// packages; `None` when it does not have it.
     async fn fetch_package(&self, vnfd_id: &str) -> Result<Option<Vec<u8>>, DriverError> {
+        let _ = vnfd_id;
+        Ok(None)
+    }
+
+    /// The VNFD of the onboarded package with VNFD `vnfd_id` (a zip of the VNFD's files,
+    /// SOL005 `GET .../onboarded_vnf_packages/{vnfdId}/vnfd`), when the NFVO holds packages;
+    /// `None` when it does not have it.
+    async fn fetch_vnfd(&self, vnfd_id: &str) -> Result<Option<Vec<u8>>, DriverError> {
         let _ = vnfd_id;
         Ok(None)
     }
@@ -85,5 +97,122 @@ impl Nfvo for LocalNfvo {
 
     fn describe(&self) -> String {
         "local".into()
+    }
+}
+
+/// An NFVO whose decisions arrive later, through a callback: for embedders whose granting
+/// is itself asynchronous (an approval workflow, a message bus, an NFVO that notifies).
+///
+/// [`Nfvo::grant`] parks each request; the embedder lists them with [`DeferredGrants::pending`]
+/// (or waits with [`DeferredGrants::wait_pending`]) and answers each with
+/// [`DeferredGrants::decide`]. Meanwhile the occurrence stays in `STARTING`, and a cancellation
+/// rolls it back. An occurrence whose process stops while it waits asks again when it is
+/// recovered: the request carries the same `vnfLcmOpOccId`, so the embedder can recognise it.
+#[derive(Clone, Default)]
+pub struct DeferredGrants {
+    inner: Arc<DeferredInner>,
+}
+
+#[derive(Default)]
+struct DeferredInner {
+    waiting: Mutex<BTreeMap<VnfLcmOpOccId, Parked>>,
+    arrived: Notify,
+}
+
+struct Parked {
+    request: GrantRequest,
+    answer: oneshot::Sender<Result<GrantDecision, DriverError>>,
+}
+
+impl std::fmt::Debug for DeferredGrants {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DeferredGrants")
+            .field("pending", &self.pending().len())
+            .finish()
+    }
+}
+
+/// Why [`DeferredGrants::decide`] did not deliver a decision.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DecideError {
+    /// No grant request of that occurrence is waiting (never asked, already decided, or the
+    /// occurrence was cancelled meanwhile).
+    #[error("no grant request of operation occurrence {0} is waiting for a decision")]
+    NotWaiting(VnfLcmOpOccId),
+}
+
+fn lock_parked(
+    m: &Mutex<BTreeMap<VnfLcmOpOccId, Parked>>,
+) -> std::sync::MutexGuard<'_, BTreeMap<VnfLcmOpOccId, Parked>> {
+    // A panic while holding the lock cannot leave the map half-updated: every critical
+    // section is a single insert, remove or read.
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+impl DeferredGrants {
+    /// No requests waiting yet.
+    pub fn new() -> DeferredGrants {
+        DeferredGrants::default()
+    }
+
+    /// The grant requests waiting for a decision, oldest occurrence id first.
+    pub fn pending(&self) -> Vec<GrantRequest> {
+        let mut parked = lock_parked(&self.inner.waiting);
+        // Requests whose occurrence stopped waiting (cancelled) are dropped here.
+        parked.retain(|_, p| !p.answer.is_closed());
+        parked.values().map(|p| p.request.clone()).collect()
+    }
+
+    /// Waits until at least one grant request waits for a decision, and returns them.
+    pub async fn wait_pending(&self) -> Vec<GrantRequest> {
+        loop {
+            let arrived = self.inner.arrived.notified();
+            let now = self.pending();
+            if !now.is_empty() {
+                return now;
+            }
+            arrived.await;
+        }
+    }
+
+    /// Delivers the decision for the grant request of occurrence `op_occ_id`: granted,
+    /// rejected, or an error (a transient one leaves the occurrence `FAILED_TEMP`, to retry).
+    pub fn decide(
+        &self,
+        op_occ_id: &VnfLcmOpOccId,
+        decision: Result<GrantDecision, DriverError>,
+    ) -> Result<(), DecideError> {
+        let parked = lock_parked(&self.inner.waiting).remove(op_occ_id);
+        match parked {
+            Some(p) => p
+                .answer
+                .send(decision)
+                .map_err(|_| DecideError::NotWaiting(op_occ_id.clone())),
+            None => Err(DecideError::NotWaiting(op_occ_id.clone())),
+        }
+    }
+}
+
+#[async_trait]
+impl Nfvo for DeferredGrants {
+    async fn grant(&self, request: &GrantRequest) -> Result<GrantDecision, DriverError> {
+        let (answer, decision) = oneshot::channel();
+        lock_parked(&self.inner.waiting).insert(
+            request.vnf_lcm_op_occ_id.clone(),
+            Parked {
+                request: request.clone(),
+                answer,
+            },
+        );
+        self.inner.arrived.notify_waiters();
+        decision.await.unwrap_or_else(|_| {
+            Err(DriverError::transient(
+                "the deferred grant was dropped without a decision",
+            ))
+        })
+    }
+
+    fn describe(&self) -> String {
+        "deferred".into()
     }
 }

@@ -392,6 +392,21 @@ async fn start_fake() -> (String, Arc<FakeNfvo>) {
                 },
             ),
         )
+        .route(
+            "/vnfpkgm/v2/onboarded_vnf_packages/{vnfd}/vnfd",
+            axum::routing::get(
+                |axum::extract::Path(vnfd): axum::extract::Path<String>, headers: HeaderMap| async move {
+                    let zip_asked = headers
+                        .get("accept")
+                        .is_some_and(|a| a.as_bytes() == b"application/zip");
+                    if vnfd == "known" && zip_asked {
+                        (StatusCode::OK, b"PK\x03\x04vnfd".to_vec()).into_response()
+                    } else {
+                        StatusCode::NOT_FOUND.into_response()
+                    }
+                },
+            ),
+        )
         .with_state(state.clone());
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
@@ -462,6 +477,25 @@ async fn remote_nfvo_grants_rejects_polls_and_serves_packages() {
         Some(&b"PK\x03\x04zip"[..])
     );
     assert_eq!(nfvo.fetch_package("unknown").await.unwrap(), None);
+    assert_eq!(
+        nfvo.fetch_vnfd("known").await.unwrap().as_deref(),
+        Some(&b"PK\x03\x04vnfd"[..])
+    );
+    assert_eq!(nfvo.fetch_vnfd("unknown").await.unwrap(), None);
+    // A package larger than the limit is refused while it downloads.
+    let small = Sol003Nfvo::new(
+        &base,
+        NfvoAuth::None,
+        None,
+        NfvoTimings {
+            attempts: 1,
+            ..NfvoTimings::default()
+        },
+    )
+    .unwrap()
+    .with_max_package_bytes(4);
+    let e = small.fetch_package("known").await.unwrap_err();
+    assert!(e.to_string().contains("larger than 4 bytes"), "{e}");
     // An NFVO that never answers is a transient error naming it.
     let gone = Sol003Nfvo::new(
         "http://127.0.0.1:9",
@@ -478,5 +512,85 @@ async fn remote_nfvo_grants_rejects_polls_and_serves_packages() {
     assert!(
         e.is_retryable() && e.to_string().contains("127.0.0.1:9"),
         "{e}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn nfvo_settings_are_stored_with_the_secret_sealed_and_follow_key_rotation() {
+    use vnfm_lcm::Keyring;
+    use vnfm_lcm::nfvo::{NFVO_SETTING, NfvoSettings, load_nfvo_settings, save_nfvo_settings};
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", dir.path().join("s.db").display());
+    let store = vnfm_store::open(&url).await.unwrap();
+    let old_key = Keyring::generate_key();
+    let keyring = Keyring::from_key_list(&old_key).unwrap();
+    assert!(
+        load_nfvo_settings(&*store, &keyring)
+            .await
+            .unwrap()
+            .is_none()
+    );
+    let settings = NfvoSettings {
+        url: "https://nfvo.example:9443".into(),
+        auth: NfvoAuth::OAuth2 {
+            client_id: "vnfm-1".into(),
+            client_secret: SecretString::new("very-secret-value"),
+            token_endpoint: "https://nfvo.example:9443/token".into(),
+        },
+        ca_pem: None,
+    };
+    save_nfvo_settings(&*store, &keyring, Some(&settings))
+        .await
+        .unwrap();
+    let raw = store.get_setting(NFVO_SETTING).await.unwrap().unwrap();
+    let text = raw.to_string();
+    assert!(!text.contains("very-secret-value"), "{text}");
+    assert_eq!(raw["url"], "https://nfvo.example:9443");
+    assert_eq!(raw["auth"], "oauth2");
+    assert!(!format!("{settings:?}").contains("very-secret-value"));
+
+    let back = load_nfvo_settings(&*store, &keyring)
+        .await
+        .unwrap()
+        .unwrap();
+    match &back.auth {
+        NfvoAuth::OAuth2 {
+            client_id,
+            client_secret,
+            token_endpoint,
+        } => {
+            assert_eq!(client_id, "vnfm-1");
+            assert_eq!(client_secret.expose(), "very-secret-value");
+            assert_eq!(token_endpoint, "https://nfvo.example:9443/token");
+        }
+        other => panic!("{other:?}"),
+    }
+    // Another keyring cannot open it: a clear error, no secret in it.
+    let stranger = Keyring::from_key_list(&Keyring::generate_key()).unwrap();
+    let e = load_nfvo_settings(&*store, &stranger).await.unwrap_err();
+    assert!(
+        e.to_string().contains("NFVO secret") && !e.to_string().contains("very-secret"),
+        "{e}"
+    );
+    // A new key on top: the secret still opens and is sealed again with the new key.
+    let rotated =
+        Keyring::from_key_list(&format!("{},{old_key}", Keyring::generate_key())).unwrap();
+    load_nfvo_settings(&*store, &rotated)
+        .await
+        .unwrap()
+        .unwrap();
+    let resealed = store.get_setting(NFVO_SETTING).await.unwrap().unwrap();
+    assert!(rotated.is_current(resealed["sealedSecret"].as_str().unwrap().as_bytes()));
+    assert!(
+        load_nfvo_settings(&*store, &keyring).await.is_err(),
+        "the old key alone no longer opens it"
+    );
+    // Removed: the built-in NFVO again.
+    save_nfvo_settings(&*store, &rotated, None).await.unwrap();
+    assert!(
+        load_nfvo_settings(&*store, &rotated)
+            .await
+            .unwrap()
+            .is_none()
     );
 }

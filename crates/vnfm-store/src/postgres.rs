@@ -36,6 +36,11 @@ pub(crate) const MIGRATIONS: &[MigrationSource] = &[
         "pkgm subscriptions",
         include_str!("../migrations/postgres/0004_pkgm_subscriptions.sql"),
     ),
+    (
+        5,
+        "settings",
+        include_str!("../migrations/postgres/0005_settings.sql"),
+    ),
 ];
 
 /// Default size of the connection pool.

@@ -2059,6 +2059,48 @@ macro_rules! impl_sql_store {
                     row.map(|r| r.try_get::<Vec<u8>, _>(0).map_err(backend)).transpose()
                 }
 
+                async fn get_setting(&self, name: &str) -> Result<Option<Value>> {
+                    let row = sqlx::query("SELECT value FROM settings WHERE name = $1")
+                        .bind(name)
+                        .fetch_optional(self.reader())
+                        .await
+                        .map_err(backend)?;
+                    row.map(|r| {
+                        let v: String = r.try_get(0).map_err(backend)?;
+                        from_json("setting", name, &v)
+                    })
+                    .transpose()
+                }
+
+                async fn put_setting(&self, name: &str, value: Option<&Value>) -> Result<()> {
+                    let mut tx = self.begin_write().await?;
+                    match value {
+                        Some(v) => {
+                            let text = to_json("setting", v)?;
+                            sqlx::query(
+                                "INSERT INTO settings (name, value, updated_at) VALUES ($1, $2, $3) \
+                                 ON CONFLICT (name) DO UPDATE SET value = excluded.value, \
+                                 updated_at = excluded.updated_at",
+                            )
+                            .bind(name)
+                            .bind(text)
+                            .bind(now_ms())
+                            .execute(&mut *tx)
+                            .await
+                            .map_err(backend)?;
+                        }
+                        None => {
+                            sqlx::query("DELETE FROM settings WHERE name = $1")
+                                .bind(name)
+                                .execute(&mut *tx)
+                                .await
+                                .map_err(backend)?;
+                        }
+                    }
+                    tx.commit().await.map_err(backend)?;
+                    Ok(())
+                }
+
                 async fn schema_version(&self) -> Result<i64> {
                     let row = sqlx::query(
                         "SELECT COALESCE(MAX(version), 0) FROM _sqlx_migrations WHERE success",

@@ -51,6 +51,11 @@ pub(crate) const MIGRATIONS: &[MigrationSource] = &[
         "pkgm subscriptions",
         include_str!("../migrations/sqlite/0004_pkgm_subscriptions.sql"),
     ),
+    (
+        5,
+        "settings",
+        include_str!("../migrations/sqlite/0005_settings.sql"),
+    ),
 ];
 
 /// Page cache of the writer connection: index pages of large tables stay in memory, which

@@ -452,6 +452,14 @@ pub trait Store: Send + Sync {
     /// The content of the package, if uploaded.
     async fn get_package_content(&self, id: &str) -> Result<Option<Vec<u8>>>;
 
+    // ----- Settings -----
+
+    /// The deployment-wide setting `name` (e.g. the NFVO connection), shared by every replica.
+    async fn get_setting(&self, name: &str) -> Result<Option<Value>>;
+
+    /// Stores (`Some`) or removes (`None`) the setting `name`.
+    async fn put_setting(&self, name: &str, value: Option<&Value>) -> Result<()>;
+
     // ----- Schema -----
 
     /// The newest schema migration applied to the database.

@@ -74,6 +74,7 @@ store_tests!(
     packages_round_trip_with_unique_vnfd_and_content,
     pkgm_subscriptions_share_ids_with_lcm_ones_but_stay_apart,
     package_changes_enqueue_their_notifications_atomically,
+    settings_are_stored_replaced_and_removed,
 );
 
 const T0: Timestamp = Timestamp(1_000_000);
@@ -1752,20 +1753,20 @@ async fn vim_dependents_follow_references_resources_and_requests(db: &TestDb) {
 }
 
 async fn migrations_apply_on_empty_and_refuse_newer_schema(db: &TestDb) {
-    assert_eq!(db.store.schema_version().await.unwrap(), 4);
+    assert_eq!(db.store.schema_version().await.unwrap(), 5);
     // Opening an up-to-date database again is a no-op.
     let again = db.reopen().await.unwrap();
-    assert_eq!(again.schema_version().await.unwrap(), 4);
+    assert_eq!(again.schema_version().await.unwrap(), 5);
     drop(again);
 
-    db.fake_future_migration(5).await;
+    db.fake_future_migration(6).await;
     let err = match db.reopen().await {
         Ok(_) => panic!("a database from a newer build was opened"),
         Err(e) => e,
     };
     match &err {
         StoreError::SchemaTooNew { found, supported } => {
-            assert_eq!((*found, *supported), (5, 4));
+            assert_eq!((*found, *supported), (6, 5));
         }
         other => panic!("{other:?}"),
     }
@@ -2256,7 +2257,30 @@ async fn concurrent_first_opens_of_one_sqlite_file_both_succeed() {
             .collect();
         for o in opens {
             let store = o.await.unwrap().unwrap();
-            assert_eq!(store.schema_version().await.unwrap(), 4);
+            assert_eq!(store.schema_version().await.unwrap(), 5);
         }
     }
+}
+
+async fn settings_are_stored_replaced_and_removed(db: &TestDb) {
+    let store = &db.store;
+    assert_eq!(store.get_setting("nfvo").await.unwrap(), None);
+    let first = serde_json::json!({"url": "https://nfvo-1", "secret": "gAAAA-sealed"});
+    store.put_setting("nfvo", Some(&first)).await.unwrap();
+    store
+        .put_setting("other", Some(&serde_json::json!(1)))
+        .await
+        .unwrap();
+    assert_eq!(store.get_setting("nfvo").await.unwrap(), Some(first));
+    let second = serde_json::json!({"url": "https://nfvo-2"});
+    store.put_setting("nfvo", Some(&second)).await.unwrap();
+    assert_eq!(store.get_setting("nfvo").await.unwrap(), Some(second));
+    store.put_setting("nfvo", None).await.unwrap();
+    assert_eq!(store.get_setting("nfvo").await.unwrap(), None);
+    // Removing a setting that is not there is not an error; other settings stay.
+    store.put_setting("nfvo", None).await.unwrap();
+    assert_eq!(
+        store.get_setting("other").await.unwrap(),
+        Some(serde_json::json!(1))
+    );
 }

@@ -281,6 +281,28 @@ impl Grant {
             .map(|z| z.zone_id.as_str())
     }
 
+    /// The VIM connections the grant chose for its resources (`vimConnectionId` of the added,
+    /// then updated resources, then of the zones), first use first, without repeats.
+    pub fn chosen_vim_connections(&self) -> Vec<&str> {
+        let mut out: Vec<&str> = Vec::new();
+        let ids = self
+            .add_resources
+            .iter()
+            .chain(&self.update_resources)
+            .filter_map(|g| g.vim_connection_id.as_deref())
+            .chain(
+                self.zones
+                    .iter()
+                    .filter_map(|z| z.vim_connection_id.as_deref()),
+            );
+        for id in ids {
+            if !out.contains(&id) {
+                out.push(id);
+            }
+        }
+        out
+    }
+
     /// The VIM image granted for the software image of `vnfd_software_image_id`.
     pub fn image_for(&self, vnfd_software_image_id: &str) -> Option<&str> {
         self.vim_assets
@@ -322,6 +344,7 @@ mod tests {
         assert_eq!(g.zone_of("r2"), None);
         assert_eq!(g.image_for("VDU1"), Some("img-42"));
         assert_eq!(g.flavour_for("VDU1"), Some("m1.large"));
+        assert_eq!(g.chosen_vim_connections(), vec!["vim1"]);
         let back = serde_json::to_value(&g).unwrap();
         assert_eq!(back["zones"][0]["zoneId"], "nova-az2");
     }

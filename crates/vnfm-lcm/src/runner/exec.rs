@@ -28,6 +28,7 @@ use super::{
 use crate::error::{LcmError, op_name};
 use crate::plan::{OperationRequest, Plan, PlanKind, RollbackHooks, Step, grant};
 use crate::ports::{OnboardedVnfd, VimDirectory};
+use crate::runner::granted;
 use crate::state::{Event, transition};
 
 /// Op-occ data key under which a cancellation request waits for the runner executing the
@@ -729,6 +730,10 @@ impl Run {
             }
             Entry::Resume { phase, next } => {
                 self.load_stored_cancel().await;
+                // The grant's additions must be in the effective request before any step or
+                // the final transition uses it. A read error here resurfaces, with the step
+                // that needs the grant, from `granted`.
+                let _ = self.load_stored_grant().await;
                 self.run_phase(phase, next).await
             }
         }
@@ -851,7 +856,7 @@ impl Run {
                     .await
                     .map_err(|e| LcmError::Store(e.to_string()))?;
                 tracing::info!(grant_id = %g.id, resources = ?grant::summary(&request), "granted");
-                self.grant = Some(Arc::new(*g));
+                self.adopt_grant(Arc::new(*g))?;
                 Ok(GrantAsked::Granted)
             }
             GrantDecision::Rejected(mut problem) => {
@@ -862,23 +867,81 @@ impl Run {
         }
     }
 
-    /// The grant of this occurrence: kept in memory, else read back from the store (after a
-    /// restart or for a retry), else asked for now (an occurrence that failed before it had
-    /// one). A rejection at this point fails the step.
-    async fn granted(&mut self) -> Result<Option<Arc<Grant>>, LcmError> {
-        if self.grant.is_some() {
-            return Ok(self.grant.clone());
-        }
+    /// Reads the grant kept with the occurrence, if any, and adopts it; `false` when there is
+    /// none.
+    async fn load_stored_grant(&mut self) -> Result<bool, LcmError> {
         let stored = self
             .inner
             .store
             .get_op_occ_data(&self.occ.id, GRANT_KEY)
             .await
             .map_err(|e| LcmError::Store(e.to_string()))?;
-        if let Some(v) = stored.filter(|v| !v.is_null()) {
-            let g: Grant = serde_json::from_value(v)
-                .map_err(|e| LcmError::Inconsistent(format!("stored grant is unreadable: {e}")))?;
-            self.grant = Some(Arc::new(g));
+        let Some(v) = stored.filter(|v| !v.is_null()) else {
+            return Ok(false);
+        };
+        let g: Grant = serde_json::from_value(v)
+            .map_err(|e| LcmError::Inconsistent(format!("stored grant is unreadable: {e}")))?;
+        self.adopt_grant(Arc::new(g))?;
+        Ok(true)
+    }
+
+    /// Makes `grant` the occurrence's grant and merges what it adds (VIM connections, external
+    /// virtual links) into the effective request, checked against the VNFD like the client's.
+    fn adopt_grant(&mut self, grant: Arc<Grant>) -> Result<(), LcmError> {
+        let (request, added) = granted::merge_into_request(&self.request, &self.ctx.before, &grant);
+        if !added.is_empty() {
+            let op = OperationRequest::try_from(request.clone())?;
+            crate::validate::validate(&op, &self.ctx.vnfd.vnfd, &self.ctx.before).map_err(|e| {
+                LcmError::Grant {
+                    nfvo: self.inner.nfvo.describe(),
+                    message: format!(
+                        "the grant's vimConnectionInfo or external virtual links do not fit the request and the VNFD: {e}"
+                    ),
+                }
+            })?;
+            tracing::info!(
+                vims = ?added.vims,
+                ext_virtual_links = ?added.ext_links,
+                ext_managed_virtual_links = ?added.managed_links,
+                "the grant adds to the operation"
+            );
+        }
+        self.request = request;
+        self.grant = Some(grant);
+        Ok(())
+    }
+
+    /// Writes the operation's VIM connections (the request's, and those the grant adds) into
+    /// the instance when it lacks them, before a forward step uses them: an occurrence retried
+    /// after it failed in `STARTING` (VIMs unresolvable, NFVO unreachable) never wrote them.
+    async fn ensure_operation_vims(&mut self) -> Result<(), WriteError> {
+        if self.occ.operation_state != State::Processing {
+            return Ok(());
+        }
+        let mut want = apply::with_request_vims(&self.instance, &self.request);
+        if let Some(g) = self.grant.clone()
+            && let Some((with_vims, _)) = granted::vims_for_instance(
+                &self.request,
+                want.as_ref().unwrap_or(&self.instance),
+                &g,
+            )
+        {
+            want = Some(with_vims);
+        }
+        let Some(instance) =
+            want.filter(|i| i.vim_connection_info != self.instance.vim_connection_info)
+        else {
+            return Ok(());
+        };
+        let occ = self.occ.clone();
+        self.commit(occ, None, Some(instance), Vec::new()).await
+    }
+
+    /// The grant of this occurrence: kept in memory, else read back from the store (after a
+    /// restart or for a retry), else asked for now (an occurrence that failed before it had
+    /// one). A rejection at this point fails the step.
+    async fn granted(&mut self) -> Result<Option<Arc<Grant>>, LcmError> {
+        if self.grant.is_some() || self.load_stored_grant().await? {
             return Ok(self.grant.clone());
         }
         match self.request_grant().await? {
@@ -936,7 +999,29 @@ impl Run {
                 Ok(())
             }
             Ok(Some(resolved)) => {
-                match self.request_grant().await {
+                // The NFVO may take its time (an asynchronous grant): a cancellation ends the
+                // wait, and nothing was done yet.
+                let mut rx = self.cancel_rx.clone();
+                let cancelled = async move {
+                    if rx.wait_for(Option::is_some).await.is_err() {
+                        std::future::pending::<()>().await;
+                    }
+                };
+                let asked = tokio::select! {
+                    r = self.request_grant() => Some(r),
+                    () = cancelled => None,
+                };
+                let Some(asked) = asked else {
+                    let mut to = moved(&self.inner, &self.occ, Event::Cancelled)?;
+                    if let Some(mode) = self.cancel_now() {
+                        to.error = Some(cancel_problem(mode, "while waiting for the grant".into()));
+                    }
+                    let n = note(&self.inner, &to);
+                    self.commit(to, Some(row), None, vec![starting, n]).await?;
+                    self.clear_cancel_request().await;
+                    return Ok(());
+                };
+                match asked {
                     Ok(GrantAsked::Granted | GrantAsked::NotNeeded) => {}
                     Ok(GrantAsked::Rejected(problem)) => {
                         // Nothing was done: a rejected grant rolls the occurrence back (SOL003).
@@ -954,7 +1039,38 @@ impl Run {
                         return Ok(());
                     }
                 }
-                let instance = apply::with_request_vims(&self.instance, &self.request);
+                let mut instance = apply::with_request_vims(&self.instance, &self.request);
+                if let Some(g) = self.grant.clone()
+                    && let Some((with_vims, keys)) = granted::vims_for_instance(
+                        &self.request,
+                        instance.as_ref().unwrap_or(&self.instance),
+                        &g,
+                    )
+                {
+                    tracing::info!(vims = ?keys, "the grant adds VIM connections to the instance");
+                    instance = Some(with_vims);
+                }
+                let effective = instance
+                    .as_ref()
+                    .unwrap_or(&self.instance)
+                    .vim_connection_info
+                    .clone()
+                    .unwrap_or_default();
+                let (map, resolved) = if needs_vims && effective != map {
+                    // The grant brought VIM connections: resolve them before anything is done.
+                    match resolve_vims(self.inner.vims.clone(), effective.clone()).await {
+                        Ok(r) => (effective, r),
+                        Err(e) => {
+                            let mut to = moved(&self.inner, &self.occ, Event::StepFailed)?;
+                            to.error = Some(lcm_problem("prepare:vims", 0, 1, &e, &[]));
+                            let n = note(&self.inner, &to);
+                            self.commit(to, Some(row), None, vec![starting, n]).await?;
+                            return Ok(());
+                        }
+                    }
+                } else {
+                    (map, resolved)
+                };
                 let to = moved(&self.inner, &self.occ, Event::Begin)?;
                 let n = note(&self.inner, &to);
                 self.commit(to, Some(row), instance, vec![starting, n])
@@ -1156,6 +1272,13 @@ impl Run {
                 Ok(Ok((occ, Some(before))))
             }
             Step::Infra(s) => {
+                // First, so the grant's additions are part of the request the driver is
+                // chosen with and of the instance's VIM connections.
+                let grant = match self.granted().await {
+                    Ok(g) => g,
+                    Err(e) => return Ok(Err(lcm_problem(&name, i, n, &e, &[]))),
+                };
+                self.ensure_operation_vims().await?;
                 let vims = match self.vims().await {
                     Ok(v) => v,
                     Err(e) => return Ok(Err(lcm_problem(&name, i, n, &e, &[]))),
@@ -1183,10 +1306,6 @@ impl Run {
                     Err(e) => return Ok(Err(lcm_problem(&name, i, n, &e, &vims))),
                 };
                 let budget = self.budget(step);
-                let grant = match self.granted().await {
-                    Ok(g) => g,
-                    Err(e) => return Ok(Err(lcm_problem(&name, i, n, &e, &vims))),
-                };
                 let req = InfraRequest {
                     op_occ_id: self.occ.id.clone(),
                     operation: self.occ.operation,
@@ -1215,6 +1334,7 @@ impl Run {
                     };
                     return Ok(Err(lcm_problem(&name, i, n, &e, &[])));
                 };
+                self.ensure_operation_vims().await?;
                 let vims = match self.vims().await {
                     Ok(v) => v,
                     Err(e) => return Ok(Err(lcm_problem(&name, i, n, &e, &[]))),

@@ -64,6 +64,7 @@ mod apply;
 pub mod defaults;
 mod dependents;
 mod exec;
+mod granted;
 mod journal;
 pub mod notifications;
 pub mod progress;
