@@ -1790,7 +1790,10 @@ async fn the_nfvo_connection_is_kept_sealed_for_later_starts() {
         let occ = h.task(&id, "instantiate", instantiate.clone()).await;
         assert_eq!(occ["operationState"], "COMPLETED", "{occ:#}");
     }
-    assert_eq!(seen.lock().unwrap().as_slice(), std::slice::from_ref(&expected_auth));
+    assert_eq!(
+        seen.lock().unwrap().as_slice(),
+        std::slice::from_ref(&expected_auth)
+    );
     // At rest the secret is sealed: no file of the data directory holds it in clear.
     for entry in std::fs::read_dir(&data).unwrap() {
         let path = entry.unwrap().path();

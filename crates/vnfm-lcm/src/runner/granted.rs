@@ -221,7 +221,10 @@ mod tests {
         };
         let vims = r.vim_connection_info.unwrap();
         assert_eq!(vims.keys().collect::<Vec<_>>(), vec!["req", "granted"]);
-        assert_eq!(vims["granted"].vim_id.as_ref().unwrap().as_str(), "from-grant");
+        assert_eq!(
+            vims["granted"].vim_id.as_ref().unwrap().as_str(),
+            "from-grant"
+        );
         assert_eq!(
             vims["req"].vim_id, None,
             "the request's entry is not replaced"
