@@ -105,41 +105,42 @@ fn normalized(req: &GrantRequest, instance: &VnfInstance) -> Value {
     serde_json::from_str(&text).unwrap()
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn grant_requests_for_a_corpus_vnfd() {
+/// The grant requests of instantiate (first instantiation level), scale out and in (first
+/// aspect), heal (first VNFC) and terminate of corpus package `package`, as snapshots named
+/// `grant_<prefix><operation>`; returns the requests and the instance before each.
+async fn grant_sequence(package: &str, prefix: &str) -> (Vec<GrantRequest>, Vec<VnfInstance>) {
     let nfvo = RecordingNfvo::new();
-    let vnfd = corpus_vnfd("v2-vm-basic-lcms-max");
+    let vnfd = corpus_vnfd(package);
     let vnfd_id = vnfd.descriptor_id.clone();
+    let flavour = vnfd.flavours[0].clone();
+    let level = flavour.instantiation_levels[0].id.clone();
+    let aspect = flavour.scaling_aspects[0].id.clone();
     let env = Env::builder().vnfd(vnfd).nfvo(nfvo.clone()).build().await;
     let inst = env.create(&vnfd_id).await;
     let op = env
         .lcm
-        .instantiate(&inst.id, req(json!({"flavourId": "simple", "instantiationLevelId": "instantiation_level_1", "vimConnectionInfo": memory_vims()})))
+        .instantiate(
+            &inst.id,
+            req(
+                json!({"flavourId": flavour.id, "instantiationLevelId": level,
+                       "vimConnectionInfo": memory_vims()}),
+            ),
+        )
         .await
         .unwrap();
     env.completed(op).await;
     let after_instantiate = env.instance(&inst.id).await;
-    let scale_out = env
-        .lcm
-        .scale(
-            &inst.id,
-            req(json!({"type": "SCALE_OUT", "aspectId": "VDU1_scale"})),
-        )
-        .await
-        .unwrap();
-    env.completed(scale_out).await;
-    let after_out = env.instance(&inst.id).await;
-    let scale_in = env
-        .lcm
-        .scale(
-            &inst.id,
-            req(json!({"type": "SCALE_IN", "aspectId": "VDU1_scale"})),
-        )
-        .await
-        .unwrap();
-    env.completed(scale_in).await;
-    let after_in = env.instance(&inst.id).await;
-    let vnfc = after_in
+    let mut states = vec![inst.clone(), after_instantiate];
+    for kind in ["SCALE_OUT", "SCALE_IN"] {
+        let op = env
+            .lcm
+            .scale(&inst.id, req(json!({"type": kind, "aspectId": aspect})))
+            .await
+            .unwrap();
+        env.completed(op).await;
+        states.push(env.instance(&inst.id).await);
+    }
+    let vnfc = states[3]
         .instantiated_vnf_info
         .as_ref()
         .unwrap()
@@ -154,7 +155,7 @@ async fn grant_requests_for_a_corpus_vnfd() {
         .await
         .unwrap();
     env.completed(heal).await;
-    let after_heal = env.instance(&inst.id).await;
+    states.push(env.instance(&inst.id).await);
     let terminate = env
         .lcm
         .terminate(&inst.id, req(json!({"terminationType": "FORCEFUL"})))
@@ -163,26 +164,29 @@ async fn grant_requests_for_a_corpus_vnfd() {
     env.completed(terminate).await;
 
     let asked = nfvo.asked();
-    assert_eq!(asked.len(), 5, "one grant per operation");
-    let states = [
-        &inst,
-        &after_instantiate,
-        &after_out,
-        &after_in,
-        &after_heal,
-    ];
+    assert_eq!(asked.len(), 5, "{package}: one grant per operation");
     for (name, (req, before)) in ["instantiate", "scale_out", "scale_in", "heal", "terminate"]
         .iter()
-        .zip(asked.iter().zip(states))
+        .zip(asked.iter().zip(&states))
     {
-        insta::assert_json_snapshot!(format!("grant_{name}"), normalized(req, before));
+        insta::assert_json_snapshot!(format!("grant_{prefix}{name}"), normalized(req, before));
     }
-    // Instantiate names the level and every VDU instance it asks for; scale-in removes the
-    // newest VNFC of the aspect's VDU; terminate removes every resource.
     assert_eq!(
         asked[0].instantiation_level_id.as_deref(),
-        Some("instantiation_level_1")
+        Some(level.as_str())
     );
+    // The infrastructure calls carried the grants.
+    let calls = env.infra.calls();
+    assert!(calls.iter().all(|c| c.grant_id.is_some()), "{calls:?}");
+    (asked, states)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn grant_requests_for_a_corpus_vnfd() {
+    let (asked, states) = grant_sequence("v2-vm-basic-lcms-max", "").await;
+    let after_out = &states[2];
+    let after_heal = &states[4];
+    // Scale-in removes the newest VNFC of the aspect's VDU; terminate removes every resource.
     assert_eq!(asked[2].remove_resources.len(), 1);
     let removed = asked[2].remove_resources[0].resource.as_ref().unwrap();
     let vdu1: Vec<_> = after_out
@@ -208,9 +212,34 @@ async fn grant_requests_for_a_corpus_vnfd() {
         .unwrap()
         .len();
     assert!(asked[4].remove_resources.len() >= existing);
-    // The infrastructure calls carried the grants.
-    let calls = env.infra.calls();
-    assert!(calls.iter().all(|c| c.grant_id.is_some()), "{calls:?}");
+}
+
+/// More corpus VNFDs: a VM VNF with block storage and a CNF (container VDUs, Kubernetes
+/// manifests), through the same sequence.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn grant_requests_for_more_corpus_vnfds() {
+    use vnfm_types::ResourceDefinitionType as T;
+    let (vm, _) = grant_sequence("v2-vm-userdata-standard", "userdata_standard_").await;
+    assert!(
+        vm[0]
+            .add_resources
+            .iter()
+            .any(|r| r.resource_type == T::Storage),
+        "the VM package's volumes are asked for: {:?}",
+        vm[0].add_resources
+    );
+    let (cnf, _) = grant_sequence("v2-cnf-instantiate-resources", "cnf_").await;
+    assert!(
+        cnf[0]
+            .add_resources
+            .iter()
+            .any(|r| r.resource_type == T::Compute && r.vdu_id.is_some())
+    );
+    assert!(
+        !cnf[1].add_resources.is_empty(),
+        "scale out adds containers"
+    );
+    assert!(!cnf[2].remove_resources.is_empty(), "scale in removes them");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
