@@ -8,13 +8,14 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use bytes::Bytes;
 use futures_core::stream::BoxStream;
 use serde_json::Value;
+use vnfm_lcm::DeliveryWaker;
 use vnfm_store::{
     InstanceQuery, JournalEntry, Lease, NewOutboxRow, OpOccQuery, OutboxRow, PackageRecord, Page,
     PkgmSubscriptionRecord, Result, StepRecord, StepWritten, Store, SubscriptionRecord, Timestamp,
@@ -28,20 +29,42 @@ pub const PAGE_TTL: Duration = Duration::from_millis(500);
 /// Pages kept at most; the cache is emptied when it is full.
 const MAX_PAGES: usize = 512;
 
-/// A [`Store`] that counts the writes made through it.
+/// A [`Store`] that counts the writes made through it, and wakes the notification deliverer
+/// after a write that enqueued notifications.
 pub struct ObservedStore {
     inner: Arc<dyn Store>,
     epoch: Arc<AtomicU64>,
+    waker: Arc<OnceLock<DeliveryWaker>>,
 }
 
 impl ObservedStore {
-    /// Wraps `inner`; every write increments `epoch`.
-    pub fn new(inner: Arc<dyn Store>, epoch: Arc<AtomicU64>) -> ObservedStore {
-        ObservedStore { inner, epoch }
+    /// Wraps `inner`; every write increments `epoch`; once `waker` is set, every write that
+    /// enqueued notifications wakes it.
+    pub fn new(
+        inner: Arc<dyn Store>,
+        epoch: Arc<AtomicU64>,
+        waker: Arc<OnceLock<DeliveryWaker>>,
+    ) -> ObservedStore {
+        ObservedStore {
+            inner,
+            epoch,
+            waker,
+        }
     }
 
     fn changed(&self) {
         self.epoch.fetch_add(1, Ordering::Release);
+    }
+
+    /// After a write of `rows` outbox rows that ended `ok`: the rows are committed, so the
+    /// deliverer can send them now rather than at its next poll.
+    fn enqueued(&self, ok: bool, rows: usize) {
+        if ok
+            && rows > 0
+            && let Some(w) = self.waker.get()
+        {
+            w.wake();
+        }
     }
 }
 
@@ -54,6 +77,7 @@ impl Store for ObservedStore {
     ) -> Result<Version> {
         let out = self.inner.create_instance(instance, notify).await;
         self.changed();
+        self.enqueued(out.is_ok(), notify.len());
         out
     }
 
@@ -75,6 +99,7 @@ impl Store for ObservedStore {
     ) -> Result<()> {
         let out = self.inner.delete_instance(id, expected, notify).await;
         self.changed();
+        self.enqueued(out.is_ok(), notify.len());
         out
     }
 
@@ -95,6 +120,7 @@ impl Store for ObservedStore {
     async fn record_step(&self, record: &StepRecord) -> Result<StepWritten> {
         let out = self.inner.record_step(record).await;
         self.changed();
+        self.enqueued(out.is_ok(), record.outbox.len());
         out
     }
 
@@ -180,7 +206,9 @@ impl Store for ObservedStore {
     }
 
     async fn enqueue(&self, rows: &[NewOutboxRow]) -> Result<()> {
-        self.inner.enqueue(rows).await
+        let out = self.inner.enqueue(rows).await;
+        self.enqueued(out.is_ok(), rows.len());
+        out
     }
 
     async fn outbox_due(
@@ -359,6 +387,7 @@ impl Store for ObservedStore {
             .update_package_and_notify(package, expected, notify)
             .await;
         self.changed();
+        self.enqueued(out.is_ok(), notify.len());
         out
     }
 
@@ -373,6 +402,7 @@ impl Store for ObservedStore {
             .delete_package_and_notify(id, expected, notify)
             .await;
         self.changed();
+        self.enqueued(out.is_ok(), notify.len());
         out
     }
 

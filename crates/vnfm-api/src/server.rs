@@ -250,6 +250,7 @@ pub async fn serve(
         DelivererConfig::new(state.lcm().runner_id().to_owned()),
     )
     .map_err(|e| ServeError::Deliverer(e.to_string()))?;
+    state.set_delivery_waker(deliverer.waker());
     let tcp = TcpListener::bind(options.listen)
         .await
         .map_err(|source| ServeError::Bind {

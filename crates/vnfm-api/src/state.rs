@@ -140,6 +140,7 @@ pub struct AppState {
     pub(crate) auth: Arc<Authenticator>,
     pub(crate) metrics: Arc<Metrics>,
     pub(crate) keyring: Arc<Keyring>,
+    delivery_waker: Arc<std::sync::OnceLock<vnfm_lcm::DeliveryWaker>>,
     pub(crate) options: StateOptions,
     pub(crate) credentials_file: PathBuf,
     pub(crate) pages: PageCache,
@@ -264,7 +265,12 @@ impl AppState {
             .await
             .map_err(|e| StateError::Store(e.to_string()))?;
         let epoch = Arc::new(std::sync::atomic::AtomicU64::new(0));
-        let store: Arc<dyn Store> = Arc::new(ObservedStore::new(opened, epoch.clone()));
+        let delivery_waker = Arc::new(std::sync::OnceLock::new());
+        let store: Arc<dyn Store> = Arc::new(ObservedStore::new(
+            opened,
+            epoch.clone(),
+            delivery_waker.clone(),
+        ));
         let pages = PageCache::new(epoch);
 
         let nfvo = match &options.nfvo {
@@ -344,6 +350,7 @@ impl AppState {
             auth,
             metrics: options.metrics.clone().unwrap_or_default(),
             keyring,
+            delivery_waker,
             options,
             credentials_file,
             pages,
@@ -364,6 +371,12 @@ impl AppState {
     /// The VNF package management subscriptions (`/vnfpkgm/v2/subscriptions`).
     pub fn pkgm_subscriptions(&self) -> &PkgmSubscriptions {
         &self.pkgm_subscriptions
+    }
+
+    /// Lets every write that enqueues notifications wake `waker`'s deliverer, so they go out
+    /// at once (set once; later calls are ignored).
+    pub fn set_delivery_waker(&self, waker: vnfm_lcm::DeliveryWaker) {
+        let _ = self.delivery_waker.set(waker);
     }
 
     /// The keyring that seals VIM and subscription secrets.

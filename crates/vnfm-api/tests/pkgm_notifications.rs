@@ -111,15 +111,18 @@ async fn package_notifications_reach_the_subscriber_in_order_over_http() {
     let mut options = StateOptions::new(dir.path().join("data"));
     options.recovery_interval = None;
     let state = AppState::build(options).await.unwrap();
+    // The deliverer would poll only once an hour: every notification below goes out because
+    // the write that enqueued it woke the deliverer, as `vnfm serve` wires them.
     let deliverer = Deliverer::start(
         state.store().clone(),
         state.keyring().clone(),
         DelivererConfig {
-            poll_interval: Duration::from_millis(100),
+            poll_interval: Duration::from_secs(3600),
             ..DelivererConfig::new("pkgm-http-test")
         },
     )
     .unwrap();
+    state.set_delivery_waker(deliverer.waker());
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
     let api = vnfm_api::router(state.clone());

@@ -72,7 +72,7 @@ pub mod validate;
 pub mod vim;
 
 pub use error::{DependentInstance, GuardedAction, LcmError};
-pub use notify::{Deliverer, DelivererConfig};
+pub use notify::{Deliverer, DelivererConfig, DeliveryWaker};
 pub use pkgm_subscriptions::{PackageChange, PackageEvent, PkgmSubscriptions};
 pub use plan::{
     HookStep, OperationRequest, Plan, PlanKind, RollbackHooks, Step, plan, remaining, rollback_plan,

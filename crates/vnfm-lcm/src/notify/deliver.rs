@@ -87,7 +87,26 @@ struct Inner {
     http: reqwest::Client,
     tokens: TokenCache,
     config: DelivererConfig,
-    wake: Notify,
+    wake: Arc<Notify>,
+}
+
+/// Wakes a [`Deliverer`] from elsewhere (e.g. right after notifications were enqueued), so
+/// they go out at once instead of at the next poll. Cheap to clone; waking a stopped
+/// deliverer does nothing.
+#[derive(Clone)]
+pub struct DeliveryWaker(Arc<Notify>);
+
+impl DeliveryWaker {
+    /// Makes the deliverer poll the outbox now.
+    pub fn wake(&self) {
+        self.0.notify_one();
+    }
+}
+
+impl std::fmt::Debug for DeliveryWaker {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("DeliveryWaker")
+    }
 }
 
 /// The background loop that delivers the outbox. Start it with [`Deliverer::start`] and stop
@@ -137,7 +156,7 @@ impl Deliverer {
             http,
             tokens: TokenCache::default(),
             config,
-            wake: Notify::new(),
+            wake: Arc::new(Notify::new()),
         });
         let (stop, stopped) = watch::channel(false);
         let task = runtime.spawn(run(inner.clone(), stopped));
@@ -152,6 +171,11 @@ impl Deliverer {
     /// Polls the outbox now (call after enqueuing notifications).
     pub fn wake(&self) {
         self.inner.wake.notify_one();
+    }
+
+    /// A handle that wakes this deliverer ([`Deliverer::wake`]) from elsewhere.
+    pub fn waker(&self) -> DeliveryWaker {
+        DeliveryWaker(self.inner.wake.clone())
     }
 
     /// Stops claiming rows and returns once the deliveries in flight have finished.

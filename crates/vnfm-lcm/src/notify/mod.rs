@@ -24,4 +24,4 @@ pub(crate) mod auth;
 mod deliver;
 
 pub use auth::install_crypto_provider;
-pub use deliver::{Deliverer, DelivererConfig, backoff_delay};
+pub use deliver::{Deliverer, DelivererConfig, DeliveryWaker, backoff_delay};
