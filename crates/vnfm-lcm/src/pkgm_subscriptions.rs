@@ -116,6 +116,13 @@ pub fn matches(
             Some(&package.operational_state),
         )
         && passes(constraint(&f.usage_state), Some(&package.usage_state))
+        && constraint(&f.vnfm_info).is_none_or(|wanted| {
+            package
+                .vnfm_info
+                .iter()
+                .flatten()
+                .any(|v| wanted.contains(v))
+        })
         && products_match(
             &f.vnf_products_from_providers,
             package.vnf_provider.as_deref(),
@@ -410,7 +417,7 @@ mod tests {
             "id": "p1", "vnfdId": "d1", "vnfProvider": "ETSI", "vnfProductName": "hello",
             "vnfSoftwareVersion": "1.0", "vnfdVersion": "2.0",
             "onboardingState": "ONBOARDED", "operationalState": "ENABLED",
-            "usageState": "NOT_IN_USE",
+            "usageState": "NOT_IN_USE", "vnfmInfo": ["0:etsivnfm:v3.3.1", "acme-vnfm"],
             "_links": {"self": {"href": "/p1"}, "packageContent": {"href": "/p1/c"}}
         }))
         .unwrap()
@@ -436,7 +443,8 @@ mod tests {
         assert!(matches(Some(&filter(json!({}))), CHANGE, &p));
         let empty = filter(
             json!({"notificationTypes": [], "vnfdId": [], "vnfPkgId": [],
-            "operationalState": [], "usageState": [], "vnfProductsFromProviders": []}),
+            "operationalState": [], "usageState": [], "vnfProductsFromProviders": [],
+            "vnfmInfo": []}),
         );
         assert!(matches(Some(&empty), CHANGE, &p));
     }
@@ -464,6 +472,8 @@ mod tests {
             (json!({"operationalState": ["DISABLED"]}), false, false),
             (json!({"usageState": ["IN_USE"]}), false, false),
             (json!({"usageState": ["NOT_IN_USE", "IN_USE"]}), true, true),
+            (json!({"vnfmInfo": ["other", "acme-vnfm"]}), true, true),
+            (json!({"vnfmInfo": ["other"]}), false, false),
             // Every attribute must match.
             (
                 json!({"vnfdId": ["d1"], "operationalState": ["DISABLED"]}),
@@ -616,6 +626,15 @@ mod tests {
             "notificationTypes": ["VnfPackageChangeNotification"], "vnfPkgId": ["p1"]}})))
             .is_ok()
         );
+    }
+
+    #[test]
+    fn vnfm_info_needs_a_package_that_names_it() {
+        let f = filter(json!({"vnfmInfo": ["acme-vnfm"]}));
+        let mut p = package();
+        assert!(matches(Some(&f), CHANGE, &p));
+        p.vnfm_info = None;
+        assert!(!matches(Some(&f), CHANGE, &p), "a package without vnfmInfo");
     }
 
     #[test]

@@ -73,6 +73,10 @@ pub struct PkgmNotificationsFilter {
     /// Packages in one of these usage states.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usage_state: Option<Vec<PackageUsageState>>,
+    /// Packages whose VNFD names one of these VNFM info values (`vnfm_info`, e.g.
+    /// `0:etsivnfm:v3.3.1`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vnfm_info: Option<Vec<String>>,
 }
 
 /// `PkgmSubscriptionRequest`: body of `POST /vnfpkgm/v{1,2}/subscriptions`.
