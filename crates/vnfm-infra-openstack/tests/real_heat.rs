@@ -54,6 +54,10 @@ async fn env(cloud: Cloud) -> Env {
         support::VDU1_HOT.to_string(),
     ));
     catalog.insert(support::vnfd("vnfd-heat-netcheck"), network_check);
+    let serverless: Arc<dyn ArtifactSource> = Arc::new(
+        MemArtifacts::new().with("BaseHOT/simple/heat_test.yaml", support::SERVERLESS_HOT),
+    );
+    catalog.insert(support::vnfd("vnfd-heat-serverless"), serverless);
     let driver = Arc::new(OpenStackDriver::new(support::driver_config()));
     let lcm = Lcm::builder(
         store,
@@ -495,8 +499,8 @@ async fn lifecycle_instantiate_scale_heal_change_ext_conn_change_vnfpkg_terminat
         vec!["VDU1_CP1"]
     );
 
-    // A package change whose templates fail: FAILED_TEMP naming the failing resource (Heat
-    // undoes the update itself), then the LCM rollback confirms the previous templates.
+    // A package change whose templates fail: FAILED_TEMP naming the failing resource (the
+    // stack keeps the failed template), then the LCM rollback restores the previous one.
     let before_change = vnfcs(&env.instance(&vnf.id).await);
     let op = env
         .lcm
@@ -972,6 +976,93 @@ async fn rollbacks_of_ext_conn_and_package_changes_restore_parameters_and_templa
     let inst = env.instance(&vnf.id).await;
     assert_eq!(inst.vnfd_id.as_str(), "vnfd-heat-netcheck");
     assert_eq!(ids(&vnfcs(&inst)), vnfcs_before);
+
+    let op = env
+        .lcm
+        .terminate(
+            &vnf.id,
+            serde_json::from_value(json!({"terminationType": "FORCEFUL"})).unwrap(),
+        )
+        .await
+        .unwrap();
+    env.completed(op).await;
+    env.lcm.shutdown(Duration::from_secs(5)).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn operate_on_a_stack_without_servers_changes_nothing_on_real_heat() {
+    let Some(cloud) =
+        Cloud::from_env("operate_on_a_stack_without_servers_changes_nothing_on_real_heat")
+    else {
+        return;
+    };
+    let env = env(cloud.clone()).await;
+    let vnf = env.create("vnfd-heat-serverless").await;
+    let op = env
+        .lcm
+        .instantiate(
+            &vnf.id,
+            serde_json::from_value(support::instantiate_request(&cloud)).unwrap(),
+        )
+        .await
+        .unwrap();
+    env.completed(op).await;
+    let before = env.resources(&vnf.id, 5).await;
+    assert!(
+        !before.iter().any(|r| r.resource_type == "OS::Nova::Server"),
+        "{before:?}"
+    );
+    let show = || async {
+        let session = env.session();
+        let control = RunControl::with_timeout(Duration::from_secs(60));
+        let heat = Heat::connect(&session, &control, env.driver.config().poll.clone())
+            .await
+            .unwrap();
+        heat.find(&env.driver.stack_name(vnf.id.as_str()))
+            .await
+            .unwrap()
+            .unwrap()
+    };
+    let stack_before = show().await;
+
+    // The test cloud has no compute service: operate must not need one for a VNF without
+    // servers (nor wait the graceful period for nothing).
+    let op = env
+        .lcm
+        .operate(
+            &vnf.id,
+            serde_json::from_value(json!({"changeStateTo": "STOPPED", "stopType": "GRACEFUL",
+                                           "gracefulStopTimeout": 3600}))
+            .unwrap(),
+        )
+        .await
+        .unwrap();
+    let done = env.completed(op).await;
+    assert!(
+        done.resource_changes
+            .as_ref()
+            .and_then(|r| r.affected_vnfcs.as_ref())
+            .is_none_or(Vec::is_empty),
+        "{:?}",
+        done.resource_changes
+    );
+    let stack_after = show().await;
+    assert_eq!(stack_after.id, stack_before.id);
+    assert_eq!(stack_after.stack_status, stack_before.stack_status);
+    assert_eq!(stack_after.updated_time, stack_before.updated_time);
+    assert_eq!(stack_after.parameters, stack_before.parameters);
+    let after = env.resources(&vnf.id, 5).await;
+    let physical = |rs: &[HeatResource]| {
+        rs.iter()
+            .map(|r| (r.resource_name.clone(), r.physical_resource_id.clone()))
+            .collect::<BTreeSet<_>>()
+    };
+    assert_eq!(physical(&after), physical(&before));
+    let inst = env.instance(&vnf.id).await;
+    assert_eq!(
+        inst.instantiated_vnf_info.as_ref().map(|i| i.vnf_state),
+        Some(vnfm_types::VnfOperationalState::Stopped)
+    );
 
     let op = env
         .lcm

@@ -286,3 +286,21 @@ pub fn top_with_network_check() -> String {
         TOP_HOT.replace("2013-05-23", "2016-10-14")
     )
 }
+
+/// A top template with no server: only the internal network (a VNF whose VDUs the template
+/// does not deploy, e.g. all scaled to zero elsewhere).
+pub const SERVERLESS_HOT: &str = r#"heat_template_version: 2013-05-23
+description: Test VNF without servers
+parameters:
+  nfv:
+    type: json
+resources:
+  internalVL1:
+    type: OS::Neutron::Net
+  internalVL1_subnet:
+    type: OS::Neutron::Subnet
+    properties:
+      network: { get_resource: internalVL1 }
+      cidr: 192.168.3.0/24
+      ip_version: 4
+"#;
