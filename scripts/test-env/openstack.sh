@@ -311,6 +311,13 @@ call("PUT", f"/projects/{service_project}/users/{heat_user}/roles/{roles['admin'
 for role in ("member", "reader", "heat_stack_owner"):
     call("PUT", f"/projects/{vnfm_project}/users/{vnfm_user}/roles/{roles[role]}", token=tok)
 
+# The domain of the users Heat creates for stacks (wait condition handles, signals), as
+# devstack sets it up.
+heat_domain = create("domain", {"name": "heat", "description": "Users and projects Heat creates for stacks"})
+domain_admin = create("user", {"name": "heat_domain_admin", "domain_id": heat_domain,
+                               "password": e["HEAT_PW"]})
+call("PUT", f"/domains/{heat_domain}/users/{domain_admin}/roles/{roles['admin']}", token=tok)
+
 svc = create("service", {"name": "heat", "type": "orchestration", "enabled": True})
 url = f"http://127.0.0.1:{e['HEAT_PORT']}/v1/%(tenant_id)s"
 for iface in ("public", "internal", "admin"):
@@ -344,6 +351,9 @@ region_name_for_services = RegionOne
 # Short intervals keep the tests quick; these are test services.
 periodic_interval = 5
 max_stacks_per_tenant = 1000
+stack_user_domain_name = heat
+stack_domain_admin = heat_domain_admin
+stack_domain_admin_password = $HEAT_PW
 [database]
 connection = postgresql+psycopg2://postgres@127.0.0.1:$PG_PORT/heat
 [paste_deploy]

@@ -14,6 +14,7 @@
 //! | change flavour | update with the new flavour's template and counts |
 //! | change package | update with the new package's template and files |
 //! | rollbacks | instantiate: delete; scale: back to the recorded counts (VNFCs the scale added go first); external connectivity and package: the previous parameters / templates |
+//! | operate | no stack change: the VNFCs' servers are started / stopped through Nova (`os-start`, `os-stop`) until `ACTIVE` / `SHUTOFF`; GRACEFUL stop waits the graceful timeout first |
 //!
 //! After each step the inventory is read back from the stack's resources
 //! ([`crate::inventory`]) and `driver_state` records the stack and what it was made from
@@ -32,8 +33,9 @@ use vnfm_driver_api::{
     ResolvedVim, ResourceTarget,
 };
 use vnfm_types::{
-    ExtManagedVirtualLinkData, ExtManagedVirtualLinkInfo, ExtVirtualLinkData, OperationParams,
-    ResourceHandle, TerminationType, VnfOperationalState, VnfcResourceInfo,
+    ChangeType, ExtManagedVirtualLinkData, ExtManagedVirtualLinkInfo, ExtVirtualLinkData,
+    OperationParams, ResourceHandle, StopType, TerminationType, VnfOperationalState,
+    VnfcResourceInfo,
 };
 
 use crate::config::{DriverConfig, VimSettings, seconds};
@@ -42,6 +44,7 @@ use crate::heat::{Heat, Stack, StackFields, StackRef, is_final};
 use crate::hot::{self, Hot, NfvInputs};
 use crate::inventory::{self, InventoryInputs};
 use crate::keystone::{Session, sleep_within};
+use crate::nova::{Nova, Power, Target};
 
 /// The `vimType` this driver serves.
 pub const OPENSTACK_VIM_TYPE: &str = "ETSINFV.OPENSTACK_KEYSTONE.V_3";
@@ -822,6 +825,131 @@ impl OpenStackDriver {
         .await
     }
 
+    /// Starts or stops the servers of the VNFCs `vnfc_ids` (every VNFC when empty) through
+    /// Nova and waits until they are `ACTIVE` / `SHUTOFF`; `grace` is waited first when there
+    /// is something to stop.
+    async fn do_operate(
+        &self,
+        req: &InfraRequest,
+        to: VnfOperationalState,
+        grace: Option<Duration>,
+        vnfc_ids: &[String],
+    ) -> Result<InfraOutcome, DriverError> {
+        let ctx = self.context(req)?;
+        let deadline = std::time::Instant::now() + ctx.timeout;
+        let flavour = flavour(req, &req.flavour_id)?;
+        let heat = Heat::connect(&ctx.session, &req.control, self.config.poll.clone()).await?;
+        let stack = self.existing(&heat, &ctx).await?;
+        let links = Self::recorded_links(req);
+        let managed = Self::recorded_managed(req);
+        let before = inventory::recorded(&req.instance);
+        let states: BTreeMap<String, VnfOperationalState> = before
+            .vnfc_info
+            .iter()
+            .map(|v| (v.id.clone(), v.vnfc_state))
+            .collect();
+        let default_state = req
+            .instance
+            .instantiated_vnf_info
+            .as_ref()
+            .map(|i| i.vnf_state)
+            .unwrap_or(VnfOperationalState::Started);
+        let resources = heat
+            .resources(&stack.reference(), self.config.nested_depth)
+            .await?;
+        let inputs = |states| InventoryInputs {
+            flavour,
+            vnfd_id: &req.instance.vnfd_id,
+            vim_connection_id: &ctx.vim_connection_id,
+            ext_virtual_links: &links,
+            ext_managed_virtual_links: &managed,
+            vnfc_states: states,
+            default_state,
+        };
+        let live = inventory::inventory(&resources, &inputs(&states), &self.config);
+        let targets: Vec<&VnfcResourceInfo> = if vnfc_ids.is_empty() {
+            live.vnfc_resource_info.iter().collect()
+        } else {
+            vnfc_ids
+                .iter()
+                .map(|id| {
+                    live.vnfc_resource_info
+                        .iter()
+                        .find(|v| &v.id == id)
+                        .ok_or_else(|| {
+                            DriverError::invalid_input(format!(
+                                "cannot operate VNFC {id}: stack {} has no such server",
+                                ctx.stack_name
+                            ))
+                        })
+                })
+                .collect::<Result<_, _>>()?
+        };
+        let servers: Vec<Target> = targets
+            .iter()
+            .map(|v| Target {
+                server: v.compute_resource.resource_id.clone(),
+                vnfc: v.id.clone(),
+            })
+            .collect();
+        // No servers, nothing to do: a VNF without compute resources has no compute service
+        // to call either.
+        if !servers.is_empty() {
+            let power = Power::of(to);
+            if let Some(g) = grace {
+                sleep_within(&req.control, g, "graceful stop period").await?;
+            }
+            let nova = Nova::connect(&ctx.session, &req.control, self.config.poll.clone()).await?;
+            // Ask every server first, then wait: they change state side by side.
+            for t in &servers {
+                nova.request(t, power, deadline).await?;
+            }
+            for t in &servers {
+                nova.wait(t, power, deadline).await?;
+            }
+        }
+        let mut now = states.clone();
+        for v in &live.vnfc_info {
+            let operated = v
+                .vnfc_resource_info_id
+                .as_ref()
+                .is_some_and(|r| servers.iter().any(|t| &t.vnfc == r));
+            if operated {
+                now.insert(v.id.clone(), to);
+            }
+        }
+        let after = inventory::inventory(&resources, &inputs(&now), &self.config);
+        let mut resource_changes = inventory::changes(&before, &after);
+        let listed: Vec<String> = resource_changes
+            .affected_vnfcs
+            .iter()
+            .flatten()
+            .map(|a| a.id.clone())
+            .collect();
+        for v in after
+            .vnfc_resource_info
+            .iter()
+            .filter(|v| servers.iter().any(|t| t.vnfc == v.id) && !listed.contains(&v.id))
+        {
+            resource_changes
+                .affected_vnfcs
+                .get_or_insert_with(Vec::new)
+                .push(inventory::affected(v, ChangeType::Modified));
+        }
+        let nfv = ctx
+            .state
+            .as_ref()
+            .map(|s| s.nfv.clone())
+            .unwrap_or_else(|| stack.nfv());
+        let state = self.state_after(&ctx, req, &stack, flavour, nfv, None);
+        Ok(InfraOutcome {
+            resources: after,
+            resource_changes,
+            vnf_state: vnfc_ids.is_empty().then_some(to),
+            driver_state: serde_json::to_value(&state).unwrap_or(Value::Null),
+        })
+    }
+
     /// Applies the external links `links` to the stack's CP parameters.
     async fn relink(
         &self,
@@ -1001,6 +1129,25 @@ impl InfraDriver for OpenStackDriver {
             return Err(wrong_step("heal", req));
         };
         self.do_heal(req, scope).await
+    }
+
+    async fn operate(&self, req: &InfraRequest) -> Result<InfraOutcome, DriverError> {
+        let InfraStep::Operate {
+            change_state_to,
+            stop_type,
+            graceful_stop_timeout_seconds,
+            vnfc_resource_ids,
+        } = &req.step
+        else {
+            return Err(wrong_step("operate", req));
+        };
+        // The VNF's own shutdown (operate_start hooks taking it out of service) gets the
+        // graceful timeout before the servers stop.
+        let grace = (*change_state_to == VnfOperationalState::Stopped
+            && *stop_type == Some(StopType::Graceful))
+        .then(|| Duration::from_secs(u64::from(graceful_stop_timeout_seconds.unwrap_or(0))));
+        self.do_operate(req, *change_state_to, grace, vnfc_resource_ids)
+            .await
     }
 
     async fn change_ext_conn(&self, req: &InfraRequest) -> Result<InfraOutcome, DriverError> {

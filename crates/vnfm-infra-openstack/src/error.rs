@@ -1,4 +1,4 @@
-//! [`OpenStackError`]: what went wrong talking to Keystone or Heat, or preparing a stack, and
+//! [`OpenStackError`]: what went wrong talking to Keystone, Heat or Nova, or preparing a stack, and
 //! how it maps onto the driver port's [`DriverError`].
 //!
 //! Messages never carry secrets: HTTP bodies are cut short and passed through
@@ -54,7 +54,7 @@ pub enum OpenStackError {
     Status {
         /// The call.
         what: String,
-        /// `keystone` or `heat`.
+        /// `keystone`, `heat` or `nova`.
         service: &'static str,
         /// The status code.
         status: u16,
@@ -135,6 +135,37 @@ pub enum OpenStackError {
         waited: Duration,
     },
 
+    /// Nova refused a power action on a server (or the server failed or is gone).
+    #[error("cannot {action} Nova server {server} (VNFC {vnfc}): {message}")]
+    ServerAction {
+        /// `start` or `stop`.
+        action: &'static str,
+        /// The server id.
+        server: String,
+        /// The `vnfcResourceInfo` id the server backs.
+        vnfc: String,
+        /// What Nova said (cut, secrets redacted) or what state the server is in.
+        message: String,
+    },
+
+    /// A Nova server did not reach the status asked for in time.
+    #[error(
+        "Nova server {server} (VNFC {vnfc}) did not become {expected} within {} (last status {last}); raise stackTimeoutSeconds or look at the server",
+        human(*waited)
+    )]
+    ServerTimeout {
+        /// The server id.
+        server: String,
+        /// The `vnfcResourceInfo` id the server backs.
+        vnfc: String,
+        /// `ACTIVE` or `SHUTOFF`.
+        expected: &'static str,
+        /// The status seen last, with the task it was busy with (`ACTIVE, task powering-off`).
+        last: String,
+        /// How long it was waited for.
+        waited: Duration,
+    },
+
     /// The package's Heat templates cannot be used.
     #[error("Heat template {path}: {message}")]
     Template {
@@ -182,6 +213,9 @@ impl From<OpenStackError> for DriverError {
         match &e {
             OpenStackError::StackTimeout { waited, stack, .. } => {
                 DriverError::timeout(format!("{e}; Heat stack `{stack}`"), *waited)
+            }
+            OpenStackError::ServerTimeout { waited, .. } => {
+                DriverError::timeout(e.to_string(), *waited)
             }
             OpenStackError::Vim { .. }
             | OpenStackError::Template { .. }

@@ -538,6 +538,12 @@ fn affected_vnfc(
     }
 }
 
+/// `v` as an affected VNFC of type `change`, with no storage added or removed (e.g. a VNFC
+/// an operate step started or stopped).
+pub fn affected(v: &VnfcResourceInfo, change: ChangeType) -> AffectedVnfc {
+    affected_vnfc(v, change, vec![], vec![])
+}
+
 fn affected_vl(v: &VnfVirtualLinkResourceInfo, change: ChangeType) -> AffectedVirtualLink {
     AffectedVirtualLink {
         id: v.id.clone(),

@@ -401,14 +401,20 @@ impl Session {
     }
 
     /// The message of an OpenStack error body (`{"error": {"message": ...}}`, Heat's
-    /// `{"explanation": ..., "error": {"message": ...}}`), cut and redacted.
+    /// `{"explanation": ..., "error": {"message": ...}}`, Nova's
+    /// `{"itemNotFound": {"message": ..., "code": 404}}`), cut and redacted.
     fn error_detail(&self, body: &[u8]) -> String {
         let text = match serde_json::from_slice::<Value>(body) {
             Ok(v) => {
+                let nova = || {
+                    v.as_object()
+                        .and_then(|m| m.values().find_map(|x| x.get("message")))
+                };
                 let msg = v
                     .pointer("/error/message")
                     .or_else(|| v.pointer("/explanation"))
                     .or_else(|| v.pointer("/message"))
+                    .or_else(nova)
                     .and_then(Value::as_str)
                     .map(str::to_string);
                 msg.unwrap_or_else(|| v.to_string())

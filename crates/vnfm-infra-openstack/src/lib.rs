@@ -7,6 +7,8 @@
 //! - [`keystone`]: authentication (password, application credential), token cache with
 //!   re-authentication, endpoint selection from the service catalog, retries.
 //! - [`heat`]: the Heat API client: stacks, resources, events, waiting with backoff.
+//! - [`nova`]: the Nova compute API client for the operate step: server power actions
+//!   (`os-start`, `os-stop`) and waiting for `ACTIVE` / `SHUTOFF`.
 //! - [`inventory`]: `vnfcResourceInfo`, `vnfVirtualLinkResourceInfo`,
 //!   `virtualStorageResourceInfo`, external CPs and links, read from the stack's resources.
 //! - [`config`]: the driver's settings and the VIM connection layout it reads.
@@ -38,6 +40,7 @@ pub mod heat;
 pub mod hot;
 pub mod inventory;
 pub mod keystone;
+pub mod nova;
 pub mod stand_ins;
 
 pub use config::{DriverConfig, PollPolicy, RetryPolicy, VimSettings};

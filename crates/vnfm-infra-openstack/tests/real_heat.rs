@@ -4,16 +4,18 @@
 
 mod support;
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::Duration;
 
+use reqwest::Method;
 use serde_json::{Value, json};
 use support::Cloud;
 use vnfm_driver_api::memory::MemArtifacts;
 use vnfm_driver_api::{ArtifactSource, ResolvedVim, RunControl};
 use vnfm_infra_openstack::OpenStackDriver;
-use vnfm_infra_openstack::heat::Heat;
+use vnfm_infra_openstack::heat::{Heat, HeatResource};
+use vnfm_infra_openstack::keystone::Session;
 use vnfm_lcm::runner::defaults::{InlineVimDirectory, MemoryCatalog, NoSubscribers};
 use vnfm_lcm::{Lcm, LcmConfig};
 use vnfm_types::{
@@ -42,6 +44,20 @@ async fn env(cloud: Cloud) -> Env {
     catalog.insert(support::vnfd("vnfd-heat-test"), ok);
     catalog.insert(support::vnfd("vnfd-heat-fail"), failing);
     catalog.insert(support::vnfd("vnfd-heat-generated"), no_base_hot);
+    let readiness: Arc<dyn ArtifactSource> = Arc::new(support::package_from(
+        support::TOP_HOT.to_string(),
+        support::vdu1_with_readiness_check(),
+    ));
+    catalog.insert(support::vnfd("vnfd-heat-ready"), readiness);
+    let network_check: Arc<dyn ArtifactSource> = Arc::new(support::package_from(
+        support::top_with_network_check(),
+        support::VDU1_HOT.to_string(),
+    ));
+    catalog.insert(support::vnfd("vnfd-heat-netcheck"), network_check);
+    let serverless: Arc<dyn ArtifactSource> = Arc::new(
+        MemArtifacts::new().with("BaseHOT/simple/heat_test.yaml", support::SERVERLESS_HOT),
+    );
+    catalog.insert(support::vnfd("vnfd-heat-serverless"), serverless);
     let driver = Arc::new(OpenStackDriver::new(support::driver_config()));
     let lcm = Lcm::builder(
         store,
@@ -112,6 +128,113 @@ impl Env {
             .unwrap()
             .unwrap();
         heat.template(&s.reference()).await.unwrap()
+    }
+
+    /// A Heat client on the test cloud, for checks behind the driver's back.
+    fn session(&self) -> Arc<Session> {
+        let vim = ResolvedVim::new(
+            "vim1",
+            serde_json::from_value(self.cloud.vim_connection()).unwrap(),
+        );
+        self.driver.session(&vim).unwrap()
+    }
+
+    /// The resources of the stack of `id`, `depth` levels of nested stacks down.
+    async fn resources(&self, id: &VnfInstanceId, depth: u32) -> Vec<HeatResource> {
+        let session = self.session();
+        let control = RunControl::with_timeout(Duration::from_secs(60));
+        let heat = Heat::connect(&session, &control, self.driver.config().poll.clone())
+            .await
+            .unwrap();
+        let s = heat
+            .find(&self.driver.stack_name(id.as_str()))
+            .await
+            .unwrap()
+            .expect("the stack exists");
+        heat.resources(&s.reference(), depth).await.unwrap()
+    }
+
+    /// The members of autoscaling group `group` of the stack of `id`: (name, nested stack
+    /// id) and status.
+    async fn group_members(
+        &self,
+        id: &VnfInstanceId,
+        group: &str,
+    ) -> BTreeMap<(String, String), String> {
+        self.resources(id, 1)
+            .await
+            .into_iter()
+            .filter(|r| r.parent_resource.as_deref() == Some(group))
+            .map(|r| ((r.resource_name, r.physical_resource_id), r.resource_status))
+            .collect()
+    }
+
+    /// Sends `status` (`SUCCESS` or `FAILURE`) with `reason` to every wait condition handle
+    /// of the stack of `id` not in `answered` (nested stack ids), as the VNFC's boot script
+    /// would.
+    async fn answer_handles(
+        &self,
+        id: &VnfInstanceId,
+        status: &str,
+        reason: &str,
+        answered: &mut BTreeSet<String>,
+    ) {
+        let session = self.session();
+        let control = RunControl::with_timeout(Duration::from_secs(60));
+        let heat = Heat::connect(&session, &control, self.driver.config().poll.clone())
+            .await
+            .unwrap();
+        // The stack or its nested stacks may not be there yet: try again on the next round.
+        let Ok(Some(s)) = heat.find(&self.driver.stack_name(id.as_str())).await else {
+            return;
+        };
+        let Ok(resources) = heat.resources(&s.reference(), 5).await else {
+            return;
+        };
+        for r in resources.iter().filter(|r| {
+            r.resource_type == "OS::Heat::WaitConditionHandle"
+                && r.resource_status == "CREATE_COMPLETE"
+        }) {
+            let Some(stack) = r.stack() else { continue };
+            if answered.contains(&stack.id) {
+                continue;
+            }
+            let url = format!(
+                "{}/stacks/{}/{}/resources/{}/signal",
+                heat.base(),
+                stack.name,
+                stack.id,
+                r.resource_name
+            );
+            let body = json!({"status": status, "reason": reason, "data": reason});
+            session
+                .call(&control, "heat", Method::POST, &url, Some(&body), &[])
+                .await
+                .unwrap();
+            answered.insert(stack.id);
+        }
+    }
+
+    /// Waits for `occ` to end while answering the wait condition handles of its instance's
+    /// stack (see [`Env::answer_handles`]).
+    async fn done_answering(
+        &self,
+        occ: VnfLcmOpOcc,
+        status: &str,
+        reason: &str,
+        answered: &mut BTreeSet<String>,
+    ) -> VnfLcmOpOcc {
+        let id = occ.vnf_instance_id.clone();
+        let wait = self.lcm.wait(&occ.id, WAIT);
+        tokio::pin!(wait);
+        loop {
+            tokio::select! {
+                done = &mut wait => return done.unwrap(),
+                _ = tokio::time::sleep(Duration::from_millis(500)) => {
+                    self.answer_handles(&id, status, reason, answered).await;
+                }
+            }
+        }
     }
 
     /// The stack of `id` as Heat shows it (`None` when there is none), and its `nfv`.
@@ -376,8 +499,8 @@ async fn lifecycle_instantiate_scale_heal_change_ext_conn_change_vnfpkg_terminat
         vec!["VDU1_CP1"]
     );
 
-    // A package change whose templates fail: FAILED_TEMP naming the failing resource (Heat
-    // undoes the update itself), then the LCM rollback confirms the previous templates.
+    // A package change whose templates fail: FAILED_TEMP naming the failing resource (the
+    // stack keeps the failed template), then the LCM rollback restores the previous one.
     let before_change = vnfcs(&env.instance(&vnf.id).await);
     let op = env
         .lcm
@@ -600,6 +723,356 @@ async fn generated_template_whole_vnf_heal_and_package_change_on_real_heat() {
         .unwrap();
     env.completed(op).await;
     assert!(env.stack(&vnf.id).await.is_none());
+    env.lcm.shutdown(Duration::from_secs(5)).await;
+}
+
+fn detail(occ: &VnfLcmOpOcc) -> String {
+    occ.error
+        .as_ref()
+        .map(|e| e.detail.clone())
+        .unwrap_or_default()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_scale_out_whose_new_vnfcs_fail_rolls_back_to_the_original_vnfcs_on_real_heat() {
+    let Some(cloud) = Cloud::from_env(
+        "a_scale_out_whose_new_vnfcs_fail_rolls_back_to_the_original_vnfcs_on_real_heat",
+    ) else {
+        return;
+    };
+    let env = env(cloud.clone()).await;
+    let vnf = env.create("vnfd-heat-ready").await;
+    // Nested stack ids of the VDU1 members whose readiness was reported.
+    let mut answered = BTreeSet::new();
+
+    // Instantiate: both VDU1 VNFCs report ready.
+    let op = env
+        .lcm
+        .instantiate(
+            &vnf.id,
+            serde_json::from_value(support::instantiate_request(&cloud)).unwrap(),
+        )
+        .await
+        .unwrap();
+    let done = env
+        .done_answering(op, "SUCCESS", "VNFC is up", &mut answered)
+        .await;
+    assert_eq!(
+        done.operation_state,
+        LcmOperationStateType::Completed,
+        "{:?}",
+        done.error
+    );
+    assert_eq!(answered.len(), 2);
+    let original = of_vdu(&env.instance(&vnf.id).await, "VDU1");
+    assert_eq!(original.len(), 2);
+    let members = env.group_members(&vnf.id, "VDU1_scale_group").await;
+    assert_eq!(members.len(), 2, "{members:?}");
+
+    // Scale out by two steps: both new VNFCs report failure.
+    let op = env
+        .lcm
+        .scale(
+            &vnf.id,
+            serde_json::from_value(
+                json!({"type": "SCALE_OUT", "aspectId": "VDU1_scale", "numberOfSteps": 2}),
+            )
+            .unwrap(),
+        )
+        .await
+        .unwrap();
+    let failed = env
+        .done_answering(
+            op,
+            "FAILURE",
+            "health check of the new VNFC failed",
+            &mut answered,
+        )
+        .await;
+    assert_eq!(failed.operation_state, LcmOperationStateType::FailedTemp);
+    assert_eq!(answered.len(), 4, "the new VNFCs were created");
+    let detail = detail(&failed);
+    assert!(
+        detail.contains("is UPDATE_FAILED")
+            && detail.contains("resource `ready` (CREATE_FAILED)")
+            && detail.contains("health check of the new VNFC failed"),
+        "{detail}"
+    );
+    let (status, nfv) = env.stack(&vnf.id).await.unwrap();
+    assert_eq!(status, "UPDATE_FAILED");
+    assert_eq!(nfv["VDU"]["VDU1"]["desired_capacity"], 4);
+    let grown = env.group_members(&vnf.id, "VDU1_scale_group").await;
+    assert_eq!(grown.len(), 4, "{grown:?}");
+    assert!(
+        members.keys().all(|m| grown.contains_key(m)),
+        "{members:?} {grown:?}"
+    );
+
+    // Rollback: the failed members go, the original ones stay untouched.
+    let op = env.lcm.rollback(&failed.id).await.unwrap();
+    let rolled = env.done(op).await;
+    assert_eq!(
+        rolled.operation_state,
+        LcmOperationStateType::RolledBack,
+        "{:?}",
+        rolled.error
+    );
+    let (status, nfv) = env.stack(&vnf.id).await.unwrap();
+    assert_eq!(status, "UPDATE_COMPLETE");
+    assert_eq!(nfv["VDU"]["VDU1"]["desired_capacity"], 2);
+    // The same two members (same nested stacks), healthy.
+    let kept = env.group_members(&vnf.id, "VDU1_scale_group").await;
+    assert!(kept.keys().eq(members.keys()), "{members:?} {kept:?}");
+    assert!(kept.values().all(|s| s.ends_with("_COMPLETE")), "{kept:?}");
+    let after = of_vdu(&env.instance(&vnf.id).await, "VDU1");
+    assert_eq!(ids(&after), ids(&original));
+    for v in &after {
+        let o = original.iter().find(|o| o.id == v.id).unwrap();
+        assert_eq!(
+            v.compute_resource.resource_id,
+            o.compute_resource.resource_id
+        );
+    }
+
+    let op = env
+        .lcm
+        .terminate(
+            &vnf.id,
+            serde_json::from_value(json!({"terminationType": "FORCEFUL"})).unwrap(),
+        )
+        .await
+        .unwrap();
+    env.completed(op).await;
+    assert!(env.stack(&vnf.id).await.is_none());
+    env.lcm.shutdown(Duration::from_secs(5)).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rollbacks_of_ext_conn_and_package_changes_restore_parameters_and_templates_on_real_heat() {
+    let Some(cloud) = Cloud::from_env(
+        "rollbacks_of_ext_conn_and_package_changes_restore_parameters_and_templates_on_real_heat",
+    ) else {
+        return;
+    };
+    let env = env(cloud.clone()).await;
+    let vnf = env.create("vnfd-heat-netcheck").await;
+    let op = env
+        .lcm
+        .instantiate(
+            &vnf.id,
+            serde_json::from_value(support::instantiate_request(&cloud)).unwrap(),
+        )
+        .await
+        .unwrap();
+    env.completed(op).await;
+    let (_, nfv_before) = env.stack(&vnf.id).await.unwrap();
+    assert_eq!(nfv_before["CP"]["VDU2_CP1"]["network"], "net-ext-1");
+    let template_before = env.template(&vnf.id).await;
+    let vnfcs_before = ids(&vnfcs(&env.instance(&vnf.id).await));
+
+    // Move VDU2_CP1 to a network the cloud refuses: the update fails on the port check.
+    let op = env
+        .lcm
+        .change_ext_conn(
+            &vnf.id,
+            serde_json::from_value(json!({"extVirtualLinks": [
+                {"id": "ext-9", "resourceId": "net-unreachable", "extCps": [
+                    {"cpdId": "VDU2_CP1", "cpConfig": {"VDU2_CP1_1": {"cpProtocolData": [
+                        {"layerProtocol": "IP_OVER_ETHERNET", "ipOverEthernet": {"ipAddresses": [
+                            {"type": "IPV4", "fixedAddresses": ["10.10.9.9"]}]}}]}}}]}
+            ]}))
+            .unwrap(),
+        )
+        .await
+        .unwrap();
+    let failed = env.done(op).await;
+    assert_eq!(failed.operation_state, LcmOperationStateType::FailedTemp);
+    let d = detail(&failed);
+    assert!(
+        d.contains("resource `VDU2_CP1_check`")
+            && d.contains("Test Resource failed VDU2_CP1_check"),
+        "{d}"
+    );
+    // Heat holds the new parameters: the rollback has something to undo.
+    let (status, nfv) = env.stack(&vnf.id).await.unwrap();
+    assert_eq!(status, "UPDATE_FAILED");
+    assert_eq!(nfv["CP"]["VDU2_CP1"]["network"], "net-unreachable");
+
+    let op = env.lcm.rollback(&failed.id).await.unwrap();
+    let rolled = env.done(op).await;
+    assert_eq!(
+        rolled.operation_state,
+        LcmOperationStateType::RolledBack,
+        "{:?}",
+        rolled.error
+    );
+    let (status, nfv) = env.stack(&vnf.id).await.unwrap();
+    assert_eq!(status, "UPDATE_COMPLETE");
+    assert_eq!(nfv["CP"], nfv_before["CP"]);
+    assert_eq!(nfv["CP"]["VDU2_CP1"]["network"], "net-ext-1");
+    assert_eq!(
+        nfv["CP"]["VDU2_CP1"]["fixed_ips"][0]["ip_address"],
+        "10.10.0.50"
+    );
+    let inst = env.instance(&vnf.id).await;
+    let links = inst
+        .instantiated_vnf_info
+        .as_ref()
+        .and_then(|i| i.ext_virtual_link_info.clone())
+        .unwrap();
+    assert_eq!(
+        links
+            .iter()
+            .map(|l| l.resource_handle.resource_id.as_str())
+            .collect::<Vec<_>>(),
+        vec!["net-ext-1"]
+    );
+
+    // A package change whose template fails, then its rollback: the previous template (with
+    // its network check, which the new package does not have) is back.
+    let op = env
+        .lcm
+        .change_vnfpkg(
+            &vnf.id,
+            serde_json::from_value(json!({"vnfdId": "vnfd-heat-fail"})).unwrap(),
+        )
+        .await
+        .unwrap();
+    let failed = env.done(op).await;
+    assert_eq!(failed.operation_state, LcmOperationStateType::FailedTemp);
+    let d = detail(&failed);
+    assert!(d.contains("resource `VNF_config`"), "{d}");
+    let during = env.template(&vnf.id).await;
+    assert!(during["resources"].get("VNF_config").is_some(), "{during}");
+    assert!(
+        during["resources"].get("VDU2_CP1_check").is_none(),
+        "{during}"
+    );
+
+    let op = env.lcm.rollback(&failed.id).await.unwrap();
+    let rolled = env.done(op).await;
+    assert_eq!(
+        rolled.operation_state,
+        LcmOperationStateType::RolledBack,
+        "{:?}",
+        rolled.error
+    );
+    let (status, nfv) = env.stack(&vnf.id).await.unwrap();
+    assert_eq!(status, "UPDATE_COMPLETE");
+    assert_eq!(nfv["CP"], nfv_before["CP"]);
+    assert_eq!(env.template(&vnf.id).await, template_before);
+    let top: BTreeSet<(String, String)> = env
+        .resources(&vnf.id, 0)
+        .await
+        .into_iter()
+        .map(|r| (r.resource_name, r.resource_status))
+        .collect();
+    assert!(
+        top.iter()
+            .any(|(n, s)| n == "VDU2_CP1_check" && s.ends_with("_COMPLETE")),
+        "{top:?}"
+    );
+    assert!(!top.iter().any(|(n, _)| n == "VNF_config"), "{top:?}");
+    let inst = env.instance(&vnf.id).await;
+    assert_eq!(inst.vnfd_id.as_str(), "vnfd-heat-netcheck");
+    assert_eq!(ids(&vnfcs(&inst)), vnfcs_before);
+
+    let op = env
+        .lcm
+        .terminate(
+            &vnf.id,
+            serde_json::from_value(json!({"terminationType": "FORCEFUL"})).unwrap(),
+        )
+        .await
+        .unwrap();
+    env.completed(op).await;
+    env.lcm.shutdown(Duration::from_secs(5)).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn operate_on_a_stack_without_servers_changes_nothing_on_real_heat() {
+    let Some(cloud) =
+        Cloud::from_env("operate_on_a_stack_without_servers_changes_nothing_on_real_heat")
+    else {
+        return;
+    };
+    let env = env(cloud.clone()).await;
+    let vnf = env.create("vnfd-heat-serverless").await;
+    let op = env
+        .lcm
+        .instantiate(
+            &vnf.id,
+            serde_json::from_value(support::instantiate_request(&cloud)).unwrap(),
+        )
+        .await
+        .unwrap();
+    env.completed(op).await;
+    let before = env.resources(&vnf.id, 5).await;
+    assert!(
+        !before.iter().any(|r| r.resource_type == "OS::Nova::Server"),
+        "{before:?}"
+    );
+    let show = || async {
+        let session = env.session();
+        let control = RunControl::with_timeout(Duration::from_secs(60));
+        let heat = Heat::connect(&session, &control, env.driver.config().poll.clone())
+            .await
+            .unwrap();
+        heat.find(&env.driver.stack_name(vnf.id.as_str()))
+            .await
+            .unwrap()
+            .unwrap()
+    };
+    let stack_before = show().await;
+
+    // The test cloud has no compute service: operate must not need one for a VNF without
+    // servers (nor wait the graceful period for nothing).
+    let op = env
+        .lcm
+        .operate(
+            &vnf.id,
+            serde_json::from_value(json!({"changeStateTo": "STOPPED", "stopType": "GRACEFUL",
+                                           "gracefulStopTimeout": 3600}))
+            .unwrap(),
+        )
+        .await
+        .unwrap();
+    let done = env.completed(op).await;
+    assert!(
+        done.resource_changes
+            .as_ref()
+            .and_then(|r| r.affected_vnfcs.as_ref())
+            .is_none_or(Vec::is_empty),
+        "{:?}",
+        done.resource_changes
+    );
+    let stack_after = show().await;
+    assert_eq!(stack_after.id, stack_before.id);
+    assert_eq!(stack_after.stack_status, stack_before.stack_status);
+    assert_eq!(stack_after.updated_time, stack_before.updated_time);
+    assert_eq!(stack_after.parameters, stack_before.parameters);
+    let after = env.resources(&vnf.id, 5).await;
+    let physical = |rs: &[HeatResource]| {
+        rs.iter()
+            .map(|r| (r.resource_name.clone(), r.physical_resource_id.clone()))
+            .collect::<BTreeSet<_>>()
+    };
+    assert_eq!(physical(&after), physical(&before));
+    let inst = env.instance(&vnf.id).await;
+    assert_eq!(
+        inst.instantiated_vnf_info.as_ref().map(|i| i.vnf_state),
+        Some(vnfm_types::VnfOperationalState::Stopped)
+    );
+
+    let op = env
+        .lcm
+        .terminate(
+            &vnf.id,
+            serde_json::from_value(json!({"terminationType": "FORCEFUL"})).unwrap(),
+        )
+        .await
+        .unwrap();
+    env.completed(op).await;
     env.lcm.shutdown(Duration::from_secs(5)).await;
 }
 

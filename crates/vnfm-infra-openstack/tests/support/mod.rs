@@ -246,3 +246,61 @@ pub fn instantiate_request(cloud: &Cloud) -> Value {
         ]
     })
 }
+
+/// The package files from a top template and VDU1's nested template.
+pub fn package_from(top: String, vdu1: String) -> MemArtifacts {
+    MemArtifacts::new()
+        .with("BaseHOT/simple/heat_test.yaml", top)
+        .with("BaseHOT/simple/nested/VDU1_nested.yaml", vdu1)
+}
+
+/// VDU1's nested template with a readiness check: each member waits for a signal on its
+/// `ready_handle` (what a VM's boot script sends when the VNFC is up); a `FAILURE` signal
+/// fails the member, as a VM that does not come up does. Heat needs its stack user domain for
+/// the handle (`scripts/test-env/openstack.sh` sets it up).
+pub fn vdu1_with_readiness_check() -> String {
+    format!(
+        r#"{VDU1_HOT}  ready_handle:
+    type: OS::Heat::WaitConditionHandle
+  ready:
+    type: OS::Heat::WaitCondition
+    depends_on: VDU1
+    properties:
+      handle: {{ get_resource: ready_handle }}
+      timeout: 600
+"#
+    )
+}
+
+/// The top template with a check of VDU2_CP1's network that fails for `net-unreachable` (as
+/// Neutron refuses a port on a network it does not have).
+pub fn top_with_network_check() -> String {
+    format!(
+        r#"{}  VDU2_CP1_check:
+    type: OS::Heat::TestResource
+    properties:
+      value: {{ get_param: [ nfv, CP, VDU2_CP1, network ] }}
+      fail: {{ yaql: {{ expression: "$.data.net = 'net-unreachable'", data: {{ net: {{ get_param: [ nfv, CP, VDU2_CP1, network ] }} }} }} }}
+"#,
+        // yaql needs a newer template version than the base's.
+        TOP_HOT.replace("2013-05-23", "2016-10-14")
+    )
+}
+
+/// A top template with no server: only the internal network (a VNF whose VDUs the template
+/// does not deploy, e.g. all scaled to zero elsewhere).
+pub const SERVERLESS_HOT: &str = r#"heat_template_version: 2013-05-23
+description: Test VNF without servers
+parameters:
+  nfv:
+    type: json
+resources:
+  internalVL1:
+    type: OS::Neutron::Net
+  internalVL1_subnet:
+    type: OS::Neutron::Subnet
+    properties:
+      network: { get_resource: internalVL1 }
+      cidr: 192.168.3.0/24
+      ip_version: 4
+"#;
