@@ -8,7 +8,7 @@ use std::sync::Mutex;
 
 use kube::api::{
     Api, ApiResource, DeleteParams, DynamicObject, GroupVersionKind, ListParams, Patch,
-    PatchParams, PostParams, PropagationPolicy,
+    PatchParams, PostParams, Preconditions, PropagationPolicy,
 };
 use kube::discovery::Scope;
 use serde_json::Value;
@@ -176,6 +176,45 @@ impl Cluster {
             .patch(p.name(), &PatchParams::default(), &Patch::Merge(patch))
             .await
             .map_err(|e| self.err(e, &format!("updating {}", p.display())))
+    }
+
+    /// A JSON merge patch that applies only while the object is still at
+    /// `resource_version` (the API server answers 409 Conflict otherwise).
+    pub async fn merge_at(
+        &self,
+        p: &Planned,
+        resource_version: &str,
+        patch: &Value,
+    ) -> Result<DynamicObject, KubeError> {
+        let mut patch = patch.clone();
+        if !patch.get("metadata").is_some_and(Value::is_object) {
+            patch["metadata"] = Value::Object(Default::default());
+        }
+        patch["metadata"]["resourceVersion"] = Value::String(resource_version.to_string());
+        self.merge(p, &patch).await
+    }
+
+    /// Deletes `p` (background propagation) only while it is still at `resource_version`
+    /// (409 Conflict otherwise); `false` when it was already gone.
+    pub async fn delete_at(&self, p: &Planned, resource_version: &str) -> Result<bool, KubeError> {
+        let kind = self.kind_of(p).await?;
+        let params = DeleteParams {
+            propagation_policy: Some(PropagationPolicy::Background),
+            preconditions: Some(Preconditions {
+                resource_version: Some(resource_version.to_string()),
+                uid: None,
+            }),
+            ..DeleteParams::default()
+        };
+        match self
+            .api(&kind, p.namespace())
+            .delete(p.name(), &params)
+            .await
+        {
+            Ok(_) => Ok(true),
+            Err(kube::Error::Api(s)) if s.code == 404 => Ok(false),
+            Err(e) => Err(self.err(e, &format!("deleting {}", p.display()))),
+        }
     }
 
     /// Creates a request-like object (a review, a binding); the answer is returned.

@@ -15,11 +15,12 @@ use std::time::Duration;
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
+use vnfm_descriptor::Flavour;
 use vnfm_driver_api::{
     DriverError, HealScope, InfraDriver, InfraOutcome, InfraRequest, InfraStep, InstanceResources,
     ResolvedVim, RunControl,
 };
-use vnfm_types::{OperationParams, TerminationType};
+use vnfm_types::{OperationParams, StopType, TerminationType, VnfOperationalState};
 
 use crate::KubeError;
 use crate::access::ClusterAccess;
@@ -27,6 +28,7 @@ use crate::asd::placement_check;
 use crate::cluster::Cluster;
 use crate::helm::{HelmBinary, HelmRenderer};
 use crate::inventory;
+use crate::order::{is_scalable, is_workload};
 use crate::plan::{
     self, INSTANCE_LABEL, MANAGED_BY, PERSISTENT_LABEL, Planned, RenderInput, SHARED_LABEL,
     USER_ANNOTATION_PREFIX, asd_of, dns_name, label_value,
@@ -51,6 +53,9 @@ pub struct DriverState {
     pub namespace_created: bool,
     /// The VNFD the objects come from.
     pub vnfd_id: String,
+    /// The deployment flavour the objects were rendered for.
+    #[serde(default)]
+    pub flavour_id: String,
     /// Helm release name (`.Release.Name` of rendered charts).
     pub release: String,
     /// The `additionalParams` the objects were rendered with (placeholder values).
@@ -59,15 +64,46 @@ pub struct DriverState {
     /// Instances per VDU.
     #[serde(default)]
     pub counts: BTreeMap<String, u32>,
+    /// The manifest files (`lcm-kubernetes-def-files`) the objects were rendered from, in
+    /// order: a package change that names no files renders these from the new package.
+    /// Empty when the objects come from the VDU-bound manifests or a chart alone.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub def_files: Vec<String>,
     /// The objects, in apply order (Secrets without their data).
     #[serde(default)]
     pub objects: Vec<Planned>,
+    /// The workloads a stop scaled to zero, with the replicas a start restores; empty while
+    /// the VNF is started.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stopped: Vec<StoppedWorkload>,
     /// The objects before the last package change, for its rollback.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub previous: Option<Box<Snapshot>>,
     /// Placement warnings of the last instantiation.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
+}
+
+/// A workload scaled to zero replicas by operate STOPPED.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StoppedWorkload {
+    /// `Deployment`, `StatefulSet` or `ReplicaSet`.
+    pub kind: String,
+    /// Its namespace.
+    pub namespace: String,
+    /// Its name.
+    pub name: String,
+    /// The replicas it had, restored by operate STARTED.
+    pub replicas: u32,
+}
+
+impl StoppedWorkload {
+    fn is(&self, p: &Planned) -> bool {
+        p.kind() == self.kind
+            && p.namespace().unwrap_or("") == self.namespace
+            && p.name() == self.name
+    }
 }
 
 /// The objects of one package version.
@@ -79,6 +115,9 @@ pub struct Snapshot {
     /// Its parameters.
     #[serde(default)]
     pub params: Map<String, Value>,
+    /// Its manifest files ([`DriverState::def_files`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub def_files: Vec<String>,
     /// Its objects.
     pub objects: Vec<Planned>,
 }
@@ -162,6 +201,8 @@ struct Ctx<'a> {
     vim: &'a ResolvedVim,
     cluster: Cluster,
     instance_id: String,
+    /// How long deleted objects may take to be gone.
+    delete_timeout: Duration,
 }
 
 impl KubernetesDriver {
@@ -177,6 +218,7 @@ impl KubernetesDriver {
             vim,
             cluster: Cluster::connect(access)?,
             instance_id: req.instance.id.to_string(),
+            delete_timeout: self.delete_timeout,
         })
     }
 
@@ -444,13 +486,86 @@ impl Ctx<'_> {
             // Its data is not recorded; the live object is left as it is.
             return Ok(());
         }
-        self.cluster.apply(p).await?;
         if p.shared {
-            let key = format!("{USER_ANNOTATION_PREFIX}{}", label_value(&self.instance_id));
-            self.cluster
-                .merge(p, &json!({"metadata": {"annotations": {key: "true"}}}))
-                .await?;
+            return self.acquire_shared(p).await;
         }
+        self.cluster.apply(p).await?;
+        Ok(())
+    }
+
+    /// The annotation that records this instance as a user of a shared network.
+    fn user_key(&self) -> String {
+        format!("{USER_ANNOTATION_PREFIX}{}", label_value(&self.instance_id))
+    }
+
+    /// Makes sure the shared network `p` exists and records this instance as one of its
+    /// users. Instances register and release concurrently, so the user annotation is written
+    /// with the resourceVersion just read as a precondition, and the whole exchange is
+    /// retried when another user changed (409) or deleted (404) the network meanwhile.
+    async fn acquire_shared(&self, p: &Planned) -> Result<(), KubeError> {
+        let key = self.user_key();
+        for attempt in 0..SHARED_ATTEMPTS {
+            check(&self.req.control, "registering a shared network user")?;
+            // Create it, or bring its configuration up to date (every user applies the same).
+            let live = self.cluster.apply(p).await?;
+            if live.metadata.deletion_timestamp.is_some() {
+                self.wait_replaced(p, &live).await?;
+                continue;
+            }
+            if live
+                .metadata
+                .annotations
+                .as_ref()
+                .is_some_and(|a| a.contains_key(&key))
+            {
+                return Ok(());
+            }
+            let rv = live.metadata.resource_version.clone().unwrap_or_default();
+            let patch = json!({"metadata": {"annotations": {key.as_str(): "true"}}});
+            match self.cluster.merge_at(p, &rv, &patch).await {
+                Ok(o) if o.metadata.deletion_timestamp.is_some() => {
+                    // Another instance released it as its last user just before: it is going.
+                    self.wait_replaced(p, &o).await?;
+                }
+                Ok(_) => return Ok(()),
+                Err(e) if e.is_status(409) || e.is_status(404) => {
+                    tracing::debug!(object = %p.display(), attempt, "shared network changed meanwhile; retrying");
+                    backoff(&self.instance_id, attempt).await;
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        Err(shared_conflict(p, "registering this instance as a user of"))
+    }
+
+    /// Waits until a shared network that is being deleted is gone.
+    async fn wait_replaced(
+        &self,
+        p: &Planned,
+        live: &kube::api::DynamicObject,
+    ) -> Result<(), KubeError> {
+        let uid = live.metadata.uid.clone().unwrap_or_default();
+        wait_gone(
+            &self.cluster,
+            &[(p.clone(), uid)],
+            self.delete_timeout,
+            &self.req.control,
+        )
+        .await
+    }
+
+    /// Sets the replicas of workload `p`: in its applied configuration (server-side apply),
+    /// or, for a workload a HorizontalPodAutoscaler owns (whose configuration leaves replicas
+    /// to it), with a merge patch, as the autoscaler itself does.
+    async fn set_replicas(&self, p: &mut Planned, replicas: u32) -> Result<(), KubeError> {
+        if p.hpa.is_some() {
+            self.cluster
+                .merge(p, &json!({"spec": {"replicas": replicas}}))
+                .await?;
+            return Ok(());
+        }
+        p.object["spec"]["replicas"] = json!(replicas);
+        self.cluster.apply(p).await?;
         Ok(())
     }
 
@@ -480,11 +595,19 @@ impl Ctx<'_> {
                     kept.push(p.clone());
                     continue;
                 }
-                if p.shared && !self.release_shared(p).await? {
+                if p.shared {
+                    if let Some(deleted) = self.release_shared(p).await? {
+                        gone.push(deleted);
+                    }
                     continue;
                 }
                 match self.cluster.delete(p, grace).await {
-                    Ok(Some(uid)) => gone.push((p.clone(), uid)),
+                    Ok(Some(uid)) => {
+                        gone.push((p.clone(), uid));
+                        if grace.is_some() {
+                            self.delete_pods_of(p, grace).await?;
+                        }
+                    }
                     Ok(None) => {}
                     Err(KubeError::UnknownKind { .. }) => {}
                     Err(e) => return Err(e),
@@ -497,34 +620,99 @@ impl Ctx<'_> {
         Ok(kept)
     }
 
-    /// Removes this instance from a shared network's users; `true` when it was the last.
-    async fn release_shared(&self, p: &Planned) -> Result<bool, KubeError> {
-        let Some(live) = self.cluster.get(p).await.or_else(|e| match e {
-            KubeError::UnknownKind { .. } => Ok(None),
-            e => Err(e),
-        })?
-        else {
-            return Ok(false);
+    /// Deletes the pods of workload `p` with `grace` seconds. The grace period of a
+    /// workload's own deletion does not reach its pods (the garbage collector deletes them
+    /// with their default one), so a terminate that asks for one gives it to them directly.
+    async fn delete_pods_of(&self, p: &Planned, grace: Option<u32>) -> Result<(), KubeError> {
+        let template = match (p.group(), p.kind()) {
+            ("batch", "CronJob") => "/spec/jobTemplate/spec/template/metadata/labels",
+            _ if is_workload(p.group(), p.kind()) && p.kind() != "Pod" => {
+                "/spec/template/metadata/labels"
+            }
+            _ => return Ok(()),
         };
-        let key = format!("{USER_ANNOTATION_PREFIX}{}", label_value(&self.instance_id));
-        let others = live
-            .metadata
-            .annotations
-            .unwrap_or_default()
-            .keys()
-            .filter(|k| k.starts_with(USER_ANNOTATION_PREFIX) && **k != key)
-            .count();
-        if others > 0 {
-            self.cluster
-                .merge(p, &json!({"metadata": {"annotations": {key: null}}}))
-                .await?;
-            return Ok(false);
+        let Some(labels) = p.object.pointer(template).and_then(Value::as_object) else {
+            return Ok(());
+        };
+        // The template's labels include the instance label: only this instance's pods match.
+        let selector: Vec<String> = labels
+            .iter()
+            .filter_map(|(k, v)| v.as_str().map(|v| format!("{k}={v}")))
+            .collect();
+        let (Some(ns), false) = (p.namespace(), selector.is_empty()) else {
+            return Ok(());
+        };
+        let pod_kind = self.cluster.pod_kind().await?;
+        for pod in self
+            .cluster
+            .list(&pod_kind, Some(ns), &selector.join(","))
+            .await?
+        {
+            let name = pod.metadata.name.unwrap_or_default();
+            self.cluster.delete_pod(ns, &name, grace).await?;
         }
-        Ok(true)
+        Ok(())
+    }
+
+    /// Removes this instance from a shared network's users and deletes the network when no
+    /// other user is left; the deleted network and its uid, to wait for. Both writes carry the
+    /// resourceVersion just read as a precondition: a user registering meanwhile makes them
+    /// fail with 409, and the decision is taken again on what the cluster holds then.
+    async fn release_shared(&self, p: &Planned) -> Result<Option<(Planned, String)>, KubeError> {
+        let key = self.user_key();
+        for attempt in 0..SHARED_ATTEMPTS {
+            check(&self.req.control, "releasing a shared network")?;
+            let live = match self.cluster.get(p).await {
+                Ok(Some(l)) => l,
+                Ok(None) | Err(KubeError::UnknownKind { .. }) => return Ok(None),
+                Err(e) => return Err(e),
+            };
+            if live.metadata.deletion_timestamp.is_some() {
+                return Ok(None);
+            }
+            let annotations = live.metadata.annotations.clone().unwrap_or_default();
+            let others = annotations
+                .keys()
+                .filter(|k| k.starts_with(USER_ANNOTATION_PREFIX) && **k != key)
+                .count();
+            let rv = live.metadata.resource_version.clone().unwrap_or_default();
+            let written = if others > 0 {
+                if !annotations.contains_key(&key) {
+                    return Ok(None);
+                }
+                let patch = json!({"metadata": {"annotations": {key.as_str(): null}}});
+                self.cluster.merge_at(p, &rv, &patch).await.map(|_| None)
+            } else {
+                let uid = live.metadata.uid.clone().unwrap_or_default();
+                self.cluster
+                    .delete_at(p, &rv)
+                    .await
+                    .map(|deleted| deleted.then(|| (p.clone(), uid)))
+            };
+            match written {
+                Ok(done) => return Ok(done),
+                Err(e) if e.is_status(404) => return Ok(None),
+                Err(e) if e.is_status(409) => {
+                    tracing::debug!(object = %p.display(), attempt, "shared network changed meanwhile; retrying");
+                    backoff(&self.instance_id, attempt).await;
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        Err(shared_conflict(p, "releasing this instance's use of"))
+    }
+
+    /// The flavour the instance's objects were rendered for (the step's, for states that do
+    /// not record it).
+    fn flavour_of(&self, state: &DriverState) -> Option<&Flavour> {
+        Some(state.flavour_id.as_str())
+            .filter(|f| !f.is_empty())
+            .and_then(|f| self.req.vnfd.flavour(f))
+            .or_else(|| self.req.flavour().ok())
     }
 
     async fn inventory(&self, state: &DriverState) -> Result<InstanceResources, KubeError> {
-        let flavour = self.req.flavour().ok();
+        let flavour = self.flavour_of(state);
         let storages = |vdu: &str| -> Vec<String> {
             flavour
                 .and_then(|f| f.vdu(vdu))
@@ -571,10 +759,21 @@ impl Ctx<'_> {
         release: &str,
         counts: BTreeMap<String, u32>,
     ) -> RenderInput<'b> {
+        self.render_input_for(self.req.flavour().ok(), params, namespace, release, counts)
+    }
+
+    fn render_input_for<'b>(
+        &'b self,
+        flavour: Option<&'b Flavour>,
+        params: Map<String, Value>,
+        namespace: &str,
+        release: &str,
+        counts: BTreeMap<String, u32>,
+    ) -> RenderInput<'b> {
         RenderInput {
             params,
             vnfd: Some(&self.req.vnfd),
-            flavour: self.req.flavour().ok(),
+            flavour,
             instance_id: self.instance_id.clone(),
             instance_name: self
                 .req
@@ -622,10 +821,13 @@ impl KubernetesDriver {
             namespace,
             namespace_created,
             vnfd_id: req.vnfd.descriptor_id.clone(),
+            flavour_id: req.flavour_id.clone(),
             release,
+            def_files: plan::string_list(&params, "lcm-kubernetes-def-files")?.unwrap_or_default(),
             params: without_sources(&params),
             counts: target.vdu_instances.clone(),
             objects,
+            stopped: Vec::new(),
             previous: None,
             warnings,
         };
@@ -742,6 +944,18 @@ impl KubernetesDriver {
         }
         changed.sort();
         changed.dedup();
+        // A stopped workload stays at zero: its new count is what a start restores.
+        changed.retain(|&i| {
+            let p = &mut state.objects[i];
+            let Some(w) = state.stopped.iter_mut().find(|w| w.is(p)) else {
+                return true;
+            };
+            if let Some(n) = p.object.pointer("/spec/replicas").and_then(Value::as_u64) {
+                w.replicas = u32::try_from(n).unwrap_or(u32::MAX);
+            }
+            p.object["spec"]["replicas"] = json!(0);
+            false
+        });
         let timeout = self.ready_timeout(&state.params);
         for &i in &changed {
             check(&req.control, "scaling")?;
@@ -855,10 +1069,11 @@ impl KubernetesDriver {
             let resources = ctx.inventory(&state).await?;
             return Ok(ctx.outcome(resources, Some(&state)));
         }
+        refuse_while_stopped(&state, "changing its package")?;
         let change_params = params_of(req);
-        let (desired, params) = self.changed_objects(&ctx, &state, &change_params).await?;
-        let timeout = self.ready_timeout(&params);
-        let mut desired = desired;
+        let change = self.changed_objects(&ctx, &state, &change_params).await?;
+        let timeout = self.ready_timeout(&change.params);
+        let mut desired = change.objects;
         ctx.resolve_scopes(&mut desired).await?;
         ctx.ownership(&desired).await?;
         let prune = not_in(&state.objects, &desired);
@@ -867,28 +1082,59 @@ impl KubernetesDriver {
         let previous = Snapshot {
             vnfd_id: state.vnfd_id.clone(),
             params: state.params.clone(),
+            def_files: state.def_files.clone(),
             objects: state.objects.clone(),
         };
         state.previous = Some(Box::new(previous));
         state.objects = desired;
-        state.params = params;
+        state.params = change.params;
+        state.def_files = change.def_files;
         state.vnfd_id = to_vnfd_id.to_string();
         let resources = ctx.inventory(&state).await?;
         Ok(ctx.outcome(resources, Some(&state)))
     }
 
-    /// The objects after a package change: a new chart, or manifests given for the change,
-    /// replace the objects they name (and the workloads of the VDUs they cover); without new
-    /// sources the new VNFD's VDU-bound manifests replace everything.
+    /// The objects after a package change. Manifests given for the change replace the objects
+    /// they name (and the workloads of the VDUs they cover) and leave the others as they are.
+    /// Without files of its own, the change renders what the instance was deployed from out
+    /// of the new package: the manifest files recorded at instantiation (each must be in the
+    /// new package: one that is not fails the step before anything is applied) and the chart;
+    /// with neither recorded, the new VNFD's VDU-bound manifests. Those replace everything.
     async fn changed_objects(
         &self,
         ctx: &Ctx<'_>,
         state: &DriverState,
         change_params: &Map<String, Value>,
-    ) -> Result<(Vec<Planned>, Map<String, Value>), KubeError> {
+    ) -> Result<Changed, KubeError> {
         let mut params = state.params.clone();
         for (k, v) in change_params {
             params.insert(k.clone(), v.clone());
+        }
+        let given = plan::string_list(change_params, "lcm-kubernetes-def-files")?;
+        if given.is_none() && !state.def_files.is_empty() {
+            let missing: Vec<String> = state
+                .def_files
+                .iter()
+                .filter_map(|f| {
+                    ctx.req
+                        .artifacts
+                        .read(f)
+                        .err()
+                        .map(|e| format!("`{f}` ({e})"))
+                })
+                .collect();
+            if !missing.is_empty() {
+                return Err(KubeError::input(format!(
+                    "the package change names no lcm-kubernetes-def-files, so the manifest files the instance was deployed from ({}) are read from the new package (VNFD {}), which lacks {}: add them to the package, or list the files to deploy in the change request's additionalParams.lcm-kubernetes-def-files; nothing was changed",
+                    state.def_files.join(", "),
+                    ctx.req.vnfd.descriptor_id,
+                    missing.join(", ")
+                )));
+            }
+            params.insert(
+                "lcm-kubernetes-def-files".into(),
+                json!(state.def_files.clone()),
+            );
         }
         let input = ctx.render_input(
             params.clone(),
@@ -897,37 +1143,60 @@ impl KubernetesDriver {
             state.counts.clone(),
         );
         let new = plan::render(&input, &*ctx.req.artifacts, self.helm.as_deref()).await?;
-        let partial = change_params.contains_key("lcm-kubernetes-def-files");
-        let desired = if partial {
-            let new_vdus: Vec<(&str, plan::Identity)> = new
-                .iter()
-                .filter_map(|p| p.vdu.as_deref().map(|v| (v, p.identity())))
-                .collect();
-            let mut out: Vec<Planned> = Vec::new();
-            for old in &state.objects {
-                if let Some(n) = new.iter().find(|n| n.identity() == old.identity()) {
-                    out.push(n.clone());
-                } else if old.vdu.as_deref().is_some_and(|v| {
-                    new_vdus
-                        .iter()
-                        .any(|(nv, id)| *nv == v && *id != old.identity())
-                }) {
-                    // The VDU's workload is replaced by one with another name.
-                } else {
-                    out.push(old.clone());
-                }
-            }
-            for n in &new {
-                if !out.iter().any(|o| o.identity() == n.identity()) {
-                    out.push(n.clone());
-                }
-            }
-            out.sort_by_key(|p| (p.stage, p.tier));
-            out
-        } else {
-            new
+        let Some(given) = given else {
+            return Ok(Changed {
+                objects: new,
+                params: without_sources(&params),
+                def_files: state.def_files.clone(),
+            });
         };
-        Ok((desired, without_sources(&params)))
+        let new_vdus: Vec<(&str, plan::Identity)> = new
+            .iter()
+            .filter_map(|p| p.vdu.as_deref().map(|v| (v, p.identity())))
+            .collect();
+        let mut out: Vec<Planned> = Vec::new();
+        for old in &state.objects {
+            if let Some(n) = new.iter().find(|n| n.identity() == old.identity()) {
+                out.push(n.clone());
+            } else if old.vdu.as_deref().is_some_and(|v| {
+                new_vdus
+                    .iter()
+                    .any(|(nv, id)| *nv == v && *id != old.identity())
+            }) {
+                // The VDU's workload is replaced by one with another name.
+            } else {
+                out.push(old.clone());
+            }
+        }
+        for n in &new {
+            if !out.iter().any(|o| o.identity() == n.identity()) {
+                out.push(n.clone());
+            }
+        }
+        out.sort_by_key(|p| (p.stage, p.tier));
+        // The files the objects now come from: the recorded ones that still contribute, then
+        // the change's. An instance deployed from VDU-bound manifests keeps none recorded.
+        let def_files = if state.def_files.is_empty() {
+            Vec::new()
+        } else {
+            let mut files: Vec<String> = state
+                .def_files
+                .iter()
+                .filter(|f| out.iter().any(|o| o.source == **f))
+                .cloned()
+                .collect();
+            for f in given {
+                if !files.contains(&f) {
+                    files.push(f);
+                }
+            }
+            files
+        };
+        Ok(Changed {
+            objects: out,
+            params: without_sources(&params),
+            def_files,
+        })
     }
 
     async fn rollback_change_vnfpkg_inner(
@@ -948,7 +1217,8 @@ impl KubernetesDriver {
             // again.
             let change_params = params_of(req);
             let attempted = match self.changed_objects(&ctx, &state, &change_params).await {
-                Ok((mut o, _)) => {
+                Ok(c) => {
+                    let mut o = c.objects;
                     ctx.resolve_scopes(&mut o).await?;
                     o
                 }
@@ -962,6 +1232,7 @@ impl KubernetesDriver {
             let current = std::mem::take(&mut state.objects);
             state.vnfd_id = prev.vnfd_id;
             state.params = prev.params;
+            state.def_files = prev.def_files;
             (prev.objects, current)
         } else {
             return Err(KubeError::input(format!(
@@ -991,6 +1262,229 @@ impl KubernetesDriver {
         }
         ctx.delete(&ours, None, true, self.delete_timeout).await?;
         state.objects = restore;
+        let resources = ctx.inventory(&state).await?;
+        Ok(ctx.outcome(resources, Some(&state)))
+    }
+
+    async fn operate_inner(&self, req: &InfraRequest) -> Result<InfraOutcome, KubeError> {
+        let InfraStep::Operate {
+            change_state_to,
+            stop_type,
+            graceful_stop_timeout_seconds,
+            vnfc_resource_ids,
+        } = &req.step
+        else {
+            return Err(KubeError::input("operate was called with another step"));
+        };
+        if !vnfc_resource_ids.is_empty() {
+            return Err(KubeError::input(format!(
+                "operating single VNFCs ({}) is not supported for CNFs: a pod of a Deployment, StatefulSet or ReplicaSet cannot be stopped on its own (its controller replaces it); operate the whole VNF (no vnfcInstanceId)",
+                vnfc_resource_ids.join(", ")
+            )));
+        }
+        let ctx = self.connect(req)?;
+        let mut state = require_state(req)?;
+        match change_state_to {
+            VnfOperationalState::Stopped => {
+                let grace = match stop_type {
+                    Some(StopType::Forceful) => Some(0),
+                    Some(StopType::Graceful) => *graceful_stop_timeout_seconds,
+                    None => None,
+                };
+                self.stop(&ctx, &mut state, grace).await?;
+            }
+            VnfOperationalState::Started => self.start(&ctx, &mut state).await?,
+        }
+        let resources = ctx.inventory(&state).await?;
+        let mut out = ctx.outcome(resources, Some(&state));
+        out.vnf_state = Some(*change_state_to);
+        Ok(out)
+    }
+
+    /// Scales every workload with replicas to zero (recording the replicas it had), deletes
+    /// the instance's pods with `grace` seconds, and waits until they are gone. Refused before
+    /// anything changes when a workload cannot be scaled to zero.
+    async fn stop(
+        &self,
+        ctx: &Ctx<'_>,
+        state: &mut DriverState,
+        grace: Option<u32>,
+    ) -> Result<(), KubeError> {
+        let unstoppable: Vec<String> = state
+            .objects
+            .iter()
+            .filter(|p| is_workload(p.group(), p.kind()) && !is_scalable(p.group(), p.kind()))
+            .map(Planned::display)
+            .collect();
+        if !unstoppable.is_empty() {
+            return Err(KubeError::input(format!(
+                "the VNF cannot be stopped: {} run pods that cannot be scaled to zero (only Deployment, StatefulSet and ReplicaSet workloads can be stopped); nothing was changed",
+                unstoppable.join(", ")
+            )));
+        }
+        let workloads: Vec<usize> = (0..state.objects.len())
+            .filter(|&i| is_scalable(state.objects[i].group(), state.objects[i].kind()))
+            .collect();
+        for &i in &workloads {
+            check(&ctx.req.control, "stopping workloads")?;
+            if !state.stopped.iter().any(|w| w.is(&state.objects[i])) {
+                let replicas = self.replicas_to_restore(ctx, state, i).await?;
+                let p = &state.objects[i];
+                state.stopped.push(StoppedWorkload {
+                    kind: p.kind().to_string(),
+                    namespace: p.namespace().unwrap_or("").to_string(),
+                    name: p.name().to_string(),
+                    replicas,
+                });
+            }
+            ctx.set_replicas(&mut state.objects[i], 0).await?;
+        }
+        // The controllers remove the pods with their own grace period; deleting them as well
+        // gives them the one the request asked for.
+        let selector = format!("{INSTANCE_LABEL}={}", label_value(&ctx.instance_id));
+        let pod_kind = ctx.cluster.pod_kind().await?;
+        let mut gone = Vec::new();
+        for pod in ctx
+            .cluster
+            .list(&pod_kind, Some(&state.namespace), &selector)
+            .await?
+        {
+            check(&ctx.req.control, "stopping pods")?;
+            let name = pod.metadata.name.clone().unwrap_or_default();
+            if let Some(uid) = ctx
+                .cluster
+                .delete_pod(&state.namespace, &name, grace)
+                .await?
+            {
+                gone.push((reference("v1", "Pod", Some(&state.namespace), &name), uid));
+            }
+        }
+        wait_gone(&ctx.cluster, &gone, self.delete_timeout, &ctx.req.control).await?;
+        let stopped: Vec<Planned> = workloads
+            .iter()
+            .map(|&i| state.objects[i].clone())
+            .collect();
+        wait_ready(
+            &ctx.cluster,
+            &stopped,
+            &ctx.instance_id,
+            self.ready_timeout(&state.params),
+            &ctx.req.control,
+        )
+        .await
+    }
+
+    /// The replicas a start gives back to workload `i`: its planned count, or for a workload
+    /// an autoscaler owns, the replicas it has now (the autoscaler's minimum when it has none).
+    async fn replicas_to_restore(
+        &self,
+        ctx: &Ctx<'_>,
+        state: &DriverState,
+        i: usize,
+    ) -> Result<u32, KubeError> {
+        let p = &state.objects[i];
+        let as_u32 = |v: u64| u32::try_from(v).unwrap_or(u32::MAX);
+        let Some(hpa) = &p.hpa else {
+            return Ok(p
+                .object
+                .pointer("/spec/replicas")
+                .and_then(Value::as_u64)
+                .map_or(1, as_u32));
+        };
+        let live = ctx
+            .cluster
+            .get(p)
+            .await?
+            .and_then(|o| o.data.pointer("/spec/replicas").and_then(Value::as_u64))
+            .filter(|n| *n > 0);
+        let minimum = state
+            .objects
+            .iter()
+            .find(|o| o.kind() == "HorizontalPodAutoscaler" && o.name() == hpa)
+            .and_then(|o| {
+                o.object
+                    .pointer("/spec/minReplicas")
+                    .and_then(Value::as_u64)
+            })
+            .unwrap_or(1);
+        Ok(as_u32(live.unwrap_or(minimum)))
+    }
+
+    /// Gives the stopped workloads their recorded replicas back and waits until they are
+    /// ready. Starting a VNF that is not stopped changes nothing.
+    async fn start(&self, ctx: &Ctx<'_>, state: &mut DriverState) -> Result<(), KubeError> {
+        let mut started = Vec::new();
+        for w in state.stopped.clone() {
+            check(&ctx.req.control, "starting workloads")?;
+            let Some(i) = state.objects.iter().position(|p| w.is(p)) else {
+                continue;
+            };
+            ctx.set_replicas(&mut state.objects[i], w.replicas).await?;
+            started.push(state.objects[i].clone());
+        }
+        wait_ready(
+            &ctx.cluster,
+            &started,
+            &ctx.instance_id,
+            self.ready_timeout(&state.params),
+            &ctx.req.control,
+        )
+        .await?;
+        state.stopped.clear();
+        Ok(())
+    }
+
+    async fn change_flavour_inner(&self, req: &InfraRequest) -> Result<InfraOutcome, KubeError> {
+        let InfraStep::ChangeFlavour { target, .. } = &req.step else {
+            return Err(KubeError::input(
+                "change_flavour was called with another step",
+            ));
+        };
+        let ctx = self.connect(req)?;
+        let mut state = require_state(req)?;
+        if state.flavour_id == target.flavour_id {
+            // Already changed (a retried step).
+            let resources = ctx.inventory(&state).await?;
+            return Ok(ctx.outcome(resources, Some(&state)));
+        }
+        refuse_while_stopped(&state, "changing its flavour")?;
+        let flavour = req.vnfd.flavour(&target.flavour_id).ok_or_else(|| {
+            KubeError::input(format!(
+                "the VNFD {} has no flavour `{}`",
+                req.vnfd.descriptor_id, target.flavour_id
+            ))
+        })?;
+        // The request's manifests, else the new flavour's VDU-bound ones; a chart recorded at
+        // instantiation is rendered again with the new counts.
+        let mut params = state.params.clone();
+        for (k, v) in params_of(req) {
+            params.insert(k, v);
+        }
+        let def_files = plan::string_list(&params, "lcm-kubernetes-def-files")?.unwrap_or_default();
+        let input = ctx.render_input_for(
+            Some(flavour),
+            params.clone(),
+            &state.namespace,
+            &state.release,
+            target.vdu_instances.clone(),
+        );
+        let mut desired = plan::render(&input, &*req.artifacts, self.helm.as_deref()).await?;
+        check(&req.control, "change_flavour")?;
+        ctx.resolve_scopes(&mut desired).await?;
+        ctx.ownership(&desired).await?;
+        let prune = not_in(&state.objects, &desired);
+        ctx.apply(&mut desired, self.ready_timeout(&params), false)
+            .await?;
+        ctx.delete(&prune, None, true, self.delete_timeout).await?;
+        state.objects = desired;
+        state.params = without_sources(&params);
+        state.def_files = def_files;
+        state.counts = target.vdu_instances.clone();
+        state.flavour_id = target.flavour_id.clone();
+        // The objects before the change are another flavour's: no package rollback returns to
+        // them.
+        state.previous = None;
+        state.warnings.clear();
         let resources = ctx.inventory(&state).await?;
         Ok(ctx.outcome(resources, Some(&state)))
     }
@@ -1066,6 +1560,61 @@ impl KubernetesDriver {
     }
 }
 
+/// Why external connectivity is not changed on Kubernetes.
+const EXT_CONN_WHY: &str = "a CNF's external connectivity is made of the Services, Ingresses and network attachments of its manifests, which extVirtualLinks do not describe; change the package (CHANGE_VNFPKG) with updated manifests instead";
+
+/// What a package change deploys.
+struct Changed {
+    /// The objects, in apply order.
+    objects: Vec<Planned>,
+    /// The parameters to record (without the operation's sources).
+    params: Map<String, Value>,
+    /// The manifest files to record.
+    def_files: Vec<String>,
+}
+
+/// Refuses a change while the VNF is stopped: its rendering would start the workloads.
+fn refuse_while_stopped(state: &DriverState, doing: &str) -> Result<(), KubeError> {
+    if state.stopped.is_empty() {
+        return Ok(());
+    }
+    Err(KubeError::input(format!(
+        "the VNF is stopped ({} scaled to zero): start it (operate STARTED) before {doing}",
+        state
+            .stopped
+            .iter()
+            .map(|w| format!("{} {}/{}", w.kind, w.namespace, w.name))
+            .collect::<Vec<_>>()
+            .join(", ")
+    )))
+}
+
+/// How many times a conditional write to a shared network is tried before giving up.
+const SHARED_ATTEMPTS: u32 = 25;
+
+/// Waits before retrying a conflicting write: growing with the attempt, spread by instance so
+/// that instances racing for the same object do not retry in lockstep.
+async fn backoff(instance_id: &str, attempt: u32) {
+    use sha2::Digest;
+    let spread = u64::from(sha2::Sha256::digest(instance_id.as_bytes())[0] % 8);
+    let base = 5u64 << attempt.min(5);
+    tokio::time::sleep(Duration::from_millis(
+        base + spread * (1 + u64::from(attempt.min(5))),
+    ))
+    .await;
+}
+
+fn shared_conflict(p: &Planned, doing: &str) -> KubeError {
+    KubeError::Api {
+        doing: format!("{doing} the shared {}", p.display()),
+        code: 409,
+        reason: "Conflict".into(),
+        message: format!(
+            "other instances changed it {SHARED_ATTEMPTS} times in a row while this one tried; retry the operation"
+        ),
+    }
+}
+
 /// The objects of `from` that `to` does not have.
 fn not_in(from: &[Planned], to: &[Planned]) -> Vec<Planned> {
     from.iter()
@@ -1111,6 +1660,31 @@ impl InfraDriver for KubernetesDriver {
 
     async fn heal(&self, req: &InfraRequest) -> Result<InfraOutcome, DriverError> {
         self.heal_inner(req).await.map_err(Into::into)
+    }
+
+    async fn operate(&self, req: &InfraRequest) -> Result<InfraOutcome, DriverError> {
+        self.operate_inner(req).await.map_err(Into::into)
+    }
+
+    async fn change_flavour(&self, req: &InfraRequest) -> Result<InfraOutcome, DriverError> {
+        self.change_flavour_inner(req).await.map_err(Into::into)
+    }
+
+    async fn change_ext_conn(&self, req: &InfraRequest) -> Result<InfraOutcome, DriverError> {
+        Err(
+            DriverError::unsupported(self.name(), req.step.operation().name())
+                .in_context(EXT_CONN_WHY),
+        )
+    }
+
+    async fn rollback_change_ext_conn(
+        &self,
+        req: &InfraRequest,
+    ) -> Result<InfraOutcome, DriverError> {
+        Err(
+            DriverError::unsupported(self.name(), req.step.operation().name())
+                .in_context(EXT_CONN_WHY),
+        )
     }
 
     async fn change_vnfpkg(&self, req: &InfraRequest) -> Result<InfraOutcome, DriverError> {

@@ -145,6 +145,11 @@ impl KubeError {
         KubeError::Input(message.into())
     }
 
+    /// Whether this is the API server's answer `code` (404 Not Found, 409 Conflict, ...).
+    pub fn is_status(&self, code: u16) -> bool {
+        matches!(self, KubeError::Api { code: c, .. } if *c == code)
+    }
+
     /// A [`KubeError::Manifest`].
     pub fn manifest(file: impl Into<String>, message: impl Into<String>) -> Self {
         KubeError::Manifest {

@@ -39,6 +39,8 @@ pub mod plan;
 pub mod ready;
 
 pub use asd::asd_vnfd;
-pub use driver::{DriverState, HELM_VIM_TYPE, KUBERNETES_VIM_TYPE, KubernetesDriver, Snapshot};
+pub use driver::{
+    DriverState, HELM_VIM_TYPE, KUBERNETES_VIM_TYPE, KubernetesDriver, Snapshot, StoppedWorkload,
+};
 pub use error::KubeError;
 pub use helm::{ChartRequest, ChartSource, HelmBinary, HelmLibrary, HelmRenderer};

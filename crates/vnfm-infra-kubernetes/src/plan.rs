@@ -273,7 +273,10 @@ fn read_text(files: &dyn ArtifactSource, path: &str) -> Result<String, KubeError
     String::from_utf8(bytes).map_err(|_| KubeError::manifest(path, "is not UTF-8 text"))
 }
 
-fn string_list(params: &Map<String, Value>, key: &str) -> Result<Option<Vec<String>>, KubeError> {
+pub(crate) fn string_list(
+    params: &Map<String, Value>,
+    key: &str,
+) -> Result<Option<Vec<String>>, KubeError> {
     match params.get(key) {
         None | Some(Value::Null) => Ok(None),
         Some(Value::Array(a)) => a

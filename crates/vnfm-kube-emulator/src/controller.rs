@@ -3,12 +3,12 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
 use crate::registry::ResourceType;
-use crate::store::{Store, TypeKey, WriteError, not_found};
+use crate::store::{Store, Terminating, TypeKey, WriteError, not_found};
 use crate::util::{LabelSelector, now_rfc3339, short_hash};
 use crate::{EmulatorConfig, Hooks, Shared, lock};
 
@@ -141,10 +141,23 @@ pub(crate) fn delete_object(
         .get(&tk, ns, name)
         .cloned()
         .ok_or_else(|| not_found(rt, name))?;
+    let is_pod = rt.group.is_empty() && rt.kind == "Pod";
     if deleting(&obj) {
-        if rt.kind == "Pod" && grace == Some(0) {
+        if is_pod && grace == Some(0) {
             let gone = st.remove(&tk, ns, name).unwrap_or(obj);
             return Ok((200, gone));
+        }
+        // A shorter grace period than the one running shortens it, as the API server does.
+        let current = int(&obj, "/metadata/deletionGracePeriodSeconds");
+        if is_pod && let Some(g) = grace.filter(|g| *g < current) {
+            let mut shorter = obj.clone();
+            shorter["metadata"]["deletionGracePeriodSeconds"] = json!(g);
+            let kill_at = Instant::now() + Duration::from_secs(g.max(0) as u64);
+            if let Some(t) = st.deleting_at.get_mut(&uid(&obj)) {
+                t.kill_at = t.kill_at.min(kill_at);
+            }
+            let out = st.put(&tk, shorter);
+            return Ok((200, out));
         }
         return Ok((200, obj));
     }
@@ -170,9 +183,18 @@ pub(crate) fn delete_object(
         let out = st.put(&tk, marked);
         return Ok((200, out));
     }
-    if rt.group.is_empty() && rt.kind == "Pod" && grace != Some(0) {
-        marked["metadata"]["deletionGracePeriodSeconds"] = json!(grace.unwrap_or(30));
-        st.deleting_at.insert(uid(&obj), Instant::now());
+    if is_pod && grace != Some(0) {
+        // Without a grace period in the request, the pod's own applies (30 s by default).
+        let g = grace
+            .or_else(|| {
+                obj.pointer("/spec/terminationGracePeriodSeconds")
+                    .and_then(Value::as_i64)
+            })
+            .unwrap_or(30)
+            .max(0);
+        marked["metadata"]["deletionGracePeriodSeconds"] = json!(g);
+        st.deleting_at
+            .insert(uid(&obj), Terminating::new(Duration::from_secs(g as u64)));
         let out = st.put(&tk, marked);
         return Ok((200, out));
     }
@@ -394,7 +416,9 @@ fn namespaces(st: &mut Store) {
                 if !deleting(&o) {
                     let mut p = o.clone();
                     p["metadata"]["deletionTimestamp"] = json!(now_rfc3339());
-                    st.deleting_at.insert(uid(&o), Instant::now());
+                    p["metadata"]["deletionGracePeriodSeconds"] = json!(30);
+                    st.deleting_at
+                        .insert(uid(&o), Terminating::new(Duration::from_secs(30)));
                     st.put(&k, p);
                 }
             } else {
@@ -471,10 +495,12 @@ fn pods(st: &mut Store, hooks: &Hooks, cfg: &EmulatorConfig, index: &Index) {
     for p in st.list(&tk, None) {
         let id = uid(&p);
         if deleting(&p) {
-            let due = st
-                .deleting_at
-                .get(&id)
-                .is_none_or(|t| t.elapsed() >= cfg.termination_delay);
+            // Containers exit after the termination delay, or are killed when the grace
+            // period ends, whichever comes first.
+            let due = st.deleting_at.get(&id).is_none_or(|t| {
+                let now = Instant::now();
+                now >= t.since + cfg.termination_delay || now >= t.kill_at
+            });
             if due {
                 st.remove(&tk, &ns(&p), &name(&p));
             }

@@ -41,7 +41,7 @@ mod util;
 use std::collections::BTreeSet;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use tokio::sync::{Notify, broadcast, watch};
@@ -152,6 +152,21 @@ pub struct LogEntry {
     pub code: u16,
 }
 
+/// One watch event the emulator emitted: what every open watch on the object's resource
+/// received, and when.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WatchEvent {
+    /// `ADDED`, `MODIFIED` or `DELETED`.
+    pub event_type: String,
+    /// The resourceVersion of the change.
+    pub resource_version: u64,
+    /// The object after the change (the last state, for `DELETED`).
+    pub object: Value,
+    /// When the event was handed to the watches (the status write that made an object ready
+    /// is published at this instant); `None` for a change not published yet.
+    pub published: Option<Instant>,
+}
+
 impl LogEntry {
     /// `Kind/name` or `Kind/namespace/name`.
     pub fn object(&self) -> String {
@@ -207,6 +222,8 @@ impl Shared {
         let result = f(&mut store);
         let changed = !store.pending.is_empty();
         for c in store.pending.drain(..) {
+            // Stamped right before the watches get it: the instant a watch event is emitted.
+            let _ = c.published.set(std::time::Instant::now());
             // No receiver is fine: nobody is watching.
             let _ = self.tx.send(c);
         }
@@ -277,6 +294,12 @@ impl Emulator {
             .await
             .map_err(EmulatorError::Bind)?;
         let addr = listener.local_addr().map_err(EmulatorError::Bind)?;
+        // As a real API server does: small writes (one watch event) leave at once instead of
+        // waiting for the client's delayed acknowledgement of the previous one.
+        use axum::serve::ListenerExt;
+        let listener = listener.tap_io(|tcp| {
+            let _ = tcp.set_nodelay(true);
+        });
         Ok(Self::serve(listener, addr, "http", config))
     }
 
@@ -446,6 +469,46 @@ impl Emulator {
             .unwrap_or_default()
     }
 
+    /// The watch events of `kind` at `api_version`, oldest first, restricted to `namespace`
+    /// and `name` when given: the emulator keeps the last 50 000 changes of the cluster (what
+    /// a watch resuming from an old resourceVersion replays). Tests read when an object became
+    /// ready, or every state a shared object went through.
+    pub fn events(
+        &self,
+        api_version: &str,
+        kind: &str,
+        namespace: Option<&str>,
+        name: Option<&str>,
+    ) -> Vec<WatchEvent> {
+        let store = self.shared.store();
+        let Some(key) = store
+            .registry
+            .by_kind(api_version, kind)
+            .map(ResourceType::storage_key)
+        else {
+            return Vec::new();
+        };
+        let field = |o: &Value, f: &str| {
+            o.pointer(&format!("/metadata/{f}"))
+                .and_then(Value::as_str)
+                .map(String::from)
+        };
+        store
+            .history()
+            .filter(|c| c.key == key)
+            .filter(|c| {
+                namespace.is_none_or(|n| field(&c.object, "namespace").as_deref() == Some(n))
+            })
+            .filter(|c| name.is_none_or(|n| field(&c.object, "name").as_deref() == Some(n)))
+            .map(|c| WatchEvent {
+                event_type: c.kind.to_string(),
+                resource_version: c.rv,
+                object: c.object.clone(),
+                published: c.published.get().copied(),
+            })
+            .collect()
+    }
+
     /// Every stored object carrying label `key=value`, as `Kind/namespace/name`.
     pub fn labelled(&self, key: &str, value: &str) -> Vec<String> {
         let store = self.shared.store();
@@ -499,5 +562,83 @@ impl Emulator {
 impl Drop for Emulator {
     fn drop(&mut self) {
         self.stop();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pod(name: &str) -> Value {
+        json!({"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": name, "namespace": "default"},
+            "spec": {"containers": [{"name": "c", "image": "nginx"}]}})
+    }
+
+    /// Deletes pod `name` the way `DELETE` does, with `grace` seconds.
+    fn delete_pod(emu: &Emulator, name: &str, grace: Option<i64>) {
+        let shared = &emu.shared;
+        let rt = shared
+            .store()
+            .registry
+            .by_kind("v1", "Pod")
+            .cloned()
+            .expect("pods");
+        shared
+            .write(|s| controller::delete_object(s, &rt, "default", name, "Background", grace))
+            .expect("delete");
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_shorter_grace_period_ends_a_slow_termination_and_events_record_it() {
+        // Containers that take a minute to exit: only the grace period ends them sooner.
+        let emu = Emulator::start(EmulatorConfig {
+            ready_delay: Duration::ZERO,
+            termination_delay: Duration::from_secs(60),
+            ..EmulatorConfig::default()
+        })
+        .await
+        .expect("emulator");
+        emu.put_object(pod("slow")).expect("pod");
+        emu.put_object(pod("quick")).expect("pod");
+        delete_pod(&emu, "slow", None);
+        delete_pod(&emu, "quick", None);
+        // A second delete with one second shortens the 30 s default of `quick`.
+        delete_pod(&emu, "quick", Some(1));
+        let started = Instant::now();
+        while emu.object("v1", "Pod", Some("default"), "quick").is_some() {
+            assert!(started.elapsed() < Duration::from_secs(20), "never removed");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        assert!(
+            emu.object("v1", "Pod", Some("default"), "slow").is_some(),
+            "a pod deleted without a shorter grace period is still terminating"
+        );
+        let events = emu.events("v1", "Pod", Some("default"), Some("quick"));
+        let graces: Vec<Value> = events
+            .iter()
+            .map(|e| e.object["metadata"]["deletionGracePeriodSeconds"].clone())
+            .collect();
+        assert!(
+            graces.contains(&json!(30)) && graces.contains(&json!(1)),
+            "{graces:?}"
+        );
+        assert_eq!(
+            events.last().map(|e| e.event_type.as_str()),
+            Some("DELETED")
+        );
+        // Every event was handed to the watches, in resourceVersion order.
+        assert!(events.iter().all(|e| e.published.is_some()));
+        assert!(
+            events
+                .windows(2)
+                .all(|w| w[0].resource_version < w[1].resource_version
+                    && w[0].published <= w[1].published)
+        );
+        assert!(
+            emu.events("v1", "Pod", Some("default"), Some("none"))
+                .is_empty()
+        );
+        assert!(emu.events("v9", "Nothing", None, None).is_empty());
     }
 }

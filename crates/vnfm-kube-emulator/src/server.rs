@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 use tokio::sync::broadcast::error::RecvError;
 
 use crate::registry::ResourceType;
-use crate::store::{WriteError, not_found};
+use crate::store::{WriteError, check_preconditions, not_found};
 use crate::util::{FieldSelector, LabelSelector, merge_patch};
 use crate::{LogEntry, Shared};
 
@@ -554,7 +554,8 @@ fn patch(
                         .cloned()
                         .ok_or_else(|| not_found(rt, name))?;
                     merge_patch(&mut cur, &patch);
-                    s.update(rt, ns, name, cur, &manager, status_only, false)
+                    // A resourceVersion in the patch is a precondition.
+                    s.update(rt, ns, name, cur, &manager, status_only, true)
                 })
                 .map(|o| (200, o))
         }
@@ -592,7 +593,17 @@ fn delete(
         .get("gracePeriodSeconds")
         .and_then(Value::as_i64)
         .or_else(|| query.get("gracePeriodSeconds").and_then(|g| g.parse().ok()));
-    shared.write(|s| crate::controller::delete_object(s, rt, &ns_key(rt, ns), name, &policy, grace))
+    let precondition = |k: &str| {
+        opts.pointer(&format!("/preconditions/{k}"))
+            .and_then(Value::as_str)
+            .map(String::from)
+    };
+    let (rv, uid) = (precondition("resourceVersion"), precondition("uid"));
+    let ns = ns_key(rt, ns);
+    shared.write(|s| {
+        check_preconditions(s, rt, &ns, name, rv.as_deref(), uid.as_deref())?;
+        crate::controller::delete_object(s, rt, &ns, name, &policy, grace)
+    })
 }
 
 fn delete_collection(

@@ -3,7 +3,7 @@
 //! ownership, updates, merge patches, deletion with finalizers).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
 use serde_json::{Map, Value, json};
@@ -33,6 +33,8 @@ pub struct Change {
     pub key: TypeKey,
     /// The object after the change (before it, for `DELETED`, with the new resourceVersion).
     pub object: Value,
+    /// When the change was handed to the open watches (set once, at publication).
+    pub published: OnceLock<Instant>,
 }
 
 /// A failed write, as an HTTP status and a `Status` reason.
@@ -71,8 +73,28 @@ pub struct Store {
     pub(crate) pending: Vec<Arc<Change>>,
     /// When each object (by uid) was created, for the controller's delays.
     pub created_at: HashMap<String, Instant>,
-    /// When each object (by uid) was marked for deletion.
-    pub deleting_at: HashMap<String, Instant>,
+    /// Pods (by uid) marked for deletion: since when, and when their grace period ends.
+    pub deleting_at: HashMap<String, Terminating>,
+}
+
+/// A terminating pod's clock.
+#[derive(Debug, Clone, Copy)]
+pub struct Terminating {
+    /// When it was marked for deletion.
+    pub since: Instant,
+    /// When its grace period ends (it is removed then at the latest).
+    pub kill_at: Instant,
+}
+
+impl Terminating {
+    /// Marked now, with `grace` to terminate.
+    pub fn new(grace: std::time::Duration) -> Self {
+        let since = Instant::now();
+        Terminating {
+            since,
+            kill_at: since + grace,
+        }
+    }
 }
 
 impl Default for Store {
@@ -137,6 +159,11 @@ impl Store {
         self.history.front().map_or(self.rv, |c| c.rv - 1)
     }
 
+    /// Every change still held for resuming watches, oldest first.
+    pub fn history(&self) -> impl Iterator<Item = &Arc<Change>> {
+        self.history.iter()
+    }
+
     /// Changes after `rv`, oldest first.
     pub fn changes_since(&self, rv: u64) -> Vec<Arc<Change>> {
         self.history.iter().filter(|c| c.rv > rv).cloned().collect()
@@ -148,6 +175,7 @@ impl Store {
             kind,
             key: key.clone(),
             object,
+            published: OnceLock::new(),
         });
         self.history.push_back(change.clone());
         while self.history.len() > HISTORY {
@@ -375,7 +403,18 @@ impl Store {
         } else {
             String::new()
         };
-        let Some(existing) = self.get(&key, &ns_str, name).cloned() else {
+        let existing = self.get(&key, &ns_str, name).cloned();
+        // A resourceVersion in the applied configuration is a precondition.
+        if let Some(rv) = meta(&config, "resourceVersion") {
+            match &existing {
+                None => return Err(not_found(rt, name)),
+                Some(e) if meta(e, "resourceVersion") != Some(rv) => {
+                    return Err(modified(rt, name));
+                }
+                Some(_) => {}
+            }
+        }
+        let Some(existing) = existing else {
             if status_only {
                 return Err(not_found(rt, name));
             }
@@ -482,14 +521,7 @@ impl Store {
             && let Some(rv) = meta(&next, "resourceVersion")
             && Some(rv) != meta(&existing, "resourceVersion")
         {
-            return Err(WriteError::new(
-                409,
-                "Conflict",
-                format!(
-                    "Operation cannot be fulfilled on {} \"{name}\": the object has been modified; please apply your changes to the latest version and try again",
-                    rt.plural
-                ),
-            ));
+            return Err(modified(rt, name));
         }
         let mut merged = if status_only {
             let mut e = existing.clone();
@@ -577,14 +609,72 @@ fn is_pod(key: &TypeKey) -> bool {
     key.0.is_empty() && key.1 == "pods"
 }
 
-/// The `NotFound` error for `name`.
-pub fn not_found(rt: &ResourceType, name: &str) -> WriteError {
-    let group = if rt.group.is_empty() {
+/// Checks the preconditions of a `DELETE` (`DeleteOptions.preconditions`): the object must
+/// still have this resourceVersion and uid, else `409 Conflict`.
+pub fn check_preconditions(
+    store: &Store,
+    rt: &ResourceType,
+    ns: &str,
+    name: &str,
+    resource_version: Option<&str>,
+    uid: Option<&str>,
+) -> Result<(), WriteError> {
+    let obj = store
+        .get(&rt.storage_key(), ns, name)
+        .ok_or_else(|| not_found(rt, name))?;
+    let cannot = |what: &str, want: &str, have: &str, hint: &str| {
+        WriteError::new(
+            409,
+            "Conflict",
+            format!(
+                "Operation cannot be fulfilled on {} \"{name}\": Precondition failed: the {what} in the precondition ({want}) does not match the {what} in record ({have}). The object might have been {hint}",
+                qualified(rt)
+            ),
+        )
+    };
+    if let Some(want) = resource_version {
+        let have = meta(obj, "resourceVersion").unwrap_or_default();
+        if want != have {
+            return Err(cannot("ResourceVersion", want, &have, "modified"));
+        }
+    }
+    if let Some(want) = uid {
+        let have = meta(obj, "uid").unwrap_or_default();
+        if want != have {
+            return Err(cannot("UID", want, &have, "deleted and then recreated"));
+        }
+    }
+    Ok(())
+}
+
+/// `plural.group` (`plural` for the core group), as the API server names resources.
+fn qualified(rt: &ResourceType) -> String {
+    if rt.group.is_empty() {
         rt.plural.clone()
     } else {
         format!("{}.{}", rt.plural, rt.group)
-    };
-    WriteError::new(404, "NotFound", format!("{group} \"{name}\" not found"))
+    }
+}
+
+/// The `Conflict` of a write whose resourceVersion precondition no longer holds.
+pub fn modified(rt: &ResourceType, name: &str) -> WriteError {
+    WriteError::new(
+        409,
+        "Conflict",
+        format!(
+            "Operation cannot be fulfilled on {} \"{name}\": the object has been modified; please apply your changes to the latest version and try again",
+            qualified(rt)
+        ),
+    )
+}
+
+/// The `NotFound` error for `name`.
+pub fn not_found(rt: &ResourceType, name: &str) -> WriteError {
+    WriteError::new(
+        404,
+        "NotFound",
+        format!("{} \"{name}\" not found", qualified(rt)),
+    )
 }
 
 fn strip_meta(v: &Value) -> Value {
@@ -784,6 +874,67 @@ mod tests {
             .apply(&rt, Some("ns"), "web", dep(3, "nginx"), "b", true, false)
             .unwrap();
         assert_eq!(o["spec"]["replicas"], 3);
+    }
+
+    #[test]
+    fn a_resource_version_in_an_apply_or_a_delete_is_a_precondition() {
+        let mut s = Store::new();
+        let rt = deployments(&s);
+        let (o, _) = s
+            .apply(&rt, Some("ns"), "web", dep(1, "nginx"), "a", false, false)
+            .unwrap();
+        let rv = o["metadata"]["resourceVersion"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        // The current resourceVersion: applied.
+        let mut c = dep(2, "nginx");
+        c["metadata"]["resourceVersion"] = json!(rv);
+        let (o, _) = s
+            .apply(&rt, Some("ns"), "web", c, "a", true, false)
+            .unwrap();
+        let now = o["metadata"]["resourceVersion"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        assert_ne!(now, rv);
+        // A stale one: 409 Conflict, nothing written.
+        let mut c = dep(3, "nginx");
+        c["metadata"]["resourceVersion"] = json!(rv);
+        let e = s
+            .apply(&rt, Some("ns"), "web", c, "a", true, false)
+            .unwrap_err();
+        assert_eq!((e.code, e.reason), (409, "Conflict"));
+        assert!(e.message.contains("has been modified"), "{}", e.message);
+        assert_eq!(
+            s.get(&rt.storage_key(), "ns", "web").unwrap()["spec"]["replicas"],
+            2
+        );
+        // On an object that does not exist: 404.
+        let mut c = dep(1, "nginx");
+        c["metadata"]["name"] = json!("other");
+        c["metadata"]["resourceVersion"] = json!("1");
+        let e = s
+            .apply(&rt, Some("ns"), "other", c, "a", true, false)
+            .unwrap_err();
+        assert_eq!(e.code, 404);
+        // Delete preconditions.
+        let e = check_preconditions(&s, &rt, "ns", "web", Some(&rv), None).unwrap_err();
+        assert_eq!((e.code, e.reason), (409, "Conflict"));
+        assert!(
+            e.message.contains(&format!("({rv})")) && e.message.contains(&format!("({now})")),
+            "{}",
+            e.message
+        );
+        let e = check_preconditions(&s, &rt, "ns", "web", None, Some("nope")).unwrap_err();
+        assert!(e.message.contains("UID"), "{}", e.message);
+        check_preconditions(&s, &rt, "ns", "web", Some(&now), None).unwrap();
+        assert_eq!(
+            check_preconditions(&s, &rt, "ns", "gone", Some(&now), None)
+                .unwrap_err()
+                .code,
+            404
+        );
     }
 
     #[test]

@@ -52,6 +52,8 @@ impl TlsListener {
                     tokio::time::sleep(Duration::from_millis(50)).await;
                     continue;
                 };
+                // Watch events leave at once (see `Emulator::start_on`).
+                let _ = stream.set_nodelay(true);
                 let acceptor = acceptor.clone();
                 let handed = tx.clone();
                 tokio::spawn(async move {

@@ -164,6 +164,12 @@ impl Call {
             LcmOperationType::ChangeVnfpkg => {
                 OperationParams::ChangeVnfpkg(serde_json::from_value(request).expect("req"))
             }
+            LcmOperationType::Operate => {
+                OperationParams::Operate(serde_json::from_value(request).expect("req"))
+            }
+            LcmOperationType::ChangeFlavour => {
+                OperationParams::ChangeFlavour(serde_json::from_value(request).expect("req"))
+            }
             _ => OperationParams::Other(Default::default()),
         };
         InfraRequest {

@@ -1,0 +1,903 @@
+//! Package changes that name no manifests, shared networks used by concurrent instances,
+//! operate (stop and start) and change of flavour, against the emulated API server.
+
+mod support;
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use support::*;
+use vnfm_driver_api::memory::MemArtifacts;
+use vnfm_driver_api::{InfraStep, ResourceTarget};
+use vnfm_infra_kubernetes::KubernetesDriver;
+use vnfm_kube_emulator::{Emulator, EmulatorConfig};
+use vnfm_types::{LcmOperationType as Op, StopType, TerminationType, VnfOperationalState, VnfdId};
+
+fn counts(c: &[(&str, u32)], flavour: &str) -> ResourceTarget {
+    ResourceTarget {
+        flavour_id: flavour.into(),
+        vdu_instances: c.iter().map(|(v, n)| (v.to_string(), *n)).collect(),
+        ..Default::default()
+    }
+}
+
+fn terminate() -> InfraStep {
+    InfraStep::Terminate {
+        termination_type: TerminationType::Forceful,
+        graceful_timeout_seconds: None,
+    }
+}
+
+fn forceful() -> Value {
+    json!({"terminationType": "FORCEFUL"})
+}
+
+/// A VNFD with one flavour `simple` whose VDUs are named after their workloads.
+fn vnfd(id: &str, vdus: &[(&str, &str)]) -> vnfm_descriptor::Vnfd {
+    let vdus: Vec<Value> = vdus
+        .iter()
+        .map(|(id, name)| {
+            json!({"id": id, "name": name, "kind": "osContainerDeployableUnit",
+                "nodeType": "tosca.nodes.nfv.Vdu.OsContainerDeployableUnit",
+                "minInstances": 0, "maxInstances": 3})
+        })
+        .collect();
+    serde_json::from_value(json!({
+        "descriptorId": id, "descriptorVersion": "1.0", "provider": "Acme", "productName": "CNF",
+        "softwareVersion": "1.0", "toscaDefinitionsVersion": "tosca_simple_yaml_1_3",
+        "vnfNodeType": "acme.CNF", "entryDefinitions": "Definitions/top.yaml",
+        "flavours": [{"id": "simple", "file": "Definitions/df.yaml", "vdus": vdus}]
+    }))
+    .expect("vnfd")
+}
+
+fn config_map(version: &str) -> String {
+    format!(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: web-config}}\ndata: {{version: \"{version}\"}}\n"
+    )
+}
+
+fn service(port: u16) -> String {
+    format!(
+        "apiVersion: v1\nkind: Service\nmetadata: {{name: web}}\nspec:\n  selector: {{app: web}}\n  ports: [{{port: {port}, targetPort: 80}}]\n"
+    )
+}
+
+fn web_deployment(image: &str, replicas: u32) -> String {
+    format!(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {{name: web}}\nspec:\n  replicas: {replicas}\n  selector: {{matchLabels: {{app: web}}}}\n  template:\n    metadata: {{labels: {{app: web}}}}\n    spec:\n      containers: [{{name: web, image: \"{image}\"}}]\n"
+    )
+}
+
+const DEF_FILES: [&str; 3] = [
+    "Files/kubernetes/config.yaml",
+    "Files/kubernetes/service.yaml",
+    "Files/kubernetes/deployment.yaml",
+];
+
+fn web_package(version: &str, port: u16, image: &str) -> Arc<MemArtifacts> {
+    Arc::new(
+        MemArtifacts::new()
+            .with(DEF_FILES[0], config_map(version))
+            .with(DEF_FILES[1], service(port))
+            .with(DEF_FILES[2], web_deployment(image, 1)),
+    )
+}
+
+fn image(emu: &Emulator, ns: &str, name: &str) -> Value {
+    emu.object("apps/v1", "Deployment", Some(ns), name)
+        .map(|d| d["spec"]["template"]["spec"]["containers"][0]["image"].clone())
+        .unwrap_or(Value::Null)
+}
+
+/// Every write request (apply, create, patch, update, delete) in the log.
+fn writes(emu: &Emulator) -> Vec<String> {
+    emu.log()
+        .iter()
+        .filter(|e| {
+            matches!(
+                e.verb.as_str(),
+                "apply" | "create" | "patch" | "update" | "delete" | "deletecollection"
+            )
+        })
+        .map(|e| format!("{} {}", e.verb, e.object()))
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_package_change_without_def_files_renders_the_recorded_files_from_the_new_package() {
+    let emu = emulator().await;
+    let d = driver();
+    let old = vnfd("vnfd-web-1", &[("VDU1", "web")]);
+    let mut call = Call::new(
+        old.clone(),
+        web_package("1", 80, "nginx:1.26"),
+        vim(&emu),
+        "inst-chg",
+    );
+    call.flavour = "simple".into();
+    call.run(
+        &d,
+        Op::Instantiate,
+        InfraStep::Instantiate {
+            target: counts(&[("VDU1", 1)], "simple"),
+        },
+        json!({"flavourId": "simple", "additionalParams": {
+            "lcm-kubernetes-def-files": DEF_FILES, "namespace": "chg"}}),
+    )
+    .await
+    .expect("instantiate");
+    assert_eq!(call.state["defFiles"], json!(DEF_FILES));
+    let uid = |kind: &str, name: &str| {
+        emu.object("v1", kind, Some("chg"), name)
+            .map(|o| o["metadata"]["uid"].clone())
+            .unwrap_or(Value::Null)
+    };
+    let (config_uid, service_uid) = (uid("ConfigMap", "web-config"), uid("Service", "web"));
+    let before_change = call.state.clone();
+
+    // The new package changes all three files; the request names none.
+    call.vnfd = Arc::new(vnfd("vnfd-web-2", &[("VDU1", "web")]));
+    call.files = web_package("2", 8080, "nginx:1.27");
+    emu.clear_log();
+    let out = call
+        .run(
+            &d,
+            Op::ChangeVnfpkg,
+            InfraStep::ChangeVnfpkg {
+                from_vnfd_id: VnfdId::new("vnfd-web-1"),
+                to_vnfd_id: VnfdId::new("vnfd-web-2"),
+            },
+            json!({"vnfdId": "vnfd-web-2", "additionalParams": {}}),
+        )
+        .await
+        .expect("change");
+    let cm = emu
+        .object("v1", "ConfigMap", Some("chg"), "web-config")
+        .expect("the ConfigMap survives");
+    assert_eq!(cm["data"]["version"], "2", "with the new package's content");
+    let svc = emu
+        .object("v1", "Service", Some("chg"), "web")
+        .expect("the Service survives");
+    assert_eq!(svc["spec"]["ports"][0]["port"], 8080);
+    assert_eq!(
+        (uid("ConfigMap", "web-config"), uid("Service", "web")),
+        (config_uid.clone(), service_uid.clone()),
+        "updated in place, not re-created"
+    );
+    let deleted = objects(&emu.log(), "delete");
+    assert!(
+        !deleted
+            .iter()
+            .any(|o| o.starts_with("ConfigMap/") || o.starts_with("Service/")),
+        "{deleted:?}"
+    );
+    assert_eq!(image(&emu, "chg", "web"), "nginx:1.27");
+    assert_eq!(pods_per_vdu(&out).get("VDU1"), Some(&1));
+    assert_eq!(call.state["vnfdId"], "vnfd-web-2");
+    assert_eq!(call.state["defFiles"], json!(DEF_FILES));
+
+    // A package without one of the recorded files: refused before anything is written.
+    let after_change = call.state.clone();
+    let snapshot = |emu: &Emulator| {
+        [
+            emu.object("v1", "ConfigMap", Some("chg"), "web-config"),
+            emu.object("v1", "Service", Some("chg"), "web"),
+            emu.object("apps/v1", "Deployment", Some("chg"), "web"),
+        ]
+    };
+    let cluster_before = snapshot(&emu);
+    call.vnfd = Arc::new(vnfd("vnfd-web-3", &[("VDU1", "web")]));
+    call.files = Arc::new(
+        MemArtifacts::new()
+            .with(DEF_FILES[0], config_map("3"))
+            .with(DEF_FILES[2], web_deployment("nginx:1.28", 1)),
+    );
+    emu.clear_log();
+    let change3 = json!({"vnfdId": "vnfd-web-3", "additionalParams": {}});
+    let err = call
+        .run(
+            &d,
+            Op::ChangeVnfpkg,
+            InfraStep::ChangeVnfpkg {
+                from_vnfd_id: VnfdId::new("vnfd-web-2"),
+                to_vnfd_id: VnfdId::new("vnfd-web-3"),
+            },
+            change3.clone(),
+        )
+        .await
+        .expect_err("missing file");
+    assert_eq!(err.kind(), "invalidInput", "{err}");
+    let text = err.to_string();
+    assert!(
+        text.contains("`Files/kubernetes/service.yaml`")
+            && !text.contains("`Files/kubernetes/config.yaml` (")
+            && text.contains("vnfd-web-3")
+            && text.contains("lcm-kubernetes-def-files"),
+        "{text}"
+    );
+    assert!(writes(&emu).is_empty(), "{:?}", writes(&emu));
+    assert_eq!(snapshot(&emu), cluster_before, "the cluster is unchanged");
+    assert_eq!(call.state, after_change);
+    // Its rollback finds nothing of it to undo.
+    call.run(
+        &d,
+        Op::ChangeVnfpkg,
+        InfraStep::RollbackChangeVnfpkg {
+            restore_vnfd_id: VnfdId::new("vnfd-web-2"),
+        },
+        change3,
+    )
+    .await
+    .expect("rollback of the refused change");
+    assert_eq!(
+        emu.object("v1", "ConfigMap", Some("chg"), "web-config")
+            .expect("cm")["data"]["version"],
+        "2"
+    );
+
+    // The rollback of the successful change restores the first package's objects.
+    call.vnfd = Arc::new(old);
+    let out = call
+        .run(
+            &d,
+            Op::ChangeVnfpkg,
+            InfraStep::RollbackChangeVnfpkg {
+                restore_vnfd_id: VnfdId::new("vnfd-web-1"),
+            },
+            json!({"vnfdId": "vnfd-web-2", "additionalParams": {}}),
+        )
+        .await
+        .expect("rollback");
+    assert_eq!(
+        emu.object("v1", "ConfigMap", Some("chg"), "web-config")
+            .expect("cm")["data"]["version"],
+        "1"
+    );
+    assert_eq!(
+        emu.object("v1", "Service", Some("chg"), "web")
+            .expect("svc")["spec"]["ports"][0]["port"],
+        80
+    );
+    assert_eq!(image(&emu, "chg", "web"), "nginx:1.26");
+    assert_eq!(pods_per_vdu(&out).get("VDU1"), Some(&1));
+    assert_eq!(call.state["vnfdId"], before_change["vnfdId"]);
+    assert_eq!(call.state["defFiles"], json!(DEF_FILES));
+    assert_eq!(call.state["objects"], before_change["objects"]);
+    call.run(&d, Op::Terminate, terminate(), forceful())
+        .await
+        .expect("terminate");
+    assert!(
+        emu.labelled("vnfm.io/vnf-instance-id", "inst-chg")
+            .is_empty()
+    );
+}
+
+const NAD_CRD: &str = "apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: network-attachment-definitions.k8s.cni.cncf.io}
+spec:
+  group: k8s.cni.cncf.io
+  scope: Namespaced
+  names: {kind: NetworkAttachmentDefinition, plural: network-attachment-definitions}
+  versions: [{name: v1, served: true, storage: true}]
+";
+
+const NAD_USER: &str = "apiVersion: k8s.cni.cncf.io/v1
+kind: NetworkAttachmentDefinition
+metadata: {name: net-a, namespace: shared-net}
+spec:
+  config: '{\"cniVersion\": \"0.3.1\", \"type\": \"macvlan\"}'
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: uses-net-a}
+data: {network: shared-net/net-a}
+";
+
+const NAD: &str = "k8s.cni.cncf.io/v1";
+
+fn users(nad: &Value) -> BTreeSet<String> {
+    nad.pointer("/metadata/annotations")
+        .and_then(Value::as_object)
+        .map(|m| {
+            m.keys()
+                .filter_map(|k| k.strip_prefix("vnfm.io/user-"))
+                .map(String::from)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// One instance of the network user: when its instantiate returned and when its terminate
+/// started (the span in which the network must exist with its annotation).
+#[derive(Debug, Clone)]
+struct Use {
+    id: String,
+    from: Option<Instant>,
+    until: Option<Instant>,
+}
+
+async fn instantiate_user(d: Arc<KubernetesDriver>, mut call: Call, id: String) -> (Call, Use) {
+    call.run(
+        &d,
+        Op::Instantiate,
+        InfraStep::Instantiate {
+            target: counts(&[], "simple"),
+        },
+        json!({"flavourId": "simple", "additionalParams": {"lcm-kubernetes-def-files": ["Files/net.yaml"]}}),
+    )
+    .await
+    .unwrap_or_else(|e| panic!("instantiate {id}: {e}"));
+    let at = Instant::now();
+    (
+        call,
+        Use {
+            id,
+            from: Some(at),
+            until: None,
+        },
+    )
+}
+
+async fn terminate_user(d: Arc<KubernetesDriver>, mut call: Call, mut used: Use) -> Use {
+    used.until = Some(Instant::now());
+    call.run(&d, Op::Terminate, terminate(), forceful())
+        .await
+        .unwrap_or_else(|e| panic!("terminate {}: {e}", used.id));
+    used
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_shared_network_exists_exactly_while_concurrent_instances_use_it() {
+    let emu = emulator().await;
+    for o in [
+        serde_saphyr::from_str::<Value>(NAD_CRD).expect("crd"),
+        json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "shared-net"}}),
+    ] {
+        emu.put_object(o).expect("seed");
+    }
+    let files = Arc::new(MemArtifacts::new().with("Files/net.yaml", NAD_USER));
+    let net_vnfd = vnfd("vnfd-net", &[]);
+    let d = Arc::new(driver());
+    let call = |id: &str| Call::new(net_vnfd.clone(), files.clone(), vim(&emu), id);
+    let nad = || {
+        emu.object(
+            NAD,
+            "NetworkAttachmentDefinition",
+            Some("shared-net"),
+            "net-a",
+        )
+    };
+
+    // The API server refuses writes conditional on an old resourceVersion (409, Status body).
+    {
+        let access =
+            vnfm_infra_kubernetes::access::ClusterAccess::from_vim(&vim(&emu)).expect("access");
+        let cluster = vnfm_infra_kubernetes::cluster::Cluster::connect(access).expect("cluster");
+        let probe = serde_saphyr::from_str::<Value>(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: probe, namespace: shared-net}\n",
+        )
+        .expect("probe");
+        let p = vnfm_infra_kubernetes::plan::Planned {
+            object: probe,
+            source: "test".into(),
+            stage: 0,
+            tier: 4,
+            vdu: None,
+            namespaced: Some(true),
+            shared: false,
+            persistent: false,
+            request: false,
+            hpa: None,
+        };
+        let first = cluster.apply(&p).await.expect("create");
+        let stale = first.metadata.resource_version.clone().expect("rv");
+        cluster
+            .merge_at(&p, &stale, &json!({"data": {"k": "1"}}))
+            .await
+            .expect("current resourceVersion");
+        let e = cluster
+            .merge_at(&p, &stale, &json!({"data": {"k": "2"}}))
+            .await
+            .expect_err("stale patch");
+        assert!(e.is_status(409), "{e}");
+        assert!(e.to_string().contains("Conflict"), "{e}");
+        let e = cluster
+            .delete_at(&p, &stale)
+            .await
+            .expect_err("stale delete");
+        assert!(e.is_status(409), "{e}");
+        assert_eq!(
+            emu.object("v1", "ConfigMap", Some("shared-net"), "probe")
+                .expect("still there")["data"]["k"],
+            "1"
+        );
+        let current = emu
+            .object("v1", "ConfigMap", Some("shared-net"), "probe")
+            .and_then(|o| o["metadata"]["resourceVersion"].as_str().map(String::from))
+            .expect("rv");
+        assert!(cluster.delete_at(&p, &current).await.expect("delete"));
+    }
+
+    // Races are a matter of timing: three rounds of joining and leaving.
+    let mut ended: Vec<Use> = Vec::new();
+    for round in 0..3 {
+        // Phase 1: eight instances register at once.
+        let mut running = Vec::new();
+        for i in 0..8 {
+            let id = format!("net-{round}-{i}");
+            running.push(tokio::spawn(instantiate_user(d.clone(), call(&id), id)));
+        }
+        let mut live: Vec<(Call, Use)> = Vec::new();
+        for t in running {
+            live.push(t.await.expect("task"));
+        }
+        let expected = |live: &[(Call, Use)]| -> BTreeSet<String> {
+            live.iter().map(|(_, u)| u.id.clone()).collect()
+        };
+        assert_eq!(users(&nad().expect("created")), expected(&live));
+
+        // Phase 2: four leave while four others join.
+        let leaving: Vec<(Call, Use)> = live.drain(..4).collect();
+        let mut leave = Vec::new();
+        for (c, u) in leaving {
+            leave.push(tokio::spawn(terminate_user(d.clone(), c, u)));
+        }
+        let mut join = Vec::new();
+        for i in 8..12 {
+            let id = format!("net-{round}-{i}");
+            join.push(tokio::spawn(instantiate_user(d.clone(), call(&id), id)));
+        }
+        for t in leave {
+            ended.push(t.await.expect("task"));
+        }
+        for t in join {
+            live.push(t.await.expect("task"));
+        }
+        assert_eq!(users(&nad().expect("still used")), expected(&live));
+
+        // Phase 3: the last eight leave at once: the last one out deletes the network.
+        let mut leave = Vec::new();
+        for (c, u) in live.drain(..) {
+            leave.push(tokio::spawn(terminate_user(d.clone(), c, u)));
+        }
+        for t in leave {
+            ended.push(t.await.expect("task"));
+        }
+        assert!(nad().is_none(), "no user is left: {:?}", nad());
+    }
+
+    // In every state the network went through, each instance between the end of its
+    // instantiate and the start of its terminate was a recorded user, and the network was not
+    // deleted under it.
+    let events = emu.events(
+        NAD,
+        "NetworkAttachmentDefinition",
+        Some("shared-net"),
+        Some("net-a"),
+    );
+    assert!(!events.is_empty());
+    for e in &events {
+        let at = e.published.expect("published");
+        for u in &ended {
+            let (Some(from), Some(until)) = (u.from, u.until) else {
+                continue;
+            };
+            if from <= at && at < until {
+                assert!(
+                    e.event_type != "DELETED" && users(&e.object).contains(&u.id),
+                    "{} {} at resourceVersion {} while {} used it: users {:?}",
+                    e.event_type,
+                    "net-a",
+                    e.resource_version,
+                    u.id,
+                    users(&e.object)
+                );
+            }
+        }
+    }
+    assert_eq!(
+        events.last().map(|e| e.event_type.as_str()),
+        Some("DELETED")
+    );
+}
+
+const STOPPABLE: &str = "apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web}
+spec:
+  replicas: 2
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers: [{name: web, image: nginx}]
+---
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: db}
+spec:
+  replicas: 1
+  serviceName: db
+  selector: {matchLabels: {app: db}}
+  template:
+    metadata: {labels: {app: db}}
+    spec:
+      containers: [{name: db, image: postgres}]
+";
+
+const AGENT: &str = "apiVersion: apps/v1
+kind: DaemonSet
+metadata: {name: agent}
+spec:
+  selector: {matchLabels: {app: agent}}
+  template:
+    metadata: {labels: {app: agent}}
+    spec:
+      containers: [{name: agent, image: fluentd}]
+";
+
+fn operate(to: VnfOperationalState, stop: Option<StopType>, grace: Option<u32>) -> InfraStep {
+    InfraStep::Operate {
+        change_state_to: to,
+        stop_type: stop,
+        graceful_stop_timeout_seconds: grace,
+        vnfc_resource_ids: Vec::new(),
+    }
+}
+
+fn instance_pods(emu: &Emulator, id: &str) -> Vec<String> {
+    emu.labelled("vnfm.io/vnf-instance-id", id)
+        .into_iter()
+        .filter(|o| o.starts_with("Pod/"))
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stop_scales_workloads_to_zero_with_the_grace_period_and_start_restores_them() {
+    // Containers take a minute to exit on their own: only the request's grace period (one
+    // second) lets the stop finish within the driver's 20 s deletion budget.
+    crypto();
+    let emu = Emulator::start(EmulatorConfig {
+        termination_delay: Duration::from_secs(60),
+        ..EmulatorConfig::default()
+    })
+    .await
+    .expect("emulator");
+    let files = Arc::new(MemArtifacts::new().with("Files/app.yaml", STOPPABLE));
+    let mut call = Call::new(
+        vnfd("vnfd-op", &[("VDU1", "web"), ("VDU2", "db")]),
+        files,
+        vim(&emu),
+        "inst-op",
+    );
+    let d = driver();
+    let out = call
+        .run(
+            &d,
+            Op::Instantiate,
+            InfraStep::Instantiate {
+                target: counts(&[("VDU1", 2), ("VDU2", 1)], "simple"),
+            },
+            json!({"flavourId": "simple", "additionalParams": {
+                "lcm-kubernetes-def-files": ["Files/app.yaml"], "namespace": "op"}}),
+        )
+        .await
+        .expect("instantiate");
+    let pods = pods_per_vdu(&out);
+    assert_eq!((pods.get("VDU1"), pods.get("VDU2")), (Some(&2), Some(&1)));
+    let started_state = call.state.clone();
+    let started_instance = call.instance.clone();
+
+    let stop = operate(
+        VnfOperationalState::Stopped,
+        Some(StopType::Graceful),
+        Some(1),
+    );
+    let stop_req =
+        json!({"changeStateTo": "STOPPED", "stopType": "GRACEFUL", "gracefulStopTimeout": 1});
+    let out = call
+        .run(&d, Op::Operate, stop.clone(), stop_req.clone())
+        .await
+        .expect("stop");
+    assert_eq!(out.vnf_state, Some(VnfOperationalState::Stopped));
+    assert!(out.resources.vnfc_resource_info.is_empty());
+    assert!(out.resources.vnfc_info.is_empty());
+    assert_eq!(
+        out.resource_changes.affected_vnfcs.as_ref().map(Vec::len),
+        Some(3),
+        "three pods removed"
+    );
+    assert!(instance_pods(&emu, "inst-op").is_empty());
+    let replicas = |kind: &str, name: &str| {
+        emu.object("apps/v1", kind, Some("op"), name)
+            .map(|o| o["spec"]["replicas"].clone())
+            .unwrap_or(Value::Null)
+    };
+    assert_eq!(
+        (replicas("Deployment", "web"), replicas("StatefulSet", "db")),
+        (json!(0), json!(0))
+    );
+    let stopped = json!([
+        {"kind": "Deployment", "namespace": "op", "name": "web", "replicas": 2},
+        {"kind": "StatefulSet", "namespace": "op", "name": "db", "replicas": 1}
+    ]);
+    assert_eq!(call.state["stopped"], stopped);
+    // Each pod was deleted with the request's grace period.
+    for e in emu
+        .events("v1", "Pod", Some("op"), None)
+        .iter()
+        .filter(|e| e.event_type == "DELETED")
+    {
+        let name = e.object["metadata"]["name"].as_str().unwrap_or("");
+        assert_eq!(
+            e.object["metadata"]["deletionGracePeriodSeconds"], 1,
+            "pod {name}"
+        );
+    }
+
+    // Retried from the state before the stop (a crash before it was recorded) or after it:
+    // the same result, the replicas to restore are still the ones from before.
+    let stopped_state = call.state.clone();
+    let stopped_instance = call.instance.clone();
+    call.state = started_state;
+    call.instance = started_instance;
+    call.run(&d, Op::Operate, stop.clone(), stop_req.clone())
+        .await
+        .expect("retried stop");
+    assert_eq!(call.state["stopped"], stopped);
+    assert_eq!(call.state, stopped_state);
+    call.instance = stopped_instance;
+    call.run(&d, Op::Operate, stop, stop_req)
+        .await
+        .expect("stop again");
+    assert_eq!(call.state["stopped"], stopped);
+
+    // While stopped, a scale records the count to restore and starts nothing; a package
+    // change is refused.
+    call.run(
+        &d,
+        Op::ScaleToLevel,
+        InfraStep::ScaleToLevel {
+            from: counts(&[("VDU1", 2), ("VDU2", 1)], "simple"),
+            target: counts(&[("VDU1", 3), ("VDU2", 1)], "simple"),
+        },
+        json!({}),
+    )
+    .await
+    .expect("scale while stopped");
+    assert!(instance_pods(&emu, "inst-op").is_empty());
+    assert_eq!(replicas("Deployment", "web"), json!(0));
+    assert_eq!(call.state["stopped"][0]["replicas"], 3);
+    let err = call
+        .run(
+            &d,
+            Op::ChangeVnfpkg,
+            InfraStep::ChangeVnfpkg {
+                from_vnfd_id: VnfdId::new("vnfd-op"),
+                to_vnfd_id: VnfdId::new("vnfd-op-2"),
+            },
+            json!({"vnfdId": "vnfd-op-2"}),
+        )
+        .await
+        .expect_err("stopped");
+    assert!(err.to_string().contains("start it"), "{err}");
+
+    let start = operate(VnfOperationalState::Started, None, None);
+    let out = call
+        .run(
+            &d,
+            Op::Operate,
+            start.clone(),
+            json!({"changeStateTo": "STARTED"}),
+        )
+        .await
+        .expect("start");
+    assert_eq!(out.vnf_state, Some(VnfOperationalState::Started));
+    let pods = pods_per_vdu(&out);
+    assert_eq!((pods.get("VDU1"), pods.get("VDU2")), (Some(&3), Some(&1)));
+    assert_eq!(
+        (replicas("Deployment", "web"), replicas("StatefulSet", "db")),
+        (json!(3), json!(1))
+    );
+    assert!(call.state.get("stopped").is_none(), "{}", call.state);
+    assert_eq!(instance_pods(&emu, "inst-op").len(), 4);
+    // Starting a started VNF changes nothing.
+    let out = call
+        .run(&d, Op::Operate, start, json!({"changeStateTo": "STARTED"}))
+        .await
+        .expect("start again");
+    assert_eq!(out.resources.vnfc_resource_info.len(), 4);
+    assert!(
+        out.resource_changes
+            .affected_vnfcs
+            .as_ref()
+            .is_none_or(Vec::is_empty)
+    );
+
+    // Single VNFCs cannot be operated.
+    let one = InfraStep::Operate {
+        change_state_to: VnfOperationalState::Stopped,
+        stop_type: None,
+        graceful_stop_timeout_seconds: None,
+        vnfc_resource_ids: vec![out.resources.vnfc_resource_info[0].id.clone()],
+    };
+    let err = call
+        .run(&d, Op::Operate, one, json!({"changeStateTo": "STOPPED"}))
+        .await
+        .expect_err("single VNFC");
+    assert!(err.to_string().contains("operate the whole VNF"), "{err}");
+    call.run(&d, Op::Terminate, terminate(), forceful())
+        .await
+        .expect("terminate");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_vnf_with_a_daemonset_is_not_stopped_and_nothing_changes() {
+    let emu = emulator().await;
+    let files = Arc::new(
+        MemArtifacts::new()
+            .with("Files/app.yaml", STOPPABLE)
+            .with("Files/agent.yaml", AGENT),
+    );
+    let mut call = Call::new(
+        vnfd(
+            "vnfd-ds",
+            &[("VDU1", "web"), ("VDU2", "db"), ("VDU3", "agent")],
+        ),
+        files,
+        vim(&emu),
+        "inst-ds",
+    );
+    let d = driver();
+    call.run(
+        &d,
+        Op::Instantiate,
+        InfraStep::Instantiate {
+            target: counts(&[("VDU1", 2), ("VDU2", 1), ("VDU3", 1)], "simple"),
+        },
+        json!({"flavourId": "simple", "additionalParams": {
+            "lcm-kubernetes-def-files": ["Files/app.yaml", "Files/agent.yaml"], "namespace": "ds"}}),
+    )
+    .await
+    .expect("instantiate");
+    let pods = instance_pods(&emu, "inst-ds");
+    assert_eq!(pods.len(), 5, "{pods:?}");
+    let state = call.state.clone();
+    emu.clear_log();
+    let err = call
+        .run(
+            &d,
+            Op::Operate,
+            operate(VnfOperationalState::Stopped, Some(StopType::Forceful), None),
+            json!({"changeStateTo": "STOPPED", "stopType": "FORCEFUL"}),
+        )
+        .await
+        .expect_err("a DaemonSet cannot be stopped");
+    assert_eq!(err.kind(), "invalidInput", "{err}");
+    let text = err.to_string();
+    assert!(
+        text.contains("DaemonSet ds/agent") && text.contains("nothing was changed"),
+        "{text}"
+    );
+    assert!(!text.contains("Deployment ds/web"), "{text}");
+    assert!(writes(&emu).is_empty(), "{:?}", writes(&emu));
+    assert_eq!(instance_pods(&emu, "inst-ds"), pods);
+    assert_eq!(call.state, state);
+    call.run(&d, Op::Terminate, terminate(), forceful())
+        .await
+        .expect("terminate");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn change_flavour_rolls_to_the_new_flavours_manifests_and_keeps_the_namespace() {
+    let emu = emulator().await;
+    let dir = std::path::PathBuf::from(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/packages/cnf-two-flavours"
+    ));
+    let vnfd = load_vnfd(&dir);
+    let ids: Vec<&str> = vnfd.flavours.iter().map(|f| f.id.as_str()).collect();
+    assert!(ids.contains(&"small") && ids.contains(&"large"), "{ids:?}");
+    let mut call = Call::new(vnfd, Arc::new(DirArtifacts(dir)), vim(&emu), "inst-df");
+    call.flavour = "small".into();
+    let d = driver();
+    let small = counts(&[("VDU1", 1)], "small");
+    let out = call
+        .run(
+            &d,
+            Op::Instantiate,
+            InfraStep::Instantiate {
+                target: small.clone(),
+            },
+            json!({"flavourId": "small"}),
+        )
+        .await
+        .expect("instantiate");
+    assert_eq!(pods_per_vdu(&out).get("VDU1"), Some(&1));
+    let ns = "vnf-inst-df";
+    assert!(
+        emu.object("v1", "ConfigMap", Some(ns), "vdu1-small-config")
+            .is_some()
+    );
+    assert_eq!(image(&emu, ns, "vdu1"), "nginx:alpine");
+    let ns_uid =
+        emu.object("v1", "Namespace", None, ns).expect("namespace")["metadata"]["uid"].clone();
+
+    let large = counts(&[("VDU1", 2), ("VDU2", 1)], "large");
+    let step = InfraStep::ChangeFlavour {
+        from: small,
+        target: large,
+    };
+    let request = json!({"newFlavourId": "large"});
+    let before = call.state.clone();
+    let before_instance = call.instance.clone();
+    let out = call
+        .run(&d, Op::ChangeFlavour, step.clone(), request.clone())
+        .await
+        .expect("change flavour");
+    call.flavour = "large".into();
+    let pods = pods_per_vdu(&out);
+    assert_eq!((pods.get("VDU1"), pods.get("VDU2")), (Some(&2), Some(&1)));
+    assert!(
+        emu.object("v1", "ConfigMap", Some(ns), "vdu1-small-config")
+            .is_none(),
+        "the small flavour's objects are pruned"
+    );
+    assert_eq!(
+        emu.object("v1", "ConfigMap", Some(ns), "vdu1-large-config")
+            .expect("large config")["data"]["profile"],
+        "large"
+    );
+    assert_eq!(image(&emu, ns, "vdu1"), "nginx:1.27-alpine");
+    assert_eq!(image(&emu, ns, "vdu2"), "redis:7.4-alpine");
+    assert_eq!(
+        emu.object("v1", "Namespace", None, ns).expect("namespace")["metadata"]["uid"],
+        ns_uid,
+        "the namespace is kept"
+    );
+    assert_eq!(call.state["flavourId"], "large");
+    assert_eq!(call.state["counts"], json!({"VDU1": 2, "VDU2": 1}));
+    let changed = call.state.clone();
+
+    // Retried after it was recorded, or from the state before it: the same objects.
+    call.run(&d, Op::ChangeFlavour, step.clone(), request.clone())
+        .await
+        .expect("retry after");
+    assert_eq!(call.state, changed);
+    call.state = before;
+    call.instance = before_instance;
+    call.flavour = "small".into();
+    call.run(&d, Op::ChangeFlavour, step, request)
+        .await
+        .expect("retry before");
+    assert_eq!(call.state["objects"], changed["objects"]);
+    call.flavour = "large".into();
+
+    // External connectivity is the manifests' business.
+    let err = call
+        .run(
+            &d,
+            Op::ChangeExtConn,
+            InfraStep::ChangeExtConn {
+                cpd_ids: vec!["cp".into()],
+            },
+            json!({}),
+        )
+        .await
+        .expect_err("unsupported");
+    assert_eq!(err.kind(), "unsupported", "{err}");
+    assert!(err.to_string().contains("CHANGE_VNFPKG"), "{err}");
+
+    call.run(&d, Op::Terminate, terminate(), forceful())
+        .await
+        .expect("terminate");
+    assert!(
+        emu.labelled("vnfm.io/vnf-instance-id", "inst-df")
+            .is_empty()
+    );
+    assert!(emu.object("v1", "Namespace", None, ns).is_none());
+}
