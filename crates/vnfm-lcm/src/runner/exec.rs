@@ -620,6 +620,9 @@ pub(crate) struct Run {
     request: OperationParams,
     resolved: Option<(IndexMap<String, VimConnectionInfo>, Vec<ResolvedVim>)>,
     grant: Option<Arc<Grant>>,
+    /// Whether this run has written the operation's VIM connections into the instance
+    /// ([`Run::ensure_operation_vims`]).
+    operation_vims_written: bool,
     flag: CancellationFlag,
     cancel_tx: watch::Sender<Option<CancelModeType>>,
     cancel_rx: watch::Receiver<Option<CancelModeType>>,
@@ -647,6 +650,7 @@ impl Run {
             request,
             resolved: None,
             grant: None,
+            operation_vims_written: false,
             flag: CancellationFlag::new(),
             cancel_tx,
             cancel_rx,
@@ -911,25 +915,38 @@ impl Run {
         Ok(())
     }
 
-    /// Writes the operation's VIM connections (the request's, and those the grant adds) into
-    /// the instance when it lacks them, before a forward step uses them: an occurrence retried
-    /// after it failed in `STARTING` (VIMs unresolvable, NFVO unreachable) never wrote them.
+    /// The instance with the operation's VIM connections (the request's, and those the grant
+    /// adds to operations whose request cannot carry them); `None` when neither adds any.
+    fn with_operation_vims(&self) -> Option<VnfInstance> {
+        let instance = apply::with_request_vims(&self.instance, &self.request);
+        let Some(g) = &self.grant else {
+            return instance;
+        };
+        match granted::vims_for_instance(
+            &self.request,
+            instance.as_ref().unwrap_or(&self.instance),
+            g,
+        ) {
+            Some((with_vims, keys)) => {
+                tracing::info!(vims = ?keys, "the grant adds VIM connections to the instance");
+                Some(with_vims)
+            }
+            None => instance,
+        }
+    }
+
+    /// Writes the operation's VIM connections into the instance when it lacks them, before
+    /// the first forward step this run executes: an occurrence retried after it failed in
+    /// `STARTING` (VIMs unresolvable, NFVO unreachable) never wrote them. Checked once per run,
+    /// so a hook's later change to a connection is not undone.
     async fn ensure_operation_vims(&mut self) -> Result<(), WriteError> {
-        if self.occ.operation_state != State::Processing {
+        if self.operation_vims_written || self.occ.operation_state != State::Processing {
             return Ok(());
         }
-        let mut want = apply::with_request_vims(&self.instance, &self.request);
-        if let Some(g) = self.grant.clone()
-            && let Some((with_vims, _)) = granted::vims_for_instance(
-                &self.request,
-                want.as_ref().unwrap_or(&self.instance),
-                &g,
-            )
-        {
-            want = Some(with_vims);
-        }
-        let Some(instance) =
-            want.filter(|i| i.vim_connection_info != self.instance.vim_connection_info)
+        self.operation_vims_written = true;
+        let Some(instance) = self
+            .with_operation_vims()
+            .filter(|i| i.vim_connection_info != self.instance.vim_connection_info)
         else {
             return Ok(());
         };
@@ -1039,17 +1056,8 @@ impl Run {
                         return Ok(());
                     }
                 }
-                let mut instance = apply::with_request_vims(&self.instance, &self.request);
-                if let Some(g) = self.grant.clone()
-                    && let Some((with_vims, keys)) = granted::vims_for_instance(
-                        &self.request,
-                        instance.as_ref().unwrap_or(&self.instance),
-                        &g,
-                    )
-                {
-                    tracing::info!(vims = ?keys, "the grant adds VIM connections to the instance");
-                    instance = Some(with_vims);
-                }
+                let instance = self.with_operation_vims();
+                self.operation_vims_written = true;
                 let effective = instance
                     .as_ref()
                     .unwrap_or(&self.instance)

@@ -135,32 +135,34 @@ fn add_vims(
     keys
 }
 
+/// Appends the entries of `from` whose id (`id_of`) `into` does not have; their ids.
+fn add_unnamed<T: Clone>(
+    into: &mut Vec<T>,
+    from: Option<&[T]>,
+    id_of: impl Fn(&T) -> &str,
+) -> Vec<String> {
+    let mut ids = Vec::new();
+    for l in from.into_iter().flatten() {
+        if !into.iter().any(|x| id_of(x) == id_of(l)) {
+            into.push(l.clone());
+            ids.push(id_of(l).to_owned());
+        }
+    }
+    ids
+}
+
 fn add_links(
     into: &mut Vec<ExtVirtualLinkData>,
     from: Option<&[ExtVirtualLinkData]>,
 ) -> Vec<String> {
-    let mut ids = Vec::new();
-    for l in from.into_iter().flatten() {
-        if !into.iter().any(|x| x.id == l.id) {
-            into.push(l.clone());
-            ids.push(l.id.clone());
-        }
-    }
-    ids
+    add_unnamed(into, from, |l| &l.id)
 }
 
 fn add_managed(
     into: &mut Vec<ExtManagedVirtualLinkData>,
     from: Option<&[ExtManagedVirtualLinkData]>,
 ) -> Vec<String> {
-    let mut ids = Vec::new();
-    for l in from.into_iter().flatten() {
-        if !into.iter().any(|x| x.id == l.id) {
-            into.push(l.clone());
-            ids.push(l.id.clone());
-        }
-    }
-    ids
+    add_unnamed(into, from, |l| &l.id)
 }
 
 #[cfg(test)]
