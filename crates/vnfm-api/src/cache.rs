@@ -111,7 +111,7 @@ impl Store for ObservedStore {
         self.inner.stream_instances(query)
     }
 
-    async fn start_operation(&self, occ: &VnfLcmOpOcc, lease: &Lease) -> Result<()> {
+    async fn start_operation(&self, occ: &VnfLcmOpOcc, lease: &Lease) -> Result<Version> {
         let out = self.inner.start_operation(occ, lease).await;
         self.changed();
         out

@@ -34,10 +34,12 @@
 //! ```
 
 mod error;
+mod hot;
 mod model;
 mod postgres;
 mod sql;
 mod sqlite;
+mod sqlite_direct;
 mod store;
 
 use std::sync::Arc;

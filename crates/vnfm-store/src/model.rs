@@ -471,6 +471,8 @@ pub struct StepRecord {
     pub instance: Option<(VnfInstance, Version)>,
     /// Notifications to enqueue.
     pub outbox: Vec<NewOutboxRow>,
+    /// Op-occ data entries (key, value) to upsert, as [`crate::Store::put_op_occ_data`] does.
+    pub data: Vec<(String, Value)>,
 }
 
 /// The versions written by [`crate::Store::record_step`].

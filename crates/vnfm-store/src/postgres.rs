@@ -85,7 +85,12 @@ impl PostgresStore {
         } else {
             None
         };
-        migrate(MIGRATIONS, applied_max, &pool).await?;
+        migrate(
+            MIGRATIONS,
+            applied_max,
+            &mut *pool.acquire().await.map_err(backend)?,
+        )
+        .await?;
         Ok(PostgresStore { pool })
     }
 
@@ -98,9 +103,60 @@ impl PostgresStore {
         &self.pool
     }
 
-    async fn begin_write(&self) -> Result<Transaction<'static, Postgres>, StoreError> {
-        self.pool.begin().await.map_err(backend)
+    /// A connection for the reads on the lifecycle's path.
+    async fn read_conn(&self) -> Result<sqlx::pool::PoolConnection<Postgres>, StoreError> {
+        self.pool.acquire().await.map_err(backend)
     }
+
+    async fn begin_write(&self) -> Result<PgWriteTransaction, StoreError> {
+        self.pool
+            .begin()
+            .await
+            .map(PgWriteTransaction)
+            .map_err(backend)
+    }
+}
+
+/// A write transaction (a named type without a lifetime parameter, so futures holding it
+/// are `Send` for the async trait).
+pub(crate) struct PgWriteTransaction(Transaction<'static, Postgres>);
+
+impl PgWriteTransaction {
+    /// Commits.
+    pub(crate) async fn commit(self) -> Result<(), sqlx::Error> {
+        self.0.commit().await
+    }
+}
+
+impl std::ops::Deref for PgWriteTransaction {
+    type Target = sqlx::PgConnection;
+
+    fn deref(&self) -> &sqlx::PgConnection {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for PgWriteTransaction {
+    fn deref_mut(&mut self) -> &mut sqlx::PgConnection {
+        &mut self.0
+    }
+}
+
+/// Runs `$body` (an expression using the write transaction `$tx`, evaluating to a `Result`)
+/// in a transaction of `$store`, committed when the body succeeded and rolled back otherwise.
+macro_rules! postgres_hot_write {
+    ($store:expr, |$tx:ident| $body:expr) => {{
+        let store: &PostgresStore = $store;
+        #[allow(unused_mut)]
+        let mut $tx = crate::sql::SqlxTx(store.begin_write().await?);
+        let out = $body;
+        if out.is_ok() {
+            if let Err(e) = $tx.0.commit().await {
+                return Err(crate::error::backend(e).into());
+            }
+        }
+        out
+    }};
 }
 
 impl_sql_store!(
@@ -110,4 +166,6 @@ impl_sql_store!(
     for_update = " FOR UPDATE",
     skip_locked = " FOR UPDATE SKIP LOCKED",
     contains_fn = "strpos",
+    write_tx = PgWriteTransaction,
+    hot_write = postgres_hot_write,
 );

@@ -39,25 +39,27 @@ pub(crate) fn migrator(sources: &[MigrationSource]) -> Migrator {
 }
 
 /// Runs the migrations, refusing a database migrated by a newer build.
-pub(crate) async fn migrate<'a, A>(
+pub(crate) async fn migrate<C>(
     sources: &[MigrationSource],
     applied_max: Option<i64>,
-    conn: A,
+    conn: &mut C,
 ) -> Result<(), StoreError>
 where
-    A: sqlx::Acquire<'a>,
-    <A::Connection as std::ops::Deref>::Target: sqlx::migrate::Migrate,
+    C: sqlx::migrate::Migrate,
 {
     let supported = sources.iter().map(|m| m.0).max().unwrap_or(0);
     if let Some(found) = applied_max.filter(|v| *v > supported) {
         return Err(StoreError::SchemaTooNew { found, supported });
     }
-    migrator(sources).run(conn).await.map_err(|e| match e {
-        sqlx::migrate::MigrateError::VersionMissing(found) => {
-            StoreError::SchemaTooNew { found, supported }
-        }
-        other => StoreError::Migration(other.to_string()),
-    })
+    migrator(sources)
+        .run_direct(None, conn, false)
+        .await
+        .map_err(|e| match e {
+            sqlx::migrate::MigrateError::VersionMissing(found) => {
+                StoreError::SchemaTooNew { found, supported }
+            }
+            other => StoreError::Migration(other.to_string()),
+        })
 }
 
 /// Milliseconds since the epoch, for `created_at`/`updated_at`.
@@ -173,6 +175,20 @@ pub(crate) fn is_unique_violation(e: &sqlx::Error) -> bool {
     matches!(e, sqlx::Error::Database(db) if db.is_unique_violation())
 }
 
+/// A backend's sqlx write transaction as a [`crate::hot::WriteTx`].
+pub(crate) struct SqlxTx<T>(pub T);
+
+/// A sqlx error as the hot path's [`crate::hot::DbError`].
+pub(crate) fn db_error(e: sqlx::Error) -> crate::hot::DbError {
+    crate::hot::DbError {
+        unique: is_unique_violation(&e),
+        message: match crate::error::backend(e) {
+            StoreError::Backend(m) => m,
+            other => other.to_string(),
+        },
+    }
+}
+
 /// Generates `impl Store for $store` from the statements shared by both backends.
 macro_rules! impl_sql_store {
     (
@@ -181,7 +197,9 @@ macro_rules! impl_sql_store {
         conn = $conn:ty,
         for_update = $for_update:literal,
         skip_locked = $skip_locked:literal,
-        contains_fn = $contains_fn:literal $(,)?
+        contains_fn = $contains_fn:literal,
+        write_tx = $write_tx:ty,
+        hot_write = $hot_write:ident $(,)?
     ) => {
         const _: () = {
             use std::collections::VecDeque;
@@ -196,13 +214,14 @@ macro_rules! impl_sql_store {
             };
 
             use crate::error::{backend, Conflict, StoreError};
+            use crate::hot::WriteTx as _;
             use crate::model::{
                 enum_str, page_size, parse_state, state_str, InstanceQuery, JournalEntry, Lease,
                 NameFilter, NewOutboxRow, OpOccQuery, OutboxRow, OutboxStatus, PackageRecord, Page,
                 PkgmSubscriptionRecord, StepOutcome, StepRecord, StepWritten, SubscriptionRecord,
                 Timestamp, Version, VimDependent, VimRecord,
             };
-            use crate::sql::{from_json, is_unique_violation, now_ms, request_vim_ids, to_json, vim_ids};
+            use crate::sql::{from_json, is_unique_violation, now_ms, request_vim_ids, to_json};
             use crate::store::{Result, Store};
 
             const INSTANCE: &str = "VNF instance";
@@ -425,30 +444,6 @@ macro_rules! impl_sql_store {
                 Ok(())
             }
 
-            /// Rewrites the VIM index rows of an instance inside the caller's transaction.
-            async fn write_instance_vims(
-                conn: &mut $conn,
-                instance: &VnfInstance,
-                fresh: bool,
-            ) -> Result<()> {
-                if !fresh {
-                    sqlx::query("DELETE FROM instance_vims WHERE instance_id = $1")
-                        .bind(instance.id.as_str())
-                        .execute(&mut *conn)
-                        .await
-                        .map_err(backend)?;
-                }
-                for vim in vim_ids(instance) {
-                    sqlx::query("INSERT INTO instance_vims (vim_id, instance_id) VALUES ($1, $2)")
-                        .bind(vim)
-                        .bind(instance.id.as_str())
-                        .execute(&mut *conn)
-                        .await
-                        .map_err(backend)?;
-                }
-                Ok(())
-            }
-
             /// Version of a record, locking its row where the backend can.
             async fn locked_version(
                 conn: &mut $conn,
@@ -479,45 +474,6 @@ macro_rules! impl_sql_store {
                     Some(found) if found == expected => Ok(()),
                     other => Err(stale(kind, id, expected, other)),
                 }
-            }
-
-            /// Compare-and-swap of an instance document inside the caller's transaction.
-            async fn update_instance_tx(
-                conn: &mut $conn,
-                instance: &VnfInstance,
-                expected: Version,
-            ) -> Result<Version> {
-                let doc = to_json(INSTANCE, instance)?;
-                let row = sqlx::query(
-                    "UPDATE vnf_instances SET version = version + 1, vnfd_id = $3, \
-                     vnf_provider = $4, vnf_product_name = $5, instantiation_state = $6, \
-                     vnf_instance_name = $7, doc = $8, updated_at = $9 \
-                     WHERE id = $1 AND version = $2 RETURNING version",
-                )
-                .bind(instance.id.as_str())
-                .bind(expected.0)
-                .bind(instance.vnfd_id.as_str())
-                .bind(instance.vnf_provider.as_str())
-                .bind(instance.vnf_product_name.as_str())
-                .bind(enum_str(&instance.instantiation_state))
-                .bind(instance.vnf_instance_name.as_deref())
-                .bind(doc)
-                .bind(now_ms())
-                .fetch_optional(&mut *conn)
-                .await
-                .map_err(backend)?;
-                let Some(row) = row else {
-                    let found = locked_version(
-                        conn,
-                        "SELECT version FROM vnf_instances WHERE id = $1",
-                        instance.id.as_str(),
-                    )
-                    .await?;
-                    return Err(stale(INSTANCE, instance.id.as_str(), expected, found));
-                };
-                let version: i64 = row.try_get(0).map_err(backend)?;
-                write_instance_vims(conn, instance, false).await?;
-                Ok(Version(version))
             }
 
             /// The op-occ holding an instance (id, state).
@@ -592,34 +548,68 @@ macro_rules! impl_sql_store {
             where
                 E: sqlx::Executor<'e, Database = $db>,
             {
-                let (state, version, holder) = match op_occ_facts(ex, id).await {
-                    Ok(facts) => facts,
-                    Err(e) => return e,
-                };
-                if state.is_final() {
-                    return StoreError::Conflict(Conflict::Finished {
-                        op_occ_id: id.clone(),
-                        state,
-                    });
+                match op_occ_facts(ex, id).await {
+                    Ok(facts) => crate::hot::refusal(id, owner, expected, facts),
+                    Err(e) => e,
                 }
-                if holder.as_deref() != Some(owner) {
-                    return StoreError::Conflict(Conflict::LeaseLost {
-                        op_occ_id: id.clone(),
-                        owner: owner.to_owned(),
-                        holder,
-                    });
+            }
+
+            impl crate::hot::WriteTx for crate::sql::SqlxTx<$write_tx> {
+                const FOR_UPDATE: bool = !$for_update.is_empty();
+
+                async fn execute(
+                    &mut self,
+                    sql: &'static str,
+                    args: &[crate::hot::Arg<'_>],
+                ) -> std::result::Result<u64, crate::hot::DbError> {
+                    let mut q = sqlx::query(sql);
+                    for a in args {
+                        q = match *a {
+                            crate::hot::Arg::Text(t) => q.bind(t),
+                            crate::hot::Arg::Int(i) => q.bind(i),
+                            crate::hot::Arg::Null => q.bind(None::<&str>),
+                        };
+                    }
+                    q.execute(&mut *self.0)
+                        .await
+                        .map(|r| r.rows_affected())
+                        .map_err(crate::sql::db_error)
                 }
-                match expected {
-                    Some(expected) if expected != version => StoreError::VersionMismatch {
-                        kind: OP_OCC,
-                        id: id.0.clone(),
-                        expected,
-                        found: version,
-                    },
-                    _ => StoreError::Invalid(format!(
-                        "operation occurrence {id} is in state {}, not the expected one",
-                        state_str(state)
-                    )),
+
+                async fn row(
+                    &mut self,
+                    sql: &'static str,
+                    args: &[crate::hot::Arg<'_>],
+                    cols: &[crate::hot::Col],
+                ) -> std::result::Result<Option<Vec<crate::hot::Cell>>, crate::hot::DbError> {
+                    use crate::hot::{Cell, Col};
+                    let mut q = sqlx::query(sql);
+                    for a in args {
+                        q = match *a {
+                            crate::hot::Arg::Text(t) => q.bind(t),
+                            crate::hot::Arg::Int(i) => q.bind(i),
+                            crate::hot::Arg::Null => q.bind(None::<&str>),
+                        };
+                    }
+                    let Some(row) = q
+                        .fetch_optional(&mut *self.0)
+                        .await
+                        .map_err(crate::sql::db_error)?
+                    else {
+                        return Ok(None);
+                    };
+                    cols.iter()
+                        .enumerate()
+                        .map(|(i, col)| match col {
+                            Col::Int => row.try_get::<i64, _>(i).map(Cell::Int),
+                            Col::Text => row.try_get::<String, _>(i).map(Cell::Text),
+                            Col::OptText => row
+                                .try_get::<Option<String>, _>(i)
+                                .map(|t| t.map_or(Cell::Null, Cell::Text)),
+                        })
+                        .collect::<std::result::Result<Vec<_>, _>>()
+                        .map(Some)
+                        .map_err(crate::sql::db_error)
                 }
             }
 
@@ -724,7 +714,7 @@ macro_rules! impl_sql_store {
 
                 /// One page of instances from `pool` (also used by the instance stream).
                 async fn instance_page(
-                    pool: &sqlx::Pool<$db>,
+                    conn: &mut $conn,
                     query: &InstanceQuery,
                 ) -> Result<Page<VnfInstance>> {
                     let limit = page_size(query.limit);
@@ -772,7 +762,7 @@ macro_rules! impl_sql_store {
                         qb.push(" AND id > ").push_bind(after.clone());
                     }
                     qb.push(" ORDER BY id LIMIT ").push_bind(limit + 1);
-                    let rows = qb.build().fetch_all(pool).await.map_err(backend)?;
+                    let rows = qb.build().fetch_all(&mut *conn).await.map_err(backend)?;
                     let mut items = rows
                         .iter()
                         .map(|r| instance_row(r).map(|(i, _)| i))
@@ -794,36 +784,7 @@ macro_rules! impl_sql_store {
                     instance: &VnfInstance,
                     notify: &[NewOutboxRow],
                 ) -> Result<Version> {
-                    let doc = to_json(INSTANCE, instance)?;
-                    let now = now_ms();
-                    let mut tx = self.begin_write().await?;
-                    let done = sqlx::query(
-                        "INSERT INTO vnf_instances (id, version, vnfd_id, vnf_provider, \
-                         vnf_product_name, instantiation_state, vnf_instance_name, doc, \
-                         created_at, updated_at) VALUES ($1, 1, $2, $3, $4, $5, $6, $7, $8, $8) \
-                         ON CONFLICT (id) DO NOTHING",
-                    )
-                    .bind(instance.id.as_str())
-                    .bind(instance.vnfd_id.as_str())
-                    .bind(instance.vnf_provider.as_str())
-                    .bind(instance.vnf_product_name.as_str())
-                    .bind(enum_str(&instance.instantiation_state))
-                    .bind(instance.vnf_instance_name.as_deref())
-                    .bind(doc)
-                    .bind(now)
-                    .execute(&mut *tx)
-                    .await
-                    .map_err(backend)?;
-                    if done.rows_affected() == 0 {
-                        return Err(StoreError::Conflict(Conflict::AlreadyExists {
-                            kind: INSTANCE,
-                            id: instance.id.0.clone(),
-                        }));
-                    }
-                    write_instance_vims(&mut tx, instance, true).await?;
-                    insert_outbox(&mut tx, notify).await?;
-                    tx.commit().await.map_err(backend)?;
-                    Ok(Version::FIRST)
+                    $hot_write!(self, |tx| crate::hot::create_instance(&mut tx, instance, notify).await)
                 }
 
                 async fn get_instance(
@@ -832,7 +793,7 @@ macro_rules! impl_sql_store {
                 ) -> Result<Option<(VnfInstance, Version)>> {
                     sqlx::query("SELECT id, doc, version FROM vnf_instances WHERE id = $1")
                         .bind(id.as_str())
-                        .fetch_optional(self.reader())
+                        .fetch_optional(&mut *self.read_conn().await?)
                         .await
                         .map_err(backend)?
                         .as_ref()
@@ -845,10 +806,7 @@ macro_rules! impl_sql_store {
                     instance: &VnfInstance,
                     expected: Version,
                 ) -> Result<Version> {
-                    let mut tx = self.begin_write().await?;
-                    let version = update_instance_tx(&mut tx, instance, expected).await?;
-                    tx.commit().await.map_err(backend)?;
-                    Ok(version)
+                    $hot_write!(self, |tx| crate::hot::update_instance(&mut tx, instance, expected).await)
                 }
 
                 async fn delete_instance(
@@ -888,7 +846,7 @@ macro_rules! impl_sql_store {
                 }
 
                 async fn list_instances(&self, query: &InstanceQuery) -> Result<Page<VnfInstance>> {
-                    Self::instance_page(self.reader(), query).await
+                    Self::instance_page(&mut *self.read_conn().await?, query).await
                 }
 
                 fn stream_instances(
@@ -915,7 +873,12 @@ macro_rules! impl_sql_store {
                             if st.done {
                                 return None;
                             }
-                            match <$store>::instance_page(&st.pool, &st.query).await {
+                            let conn = st.pool.acquire().await.map_err(backend);
+                            let page = match conn {
+                                Ok(mut conn) => <$store>::instance_page(&mut *conn, &st.query).await,
+                                Err(e) => Err(e),
+                            };
+                            match page {
                                 Ok(page) => {
                                     st.done = page.next.is_none();
                                     st.query.after = page.next;
@@ -930,59 +893,17 @@ macro_rules! impl_sql_store {
                     }))
                 }
 
-                async fn start_operation(&self, occ: &VnfLcmOpOcc, lease: &Lease) -> Result<()> {
-                    if occ.operation_state != LcmOperationStateType::Starting {
-                        return Err(StoreError::Invalid(format!(
-                            "a new operation occurrence must be in STARTING, not {}",
-                            state_str(occ.operation_state)
-                        )));
-                    }
-                    let doc = to_json(OP_OCC, occ)?;
-                    let instance_id = occ.vnf_instance_id.as_str();
-                    let mut tx = self.begin_write().await?;
-                    // Locks the instance row (PostgreSQL) so concurrent starts and deletes of
-                    // the same instance serialise; SQLite's immediate transaction already has.
-                    let exists = locked_version(
-                        &mut tx,
-                        concat!("SELECT version FROM vnf_instances WHERE id = $1", $for_update),
-                        instance_id,
-                    )
-                    .await?;
-                    if exists.is_none() {
-                        return Err(StoreError::NotFound {
-                            kind: INSTANCE,
-                            id: instance_id.to_owned(),
-                        });
-                    }
-                    if let Some((op_occ_id, state)) = holder(&mut *tx, instance_id).await? {
-                        return Err(StoreError::Conflict(Conflict::InstanceBusy {
-                            instance_id: instance_id.to_owned(),
-                            op_occ_id,
-                            state,
-                        }));
-                    }
-                    let now = now_ms();
-                    let inserted = sqlx::query(
-                        "INSERT INTO op_occs (id, instance_id, operation, state, version, \
-                         lease_owner, lease_expires_at, doc, created_at, updated_at) \
-                         VALUES ($1, $2, $3, 'STARTING', 1, $4, $5, $6, $7, $7)",
-                    )
-                    .bind(occ.id.as_str())
-                    .bind(instance_id)
-                    .bind(enum_str(&occ.operation))
-                    .bind(lease.owner.as_str())
-                    .bind(lease.expires_at.0)
-                    .bind(doc)
-                    .bind(now)
-                    .execute(&mut *tx)
-                    .await;
-                    match inserted {
-                        Ok(_) => {}
-                        Err(e) if is_unique_violation(&e) => {
-                            // The partial unique index caught a concurrent start, or the op-occ
-                            // id is taken; the transaction is aborted, so look again outside it.
-                            drop(tx);
-                            return Err(match holder(self.reader(), instance_id).await? {
+                async fn start_operation(&self, occ: &VnfLcmOpOcc, lease: &Lease) -> Result<Version> {
+                    use crate::hot::StartRefused;
+                    let started: std::result::Result<Version, StartRefused> =
+                        $hot_write!(self, |tx| crate::hot::start_operation(&mut tx, occ, lease).await);
+                    match started {
+                        Ok(version) => Ok(version),
+                        Err(StartRefused::Store(e)) => Err(e),
+                        Err(StartRefused::Raced) => {
+                            // The transaction is gone: look again outside it.
+                            let instance_id = occ.vnf_instance_id.as_str();
+                            Err(match holder(self.reader(), instance_id).await? {
                                 Some((op_occ_id, state)) if op_occ_id != occ.id => {
                                     StoreError::Conflict(Conflict::InstanceBusy {
                                         instance_id: instance_id.to_owned(),
@@ -994,97 +915,13 @@ macro_rules! impl_sql_store {
                                     kind: OP_OCC,
                                     id: occ.id.0.clone(),
                                 }),
-                            });
+                            })
                         }
-                        Err(e) => return Err(backend(e)),
                     }
-                    tx.commit().await.map_err(backend)?;
-                    Ok(())
                 }
 
                 async fn record_step(&self, record: &StepRecord) -> Result<StepWritten> {
-                    let occ = &record.occ;
-                    if let Some((instance, _)) = &record.instance {
-                        if instance.id != occ.vnf_instance_id {
-                            return Err(StoreError::Invalid(format!(
-                                "operation occurrence {} operates on VNF instance {}, not {}",
-                                occ.id, occ.vnf_instance_id, instance.id
-                            )));
-                        }
-                    }
-                    let doc = to_json(OP_OCC, occ)?;
-                    let new_state = occ.operation_state;
-                    // FAILED_TEMP waits for the operator and final states are done: neither
-                    // has a runner, so neither keeps a lease.
-                    let drop_lease =
-                        new_state.is_final() || new_state == LcmOperationStateType::FailedTemp;
-                    let sql = if drop_lease {
-                        "UPDATE op_occs SET state = $1, doc = $2, version = version + 1, \
-                         updated_at = $3, lease_owner = NULL, lease_expires_at = NULL \
-                         WHERE id = $4 AND instance_id = $5 AND version = $6 AND state = $7 \
-                         AND lease_owner = $8 RETURNING version"
-                    } else {
-                        "UPDATE op_occs SET state = $1, doc = $2, version = version + 1, \
-                         updated_at = $3 \
-                         WHERE id = $4 AND instance_id = $5 AND version = $6 AND state = $7 \
-                         AND lease_owner = $8 RETURNING version"
-                    };
-                    let mut tx = self.begin_write().await?;
-                    let row = sqlx::query(sql)
-                        .bind(state_str(new_state))
-                        .bind(doc)
-                        .bind(now_ms())
-                        .bind(occ.id.as_str())
-                        .bind(occ.vnf_instance_id.as_str())
-                        .bind(record.expected_version.0)
-                        .bind(state_str(record.expected_state))
-                        .bind(record.owner.as_str())
-                        .fetch_optional(&mut *tx)
-                        .await
-                        .map_err(backend)?;
-                    let Some(row) = row else {
-                        return Err(runner_refusal(
-                            &mut *tx,
-                            &occ.id,
-                            &record.owner,
-                            Some(record.expected_version),
-                        )
-                        .await);
-                    };
-                    let op_occ_version = Version(row.try_get::<i64, _>(0).map_err(backend)?);
-                    let journal_seq = match &record.journal {
-                        None => None,
-                        Some(step) => {
-                            let row = sqlx::query(
-                                "INSERT INTO op_occ_journal (op_occ_id, seq, step, outcome, \
-                                 recorded_at, detail) \
-                                 SELECT $1, COALESCE(MAX(seq), 0) + 1, $2, $3, $4, $5 \
-                                 FROM op_occ_journal WHERE op_occ_id = $1 RETURNING seq",
-                            )
-                            .bind(occ.id.as_str())
-                            .bind(step.step.as_str())
-                            .bind(step.outcome.as_str())
-                            .bind(step.at.0)
-                            .bind(to_json("journal detail", &step.detail)?)
-                            .fetch_one(&mut *tx)
-                            .await
-                            .map_err(backend)?;
-                            Some(row.try_get::<i64, _>(0).map_err(backend)?)
-                        }
-                    };
-                    let instance_version = match &record.instance {
-                        None => None,
-                        Some((instance, expected)) => {
-                            Some(update_instance_tx(&mut tx, instance, *expected).await?)
-                        }
-                    };
-                    insert_outbox(&mut tx, &record.outbox).await?;
-                    tx.commit().await.map_err(backend)?;
-                    Ok(StepWritten {
-                        op_occ_version,
-                        instance_version,
-                        journal_seq,
-                    })
+                    $hot_write!(self, |tx| crate::hot::record_step(&mut tx, record).await)
                 }
 
                 async fn get_op_occ(
@@ -1093,7 +930,7 @@ macro_rules! impl_sql_store {
                 ) -> Result<Option<(VnfLcmOpOcc, Version)>> {
                     sqlx::query("SELECT id, doc, version FROM op_occs WHERE id = $1")
                         .bind(id.as_str())
-                        .fetch_optional(self.reader())
+                        .fetch_optional(&mut *self.read_conn().await?)
                         .await
                         .map_err(backend)?
                         .as_ref()
@@ -1110,7 +947,7 @@ macro_rules! impl_sql_store {
                         "('STARTING', 'PROCESSING', 'ROLLING_BACK', 'FAILED_TEMP')"
                     ))
                     .bind(instance_id.as_str())
-                    .fetch_optional(self.reader())
+                    .fetch_optional(&mut *self.read_conn().await?)
                     .await
                     .map_err(backend)?
                     .as_ref()
@@ -1147,7 +984,7 @@ macro_rules! impl_sql_store {
                         qb.push(" AND id > ").push_bind(after.clone());
                     }
                     qb.push(" ORDER BY id LIMIT ").push_bind(limit + 1);
-                    let rows = qb.build().fetch_all(self.reader()).await.map_err(backend)?;
+                    let rows = qb.build().fetch_all(&mut *self.read_conn().await?).await.map_err(backend)?;
                     let mut items = rows
                         .iter()
                         .map(|r| op_occ_row(r).map(|(o, _)| o))
@@ -1343,7 +1180,7 @@ macro_rules! impl_sql_store {
                     )
                     .bind(op_occ_id.as_str())
                     .bind(key)
-                    .fetch_optional(self.reader())
+                    .fetch_optional(&mut *self.read_conn().await?)
                     .await
                     .map_err(backend)?;
                     row.map(|r| {
@@ -1359,33 +1196,23 @@ macro_rules! impl_sql_store {
                     key: &str,
                     value: &Value,
                 ) -> Result<()> {
-                    let text = to_json("op-occ data", value)?;
-                    let mut tx = self.begin_write().await?;
-                    let exists = locked_version(
-                        &mut tx,
-                        "SELECT version FROM op_occs WHERE id = $1",
-                        op_occ_id.as_str(),
-                    )
-                    .await?;
-                    if exists.is_none() {
-                        return Err(StoreError::NotFound {
-                            kind: OP_OCC,
-                            id: op_occ_id.0.clone(),
-                        });
-                    }
-                    sqlx::query(
-                        "INSERT INTO op_occ_data (op_occ_id, data_key, value, updated_at) \
-                         VALUES ($1, $2, $3, $4) ON CONFLICT (op_occ_id, data_key) \
-                         DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
-                    )
-                    .bind(op_occ_id.as_str())
-                    .bind(key)
-                    .bind(text)
-                    .bind(now_ms())
-                    .execute(&mut *tx)
-                    .await
-                    .map_err(backend)?;
-                    tx.commit().await.map_err(backend)
+                    $hot_write!(self, |tx| {
+                        let exists = tx
+                            .row(
+                                "SELECT version FROM op_occs WHERE id = $1",
+                                &[op_occ_id.as_str().into()],
+                                &[crate::hot::Col::Int],
+                            )
+                            .await
+                            .map_err(StoreError::from)?;
+                        if exists.is_none() {
+                            return Err(StoreError::NotFound {
+                                kind: OP_OCC,
+                                id: op_occ_id.0.clone(),
+                            });
+                        }
+                        crate::hot::put_op_occ_data(&mut tx, op_occ_id, key, value).await
+                    })
                 }
 
                 async fn enqueue(&self, rows: &[NewOutboxRow]) -> Result<()> {
@@ -1747,7 +1574,7 @@ macro_rules! impl_sql_store {
                 ) -> Result<Vec<(VimRecord, Version)>> {
                     sqlx::query(concat!("SELECT ", "id, name, vim_type, public_info, secret, created_by_instance, version", " FROM vims WHERE created_by_instance = $1 ORDER BY id"))
                         .bind(instance_id.as_str())
-                        .fetch_all(self.reader())
+                        .fetch_all(&mut *self.read_conn().await?)
                         .await
                         .map_err(backend)?
                         .iter()

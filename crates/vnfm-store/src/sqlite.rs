@@ -21,13 +21,21 @@ use std::path::Path;
 use std::str::FromStr;
 use std::time::Duration;
 
+use std::ops::{Deref, DerefMut};
+use std::sync::Arc;
+
+use sqlx::pool::PoolConnection;
 use sqlx::sqlite::{
-    SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
+    SqliteConnectOptions, SqliteConnection, SqliteJournalMode, SqlitePool, SqlitePoolOptions,
+    SqliteSynchronous, SqliteTransactionManager,
 };
-use sqlx::{Sqlite, Transaction};
+use sqlx::{Connection, Sqlite};
+use sqlx_core::transaction::TransactionManager;
+use tokio::sync::{Mutex, OwnedMutexGuard, OwnedSemaphorePermit, Semaphore};
 
 use crate::error::{StoreError, backend};
 use crate::sql::{MigrationSource, impl_sql_store, migrate};
+use crate::sqlite_direct::DirectTx;
 
 /// The SQLite schema migrations.
 pub(crate) const MIGRATIONS: &[MigrationSource] = &[
@@ -104,7 +112,13 @@ impl Default for SqliteOptions {
 #[derive(Debug, Clone)]
 pub struct SqliteStore {
     reader: SqlitePool,
-    writer: SqlitePool,
+    readers: Readers,
+    writer: Writer,
+    /// Hot-path writes run on the writer's handle ([`DirectTx`]); with
+    /// [`Durability::Full`] they go through sqlx, so the fsync of every commit blocks sqlx's
+    /// connection thread rather than the caller's.
+    direct: bool,
+    busy_timeout: Duration,
 }
 
 impl SqliteStore {
@@ -140,13 +154,9 @@ impl SqliteStore {
         // (no busy handler): when several processes open a new file at once, the losers get
         // SQLITE_BUSY and retry (the file is in WAL mode from then on, so the retry is cheap).
         let mut attempt = 0;
-        let writer = loop {
-            match SqlitePoolOptions::new()
-                .max_connections(1)
-                .connect_with(writer_options.clone())
-                .await
-            {
-                Ok(pool) => break pool,
+        let mut writer = loop {
+            match SqliteConnection::connect_with(&writer_options).await {
+                Ok(conn) => break conn,
                 Err(e) if is_busy(&e) && attempt < 10 => {
                     attempt += 1;
                     tokio::time::sleep(Duration::from_millis(10 * attempt)).await;
@@ -154,13 +164,25 @@ impl SqliteStore {
                 Err(e) => return Err(backend(e)),
             }
         };
-        Self::migrate(&writer).await?;
+        Self::migrate(&mut writer).await?;
+        let reader_options = connect.pragma("cache_size", format!("-{READER_CACHE_KIB}"));
         let reader = SqlitePoolOptions::new()
             .max_connections(options.readers.max(1))
-            .connect_with(connect.pragma("cache_size", format!("-{READER_CACHE_KIB}")))
+            .test_before_acquire(false)
+            .connect_with(reader_options.clone())
             .await
             .map_err(backend)?;
-        Ok(SqliteStore { reader, writer })
+        Ok(SqliteStore {
+            reader,
+            readers: Readers::Own(Arc::new(OwnReaders {
+                idle: std::sync::Mutex::new(Vec::new()),
+                permits: Arc::new(Semaphore::new(options.readers.max(1) as usize)),
+                options: reader_options,
+            })),
+            writer: Writer::Own(Arc::new(Mutex::new(Some(writer)))),
+            direct: options.durability == Durability::Normal,
+            busy_timeout: options.busy_timeout,
+        })
     }
 
     /// A private in-memory database (lost when the store is dropped), for tests and
@@ -178,26 +200,43 @@ impl SqliteStore {
             .connect_with(connect)
             .await
             .map_err(backend)?;
-        Self::migrate(&pool).await?;
+        Self::migrate(&mut *pool.acquire().await.map_err(backend)?).await?;
         Ok(SqliteStore {
             reader: pool.clone(),
-            writer: pool,
+            readers: Readers::Pool(pool.clone()),
+            writer: Writer::Pool(pool),
+            direct: true,
+            busy_timeout: SqliteOptions::default().busy_timeout,
         })
     }
 
     /// Closes all connections (checkpointing the WAL).
     pub async fn close(&self) {
         self.reader.close().await;
-        self.writer.close().await;
+        if let Readers::Own(r) = &self.readers {
+            r.permits.close();
+            let idle = std::mem::take(&mut *r.idle.lock().unwrap_or_else(|e| e.into_inner()));
+            for conn in idle {
+                let _ = conn.close().await;
+            }
+        }
+        match &self.writer {
+            Writer::Pool(pool) => pool.close().await,
+            Writer::Own(conn) => {
+                if let Some(conn) = conn.lock().await.take() {
+                    let _ = conn.close().await;
+                }
+            }
+        }
     }
 
     /// Migrates, retrying when another process migrated the same fresh file concurrently
     /// (SQLite has no lock the migrator could hold across its transactions: the loser fails
     /// on "table already exists" and, on retry, finds the migration applied).
-    async fn migrate(pool: &SqlitePool) -> Result<(), StoreError> {
+    async fn migrate(conn: &mut SqliteConnection) -> Result<(), StoreError> {
         let mut attempt = 0;
         loop {
-            match Self::migrate_once(pool).await {
+            match Self::migrate_once(conn).await {
                 Err(StoreError::Migration(_)) if attempt < 3 => {
                     attempt += 1;
                     tokio::time::sleep(Duration::from_millis(20 * attempt)).await;
@@ -207,34 +246,217 @@ impl SqliteStore {
         }
     }
 
-    async fn migrate_once(pool: &SqlitePool) -> Result<(), StoreError> {
+    async fn migrate_once(conn: &mut SqliteConnection) -> Result<(), StoreError> {
         let has_table: Option<i64> = sqlx::query_scalar(
             "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '_sqlx_migrations'",
         )
-        .fetch_optional(pool)
+        .fetch_optional(&mut *conn)
         .await
         .map_err(backend)?;
         let applied_max = match has_table {
             Some(_) => {
                 sqlx::query_scalar::<_, Option<i64>>("SELECT MAX(version) FROM _sqlx_migrations")
-                    .fetch_one(pool)
+                    .fetch_one(&mut *conn)
                     .await
                     .map_err(backend)?
             }
             None => None,
         };
-        migrate(MIGRATIONS, applied_max, pool).await
+        migrate(MIGRATIONS, applied_max, conn).await
     }
 
     fn reader(&self) -> &SqlitePool {
         &self.reader
     }
 
-    async fn begin_write(&self) -> Result<Transaction<'static, Sqlite>, StoreError> {
-        self.writer
-            .begin_with("BEGIN IMMEDIATE")
-            .await
-            .map_err(backend)
+    /// A read connection for the reads on the lifecycle's path (instances, op-occs, op-occ
+    /// data): taken from [`Readers`], which hands connections back without sqlx's pool's
+    /// per-release test.
+    async fn read_conn(&self) -> Result<ReadConn, StoreError> {
+        match &self.readers {
+            Readers::Pool(pool) => Ok(ReadConn::Pool(pool.acquire().await.map_err(backend)?)),
+            Readers::Own(r) => {
+                let permit = r
+                    .permits
+                    .clone()
+                    .acquire_owned()
+                    .await
+                    .map_err(|_| StoreError::Backend("the SQLite store is closed".into()))?;
+                let idle = r.idle.lock().unwrap_or_else(|e| e.into_inner()).pop();
+                let conn = match idle {
+                    Some(c) => c,
+                    None => SqliteConnection::connect_with(&r.options)
+                        .await
+                        .map_err(backend)?,
+                };
+                Ok(ReadConn::Own {
+                    conn: Some(conn),
+                    readers: r.clone(),
+                    _permit: permit,
+                })
+            }
+        }
+    }
+
+    /// The writer connection, waiting for other writes of this process to finish.
+    async fn write_conn(&self) -> Result<WriteConn, StoreError> {
+        match &self.writer {
+            Writer::Pool(pool) => Ok(WriteConn::Pool(pool.acquire().await.map_err(backend)?)),
+            Writer::Own(conn) => {
+                let guard = conn.clone().lock_owned().await;
+                if guard.is_none() {
+                    return Err(StoreError::Backend("the SQLite store is closed".into()));
+                }
+                Ok(WriteConn::Own(guard))
+            }
+        }
+    }
+
+    async fn begin_write(&self) -> Result<SqliteWriteTransaction, StoreError> {
+        let mut conn = self.write_conn().await?;
+        SqliteTransactionManager::begin(
+            &mut conn,
+            Some(sqlx::SqlSafeStr::into_sql_str("BEGIN IMMEDIATE")),
+        )
+        .await
+        .map_err(backend)?;
+        Ok(SqliteWriteTransaction { conn, open: true })
+    }
+}
+
+/// The connections hot reads go through.
+#[derive(Debug, Clone)]
+enum Readers {
+    /// The in-memory store's single connection.
+    Pool(SqlitePool),
+    /// The file store's read connections, opened on demand up to the permits' number.
+    Own(Arc<OwnReaders>),
+}
+
+#[derive(Debug)]
+struct OwnReaders {
+    idle: std::sync::Mutex<Vec<SqliteConnection>>,
+    permits: Arc<Semaphore>,
+    options: SqliteConnectOptions,
+}
+
+/// A read connection, held exclusively and handed back when dropped.
+enum ReadConn {
+    Pool(PoolConnection<Sqlite>),
+    Own {
+        conn: Option<SqliteConnection>,
+        readers: Arc<OwnReaders>,
+        _permit: OwnedSemaphorePermit,
+    },
+}
+
+impl Deref for ReadConn {
+    type Target = SqliteConnection;
+
+    fn deref(&self) -> &SqliteConnection {
+        match self {
+            ReadConn::Pool(c) => c,
+            ReadConn::Own { conn, .. } => conn.as_ref().expect("connection until dropped"),
+        }
+    }
+}
+
+impl DerefMut for ReadConn {
+    fn deref_mut(&mut self) -> &mut SqliteConnection {
+        match self {
+            ReadConn::Pool(c) => c,
+            ReadConn::Own { conn, .. } => conn.as_mut().expect("connection until dropped"),
+        }
+    }
+}
+
+impl Drop for ReadConn {
+    fn drop(&mut self) {
+        if let ReadConn::Own { conn, readers, .. } = self
+            && let Some(conn) = conn.take()
+        {
+            readers
+                .idle
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push(conn);
+        }
+    }
+}
+
+/// The connection writes go through. A file store keeps its one writer connection outside
+/// sqlx's pool: the pool would test every connection it gets back with a round trip to the
+/// connection's thread, in a task spawned per release, before the next write could have it.
+#[derive(Debug, Clone)]
+enum Writer {
+    /// The in-memory store's single connection, shared with reads.
+    Pool(SqlitePool),
+    /// The file store's writer; `None` once closed.
+    Own(Arc<Mutex<Option<SqliteConnection>>>),
+}
+
+/// The writer connection, held exclusively.
+enum WriteConn {
+    Pool(PoolConnection<Sqlite>),
+    Own(OwnedMutexGuard<Option<SqliteConnection>>),
+}
+
+impl Deref for WriteConn {
+    type Target = SqliteConnection;
+
+    fn deref(&self) -> &SqliteConnection {
+        match self {
+            WriteConn::Pool(c) => c,
+            // `write_conn` hands out only guards of an open connection.
+            WriteConn::Own(g) => g.as_ref().expect("open writer connection"),
+        }
+    }
+}
+
+impl DerefMut for WriteConn {
+    fn deref_mut(&mut self) -> &mut SqliteConnection {
+        match self {
+            WriteConn::Pool(c) => c,
+            WriteConn::Own(g) => g.as_mut().expect("open writer connection"),
+        }
+    }
+}
+
+/// A `BEGIN IMMEDIATE` transaction on the writer connection; rolled back unless committed.
+pub(crate) struct SqliteWriteTransaction {
+    conn: WriteConn,
+    open: bool,
+}
+
+impl SqliteWriteTransaction {
+    /// Commits.
+    pub(crate) async fn commit(mut self) -> Result<(), sqlx::Error> {
+        SqliteTransactionManager::commit(&mut self.conn).await?;
+        self.open = false;
+        Ok(())
+    }
+}
+
+impl Deref for SqliteWriteTransaction {
+    type Target = SqliteConnection;
+
+    fn deref(&self) -> &SqliteConnection {
+        &self.conn
+    }
+}
+
+impl DerefMut for SqliteWriteTransaction {
+    fn deref_mut(&mut self) -> &mut SqliteConnection {
+        &mut self.conn
+    }
+}
+
+impl Drop for SqliteWriteTransaction {
+    fn drop(&mut self) {
+        if self.open {
+            // Queued on the connection; runs before its next statement.
+            SqliteTransactionManager::start_rollback(&mut self.conn);
+        }
     }
 }
 
@@ -244,6 +466,40 @@ fn is_busy(e: &sqlx::Error) -> bool {
         if db.code().and_then(|c| c.parse::<i32>().ok()).is_some_and(|c| c & 0xff == 5))
 }
 
+/// Runs `$body` (an expression using the write transaction `$tx`, evaluating to a `Result`)
+/// in a write transaction of `$store`, committed when the body succeeded and rolled back
+/// otherwise.
+macro_rules! sqlite_hot_write {
+    ($store:expr, |$tx:ident| $body:expr) => {{
+        let store: &SqliteStore = $store;
+        if store.direct {
+            let mut conn = store.write_conn().await?;
+            let mut handle = conn.lock_handle().await.map_err(backend)?;
+            #[allow(unused_mut)]
+            let mut $tx = DirectTx::begin(&mut handle, store.busy_timeout)
+                .await
+                .map_err(StoreError::from)?;
+            let out = $body;
+            if out.is_ok() {
+                if let Err(e) = $tx.commit() {
+                    return Err(StoreError::from(e).into());
+                }
+            }
+            out
+        } else {
+            #[allow(unused_mut)]
+            let mut $tx = crate::sql::SqlxTx(store.begin_write().await?);
+            let out = $body;
+            if out.is_ok() {
+                if let Err(e) = $tx.0.commit().await {
+                    return Err(backend(e).into());
+                }
+            }
+            out
+        }
+    }};
+}
+
 impl_sql_store!(
     store = SqliteStore,
     db = sqlx::Sqlite,
@@ -251,4 +507,6 @@ impl_sql_store!(
     for_update = "",
     skip_locked = "",
     contains_fn = "instr",
+    write_tx = SqliteWriteTransaction,
+    hot_write = sqlite_hot_write,
 );

@@ -94,13 +94,16 @@ pub trait Store: Send + Sync {
 
     /// In one transaction: refuses with [`crate::Conflict::InstanceBusy`] (naming the holder and
     /// its state) if an op-occ of the same instance is in a non-final state, else inserts `occ`
-    /// (which must be in `STARTING`) at [`Version::FIRST`] under `lease`.
-    /// [`StoreError::NotFound`] if the instance does not exist.
-    async fn start_operation(&self, occ: &VnfLcmOpOcc, lease: &Lease) -> Result<()>;
+    /// (which must be in `STARTING`) at [`Version::FIRST`] under `lease`. Returns the
+    /// instance's version at that moment (the caller planned against some version and can tell
+    /// whether the instance changed since). [`StoreError::NotFound`] if the instance does not
+    /// exist.
+    async fn start_operation(&self, occ: &VnfLcmOpOcc, lease: &Lease) -> Result<Version>;
 
     /// In one transaction: compare-and-swap the op-occ (expected state and version, and
     /// `record.owner` must hold its lease), write the new document, append the journal row,
-    /// update the instance (expected version) and enqueue the outbox rows. On any refusal
+    /// upsert `record.data`, update the instance (expected version) and enqueue the outbox
+    /// rows. On any refusal
     /// nothing is written: a lost lease gives [`crate::Conflict::LeaseLost`], a stale op-occ or
     /// instance [`StoreError::VersionMismatch`]. Entering `FAILED_TEMP` or a final state drops
     /// the lease; entering a final state releases the instance.

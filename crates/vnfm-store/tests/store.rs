@@ -133,6 +133,7 @@ fn transition(
         journal: None,
         instance: None,
         outbox: Vec::new(),
+        data: Vec::new(),
     }
 }
 
@@ -581,7 +582,7 @@ async fn race_starts(stores: Vec<Arc<dyn Store>>, instance_id: &str, n: usize) {
     for t in tasks {
         let (id, r) = t.await.unwrap();
         match r {
-            Ok(()) => winners.push(id),
+            Ok(_) => winners.push(id),
             Err(e) => losers.push(e),
         }
     }
@@ -646,6 +647,7 @@ async fn record_step_with_lost_lease_writes_nothing(db: &TestDb) {
         journal: Some(step("grant", StepOutcome::Completed)),
         instance: Some((changed, Version(1))),
         outbox: vec![note("sub", 1, T0)],
+        data: Vec::new(),
     };
     let err = s.record_step(&stale).await.unwrap_err();
     assert!(err.is_lease_lost(), "{err:?}");
@@ -711,6 +713,7 @@ async fn record_step_is_atomic_across_op_occ_instance_journal_outbox(db: &TestDb
         journal: Some(step("grant", StepOutcome::Completed)),
         instance: Some((inst.clone(), Version(1))),
         outbox: vec![note("sub", 1, T0)],
+        data: Vec::new(),
     };
     let err = s.record_step(&record).await.unwrap_err();
     assert!(
@@ -774,6 +777,7 @@ async fn record_step_is_atomic_across_op_occ_instance_journal_outbox(db: &TestDb
                 journal: Some(step(name, outcome)),
                 instance: None,
                 outbox: vec![],
+                data: Vec::new(),
             })
             .await
             .unwrap();

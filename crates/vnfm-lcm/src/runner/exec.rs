@@ -216,6 +216,7 @@ pub(crate) async fn abort_starting(inner: &Inner, occ: VnfLcmOpOcc, err: &LcmErr
         journal: None,
         instance: None,
         outbox: Vec::new(),
+        data: Vec::new(),
     };
     if write(inner, &mut rec, &notes, None).await.is_err() {
         tracing::warn!(op_occ_id = %occ.id, "could not end an occurrence that cannot start; recovery will");
@@ -252,6 +253,7 @@ pub(crate) async fn record_transition(
         journal,
         instance: None,
         outbox: Vec::new(),
+        data: Vec::new(),
     };
     match write(inner, &mut rec, &notes, None).await {
         Ok(_) => Ok(rec.occ),
@@ -603,7 +605,7 @@ pub(crate) const GRANT_KEY: &str = "grant";
 enum GrantAsked {
     /// The operation changes no resources through the infrastructure.
     NotNeeded,
-    /// Granted and stored.
+    /// Granted (and kept with the occurrence, or about to be: [`Run::unsaved_grant`]).
     Granted,
     /// Rejected, with the NFVO's reason.
     Rejected(ProblemDetails),
@@ -620,6 +622,9 @@ pub(crate) struct Run {
     request: OperationParams,
     resolved: Option<(IndexMap<String, VimConnectionInfo>, Vec<ResolvedVim>)>,
     grant: Option<Arc<Grant>>,
+    /// The grant as it is to be kept with the occurrence (op-occ data `grant`), until the
+    /// next write stores it in the same transaction.
+    unsaved_grant: Option<serde_json::Value>,
     /// Whether this run has written the operation's VIM connections into the instance
     /// ([`Run::ensure_operation_vims`]).
     operation_vims_written: bool,
@@ -650,6 +655,7 @@ impl Run {
             request,
             resolved: None,
             grant: None,
+            unsaved_grant: None,
             operation_vims_written: false,
             flag: CancellationFlag::new(),
             cancel_tx,
@@ -763,6 +769,11 @@ impl Run {
             journal,
             instance: instance.map(|i| (i, self.instance_version)),
             outbox: Vec::new(),
+            data: self
+                .unsaved_grant
+                .take()
+                .map(|g| vec![(GRANT_KEY.to_owned(), g)])
+                .unwrap_or_default(),
         };
         let written = write(&self.inner, &mut rec, &notes, Some(&self.instance)).await?;
         let ended = rec.occ.operation_state.is_final() && !rec.expected_state.is_final();
@@ -828,8 +839,9 @@ impl Run {
             .await;
     }
 
-    /// Asks the NFVO for the grant of the forward plan and keeps it with the occurrence (op-occ
-    /// data `grant`), so retries and rollbacks reuse it and ask for nothing new.
+    /// Asks the NFVO for the grant of the forward plan. The grant is kept with the occurrence
+    /// (op-occ data `grant`) by the next write ([`Run::commit`]), so retries and rollbacks
+    /// reuse it and ask for nothing new.
     async fn request_grant(&mut self) -> Result<GrantAsked, LcmError> {
         let Some(request) = grant::grant_request(
             &self.occ,
@@ -854,11 +866,7 @@ impl Run {
                 let value = serde_json::to_value(&*g).map_err(|e| {
                     LcmError::Inconsistent(format!("grant does not serialize: {e}"))
                 })?;
-                self.inner
-                    .store
-                    .put_op_occ_data(&self.occ.id, GRANT_KEY, &value)
-                    .await
-                    .map_err(|e| LcmError::Store(e.to_string()))?;
+                self.unsaved_grant = Some(value);
                 tracing::info!(grant_id = %g.id, resources = ?grant::summary(&request), "granted");
                 self.adopt_grant(Arc::new(*g))?;
                 Ok(GrantAsked::Granted)
@@ -962,7 +970,18 @@ impl Run {
             return Ok(self.grant.clone());
         }
         match self.request_grant().await? {
-            GrantAsked::Granted | GrantAsked::NotNeeded => Ok(self.grant.clone()),
+            GrantAsked::Granted | GrantAsked::NotNeeded => {
+                // Asked in the middle of a run (a retry of an occurrence that failed before
+                // it had one): keep it now, before the step that uses it changes anything.
+                if let Some(value) = self.unsaved_grant.take() {
+                    self.inner
+                        .store
+                        .put_op_occ_data(&self.occ.id, GRANT_KEY, &value)
+                        .await
+                        .map_err(|e| LcmError::Store(e.to_string()))?;
+                }
+                Ok(self.grant.clone())
+            }
             GrantAsked::Rejected(problem) => Err(LcmError::Grant {
                 nfvo: self.inner.nfvo.describe(),
                 message: problem.detail,

@@ -813,17 +813,24 @@ impl Lcm {
             occ.warnings = Some(vec![warning]);
         }
         let lease = inner.lease();
-        if let Err(e) = inner.store.start_operation(&occ, &lease).await {
-            vims::release_created(inner, &instance.id, &sealed).await;
-            return Err(store_err(e));
-        }
-        // The lock is ours from here on. The instance may have changed between the read above
-        // and taking it (an operation that just finished), so plan again from a fresh read.
-        let (fresh, fresh_version) = match self.instance_with_version(id).await {
-            Ok(x) => x,
+        let locked_version = match inner.store.start_operation(&occ, &lease).await {
+            Ok(v) => v,
             Err(e) => {
-                exec::abort_starting(inner, occ, &e).await;
-                return Err(e);
+                vims::release_created(inner, &instance.id, &sealed).await;
+                return Err(store_err(e));
+            }
+        };
+        // The lock is ours from here on. The instance may have changed between the read above
+        // and taking it (an operation that just finished): then plan again from a fresh read.
+        let (fresh, fresh_version) = if locked_version == version {
+            (instance, version)
+        } else {
+            match self.instance_with_version(id).await {
+                Ok(x) => x,
+                Err(e) => {
+                    exec::abort_starting(inner, occ, &e).await;
+                    return Err(e);
+                }
             }
         };
         let plan = if fresh_version == version {
