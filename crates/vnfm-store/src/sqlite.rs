@@ -35,7 +35,7 @@ use tokio::sync::{Mutex, OwnedMutexGuard, OwnedSemaphorePermit, Semaphore};
 
 use crate::error::{StoreError, backend};
 use crate::sql::{MigrationSource, impl_sql_store, migrate};
-use crate::sqlite_direct::DirectTx;
+use crate::sqlite_direct::{DirectTx, StatementCache};
 
 /// The SQLite schema migrations.
 pub(crate) const MIGRATIONS: &[MigrationSource] = &[
@@ -179,7 +179,10 @@ impl SqliteStore {
                 permits: Arc::new(Semaphore::new(options.readers.max(1) as usize)),
                 options: reader_options,
             })),
-            writer: Writer::Own(Arc::new(Mutex::new(Some(writer)))),
+            writer: Writer::Own(Arc::new(Mutex::new(WriterState {
+                conn: Some(writer),
+                statements: StatementCache::default(),
+            }))),
             direct: options.durability == Durability::Normal,
             busy_timeout: options.busy_timeout,
         })
@@ -222,8 +225,12 @@ impl SqliteStore {
         }
         match &self.writer {
             Writer::Pool(pool) => pool.close().await,
-            Writer::Own(conn) => {
-                if let Some(conn) = conn.lock().await.take() {
+            Writer::Own(state) => {
+                let mut state = state.lock().await;
+                if let Some(mut conn) = state.conn.take() {
+                    if let Ok(_handle) = conn.lock_handle().await {
+                        state.statements.clear();
+                    }
                     let _ = conn.close().await;
                 }
             }
@@ -302,9 +309,9 @@ impl SqliteStore {
     async fn write_conn(&self) -> Result<WriteConn, StoreError> {
         match &self.writer {
             Writer::Pool(pool) => Ok(WriteConn::Pool(pool.acquire().await.map_err(backend)?)),
-            Writer::Own(conn) => {
-                let guard = conn.clone().lock_owned().await;
-                if guard.is_none() {
+            Writer::Own(state) => {
+                let guard = state.clone().lock_owned().await;
+                if guard.conn.is_none() {
                     return Err(StoreError::Backend("the SQLite store is closed".into()));
                 }
                 Ok(WriteConn::Own(guard))
@@ -391,14 +398,47 @@ impl Drop for ReadConn {
 enum Writer {
     /// The in-memory store's single connection, shared with reads.
     Pool(SqlitePool),
-    /// The file store's writer; `None` once closed.
-    Own(Arc<Mutex<Option<SqliteConnection>>>),
+    /// The file store's writer.
+    Own(Arc<Mutex<WriterState>>),
+}
+
+/// The file store's writer connection (`None` once closed) and the statements the hot path
+/// keeps prepared on it.
+#[derive(Debug)]
+struct WriterState {
+    conn: Option<SqliteConnection>,
+    statements: StatementCache,
+}
+
+impl Drop for WriterState {
+    fn drop(&mut self) {
+        // The statements go before the connection (sqlx refuses to close a connection with
+        // statements open). Nothing else can use the connection now: its worker thread waits
+        // for commands only this value could send.
+        self.statements.clear();
+    }
 }
 
 /// The writer connection, held exclusively.
 enum WriteConn {
     Pool(PoolConnection<Sqlite>),
-    Own(OwnedMutexGuard<Option<SqliteConnection>>),
+    Own(OwnedMutexGuard<WriterState>),
+}
+
+impl WriteConn {
+    /// The connection and, for the file store's writer, its statement cache.
+    fn parts(&mut self) -> (&mut SqliteConnection, Option<&mut StatementCache>) {
+        match self {
+            WriteConn::Pool(c) => (c, None),
+            WriteConn::Own(g) => {
+                let state = &mut **g;
+                (
+                    state.conn.as_mut().expect("open writer connection"),
+                    Some(&mut state.statements),
+                )
+            }
+        }
+    }
 }
 
 impl Deref for WriteConn {
@@ -408,7 +448,7 @@ impl Deref for WriteConn {
         match self {
             WriteConn::Pool(c) => c,
             // `write_conn` hands out only guards of an open connection.
-            WriteConn::Own(g) => g.as_ref().expect("open writer connection"),
+            WriteConn::Own(g) => g.conn.as_ref().expect("open writer connection"),
         }
     }
 }
@@ -417,7 +457,7 @@ impl DerefMut for WriteConn {
     fn deref_mut(&mut self) -> &mut SqliteConnection {
         match self {
             WriteConn::Pool(c) => c,
-            WriteConn::Own(g) => g.as_mut().expect("open writer connection"),
+            WriteConn::Own(g) => g.conn.as_mut().expect("open writer connection"),
         }
     }
 }
@@ -474,9 +514,10 @@ macro_rules! sqlite_hot_write {
         let store: &SqliteStore = $store;
         if store.direct {
             let mut conn = store.write_conn().await?;
+            let (conn, statements) = conn.parts();
             let mut handle = conn.lock_handle().await.map_err(backend)?;
             #[allow(unused_mut)]
-            let mut $tx = DirectTx::begin(&mut handle, store.busy_timeout)
+            let mut $tx = DirectTx::begin(&mut handle, statements, store.busy_timeout)
                 .await
                 .map_err(StoreError::from)?;
             let out = $body;

@@ -12,6 +12,7 @@
 //! transaction dropped before [`DirectTx::commit`] is rolled back.
 #![allow(unsafe_code)]
 
+use std::collections::HashMap;
 use std::ffi::{CStr, c_int};
 use std::marker::PhantomData;
 use std::ptr::{self, NonNull};
@@ -31,9 +32,30 @@ struct Handle(NonNull<ffi::sqlite3>);
 // as long as no two threads use it at once.
 unsafe impl Send for Handle {}
 
+/// Prepared statements kept with one connection, by SQL text (the hot path's statements are
+/// string constants). Must be emptied ([`StatementCache::clear`]) before the connection closes.
+#[derive(Default)]
+pub(crate) struct StatementCache {
+    statements: HashMap<(usize, usize), Statement>,
+}
+
+impl StatementCache {
+    /// Finalizes every statement. The caller has the connection to itself.
+    pub(crate) fn clear(&mut self) {
+        self.statements.clear();
+    }
+}
+
+impl std::fmt::Debug for StatementCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "StatementCache({} statements)", self.statements.len())
+    }
+}
+
 /// An open `BEGIN IMMEDIATE` transaction on a locked connection handle.
 pub(crate) struct DirectTx<'h> {
     db: Handle,
+    cache: Option<&'h mut StatementCache>,
     open: bool,
     _lock: PhantomData<&'h mut ()>,
 }
@@ -42,12 +64,16 @@ impl<'h> DirectTx<'h> {
     /// Begins an immediate (write-locked) transaction. Waits for another connection's write
     /// lock up to `busy_timeout` by sleeping on the async runtime, not by blocking the thread
     /// in SQLite's busy handler.
+    /// `cache` keeps prepared statements across transactions; it must belong to this
+    /// connection.
     pub(crate) async fn begin(
         handle: &'h mut LockedSqliteHandle<'_>,
+        cache: Option<&'h mut StatementCache>,
         busy_timeout: Duration,
     ) -> Result<DirectTx<'h>, DbError> {
         let mut tx = DirectTx {
             db: Handle(handle.as_raw_handle()),
+            cache,
             open: false,
             _lock: PhantomData,
         };
@@ -127,13 +153,8 @@ impl<'h> DirectTx<'h> {
         }
     }
 
-    /// Prepares, binds and steps one statement to its end; (rows changed, first row).
-    fn run(
-        &mut self,
-        sql: &str,
-        args: &[Arg<'_>],
-        cols: &[Col],
-    ) -> Result<(u64, Option<Vec<Cell>>), DbError> {
+    /// Prepares one statement.
+    fn prepare(&self, sql: &str) -> Result<Statement, DbError> {
         let db = self.db.0.as_ptr();
         let len = c_int::try_from(sql.len()).map_err(|_| DbError {
             unique: false,
@@ -141,9 +162,18 @@ impl<'h> DirectTx<'h> {
         })?;
         let mut raw: *mut ffi::sqlite3_stmt = ptr::null_mut();
         let mut tail: *const std::ffi::c_char = ptr::null();
-        // SAFETY: `sql` is valid for `len` bytes; out-pointers are valid.
-        let rc =
-            unsafe { ffi::sqlite3_prepare_v2(db, sql.as_ptr().cast(), len, &mut raw, &mut tail) };
+        // SAFETY: `sql` is valid for `len` bytes; out-pointers are valid. PERSISTENT: the
+        // statement may be kept for the connection's lifetime.
+        let rc = unsafe {
+            ffi::sqlite3_prepare_v3(
+                db,
+                sql.as_ptr().cast(),
+                len,
+                ffi::SQLITE_PREPARE_PERSISTENT as u32,
+                &mut raw,
+                &mut tail,
+            )
+        };
         if rc != ffi::SQLITE_OK {
             // SAFETY: valid handle.
             return Err(self.error(unsafe { ffi::sqlite3_extended_errcode(db) }));
@@ -163,7 +193,44 @@ impl<'h> DirectTx<'h> {
                 message: "one statement expected".into(),
             });
         }
-        self.bind(&stmt, args)?;
+        Ok(stmt)
+    }
+
+    /// Prepares (or takes from the cache), binds and steps one statement to its end;
+    /// (rows changed, first row).
+    fn run(
+        &mut self,
+        sql: &'static str,
+        args: &[Arg<'_>],
+        cols: &[Col],
+    ) -> Result<(u64, Option<Vec<Cell>>), DbError> {
+        let key = (sql.as_ptr() as usize, sql.len());
+        let cached = self.cache.as_mut().and_then(|c| c.statements.remove(&key));
+        let stmt = match cached {
+            Some(stmt) => stmt,
+            None => self.prepare(sql)?,
+        };
+        let out = self.execute_prepared(&stmt, args, cols);
+        // SAFETY: statement of this connection; reset ends its execution and releases the
+        // borrowed argument text before it goes back to the cache.
+        unsafe {
+            ffi::sqlite3_reset(stmt.0.as_ptr());
+            ffi::sqlite3_clear_bindings(stmt.0.as_ptr());
+        }
+        if let Some(cache) = self.cache.as_mut() {
+            cache.statements.insert(key, stmt);
+        }
+        out
+    }
+
+    fn execute_prepared(
+        &mut self,
+        stmt: &Statement,
+        args: &[Arg<'_>],
+        cols: &[Col],
+    ) -> Result<(u64, Option<Vec<Cell>>), DbError> {
+        let db = self.db.0.as_ptr();
+        self.bind(stmt, args)?;
         let mut first = None;
         loop {
             // SAFETY: prepared statement of this connection, arguments bound and alive.
@@ -171,7 +238,7 @@ impl<'h> DirectTx<'h> {
             match rc {
                 ffi::SQLITE_ROW => {
                     if first.is_none() {
-                        first = Some(Self::read_row(&stmt, cols)?);
+                        first = Some(Self::read_row(stmt, cols)?);
                     }
                 }
                 ffi::SQLITE_DONE => break,
@@ -282,6 +349,10 @@ impl Drop for DirectTx<'_> {
 
 /// A prepared statement, finalized when dropped.
 struct Statement(NonNull<ffi::sqlite3_stmt>);
+
+// SAFETY: a statement is only used, and finalized, by whoever has its connection to itself
+// (a locked handle, or the connection's owner when closing it), as for `Handle`.
+unsafe impl Send for Statement {}
 
 impl Drop for Statement {
     fn drop(&mut self) {
