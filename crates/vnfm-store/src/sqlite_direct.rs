@@ -169,7 +169,7 @@ impl<'h> DirectTx<'h> {
                 db,
                 sql.as_ptr().cast(),
                 len,
-                ffi::SQLITE_PREPARE_PERSISTENT as u32,
+                ffi::SQLITE_PREPARE_PERSISTENT,
                 &mut raw,
                 &mut tail,
             )

@@ -2288,3 +2288,107 @@ async fn settings_are_stored_replaced_and_removed(db: &TestDb) {
         Some(serde_json::json!(1))
     );
 }
+
+/// Two stores (as two processes would) writing the same SQLite file at once: the writes that
+/// run on the connection's handle wait for each other's write lock instead of failing, and
+/// every one of them lands.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_stores_on_one_sqlite_file_write_concurrently_without_busy_errors() {
+    use vnfm_types::LcmOperationStateType as S;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("shared.db");
+    let a = Arc::new(vnfm_store::SqliteStore::open(&path).await.unwrap());
+    let b = Arc::new(vnfm_store::SqliteStore::open(&path).await.unwrap());
+    let mut tasks = Vec::new();
+    for (name, store) in [("a", a.clone()), ("b", b.clone())] {
+        tasks.push(tokio::spawn(async move {
+            for i in 0..60 {
+                let id = format!("{name}-{i}");
+                store
+                    .create_instance(&instance(&id, "vnfd", None, &[]), &[note("s", i, T0)])
+                    .await
+                    .unwrap();
+                let occ = op_occ(&format!("op-{id}"), &id, S::Starting);
+                let version = store.start_operation(&occ, &lease(name, T0)).await.unwrap();
+                assert_eq!(version, Version::FIRST);
+                let written = store
+                    .record_step(&transition(
+                        &occ,
+                        S::Starting,
+                        S::Processing,
+                        Version::FIRST,
+                        name,
+                    ))
+                    .await
+                    .unwrap();
+                assert_eq!(written.op_occ_version, Version(2));
+            }
+        }));
+    }
+    for t in tasks {
+        t.await.unwrap();
+    }
+    for store in [&a, &b] {
+        let page = store
+            .list_instances(&InstanceQuery {
+                limit: Some(500),
+                ..Default::default()
+            })
+            .await
+            .unwrap();
+        assert_eq!(page.items.len(), 120);
+    }
+    let (occ, version) = b
+        .get_op_occ(&vnfm_types::VnfLcmOpOccId("op-a-59".into()))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!((occ.operation_state, version), (S::Processing, Version(2)));
+}
+
+/// A store closed after hot-path writes (whose statements the writer keeps prepared) closes
+/// cleanly, and a store opened again on the file finds everything, including the op-occ data
+/// a step wrote in its transaction.
+#[tokio::test]
+async fn an_sqlite_store_closes_after_hot_writes_and_reopens_with_them() {
+    use vnfm_types::LcmOperationStateType as S;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("reopen.db");
+    let store = vnfm_store::SqliteStore::open(&path).await.unwrap();
+    store
+        .create_instance(&instance("i", "vnfd", None, &[]), &[])
+        .await
+        .unwrap();
+    let occ = op_occ("o", "i", S::Starting);
+    store.start_operation(&occ, &lease("r", T0)).await.unwrap();
+    let mut step = transition(&occ, S::Starting, S::Processing, Version::FIRST, "r");
+    step.data = vec![("grant".into(), serde_json::json!({"id": "g-1"}))];
+    store.record_step(&step).await.unwrap();
+    store.close().await;
+    drop(store);
+
+    let again = vnfm_store::SqliteStore::open(&path).await.unwrap();
+    let id = vnfm_types::VnfLcmOpOccId("o".into());
+    assert_eq!(
+        again.get_op_occ_data(&id, "grant").await.unwrap(),
+        Some(serde_json::json!({"id": "g-1"}))
+    );
+    assert_eq!(
+        again
+            .get_op_occ(&id)
+            .await
+            .unwrap()
+            .unwrap()
+            .0
+            .operation_state,
+        S::Processing
+    );
+    // A refused step (stale version) writes nothing, its data included.
+    let mut stale = transition(&occ, S::Processing, S::Completed, Version::FIRST, "r");
+    stale.data = vec![("grant".into(), serde_json::json!({"id": "g-2"}))];
+    assert!(again.record_step(&stale).await.is_err());
+    assert_eq!(
+        again.get_op_occ_data(&id, "grant").await.unwrap(),
+        Some(serde_json::json!({"id": "g-1"}))
+    );
+}
