@@ -16,6 +16,15 @@
 //! before reading anything: the check-then-insert of [`crate::Store::start_operation`] and the
 //! claims of [`crate::Store::claim_expired`] are atomic across all processes that share the
 //! file (other writers wait up to the busy timeout).
+//!
+//! # Connections
+//! The writer connection and the read connections of the lifecycle's hot path are kept by the
+//! store itself rather than in sqlx's pool, which tests every connection it gets back with a
+//! round trip to the connection's thread. With [`Durability::Normal`] the hot-path write
+//! transactions (creating an identifier, starting an operation, recording a step) run on the
+//! writer's SQLite handle directly, with their statements kept prepared: one hand-over to
+//! sqlx's connection thread per transaction instead of one per statement (`docs/performance.md`
+//! has the figures).
 
 use std::path::Path;
 use std::str::FromStr;
