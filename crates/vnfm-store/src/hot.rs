@@ -415,7 +415,7 @@ pub(crate) async fn put_op_occ_data<T: WriteTx>(
 }
 
 /// What a conditional op-occ update found instead: (state, version, lease owner).
-async fn op_occ_facts<T: WriteTx>(
+pub(crate) async fn op_occ_facts<T: WriteTx>(
     tx: &mut T,
     id: &VnfLcmOpOccId,
 ) -> Result<(LcmOperationStateType, Version, Option<String>), StoreError> {
@@ -437,9 +437,23 @@ async fn op_occ_facts<T: WriteTx>(
     Ok((state, Version(version.int()?), holder.opt_text()?))
 }
 
+/// Why a runner's conditional write (record step, renew or release the lease) matched no
+/// row.
+pub(crate) async fn runner_refusal<T: WriteTx>(
+    tx: &mut T,
+    id: &VnfLcmOpOccId,
+    owner: &str,
+    expected: Option<Version>,
+) -> StoreError {
+    match op_occ_facts(tx, id).await {
+        Ok(facts) => refusal(id, owner, expected, facts),
+        Err(e) => e,
+    }
+}
+
 /// Why a runner's conditional write matched no row. A lost lease wins over a stale version:
 /// the runner must stop either way, and this tells it why.
-pub(crate) fn refusal(
+fn refusal(
     id: &VnfLcmOpOccId,
     owner: &str,
     expected: Option<Version>,
@@ -519,10 +533,9 @@ pub(crate) async fn record_step<T: WriteTx>(
         )
         .await?;
     let Some(row) = row else {
-        return Err(match op_occ_facts(tx, &occ.id).await {
-            Ok(facts) => refusal(&occ.id, &record.owner, Some(record.expected_version), facts),
-            Err(e) => e,
-        });
+        return Err(
+            runner_refusal(tx, &occ.id, &record.owner, Some(record.expected_version)).await,
+        );
     };
     let [version] = columns(row)?;
     let op_occ_version = Version(version.int()?);

@@ -108,37 +108,8 @@ impl PostgresStore {
         self.pool.acquire().await.map_err(backend)
     }
 
-    async fn begin_write(&self) -> Result<PgWriteTransaction, StoreError> {
-        self.pool
-            .begin()
-            .await
-            .map(PgWriteTransaction)
-            .map_err(backend)
-    }
-}
-
-/// A write transaction (a named type without a lifetime parameter, so futures holding it
-/// are `Send` for the async trait).
-pub(crate) struct PgWriteTransaction(Transaction<'static, Postgres>);
-
-impl PgWriteTransaction {
-    /// Commits.
-    pub(crate) async fn commit(self) -> Result<(), sqlx::Error> {
-        self.0.commit().await
-    }
-}
-
-impl std::ops::Deref for PgWriteTransaction {
-    type Target = sqlx::PgConnection;
-
-    fn deref(&self) -> &sqlx::PgConnection {
-        &self.0
-    }
-}
-
-impl std::ops::DerefMut for PgWriteTransaction {
-    fn deref_mut(&mut self) -> &mut sqlx::PgConnection {
-        &mut self.0
+    async fn begin_write(&self) -> Result<Transaction<'static, Postgres>, StoreError> {
+        self.pool.begin().await.map_err(backend)
     }
 }
 
@@ -147,11 +118,14 @@ impl std::ops::DerefMut for PgWriteTransaction {
 macro_rules! postgres_hot_write {
     ($store:expr, |$tx:ident| $body:expr) => {{
         let store: &PostgresStore = $store;
-        #[allow(unused_mut)]
-        let mut $tx = crate::sql::SqlxTx(store.begin_write().await?);
-        let out = $body;
+        let mut inner = store.begin_write().await?;
+        let out = {
+            #[allow(unused_mut)]
+            let mut $tx = crate::sql::SqlxTx(&mut *inner);
+            $body
+        };
         if out.is_ok() {
-            if let Err(e) = $tx.0.commit().await {
+            if let Err(e) = inner.commit().await {
                 return Err(crate::error::backend(e).into());
             }
         }
@@ -166,6 +140,5 @@ impl_sql_store!(
     for_update = " FOR UPDATE",
     skip_locked = " FOR UPDATE SKIP LOCKED",
     contains_fn = "strpos",
-    write_tx = PgWriteTransaction,
     hot_write = postgres_hot_write,
 );

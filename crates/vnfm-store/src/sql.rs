@@ -175,8 +175,9 @@ pub(crate) fn is_unique_violation(e: &sqlx::Error) -> bool {
     matches!(e, sqlx::Error::Database(db) if db.is_unique_violation())
 }
 
-/// A backend's sqlx write transaction as a [`crate::hot::WriteTx`].
-pub(crate) struct SqlxTx<T>(pub T);
+/// A sqlx connection (inside the caller's transaction, or a plain read connection) as a
+/// [`crate::hot::WriteTx`].
+pub(crate) struct SqlxTx<'c, C>(pub &'c mut C);
 
 /// A sqlx error as the hot path's [`crate::hot::DbError`].
 pub(crate) fn db_error(e: sqlx::Error) -> crate::hot::DbError {
@@ -198,7 +199,6 @@ macro_rules! impl_sql_store {
         for_update = $for_update:literal,
         skip_locked = $skip_locked:literal,
         contains_fn = $contains_fn:literal,
-        write_tx = $write_tx:ty,
         hot_write = $hot_write:ident $(,)?
     ) => {
         const _: () = {
@@ -209,14 +209,14 @@ macro_rules! impl_sql_store {
             use serde_json::Value;
             use sqlx::Row;
             use vnfm_types::{
-                LcmOperationStateType, SubscriptionId, VimId, VnfInstance, VnfInstanceId,
+                SubscriptionId, VimId, VnfInstance, VnfInstanceId,
                 VnfLcmOpOcc, VnfLcmOpOccId,
             };
 
             use crate::error::{backend, Conflict, StoreError};
             use crate::hot::WriteTx as _;
             use crate::model::{
-                enum_str, page_size, parse_state, state_str, InstanceQuery, JournalEntry, Lease,
+                enum_str, page_size, state_str, InstanceQuery, JournalEntry, Lease,
                 NameFilter, NewOutboxRow, OpOccQuery, OutboxRow, OutboxStatus, PackageRecord, Page,
                 PkgmSubscriptionRecord, StepOutcome, StepRecord, StepWritten, SubscriptionRecord,
                 Timestamp, Version, VimDependent, VimRecord,
@@ -422,28 +422,6 @@ macro_rules! impl_sql_store {
                 ))
             }
 
-            /// Inserts outbox rows inside the caller's transaction.
-            async fn insert_outbox(conn: &mut $conn, rows: &[NewOutboxRow]) -> Result<()> {
-                let now = now_ms();
-                for r in rows {
-                    sqlx::query(
-                        "INSERT INTO outbox (subscription_id, callback_uri, payload, \
-                         next_attempt_at, created_at, ordering_key) \
-                         VALUES ($1, $2, $3, $4, $5, $6)",
-                    )
-                    .bind(r.subscription_id.as_str())
-                    .bind(r.callback_uri.as_str())
-                    .bind(to_json("notification", &r.payload)?)
-                    .bind(r.not_before.0)
-                    .bind(now)
-                    .bind(r.ordering_key.as_str())
-                    .execute(&mut *conn)
-                    .await
-                    .map_err(backend)?;
-                }
-                Ok(())
-            }
-
             /// Version of a record, locking its row where the backend can.
             async fn locked_version(
                 conn: &mut $conn,
@@ -476,85 +454,23 @@ macro_rules! impl_sql_store {
                 }
             }
 
-            /// The op-occ holding an instance (id, state).
-            async fn holder<'e, E>(
-                ex: E,
-                instance_id: &str,
-            ) -> Result<Option<(VnfLcmOpOccId, LcmOperationStateType)>>
-            where
-                E: sqlx::Executor<'e, Database = $db>,
-            {
-                let row = sqlx::query(concat!(
-                    "SELECT id, state FROM op_occs WHERE instance_id = $1 AND state IN ",
-                    "('STARTING', 'PROCESSING', 'ROLLING_BACK', 'FAILED_TEMP')",
-                    " LIMIT 1"
-                ))
-                .bind(instance_id)
-                .fetch_optional(ex)
-                .await
-                .map_err(backend)?;
-                let Some(row) = row else { return Ok(None) };
-                let id: String = row.try_get(0).map_err(backend)?;
-                let state: String = row.try_get(1).map_err(backend)?;
-                let state = parse_state(&state).ok_or_else(|| StoreError::Corrupt {
-                    kind: OP_OCC,
-                    id: id.clone(),
-                    reason: format!("unknown state {state:?}"),
-                })?;
-                Ok(Some((VnfLcmOpOccId(id), state)))
-            }
-
-            /// What a conditional op-occ update found instead: (state, version, lease owner).
-            async fn op_occ_facts<'e, E>(
-                ex: E,
-                id: &VnfLcmOpOccId,
-            ) -> Result<(LcmOperationStateType, Version, Option<String>)>
-            where
-                E: sqlx::Executor<'e, Database = $db>,
-            {
-                let row = sqlx::query(
-                    "SELECT state, version, lease_owner FROM op_occs WHERE id = $1",
-                )
-                .bind(id.as_str())
-                .fetch_optional(ex)
-                .await
-                .map_err(backend)?;
-                let Some(row) = row else {
-                    return Err(StoreError::NotFound {
-                        kind: OP_OCC,
-                        id: id.0.clone(),
-                    });
-                };
-                let state: String = row.try_get(0).map_err(backend)?;
-                let version: i64 = row.try_get(1).map_err(backend)?;
-                let holder: Option<String> = row.try_get(2).map_err(backend)?;
-                let state = parse_state(&state).ok_or_else(|| StoreError::Corrupt {
-                    kind: OP_OCC,
-                    id: id.0.clone(),
-                    reason: format!("unknown state {state:?}"),
-                })?;
-                Ok((state, Version(version), holder))
-            }
-
-            /// Why a runner's conditional write (record_step, renew, release) matched no row.
-            /// A lost lease wins over a stale version: the runner must stop either way, and
-            /// this tells it why.
-            async fn runner_refusal<'e, E>(
-                ex: E,
-                id: &VnfLcmOpOccId,
-                owner: &str,
-                expected: Option<Version>,
-            ) -> StoreError
-            where
-                E: sqlx::Executor<'e, Database = $db>,
-            {
-                match op_occ_facts(ex, id).await {
-                    Ok(facts) => crate::hot::refusal(id, owner, expected, facts),
-                    Err(e) => e,
+            /// A query of `sql` with `args` bound.
+            fn bound<'q>(
+                sql: &'static str,
+                args: &'q [crate::hot::Arg<'q>],
+            ) -> sqlx::query::Query<'q, $db, <$db as sqlx::Database>::Arguments> {
+                let mut q = sqlx::query(sql);
+                for a in args {
+                    q = match *a {
+                        crate::hot::Arg::Text(t) => q.bind(t),
+                        crate::hot::Arg::Int(i) => q.bind(i),
+                        crate::hot::Arg::Null => q.bind(None::<&str>),
+                    };
                 }
+                q
             }
 
-            impl crate::hot::WriteTx for crate::sql::SqlxTx<$write_tx> {
+            impl crate::hot::WriteTx for crate::sql::SqlxTx<'_, $conn> {
                 const FOR_UPDATE: bool = !$for_update.is_empty();
 
                 async fn execute(
@@ -562,15 +478,8 @@ macro_rules! impl_sql_store {
                     sql: &'static str,
                     args: &[crate::hot::Arg<'_>],
                 ) -> std::result::Result<u64, crate::hot::DbError> {
-                    let mut q = sqlx::query(sql);
-                    for a in args {
-                        q = match *a {
-                            crate::hot::Arg::Text(t) => q.bind(t),
-                            crate::hot::Arg::Int(i) => q.bind(i),
-                            crate::hot::Arg::Null => q.bind(None::<&str>),
-                        };
-                    }
-                    q.execute(&mut *self.0)
+                    bound(sql, args)
+                        .execute(&mut *self.0)
                         .await
                         .map(|r| r.rows_affected())
                         .map_err(crate::sql::db_error)
@@ -583,15 +492,7 @@ macro_rules! impl_sql_store {
                     cols: &[crate::hot::Col],
                 ) -> std::result::Result<Option<Vec<crate::hot::Cell>>, crate::hot::DbError> {
                     use crate::hot::{Cell, Col};
-                    let mut q = sqlx::query(sql);
-                    for a in args {
-                        q = match *a {
-                            crate::hot::Arg::Text(t) => q.bind(t),
-                            crate::hot::Arg::Int(i) => q.bind(i),
-                            crate::hot::Arg::Null => q.bind(None::<&str>),
-                        };
-                    }
-                    let Some(row) = q
+                    let Some(row) = bound(sql, args)
                         .fetch_optional(&mut *self.0)
                         .await
                         .map_err(crate::sql::db_error)?
@@ -823,7 +724,9 @@ macro_rules! impl_sql_store {
                     )
                     .await?;
                     expect_version(INSTANCE, id.as_str(), expected, found)?;
-                    if let Some((op_occ_id, state)) = holder(&mut *tx, id.as_str()).await? {
+                    if let Some((op_occ_id, state)) =
+                        crate::hot::holder(&mut crate::sql::SqlxTx(&mut *tx), id.as_str()).await?
+                    {
                         return Err(StoreError::Conflict(Conflict::InstanceBusy {
                             instance_id: id.0.clone(),
                             op_occ_id,
@@ -840,7 +743,7 @@ macro_rules! impl_sql_store {
                         .execute(&mut *tx)
                         .await
                         .map_err(backend)?;
-                    insert_outbox(&mut tx, notify).await?;
+                    crate::hot::insert_outbox(&mut crate::sql::SqlxTx(&mut *tx), notify).await?;
                     tx.commit().await.map_err(backend)?;
                     Ok(())
                 }
@@ -903,7 +806,10 @@ macro_rules! impl_sql_store {
                         Err(StartRefused::Raced) => {
                             // The transaction is gone: look again outside it.
                             let instance_id = occ.vnf_instance_id.as_str();
-                            Err(match holder(self.reader(), instance_id).await? {
+                            let mut conn = self.read_conn().await?;
+                            let busy =
+                                crate::hot::holder(&mut crate::sql::SqlxTx(&mut *conn), instance_id).await?;
+                            Err(match busy {
                                 Some((op_occ_id, state)) if op_occ_id != occ.id => {
                                     StoreError::Conflict(Conflict::InstanceBusy {
                                         instance_id: instance_id.to_owned(),
@@ -1070,7 +976,13 @@ macro_rules! impl_sql_store {
                     .await
                     .map_err(backend)?;
                     if done.rows_affected() == 0 {
-                        return Err(runner_refusal(&mut *tx, op_occ_id, owner, None).await);
+                        return Err(crate::hot::runner_refusal(
+                            &mut crate::sql::SqlxTx(&mut *tx),
+                            op_occ_id,
+                            owner,
+                            None,
+                        )
+                        .await);
                     }
                     tx.commit().await.map_err(backend)
                 }
@@ -1087,7 +999,13 @@ macro_rules! impl_sql_store {
                     .await
                     .map_err(backend)?;
                     if done.rows_affected() == 0 {
-                        return Err(runner_refusal(&mut *tx, op_occ_id, owner, None).await);
+                        return Err(crate::hot::runner_refusal(
+                            &mut crate::sql::SqlxTx(&mut *tx),
+                            op_occ_id,
+                            owner,
+                            None,
+                        )
+                        .await);
                     }
                     tx.commit().await.map_err(backend)
                 }
@@ -1115,7 +1033,9 @@ macro_rules! impl_sql_store {
                     .await
                     .map_err(backend)?;
                     if done.rows_affected() == 0 {
-                        let (state, version, holder) = op_occ_facts(&mut *tx, op_occ_id).await?;
+                        let (state, version, holder) =
+                            crate::hot::op_occ_facts(&mut crate::sql::SqlxTx(&mut *tx), op_occ_id)
+                                .await?;
                         return Err(if state.is_final() {
                             StoreError::Conflict(Conflict::Finished {
                                 op_occ_id: op_occ_id.clone(),
@@ -1220,7 +1140,7 @@ macro_rules! impl_sql_store {
                         return Ok(());
                     }
                     let mut tx = self.begin_write().await?;
-                    insert_outbox(&mut tx, rows).await?;
+                    crate::hot::insert_outbox(&mut crate::sql::SqlxTx(&mut *tx), rows).await?;
                     tx.commit().await.map_err(backend)
                 }
 
@@ -1795,7 +1715,7 @@ macro_rules! impl_sql_store {
                         return Err(stale(PACKAGE, package.id.as_str(), expected, found));
                     };
                     let version = Version(row.try_get::<i64, _>(0).map_err(backend)?);
-                    insert_outbox(&mut tx, notify).await?;
+                    crate::hot::insert_outbox(&mut crate::sql::SqlxTx(&mut *tx), notify).await?;
                     tx.commit().await.map_err(backend)?;
                     Ok(version)
                 }
@@ -1824,7 +1744,7 @@ macro_rules! impl_sql_store {
                         .execute(&mut *tx)
                         .await
                         .map_err(backend)?;
-                    insert_outbox(&mut tx, notify).await?;
+                    crate::hot::insert_outbox(&mut crate::sql::SqlxTx(&mut *tx), notify).await?;
                     tx.commit().await.map_err(backend)?;
                     Ok(())
                 }

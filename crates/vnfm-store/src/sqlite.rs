@@ -537,11 +537,14 @@ macro_rules! sqlite_hot_write {
             }
             out
         } else {
-            #[allow(unused_mut)]
-            let mut $tx = crate::sql::SqlxTx(store.begin_write().await?);
-            let out = $body;
+            let mut inner = store.begin_write().await?;
+            let out = {
+                #[allow(unused_mut)]
+                let mut $tx = crate::sql::SqlxTx(&mut *inner);
+                $body
+            };
             if out.is_ok() {
-                if let Err(e) = $tx.0.commit().await {
+                if let Err(e) = inner.commit().await {
                     return Err(backend(e).into());
                 }
             }
@@ -557,6 +560,5 @@ impl_sql_store!(
     for_update = "",
     skip_locked = "",
     contains_fn = "instr",
-    write_tx = SqliteWriteTransaction,
     hot_write = sqlite_hot_write,
 );
