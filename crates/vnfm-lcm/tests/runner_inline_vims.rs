@@ -733,6 +733,8 @@ async fn without_a_registry_the_views_still_redact_inline_secrets() {
     let occ = w.lcm.modify_info(&vnf.id, req(modify)).await.unwrap();
     let done = w.completed(&occ).await;
     assert_no_secret("the changedInfo", &serde_json::to_string(&done).unwrap());
+    // `wait` hands over the occurrence the run left, exactly as a read shows it.
+    assert_eq!(done, w.lcm.get_op_occ(&done.id).await.unwrap());
     let outbox = w.outbox().await;
     assert!(outbox.contains("changedInfo"), "{outbox}");
     assert_no_secret("the notifications", &outbox);

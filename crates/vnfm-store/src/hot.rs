@@ -1,21 +1,27 @@
-//! The write transactions on the lifecycle's hot path (creating a VNF identifier, starting an
-//! operation, recording a step), written once against [`WriteTx`] so each backend runs them
-//! its fastest way: PostgreSQL statement by statement through sqlx, SQLite directly on the
-//! connection's handle (one hand-over to sqlx's connection thread per transaction instead of
-//! one per statement: see `sqlite_direct`).
+//! The statements on the lifecycle's hot path, written once against [`SqlConn`] so each
+//! backend runs them its fastest way: the write transactions (creating a VNF identifier,
+//! starting an operation, recording a step) and the reads the runner makes on every operation
+//! (instance, occurrence, op-occ data, VIMs an instance registered). PostgreSQL runs them
+//! statement by statement through sqlx; SQLite on connections the store drives through the C
+//! API on the caller's thread, with no hand-over to a connection thread (see
+//! `sqlite_direct`).
 //!
 //! Statements use `$n` placeholders numbered from 1, which both backends accept.
 
+use std::collections::BTreeSet;
 use std::future::Future;
 
 use serde_json::Value;
-use vnfm_types::{LcmOperationStateType, VnfInstance, VnfLcmOpOcc, VnfLcmOpOccId};
+use vnfm_types::{
+    LcmOperationStateType, VimId, VnfInstance, VnfInstanceId, VnfLcmOpOcc, VnfLcmOpOccId,
+};
 
 use crate::error::{Conflict, StoreError};
 use crate::model::{
-    Lease, NewOutboxRow, StepRecord, StepWritten, Version, enum_str, parse_state, state_str,
+    Lease, NewOutboxRow, StepRecord, StepWritten, Version, VimRecord, enum_str, parse_state,
+    state_str,
 };
-use crate::sql::{now_ms, to_json, vim_ids};
+use crate::sql::{from_json, now_ms, to_json, vim_ids};
 
 const INSTANCE: &str = "VNF instance";
 const OP_OCC: &str = "op-occ";
@@ -53,6 +59,8 @@ pub(crate) enum Col {
     Text,
     /// Text or NULL.
     OptText,
+    /// Bytes.
+    Blob,
 }
 
 /// A result value.
@@ -60,6 +68,7 @@ pub(crate) enum Col {
 pub(crate) enum Cell {
     Int(i64),
     Text(String),
+    Blob(Vec<u8>),
     Null,
 }
 
@@ -88,6 +97,15 @@ impl Cell {
             other => other.text().map(Some),
         }
     }
+
+    fn blob(self) -> Result<Vec<u8>, StoreError> {
+        match self {
+            Cell::Blob(b) => Ok(b),
+            other => Err(StoreError::Backend(format!(
+                "expected a blob column, got {other:?}"
+            ))),
+        }
+    }
 }
 
 /// A database error as the hot path needs to tell them apart.
@@ -105,8 +123,9 @@ impl From<DbError> for StoreError {
     }
 }
 
-/// An open write transaction. Dropped without commit, it rolls back.
-pub(crate) trait WriteTx: Send {
+/// A connection, or an open transaction on one, that the hot path's statements run on. A
+/// transaction dropped without commit rolls back.
+pub(crate) trait SqlConn: Send {
     /// Whether `SELECT ... FOR UPDATE` locks rows (PostgreSQL); SQLite's write transaction
     /// already holds the database's write lock.
     const FOR_UPDATE: bool;
@@ -125,6 +144,14 @@ pub(crate) trait WriteTx: Send {
         args: &[Arg<'_>],
         cols: &[Col],
     ) -> impl Future<Output = Result<Option<Vec<Cell>>, DbError>> + Send;
+
+    /// Runs a statement; all its rows, read as `cols`.
+    fn rows(
+        &mut self,
+        sql: &'static str,
+        args: &[Arg<'_>],
+        cols: &[Col],
+    ) -> impl Future<Output = Result<Vec<Vec<Cell>>, DbError>> + Send;
 }
 
 /// Why [`start_operation`] did not insert the occurrence.
@@ -163,7 +190,7 @@ fn parsed_state(id: &str, state: &str) -> Result<LcmOperationStateType, StoreErr
 }
 
 /// Inserts outbox rows.
-pub(crate) async fn insert_outbox<T: WriteTx>(
+pub(crate) async fn insert_outbox<T: SqlConn>(
     tx: &mut T,
     rows: &[NewOutboxRow],
 ) -> Result<(), StoreError> {
@@ -189,7 +216,7 @@ pub(crate) async fn insert_outbox<T: WriteTx>(
 }
 
 /// Rewrites the VIM index rows of an instance (`fresh`: it has none yet).
-async fn write_instance_vims<T: WriteTx>(
+async fn write_instance_vims<T: SqlConn>(
     tx: &mut T,
     instance: &VnfInstance,
     fresh: bool,
@@ -212,7 +239,7 @@ async fn write_instance_vims<T: WriteTx>(
 }
 
 /// Version of the instance, locking its row where the backend can.
-async fn instance_version<T: WriteTx>(tx: &mut T, id: &str) -> Result<Option<Version>, DbError> {
+async fn instance_version<T: SqlConn>(tx: &mut T, id: &str) -> Result<Option<Version>, DbError> {
     let sql = if T::FOR_UPDATE {
         "SELECT version FROM vnf_instances WHERE id = $1 FOR UPDATE"
     } else {
@@ -228,7 +255,7 @@ async fn instance_version<T: WriteTx>(tx: &mut T, id: &str) -> Result<Option<Ver
 }
 
 /// Inserts a new instance at [`Version::FIRST`] with its VIM index and creation notifications.
-pub(crate) async fn create_instance<T: WriteTx>(
+pub(crate) async fn create_instance<T: SqlConn>(
     tx: &mut T,
     instance: &VnfInstance,
     notify: &[NewOutboxRow],
@@ -265,7 +292,7 @@ pub(crate) async fn create_instance<T: WriteTx>(
 }
 
 /// Compare-and-swap of an instance document.
-pub(crate) async fn update_instance<T: WriteTx>(
+pub(crate) async fn update_instance<T: SqlConn>(
     tx: &mut T,
     instance: &VnfInstance,
     expected: Version,
@@ -312,7 +339,7 @@ pub(crate) async fn update_instance<T: WriteTx>(
 }
 
 /// The op-occ holding an instance (id, state).
-pub(crate) async fn holder<T: WriteTx>(
+pub(crate) async fn holder<T: SqlConn>(
     tx: &mut T,
     instance_id: &str,
 ) -> Result<Option<(VnfLcmOpOccId, LcmOperationStateType)>, StoreError> {
@@ -335,7 +362,7 @@ pub(crate) async fn holder<T: WriteTx>(
 
 /// Takes the instance's lock by inserting `occ` in `STARTING` under `lease`; the instance's
 /// version at that moment.
-pub(crate) async fn start_operation<T: WriteTx>(
+pub(crate) async fn start_operation<T: SqlConn>(
     tx: &mut T,
     occ: &VnfLcmOpOcc,
     lease: &Lease,
@@ -392,7 +419,7 @@ pub(crate) async fn start_operation<T: WriteTx>(
 }
 
 /// Upserts an op-occ data entry (the op-occ must exist).
-pub(crate) async fn put_op_occ_data<T: WriteTx>(
+pub(crate) async fn put_op_occ_data<T: SqlConn>(
     tx: &mut T,
     op_occ_id: &VnfLcmOpOccId,
     key: &str,
@@ -415,7 +442,7 @@ pub(crate) async fn put_op_occ_data<T: WriteTx>(
 }
 
 /// What a conditional op-occ update found instead: (state, version, lease owner).
-pub(crate) async fn op_occ_facts<T: WriteTx>(
+pub(crate) async fn op_occ_facts<T: SqlConn>(
     tx: &mut T,
     id: &VnfLcmOpOccId,
 ) -> Result<(LcmOperationStateType, Version, Option<String>), StoreError> {
@@ -439,7 +466,7 @@ pub(crate) async fn op_occ_facts<T: WriteTx>(
 
 /// Why a runner's conditional write (record step, renew or release the lease) matched no
 /// row.
-pub(crate) async fn runner_refusal<T: WriteTx>(
+pub(crate) async fn runner_refusal<T: SqlConn>(
     tx: &mut T,
     id: &VnfLcmOpOccId,
     owner: &str,
@@ -487,7 +514,7 @@ fn refusal(
 }
 
 /// The writes of [`crate::Store::record_step`].
-pub(crate) async fn record_step<T: WriteTx>(
+pub(crate) async fn record_step<T: SqlConn>(
     tx: &mut T,
     record: &StepRecord,
 ) -> Result<StepWritten, StoreError> {
@@ -577,4 +604,151 @@ pub(crate) async fn record_step<T: WriteTx>(
         instance_version,
         journal_seq,
     })
+}
+
+/// The instance `id` and its version.
+pub(crate) async fn get_instance<C: SqlConn>(
+    conn: &mut C,
+    id: &str,
+) -> Result<Option<(VnfInstance, Version)>, StoreError> {
+    document(
+        conn,
+        "SELECT doc, version FROM vnf_instances WHERE id = $1",
+        INSTANCE,
+        id,
+    )
+    .await
+}
+
+/// The occurrence `id` and its version.
+pub(crate) async fn get_op_occ<C: SqlConn>(
+    conn: &mut C,
+    id: &str,
+) -> Result<Option<(VnfLcmOpOcc, Version)>, StoreError> {
+    document(
+        conn,
+        "SELECT doc, version FROM op_occs WHERE id = $1",
+        OP_OCC,
+        id,
+    )
+    .await
+}
+
+/// The occurrence of `instance_id` that is not final, if any.
+pub(crate) async fn active_op_occ<C: SqlConn>(
+    conn: &mut C,
+    instance_id: &str,
+) -> Result<Option<(VnfLcmOpOcc, Version)>, StoreError> {
+    let Some(row) = conn
+        .row(
+            "SELECT id, doc, version FROM op_occs WHERE instance_id = $1 AND state IN \
+             ('STARTING', 'PROCESSING', 'ROLLING_BACK', 'FAILED_TEMP')",
+            &[instance_id.into()],
+            &[Col::Text, Col::Text, Col::Int],
+        )
+        .await?
+    else {
+        return Ok(None);
+    };
+    let [id, doc, version] = columns(row)?;
+    let id = id.text()?;
+    Ok(Some((
+        from_json(OP_OCC, &id, &doc.text()?)?,
+        Version(version.int()?),
+    )))
+}
+
+/// A document of `kind` by id (`sql` selects its `doc` and `version`).
+async fn document<C: SqlConn, T: serde::de::DeserializeOwned>(
+    conn: &mut C,
+    sql: &'static str,
+    kind: &'static str,
+    id: &str,
+) -> Result<Option<(T, Version)>, StoreError> {
+    let Some(row) = conn.row(sql, &[id.into()], &[Col::Text, Col::Int]).await? else {
+        return Ok(None);
+    };
+    let [doc, version] = columns(row)?;
+    Ok(Some((
+        from_json(kind, id, &doc.text()?)?,
+        Version(version.int()?),
+    )))
+}
+
+/// The value under `key` of the occurrence `op_occ_id`.
+pub(crate) async fn get_op_occ_data<C: SqlConn>(
+    conn: &mut C,
+    op_occ_id: &str,
+    key: &str,
+) -> Result<Option<Value>, StoreError> {
+    let Some(row) = conn
+        .row(
+            "SELECT value FROM op_occ_data WHERE op_occ_id = $1 AND data_key = $2",
+            &[op_occ_id.into(), key.into()],
+            &[Col::Text],
+        )
+        .await?
+    else {
+        return Ok(None);
+    };
+    let [value] = columns(row)?;
+    Ok(Some(from_json("op-occ data", op_occ_id, &value.text()?)?))
+}
+
+/// The VIMs that lifecycle hooks of `instance_id` registered, by id.
+pub(crate) async fn vims_created_by<C: SqlConn>(
+    conn: &mut C,
+    instance_id: &str,
+) -> Result<Vec<(VimRecord, Version)>, StoreError> {
+    conn.rows(
+        "SELECT id, name, vim_type, public_info, secret, created_by_instance, version \
+         FROM vims WHERE created_by_instance = $1 ORDER BY id",
+        &[instance_id.into()],
+        &[
+            Col::Text,
+            Col::Text,
+            Col::Text,
+            Col::Text,
+            Col::Blob,
+            Col::OptText,
+            Col::Int,
+        ],
+    )
+    .await?
+    .into_iter()
+    .map(|row| {
+        let [id, name, vim_type, public, secret, created_by, version] = columns(row)?;
+        let id = id.text()?;
+        Ok((
+            VimRecord {
+                public: from_json("VIM", &id, &public.text()?)?,
+                id: VimId(id),
+                name: name.text()?,
+                vim_type: vim_type.text()?,
+                secret: secret.blob()?,
+                created_by_instance: created_by.opt_text()?.map(VnfInstanceId),
+            },
+            Version(version.int()?),
+        ))
+    })
+    .collect()
+}
+
+/// The ids of the VIMs that lifecycle hooks of `creator` registered.
+pub(crate) async fn vim_ids_created_by<C: SqlConn>(
+    conn: &mut C,
+    creator: &str,
+) -> Result<BTreeSet<String>, StoreError> {
+    conn.rows(
+        "SELECT id FROM vims WHERE created_by_instance = $1",
+        &[creator.into()],
+        &[Col::Text],
+    )
+    .await?
+    .into_iter()
+    .map(|row| {
+        let [id] = columns(row)?;
+        id.text()
+    })
+    .collect()
 }

@@ -103,7 +103,7 @@ impl PostgresStore {
         &self.pool
     }
 
-    /// A connection for the reads on the lifecycle's path.
+    /// A connection for reads that need one to themselves.
     async fn read_conn(&self) -> Result<sqlx::pool::PoolConnection<Postgres>, StoreError> {
         self.pool.acquire().await.map_err(backend)
     }
@@ -121,7 +121,7 @@ macro_rules! postgres_hot_write {
         let mut inner = store.begin_write().await?;
         let out = {
             #[allow(unused_mut)]
-            let mut $tx = crate::sql::SqlxTx(&mut *inner);
+            let mut $tx = crate::sql::SqlxConn(&mut *inner);
             $body
         };
         if out.is_ok() {
@@ -133,6 +133,17 @@ macro_rules! postgres_hot_write {
     }};
 }
 
+/// Runs `$body` (an expression using `$conn`, a `&mut` [`crate::hot::SqlConn`]) on a
+/// connection from the pool.
+macro_rules! postgres_hot_read {
+    ($store:expr, |$conn:ident| $body:expr) => {{
+        let store: &PostgresStore = $store;
+        let mut pooled = store.read_conn().await?;
+        let $conn = &mut crate::sql::SqlxConn(&mut *pooled);
+        $body
+    }};
+}
+
 impl_sql_store!(
     store = PostgresStore,
     db = sqlx::Postgres,
@@ -141,4 +152,5 @@ impl_sql_store!(
     skip_locked = " FOR UPDATE SKIP LOCKED",
     contains_fn = "strpos",
     hot_write = postgres_hot_write,
+    hot_read = postgres_hot_read,
 );

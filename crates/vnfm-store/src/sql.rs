@@ -176,8 +176,8 @@ pub(crate) fn is_unique_violation(e: &sqlx::Error) -> bool {
 }
 
 /// A sqlx connection (inside the caller's transaction, or a plain read connection) as a
-/// [`crate::hot::WriteTx`].
-pub(crate) struct SqlxTx<'c, C>(pub &'c mut C);
+/// [`crate::hot::SqlConn`].
+pub(crate) struct SqlxConn<'c, C>(pub &'c mut C);
 
 /// A sqlx error as the hot path's [`crate::hot::DbError`].
 pub(crate) fn db_error(e: sqlx::Error) -> crate::hot::DbError {
@@ -199,7 +199,8 @@ macro_rules! impl_sql_store {
         for_update = $for_update:literal,
         skip_locked = $skip_locked:literal,
         contains_fn = $contains_fn:literal,
-        hot_write = $hot_write:ident $(,)?
+        hot_write = $hot_write:ident,
+        hot_read = $hot_read:ident $(,)?
     ) => {
         const _: () = {
             use std::collections::VecDeque;
@@ -214,7 +215,7 @@ macro_rules! impl_sql_store {
             };
 
             use crate::error::{backend, Conflict, StoreError};
-            use crate::hot::WriteTx as _;
+            use crate::hot::SqlConn as _;
             use crate::model::{
                 enum_str, page_size, state_str, InstanceQuery, JournalEntry, Lease,
                 NameFilter, NewOutboxRow, OpOccQuery, OutboxRow, OutboxStatus, PackageRecord, Page,
@@ -470,7 +471,7 @@ macro_rules! impl_sql_store {
                 q
             }
 
-            impl crate::hot::WriteTx for crate::sql::SqlxTx<'_, $conn> {
+            impl crate::hot::SqlConn for crate::sql::SqlxConn<'_, $conn> {
                 const FOR_UPDATE: bool = !$for_update.is_empty();
 
                 async fn execute(
@@ -491,27 +492,48 @@ macro_rules! impl_sql_store {
                     args: &[crate::hot::Arg<'_>],
                     cols: &[crate::hot::Col],
                 ) -> std::result::Result<Option<Vec<crate::hot::Cell>>, crate::hot::DbError> {
-                    use crate::hot::{Cell, Col};
-                    let Some(row) = bound(sql, args)
+                    bound(sql, args)
                         .fetch_optional(&mut *self.0)
                         .await
                         .map_err(crate::sql::db_error)?
-                    else {
-                        return Ok(None);
-                    };
-                    cols.iter()
-                        .enumerate()
-                        .map(|(i, col)| match col {
-                            Col::Int => row.try_get::<i64, _>(i).map(Cell::Int),
-                            Col::Text => row.try_get::<String, _>(i).map(Cell::Text),
-                            Col::OptText => row
-                                .try_get::<Option<String>, _>(i)
-                                .map(|t| t.map_or(Cell::Null, Cell::Text)),
-                        })
-                        .collect::<std::result::Result<Vec<_>, _>>()
-                        .map(Some)
-                        .map_err(crate::sql::db_error)
+                        .map(|row| cells(&row, cols))
+                        .transpose()
                 }
+
+                async fn rows(
+                    &mut self,
+                    sql: &'static str,
+                    args: &[crate::hot::Arg<'_>],
+                    cols: &[crate::hot::Col],
+                ) -> std::result::Result<Vec<Vec<crate::hot::Cell>>, crate::hot::DbError> {
+                    bound(sql, args)
+                        .fetch_all(&mut *self.0)
+                        .await
+                        .map_err(crate::sql::db_error)?
+                        .iter()
+                        .map(|row| cells(row, cols))
+                        .collect()
+                }
+            }
+
+            /// A row's columns read as `cols`.
+            fn cells(
+                row: &<$db as sqlx::Database>::Row,
+                cols: &[crate::hot::Col],
+            ) -> std::result::Result<Vec<crate::hot::Cell>, crate::hot::DbError> {
+                use crate::hot::{Cell, Col};
+                cols.iter()
+                    .enumerate()
+                    .map(|(i, col)| match col {
+                        Col::Int => row.try_get::<i64, _>(i).map(Cell::Int),
+                        Col::Text => row.try_get::<String, _>(i).map(Cell::Text),
+                        Col::OptText => row
+                            .try_get::<Option<String>, _>(i)
+                            .map(|t| t.map_or(Cell::Null, Cell::Text)),
+                        Col::Blob => row.try_get::<Vec<u8>, _>(i).map(Cell::Blob),
+                    })
+                    .collect::<std::result::Result<Vec<_>, _>>()
+                    .map_err(crate::sql::db_error)
             }
 
             impl $store {
@@ -692,14 +714,7 @@ macro_rules! impl_sql_store {
                     &self,
                     id: &VnfInstanceId,
                 ) -> Result<Option<(VnfInstance, Version)>> {
-                    sqlx::query("SELECT id, doc, version FROM vnf_instances WHERE id = $1")
-                        .bind(id.as_str())
-                        .fetch_optional(&mut *self.read_conn().await?)
-                        .await
-                        .map_err(backend)?
-                        .as_ref()
-                        .map(instance_row)
-                        .transpose()
+                    $hot_read!(self, |conn| crate::hot::get_instance(conn, id.as_str()).await)
                 }
 
                 async fn update_instance(
@@ -725,7 +740,7 @@ macro_rules! impl_sql_store {
                     .await?;
                     expect_version(INSTANCE, id.as_str(), expected, found)?;
                     if let Some((op_occ_id, state)) =
-                        crate::hot::holder(&mut crate::sql::SqlxTx(&mut *tx), id.as_str()).await?
+                        crate::hot::holder(&mut crate::sql::SqlxConn(&mut *tx), id.as_str()).await?
                     {
                         return Err(StoreError::Conflict(Conflict::InstanceBusy {
                             instance_id: id.0.clone(),
@@ -743,7 +758,7 @@ macro_rules! impl_sql_store {
                         .execute(&mut *tx)
                         .await
                         .map_err(backend)?;
-                    crate::hot::insert_outbox(&mut crate::sql::SqlxTx(&mut *tx), notify).await?;
+                    crate::hot::insert_outbox(&mut crate::sql::SqlxConn(&mut *tx), notify).await?;
                     tx.commit().await.map_err(backend)?;
                     Ok(())
                 }
@@ -806,9 +821,8 @@ macro_rules! impl_sql_store {
                         Err(StartRefused::Raced) => {
                             // The transaction is gone: look again outside it.
                             let instance_id = occ.vnf_instance_id.as_str();
-                            let mut conn = self.read_conn().await?;
                             let busy =
-                                crate::hot::holder(&mut crate::sql::SqlxTx(&mut *conn), instance_id).await?;
+                                $hot_read!(self, |conn| crate::hot::holder(conn, instance_id).await)?;
                             Err(match busy {
                                 Some((op_occ_id, state)) if op_occ_id != occ.id => {
                                     StoreError::Conflict(Conflict::InstanceBusy {
@@ -834,31 +848,14 @@ macro_rules! impl_sql_store {
                     &self,
                     id: &VnfLcmOpOccId,
                 ) -> Result<Option<(VnfLcmOpOcc, Version)>> {
-                    sqlx::query("SELECT id, doc, version FROM op_occs WHERE id = $1")
-                        .bind(id.as_str())
-                        .fetch_optional(&mut *self.read_conn().await?)
-                        .await
-                        .map_err(backend)?
-                        .as_ref()
-                        .map(op_occ_row)
-                        .transpose()
+                    $hot_read!(self, |conn| crate::hot::get_op_occ(conn, id.as_str()).await)
                 }
 
                 async fn active_op_occ(
                     &self,
                     instance_id: &VnfInstanceId,
                 ) -> Result<Option<(VnfLcmOpOcc, Version)>> {
-                    sqlx::query(concat!(
-                        "SELECT id, doc, version FROM op_occs WHERE instance_id = $1 AND state IN ",
-                        "('STARTING', 'PROCESSING', 'ROLLING_BACK', 'FAILED_TEMP')"
-                    ))
-                    .bind(instance_id.as_str())
-                    .fetch_optional(&mut *self.read_conn().await?)
-                    .await
-                    .map_err(backend)?
-                    .as_ref()
-                    .map(op_occ_row)
-                    .transpose()
+                    $hot_read!(self, |conn| crate::hot::active_op_occ(conn, instance_id.as_str()).await)
                 }
 
                 async fn list_op_occs(&self, query: &OpOccQuery) -> Result<Page<VnfLcmOpOcc>> {
@@ -977,7 +974,7 @@ macro_rules! impl_sql_store {
                     .map_err(backend)?;
                     if done.rows_affected() == 0 {
                         return Err(crate::hot::runner_refusal(
-                            &mut crate::sql::SqlxTx(&mut *tx),
+                            &mut crate::sql::SqlxConn(&mut *tx),
                             op_occ_id,
                             owner,
                             None,
@@ -1000,7 +997,7 @@ macro_rules! impl_sql_store {
                     .map_err(backend)?;
                     if done.rows_affected() == 0 {
                         return Err(crate::hot::runner_refusal(
-                            &mut crate::sql::SqlxTx(&mut *tx),
+                            &mut crate::sql::SqlxConn(&mut *tx),
                             op_occ_id,
                             owner,
                             None,
@@ -1034,7 +1031,7 @@ macro_rules! impl_sql_store {
                     .map_err(backend)?;
                     if done.rows_affected() == 0 {
                         let (state, version, holder) =
-                            crate::hot::op_occ_facts(&mut crate::sql::SqlxTx(&mut *tx), op_occ_id)
+                            crate::hot::op_occ_facts(&mut crate::sql::SqlxConn(&mut *tx), op_occ_id)
                                 .await?;
                         return Err(if state.is_final() {
                             StoreError::Conflict(Conflict::Finished {
@@ -1095,19 +1092,7 @@ macro_rules! impl_sql_store {
                     op_occ_id: &VnfLcmOpOccId,
                     key: &str,
                 ) -> Result<Option<Value>> {
-                    let row = sqlx::query(
-                        "SELECT value FROM op_occ_data WHERE op_occ_id = $1 AND data_key = $2",
-                    )
-                    .bind(op_occ_id.as_str())
-                    .bind(key)
-                    .fetch_optional(&mut *self.read_conn().await?)
-                    .await
-                    .map_err(backend)?;
-                    row.map(|r| {
-                        let v: String = r.try_get(0).map_err(backend)?;
-                        from_json("op-occ data", op_occ_id.as_str(), &v)
-                    })
-                    .transpose()
+                    $hot_read!(self, |conn| crate::hot::get_op_occ_data(conn, op_occ_id.as_str(), key).await)
                 }
 
                 async fn put_op_occ_data(
@@ -1140,7 +1125,7 @@ macro_rules! impl_sql_store {
                         return Ok(());
                     }
                     let mut tx = self.begin_write().await?;
-                    crate::hot::insert_outbox(&mut crate::sql::SqlxTx(&mut *tx), rows).await?;
+                    crate::hot::insert_outbox(&mut crate::sql::SqlxConn(&mut *tx), rows).await?;
                     tx.commit().await.map_err(backend)
                 }
 
@@ -1492,14 +1477,7 @@ macro_rules! impl_sql_store {
                     &self,
                     instance_id: &VnfInstanceId,
                 ) -> Result<Vec<(VimRecord, Version)>> {
-                    sqlx::query(concat!("SELECT ", "id, name, vim_type, public_info, secret, created_by_instance, version", " FROM vims WHERE created_by_instance = $1 ORDER BY id"))
-                        .bind(instance_id.as_str())
-                        .fetch_all(&mut *self.read_conn().await?)
-                        .await
-                        .map_err(backend)?
-                        .iter()
-                        .map(vim_row)
-                        .collect()
+                    $hot_read!(self, |conn| crate::hot::vims_created_by(conn, instance_id.as_str()).await)
                 }
 
                 async fn instances_using_vim(&self, vim_id: &VimId) -> Result<Vec<VnfInstanceId>> {
@@ -1542,18 +1520,13 @@ macro_rules! impl_sql_store {
                 }
 
                 async fn vim_dependents(&self, creator: &VnfInstanceId) -> Result<Vec<VimDependent>> {
-                    let pool = self.reader();
-                    let created = sqlx::query("SELECT id FROM vims WHERE created_by_instance = $1")
-                        .bind(creator.as_str())
-                        .fetch_all(pool)
-                        .await
-                        .map_err(backend)?
-                        .iter()
-                        .map(|r| r.try_get::<String, _>(0).map_err(backend))
-                        .collect::<Result<std::collections::BTreeSet<String>>>()?;
+                    // Most instances registered no VIM: that answer comes from the hot path's
+                    // connections.
+                    let created = $hot_read!(self, |conn| crate::hot::vim_ids_created_by(conn, creator.as_str()).await)?;
                     if created.is_empty() {
                         return Ok(Vec::new());
                     }
+                    let pool = self.reader();
                     // The requests of non-final occurrences first, then the index (see the
                     // trait's documentation for why this order).
                     let mut found: std::collections::BTreeMap<(String, String), Option<VnfLcmOpOccId>> =
@@ -1715,7 +1688,7 @@ macro_rules! impl_sql_store {
                         return Err(stale(PACKAGE, package.id.as_str(), expected, found));
                     };
                     let version = Version(row.try_get::<i64, _>(0).map_err(backend)?);
-                    crate::hot::insert_outbox(&mut crate::sql::SqlxTx(&mut *tx), notify).await?;
+                    crate::hot::insert_outbox(&mut crate::sql::SqlxConn(&mut *tx), notify).await?;
                     tx.commit().await.map_err(backend)?;
                     Ok(version)
                 }
@@ -1744,7 +1717,7 @@ macro_rules! impl_sql_store {
                         .execute(&mut *tx)
                         .await
                         .map_err(backend)?;
-                    crate::hot::insert_outbox(&mut crate::sql::SqlxTx(&mut *tx), notify).await?;
+                    crate::hot::insert_outbox(&mut crate::sql::SqlxConn(&mut *tx), notify).await?;
                     tx.commit().await.map_err(backend)?;
                     Ok(())
                 }

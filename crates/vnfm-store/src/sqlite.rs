@@ -18,15 +18,18 @@
 //! file (other writers wait up to the busy timeout).
 //!
 //! # Connections
-//! The writer connection and the read connections of the lifecycle's hot path are kept by the
-//! store itself rather than in sqlx's pool, which tests every connection it gets back with a
-//! round trip to the connection's thread. With [`Durability::Normal`] the hot-path write
-//! transactions (creating an identifier, starting an operation, recording a step) run on the
-//! writer's SQLite handle directly, with their statements kept prepared: one hand-over to
-//! sqlx's connection thread per transaction instead of one per statement (`docs/performance.md`
-//! has the figures).
+//! sqlx runs every SQLite connection on a thread of its own and hands each statement over to
+//! it. The lifecycle's hot path (reading instances, op-occs, op-occ data and the VIMs an
+//! instance registered; creating an identifier, starting an operation, recording a step) runs
+//! instead on connections the store drives through the SQLite C API on the caller's thread,
+//! with their statements kept prepared (`sqlite_direct`; `docs/performance.md` has the
+//! figures): a few read connections, and with [`Durability::Normal`] a writer. Everything else
+//! goes through sqlx: one writer connection, kept by the store rather than in sqlx's pool
+//! (which tests every connection it gets back with a round trip to the connection's thread),
+//! and a pool of readers. Writes of this process take turns on one lock, whichever connection
+//! they use.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::str::FromStr;
 use std::time::Duration;
 
@@ -44,7 +47,7 @@ use tokio::sync::{Mutex, OwnedMutexGuard, OwnedSemaphorePermit, Semaphore};
 
 use crate::error::{StoreError, backend};
 use crate::sql::{MigrationSource, impl_sql_store, migrate};
-use crate::sqlite_direct::{DirectTx, StatementCache};
+use crate::sqlite_direct::{DirectTx, RawConnection};
 
 /// The SQLite schema migrations.
 pub(crate) const MIGRATIONS: &[MigrationSource] = &[
@@ -78,7 +81,8 @@ pub(crate) const MIGRATIONS: &[MigrationSource] = &[
 /// Page cache of the writer connection: index pages of large tables stay in memory, which
 /// keeps inserts at several thousand per second on a 50,000-instance table.
 const WRITER_CACHE_KIB: u32 = 64 * 1024;
-/// Page cache of each reader connection.
+/// Page cache of each reader connection, and of the sqlx writer when the hot path has a
+/// writer of its own.
 const READER_CACHE_KIB: u32 = 8 * 1024;
 /// WAL pages between automatic checkpoints (SQLite's default is 1000).
 const WAL_AUTOCHECKPOINT_PAGES: u32 = 10_000;
@@ -121,12 +125,10 @@ impl Default for SqliteOptions {
 #[derive(Debug, Clone)]
 pub struct SqliteStore {
     reader: SqlitePool,
-    readers: Readers,
+    /// The hot path's read connections (none for the in-memory store, whose reads share its
+    /// one sqlx connection).
+    raw_readers: Option<Arc<RawReaders>>,
     writer: Writer,
-    /// Hot-path writes run on the writer's handle ([`DirectTx`]); with
-    /// [`Durability::Full`] they go through sqlx, so the fsync of every commit blocks sqlx's
-    /// connection thread rather than the caller's.
-    direct: bool,
     busy_timeout: Duration,
 }
 
@@ -156,9 +158,18 @@ impl SqliteStore {
             // the file from staying that large afterwards.
             .pragma("wal_autocheckpoint", WAL_AUTOCHECKPOINT_PAGES.to_string())
             .pragma("journal_size_limit", JOURNAL_SIZE_LIMIT_BYTES.to_string());
+        // With Durability::Full the hot path writes through sqlx (below), so the fsync of every
+        // commit blocks sqlx's connection thread rather than the caller's: that connection
+        // then gets the writer's page cache.
+        let raw_writer = options.durability == Durability::Normal;
+        let sqlx_writer_cache = if raw_writer {
+            READER_CACHE_KIB
+        } else {
+            WRITER_CACHE_KIB
+        };
         let writer_options = connect
             .clone()
-            .pragma("cache_size", format!("-{WRITER_CACHE_KIB}"));
+            .pragma("cache_size", format!("-{sqlx_writer_cache}"));
         // Switching a fresh file to WAL needs an exclusive lock that SQLite does not wait for
         // (no busy handler): when several processes open a new file at once, the losers get
         // SQLITE_BUSY and retry (the file is in WAL mode from then on, so the retry is cheap).
@@ -174,25 +185,37 @@ impl SqliteStore {
             }
         };
         Self::migrate(&mut writer).await?;
+        let path = path.as_ref().to_path_buf();
+        let raw = if raw_writer {
+            let setup = format!(
+                "PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON; \
+                 PRAGMA cache_size = -{WRITER_CACHE_KIB}; \
+                 PRAGMA wal_autocheckpoint = {WAL_AUTOCHECKPOINT_PAGES}; \
+                 PRAGMA journal_size_limit = {JOURNAL_SIZE_LIMIT_BYTES}"
+            );
+            Some(open_raw(path.clone(), setup, options.busy_timeout).await?)
+        } else {
+            None
+        };
         let reader_options = connect.pragma("cache_size", format!("-{READER_CACHE_KIB}"));
         let reader = SqlitePoolOptions::new()
             .max_connections(options.readers.max(1))
             .test_before_acquire(false)
-            .connect_with(reader_options.clone())
+            .connect_with(reader_options)
             .await
             .map_err(backend)?;
         Ok(SqliteStore {
             reader,
-            readers: Readers::Own(Arc::new(OwnReaders {
+            raw_readers: Some(Arc::new(RawReaders {
                 idle: std::sync::Mutex::new(Vec::new()),
                 permits: Arc::new(Semaphore::new(options.readers.max(1) as usize)),
-                options: reader_options,
+                path,
+                busy_timeout: options.busy_timeout,
             })),
             writer: Writer::Own(Arc::new(Mutex::new(WriterState {
                 conn: Some(writer),
-                statements: StatementCache::default(),
+                raw,
             }))),
-            direct: options.durability == Durability::Normal,
             busy_timeout: options.busy_timeout,
         })
     }
@@ -215,9 +238,8 @@ impl SqliteStore {
         Self::migrate(&mut *pool.acquire().await.map_err(backend)?).await?;
         Ok(SqliteStore {
             reader: pool.clone(),
-            readers: Readers::Pool(pool.clone()),
+            raw_readers: None,
             writer: Writer::Pool(pool),
-            direct: true,
             busy_timeout: SqliteOptions::default().busy_timeout,
         })
     }
@@ -225,21 +247,19 @@ impl SqliteStore {
     /// Closes all connections (checkpointing the WAL).
     pub async fn close(&self) {
         self.reader.close().await;
-        if let Readers::Own(r) = &self.readers {
+        if let Some(r) = &self.raw_readers {
             r.permits.close();
-            let idle = std::mem::take(&mut *r.idle.lock().unwrap_or_else(|e| e.into_inner()));
-            for conn in idle {
-                let _ = conn.close().await;
-            }
+            // Connections in use close when their readers hand them back.
+            drop(std::mem::take(
+                &mut *r.idle.lock().unwrap_or_else(|e| e.into_inner()),
+            ));
         }
         match &self.writer {
             Writer::Pool(pool) => pool.close().await,
             Writer::Own(state) => {
                 let mut state = state.lock().await;
-                if let Some(mut conn) = state.conn.take() {
-                    if let Ok(_handle) = conn.lock_handle().await {
-                        state.statements.clear();
-                    }
+                drop(state.raw.take());
+                if let Some(conn) = state.conn.take() {
                     let _ = conn.close().await;
                 }
             }
@@ -285,33 +305,36 @@ impl SqliteStore {
         &self.reader
     }
 
-    /// A read connection for the reads on the lifecycle's path (instances, op-occs, op-occ
-    /// data): taken from [`Readers`], which hands connections back without sqlx's pool's
-    /// per-release test.
-    async fn read_conn(&self) -> Result<ReadConn, StoreError> {
-        match &self.readers {
-            Readers::Pool(pool) => Ok(ReadConn::Pool(pool.acquire().await.map_err(backend)?)),
-            Readers::Own(r) => {
-                let permit = r
-                    .permits
-                    .clone()
-                    .acquire_owned()
-                    .await
-                    .map_err(|_| StoreError::Backend("the SQLite store is closed".into()))?;
-                let idle = r.idle.lock().unwrap_or_else(|e| e.into_inner()).pop();
-                let conn = match idle {
-                    Some(c) => c,
-                    None => SqliteConnection::connect_with(&r.options)
-                        .await
-                        .map_err(backend)?,
-                };
-                Ok(ReadConn::Own {
-                    conn: Some(conn),
-                    readers: r.clone(),
-                    _permit: permit,
-                })
+    /// A connection of the sqlx reader pool, for reads that need one to themselves.
+    async fn read_conn(&self) -> Result<PoolConnection<Sqlite>, StoreError> {
+        self.reader.acquire().await.map_err(backend)
+    }
+
+    /// A read connection of the hot path, waiting while all are in use; `None` for the
+    /// in-memory store.
+    async fn raw_reader(&self) -> Result<Option<RawReader>, StoreError> {
+        let Some(r) = &self.raw_readers else {
+            return Ok(None);
+        };
+        let permit = r
+            .permits
+            .clone()
+            .acquire_owned()
+            .await
+            .map_err(|_| StoreError::Backend("the SQLite store is closed".into()))?;
+        let idle = r.idle.lock().unwrap_or_else(|e| e.into_inner()).pop();
+        let conn = match idle {
+            Some(c) => c,
+            None => {
+                let setup = format!("PRAGMA cache_size = -{READER_CACHE_KIB}");
+                open_raw(r.path.clone(), setup, r.busy_timeout).await?
             }
-        }
+        };
+        Ok(Some(RawReader {
+            conn: Some(conn),
+            readers: r.clone(),
+            _permit: permit,
+        }))
     }
 
     /// The writer connection, waiting for other writes of this process to finish.
@@ -329,7 +352,26 @@ impl SqliteStore {
     }
 
     async fn begin_write(&self) -> Result<SqliteWriteTransaction, StoreError> {
-        let mut conn = self.write_conn().await?;
+        SqliteWriteTransaction::begin(self.write_conn().await?).await
+    }
+}
+
+/// Opens a [`RawConnection`] to `path` and runs `setup`, on a blocking thread (opening may wait
+/// for the file's lock).
+async fn open_raw(
+    path: PathBuf,
+    setup: String,
+    busy_timeout: Duration,
+) -> Result<RawConnection, StoreError> {
+    tokio::task::spawn_blocking(move || RawConnection::open(&path, &setup, busy_timeout))
+        .await
+        .map_err(|e| StoreError::Backend(format!("opening an SQLite connection failed: {e}")))?
+        .map_err(StoreError::from)
+}
+
+impl SqliteWriteTransaction {
+    /// Begins a `BEGIN IMMEDIATE` transaction on the sqlx writer.
+    async fn begin(mut conn: WriteConn) -> Result<SqliteWriteTransaction, StoreError> {
         SqliteTransactionManager::begin(
             &mut conn,
             Some(sqlx::SqlSafeStr::into_sql_str("BEGIN IMMEDIATE")),
@@ -340,58 +382,34 @@ impl SqliteStore {
     }
 }
 
-/// The connections hot reads go through.
-#[derive(Debug, Clone)]
-enum Readers {
-    /// The in-memory store's single connection.
-    Pool(SqlitePool),
-    /// The file store's read connections, opened on demand up to the permits' number.
-    Own(Arc<OwnReaders>),
-}
-
+/// The hot path's read connections, opened on demand up to the permits' number.
 #[derive(Debug)]
-struct OwnReaders {
-    idle: std::sync::Mutex<Vec<SqliteConnection>>,
+struct RawReaders {
+    idle: std::sync::Mutex<Vec<RawConnection>>,
     permits: Arc<Semaphore>,
-    options: SqliteConnectOptions,
+    path: PathBuf,
+    busy_timeout: Duration,
 }
 
-/// A read connection, held exclusively and handed back when dropped.
-enum ReadConn {
-    Pool(PoolConnection<Sqlite>),
-    Own {
-        conn: Option<SqliteConnection>,
-        readers: Arc<OwnReaders>,
-        _permit: OwnedSemaphorePermit,
-    },
+/// A hot-path read connection, held exclusively and handed back when dropped.
+struct RawReader {
+    conn: Option<RawConnection>,
+    readers: Arc<RawReaders>,
+    _permit: OwnedSemaphorePermit,
 }
 
-impl Deref for ReadConn {
-    type Target = SqliteConnection;
-
-    fn deref(&self) -> &SqliteConnection {
-        match self {
-            ReadConn::Pool(c) => c,
-            ReadConn::Own { conn, .. } => conn.as_ref().expect("connection until dropped"),
-        }
+impl RawReader {
+    fn conn(&mut self) -> &mut RawConnection {
+        self.conn.as_mut().expect("connection until dropped")
     }
 }
 
-impl DerefMut for ReadConn {
-    fn deref_mut(&mut self) -> &mut SqliteConnection {
-        match self {
-            ReadConn::Pool(c) => c,
-            ReadConn::Own { conn, .. } => conn.as_mut().expect("connection until dropped"),
-        }
-    }
-}
-
-impl Drop for ReadConn {
+impl Drop for RawReader {
     fn drop(&mut self) {
-        if let ReadConn::Own { conn, readers, .. } = self
-            && let Some(conn) = conn.take()
+        if let Some(conn) = self.conn.take()
+            && !self.readers.permits.is_closed()
         {
-            readers
+            self.readers
                 .idle
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
@@ -411,21 +429,12 @@ enum Writer {
     Own(Arc<Mutex<WriterState>>),
 }
 
-/// The file store's writer connection (`None` once closed) and the statements the hot path
-/// keeps prepared on it.
+/// The file store's writer connections (`None` once closed): sqlx's, and the hot path's own
+/// (with [`Durability::Normal`]).
 #[derive(Debug)]
 struct WriterState {
     conn: Option<SqliteConnection>,
-    statements: StatementCache,
-}
-
-impl Drop for WriterState {
-    fn drop(&mut self) {
-        // The statements go before the connection (sqlx refuses to close a connection with
-        // statements open). Nothing else can use the connection now: its worker thread waits
-        // for commands only this value could send.
-        self.statements.clear();
-    }
+    raw: Option<RawConnection>,
 }
 
 /// The writer connection, held exclusively.
@@ -435,17 +444,11 @@ enum WriteConn {
 }
 
 impl WriteConn {
-    /// The connection and, for the file store's writer, its statement cache.
-    fn parts(&mut self) -> (&mut SqliteConnection, Option<&mut StatementCache>) {
+    /// The hot path's own writer, if the store has one.
+    fn raw(&mut self) -> Option<&mut RawConnection> {
         match self {
-            WriteConn::Pool(c) => (c, None),
-            WriteConn::Own(g) => {
-                let state = &mut **g;
-                (
-                    state.conn.as_mut().expect("open writer connection"),
-                    Some(&mut state.statements),
-                )
-            }
+            WriteConn::Pool(_) => None,
+            WriteConn::Own(g) => g.raw.as_mut(),
         }
     }
 }
@@ -521,12 +524,10 @@ fn is_busy(e: &sqlx::Error) -> bool {
 macro_rules! sqlite_hot_write {
     ($store:expr, |$tx:ident| $body:expr) => {{
         let store: &SqliteStore = $store;
-        if store.direct {
-            let mut conn = store.write_conn().await?;
-            let (conn, statements) = conn.parts();
-            let mut handle = conn.lock_handle().await.map_err(backend)?;
+        let mut conn = store.write_conn().await?;
+        if let Some(raw) = conn.raw() {
             #[allow(unused_mut)]
-            let mut $tx = DirectTx::begin(&mut handle, statements, store.busy_timeout)
+            let mut $tx = DirectTx::begin(raw, store.busy_timeout)
                 .await
                 .map_err(StoreError::from)?;
             let out = $body;
@@ -537,10 +538,10 @@ macro_rules! sqlite_hot_write {
             }
             out
         } else {
-            let mut inner = store.begin_write().await?;
+            let mut inner = SqliteWriteTransaction::begin(conn).await?;
             let out = {
                 #[allow(unused_mut)]
-                let mut $tx = crate::sql::SqlxTx(&mut *inner);
+                let mut $tx = crate::sql::SqlxConn(&mut *inner);
                 $body
             };
             if out.is_ok() {
@@ -553,6 +554,25 @@ macro_rules! sqlite_hot_write {
     }};
 }
 
+/// Runs `$body` (an expression using `$conn`, a `&mut` [`crate::hot::SqlConn`]) on a read
+/// connection of the hot path (the in-memory store's one sqlx connection).
+macro_rules! sqlite_hot_read {
+    ($store:expr, |$conn:ident| $body:expr) => {{
+        let store: &SqliteStore = $store;
+        match store.raw_reader().await? {
+            Some(mut reader) => {
+                let $conn = reader.conn();
+                $body
+            }
+            None => {
+                let mut pooled = store.read_conn().await?;
+                let $conn = &mut crate::sql::SqlxConn(&mut *pooled);
+                $body
+            }
+        }
+    }};
+}
+
 impl_sql_store!(
     store = SqliteStore,
     db = sqlx::Sqlite,
@@ -561,4 +581,5 @@ impl_sql_store!(
     skip_locked = "",
     contains_fn = "instr",
     hot_write = sqlite_hot_write,
+    hot_read = sqlite_hot_read,
 );

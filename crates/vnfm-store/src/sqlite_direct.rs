@@ -1,127 +1,102 @@
-//! Write transactions run directly on an SQLite connection's handle.
+//! SQLite connections the store drives itself, through the SQLite C API, for the lifecycle's
+//! hot path (reading instances and op-occs, creating an identifier, starting an operation,
+//! recording a step).
 //!
 //! sqlx runs each SQLite connection on its own thread and hands every statement to it over a
-//! channel; a transaction of eight statements costs eight round trips between threads, which
-//! on a small virtual machine (about 40 µs each when the threads are on different cores) cost
-//! more than the statements. [`DirectTx`] takes the connection's handle from that thread once
-//! ([`sqlx::sqlite::SqliteConnection::lock_handle`], the supported way to call the SQLite C
-//! API on a sqlx connection) and runs the whole transaction on the caller's thread.
+//! channel, and its supported way to use the C API on such a connection (`lock_handle`) is
+//! itself a hand-over to that thread. On a small virtual machine a hand-over between threads on
+//! different cores costs about 40 µs, more than the hot path's statements. A
+//! [`RawConnection`] has no thread of its own: its statements run on the caller's thread,
+//! prepared once and kept for the connection's lifetime. The rest of the store (migrations,
+//! listings, VIMs, subscriptions, packages) keeps using sqlx on its own connections to the
+//! same file.
 //!
-//! Everything here finalizes its statements before returning, so the connection goes back to
-//! sqlx as it came (sqlx refuses to close a connection with statements left open), and a
-//! transaction dropped before [`DirectTx::commit`] is rolled back.
+//! A [`DirectTx`] dropped before [`DirectTx::commit`] is rolled back.
 #![allow(unsafe_code)]
 
 use std::collections::HashMap;
-use std::ffi::{CStr, c_int};
-use std::marker::PhantomData;
+use std::ffi::{CStr, CString, c_int};
+use std::path::Path;
 use std::ptr::{self, NonNull};
 use std::time::{Duration, Instant};
 
 use libsqlite3_sys as ffi;
-use sqlx::sqlite::LockedSqliteHandle;
 
-use crate::hot::{Arg, Cell, Col, DbError, WriteTx};
+use crate::hot::{Arg, Cell, Col, DbError, SqlConn};
 
-/// The raw connection handle.
-struct Handle(NonNull<ffi::sqlite3>);
-
-// SAFETY: the handle is only used while its `LockedSqliteHandle` is borrowed by the
-// `DirectTx` that holds it, which gives exclusive access to the connection; sqlx opens
-// connections in SQLite's multi-thread mode, where a connection may be used from any thread
-// as long as no two threads use it at once.
-unsafe impl Send for Handle {}
-
-/// Prepared statements kept with one connection, by SQL text (the hot path's statements are
-/// string constants). Must be emptied ([`StatementCache::clear`]) before the connection closes.
-#[derive(Default)]
-pub(crate) struct StatementCache {
+/// An SQLite connection opened and used directly through the C API, by one user at a time
+/// (`&mut`), with the statements it ran kept prepared.
+pub(crate) struct RawConnection {
+    db: NonNull<ffi::sqlite3>,
+    /// Prepared statements by SQL text (the hot path's statements are string constants, so
+    /// their address and length identify them).
     statements: HashMap<(usize, usize), Statement>,
 }
 
-impl StatementCache {
-    /// Finalizes every statement. The caller has the connection to itself.
-    pub(crate) fn clear(&mut self) {
-        self.statements.clear();
-    }
-}
+// SAFETY: the connection is opened with SQLITE_OPEN_NOMUTEX (multi-thread mode), where a
+// connection may be used from any thread as long as no two threads use it at once; every use
+// goes through `&mut RawConnection` (or `&mut` of a transaction borrowing it).
+unsafe impl Send for RawConnection {}
 
-impl std::fmt::Debug for StatementCache {
+impl std::fmt::Debug for RawConnection {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "StatementCache({} statements)", self.statements.len())
+        write!(f, "RawConnection({} statements)", self.statements.len())
     }
 }
 
-/// An open `BEGIN IMMEDIATE` transaction on a locked connection handle.
-pub(crate) struct DirectTx<'h> {
-    db: Handle,
-    cache: Option<&'h mut StatementCache>,
-    open: bool,
-    _lock: PhantomData<&'h mut ()>,
-}
-
-impl<'h> DirectTx<'h> {
-    /// Begins an immediate (write-locked) transaction. Waits for another connection's write
-    /// lock up to `busy_timeout` by sleeping on the async runtime, not by blocking the thread
-    /// in SQLite's busy handler.
-    /// `cache` keeps prepared statements across transactions; it must belong to this
-    /// connection.
-    pub(crate) async fn begin(
-        handle: &'h mut LockedSqliteHandle<'_>,
-        cache: Option<&'h mut StatementCache>,
-        busy_timeout: Duration,
-    ) -> Result<DirectTx<'h>, DbError> {
-        let mut tx = DirectTx {
-            db: Handle(handle.as_raw_handle()),
-            cache,
-            open: false,
-            _lock: PhantomData,
+impl RawConnection {
+    /// Opens the existing database file at `path` and runs `setup` (`PRAGMA` statements
+    /// separated by `;`). The file's schema and WAL mode are the sqlx side's business.
+    pub(crate) fn open(path: &Path, setup: &str, busy_timeout: Duration) -> Result<Self, DbError> {
+        let name = CString::new(path.as_os_str().as_encoded_bytes()).map_err(|_| DbError {
+            unique: false,
+            message: format!("database path {} contains a NUL byte", path.display()),
+        })?;
+        let mut raw: *mut ffi::sqlite3 = ptr::null_mut();
+        // SAFETY: NUL-terminated name, valid out-pointer, no VFS name.
+        let rc = unsafe {
+            ffi::sqlite3_open_v2(
+                name.as_ptr(),
+                &mut raw,
+                ffi::SQLITE_OPEN_READWRITE | ffi::SQLITE_OPEN_NOMUTEX,
+                ptr::null(),
+            )
         };
-        let started = Instant::now();
-        let mut pause = Duration::from_millis(1);
-        tx.set_busy_timeout(Duration::ZERO);
-        let begun = loop {
-            match tx.exec_batch(c"BEGIN IMMEDIATE") {
-                Err((code, _)) if code & 0xff == ffi::SQLITE_BUSY => {
-                    if started.elapsed() >= busy_timeout {
-                        break Err(tx.error(code));
-                    }
-                    tokio::time::sleep(pause).await;
-                    pause = (pause * 2).min(Duration::from_millis(50));
-                }
-                Err((code, _)) => break Err(tx.error(code)),
-                Ok(()) => break Ok(()),
-            }
+        let Some(db) = NonNull::new(raw) else {
+            return Err(DbError {
+                unique: false,
+                message: format!("cannot open {} (SQLite code {rc})", path.display()),
+            });
         };
-        tx.set_busy_timeout(busy_timeout);
-        begun?;
-        tx.open = true;
-        Ok(tx)
-    }
-
-    /// Commits.
-    pub(crate) fn commit(mut self) -> Result<(), DbError> {
-        self.open = false;
-        self.exec_batch(c"COMMIT").map_err(|(code, _)| {
-            let e = self.error(code);
-            // A failed COMMIT may leave the transaction open: end it.
-            let _ = self.exec_batch(c"ROLLBACK");
-            e
-        })
+        // From here on `Drop` closes the handle, also when opening failed.
+        let mut conn = RawConnection {
+            db,
+            statements: HashMap::new(),
+        };
+        if rc != ffi::SQLITE_OK {
+            return Err(conn.error(rc));
+        }
+        conn.set_busy_timeout(busy_timeout);
+        let setup = CString::new(setup).map_err(|_| DbError {
+            unique: false,
+            message: "connection setup contains a NUL byte".into(),
+        })?;
+        conn.exec_batch(&setup).map_err(|code| conn.error(code))?;
+        Ok(conn)
     }
 
     fn set_busy_timeout(&mut self, t: Duration) {
         let ms = c_int::try_from(t.as_millis()).unwrap_or(c_int::MAX);
-        // SAFETY: valid handle, exclusively ours (see `Handle`).
-        unsafe { ffi::sqlite3_busy_timeout(self.db.0.as_ptr(), ms) };
+        // SAFETY: valid handle, exclusively ours.
+        unsafe { ffi::sqlite3_busy_timeout(self.db.as_ptr(), ms) };
     }
 
     /// Runs SQL without arguments or results; the extended result code on failure.
-    fn exec_batch(&mut self, sql: &CStr) -> Result<(), (c_int, ())> {
+    fn exec_batch(&mut self, sql: &CStr) -> Result<(), c_int> {
         // SAFETY: valid handle and NUL-terminated SQL; no callback.
         let rc = unsafe {
             ffi::sqlite3_exec(
-                self.db.0.as_ptr(),
+                self.db.as_ptr(),
                 sql.as_ptr(),
                 None,
                 ptr::null_mut(),
@@ -132,10 +107,7 @@ impl<'h> DirectTx<'h> {
             Ok(())
         } else {
             // SAFETY: valid handle.
-            Err((
-                unsafe { ffi::sqlite3_extended_errcode(self.db.0.as_ptr()) },
-                (),
-            ))
+            Err(unsafe { ffi::sqlite3_extended_errcode(self.db.as_ptr()) })
         }
     }
 
@@ -143,7 +115,7 @@ impl<'h> DirectTx<'h> {
     fn error(&self, code: c_int) -> DbError {
         // SAFETY: valid handle; sqlite3_errmsg returns a NUL-terminated string owned by the
         // connection, copied before any other call.
-        let message = unsafe { CStr::from_ptr(ffi::sqlite3_errmsg(self.db.0.as_ptr())) }
+        let message = unsafe { CStr::from_ptr(ffi::sqlite3_errmsg(self.db.as_ptr())) }
             .to_string_lossy()
             .into_owned();
         DbError {
@@ -153,9 +125,15 @@ impl<'h> DirectTx<'h> {
         }
     }
 
+    /// The connection's current extended error.
+    fn last_error(&self) -> DbError {
+        // SAFETY: valid handle.
+        self.error(unsafe { ffi::sqlite3_extended_errcode(self.db.as_ptr()) })
+    }
+
     /// Prepares one statement.
     fn prepare(&self, sql: &str) -> Result<Statement, DbError> {
-        let db = self.db.0.as_ptr();
+        let db = self.db.as_ptr();
         let len = c_int::try_from(sql.len()).map_err(|_| DbError {
             unique: false,
             message: "statement too long".into(),
@@ -163,7 +141,7 @@ impl<'h> DirectTx<'h> {
         let mut raw: *mut ffi::sqlite3_stmt = ptr::null_mut();
         let mut tail: *const std::ffi::c_char = ptr::null();
         // SAFETY: `sql` is valid for `len` bytes; out-pointers are valid. PERSISTENT: the
-        // statement may be kept for the connection's lifetime.
+        // statement is kept for the connection's lifetime.
         let rc = unsafe {
             ffi::sqlite3_prepare_v3(
                 db,
@@ -175,8 +153,7 @@ impl<'h> DirectTx<'h> {
             )
         };
         if rc != ffi::SQLITE_OK {
-            // SAFETY: valid handle.
-            return Err(self.error(unsafe { ffi::sqlite3_extended_errcode(db) }));
+            return Err(self.last_error());
         }
         let Some(stmt) = NonNull::new(raw) else {
             return Err(DbError {
@@ -196,30 +173,28 @@ impl<'h> DirectTx<'h> {
         Ok(stmt)
     }
 
-    /// Prepares (or takes from the cache), binds and steps one statement to its end;
-    /// (rows changed, first row).
+    /// Prepares (or takes from the cache), binds and steps one statement to its end: the rows
+    /// it changed and its rows read as `cols` (the first only, unless `all`).
     fn run(
         &mut self,
         sql: &'static str,
         args: &[Arg<'_>],
         cols: &[Col],
-    ) -> Result<(u64, Option<Vec<Cell>>), DbError> {
+        all: bool,
+    ) -> Result<(u64, Vec<Vec<Cell>>), DbError> {
         let key = (sql.as_ptr() as usize, sql.len());
-        let cached = self.cache.as_mut().and_then(|c| c.statements.remove(&key));
-        let stmt = match cached {
+        let stmt = match self.statements.remove(&key) {
             Some(stmt) => stmt,
             None => self.prepare(sql)?,
         };
-        let out = self.execute_prepared(&stmt, args, cols);
-        // SAFETY: statement of this connection; reset ends its execution and releases the
-        // borrowed argument text before it goes back to the cache.
+        let out = self.execute_prepared(&stmt, args, cols, all);
+        // SAFETY: statement of this connection; reset ends its execution (releasing its read
+        // snapshot) and clearing drops the borrowed argument text before it is kept.
         unsafe {
             ffi::sqlite3_reset(stmt.0.as_ptr());
             ffi::sqlite3_clear_bindings(stmt.0.as_ptr());
         }
-        if let Some(cache) = self.cache.as_mut() {
-            cache.statements.insert(key, stmt);
-        }
+        self.statements.insert(key, stmt);
         out
     }
 
@@ -228,29 +203,27 @@ impl<'h> DirectTx<'h> {
         stmt: &Statement,
         args: &[Arg<'_>],
         cols: &[Col],
-    ) -> Result<(u64, Option<Vec<Cell>>), DbError> {
-        let db = self.db.0.as_ptr();
+        all: bool,
+    ) -> Result<(u64, Vec<Vec<Cell>>), DbError> {
+        let db = self.db.as_ptr();
         self.bind(stmt, args)?;
-        let mut first = None;
+        let mut rows = Vec::new();
         loop {
             // SAFETY: prepared statement of this connection, arguments bound and alive.
             let rc = unsafe { ffi::sqlite3_step(stmt.0.as_ptr()) };
             match rc {
                 ffi::SQLITE_ROW => {
-                    if first.is_none() {
-                        first = Some(Self::read_row(stmt, cols)?);
+                    if all || rows.is_empty() {
+                        rows.push(Self::read_row(stmt, cols)?);
                     }
                 }
                 ffi::SQLITE_DONE => break,
-                _ => {
-                    // SAFETY: valid handle.
-                    return Err(self.error(unsafe { ffi::sqlite3_extended_errcode(db) }));
-                }
+                _ => return Err(self.last_error()),
             }
         }
         // SAFETY: valid handle.
         let changed = unsafe { ffi::sqlite3_changes64(db) };
-        Ok((u64::try_from(changed).unwrap_or(0), first))
+        Ok((u64::try_from(changed).unwrap_or(0), rows))
     }
 
     fn bind(&self, stmt: &Statement, args: &[Arg<'_>]) -> Result<(), DbError> {
@@ -329,6 +302,19 @@ impl<'h> DirectTx<'h> {
                                 message: format!("column {i} is not UTF-8"),
                             })
                     }
+                    (Col::Blob, ffi::SQLITE_BLOB | ffi::SQLITE_TEXT) => {
+                        // SAFETY: as above (a zero-length blob reads as a null pointer).
+                        let bytes = unsafe {
+                            let p = ffi::sqlite3_column_blob(s, i).cast::<u8>();
+                            let n = usize::try_from(ffi::sqlite3_column_bytes(s, i)).unwrap_or(0);
+                            if p.is_null() {
+                                Vec::new()
+                            } else {
+                                std::slice::from_raw_parts(p, n).to_vec()
+                            }
+                        };
+                        Ok(Cell::Blob(bytes))
+                    }
                     (col, kind) => Err(DbError {
                         unique: false,
                         message: format!("column {i}: expected {col:?}, found SQLite type {kind}"),
@@ -339,33 +325,35 @@ impl<'h> DirectTx<'h> {
     }
 }
 
-impl Drop for DirectTx<'_> {
+impl Drop for RawConnection {
     fn drop(&mut self) {
-        if self.open {
-            let _ = self.exec_batch(c"ROLLBACK");
-        }
+        // Statements first: a connection closes only once its statements are finalized.
+        self.statements.clear();
+        // SAFETY: valid handle, closed exactly once, here.
+        unsafe { ffi::sqlite3_close(self.db.as_ptr()) };
     }
 }
 
 /// A prepared statement, finalized when dropped.
 struct Statement(NonNull<ffi::sqlite3_stmt>);
 
-// SAFETY: a statement is only used, and finalized, by whoever has its connection to itself
-// (a locked handle, or the connection's owner when closing it), as for `Handle`.
+// SAFETY: a statement lives in its connection's cache and is used and finalized only by
+// whoever has that connection to itself (see `RawConnection`).
 unsafe impl Send for Statement {}
 
 impl Drop for Statement {
     fn drop(&mut self) {
-        // SAFETY: prepared by `run` and finalized exactly once, here.
+        // SAFETY: prepared by `prepare` and finalized exactly once, here.
         unsafe { ffi::sqlite3_finalize(self.0.as_ptr()) };
     }
 }
 
-impl WriteTx for DirectTx<'_> {
+/// Statements outside a transaction: each is its own (a read sees one snapshot).
+impl SqlConn for RawConnection {
     const FOR_UPDATE: bool = false;
 
     async fn execute(&mut self, sql: &'static str, args: &[Arg<'_>]) -> Result<u64, DbError> {
-        self.run(sql, args, &[]).map(|(n, _)| n)
+        self.run(sql, args, &[], false).map(|(n, _)| n)
     }
 
     async fn row(
@@ -374,6 +362,97 @@ impl WriteTx for DirectTx<'_> {
         args: &[Arg<'_>],
         cols: &[Col],
     ) -> Result<Option<Vec<Cell>>, DbError> {
-        self.run(sql, args, cols).map(|(_, row)| row)
+        self.run(sql, args, cols, false)
+            .map(|(_, rows)| rows.into_iter().next())
+    }
+
+    async fn rows(
+        &mut self,
+        sql: &'static str,
+        args: &[Arg<'_>],
+        cols: &[Col],
+    ) -> Result<Vec<Vec<Cell>>, DbError> {
+        self.run(sql, args, cols, true).map(|(_, rows)| rows)
+    }
+}
+
+/// An open `BEGIN IMMEDIATE` transaction on a [`RawConnection`].
+pub(crate) struct DirectTx<'c> {
+    conn: &'c mut RawConnection,
+    open: bool,
+}
+
+impl<'c> DirectTx<'c> {
+    /// Begins an immediate (write-locked) transaction. Waits for another connection's write
+    /// lock up to `busy_timeout` by sleeping on the async runtime, not by blocking the thread
+    /// in SQLite's busy handler.
+    pub(crate) async fn begin(
+        conn: &'c mut RawConnection,
+        busy_timeout: Duration,
+    ) -> Result<DirectTx<'c>, DbError> {
+        let started = Instant::now();
+        let mut pause = Duration::from_millis(1);
+        conn.set_busy_timeout(Duration::ZERO);
+        let begun = loop {
+            match conn.exec_batch(c"BEGIN IMMEDIATE") {
+                Err(code) if code & 0xff == ffi::SQLITE_BUSY => {
+                    if started.elapsed() >= busy_timeout {
+                        break Err(conn.error(code));
+                    }
+                    tokio::time::sleep(pause).await;
+                    pause = (pause * 2).min(Duration::from_millis(50));
+                }
+                Err(code) => break Err(conn.error(code)),
+                Ok(()) => break Ok(()),
+            }
+        };
+        conn.set_busy_timeout(busy_timeout);
+        begun?;
+        Ok(DirectTx { conn, open: true })
+    }
+
+    /// Commits.
+    pub(crate) fn commit(mut self) -> Result<(), DbError> {
+        self.open = false;
+        self.conn.exec_batch(c"COMMIT").map_err(|code| {
+            let e = self.conn.error(code);
+            // A failed COMMIT may leave the transaction open: end it.
+            let _ = self.conn.exec_batch(c"ROLLBACK");
+            e
+        })
+    }
+}
+
+impl Drop for DirectTx<'_> {
+    fn drop(&mut self) {
+        if self.open {
+            let _ = self.conn.exec_batch(c"ROLLBACK");
+        }
+    }
+}
+
+impl SqlConn for DirectTx<'_> {
+    const FOR_UPDATE: bool = false;
+
+    async fn execute(&mut self, sql: &'static str, args: &[Arg<'_>]) -> Result<u64, DbError> {
+        self.conn.execute(sql, args).await
+    }
+
+    async fn row(
+        &mut self,
+        sql: &'static str,
+        args: &[Arg<'_>],
+        cols: &[Col],
+    ) -> Result<Option<Vec<Cell>>, DbError> {
+        self.conn.row(sql, args, cols).await
+    }
+
+    async fn rows(
+        &mut self,
+        sql: &'static str,
+        args: &[Arg<'_>],
+        cols: &[Col],
+    ) -> Result<Vec<Vec<Cell>>, DbError> {
+        self.conn.rows(sql, args, cols).await
     }
 }

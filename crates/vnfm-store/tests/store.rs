@@ -1530,6 +1530,12 @@ async fn vims_and_the_index_of_instances_using_them(db: &TestDb) {
         .unwrap();
     assert_eq!(by.len(), 1);
     assert_eq!(by[0].0.id.as_str(), "vim-b");
+    // Every column (the secret is a blob) reads back as stored, on every read path.
+    assert_eq!(
+        by[0],
+        s.get_vim(&VimId::new("vim-b")).await.unwrap().unwrap()
+    );
+    assert_eq!(by[0].0, vim("vim-b", Some("i-v1")));
 
     // The index follows create, update (also through record_step) and delete of instances.
     let i1 = instance("i-v1", "vnfd", None, &["vim-a", "vim-b", "vim-a"]);

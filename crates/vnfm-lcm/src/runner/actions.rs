@@ -8,7 +8,7 @@ use vnfm_types::{CancelModeType, LcmOperationStateType as State, VnfLcmOpOcc, Vn
 
 use super::exec::{self, CANCEL_KEY, Entry, Run};
 use super::journal::{self, JournalView, Phase, PlanRow};
-use super::{Lcm, RunHandle, store_err, vims};
+use super::{Lcm, RunHandle, RunState, store_err, vims};
 use crate::error::LcmError;
 use crate::plan::rollback_plan;
 use crate::state::{Event, transition};
@@ -238,11 +238,16 @@ impl Lcm {
         timeout: Duration,
     ) -> Result<VnfLcmOpOcc, LcmError> {
         let started = Instant::now();
-        // Executed here: wait for the task before reading (saves a read per call).
+        // Executed here: wait for the task, which hands over the occurrence it left at rest.
         let local: Option<RunHandle> = self.inner.running().get(id).cloned();
         if let Some(h) = local {
             let mut done = h.done;
-            let _ = tokio::time::timeout(timeout, done.wait_for(|d| *d)).await;
+            if let Ok(Ok(state)) =
+                tokio::time::timeout(timeout, done.wait_for(RunState::ended)).await
+                && let RunState::Ended(Some(occ)) = &*state
+            {
+                return Ok(vims::op_occ_view(VnfLcmOpOcc::clone(occ)));
+            }
         }
         loop {
             let occ = self.get_op_occ(id).await?;
@@ -263,7 +268,7 @@ impl Lcm {
                 // Executed here: wake when the task ends.
                 Some(h) => {
                     let mut done = h.done;
-                    let _ = tokio::time::timeout(left, done.wait_for(|d| *d)).await;
+                    let _ = tokio::time::timeout(left, done.wait_for(RunState::ended)).await;
                 }
                 // Executed elsewhere (or not at all yet): poll.
                 None => tokio::time::sleep(left.min(Duration::from_millis(20))).await,
@@ -281,7 +286,7 @@ impl Lcm {
         for h in handles {
             let left = timeout.saturating_sub(started.elapsed());
             let mut done = h.done;
-            let _ = tokio::time::timeout(left, done.wait_for(|d| *d)).await;
+            let _ = tokio::time::timeout(left, done.wait_for(RunState::ended)).await;
         }
     }
 

@@ -23,7 +23,8 @@ use vnfm_types::{
 use super::apply::{self, InfraContext};
 use super::journal::{self, JournalView, Phase, PlanRow, StepRow};
 use super::{
-    Inner, RunHandle, dependents, instance_links, new_uuid, notifications, store_err, vims,
+    Inner, RunHandle, RunState, dependents, instance_links, is_at_rest, new_uuid, notifications,
+    store_err, vims,
 };
 use crate::error::{LcmError, op_name};
 use crate::plan::{OperationRequest, Plan, PlanKind, RollbackHooks, Step, grant};
@@ -579,8 +580,10 @@ type StepResult = Result<(VnfLcmOpOcc, Option<VnfInstance>), ProblemDetails>;
 struct DoneGuard {
     inner: Arc<Inner>,
     id: VnfLcmOpOccId,
-    done: watch::Sender<bool>,
-    mine: watch::Receiver<bool>,
+    done: watch::Sender<RunState>,
+    mine: watch::Receiver<RunState>,
+    /// The occurrence as the run left it, when at rest.
+    at_rest: Option<Arc<VnfLcmOpOcc>>,
 }
 
 impl Drop for DoneGuard {
@@ -594,7 +597,7 @@ impl Drop for DoneGuard {
             running.remove(&self.id);
         }
         drop(running);
-        let _ = self.done.send(true);
+        let _ = self.done.send(RunState::Ended(self.at_rest.take()));
     }
 }
 
@@ -674,7 +677,7 @@ impl Run {
     pub(crate) fn spawn(self, entry: Entry) {
         let inner = self.inner.clone();
         let id = self.occ.id.clone();
-        let (done_tx, done_rx) = watch::channel(false);
+        let (done_tx, done_rx) = watch::channel(RunState::Running);
         inner.running().insert(
             id.clone(),
             RunHandle {
@@ -687,23 +690,28 @@ impl Run {
             id: id.clone(),
             done: done_tx,
             mine: done_rx,
+            at_rest: None,
         };
         let span = op_span(&self.occ);
         tokio::spawn(
             async move {
-                let _guard = guard;
+                let mut guard = guard;
+                let mut run = self;
                 let keeper = tokio::spawn(
                     keep_lease(
                         inner.clone(),
                         id.clone(),
-                        self.cancel_tx.clone(),
-                        self.lost.clone(),
-                        self.flag.clone(),
+                        run.cancel_tx.clone(),
+                        run.lost.clone(),
+                        run.flag.clone(),
                     )
                     .in_current_span(),
                 );
-                let result = self.execute(entry).await;
+                let result = run.execute(entry).await;
                 keeper.abort();
+                if result.is_ok() && is_at_rest(run.occ.operation_state) {
+                    guard.at_rest = Some(Arc::new(run.occ.clone()));
+                }
                 let release = match result {
                     Ok(()) => false,
                     Err(Stop::Lost(why)) => {
@@ -731,7 +739,7 @@ impl Run {
         );
     }
 
-    async fn execute(mut self, entry: Entry) -> Result<(), Stop> {
+    async fn execute(&mut self, entry: Entry) -> Result<(), Stop> {
         match entry {
             Entry::Fresh => self.run_fresh().await,
             Entry::Orphan => {

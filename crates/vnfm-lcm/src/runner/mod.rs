@@ -303,8 +303,24 @@ impl LcmBuilder {
 pub(crate) struct RunHandle {
     /// Delivers a cancellation request to the task.
     pub cancel: watch::Sender<Option<CancelModeType>>,
-    /// Becomes true when the task has ended.
-    pub done: watch::Receiver<bool>,
+    /// Becomes [`RunState::Ended`] when the task has ended.
+    pub done: watch::Receiver<RunState>,
+}
+
+/// Whether a run's task is still going, and what it left.
+#[derive(Debug, Clone, Default)]
+pub(crate) enum RunState {
+    #[default]
+    Running,
+    /// The task has ended; with the occurrence as it wrote it last when it ended at rest
+    /// (so a waiter need not read it back).
+    Ended(Option<Arc<VnfLcmOpOcc>>),
+}
+
+impl RunState {
+    pub(crate) fn ended(&self) -> bool {
+        matches!(self, RunState::Ended(_))
+    }
 }
 
 pub(crate) struct Inner {
