@@ -244,15 +244,29 @@ pub fn new_id() -> String {
     }
     b[6] = (b[6] & 0x0f) | 0x40;
     b[8] = (b[8] & 0x3f) | 0x80;
-    let h: String = b.iter().map(|x| format!("{x:02x}")).collect();
-    format!(
-        "{}-{}-{}-{}-{}",
-        &h[0..8],
-        &h[8..12],
-        &h[12..16],
-        &h[16..20],
-        &h[20..32]
-    )
+    let h = hex(&b);
+    let mut id = String::with_capacity(36);
+    for (i, part) in [&h[0..8], &h[8..12], &h[12..16], &h[16..20], &h[20..32]]
+        .into_iter()
+        .enumerate()
+    {
+        if i > 0 {
+            id.push('-');
+        }
+        id.push_str(part);
+    }
+    id
+}
+
+/// `bytes` as lowercase hex.
+pub(crate) fn hex(bytes: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut out = String::with_capacity(2 * bytes.len());
+    for b in bytes {
+        out.push(char::from(DIGITS[usize::from(b >> 4)]));
+        out.push(char::from(DIGITS[usize::from(b & 0x0f)]));
+    }
+    out
 }
 
 /// A Fernet key from its urlsafe-base64 text (padded or not), or `None`.
@@ -348,6 +362,14 @@ mod tests {
         assert_ne!(a, b);
         assert_eq!(a.len(), 36);
         assert_eq!(&a[14..15], "4");
-        assert!(a.chars().all(|c| c == '-' || c.is_ascii_hexdigit()));
+        assert!("89ab".contains(&a[19..20]), "{a}");
+        for (i, c) in a.char_indices() {
+            if [8, 13, 18, 23].contains(&i) {
+                assert_eq!(c, '-', "{a}");
+            } else {
+                assert!(c.is_ascii_digit() || ('a'..='f').contains(&c), "{a}");
+            }
+        }
+        assert_eq!(hex(&[0x00, 0x0f, 0xa5, 0xff]), "000fa5ff");
     }
 }

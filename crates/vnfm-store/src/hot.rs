@@ -215,23 +215,42 @@ pub(crate) async fn insert_outbox<T: SqlConn>(
     Ok(())
 }
 
-/// Rewrites the VIM index rows of an instance (`fresh`: it has none yet).
+/// Brings the VIM index rows of an instance in line with its document (`fresh`: it has none
+/// yet). Rows that stay are not rewritten: every row written dirties the index's pages, which
+/// the commit then writes out.
 async fn write_instance_vims<T: SqlConn>(
     tx: &mut T,
     instance: &VnfInstance,
     fresh: bool,
 ) -> Result<(), StoreError> {
-    if !fresh {
-        tx.execute(
-            "DELETE FROM instance_vims WHERE instance_id = $1",
+    let wanted: BTreeSet<String> = vim_ids(instance).into_iter().collect();
+    let current: BTreeSet<String> = if fresh {
+        BTreeSet::new()
+    } else {
+        tx.rows(
+            "SELECT vim_id FROM instance_vims WHERE instance_id = $1",
             &[instance.id.as_str().into()],
+            &[Col::Text],
+        )
+        .await?
+        .into_iter()
+        .map(|row| {
+            let [vim] = columns(row)?;
+            vim.text()
+        })
+        .collect::<Result<_, StoreError>>()?
+    };
+    for gone in current.difference(&wanted) {
+        tx.execute(
+            "DELETE FROM instance_vims WHERE instance_id = $1 AND vim_id = $2",
+            &[instance.id.as_str().into(), gone.as_str().into()],
         )
         .await?;
     }
-    for vim in vim_ids(instance) {
+    for new in wanted.difference(&current) {
         tx.execute(
             "INSERT INTO instance_vims (vim_id, instance_id) VALUES ($1, $2)",
-            &[vim.as_str().into(), instance.id.as_str().into()],
+            &[new.as_str().into(), instance.id.as_str().into()],
         )
         .await?;
     }
@@ -291,35 +310,39 @@ pub(crate) async fn create_instance<T: SqlConn>(
     Ok(Version::FIRST)
 }
 
-/// Compare-and-swap of an instance document.
+/// Compare-and-swap of an instance document. The indexed columns are written only when they
+/// change (SQLite rewrites the entries of every index whose column an `UPDATE` sets, changed or
+/// not, and each rewritten entry dirties a page the commit writes out).
 pub(crate) async fn update_instance<T: SqlConn>(
     tx: &mut T,
     instance: &VnfInstance,
     expected: Version,
 ) -> Result<Version, StoreError> {
     let doc = to_json(INSTANCE, instance)?;
+    let id = instance.id.as_str();
     let row = tx
         .row(
-            "UPDATE vnf_instances SET version = version + 1, vnfd_id = $3, \
-             vnf_provider = $4, vnf_product_name = $5, instantiation_state = $6, \
-             vnf_instance_name = $7, doc = $8, updated_at = $9 \
-             WHERE id = $1 AND version = $2 RETURNING version",
+            "UPDATE vnf_instances SET version = version + 1, doc = $3, updated_at = $4 \
+             WHERE id = $1 AND version = $2 RETURNING version, vnfd_id, vnf_provider, \
+             vnf_product_name, instantiation_state, vnf_instance_name",
             &[
-                instance.id.as_str().into(),
+                id.into(),
                 expected.0.into(),
-                instance.vnfd_id.as_str().into(),
-                instance.vnf_provider.as_str().into(),
-                instance.vnf_product_name.as_str().into(),
-                enum_str(&instance.instantiation_state).as_str().into(),
-                instance.vnf_instance_name.as_deref().into(),
                 doc.as_str().into(),
                 now_ms().into(),
             ],
-            &[Col::Int],
+            &[
+                Col::Int,
+                Col::Text,
+                Col::Text,
+                Col::Text,
+                Col::Text,
+                Col::OptText,
+            ],
         )
         .await?;
     let Some(row) = row else {
-        let found = instance_version(tx, instance.id.as_str()).await?;
+        let found = instance_version(tx, id).await?;
         return Err(match found {
             None => StoreError::NotFound {
                 kind: INSTANCE,
@@ -333,7 +356,40 @@ pub(crate) async fn update_instance<T: SqlConn>(
             },
         });
     };
-    let [version] = columns(row)?;
+    let [version, vnfd_id, provider, product, state, name] = columns(row)?;
+    let state_now = enum_str(&instance.instantiation_state);
+    let changes: [(&'static str, bool, Arg<'_>); 5] = [
+        (
+            "UPDATE vnf_instances SET vnfd_id = $2 WHERE id = $1",
+            vnfd_id.text()? != instance.vnfd_id.as_str(),
+            instance.vnfd_id.as_str().into(),
+        ),
+        (
+            "UPDATE vnf_instances SET vnf_provider = $2 WHERE id = $1",
+            provider.text()? != instance.vnf_provider,
+            instance.vnf_provider.as_str().into(),
+        ),
+        (
+            "UPDATE vnf_instances SET vnf_product_name = $2 WHERE id = $1",
+            product.text()? != instance.vnf_product_name,
+            instance.vnf_product_name.as_str().into(),
+        ),
+        (
+            "UPDATE vnf_instances SET instantiation_state = $2 WHERE id = $1",
+            state.text()? != state_now,
+            state_now.as_str().into(),
+        ),
+        (
+            "UPDATE vnf_instances SET vnf_instance_name = $2 WHERE id = $1",
+            name.opt_text()? != instance.vnf_instance_name,
+            instance.vnf_instance_name.as_deref().into(),
+        ),
+    ];
+    for (sql, changed, value) in changes {
+        if changed {
+            tx.execute(sql, &[id.into(), value]).await?;
+        }
+    }
     write_instance_vims(tx, instance, false).await?;
     Ok(Version(version.int()?))
 }

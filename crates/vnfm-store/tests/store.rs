@@ -17,7 +17,7 @@ use vnfm_store::{
 };
 use vnfm_types::{
     InstantiationState, LccnSubscription, LcmOperationStateType as S, LcmOperationType,
-    SubscriptionId, VimId, VnfInstanceId, VnfLcmOpOccId, VnfdId,
+    SubscriptionId, VimId, VnfInstance, VnfInstanceId, VnfLcmOpOccId, VnfdId,
 };
 
 use common::{TestDb, in_state, instance, op_occ};
@@ -263,6 +263,77 @@ async fn instance_updates_are_compare_and_swap(db: &TestDb) {
         .await
         .unwrap();
     assert_eq!(page.items.len(), 1);
+
+    // Each indexed column follows on its own (the store writes only the changed ones), and an
+    // update that changes none of them keeps every entry.
+    let found = |q: InstanceQuery| async move {
+        s.list_instances(&q)
+            .await
+            .unwrap()
+            .items
+            .into_iter()
+            .map(|i| i.id.0)
+            .collect::<Vec<_>>()
+    };
+    let by_vnfd = |v: &str| InstanceQuery {
+        vnfd_id: Some(VnfdId::new(v)),
+        ..Default::default()
+    };
+    let by_provider = |v: &str| InstanceQuery {
+        vnf_provider: Some(v.into()),
+        ..Default::default()
+    };
+    let by_product = |v: &str| InstanceQuery {
+        vnf_product_name: Some(v.into()),
+        ..Default::default()
+    };
+    let by_name = |v: &str| InstanceQuery {
+        name: Some(NameFilter::Exact(v.into())),
+        ..Default::default()
+    };
+    let mut version = Version(2);
+    let mut update = |inst: VnfInstance| {
+        version = Version(version.0 + 1);
+        let expected = Version(version.0 - 1);
+        async move {
+            assert_eq!(
+                s.update_instance(&inst, expected).await.unwrap(),
+                Version(expected.0 + 1)
+            );
+        }
+    };
+    let id = vec![inst.id.0.clone()];
+    inst.vnfd_id = VnfdId::new("vnfd-b");
+    update(inst.clone()).await;
+    assert_eq!(found(by_vnfd("vnfd-b")).await, id);
+    assert!(found(by_vnfd("vnfd-a")).await.is_empty());
+    let provider = format!("{}-2", inst.vnf_provider);
+    inst.vnf_provider = provider.clone();
+    update(inst.clone()).await;
+    assert_eq!(found(by_provider(&provider)).await, id);
+    let product = format!("{}-2", inst.vnf_product_name);
+    inst.vnf_product_name = product.clone();
+    update(inst.clone()).await;
+    assert_eq!(found(by_product(&product)).await, id);
+    inst.vnf_instance_name = None;
+    update(inst.clone()).await;
+    assert!(found(by_name("after")).await.is_empty());
+    inst.vnf_instance_name = Some("again".into());
+    inst.vnf_instance_description = Some("only the document changes next".into());
+    update(inst.clone()).await;
+    inst.vnf_instance_description = Some("the document alone".into());
+    update(inst.clone()).await;
+    let all = InstanceQuery {
+        vnfd_id: Some(VnfdId::new("vnfd-b")),
+        vnf_provider: Some(provider.clone()),
+        vnf_product_name: Some(product.clone()),
+        instantiation_state: Some(InstantiationState::Instantiated),
+        name: Some(NameFilter::Exact("again".into())),
+        ..Default::default()
+    };
+    assert_eq!(found(all).await, id);
+    let (got, v) = s.get_instance(&inst.id).await.unwrap().unwrap();
+    assert_eq!((got, v), (inst.clone(), Version(8)));
 
     let missing = instance("i-missing", "vnfd-a", None, &[]);
     let err = s.update_instance(&missing, Version(1)).await.unwrap_err();

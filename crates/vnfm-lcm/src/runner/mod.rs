@@ -215,25 +215,12 @@ pub(crate) fn random_hex(n: usize) -> String {
             *b = (t >> ((i % 16) * 8)) as u8 ^ (i as u8).wrapping_mul(151);
         }
     }
-    buf.iter().map(|b| format!("{b:02x}")).collect()
+    crate::secrets::hex(&buf)
 }
 
 /// A random (version 4) UUID string.
 pub(crate) fn new_uuid() -> String {
-    let h = random_hex(16);
-    let mut b = h.into_bytes();
-    b[12] = b'4';
-    // Variant bits 10xx: one of 8, 9, a, b.
-    b[16] = b"89ab"[usize::from(b[16] % 4)];
-    let s = String::from_utf8_lossy(&b).into_owned();
-    format!(
-        "{}-{}-{}-{}-{}",
-        &s[0..8],
-        &s[8..12],
-        &s[12..16],
-        &s[16..20],
-        &s[20..32]
-    )
+    crate::secrets::new_id()
 }
 
 /// Builds an [`Lcm`].
