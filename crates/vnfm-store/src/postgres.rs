@@ -113,15 +113,15 @@ impl PostgresStore {
     }
 }
 
-/// Runs `$body` (an expression using the write transaction `$tx`, evaluating to a `Result`)
-/// in a transaction of `$store`, committed when the body succeeded and rolled back otherwise.
+/// Runs `$body` (an expression using `$tx`, a `&mut` [`crate::hot::SqlConn`] inside a
+/// transaction, evaluating to a `Result`) in a transaction of `$store`, committed when the body
+/// succeeded and rolled back otherwise.
 macro_rules! postgres_hot_write {
     ($store:expr, |$tx:ident| $body:expr) => {{
         let store: &PostgresStore = $store;
         let mut inner = store.begin_write().await?;
         let out = {
-            #[allow(unused_mut)]
-            let mut $tx = crate::sql::SqlxConn(&mut *inner);
+            let $tx = &mut crate::sql::SqlxConn(&mut *inner);
             $body
         };
         if out.is_ok() {

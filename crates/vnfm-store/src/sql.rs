@@ -707,7 +707,7 @@ macro_rules! impl_sql_store {
                     instance: &VnfInstance,
                     notify: &[NewOutboxRow],
                 ) -> Result<Version> {
-                    $hot_write!(self, |tx| crate::hot::create_instance(&mut tx, instance, notify).await)
+                    $hot_write!(self, |tx| crate::hot::create_instance(tx, instance, notify).await)
                 }
 
                 async fn get_instance(
@@ -722,7 +722,7 @@ macro_rules! impl_sql_store {
                     instance: &VnfInstance,
                     expected: Version,
                 ) -> Result<Version> {
-                    $hot_write!(self, |tx| crate::hot::update_instance(&mut tx, instance, expected).await)
+                    $hot_write!(self, |tx| crate::hot::update_instance(tx, instance, expected).await)
                 }
 
                 async fn delete_instance(
@@ -814,7 +814,7 @@ macro_rules! impl_sql_store {
                 async fn start_operation(&self, occ: &VnfLcmOpOcc, lease: &Lease) -> Result<Version> {
                     use crate::hot::StartRefused;
                     let started: std::result::Result<Version, StartRefused> =
-                        $hot_write!(self, |tx| crate::hot::start_operation(&mut tx, occ, lease).await);
+                        $hot_write!(self, |tx| crate::hot::start_operation(tx, occ, lease).await);
                     match started {
                         Ok(version) => Ok(version),
                         Err(StartRefused::Store(e)) => Err(e),
@@ -841,7 +841,7 @@ macro_rules! impl_sql_store {
                 }
 
                 async fn record_step(&self, record: &StepRecord) -> Result<StepWritten> {
-                    $hot_write!(self, |tx| crate::hot::record_step(&mut tx, record).await)
+                    $hot_write!(self, |tx| crate::hot::record_step(tx, record).await)
                 }
 
                 async fn get_op_occ(
@@ -1116,7 +1116,7 @@ macro_rules! impl_sql_store {
                                 id: op_occ_id.0.clone(),
                             });
                         }
-                        crate::hot::put_op_occ_data(&mut tx, op_occ_id, key, value).await
+                        crate::hot::put_op_occ_data(tx, op_occ_id, key, value).await
                     })
                 }
 

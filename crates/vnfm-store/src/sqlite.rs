@@ -518,21 +518,23 @@ fn is_busy(e: &sqlx::Error) -> bool {
         if db.code().and_then(|c| c.parse::<i32>().ok()).is_some_and(|c| c & 0xff == 5))
 }
 
-/// Runs `$body` (an expression using the write transaction `$tx`, evaluating to a `Result`)
-/// in a write transaction of `$store`, committed when the body succeeded and rolled back
-/// otherwise.
+/// Runs `$body` (an expression using `$tx`, a `&mut` [`crate::hot::SqlConn`] inside a write
+/// transaction, evaluating to a `Result`) in a write transaction of `$store`, committed when
+/// the body succeeded and rolled back otherwise.
 macro_rules! sqlite_hot_write {
     ($store:expr, |$tx:ident| $body:expr) => {{
         let store: &SqliteStore = $store;
         let mut conn = store.write_conn().await?;
         if let Some(raw) = conn.raw() {
-            #[allow(unused_mut)]
-            let mut $tx = DirectTx::begin(raw, store.busy_timeout)
+            let mut direct = DirectTx::begin(raw, store.busy_timeout)
                 .await
                 .map_err(StoreError::from)?;
-            let out = $body;
+            let out = {
+                let $tx = direct.conn();
+                $body
+            };
             if out.is_ok() {
-                if let Err(e) = $tx.commit() {
+                if let Err(e) = direct.commit() {
                     return Err(StoreError::from(e).into());
                 }
             }
@@ -540,8 +542,7 @@ macro_rules! sqlite_hot_write {
         } else {
             let mut inner = SqliteWriteTransaction::begin(conn).await?;
             let out = {
-                #[allow(unused_mut)]
-                let mut $tx = crate::sql::SqlxConn(&mut *inner);
+                let $tx = &mut crate::sql::SqlxConn(&mut *inner);
                 $body
             };
             if out.is_ok() {

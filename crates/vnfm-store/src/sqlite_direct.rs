@@ -411,6 +411,11 @@ impl<'c> DirectTx<'c> {
         Ok(DirectTx { conn, open: true })
     }
 
+    /// The connection, to run the transaction's statements on.
+    pub(crate) fn conn(&mut self) -> &mut RawConnection {
+        self.conn
+    }
+
     /// Commits.
     pub(crate) fn commit(mut self) -> Result<(), DbError> {
         self.open = false;
@@ -428,31 +433,5 @@ impl Drop for DirectTx<'_> {
         if self.open {
             let _ = self.conn.exec_batch(c"ROLLBACK");
         }
-    }
-}
-
-impl SqlConn for DirectTx<'_> {
-    const FOR_UPDATE: bool = false;
-
-    async fn execute(&mut self, sql: &'static str, args: &[Arg<'_>]) -> Result<u64, DbError> {
-        self.conn.execute(sql, args).await
-    }
-
-    async fn row(
-        &mut self,
-        sql: &'static str,
-        args: &[Arg<'_>],
-        cols: &[Col],
-    ) -> Result<Option<Vec<Cell>>, DbError> {
-        self.conn.row(sql, args, cols).await
-    }
-
-    async fn rows(
-        &mut self,
-        sql: &'static str,
-        args: &[Arg<'_>],
-        cols: &[Col],
-    ) -> Result<Vec<Vec<Cell>>, DbError> {
-        self.conn.rows(sql, args, cols).await
     }
 }
