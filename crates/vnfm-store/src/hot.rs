@@ -137,13 +137,16 @@ pub(crate) trait SqlConn: Send {
         args: &[Arg<'_>],
     ) -> impl Future<Output = Result<u64, DbError>> + Send;
 
-    /// Runs a statement; its first row, read as `cols`.
+    /// Runs a statement that yields at most one row (a key lookup, `RETURNING`); that row,
+    /// read as `cols`.
     fn row(
         &mut self,
         sql: &'static str,
         args: &[Arg<'_>],
         cols: &[Col],
-    ) -> impl Future<Output = Result<Option<Vec<Cell>>, DbError>> + Send;
+    ) -> impl Future<Output = Result<Option<Vec<Cell>>, DbError>> + Send {
+        async move { Ok(self.rows(sql, args, cols).await?.into_iter().next()) }
+    }
 
     /// Runs a statement; all its rows, read as `cols`.
     fn rows(

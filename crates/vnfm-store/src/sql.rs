@@ -486,20 +486,6 @@ macro_rules! impl_sql_store {
                         .map_err(crate::sql::db_error)
                 }
 
-                async fn row(
-                    &mut self,
-                    sql: &'static str,
-                    args: &[crate::hot::Arg<'_>],
-                    cols: &[crate::hot::Col],
-                ) -> std::result::Result<Option<Vec<crate::hot::Cell>>, crate::hot::DbError> {
-                    bound(sql, args)
-                        .fetch_optional(&mut *self.0)
-                        .await
-                        .map_err(crate::sql::db_error)?
-                        .map(|row| cells(&row, cols))
-                        .transpose()
-                }
-
                 async fn rows(
                     &mut self,
                     sql: &'static str,

@@ -174,20 +174,19 @@ impl RawConnection {
     }
 
     /// Prepares (or takes from the cache), binds and steps one statement to its end: the rows
-    /// it changed and its rows read as `cols` (the first only, unless `all`).
+    /// it changed and its rows read as `cols`.
     fn run(
         &mut self,
         sql: &'static str,
         args: &[Arg<'_>],
         cols: &[Col],
-        all: bool,
     ) -> Result<(u64, Vec<Vec<Cell>>), DbError> {
         let key = (sql.as_ptr() as usize, sql.len());
         let stmt = match self.statements.remove(&key) {
             Some(stmt) => stmt,
             None => self.prepare(sql)?,
         };
-        let out = self.execute_prepared(&stmt, args, cols, all);
+        let out = self.execute_prepared(&stmt, args, cols);
         // SAFETY: statement of this connection; reset ends its execution (releasing its read
         // snapshot) and clearing drops the borrowed argument text before it is kept.
         unsafe {
@@ -203,7 +202,6 @@ impl RawConnection {
         stmt: &Statement,
         args: &[Arg<'_>],
         cols: &[Col],
-        all: bool,
     ) -> Result<(u64, Vec<Vec<Cell>>), DbError> {
         let db = self.db.as_ptr();
         self.bind(stmt, args)?;
@@ -212,11 +210,7 @@ impl RawConnection {
             // SAFETY: prepared statement of this connection, arguments bound and alive.
             let rc = unsafe { ffi::sqlite3_step(stmt.0.as_ptr()) };
             match rc {
-                ffi::SQLITE_ROW => {
-                    if all || rows.is_empty() {
-                        rows.push(Self::read_row(stmt, cols)?);
-                    }
-                }
+                ffi::SQLITE_ROW => rows.push(Self::read_row(stmt, cols)?),
                 ffi::SQLITE_DONE => break,
                 _ => return Err(self.last_error()),
             }
@@ -353,17 +347,7 @@ impl SqlConn for RawConnection {
     const FOR_UPDATE: bool = false;
 
     async fn execute(&mut self, sql: &'static str, args: &[Arg<'_>]) -> Result<u64, DbError> {
-        self.run(sql, args, &[], false).map(|(n, _)| n)
-    }
-
-    async fn row(
-        &mut self,
-        sql: &'static str,
-        args: &[Arg<'_>],
-        cols: &[Col],
-    ) -> Result<Option<Vec<Cell>>, DbError> {
-        self.run(sql, args, cols, false)
-            .map(|(_, rows)| rows.into_iter().next())
+        self.run(sql, args, &[]).map(|(n, _)| n)
     }
 
     async fn rows(
@@ -372,7 +356,7 @@ impl SqlConn for RawConnection {
         args: &[Arg<'_>],
         cols: &[Col],
     ) -> Result<Vec<Vec<Cell>>, DbError> {
-        self.run(sql, args, cols, true).map(|(_, rows)| rows)
+        self.run(sql, args, cols).map(|(_, rows)| rows)
     }
 }
 
