@@ -9,7 +9,7 @@
 //!   (TOSCA.meta or SOL004 short notation); list and read files on demand;
 //! - [`ToscaMeta`] and [`Manifest`]: the parsed metadata, every value with its line number;
 //! - [`Package::verify`]: digests (SHA-256/384/512) of every listed artifact and CMS
-//!   signatures (via OpenSSL), reported as [`Diagnostic`](vnfm_descriptor::diag::Diagnostic)s;
+//!   signatures (`rustls-webpki` on *ring*), reported as [`Diagnostic`](vnfm_descriptor::diag::Diagnostic)s;
 //! - [`Limits`]: archive safety. Path traversal, absolute names, symbolic links, duplicate
 //!   names, too many entries, oversized files and zip bombs are refused while opening, and
 //!   limits are enforced again on the bytes actually decompressed. Nothing is ever written
@@ -46,6 +46,8 @@
 //! ```
 
 mod archive;
+mod cms;
+mod der;
 mod digest;
 mod error;
 mod manifest;
@@ -53,6 +55,7 @@ mod meta;
 mod package;
 mod path;
 mod signature;
+mod x509;
 
 pub use archive::{Limits, RATIO_CHECK_MIN_BYTES};
 pub use digest::DigestAlgorithm;

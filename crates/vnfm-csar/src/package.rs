@@ -18,7 +18,10 @@ use crate::error::CsarError;
 use crate::manifest::{CMS_BEGIN, Manifest, ManifestSignature};
 use crate::meta::{Field, MetaOrigin, TOSCA_META_PATH, ToscaMeta};
 use crate::path::{is_external_uri, normalize_path};
-use crate::signature::{SigFailure, Trust, VerifyOptions, parse_certificates, verify_detached};
+use crate::signature::{
+    Certificate, SigFailure, Trust, VerifyOptions, canonical_text, parse_certificates,
+    verify_detached,
+};
 
 /// An opened SOL004 package (CSAR): a zip archive or an unpacked directory.
 ///
@@ -467,7 +470,7 @@ impl Package {
         &self,
         m: &Manifest,
         sig: &ManifestSignature,
-        certs: &[openssl::x509::X509],
+        certs: &[Certificate],
         trust: &Trust,
         out: &mut Vec<Diagnostic>,
     ) {
@@ -480,7 +483,10 @@ impl Package {
         };
         let content = signed_prefix(&raw);
         let trimmed = trim_line_ends(content);
-        let outcome = verify_detached(sig.pem.as_bytes(), &[content, trimmed], certs, trust);
+        // `openssl cms -sign` without `-binary` signs the text with CRLF line ends.
+        let (crlf, crlf_trimmed) = (canonical_text(content), canonical_text(trimmed));
+        let candidates = [content, trimmed, &crlf, &crlf_trimmed];
+        let outcome = verify_detached(sig.pem.as_bytes(), &candidates, certs, trust);
         let at = Location::new(m.file.clone(), sig.line, 0);
         report(outcome, "the manifest signature", at, out);
     }
@@ -492,7 +498,7 @@ impl Package {
         declared_in: &str,
         line: u32,
         out: &mut Vec<Diagnostic>,
-    ) -> Option<Vec<openssl::x509::X509>> {
+    ) -> Option<Vec<Certificate>> {
         let at = Location::new(declared_in, line, 0);
         if !self.archive.contains(path) {
             out.push(
@@ -548,6 +554,10 @@ fn report(outcome: Result<bool, SigFailure>, what: &str, at: Location, out: &mut
         Err(SigFailure::Malformed(e)) => Diagnostic::error(
             "csar.bad-signature",
             format!("{what} is not a valid CMS signature: {e}"),
+        ),
+        Err(SigFailure::Unsupported(e)) => Diagnostic::error(
+            "csar.unsupported-signature",
+            format!("{what} cannot be checked: {e}"),
         ),
         Err(SigFailure::Mismatch(e)) => Diagnostic::error(
             "csar.bad-signature",

@@ -96,6 +96,40 @@ fn a_signer_chaining_to_a_trusted_root_passes_cleanly() {
 }
 
 #[test]
+fn a_manifest_signed_in_text_mode_is_checked_with_crlf_line_ends() {
+    // `openssl cms -sign` without `-binary` signs the text with CRLF line ends, while the
+    // manifest in the package keeps its LF ones.
+    let pki = Pki::new("text");
+    let body = manifest_body("");
+    let mut manifest = body.clone().into_bytes();
+    manifest.extend(pki.sign_pem(body.replace('\n', "\r\n").as_bytes()));
+    let pkg = package(&manifest, &pki.leaf_pem(), SCRIPT, &[]);
+    let opts = VerifyOptions {
+        trusted_roots_pem: vec![pki.ca_pem()],
+        require_signature: true,
+    };
+    let diags = pkg.verify(&opts);
+    assert!(diags.is_empty(), "{diags:#?}");
+
+    // A per-artifact signature gets no such leeway: a binary file's bytes are what is signed.
+    let script_crlf = String::from_utf8(SCRIPT.to_vec())
+        .unwrap()
+        .replace('\n', "\r\n");
+    let sig = pki.sign_pem(script_crlf.as_bytes());
+    let body = manifest_body("Signature: Files/app.sh.sm\n");
+    let mut manifest = body.clone().into_bytes();
+    manifest.extend(pki.sign_pem(body.as_bytes()));
+    let pkg = package(
+        &manifest,
+        &pki.leaf_pem(),
+        SCRIPT,
+        &[("Files/app.sh.sm", &sig)],
+    );
+    let diags = pkg.verify(&opts);
+    assert_eq!(codes(&diags), [("csar.bad-signature", true)], "{diags:#?}");
+}
+
+#[test]
 fn a_signer_outside_the_trusted_roots_is_an_error() {
     let s = signed(Pki::new("vendor"));
     let pkg = package(&s.manifest, &s.pki.leaf_pem(), SCRIPT, &[]);

@@ -26,6 +26,7 @@ fn cert(
     key: &PKey<Private>,
     issuer: Option<(&X509, &PKey<Private>)>,
     serial: u32,
+    expired: bool,
 ) -> X509 {
     let mut name = X509NameBuilder::new().unwrap();
     name.append_entry_by_text("CN", cn).unwrap();
@@ -37,10 +38,21 @@ fn cert(
         .unwrap();
     b.set_subject_name(&name).unwrap();
     b.set_pubkey(key).unwrap();
-    b.set_not_before(&Asn1Time::days_from_now(0).unwrap())
-        .unwrap();
-    b.set_not_after(&Asn1Time::days_from_now(2).unwrap())
-        .unwrap();
+    if expired {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_secs() as i64;
+        b.set_not_before(&Asn1Time::from_unix(now - 10 * 86_400).unwrap())
+            .unwrap();
+        b.set_not_after(&Asn1Time::from_unix(now - 86_400).unwrap())
+            .unwrap();
+    } else {
+        b.set_not_before(&Asn1Time::days_from_now(0).unwrap())
+            .unwrap();
+        b.set_not_after(&Asn1Time::days_from_now(2).unwrap())
+            .unwrap();
+    }
     match issuer {
         Some((icert, ikey)) => {
             b.set_issuer_name(icert.subject_name()).unwrap();
@@ -65,14 +77,24 @@ fn key() -> PKey<Private> {
 impl Pki {
     /// A fresh CA and signer; `name` goes into the subject names.
     pub fn new(name: &str) -> Pki {
+        Pki::with_validity(name, false)
+    }
+
+    /// Like [`Pki::new`], but the signer certificate expired yesterday.
+    pub fn expired(name: &str) -> Pki {
+        Pki::with_validity(name, true)
+    }
+
+    fn with_validity(name: &str, expired: bool) -> Pki {
         let ca_key = key();
-        let ca = cert(&format!("{name} CA"), &ca_key, None, 1);
+        let ca = cert(&format!("{name} CA"), &ca_key, None, 1, false);
         let leaf_key = key();
         let leaf = cert(
             &format!("{name} signer"),
             &leaf_key,
             Some((&ca, &ca_key)),
             2,
+            expired,
         );
         Pki { ca, leaf, leaf_key }
     }

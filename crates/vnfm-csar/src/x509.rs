@@ -1,0 +1,196 @@
+//! The fields of an X.509 certificate that naming and checking a CMS signer needs.
+//!
+//! Version 1 certificates are read as well as version 3: `openssl x509 -req` without an
+//! extension file still issues version 1 certificates, and package signers made that way
+//! are common.
+
+use crate::der::{Reader, Tlv, oid, tag};
+
+/// A certificate's fields, borrowed from its DER.
+#[derive(Debug)]
+pub(crate) struct CertFields<'a> {
+    /// The whole certificate.
+    pub der: &'a [u8],
+    /// 0 for v1, 2 for v3.
+    pub version: u8,
+    /// Content of the serial number `INTEGER`.
+    pub serial: &'a [u8],
+    /// Content of the issuer `Name` sequence.
+    pub issuer: &'a [u8],
+    /// The `SubjectPublicKeyInfo`, tag and length included.
+    pub spki: &'a [u8],
+    /// Validity period, seconds since the Unix epoch.
+    pub not_before: i64,
+    pub not_after: i64,
+    /// The signed part, tag and length included.
+    pub tbs: &'a [u8],
+    /// The issuer's signature algorithm identifier.
+    pub signature_algorithm: Tlv<'a>,
+    /// The issuer's signature (content of the `BIT STRING`, unused-bits octet removed).
+    pub signature: &'a [u8],
+    /// The subject key identifier extension's value.
+    pub subject_key_id: Option<&'a [u8]>,
+}
+
+const BIT_STRING: u8 = 0x03;
+const UTC_TIME: u8 = 0x17;
+const GENERALIZED_TIME: u8 = 0x18;
+
+impl<'a> CertFields<'a> {
+    /// Reads a DER certificate.
+    pub fn parse(der: &'a [u8]) -> Result<CertFields<'a>, String> {
+        let mut outer = Reader::new(der);
+        let cert = outer.expect(tag::SEQUENCE, "Certificate")?;
+        if !outer.is_empty() {
+            return Err("bytes after the certificate".to_string());
+        }
+        let mut parts = cert.reader();
+        let tbs = parts.expect(tag::SEQUENCE, "TBSCertificate")?;
+        let signature_algorithm = parts.expect(tag::SEQUENCE, "certificate signature algorithm")?;
+        let signature = bit_string(parts.expect(BIT_STRING, "certificate signature")?)?;
+
+        let mut fields = tbs.reader();
+        let version = match fields.optional(tag::CONTEXT_0, "certificate version")? {
+            Some(v) => match v
+                .reader()
+                .expect(tag::INTEGER, "certificate version")?
+                .content
+            {
+                [n @ 0..=2] => *n,
+                _ => return Err("unknown certificate version".to_string()),
+            },
+            None => 0,
+        };
+        let serial = fields.expect(tag::INTEGER, "serial number")?.content;
+        fields.expect(tag::SEQUENCE, "TBSCertificate signature algorithm")?;
+        let issuer = fields.expect(tag::SEQUENCE, "issuer")?.content;
+        let mut validity = fields.expect(tag::SEQUENCE, "validity")?.reader();
+        let not_before = time(validity.read("notBefore")?)?;
+        let not_after = time(validity.read("notAfter")?)?;
+        fields.expect(tag::SEQUENCE, "subject")?;
+        let spki = fields.expect(tag::SEQUENCE, "subject public key info")?.raw;
+        let mut subject_key_id = None;
+        while let Some(next) = fields.peek_tag() {
+            let field = fields.read("certificate field")?;
+            if next == tag::CONTEXT_3 {
+                subject_key_id = find_subject_key_id(field)?;
+            }
+        }
+        Ok(CertFields {
+            der: cert.raw,
+            version,
+            serial,
+            issuer,
+            spki,
+            not_before,
+            not_after,
+            tbs: tbs.raw,
+            signature_algorithm,
+            signature,
+            subject_key_id,
+        })
+    }
+}
+
+fn bit_string(value: Tlv<'_>) -> Result<&[u8], String> {
+    match value.content {
+        [0, rest @ ..] => Ok(rest),
+        _ => Err("signature bit string with unused bits".to_string()),
+    }
+}
+
+fn find_subject_key_id<'a>(extensions: Tlv<'a>) -> Result<Option<&'a [u8]>, String> {
+    let mut list = extensions
+        .reader()
+        .expect(tag::SEQUENCE, "extensions")?
+        .reader();
+    while !list.is_empty() {
+        let mut extension = list.expect(tag::SEQUENCE, "extension")?.reader();
+        if extension.expect(tag::OID, "extension id")?.content != oid::SUBJECT_KEY_IDENTIFIER {
+            continue;
+        }
+        const BOOLEAN: u8 = 0x01;
+        extension.optional(BOOLEAN, "extension criticality")?;
+        let value = extension.expect(tag::OCTET_STRING, "extension value")?;
+        let key_id = Reader::new(value.content).expect(tag::OCTET_STRING, "key identifier")?;
+        return Ok(Some(key_id.content));
+    }
+    Ok(None)
+}
+
+/// An X.509 `Time` (UTCTime or GeneralizedTime, in UTC) as seconds since the Unix epoch.
+fn time(value: Tlv<'_>) -> Result<i64, String> {
+    let text = std::str::from_utf8(value.content).map_err(|_| "bad time".to_string())?;
+    let (year, rest) = match value.tag {
+        UTC_TIME if text.len() == 13 => {
+            let yy: i64 = number(&text[..2])?;
+            // RFC 5280: 50 to 99 are 1950 to 1999, 00 to 49 are 2000 to 2049.
+            (if yy >= 50 { 1900 + yy } else { 2000 + yy }, &text[2..])
+        }
+        GENERALIZED_TIME if text.len() == 15 => (number(&text[..4])?, &text[4..]),
+        _ => return Err(format!("unsupported time encoding `{text}`")),
+    };
+    if !rest.ends_with('Z') {
+        return Err(format!("time `{text}` is not in UTC"));
+    }
+    let month = number(&rest[0..2])?;
+    let day = number(&rest[2..4])?;
+    let (hour, minute, second) = (
+        number(&rest[4..6])?,
+        number(&rest[6..8])?,
+        number(&rest[8..10])?,
+    );
+    if !(1..=12).contains(&month) || !(1..=31).contains(&day) || hour > 23 || minute > 59 {
+        return Err(format!("time `{text}` is out of range"));
+    }
+    Ok(days_from_civil(year, month, day) * 86_400 + hour * 3_600 + minute * 60 + second)
+}
+
+fn number(digits: &str) -> Result<i64, String> {
+    if digits.bytes().all(|b| b.is_ascii_digit()) {
+        digits.parse().map_err(|_| format!("bad number `{digits}`"))
+    } else {
+        Err(format!("bad number `{digits}`"))
+    }
+}
+
+/// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
+fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
+    let year = if month <= 2 { year - 1 } else { year };
+    let era = year.div_euclid(400);
+    let year_of_era = year - era * 400;
+    let month_index = (month + 9) % 12;
+    let day_of_year = (153 * month_index + 2) / 5 + day - 1;
+    let day_of_era = year_of_era * 365 + year_of_era / 4 - year_of_era / 100 + day_of_year;
+    era * 146_097 + day_of_era - 719_468
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn converts_both_time_encodings() {
+        let utc = |s: &str| {
+            time(Tlv {
+                tag: UTC_TIME,
+                content: s.as_bytes(),
+                raw: &[],
+            })
+        };
+        let generalized = |s: &str| {
+            time(Tlv {
+                tag: GENERALIZED_TIME,
+                content: s.as_bytes(),
+                raw: &[],
+            })
+        };
+        assert_eq!(utc("700101000000Z"), Ok(0));
+        assert_eq!(utc("000229120000Z"), Ok(951_825_600));
+        assert_eq!(generalized("21260101000001Z"), Ok(4_922_899_201));
+        assert_eq!(utc("491231235959Z"), Ok(2_524_607_999));
+        assert!(utc("700101000000+0100").is_err());
+        assert!(utc("701301000000Z").is_err());
+        assert!(generalized("2126010100000Z").is_err());
+    }
+}
