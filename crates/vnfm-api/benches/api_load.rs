@@ -96,7 +96,8 @@ fn main() {
             let listener = listener.tap_io(|s| {
                 let _ = s.set_nodelay(true);
             });
-            let _ = axum::serve(listener, app).await;
+            // The server's own HTTP/1.1 loop, as `vnfm serve` runs it.
+            let _ = vnfm_api::server::serve_http1(listener, app, std::future::pending()).await;
         });
         let base = format!("http://{addr}");
         let client = state.bootstrap_client().expect("client");
