@@ -17,14 +17,17 @@
 # The state directory holds:
 #   hosts          one line per host: "<address> <port> <host key SHA-256 fingerprint>"
 #   any_host       "<port> <host key SHA-256 fingerprint>" of the sshd on every address
-#   user           the user to log in as (the current user) with client_key
+#   user           the user to log in as with client_key: the current user, or VNFM_SSHD_USER
 #   client_key     an ed25519 private key accepted by every host (client_key.pub)
 #   known_hosts    the hosts' keys, as OpenSSH writes them ("[address]:port ssh-ed25519 ...")
 #   password_user, password   a user that may log in with this password (only when run as root)
 #   h<i>/          each host's config, host key, pid file and log
 #
 # Environment: VNFM_SSHD_DIR (state directory, default /tmp/vnfm-test-sshd),
-# VNFM_SSHD_NET (first three octets of the addresses, default 127.0.1).
+# VNFM_SSHD_NET (first three octets of the addresses, default 127.0.1), VNFM_SSHD_USER (when
+# run as root: log in with the key as this user, created with /bin/sh as its shell if
+# missing, like a VM image's default user; benchmarks use it so that the current user's
+# shell start-up files, which run on every SSH command, are not part of the figures).
 # Installs openssh-server with apt-get when sshd is missing and we are root.
 set -euo pipefail
 
@@ -100,6 +103,18 @@ start() {
     mkdir -p "$DIR" /run/sshd
     chmod 700 "$DIR"
     user=$(id -un)
+    if [[ -n "${VNFM_SSHD_USER:-}" ]]; then
+        if [[ $(id -u) -ne 0 ]]; then
+            echo "sshd.sh: VNFM_SSHD_USER needs root (it may create the user)" >&2
+            exit 2
+        fi
+        user="$VNFM_SSHD_USER"
+        id "$user" >/dev/null 2>&1 || useradd --system --no-create-home --home-dir / --shell /bin/sh "$user"
+        # No password, but not locked: sshd without PAM refuses key logins to locked accounts.
+        usermod -p "*" "$user"
+        # Its sessions start in /; the state directory must be reachable.
+        chmod 711 "$DIR"
+    fi
     echo "$user" >"$DIR/user"
     ssh-keygen -q -t ed25519 -N '' -C vnfm-test-client -f "$DIR/client_key"
     cp "$DIR/client_key.pub" "$DIR/authorized_keys"

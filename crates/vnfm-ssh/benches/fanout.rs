@@ -1,9 +1,17 @@
 //! Fan-out of one command over SSH: 1 host vs N hosts (all the hosts `sshd.sh` started; the
 //! target is N = 50) at concurrency N and 10. Each iteration connects (key auth, pinned host
-//! key), runs `true`, and disconnects, on every host.
+//! key), runs the command, and disconnects, on every host. Two commands: `true`, which
+//! measures connection handling alone, and `sleep 1`, a command that spends a second on the
+//! host as real work does (the case fan-out exists for: the hosts' work overlaps).
 //!
-//!   export VNFM_TEST_SSHD=$(VNFM_SSHD_DIR=/tmp/vnfm-bench-sshd scripts/test-env/sshd.sh start 50)
+//!   export VNFM_TEST_SSHD=$(VNFM_SSHD_DIR=/tmp/vnfm-bench-sshd VNFM_SSHD_USER=vnfm-ssh-bench \
+//!       scripts/test-env/sshd.sh start 50)
 //!   cargo bench -p vnfm-ssh --bench fanout
+//!
+//! `VNFM_SSHD_USER` logs in as a user whose shell is a plain `/bin/sh`, like a VM image's
+//! default user: every SSH command runs the login user's shell, and the current user's
+//! start-up files (on a developer machine, `~/.bashrc` with version managers) would
+//! otherwise be part of every figure.
 //!
 //! Without VNFM_TEST_SSHD the benchmark prints a SKIPPED line and measures nothing.
 
@@ -23,10 +31,10 @@ fn fanout(c: &mut Criterion) {
         .expect("tokio runtime");
     let n = hosts.hosts.len();
     let targets: Vec<_> = (0..n).map(|i| hosts.target(i)).collect();
-    let run = |count: usize, limit: usize| {
+    let run_command = |command: &RemoteCommand, count: usize, limit: usize| {
         let results = rt.block_on(run_on_all(
             targets[..count].to_vec(),
-            RemoteCommand::new("true"),
+            command.clone(),
             ConnectOptions::default(),
             Duration::from_secs(30),
             limit,
@@ -37,6 +45,8 @@ fn fanout(c: &mut Criterion) {
             }
         }
     };
+    let noop = RemoteCommand::new("true");
+    let run = |count: usize, limit: usize| run_command(&noop, count, limit);
     let mut g = c.benchmark_group("ssh_fanout");
     g.sample_size(10);
     g.bench_function("1_host", |b| b.iter(|| run(1, 1)));
@@ -45,6 +55,15 @@ fn fanout(c: &mut Criterion) {
     });
     g.bench_function(format!("{n}_hosts_concurrency_10"), |b| {
         b.iter(|| run(n, 10))
+    });
+    g.finish();
+
+    let sleep = RemoteCommand::new("sleep").arg("1");
+    let mut g = c.benchmark_group("ssh_fanout_sleep_1s");
+    g.sample_size(10);
+    g.bench_function("1_host", |b| b.iter(|| run_command(&sleep, 1, 1)));
+    g.bench_function(format!("{n}_hosts_concurrency_{n}"), |b| {
+        b.iter(|| run_command(&sleep, n, n))
     });
     g.finish();
 }
