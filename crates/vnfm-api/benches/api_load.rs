@@ -7,7 +7,8 @@
 //!    the operations then run in the background).
 //!
 //! `cargo bench -p vnfm-api --bench api_load`; sizes from `VNFM_LOAD_INSTANCES` (50000),
-//! `VNFM_LOAD_CONCURRENCY` (200), `VNFM_LOAD_SECONDS` (10), `VNFM_LOAD_INSTANTIATES` (2000).
+//! `VNFM_LOAD_CONCURRENCY` (200), `VNFM_LOAD_SECONDS` (10), `VNFM_LOAD_INSTANTIATES` (2000),
+//! `VNFM_LOAD_WRK_THREADS` (2).
 //! Prints requests/s and latency percentiles.
 
 use std::sync::Arc;
@@ -208,14 +209,20 @@ fn main() {
 
         // 1b. The same with wrk (a C load generator, lighter than the in-process one), when it
         // is on PATH.
+        let wrk_threads = env_or("VNFM_LOAD_WRK_THREADS", 2);
         if let Ok(out) = std::process::Command::new("wrk")
-            .args(["-t2", &format!("-c{concurrency}"), &format!("-d{seconds}s"), "--latency"])
+            .args([
+                &format!("-t{wrk_threads}"),
+                &format!("-c{concurrency}"),
+                &format!("-d{seconds}s"),
+                "--latency",
+            ])
             .args(["-H", &format!("Authorization: Bearer {token}"), "-H", "Version: 2.0.0"])
             .arg(&url)
             .output()
         {
             let text = String::from_utf8_lossy(&out.stdout);
-            println!("wrk, {concurrency} connections, 2 threads:");
+            println!("wrk, {concurrency} connections, {wrk_threads} threads:");
             for line in text.lines().filter(|l| {
                 let l = l.trim_start();
                 l.starts_with("50%") || l.starts_with("90%") || l.starts_with("99%")

@@ -4,7 +4,11 @@
 //! request that produced it and served again while nothing it could depend on has changed:
 //! every write through this process's store bumps an epoch ([`ObservedStore`]), which drops
 //! every cached page at once, and a page lives at most [`PAGE_TTL`], which bounds how long a
-//! write made by another replica sharing the database can go unseen here.
+//! write made by another replica sharing the database can go unseen here (plus the time one
+//! recomputation takes: when a page has merely aged, one request recomputes it while the
+//! others are still given the aged page). When a page is missing or a write dropped it, one
+//! request computes it and the requests for the same page that arrive meanwhile wait for
+//! its result ([`PageCache::flight`]).
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -446,6 +450,47 @@ pub struct CachedPage {
 pub struct PageCache {
     epoch: Arc<AtomicU64>,
     pages: Mutex<HashMap<String, (u64, Instant, CachedPage)>>,
+    /// Pages being computed, by key: the epoch each was started at and where it will be
+    /// published.
+    flights: Mutex<HashMap<String, (u64, FlightReceiver)>>,
+}
+
+type FlightReceiver = tokio::sync::watch::Receiver<Option<CachedPage>>;
+
+/// What a request that missed the cache does: compute the page, or wait for the request
+/// already computing it.
+pub enum Flight<'a> {
+    /// Compute the page and hand it to [`FlightGuard::finish`].
+    Lead(FlightGuard<'a>),
+    /// Another request is computing the same page at the same epoch.
+    Follow(FlightReceiver),
+}
+
+/// The computing request's duty: publish the page, or (when dropped without doing so, on
+/// an error or a cancelled request) let the waiting requests compute it themselves.
+pub struct FlightGuard<'a> {
+    cache: &'a PageCache,
+    key: String,
+    sender: tokio::sync::watch::Sender<Option<CachedPage>>,
+}
+
+impl FlightGuard<'_> {
+    /// Publishes `page` to the requests waiting for it.
+    pub fn finish(self, page: CachedPage) {
+        self.sender.send_replace(Some(page));
+    }
+}
+
+impl Drop for FlightGuard<'_> {
+    fn drop(&mut self) {
+        let mut flights = self.cache.flights.lock().unwrap_or_else(|e| e.into_inner());
+        if flights
+            .get(&self.key)
+            .is_some_and(|(_, receiver)| receiver.same_channel(&self.sender.subscribe()))
+        {
+            flights.remove(&self.key);
+        }
+    }
 }
 
 impl PageCache {
@@ -454,7 +499,29 @@ impl PageCache {
         PageCache {
             epoch,
             pages: Mutex::new(HashMap::new()),
+            flights: Mutex::new(HashMap::new()),
         }
+    }
+
+    /// After a miss on `key` at `epoch`: lead the computation of the page, or follow the
+    /// request already computing it at this epoch. When a cached page expires under load,
+    /// one request recomputes it instead of every request that arrives meanwhile (each
+    /// costs milliseconds of CPU: together they would stall every other request). A
+    /// computation started before a write (an older epoch) is not followed.
+    pub fn flight(&self, key: &str, epoch: u64) -> Flight<'_> {
+        let mut flights = self.flights.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((started_at, receiver)) = flights.get(key)
+            && *started_at == epoch
+        {
+            return Flight::Follow(receiver.clone());
+        }
+        let (sender, receiver) = tokio::sync::watch::channel(None);
+        flights.insert(key.to_owned(), (epoch, receiver));
+        Flight::Lead(FlightGuard {
+            cache: self,
+            key: key.to_owned(),
+            sender,
+        })
     }
 
     /// The current epoch (read it before computing a page, and store the page with it).
@@ -468,6 +535,17 @@ impl PageCache {
         let pages = self.pages.lock().unwrap_or_else(|e| e.into_inner());
         let (at_epoch, at, page) = pages.get(key)?;
         (*at_epoch == epoch && at.elapsed() < PAGE_TTL).then(|| page.clone())
+    }
+
+    /// The page cached for `key` that is older than [`PAGE_TTL`] but was computed at the
+    /// current epoch: no write through this process changed it, only another replica's
+    /// writes could have. While one request recomputes it, the others may still be given
+    /// this one.
+    pub fn get_expired(&self, key: &str) -> Option<CachedPage> {
+        let epoch = self.epoch();
+        let pages = self.pages.lock().unwrap_or_else(|e| e.into_inner());
+        let (at_epoch, _, page) = pages.get(key)?;
+        (*at_epoch == epoch).then(|| page.clone())
     }
 
     /// Caches `page` for `key`, computed at `epoch`.
@@ -497,7 +575,61 @@ mod tests {
         epoch.fetch_add(1, Ordering::Release);
         assert!(cache.get("k").is_none());
         // A page computed before a write is never served after it.
-        cache.put("k".into(), 0, page);
+        cache.put("k".into(), 0, page.clone());
         assert!(cache.get("k").is_none());
+        assert!(cache.get_expired("k").is_none());
+        // An aged page computed at the current epoch is still there for the waiting.
+        let aged = Instant::now().checked_sub(PAGE_TTL * 2).unwrap();
+        cache
+            .pages
+            .lock()
+            .unwrap()
+            .insert("k".into(), (cache.epoch(), aged, page));
+        assert!(cache.get("k").is_none());
+        assert!(cache.get_expired("k").is_some());
+    }
+
+    fn page(body: &'static [u8]) -> CachedPage {
+        CachedPage {
+            body: Bytes::from_static(body),
+            link: None,
+        }
+    }
+
+    #[tokio::test]
+    async fn one_request_computes_a_missing_page_while_the_others_wait() {
+        let epoch = Arc::new(AtomicU64::new(0));
+        let cache = PageCache::new(epoch.clone());
+        let Flight::Lead(guard) = cache.flight("k", 0) else {
+            panic!("the first miss leads");
+        };
+        let Flight::Follow(mut follower) = cache.flight("k", 0) else {
+            panic!("a second miss at the same epoch follows");
+        };
+        // Another key, or the same key after a write, is computed independently.
+        assert!(matches!(cache.flight("other", 0), Flight::Lead(_)));
+        let Flight::Lead(after_write) = cache.flight("k", 1) else {
+            panic!("a miss after a write does not wait for a page computed before it");
+        };
+        drop(after_write);
+        guard.finish(page(b"[1]"));
+        let published = follower.wait_for(Option::is_some).await.unwrap().clone();
+        assert_eq!(published.unwrap().body, Bytes::from_static(b"[1]"));
+        // Finished flights are forgotten: the next miss leads again.
+        assert!(matches!(cache.flight("k", 0), Flight::Lead(_)));
+    }
+
+    #[tokio::test]
+    async fn followers_of_a_failed_computation_are_released() {
+        let cache = PageCache::new(Arc::new(AtomicU64::new(0)));
+        let Flight::Lead(guard) = cache.flight("k", 0) else {
+            panic!("the first miss leads");
+        };
+        let Flight::Follow(mut follower) = cache.flight("k", 0) else {
+            panic!("a second miss follows");
+        };
+        drop(guard);
+        assert!(follower.wait_for(Option::is_some).await.is_err());
+        assert!(matches!(cache.flight("k", 0), Flight::Lead(_)));
     }
 }

@@ -19,7 +19,7 @@ use vnfm_store::Page;
 use crate::error::{ApiError, ApiResult};
 use axum::response::IntoResponse;
 
-use crate::cache::{CachedPage, PageCache};
+use crate::cache::{CachedPage, Flight, PageCache};
 
 /// Items per page.
 pub const PAGE_SIZE: u32 = 100;
@@ -83,11 +83,27 @@ impl ListRequest {
         F: FnMut(Option<String>) -> Fut,
         Fut: Future<Output = ApiResult<Page<Value>>>,
     {
-        let key = format!("{}?{}", self.path, self.query);
+        let key = page_key(&self.path, &self.query);
         if let Some(page) = cache.get(&key) {
             return Ok(page_response(page));
         }
         let epoch = cache.epoch();
+        let flight = match cache.flight(&key, epoch) {
+            Flight::Follow(mut computing) => {
+                // When the page only aged, give the aged one rather than wait.
+                if let Some(page) = cache.get_expired(&key) {
+                    return Ok(page_response(page));
+                }
+                if let Ok(published) = computing.wait_for(Option::is_some).await
+                    && let Some(page) = published.clone()
+                {
+                    return Ok(page_response(page));
+                }
+                // The computing request failed or went away: compute it here.
+                None
+            }
+            Flight::Lead(guard) => Some(guard),
+        };
         let mut items = Vec::new();
         let mut after = self.after.clone();
         let mut scanned = 0usize;
@@ -129,6 +145,9 @@ impl ListRequest {
             link,
         };
         cache.put(key, epoch, page.clone());
+        if let Some(flight) = flight {
+            flight.finish(page.clone());
+        }
         Ok(page_response(page))
     }
 
@@ -158,6 +177,20 @@ impl ListRequest {
     }
 }
 
+/// The page for `uri` when a request with the same path and query was answered recently and
+/// nothing changed since. List handlers ask before parsing the query: a page is only cached
+/// after its query parsed and ran, and the same query parses the same way, so a hit skips
+/// the parse and the filter's schema checks (on a hot listing, most of a request's work).
+pub fn cached_page(cache: &PageCache, uri: &Uri) -> Option<Response> {
+    cache
+        .get(&page_key(uri.path(), uri.query().unwrap_or("")))
+        .map(page_response)
+}
+
+fn page_key(path: &str, query: &str) -> String {
+    format!("{path}?{query}")
+}
+
 fn page_response(page: CachedPage) -> Response {
     let mut response = (
         StatusCode::OK,
@@ -178,4 +211,63 @@ fn page_response(page: CachedPage) -> Response {
 
 fn sol013_error(e: vnfm_sol013::Sol013Error) -> ApiError {
     ApiError::bad_request(e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+    use std::time::Duration;
+
+    use serde_json::json;
+
+    use super::*;
+
+    /// Concurrent requests for a page that is not cached read the store once.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn concurrent_misses_compute_the_page_once() {
+        let epoch = Arc::new(AtomicU64::new(0));
+        let cache = Arc::new(PageCache::new(epoch.clone()));
+        let fetches = Arc::new(AtomicUsize::new(0));
+        let uri = Uri::from_static("/vnflcm/v2/vnf_instances");
+        let request = |cache: Arc<PageCache>, fetches: Arc<AtomicUsize>| {
+            let uri = uri.clone();
+            tokio::spawn(async move {
+                let list = ListRequest::parse(&uri, &json!({"type": "object"})).unwrap();
+                let response = list
+                    .run(
+                        &cache,
+                        |_after| {
+                            let fetches = fetches.clone();
+                            async move {
+                                fetches.fetch_add(1, Ordering::SeqCst);
+                                tokio::time::sleep(Duration::from_millis(50)).await;
+                                Ok(Page {
+                                    items: vec![json!({"id": "a"})],
+                                    next: None,
+                                })
+                            }
+                        },
+                        &[],
+                    )
+                    .await
+                    .unwrap();
+                axum::body::to_bytes(response.into_body(), usize::MAX)
+                    .await
+                    .unwrap()
+            })
+        };
+        let requests: Vec<_> = (0..10)
+            .map(|_| request(cache.clone(), fetches.clone()))
+            .collect();
+        for r in requests {
+            assert_eq!(&r.await.unwrap()[..], br#"[{"id":"a"}]"#);
+        }
+        assert_eq!(fetches.load(Ordering::SeqCst), 1);
+
+        // After a write, the next request reads the store again.
+        epoch.fetch_add(1, Ordering::Release);
+        request(cache.clone(), fetches.clone()).await.unwrap();
+        assert_eq!(fetches.load(Ordering::SeqCst), 2);
+    }
 }

@@ -894,6 +894,9 @@ async fn list(
     headers: HeaderMap,
 ) -> ApiResult<Response> {
     require_accept(&headers, &["application/json"])?;
+    if let Some(page) = crate::listing::cached_page(&state.pages, &uri) {
+        return Ok(page);
+    }
     let list = ListRequest::parse(&uri, schema())?;
     let excluded = if family == ApiFamily::PkgmV1 {
         vnfm_sol013::defaults::vnfpkgm::V1_VNF_PKG_INFO_EXCLUDED
