@@ -43,10 +43,16 @@ struct Signed {
     manifest: Vec<u8>,
 }
 
-fn signed(pki: Pki) -> Signed {
-    let body = manifest_body("");
+/// The manifest listing every file (and `extra`), followed by `pki`'s signature of it.
+fn signed_manifest(pki: &Pki, extra: &str) -> Vec<u8> {
+    let body = manifest_body(extra);
     let mut manifest = body.clone().into_bytes();
     manifest.extend(pki.sign_pem(body.as_bytes()));
+    manifest
+}
+
+fn signed(pki: Pki) -> Signed {
+    let manifest = signed_manifest(&pki, "");
     Signed { pki, manifest }
 }
 
@@ -116,9 +122,7 @@ fn a_manifest_signed_in_text_mode_is_checked_with_crlf_line_ends() {
         .unwrap()
         .replace('\n', "\r\n");
     let sig = pki.sign_pem(script_crlf.as_bytes());
-    let body = manifest_body("Signature: Files/app.sh.sm\n");
-    let mut manifest = body.clone().into_bytes();
-    manifest.extend(pki.sign_pem(body.as_bytes()));
+    let manifest = signed_manifest(&pki, "Signature: Files/app.sh.sm\n");
     let pkg = package(
         &manifest,
         &pki.leaf_pem(),
@@ -245,9 +249,7 @@ fn per_artifact_signatures_are_verified() {
     let pki = Pki::new("per-artifact");
     let sig = pki.sign_pem(SCRIPT);
     let extra = "Signature: Files/app.sh.sm\nCertificate: Files/Certificates/signer.cert\n";
-    let body = manifest_body(extra);
-    let mut manifest = body.clone().into_bytes();
-    manifest.extend(pki.sign_pem(body.as_bytes()));
+    let manifest = signed_manifest(&pki, extra);
     let pkg = package(
         &manifest,
         &pki.leaf_pem(),
@@ -327,9 +329,10 @@ fn a_bad_trust_anchor_is_reported_instead_of_ignored() {
 fn artifact_signatures_are_checked_even_when_the_package_certificate_is_unreadable() {
     let pki = Pki::new("own-cert");
     let sig = pki.sign_pem(SCRIPT);
-    let body = manifest_body("Signature: Files/app.sh.sm\nCertificate: Files/app.cert\n");
-    let mut manifest = body.clone().into_bytes();
-    manifest.extend(pki.sign_pem(body.as_bytes()));
+    let manifest = signed_manifest(
+        &pki,
+        "Signature: Files/app.sh.sm\nCertificate: Files/app.cert\n",
+    );
     let leaf = pki.leaf_pem();
     let pkg = package(
         &manifest,
