@@ -20,7 +20,8 @@
 #   user           the user to log in as with client_key: the current user, or VNFM_SSHD_USER
 #   client_key     an ed25519 private key accepted by every host (client_key.pub)
 #   known_hosts    the hosts' keys, as OpenSSH writes them ("[address]:port ssh-ed25519 ...")
-#   password_user, password   a user that may log in with this password (only when run as root)
+#   password_user, password   a user that may log in with this password (only when run as root;
+#                  one per state directory, removed by stop)
 #   h<i>/          each host's config, host key, pid file and log
 #
 # Environment: VNFM_SSHD_DIR (state directory, default /tmp/vnfm-test-sshd),
@@ -33,7 +34,9 @@ set -euo pipefail
 
 DIR="${VNFM_SSHD_DIR:-/tmp/vnfm-test-sshd}"
 NET="${VNFM_SSHD_NET:-127.0.1}"
-PW_USER="vnfm-ssh-test"
+# The password user is per state directory: two environments started side by side must not
+# reset each other's password.
+PW_USER="vnfm-ssh-$(printf '%s' "$DIR" | sha256sum | cut -c1-8)"
 
 find_sshd() {
     local s
@@ -89,6 +92,9 @@ stop() {
             kill "$(cat "$pidfile")" 2>/dev/null || true
         done
         rm -rf "$DIR"
+    fi
+    if [[ $(id -u) -eq 0 ]] && id "$PW_USER" >/dev/null 2>&1; then
+        userdel "$PW_USER" 2>/dev/null || true
     fi
 }
 
