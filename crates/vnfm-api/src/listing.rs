@@ -270,4 +270,51 @@ mod tests {
         request(cache.clone(), fetches.clone()).await.unwrap();
         assert_eq!(fetches.load(Ordering::SeqCst), 2);
     }
+
+    /// While one request recomputes an aged page, the others are given the aged one at once.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn an_aged_page_is_served_while_one_request_recomputes_it() {
+        let cache = Arc::new(PageCache::new(Arc::new(AtomicU64::new(0))));
+        let fetches = Arc::new(AtomicUsize::new(0));
+        let run = |cache: Arc<PageCache>, fetches: Arc<AtomicUsize>| {
+            tokio::spawn(async move {
+                let uri = Uri::from_static("/vnflcm/v2/vnf_instances");
+                let list = ListRequest::parse(&uri, &json!({"type": "object"})).unwrap();
+                let response = list
+                    .run(
+                        &cache,
+                        |_after| {
+                            let n = fetches.fetch_add(1, Ordering::SeqCst);
+                            async move {
+                                if n > 0 {
+                                    tokio::time::sleep(Duration::from_millis(300)).await;
+                                }
+                                Ok(Page {
+                                    items: vec![json!({"id": n.to_string()})],
+                                    next: None,
+                                })
+                            }
+                        },
+                        &[],
+                    )
+                    .await
+                    .unwrap();
+                axum::body::to_bytes(response.into_body(), usize::MAX)
+                    .await
+                    .unwrap()
+            })
+        };
+        assert_eq!(
+            &run(cache.clone(), fetches.clone()).await.unwrap()[..],
+            br#"[{"id":"0"}]"#
+        );
+        tokio::time::sleep(crate::cache::PAGE_TTL + Duration::from_millis(50)).await;
+        let leader = run(cache.clone(), fetches.clone());
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        // Had it waited for the recomputation, it would have the new page.
+        let follower = run(cache.clone(), fetches.clone()).await.unwrap();
+        assert_eq!(&follower[..], br#"[{"id":"0"}]"#);
+        assert_eq!(&leader.await.unwrap()[..], br#"[{"id":"1"}]"#);
+        assert_eq!(fetches.load(Ordering::SeqCst), 2);
+    }
 }
