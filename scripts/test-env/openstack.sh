@@ -428,9 +428,11 @@ start() {
     DIST_PORT=$(free_port)
     EPMD_PORT=$(free_port)
     PG_PORT=$(free_port)
-    ADMIN_PW=$("$VENV/bin/python" -c 'import secrets; print(secrets.token_urlsafe(18))')
-    HEAT_PW=$("$VENV/bin/python" -c 'import secrets; print(secrets.token_urlsafe(18))')
-    USER_PW=$("$VENV/bin/python" -c 'import secrets; print(secrets.token_urlsafe(18))')
+    # Hex: an URL-safe token starts with '-' one time in 64, and command-line tools then take
+    # the password for an option (keystone-manage bootstrap --bootstrap-password -x...).
+    ADMIN_PW=$("$VENV/bin/python" -c 'import secrets; print(secrets.token_hex(18))')
+    HEAT_PW=$("$VENV/bin/python" -c 'import secrets; print(secrets.token_hex(18))')
+    USER_PW=$("$VENV/bin/python" -c 'import secrets; print(secrets.token_hex(18))')
     umask 077
     write_env
     start_postgres
