@@ -10,7 +10,6 @@
 use std::fmt;
 
 use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
-use serde_saphyr::Spanned;
 use vnfm_descriptor::Diagnostic;
 
 /// Largest YAML file accepted, in bytes. Descriptors are small; anything bigger is refused
@@ -236,7 +235,7 @@ pub fn parse_multi(file: &str, text: &str) -> Result<Vec<Node>, Diagnostic> {
     }
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let parsed = on_parser_stack(|| {
-        serde_saphyr::from_str_multiple_with_options::<Option<Spanned<Node>>, Vec<_>>(
+        serde_saphyr::from_str_multiple_with_options::<Option<At<Node>>, Vec<_>>(
             text,
             options(),
         )
@@ -283,7 +282,7 @@ fn options() -> serde_saphyr::options::Options {
 }
 
 fn parse_document(text: &str) -> Result<Node, serde_saphyr::Error> {
-    let doc: Option<Spanned<Node>> = serde_saphyr::from_str_with_options(text, options())?;
+    let doc: Option<At<Node>> = serde_saphyr::from_str_with_options(text, options())?;
     Ok(doc
         .map(unspan)
         .unwrap_or_else(|| Node::synthetic(Value::Null)))
@@ -326,16 +325,158 @@ fn clamp(v: u64) -> u32 {
     u32::try_from(v).unwrap_or(u32::MAX)
 }
 
-fn pos_of<T>(s: &Spanned<T>) -> Pos {
-    Pos {
-        line: clamp(s.referenced.line()),
-        column: clamp(s.referenced.column()),
+/// A value and the position serde-saphyr reports for it (its use site: for an alias, where the
+/// alias is written).
+///
+/// This reads serde-saphyr's span protocol (the `__yaml_spanned` newtype, which the deserializer
+/// answers with a `{marker, value, referenced, defined}` struct view) directly instead of going
+/// through [`serde_saphyr::Spanned`]: only the value and the line and column of `referenced`
+/// are taken, without allocating the marker key or walking both locations' nested span
+/// structs, which made that wrapper cost more per node than scanning and parsing the YAML.
+struct At<T> {
+    value: T,
+    pos: Pos,
+}
+
+/// The name serde-saphyr's deserializer recognises to report a node's location.
+const SPAN_PROTOCOL: &str = "__yaml_spanned";
+/// The fields of its struct view, in the order it yields them.
+const SPAN_FIELDS: &[&str] = &["__serde_saphyr_private_spanned", "value", "referenced", "defined"];
+/// The fields of a location's struct view.
+const LOCATION_FIELDS: &[&str] = &["line", "column", "span", "source_id"];
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for At<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_newtype_struct(SPAN_PROTOCOL, AtVisitor(std::marker::PhantomData))
     }
 }
 
-fn unspan(s: Spanned<Node>) -> Node {
-    let pos = pos_of(&s);
-    Node { pos, ..s.value }
+struct AtVisitor<T>(std::marker::PhantomData<T>);
+
+impl<'de, T: Deserialize<'de>> Visitor<'de> for AtVisitor<T> {
+    type Value = At<T>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a YAML node with its location")
+    }
+
+    fn visit_newtype_struct<D: Deserializer<'de>>(self, d: D) -> Result<At<T>, D::Error> {
+        d.deserialize_struct("Spanned", SPAN_FIELDS, self)
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<At<T>, A::Error> {
+        let mut value = None;
+        while let Some(field) = map.next_key::<SpanField>()? {
+            match field {
+                SpanField::Marker => {
+                    map.next_value::<de::IgnoredAny>()?;
+                }
+                SpanField::Value => value = Some(map.next_value::<T>()?),
+                SpanField::Referenced => {
+                    let pos = map.next_value::<LocationPos>()?.0;
+                    // `defined` follows; it is not needed, and the view checks nothing after.
+                    return match value {
+                        Some(value) => Ok(At { value, pos }),
+                        None => Err(de::Error::missing_field("value")),
+                    };
+                }
+                SpanField::Other => return Err(de::Error::custom("unexpected YAML span layout")),
+            }
+        }
+        Err(de::Error::missing_field("referenced"))
+    }
+}
+
+/// A field name of the span view, read without allocating.
+enum SpanField {
+    Marker,
+    Value,
+    Referenced,
+    Other,
+}
+
+impl<'de> Deserialize<'de> for SpanField {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct FieldVisitor;
+        impl Visitor<'_> for FieldVisitor {
+            type Value = SpanField;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a span field name")
+            }
+            fn visit_str<E>(self, v: &str) -> Result<SpanField, E> {
+                Ok(match v {
+                    "__serde_saphyr_private_spanned" => SpanField::Marker,
+                    "value" => SpanField::Value,
+                    "referenced" => SpanField::Referenced,
+                    _ => SpanField::Other,
+                })
+            }
+        }
+        d.deserialize_identifier(FieldVisitor)
+    }
+}
+
+/// The line and column of a location's struct view (its other fields are left unread).
+struct LocationPos(Pos);
+
+impl<'de> Deserialize<'de> for LocationPos {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct LocationVisitor;
+        impl<'de> Visitor<'de> for LocationVisitor {
+            type Value = LocationPos;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a YAML location")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<LocationPos, A::Error> {
+                let mut pos = Pos::default();
+                while let Some(field) = map.next_key::<LocationField>()? {
+                    match field {
+                        LocationField::Line => pos.line = clamp(map.next_value::<u64>()?),
+                        LocationField::Column => {
+                            pos.column = clamp(map.next_value::<u64>()?);
+                            return Ok(LocationPos(pos));
+                        }
+                        LocationField::Other => break,
+                    }
+                }
+                Ok(LocationPos(pos))
+            }
+        }
+        d.deserialize_struct("Location", LOCATION_FIELDS, LocationVisitor)
+    }
+}
+
+enum LocationField {
+    Line,
+    Column,
+    Other,
+}
+
+impl<'de> Deserialize<'de> for LocationField {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct FieldVisitor;
+        impl Visitor<'_> for FieldVisitor {
+            type Value = LocationField;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a location field name")
+            }
+            fn visit_str<E>(self, v: &str) -> Result<LocationField, E> {
+                Ok(match v {
+                    "line" => LocationField::Line,
+                    "column" => LocationField::Column,
+                    _ => LocationField::Other,
+                })
+            }
+        }
+        d.deserialize_identifier(FieldVisitor)
+    }
+}
+
+fn unspan(s: At<Node>) -> Node {
+    Node {
+        pos: s.pos,
+        ..s.value
+    }
 }
 
 struct NodeVisitor;
@@ -395,16 +536,16 @@ impl<'de> Visitor<'de> for NodeVisitor {
     }
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Node, A::Error> {
         let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(1024));
-        while let Some(item) = seq.next_element::<Spanned<Node>>()? {
+        while let Some(item) = seq.next_element::<At<Node>>()? {
             items.push(unspan(item));
         }
         Ok(Node::synthetic(Value::Seq(items)))
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Node, A::Error> {
         let mut entries = Vec::with_capacity(map.size_hint().unwrap_or(0).min(1024));
-        while let Some(key) = map.next_key::<Spanned<KeyText>>()? {
-            let pos = pos_of(&key);
-            let value = map.next_value::<Spanned<Node>>()?;
+        while let Some(key) = map.next_key::<At<KeyText>>()? {
+            let pos = key.pos;
+            let value = map.next_value::<At<Node>>()?;
             entries.push((
                 Key {
                     name: key.value.0,
