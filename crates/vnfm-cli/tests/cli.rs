@@ -536,3 +536,79 @@ fn signed_packages_verify_against_a_trusted_root_and_tampering_is_refused() {
     assert_eq!(bad.len(), 1, "{report:#}");
     assert!(bad[0].starts_with("signed.mf"), "{bad:?}");
 }
+
+/// `vnfm` hands the client commands to `vnfm-client` next to it, arguments unchanged: the
+/// client's own answer (here, to a server that is not there: exit 3) comes back.
+#[test]
+fn client_commands_are_run_by_the_client_program_next_to_vnfm() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_vnfm"))
+        .args(["vnf", "list", "--no-token-cache"])
+        .env("VNFM_URL", "http://127.0.0.1:9")
+        .env("VNFM_CLIENT_ID", "vnfm-test")
+        .env("VNFM_CLIENT_SECRET", "not-used-secret")
+        .current_dir(tmp.path())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "stderr: {err}");
+    assert!(!err.contains("not installed"), "{err}");
+}
+
+/// Without its sibling program, `vnfm` says which program is missing and where it looked, and
+/// still runs the package commands itself.
+#[test]
+fn a_missing_sibling_program_is_named_and_package_commands_still_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let lone = tmp.path().join("vnfm");
+    fs::copy(env!("CARGO_BIN_EXE_vnfm"), &lone).unwrap();
+    let run = |args: &[&str]| {
+        Command::new(&lone)
+            .args(args)
+            .current_dir(tmp.path())
+            .output()
+            .unwrap()
+    };
+    let serve = run(&["serve", "--help-is-not-an-option"]);
+    assert_eq!(
+        serve.status.code(),
+        Some(2),
+        "a usage error is found by vnfm itself"
+    );
+    let serve = run(&["serve"]);
+    let err = String::from_utf8_lossy(&serve.stderr);
+    assert_eq!(serve.status.code(), Some(2), "stderr: {err}");
+    assert!(
+        err.contains("vnfm-server program, which is not installed"),
+        "{err}"
+    );
+    assert!(
+        err.contains(&tmp.path().join("vnfm-server").display().to_string()),
+        "{err}"
+    );
+    let list = run(&["vnf", "list"]);
+    assert!(String::from_utf8_lossy(&list.stderr).contains("vnfm-client program"));
+    let validate = run(&[
+        "package",
+        "validate",
+        repo().join("vnfd-samples/vnf-b-cnf").to_str().unwrap(),
+    ]);
+    assert_eq!(validate.status.code(), Some(0), "{}", stdout(&validate));
+}
+
+/// The sibling programs run only their own commands.
+#[test]
+fn the_server_program_does_not_run_client_commands() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_vnfm-server"))
+        .args(["vnf", "list"])
+        .current_dir(tmp.path())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("vnfm-server does not run this command; vnfm-client does"),
+        "{err}"
+    );
+}

@@ -235,10 +235,7 @@ pub fn parse_multi(file: &str, text: &str) -> Result<Vec<Node>, Diagnostic> {
     }
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let parsed = on_parser_stack(|| {
-        serde_saphyr::from_str_multiple_with_options::<Option<At<Node>>, Vec<_>>(
-            text,
-            options(),
-        )
+        serde_saphyr::from_str_multiple_with_options::<Option<At<Node>>, Vec<_>>(text, options())
     });
     match parsed {
         Some(result) => result
@@ -341,7 +338,12 @@ struct At<T> {
 /// The name serde-saphyr's deserializer recognises to report a node's location.
 const SPAN_PROTOCOL: &str = "__yaml_spanned";
 /// The fields of its struct view, in the order it yields them.
-const SPAN_FIELDS: &[&str] = &["__serde_saphyr_private_spanned", "value", "referenced", "defined"];
+const SPAN_FIELDS: &[&str] = &[
+    "__serde_saphyr_private_spanned",
+    "value",
+    "referenced",
+    "defined",
+];
 /// The fields of a location's struct view.
 const LOCATION_FIELDS: &[&str] = &["line", "column", "span", "source_id"];
 

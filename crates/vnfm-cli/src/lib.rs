@@ -1,5 +1,12 @@
 //! `vnfm`: the VNF Manager's command-line program.
 //!
+//! The commands are served by three programs built from this crate. `vnfm` itself runs the
+//! offline package commands (`package validate`, `package show`) and `completion`, and hands
+//! every other command, unchanged, to a sibling program installed next to it: `serve` (and the
+//! isolated plugin runner) to `vnfm-server`, the client commands to `vnfm-client`. A one-shot
+//! `vnfm package validate` thus starts a small program instead of one that carries the REST
+//! server, the store, the drivers and the HTTP client, and none of its start-up work.
+//!
 //! Exit codes: 0 success, 1 the command ran but found a problem (e.g. an invalid package, a
 //! request the server refused, an operation that ended in FAILED_TEMP/FAILED/ROLLED_BACK),
 //! 2 usage error (unknown option, missing argument, unreadable option file), 3 the server
@@ -108,23 +115,117 @@ struct ShowArgs {
     check: CheckOptions,
 }
 
-fn main() -> ExitCode {
+/// The program that runs a command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Program {
+    /// `vnfm`: package commands and shell completion.
+    Front,
+    /// `vnfm-server`: the REST server and the isolated plugin runner.
+    Server,
+    /// `vnfm-client`: the commands that talk to a running server.
+    Client,
+}
+
+impl Program {
+    fn file_name(self) -> &'static str {
+        match self {
+            Program::Front => "vnfm",
+            Program::Server => "vnfm-server",
+            Program::Client => "vnfm-client",
+        }
+    }
+}
+
+impl Command {
+    fn program(&self) -> Program {
+        match self {
+            Command::Package(_) | Command::Completion { .. } => Program::Front,
+            Command::Serve(_) | Command::PluginRunner { .. } => Program::Server,
+            Command::Pkg(_)
+            | Command::Vim(_)
+            | Command::Vnf(_)
+            | Command::Op(_)
+            | Command::Sub(_) => Program::Client,
+        }
+    }
+}
+
+/// `main` of `vnfm`: parses the whole command line (so usage errors and `--help` are answered
+/// here), runs the package and completion commands, and replaces itself with the sibling
+/// program that runs any other command, passing the arguments on unchanged.
+pub fn main_vnfm() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Package(PackageCommand::Validate(args)) => package_cmd::validate(&args),
         Command::Package(PackageCommand::Show(args)) => package_cmd::show(&args),
+        Command::Completion { shell } => {
+            clap_complete::generate(shell, &mut Cli::command(), "vnfm", &mut std::io::stdout());
+            Ok(ExitCode::SUCCESS)
+        }
+        other => Err(hand_over(other.program())),
+    };
+    finish(result)
+}
+
+/// `main` of `vnfm-server`: `serve` and `plugin-runner`, with the same arguments as `vnfm`.
+pub fn main_server() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
         Command::Serve(args) => serve_cmd::run(*args),
         Command::PluginRunner { library } => Ok(vnfm_plugin_host::runner::run(&library)),
+        other => Err(not_here(Program::Server, other.program())),
+    };
+    finish(result)
+}
+
+/// `main` of `vnfm-client`: the commands that talk to a running server, with the same
+/// arguments as `vnfm`.
+pub fn main_client() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
         Command::Pkg(g) => Ok(client::run(client::Group::Pkg(g))),
         Command::Vim(g) => Ok(client::run(client::Group::Vim(g))),
         Command::Vnf(g) => Ok(client::run(client::Group::Vnf(g))),
         Command::Op(g) => Ok(client::run(client::Group::Op(g))),
         Command::Sub(g) => Ok(client::run(client::Group::Sub(g))),
-        Command::Completion { shell } => {
-            clap_complete::generate(shell, &mut Cli::command(), "vnfm", &mut std::io::stdout());
-            Ok(ExitCode::SUCCESS)
-        }
+        other => Err(not_here(Program::Client, other.program())),
     };
+    finish(result)
+}
+
+/// Replaces this process with `program`, found next to the running executable, with the same
+/// arguments and environment. Returns only on failure, with the message to print.
+fn hand_over(program: Program) -> String {
+    use std::os::unix::process::CommandExt;
+
+    let name = program.file_name();
+    let path = match std::env::current_exe() {
+        Ok(exe) => exe.with_file_name(name),
+        Err(e) => return format!("cannot locate this program to find {name} next to it: {e}"),
+    };
+    if !path.is_file() {
+        return format!(
+            "this command is run by the {name} program, which is not installed next to vnfm \
+             (looked for {}); install all of vnfm-cli's programs (`cargo install --path \
+             crates/vnfm-cli`) or build them (`cargo build --release -p vnfm-cli`)",
+            path.display()
+        );
+    }
+    let err = std::process::Command::new(&path)
+        .args(std::env::args_os().skip(1))
+        .exec();
+    format!("cannot start {}: {err}", path.display())
+}
+
+fn not_here(this: Program, runs_it: Program) -> String {
+    format!(
+        "{} does not run this command; {} does (start it as `vnfm ...`)",
+        this.file_name(),
+        runs_it.file_name()
+    )
+}
+
+fn finish(result: Result<ExitCode, String>) -> ExitCode {
     match result {
         Ok(code) => code,
         Err(usage) => {
