@@ -30,6 +30,23 @@ struct Cli {
     command: Command,
 }
 
+/// The same command line as [`Cli`] restricted to `vnfm package ...`: parsing it builds only
+/// the package commands' definitions instead of every command's (a one-shot package check
+/// otherwise spends a good part of its start-up building the client's dozens of options).
+#[derive(Debug, Parser)]
+#[command(name = "vnfm", version, about, propagate_version = true)]
+struct PackageCli {
+    #[command(subcommand)]
+    command: PackageOnly,
+}
+
+#[derive(Debug, Subcommand)]
+enum PackageOnly {
+    /// Work with VNF packages (SOL004 CSAR) and their descriptors (SOL001 VNFD, ASD).
+    #[command(subcommand)]
+    Package(PackageCommand),
+}
+
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Work with VNF packages (SOL004 CSAR) and their descriptors (SOL001 VNFD, ASD).
@@ -154,6 +171,15 @@ impl Command {
 /// here), runs the package and completion commands, and replaces itself with the sibling
 /// program that runs any other command, passing the arguments on unchanged.
 pub fn main_vnfm() -> ExitCode {
+    if std::env::args_os().nth(1).is_some_and(|a| a == "package") {
+        let PackageCli {
+            command: PackageOnly::Package(command),
+        } = PackageCli::parse();
+        return finish(match command {
+            PackageCommand::Validate(args) => package_cmd::validate(&args),
+            PackageCommand::Show(args) => package_cmd::show(&args),
+        });
+    }
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Package(PackageCommand::Validate(args)) => package_cmd::validate(&args),
@@ -232,5 +258,50 @@ fn finish(result: Result<ExitCode, String>) -> ExitCode {
             eprintln!("vnfm: {usage}");
             ExitCode::from(2)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn help_of(mut command: clap::Command, path: &[&str]) -> String {
+        command.build();
+        let mut sub = &mut command;
+        for name in path {
+            sub = sub.find_subcommand_mut(name).expect("subcommand exists");
+        }
+        sub.render_long_help().to_string()
+    }
+
+    /// `vnfm package ...` is parsed by the restricted parser: its commands must read exactly as
+    /// the full command line's.
+    #[test]
+    fn the_package_only_parser_is_the_full_parsers_package_command() {
+        for path in [
+            &["package"][..],
+            &["package", "validate"],
+            &["package", "show"],
+        ] {
+            assert_eq!(
+                help_of(PackageCli::command(), path),
+                help_of(Cli::command(), path),
+                "help of {path:?}"
+            );
+        }
+        assert_eq!(
+            PackageCli::command().get_version(),
+            Cli::command().get_version()
+        );
+    }
+
+    #[test]
+    fn every_command_has_one_program() {
+        let cli = Cli::try_parse_from(["vnfm", "package", "validate", "x"]).unwrap();
+        assert_eq!(cli.command.program(), Program::Front);
+        let cli = Cli::try_parse_from(["vnfm", "serve"]).unwrap();
+        assert_eq!(cli.command.program(), Program::Server);
+        let cli = Cli::try_parse_from(["vnfm", "vnf", "list"]).unwrap();
+        assert_eq!(cli.command.program(), Program::Client);
     }
 }
