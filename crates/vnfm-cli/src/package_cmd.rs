@@ -34,6 +34,7 @@ pub(crate) fn validate(args: &ValidateArgs) -> Result<ExitCode, String> {
     let mut json_reports = Vec::new();
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
+    let mut last = None;
     for path in &args.packages {
         let report = inspect(path, &opts);
         if !report.is_valid() {
@@ -49,7 +50,9 @@ pub(crate) fn validate(args: &ValidateArgs) -> Result<ExitCode, String> {
                 render::validation_text(&path.display().to_string(), &report)
             );
         }
+        last = Some(report);
     }
+    exiting_with(last);
     if args.json {
         let _ = writeln!(
             out,
@@ -93,11 +96,21 @@ pub(crate) fn show(args: &ShowArgs) -> Result<ExitCode, String> {
             render::show_text(&args.package.display().to_string(), &report)
         );
     }
-    Ok(if report.is_valid() {
+    let valid = report.is_valid();
+    exiting_with(Some(report));
+    Ok(if valid {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)
     })
+}
+
+/// Leaves the last report to the process's exit instead of freeing it: the command ends right
+/// after, and freeing a report's tens of thousands of heap blocks one by one (glibc also hands
+/// memory back to the kernel on the way) took about 0.3 ms of a 4.5 ms `package validate`.
+/// Earlier reports of a multi-package run are freed as usual, so memory stays bounded.
+fn exiting_with(report: Option<PackageReport>) {
+    std::mem::forget(report);
 }
 
 fn report_json(path: &str, report: &PackageReport) -> serde_json::Value {

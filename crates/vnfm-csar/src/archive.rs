@@ -266,8 +266,12 @@ impl Archive {
 
     /// Reads all of `path` into memory.
     pub(crate) fn read(&self, path: &str) -> Result<Vec<u8>, CsarError> {
+        // The size the archive declares sizes the buffer, up to 4 MiB: a hostile header cannot
+        // make it allocate more, and a file that turns out larger grows it, up to the limits.
+        const PREALLOCATE_MAX: u64 = 4 << 20;
+        let declared = self.size(path).unwrap_or(0).min(PREALLOCATE_MAX) as usize;
         self.with_reader(path, |r| {
-            let mut buf = Vec::new();
+            let mut buf = Vec::with_capacity(declared + 1);
             r.read_to_end(&mut buf)?;
             Ok(buf)
         })
