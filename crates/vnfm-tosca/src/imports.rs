@@ -20,6 +20,8 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use sha2::{Digest, Sha256};
 
+use vnfm_descriptor::Diagnostic;
+
 use crate::PackageFiles;
 use crate::paths;
 use crate::preparsed;
@@ -413,6 +415,11 @@ pub(crate) fn unit_for(text: &str) -> Arc<Unit> {
     unit
 }
 
+/// Reads `path` from the package and parses it (through the cache).
+fn load_package_file(files: &dyn PackageFiles, path: &str) -> Result<Arc<Unit>, Diagnostic> {
+    crate::read_text(files, path).map(|text| unit_for(&text))
+}
+
 /// Empties the cache of parsed files (to measure cold loads, or to release memory).
 pub fn clear_cache() {
     let mut c = cache().lock().unwrap_or_else(|e| e.into_inner());
@@ -461,6 +468,8 @@ struct Reader<'a> {
     stack: Vec<String>,
     /// SOL001 version in use, for ETSI file names the package does not carry.
     sol001: Option<&'static str>,
+    /// Files read and parsed ahead of their turn (see [`Reader::prefetch`]), by key.
+    prefetched: HashMap<String, Result<Arc<Unit>, Diagnostic>>,
 }
 
 /// Reads the entry definitions and everything they import. `None` when the entry definitions
@@ -485,6 +494,7 @@ pub(crate) fn read(files: &dyn PackageFiles, sink: &mut Sink) -> Option<Graph> {
         index: HashMap::new(),
         stack: Vec::new(),
         sol001: None,
+        prefetched: HashMap::new(),
     };
     r.push_file(
         NORMATIVE_PATH.to_string(),
@@ -546,14 +556,17 @@ impl Reader<'_> {
         }
         let (unit, package_path, bundled_version) = match origin {
             Origin::Package(path) => {
-                let text = match crate::read_text(self.files, &path) {
-                    Ok(t) => t,
+                let loaded = match self.prefetched.remove(&key) {
+                    Some(loaded) => loaded,
+                    None => load_package_file(self.files, &path),
+                };
+                match loaded {
+                    Ok(unit) => (unit, Some(path), None),
                     Err(d) => {
                         self.sink.push(d);
                         return None;
                     }
-                };
-                (unit_for(&text), Some(path), None)
+                }
             }
             Origin::Bundled(version, name) => {
                 let b = bundled(version, name)?;
@@ -569,11 +582,80 @@ impl Reader<'_> {
         let ix = self.push_file(key.clone(), package_path, bundled_version, unit, prefix);
         self.stack.push(key);
         let unit = Arc::clone(&self.graph.files[ix].unit);
+        self.prefetch(ix, &unit.imports, depth);
         for imp in &unit.imports {
             self.follow(ix, imp, depth);
         }
         self.stack.pop();
         Some(ix)
+    }
+
+    /// Reads and parses, side by side on two threads, the package files that `imports` of file
+    /// `from` name and that are not loaded yet, when there are at least two. The imports are
+    /// then followed one by one as before, taking these results, so the order of files and of
+    /// diagnostics does not depend on which thread finished first. Only plain relative paths to
+    /// files the package has are taken ahead: anything that needs a diagnostic to resolve is
+    /// left to [`Reader::follow`].
+    fn prefetch(&mut self, from: usize, imports: &[ImportDef], depth: usize) {
+        let from_file = &self.graph.files[from];
+        if from_file.bundled_version.is_some() || depth + 1 > MAX_IMPORT_DEPTH {
+            return;
+        }
+        let base = from_file.package_path.as_deref().unwrap_or("");
+        let mut paths: Vec<String> = Vec::new();
+        for imp in imports {
+            if imp.repository.is_some() || paths::is_external_uri(&imp.file.name) {
+                continue;
+            }
+            let Ok(path) = paths::resolve_relative(base, &imp.file.name) else {
+                continue;
+            };
+            let key = key_of(&Origin::Package(path.clone()));
+            if self.files.contains(&path)
+                && !self.index.contains_key(&key)
+                && !self.prefetched.contains_key(&key)
+                && !paths.contains(&path)
+            {
+                paths.push(path);
+            }
+        }
+        // No more than the file limit lets through: a hostile file may import thousands.
+        paths.truncate(MAX_FILES.saturating_sub(self.graph.files.len()));
+        if paths.len() < 2 {
+            return;
+        }
+        let files = self.files;
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        let work = || {
+            let mut done = Vec::new();
+            loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                // Last first: a top file imports the type files before the flavour files,
+                // which are the largest to parse.
+                let Some(path) = paths.len().checked_sub(i + 1).map(|j| &paths[j]) else {
+                    return done;
+                };
+                done.push((path.clone(), load_package_file(files, path)));
+            }
+        };
+        let loaded = std::thread::scope(|scope| {
+            // The parser wants a few MiB of stack (see `yaml::parse`); 8 MiB, like a main
+            // thread, lets it run in place. Without the thread, this thread does it all.
+            let helper = std::thread::Builder::new()
+                .name("vnfm-tosca-read".into())
+                .stack_size(8 << 20)
+                .spawn_scoped(scope, work)
+                .ok();
+            let mut loaded = work();
+            if let Some(Ok(more)) = helper.map(|h| h.join()) {
+                loaded.extend(more);
+            }
+            loaded
+        });
+        for (path, result) in loaded {
+            self.prefetched
+                .insert(key_of(&Origin::Package(path)), result);
+        }
     }
 
     fn follow(&mut self, from: usize, imp: &ImportDef, depth: usize) {
@@ -771,6 +853,89 @@ fn etsi_version_of(unit: &Unit) -> Option<&'static str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Package files that count how often each file is read.
+    struct CountingReads {
+        inner: crate::MemFiles,
+        reads: Mutex<HashMap<String, usize>>,
+    }
+
+    impl PackageFiles for CountingReads {
+        fn entry_definitions(&self) -> &str {
+            self.inner.entry_definitions()
+        }
+        fn read(&self, path: &str) -> std::io::Result<Vec<u8>> {
+            *self.reads.lock().unwrap().entry(path.into()).or_default() += 1;
+            self.inner.read(path)
+        }
+        fn contains(&self, path: &str) -> bool {
+            self.inner.contains(path)
+        }
+    }
+
+    /// The imports of a file are read and parsed side by side, the last first, yet their
+    /// problems come out in import order, as when they were read one by one; and a file that
+    /// cannot be read is reported where it is imported.
+    #[test]
+    fn files_read_ahead_report_in_import_order() {
+        let top = "tosca_definitions_version: tosca_simple_yaml_1_3\n\
+                   imports:\n  - a.yaml\n  - b.yaml\n  - c.yaml\n  - d.yaml\n";
+        let files = crate::MemFiles::new("Definitions/top.yaml")
+            .with("Definitions/top.yaml", top)
+            .with("Definitions/a.yaml", "key: [unclosed\n")
+            .with("Definitions/b.yaml", b"\xff\xfe not text".to_vec())
+            .with("Definitions/c.yaml", "a: 1\na: 2\n")
+            .with(
+                "Definitions/d.yaml",
+                "tosca_definitions_version: tosca_simple_yaml_1_3\n",
+            );
+        let files = CountingReads {
+            inner: files,
+            reads: Mutex::default(),
+        };
+        let mut sink = Sink::default();
+        let graph = read(&files, &mut sink).expect("the entry definitions are read");
+        let reads = files.reads.lock().unwrap().clone();
+        for name in ["a", "b", "c", "d"] {
+            let path = format!("Definitions/{name}.yaml");
+            assert_eq!(reads.get(&path), Some(&1), "{path} is read once: {reads:?}");
+        }
+        let errors: Vec<(String, String)> = sink
+            .diags
+            .iter()
+            .filter(|d| d.severity == vnfm_descriptor::Severity::Error)
+            .map(|d| {
+                let file = d
+                    .location
+                    .as_ref()
+                    .map(|l| l.file.clone())
+                    .unwrap_or_default();
+                (file, d.code.to_string())
+            })
+            .collect();
+        let files_in_order: Vec<&str> = errors.iter().map(|(f, _)| f.as_str()).collect();
+        assert_eq!(
+            files_in_order,
+            [
+                "Definitions/a.yaml",
+                "Definitions/b.yaml",
+                "Definitions/c.yaml"
+            ],
+            "{errors:?}"
+        );
+        assert_eq!(errors[1].1, "tosca.not-utf8");
+        assert!(errors[2].1.starts_with("yaml."), "{errors:?}");
+        let loaded: Vec<&str> = graph.files.iter().map(|f| f.display.as_str()).collect();
+        assert!(
+            loaded.ends_with(&[
+                "Definitions/top.yaml",
+                "Definitions/a.yaml",
+                "Definitions/c.yaml",
+                "Definitions/d.yaml"
+            ]),
+            "{loaded:?}"
+        );
+    }
 
     #[test]
     fn forge_urls_map_to_versions_and_names() {

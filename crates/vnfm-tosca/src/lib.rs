@@ -98,7 +98,9 @@ pub use imports::{SOL001_VERSIONS, clear_cache};
 pub use quirks::Quirk;
 
 /// Read access to the files of a package, by package-relative path (`/`-separated).
-pub trait PackageFiles {
+///
+/// `Sync` because the loader reads and parses the files one file imports side by side.
+pub trait PackageFiles: Sync {
     /// Package-relative path of the entry definitions file.
     fn entry_definitions(&self) -> &str;
     /// The bytes of the file at `path`.
