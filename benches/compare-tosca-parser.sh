@@ -3,13 +3,14 @@
 # `vnfm package validate`, whole process each, on the same Tacker sample packages, in one run.
 #
 # Usage: benches/compare-tosca-parser.sh [RUNS] [PACKAGE_DIR...]
-#   RUNS          timed runs per tool and package (default 7; the median is reported)
+#   RUNS          timed runs per tool and package (default 15; the median is reported: with
+#                 7, a median moved by about 20 % from one run to the next on a 2-core VM)
 #   PACKAGE_DIR   package directories (default: a set of Tacker samples from ../shared/corpus)
 # Installs tosca-parser into a private venv under target/ the first time.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
-runs=${1:-7}
+runs=${1:-15}
 shift || true
 
 venv="$root/target/bench-venv"

@@ -75,7 +75,7 @@ def load():
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--runs", type=int, default=7)
+    ap.add_argument("--runs", type=int, default=15)
     ap.add_argument("--vnfm", required=True)
     ap.add_argument("packages", nargs="+")
     a = ap.parse_args()
