@@ -223,38 +223,47 @@ mod tests {
 
     use super::*;
 
+    /// Lists VNF instances through `cache` on a task of its own, reading a page from the store
+    /// with `fetch` (called with the fetch count so far, once per store read), and gives the
+    /// response body.
+    fn list_on_task<Fut>(
+        cache: Arc<PageCache>,
+        fetches: Arc<AtomicUsize>,
+        fetch: fn(usize) -> Fut,
+    ) -> tokio::task::JoinHandle<axum::body::Bytes>
+    where
+        Fut: Future<Output = ApiResult<Page<Value>>> + Send + 'static,
+    {
+        tokio::spawn(async move {
+            let uri = Uri::from_static("/vnflcm/v2/vnf_instances");
+            let list = ListRequest::parse(&uri, &json!({"type": "object"})).unwrap();
+            let response = list
+                .run(
+                    &cache,
+                    |_after| fetch(fetches.fetch_add(1, Ordering::SeqCst)),
+                    &[],
+                )
+                .await
+                .unwrap();
+            axum::body::to_bytes(response.into_body(), usize::MAX)
+                .await
+                .unwrap()
+        })
+    }
+
     /// Concurrent requests for a page that is not cached read the store once.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn concurrent_misses_compute_the_page_once() {
         let epoch = Arc::new(AtomicU64::new(0));
         let cache = Arc::new(PageCache::new(epoch.clone()));
         let fetches = Arc::new(AtomicUsize::new(0));
-        let uri = Uri::from_static("/vnflcm/v2/vnf_instances");
         let request = |cache: Arc<PageCache>, fetches: Arc<AtomicUsize>| {
-            let uri = uri.clone();
-            tokio::spawn(async move {
-                let list = ListRequest::parse(&uri, &json!({"type": "object"})).unwrap();
-                let response = list
-                    .run(
-                        &cache,
-                        |_after| {
-                            let fetches = fetches.clone();
-                            async move {
-                                fetches.fetch_add(1, Ordering::SeqCst);
-                                tokio::time::sleep(Duration::from_millis(50)).await;
-                                Ok(Page {
-                                    items: vec![json!({"id": "a"})],
-                                    next: None,
-                                })
-                            }
-                        },
-                        &[],
-                    )
-                    .await
-                    .unwrap();
-                axum::body::to_bytes(response.into_body(), usize::MAX)
-                    .await
-                    .unwrap()
+            list_on_task(cache, fetches, |_| async {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                Ok(Page {
+                    items: vec![json!({"id": "a"})],
+                    next: None,
+                })
             })
         };
         let requests: Vec<_> = (0..10)
@@ -277,31 +286,14 @@ mod tests {
         let cache = Arc::new(PageCache::new(Arc::new(AtomicU64::new(0))));
         let fetches = Arc::new(AtomicUsize::new(0));
         let run = |cache: Arc<PageCache>, fetches: Arc<AtomicUsize>| {
-            tokio::spawn(async move {
-                let uri = Uri::from_static("/vnflcm/v2/vnf_instances");
-                let list = ListRequest::parse(&uri, &json!({"type": "object"})).unwrap();
-                let response = list
-                    .run(
-                        &cache,
-                        |_after| {
-                            let n = fetches.fetch_add(1, Ordering::SeqCst);
-                            async move {
-                                if n > 0 {
-                                    tokio::time::sleep(Duration::from_millis(300)).await;
-                                }
-                                Ok(Page {
-                                    items: vec![json!({"id": n.to_string()})],
-                                    next: None,
-                                })
-                            }
-                        },
-                        &[],
-                    )
-                    .await
-                    .unwrap();
-                axum::body::to_bytes(response.into_body(), usize::MAX)
-                    .await
-                    .unwrap()
+            list_on_task(cache, fetches, |n| async move {
+                if n > 0 {
+                    tokio::time::sleep(Duration::from_millis(300)).await;
+                }
+                Ok(Page {
+                    items: vec![json!({"id": n.to_string()})],
+                    next: None,
+                })
             })
         };
         assert_eq!(
