@@ -175,15 +175,11 @@ pub fn main_vnfm() -> ExitCode {
         let PackageCli {
             command: PackageOnly::Package(command),
         } = PackageCli::parse();
-        return finish(match command {
-            PackageCommand::Validate(args) => package_cmd::validate(&args),
-            PackageCommand::Show(args) => package_cmd::show(&args),
-        });
+        return finish(run_package(command));
     }
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Package(PackageCommand::Validate(args)) => package_cmd::validate(&args),
-        Command::Package(PackageCommand::Show(args)) => package_cmd::show(&args),
+        Command::Package(command) => run_package(command),
         Command::Completion { shell } => {
             clap_complete::generate(shell, &mut Cli::command(), "vnfm", &mut std::io::stdout());
             Ok(ExitCode::SUCCESS)
@@ -191,6 +187,13 @@ pub fn main_vnfm() -> ExitCode {
         other => Err(hand_over(other.program())),
     };
     finish(result)
+}
+
+fn run_package(command: PackageCommand) -> Result<ExitCode, String> {
+    match command {
+        PackageCommand::Validate(args) => package_cmd::validate(&args),
+        PackageCommand::Show(args) => package_cmd::show(&args),
+    }
 }
 
 /// `main` of `vnfm-server`: `serve` and `plugin-runner`, with the same arguments as `vnfm`.

@@ -271,7 +271,7 @@ impl Archive {
         const PREALLOCATE_MAX: u64 = 4 << 20;
         let declared = self.size(path).unwrap_or(0).min(PREALLOCATE_MAX) as usize;
         self.with_reader(path, |r| {
-            let mut buf = Vec::with_capacity(declared + 1);
+            let mut buf = Vec::with_capacity(declared);
             r.read_to_end(&mut buf)?;
             Ok(buf)
         })

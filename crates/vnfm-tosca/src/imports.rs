@@ -602,7 +602,8 @@ impl Reader<'_> {
             return;
         }
         let base = from_file.package_path.as_deref().unwrap_or("");
-        let mut paths: Vec<String> = Vec::new();
+        // (key, package path) of each file to read ahead.
+        let mut ahead: Vec<(String, String)> = Vec::new();
         for imp in imports {
             if imp.repository.is_some() || paths::is_external_uri(&imp.file.name) {
                 continue;
@@ -614,29 +615,29 @@ impl Reader<'_> {
             if self.files.contains(&path)
                 && !self.index.contains_key(&key)
                 && !self.prefetched.contains_key(&key)
-                && !paths.contains(&path)
+                && !ahead.iter().any(|(k, _)| *k == key)
             {
-                paths.push(path);
+                ahead.push((key, path));
             }
         }
         // No more than the file limit lets through: a hostile file may import thousands.
-        paths.truncate(MAX_FILES.saturating_sub(self.graph.files.len()));
-        if paths.len() < 2 {
+        ahead.truncate(MAX_FILES.saturating_sub(self.graph.files.len()));
+        if ahead.len() < 2 {
             return;
         }
+        // Last first: a top file imports the type files before the flavour files, which are
+        // the largest to parse.
+        ahead.reverse();
         let files = self.files;
         let next = std::sync::atomic::AtomicUsize::new(0);
         let work = || {
             let mut done = Vec::new();
-            loop {
-                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                // Last first: a top file imports the type files before the flavour files,
-                // which are the largest to parse.
-                let Some(path) = paths.len().checked_sub(i + 1).map(|j| &paths[j]) else {
-                    return done;
-                };
-                done.push((path.clone(), load_package_file(files, path)));
+            while let Some((key, path)) =
+                ahead.get(next.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
+            {
+                done.push((key.clone(), load_package_file(files, path)));
             }
+            done
         };
         let loaded = std::thread::scope(|scope| {
             // The parser wants a few MiB of stack (see `yaml::parse`); 8 MiB, like a main
@@ -652,10 +653,7 @@ impl Reader<'_> {
             }
             loaded
         });
-        for (path, result) in loaded {
-            self.prefetched
-                .insert(key_of(&Origin::Package(path)), result);
-        }
+        self.prefetched.extend(loaded);
     }
 
     fn follow(&mut self, from: usize, imp: &ImportDef, depth: usize) {
