@@ -1,5 +1,6 @@
 //! [`Session`]: one authenticated SSH connection, with exec and SFTP upload.
 
+use std::borrow::Cow;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -11,7 +12,7 @@ use russh_sftp::client::SftpSession;
 use russh_sftp::protocol::{FileAttributes, OpenFlags};
 use tokio::io::AsyncWriteExt;
 
-use crate::{Auth, ConnectOptions, HostKeyPolicy, RemoteCommand, SshError, SshTarget};
+use crate::{Auth, ConnectOptions, HostKeyPolicy, KexOrder, RemoteCommand, SshError, SshTarget};
 
 /// At most this much of a command's stdout and of its stderr is kept.
 pub const OUTPUT_LIMIT: usize = 8 * 1024 * 1024;
@@ -84,6 +85,27 @@ struct Checker {
     label: String,
     seen: Arc<Mutex<Option<String>>>,
     problem: Arc<Mutex<Option<SshError>>>,
+}
+
+/// The key-exchange methods the client offers, best first: russh's own list with ECDH on P-256
+/// moved to where `order` puts it (after the post-quantum hybrid, before or after X25519).
+fn kex_methods(order: KexOrder) -> Vec<russh::kex::Name> {
+    let mut methods: Vec<_> = russh::Preferred::DEFAULT
+        .kex
+        .iter()
+        .copied()
+        .filter(|m| *m != russh::kex::ECDH_SHA2_NISTP256)
+        .collect();
+    let x25519 = methods
+        .iter()
+        .position(|m| *m == russh::kex::CURVE25519)
+        .unwrap_or(0);
+    let at = match order {
+        KexOrder::NistP256First => x25519,
+        KexOrder::Curve25519First => x25519 + 1,
+    };
+    methods.insert(at, russh::kex::ECDH_SHA2_NISTP256);
+    methods
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -195,19 +217,23 @@ impl Session {
         let mut attempts = 0;
         loop {
             attempts += 1;
-            let last =
-                match tokio::time::timeout(options.attempt_timeout, Self::attempt(target)).await {
-                    Ok(Ok(s)) => {
-                        tracing::debug!(host = %label, attempts, "SSH session established");
-                        return Ok(s);
-                    }
-                    Ok(Err(Attempt::Fatal(e))) => return Err(e),
-                    Ok(Err(Attempt::Retry(m))) => m,
-                    Err(_) => format!(
-                        "no session within {} s",
-                        options.attempt_timeout.as_secs_f32()
-                    ),
-                };
+            let last = match tokio::time::timeout(
+                options.attempt_timeout,
+                Self::attempt(target, options.kex_order),
+            )
+            .await
+            {
+                Ok(Ok(s)) => {
+                    tracing::debug!(host = %label, attempts, "SSH session established");
+                    return Ok(s);
+                }
+                Ok(Err(Attempt::Fatal(e))) => return Err(e),
+                Ok(Err(Attempt::Retry(m))) => m,
+                Err(_) => format!(
+                    "no session within {} s",
+                    options.attempt_timeout.as_secs_f32()
+                ),
+            };
             let elapsed = started.elapsed();
             if elapsed + options.retry_interval > options.retry_for {
                 return Err(SshError::Connect {
@@ -222,11 +248,15 @@ impl Session {
         }
     }
 
-    async fn attempt(target: &SshTarget) -> Result<Session, Attempt> {
+    async fn attempt(target: &SshTarget, kex_order: KexOrder) -> Result<Session, Attempt> {
         let label = target.label();
         let config = Arc::new(client::Config {
             keepalive_interval: Some(Duration::from_secs(15)),
             nodelay: true,
+            preferred: russh::Preferred {
+                kex: Cow::Owned(kex_methods(kex_order)),
+                ..Default::default()
+            },
             ..Default::default()
         });
         let seen = Arc::new(Mutex::new(None));
@@ -507,5 +537,48 @@ fn load_key(auth: &Auth) -> Result<russh::keys::PrivateKey, String> {
             russh::keys::decode_secret_key(&text, None).map_err(|e| e.to_string())
         }
         Auth::Password(_) => Err("a password is not a key".into()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(order: KexOrder) -> Vec<String> {
+        kex_methods(order)
+            .iter()
+            .map(|n| n.as_ref().to_owned())
+            .collect()
+    }
+
+    #[test]
+    fn kex_orders_keep_the_hybrid_first_and_place_p256_around_x25519() {
+        let p256 = names(KexOrder::NistP256First);
+        assert_eq!(
+            p256[..3],
+            [
+                "mlkem768x25519-sha256",
+                "ecdh-sha2-nistp256",
+                "curve25519-sha256"
+            ]
+        );
+        let x25519 = names(KexOrder::Curve25519First);
+        assert_eq!(
+            x25519[..3],
+            [
+                "mlkem768x25519-sha256",
+                "curve25519-sha256",
+                "ecdh-sha2-nistp256"
+            ]
+        );
+        // The same methods otherwise, each once.
+        let mut a = p256.clone();
+        let mut b = x25519.clone();
+        a.sort();
+        b.sort();
+        assert_eq!(a, b);
+        a.dedup();
+        assert_eq!(a.len(), p256.len());
+        assert!(p256.contains(&"ext-info-c".to_owned()));
     }
 }

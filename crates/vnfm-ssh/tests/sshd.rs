@@ -332,3 +332,105 @@ async fn fan_out_reports_every_host_in_order() {
         }
     }
 }
+
+/// The key-exchange name-list of the first SSH_MSG_KEXINIT in `stream` (the bytes one side
+/// sent: its identification line, then binary packets).
+fn kexinit_methods(stream: &[u8]) -> Vec<String> {
+    let start = stream
+        .windows(2)
+        .position(|w| w == b"\r\n")
+        .expect("identification line")
+        + 2;
+    let packet = &stream[start..];
+    assert_eq!(packet[5], 20, "first packet is not SSH_MSG_KEXINIT");
+    let list = &packet[6 + 16..];
+    let len = u32::from_be_bytes(list[..4].try_into().unwrap()) as usize;
+    std::str::from_utf8(&list[4..4 + len])
+        .unwrap()
+        .split(',')
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Connects to host 0 with `order` through a loopback relay that keeps the first bytes each
+/// side sends; returns the client's and the server's key-exchange lists.
+async fn offered_kex(h: &TestHosts, order: KexOrder) -> (Vec<String>, Vec<String>) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    async fn pass(
+        mut from: tokio::net::tcp::OwnedReadHalf,
+        mut to: tokio::net::tcp::OwnedWriteHalf,
+    ) -> Vec<u8> {
+        let mut seen = Vec::new();
+        let mut buf = [0u8; 4096];
+        loop {
+            let n = from.read(&mut buf).await.unwrap_or(0);
+            if n == 0 || to.write_all(&buf[..n]).await.is_err() {
+                let _ = to.shutdown().await;
+                return seen;
+            }
+            if seen.len() < 8192 {
+                seen.extend_from_slice(&buf[..n]);
+            }
+        }
+    }
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let upstream = (h.hosts[0].address.clone(), h.hosts[0].port);
+    let relay = tokio::spawn(async move {
+        let (client, _) = listener.accept().await.unwrap();
+        let server = tokio::net::TcpStream::connect(upstream).await.unwrap();
+        let (client_read, client_write) = client.into_split();
+        let (server_read, server_write) = server.into_split();
+        let to_server = tokio::spawn(pass(client_read, server_write));
+        let from_server = pass(server_read, client_write).await;
+        (to_server.await.unwrap(), from_server)
+    });
+    let mut t = h.target(0);
+    t.host = "127.0.0.1".into();
+    t.port = port;
+    let s = Session::connect(&t, &quick().kex_order(order))
+        .await
+        .unwrap();
+    let out = s
+        .run(&RemoteCommand::new("echo").arg("ok"), T)
+        .await
+        .unwrap();
+    assert_eq!(out.stdout_text(), "ok\n");
+    s.close().await;
+    let (sent, received) = relay.await.unwrap();
+    (kexinit_methods(&sent), kexinit_methods(&received))
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn key_exchange_follows_the_chosen_order() {
+    let Some(h) = TestHosts::for_test("key_exchange_follows_the_chosen_order") else {
+        return;
+    };
+    // RFC 4253 7.1: the method used is the client's first that the server also offers.
+    let agreed = |(client, server): &(Vec<String>, Vec<String>)| {
+        client.iter().find(|m| server.contains(m)).cloned().unwrap()
+    };
+    let p256 = offered_kex(&h, KexOrder::NistP256First).await;
+    assert_eq!(
+        p256.0[..3],
+        [
+            "mlkem768x25519-sha256",
+            "ecdh-sha2-nistp256",
+            "curve25519-sha256"
+        ]
+    );
+    let x25519 = offered_kex(&h, KexOrder::Curve25519First).await;
+    assert_eq!(
+        x25519.0[..3],
+        [
+            "mlkem768x25519-sha256",
+            "curve25519-sha256",
+            "ecdh-sha2-nistp256"
+        ]
+    );
+    // OpenSSH before 9.9 has no hybrid: the test servers agree on the preferred curve.
+    if !p256.1.iter().any(|m| m == "mlkem768x25519-sha256") {
+        assert_eq!(agreed(&p256), "ecdh-sha2-nistp256");
+        assert_eq!(agreed(&x25519), "curve25519-sha256");
+    }
+}
