@@ -246,7 +246,7 @@ impl Unit {
                             None => types::named(rv, "repository", p),
                         };
                         if let Some(url) = url {
-                            self.repositories.push((rk.name.clone(), url));
+                            self.repositories.push((rk.name.to_string(), url));
                         }
                     }
                 }

@@ -566,7 +566,7 @@ impl<'g> Normalizer<'_, 'g> {
                     .unwrap_or_default();
                 for (k, a) in aspects {
                     f.scaling_aspects.push(ScalingAspect {
-                        id: k.name.clone(),
+                        id: k.name.to_string(),
                         name: text(a.get("name")).unwrap_or_default(),
                         description: text(a.get("description")).unwrap_or_default(),
                         max_scale_level: count(a.get("max_scale_level")).unwrap_or(0),
@@ -586,10 +586,12 @@ impl<'g> Normalizer<'_, 'g> {
                         .and_then(Node::as_map)
                         .unwrap_or_default()
                         .iter()
-                        .map(|(a, s)| (a.name.clone(), count(s.get("scale_level")).unwrap_or(0)))
+                        .map(|(a, s)| {
+                            (a.name.to_string(), count(s.get("scale_level")).unwrap_or(0))
+                        })
                         .collect();
                     f.instantiation_levels.push(InstantiationLevel {
-                        id: k.name.clone(),
+                        id: k.name.to_string(),
                         description: text(l.get("description")).unwrap_or_default(),
                         scale_levels,
                         vdu_instances: BTreeMap::new(),
@@ -645,7 +647,7 @@ impl<'g> Normalizer<'_, 'g> {
                     let entry = a.vdu_deltas.entry(vdu.clone()).or_default();
                     for (dk, dv) in deltas {
                         entry.insert(
-                            dk.name.clone(),
+                            dk.name.to_string(),
                             count(dv.get("number_of_instances")).unwrap_or(0),
                         );
                     }
@@ -657,7 +659,7 @@ impl<'g> Normalizer<'_, 'g> {
                     .and_then(Node::as_map)
                     .unwrap_or_default();
                 for (lk, lv) in levels {
-                    let Some(level) = f.instantiation_levels.iter_mut().find(|l| l.id == lk.name)
+                    let Some(level) = f.instantiation_levels.iter_mut().find(|l| lk.name == l.id)
                     else {
                         self.sink.error(
                             &file,
@@ -732,7 +734,7 @@ impl<'g> Normalizer<'_, 'g> {
                     .op
                     .inputs
                     .iter()
-                    .map(|(k, v)| (k.name.clone(), v.to_json()))
+                    .map(|(k, v)| (k.name.to_string(), v.to_json()))
                     .collect(),
                 timeout_seconds: imp.timeout.and_then(|(t, _)| u64::try_from(t).ok()),
             });
@@ -765,7 +767,7 @@ impl<'g> Normalizer<'_, 'g> {
                 .def
                 .properties
                 .iter()
-                .map(|(k, v)| (k.name.clone(), v.to_json()))
+                .map(|(k, v)| (k.name.to_string(), v.to_json()))
                 .collect(),
         }
     }

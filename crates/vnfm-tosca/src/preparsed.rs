@@ -9,8 +9,9 @@
 //! included, that parsing it gives, and every diagnostic built from it is the same. Any other
 //! content, even one byte off, is parsed as usual.
 //!
-//! Decoding only allocates the tree (no YAML scanning), and a table that does not decode is
-//! treated as absent: the file is then parsed.
+//! Decoding only allocates the tree's sequences and maps (no YAML scanning; strings are borrowed
+//! from the table), and a table that does not decode is treated as absent: the file is then
+//! parsed.
 //!
 //! The table is regenerated with `VNFM_TOSCA_REGENERATE=1 cargo test -p vnfm-tosca --lib
 //! preparsed` after a change to the loader or to the files; until then that test fails.
@@ -31,7 +32,7 @@
 
 use std::sync::OnceLock;
 
-use crate::yaml::{Key, MAX_DEPTH, Node, Pos, Value};
+use crate::yaml::{Key, MAX_DEPTH, Node, Pos, Text, Value};
 
 static TABLE: &[u8] = include_bytes!("../types/preparsed.bin");
 
@@ -84,7 +85,7 @@ pub(crate) fn lookup(hash: &[u8; 32]) -> Option<Node> {
     lookup_in(table()?, hash)
 }
 
-fn lookup_in(table: &Table<'_>, hash: &[u8; 32]) -> Option<Node> {
+fn lookup_in(table: &Table<'static>, hash: &[u8; 32]) -> Option<Node> {
     let count = table.entries.len() / ENTRY_BYTES;
     let entry = |i: usize| &table.entries[i * ENTRY_BYTES..(i + 1) * ENTRY_BYTES];
     // Binary search over the sorted hashes.
@@ -115,7 +116,7 @@ fn lookup_in(table: &Table<'_>, hash: &[u8; 32]) -> Option<Node> {
 struct Decoder<'a> {
     buf: &'a [u8],
     at: usize,
-    strings: &'a str,
+    strings: &'static str,
 }
 
 impl Decoder<'_> {
@@ -152,13 +153,15 @@ impl Decoder<'_> {
         })
     }
 
-    fn string(&mut self) -> Option<String> {
+    /// A string of the string area, borrowed: decoding copies no text.
+    fn string(&mut self) -> Option<Text> {
         let offset = self.usize()?;
         let len = self.usize()?;
         // `get` also refuses a range that splits a character.
-        self.strings
+        let strings: &'static str = self.strings;
+        strings
             .get(offset..offset.checked_add(len)?)
-            .map(str::to_owned)
+            .map(Text::borrowed)
     }
 
     /// A count of items that each take at least one byte, so a corrupt count cannot ask for a
@@ -438,8 +441,9 @@ mod tests {
             "a: ~\nb: [true, false, -7, 9223372036854775807, 1.5, 2.5e-3, 'x']\nc: {d: {e: é}}\n";
         let node = yaml::parse("", text).unwrap();
         let h = hash(text);
-        let bytes = encode::table(&[(h, node.clone())]);
-        let t = split(&bytes).unwrap();
+        // Decoded strings borrow from the table, which lives as long as the program.
+        let bytes = encode::table(&[(h, node.clone())]).leak();
+        let t = split(bytes).unwrap();
         assert_eq!(lookup_in(&t, &h), Some(node));
         assert_eq!(lookup_in(&t, &[0; 32]), None);
     }
@@ -459,7 +463,7 @@ mod tests {
                 bytes[i] = b;
             }
             bytes.truncate(bytes.len().saturating_sub(cut % 40));
-            if let Some(t) = split(&bytes) {
+            if let Some(t) = split(bytes.leak()) {
                 let _ = lookup_in(&t, &h);
             }
         }

@@ -218,7 +218,7 @@ impl<'a, 'g> Builder<'a, 'g> {
                         let is_input_mapping =
                             matches!(pv.as_seq(), Some([i]) if i.as_str().is_some());
                         if !is_input_mapping {
-                            properties.insert(pk.name.clone(), pv.clone());
+                            properties.insert(pk.name.to_string(), pv.clone());
                         }
                     }
                 }
@@ -299,7 +299,7 @@ impl<'a, 'g> Builder<'a, 'g> {
                 }
             };
             out.push(SubReq {
-                name: k.name.clone(),
+                name: k.name.to_string(),
                 pos: k.pos,
                 target,
             });
@@ -487,7 +487,7 @@ impl<'a, 'g> Builder<'a, 'g> {
 
     fn node_template(&mut self, key: &'g Key, node: &'g Node) -> NodeTemplate {
         let mut t = NodeTemplate {
-            name: key.name.clone(),
+            name: key.name.to_string(),
             pos: key.pos,
             type_name: String::new(),
             ty: None,
@@ -564,7 +564,7 @@ impl<'a, 'g> Builder<'a, 'g> {
         t.assigned = resolved
             .iter()
             .filter(|(_, v)| !v.is_null())
-            .map(|(k, _)| k.name.clone())
+            .map(|(k, _)| k.name.to_string())
             .collect();
         t.properties = with_defaults(&resolved, &flat.properties);
 
@@ -574,7 +574,7 @@ impl<'a, 'g> Builder<'a, 'g> {
             let entries = types::entries(av, ak.pos, "attributes", &mut problems).to_vec();
             self.problems(problems);
             for (k, v) in &entries {
-                match flat.attributes.get(&k.name) {
+                match flat.attributes.get(k.name.as_str()) {
                     None => {
                         self.sink.error(
                             self.display,
@@ -608,7 +608,7 @@ impl<'a, 'g> Builder<'a, 'g> {
             let entries = types::entries(cv, ck.pos, "capabilities", &mut problems);
             self.problems(problems);
             for (k, v) in entries {
-                let Some((capdef, capfile)) = flat.capabilities.get(&k.name) else {
+                let Some((capdef, capfile)) = flat.capabilities.get(k.name.as_str()) else {
                     let mut known: Vec<&str> =
                         flat.capabilities.keys().map(String::as_str).collect();
                     known.sort_unstable();
@@ -644,7 +644,7 @@ impl<'a, 'g> Builder<'a, 'g> {
                     }
                 }
                 self.problems(problems);
-                t.capabilities.insert(k.name.clone(), values);
+                t.capabilities.insert(k.name.to_string(), values);
             }
         }
 
@@ -733,7 +733,7 @@ impl<'a, 'g> Builder<'a, 'g> {
                 )]);
                 continue;
             };
-            if !defs.contains_key(&k.name) {
+            if !defs.contains_key(k.name.as_str()) {
                 let mut known: Vec<&str> = defs.keys().map(String::as_str).collect();
                 known.sort_unstable();
                 self.sink
@@ -786,7 +786,7 @@ impl<'a, 'g> Builder<'a, 'g> {
             };
             self.problems(problems);
             out.push(ReqAssign {
-                name: k.name.clone(),
+                name: k.name.to_string(),
                 target,
             });
         }
@@ -1231,7 +1231,7 @@ impl<'a, 'g> Builder<'a, 'g> {
         let mut out = Vec::new();
         for (k, v) in entries {
             let mut g = Group {
-                name: k.name.clone(),
+                name: k.name.to_string(),
                 ty: None,
                 members: Vec::new(),
                 properties: IndexMap::new(),
@@ -1385,7 +1385,7 @@ impl<'a, 'g> Builder<'a, 'g> {
         let mut out = Vec::new();
         for (k, v) in items {
             let mut p = Policy {
-                name: k.name.clone(),
+                name: k.name.to_string(),
                 pos: k.pos,
                 type_name: String::new(),
                 ty: None,
@@ -1480,7 +1480,7 @@ impl<'a, 'g> Builder<'a, 'g> {
             .map(|(k, v)| {
                 (
                     Key {
-                        name: k.clone(),
+                        name: k.as_str().into(),
                         pos: v.pos,
                     },
                     v.clone(),
@@ -1488,7 +1488,7 @@ impl<'a, 'g> Builder<'a, 'g> {
             })
             .collect();
         for (k, v) in &given {
-            match flat.properties.get(&k.name) {
+            match flat.properties.get(k.name.as_str()) {
                 None => {
                     self.sink.error(
                         self.display,
@@ -1578,7 +1578,7 @@ pub(crate) fn with_defaults(
     let mut out: IndexMap<String, Node> = assigned
         .iter()
         .filter(|(_, v)| !v.is_null())
-        .map(|(k, v)| (k.name.clone(), v.clone()))
+        .map(|(k, v)| (k.name.to_string(), v.clone()))
         .collect();
     for (name, fp) in defs {
         if !out.contains_key(name)

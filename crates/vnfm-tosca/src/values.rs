@@ -663,7 +663,7 @@ impl Checker<'_, '_> {
         file: &str,
     ) {
         for (k, v) in entries {
-            match props.get(&k.name) {
+            match props.get(k.name.as_str()) {
                 None => {
                     let mut known: Vec<&str> = props.keys().map(String::as_str).collect();
                     known.sort_unstable();

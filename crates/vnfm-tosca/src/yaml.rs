@@ -41,6 +41,109 @@ pub struct Pos {
     pub column: u32,
 }
 
+/// The text of a string scalar or a mapping key: borrowed from the pre-parsed type tables
+/// (decoding them copies no string), owned when it comes from parsing a file. It reads as a
+/// `str` (`Deref`, `as_str`, comparisons with strings).
+#[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Text(std::borrow::Cow<'static, str>);
+
+impl Text {
+    /// Text that lives as long as the program (the pre-parsed tables' strings).
+    pub const fn borrowed(s: &'static str) -> Text {
+        Text(std::borrow::Cow::Borrowed(s))
+    }
+
+    /// The text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// The text as an owned `String` (a copy only when it is borrowed).
+    pub fn into_string(self) -> String {
+        self.0.into_owned()
+    }
+}
+
+impl std::ops::Deref for Text {
+    type Target = str;
+
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::borrow::Borrow<str> for Text {
+    fn borrow(&self) -> &str {
+        &self.0
+    }
+}
+
+impl AsRef<str> for Text {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl From<String> for Text {
+    fn from(s: String) -> Text {
+        Text(std::borrow::Cow::Owned(s))
+    }
+}
+
+impl From<&str> for Text {
+    fn from(s: &str) -> Text {
+        Text(std::borrow::Cow::Owned(s.to_owned()))
+    }
+}
+
+impl From<Text> for String {
+    fn from(t: Text) -> String {
+        t.into_string()
+    }
+}
+
+impl PartialEq<str> for Text {
+    fn eq(&self, other: &str) -> bool {
+        *self.0 == *other
+    }
+}
+
+impl PartialEq<&str> for Text {
+    fn eq(&self, other: &&str) -> bool {
+        *self.0 == **other
+    }
+}
+
+impl PartialEq<String> for Text {
+    fn eq(&self, other: &String) -> bool {
+        *self.0 == **other
+    }
+}
+
+impl PartialEq<Text> for str {
+    fn eq(&self, other: &Text) -> bool {
+        *self == *other.0
+    }
+}
+
+impl PartialEq<Text> for &str {
+    fn eq(&self, other: &Text) -> bool {
+        **self == *other.0
+    }
+}
+
+impl fmt::Debug for Text {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&*self.0, f)
+    }
+}
+
+impl fmt::Display for Text {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
 /// A YAML value with its position.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Node {
@@ -54,7 +157,7 @@ pub struct Node {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Key {
     /// The key as a string (scalar keys of other types are kept in their source spelling).
-    pub name: String,
+    pub name: Text,
     /// Where the key starts.
     pub pos: Pos,
 }
@@ -71,7 +174,7 @@ pub enum Value {
     /// A float.
     Float(f64),
     /// A string.
-    Str(String),
+    Str(Text),
     /// A sequence.
     Seq(Vec<Node>),
     /// A mapping, in document order.
@@ -158,12 +261,12 @@ impl Node {
             Value::Float(f) => serde_json::Number::from_f64(*f)
                 .map(J::Number)
                 .unwrap_or_else(|| J::String(format_float(*f))),
-            Value::Str(s) => J::String(s.clone()),
+            Value::Str(s) => J::String(s.to_string()),
             Value::Seq(items) => J::Array(items.iter().map(Node::to_json).collect()),
             Value::Map(entries) => J::Object(
                 entries
                     .iter()
-                    .map(|(k, v)| (k.name.clone(), v.to_json()))
+                    .map(|(k, v)| (k.name.to_string(), v.to_json()))
                     .collect(),
             ),
         }
@@ -173,7 +276,7 @@ impl Node {
     /// (e.g. `version: 1.0`).
     pub fn scalar_text(&self) -> Option<String> {
         match &self.value {
-            Value::Str(s) => Some(s.clone()),
+            Value::Str(s) => Some(s.to_string()),
             Value::Int(i) => Some(i.to_string()),
             Value::Float(f) => Some(format_float(*f)),
             Value::Bool(b) => Some(b.to_string()),
@@ -526,14 +629,14 @@ impl<'de> Visitor<'de> for NodeVisitor {
         Ok(Node::synthetic(Value::Float(v)))
     }
     fn visit_str<E>(self, v: &str) -> Result<Node, E> {
-        Ok(Node::synthetic(Value::Str(v.to_owned())))
+        Ok(Node::synthetic(Value::Str(v.into())))
     }
     fn visit_string<E>(self, v: String) -> Result<Node, E> {
-        Ok(Node::synthetic(Value::Str(v)))
+        Ok(Node::synthetic(Value::Str(v.into())))
     }
     fn visit_bytes<E: de::Error>(self, v: &[u8]) -> Result<Node, E> {
         Ok(Node::synthetic(Value::Str(
-            String::from_utf8_lossy(v).into_owned(),
+            String::from_utf8_lossy(v).into_owned().into(),
         )))
     }
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Node, A::Error> {
@@ -550,7 +653,7 @@ impl<'de> Visitor<'de> for NodeVisitor {
             let value = map.next_value::<At<Node>>()?;
             entries.push((
                 Key {
-                    name: key.value.0,
+                    name: key.value.0.into(),
                     pos,
                 },
                 unspan(value),

@@ -346,7 +346,7 @@ impl Cx<'_> {
             dialect: self.dialect,
             tosca_definitions_version,
             entry_definitions: self.file.to_string(),
-            node_template: name_key.name.clone(),
+            node_template: name_key.name.to_string(),
             description,
             invariant_id,
             asd_version,
@@ -460,7 +460,7 @@ impl Cx<'_> {
     /// quirk warning (YAML reads `1.0` as a number, which would lose `1.10`'s trailing zero).
     fn string(&mut self, what: &str, v: &Node) -> Option<String> {
         match &v.value {
-            Value::Str(s) => Some(s.clone()),
+            Value::Str(s) => Some(s.to_string()),
             Value::Int(i) => Some(i.to_string()),
             Value::Float(_) => {
                 let text = v.scalar_text()?;
@@ -973,7 +973,7 @@ impl Cx<'_> {
         Some((
             DeploymentItem {
                 id,
-                artifact_name: name.name.clone(),
+                artifact_name: name.name.to_string(),
                 artifact_type: item.artifact_type,
                 file,
                 external,
@@ -1010,7 +1010,7 @@ impl Cx<'_> {
             let what = format!("deployment item {} of `{}`", i + 1, key.name);
             let mut p = Props::of(Some(entry));
             let owner_key = Key {
-                name: format!("{}[{i}]", key.name),
+                name: format!("{}[{i}]", key.name).into(),
                 pos: entry.pos,
             };
             let (id, id_pos) = self.item_id(&mut p, &what, &owner_key);
@@ -1032,7 +1032,7 @@ impl Cx<'_> {
             let declared = artifacts.iter().find(|(k, _)| k.name == reference);
             let (artifact_name, file, file_pos, description) = match declared {
                 Some((k, def)) => {
-                    referenced.insert(k.name.clone());
+                    referenced.insert(k.name.to_string());
                     let (file_node, description) = match &def.value {
                         // Short notation: the artifact is its file.
                         Value::Str(_) => (Some(def), None),
@@ -1053,7 +1053,7 @@ impl Cx<'_> {
                     let Some(file) = self.string("file", file_node) else {
                         continue;
                     };
-                    (k.name.clone(), file, file_node.pos, description)
+                    (k.name.to_string(), file, file_node.pos, description)
                 }
                 None if is_url(&reference) || self.find_file(&reference, false).is_some() => {
                     (reference.clone(), reference.clone(), ref_node.pos, None)
@@ -1110,7 +1110,7 @@ impl Cx<'_> {
                 }
                 let id = self
                     .string(&key.name, v)
-                    .unwrap_or_else(|| owner.name.clone());
+                    .unwrap_or_else(|| owner.name.to_string());
                 (id, v.pos)
             }
             None => {
@@ -1123,7 +1123,7 @@ impl Cx<'_> {
                         owner.name
                     ),
                 );
-                (owner.name.clone(), owner.pos)
+                (owner.name.to_string(), owner.pos)
             }
         }
     }
@@ -1316,7 +1316,7 @@ impl Cx<'_> {
             }
         };
         Some(ExecutableImage {
-            artifact_name: name.name.clone(),
+            artifact_name: name.name.to_string(),
             name: image_name.unwrap_or_default(),
             version: version.unwrap_or_default(),
             location,
@@ -1363,7 +1363,10 @@ impl Cx<'_> {
             .unwrap_or_default();
         let mut out = BTreeMap::new();
         for (key, value) in p.rest() {
-            let json = match (declared.get(&key.name).map(String::as_str), &value.value) {
+            let json = match (
+                declared.get(key.name.as_str()).map(String::as_str),
+                &value.value,
+            ) {
                 (Some("string"), Value::Float(_)) => self
                     .string(&key.name, value)
                     .map_or(serde_json::Value::Null, serde_json::Value::String),
@@ -1380,7 +1383,8 @@ impl Cx<'_> {
                     Some("boolean"),
                     Value::Str(_) | Value::Int(_) | Value::Float(_) | Value::Seq(_) | Value::Map(_),
                 ) => {
-                    let declared_type = declared.get(&key.name).cloned().unwrap_or_default();
+                    let declared_type =
+                        declared.get(key.name.as_str()).cloned().unwrap_or_default();
                     self.warn(
                         "asd.property-type-mismatch",
                         value.pos,
@@ -1394,7 +1398,7 @@ impl Cx<'_> {
                 }
                 _ => value.to_json(),
             };
-            out.insert(key.name.clone(), json);
+            out.insert(key.name.to_string(), json);
         }
         out
     }
@@ -1421,7 +1425,7 @@ impl Cx<'_> {
             .collect();
         let source = source.to_string();
         for (key, value) in entries {
-            match props.get(&key.name) {
+            match props.get(key.name.as_str()) {
                 Some((pty, entry)) => {
                     if self.types.is_data_type(pty) {
                         self.check_names_at(Kind::Data, pty, value, depth + 1);

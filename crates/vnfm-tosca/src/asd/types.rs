@@ -106,11 +106,11 @@ impl TypeSet {
                                 .or_else(|| e.get("type").and_then(Node::as_str))
                                 .map(str::to_string)
                         });
-                        properties.insert(pname.name.clone(), PropDef { ty, entry });
+                        properties.insert(pname.name.to_string(), PropDef { ty, entry });
                     }
                 }
                 self.defs.insert(
-                    (kind, name.name.clone()),
+                    (kind, name.name.to_string()),
                     TypeDef {
                         derived_from,
                         properties,
