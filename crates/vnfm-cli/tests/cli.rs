@@ -612,3 +612,24 @@ fn the_server_program_does_not_run_client_commands() {
         "{err}"
     );
 }
+
+/// `vnfm` is linked at a fixed address, so a one-shot command starts without relocations; the
+/// two programs that talk to the network keep address-space layout randomisation.
+#[cfg(target_os = "linux")]
+#[test]
+fn only_the_one_shot_program_is_linked_at_a_fixed_address() {
+    use std::io::Read;
+    let elf_type = |path: &str| {
+        let mut header = [0u8; 18];
+        std::fs::File::open(path)
+            .and_then(|mut f| f.read_exact(&mut header))
+            .unwrap();
+        assert_eq!(&header[..4], b"\x7fELF", "{path}");
+        u16::from_le_bytes([header[16], header[17]])
+    };
+    const ET_EXEC: u16 = 2;
+    const ET_DYN: u16 = 3;
+    assert_eq!(elf_type(env!("CARGO_BIN_EXE_vnfm")), ET_EXEC);
+    assert_eq!(elf_type(env!("CARGO_BIN_EXE_vnfm-server")), ET_DYN);
+    assert_eq!(elf_type(env!("CARGO_BIN_EXE_vnfm-client")), ET_DYN);
+}
