@@ -404,6 +404,40 @@ mod tests {
     }
 
     #[test]
+    fn decoded_strings_are_borrowed_from_the_table() {
+        fn texts<'a>(node: &'a Node, out: &mut Vec<&'a str>) {
+            match &node.value {
+                Value::Str(s) => out.push(s.as_str()),
+                Value::Seq(items) => items.iter().for_each(|n| texts(n, out)),
+                Value::Map(entries) => {
+                    for (k, v) in entries {
+                        out.push(k.name.as_str());
+                        texts(v, out);
+                    }
+                }
+                _ => {}
+            }
+        }
+        let (path, _, h, _) = parsed_known_files()
+            .into_iter()
+            .find(|(p, ..)| p.ends_with("etsi_nfv_sol001_vnfd_types.yaml"))
+            .unwrap();
+        let decoded = lookup(&h).unwrap();
+        let mut all = Vec::new();
+        texts(&decoded, &mut all);
+        assert!(
+            all.len() > 1000,
+            "{}: {} strings",
+            path.display(),
+            all.len()
+        );
+        let table = TABLE.as_ptr_range();
+        for s in all.into_iter().filter(|s| !s.is_empty()) {
+            assert!(table.contains(&s.as_ptr()), "`{s}` was copied");
+        }
+    }
+
+    #[test]
     fn every_known_file_decodes_to_exactly_its_parse() {
         for (path, text, h, node) in parsed_known_files() {
             let decoded =
