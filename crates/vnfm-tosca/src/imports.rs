@@ -246,7 +246,7 @@ impl Unit {
                             None => types::named(rv, "repository", p),
                         };
                         if let Some(url) = url {
-                            self.repositories.push((rk.name.to_string(), url));
+                            self.repositories.push((rk.name.as_str().to_owned(), url));
                         }
                     }
                 }

@@ -566,7 +566,7 @@ impl<'g> Normalizer<'_, 'g> {
                     .unwrap_or_default();
                 for (k, a) in aspects {
                     f.scaling_aspects.push(ScalingAspect {
-                        id: k.name.to_string(),
+                        id: k.name.as_str().to_owned(),
                         name: text(a.get("name")).unwrap_or_default(),
                         description: text(a.get("description")).unwrap_or_default(),
                         max_scale_level: count(a.get("max_scale_level")).unwrap_or(0),
@@ -587,11 +587,14 @@ impl<'g> Normalizer<'_, 'g> {
                         .unwrap_or_default()
                         .iter()
                         .map(|(a, s)| {
-                            (a.name.to_string(), count(s.get("scale_level")).unwrap_or(0))
+                            (
+                                a.name.as_str().to_owned(),
+                                count(s.get("scale_level")).unwrap_or(0),
+                            )
                         })
                         .collect();
                     f.instantiation_levels.push(InstantiationLevel {
-                        id: k.name.to_string(),
+                        id: k.name.as_str().to_owned(),
                         description: text(l.get("description")).unwrap_or_default(),
                         scale_levels,
                         vdu_instances: BTreeMap::new(),
@@ -647,7 +650,7 @@ impl<'g> Normalizer<'_, 'g> {
                     let entry = a.vdu_deltas.entry(vdu.clone()).or_default();
                     for (dk, dv) in deltas {
                         entry.insert(
-                            dk.name.to_string(),
+                            dk.name.as_str().to_owned(),
                             count(dv.get("number_of_instances")).unwrap_or(0),
                         );
                     }
@@ -734,7 +737,7 @@ impl<'g> Normalizer<'_, 'g> {
                     .op
                     .inputs
                     .iter()
-                    .map(|(k, v)| (k.name.to_string(), v.to_json()))
+                    .map(|(k, v)| (k.name.as_str().to_owned(), v.to_json()))
                     .collect(),
                 timeout_seconds: imp.timeout.and_then(|(t, _)| u64::try_from(t).ok()),
             });
@@ -767,7 +770,7 @@ impl<'g> Normalizer<'_, 'g> {
                 .def
                 .properties
                 .iter()
-                .map(|(k, v)| (k.name.to_string(), v.to_json()))
+                .map(|(k, v)| (k.name.as_str().to_owned(), v.to_json()))
                 .collect(),
         }
     }

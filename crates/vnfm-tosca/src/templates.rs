@@ -218,7 +218,7 @@ impl<'a, 'g> Builder<'a, 'g> {
                         let is_input_mapping =
                             matches!(pv.as_seq(), Some([i]) if i.as_str().is_some());
                         if !is_input_mapping {
-                            properties.insert(pk.name.to_string(), pv.clone());
+                            properties.insert(pk.name.as_str().to_owned(), pv.clone());
                         }
                     }
                 }
@@ -299,7 +299,7 @@ impl<'a, 'g> Builder<'a, 'g> {
                 }
             };
             out.push(SubReq {
-                name: k.name.to_string(),
+                name: k.name.as_str().to_owned(),
                 pos: k.pos,
                 target,
             });
@@ -487,7 +487,7 @@ impl<'a, 'g> Builder<'a, 'g> {
 
     fn node_template(&mut self, key: &'g Key, node: &'g Node) -> NodeTemplate {
         let mut t = NodeTemplate {
-            name: key.name.to_string(),
+            name: key.name.as_str().to_owned(),
             pos: key.pos,
             type_name: String::new(),
             ty: None,
@@ -564,7 +564,7 @@ impl<'a, 'g> Builder<'a, 'g> {
         t.assigned = resolved
             .iter()
             .filter(|(_, v)| !v.is_null())
-            .map(|(k, _)| k.name.to_string())
+            .map(|(k, _)| k.name.as_str().to_owned())
             .collect();
         t.properties = with_defaults(&resolved, &flat.properties);
 
@@ -644,7 +644,7 @@ impl<'a, 'g> Builder<'a, 'g> {
                     }
                 }
                 self.problems(problems);
-                t.capabilities.insert(k.name.to_string(), values);
+                t.capabilities.insert(k.name.as_str().to_owned(), values);
             }
         }
 
@@ -786,7 +786,7 @@ impl<'a, 'g> Builder<'a, 'g> {
             };
             self.problems(problems);
             out.push(ReqAssign {
-                name: k.name.to_string(),
+                name: k.name.as_str().to_owned(),
                 target,
             });
         }
@@ -1231,7 +1231,7 @@ impl<'a, 'g> Builder<'a, 'g> {
         let mut out = Vec::new();
         for (k, v) in entries {
             let mut g = Group {
-                name: k.name.to_string(),
+                name: k.name.as_str().to_owned(),
                 ty: None,
                 members: Vec::new(),
                 properties: IndexMap::new(),
@@ -1385,7 +1385,7 @@ impl<'a, 'g> Builder<'a, 'g> {
         let mut out = Vec::new();
         for (k, v) in items {
             let mut p = Policy {
-                name: k.name.to_string(),
+                name: k.name.as_str().to_owned(),
                 pos: k.pos,
                 type_name: String::new(),
                 ty: None,
@@ -1578,7 +1578,7 @@ pub(crate) fn with_defaults(
     let mut out: IndexMap<String, Node> = assigned
         .iter()
         .filter(|(_, v)| !v.is_null())
-        .map(|(k, v)| (k.name.to_string(), v.clone()))
+        .map(|(k, v)| (k.name.as_str().to_owned(), v.clone()))
         .collect();
     for (name, fp) in defs {
         if !out.contains_key(name)

@@ -480,7 +480,7 @@ pub(crate) fn wrong_shape(node: &Node, what: &str, expected: &str) -> Problem {
 pub(crate) fn named(node: &Node, what: &str, problems: &mut Vec<Problem>) -> Option<Named> {
     match &node.value {
         Value::Str(s) => Some(Named {
-            name: s.to_string(),
+            name: s.as_str().to_owned(),
             pos: node.pos,
         }),
         Value::Int(_) | Value::Float(_) | Value::Bool(_) => node.scalar_text().map(|s| Named {
@@ -534,7 +534,7 @@ const PROP_KEYWORDS: &[&str] = &[
 /// Reads a property/attribute/parameter definition.
 pub(crate) fn prop_def(key: &Key, node: &Node, problems: &mut Vec<Problem>) -> PropDef {
     let mut p = PropDef {
-        name: key.name.to_string(),
+        name: key.name.as_str().to_owned(),
         pos: key.pos,
         schema: None,
         required: None,
@@ -613,7 +613,7 @@ pub(crate) fn schema(node: &Node, problems: &mut Vec<Problem>) -> Option<Schema>
     match &node.value {
         Value::Str(s) => Some(Schema {
             ty: Named {
-                name: s.to_string(),
+                name: s.as_str().to_owned(),
                 pos: node.pos,
             },
             entry: None,
@@ -777,7 +777,7 @@ fn req_defs(node: &Node, problems: &mut Vec<Problem>) -> Vec<Arc<ReqDef>> {
             continue;
         };
         let mut r = ReqDef {
-            name: k.name.to_string(),
+            name: k.name.as_str().to_owned(),
             pos: k.pos,
             capability: None,
             node: None,
@@ -822,7 +822,7 @@ fn cap_defs(node: &Node, at: Pos, problems: &mut Vec<Problem>) -> Vec<Arc<CapDef
     let mut out = Vec::new();
     for (k, v) in entries(node, at, "capabilities", problems) {
         let mut c = CapDef {
-            name: k.name.to_string(),
+            name: k.name.as_str().to_owned(),
             pos: k.pos,
             ty: None,
             properties: Vec::new(),
@@ -868,7 +868,7 @@ pub(crate) fn iface_defs(node: &Node, at: Pos, problems: &mut Vec<Problem>) -> V
     let mut out = Vec::new();
     for (k, v) in entries(node, at, "interfaces", problems) {
         let mut i = IfaceDef {
-            name: k.name.to_string(),
+            name: k.name.as_str().to_owned(),
             pos: k.pos,
             ty: None,
             operations: Vec::new(),
@@ -893,7 +893,7 @@ pub(crate) fn iface_defs(node: &Node, at: Pos, problems: &mut Vec<Problem>) -> V
 /// Reads an operation definition or assignment.
 pub(crate) fn op_def(key: &Key, node: &Node, problems: &mut Vec<Problem>) -> OpDef {
     let mut op = OpDef {
-        name: key.name.to_string(),
+        name: key.name.as_str().to_owned(),
         pos: key.pos,
         implementation: None,
         inputs: Vec::new(),
@@ -941,7 +941,7 @@ fn implementation(node: &Node, problems: &mut Vec<Problem>) -> Option<Implementa
     match &node.value {
         Value::Str(s) => {
             imp.primary = Some(Named {
-                name: s.to_string(),
+                name: s.as_str().to_owned(),
                 pos: node.pos,
             })
         }
@@ -1013,7 +1013,7 @@ pub(crate) fn artifact_defs(node: &Node, at: Pos, problems: &mut Vec<Problem>) -
     let mut out = Vec::new();
     for (k, v) in entries(node, at, "artifacts", problems) {
         let mut a = ArtifactDef {
-            name: k.name.to_string(),
+            name: k.name.as_str().to_owned(),
             pos: k.pos,
             ty: None,
             file: None,

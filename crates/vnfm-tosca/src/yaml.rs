@@ -261,12 +261,12 @@ impl Node {
             Value::Float(f) => serde_json::Number::from_f64(*f)
                 .map(J::Number)
                 .unwrap_or_else(|| J::String(format_float(*f))),
-            Value::Str(s) => J::String(s.to_string()),
+            Value::Str(s) => J::String(s.as_str().to_owned()),
             Value::Seq(items) => J::Array(items.iter().map(Node::to_json).collect()),
             Value::Map(entries) => J::Object(
                 entries
                     .iter()
-                    .map(|(k, v)| (k.name.to_string(), v.to_json()))
+                    .map(|(k, v)| (k.name.as_str().to_owned(), v.to_json()))
                     .collect(),
             ),
         }
@@ -276,7 +276,7 @@ impl Node {
     /// (e.g. `version: 1.0`).
     pub fn scalar_text(&self) -> Option<String> {
         match &self.value {
-            Value::Str(s) => Some(s.to_string()),
+            Value::Str(s) => Some(s.as_str().to_owned()),
             Value::Int(i) => Some(i.to_string()),
             Value::Float(f) => Some(format_float(*f)),
             Value::Bool(b) => Some(b.to_string()),

@@ -346,7 +346,7 @@ impl Cx<'_> {
             dialect: self.dialect,
             tosca_definitions_version,
             entry_definitions: self.file.to_string(),
-            node_template: name_key.name.to_string(),
+            node_template: name_key.name.as_str().to_owned(),
             description,
             invariant_id,
             asd_version,
@@ -460,7 +460,7 @@ impl Cx<'_> {
     /// quirk warning (YAML reads `1.0` as a number, which would lose `1.10`'s trailing zero).
     fn string(&mut self, what: &str, v: &Node) -> Option<String> {
         match &v.value {
-            Value::Str(s) => Some(s.to_string()),
+            Value::Str(s) => Some(s.as_str().to_owned()),
             Value::Int(i) => Some(i.to_string()),
             Value::Float(_) => {
                 let text = v.scalar_text()?;
@@ -973,7 +973,7 @@ impl Cx<'_> {
         Some((
             DeploymentItem {
                 id,
-                artifact_name: name.name.to_string(),
+                artifact_name: name.name.as_str().to_owned(),
                 artifact_type: item.artifact_type,
                 file,
                 external,
@@ -1032,7 +1032,7 @@ impl Cx<'_> {
             let declared = artifacts.iter().find(|(k, _)| k.name == reference);
             let (artifact_name, file, file_pos, description) = match declared {
                 Some((k, def)) => {
-                    referenced.insert(k.name.to_string());
+                    referenced.insert(k.name.as_str().to_owned());
                     let (file_node, description) = match &def.value {
                         // Short notation: the artifact is its file.
                         Value::Str(_) => (Some(def), None),
@@ -1053,7 +1053,7 @@ impl Cx<'_> {
                     let Some(file) = self.string("file", file_node) else {
                         continue;
                     };
-                    (k.name.to_string(), file, file_node.pos, description)
+                    (k.name.as_str().to_owned(), file, file_node.pos, description)
                 }
                 None if is_url(&reference) || self.find_file(&reference, false).is_some() => {
                     (reference.clone(), reference.clone(), ref_node.pos, None)
@@ -1110,7 +1110,7 @@ impl Cx<'_> {
                 }
                 let id = self
                     .string(&key.name, v)
-                    .unwrap_or_else(|| owner.name.to_string());
+                    .unwrap_or_else(|| owner.name.as_str().to_owned());
                 (id, v.pos)
             }
             None => {
@@ -1123,7 +1123,7 @@ impl Cx<'_> {
                         owner.name
                     ),
                 );
-                (owner.name.to_string(), owner.pos)
+                (owner.name.as_str().to_owned(), owner.pos)
             }
         }
     }
@@ -1316,7 +1316,7 @@ impl Cx<'_> {
             }
         };
         Some(ExecutableImage {
-            artifact_name: name.name.to_string(),
+            artifact_name: name.name.as_str().to_owned(),
             name: image_name.unwrap_or_default(),
             version: version.unwrap_or_default(),
             location,
@@ -1398,7 +1398,7 @@ impl Cx<'_> {
                 }
                 _ => value.to_json(),
             };
-            out.insert(key.name.to_string(), json);
+            out.insert(key.name.as_str().to_owned(), json);
         }
         out
     }

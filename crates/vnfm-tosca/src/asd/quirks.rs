@@ -101,7 +101,7 @@ pub fn rehome_column0_types(file: &str, doc: &mut Node, diags: &mut Vec<Diagnost
                 slot.pos = key.pos;
             }
             if let Value::Map(defs) = &mut slot.value {
-                moved.push(key.name.to_string());
+                moved.push(key.name.as_str().to_owned());
                 defs.push((key, value));
                 continue;
             }

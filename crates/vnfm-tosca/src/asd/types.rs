@@ -106,11 +106,11 @@ impl TypeSet {
                                 .or_else(|| e.get("type").and_then(Node::as_str))
                                 .map(str::to_string)
                         });
-                        properties.insert(pname.name.to_string(), PropDef { ty, entry });
+                        properties.insert(pname.name.as_str().to_owned(), PropDef { ty, entry });
                     }
                 }
                 self.defs.insert(
-                    (kind, name.name.to_string()),
+                    (kind, name.name.as_str().to_owned()),
                     TypeDef {
                         derived_from,
                         properties,
