@@ -48,14 +48,15 @@ const TAG_STR: u8 = 5;
 const TAG_SEQ: u8 = 6;
 const TAG_MAP: u8 = 7;
 
-/// The three areas of a table.
-struct Table<'a> {
-    strings: &'a str,
-    entries: &'a [u8],
-    trees: &'a [u8],
+/// The three areas of a table. Decoded strings borrow from it, so it lives as long as the
+/// program (the embedded table; tests leak theirs).
+struct Table {
+    strings: &'static str,
+    entries: &'static [u8],
+    trees: &'static [u8],
 }
 
-fn split(bytes: &[u8]) -> Option<Table<'_>> {
+fn split(bytes: &'static [u8]) -> Option<Table> {
     let rest = bytes.strip_prefix(MAGIC.as_slice())?;
     let (len, rest) = take_u32(rest)?;
     let (strings, rest) = rest.split_at_checked(len)?;
@@ -75,8 +76,8 @@ fn take_u32(bytes: &[u8]) -> Option<(usize, &[u8])> {
     Some((usize::try_from(u32::from_le_bytes(*head)).ok()?, rest))
 }
 
-fn table() -> Option<&'static Table<'static>> {
-    static SPLIT: OnceLock<Option<Table<'static>>> = OnceLock::new();
+fn table() -> Option<&'static Table> {
+    static SPLIT: OnceLock<Option<Table>> = OnceLock::new();
     SPLIT.get_or_init(|| split(TABLE)).as_ref()
 }
 
@@ -85,7 +86,7 @@ pub(crate) fn lookup(hash: &[u8; 32]) -> Option<Node> {
     lookup_in(table()?, hash)
 }
 
-fn lookup_in(table: &Table<'static>, hash: &[u8; 32]) -> Option<Node> {
+fn lookup_in(table: &Table, hash: &[u8; 32]) -> Option<Node> {
     let count = table.entries.len() / ENTRY_BYTES;
     let entry = |i: usize| &table.entries[i * ENTRY_BYTES..(i + 1) * ENTRY_BYTES];
     // Binary search over the sorted hashes.
@@ -158,8 +159,7 @@ impl Decoder<'_> {
         let offset = self.usize()?;
         let len = self.usize()?;
         // `get` also refuses a range that splits a character.
-        let strings: &'static str = self.strings;
-        strings
+        self.strings
             .get(offset..offset.checked_add(len)?)
             .map(Text::borrowed)
     }
