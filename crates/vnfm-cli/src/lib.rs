@@ -17,6 +17,7 @@ use std::process::ExitCode;
 
 use clap::{Args, CommandFactory, Parser, Subcommand};
 
+pub mod arena;
 mod client;
 mod package_cmd;
 mod render;
