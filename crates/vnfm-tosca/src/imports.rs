@@ -639,14 +639,26 @@ impl Reader<'_> {
             }
             done
         };
+        let parent_cpu = crate::sched::current_cpu();
         let loaded = std::thread::scope(|scope| {
             // The parser wants a few MiB of stack (see `yaml::parse`); 8 MiB, like a main
-            // thread, lets it run in place. Without the thread, this thread does it all.
+            // thread, lets it run in place. Without the thread, this thread does it all. The
+            // helper leaves this thread's CPU as soon as it runs, and this thread yields once
+            // so that it does run now (see `sched`): otherwise the two often take turns on one
+            // CPU.
             let helper = std::thread::Builder::new()
                 .name("vnfm-tosca-read".into())
                 .stack_size(8 << 20)
-                .spawn_scoped(scope, work)
+                .spawn_scoped(scope, || {
+                    if let Some(cpu) = parent_cpu {
+                        crate::sched::spread_from(cpu);
+                    }
+                    work()
+                })
                 .ok();
+            if parent_cpu.is_some() {
+                std::thread::yield_now();
+            }
             let mut loaded = work();
             if let Some(Ok(more)) = helper.map(|h| h.join()) {
                 loaded.extend(more);

@@ -89,6 +89,7 @@ mod preparsed;
 mod problem;
 pub mod quirks;
 mod reader;
+mod sched;
 mod templates;
 mod types;
 mod values;
