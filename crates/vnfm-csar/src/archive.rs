@@ -67,6 +67,9 @@ impl<T: Read + Seek + Send> ReadSeek for T {}
 
 type Zip = ZipArchive<Box<dyn ReadSeek>>;
 
+/// Largest zip file read into memory whole when opened (see [`Archive::open_zip_file`]).
+const READ_WHOLE_MAX: u64 = 4 << 20;
+
 /// One regular file of the package.
 #[derive(Debug, Clone)]
 struct FileEntry {
@@ -150,7 +153,9 @@ impl Archive {
         })
     }
 
-    /// Opens a zip file on disk; the file stays open and entries are read on demand.
+    /// Opens a zip file on disk. A file of at most [`READ_WHOLE_MAX`] bytes is read into memory
+    /// at once (one read instead of a seek and two reads per entry); a larger one stays open and
+    /// its entries are read on demand.
     pub(crate) fn open_zip_file(
         path: &Path,
         limits: &Limits,
@@ -161,7 +166,22 @@ impl Archive {
             path: label.clone(),
             source,
         };
-        let file = File::open(path).map_err(io_err)?;
+        let mut file = File::open(path).map_err(io_err)?;
+        let len = file.metadata().map_err(io_err)?.len();
+        if len <= READ_WHOLE_MAX {
+            // Bounded by what was read, not by the size the metadata gave, in case the file
+            // changes under us.
+            let mut bytes = Vec::with_capacity(len as usize + 1);
+            file.by_ref()
+                .take(READ_WHOLE_MAX + 1)
+                .read_to_end(&mut bytes)
+                .map_err(io_err)?;
+            if bytes.len() as u64 <= READ_WHOLE_MAX {
+                let len = bytes.len() as u64;
+                return Archive::open_zip(Box::new(Cursor::new(bytes)), len, &label, limits, diags);
+            }
+            file.rewind().map_err(io_err)?;
+        }
         let len = file.metadata().map_err(io_err)?.len();
         Archive::open_zip(Box::new(file), len, &label, limits, diags)
     }

@@ -270,3 +270,50 @@ fn directories_and_zips_list_the_same_files() {
     let err = Package::open_with(root, &limits).unwrap_err();
     assert_eq!(err.code(), "csar.too-large");
 }
+
+#[test]
+fn zip_files_on_disk_read_the_same_whether_read_whole_or_on_demand() {
+    // Small zips are read into memory when opened, large ones (over 4 MiB) entry by entry.
+    let dir = tempfile::tempdir().unwrap();
+    for (name, len) in [("small.zip", 1 << 10), ("large.zip", 5 << 20)] {
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let payload: Vec<u8> = (0..len)
+            .map(|_| {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                state as u8
+            })
+            .collect();
+        let manifest = format!(
+            "metadata:\n  vnf_product_name: x\n\nSource: Files/blob.bin\nAlgorithm: SHA-256\nHash: {}\n",
+            hex::encode(Sha256::digest(&payload))
+        );
+        let meta = format!("{META}ETSI-Entry-Manifest: x.mf\n");
+        let mut zip = zip::ZipWriter::new(Cursor::new(Vec::new()));
+        let stored = zip::write::SimpleFileOptions::default()
+            .compression_method(zip::CompressionMethod::Stored);
+        for (path, data) in [
+            ("TOSCA-Metadata/TOSCA.meta", meta.as_bytes()),
+            ("Definitions/top.yaml", TOP),
+            ("x.mf", manifest.as_bytes()),
+            ("Files/blob.bin", &payload),
+        ] {
+            zip.start_file(path, stored).unwrap();
+            zip.write_all(data).unwrap();
+        }
+        let bytes = zip.finish().unwrap().into_inner();
+        let path = dir.path().join(name);
+        std::fs::write(&path, &bytes).unwrap();
+
+        let pkg = Package::open_with(&path, &Limits::default()).unwrap();
+        assert_eq!(pkg.read("Files/blob.bin").unwrap(), payload, "{name}");
+        assert_eq!(pkg.read("Definitions/top.yaml").unwrap(), TOP, "{name}");
+        // The digest matches; the definitions file is not listed.
+        assert_eq!(
+            codes(&pkg.verify(&VerifyOptions::default())),
+            ["csar.unlisted-file"],
+            "{name}"
+        );
+    }
+}
