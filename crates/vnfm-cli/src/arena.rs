@@ -8,8 +8,9 @@
 //! reserves address space once, asks for transparent huge pages on it (one fault maps 2 MiB),
 //! and hands out memory by bumping a pointer. Freeing gives back only the most recent
 //! allocation (temporary buffers), so the arena is meant for short-lived programs: once it is
-//! used up, or when it cannot be reserved, allocations go to the system allocator, so a long
-//! multi-package run stays correct and bounded by the system allocator's behaviour.
+//! used up, or when it cannot be reserved or the machine has transparent huge pages turned
+//! off, allocations go to the system allocator, so a long multi-package run stays correct and
+//! bounded by the system allocator's behaviour.
 //!
 //! `vnfm-server` and `vnfm-client` keep the system allocator: they are long-lived.
 
@@ -37,6 +38,8 @@ pub struct OneShotArena {
     start: AtomicUsize,
     /// The next free address.
     next: AtomicUsize,
+    /// Whether to stand aside when transparent huge pages are off (always, but in tests).
+    needs_huge_pages: bool,
 }
 
 impl OneShotArena {
@@ -45,6 +48,7 @@ impl OneShotArena {
         OneShotArena {
             start: AtomicUsize::new(UNSET),
             next: AtomicUsize::new(0),
+            needs_huge_pages: true,
         }
     }
 
@@ -73,7 +77,7 @@ impl OneShotArena {
         {
             return None;
         }
-        match reserve() {
+        match reserve(self.needs_huge_pages) {
             Some(base) => {
                 self.next.store(base, Ordering::Relaxed);
                 self.start.store(base, Ordering::Release);
@@ -119,8 +123,24 @@ impl Default for OneShotArena {
     }
 }
 
+/// Where Linux says whether transparent huge pages may be used.
+const THP_SETTING: &str = "/sys/kernel/mm/transparent_hugepage/enabled";
+
 /// Maps [`RESERVE`] bytes aligned to [`HUGE_PAGE`] and asks for transparent huge pages on them.
-fn reserve() -> Option<usize> {
+/// `None`, when `needs_huge_pages`, if the machine's setting is `never` or its kernel has no
+/// transparent huge pages: on 4 KiB pages the arena, which never reuses freed memory, faults in
+/// more pages than the system allocator and was measured slower than it.
+fn reserve(needs_huge_pages: bool) -> Option<usize> {
+    if needs_huge_pages {
+        // Read into a buffer on the stack: this runs inside the allocator.
+        let mut buf = [0u8; 64];
+        let setting = std::fs::File::open(THP_SETTING)
+            .and_then(|mut f| std::io::Read::read(&mut f, &mut buf))
+            .map(|n| String::from_utf8_lossy(&buf[..n]).contains("[never]"));
+        if setting.is_ok_and(|never| never) {
+            return None;
+        }
+    }
     let len = RESERVE + HUGE_PAGE;
     // SAFETY: an anonymous private mapping at an address the kernel chooses touches no existing
     // memory; the result is checked.
@@ -138,10 +158,13 @@ fn reserve() -> Option<usize> {
         return None;
     }
     let base = (raw as usize).checked_add(HUGE_PAGE - 1)? & !(HUGE_PAGE - 1);
-    // Advice only: without transparent huge pages the arena still works on 4 KiB pages.
     // SAFETY: the range lies inside the mapping just made.
-    unsafe {
-        libc::madvise(base as *mut libc::c_void, RESERVE, libc::MADV_HUGEPAGE);
+    let advised = unsafe { libc::madvise(base as *mut libc::c_void, RESERVE, libc::MADV_HUGEPAGE) };
+    if advised != 0 && needs_huge_pages {
+        // A kernel without transparent huge pages: give the mapping back.
+        // SAFETY: the whole mapping made above, not yet handed out.
+        unsafe { libc::munmap(raw, len) };
+        return None;
     }
     Some(base)
 }
@@ -222,7 +245,7 @@ mod tests {
 
     #[test]
     fn blocks_are_aligned_distinct_and_from_the_arena() {
-        let a = OneShotArena::new();
+        let a = arena();
         let mut blocks = Vec::new();
         for (size, align) in [(1, 1), (24, 8), (100, 16), (4096, 4096), (3, 2), (64, 64)] {
             let l = layout(size, align);
@@ -241,7 +264,7 @@ mod tests {
 
     #[test]
     fn the_most_recent_block_is_given_back_and_resized_in_place() {
-        let a = OneShotArena::new();
+        let a = arena();
         let first = unsafe { a.alloc(layout(16, 8)) };
         let used = a.used();
         let second = unsafe { a.alloc(layout(32, 8)) };
@@ -267,7 +290,7 @@ mod tests {
 
     #[test]
     fn a_full_arena_hands_over_to_the_system_allocator() {
-        let a = OneShotArena::new();
+        let a = arena();
         let big = layout(RESERVE - 64, 8);
         let p = unsafe { a.alloc(big) };
         assert!(a.owns(p));
@@ -287,9 +310,31 @@ mod tests {
         }
     }
 
+    /// An arena that works on whatever pages the machine has, so that these tests do not
+    /// depend on its huge-page setting.
+    const fn arena() -> OneShotArena {
+        OneShotArena {
+            needs_huge_pages: false,
+            ..OneShotArena::new()
+        }
+    }
+
+    #[test]
+    fn the_arena_stands_aside_when_huge_pages_are_off() {
+        let setting = std::fs::read_to_string(THP_SETTING).unwrap_or_default();
+        let a = OneShotArena::new();
+        let p = unsafe { a.alloc(layout(8, 8)) };
+        assert!(!p.is_null());
+        assert_eq!(
+            a.owns(p),
+            !setting.contains("[never]"),
+            "setting: {setting}"
+        );
+    }
+
     #[test]
     fn threads_get_disjoint_blocks() {
-        static ARENA: OneShotArena = OneShotArena::new();
+        static ARENA: OneShotArena = arena();
         let blocks: Vec<Vec<(usize, usize)>> = std::thread::scope(|s| {
             let handles: Vec<_> = (0..4)
                 .map(|t| {
