@@ -142,7 +142,7 @@ fn main() {
             .await
             .expect("upload");
         tokio::time::sleep(Duration::from_millis(500)).await;
-        let vnfd_id = "6f0b7e1c-2d55-4c5e-9b3a-hello0000001";
+        let vnfd_id = "6f0b7e1c-2d55-4c5e-9b3a-4e110a000001";
         let seeded = Instant::now();
         let created = Arc::new(AtomicUsize::new(0));
         let mut seeders = Vec::new();

@@ -19,7 +19,7 @@ use vnfm_lcm::{Deliverer, DelivererConfig};
 
 const CORPUS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/corpus");
 const HELLO: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../vnfd-samples/hello-vnf");
-const HELLO_VNFD: &str = "6f0b7e1c-2d55-4c5e-9b3a-hello0000001";
+const HELLO_VNFD: &str = "6f0b7e1c-2d55-4c5e-9b3a-4e110a000001";
 /// `nfvo:pkg-cb-Pa55` in Basic form.
 const BASIC: &str = "Basic bmZ2bzpwa2ctY2ItUGE1NQ==";
 

@@ -20,7 +20,7 @@ use vnfm_driver_api::memory::MemoryInfraDriver;
 
 const CORPUS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/corpus");
 const HELLO: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../vnfd-samples/hello-vnf");
-const HELLO_VNFD: &str = "6f0b7e1c-2d55-4c5e-9b3a-hello0000001";
+const HELLO_VNFD: &str = "6f0b7e1c-2d55-4c5e-9b3a-4e110a000001";
 const FLAKY: &str = "TEST.FLAKY.V_1";
 
 struct Harness {
