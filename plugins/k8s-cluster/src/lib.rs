@@ -21,6 +21,12 @@
 //! `additionalParams.k8s_cluster_installation_param` when it has them. A key file on the VNFM
 //! host (`ssh_private_key_file`) is recorded and needs no repeating.
 //!
+//! Every node reaches the API server on one `--control-plane-endpoint`: the cluster CP's
+//! address (`master_node.cluster_cp_name`) or else the first master's, port 6443. It is
+//! recorded (`metadata.k8sCluster.controlPlaneEndpoint`) so that workers joining later
+//! (scale-out, heal) are given the same one, whatever URL the VNFM itself registered for the
+//! cluster.
+//!
 //! Host keys are trusted on first use and recorded in `metadata.k8sCluster.hostKeys`; later
 //! connections must present the same key (a healed node's record is reset).
 //!
@@ -377,7 +383,7 @@ fn join_workers(
         r.secrets.push(join.token.clone());
         r.secrets.extend(join.certificate_key.clone());
     }
-    let endpoint = endpoint_of(&record.server);
+    let endpoint = record.join_endpoint();
     let steps = workers
         .iter()
         .map(|w| {
@@ -391,14 +397,6 @@ fn join_workers(
     let mut results = on_nodes(ctx, remote, steps, limit)?;
     results.push(step);
     Ok(results)
-}
-
-/// `host:port` of an `https://host:port` URL.
-fn endpoint_of(server: &str) -> String {
-    server
-        .trim_start_matches("https://")
-        .trim_end_matches('/')
-        .to_string()
 }
 
 /// Worker VNFCs in the instance that the record does not list (new or rebuilt ones).
@@ -648,6 +646,7 @@ impl MgmtDriver for K8sCluster {
             params: recorded_params,
             vim_name: vim_name.clone(),
             server: cluster.server.clone(),
+            control_plane_endpoint: Some(endpoint.clone()),
             masters,
             workers,
             host_keys,
@@ -941,11 +940,5 @@ mod tests {
             scale_delta(&vnfd, Some("simple"), "other", "workerNode", 0, 1, true),
             0
         );
-    }
-
-    #[test]
-    fn endpoints() {
-        assert_eq!(endpoint_of("https://10.0.0.1:6443"), "10.0.0.1:6443");
-        assert_eq!(endpoint_of("https://[fd00::1]:6443/"), "[fd00::1]:6443");
     }
 }

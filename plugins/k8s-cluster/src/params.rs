@@ -194,8 +194,14 @@ pub struct ClusterRecord {
     pub params: InstallParams,
     /// The registered VIM's name.
     pub vim_name: String,
-    /// The API server URL.
+    /// The API server URL the VNFM reaches the cluster on (registered as the VIM's endpoint).
     pub server: String,
+    /// The `host:port` the nodes reach the API server on (`--control-plane-endpoint` at
+    /// install): a cluster CP's address or the first master's, which may differ from
+    /// [`server`](Self::server) (a floating IP, a load balancer in front of the masters).
+    /// Records written before it was kept fall back to `server`'s `host:port`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub control_plane_endpoint: Option<String>,
     /// Control-plane nodes.
     pub masters: Vec<NodeRecord>,
     /// Workers.
@@ -203,4 +209,55 @@ pub struct ClusterRecord {
     /// SSH host-key fingerprints by address (recorded on first contact).
     #[serde(default)]
     pub host_keys: BTreeMap<String, String>,
+}
+
+impl ClusterRecord {
+    /// The `--control-plane-endpoint` that nodes joining later are given: the one the cluster
+    /// was installed with, so that every node of the cluster reaches the API server alike.
+    pub fn join_endpoint(&self) -> String {
+        match &self.control_plane_endpoint {
+            Some(endpoint) => endpoint.clone(),
+            None => endpoint_of(&self.server),
+        }
+    }
+}
+
+/// `host:port` of an `https://host:port` URL.
+fn endpoint_of(server: &str) -> String {
+    server
+        .trim_start_matches("https://")
+        .trim_end_matches('/')
+        .to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(control_plane_endpoint: Option<&str>) -> ClusterRecord {
+        serde_json::from_value(serde_json::json!({
+            "params": {"masterNode": {"username": "ubuntu"}},
+            "vimName": "k8s",
+            "server": "https://203.0.113.7:6443/",
+            "controlPlaneEndpoint": control_plane_endpoint,
+            "masters": [],
+            "workers": [],
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn later_joins_use_the_endpoint_the_cluster_was_installed_with() {
+        assert_eq!(
+            record(Some("10.10.0.5:6443")).join_endpoint(),
+            "10.10.0.5:6443"
+        );
+    }
+
+    #[test]
+    fn records_without_an_endpoint_fall_back_to_the_server_url() {
+        assert_eq!(record(None).join_endpoint(), "203.0.113.7:6443");
+        assert_eq!(endpoint_of("https://10.0.0.1:6443"), "10.0.0.1:6443");
+        assert_eq!(endpoint_of("https://[fd00::1]:6443/"), "[fd00::1]:6443");
+    }
 }

@@ -255,10 +255,16 @@ fn builds_scales_heals_and_terminates_a_cluster() {
             .any(|l| l.message.contains("2 worker(s) joined"))
     );
 
-    // scale_end after a scale-out: only the new worker joins, with a fresh token.
+    assert_eq!(rec["controlPlaneEndpoint"], format!("{m}:6443"));
+
+    // scale_end after a scale-out: only the new worker joins, with a fresh token, and reaches
+    // the API server on the endpoint the cluster was installed with, even where the VNFM's
+    // own URL for it differs (here: as if through a floating IP).
     let req = json!({"type": "SCALE_OUT", "aspectId": "worker_instance", "numberOfSteps": 1});
     let three = [("vnfc-w1", w1), ("vnfc-w2", w2), ("vnfc-w3", w3)];
-    let h = f.harness(req, instance(m, &three, 1, Some(&rec)));
+    let mut rec_behind_nat = rec.clone();
+    rec_behind_nat["server"] = json!("https://203.0.113.7:6443");
+    let h = f.harness(req, instance(m, &three, 1, Some(&rec_behind_nat)));
     let out = h.run("scale_end").unwrap();
     let steps = f.steps();
     assert_eq!(steps.len(), 2, "{steps:?}");
@@ -270,6 +276,15 @@ fn builds_scales_heals_and_terminates_a_cluster() {
         steps[1].1
     );
     assert!(has_arg(&steps[1].1, "--node-name", "worker-vnfc-w3"));
+    assert!(
+        has_arg(
+            &steps[1].1,
+            "--control-plane-endpoint",
+            &format!("{m}:6443")
+        ),
+        "{}",
+        steps[1].1
+    );
     let rec = record(&out);
     assert_eq!(
         names(&rec["workers"]),
