@@ -450,9 +450,20 @@ pub struct CachedPage {
 pub struct PageCache {
     epoch: Arc<AtomicU64>,
     pages: Mutex<HashMap<String, (u64, Instant, CachedPage)>>,
-    /// Pages being computed, by key: the epoch each was started at and where it will be
-    /// published.
-    flights: Mutex<HashMap<String, (u64, FlightReceiver)>>,
+    /// Pages being computed, by key.
+    flights: Mutex<HashMap<String, Flying>>,
+    /// The number of the next flight (tells a finished flight from a newer one of the same key).
+    next_flight: AtomicU64,
+}
+
+/// A page being computed.
+struct Flying {
+    /// The epoch it was started at.
+    epoch: u64,
+    /// Which flight it is.
+    number: u64,
+    /// Where it will be published.
+    receiver: FlightReceiver,
 }
 
 type FlightReceiver = tokio::sync::watch::Receiver<Option<CachedPage>>;
@@ -471,6 +482,7 @@ pub enum Flight<'a> {
 pub struct FlightGuard<'a> {
     cache: &'a PageCache,
     key: String,
+    number: u64,
     sender: tokio::sync::watch::Sender<Option<CachedPage>>,
 }
 
@@ -484,9 +496,10 @@ impl FlightGuard<'_> {
 impl Drop for FlightGuard<'_> {
     fn drop(&mut self) {
         let mut flights = self.cache.flights.lock().unwrap_or_else(|e| e.into_inner());
+        // A newer flight of the same key (started after a write) is not this one's to end.
         if flights
             .get(&self.key)
-            .is_some_and(|(_, receiver)| receiver.same_channel(&self.sender.subscribe()))
+            .is_some_and(|flying| flying.number == self.number)
         {
             flights.remove(&self.key);
         }
@@ -500,6 +513,7 @@ impl PageCache {
             epoch,
             pages: Mutex::new(HashMap::new()),
             flights: Mutex::new(HashMap::new()),
+            next_flight: AtomicU64::new(0),
         }
     }
 
@@ -510,16 +524,25 @@ impl PageCache {
     /// computation started before a write (an older epoch) is not followed.
     pub fn flight(&self, key: &str, epoch: u64) -> Flight<'_> {
         let mut flights = self.flights.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some((started_at, receiver)) = flights.get(key)
-            && *started_at == epoch
+        if let Some(flying) = flights.get(key)
+            && flying.epoch == epoch
         {
-            return Flight::Follow(receiver.clone());
+            return Flight::Follow(flying.receiver.clone());
         }
         let (sender, receiver) = tokio::sync::watch::channel(None);
-        flights.insert(key.to_owned(), (epoch, receiver));
+        let number = self.next_flight.fetch_add(1, Ordering::Relaxed);
+        flights.insert(
+            key.to_owned(),
+            Flying {
+                epoch,
+                number,
+                receiver,
+            },
+        );
         Flight::Lead(FlightGuard {
             cache: self,
             key: key.to_owned(),
+            number,
             sender,
         })
     }
@@ -617,6 +640,24 @@ mod tests {
         assert_eq!(published.unwrap().body, Bytes::from_static(b"[1]"));
         // Finished flights are forgotten: the next miss leads again.
         assert!(matches!(cache.flight("k", 0), Flight::Lead(_)));
+    }
+
+    #[test]
+    fn an_older_flight_ending_leaves_a_newer_one_of_the_same_key() {
+        let cache = PageCache::new(Arc::new(AtomicU64::new(0)));
+        let Flight::Lead(before_write) = cache.flight("k", 0) else {
+            panic!("the first miss leads");
+        };
+        let Flight::Lead(after_write) = cache.flight("k", 1) else {
+            panic!("a miss after a write leads its own flight");
+        };
+        drop(before_write);
+        assert!(
+            matches!(cache.flight("k", 1), Flight::Follow(_)),
+            "the newer flight is still followed"
+        );
+        drop(after_write);
+        assert!(matches!(cache.flight("k", 1), Flight::Lead(_)));
     }
 
     #[tokio::test]
