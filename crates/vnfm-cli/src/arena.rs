@@ -23,6 +23,44 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 const RESERVE: usize = 16 << 20;
 /// Transparent huge page size on x86-64 and the arena's alignment.
 const HUGE_PAGE: usize = 2 << 20;
+/// Each thread bumps its own chunk of this size, so that two threads allocating at once do not
+/// pass the shared pointer's cache line back and forth on every allocation.
+const CHUNK: usize = 64 << 10;
+/// Blocks larger than this come from the shared pointer directly.
+const LARGE: usize = CHUNK / 4;
+
+/// The chunk the current thread bumps, and the arena it belongs to (tests make several).
+#[derive(Clone, Copy)]
+struct Local {
+    arena: usize,
+    start: usize,
+    next: usize,
+    end: usize,
+}
+
+impl Local {
+    const EMPTY: Local = Local {
+        arena: 0,
+        start: 0,
+        next: 0,
+        end: 0,
+    };
+
+    /// Takes a block for `layout` from the chunk.
+    fn take(&mut self, layout: Layout) -> Option<usize> {
+        let at = self.next.checked_add(layout.align() - 1)? & !(layout.align() - 1);
+        let new = at.checked_add(layout.size())?;
+        if at < self.start || new > self.end {
+            return None;
+        }
+        self.next = new;
+        Some(at)
+    }
+}
+
+thread_local! {
+    static LOCAL: std::cell::Cell<Local> = const { std::cell::Cell::new(Local::EMPTY) };
+}
 
 /// States of [`OneShotArena::start`] below any real address.
 const UNSET: usize = 0;
@@ -97,6 +135,49 @@ impl OneShotArena {
         start > FAILED && p >= start && p < start + RESERVE
     }
 
+    /// Runs `f` on this thread's chunk of this arena (an empty one at first, or after another
+    /// arena's use); `None` during thread teardown.
+    fn with_local<T>(&self, f: impl FnOnce(&mut Local) -> T) -> Option<T> {
+        let me = self as *const OneShotArena as usize;
+        LOCAL
+            .try_with(|cell| {
+                let mut local = cell.get();
+                if local.arena != me {
+                    local = Local {
+                        arena: me,
+                        ..Local::EMPTY
+                    };
+                }
+                let out = f(&mut local);
+                cell.set(local);
+                out
+            })
+            .ok()
+    }
+
+    /// A block from this thread's chunk, taking a fresh chunk when it is used up; large blocks
+    /// from the shared pointer.
+    fn take(&self, layout: Layout) -> Option<*mut u8> {
+        if layout.size() <= LARGE
+            && let Some(Some(at)) = self.with_local(|local| {
+                local.take(layout).or_else(|| {
+                    let chunk = self.bump(Layout::from_size_align(CHUNK, 16).ok()?)? as usize;
+                    *local = Local {
+                        arena: local.arena,
+                        start: chunk,
+                        next: chunk,
+                        end: chunk + CHUNK,
+                    };
+                    local.take(layout)
+                })
+            })
+        {
+            return Some(at as *mut u8);
+        }
+        self.bump(layout)
+    }
+
+    /// A block from the shared pointer.
     fn bump(&self, layout: Layout) -> Option<*mut u8> {
         let (_, end) = self.bounds()?;
         let mut cur = self.next.load(Ordering::Relaxed);
@@ -174,7 +255,7 @@ fn reserve(needs_huge_pages: bool) -> Option<usize> {
 // is freed or resized); blocks the arena does not own go to the system allocator they came from.
 unsafe impl GlobalAlloc for OneShotArena {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        match self.bump(layout) {
+        match self.take(layout) {
             Some(p) => p,
             // SAFETY: the caller's layout contract is passed on unchanged.
             None => unsafe { System.alloc(layout) },
@@ -183,11 +264,21 @@ unsafe impl GlobalAlloc for OneShotArena {
 
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
         if self.owns(ptr) {
-            // Only the most recent block can be given back; anything else stays until exit.
-            let end = ptr as usize + layout.size();
-            let _ =
-                self.next
-                    .compare_exchange(end, ptr as usize, Ordering::Relaxed, Ordering::Relaxed);
+            // Only the most recent block of this thread's chunk, or of the whole arena, can be
+            // given back; anything else stays until exit.
+            let (p, end) = (ptr as usize, ptr as usize + layout.size());
+            let local = self.with_local(|local| {
+                let top = p >= local.start && end == local.next;
+                if top {
+                    local.next = p;
+                }
+                top
+            });
+            if local != Some(true) {
+                let _ = self
+                    .next
+                    .compare_exchange(end, p, Ordering::Relaxed, Ordering::Relaxed);
+            }
             return;
         }
         // SAFETY: not the arena's, so the system allocator handed it out with this layout.
@@ -201,7 +292,20 @@ unsafe impl GlobalAlloc for OneShotArena {
         }
         let start = self.start.load(Ordering::Acquire);
         let p = ptr as usize;
-        // The most recent block grows or shrinks where it is.
+        // The most recent block of this thread's chunk, or of the whole arena, grows or shrinks
+        // where it is.
+        let in_chunk = self.with_local(|local| {
+            let fits = p >= local.start
+                && p + layout.size() == local.next
+                && p.checked_add(new_size).is_some_and(|e| e <= local.end);
+            if fits {
+                local.next = p + new_size;
+            }
+            fits
+        });
+        if in_chunk == Some(true) {
+            return ptr;
+        }
         if let Some(new_end) = p.checked_add(new_size)
             && new_end <= start + RESERVE
             && self
@@ -266,14 +370,15 @@ mod tests {
     fn the_most_recent_block_is_given_back_and_resized_in_place() {
         let a = arena();
         let first = unsafe { a.alloc(layout(16, 8)) };
-        let used = a.used();
         let second = unsafe { a.alloc(layout(32, 8)) };
         unsafe { a.dealloc(second, layout(32, 8)) };
-        assert_eq!(a.used(), used, "the top block is given back");
+        let again = unsafe { a.alloc(layout(32, 8)) };
+        assert_eq!(again, second, "the top block is given back");
         // An older block is not given back (the bump pointer cannot skip over live blocks).
-        let third = unsafe { a.alloc(layout(8, 8)) };
         unsafe { a.dealloc(first, layout(16, 8)) };
-        assert!(a.used() > used);
+        let third = unsafe { a.alloc(layout(8, 8)) };
+        assert_ne!(third, first);
+        assert!(third as usize > again as usize);
         // The top block grows where it is, keeping its bytes.
         unsafe { third.write_bytes(7, 8) };
         let grown = unsafe { a.realloc(third, layout(8, 8), 4000) };
@@ -330,6 +435,45 @@ mod tests {
             !setting.contains("[never]"),
             "setting: {setting}"
         );
+    }
+
+    #[test]
+    fn blocks_freed_on_another_thread_are_never_handed_out_twice() {
+        static ARENA: OneShotArena = arena();
+        let size = |i: usize| 8 + (i * 13) % 300;
+        // This thread allocates; another frees every other block, the most recent ones among
+        // them; then both allocate again. No live block may overlap another.
+        let mine: Vec<(usize, usize)> = (0..500)
+            .map(|i| (unsafe { ARENA.alloc(layout(size(i), 8)) } as usize, size(i)))
+            .collect();
+        let (kept, freed): (Vec<_>, Vec<_>) =
+            mine.iter().enumerate().partition(|(i, _)| i % 2 == 0);
+        // And this thread frees a recent block below the top of its chunk.
+        let mut kept = kept;
+        let (_, &(below_top, below_top_size)) = kept.remove(kept.len() - 2);
+        unsafe { ARENA.dealloc(below_top as *mut u8, layout(below_top_size, 8)) };
+        let theirs = std::thread::scope(|s| {
+            s.spawn(|| {
+                for &(_, &(p, n)) in freed.iter().rev() {
+                    unsafe { ARENA.dealloc(p as *mut u8, layout(n, 8)) };
+                }
+                (0..500)
+                    .map(|i| (unsafe { ARENA.alloc(layout(size(i), 8)) } as usize, size(i)))
+                    .collect::<Vec<_>>()
+            })
+            .join()
+            .unwrap()
+        });
+        let more: Vec<(usize, usize)> = (0..500)
+            .map(|i| (unsafe { ARENA.alloc(layout(size(i), 8)) } as usize, size(i)))
+            .collect();
+        let mut live: Vec<(usize, usize)> = kept.iter().map(|&(_, &b)| b).collect();
+        live.extend(theirs);
+        live.extend(more);
+        live.sort();
+        for w in live.windows(2) {
+            assert!(w[0].0 + w[0].1 <= w[1].0, "blocks overlap: {w:?}");
+        }
     }
 
     #[test]
