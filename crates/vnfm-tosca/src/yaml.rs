@@ -358,9 +358,44 @@ pub fn parse_multi(file: &str, text: &str) -> Result<Vec<Node>, Diagnostic> {
 /// left, else on a fresh stack of [`PARSER_STACK_BYTES`] (no thread is started, so nothing
 /// waits for the scheduler). `None` when the parser panicked.
 fn on_parser_stack<T>(f: impl FnOnce() -> T) -> Option<T> {
-    stacker::maybe_grow(PARSER_RED_ZONE_BYTES, PARSER_STACK_BYTES, || {
-        std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).ok()
-    })
+    let guarded = || std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).ok();
+    match declared_room() {
+        Some(room) if room >= PARSER_RED_ZONE_BYTES => guarded(),
+        Some(_) => stacker::grow(PARSER_STACK_BYTES, guarded),
+        None => stacker::maybe_grow(PARSER_RED_ZONE_BYTES, PARSER_STACK_BYTES, guarded),
+    }
+}
+
+std::thread_local! {
+    /// What [`declare_stack_room`] said on this thread: an address on its stack, and the
+    /// bytes usable below it.
+    static STACK_ROOM: std::cell::Cell<Option<(usize, usize)>> =
+        const { std::cell::Cell::new(None) };
+}
+
+/// The address of a local of the caller's frame: where its stack is now.
+#[inline(never)]
+fn stack_position() -> usize {
+    let here = 0u8;
+    std::hint::black_box(&here) as *const u8 as usize
+}
+
+/// Tells the parser that the calling thread has at least `bytes` of stack below the caller's
+/// frame, so that it needs not find out itself. On a program's main thread that means asking
+/// the C library, which reads and parses `/proc/self/maps` (tens of microseconds, a share of
+/// a one-shot command worth saving); a program that knows its main thread's stack (from the
+/// stack size limit at the start of its `main`) declares it instead. Understating is safe (the
+/// parser then moves to a stack of its own), overstating is not.
+pub fn declare_stack_room(bytes: usize) {
+    let at = stack_position();
+    STACK_ROOM.with(|room| room.set(Some((at, bytes))));
+}
+
+/// Stack left on this thread by what [`declare_stack_room`] said, if it was told.
+fn declared_room() -> Option<usize> {
+    let (at, bytes) = STACK_ROOM.with(std::cell::Cell::get)?;
+    // The stack grows down: what was used since the declaration is the distance below it.
+    Some(bytes.saturating_sub(at.saturating_sub(stack_position())))
 }
 
 fn parser_failed(file: &str) -> Diagnostic {
@@ -849,6 +884,55 @@ mod tests {
             .join()
             .unwrap();
         check();
+    }
+
+    #[test]
+    fn declared_stack_room_decides_where_the_parser_runs() {
+        // Each case on a thread of its own, as the declaration is per thread.
+        let on_thread = |declared: Option<usize>| {
+            std::thread::Builder::new()
+                .stack_size(PARSER_RED_ZONE_BYTES + PARSER_STACK_BYTES)
+                .spawn(move || {
+                    if let Some(bytes) = declared {
+                        declare_stack_room(bytes);
+                    }
+                    let room = declared_room();
+                    let here = stack_position();
+                    // Where the parser runs: in place (a few frames below), or on a stack
+                    // mapped elsewhere.
+                    let at = on_parser_stack(stack_position).unwrap();
+                    (room, at < here && here - at < 1024 * 1024)
+                })
+                .unwrap()
+                .join()
+                .unwrap()
+        };
+        let (room, in_place) = on_thread(Some(PARSER_RED_ZONE_BYTES * 2));
+        let room = room.unwrap();
+        assert!(room <= PARSER_RED_ZONE_BYTES * 2 && room > PARSER_RED_ZONE_BYTES);
+        assert!(in_place, "room enough: the parser runs on this stack");
+        let (_, in_place) = on_thread(Some(PARSER_RED_ZONE_BYTES / 2));
+        assert!(
+            !in_place,
+            "too little room: the parser gets a stack of its own"
+        );
+        let (room, in_place) = on_thread(None);
+        assert!(room.is_none());
+        assert!(
+            in_place,
+            "undeclared: the thread's own stack size decides, and it is big"
+        );
+        // And the deepest nesting parses with only the declared room to go by.
+        std::thread::Builder::new()
+            .stack_size(PARSER_RED_ZONE_BYTES + PARSER_STACK_BYTES)
+            .spawn(|| {
+                declare_stack_room(PARSER_RED_ZONE_BYTES + PARSER_STACK_BYTES / 2);
+                let flow = "{a: ".repeat(MAX_DEPTH - 1) + "1" + &"}".repeat(MAX_DEPTH - 1);
+                assert!(parse("deep.yaml", &flow).is_ok());
+            })
+            .unwrap()
+            .join()
+            .unwrap();
     }
 
     #[test]
