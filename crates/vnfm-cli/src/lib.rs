@@ -170,31 +170,72 @@ impl Command {
 
 /// `main` of `vnfm`: parses the whole command line (so usage errors and `--help` are answered
 /// here), runs the package and completion commands, and replaces itself with the sibling
-/// program that runs any other command, passing the arguments on unchanged.
-pub fn main_vnfm() -> ExitCode {
+/// program that runs any other command, passing the arguments on unchanged. Returns the exit
+/// status: `vnfm` starts without Rust's runtime set-up (see `src/bin/vnfm.rs`), whose
+/// `ExitCode` it cannot hand back.
+pub fn main_vnfm() -> u8 {
     if std::env::args_os().nth(1).is_some_and(|a| a == "package") {
         let PackageCli {
             command: PackageOnly::Package(command),
         } = PackageCli::parse();
-        return finish(run_package(command));
+        return status(run_package(command));
     }
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Package(command) => run_package(command),
         Command::Completion { shell } => {
             clap_complete::generate(shell, &mut Cli::command(), "vnfm", &mut std::io::stdout());
-            Ok(ExitCode::SUCCESS)
+            Ok(0)
         }
         other => Err(hand_over(other.program())),
     };
-    finish(result)
+    status(result)
 }
 
-fn run_package(command: PackageCommand) -> Result<ExitCode, String> {
+fn run_package(command: PackageCommand) -> Result<u8, String> {
     match command {
         PackageCommand::Validate(args) => package_cmd::validate(&args),
         PackageCommand::Show(args) => package_cmd::show(&args),
     }
+}
+
+/// Ignores `SIGPIPE`, as Rust's runtime set-up does for a program with a Rust `main`: writing
+/// to a closed pipe then fails with an error the commands tolerate instead of ending the
+/// process. For `vnfm`, which starts without that set-up.
+#[allow(unsafe_code)]
+pub fn ignore_sigpipe() {
+    // SAFETY: installs the predefined `SIG_IGN` disposition; no handler code runs.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_IGN);
+    }
+}
+
+/// Tells the descriptor parser how much stack the main thread has (see
+/// `vnfm::tosca::yaml::declare_stack_room`), so that it does not ask the C library, which
+/// reads `/proc/self/maps` to answer. Call it at the start of `main`. The main thread's stack
+/// may grow to the stack size limit, less what the arguments and environment above `main`
+/// take, which the kernel bounds to a quarter of that limit; so three quarters of it, less a
+/// margin for the start-up frames, are declared (8 MiB when unlimited). With no limit to be
+/// read, nothing is declared and the parser finds out itself.
+#[allow(unsafe_code)]
+pub fn declare_main_thread_stack() {
+    const UNLIMITED_AS: u64 = 8 << 20;
+    const MARGIN: u64 = 128 << 10;
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: `getrlimit` only writes the struct it is given.
+    if unsafe { libc::getrlimit(libc::RLIMIT_STACK, &mut limit) } != 0 {
+        return;
+    }
+    let size = if limit.rlim_cur == libc::RLIM_INFINITY {
+        UNLIMITED_AS
+    } else {
+        limit.rlim_cur.min(1 << 30)
+    };
+    let room = (size / 4 * 3).saturating_sub(MARGIN);
+    vnfm::tosca::yaml::declare_stack_room(usize::try_from(room).unwrap_or(0));
 }
 
 /// `main` of `vnfm-server`: `serve` and `plugin-runner`, with the same arguments as `vnfm`.
@@ -258,11 +299,19 @@ fn not_here(this: Program, runs_it: Program) -> String {
 fn finish(result: Result<ExitCode, String>) -> ExitCode {
     match result {
         Ok(code) => code,
-        Err(usage) => {
-            eprintln!("vnfm: {usage}");
-            ExitCode::from(2)
-        }
+        Err(usage) => ExitCode::from(usage_error(&usage)),
     }
+}
+
+/// [`finish`] as an exit status.
+fn status(result: Result<u8, String>) -> u8 {
+    result.unwrap_or_else(|usage| usage_error(&usage))
+}
+
+/// Prints a usage error; its exit status.
+fn usage_error(usage: &str) -> u8 {
+    eprintln!("vnfm: {usage}");
+    2
 }
 
 #[cfg(test)]

@@ -1,7 +1,6 @@
 //! `vnfm package validate` and `vnfm package show`.
 
 use std::io::Write;
-use std::process::ExitCode;
 
 use serde_json::json;
 use vnfm::csar::VerifyOptions;
@@ -28,7 +27,8 @@ fn options(check: &CheckOptions) -> Result<InspectOptions, String> {
     })
 }
 
-pub(crate) fn validate(args: &ValidateArgs) -> Result<ExitCode, String> {
+/// Exit status 0 when every package is valid, 1 otherwise.
+pub(crate) fn validate(args: &ValidateArgs) -> Result<u8, String> {
     let opts = options(&args.check)?;
     let mut invalid = 0usize;
     let mut json_reports = Vec::new();
@@ -67,14 +67,12 @@ pub(crate) fn validate(args: &ValidateArgs) -> Result<ExitCode, String> {
             total - invalid
         );
     }
-    Ok(if invalid == 0 {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(1)
-    })
+    let _ = out.flush();
+    Ok(u8::from(invalid != 0))
 }
 
-pub(crate) fn show(args: &ShowArgs) -> Result<ExitCode, String> {
+/// Exit status 0 when the package is valid, 1 otherwise.
+pub(crate) fn show(args: &ShowArgs) -> Result<u8, String> {
     let opts = options(&args.check)?;
     let report = inspect(&args.package, &opts);
     let stdout = std::io::stdout();
@@ -98,11 +96,8 @@ pub(crate) fn show(args: &ShowArgs) -> Result<ExitCode, String> {
     }
     let valid = report.is_valid();
     exiting_with(Some(report));
-    Ok(if valid {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(1)
-    })
+    let _ = out.flush();
+    Ok(u8::from(!valid))
 }
 
 /// Leaves the last report to the process's exit instead of freeing it: the command ends right
