@@ -12,6 +12,7 @@
 //! 2 usage error (unknown option, missing argument, unreadable option file), 3 the server
 //! could not be reached or refused the credentials, 4 `--timeout` expired.
 
+use std::ffi::OsString;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -175,9 +176,13 @@ impl Command {
 /// `ExitCode` it cannot hand back.
 pub fn main_vnfm() -> u8 {
     if std::env::args_os().nth(1).is_some_and(|a| a == "package") {
-        let PackageCli {
-            command: PackageOnly::Package(command),
-        } = PackageCli::parse();
+        let args: Vec<OsString> = std::env::args_os().skip(1).collect();
+        let command = plain_package_command(&args).unwrap_or_else(|| {
+            let PackageCli {
+                command: PackageOnly::Package(command),
+            } = PackageCli::parse();
+            command
+        });
         return status(run_package(command));
     }
     let cli = Cli::parse();
@@ -190,6 +195,55 @@ pub fn main_vnfm() -> u8 {
         other => Err(hand_over(other.program())),
     };
     status(result)
+}
+
+/// The everyday forms of a package command (`package validate|show`, package paths and the
+/// `--json`, `--strict` and `--require-signature` switches, each at most once), read without
+/// building the argument parser: that is a tenth of a millisecond of a one-shot check of a
+/// few milliseconds. Anything else (help, version, `--trusted-root`, `--`, unknown or
+/// repeated options, a missing or extra path) is `None`, for the parser to read or refuse.
+/// `args` leaves out the program name.
+fn plain_package_command(args: &[OsString]) -> Option<PackageCommand> {
+    let (first, rest) = args.split_first()?;
+    let (command, rest) = rest.split_first()?;
+    if first != "package" {
+        return None;
+    }
+    let (mut json, mut strict, mut require_signature) = (false, false, false);
+    let mut packages = Vec::new();
+    for arg in rest {
+        let switch = match arg.to_str() {
+            Some("--json") => &mut json,
+            Some("--strict") => &mut strict,
+            Some("--require-signature") => &mut require_signature,
+            _ if arg.is_empty() || arg.as_encoded_bytes().starts_with(b"-") => return None,
+            _ => {
+                packages.push(PathBuf::from(arg));
+                continue;
+            }
+        };
+        if std::mem::replace(switch, true) {
+            return None;
+        }
+    }
+    let check = CheckOptions {
+        strict,
+        trusted_roots: Vec::new(),
+        require_signature,
+    };
+    match command.to_str()? {
+        "validate" if !packages.is_empty() => Some(PackageCommand::Validate(ValidateArgs {
+            packages,
+            json,
+            check,
+        })),
+        "show" if packages.len() == 1 => Some(PackageCommand::Show(ShowArgs {
+            package: packages.pop()?,
+            json,
+            check,
+        })),
+        _ => None,
+    }
 }
 
 fn run_package(command: PackageCommand) -> Result<u8, String> {
@@ -317,6 +371,73 @@ fn usage_error(usage: &str) -> u8 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn os_args(args: &[&str]) -> Vec<OsString> {
+        args.iter().map(OsString::from).collect()
+    }
+
+    /// What the plain reading makes of a command line is what the parser makes of it; what it
+    /// leaves to the parser is everything but the everyday forms.
+    #[test]
+    fn plain_package_commands_read_as_the_parser_reads_them() {
+        let plain: &[&[&str]] = &[
+            &["package", "validate", "a.zip"],
+            &["package", "validate", "a.zip", "dir/b", "c d.zip"],
+            &["package", "validate", "--json", "a.zip", "b.zip"],
+            &[
+                "package",
+                "validate",
+                "a.zip",
+                "--strict",
+                "--require-signature",
+            ],
+            &[
+                "package",
+                "validate",
+                "--strict",
+                "--json",
+                "--require-signature",
+                "a",
+            ],
+            &["package", "show", "a.zip"],
+            &["package", "show", "--json", "a.zip", "--strict"],
+        ];
+        for case in plain {
+            let fast = plain_package_command(&os_args(case))
+                .unwrap_or_else(|| panic!("{case:?} is read without the parser"));
+            let Ok(PackageCli {
+                command: PackageOnly::Package(parsed),
+            }) = PackageCli::try_parse_from(std::iter::once("vnfm").chain(case.iter().copied()))
+            else {
+                panic!("the parser accepts {case:?}");
+            };
+            assert_eq!(format!("{fast:?}"), format!("{parsed:?}"), "{case:?}");
+        }
+        let to_the_parser: &[&[&str]] = &[
+            &["package"],
+            &["package", "validate"],
+            &["package", "validate", "--help"],
+            &["package", "validate", "-h", "a.zip"],
+            &["package", "validate", "--version"],
+            &["package", "validate", "--trusted-root", "root.pem", "a.zip"],
+            &["package", "validate", "--trusted-root=root.pem", "a.zip"],
+            &["package", "validate", "--json", "--json", "a.zip"],
+            &["package", "validate", "--", "-a.zip"],
+            &["package", "validate", "-", "a.zip"],
+            &["package", "validate", ""],
+            &["package", "validate", "--jsn", "a.zip"],
+            &["package", "show"],
+            &["package", "show", "a.zip", "b.zip"],
+            &["package", "inspect", "a.zip"],
+            &["pkg", "validate", "a.zip"],
+        ];
+        for case in to_the_parser {
+            assert!(
+                plain_package_command(&os_args(case)).is_none(),
+                "{case:?} is left to the parser"
+            );
+        }
+    }
 
     fn help_of(mut command: clap::Command, path: &[&str]) -> String {
         command.build();
