@@ -236,7 +236,10 @@ mod tests {
 
     fn record(control_plane_endpoint: Option<&str>) -> ClusterRecord {
         serde_json::from_value(serde_json::json!({
-            "params": {"masterNode": {"username": "ubuntu"}},
+            "params": {
+                "script_path": "Scripts/install.sh",
+                "master_node": {"ssh_cp_name": "masterNode_CP1", "username": "ubuntu"},
+            },
             "vimName": "k8s",
             "server": "https://203.0.113.7:6443/",
             "controlPlaneEndpoint": control_plane_endpoint,
