@@ -577,55 +577,7 @@ struct IdOnly {
 
 /// `2026-01-02T03:04:05.123456Z` (or with a `+hh:mm` offset) as a [`SystemTime`].
 pub(crate) fn parse_rfc3339(s: &str) -> Option<SystemTime> {
-    let s = s.trim();
-    let (date, rest) = s.split_once(['T', ' '])?;
-    let mut d = date.split('-');
-    let year: i64 = d.next()?.parse().ok()?;
-    let month: u32 = d.next()?.parse().ok()?;
-    let day: u32 = d.next()?.parse().ok()?;
-    let (time, offset_secs) = if let Some(t) = rest.strip_suffix('Z') {
-        (t, 0i64)
-    } else if let Some(pos) = rest.rfind(['+', '-']) {
-        let (t, off) = rest.split_at(pos);
-        let sign = if off.starts_with('-') { -1 } else { 1 };
-        let (h, m) = off[1..].split_once(':').unwrap_or((&off[1..], "0"));
-        (
-            t,
-            sign * (h.parse::<i64>().ok()? * 3600 + m.parse::<i64>().ok()? * 60),
-        )
-    } else {
-        (rest, 0)
-    };
-    let mut t = time.split(':');
-    let hour: i64 = t.next()?.parse().ok()?;
-    let minute: i64 = t.next()?.parse().ok()?;
-    let sec_str = t.next().unwrap_or("0");
-    let seconds: f64 = sec_str.parse().ok()?;
-    let valid = (1..=9999).contains(&year)
-        && (1..=12).contains(&month)
-        && (1..=31).contains(&day)
-        && (0..24).contains(&hour)
-        && (0..60).contains(&minute)
-        && (0.0..61.0).contains(&seconds)
-        && offset_secs.abs() < 86_400;
-    if !valid {
-        return None;
-    }
-    let days = days_from_civil(year, month, day);
-    let total = days * 86_400 + hour * 3600 + minute * 60 - offset_secs;
-    let whole = u64::try_from(total).ok()?;
-    UNIX_EPOCH
-        .checked_add(Duration::from_secs(whole))?
-        .checked_add(Duration::from_secs_f64(seconds))
-}
-
-/// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
-fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = if y >= 0 { y } else { y - 399 } / 400;
-    let yoe = y - era * 400;
-    let m = i64::from(m);
-    let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + i64::from(d) - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
+    let at = vnfm_types::time::parse_rfc3339(s.trim())?;
+    let seconds = u64::try_from(at.seconds).ok()?;
+    UNIX_EPOCH.checked_add(Duration::new(seconds, at.nanos))
 }

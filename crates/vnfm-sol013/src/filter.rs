@@ -20,8 +20,8 @@ use std::cmp::Ordering;
 use std::fmt;
 
 use serde_json::Value;
+use vnfm_types::time::parse_rfc3339;
 
-use crate::datetime;
 use crate::error::{Sol013Error, echo, found_at};
 use crate::schema::{self, Kinds};
 
@@ -276,7 +276,7 @@ impl Leaf<'_> {
         match self {
             Leaf::Str(s) => {
                 s == v
-                    || matches!((datetime::parse(s), datetime::parse(v)), (Some(a), Some(b)) if a == b)
+                    || matches!((parse_rfc3339(s), parse_rfc3339(v)), (Some(a), Some(b)) if a == b)
             }
             Leaf::Num(n) => parse_number(v)
                 .is_some_and(|x| cmp_numbers(json_number(n), x) == Some(Ordering::Equal)),
@@ -287,7 +287,7 @@ impl Leaf<'_> {
 
     fn order(self, v: &str) -> Option<Ordering> {
         match self {
-            Leaf::Str(s) => match (datetime::parse(s), datetime::parse(v)) {
+            Leaf::Str(s) => match (parse_rfc3339(s), parse_rfc3339(v)) {
                 (Some(a), Some(b)) => Some(a.cmp(&b)),
                 _ => Some(s.cmp(v)),
             },

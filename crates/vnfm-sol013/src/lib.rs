@@ -75,7 +75,6 @@
 //! - **Paging markers** are not secret, but carry a digest of the query fingerprint and of
 //!   the id, so a marker replayed with another filter or selector, or edited, is refused.
 
-mod datetime;
 pub mod defaults;
 mod error;
 mod filter;

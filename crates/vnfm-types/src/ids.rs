@@ -136,9 +136,9 @@ impl DateTime {
 
     /// The UTC date-time `secs` seconds after 1970-01-01T00:00:00Z.
     pub fn from_unix_seconds(secs: u64) -> Self {
-        let days = secs / 86_400;
+        let days = i64::try_from(secs / 86_400).unwrap_or(i64::MAX / 86_400);
         let rem = secs % 86_400;
-        let (y, m, d) = civil_from_days(days);
+        let (y, m, d) = crate::time::civil_from_days(days);
         Self(format!(
             "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
             rem / 3600,
@@ -187,75 +187,10 @@ impl JsonSchema for DateTime {
     }
 }
 
-/// Days since 1970-01-01 to a proleptic Gregorian (year, month, day) (H. Hinnant's algorithm).
-fn civil_from_days(days: u64) -> (u64, u64, u64) {
-    let z = days + 719_468;
-    let era = z / 146_097;
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let y = yoe + era * 400;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    (if m <= 2 { y + 1 } else { y }, m, d)
-}
-
-/// RFC 3339 `date-time`: `full-date "T" full-time`, with `T`/`Z` accepted in either case.
+/// RFC 3339 `date-time`: `full-date "T" full-time`, with `T`/`Z` accepted in either case
+/// (the space some producers put between date and time is not RFC 3339's `date-time`).
 fn is_rfc3339(s: &str) -> bool {
-    let b = s.as_bytes();
-    let digits = |r: std::ops::Range<usize>| {
-        b.get(r.clone())
-            .is_some_and(|x| x.iter().all(u8::is_ascii_digit))
-    };
-    let num = |r: std::ops::Range<usize>| -> u32 {
-        b[r].iter()
-            .fold(0u32, |acc, c| acc * 10 + u32::from(c - b'0'))
-    };
-    if b.len() < 20
-        || !digits(0..4)
-        || b[4] != b'-'
-        || !digits(5..7)
-        || b[7] != b'-'
-        || !digits(8..10)
-        || !matches!(b[10], b'T' | b't')
-        || !digits(11..13)
-        || b[13] != b':'
-        || !digits(14..16)
-        || b[16] != b':'
-        || !digits(17..19)
-    {
-        return false;
-    }
-    let (month, day) = (num(5..7), num(8..10));
-    let (hour, minute, second) = (num(11..13), num(14..16), num(17..19));
-    if !(1..=12).contains(&month) || !(1..=31).contains(&day) {
-        return false;
-    }
-    // Second 60 is a leap second, which RFC 3339 allows.
-    if hour > 23 || minute > 59 || second > 60 {
-        return false;
-    }
-    let mut i = 19;
-    if b[i] == b'.' {
-        i += 1;
-        let start = i;
-        while i < b.len() && b[i].is_ascii_digit() {
-            i += 1;
-        }
-        if i == start {
-            return false;
-        }
-    }
-    match &b[i..] {
-        [b'Z' | b'z'] => true,
-        [b'+' | b'-', h1, h2, b':', m1, m2] => {
-            [h1, h2, m1, m2].iter().all(|c| c.is_ascii_digit())
-                && (u32::from(h1 - b'0') * 10 + u32::from(h2 - b'0')) <= 23
-                && (u32::from(m1 - b'0') * 10 + u32::from(m2 - b'0')) <= 59
-        }
-        _ => false,
-    }
+    matches!(s.as_bytes().get(10), Some(b'T' | b't')) && crate::time::parse_rfc3339(s).is_some()
 }
 
 #[cfg(test)]
@@ -287,6 +222,7 @@ mod tests {
             "2021-09-06T07:07:15+0900",
             "2021-09-06T07:07:15Zjunk",
             "20210906T070715Z",
+            "2021-02-29T07:07:15Z",
         ] {
             assert!(!is_rfc3339(bad), "{bad}");
         }

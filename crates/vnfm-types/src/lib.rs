@@ -34,6 +34,7 @@ pub mod package;
 pub mod pkgm_subscription;
 pub mod requests;
 pub mod subscription;
+pub mod time;
 pub mod v1;
 
 pub use common::*;

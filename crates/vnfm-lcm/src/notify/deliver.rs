@@ -355,57 +355,7 @@ fn created_ms(payload: &serde_json::Value) -> Option<i64> {
 
 /// Milliseconds since the epoch of an RFC 3339 date-time (`2021-09-06T07:07:15.5+02:00`).
 pub(crate) fn parse_rfc3339_ms(s: &str) -> Option<i64> {
-    let b = s.as_bytes();
-    let num = |r: std::ops::Range<usize>| -> Option<i64> {
-        let t = s.get(r)?;
-        if !t.bytes().all(|c| c.is_ascii_digit()) {
-            return None;
-        }
-        t.parse().ok()
-    };
-    if b.len() < 20 || b[4] != b'-' || b[7] != b'-' || b[13] != b':' || b[16] != b':' {
-        return None;
-    }
-    if !matches!(b[10], b'T' | b't' | b' ') {
-        return None;
-    }
-    let (y, mo, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
-    let (h, mi, sec) = (num(11..13)?, num(14..16)?, num(17..19)?);
-    if !(1..=12).contains(&mo) || !(1..=31).contains(&d) || h > 23 || mi > 59 || sec > 60 {
-        return None;
-    }
-    let mut i = 19;
-    let mut ms = 0i64;
-    if b.get(i) == Some(&b'.') {
-        let start = i + 1;
-        i = start;
-        while b.get(i).is_some_and(u8::is_ascii_digit) {
-            i += 1;
-        }
-        if i == start {
-            return None;
-        }
-        let frac = &s[start..i.min(start + 3)];
-        ms = frac.parse::<i64>().ok()? * 10i64.pow(3 - frac.len() as u32);
-    }
-    let offset_min = match b.get(i)? {
-        b'Z' | b'z' if i + 1 == b.len() => 0,
-        sign @ (b'+' | b'-') if i + 6 == b.len() && b[i + 3] == b':' => {
-            let o = num(i + 1..i + 3)? * 60 + num(i + 4..i + 6)?;
-            if *sign == b'-' { -o } else { o }
-        }
-        _ => return None,
-    };
-    // Days from the civil date (H. Hinnant's algorithm).
-    let yy = if mo <= 2 { y - 1 } else { y };
-    let era = yy.div_euclid(400);
-    let yoe = yy - era * 400;
-    let mp = (mo + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    let days = era * 146_097 + doe - 719_468;
-    let secs = days * 86_400 + h * 3600 + mi * 60 + sec - offset_min * 60;
-    Some(secs * 1000 + ms)
+    vnfm_types::time::parse_rfc3339(s).map(vnfm_types::time::UnixInstant::millis)
 }
 
 #[cfg(test)]
