@@ -16,7 +16,6 @@
 //!   `libgcc_s.so.1` as before.
 
 use std::path::{Path, PathBuf};
-
 use std::process::Command;
 
 fn main() {

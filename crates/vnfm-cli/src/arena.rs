@@ -8,11 +8,11 @@
 //! reserves address space once, asks for transparent huge pages on it (one fault maps 2 MiB),
 //! and hands out memory by bumping a pointer: each thread bumps a 64 KiB chunk of its own,
 //! taken from the shared pointer (as are large blocks), so that the two reading threads do
-//! not contend for one cache line on every allocation. Freeing gives back only the most recent
-//! allocation of a chunk or of the arena (temporary buffers), so the arena is meant for short-lived programs: once it is
-//! used up, or when it cannot be reserved or the machine has transparent huge pages turned
-//! off, allocations go to the system allocator, so a long multi-package run stays correct and
-//! bounded by the system allocator's behaviour.
+//! not contend for one cache line on every allocation. Freeing gives back only the most
+//! recent allocation of a chunk or of the arena (temporary buffers), so the arena is meant for
+//! short-lived programs: once it is used up, or when it cannot be reserved or the machine has
+//! transparent huge pages turned off, allocations go to the system allocator, so a long
+//! multi-package run stays correct and bounded by the system allocator's behaviour.
 //!
 //! `vnfm-server` and `vnfm-client` keep the system allocator: they are long-lived.
 

@@ -175,8 +175,8 @@ impl Command {
 /// status: `vnfm` starts without Rust's runtime set-up (see `src/bin/vnfm.rs`), whose
 /// `ExitCode` it cannot hand back.
 pub fn main_vnfm() -> u8 {
-    if std::env::args_os().nth(1).is_some_and(|a| a == "package") {
-        let args: Vec<OsString> = std::env::args_os().skip(1).collect();
+    let args: Vec<OsString> = std::env::args_os().skip(1).collect();
+    if args.first().is_some_and(|a| a == "package") {
         let command = plain_package_command(&args).unwrap_or_else(|| {
             let PackageCli {
                 command: PackageOnly::Package(command),

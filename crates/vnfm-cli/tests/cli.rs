@@ -326,6 +326,25 @@ fn one_invalid_package_makes_the_run_fail_and_is_counted() {
     assert!(text.contains("2 packages: 1 valid, 1 invalid"), "{text}");
 }
 
+/// `vnfm` starts without Rust's runtime set-up, which ignored `SIGPIPE`; it must still do so:
+/// a reader that went away is a failed write, not a death by signal.
+#[test]
+fn a_closed_output_pipe_does_not_kill_the_check() {
+    let cwd = tempfile::tempdir().unwrap();
+    let good = repo().join("vnfd-samples/hello-vnf");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_vnfm"))
+        .args(["package", "validate", good.to_str().unwrap()])
+        .current_dir(cwd.path())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // The reader is gone before the report is written.
+    drop(child.stdout.take());
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(0), "{status:?}");
+}
+
 #[test]
 fn usage_errors_exit_with_two() {
     let cwd = tempfile::tempdir().unwrap();
