@@ -334,6 +334,29 @@ fn directory_symlinks_must_stay_inside_the_package() {
     symlink(&secret, dir.join("Definitions/alias.yaml")).unwrap();
     let err = pkg.read("Definitions/alias.yaml").unwrap_err();
     assert_eq!(err.code(), "csar.symlink", "{err}");
+    fs::remove_file(dir.join("Definitions/alias.yaml")).unwrap();
+
+    // So is a directory on the way swapped for a link to one outside.
+    let decoy = sandbox.outer.path().join("decoy");
+    fs::create_dir_all(&decoy).unwrap();
+    fs::write(decoy.join("top.yaml"), b"outside").unwrap();
+    let pkg = Package::open(&dir).unwrap();
+    fs::rename(dir.join("Definitions"), dir.join("Definitions.orig")).unwrap();
+    symlink(&decoy, dir.join("Definitions")).unwrap();
+    let err = pkg.read("Definitions/top.yaml").unwrap_err();
+    assert_eq!(err.code(), "csar.symlink", "{err}");
+    fs::remove_file(dir.join("Definitions")).unwrap();
+    fs::rename(dir.join("Definitions.orig"), dir.join("Definitions")).unwrap();
+    fs::remove_dir_all(&decoy).unwrap();
+
+    // An absolute link that ends inside the package is a file of the package too.
+    symlink(
+        dir.canonicalize().unwrap().join("Definitions/top.yaml"),
+        dir.join("Definitions/absolute.yaml"),
+    )
+    .unwrap();
+    let pkg = Package::open(&dir).unwrap();
+    assert_eq!(pkg.read("Definitions/absolute.yaml").unwrap(), TOP);
     fs::remove_file(&secret).unwrap();
     sandbox.assert_untouched(&["pkg"]);
 }

@@ -83,7 +83,9 @@ struct FileEntry {
 
 enum Source {
     Zip(Mutex<Zip>),
-    Dir(PathBuf),
+    /// An unpacked package: its canonical root, and the root opened as a directory (where
+    /// that worked) for opening files beneath it in one step.
+    Dir(PathBuf, Option<File>),
 }
 
 /// A package's files, listed safely and opened on demand.
@@ -206,9 +208,12 @@ impl Archive {
             path: root.display().to_string(),
             source,
         })?;
+        // Opened before the listing, so that the files listed and the files read later are
+        // looked up beneath the same directory.
+        let handle = File::open(&root).ok();
         let files = list_dir(&root, limits, diags)?;
         Ok(Archive {
-            source: Source::Dir(root),
+            source: Source::Dir(root, handle),
             files,
             limits: limits.clone(),
         })
@@ -268,12 +273,17 @@ impl Archive {
                     reason,
                 })
             }
-            Source::Dir(root) => {
-                let full = checked_dir_path(root, path)?;
-                let file = File::open(&full).map_err(|source| CsarError::Io {
-                    path: path.to_string(),
-                    source,
-                })?;
+            Source::Dir(root, handle) => {
+                let file = match handle.as_ref().and_then(|dir| open_beneath(dir, path)) {
+                    Some(file) => file,
+                    None => {
+                        let full = checked_dir_path(root, path)?;
+                        File::open(&full).map_err(|source| CsarError::Io {
+                            path: path.to_string(),
+                            source,
+                        })?
+                    }
+                };
                 let mut guarded = Guarded::new(file, path, entry, None, &self.limits);
                 let result = f(&mut guarded);
                 guarded.finish(result, |reason| CsarError::Io {
@@ -657,6 +667,32 @@ fn inside_link_target(root: &Path, full: &Path, rel: &str) -> Result<LinkTarget,
     } else {
         Ok(LinkTarget::File(meta.len()))
     }
+}
+
+/// Opens package file `rel` beneath the package directory `root` in one system call, which
+/// the kernel refuses if any step of the path, links included, would leave the directory
+/// (`openat2` with `RESOLVE_BENEATH`, Linux 5.6). `None` when it cannot: the kernel lacks the
+/// call, a link is absolute or leads outside, the file is missing. The caller then takes the
+/// portable path, [`checked_dir_path`], which tells these cases apart for the diagnostic; this
+/// one only saves it from asking the kernel about every directory on the way (a
+/// canonicalisation costs one `readlink` per path component, root's ancestors included).
+#[cfg(target_os = "linux")]
+fn open_beneath(root: &File, rel: &str) -> Option<File> {
+    use rustix::fs::{Mode, OFlags, ResolveFlags};
+    let fd = rustix::fs::openat2(
+        root,
+        rel,
+        OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NOCTTY,
+        Mode::empty(),
+        ResolveFlags::BENEATH | ResolveFlags::NO_MAGICLINKS,
+    )
+    .ok()?;
+    Some(File::from(fd))
+}
+
+#[cfg(not(target_os = "linux"))]
+fn open_beneath(_root: &File, _rel: &str) -> Option<File> {
+    None
 }
 
 /// The on-disk path of package file `rel`, re-checked at read time: a link created after

@@ -4,6 +4,7 @@
 //! `SHA_256`); [`DigestAlgorithm::parse`] accepts all of those for SHA-256, SHA-384 and
 //! SHA-512 and nothing else. Digests are computed by streaming, never by loading a file.
 
+use std::cell::RefCell;
 use std::fmt;
 use std::io::{self, Read};
 
@@ -71,11 +72,33 @@ impl fmt::Display for DigestAlgorithm {
     }
 }
 
+/// Size of the read buffer: large enough that hashing a disk image is not dominated by system
+/// calls.
+const READ_BUFFER: usize = 64 * 1024;
+
+thread_local! {
+    /// The read buffer of this thread's digests, zeroed once and reused: a package has dozens
+    /// of small artifacts, and a fresh zeroed 64 KiB per file cost more than hashing them.
+    static READ_BUFFER_OF_THREAD: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+}
+
 fn stream<D: Digest>(reader: &mut dyn Read) -> io::Result<String> {
+    READ_BUFFER_OF_THREAD.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut buf) => {
+            if buf.len() < READ_BUFFER {
+                buf.resize(READ_BUFFER, 0);
+            }
+            stream_with::<D>(reader, &mut buf)
+        }
+        // A reader that itself computes a digest while being read.
+        Err(_) => stream_with::<D>(reader, &mut vec![0; READ_BUFFER]),
+    })
+}
+
+fn stream_with<D: Digest>(reader: &mut dyn Read, buf: &mut [u8]) -> io::Result<String> {
     let mut hasher = D::new();
-    let mut buf = vec![0u8; 64 * 1024];
     loop {
-        match reader.read(&mut buf) {
+        match reader.read(buf) {
             Ok(0) => break,
             Ok(n) => hasher.update(&buf[..n]),
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
@@ -141,6 +164,31 @@ mod tests {
             abc(DigestAlgorithm::Sha512),
             "ddaf35a193617abacc417349ae20413112e6fa4e89a97ea20a9eeee64b55d39a2192992a274fc1a836ba3c23a3feebbd454d4423643ce80e2a9ac94fa54ca49f"
         );
+    }
+
+    #[test]
+    fn a_reader_may_compute_a_digest_while_it_is_read() {
+        /// Hashes "abc" on its first read, while the outer digest holds the thread's buffer.
+        struct Nested<'a>(&'a [u8], Option<String>);
+        impl Read for Nested<'_> {
+            fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+                if self.1.is_none() {
+                    self.1 = Some(DigestAlgorithm::Sha256.digest_hex(&mut &b"abc"[..])?);
+                }
+                self.0.read(buf)
+            }
+        }
+        let data = vec![9u8; 100_000];
+        let mut reader = Nested(&data, None);
+        let outer = DigestAlgorithm::Sha512.digest_hex(&mut reader).unwrap();
+        assert_eq!(outer, hex::encode(Sha512::digest(&data)));
+        assert_eq!(
+            reader.1.as_deref(),
+            Some("ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+        );
+        // The buffer is usable again afterwards.
+        let again = DigestAlgorithm::Sha256.digest_hex(&mut &data[..]).unwrap();
+        assert_eq!(again, hex::encode(Sha256::digest(&data)));
     }
 
     #[test]
