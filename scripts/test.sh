@@ -26,7 +26,7 @@ echo "== test services"
 # gets its own data directory and a free port, so concurrent runs never share or stop each
 # other's server.
 VNFM_PG_DIR=$(mktemp -d /tmp/vnfm-test-pg.XXXXXX)
-VNFM_PG_PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+VNFM_PG_PORT=$(scripts/test-env/free_ports.py 1)
 export VNFM_PG_DIR VNFM_PG_PORT VNFM_TEST_POSTGRES_URL
 VNFM_TEST_POSTGRES_URL=$(scripts/test-env/postgres.sh start)
 trap 'scripts/test-env/postgres.sh stop >/dev/null 2>&1 || true; scripts/test-env/openstack.sh stop >/dev/null 2>&1 || true' EXIT
@@ -41,7 +41,10 @@ echo "Helm SDK library: $VNFM_HELM_C_LIB"
 # VNFM_TEST_OS_* variables the tests read.
 VNFM_OS_DIR=$(mktemp -d /tmp/vnfm-test-os.XXXXXX)
 export VNFM_OS_DIR
-VNFM_OS_ENV=$(scripts/test-env/openstack.sh start)
+# A second attempt (from scratch, on other ports) when a component fails to start: a port
+# can still be taken by another program between being chosen and being bound.
+VNFM_OS_ENV=$(scripts/test-env/openstack.sh start) ||
+    VNFM_OS_ENV=$(scripts/test-env/openstack.sh start)
 eval "$VNFM_OS_ENV"
 echo "Keystone: $VNFM_TEST_KEYSTONE_URL, Heat: $VNFM_TEST_HEAT_URL"
 # OpenSSH servers standing in for the VMs a management driver configures: one sshd per

@@ -47,10 +47,6 @@ need_dir() {
     DIR=$(cd "$DIR" && pwd)
 }
 
-free_port() {
-    "$VENV/bin/python" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
-
 # Starts "$@" in its own session (so `stop` can end it with its whole process group) and
 # records the pid in $DIR/<name>.pid.
 spawn() {
@@ -422,12 +418,8 @@ start() {
     # A half-started set from an earlier attempt: begin again from scratch.
     stop_processes
     rm -rf "${DIR:?}/keystone" "${DIR:?}/heat" "${DIR:?}/rabbitmq" "${DIR:?}/pg" "$DIR"/*.log "$DIR/env"
-    KS_PORT=$(free_port)
-    HEAT_PORT=$(free_port)
-    RMQ_PORT=$(free_port)
-    DIST_PORT=$(free_port)
-    EPMD_PORT=$(free_port)
-    PG_PORT=$(free_port)
+    read -r KS_PORT HEAT_PORT RMQ_PORT DIST_PORT EPMD_PORT PG_PORT \
+        <<<"$(python3 "$HERE/free_ports.py" 6 | tr '\n' ' ')"
     # Hex: an URL-safe token starts with '-' one time in 64, and command-line tools then take
     # the password for an option (keystone-manage bootstrap --bootstrap-password -x...).
     ADMIN_PW=$("$VENV/bin/python" -c 'import secrets; print(secrets.token_hex(18))')

@@ -34,6 +34,7 @@ set -euo pipefail
 
 DIR="${VNFM_SSHD_DIR:-/tmp/vnfm-test-sshd}"
 NET="${VNFM_SSHD_NET:-127.0.1}"
+HERE=$(cd "$(dirname "$0")" && pwd)
 # The password user is per state directory: two environments started side by side must not
 # reset each other's password.
 PW_USER="vnfm-ssh-$(printf '%s' "$DIR" | sha256sum | cut -c1-8)"
@@ -56,33 +57,16 @@ find_sshd() {
     echo "$s"
 }
 
-# A port that every address can bind.
+# A port that every test address can bind.
 free_port() {
-    python3 - "$NET" "$1" <<'EOF'
-import random, socket, sys
-net, n = sys.argv[1], int(sys.argv[2])
-for _ in range(200):
-    port = random.randint(20000, 59999)
-    socks = []
-    try:
-        for i in range(1, n + 1):
-            s = socket.socket()
-            s.bind((f"{net}.{i}", port))
-            socks.append(s)
-        print(port)
-        sys.exit(0)
-    except OSError:
-        pass
-    finally:
-        for s in socks:
-            s.close()
-sys.exit("sshd.sh: no port is free on every test address")
-EOF
+    local addrs=() i
+    for ((i = 1; i <= $1; i++)); do addrs+=("$NET.$i"); done
+    python3 "$HERE/free_ports.py" 1 "${addrs[@]}"
 }
 
 # A free port on every address.
 free_any_port() {
-    python3 -c 'import socket; s = socket.socket(); s.bind(("0.0.0.0", 0)); print(s.getsockname()[1])'
+    python3 "$HERE/free_ports.py" 1 0.0.0.0
 }
 
 stop() {

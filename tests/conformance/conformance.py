@@ -21,7 +21,6 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -32,20 +31,16 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent.parent / "scripts" / "test-env"))
 
 import mockserver  # noqa: E402
+from free_ports import free_ports  # noqa: E402
 import seeding  # noqa: E402
 from vnfm_client import SeedError, Vnfm, build_package  # noqa: E402
 
 APIS = (seeding.LCM, seeding.PKGM)
 # Files in the suite folders that hold keywords only.
 NOT_SUITES = {"VnfLcmMntOperationKeywords", "SubscriptionKeywords", "VNFPackageManagementKeywords"}
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def start_stub():
@@ -63,7 +58,7 @@ def start_stub():
 
 
 def start_server(binary, data_dir, log_path):
-    port = free_port()
+    (port,) = free_ports(1)
     cmd = [
         str(binary),
         "serve",
