@@ -11,6 +11,35 @@ fn quick() -> ConnectOptions {
 
 const T: Duration = Duration::from_secs(20);
 
+/// A port nothing listens on, below the kernel's ephemeral range: a port of that range, free
+/// now, can become the local port of another test's outgoing connection (or of the client's
+/// own attempts, which would then connect to themselves) before the forwarder binds it.
+fn unused_port_outside_the_ephemeral_range() -> u16 {
+    let low = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+        .ok()
+        .and_then(|r| r.split_whitespace().next()?.parse::<u16>().ok())
+        .unwrap_or(32768);
+    let first = 10_000u16.min(low.saturating_sub(1_000));
+    let span = u32::from(low - first);
+    let mut seed = std::process::id()
+        ^ std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .subsec_nanos()
+        | 1;
+    for _ in 0..1_000 {
+        // A 32-bit xorshift step: enough spread to avoid the ports other runs chose.
+        seed ^= seed << 13;
+        seed ^= seed >> 17;
+        seed ^= seed << 5;
+        let port = first + (seed % span) as u16;
+        if std::net::TcpListener::bind(("127.0.0.1", port)).is_ok() {
+            return port;
+        }
+    }
+    panic!("no free port between {first} and {low}");
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn exec_reports_status_and_separate_streams() {
     let Some(h) = TestHosts::for_test("exec_reports_status_and_separate_streams") else {
@@ -273,9 +302,7 @@ async fn connecting_retries_until_the_server_comes_up() {
         return;
     };
     // A port that refuses connections until a forwarder to host 0 starts on it.
-    let probe = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = probe.local_addr().unwrap().port();
-    drop(probe);
+    let port = unused_port_outside_the_ephemeral_range();
     let upstream = (h.hosts[0].address.clone(), h.hosts[0].port);
     let forwarder = tokio::spawn(async move {
         tokio::time::sleep(Duration::from_millis(700)).await;
