@@ -11,35 +11,6 @@ fn quick() -> ConnectOptions {
 
 const T: Duration = Duration::from_secs(20);
 
-/// A port nothing listens on, below the kernel's ephemeral range: a port of that range, free
-/// now, can become the local port of another test's outgoing connection (or of the client's
-/// own attempts, which would then connect to themselves) before the forwarder binds it.
-fn unused_port_outside_the_ephemeral_range() -> u16 {
-    let low = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
-        .ok()
-        .and_then(|r| r.split_whitespace().next()?.parse::<u16>().ok())
-        .unwrap_or(32768);
-    let first = 10_000u16.min(low.saturating_sub(1_000));
-    let span = u32::from(low - first);
-    let mut seed = std::process::id()
-        ^ std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .subsec_nanos()
-        | 1;
-    for _ in 0..1_000 {
-        // A 32-bit xorshift step: enough spread to avoid the ports other runs chose.
-        seed ^= seed << 13;
-        seed ^= seed >> 17;
-        seed ^= seed << 5;
-        let port = first + (seed % span) as u16;
-        if std::net::TcpListener::bind(("127.0.0.1", port)).is_ok() {
-            return port;
-        }
-    }
-    panic!("no free port between {first} and {low}");
-}
-
 #[tokio::test(flavor = "multi_thread")]
 async fn exec_reports_status_and_separate_streams() {
     let Some(h) = TestHosts::for_test("exec_reports_status_and_separate_streams") else {
@@ -301,14 +272,15 @@ async fn connecting_retries_until_the_server_comes_up() {
     let Some(h) = TestHosts::for_test("connecting_retries_until_the_server_comes_up") else {
         return;
     };
-    // A port that refuses connections until a forwarder to host 0 starts on it.
-    let port = unused_port_outside_the_ephemeral_range();
+    // A port that refuses connections until a forwarder to host 0 starts on it: bound but
+    // not listening, so it refuses connections and no other socket can take it meanwhile.
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.bind("127.0.0.1:0".parse().unwrap()).unwrap();
+    let port = socket.local_addr().unwrap().port();
     let upstream = (h.hosts[0].address.clone(), h.hosts[0].port);
     let forwarder = tokio::spawn(async move {
         tokio::time::sleep(Duration::from_millis(700)).await;
-        let l = tokio::net::TcpListener::bind(("127.0.0.1", port))
-            .await
-            .unwrap();
+        let l = socket.listen(16).unwrap();
         let (mut inbound, _) = l.accept().await.unwrap();
         let mut out = tokio::net::TcpStream::connect(upstream).await.unwrap();
         let _ = tokio::io::copy_bidirectional(&mut inbound, &mut out).await;
