@@ -28,10 +28,12 @@ def ephemeral_range():
 
 
 def candidate_range():
+    """The wider of the unprivileged ports below and above the ephemeral range (all of them
+    when the ephemeral range leaves none)."""
     low, high = ephemeral_range()
-    if low - 1 >= 11000:
-        return 10000, low - 1
-    return high + 1, 65535
+    below, above = (max(1024, min(10000, low - 1000)), low - 1), (high + 1, 65535)
+    first, last = max(below, above, key=lambda r: r[1] - r[0])
+    return (first, last) if first <= last else (1024, 65535)
 
 
 def bindable(port, addresses):
