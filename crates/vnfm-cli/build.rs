@@ -53,6 +53,8 @@ fn main() {
     println!("cargo:rustc-link-arg-bin=vnfm=-L{}", dir.display());
     if link_c_library_archives(&dir) {
         println!("cargo:rustc-link-arg-bin=vnfm=-static");
+        // For the test that checks the program has no dynamic loader.
+        println!("cargo:rustc-env=VNFM_LINKED_STATICALLY=1");
     } else {
         println!(
             "cargo:warning=no static C library archives: vnfm links libc.so.6 (the dynamic loader runs at every start)"

@@ -652,3 +652,36 @@ fn only_the_one_shot_program_is_linked_at_a_fixed_address() {
     assert_eq!(elf_type(env!("CARGO_BIN_EXE_vnfm-server")), ET_DYN);
     assert_eq!(elf_type(env!("CARGO_BIN_EXE_vnfm-client")), ET_DYN);
 }
+
+/// `vnfm` is linked statically where the C library's archives are present (the build says
+/// so), and starts without a dynamic loader; the two programs that resolve host names and
+/// load plugins keep theirs.
+#[cfg(all(target_os = "linux", target_pointer_width = "64"))]
+#[test]
+fn only_the_one_shot_program_is_linked_statically() {
+    const PT_DYNAMIC: u32 = 2;
+    const PT_INTERP: u32 = 3;
+    // The types of an ELF64 little-endian program's segments.
+    let segments = |path: &str| -> Vec<u32> {
+        let elf = std::fs::read(path).unwrap();
+        let u16_at = |at: usize| u16::from_le_bytes([elf[at], elf[at + 1]]) as usize;
+        let phoff = u64::from_le_bytes(elf[0x20..0x28].try_into().unwrap()) as usize;
+        let (size, count) = (u16_at(0x36), u16_at(0x38));
+        (0..count)
+            .map(|i| {
+                let at = phoff + i * size;
+                u32::from_le_bytes(elf[at..at + 4].try_into().unwrap())
+            })
+            .collect()
+    };
+    let server = segments(env!("CARGO_BIN_EXE_vnfm-server"));
+    assert!(server.contains(&PT_INTERP), "{server:?}");
+    if option_env!("VNFM_LINKED_STATICALLY").is_none() {
+        eprintln!("the build found no static C library: vnfm is linked dynamically");
+        return;
+    }
+    let vnfm = segments(env!("CARGO_BIN_EXE_vnfm"));
+    assert!(!vnfm.is_empty());
+    assert!(!vnfm.contains(&PT_INTERP), "{vnfm:?}");
+    assert!(!vnfm.contains(&PT_DYNAMIC), "{vnfm:?}");
+}
