@@ -11,6 +11,11 @@
 //!   200+ occurrences; after recovery nothing is left running without a live lease, no
 //!   instance is held by a final occurrence (and every free instance accepts a new operation),
 //!   no logged occurrence is missing, and every journal agrees with its occurrence's state.
+//!
+//! Each worker lifetime logs the occurrences it started to a file of its own (see
+//! [`started_log`]), one `write(2)` per record, so a kill can at worst cut off the last
+//! record of that lifetime's file; the checker reports such a record as torn instead of
+//! reading it (or a record glued to it) as a lost occurrence.
 //! - [`two_runners_on_postgres_one_takes_over`]: a worker and an in-process runner share a
 //!   PostgreSQL database; while the worker lives the other runner takes none of its
 //!   occurrences; after the kill it recovers them, and no step completes twice.
@@ -18,7 +23,6 @@
 mod runner_support;
 
 use std::collections::{BTreeMap, HashSet};
-use std::io::Write;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
@@ -30,8 +34,8 @@ use runner_support::*;
 use serde_json::{Value, json};
 use vnfm_driver_api::memory::{MemArtifacts, MemoryInfraDriver, RecordingMgmtDriver};
 use vnfm_driver_api::{DriverError, InfraDriver, InfraOperation, InfraOutcome, InfraRequest};
-use vnfm_lcm::runner::defaults::{InlineVimDirectory, MemoryCatalog, NoSubscribers};
-use vnfm_lcm::{Lcm, LcmConfig, LcmError};
+use vnfm_lcm::testing::NoSubscribers;
+use vnfm_lcm::{InlineVimDirectory, Lcm, LcmConfig, LcmError, MemoryCatalog};
 use vnfm_store::{InstanceQuery, NameFilter, OpOccQuery, StepOutcome, Store, Timestamp};
 use vnfm_types::{
     InstantiationState, LcmOperationStateType as State, VnfInstance, VnfInstanceId, VnfLcmOpOcc,
@@ -276,8 +280,7 @@ async fn worker_loop(
         };
         {
             let mut f = log.lock().unwrap_or_else(|e| e.into_inner());
-            let _ = writeln!(f, "{}", occ.id);
-            let _ = f.flush();
+            let _ = started_log::append(&mut *f, &occ.id.to_string());
         }
         let _ = lcm.wait(&occ.id, Duration::from_secs(10)).await;
     }
@@ -334,6 +337,128 @@ async fn next_operation(
     }
 }
 
+// ----- the log of started occurrences -----
+
+/// The log of the occurrences a worker started: a directory with one file per worker
+/// lifetime, one `<id>\n` record per started occurrence.
+///
+/// A record is handed to the kernel in one `write(2)` on a file opened for appending, so a
+/// SIGKILL lands before or after it, and a later lifetime never appends to a file an earlier
+/// one may have cut short. The one thing a kill can still leave (a write cut at a page
+/// boundary) is a last record without its newline: [`read`] reports that as torn.
+mod started_log {
+    use std::io::Write;
+    use std::path::{Path, PathBuf};
+
+    /// The file of worker lifetime `n` in `dir`.
+    pub fn lifetime_file(dir: &Path, n: usize) -> PathBuf {
+        dir.join(format!("lifetime-{n:04}.log"))
+    }
+
+    /// Appends the record of `id` as one write.
+    pub fn append(out: &mut impl Write, id: &str) -> std::io::Result<()> {
+        // `writeln!` would issue the id and the newline as two writes.
+        out.write_all(format!("{id}\n").as_bytes())
+    }
+
+    /// What the log holds.
+    #[derive(Debug, Default, PartialEq)]
+    pub struct Started {
+        /// Ids of complete records, in order.
+        pub complete: Vec<String>,
+        /// Last records cut off by a kill: (file, the bytes that made it).
+        pub torn: Vec<(PathBuf, String)>,
+    }
+
+    fn is_uuid(s: &str) -> bool {
+        s.len() == 36
+            && s.char_indices().all(|(i, c)| match i {
+                8 | 13 | 18 | 23 => c == '-',
+                _ => c.is_ascii_hexdigit(),
+            })
+    }
+
+    /// Reads every lifetime's file in `dir`. A record that is not an id and is not the cut
+    /// off tail of its file means the log itself is broken: that panics, naming the file.
+    pub fn read(dir: &Path) -> Started {
+        let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+            .unwrap_or_else(|e| panic!("reading {}: {e}", dir.display()))
+            .map(|e| e.expect("log entry").path())
+            .collect();
+        files.sort();
+        let mut out = Started::default();
+        for file in files {
+            let text = std::fs::read_to_string(&file)
+                .unwrap_or_else(|e| panic!("reading {}: {e}", file.display()));
+            let mut records: Vec<&str> = text.split('\n').collect();
+            // After the last newline: empty, or a record the kill cut off.
+            let tail = records.pop().unwrap_or_default();
+            for record in records {
+                assert!(
+                    is_uuid(record),
+                    "{}: record {record:?} is not an operation occurrence id",
+                    file.display()
+                );
+                out.complete.push(record.to_string());
+            }
+            if !tail.is_empty() {
+                out.torn.push((file, tail.to_string()));
+            }
+        }
+        out
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+
+        const A: &str = "ba52057e-2861-47d8-85c5-0248c9dd09e2";
+        const B: &str = "394ca1a1-4370-4394-b3a7-43ab91600c47";
+
+        /// Counts the writes it is given.
+        struct Writes(Vec<Vec<u8>>);
+
+        impl Write for Writes {
+            fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+                self.0.push(buf.to_vec());
+                Ok(buf.len())
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+
+        #[test]
+        fn a_record_is_one_write() {
+            let mut w = Writes(Vec::new());
+            append(&mut w, A).unwrap();
+            assert_eq!(w.0, vec![format!("{A}\n").into_bytes()]);
+        }
+
+        #[test]
+        fn a_torn_last_record_is_reported_as_torn_not_as_an_id() {
+            let dir = tempfile::tempdir().unwrap();
+            // Lifetime 0 was killed inside its second record; lifetime 1 wrote whole records.
+            std::fs::write(lifetime_file(dir.path(), 0), format!("{A}\n{}", &B[..20])).unwrap();
+            std::fs::write(lifetime_file(dir.path(), 1), format!("{B}\n")).unwrap();
+            let got = read(dir.path());
+            assert_eq!(got.complete, vec![A.to_string(), B.to_string()]);
+            assert_eq!(
+                got.torn,
+                vec![(lifetime_file(dir.path(), 0), B[..20].to_string())]
+            );
+        }
+
+        #[test]
+        #[should_panic(expected = "is not an operation occurrence id")]
+        fn a_glued_record_inside_a_file_is_a_broken_log() {
+            let dir = tempfile::tempdir().unwrap();
+            std::fs::write(lifetime_file(dir.path(), 0), format!("{A}{B}\n")).unwrap();
+            read(dir.path());
+        }
+    }
+}
+
 // ----- the parent side -----
 
 fn spawn_worker(
@@ -355,6 +480,16 @@ fn spawn_worker(
         .stderr(Stdio::null())
         .spawn()
         .expect("worker process")
+}
+
+/// Torn records are the harness's, not the store's: said, and left out of the check.
+fn report_torn(logged: &started_log::Started) {
+    for (file, tail) in &logged.torn {
+        eprintln!(
+            "{}: last record cut off by the kill ({tail:?}); its occurrence is not checked",
+            file.display()
+        );
+    }
 }
 
 fn kill(mut child: Child) {
@@ -609,7 +744,8 @@ async fn killed_workers_leave_a_consistent_store() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("crash.db");
     let url = format!("sqlite://{}", db.display());
-    let log = dir.path().join("started.log");
+    let logs = dir.path().join("started");
+    std::fs::create_dir(&logs).unwrap();
     let tag = "crash-sqlite";
     let lease = 400;
     // Migrate once before the workers race for it.
@@ -617,6 +753,7 @@ async fn killed_workers_leave_a_consistent_store() {
     let started = Instant::now();
     let mut lifetimes = 0;
     loop {
+        let log = started_log::lifetime_file(&logs, lifetimes);
         let child = spawn_worker(&url, &log, tag, lease, 1, 4);
         tokio::time::sleep(Duration::from_millis(150 + below(450))).await;
         kill(child);
@@ -645,13 +782,14 @@ async fn killed_workers_leave_a_consistent_store() {
         report.resumed.len(),
         report.failed.len()
     );
-    let logged: Vec<String> = std::fs::read_to_string(&log)
-        .unwrap_or_default()
-        .lines()
-        .map(str::to_string)
-        .collect();
-    assert!(logged.len() >= 100, "only {} logged", logged.len());
-    settle_and_check(&lcm, &store, &report.resumed, &logged, tag).await;
+    let logged = started_log::read(&logs);
+    report_torn(&logged);
+    assert!(
+        logged.complete.len() >= 100,
+        "only {} logged",
+        logged.complete.len()
+    );
+    settle_and_check(&lcm, &store, &report.resumed, &logged.complete, tag).await;
     // Recovery really had work: steps interrupted by a kill were failed (hooks left to run) by
     // the worker lifetimes that followed, or by this runner.
     let mut interrupted = 0;
@@ -685,14 +823,22 @@ async fn two_runners_on_postgres_one_takes_over() {
     };
     seed(Timestamp::now().0 as u64);
     let dir = tempfile::tempdir().unwrap();
-    let log = dir.path().join("started.log");
+    let logs = dir.path().join("started");
+    std::fs::create_dir(&logs).unwrap();
     let tag = format!("crash-pg-{}", Timestamp::now().0);
     let lease = 1000;
     let store = vnfm_store::open(&url).await.unwrap();
     let infra_b = Arc::new(MemoryInfraDriver::new());
     let b = parent_lcm(store.clone(), infra_b.clone(), Duration::from_millis(lease));
     // Runner A: slow infrastructure, so the kill lands inside steps.
-    let a = spawn_worker(&url, &log, &tag, lease, 150, 100);
+    let a = spawn_worker(
+        &url,
+        &started_log::lifetime_file(&logs, 0),
+        &tag,
+        lease,
+        150,
+        100,
+    );
     let until = Instant::now() + Duration::from_millis(2500);
     let mut claimed_early = Vec::new();
     while Instant::now() < until {
@@ -760,10 +906,7 @@ async fn two_runners_on_postgres_one_takes_over() {
             );
         }
     }
-    let logged: Vec<String> = std::fs::read_to_string(&log)
-        .unwrap_or_default()
-        .lines()
-        .map(str::to_string)
-        .collect();
-    settle_and_check(&b, &store, &report.resumed, &logged, &tag).await;
+    let logged = started_log::read(&logs);
+    report_torn(&logged);
+    settle_and_check(&b, &store, &report.resumed, &logged.complete, &tag).await;
 }

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
-use tokio::process::{ChildStdin, Command};
+use tokio::process::{ChildStdin, ChildStdout, Command};
 use vnfm_driver_api::RunControl;
 use vnfm_plugin_sdk::protocol::{Request, Response};
 
@@ -37,6 +37,33 @@ fn describe(status: std::io::Result<std::process::ExitStatus>) -> String {
         },
         Err(e) => format!("could not be waited for: {e}"),
     }
+}
+
+/// One line of the runner's output.
+enum OutputLine {
+    /// A line with its newline (which is removed).
+    Whole(String),
+    /// What was left without a newline when the output ended: a process killed while it
+    /// wrote a line.
+    Torn(String),
+    /// The output ended after a whole line.
+    End,
+}
+
+/// Reads the next line into `buf`. Cancel-safe: bytes read before a cancellation stay in
+/// `buf` and the next call goes on from them; `buf` is emptied once a line is taken.
+async fn next_output_line(
+    out: &mut BufReader<ChildStdout>,
+    buf: &mut Vec<u8>,
+) -> std::io::Result<OutputLine> {
+    out.read_until(b'\n', buf).await?;
+    let line = match buf.strip_suffix(b"\n") {
+        Some(whole) => OutputLine::Whole(String::from_utf8_lossy(whole).into_owned()),
+        None if buf.is_empty() => OutputLine::End,
+        None => OutputLine::Torn(String::from_utf8_lossy(buf).into_owned()),
+    };
+    buf.clear();
+    Ok(line)
 }
 
 /// Runs `request` in a fresh runner process that loads `library`.
@@ -89,11 +116,12 @@ pub(crate) async fn run(
             }
         }
     });
-    let mut lines = BufReader::new(stdout).lines();
+    let mut out = BufReader::new(stdout);
+    let mut buf = Vec::new();
     let mut request = Some(request);
     loop {
         let line = tokio::select! {
-            line = lines.next_line() => line,
+            line = next_output_line(&mut out, &mut buf) => line,
             stop = poll_control(control) => {
                 if let Some(stop) = stop {
                     ctx.cancel();
@@ -106,9 +134,28 @@ pub(crate) async fn run(
             }
         };
         let line = match line {
-            Ok(Some(l)) => l,
-            Ok(None) => {
+            Ok(OutputLine::Whole(l)) => l,
+            Ok(OutputLine::End) => {
                 let status = describe(child.wait().await);
+                return Ok(Err(HostError::Crashed {
+                    plugin,
+                    hook,
+                    status,
+                }));
+            }
+            // A frame cut off by the runner's death is a crash, not a protocol error; a
+            // plugin's own output without a newline is logged like any other.
+            Ok(OutputLine::Torn(tail)) => {
+                let cut = parse_runner_line(&tail).map(|_| tail.len());
+                if cut.is_none() && !tail.trim().is_empty() {
+                    tracing::info!(target: "vnfm_plugin", plugin_stdout = true, "{}", ctx.redact(&tail));
+                }
+                let mut status = describe(child.wait().await);
+                if let Some(bytes) = cut {
+                    status.push_str(&format!(
+                        " while it wrote a frame ({bytes} bytes of it arrived)"
+                    ));
+                }
                 return Ok(Err(HostError::Crashed {
                     plugin,
                     hook,

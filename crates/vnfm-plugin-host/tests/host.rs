@@ -402,3 +402,35 @@ async fn an_aborting_plugin_in_the_isolated_runner_fails_only_its_hook() {
         .unwrap();
     assert_eq!(probe_of(&out)["method"], "instantiate_end");
 }
+
+/// A runner killed while it writes a frame leaves a line without its end: the host reports
+/// the crash and the signal, not an unreadable frame.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_runner_killed_mid_frame_is_reported_as_a_crash() {
+    let lib = library("probe");
+    let sha = sha256_file(&lib);
+    let dir = tempfile::tempdir().unwrap();
+    let runner = dir.path().join("torn-runner.sh");
+    std::fs::write(
+        &runner,
+        "#!/bin/sh\nprintf '\\n\\036vnfm-plugin {\"t\":\"ready\",\"hel'\nkill -KILL $$\n",
+    )
+    .unwrap();
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&runner, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let host = PluginHost::new(
+        HostConfig::new(dir.path().join("cache"))
+            .plugin("mgmt", lib, Isolation::Process)
+            .runner(&runner),
+    );
+    let err = host
+        .call(&call("instantiate_end", Some(sha), json!({})))
+        .await
+        .unwrap_err();
+    let msg = err.to_string();
+    assert!(msg.contains("crashed during hook instantiate_end"), "{msg}");
+    assert!(msg.contains("SIGKILL"), "{msg}");
+    assert!(msg.contains("while it wrote a frame"), "{msg}");
+}
