@@ -502,6 +502,9 @@ impl Packages {
             .extra
             .insert("diagnostics".into(), Value::from(errors));
         info.onboarding_state = PackageOnboardingState::Error;
+        // A package that did not onboard serves nothing: DISABLED, so it can be deleted (the
+        // vnfdId conflict is found after the state was set to ENABLED).
+        info.operational_state = PackageOperationalState::Disabled;
         info.onboarding_failure_details = Some(details);
         self.store
             .update_package(&record_of(&info)?, version)

@@ -642,6 +642,7 @@ async fn package_management_lifecycle() {
             .contains("already has vnfdId"),
         "{dup:#}"
     );
+    assert_eq!(dup["operationalState"], "DISABLED", "{dup:#}");
     // In use: cannot be deleted; disabled: no new instances.
     let vnf = h.create_instance().await;
     let info = h
@@ -766,6 +767,58 @@ async fn broken_packages_end_in_error_with_diagnostics() {
         )
         .await;
     assert_eq!(r.problem(400)["pointer"], "/addressInformation");
+}
+
+/// A second package with an onboarded package's vnfdId ends ERROR and DISABLED (it was left
+/// ENABLED, so neither DELETE nor PATCH to DISABLED was allowed), names the conflict, and can be
+/// deleted; the first package is untouched.
+#[tokio::test]
+async fn a_duplicate_vnfd_id_upload_ends_error_disabled_and_deletable() {
+    let h = Harness::new().await;
+    let (first, _) = h.onboard(zip_dir(Path::new(HELLO))).await;
+    let (dup_id, dup) = h.onboard(zip_dir(Path::new(HELLO))).await;
+    assert_eq!(dup["onboardingState"], "ERROR", "{dup:#}");
+    assert_eq!(dup["operationalState"], "DISABLED", "{dup:#}");
+    assert!(
+        dup["onboardingFailureDetails"]["detail"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("already has vnfdId {HELLO_VNFD}")),
+        "{dup:#}"
+    );
+    let r = h
+        .call(
+            Method::DELETE,
+            &format!("/vnfpkgm/v2/vnf_packages/{dup_id}"),
+            None,
+        )
+        .await;
+    assert_eq!(
+        r.status,
+        StatusCode::NO_CONTENT,
+        "{}",
+        String::from_utf8_lossy(&r.body)
+    );
+    h.call(
+        Method::GET,
+        &format!("/vnfpkgm/v2/vnf_packages/{dup_id}"),
+        None,
+    )
+    .await
+    .problem(404);
+    let kept = h
+        .call(
+            Method::GET,
+            &format!("/vnfpkgm/v2/vnf_packages/{first}"),
+            None,
+        )
+        .await
+        .json();
+    assert_eq!(kept["onboardingState"], "ONBOARDED");
+    assert_eq!(kept["operationalState"], "ENABLED");
+    assert_eq!(kept["vnfdId"], HELLO_VNFD);
+    // Deleting the duplicate did not drop the first package's VNFD.
+    h.create_instance().await;
 }
 
 #[tokio::test]
