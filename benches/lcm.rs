@@ -20,7 +20,8 @@ use std::time::{Duration, Instant};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use serde_json::json;
 use vnfm::lcm::types::{LcmOperationStateType, VnfInstanceId};
-use vnfm::lcm::{Lcm, MEMORY_VIM_TYPE, MemoryCatalog, MemoryInfraDriver, SingleCallbackRouter};
+use vnfm::lcm::{Lcm, MEMORY_VIM_TYPE, MemoryCatalog, MemoryInfraDriver};
+use vnfm_lcm::testing::SingleCallbackRouter;
 use vnfm_store::{Durability, SqliteOptions, SqliteStore, Store};
 
 struct Setup {

@@ -84,13 +84,10 @@ pub use vnfm_lcm::nfvo::{
 pub use vnfm_lcm::ports::{
     NotificationRouter, OnboardedVnfd, PackageCatalog, SealedVim, VimDirectory,
 };
-pub use vnfm_lcm::runner::defaults::{
-    InlineVimDirectory, MemoryCatalog, NoSubscribers, SingleCallbackRouter,
-};
 pub use vnfm_lcm::runner::{Clock, RecoveryReport, SystemClock, is_at_rest};
 pub use vnfm_lcm::{
-    CreateOptions, Deliverer, DelivererConfig, Keyring, Lcm, LcmConfig, LcmError, OperationRequest,
-    SubscriptionRouter, Subscriptions, VimRegistry,
+    CreateOptions, Deliverer, DelivererConfig, InlineVimDirectory, Keyring, Lcm, LcmConfig,
+    LcmError, MemoryCatalog, OperationRequest, SubscriptionRouter, Subscriptions, VimRegistry,
 };
 pub use vnfm_store::{InstanceQuery, OpOccQuery, Page, Store, StoreError};
 pub use vnfm_types as types;
@@ -241,7 +238,7 @@ impl Builder {
 
     /// Sets the notification router (default: a [`SubscriptionRouter`] over the store, whose
     /// subscription cache lives one second; pass `Subscriptions::router()` to share the cache
-    /// of the subscription service, or [`NoSubscribers`]).
+    /// of the subscription service).
     pub fn notification_router(mut self, router: Arc<dyn NotificationRouter>) -> Self {
         self.router = Some(router);
         self

@@ -29,7 +29,7 @@ use vnfm::lcm::{
     VimRegistry,
 };
 use vnfm_infra_kubernetes::{HelmLibrary, KubernetesDriver};
-use vnfm_infra_openstack::stand_ins::{PortAddresses, StandIns};
+use vnfm_infra_openstack::testing::{PortAddresses, StandIns};
 use vnfm_infra_openstack::{DriverConfig, OpenStackDriver, PollPolicy};
 use vnfm_plugin_host::{HostConfig, Isolation, PluginHost};
 

@@ -27,7 +27,7 @@ use serde_json::{Value, json};
 use vnfm::lcm::types::{LcmOperationStateType, VnfInstanceId, VnfLcmOpOcc};
 use vnfm::lcm::{Keyring, Lcm, LcmConfig, MemoryCatalog, VimRegistry};
 use vnfm_infra_kubernetes::KubernetesDriver;
-use vnfm_infra_openstack::stand_ins::StandIns;
+use vnfm_infra_openstack::testing::StandIns;
 use vnfm_infra_openstack::{DriverConfig, OpenStackDriver, PollPolicy};
 use vnfm_kube_emulator::{Emulator, EmulatorConfig};
 

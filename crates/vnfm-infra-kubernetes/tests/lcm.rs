@@ -10,8 +10,8 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use support::*;
 use vnfm_driver_api::memory::RecordingMgmtDriver;
-use vnfm_lcm::Lcm;
-use vnfm_lcm::runner::defaults::{InlineVimDirectory, MemoryCatalog, NoSubscribers};
+use vnfm_lcm::testing::NoSubscribers;
+use vnfm_lcm::{InlineVimDirectory, Lcm, MemoryCatalog};
 use vnfm_types::{CreateVnfRequest, LcmOperationStateType as State, VnfInstance, VnfLcmOpOcc};
 
 const WAIT: Duration = Duration::from_secs(60);

@@ -12,8 +12,8 @@
 //! - [`inventory`]: `vnfcResourceInfo`, `vnfVirtualLinkResourceInfo`,
 //!   `virtualStorageResourceInfo`, external CPs and links, read from the stack's resources.
 //! - [`config`]: the driver's settings and the VIM connection layout it reads.
-//! - [`stand_ins`]: a Heat environment standing in for Nova, Neutron and Cinder on test
-//!   clouds made of Keystone and Heat alone.
+//! - `testing` (cargo feature `testing`, for tests only): a Heat environment standing in for
+//!   Nova, Neutron and Cinder on test clouds made of Keystone and Heat alone.
 //! - [`OpenStackError`] ([`error`]): what failed; converts into
 //!   [`vnfm_driver_api::DriverError`].
 //!
@@ -41,7 +41,8 @@ pub mod hot;
 pub mod inventory;
 pub mod keystone;
 pub mod nova;
-pub mod stand_ins;
+#[cfg(feature = "testing")]
+pub mod testing;
 
 pub use config::{DriverConfig, PollPolicy, RetryPolicy, VimSettings};
 pub use driver::{DriverState, OPENSTACK_VIM_TYPE, OpenStackDriver};

@@ -1,5 +1,6 @@
-//! Heat stand-ins for clouds without Nova, Neutron or Cinder: test clouds made of Keystone
-//! and Heat alone (`scripts/test-env/openstack.sh`), for tests and demonstrations.
+//! Test support (cargo feature `testing`, not part of production builds): Heat stand-ins for
+//! clouds without Nova, Neutron or Cinder, i.e. test clouds made of Keystone and Heat alone
+//! (`scripts/test-env/openstack.sh`), for tests and demonstrations.
 //!
 //! A package's BaseHOT keeps using `OS::Nova::Server`, `OS::Neutron::Port`,
 //! `OS::Neutron::Net`, `OS::Neutron::Subnet` and `OS::Cinder::Volume`, as on a real cloud; the
@@ -10,7 +11,7 @@
 //!
 //! ```
 //! use vnfm_infra_openstack::DriverConfig;
-//! use vnfm_infra_openstack::stand_ins::{PortAddresses, StandIns};
+//! use vnfm_infra_openstack::testing::{PortAddresses, StandIns};
 //!
 //! let (environment, files) = StandIns::default()
 //!     .port_addresses(PortAddresses::Loopback)

@@ -19,8 +19,8 @@ use vnfm_driver_api::memory::MemoryInfraDriver;
 use vnfm_driver_api::{ArtifactSource, ResolvedVim, RunControl};
 use vnfm_infra_openstack::OpenStackDriver;
 use vnfm_infra_openstack::heat::{Heat, HeatResource};
-use vnfm_lcm::runner::defaults::{InlineVimDirectory, MemoryCatalog, NoSubscribers};
-use vnfm_lcm::{Lcm, LcmConfig};
+use vnfm_lcm::testing::NoSubscribers;
+use vnfm_lcm::{InlineVimDirectory, Lcm, LcmConfig, MemoryCatalog};
 use vnfm_types::{
     ExtVirtualLinkInfo, InstantiationState, LcmOperationStateType, VnfInstance, VnfInstanceId,
     VnfLcmOpOcc,

@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use vnfm_infra_openstack::stand_ins::{PortAddresses, StandIns};
+use vnfm_infra_openstack::testing::{PortAddresses, StandIns};
 
 #[test]
 fn checked_in_stand_ins_match_the_generated_ones() {

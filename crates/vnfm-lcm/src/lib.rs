@@ -9,6 +9,11 @@
 //! - [`subscriptions`] and [`pkgm_subscriptions`]: lifecycle and VNF package management
 //!   subscriptions, their filters (pure matching) and the routing of notifications to the
 //!   outbox, which [`notify`]'s [`Deliverer`] delivers.
+//! - [`vim`]: the VIM directories: [`VimRegistry`] (secrets encrypted at rest) and
+//!   [`InlineVimDirectory`] (no registry: inline access information used as given).
+//! - [`catalog`]: [`MemoryCatalog`], onboarded VNFDs held in memory.
+//! - `testing` (cargo feature `testing`, for tests and benchmarks only): notification routers
+//!   that need no subscription store.
 //! - [`split`]: mixed VNFs, whose VDUs run on VIMs of different drivers (VMs on OpenStack,
 //!   containers on Kubernetes): which VIM each VDU goes to, and the driver decorator that
 //!   runs each step on every driver concerned.
@@ -57,6 +62,7 @@
 //! assert_eq!(err.status(), 409);
 //! ```
 
+pub mod catalog;
 pub mod error;
 pub mod nfvo;
 pub mod notify;
@@ -69,9 +75,12 @@ pub mod split;
 pub mod state;
 pub mod subscriptions;
 pub mod validate;
+#[cfg(feature = "testing")]
+pub mod testing;
 pub mod vim;
 
 pub use error::{DependentInstance, GuardedAction, LcmError};
+pub use catalog::MemoryCatalog;
 pub use notify::{Deliverer, DelivererConfig, DeliveryWaker};
 pub use pkgm_subscriptions::{PackageChange, PackageEvent, PkgmSubscriptions};
 pub use plan::{
@@ -83,4 +92,4 @@ pub use subscriptions::{
     CreateOptions, Created, NotificationContext, SubscriptionRouter, Subscriptions,
 };
 pub use validate::validate;
-pub use vim::{VimAccess, VimRegistry, VimUpdate, VimView};
+pub use vim::{InlineVimDirectory, VimAccess, VimRegistry, VimUpdate, VimView};

@@ -2,8 +2,9 @@
 //!
 //! The runner executes operation occurrences; it does not itself know how a VIM's secrets are
 //! stored, which subscriptions want which notification, or where onboarded VNFDs live. Those
-//! are the three traits here, each with a production implementation elsewhere in the crate and
-//! simple ones for tests:
+//! are the three traits here, each with implementations elsewhere in the crate
+//! ([`crate::VimRegistry`] and [`crate::InlineVimDirectory`], [`crate::SubscriptionRouter`],
+//! [`crate::MemoryCatalog`]):
 //!
 //! - [`VimDirectory`]: turns the `vimConnectionInfo` of an instance into [`ResolvedVim`]s (a
 //!   reference to a registered VIM has its secrets decrypted; inline access info is used as

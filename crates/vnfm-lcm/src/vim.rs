@@ -48,6 +48,10 @@ use crate::error::echo;
 use crate::ports::{SealedVim, VimDirectory};
 use crate::secrets::{Keyring, new_id};
 
+mod inline;
+
+pub use inline::InlineVimDirectory;
+
 /// `vimType` of an OpenStack VIM reached through Keystone v3.
 pub const OPENSTACK: &str = "ETSINFV.OPENSTACK_KEYSTONE.V_3";
 /// `vimType` of a Kubernetes cluster.

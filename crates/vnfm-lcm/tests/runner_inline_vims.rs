@@ -19,9 +19,9 @@ use vnfm_driver_api::{
     DriverError, InfraDriver, InfraOperation, InfraOutcome, InfraRequest, ResolvedVim,
 };
 use vnfm_lcm::ports::VimDirectory;
-use vnfm_lcm::runner::defaults::{InlineVimDirectory, MemoryCatalog, SingleCallbackRouter};
+use vnfm_lcm::testing::SingleCallbackRouter;
 use vnfm_lcm::vim::{KUBERNETES, OPENSTACK, REDACTED};
-use vnfm_lcm::{Keyring, Lcm, LcmError, VimRegistry};
+use vnfm_lcm::{InlineVimDirectory, Keyring, Lcm, LcmError, MemoryCatalog, VimRegistry};
 use vnfm_store::{InstanceQuery, OpOccQuery, SqliteStore, Store};
 use vnfm_types::{
     CreateVnfRequest, LcmOperationStateType as State, VimConnectionInfo, VimId, VnfInstance,

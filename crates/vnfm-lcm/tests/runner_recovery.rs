@@ -13,8 +13,8 @@ use serde_json::json;
 use vnfm_driver_api::InfraOperation;
 use vnfm_driver_api::memory::{MemoryInfraDriver, RecordingMgmtDriver};
 use vnfm_lcm::runner::Clock;
-use vnfm_lcm::runner::defaults::{InlineVimDirectory, MemoryCatalog, SingleCallbackRouter};
-use vnfm_lcm::{Lcm, LcmConfig};
+use vnfm_lcm::testing::SingleCallbackRouter;
+use vnfm_lcm::{InlineVimDirectory, Lcm, LcmConfig, MemoryCatalog};
 use vnfm_store::{StepOutcome, Timestamp};
 use vnfm_types::{CancelModeType, LcmOperationStateType as State, VnfInstance};
 

@@ -9,10 +9,9 @@ use std::sync::Arc;
 use runner_support::*;
 use serde_json::{Value, json};
 use vnfm_driver_api::memory::{MemArtifacts, MemoryInfraDriver};
-use vnfm_lcm::Lcm;
-use vnfm_lcm::runner::defaults::{InlineVimDirectory, MemoryCatalog};
 use vnfm_lcm::secrets::Keyring;
 use vnfm_lcm::subscriptions::{CreateOptions, Subscriptions};
+use vnfm_lcm::{InlineVimDirectory, Lcm, MemoryCatalog};
 use vnfm_types::{CreateVnfRequest, LccnSubscriptionRequest};
 
 async fn outbox(store: &Arc<dyn vnfm_store::Store>) -> Vec<(String, Value)> {

@@ -17,9 +17,11 @@ use vnfm_driver_api::{
 };
 use vnfm_lcm::ports::{SealedVim, VimDirectory};
 use vnfm_lcm::runner::FORCE_WITH_DEPENDENTS;
-use vnfm_lcm::runner::defaults::{MemoryCatalog, SingleCallbackRouter};
+use vnfm_lcm::testing::SingleCallbackRouter;
 use vnfm_lcm::vim::KUBERNETES;
-use vnfm_lcm::{DependentInstance, GuardedAction, Keyring, Lcm, LcmError, VimRegistry};
+use vnfm_lcm::{
+    DependentInstance, GuardedAction, Keyring, Lcm, LcmError, MemoryCatalog, VimRegistry,
+};
 use vnfm_store::{OpOccQuery, Store};
 use vnfm_types::{
     CreateVnfRequest, InstantiationState, LcmOperationStateType as State, VimConnectionInfo, VimId,

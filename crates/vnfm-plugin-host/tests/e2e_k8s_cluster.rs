@@ -14,8 +14,8 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use vnfm_driver_api::memory::{MemArtifacts, MemoryInfraDriver};
-use vnfm_lcm::runner::defaults::{MemoryCatalog, NoSubscribers};
-use vnfm_lcm::{Keyring, Lcm, VimRegistry};
+use vnfm_lcm::testing::NoSubscribers;
+use vnfm_lcm::{Keyring, Lcm, MemoryCatalog, VimRegistry};
 use vnfm_plugin_host::{HostConfig, Isolation, PluginHost};
 use vnfm_ssh::testing::TestHosts;
 use vnfm_types::{LcmOperationStateType, VimId, VnfLcmOpOcc};

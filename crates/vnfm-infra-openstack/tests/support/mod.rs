@@ -19,7 +19,7 @@ use serde_json::{Value, json};
 use vnfm_descriptor::Vnfd;
 use vnfm_driver_api::memory::MemArtifacts;
 use vnfm_infra_openstack::config::PollPolicy;
-use vnfm_infra_openstack::stand_ins::StandIns;
+use vnfm_infra_openstack::testing::StandIns;
 use vnfm_infra_openstack::{DriverConfig, OPENSTACK_VIM_TYPE};
 
 pub fn init() {

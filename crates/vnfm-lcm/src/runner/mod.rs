@@ -61,7 +61,6 @@
 
 mod actions;
 mod apply;
-pub mod defaults;
 mod dependents;
 mod exec;
 mod granted;

@@ -17,8 +17,8 @@ use vnfm_driver_api::memory::{
 };
 use vnfm_driver_api::{ResolvedVim, VimRegistration};
 use vnfm_lcm::ports::{SealedVim, VimDirectory};
-use vnfm_lcm::runner::defaults::{InlineVimDirectory, MemoryCatalog, SingleCallbackRouter};
-use vnfm_lcm::{Lcm, LcmConfig, LcmError};
+use vnfm_lcm::testing::SingleCallbackRouter;
+use vnfm_lcm::{InlineVimDirectory, Lcm, LcmConfig, LcmError, MemoryCatalog};
 use vnfm_store::{JournalEntry, StepOutcome, Store};
 use vnfm_types::{
     CreateVnfRequest, LcmOperationStateType, VimConnectionInfo, VimId, VnfInstance, VnfInstanceId,
