@@ -245,6 +245,7 @@ macro_rules! same_shape_task {
         ) -> ApiResult<Response> {
             let id = VnfInstanceId::new(id);
             let req: $req = json_body(&headers, &body, $schema)?;
+            crate::test_vim::check_request(&state, &body)?;
             prepare(&state, &id).await?;
             let occ = state.lcm.$call(&id, req).await?;
             Ok(accepted(&headers, &occ))
@@ -283,6 +284,7 @@ macro_rules! converted_task {
             let req: Value = json_body(&headers, &body, None)?;
             let req: $v1 = value_as(v261_names(req))?;
             let req = <$v2>::try_from(req).map_err(conversion)?;
+            crate::test_vim::check_request(&state, &body)?;
             prepare(&state, &id).await?;
             let occ = state.lcm.$call(&id, req).await?;
             Ok(accepted(&headers, &occ))

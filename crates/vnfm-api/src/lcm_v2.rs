@@ -306,6 +306,7 @@ macro_rules! task {
         ) -> ApiResult<Response> {
             let id = VnfInstanceId::new(id);
             let req: $req = json_body(&headers, &body, $schema)?;
+            crate::test_vim::check_request(&state, &body)?;
             prepare(&state, &id).await?;
             let occ = state.lcm.$call(&id, req).await?;
             Ok(accepted(&headers, &occ))
@@ -366,6 +367,7 @@ async fn change_vnfpkg(
     let id = VnfInstanceId::new(id);
     let req: ChangeCurrentVnfPkgRequest =
         json_body(&headers, &body, Some(SchemaId::ChangeCurrentVnfPkgRequest))?;
+    crate::test_vim::check_request(&state, &body)?;
     prepare(&state, &id).await?;
     state
         .packages

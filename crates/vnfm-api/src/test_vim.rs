@@ -11,7 +11,8 @@
 //! | `rollbackFailures` | the first N rollback steps of the occurrence fail |
 //! | `delaySeconds` | every step of the occurrence takes that long (cut short by cancel and the step deadline) |
 //!
-//! Requests without it behave exactly as with the in-memory driver. Other VIM types are not
+//! A task request whose `testVim` holds anything else (a negative count, a delay beyond an
+//! hour) is refused with a 400 naming the member. Requests without it behave exactly as with the in-memory driver. Other VIM types are not
 //! affected: this driver serves `TEST.NOOP.V_1` only.
 
 use std::collections::HashMap;
@@ -24,6 +25,9 @@ use vnfm_driver_api::infra::InfraOperation;
 use vnfm_driver_api::memory::MemoryInfraDriver;
 use vnfm_driver_api::{DriverError, InfraDriver, InfraOutcome, InfraRequest};
 use vnfm_types::{KeyValuePairs, OperationParams, VnfLcmOpOccId};
+
+use crate::error::ApiError;
+use crate::state::AppState;
 
 /// Longest delay honoured (a step deadline normally ends it sooner).
 const MAX_DELAY: Duration = Duration::from_secs(3600);
@@ -48,7 +52,7 @@ impl Faults {
             .get("delaySeconds")
             .and_then(Value::as_f64)
             .filter(|s| s.is_finite() && *s > 0.0)
-            .map(|s| Duration::from_secs_f64(s).min(MAX_DELAY))
+            .map(|s| Duration::try_from_secs_f64(s).map_or(MAX_DELAY, |d| d.min(MAX_DELAY)))
             .unwrap_or_default();
         Faults {
             failures: count("failures"),
@@ -56,6 +60,51 @@ impl Faults {
             delay,
         }
     }
+}
+
+/// Refuses a task request body whose `additionalParams.testVim` the test VIM could not honour
+/// (a request the test VIM is not enabled for is not looked at): `failures` and
+/// `rollbackFailures` are counts, `delaySeconds` a number of seconds from 0 to 3600.
+pub(crate) fn check_request(state: &AppState, body: &[u8]) -> Result<(), ApiError> {
+    const MARK: &[u8] = b"testVim";
+    if !state.options.enable_test_vim || !body.windows(MARK.len()).any(|w| w == MARK) {
+        return Ok(());
+    }
+    let Ok(value) = serde_json::from_slice::<Value>(body) else {
+        return Ok(());
+    };
+    let Some(test) = value.pointer("/additionalParams/testVim") else {
+        return Ok(());
+    };
+    let pointer = |key: &str| format!("/additionalParams/testVim/{key}");
+    let Some(test) = test.as_object() else {
+        return Err(ApiError::invalid(
+            "/additionalParams/testVim",
+            "additionalParams.testVim must be an object (keys failures, rollbackFailures, delaySeconds)",
+        ));
+    };
+    for key in ["failures", "rollbackFailures"] {
+        if let Some(v) = test.get(key)
+            && v.as_u64().is_none()
+        {
+            return Err(ApiError::invalid(
+                pointer(key),
+                format!("additionalParams.testVim.{key} must be a whole number of at least 0"),
+            ));
+        }
+    }
+    if let Some(v) = test.get("delaySeconds") {
+        let max = MAX_DELAY.as_secs_f64();
+        if !v.as_f64().is_some_and(|s| (0.0..=max).contains(&s)) {
+            return Err(ApiError::invalid(
+                pointer("delaySeconds"),
+                format!(
+                    "additionalParams.testVim.delaySeconds must be a number of seconds from 0 to {max}"
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 fn additional_params(params: &OperationParams) -> Option<&KeyValuePairs> {
@@ -208,6 +257,8 @@ mod tests {
         ));
         assert_eq!(f, Faults::default());
         let f = Faults::of(&scale(json!({"testVim": {"delaySeconds": 1e12}})));
+        assert_eq!(f.delay, MAX_DELAY);
+        let f = Faults::of(&scale(json!({"testVim": {"delaySeconds": 1e308}})));
         assert_eq!(f.delay, MAX_DELAY);
     }
 }

@@ -8,7 +8,7 @@ use vnfm_types::{CancelModeType, LcmOperationStateType as State, VnfLcmOpOcc, Vn
 
 use super::exec::{self, CANCEL_KEY, Entry, Run};
 use super::journal::{self, JournalView, Phase, PlanRow};
-use super::{Lcm, RunHandle, RunState, store_err, vims};
+use super::{Lcm, RunHandle, RunState, panics, store_err, vims};
 use crate::error::LcmError;
 use crate::plan::rollback_plan;
 use crate::state::{Event, transition};
@@ -77,19 +77,19 @@ impl Lcm {
             .await;
     }
 
-    /// A leftover cancellation request must not cancel the next run.
-    async fn clear_stale_cancel(&self, id: &VnfLcmOpOccId) -> Result<(), LcmError> {
+    /// A leftover cancellation request must not cancel the next run, and the resumes recovery
+    /// counted before the operator acted must not cut it short.
+    async fn clear_stale_data(&self, id: &VnfLcmOpOccId) -> Result<(), LcmError> {
         let store = &self.inner.store;
-        if let Some(v) = store
-            .get_op_occ_data(id, CANCEL_KEY)
-            .await
-            .map_err(store_err)?
-            && !v.is_null()
-        {
-            store
-                .put_op_occ_data(id, CANCEL_KEY, &serde_json::Value::Null)
-                .await
-                .map_err(store_err)?;
+        for key in [CANCEL_KEY, panics::RESUME_KEY] {
+            if let Some(v) = store.get_op_occ_data(id, key).await.map_err(store_err)?
+                && !v.is_null()
+            {
+                store
+                    .put_op_occ_data(id, key, &serde_json::Value::Null)
+                    .await
+                    .map_err(store_err)?;
+            }
         }
         Ok(())
     }
@@ -106,7 +106,7 @@ impl Lcm {
                 op_occ_id: id.to_string(),
             });
         }
-        self.clear_stale_cancel(id).await?;
+        self.clear_stale_data(id).await?;
         let ctx = self.ctx_of(&occ, &view).await?;
         let mut run = self.claimed_run(occ, version, ctx).await?;
         if let Err(e) = run.transition_to(Event::Retry, None, None).await {
@@ -129,7 +129,7 @@ impl Lcm {
         let (occ, version) = self.op_occ_with_version(id).await?;
         transition(occ.operation_state, Event::Rollback)?;
         let view = self.journal_view(id).await?;
-        self.clear_stale_cancel(id).await?;
+        self.clear_stale_data(id).await?;
         let mut ctx = self.ctx_of(&occ, &view).await?;
         let (plan, next, row) = match &view.rollback {
             Some(p) => (p.clone(), view.rollback_next, None),

@@ -1,11 +1,13 @@
 //! Executing one operation occurrence: the task, its steps, its lease and its cancellation.
 
 use std::future::Future;
+use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
+use futures_util::FutureExt;
 use indexmap::IndexMap;
 use tokio::sync::watch;
 use tracing::Instrument;
@@ -24,7 +26,7 @@ use super::apply::{self, InfraContext};
 use super::journal::{self, JournalView, Phase, PlanRow, StepRow};
 use super::{
     Inner, RunHandle, RunState, dependents, instance_links, is_at_rest, new_uuid, notifications,
-    store_err, vims,
+    panics, store_err, vims,
 };
 use crate::error::{LcmError, op_name};
 use crate::plan::{OperationRequest, Plan, PlanKind, RollbackHooks, Step, grant};
@@ -556,6 +558,8 @@ enum Stop {
     Shutdown,
     /// A write or an internal check failed.
     Failed(LcmError),
+    /// The runner's own code panicked; the occurrence was moved to `FAILED_TEMP`.
+    Panicked,
 }
 
 impl From<WriteError> for Stop {
@@ -707,7 +711,10 @@ impl Run {
                     )
                     .in_current_span(),
                 );
-                let result = run.execute(entry).await;
+                let result = match AssertUnwindSafe(run.execute(entry)).catch_unwind().await {
+                    Ok(result) => result,
+                    Err(payload) => Err(run.after_panic(&panics::panic_message(&*payload)).await),
+                };
                 keeper.abort();
                 if result.is_ok() && is_at_rest(run.occ.operation_state) {
                     guard.at_rest = Some(Arc::new(run.occ.clone()));
@@ -718,6 +725,7 @@ impl Run {
                         tracing::warn!(reason = %why, "stopped: another runner owns the occurrence");
                         false
                     }
+                    Err(Stop::Panicked) => false,
                     Err(Stop::Shutdown) => {
                         tracing::info!("stopped at a step boundary: the runner is shutting down");
                         true
@@ -737,6 +745,23 @@ impl Run {
             }
             .instrument(span),
         );
+    }
+
+    /// Ends a run whose own code panicked: the occurrence goes to `FAILED_TEMP` with the panic
+    /// message, or, when that cannot be written, is left to recovery (the lease is released).
+    async fn after_panic(&mut self, msg: &str) -> Stop {
+        tracing::error!(panic = %msg, "the runner panicked while executing the occurrence");
+        let p = problem(
+            "Lifecycle step failed",
+            500,
+            format!(
+                "the runner panicked while executing this operation occurrence: {msg}; retry runs the unfinished step again, rollback undoes the operation"
+            ),
+        );
+        match self.transition_to(Event::StepFailed, Some(p), None).await {
+            Ok(()) => Stop::Panicked,
+            Err(e) => Stop::Failed(e),
+        }
     }
 
     async fn execute(&mut self, entry: Entry) -> Result<(), Stop> {
@@ -1355,8 +1380,9 @@ impl Run {
                     grant,
                     control: RunControl::new(budget, self.flag.clone()),
                 };
-                let fut: StepFuture<InfraOutcome> =
-                    Box::pin(async move { vnfm_driver_api::execute(&*driver, &req).await });
+                let fut: StepFuture<InfraOutcome> = Box::pin(panics::caught(&name, async move {
+                    vnfm_driver_api::execute(&*driver, &req).await
+                }));
                 Ok(match self.drive(fut, budget, &name).await? {
                     Ok(out) => Ok(self.after_infra(s, out)),
                     Err(e) => Err(self.driver_problem(&name, i, n, e, &vims)),
@@ -1402,7 +1428,8 @@ impl Run {
                     control: RunControl::new(budget, self.flag.clone()),
                     error_handling_data: data,
                 };
-                let fut: StepFuture<HookOutcome> = Box::pin(async move { mgmt.call(&call).await });
+                let fut: StepFuture<HookOutcome> =
+                    Box::pin(panics::caught(&name, async move { mgmt.call(&call).await }));
                 Ok(match self.drive(fut, budget, &name).await? {
                     Ok(out) => self
                         .after_hook(out)

@@ -66,6 +66,7 @@ mod exec;
 mod granted;
 mod journal;
 pub mod notifications;
+mod panics;
 pub mod progress;
 pub mod recovery;
 mod vims;
@@ -142,6 +143,11 @@ pub struct LcmConfig {
     /// so the safe default is false: an occurrence with a hook left to run goes to
     /// `FAILED_TEMP` after a crash.
     pub hooks_idempotent: bool,
+    /// How many times recovery resumes the same interrupted step of an occurrence. A step
+    /// that brings its process down every time (an abort, the OOM killer) would otherwise be
+    /// resumed after every restart; past this count the occurrence goes to `FAILED_TEMP`
+    /// with an error saying so.
+    pub max_resume_attempts: u32,
     /// Prefix of the `href`s in `_links` (e.g. `/vnflcm/v2` or `https://vnfm:9890/vnflcm/v2`).
     pub api_root: String,
     /// The clock.
@@ -159,6 +165,7 @@ impl std::fmt::Debug for LcmConfig {
             .field("forceful_grace", &self.forceful_grace)
             .field("resume_idempotent", &self.resume_idempotent)
             .field("hooks_idempotent", &self.hooks_idempotent)
+            .field("max_resume_attempts", &self.max_resume_attempts)
             .field("api_root", &self.api_root)
             .finish_non_exhaustive()
     }
@@ -175,6 +182,7 @@ impl Default for LcmConfig {
             forceful_grace: Duration::from_secs(5),
             resume_idempotent: true,
             hooks_idempotent: false,
+            max_resume_attempts: 3,
             api_root: "/vnflcm/v2".into(),
             clock: Arc::new(SystemClock),
         }
@@ -801,6 +809,16 @@ impl Lcm {
         let (instance, version) = self.instance_with_version(id).await?;
         let onboarded = self.vnfd_for(&instance, &req)?;
         let plan = self.checked_plan(&req, &onboarded, &instance)?;
+        if let OperationRequest::ChangeVnfPkg(_) = &req {
+            // The source VNFD may declare the change too; a deleted source package leaves only
+            // the target's policies.
+            let source = inner.onboarded(instance.vnfd_id.as_str()).ok();
+            crate::package_change::check(
+                source.as_ref().map(|s| &*s.vnfd),
+                &onboarded.vnfd,
+                &instance,
+            )?;
+        }
         // Instances using VIMs this one's hooks registered, and VIMs whose creator is going
         // away: refused before anything is stored (and checked again under the lock below).
         let left = dependents::check_start(inner, &instance, &req).await?;

@@ -16,6 +16,12 @@
 //!   `error` naming the interrupted step and a journal row marked `interrupted`, and the
 //!   operator retries, rolls back or fails it.
 //!
+//! A step that brings its process down every time would be resumed after every restart:
+//! recovery counts the resumes of each step ([`LcmConfig::max_resume_attempts`], reset when
+//! the operator retries or rolls back) and past that count goes to `FAILED_TEMP` instead,
+//! saying so. A step that merely panics does not get here: the runner turns the panic into a
+//! failed step.
+//!
 //! Either way a notification reports the outcome, and nothing stays in a running state
 //! without a live lease. [`Lcm::spawn_recovery`] repeats the sweep periodically.
 
@@ -29,7 +35,7 @@ use vnfm_types::{LcmOperationStateType as State, ProblemDetails, VnfLcmOpOcc, Vn
 
 use super::exec::{self, Entry, Run};
 use super::journal::{self, JournalView, Phase, StepRow};
-use super::{Inner, Lcm, LcmConfig, store_err};
+use super::{Inner, Lcm, LcmConfig, panics, store_err};
 use crate::error::LcmError;
 use crate::plan::Step;
 use crate::state::Event;
@@ -176,7 +182,27 @@ async fn recover_one(
         }
     };
     let request = exec::request_of(&occ)?;
+    let max = inner.config.max_resume_attempts;
     if occ.operation_state == State::Starting {
+        if panics::note_resume(inner, &occ.id, None, 0)
+            .await?
+            .is_none()
+        {
+            let p = interrupted_problem(
+                inner,
+                500,
+                format!(
+                    "the runner executing this operation occurrence stopped before its first step {} times in a row (recovery resumes it at most {max} times); retry starts it again, fail ends it",
+                    max + 1
+                ),
+            );
+            exec::record_transition(inner, &occ, version, Event::StepFailed, Some(p), None).await?;
+            tracing::warn!(
+                resumes = max,
+                "occurrence keeps stopping before its first step: FAILED_TEMP"
+            );
+            return Ok(false);
+        }
         tracing::info!("resuming an occurrence that had not started");
         Run::new(inner.clone(), occ, version, instance, ctx, request).spawn(Entry::Orphan);
         return Ok(true);
@@ -184,26 +210,35 @@ async fn recover_one(
     let plan = ctx.plan(phase);
     let next = view.next(phase);
     let remaining = plan.steps.get(next..).unwrap_or(&[]);
-    if resumable(&inner.config, remaining) {
-        tracing::info!(phase = phase.as_str(), from_step = next, "resuming");
-        Run::new(inner.clone(), occ, version, instance, ctx, request)
-            .spawn(Entry::Resume { phase, next });
-        return Ok(true);
-    }
     let n = plan.steps.len();
     let name = plan
         .steps
         .get(next)
         .map(Step::name)
         .unwrap_or_else(|| "finish".into());
-    let p = interrupted_problem(
-        inner,
-        500,
+    let detail = if !resumable(&inner.config, remaining) {
         format!(
             "the runner executing this operation occurrence stopped (it crashed or lost its lease) during step {name} ({}/{n}); the step may have run partially: retry runs it again, rollback undoes the operation",
             next + 1
-        ),
-    );
+        )
+    } else if let Some(count) = panics::note_resume(inner, &occ.id, Some(phase), next).await? {
+        tracing::info!(
+            phase = phase.as_str(),
+            from_step = next,
+            resume = count,
+            "resuming"
+        );
+        Run::new(inner.clone(), occ, version, instance, ctx, request)
+            .spawn(Entry::Resume { phase, next });
+        return Ok(true);
+    } else {
+        format!(
+            "the runner executing this operation occurrence stopped during step {name} ({}/{n}) {} times in a row (recovery resumes a step at most {max} times; the step may crash its process): retry runs it again, rollback undoes the operation",
+            next + 1,
+            max + 1
+        )
+    };
+    let p = interrupted_problem(inner, 500, detail);
     let row = journal::step_row(
         name.clone(),
         StepRow {

@@ -1,0 +1,297 @@
+//! The API test harness: an `AppState` on a temporary data directory (test VIM and a
+//! `TEST.FLAKY.V_1` memory driver enabled), its router called without a socket (`oneshot`),
+//! an OAuth2 token, and helpers to onboard packages and run tasks.
+
+#![allow(dead_code)]
+
+use std::io::Write;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use axum::body::Body;
+use axum::http::{HeaderMap, Method, Request, StatusCode};
+use serde_json::{Value, json};
+use tower::ServiceExt;
+use vnfm_api::{AppState, StateOptions};
+use vnfm_driver_api::memory::MemoryInfraDriver;
+
+pub const CORPUS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/corpus");
+pub const HELLO: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../vnfd-samples/hello-vnf");
+pub const HELLO_VNFD: &str = "6f0b7e1c-2d55-4c5e-9b3a-4e110a000001";
+pub const FLAKY: &str = "TEST.FLAKY.V_1";
+
+pub struct Harness {
+    pub app: Router,
+    pub state: Arc<AppState>,
+    pub token: String,
+    pub flaky: Arc<MemoryInfraDriver>,
+    pub _dir: tempfile::TempDir,
+}
+
+pub struct Reply {
+    pub status: StatusCode,
+    pub headers: HeaderMap,
+    pub body: Vec<u8>,
+}
+
+impl Reply {
+    pub fn json(&self) -> Value {
+        serde_json::from_slice(&self.body)
+            .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&self.body)))
+    }
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(name).and_then(|v| v.to_str().ok())
+    }
+    pub fn problem(&self, status: u16) -> Value {
+        assert_eq!(
+            self.status.as_u16(),
+            status,
+            "{}",
+            String::from_utf8_lossy(&self.body)
+        );
+        assert_eq!(
+            self.header("content-type"),
+            Some("application/problem+json")
+        );
+        let p = self.json();
+        assert_eq!(p["status"], status);
+        assert!(p["detail"].as_str().is_some_and(|d| !d.is_empty()), "{p}");
+        p
+    }
+}
+
+pub fn zip_dir(dir: &Path) -> Vec<u8> {
+    let mut zip = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    let mut stack = vec![dir.to_path_buf()];
+    let mut files = Vec::new();
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                files.push(p);
+            }
+        }
+    }
+    files.sort();
+    for p in files {
+        let name = p
+            .strip_prefix(dir)
+            .unwrap()
+            .to_string_lossy()
+            .replace('\\', "/");
+        zip.start_file(name, zip::write::SimpleFileOptions::default())
+            .unwrap();
+        zip.write_all(&std::fs::read(&p).unwrap()).unwrap();
+    }
+    zip.finish().unwrap().into_inner()
+}
+
+impl Harness {
+    pub async fn new() -> Harness {
+        Self::with(|_| {}).await
+    }
+
+    pub async fn with(tweak: impl FnOnce(&mut StateOptions)) -> Harness {
+        vnfm_lcm::notify::install_crypto_provider();
+        let dir = tempfile::tempdir().unwrap();
+        let flaky = Arc::new(MemoryInfraDriver::new().with_vim_types(&[FLAKY]));
+        let mut options = StateOptions::new(dir.path().join("data"));
+        options.enable_test_vim = true;
+        options.verify_callbacks = false;
+        options.recovery_interval = None;
+        options.allow_basic_auth = true;
+        options.infra_drivers.push(flaky.clone());
+        tweak(&mut options);
+        let state = AppState::build(options).await.unwrap();
+        let app = vnfm_api::router(state.clone());
+        let client = state.bootstrap_client().unwrap();
+        let mut h = Harness {
+            app,
+            state,
+            token: String::new(),
+            flaky,
+            _dir: dir,
+        };
+        let form = format!(
+            "grant_type=client_credentials&client_id={}&client_secret={}",
+            client.client_id,
+            client.client_secret.expose()
+        );
+        let r = h
+            .raw(
+                Method::POST,
+                "/oauth2/token",
+                &[("content-type", "application/x-www-form-urlencoded")],
+                form.into_bytes(),
+            )
+            .await;
+        assert_eq!(
+            r.status,
+            StatusCode::OK,
+            "{}",
+            String::from_utf8_lossy(&r.body)
+        );
+        h.token = r.json()["access_token"].as_str().unwrap().to_owned();
+        h
+    }
+
+    pub async fn raw(
+        &self,
+        method: Method,
+        uri: &str,
+        headers: &[(&str, &str)],
+        body: Vec<u8>,
+    ) -> Reply {
+        let mut b = Request::builder().method(method).uri(uri);
+        for (k, v) in headers {
+            b = b.header(*k, *v);
+        }
+        let response = self
+            .app
+            .clone()
+            .oneshot(b.body(Body::from(body)).unwrap())
+            .await
+            .unwrap();
+        let status = response.status();
+        let headers = response.headers().clone();
+        let body = axum::body::to_bytes(response.into_body(), usize::MAX)
+            .await
+            .unwrap()
+            .to_vec();
+        Reply {
+            status,
+            headers,
+            body,
+        }
+    }
+
+    /// An authenticated request; `Version: 2.0.0` on v2 paths.
+    pub async fn call(&self, method: Method, uri: &str, body: Option<Value>) -> Reply {
+        let auth = format!("Bearer {}", self.token);
+        let mut headers = vec![("authorization", auth.as_str())];
+        if uri.contains("/v2/") {
+            headers.push(("version", "2.0.0"));
+        }
+        let bytes = match &body {
+            Some(v) => {
+                let ct = if method == Method::PATCH {
+                    "application/merge-patch+json"
+                } else {
+                    "application/json"
+                };
+                headers.push(("content-type", ct));
+                serde_json::to_vec(v).unwrap()
+            }
+            None => Vec::new(),
+        };
+        self.raw(method, uri, &headers, bytes).await
+    }
+
+    pub async fn onboard(&self, content: Vec<u8>) -> (String, Value) {
+        let r = self
+            .call(
+                Method::POST,
+                "/vnfpkgm/v2/vnf_packages",
+                Some(json!({"userDefinedData": {"k": "v"}})),
+            )
+            .await;
+        assert_eq!(r.status, StatusCode::CREATED);
+        let id = r.json()["id"].as_str().unwrap().to_owned();
+        assert!(
+            r.header("location")
+                .unwrap()
+                .ends_with(&format!("/vnfpkgm/v2/vnf_packages/{id}"))
+        );
+        assert_eq!(r.json()["onboardingState"], "CREATED");
+        let auth = format!("Bearer {}", self.token);
+        let r = self
+            .raw(
+                Method::PUT,
+                &format!("/vnfpkgm/v2/vnf_packages/{id}/package_content"),
+                &[
+                    ("authorization", &auth),
+                    ("version", "2.0.0"),
+                    ("content-type", "application/zip"),
+                ],
+                content,
+            )
+            .await;
+        assert_eq!(
+            r.status,
+            StatusCode::ACCEPTED,
+            "{}",
+            String::from_utf8_lossy(&r.body)
+        );
+        for _ in 0..200 {
+            let info = self
+                .call(
+                    Method::GET,
+                    &format!("/vnfpkgm/v2/vnf_packages/{id}?all_fields"),
+                    None,
+                )
+                .await
+                .json();
+            if info["onboardingState"] != "PROCESSING" {
+                return (id, info);
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        panic!("package {id} never left PROCESSING");
+    }
+
+    pub async fn create_instance(&self) -> String {
+        let r = self
+            .call(
+                Method::POST,
+                "/vnflcm/v2/vnf_instances",
+                Some(json!({"vnfdId": HELLO_VNFD, "vnfInstanceName": "demo"})),
+            )
+            .await;
+        assert_eq!(
+            r.status,
+            StatusCode::CREATED,
+            "{}",
+            String::from_utf8_lossy(&r.body)
+        );
+        r.json()["id"].as_str().unwrap().to_owned()
+    }
+
+    pub async fn wait_op(&self, location: &str) -> Value {
+        let path = &location[location.find("/vnflcm").unwrap()..];
+        for _ in 0..500 {
+            let occ = self.call(Method::GET, path, None).await.json();
+            let state = occ["operationState"].as_str().unwrap_or("").to_owned();
+            if !["STARTING", "PROCESSING", "ROLLING_BACK"].contains(&state.as_str()) {
+                return occ;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        panic!("operation {location} never came to rest");
+    }
+
+    pub async fn task(&self, instance: &str, task: &str, body: Value) -> Value {
+        let r = self
+            .call(
+                Method::POST,
+                &format!("/vnflcm/v2/vnf_instances/{instance}/{task}"),
+                Some(body),
+            )
+            .await;
+        assert_eq!(
+            r.status,
+            StatusCode::ACCEPTED,
+            "{task}: {}",
+            String::from_utf8_lossy(&r.body)
+        );
+        let location = r.header("location").unwrap().to_owned();
+        assert!(
+            location.contains("/vnflcm/v2/vnf_lcm_op_occs/"),
+            "{location}"
+        );
+        self.wait_op(&location).await
+    }
+}
