@@ -55,6 +55,10 @@ pub struct Vnfd {
     /// `modifiable_attributes`), verbatim.
     #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
     pub properties: IndexMap<String, Json>,
+    /// `tosca.policies.nfv.VnfPackageChange` policies of any flavour: the changes of current
+    /// VNF package this VNFD declares, to or from other VNFDs.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub package_changes: Vec<PackageChange>,
 }
 
 impl Vnfd {
@@ -62,6 +66,69 @@ impl Vnfd {
     pub fn flavour(&self, flavour_id: &str) -> Option<&Flavour> {
         self.flavours.iter().find(|f| f.id == flavour_id)
     }
+
+    /// The package change policy of this VNFD that covers moving an instance of flavour
+    /// `source_flavour_id` from VNFD `source` to VNFD `destination`.
+    pub fn package_change(
+        &self,
+        source: &str,
+        destination: &str,
+        source_flavour_id: &str,
+    ) -> Option<&PackageChange> {
+        self.package_changes.iter().find(|c| {
+            c.selectors.iter().any(|s| {
+                s.source_descriptor_id == source
+                    && s.destination_descriptor_id == destination
+                    && s.source_flavour_id == source_flavour_id
+            })
+        })
+    }
+}
+
+/// A `tosca.policies.nfv.VnfPackageChange` policy.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PackageChange {
+    /// Policy name.
+    pub id: String,
+    /// `selector`: the source and destination VNFDs and source flavours the policy covers (one
+    /// selector in SOL001 v3, a list from v4).
+    pub selectors: Vec<PackageChangeSelector>,
+    /// `destination_flavour_id`: the flavour of the destination VNFD the instance ends in.
+    pub destination_flavour_id: String,
+    /// `modification_qualifier`: `up` (the destination is newer) or `down`.
+    pub modification_qualifier: String,
+    /// `additional_modification_description`, when given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// `component_mappings`: identifiers that change between the two VNFDs.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub component_mappings: Vec<ComponentMapping>,
+}
+
+/// A `tosca.datatypes.nfv.VnfPackageChangeSelector`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PackageChangeSelector {
+    /// `source_descriptor_id`.
+    pub source_descriptor_id: String,
+    /// `destination_descriptor_id`.
+    pub destination_descriptor_id: String,
+    /// `source_flavour_id`.
+    pub source_flavour_id: String,
+}
+
+/// A `tosca.datatypes.nfv.VnfPackageChangeComponentMapping`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ComponentMapping {
+    /// `component_type`: `vdu`, `cp`, `virtual_link`, `virtual_storage`,
+    /// `deployment_flavour`, `instantiation_level` or `scaling_aspect`.
+    pub component_type: String,
+    /// `source_id`: the identifier in the source VNFD.
+    pub source_id: String,
+    /// `destination_id`: the identifier in the destination VNFD.
+    pub destination_id: String,
 }
 
 /// One deployment flavour (`tosca.nodes.nfv.VNF` substituted with `flavour_id`).

@@ -60,6 +60,7 @@ pub fn asd_vnfd(asd: &Asd) -> Vnfd {
             artifacts: Vec::new(),
         }],
         properties,
+        package_changes: Vec::new(),
     }
 }
 

@@ -247,6 +247,21 @@ pub enum LcmError {
         /// The VNFD id.
         vnfd_id: String,
     },
+    /// CHANGE_VNFPKG to a VNFD the instance cannot move to.
+    #[error(
+        "CHANGE_VNFPKG from VNFD {} to VNFD {} is refused: {}",
+        echo(from_vnfd_id),
+        echo(to_vnfd_id),
+        reasons.join("; ")
+    )]
+    PackageChangeRefused {
+        /// The instance's VNFD.
+        from_vnfd_id: String,
+        /// The requested VNFD.
+        to_vnfd_id: String,
+        /// Each reason, with what would make the change acceptable.
+        reasons: Vec<String>,
+    },
     /// No registered infrastructure driver serves the instance's VIMs.
     #[error(
         "no infrastructure driver serves the VIM type(s) of the instance ({}); {}",
@@ -438,6 +453,7 @@ impl LcmError {
             | LcmError::RollbackNotSupported { .. }
             | LcmError::InvalidTransition(_) => 409,
             LcmError::UnknownFlavour { .. }
+            | LcmError::PackageChangeRefused { .. }
             | LcmError::SameFlavour { .. }
             | LcmError::UnknownInstantiationLevel { .. }
             | LcmError::UnknownAspect { .. }

@@ -65,6 +65,7 @@
 pub mod catalog;
 pub mod error;
 pub mod nfvo;
+pub mod package_change;
 pub mod notify;
 pub mod pkgm_subscriptions;
 pub mod plan;

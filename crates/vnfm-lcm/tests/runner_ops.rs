@@ -581,6 +581,124 @@ async fn change_vnfpkg_and_modify_info_switch_the_vnfd() {
     assert_eq!(err.status(), 422);
 }
 
+/// CHANGE_VNFPKG to another product's VNFD, or to a VNFD without the instance's VDUs or
+/// aspects, is refused with every reason before anything starts; a VnfPackageChange policy
+/// that selects the change allows another product.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn change_vnfpkg_to_an_unrelated_vnfd_is_refused_with_its_reasons() {
+    use vnfm_descriptor::{PackageChange, PackageChangeSelector};
+    let v1 = hello_vnfd();
+    let variant = |id: &str, product: &str| {
+        let mut v = hello_vnfd();
+        v.descriptor_id = id.into();
+        v.product_name = product.into();
+        v
+    };
+    let other = variant("other-product", "Some other VNF");
+    let mut no_web = variant("hello-no-web", &v1.product_name);
+    no_web.flavours[0].vdus.retain(|v| v.id != "web");
+    no_web.flavours[0].scaling_aspects.clear();
+    let mut lower = variant("hello-lower", &v1.product_name);
+    lower.flavours[0].scaling_aspects[0].max_scale_level = 0;
+    let policy = |to: &str| PackageChange {
+        id: "to_successor".into(),
+        selectors: vec![PackageChangeSelector {
+            source_descriptor_id: v1.descriptor_id.clone(),
+            destination_descriptor_id: to.into(),
+            source_flavour_id: "simple".into(),
+        }],
+        destination_flavour_id: "simple".into(),
+        modification_qualifier: "up".into(),
+        description: None,
+        component_mappings: Vec::new(),
+    };
+    let mut successor = variant("successor-product", "Successor VNF");
+    successor.package_changes.push(policy("successor-product"));
+    let mut elsewhere = variant("elsewhere-product", "Elsewhere VNF");
+    let mut p = policy("elsewhere-product");
+    p.destination_flavour_id = "big".into();
+    elsewhere.package_changes.push(p);
+    let env = Env::with(vec![v1.clone(), other, no_web, lower, successor, elsewhere]).await;
+    let inst = env.create(&v1.descriptor_id).await;
+    let op = env
+        .lcm
+        .instantiate(
+            &inst.id,
+            req(json!({"flavourId": "simple", "vimConnectionInfo": memory_vims()})),
+        )
+        .await
+        .unwrap();
+    env.completed(op).await;
+    let op = env
+        .lcm
+        .scale(
+            &inst.id,
+            req(json!({"type": "SCALE_OUT", "aspectId": "web_scale"})),
+        )
+        .await
+        .unwrap();
+    env.completed(op).await;
+    let occs_before = env
+        .lcm
+        .list_op_occs(&OpOccQuery::default())
+        .await
+        .unwrap()
+        .items
+        .len();
+    let refused = |vnfd: &'static str| {
+        let lcm = env.lcm.clone();
+        let id = inst.id.clone();
+        async move {
+            let err = lcm
+                .change_vnfpkg(&id, req(json!({"vnfdId": vnfd})))
+                .await
+                .unwrap_err();
+            assert!(
+                matches!(err, LcmError::PackageChangeRefused { .. }),
+                "{vnfd}: {err:?}"
+            );
+            assert_eq!(err.status(), 422);
+            err.to_string()
+        }
+    };
+    let msg = refused("other-product").await;
+    assert!(msg.contains("stays within one VNF product"), "{msg}");
+    assert!(msg.contains("Some other VNF"), "{msg}");
+    let msg = refused("hello-no-web").await;
+    assert!(msg.contains("VNFCs of VDU web"), "{msg}");
+    assert!(msg.contains("aspect web_scale"), "{msg}");
+    let msg = refused("hello-lower").await;
+    assert!(
+        msg.contains("at scale level 1, above the new VNFD's max_scale_level 0"),
+        "{msg}"
+    );
+    let msg = refused("elsewhere-product").await;
+    assert!(msg.contains("moves the instance to flavour big"), "{msg}");
+    // Nothing started, nothing changed.
+    assert_eq!(
+        env.lcm
+            .list_op_occs(&OpOccQuery::default())
+            .await
+            .unwrap()
+            .items
+            .len(),
+        occs_before
+    );
+    assert_eq!(
+        env.instance(&inst.id).await.vnfd_id.as_str(),
+        v1.descriptor_id
+    );
+    // The policy of the destination VNFD allows the other product.
+    let op = env
+        .lcm
+        .change_vnfpkg(&inst.id, req(json!({"vnfdId": "successor-product"})))
+        .await
+        .unwrap();
+    env.completed(op).await;
+    let i = env.instance(&inst.id).await;
+    assert_eq!(i.vnfd_id.as_str(), "successor-product");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn identifiers_list_and_delete_rules() {
     let env = Env::with(vec![hello_vnfd()]).await;

@@ -16,9 +16,9 @@ use std::collections::BTreeMap;
 
 use indexmap::IndexMap;
 use vnfm_descriptor::vnfd::{
-    Artifact, Flavour, InstantiationLevel, Json, LcmHook, OsContainer, PlacementKind,
-    PlacementRule, ScalingAspect, StorageKind, SwImage, Vdu, VduCp, VduKind, VirtualCompute,
-    VirtualLink, VirtualStorage, VnfExtCp, Vnfd,
+    Artifact, ComponentMapping, Flavour, InstantiationLevel, Json, LcmHook, OsContainer,
+    PackageChange, PackageChangeSelector, PlacementKind, PlacementRule, ScalingAspect, StorageKind,
+    SwImage, Vdu, VduCp, VduKind, VirtualCompute, VirtualLink, VirtualStorage, VnfExtCp, Vnfd,
 };
 
 use crate::PackageFiles;
@@ -46,6 +46,7 @@ const VDU_INSTANTIATION_LEVELS: &str = "tosca.policies.nfv.VduInstantiationLevel
 const VDU_INITIAL_DELTA: &str = "tosca.policies.nfv.VduInitialDelta";
 const AFFINITY: &str = "tosca.policies.nfv.AffinityRule";
 const ANTI_AFFINITY: &str = "tosca.policies.nfv.AntiAffinityRule";
+const PACKAGE_CHANGE: &str = "tosca.policies.nfv.VnfPackageChange";
 
 /// VNF properties that have their own field in [`Vnfd`] or [`Flavour`].
 const MODELLED_VNF_PROPERTIES: &[&str] = &[
@@ -220,6 +221,11 @@ impl<'g> Normalizer<'_, 'g> {
                 out_flavours.push(fl);
             }
         }
+        let package_changes = top
+            .into_iter()
+            .chain(flavours)
+            .flat_map(|t| self.package_changes(t))
+            .collect();
         let sol001_version = self
             .types
             .graph
@@ -251,6 +257,7 @@ impl<'g> Normalizer<'_, 'g> {
             entry_definitions: self.files.entry_definitions().to_string(),
             flavours: out_flavours,
             properties,
+            package_changes,
         })
     }
 
@@ -553,6 +560,48 @@ impl<'g> Normalizer<'_, 'g> {
             }
         }
         out
+    }
+
+    /// The `VnfPackageChange` policies of a topology.
+    fn package_changes(&self, topo: &Topology) -> Vec<PackageChange> {
+        let selector = |n: &Node| PackageChangeSelector {
+            source_descriptor_id: text(n.get("source_descriptor_id")).unwrap_or_default(),
+            destination_descriptor_id: text(n.get("destination_descriptor_id")).unwrap_or_default(),
+            source_flavour_id: text(n.get("source_flavour_id")).unwrap_or_default(),
+        };
+        topo.policies
+            .iter()
+            .filter(|p| self.policy_is(p, PACKAGE_CHANGE))
+            .map(|p| {
+                let get = |k: &str| p.properties.get(k);
+                // SOL001 v3 declares one selector, v4 a list of them.
+                let selectors = match get("selector") {
+                    Some(n) => match n.as_seq() {
+                        Some(items) => items.iter().map(selector).collect(),
+                        None => vec![selector(n)],
+                    },
+                    None => Vec::new(),
+                };
+                let component_mappings = get("component_mappings")
+                    .and_then(Node::as_seq)
+                    .unwrap_or_default()
+                    .iter()
+                    .map(|m| ComponentMapping {
+                        component_type: text(m.get("component_type")).unwrap_or_default(),
+                        source_id: text(m.get("source_id")).unwrap_or_default(),
+                        destination_id: text(m.get("destination_id")).unwrap_or_default(),
+                    })
+                    .collect();
+                PackageChange {
+                    id: p.name.clone(),
+                    selectors,
+                    destination_flavour_id: text(get("destination_flavour_id")).unwrap_or_default(),
+                    modification_qualifier: text(get("modification_qualifier")).unwrap_or_default(),
+                    description: text(get("additional_modification_description")),
+                    component_mappings,
+                }
+            })
+            .collect()
     }
 
     fn policies(&mut self, topo: &Topology, f: &mut Flavour) {

@@ -1134,3 +1134,41 @@ fn artifact_properties_are_checked_against_the_artifact_type() {
     let unknown = find(&loaded, "tosca.unknown-property");
     assert_at(unknown, "Definitions/df_small.yaml", at(&df, "colour"));
 }
+
+#[test]
+fn a_vnf_package_change_policy_is_normalized() {
+    let policy = r#"  policies:
+    - to_d2:
+        type: tosca.policies.nfv.VnfPackageChange
+        properties:
+          selector:
+            source_descriptor_id: d-1
+            destination_descriptor_id: d-2
+            source_flavour_id: small
+          modification_qualifier: up
+          additional_modification_description: Demo 2.0
+          component_mappings:
+            - component_type: vdu
+              source_id: VDU1
+              destination_id: VDU1
+          destination_flavour_id: small
+"#;
+    let mut files = base();
+    let df = format!("{DF}{policy}");
+    files
+        .files
+        .insert("Definitions/df_small.yaml".into(), df.into_bytes());
+    let loaded = load(&files);
+    let v = vnfd(&loaded);
+    assert_eq!(v.package_changes.len(), 1, "{:#?}", v.package_changes);
+    let change = v.package_change("d-1", "d-2", "small").expect("selected");
+    assert_eq!(change.id, "to_d2");
+    assert_eq!(change.destination_flavour_id, "small");
+    assert_eq!(change.modification_qualifier, "up");
+    assert_eq!(change.description.as_deref(), Some("Demo 2.0"));
+    assert_eq!(change.component_mappings.len(), 1);
+    assert_eq!(change.component_mappings[0].component_type, "vdu");
+    // Another source flavour or destination is not selected.
+    assert!(v.package_change("d-1", "d-3", "small").is_none());
+    assert!(v.package_change("d-1", "d-2", "big").is_none());
+}
