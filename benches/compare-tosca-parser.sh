@@ -6,9 +6,8 @@
 #   RUNS          timed runs per tool and package (default 15; the median is reported: with
 #                 7, a median moved by about 20 % from one run to the next on a 2-core VM)
 #   PACKAGE_DIR   package directories (default: a set of Tacker samples from ../shared/corpus)
-# Installs tosca-parser into a private venv under target/ the first time, and times the `vnfm`
-# of the `dist` profile (the optimised build to install; about 8 minutes to build from scratch
-# on 2 cores, then seconds).
+# Installs tosca-parser into a private venv under target/ the first time, and times the release
+# build of `vnfm` (what `cargo install --path crates/vnfm-cli` installs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -20,8 +19,7 @@ if [ ! -x "$venv/bin/python" ]; then
   python3 -m venv "$venv"
   "$venv/bin/pip" install --quiet "tosca-parser==2.15.*"
 fi
-# The build operators install: the `dist` profile (fat LTO, one code-generation unit).
-cargo build --profile dist --quiet -p vnfm-cli --bin vnfm
+cargo build --release --quiet -p vnfm-cli
 
 if [ "$#" -eq 0 ]; then
   corpus="$root/../shared/corpus/tacker"
@@ -30,4 +28,4 @@ if [ "$#" -eq 0 ]; then
          "$corpus/etsi-getting-started" "$corpus/v1-vm-single-file-vnfd-vnflcm3"
 fi
 exec "$venv/bin/python" "$root/benches/compare_tosca_parser.py" \
-  --runs "$runs" --vnfm "$root/target/dist/vnfm" "$@"
+  --runs "$runs" --vnfm "$root/target/release/vnfm" "$@"

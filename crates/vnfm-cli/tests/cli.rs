@@ -326,8 +326,8 @@ fn one_invalid_package_makes_the_run_fail_and_is_counted() {
     assert!(text.contains("2 packages: 1 valid, 1 invalid"), "{text}");
 }
 
-/// `vnfm` starts without Rust's runtime set-up, which ignored `SIGPIPE`; it must still do so:
-/// a reader that went away is a failed write, not a death by signal.
+/// A reader that went away (`vnfm package validate ... | head`) is a failed write the check
+/// tolerates, not a death by signal: the exit code still says whether the package is valid.
 #[test]
 fn a_closed_output_pipe_does_not_kill_the_check() {
     let cwd = tempfile::tempdir().unwrap();
@@ -343,6 +343,26 @@ fn a_closed_output_pipe_does_not_kill_the_check() {
     drop(child.stdout.take());
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(0), "{status:?}");
+}
+
+/// Output that cannot be written for another reason than a closed pipe is an error, said so.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_report_that_cannot_be_written_is_an_error() {
+    let cwd = tempfile::tempdir().unwrap();
+    let good = repo().join("vnfd-samples/hello-vnf");
+    let out = Command::new(env!("CARGO_BIN_EXE_vnfm"))
+        .args(["package", "show", good.to_str().unwrap()])
+        .current_dir(cwd.path())
+        .stdout(fs::File::create("/dev/full").unwrap())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("cannot write the report to standard output"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -556,132 +576,115 @@ fn signed_packages_verify_against_a_trusted_root_and_tampering_is_refused() {
     assert!(bad[0].starts_with("signed.mf"), "{bad:?}");
 }
 
-/// `vnfm` hands the client commands to `vnfm-client` next to it, arguments unchanged: the
-/// client's own answer (here, to a server that is not there: exit 3) comes back.
+/// `vnfm --help` names every command a user runs, and not the plugin runner.
 #[test]
-fn client_commands_are_run_by_the_client_program_next_to_vnfm() {
-    let tmp = tempfile::tempdir().unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_vnfm"))
-        .args(["vnf", "list", "--no-token-cache"])
-        .env("VNFM_URL", "http://127.0.0.1:9")
-        .env("VNFM_CLIENT_ID", "vnfm-test")
-        .env("VNFM_CLIENT_SECRET", "not-used-secret")
-        .current_dir(tmp.path())
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(3), "stderr: {err}");
-    assert!(!err.contains("not installed"), "{err}");
+fn help_lists_every_command() {
+    let cwd = tempfile::tempdir().unwrap();
+    let out = vnfm(&["--help"], cwd.path());
+    let help = stdout(&out);
+    assert_eq!(out.status.code(), Some(0), "{help}");
+    let commands: Vec<&str> = help
+        .split("Commands:")
+        .nth(1)
+        .expect("a list of commands")
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .take_while(|word| !word.ends_with(':'))
+        .collect();
+    assert_eq!(
+        commands,
+        [
+            "package",
+            "serve",
+            "pkg",
+            "vim",
+            "vnf",
+            "op",
+            "sub",
+            "completion",
+            "help"
+        ],
+        "{help}"
+    );
 }
 
-/// Without its sibling program, `vnfm` says which program is missing and where it looked, and
-/// still runs the package commands itself.
+/// `vnfm`, alone in a directory, runs every kind of command itself: nothing is handed to
+/// another program.
 #[test]
-fn a_missing_sibling_program_is_named_and_package_commands_still_run() {
+fn a_lone_vnfm_runs_every_kind_of_command() {
     let tmp = tempfile::tempdir().unwrap();
     let lone = tmp.path().join("vnfm");
-    fs::copy(env!("CARGO_BIN_EXE_vnfm"), &lone).unwrap();
+    if fs::hard_link(env!("CARGO_BIN_EXE_vnfm"), &lone).is_err() {
+        fs::copy(env!("CARGO_BIN_EXE_vnfm"), &lone).unwrap();
+    }
     let run = |args: &[&str]| {
         Command::new(&lone)
             .args(args)
+            .env("VNFM_URL", "http://127.0.0.1:9")
+            .env("VNFM_CLIENT_ID", "vnfm-test")
+            .env("VNFM_CLIENT_SECRET", "not-used-secret")
             .current_dir(tmp.path())
             .output()
             .unwrap()
     };
-    let serve = run(&["serve", "--help-is-not-an-option"]);
-    assert_eq!(
-        serve.status.code(),
-        Some(2),
-        "a usage error is found by vnfm itself"
-    );
-    let serve = run(&["serve"]);
-    let err = String::from_utf8_lossy(&serve.stderr);
-    assert_eq!(serve.status.code(), Some(2), "stderr: {err}");
-    assert!(
-        err.contains("vnfm-server program, which is not installed"),
-        "{err}"
-    );
-    assert!(
-        err.contains(&tmp.path().join("vnfm-server").display().to_string()),
-        "{err}"
-    );
-    let list = run(&["vnf", "list"]);
-    assert!(String::from_utf8_lossy(&list.stderr).contains("vnfm-client program"));
     let validate = run(&[
         "package",
         "validate",
         repo().join("vnfd-samples/vnf-b-cnf").to_str().unwrap(),
     ]);
     assert_eq!(validate.status.code(), Some(0), "{}", stdout(&validate));
-}
 
-/// The sibling programs run only their own commands.
-#[test]
-fn the_server_program_does_not_run_client_commands() {
-    let tmp = tempfile::tempdir().unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_vnfm-server"))
-        .args(["vnf", "list"])
-        .current_dir(tmp.path())
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{err}");
+    // The client's own answer to a server that is not there.
+    let list = run(&["vnf", "list", "--no-token-cache"]);
+    let err = String::from_utf8_lossy(&list.stderr);
+    assert_eq!(list.status.code(), Some(3), "stderr: {err}");
+
+    // The server refuses a data directory it cannot create, after parsing its options.
+    let blocker = tmp.path().join("not-a-directory");
+    fs::write(&blocker, b"").unwrap();
+    let serve = run(&[
+        "serve",
+        "--listen",
+        "127.0.0.1:0",
+        "--data-dir",
+        blocker.join("data").to_str().unwrap(),
+    ]);
+    let err = String::from_utf8_lossy(&serve.stderr);
+    assert_eq!(serve.status.code(), Some(1), "stderr: {err}");
+    assert!(err.contains("vnfm serve:"), "{err}");
+
+    // The isolated plugin runner answers with its protocol's failure frame (a JSON line after
+    // the frame marker).
+    let runner = run(&[
+        "plugin-runner",
+        tmp.path().join("missing.so").to_str().unwrap(),
+    ]);
+    let out = stdout(&runner);
+    assert_eq!(runner.status.code(), Some(3), "{out}");
+    let frame: Value = out
+        .split_once("vnfm-plugin ")
+        .and_then(|(_, json)| serde_json::from_str(json.trim()).ok())
+        .unwrap_or_else(|| panic!("no runner frame in {out:?}"));
+    assert_eq!(frame["t"], "failed", "{frame}");
     assert!(
-        err.contains("vnfm-server does not run this command; vnfm-client does"),
-        "{err}"
+        frame["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("missing.so")),
+        "{frame}"
     );
-}
 
-/// `vnfm` is linked at a fixed address, so a one-shot command starts without relocations; the
-/// two programs that talk to the network keep address-space layout randomisation.
-#[cfg(target_os = "linux")]
-#[test]
-fn only_the_one_shot_program_is_linked_at_a_fixed_address() {
-    use std::io::Read;
-    let elf_type = |path: &str| {
-        let mut header = [0u8; 18];
-        std::fs::File::open(path)
-            .and_then(|mut f| f.read_exact(&mut header))
-            .unwrap();
-        assert_eq!(&header[..4], b"\x7fELF", "{path}");
-        u16::from_le_bytes([header[16], header[17]])
-    };
-    const ET_EXEC: u16 = 2;
-    const ET_DYN: u16 = 3;
-    assert_eq!(elf_type(env!("CARGO_BIN_EXE_vnfm")), ET_EXEC);
-    assert_eq!(elf_type(env!("CARGO_BIN_EXE_vnfm-server")), ET_DYN);
-    assert_eq!(elf_type(env!("CARGO_BIN_EXE_vnfm-client")), ET_DYN);
-}
-
-/// `vnfm` is linked statically where the C library's archives are present (the build says
-/// so), and starts without a dynamic loader; the two programs that resolve host names and
-/// load plugins keep theirs.
-#[cfg(all(target_os = "linux", target_pointer_width = "64"))]
-#[test]
-fn only_the_one_shot_program_is_linked_statically() {
-    const PT_DYNAMIC: u32 = 2;
-    const PT_INTERP: u32 = 3;
-    // The types of an ELF64 little-endian program's segments.
-    let segments = |path: &str| -> Vec<u32> {
-        let elf = std::fs::read(path).unwrap();
-        let u16_at = |at: usize| u16::from_le_bytes([elf[at], elf[at + 1]]) as usize;
-        let phoff = u64::from_le_bytes(elf[0x20..0x28].try_into().unwrap()) as usize;
-        let (size, count) = (u16_at(0x36), u16_at(0x38));
-        (0..count)
-            .map(|i| {
-                let at = phoff + i * size;
-                u32::from_le_bytes(elf[at..at + 4].try_into().unwrap())
-            })
-            .collect()
-    };
-    let server = segments(env!("CARGO_BIN_EXE_vnfm-server"));
-    assert!(server.contains(&PT_INTERP), "{server:?}");
-    if option_env!("VNFM_LINKED_STATICALLY").is_none() {
-        eprintln!("the build found no static C library: vnfm is linked dynamically");
-        return;
+    let completion = run(&["completion", "bash"]);
+    let script = stdout(&completion);
+    assert_eq!(completion.status.code(), Some(0));
+    for command in ["package", "serve", "vnf", "completion"] {
+        assert!(
+            script.contains(command),
+            "{command} missing from the completion script"
+        );
     }
-    let vnfm = segments(env!("CARGO_BIN_EXE_vnfm"));
-    assert!(!vnfm.is_empty());
-    assert!(!vnfm.contains(&PT_INTERP), "{vnfm:?}");
-    assert!(!vnfm.contains(&PT_DYNAMIC), "{vnfm:?}");
+    assert_eq!(
+        fs::read_dir(tmp.path()).unwrap().count(),
+        2,
+        "only the program and the blocking file are there"
+    );
 }

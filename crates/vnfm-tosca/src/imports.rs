@@ -11,9 +11,8 @@
 //!
 //! Parsing a file (YAML plus its type sections, see [`crate::types`]) depends only on its
 //! content, so the result is kept in a bounded, thread-safe cache keyed by the SHA-256 of the
-//! content: the ETSI files that every package carries its own copy of are parsed once per
-//! process, whichever path they sit at. A file whose content is one of the published ETSI files
-//! is not even parsed once: its tree comes from [`crate::preparsed`].
+//! content: the bundled type files, the normative types and the ETSI files that every package
+//! carries its own copy of are parsed once per process, whichever path they sit at.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -24,7 +23,6 @@ use vnfm_descriptor::Diagnostic;
 
 use crate::PackageFiles;
 use crate::paths;
-use crate::preparsed;
 use crate::problem::{Problem, Sink};
 use crate::types::{self, Named, TypeDef};
 use crate::yaml::{self, Node, Pos, Value};
@@ -193,21 +191,14 @@ impl Unit {
     }
 
     pub(crate) fn parse(text: &str) -> Unit {
-        match yaml::parse("", text) {
-            Ok(root) => Unit::from_root(root),
-            Err(d) => {
-                let mut unit = Unit::empty();
-                unit.problems.push(Problem::from_diagnostic(d));
-                unit
-            }
-        }
-    }
-
-    /// The unit of a file whose YAML tree is `root`.
-    pub(crate) fn from_root(root: Node) -> Unit {
         let mut unit = Unit::empty();
-        unit.read_root(&root);
-        unit.root = Some(root);
+        match yaml::parse("", text) {
+            Ok(root) => {
+                unit.read_root(&root);
+                unit.root = Some(root);
+            }
+            Err(d) => unit.problems.push(Problem::from_diagnostic(d)),
+        }
         unit
     }
 
@@ -393,11 +384,8 @@ pub(crate) fn unit_for(text: &str) -> Arc<Unit> {
         }
     }
     // Parse outside the lock: two threads may parse the same file once each, which is cheaper
-    // than serializing every parse. The published ETSI files come pre-parsed.
-    let unit = Arc::new(match preparsed::lookup(&key) {
-        Some(root) => Unit::from_root(root),
-        None => Unit::parse(text),
-    });
+    // than serializing every parse.
+    let unit = Arc::new(Unit::parse(text));
     let mut c = cache().lock().unwrap_or_else(|e| e.into_inner());
     if let std::collections::hash_map::Entry::Vacant(e) = c.map.entry(key) {
         e.insert((Arc::clone(&unit), text.len()));
@@ -468,8 +456,6 @@ struct Reader<'a> {
     stack: Vec<String>,
     /// SOL001 version in use, for ETSI file names the package does not carry.
     sol001: Option<&'static str>,
-    /// Files read and parsed ahead of their turn (see [`Reader::prefetch`]), by key.
-    prefetched: HashMap<String, Result<Arc<Unit>, Diagnostic>>,
 }
 
 /// Reads the entry definitions and everything they import. `None` when the entry definitions
@@ -494,7 +480,6 @@ pub(crate) fn read(files: &dyn PackageFiles, sink: &mut Sink) -> Option<Graph> {
         index: HashMap::new(),
         stack: Vec::new(),
         sol001: None,
-        prefetched: HashMap::new(),
     };
     r.push_file(
         NORMATIVE_PATH.to_string(),
@@ -555,19 +540,13 @@ impl Reader<'_> {
             return None;
         }
         let (unit, package_path, bundled_version) = match origin {
-            Origin::Package(path) => {
-                let loaded = match self.prefetched.remove(&key) {
-                    Some(loaded) => loaded,
-                    None => load_package_file(self.files, &path),
-                };
-                match loaded {
-                    Ok(unit) => (unit, Some(path), None),
-                    Err(d) => {
-                        self.sink.push(d);
-                        return None;
-                    }
+            Origin::Package(path) => match load_package_file(self.files, &path) {
+                Ok(unit) => (unit, Some(path), None),
+                Err(d) => {
+                    self.sink.push(d);
+                    return None;
                 }
-            }
+            },
             Origin::Bundled(version, name) => {
                 let b = bundled(version, name)?;
                 if self.sol001.is_none() && b.name == "etsi_nfv_sol001_vnfd_types.yaml" {
@@ -582,90 +561,11 @@ impl Reader<'_> {
         let ix = self.push_file(key.clone(), package_path, bundled_version, unit, prefix);
         self.stack.push(key);
         let unit = Arc::clone(&self.graph.files[ix].unit);
-        self.prefetch(ix, &unit.imports, depth);
         for imp in &unit.imports {
             self.follow(ix, imp, depth);
         }
         self.stack.pop();
         Some(ix)
-    }
-
-    /// Reads and parses, side by side on two threads, the package files that `imports` of file
-    /// `from` name and that are not loaded yet, when there are at least two. The imports are
-    /// then followed one by one as before, taking these results, so the order of files and of
-    /// diagnostics does not depend on which thread finished first. Only plain relative paths to
-    /// files the package has are taken ahead: anything that needs a diagnostic to resolve is
-    /// left to [`Reader::follow`].
-    fn prefetch(&mut self, from: usize, imports: &[ImportDef], depth: usize) {
-        let from_file = &self.graph.files[from];
-        if from_file.bundled_version.is_some() || depth + 1 > MAX_IMPORT_DEPTH {
-            return;
-        }
-        let base = from_file.package_path.as_deref().unwrap_or("");
-        // (key, package path) of each file to read ahead.
-        let mut ahead: Vec<(String, String)> = Vec::new();
-        for imp in imports {
-            if imp.repository.is_some() || paths::is_external_uri(&imp.file.name) {
-                continue;
-            }
-            let Ok(path) = paths::resolve_relative(base, &imp.file.name) else {
-                continue;
-            };
-            let key = key_of(&Origin::Package(path.clone()));
-            if self.files.contains(&path)
-                && !self.index.contains_key(&key)
-                && !self.prefetched.contains_key(&key)
-                && !ahead.iter().any(|(k, _)| *k == key)
-            {
-                ahead.push((key, path));
-            }
-        }
-        // No more than the file limit lets through: a hostile file may import thousands.
-        ahead.truncate(MAX_FILES.saturating_sub(self.graph.files.len()));
-        if ahead.len() < 2 {
-            return;
-        }
-        // Last first: a top file imports the type files before the flavour files, which are
-        // the largest to parse.
-        ahead.reverse();
-        let files = self.files;
-        let next = std::sync::atomic::AtomicUsize::new(0);
-        let work = || {
-            let mut done = Vec::new();
-            while let Some((key, path)) =
-                ahead.get(next.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
-            {
-                done.push((key.clone(), load_package_file(files, path)));
-            }
-            done
-        };
-        let parent_cpu = crate::sched::current_cpu();
-        let loaded = std::thread::scope(|scope| {
-            // The parser wants a few MiB of stack (see `yaml::parse`); 8 MiB, like a main
-            // thread, lets it run in place. Without the thread, this thread does it all. The
-            // helper leaves this thread's CPU as soon as it runs, and this thread yields once
-            // so that it does run now (see `sched`): otherwise the two often take turns on one
-            // CPU.
-            let helper = std::thread::Builder::new()
-                .name("vnfm-tosca-read".into())
-                .stack_size(8 << 20)
-                .spawn_scoped(scope, || {
-                    if let Some(cpu) = parent_cpu {
-                        crate::sched::spread_from(cpu);
-                    }
-                    work()
-                })
-                .ok();
-            if parent_cpu.is_some() {
-                std::thread::yield_now();
-            }
-            let mut loaded = work();
-            if let Some(Ok(more)) = helper.map(|h| h.join()) {
-                loaded.extend(more);
-            }
-            loaded
-        });
-        self.prefetched.extend(loaded);
     }
 
     fn follow(&mut self, from: usize, imp: &ImportDef, depth: usize) {
@@ -883,11 +783,10 @@ mod tests {
         }
     }
 
-    /// The imports of a file are read and parsed side by side, the last first, yet their
-    /// problems come out in import order, as when they were read one by one; and a file that
-    /// cannot be read is reported where it is imported.
+    /// Each import of a file is read once and their problems come out in import order; a file
+    /// that cannot be read is reported where it is imported.
     #[test]
-    fn files_read_ahead_report_in_import_order() {
+    fn imports_are_read_once_and_report_in_import_order() {
         let top = "tosca_definitions_version: tosca_simple_yaml_1_3\n\
                    imports:\n  - a.yaml\n  - b.yaml\n  - c.yaml\n  - d.yaml\n";
         let files = crate::MemFiles::new("Definitions/top.yaml")

@@ -65,11 +65,9 @@
 //! served from the bundled copies, and the TOSCA normative types are always present.
 //!
 //! Parsed files are cached for the process by the SHA-256 of their content ([`clear_cache`]
-//! empties the cache), so the ETSI files every package carries are parsed once. The published
-//! ETSI type files (the bundled copies and the copies OpenStack Tacker ships in its packages)
-//! and the normative types are not parsed at all: the crate carries their YAML trees, built by
-//! the same loader with every position, and uses them for a file whose content hash matches
-//! one of them exactly. Diagnostics are the same either way; any other content is parsed.
+//! empties the cache), so the bundled type files, the TOSCA normative types and the copies of
+//! the ETSI files every package carries are parsed from their YAML once per process, not once
+//! per package.
 //!
 //! Deviations that real packages commonly have are tolerated as named [`Quirk`]s and reported as
 //! warnings; see [`quirks`] for the list. Every diagnostic code of the VNFD reader starts with
@@ -85,11 +83,9 @@ mod hierarchy;
 mod imports;
 mod normalize;
 mod paths;
-mod preparsed;
 mod problem;
 pub mod quirks;
 mod reader;
-mod sched;
 mod templates;
 mod types;
 mod values;
@@ -99,9 +95,7 @@ pub use imports::{SOL001_VERSIONS, clear_cache};
 pub use quirks::Quirk;
 
 /// Read access to the files of a package, by package-relative path (`/`-separated).
-///
-/// `Sync` because the loader reads and parses the files one file imports side by side.
-pub trait PackageFiles: Sync {
+pub trait PackageFiles {
     /// Package-relative path of the entry definitions file.
     fn entry_definitions(&self) -> &str;
     /// The bytes of the file at `path`.

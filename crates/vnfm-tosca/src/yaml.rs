@@ -41,109 +41,6 @@ pub struct Pos {
     pub column: u32,
 }
 
-/// The text of a string scalar or a mapping key: borrowed from the pre-parsed type tables
-/// (decoding them copies no string), owned when it comes from parsing a file. It reads as a
-/// `str` (`Deref`, `as_str`, comparisons with strings).
-#[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Text(std::borrow::Cow<'static, str>);
-
-impl Text {
-    /// Text that lives as long as the program (the pre-parsed tables' strings).
-    pub const fn borrowed(s: &'static str) -> Text {
-        Text(std::borrow::Cow::Borrowed(s))
-    }
-
-    /// The text.
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
-
-    /// The text as an owned `String` (a copy only when it is borrowed).
-    pub fn into_string(self) -> String {
-        self.0.into_owned()
-    }
-}
-
-impl std::ops::Deref for Text {
-    type Target = str;
-
-    fn deref(&self) -> &str {
-        &self.0
-    }
-}
-
-impl std::borrow::Borrow<str> for Text {
-    fn borrow(&self) -> &str {
-        &self.0
-    }
-}
-
-impl AsRef<str> for Text {
-    fn as_ref(&self) -> &str {
-        &self.0
-    }
-}
-
-impl From<String> for Text {
-    fn from(s: String) -> Text {
-        Text(std::borrow::Cow::Owned(s))
-    }
-}
-
-impl From<&str> for Text {
-    fn from(s: &str) -> Text {
-        Text(std::borrow::Cow::Owned(s.to_owned()))
-    }
-}
-
-impl From<Text> for String {
-    fn from(t: Text) -> String {
-        t.into_string()
-    }
-}
-
-impl PartialEq<str> for Text {
-    fn eq(&self, other: &str) -> bool {
-        *self.0 == *other
-    }
-}
-
-impl PartialEq<&str> for Text {
-    fn eq(&self, other: &&str) -> bool {
-        *self.0 == **other
-    }
-}
-
-impl PartialEq<String> for Text {
-    fn eq(&self, other: &String) -> bool {
-        *self.0 == **other
-    }
-}
-
-impl PartialEq<Text> for str {
-    fn eq(&self, other: &Text) -> bool {
-        *self == *other.0
-    }
-}
-
-impl PartialEq<Text> for &str {
-    fn eq(&self, other: &Text) -> bool {
-        **self == *other.0
-    }
-}
-
-impl fmt::Debug for Text {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Debug::fmt(&*self.0, f)
-    }
-}
-
-impl fmt::Display for Text {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
 /// A YAML value with its position.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Node {
@@ -157,7 +54,7 @@ pub struct Node {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Key {
     /// The key as a string (scalar keys of other types are kept in their source spelling).
-    pub name: Text,
+    pub name: String,
     /// Where the key starts.
     pub pos: Pos,
 }
@@ -174,7 +71,7 @@ pub enum Value {
     /// A float.
     Float(f64),
     /// A string.
-    Str(Text),
+    Str(String),
     /// A sequence.
     Seq(Vec<Node>),
     /// A mapping, in document order.
@@ -358,44 +255,9 @@ pub fn parse_multi(file: &str, text: &str) -> Result<Vec<Node>, Diagnostic> {
 /// left, else on a fresh stack of [`PARSER_STACK_BYTES`] (no thread is started, so nothing
 /// waits for the scheduler). `None` when the parser panicked.
 fn on_parser_stack<T>(f: impl FnOnce() -> T) -> Option<T> {
-    let guarded = || std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).ok();
-    match declared_room() {
-        Some(room) if room >= PARSER_RED_ZONE_BYTES => guarded(),
-        Some(_) => stacker::grow(PARSER_STACK_BYTES, guarded),
-        None => stacker::maybe_grow(PARSER_RED_ZONE_BYTES, PARSER_STACK_BYTES, guarded),
-    }
-}
-
-std::thread_local! {
-    /// What [`declare_stack_room`] said on this thread: an address on its stack, and the
-    /// bytes usable below it.
-    static STACK_ROOM: std::cell::Cell<Option<(usize, usize)>> =
-        const { std::cell::Cell::new(None) };
-}
-
-/// The address of a local of the caller's frame: where its stack is now.
-#[inline(never)]
-fn stack_position() -> usize {
-    let here = 0u8;
-    std::hint::black_box(&here) as *const u8 as usize
-}
-
-/// Tells the parser that the calling thread has at least `bytes` of stack below the caller's
-/// frame, so that it needs not find out itself. On a program's main thread that means asking
-/// the C library, which reads and parses `/proc/self/maps` (tens of microseconds, a share of
-/// a one-shot command worth saving); a program that knows its main thread's stack (from the
-/// stack size limit at the start of its `main`) declares it instead. Understating is safe (the
-/// parser then moves to a stack of its own), overstating is not.
-pub fn declare_stack_room(bytes: usize) {
-    let at = stack_position();
-    STACK_ROOM.with(|room| room.set(Some((at, bytes))));
-}
-
-/// Stack left on this thread by what [`declare_stack_room`] said, if it was told.
-fn declared_room() -> Option<usize> {
-    let (at, bytes) = STACK_ROOM.with(std::cell::Cell::get)?;
-    // The stack grows down: what was used since the declaration is the distance below it.
-    Some(bytes.saturating_sub(at.saturating_sub(stack_position())))
+    stacker::maybe_grow(PARSER_RED_ZONE_BYTES, PARSER_STACK_BYTES, || {
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).ok()
+    })
 }
 
 fn parser_failed(file: &str) -> Diagnostic {
@@ -670,11 +532,11 @@ impl<'de> Visitor<'de> for NodeVisitor {
         Ok(Node::synthetic(Value::Str(v.into())))
     }
     fn visit_string<E>(self, v: String) -> Result<Node, E> {
-        Ok(Node::synthetic(Value::Str(v.into())))
+        Ok(Node::synthetic(Value::Str(v)))
     }
     fn visit_bytes<E: de::Error>(self, v: &[u8]) -> Result<Node, E> {
         Ok(Node::synthetic(Value::Str(
-            String::from_utf8_lossy(v).into_owned().into(),
+            String::from_utf8_lossy(v).into_owned(),
         )))
     }
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Node, A::Error> {
@@ -691,7 +553,7 @@ impl<'de> Visitor<'de> for NodeVisitor {
             let value = map.next_value::<At<Node>>()?;
             entries.push((
                 Key {
-                    name: key.value.0.into(),
+                    name: key.value.0,
                     pos,
                 },
                 unspan(value),
@@ -884,55 +746,6 @@ mod tests {
             .join()
             .unwrap();
         check();
-    }
-
-    #[test]
-    fn declared_stack_room_decides_where_the_parser_runs() {
-        // Each case on a thread of its own, as the declaration is per thread.
-        let on_thread = |declared: Option<usize>| {
-            std::thread::Builder::new()
-                .stack_size(PARSER_RED_ZONE_BYTES + PARSER_STACK_BYTES)
-                .spawn(move || {
-                    if let Some(bytes) = declared {
-                        declare_stack_room(bytes);
-                    }
-                    let room = declared_room();
-                    let here = stack_position();
-                    // Where the parser runs: in place (a few frames below), or on a stack
-                    // mapped elsewhere.
-                    let at = on_parser_stack(stack_position).unwrap();
-                    (room, at < here && here - at < 1024 * 1024)
-                })
-                .unwrap()
-                .join()
-                .unwrap()
-        };
-        let (room, in_place) = on_thread(Some(PARSER_RED_ZONE_BYTES * 2));
-        let room = room.unwrap();
-        assert!(room <= PARSER_RED_ZONE_BYTES * 2 && room > PARSER_RED_ZONE_BYTES);
-        assert!(in_place, "room enough: the parser runs on this stack");
-        let (_, in_place) = on_thread(Some(PARSER_RED_ZONE_BYTES / 2));
-        assert!(
-            !in_place,
-            "too little room: the parser gets a stack of its own"
-        );
-        let (room, in_place) = on_thread(None);
-        assert!(room.is_none());
-        assert!(
-            in_place,
-            "undeclared: the thread's own stack size decides, and it is big"
-        );
-        // And the deepest nesting parses with only the declared room to go by.
-        std::thread::Builder::new()
-            .stack_size(PARSER_RED_ZONE_BYTES + PARSER_STACK_BYTES)
-            .spawn(|| {
-                declare_stack_room(PARSER_RED_ZONE_BYTES + PARSER_STACK_BYTES / 2);
-                let flow = "{a: ".repeat(MAX_DEPTH - 1) + "1" + &"}".repeat(MAX_DEPTH - 1);
-                assert!(parse("deep.yaml", &flow).is_ok());
-            })
-            .unwrap()
-            .join()
-            .unwrap();
     }
 
     #[test]

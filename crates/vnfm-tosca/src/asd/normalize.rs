@@ -1010,7 +1010,7 @@ impl Cx<'_> {
             let what = format!("deployment item {} of `{}`", i + 1, key.name);
             let mut p = Props::of(Some(entry));
             let owner_key = Key {
-                name: format!("{}[{i}]", key.name).into(),
+                name: format!("{}[{i}]", key.name),
                 pos: entry.pos,
             };
             let (id, id_pos) = self.item_id(&mut p, &what, &owner_key);
