@@ -117,7 +117,7 @@ async fn sample(emu: &Emulator, cluster: &Arc<Cluster>, p: Planned) -> Duration 
     let ready_at = emu
         .events(&api_version, &kind, Some(NAMESPACE), Some(&name))
         .into_iter()
-        .find(|e| readiness(&e.object) == Readiness::Ready)
+        .find(|e| readiness(p.group(), &kind, &e.object) == Readiness::Ready)
         .and_then(|e| e.published)
         .expect("the emulator published the ready status");
     cluster.delete(&p, Some(0)).await.expect("delete");

@@ -28,7 +28,7 @@ use crate::asd::placement_check;
 use crate::cluster::Cluster;
 use crate::helm::{HelmBinary, HelmRenderer};
 use crate::inventory;
-use crate::order::{is_scalable, is_workload};
+use crate::order::{deletion_step, is_scalable, is_workload};
 use crate::plan::{
     self, INSTANCE_LABEL, MANAGED_BY, PERSISTENT_LABEL, Planned, RenderInput, SHARED_LABEL,
     USER_ANNOTATION_PREFIX, asd_of, dns_name, label_value,
@@ -79,7 +79,7 @@ pub struct DriverState {
     /// The objects before the last package change, for its rollback.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub previous: Option<Box<Snapshot>>,
-    /// Placement warnings of the last instantiation.
+    /// Warnings of the last instantiation (placement, Bindings of pods that do not exist).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
 }
@@ -183,6 +183,9 @@ impl KubernetesDriver {
     }
 }
 
+/// The `additionalParams` key of a shorter budget for every wait of an operation.
+const READINESS_TIMEOUT: &str = "readinessTimeoutSeconds";
+
 fn check(control: &RunControl, what: &str) -> Result<(), KubeError> {
     control.check(what).map_err(|e| match e {
         DriverError::Cancelled { what } => KubeError::Cancelled(what),
@@ -213,18 +216,28 @@ impl KubernetesDriver {
             ))
         })?;
         let access = ClusterAccess::from_vim(vim)?;
+        // `readinessTimeoutSeconds` of the request (else the one recorded at instantiation)
+        // bounds the waits for deleted objects too.
+        let asked = params_of(req)
+            .get(READINESS_TIMEOUT)
+            .or_else(|| {
+                req.driver_state
+                    .pointer(&format!("/params/{READINESS_TIMEOUT}"))
+            })
+            .and_then(Value::as_u64)
+            .map(Duration::from_secs);
         Ok(Ctx {
             req,
             vim,
             cluster: Cluster::connect(access)?,
             instance_id: req.instance.id.to_string(),
-            delete_timeout: self.delete_timeout,
+            delete_timeout: asked.map_or(self.delete_timeout, |d| d.min(self.delete_timeout)),
         })
     }
 
     fn ready_timeout(&self, params: &Map<String, Value>) -> Duration {
         params
-            .get("readinessTimeoutSeconds")
+            .get(READINESS_TIMEOUT)
             .and_then(Value::as_u64)
             .map(Duration::from_secs)
             .map_or(self.ready_timeout, |d| d.min(self.ready_timeout))
@@ -311,7 +324,12 @@ fn require_state(req: &InfraRequest) -> Result<DriverState, KubeError> {
 }
 
 /// A reference to an object by kind and name (for deletions of objects that are not planned).
-fn reference(api_version: &str, kind: &str, namespace: Option<&str>, name: &str) -> Planned {
+pub(crate) fn reference(
+    api_version: &str,
+    kind: &str,
+    namespace: Option<&str>,
+    name: &str,
+) -> Planned {
     let mut object = json!({"apiVersion": api_version, "kind": kind, "metadata": {"name": name}});
     if let Some(ns) = namespace {
         object["metadata"]["namespace"] = json!(ns);
@@ -423,12 +441,12 @@ impl Ctx<'_> {
 
     /// Applies `objects` stage by stage in order and waits for each stage to be ready;
     /// custom resources wait for the CRDs of their stage to be established. Request-like
-    /// objects are created last.
+    /// objects are created last when `requests` is given (it receives their warnings).
     async fn apply(
         &self,
         objects: &mut [Planned],
         timeout: Duration,
-        create_requests: bool,
+        requests: Option<&mut Vec<String>>,
     ) -> Result<(), KubeError> {
         let control = &self.req.control;
         let stages: Vec<u32> = {
@@ -468,15 +486,14 @@ impl Ctx<'_> {
             )
             .await?;
         }
-        if create_requests {
-            for p in objects.iter().filter(|p| p.request) {
-                check(control, "creating request objects")?;
-                if let Err(e) = self.cluster.create_request(p).await {
-                    // Reviews and bindings are one-shot requests: their answer does not decide
-                    // whether the VNF is deployed.
-                    tracing::warn!(object = %p.display(), error = %e, "request object refused");
-                }
-            }
+        if let Some(warnings) = requests {
+            crate::requests::create_all(
+                &self.cluster,
+                objects,
+                &|| check(control, "creating request objects"),
+                warnings,
+            )
+            .await?;
         }
         Ok(())
     }
@@ -569,8 +586,8 @@ impl Ctx<'_> {
         Ok(())
     }
 
-    /// Deletes `objects` in exact reverse order, a tier at a time (waiting for each tier to be
-    /// gone). Shared networks lose this instance as a user and are deleted with their last
+    /// Deletes `objects` in the deletion order ([`deletion_step`], then exact reverse order), a
+    /// tier at a time (waiting for each tier to be gone). Shared networks lose this instance as a user and are deleted with their last
     /// user; persistent volumes are kept when `keep_persistent`. Returns the objects kept.
     async fn delete(
         &self,
@@ -583,11 +600,14 @@ impl Ctx<'_> {
         let mut kept = Vec::new();
         let mut rev: Vec<&Planned> = objects.iter().filter(|p| !p.request).collect();
         rev.reverse();
+        // Workloads, then claims, then volumes and classes, namespaces last (a stable sort:
+        // within a step, the exact reverse of the apply order).
+        rev.sort_by_key(|p| deletion_step(p.tier));
         let mut i = 0;
         while i < rev.len() {
-            let key = (rev[i].stage, rev[i].tier);
+            let key = (deletion_step(rev[i].tier), rev[i].stage, rev[i].tier);
             let mut gone: Vec<(Planned, String)> = Vec::new();
-            while i < rev.len() && (rev[i].stage, rev[i].tier) == key {
+            while i < rev.len() && (deletion_step(rev[i].tier), rev[i].stage, rev[i].tier) == key {
                 let p = rev[i];
                 i += 1;
                 check(control, "deleting objects")?;
@@ -730,9 +750,21 @@ impl Ctx<'_> {
         .await
     }
 
+    /// The step's outcome: `resources`, their changes from what the instance records, and
+    /// `state`.
     fn outcome(&self, resources: InstanceResources, state: Option<&DriverState>) -> InfraOutcome {
         let before = inventory::recorded(&self.req.instance);
-        let changes = inventory::changes(&before, &resources);
+        self.outcome_since(&before, resources, state)
+    }
+
+    /// [`Ctx::outcome`] with the changes counted from `before`.
+    fn outcome_since(
+        &self,
+        before: &InstanceResources,
+        resources: InstanceResources,
+        state: Option<&DriverState>,
+    ) -> InfraOutcome {
+        let changes = inventory::changes(before, &resources);
         let driver_state = match state {
             Some(s) => {
                 let mut s = s.clone();
@@ -806,6 +838,7 @@ impl KubernetesDriver {
         let mut objects = plan::render(&input, &*req.artifacts, self.helm.as_deref()).await?;
         check(&req.control, "instantiate")?;
         ctx.resolve_scopes(&mut objects).await?;
+        crate::requests::place_bound_pods(&mut objects);
         let mut warnings = Vec::new();
         if let Some(asd) = asd_of(&req.vnfd)?
             && let Some(caps) = &asd.enhanced_cluster_capabilities
@@ -814,8 +847,12 @@ impl KubernetesDriver {
         }
         ctx.ownership(&objects).await?;
         let namespace_created = ctx.ensure_namespace(&namespace).await?;
-        ctx.apply(&mut objects, self.ready_timeout(&params), true)
-            .await?;
+        ctx.apply(
+            &mut objects,
+            self.ready_timeout(&params),
+            Some(&mut warnings),
+        )
+        .await?;
         let state = DriverState {
             version: 1,
             namespace,
@@ -859,8 +896,9 @@ impl KubernetesDriver {
         Ok(ctx.outcome(InstanceResources::default(), None))
     }
 
-    /// Deletes everything the instance has: its objects, the PVCs its StatefulSets made, and
-    /// the namespace when the driver created it and nothing persistent stays in it.
+    /// Deletes everything the instance has: its objects and the PVCs its StatefulSets made
+    /// (which outlive them), in the deletion order, then the namespace when the driver created
+    /// it and nothing persistent stays in it.
     async fn remove_all(
         &self,
         ctx: &Ctx<'_>,
@@ -868,43 +906,33 @@ impl KubernetesDriver {
         grace: Option<u32>,
         keep_persistent: bool,
     ) -> Result<(), KubeError> {
-        let kept = ctx
-            .delete(&state.objects, grace, keep_persistent, self.delete_timeout)
-            .await?;
+        let mut objects = state.objects.clone();
         // Claims made from volumeClaimTemplates carry the instance label.
         let selector = format!("{INSTANCE_LABEL}={}", label_value(&ctx.instance_id));
         let pvc_kind = ctx.cluster.core("PersistentVolumeClaim").await?;
-        let mut claims = Vec::new();
-        let mut persistent_left = !kept.is_empty();
         for c in ctx
             .cluster
             .list(&pvc_kind, Some(&state.namespace), &selector)
             .await?
         {
-            let persistent = c
+            let name = c.metadata.name.clone().unwrap_or_default();
+            let mut claim = reference("v1", "PersistentVolumeClaim", Some(&state.namespace), &name);
+            claim.persistent = c
                 .metadata
                 .labels
                 .as_ref()
                 .and_then(|l| l.get(PERSISTENT_LABEL))
                 .is_some_and(|v| v == "true");
-            if persistent && keep_persistent {
-                persistent_left = true;
-                continue;
+            if !objects.iter().any(|o| o.identity() == claim.identity()) {
+                objects.push(claim);
             }
-            let name = c.metadata.name.clone().unwrap_or_default();
-            claims.push(reference(
-                "v1",
-                "PersistentVolumeClaim",
-                Some(&state.namespace),
-                &name,
-            ));
         }
-        let claims_as_objects: Vec<Planned> = claims;
-        ctx.delete(&claims_as_objects, grace, false, self.delete_timeout)
+        let kept = ctx
+            .delete(&objects, grace, keep_persistent, ctx.delete_timeout)
             .await?;
-        if state.namespace_created && !persistent_left {
+        if state.namespace_created && kept.is_empty() {
             let ns = reference("v1", "Namespace", None, &state.namespace);
-            ctx.delete(&[ns], grace, false, self.delete_timeout).await?;
+            ctx.delete(&[ns], grace, false, ctx.delete_timeout).await?;
         }
         Ok(())
     }
@@ -1022,7 +1050,7 @@ impl KubernetesDriver {
                 gone.push((reference("v1", "Pod", Some(&state.namespace), pod), uid));
             }
         }
-        wait_gone(&ctx.cluster, &gone, self.delete_timeout, &req.control).await?;
+        wait_gone(&ctx.cluster, &gone, ctx.delete_timeout, &req.control).await?;
         // Bare pods come back by being applied again; controllers replace the others.
         let vdus: Vec<&str> = match scope {
             HealScope::WholeVnf => Vec::new(),
@@ -1053,7 +1081,9 @@ impl KubernetesDriver {
         .await?;
         state.warnings.clear();
         let resources = ctx.inventory(&state).await?;
-        Ok(ctx.outcome(resources, Some(&state)))
+        // The changes are the heal's own: counted from what ran when it started, not from
+        // what an earlier step recorded.
+        Ok(ctx.outcome_since(&current, resources, Some(&state)))
     }
 
     async fn change_vnfpkg_inner(&self, req: &InfraRequest) -> Result<InfraOutcome, KubeError> {
@@ -1077,8 +1107,8 @@ impl KubernetesDriver {
         ctx.resolve_scopes(&mut desired).await?;
         ctx.ownership(&desired).await?;
         let prune = not_in(&state.objects, &desired);
-        ctx.apply(&mut desired, timeout, false).await?;
-        ctx.delete(&prune, None, true, self.delete_timeout).await?;
+        ctx.apply(&mut desired, timeout, None).await?;
+        ctx.delete(&prune, None, true, ctx.delete_timeout).await?;
         let previous = Snapshot {
             vnfd_id: state.vnfd_id.clone(),
             params: state.params.clone(),
@@ -1242,7 +1272,7 @@ impl KubernetesDriver {
         };
         let mut restore = restore;
         let timeout = self.ready_timeout(&state.params);
-        ctx.apply(&mut restore, timeout, false).await?;
+        ctx.apply(&mut restore, timeout, None).await?;
         // Only objects that are the instance's own are removed.
         let strays = not_in(&current, &restore);
         let mut ours = Vec::new();
@@ -1260,7 +1290,7 @@ impl KubernetesDriver {
                 ours.push(s);
             }
         }
-        ctx.delete(&ours, None, true, self.delete_timeout).await?;
+        ctx.delete(&ours, None, true, ctx.delete_timeout).await?;
         state.objects = restore;
         let resources = ctx.inventory(&state).await?;
         Ok(ctx.outcome(resources, Some(&state)))
@@ -1359,7 +1389,7 @@ impl KubernetesDriver {
                 gone.push((reference("v1", "Pod", Some(&state.namespace), &name), uid));
             }
         }
-        wait_gone(&ctx.cluster, &gone, self.delete_timeout, &ctx.req.control).await?;
+        wait_gone(&ctx.cluster, &gone, ctx.delete_timeout, &ctx.req.control).await?;
         let stopped: Vec<Planned> = workloads
             .iter()
             .map(|&i| state.objects[i].clone())
@@ -1473,9 +1503,9 @@ impl KubernetesDriver {
         ctx.resolve_scopes(&mut desired).await?;
         ctx.ownership(&desired).await?;
         let prune = not_in(&state.objects, &desired);
-        ctx.apply(&mut desired, self.ready_timeout(&params), false)
+        ctx.apply(&mut desired, self.ready_timeout(&params), None)
             .await?;
-        ctx.delete(&prune, None, true, self.delete_timeout).await?;
+        ctx.delete(&prune, None, true, ctx.delete_timeout).await?;
         state.objects = desired;
         state.params = without_sources(&params);
         state.def_files = def_files;

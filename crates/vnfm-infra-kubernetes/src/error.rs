@@ -129,6 +129,14 @@ pub enum KubeError {
     /// The step was cancelled.
     #[error("{0} was cancelled")]
     Cancelled(String),
+    /// Deleted objects were still there when the time budget ended.
+    #[error("waiting for deleted objects to be gone: {objects}; {BLOCKED_ADVICE}")]
+    Blocked {
+        /// Each object still there, with its finalizers.
+        objects: String,
+        /// The budget that ran out.
+        budget: Duration,
+    },
     /// The step's deadline passed.
     #[error("{what} did not finish within its time budget")]
     Deadline {
@@ -138,6 +146,9 @@ pub enum KubeError {
         budget: Duration,
     },
 }
+
+/// What to do about objects finalizers hold.
+const BLOCKED_ADVICE: &str = "a finalizer keeps an object until the controller that set it removes it (kubernetes.io/pvc-protection: while a pod mounts the claim; kubernetes.io/pv-protection: while a claim is bound to the volume): remove what holds it, then retry the operation";
 
 impl KubeError {
     /// An [`KubeError::Input`].
@@ -191,6 +202,10 @@ impl From<KubeError> for DriverError {
             ),
             KubeError::Cancelled(what) => DriverError::cancelled(what),
             KubeError::Deadline { what, budget } => DriverError::timeout(what, budget),
+            KubeError::Blocked { objects, budget } => DriverError::timeout(
+                format!("waiting for deleted objects to be gone ({objects}; {BLOCKED_ADVICE})"),
+                budget,
+            ),
         }
     }
 }

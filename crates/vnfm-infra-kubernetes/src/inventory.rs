@@ -125,6 +125,10 @@ pub async fn collect(
         let mut meta = KeyValuePairs::new();
         meta.insert("namespace".into(), json!(namespace));
         meta.insert("podName".into(), json!(pod));
+        if let Some(uid) = p.pointer("/metadata/uid") {
+            // Tells a pod from its replacement of the same name (a StatefulSet's healed pod).
+            meta.insert("uid".into(), uid.clone());
+        }
         meta.insert("phase".into(), json!(phase));
         if let Some(n) = p.pointer("/spec/nodeName") {
             meta.insert("nodeName".into(), n.clone());
@@ -205,21 +209,44 @@ fn handle(id: &str, kind: &str, vim: &Option<String>) -> ResourceHandle {
     h
 }
 
+/// The pod a VNFC is: its name, and its uid when recorded.
+fn incarnation(v: &VnfcResourceInfo) -> (String, Option<String>) {
+    let uid = v
+        .metadata
+        .as_ref()
+        .and_then(|m| m.get("uid"))
+        .and_then(Value::as_str)
+        .map(String::from);
+    (v.id.clone(), uid)
+}
+
+/// Whether `a` and `b` are the same pod: the same name, and the same uid when both record one.
+fn same_pod(a: &(String, Option<String>), b: &(String, Option<String>)) -> bool {
+    a.0 == b.0
+        && match (&a.1, &b.1) {
+            (Some(x), Some(y)) => x == y,
+            _ => true,
+        }
+}
+
 /// The changes from `before` to `after`: VNFCs and storage added or removed (a healed pod is a
-/// removal and an addition: the replacement is a new pod).
+/// removal and an addition: the replacement is a new pod, even when it has the same name, as
+/// a StatefulSet's pod has).
 pub fn changes(before: &InstanceResources, after: &InstanceResources) -> ResourceChanges {
     let mut vnfcs = Vec::new();
-    let ids = |r: &InstanceResources| -> BTreeSet<String> {
-        r.vnfc_resource_info.iter().map(|v| v.id.clone()).collect()
+    let pods = |r: &InstanceResources| -> Vec<(String, Option<String>)> {
+        r.vnfc_resource_info.iter().map(incarnation).collect()
     };
-    let (b, a) = (ids(before), ids(after));
+    let (b, a) = (pods(before), pods(after));
     for v in &before.vnfc_resource_info {
-        if !a.contains(&v.id) {
+        let pod = incarnation(v);
+        if !a.iter().any(|x| same_pod(x, &pod)) {
             vnfcs.push(affected_vnfc(v, ChangeType::Removed));
         }
     }
     for v in &after.vnfc_resource_info {
-        if !b.contains(&v.id) {
+        let pod = incarnation(v);
+        if !b.iter().any(|x| same_pod(x, &pod)) {
             vnfcs.push(affected_vnfc(v, ChangeType::Added));
         }
     }

@@ -12,7 +12,8 @@
 //! - [`helm`]: the [`helm::HelmRenderer`] seam (the `helm` program, or the Helm SDK C library);
 //! - [`plan`]: sources, namespace, labels, VDU mapping and replica counts;
 //! - [`order`]: the apply order (and exact reverse for deletion);
-//! - [`ready`]: readiness per kind, watched;
+//! - [`ready`]: readiness per kind, watched, and waits for deleted objects;
+//! - `requests`: access reviews and bindings, created once;
 //! - [`inventory`]: pods and PVCs as `vnfcResourceInfo` and `virtualStorageResourceInfo`;
 //! - [`asd`]: ASDs through the core, and the placement check.
 //!
@@ -37,6 +38,7 @@ pub mod manifest;
 pub mod order;
 pub mod plan;
 pub mod ready;
+mod requests;
 
 pub use asd::asd_vnfd;
 pub use driver::{

@@ -14,7 +14,8 @@
 //! | 9 | `HorizontalPodAutoscaler`, `PodDisruptionBudget`, `NetworkPolicy`, `Ingress` |
 //!
 //! Within a tier the package's own order is kept (the file list, then the document order in a
-//! file). Request-like kinds (access reviews, token reviews, bindings) are created once, after
+//! file). Deletion goes by [`deletion_step`]: workloads first, then claims, then volumes and
+//! storage classes, namespaces last. Request-like kinds (access reviews, token reviews, bindings) are created once, after
 //! the workloads, and are not tracked.
 
 /// The tier of `kind` in `group` (see the module table).
@@ -46,6 +47,24 @@ pub fn tier(group: &str, kind: &str) -> u8 {
         | ("policy", "PodDisruptionBudget")
         | ("networking.k8s.io", "NetworkPolicy" | "Ingress") => 9,
         _ => 7,
+    }
+}
+
+/// When an object of `tier` is deleted, as a step of the deletion order (lower first):
+/// 0 workloads, services, custom resources and policies (tiers 6 to 9), 1 claims (tier 5),
+/// 2 configuration, RBAC and service accounts (tiers 2 to 4), 3 volumes, storage classes and
+/// other cluster-scoped configuration (tier 1), 4 CRDs and namespaces (tier 0).
+///
+/// Deletion follows these steps across all stages (within a step, the exact reverse of the
+/// apply order), so nothing is waited on while something that holds it is still there: a
+/// claim's protection lasts while a pod mounts it, a volume's while a claim is bound to it.
+pub fn deletion_step(tier: u8) -> u8 {
+    match tier {
+        6.. => 0,
+        5 => 1,
+        2..=4 => 2,
+        1 => 3,
+        0 => 4,
     }
 }
 
@@ -105,5 +124,18 @@ mod tests {
         assert!(!is_request_kind("", "Pod"));
         assert_eq!(group_of("apps/v1"), "apps");
         assert_eq!(group_of("v1"), "");
+        // Workloads, then claims, then volumes and classes, namespaces last.
+        let steps: Vec<u8> = [
+            ("apps", "StatefulSet"),
+            ("", "PersistentVolumeClaim"),
+            ("", "ConfigMap"),
+            ("", "PersistentVolume"),
+            ("storage.k8s.io", "StorageClass"),
+            ("", "Namespace"),
+        ]
+        .iter()
+        .map(|(g, k)| deletion_step(tier(g, k)))
+        .collect();
+        assert_eq!(steps, [0, 1, 2, 3, 3, 4]);
     }
 }

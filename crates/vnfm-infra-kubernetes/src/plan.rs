@@ -763,6 +763,16 @@ fn prepare(raw: Raw, input: &RenderInput<'_>) -> Result<Planned, KubeError> {
             } else {
                 input.namespace.clone()
             };
+            // An access review about its own namespace must name the same one in its spec
+            // (the API server refuses it otherwise, 422).
+            if group == "authorization.k8s.io"
+                && kind == "LocalSubjectAccessReview"
+                && let Some(attrs) = obj
+                    .pointer_mut("/spec/resourceAttributes")
+                    .and_then(Value::as_object_mut)
+            {
+                attrs.insert("namespace".into(), json!(ns));
+            }
             obj["metadata"]["namespace"] = json!(ns);
         }
     }

@@ -3,17 +3,20 @@
 //!
 //! | kind | ready when |
 //! |---|---|
-//! | Deployment | `observedGeneration` ≥ `generation`, `updatedReplicas` = `replicas` = `readyReplicas` = `spec.replicas` (fails on `ProgressDeadlineExceeded`) |
-//! | StatefulSet | `observedGeneration` ≥ `generation`, `readyReplicas` = `updatedReplicas` = `spec.replicas` |
-//! | DaemonSet | `observedGeneration` ≥ `generation`, `numberReady` = `updatedNumberScheduled` = `desiredNumberScheduled` |
-//! | ReplicaSet | `observedGeneration` ≥ `generation`, `readyReplicas` = `replicas` = `spec.replicas` |
+//! | Deployment | `observedGeneration` ≥ `generation`, `updatedReplicas` = `replicas` = `readyReplicas` = `availableReplicas` = `spec.replicas` (fails on `ProgressDeadlineExceeded`) |
+//! | StatefulSet | `observedGeneration` ≥ `generation`, `readyReplicas` = `updatedReplicas` = `availableReplicas` = `spec.replicas` |
+//! | DaemonSet | `observedGeneration` ≥ `generation`, `numberReady` = `updatedNumberScheduled` = `numberAvailable` = `desiredNumberScheduled` |
+//! | ReplicaSet | `observedGeneration` ≥ `generation`, `readyReplicas` = `replicas` = `availableReplicas` = `spec.replicas` |
 //! | Pod | `Running` with condition `Ready`, or `Succeeded` |
 //! | Job | condition `Complete` (fails on `Failed`) |
 //! | PersistentVolumeClaim | `Bound` (or `Pending` on a `WaitForFirstConsumer` storage class) |
 //! | Service | with a selector: an EndpointSlice with a ready endpoint; without: at once |
 //! | CustomResourceDefinition | condition `Established` |
 //! | Namespace | phase `Active` |
-//! | anything else | exists; a `Ready` condition, when it has one, is `True` |
+//! | anything else (custom resources) | exists; a `Ready` condition, when it has one, is `True` |
+//!
+//! The rule is chosen by the kind being watched, never by the object's own `kind` field (the
+//! items of a real API server's list response have none).
 
 use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
@@ -91,13 +94,12 @@ fn generation_seen(o: &Value) -> Option<String> {
     })
 }
 
-/// The readiness of `o` by its kind (Services are judged by [`service_ready`]).
-pub fn readiness(o: &Value) -> Readiness {
-    let group = o["apiVersion"]
-        .as_str()
-        .and_then(|a| a.split_once('/').map(|(g, _)| g))
-        .unwrap_or("");
-    let kind = o["kind"].as_str().unwrap_or("");
+/// The readiness of `o`, an object of `kind` in API group `group` (`""` for the core group),
+/// judged by the rule of that kind (Services are judged by [`service_ready`]).
+///
+/// The kind is the one the caller watched or listed, never the object's own `kind` field:
+/// the items of a real API server's list response carry no `apiVersion` or `kind`.
+pub fn readiness(group: &str, kind: &str, o: &Value) -> Readiness {
     let pending = |s: String| Readiness::Pending(s);
     match (group, kind) {
         ("apps", "Deployment") => {
@@ -116,16 +118,17 @@ pub fn readiness(o: &Value) -> Readiness {
                 .pointer("/spec/replicas")
                 .and_then(Value::as_i64)
                 .unwrap_or(1);
-            let (updated, total, ready) = (
+            let (updated, total, ready, available) = (
                 i(o, "/status/updatedReplicas"),
                 i(o, "/status/replicas"),
                 i(o, "/status/readyReplicas"),
+                i(o, "/status/availableReplicas"),
             );
-            if updated == want && total == want && ready == want {
+            if updated == want && total == want && ready == want && available == want {
                 Readiness::Ready
             } else {
                 pending(format!(
-                    "{ready}/{want} replicas ready, {updated} updated, {total} in total; {}",
+                    "{ready}/{want} replicas ready, {available} available, {updated} updated, {total} in total; {}",
                     conditions_text(o)
                 ))
             }
@@ -138,14 +141,17 @@ pub fn readiness(o: &Value) -> Readiness {
                 .pointer("/spec/replicas")
                 .and_then(Value::as_i64)
                 .unwrap_or(1);
-            let (ready, updated) = (
+            let (ready, updated, available) = (
                 i(o, "/status/readyReplicas"),
                 i(o, "/status/updatedReplicas"),
+                i(o, "/status/availableReplicas"),
             );
-            if ready == want && updated == want {
+            if ready == want && updated == want && available == want {
                 Readiness::Ready
             } else {
-                pending(format!("{ready}/{want} replicas ready, {updated} updated"))
+                pending(format!(
+                    "{ready}/{want} replicas ready, {available} available, {updated} updated"
+                ))
             }
         }
         ("apps", "DaemonSet") => {
@@ -153,14 +159,17 @@ pub fn readiness(o: &Value) -> Readiness {
                 return pending(g);
             }
             let want = i(o, "/status/desiredNumberScheduled");
-            let (ready, updated) = (
+            let (ready, updated, available) = (
                 i(o, "/status/numberReady"),
                 i(o, "/status/updatedNumberScheduled"),
+                i(o, "/status/numberAvailable"),
             );
-            if ready == want && updated == want {
+            if ready == want && updated == want && available == want {
                 Readiness::Ready
             } else {
-                pending(format!("{ready}/{want} pods ready, {updated} updated"))
+                pending(format!(
+                    "{ready}/{want} pods ready, {available} available, {updated} updated"
+                ))
             }
         }
         ("apps", "ReplicaSet") | ("", "ReplicationController") => {
@@ -171,11 +180,17 @@ pub fn readiness(o: &Value) -> Readiness {
                 .pointer("/spec/replicas")
                 .and_then(Value::as_i64)
                 .unwrap_or(1);
-            let (ready, total) = (i(o, "/status/readyReplicas"), i(o, "/status/replicas"));
-            if ready == want && total == want {
+            let (ready, total, available) = (
+                i(o, "/status/readyReplicas"),
+                i(o, "/status/replicas"),
+                i(o, "/status/availableReplicas"),
+            );
+            if ready == want && total == want && available == want {
                 Readiness::Ready
             } else {
-                pending(format!("{ready}/{want} replicas ready, {total} in total"))
+                pending(format!(
+                    "{ready}/{want} replicas ready, {available} available, {total} in total"
+                ))
             }
         }
         ("", "Pod") => {
@@ -452,7 +467,7 @@ pub async fn wait_ready(
                             Readiness::Pending("no ready endpoint behind the selector".into())
                         }
                     } else {
-                        readiness(o)
+                        readiness(p.group(), p.kind(), o)
                     }
                 }
             };
@@ -571,7 +586,9 @@ fn watch_stream(
 }
 
 /// Waits until each `(object, uid)` is gone (deleted, or replaced by an object with another
-/// uid), watching each by name.
+/// uid), watching each by name. A cancellation ends the wait within a quarter of a second;
+/// when `timeout` (or the step's deadline) passes first, the error names each object still
+/// there with the finalizers that hold it.
 pub async fn wait_gone(
     cluster: &Cluster,
     gone: &[(Planned, String)],
@@ -595,29 +612,76 @@ pub async fn wait_gone(
         });
     }
     let budget = timeout.min(control.remaining());
+    let deadline = tokio::time::Instant::now() + budget;
     let all = futures::future::join_all(waits);
-    tokio::select! {
-        results = all => {
-            for r in results {
-                if let Err((what, e)) = r {
-                    return Err(KubeError::Api {
-                        doing: format!("waiting for {what} to be deleted"),
-                        code: 0,
-                        reason: "WatchFailed".into(),
-                        message: e,
-                    });
+    tokio::pin!(all);
+    // Not a poll of the cluster: only the cancellation flag is looked at.
+    let mut check = tokio::time::interval(Duration::from_millis(250));
+    loop {
+        tokio::select! {
+            results = &mut all => {
+                for r in results {
+                    if let Err((what, e)) = r {
+                        return Err(KubeError::Api {
+                            doing: format!("waiting for {what} to be deleted"),
+                            code: 0,
+                            reason: "WatchFailed".into(),
+                            message: e,
+                        });
+                    }
+                }
+                return Ok(());
+            }
+            _ = tokio::time::sleep_until(deadline) => {
+                if control.is_cancelled() {
+                    return Err(KubeError::Cancelled("waiting for deleted objects to be gone".into()));
+                }
+                let held = still_there(cluster, gone).await;
+                if held.is_empty() {
+                    return Ok(());
+                }
+                return Err(KubeError::Blocked { objects: held.join("; "), budget });
+            }
+            _ = check.tick() => {
+                if control.is_cancelled() {
+                    return Err(KubeError::Cancelled("waiting for deleted objects to be gone".into()));
                 }
             }
-            Ok(())
-        }
-        _ = tokio::time::sleep(budget) => {
-            let names: Vec<String> = gone.iter().map(|(p, _)| p.display()).collect();
-            Err(KubeError::Deadline {
-                what: format!("deleting {}", names.join(", ")),
-                budget,
-            })
         }
     }
+}
+
+/// Each object of `gone` that is still there, with what holds it: its finalizers and since
+/// when its deletion was asked.
+async fn still_there(cluster: &Cluster, gone: &[(Planned, String)]) -> Vec<String> {
+    let mut out = Vec::new();
+    for (p, uid) in gone {
+        let live = match cluster.get(p).await {
+            Ok(Some(live)) => live,
+            Ok(None) => continue,
+            Err(e) => {
+                out.push(format!("{} (cannot be read: {e})", p.display()));
+                continue;
+            }
+        };
+        if live.metadata.uid.as_deref() != Some(uid.as_str()) {
+            continue;
+        }
+        let finalizers = live.metadata.finalizers.clone().unwrap_or_default();
+        let held = if finalizers.is_empty() {
+            "no finalizers".to_string()
+        } else {
+            format!("finalizers {}", finalizers.join(", "))
+        };
+        let since = live
+            .metadata
+            .deletion_timestamp
+            .as_ref()
+            .map(|t| format!(", deletion requested at {}", t.0))
+            .unwrap_or_default();
+        out.push(format!("{} is still there ({held}{since})", p.display()));
+    }
+    out
 }
 
 #[cfg(test)]
@@ -629,13 +693,15 @@ mod tests {
     fn deployment_readiness_needs_the_observed_generation_and_all_replicas() {
         let mut d = json!({"apiVersion": "apps/v1", "kind": "Deployment",
             "metadata": {"generation": 2}, "spec": {"replicas": 2},
-            "status": {"observedGeneration": 1, "replicas": 2, "updatedReplicas": 2, "readyReplicas": 2}});
-        assert!(matches!(readiness(&d), Readiness::Pending(ref w) if w.contains("generation 2")));
+            "status": {"observedGeneration": 1, "replicas": 2, "updatedReplicas": 2, "readyReplicas": 2, "availableReplicas": 2}});
+        assert!(
+            matches!(readiness("apps", "Deployment", &d), Readiness::Pending(ref w) if w.contains("generation 2"))
+        );
         d["status"]["observedGeneration"] = json!(2);
-        assert_eq!(readiness(&d), Readiness::Ready);
+        assert_eq!(readiness("apps", "Deployment", &d), Readiness::Ready);
         d["status"]["readyReplicas"] = json!(1);
         d["status"]["conditions"] = json!([{"type": "Available", "status": "False", "reason": "MinimumReplicasUnavailable"}]);
-        let Readiness::Pending(why) = readiness(&d) else {
+        let Readiness::Pending(why) = readiness("apps", "Deployment", &d) else {
             panic!()
         };
         assert!(
@@ -643,29 +709,38 @@ mod tests {
             "{why}"
         );
         d["status"]["conditions"] = json!([{"type": "Progressing", "status": "False", "reason": "ProgressDeadlineExceeded", "message": "too slow"}]);
-        assert!(matches!(readiness(&d), Readiness::Failed(_)));
+        assert!(matches!(
+            readiness("apps", "Deployment", &d),
+            Readiness::Failed(_)
+        ));
     }
 
     #[test]
     fn pods_jobs_claims_and_crds() {
         let pod = json!({"apiVersion": "v1", "kind": "Pod", "status": {"phase": "Pending",
             "containerStatuses": [{"name": "c", "state": {"waiting": {"reason": "ImagePullBackOff", "message": "bad image"}}}]}});
-        let Readiness::Pending(why) = readiness(&pod) else {
+        let Readiness::Pending(why) = readiness("", "Pod", &pod) else {
             panic!()
         };
         assert!(why.contains("ImagePullBackOff"), "{why}");
         let job = json!({"apiVersion": "batch/v1", "kind": "Job", "status": {"conditions": [{"type": "Complete", "status": "True"}]}});
-        assert_eq!(readiness(&job), Readiness::Ready);
+        assert_eq!(readiness("batch", "Job", &job), Readiness::Ready);
         let failed = json!({"apiVersion": "batch/v1", "kind": "Job", "status": {"conditions": [{"type": "Failed", "status": "True", "reason": "BackoffLimitExceeded"}]}});
         assert!(
-            matches!(readiness(&failed), Readiness::Failed(ref w) if w.contains("BackoffLimitExceeded"))
+            matches!(readiness("batch", "Job", &failed), Readiness::Failed(ref w) if w.contains("BackoffLimitExceeded"))
         );
         let pvc = json!({"apiVersion": "v1", "kind": "PersistentVolumeClaim", "status": {"phase": "Bound"}});
-        assert_eq!(readiness(&pvc), Readiness::Ready);
+        assert_eq!(
+            readiness("", "PersistentVolumeClaim", &pvc),
+            Readiness::Ready
+        );
         let crd = json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition", "status": {}});
-        assert!(matches!(readiness(&crd), Readiness::Pending(_)));
+        assert!(matches!(
+            readiness("apiextensions.k8s.io", "CustomResourceDefinition", &crd),
+            Readiness::Pending(_)
+        ));
         let cm = json!({"apiVersion": "v1", "kind": "ConfigMap"});
-        assert_eq!(readiness(&cm), Readiness::Ready);
+        assert_eq!(readiness("", "ConfigMap", &cm), Readiness::Ready);
         assert!(service_ready(&[
             &json!({"endpoints": [{"addresses": ["10.0.0.1"], "conditions": {"ready": true}}]})
         ]));

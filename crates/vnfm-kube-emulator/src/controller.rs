@@ -328,7 +328,7 @@ fn reconcile(st: &mut Store, hooks: &Hooks, cfg: &EmulatorConfig) {
     statefulsets(st);
     daemonsets(st);
     jobs(st);
-    pvcs(st, hooks, cfg, &index);
+    crate::volumes::reconcile(st, cfg, &|c| index.blocked(hooks, c));
     endpoint_slices(st);
 }
 
@@ -421,8 +421,11 @@ fn namespaces(st: &mut Store) {
                         .insert(uid(&o), Terminating::new(Duration::from_secs(30)));
                     st.put(&k, p);
                 }
-            } else {
-                st.remove(&k, &target, &name(&o));
+            } else if !deleting(&o)
+                && let Some(rt) = st.registry.by_storage_key(&k).cloned()
+            {
+                // As the namespace controller does: a delete, which finalizers may hold.
+                let _ = delete_object(st, &rt, &target, &name(&o), "Background", None);
             }
         }
     }
@@ -507,7 +510,13 @@ fn pods(st: &mut Store, hooks: &Hooks, cfg: &EmulatorConfig, index: &Index) {
             continue;
         }
         let mut next = p.clone();
-        if next.pointer("/spec/nodeName").is_none() && !nodes.is_empty() {
+        // The scheduler binds a pod as soon as it sees it.
+        if next
+            .pointer("/spec/nodeName")
+            .and_then(Value::as_str)
+            .is_none()
+            && !nodes.is_empty()
+        {
             let i = (st.next_seq() as usize) % nodes.len();
             next["spec"]["nodeName"] = json!(nodes[i]);
         }
@@ -1018,31 +1027,6 @@ fn jobs(st: &mut Store) {
             ]);
         }
         set_status(st, &jk, &job, status);
-    }
-}
-
-fn pvcs(st: &mut Store, hooks: &Hooks, cfg: &EmulatorConfig, index: &Index) {
-    let pk = key("", "persistentvolumeclaims");
-    for c in st.list(&pk, None) {
-        if deleting(&c) || s(&c, "/status/phase") == "Bound" || index.blocked(hooks, &c) {
-            continue;
-        }
-        let age = st
-            .created_at
-            .get(&uid(&c))
-            .map(Instant::elapsed)
-            .unwrap_or_default();
-        if age < cfg.ready_delay {
-            continue;
-        }
-        let mut next = c.clone();
-        next["spec"]["volumeName"] = json!(format!("pvc-{}", uid(&c)));
-        next["status"] = json!({
-            "phase": "Bound",
-            "accessModes": c.pointer("/spec/accessModes").cloned().unwrap_or(json!(["ReadWriteOnce"])),
-            "capacity": {"storage": c.pointer("/spec/resources/requests/storage").cloned().unwrap_or(json!("1Gi"))},
-        });
-        st.put(&pk, next);
     }
 }
 

@@ -37,6 +37,7 @@ mod server;
 mod store;
 mod tls;
 mod util;
+mod volumes;
 
 use std::collections::BTreeSet;
 use std::net::SocketAddr;

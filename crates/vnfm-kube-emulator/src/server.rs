@@ -417,10 +417,19 @@ fn list(
 ) -> Result<(u16, Value), WriteError> {
     let (labels, fields) = selectors(query)?;
     let store = shared.store();
+    // As the real API server answers: the items of a list carry no `apiVersion`/`kind`, only
+    // the list itself does (a client must know the kind it listed).
     let items: Vec<Value> = store
         .list(&rt.storage_key(), ns)
         .into_iter()
         .filter(|o| labels.matches(o) && fields.matches(o))
+        .map(|mut o| {
+            if let Some(m) = o.as_object_mut() {
+                m.remove("apiVersion");
+                m.remove("kind");
+            }
+            o
+        })
         .collect();
     Ok((
         200,
@@ -462,7 +471,7 @@ fn create(
         ));
     }
     if rt.create_only {
-        return Ok((201, review(shared, rt, ns, obj)));
+        return review(shared, rt, ns, obj).map(|o| (201, o));
     }
     if rt.status
         && let Some(m) = obj.as_object_mut()
@@ -476,8 +485,16 @@ fn create(
 }
 
 /// Create-only types answer with a filled-in status and store nothing; a Binding assigns its
-/// pod to a node.
-fn review(shared: &Shared, rt: &ResourceType, ns: Option<&str>, mut obj: Value) -> Value {
+/// pod to a node. As the real API server: a Binding of a pod that has a node already is a
+/// `409 Conflict` (the scheduler binds pods at once), and a LocalSubjectAccessReview whose
+/// `spec.resourceAttributes.namespace` is not its own namespace is `422 Invalid`.
+fn review(
+    shared: &Shared,
+    rt: &ResourceType,
+    ns: Option<&str>,
+    mut obj: Value,
+) -> Result<Value, WriteError> {
+    let ns = ns.unwrap_or("default").to_string();
     match rt.kind.as_str() {
         "TokenReview" => {
             obj["status"] =
@@ -487,30 +504,61 @@ fn review(shared: &Shared, rt: &ResourceType, ns: Option<&str>, mut obj: Value) 
             let pod = obj
                 .pointer("/metadata/name")
                 .and_then(Value::as_str)
-                .map(String::from);
+                .unwrap_or("")
+                .to_string();
             let node = obj
                 .pointer("/target/name")
                 .and_then(Value::as_str)
-                .map(String::from);
-            if let (Some(pod), Some(node)) = (pod, node) {
-                let ns = ns.unwrap_or("default").to_string();
-                let _ = shared.write(|s| {
-                    let key = (String::new(), "pods".to_string());
-                    if let Some(mut p) = s.get(&key, &ns, &pod).cloned()
-                        && p.pointer("/spec/nodeName").is_none()
-                    {
-                        p["spec"]["nodeName"] = json!(node);
-                        s.put(&key, p);
-                    }
-                    Ok::<_, WriteError>(())
-                });
+                .unwrap_or("")
+                .to_string();
+            shared.write(|s| {
+                let key = (String::new(), "pods".to_string());
+                let Some(mut p) = s.get(&key, &ns, &pod).cloned() else {
+                    return Err(WriteError::new(
+                        404,
+                        "NotFound",
+                        format!("pods \"{pod}\" not found"),
+                    ));
+                };
+                if let Some(bound) = p.pointer("/spec/nodeName").and_then(Value::as_str) {
+                    return Err(WriteError::new(
+                        409,
+                        "Conflict",
+                        format!(
+                            "Operation cannot be fulfilled on pods/binding \"{pod}\": pod {pod} is already assigned to node \"{bound}\""
+                        ),
+                    ));
+                }
+                p["spec"]["nodeName"] = json!(node);
+                s.put(&key, p);
+                Ok(())
+            })?;
+        }
+        "LocalSubjectAccessReview" => {
+            if let Some(attrs) = obj.pointer("/spec/resourceAttributes") {
+                let asked = attrs["namespace"].as_str().unwrap_or("");
+                if asked != ns {
+                    let mut e = WriteError::new(
+                        422,
+                        "Invalid",
+                        format!(
+                            "LocalSubjectAccessReview.authorization.k8s.io \"\" is invalid: spec.resourceAttributes.namespace: Invalid value: \"{asked}\": must match metadata.namespace"
+                        ),
+                    );
+                    e.causes = vec![
+                        json!({"reason": "FieldValueInvalid", "field": "spec.resourceAttributes.namespace",
+                        "message": format!("Invalid value: \"{asked}\": must match metadata.namespace")}),
+                    ];
+                    return Err(e);
+                }
             }
+            obj["status"] = json!({"allowed": true, "reason": "the emulator allows everything"});
         }
         _ => {
             obj["status"] = json!({"allowed": true, "reason": "the emulator allows everything"});
         }
     }
-    obj
+    Ok(obj)
 }
 
 #[allow(clippy::too_many_arguments)]

@@ -763,9 +763,12 @@ fn defaults(rt: &ResourceType, obj: &mut Value, store: &mut Store) {
         }
         ("", "PersistentVolumeClaim") => {
             obj["status"] = json!({"phase": "Pending"});
+            crate::volumes::add_finalizer(obj, crate::volumes::PVC_PROTECTION);
         }
         ("", "PersistentVolume") => {
             obj["status"] = json!({"phase": "Available"});
+            spec_default(obj, "persistentVolumeReclaimPolicy", json!("Retain"));
+            crate::volumes::add_finalizer(obj, crate::volumes::PV_PROTECTION);
         }
         ("", "Service") => {
             spec_default(obj, "type", json!("ClusterIP"));
