@@ -616,6 +616,9 @@ mod tests {
         .unwrap_err();
         let e = LcmError::from(t);
         assert_eq!(e.status(), 409);
-        assert!(e.to_string().starts_with("Retry is not allowed"));
+        assert!(
+            e.to_string()
+                .starts_with("retry is not allowed while the operation occurrence is COMPLETED")
+        );
     }
 }

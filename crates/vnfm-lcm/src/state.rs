@@ -50,6 +50,23 @@ pub enum Event {
 }
 
 impl Event {
+    /// What the event is, in the words an operator uses (the task resource names for the
+    /// operator's own requests).
+    pub fn action(self) -> &'static str {
+        match self {
+            Event::Begin => "starting the operation",
+            Event::GrantRejected => "a rejected grant",
+            Event::Succeeded => "completing the operation",
+            Event::StepFailed => "failing a step",
+            Event::Retry => "retry",
+            Event::Rollback => "rollback",
+            Event::RolledBack => "completing the rollback",
+            Event::Fail => "fail",
+            Event::CancelRequested => "cancel",
+            Event::Cancelled => "cancelling",
+        }
+    }
+
     /// Every event, for exhaustive tests and documentation.
     pub const ALL: [Event; 10] = [
         Event::Begin,
@@ -102,7 +119,12 @@ const TRANSITIONS: &[(State, Event, State)] = &[
 
 /// An event that is not allowed in the current state.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
-#[error("{event:?} is not allowed while the operation occurrence is {from:?}{}", hint(*from, *event))]
+#[error(
+    "{} is not allowed while the operation occurrence is {}{}",
+    event.action(),
+    crate::error::state_name(*from),
+    hint(*from, *event)
+)]
 pub struct InvalidTransition {
     /// The state the occurrence is in.
     pub from: State,
@@ -263,7 +285,13 @@ mod tests {
         let e = transition(State::Processing, Event::Retry).unwrap_err();
         assert_eq!(
             e.to_string(),
-            "Retry is not allowed while the operation occurrence is Processing; retry, rollback and fail apply only to an occurrence in FAILED_TEMP"
+            "retry is not allowed while the operation occurrence is PROCESSING; retry, rollback and fail apply only to an occurrence in FAILED_TEMP"
+        );
+        // The SOL003 names, never the enum's.
+        let e = transition(State::RolledBack, Event::CancelRequested).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "cancel is not allowed while the operation occurrence is ROLLED_BACK; the operation has already ended"
         );
         let e = transition(State::Completed, Event::CancelRequested).unwrap_err();
         assert!(

@@ -369,22 +369,21 @@ pub(crate) fn scaled_level(
 
 /// Every VNFC id of the instance a request may name: `vnfcInfo` ids, then `vnfcResourceInfo`
 /// ids.
+/// The VNFC ids to offer in an error: the `vnfcInfo` ids, which SOL003 requests use, or the
+/// `vnfcResourceInfo` ids of a record without `vnfcInfo` (v2.6.1). Never both: the two id
+/// spaces side by side read as twice as many VNFCs.
 fn known_vnfc_ids(instance: &VnfInstance) -> Vec<String> {
     let info = instance.instantiated_vnf_info.as_ref();
-    let mut ids: Vec<String> = info
+    let infos: Vec<String> = info
         .and_then(|i| i.vnfc_info.as_ref())
         .map(|v| v.iter().map(|c| c.id.clone()).collect())
         .unwrap_or_default();
-    for r in info
-        .and_then(|i| i.vnfc_resource_info.as_ref())
-        .into_iter()
-        .flatten()
-    {
-        if !ids.contains(&r.id) {
-            ids.push(r.id.clone());
-        }
+    if !infos.is_empty() {
+        return infos;
     }
-    ids
+    info.and_then(|i| i.vnfc_resource_info.as_ref())
+        .map(|v| v.iter().map(|r| r.id.clone()).collect())
+        .unwrap_or_default()
 }
 
 /// Resolves a `vnfcInstanceId` of a heal or operate request: a `vnfcInfo` id (SOL002) or,
