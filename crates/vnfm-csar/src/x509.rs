@@ -140,10 +140,20 @@ fn time(value: Tlv<'_>) -> Result<i64, String> {
         number(&rest[6..8])?,
         number(&rest[8..10])?,
     );
-    if !(1..=12).contains(&month) || !(1..=31).contains(&day) || hour > 23 || minute > 59 {
-        return Err(format!("time `{text}` is out of range"));
-    }
-    Ok(days_from_civil(year, month, day) * 86_400 + hour * 3_600 + minute * 60 + second)
+    let out_of_range = || format!("time `{text}` is out of range");
+    let small = |v: i64| i8::try_from(v).map_err(|_| out_of_range());
+    let at = jiff::civil::DateTime::new(
+        i16::try_from(year).map_err(|_| out_of_range())?,
+        small(month)?,
+        small(day)?,
+        small(hour)?,
+        small(minute)?,
+        small(second)?,
+        0,
+    )
+    .and_then(|dt| jiff::tz::Offset::UTC.to_timestamp(dt))
+    .map_err(|_| out_of_range())?;
+    Ok(at.as_second())
 }
 
 fn number(digits: &str) -> Result<i64, String> {
@@ -152,17 +162,6 @@ fn number(digits: &str) -> Result<i64, String> {
     } else {
         Err(format!("bad number `{digits}`"))
     }
-}
-
-/// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
-fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
-    let year = if month <= 2 { year - 1 } else { year };
-    let era = year.div_euclid(400);
-    let year_of_era = year - era * 400;
-    let month_index = (month + 9) % 12;
-    let day_of_year = (153 * month_index + 2) / 5 + day - 1;
-    let day_of_era = year_of_era * 365 + year_of_era / 4 - year_of_era / 100 + day_of_year;
-    era * 146_097 + day_of_era - 719_468
 }
 
 #[cfg(test)]
@@ -191,6 +190,7 @@ mod tests {
         assert_eq!(utc("491231235959Z"), Ok(2_524_607_999));
         assert!(utc("700101000000+0100").is_err());
         assert!(utc("701301000000Z").is_err());
+        assert!(utc("210229000000Z").is_err()); // 2021 is no leap year
         assert!(generalized("2126010100000Z").is_err());
     }
 }

@@ -5,7 +5,7 @@
 //! `429`) are retried with bounded exponential backoff, everything else is reported at once.
 
 use std::sync::Arc;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime};
 
 use reqwest::{Method, StatusCode};
 use serde::Deserialize;
@@ -537,7 +537,7 @@ mod tests {
     fn keystone_timestamps_parse_and_garbage_does_not() {
         let t = parse_rfc3339("2026-11-21T10:33:33.000000Z").unwrap();
         assert_eq!(
-            t.duration_since(UNIX_EPOCH).unwrap().as_secs(),
+            t.duration_since(std::time::UNIX_EPOCH).unwrap().as_secs(),
             1_795_257_213
         );
         let offset = parse_rfc3339("2026-11-21T11:33:33+01:00").unwrap();
@@ -577,7 +577,5 @@ struct IdOnly {
 
 /// `2026-01-02T03:04:05.123456Z` (or with a `+hh:mm` offset) as a [`SystemTime`].
 pub(crate) fn parse_rfc3339(s: &str) -> Option<SystemTime> {
-    let at = vnfm_types::time::parse_rfc3339(s.trim())?;
-    let seconds = u64::try_from(at.seconds).ok()?;
-    UNIX_EPOCH.checked_add(Duration::new(seconds, at.nanos))
+    vnfm_types::time::parse_rfc3339(s.trim()).map(SystemTime::from)
 }

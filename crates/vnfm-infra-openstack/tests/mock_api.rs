@@ -3,7 +3,7 @@
 //! The JSON fixtures were recorded from Keystone 30 / Heat 27.
 
 use std::sync::Once;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime};
 
 use serde_json::{Value, json};
 use vnfm_driver_api::{DriverError, ResolvedVim, RunControl};
@@ -11,6 +11,7 @@ use vnfm_infra_openstack::config::{PollPolicy, RetryPolicy};
 use vnfm_infra_openstack::heat::{Heat, StackRef};
 use vnfm_infra_openstack::keystone::Session;
 use vnfm_infra_openstack::{DriverConfig, VimSettings};
+use vnfm_types::time::Timestamp;
 use wiremock::matchers::{body_partial_json, header, method, path};
 use wiremock::{Mock, MockServer, ResponseTemplate};
 
@@ -35,25 +36,10 @@ fn fixture(name: &str, uri: &str) -> Value {
 const PROJECT: &str = "33ff53423c3c41f599f33ded3382c600";
 
 fn rfc3339(t: SystemTime) -> String {
-    let secs = t.duration_since(UNIX_EPOCH).unwrap().as_secs() as i64;
-    let days = secs.div_euclid(86_400);
-    let rem = secs.rem_euclid(86_400);
-    // Civil date from days since the epoch (Howard Hinnant's algorithm).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.000000Z",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    )
+    Timestamp::try_from(t)
+        .unwrap()
+        .strftime("%Y-%m-%dT%H:%M:%S.000000Z")
+        .to_string()
 }
 
 /// The recorded token answer, expiring `valid_for` from now, with extra catalog entries.

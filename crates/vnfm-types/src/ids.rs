@@ -127,24 +127,19 @@ impl DateTime {
 
     /// The current time in UTC, with second precision (`YYYY-MM-DDThh:mm:ssZ`).
     pub fn now() -> Self {
-        let secs = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_secs())
-            .unwrap_or(0);
-        Self::from_unix_seconds(secs)
+        Self(crate::time::format_utc_seconds(
+            crate::time::Timestamp::now(),
+        ))
     }
 
-    /// The UTC date-time `secs` seconds after 1970-01-01T00:00:00Z.
+    /// The UTC date-time `secs` seconds after 1970-01-01T00:00:00Z (the last second of
+    /// 9999 when `secs` is later).
     pub fn from_unix_seconds(secs: u64) -> Self {
-        let days = i64::try_from(secs / 86_400).unwrap_or(i64::MAX / 86_400);
-        let rem = secs % 86_400;
-        let (y, m, d) = crate::time::civil_from_days(days);
-        Self(format!(
-            "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
-            rem / 3600,
-            (rem % 3600) / 60,
-            rem % 60
-        ))
+        let at = i64::try_from(secs)
+            .ok()
+            .and_then(|s| crate::time::Timestamp::from_second(s).ok())
+            .unwrap_or(crate::time::Timestamp::MAX);
+        Self(crate::time::format_utc_seconds(at))
     }
 
     /// The date-time string.

@@ -355,7 +355,7 @@ fn created_ms(payload: &serde_json::Value) -> Option<i64> {
 
 /// Milliseconds since the epoch of an RFC 3339 date-time (`2021-09-06T07:07:15.5+02:00`).
 pub(crate) fn parse_rfc3339_ms(s: &str) -> Option<i64> {
-    vnfm_types::time::parse_rfc3339(s).map(vnfm_types::time::UnixInstant::millis)
+    vnfm_types::time::parse_rfc3339(s).map(|t| t.as_millisecond())
 }
 
 #[cfg(test)]
