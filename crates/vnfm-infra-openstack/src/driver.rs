@@ -679,7 +679,7 @@ impl OpenStackDriver {
             patch.insert(vdu.id.clone(), json!({ "desired_capacity": want }));
         }
         let mut nfv = stack.nfv();
-        hot::merge_patch(&mut nfv, &json!({ "VDU": patch }));
+        json_patch::merge(&mut nfv, &json!({ "VDU": patch }));
         let stack = if changed || stack.stack_status.ends_with("_FAILED") {
             let fields = ctx.fields(&self.config, None, &nfv);
             self.update_and_wait(&heat, &ctx, &stack, &fields).await?
@@ -984,7 +984,7 @@ impl OpenStackDriver {
                 );
                 let mut nfv = stack.nfv();
                 if let Some(cp) = rebuilt.get("CP") {
-                    hot::merge_patch(&mut nfv, &json!({ "CP": cp }));
+                    json_patch::merge(&mut nfv, &json!({ "CP": cp }));
                 }
                 nfv
             }

@@ -512,7 +512,7 @@ pub fn build_nfv(paths: &[Vec<Seg>], inputs: &NfvInputs<'_>) -> Value {
         }
     }
     if let Some(patch) = inputs.additional {
-        merge_patch(&mut nfv, patch);
+        json_patch::merge(&mut nfv, patch);
     }
     nfv
 }
@@ -619,27 +619,6 @@ fn mac_address(cp: &vnfm_types::VnfExtCpData) -> Option<String> {
         .values()
         .flat_map(|c| c.cp_protocol_data.iter().flatten())
         .find_map(|p| p.ip_over_ethernet.as_ref()?.mac_address.clone())
-}
-
-/// RFC 7386 JSON merge patch of `patch` into `target`.
-pub fn merge_patch(target: &mut Value, patch: &Value) {
-    match patch {
-        Value::Object(p) => {
-            if !target.is_object() {
-                *target = json!({});
-            }
-            if let Value::Object(t) = target {
-                for (k, v) in p {
-                    if v.is_null() {
-                        t.remove(k);
-                    } else {
-                        merge_patch(t.entry(k.clone()).or_insert(Value::Null), v);
-                    }
-                }
-            }
-        }
-        other => *target = other.clone(),
-    }
 }
 
 /// The external virtual links recorded on an instance, as request data (to rebuild CP
@@ -785,7 +764,7 @@ mod tests {
     #[test]
     fn merge_patch_follows_rfc_7386() {
         let mut t = json!({"a": {"b": 1, "c": 2}, "d": [1]});
-        merge_patch(&mut t, &json!({"a": {"b": null, "e": 3}, "d": {"x": 1}}));
+        json_patch::merge(&mut t, &json!({"a": {"b": null, "e": 3}, "d": {"x": 1}}));
         assert_eq!(t, json!({"a": {"c": 2, "e": 3}, "d": {"x": 1}}));
     }
 

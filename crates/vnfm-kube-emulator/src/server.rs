@@ -17,7 +17,7 @@ use tokio::sync::broadcast::error::RecvError;
 
 use crate::registry::ResourceType;
 use crate::store::{WriteError, check_preconditions, not_found};
-use crate::util::{FieldSelector, LabelSelector, merge_patch};
+use crate::util::{FieldSelector, LabelSelector};
 use crate::{LogEntry, Shared};
 
 fn json_response(code: u16, v: &Value) -> Response {
@@ -601,7 +601,7 @@ fn patch(
                         .get(&key, &ns_key(rt, ns), name)
                         .cloned()
                         .ok_or_else(|| not_found(rt, name))?;
-                    merge_patch(&mut cur, &patch);
+                    json_patch::merge(&mut cur, &patch);
                     // A resourceVersion in the patch is a precondition.
                     s.update(rt, ns, name, cur, &manager, status_only, true)
                 })

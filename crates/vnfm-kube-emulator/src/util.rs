@@ -228,27 +228,6 @@ pub fn deep_merge(base: &mut Value, patch: &Value) {
     }
 }
 
-/// RFC 7386 JSON merge patch: `null` removes a member.
-pub fn merge_patch(base: &mut Value, patch: &Value) {
-    match patch {
-        Value::Object(p) => {
-            if !base.is_object() {
-                *base = Value::Object(Map::new());
-            }
-            if let Value::Object(b) = base {
-                for (k, pv) in p {
-                    if pv.is_null() {
-                        b.remove(k);
-                    } else {
-                        merge_patch(b.entry(k.clone()).or_insert(Value::Null), pv);
-                    }
-                }
-            }
-        }
-        other => *base = other.clone(),
-    }
-}
-
 /// Field paths as a `FieldsV1` object (`{"f:spec": {"f:replicas": {}}}`).
 pub fn fields_v1(paths: &BTreeSet<FieldPath>) -> Value {
     let mut root = Map::new();

@@ -34,7 +34,7 @@ use vnfm_types::{
 use crate::error::LcmError;
 use crate::validate;
 
-pub use modify::{apply_modifications, merge_object, merge_patch};
+pub use modify::{apply_modifications, merge_object};
 pub(crate) use targets::current_levels;
 
 /// A lifecycle operation request, typed.

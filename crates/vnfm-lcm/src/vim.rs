@@ -45,6 +45,7 @@ use vnfm_types::{KeyValuePairs, SecretString, VimConnectionInfo, VimId, VnfInsta
 
 use crate::LcmError;
 use crate::error::echo;
+use crate::plan::merge_object;
 use crate::ports::{SealedVim, VimDirectory};
 use crate::secrets::{Keyring, new_id};
 
@@ -944,30 +945,28 @@ pub fn redact_vim_connections_in(doc: &mut KeyValuePairs) {
     }
 }
 
-/// RFC 7396 merge of `patch` into `target`; with `keep_redacted`, `"***"` values are skipped.
+/// RFC 7396 merge of `patch` into `target`; with `keep_redacted`, members whose value is
+/// `"***"` (at any depth of objects) are left as they are.
 fn merge_patch(target: &mut KeyValuePairs, patch: &KeyValuePairs, keep_redacted: bool) {
-    for (k, v) in patch {
-        match v {
-            Value::Null => {
-                target.remove(k);
-            }
-            Value::String(s) if keep_redacted && s == REDACTED => {}
-            Value::Object(p) => {
-                let entry = target
-                    .entry(k.clone())
-                    .or_insert_with(|| Value::Object(Default::default()));
-                if !entry.is_object() {
-                    *entry = Value::Object(Default::default());
-                }
-                if let Value::Object(t) = entry {
-                    merge_patch(t, p, keep_redacted);
-                }
-            }
-            other => {
-                target.insert(k.clone(), other.clone());
-            }
-        }
+    if keep_redacted {
+        let mut patch = patch.clone();
+        drop_redacted(&mut patch);
+        merge_object(target, &patch);
+    } else {
+        merge_object(target, patch);
     }
+}
+
+/// Removes the members whose value is `"***"` from `patch` and the objects in it.
+fn drop_redacted(patch: &mut KeyValuePairs) {
+    patch.retain(|_, v| match v {
+        Value::String(s) => s != REDACTED,
+        Value::Object(inner) => {
+            drop_redacted(inner);
+            true
+        }
+        _ => true,
+    });
 }
 
 /// A store failure as an [`LcmError`]: missing records are 404, concurrent changes 409.
