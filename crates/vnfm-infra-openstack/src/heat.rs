@@ -7,6 +7,7 @@
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
+use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 use reqwest::Method;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
@@ -658,17 +659,17 @@ pub fn is_final(status: &str) -> bool {
     status.ends_with("_COMPLETE") || status.ends_with("_FAILED")
 }
 
-/// Percent-encodes a path segment (stack and resource names are mostly plain already).
-fn enc(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for b in s.bytes() {
-        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
+/// What [`enc`] leaves as it is: the RFC 3986 unreserved characters.
+const UNRESERVED: &AsciiSet = &NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'_')
+    .remove(b'.')
+    .remove(b'~');
+
+/// Percent-encodes a path segment (stack and resource names are mostly plain already, server
+/// ids are UUIDs): everything but the unreserved characters is escaped.
+pub(crate) fn enc(s: &str) -> String {
+    utf8_percent_encode(s, UNRESERVED).to_string()
 }
 
 #[cfg(test)]

@@ -18,6 +18,7 @@ use vnfm_types::VnfOperationalState;
 
 use crate::config::PollPolicy;
 use crate::error::{OpenStackError, cut};
+use crate::heat::enc;
 use crate::keystone::{Session, sleep_within};
 
 /// A server as `GET /servers/{id}` shows it (the members the power actions need).
@@ -331,19 +332,6 @@ fn nova_message(session: &Session, body: &[u8]) -> String {
         Err(_) => String::from_utf8_lossy(body).into_owned(),
     };
     session.redact(&cut(&text, 400))
-}
-
-/// Percent-encodes a path segment (server ids are UUIDs; anything else is escaped).
-fn enc(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for b in s.bytes() {
-        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
 }
 
 #[cfg(test)]

@@ -1,5 +1,6 @@
 //! Reading the SOL013 parameters of a list request from its raw URL query string.
 
+use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, percent_decode_str, utf8_percent_encode};
 use serde_json::Value;
 
 use crate::error::{Sol013Error, echo};
@@ -209,65 +210,37 @@ pub(crate) fn split_pair(pair: &str) -> (&str, Option<&str>) {
     }
 }
 
-fn hex(b: u8) -> Option<u8> {
-    match b {
-        b'0'..=b'9' => Some(b - b'0'),
-        b'a'..=b'f' => Some(b - b'a' + 10),
-        b'A'..=b'F' => Some(b - b'A' + 10),
-        _ => None,
-    }
-}
-
 /// Percent-decodes one query component (`+` is a space). The error completes a sentence
 /// about the component ("the value ...").
 pub(crate) fn decode_component(s: &str) -> Result<String, String> {
+    // The decoder passes a `%` without two hex digits through; a query with one is refused.
     let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        match b[i] {
-            b'+' => {
-                out.push(b' ');
-                i += 1;
-            }
-            b'%' => {
-                let (Some(h), Some(l)) = (
-                    b.get(i + 1).copied().and_then(hex),
-                    b.get(i + 2).copied().and_then(hex),
-                ) else {
-                    return Err(format!(
-                        "has a malformed percent-encoding at byte {i} (write % as %25, and each escape as % and two hex digits)"
-                    ));
-                };
-                out.push(h << 4 | l);
-                i += 3;
-            }
-            c => {
-                out.push(c);
-                i += 1;
-            }
-        }
+    let hex_at = |i: usize| b.get(i).is_some_and(u8::is_ascii_hexdigit);
+    if let Some(i) = (0..b.len()).find(|&i| b[i] == b'%' && !(hex_at(i + 1) && hex_at(i + 2))) {
+        return Err(format!(
+            "has a malformed percent-encoding at byte {i} (write % as %25, and each escape as % and two hex digits)"
+        ));
     }
-    String::from_utf8(out).map_err(|e| {
-        format!(
+    let spaced = s.replace('+', " ");
+    match percent_decode_str(&spaced).decode_utf8() {
+        Ok(text) => Ok(text.into_owned()),
+        Err(e) => Err(format!(
             "is not UTF-8 once percent-decoded (byte {} of the decoded text)",
-            e.utf8_error().valid_up_to()
-        )
-    })
+            e.valid_up_to()
+        )),
+    }
 }
+
+/// What [`encode_component`] leaves as it is: the RFC 3986 unreserved characters.
+const UNRESERVED: &AsciiSet = &NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'.')
+    .remove(b'_')
+    .remove(b'~');
 
 /// Appends `s` percent-encoded: everything but RFC 3986 unreserved characters is escaped.
 pub(crate) fn encode_component(out: &mut String, s: &str) {
-    const HEX: &[u8; 16] = b"0123456789ABCDEF";
-    for &b in s.as_bytes() {
-        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
-            out.push(char::from(b));
-        } else {
-            out.push('%');
-            out.push(char::from(HEX[usize::from(b >> 4)]));
-            out.push(char::from(HEX[usize::from(b & 15)]));
-        }
-    }
+    out.extend(utf8_percent_encode(s, UNRESERVED));
 }
 
 #[cfg(test)]
@@ -381,5 +354,14 @@ mod tests {
         let mut s = String::new();
         encode_component(&mut s, "a b+€(,)'~");
         assert_eq!(s, "a%20b%2B%E2%82%AC%28%2C%29%27~");
+        for (bad, at) in [("a%2", 1), ("%zz", 0), ("ok%25%", 5), ("%%41", 0)] {
+            let err = decode_component(bad).unwrap_err();
+            assert!(err.contains(&format!("at byte {at} ")), "{bad}: {err}");
+        }
+        assert!(
+            decode_component("%ff%41")
+                .unwrap_err()
+                .contains("byte 0 of the decoded text")
+        );
     }
 }
