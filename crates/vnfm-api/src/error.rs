@@ -167,10 +167,20 @@ impl From<StoreError> for ApiError {
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let status = self.status();
-        if status.is_server_error() {
+        let mut problem = self.problem();
+        if status == StatusCode::INTERNAL_SERVER_ERROR {
+            // The cause may quote the database or a driver: it goes to the log only.
+            let reference = error_reference();
+            tracing::error!(reference = %reference, error = %self, "request failed");
+            problem.detail = format!(
+                "the server failed while processing the request; its log has the cause under reference {reference}"
+            );
+            problem.extra.remove("pointer");
+            problem.extra.insert("reference".into(), reference.into());
+        } else if status.is_server_error() {
             tracing::warn!(status = status.as_u16(), error = %self, "request failed");
         }
-        let body = serde_json::to_vec(&self.problem()).unwrap_or_default();
+        let body = serde_json::to_vec(&problem).unwrap_or_default();
         let mut response = (status, body).into_response();
         let headers = response.headers_mut();
         headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(PROBLEM_JSON));
@@ -188,6 +198,18 @@ impl IntoResponse for ApiError {
         }
         response
     }
+}
+
+/// A random reference that ties a generic 500 answer to the log line with its cause.
+fn error_reference() -> String {
+    let mut bytes = [0u8; 8];
+    if getrandom::fill(&mut bytes).is_err() {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        bytes = (nanos as u64).to_be_bytes();
+    }
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// Result of handlers.
@@ -230,6 +252,27 @@ mod tests {
             "{}",
             p.detail
         );
+    }
+
+    #[tokio::test]
+    async fn a_500_never_carries_the_cause_and_names_a_reference_instead() {
+        let e = ApiError::from(StoreError::Backend(
+            "invalid byte sequence for encoding \"UTF8\": 0x00 (relation vnf_instances)".into(),
+        ));
+        let response = e.into_response();
+        assert_eq!(response.status(), StatusCode::INTERNAL_SERVER_ERROR);
+        let body = axum::body::to_bytes(response.into_body(), usize::MAX)
+            .await
+            .unwrap_or_default();
+        let p: serde_json::Value = serde_json::from_slice(&body).unwrap_or_default();
+        let detail = p["detail"].as_str().unwrap_or_default();
+        assert!(
+            !detail.contains("UTF8") && !detail.contains("relation"),
+            "{detail}"
+        );
+        let reference = p["reference"].as_str().unwrap_or_default();
+        assert_eq!(reference.len(), 16, "{p}");
+        assert!(detail.contains(reference), "{detail}");
     }
 
     #[test]

@@ -150,6 +150,14 @@ fn json_value_as<T: DeserializeOwned>(
             e.column()
         ))
     })?;
+    if let Some(pointer) = nul_at(&value, &mut String::new()) {
+        return Err(ApiError::invalid(
+            pointer.clone(),
+            format!(
+                "{pointer} contains a NUL character (\\u0000), which cannot be stored; remove it"
+            ),
+        ));
+    }
     if let Some(id) = schema
         && let Err(violations) = vnfm_schemas::validate(id, &value)
     {
@@ -164,20 +172,109 @@ fn json_value_as<T: DeserializeOwned>(
         } else {
             String::new()
         };
+        let what = if touches_secret(&value, &pointer) {
+            secret_withheld(&pointer)
+        } else {
+            first.to_string()
+        };
         return Err(ApiError::invalid(
             pointer.clone(),
-            format!("{}{more}; see the {} schema", first, id.file_name()),
+            format!("{what}{more}; see the {} schema", id.file_name()),
         ));
     }
     value_as(value)
 }
 
+/// The JSON pointer of the first string (member name or value) in `value` that holds a NUL
+/// character: PostgreSQL cannot store one in text, so every backend refuses them alike.
+fn nul_at(value: &Value, at: &mut String) -> Option<String> {
+    let escape = |key: &str| key.replace('~', "~0").replace('/', "~1");
+    match value {
+        Value::String(s) if s.contains('\0') => Some(if at.is_empty() {
+            "/".to_owned()
+        } else {
+            at.clone()
+        }),
+        Value::Array(items) => items.iter().enumerate().find_map(|(i, v)| {
+            let len = at.len();
+            at.push_str(&format!("/{i}"));
+            let found = nul_at(v, at);
+            at.truncate(len);
+            found
+        }),
+        Value::Object(members) => members.iter().find_map(|(k, v)| {
+            let len = at.len();
+            at.push('/');
+            at.push_str(&escape(k));
+            let found = if k.contains('\0') {
+                Some(at.clone())
+            } else {
+                nul_at(v, at)
+            };
+            at.truncate(len);
+            found
+        }),
+        _ => None,
+    }
+}
+
 /// Deserializes `value`, reporting the JSON pointer of the first offending member.
 pub(crate) fn value_as<T: DeserializeOwned>(value: Value) -> Result<T, ApiError> {
+    // Kept only when it has secrets: the error must then not quote the value it names.
+    let secrets = has_secret(&value).then(|| value.clone());
     serde_path_to_error::deserialize(value).map_err(|e| {
         let pointer = pointer_of(e.path());
-        ApiError::invalid(pointer.clone(), format!("{pointer}: {}", e.inner()))
+        let what = match &secrets {
+            Some(v) if touches_secret(v, &pointer) => secret_withheld(&pointer),
+            _ => format!("{pointer}: {}", e.inner()),
+        };
+        ApiError::invalid(pointer.clone(), what)
     })
+}
+
+/// The message for a value that is or holds a secret: what is wrong is not said, because
+/// the validators' words quote the value.
+fn secret_withheld(pointer: &str) -> String {
+    format!(
+        "{pointer}: the value does not have the required form (its content is not repeated because it is or holds a secret)"
+    )
+}
+
+/// Whether a member of `value`, at any depth, holds a secret by its name (passwords, client
+/// secrets, tokens, keys; see [`vnfm_lcm::vim::is_secret_member`]).
+fn has_secret(value: &Value) -> bool {
+    match value {
+        Value::Array(items) => items.iter().any(has_secret),
+        Value::Object(members) => members
+            .iter()
+            .any(|(k, v)| vnfm_lcm::vim::is_secret_member(k) || has_secret(v)),
+        _ => false,
+    }
+}
+
+/// Whether an error about the value at `pointer` could quote a secret of `value`: the value
+/// there is a secret, lies inside one, or encloses one.
+fn touches_secret(value: &Value, pointer: &str) -> bool {
+    let mut at = value;
+    for token in pointer.split('/').skip(1).filter(|t| !t.is_empty()) {
+        let token = token.replace("~1", "/").replace("~0", "~");
+        let next = match at {
+            Value::Object(members) => {
+                if vnfm_lcm::vim::is_secret_member(&token) {
+                    return true;
+                }
+                members.get(&token)
+            }
+            Value::Array(items) => token.parse::<usize>().ok().and_then(|i| items.get(i)),
+            _ => None,
+        };
+        match next {
+            Some(v) => at = v,
+            // A member the value lacks (a missing required one): nothing there to quote.
+            None => return false,
+        }
+    }
+    has_secret(at)
 }
 
 fn pointer_of(path: &serde_path_to_error::Path) -> String {
@@ -246,6 +343,34 @@ mod tests {
             HeaderValue::from_static("application/*;q=0.5"),
         );
         assert!(require_accept(&h, &["application/json"]).is_ok());
+    }
+
+    #[test]
+    fn nul_characters_are_found_in_values_and_member_names() {
+        let v = serde_json::json!({"a": [1, {"b/c": "x\u{0}y"}]});
+        assert_eq!(nul_at(&v, &mut String::new()).as_deref(), Some("/a/1/b~1c"));
+        let v = serde_json::json!({"ok": "fine", "k\u{0}": 1});
+        assert_eq!(nul_at(&v, &mut String::new()).as_deref(), Some("/k\u{0}"));
+        assert_eq!(
+            nul_at(&serde_json::json!({"ok": ["fine"]}), &mut String::new()),
+            None
+        );
+    }
+
+    #[test]
+    fn errors_at_enclosing_or_inside_secret_members_withhold_the_value() {
+        let v = serde_json::json!({
+            "callbackUri": "http://x",
+            "authentication": {"paramsBasic": {"userName": "u", "password": {"v": 1}}}
+        });
+        assert!(touches_secret(&v, "/authentication/paramsBasic/password"));
+        assert!(touches_secret(&v, "/authentication/paramsBasic/password/v"));
+        assert!(touches_secret(&v, "/authentication"));
+        assert!(touches_secret(&v, "/"));
+        assert!(!touches_secret(&v, "/callbackUri"));
+        assert!(!touches_secret(&v, "/authentication/paramsBasic/userName"));
+        let e = value_as::<vnfm_types::LccnSubscriptionRequest>(v).unwrap_err();
+        assert!(!e.to_string().contains("\"v\""), "{e}");
     }
 
     #[test]

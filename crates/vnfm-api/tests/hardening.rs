@@ -61,3 +61,192 @@ async fn a_test_vim_delay_beyond_what_a_duration_holds_is_refused_naming_the_fie
         .await;
     assert_eq!(r.status, StatusCode::OK);
 }
+
+/// `vnfInstanceName: "a\u0000b"` is refused alike on SQLite and PostgreSQL (which cannot
+/// store a NUL in text) with a 400 naming the member, in values and member names at any depth.
+async fn nul_is_refused_naming_the_member(h: &Harness) {
+    h.onboard(zip_dir(Path::new(HELLO))).await;
+    for (uri, body, pointer) in [
+        (
+            "/vnflcm/v2/vnf_instances",
+            json!({"vnfdId": HELLO_VNFD, "vnfInstanceName": "a\u{0}b"}),
+            "/vnfInstanceName",
+        ),
+        (
+            "/vnflcm/v1/vnf_instances",
+            json!({"vnfdId": HELLO_VNFD, "vnfInstanceDescription": "\u{0}"}),
+            "/vnfInstanceDescription",
+        ),
+        (
+            "/vnflcm/v2/vnf_instances",
+            json!({"vnfdId": HELLO_VNFD, "metadata": {"tags": ["ok", "x\u{0}"]}}),
+            "/metadata/tags/1",
+        ),
+    ] {
+        let r = h.call(Method::POST, uri, Some(body)).await;
+        let p = r.problem(400);
+        assert_eq!(p["pointer"], pointer, "{p}");
+        assert!(p["detail"].as_str().unwrap().contains("NUL"), "{p}");
+    }
+}
+
+#[tokio::test]
+async fn a_nul_character_in_a_request_string_is_a_400_naming_it_on_sqlite() {
+    nul_is_refused_naming_the_member(&Harness::new().await).await;
+}
+
+#[tokio::test]
+async fn a_nul_character_in_a_request_string_is_a_400_naming_it_on_postgresql() {
+    let Ok(url) = std::env::var("VNFM_TEST_POSTGRES_URL") else {
+        eprintln!(
+            "SKIPPED a_nul_character_in_a_request_string_is_a_400_naming_it_on_postgresql: VNFM_TEST_POSTGRES_URL is not set (scripts/test-env/postgres.sh start prints one)"
+        );
+        return;
+    };
+    let h = Harness::with(|o| o.store_url = Some(url)).await;
+    nul_is_refused_naming_the_member(&h).await;
+}
+
+/// Secret values of the wrong type, each with a mark that must not appear in the answer.
+fn wrong_secrets() -> Vec<(Value, &'static str)> {
+    vec![
+        (json!(987_654_321_987_u64), "987654321987"),
+        (json!({"p": "SECRETOBJ42"}), "SECRETOBJ42"),
+        (json!(["SECRETARR42"]), "SECRETARR42"),
+        (json!(true), "true"),
+    ]
+}
+
+/// Every request body with a secret member: LCM and package-management subscriptions (v1
+/// and v2; HTTP Basic and OAuth 2.0 client credentials), VIM registration, and the VIM
+/// connections of instantiate (v1 and v2), modify and change_ext_conn.
+#[tokio::test]
+async fn a_secret_of_the_wrong_type_is_refused_without_being_quoted() {
+    let h = Harness::new().await;
+    h.onboard(zip_dir(Path::new(HELLO))).await;
+    let id = h.create_instance().await;
+    let basic = |secret: &Value| {
+        json!({
+            "callbackUri": "http://127.0.0.1:9/cb",
+            "authentication": {
+                "authType": ["BASIC"],
+                "paramsBasic": {"userName": "u", "password": secret}
+            }
+        })
+    };
+    let oauth = |secret: &Value| {
+        json!({
+            "callbackUri": "http://127.0.0.1:9/cb",
+            "authentication": {
+                "authType": ["OAUTH2_CLIENT_CREDENTIALS"],
+                "paramsOauth2ClientCredentials": {
+                    "clientId": "c", "clientPassword": secret,
+                    "tokenEndpoint": "http://127.0.0.1:9/token"
+                }
+            }
+        })
+    };
+    let vim = |secret: &Value| {
+        json!({
+            "vimType": "ETSINFV.OPENSTACK_KEYSTONE.V_3",
+            "interfaceInfo": {"endpoint": "http://127.0.0.1:9/identity/v3"},
+            "accessInfo": {"username": "u", "password": secret, "project": "p",
+                           "projectDomain": "Default", "userDomain": "Default", "region": "R"}
+        })
+    };
+    let k8s = |secret: &Value| {
+        json!({
+            "vimType": "ETSINFV.KUBERNETES.V_1",
+            "interfaceInfo": {"endpoint": "https://127.0.0.1:6443"},
+            "accessInfo": {"bearer_token": secret}
+        })
+    };
+    let instance = format!("/vnflcm/v2/vnf_instances/{id}");
+    let instance_v1 = format!("/vnflcm/v1/vnf_instances/{id}");
+    for (secret, mark) in wrong_secrets() {
+        let mut named_vim = vim(&secret);
+        named_vim["name"] = json!("edge");
+        let mut named_k8s = k8s(&secret);
+        named_k8s["name"] = json!("edge-k8s");
+        let cases: Vec<(Method, String, Value)> = vec![
+            (
+                Method::POST,
+                "/vnflcm/v2/subscriptions".into(),
+                basic(&secret),
+            ),
+            (
+                Method::POST,
+                "/vnflcm/v2/subscriptions".into(),
+                oauth(&secret),
+            ),
+            (
+                Method::POST,
+                "/vnflcm/v1/subscriptions".into(),
+                basic(&secret),
+            ),
+            (
+                Method::POST,
+                "/vnflcm/v1/subscriptions".into(),
+                oauth(&secret),
+            ),
+            (
+                Method::POST,
+                "/vnfpkgm/v2/subscriptions".into(),
+                basic(&secret),
+            ),
+            (
+                Method::POST,
+                "/vnfpkgm/v2/subscriptions".into(),
+                oauth(&secret),
+            ),
+            (
+                Method::POST,
+                "/vnfpkgm/v1/subscriptions".into(),
+                basic(&secret),
+            ),
+            (
+                Method::POST,
+                "/vnfpkgm/v1/subscriptions".into(),
+                oauth(&secret),
+            ),
+            (Method::POST, "/vnfm/v1/vims".into(), named_vim),
+            (Method::POST, "/vnfm/v1/vims".into(), named_k8s),
+            (
+                Method::POST,
+                format!("{instance}/instantiate"),
+                json!({"flavourId": "simple", "vimConnectionInfo": {"vim1": vim(&secret)}}),
+            ),
+            (
+                Method::POST,
+                format!("{instance_v1}/instantiate"),
+                json!({"flavourId": "simple", "vimConnectionInfo": [
+                    {"id": "vim1", "vimType": "ETSINFV.KUBERNETES.V_1",
+                     "accessInfo": {"bearer_token": secret}}
+                ]}),
+            ),
+            (
+                Method::PATCH,
+                instance.clone(),
+                json!({"vimConnectionInfo": {"vim1": k8s(&secret)}}),
+            ),
+            (
+                Method::POST,
+                format!("{instance}/change_ext_conn"),
+                json!({"extVirtualLinks": [], "vimConnectionInfo": {"vim1": vim(&secret)}}),
+            ),
+        ];
+        for (method, uri, body) in cases {
+            let r = h.call(method.clone(), &uri, Some(body)).await;
+            let text = String::from_utf8_lossy(&r.body).to_string();
+            assert!(
+                r.status.is_client_error(),
+                "{method} {uri} with a {mark} secret: {} {text}",
+                r.status
+            );
+            assert!(
+                !text.contains(mark),
+                "{method} {uri} quotes the secret: {text}"
+            );
+        }
+    }
+}
