@@ -456,6 +456,28 @@ impl ScalingAspect {
         let i = (level as usize).min(self.step_deltas.len().checked_sub(1)?);
         self.step_deltas.get(i).map(String::as_str)
     }
+
+    /// Instances this aspect adds to VDU `vdu` between level 0 and `level`. Computed in closed
+    /// form, so a huge `max_scale_level` in a hostile VNFD cannot make it loop.
+    pub fn instances_added(&self, vdu: &str, level: u32) -> u64 {
+        let Some(deltas) = self.vdu_deltas.get(vdu) else {
+            return 0;
+        };
+        let delta_at = |step: u32| -> u64 {
+            self.step_delta(step)
+                .and_then(|d| deltas.get(d))
+                .map_or(0, |n| u64::from(*n))
+        };
+        let listed = u32::try_from(self.step_deltas.len()).unwrap_or(u32::MAX);
+        let explicit = level.min(listed);
+        let mut sum: u64 = (0..explicit).map(delta_at).sum();
+        if level > explicit {
+            // Beyond the listed deltas the last one repeats.
+            let last = delta_at(explicit.saturating_sub(1));
+            sum = sum.saturating_add(u64::from(level - explicit).saturating_mul(last));
+        }
+        sum
+    }
 }
 
 /// An instantiation level.

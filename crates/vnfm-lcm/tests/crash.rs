@@ -280,7 +280,7 @@ async fn worker_loop(
         };
         {
             let mut f = log.lock().unwrap_or_else(|e| e.into_inner());
-            let _ = started_log::append(&mut *f, &occ.id.to_string());
+            let _ = started_log::append(&mut *f, occ.id.as_ref());
         }
         let _ = lcm.wait(&occ.id, Duration::from_secs(10)).await;
     }

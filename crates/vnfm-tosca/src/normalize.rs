@@ -756,6 +756,39 @@ impl<'g> Normalizer<'_, 'g> {
                 });
             }
         }
+        self.check_scale_bounds(topo, &file, f);
+    }
+
+    /// Warns about an aspect whose top level gives a VDU more instances than its `vdu_profile`
+    /// allows: the package validates, but scaling to those levels is refused at run time.
+    fn check_scale_bounds(&mut self, topo: &Topology, file: &str, f: &Flavour) {
+        for a in &f.scaling_aspects {
+            for vdu in &f.vdus {
+                if !a.vdu_deltas.contains_key(&vdu.id) {
+                    continue;
+                }
+                let base = u64::from(vdu.initial_delta.unwrap_or(vdu.min_instances));
+                let top = base.saturating_add(a.instances_added(&vdu.id, a.max_scale_level));
+                if top <= u64::from(vdu.max_instances) {
+                    continue;
+                }
+                let pos = policy_value_pos(topo, SCALING_ASPECTS, self);
+                self.sink
+                    .warning(
+                        file,
+                        pos,
+                        "tosca.scale-beyond-vdu-profile",
+                        format!(
+                            "aspect `{}` at its max_scale_level {} gives VDU `{}` {top} instances, above the {} its vdu_profile allows; scaling to the top levels will be refused",
+                            a.id, a.max_scale_level, vdu.id, vdu.max_instances
+                        ),
+                    )
+                    .help = Some(
+                    "lower `max_scale_level`, or raise `max_number_of_instances` in the VDU's vdu_profile"
+                        .into(),
+                );
+            }
+        }
     }
 
     fn hooks(&self, local: Option<&NodeTemplate>, top: Option<&NodeTemplate>, f: &mut Flavour) {

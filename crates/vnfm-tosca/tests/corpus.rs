@@ -31,7 +31,20 @@ const PACKAGE_WARNINGS: &[(&str, &str)] = &[
         "v2-vm-userdata-standard-non-boot-volume",
         "tosca.quirk.dangling-substitution-requirement",
     ),
+    // Aspects whose top level exceeds a VDU's max_number_of_instances (Tacker does not check).
+    ("doc-v2-chg-vnfpkg-before", SCALE_BEYOND_PROFILE),
+    ("mgmt-ansible", SCALE_BEYOND_PROFILE),
+    ("v1-vm-enhanced-policy", SCALE_BEYOND_PROFILE),
+    ("v1-vm-functional6-vdu2-scale", SCALE_BEYOND_PROFILE),
+    ("v1-vm-functional7-multi-aspect", SCALE_BEYOND_PROFILE),
+    ("v2-cnf-change-vnfpkg-deployment", SCALE_BEYOND_PROFILE),
+    ("v2-cnf-instantiate-resources", SCALE_BEYOND_PROFILE),
+    ("v2-vm-change-vnfpkg-new-image", SCALE_BEYOND_PROFILE),
+    ("v2-vm-change-vnfpkg-new-volume", SCALE_BEYOND_PROFILE),
+    ("v2-vm-change-vnfpkg-update-failed", SCALE_BEYOND_PROFILE),
 ];
+
+const SCALE_BEYOND_PROFILE: &str = "tosca.scale-beyond-vdu-profile";
 
 /// Packages the corpus documents as partial.
 const PARTIAL: &[&str] = &["unit-v2-sample2-cnf-manifests"];

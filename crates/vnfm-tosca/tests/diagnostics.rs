@@ -1172,3 +1172,50 @@ fn a_vnf_package_change_policy_is_normalized() {
     assert!(v.package_change("d-1", "d-3", "small").is_none());
     assert!(v.package_change("d-1", "d-2", "big").is_none());
 }
+
+/// `policies` scaling VDU1 (1 to 2 instances) by one per step up to `max_level`.
+fn scaled(max_level: u32) -> MemFiles {
+    let policy = format!(
+        r#"  policies:
+    - scaling:
+        type: tosca.policies.nfv.ScalingAspects
+        properties:
+          aspects:
+            vdu1_aspect:
+              name: vdu1_aspect
+              description: more VDU1
+              max_scale_level: {max_level}
+              step_deltas: [ delta_1 ]
+    - vdu1_deltas:
+        type: tosca.policies.nfv.VduScalingAspectDeltas
+        properties:
+          aspect: vdu1_aspect
+          deltas:
+            delta_1:
+              number_of_instances: 1
+        targets: [ VDU1 ]
+"#
+    );
+    let mut files = base();
+    files.files.insert(
+        "Definitions/df_small.yaml".into(),
+        format!("{DF}{policy}").into_bytes(),
+    );
+    files
+}
+
+#[test]
+fn a_max_scale_level_beyond_the_vdu_profile_is_a_warning() {
+    let loaded = load(&scaled(3));
+    assert!(!loaded.has_errors(), "{:#?}", loaded.diagnostics);
+    let d = find(&loaded, "tosca.scale-beyond-vdu-profile");
+    assert_eq!(d.severity, Severity::Warning);
+    assert!(
+        d.message
+            .contains("aspect `vdu1_aspect` at its max_scale_level 3 gives VDU `VDU1` 4 instances, above the 2"),
+        "{d}"
+    );
+    // Within the profile: nothing to say.
+    let loaded = load(&scaled(1));
+    assert!(loaded.diagnostics.is_empty(), "{:#?}", loaded.diagnostics);
+}

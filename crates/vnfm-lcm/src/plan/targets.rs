@@ -8,7 +8,7 @@
 
 use std::collections::BTreeMap;
 
-use vnfm_descriptor::{Flavour, InstantiationLevel, ScalingAspect, Vdu};
+use vnfm_descriptor::{Flavour, InstantiationLevel, Vdu};
 use vnfm_driver_api::ResourceTarget;
 use vnfm_types::VnfInstance;
 
@@ -17,29 +17,6 @@ use crate::error::LcmError;
 /// The count a VDU starts with, before any scaling.
 pub(crate) fn base_count(vdu: &Vdu) -> u64 {
     u64::from(vdu.initial_delta.unwrap_or(vdu.min_instances))
-}
-
-/// Instances `aspect` adds to `vdu` between level 0 and `level`. Computed in closed form, so a
-/// huge `max_scale_level` in a hostile VNFD cannot make it loop.
-pub(crate) fn aspect_contribution(aspect: &ScalingAspect, vdu: &str, level: u32) -> u64 {
-    let Some(deltas) = aspect.vdu_deltas.get(vdu) else {
-        return 0;
-    };
-    let delta_at = |step: u32| -> u64 {
-        aspect
-            .step_delta(step)
-            .and_then(|d| deltas.get(d))
-            .map_or(0, |n| u64::from(*n))
-    };
-    let listed = u32::try_from(aspect.step_deltas.len()).unwrap_or(u32::MAX);
-    let explicit = level.min(listed);
-    let mut sum: u64 = (0..explicit).map(delta_at).sum();
-    if level > explicit {
-        // Beyond the listed deltas the last one repeats.
-        let last = delta_at(explicit.saturating_sub(1));
-        sum = sum.saturating_add(u64::from(level - explicit).saturating_mul(last));
-    }
-    sum
 }
 
 /// Current scale level of every aspect of `flavour` (from `scaleStatus`; 0 when not listed).
@@ -69,7 +46,7 @@ fn counts_from_levels(flavour: &Flavour, levels: &BTreeMap<String, u32>) -> BTre
             let added: u64 = flavour
                 .scaling_aspects
                 .iter()
-                .map(|a| aspect_contribution(a, &vdu.id, levels.get(&a.id).copied().unwrap_or(0)))
+                .map(|a| a.instances_added(&vdu.id, levels.get(&a.id).copied().unwrap_or(0)))
                 .fold(0u64, u64::saturating_add);
             (vdu.id.clone(), base_count(vdu).saturating_add(added))
         })
@@ -148,8 +125,8 @@ pub(crate) fn moved_target(
         for a in &flavour.scaling_aspects {
             let old = from_levels.get(&a.id).copied().unwrap_or(0);
             let new = to_levels.get(&a.id).copied().unwrap_or(0);
-            n += i128::from(aspect_contribution(a, &vdu.id, new))
-                - i128::from(aspect_contribution(a, &vdu.id, old));
+            n += i128::from(a.instances_added(&vdu.id, new))
+                - i128::from(a.instances_added(&vdu.id, old));
         }
         if let Some(o) = overrides.get(&vdu.id) {
             n = i128::from(*o);
@@ -221,7 +198,7 @@ pub(crate) fn current_target(flavour: &Flavour, instance: &VnfInstance) -> Resou
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use vnfm_descriptor::ScalingAspect;
 
     fn aspect(step_deltas: &[&str], deltas: &[(&str, u32)]) -> ScalingAspect {
         ScalingAspect {
@@ -241,26 +218,26 @@ mod tests {
     #[test]
     fn uniform_deltas_multiply() {
         let a = aspect(&["d1"], &[("d1", 2)]);
-        assert_eq!(aspect_contribution(&a, "VDU1", 0), 0);
-        assert_eq!(aspect_contribution(&a, "VDU1", 3), 6);
-        assert_eq!(aspect_contribution(&a, "VDU2", 3), 0);
+        assert_eq!(a.instances_added("VDU1", 0), 0);
+        assert_eq!(a.instances_added("VDU1", 3), 6);
+        assert_eq!(a.instances_added("VDU2", 3), 0);
     }
 
     #[test]
     fn per_step_deltas_then_the_last_repeats() {
         let a = aspect(&["d1", "d2", "d3"], &[("d1", 1), ("d2", 2), ("d3", 4)]);
-        assert_eq!(aspect_contribution(&a, "VDU1", 1), 1);
-        assert_eq!(aspect_contribution(&a, "VDU1", 2), 3);
-        assert_eq!(aspect_contribution(&a, "VDU1", 3), 7);
-        assert_eq!(aspect_contribution(&a, "VDU1", 5), 15);
+        assert_eq!(a.instances_added("VDU1", 1), 1);
+        assert_eq!(a.instances_added("VDU1", 2), 3);
+        assert_eq!(a.instances_added("VDU1", 3), 7);
+        assert_eq!(a.instances_added("VDU1", 5), 15);
     }
 
     #[test]
     fn a_huge_level_does_not_loop_or_overflow() {
         let a = aspect(&["d1"], &[("d1", u32::MAX)]);
-        let n = aspect_contribution(&a, "VDU1", u32::MAX);
+        let n = a.instances_added("VDU1", u32::MAX);
         assert_eq!(n, u64::from(u32::MAX) * u64::from(u32::MAX));
         let none = aspect(&[], &[("d1", 5)]);
-        assert_eq!(aspect_contribution(&none, "VDU1", 1000), 0);
+        assert_eq!(none.instances_added("VDU1", 1000), 0);
     }
 }
