@@ -17,9 +17,13 @@
 //!
 //! The controller creates ReplicaSets for Deployments, pods for ReplicaSets, StatefulSets (with
 //! PVCs from `volumeClaimTemplates`), DaemonSets (one pod per node) and Jobs; pods become
-//! Running and Ready after [`EmulatorConfig::ready_delay`]; Jobs complete; PVCs bind; CRDs
-//! become Established; Services get EndpointSlices; namespaces are emptied when deleted;
-//! owner references are garbage-collected. Tests make objects never become ready
+//! Running and Ready after [`EmulatorConfig::ready_delay`]; Jobs complete; PVCs bind (to a
+//! matching PersistentVolume when there is one) and claims and volumes in use are protected by
+//! their finalizers; CRDs become Established; Services get EndpointSlices; namespaces are
+//! emptied when deleted; owner references are garbage-collected.
+//!
+//! What it does like a real API server and what it still does not is listed in the crate's
+//! `FIDELITY.md`. Tests make objects never become ready
 //! ([`Emulator::never_ready`], [`Emulator::fail_image`]) and read the request log
 //! ([`Emulator::log`]) to assert ordering.
 //!
@@ -588,6 +592,81 @@ mod tests {
         shared
             .write(|s| controller::delete_object(s, &rt, "default", name, "Background", grace))
             .expect("delete");
+    }
+
+    /// Deletes `kind` `name` (in `ns`, or cluster-scoped) the way `DELETE` does.
+    fn delete(emu: &Emulator, api_version: &str, kind: &str, ns: &str, name: &str) {
+        let shared = &emu.shared;
+        let rt = shared
+            .store()
+            .registry
+            .by_kind(api_version, kind)
+            .cloned()
+            .expect("kind");
+        shared
+            .write(|s| controller::delete_object(s, &rt, ns, name, "Background", Some(0)))
+            .expect("delete");
+    }
+
+    async fn until(what: &str, f: impl Fn() -> bool) {
+        let started = Instant::now();
+        while !f() {
+            assert!(started.elapsed() < Duration::from_secs(20), "never: {what}");
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_claim_in_use_and_a_bound_volume_stay_until_what_holds_them_goes() {
+        let emu = Emulator::start(EmulatorConfig::default())
+            .await
+            .expect("emulator");
+        emu.put_object(json!({"apiVersion": "v1", "kind": "PersistentVolume",
+            "metadata": {"name": "pv"},
+            "spec": {"storageClassName": "manual", "capacity": {"storage": "1Gi"}}}))
+            .expect("pv");
+        emu.put_object(json!({"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+            "metadata": {"name": "data", "namespace": "default"},
+            "spec": {"storageClassName": "manual"}}))
+            .expect("claim");
+        let mut p = pod("user");
+        p["spec"]["volumes"] =
+            json!([{"name": "d", "persistentVolumeClaim": {"claimName": "data"}}]);
+        emu.put_object(p).expect("pod");
+        let claim = || emu.object("v1", "PersistentVolumeClaim", Some("default"), "data");
+        let volume = || emu.object("v1", "PersistentVolume", None, "pv");
+        until("the claim binds", || {
+            claim().is_some_and(|c| c["spec"]["volumeName"] == "pv")
+        })
+        .await;
+        assert_eq!(volume().expect("pv")["status"]["phase"], "Bound");
+        assert_eq!(
+            volume().expect("pv")["metadata"]["finalizers"],
+            json!(["kubernetes.io/pv-protection"])
+        );
+
+        // The volume is bound and the claim mounted: both stay.
+        delete(&emu, "v1", "PersistentVolume", "", "pv");
+        delete(&emu, "v1", "PersistentVolumeClaim", "default", "data");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        assert!(claim().is_some_and(|c| c["metadata"].get("deletionTimestamp").is_some()));
+        assert!(volume().is_some_and(|v| v["metadata"].get("deletionTimestamp").is_some()));
+
+        // The pod goes, then the claim, then the volume.
+        delete(&emu, "v1", "Pod", "default", "user");
+        until("the claim and the volume are gone", || {
+            claim().is_none() && volume().is_none()
+        })
+        .await;
+        let gone = |kind: &str, name: &str| {
+            emu.events("v1", kind, None, Some(name))
+                .iter()
+                .find(|e| e.event_type == "DELETED")
+                .map(|e| e.resource_version)
+                .expect("deleted")
+        };
+        assert!(gone("Pod", "user") < gone("PersistentVolumeClaim", "data"));
+        assert!(gone("PersistentVolumeClaim", "data") < gone("PersistentVolume", "pv"));
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
