@@ -22,6 +22,7 @@ pub mod cache;
 pub mod error;
 mod lcm_v1;
 mod lcm_v2;
+pub mod limits;
 pub mod listing;
 pub mod metrics;
 pub mod openapi;
@@ -43,8 +44,10 @@ use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::middleware;
 use axum::routing::{get, post};
+use tower_http::timeout::RequestBodyTimeoutLayer;
 
 pub use error::{ApiError, ApiResult};
+pub use limits::ServerLimits;
 pub use server::{ServeOptions, serve};
 pub use state::{AppState, NfvoSetting, StateOptions};
 
@@ -76,12 +79,21 @@ pub fn router(state: Arc<AppState>) -> Router {
         .merge(authenticated)
         .route(
             "/oauth2/token",
-            post(auth::token_endpoint).with_state(state.auth.clone()),
+            post(auth::token_endpoint)
+                .layer(DefaultBodyLimit::max(state.options.limits.max_token_body))
+                .with_state(state.auth.clone()),
         )
         .route("/healthz", get(ops::healthz))
         .route("/readyz", get(ops::readyz))
         .method_not_allowed_fallback(util::method_not_allowed)
         .fallback(util::not_found)
+        .layer(RequestBodyTimeoutLayer::new(
+            state.options.limits.body_read_timeout,
+        ))
+        .layer(middleware::from_fn_with_state(
+            state.clone(),
+            limits::check_length,
+        ))
         .layer(middleware::from_fn_with_state(state.clone(), ops::observe))
         .with_state(state)
 }

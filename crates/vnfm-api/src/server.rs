@@ -19,6 +19,7 @@ use tokio_rustls::TlsAcceptor;
 use tokio_rustls::server::TlsStream;
 use vnfm_lcm::{Deliverer, DelivererConfig};
 
+use crate::limits::ServerLimits;
 use crate::state::{AppState, StateError, StateOptions};
 
 /// How `vnfm serve` runs.
@@ -168,20 +169,41 @@ impl Listener for TlsListener {
 /// Field names are case-insensitive (RFC 9110 clause 5.1), but NFVO clients and the ETSI
 /// conformance suites look some up case-sensitively, and writing them this way costs nothing.
 pub async fn serve_http1<L>(
-    mut listener: L,
+    listener: L,
     app: axum::Router,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> io::Result<()>
 where
     L: Listener,
 {
-    use hyper_util::rt::TokioIo;
+    serve_http1_limited(listener, app, shutdown, &ServerLimits::default()).await
+}
+
+/// [`serve_http1`] with `limits`' connection count and header read timeout.
+pub async fn serve_http1_limited<L>(
+    mut listener: L,
+    app: axum::Router,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+    limits: &ServerLimits,
+) -> io::Result<()>
+where
+    L: Listener,
+{
+    use hyper_util::rt::{TokioIo, TokioTimer};
     use hyper_util::service::TowerToHyperService;
 
     let (stop, stopped) = tokio::sync::watch::channel(false);
     let mut connections = tokio::task::JoinSet::new();
     let mut shutdown = std::pin::pin!(shutdown);
+    let slots = Arc::new(tokio::sync::Semaphore::new(limits.max_connections.max(1)));
+    let header_timeout = limits.header_read_timeout;
     loop {
+        // A connection is accepted only when there is room for it.
+        let slot = tokio::select! {
+            slot = slots.clone().acquire_owned() => slot,
+            () = &mut shutdown => break,
+        };
+        let Ok(slot) = slot else { break };
         let (io, _peer) = tokio::select! {
             accepted = listener.accept() => accepted,
             () = &mut shutdown => break,
@@ -190,7 +212,10 @@ where
         let service = TowerToHyperService::new(app.clone());
         let mut stopped = stopped.clone();
         connections.spawn(async move {
+            let _slot = slot;
             let connection = hyper::server::conn::http1::Builder::new()
+                .timer(TokioTimer::new())
+                .header_read_timeout(header_timeout)
                 .title_case_headers(true)
                 .serve_connection(TokioIo::new(io), service)
                 .with_upgrades();
@@ -268,6 +293,7 @@ pub async fn serve(
     };
     on_start(&started);
     let app = crate::router(state.clone());
+    let limits = options.state.limits.clone();
     let shutdown = {
         let state = state.clone();
         async move {
@@ -279,7 +305,7 @@ pub async fn serve(
     let served = match tls {
         Some(acceptor) => {
             let listener = TlsListener::start(tcp, acceptor).map_err(ServeError::Serve)?;
-            serve_http1(listener, app, shutdown).await
+            serve_http1_limited(listener, app, shutdown, &limits).await
         }
         None => {
             use axum::serve::ListenerExt;
@@ -287,7 +313,7 @@ pub async fn serve(
                 // Nagle's algorithm delays small keep-alive responses by ~40 ms.
                 let _ = s.set_nodelay(true);
             });
-            serve_http1(listener, app, shutdown).await
+            serve_http1_limited(listener, app, shutdown, &limits).await
         }
     };
     let started_stop = Instant::now();

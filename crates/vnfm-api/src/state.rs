@@ -59,6 +59,8 @@ pub struct StateOptions {
     pub upload_allow_list: Vec<String>,
     /// Largest JSON request body, in bytes.
     pub max_json_body: usize,
+    /// Connections, read timeouts and the token body size of the HTTP server.
+    pub limits: crate::limits::ServerLimits,
     /// Package size and archive limits.
     pub package_limits: PackageLimits,
     /// Test the callback URI of a new subscription (`GET`, expecting 204) before creating it.
@@ -97,6 +99,7 @@ impl std::fmt::Debug for StateOptions {
             .field("clients", &self.clients)
             .field("allow_basic_auth", &self.allow_basic_auth)
             .field("enable_test_vim", &self.enable_test_vim)
+            .field("limits", &self.limits)
             .field("upload_allow_list", &self.upload_allow_list)
             .finish_non_exhaustive()
     }
@@ -116,6 +119,7 @@ impl StateOptions {
             mgmt_driver: None,
             upload_allow_list: Vec::new(),
             max_json_body: 1024 * 1024,
+            limits: crate::limits::ServerLimits::default(),
             package_limits: PackageLimits::default(),
             verify_callbacks: true,
             lcm_config: LcmConfig::default(),

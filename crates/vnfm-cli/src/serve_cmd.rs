@@ -53,6 +53,15 @@ pub struct ServeArgs {
     /// Largest package upload, in MiB.
     #[arg(long, default_value_t = 512, value_name = "MIB")]
     max_package_mib: usize,
+    /// Connections served at once; more wait until one closes.
+    #[arg(long, default_value_t = 1024, value_name = "N")]
+    max_connections: usize,
+    /// Seconds a client has to send a request's headers before the connection is closed.
+    #[arg(long, default_value_t = 30, value_name = "SECONDS")]
+    header_timeout: u64,
+    /// Longest pause, in seconds, between two chunks of a request body.
+    #[arg(long, default_value_t = 30, value_name = "SECONDS")]
+    body_timeout: u64,
     /// TLS certificate chain (PEM); with --tls-key, serves HTTPS.
     #[arg(long, value_name = "PEM", requires = "tls_key")]
     tls_cert: Option<PathBuf>,
@@ -273,6 +282,9 @@ pub fn run(args: ServeArgs) -> Result<ExitCode, String> {
     state.upload_allow_list = args.upload_allow.clone();
     state.verify_callbacks = !args.no_callback_check;
     state.package_limits.max_package_bytes = args.max_package_mib.saturating_mul(1024 * 1024);
+    state.limits.max_connections = args.max_connections;
+    state.limits.header_read_timeout = Duration::from_secs(args.header_timeout.max(1));
+    state.limits.body_read_timeout = Duration::from_secs(args.body_timeout.max(1));
     state.metrics = Some(metrics);
     if let Some(url) = &args.nfvo_url {
         state.nfvo_setting = vnfm_api::NfvoSetting::Set(nfvo_from_args(&args, url)?);

@@ -648,3 +648,35 @@ async fn serve_over_tls() {
         .await;
     assert!(r.is_err() || !r.unwrap().status().is_success());
 }
+
+/// The limits of `vnfm serve`: a claimed `Content-Length` beyond the token endpoint's limit is
+/// answered 413 (ProblemDetails) without waiting for the body, and a client that never
+/// finishes its headers is disconnected after `--header-timeout`.
+#[test]
+fn serve_refuses_oversized_bodies_unread_and_drops_silent_clients() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start_with(dir.path(), &["--header-timeout", "1"], None);
+    let addr = server.base.trim_start_matches("http://").to_owned();
+    let mut big = std::net::TcpStream::connect(&addr).unwrap();
+    big.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    big.write_all(
+        b"POST /oauth2/token HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 1073741824\r\n\r\n",
+    )
+    .unwrap();
+    let mut head = vec![0u8; 4096];
+    let n = big.read(&mut head).unwrap();
+    let text = String::from_utf8_lossy(&head[..n]);
+    assert!(text.starts_with("HTTP/1.1 413"), "{text}");
+    assert!(text.contains("application/problem+json"), "{text}");
+    let mut silent = std::net::TcpStream::connect(&addr).unwrap();
+    silent
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    silent.write_all(b"GET /healthz HTTP/1.1\r\n").unwrap();
+    let mut rest = Vec::new();
+    // EOF (or a 408 then EOF) once the header timer fires; a read timeout means still open.
+    silent
+        .read_to_end(&mut rest)
+        .expect("the server closed the connection");
+    drop(server);
+}

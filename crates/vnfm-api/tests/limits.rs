@@ -1,0 +1,231 @@
+//! What one client can make the server hold: bodies refused by their `Content-Length` (and a
+//! package upload by its `Content-Type`) before a byte of them is read, and connections beyond
+//! the limit left waiting until one closes.
+
+mod support;
+
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use axum::body::{Body, Bytes};
+use axum::http::{Method, Request, StatusCode};
+use support::*;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tower::ServiceExt;
+use vnfm_api::ServerLimits;
+
+/// A request body that records whether anything polled it, and never ends.
+struct Untouched(Arc<AtomicBool>);
+
+impl futures_core::Stream for Untouched {
+    type Item = Result<Bytes, std::io::Error>;
+
+    fn poll_next(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        self.0.store(true, Ordering::SeqCst);
+        Poll::Pending
+    }
+}
+
+async fn refused_unread(
+    h: &Harness,
+    method: Method,
+    uri: &str,
+    headers: &[(&str, &str)],
+) -> serde_json::Value {
+    let polled = Arc::new(AtomicBool::new(false));
+    let mut b = Request::builder().method(method).uri(uri);
+    for (k, v) in headers {
+        b = b.header(*k, *v);
+    }
+    let auth = format!("Bearer {}", h.token);
+    let request = b
+        .header("authorization", auth)
+        .body(Body::from_stream(Untouched(polled.clone())))
+        .unwrap();
+    let response = h.app.clone().oneshot(request).await.unwrap();
+    let status = response.status();
+    let body = axum::body::to_bytes(response.into_body(), usize::MAX)
+        .await
+        .unwrap();
+    assert!(!polled.load(Ordering::SeqCst), "{uri}: the body was read");
+    let p: serde_json::Value = serde_json::from_slice(&body).unwrap();
+    assert_eq!(p["status"], status.as_u16(), "{p}");
+    p
+}
+
+#[tokio::test]
+async fn a_claimed_content_length_beyond_the_route_limit_is_refused_before_reading() {
+    let h = Harness::new().await;
+    let p = refused_unread(
+        &h,
+        Method::POST,
+        "/oauth2/token",
+        &[
+            ("content-type", "application/x-www-form-urlencoded"),
+            ("content-length", "1073741824"),
+        ],
+    )
+    .await;
+    assert_eq!(p["status"], 413, "{p}");
+    assert!(p["detail"].as_str().unwrap().contains("16384"), "{p}");
+    // 1 MiB and one byte on a JSON route.
+    let p = refused_unread(
+        &h,
+        Method::POST,
+        "/vnflcm/v2/vnf_instances",
+        &[
+            ("content-type", "application/json"),
+            ("version", "2.0.0"),
+            ("content-length", "1048577"),
+        ],
+    )
+    .await;
+    assert_eq!(p["status"], 413, "{p}");
+    // Package content may be larger than JSON, but not beyond --max-package-mib.
+    let (id, _) = h.onboard(zip_dir(std::path::Path::new(HELLO))).await;
+    let p = refused_unread(
+        &h,
+        Method::PUT,
+        &format!("/vnfpkgm/v2/vnf_packages/{id}/package_content"),
+        &[
+            ("content-type", "application/zip"),
+            ("version", "2.0.0"),
+            ("content-length", &(512u64 * 1024 * 1024 + 1).to_string()),
+        ],
+    )
+    .await;
+    assert_eq!(p["status"], 413, "{p}");
+}
+
+#[tokio::test]
+async fn a_package_upload_of_the_wrong_content_type_is_refused_before_reading() {
+    let h = Harness::new().await;
+    let r = h
+        .call(
+            Method::POST,
+            "/vnfpkgm/v2/vnf_packages",
+            Some(serde_json::json!({})),
+        )
+        .await;
+    let id = r.json()["id"].as_str().unwrap().to_owned();
+    let p = refused_unread(
+        &h,
+        Method::PUT,
+        &format!("/vnfpkgm/v2/vnf_packages/{id}/package_content"),
+        &[
+            ("content-type", "text/plain"),
+            ("version", "2.0.0"),
+            ("content-length", "1000000"),
+        ],
+    )
+    .await;
+    assert_eq!(p["status"], 415, "{p}");
+}
+
+const HEALTH: &[u8] = b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n";
+
+async fn status_line(stream: &mut tokio::net::TcpStream) -> String {
+    let mut buf = vec![0u8; 1024];
+    let n = stream.read(&mut buf).await.unwrap();
+    String::from_utf8_lossy(&buf[..n])
+        .lines()
+        .next()
+        .unwrap_or("")
+        .to_owned()
+}
+
+#[tokio::test]
+async fn connections_beyond_the_limit_wait_until_one_closes() {
+    let h = Harness::new().await;
+    let tcp = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = tcp.local_addr().unwrap();
+    let limits = ServerLimits {
+        max_connections: 1,
+        ..ServerLimits::default()
+    };
+    let app = h.app.clone();
+    tokio::spawn(async move {
+        let _ =
+            vnfm_api::server::serve_http1_limited(tcp, app, std::future::pending(), &limits).await;
+    });
+    let mut first = tokio::net::TcpStream::connect(addr).await.unwrap();
+    first.write_all(HEALTH).await.unwrap();
+    assert!(status_line(&mut first).await.contains("200"));
+    // The first connection stays open (keep-alive): the second is not served meanwhile.
+    let mut second = tokio::net::TcpStream::connect(addr).await.unwrap();
+    second.write_all(HEALTH).await.unwrap();
+    let closed = Arc::new(AtomicBool::new(false));
+    let closing = closed.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        closing.store(true, Ordering::SeqCst);
+        drop(first);
+    });
+    assert!(status_line(&mut second).await.contains("200"));
+    assert!(
+        closed.load(Ordering::SeqCst),
+        "the second connection was served while the first was open"
+    );
+    assert_eq!(
+        h.call(Method::GET, "/healthz", None).await.status,
+        StatusCode::OK
+    );
+}
+
+#[tokio::test]
+async fn a_client_that_never_finishes_its_headers_is_disconnected() {
+    let h = Harness::new().await;
+    let tcp = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = tcp.local_addr().unwrap();
+    let limits = ServerLimits {
+        header_read_timeout: Duration::from_millis(200),
+        ..ServerLimits::default()
+    };
+    let app = h.app.clone();
+    tokio::spawn(async move {
+        let _ =
+            vnfm_api::server::serve_http1_limited(tcp, app, std::future::pending(), &limits).await;
+    });
+    let mut slow = tokio::net::TcpStream::connect(addr).await.unwrap();
+    slow.write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\n")
+        .await
+        .unwrap();
+    // The server ends the connection (at most a 408 first); without the timer it would wait
+    // for the rest of the headers forever.
+    let mut rest = Vec::new();
+    let read = tokio::time::timeout(Duration::from_secs(30), slow.read_to_end(&mut rest)).await;
+    assert!(read.is_ok(), "the connection is still open");
+    let text = String::from_utf8_lossy(&rest);
+    assert!(
+        text.is_empty() || text.starts_with("HTTP/1.1 408"),
+        "{text}"
+    );
+}
+
+#[tokio::test]
+async fn a_body_that_stops_arriving_is_given_up() {
+    let h = Harness::with(|o| o.limits.body_read_timeout = Duration::from_millis(200)).await;
+    let tcp = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = tcp.local_addr().unwrap();
+    let app = h.app.clone();
+    tokio::spawn(async move {
+        let _ = vnfm_api::server::serve_http1(tcp, app, std::future::pending()).await;
+    });
+    let mut slow = tokio::net::TcpStream::connect(addr).await.unwrap();
+    slow.write_all(
+        b"POST /oauth2/token HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 100\r\n\r\ngrant_type",
+    )
+    .await
+    .unwrap();
+    // Without the body timer the server would wait for the other 90 bytes forever.
+    let mut buf = vec![0u8; 4096];
+    let read = tokio::time::timeout(Duration::from_secs(30), slow.read(&mut buf)).await;
+    let n = read
+        .expect("the server is still waiting for the body")
+        .unwrap_or(0);
+    let text = String::from_utf8_lossy(&buf[..n]);
+    assert!(text.is_empty() || text.starts_with("HTTP/1.1 4"), "{text}");
+}
