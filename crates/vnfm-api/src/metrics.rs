@@ -1,134 +1,174 @@
-//! Prometheus metrics in the text exposition format: HTTP requests by method, route and
-//! status with a latency histogram, lifecycle steps by name and phase with a latency
-//! histogram, and op-occs by state (read from the store at scrape time, so every replica
-//! reports the same numbers).
+//! Prometheus metrics, exposed in the OpenMetrics text format by `prometheus-client`: HTTP
+//! requests by method, route and status with a latency histogram, lifecycle steps by name and
+//! phase with a latency histogram, and op-occs by state (read from the store at scrape time,
+//! so every replica reports the same numbers).
 
-use std::collections::BTreeMap;
-use std::fmt::Write;
 use std::sync::Mutex;
 use std::time::Duration;
+
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::Histogram;
+use prometheus_client::registry::Registry;
+
+/// The content type of [`Metrics::render`]'s text.
+pub const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
+
+/// The op-occ states (`LcmOperationStateType`), each reported at every scrape, at 0 when no
+/// occurrence is in it, so that no series vanishes and the gauge family is never empty.
+const OP_OCC_STATES: [&str; 7] = [
+    "STARTING",
+    "PROCESSING",
+    "COMPLETED",
+    "FAILED_TEMP",
+    "FAILED",
+    "ROLLING_BACK",
+    "ROLLED_BACK",
+];
 
 /// Upper bounds of the latency buckets, in seconds.
 const BUCKETS: [f64; 12] = [
     0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 5.0, 30.0,
 ];
 
-#[derive(Debug, Default, Clone)]
-struct Histogram {
-    buckets: [u64; BUCKETS.len()],
-    count: u64,
-    sum: f64,
+fn latency_histogram() -> Histogram {
+    Histogram::new(BUCKETS)
 }
 
-impl Histogram {
-    fn observe(&mut self, seconds: f64) {
-        for (i, bound) in BUCKETS.iter().enumerate() {
-            if seconds <= *bound {
-                self.buckets[i] += 1;
-            }
-        }
-        self.count += 1;
-        self.sum += seconds;
-    }
+/// A family of latency histograms.
+type Latencies<L> = Family<L, Histogram, fn() -> Histogram>;
 
-    fn write(&self, out: &mut String, name: &str, labels: &str) {
-        for (i, bound) in BUCKETS.iter().enumerate() {
-            let _ = writeln!(
-                out,
-                "{name}_bucket{{{labels},le=\"{bound}\"}} {}",
-                self.buckets[i]
-            );
-        }
-        let _ = writeln!(out, "{name}_bucket{{{labels},le=\"+Inf\"}} {}", self.count);
-        let _ = writeln!(out, "{name}_sum{{{labels}}} {}", self.sum);
-        let _ = writeln!(out, "{name}_count{{{labels}}} {}", self.count);
-    }
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct RequestLabels {
+    method: String,
+    route: String,
+    status: u16,
+}
+
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct RouteLabels {
+    method: String,
+    route: String,
+}
+
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct StepLabels {
+    step: String,
+    phase: String,
+}
+
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct StateLabels {
+    state: String,
 }
 
 /// The metrics of one server process.
-#[derive(Debug, Default)]
 pub struct Metrics {
-    requests: Mutex<BTreeMap<(String, String, u16), u64>>,
-    request_latency: Mutex<BTreeMap<(String, String), Histogram>>,
-    steps: Mutex<BTreeMap<(String, String), Histogram>>,
+    registry: Registry,
+    requests: Family<RequestLabels, Counter>,
+    request_latency: Latencies<RouteLabels>,
+    steps: Latencies<StepLabels>,
+    op_occs: Family<StateLabels, Gauge>,
+    /// Held while the op-occ gauges are replaced and the text is written, so that concurrent
+    /// scrapes each see one store reading.
+    render: Mutex<()>,
 }
 
-fn escape(v: &str) -> String {
-    v.replace('\\', "\\\\")
-        .replace('"', "\\\"")
-        .replace('\n', "\\n")
+impl Default for Metrics {
+    fn default() -> Self {
+        let mut registry = Registry::default();
+        let requests = Family::<RequestLabels, Counter>::default();
+        let request_latency = Latencies::<RouteLabels>::new_with_constructor(latency_histogram);
+        let steps = Latencies::<StepLabels>::new_with_constructor(latency_histogram);
+        let op_occs = Family::<StateLabels, Gauge>::default();
+        registry.register(
+            "vnfm_http_requests",
+            "HTTP requests by method, route and status",
+            requests.clone(),
+        );
+        registry.register(
+            "vnfm_http_request_duration_seconds",
+            "HTTP request latency",
+            request_latency.clone(),
+        );
+        registry.register(
+            "vnfm_lcm_step_duration_seconds",
+            "Lifecycle step latency by step and phase",
+            steps.clone(),
+        );
+        registry.register(
+            "vnfm_op_occs",
+            "Operation occurrences by state",
+            op_occs.clone(),
+        );
+        Metrics {
+            registry,
+            requests,
+            request_latency,
+            steps,
+            op_occs,
+            render: Mutex::new(()),
+        }
+    }
+}
+
+impl std::fmt::Debug for Metrics {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Metrics").finish_non_exhaustive()
+    }
 }
 
 impl Metrics {
     /// Counts one HTTP request.
     pub fn observe_request(&self, method: &str, route: &str, status: u16, elapsed: Duration) {
-        let mut requests = self.requests.lock().unwrap_or_else(|e| e.into_inner());
-        *requests
-            .entry((method.to_owned(), route.to_owned(), status))
-            .or_default() += 1;
-        drop(requests);
+        self.requests
+            .get_or_create(&RequestLabels {
+                method: method.to_owned(),
+                route: route.to_owned(),
+                status,
+            })
+            .inc();
         self.request_latency
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .entry((method.to_owned(), route.to_owned()))
-            .or_default()
+            .get_or_create(&RouteLabels {
+                method: method.to_owned(),
+                route: route.to_owned(),
+            })
             .observe(elapsed.as_secs_f64());
     }
 
     /// Records one lifecycle step.
     pub fn observe_step(&self, step: &str, phase: &str, elapsed: Duration) {
         self.steps
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .entry((step.to_owned(), phase.to_owned()))
-            .or_default()
+            .get_or_create(&StepLabels {
+                step: step.to_owned(),
+                phase: phase.to_owned(),
+            })
             .observe(elapsed.as_secs_f64());
     }
 
-    /// The exposition text; `op_occs` are the counts by state.
+    /// The exposition text ([`CONTENT_TYPE`]); `op_occs` are the counts by state.
     pub fn render(&self, op_occs: &[(String, i64)]) -> String {
-        let mut out = String::new();
-        out.push_str(
-            "# HELP vnfm_http_requests_total HTTP requests by method, route and status.\n",
-        );
-        out.push_str("# TYPE vnfm_http_requests_total counter\n");
-        for ((method, route, status), n) in self
-            .requests
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .iter()
-        {
-            let _ = writeln!(
-                out,
-                "vnfm_http_requests_total{{method=\"{}\",route=\"{}\",status=\"{status}\"}} {n}",
-                escape(method),
-                escape(route)
-            );
+        let _one_at_a_time = self.render.lock().unwrap_or_else(|e| e.into_inner());
+        self.op_occs.clear();
+        for state in OP_OCC_STATES {
+            self.op_occs
+                .get_or_create(&StateLabels {
+                    state: state.to_owned(),
+                })
+                .set(0);
         }
-        out.push_str("# HELP vnfm_http_request_duration_seconds HTTP request latency.\n");
-        out.push_str("# TYPE vnfm_http_request_duration_seconds histogram\n");
-        for ((method, route), h) in self
-            .request_latency
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .iter()
-        {
-            let labels = format!("method=\"{}\",route=\"{}\"", escape(method), escape(route));
-            h.write(&mut out, "vnfm_http_request_duration_seconds", &labels);
-        }
-        out.push_str(
-            "# HELP vnfm_lcm_step_duration_seconds Lifecycle step latency by step and phase.\n",
-        );
-        out.push_str("# TYPE vnfm_lcm_step_duration_seconds histogram\n");
-        for ((step, phase), h) in self.steps.lock().unwrap_or_else(|e| e.into_inner()).iter() {
-            let labels = format!("step=\"{}\",phase=\"{}\"", escape(step), escape(phase));
-            h.write(&mut out, "vnfm_lcm_step_duration_seconds", &labels);
-        }
-        out.push_str("# HELP vnfm_op_occs Operation occurrences by state.\n");
-        out.push_str("# TYPE vnfm_op_occs gauge\n");
         for (state, n) in op_occs {
-            let _ = writeln!(out, "vnfm_op_occs{{state=\"{}\"}} {n}", escape(state));
+            self.op_occs
+                .get_or_create(&StateLabels {
+                    state: state.clone(),
+                })
+                .set(*n);
         }
+        let mut out = String::new();
+        // Writing into a String does not fail.
+        let _ = prometheus_client::encoding::text::encode(&mut out, &self.registry);
         out
     }
 }
@@ -157,9 +197,11 @@ mod tests {
         assert!(text.contains(
             "vnfm_http_requests_total{method=\"GET\",route=\"/vnflcm/v2/vnf_instances\",status=\"200\"} 2"
         ), "{text}");
+        // prometheus-client writes `le` first; label order carries no meaning.
         assert!(text.contains(
-            "vnfm_http_request_duration_seconds_bucket{method=\"GET\",route=\"/vnflcm/v2/vnf_instances\",le=\"0.005\"} 1"
+            "vnfm_http_request_duration_seconds_bucket{le=\"0.005\",method=\"GET\",route=\"/vnflcm/v2/vnf_instances\"} 1"
         ), "{text}");
+        assert!(text.ends_with("# EOF\n"), "{text}");
         assert!(
             text.contains(
                 "vnfm_lcm_step_duration_seconds_count{step=\"instantiate\",phase=\"forward\"} 1"
@@ -170,5 +212,23 @@ mod tests {
             text.contains("vnfm_op_occs{state=\"COMPLETED\"} 4"),
             "{text}"
         );
+        // The op-occ counts are the store's of this scrape: a state gone from it is 0.
+        let text = m.render(&[("FAILED_TEMP".into(), 1)]);
+        assert!(
+            text.contains("vnfm_op_occs{state=\"FAILED_TEMP\"} 1"),
+            "{text}"
+        );
+        assert!(
+            text.contains("vnfm_op_occs{state=\"COMPLETED\"} 0"),
+            "{text}"
+        );
+        let text = Metrics::default().render(&[]);
+        assert!(text.contains("# TYPE vnfm_op_occs gauge"), "{text}");
+        assert!(
+            text.contains("vnfm_op_occs{state=\"ROLLED_BACK\"} 0"),
+            "{text}"
+        );
+        let text = m.render(&[("a\"b".into(), 1)]);
+        assert!(text.contains(r#"vnfm_op_occs{state="a\"b"} 1"#), "{text}");
     }
 }

@@ -29,13 +29,13 @@ pub(crate) async fn readyz(State(state): State<Arc<AppState>>) -> Response {
     }
 }
 
-/// `GET /metrics`: Prometheus text exposition.
+/// `GET /metrics`: Prometheus metrics in the OpenMetrics text format.
 pub(crate) async fn metrics(State(state): State<Arc<AppState>>) -> ApiResult<Response> {
     let by_state = state.store.count_op_occs_by_state().await?;
     let mut response = (StatusCode::OK, state.metrics.render(&by_state)).into_response();
     response.headers_mut().insert(
         header::CONTENT_TYPE,
-        HeaderValue::from_static("text/plain; version=0.0.4"),
+        HeaderValue::from_static(crate::metrics::CONTENT_TYPE),
     );
     Ok(response)
 }
