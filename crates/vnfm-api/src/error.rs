@@ -53,6 +53,12 @@ pub enum ApiError {
     /// The body is larger than the configured limit.
     #[error("{0}")]
     PayloadTooLarge(String),
+    /// The request target is longer than the server accepts.
+    #[error("{0}")]
+    UriTooLong(String),
+    /// The request's header fields are more or larger than the server accepts.
+    #[error("{0}")]
+    HeadersTooLarge(String),
     /// The body has a media type the resource does not accept.
     #[error("{0}")]
     UnsupportedMediaType(String),
@@ -101,6 +107,8 @@ impl ApiError {
             ApiError::NotAcceptable(_) => StatusCode::NOT_ACCEPTABLE,
             ApiError::Conflict(_) => StatusCode::CONFLICT,
             ApiError::PreconditionFailed(_) => StatusCode::PRECONDITION_FAILED,
+            ApiError::UriTooLong(_) => StatusCode::URI_TOO_LONG,
+            ApiError::HeadersTooLarge(_) => StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
             ApiError::PayloadTooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
             ApiError::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             ApiError::Unprocessable(_) => StatusCode::UNPROCESSABLE_ENTITY,

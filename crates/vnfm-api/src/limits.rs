@@ -11,6 +11,9 @@
 //!   (hyper's header timer), and the body may pause at most
 //!   [`ServerLimits::body_read_timeout`] between two chunks (tower-http's
 //!   `RequestBodyTimeoutLayer`); the connection is closed otherwise.
+//! - **Request head:** a target longer than [`MAX_URI_BYTES`] is 414 and more than
+//!   [`MAX_HEADERS`] header fields (or [`MAX_HEADER_BYTES`]) are 431, as ProblemDetails
+//!   ([`check_head`]); only a head hyper cannot parse at all gets its bare 400.
 //! - **Connections:** at most [`ServerLimits::max_connections`] at once; further ones wait
 //!   in the kernel's accept queue until one closes.
 
@@ -47,6 +50,42 @@ impl Default for ServerLimits {
             max_token_body: 16 * 1024,
         }
     }
+}
+
+/// Longest request target (path and query) answered; longer ones are 414.
+pub const MAX_URI_BYTES: usize = 8 * 1024;
+/// Most header fields in one request; more are 431.
+pub const MAX_HEADERS: usize = 100;
+/// Largest total size of a request's header fields; larger is 431.
+pub const MAX_HEADER_BYTES: usize = 64 * 1024;
+/// How many header fields hyper parses before answering 431 itself (bare, not ProblemDetails):
+/// above [`MAX_HEADERS`], so that [`check_head`] answers first.
+pub(crate) const HYPER_MAX_HEADERS: usize = 1000;
+
+/// Refuses a request whose target is longer than [`MAX_URI_BYTES`] (414) or whose header
+/// fields exceed [`MAX_HEADERS`] or [`MAX_HEADER_BYTES`] (431), as ProblemDetails. hyper's
+/// own refusals (a head it cannot parse, or beyond its much larger limits) stay bare.
+pub(crate) async fn check_head(req: Request, next: Next) -> Response {
+    let target = req.uri().path_and_query().map_or(0, |pq| pq.as_str().len());
+    if target > MAX_URI_BYTES {
+        return ApiError::UriTooLong(format!(
+            "the request target has {target} bytes; this server accepts at most {MAX_URI_BYTES} (send long filters as fewer terms)"
+        ))
+        .into_response();
+    }
+    let count = req.headers().len();
+    let bytes: usize = req
+        .headers()
+        .iter()
+        .map(|(name, value)| name.as_str().len() + value.len() + 4)
+        .sum();
+    if count > MAX_HEADERS || bytes > MAX_HEADER_BYTES {
+        return ApiError::HeadersTooLarge(format!(
+            "the request has {count} header fields of {bytes} bytes; this server accepts at most {MAX_HEADERS} fields of {MAX_HEADER_BYTES} bytes"
+        ))
+        .into_response();
+    }
+    next.run(req).await
 }
 
 /// Whether `req` uploads package content (the one route with large bodies).

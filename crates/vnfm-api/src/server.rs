@@ -216,6 +216,7 @@ where
             let connection = hyper::server::conn::http1::Builder::new()
                 .timer(TokioTimer::new())
                 .header_read_timeout(header_timeout)
+                .max_headers(crate::limits::HYPER_MAX_HEADERS)
                 .title_case_headers(true)
                 .serve_connection(TokioIo::new(io), service)
                 .with_upgrades();
@@ -268,6 +269,13 @@ pub async fn serve(
         (None, None) => None,
         _ => return Err(ServeError::Tls("give both --tls-cert and --tls-key".into())),
     };
+    // Bound first: a taken or forbidden address must not leave a fresh data directory behind.
+    let tcp = TcpListener::bind(options.listen)
+        .await
+        .map_err(|source| ServeError::Bind {
+            addr: options.listen,
+            source,
+        })?;
     let state = AppState::build(options.state.clone()).await?;
     let deliverer = Deliverer::start(
         state.store().clone(),
@@ -276,12 +284,6 @@ pub async fn serve(
     )
     .map_err(|e| ServeError::Deliverer(e.to_string()))?;
     state.set_delivery_waker(deliverer.waker());
-    let tcp = TcpListener::bind(options.listen)
-        .await
-        .map_err(|source| ServeError::Bind {
-            addr: options.listen,
-            source,
-        })?;
     let addr = tcp.local_addr().map_err(ServeError::Serve)?;
     let client = state.bootstrap_client()?;
     let started = Started {

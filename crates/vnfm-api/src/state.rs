@@ -236,6 +236,26 @@ fn write_private(path: &Path, bytes: &[u8]) -> Result<(), StateError> {
     file.sync_all().map_err(|e| data_err(path, e))
 }
 
+/// Creates `path` empty with mode 0600 when it does not exist, and takes group and other
+/// permissions away from it when it does (a file of an older version).
+fn private_file(path: &Path) -> Result<(), StateError> {
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create(true).truncate(false);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    let file = options.open(path).map_err(|e| data_err(path, e))?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        file.set_permissions(std::fs::Permissions::from_mode(0o600))
+            .map_err(|e| data_err(path, e))?;
+    }
+    Ok(())
+}
+
 impl AppState {
     /// Opens (creating on first start) the data directory, the store, the key files and the
     /// bootstrap OAuth 2.0 client, loads the onboarded packages, and starts the lifecycle
@@ -261,10 +281,15 @@ impl AppState {
             options.token_ttl,
         ));
 
-        let url = options
-            .store_url
-            .clone()
-            .unwrap_or_else(|| format!("sqlite://{}", dir.join("vnfm.db").display()));
+        let url = match options.store_url.clone() {
+            Some(url) => url,
+            None => {
+                let db = dir.join("vnfm.db");
+                // SQLite gives its journal files the database file's mode.
+                private_file(&db)?;
+                format!("sqlite://{}", db.display())
+            }
+        };
         let opened = vnfm_store::open(&url)
             .await
             .map_err(|e| StateError::Store(e.to_string()))?;

@@ -23,10 +23,14 @@ pub(crate) async fn method_not_allowed(method: Method, uri: OriginalUri) -> ApiE
 
 /// The methods the documented operations allow on `path`.
 pub(crate) fn allowed_methods(path: &str) -> Vec<&'static str> {
-    let wanted = crate::ops::route_template(&path.replace("/v1/", "/v2/"));
+    // v1 resources of the SOL APIs are documented by their v2 paths; `/vnfm/v1` by its own.
+    let wanted = [
+        crate::ops::route_template(path),
+        crate::ops::route_template(&path.replace("/v1/", "/v2/")),
+    ];
     let mut methods: Vec<&'static str> = crate::openapi::OPERATIONS
         .iter()
-        .filter(|o| crate::ops::route_template(&template_as_path(o.path)) == wanted)
+        .filter(|o| wanted.contains(&crate::ops::route_template(&template_as_path(o.path))))
         .map(|o| o.method)
         .collect();
     methods.sort_unstable();

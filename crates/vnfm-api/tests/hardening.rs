@@ -250,3 +250,94 @@ async fn a_secret_of_the_wrong_type_is_refused_without_being_quoted() {
         }
     }
 }
+
+#[tokio::test]
+async fn if_match_star_matches_any_current_vim_and_a_list_matches_by_any_tag() {
+    let h = Harness::new().await;
+    let r = h
+        .call(
+            Method::POST,
+            "/vnfm/v1/vims",
+            Some(json!({
+                "name": "edge", "vimType": "ETSINFV.KUBERNETES.V_1",
+                "interfaceInfo": {"endpoint": "https://10.0.0.1:6443"},
+                "accessInfo": {"bearer_token": "t"}
+            })),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::CREATED);
+    let id = r.json()["id"].as_str().unwrap().to_owned();
+    let etag = r.header("etag").unwrap().to_owned();
+    let auth = format!("Bearer {}", h.token);
+    let patch = |if_match: String, name: &str| {
+        let h = &h;
+        let auth = auth.clone();
+        let id = id.clone();
+        let body = serde_json::to_vec(&json!({ "name": name })).unwrap();
+        async move {
+            h.raw(
+                Method::PATCH,
+                &format!("/vnfm/v1/vims/{id}"),
+                &[
+                    ("authorization", &auth),
+                    ("content-type", "application/merge-patch+json"),
+                    ("if-match", &if_match),
+                ],
+                body,
+            )
+            .await
+        }
+    };
+    let r = patch("*".into(), "edge-2").await;
+    assert_eq!(
+        r.status,
+        StatusCode::OK,
+        "{}",
+        String::from_utf8_lossy(&r.body)
+    );
+    let now = r.header("etag").unwrap().to_owned();
+    // A list matches when one of its tags is current; the old tag alone no longer does.
+    let r = patch(format!("\"999\", {now}"), "edge-3").await;
+    assert_eq!(
+        r.status,
+        StatusCode::OK,
+        "{}",
+        String::from_utf8_lossy(&r.body)
+    );
+    patch(etag, "edge-4").await.problem(412);
+    patch("not-a-tag".into(), "edge-5").await.problem(412);
+}
+
+#[tokio::test]
+async fn the_405_of_a_vim_names_the_methods_it_allows() {
+    let h = Harness::new().await;
+    let r = h.call(Method::POST, "/vnfm/v1/vims/some-vim", None).await;
+    let p = r.problem(405);
+    let detail = p["detail"].as_str().unwrap();
+    assert!(detail.ends_with("allows DELETE, GET, PATCH"), "{detail}");
+    assert_eq!(r.header("allow"), Some("DELETE, GET, PATCH"));
+}
+
+#[cfg(unix)]
+#[tokio::test]
+async fn data_files_are_private_to_the_server_user() {
+    use std::os::unix::fs::PermissionsExt;
+    let h = Harness::new().await;
+    // Writes, so that the database has its journal files.
+    h.onboard(zip_dir(Path::new(HELLO))).await;
+    let dir = h._dir.path().join("data");
+    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&dir), 0o700);
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_file() {
+            files.push((
+                path.file_name().unwrap().to_string_lossy().into_owned(),
+                mode(&path),
+            ));
+        }
+    }
+    assert!(files.iter().any(|(name, _)| name == "vnfm.db"), "{files:?}");
+    assert!(files.iter().all(|(_, m)| *m == 0o600), "{files:?}");
+}

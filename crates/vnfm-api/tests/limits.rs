@@ -229,3 +229,44 @@ async fn a_body_that_stops_arriving_is_given_up() {
     let text = String::from_utf8_lossy(&buf[..n]);
     assert!(text.is_empty() || text.starts_with("HTTP/1.1 4"), "{text}");
 }
+
+/// hyper answers a head beyond its limits with a bare status line; up to far larger sizes the
+/// server answers first, with ProblemDetails.
+#[tokio::test]
+async fn long_targets_and_many_headers_are_answered_with_problem_details() {
+    let h = Harness::new().await;
+    let tcp = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = tcp.local_addr().unwrap();
+    let app = h.app.clone();
+    tokio::spawn(async move {
+        let _ = vnfm_api::server::serve_http1(tcp, app, std::future::pending()).await;
+    });
+    let long_target = format!(
+        "GET /vnflcm/v2/vnf_instances?filter={} HTTP/1.1\r\nHost: x\r\n\r\n",
+        "a".repeat(9000)
+    );
+    let mut many = String::from("GET /healthz HTTP/1.1\r\nHost: x\r\n");
+    for i in 0..150 {
+        many.push_str(&format!("X-Filler-{i}: {i}\r\n"));
+    }
+    many.push_str("\r\n");
+    for (request, status) in [(long_target, "414"), (many, "431")] {
+        let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+        stream.write_all(request.as_bytes()).await.unwrap();
+        let mut answer = Vec::new();
+        let mut buf = vec![0u8; 4096];
+        while !String::from_utf8_lossy(&answer).contains("\"status\"") {
+            let n = stream.read(&mut buf).await.unwrap();
+            if n == 0 {
+                break;
+            }
+            answer.extend_from_slice(&buf[..n]);
+        }
+        let text = String::from_utf8_lossy(&answer).to_lowercase();
+        assert!(text.starts_with(&format!("http/1.1 {status}")), "{text}");
+        assert!(
+            text.contains("content-type: application/problem+json"),
+            "{text}"
+        );
+    }
+}

@@ -680,3 +680,21 @@ fn serve_refuses_oversized_bodies_unread_and_drops_silent_clients() {
         .expect("the server closed the connection");
     drop(server);
 }
+
+/// An address that cannot be bound stops `vnfm serve` before it creates the data directory.
+#[test]
+fn serve_checks_the_listen_address_before_creating_the_data_directory() {
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = taken.local_addr().unwrap().to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("fresh");
+    let out = Command::new(env!("CARGO_BIN_EXE_vnfm"))
+        .args(["serve", "--listen", &addr, "--data-dir"])
+        .arg(&data)
+        .output()
+        .expect("vnfm serve runs");
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains(&addr), "{stderr}");
+    assert!(!data.exists(), "the data directory was created: {stderr}");
+}
