@@ -65,8 +65,8 @@
 pub mod catalog;
 pub mod error;
 pub mod nfvo;
-pub mod package_change;
 pub mod notify;
+pub mod package_change;
 pub mod pkgm_subscriptions;
 pub mod plan;
 pub mod ports;
@@ -75,13 +75,13 @@ pub mod secrets;
 pub mod split;
 pub mod state;
 pub mod subscriptions;
-pub mod validate;
 #[cfg(feature = "testing")]
 pub mod testing;
+pub mod validate;
 pub mod vim;
 
-pub use error::{DependentInstance, GuardedAction, LcmError};
 pub use catalog::MemoryCatalog;
+pub use error::{DependentInstance, GuardedAction, LcmError};
 pub use notify::{Deliverer, DelivererConfig, DeliveryWaker};
 pub use pkgm_subscriptions::{PackageChange, PackageEvent, PkgmSubscriptions};
 pub use plan::{
