@@ -1,7 +1,10 @@
 //! [`ApiError`]: every way a request can fail, each answered as an
-//! `application/problem+json` ProblemDetails (SOL013 clause 6.4).
+//! `application/problem+json` ProblemDetails (SOL013 clause 6.4), or as `application/json`
+//! to a client whose `Accept` excludes that ([`negotiate_problem_type`]).
 
+use axum::extract::Request;
 use axum::http::{HeaderValue, StatusCode, header};
+use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use vnfm_lcm::LcmError;
 use vnfm_store::{Conflict, StoreError};
@@ -9,6 +12,31 @@ use vnfm_types::ProblemDetails;
 
 /// The media type of error bodies.
 pub const PROBLEM_JSON: &str = "application/problem+json";
+
+/// Sends a ProblemDetails body as `application/json` when the request's `Accept` rules out
+/// `application/problem+json`: `application/json` is the media type ETSI's own OpenAPI
+/// documents declare for ProblemDetails, so a client that accepts only JSON (or only the zip or
+/// text it asked for) still reads the error with its JSON parser. Without an `Accept`, or when
+/// it allows `application/problem+json`, the body keeps the RFC 9457 type.
+pub(crate) async fn negotiate_problem_type(req: Request, next: Next) -> Response {
+    let problem_accepted = req
+        .headers()
+        .get(header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .is_none_or(|accept| crate::util::accepts(accept, &[PROBLEM_JSON]));
+    let mut response = next.run(req).await;
+    let is_problem = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .is_some_and(|v| v == PROBLEM_JSON);
+    if is_problem && !problem_accepted {
+        response.headers_mut().insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        );
+    }
+    response
+}
 
 /// Why a request failed.
 #[derive(Debug, thiserror::Error)]

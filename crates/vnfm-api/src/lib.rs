@@ -95,6 +95,7 @@ pub fn router(state: Arc<AppState>) -> Router {
             limits::check_length,
         ))
         .layer(middleware::from_fn(limits::check_head))
+        .layer(middleware::from_fn(error::negotiate_problem_type))
         .layer(middleware::from_fn_with_state(state.clone(), ops::observe))
         .with_state(state)
 }

@@ -95,7 +95,20 @@ pub(crate) fn require_accept(headers: &HeaderMap, offered: &[&str]) -> Result<()
     let Some(accept) = headers.get(header::ACCEPT).and_then(|v| v.to_str().ok()) else {
         return Ok(());
     };
-    let ok = accept.split(',').any(|range| {
+    if accepts(accept, offered) {
+        Ok(())
+    } else {
+        Err(ApiError::NotAcceptable(format!(
+            "this resource is available as {}; the Accept header {} excludes it",
+            offered.join(", "),
+            cut(accept, 80)
+        )))
+    }
+}
+
+/// Whether the `Accept` value `accept` has a media range matching one of `offered`.
+pub(crate) fn accepts(accept: &str, offered: &[&str]) -> bool {
+    accept.split(',').any(|range| {
         let media = range
             .split(';')
             .next()
@@ -109,16 +122,7 @@ pub(crate) fn require_accept(headers: &HeaderMap, offered: &[&str]) -> Result<()
                         .strip_suffix("/*")
                         .is_some_and(|major| o.split('/').next() == Some(major))
             })
-    });
-    if ok {
-        Ok(())
-    } else {
-        Err(ApiError::NotAcceptable(format!(
-            "this resource is available as {}; the Accept header {} excludes it",
-            offered.join(", "),
-            cut(accept, 80)
-        )))
-    }
+    })
 }
 
 /// Parses a JSON body: valid JSON, then (when given) the request schema (errors carry the

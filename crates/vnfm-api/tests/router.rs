@@ -299,7 +299,11 @@ async fn package_management_lifecycle() {
             vec![],
         )
         .await;
-    r.problem(406);
+    // The client accepts neither problem+json nor JSON: the ProblemDetails comes as JSON, the
+    // type ETSI's OpenAPI declares for it.
+    assert_eq!(r.status, StatusCode::NOT_ACCEPTABLE);
+    assert_eq!(r.header("content-type"), Some("application/json"));
+    assert_eq!(r.json()["status"], 406);
     // Content with Range.
     let r = h
         .raw(
@@ -437,6 +441,57 @@ async fn package_management_lifecycle() {
         )
         .await;
     r.problem(422);
+}
+
+/// A ProblemDetails is `application/problem+json` unless the request's `Accept` excludes it,
+/// then `application/json` (what ETSI's OpenAPI declares and its conformance suites check).
+#[tokio::test]
+async fn problem_details_type_follows_the_accept_header() {
+    let h = Harness::new().await;
+    let auth = format!("Bearer {}", h.token);
+    for (accept, expected) in [
+        (None, "application/problem+json"),
+        (Some("application/json"), "application/json"),
+        (Some("application/zip"), "application/json"),
+        (
+            Some("text/html, application/json;q=0.9"),
+            "application/json",
+        ),
+        (Some("application/problem+json"), "application/problem+json"),
+        (
+            Some("application/json, application/problem+json"),
+            "application/problem+json",
+        ),
+        (Some("application/*"), "application/problem+json"),
+        (Some("*/*"), "application/problem+json"),
+    ] {
+        // Without a token: refused before any handler looks at the request.
+        let mut headers = vec![("version", "2.0.0")];
+        if let Some(a) = accept {
+            headers.push(("accept", a));
+        }
+        let r = h
+            .raw(Method::GET, "/vnfpkgm/v2/vnf_packages", &headers, vec![])
+            .await;
+        assert_eq!(r.status, StatusCode::UNAUTHORIZED, "{accept:?}");
+        assert_eq!(r.header("content-type"), Some(expected), "{accept:?}");
+        assert_eq!(r.json()["status"], 401, "{accept:?}");
+    }
+    // Other bodies keep their type.
+    let r = h
+        .raw(
+            Method::GET,
+            "/vnfpkgm/v2/vnf_packages",
+            &[
+                ("authorization", &auth),
+                ("version", "2.0.0"),
+                ("accept", "application/json"),
+            ],
+            vec![],
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK);
+    assert_eq!(r.header("content-type"), Some("application/json"));
 }
 
 #[tokio::test]
