@@ -18,6 +18,7 @@ use base64::Engine;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use vnfm_lcm::Keyring;
+use vnfm_store::{Store, StoreError};
 use vnfm_types::SecretString;
 
 use crate::error::ApiError;
@@ -66,7 +67,9 @@ pub(crate) fn random_token(bytes: usize) -> String {
 
 /// How requests are authenticated.
 pub struct Authenticator {
-    clients: Vec<(String, [u8; 32])>,
+    clients: std::sync::RwLock<Vec<(String, [u8; 32])>>,
+    /// The store whose client list replicas share ([`Authenticator::share_clients`]).
+    shared: std::sync::OnceLock<Arc<dyn Store>>,
     allow_basic: bool,
     token_ttl: Duration,
     tokens: Arc<Keyring>,
@@ -77,7 +80,7 @@ impl std::fmt::Debug for Authenticator {
         f.debug_struct("Authenticator")
             .field(
                 "clients",
-                &self.clients.iter().map(|c| &c.0).collect::<Vec<_>>(),
+                &self.known().iter().map(|c| c.0.clone()).collect::<Vec<_>>(),
             )
             .field("allow_basic", &self.allow_basic)
             .field("token_ttl", &self.token_ttl)
@@ -124,21 +127,112 @@ impl Authenticator {
         token_ttl: Duration,
     ) -> Authenticator {
         Authenticator {
-            clients: clients
-                .iter()
-                .map(|c| (c.client_id.clone(), digest(c.client_secret.expose())))
-                .collect(),
+            clients: std::sync::RwLock::new(
+                clients
+                    .iter()
+                    .map(|c| (c.client_id.clone(), digest(c.client_secret.expose())))
+                    .collect(),
+            ),
+            shared: std::sync::OnceLock::new(),
             allow_basic,
             token_ttl,
             tokens,
         }
     }
 
+    fn known(&self) -> std::sync::RwLockReadGuard<'_, Vec<(String, [u8; 32])>> {
+        self.clients.read().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Publishes this server's clients (id and secret digest) in `store`'s shared client
+    /// list and adopts the clients of the other replicas on the same store, now and whenever
+    /// a request names a client this one does not know yet: a token issued by any replica
+    /// that shares `token.keys` is then accepted by every one.
+    pub async fn share_clients(&self, store: Arc<dyn Store>) -> Result<(), StoreError> {
+        let mine = self.known().clone();
+        let mut all = stored_clients(&*store).await?;
+        let missing: Vec<_> = mine
+            .iter()
+            .filter(|(id, d)| !all.iter().any(|(i, e)| i == id && e == d))
+            .cloned()
+            .collect();
+        if !missing.is_empty() {
+            all.retain(|(id, _)| !missing.iter().any(|(m, _)| m == id));
+            all.extend(missing);
+            let value = serde_json::Value::Array(
+                all.iter()
+                    .map(|(id, d)| serde_json::json!({"clientId": id, "secretSha256": hex::encode(d)}))
+                    .collect(),
+            );
+            store.put_setting(CLIENTS_SETTING, Some(&value)).await?;
+        }
+        self.adopt(all);
+        let _ = self.shared.set(store);
+        Ok(())
+    }
+
+    /// Adds `clients` this server does not know yet.
+    fn adopt(&self, clients: Vec<(String, [u8; 32])>) {
+        let mut known = self.clients.write().unwrap_or_else(|e| e.into_inner());
+        for (id, d) in clients {
+            if !known.iter().any(|(i, _)| *i == id) {
+                known.push((id, d));
+            }
+        }
+    }
+
+    /// Re-reads the shared client list (after a request named an unknown client).
+    async fn refresh(&self) -> bool {
+        let Some(store) = self.shared.get() else {
+            return false;
+        };
+        match stored_clients(&**store).await {
+            Ok(all) => {
+                self.adopt(all);
+                true
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "reading the shared OAuth 2.0 clients failed");
+                false
+            }
+        }
+    }
+
+    /// [`Authenticator::authenticate`], re-reading the shared client list once when the
+    /// credentials name a client this server does not know.
+    pub async fn authenticate_shared(
+        &self,
+        authorization: Option<&str>,
+    ) -> Result<Caller, ApiError> {
+        match self.authenticate(authorization) {
+            Err(e) if self.shared.get().is_some() && self.refresh().await => {
+                self.authenticate(authorization).map_err(|_| e)
+            }
+            other => other,
+        }
+    }
+
+    /// [`Authenticator::issue`], re-reading the shared client list once when the client is
+    /// not known here.
+    pub async fn issue_shared(
+        &self,
+        client_id: &str,
+        client_secret: &str,
+    ) -> Option<(String, Duration)> {
+        if let Some(issued) = self.issue(client_id, client_secret) {
+            return Some(issued);
+        }
+        if !self.known().iter().any(|(id, _)| id == client_id) && self.refresh().await {
+            return self.issue(client_id, client_secret);
+        }
+        None
+    }
+
     fn check_client(&self, id: &str, secret: &str) -> bool {
         let presented = digest(secret);
         // Compare against every client so the time taken does not reveal which ids exist.
         let mut ok = false;
-        for (client, expected) in &self.clients {
+        for (client, expected) in self.known().iter() {
             ok |= client == id && same_digest(expected, &presented);
         }
         ok
@@ -184,7 +278,7 @@ impl Authenticator {
             if claims.typ != "access_token" || claims.exp <= now_secs() {
                 return Err(invalid());
             }
-            if !self.clients.iter().any(|(id, _)| *id == claims.sub) {
+            if !self.known().iter().any(|(id, _)| *id == claims.sub) {
                 return Err(invalid());
             }
             return Ok(Caller {
@@ -211,6 +305,28 @@ impl Authenticator {
     }
 }
 
+/// Setting holding the OAuth 2.0 clients every replica on the store accepts.
+const CLIENTS_SETTING: &str = "oauth2Clients";
+
+/// The shared client list of `store` (entries that do not decode are skipped).
+async fn stored_clients(store: &dyn Store) -> Result<Vec<(String, [u8; 32])>, StoreError> {
+    let value = store.get_setting(CLIENTS_SETTING).await?;
+    Ok(value
+        .as_ref()
+        .and_then(serde_json::Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|c| {
+            let id = c.get("clientId")?.as_str()?.to_owned();
+            let d: [u8; 32] = hex::decode(c.get("secretSha256")?.as_str()?)
+                .ok()?
+                .try_into()
+                .ok()?;
+            Some((id, d))
+        })
+        .collect())
+}
+
 fn decode_basic(credentials: &str) -> Option<(String, String)> {
     let raw = base64::engine::general_purpose::STANDARD
         .decode(credentials)
@@ -231,7 +347,7 @@ pub async fn require_auth(
         .headers()
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok());
-    match auth.authenticate(header) {
+    match auth.authenticate_shared(header).await {
         Ok(caller) => {
             request.extensions_mut().insert(caller);
             next.run(request).await
@@ -319,7 +435,7 @@ pub async fn token_endpoint(
             );
         }
     };
-    match auth.issue(&id, &secret) {
+    match auth.issue_shared(&id, &secret).await {
         Some((token, ttl)) => {
             let mut response = axum::Json(serde_json::json!({
                 "access_token": token,

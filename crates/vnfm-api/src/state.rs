@@ -293,6 +293,9 @@ impl AppState {
         let opened = vnfm_store::open(&url)
             .await
             .map_err(|e| StateError::Store(e.to_string()))?;
+        auth.share_clients(opened.clone())
+            .await
+            .map_err(|e| StateError::Store(format!("sharing the OAuth 2.0 clients: {e}")))?;
         let epoch = Arc::new(std::sync::atomic::AtomicU64::new(0));
         let delivery_waker = Arc::new(std::sync::OnceLock::new());
         let store: Arc<dyn Store> = Arc::new(ObservedStore::new(

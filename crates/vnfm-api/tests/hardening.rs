@@ -341,3 +341,64 @@ async fn data_files_are_private_to_the_server_user() {
     assert!(files.iter().any(|(name, _)| name == "vnfm.db"), "{files:?}");
     assert!(files.iter().all(|(_, m)| *m == 0o600), "{files:?}");
 }
+
+/// Two replicas set up as documented: one store, `token.keys` and `fernet.keys` copied, each
+/// with its own bootstrap client. A token either one issues is accepted by both, and either
+/// one issues tokens to the other's client.
+#[tokio::test]
+async fn tokens_work_across_replicas_that_share_the_store_and_token_keys() {
+    use tower::ServiceExt;
+    let a = Harness::new().await;
+    let a_dir = a._dir.path().join("data");
+    let b_tmp = tempfile::tempdir().unwrap();
+    let b_dir = b_tmp.path().join("data");
+    std::fs::create_dir_all(&b_dir).unwrap();
+    for key in ["token.keys", "fernet.keys"] {
+        std::fs::copy(a_dir.join(key), b_dir.join(key)).unwrap();
+    }
+    let mut options = vnfm_api::StateOptions::new(&b_dir);
+    options.store_url = Some(format!("sqlite://{}", a_dir.join("vnfm.db").display()));
+    options.recovery_interval = None;
+    options.verify_callbacks = false;
+    let b = vnfm_api::AppState::build(options).await.unwrap();
+    let b_app = vnfm_api::router(b.clone());
+    let b_client = b.bootstrap_client().unwrap();
+    let a_client = a.state.bootstrap_client().unwrap();
+    assert_ne!(a_client.client_id, b_client.client_id);
+    let call = |app: axum::Router, token: String| async move {
+        let request = axum::http::Request::builder()
+            .uri("/vnflcm/v2/vnf_instances")
+            .header("authorization", format!("Bearer {token}"))
+            .header("version", "2.0.0")
+            .body(axum::body::Body::empty())
+            .unwrap();
+        app.oneshot(request).await.unwrap().status()
+    };
+    let token_from = |app: axum::Router, client: vnfm_api::auth::ClientCredentials| async move {
+        let form = format!(
+            "grant_type=client_credentials&client_id={}&client_secret={}",
+            client.client_id,
+            client.client_secret.expose()
+        );
+        let request = axum::http::Request::builder()
+            .method(Method::POST)
+            .uri("/oauth2/token")
+            .header("content-type", "application/x-www-form-urlencoded")
+            .body(axum::body::Body::from(form))
+            .unwrap();
+        let response = app.oneshot(request).await.unwrap();
+        assert_eq!(response.status(), StatusCode::OK);
+        let body = axum::body::to_bytes(response.into_body(), usize::MAX)
+            .await
+            .unwrap();
+        let v: Value = serde_json::from_slice(&body).unwrap();
+        v["access_token"].as_str().unwrap().to_owned()
+    };
+    // A's token at B (B started after A: it read A's client at start).
+    assert_eq!(call(b_app.clone(), a.token.clone()).await, StatusCode::OK);
+    // B's client and token at A (A learns of B's client when it is named).
+    let b_token = token_from(b_app.clone(), b_client.clone()).await;
+    assert_eq!(call(a.app.clone(), b_token).await, StatusCode::OK);
+    let at_a = token_from(a.app.clone(), b_client).await;
+    assert_eq!(call(b_app, at_a).await, StatusCode::OK);
+}
