@@ -234,10 +234,22 @@ async fn db_instance(emu: &Emulator, ns: &str, finalizers: &str) -> Call {
     )
     .await
     .expect("instantiate");
-    let claim = emu
-        .object("v1", "PersistentVolumeClaim", Some(ns), "data-db-0")
-        .expect("the StatefulSet's claim");
-    assert_eq!(claim["spec"]["volumeName"], format!("pv-{ns}"));
+    // The StatefulSet is ready, so its pod runs and its claim is bound (waited for here
+    // nevertheless: these tests are about terminate).
+    let started = std::time::Instant::now();
+    let claim = loop {
+        let claim = emu
+            .object("v1", "PersistentVolumeClaim", Some(ns), "data-db-0")
+            .unwrap_or_default();
+        if claim["spec"]["volumeName"] == format!("pv-{ns}") {
+            break claim;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "the StatefulSet's claim is not bound to the package's volume: {claim:#}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
     assert_eq!(
         claim["metadata"]["finalizers"],
         json!(["kubernetes.io/pvc-protection"])
@@ -314,21 +326,26 @@ async fn a_cancel_ends_a_wait_for_a_held_object() {
         terminate_step(),
         json!({"terminationType": "FORCEFUL"}),
     );
-    // The budget (the driver's 20 s) is far longer than the cancel below: a wait that ignored
-    // the cancel would end as a timeout.
-    req.control = vnfm_driver_api::RunControl::new(Duration::from_secs(120), flag.clone());
-    let d = driver();
+    // The step and the driver wait up to an hour: only the cancel ends this wait.
+    req.control = vnfm_driver_api::RunControl::new(Duration::from_secs(3600), flag.clone());
+    let d = driver().with_delete_timeout(Duration::from_secs(3600));
     let running = tokio::spawn(async move { vnfm_driver_api::execute(&d, &req).await });
-    // Cancel once the volume is being waited on.
+    // Cancel once the volume is being waited on: it is being deleted, and so is the last
+    // object of its tier (the storage class, which nothing holds).
     while emu
         .object("v1", "PersistentVolume", None, "pv-cancel")
         .is_some_and(|v| v["metadata"].get("deletionTimestamp").is_none())
+        || emu
+            .object("storage.k8s.io/v1", "StorageClass", None, "manual-cancel")
+            .is_some()
     {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     flag.cancel();
-    let err = running
+    // A liveness bound, not a measurement: the cancel is seen within a quarter of a second.
+    let err = tokio::time::timeout(Duration::from_secs(60), running)
         .await
+        .expect("the cancel did not end the wait")
         .expect("task")
         .expect_err("cancelled while waiting");
     assert_eq!(err.kind(), "cancelled", "{err}");
