@@ -557,3 +557,61 @@ async fn a_started_vnf_records_its_pods_running() {
     assert_eq!(pods.len(), 2, "{pods:?}");
     assert!(pods.iter().all(|(_, phase)| phase == "Running"), "{pods:?}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_heals_changes_are_its_own_not_pods_an_earlier_step_did_not_record() {
+    let emu = slow_emulator(Duration::from_millis(30)).await;
+    let files = Arc::new(MemArtifacts::new().with("Files/web.yaml", WEB));
+    let mut call = Call::new(vnfd("web"), files, vim(&emu), "inst-stale");
+    let d = driver();
+    let out = call
+        .run(
+            &d,
+            Op::Instantiate,
+            InfraStep::Instantiate {
+                target: target("VDU1", 2),
+            },
+            json!({"flavourId": "simple", "additionalParams": {
+                "lcm-kubernetes-def-files": ["Files/web.yaml"], "namespace": "stale"}}),
+        )
+        .await
+        .expect("instantiate");
+    let pods: Vec<String> = out
+        .resources
+        .vnfc_resource_info
+        .iter()
+        .map(|v| v.id.clone())
+        .collect();
+    assert_eq!(pods.len(), 2);
+    // An earlier step recorded one pod of the two (as a scale that did not wait did).
+    let mut stale = out.clone();
+    stale.resources.vnfc_resource_info.truncate(1);
+    stale.resources.vnfc_info.truncate(1);
+    call.record(&stale);
+    let healed = pods[0].clone();
+    let out = call
+        .run(
+            &d,
+            Op::Heal,
+            InfraStep::Heal {
+                scope: vnfm_driver_api::HealScope::Vnfcs {
+                    vnfcs: vec![vnfm_driver_api::HealVnfc {
+                        vnfc_info_id: None,
+                        vnfc_resource_id: healed.clone(),
+                        vdu_id: "VDU1".into(),
+                    }],
+                },
+            },
+            json!({"vnfcInstanceId": [healed]}),
+        )
+        .await
+        .expect("heal");
+    let changes = change_types(&out);
+    assert_eq!(changes.len(), 2, "{changes:?}");
+    assert_eq!(changes[0], (healed.clone(), "REMOVED".to_string()));
+    assert_eq!(changes[1].1, "ADDED");
+    assert!(
+        !changes.iter().any(|(id, _)| *id == pods[1]),
+        "the pod the heal did not touch is not a change: {changes:?}"
+    );
+}
