@@ -67,7 +67,10 @@ pub(crate) fn random_token(bytes: usize) -> String {
 
 /// How requests are authenticated.
 pub struct Authenticator {
-    clients: std::sync::RwLock<Vec<(String, [u8; 32])>>,
+    /// This server's clients: id and SHA-256 of the secret.
+    own: Vec<(String, [u8; 32])>,
+    /// The clients other replicas on the same store published.
+    others: std::sync::RwLock<Vec<(String, [u8; 32])>>,
     /// The store whose client list replicas share ([`Authenticator::share_clients`]).
     shared: std::sync::OnceLock<Arc<dyn Store>>,
     allow_basic: bool,
@@ -80,7 +83,7 @@ impl std::fmt::Debug for Authenticator {
         f.debug_struct("Authenticator")
             .field(
                 "clients",
-                &self.known().iter().map(|c| c.0.clone()).collect::<Vec<_>>(),
+                &self.known().into_iter().map(|c| c.0).collect::<Vec<_>>(),
             )
             .field("allow_basic", &self.allow_basic)
             .field("token_ttl", &self.token_ttl)
@@ -127,12 +130,11 @@ impl Authenticator {
         token_ttl: Duration,
     ) -> Authenticator {
         Authenticator {
-            clients: std::sync::RwLock::new(
-                clients
-                    .iter()
-                    .map(|c| (c.client_id.clone(), digest(c.client_secret.expose())))
-                    .collect(),
-            ),
+            own: clients
+                .iter()
+                .map(|c| (c.client_id.clone(), digest(c.client_secret.expose())))
+                .collect(),
+            others: std::sync::RwLock::new(Vec::new()),
             shared: std::sync::OnceLock::new(),
             allow_basic,
             token_ttl,
@@ -140,30 +142,37 @@ impl Authenticator {
         }
     }
 
-    fn known(&self) -> std::sync::RwLockReadGuard<'_, Vec<(String, [u8; 32])>> {
-        self.clients.read().unwrap_or_else(|e| e.into_inner())
+    /// This server's clients and those of the other replicas on its store.
+    fn known(&self) -> Vec<(String, [u8; 32])> {
+        let others = self.others.read().unwrap_or_else(|e| e.into_inner());
+        self.own.iter().chain(others.iter()).cloned().collect()
     }
 
-    /// Publishes this server's clients (id and secret digest) in `store`'s shared client
-    /// list and adopts the clients of the other replicas on the same store, now and whenever
-    /// a request names a client this one does not know yet: a token issued by any replica
-    /// that shares `token.keys` is then accepted by every one.
+    /// The name under which this server publishes its clients: its first (bootstrap) client.
+    fn replica(&self) -> String {
+        self.own.first().map(|c| c.0.clone()).unwrap_or_default()
+    }
+
+    /// Publishes this server's clients (id and secret digest, never the secret) in `store`'s
+    /// shared client list, replacing what it published before (a client removed from
+    /// `--clients-file` goes), and accepts the clients the other replicas on the same store
+    /// published, re-reading them whenever a request names a client this one does not know: a
+    /// token issued by any replica that shares `token.keys` is then accepted by every one.
     pub async fn share_clients(&self, store: Arc<dyn Store>) -> Result<(), StoreError> {
-        let mine = self.known().clone();
-        let mut all = stored_clients(&*store).await?;
-        let missing: Vec<_> = mine
+        let replica = self.replica();
+        let stored = stored_clients(&*store).await?;
+        let mut all: Vec<SharedClient> = stored
             .iter()
-            .filter(|(id, d)| !all.iter().any(|(i, e)| i == id && e == d))
+            .filter(|c| c.replica != replica)
             .cloned()
             .collect();
-        if !missing.is_empty() {
-            all.retain(|(id, _)| !missing.iter().any(|(m, _)| m == id));
-            all.extend(missing);
-            let value = serde_json::Value::Array(
-                all.iter()
-                    .map(|(id, d)| serde_json::json!({"clientId": id, "secretSha256": hex::encode(d)}))
-                    .collect(),
-            );
+        all.extend(self.own.iter().map(|(id, digest)| SharedClient {
+            id: id.clone(),
+            digest: *digest,
+            replica: replica.clone(),
+        }));
+        if all != stored {
+            let value = serde_json::Value::Array(all.iter().map(SharedClient::to_json).collect());
             store.put_setting(CLIENTS_SETTING, Some(&value)).await?;
         }
         self.adopt(all);
@@ -171,14 +180,14 @@ impl Authenticator {
         Ok(())
     }
 
-    /// Adds `clients` this server does not know yet.
-    fn adopt(&self, clients: Vec<(String, [u8; 32])>) {
-        let mut known = self.clients.write().unwrap_or_else(|e| e.into_inner());
-        for (id, d) in clients {
-            if !known.iter().any(|(i, _)| *i == id) {
-                known.push((id, d));
-            }
-        }
+    /// Takes the other replicas' clients from `all` (this server's own stay as they are).
+    fn adopt(&self, all: Vec<SharedClient>) {
+        let others = all
+            .into_iter()
+            .filter(|c| !self.own.iter().any(|(id, _)| *id == c.id))
+            .map(|c| (c.id, c.digest))
+            .collect();
+        *self.others.write().unwrap_or_else(|e| e.into_inner()) = others;
     }
 
     /// Re-reads the shared client list (after a request named an unknown client).
@@ -212,20 +221,17 @@ impl Authenticator {
         }
     }
 
-    /// [`Authenticator::issue`], re-reading the shared client list once when the client is
-    /// not known here.
+    /// [`Authenticator::issue`], for another replica's client after re-reading the shared
+    /// client list (so that a client its replica no longer publishes gets no token).
     pub async fn issue_shared(
         &self,
         client_id: &str,
         client_secret: &str,
     ) -> Option<(String, Duration)> {
-        if let Some(issued) = self.issue(client_id, client_secret) {
-            return Some(issued);
+        if !self.own.iter().any(|(id, _)| id == client_id) {
+            self.refresh().await;
         }
-        if !self.known().iter().any(|(id, _)| id == client_id) && self.refresh().await {
-            return self.issue(client_id, client_secret);
-        }
-        None
+        self.issue(client_id, client_secret)
     }
 
     fn check_client(&self, id: &str, secret: &str) -> bool {
@@ -308,22 +314,45 @@ impl Authenticator {
 /// Setting holding the OAuth 2.0 clients every replica on the store accepts.
 const CLIENTS_SETTING: &str = "oauth2Clients";
 
+/// One entry of the shared client list.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct SharedClient {
+    id: String,
+    digest: [u8; 32],
+    /// The replica that published it (its bootstrap client id).
+    replica: String,
+}
+
+impl SharedClient {
+    fn to_json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "clientId": self.id,
+            "secretSha256": hex::encode(self.digest),
+            "publishedBy": self.replica,
+        })
+    }
+
+    fn from_json(v: &serde_json::Value) -> Option<SharedClient> {
+        Some(SharedClient {
+            id: v.get("clientId")?.as_str()?.to_owned(),
+            digest: hex::decode(v.get("secretSha256")?.as_str()?)
+                .ok()?
+                .try_into()
+                .ok()?,
+            replica: v.get("publishedBy")?.as_str()?.to_owned(),
+        })
+    }
+}
+
 /// The shared client list of `store` (entries that do not decode are skipped).
-async fn stored_clients(store: &dyn Store) -> Result<Vec<(String, [u8; 32])>, StoreError> {
+async fn stored_clients(store: &dyn Store) -> Result<Vec<SharedClient>, StoreError> {
     let value = store.get_setting(CLIENTS_SETTING).await?;
     Ok(value
         .as_ref()
         .and_then(serde_json::Value::as_array)
         .into_iter()
         .flatten()
-        .filter_map(|c| {
-            let id = c.get("clientId")?.as_str()?.to_owned();
-            let d: [u8; 32] = hex::decode(c.get("secretSha256")?.as_str()?)
-                .ok()?
-                .try_into()
-                .ok()?;
-            Some((id, d))
-        })
+        .filter_map(SharedClient::from_json)
         .collect())
 }
 

@@ -401,4 +401,45 @@ async fn tokens_work_across_replicas_that_share_the_store_and_token_keys() {
     assert_eq!(call(a.app.clone(), b_token).await, StatusCode::OK);
     let at_a = token_from(a.app.clone(), b_client).await;
     assert_eq!(call(b_app, at_a).await, StatusCode::OK);
+
+    // B restarted with an extra client, then without it: the client is gone for A too.
+    let extra = vnfm_api::auth::ClientCredentials::generate();
+    let restart = |clients: Vec<vnfm_api::auth::ClientCredentials>| {
+        let mut options = vnfm_api::StateOptions::new(&b_dir);
+        options.store_url = Some(format!("sqlite://{}", a_dir.join("vnfm.db").display()));
+        options.recovery_interval = None;
+        options.clients = clients;
+        async move {
+            let b = vnfm_api::AppState::build(options).await.unwrap();
+            b.lcm()
+                .shutdown(std::time::Duration::from_millis(100))
+                .await;
+        }
+    };
+    b.lcm()
+        .shutdown(std::time::Duration::from_millis(100))
+        .await;
+    restart(vec![extra.clone()]).await;
+    let extra_token = token_from(a.app.clone(), extra.clone()).await;
+    assert_eq!(call(a.app.clone(), extra_token).await, StatusCode::OK);
+    restart(Vec::new()).await;
+    let form = format!(
+        "grant_type=client_credentials&client_id={}&client_secret={}",
+        extra.client_id,
+        extra.client_secret.expose()
+    );
+    let r = a
+        .raw(
+            Method::POST,
+            "/oauth2/token",
+            &[("content-type", "application/x-www-form-urlencoded")],
+            form.into_bytes(),
+        )
+        .await;
+    assert_eq!(
+        r.status,
+        StatusCode::UNAUTHORIZED,
+        "{}",
+        String::from_utf8_lossy(&r.body)
+    );
 }
