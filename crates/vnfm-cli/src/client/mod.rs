@@ -116,21 +116,20 @@ impl Ctx {
     }
 }
 
+/// Every byte but RFC 3986's unreserved characters.
+const NOT_UNRESERVED: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'.')
+    .remove(b'_')
+    .remove(b'~');
+
 /// One URL path segment with reserved characters percent-encoded.
 pub fn seg(s: &str) -> String {
     // `.` and `..` would be resolved away by URL normalization.
     if s == "." || s == ".." {
         return s.replace('.', "%2E");
     }
-    let mut out = String::with_capacity(s.len());
-    for b in s.bytes() {
-        if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
+    percent_encoding::utf8_percent_encode(s, NOT_UNRESERVED).to_string()
 }
 
 /// Prints an error for people: the message, then the ProblemDetails members beyond
@@ -208,5 +207,6 @@ mod tests {
         assert_eq!(seg("a/b c?"), "a%2Fb%20c%3F");
         assert_eq!(seg("../x"), "..%2Fx");
         assert_eq!(seg(".."), "%2E%2E");
+        assert_eq!(seg("é%"), "%C3%A9%25");
     }
 }
