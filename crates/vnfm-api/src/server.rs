@@ -280,7 +280,11 @@ pub async fn serve(
     let deliverer = Deliverer::start(
         state.store().clone(),
         state.keyring().clone(),
-        DelivererConfig::new(state.lcm().runner_id().to_owned()),
+        DelivererConfig {
+            max_age: options.state.notify_max_age,
+            backoff_max: options.state.notify_backoff_max,
+            ..DelivererConfig::new(state.lcm().runner_id().to_owned())
+        },
     )
     .map_err(|e| ServeError::Deliverer(e.to_string()))?;
     state.set_delivery_waker(deliverer.waker());

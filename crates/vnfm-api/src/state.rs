@@ -61,6 +61,10 @@ pub struct StateOptions {
     pub max_json_body: usize,
     /// Connections, read timeouts and the token body size of the HTTP server.
     pub limits: crate::limits::ServerLimits,
+    /// How long an undeliverable notification is retried (since it was made).
+    pub notify_max_age: Duration,
+    /// Longest delay between two delivery attempts of a notification.
+    pub notify_backoff_max: Duration,
     /// Package size and archive limits.
     pub package_limits: PackageLimits,
     /// Test the callback URI of a new subscription (`GET`, expecting 204) before creating it.
@@ -120,6 +124,8 @@ impl StateOptions {
             upload_allow_list: Vec::new(),
             max_json_body: 1024 * 1024,
             limits: crate::limits::ServerLimits::default(),
+            notify_max_age: Duration::from_secs(24 * 3600),
+            notify_backoff_max: Duration::from_secs(600),
             package_limits: PackageLimits::default(),
             verify_callbacks: true,
             lcm_config: LcmConfig::default(),

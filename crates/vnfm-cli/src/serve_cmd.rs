@@ -62,6 +62,12 @@ pub struct ServeArgs {
     /// Longest pause, in seconds, between two chunks of a request body.
     #[arg(long, default_value_t = 30, value_name = "SECONDS")]
     body_timeout: u64,
+    /// Hours an undeliverable notification is retried before it is given up.
+    #[arg(long, default_value_t = 24, value_name = "HOURS")]
+    notify_max_age_hours: u64,
+    /// Longest delay, in seconds, between two delivery attempts of a notification.
+    #[arg(long, default_value_t = 600, value_name = "SECONDS")]
+    notify_backoff_max: u64,
     /// TLS certificate chain (PEM); with --tls-key, serves HTTPS.
     #[arg(long, value_name = "PEM", requires = "tls_key")]
     tls_cert: Option<PathBuf>,
@@ -285,6 +291,8 @@ pub fn run(args: ServeArgs) -> Result<ExitCode, String> {
     state.limits.max_connections = args.max_connections;
     state.limits.header_read_timeout = Duration::from_secs(args.header_timeout.max(1));
     state.limits.body_read_timeout = Duration::from_secs(args.body_timeout.max(1));
+    state.notify_max_age = Duration::from_secs(args.notify_max_age_hours.saturating_mul(3600));
+    state.notify_backoff_max = Duration::from_secs(args.notify_backoff_max.max(1));
     state.metrics = Some(metrics);
     if let Some(url) = &args.nfvo_url {
         state.nfvo_setting = vnfm_api::NfvoSetting::Set(nfvo_from_args(&args, url)?);

@@ -32,7 +32,8 @@ pub struct DelivererConfig {
     /// How long a claim lasts; raised to at least `3 × request_timeout` (a delivery may fetch
     /// a token and send twice) so a live deliverer never loses a row it is sending.
     pub claim_ttl: Duration,
-    /// Attempts after which a row is dead.
+    /// Attempts after which a row is dead (by default unbounded: `max_age` decides, so a
+    /// subscriber that is down for hours still gets every notification).
     pub max_attempts: u32,
     /// Age (since the notification's `timeStamp`) after which a failing row is dead.
     pub max_age: Duration,
@@ -44,7 +45,8 @@ pub struct DelivererConfig {
 
 impl DelivererConfig {
     /// Defaults for claim owner `owner`: 16 in flight, batches of 32, 1 s poll, 10 s
-    /// requests, 10 attempts within 24 h, backoff from 1 s to 10 min.
+    /// requests, retries for 24 h (however many attempts that takes), backoff from 1 s to
+    /// 10 min.
     pub fn new(owner: impl Into<String>) -> Self {
         DelivererConfig {
             owner: owner.into(),
@@ -54,7 +56,7 @@ impl DelivererConfig {
             request_timeout: Duration::from_secs(10),
             connect_timeout: Duration::from_secs(5),
             claim_ttl: Duration::from_secs(60),
-            max_attempts: 10,
+            max_attempts: u32::MAX,
             max_age: Duration::from_secs(24 * 3600),
             backoff_base: Duration::from_secs(1),
             backoff_max: Duration::from_secs(600),
@@ -303,15 +305,21 @@ async fn deliver(inner: &Inner, row: OutboxRow) {
     }
 }
 
+/// Whether a row that failed its `attempts`-th attempt, `age_ms` after its notification was
+/// made, is given up.
+fn gives_up(cfg: &DelivererConfig, attempts: u32, age_ms: Option<i64>) -> bool {
+    let too_old =
+        age_ms.is_some_and(|a| a > i64::try_from(cfg.max_age.as_millis()).unwrap_or(i64::MAX));
+    attempts >= cfg.max_attempts || too_old
+}
+
 /// Schedules the next attempt of a failed row, or marks it dead.
 async fn failed(inner: &Inner, row: &OutboxRow, error: String) {
     let cfg = &inner.config;
     let attempts = u32::try_from(row.attempts.saturating_add(1)).unwrap_or(u32::MAX);
     let now = Timestamp::now();
     let age_ms = created_ms(&row.payload).map(|t| now.millis().saturating_sub(t));
-    let too_old =
-        age_ms.is_some_and(|a| a > i64::try_from(cfg.max_age.as_millis()).unwrap_or(i64::MAX));
-    if attempts >= cfg.max_attempts || too_old {
+    if gives_up(cfg, attempts, age_ms) {
         tracing::warn!(
             outbox_row = row.id,
             subscription_id = %row.subscription_id,
@@ -389,6 +397,21 @@ mod tests {
         ] {
             assert_eq!(parse_rfc3339_ms(bad), None, "{bad}");
         }
+    }
+
+    #[test]
+    fn a_subscriber_down_for_17_minutes_is_still_retried_until_a_day_has_passed() {
+        let cfg = DelivererConfig::new("t");
+        let minute = 60_000_i64;
+        // Ten attempts with backoff up to 10 min span about 17 minutes.
+        assert!(!gives_up(&cfg, 10, Some(17 * minute)));
+        assert!(!gives_up(&cfg, 200, Some(23 * 60 * minute)));
+        assert!(gives_up(&cfg, 200, Some(24 * 60 * minute + 1)));
+        let bounded = DelivererConfig {
+            max_attempts: 3,
+            ..DelivererConfig::new("t")
+        };
+        assert!(gives_up(&bounded, 3, Some(minute)));
     }
 
     #[test]
