@@ -698,3 +698,42 @@ fn serve_checks_the_listen_address_before_creating_the_data_directory() {
     assert!(stderr.contains(&addr), "{stderr}");
     assert!(!data.exists(), "the data directory was created: {stderr}");
 }
+
+/// Bad input against `vnfm serve`: a test-VIM delay no duration holds, a NUL character and a
+/// secret of the wrong type are each a 400 naming the member, and the secret is not quoted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serve_refuses_bad_input_naming_the_member() {
+    rustls::crypto::ring::default_provider()
+        .install_default()
+        .ok();
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(dir.path());
+    let api = Api::connect(&server.base, dir.path()).await;
+    let cases = [
+        (
+            "/vnflcm/v2/vnf_instances/any/scale",
+            json!({"type": "SCALE_OUT", "aspectId": "a",
+                   "additionalParams": {"testVim": {"delaySeconds": 1e308}}}),
+            "/additionalParams/testVim/delaySeconds",
+        ),
+        (
+            "/vnflcm/v2/vnf_instances",
+            json!({"vnfdId": "x", "vnfInstanceName": "a\u{0}b"}),
+            "/vnfInstanceName",
+        ),
+        (
+            "/vnflcm/v2/subscriptions",
+            json!({"callbackUri": "http://127.0.0.1:9/cb", "authentication": {
+                "authType": ["BASIC"],
+                "paramsBasic": {"userName": "u", "password": {"p": "SECRETOBJ42"}}}}),
+            "/authentication/paramsBasic/password",
+        ),
+    ];
+    for (path, body, pointer) in cases {
+        let (status, _, problem) = api.json(reqwest::Method::POST, path, Some(body)).await;
+        assert_eq!(status, 400, "{path}: {problem}");
+        assert_eq!(problem["pointer"], pointer, "{problem}");
+        assert!(!problem.to_string().contains("SECRETOBJ42"), "{problem}");
+    }
+    drop(server);
+}
