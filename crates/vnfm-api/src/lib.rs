@@ -19,6 +19,7 @@
 
 pub mod auth;
 pub mod cache;
+mod dead_letters;
 pub mod error;
 mod lcm_v1;
 mod lcm_v2;
@@ -67,7 +68,12 @@ pub fn router(state: Arc<AppState>) -> Router {
             packages::routes(version::ApiFamily::PkgmV1, max_package),
         )
         .route("/vnfpkgm/api_versions", get(version::pkgm_api_versions))
-        .nest("/vnfm/v1", vims::routes().merge(progress::routes()))
+        .nest(
+            "/vnfm/v1",
+            vims::routes()
+                .merge(progress::routes())
+                .merge(dead_letters::routes()),
+        )
         .route("/openapi.json", get(openapi::serve_document))
         .route("/metrics", get(ops::metrics))
         .layer(middleware::from_fn_with_state(

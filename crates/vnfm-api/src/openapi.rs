@@ -434,6 +434,14 @@ pub const OPERATIONS: &[OperationDoc] = &[
     ),
     op(
         "GET",
+        "/vnfm/v1/notifications/dead",
+        "List the notifications given up after their retry time (oldest first, 100 per page; after=<id> for the next)",
+        None,
+        200,
+        Some("[DeadNotification]"),
+    ),
+    op(
+        "GET",
         "/vnfm/v1/vims",
         "List VIMs (secrets are never returned)",
         None,
@@ -579,6 +587,19 @@ fn component_schemas() -> BTreeMap<String, Value> {
                         "number": {"type": "integer"}, "name": {"type": "string"},
                         "status": {"type": "string", "enum": ["COMPLETED", "RUNNING", "FAILED", "PENDING"]}
                     }}}
+            }
+        }),
+    );
+    out.insert(
+        "DeadNotification".into(),
+        serde_json::json!({
+            "type": "object",
+            "description": "A notification the deliverer gave up after retrying it for --notify-max-age-hours.",
+            "required": ["id", "subscriptionId", "callbackUri", "attempts", "notification"],
+            "properties": {
+                "id": {"type": "integer"}, "subscriptionId": {"type": "string"},
+                "callbackUri": {"type": "string"}, "attempts": {"type": "integer"},
+                "lastError": {"type": ["string", "null"]}, "notification": {"type": "object"}
             }
         }),
     );

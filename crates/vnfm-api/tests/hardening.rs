@@ -443,3 +443,56 @@ async fn tokens_work_across_replicas_that_share_the_store_and_token_keys() {
         String::from_utf8_lossy(&r.body)
     );
 }
+
+/// Notifications the deliverer gave up are listed (oldest first, paged with `after`), so an
+/// operator sees what a subscriber missed.
+#[tokio::test]
+async fn given_up_notifications_are_listed_through_the_api() {
+    let h = Harness::new().await;
+    let store = h.state.store().clone();
+    store
+        .enqueue(&[vnfm_store::NewOutboxRow {
+            subscription_id: vnfm_types::SubscriptionId::new("sub-down"),
+            callback_uri: "http://127.0.0.1:9/cb".into(),
+            payload: json!({"id": "n1", "notificationType": "VnfLcmOperationOccurrenceNotification"}),
+            not_before: vnfm_store::Timestamp::now(),
+            ordering_key: "vnf-1".into(),
+        }])
+        .await
+        .unwrap();
+    let row = store.outbox_pending_rows(None, 10).await.unwrap()[0].clone();
+    assert!(
+        h.call(Method::GET, "/vnfm/v1/notifications/dead", None)
+            .await
+            .json()
+            .as_array()
+            .unwrap()
+            .is_empty()
+    );
+    store
+        .outbox_dead(row.id, "POST to the callback: connection refused")
+        .await
+        .unwrap();
+    let dead = h
+        .call(Method::GET, "/vnfm/v1/notifications/dead", None)
+        .await
+        .json();
+    assert_eq!(dead[0]["subscriptionId"], "sub-down", "{dead}");
+    assert_eq!(dead[0]["notification"]["id"], "n1", "{dead}");
+    assert_eq!(
+        dead[0]["lastError"], "POST to the callback: connection refused",
+        "{dead}"
+    );
+    let after = h
+        .call(
+            Method::GET,
+            &format!("/vnfm/v1/notifications/dead?after={}", row.id),
+            None,
+        )
+        .await
+        .json();
+    assert_eq!(after, json!([]));
+    h.call(Method::GET, "/vnfm/v1/notifications/dead?limit=5", None)
+        .await
+        .problem(400);
+}
