@@ -3,6 +3,7 @@
 //! phase with a latency histogram, and op-occs by state (read from the store at scrape time,
 //! so every replica reports the same numbers).
 
+use std::collections::BTreeMap;
 use std::sync::Mutex;
 use std::time::Duration;
 
@@ -64,6 +65,28 @@ struct StateLabels {
     state: String,
 }
 
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct OutboxLabels {
+    subscription: String,
+    status: String,
+}
+
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct SubscriptionLabels {
+    subscription: String,
+}
+
+/// The notification outbox of one subscription, read from the store at scrape time.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct OutboxStats {
+    /// Notifications waiting for delivery (or for a retry).
+    pub pending: i64,
+    /// Notifications given up.
+    pub dead: i64,
+    /// Seconds since the oldest waiting notification was made.
+    pub lag_seconds: i64,
+}
+
 /// The metrics of one server process.
 pub struct Metrics {
     registry: Registry,
@@ -71,6 +94,8 @@ pub struct Metrics {
     request_latency: Latencies<RouteLabels>,
     steps: Latencies<StepLabels>,
     op_occs: Family<StateLabels, Gauge>,
+    notifications: Family<OutboxLabels, Gauge>,
+    notification_lag: Family<SubscriptionLabels, Gauge>,
     /// Held while the op-occ gauges are replaced and the text is written, so that concurrent
     /// scrapes each see one store reading.
     render: Mutex<()>,
@@ -103,8 +128,22 @@ impl Default for Metrics {
             "Operation occurrences by state",
             op_occs.clone(),
         );
+        let notifications = Family::<OutboxLabels, Gauge>::default();
+        registry.register(
+            "vnfm_notifications",
+            "Notifications in the outbox by subscription and status (pending, dead)",
+            notifications.clone(),
+        );
+        let notification_lag = Family::<SubscriptionLabels, Gauge>::default();
+        registry.register(
+            "vnfm_notification_delivery_lag_seconds",
+            "Age of the oldest notification waiting for delivery, by subscription",
+            notification_lag.clone(),
+        );
         Metrics {
             registry,
+            notifications,
+            notification_lag,
             requests,
             request_latency,
             steps,
@@ -150,7 +189,33 @@ impl Metrics {
 
     /// The exposition text ([`CONTENT_TYPE`]); `op_occs` are the counts by state.
     pub fn render(&self, op_occs: &[(String, i64)]) -> String {
+        self.render_with(op_occs, &BTreeMap::new())
+    }
+
+    /// [`Metrics::render`] with the outbox of each subscription (by subscription id).
+    pub fn render_with(
+        &self,
+        op_occs: &[(String, i64)],
+        outbox: &BTreeMap<String, OutboxStats>,
+    ) -> String {
         let _one_at_a_time = self.render.lock().unwrap_or_else(|e| e.into_inner());
+        self.notifications.clear();
+        self.notification_lag.clear();
+        for (subscription, stats) in outbox {
+            for (status, n) in [("pending", stats.pending), ("dead", stats.dead)] {
+                self.notifications
+                    .get_or_create(&OutboxLabels {
+                        subscription: subscription.clone(),
+                        status: status.to_owned(),
+                    })
+                    .set(n);
+            }
+            self.notification_lag
+                .get_or_create(&SubscriptionLabels {
+                    subscription: subscription.clone(),
+                })
+                .set(stats.lag_seconds);
+        }
         self.op_occs.clear();
         for state in OP_OCC_STATES {
             self.op_occs

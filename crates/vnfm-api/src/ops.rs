@@ -32,12 +32,66 @@ pub(crate) async fn readyz(State(state): State<Arc<AppState>>) -> Response {
 /// `GET /metrics`: Prometheus metrics in the OpenMetrics text format.
 pub(crate) async fn metrics(State(state): State<Arc<AppState>>) -> ApiResult<Response> {
     let by_state = state.store.count_op_occs_by_state().await?;
-    let mut response = (StatusCode::OK, state.metrics.render(&by_state)).into_response();
+    let outbox = outbox_stats(&*state.store).await?;
+    let mut response = (
+        StatusCode::OK,
+        state.metrics.render_with(&by_state, &outbox),
+    )
+        .into_response();
     response.headers_mut().insert(
         header::CONTENT_TYPE,
         HeaderValue::from_static(crate::metrics::CONTENT_TYPE),
     );
     Ok(response)
+}
+
+/// Outbox rows read per store query, and at most in all per status, when counting.
+const OUTBOX_PAGE: u32 = 1000;
+const OUTBOX_MAX: usize = 100_000;
+
+/// Pending and given-up notifications of each subscription, and the age of its oldest
+/// pending one.
+async fn outbox_stats(
+    store: &dyn vnfm_store::Store,
+) -> Result<std::collections::BTreeMap<String, crate::metrics::OutboxStats>, ApiError> {
+    let mut out = std::collections::BTreeMap::<String, crate::metrics::OutboxStats>::new();
+    let now = vnfm_store::Timestamp::now().millis();
+    for dead in [false, true] {
+        let mut after = None;
+        let mut seen = 0;
+        loop {
+            let rows = if dead {
+                store.outbox_dead_rows(after, OUTBOX_PAGE).await?
+            } else {
+                store.outbox_pending_rows(after, OUTBOX_PAGE).await?
+            };
+            for row in &rows {
+                let stats = out.entry(row.subscription_id.to_string()).or_default();
+                if dead {
+                    stats.dead += 1;
+                } else {
+                    stats.pending += 1;
+                    let made = row
+                        .payload
+                        .get("timeStamp")
+                        .and_then(serde_json::Value::as_str)
+                        .and_then(vnfm_types::time::parse_rfc3339)
+                        .map(|t| t.as_millisecond());
+                    if let Some(made) = made {
+                        stats.lag_seconds = stats.lag_seconds.max((now - made).max(0) / 1000);
+                    }
+                }
+            }
+            seen += rows.len();
+            match rows.last() {
+                Some(last) if rows.len() == OUTBOX_PAGE as usize && seen < OUTBOX_MAX => {
+                    after = Some(last.id);
+                }
+                _ => break,
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// The route template of `path` for metric labels: identifiers after a collection name become

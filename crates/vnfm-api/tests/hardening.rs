@@ -445,7 +445,8 @@ async fn tokens_work_across_replicas_that_share_the_store_and_token_keys() {
 }
 
 /// Notifications the deliverer gave up are listed (oldest first, paged with `after`), so an
-/// operator sees what a subscriber missed.
+/// operator sees what a subscriber missed, and `/metrics` counts the outbox by subscription
+/// with the age of the oldest waiting notification.
 #[tokio::test]
 async fn given_up_notifications_are_listed_through_the_api() {
     let h = Harness::new().await;
@@ -454,7 +455,8 @@ async fn given_up_notifications_are_listed_through_the_api() {
         .enqueue(&[vnfm_store::NewOutboxRow {
             subscription_id: vnfm_types::SubscriptionId::new("sub-down"),
             callback_uri: "http://127.0.0.1:9/cb".into(),
-            payload: json!({"id": "n1", "notificationType": "VnfLcmOperationOccurrenceNotification"}),
+            payload: json!({"id": "n1", "notificationType": "VnfLcmOperationOccurrenceNotification",
+                             "timeStamp": "2020-01-01T00:00:00Z"}),
             not_before: vnfm_store::Timestamp::now(),
             ordering_key: "vnf-1".into(),
         }])
@@ -469,10 +471,32 @@ async fn given_up_notifications_are_listed_through_the_api() {
             .unwrap()
             .is_empty()
     );
+    let text = metrics_text(&h).await;
+    assert!(
+        text.contains(r#"vnfm_notifications{subscription="sub-down",status="pending"} 1"#),
+        "{text}"
+    );
+    let lag = text
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix(r#"vnfm_notification_delivery_lag_seconds{subscription="sub-down"} "#)
+        })
+        .and_then(|v| v.parse::<i64>().ok())
+        .unwrap_or_default();
+    assert!(lag > 86_400, "{text}");
     store
         .outbox_dead(row.id, "POST to the callback: connection refused")
         .await
         .unwrap();
+    let text = metrics_text(&h).await;
+    assert!(
+        text.contains(r#"vnfm_notifications{subscription="sub-down",status="dead"} 1"#),
+        "{text}"
+    );
+    assert!(
+        text.contains(r#"vnfm_notifications{subscription="sub-down",status="pending"} 0"#),
+        "{text}"
+    );
     let dead = h
         .call(Method::GET, "/vnfm/v1/notifications/dead", None)
         .await
@@ -495,4 +519,8 @@ async fn given_up_notifications_are_listed_through_the_api() {
     h.call(Method::GET, "/vnfm/v1/notifications/dead?limit=5", None)
         .await
         .problem(400);
+}
+
+async fn metrics_text(h: &Harness) -> String {
+    String::from_utf8(h.call(Method::GET, "/metrics", None).await.body).unwrap()
 }
