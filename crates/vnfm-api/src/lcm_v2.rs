@@ -427,18 +427,19 @@ async fn get_op_occ(
 }
 
 /// Loads the VNFD of the occurrence's instance before an operator action.
-pub(crate) async fn prepare_occ(state: &AppState, id: &VnfLcmOpOccId) -> ApiResult<()> {
+pub(crate) async fn prepare_occ(state: &AppState, id: &VnfLcmOpOccId) -> ApiResult<VnfLcmOpOcc> {
     let occ = state.lcm.get_op_occ(id).await?;
     match state.lcm.get_instance(&occ.vnf_instance_id).await {
         Ok(instance) => {
             state
                 .packages
                 .ensure_loaded(instance.vnfd_id.as_str())
-                .await
+                .await?
         }
-        Err(LcmError::NotFound { .. }) => Ok(()),
-        Err(e) => Err(e.into()),
+        Err(LcmError::NotFound { .. }) => {}
+        Err(e) => return Err(e.into()),
     }
+    Ok(occ)
 }
 
 async fn fail(
@@ -488,6 +489,11 @@ pub(crate) async fn cancel(
     body: Bytes,
 ) -> ApiResult<Response> {
     let id = VnfLcmOpOccId::new(id);
+    // The resource answers first: an unknown occurrence is 404 and one that cannot be
+    // cancelled 409, whatever the body says.
+    let occ = prepare_occ(&state, &id).await?;
+    vnfm_lcm::state::transition(occ.operation_state, vnfm_lcm::state::Event::CancelRequested)
+        .map_err(LcmError::from)?;
     let mode: CancelMode = if body.is_empty() {
         CancelMode {
             cancel_mode: vnfm_types::CancelModeType::Graceful,
@@ -495,7 +501,6 @@ pub(crate) async fn cancel(
     } else {
         json_body(&headers, &body, Some(SchemaId::CancelMode))?
     };
-    prepare_occ(&state, &id).await?;
     state.lcm.cancel(&id, mode.cancel_mode).await?;
     Ok(accepted_in(family, &headers, &id))
 }
