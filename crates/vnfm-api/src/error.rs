@@ -1,6 +1,6 @@
 //! [`ApiError`]: every way a request can fail, each answered as an
 //! `application/problem+json` ProblemDetails (SOL013 clause 6.4), or as `application/json`
-//! to a client whose `Accept` excludes that ([`negotiate_problem_type`]).
+//! to a client whose `Accept` excludes that (`negotiate_problem_type`).
 
 use axum::extract::Request;
 use axum::http::{HeaderValue, StatusCode, header};
