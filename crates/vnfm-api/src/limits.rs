@@ -2,7 +2,7 @@
 //! and body sizes, each refused before the body is read.
 //!
 //! - **Body size by route**, checked against `Content-Length` before a byte of the body is
-//!   read ([`check_length`]): [`ServerLimits::max_token_body`] for `/oauth2/token`,
+//!   read (`check_length`): [`ServerLimits::max_token_body`] for `/oauth2/token`,
 //!   `max_package_bytes` for `PUT .../package_content`, `max_json_body` for everything else.
 //!   A body sent without `Content-Length` (chunked) is cut at the same sizes while it is read
 //!   (axum's `DefaultBodyLimit`).
@@ -13,7 +13,7 @@
 //!   `RequestBodyTimeoutLayer`); the connection is closed otherwise.
 //! - **Request head:** a target longer than [`MAX_URI_BYTES`] is 414 and more than
 //!   [`MAX_HEADERS`] header fields (or [`MAX_HEADER_BYTES`]) are 431, as ProblemDetails
-//!   ([`check_head`]); only a head hyper cannot parse at all gets its bare 400.
+//!   (`check_head`); only a head hyper cannot parse at all gets its bare 400.
 //! - **Connections:** at most [`ServerLimits::max_connections`] at once; further ones wait
 //!   in the kernel's accept queue until one closes.
 
