@@ -3,7 +3,8 @@
 //! callback server that answers the notification endpoint test and records every POST, and a
 //! package that is onboarded, disabled, enabled, disabled and deleted.
 
-use std::io::Write;
+mod support;
+
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -14,12 +15,10 @@ use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::routing::get;
 use serde_json::{Value, json};
+use support::{CORPUS, HELLO, HELLO_VNFD, zip_dir};
 use vnfm_api::{AppState, StateOptions};
 use vnfm_lcm::{Deliverer, DelivererConfig};
 
-const CORPUS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/corpus");
-const HELLO: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../vnfd-samples/hello-vnf");
-const HELLO_VNFD: &str = "6f0b7e1c-2d55-4c5e-9b3a-4e110a000001";
 /// `nfvo:pkg-cb-Pa55` in Basic form.
 const BASIC: &str = "Basic bmZ2bzpwa2ctY2ItUGE1NQ==";
 
@@ -53,34 +52,6 @@ async fn callback_post(
     let body = serde_json::from_slice(&body).unwrap_or(Value::Null);
     cb.posts.lock().unwrap().push((auth, body));
     StatusCode::NO_CONTENT
-}
-
-fn zip_dir(dir: &Path) -> Vec<u8> {
-    let mut zip = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
-    let mut stack = vec![dir.to_path_buf()];
-    let mut files = Vec::new();
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                stack.push(p);
-            } else {
-                files.push(p);
-            }
-        }
-    }
-    files.sort();
-    for p in files {
-        let name = p
-            .strip_prefix(dir)
-            .unwrap()
-            .to_string_lossy()
-            .replace('\\', "/");
-        zip.start_file(name, zip::write::SimpleFileOptions::default())
-            .unwrap();
-        zip.write_all(&std::fs::read(&p).unwrap()).unwrap();
-    }
-    zip.finish().unwrap().into_inner()
 }
 
 fn etsi_schema(name: &str) -> jsonschema::Validator {

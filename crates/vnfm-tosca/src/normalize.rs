@@ -762,6 +762,7 @@ impl<'g> Normalizer<'_, 'g> {
     /// Warns about an aspect whose top level gives a VDU more instances than its `vdu_profile`
     /// allows: the package validates, but scaling to those levels is refused at run time.
     fn check_scale_bounds(&mut self, topo: &Topology, file: &str, f: &Flavour) {
+        let pos = policy_value_pos(topo, SCALING_ASPECTS, self);
         for a in &f.scaling_aspects {
             for vdu in &f.vdus {
                 if !a.vdu_deltas.contains_key(&vdu.id) {
@@ -772,7 +773,6 @@ impl<'g> Normalizer<'_, 'g> {
                 if top <= u64::from(vdu.max_instances) {
                     continue;
                 }
-                let pos = policy_value_pos(topo, SCALING_ASPECTS, self);
                 self.sink
                     .warning(
                         file,
