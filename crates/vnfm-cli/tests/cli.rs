@@ -234,18 +234,22 @@ fn hostile_archives_are_refused_without_panics_or_writes() {
 }
 
 /// Packages of the corpus that must not validate, and why. Everything else must.
-const INVALID_TACKER: &[(&str, &str)] = &[
+const INVALID_TACKER: &[(&str, &[&str])] = &[
     // A fixture without its top VNFD (documented as partial in the corpus INDEX.md).
     (
         "unit-v2-sample2-cnf-manifests",
-        "csar.entry-definitions-not-found",
+        &["csar.entry-definitions-not-found"],
     ),
     // A flavour file that Tacker's test harness merges into another package: no TOSCA.meta.
-    ("v1-mgmt-multi-flavour", "csar.no-entry-definitions"),
-    // Upstream's TOSCA.meta digest of Scripts/install_k8s_cluster.sh is stale.
-    ("mgmt-k8s-cluster-v1", "csar.digest-mismatch"),
+    ("v1-mgmt-multi-flavour", &["csar.no-entry-definitions"]),
+    // Upstream's TOSCA.meta digest of Scripts/install_k8s_cluster.sh is stale, and the
+    // corpus copy leaves out the Python script TOSCA.meta lists (Tacker refuses that too).
+    (
+        "mgmt-k8s-cluster-v1",
+        &["csar.digest-mismatch", "csar.missing-artifact"],
+    ),
     // The image is a placeholder; the manifest keeps the real image's digest.
-    ("v1-pkg-meta-and-manifest", "csar.digest-mismatch"),
+    ("v1-pkg-meta-and-manifest", &["csar.digest-mismatch"]),
 ];
 
 fn tacker_packages() -> Vec<PathBuf> {
@@ -295,14 +299,15 @@ fn tacker_corpus_validates_in_one_run_except_the_known_broken_copies() {
     for (name, want) in INVALID_TACKER {
         let (code, report) = validate_json(&tacker().join(name), cwd.path());
         assert_eq!(code, 1, "{name}");
-        let errors: Vec<&str> = report["diagnostics"]
+        let mut errors: Vec<&str> = report["diagnostics"]
             .as_array()
             .unwrap()
             .iter()
             .filter(|d| d["severity"] == "error")
             .filter_map(|d| d["code"].as_str())
             .collect();
-        assert_eq!(errors, [*want], "{name}");
+        errors.sort_unstable();
+        assert_eq!(errors, *want, "{name}");
     }
 }
 

@@ -64,6 +64,6 @@ pub use manifest::{
     CMS_BEGIN, CMS_END, Manifest, ManifestArtifact, ManifestSignature, NonManoArtifactSet,
 };
 pub use meta::{Field, MetaArtifact, MetaBlock, MetaEntry, MetaOrigin, TOSCA_META_PATH, ToscaMeta};
-pub use package::Package;
+pub use package::{Package, is_image_path};
 pub use path::{is_external_uri, normalize_path, resolve_relative};
 pub use signature::VerifyOptions;

@@ -121,7 +121,8 @@ impl Package {
     ///
     /// - every artifact listed with `Algorithm`/`Hash` in the manifest or TOSCA.meta is hashed
     ///   and compared (`csar.digest-mismatch`); listed files that are absent are
-    ///   `csar.missing-artifact`; external URIs are never fetched;
+    ///   `csar.missing-artifact`, an error except for images (see [`is_image_path`], a
+    ///   warning); external URIs are never fetched;
     /// - files not listed in the manifest are `csar.unlisted-file` (an error when
     ///   `require_signature` is set, since the signature would not cover them);
     /// - the manifest's CMS signature and per-artifact `Signature:` files are verified
@@ -230,22 +231,7 @@ impl Package {
             };
             if !self.archive.contains(&path) {
                 if missing_reported.insert(path.clone()) {
-                    // A warning, not an error: packages whose VDU images are already on the
-                    // VIM (BaseHOT referencing images by name) are deployable without the
-                    // file. Operations that need it fail then; `--strict` refuses it now.
-                    out.push(
-                        Diagnostic::warning(
-                            "csar.missing-artifact",
-                            format!(
-                                "`{path}` is listed in `{}` but is not in the package",
-                                d.file
-                            ),
-                        )
-                        .at(at(d.path.line))
-                        .with_help(
-                            "add the file, or remove its entry; operations that need it will fail",
-                        ),
-                    );
+                    out.push(missing_artifact(&path, d.file, d.path.line));
                 }
                 continue;
             }
@@ -541,6 +527,47 @@ struct Declaration<'a> {
     hash: Option<&'a Field>,
     /// True for manifest `Source:` blocks, where SOL004 requires a digest.
     digest_expected: bool,
+}
+
+/// File extensions of VM images, as OpenStack Tacker tells them (`IMAGE_FORMAT_LIST` of its
+/// CSAR reader, which skips these entries when checking the manifest).
+const IMAGE_EXTENSIONS: [&str; 12] = [
+    "raw", "vhd", "vhdx", "vmdk", "vdi", "iso", "ploop", "qcow2", "aki", "ari", "ami", "img",
+];
+
+/// Whether `path` names a VM image by its extension (any case; see [`IMAGE_EXTENSIONS`]).
+///
+/// A listed image may be absent from the package: the image can already be on the VIM
+/// (a BaseHOT naming it), or be uploaded separately.
+pub fn is_image_path(path: &str) -> bool {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    name.rsplit_once('.').is_some_and(|(stem, ext)| {
+        !stem.is_empty() && IMAGE_EXTENSIONS.iter().any(|i| ext.eq_ignore_ascii_case(i))
+    })
+}
+
+/// `csar.missing-artifact` for `path`, listed at `file:line` but absent from the package: an
+/// error (as OpenStack Tacker refuses it), except for an image ([`is_image_path`]), which is
+/// a warning (Tacker's own exception).
+fn missing_artifact(path: &str, file: &str, line: u32) -> Diagnostic {
+    let at = Location::new(file, line, 0);
+    if is_image_path(path) {
+        Diagnostic::warning(
+            "csar.missing-artifact",
+            format!("image `{path}` is listed in `{file}` (line {line}) but is not in the package"),
+        )
+        .at(at)
+        .with_help(
+            "add the image, or make sure the VIM already has it: operations that upload it will fail",
+        )
+    } else {
+        Diagnostic::error(
+            "csar.missing-artifact",
+            format!("`{path}` is listed in `{file}` (line {line}) but is not in the package"),
+        )
+        .at(at)
+        .with_help("add the file to the package, or remove its entry from the listing")
+    }
 }
 
 fn report(outcome: Result<bool, SigFailure>, what: &str, at: Location, out: &mut Vec<Diagnostic>) {

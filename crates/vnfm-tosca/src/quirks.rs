@@ -14,6 +14,7 @@
 //! | `EmptySubstitutionRequirement` | `tosca.quirk.empty-substitution-requirement` | a substitution mapping requirement given as an empty list (`virtual_link_external: []`, Tacker CNF samples) instead of `[node_template, requirement]` | the requirement is not mapped (no external connection point) |
 //! | `UndeclaredSubstitutionRequirement` | `tosca.quirk.undeclared-substitution-requirement` | a substitution mapping requirement whose name is not a requirement of the substituted node type (Tacker's `virtual_link_external1_1` next to a type that declares `virtual_link_external1`) | the mapping is kept; the external connection point is exposed under the given name |
 //! | `DanglingSubstitutionRequirement` | `tosca.quirk.dangling-substitution-requirement` | a substitution mapping requirement naming a node template that the flavour does not have (Tacker's `userdata_standard_with_non_boot_volume` maps `VDU2_CP1` after dropping VDU2) | the mapping is ignored |
+//! | `SubstitutionTargetRequirementUndeclared` | `tosca.quirk.substitution-target-requirement-undeclared` | a substitution mapping requirement `[node_template, requirement]` whose requirement the node template's type does not declare (Tacker's `practical_vnf_package` maps `[VDU0_extCP0, external_virtual_link]` onto a `tosca.nodes.nfv.VduCp`, which has `virtual_link` and `virtual_binding`) | the mapping is kept: the node template is exposed as an external connection point under the mapped requirement's name (the requirement named on the node template is not used) |
 //! | `UndeclaredFlavourId` | `tosca.quirk.undeclared-flavour-id` | a `flavour_id` (in a substitution mapping or on a VNF node template) that the `valid_values`/`equal` constraint of the VNF node type's `flavour_id` does not list (Tacker's `test_cnf` adds a `vdumap` flavour to a type that lists only `simple`) | the flavour is read under the given id |
 //! | `VnfPropertyNotInValidValues` | `tosca.quirk.vnf-property-not-in-valid-values` | another property of a VNF node template whose value violates a `valid_values`/`equal` constraint of the VNF node type (Tacker's `sample_vnf_package_csar_in_meta_and_manifest`: `provider: Company Provider` against `valid_values: [' Company Provider lab']`); other constraints and types are still enforced | the template's value is used |
 //! | `PlacementGroupWithoutDescription` | `tosca.quirk.placement-group-without-description` | a `tosca.groups.nfv.PlacementGroup` group without its required `description` property (every Tacker v2 VM sample) | the group is read without a description |
@@ -39,6 +40,8 @@ pub enum Quirk {
     UndeclaredSubstitutionRequirement,
     /// A substitution mapping requirement naming a node template that does not exist.
     DanglingSubstitutionRequirement,
+    /// A substitution mapping requirement naming a requirement its node template lacks.
+    SubstitutionTargetRequirementUndeclared,
     /// A `flavour_id` outside the VNF node type's `valid_values`.
     UndeclaredFlavourId,
     /// A VNF property outside the VNF node type's `valid_values`.
@@ -59,12 +62,13 @@ pub enum Quirk {
 
 impl Quirk {
     /// Every quirk, in documentation order.
-    pub const ALL: [Quirk; 13] = [
+    pub const ALL: [Quirk; 14] = [
         Quirk::EmptyListOperation,
         Quirk::VnfRequirementLowerBound,
         Quirk::EmptySubstitutionRequirement,
         Quirk::UndeclaredSubstitutionRequirement,
         Quirk::DanglingSubstitutionRequirement,
+        Quirk::SubstitutionTargetRequirementUndeclared,
         Quirk::UndeclaredFlavourId,
         Quirk::VnfPropertyNotInValidValues,
         Quirk::PlacementGroupWithoutDescription,
@@ -83,6 +87,9 @@ impl Quirk {
             Quirk::EmptySubstitutionRequirement => "EmptySubstitutionRequirement",
             Quirk::UndeclaredSubstitutionRequirement => "UndeclaredSubstitutionRequirement",
             Quirk::DanglingSubstitutionRequirement => "DanglingSubstitutionRequirement",
+            Quirk::SubstitutionTargetRequirementUndeclared => {
+                "SubstitutionTargetRequirementUndeclared"
+            }
             Quirk::UndeclaredFlavourId => "UndeclaredFlavourId",
             Quirk::VnfPropertyNotInValidValues => "VnfPropertyNotInValidValues",
             Quirk::PlacementGroupWithoutDescription => "PlacementGroupWithoutDescription",
@@ -105,6 +112,9 @@ impl Quirk {
             }
             Quirk::DanglingSubstitutionRequirement => {
                 "tosca.quirk.dangling-substitution-requirement"
+            }
+            Quirk::SubstitutionTargetRequirementUndeclared => {
+                "tosca.quirk.substitution-target-requirement-undeclared"
             }
             Quirk::UndeclaredFlavourId => "tosca.quirk.undeclared-flavour-id",
             Quirk::VnfPropertyNotInValidValues => "tosca.quirk.vnf-property-not-in-valid-values",
@@ -136,6 +146,9 @@ impl Quirk {
             }
             Quirk::DanglingSubstitutionRequirement => {
                 "remove the mapping, or map it to a node template of this flavour"
+            }
+            Quirk::SubstitutionTargetRequirementUndeclared => {
+                "map the requirement to one the node template's type declares (for a VduCp or VnfExtCp: `[CP, virtual_link]` or `[CP, external_virtual_link]` as its type allows)"
             }
             Quirk::UndeclaredFlavourId => {
                 "add the flavour id to the `valid_values` of `flavour_id` in the VNF node type"

@@ -1543,11 +1543,14 @@ impl<'a, 'g> Builder<'a, 'g> {
                 Some(n) => {
                     if let Some(ty) = n.ty
                         && !self.types.flat(ty).requirements.contains_key(&req.name) {
-                            self.sink.error(
+                            self.sink.quirk(
+                                Quirk::SubstitutionTargetRequirementUndeclared,
                                 self.display,
                                 req.pos,
-                                "tosca.unknown-requirement",
-                                format!("`{}` is not a requirement of node template `{}`", req.name, node.name),
+                                format!(
+                                    "requirement mapping `{}` names `{}` of node template `{}`, which its type `{}` does not declare",
+                                    r.name, req.name, node.name, self.types.entries[ty].def.name
+                                ),
                             );
                         }
                 }

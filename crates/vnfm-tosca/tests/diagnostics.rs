@@ -385,6 +385,50 @@ fn unknown_requirement_name() {
     assert_at(d, "Definitions/df_small.yaml", at(&text, "virtual_bind:"));
 }
 
+/// Tacker's `practical_vnf_package` maps `[VDU0_extCP0, external_virtual_link]` onto a
+/// `VduCp`, which has no such requirement; it was refused with `tosca.unknown-requirement`
+/// while the neighbouring mapping mistakes were tolerated quirks.
+#[test]
+fn a_substitution_mapping_naming_a_requirement_its_node_lacks_is_a_quirk_warning() {
+    let (files, text) = variant(
+        "Definitions/df_small.yaml",
+        "virtual_link_ext: [ CP1, virtual_link ]",
+        "virtual_link_ext: [ CP1, external_virtual_link ]",
+    );
+    let loaded = load(&files);
+    let d = find(
+        &loaded,
+        "tosca.quirk.substitution-target-requirement-undeclared",
+    );
+    assert_eq!(d.severity, Severity::Warning);
+    assert_at(
+        d,
+        "Definitions/df_small.yaml",
+        at(&text, "external_virtual_link"),
+    );
+    assert!(
+        d.message
+            .contains("SubstitutionTargetRequirementUndeclared")
+            && d.message.contains("`CP1`")
+            && d.message.contains("tosca.nodes.nfv.VduCp"),
+        "{d}"
+    );
+    assert!(
+        loaded
+            .diagnostics
+            .iter()
+            .all(|d| d.code != "tosca.unknown-requirement"),
+        "{:#?}",
+        loaded.diagnostics
+    );
+    // The mapping is kept: CP1 is still the flavour's external connection point.
+    let cp = &vnfd(&loaded).flavours[0].ext_cps[0];
+    assert_eq!(
+        (cp.id.as_str(), cp.requirement.as_deref()),
+        ("CP1", Some("virtual_link_ext"))
+    );
+}
+
 #[test]
 fn import_escaping_the_package() {
     let (files, text) = variant(
