@@ -369,6 +369,7 @@ impl Packages {
             vnfm_info: None,
             user_defined_data: req.user_defined_data,
             onboarding_failure_details: None,
+            onboarding_warnings: None,
         };
         self.store.create_package(&record_of(&info)?).await?;
         Ok(info)
@@ -390,6 +391,7 @@ impl Packages {
         self.store.put_package_content(id, &content).await?;
         info.onboarding_state = PackageOnboardingState::Processing;
         info.onboarding_failure_details = None;
+        info.onboarding_warnings = None;
         self.store
             .update_package(&record_of(&info)?, version)
             .await?;
@@ -449,7 +451,14 @@ impl Packages {
         info.onboarding_state = PackageOnboardingState::Onboarded;
         info.operational_state = PackageOperationalState::Enabled;
         info.links = links(id, true);
-        let warnings = report.diagnostics.iter().filter(|d| !d.is_error()).count();
+        let warnings: Vec<String> = report
+            .diagnostics
+            .iter()
+            .filter(|d| !d.is_error())
+            .map(|d| d.to_string())
+            .collect();
+        let warnings_count = warnings.len();
+        info.onboarding_warnings = (!warnings.is_empty()).then_some(warnings);
         let notify = self.notify(PackageEvent::Onboarded, &info).await?;
         match self
             .store
@@ -483,7 +492,7 @@ impl Packages {
             });
             self.remember(&vnfd_id, id);
         }
-        tracing::info!(package = %id, warnings, "VNF package onboarded");
+        tracing::info!(package = %id, warnings = warnings_count, "VNF package onboarded");
         Ok(())
     }
 

@@ -310,6 +310,62 @@ fn asd_text(s: &mut String, a: &Asd) {
     }
 }
 
+/// The deployment summary of an onboarded VNFD for `vnfm pkg show`: per flavour its VDUs
+/// with their instance ranges, its scaling aspects with their maximum levels, and its
+/// instantiation levels with the instances per VDU (the default marked).
+pub(crate) fn deployment_summary(v: &Vnfd) -> String {
+    let mut s = String::new();
+    if v.flavours.is_empty() {
+        return s;
+    }
+    let _ = writeln!(s, "Flavours:");
+    for f in &v.flavours {
+        if f.description.is_empty() {
+            let _ = writeln!(s, "  {}", f.id);
+        } else {
+            let _ = writeln!(s, "  {}: {}", f.id, f.description);
+        }
+        let vdus: Vec<String> = f
+            .vdus
+            .iter()
+            .map(|vdu| {
+                format!(
+                    "{} ({}..{} instances)",
+                    vdu.id, vdu.min_instances, vdu.max_instances
+                )
+            })
+            .collect();
+        if !vdus.is_empty() {
+            let _ = writeln!(s, "    VDUs: {}", vdus.join(", "));
+        }
+        let aspects: Vec<String> = f
+            .scaling_aspects
+            .iter()
+            .map(|a| format!("{} (max level {})", a.id, a.max_scale_level))
+            .collect();
+        if !aspects.is_empty() {
+            let _ = writeln!(s, "    Scaling aspects: {}", aspects.join(", "));
+        }
+        if !f.instantiation_levels.is_empty() {
+            let _ = writeln!(s, "    Instantiation levels:");
+        }
+        for l in &f.instantiation_levels {
+            let default = if f.default_instantiation_level.as_deref() == Some(&l.id) {
+                " (default)"
+            } else {
+                ""
+            };
+            let vdus: Vec<String> = l
+                .vdu_instances
+                .iter()
+                .map(|(v, n)| format!("{v}={n}"))
+                .collect();
+            let _ = writeln!(s, "      {}{default}: {}", l.id, vdus.join(" "));
+        }
+    }
+    s
+}
+
 fn plural(n: usize) -> &'static str {
     if n == 1 { "" } else { "s" }
 }

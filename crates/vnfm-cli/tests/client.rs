@@ -488,7 +488,8 @@ fn errors_usage_and_connection_exit_codes() {
         "{err}"
     );
 
-    // A package the server refuses: onboarding ends in ERROR, the diagnostics are printed.
+    // A package the server refuses: onboarding ends in ERROR, the error message lists the
+    // diagnostics.
     let bad = dir.path().join("bad-package");
     std::fs::create_dir_all(bad.join("TOSCA-Metadata")).expect("mkdir");
     std::fs::write(
@@ -503,14 +504,10 @@ fn errors_usage_and_connection_exit_codes() {
         shown.contains("Onboarding:") && shown.contains("ERROR"),
         "{shown}"
     );
+    let err = text(&out.stderr);
     assert!(
-        shown.contains("Diagnostics:") && shown.contains("missing.yaml"),
-        "{shown}"
-    );
-    assert!(
-        text(&out.stderr).contains("was not onboarded"),
-        "{}",
-        text(&out.stderr)
+        err.contains("was not onboarded") && err.contains("missing.yaml"),
+        "{err}"
     );
 
     // Usage: a missing required field, an unreadable request file.
@@ -542,6 +539,92 @@ fn errors_usage_and_connection_exit_codes() {
     let err = text(&out.stderr);
     assert!(err.contains("refused the client credentials"), "{err}");
     assert!(!err.contains("wrong-secret-123"));
+}
+
+/// Regression (issue 25, item 11): `vnfm pkg upload` printed nothing of a package's
+/// onboarding warnings, and a refused package's error three times (the `Failure:` line, the
+/// `Diagnostics:` list and the error message). Now the warnings go to standard error after
+/// the upload, `pkg show` lists them, and each error is printed once.
+#[test]
+fn pkg_upload_hides_warnings_and_prints_a_failure_three_times() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let server = Server::start(&dir.path().join("data"));
+    let c = Client::new(&server);
+
+    // The corpus package onboards with warnings (no manifest, tolerated quirks).
+    let out = c.run(&["pkg", "upload", &corpus(PACKAGE)]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert!(stdout.contains("ONBOARDED"), "{stdout}");
+    assert_eq!(
+        stderr.matches("warning[csar.no-manifest]").count(),
+        1,
+        "{stderr}"
+    );
+    assert!(!stdout.contains("warning["), "{stdout}");
+    let id = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("ID:"))
+        .expect("ID line")
+        .trim()
+        .to_owned();
+    let shown = c.ok(&["pkg", "show", &id]);
+    assert!(shown.contains("Warnings:"), "{shown}");
+    assert_eq!(shown.matches("warning[csar.no-manifest]").count(), 1);
+    let doc = c.json(&["pkg", "show", &id]);
+    assert!(
+        doc["onboardingWarnings"].as_array().is_some_and(|w| w
+            .iter()
+            .any(|w| w.as_str().is_some_and(|w| w.contains("csar.no-manifest")))),
+        "{doc:#}"
+    );
+
+    // A refused package: its one error is printed once, in the error message.
+    let bad = dir.path().join("bad-package");
+    std::fs::create_dir_all(bad.join("TOSCA-Metadata")).expect("mkdir");
+    std::fs::write(
+        bad.join("TOSCA-Metadata/TOSCA.meta"),
+        "TOSCA-Meta-File-Version: 1.0\nCSAR-Version: 1.1\nCreated-By: test\nEntry-Definitions: Definitions/missing.yaml\n",
+    )
+    .expect("write");
+    for format in ["table", "json"] {
+        let out = c.run(&["pkg", "upload", bad.to_str().expect("path"), "-o", format]);
+        assert_eq!(out.status.code(), Some(1));
+        let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+        let all = format!("{stdout}{stderr}");
+        assert!(
+            stderr.contains("was not onboarded: 1 error\n  ") && stderr.contains("missing.yaml"),
+            "{stderr}"
+        );
+        if format == "table" {
+            assert!(stdout.contains("Onboarding:") && stdout.contains("ERROR"));
+            assert_eq!(all.matches("missing.yaml").count(), 1, "{all}");
+        } else {
+            // Standard output is the package resource for scripts; the people's text (on
+            // standard error) names the error once.
+            assert_eq!(stderr.matches("missing.yaml").count(), 1, "{stderr}");
+        }
+    }
+}
+
+/// Regression (issue 25, item 11): `vnfm pkg show` showed the package resource only; it now
+/// adds the onboarded VNFD's deployment summary: flavours, VDUs with their instance ranges,
+/// scaling aspects with their maximum levels, instantiation levels (the default marked).
+#[test]
+fn pkg_show_lacks_flavours_aspects_and_levels() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let server = Server::start(&dir.path().join("data"));
+    let c = Client::new(&server);
+    let (pkg, _) = onboard(&c);
+    let shown = c.ok(&["pkg", "show", &pkg]);
+    for expected in [
+        "Flavours:\n  simple: A simple flavour\n",
+        "    VDUs: VDU1 (1..3 instances), VDU2 (1..1 instances)\n",
+        "    Scaling aspects: VDU1_scale (max level 2)\n",
+        "    Instantiation levels:\n      instantiation_level_1 (default): VDU1=1 VDU2=1\n      instantiation_level_2: VDU1=3 VDU2=1\n",
+    ] {
+        assert!(shown.contains(expected), "{expected:?} missing:\n{shown}");
+    }
 }
 
 #[test]

@@ -182,6 +182,11 @@ pub struct VnfPkgInfo {
     /// Why onboarding failed (when `onboardingState` is `ERROR`) (v3.3.1).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub onboarding_failure_details: Option<ProblemDetails>,
+    /// The warnings of the onboarding validation (each `file:line:column: warning[code]:
+    /// message`, with its help), when the package onboarded with some. An extension of this
+    /// VNFM, not a SOL003/SOL005 attribute: `/vnfpkgm/v2` only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub onboarding_warnings: Option<Vec<String>>,
     /// Links.
     #[serde(rename = "_links")]
     pub links: VnfPkgLinks,
@@ -197,6 +202,7 @@ impl VnfPkgInfo {
             signing_certificate: None,
             vnfm_info: None,
             onboarding_failure_details: None,
+            onboarding_warnings: None,
             software_images: self.software_images.as_ref().map(|images| {
                 images
                     .iter()

@@ -86,12 +86,19 @@ pub enum ClientError {
         problem: Box<Problem>,
     },
     /// Package onboarding ended in ERROR.
-    #[error("package {id} was not onboarded: {detail}")]
+    #[error(
+        "package {id} was not onboarded: {}",
+        onboarding_failure(detail, diagnostics)
+    )]
     OnboardingFailed {
         /// The package id.
         id: String,
         /// `onboardingFailureDetails.detail`.
         detail: String,
+        /// `onboardingFailureDetails.diagnostics`: the errors found, each with its code and
+        /// `file:line:column` (the detail repeats them, so it is shown only when they are
+        /// missing).
+        diagnostics: Vec<String>,
     },
     /// `--timeout` expired before the awaited state was reached.
     #[error(
@@ -137,6 +144,26 @@ impl ClientError {
             _ => None,
         }
     }
+}
+
+/// Why onboarding failed, each error once: the diagnostics one per line when the server
+/// listed them, else the detail.
+fn onboarding_failure(detail: &str, diagnostics: &[String]) -> String {
+    if diagnostics.is_empty() {
+        return detail.to_owned();
+    }
+    let mut out = format!(
+        "{} error{}",
+        diagnostics.len(),
+        if diagnostics.len() == 1 { "" } else { "s" }
+    );
+    for d in diagnostics {
+        for (i, line) in d.lines().enumerate() {
+            out.push_str(if i == 0 { "\n  " } else { "\n    " });
+            out.push_str(line.trim_start());
+        }
+    }
+    out
 }
 
 /// A ProblemDetails (RFC 7807) document as the server sent it.
@@ -244,6 +271,31 @@ mod tests {
         let p = Problem::from_body(502, "bad gateway\n");
         assert_eq!(p.to_string(), "502: bad gateway");
         assert_eq!(Problem::from_body(500, "").detail, "no detail given");
+    }
+
+    #[test]
+    fn an_onboarding_failure_lists_each_error_once() {
+        let e = ClientError::OnboardingFailed {
+            id: "p1".into(),
+            detail: "the VNF package is invalid: a.yaml:1:1: error[x]: bad; b".into(),
+            diagnostics: vec![
+                "a.yaml:1:1: error[x]: bad\n    help: fix it".into(),
+                "b".into(),
+            ],
+        };
+        assert_eq!(
+            e.to_string(),
+            "package p1 was not onboarded: 2 errors\n  a.yaml:1:1: error[x]: bad\n    help: fix it\n  b"
+        );
+        let e = ClientError::OnboardingFailed {
+            id: "p1".into(),
+            detail: "the source answered 404".into(),
+            diagnostics: Vec::new(),
+        };
+        assert_eq!(
+            e.to_string(),
+            "package p1 was not onboarded: the source answered 404"
+        );
     }
 
     #[test]

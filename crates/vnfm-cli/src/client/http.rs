@@ -273,12 +273,49 @@ impl Api {
         }
     }
 
-    /// Sends one request; a 401 with a cached token gets one retry with a new token.
+    /// Sends one request accepting JSON; a 401 with a cached token gets one retry with a new
+    /// token.
     pub async fn send(
         &self,
         method: Method,
         path: &str,
         body: Body,
+    ) -> Result<reqwest::Response, ClientError> {
+        self.send_accepting(method, path, body, "application/json")
+            .await
+    }
+
+    /// `GET path` of a resource that is not JSON (e.g. a VNFD archive), asking for the media
+    /// type `accept`: the body's bytes; error statuses become [`ClientError::Problem`].
+    pub async fn get_bytes(&self, path: &str, accept: &str) -> Result<Vec<u8>, ClientError> {
+        let resp = self
+            .send_accepting(Method::GET, path, Body::Empty, accept)
+            .await?;
+        let status = resp.status();
+        let bytes = resp.bytes().await.map_err(|e| ClientError::Connect {
+            url: self.url(path),
+            message: chain(&e),
+        })?;
+        if !status.is_success() {
+            return Err(ClientError::Problem {
+                method: Method::GET.to_string(),
+                path: path.to_owned(),
+                problem: Box::new(Problem::from_body(
+                    status.as_u16(),
+                    &String::from_utf8_lossy(&bytes),
+                )),
+            });
+        }
+        Ok(bytes.to_vec())
+    }
+
+    /// [`Api::send`] with `Accept: accept`.
+    async fn send_accepting(
+        &self,
+        method: Method,
+        path: &str,
+        body: Body,
+        accept: &str,
     ) -> Result<reqwest::Response, ClientError> {
         let url = self.url(path);
         let (content_type, bytes) = match body {
@@ -298,7 +335,7 @@ impl Api {
                 .request(method.clone(), &url)
                 .bearer_auth(&token)
                 .header("Version", API_VERSION)
-                .header("Accept", "application/json");
+                .header("Accept", accept);
             if let Some(ct) = content_type {
                 req = req.header("Content-Type", ct);
             }

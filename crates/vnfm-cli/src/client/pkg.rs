@@ -126,8 +126,54 @@ fn pkg_row(p: &Value) -> Vec<String> {
     ]
 }
 
-fn pkg_fields(p: &Value) -> String {
-    let mut text = fields(&[
+/// The strings of the array at `pointer` (empty when there is none).
+fn strings<'a>(p: &'a Value, pointer: &str) -> Vec<&'a str> {
+    p.pointer(pointer)
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .collect()
+}
+
+/// A titled list of diagnostics, each line indented (a diagnostic's help is on a line of its
+/// own).
+fn diagnostics_text(title: &str, items: &[&str]) -> String {
+    let mut text = String::new();
+    if items.is_empty() {
+        return text;
+    }
+    text.push_str(title);
+    text.push_str(":\n");
+    for item in items {
+        for (i, line) in item.lines().enumerate() {
+            text.push_str(if i == 0 { "  " } else { "    " });
+            text.push_str(line.trim_start());
+            text.push('\n');
+        }
+    }
+    text
+}
+
+/// The package for people: its attributes, `summary` (of its VNFD), then the onboarding
+/// warnings and, when onboarding failed, why.
+fn pkg_fields(p: &Value, summary: &str) -> String {
+    let mut text = pkg_attributes(p, true);
+    text.push_str(summary);
+    text.push_str(&diagnostics_text(
+        "Warnings",
+        &strings(p, "/onboardingWarnings"),
+    ));
+    text.push_str(&diagnostics_text(
+        "Diagnostics",
+        &strings(p, "/onboardingFailureDetails/diagnostics"),
+    ));
+    text
+}
+
+/// The package's attributes, one per line; `failure` adds the failure detail.
+fn pkg_attributes(p: &Value, failure: bool) -> String {
+    fields(&[
         ("ID", s(p, "/id")),
         ("VNFD", s(p, "/vnfdId")),
         ("Provider", s(p, "/vnfProvider")),
@@ -143,18 +189,15 @@ fn pkg_fields(p: &Value) -> String {
             if n == 0 { String::new() } else { n.to_string() }
         }),
         ("User data", output::compact(p, "/userDefinedData")),
-        ("Failure", s(p, "/onboardingFailureDetails/detail")),
-    ]);
-    if let Some(d) = p
-        .pointer("/onboardingFailureDetails/diagnostics")
-        .and_then(Value::as_array)
-    {
-        text.push_str("Diagnostics:\n");
-        for line in d {
-            text.push_str(&format!("  {}\n", line.as_str().unwrap_or_default()));
-        }
-    }
-    text
+        ("Failure", {
+            // The detail repeats the diagnostics; it is shown when they are missing.
+            if failure && strings(p, "/onboardingFailureDetails/diagnostics").is_empty() {
+                s(p, "/onboardingFailureDetails/detail")
+            } else {
+                String::new()
+            }
+        }),
+    ])
 }
 
 async fn upload(ctx: &Ctx, a: UploadArgs) -> Result<(), ClientError> {
@@ -192,7 +235,7 @@ async fn upload(ctx: &Ctx, a: UploadArgs) -> Result<(), ClientError> {
     .await?;
     if a.no_wait {
         let info = api.get(&path).await?;
-        return output::print(ctx.format, &info, pkg_fields);
+        return output::print(ctx.format, &info, |p| pkg_fields(p, ""));
     }
     let start = Instant::now();
     let mut delay = Duration::from_millis(100);
@@ -211,25 +254,63 @@ async fn upload(ctx: &Ctx, a: UploadArgs) -> Result<(), ClientError> {
         tokio::time::sleep(delay).await;
         delay = (delay * 2).min(Duration::from_secs(2));
     };
-    output::print(ctx.format, &info, pkg_fields)?;
+    // The warnings and the errors go to standard error, once each, whatever the format: the
+    // table on standard output has the package's attributes only.
+    output::print(ctx.format, &info, |p| pkg_attributes(p, false))?;
+    for w in strings(&info, "/onboardingWarnings") {
+        eprintln!("{}", warning_line(w));
+    }
     if s(&info, "/onboardingState") == "ERROR" {
-        if ctx.format != super::config::OutputFormat::Table {
-            // The table view already lists the diagnostics on stdout.
-            for d in info
-                .pointer("/onboardingFailureDetails/diagnostics")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-            {
-                eprintln!("  {}", d.as_str().unwrap_or_default());
-            }
-        }
         return Err(ClientError::OnboardingFailed {
             id,
             detail: s(&info, "/onboardingFailureDetails/detail"),
+            diagnostics: strings(&info, "/onboardingFailureDetails/diagnostics")
+                .into_iter()
+                .map(str::to_owned)
+                .collect(),
         });
     }
     Ok(())
+}
+
+/// An onboarding warning for standard error: `warning: ` first (unless the text starts with
+/// its location), its help indented on the next line.
+fn warning_line(w: &str) -> String {
+    let mut out = String::new();
+    for (i, line) in w.lines().enumerate() {
+        if i == 0 {
+            if !line.contains("warning[") {
+                out.push_str("warning: ");
+            }
+        } else {
+            out.push_str("\n    ");
+        }
+        out.push_str(line.trim_start());
+    }
+    out
+}
+
+/// The flavours, scaling aspects and instantiation levels of the package's VNFD, read from
+/// `GET {path}/vnfd` (the VNFD files as a zip archive).
+async fn vnfd_summary(api: &super::http::Api, path: &str) -> Result<String, ClientError> {
+    let bytes = api
+        .get_bytes(&format!("{path}/vnfd"), "application/zip")
+        .await?;
+    let unusable = |message: String| ClientError::Unexpected {
+        what: format!("GET {path}/vnfd"),
+        message,
+    };
+    let files = vnfm::csar::Package::from_zip_bytes(bytes, &vnfm::csar::Limits::default())
+        .map_err(|e| unusable(format!("the VNFD archive cannot be opened: {e}")))?;
+    // The archive holds the descriptor files only, so the package-level checks (manifest,
+    // artifacts) would only find what is left out: the descriptor is all that is read.
+    match vnfm::tosca::load(&files).descriptor {
+        Some(vnfm::descriptor::Descriptor::Vnfd(vnfd)) => {
+            Ok(crate::render::deployment_summary(&vnfd))
+        }
+        Some(vnfm::descriptor::Descriptor::Asd(_)) => Ok(String::new()),
+        None => Err(unusable("the VNFD cannot be read".into())),
+    }
 }
 
 async fn set_state(ctx: &Ctx, id: &str, state: &str) -> Result<Value, ClientError> {
@@ -267,11 +348,22 @@ pub async fn run(ctx: &Ctx, cmd: PkgCommand) -> Result<(), ClientError> {
             })
         }
         PkgCommand::Show { id } => {
-            let info = ctx
-                .api()?
-                .get(&format!("/vnfpkgm/v2/vnf_packages/{}", super::seg(&id)))
-                .await?;
-            output::print(ctx.format, &info, pkg_fields)
+            let api = ctx.api()?;
+            let path = format!("/vnfpkgm/v2/vnf_packages/{}", super::seg(&id));
+            let info = api.get(&path).await?;
+            // The deployment summary comes from the onboarded VNFD (for people only: the
+            // JSON and YAML views are the server's resource).
+            let summary = if ctx.format == super::config::OutputFormat::Table
+                && s(&info, "/onboardingState") == "ONBOARDED"
+            {
+                match vnfd_summary(api, &path).await {
+                    Ok(text) => text,
+                    Err(e) => format!("Flavours: not shown ({e})\n"),
+                }
+            } else {
+                String::new()
+            };
+            output::print(ctx.format, &info, |p| pkg_fields(p, &summary))
         }
         PkgCommand::Enable { id } => {
             let m = set_state(ctx, &id, "ENABLED").await?;
