@@ -8,7 +8,11 @@
 //! | key | effect |
 //! |---|---|
 //! | `failures` | the first N forward infrastructure steps of the occurrence fail (a retry after them succeeds) |
-//! | `rollbackFailures` | the first N rollback steps of the occurrence fail |
+//! | `rollbackFailures` | the first N rollback steps of the occurrence fail (a rollback after them succeeds) |
+//!
+//! An injected failure is transient (`errorKind: transient`, `retryable: true`, status 503):
+//! retrying the occurrence (or rolling it back again) succeeds once the requested failures
+//! are used up, and the error says how many remain.
 //! | `delaySeconds` | every step of the occurrence takes that long (cut short by cancel and the step deadline) |
 //!
 //! A task request whose `testVim` holds anything else (a negative count, a delay beyond an
@@ -178,8 +182,15 @@ impl TestVimDriver {
         };
         if *done < allowed {
             *done += 1;
-            return Err(DriverError::permanent(format!(
-                "{what}: failure {done} of {allowed} requested by additionalParams.testVim"
+            // Transient (`retryable: true`): the failures are counted per occurrence, so
+            // retrying it (or its rollback) succeeds once they are used up.
+            let next = match allowed - *done {
+                0 => "the next attempt succeeds".to_owned(),
+                1 => "1 more attempt fails before one succeeds".to_owned(),
+                n => format!("{n} more attempts fail before one succeeds"),
+            };
+            return Err(DriverError::transient(format!(
+                "{what}: failure {done} of {allowed} requested by additionalParams.testVim; {next}"
             )));
         }
         Ok(())

@@ -1826,6 +1826,64 @@ async fn test_vim_faults_come_from_additional_params() {
     assert_eq!(occ["operationState"], "FAILED_TEMP", "{occ}");
 }
 
+/// Regression (issue 25, item 11): an injected test-VIM failure was recorded as permanent
+/// (`retryable: false`) although the retry then completed. Each failure says it is
+/// retryable and how many attempts still fail; the retries bear that out.
+#[tokio::test]
+async fn injected_failure_says_retryable_false_and_then_retries_fine() {
+    let h = Harness::new().await;
+    h.onboard(zip_dir(Path::new(HELLO))).await;
+    let id = h.create_instance().await;
+    let vim = json!({"vim1": {"vimType": "TEST.NOOP.V_1"}});
+    let occ = h
+        .task(
+            &id,
+            "instantiate",
+            json!({"flavourId": "simple", "vimConnectionInfo": vim}),
+        )
+        .await;
+    assert_eq!(occ["operationState"], "COMPLETED");
+    let occ = h
+        .task(
+            &id,
+            "scale",
+            json!({"type": "SCALE_OUT", "aspectId": "web_scale",
+                   "additionalParams": {"testVim": {"failures": 2}}}),
+        )
+        .await;
+    assert_eq!(occ["operationState"], "FAILED_TEMP", "{occ}");
+    let op = occ["id"].as_str().unwrap().to_owned();
+    let error = &occ["error"];
+    assert_eq!(error["retryable"], true, "{error:#}");
+    assert_eq!(error["errorKind"], "transient", "{error:#}");
+    let detail = error["detail"].as_str().unwrap();
+    assert!(
+        detail.contains("failure 1 of 2") && detail.contains("1 more attempt fails"),
+        "{detail}"
+    );
+    async fn retry(h: &Harness, op: &str) -> Value {
+        let r = h
+            .call(
+                Method::POST,
+                &format!("/vnflcm/v2/vnf_lcm_op_occs/{op}/retry"),
+                None,
+            )
+            .await;
+        assert_eq!(r.status, StatusCode::ACCEPTED);
+        h.wait_op(r.header("location").unwrap()).await
+    }
+    let occ = retry(&h, &op).await;
+    assert_eq!(occ["operationState"], "FAILED_TEMP", "{occ}");
+    assert_eq!(occ["error"]["retryable"], true, "{occ:#}");
+    let detail = occ["error"]["detail"].as_str().unwrap();
+    assert!(
+        detail.contains("failure 2 of 2") && detail.contains("the next attempt succeeds"),
+        "{detail}"
+    );
+    let occ = retry(&h, &op).await;
+    assert_eq!(occ["operationState"], "COMPLETED", "{occ}");
+}
+
 /// SOL003 v2.6.1 clauses 10.4.2a-10.4.5a: onboarded packages addressed by vnfdId.
 #[tokio::test]
 async fn onboarded_vnf_packages_are_addressed_by_vnfd_id() {
