@@ -370,16 +370,28 @@ fn plural(n: usize) -> &'static str {
     if n == 1 { "" } else { "s" }
 }
 
-/// Bytes in the largest binary unit that keeps an integer, e.g. `512 MiB`.
+/// Bytes in the unit, binary (`MiB`) or decimal (`MB`), that shows them exactly with the
+/// smallest number, e.g. `512 MiB` and `4 GB` (not `3906250 KiB`); the descriptor keeps
+/// bytes only, so `4000 MB` as written reads `4 GB`.
 fn bytes(n: u64) -> String {
-    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
-    let mut value = n;
-    let mut unit = 0;
-    while unit + 1 < UNITS.len() && value >= 1024 && value.is_multiple_of(1024) {
-        value /= 1024;
-        unit += 1;
+    fn exact(n: u64, base: u64, units: &[&'static str]) -> (u64, &'static str) {
+        let mut value = n;
+        let mut unit = 0;
+        while unit + 1 < units.len() && value >= base && value.is_multiple_of(base) {
+            value /= base;
+            unit += 1;
+        }
+        (value, units[unit])
     }
-    format!("{value} {}", UNITS[unit])
+    let binary = exact(n, 1024, &["B", "KiB", "MiB", "GiB", "TiB"]);
+    let decimal = exact(n, 1000, &["B", "kB", "MB", "GB", "TB"]);
+    // On a tie (`0 B`, or bytes that are in neither unit) the binary unit is kept.
+    let (value, unit) = if decimal.0 < binary.0 {
+        decimal
+    } else {
+        binary
+    };
+    format!("{value} {unit}")
 }
 
 #[cfg(test)]
@@ -389,8 +401,16 @@ mod tests {
     #[test]
     fn bytes_use_the_largest_exact_unit() {
         assert_eq!(bytes(512 * 1024 * 1024), "512 MiB");
-        assert_eq!(bytes(3_000_000_000), "3000000000 B");
+        assert_eq!(bytes(3_000_000_000), "3 GB");
         assert_eq!(bytes(1536), "1536 B");
+        assert_eq!(bytes(1_500_000), "1500 kB");
         assert_eq!(bytes(0), "0 B");
+    }
+
+    #[test]
+    fn memory_of_4000_mb_is_not_shown_as_3906250_kib() {
+        assert_eq!(bytes(4000 * 1000 * 1000), "4 GB");
+        assert_eq!(bytes(4000 * 1024 * 1024), "4000 MiB");
+        assert_eq!(bytes(1_048_576_000), "1000 MiB");
     }
 }
