@@ -21,9 +21,9 @@ use futures_core::stream::BoxStream;
 use serde_json::Value;
 use vnfm_lcm::DeliveryWaker;
 use vnfm_store::{
-    InstanceQuery, JournalEntry, Lease, NewOutboxRow, OpOccQuery, OutboxRow, PackageRecord, Page,
-    PkgmSubscriptionRecord, Result, StepRecord, StepWritten, Store, SubscriptionRecord, Timestamp,
-    Version, VimRecord,
+    InstanceQuery, JournalEntry, Lease, NewOutboxRow, OpOccQuery, OutboxRow, OutboxSummary,
+    PackageRecord, Page, PkgmSubscriptionRecord, Result, StepRecord, StepWritten, Store,
+    SubscriptionRecord, Timestamp, Version, VimRecord,
 };
 use vnfm_types::{SubscriptionId, VimId, VnfInstance, VnfInstanceId, VnfLcmOpOcc, VnfLcmOpOccId};
 
@@ -245,6 +245,21 @@ impl Store for ObservedStore {
 
     async fn outbox_pending_rows(&self, after: Option<i64>, limit: u32) -> Result<Vec<OutboxRow>> {
         self.inner.outbox_pending_rows(after, limit).await
+    }
+
+    async fn outbox_summary(&self) -> Result<Vec<OutboxSummary>> {
+        self.inner.outbox_summary().await
+    }
+
+    async fn outbox_redeliver(&self, id: i64, now: Timestamp) -> Result<()> {
+        let out = self.inner.outbox_redeliver(id, now).await;
+        // The row is due now: send it without waiting for the next poll.
+        self.enqueued(out.is_ok(), 1);
+        out
+    }
+
+    async fn outbox_discard(&self, id: i64) -> Result<()> {
+        self.inner.outbox_discard(id).await
     }
 
     async fn create_subscription(&self, record: &SubscriptionRecord) -> Result<()> {

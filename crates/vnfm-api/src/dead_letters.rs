@@ -1,16 +1,17 @@
 //! `/vnfm/v1/notifications/dead` (not an ETSI API): the notifications the deliverer gave up
 //! after retrying them for the configured time, oldest first, so that an operator can see
-//! what a subscriber missed. They stay in the store's outbox until their subscription is
-//! deleted.
+//! what a subscriber missed. They stay in the store's outbox until an operator discards them
+//! (`DELETE .../dead/{id}`) or sends them again (`POST .../dead/{id}/redeliver`, once the
+//! subscriber is back).
 
 use std::sync::Arc;
 
 use axum::Router;
-use axum::extract::State;
-use axum::http::{HeaderMap, StatusCode, Uri};
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri, header};
 use axum::middleware;
-use axum::response::Response;
-use axum::routing::get;
+use axum::response::{IntoResponse, Response};
+use axum::routing::{delete, get, post};
 use serde::Serialize;
 
 use crate::error::{ApiError, ApiResult};
@@ -18,12 +19,14 @@ use crate::state::AppState;
 use crate::util::{json_response, require_accept};
 use crate::version::{ApiFamily, versioned};
 
-/// Rows per page.
+/// Rows per page; a full page links the next one (`Link: <...?after=ID>; rel="next"`).
 const PAGE: u32 = 100;
 
 pub(crate) fn routes() -> Router<Arc<AppState>> {
     Router::new()
         .route("/notifications/dead", get(list))
+        .route("/notifications/dead/{id}", delete(discard))
+        .route("/notifications/dead/{id}/redeliver", post(redeliver))
         .layer(middleware::from_fn(|req, next| {
             versioned(ApiFamily::VimV1, req, next)
         }))
@@ -67,6 +70,10 @@ async fn list(
     require_accept(&headers, &["application/json"])?;
     let after = after_of(&uri)?;
     let rows = state.store.outbox_dead_rows(after, PAGE).await?;
+    // A full page may have a next one: link it as the SOL013 lists do.
+    let next = (rows.len() == PAGE as usize)
+        .then(|| rows.last().map(|r| r.id))
+        .flatten();
     let out: Vec<DeadNotification> = rows
         .into_iter()
         .map(|r| DeadNotification {
@@ -78,5 +85,66 @@ async fn list(
             notification: r.payload,
         })
         .collect();
-    Ok(json_response(StatusCode::OK, &out))
+    let mut response = json_response(StatusCode::OK, &out);
+    if let Some(last) = next {
+        let link = format!("</vnfm/v1/notifications/dead?after={last}>; rel=\"next\"");
+        if let Ok(v) = HeaderValue::from_str(&link) {
+            response.headers_mut().insert(header::LINK, v);
+        }
+    }
+    Ok(response)
+}
+
+/// The outbox row id of a path; anything else names no given-up notification.
+fn row_id(id: &str) -> Result<i64, ApiError> {
+    id.parse::<i64>().map_err(|_| not_given_up(id))
+}
+
+fn not_given_up(id: &str) -> ApiError {
+    ApiError::NotFound(format!(
+        "no given-up notification has the id {}; GET /vnfm/v1/notifications/dead lists them",
+        crate::util::cut(id, 80)
+    ))
+}
+
+/// `POST /vnfm/v1/notifications/dead/{id}/redeliver`: back in its queue, due now; `202`.
+/// It is the next notification of its queue (subscription and VNF instance) to be sent, and
+/// is retried under the current policy: if it was given up for its age, one more failed
+/// attempt gives it up again.
+async fn redeliver(
+    State(state): State<Arc<AppState>>,
+    Path(id): Path<String>,
+) -> ApiResult<Response> {
+    let row = row_id(&id)?;
+    match state
+        .store
+        .outbox_redeliver(row, vnfm_store::Timestamp::now())
+        .await
+    {
+        Ok(()) => {
+            tracing::info!(
+                outbox_row = row,
+                "given-up notification put back for delivery"
+            );
+            Ok(StatusCode::ACCEPTED.into_response())
+        }
+        Err(vnfm_store::StoreError::NotFound { .. }) => Err(not_given_up(&id)),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// `DELETE /vnfm/v1/notifications/dead/{id}`: gone for good; `204`.
+async fn discard(
+    State(state): State<Arc<AppState>>,
+    Path(id): Path<String>,
+) -> ApiResult<Response> {
+    let row = row_id(&id)?;
+    match state.store.outbox_discard(row).await {
+        Ok(()) => {
+            tracing::info!(outbox_row = row, "given-up notification discarded");
+            Ok(StatusCode::NO_CONTENT.into_response())
+        }
+        Err(vnfm_store::StoreError::NotFound { .. }) => Err(not_given_up(&id)),
+        Err(e) => Err(e.into()),
+    }
 }

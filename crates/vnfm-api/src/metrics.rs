@@ -83,7 +83,7 @@ pub struct OutboxStats {
     pub pending: i64,
     /// Notifications given up.
     pub dead: i64,
-    /// Seconds since the oldest waiting notification was made.
+    /// Seconds since the oldest waiting notification was enqueued (0 when none waits).
     pub lag_seconds: i64,
 }
 

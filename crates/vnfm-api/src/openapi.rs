@@ -441,6 +441,22 @@ pub const OPERATIONS: &[OperationDoc] = &[
         Some("[DeadNotification]"),
     ),
     op(
+        "POST",
+        "/vnfm/v1/notifications/dead/{id}/redeliver",
+        "Send a given-up notification again: back in its queue (the next of its subscription and VNF instance), due now, retried under the current policy",
+        None,
+        202,
+        None,
+    ),
+    op(
+        "DELETE",
+        "/vnfm/v1/notifications/dead/{id}",
+        "Discard a given-up notification for good",
+        None,
+        204,
+        None,
+    ),
+    op(
         "GET",
         "/vnfm/v1/vims",
         "List VIMs (secrets are never returned)",

@@ -45,49 +45,21 @@ pub(crate) async fn metrics(State(state): State<Arc<AppState>>) -> ApiResult<Res
     Ok(response)
 }
 
-/// Outbox rows read per store query, and at most in all per status, when counting.
-const OUTBOX_PAGE: u32 = 1000;
-const OUTBOX_MAX: usize = 100_000;
-
 /// Pending and given-up notifications of each subscription, and the age of its oldest
-/// pending one.
+/// pending one, from one aggregate query of the store (its cost does not grow with the rows
+/// counted).
 async fn outbox_stats(
     store: &dyn vnfm_store::Store,
 ) -> Result<std::collections::BTreeMap<String, crate::metrics::OutboxStats>, ApiError> {
     let mut out = std::collections::BTreeMap::<String, crate::metrics::OutboxStats>::new();
     let now = vnfm_store::Timestamp::now().millis();
-    for dead in [false, true] {
-        let mut after = None;
-        let mut seen = 0;
-        loop {
-            let rows = if dead {
-                store.outbox_dead_rows(after, OUTBOX_PAGE).await?
-            } else {
-                store.outbox_pending_rows(after, OUTBOX_PAGE).await?
-            };
-            for row in &rows {
-                let stats = out.entry(row.subscription_id.to_string()).or_default();
-                if dead {
-                    stats.dead += 1;
-                } else {
-                    stats.pending += 1;
-                    let made = row
-                        .payload
-                        .get("timeStamp")
-                        .and_then(serde_json::Value::as_str)
-                        .and_then(vnfm_types::time::parse_rfc3339)
-                        .map(|t| t.as_millisecond());
-                    if let Some(made) = made {
-                        stats.lag_seconds = stats.lag_seconds.max((now - made).max(0) / 1000);
-                    }
-                }
-            }
-            seen += rows.len();
-            match rows.last() {
-                Some(last) if rows.len() == OUTBOX_PAGE as usize && seen < OUTBOX_MAX => {
-                    after = Some(last.id);
-                }
-                _ => break,
+    for summary in store.outbox_summary().await? {
+        let stats = out.entry(summary.subscription_id.to_string()).or_default();
+        match summary.status {
+            vnfm_store::OutboxStatus::Dead => stats.dead = summary.rows,
+            vnfm_store::OutboxStatus::Pending => {
+                stats.pending = summary.rows;
+                stats.lag_seconds = (now - summary.oldest.millis()).max(0) / 1000;
             }
         }
     }

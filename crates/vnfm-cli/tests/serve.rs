@@ -8,6 +8,7 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::net::SocketAddr;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -735,5 +736,374 @@ async fn serve_refuses_bad_input_naming_the_member() {
         assert_eq!(problem["pointer"], pointer, "{problem}");
         assert!(!problem.to_string().contains("SECRETOBJ42"), "{problem}");
     }
+    drop(server);
+}
+
+/// A notification subscriber on loopback that can be taken down: while down it answers every
+/// notification `503 Service Unavailable` (the callback test `GET` is always answered 204);
+/// while up it records them.
+struct Subscriber {
+    callback: String,
+    down: Arc<AtomicBool>,
+    received: Arc<Mutex<Vec<Value>>>,
+    refused: Arc<AtomicUsize>,
+}
+
+impl Subscriber {
+    async fn start() -> Subscriber {
+        let down = Arc::new(AtomicBool::new(false));
+        let received: Arc<Mutex<Vec<Value>>> = Arc::default();
+        let refused = Arc::new(AtomicUsize::new(0));
+        let (d, r, f) = (down.clone(), received.clone(), refused.clone());
+        let app = axum::Router::new().route(
+            "/notify",
+            get(|| async { StatusCode::NO_CONTENT }).post(move |Json(body): Json<Value>| {
+                let (d, r, f) = (d.clone(), r.clone(), f.clone());
+                async move {
+                    if d.load(Ordering::SeqCst) {
+                        f.fetch_add(1, Ordering::SeqCst);
+                        return StatusCode::SERVICE_UNAVAILABLE;
+                    }
+                    r.lock().unwrap().push(body);
+                    StatusCode::NO_CONTENT
+                }
+            }),
+        );
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr: SocketAddr = listener.local_addr().unwrap();
+        tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+        Subscriber {
+            callback: format!("http://{addr}/notify"),
+            down,
+            received,
+            refused,
+        }
+    }
+
+    fn set_down(&self, down: bool) {
+        self.down.store(down, Ordering::SeqCst);
+    }
+
+    /// What one VNF instance's notifications said, in arrival order, with repeated
+    /// deliveries (at-least-once) collapsed: `created`, `INSTANTIATE STARTING`, ...
+    fn sequence(&self, vnf: &str) -> Vec<String> {
+        let mut out: Vec<String> = self
+            .received
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|n| n["vnfInstanceId"] == vnf)
+            .map(
+                |n| match n["notificationType"].as_str().unwrap_or_default() {
+                    "VnfIdentifierCreationNotification" => "created".to_owned(),
+                    "VnfIdentifierDeletionNotification" => "deleted".to_owned(),
+                    _ => format!(
+                        "{} {}",
+                        n["operation"].as_str().unwrap_or_default(),
+                        n["operationState"].as_str().unwrap_or_default()
+                    ),
+                },
+            )
+            .collect();
+        out.dedup();
+        out
+    }
+}
+
+/// `created`, then STARTING, PROCESSING, COMPLETED of each operation.
+fn lifecycle(ops: &[&str]) -> Vec<String> {
+    let mut out = vec!["created".to_owned()];
+    for op in ops {
+        for state in ["STARTING", "PROCESSING", "COMPLETED"] {
+            out.push(format!("{op} {state}"));
+        }
+    }
+    out
+}
+
+impl Api {
+    /// Onboards the corpus package the end-to-end test uses; returns its vnfdId.
+    async fn onboard_corpus_package(&self) -> String {
+        let (status, _, pkg) = self
+            .json(
+                reqwest::Method::POST,
+                "/vnfpkgm/v2/vnf_packages",
+                Some(json!({})),
+            )
+            .await;
+        assert_eq!(status, 201, "{pkg}");
+        let pkg_id = pkg["id"].as_str().unwrap().to_owned();
+        let r = self
+            .req(
+                reqwest::Method::PUT,
+                &format!("/vnfpkgm/v2/vnf_packages/{pkg_id}/package_content"),
+            )
+            .header("Content-Type", "application/zip")
+            .body(zip_dir(
+                &Path::new(CORPUS).join("tacker/v2-vm-basic-lcms-max"),
+            ))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 202);
+        for _ in 0..1500 {
+            let (_, _, info) = self
+                .json(
+                    reqwest::Method::GET,
+                    &format!("/vnfpkgm/v2/vnf_packages/{pkg_id}"),
+                    None,
+                )
+                .await;
+            if info["onboardingState"] != "PROCESSING" {
+                assert_eq!(info["onboardingState"], "ONBOARDED", "{info:#}");
+                return info["vnfdId"].as_str().unwrap().to_owned();
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        panic!("package {pkg_id} was never onboarded");
+    }
+
+    /// Creates a VNF instance of `vnfd_id`; returns its id.
+    async fn create_vnf(&self, vnfd_id: &str) -> String {
+        let (status, _, vnf) = self
+            .json(
+                reqwest::Method::POST,
+                "/vnflcm/v2/vnf_instances",
+                Some(json!({"vnfdId": vnfd_id})),
+            )
+            .await;
+        assert_eq!(status, 201, "{vnf}");
+        vnf["id"].as_str().unwrap().to_owned()
+    }
+
+    async fn instantiate(&self, vnf: &str) {
+        self.task(
+            vnf,
+            "instantiate",
+            json!({"flavourId": "simple", "vimConnectionInfo": {"vim1": {"vimType": "TEST.NOOP.V_1"}}}),
+        )
+        .await;
+    }
+
+    /// Subscribes `callback` to every lifecycle notification; returns the subscription id.
+    async fn subscribe(&self, callback: &str) -> String {
+        let (status, _, sub) = self
+            .json(
+                reqwest::Method::POST,
+                "/vnflcm/v2/subscriptions",
+                Some(json!({"callbackUri": callback})),
+            )
+            .await;
+        assert_eq!(status, 201, "{sub}");
+        sub["id"].as_str().unwrap().to_owned()
+    }
+
+    /// The value of the `/metrics` sample `name{labels}`.
+    async fn metric(&self, name_and_labels: &str) -> Option<i64> {
+        let text = self
+            .req(reqwest::Method::GET, "/metrics")
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        text.lines()
+            .find_map(|l| l.strip_prefix(name_and_labels)?.strip_prefix(' '))
+            .and_then(|v| v.trim().parse().ok())
+    }
+}
+
+/// Waits up to `secs` seconds for `done`, polling every 100 ms.
+async fn eventually(secs: u64, what: &str, mut done: impl AsyncFnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(secs);
+    while !done().await {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// Issue 25, item 2: a subscriber down for a while lost notifications. Here it is down (503)
+/// while two VNF instances go through their lifecycles, the server retries (backoff capped at
+/// 1 s, more than 10 attempts) and holds each instance's later notifications behind the first undelivered one; once
+/// the subscriber is back every notification arrives, each instance's in the order they
+/// happened, none given up; `/metrics` shows the outbox while it waits and empty after.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn notifications_held_while_the_subscriber_is_down_arrive_in_order_when_it_returns() {
+    rustls::crypto::ring::default_provider()
+        .install_default()
+        .ok();
+    let dir = tempfile::tempdir().unwrap();
+    let subscriber = Subscriber::start().await;
+    let server = start_with(dir.path(), &["--notify-backoff-max", "1"], None);
+    let api = Api::connect(&server.base, dir.path()).await;
+    let sub = api.subscribe(&subscriber.callback).await;
+    let vnfd_id = api.onboard_corpus_package().await;
+
+    subscriber.set_down(true);
+    let a = api.create_vnf(&vnfd_id).await;
+    let b = api.create_vnf(&vnfd_id).await;
+    api.instantiate(&a).await;
+    api.instantiate(&b).await;
+    api.task(
+        &a,
+        "scale",
+        json!({"type": "SCALE_OUT", "aspectId": "VDU1_scale", "numberOfSteps": 1}),
+    )
+    .await;
+    // Retried, not delivered, not given up: the outbox holds them. Each instance's first
+    // notification is refused about 12 times, beyond the 10 attempts after which the server
+    // used to give up.
+    eventually(60, "delivery attempts to the down subscriber", async || {
+        subscriber.refused.load(Ordering::SeqCst) >= 24
+    })
+    .await;
+    let pending = format!(r#"vnfm_notifications{{subscription="{sub}",status="pending"}}"#);
+    let dead = format!(r#"vnfm_notifications{{subscription="{sub}",status="dead"}}"#);
+    let lag = format!(r#"vnfm_notification_delivery_lag_seconds{{subscription="{sub}"}}"#);
+    assert_eq!(api.metric(&pending).await, Some(11));
+    assert_eq!(api.metric(&dead).await, Some(0));
+    eventually(30, "a delivery lag of a second", async || {
+        api.metric(&lag).await.is_some_and(|l| l >= 1)
+    })
+    .await;
+    assert!(subscriber.received.lock().unwrap().is_empty());
+
+    subscriber.set_down(false);
+    let (want_a, want_b) = (
+        lifecycle(&["INSTANTIATE", "SCALE"]),
+        lifecycle(&["INSTANTIATE"]),
+    );
+    eventually(
+        60,
+        "every notification after the subscriber returned",
+        async || {
+            subscriber.sequence(&a).len() >= want_a.len()
+                && subscriber.sequence(&b).len() >= want_b.len()
+        },
+    )
+    .await;
+    assert_eq!(subscriber.sequence(&a), want_a);
+    assert_eq!(subscriber.sequence(&b), want_b);
+    // An empty outbox has no series: absent counts as 0.
+    eventually(10, "an empty outbox", async || {
+        api.metric(&pending).await.unwrap_or(0) == 0
+    })
+    .await;
+    assert_eq!(api.metric(&dead).await.unwrap_or(0), 0);
+    assert_eq!(api.metric(&lag).await.unwrap_or(0), 0);
+    let (status, _, given_up) = api
+        .json(reqwest::Method::GET, "/vnfm/v1/notifications/dead", None)
+        .await;
+    assert_eq!(status, 200);
+    assert_eq!(given_up, json!([]));
+    drop(server);
+}
+
+/// Runs the `vnfm` client against `server` (credentials from its data directory, no
+/// configuration or token cache of the user's).
+fn client(server: &Server, data_dir: &Path, args: &[&str]) -> std::process::Output {
+    let home = tempfile::tempdir().unwrap();
+    Command::new(env!("CARGO_BIN_EXE_vnfm"))
+        .args(args)
+        .env("VNFM_URL", &server.base)
+        .env("VNFM_CREDENTIALS_FILE", data_dir.join("credentials.json"))
+        .env("XDG_CONFIG_HOME", home.path().join("config"))
+        .env_remove("VNFM_CLIENT_ID")
+        .env_remove("VNFM_CLIENT_SECRET")
+        .env_remove("VNFM_CONFIG")
+        .arg("--no-token-cache")
+        .stdin(Stdio::null())
+        .output()
+        .expect("vnfm runs")
+}
+
+fn client_ok(server: &Server, data_dir: &Path, args: &[&str]) -> String {
+    let out = client(server, data_dir, args);
+    assert!(
+        out.status.success(),
+        "vnfm {args:?}: {:?}\n{}{}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// Issue 25, item 2: a notification given up (here at once: `--notify-max-age-hours 0`) was
+/// lost for good. Now it is kept: `vnfm sub dead` lists it, `/metrics` counts it, and once the
+/// subscriber is back `vnfm sub redeliver --all` sends every one again, in order; `vnfm sub
+/// discard` refuses a row that is not given up.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn given_up_notifications_are_listed_and_redelivered_with_the_cli_once_the_subscriber_is_back()
+ {
+    rustls::crypto::ring::default_provider()
+        .install_default()
+        .ok();
+    let dir = tempfile::tempdir().unwrap();
+    let subscriber = Subscriber::start().await;
+    let server = start_with(dir.path(), &["--notify-max-age-hours", "0"], None);
+    let api = Api::connect(&server.base, dir.path()).await;
+    let sub = api.subscribe(&subscriber.callback).await;
+    let vnfd_id = api.onboard_corpus_package().await;
+
+    subscriber.set_down(true);
+    let vnf = api.create_vnf(&vnfd_id).await;
+    api.instantiate(&vnf).await;
+    let dead = format!(r#"vnfm_notifications{{subscription="{sub}",status="dead"}}"#);
+    eventually(30, "four given-up notifications", async || {
+        api.metric(&dead).await == Some(4)
+    })
+    .await;
+
+    let root = dir.path();
+    let listed: Value =
+        serde_json::from_str(&client_ok(&server, root, &["sub", "dead", "-o", "json"])).unwrap();
+    let listed = listed.as_array().unwrap();
+    assert_eq!(listed.len(), 4, "{listed:#?}");
+    assert!(listed.iter().all(|d| d["subscriptionId"] == sub.as_str()));
+    assert!(
+        listed
+            .iter()
+            .all(|d| d["lastError"].as_str().unwrap().contains("503"))
+    );
+    let table = client_ok(&server, root, &["sub", "dead", "--subscription", &sub]);
+    assert!(
+        table.contains("VnfLcmOperationOccurrence INSTANTIATE COMPLETED"),
+        "{table}"
+    );
+    assert!(
+        client_ok(
+            &server,
+            root,
+            &["sub", "dead", "--subscription", "other", "-o", "json"]
+        )
+        .trim()
+            == "[]"
+    );
+    let refused = client(&server, root, &["sub", "discard", "999999999"]);
+    assert_eq!(refused.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        stderr.contains("404") && stderr.contains("999999999"),
+        "{stderr}"
+    );
+
+    subscriber.set_down(false);
+    let said = client_ok(&server, root, &["sub", "redeliver", "--all"]);
+    assert!(
+        said.contains("4 notifications put back for delivery"),
+        "{said}"
+    );
+    eventually(30, "the redelivered notifications", async || {
+        subscriber.sequence(&vnf).len() >= 4
+    })
+    .await;
+    assert_eq!(subscriber.sequence(&vnf), lifecycle(&["INSTANTIATE"]));
+    assert_eq!(
+        client_ok(&server, root, &["sub", "dead", "-o", "json"]).trim(),
+        "[]"
+    );
+    assert_eq!(api.metric(&dead).await.unwrap_or(0), 0);
     drop(server);
 }

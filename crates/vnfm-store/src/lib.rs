@@ -47,9 +47,9 @@ use std::sync::Arc;
 pub use error::{Conflict, StoreError};
 pub use model::{
     DEFAULT_PAGE_SIZE, InstanceQuery, JournalEntry, JournalStep, Lease, MAX_PAGE_SIZE, NameFilter,
-    NewOutboxRow, OpOccQuery, OutboxRow, OutboxStatus, PackageRecord, Page, PkgmSubscriptionRecord,
-    StepOutcome, StepRecord, StepWritten, SubscriptionRecord, Timestamp, Version, VimDependent,
-    VimRecord, canonical_filter, canonical_pkgm_filter, state_str,
+    NewOutboxRow, OpOccQuery, OutboxRow, OutboxStatus, OutboxSummary, PackageRecord, Page,
+    PkgmSubscriptionRecord, StepOutcome, StepRecord, StepWritten, SubscriptionRecord, Timestamp,
+    Version, VimDependent, VimRecord, canonical_filter, canonical_pkgm_filter, state_str,
 };
 pub use postgres::{DEFAULT_MAX_CONNECTIONS, PostgresStore};
 pub use sqlite::{Durability, SqliteOptions, SqliteStore};

@@ -274,6 +274,20 @@ pub struct OutboxRow {
     pub status: OutboxStatus,
 }
 
+/// The outbox rows of one subscription in one status, counted by the store (one aggregate
+/// query, whatever the number of rows): what `/metrics` reports per subscription.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OutboxSummary {
+    /// The subscription.
+    pub subscription_id: SubscriptionId,
+    /// Pending or dead.
+    pub status: OutboxStatus,
+    /// How many rows.
+    pub rows: i64,
+    /// When the oldest of them was enqueued.
+    pub oldest: Timestamp,
+}
+
 /// A stored subscription: the resource, the canonical form of its filter (for duplicate
 /// detection) and its callback credentials, encrypted by the caller.
 #[derive(Clone, PartialEq)]

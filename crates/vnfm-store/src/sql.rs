@@ -218,7 +218,8 @@ macro_rules! impl_sql_store {
             use crate::hot::SqlConn as _;
             use crate::model::{
                 enum_str, page_size, state_str, InstanceQuery, JournalEntry, Lease,
-                NameFilter, NewOutboxRow, OpOccQuery, OutboxRow, OutboxStatus, PackageRecord, Page,
+                NameFilter, NewOutboxRow, OpOccQuery, OutboxRow, OutboxStatus, OutboxSummary,
+                PackageRecord, Page,
                 PkgmSubscriptionRecord, StepOutcome, StepRecord, StepWritten, SubscriptionRecord,
                 Timestamp, Version, VimDependent, VimRecord,
             };
@@ -1233,6 +1234,69 @@ macro_rules! impl_sql_store {
                     limit: u32,
                 ) -> Result<Vec<OutboxRow>> {
                     self.outbox_rows("pending", after, limit).await
+                }
+
+                async fn outbox_summary(&self) -> Result<Vec<OutboxSummary>> {
+                    sqlx::query(
+                        "SELECT subscription_id, status, COUNT(*), MIN(created_at) FROM outbox \
+                         GROUP BY subscription_id, status \
+                         ORDER BY subscription_id, status DESC",
+                    )
+                    .fetch_all(self.reader())
+                    .await
+                    .map_err(backend)?
+                    .iter()
+                    .map(|row| {
+                        let status: String = row.try_get(1).map_err(backend)?;
+                        Ok(OutboxSummary {
+                            subscription_id: SubscriptionId(row.try_get(0).map_err(backend)?),
+                            status: if status == "dead" {
+                                OutboxStatus::Dead
+                            } else {
+                                OutboxStatus::Pending
+                            },
+                            rows: row.try_get(2).map_err(backend)?,
+                            oldest: Timestamp(row.try_get(3).map_err(backend)?),
+                        })
+                    })
+                    .collect()
+                }
+
+                async fn outbox_redeliver(&self, id: i64, now: Timestamp) -> Result<()> {
+                    let mut tx = self.begin_write().await?;
+                    let done = sqlx::query(
+                        "UPDATE outbox SET status = 'pending', next_attempt_at = $1, \
+                         claim_owner = NULL, claim_until = NULL \
+                         WHERE id = $2 AND status = 'dead'",
+                    )
+                    .bind(now.0)
+                    .bind(id)
+                    .execute(&mut *tx)
+                    .await
+                    .map_err(backend)?;
+                    if done.rows_affected() == 0 {
+                        return Err(StoreError::NotFound {
+                            kind: "dead outbox row",
+                            id: id.to_string(),
+                        });
+                    }
+                    tx.commit().await.map_err(backend)
+                }
+
+                async fn outbox_discard(&self, id: i64) -> Result<()> {
+                    let mut tx = self.begin_write().await?;
+                    let done = sqlx::query("DELETE FROM outbox WHERE id = $1 AND status = 'dead'")
+                        .bind(id)
+                        .execute(&mut *tx)
+                        .await
+                        .map_err(backend)?;
+                    if done.rows_affected() == 0 {
+                        return Err(StoreError::NotFound {
+                            kind: "dead outbox row",
+                            id: id.to_string(),
+                        });
+                    }
+                    tx.commit().await.map_err(backend)
                 }
 
                 async fn create_subscription(&self, record: &SubscriptionRecord) -> Result<()> {

@@ -12,9 +12,9 @@ use vnfm_types::{
 
 use crate::error::StoreError;
 use crate::model::{
-    InstanceQuery, JournalEntry, Lease, NewOutboxRow, OpOccQuery, OutboxRow, PackageRecord, Page,
-    PkgmSubscriptionRecord, StepRecord, StepWritten, SubscriptionRecord, Timestamp, Version,
-    VimDependent, VimRecord,
+    InstanceQuery, JournalEntry, Lease, NewOutboxRow, OpOccQuery, OutboxRow, OutboxSummary,
+    PackageRecord, Page, PkgmSubscriptionRecord, StepRecord, StepWritten, SubscriptionRecord,
+    Timestamp, Version, VimDependent, VimRecord,
 };
 use crate::sql::request_vim_ids;
 
@@ -222,6 +222,19 @@ pub trait Store: Send + Sync {
     /// Pending rows (claimed or not), oldest first, after id `after`: the queues as they
     /// stand, for inspection.
     async fn outbox_pending_rows(&self, after: Option<i64>, limit: u32) -> Result<Vec<OutboxRow>>;
+
+    /// The outbox counted by subscription and status, with the enqueue time of the oldest row
+    /// of each: one aggregate query (`COUNT`, `MIN`), so its cost does not grow with the
+    /// rows returned. Ordered by subscription, then pending before dead.
+    async fn outbox_summary(&self) -> Result<Vec<OutboxSummary>>;
+
+    /// Puts a dead row back in its queue: pending, due at `now`, unclaimed; its attempts and
+    /// last error are kept. Being older than the rows behind it, it is the next one of its
+    /// queue to be sent. [`StoreError::NotFound`] if no dead row has this id.
+    async fn outbox_redeliver(&self, id: i64, now: Timestamp) -> Result<()>;
+
+    /// Deletes a dead row for good. [`StoreError::NotFound`] if no dead row has this id.
+    async fn outbox_discard(&self, id: i64) -> Result<()>;
 
     // ----- Subscriptions -----
     //

@@ -11,8 +11,8 @@ use futures_util::StreamExt;
 use serde_json::json;
 use vnfm_store::{
     Conflict, InstanceQuery, JournalStep, Lease, NameFilter, NewOutboxRow, OpOccQuery,
-    OutboxStatus, PackageRecord, PkgmSubscriptionRecord, StepOutcome, StepRecord, Store,
-    StoreError, SubscriptionRecord, Timestamp, Version, VimRecord, canonical_filter,
+    OutboxStatus, OutboxSummary, PackageRecord, PkgmSubscriptionRecord, StepOutcome, StepRecord,
+    Store, StoreError, SubscriptionRecord, Timestamp, Version, VimRecord, canonical_filter,
     canonical_pkgm_filter,
 };
 use vnfm_types::{
@@ -66,6 +66,7 @@ store_tests!(
     outbox_claims_retries_and_dead_letters,
     concurrent_outbox_claims_are_disjoint,
     outbox_queues_deliver_in_enqueue_order,
+    dead_letters_are_counted_redelivered_in_their_queue_and_discarded,
     concurrent_senders_keep_each_queue_in_order,
     subscriptions_round_trip_and_detect_duplicates,
     vims_and_the_index_of_instances_using_them,
@@ -1414,6 +1415,104 @@ async fn outbox_queues_deliver_in_enqueue_order(db: &TestDb) {
     // A dead row no longer holds its queue back.
     s.outbox_dead(next[0].id, "HTTP 410").await.unwrap();
     assert_eq!(numbers(&claim("sender-3", 5_002).await), vec![5]);
+}
+
+/// The outbox summary counts rows per subscription and status in the store, a dead row put
+/// back is the next of its queue to be sent (ahead of the rows enqueued after it), and a
+/// discarded one is gone; neither works on a row that is not dead.
+async fn dead_letters_are_counted_redelivered_in_their_queue_and_discarded(db: &TestDb) {
+    let s = db.store.as_ref();
+    assert!(s.outbox_summary().await.unwrap().is_empty());
+    let before = Timestamp::now();
+    s.enqueue(&[
+        queued("sub-a", "vnf-1", 1),
+        queued("sub-a", "vnf-1", 2),
+        queued("sub-a", "vnf-2", 3),
+        queued("sub-b", "vnf-1", 4),
+    ])
+    .await
+    .unwrap();
+    let after = Timestamp::now();
+    let claim = |owner: &'static str, at: i64| async move {
+        s.outbox_due(Timestamp(at), 10, owner, Timestamp(at + 1000))
+            .await
+            .unwrap()
+    };
+    let heads = claim("sender-1", 10).await;
+    assert_eq!(numbers(&heads), vec![1, 3, 4]);
+    let id = |n: i64| heads.iter().find(|r| r.payload["n"] == n).unwrap().id;
+    s.outbox_dead(id(1), "HTTP 503").await.unwrap();
+    s.outbox_dead(id(4), "HTTP 503").await.unwrap();
+    s.outbox_delivered(id(3)).await.unwrap();
+
+    let summary = s.outbox_summary().await.unwrap();
+    let shape: Vec<_> = summary
+        .iter()
+        .map(|r| (r.subscription_id.as_str(), r.status, r.rows))
+        .collect();
+    assert_eq!(
+        shape,
+        vec![
+            ("sub-a", OutboxStatus::Pending, 1),
+            ("sub-a", OutboxStatus::Dead, 1),
+            ("sub-b", OutboxStatus::Dead, 1),
+        ]
+    );
+    for OutboxSummary { oldest, .. } in &summary {
+        assert!(
+            before <= *oldest && *oldest <= after,
+            "{oldest:?} not in {before:?}..{after:?}"
+        );
+    }
+
+    // Only dead rows are redelivered or discarded.
+    let pending = outbox_all(s).await;
+    let row2 = pending.iter().find(|r| r.payload["n"] == 2).unwrap().id;
+    for refused in [
+        s.outbox_redeliver(row2, Timestamp(20)).await,
+        s.outbox_discard(row2).await,
+        s.outbox_redeliver(i64::MAX, Timestamp(20)).await,
+        s.outbox_discard(i64::MAX).await,
+    ] {
+        assert!(
+            matches!(
+                refused,
+                Err(StoreError::NotFound {
+                    kind: "dead outbox row",
+                    ..
+                })
+            ),
+            "{refused:?}"
+        );
+    }
+
+    // Row 1, put back, goes before row 2 of its queue, keeping its attempts and last error.
+    s.outbox_redeliver(id(1), Timestamp(20)).await.unwrap();
+    assert!(matches!(
+        s.outbox_redeliver(id(1), Timestamp(20)).await,
+        Err(StoreError::NotFound { .. })
+    ));
+    let again = claim("sender-2", 20).await;
+    assert_eq!(numbers(&again), vec![1]);
+    assert_eq!(again[0].attempts, 1);
+    assert_eq!(again[0].last_error.as_deref(), Some("HTTP 503"));
+    assert!(
+        claim("sender-3", 30).await.is_empty(),
+        "row 2 overtook row 1"
+    );
+    s.outbox_delivered(again[0].id).await.unwrap();
+    assert_eq!(numbers(&claim("sender-3", 40).await), vec![2]);
+
+    s.outbox_discard(id(4)).await.unwrap();
+    assert!(s.outbox_dead_rows(None, 10).await.unwrap().is_empty());
+    let shape: Vec<_> = s
+        .outbox_summary()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|r| (r.subscription_id.to_string(), r.status, r.rows))
+        .collect();
+    assert_eq!(shape, vec![("sub-a".to_owned(), OutboxStatus::Pending, 1)]);
 }
 
 async fn concurrent_senders_keep_each_queue_in_order(db: &TestDb) {

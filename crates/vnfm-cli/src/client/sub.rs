@@ -1,4 +1,6 @@
-//! `vnfm sub`: LCM notification subscriptions (create, list, show, delete).
+//! `vnfm sub`: LCM notification subscriptions (create, list, show, delete), and the
+//! notifications the server gave up delivering to any subscription (`dead`, `redeliver`,
+//! `discard`, over `/vnfm/v1/notifications/dead`).
 
 use std::path::PathBuf;
 
@@ -30,6 +32,115 @@ pub enum SubCommand {
         /// Subscription id.
         id: String,
     },
+    /// List the notifications the server gave up delivering (after retrying them for
+    /// `serve --notify-max-age-hours`), oldest first, with the row ids `redeliver` and
+    /// `discard` take.
+    Dead {
+        /// Only those of this subscription.
+        #[arg(long, value_name = "ID")]
+        subscription: Option<String>,
+    },
+    /// Send given-up notifications again, once the subscriber is back: each goes back to the
+    /// front of its queue (its subscription and VNF instance) and is sent at once.
+    Redeliver(DeadArgs),
+    /// Discard given-up notifications for good.
+    Discard(DeadArgs),
+}
+
+/// Which given-up notifications `vnfm sub redeliver|discard` acts on.
+#[derive(Debug, Args)]
+pub struct DeadArgs {
+    /// Row ids (the ID column of `vnfm sub dead`).
+    #[arg(
+        value_name = "ROW",
+        required_unless_present = "all",
+        conflicts_with = "all"
+    )]
+    pub rows: Vec<i64>,
+    /// Every given-up notification (of --subscription, when given).
+    #[arg(long)]
+    pub all: bool,
+    /// With --all: only those of this subscription.
+    #[arg(long, value_name = "ID", requires = "all")]
+    pub subscription: Option<String>,
+}
+
+/// The dead-letter list of the server.
+const DEAD: &str = "/vnfm/v1/notifications/dead";
+
+/// Every given-up notification (of `subscription`, when given), oldest first.
+async fn dead_letters(ctx: &Ctx, subscription: Option<&str>) -> Result<Vec<Value>, ClientError> {
+    let mut all = ctx.api()?.list(DEAD, &[]).await?;
+    if let Some(sub) = subscription {
+        all.retain(|d| d["subscriptionId"] == sub);
+    }
+    Ok(all)
+}
+
+/// What a notification is about, in a few words: its type, operation and state.
+fn about(n: &Value) -> String {
+    let kind = s(n, "/notificationType");
+    let kind = kind
+        .strip_suffix("Notification")
+        .unwrap_or(&kind)
+        .to_owned();
+    [kind, s(n, "/operation"), s(n, "/operationState")]
+        .into_iter()
+        .filter(|p| !p.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Redelivers or discards the rows `a` names, one request each, stopping at the first
+/// refusal; reports what was done.
+async fn act_on_dead(ctx: &Ctx, a: DeadArgs, redeliver: bool) -> Result<(), ClientError> {
+    let rows: Vec<i64> = if a.all {
+        dead_letters(ctx, a.subscription.as_deref())
+            .await?
+            .iter()
+            .filter_map(|d| d["id"].as_i64())
+            .collect()
+    } else {
+        a.rows
+    };
+    let (verb, key) = if redeliver {
+        ("put back for delivery", "redelivered")
+    } else {
+        ("discarded", "discarded")
+    };
+    let mut done = Vec::new();
+    for row in &rows {
+        let result = if redeliver {
+            ctx.api()?
+                .call(
+                    Method::POST,
+                    &format!("{DEAD}/{row}/redeliver"),
+                    Body::Empty,
+                )
+                .await
+        } else {
+            ctx.api()?
+                .call(Method::DELETE, &format!("{DEAD}/{row}"), Body::Empty)
+                .await
+        };
+        if let Err(e) = result {
+            if !done.is_empty() {
+                eprintln!(
+                    "{} of {} given-up notifications {verb}",
+                    done.len(),
+                    rows.len()
+                );
+            }
+            return Err(e);
+        }
+        done.push(*row);
+    }
+    let message = match done.len() {
+        0 => "no given-up notification to act on".to_owned(),
+        1 => format!("notification {} {verb}", done[0]),
+        n => format!("{n} notifications {verb}"),
+    };
+    ctx.done(&message, json!({ key: done }))
 }
 
 /// `vnfm sub create`.
@@ -184,6 +295,30 @@ pub async fn run(ctx: &Ctx, cmd: SubCommand) -> Result<(), ClientError> {
                 json!({"id": id, "deleted": true}),
             )
         }
+        SubCommand::Dead { subscription } => {
+            let list = Value::Array(dead_letters(ctx, subscription.as_deref()).await?);
+            output::print(ctx.format, &list, |v| {
+                let mut t = Table::new(&[
+                    "ID",
+                    "SUBSCRIPTION",
+                    "NOTIFICATION",
+                    "ATTEMPTS",
+                    "LAST ERROR",
+                ]);
+                for d in v.as_array().into_iter().flatten() {
+                    t.row(vec![
+                        s(d, "/id"),
+                        s(d, "/subscriptionId"),
+                        about(&d["notification"]),
+                        s(d, "/attempts"),
+                        s(d, "/lastError"),
+                    ]);
+                }
+                t.render()
+            })
+        }
+        SubCommand::Redeliver(a) => act_on_dead(ctx, a, true).await,
+        SubCommand::Discard(a) => act_on_dead(ctx, a, false).await,
     }
 }
 
@@ -218,6 +353,21 @@ mod tests {
                               "vnfInstanceSubscriptionFilter": {"vnfInstanceIds": ["v1"]},
                               "notificationTypes": ["VnfLcmOperationOccurrenceNotification"]},
                    "authentication": {"authType": ["BASIC"], "paramsBasic": {"userName": "u", "password": "p"}}})
+        );
+    }
+
+    #[test]
+    fn a_notification_is_summed_up_by_type_operation_and_state() {
+        assert_eq!(
+            about(
+                &json!({"notificationType": "VnfLcmOperationOccurrenceNotification",
+                          "operation": "SCALE", "operationState": "STARTING"})
+            ),
+            "VnfLcmOperationOccurrence SCALE STARTING"
+        );
+        assert_eq!(
+            about(&json!({"notificationType": "VnfPackageChangeNotification"})),
+            "VnfPackageChange"
         );
     }
 
