@@ -24,6 +24,7 @@ pub mod error;
 mod lcm_v1;
 mod lcm_v2;
 pub mod limits;
+mod links;
 pub mod listing;
 pub mod metrics;
 pub mod openapi;
@@ -76,6 +77,7 @@ pub fn router(state: Arc<AppState>) -> Router {
         )
         .route("/openapi.json", get(openapi::serve_document))
         .route("/metrics", get(ops::metrics))
+        .layer(middleware::from_fn(links::absolute_links))
         .layer(middleware::from_fn_with_state(
             state.auth.clone(),
             auth::require_auth,

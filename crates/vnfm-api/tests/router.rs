@@ -254,7 +254,7 @@ async fn package_management_lifecycle() {
         v1["_links"]["self"]["href"]
             .as_str()
             .unwrap()
-            .starts_with("/vnfpkgm/v1/")
+            .starts_with("http://localhost/vnfpkgm/v1/")
     );
     // The VNFD: several files -> zip; text/plain alone is not acceptable then.
     let auth = format!("Bearer {}", h.token);
@@ -755,7 +755,7 @@ async fn instance_lifecycle_with_headers_and_schemas() {
         v1["_links"]["self"]["href"]
             .as_str()
             .unwrap()
-            .starts_with("/vnflcm/v1/")
+            .starts_with("http://localhost/vnflcm/v1/")
     );
     // The ETSI schema requires operationParams, which SOL003 excludes from lists by default:
     // the full representation is checked.
@@ -1884,6 +1884,129 @@ async fn injected_failure_says_retryable_false_and_then_retries_fine() {
     assert_eq!(occ["operationState"], "COMPLETED", "{occ}");
 }
 
+/// Regression (issue 25, item 11): `Location` was an absolute URI while the resource's
+/// `_links.self.href` was relative. Every `href` of `_links` (instances, occurrences,
+/// packages, subscriptions, single and listed, v2 and v1) is now absolute, built from the
+/// request's `Host` as `Location` is.
+#[tokio::test]
+async fn links_self_href_relative_while_location_absolute() {
+    let h = Harness::new().await;
+    h.onboard(zip_dir(Path::new(HELLO))).await;
+    let auth = format!("Bearer {}", h.token);
+    let get = |path: String| {
+        let auth = auth.clone();
+        let h = &h;
+        async move {
+            let mut headers = vec![
+                ("authorization", auth.as_str()),
+                ("host", "vnfm.example:9890"),
+            ];
+            if path.contains("/v2") {
+                headers.push(("version", "2.0.0"));
+            }
+            let r = h.raw(Method::GET, &path, &headers, Vec::new()).await;
+            assert_eq!(r.status, StatusCode::OK, "{path}");
+            r.json()
+        }
+    };
+    let body = serde_json::to_vec(&json!({"vnfdId": HELLO_VNFD})).unwrap();
+    let created = h
+        .raw(
+            Method::POST,
+            "/vnflcm/v2/vnf_instances",
+            &[
+                ("authorization", auth.as_str()),
+                ("host", "vnfm.example:9890"),
+                ("version", "2.0.0"),
+                ("content-type", "application/json"),
+            ],
+            body,
+        )
+        .await;
+    assert_eq!(created.status, StatusCode::CREATED);
+    let location = created.header("location").unwrap().to_owned();
+    let instance = created.json();
+    assert_eq!(instance["_links"]["self"]["href"], location.as_str());
+    assert!(location.starts_with("http://vnfm.example:9890/vnflcm/v2/vnf_instances/"));
+    let id = instance["id"].as_str().unwrap().to_owned();
+    let occ = h
+        .task(
+            &id,
+            "instantiate",
+            json!({"flavourId": "simple",
+                   "vimConnectionInfo": {"vim1": {"vimType": "TEST.NOOP.V_1"}}}),
+        )
+        .await;
+    let sub = h
+        .call(
+            Method::POST,
+            "/vnfpkgm/v2/subscriptions",
+            Some(json!({"callbackUri": "http://127.0.0.1:9/pkg"})),
+        )
+        .await;
+    assert_eq!(
+        sub.status,
+        StatusCode::CREATED,
+        "{}",
+        String::from_utf8_lossy(&sub.body)
+    );
+    let lcm_sub = h
+        .call(
+            Method::POST,
+            "/vnflcm/v2/subscriptions",
+            Some(json!({"callbackUri": "http://127.0.0.1:9/lcm"})),
+        )
+        .await;
+    assert_eq!(lcm_sub.status, StatusCode::CREATED);
+    let occ_id = occ["id"].as_str().unwrap();
+    let mut docs = Vec::new();
+    for path in [
+        format!("/vnflcm/v2/vnf_instances/{id}"),
+        format!("/vnflcm/v1/vnf_instances/{id}"),
+        format!("/vnflcm/v2/vnf_lcm_op_occs/{occ_id}"),
+    ] {
+        docs.push(get(path).await);
+    }
+    for list in [
+        "/vnflcm/v2/vnf_instances",
+        "/vnflcm/v2/vnf_lcm_op_occs",
+        "/vnfpkgm/v2/vnf_packages",
+        "/vnfpkgm/v1/vnf_packages",
+        "/vnfpkgm/v2/subscriptions",
+        "/vnflcm/v2/subscriptions",
+        "/vnflcm/v1/subscriptions",
+    ] {
+        let listed = get(list.to_owned()).await;
+        assert!(!listed.as_array().unwrap().is_empty(), "{list}");
+        docs.extend(listed.as_array().unwrap().iter().cloned());
+    }
+    let mut hrefs = 0;
+    for doc in &docs {
+        for (name, link) in doc["_links"].as_object().unwrap() {
+            let href = link["href"].as_str().unwrap();
+            assert!(
+                href.starts_with("http://vnfm.example:9890/"),
+                "{name}: {href} in {doc:#}"
+            );
+            hrefs += 1;
+        }
+    }
+    assert!(hrefs > docs.len(), "{hrefs} hrefs");
+    // Free-form members are not rewritten.
+    let modified = h
+        .call(
+            Method::PATCH,
+            &format!("/vnflcm/v2/vnf_instances/{id}"),
+            Some(json!({"metadata": {"_links": {"self": {"href": "/mine"}}}})),
+        )
+        .await;
+    assert_eq!(modified.status, StatusCode::ACCEPTED);
+    let occ = h.wait_op(modified.header("location").unwrap()).await;
+    assert_eq!(occ["operationState"], "COMPLETED", "{occ}");
+    let instance = get(format!("/vnflcm/v2/vnf_instances/{id}")).await;
+    assert_eq!(instance["metadata"]["_links"]["self"]["href"], "/mine");
+}
+
 /// SOL003 v2.6.1 clauses 10.4.2a-10.4.5a: onboarded packages addressed by vnfdId.
 #[tokio::test]
 async fn onboarded_vnf_packages_are_addressed_by_vnfd_id() {
@@ -2026,7 +2149,7 @@ async fn package_subscriptions_create_read_delete_and_refuse_what_they_must() {
     assert_valid(&etsi_pkgm_schema("PkgmSubscription.schema.json"), &sub);
     assert_eq!(
         sub["_links"]["self"]["href"],
-        format!("/vnfpkgm/v1/subscriptions/{id}")
+        format!("http://localhost/vnfpkgm/v1/subscriptions/{id}")
     );
     assert_eq!(sub["filter"]["vnfdId"], json!([HELLO_VNFD]));
     assert!(sub.get("authentication").is_none());
@@ -2070,7 +2193,7 @@ async fn package_subscriptions_create_read_delete_and_refuse_what_they_must() {
     assert_eq!(one.status, StatusCode::OK);
     assert_eq!(
         one.json()["_links"]["self"]["href"],
-        format!("/vnfpkgm/v2/subscriptions/{id}")
+        format!("http://localhost/vnfpkgm/v2/subscriptions/{id}")
     );
     let list = h.call(Method::GET, "/vnfpkgm/v1/subscriptions", None).await;
     assert_eq!(list.status, StatusCode::OK);
@@ -2081,7 +2204,7 @@ async fn package_subscriptions_create_read_delete_and_refuse_what_they_must() {
     assert!(list.as_array().unwrap().iter().all(|s| {
         s["_links"]["self"]["href"]
             .as_str()
-            .is_some_and(|h| h.starts_with("/vnfpkgm/v1/subscriptions/"))
+            .is_some_and(|h| h.starts_with("http://localhost/vnfpkgm/v1/subscriptions/"))
     }));
     // The lifecycle API does not see them, nor they it.
     h.call(Method::GET, &format!("/vnflcm/v2/subscriptions/{id}"), None)
