@@ -241,17 +241,53 @@ impl<'g> Types<'g> {
     }
 
     fn report_unknown(&self, name: &Named, kind: Kind, from: usize, sink: &mut Sink) {
+        let help = self.unknown_type_help(&name.name, kind);
         let d = sink.error(
             self.file_name(from),
             name.pos,
             "tosca.unknown-type",
             format!("{} `{}` is not defined", kind.noun(), name.name),
         );
-        d.help = Some(if name.name.starts_with("tosca.") {
-            "import the ETSI SOL001 type definitions (or the file) that define it".to_string()
-        } else {
-            "define the type, or import the file that defines it".to_string()
+        d.help = Some(help);
+    }
+
+    /// What to do about the unknown type `name`: "did you mean" the known type of `kind`
+    /// whose name is closest to it, when one is a few edits away (a typo); otherwise, when
+    /// no known type shares its namespace (the part before the last `.` or `:`), import the
+    /// definitions of that namespace; otherwise check the spelling.
+    fn unknown_type_help(&self, name: &str, kind: Kind) -> String {
+        // At most one edit per 8 characters, and at least one.
+        let most = (name.chars().count() / 8).clamp(1, 4);
+        let closest = self
+            .by_name
+            .iter()
+            .filter(|(_, id)| self.entries[**id].def.kind == kind)
+            .map(|(known, _)| (strsim::damerau_levenshtein(name, known), known))
+            .filter(|(distance, _)| *distance <= most)
+            .min();
+        if let Some((_, known)) = closest {
+            return format!("did you mean `{known}`?");
+        }
+        let namespace = name
+            .rfind(['.', ':'])
+            .map(|at| &name[..=at])
+            .filter(|ns| ns.len() > 1);
+        let imported = namespace.is_some_and(|ns| {
+            self.by_name
+                .keys()
+                .any(|known| known.starts_with(ns) && known.len() > ns.len())
         });
+        match namespace {
+            Some(ns) if imported => format!(
+                "no {} of that name is defined in `{}`: check the spelling, or define the type",
+                kind.noun(),
+                ns.trim_end_matches(['.', ':'])
+            ),
+            _ if name.starts_with("tosca.") => {
+                "import the ETSI SOL001 type definitions (or the file) that define it".to_string()
+            }
+            _ => "define the type, or import the file that defines it".to_string(),
+        }
     }
 
     /// Resolves the type of a value: a primitive type or a data type.

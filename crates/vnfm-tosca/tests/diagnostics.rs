@@ -280,6 +280,49 @@ fn unknown_node_type_is_reported_at_the_type_name() {
     assert_at(d, "Definitions/df_small.yaml", at(&text, "acme.Nope"));
 }
 
+/// Regression (issue 25, item 11): a misspelt SOL001 type was advised to "import the ETSI
+/// SOL001 type definitions", which the package already does. A name a few edits from a
+/// known type gets "did you mean"; a name in an imported namespace that matches nothing is
+/// advised to check the spelling; the import advice is kept for namespaces nothing defines.
+#[test]
+fn unknown_type_typo_is_advised_to_import_the_sol001_types() {
+    let help = |written: &str| {
+        let (files, _) = variant(
+            "Definitions/df_small.yaml",
+            "type: tosca.nodes.nfv.Vdu.Compute",
+            &format!("type: {written}"),
+        );
+        let loaded = load(&files);
+        let d = find(&loaded, "tosca.unknown-type");
+        assert!(d.message.contains(written), "{d}");
+        d.help.clone().unwrap_or_default()
+    };
+    assert_eq!(
+        help("tosca.nodes.nfv.Vdu.Computer"),
+        "did you mean `tosca.nodes.nfv.Vdu.Compute`?"
+    );
+    assert_eq!(
+        help("tosca.nodes.nfv.VDU.Compute"),
+        "did you mean `tosca.nodes.nfv.Vdu.Compute`?"
+    );
+    assert_eq!(
+        help("tosca.nodes.nfv.Vdu.Hypervisor"),
+        "no node type of that name is defined in `tosca.nodes.nfv.Vdu`: check the spelling, or define the type"
+    );
+    assert_eq!(
+        help("tosca.nodes.acme.Router"),
+        "import the ETSI SOL001 type definitions (or the file) that define it"
+    );
+    assert_eq!(
+        help("acme.Nope"),
+        "no node type of that name is defined in `acme`: check the spelling, or define the type"
+    );
+    assert_eq!(
+        help("nobody.Nope"),
+        "define the type, or import the file that defines it"
+    );
+}
+
 #[test]
 fn string_for_integer_is_a_wrong_type() {
     let (files, text) = variant(
