@@ -1,0 +1,477 @@
+//! [`KubernetesDriver`]: the [`InfraDriver`] for `ETSINFV.KUBERNETES.V_1` and
+//! `ETSINFV.HELM.V_3` VIMs.
+//!
+//! Every step connects from the VIM's access info, works out the objects it wants (rendered
+//! from the request and the package, or taken from the driver state of the previous step),
+//! applies them with server-side apply in the ordering rule's order, waits for readiness with
+//! watches, deletes what is no longer wanted in exact reverse order, and reports the
+//! instance's pods and PVCs. Each step is idempotent: running it again converges to the same
+//! objects.
+//!
+//! The steps are grouped by what they do: [`lifecycle`] (instantiate, terminate, scale, heal),
+//! [`change`] (package and flavour changes), [`operate`] (stop and start); [`context`] holds
+//! what every step does with its connection, and [`shared`] the networks shared by instances.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value, json};
+use vnfm_driver_api::{DriverError, InfraDriver, InfraOutcome, InfraRequest, RunControl};
+
+use crate::KubeError;
+use crate::access::ClusterAccess;
+use crate::cluster::Cluster;
+use crate::helm::{HelmBinary, HelmRenderer};
+use crate::plan::{Planned, dns_name};
+
+mod change;
+mod context;
+mod lifecycle;
+mod operate;
+mod shared;
+
+use context::Ctx;
+
+/// `vimType` of a Kubernetes cluster.
+pub const KUBERNETES_VIM_TYPE: &str = "ETSINFV.KUBERNETES.V_1";
+/// `vimType` of a Kubernetes cluster driven through Helm.
+pub const HELM_VIM_TYPE: &str = "ETSINFV.HELM.V_3";
+const VIM_TYPES: &[&str] = &[KUBERNETES_VIM_TYPE, HELM_VIM_TYPE];
+
+/// What the driver records with the instance between steps.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DriverState {
+    /// Format version.
+    pub version: u32,
+    /// The instance's namespace.
+    pub namespace: String,
+    /// Whether the driver created the namespace (and deletes it on terminate).
+    pub namespace_created: bool,
+    /// The VNFD the objects come from.
+    pub vnfd_id: String,
+    /// The deployment flavour the objects were rendered for.
+    #[serde(default)]
+    pub flavour_id: String,
+    /// Helm release name (`.Release.Name` of rendered charts).
+    pub release: String,
+    /// The `additionalParams` the objects were rendered with (placeholder values).
+    #[serde(default)]
+    pub params: Map<String, Value>,
+    /// Instances per VDU.
+    #[serde(default)]
+    pub counts: BTreeMap<String, u32>,
+    /// The manifest files (`lcm-kubernetes-def-files`) the objects were rendered from, in
+    /// order: a package change that names no files renders these from the new package.
+    /// Empty when the objects come from the VDU-bound manifests or a chart alone.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub def_files: Vec<String>,
+    /// The objects, in apply order (Secrets without their data).
+    #[serde(default)]
+    pub objects: Vec<Planned>,
+    /// The workloads a stop scaled to zero, with the replicas a start restores; empty while
+    /// the VNF is started.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stopped: Vec<StoppedWorkload>,
+    /// The objects before the last package change, for its rollback.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub previous: Option<Box<Snapshot>>,
+    /// Warnings of the last instantiation (placement, Bindings of pods that do not exist).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
+}
+
+/// A workload scaled to zero replicas by operate STOPPED.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StoppedWorkload {
+    /// `Deployment`, `StatefulSet` or `ReplicaSet`.
+    pub kind: String,
+    /// Its namespace.
+    pub namespace: String,
+    /// Its name.
+    pub name: String,
+    /// The replicas it had, restored by operate STARTED.
+    pub replicas: u32,
+}
+
+impl StoppedWorkload {
+    fn is(&self, p: &Planned) -> bool {
+        p.kind() == self.kind
+            && p.namespace().unwrap_or("") == self.namespace
+            && p.name() == self.name
+    }
+}
+
+/// The objects of one package version.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Snapshot {
+    /// The VNFD.
+    pub vnfd_id: String,
+    /// Its parameters.
+    #[serde(default)]
+    pub params: Map<String, Value>,
+    /// Its manifest files ([`DriverState::def_files`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub def_files: Vec<String>,
+    /// Its objects.
+    pub objects: Vec<Planned>,
+}
+
+/// The Kubernetes infrastructure driver.
+pub struct KubernetesDriver {
+    helm: Option<Arc<dyn HelmRenderer>>,
+    ready_timeout: Duration,
+    delete_timeout: Duration,
+}
+
+impl std::fmt::Debug for KubernetesDriver {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("KubernetesDriver")
+            .field("helm", &self.helm.as_ref().map(|h| h.name().to_string()))
+            .field("ready_timeout", &self.ready_timeout)
+            .field("delete_timeout", &self.delete_timeout)
+            .finish()
+    }
+}
+
+impl Default for KubernetesDriver {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl KubernetesDriver {
+    /// A driver that renders charts with `helm` from `PATH` when there is one, and waits up
+    /// to 10 minutes for readiness (bounded by each step's own deadline).
+    pub fn new() -> Self {
+        KubernetesDriver {
+            helm: HelmBinary::from_path().map(|h| Arc::new(h) as Arc<dyn HelmRenderer>),
+            ready_timeout: Duration::from_secs(600),
+            delete_timeout: Duration::from_secs(600),
+        }
+    }
+
+    /// Renders Helm charts with `helm`.
+    pub fn with_helm(mut self, helm: Arc<dyn HelmRenderer>) -> Self {
+        self.helm = Some(helm);
+        self
+    }
+
+    /// Renders no Helm charts, even with `helm` on `PATH`: a request that deploys a chart is
+    /// refused before anything is applied.
+    pub fn without_helm(mut self) -> Self {
+        self.helm = None;
+        self
+    }
+
+    /// Waits at most `timeout` for objects to become ready (a request may ask for less with
+    /// `additionalParams.readinessTimeoutSeconds`).
+    pub fn with_ready_timeout(mut self, timeout: Duration) -> Self {
+        self.ready_timeout = timeout;
+        self
+    }
+
+    /// Waits at most `timeout` for deleted objects to be gone.
+    pub fn with_delete_timeout(mut self, timeout: Duration) -> Self {
+        self.delete_timeout = timeout;
+        self
+    }
+}
+
+/// The `additionalParams` key of a shorter budget for every wait of an operation.
+const READINESS_TIMEOUT: &str = "readinessTimeoutSeconds";
+
+fn check(control: &RunControl, what: &str) -> Result<(), KubeError> {
+    control.check(what).map_err(|e| match e {
+        DriverError::Cancelled { what } => KubeError::Cancelled(what),
+        DriverError::Timeout { what, budget } => KubeError::Deadline { what, budget },
+        other => KubeError::input(other.to_string()),
+    })
+}
+
+fn params_of(req: &InfraRequest) -> Map<String, Value> {
+    req.additional_params().cloned().unwrap_or_default()
+}
+
+impl KubernetesDriver {
+    fn connect<'a>(&self, req: &'a InfraRequest) -> Result<Ctx<'a>, KubeError> {
+        let vim = req.vim_of_type(VIM_TYPES).ok_or_else(|| {
+            KubeError::input(format!(
+                "the instance has no VIM connection of type {KUBERNETES_VIM_TYPE} or {HELM_VIM_TYPE}"
+            ))
+        })?;
+        let access = ClusterAccess::from_vim(vim)?;
+        // `readinessTimeoutSeconds` of the request (else the one recorded at instantiation)
+        // bounds the waits for deleted objects too.
+        let asked = params_of(req)
+            .get(READINESS_TIMEOUT)
+            .or_else(|| {
+                req.driver_state
+                    .pointer(&format!("/params/{READINESS_TIMEOUT}"))
+            })
+            .and_then(Value::as_u64)
+            .map(Duration::from_secs);
+        Ok(Ctx {
+            req,
+            vim,
+            cluster: Cluster::connect(access)?,
+            instance_id: req.instance.id.to_string(),
+            delete_timeout: asked.map_or(self.delete_timeout, |d| d.min(self.delete_timeout)),
+        })
+    }
+
+    fn ready_timeout(&self, params: &Map<String, Value>) -> Duration {
+        params
+            .get(READINESS_TIMEOUT)
+            .and_then(Value::as_u64)
+            .map(Duration::from_secs)
+            .map_or(self.ready_timeout, |d| d.min(self.ready_timeout))
+    }
+}
+
+fn namespace_for(
+    params: &Map<String, Value>,
+    access: &ClusterAccess,
+    instance_id: &str,
+) -> Result<String, KubeError> {
+    if let Some(v) = params.get("namespace").filter(|v| !v.is_null()) {
+        let ns = v
+            .as_str()
+            .ok_or_else(|| KubeError::input("additionalParams.namespace must be a string"))?;
+        let valid = !ns.is_empty()
+            && ns.len() <= 63
+            && ns
+                .bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+            && !ns.starts_with('-')
+            && !ns.ends_with('-');
+        if !valid {
+            return Err(KubeError::input(format!(
+                "additionalParams.namespace `{}` is not a Kubernetes namespace name (lowercase letters, digits and '-', at most 63)",
+                ns.chars().take(70).collect::<String>()
+            )));
+        }
+        return Ok(ns.to_string());
+    }
+    if let Some(ns) = &access.namespace {
+        return Ok(ns.clone());
+    }
+    Ok(dns_name("vnf-", instance_id, 63))
+}
+
+fn release_for(params: &Map<String, Value>, instance_id: &str) -> String {
+    params
+        .get("helm_release_name")
+        .and_then(Value::as_str)
+        .map(String::from)
+        .unwrap_or_else(|| dns_name("vnf", &instance_id.replace('-', ""), 53))
+}
+
+/// The driver state without secret data (it is stored with the instance, which the API shows).
+fn redacted(objects: &[Planned]) -> Vec<Planned> {
+    objects
+        .iter()
+        .map(|p| {
+            let mut p = p.clone();
+            if p.kind() == "Secret"
+                && p.group().is_empty()
+                && let Some(m) = p.object.as_object_mut()
+            {
+                m.remove("data");
+                m.remove("stringData");
+                m.insert("vnfmRedacted".into(), json!(true));
+            }
+            p
+        })
+        .collect()
+}
+
+fn is_redacted(p: &Planned) -> bool {
+    p.object.get("vnfmRedacted").is_some()
+}
+
+fn load_state(req: &InfraRequest) -> Result<Option<DriverState>, KubeError> {
+    if req.driver_state.is_null() {
+        return Ok(None);
+    }
+    serde_json::from_value(req.driver_state.clone())
+        .map(Some)
+        .map_err(|e| KubeError::input(format!("the recorded driver state is unreadable: {e}")))
+}
+
+fn require_state(req: &InfraRequest) -> Result<DriverState, KubeError> {
+    load_state(req)?.ok_or_else(|| {
+        KubeError::input(format!(
+            "instance {} has no recorded Kubernetes resources (no driver state): it was not instantiated by this driver",
+            req.instance.id
+        ))
+    })
+}
+
+/// A reference to an object by kind and name (for deletions of objects that are not planned).
+pub(crate) fn reference(
+    api_version: &str,
+    kind: &str,
+    namespace: Option<&str>,
+    name: &str,
+) -> Planned {
+    let mut object = json!({"apiVersion": api_version, "kind": kind, "metadata": {"name": name}});
+    if let Some(ns) = namespace {
+        object["metadata"]["namespace"] = json!(ns);
+    }
+    Planned {
+        object,
+        source: "cluster".into(),
+        stage: 0,
+        tier: crate::order::tier(crate::order::group_of(api_version), kind),
+        vdu: None,
+        namespaced: Some(namespace.is_some()),
+        shared: false,
+        persistent: false,
+        request: false,
+        hpa: None,
+    }
+}
+
+/// Why external connectivity is not changed on Kubernetes.
+const EXT_CONN_WHY: &str = "a CNF's external connectivity is made of the Services, Ingresses and network attachments of its manifests, which extVirtualLinks do not describe; change the package (CHANGE_VNFPKG) with updated manifests instead";
+
+/// Parameters worth recording: the sources are not (they belong to one operation).
+fn without_sources(params: &Map<String, Value>) -> Map<String, Value> {
+    params
+        .iter()
+        .filter(|(k, _)| k.as_str() != "lcm-kubernetes-def-files")
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect()
+}
+
+#[async_trait]
+impl InfraDriver for KubernetesDriver {
+    fn name(&self) -> &str {
+        "kubernetes"
+    }
+
+    fn vim_types(&self) -> &[&str] {
+        VIM_TYPES
+    }
+
+    async fn instantiate(&self, req: &InfraRequest) -> Result<InfraOutcome, DriverError> {
+        self.instantiate_inner(req).await.map_err(Into::into)
+    }
+
+    async fn terminate(&self, req: &InfraRequest) -> Result<InfraOutcome, DriverError> {
+        self.terminate_inner(req).await.map_err(Into::into)
+    }
+
+    async fn scale(&self, req: &InfraRequest) -> Result<InfraOutcome, DriverError> {
+        self.scale_inner(req).await.map_err(Into::into)
+    }
+
+    async fn scale_to_level(&self, req: &InfraRequest) -> Result<InfraOutcome, DriverError> {
+        self.scale_inner(req).await.map_err(Into::into)
+    }
+
+    async fn heal(&self, req: &InfraRequest) -> Result<InfraOutcome, DriverError> {
+        self.heal_inner(req).await.map_err(Into::into)
+    }
+
+    async fn operate(&self, req: &InfraRequest) -> Result<InfraOutcome, DriverError> {
+        self.operate_inner(req).await.map_err(Into::into)
+    }
+
+    async fn change_flavour(&self, req: &InfraRequest) -> Result<InfraOutcome, DriverError> {
+        self.change_flavour_inner(req).await.map_err(Into::into)
+    }
+
+    async fn change_ext_conn(&self, req: &InfraRequest) -> Result<InfraOutcome, DriverError> {
+        Err(
+            DriverError::unsupported(self.name(), req.step.operation().name())
+                .in_context(EXT_CONN_WHY),
+        )
+    }
+
+    async fn rollback_change_ext_conn(
+        &self,
+        req: &InfraRequest,
+    ) -> Result<InfraOutcome, DriverError> {
+        Err(
+            DriverError::unsupported(self.name(), req.step.operation().name())
+                .in_context(EXT_CONN_WHY),
+        )
+    }
+
+    async fn change_vnfpkg(&self, req: &InfraRequest) -> Result<InfraOutcome, DriverError> {
+        self.change_vnfpkg_inner(req).await.map_err(Into::into)
+    }
+
+    async fn rollback_instantiate(&self, req: &InfraRequest) -> Result<InfraOutcome, DriverError> {
+        self.rollback_instantiate_inner(req)
+            .await
+            .map_err(Into::into)
+    }
+
+    async fn rollback_scale(&self, req: &InfraRequest) -> Result<InfraOutcome, DriverError> {
+        self.scale_inner(req).await.map_err(Into::into)
+    }
+
+    async fn rollback_change_vnfpkg(
+        &self,
+        req: &InfraRequest,
+    ) -> Result<InfraOutcome, DriverError> {
+        self.rollback_change_vnfpkg_inner(req)
+            .await
+            .map_err(Into::into)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secrets_are_not_recorded() {
+        let p = Planned {
+            object: json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s"}, "data": {"k": "c2VjcmV0"}}),
+            source: "f".into(),
+            stage: 0,
+            tier: 4,
+            vdu: None,
+            namespaced: Some(true),
+            shared: false,
+            persistent: false,
+            request: false,
+            hpa: None,
+        };
+        let r = redacted(&[p]);
+        assert!(r[0].object.get("data").is_none());
+        assert!(is_redacted(&r[0]));
+        assert!(!r[0].object.to_string().contains("c2VjcmV0"));
+    }
+
+    #[test]
+    fn namespaces_come_from_the_request_the_vim_or_the_instance() {
+        let access = ClusterAccess {
+            vim: "v".into(),
+            endpoint: "https://k".into(),
+            ca_certs: vec![],
+            insecure: false,
+            credentials: crate::access::Credentials::Token("t".into()),
+            namespace: None,
+        };
+        let mut params = Map::new();
+        assert_eq!(
+            namespace_for(&params, &access, "ABC-1").unwrap(),
+            "vnf-abc-1"
+        );
+        params.insert("namespace".into(), json!("cnf"));
+        assert_eq!(namespace_for(&params, &access, "x").unwrap(), "cnf");
+        params.insert("namespace".into(), json!("Bad_NS"));
+        assert!(namespace_for(&params, &access, "x").is_err());
+        assert_eq!(release_for(&Map::new(), "1234-abcd"), "vnf1234abcd");
+    }
+}
