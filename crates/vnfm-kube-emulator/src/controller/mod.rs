@@ -2,9 +2,10 @@
 //! in one level-triggered pass over the whole store, run after every write and on a tick.
 //!
 //! Each concern is its own module: [`deletion`] (what `DELETE` does, the namespace controller
-//! and the garbage collector), [`crds`] (CRDs served and Established), [`pods`] (the scheduler
-//! and the kubelets), [`workloads`] (Deployments, ReplicaSets, StatefulSets, DaemonSets, Jobs)
-//! and [`endpoints`] (EndpointSlices of Services); volumes are `crate::volumes`.
+//! and the garbage collector), [`crds`](mod@crds) (CRDs served and Established),
+//! [`pods`](mod@pods) (the scheduler and the kubelets), [`workloads`] (Deployments,
+//! ReplicaSets, StatefulSets, DaemonSets, Jobs) and [`endpoints`] (EndpointSlices of
+//! Services); volumes are `crate::volumes`.
 
 use std::collections::HashMap;
 use std::sync::Arc;
