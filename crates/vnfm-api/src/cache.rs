@@ -439,6 +439,24 @@ impl Store for ObservedStore {
         self.inner.get_package_content(id).await
     }
 
+    async fn put_package_content_from(
+        &self,
+        id: &str,
+        content: &mut (dyn tokio::io::AsyncRead + Unpin + Send),
+    ) -> Result<u64> {
+        let out = self.inner.put_package_content_from(id, content).await;
+        self.changed();
+        out
+    }
+
+    async fn copy_package_content_to(
+        &self,
+        id: &str,
+        out: &mut (dyn tokio::io::AsyncWrite + Unpin + Send),
+    ) -> Result<bool> {
+        self.inner.copy_package_content_to(id, out).await
+    }
+
     async fn get_setting(&self, name: &str) -> Result<Option<serde_json::Value>> {
         self.inner.get_setting(name).await
     }

@@ -33,6 +33,7 @@ pub mod packages;
 mod pkgm_subscriptions;
 mod progress;
 pub mod server;
+mod spool;
 pub mod state;
 mod subscriptions;
 mod test_vim;

@@ -7,8 +7,9 @@
 //! package is then `ENABLED`) or `ERROR` with `onboardingFailureDetails` listing the error
 //! diagnostics (code, file:line, help). The content is stored before `202 Accepted` is
 //! answered, so a package whose onboarding was interrupted by a crash is onboarded again at
-//! the next start. The usage state is computed: `IN_USE` while a VNF instance has the
-//! package's `vnfdId`.
+//! the next start. Content never passes through memory whole: uploads are streamed to disk,
+//! stored in pieces, and read entry by entry from a local copy (`crate::spool`). The usage
+//! state is computed: `IN_USE` while a VNF instance has the package's `vnfdId`.
 //!
 //! Changes are notified to the package management subscriptions
 //! ([`vnfm_lcm::PkgmSubscriptions`]): reaching `ONBOARDED` (`VnfPackageOnboardingNotification`),
@@ -18,6 +19,7 @@
 
 use std::collections::HashMap;
 use std::io::{Cursor, Write};
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use axum::Router;
@@ -28,7 +30,6 @@ use axum::middleware;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use serde_json::Value;
-use sha2::{Digest, Sha256};
 use vnfm::lcm::{MemoryCatalog, OnboardedVnfd, PackageCatalog};
 use vnfm::package::{InspectOptions, inspect_package};
 use vnfm_csar::{Limits, Package};
@@ -43,6 +44,7 @@ use vnfm_types::{
 
 use crate::error::{ApiError, ApiResult};
 use crate::listing::ListRequest;
+use crate::spool::{Spool, SpooledContent};
 use crate::state::AppState;
 use crate::util::{
     json_body, json_response, merge_patch_body, origin, require_accept, with_location,
@@ -74,6 +76,7 @@ pub struct Packages {
     catalog: Arc<MemoryCatalog>,
     limits: PackageLimits,
     allow_list: Vec<String>,
+    spool: Spool,
     package_of_vnfd: Mutex<HashMap<String, String>>,
     nfvo: Option<Arc<dyn vnfm::lcm::Nfvo>>,
     notifications: Option<PkgmSubscriptions>,
@@ -111,19 +114,22 @@ fn record_of(info: &VnfPkgInfo) -> ApiResult<PackageRecord> {
 }
 
 impl Packages {
-    /// A repository over `store`, onboarding into `catalog`.
+    /// A repository over `store`, onboarding into `catalog`; uploads are streamed to, and
+    /// local copies of the content kept in, `content_dir` (see `crate::spool`).
     pub fn new(
         store: Arc<dyn Store>,
         catalog: Arc<MemoryCatalog>,
         limits: PackageLimits,
         allow_list: Vec<String>,
         nfvo: Option<Arc<dyn vnfm::lcm::Nfvo>>,
+        content_dir: PathBuf,
     ) -> Packages {
         Packages {
             store,
             catalog,
             limits,
             allow_list,
+            spool: Spool::new(content_dir),
             package_of_vnfd: Mutex::new(HashMap::new()),
             nfvo,
             notifications: None,
@@ -165,9 +171,13 @@ impl Packages {
         let Some(content) = content else {
             return Ok(false);
         };
+        let mut writer = self.spool.writer(content.len() as u64)?;
+        writer.push(&content).await?;
+        drop(content);
+        let spooled = writer.finish().await?;
         let info = self.create(CreateVnfPkgInfoRequest::default()).await?;
-        self.store.put_package_content(&info.id, &content).await?;
-        self.onboard(&info.id, content).await?;
+        let local = self.store_content(&info.id, spooled).await?;
+        self.onboard(&info.id, local).await?;
         tracing::info!(package = %info.id, vnfd_id, nfvo = %nfvo.describe(), "package fetched from the NFVO");
         Ok(true)
     }
@@ -196,11 +206,17 @@ impl Packages {
                         }
                     }
                     PackageOnboardingState::Processing | PackageOnboardingState::Uploading => {
-                        if let Ok(Some(content)) = self.store.get_package_content(&record.id).await
-                        {
-                            tracing::info!(package = %record.id, "resuming an interrupted onboarding");
-                            if self.onboard(&record.id, content).await.is_ok() {
-                                loaded += 1;
+                        let digest = info.checksum.as_ref().map(|c| c.hash.as_str());
+                        match self.local_content(&record.id, digest).await {
+                            Ok(Some(local)) => {
+                                tracing::info!(package = %record.id, "resuming an interrupted onboarding");
+                                if self.onboard(&record.id, local).await.is_ok() {
+                                    loaded += 1;
+                                }
+                            }
+                            Ok(None) => {}
+                            Err(e) => {
+                                tracing::error!(package = %record.id, error = %e, "reading the content of an interrupted onboarding failed");
                             }
                         }
                     }
@@ -227,12 +243,13 @@ impl Packages {
         if info.onboarding_state != PackageOnboardingState::Onboarded {
             return Ok(());
         }
-        let Some(content) = self.store.get_package_content(&record.id).await? else {
+        let digest = info.checksum.as_ref().map(|c| c.hash.as_str());
+        let Some(local) = self.local_content(&record.id, digest).await? else {
             return Ok(());
         };
         let limits = self.limits.archive.clone();
         let report = tokio::task::spawn_blocking(move || {
-            Package::from_zip_bytes(content, &limits)
+            open_content(&local.path, &limits)
                 .map(|p| inspect_package(p, &InspectOptions::default()))
         })
         .await
@@ -375,43 +392,137 @@ impl Packages {
         Ok(info)
     }
 
-    /// Stores uploaded content and moves the package to `PROCESSING`; onboarding then runs in
-    /// the background.
-    pub async fn accept_content(self: &Arc<Self>, id: &str, content: Vec<u8>) -> ApiResult<()> {
-        let (mut info, version) = self.get(id).await?;
-        if !matches!(
+    /// Refuses content for a package that cannot take it (409): one not in `CREATED` or
+    /// `ERROR` state.
+    fn check_uploadable(id: &str, info: &VnfPkgInfo) -> ApiResult<()> {
+        if matches!(
             info.onboarding_state,
             PackageOnboardingState::Created | PackageOnboardingState::Error
         ) {
-            return Err(ApiError::Conflict(format!(
-                "VNF package {id} is {:?}: content can be uploaded only once, to a package in CREATED (or ERROR) state",
-                info.onboarding_state
-            )));
+            return Ok(());
         }
-        self.store.put_package_content(id, &content).await?;
+        Err(ApiError::Conflict(format!(
+            "VNF package {id} is {:?}: content can be uploaded only once, to a package in CREATED (or ERROR) state",
+            info.onboarding_state
+        )))
+    }
+
+    /// Streams an upload body to a temporary file of the package directory, enforcing the
+    /// package size limit while reading (413) and refusing an empty body (400). The file is
+    /// removed if reading fails or the client goes away.
+    pub(crate) async fn spool_body(&self, mut body: axum::body::Body) -> ApiResult<SpooledContent> {
+        use http_body_util::BodyExt;
+        let max = self.limits.max_package_bytes as u64;
+        let mut writer = self.spool.writer(max)?;
+        while let Some(frame) = body.frame().await {
+            let frame = frame.map_err(|e| {
+                // The route's DefaultBodyLimit cuts a body at the same size as the writer.
+                if is_length_limit(&e) {
+                    return ApiError::PayloadTooLarge(format!(
+                        "the package has more than {max} bytes; this server accepts at most {max} (--max-package-mib)"
+                    ));
+                }
+                ApiError::bad_request(format!(
+                    "reading the package content failed after {} bytes: {e}",
+                    writer.len()
+                ))
+            })?;
+            if let Ok(data) = frame.into_data() {
+                writer.push(&data).await?;
+            }
+        }
+        if writer.len() == 0 {
+            return Err(ApiError::bad_request(
+                "the package content is empty: send the CSAR zip as the body",
+            ));
+        }
+        writer.finish().await
+    }
+
+    /// Stores spooled content in the store (in pieces, constant memory) and keeps the file
+    /// as the package's local copy.
+    async fn store_content(&self, id: &str, content: SpooledContent) -> ApiResult<LocalContent> {
+        let mut reader = content.open().await?;
+        self.store.put_package_content_from(id, &mut reader).await?;
+        drop(reader);
+        tracing::info!(package = %id, bytes = content.len, sha256 = %content.sha256, "package content stored");
+        let path = self.spool.content_path(id, &content.sha256)?;
+        let sha256 = content.sha256.clone();
+        content.keep(&path)?;
+        self.spool.remove_copies(id, Some(&path));
+        Ok(LocalContent { path, sha256 })
+    }
+
+    /// The local copy of package `id`'s content, written from the store when this server has
+    /// none (another replica took the upload) or only one of other content; `None` when no
+    /// content was uploaded. `digest` is the SHA-256 the package records, if any.
+    async fn local_content(
+        &self,
+        id: &str,
+        digest: Option<&str>,
+    ) -> ApiResult<Option<LocalContent>> {
+        if let Some(sha256) = digest {
+            let path = self.spool.content_path(id, sha256)?;
+            if tokio::fs::try_exists(&path).await.unwrap_or(false) {
+                return Ok(Some(LocalContent {
+                    path,
+                    sha256: sha256.to_owned(),
+                }));
+            }
+        }
+        let mut writer = self.spool.writer(u64::MAX)?;
+        let found = self.store.copy_package_content_to(id, &mut writer).await?;
+        if !found {
+            return Ok(None);
+        }
+        let spooled = writer.finish().await?;
+        let path = self.spool.content_path(id, &spooled.sha256)?;
+        let sha256 = spooled.sha256.clone();
+        spooled.keep(&path)?;
+        self.spool.remove_copies(id, Some(&path));
+        Ok(Some(LocalContent { path, sha256 }))
+    }
+
+    /// Stores uploaded content and moves the package to `PROCESSING`; onboarding then runs in
+    /// the background.
+    pub(crate) async fn accept_content(
+        self: &Arc<Self>,
+        id: &str,
+        content: SpooledContent,
+    ) -> ApiResult<()> {
+        let (mut info, version) = self.get(id).await?;
+        Self::check_uploadable(id, &info)?;
+        let local = self.store_content(id, content).await?;
         info.onboarding_state = PackageOnboardingState::Processing;
         info.onboarding_failure_details = None;
         info.onboarding_warnings = None;
+        // Known now (computed while the content streamed in); names the local copy for a
+        // server that resumes this onboarding after a restart.
+        info.checksum = Some(Checksum {
+            algorithm: "SHA-256".into(),
+            hash: local.sha256.clone(),
+        });
         self.store
             .update_package(&record_of(&info)?, version)
             .await?;
         let this = self.clone();
         let id = id.to_owned();
         tokio::spawn(async move {
-            if let Err(e) = this.onboard(&id, content).await {
+            if let Err(e) = this.onboard(&id, local).await {
                 tracing::warn!(package = %id, error = %e, "onboarding failed");
             }
         });
         Ok(())
     }
 
-    /// Validates `content` and records the outcome: `ONBOARDED` + `ENABLED`, or `ERROR`.
-    async fn onboard(&self, id: &str, content: Vec<u8>) -> ApiResult<()> {
-        let checksum = hex::encode(Sha256::digest(&content));
+    /// Validates the content and records the outcome: `ONBOARDED` + `ENABLED`, or `ERROR`.
+    /// The package is read from its local copy on demand, never whole into memory.
+    async fn onboard(&self, id: &str, content: LocalContent) -> ApiResult<()> {
+        let checksum = content.sha256;
         let limits = self.limits.archive.clone();
+        let path = content.path;
         let opened = tokio::task::spawn_blocking(move || {
-            Package::from_zip_bytes(content, &limits)
-                .map(|p| inspect_package(p, &InspectOptions::default()))
+            open_content(&path, &limits).map(|p| inspect_package(p, &InspectOptions::default()))
         })
         .await
         .map_err(|e| ApiError::Internal(format!("onboarding task failed: {e}")))?;
@@ -566,7 +677,9 @@ impl Packages {
         let this = self.clone();
         let id = id.to_owned();
         tokio::spawn(async move {
-            let fetched: Result<Vec<u8>, String> = async {
+            // Streamed to the package directory like an upload: constant memory, the limit
+            // enforced while reading, the file removed on failure.
+            let fetched: Result<SpooledContent, String> = async {
                 let mut response = request
                     .send()
                     .await
@@ -574,20 +687,20 @@ impl Packages {
                 if !response.status().is_success() {
                     return Err(format!("the source answered {}", response.status()));
                 }
-                let mut buf = Vec::new();
+                let mut writer = this.spool.writer(max as u64).map_err(|e| e.to_string())?;
                 while let Some(chunk) = response
                     .chunk()
                     .await
                     .map_err(|e| format!("reading failed: {e}"))?
                 {
-                    if buf.len() + chunk.len() > max {
-                        return Err(format!(
-                            "the package is larger than the limit of {max} bytes"
-                        ));
-                    }
-                    buf.extend_from_slice(&chunk);
+                    writer.push(&chunk).await.map_err(|e| match e {
+                        ApiError::PayloadTooLarge(_) => {
+                            format!("the package is larger than the limit of {max} bytes")
+                        }
+                        other => other.to_string(),
+                    })?;
                 }
-                Ok(buf)
+                writer.finish().await.map_err(|e| e.to_string())
             }
             .await;
             let outcome = match fetched {
@@ -674,20 +787,64 @@ impl Packages {
                 .unwrap_or_else(|e| e.into_inner())
                 .remove(vnfd);
         }
+        self.spool.remove_copies(id, None);
         Ok(())
     }
 
-    /// The stored zip of an onboarded package.
-    async fn content(&self, id: &str) -> ApiResult<(VnfPkgInfo, Vec<u8>)> {
+    /// The local copy of an onboarded package's zip.
+    async fn content(&self, id: &str) -> ApiResult<(VnfPkgInfo, PathBuf)> {
         let (info, _) = self.get(id).await?;
-        let content = self.store.get_package_content(id).await?;
-        match content {
-            Some(c) if info.onboarding_state == PackageOnboardingState::Onboarded => Ok((info, c)),
-            _ => Err(ApiError::Conflict(format!(
+        let not_yet = || {
+            ApiError::Conflict(format!(
                 "VNF package {id} is {:?}: its content is available once it is ONBOARDED",
                 info.onboarding_state
-            ))),
+            ))
+        };
+        if info.onboarding_state != PackageOnboardingState::Onboarded {
+            return Err(not_yet());
         }
+        let digest = info.checksum.as_ref().map(|c| c.hash.as_str());
+        match self.local_content(id, digest).await? {
+            Some(local) => Ok((info, local.path)),
+            None => Err(not_yet()),
+        }
+    }
+}
+
+/// Whether reading a body failed because it passed the route's body limit.
+fn is_length_limit(e: &axum::Error) -> bool {
+    let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(c) = cause {
+        if c.is::<http_body_util::LengthLimitError>() {
+            return true;
+        }
+        cause = c.source();
+    }
+    false
+}
+
+/// The local copy of a package's content (`crate::spool`) and its SHA-256.
+struct LocalContent {
+    path: PathBuf,
+    sha256: String,
+}
+
+/// Opens the package at `path` (a local copy), reading entries on demand.
+fn open_content(
+    path: &std::path::Path,
+    limits: &vnfm_csar::Limits,
+) -> Result<Package, vnfm_csar::CsarError> {
+    let file = std::fs::File::open(path).map_err(|source| vnfm_csar::CsarError::Io {
+        path: "the package content".into(),
+        source,
+    })?;
+    Package::from_zip_file(file, "the package content", limits)
+}
+
+impl Packages {
+    /// The package directory (uploads and local copies of the content).
+    pub(crate) fn spool(&self) -> &Spool {
+        &self.spool
     }
 }
 
@@ -1008,26 +1165,20 @@ async fn delete(State(state): State<Arc<AppState>>, Path(id): Path<String>) -> A
     Ok(StatusCode::NO_CONTENT.into_response())
 }
 
+/// `PUT package_content`: the body is streamed to a temporary file (constant memory, the
+/// digest computed and the size limit enforced while reading; see `crate::spool`). A package
+/// that cannot take content is refused before the body is read.
 async fn upload(
     State(state): State<Arc<AppState>>,
     Path(id): Path<String>,
     headers: HeaderMap,
-    body: Bytes,
+    body: axum::body::Body,
 ) -> ApiResult<Response> {
     crate::util::require_content_type(&headers, &["application/zip", "application/octet-stream"])?;
-    let max = state.options.package_limits.max_package_bytes;
-    if body.len() > max {
-        return Err(ApiError::PayloadTooLarge(format!(
-            "the package has {} bytes; this server accepts at most {max}",
-            body.len()
-        )));
-    }
-    if body.is_empty() {
-        return Err(ApiError::bad_request(
-            "the package content is empty: send the CSAR zip as the body",
-        ));
-    }
-    state.packages.accept_content(&id, body.to_vec()).await?;
+    let (info, _) = state.packages.get(&id).await?;
+    Packages::check_uploadable(&id, &info)?;
+    let content = state.packages.spool_body(body).await?;
+    state.packages.accept_content(&id, content).await?;
     Ok(StatusCode::ACCEPTED.into_response())
 }
 
@@ -1042,17 +1193,67 @@ async fn upload_from_uri(
     Ok(StatusCode::ACCEPTED.into_response())
 }
 
-/// Serves `bytes` honouring a single `Range: bytes=...` request.
-fn ranged(headers: &HeaderMap, bytes: Vec<u8>, content_type: &str) -> ApiResult<Response> {
-    let total = bytes.len();
-    let ct = HeaderValue::from_str(content_type)
-        .unwrap_or(HeaderValue::from_static("application/octet-stream"));
+/// Streams the file at `path` (constant memory) honouring a single `Range: bytes=...`.
+async fn ranged_file(
+    headers: &HeaderMap,
+    path: &std::path::Path,
+    content_type: &'static str,
+) -> ApiResult<Response> {
+    let file = tokio::fs::File::open(path)
+        .await
+        .map_err(|e| ApiError::Internal(format!("reading {} failed: {e}", path.display())))?;
+    ranged_stream(headers, file, content_type).await
+}
+
+/// Streams `file` from its start (constant memory) honouring a single `Range: bytes=...`.
+async fn ranged_stream(
+    headers: &HeaderMap,
+    mut file: tokio::fs::File,
+    content_type: &'static str,
+) -> ApiResult<Response> {
+    use tokio::io::{AsyncReadExt, AsyncSeekExt};
+    let failed =
+        |e: std::io::Error| ApiError::Internal(format!("reading package content failed: {e}"));
+    let total = file.metadata().await.map_err(failed)?.len();
+    let total_usize = usize::try_from(total)
+        .map_err(|_| ApiError::Internal(format!("{total} bytes are too many to serve")))?;
+    let range = requested_range(headers, total_usize)?;
+    let (status, start, len) = match range {
+        Some((start, end)) => (
+            StatusCode::PARTIAL_CONTENT,
+            start as u64,
+            (end - start + 1) as u64,
+        ),
+        None => (StatusCode::OK, 0, total),
+    };
+    if start > 0 {
+        file.seek(std::io::SeekFrom::Start(start))
+            .await
+            .map_err(failed)?;
+    }
+    let stream = tokio_util::io::ReaderStream::with_capacity(file.take(len), 64 * 1024);
+    let mut r = (status, axum::body::Body::from_stream(stream)).into_response();
+    let h = r.headers_mut();
+    h.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+    h.insert(header::CONTENT_LENGTH, HeaderValue::from(len));
+    match range {
+        Some((start, end)) => {
+            if let Ok(v) = HeaderValue::from_str(&format!("bytes {start}-{end}/{total}")) {
+                h.insert(header::CONTENT_RANGE, v);
+            }
+        }
+        None => {
+            h.insert(header::ACCEPT_RANGES, HeaderValue::from_static("bytes"));
+        }
+    }
+    Ok(r)
+}
+
+/// The first and last byte of the single `Range: bytes=...` of the request over `total`
+/// bytes (`None` without a `Range`); 416 for a range that cannot be served.
+fn requested_range(headers: &HeaderMap, total: usize) -> ApiResult<Option<(usize, usize)>> {
     let Some(range) = headers.get(header::RANGE).and_then(|v| v.to_str().ok()) else {
-        let mut r = (StatusCode::OK, bytes).into_response();
-        r.headers_mut().insert(header::CONTENT_TYPE, ct);
-        r.headers_mut()
-            .insert(header::ACCEPT_RANGES, HeaderValue::from_static("bytes"));
-        return Ok(r);
+        return Ok(None);
     };
     let unsatisfiable = || {
         ApiError::RangeNotSatisfiable(format!(
@@ -1086,12 +1287,7 @@ fn ranged(headers: &HeaderMap, bytes: Vec<u8>, content_type: &str) -> ApiResult<
     if start > end || start >= total {
         return Err(unsatisfiable());
     }
-    let mut r = (StatusCode::PARTIAL_CONTENT, bytes[start..=end].to_vec()).into_response();
-    r.headers_mut().insert(header::CONTENT_TYPE, ct);
-    if let Ok(v) = HeaderValue::from_str(&format!("bytes {start}-{end}/{total}")) {
-        r.headers_mut().insert(header::CONTENT_RANGE, v);
-    }
-    Ok(r)
+    Ok(Some((start, end)))
 }
 
 /// The id of the package whose VNFD has `vnfd_id` (404 when none has been onboarded).
@@ -1148,8 +1344,8 @@ async fn package_content(
     headers: HeaderMap,
 ) -> ApiResult<Response> {
     require_accept(&headers, &["application/zip"])?;
-    let (_, content) = state.packages.content(&id).await?;
-    ranged(&headers, content, "application/zip")
+    let (_, path) = state.packages.content(&id).await?;
+    ranged_file(&headers, &path, "application/zip").await
 }
 
 async fn artifact(
@@ -1175,13 +1371,29 @@ async fn artifact(
         )));
     }
     let limits = state.options.package_limits.archive.clone();
-    let bytes = tokio::task::spawn_blocking(move || {
-        Package::from_zip_bytes(content, &limits).and_then(|p| p.read(&path))
+    let spool = state.packages.spool().clone();
+    // Extracted to an unnamed temporary file (gone when closed), then streamed: an image
+    // artifact is never held in memory.
+    let file = tokio::task::spawn_blocking(move || -> ApiResult<std::fs::File> {
+        let package = open_content(&content, &limits).map_err(|e| {
+            ApiError::Internal(format!("stored package {id} cannot be opened: {e}"))
+        })?;
+        let mut out = spool.scratch()?;
+        package.copy_to(&path, &mut out).map_err(|e| {
+            ApiError::NotFound(format!("the artifact is not in the package content: {e}"))
+        })?;
+        std::io::Seek::rewind(&mut out)
+            .map_err(|e| ApiError::Internal(format!("reading the artifact failed: {e}")))?;
+        Ok(out)
     })
     .await
-    .map_err(|e| ApiError::Internal(format!("reading the artifact failed: {e}")))?
-    .map_err(|e| ApiError::NotFound(format!("the artifact is not in the package content: {e}")))?;
-    ranged(&headers, bytes, "application/octet-stream")
+    .map_err(|e| ApiError::Internal(format!("reading the artifact failed: {e}")))??;
+    ranged_stream(
+        &headers,
+        tokio::fs::File::from_std(file),
+        "application/octet-stream",
+    )
+    .await
 }
 
 async fn vnfd(
@@ -1191,7 +1403,7 @@ async fn vnfd(
 ) -> ApiResult<Response> {
     let (_, content) = state.packages.content(&id).await?;
     let limits = state.options.package_limits.archive.clone();
-    let package = tokio::task::spawn_blocking(move || Package::from_zip_bytes(content, &limits))
+    let package = tokio::task::spawn_blocking(move || open_content(&content, &limits))
         .await
         .map_err(|e| ApiError::Internal(format!("reading the VNFD failed: {e}")))?
         .map_err(|e| ApiError::Internal(format!("stored package cannot be opened: {e}")))?;

@@ -338,9 +338,14 @@ impl AppState {
                 options.package_limits.clone(),
                 options.upload_allow_list.clone(),
                 nfvo.clone(),
+                dir.join("packages"),
             )
             .with_notifications(pkgm_subscriptions.clone()),
         );
+        packages
+            .spool()
+            .prepare()
+            .map_err(|e| data_err(&dir.join("packages"), e))?;
         let loaded = packages.load_all().await;
         tracing::info!(packages = loaded, "onboarded packages loaded");
 

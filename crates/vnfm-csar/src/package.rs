@@ -7,7 +7,8 @@
 //! CMS signature against the package's certificate and, when given, trusted roots.
 
 use std::collections::{BTreeSet, HashMap, HashSet};
-use std::fs;
+use std::fs::{self, File};
+use std::io::{BufReader, Write};
 use std::path::Path;
 
 use vnfm_descriptor::diag::{Diagnostic, Location};
@@ -66,6 +67,24 @@ impl Package {
         Package::from_archive(archive, diags)
     }
 
+    /// Opens a zip archive from an open file whose entries are read on demand: nothing is
+    /// read into memory whole, so memory does not grow with the package (for example an
+    /// HTTP upload streamed to disk). `label` names the archive in errors instead of the
+    /// file's path (which may be a server's private directory).
+    pub fn from_zip_file(file: File, label: &str, limits: &Limits) -> Result<Package, CsarError> {
+        let len = file
+            .metadata()
+            .map_err(|source| CsarError::Io {
+                path: label.to_string(),
+                source,
+            })?
+            .len();
+        let mut diags = Vec::new();
+        let reader = Box::new(BufReader::with_capacity(64 * 1024, file));
+        let archive = Archive::open_zip(reader, len, label, limits, &mut diags)?;
+        Package::from_archive(archive, diags)
+    }
+
     /// Opens a zip archive held in memory (for example an HTTP upload).
     pub fn from_zip_bytes(bytes: Vec<u8>, limits: &Limits) -> Result<Package, CsarError> {
         let mut diags = Vec::new();
@@ -101,6 +120,13 @@ impl Package {
     /// Reads a whole file; the limits apply to the bytes actually decompressed.
     pub fn read(&self, path: &str) -> Result<Vec<u8>, CsarError> {
         self.archive.read(&normalize_path(path)?)
+    }
+
+    /// Copies a file to `out` by streaming, so memory does not grow with the file (the limits
+    /// apply to the bytes actually decompressed); returns the number of bytes copied.
+    pub fn copy_to(&self, path: &str, out: &mut dyn Write) -> Result<u64, CsarError> {
+        self.archive
+            .with_reader(&normalize_path(path)?, |r| std::io::copy(r, out))
     }
 
     /// The SHA-256 of a file as lowercase hex, computed by streaming.
@@ -535,7 +561,8 @@ const IMAGE_EXTENSIONS: [&str; 12] = [
     "raw", "vhd", "vhdx", "vmdk", "vdi", "iso", "ploop", "qcow2", "aki", "ari", "ami", "img",
 ];
 
-/// Whether `path` names a VM image by its extension (any case; see [`IMAGE_EXTENSIONS`]).
+/// Whether `path` names a VM image by its extension, in any case: `raw`, `vhd`, `vhdx`,
+/// `vmdk`, `vdi`, `iso`, `ploop`, `qcow2`, `aki`, `ari`, `ami` or `img` (Tacker's list).
 ///
 /// A listed image may be absent from the package: the image can already be on the VIM
 /// (a BaseHOT naming it), or be uploaded separately.

@@ -375,5 +375,33 @@ fn zip_files_on_disk_read_the_same_whether_read_whole_or_on_demand() {
             ["csar.unlisted-file"],
             "{name}"
         );
+        // An open file reads the same, entry by entry, and copies an entry out by streaming;
+        // errors name the given label, not the file's path.
+        let from_file = Package::from_zip_file(
+            std::fs::File::open(&path).unwrap(),
+            "the upload",
+            &Limits::default(),
+        )
+        .unwrap();
+        let mut copied = Vec::new();
+        let n = from_file.copy_to("./Files//blob.bin", &mut copied).unwrap();
+        assert_eq!((n, copied == payload), (len as u64, true), "{name}");
+        assert_eq!(
+            codes(&from_file.verify(&VerifyOptions::default())),
+            ["csar.unlisted-file"],
+            "{name}"
+        );
     }
+    let not_a_zip = dir.path().join("not.zip");
+    std::fs::write(&not_a_zip, b"plain text, not a zip archive").unwrap();
+    let err = Package::from_zip_file(
+        std::fs::File::open(&not_a_zip).unwrap(),
+        "the upload",
+        &Limits::default(),
+    )
+    .unwrap_err();
+    assert!(
+        err.to_string().contains("the upload") && !err.to_string().contains("not.zip"),
+        "{err}"
+    );
 }

@@ -48,6 +48,17 @@ pub enum StoreError {
         /// Why it does not decode.
         reason: String,
     },
+    /// Package content could not be read from the caller's reader, or written to the
+    /// caller's writer ([`crate::Store::put_package_content_from`],
+    /// [`crate::Store::copy_package_content_to`]).
+    #[error("copying the content of VNF package {id} failed: {source}")]
+    ContentIo {
+        /// The package.
+        id: String,
+        /// The I/O error of the reader or writer.
+        #[source]
+        source: std::io::Error,
+    },
     /// The caller passed a value the store cannot accept.
     #[error("invalid argument: {0}")]
     Invalid(String),

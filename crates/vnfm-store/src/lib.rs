@@ -53,7 +53,7 @@ pub use model::{
 };
 pub use postgres::{DEFAULT_MAX_CONNECTIONS, PostgresStore};
 pub use sqlite::{Durability, SqliteOptions, SqliteStore};
-pub use store::{Result, Store};
+pub use store::{CONTENT_CHUNK_BYTES, Result, Store};
 
 /// Opens the store named by `url`:
 /// - `sqlite:///abs/path.db` (or `sqlite://relative/path.db`): an SQLite file, created if

@@ -41,6 +41,11 @@ pub(crate) const MIGRATIONS: &[MigrationSource] = &[
         "settings",
         include_str!("../migrations/postgres/0005_settings.sql"),
     ),
+    (
+        6,
+        "package content chunks",
+        include_str!("../migrations/postgres/0006_package_content_chunks.sql"),
+    ),
 ];
 
 /// Default size of the connection pool.

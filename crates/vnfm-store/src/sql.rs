@@ -1757,11 +1757,16 @@ macro_rules! impl_sql_store {
                     )
                     .await?;
                     expect_version(PACKAGE, id, expected, found)?;
-                    sqlx::query("DELETE FROM vnf_package_content WHERE id = $1")
-                        .bind(id)
-                        .execute(&mut *tx)
-                        .await
-                        .map_err(backend)?;
+                    for table in [
+                        "DELETE FROM vnf_package_content WHERE id = $1",
+                        "DELETE FROM vnf_package_content_chunks WHERE id = $1",
+                    ] {
+                        sqlx::query(table)
+                            .bind(id)
+                            .execute(&mut *tx)
+                            .await
+                            .map_err(backend)?;
+                    }
                     sqlx::query("DELETE FROM vnf_packages WHERE id = $1")
                         .bind(id)
                         .execute(&mut *tx)
@@ -1797,6 +1802,23 @@ macro_rules! impl_sql_store {
                 }
 
                 async fn put_package_content(&self, id: &str, content: &[u8]) -> Result<()> {
+                    let mut reader = content;
+                    self.put_package_content_from(id, &mut reader).await.map(|_| ())
+                }
+
+                async fn get_package_content(&self, id: &str) -> Result<Option<Vec<u8>>> {
+                    let mut out = Vec::new();
+                    let found = self.copy_package_content_to(id, &mut out).await?;
+                    Ok(found.then_some(out))
+                }
+
+                async fn put_package_content_from(
+                    &self,
+                    id: &str,
+                    content: &mut (dyn tokio::io::AsyncRead + Unpin + Send),
+                ) -> Result<u64> {
+                    use tokio::io::AsyncReadExt;
+                    let io_err = |source| StoreError::ContentIo { id: id.to_owned(), source };
                     let mut tx = self.begin_write().await?;
                     let found = locked_version(
                         &mut tx,
@@ -1807,26 +1829,86 @@ macro_rules! impl_sql_store {
                     if found.is_none() {
                         return Err(StoreError::NotFound { kind: PACKAGE, id: id.to_owned() });
                     }
-                    sqlx::query(
-                        "INSERT INTO vnf_package_content (id, content) VALUES ($1, $2) \
-                         ON CONFLICT (id) DO UPDATE SET content = excluded.content",
-                    )
-                    .bind(id)
-                    .bind(content)
-                    .execute(&mut *tx)
-                    .await
-                    .map_err(backend)?;
+                    for table in [
+                        "DELETE FROM vnf_package_content WHERE id = $1",
+                        "DELETE FROM vnf_package_content_chunks WHERE id = $1",
+                    ] {
+                        sqlx::query(table)
+                            .bind(id)
+                            .execute(&mut *tx)
+                            .await
+                            .map_err(backend)?;
+                    }
+                    // One buffer, refilled per piece: memory does not grow with the content.
+                    // An empty content is one empty piece, so that it reads back as uploaded.
+                    let mut buf = Vec::with_capacity(crate::store::CONTENT_CHUNK_BYTES);
+                    let mut total: u64 = 0;
+                    let mut seq: i64 = 0;
+                    loop {
+                        buf.clear();
+                        let mut limited = (&mut *content).take(crate::store::CONTENT_CHUNK_BYTES as u64);
+                        limited.read_to_end(&mut buf).await.map_err(io_err)?;
+                        if buf.is_empty() && seq > 0 {
+                            break;
+                        }
+                        sqlx::query(
+                            "INSERT INTO vnf_package_content_chunks (id, seq, content) VALUES ($1, $2, $3)",
+                        )
+                        .bind(id)
+                        .bind(seq)
+                        .bind(buf.as_slice())
+                        .execute(&mut *tx)
+                        .await
+                        .map_err(backend)?;
+                        total += buf.len() as u64;
+                        seq += 1;
+                        if buf.len() < crate::store::CONTENT_CHUNK_BYTES {
+                            break;
+                        }
+                    }
                     tx.commit().await.map_err(backend)?;
-                    Ok(())
+                    Ok(total)
                 }
 
-                async fn get_package_content(&self, id: &str) -> Result<Option<Vec<u8>>> {
-                    let row = sqlx::query("SELECT content FROM vnf_package_content WHERE id = $1")
+                async fn copy_package_content_to(
+                    &self,
+                    id: &str,
+                    out: &mut (dyn tokio::io::AsyncWrite + Unpin + Send),
+                ) -> Result<bool> {
+                    use tokio::io::AsyncWriteExt;
+                    let io_err = |source| StoreError::ContentIo { id: id.to_owned(), source };
+                    // Content stored before the chunked table: one row.
+                    let legacy = sqlx::query("SELECT content FROM vnf_package_content WHERE id = $1")
                         .bind(id)
                         .fetch_optional(self.reader())
                         .await
                         .map_err(backend)?;
-                    row.map(|r| r.try_get::<Vec<u8>, _>(0).map_err(backend)).transpose()
+                    if let Some(row) = legacy {
+                        let bytes: Vec<u8> = row.try_get(0).map_err(backend)?;
+                        out.write_all(&bytes).await.map_err(io_err)?;
+                        out.flush().await.map_err(io_err)?;
+                        return Ok(true);
+                    }
+                    // One piece per query, so that at most one piece is held at a time. A
+                    // concurrent replacement shows as a gap or a shorter tail: the content is
+                    // only replaced before a package is onboarded, when nobody reads it.
+                    let mut seq: i64 = 0;
+                    loop {
+                        let row = sqlx::query(
+                            "SELECT content FROM vnf_package_content_chunks WHERE id = $1 AND seq = $2",
+                        )
+                        .bind(id)
+                        .bind(seq)
+                        .fetch_optional(self.reader())
+                        .await
+                        .map_err(backend)?;
+                        let Some(row) = row else { break };
+                        let bytes: Vec<u8> = row.try_get(0).map_err(backend)?;
+                        out.write_all(&bytes).await.map_err(io_err)?;
+                        seq += 1;
+                    }
+                    out.flush().await.map_err(io_err)?;
+                    Ok(seq > 0)
                 }
 
                 async fn get_setting(&self, name: &str) -> Result<Option<Value>> {

@@ -76,6 +76,11 @@ pub(crate) const MIGRATIONS: &[MigrationSource] = &[
         "settings",
         include_str!("../migrations/sqlite/0005_settings.sql"),
     ),
+    (
+        6,
+        "package content chunks",
+        include_str!("../migrations/sqlite/0006_package_content_chunks.sql"),
+    ),
 ];
 
 /// Page cache of the writer connection: index pages of large tables stay in memory, which

@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use async_trait::async_trait;
 use futures_core::stream::BoxStream;
 use serde_json::Value;
+use tokio::io::{AsyncRead, AsyncWrite};
 use vnfm_types::{
     LcmOperationStateType, SubscriptionId, VimId, VnfInstance, VnfInstanceId, VnfLcmOpOcc,
     VnfLcmOpOccId,
@@ -28,6 +29,9 @@ pub(crate) const ACTIVE_STATES: [LcmOperationStateType; 4] = [
 
 /// Result of store operations.
 pub type Result<T, E = StoreError> = std::result::Result<T, E>;
+
+/// Largest piece package content is stored in ([`Store::put_package_content_from`]).
+pub const CONTENT_CHUNK_BYTES: usize = 1 << 20;
 
 /// The durable store of the LCM core. Object-safe: use it as `Arc<dyn Store>`.
 ///
@@ -465,8 +469,30 @@ pub trait Store: Send + Sync {
     /// [`StoreError::NotFound`] if the package does not exist.
     async fn put_package_content(&self, id: &str, content: &[u8]) -> Result<()>;
 
-    /// The content of the package, if uploaded.
+    /// The content of the package, if uploaded, in one buffer. For large packages use
+    /// [`Store::copy_package_content_to`], whose memory does not grow with the package.
     async fn get_package_content(&self, id: &str) -> Result<Option<Vec<u8>>>;
+
+    /// Stores (or replaces) the content of an existing package, read from `content` to its
+    /// end in pieces of at most [`CONTENT_CHUNK_BYTES`]: memory stays constant whatever the
+    /// size. The content is replaced in one transaction (readers see the old or the new
+    /// content, never a mix). Returns the number of bytes stored.
+    /// [`StoreError::NotFound`] if the package does not exist; [`StoreError::ContentIo`] if
+    /// `content` cannot be read.
+    async fn put_package_content_from(
+        &self,
+        id: &str,
+        content: &mut (dyn AsyncRead + Unpin + Send),
+    ) -> Result<u64>;
+
+    /// Writes the content of the package to `out` piece by piece (constant memory) and
+    /// flushes it; `false`, with nothing written, when no content was uploaded.
+    /// [`StoreError::ContentIo`] if writing to `out` fails.
+    async fn copy_package_content_to(
+        &self,
+        id: &str,
+        out: &mut (dyn AsyncWrite + Unpin + Send),
+    ) -> Result<bool>;
 
     // ----- Settings -----
 

@@ -73,6 +73,7 @@ store_tests!(
     vim_dependents_follow_references_resources_and_requests,
     migrations_apply_on_empty_and_refuse_newer_schema,
     packages_round_trip_with_unique_vnfd_and_content,
+    package_content_is_streamed_in_and_out_in_pieces,
     pkgm_subscriptions_share_ids_with_lcm_ones_but_stay_apart,
     package_changes_enqueue_their_notifications_atomically,
     settings_are_stored_replaced_and_removed,
@@ -1933,20 +1934,20 @@ async fn vim_dependents_follow_references_resources_and_requests(db: &TestDb) {
 }
 
 async fn migrations_apply_on_empty_and_refuse_newer_schema(db: &TestDb) {
-    assert_eq!(db.store.schema_version().await.unwrap(), 5);
+    assert_eq!(db.store.schema_version().await.unwrap(), 6);
     // Opening an up-to-date database again is a no-op.
     let again = db.reopen().await.unwrap();
-    assert_eq!(again.schema_version().await.unwrap(), 5);
+    assert_eq!(again.schema_version().await.unwrap(), 6);
     drop(again);
 
-    db.fake_future_migration(6).await;
+    db.fake_future_migration(7).await;
     let err = match db.reopen().await {
         Ok(_) => panic!("a database from a newer build was opened"),
         Err(e) => e,
     };
     match &err {
         StoreError::SchemaTooNew { found, supported } => {
-            assert_eq!((*found, *supported), (6, 5));
+            assert_eq!((*found, *supported), (7, 6));
         }
         other => panic!("{other:?}"),
     }
@@ -1954,6 +1955,97 @@ async fn migrations_apply_on_empty_and_refuse_newer_schema(db: &TestDb) {
         err.to_string().contains("newer than this build supports"),
         "{err}"
     );
+}
+
+/// Package content larger than one piece goes in from a reader and out to a writer, byte for
+/// byte; a replacement drops every old piece; an empty content still reads back as uploaded.
+async fn package_content_is_streamed_in_and_out_in_pieces(db: &TestDb) {
+    let store = &db.store;
+    store
+        .create_package(&PackageRecord {
+            id: "pkg-big".into(),
+            vnfd_id: None,
+            info: serde_json::json!({"id": "pkg-big"}),
+        })
+        .await
+        .unwrap();
+    let mut out = Vec::new();
+    assert!(
+        !store
+            .copy_package_content_to("pkg-big", &mut out)
+            .await
+            .unwrap()
+    );
+    let missing = store
+        .put_package_content_from("nope", &mut &b"x"[..])
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(missing, StoreError::NotFound { .. }),
+        "{missing:?}"
+    );
+
+    let chunk = vnfm_store::CONTENT_CHUNK_BYTES;
+    let big: Vec<u8> = (0..2 * chunk + 12_345)
+        .map(|i| (i * 31 % 251) as u8)
+        .collect();
+    let stored = store
+        .put_package_content_from("pkg-big", &mut big.as_slice())
+        .await
+        .unwrap();
+    assert_eq!(stored, big.len() as u64);
+    assert!(
+        store
+            .copy_package_content_to("pkg-big", &mut out)
+            .await
+            .unwrap()
+    );
+    assert!(out == big, "streamed content differs");
+    assert_eq!(
+        store
+            .get_package_content("pkg-big")
+            .await
+            .unwrap()
+            .as_deref(),
+        Some(big.as_slice())
+    );
+
+    // Exactly one piece, then nothing: no stale piece of the bigger content remains.
+    let exact = &big[..chunk];
+    store
+        .put_package_content_from("pkg-big", &mut &exact[..])
+        .await
+        .unwrap();
+    assert_eq!(
+        store
+            .get_package_content("pkg-big")
+            .await
+            .unwrap()
+            .as_deref(),
+        Some(exact)
+    );
+    store
+        .put_package_content_from("pkg-big", &mut &b""[..])
+        .await
+        .unwrap();
+    assert_eq!(
+        store
+            .get_package_content("pkg-big")
+            .await
+            .unwrap()
+            .as_deref(),
+        Some(&b""[..])
+    );
+    // Deleting the package deletes its pieces.
+    store
+        .put_package_content_from("pkg-big", &mut big.as_slice())
+        .await
+        .unwrap();
+    store
+        .delete_package("pkg-big", Version::FIRST)
+        .await
+        .unwrap();
+    assert_eq!(store.get_package_content("pkg-big").await.unwrap(), None);
 }
 
 async fn packages_round_trip_with_unique_vnfd_and_content(db: &TestDb) {
@@ -2437,7 +2529,7 @@ async fn concurrent_first_opens_of_one_sqlite_file_both_succeed() {
             .collect();
         for o in opens {
             let store = o.await.unwrap().unwrap();
-            assert_eq!(store.schema_version().await.unwrap(), 5);
+            assert_eq!(store.schema_version().await.unwrap(), 6);
         }
     }
 }
