@@ -95,6 +95,8 @@ async fn create(
     let options = CreateOptions {
         verify_callback: state.options.verify_callbacks,
         verify_timeout: Duration::from_secs(5),
+        // Package management subscriptions are never duplicated (303 See Other).
+        allow_duplicates: false,
     };
     let subscriptions = if family == ApiFamily::PkgmV1 {
         &state.pkgm_subscriptions_v1

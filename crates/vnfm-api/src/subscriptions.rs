@@ -138,6 +138,7 @@ async fn create(
     let options = CreateOptions {
         verify_callback: state.options.verify_callbacks,
         verify_timeout: Duration::from_secs(5),
+        allow_duplicates: state.options.allow_duplicate_lcm_subscriptions,
     };
     // Where a subscription was created decides the shape of its notifications.
     let subscriptions = if family == ApiFamily::LcmV1 {

@@ -638,3 +638,55 @@ async fn a_given_up_notification_is_redelivered_or_discarded_through_the_api() {
         "{text}"
     );
 }
+
+/// Issue 25, item 12: with `allow_duplicate_lcm_subscriptions` (`serve
+/// --allow-duplicate-lcm-subscriptions`) a lifecycle subscription identical to an existing
+/// one is created (201, a new id) instead of answered 303, on v1 and v2; package management
+/// subscriptions still answer 303; and without the option nothing changes.
+#[tokio::test]
+async fn identical_lcm_subscriptions_are_created_when_duplicates_are_allowed() {
+    let body = json!({"callbackUri": "http://127.0.0.1:9/cb",
+                      "filter": {"notificationTypes": ["VnfLcmOperationOccurrenceNotification"]}});
+    let allowed = Harness::with(|o| o.allow_duplicate_lcm_subscriptions = true).await;
+    let mut ids = Vec::new();
+    for path in [
+        "/vnflcm/v2/subscriptions",
+        "/vnflcm/v2/subscriptions",
+        "/vnflcm/v1/subscriptions",
+    ] {
+        let r = allowed.call(Method::POST, path, Some(body.clone())).await;
+        assert_eq!(
+            r.status,
+            StatusCode::CREATED,
+            "{path}: {}",
+            String::from_utf8_lossy(&r.body)
+        );
+        ids.push(r.json()["id"].as_str().unwrap().to_owned());
+    }
+    ids.sort();
+    ids.dedup();
+    assert_eq!(ids.len(), 3, "{ids:?}");
+    let pkgm = json!({"callbackUri": "http://127.0.0.1:9/pkg"});
+    let first = allowed
+        .call(
+            Method::POST,
+            "/vnfpkgm/v2/subscriptions",
+            Some(pkgm.clone()),
+        )
+        .await;
+    assert_eq!(first.status, StatusCode::CREATED);
+    let again = allowed
+        .call(Method::POST, "/vnfpkgm/v2/subscriptions", Some(pkgm))
+        .await;
+    assert_eq!(again.status, StatusCode::SEE_OTHER);
+
+    let refused = Harness::new().await;
+    let r = refused
+        .call(Method::POST, "/vnflcm/v2/subscriptions", Some(body.clone()))
+        .await;
+    assert_eq!(r.status, StatusCode::CREATED);
+    let r = refused
+        .call(Method::POST, "/vnflcm/v2/subscriptions", Some(body))
+        .await;
+    assert_eq!(r.status, StatusCode::SEE_OTHER);
+}

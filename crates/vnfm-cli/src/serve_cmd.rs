@@ -50,6 +50,10 @@ pub struct ServeArgs {
     /// Do not test callback URIs (GET, expecting 204) before creating subscriptions.
     #[arg(long)]
     no_callback_check: bool,
+    /// Create a lifecycle subscription even when one with the same callback URI and filter
+    /// exists (by default the request is answered 303 See Other to the existing one).
+    #[arg(long)]
+    allow_duplicate_lcm_subscriptions: bool,
     /// Largest package upload, in MiB.
     #[arg(long, default_value_t = 512, value_name = "MIB")]
     max_package_mib: usize,
@@ -287,6 +291,7 @@ pub fn run(args: ServeArgs) -> Result<ExitCode, String> {
     state.enable_test_vim = args.enable_test_vim;
     state.upload_allow_list = args.upload_allow.clone();
     state.verify_callbacks = !args.no_callback_check;
+    state.allow_duplicate_lcm_subscriptions = args.allow_duplicate_lcm_subscriptions;
     state.package_limits.max_package_bytes = args.max_package_mib.saturating_mul(1024 * 1024);
     state.limits.max_connections = args.max_connections;
     state.limits.header_read_timeout = Duration::from_secs(args.header_timeout.max(1));

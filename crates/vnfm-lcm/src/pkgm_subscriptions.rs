@@ -252,7 +252,8 @@ impl PkgmSubscriptions {
         self
     }
 
-    /// Creates a subscription, or finds the existing one with the same filter and callback.
+    /// Creates a subscription, or finds the existing one with the same filter and callback
+    /// (unless [`CreateOptions::allow_duplicates`]).
     pub async fn create(
         &self,
         request: &PkgmSubscriptionRequest,
@@ -260,11 +261,12 @@ impl PkgmSubscriptions {
     ) -> Result<Created<PkgmSubscription>, LcmError> {
         validate_request(request)?;
         let canonical = canonical_pkgm_filter(request.filter.as_ref());
-        if let Some(existing) = self
-            .store
-            .find_duplicate_pkgm_subscription(&canonical, &request.callback_uri)
-            .await
-            .map_err(store_err)?
+        if !options.allow_duplicates
+            && let Some(existing) = self
+                .store
+                .find_duplicate_pkgm_subscription(&canonical, &request.callback_uri)
+                .await
+                .map_err(store_err)?
         {
             return Ok(Created::Existing(existing.subscription));
         }

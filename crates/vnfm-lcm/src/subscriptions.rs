@@ -74,6 +74,10 @@ pub struct CreateOptions {
     pub verify_callback: bool,
     /// Time limit of that test.
     pub verify_timeout: Duration,
+    /// Create a new subscription even when one with the same filter and callback exists,
+    /// instead of answering with that one ([`Created::Existing`], `303 See Other`): SOL003
+    /// lets the server do either (v2.6.1 clauses 5.4.18.3.1 and 10.4.7.3.1).
+    pub allow_duplicates: bool,
 }
 
 impl Default for CreateOptions {
@@ -81,6 +85,7 @@ impl Default for CreateOptions {
         CreateOptions {
             verify_callback: false,
             verify_timeout: Duration::from_secs(5),
+            allow_duplicates: false,
         }
     }
 }
@@ -160,7 +165,8 @@ impl Subscriptions {
         }
     }
 
-    /// Creates a subscription, or finds the existing one with the same filter and callback.
+    /// Creates a subscription, or finds the existing one with the same filter and callback
+    /// (unless [`CreateOptions::allow_duplicates`]).
     pub async fn create(
         &self,
         request: &LccnSubscriptionRequest,
@@ -168,11 +174,12 @@ impl Subscriptions {
     ) -> Result<Created, LcmError> {
         validate_request(request)?;
         let canonical = canonical_filter(request.filter.as_ref());
-        if let Some(existing) = self
-            .store
-            .find_duplicate_subscription(&canonical, &request.callback_uri)
-            .await
-            .map_err(store_err)?
+        if !options.allow_duplicates
+            && let Some(existing) = self
+                .store
+                .find_duplicate_subscription(&canonical, &request.callback_uri)
+                .await
+                .map_err(store_err)?
         {
             return Ok(Created::Existing(existing.subscription));
         }

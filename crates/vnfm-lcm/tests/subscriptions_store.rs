@@ -231,6 +231,7 @@ async fn the_callback_test_must_answer_204() {
     let verify = CreateOptions {
         verify_callback: true,
         verify_timeout: Duration::from_millis(500),
+        ..CreateOptions::default()
     };
     let with_auth = |cb: String| {
         req(
