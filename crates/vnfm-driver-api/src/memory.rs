@@ -15,12 +15,12 @@ use std::time::{Duration, Instant};
 use async_trait::async_trait;
 use vnfm_descriptor::Flavour;
 use vnfm_types::{
-    AffectedVirtualLink, AffectedVirtualStorage, AffectedVnfc, ChangeType, CpProtocolInfo,
-    ExtVirtualLinkData, ExtVirtualLinkInfo, IpAddressInfo, IpAddressType,
+    AffectedVirtualLink, AffectedVirtualStorage, AffectedVnfc, ChangeType, CpProtocolData,
+    CpProtocolInfo, ExtVirtualLinkData, ExtVirtualLinkInfo, IpAddressInfo, IpAddressType,
     IpOverEthernetAddressInfo, LayerProtocol, LcmOperationType, OperationParams, ResourceChanges,
-    ResourceHandle, VirtualStorageResourceInfo, VnfExtCpInfo, VnfInstanceId, VnfLcmOpOccId,
-    VnfLinkPortInfo, VnfOperationalState, VnfVirtualLinkResourceInfo, VnfcCpInfo, VnfcInfo,
-    VnfcResourceInfo, VnfdId,
+    ResourceHandle, VirtualCpAddressInfo, VirtualStorageResourceInfo, VnfExtCpInfo, VnfInstanceId,
+    VnfLcmOpOccId, VnfLinkPortInfo, VnfOperationalState, VnfVirtualLinkResourceInfo, VnfcCpInfo,
+    VnfcInfo, VnfcResourceInfo, VnfdId,
 };
 
 use crate::{
@@ -587,13 +587,15 @@ fn set_ext_links(inv: &mut Inventory, vls: &[ExtVirtualLinkData], ids: &mut Ids<
         let cpds: Vec<&str> = vl.ext_cps.iter().map(|c| c.cpd_id.as_str()).collect();
         inv.ext_cps.retain(|cp| !cpds.contains(&cp.cpd_id.as_str()));
         for cp in &vl.ext_cps {
-            for config_id in cp.cp_config.keys() {
+            for (config_id, config) in &cp.cp_config {
                 inv.ext_cps.push(VnfExtCpInfo {
                     id: ids.next("extcp"),
                     cpd_id: cp.cpd_id.clone(),
                     cp_config_id: Some(config_id.clone()),
                     vnfd_id: Some(inv.vnfd_id.clone()),
-                    cp_protocol_info: None,
+                    cp_protocol_info: Some(ext_cp_protocol_info(
+                        config.cp_protocol_data.as_deref().unwrap_or_default(),
+                    )),
                     ext_link_port_id: None,
                     metadata: None,
                     associated_vnfc_cp_id: None,
@@ -613,6 +615,47 @@ fn set_ext_links(inv: &mut Inventory, vls: &[ExtVirtualLinkData], ids: &mut Ids<
             current_vnf_ext_cp_data: vl.ext_cps.clone(),
         });
     }
+}
+
+/// What the fake VIM reports of an external CP's protocols: the `cpProtocolData` requested
+/// (fixed addresses as its addresses, dynamic ones flagged `isDynamic`), or IP over Ethernet
+/// with nothing known when none was given, so the CP always has its protocol information
+/// (SOL003 v2.6.1 makes `VnfExtCpInfo.cpProtocolInfo` mandatory).
+fn ext_cp_protocol_info(data: &[CpProtocolData]) -> Vec<CpProtocolInfo> {
+    if data.is_empty() {
+        return vec![CpProtocolInfo {
+            layer_protocol: LayerProtocol::IpOverEthernet,
+            ip_over_ethernet: None,
+            virtual_cp_address: None,
+        }];
+    }
+    data.iter()
+        .map(|d| CpProtocolInfo {
+            layer_protocol: d.layer_protocol,
+            ip_over_ethernet: d
+                .ip_over_ethernet
+                .as_ref()
+                .map(|e| IpOverEthernetAddressInfo {
+                    mac_address: e.mac_address.clone(),
+                    segmentation_id: e.segmentation_id.clone(),
+                    ip_addresses: e.ip_addresses.as_ref().map(|list| {
+                        list.iter()
+                            .map(|a| IpAddressInfo {
+                                ip_type: a.ip_type,
+                                addresses: a.fixed_addresses.clone(),
+                                is_dynamic: a.num_dynamic_addresses.map(|n| n > 0),
+                                address_range: a.address_range.clone(),
+                                subnet_id: a.subnet_id.clone(),
+                            })
+                            .collect()
+                    }),
+                }),
+            virtual_cp_address: d.virtual_cp_address.as_ref().map(|v| VirtualCpAddressInfo {
+                ip_type: v.ip_type,
+                load_balancer_ip: v.load_balancer_ip.clone(),
+            }),
+        })
+        .collect()
 }
 
 /// Adds the flavour's internal VLs that are missing and removes those the flavour no longer has.

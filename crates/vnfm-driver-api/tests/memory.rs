@@ -138,6 +138,11 @@ async fn instantiate_creates_the_planned_vnfcs_with_tacker_style_info() {
     );
     assert_eq!(r.ext_cp_info.len(), 1);
     assert_eq!(r.ext_cp_info[0].cp_config_id.as_deref(), Some("cfg1"));
+    // No cpProtocolData requested: IP over Ethernet, addresses unknown (never absent).
+    assert_eq!(
+        serde_json::to_value(&r.ext_cp_info[0].cp_protocol_info).unwrap(),
+        json!([{"layerProtocol": "IP_OVER_ETHERNET"}])
+    );
     assert_eq!(
         r.ext_virtual_link_info[0].resource_handle.resource_id,
         "net-public"
@@ -330,7 +335,11 @@ async fn change_ext_conn_rollback_restores_previous_links() {
     let params = OperationParams::ChangeExtConn(
         serde_json::from_value(json!({"extVirtualLinks": [{
             "id": "ext-net-1", "resourceId": "net-other",
-            "extCps": [{"cpdId": "VDU1_CP1", "cpConfig": {"cfg2": {}}}]
+            "extCps": [{"cpdId": "VDU1_CP1", "cpConfig": {"cfg2": {"cpProtocolData": [{
+                "layerProtocol": "IP_OVER_ETHERNET",
+                "ipOverEthernet": {"macAddress": "fa:16:3e:00:00:01", "ipAddresses": [
+                    {"type": "IPV4", "fixedAddresses": ["192.0.2.10"], "subnetId": "sn"},
+                    {"type": "IPV6", "numDynamicAddresses": 1}]}}]}}}]
         }]}))
         .unwrap(),
     );
@@ -343,6 +352,14 @@ async fn change_ext_conn_rollback_restores_previous_links() {
         "net-other"
     );
     assert_eq!(changed.ext_cp_info[0].cp_config_id.as_deref(), Some("cfg2"));
+    // The external CP reports the protocol data it was given.
+    assert_eq!(
+        serde_json::to_value(&changed.ext_cp_info[0].cp_protocol_info).unwrap(),
+        json!([{"layerProtocol": "IP_OVER_ETHERNET",
+                "ipOverEthernet": {"macAddress": "fa:16:3e:00:00:01", "ipAddresses": [
+                    {"type": "IPV4", "addresses": ["192.0.2.10"], "subnetId": "sn"},
+                    {"type": "IPV6", "isDynamic": true}]}}])
+    );
     let restored = execute(&d, &request(InfraStep::RollbackChangeExtConn, other()))
         .await
         .unwrap()
