@@ -67,6 +67,9 @@ def start_server(binary, data_dir, log_path):
         "--data-dir",
         str(data_dir),
         "--enable-test-vim",
+        # SOL003 lets a VNFM create duplicate subscriptions or answer 303 See Other; the
+        # suite's configuration (VNFM_DUPLICATION, see seeding.base_variables) says which.
+        "--allow-duplicate-lcm-subscriptions",
         "--log-level",
         "warn",
     ]
@@ -258,7 +261,8 @@ def main():
         vnfm = Vnfm(f"http://127.0.0.1:{port}")
         vnfm.login(data_dir / "credentials.json")
         package_dir = HERE / "package"
-        pkg, info = vnfm.onboard(build_package(package_dir))
+        content = build_package(package_dir)
+        pkg, info = vnfm.onboard(content)
         single, _ = vnfm.onboard(build_package(HERE / "package-single"))
         artifact = next(a for a in info.get("additionalArtifacts", []) if a["artifactPath"].startswith("Files/"))
         state = {
@@ -273,6 +277,7 @@ def main():
             "created_package": vnfm.create_package(),
             "artifact_path": artifact["artifactPath"],
             "artifact_size": (package_dir / artifact["artifactPath"]).stat().st_size,
+            "package_size": len(content),
         }
         state_file = work / "state.json"
         state_file.write_text(json.dumps(state))

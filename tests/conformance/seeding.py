@@ -127,7 +127,8 @@ def base_variables(ctx: Ctx, api: str) -> dict:
         "polling_interval": "1 sec",
     }
     if api == LCM:
-        v.update({"VNFM_HOST": host, "VNFM_PORT": str(port), "VNFM_SCHEMA": "http"})
+        # The server runs with --allow-duplicate-lcm-subscriptions (conformance.start_server).
+        v.update({"VNFM_HOST": host, "VNFM_PORT": str(port), "VNFM_SCHEMA": "http", "VNFM_DUPLICATION": "1"})
     else:
         v.update({"NFVO_HOST": host, "NFVO_PORT": str(port), "NFVO_SCHEMA": "http"})
     return v
@@ -145,10 +146,25 @@ def suite_variables(ctx: Ctx, api: str, suite: str) -> dict:
             "vnfPkgId_processing": ctx.state.get("created_package", missing),
         }
     )
+    if api == LCM and suite in FIELDS:
+        v["fields"] = FIELDS[suite]
     seed = (LCM_SUITES if api == LCM else PKGM_SUITES).get(suite)
     if seed:
         v.update(seed(ctx))
     return v
+
+
+# The `fields` value of the attribute-selector tests (`fields=${fields}`,
+# `exclude_fields=${fields}`), per suite: attributes of the resource the suite lists. The
+# suites' own default, `criteria,objectInstanceIds`, names attributes of the PM job (copied
+# from the performance-management suites), which a VNF instance, an operation occurrence or a
+# subscription does not have. Optional attributes, so that excluding them leaves a valid
+# resource.
+FIELDS = {
+    "VNFInstances": "vnfInstanceName,vnfInstanceDescription",
+    "VnfLcmOperationOccurences": "operationParams,error",
+    "Subscriptions": "filter",
+}
 
 
 # ----- VNF lifecycle management (SOL003 clause 5) -----
@@ -331,6 +347,17 @@ def _pkgm_individual_subscription(ctx):
 
 
 PKGM_SUITES["IndividualSubscription"] = _pkgm_individual_subscription
+
+
+def _package_content(ctx):
+    # The Range tests compare Content-Range with `<range>/${full_size}`: for the package
+    # content that is the size of the whole package, not of the artifact (the default).
+    v = _packages(ctx)
+    v["full_size"] = str(ctx.state["package_size"])
+    return v
+
+
+PKGM_SUITES["VNFPackageContent"] = _package_content
 
 
 # ----- single tests -----
