@@ -80,6 +80,9 @@ pub struct Packages {
     package_of_vnfd: Mutex<HashMap<String, String>>,
     nfvo: Option<Arc<dyn vnfm::lcm::Nfvo>>,
     notifications: Option<PkgmSubscriptions>,
+    /// The server's management driver (`None`: hooks do not run), asked at onboarding
+    /// whether it can run the VNFD's hooks.
+    mgmt: Option<Arc<dyn vnfm::lcm::MgmtDriver>>,
 }
 
 fn now() -> String {
@@ -133,12 +136,20 @@ impl Packages {
             package_of_vnfd: Mutex::new(HashMap::new()),
             nfvo,
             notifications: None,
+            mgmt: None,
         }
     }
 
     /// Notifies package changes to these subscriptions.
     pub fn with_notifications(mut self, subscriptions: PkgmSubscriptions) -> Packages {
         self.notifications = Some(subscriptions);
+        self
+    }
+
+    /// Onboarding warns about the LCM hooks `mgmt` (the server's management driver; `None`
+    /// when it has none) cannot run.
+    pub fn with_mgmt_driver(mut self, mgmt: Option<Arc<dyn vnfm::lcm::MgmtDriver>>) -> Packages {
+        self.mgmt = mgmt;
         self
     }
 
@@ -562,12 +573,19 @@ impl Packages {
         info.onboarding_state = PackageOnboardingState::Onboarded;
         info.operational_state = PackageOperationalState::Enabled;
         info.links = links(id, true);
-        let warnings: Vec<String> = report
+        let mut warnings: Vec<String> = report
             .diagnostics
             .iter()
             .filter(|d| !d.is_error())
             .map(|d| d.to_string())
             .collect();
+        if let Descriptor::Vnfd(vnfd) = &descriptor {
+            warnings.extend(
+                hook_warnings(vnfd, self.mgmt.as_deref())
+                    .iter()
+                    .map(ToString::to_string),
+            );
+        }
         let warnings_count = warnings.len();
         info.onboarding_warnings = (!warnings.is_empty()).then_some(warnings);
         let notify = self.notify(PackageEvent::Onboarded, &info).await?;
@@ -1022,6 +1040,70 @@ pub(crate) fn routes(family: ApiFamily, max_package_bytes: usize) -> Router<Arc<
         .layer(middleware::from_fn(move |req, next| {
             versioned(family, req, next)
         }))
+}
+
+/// Warnings (`package.hook-not-runnable`) for the LCM hooks of `vnfd` that `mgmt` cannot
+/// run, one per flavour and artifact: without them a package whose hooks need a management
+/// driver the server lacks onboards silently and fails only when an operation reaches the
+/// hook (with 422).
+fn hook_warnings(
+    vnfd: &vnfm_descriptor::Vnfd,
+    mgmt: Option<&dyn vnfm::lcm::MgmtDriver>,
+) -> Vec<vnfm_descriptor::Diagnostic> {
+    let mut out = Vec::new();
+    for flavour in &vnfd.flavours {
+        // Hooks by artifact, in the order the VNFD binds them.
+        let mut by_artifact: Vec<(&str, Vec<&str>)> = Vec::new();
+        for hook in &flavour.lcm_hooks {
+            match by_artifact.iter_mut().find(|(a, _)| *a == hook.artifact) {
+                Some((_, ops)) => ops.push(&hook.operation),
+                None => by_artifact.push((&hook.artifact, vec![&hook.operation])),
+            }
+        }
+        for (name, operations) in by_artifact {
+            // An undeclared artifact is already an error of the descriptor.
+            let Some(a) = flavour.artifact(None, name) else {
+                continue;
+            };
+            let artifact = vnfm_driver_api::HookArtifact {
+                name: a.name.clone(),
+                file: a.file.clone(),
+                artifact_type: a.artifact_type.clone(),
+                sha256: a.sha256.clone(),
+                external: a.external,
+                dependencies: Vec::new(),
+            };
+            let reason = match mgmt {
+                None => Some("this server runs no management driver".to_owned()),
+                Some(m) => m.cannot_run(&artifact),
+            };
+            let Some(reason) = reason else {
+                continue;
+            };
+            let hooks = operations
+                .iter()
+                .map(|o| format!("`{o}`"))
+                .collect::<Vec<_>>()
+                .join(", ");
+            out.push(
+                vnfm_descriptor::Diagnostic::warning(
+                    "package.hook-not-runnable",
+                    format!(
+                        "hook{} {hooks} of flavour `{}` need{} management driver artifact `{name}` ({}), which this server cannot run: {reason}",
+                        if operations.len() == 1 { "" } else { "s" },
+                        flavour.id,
+                        if operations.len() == 1 { "s" } else { "" },
+                        a.file,
+                    ),
+                )
+                .with_help(format!(
+                    "the operations that reach {} fail with 422 until the server runs it: start vnfm serve with --plugin {name}=LIBRARY, or with --package-plugins for a library in the package",
+                    if operations.len() == 1 { "it" } else { "them" },
+                )),
+            );
+        }
+    }
+    out
 }
 
 fn view(family: ApiFamily, info: &VnfPkgInfo) -> ApiResult<Value> {

@@ -2007,6 +2007,50 @@ async fn links_self_href_relative_while_location_absolute() {
     assert_eq!(instance["metadata"]["_links"]["self"]["href"], "/mine");
 }
 
+/// Regression (issue 25, item 11): a package whose LCM hooks need a management driver the
+/// server lacks onboarded without a word and failed only at instantiate (422). Onboarding
+/// now warns, naming the hooks, the artifact and what to start the server with; a server
+/// with a management driver that can run the artifact does not.
+#[tokio::test]
+async fn package_whose_hooks_need_a_missing_management_driver_onboards_silently() {
+    let cluster = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../vnfd-samples/vnf-a-k8s-cluster"
+    );
+    let hook_warnings = |pkg: &Value| -> Vec<String> {
+        pkg["onboardingWarnings"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .filter(|w| w.contains("package.hook-not-runnable"))
+            .map(str::to_owned)
+            .collect()
+    };
+    let h = Harness::new().await;
+    let (_, pkg) = h.onboard(zip_dir(Path::new(cluster))).await;
+    assert_eq!(pkg["onboardingState"], "ONBOARDED", "{pkg:#}");
+    let warnings = hook_warnings(&pkg);
+    // One per flavour (simple, ha) for the one artifact.
+    assert_eq!(warnings.len(), 2, "{pkg:#}");
+    for w in &warnings {
+        assert!(
+            w.contains("`instantiate_end`")
+                && w.contains("artifact `mgmt-driver-k8s-cluster`")
+                && w.contains("this server runs no management driver")
+                && w.contains("--plugin mgmt-driver-k8s-cluster=LIBRARY"),
+            "{w}"
+        );
+    }
+    let h = Harness::with(|o| {
+        o.mgmt_driver = Some(Arc::new(vnfm::lcm::RecordingMgmtDriver::new()));
+    })
+    .await;
+    let (_, pkg) = h.onboard(zip_dir(Path::new(cluster))).await;
+    assert_eq!(pkg["onboardingState"], "ONBOARDED", "{pkg:#}");
+    assert!(hook_warnings(&pkg).is_empty(), "{pkg:#}");
+}
+
 /// SOL003 v2.6.1 clauses 10.4.2a-10.4.5a: onboarded packages addressed by vnfdId.
 #[tokio::test]
 async fn onboarded_vnf_packages_are_addressed_by_vnfd_id() {

@@ -178,6 +178,15 @@ impl fmt::Debug for HookOutcome {
 pub trait MgmtDriver: Send + Sync {
     /// Runs the hook `call.operation` with `call.artifact`.
     async fn call(&self, call: &HookCall) -> Result<HookOutcome, DriverError>;
+
+    /// Why this driver, as configured, cannot run hooks bound to `artifact`, or `None` when
+    /// it can (or cannot tell before running one, the default). Asked when a package is
+    /// onboarded, so that a hook nothing will run is reported then rather than when an
+    /// operation reaches it.
+    fn cannot_run(&self, artifact: &HookArtifact) -> Option<String> {
+        let _ = artifact;
+        None
+    }
 }
 
 #[cfg(test)]

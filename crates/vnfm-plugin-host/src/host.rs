@@ -391,6 +391,38 @@ fn driver_error(what: &str, e: WireError, ctx: &CallCtx, budget: Duration) -> Dr
 
 #[async_trait]
 impl MgmtDriver for PluginHost {
+    /// An artifact runs when a plugin library is configured for its name, or, with package
+    /// libraries enabled, when it is a file of the package whose SHA-256 is declared (what
+    /// [`PluginHost::call`] checks first).
+    fn cannot_run(&self, artifact: &HookArtifact) -> Option<String> {
+        if self.config.plugins.contains_key(&artifact.name) {
+            return None;
+        }
+        if !self.config.package_libraries {
+            return Some(format!(
+                "no plugin library is configured for artifact `{}` and plugin libraries from packages are not loaded",
+                artifact.name
+            ));
+        }
+        if artifact.external {
+            return Some(format!(
+                "artifact `{}` is outside the package ({}), and only plugin libraries configured for an artifact name run such artifacts",
+                artifact.name, artifact.file
+            ));
+        }
+        let digest_ok = artifact
+            .sha256
+            .as_deref()
+            .is_some_and(|d| d.len() == 64 && d.bytes().all(|b| b.is_ascii_hexdigit()));
+        if !digest_ok {
+            return Some(format!(
+                "artifact `{}` ({}) has no SHA-256 digest in the VNFD or the manifest, and a plugin library from a package is loaded only with one",
+                artifact.name, artifact.file
+            ));
+        }
+        None
+    }
+
     async fn call(&self, call: &HookCall) -> Result<HookOutcome, DriverError> {
         let what = format!(
             "hook {} (artifact `{}`)",

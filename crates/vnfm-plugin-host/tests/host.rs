@@ -434,3 +434,45 @@ async fn a_runner_killed_mid_frame_is_reported_as_a_crash() {
     assert!(msg.contains("SIGKILL"), "{msg}");
     assert!(msg.contains("while it wrote a frame"), "{msg}");
 }
+
+/// What onboarding asks the host before any hook runs: which artifacts it cannot run, and why
+/// (no library configured and package libraries off; an external artifact; no digest).
+#[test]
+fn cannot_run_names_what_the_host_lacks() {
+    let dir = tempfile::tempdir().unwrap();
+    let artifact = |name: &str, sha256: Option<&str>, external: bool| HookArtifact {
+        name: name.into(),
+        file: "Plugins/plugin.so".into(),
+        artifact_type: "tosca.artifacts.Implementation".into(),
+        sha256: sha256.map(str::to_owned),
+        external,
+        dependencies: vec![],
+    };
+    let digest = "ab".repeat(32);
+    let host = PluginHost::new(HostConfig::new(dir.path().join("c1")).plugin(
+        "installed",
+        dir.path().join("lib.so"),
+        Isolation::Process,
+    ));
+    assert_eq!(host.cannot_run(&artifact("installed", None, false)), None);
+    let why = host
+        .cannot_run(&artifact("other", Some(&digest), false))
+        .unwrap();
+    assert!(
+        why.contains("`other`") && why.contains("not loaded"),
+        "{why}"
+    );
+    let host = PluginHost::new(
+        HostConfig::new(dir.path().join("c2")).package_libraries(Isolation::Process),
+    );
+    assert_eq!(
+        host.cannot_run(&artifact("mgmt", Some(&digest), false)),
+        None
+    );
+    let why = host.cannot_run(&artifact("mgmt", None, false)).unwrap();
+    assert!(why.contains("no SHA-256 digest"), "{why}");
+    let why = host
+        .cannot_run(&artifact("mgmt", Some(&digest), true))
+        .unwrap();
+    assert!(why.contains("outside the package"), "{why}");
+}
