@@ -69,6 +69,10 @@ pub struct StateOptions {
     pub package_limits: PackageLimits,
     /// Test the callback URI of a new subscription (`GET`, expecting 204) before creating it.
     pub verify_callbacks: bool,
+    /// Create a lifecycle subscription even when one with the same callback URI and filter
+    /// exists, instead of answering `303 See Other` to that one (SOL003 v2.6.1 clause
+    /// 5.4.18.3.1 allows either).
+    pub allow_duplicate_lcm_subscriptions: bool,
     /// Lifecycle runner settings.
     pub lcm_config: LcmConfig,
     /// How often expired leases of other replicas are taken over (`None`: only at start).
@@ -128,6 +132,7 @@ impl StateOptions {
             notify_backoff_max: Duration::from_secs(600),
             package_limits: PackageLimits::default(),
             verify_callbacks: true,
+            allow_duplicate_lcm_subscriptions: false,
             lcm_config: LcmConfig::default(),
             recovery_interval: Some(Duration::from_secs(30)),
             metrics: None,
