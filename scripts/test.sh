@@ -15,6 +15,9 @@ export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"
 echo "== cargo fmt --check"
 cargo fmt --all -- --check
 
+echo "== layer rules (docs/architecture.md)"
+scripts/check-layers.py
+
 echo "== cargo clippy (deny warnings)"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 
