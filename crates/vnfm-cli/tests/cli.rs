@@ -485,6 +485,19 @@ fn show_prints_asd_deployment_stages() {
         "Artifacts/Deployment/HELM/sampleapp-services-helm.tgz",
         b"chart".to_vec(),
     );
+    // The other files the manifest lists (without digests): a listed file that is absent
+    // is an error.
+    for listed in [
+        "Files/ChangeLog.txt",
+        "Files/Events/MyASD_v1.yaml",
+        "Files/Guides/user_guide.txt",
+        "Files/Measurements/PM_Dictionary.yaml",
+        "Files/Scripts/my_script.sh",
+        "Files/Yang_module/mynetconf.yang",
+        "Files/rapp1/rapp.zip",
+    ] {
+        put(listed, b"placeholder".to_vec());
+    }
     let out = vnfm(
         &["package", "show", pkg.path().to_str().unwrap()],
         cwd.path(),
