@@ -85,6 +85,8 @@ pub use vnfm_lcm::ports::{
     NotificationRouter, OnboardedVnfd, PackageCatalog, SealedVim, VimDirectory,
 };
 pub use vnfm_lcm::runner::{Clock, RecoveryReport, SystemClock, is_at_rest};
+/// The operation-occurrence state machine (SOL003 clause 5.6.2.2).
+pub use vnfm_lcm::state;
 pub use vnfm_lcm::{
     CreateOptions, Deliverer, DelivererConfig, InlineVimDirectory, Keyring, Lcm, LcmConfig,
     LcmError, MemoryCatalog, OperationRequest, SubscriptionRouter, Subscriptions, VimRegistry,

@@ -280,6 +280,10 @@ pub struct Event {
     /// A notification that arrived after a later one of the same occurrence (the server
     /// delivers concurrently): shown, but not taken as the current state.
     pub late: bool,
+    /// A change polling did not see but that must have happened: the SOL003 state machine
+    /// has no other way from the state seen before to the one seen now (e.g. PROCESSING
+    /// between a new occurrence and COMPLETED).
+    pub inferred: bool,
 }
 
 impl Event {
@@ -290,18 +294,20 @@ impl Event {
             self.from.as_deref().unwrap_or("(new)")
         };
         format!(
-            "{}  {:<14} {}  vnf {}  {from} -> {}",
+            "{}  {:<14} {}  vnf {}  {from} -> {}{}",
             self.time,
             self.operation,
             self.op_id,
             progress::short(&self.vnf_id),
-            self.to
+            self.to,
+            if self.inferred { " (inferred)" } else { "" }
         )
     }
 
     fn doc(&self) -> Value {
         json!({"time": self.time, "vnfLcmOpOccId": self.op_id, "vnfInstanceId": self.vnf_id,
-               "operation": self.operation, "from": self.from, "to": self.to, "late": self.late})
+               "operation": self.operation, "from": self.from, "to": self.to, "late": self.late,
+               "inferred": self.inferred})
     }
 
     fn print(&self, format: OutputFormat) -> Result<(), ClientError> {
@@ -316,30 +322,137 @@ impl Event {
     }
 }
 
-/// Compares a new listing with the last known states; returns the changes and updates
-/// `known`.
-pub fn diff(known: &mut HashMap<String, String>, list: &[Value], now: &str) -> Vec<Event> {
+/// What polling last saw of an occurrence: its state and `stateEnteredTime`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Seen {
+    /// `operationState`.
+    pub state: String,
+    /// `stateEnteredTime` (a change with the same state is a round trip polling missed).
+    pub entered: String,
+}
+
+/// Compares a new listing with what was seen before; returns the changes, with the ones
+/// polling missed but the SOL003 state machine implies ([`implied_states`]) marked
+/// `inferred`, and updates `known`. `infer_new` also fills in the way of an occurrence seen
+/// for the first time (not for the first listing, whose history is not news).
+pub fn diff(
+    known: &mut HashMap<String, Seen>,
+    list: &[Value],
+    now: &str,
+    infer_new: bool,
+) -> Vec<Event> {
     let mut events = Vec::new();
     for o in list {
         let id = s(o, "/id");
-        let state = s(o, "/operationState");
-        if id.is_empty() || state.is_empty() {
+        let seen = Seen {
+            state: s(o, "/operationState"),
+            entered: s(o, "/stateEnteredTime"),
+        };
+        if id.is_empty() || seen.state.is_empty() {
             continue;
         }
-        let before = known.insert(id.clone(), state.clone());
-        if before.as_deref() != Some(state.as_str()) {
-            events.push(Event {
-                time: now.to_owned(),
-                op_id: id,
-                vnf_id: s(o, "/vnfInstanceId"),
-                operation: s(o, "/operation"),
-                from: before,
-                to: state,
-                late: false,
-            });
+        let before = known.insert(id.clone(), seen.clone());
+        let event = |from: Option<&str>, to: &str, inferred: bool| Event {
+            time: now.to_owned(),
+            op_id: id.clone(),
+            vnf_id: s(o, "/vnfInstanceId"),
+            operation: s(o, "/operation"),
+            from: from.map(str::to_owned),
+            to: to.to_owned(),
+            late: false,
+            inferred,
+        };
+        match &before {
+            Some(b) if b.state == seen.state => {
+                // Left and re-entered between two polls (a retry or rollback that failed
+                // again): which way it went is not known, only that it did.
+                if !b.entered.is_empty() && b.entered != seen.entered {
+                    events.push(event(Some(&b.state), &seen.state, false));
+                }
+            }
+            None if !infer_new => events.push(event(None, &seen.state, false)),
+            _ => {
+                let mut from = before.as_ref().map(|b| b.state.clone());
+                for state in implied_states(from.as_deref(), &seen.state) {
+                    events.push(event(from.as_deref(), &state, true));
+                    from = Some(state);
+                }
+                events.push(event(from.as_deref(), &seen.state, false));
+            }
         }
     }
     events
+}
+
+/// The states an occurrence must have passed through between `from` (`None`: it is new, so
+/// it started in STARTING) and `to`: those on every way from one to the other in the SOL003
+/// state machine ([`vnfm::lcm::state`]), in order. A state several ways lead past (STARTING
+/// to FAILED_TEMP, directly or through PROCESSING) is not implied.
+pub fn implied_states(from: Option<&str>, to: &str) -> Vec<String> {
+    use vnfm::lcm::state::{Event as Happening, transition};
+    use vnfm::lcm::types::LcmOperationStateType as State;
+    let parse = |name: &str| serde_json::from_value::<State>(Value::String(name.to_owned())).ok();
+    let name = |state: State| {
+        serde_json::to_value(state)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_owned))
+            .unwrap_or_default()
+    };
+    let (Some(to), start) = (parse(to), from.map_or(Some(State::Starting), parse)) else {
+        return Vec::new();
+    };
+    let Some(start) = start else {
+        return Vec::new();
+    };
+    let next = |s: State| -> Vec<State> {
+        Happening::ALL
+            .iter()
+            .filter_map(|e| transition(s, *e).ok())
+            .filter(|t| *t != s)
+            .collect()
+    };
+    // The shortest way (breadth first), avoiding `banned`.
+    let shortest = |banned: Option<State>| -> Option<Vec<State>> {
+        let mut paths = vec![vec![start]];
+        let mut visited = vec![start];
+        while !paths.is_empty() {
+            let mut longer = Vec::new();
+            for path in paths {
+                let last = *path.last()?;
+                if last == to && path.len() > 1 {
+                    return Some(path);
+                }
+                for n in next(last) {
+                    if Some(n) == banned || (visited.contains(&n) && n != to) {
+                        continue;
+                    }
+                    visited.push(n);
+                    let mut p = path.clone();
+                    p.push(n);
+                    longer.push(p);
+                }
+            }
+            paths = longer;
+        }
+        None
+    };
+    let mut out = Vec::new();
+    if from.is_none() && to != State::Starting {
+        out.push(name(State::Starting));
+    }
+    if start == to {
+        return out;
+    }
+    let Some(path) = shortest(None) else {
+        return out;
+    };
+    for &state in &path[1..path.len() - 1] {
+        // On every way when no way is left without it.
+        if shortest(Some(state)).is_none() {
+            out.push(name(state));
+        }
+    }
+    out
 }
 
 /// Whether a notification of state `to` is older than the `current` one: nothing follows
@@ -389,11 +502,11 @@ async fn watch_polling(
     let query: Vec<(&str, String)> = filter(a.vnf.as_deref(), None, None, None)
         .map(|f| vec![("filter", f)])
         .unwrap_or_default();
-    let mut known: HashMap<String, String> = HashMap::new();
+    let mut known: HashMap<String, Seen> = HashMap::new();
     // The first listing is the baseline: only running occurrences are shown from it.
     let first = api.list("/vnflcm/v2/vnf_lcm_op_occs", &query).await?;
     let now = now_utc();
-    for e in diff(&mut known, &first, &now) {
+    for e in diff(&mut known, &first, &now, false) {
         if !progress::is_final(&e.to) {
             e.print(ctx.format)?;
         }
@@ -422,7 +535,7 @@ async fn watch_polling(
             }
             Err(e) => return Err(e),
         };
-        let events = diff(&mut known, &list, &now_utc());
+        let events = diff(&mut known, &list, &now_utc(), true);
         if events.is_empty() {
             interval = (interval * 2).min(max);
             continue;
@@ -518,6 +631,7 @@ async fn watch_notifications(
             from,
             to,
             late,
+            inferred: false,
         };
         if let Err(err) = e.print(ctx.format) {
             break Err(err);
@@ -647,15 +761,15 @@ mod tests {
         let l1 = vec![
             json!({"id": "a", "operationState": "PROCESSING", "operation": "SCALE", "vnfInstanceId": "v"}),
         ];
-        let e = diff(&mut known, &l1, "t1");
+        let e = diff(&mut known, &l1, "t1", false);
         assert_eq!(e.len(), 1);
         assert_eq!(e[0].from, None);
-        assert!(diff(&mut known, &l1, "t2").is_empty());
+        assert!(diff(&mut known, &l1, "t2", true).is_empty());
         let l2 = vec![
             json!({"id": "a", "operationState": "COMPLETED", "operation": "SCALE", "vnfInstanceId": "v"}),
             json!({"id": "b", "operationState": "STARTING", "operation": "HEAL", "vnfInstanceId": "v"}),
         ];
-        let e = diff(&mut known, &l2, "t3");
+        let e = diff(&mut known, &l2, "t3", true);
         assert_eq!(e.len(), 2);
         assert_eq!(e[0].from.as_deref(), Some("PROCESSING"));
         assert_eq!(e[0].to, "COMPLETED");
@@ -667,6 +781,64 @@ mod tests {
             e[1].line(),
             "t3  HEAL           b  vnf v  (new) -> STARTING"
         );
+    }
+
+    /// Regression (issue 25, item 11): `op watch` polling showed only the states it happened
+    /// to see, so an occurrence that went STARTING -> PROCESSING -> COMPLETED between two
+    /// polls appeared as `(new) -> COMPLETED`, and a retry that failed again as nothing. Now
+    /// the transitions the state machine implies are shown, marked inferred, and a state
+    /// re-entered (a new `stateEnteredTime`) is shown as a change.
+    #[test]
+    fn op_watch_polling_misses_quick_transitions() {
+        let occ = |id: &str, state: &str, entered: &str| {
+            json!({"id": id, "operationState": state, "stateEnteredTime": entered,
+                   "operation": "SCALE", "vnfInstanceId": "v"})
+        };
+        let mut known = HashMap::new();
+        let baseline = [
+            occ("a", "PROCESSING", "t0"),
+            occ("c", "FAILED_TEMP", "t0"),
+            occ("d", "FAILED_TEMP", "t0"),
+        ];
+        assert_eq!(diff(&mut known, &baseline, "t0", false).len(), 3);
+        let later = [
+            occ("a", "COMPLETED", "t1"),
+            occ("b", "COMPLETED", "t1"),
+            occ("c", "ROLLED_BACK", "t1"),
+            occ("d", "FAILED_TEMP", "t1"),
+        ];
+        let lines: Vec<String> = diff(&mut known, &later, "t1", true)
+            .iter()
+            .map(|e| {
+                let from = e.from.as_deref().unwrap_or("(new)");
+                let mark = if e.inferred { " (inferred)" } else { "" };
+                format!("{} {from} -> {}{mark}", e.op_id, e.to)
+            })
+            .collect();
+        assert_eq!(
+            lines,
+            [
+                "a PROCESSING -> COMPLETED",
+                "b (new) -> STARTING (inferred)",
+                "b STARTING -> PROCESSING (inferred)",
+                "b PROCESSING -> COMPLETED",
+                "c FAILED_TEMP -> ROLLING_BACK (inferred)",
+                "c ROLLING_BACK -> ROLLED_BACK",
+                "d FAILED_TEMP -> FAILED_TEMP",
+            ]
+        );
+        // Only what every way passes through is implied.
+        assert!(implied_states(Some("STARTING"), "FAILED_TEMP").is_empty());
+        assert_eq!(implied_states(None, "ROLLED_BACK"), ["STARTING"]);
+        assert_eq!(
+            implied_states(Some("PROCESSING"), "ROLLED_BACK"),
+            ["FAILED_TEMP", "ROLLING_BACK"]
+        );
+        assert_eq!(
+            implied_states(Some("FAILED_TEMP"), "COMPLETED"),
+            ["PROCESSING"]
+        );
+        assert!(implied_states(Some("PROCESSING"), "COMPLETED").is_empty());
     }
 
     #[test]
@@ -684,6 +856,7 @@ mod tests {
             from: None,
             to: "STARTING".into(),
             late: true,
+            inferred: false,
         };
         assert_eq!(e.line(), "t  SCALE          o  vnf v  (late) -> STARTING");
     }
