@@ -13,7 +13,9 @@
 //! [`vnfm_store::NewOutboxRow::ordering_key`]): STARTING before PROCESSING before COMPLETED,
 //! even when a send fails and waits for its retry, and across replicas. Different instances
 //! and different subscriptions are delivered concurrently. A notification given up on (dead)
-//! no longer holds back the ones behind it.
+//! no longer holds back the ones behind it; it stays in the outbox until an operator sends it
+//! again ([`vnfm_store::Store::outbox_redeliver`]: back at the front of its queue, due at
+//! once) or discards it ([`vnfm_store::Store::outbox_discard`]).
 //!
 //! - [`Deliverer`] / [`DelivererConfig`]: the loop, its concurrency bound, retry schedule
 //!   (exponential backoff with jitter), give-up rules and graceful shutdown;
