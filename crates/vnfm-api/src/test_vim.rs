@@ -15,6 +15,12 @@
 //! are used up, and the error says how many remain.
 //! | `delaySeconds` | every step of the occurrence takes that long (cut short by cancel and the step deadline) |
 //!
+//! The resources live in the memory of the server process: after a restart (or on another
+//! replica) an instance instantiated before has none here, and every step that needs them
+//! (scale, heal, operate, change flavour, external connectivity or package, and their
+//! rollbacks) fails permanently saying so; terminate still succeeds, so the instance can be
+//! terminated and instantiated again.
+//!
 //! A task request whose `testVim` holds anything else (a negative count, a delay beyond an
 //! hour) is refused with a 400 naming the member. Requests without it behave exactly as with the in-memory driver. Other VIM types are not
 //! affected: this driver serves `TEST.NOOP.V_1` only.
@@ -152,6 +158,25 @@ impl TestVimDriver {
         }
     }
 
+    /// Refuses a step that needs resources this process does not hold: the test VIM keeps
+    /// them in memory, so a restarted server (or another replica) has none for an instance
+    /// instantiated before. Instantiate creates them and terminate needs none.
+    fn check_resources(&self, req: &InfraRequest) -> Result<(), DriverError> {
+        let creates_or_ends = matches!(
+            req.step.operation(),
+            InfraOperation::Instantiate
+                | InfraOperation::Terminate
+                | InfraOperation::RollbackInstantiate
+        );
+        if creates_or_ends || self.inner.inventory(&req.instance.id).is_some() {
+            return Ok(());
+        }
+        Err(DriverError::permanent(format!(
+            "the test VIM keeps VNF resources in the memory of the server process that made them, and holds no resources for VNF instance {}: they were lost when the server restarted (or another replica made them); fail this occurrence (vnfm op fail), terminate the instance and instantiate it again",
+            req.instance.id
+        )))
+    }
+
     /// Applies the requested delay and failure before the in-memory driver runs the step.
     async fn inject(&self, req: &InfraRequest) -> Result<(), DriverError> {
         let faults = Faults::of(&req.request);
@@ -212,6 +237,7 @@ macro_rules! faulty_impl {
 
             $(
                 async fn $method(&self, req: &InfraRequest) -> Result<InfraOutcome, DriverError> {
+                    self.check_resources(req)?;
                     self.inject(req).await?;
                     self.inner.$method(req).await
                 }

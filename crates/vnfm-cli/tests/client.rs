@@ -473,6 +473,66 @@ fn forced_failure_shows_the_error_and_exit_code() {
     assert!(c.run(&["op", "show", &op]).status.success());
 }
 
+/// Regression (issue 25, item 11): the test VIM keeps its resources in memory, so after a
+/// restart a scale failed with a bare "holds no resources". The error now says why and what
+/// to do, and that way out works: fail the occurrence, terminate, instantiate again.
+#[test]
+fn test_vim_loses_its_resources_on_restart() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let data = dir.path().join("data");
+    let server = Server::start(&data);
+    let c = Client::new(&server);
+    let (_, vnfd_id) = onboard(&c);
+    let id = c.json(&["vnf", "create", "--vnfd-id", &vnfd_id])["id"]
+        .as_str()
+        .expect("id")
+        .to_owned();
+    let instantiate = [
+        "vnf",
+        "instantiate",
+        &id,
+        "--flavour",
+        "simple",
+        "--vim-type",
+        "vim1=TEST.NOOP.V_1",
+        "--wait",
+    ];
+    c.ok(&instantiate);
+    server.stop();
+    let server = Server::start(&data);
+    let c = Client {
+        base: server.base.clone(),
+        ..c
+    };
+    let out = c.run(&[
+        "vnf",
+        "scale",
+        &id,
+        "--aspect",
+        "VDU1_scale",
+        "--wait",
+        "-o",
+        "json",
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    let occ: Value = serde_json::from_slice(&out.stdout).expect("the final op-occ as JSON");
+    assert_eq!(occ["operationState"], "FAILED_TEMP", "{occ:#}");
+    assert_eq!(occ["error"]["retryable"], false, "{occ:#}");
+    let detail = occ["error"]["detail"].as_str().expect("detail");
+    assert!(
+        detail.contains("lost when the server restarted")
+            && detail.contains(&id)
+            && detail.contains("terminate the instance and instantiate it again"),
+        "{detail}"
+    );
+    let op = occ["id"].as_str().expect("id");
+    assert_eq!(c.json(&["op", "fail", op])["operationState"], "FAILED");
+    c.ok(&["vnf", "terminate", &id, "--wait"]);
+    c.ok(&instantiate);
+    let out = c.run(&["vnf", "scale", &id, "--aspect", "VDU1_scale", "--wait"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+}
+
 #[test]
 fn errors_usage_and_connection_exit_codes() {
     let dir = tempfile::tempdir().expect("tempdir");
