@@ -49,7 +49,8 @@ enum Command {
     Vnf(client::VnfGroup),
     /// Client: lifecycle operation occurrences (list, show, retry, rollback, fail, cancel, watch).
     Op(client::OpGroup),
-    /// Client: notification subscriptions (create, list, show, delete).
+    /// Client: notification subscriptions (create, list, show, delete) and the notifications
+    /// given up on (dead, redeliver, discard).
     Sub(client::SubGroup),
     /// Runs one hook call of a plugin library for `vnfm serve` (the isolated plugin runner:
     /// messages on stdin and stdout). Not meant to be started by hand.
