@@ -10,7 +10,7 @@ use axum::middleware;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use serde_json::Value;
-use vnfm_lcm::LcmError;
+use vnfm_lcm::{LcmError, OperationRequest};
 use vnfm_schemas::SchemaId;
 use vnfm_store::{InstanceQuery, OpOccQuery, Page, Version};
 use vnfm_types::{
@@ -297,17 +297,22 @@ async fn prepare(state: &AppState, id: &VnfInstanceId) -> ApiResult<()> {
 }
 
 macro_rules! task {
-    ($name:ident, $req:ty, $schema:expr, $call:ident) => {
+    ($name:ident, $req:ty, $schema:expr, $call:ident, $variant:ident) => {
         async fn $name(
             State(state): State<Arc<AppState>>,
             Path(id): Path<String>,
+            OriginalUri(uri): OriginalUri,
             headers: HeaderMap,
             body: Bytes,
         ) -> ApiResult<Response> {
             let id = VnfInstanceId::new(id);
+            let preview = crate::preview::requested(&uri)?;
             let req: $req = json_body(&headers, &body, $schema)?;
             crate::test_vim::check_request(&state, &body)?;
             prepare(&state, &id).await?;
+            if preview {
+                return crate::preview::respond(&state, &id, OperationRequest::$variant(req)).await;
+            }
             let occ = state.lcm.$call(&id, req).await?;
             Ok(accepted(&headers, &occ))
         }
@@ -318,53 +323,68 @@ task!(
     instantiate,
     InstantiateVnfRequest,
     Some(SchemaId::InstantiateVnfRequest),
-    instantiate
+    instantiate,
+    Instantiate
 );
 task!(
     terminate,
     TerminateVnfRequest,
     Some(SchemaId::TerminateVnfRequest),
-    terminate
+    terminate,
+    Terminate
 );
-task!(heal, HealVnfRequest, Some(SchemaId::HealVnfRequest), heal);
+task!(
+    heal,
+    HealVnfRequest,
+    Some(SchemaId::HealVnfRequest),
+    heal,
+    Heal
+);
 task!(
     scale,
     ScaleVnfRequest,
     Some(SchemaId::ScaleVnfRequest),
-    scale
+    scale,
+    Scale
 );
 task!(
     scale_to_level,
     ScaleVnfToLevelRequest,
     Some(SchemaId::ScaleVnfToLevelRequest),
-    scale_to_level
+    scale_to_level,
+    ScaleToLevel
 );
 task!(
     change_flavour,
     ChangeVnfFlavourRequest,
     Some(SchemaId::ChangeVnfFlavourRequest),
-    change_flavour
+    change_flavour,
+    ChangeFlavour
 );
 task!(
     operate,
     OperateVnfRequest,
     Some(SchemaId::OperateVnfRequest),
-    operate
+    operate,
+    Operate
 );
 task!(
     change_ext_conn,
     ChangeExtVnfConnectivityRequest,
     Some(SchemaId::ChangeExtVnfConnectivityRequest),
-    change_ext_conn
+    change_ext_conn,
+    ChangeExtConn
 );
 
 async fn change_vnfpkg(
     State(state): State<Arc<AppState>>,
     Path(id): Path<String>,
+    OriginalUri(uri): OriginalUri,
     headers: HeaderMap,
     body: Bytes,
 ) -> ApiResult<Response> {
     let id = VnfInstanceId::new(id);
+    let preview = crate::preview::requested(&uri)?;
     let req: ChangeCurrentVnfPkgRequest =
         json_body(&headers, &body, Some(SchemaId::ChangeCurrentVnfPkgRequest))?;
     crate::test_vim::check_request(&state, &body)?;
@@ -373,6 +393,9 @@ async fn change_vnfpkg(
         .packages
         .ensure_instantiable(req.vnfd_id.as_str())
         .await?;
+    if preview {
+        return crate::preview::respond(&state, &id, OperationRequest::ChangeVnfPkg(req)).await;
+    }
     let occ = state.lcm.change_vnfpkg(&id, req).await?;
     Ok(accepted(&headers, &occ))
 }

@@ -31,6 +31,7 @@ pub mod openapi;
 mod ops;
 pub mod packages;
 mod pkgm_subscriptions;
+mod preview;
 mod progress;
 pub mod server;
 mod spool;

@@ -265,6 +265,34 @@ fn packages_vims_and_a_vnf_lifecycle_with_wait() {
         err.contains("422") && err.contains("ACME.UNKNOWN.V_1"),
         "{err}"
     );
+    // --preview: the steps with their driver, and nothing started.
+    let preview = c.ok(&[
+        "vnf",
+        "instantiate",
+        &id,
+        "--flavour",
+        "simple",
+        "--vim-type",
+        "TEST.NOOP.V_1",
+        "--preview",
+    ]);
+    assert!(
+        preview.starts_with(&format!("INSTANTIATE of {id}"))
+            && preview.contains("infra:instantiate  driver "),
+        "{preview}"
+    );
+    let preview = c.json(&[
+        "vnf",
+        "instantiate",
+        &id,
+        "--flavour",
+        "simple",
+        "--vim-type",
+        "TEST.NOOP.V_1",
+        "--preview",
+    ]);
+    assert_eq!(preview["operation"], "INSTANTIATE", "{preview:#}");
+    assert_eq!(c.json(&["op", "list", "--vnf", &id]), json!([]));
     let out = c.ok(&[
         "vnf",
         "instantiate",

@@ -87,6 +87,7 @@ pub use pkgm_subscriptions::{PackageChange, PackageEvent, PkgmSubscriptions};
 pub use plan::{
     HookStep, OperationRequest, Plan, PlanKind, RollbackHooks, Step, plan, remaining, rollback_plan,
 };
+pub use runner::preview::{GrantPreview, Preview, PreviewStep};
 pub use runner::{Lcm, LcmBuilder, LcmConfig, OpOccProgress, StepProgress, StepStatus};
 pub use secrets::Keyring;
 pub use subscriptions::{

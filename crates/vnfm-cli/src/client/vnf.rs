@@ -95,6 +95,10 @@ pub struct TaskArgs {
     /// With --wait: give up after this many seconds (exit 4; the operation goes on).
     #[arg(long, default_value_t = 3600, value_name = "SECONDS")]
     pub timeout: u64,
+    /// Show what the task would do (its steps in order, with their drivers, VIMs and hook
+    /// artifacts, and the grant it would ask for) without starting it.
+    #[arg(long, conflicts_with = "wait")]
+    pub preview: bool,
 }
 
 /// `vnfm vnf ...`.
@@ -645,6 +649,9 @@ async fn start_task(
     path: String,
     body: Body,
 ) -> Result<(), ClientError> {
+    if task.preview {
+        return preview_task(ctx, method, &path, body).await;
+    }
     let api = ctx.api()?;
     let label = format!(
         "{} {}: submitting",
@@ -702,6 +709,77 @@ async fn start_task(
         output::emit(&output::document(ctx.format, &occ))?;
     }
     progress::outcome(&occ)
+}
+
+/// Asks the server what a task would do (`?preview=true`) and prints it.
+async fn preview_task(
+    ctx: &Ctx,
+    method: Method,
+    path: &str,
+    body: Body,
+) -> Result<(), ClientError> {
+    if method != Method::POST {
+        return Err(ClientError::Usage(
+            "--preview is for the tasks that start with POST; modify has none".into(),
+        ));
+    }
+    let answer = ctx
+        .api()?
+        .call(method, &format!("{path}?preview=true"), body)
+        .await?;
+    output::print(ctx.format, &answer.body, preview_table)
+}
+
+/// The table view of a preview: one line per step, then the grant's resource counts.
+fn preview_table(v: &Value) -> String {
+    let text = |p: &str| v.pointer(p).and_then(Value::as_str).unwrap_or("-");
+    let mut out = format!(
+        "{} of {} (VNFD {}, flavour {}) would run:\n",
+        text("/operation"),
+        text("/vnfInstanceId"),
+        text("/vnfdId"),
+        text("/flavourId")
+    );
+    for (i, step) in v["steps"].as_array().into_iter().flatten().enumerate() {
+        let name = step["name"].as_str().unwrap_or("?");
+        let detail = match step["step"].as_str() {
+            Some("hook") => format!(
+                "artifact {}",
+                step["artifact"]["file"].as_str().unwrap_or("?")
+            ),
+            Some("infra") => format!(
+                "driver {} on VIM {}",
+                step["driver"].as_str().unwrap_or("?"),
+                step["vimConnectionIds"]
+                    .as_array()
+                    .map(|ids| ids
+                        .iter()
+                        .filter_map(Value::as_str)
+                        .collect::<Vec<_>>()
+                        .join(", "))
+                    .unwrap_or_default()
+            ),
+            _ => String::new(),
+        };
+        out.push_str(&format!("  {}. {name}  {detail}\n", i + 1));
+        if let Some(problem) = step["problem"].as_str() {
+            out.push_str(&format!("     problem: {problem}\n"));
+        }
+    }
+    if let Some(grant) = v.get("grant") {
+        let count = |k: &str| grant["request"][k].as_array().map_or(0, Vec::len);
+        out.push_str(&format!(
+            "grant from {}: add {}, remove {}, update {}\n",
+            grant["nfvo"].as_str().unwrap_or("?"),
+            count("addResources"),
+            count("removeResources"),
+            count("updateResources")
+        ));
+    }
+    for w in v["warnings"].as_array().into_iter().flatten() {
+        out.push_str(&format!("warning: {}\n", w.as_str().unwrap_or_default()));
+    }
+    out
 }
 
 /// The table view of an instance.
@@ -977,6 +1055,7 @@ mod tests {
             params: params.iter().map(|p| p.parse().unwrap()).collect(),
             wait: false,
             timeout: 1,
+            preview: false,
         }
     }
 

@@ -67,6 +67,7 @@ mod granted;
 mod journal;
 pub mod notifications;
 mod panics;
+pub mod preview;
 pub mod progress;
 pub mod recovery;
 mod vims;
