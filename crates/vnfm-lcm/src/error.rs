@@ -132,9 +132,10 @@ pub enum LcmError {
     },
     /// An external CPD the flavour does not have.
     #[error(
-        "{pointer}: flavour `{flavour}` has no external connection point `{}`; {}",
+        "{pointer}: flavour `{flavour}` has no external connection point `{}`; {}{}",
         echo(cpd),
-        listing("connection points", known)
+        listing("external connection points", known),
+        tolerated_cps(tolerated)
     )]
     UnknownExtCp {
         /// JSON pointer into the request.
@@ -143,8 +144,13 @@ pub enum LcmError {
         flavour: String,
         /// The CPD id.
         cpd: String,
-        /// The flavour's external CPs and VDU CPs.
+        /// The flavour's external CPs (SOL001: its `VnfExtCp` templates and the `VduCp`s its
+        /// substitution mapping exposes).
         known: Vec<String>,
+        /// The other VDU CPs of the flavour, which a request may connect too (as Tacker
+        /// accepts them), although the VNFD does not expose them and some attach to an
+        /// internal virtual link.
+        tolerated: Vec<String>,
     },
     /// A virtual link descriptor the flavour does not have.
     #[error(
@@ -572,11 +578,28 @@ pub(crate) fn echo(s: &str) -> String {
 }
 
 /// "known flavours: a, b" / "the flavour has no flavours", listing at most [`MAX_LISTED`].
+/// The VDU CPs accepted beyond the external ones, said apart from them (they are not
+/// external in the VNFD).
+fn tolerated_cps(tolerated: &[String]) -> String {
+    if tolerated.is_empty() {
+        return String::new();
+    }
+    format!(
+        " (a request may also name, as Tacker accepts them, the VDU connection points the VNFD does not expose: {})",
+        names(tolerated)
+    )
+}
+
 fn listing(what: &str, known: &[String]) -> String {
     if known.is_empty() {
         return format!("there are no {what}");
     }
-    let mut out = format!("known {what}: ");
+    format!("known {what}: {}", names(known))
+}
+
+/// The first [`MAX_LISTED`] of `known`, comma-separated, and how many more there are.
+fn names(known: &[String]) -> String {
+    let mut out = String::new();
     for (i, k) in known.iter().take(MAX_LISTED).enumerate() {
         if i > 0 {
             out.push_str(", ");

@@ -488,16 +488,20 @@ fn check_vim(id: Option<&String>, pointer: String, vims: &[String]) -> Result<()
     }
 }
 
-/// The CPD ids a request may connect externally: the flavour's external CPs and, as Tacker
-/// packages expose VDU CPs without declaring them as substitution requirements, its VDU CPs.
-fn connectable_cpds(flavour: &Flavour) -> Vec<String> {
-    let mut ids: Vec<String> = flavour.ext_cps.iter().map(|c| c.id.clone()).collect();
+/// The CPD ids a request may connect externally: the flavour's external CPs (SOL001: its
+/// `VnfExtCp` templates and the VDU CPs its substitution mapping exposes) and, apart, its
+/// other VDU CPs. Tacker accepts those too, and its own reference instantiate request names
+/// one: `VDU1_CP2`, which v2-vm-userdata-standard attaches to the internal virtual link
+/// `internalVL1` without exposing it. They are accepted, but not listed as external.
+fn connectable_cpds(flavour: &Flavour) -> (Vec<String>, Vec<String>) {
+    let external: Vec<String> = flavour.ext_cps.iter().map(|c| c.id.clone()).collect();
+    let mut tolerated = Vec::new();
     for cp in &flavour.vdu_cps {
-        if !ids.contains(&cp.id) {
-            ids.push(cp.id.clone());
+        if !external.contains(&cp.id) && !tolerated.contains(&cp.id) {
+            tolerated.push(cp.id.clone());
         }
     }
-    ids
+    (external, tolerated)
 }
 
 fn check_ext_links(
@@ -509,7 +513,7 @@ fn check_ext_links(
     let Some(links) = links else {
         return Ok(());
     };
-    let cpds = connectable_cpds(flavour);
+    let (external, tolerated) = connectable_cpds(flavour);
     let mut seen = BTreeSet::new();
     for (i, l) in links.iter().enumerate() {
         if !seen.insert(l.id.as_str()) {
@@ -527,12 +531,13 @@ fn check_ext_links(
             vims,
         )?;
         for (j, cp) in l.ext_cps.iter().enumerate() {
-            if !cpds.contains(&cp.cpd_id) {
+            if !external.contains(&cp.cpd_id) && !tolerated.contains(&cp.cpd_id) {
                 return Err(LcmError::UnknownExtCp {
                     pointer: format!("{prefix}/{i}/extCps/{j}/cpdId"),
                     flavour: flavour.id.clone(),
                     cpd: cp.cpd_id.clone(),
-                    known: cpds,
+                    known: external,
+                    tolerated,
                 });
             }
             if cp.cp_config.is_empty() {

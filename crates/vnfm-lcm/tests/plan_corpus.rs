@@ -503,3 +503,42 @@ fn api_reference_samples_on_basic_lcms_max() {
         "{e}"
     );
 }
+
+/// Regression (issue 25, item 11): a refused change_ext_conn listed every VDU CP as a "known
+/// connection point", internal ones (v2-vm-userdata-standard's `VDU1_CP2`, on internalVL1)
+/// among the external. The listing now names the external CPs of SOL001 (those the
+/// substitution mapping exposes) and, apart, the VDU CPs accepted as Tacker accepts them; the
+/// acceptance is unchanged, since Tacker's reference instantiate request connects `VDU1_CP2`.
+#[test]
+fn change_ext_conn_lists_an_internal_cp_as_external() {
+    let vnfd = corpus_vnfd("v2-vm-userdata-standard");
+    let fresh = fresh_of(&vnfd);
+    let inst = plan_ok("instantiate", json!({"flavourId": "simple"}), &vnfd, &fresh);
+    let running = after_instantiate(&inst, &fresh);
+    let e = plan(
+        &req(
+            "change_ext_conn",
+            json!({"extVirtualLinks": [{"id": "ext1", "resourceId": "net1",
+                "extCps": [{"cpdId": "NOPE_CP", "cpConfig": {"c": {}}}]}]}),
+        ),
+        &vnfd,
+        &running,
+    )
+    .unwrap_err();
+    let msg = e.to_string();
+    let (external, tolerated) = msg
+        .split_once(" (a request may also name")
+        .unwrap_or_else(|| panic!("{msg}"));
+    assert!(
+        external.ends_with("; known external connection points: VDU1_CP1, VDU2_CP1"),
+        "{msg}"
+    );
+    assert!(tolerated.contains("VDU1_CP2"), "{msg}");
+    plan_ok(
+        "change_ext_conn",
+        json!({"extVirtualLinks": [{"id": "ext1", "resourceId": "net1",
+            "extCps": [{"cpdId": "VDU1_CP2", "cpConfig": {"c": {}}}]}]}),
+        &vnfd,
+        &running,
+    );
+}

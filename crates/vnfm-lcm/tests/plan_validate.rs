@@ -83,7 +83,7 @@ fn instantiate_unknown_ext_cp_points_at_the_cpd() {
     assert_eq!(status, 422);
     assert_eq!(
         msg,
-        "/extVirtualLinks/0/extCps/0/cpdId: flavour `simple` has no external connection point `VDU9_CP1`; known connection points: VDU1_CP1, VDU2_CP1"
+        "/extVirtualLinks/0/extCps/0/cpdId: flavour `simple` has no external connection point `VDU9_CP1`; known external connection points: VDU1_CP1 (a request may also name, as Tacker accepts them, the VDU connection points the VNFD does not expose: VDU2_CP1)"
     );
     // External CPs and VDU CPs are both accepted.
     accept(
@@ -506,7 +506,7 @@ fn change_ext_conn_checks_cpds_of_the_current_flavour() {
     assert_eq!(status, 422);
     assert_eq!(
         msg,
-        "/extVirtualLinks/0/extCps/0/cpdId: flavour `simple` has no external connection point `VDU3_CP1`; known connection points: VDU1_CP1, VDU2_CP1"
+        "/extVirtualLinks/0/extCps/0/cpdId: flavour `simple` has no external connection point `VDU3_CP1`; known external connection points: VDU1_CP1 (a request may also name, as Tacker accepts them, the VDU connection points the VNFD does not expose: VDU2_CP1)"
     );
     accept(
         req(
