@@ -46,6 +46,11 @@ pub(crate) const MIGRATIONS: &[MigrationSource] = &[
         "package content chunks",
         include_str!("../migrations/postgres/0006_package_content_chunks.sql"),
     ),
+    (
+        7,
+        "outbox summary index",
+        include_str!("../migrations/postgres/0007_outbox_summary.sql"),
+    ),
 ];
 
 /// Default size of the connection pool.

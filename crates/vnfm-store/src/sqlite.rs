@@ -81,6 +81,11 @@ pub(crate) const MIGRATIONS: &[MigrationSource] = &[
         "package content chunks",
         include_str!("../migrations/sqlite/0006_package_content_chunks.sql"),
     ),
+    (
+        7,
+        "outbox summary index",
+        include_str!("../migrations/sqlite/0007_outbox_summary.sql"),
+    ),
 ];
 
 /// Page cache of the writer connection: index pages of large tables stay in memory, which
