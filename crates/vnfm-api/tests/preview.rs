@@ -15,7 +15,8 @@ async fn a_previewed_instantiate_returns_its_steps_and_starts_nothing() {
     let h = Harness::new().await;
     h.onboard(zip_dir(Path::new(HELLO))).await;
     let id = h.create_instance().await;
-    let body = json!({"flavourId": "simple", "vimConnectionInfo": {"vim1": {"vimType": "TEST.NOOP.V_1"}}});
+    let body =
+        json!({"flavourId": "simple", "vimConnectionInfo": {"vim1": {"vimType": "TEST.NOOP.V_1"}}});
 
     let r = h
         .call(
@@ -24,19 +25,28 @@ async fn a_previewed_instantiate_returns_its_steps_and_starts_nothing() {
             Some(body.clone()),
         )
         .await;
-    assert_eq!(r.status, StatusCode::OK, "{}", String::from_utf8_lossy(&r.body));
+    assert_eq!(
+        r.status,
+        StatusCode::OK,
+        "{}",
+        String::from_utf8_lossy(&r.body)
+    );
     assert!(r.header("location").is_none());
     let preview = r.json();
     assert_eq!(preview["operation"], "INSTANTIATE");
     assert_eq!(preview["vnfInstanceId"], id.as_str());
     let steps = preview["steps"].as_array().unwrap();
     assert!(
-        steps.iter().any(|s| s["name"] == "infra:instantiate" && s["vimConnectionIds"] == json!(["vim1"])),
+        steps
+            .iter()
+            .any(|s| s["name"] == "infra:instantiate" && s["vimConnectionIds"] == json!(["vim1"])),
         "{preview:#}"
     );
 
     // Nothing started: no occurrence, the instance still NOT_INSTANTIATED.
-    let occs = h.call(Method::GET, "/vnflcm/v2/vnf_lcm_op_occs", None).await;
+    let occs = h
+        .call(Method::GET, "/vnflcm/v2/vnf_lcm_op_occs", None)
+        .await;
     assert_eq!(occs.json(), json!([]));
     let inst = h
         .call(Method::GET, &format!("/vnflcm/v2/vnf_instances/{id}"), None)

@@ -3,10 +3,10 @@
 //! Every TOSCA file is loaded into a [`Node`] tree where each value and each mapping key carries
 //! the 1-based line and column it came from, so that later phases can point at the exact spot of
 //! a problem. The events of the `granit-parser` YAML 1.2 parser are built into the tree here
-//! ([`load`]), with the core schema's strict booleans (`yes`/`on` stay strings, as TOSCA
-//! requires, see [`scalar`]), duplicate keys rejected, and budgets on: alias bombs, deep nesting
-//! and oversized documents are refused with a diagnostic instead of exhausting memory or the
-//! stack.
+//! (the `load` module), with the core schema's strict booleans (`yes`/`on` stay strings, as
+//! TOSCA requires; the `scalar` module), duplicate keys rejected, and budgets on: alias bombs,
+//! deep nesting and oversized documents are refused with a diagnostic instead of exhausting
+//! memory or the stack.
 
 mod load;
 mod scalar;
