@@ -26,7 +26,7 @@ use crate::lcm_v2::{check_if_match, instance_query, instance_schema, op_occ_quer
 use crate::listing::ListRequest;
 use crate::state::AppState;
 use crate::util::{
-    json_body, json_response, merge_patch_body, origin, require_accept, value_as, with_location,
+    json_body, json_response, merge_patch_body, require_accept, value_as, with_location,
 };
 use crate::version::{ApiFamily, major_versions, versioned};
 
@@ -175,7 +175,7 @@ async fn create_instance(
     let instance = state.lcm.create_vnf_identifier(req).await?;
     let location = format!(
         "{}{}/vnf_instances/{}",
-        origin(&headers, false),
+        state.origin(&headers),
         FAMILY.prefix(),
         instance.id
     );
@@ -220,11 +220,11 @@ async fn modify_instance(
         state.packages.ensure_instantiable(vnfd.as_str()).await?;
     }
     let occ = state.lcm.modify_info(&id, req).await?;
-    Ok(accepted(&headers, &occ))
+    Ok(accepted(&state.origin(&headers), &occ))
 }
 
-fn accepted(headers: &HeaderMap, occ: &VnfLcmOpOcc) -> Response {
-    crate::lcm_v2::accepted_in(FAMILY, headers, &occ.id)
+fn accepted(origin: &str, occ: &VnfLcmOpOcc) -> Response {
+    crate::lcm_v2::accepted_in(FAMILY, origin, &occ.id)
 }
 
 async fn prepare(state: &AppState, id: &VnfInstanceId) -> ApiResult<()> {
@@ -248,7 +248,7 @@ macro_rules! same_shape_task {
             crate::test_vim::check_request(&state, &body)?;
             prepare(&state, &id).await?;
             let occ = state.lcm.$call(&id, req).await?;
-            Ok(accepted(&headers, &occ))
+            Ok(accepted(&state.origin(&headers), &occ))
         }
     };
 }
@@ -287,7 +287,7 @@ macro_rules! converted_task {
             crate::test_vim::check_request(&state, &body)?;
             prepare(&state, &id).await?;
             let occ = state.lcm.$call(&id, req).await?;
-            Ok(accepted(&headers, &occ))
+            Ok(accepted(&state.origin(&headers), &occ))
         }
     };
 }

@@ -24,9 +24,7 @@ use vnfm_types::{
 use crate::error::{ApiError, ApiResult};
 use crate::listing::ListRequest;
 use crate::state::AppState;
-use crate::util::{
-    json_body, json_response, merge_patch_body, origin, require_accept, with_location,
-};
+use crate::util::{json_body, json_response, merge_patch_body, require_accept, with_location};
 use crate::version::{ApiFamily, major_versions, versioned};
 
 const FAMILY: ApiFamily = ApiFamily::LcmV2;
@@ -184,7 +182,7 @@ async fn create_instance(
     let instance = state.lcm.create_vnf_identifier(req).await?;
     let location = format!(
         "{}{}/vnf_instances/{}",
-        origin(&headers, false),
+        state.origin(&headers),
         FAMILY.prefix(),
         instance.id
     );
@@ -257,7 +255,7 @@ async fn modify_instance(
         state.packages.ensure_instantiable(vnfd.as_str()).await?;
     }
     let occ = state.lcm.modify_info(&id, req).await?;
-    Ok(accepted(&headers, &occ))
+    Ok(accepted(&state.origin(&headers), &occ))
 }
 
 pub(crate) async fn delete_instance(
@@ -272,17 +270,13 @@ pub(crate) async fn delete_instance(
 }
 
 /// 202 with the `Location` of the occurrence.
-pub(crate) fn accepted(headers: &HeaderMap, occ: &VnfLcmOpOcc) -> Response {
-    accepted_in(FAMILY, headers, &occ.id)
+pub(crate) fn accepted(origin: &str, occ: &VnfLcmOpOcc) -> Response {
+    accepted_in(FAMILY, origin, &occ.id)
 }
 
 /// 202 with the `Location` of occurrence `id` under `family`'s prefix.
-pub(crate) fn accepted_in(family: ApiFamily, headers: &HeaderMap, id: &VnfLcmOpOccId) -> Response {
-    let location = format!(
-        "{}{}/vnf_lcm_op_occs/{id}",
-        origin(headers, false),
-        family.prefix()
-    );
+pub(crate) fn accepted_in(family: ApiFamily, origin: &str, id: &VnfLcmOpOccId) -> Response {
+    let location = format!("{}{}/vnf_lcm_op_occs/{id}", origin, family.prefix());
     with_location(StatusCode::ACCEPTED.into_response(), &location)
 }
 
@@ -314,7 +308,7 @@ macro_rules! task {
                 return crate::preview::respond(&state, &id, OperationRequest::$variant(req)).await;
             }
             let occ = state.lcm.$call(&id, req).await?;
-            Ok(accepted(&headers, &occ))
+            Ok(accepted(&state.origin(&headers), &occ))
         }
     };
 }
@@ -397,7 +391,7 @@ async fn change_vnfpkg(
         return crate::preview::respond(&state, &id, OperationRequest::ChangeVnfPkg(req)).await;
     }
     let occ = state.lcm.change_vnfpkg(&id, req).await?;
-    Ok(accepted(&headers, &occ))
+    Ok(accepted(&state.origin(&headers), &occ))
 }
 
 async fn list_op_occs(
@@ -487,7 +481,7 @@ pub(crate) async fn retry(
     let id = VnfLcmOpOccId::new(id);
     prepare_occ(&state, &id).await?;
     let occ = state.lcm.retry(&id).await?;
-    Ok(accepted_in(family, &headers, &occ.id))
+    Ok(accepted_in(family, &state.origin(&headers), &occ.id))
 }
 
 /// `POST .../rollback` of either API version.
@@ -500,7 +494,7 @@ pub(crate) async fn rollback(
     let id = VnfLcmOpOccId::new(id);
     prepare_occ(&state, &id).await?;
     let occ = state.lcm.rollback(&id).await?;
-    Ok(accepted_in(family, &headers, &occ.id))
+    Ok(accepted_in(family, &state.origin(&headers), &occ.id))
 }
 
 /// `POST .../cancel` of either API version (GRACEFUL when the body is empty).
@@ -525,5 +519,5 @@ pub(crate) async fn cancel(
         json_body(&headers, &body, Some(SchemaId::CancelMode))?
     };
     state.lcm.cancel(&id, mode.cancel_mode).await?;
-    Ok(accepted_in(family, &headers, &id))
+    Ok(accepted_in(family, &state.origin(&headers), &id))
 }

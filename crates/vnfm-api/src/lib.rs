@@ -79,7 +79,10 @@ pub fn router(state: Arc<AppState>) -> Router {
         )
         .route("/openapi.json", get(openapi::serve_document))
         .route("/metrics", get(ops::metrics))
-        .layer(middleware::from_fn(links::absolute_links))
+        .layer(middleware::from_fn_with_state(
+            state.clone(),
+            links::absolute_links,
+        ))
         .layer(middleware::from_fn_with_state(
             state.auth.clone(),
             auth::require_auth,

@@ -11,8 +11,10 @@
 //! `_links` member of their own. The body is scanned, not parsed, so a cached list page costs
 //! one pass over its bytes.
 
+use std::sync::Arc;
+
 use axum::body::Body;
-use axum::extract::Request;
+use axum::extract::{Request, State};
 use axum::http::header;
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
@@ -23,8 +25,12 @@ use crate::error::ApiError;
 const MAX_BODY: usize = 64 * 1024 * 1024;
 
 /// Middleware: makes the relative `href`s of the `_links` of a JSON response absolute.
-pub(crate) async fn absolute_links(req: Request, next: Next) -> Response {
-    let origin = crate::util::origin(req.headers(), false);
+pub(crate) async fn absolute_links(
+    State(state): State<Arc<crate::state::AppState>>,
+    req: Request,
+    next: Next,
+) -> Response {
+    let origin = state.origin(req.headers());
     let response = next.run(req).await;
     let is_json = response
         .headers()

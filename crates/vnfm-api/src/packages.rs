@@ -46,9 +46,7 @@ use crate::error::{ApiError, ApiResult};
 use crate::listing::ListRequest;
 use crate::spool::{Spool, SpooledContent};
 use crate::state::AppState;
-use crate::util::{
-    json_body, json_response, merge_patch_body, origin, require_accept, with_location,
-};
+use crate::util::{json_body, json_response, merge_patch_body, require_accept, with_location};
 use crate::version::{ApiFamily, major_versions, versioned};
 
 /// Size limits of uploaded packages.
@@ -1198,7 +1196,7 @@ async fn create(
     let info = state.packages.create(req).await?;
     let location = format!(
         "{}{}/vnf_packages/{}",
-        origin(&headers, false),
+        state.origin(&headers),
         family.prefix(),
         info.id
     );

@@ -106,7 +106,7 @@ async fn create(
     created_response(
         subscriptions.create(&req, &options).await?,
         family,
-        &headers,
+        &state.origin(&headers),
         |sub| &sub.id,
         |sub| view(family, sub),
     )

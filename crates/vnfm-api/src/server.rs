@@ -276,7 +276,11 @@ pub async fn serve(
             addr: options.listen,
             source,
         })?;
-    let state = AppState::build(options.state.clone()).await?;
+    let state = AppState::build(StateOptions {
+        tls: tls.is_some(),
+        ..options.state.clone()
+    })
+    .await?;
     let deliverer = Deliverer::start(
         state.store().clone(),
         state.keyring().clone(),

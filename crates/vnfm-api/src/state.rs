@@ -39,6 +39,9 @@ pub enum StateError {
 /// What [`AppState::build`] needs.
 #[derive(Clone)]
 pub struct StateOptions {
+    /// Whether clients reach the server over TLS (`vnfm serve --tls-cert`): the scheme of the
+    /// absolute URIs it writes (`Location`, `_links`). `serve` sets it.
+    pub tls: bool,
     /// The data directory (SQLite file, key files, credentials file).
     pub data_dir: PathBuf,
     /// Store URL; default `sqlite://<data_dir>/vnfm.db`.
@@ -118,6 +121,7 @@ impl StateOptions {
     pub fn new(data_dir: impl Into<PathBuf>) -> StateOptions {
         StateOptions {
             data_dir: data_dir.into(),
+            tls: false,
             store_url: None,
             clients: Vec::new(),
             allow_basic_auth: false,
@@ -405,6 +409,12 @@ impl AppState {
             pages,
             ready: AtomicBool::new(true),
         }))
+    }
+
+    /// The origin (`scheme://host[:port]`) of absolute URIs in answers to a request with
+    /// `headers`: the scheme the server is reached by and the request's `Host`.
+    pub(crate) fn origin(&self, headers: &axum::http::HeaderMap) -> String {
+        crate::util::origin(headers, self.options.tls)
     }
 
     /// The lifecycle core.

@@ -19,7 +19,7 @@ use vnfm_types::{LccnSubscription, LccnSubscriptionRequest, SubscriptionId};
 use crate::error::{ApiError, ApiResult};
 use crate::listing::ListRequest;
 use crate::state::AppState;
-use crate::util::{json_body, json_response, origin, require_accept, with_location};
+use crate::util::{json_body, json_response, require_accept, with_location};
 use crate::version::ApiFamily;
 
 pub(crate) fn routes(family: ApiFamily) -> Router<Arc<AppState>> {
@@ -64,31 +64,27 @@ pub(crate) fn versioned_view<S: Serialize>(
 pub(crate) fn created_response<S>(
     created: Created<S>,
     family: ApiFamily,
-    headers: &HeaderMap,
+    origin: &str,
     id: impl Fn(&S) -> &SubscriptionId,
     view: impl Fn(&S) -> ApiResult<Value>,
 ) -> ApiResult<Response> {
     match created {
         Created::New(sub) => {
-            let loc = location(family, headers, id(&sub));
+            let loc = location(family, origin, id(&sub));
             Ok(with_location(
                 json_response(StatusCode::CREATED, &view(&sub)?),
                 &loc,
             ))
         }
         Created::Existing(sub) => {
-            let loc = location(family, headers, id(&sub));
+            let loc = location(family, origin, id(&sub));
             Ok(with_location(StatusCode::SEE_OTHER.into_response(), &loc))
         }
     }
 }
 
-fn location(family: ApiFamily, headers: &HeaderMap, id: &SubscriptionId) -> String {
-    format!(
-        "{}{}/subscriptions/{id}",
-        origin(headers, false),
-        family.prefix()
-    )
+fn location(family: ApiFamily, origin: &str, id: &SubscriptionId) -> String {
+    format!("{}{}/subscriptions/{id}", origin, family.prefix())
 }
 
 async fn list(
@@ -149,7 +145,7 @@ async fn create(
     created_response(
         subscriptions.create(&req, &options).await?,
         family,
-        &headers,
+        &state.origin(&headers),
         |sub| &sub.id,
         |sub| view(family, sub),
     )

@@ -19,7 +19,7 @@ use vnfm_types::{VimConnectionInfo, VimId};
 use crate::error::{ApiError, ApiResult};
 use crate::state::AppState;
 use crate::util::{
-    json_body, json_response, merge_patch_body, origin, require_accept, value_as, with_location,
+    json_body, json_response, merge_patch_body, require_accept, value_as, with_location,
 };
 use crate::version::{ApiFamily, versioned};
 
@@ -63,7 +63,7 @@ async fn create(
     let view = state.vims.create(&req.name, &info, None).await?;
     let location = format!(
         "{}{}/vims/{}",
-        origin(&headers, false),
+        state.origin(&headers),
         FAMILY.prefix(),
         view.id
     );

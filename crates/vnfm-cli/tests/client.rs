@@ -1241,4 +1241,17 @@ fn https_with_a_private_ca() {
     );
     let listed = c.json(&["vnf", "list", "--ca-cert", cert.to_str().expect("path")]);
     assert_eq!(listed, Value::Array(vec![]));
+    // Absolute URIs the server writes carry the scheme it is reached by.
+    let pkg = c.json(&[
+        "pkg",
+        "upload",
+        &corpus(PACKAGE),
+        "--ca-cert",
+        cert.to_str().expect("path"),
+    ]);
+    let href = pkg["_links"]["self"]["href"].as_str().unwrap_or_default();
+    assert!(
+        href.starts_with("https://") && href.ends_with(pkg["id"].as_str().unwrap_or("?")),
+        "{pkg:#}"
+    );
 }
