@@ -1,0 +1,292 @@
+//! Occurrence records: creating, moving and writing an occurrence, its notifications and the
+//! ProblemDetails of its errors.
+
+use super::*;
+
+/// The tracing span of an occurrence.
+pub(crate) fn op_span(occ: &VnfLcmOpOcc) -> tracing::Span {
+    tracing::info_span!(
+        "lcm.op_occ",
+        op_occ_id = %occ.id,
+        vnf_instance_id = %occ.vnf_instance_id,
+        operation = %op_name(occ.operation),
+    )
+}
+
+/// `_links` of an occurrence in `state`: `cancel` while it runs, `retry`/`rollback`/`fail` in
+/// `FAILED_TEMP`.
+pub(crate) fn op_occ_links(
+    root: &str,
+    id: &VnfLcmOpOccId,
+    instance_id: &VnfInstanceId,
+    state: State,
+) -> VnfLcmOpOccLinks {
+    let base = format!("{root}/vnf_lcm_op_occs/{id}");
+    let task = |t: &str| Some(Link::new(format!("{base}/{t}")));
+    let running = matches!(
+        state,
+        State::Starting | State::Processing | State::RollingBack
+    );
+    let failed_temp = state == State::FailedTemp;
+    VnfLcmOpOccLinks {
+        self_: Link::new(base.clone()),
+        vnf_instance: Link::new(format!("{root}/vnf_instances/{instance_id}")),
+        grant: None,
+        cancel: if running { task("cancel") } else { None },
+        retry: if failed_temp { task("retry") } else { None },
+        rollback: if failed_temp { task("rollback") } else { None },
+        fail: if failed_temp { task("fail") } else { None },
+        vnf_snapshot: None,
+    }
+}
+
+/// A new occurrence of `req` on `instance_id`, in `STARTING`.
+pub(crate) fn new_op_occ(
+    inner: &Inner,
+    instance_id: &VnfInstanceId,
+    req: &OperationRequest,
+) -> VnfLcmOpOcc {
+    let now = inner.now_datetime();
+    let id = VnfLcmOpOccId::new(new_uuid());
+    let params = match req.to_json() {
+        serde_json::Value::Object(m) => Some(m),
+        _ => None,
+    };
+    VnfLcmOpOcc {
+        links: op_occ_links(&inner.config.api_root, &id, instance_id, State::Starting),
+        id,
+        operation_state: State::Starting,
+        state_entered_time: now.clone(),
+        start_time: now,
+        vnf_instance_id: instance_id.clone(),
+        grant_id: None,
+        operation: req.operation_type(),
+        is_automatic_invocation: false,
+        operation_params: params,
+        is_cancel_pending: false,
+        cancel_mode: None,
+        error: None,
+        resource_changes: None,
+        changed_info: None,
+        changed_ext_connectivity: None,
+        modifications_triggered_by_vnf_pkg_change: None,
+        vnf_snapshot_info_id: None,
+        warnings: None,
+    }
+}
+
+/// `occ` after `event`: new state, time and links; a cancellation is no longer pending; a
+/// completed occurrence has no error.
+pub(crate) fn moved(
+    inner: &Inner,
+    occ: &VnfLcmOpOcc,
+    event: Event,
+) -> Result<VnfLcmOpOcc, LcmError> {
+    let to = transition(occ.operation_state, event)?;
+    let mut out = occ.clone();
+    out.operation_state = to;
+    out.state_entered_time = inner.now_datetime();
+    out.links = op_occ_links(&inner.config.api_root, &out.id, &out.vnf_instance_id, to);
+    if event == Event::Cancelled {
+        out.is_cancel_pending = false;
+        out.cancel_mode = None;
+    }
+    if to == State::Completed {
+        out.error = None;
+    }
+    Ok(out)
+}
+
+/// The notification reporting `occ`'s current state.
+pub(crate) fn note(inner: &Inner, occ: &VnfLcmOpOcc) -> LccnNotification {
+    notifications::op_occ_notification(occ, &inner.config.api_root, inner.now_datetime())
+}
+
+/// Why a write of the runner did not happen.
+pub(crate) enum WriteError {
+    /// Another runner owns the occurrence now (lease lost, occurrence finished or changed).
+    Lost(String),
+    /// The write failed.
+    Failed(LcmError),
+}
+
+/// Routes `notes` into `rec.outbox` and writes `rec` in one transaction, retrying a few times
+/// when the database fails transiently.
+pub(crate) async fn write(
+    inner: &Inner,
+    rec: &mut StepRecord,
+    notes: &[LccnNotification],
+    instance: Option<&VnfInstance>,
+) -> Result<StepWritten, WriteError> {
+    // The instance as this write leaves it, else as the caller last saw it.
+    let about = rec.instance.as_ref().map(|(i, _)| i).or(instance);
+    let mut rows = Vec::new();
+    for n in notes {
+        rows.extend(
+            inner
+                .router
+                .route(n, about)
+                .await
+                .map_err(WriteError::Failed)?,
+        );
+    }
+    rec.outbox.extend(rows);
+    let mut attempt = 0u32;
+    loop {
+        match inner.store.record_step(rec).await {
+            Ok(w) => {
+                if rec.occ.operation_state != rec.expected_state {
+                    tracing::info!(
+                        op_occ_id = %rec.occ.id,
+                        from = ?rec.expected_state,
+                        to = ?rec.occ.operation_state,
+                        "operation occurrence state changed"
+                    );
+                }
+                return Ok(w);
+            }
+            Err(
+                e @ (StoreError::Conflict(_)
+                | StoreError::VersionMismatch { .. }
+                | StoreError::NotFound { .. }),
+            ) => return Err(WriteError::Lost(e.to_string())),
+            Err(StoreError::Backend(m)) if attempt < 3 => {
+                attempt += 1;
+                tracing::warn!(error = %m, attempt, "store write failed; retrying");
+                tokio::time::sleep(Duration::from_millis(50 * u64::from(attempt))).await;
+            }
+            Err(e) => return Err(WriteError::Failed(store_err(e))),
+        }
+    }
+}
+
+/// Ends an occurrence that was created in `STARTING` but cannot run (its request no longer
+/// applies to the instance): `ROLLED_BACK` with `error`, nothing having been done.
+pub(crate) async fn abort_starting(inner: &Inner, occ: VnfLcmOpOcc, err: &LcmError) {
+    let Ok(mut to) = moved(inner, &occ, Event::GrantRejected) else {
+        return;
+    };
+    to.error = Some(problem(
+        "Operation not started",
+        err.status(),
+        format!("the request no longer applies to the VNF instance: {err}"),
+    ));
+    let notes = [note(inner, &occ), note(inner, &to)];
+    let mut rec = StepRecord {
+        occ: to,
+        expected_state: State::Starting,
+        expected_version: Version::FIRST,
+        owner: inner.config.runner_id.clone(),
+        journal: None,
+        instance: None,
+        outbox: Vec::new(),
+        data: Vec::new(),
+    };
+    if write(inner, &mut rec, &notes, None).await.is_err() {
+        tracing::warn!(op_occ_id = %occ.id, "could not end an occurrence that cannot start; recovery will");
+        let _ = inner
+            .store
+            .release_lease(&occ.id, &inner.config.runner_id)
+            .await;
+        return;
+    }
+    // Nothing ran: the VIMs sealed for the request are released.
+    vims::release_after(inner, &rec.occ, None, None).await;
+}
+
+/// Moves an occurrence this process holds the lease of by `event` (with `error` and a
+/// journal row) in one write, outside any run.
+pub(crate) async fn record_transition(
+    inner: &Inner,
+    occ: &VnfLcmOpOcc,
+    version: Version,
+    event: Event,
+    error: Option<ProblemDetails>,
+    journal: Option<vnfm_store::JournalStep>,
+) -> Result<VnfLcmOpOcc, LcmError> {
+    let mut to = moved(inner, occ, event)?;
+    if error.is_some() {
+        to.error = error;
+    }
+    let notes = [note(inner, &to)];
+    let mut rec = StepRecord {
+        occ: to,
+        expected_state: occ.operation_state,
+        expected_version: version,
+        owner: inner.config.runner_id.clone(),
+        journal,
+        instance: None,
+        outbox: Vec::new(),
+        data: Vec::new(),
+    };
+    match write(inner, &mut rec, &notes, None).await {
+        Ok(_) => Ok(rec.occ),
+        Err(WriteError::Lost(w)) => Err(LcmError::Conflict(w)),
+        Err(WriteError::Failed(e)) => Err(e),
+    }
+}
+
+pub(super) fn problem(title: &str, status: u16, detail: String) -> ProblemDetails {
+    let mut p = ProblemDetails::new(status, detail);
+    p.title = Some(title.into());
+    p
+}
+
+pub(super) fn cancel_mode_name(mode: CancelModeType) -> &'static str {
+    match mode {
+        CancelModeType::Graceful => "GRACEFUL",
+        CancelModeType::Forceful => "FORCEFUL",
+    }
+}
+
+pub(super) fn cancel_problem(mode: CancelModeType, when: String) -> ProblemDetails {
+    let mut p = problem(
+        "Operation cancelled",
+        409,
+        format!(
+            "the operation was cancelled ({}) {when}",
+            cancel_mode_name(mode)
+        ),
+    );
+    p.extra
+        .insert("cancelMode".into(), cancel_mode_name(mode).into());
+    p
+}
+
+pub(super) fn step_problem(
+    name: &str,
+    i: usize,
+    n: usize,
+    mut p: ProblemDetails,
+    vims: &[ResolvedVim],
+) -> ProblemDetails {
+    let mut detail = format!("step {name} ({}/{n}) failed: {}", i + 1, p.detail);
+    // Drivers redact their messages; this catches a secret one of them let through.
+    for v in vims {
+        detail = v.redact(&detail);
+    }
+    p.detail = detail;
+    p.extra.insert("step".into(), name.into());
+    p
+}
+
+pub(super) fn lcm_problem(
+    name: &str,
+    i: usize,
+    n: usize,
+    e: &LcmError,
+    vims: &[ResolvedVim],
+) -> ProblemDetails {
+    step_problem(
+        name,
+        i,
+        n,
+        problem("Lifecycle step failed", e.status(), e.to_string()),
+        vims,
+    )
+}
+
+/// Parses a stored cancellation request.
+pub(crate) fn parse_cancel(v: &serde_json::Value) -> Option<CancelModeType> {
+    serde_json::from_value(v.get("cancelMode")?.clone()).ok()
+}

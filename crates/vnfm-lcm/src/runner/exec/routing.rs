@@ -1,0 +1,126 @@
+//! Driver routing: which infrastructure driver (or split of drivers) and which VIMs an
+//! occurrence runs with.
+
+use super::*;
+
+/// Resolves every entry of `map` through the VIM directory.
+pub(crate) async fn resolve_vims(
+    dir: Arc<dyn VimDirectory>,
+    map: IndexMap<String, VimConnectionInfo>,
+) -> Result<Vec<ResolvedVim>, LcmError> {
+    let mut out = Vec::with_capacity(map.len());
+    for (k, v) in &map {
+        out.push(dir.resolve(k, v).await?);
+    }
+    Ok(out)
+}
+
+/// The infrastructure driver for the instance: the one serving the VIM its resources live on,
+/// else the first of its VIM connections that a driver serves, else (no VIM connections) the
+/// only registered driver.
+pub(crate) fn select_driver(
+    inner: &Inner,
+    instance: &VnfInstance,
+    vims: &IndexMap<String, VimConnectionInfo>,
+) -> Result<Arc<dyn InfraDriver>, LcmError> {
+    let in_use = instance
+        .instantiated_vnf_info
+        .as_ref()
+        .and_then(|i| i.vnfc_resource_info.as_ref())
+        .and_then(|v| {
+            v.iter()
+                .find_map(|r| r.compute_resource.vim_connection_id.clone())
+        });
+    if let Some(d) = in_use
+        .and_then(|k| vims.get(&k))
+        .and_then(|v| inner.infra.get(&v.vim_type))
+    {
+        return Ok(d.clone());
+    }
+    if let Some(d) = vims.values().find_map(|v| inner.infra.get(&v.vim_type)) {
+        return Ok(d.clone());
+    }
+    if vims.is_empty() {
+        let mut drivers = inner.infra.values();
+        if let Some(first) = drivers.next()
+            && drivers.all(|d| Arc::ptr_eq(d, first))
+        {
+            return Ok(first.clone());
+        }
+    }
+    Err(LcmError::NoInfraDriver {
+        vim_types: vims.values().map(|v| v.vim_type.clone()).collect(),
+        known: inner.infra.keys().cloned().collect(),
+    })
+}
+
+/// The infrastructure driver of a step in flavour `flavour_id` of `vnfd`: a
+/// [`SplitByVim`](crate::split::SplitByVim) over the drivers of the instance's VIMs when the
+/// flavour's VDUs map to VIMs of different drivers (a mixed VNF, see [`crate::split`]), else
+/// [`select_driver`]. Whether an instance is mixed is decided when it is instantiated: an
+/// instantiated instance without a recorded split state keeps its one driver. A mixed
+/// instance whose recorded VIMs the step's mapping no longer covers (a change of flavour or
+/// package that moves VDUs to other VIMs) is refused.
+pub(crate) fn select_infra(
+    inner: &Inner,
+    instance: &VnfInstance,
+    vims: &IndexMap<String, VimConnectionInfo>,
+    vnfd: &vnfm_descriptor::Vnfd,
+    flavour_id: Option<&str>,
+    request: &OperationParams,
+    step: Option<&InfraStep>,
+) -> Result<Arc<dyn InfraDriver>, LcmError> {
+    use crate::split::{SplitByVim, SplitState, explicit_mapping};
+    let state = apply::driver_state(instance);
+    let recorded = SplitState::of(&state);
+    // An instance instantiated on one driver stays on it, whatever VIMs it gains later.
+    if recorded.is_none() && instance.instantiation_state == InstantiationState::Instantiated {
+        return select_driver(inner, instance, vims);
+    }
+    let split = match flavour_id {
+        Some(f) => SplitByVim::resolve(
+            vnfd,
+            f,
+            vims,
+            &inner.infra,
+            explicit_mapping(request, &state),
+        )?,
+        None => None,
+    };
+    if let Some(r) = &recorded {
+        let keys: std::collections::BTreeSet<&str> = split
+            .iter()
+            .flat_map(|s| s.parts().iter().map(|p| p.key.as_str()))
+            .collect();
+        let had: std::collections::BTreeSet<&str> = r.by_vim.keys().map(String::as_str).collect();
+        let moves = matches!(
+            step,
+            Some(InfraStep::ChangeFlavour { .. } | InfraStep::ChangeVnfpkg { .. })
+        );
+        if split.is_none() || !had.is_subset(&keys) || (moves && had != keys) {
+            let pointer = match step {
+                Some(InfraStep::ChangeVnfpkg { .. }) => "/vnfdId",
+                Some(InfraStep::ChangeFlavour { .. }) => "/newFlavourId",
+                _ => "",
+            };
+            let list =
+                |s: std::collections::BTreeSet<&str>| s.into_iter().collect::<Vec<_>>().join(", ");
+            return Err(LcmError::Unprocessable {
+                pointer: pointer.into(),
+                message: format!(
+                    "moving the VDUs of a mixed VNF to other VIMs is not supported: the instance has resources on VIM connections {} (through different drivers), but the operation would run its VDUs on {}",
+                    list(had),
+                    if keys.is_empty() {
+                        "a single driver".to_string()
+                    } else {
+                        list(keys)
+                    }
+                ),
+            });
+        }
+    }
+    let Some(split) = split else {
+        return select_driver(inner, instance, vims);
+    };
+    Ok(Arc::new(split.with_progress(inner.store.clone())))
+}
