@@ -19,6 +19,7 @@
 
 pub mod asd;
 pub mod diag;
+mod project;
 pub mod vnfd;
 
 pub use asd::Asd;

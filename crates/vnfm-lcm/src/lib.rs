@@ -14,9 +14,9 @@
 //! - [`catalog`]: [`MemoryCatalog`], onboarded VNFDs held in memory.
 //! - `testing` (cargo feature `testing`, for tests and benchmarks only): notification routers
 //!   that need no subscription store.
-//! - [`split`]: mixed VNFs, whose VDUs run on VIMs of different drivers (VMs on OpenStack,
-//!   containers on Kubernetes): which VIM each VDU goes to, and the driver decorator that
-//!   runs each step on every driver concerned.
+//! - [`mixed`] (old name [`split`]): mixed VNFs, whose VDUs run on VIMs of different drivers
+//!   (VMs on OpenStack, containers on Kubernetes): which VIM each VDU goes to, and the driver
+//!   decorator that runs each step on every driver concerned.
 //!
 //! ```
 //! use serde_json::json;
@@ -64,6 +64,7 @@
 
 pub mod catalog;
 pub mod error;
+pub mod mixed;
 pub mod nfvo;
 pub mod notify;
 pub mod package_change;
@@ -72,7 +73,11 @@ pub mod plan;
 pub mod ports;
 pub mod runner;
 pub mod secrets;
-pub mod split;
+/// The old name of [`mixed`]: every public item of [`mixed`], at the paths it had when the
+/// module was `split.rs`.
+pub mod split {
+    pub use crate::mixed::*;
+}
 pub mod state;
 pub mod subscriptions;
 #[cfg(feature = "testing")]

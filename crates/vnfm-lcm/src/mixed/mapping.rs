@@ -1,0 +1,239 @@
+//! Which VIM connection each VDU of a mixed VNF goes to (see the [module
+//! documentation](super)): the explicit choices of an INSTANTIATE request (checked before an
+//! operation occurrence exists), the mapping recorded with the instance, and the convention
+//! by VDU kind. Pure: no driver is called and nothing is stored.
+
+use std::collections::BTreeMap;
+
+use indexmap::IndexMap;
+use serde_json::Value;
+use vnfm_descriptor::{Flavour, Vdu, VduKind};
+use vnfm_types::{KeyValuePairs, OperationParams, VimConnectionInfo};
+
+use super::SplitState;
+use crate::error::{LcmError, echo};
+
+/// The `additionalParams` member of an INSTANTIATE request that maps VDUs to VIM connections.
+pub const VDU_VIM_CONNECTIONS: &str = "vduVimConnections";
+
+/// The VIM types of the Kubernetes driver family: container VDUs go to a VIM of one of them.
+pub const CONTAINER_VIM_TYPES: [&str; 2] = ["ETSINFV.KUBERNETES.V_1", "ETSINFV.HELM.V_3"];
+
+/// Whether `vim_type` belongs to the Kubernetes driver family ([`CONTAINER_VIM_TYPES`]).
+pub fn is_container_vim_type(vim_type: &str) -> bool {
+    CONTAINER_VIM_TYPES
+        .iter()
+        .any(|t| t.eq_ignore_ascii_case(vim_type))
+}
+
+/// `s` escaped as one JSON pointer token (RFC 6901).
+fn pointer_token(s: &str) -> String {
+    s.replace('~', "~0").replace('/', "~1")
+}
+
+/// Checks `additionalParams.vduVimConnections` of an INSTANTIATE request: an object whose
+/// members name VDUs of `flavour` and whose values are keys of `vim_keys` (the request's and
+/// the instance's VIM connections). Errors are 400s pointing at the offending member.
+pub fn check_explicit(
+    params: Option<&KeyValuePairs>,
+    flavour: &Flavour,
+    vim_keys: &[String],
+) -> Result<(), LcmError> {
+    let Some(value) = params.and_then(|p| p.get(VDU_VIM_CONNECTIONS)) else {
+        return Ok(());
+    };
+    let base = format!("/additionalParams/{VDU_VIM_CONNECTIONS}");
+    let Some(map) = value.as_object() else {
+        return Err(LcmError::invalid(
+            base,
+            "must be an object mapping VDU ids to keys of vimConnectionInfo",
+        ));
+    };
+    for (vdu, key) in map {
+        let pointer = format!("{base}/{}", pointer_token(vdu));
+        if flavour.vdu(vdu).is_none() {
+            let known: Vec<&str> = flavour.vdus.iter().map(|v| v.id.as_str()).collect();
+            return Err(LcmError::invalid(
+                pointer,
+                format!(
+                    "flavour `{}` has no VDU `{}`; its VDUs: {}",
+                    flavour.id,
+                    echo(vdu),
+                    known.join(", ")
+                ),
+            ));
+        }
+        let Some(key) = key.as_str() else {
+            return Err(LcmError::invalid(
+                pointer,
+                "must be a string: the key of a vimConnectionInfo entry",
+            ));
+        };
+        if !vim_keys.iter().any(|k| k == key) {
+            return Err(LcmError::invalid(
+                pointer,
+                format!(
+                    "no VIM connection `{}` in the request or the instance; known VIM connections: {}",
+                    echo(key),
+                    vim_keys.join(", ")
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The explicit mapping in force for an operation: the INSTANTIATE request's
+/// `additionalParams.vduVimConnections` (checked with [`check_explicit`] before the
+/// occurrence was created; members that are not strings are ignored here), else the mapping
+/// recorded in the instance's [`SplitState`].
+pub fn explicit_mapping(
+    request: &OperationParams,
+    driver_state: &Value,
+) -> BTreeMap<String, String> {
+    if let OperationParams::Instantiate(r) = request {
+        return r
+            .additional_params
+            .as_ref()
+            .and_then(|p| p.get(VDU_VIM_CONNECTIONS))
+            .and_then(Value::as_object)
+            .map(|m| {
+                m.iter()
+                    .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string())))
+                    .collect()
+            })
+            .unwrap_or_default();
+    }
+    SplitState::of(driver_state)
+        .map(|s| s.vdu_vim_connections)
+        .unwrap_or_default()
+}
+
+/// Which VIM connection each VDU goes to (see the [module documentation](super)).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct VduVimMap {
+    explicit: BTreeMap<String, String>,
+    compute: Option<String>,
+    container: Option<String>,
+}
+
+impl VduVimMap {
+    /// The map for an instance with VIM connections `vims`, of which the types `served` by
+    /// a registered driver count, with the `explicit` choices (those naming a key `vims` does
+    /// not have are ignored).
+    pub fn new(
+        vims: &IndexMap<String, VimConnectionInfo>,
+        served: impl Fn(&str) -> bool,
+        explicit: BTreeMap<String, String>,
+    ) -> VduVimMap {
+        let first = |container: bool| {
+            vims.iter()
+                .find(|(_, v)| {
+                    served(&v.vim_type) && is_container_vim_type(&v.vim_type) == container
+                })
+                .map(|(k, _)| k.clone())
+        };
+        VduVimMap {
+            explicit: explicit
+                .into_iter()
+                .filter(|(_, k)| vims.contains_key(k))
+                .collect(),
+            compute: first(false),
+            container: first(true),
+        }
+    }
+
+    /// The VIM connection key of `vdu`, `None` when no served VIM connection can take it.
+    pub fn vim_of(&self, vdu: &Vdu) -> Option<&str> {
+        if let Some(k) = self.explicit.get(&vdu.id) {
+            return Some(k);
+        }
+        let (own, other) = match vdu.kind {
+            VduKind::OsContainerDeployableUnit => (&self.container, &self.compute),
+            VduKind::Compute => (&self.compute, &self.container),
+        };
+        own.as_deref().or(other.as_deref())
+    }
+
+    /// The VIM connection of every VDU of `flavour` that has one.
+    pub fn assignments(&self, flavour: &Flavour) -> BTreeMap<String, String> {
+        flavour
+            .vdus
+            .iter()
+            .filter_map(|v| Some((v.id.clone(), self.vim_of(v)?.to_string())))
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::fixtures::*;
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn vdus_go_to_the_vim_of_their_kind_else_to_the_other_one() {
+        let f = flavour();
+        let all = |_: &str| true;
+        let both = VduVimMap::new(&vims(&[("k", K8S), ("o", OS)]), all, BTreeMap::new());
+        assert_eq!(
+            both.assignments(&f),
+            BTreeMap::from([("VM".into(), "o".into()), ("POD".into(), "k".into())])
+        );
+        // Only a Kubernetes VIM (a Tacker CNF): everything goes there.
+        let k8s_only = VduVimMap::new(&vims(&[("k", K8S)]), all, BTreeMap::new());
+        assert_eq!(k8s_only.vim_of(f.vdu("VM").unwrap()), Some("k"));
+        // A type no driver serves does not count.
+        let unserved = VduVimMap::new(
+            &vims(&[("k", K8S), ("o", OS)]),
+            |t| t == OS,
+            BTreeMap::new(),
+        );
+        assert_eq!(unserved.vim_of(f.vdu("POD").unwrap()), Some("o"));
+        // Explicit choices win; a choice naming an unknown key is ignored.
+        let explicit = VduVimMap::new(
+            &vims(&[("k", K8S), ("o", OS)]),
+            all,
+            BTreeMap::from([("VM".into(), "k".into()), ("POD".into(), "gone".into())]),
+        );
+        assert_eq!(explicit.vim_of(f.vdu("VM").unwrap()), Some("k"));
+        assert_eq!(explicit.vim_of(f.vdu("POD").unwrap()), Some("k"));
+    }
+
+    #[test]
+    fn explicit_mappings_are_checked_with_pointers() {
+        let f = flavour();
+        let keys = vec!["o".to_string(), "k".to_string()];
+        let params = |v: Value| v.as_object().cloned();
+        assert!(check_explicit(None, &f, &keys).is_ok());
+        assert!(
+            check_explicit(
+                params(json!({"vduVimConnections": {"POD": "k"}})).as_ref(),
+                &f,
+                &keys
+            )
+            .is_ok()
+        );
+        let err = check_explicit(
+            params(json!({"vduVimConnections": {"POD": "z"}})).as_ref(),
+            &f,
+            &keys,
+        )
+        .unwrap_err();
+        assert_eq!(err.status(), 400);
+        assert!(
+            err.to_string()
+                .starts_with("/additionalParams/vduVimConnections/POD: "),
+            "{err}"
+        );
+        // A long hostile key is cut in the message.
+        let long = "x".repeat(10_000);
+        let err = check_explicit(
+            params(json!({"vduVimConnections": {"POD": long}})).as_ref(),
+            &f,
+            &keys,
+        )
+        .unwrap_err();
+        assert!(err.to_string().len() < 400, "{err}");
+    }
+}
