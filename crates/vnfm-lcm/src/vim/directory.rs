@@ -1,0 +1,234 @@
+//! The registry as the runner's [`VimDirectory`]: resolving references to registered VIMs,
+//! VIMs registered by lifecycle hooks, and the inline credentials of requests sealed into
+//! VIMs the instance owns (reused while unchanged, released once unreferenced).
+
+use async_trait::async_trait;
+use vnfm_driver_api::{ResolvedVim, VimRegistration};
+use vnfm_store::VimRecord;
+use vnfm_types::{VimConnectionInfo, VimId, VnfInstanceId};
+
+use super::access::VimAccess;
+use super::parse::pointer_token;
+use super::registry::VimRegistry;
+use super::store_err;
+use crate::LcmError;
+use crate::error::echo;
+use crate::ports::{SealedVim, VimDirectory};
+use crate::secrets::new_id;
+
+#[async_trait]
+impl VimDirectory for VimRegistry {
+    async fn resolve(&self, key: &str, info: &VimConnectionInfo) -> Result<ResolvedVim, LcmError> {
+        // An empty accessInfo carries nothing inline: treat it as a reference too.
+        let inline = info.access_info.as_ref().is_some_and(|a| !a.is_empty());
+        let (Some(vim_id), false) = (&info.vim_id, inline) else {
+            // Inline access information (or nothing to look up): used as given.
+            return Ok(ResolvedVim::new(key, info.clone()));
+        };
+        let pointer = format!("/vimConnectionInfo/{}", pointer_token(key));
+        let Some((record, _)) = self.store.get_vim(vim_id).await.map_err(store_err)? else {
+            return Err(LcmError::UnknownVim {
+                pointer,
+                vim_id: vim_id.to_string(),
+            });
+        };
+        if !info.vim_type.is_empty() && info.vim_type != record.vim_type {
+            return Err(LcmError::invalid(
+                format!("{pointer}/vimType"),
+                format!(
+                    "`{}` does not match the type of registered VIM {vim_id}: {}",
+                    echo(&info.vim_type),
+                    record.vim_type
+                ),
+            ));
+        }
+        let mut full = self.open(&record)?;
+        // The entry may refine the registered VIM's endpoints and extra (e.g. a namespace).
+        if let Some(i) = &info.interface_info {
+            full.interface_info
+                .get_or_insert_default()
+                .extend(i.clone());
+        }
+        if let Some(x) = &info.extra {
+            full.extra.get_or_insert_default().extend(x.clone());
+        }
+        tracing::debug!(vim_id = %vim_id, connection = key, "VIM resolved");
+        Ok(ResolvedVim::new(key, full))
+    }
+
+    async fn register(
+        &self,
+        registration: &VimRegistration,
+        created_by: &VnfInstanceId,
+    ) -> Result<VimConnectionInfo, LcmError> {
+        let view = self
+            .create(&registration.name, &registration.info, Some(created_by))
+            .await?;
+        Ok(VimConnectionInfo {
+            vim_id: Some(view.id),
+            vim_type: view.vim_type,
+            interface_info: view.interface_info,
+            access_info: None,
+            extra: view.extra,
+        })
+    }
+
+    async fn deregister(&self, vim_id: &VimId) -> Result<(), LcmError> {
+        self.delete(vim_id).await
+    }
+
+    async fn seal_inline(
+        &self,
+        key: &str,
+        info: &VimConnectionInfo,
+        owner: &VnfInstanceId,
+        current: Option<&VimConnectionInfo>,
+    ) -> Result<SealedVim, LcmError> {
+        let pointer = format!("/vimConnectionInfo/{}", pointer_token(key));
+        let access = VimAccess::parse(info).map_err(|e| under(e, &pointer))?;
+        // The NFVO's vimId (if any) names the VIM in its own inventory; the sealed copy gets
+        // an id of its own, so that two instances (or two operations) never collide on it.
+        let mut probe = info.clone();
+        probe.vim_id = None;
+        let mut canonical = access.canonical(&probe);
+        if let Some(existing) = self.reusable(current, owner, &canonical).await? {
+            tracing::debug!(vim_id = %existing, connection = key, "inline VIM credentials unchanged; reusing their VIM");
+            return Ok(SealedVim {
+                reference: reference_to(existing, &canonical),
+                created: false,
+            });
+        }
+        let id = VimId::new(new_id());
+        canonical.vim_id = Some(id.clone());
+        let record = self.seal(
+            &id,
+            &inline_name(owner, key),
+            &canonical,
+            Some(owner.clone()),
+        )?;
+        self.store.create_vim(&record).await.map_err(store_err)?;
+        tracing::info!(
+            vim_id = %id,
+            vim_type = access.vim_type(),
+            connection = key,
+            vnf_instance_id = %owner,
+            "inline VIM credentials sealed into a VIM of the instance"
+        );
+        Ok(SealedVim {
+            reference: reference_to(id, &canonical),
+            created: true,
+        })
+    }
+
+    async fn release_inline(
+        &self,
+        owner: &VnfInstanceId,
+        candidates: &[VimId],
+    ) -> Result<Vec<VimId>, LcmError> {
+        let mut released = Vec::new();
+        for id in candidates {
+            if released.contains(id) {
+                continue;
+            }
+            let Some((record, _)) = self.store.get_vim(id).await.map_err(store_err)? else {
+                continue;
+            };
+            if is_inline_of(&record, owner) && self.delete_unused(id).await? {
+                released.push(id.clone());
+            }
+        }
+        Ok(released)
+    }
+
+    async fn release_owned(&self, owner: &VnfInstanceId) -> Result<Vec<VimId>, LcmError> {
+        let mut released = Vec::new();
+        for (record, _) in self.store.vims_created_by(owner).await.map_err(store_err)? {
+            if self.delete_unused(&record.id).await? {
+                released.push(record.id);
+            }
+        }
+        Ok(released)
+    }
+}
+
+impl VimRegistry {
+    /// The VIM `current` references, when it is the inline VIM of `owner` and holds exactly
+    /// `canonical` (secrets included).
+    async fn reusable(
+        &self,
+        current: Option<&VimConnectionInfo>,
+        owner: &VnfInstanceId,
+        canonical: &VimConnectionInfo,
+    ) -> Result<Option<VimId>, LcmError> {
+        let Some(cur) = current else {
+            return Ok(None);
+        };
+        let Some(id) = &cur.vim_id else {
+            return Ok(None);
+        };
+        if cur.access_info.as_ref().is_some_and(|a| !a.is_empty()) {
+            return Ok(None);
+        }
+        let Some((record, _)) = self.store.get_vim(id).await.map_err(store_err)? else {
+            return Ok(None);
+        };
+        if !is_inline_of(&record, owner) {
+            return Ok(None);
+        }
+        let mut stored = self.open(&record)?;
+        stored.vim_id = None;
+        Ok((&stored == canonical).then(|| id.clone()))
+    }
+
+    /// Deletes `id` unless an instance references it; whether it was deleted.
+    async fn delete_unused(&self, id: &VimId) -> Result<bool, LcmError> {
+        match self.delete(id).await {
+            Ok(()) => Ok(true),
+            Err(LcmError::VimInUse { .. } | LcmError::NotFound { .. }) => Ok(false),
+            // Deleted or changed concurrently: whoever did it owns the outcome.
+            Err(LcmError::Conflict(_)) => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+}
+
+/// Name of the VIM holding the inline credentials of connection `key` of `owner`.
+fn inline_name(owner: &VnfInstanceId, key: &str) -> String {
+    format!("{}{key}", inline_prefix(owner))
+}
+
+fn inline_prefix(owner: &VnfInstanceId) -> String {
+    format!("inline:{owner}:")
+}
+
+/// Whether `record` holds inline credentials sealed for `owner`.
+fn is_inline_of(record: &VimRecord, owner: &VnfInstanceId) -> bool {
+    record.created_by_instance.as_ref() == Some(owner)
+        && record.name.starts_with(&inline_prefix(owner))
+}
+
+/// The `vimConnectionInfo` entry referencing VIM `id` (no `accessInfo`: a reference).
+fn reference_to(id: VimId, canonical: &VimConnectionInfo) -> VimConnectionInfo {
+    VimConnectionInfo {
+        vim_id: Some(id),
+        vim_type: canonical.vim_type.clone(),
+        interface_info: canonical.interface_info.clone(),
+        access_info: None,
+        extra: canonical.extra.clone(),
+    }
+}
+
+/// `e` with its JSON pointer (relative to a `vimConnectionInfo` entry) put under `prefix`.
+fn under(e: LcmError, prefix: &str) -> LcmError {
+    match e {
+        LcmError::InvalidRequest { pointer, message } => LcmError::InvalidRequest {
+            pointer: format!("{prefix}{pointer}"),
+            message,
+        },
+        LcmError::Unprocessable { pointer, message } => LcmError::Unprocessable {
+            pointer: format!("{prefix}{pointer}"),
+            message,
+        },
+        other => other,
+    }
+}

@@ -1,0 +1,91 @@
+//! [`VimRegistry`]: the VIMs registered with the VNFM, with their secrets encrypted at rest.
+//!
+//! A VIM is registered as a SOL003 `VimConnectionInfo` of one of the supported types
+//! ([`OPENSTACK`], [`KUBERNETES`], [`HELM`]). Registration validates it into a typed
+//! [`VimAccess`] (errors name the offending attribute as a JSON pointer, e.g.
+//! `/accessInfo/password`), normalizes the accepted aliases to one canonical layout, and stores
+//! it as two parts: the public JSON (endpoint, user name, project, CA certificate, ...) and
+//! the secret values (password, application credential secret, bearer token) sealed with the
+//! [`Keyring`]. [`VimRegistry::show`] returns the public part with each secret replaced by
+//! `"***"`; only [`VimDirectory::resolve`] decrypts, into a [`ResolvedVim`] for a driver.
+//!
+//! # Canonical layout
+//!
+//! | type | `interfaceInfo` | `accessInfo` |
+//! |---|---|---|
+//! | `ETSINFV.OPENSTACK_KEYSTONE.V_3` | `endpoint` (Keystone v3 URL; alias `accessInfo/authUrl`), `ssl_ca_cert` (PEM; alias `caCert`) | `username` + **`password`**, or `applicationCredentialId` + **`applicationCredentialSecret`**; `project` (name) or `projectId`; `projectDomain` (with `project`), `userDomain` (with `username`), `region` |
+//! | `ETSINFV.KUBERNETES.V_1`, `ETSINFV.HELM.V_3` | `endpoint` (API server URL), `ssl_ca_cert` (PEM; alias `caCert`) | **`bearer_token`** (alias `bearerToken`), or `username` + **`password`**; `namespace` |
+//!
+//! Secret attributes are in bold. Other `interfaceInfo` members and `extra` are kept as given;
+//! unknown `accessInfo` members are refused (they could be secrets that would otherwise be
+//! stored in clear).
+//!
+//! # Inline credentials in requests
+//! As the runner's [`VimDirectory`], the registry also takes the `vimConnectionInfo` entries
+//! that operation requests carry with inline `accessInfo` ([`VimDirectory::seal_inline`]): each
+//! is validated like a registration (errors point into the request:
+//! `/vimConnectionInfo/<key>/accessInfo/password`) and stored as a VIM of its own, named
+//! `inline:<instanceId>:<key>` and owned by the instance (`createdByInstance`), with a new
+//! `vimId` (the NFVO's `vimId`, if the entry had one, is not kept). The request, and everything
+//! the runner stores after it, holds only a reference to it. An entry whose content equals the
+//! VIM the instance already references under the same key reuses that VIM; otherwise a new one
+//! is registered, and the one it replaces is deleted once the operation has ended and nothing
+//! references it ([`VimDirectory::release_inline`]), so a rollback can put the old reference
+//! back. Deleting the VNF identifier deletes the VIMs it owns ([`VimDirectory::release_owned`]).
+//!
+//! # Layout
+//!
+//! The typed access lives in `access` ([`VimAccess`] and its canonical layout), its
+//! validation per VIM type in `parse` (attribute, URL and CA certificate checks), the
+//! registry's CRUD and secret sealing in `registry`, the runner's [`VimDirectory`] with the
+//! inline credentials of requests in `directory`, redaction of secrets for display in
+//! `redact`, and the directory of a VNFM without a registry in `inline`.
+//!
+//! [`Keyring`]: crate::secrets::Keyring
+//! [`ResolvedVim`]: vnfm_driver_api::ResolvedVim
+//! [`VimDirectory`]: crate::ports::VimDirectory
+//! [`VimDirectory::resolve`]: crate::ports::VimDirectory::resolve
+//! [`VimDirectory::seal_inline`]: crate::ports::VimDirectory::seal_inline
+//! [`VimDirectory::release_inline`]: crate::ports::VimDirectory::release_inline
+//! [`VimDirectory::release_owned`]: crate::ports::VimDirectory::release_owned
+
+use vnfm_store::StoreError;
+
+use crate::LcmError;
+
+mod access;
+mod directory;
+mod inline;
+mod parse;
+mod redact;
+mod registry;
+#[cfg(test)]
+mod tests;
+
+pub use access::{
+    KubernetesAccess, KubernetesCredentials, OpenStackAccess, OpenStackCredentials, VimAccess,
+};
+pub use inline::InlineVimDirectory;
+pub use redact::{
+    is_secret_member, redact_access_info, redact_connection, redact_vim_connections_in,
+};
+pub use registry::{VimRegistry, VimUpdate, VimView};
+
+/// `vimType` of an OpenStack VIM reached through Keystone v3.
+pub const OPENSTACK: &str = "ETSINFV.OPENSTACK_KEYSTONE.V_3";
+/// `vimType` of a Kubernetes cluster.
+pub const KUBERNETES: &str = "ETSINFV.KUBERNETES.V_1";
+/// `vimType` of a Kubernetes cluster driven through Helm 3.
+pub const HELM: &str = "ETSINFV.HELM.V_3";
+/// What [`VimRegistry::show`] puts in place of a secret value.
+pub const REDACTED: &str = "***";
+/// A store failure as an [`LcmError`]: missing records are 404, concurrent changes 409.
+pub(crate) fn store_err(e: StoreError) -> LcmError {
+    match e {
+        StoreError::NotFound { kind, id } => LcmError::NotFound { kind, id },
+        e @ (StoreError::VersionMismatch { .. } | StoreError::Conflict(_)) => {
+            LcmError::Conflict(e.to_string())
+        }
+        other => LcmError::Store(other.to_string()),
+    }
+}

@@ -1,0 +1,391 @@
+//! [`VimRegistry`]: the registered VIMs and their CRUD (create, list, show, update as a merge
+//! patch, delete while unused, key rotation), sealing each VIM's secrets with the keyring, and
+//! the redacted [`VimView`] shown to users.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use vnfm_store::{Conflict, Store, StoreError, Version, VimRecord};
+use vnfm_types::{KeyValuePairs, VimConnectionInfo, VimId, VnfInstanceId};
+
+use super::access::{VimAccess, secret_keys};
+use super::redact::merge_patch;
+use super::{REDACTED, store_err};
+use crate::LcmError;
+use crate::secrets::{Keyring, new_id};
+
+/// A registered VIM as shown to users: secrets replaced by [`REDACTED`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct VimView {
+    /// `vimId`.
+    pub id: VimId,
+    /// Display name.
+    pub name: String,
+    /// `vimType`.
+    pub vim_type: String,
+    /// `interfaceInfo`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interface_info: Option<KeyValuePairs>,
+    /// `accessInfo` with every secret value replaced by `"***"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub access_info: Option<KeyValuePairs>,
+    /// `extra`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub extra: Option<KeyValuePairs>,
+    /// The VNF instance whose lifecycle hook registered the VIM (or whose request carried it
+    /// as inline credentials). While other instances use such a VIM, that instance cannot be
+    /// terminated unless forced ([`crate::runner::FORCE_WITH_DEPENDENTS`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub created_by_instance: Option<VnfInstanceId>,
+    /// The VNF instances that use the VIM (their `vimConnectionInfo` references it, or one of
+    /// their resources names it), ordered by id. The VIM cannot be deleted while any does.
+    #[serde(default)]
+    pub used_by_instances: Vec<VnfInstanceId>,
+    /// Revision (the HTTP entity tag is `"<version>"`).
+    pub version: i64,
+}
+
+/// A change to a registered VIM: each given section is applied to the stored one as a JSON
+/// Merge Patch (RFC 7396: `null` removes a member). In `accessInfo`, a value `"***"` (what
+/// [`VimRegistry::show`] returns for secrets) keeps the stored value, so a shown VIM can be
+/// edited and sent back.
+#[derive(Clone, Default, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct VimUpdate {
+    /// New display name.
+    #[serde(default)]
+    pub name: Option<String>,
+    /// Patch of `interfaceInfo`.
+    #[serde(default)]
+    pub interface_info: Option<KeyValuePairs>,
+    /// Patch of `accessInfo` (may hold secrets).
+    #[serde(default)]
+    pub access_info: Option<KeyValuePairs>,
+    /// Patch of `extra`.
+    #[serde(default)]
+    pub extra: Option<KeyValuePairs>,
+}
+
+impl std::fmt::Debug for VimUpdate {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("VimUpdate")
+            .field("name", &self.name)
+            .field("interface_info", &self.interface_info)
+            .field(
+                "access_info_keys",
+                &self
+                    .access_info
+                    .as_ref()
+                    .map(|m| m.keys().collect::<Vec<_>>()),
+            )
+            .field("extra", &self.extra)
+            .finish()
+    }
+}
+
+/// The registered VIMs: CRUD for the API and the CLI, and the
+/// [`VimDirectory`](crate::ports::VimDirectory) of the runner.
+#[derive(Clone)]
+pub struct VimRegistry {
+    pub(super) store: Arc<dyn Store>,
+    pub(super) keyring: Arc<Keyring>,
+}
+
+impl std::fmt::Debug for VimRegistry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("VimRegistry")
+            .field("keyring", &self.keyring)
+            .finish_non_exhaustive()
+    }
+}
+
+impl VimRegistry {
+    /// A registry over `store`, sealing secrets with `keyring`.
+    pub fn new(store: Arc<dyn Store>, keyring: Arc<Keyring>) -> Self {
+        VimRegistry { store, keyring }
+    }
+
+    /// Registers a VIM under `name` (its `vimId` is `info.vim_id`, or a new UUID).
+    /// `created_by` marks a VIM a lifecycle hook of that instance created.
+    pub async fn create(
+        &self,
+        name: &str,
+        info: &VimConnectionInfo,
+        created_by: Option<&VnfInstanceId>,
+    ) -> Result<VimView, LcmError> {
+        if name.trim().is_empty() {
+            return Err(LcmError::invalid("/name", "must not be empty"));
+        }
+        if info
+            .vim_id
+            .as_ref()
+            .is_some_and(|v| v.as_str().trim().is_empty())
+        {
+            return Err(LcmError::invalid("/vimId", "must not be empty"));
+        }
+        let access = VimAccess::parse(info)?;
+        let id = info.vim_id.clone().unwrap_or_else(|| VimId::new(new_id()));
+        let mut info = info.clone();
+        info.vim_id = Some(id.clone());
+        let record = self.seal(&id, name, &access.canonical(&info), created_by.cloned())?;
+        let version = self.store.create_vim(&record).await.map_err(store_err)?;
+        tracing::info!(
+            vim_id = %id,
+            vim_type = access.vim_type(),
+            created_by = created_by.map(|c| c.as_str()),
+            "VIM registered"
+        );
+        Ok(view(&record, version, Vec::new()))
+    }
+
+    /// All registered VIMs, redacted, ordered by id, with the instances using each.
+    pub async fn list(&self) -> Result<Vec<VimView>, LcmError> {
+        let records = self.store.list_vims().await.map_err(store_err)?;
+        let mut usage = self.usage().await?;
+        Ok(records
+            .iter()
+            .map(|(r, v)| view(r, *v, usage.remove(&r.id).unwrap_or_default()))
+            .collect())
+    }
+
+    /// The VIMs the hooks of `instance` registered, redacted, with the instances using each.
+    pub async fn created_by(&self, instance: &VnfInstanceId) -> Result<Vec<VimView>, LcmError> {
+        let records = self
+            .store
+            .vims_created_by(instance)
+            .await
+            .map_err(store_err)?;
+        let mut out = Vec::with_capacity(records.len());
+        for (r, v) in &records {
+            out.push(view(r, *v, self.users(&r.id).await?));
+        }
+        Ok(out)
+    }
+
+    /// One VIM, redacted, with the instances using it. [`LcmError::NotFound`] if it is not
+    /// registered.
+    pub async fn show(&self, id: &VimId) -> Result<VimView, LcmError> {
+        let (record, version) = self.get(id).await?;
+        Ok(view(&record, version, self.users(id).await?))
+    }
+
+    /// The instances using VIM `id`.
+    async fn users(&self, id: &VimId) -> Result<Vec<VnfInstanceId>, LcmError> {
+        self.store.instances_using_vim(id).await.map_err(store_err)
+    }
+
+    /// The instances using each VIM.
+    async fn usage(&self) -> Result<BTreeMap<VimId, Vec<VnfInstanceId>>, LcmError> {
+        let mut out: BTreeMap<VimId, Vec<VnfInstanceId>> = BTreeMap::new();
+        for (vim, instance) in self.store.vim_usage().await.map_err(store_err)? {
+            out.entry(vim).or_default().push(instance);
+        }
+        Ok(out)
+    }
+
+    /// Applies `update` (validated like a registration; the secrets are re-encrypted with the
+    /// newest key). `expected` is the version the caller read (an `If-Match`), if any.
+    pub async fn update(
+        &self,
+        id: &VimId,
+        update: &VimUpdate,
+        expected: Option<Version>,
+    ) -> Result<VimView, LcmError> {
+        let (record, version) = self.get(id).await?;
+        if let Some(e) = expected
+            && e != version
+        {
+            return Err(LcmError::Conflict(format!(
+                "VIM {id} is at version {version}, not {e}"
+            )));
+        }
+        let mut info = self.open(&record)?;
+        if let Some(p) = &update.interface_info {
+            merge_patch(info.interface_info.get_or_insert_default(), p, false);
+        }
+        if let Some(p) = &update.access_info {
+            merge_patch(info.access_info.get_or_insert_default(), p, true);
+        }
+        if let Some(p) = &update.extra {
+            merge_patch(info.extra.get_or_insert_default(), p, false);
+        }
+        for section in [&mut info.interface_info, &mut info.extra] {
+            if section.as_ref().is_some_and(|m| m.is_empty()) {
+                *section = None;
+            }
+        }
+        let access = VimAccess::parse(&info)?;
+        let name = match &update.name {
+            Some(n) if n.trim().is_empty() => {
+                return Err(LcmError::invalid("/name", "must not be empty"));
+            }
+            Some(n) => n.as_str(),
+            None => record.name.as_str(),
+        };
+        let new = self.seal(
+            id,
+            name,
+            &access.canonical(&info),
+            record.created_by_instance.clone(),
+        )?;
+        let version = self
+            .store
+            .update_vim(&new, version)
+            .await
+            .map_err(store_err)?;
+        tracing::info!(vim_id = %id, "VIM updated");
+        Ok(view(&new, version, self.users(id).await?))
+    }
+
+    /// Deletes a VIM; refused with [`LcmError::VimInUse`] (naming them) while instances use it.
+    pub async fn delete(&self, id: &VimId) -> Result<(), LcmError> {
+        let (_, version) = self.get(id).await?;
+        let users = self
+            .store
+            .instances_using_vim(id)
+            .await
+            .map_err(store_err)?;
+        if !users.is_empty() {
+            return Err(in_use(id, users.iter().map(|u| u.to_string()).collect()));
+        }
+        match self.store.delete_vim(id, version).await {
+            Ok(()) => {}
+            Err(StoreError::Conflict(Conflict::InUse { by, .. })) => return Err(in_use(id, by)),
+            Err(e) => return Err(store_err(e)),
+        }
+        tracing::info!(vim_id = %id, "VIM deleted");
+        Ok(())
+    }
+
+    /// Re-encrypts, with the newest key, the secrets of every VIM sealed with an older one;
+    /// returns how many were re-encrypted.
+    pub async fn rotate_secrets(&self) -> Result<usize, LcmError> {
+        let mut n = 0;
+        for (mut record, version) in self.store.list_vims().await.map_err(store_err)? {
+            if self.keyring.is_current(&record.secret) {
+                continue;
+            }
+            record.secret = self
+                .keyring
+                .rotate(&record.secret, &secret_label(&record.id))?;
+            self.store
+                .update_vim(&record, version)
+                .await
+                .map_err(store_err)?;
+            n += 1;
+        }
+        tracing::info!(reencrypted = n, "VIM secrets rotated to the newest key");
+        Ok(n)
+    }
+
+    async fn get(&self, id: &VimId) -> Result<(VimRecord, Version), LcmError> {
+        self.store
+            .get_vim(id)
+            .await
+            .map_err(store_err)?
+            .ok_or_else(|| LcmError::NotFound {
+                kind: "VIM",
+                id: id.to_string(),
+            })
+    }
+
+    /// Splits the canonical `info` into public JSON and the sealed secret values.
+    pub(super) fn seal(
+        &self,
+        id: &VimId,
+        name: &str,
+        info: &VimConnectionInfo,
+        created_by: Option<VnfInstanceId>,
+    ) -> Result<VimRecord, LcmError> {
+        let mut public = info.clone();
+        let mut secrets = KeyValuePairs::new();
+        if let Some(access) = public.access_info.as_mut() {
+            for key in secret_keys(&info.vim_type) {
+                // The public part keeps the key with a placeholder, so it shows which
+                // secrets the VIM has.
+                if let Some(v) = access.insert((*key).to_owned(), Value::String(REDACTED.into())) {
+                    secrets.insert((*key).to_owned(), v);
+                } else {
+                    access.remove(*key);
+                }
+            }
+        }
+        let public = serde_json::to_value(&public)
+            .map_err(|e| LcmError::Inconsistent(format!("VIM {id} does not serialize: {e}")))?;
+        let plain = serde_json::to_vec(&secrets)
+            .map_err(|e| LcmError::Inconsistent(format!("VIM {id} does not serialize: {e}")))?;
+        Ok(VimRecord {
+            id: id.clone(),
+            name: name.to_owned(),
+            vim_type: info.vim_type.clone(),
+            public,
+            secret: self.keyring.encrypt(&plain),
+            created_by_instance: created_by,
+        })
+    }
+
+    /// The full connection info of a record, secrets decrypted.
+    pub(super) fn open(&self, record: &VimRecord) -> Result<VimConnectionInfo, LcmError> {
+        let corrupt = |why: String| {
+            LcmError::Inconsistent(format!("stored VIM {} is unreadable: {why}", record.id))
+        };
+        let mut info: VimConnectionInfo =
+            serde_json::from_value(record.public.clone()).map_err(|e| corrupt(e.to_string()))?;
+        let plain = self
+            .keyring
+            .decrypt(&record.secret, &secret_label(&record.id))?;
+        // The serde error of a secret document could quote it: give only its position.
+        let secrets: KeyValuePairs = serde_json::from_slice(&plain).map_err(|e| {
+            corrupt(format!(
+                "its decrypted secrets are not a JSON object (line {}, column {})",
+                e.line(),
+                e.column()
+            ))
+        })?;
+        if !secrets.is_empty() {
+            info.access_info.get_or_insert_default().extend(secrets);
+        }
+        info.vim_id = Some(record.id.clone());
+        Ok(info)
+    }
+}
+
+fn secret_label(id: &VimId) -> String {
+    format!("the secrets of VIM {id}")
+}
+
+fn in_use(id: &VimId, mut by: Vec<String>) -> LcmError {
+    const SHOWN: usize = 10;
+    let more = by.len().saturating_sub(SHOWN);
+    by.truncate(SHOWN);
+    if more > 0 {
+        by.push(format!("and {more} more"));
+    }
+    LcmError::VimInUse {
+        vim_id: id.to_string(),
+        instances: by,
+    }
+}
+
+fn view(record: &VimRecord, version: Version, used_by: Vec<VnfInstanceId>) -> VimView {
+    let info: Option<VimConnectionInfo> = serde_json::from_value(record.public.clone()).ok();
+    // The public part holds every secret as "***" already (see `seal`).
+    let (interface_info, access_info, extra) = match info {
+        Some(i) => (i.interface_info, i.access_info, i.extra),
+        None => (None, None, None),
+    };
+    VimView {
+        id: record.id.clone(),
+        name: record.name.clone(),
+        vim_type: record.vim_type.clone(),
+        interface_info,
+        access_info,
+        extra,
+        created_by_instance: record.created_by_instance.clone(),
+        used_by_instances: used_by,
+        version: version.0,
+    }
+}
