@@ -1,0 +1,350 @@
+//! Package records and the catalog: notifications of changes, fetching from the NFVO, loading
+//! onboarded VNFDs into the catalog, the `vnfdId` -> package map, the computed usage state,
+//! and the creation, modification and deletion of package resources.
+
+use std::sync::Arc;
+
+use vnfm::lcm::{OnboardedVnfd, PackageCatalog};
+use vnfm::package::{InspectOptions, inspect_package};
+use vnfm_descriptor::Descriptor;
+use vnfm_lcm::{PackageChange, PackageEvent};
+use vnfm_store::{InstanceQuery, NewOutboxRow, PackageRecord, Version};
+use vnfm_types::{
+    CreateVnfPkgInfoRequest, PackageOnboardingState, PackageOperationalState, PackageUsageState,
+    VnfPkgInfo, VnfPkgInfoModifications, VnfdId,
+};
+
+use crate::error::{ApiError, ApiResult};
+
+use super::content::open_content;
+use super::{Packages, info_of, links, record_of};
+
+impl Packages {
+    /// The outbox rows reporting `event` about `info` (none without subscriptions).
+    pub(super) async fn notify(
+        &self,
+        event: PackageEvent,
+        info: &VnfPkgInfo,
+    ) -> ApiResult<Vec<NewOutboxRow>> {
+        match &self.notifications {
+            Some(subs) => Ok(subs
+                .route(&PackageChange {
+                    event,
+                    package: info,
+                })
+                .await?),
+            None => Ok(Vec::new()),
+        }
+    }
+
+    /// Fetches the package of `vnfd_id` from the NFVO and onboards it here (SOL003 VNFMs
+    /// that take packages from the NFVO). `false` when there is no NFVO or it has none.
+    async fn fetch_from_nfvo(&self, vnfd_id: &str) -> ApiResult<bool> {
+        let Some(nfvo) = &self.nfvo else {
+            return Ok(false);
+        };
+        let content = nfvo.fetch_package(vnfd_id).await.map_err(|e| {
+            ApiError::Unavailable(format!(
+                "fetching the package of VNFD {} from the NFVO ({}) failed: {e}",
+                crate::util::cut(vnfd_id, 100),
+                nfvo.describe()
+            ))
+        })?;
+        let Some(content) = content else {
+            return Ok(false);
+        };
+        let mut writer = self.spool.writer(content.len() as u64)?;
+        writer.push(&content).await?;
+        drop(content);
+        let spooled = writer.finish().await?;
+        let info = self.create(CreateVnfPkgInfoRequest::default()).await?;
+        let local = self.store_content(&info.id, spooled).await?;
+        self.onboard(&info.id, local).await?;
+        tracing::info!(package = %info.id, vnfd_id, nfvo = %nfvo.describe(), "package fetched from the NFVO");
+        Ok(true)
+    }
+
+    /// Loads every onboarded package into the catalog, and onboards again the packages whose
+    /// onboarding a previous run did not finish. Returns how many are onboarded.
+    pub async fn load_all(&self) -> usize {
+        let mut after: Option<String> = None;
+        let mut loaded = 0;
+        loop {
+            let page = match self.store.list_packages(after.as_deref(), 200).await {
+                Ok(p) => p,
+                Err(e) => {
+                    tracing::error!(error = %e, "listing packages failed");
+                    return loaded;
+                }
+            };
+            for record in &page.items {
+                let Ok(info) = info_of(record) else { continue };
+                match info.onboarding_state {
+                    PackageOnboardingState::Onboarded => {
+                        if let Some(vnfd) = &info.vnfd_id
+                            && self.ensure_loaded(vnfd).await.is_ok()
+                        {
+                            loaded += 1;
+                        }
+                    }
+                    PackageOnboardingState::Processing | PackageOnboardingState::Uploading => {
+                        let digest = info.checksum.as_ref().map(|c| c.hash.as_str());
+                        match self.local_content(&record.id, digest).await {
+                            Ok(Some(local)) => {
+                                tracing::info!(package = %record.id, "resuming an interrupted onboarding");
+                                if self.onboard(&record.id, local).await.is_ok() {
+                                    loaded += 1;
+                                }
+                            }
+                            Ok(None) => {}
+                            Err(e) => {
+                                tracing::error!(package = %record.id, error = %e, "reading the content of an interrupted onboarding failed");
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            match page.next {
+                Some(n) => after = Some(n),
+                None => return loaded,
+            }
+        }
+    }
+
+    /// Makes sure the VNFD `vnfd_id` is in the catalog when a package has it: another replica
+    /// may have onboarded it. An unknown VNFD is left to the lifecycle core to report.
+    pub async fn ensure_loaded(&self, vnfd_id: &str) -> ApiResult<()> {
+        if self.catalog.vnfd(vnfd_id).is_some() {
+            return Ok(());
+        }
+        let Some((record, _)) = self.store.package_by_vnfd(vnfd_id).await? else {
+            return Ok(());
+        };
+        let info = info_of(&record)?;
+        if info.onboarding_state != PackageOnboardingState::Onboarded {
+            return Ok(());
+        }
+        let digest = info.checksum.as_ref().map(|c| c.hash.as_str());
+        let Some(local) = self.local_content(&record.id, digest).await? else {
+            return Ok(());
+        };
+        let limits = self.limits.archive.clone();
+        let report = tokio::task::spawn_blocking(move || {
+            open_content(&local.path, &limits)
+                .map(|p| inspect_package(p, &InspectOptions::default()))
+        })
+        .await
+        .map_err(|e| ApiError::Internal(format!("loading a package failed: {e}")))?
+        .map_err(|e| {
+            ApiError::Internal(format!(
+                "stored package {} cannot be opened: {e}",
+                record.id
+            ))
+        })?;
+        if let (Some(Descriptor::Vnfd(vnfd)), Some(package)) = (report.descriptor, report.package) {
+            self.catalog.insert_onboarded(OnboardedVnfd {
+                vnfd: Arc::new(*vnfd),
+                files: vnfm::lcm::package_files(package),
+            });
+            self.remember(vnfd_id, &record.id);
+        }
+        Ok(())
+    }
+
+    pub(super) fn remember(&self, vnfd_id: &str, package_id: &str) {
+        self.package_of_vnfd
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(vnfd_id.to_owned(), package_id.to_owned());
+    }
+
+    /// The id of the package holding VNFD `vnfd_id`.
+    pub async fn package_id_for(&self, vnfd_id: &str) -> Option<String> {
+        if let Some(id) = self
+            .package_of_vnfd
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(vnfd_id)
+        {
+            return Some(id.clone());
+        }
+        let (record, _) = self.store.package_by_vnfd(vnfd_id).await.ok()??;
+        self.remember(vnfd_id, &record.id);
+        Some(record.id)
+    }
+
+    /// Refuses (422) a `vnfdId` that no onboarded, enabled package has; loads it otherwise.
+    pub async fn ensure_instantiable(&self, vnfd_id: &str) -> ApiResult<()> {
+        if self.store.package_by_vnfd(vnfd_id).await?.is_none() {
+            self.fetch_from_nfvo(vnfd_id).await?;
+        }
+        let Some((record, _)) = self.store.package_by_vnfd(vnfd_id).await? else {
+            return Err(ApiError::Unprocessable(format!(
+                "no onboarded VNF package has vnfdId {}: onboard it through /vnfpkgm/v2/vnf_packages first",
+                crate::util::cut(vnfd_id, 100)
+            )));
+        };
+        let info = info_of(&record)?;
+        if info.onboarding_state != PackageOnboardingState::Onboarded {
+            return Err(ApiError::Unprocessable(format!(
+                "VNF package {} with vnfdId {vnfd_id} is not onboarded (onboardingState {:?})",
+                record.id, info.onboarding_state
+            )));
+        }
+        if info.operational_state != PackageOperationalState::Enabled {
+            return Err(ApiError::Conflict(format!(
+                "VNF package {} with vnfdId {vnfd_id} is DISABLED: enable it with PATCH /vnfpkgm/v2/vnf_packages/{} before creating instances from it",
+                record.id, record.id
+            )));
+        }
+        self.ensure_loaded(vnfd_id).await?;
+        if self.catalog.vnfd(vnfd_id).is_none() {
+            return Err(ApiError::Unprocessable(format!(
+                "VNF package {} holds an ASD, not a VNFD: it cannot be instantiated through the VNF LCM API",
+                record.id
+            )));
+        }
+        Ok(())
+    }
+
+    async fn in_use(&self, vnfd_id: Option<&str>) -> ApiResult<bool> {
+        let Some(vnfd) = vnfd_id else {
+            return Ok(false);
+        };
+        let page = self
+            .store
+            .list_instances(&InstanceQuery {
+                vnfd_id: Some(VnfdId::new(vnfd)),
+                limit: Some(1),
+                ..Default::default()
+            })
+            .await?;
+        Ok(!page.items.is_empty())
+    }
+
+    /// The package with its computed usage state.
+    pub async fn get(&self, id: &str) -> ApiResult<(VnfPkgInfo, Version)> {
+        let (record, version) = self.store.get_package(id).await?.ok_or_else(|| {
+            ApiError::NotFound(format!(
+                "VNF package {} does not exist",
+                crate::util::cut(id, 100)
+            ))
+        })?;
+        Ok((self.described(&record).await?, version))
+    }
+
+    /// The `VnfPkgInfo` of a stored record, with its computed usage state.
+    pub async fn described(&self, record: &PackageRecord) -> ApiResult<VnfPkgInfo> {
+        let mut info = info_of(record)?;
+        info.usage_state = if self.in_use(info.vnfd_id.as_deref()).await? {
+            PackageUsageState::InUse
+        } else {
+            PackageUsageState::NotInUse
+        };
+        Ok(info)
+    }
+
+    /// Creates a package resource (`CREATED`, `DISABLED`).
+    pub async fn create(&self, req: CreateVnfPkgInfoRequest) -> ApiResult<VnfPkgInfo> {
+        let id = vnfm_lcm::secrets::new_id();
+        let info = VnfPkgInfo {
+            links: links(&id, false),
+            id,
+            vnfd_id: None,
+            vnf_provider: None,
+            vnf_product_name: None,
+            vnf_software_version: None,
+            vnfd_version: None,
+            compatible_specification_versions: None,
+            checksum: None,
+            package_security_option: None,
+            signing_certificate: None,
+            software_images: None,
+            additional_artifacts: None,
+            onboarding_state: PackageOnboardingState::Created,
+            operational_state: PackageOperationalState::Disabled,
+            usage_state: PackageUsageState::NotInUse,
+            vnfm_info: None,
+            user_defined_data: req.user_defined_data,
+            onboarding_failure_details: None,
+            onboarding_warnings: None,
+        };
+        self.store.create_package(&record_of(&info)?).await?;
+        Ok(info)
+    }
+
+    /// Applies `VnfPkgInfoModifications`.
+    pub async fn modify(&self, id: &str, mods: &VnfPkgInfoModifications) -> ApiResult<()> {
+        let (mut info, version) = self.get(id).await?;
+        let mut notify = Vec::new();
+        if let Some(state) = mods.operational_state {
+            if info.onboarding_state != PackageOnboardingState::Onboarded {
+                return Err(ApiError::Conflict(format!(
+                    "VNF package {id} is not onboarded: its operational state cannot change"
+                )));
+            }
+            if info.operational_state == state {
+                return Err(ApiError::Conflict(format!(
+                    "VNF package {id} is already {state:?}"
+                )));
+            }
+            info.operational_state = state;
+            notify = self
+                .notify(PackageEvent::OperationalStateChanged, &info)
+                .await?;
+        }
+        if let Some(data) = &mods.user_defined_data {
+            let target = info.user_defined_data.get_or_insert_with(Default::default);
+            for (k, v) in data {
+                if v.is_null() {
+                    target.remove(k);
+                } else {
+                    target.insert(k.clone(), v.clone());
+                }
+            }
+        }
+        self.store
+            .update_package_and_notify(&record_of(&info)?, version, &notify)
+            .await?;
+        Ok(())
+    }
+
+    /// Deletes a `DISABLED` package that no instance uses.
+    pub async fn delete(&self, id: &str) -> ApiResult<()> {
+        let (info, version) = self.get(id).await?;
+        if info.onboarding_state == PackageOnboardingState::Processing {
+            return Err(ApiError::Conflict(format!(
+                "VNF package {id} is being onboarded: retry when it is done"
+            )));
+        }
+        if info.operational_state != PackageOperationalState::Disabled {
+            return Err(ApiError::Conflict(format!(
+                "VNF package {id} is ENABLED: disable it (PATCH operationalState DISABLED) before deleting it"
+            )));
+        }
+        if info.usage_state == PackageUsageState::InUse {
+            return Err(ApiError::Conflict(format!(
+                "VNF package {id} is IN_USE: delete the VNF instances created from it first"
+            )));
+        }
+        // Only an onboarded package is reported (the notification names its vnfdId).
+        let notify = if info.onboarding_state == PackageOnboardingState::Onboarded {
+            self.notify(PackageEvent::Deleted, &info).await?
+        } else {
+            Vec::new()
+        };
+        self.store
+            .delete_package_and_notify(id, version, &notify)
+            .await?;
+        if let Some(vnfd) = &info.vnfd_id {
+            self.catalog.remove(vnfd);
+            self.package_of_vnfd
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .remove(vnfd);
+        }
+        self.spool.remove_copies(id, None);
+        Ok(())
+    }
+}

@@ -1,0 +1,190 @@
+//! Content upload: the body streamed to a temporary file (`crate::spool`) with the size limit
+//! enforced while reading, content fetched from an allow-listed URI, and the acceptance of
+//! content (`PROCESSING`, onboarding in the background).
+
+use std::sync::Arc;
+
+use vnfm_types::{Checksum, PackageOnboardingState, UploadVnfPackageFromUriRequest, VnfPkgInfo};
+
+use crate::error::{ApiError, ApiResult};
+use crate::spool::SpooledContent;
+
+use super::{Packages, record_of};
+
+impl Packages {
+    /// Refuses content for a package that cannot take it (409): one not in `CREATED` or
+    /// `ERROR` state.
+    pub(super) fn check_uploadable(id: &str, info: &VnfPkgInfo) -> ApiResult<()> {
+        if matches!(
+            info.onboarding_state,
+            PackageOnboardingState::Created | PackageOnboardingState::Error
+        ) {
+            return Ok(());
+        }
+        Err(ApiError::Conflict(format!(
+            "VNF package {id} is {:?}: content can be uploaded only once, to a package in CREATED (or ERROR) state",
+            info.onboarding_state
+        )))
+    }
+
+    /// Streams an upload body to a temporary file of the package directory, enforcing the
+    /// package size limit while reading (413) and refusing an empty body (400). The file is
+    /// removed if reading fails or the client goes away.
+    pub(crate) async fn spool_body(&self, mut body: axum::body::Body) -> ApiResult<SpooledContent> {
+        use http_body_util::BodyExt;
+        let max = self.limits.max_package_bytes as u64;
+        let mut writer = self.spool.writer(max)?;
+        while let Some(frame) = body.frame().await {
+            let frame = frame.map_err(|e| {
+                // The route's DefaultBodyLimit cuts a body at the same size as the writer.
+                if is_length_limit(&e) {
+                    return ApiError::PayloadTooLarge(format!(
+                        "the package has more than {max} bytes; this server accepts at most {max} (--max-package-mib)"
+                    ));
+                }
+                ApiError::bad_request(format!(
+                    "reading the package content failed after {} bytes: {e}",
+                    writer.len()
+                ))
+            })?;
+            if let Ok(data) = frame.into_data() {
+                writer.push(&data).await?;
+            }
+        }
+        if writer.len() == 0 {
+            return Err(ApiError::bad_request(
+                "the package content is empty: send the CSAR zip as the body",
+            ));
+        }
+        writer.finish().await
+    }
+
+    /// Stores uploaded content and moves the package to `PROCESSING`; onboarding then runs in
+    /// the background.
+    pub(crate) async fn accept_content(
+        self: &Arc<Self>,
+        id: &str,
+        content: SpooledContent,
+    ) -> ApiResult<()> {
+        let (mut info, version) = self.get(id).await?;
+        Self::check_uploadable(id, &info)?;
+        let local = self.store_content(id, content).await?;
+        info.onboarding_state = PackageOnboardingState::Processing;
+        info.onboarding_failure_details = None;
+        info.onboarding_warnings = None;
+        // Known now (computed while the content streamed in); names the local copy for a
+        // server that resumes this onboarding after a restart.
+        info.checksum = Some(Checksum {
+            algorithm: "SHA-256".into(),
+            hash: local.sha256.clone(),
+        });
+        self.store
+            .update_package(&record_of(&info)?, version)
+            .await?;
+        let this = self.clone();
+        let id = id.to_owned();
+        tokio::spawn(async move {
+            if let Err(e) = this.onboard(&id, local).await {
+                tracing::warn!(package = %id, error = %e, "onboarding failed");
+            }
+        });
+        Ok(())
+    }
+
+    /// Checks `uri` against the allow-list.
+    fn allowed(&self, uri: &str) -> bool {
+        self.allow_list
+            .iter()
+            .any(|prefix| uri.starts_with(prefix.as_str()))
+    }
+
+    /// Fetches the content from an allow-listed URI, then onboards it (in the background).
+    pub async fn upload_from_uri(
+        self: &Arc<Self>,
+        id: &str,
+        req: UploadVnfPackageFromUriRequest,
+    ) -> ApiResult<()> {
+        let uri = req.address_information.clone();
+        if !self.allowed(&uri) {
+            return Err(ApiError::invalid(
+                "/addressInformation",
+                format!(
+                    "{} is not on this server's upload allow-list; ask the operator to add its prefix with --upload-allow",
+                    crate::util::cut(&uri, 120)
+                ),
+            ));
+        }
+        let (info, _) = self.get(id).await?;
+        if !matches!(
+            info.onboarding_state,
+            PackageOnboardingState::Created | PackageOnboardingState::Error
+        ) {
+            return Err(ApiError::Conflict(format!(
+                "VNF package {id} is {:?}: content can be uploaded only to a package in CREATED (or ERROR) state",
+                info.onboarding_state
+            )));
+        }
+        let client = reqwest::Client::builder()
+            .timeout(std::time::Duration::from_secs(300))
+            .build()
+            .map_err(|e| ApiError::Internal(format!("HTTP client: {e}")))?;
+        let mut request = client.get(&uri);
+        if let (Some(user), Some(password)) = (&req.user_name, &req.password) {
+            request = request.basic_auth(user, Some(password.expose()));
+        }
+        let max = self.limits.max_package_bytes;
+        let this = self.clone();
+        let id = id.to_owned();
+        tokio::spawn(async move {
+            // Streamed to the package directory like an upload: constant memory, the limit
+            // enforced while reading, the file removed on failure.
+            let fetched: Result<SpooledContent, String> = async {
+                let mut response = request
+                    .send()
+                    .await
+                    .map_err(|e| format!("fetching failed: {e}"))?;
+                if !response.status().is_success() {
+                    return Err(format!("the source answered {}", response.status()));
+                }
+                let mut writer = this.spool.writer(max as u64).map_err(|e| e.to_string())?;
+                while let Some(chunk) = response
+                    .chunk()
+                    .await
+                    .map_err(|e| format!("reading failed: {e}"))?
+                {
+                    writer.push(&chunk).await.map_err(|e| match e {
+                        ApiError::PayloadTooLarge(_) => {
+                            format!("the package is larger than the limit of {max} bytes")
+                        }
+                        other => other.to_string(),
+                    })?;
+                }
+                writer.finish().await.map_err(|e| e.to_string())
+            }
+            .await;
+            let outcome = match fetched {
+                Ok(content) => this.accept_content(&id, content).await,
+                Err(message) => match this.get(&id).await {
+                    Ok((info, version)) => this.fail_onboarding(info, version, vec![message]).await,
+                    Err(e) => Err(e),
+                },
+            };
+            if let Err(e) = outcome {
+                tracing::warn!(package = %id, error = %e, "upload from URI failed");
+            }
+        });
+        Ok(())
+    }
+}
+
+/// Whether reading a body failed because it passed the route's body limit.
+fn is_length_limit(e: &axum::Error) -> bool {
+    let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(c) = cause {
+        if c.is::<http_body_util::LengthLimitError>() {
+            return true;
+        }
+        cause = c.source();
+    }
+    false
+}
