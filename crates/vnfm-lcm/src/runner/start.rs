@@ -1,0 +1,251 @@
+//! Starting lifecycle operations: one entry point per SOL003 task, and [`Lcm::start`], which
+//! validates and plans a request, creates its occurrence under the instance's lock and runs it
+//! in the background.
+
+use super::*;
+
+impl Lcm {
+    /// INSTANTIATE. Returns the occurrence in `STARTING`; it runs in the background.
+    pub async fn instantiate(
+        &self,
+        id: &VnfInstanceId,
+        req: InstantiateVnfRequest,
+    ) -> Result<VnfLcmOpOcc, LcmError> {
+        self.start(id, OperationRequest::Instantiate(req)).await
+    }
+
+    /// TERMINATE (GRACEFUL passes `gracefulTerminationTimeout` to the driver).
+    pub async fn terminate(
+        &self,
+        id: &VnfInstanceId,
+        req: TerminateVnfRequest,
+    ) -> Result<VnfLcmOpOcc, LcmError> {
+        self.start(id, OperationRequest::Terminate(req)).await
+    }
+
+    /// HEAL.
+    pub async fn heal(
+        &self,
+        id: &VnfInstanceId,
+        req: HealVnfRequest,
+    ) -> Result<VnfLcmOpOcc, LcmError> {
+        self.start(id, OperationRequest::Heal(req)).await
+    }
+
+    /// SCALE.
+    pub async fn scale(
+        &self,
+        id: &VnfInstanceId,
+        req: ScaleVnfRequest,
+    ) -> Result<VnfLcmOpOcc, LcmError> {
+        self.start(id, OperationRequest::Scale(req)).await
+    }
+
+    /// SCALE_TO_LEVEL.
+    pub async fn scale_to_level(
+        &self,
+        id: &VnfInstanceId,
+        req: ScaleVnfToLevelRequest,
+    ) -> Result<VnfLcmOpOcc, LcmError> {
+        self.start(id, OperationRequest::ScaleToLevel(req)).await
+    }
+
+    /// CHANGE_FLAVOUR.
+    pub async fn change_flavour(
+        &self,
+        id: &VnfInstanceId,
+        req: ChangeVnfFlavourRequest,
+    ) -> Result<VnfLcmOpOcc, LcmError> {
+        self.start(id, OperationRequest::ChangeFlavour(req)).await
+    }
+
+    /// OPERATE.
+    pub async fn operate(
+        &self,
+        id: &VnfInstanceId,
+        req: OperateVnfRequest,
+    ) -> Result<VnfLcmOpOcc, LcmError> {
+        self.start(id, OperationRequest::Operate(req)).await
+    }
+
+    /// CHANGE_EXT_CONN.
+    pub async fn change_ext_conn(
+        &self,
+        id: &VnfInstanceId,
+        req: ChangeExtVnfConnectivityRequest,
+    ) -> Result<VnfLcmOpOcc, LcmError> {
+        self.start(id, OperationRequest::ChangeExtConn(req)).await
+    }
+
+    /// MODIFY_INFO (`PATCH /vnf_instances/{id}`).
+    pub async fn modify_info(
+        &self,
+        id: &VnfInstanceId,
+        req: VnfInfoModificationRequest,
+    ) -> Result<VnfLcmOpOcc, LcmError> {
+        self.start(id, OperationRequest::ModifyInfo(req)).await
+    }
+
+    /// CHANGE_VNFPKG.
+    pub async fn change_vnfpkg(
+        &self,
+        id: &VnfInstanceId,
+        req: ChangeCurrentVnfPkgRequest,
+    ) -> Result<VnfLcmOpOcc, LcmError> {
+        self.start(id, OperationRequest::ChangeVnfPkg(req)).await
+    }
+
+    /// Starts any operation: validates and plans `req` against the instance and its VNFD
+    /// (errors leave nothing behind), creates the occurrence in `STARTING` under the
+    /// per-instance lock ([`LcmError::InstanceBusy`] names the holder), and executes it in the
+    /// background. Returns the occurrence as created.
+    pub async fn start(
+        &self,
+        id: &VnfInstanceId,
+        req: OperationRequest,
+    ) -> Result<VnfLcmOpOcc, LcmError> {
+        let inner = &self.inner;
+        if *inner.shutdown.borrow() {
+            return Err(LcmError::Conflict(
+                "the lifecycle runner is shutting down".into(),
+            ));
+        }
+        let (instance, version) = self.instance_with_version(id).await?;
+        let onboarded = self.vnfd_for(&instance, &req)?;
+        let plan = self.checked_plan(&req, &onboarded, &instance)?;
+        if let OperationRequest::ChangeVnfPkg(_) = &req {
+            // The source VNFD may declare the change too; a deleted source package leaves only
+            // the target's policies.
+            let source = inner.onboarded(instance.vnfd_id.as_str()).ok();
+            crate::package_change::check(
+                source.as_ref().map(|s| &*s.vnfd),
+                &onboarded.vnfd,
+                &instance,
+            )?;
+        }
+        // Instances using VIMs this one's hooks registered, and VIMs whose creator is going
+        // away: refused before anything is stored (and checked again under the lock below).
+        let left = dependents::check_start(inner, &instance, &req).await?;
+        // Inline VIM credentials become references before anything of the operation is
+        // stored: the occurrence, the instance and the journal never hold them.
+        let (req, sealed) = vims::seal_request(inner, req, &instance).await?;
+
+        let mut occ = exec::new_op_occ(inner, &instance.id, &req);
+        if !left.is_empty() {
+            let warning = dependents::forced_warning(&left);
+            tracing::warn!(vnf_instance_id = %instance.id, op_occ_id = %occ.id, "{warning}");
+            occ.warnings = Some(vec![warning]);
+        }
+        let lease = inner.lease();
+        let locked_version = match inner.store.start_operation(&occ, &lease).await {
+            Ok(v) => v,
+            Err(e) => {
+                vims::release_created(inner, &instance.id, &sealed).await;
+                return Err(store_err(e));
+            }
+        };
+        // The lock is ours from here on. The instance may have changed between the read above
+        // and taking it (an operation that just finished): then plan again from a fresh read.
+        let (fresh, fresh_version) = if locked_version == version {
+            (instance, version)
+        } else {
+            match self.instance_with_version(id).await {
+                Ok(x) => x,
+                Err(e) => {
+                    exec::abort_starting(inner, occ, &e).await;
+                    return Err(e);
+                }
+            }
+        };
+        let plan = if fresh_version == version {
+            Ok(plan)
+        } else if !vims::still_referenced(&sealed, &fresh) {
+            Err(LcmError::Conflict(
+                "the VNF instance's VIM connections changed while the request was processed; send it again".into(),
+            ))
+        } else {
+            self.checked_plan(&req, &onboarded, &fresh)
+        };
+        // The occurrence now records this operation's intent; a concurrent operation that
+        // started first is visible to this second look (see `dependents`).
+        let plan = match plan {
+            Ok(p) => dependents::check_start(inner, &fresh, &req)
+                .await
+                .map(|_| p),
+            Err(e) => Err(e),
+        };
+        match plan {
+            Ok(plan) => {
+                let ctx = exec::Ctx::new(onboarded, plan, fresh.clone());
+                let run = exec::Run::new(
+                    inner.clone(),
+                    occ.clone(),
+                    Version::FIRST,
+                    (fresh, fresh_version),
+                    ctx,
+                    req.to_params(),
+                );
+                run.spawn(exec::Entry::Fresh);
+                Ok(vims::op_occ_view(occ))
+            }
+            Err(e) => {
+                exec::abort_starting(inner, occ, &e).await;
+                Err(e)
+            }
+        }
+    }
+
+    /// The VNFD the operation runs with: the instance's, or for CHANGE_VNFPKG the target.
+    pub(super) fn vnfd_for(
+        &self,
+        instance: &VnfInstance,
+        req: &OperationRequest,
+    ) -> Result<OnboardedVnfd, LcmError> {
+        let id = match req {
+            OperationRequest::ChangeVnfPkg(r) => r.vnfd_id.as_str(),
+            _ => instance.vnfd_id.as_str(),
+        };
+        let onboarded = self.inner.onboarded(id)?;
+        if let OperationRequest::ModifyInfo(m) = req
+            && let Some(new) = &m.vnfd_id
+        {
+            self.inner.onboarded(new.as_str())?;
+        }
+        Ok(onboarded)
+    }
+
+    /// Plans `req` and checks that the drivers it needs are there.
+    pub(super) fn checked_plan(
+        &self,
+        req: &OperationRequest,
+        onboarded: &OnboardedVnfd,
+        instance: &VnfInstance,
+    ) -> Result<Plan, LcmError> {
+        let plan = crate::plan::plan(req, &onboarded.vnfd, instance)?;
+        if let Some(Step::Hook(h)) = plan.steps.iter().find(|s| matches!(s, Step::Hook(_)))
+            && self.inner.mgmt.is_none()
+        {
+            return Err(LcmError::NoMgmtDriver {
+                hook: h.operation.clone(),
+            });
+        }
+        if let Some(step) = plan.infra_steps().next() {
+            let params = req.to_params();
+            let vims = apply::effective_vims(instance, &params);
+            let flavour = step
+                .target()
+                .map(|t| t.flavour_id.as_str())
+                .or(plan.flavour_id.as_deref());
+            exec::select_infra(
+                &self.inner,
+                instance,
+                &vims,
+                &onboarded.vnfd,
+                flavour,
+                &params,
+                Some(step),
+            )?;
+        }
+        Ok(plan)
+    }
+}
