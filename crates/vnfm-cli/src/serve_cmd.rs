@@ -1,5 +1,6 @@
 //! `vnfm serve`: the REST server.
 
+use std::io::Write;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -320,14 +321,30 @@ pub fn run(args: ServeArgs) -> Result<ExitCode, String> {
     let basic = args.allow_basic_auth;
     let outcome = runtime.block_on(vnfm_api::serve(options, |s| {
         let base = format!("{}://{}", s.scheme, s.addr);
-        println!("vnfm listening on {base}");
-        println!("credentials: {} (client_id {})", s.credentials_file.display(), s.client_id);
-        println!(
-            "get a token: curl -s -u <client_id>:<client_secret> -d grant_type=client_credentials {base}/oauth2/token"
-        );
-        println!("then send: Authorization: Bearer <access_token>, Version: 2.0.0 (see {base}/openapi.json)");
+        let mut lines = vec![
+            format!("vnfm listening on {base}"),
+            format!(
+                "credentials: {} (client_id {})",
+                s.credentials_file.display(),
+                s.client_id
+            ),
+            format!(
+                "get a token: curl -s -u <client_id>:<client_secret> -d grant_type=client_credentials {base}/oauth2/token"
+            ),
+            format!(
+                "then send: Authorization: Bearer <access_token>, Version: 2.0.0 (see {base}/openapi.json)"
+            ),
+        ];
         if basic {
-            println!("HTTP Basic with the client id and secret is accepted too");
+            lines.push("HTTP Basic with the client id and secret is accepted too".into());
+        }
+        // The start lines are a courtesy: a closed or broken standard output (a pipe whose
+        // reader is gone) must not stop the server, as `println!` would by panicking.
+        let mut out = std::io::stdout().lock();
+        for line in lines {
+            if writeln!(out, "{line}").and_then(|()| out.flush()).is_err() {
+                break;
+            }
         }
     }));
     match outcome {

@@ -1107,3 +1107,55 @@ async fn given_up_notifications_are_listed_and_redelivered_with_the_cli_once_the
     assert_eq!(api.metric(&dead).await.unwrap_or(0), 0);
     drop(server);
 }
+
+/// `vnfm serve` whose standard output is a pipe nobody reads any more (`vnfm serve | head -1`
+/// after `head` exits) keeps serving: its start lines are not worth a crash.
+#[test]
+fn serve_with_a_closed_standard_output_keeps_serving() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_vnfm"))
+        .args([
+            "serve",
+            "--listen",
+            &port.to_string(),
+            "--log-level",
+            "warn",
+        ])
+        .arg("--data-dir")
+        .arg(dir.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("vnfm serve starts");
+    // Close the reading end before the server writes its start lines.
+    drop(child.stdout.take());
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let answered = loop {
+        if let Ok(Some(status)) = child.try_wait() {
+            let mut err = String::new();
+            child.stderr.take().unwrap().read_to_string(&mut err).ok();
+            panic!("vnfm serve exited ({status}) with a closed stdout: {err}");
+        }
+        if let Ok(mut s) = std::net::TcpStream::connect(port) {
+            s.write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+                .unwrap();
+            let mut reply = String::new();
+            s.read_to_string(&mut reply).ok();
+            if !reply.is_empty() {
+                break reply;
+            }
+        }
+        assert!(Instant::now() < deadline, "vnfm serve never answered");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(answered.starts_with("HTTP/1.1 200"), "{answered}");
+    // Still running after writing (and failing to write) every start line.
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(child.try_wait().unwrap().is_none(), "vnfm serve exited");
+    child.kill().ok();
+    child.wait().ok();
+}
