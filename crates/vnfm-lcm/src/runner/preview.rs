@@ -75,18 +75,13 @@ impl Lcm {
         req: OperationRequest,
     ) -> Result<Preview, LcmError> {
         let inner = &self.inner;
-        let (instance, _) = self.instance_with_version(id).await?;
-        let onboarded = self.vnfd_for(&instance, &req)?;
-        let plan = self.checked_plan(&req, &onboarded, &instance)?;
-        if let OperationRequest::ChangeVnfPkg(_) = &req {
-            let source = inner.onboarded(instance.vnfd_id.as_str()).ok();
-            crate::package_change::check(
-                source.as_ref().map(|s| &*s.vnfd),
-                &onboarded.vnfd,
-                &instance,
-            )?;
-        }
-        let left = dependents::check_start(inner, &instance, &req).await?;
+        let super::start::Checked {
+            instance,
+            onboarded,
+            plan,
+            left,
+            ..
+        } = self.checked(id, &req).await?;
         let warnings = if left.is_empty() {
             Vec::new()
         } else {

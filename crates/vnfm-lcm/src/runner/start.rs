@@ -110,22 +110,13 @@ impl Lcm {
                 "the lifecycle runner is shutting down".into(),
             ));
         }
-        let (instance, version) = self.instance_with_version(id).await?;
-        let onboarded = self.vnfd_for(&instance, &req)?;
-        let plan = self.checked_plan(&req, &onboarded, &instance)?;
-        if let OperationRequest::ChangeVnfPkg(_) = &req {
-            // The source VNFD may declare the change too; a deleted source package leaves only
-            // the target's policies.
-            let source = inner.onboarded(instance.vnfd_id.as_str()).ok();
-            crate::package_change::check(
-                source.as_ref().map(|s| &*s.vnfd),
-                &onboarded.vnfd,
-                &instance,
-            )?;
-        }
-        // Instances using VIMs this one's hooks registered, and VIMs whose creator is going
-        // away: refused before anything is stored (and checked again under the lock below).
-        let left = dependents::check_start(inner, &instance, &req).await?;
+        let Checked {
+            instance,
+            version,
+            onboarded,
+            plan,
+            left,
+        } = self.checked(id, &req).await?;
         // Inline VIM credentials become references before anything of the operation is
         // stored: the occurrence, the instance and the journal never hold them.
         let (req, sealed) = vims::seal_request(inner, req, &instance).await?;
@@ -195,6 +186,40 @@ impl Lcm {
         }
     }
 
+    /// Every check made before anything of an operation is stored, and its plan: shared by
+    /// [`Lcm::start`] and [`Lcm::preview`], so a preview refuses exactly what starting would.
+    pub(super) async fn checked(
+        &self,
+        id: &VnfInstanceId,
+        req: &OperationRequest,
+    ) -> Result<Checked, LcmError> {
+        let inner = &self.inner;
+        let (instance, version) = self.instance_with_version(id).await?;
+        let onboarded = self.vnfd_for(&instance, req)?;
+        let plan = self.checked_plan(req, &onboarded, &instance)?;
+        if let OperationRequest::ChangeVnfPkg(_) = req {
+            // The source VNFD may declare the change too; a deleted source package leaves only
+            // the target's policies.
+            let source = inner.onboarded(instance.vnfd_id.as_str()).ok();
+            crate::package_change::check(
+                source.as_ref().map(|s| &*s.vnfd),
+                &onboarded.vnfd,
+                &instance,
+            )?;
+        }
+        // Instances using VIMs this one's hooks registered, and VIMs whose creator is going
+        // away: refused before anything is stored (and, by `start`, checked again under the
+        // lock).
+        let left = dependents::check_start(inner, &instance, req).await?;
+        Ok(Checked {
+            instance,
+            version,
+            onboarded,
+            plan,
+            left,
+        })
+    }
+
     /// The VNFD the operation runs with: the instance's, or for CHANGE_VNFPKG the target.
     pub(super) fn vnfd_for(
         &self,
@@ -248,4 +273,14 @@ impl Lcm {
         }
         Ok(plan)
     }
+}
+
+/// What [`Lcm::checked`] found: the instance (and its version), the VNFD the operation runs
+/// with, its plan, and the dependent instances a forced TERMINATE would leave behind.
+pub(super) struct Checked {
+    pub(super) instance: VnfInstance,
+    pub(super) version: Version,
+    pub(super) onboarded: OnboardedVnfd,
+    pub(super) plan: Plan,
+    pub(super) left: Vec<crate::error::DependentInstance>,
 }
