@@ -10,14 +10,17 @@
 //! - the notification **outbox** (written in the same transaction as the change it reports,
 //!   claimed by one sender at a time, retried, dead-lettered);
 //! - lifecycle and VNF package management subscriptions (with their encrypted credentials and
-//!   duplicate detection) and VIMs (with the index of instances using each, and the instances
-//!   depending on VIMs another instance's hooks registered: [`Store::vim_dependents`]);
+//!   duplicate detection) and VIMs (with the index of instances using each);
 //! - VNF packages and their content; package changes enqueue their notifications in the same
 //!   transaction ([`Store::update_package_and_notify`]).
 //!
 //! Documents are stored as the exact JSON text serde produces, next to the indexed columns
-//! queries need. Two backends share one SQL implementation: [`SqliteStore`] (the default,
-//! embedded) and [`PostgresStore`] (for several replicas). Schema migrations run on open; a
+//! queries need. The statements are written once, by aggregate (`sql/instances.rs`,
+//! `sql/op_occs.rs`, `sql/outbox.rs`, `sql/subscriptions.rs`, `sql/vims.rs`,
+//! `sql/packages.rs`), against a small connection trait, and one [`Store`] implementation
+//! (`database.rs`) runs them on either backend: [`SqliteStore`] (the default, embedded, on
+//! `rusqlite` with a writer thread that commits concurrent writes together) or
+//! [`PostgresStore`] (for several replicas, on sqlx). Schema migrations run on open; a
 //! database migrated by a newer build is refused ([`StoreError::SchemaTooNew`]).
 //!
 //! ```
@@ -33,13 +36,12 @@
 //! # }
 //! ```
 
+mod database;
 mod error;
-mod hot;
 mod model;
 mod postgres;
 mod sql;
 mod sqlite;
-mod sqlite_direct;
 mod store;
 
 use std::sync::Arc;
@@ -49,7 +51,7 @@ pub use model::{
     DEFAULT_PAGE_SIZE, InstanceQuery, JournalEntry, JournalStep, Lease, MAX_PAGE_SIZE, NameFilter,
     NewOutboxRow, OpOccQuery, OutboxRow, OutboxStatus, OutboxSummary, PackageRecord, Page,
     PkgmSubscriptionRecord, StepOutcome, StepRecord, StepWritten, SubscriptionRecord, Timestamp,
-    Version, VimDependent, VimRecord, canonical_filter, canonical_pkgm_filter, state_str,
+    Version, VimRecord, canonical_filter, canonical_pkgm_filter, state_str,
 };
 pub use postgres::{DEFAULT_MAX_CONNECTIONS, PostgresStore};
 pub use sqlite::{Durability, SqliteOptions, SqliteStore};

@@ -422,22 +422,6 @@ fn canonical_json(v: &Value) -> Option<Value> {
     }
 }
 
-/// A VNF instance that uses a VIM another instance's lifecycle hooks created
-/// ([`crate::Store::vim_dependents`]).
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct VimDependent {
-    /// The instance using the VIM.
-    pub instance_id: VnfInstanceId,
-    /// The VIM (its [`VimRecord::created_by_instance`] is the instance asked about).
-    pub vim_id: VimId,
-    /// The instance's `vnfInstanceName`, if it has one.
-    pub instance_name: Option<String>,
-    /// When the instance's own `vimConnectionInfo` does not reference the VIM (yet): the
-    /// non-final occurrence whose request brings the reference (e.g. an INSTANTIATE that has
-    /// not begun).
-    pub pending_op_occ: Option<VnfLcmOpOccId>,
-}
-
 /// A VIM registered with the VNFM (Tacker's "default VIM", or one a MgmtDriver hook created).
 #[derive(Clone, PartialEq)]
 pub struct VimRecord {

@@ -1,46 +1,39 @@
-//! The PostgreSQL backend, for several VNFM replicas sharing one database.
+//! The PostgreSQL backend, for several VNFM replicas sharing one database, on sqlx.
 //!
 //! The per-instance lock holds across replicas twice over: [`crate::Store::start_operation`]
 //! locks the instance row (`SELECT ... FOR UPDATE`) before checking for a holder, and a unique
 //! partial index on `op_occs(instance_id) WHERE state` is non-final refuses a second holder
 //! whatever the code path. Lease and outbox claims use `FOR UPDATE SKIP LOCKED`, so concurrent
-//! claimers never wait on each other and never take the same row.
+//! claimers never wait on each other and never take the same row. Each write is its own
+//! transaction: PostgreSQL's commit already groups the WAL flushes of concurrent commits.
 
+use std::future::Future;
 use std::str::FromStr;
 
-use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
-use sqlx::{Postgres, Transaction};
+use futures_core::future::BoxFuture;
+use sqlx::migrate::{Migration, MigrationType, Migrator};
+use sqlx::pool::PoolConnection;
+use sqlx::postgres::{PgArguments, PgConnectOptions, PgConnection, PgPool, PgPoolOptions, PgRow};
+use sqlx::{AssertSqlSafe, Postgres, Row, SqlSafeStr};
 
+use crate::database::Database;
 use crate::error::{StoreError, backend, redact_url};
-use crate::sql::{MigrationSource, impl_sql_store, migrate};
+use crate::sql::{Arg, Cell, Col, DbError, Dialect, SqlConn};
+
+/// A schema migration: version, description, SQL.
+type MigrationSource = (i64, &'static str, &'static str);
 
 /// The PostgreSQL schema migrations.
-pub(crate) const MIGRATIONS: &[MigrationSource] = &[
-    (
-        1,
-        "init",
-        include_str!("../migrations/postgres/0001_init.sql"),
-    ),
-    (
-        2,
-        "packages",
-        include_str!("../migrations/postgres/0002_packages.sql"),
-    ),
-    (
-        3,
-        "outbox order",
-        include_str!("../migrations/postgres/0003_outbox_order.sql"),
-    ),
+const MIGRATIONS: &[MigrationSource] = &[
+    (1, "init", include_str!("../migrations/postgres/0001_init.sql")),
+    (2, "packages", include_str!("../migrations/postgres/0002_packages.sql")),
+    (3, "outbox order", include_str!("../migrations/postgres/0003_outbox_order.sql")),
     (
         4,
         "pkgm subscriptions",
         include_str!("../migrations/postgres/0004_pkgm_subscriptions.sql"),
     ),
-    (
-        5,
-        "settings",
-        include_str!("../migrations/postgres/0005_settings.sql"),
-    ),
+    (5, "settings", include_str!("../migrations/postgres/0005_settings.sql")),
     (
         6,
         "package content chunks",
@@ -82,25 +75,7 @@ impl PostgresStore {
             .connect_with(options)
             .await
             .map_err(backend)?;
-        let has_table: bool =
-            sqlx::query_scalar("SELECT to_regclass('_sqlx_migrations') IS NOT NULL")
-                .fetch_one(&pool)
-                .await
-                .map_err(backend)?;
-        let applied_max = if has_table {
-            sqlx::query_scalar::<_, Option<i64>>("SELECT MAX(version) FROM _sqlx_migrations")
-                .fetch_one(&pool)
-                .await
-                .map_err(backend)?
-        } else {
-            None
-        };
-        migrate(
-            MIGRATIONS,
-            applied_max,
-            &mut *pool.acquire().await.map_err(backend)?,
-        )
-        .await?;
+        migrate(&pool).await?;
         Ok(PostgresStore { pool })
     }
 
@@ -108,59 +83,155 @@ impl PostgresStore {
     pub async fn close(&self) {
         self.pool.close().await;
     }
+}
 
-    fn reader(&self) -> &PgPool {
-        &self.pool
+/// Runs the migrations, refusing a database migrated by a newer build.
+async fn migrate(pool: &PgPool) -> Result<(), StoreError> {
+    let has_table: bool = sqlx::query_scalar("SELECT to_regclass('_sqlx_migrations') IS NOT NULL")
+        .fetch_one(pool)
+        .await
+        .map_err(backend)?;
+    let applied_max = if has_table {
+        sqlx::query_scalar::<_, Option<i64>>("SELECT MAX(version) FROM _sqlx_migrations")
+            .fetch_one(pool)
+            .await
+            .map_err(backend)?
+    } else {
+        None
+    };
+    let supported = MIGRATIONS.iter().map(|m| m.0).max().unwrap_or(0);
+    if let Some(found) = applied_max.filter(|v| *v > supported) {
+        return Err(StoreError::SchemaTooNew { found, supported });
     }
+    let migrator = Migrator::with_migrations(
+        MIGRATIONS
+            .iter()
+            .map(|(version, description, sql)| {
+                Migration::new(
+                    *version,
+                    (*description).into(),
+                    MigrationType::Simple,
+                    sql.into_sql_str(),
+                    false,
+                )
+            })
+            .collect(),
+    );
+    let mut conn = pool.acquire().await.map_err(backend)?;
+    migrator
+        .run_direct(None, &mut *conn, false)
+        .await
+        .map_err(|e| match e {
+            sqlx::migrate::MigrateError::VersionMissing(found) => {
+                StoreError::SchemaTooNew { found, supported }
+            }
+            other => StoreError::Migration(other.to_string()),
+        })
+}
 
-    /// A connection for reads that need one to themselves.
-    async fn read_conn(&self) -> Result<sqlx::pool::PoolConnection<Postgres>, StoreError> {
+impl Database for PostgresStore {
+    type Conn = PgConnection;
+    type Reader = PoolConnection<Postgres>;
+
+    async fn reader(&self) -> Result<PoolConnection<Postgres>, StoreError> {
         self.pool.acquire().await.map_err(backend)
     }
 
-    async fn begin_write(&self) -> Result<Transaction<'static, Postgres>, StoreError> {
-        self.pool.begin().await.map_err(backend)
+    async fn write<T, F>(&self, job: F) -> Result<T, StoreError>
+    where
+        T: Send + 'static,
+        F: for<'c> FnOnce(&'c mut PgConnection) -> BoxFuture<'c, Result<T, StoreError>>
+            + Send
+            + 'static,
+    {
+        let mut tx = self.pool.begin().await.map_err(backend)?;
+        let out = job(&mut tx).await;
+        if out.is_ok() {
+            tx.commit().await.map_err(backend)?;
+        }
+        out
     }
 }
 
-/// Runs `$body` (an expression using `$tx`, a `&mut` [`crate::hot::SqlConn`] inside a
-/// transaction, evaluating to a `Result`) in a transaction of `$store`, committed when the body
-/// succeeded and rolled back otherwise.
-macro_rules! postgres_hot_write {
-    ($store:expr, |$tx:ident| $body:expr) => {{
-        let store: &PostgresStore = $store;
-        let mut inner = store.begin_write().await?;
-        let out = {
-            let $tx = &mut crate::sql::SqlxConn(&mut *inner);
-            $body
+/// `sql` with `args` bound.
+fn bound<'q>(sql: &str, args: &[Arg<'q>]) -> sqlx::query::Query<'q, Postgres, PgArguments> {
+    let mut q = sqlx::query(AssertSqlSafe(sql.to_owned()));
+    for a in args {
+        q = match *a {
+            Arg::Text(t) => q.bind(t),
+            Arg::Int(i) => q.bind(i),
+            Arg::Blob(b) => q.bind(b),
+            Arg::Null => q.bind(None::<&str>),
+            Arg::NullBlob => q.bind(None::<&[u8]>),
         };
-        if out.is_ok() {
-            if let Err(e) = inner.commit().await {
-                return Err(crate::error::backend(e).into());
-            }
+    }
+    q
+}
+
+fn db_error(e: sqlx::Error) -> DbError {
+    let unique = matches!(&e, sqlx::Error::Database(db) if db.is_unique_violation());
+    let message = match backend(e) {
+        StoreError::Backend(m) => m,
+        other => other.to_string(),
+    };
+    DbError { unique, message }
+}
+
+/// A row's columns read as `cols`.
+fn cells(row: &PgRow, cols: &[Col]) -> Result<Vec<Cell>, DbError> {
+    cols.iter()
+        .enumerate()
+        .map(|(i, col)| match col {
+            Col::Int => row.try_get::<i64, _>(i).map(Cell::Int),
+            Col::OptInt => row
+                .try_get::<Option<i64>, _>(i)
+                .map(|v| v.map_or(Cell::Null, Cell::Int)),
+            Col::Text => row.try_get::<String, _>(i).map(Cell::Text),
+            Col::OptText => row
+                .try_get::<Option<String>, _>(i)
+                .map(|t| t.map_or(Cell::Null, Cell::Text)),
+            Col::Blob => row.try_get::<Vec<u8>, _>(i).map(Cell::Blob),
+            Col::OptBlob => row
+                .try_get::<Option<Vec<u8>>, _>(i)
+                .map(|b| b.map_or(Cell::Null, Cell::Blob)),
+        })
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(db_error)
+}
+
+impl SqlConn for PgConnection {
+    const DIALECT: Dialect = Dialect::Postgres;
+
+    fn execute(
+        &mut self,
+        sql: &str,
+        args: &[Arg<'_>],
+    ) -> impl Future<Output = Result<u64, DbError>> + Send {
+        let query = bound(sql, args);
+        async move {
+            query
+                .execute(self)
+                .await
+                .map(|r| r.rows_affected())
+                .map_err(db_error)
         }
-        out
-    }};
-}
+    }
 
-/// Runs `$body` (an expression using `$conn`, a `&mut` [`crate::hot::SqlConn`]) on a
-/// connection from the pool.
-macro_rules! postgres_hot_read {
-    ($store:expr, |$conn:ident| $body:expr) => {{
-        let store: &PostgresStore = $store;
-        let mut pooled = store.read_conn().await?;
-        let $conn = &mut crate::sql::SqlxConn(&mut *pooled);
-        $body
-    }};
+    fn rows(
+        &mut self,
+        sql: &str,
+        args: &[Arg<'_>],
+        cols: &[Col],
+    ) -> impl Future<Output = Result<Vec<Vec<Cell>>, DbError>> + Send {
+        let query = bound(sql, args);
+        async move {
+            query
+                .fetch_all(self)
+                .await
+                .map_err(db_error)?
+                .iter()
+                .map(|row| cells(row, cols))
+                .collect()
+        }
+    }
 }
-
-impl_sql_store!(
-    store = PostgresStore,
-    db = sqlx::Postgres,
-    conn = sqlx::PgConnection,
-    for_update = " FOR UPDATE",
-    skip_locked = " FOR UPDATE SKIP LOCKED",
-    contains_fn = "strpos",
-    hot_write = postgres_hot_write,
-    hot_read = postgres_hot_read,
-);

@@ -1,31 +1,17 @@
 //! The [`Store`] trait: everything the LCM core persists.
 
-use std::collections::BTreeMap;
-
 use async_trait::async_trait;
 use futures_core::stream::BoxStream;
 use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncWrite};
-use vnfm_types::{
-    LcmOperationStateType, SubscriptionId, VimId, VnfInstance, VnfInstanceId, VnfLcmOpOcc,
-    VnfLcmOpOccId,
-};
+use vnfm_types::{SubscriptionId, VimId, VnfInstance, VnfInstanceId, VnfLcmOpOcc, VnfLcmOpOccId};
 
 use crate::error::StoreError;
 use crate::model::{
     InstanceQuery, JournalEntry, Lease, NewOutboxRow, OpOccQuery, OutboxRow, OutboxSummary,
     PackageRecord, Page, PkgmSubscriptionRecord, StepRecord, StepWritten, SubscriptionRecord,
-    Timestamp, Version, VimDependent, VimRecord,
+    Timestamp, Version, VimRecord,
 };
-use crate::sql::request_vim_ids;
-
-/// The states in which an occurrence holds its instance (the per-instance lock).
-pub(crate) const ACTIVE_STATES: [LcmOperationStateType; 4] = [
-    LcmOperationStateType::Starting,
-    LcmOperationStateType::Processing,
-    LcmOperationStateType::RollingBack,
-    LcmOperationStateType::FailedTemp,
-];
 
 /// Result of store operations.
 pub type Result<T, E = StoreError> = std::result::Result<T, E>;
@@ -340,85 +326,6 @@ pub trait Store: Send + Sync {
             }
         }
         out.sort();
-        Ok(out)
-    }
-
-    /// The instances other than `creator` that use a VIM `creator`'s hooks registered
-    /// ([`VimRecord::created_by_instance`]): those [`Store::instances_using_vim`] names, and
-    /// those whose non-final occurrence's request brings a `vimConnectionInfo` entry
-    /// referencing it ([`VimDependent::pending_op_occ`]). Ordered by instance id, then VIM id;
-    /// empty when `creator` registered no VIM (one indexed read).
-    ///
-    /// The requests are read before the instances' references: a reference that moves from a
-    /// request into its instance while this runs (the occurrence began) is seen in one or the
-    /// other. Nothing here locks: a caller that must not race with new dependents records its
-    /// own intent first (a TERMINATE occurrence of `creator`), then calls this, while an
-    /// operation that brings a new reference starts its occurrence first and then checks that
-    /// intent; one of the two then sees the other.
-    async fn vim_dependents(&self, creator: &VnfInstanceId) -> Result<Vec<VimDependent>> {
-        let created: Vec<VimId> = self
-            .vims_created_by(creator)
-            .await?
-            .into_iter()
-            .map(|(v, _)| v.id)
-            .collect();
-        if created.is_empty() {
-            return Ok(Vec::new());
-        }
-        let mut found: BTreeMap<(VnfInstanceId, VimId), Option<VnfLcmOpOccId>> = BTreeMap::new();
-        let mut query = OpOccQuery {
-            states: Some(ACTIVE_STATES.to_vec()),
-            limit: Some(crate::MAX_PAGE_SIZE),
-            ..OpOccQuery::default()
-        };
-        loop {
-            let page = self.list_op_occs(&query).await?;
-            for occ in &page.items {
-                if &occ.vnf_instance_id == creator {
-                    continue;
-                }
-                for vim in request_vim_ids(occ.operation_params.as_ref()) {
-                    let vim = VimId(vim);
-                    if created.contains(&vim) {
-                        found
-                            .entry((occ.vnf_instance_id.clone(), vim))
-                            .or_insert_with(|| Some(occ.id.clone()));
-                    }
-                }
-            }
-            match page.next {
-                Some(next) => query.after = Some(next),
-                None => break,
-            }
-        }
-        for vim in &created {
-            for instance in self.instances_using_vim(vim).await? {
-                if &instance != creator {
-                    found.insert((instance, vim.clone()), None);
-                }
-            }
-        }
-        let mut out = Vec::with_capacity(found.len());
-        let mut names: BTreeMap<VnfInstanceId, Option<Option<String>>> = BTreeMap::new();
-        for ((instance_id, vim_id), pending_op_occ) in found {
-            if !names.contains_key(&instance_id) {
-                let name = self
-                    .get_instance(&instance_id)
-                    .await?
-                    .map(|(i, _)| i.vnf_instance_name);
-                names.insert(instance_id.clone(), name);
-            }
-            // An instance deleted meanwhile uses nothing.
-            let Some(Some(instance_name)) = names.get(&instance_id) else {
-                continue;
-            };
-            out.push(VimDependent {
-                instance_name: instance_name.clone(),
-                instance_id,
-                vim_id,
-                pending_op_occ,
-            });
-        }
         Ok(out)
     }
 

@@ -4,7 +4,7 @@
 //! and register it as a VIM ([`vnfm_driver_api::VimRegistration`]); the VIM record names A as
 //! its creator. Instance B *depends on* A when B uses such a VIM: its `vimConnectionInfo`
 //! references it (or a resource handle names it), or the request of B's non-final occurrence
-//! brings such a reference ([`vnfm_store::Store::vim_dependents`]). An instance is never its
+//! brings such a reference ([`vim_dependents`]). An instance is never its
 //! own dependent.
 //!
 //! The guards, both checked before an occurrence exists and again once it holds its
@@ -31,7 +31,12 @@ use vnfm_types::{
     VimId, VnfInstance, VnfInstanceId,
 };
 
+use std::collections::{BTreeMap, BTreeSet};
+
+use vnfm_store::{OpOccQuery, Store, StoreError};
+
 use super::{Inner, store_err};
+use crate::state::{ALL_STATES, holds_instance};
 use crate::error::{DependentInstance, GuardedAction, LcmError, dependents_listing};
 use crate::plan::OperationRequest;
 
@@ -65,19 +70,114 @@ pub(crate) async fn dependents_of(
     inner: &Inner,
     id: &VnfInstanceId,
 ) -> Result<Vec<DependentInstance>, LcmError> {
-    Ok(inner
-        .store
-        .vim_dependents(id)
+    vim_dependents(inner.store.as_ref(), id)
         .await
-        .map_err(store_err)?
+        .map_err(store_err)
+}
+
+/// The instances other than `creator` that use a VIM `creator`'s hooks registered
+/// ([`vnfm_store::VimRecord::created_by_instance`]): those whose `vimConnectionInfo` or
+/// resources reference it ([`Store::instances_using_vim`]), and those whose non-final
+/// occurrence's request brings a `vimConnectionInfo` entry referencing it (named in
+/// [`DependentInstance::vnf_lcm_op_occ_id`]). Ordered by instance id, then VIM id; empty when
+/// `creator` registered no VIM (one indexed read).
+///
+/// The requests are read before the instances' references: a reference that moves from a
+/// request into its instance while this runs (the occurrence began) is seen in one or the
+/// other. Nothing here locks: a caller that must not race with new dependents records its own
+/// intent first (a TERMINATE occurrence of `creator`), then calls this, while an operation
+/// that brings a new reference starts its occurrence first and then checks that intent; one
+/// of the two then sees the other.
+pub async fn vim_dependents(
+    store: &dyn Store,
+    creator: &VnfInstanceId,
+) -> Result<Vec<DependentInstance>, StoreError> {
+    let created: BTreeSet<VimId> = store
+        .vims_created_by(creator)
+        .await?
         .into_iter()
-        .map(|d| DependentInstance {
-            vnf_instance_id: d.instance_id.0,
-            vnf_instance_name: d.instance_name,
-            vim_id: d.vim_id.0,
-            vnf_lcm_op_occ_id: d.pending_op_occ.map(|o| o.0),
-        })
-        .collect())
+        .map(|(v, _)| v.id)
+        .collect();
+    if created.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut found: BTreeMap<(VnfInstanceId, VimId), Option<String>> = BTreeMap::new();
+    let mut query = OpOccQuery {
+        states: Some(
+            ALL_STATES
+                .into_iter()
+                .filter(|s| holds_instance(*s))
+                .collect(),
+        ),
+        limit: Some(vnfm_store::MAX_PAGE_SIZE),
+        ..OpOccQuery::default()
+    };
+    loop {
+        let page = store.list_op_occs(&query).await?;
+        for occ in &page.items {
+            if &occ.vnf_instance_id == creator {
+                continue;
+            }
+            for vim in requested_vim_ids(occ.operation_params.as_ref()) {
+                if created.contains(&vim) {
+                    found
+                        .entry((occ.vnf_instance_id.clone(), vim))
+                        .or_insert_with(|| Some(occ.id.0.clone()));
+                }
+            }
+        }
+        match page.next {
+            Some(next) => query.after = Some(next),
+            None => break,
+        }
+    }
+    for vim in &created {
+        for instance in store.instances_using_vim(vim).await? {
+            if &instance != creator {
+                found.insert((instance, vim.clone()), None);
+            }
+        }
+    }
+    let mut names: BTreeMap<VnfInstanceId, Option<Option<String>>> = BTreeMap::new();
+    let mut out = Vec::with_capacity(found.len());
+    for ((instance_id, vim_id), op_occ) in found {
+        if !names.contains_key(&instance_id) {
+            let name = store
+                .get_instance(&instance_id)
+                .await?
+                .map(|(i, _)| i.vnf_instance_name);
+            names.insert(instance_id.clone(), name);
+        }
+        // An instance deleted meanwhile uses nothing.
+        let Some(Some(name)) = names.get(&instance_id) else {
+            continue;
+        };
+        out.push(DependentInstance {
+            vnf_instance_id: instance_id.0,
+            vnf_instance_name: name.clone(),
+            vim_id: vim_id.0,
+            vnf_lcm_op_occ_id: op_occ,
+        });
+    }
+    Ok(out)
+}
+
+/// The `vimId`s of the `vimConnectionInfo` entries a stored request brings (a map in the v3
+/// shapes, an array in the v2 ones; `null` entries, removals in a MODIFY_INFO, bring none).
+fn requested_vim_ids(params: Option<&serde_json::Map<String, serde_json::Value>>) -> Vec<VimId> {
+    let entries: Vec<&serde_json::Value> = match params.and_then(|p| p.get("vimConnectionInfo")) {
+        Some(serde_json::Value::Object(m)) => m.values().collect(),
+        Some(serde_json::Value::Array(a)) => a.iter().collect(),
+        _ => Vec::new(),
+    };
+    let mut ids: Vec<VimId> = entries
+        .into_iter()
+        .filter_map(|e| e.get("vimId").and_then(serde_json::Value::as_str))
+        .map(VimId::new)
+        .collect();
+    ids.sort();
+    ids.dedup();
+    ids
 }
 
 /// The refusal of `action` on `id` because of `dependents`.

@@ -61,7 +61,7 @@
 
 mod actions;
 mod apply;
-mod dependents;
+pub mod dependents;
 mod exec;
 mod granted;
 mod journal;

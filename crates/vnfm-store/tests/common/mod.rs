@@ -104,16 +104,12 @@ impl TestDb {
                    execution_time) VALUES ($1, 'from the future', $2, $3, 0)";
         match &self.backend {
             Backend::Sqlite { path, .. } => {
-                let mut c =
-                    sqlx::SqliteConnection::connect(&format!("sqlite://{}", path.display()))
-                        .await
-                        .expect("raw sqlite connection");
-                sqlx::query(sql)
-                    .bind(version)
-                    .bind(true)
-                    .bind(vec![0u8; 4])
-                    .execute(&mut c)
-                    .await
+                rusqlite::Connection::open(path)
+                    .expect("raw sqlite connection")
+                    .execute(
+                        &sql.replace('$', "?"),
+                        rusqlite::params![version, true, vec![0u8; 4]],
+                    )
                     .expect("insert future migration");
             }
             Backend::Postgres { options, .. } => {

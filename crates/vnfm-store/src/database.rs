@@ -1,0 +1,596 @@
+//! What a backend provides ([`Database`]: read connections and write transactions) and the
+//! one implementation of [`Store`] on top of it, which calls the statements of `crate::sql`.
+
+use std::collections::VecDeque;
+use std::future::Future;
+use std::ops::DerefMut;
+
+use async_trait::async_trait;
+use futures_core::future::BoxFuture;
+use futures_core::stream::BoxStream;
+use serde_json::Value;
+use tokio::io::{AsyncRead, AsyncSeekExt, AsyncWrite, AsyncWriteExt};
+use vnfm_types::{SubscriptionId, VimId, VnfInstance, VnfInstanceId, VnfLcmOpOcc, VnfLcmOpOccId};
+
+use crate::error::{Conflict, StoreError};
+use crate::model::{
+    InstanceQuery, JournalEntry, Lease, NewOutboxRow, OpOccQuery, OutboxRow, OutboxSummary,
+    PackageRecord, Page, PkgmSubscriptionRecord, StepRecord, StepWritten, SubscriptionRecord,
+    Timestamp, Version, VimRecord,
+};
+use crate::sql::packages::ByColumn;
+use crate::sql::{
+    SqlConn, instances, op_occs, outbox, packages, settings, subscriptions, vims,
+};
+use crate::store::{CONTENT_CHUNK_BYTES, Result, Store};
+
+/// A database backend: where reads run and how writes are made durable.
+///
+/// Public only inside a private module: the store's implementation detail, not its API.
+pub trait Database: Clone + Send + Sync + 'static {
+    /// The connection statements run on.
+    #[allow(private_bounds)]
+    type Conn: SqlConn;
+    /// A read connection held exclusively until dropped.
+    type Reader: DerefMut<Target = Self::Conn> + Send;
+
+    /// A read connection (reads see every write answered before).
+    fn reader(&self) -> impl Future<Output = Result<Self::Reader>> + Send;
+
+    /// Runs `job` in a write transaction and answers once it is committed; an error from
+    /// `job` writes nothing of it. The backend may commit several callers' jobs in one
+    /// transaction (group commit): each job still sees only committed data and its own
+    /// writes, and a failing job does not affect the others.
+    fn write<T, F>(&self, job: F) -> impl Future<Output = Result<T>> + Send
+    where
+        T: Send + 'static,
+        F: for<'c> FnOnce(&'c mut Self::Conn) -> BoxFuture<'c, Result<T>> + Send + 'static;
+}
+
+/// `$body` on a read connection of `$db`, named `$conn`.
+macro_rules! on_reader {
+    ($db:expr, |$conn:ident| $body:expr) => {{
+        let mut guard = $db.reader().await?;
+        let $conn = &mut *guard;
+        $body
+    }};
+}
+
+/// `$body` in a write transaction of `$db`, named `$tx`; the captured values must be owned.
+macro_rules! in_transaction {
+    ($db:expr, |$tx:ident| $body:expr) => {
+        $db.write(move |$tx| Box::pin(async move { $body }))
+    };
+}
+
+#[async_trait]
+impl<D: Database> Store for D {
+    async fn create_instance(
+        &self,
+        instance: &VnfInstance,
+        notify: &[NewOutboxRow],
+    ) -> Result<Version> {
+        let (instance, notify) = (instance.clone(), notify.to_vec());
+        in_transaction!(self, |tx| instances::create(tx, &instance, &notify).await).await
+    }
+
+    async fn get_instance(&self, id: &VnfInstanceId) -> Result<Option<(VnfInstance, Version)>> {
+        on_reader!(self, |c| instances::get(c, id.as_str()).await)
+    }
+
+    async fn update_instance(&self, instance: &VnfInstance, expected: Version) -> Result<Version> {
+        let instance = instance.clone();
+        in_transaction!(self, |tx| instances::update(tx, &instance, expected).await).await
+    }
+
+    async fn delete_instance(
+        &self,
+        id: &VnfInstanceId,
+        expected: Version,
+        notify: &[NewOutboxRow],
+    ) -> Result<()> {
+        let (id, notify) = (id.clone(), notify.to_vec());
+        in_transaction!(self, |tx| instances::delete(tx, id.as_str(), expected, &notify).await)
+            .await
+    }
+
+    async fn list_instances(&self, query: &InstanceQuery) -> Result<Page<VnfInstance>> {
+        on_reader!(self, |c| instances::page_of(c, query).await)
+    }
+
+    fn stream_instances(&self, query: &InstanceQuery) -> BoxStream<'static, Result<VnfInstance>> {
+        struct State<D> {
+            db: D,
+            query: InstanceQuery,
+            buffer: VecDeque<VnfInstance>,
+            done: bool,
+        }
+        let state = State {
+            db: self.clone(),
+            query: query.clone(),
+            buffer: VecDeque::new(),
+            done: false,
+        };
+        Box::pin(futures_util::stream::unfold(state, |mut st| async move {
+            loop {
+                if let Some(item) = st.buffer.pop_front() {
+                    return Some((Ok(item), st));
+                }
+                if st.done {
+                    return None;
+                }
+                let page = match st.db.reader().await {
+                    Ok(mut conn) => instances::page_of(&mut *conn, &st.query).await,
+                    Err(e) => Err(e),
+                };
+                match page {
+                    Ok(page) => {
+                        st.done = page.next.is_none();
+                        st.query.after = page.next;
+                        st.buffer.extend(page.items);
+                    }
+                    Err(e) => {
+                        st.done = true;
+                        return Some((Err(e), st));
+                    }
+                }
+            }
+        }))
+    }
+
+    async fn start_operation(&self, occ: &VnfLcmOpOcc, lease: &Lease) -> Result<Version> {
+        let (owned_occ, lease) = (occ.clone(), lease.clone());
+        let started = in_transaction!(self, |tx| op_occs::start(tx, &owned_occ, &lease).await).await;
+        match started {
+            Err(StoreError::Conflict(Conflict::AlreadyExists { .. })) => {
+                // The insert hit a unique index: a concurrent start took the instance, or the
+                // id is taken. The transaction is gone: look again outside it.
+                let instance_id = occ.vnf_instance_id.as_str();
+                let busy = on_reader!(self, |c| op_occs::holder(c, instance_id).await)?;
+                Err(match busy {
+                    Some((op_occ_id, state)) if op_occ_id != occ.id => {
+                        StoreError::Conflict(Conflict::InstanceBusy {
+                            instance_id: instance_id.to_owned(),
+                            op_occ_id,
+                            state,
+                        })
+                    }
+                    _ => StoreError::Conflict(Conflict::AlreadyExists {
+                        kind: op_occs::OP_OCC,
+                        id: occ.id.0.clone(),
+                    }),
+                })
+            }
+            other => other,
+        }
+    }
+
+    async fn record_step(&self, record: &StepRecord) -> Result<StepWritten> {
+        let record = record.clone();
+        in_transaction!(self, |tx| op_occs::record_step(tx, &record).await).await
+    }
+
+    async fn get_op_occ(&self, id: &VnfLcmOpOccId) -> Result<Option<(VnfLcmOpOcc, Version)>> {
+        on_reader!(self, |c| op_occs::get(c, id.as_str()).await)
+    }
+
+    async fn active_op_occ(
+        &self,
+        instance_id: &VnfInstanceId,
+    ) -> Result<Option<(VnfLcmOpOcc, Version)>> {
+        on_reader!(self, |c| op_occs::active(c, instance_id.as_str()).await)
+    }
+
+    async fn list_op_occs(&self, query: &OpOccQuery) -> Result<Page<VnfLcmOpOcc>> {
+        on_reader!(self, |c| op_occs::page_of(c, query).await)
+    }
+
+    async fn count_op_occs_by_state(&self) -> Result<Vec<(String, i64)>> {
+        on_reader!(self, |c| op_occs::count_by_state(c).await)
+    }
+
+    async fn journal(&self, op_occ_id: &VnfLcmOpOccId) -> Result<Vec<JournalEntry>> {
+        on_reader!(self, |c| op_occs::journal(c, op_occ_id.as_str()).await)
+    }
+
+    async fn last_completed_step(&self, op_occ_id: &VnfLcmOpOccId) -> Result<Option<JournalEntry>> {
+        on_reader!(self, |c| op_occs::last_completed_step(c, op_occ_id.as_str()).await)
+    }
+
+    async fn lease(&self, op_occ_id: &VnfLcmOpOccId) -> Result<Option<Lease>> {
+        on_reader!(self, |c| op_occs::lease(c, op_occ_id.as_str()).await)
+    }
+
+    async fn renew_lease(
+        &self,
+        op_occ_id: &VnfLcmOpOccId,
+        owner: &str,
+        expires_at: Timestamp,
+    ) -> Result<()> {
+        let (id, owner) = (op_occ_id.clone(), owner.to_owned());
+        in_transaction!(self, |tx| op_occs::set_lease(tx, &id, &owner, Some(expires_at)).await)
+            .await
+    }
+
+    async fn release_lease(&self, op_occ_id: &VnfLcmOpOccId, owner: &str) -> Result<()> {
+        let (id, owner) = (op_occ_id.clone(), owner.to_owned());
+        in_transaction!(self, |tx| op_occs::set_lease(tx, &id, &owner, None).await).await
+    }
+
+    async fn claim_operation(
+        &self,
+        op_occ_id: &VnfLcmOpOccId,
+        expected: Version,
+        lease: &Lease,
+        now: Timestamp,
+    ) -> Result<()> {
+        let (id, lease) = (op_occ_id.clone(), lease.clone());
+        in_transaction!(self, |tx| op_occs::claim(tx, &id, expected, &lease, now).await).await
+    }
+
+    async fn claim_expired(
+        &self,
+        owner: &str,
+        now: Timestamp,
+        new_expiry: Timestamp,
+        limit: u32,
+    ) -> Result<Vec<(VnfLcmOpOcc, Version)>> {
+        let owner = owner.to_owned();
+        in_transaction!(self, |tx| {
+            op_occs::claim_expired(tx, &owner, now, new_expiry, limit).await
+        })
+        .await
+    }
+
+    async fn get_op_occ_data(&self, op_occ_id: &VnfLcmOpOccId, key: &str) -> Result<Option<Value>> {
+        on_reader!(self, |c| op_occs::get_data(c, op_occ_id.as_str(), key).await)
+    }
+
+    async fn put_op_occ_data(
+        &self,
+        op_occ_id: &VnfLcmOpOccId,
+        key: &str,
+        value: &Value,
+    ) -> Result<()> {
+        let (id, key, value) = (op_occ_id.clone(), key.to_owned(), value.clone());
+        in_transaction!(self, |tx| {
+            op_occs::put_data_checked(tx, id.as_str(), &key, &value).await
+        })
+        .await
+    }
+
+    async fn enqueue(&self, rows: &[NewOutboxRow]) -> Result<()> {
+        if rows.is_empty() {
+            return Ok(());
+        }
+        let rows = rows.to_vec();
+        in_transaction!(self, |tx| outbox::insert(tx, &rows).await).await
+    }
+
+    async fn outbox_due(
+        &self,
+        now: Timestamp,
+        limit: u32,
+        claim_owner: &str,
+        claim_until: Timestamp,
+    ) -> Result<Vec<OutboxRow>> {
+        let owner = claim_owner.to_owned();
+        in_transaction!(self, |tx| {
+            outbox::claim_due(tx, now, limit, &owner, claim_until).await
+        })
+        .await
+    }
+
+    async fn outbox_delivered(&self, id: i64) -> Result<()> {
+        in_transaction!(self, |tx| outbox::delivered(tx, id).await).await
+    }
+
+    async fn outbox_retry(&self, id: i64, next_attempt_at: Timestamp, error: &str) -> Result<()> {
+        let error = error.to_owned();
+        in_transaction!(self, |tx| outbox::failed(tx, id, Some(next_attempt_at), &error).await)
+            .await
+    }
+
+    async fn outbox_dead(&self, id: i64, error: &str) -> Result<()> {
+        let error = error.to_owned();
+        in_transaction!(self, |tx| outbox::failed(tx, id, None, &error).await).await
+    }
+
+    async fn outbox_dead_rows(&self, after: Option<i64>, limit: u32) -> Result<Vec<OutboxRow>> {
+        on_reader!(self, |c| outbox::rows_in(c, "dead", after, limit).await)
+    }
+
+    async fn outbox_pending_rows(&self, after: Option<i64>, limit: u32) -> Result<Vec<OutboxRow>> {
+        on_reader!(self, |c| outbox::rows_in(c, "pending", after, limit).await)
+    }
+
+    async fn outbox_summary(&self) -> Result<Vec<OutboxSummary>> {
+        on_reader!(self, |c| outbox::summary(c).await)
+    }
+
+    async fn outbox_redeliver(&self, id: i64, now: Timestamp) -> Result<()> {
+        in_transaction!(self, |tx| outbox::redeliver(tx, id, now).await).await
+    }
+
+    async fn outbox_discard(&self, id: i64) -> Result<()> {
+        in_transaction!(self, |tx| outbox::discard(tx, id).await).await
+    }
+
+    async fn create_subscription(&self, record: &SubscriptionRecord) -> Result<()> {
+        let record = record.clone();
+        in_transaction!(self, |tx| subscriptions::create(tx, &record).await).await
+    }
+
+    async fn get_subscription(&self, id: &SubscriptionId) -> Result<Option<SubscriptionRecord>> {
+        on_reader!(self, |c| subscriptions::get(c, id.as_str()).await)
+    }
+
+    async fn list_subscriptions(
+        &self,
+        after: Option<&str>,
+        limit: u32,
+    ) -> Result<Page<SubscriptionRecord>> {
+        on_reader!(self, |c| subscriptions::page_of(c, after, limit).await)
+    }
+
+    async fn delete_subscription(&self, id: &SubscriptionId) -> Result<()> {
+        let id = id.clone();
+        in_transaction!(self, |tx| {
+            subscriptions::delete::<_, SubscriptionRecord>(tx, id.as_str()).await
+        })
+        .await
+    }
+
+    async fn find_duplicate_subscription(
+        &self,
+        canonical_filter: &str,
+        callback_uri: &str,
+    ) -> Result<Option<SubscriptionRecord>> {
+        on_reader!(self, |c| subscriptions::duplicate(c, canonical_filter, callback_uri).await)
+    }
+
+    async fn create_pkgm_subscription(&self, record: &PkgmSubscriptionRecord) -> Result<()> {
+        let record = record.clone();
+        in_transaction!(self, |tx| subscriptions::create(tx, &record).await).await
+    }
+
+    async fn get_pkgm_subscription(
+        &self,
+        id: &SubscriptionId,
+    ) -> Result<Option<PkgmSubscriptionRecord>> {
+        on_reader!(self, |c| subscriptions::get(c, id.as_str()).await)
+    }
+
+    async fn list_pkgm_subscriptions(
+        &self,
+        after: Option<&str>,
+        limit: u32,
+    ) -> Result<Page<PkgmSubscriptionRecord>> {
+        on_reader!(self, |c| subscriptions::page_of(c, after, limit).await)
+    }
+
+    async fn delete_pkgm_subscription(&self, id: &SubscriptionId) -> Result<()> {
+        let id = id.clone();
+        in_transaction!(self, |tx| {
+            subscriptions::delete::<_, PkgmSubscriptionRecord>(tx, id.as_str()).await
+        })
+        .await
+    }
+
+    async fn find_duplicate_pkgm_subscription(
+        &self,
+        canonical_filter: &str,
+        callback_uri: &str,
+    ) -> Result<Option<PkgmSubscriptionRecord>> {
+        on_reader!(self, |c| subscriptions::duplicate(c, canonical_filter, callback_uri).await)
+    }
+
+    async fn create_vim(&self, vim: &VimRecord) -> Result<Version> {
+        let vim = vim.clone();
+        in_transaction!(self, |tx| vims::create(tx, &vim).await).await
+    }
+
+    async fn get_vim(&self, id: &VimId) -> Result<Option<(VimRecord, Version)>> {
+        on_reader!(self, |c| vims::get(c, id.as_str()).await)
+    }
+
+    async fn update_vim(&self, vim: &VimRecord, expected: Version) -> Result<Version> {
+        let vim = vim.clone();
+        in_transaction!(self, |tx| vims::update(tx, &vim, expected).await).await
+    }
+
+    async fn delete_vim(&self, id: &VimId, expected: Version) -> Result<()> {
+        let id = id.clone();
+        in_transaction!(self, |tx| vims::delete(tx, id.as_str(), expected).await).await
+    }
+
+    async fn list_vims(&self) -> Result<Vec<(VimRecord, Version)>> {
+        on_reader!(self, |c| vims::all(c).await)
+    }
+
+    async fn vims_created_by(
+        &self,
+        instance_id: &VnfInstanceId,
+    ) -> Result<Vec<(VimRecord, Version)>> {
+        on_reader!(self, |c| vims::created_by(c, instance_id.as_str()).await)
+    }
+
+    async fn instances_using_vim(&self, vim_id: &VimId) -> Result<Vec<VnfInstanceId>> {
+        on_reader!(self, |c| instances::using_vim(c, vim_id.as_str()).await)
+    }
+
+    async fn vim_usage(&self) -> Result<Vec<(VimId, VnfInstanceId)>> {
+        on_reader!(self, |c| instances::vim_usage(c).await)
+    }
+
+    async fn create_package(&self, package: &PackageRecord) -> Result<Version> {
+        let package = package.clone();
+        in_transaction!(self, |tx| packages::create(tx, &package).await).await
+    }
+
+    async fn get_package(&self, id: &str) -> Result<Option<(PackageRecord, Version)>> {
+        on_reader!(self, |c| packages::get_by(c, ByColumn::Id, id).await)
+    }
+
+    async fn package_by_vnfd(&self, vnfd_id: &str) -> Result<Option<(PackageRecord, Version)>> {
+        on_reader!(self, |c| packages::get_by(c, ByColumn::VnfdId, vnfd_id).await)
+    }
+
+    async fn update_package_and_notify(
+        &self,
+        package: &PackageRecord,
+        expected: Version,
+        notify: &[NewOutboxRow],
+    ) -> Result<Version> {
+        let (package, notify) = (package.clone(), notify.to_vec());
+        in_transaction!(self, |tx| packages::update(tx, &package, expected, &notify).await).await
+    }
+
+    async fn delete_package_and_notify(
+        &self,
+        id: &str,
+        expected: Version,
+        notify: &[NewOutboxRow],
+    ) -> Result<()> {
+        let (id, notify) = (id.to_owned(), notify.to_vec());
+        in_transaction!(self, |tx| packages::delete(tx, &id, expected, &notify).await).await
+    }
+
+    async fn list_packages(&self, after: Option<&str>, limit: u32) -> Result<Page<PackageRecord>> {
+        on_reader!(self, |c| packages::page_of(c, after, limit).await)
+    }
+
+    async fn put_package_content(&self, id: &str, content: &[u8]) -> Result<()> {
+        let mut reader = content;
+        self.put_package_content_from(id, &mut reader)
+            .await
+            .map(|_| ())
+    }
+
+    async fn get_package_content(&self, id: &str) -> Result<Option<Vec<u8>>> {
+        let mut out = Vec::new();
+        let found = self.copy_package_content_to(id, &mut out).await?;
+        Ok(found.then_some(out))
+    }
+
+    async fn put_package_content_from(
+        &self,
+        id: &str,
+        content: &mut (dyn AsyncRead + Unpin + Send),
+    ) -> Result<u64> {
+        let io_err = |source| StoreError::ContentIo {
+            id: id.to_owned(),
+            source,
+        };
+        if !on_reader!(self, |c| packages::exists(c, id).await)? {
+            return Err(StoreError::NotFound {
+                kind: "VNF package",
+                id: id.to_owned(),
+            });
+        }
+        // The upload is spooled to a temporary file first, so a slow client never holds the
+        // write transaction (which every other write waits for); the file is then stored in
+        // one transaction, piece by piece, with constant memory.
+        let spool = tempfile::tempfile().map_err(io_err)?;
+        let mut spool = tokio::fs::File::from_std(spool);
+        let total = tokio::io::copy(content, &mut spool).await.map_err(io_err)?;
+        spool.flush().await.map_err(io_err)?;
+        spool.rewind().await.map_err(io_err)?;
+        let spool = spool.into_std().await;
+        let id = id.to_owned();
+        in_transaction!(self, |tx| {
+            packages::begin_content(tx, &id).await?;
+            let mut spool = spool;
+            let mut buf = vec![0; CONTENT_CHUNK_BYTES];
+            let mut seq: i64 = 0;
+            loop {
+                let n = read_full(&mut spool, &mut buf).map_err(|source| {
+                    StoreError::ContentIo {
+                        id: id.clone(),
+                        source,
+                    }
+                })?;
+                // An empty content is one empty piece, so that it reads back as uploaded.
+                if n == 0 && seq > 0 {
+                    break;
+                }
+                packages::put_piece(tx, &id, seq, &buf[..n]).await?;
+                seq += 1;
+                if n < buf.len() {
+                    break;
+                }
+            }
+            Ok(total)
+        })
+        .await
+    }
+
+    async fn copy_package_content_to(
+        &self,
+        id: &str,
+        out: &mut (dyn AsyncWrite + Unpin + Send),
+    ) -> Result<bool> {
+        let io_err = |source| StoreError::ContentIo {
+            id: id.to_owned(),
+            source,
+        };
+        if let Some(bytes) = on_reader!(self, |c| packages::legacy_content(c, id).await)? {
+            out.write_all(&bytes).await.map_err(io_err)?;
+            out.flush().await.map_err(io_err)?;
+            return Ok(true);
+        }
+        // One piece per query, so that at most one piece is held at a time. A concurrent
+        // replacement shows as a gap or a shorter tail: the content is only replaced before a
+        // package is onboarded, when nobody reads it.
+        let mut seq: i64 = 0;
+        while let Some(bytes) = on_reader!(self, |c| packages::piece(c, id, seq).await)? {
+            out.write_all(&bytes).await.map_err(io_err)?;
+            seq += 1;
+        }
+        out.flush().await.map_err(io_err)?;
+        Ok(seq > 0)
+    }
+
+    async fn get_setting(&self, name: &str) -> Result<Option<Value>> {
+        on_reader!(self, |c| settings::get(c, name).await)
+    }
+
+    async fn put_setting(&self, name: &str, value: Option<&Value>) -> Result<()> {
+        let (name, value) = (name.to_owned(), value.cloned());
+        in_transaction!(self, |tx| settings::put(tx, &name, value.as_ref()).await).await
+    }
+
+    async fn schema_version(&self) -> Result<i64> {
+        on_reader!(self, |c| settings::schema_version(c).await)
+    }
+}
+
+/// Reads until `buf` is full or the reader ends; the bytes read.
+fn read_full(reader: &mut impl std::io::Read, buf: &mut [u8]) -> std::io::Result<usize> {
+    let mut filled = 0;
+    while filled < buf.len() {
+        match reader.read(&mut buf[filled..]) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(filled)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::read_full;
+
+    #[test]
+    fn read_full_fills_across_short_reads() {
+        let data: Vec<u8> = (0..10).collect();
+        let mut reader = std::io::Read::chain(&data[..3], &data[3..]);
+        let mut buf = [0; 8];
+        assert_eq!(read_full(&mut reader, &mut buf).unwrap(), 8);
+        assert_eq!(&buf, &data[..8]);
+        let mut rest = [0; 8];
+        assert_eq!(read_full(&mut reader, &mut rest).unwrap(), 2);
+    }
+}

@@ -1,0 +1,382 @@
+//! VNF instances: documents with their indexed columns, and the index of the VIMs each uses.
+
+use std::collections::BTreeSet;
+
+use vnfm_types::{VimId, VnfInstance, VnfInstanceId};
+
+use super::{
+    Arg, Col, SqlConn, columns, expect_version, from_json, locked_version, now_ms, page,
+    placeholders, probe_size, stale, texts, to_json,
+};
+use crate::error::{Conflict, StoreError};
+use crate::model::{InstanceQuery, NameFilter, NewOutboxRow, Page, Version, enum_str};
+use crate::sql::{op_occs, outbox};
+
+const INSTANCE: &str = "VNF instance";
+
+/// Inserts a new instance at [`Version::FIRST`] with its VIM index and creation notifications.
+pub(crate) async fn create<C: SqlConn>(
+    tx: &mut C,
+    instance: &VnfInstance,
+    notify: &[NewOutboxRow],
+) -> Result<Version, StoreError> {
+    let doc = to_json(INSTANCE, instance)?;
+    let now = now_ms();
+    let state = enum_str(&instance.instantiation_state);
+    let done = tx
+        .execute(
+            "INSERT INTO vnf_instances (id, version, vnfd_id, vnf_provider, \
+             vnf_product_name, instantiation_state, vnf_instance_name, doc, \
+             created_at, updated_at) VALUES ($1, 1, $2, $3, $4, $5, $6, $7, $8, $8) \
+             ON CONFLICT (id) DO NOTHING",
+            &[
+                instance.id.as_str().into(),
+                instance.vnfd_id.as_str().into(),
+                instance.vnf_provider.as_str().into(),
+                instance.vnf_product_name.as_str().into(),
+                state.as_str().into(),
+                instance.vnf_instance_name.as_deref().into(),
+                doc.as_str().into(),
+                now.into(),
+            ],
+        )
+        .await?;
+    if done == 0 {
+        return Err(StoreError::Conflict(Conflict::AlreadyExists {
+            kind: INSTANCE,
+            id: instance.id.0.clone(),
+        }));
+    }
+    write_vims(tx, instance, true).await?;
+    outbox::insert(tx, notify).await?;
+    Ok(Version::FIRST)
+}
+
+/// The instance `id` and its version.
+pub(crate) async fn get<C: SqlConn>(
+    conn: &mut C,
+    id: &str,
+) -> Result<Option<(VnfInstance, Version)>, StoreError> {
+    let Some(row) = conn
+        .row(
+            "SELECT doc, version FROM vnf_instances WHERE id = $1",
+            &[id.into()],
+            &[Col::Text, Col::Int],
+        )
+        .await?
+    else {
+        return Ok(None);
+    };
+    let [doc, version] = columns(row)?;
+    Ok(Some((
+        from_json(INSTANCE, id, &doc.text()?)?,
+        Version(version.int()?),
+    )))
+}
+
+/// Compare-and-swap of an instance document. The indexed columns are written only when they
+/// change (an `UPDATE` rewrites the index entries of every column it sets, changed or not, and
+/// each rewritten entry dirties a page the commit writes out).
+pub(crate) async fn update<C: SqlConn>(
+    tx: &mut C,
+    instance: &VnfInstance,
+    expected: Version,
+) -> Result<Version, StoreError> {
+    let doc = to_json(INSTANCE, instance)?;
+    let id = instance.id.as_str();
+    let row = tx
+        .row(
+            "UPDATE vnf_instances SET version = version + 1, doc = $3, updated_at = $4 \
+             WHERE id = $1 AND version = $2 RETURNING version, vnfd_id, vnf_provider, \
+             vnf_product_name, instantiation_state, vnf_instance_name",
+            &[
+                id.into(),
+                expected.0.into(),
+                doc.as_str().into(),
+                now_ms().into(),
+            ],
+            &[
+                Col::Int,
+                Col::Text,
+                Col::Text,
+                Col::Text,
+                Col::Text,
+                Col::OptText,
+            ],
+        )
+        .await?;
+    let Some(row) = row else {
+        let found = locked_version(tx, "vnf_instances", id).await?;
+        return Err(stale(INSTANCE, id, expected, found));
+    };
+    let [version, vnfd_id, provider, product, state, name] = columns(row)?;
+    let state_now = enum_str(&instance.instantiation_state);
+    let changes: [(&str, bool, Arg<'_>); 5] = [
+        (
+            "UPDATE vnf_instances SET vnfd_id = $2 WHERE id = $1",
+            vnfd_id.text()? != instance.vnfd_id.as_str(),
+            instance.vnfd_id.as_str().into(),
+        ),
+        (
+            "UPDATE vnf_instances SET vnf_provider = $2 WHERE id = $1",
+            provider.text()? != instance.vnf_provider,
+            instance.vnf_provider.as_str().into(),
+        ),
+        (
+            "UPDATE vnf_instances SET vnf_product_name = $2 WHERE id = $1",
+            product.text()? != instance.vnf_product_name,
+            instance.vnf_product_name.as_str().into(),
+        ),
+        (
+            "UPDATE vnf_instances SET instantiation_state = $2 WHERE id = $1",
+            state.text()? != state_now,
+            state_now.as_str().into(),
+        ),
+        (
+            "UPDATE vnf_instances SET vnf_instance_name = $2 WHERE id = $1",
+            name.opt_text()? != instance.vnf_instance_name,
+            instance.vnf_instance_name.as_deref().into(),
+        ),
+    ];
+    for (sql, changed, value) in changes {
+        if changed {
+            tx.execute(sql, &[id.into(), value]).await?;
+        }
+    }
+    write_vims(tx, instance, false).await?;
+    Ok(Version(version.int()?))
+}
+
+/// Deletes the instance at `expected` unless an occurrence holds it; enqueues `notify`.
+pub(crate) async fn delete<C: SqlConn>(
+    tx: &mut C,
+    id: &str,
+    expected: Version,
+    notify: &[NewOutboxRow],
+) -> Result<(), StoreError> {
+    let found = locked_version(tx, "vnf_instances", id).await?;
+    expect_version(INSTANCE, id, expected, found)?;
+    if let Some((op_occ_id, state)) = op_occs::holder(tx, id).await? {
+        return Err(StoreError::Conflict(Conflict::InstanceBusy {
+            instance_id: id.to_owned(),
+            op_occ_id,
+            state,
+        }));
+    }
+    tx.execute(
+        "DELETE FROM instance_vims WHERE instance_id = $1",
+        &[id.into()],
+    )
+    .await?;
+    tx.execute("DELETE FROM vnf_instances WHERE id = $1", &[id.into()])
+        .await?;
+    outbox::insert(tx, notify).await
+}
+
+/// One page of the instances matching `query`, ordered by id. Every filter is a condition on
+/// an indexed column.
+pub(crate) async fn page_of<C: SqlConn>(
+    conn: &mut C,
+    query: &InstanceQuery,
+) -> Result<Page<VnfInstance>, StoreError> {
+    let (limit, probe) = probe_size(query.limit);
+    if query.ids.as_ref().is_some_and(Vec::is_empty) {
+        return Ok(Page {
+            items: Vec::new(),
+            next: None,
+        });
+    }
+    let state = query.instantiation_state.as_ref().map(enum_str);
+    let mut sql = String::from("SELECT id, doc FROM vnf_instances WHERE 1 = 1");
+    let mut args: Vec<Arg<'_>> = Vec::new();
+    if let Some(v) = &query.vnfd_id {
+        push_eq("vnfd_id", v.as_str().into(), &mut sql, &mut args);
+    }
+    if let Some(v) = &query.vnf_provider {
+        push_eq("vnf_provider", v.as_str().into(), &mut sql, &mut args);
+    }
+    if let Some(v) = &query.vnf_product_name {
+        push_eq("vnf_product_name", v.as_str().into(), &mut sql, &mut args);
+    }
+    if let Some(v) = &state {
+        push_eq("instantiation_state", v.as_str().into(), &mut sql, &mut args);
+    }
+    match &query.name {
+        Some(NameFilter::Exact(n)) => {
+            push_eq("vnf_instance_name", n.as_str().into(), &mut sql, &mut args)
+        }
+        Some(NameFilter::Contains(n)) => {
+            args.push(n.as_str().into());
+            let position = C::DIALECT.position("vnf_instance_name", &format!("${}", args.len()));
+            sql.push_str(&format!(" AND {position} > 0"));
+        }
+        None => {}
+    }
+    if let Some(ids) = &query.ids {
+        sql.push_str(&format!(
+            " AND id IN ({})",
+            placeholders(args.len() + 1, ids.len())
+        ));
+        args.extend(ids.iter().map(|i| Arg::from(i.as_str())));
+    }
+    if let Some(after) = &query.after {
+        args.push(after.as_str().into());
+        sql.push_str(&format!(" AND id > ${}", args.len()));
+    }
+    args.push(probe.into());
+    sql.push_str(&format!(" ORDER BY id LIMIT ${}", args.len()));
+    let items = conn
+        .rows(&sql, &args, &[Col::Text, Col::Text])
+        .await?
+        .into_iter()
+        .map(|row| {
+            let [id, doc] = columns(row)?;
+            from_json(INSTANCE, &id.text()?, &doc.text()?)
+        })
+        .collect::<Result<Vec<VnfInstance>, StoreError>>()?;
+    Ok(page(items, limit, |i| i.id.0.clone()))
+}
+
+/// Appends `AND column = $n` with `value` as argument `n`.
+fn push_eq<'a>(column: &str, value: Arg<'a>, sql: &mut String, args: &mut Vec<Arg<'a>>) {
+    args.push(value);
+    sql.push_str(&format!(" AND {column} = ${}", args.len()));
+}
+
+/// The instances using the VIM, ordered by id.
+pub(crate) async fn using_vim<C: SqlConn>(
+    conn: &mut C,
+    vim_id: &str,
+) -> Result<Vec<VnfInstanceId>, StoreError> {
+    Ok(texts(
+        conn,
+        "SELECT instance_id FROM instance_vims WHERE vim_id = $1 ORDER BY instance_id",
+        &[vim_id.into()],
+    )
+    .await?
+    .into_iter()
+    .map(VnfInstanceId)
+    .collect())
+}
+
+/// Every `(registered VIM, instance using it)` pair, in byte order.
+pub(crate) async fn vim_usage<C: SqlConn>(
+    conn: &mut C,
+) -> Result<Vec<(VimId, VnfInstanceId)>, StoreError> {
+    // Two plain reads instead of a join: the index's vim_id and vims.id have different
+    // collations on PostgreSQL.
+    let registered: BTreeSet<String> = texts(conn, "SELECT id FROM vims", &[])
+        .await?
+        .into_iter()
+        .collect();
+    let mut out = Vec::new();
+    for row in conn
+        .rows(
+            "SELECT vim_id, instance_id FROM instance_vims",
+            &[],
+            &[Col::Text, Col::Text],
+        )
+        .await?
+    {
+        let [vim, instance] = columns(row)?;
+        let vim = vim.text()?;
+        if registered.contains(&vim) {
+            out.push((VimId(vim), VnfInstanceId(instance.text()?)));
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+/// Brings the VIM index rows of an instance in line with its document (`fresh`: it has none
+/// yet). Rows that stay are not rewritten.
+async fn write_vims<C: SqlConn>(
+    tx: &mut C,
+    instance: &VnfInstance,
+    fresh: bool,
+) -> Result<(), StoreError> {
+    let wanted: BTreeSet<String> = vim_ids(instance).into_iter().collect();
+    let current: BTreeSet<String> = if fresh {
+        BTreeSet::new()
+    } else {
+        texts(
+            tx,
+            "SELECT vim_id FROM instance_vims WHERE instance_id = $1",
+            &[instance.id.as_str().into()],
+        )
+        .await?
+        .into_iter()
+        .collect()
+    };
+    for gone in current.difference(&wanted) {
+        tx.execute(
+            "DELETE FROM instance_vims WHERE instance_id = $1 AND vim_id = $2",
+            &[instance.id.as_str().into(), gone.into()],
+        )
+        .await?;
+    }
+    for new in wanted.difference(&current) {
+        tx.execute(
+            "INSERT INTO instance_vims (vim_id, instance_id) VALUES ($1, $2)",
+            &[new.into(), instance.id.as_str().into()],
+        )
+        .await?;
+    }
+    Ok(())
+}
+
+/// The distinct VIM ids an instance uses: those its `vimConnectionInfo` entries reference, and
+/// those its resources live on. A resource handle's `vimConnectionId` names an entry of
+/// `vimConnectionInfo` (and so a VIM already counted); one that names no entry is taken to name
+/// the VIM itself, so a resource whose connection entry is gone still pins its VIM.
+pub(crate) fn vim_ids(instance: &VnfInstance) -> Vec<String> {
+    let connections = instance.vim_connection_info.as_ref();
+    let mut ids: Vec<String> = connections
+        .iter()
+        .flat_map(|m| m.values())
+        .filter_map(|v| v.vim_id.as_ref().map(|id| id.0.clone()))
+        .collect();
+    if let Some(info) = &instance.instantiated_vnf_info {
+        let handles = info
+            .vnfc_resource_info
+            .iter()
+            .flatten()
+            .map(|r| &r.compute_resource)
+            .chain(
+                info.vnf_virtual_link_resource_info
+                    .iter()
+                    .flatten()
+                    .map(|r| &r.network_resource),
+            )
+            .chain(
+                info.virtual_storage_resource_info
+                    .iter()
+                    .flatten()
+                    .map(|r| &r.storage_resource),
+            )
+            .chain(
+                info.ext_virtual_link_info
+                    .iter()
+                    .flatten()
+                    .map(|r| &r.resource_handle),
+            )
+            .chain(
+                info.ext_managed_virtual_link_info
+                    .iter()
+                    .flatten()
+                    .map(|r| &r.network_resource),
+            );
+        for h in handles {
+            let Some(conn) = h.vim_connection_id.as_deref() else {
+                continue;
+            };
+            if connections.is_some_and(|m| m.contains_key(conn)) {
+                continue;
+            }
+            ids.push(conn.to_owned());
+        }
+    }
+    ids.sort();
+    ids.dedup();
+    ids
+}

@@ -1,0 +1,410 @@
+//! The store's statements, written once against [`SqlConn`] and grouped by aggregate: each
+//! function runs on a connection or inside a write transaction that the backend provides
+//! (see `crate::database`), so both backends run the same code and differ only where their
+//! SQL differs ([`Dialect`]).
+//!
+//! Statements use `$n` placeholders numbered from 1; the SQLite connection renumbers them as
+//! `?n`, which binds by position.
+
+pub(crate) mod instances;
+pub(crate) mod op_occs;
+pub(crate) mod outbox;
+pub(crate) mod packages;
+pub(crate) mod settings;
+pub(crate) mod subscriptions;
+pub(crate) mod vims;
+
+use std::future::Future;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use crate::error::StoreError;
+use crate::model::{Page, Version, page_size};
+
+/// Where the two SQL dialects differ.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Dialect {
+    /// SQLite: a write transaction holds the database's write lock, so rows need no locks.
+    Sqlite,
+    /// PostgreSQL: rows are locked by the statements that must serialise on them.
+    Postgres,
+}
+
+impl Dialect {
+    /// Suffix that locks the rows a `SELECT` reads until the transaction ends.
+    pub(crate) fn for_update(self) -> &'static str {
+        match self {
+            Dialect::Sqlite => "",
+            Dialect::Postgres => " FOR UPDATE",
+        }
+    }
+
+    /// Suffix that locks the rows a `SELECT` reads, skipping those another transaction has
+    /// locked (claims by concurrent replicas never wait on each other).
+    pub(crate) fn skip_locked(self) -> &'static str {
+        match self {
+            Dialect::Sqlite => "",
+            Dialect::Postgres => " FOR UPDATE SKIP LOCKED",
+        }
+    }
+
+    /// The 1-based position of `needle` in `haystack` (0 when absent).
+    pub(crate) fn position(self, haystack: &str, needle: &str) -> String {
+        match self {
+            Dialect::Sqlite => format!("instr({haystack}, {needle})"),
+            Dialect::Postgres => format!("strpos({haystack}, {needle})"),
+        }
+    }
+}
+
+/// A statement argument.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Arg<'a> {
+    Text(&'a str),
+    Int(i64),
+    Blob(&'a [u8]),
+    /// A NULL text value.
+    Null,
+    /// A NULL bytes value.
+    NullBlob,
+}
+
+impl<'a> From<&'a str> for Arg<'a> {
+    fn from(s: &'a str) -> Self {
+        Arg::Text(s)
+    }
+}
+
+impl<'a> From<&'a String> for Arg<'a> {
+    fn from(s: &'a String) -> Self {
+        Arg::Text(s)
+    }
+}
+
+impl From<i64> for Arg<'_> {
+    fn from(i: i64) -> Self {
+        Arg::Int(i)
+    }
+}
+
+impl<'a> From<&'a [u8]> for Arg<'a> {
+    fn from(b: &'a [u8]) -> Self {
+        Arg::Blob(b)
+    }
+}
+
+impl<'a> From<Option<&'a [u8]>> for Arg<'a> {
+    fn from(b: Option<&'a [u8]>) -> Self {
+        b.map_or(Arg::NullBlob, Arg::Blob)
+    }
+}
+
+impl<'a> From<Option<&'a str>> for Arg<'a> {
+    fn from(s: Option<&'a str>) -> Self {
+        s.map_or(Arg::Null, Arg::Text)
+    }
+}
+
+/// The type a result column is read as.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Col {
+    Int,
+    /// An integer or NULL.
+    OptInt,
+    Text,
+    /// Text or NULL.
+    OptText,
+    Blob,
+    /// Bytes or NULL.
+    OptBlob,
+}
+
+/// A result value.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Cell {
+    Int(i64),
+    Text(String),
+    Blob(Vec<u8>),
+    Null,
+}
+
+impl Cell {
+    pub(crate) fn int(self) -> Result<i64, StoreError> {
+        match self {
+            Cell::Int(i) => Ok(i),
+            other => Err(unexpected("an integer", &other)),
+        }
+    }
+
+    pub(crate) fn opt_int(self) -> Result<Option<i64>, StoreError> {
+        match self {
+            Cell::Null => Ok(None),
+            other => other.int().map(Some),
+        }
+    }
+
+    pub(crate) fn text(self) -> Result<String, StoreError> {
+        match self {
+            Cell::Text(s) => Ok(s),
+            other => Err(unexpected("a text", &other)),
+        }
+    }
+
+    pub(crate) fn opt_text(self) -> Result<Option<String>, StoreError> {
+        match self {
+            Cell::Null => Ok(None),
+            other => other.text().map(Some),
+        }
+    }
+
+    pub(crate) fn blob(self) -> Result<Vec<u8>, StoreError> {
+        match self {
+            Cell::Blob(b) => Ok(b),
+            other => Err(unexpected("a blob", &other)),
+        }
+    }
+
+    pub(crate) fn opt_blob(self) -> Result<Option<Vec<u8>>, StoreError> {
+        match self {
+            Cell::Null => Ok(None),
+            other => other.blob().map(Some),
+        }
+    }
+}
+
+/// Names the column type found, never its value (it may be a secret).
+fn unexpected(wanted: &str, found: &Cell) -> StoreError {
+    let found = match found {
+        Cell::Int(_) => "an integer",
+        Cell::Text(_) => "a text",
+        Cell::Blob(_) => "a blob",
+        Cell::Null => "a NULL",
+    };
+    StoreError::Backend(format!("expected {wanted} column, got {found}"))
+}
+
+/// A database error, as the statements need to tell them apart.
+#[derive(Debug)]
+pub(crate) struct DbError {
+    /// A unique constraint or primary key was violated.
+    pub unique: bool,
+    /// The backend's message (with its code); never a bound value.
+    pub message: String,
+}
+
+impl From<DbError> for StoreError {
+    fn from(e: DbError) -> Self {
+        StoreError::Backend(e.message)
+    }
+}
+
+/// A connection, or an open transaction on one, that statements run on.
+pub(crate) trait SqlConn: Send {
+    /// The SQL this connection speaks.
+    const DIALECT: Dialect;
+
+    /// Runs a statement; the number of rows it changed.
+    fn execute(
+        &mut self,
+        sql: &str,
+        args: &[Arg<'_>],
+    ) -> impl Future<Output = Result<u64, DbError>> + Send;
+
+    /// Runs a statement; all its rows, read as `cols`.
+    fn rows(
+        &mut self,
+        sql: &str,
+        args: &[Arg<'_>],
+        cols: &[Col],
+    ) -> impl Future<Output = Result<Vec<Vec<Cell>>, DbError>> + Send;
+
+    /// Runs a statement that yields at most one row (a key lookup, `RETURNING`); that row.
+    fn row(
+        &mut self,
+        sql: &str,
+        args: &[Arg<'_>],
+        cols: &[Col],
+    ) -> impl Future<Output = Result<Option<Vec<Cell>>, DbError>> + Send {
+        async move { Ok(self.rows(sql, args, cols).await?.into_iter().next()) }
+    }
+}
+
+/// The `N` cells of a row.
+pub(crate) fn columns<const N: usize>(row: Vec<Cell>) -> Result<[Cell; N], StoreError> {
+    let n = row.len();
+    <[Cell; N]>::try_from(row)
+        .map_err(|_| StoreError::Backend(format!("expected {N} columns, got {n}")))
+}
+
+/// The single integer of a one-column row, if there is a row.
+pub(crate) async fn single_int<C: SqlConn>(
+    conn: &mut C,
+    sql: &str,
+    args: &[Arg<'_>],
+) -> Result<Option<i64>, StoreError> {
+    match conn.row(sql, args, &[Col::Int]).await? {
+        None => Ok(None),
+        Some(row) => {
+            let [v] = columns(row)?;
+            v.int().map(Some)
+        }
+    }
+}
+
+/// The first column of every row, as text.
+pub(crate) async fn texts<C: SqlConn>(
+    conn: &mut C,
+    sql: &str,
+    args: &[Arg<'_>],
+) -> Result<Vec<String>, StoreError> {
+    conn.rows(sql, args, &[Col::Text])
+        .await?
+        .into_iter()
+        .map(|row| {
+            let [v] = columns(row)?;
+            v.text()
+        })
+        .collect()
+}
+
+/// `$first, $first+1, ...` for `n` arguments.
+pub(crate) fn placeholders(first: usize, n: usize) -> String {
+    (first..first + n)
+        .map(|i| format!("${i}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// A page of `limit` items from a query that asked for `limit + 1`: the extra row says there
+/// is a next page, whose cursor is the last item's key.
+pub(crate) fn page<T>(mut items: Vec<T>, limit: i64, key: impl Fn(&T) -> String) -> Page<T> {
+    let next = if items.len() as i64 > limit {
+        items.truncate(limit as usize);
+        items.last().map(key)
+    } else {
+        None
+    };
+    Page { items, next }
+}
+
+/// The page size of a request, plus one (to tell whether a next page exists).
+pub(crate) fn probe_size(limit: Option<u32>) -> (i64, i64) {
+    let limit = page_size(limit);
+    (limit, limit + 1)
+}
+
+/// The page size of an explicit limit, clamped to the store's bounds.
+pub(crate) fn page_size_of(limit: u32) -> i64 {
+    page_size(Some(limit))
+}
+
+/// Milliseconds since the epoch, for `created_at`/`updated_at`.
+pub(crate) fn now_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+        .unwrap_or(0)
+}
+
+/// The JSON text of a document.
+pub(crate) fn to_json<T: Serialize>(kind: &'static str, v: &T) -> Result<String, StoreError> {
+    serde_json::to_string(v)
+        .map_err(|e| StoreError::Invalid(format!("{kind} does not serialize to JSON: {e}")))
+}
+
+/// Decodes a stored document. The error names the position, never the content (documents may
+/// hold credentials).
+pub(crate) fn from_json<T: DeserializeOwned>(
+    kind: &'static str,
+    id: &str,
+    doc: &str,
+) -> Result<T, StoreError> {
+    serde_json::from_str(doc).map_err(|e| StoreError::Corrupt {
+        kind,
+        id: id.to_owned(),
+        reason: format!(
+            "{:?} error in stored JSON at line {} column {}",
+            e.classify(),
+            e.line(),
+            e.column()
+        ),
+    })
+}
+
+/// Why a write expecting record `id` at `expected` cannot go on, given the version `found`:
+/// the record is gone, or it is at another version.
+pub(crate) fn stale(
+    kind: &'static str,
+    id: &str,
+    expected: Version,
+    found: Option<Version>,
+) -> StoreError {
+    match found {
+        None => StoreError::NotFound {
+            kind,
+            id: id.to_owned(),
+        },
+        Some(found) => StoreError::VersionMismatch {
+            kind,
+            id: id.to_owned(),
+            expected,
+            found,
+        },
+    }
+}
+
+/// `Ok` when the record exists at `expected`.
+pub(crate) fn expect_version(
+    kind: &'static str,
+    id: &str,
+    expected: Version,
+    found: Option<Version>,
+) -> Result<(), StoreError> {
+    match found {
+        Some(found) if found == expected => Ok(()),
+        other => Err(stale(kind, id, expected, other)),
+    }
+}
+
+/// The version of the row `id` of `table` (which has `id` and `version` columns), locked
+/// until the transaction ends where the dialect locks rows.
+pub(crate) async fn locked_version<C: SqlConn>(
+    conn: &mut C,
+    table: &str,
+    id: &str,
+) -> Result<Option<Version>, StoreError> {
+    let sql = format!(
+        "SELECT version FROM {table} WHERE id = $1{}",
+        C::DIALECT.for_update()
+    );
+    Ok(single_int(conn, &sql, &[id.into()]).await?.map(Version))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn placeholders_count_from_first() {
+        assert_eq!(placeholders(3, 3), "$3, $4, $5");
+        assert_eq!(placeholders(1, 0), "");
+    }
+
+    #[test]
+    fn page_keeps_limit_and_names_the_cursor() {
+        let p = page(vec![1, 2, 3], 2, |i| i.to_string());
+        assert_eq!(p.items, vec![1, 2]);
+        assert_eq!(p.next.as_deref(), Some("2"));
+        let p = page(vec![1, 2], 2, |i| i.to_string());
+        assert_eq!(p.next, None);
+    }
+
+    #[test]
+    fn cell_errors_do_not_echo_values() {
+        let e = Cell::Text("s3cret".into()).int().unwrap_err().to_string();
+        assert!(!e.contains("s3cret"), "{e}");
+        assert!(e.contains("expected an integer column, got a text"), "{e}");
+    }
+}

@@ -1,0 +1,242 @@
+//! The notification outbox: rows written in the transaction of the change they report,
+//! claimed by one sender at a time, retried and dead-lettered.
+
+use vnfm_types::SubscriptionId;
+
+use super::{Col, SqlConn, columns, from_json, now_ms, page_size_of, to_json};
+use crate::error::StoreError;
+use crate::model::{NewOutboxRow, OutboxRow, OutboxStatus, OutboxSummary, Timestamp};
+
+const OUTBOX: &str = "outbox row";
+const COLUMNS: &str =
+    "id, subscription_id, callback_uri, payload, attempts, next_attempt_at, last_error, status";
+const COLS: [Col; 8] = [
+    Col::Int,
+    Col::Text,
+    Col::Text,
+    Col::Text,
+    Col::Int,
+    Col::Int,
+    Col::OptText,
+    Col::Text,
+];
+
+fn status(s: &str) -> OutboxStatus {
+    if s == "dead" {
+        OutboxStatus::Dead
+    } else {
+        OutboxStatus::Pending
+    }
+}
+
+fn row_of(row: Vec<super::Cell>) -> Result<OutboxRow, StoreError> {
+    let [id, subscription, callback, payload, attempts, next, last_error, state] = columns(row)?;
+    let id = id.int()?;
+    Ok(OutboxRow {
+        id,
+        subscription_id: SubscriptionId(subscription.text()?),
+        callback_uri: callback.text()?,
+        payload: from_json(OUTBOX, &id.to_string(), &payload.text()?)?,
+        attempts: attempts.int()?,
+        next_attempt_at: Timestamp(next.int()?),
+        last_error: last_error.opt_text()?,
+        status: status(&state.text()?),
+    })
+}
+
+/// Inserts outbox rows.
+pub(crate) async fn insert<C: SqlConn>(
+    tx: &mut C,
+    rows: &[NewOutboxRow],
+) -> Result<(), StoreError> {
+    let now = now_ms();
+    for r in rows {
+        let payload = to_json("notification", &r.payload)?;
+        tx.execute(
+            "INSERT INTO outbox (subscription_id, callback_uri, payload, \
+             next_attempt_at, created_at, ordering_key) VALUES ($1, $2, $3, $4, $5, $6)",
+            &[
+                r.subscription_id.as_str().into(),
+                r.callback_uri.as_str().into(),
+                payload.as_str().into(),
+                r.not_before.0.into(),
+                now.into(),
+                r.ordering_key.as_str().into(),
+            ],
+        )
+        .await?;
+    }
+    Ok(())
+}
+
+/// Claims the due heads of their queues ([`crate::Store::outbox_due`]).
+pub(crate) async fn claim_due<C: SqlConn>(
+    tx: &mut C,
+    now: Timestamp,
+    limit: u32,
+    claim_owner: &str,
+    claim_until: Timestamp,
+) -> Result<Vec<OutboxRow>, StoreError> {
+    let sql = format!(
+        // Materialized so the locking subquery runs exactly once: the rows it locks are the
+        // rows updated.
+        "WITH due AS MATERIALIZED (\
+         SELECT o.id AS due_id FROM outbox o WHERE o.status = 'pending' \
+         AND o.next_attempt_at <= $3 AND (o.claim_until IS NULL OR o.claim_until < $3) \
+         AND NOT EXISTS (SELECT 1 FROM outbox e WHERE e.status = 'pending' \
+         AND e.subscription_id = o.subscription_id \
+         AND e.ordering_key = o.ordering_key AND e.id < o.id) \
+         ORDER BY o.next_attempt_at, o.id LIMIT $4{}) \
+         UPDATE outbox SET claim_owner = $1, claim_until = $2 \
+         FROM due WHERE id = due.due_id RETURNING {COLUMNS}",
+        C::DIALECT.skip_locked()
+    );
+    let mut rows = tx
+        .rows(
+            &sql,
+            &[
+                claim_owner.into(),
+                claim_until.0.into(),
+                now.0.into(),
+                i64::from(limit).into(),
+            ],
+            &COLS,
+        )
+        .await?
+        .into_iter()
+        .map(row_of)
+        .collect::<Result<Vec<_>, _>>()?;
+    rows.sort_by_key(|r| (r.next_attempt_at, r.id));
+    Ok(rows)
+}
+
+/// Runs a statement on the row `id`, [`StoreError::NotFound`] (as `what`) if none matched.
+pub(crate) async fn change<C: SqlConn>(
+    tx: &mut C,
+    what: &'static str,
+    sql: &str,
+    args: &[super::Arg<'_>],
+    id: i64,
+) -> Result<(), StoreError> {
+    if tx.execute(sql, args).await? == 0 {
+        return Err(StoreError::NotFound {
+            kind: what,
+            id: id.to_string(),
+        });
+    }
+    Ok(())
+}
+
+/// Removes a delivered row.
+pub(crate) async fn delivered<C: SqlConn>(tx: &mut C, id: i64) -> Result<(), StoreError> {
+    change(tx, OUTBOX, "DELETE FROM outbox WHERE id = $1", &[id.into()], id).await
+}
+
+/// Records a failed attempt: retried at `next` (`Some`), or dead (`None`).
+pub(crate) async fn failed<C: SqlConn>(
+    tx: &mut C,
+    id: i64,
+    next: Option<Timestamp>,
+    error: &str,
+) -> Result<(), StoreError> {
+    match next {
+        Some(next) => {
+            change(
+                tx,
+                "pending outbox row",
+                "UPDATE outbox SET attempts = attempts + 1, next_attempt_at = $1, \
+                 last_error = $2, claim_owner = NULL, claim_until = NULL \
+                 WHERE id = $3 AND status = 'pending'",
+                &[next.0.into(), error.into(), id.into()],
+                id,
+            )
+            .await
+        }
+        None => {
+            change(
+                tx,
+                "pending outbox row",
+                "UPDATE outbox SET attempts = attempts + 1, status = 'dead', \
+                 last_error = $1, claim_owner = NULL, claim_until = NULL \
+                 WHERE id = $2 AND status = 'pending'",
+                &[error.into(), id.into()],
+                id,
+            )
+            .await
+        }
+    }
+}
+
+/// Puts a dead row back at the head of its queue.
+pub(crate) async fn redeliver<C: SqlConn>(
+    tx: &mut C,
+    id: i64,
+    now: Timestamp,
+) -> Result<(), StoreError> {
+    change(
+        tx,
+        "dead outbox row",
+        "UPDATE outbox SET status = 'pending', next_attempt_at = $1, \
+         claim_owner = NULL, claim_until = NULL WHERE id = $2 AND status = 'dead'",
+        &[now.0.into(), id.into()],
+        id,
+    )
+    .await
+}
+
+/// Deletes a dead row.
+pub(crate) async fn discard<C: SqlConn>(tx: &mut C, id: i64) -> Result<(), StoreError> {
+    change(
+        tx,
+        "dead outbox row",
+        "DELETE FROM outbox WHERE id = $1 AND status = 'dead'",
+        &[id.into()],
+        id,
+    )
+    .await
+}
+
+/// Rows in `status` (`pending` or `dead`), oldest first, after id `after`.
+pub(crate) async fn rows_in<C: SqlConn>(
+    conn: &mut C,
+    status: &str,
+    after: Option<i64>,
+    limit: u32,
+) -> Result<Vec<OutboxRow>, StoreError> {
+    let sql = format!("SELECT {COLUMNS} FROM outbox WHERE status = $1 AND id > $2 ORDER BY id LIMIT $3");
+    conn.rows(
+        &sql,
+        &[
+            status.into(),
+            after.unwrap_or(i64::MIN).into(),
+            page_size_of(limit).into(),
+        ],
+        &COLS,
+    )
+    .await?
+    .into_iter()
+    .map(row_of)
+    .collect()
+}
+
+/// The outbox counted by subscription and status.
+pub(crate) async fn summary<C: SqlConn>(conn: &mut C) -> Result<Vec<OutboxSummary>, StoreError> {
+    conn.rows(
+        "SELECT subscription_id, status, COUNT(*), MIN(created_at) FROM outbox \
+         GROUP BY subscription_id, status ORDER BY subscription_id, status DESC",
+        &[],
+        &[Col::Text, Col::Text, Col::Int, Col::Int],
+    )
+    .await?
+    .into_iter()
+    .map(|row| {
+        let [subscription, state, rows, oldest] = columns(row)?;
+        Ok(OutboxSummary {
+            subscription_id: SubscriptionId(subscription.text()?),
+            status: status(&state.text()?),
+            rows: rows.int()?,
+            oldest: Timestamp(oldest.int()?),
+        })
+    })
+    .collect()
+}

@@ -1,0 +1,226 @@
+//! The SQLite backend: one database file in WAL mode, one writer connection on a thread of its
+//! own that commits concurrent writes together, and a few read connections.
+//!
+//! # Durability
+//! By default the store runs WAL with `synchronous=NORMAL` ([`Durability::Normal`]): a commit
+//! is written to the WAL before it is answered but the WAL is only fsynced at checkpoints. A
+//! committed transaction survives a crash of the VNFM process (the data is in the OS page
+//! cache and the WAL), and the database is never corrupted, but a power loss or kernel crash
+//! may roll back the transactions committed since the last checkpoint. With
+//! [`Durability::Full`] every commit fsyncs the WAL, which survives power loss too. Either way
+//! a write is answered only after the commit that contains it.
+//!
+//! # Group commit
+//! Writes go to the writer thread (see `writer`), which runs each caller's transaction in a
+//! savepoint and commits the callers that arrived together in one transaction: with
+//! [`Durability::Full`], one fsync for the batch instead of one per write. Each write still
+//! reads and writes as if alone (the thread runs one at a time), a failing write is rolled
+//! back alone, and the per-instance lock and "one step, one transaction" hold per operation.
+//!
+//! # Several processes
+//! Every batch begins with `BEGIN IMMEDIATE`, so it takes SQLite's write lock before reading
+//! anything: the check-then-insert of [`crate::Store::start_operation`] and the claims of
+//! [`crate::Store::claim_expired`] are atomic across all processes sharing the file (another
+//! process's writer waits up to the busy timeout).
+
+mod conn;
+mod migrate;
+mod readers;
+mod writer;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures_core::future::BoxFuture;
+use rusqlite::{Connection, OpenFlags};
+
+use crate::database::Database;
+use crate::error::StoreError;
+use readers::{ReadConn, Readers};
+use writer::Writer;
+
+/// Page cache of the writer connection: index pages of large tables stay in memory, which
+/// keeps inserts at several thousand per second on a 50,000-instance table.
+const WRITER_CACHE_KIB: u32 = 64 * 1024;
+/// Page cache of each reader connection.
+const READER_CACHE_KIB: u32 = 8 * 1024;
+/// WAL pages between automatic checkpoints (SQLite's default is 1000).
+const WAL_AUTOCHECKPOINT_PAGES: u32 = 10_000;
+/// Size the WAL file is truncated to after a checkpoint.
+const JOURNAL_SIZE_LIMIT_BYTES: u64 = 64 * 1024 * 1024;
+
+/// How hard a commit is pushed to disk (SQLite `synchronous` in WAL mode).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Durability {
+    /// `synchronous=NORMAL`: survives process crashes; a power loss may lose the last
+    /// commits (never corrupts).
+    #[default]
+    Normal,
+    /// `synchronous=FULL`: every commit fsyncs; survives power loss.
+    Full,
+}
+
+/// Options of [`SqliteStore::open_with`].
+#[derive(Debug, Clone)]
+pub struct SqliteOptions {
+    /// Commit durability.
+    pub durability: Durability,
+    /// How long a writer waits for another process's write lock before failing.
+    pub busy_timeout: Duration,
+    /// Read connections (the writer is always one). Each has a page cache of 8 MiB at most,
+    /// which bounds the store's memory with the writer's 64 MiB.
+    pub readers: u32,
+}
+
+impl Default for SqliteOptions {
+    fn default() -> Self {
+        SqliteOptions {
+            durability: Durability::Normal,
+            busy_timeout: Duration::from_secs(10),
+            readers: 4,
+        }
+    }
+}
+
+/// How a connection is set up once opened.
+#[derive(Debug, Clone)]
+pub(crate) struct ConnectionSetup {
+    busy_timeout: Duration,
+    /// PRAGMA statements run after opening.
+    pragmas: String,
+}
+
+/// Opens a connection to `path` (creating the file if missing) and applies `setup`.
+fn open_connection(path: &Path, setup: &ConnectionSetup) -> Result<Connection, StoreError> {
+    let conn = Connection::open_with_flags(
+        path,
+        OpenFlags::SQLITE_OPEN_READ_WRITE
+            | OpenFlags::SQLITE_OPEN_CREATE
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )
+    .map_err(|e| StoreError::Backend(format!("opening {} failed: {e}", path.display())))?;
+    conn.busy_timeout(setup.busy_timeout)
+        .and_then(|()| conn.execute_batch(&setup.pragmas))
+        .map_err(|e| StoreError::from(conn::db_error(e)))?;
+    conn.set_prepared_statement_cache_capacity(conn::STATEMENT_CACHE);
+    Ok(conn)
+}
+
+/// A [`crate::Store`] on an SQLite database.
+#[derive(Debug, Clone)]
+pub struct SqliteStore {
+    writer: Arc<Writer>,
+    readers: Arc<Readers>,
+    /// The directory of a [`SqliteStore::memory`] database, removed with the last clone.
+    _scratch: Option<Arc<tempfile::TempDir>>,
+}
+
+impl SqliteStore {
+    /// Opens (creating it if needed) the database file at `path` with default options and
+    /// migrates it.
+    pub async fn open(path: impl AsRef<Path>) -> Result<SqliteStore, StoreError> {
+        Self::open_with(path, SqliteOptions::default()).await
+    }
+
+    /// Opens the database file at `path` with `options` and migrates it.
+    pub async fn open_with(
+        path: impl AsRef<Path>,
+        options: SqliteOptions,
+    ) -> Result<SqliteStore, StoreError> {
+        let path = path.as_ref().to_path_buf();
+        let synchronous = match options.durability {
+            Durability::Normal => "NORMAL",
+            Durability::Full => "FULL",
+        };
+        let writer_setup = ConnectionSetup {
+            busy_timeout: options.busy_timeout,
+            pragmas: format!(
+                "PRAGMA foreign_keys = ON; PRAGMA synchronous = {synchronous}; \
+                 PRAGMA cache_size = -{WRITER_CACHE_KIB}; \
+                 PRAGMA wal_autocheckpoint = {WAL_AUTOCHECKPOINT_PAGES}; \
+                 PRAGMA journal_size_limit = {JOURNAL_SIZE_LIMIT_BYTES}"
+            ),
+        };
+        // Opening may wait for another process's lock: off the async threads.
+        let opened = path.clone();
+        let conn = tokio::task::spawn_blocking(move || open_writer(&opened, &writer_setup))
+            .await
+            .map_err(|e| StoreError::Backend(format!("opening the SQLite store failed: {e}")))??;
+        let reader_setup = ConnectionSetup {
+            busy_timeout: options.busy_timeout,
+            pragmas: format!(
+                "PRAGMA query_only = ON; PRAGMA cache_size = -{READER_CACHE_KIB}"
+            ),
+        };
+        Ok(SqliteStore {
+            writer: Arc::new(Writer::spawn(conn)?),
+            readers: Arc::new(Readers::new(
+                path,
+                reader_setup,
+                options.readers.max(1) as usize,
+            )),
+            _scratch: None,
+        })
+    }
+
+    /// A private database that disappears with the store (a file in a temporary directory,
+    /// so that reads and writes can use connections of their own), for tests and throwaway
+    /// runs.
+    pub async fn memory() -> Result<SqliteStore, StoreError> {
+        let dir = tempfile::tempdir()
+            .map_err(|e| StoreError::Backend(format!("creating a temporary directory: {e}")))?;
+        let mut store = Self::open(dir.path().join("vnfm.db")).await?;
+        store._scratch = Some(Arc::new(dir));
+        Ok(store)
+    }
+
+    /// Commits what was written, closes all connections (checkpointing the WAL) and refuses
+    /// further use.
+    pub async fn close(&self) {
+        self.readers.close();
+        self.writer.close().await;
+    }
+}
+
+/// Opens the writer connection: WAL mode, then the migrations.
+fn open_writer(path: &PathBuf, setup: &ConnectionSetup) -> Result<Connection, StoreError> {
+    let mut conn = open_connection(path, setup)?;
+    // Switching a fresh file to WAL needs an exclusive lock that SQLite does not wait for (no
+    // busy handler): when several processes open a new file at once, the losers get
+    // SQLITE_BUSY and retry (the file is in WAL mode from then on, so the retry is cheap).
+    let mut attempt = 0;
+    loop {
+        match conn.pragma_update_and_check(None, "journal_mode", "WAL", |row| {
+            row.get::<_, String>(0)
+        }) {
+            Ok(_) => break,
+            Err(e) if conn::is_busy(&e) && attempt < 20 => {
+                attempt += 1;
+                std::thread::sleep(Duration::from_millis(10 * attempt));
+            }
+            Err(e) => return Err(conn::db_error(e).into()),
+        }
+    }
+    migrate::migrate(&mut conn)?;
+    Ok(conn)
+}
+
+impl Database for SqliteStore {
+    type Conn = Connection;
+    type Reader = ReadConn;
+
+    async fn reader(&self) -> Result<ReadConn, StoreError> {
+        self.readers.get().await
+    }
+
+    async fn write<T, F>(&self, job: F) -> Result<T, StoreError>
+    where
+        T: Send + 'static,
+        F: for<'c> FnOnce(&'c mut Connection) -> BoxFuture<'c, Result<T, StoreError>>
+            + Send
+            + 'static,
+    {
+        self.writer.write(job).await
+    }
+}
