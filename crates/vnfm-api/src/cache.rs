@@ -374,13 +374,6 @@ impl Store for ObservedStore {
         self.inner.vim_usage().await
     }
 
-    async fn vim_dependents(
-        &self,
-        creator: &VnfInstanceId,
-    ) -> Result<Vec<vnfm_store::VimDependent>> {
-        self.inner.vim_dependents(creator).await
-    }
-
     async fn create_package(&self, package: &PackageRecord) -> Result<Version> {
         let out = self.inner.create_package(package).await;
         self.changed();

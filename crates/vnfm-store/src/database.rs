@@ -19,9 +19,7 @@ use crate::model::{
     Timestamp, Version, VimRecord,
 };
 use crate::sql::packages::ByColumn;
-use crate::sql::{
-    SqlConn, instances, op_occs, outbox, packages, settings, subscriptions, vims,
-};
+use crate::sql::{SqlConn, instances, op_occs, outbox, packages, settings, subscriptions, vims};
 use crate::store::{CONTENT_CHUNK_BYTES, Result, Store};
 
 /// A database backend: where reads run and how writes are made durable.
@@ -90,8 +88,14 @@ impl<D: Database> Store for D {
         notify: &[NewOutboxRow],
     ) -> Result<()> {
         let (id, notify) = (id.clone(), notify.to_vec());
-        in_transaction!(self, |tx| instances::delete(tx, id.as_str(), expected, &notify).await)
-            .await
+        in_transaction!(self, |tx| instances::delete(
+            tx,
+            id.as_str(),
+            expected,
+            &notify
+        )
+        .await)
+        .await
     }
 
     async fn list_instances(&self, query: &InstanceQuery) -> Result<Page<VnfInstance>> {
@@ -140,7 +144,8 @@ impl<D: Database> Store for D {
 
     async fn start_operation(&self, occ: &VnfLcmOpOcc, lease: &Lease) -> Result<Version> {
         let (owned_occ, lease) = (occ.clone(), lease.clone());
-        let started = in_transaction!(self, |tx| op_occs::start(tx, &owned_occ, &lease).await).await;
+        let started =
+            in_transaction!(self, |tx| op_occs::start(tx, &owned_occ, &lease).await).await;
         match started {
             Err(StoreError::Conflict(Conflict::AlreadyExists { .. })) => {
                 // The insert hit a unique index: a concurrent start took the instance, or the
@@ -194,7 +199,11 @@ impl<D: Database> Store for D {
     }
 
     async fn last_completed_step(&self, op_occ_id: &VnfLcmOpOccId) -> Result<Option<JournalEntry>> {
-        on_reader!(self, |c| op_occs::last_completed_step(c, op_occ_id.as_str()).await)
+        on_reader!(self, |c| op_occs::last_completed_step(
+            c,
+            op_occ_id.as_str()
+        )
+        .await)
     }
 
     async fn lease(&self, op_occ_id: &VnfLcmOpOccId) -> Result<Option<Lease>> {
@@ -208,8 +217,14 @@ impl<D: Database> Store for D {
         expires_at: Timestamp,
     ) -> Result<()> {
         let (id, owner) = (op_occ_id.clone(), owner.to_owned());
-        in_transaction!(self, |tx| op_occs::set_lease(tx, &id, &owner, Some(expires_at)).await)
-            .await
+        in_transaction!(self, |tx| op_occs::set_lease(
+            tx,
+            &id,
+            &owner,
+            Some(expires_at)
+        )
+        .await)
+        .await
     }
 
     async fn release_lease(&self, op_occ_id: &VnfLcmOpOccId, owner: &str) -> Result<()> {
@@ -225,7 +240,9 @@ impl<D: Database> Store for D {
         now: Timestamp,
     ) -> Result<()> {
         let (id, lease) = (op_occ_id.clone(), lease.clone());
-        in_transaction!(self, |tx| op_occs::claim(tx, &id, expected, &lease, now).await).await
+        in_transaction!(self, |tx| op_occs::claim(tx, &id, expected, &lease, now)
+            .await)
+        .await
     }
 
     async fn claim_expired(
@@ -243,7 +260,8 @@ impl<D: Database> Store for D {
     }
 
     async fn get_op_occ_data(&self, op_occ_id: &VnfLcmOpOccId, key: &str) -> Result<Option<Value>> {
-        on_reader!(self, |c| op_occs::get_data(c, op_occ_id.as_str(), key).await)
+        on_reader!(self, |c| op_occs::get_data(c, op_occ_id.as_str(), key)
+            .await)
     }
 
     async fn put_op_occ_data(
@@ -287,8 +305,14 @@ impl<D: Database> Store for D {
 
     async fn outbox_retry(&self, id: i64, next_attempt_at: Timestamp, error: &str) -> Result<()> {
         let error = error.to_owned();
-        in_transaction!(self, |tx| outbox::failed(tx, id, Some(next_attempt_at), &error).await)
-            .await
+        in_transaction!(self, |tx| outbox::failed(
+            tx,
+            id,
+            Some(next_attempt_at),
+            &error
+        )
+        .await)
+        .await
     }
 
     async fn outbox_dead(&self, id: i64, error: &str) -> Result<()> {
@@ -346,7 +370,12 @@ impl<D: Database> Store for D {
         canonical_filter: &str,
         callback_uri: &str,
     ) -> Result<Option<SubscriptionRecord>> {
-        on_reader!(self, |c| subscriptions::duplicate(c, canonical_filter, callback_uri).await)
+        on_reader!(self, |c| subscriptions::duplicate(
+            c,
+            canonical_filter,
+            callback_uri
+        )
+        .await)
     }
 
     async fn create_pkgm_subscription(&self, record: &PkgmSubscriptionRecord) -> Result<()> {
@@ -382,7 +411,12 @@ impl<D: Database> Store for D {
         canonical_filter: &str,
         callback_uri: &str,
     ) -> Result<Option<PkgmSubscriptionRecord>> {
-        on_reader!(self, |c| subscriptions::duplicate(c, canonical_filter, callback_uri).await)
+        on_reader!(self, |c| subscriptions::duplicate(
+            c,
+            canonical_filter,
+            callback_uri
+        )
+        .await)
     }
 
     async fn create_vim(&self, vim: &VimRecord) -> Result<Version> {
@@ -433,7 +467,8 @@ impl<D: Database> Store for D {
     }
 
     async fn package_by_vnfd(&self, vnfd_id: &str) -> Result<Option<(PackageRecord, Version)>> {
-        on_reader!(self, |c| packages::get_by(c, ByColumn::VnfdId, vnfd_id).await)
+        on_reader!(self, |c| packages::get_by(c, ByColumn::VnfdId, vnfd_id)
+            .await)
     }
 
     async fn update_package_and_notify(
@@ -443,7 +478,9 @@ impl<D: Database> Store for D {
         notify: &[NewOutboxRow],
     ) -> Result<Version> {
         let (package, notify) = (package.clone(), notify.to_vec());
-        in_transaction!(self, |tx| packages::update(tx, &package, expected, &notify).await).await
+        in_transaction!(self, |tx| packages::update(tx, &package, expected, &notify)
+            .await)
+        .await
     }
 
     async fn delete_package_and_notify(
@@ -453,7 +490,9 @@ impl<D: Database> Store for D {
         notify: &[NewOutboxRow],
     ) -> Result<()> {
         let (id, notify) = (id.to_owned(), notify.to_vec());
-        in_transaction!(self, |tx| packages::delete(tx, &id, expected, &notify).await).await
+        in_transaction!(self, |tx| packages::delete(tx, &id, expected, &notify)
+            .await)
+        .await
     }
 
     async fn list_packages(&self, after: Option<&str>, limit: u32) -> Result<Page<PackageRecord>> {
@@ -504,12 +543,11 @@ impl<D: Database> Store for D {
             let mut buf = vec![0; CONTENT_CHUNK_BYTES];
             let mut seq: i64 = 0;
             loop {
-                let n = read_full(&mut spool, &mut buf).map_err(|source| {
-                    StoreError::ContentIo {
+                let n =
+                    read_full(&mut spool, &mut buf).map_err(|source| StoreError::ContentIo {
                         id: id.clone(),
                         source,
-                    }
-                })?;
+                    })?;
                 // An empty content is one empty piece, so that it reads back as uploaded.
                 if n == 0 && seq > 0 {
                     break;

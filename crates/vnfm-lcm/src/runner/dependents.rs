@@ -36,9 +36,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use vnfm_store::{OpOccQuery, Store, StoreError};
 
 use super::{Inner, store_err};
-use crate::state::{ALL_STATES, holds_instance};
 use crate::error::{DependentInstance, GuardedAction, LcmError, dependents_listing};
 use crate::plan::OperationRequest;
+use crate::state::{ALL_STATES, holds_instance};
 
 /// The `additionalParams` member of a TerminateVnfRequest that forces a TERMINATE although
 /// other instances use VIMs the instance's hooks registered.

@@ -199,7 +199,12 @@ pub(crate) async fn page_of<C: SqlConn>(
         push_eq("vnf_product_name", v.as_str().into(), &mut sql, &mut args);
     }
     if let Some(v) = &state {
-        push_eq("instantiation_state", v.as_str().into(), &mut sql, &mut args);
+        push_eq(
+            "instantiation_state",
+            v.as_str().into(),
+            &mut sql,
+            &mut args,
+        );
     }
     match &query.name {
         Some(NameFilter::Exact(n)) => {

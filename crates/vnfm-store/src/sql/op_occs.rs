@@ -5,8 +5,8 @@ use serde_json::Value;
 use vnfm_types::{LcmOperationStateType, VnfLcmOpOcc, VnfLcmOpOccId};
 
 use super::{
-    Arg, Col, SqlConn, columns, from_json, locked_version, now_ms, page, placeholders,
-    probe_size, single_int, to_json,
+    Arg, Col, SqlConn, columns, from_json, locked_version, now_ms, page, placeholders, probe_size,
+    single_int, to_json,
 };
 use crate::error::{Conflict, StoreError};
 use crate::model::{
@@ -359,8 +359,9 @@ pub(crate) async fn active<C: SqlConn>(
     conn: &mut C,
     instance_id: &str,
 ) -> Result<Option<(VnfLcmOpOcc, Version)>, StoreError> {
-    let sql =
-        format!("SELECT id, doc, version FROM op_occs WHERE instance_id = $1 AND state IN {HOLDING}");
+    let sql = format!(
+        "SELECT id, doc, version FROM op_occs WHERE instance_id = $1 AND state IN {HOLDING}"
+    );
     conn.row(&sql, &[instance_id.into()], &OCC_COLS)
         .await?
         .map(occ_row)
@@ -430,7 +431,14 @@ pub(crate) async fn count_by_state<C: SqlConn>(
     .collect()
 }
 
-const JOURNAL_COLS: [Col; 6] = [Col::Text, Col::Int, Col::Text, Col::Text, Col::Int, Col::Text];
+const JOURNAL_COLS: [Col; 6] = [
+    Col::Text,
+    Col::Int,
+    Col::Text,
+    Col::Text,
+    Col::Int,
+    Col::Text,
+];
 
 fn journal_row(row: Vec<crate::sql::Cell>) -> Result<JournalEntry, StoreError> {
     let [id, seq, step, outcome, at, detail] = columns(row)?;

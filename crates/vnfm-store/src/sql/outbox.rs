@@ -30,7 +30,16 @@ fn status(s: &str) -> OutboxStatus {
 }
 
 fn row_of(row: Vec<super::Cell>) -> Result<OutboxRow, StoreError> {
-    let [id, subscription, callback, payload, attempts, next, last_error, state] = columns(row)?;
+    let [
+        id,
+        subscription,
+        callback,
+        payload,
+        attempts,
+        next,
+        last_error,
+        state,
+    ] = columns(row)?;
     let id = id.int()?;
     Ok(OutboxRow {
         id,
@@ -129,7 +138,14 @@ pub(crate) async fn change<C: SqlConn>(
 
 /// Removes a delivered row.
 pub(crate) async fn delivered<C: SqlConn>(tx: &mut C, id: i64) -> Result<(), StoreError> {
-    change(tx, OUTBOX, "DELETE FROM outbox WHERE id = $1", &[id.into()], id).await
+    change(
+        tx,
+        OUTBOX,
+        "DELETE FROM outbox WHERE id = $1",
+        &[id.into()],
+        id,
+    )
+    .await
 }
 
 /// Records a failed attempt: retried at `next` (`Some`), or dead (`None`).
@@ -203,7 +219,8 @@ pub(crate) async fn rows_in<C: SqlConn>(
     after: Option<i64>,
     limit: u32,
 ) -> Result<Vec<OutboxRow>, StoreError> {
-    let sql = format!("SELECT {COLUMNS} FROM outbox WHERE status = $1 AND id > $2 ORDER BY id LIMIT $3");
+    let sql =
+        format!("SELECT {COLUMNS} FROM outbox WHERE status = $1 AND id > $2 ORDER BY id LIMIT $3");
     conn.rows(
         &sql,
         &[

@@ -158,7 +158,11 @@ pub(crate) async fn page_of<C: SqlConn, K: Kind>(
     let items = conn
         .rows(
             &sql,
-            &[K::KIND.into(), after.unwrap_or("").into(), (limit + 1).into()],
+            &[
+                K::KIND.into(),
+                after.unwrap_or("").into(),
+                (limit + 1).into(),
+            ],
             &COLS,
         )
         .await?

@@ -57,9 +57,7 @@ fn statement<'c>(
 
 fn execute(conn: &Connection, sql: &str, args: &[Arg<'_>]) -> Result<u64, DbError> {
     let mut stmt = statement(conn, sql, args)?;
-    stmt.raw_execute()
-        .map(|n| n as u64)
-        .map_err(db_error)
+    stmt.raw_execute().map(|n| n as u64).map_err(db_error)
 }
 
 fn rows(

@@ -15,15 +15,31 @@ pub(crate) type MigrationSource = (i64, &'static str, &'static str);
 
 /// The SQLite schema migrations, oldest first.
 pub(crate) const MIGRATIONS: &[MigrationSource] = &[
-    (1, "init", include_str!("../../migrations/sqlite/0001_init.sql")),
-    (2, "packages", include_str!("../../migrations/sqlite/0002_packages.sql")),
-    (3, "outbox order", include_str!("../../migrations/sqlite/0003_outbox_order.sql")),
+    (
+        1,
+        "init",
+        include_str!("../../migrations/sqlite/0001_init.sql"),
+    ),
+    (
+        2,
+        "packages",
+        include_str!("../../migrations/sqlite/0002_packages.sql"),
+    ),
+    (
+        3,
+        "outbox order",
+        include_str!("../../migrations/sqlite/0003_outbox_order.sql"),
+    ),
     (
         4,
         "pkgm subscriptions",
         include_str!("../../migrations/sqlite/0004_pkgm_subscriptions.sql"),
     ),
-    (5, "settings", include_str!("../../migrations/sqlite/0005_settings.sql")),
+    (
+        5,
+        "settings",
+        include_str!("../../migrations/sqlite/0005_settings.sql"),
+    ),
     (
         6,
         "package content chunks",

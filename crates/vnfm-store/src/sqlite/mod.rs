@@ -28,7 +28,7 @@ mod migrate;
 mod readers;
 mod writer;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -149,9 +149,7 @@ impl SqliteStore {
             .map_err(|e| StoreError::Backend(format!("opening the SQLite store failed: {e}")))??;
         let reader_setup = ConnectionSetup {
             busy_timeout: options.busy_timeout,
-            pragmas: format!(
-                "PRAGMA query_only = ON; PRAGMA cache_size = -{READER_CACHE_KIB}"
-            ),
+            pragmas: format!("PRAGMA query_only = ON; PRAGMA cache_size = -{READER_CACHE_KIB}"),
         };
         Ok(SqliteStore {
             writer: Arc::new(Writer::spawn(conn)?),
@@ -184,16 +182,16 @@ impl SqliteStore {
 }
 
 /// Opens the writer connection: WAL mode, then the migrations.
-fn open_writer(path: &PathBuf, setup: &ConnectionSetup) -> Result<Connection, StoreError> {
+fn open_writer(path: &Path, setup: &ConnectionSetup) -> Result<Connection, StoreError> {
     let mut conn = open_connection(path, setup)?;
     // Switching a fresh file to WAL needs an exclusive lock that SQLite does not wait for (no
     // busy handler): when several processes open a new file at once, the losers get
     // SQLITE_BUSY and retry (the file is in WAL mode from then on, so the retry is cheap).
     let mut attempt = 0;
     loop {
-        match conn.pragma_update_and_check(None, "journal_mode", "WAL", |row| {
-            row.get::<_, String>(0)
-        }) {
+        match conn
+            .pragma_update_and_check(None, "journal_mode", "WAL", |row| row.get::<_, String>(0))
+        {
             Ok(_) => break,
             Err(e) if conn::is_busy(&e) && attempt < 20 => {
                 attempt += 1;

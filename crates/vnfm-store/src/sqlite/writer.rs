@@ -36,11 +36,14 @@ pub(super) fn run_ready<F: Future>(f: F) -> Option<F::Output> {
     }
 }
 
+/// How a job's caller is answered, given the outcome of the commit.
+type Answer = Box<dyn FnOnce(Result<(), StoreError>) + Send>;
+
 /// What a job reports to the thread: whether it succeeded (its savepoint is kept), and how
 /// to answer its caller once the outcome of the commit is known.
 struct Outcome {
     ok: bool,
-    answer: Box<dyn FnOnce(Result<(), StoreError>) + Send>,
+    answer: Answer,
 }
 
 /// A caller's write, with the channel its answer goes back on.
@@ -129,9 +132,7 @@ impl Writer {
             answer,
             _output: PhantomData,
         });
-        self.sender
-            .send(Message::Job(job))
-            .map_err(|_| closed())?;
+        self.sender.send(Message::Job(job)).map_err(|_| closed())?;
         answered.await.map_err(|_| closed())?
     }
 
@@ -159,7 +160,7 @@ fn serve(mut conn: Connection, receiver: mpsc::Receiver<Message>) {
             first.refuse(StoreError::from(db_error(e)));
             continue;
         }
-        let mut waiting: Vec<Box<dyn FnOnce(Result<(), StoreError>) + Send>> = Vec::new();
+        let mut waiting: Vec<Answer> = Vec::new();
         let mut close = None;
         let mut next = Some(first);
         while let Some(job) = next.take() {
@@ -218,10 +219,7 @@ fn serve(mut conn: Connection, receiver: mpsc::Receiver<Message>) {
 
 /// Runs one job inside a savepoint: `Some(answer)` to call after the commit when it
 /// succeeded; a failed job is rolled back to its savepoint and answered at once.
-fn run_in_savepoint(
-    conn: &mut Connection,
-    job: Box<dyn Job>,
-) -> Option<Box<dyn FnOnce(Result<(), StoreError>) + Send>> {
+fn run_in_savepoint(conn: &mut Connection, job: Box<dyn Job>) -> Option<Answer> {
     if let Err(e) = conn.execute_batch("SAVEPOINT store_call") {
         job.refuse(StoreError::from(db_error(e)));
         return None;
