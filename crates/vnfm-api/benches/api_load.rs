@@ -1,15 +1,23 @@
 //! Load test of the REST server over real HTTP on loopback, with an in-process load
 //! generator (the server and the clients share the machine's cores, as `wrk` would).
 //!
-//! 1. `GET /vnflcm/v2/vnf_instances?filter=(eq,instantiationState,NOT_INSTANTIATED)` (a
-//!    100-item page) with N instances in SQLite, C concurrent keep-alive clients, D seconds.
-//! 2. `POST .../instantiate` on distinct instances with C concurrent clients (the 202 latency;
-//!    the operations then run in the background).
+//! N instances (named `vnf-00000`, `vnf-00001`, ...) in the default SQLite store, then:
+//!
+//! 1. A filtered 100-item page, every request with a different filter (so every page is really
+//!    computed): `filter=(eq,instantiationState,NOT_INSTANTIATED);(neq,vnfInstanceName,vnf-R)`
+//!    with a random R, from 1 client, then from C concurrent keep-alive clients, D seconds
+//!    each; then the same with `wrk` (C connections, a Lua script drawing R) when it is on
+//!    PATH.
+//! 2. `(cont,vnfInstanceName,S)`: the latency of the first page for substrings matching many
+//!    names and one name (median of 5 distinct substrings each).
+//! 3. Instantiate + terminate cycles over REST on the test VIM: 1, 8 and 32 instances, each
+//!    driven by one client (POST, then poll the occurrence every millisecond until it
+//!    completes), D seconds each; cycles per second.
+//! 4. The process's resident memory after each phase (server and load generator together).
 //!
 //! `cargo bench -p vnfm-api --bench api_load`; sizes from `VNFM_LOAD_INSTANCES` (50000),
-//! `VNFM_LOAD_CONCURRENCY` (200), `VNFM_LOAD_SECONDS` (10), `VNFM_LOAD_INSTANTIATES` (2000),
-//! `VNFM_LOAD_WRK_THREADS` (2).
-//! Prints requests/s and latency percentiles.
+//! `VNFM_LOAD_CONCURRENCY` (200), `VNFM_LOAD_SECONDS` (10), `VNFM_LOAD_WRK_THREADS` (2),
+//! `VNFM_LOAD_DURABILITY` (`normal` or `full`: the SQLite `synchronous` setting).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -47,6 +55,27 @@ fn report(what: &str, mut latencies: Vec<Duration>, errors: usize, elapsed: Dura
     );
 }
 
+/// The resident memory of this process, in MiB.
+fn rss_mib() -> f64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmRSS:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|kb| kb.parse::<f64>().ok())
+        })
+        .map_or(0.0, |kb| kb / 1024.0)
+}
+
+/// A pseudo-random number below `n` (xorshift; the load only needs variety).
+fn below(state: &mut u64, n: u64) -> u64 {
+    *state ^= *state << 13;
+    *state ^= *state >> 7;
+    *state ^= *state << 17;
+    *state % n
+}
+
 fn zip_dir(dir: &std::path::Path) -> Vec<u8> {
     use std::io::Write;
     let mut zip = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
@@ -77,7 +106,6 @@ fn main() {
     let instances = env_or("VNFM_LOAD_INSTANCES", 50_000);
     let concurrency = env_or("VNFM_LOAD_CONCURRENCY", 200);
     let seconds = env_or("VNFM_LOAD_SECONDS", 10);
-    let instantiates = env_or("VNFM_LOAD_INSTANTIATES", 2_000);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -88,6 +116,12 @@ fn main() {
         options.enable_test_vim = true;
         options.verify_callbacks = false;
         options.recovery_interval = None;
+        if std::env::var("VNFM_LOAD_DURABILITY").as_deref() == Ok("full") {
+            options.store_url = Some(format!(
+                "sqlite://{}?synchronous=full",
+                dir.path().join("data/full.db").display()
+            ));
+        }
         let state = AppState::build(options).await.expect("state");
         let app = vnfm_api::router(state.clone());
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
@@ -152,7 +186,8 @@ fn main() {
             seeders.push(tokio::spawn(async move {
                 let mut ids = Vec::new();
                 while created.fetch_add(1, Ordering::Relaxed) < instances {
-                    let req = serde_json::from_value(json!({"vnfdId": vnfd_id, "vnfInstanceName": "load"})).expect("request");
+                    let n = created.load(Ordering::Relaxed);
+                    let req = serde_json::from_value(json!({"vnfdId": vnfd_id, "vnfInstanceName": format!("vnf-{n:05}")})).expect("request");
                     ids.push(lcm.create_vnf_identifier(req).await.expect("create").id);
                 }
                 ids
@@ -164,52 +199,65 @@ fn main() {
         }
         println!("seeded {} instances in {:.1} s", ids.len(), seeded.elapsed().as_secs_f64());
 
-        // 1. Filtered list pages.
-        let url = format!("{base}/vnflcm/v2/vnf_instances?filter=(eq,instantiationState,NOT_INSTANTIATED)");
-        let probe = http.get(&url).bearer_auth(&token).header("Version", "2.0.0").send().await.expect("probe");
+        println!("RSS after seeding: {:.0} MiB", rss_mib());
+
+        // 1. Filtered list pages, a different filter per request.
+        let page_url = |r: u64| {
+            format!("{base}/vnflcm/v2/vnf_instances?filter=(eq,instantiationState,NOT_INSTANTIATED);(neq,vnfInstanceName,vnf-{r:05})")
+        };
+        let probe = http.get(page_url(7)).bearer_auth(&token).header("Version", "2.0.0").send().await.expect("probe");
         let has_next = probe.headers().contains_key("link");
         let page: Vec<serde_json::Value> = probe.json().await.expect("page");
         println!("page: {} items, next link: {has_next}", page.len());
-        let stop = Instant::now() + Duration::from_secs(seconds as u64);
-        let started = Instant::now();
-        let mut workers = Vec::new();
-        for _ in 0..concurrency {
-            let http = http.clone();
-            let url = url.clone();
-            let token = token.clone();
-            workers.push(tokio::spawn(async move {
-                let mut lat = Vec::new();
-                let mut errors = 0;
-                while Instant::now() < stop {
-                    let t = Instant::now();
-                    match http.get(&url).bearer_auth(&token).header("Version", "2.0.0").send().await {
-                        Ok(r) if r.status().is_success() => match r.bytes().await {
-                            Ok(_) => lat.push(t.elapsed()),
-                            Err(_) => errors += 1,
-                        },
-                        _ => errors += 1,
+        for clients in [1, concurrency] {
+            let stop = Instant::now() + Duration::from_secs(seconds as u64);
+            let started = Instant::now();
+            let mut workers = Vec::new();
+            for w in 0..clients {
+                let http = http.clone();
+                let token = token.clone();
+                let page_url = page_url.clone();
+                workers.push(tokio::spawn(async move {
+                    let mut seed = 0x9E37_79B9_7F4A_7C15u64 ^ (w as u64 + 1);
+                    let mut lat = Vec::new();
+                    let mut errors = 0;
+                    while Instant::now() < stop {
+                        let url = page_url(below(&mut seed, 100_000));
+                        let t = Instant::now();
+                        match http.get(&url).bearer_auth(&token).header("Version", "2.0.0").send().await {
+                            Ok(r) if r.status().is_success() => match r.bytes().await {
+                                Ok(_) => lat.push(t.elapsed()),
+                                Err(_) => errors += 1,
+                            },
+                            _ => errors += 1,
+                        }
                     }
-                }
-                (lat, errors)
-            }));
+                    (lat, errors)
+                }));
+            }
+            let mut latencies = Vec::new();
+            let mut errors = 0;
+            for w in workers {
+                let (l, e) = w.await.expect("worker");
+                latencies.extend(l);
+                errors += e;
+            }
+            report(
+                &format!("GET 100-item page, distinct filters, {instances} instances, {clients} clients"),
+                latencies,
+                errors,
+                started.elapsed(),
+            );
         }
-        let mut latencies = Vec::new();
-        let mut errors = 0;
-        for w in workers {
-            let (l, e) = w.await.expect("worker");
-            latencies.extend(l);
-            errors += e;
-        }
-        report(
-            &format!("GET 100-item filtered page, {instances} instances, {concurrency} clients"),
-            latencies,
-            errors,
-            started.elapsed(),
-        );
 
-        // 1b. The same with wrk (a C load generator, lighter than the in-process one), when it
-        // is on PATH.
+        // 1b. The same with wrk (a C load generator, lighter than the in-process one).
         let wrk_threads = env_or("VNFM_LOAD_WRK_THREADS", 2);
+        let script = dir.path().join("distinct.lua");
+        std::fs::write(
+            &script,
+            "request = function()\n  return wrk.format(\"GET\", \"/vnflcm/v2/vnf_instances?filter=(eq,instantiationState,NOT_INSTANTIATED);(neq,vnfInstanceName,vnf-\" .. string.format(\"%05d\", math.random(0, 99999)) .. \")\")\nend\n",
+        )
+        .expect("wrk script");
         if let Ok(out) = std::process::Command::new("wrk")
             .args([
                 &format!("-t{wrk_threads}"),
@@ -218,11 +266,13 @@ fn main() {
                 "--latency",
             ])
             .args(["-H", &format!("Authorization: Bearer {token}"), "-H", "Version: 2.0.0"])
-            .arg(&url)
+            .arg("-s")
+            .arg(&script)
+            .arg(&base)
             .output()
         {
             let text = String::from_utf8_lossy(&out.stdout);
-            println!("wrk, {concurrency} connections, {wrk_threads} threads:");
+            println!("wrk, distinct filters, {concurrency} connections, {wrk_threads} threads:");
             for line in text.lines().filter(|l| {
                 let l = l.trim_start();
                 l.starts_with("50%") || l.starts_with("90%") || l.starts_with("99%")
@@ -233,53 +283,101 @@ fn main() {
         } else {
             println!("wrk not found: skipped (apt-get install wrk)");
         }
+        println!("RSS after list load: {:.0} MiB", rss_mib());
 
-        // 2. Instantiate under concurrency.
-        let targets: Arc<Vec<String>> = Arc::new(ids.iter().take(instantiates).map(|i| i.to_string()).collect());
-        let next = Arc::new(AtomicUsize::new(0));
-        let started = Instant::now();
-        let mut workers = Vec::new();
-        for _ in 0..concurrency {
-            let http = http.clone();
-            let base = base.clone();
-            let token = token.clone();
-            let targets = targets.clone();
-            let next = next.clone();
-            workers.push(tokio::spawn(async move {
-                let mut lat = Vec::new();
-                let mut errors = 0;
-                loop {
-                    let i = next.fetch_add(1, Ordering::Relaxed);
-                    let Some(id) = targets.get(i) else { break };
-                    let t = Instant::now();
-                    let r = http
-                        .post(format!("{base}/vnflcm/v2/vnf_instances/{id}/instantiate"))
-                        .bearer_auth(&token)
-                        .header("Version", "2.0.0")
-                        .json(&json!({"flavourId": "simple", "vimConnectionInfo": {"v": {"vimType": "TEST.NOOP.V_1"}}}))
-                        .send()
-                        .await;
-                    match r {
-                        Ok(r) if r.status().as_u16() == 202 => lat.push(t.elapsed()),
-                        _ => errors += 1,
+        // 2. (cont,vnfInstanceName,...): the first page.
+        for (what, substrings) in [
+            ("many matches", ["vnf-1", "vnf-2", "vnf-3", "vnf-4", "vnf-0"]),
+            ("one match", ["-12345", "-23456", "-34567", "-45678", "-01234"]),
+        ] {
+            let mut lat = Vec::new();
+            for s in substrings {
+                let t = Instant::now();
+                let r = http
+                    .get(format!("{base}/vnflcm/v2/vnf_instances?filter=(cont,vnfInstanceName,{s})"))
+                    .bearer_auth(&token)
+                    .header("Version", "2.0.0")
+                    .send()
+                    .await
+                    .expect("cont");
+                let items: Vec<serde_json::Value> = r.json().await.expect("cont page");
+                assert!(!items.is_empty(), "{s} matched nothing");
+                lat.push(t.elapsed());
+            }
+            lat.sort_unstable();
+            println!(
+                "GET (cont,vnfInstanceName,...), {what}, first page: median {:.2} ms (of {})",
+                lat[lat.len() / 2].as_secs_f64() * 1e3,
+                lat.len()
+            );
+        }
+
+        // 3. Instantiate + terminate cycles over REST.
+        let targets: Vec<String> = ids.iter().map(|i| i.to_string()).collect();
+        let mut offset = 0;
+        for n in [1usize, 8, 32] {
+            let mine: Vec<String> = targets[offset..offset + n].to_vec();
+            offset += n;
+            let stop = Instant::now() + Duration::from_secs(seconds as u64);
+            let started = Instant::now();
+            let mut workers = Vec::new();
+            for id in mine {
+                let http = http.clone();
+                let base = base.clone();
+                let token = token.clone();
+                workers.push(tokio::spawn(async move {
+                    let mut cycles = 0u64;
+                    while Instant::now() < stop {
+                        for (op, body) in [
+                            ("instantiate", json!({"flavourId": "simple", "vimConnectionInfo": {"v": {"vimType": "TEST.NOOP.V_1"}}})),
+                            ("terminate", json!({"terminationType": "FORCEFUL"})),
+                        ] {
+                            let r = http
+                                .post(format!("{base}/vnflcm/v2/vnf_instances/{id}/{op}"))
+                                .bearer_auth(&token)
+                                .header("Version", "2.0.0")
+                                .json(&body)
+                                .send()
+                                .await
+                                .expect(op);
+                            assert_eq!(r.status().as_u16(), 202, "{op}");
+                            let occ = r.headers()["location"].to_str().expect("location").to_owned();
+                            loop {
+                                let state: serde_json::Value = http
+                                    .get(&occ)
+                                    .bearer_auth(&token)
+                                    .header("Version", "2.0.0")
+                                    .send()
+                                    .await
+                                    .expect("poll")
+                                    .json()
+                                    .await
+                                    .expect("occurrence");
+                                match state["operationState"].as_str() {
+                                    Some("COMPLETED") => break,
+                                    Some("STARTING" | "PROCESSING") => {
+                                        tokio::time::sleep(Duration::from_millis(1)).await
+                                    }
+                                    other => panic!("{op} ended {other:?}"),
+                                }
+                            }
+                        }
+                        cycles += 1;
                     }
-                }
-                (lat, errors)
-            }));
+                    cycles
+                }));
+            }
+            let mut cycles = 0;
+            for w in workers {
+                cycles += w.await.expect("cycle worker");
+            }
+            println!(
+                "instantiate+terminate over REST, {n} instance(s): {cycles} cycles in {:.1} s = {:.0} cycles/s",
+                started.elapsed().as_secs_f64(),
+                cycles as f64 / started.elapsed().as_secs_f64()
+            );
         }
-        let mut latencies = Vec::new();
-        let mut errors = 0;
-        for w in workers {
-            let (l, e) = w.await.expect("worker");
-            latencies.extend(l);
-            errors += e;
-        }
-        report(
-            &format!("POST instantiate (202), {concurrency} clients"),
-            latencies,
-            errors,
-            started.elapsed(),
-        );
+        println!("RSS after cycles: {:.0} MiB", rss_mib());
         state.lcm().shutdown(Duration::from_secs(30)).await;
     });
 }

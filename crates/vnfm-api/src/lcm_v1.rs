@@ -132,13 +132,9 @@ async fn list_instances(
     headers: HeaderMap,
 ) -> ApiResult<Response> {
     require_accept(&headers, &["application/json"])?;
-    if let Some(page) = crate::listing::cached_page(&state.pages, &uri) {
-        return Ok(page);
-    }
     let list = ListRequest::parse(&uri, instance_schema())?;
     let base = instance_query(&list);
     list.run(
-        &state.pages,
         |after| {
             let state = state.clone();
             let mut q = base.clone();
@@ -337,13 +333,9 @@ async fn list_op_occs(
     headers: HeaderMap,
 ) -> ApiResult<Response> {
     require_accept(&headers, &["application/json"])?;
-    if let Some(page) = crate::listing::cached_page(&state.pages, &uri) {
-        return Ok(page);
-    }
     let list = ListRequest::parse(&uri, op_occ_schema())?;
     let base = op_occ_query(&list);
     list.run(
-        &state.pages,
         |after| {
             let state = state.clone();
             let mut q = base.clone();

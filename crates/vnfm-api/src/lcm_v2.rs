@@ -101,6 +101,8 @@ pub(crate) fn instance_query(list: &ListRequest) -> InstanceQuery {
     }
     if let Some(v) = list.eq_value("vnfInstanceName") {
         q.name = Some(vnfm_store::NameFilter::Exact(v.to_owned()));
+    } else if let Some(v) = list.cont_value("vnfInstanceName") {
+        q.name = Some(vnfm_store::NameFilter::Contains(v.to_owned()));
     }
     match list.eq_value("instantiationState") {
         Some("INSTANTIATED") => q.instantiation_state = Some(InstantiationState::Instantiated),
@@ -139,13 +141,9 @@ async fn list_instances(
     headers: HeaderMap,
 ) -> ApiResult<Response> {
     require_accept(&headers, &["application/json"])?;
-    if let Some(page) = crate::listing::cached_page(&state.pages, &uri) {
-        return Ok(page);
-    }
     let list = ListRequest::parse(&uri, instance_schema())?;
     let base = instance_query(&list);
     list.run(
-        &state.pages,
         |after| {
             let state = state.clone();
             let mut q = base.clone();
@@ -400,13 +398,9 @@ async fn list_op_occs(
     headers: HeaderMap,
 ) -> ApiResult<Response> {
     require_accept(&headers, &["application/json"])?;
-    if let Some(page) = crate::listing::cached_page(&state.pages, &uri) {
-        return Ok(page);
-    }
     let list = ListRequest::parse(&uri, op_occ_schema())?;
     let base = op_occ_query(&list);
     list.run(
-        &state.pages,
         |after| {
             let state = state.clone();
             let mut q = base.clone();

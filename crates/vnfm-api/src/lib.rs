@@ -18,7 +18,6 @@
 //! `tower::ServiceExt::oneshot`); [`server::serve`] runs it.
 
 pub mod auth;
-pub mod cache;
 mod dead_letters;
 pub mod error;
 mod lcm_v1;
@@ -27,6 +26,7 @@ pub mod limits;
 mod links;
 pub mod listing;
 pub mod metrics;
+pub mod observed;
 pub mod openapi;
 mod ops;
 pub mod packages;

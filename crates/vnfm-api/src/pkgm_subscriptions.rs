@@ -56,12 +56,8 @@ async fn list(
     headers: HeaderMap,
 ) -> ApiResult<Response> {
     require_accept(&headers, &["application/json"])?;
-    if let Some(page) = crate::listing::cached_page(&state.pages, &uri) {
-        return Ok(page);
-    }
     let list = ListRequest::parse(&uri, schema())?;
     list.run(
-        &state.pages,
         |after| {
             let state = state.clone();
             async move {

@@ -10,8 +10,8 @@ use vnfm_lcm::{Keyring, PkgmSubscriptions, Subscriptions, VimRegistry};
 use vnfm_store::Store;
 
 use crate::auth::{Authenticator, ClientCredentials, DEFAULT_TOKEN_TTL};
-use crate::cache::{ObservedStore, PageCache};
 use crate::metrics::Metrics;
+use crate::observed::ObservedStore;
 use crate::packages::{PackageLimits, Packages};
 
 /// The VIM type of the test VIM (`--enable-test-vim`): backed by the in-memory driver.
@@ -162,7 +162,6 @@ pub struct AppState {
     delivery_waker: Arc<std::sync::OnceLock<vnfm_lcm::DeliveryWaker>>,
     pub(crate) options: StateOptions,
     pub(crate) credentials_file: PathBuf,
-    pub(crate) pages: PageCache,
     ready: AtomicBool,
 }
 
@@ -311,14 +310,8 @@ impl AppState {
         auth.share_clients(opened.clone())
             .await
             .map_err(|e| StateError::Store(format!("sharing the OAuth 2.0 clients: {e}")))?;
-        let epoch = Arc::new(std::sync::atomic::AtomicU64::new(0));
         let delivery_waker = Arc::new(std::sync::OnceLock::new());
-        let store: Arc<dyn Store> = Arc::new(ObservedStore::new(
-            opened,
-            epoch.clone(),
-            delivery_waker.clone(),
-        ));
-        let pages = PageCache::new(epoch);
+        let store: Arc<dyn Store> = Arc::new(ObservedStore::new(opened, delivery_waker.clone()));
 
         let nfvo = match &options.nfvo {
             Some(n) => Some(n.clone()),
@@ -406,7 +399,6 @@ impl AppState {
             delivery_waker,
             options,
             credentials_file,
-            pages,
             ready: AtomicBool::new(true),
         }))
     }

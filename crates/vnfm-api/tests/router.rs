@@ -1040,7 +1040,7 @@ async fn lists_filter_select_and_page() {
             .iter()
             .all(|d| d["vnfInstanceName"] == "odd")
     );
-    // Pages are cached, and a write drops them: the next read sees the new instance.
+    // A read after a write sees it (nothing in the API serves an older page).
     h.call(
         Method::POST,
         "/vnflcm/v2/vnf_instances",
@@ -1056,6 +1056,32 @@ async fn lists_filter_select_and_page() {
         .await
         .json();
     assert_eq!(again.as_array().unwrap().len(), 66);
+    // `cont` on the name is pushed down as a substring condition, with the same answer as the
+    // evaluator: the names are "odd" and "even", and only "odd" contains "dd".
+    let r = h
+        .call(
+            Method::GET,
+            "/vnflcm/v2/vnf_instances?filter=(cont,vnfInstanceName,dd)",
+            None,
+        )
+        .await;
+    assert_eq!(r.json().as_array().unwrap().len(), 66);
+    let r = h
+        .call(
+            Method::GET,
+            "/vnflcm/v2/vnf_instances?filter=(cont,vnfInstanceName,v)",
+            None,
+        )
+        .await;
+    let with_v = r.json();
+    assert_eq!(with_v.as_array().unwrap().len(), 65);
+    assert!(
+        with_v
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|d| d["vnfInstanceName"] == "even")
+    );
     let r = h.call(Method::GET, "/vnflcm/v2/vnf_instances?filter=(neq,vnfInstanceName,odd);(cont,vnfProductName,ello)&fields=vnfInstanceName", None).await;
     let even = r.json();
     assert_eq!(even.as_array().unwrap().len(), 65);

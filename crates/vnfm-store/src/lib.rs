@@ -59,7 +59,8 @@ pub use store::{CONTENT_CHUNK_BYTES, Result, Store};
 
 /// Opens the store named by `url`:
 /// - `sqlite:///abs/path.db` (or `sqlite://relative/path.db`): an SQLite file, created if
-///   missing;
+///   missing; `?synchronous=full` fsyncs every commit ([`Durability::Full`]), the default is
+///   `?synchronous=normal` ([`Durability::Normal`]);
 /// - `sqlite::memory:`: a private in-memory SQLite database;
 /// - `postgres://...` or `postgresql://...`: a PostgreSQL database.
 ///
@@ -68,12 +69,20 @@ pub async fn open(url: &str) -> Result<Arc<dyn Store>> {
     if url == "sqlite::memory:" {
         return Ok(Arc::new(SqliteStore::memory().await?));
     }
-    if let Some(path) = url.strip_prefix("sqlite://") {
-        let path = path.split('?').next().unwrap_or("");
+    if let Some(rest) = url.strip_prefix("sqlite://") {
+        let (path, query) = rest.split_once('?').unwrap_or((rest, ""));
         if path.is_empty() {
             return Err(StoreError::UnsupportedUrl(url.to_owned()));
         }
-        return Ok(Arc::new(SqliteStore::open(path).await?));
+        let mut options = SqliteOptions::default();
+        for pair in query.split('&').filter(|p| !p.is_empty()) {
+            options.durability = match pair {
+                "synchronous=normal" => Durability::Normal,
+                "synchronous=full" => Durability::Full,
+                _ => return Err(StoreError::UnsupportedUrl(url.to_owned())),
+            };
+        }
+        return Ok(Arc::new(SqliteStore::open_with(path, options).await?));
     }
     if url.starts_with("postgres://") || url.starts_with("postgresql://") {
         return Ok(Arc::new(PostgresStore::connect(url).await?));

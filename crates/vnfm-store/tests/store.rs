@@ -2314,7 +2314,7 @@ async fn open_accepts_the_documented_urls() {
     mem.create_instance(&instance("m-1", "vnfd", None, &[]), &[])
         .await
         .unwrap();
-    // The single in-memory connection serves reads and writes alike.
+    // Reads see the writes of the private database.
     assert!(
         mem.get_instance(&VnfInstanceId::new("m-1"))
             .await
@@ -2337,6 +2337,20 @@ async fn open_accepts_the_documented_urls() {
     assert!(msg.contains("mysql://root:***@db/vnfm"), "{msg}");
     assert!(matches!(
         vnfm_store::open("sqlite://").await,
+        Err(StoreError::UnsupportedUrl(_))
+    ));
+    // The durability is chosen in the URL; unknown options are refused, not ignored.
+    let full = vnfm_store::open(&format!("sqlite://{}?synchronous=full", path.display()))
+        .await
+        .unwrap();
+    assert!(
+        full.get_instance(&VnfInstanceId::new("u-1"))
+            .await
+            .unwrap()
+            .is_some()
+    );
+    assert!(matches!(
+        vnfm_store::open(&format!("sqlite://{}?synchronous=off", path.display())).await,
         Err(StoreError::UnsupportedUrl(_))
     ));
 }

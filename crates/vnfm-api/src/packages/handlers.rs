@@ -62,9 +62,6 @@ pub(super) async fn list(
     headers: HeaderMap,
 ) -> ApiResult<Response> {
     require_accept(&headers, &["application/json"])?;
-    if let Some(page) = crate::listing::cached_page(&state.pages, &uri) {
-        return Ok(page);
-    }
     let list = ListRequest::parse(&uri, schema())?;
     let excluded = if family == ApiFamily::PkgmV1 {
         vnfm_sol013::defaults::vnfpkgm::V1_VNF_PKG_INFO_EXCLUDED
@@ -72,7 +69,6 @@ pub(super) async fn list(
         vnfm_sol013::defaults::vnfpkgm::V2_VNF_PKG_INFO_EXCLUDED
     };
     list.run(
-        &state.pages,
         |after| {
             let state = state.clone();
             async move {

@@ -1,0 +1,402 @@
+//! The store as the API uses it: every write that enqueued notifications wakes the
+//! notification deliverer, so they go out at once rather than at its next poll.
+
+use std::sync::{Arc, OnceLock};
+
+use async_trait::async_trait;
+use futures_core::stream::BoxStream;
+use serde_json::Value;
+use vnfm_lcm::DeliveryWaker;
+use vnfm_store::{
+    InstanceQuery, JournalEntry, Lease, NewOutboxRow, OpOccQuery, OutboxRow, OutboxSummary,
+    PackageRecord, Page, PkgmSubscriptionRecord, Result, StepRecord, StepWritten, Store,
+    SubscriptionRecord, Timestamp, Version, VimRecord,
+};
+use vnfm_types::{SubscriptionId, VimId, VnfInstance, VnfInstanceId, VnfLcmOpOcc, VnfLcmOpOccId};
+
+/// A [`Store`] that wakes the notification deliverer after a write that enqueued
+/// notifications.
+pub struct ObservedStore {
+    inner: Arc<dyn Store>,
+    waker: Arc<OnceLock<DeliveryWaker>>,
+}
+
+impl ObservedStore {
+    /// Wraps `inner`; once `waker` is set, every write that enqueued notifications wakes it.
+    pub fn new(inner: Arc<dyn Store>, waker: Arc<OnceLock<DeliveryWaker>>) -> ObservedStore {
+        ObservedStore { inner, waker }
+    }
+
+    /// After a write of `rows` outbox rows that ended `ok`: the rows are committed, so the
+    /// deliverer can send them now rather than at its next poll.
+    fn enqueued(&self, ok: bool, rows: usize) {
+        if ok
+            && rows > 0
+            && let Some(w) = self.waker.get()
+        {
+            w.wake();
+        }
+    }
+}
+
+#[async_trait]
+impl Store for ObservedStore {
+    async fn create_instance(
+        &self,
+        instance: &VnfInstance,
+        notify: &[NewOutboxRow],
+    ) -> Result<Version> {
+        let out = self.inner.create_instance(instance, notify).await;
+        self.enqueued(out.is_ok(), notify.len());
+        out
+    }
+
+    async fn get_instance(&self, id: &VnfInstanceId) -> Result<Option<(VnfInstance, Version)>> {
+        self.inner.get_instance(id).await
+    }
+
+    async fn update_instance(&self, instance: &VnfInstance, expected: Version) -> Result<Version> {
+        self.inner.update_instance(instance, expected).await
+    }
+
+    async fn delete_instance(
+        &self,
+        id: &VnfInstanceId,
+        expected: Version,
+        notify: &[NewOutboxRow],
+    ) -> Result<()> {
+        let out = self.inner.delete_instance(id, expected, notify).await;
+        self.enqueued(out.is_ok(), notify.len());
+        out
+    }
+
+    async fn list_instances(&self, query: &InstanceQuery) -> Result<Page<VnfInstance>> {
+        self.inner.list_instances(query).await
+    }
+
+    fn stream_instances(&self, query: &InstanceQuery) -> BoxStream<'static, Result<VnfInstance>> {
+        self.inner.stream_instances(query)
+    }
+
+    async fn start_operation(&self, occ: &VnfLcmOpOcc, lease: &Lease) -> Result<Version> {
+        self.inner.start_operation(occ, lease).await
+    }
+
+    async fn record_step(&self, record: &StepRecord) -> Result<StepWritten> {
+        let out = self.inner.record_step(record).await;
+        self.enqueued(out.is_ok(), record.outbox.len());
+        out
+    }
+
+    async fn get_op_occ(&self, id: &VnfLcmOpOccId) -> Result<Option<(VnfLcmOpOcc, Version)>> {
+        self.inner.get_op_occ(id).await
+    }
+
+    async fn active_op_occ(
+        &self,
+        instance_id: &VnfInstanceId,
+    ) -> Result<Option<(VnfLcmOpOcc, Version)>> {
+        self.inner.active_op_occ(instance_id).await
+    }
+
+    async fn list_op_occs(&self, query: &OpOccQuery) -> Result<Page<VnfLcmOpOcc>> {
+        self.inner.list_op_occs(query).await
+    }
+
+    async fn count_op_occs_by_state(&self) -> Result<Vec<(String, i64)>> {
+        self.inner.count_op_occs_by_state().await
+    }
+
+    async fn journal(&self, op_occ_id: &VnfLcmOpOccId) -> Result<Vec<JournalEntry>> {
+        self.inner.journal(op_occ_id).await
+    }
+
+    async fn last_completed_step(&self, op_occ_id: &VnfLcmOpOccId) -> Result<Option<JournalEntry>> {
+        self.inner.last_completed_step(op_occ_id).await
+    }
+
+    async fn lease(&self, op_occ_id: &VnfLcmOpOccId) -> Result<Option<Lease>> {
+        self.inner.lease(op_occ_id).await
+    }
+
+    async fn renew_lease(
+        &self,
+        op_occ_id: &VnfLcmOpOccId,
+        owner: &str,
+        expires_at: Timestamp,
+    ) -> Result<()> {
+        self.inner.renew_lease(op_occ_id, owner, expires_at).await
+    }
+
+    async fn release_lease(&self, op_occ_id: &VnfLcmOpOccId, owner: &str) -> Result<()> {
+        self.inner.release_lease(op_occ_id, owner).await
+    }
+
+    async fn claim_operation(
+        &self,
+        op_occ_id: &VnfLcmOpOccId,
+        expected: Version,
+        lease: &Lease,
+        now: Timestamp,
+    ) -> Result<()> {
+        self.inner
+            .claim_operation(op_occ_id, expected, lease, now)
+            .await
+    }
+
+    async fn claim_expired(
+        &self,
+        owner: &str,
+        now: Timestamp,
+        new_expiry: Timestamp,
+        limit: u32,
+    ) -> Result<Vec<(VnfLcmOpOcc, Version)>> {
+        self.inner
+            .claim_expired(owner, now, new_expiry, limit)
+            .await
+    }
+
+    async fn get_op_occ_data(&self, op_occ_id: &VnfLcmOpOccId, key: &str) -> Result<Option<Value>> {
+        self.inner.get_op_occ_data(op_occ_id, key).await
+    }
+
+    async fn put_op_occ_data(
+        &self,
+        op_occ_id: &VnfLcmOpOccId,
+        key: &str,
+        value: &Value,
+    ) -> Result<()> {
+        self.inner.put_op_occ_data(op_occ_id, key, value).await
+    }
+
+    async fn enqueue(&self, rows: &[NewOutboxRow]) -> Result<()> {
+        let out = self.inner.enqueue(rows).await;
+        self.enqueued(out.is_ok(), rows.len());
+        out
+    }
+
+    async fn outbox_due(
+        &self,
+        now: Timestamp,
+        limit: u32,
+        claim_owner: &str,
+        claim_until: Timestamp,
+    ) -> Result<Vec<OutboxRow>> {
+        self.inner
+            .outbox_due(now, limit, claim_owner, claim_until)
+            .await
+    }
+
+    async fn outbox_delivered(&self, id: i64) -> Result<()> {
+        self.inner.outbox_delivered(id).await
+    }
+
+    async fn outbox_retry(&self, id: i64, next_attempt_at: Timestamp, error: &str) -> Result<()> {
+        self.inner.outbox_retry(id, next_attempt_at, error).await
+    }
+
+    async fn outbox_dead(&self, id: i64, error: &str) -> Result<()> {
+        self.inner.outbox_dead(id, error).await
+    }
+
+    async fn outbox_dead_rows(&self, after: Option<i64>, limit: u32) -> Result<Vec<OutboxRow>> {
+        self.inner.outbox_dead_rows(after, limit).await
+    }
+
+    async fn outbox_pending_rows(&self, after: Option<i64>, limit: u32) -> Result<Vec<OutboxRow>> {
+        self.inner.outbox_pending_rows(after, limit).await
+    }
+
+    async fn outbox_summary(&self) -> Result<Vec<OutboxSummary>> {
+        self.inner.outbox_summary().await
+    }
+
+    async fn outbox_redeliver(&self, id: i64, now: Timestamp) -> Result<()> {
+        let out = self.inner.outbox_redeliver(id, now).await;
+        // The row is due now: send it without waiting for the next poll.
+        self.enqueued(out.is_ok(), 1);
+        out
+    }
+
+    async fn outbox_discard(&self, id: i64) -> Result<()> {
+        self.inner.outbox_discard(id).await
+    }
+
+    async fn create_subscription(&self, record: &SubscriptionRecord) -> Result<()> {
+        self.inner.create_subscription(record).await
+    }
+
+    async fn get_subscription(&self, id: &SubscriptionId) -> Result<Option<SubscriptionRecord>> {
+        self.inner.get_subscription(id).await
+    }
+
+    async fn list_subscriptions(
+        &self,
+        after: Option<&str>,
+        limit: u32,
+    ) -> Result<Page<SubscriptionRecord>> {
+        self.inner.list_subscriptions(after, limit).await
+    }
+
+    async fn delete_subscription(&self, id: &SubscriptionId) -> Result<()> {
+        self.inner.delete_subscription(id).await
+    }
+
+    async fn find_duplicate_subscription(
+        &self,
+        canonical_filter: &str,
+        callback_uri: &str,
+    ) -> Result<Option<SubscriptionRecord>> {
+        self.inner
+            .find_duplicate_subscription(canonical_filter, callback_uri)
+            .await
+    }
+
+    async fn create_pkgm_subscription(&self, record: &PkgmSubscriptionRecord) -> Result<()> {
+        self.inner.create_pkgm_subscription(record).await
+    }
+
+    async fn get_pkgm_subscription(
+        &self,
+        id: &SubscriptionId,
+    ) -> Result<Option<PkgmSubscriptionRecord>> {
+        self.inner.get_pkgm_subscription(id).await
+    }
+
+    async fn list_pkgm_subscriptions(
+        &self,
+        after: Option<&str>,
+        limit: u32,
+    ) -> Result<Page<PkgmSubscriptionRecord>> {
+        self.inner.list_pkgm_subscriptions(after, limit).await
+    }
+
+    async fn delete_pkgm_subscription(&self, id: &SubscriptionId) -> Result<()> {
+        self.inner.delete_pkgm_subscription(id).await
+    }
+
+    async fn find_duplicate_pkgm_subscription(
+        &self,
+        canonical_filter: &str,
+        callback_uri: &str,
+    ) -> Result<Option<PkgmSubscriptionRecord>> {
+        self.inner
+            .find_duplicate_pkgm_subscription(canonical_filter, callback_uri)
+            .await
+    }
+
+    async fn create_vim(&self, vim: &VimRecord) -> Result<Version> {
+        self.inner.create_vim(vim).await
+    }
+
+    async fn get_vim(&self, id: &VimId) -> Result<Option<(VimRecord, Version)>> {
+        self.inner.get_vim(id).await
+    }
+
+    async fn update_vim(&self, vim: &VimRecord, expected: Version) -> Result<Version> {
+        self.inner.update_vim(vim, expected).await
+    }
+
+    async fn delete_vim(&self, id: &VimId, expected: Version) -> Result<()> {
+        self.inner.delete_vim(id, expected).await
+    }
+
+    async fn list_vims(&self) -> Result<Vec<(VimRecord, Version)>> {
+        self.inner.list_vims().await
+    }
+
+    async fn vims_created_by(
+        &self,
+        instance_id: &VnfInstanceId,
+    ) -> Result<Vec<(VimRecord, Version)>> {
+        self.inner.vims_created_by(instance_id).await
+    }
+
+    async fn instances_using_vim(&self, vim_id: &VimId) -> Result<Vec<VnfInstanceId>> {
+        self.inner.instances_using_vim(vim_id).await
+    }
+
+    async fn vim_usage(&self) -> Result<Vec<(VimId, VnfInstanceId)>> {
+        self.inner.vim_usage().await
+    }
+
+    async fn create_package(&self, package: &PackageRecord) -> Result<Version> {
+        self.inner.create_package(package).await
+    }
+
+    async fn get_package(&self, id: &str) -> Result<Option<(PackageRecord, Version)>> {
+        self.inner.get_package(id).await
+    }
+
+    async fn package_by_vnfd(&self, vnfd_id: &str) -> Result<Option<(PackageRecord, Version)>> {
+        self.inner.package_by_vnfd(vnfd_id).await
+    }
+
+    async fn update_package_and_notify(
+        &self,
+        package: &PackageRecord,
+        expected: Version,
+        notify: &[NewOutboxRow],
+    ) -> Result<Version> {
+        let out = self
+            .inner
+            .update_package_and_notify(package, expected, notify)
+            .await;
+        self.enqueued(out.is_ok(), notify.len());
+        out
+    }
+
+    async fn delete_package_and_notify(
+        &self,
+        id: &str,
+        expected: Version,
+        notify: &[NewOutboxRow],
+    ) -> Result<()> {
+        let out = self
+            .inner
+            .delete_package_and_notify(id, expected, notify)
+            .await;
+        self.enqueued(out.is_ok(), notify.len());
+        out
+    }
+
+    async fn list_packages(&self, after: Option<&str>, limit: u32) -> Result<Page<PackageRecord>> {
+        self.inner.list_packages(after, limit).await
+    }
+
+    async fn put_package_content(&self, id: &str, content: &[u8]) -> Result<()> {
+        self.inner.put_package_content(id, content).await
+    }
+
+    async fn get_package_content(&self, id: &str) -> Result<Option<Vec<u8>>> {
+        self.inner.get_package_content(id).await
+    }
+
+    async fn put_package_content_from(
+        &self,
+        id: &str,
+        content: &mut (dyn tokio::io::AsyncRead + Unpin + Send),
+    ) -> Result<u64> {
+        self.inner.put_package_content_from(id, content).await
+    }
+
+    async fn copy_package_content_to(
+        &self,
+        id: &str,
+        out: &mut (dyn tokio::io::AsyncWrite + Unpin + Send),
+    ) -> Result<bool> {
+        self.inner.copy_package_content_to(id, out).await
+    }
+
+    async fn get_setting(&self, name: &str) -> Result<Option<serde_json::Value>> {
+        self.inner.get_setting(name).await
+    }
+
+    async fn put_setting(&self, name: &str, value: Option<&serde_json::Value>) -> Result<()> {
+        self.inner.put_setting(name, value).await
+    }
+
+    async fn schema_version(&self) -> Result<i64> {
+        self.inner.schema_version().await
+    }
+}
