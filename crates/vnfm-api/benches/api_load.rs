@@ -202,8 +202,9 @@ fn main() {
         println!("RSS after seeding: {:.0} MiB", rss_mib());
 
         // 1. Filtered list pages, a different filter per request.
-        let page_url = |r: u64| {
-            format!("{base}/vnflcm/v2/vnf_instances?filter=(eq,instantiationState,NOT_INSTANTIATED);(neq,vnfInstanceName,vnf-{r:05})")
+        let list_base = base.clone();
+        let page_url = move |r: u64| {
+            format!("{list_base}/vnflcm/v2/vnf_instances?filter=(eq,instantiationState,NOT_INSTANTIATED);(neq,vnfInstanceName,vnf-{r:05})")
         };
         let probe = http.get(page_url(7)).bearer_auth(&token).header("Version", "2.0.0").send().await.expect("probe");
         let has_next = probe.headers().contains_key("link");
