@@ -149,17 +149,7 @@ async fn list_instances(
             let mut q = base.clone();
             q.after = after;
             q.limit = Some(crate::listing::PAGE_SIZE);
-            async move {
-                let page = state.lcm.list_instances(&q).await?;
-                Ok(Page {
-                    items: page
-                        .items
-                        .iter()
-                        .map(to_json)
-                        .collect::<ApiResult<Vec<_>>>()?,
-                    next: page.next,
-                })
-            }
+            async move { Ok(state.lcm.list_instance_documents(&q).await?) }
         },
         vnfm_sol013::defaults::v2::VNF_INSTANCE_EXCLUDED,
     )

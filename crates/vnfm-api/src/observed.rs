@@ -74,6 +74,10 @@ impl Store for ObservedStore {
         self.inner.list_instances(query).await
     }
 
+    async fn list_instance_documents(&self, query: &InstanceQuery) -> Result<Page<Value>> {
+        self.inner.list_instance_documents(query).await
+    }
+
     fn stream_instances(&self, query: &InstanceQuery) -> BoxStream<'static, Result<VnfInstance>> {
         self.inner.stream_instances(query)
     }

@@ -102,6 +102,10 @@ impl<D: Database> Store for D {
         on_reader!(self, |c| instances::page_of(c, query).await)
     }
 
+    async fn list_instance_documents(&self, query: &InstanceQuery) -> Result<Page<Value>> {
+        on_reader!(self, |c| instances::documents_of(c, query).await)
+    }
+
     fn stream_instances(&self, query: &InstanceQuery) -> BoxStream<'static, Result<VnfInstance>> {
         struct State<D> {
             db: D,

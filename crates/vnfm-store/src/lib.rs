@@ -54,7 +54,9 @@ pub use model::{
     Version, VimRecord, canonical_filter, canonical_pkgm_filter, state_str,
 };
 pub use postgres::{DEFAULT_MAX_CONNECTIONS, PostgresStore};
-pub use sqlite::{Durability, SqliteOptions, SqliteStore};
+pub use sqlite::{
+    DEFAULT_READER_CACHE_KIB, DEFAULT_WRITER_CACHE_KIB, Durability, SqliteOptions, SqliteStore,
+};
 pub use store::{CONTENT_CHUNK_BYTES, Result, Store};
 
 /// Opens the store named by `url`:

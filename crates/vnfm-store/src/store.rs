@@ -75,6 +75,26 @@ pub trait Store: Send + Sync {
     /// One page of instances matching `query`, ordered by id.
     async fn list_instances(&self, query: &InstanceQuery) -> Result<Page<VnfInstance>>;
 
+    /// [`Store::list_instances`] with each instance as its stored JSON document, decoded
+    /// straight into a [`Value`]: for callers that filter and reshape documents anyway (the
+    /// REST lists), which saves building each typed instance only to turn it into JSON.
+    async fn list_instance_documents(&self, query: &InstanceQuery) -> Result<Page<Value>> {
+        let page = self.list_instances(query).await?;
+        let items = page
+            .items
+            .iter()
+            .map(|i| {
+                serde_json::to_value(i).map_err(|e| {
+                    StoreError::Invalid(format!("VNF instance {} is not JSON: {e}", i.id))
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Page {
+            items,
+            next: page.next,
+        })
+    }
+
     /// All instances matching `query` (from `query.after`), ordered by id, fetched lazily in
     /// batches of `query.limit`: memory stays bounded by one batch whatever the table size.
     /// Instances created while streaming appear if their id sorts after the last batch read.

@@ -372,6 +372,15 @@ async fn list_instances_filters_and_pages(db: &TestDb) {
             pages += 1;
             assert!(page.items.len() <= q.limit.unwrap_or(100) as usize);
             ids.extend(page.items.iter().map(|i| i.id.0.clone()));
+            // The same page as documents: the same items, as JSON, and the same cursor.
+            let docs = s.list_instance_documents(&q).await.unwrap();
+            assert_eq!(docs.next, page.next);
+            let typed: Vec<serde_json::Value> = page
+                .items
+                .iter()
+                .map(|i| serde_json::to_value(i).unwrap())
+                .collect();
+            assert_eq!(docs.items, typed);
             match page.next {
                 Some(next) => q.after = Some(next),
                 None => break,

@@ -666,6 +666,26 @@ impl Lcm {
         Ok(page)
     }
 
+    /// [`Lcm::list_instances`] with each instance as a JSON document (for callers that
+    /// filter and reshape documents anyway). Inline VIM secrets are shown as `"***"`.
+    pub async fn list_instance_documents(
+        &self,
+        query: &InstanceQuery,
+    ) -> Result<Page<serde_json::Value>, LcmError> {
+        let mut page = self
+            .inner
+            .store
+            .list_instance_documents(query)
+            .await
+            .map_err(store_err)?;
+        for doc in &mut page.items {
+            if let serde_json::Value::Object(doc) = doc {
+                crate::vim::redact_vim_connections_in(doc);
+            }
+        }
+        Ok(page)
+    }
+
     /// The operation occurrence. Inline VIM secrets in its `operationParams` and
     /// `changedInfo` (kept only by a directory without a registry) are shown as `"***"`.
     pub async fn get_op_occ(&self, id: &VnfLcmOpOccId) -> Result<VnfLcmOpOcc, LcmError> {

@@ -2,6 +2,7 @@
 
 use std::collections::BTreeSet;
 
+use serde_json::Value;
 use vnfm_types::{VimId, VnfInstance, VnfInstanceId};
 
 use super::{
@@ -173,18 +174,47 @@ pub(crate) async fn delete<C: SqlConn>(
     outbox::insert(tx, notify).await
 }
 
-/// One page of the instances matching `query`, ordered by id. Every filter is a condition on
-/// an indexed column.
+/// One page of the instances matching `query`, ordered by id.
 pub(crate) async fn page_of<C: SqlConn>(
     conn: &mut C,
     query: &InstanceQuery,
 ) -> Result<Page<VnfInstance>, StoreError> {
+    let (rows, limit) = matching(conn, query).await?;
+    let items = rows
+        .iter()
+        .map(|(id, doc)| from_json(INSTANCE, id, doc))
+        .collect::<Result<Vec<VnfInstance>, StoreError>>()?;
+    Ok(page(items, limit, |i| i.id.0.clone()))
+}
+
+/// [`page_of`] with each instance as its JSON document.
+pub(crate) async fn documents_of<C: SqlConn>(
+    conn: &mut C,
+    query: &InstanceQuery,
+) -> Result<Page<Value>, StoreError> {
+    let (rows, limit) = matching(conn, query).await?;
+    let mut ids = Vec::with_capacity(rows.len());
+    let mut items = Vec::with_capacity(rows.len());
+    for (id, doc) in rows {
+        items.push(from_json::<Value>(INSTANCE, &id, &doc)?);
+        ids.push(id);
+    }
+    let mut page = page(items, limit, |_| String::new());
+    page.next = page.next.and(ids.get(limit as usize - 1).cloned());
+    Ok(page)
+}
+
+/// The `(id, document)` rows of one page of `query` (one more than the page size, which tells
+/// that a next page exists), and the page size. Every filter is a condition on an indexed
+/// column; a name substring is looked for in the name index (a far smaller scan than the
+/// documents), and only the matching rows' documents are read.
+async fn matching<C: SqlConn>(
+    conn: &mut C,
+    query: &InstanceQuery,
+) -> Result<(Vec<(String, String)>, i64), StoreError> {
     let (limit, probe) = probe_size(query.limit);
     if query.ids.as_ref().is_some_and(Vec::is_empty) {
-        return Ok(Page {
-            items: Vec::new(),
-            next: None,
-        });
+        return Ok((Vec::new(), limit));
     }
     let state = query.instantiation_state.as_ref().map(enum_str);
     let mut sql = String::from("SELECT id, doc FROM vnf_instances WHERE 1 = 1");
@@ -213,7 +243,10 @@ pub(crate) async fn page_of<C: SqlConn>(
         Some(NameFilter::Contains(n)) => {
             args.push(n.as_str().into());
             let position = C::DIALECT.position("vnf_instance_name", &format!("${}", args.len()));
-            sql.push_str(&format!(" AND {position} > 0"));
+            sql.push_str(&format!(
+                " AND id IN (SELECT id FROM vnf_instances{} WHERE {position} > 0)",
+                C::DIALECT.name_index_hint()
+            ));
         }
         None => {}
     }
@@ -230,16 +263,16 @@ pub(crate) async fn page_of<C: SqlConn>(
     }
     args.push(probe.into());
     sql.push_str(&format!(" ORDER BY id LIMIT ${}", args.len()));
-    let items = conn
+    let rows = conn
         .rows(&sql, &args, &[Col::Text, Col::Text])
         .await?
         .into_iter()
         .map(|row| {
             let [id, doc] = columns(row)?;
-            from_json(INSTANCE, &id.text()?, &doc.text()?)
+            Ok((id.text()?, doc.text()?))
         })
-        .collect::<Result<Vec<VnfInstance>, StoreError>>()?;
-    Ok(page(items, limit, |i| i.id.0.clone()))
+        .collect::<Result<Vec<_>, StoreError>>()?;
+    Ok((rows, limit))
 }
 
 /// Appends `AND column = $n` with `value` as argument `n`.

@@ -40,11 +40,11 @@ use crate::error::StoreError;
 use readers::{ReadConn, Readers};
 use writer::Writer;
 
-/// Page cache of the writer connection: index pages of large tables stay in memory, which
-/// keeps inserts at several thousand per second on a 50,000-instance table.
-const WRITER_CACHE_KIB: u32 = 64 * 1024;
-/// Page cache of each reader connection.
-const READER_CACHE_KIB: u32 = 8 * 1024;
+/// Default page cache of the writer connection: index pages of large tables stay in memory,
+/// which keeps inserts at several thousand per second on a 50,000-instance table.
+pub const DEFAULT_WRITER_CACHE_KIB: u32 = 64 * 1024;
+/// Default page cache of each reader connection.
+pub const DEFAULT_READER_CACHE_KIB: u32 = 8 * 1024;
 /// WAL pages between automatic checkpoints (SQLite's default is 1000).
 const WAL_AUTOCHECKPOINT_PAGES: u32 = 10_000;
 /// Size the WAL file is truncated to after a checkpoint.
@@ -68,9 +68,14 @@ pub struct SqliteOptions {
     pub durability: Durability,
     /// How long a writer waits for another process's write lock before failing.
     pub busy_timeout: Duration,
-    /// Read connections (the writer is always one). Each has a page cache of 8 MiB at most,
-    /// which bounds the store's memory with the writer's 64 MiB.
+    /// Read connections (the writer is always one).
     pub readers: u32,
+    /// Page cache of the writer connection, in KiB ([`DEFAULT_WRITER_CACHE_KIB`]).
+    pub writer_cache_kib: u32,
+    /// Page cache of each read connection, in KiB ([`DEFAULT_READER_CACHE_KIB`]). The store's
+    /// caches hold at most `writer_cache_kib + readers * reader_cache_kib` (96 MiB with the
+    /// defaults), filled only as the database grows.
+    pub reader_cache_kib: u32,
 }
 
 impl Default for SqliteOptions {
@@ -79,6 +84,8 @@ impl Default for SqliteOptions {
             durability: Durability::Normal,
             busy_timeout: Duration::from_secs(10),
             readers: 4,
+            writer_cache_kib: DEFAULT_WRITER_CACHE_KIB,
+            reader_cache_kib: DEFAULT_READER_CACHE_KIB,
         }
     }
 }
@@ -137,9 +144,10 @@ impl SqliteStore {
             busy_timeout: options.busy_timeout,
             pragmas: format!(
                 "PRAGMA foreign_keys = ON; PRAGMA synchronous = {synchronous}; \
-                 PRAGMA cache_size = -{WRITER_CACHE_KIB}; \
+                 PRAGMA cache_size = -{}; \
                  PRAGMA wal_autocheckpoint = {WAL_AUTOCHECKPOINT_PAGES}; \
-                 PRAGMA journal_size_limit = {JOURNAL_SIZE_LIMIT_BYTES}"
+                 PRAGMA journal_size_limit = {JOURNAL_SIZE_LIMIT_BYTES}",
+                options.writer_cache_kib
             ),
         };
         // Opening may wait for another process's lock: off the async threads.
@@ -149,7 +157,10 @@ impl SqliteStore {
             .map_err(|e| StoreError::Backend(format!("opening the SQLite store failed: {e}")))??;
         let reader_setup = ConnectionSetup {
             busy_timeout: options.busy_timeout,
-            pragmas: format!("PRAGMA query_only = ON; PRAGMA cache_size = -{READER_CACHE_KIB}"),
+            pragmas: format!(
+                "PRAGMA query_only = ON; PRAGMA cache_size = -{}",
+                options.reader_cache_kib
+            ),
         };
         Ok(SqliteStore {
             writer: Arc::new(Writer::spawn(conn)?),
