@@ -33,6 +33,8 @@ pub mod packages;
 mod pkgm_subscriptions;
 mod preview;
 mod progress;
+#[cfg(test)]
+mod pushdown_tests;
 pub mod server;
 mod spool;
 pub mod state;
