@@ -26,13 +26,13 @@ fn instance(i: usize) -> VnfInstance {
         "vnfProductName": product,
         "vnfSoftwareVersion": "1.0",
         "vnfdVersion": "1.0",
-        "instantiationState": if i % 5 == 0 { "INSTANTIATED" } else { "NOT_INSTANTIATED" },
+        "instantiationState": if i.is_multiple_of(5) { "INSTANTIATED" } else { "NOT_INSTANTIATED" },
         "_links": {"self": {"href": format!("/vnflcm/v2/vnf_instances/i-{i:03}")}},
     });
-    if i % 7 != 0 {
+    if !i.is_multiple_of(7) {
         doc["vnfInstanceName"] = json!(NAMES[(i * 5 + i / 3) % NAMES.len()]);
     }
-    if i % 5 == 0 {
+    if i.is_multiple_of(5) {
         doc["instantiatedVnfInfo"] = json!({"flavourId": "simple", "vnfState": "STARTED"});
     }
     serde_json::from_value(doc).expect("instance")
