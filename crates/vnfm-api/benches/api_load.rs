@@ -17,7 +17,8 @@
 //!
 //! `cargo bench -p vnfm-api --bench api_load`; sizes from `VNFM_LOAD_INSTANCES` (50000),
 //! `VNFM_LOAD_CONCURRENCY` (200), `VNFM_LOAD_SECONDS` (10), `VNFM_LOAD_WRK_THREADS` (2),
-//! `VNFM_LOAD_DURABILITY` (`normal` or `full`: the SQLite `synchronous` setting).
+//! `VNFM_LOAD_DURABILITY` (`normal` or `full`: the SQLite `synchronous` setting),
+//! `VNFM_LOAD_STORE_URL` (another store, e.g. an empty PostgreSQL database).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -116,7 +117,9 @@ fn main() {
         options.enable_test_vim = true;
         options.verify_callbacks = false;
         options.recovery_interval = None;
-        if std::env::var("VNFM_LOAD_DURABILITY").as_deref() == Ok("full") {
+        if let Ok(url) = std::env::var("VNFM_LOAD_STORE_URL") {
+            options.store_url = Some(url);
+        } else if std::env::var("VNFM_LOAD_DURABILITY").as_deref() == Ok("full") {
             options.store_url = Some(format!(
                 "sqlite://{}?synchronous=full",
                 dir.path().join("data/full.db").display()

@@ -60,6 +60,11 @@ const MIGRATIONS: &[MigrationSource] = &[
         "outbox summary index",
         include_str!("../migrations/postgres/0007_outbox_summary.sql"),
     ),
+    (
+        8,
+        "name search",
+        include_str!("../migrations/postgres/0008_name_search.sql"),
+    ),
 ];
 
 /// Default size of the connection pool.

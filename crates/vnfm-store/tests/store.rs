@@ -486,6 +486,25 @@ async fn list_instances_filters_and_pages(db: &TestDb) {
         .unwrap();
     assert_eq!(second.items.len(), 125);
     assert_eq!(second.next, None);
+
+    // A substring is matched literally: `%`, `_` and `\` are not wildcards or escapes.
+    for (id, name) in [("w-1", "50%_off"), ("w-2", "50 off"), ("w-3", "a\\b")] {
+        s.create_instance(&instance(id, "vnfd-w", Some(name), &[]), &[])
+            .await
+            .unwrap();
+    }
+    let w = |part: &'static str| {
+        let mut q = InstanceQuery {
+            vnfd_id: Some(VnfdId::new("vnfd-w")),
+            ..Default::default()
+        };
+        q.name = Some(NameFilter::Contains(part.into()));
+        q
+    };
+    assert_eq!(all(s, w("%_")).await, ["w-1"]);
+    assert_eq!(all(s, w("0_")).await, Vec::<String>::new());
+    assert_eq!(all(s, w("\\")).await, ["w-3"]);
+    assert_eq!(all(s, w("50")).await, ["w-1", "w-2"]);
 }
 
 async fn stream_instances_fetches_lazily(db: &TestDb) {
@@ -1921,20 +1940,20 @@ async fn vim_index_follows_references_and_resources(db: &TestDb) {
 }
 
 async fn migrations_apply_on_empty_and_refuse_newer_schema(db: &TestDb) {
-    assert_eq!(db.store.schema_version().await.unwrap(), 7);
+    assert_eq!(db.store.schema_version().await.unwrap(), 8);
     // Opening an up-to-date database again is a no-op.
     let again = db.reopen().await.unwrap();
-    assert_eq!(again.schema_version().await.unwrap(), 7);
+    assert_eq!(again.schema_version().await.unwrap(), 8);
     drop(again);
 
-    db.fake_future_migration(8).await;
+    db.fake_future_migration(9).await;
     let err = match db.reopen().await {
         Ok(_) => panic!("a database from a newer build was opened"),
         Err(e) => e,
     };
     match &err {
         StoreError::SchemaTooNew { found, supported } => {
-            assert_eq!((*found, *supported), (8, 7));
+            assert_eq!((*found, *supported), (9, 8));
         }
         other => panic!("{other:?}"),
     }
@@ -2527,7 +2546,7 @@ async fn concurrent_first_opens_of_one_sqlite_file_both_succeed() {
             .collect();
         for o in opens {
             let store = o.await.unwrap().unwrap();
-            assert_eq!(store.schema_version().await.unwrap(), 7);
+            assert_eq!(store.schema_version().await.unwrap(), 8);
         }
     }
 }

@@ -6,7 +6,7 @@ use serde_json::Value;
 use vnfm_types::{VimId, VnfInstance, VnfInstanceId};
 
 use super::{
-    Arg, Col, SqlConn, columns, expect_version, from_json, locked_version, now_ms, page,
+    Arg, Col, Dialect, SqlConn, columns, expect_version, from_json, locked_version, now_ms, page,
     placeholders, probe_size, stale, texts, to_json,
 };
 use crate::error::{Conflict, StoreError};
@@ -217,6 +217,10 @@ async fn matching<C: SqlConn>(
         return Ok((Vec::new(), limit));
     }
     let state = query.instantiation_state.as_ref().map(enum_str);
+    let like_pattern = match &query.name {
+        Some(NameFilter::Contains(n)) => contains_pattern(n),
+        _ => String::new(),
+    };
     let mut sql = String::from("SELECT id, doc FROM vnf_instances WHERE 1 = 1");
     let mut args: Vec<Arg<'_>> = Vec::new();
     if let Some(v) = &query.vnfd_id {
@@ -240,14 +244,25 @@ async fn matching<C: SqlConn>(
         Some(NameFilter::Exact(n)) => {
             push_eq("vnf_instance_name", n.as_str().into(), &mut sql, &mut args)
         }
-        Some(NameFilter::Contains(n)) => {
-            args.push(n.as_str().into());
-            let position = C::DIALECT.position("vnf_instance_name", &format!("${}", args.len()));
-            sql.push_str(&format!(
-                " AND id IN (SELECT id FROM vnf_instances{} WHERE {position} > 0)",
-                C::DIALECT.name_index_hint()
-            ));
-        }
+        Some(NameFilter::Contains(n)) => match C::DIALECT {
+            // A scan of the covering name index (names and ids), not of the documents.
+            Dialect::Sqlite => {
+                args.push(n.as_str().into());
+                sql.push_str(&format!(
+                    " AND id IN (SELECT id FROM vnf_instances INDEXED BY vnf_instances_name \
+                     WHERE instr(vnf_instance_name, ${}) > 0)",
+                    args.len()
+                ));
+            }
+            // The trigram index answers LIKE '%...%'.
+            Dialect::Postgres => {
+                args.push(like_pattern.as_str().into());
+                sql.push_str(&format!(
+                    " AND vnf_instance_name LIKE ${} ESCAPE '\\'",
+                    args.len()
+                ));
+            }
+        },
         None => {}
     }
     if let Some(ids) = &query.ids {
@@ -273,6 +288,20 @@ async fn matching<C: SqlConn>(
         })
         .collect::<Result<Vec<_>, StoreError>>()?;
     Ok((rows, limit))
+}
+
+/// The `LIKE` pattern (escape character `\`) of the names containing `part`.
+fn contains_pattern(part: &str) -> String {
+    let mut pattern = String::with_capacity(part.len() + 2);
+    pattern.push('%');
+    for c in part.chars() {
+        if matches!(c, '%' | '_' | '\\') {
+            pattern.push('\\');
+        }
+        pattern.push(c);
+    }
+    pattern.push('%');
+    pattern
 }
 
 /// Appends `AND column = $n` with `value` as argument `n`.
@@ -417,4 +446,15 @@ pub(crate) fn vim_ids(instance: &VnfInstance) -> Vec<String> {
     ids.sort();
     ids.dedup();
     ids
+}
+
+#[cfg(test)]
+mod tests {
+    use super::contains_pattern;
+
+    #[test]
+    fn like_patterns_escape_wildcards() {
+        assert_eq!(contains_pattern("a_b%c\\d"), "%a\\_b\\%c\\\\d%");
+        assert_eq!(contains_pattern(""), "%%");
+    }
 }

@@ -49,23 +49,6 @@ impl Dialect {
             Dialect::Postgres => " FOR UPDATE SKIP LOCKED",
         }
     }
-
-    /// What makes a scan of `vnf_instances` read the name index rather than the documents:
-    /// SQLite picks a full table scan for a substring condition on its own.
-    pub(crate) fn name_index_hint(self) -> &'static str {
-        match self {
-            Dialect::Sqlite => " INDEXED BY vnf_instances_name",
-            Dialect::Postgres => "",
-        }
-    }
-
-    /// The 1-based position of `needle` in `haystack` (0 when absent).
-    pub(crate) fn position(self, haystack: &str, needle: &str) -> String {
-        match self {
-            Dialect::Sqlite => format!("instr({haystack}, {needle})"),
-            Dialect::Postgres => format!("strpos({haystack}, {needle})"),
-        }
-    }
 }
 
 /// A statement argument.

@@ -50,6 +50,11 @@ pub(crate) const MIGRATIONS: &[MigrationSource] = &[
         "outbox summary index",
         include_str!("../../migrations/sqlite/0007_outbox_summary.sql"),
     ),
+    (
+        8,
+        "name search",
+        include_str!("../../migrations/sqlite/0008_name_search.sql"),
+    ),
 ];
 
 /// The checksum sqlx records for a migration's SQL.

@@ -1,0 +1,3 @@
+-- `(cont,vnfInstanceName,...)` is searched in the name index vnf_instances_name (a covering
+-- index of names and ids, far smaller than the documents), which SQLite scans; no schema change
+-- is needed. This migration keeps the schema versions of both backends in step.
