@@ -10,7 +10,10 @@ use futures_core::future::BoxFuture;
 use futures_core::stream::BoxStream;
 use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncSeekExt, AsyncWrite, AsyncWriteExt};
-use vnfm_types::{SubscriptionId, VimId, VnfInstance, VnfInstanceId, VnfLcmOpOcc, VnfLcmOpOccId};
+use vnfm_types::{
+    LccnSubscription, PkgmSubscription, SubscriptionId, VimId, VnfInstance, VnfInstanceId,
+    VnfLcmOpOcc, VnfLcmOpOccId,
+};
 
 use crate::error::{Conflict, StoreError};
 use crate::model::{
@@ -364,7 +367,7 @@ impl<D: Database> Store for D {
     async fn delete_subscription(&self, id: &SubscriptionId) -> Result<()> {
         let id = id.clone();
         in_transaction!(self, |tx| {
-            subscriptions::delete::<_, SubscriptionRecord>(tx, id.as_str()).await
+            subscriptions::delete::<_, LccnSubscription>(tx, id.as_str()).await
         })
         .await
     }
@@ -405,7 +408,7 @@ impl<D: Database> Store for D {
     async fn delete_pkgm_subscription(&self, id: &SubscriptionId) -> Result<()> {
         let id = id.clone();
         in_transaction!(self, |tx| {
-            subscriptions::delete::<_, PkgmSubscriptionRecord>(tx, id.as_str()).await
+            subscriptions::delete::<_, PkgmSubscription>(tx, id.as_str()).await
         })
         .await
     }

@@ -50,8 +50,9 @@ pub use error::{Conflict, StoreError};
 pub use model::{
     DEFAULT_PAGE_SIZE, InstanceQuery, JournalEntry, JournalStep, Lease, MAX_PAGE_SIZE, NameFilter,
     NewOutboxRow, OpOccQuery, OutboxRow, OutboxStatus, OutboxSummary, PackageRecord, Page,
-    PkgmSubscriptionRecord, StepOutcome, StepRecord, StepWritten, SubscriptionRecord, Timestamp,
-    Version, VimRecord, canonical_filter, canonical_pkgm_filter, state_str,
+    PkgmSubscriptionRecord, StepOutcome, StepRecord, StepWritten, StoredSubscription,
+    SubscriptionRecord, SubscriptionResource, Timestamp, Version, VimRecord, canonical_filter,
+    canonical_pkgm_filter, state_str,
 };
 pub use postgres::{DEFAULT_MAX_CONNECTIONS, PostgresStore};
 pub use sqlite::{

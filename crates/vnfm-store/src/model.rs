@@ -288,23 +288,82 @@ pub struct OutboxSummary {
     pub oldest: Timestamp,
 }
 
+/// A kind of subscription resource the store keeps (lifecycle, package management, ...): one
+/// table and one id space for all of them, told apart by [`SubscriptionResource::KIND`].
+pub trait SubscriptionResource:
+    serde::Serialize
+    + serde::de::DeserializeOwned
+    + Clone
+    + PartialEq
+    + fmt::Debug
+    + Send
+    + Sync
+    + 'static
+{
+    /// The stored `kind` of this resource.
+    const KIND: &'static str;
+    /// What the resource is called in errors.
+    const WHAT: &'static str;
+    /// The subscription id.
+    fn id(&self) -> &SubscriptionId;
+    /// Where notifications go.
+    fn callback_uri(&self) -> &str;
+    /// The canonical form of the resource's filter ([`canonical_filter`]).
+    fn canonical_filter(&self) -> String;
+}
+
+impl SubscriptionResource for LccnSubscription {
+    const KIND: &'static str = "lcm";
+    const WHAT: &'static str = "subscription";
+    fn id(&self) -> &SubscriptionId {
+        &self.id
+    }
+    fn callback_uri(&self) -> &str {
+        &self.callback_uri
+    }
+    fn canonical_filter(&self) -> String {
+        canonical_filter(self.filter.as_ref())
+    }
+}
+
+impl SubscriptionResource for PkgmSubscription {
+    const KIND: &'static str = "pkgm";
+    const WHAT: &'static str = "VNF package management subscription";
+    fn id(&self) -> &SubscriptionId {
+        &self.id
+    }
+    fn callback_uri(&self) -> &str {
+        &self.callback_uri
+    }
+    fn canonical_filter(&self) -> String {
+        canonical_pkgm_filter(self.filter.as_ref())
+    }
+}
+
 /// A stored subscription: the resource, the canonical form of its filter (for duplicate
 /// detection) and its callback credentials, encrypted by the caller.
 #[derive(Clone, PartialEq)]
-pub struct SubscriptionRecord {
+pub struct StoredSubscription<S> {
     /// The subscription resource.
-    pub subscription: LccnSubscription,
-    /// [`canonical_filter`] of `subscription.filter`.
+    pub subscription: S,
+    /// The canonical form of `subscription`'s filter.
     pub canonical_filter: String,
     /// Encrypted `authentication` of the request, if any.
     pub authentication: Option<Vec<u8>>,
 }
 
-impl SubscriptionRecord {
+/// A stored lifecycle (`LccnSubscription`) subscription.
+pub type SubscriptionRecord = StoredSubscription<LccnSubscription>;
+
+/// A stored VNF package management subscription. Package management and lifecycle
+/// subscriptions share one id space: an id names one subscription of either kind.
+pub type PkgmSubscriptionRecord = StoredSubscription<PkgmSubscription>;
+
+impl<S: SubscriptionResource> StoredSubscription<S> {
     /// A record for `subscription`, computing its canonical filter.
-    pub fn new(subscription: LccnSubscription, authentication: Option<Vec<u8>>) -> Self {
-        let canonical_filter = canonical_filter(subscription.filter.as_ref());
-        SubscriptionRecord {
+    pub fn new(subscription: S, authentication: Option<Vec<u8>>) -> Self {
+        let canonical_filter = subscription.canonical_filter();
+        StoredSubscription {
             subscription,
             canonical_filter,
             authentication,
@@ -312,9 +371,10 @@ impl SubscriptionRecord {
     }
 }
 
-impl fmt::Debug for SubscriptionRecord {
+impl<S: fmt::Debug> fmt::Debug for StoredSubscription<S> {
+    // The credentials are shown by size only.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("SubscriptionRecord")
+        f.debug_struct("StoredSubscription")
             .field("subscription", &self.subscription)
             .field("canonical_filter", &self.canonical_filter)
             .field(
@@ -349,49 +409,6 @@ fn canonical_of<F: serde::Serialize>(filter: Option<&F>) -> String {
     canonical_json(&value)
         .unwrap_or_else(|| Value::Object(Default::default()))
         .to_string()
-}
-
-/// A stored VNF package management subscription: the resource, the canonical form of its
-/// filter (for duplicate detection) and its callback credentials, encrypted by the caller.
-///
-/// Package management and lifecycle subscriptions share one id space: an id names one
-/// subscription of either kind.
-#[derive(Clone, PartialEq)]
-pub struct PkgmSubscriptionRecord {
-    /// The subscription resource.
-    pub subscription: PkgmSubscription,
-    /// [`canonical_pkgm_filter`] of `subscription.filter`.
-    pub canonical_filter: String,
-    /// Encrypted `authentication` of the request, if any.
-    pub authentication: Option<Vec<u8>>,
-}
-
-impl PkgmSubscriptionRecord {
-    /// A record for `subscription`, computing its canonical filter.
-    pub fn new(subscription: PkgmSubscription, authentication: Option<Vec<u8>>) -> Self {
-        let canonical_filter = canonical_pkgm_filter(subscription.filter.as_ref());
-        PkgmSubscriptionRecord {
-            subscription,
-            canonical_filter,
-            authentication,
-        }
-    }
-}
-
-impl fmt::Debug for PkgmSubscriptionRecord {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("PkgmSubscriptionRecord")
-            .field("subscription", &self.subscription)
-            .field("canonical_filter", &self.canonical_filter)
-            .field(
-                "authentication",
-                &self
-                    .authentication
-                    .as_ref()
-                    .map(|a| format!("<{} bytes>", a.len())),
-            )
-            .finish()
-    }
 }
 
 /// `None` for values that select nothing extra (empty objects and arrays, null).

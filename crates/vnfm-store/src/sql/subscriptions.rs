@@ -1,156 +1,74 @@
 //! Subscriptions of every kind, in one table and one id space, told apart by a `kind` column:
-//! one implementation, generic over the record type ([`Kind`]).
+//! one implementation, generic over the resource ([`SubscriptionResource`]).
 
 use super::{Col, SqlConn, columns, from_json, now_ms, page, page_size_of, to_json};
 use crate::error::{Conflict, StoreError};
-use crate::model::{Page, PkgmSubscriptionRecord, SubscriptionRecord};
-
-/// A kind of stored subscription.
-pub(crate) trait Kind: Sized + Send + 'static {
-    /// The value of the `kind` column.
-    const KIND: &'static str;
-    /// What the record is called in errors.
-    const WHAT: &'static str;
-
-    /// The subscription id.
-    fn id(&self) -> &str;
-    /// Where notifications go.
-    fn callback_uri(&self) -> &str;
-    /// The canonical filter, for duplicate detection.
-    fn canonical_filter(&self) -> &str;
-    /// The encrypted credentials.
-    fn authentication(&self) -> Option<&[u8]>;
-    /// The JSON document of the subscription resource.
-    fn doc(&self) -> Result<String, StoreError>;
-    /// The record from its stored columns.
-    fn from_columns(
-        id: &str,
-        doc: &str,
-        canonical_filter: String,
-        authentication: Option<Vec<u8>>,
-    ) -> Result<Self, StoreError>;
-}
-
-impl Kind for SubscriptionRecord {
-    const KIND: &'static str = "lcm";
-    const WHAT: &'static str = "subscription";
-
-    fn id(&self) -> &str {
-        self.subscription.id.as_str()
-    }
-    fn callback_uri(&self) -> &str {
-        &self.subscription.callback_uri
-    }
-    fn canonical_filter(&self) -> &str {
-        &self.canonical_filter
-    }
-    fn authentication(&self) -> Option<&[u8]> {
-        self.authentication.as_deref()
-    }
-    fn doc(&self) -> Result<String, StoreError> {
-        to_json(Self::WHAT, &self.subscription)
-    }
-    fn from_columns(
-        id: &str,
-        doc: &str,
-        canonical_filter: String,
-        authentication: Option<Vec<u8>>,
-    ) -> Result<Self, StoreError> {
-        Ok(SubscriptionRecord {
-            subscription: from_json(Self::WHAT, id, doc)?,
-            canonical_filter,
-            authentication,
-        })
-    }
-}
-
-impl Kind for PkgmSubscriptionRecord {
-    const KIND: &'static str = "pkgm";
-    const WHAT: &'static str = "VNF package management subscription";
-
-    fn id(&self) -> &str {
-        self.subscription.id.as_str()
-    }
-    fn callback_uri(&self) -> &str {
-        &self.subscription.callback_uri
-    }
-    fn canonical_filter(&self) -> &str {
-        &self.canonical_filter
-    }
-    fn authentication(&self) -> Option<&[u8]> {
-        self.authentication.as_deref()
-    }
-    fn doc(&self) -> Result<String, StoreError> {
-        to_json(Self::WHAT, &self.subscription)
-    }
-    fn from_columns(
-        id: &str,
-        doc: &str,
-        canonical_filter: String,
-        authentication: Option<Vec<u8>>,
-    ) -> Result<Self, StoreError> {
-        Ok(PkgmSubscriptionRecord {
-            subscription: from_json(Self::WHAT, id, doc)?,
-            canonical_filter,
-            authentication,
-        })
-    }
-}
+use crate::model::{Page, StoredSubscription, SubscriptionResource};
 
 const COLUMNS: &str = "id, doc, canonical_filter, authentication";
 const COLS: [Col; 4] = [Col::Text, Col::Text, Col::Text, Col::OptBlob];
 
-fn record<K: Kind>(row: Vec<super::Cell>) -> Result<K, StoreError> {
+fn record<S: SubscriptionResource>(
+    row: Vec<super::Cell>,
+) -> Result<StoredSubscription<S>, StoreError> {
     let [id, doc, filter, auth] = columns(row)?;
-    K::from_columns(&id.text()?, &doc.text()?, filter.text()?, auth.opt_blob()?)
+    Ok(StoredSubscription {
+        subscription: from_json(S::WHAT, &id.text()?, &doc.text()?)?,
+        canonical_filter: filter.text()?,
+        authentication: auth.opt_blob()?,
+    })
 }
 
 /// Stores a subscription; a taken id (of any kind) is a conflict.
-pub(crate) async fn create<C: SqlConn, K: Kind>(tx: &mut C, record: &K) -> Result<(), StoreError> {
-    let doc = record.doc()?;
+pub(crate) async fn create<C: SqlConn, S: SubscriptionResource>(
+    tx: &mut C,
+    record: &StoredSubscription<S>,
+) -> Result<(), StoreError> {
+    let sub = &record.subscription;
+    let doc = to_json(S::WHAT, sub)?;
     let done = tx
         .execute(
             "INSERT INTO subscriptions (id, callback_uri, canonical_filter, doc, \
              authentication, created_at, kind) VALUES ($1, $2, $3, $4, $5, $6, $7) \
              ON CONFLICT (id) DO NOTHING",
             &[
-                record.id().into(),
-                record.callback_uri().into(),
-                record.canonical_filter().into(),
+                sub.id().as_str().into(),
+                sub.callback_uri().into(),
+                record.canonical_filter.as_str().into(),
                 doc.as_str().into(),
-                record.authentication().into(),
+                record.authentication.as_deref().into(),
                 now_ms().into(),
-                K::KIND.into(),
+                S::KIND.into(),
             ],
         )
         .await?;
     if done == 0 {
         return Err(StoreError::Conflict(Conflict::AlreadyExists {
             kind: "subscription",
-            id: record.id().to_owned(),
+            id: sub.id().0.clone(),
         }));
     }
     Ok(())
 }
 
-/// The subscription `id` of kind `K`.
-pub(crate) async fn get<C: SqlConn, K: Kind>(
+/// The subscription `id` of kind `S`.
+pub(crate) async fn get<C: SqlConn, S: SubscriptionResource>(
     conn: &mut C,
     id: &str,
-) -> Result<Option<K>, StoreError> {
+) -> Result<Option<StoredSubscription<S>>, StoreError> {
     let sql = format!("SELECT {COLUMNS} FROM subscriptions WHERE id = $1 AND kind = $2");
-    conn.row(&sql, &[id.into(), K::KIND.into()], &COLS)
+    conn.row(&sql, &[id.into(), S::KIND.into()], &COLS)
         .await?
         .map(record)
         .transpose()
 }
 
-/// One page of the subscriptions of kind `K` after id `after`.
-pub(crate) async fn page_of<C: SqlConn, K: Kind>(
+/// One page of the subscriptions of kind `S` after id `after`.
+pub(crate) async fn page_of<C: SqlConn, S: SubscriptionResource>(
     conn: &mut C,
     after: Option<&str>,
     limit: u32,
-) -> Result<Page<K>, StoreError> {
+) -> Result<Page<StoredSubscription<S>>, StoreError> {
     let limit = page_size_of(limit);
     let sql = format!(
         "SELECT {COLUMNS} FROM subscriptions WHERE kind = $1 AND id > $2 ORDER BY id LIMIT $3"
@@ -159,7 +77,7 @@ pub(crate) async fn page_of<C: SqlConn, K: Kind>(
         .rows(
             &sql,
             &[
-                K::KIND.into(),
+                S::KIND.into(),
                 after.unwrap_or("").into(),
                 (limit + 1).into(),
             ],
@@ -168,21 +86,24 @@ pub(crate) async fn page_of<C: SqlConn, K: Kind>(
         .await?
         .into_iter()
         .map(record)
-        .collect::<Result<Vec<K>, _>>()?;
-    Ok(page(items, limit, |s| s.id().to_owned()))
+        .collect::<Result<Vec<StoredSubscription<S>>, _>>()?;
+    Ok(page(items, limit, |s| s.subscription.id().0.clone()))
 }
 
-/// Deletes the subscription of kind `K` and its pending outbox rows (dead rows stay).
-pub(crate) async fn delete<C: SqlConn, K: Kind>(tx: &mut C, id: &str) -> Result<(), StoreError> {
+/// Deletes the subscription of kind `S` and its pending outbox rows (dead rows stay).
+pub(crate) async fn delete<C: SqlConn, S: SubscriptionResource>(
+    tx: &mut C,
+    id: &str,
+) -> Result<(), StoreError> {
     let done = tx
         .execute(
             "DELETE FROM subscriptions WHERE id = $1 AND kind = $2",
-            &[id.into(), K::KIND.into()],
+            &[id.into(), S::KIND.into()],
         )
         .await?;
     if done == 0 {
         return Err(StoreError::NotFound {
-            kind: K::WHAT,
+            kind: S::WHAT,
             id: id.to_owned(),
         });
     }
@@ -194,19 +115,19 @@ pub(crate) async fn delete<C: SqlConn, K: Kind>(tx: &mut C, id: &str) -> Result<
     Ok(())
 }
 
-/// The oldest subscription of kind `K` with this canonical filter and callback.
-pub(crate) async fn duplicate<C: SqlConn, K: Kind>(
+/// The oldest subscription of kind `S` with this canonical filter and callback.
+pub(crate) async fn duplicate<C: SqlConn, S: SubscriptionResource>(
     conn: &mut C,
     canonical_filter: &str,
     callback_uri: &str,
-) -> Result<Option<K>, StoreError> {
+) -> Result<Option<StoredSubscription<S>>, StoreError> {
     let sql = format!(
         "SELECT {COLUMNS} FROM subscriptions WHERE kind = $1 AND callback_uri = $2 \
          AND canonical_filter = $3 ORDER BY id LIMIT 1"
     );
     conn.row(
         &sql,
-        &[K::KIND.into(), callback_uri.into(), canonical_filter.into()],
+        &[S::KIND.into(), callback_uri.into(), canonical_filter.into()],
         &COLS,
     )
     .await?
