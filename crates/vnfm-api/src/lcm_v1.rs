@@ -8,26 +8,24 @@ use std::sync::Arc;
 
 use axum::Router;
 use axum::body::Bytes;
-use axum::extract::{OriginalUri, Path, State};
-use axum::http::{HeaderMap, StatusCode};
+use axum::extract::{Path, State};
+use axum::http::HeaderMap;
 use axum::middleware;
 use axum::response::Response;
 use axum::routing::{get, post};
 use serde_json::Value;
 use vnfm_schemas::SchemaId;
-use vnfm_store::Page;
+use vnfm_store::{InstanceQuery, Page};
 use vnfm_types::{
-    CreateVnfRequest, HealVnfRequest, OperateVnfRequest, ScaleVnfRequest, ScaleVnfToLevelRequest,
-    TerminateVnfRequest, VnfInstance, VnfInstanceId, VnfLcmOpOcc, VnfLcmOpOccId, v1,
+    HealVnfRequest, OperateVnfRequest, ScaleVnfRequest, ScaleVnfToLevelRequest,
+    TerminateVnfRequest, VnfInstance, VnfInstanceId, VnfLcmOpOcc, v1,
 };
 
 use crate::error::{ApiError, ApiResult};
-use crate::lcm_v2::{check_if_match, instance_query, instance_schema, op_occ_query, op_occ_schema};
-use crate::listing::ListRequest;
+use crate::lcm_v2::check_if_match;
+use crate::lcm_views::{self, LcmView};
 use crate::state::AppState;
-use crate::util::{
-    json_body, json_response, merge_patch_body, require_accept, value_as, with_location,
-};
+use crate::util::{json_body, merge_patch_body, value_as};
 use crate::version::{ApiFamily, major_versions, versioned};
 
 const FAMILY: ApiFamily = ApiFamily::LcmV1;
@@ -35,10 +33,13 @@ const FAMILY: ApiFamily = ApiFamily::LcmV1;
 pub(crate) fn routes() -> Router<Arc<AppState>> {
     Router::new()
         .route("/api_versions", get(|| async { major_versions(FAMILY) }))
-        .route("/vnf_instances", get(list_instances).post(create_instance))
+        .route(
+            "/vnf_instances",
+            get(lcm_views::list_instances::<V1>).post(lcm_views::create_instance::<V1>),
+        )
         .route(
             "/vnf_instances/{id}",
-            get(get_instance)
+            get(lcm_views::get_instance::<V1>)
                 .patch(modify_instance)
                 .delete(crate::lcm_v2::delete_instance),
         )
@@ -50,8 +51,8 @@ pub(crate) fn routes() -> Router<Arc<AppState>> {
         .route("/vnf_instances/{id}/change_flavour", post(change_flavour))
         .route("/vnf_instances/{id}/operate", post(operate))
         .route("/vnf_instances/{id}/change_ext_conn", post(change_ext_conn))
-        .route("/vnf_lcm_op_occs", get(list_op_occs))
-        .route("/vnf_lcm_op_occs/{id}", get(get_op_occ))
+        .route("/vnf_lcm_op_occs", get(lcm_views::list_op_occs::<V1>))
+        .route("/vnf_lcm_op_occs/{id}", get(lcm_views::get_op_occ::<V1>))
         .route(
             "/vnf_lcm_op_occs/{id}/retry",
             post(|s, p, h| crate::lcm_v2::retry(FAMILY, s, p, h)),
@@ -60,7 +61,7 @@ pub(crate) fn routes() -> Router<Arc<AppState>> {
             "/vnf_lcm_op_occs/{id}/rollback",
             post(|s, p, h| crate::lcm_v2::rollback(FAMILY, s, p, h)),
         )
-        .route("/vnf_lcm_op_occs/{id}/fail", post(fail))
+        .route("/vnf_lcm_op_occs/{id}/fail", post(lcm_views::fail::<V1>))
         .route(
             "/vnf_lcm_op_occs/{id}/cancel",
             post(|s, p, h, b| crate::lcm_v2::cancel(FAMILY, s, p, h, b)),
@@ -126,80 +127,35 @@ fn op_occ_v1(occ: VnfLcmOpOcc) -> ApiResult<Value> {
     Ok(doc)
 }
 
-async fn list_instances(
-    State(state): State<Arc<AppState>>,
-    OriginalUri(uri): OriginalUri,
-    headers: HeaderMap,
-) -> ApiResult<Response> {
-    require_accept(&headers, &["application/json"])?;
-    let list = ListRequest::parse(&uri, instance_schema())?;
-    let base = instance_query(&list);
-    list.run(
-        |after| {
-            let state = state.clone();
-            let mut q = base.clone();
-            q.after = after;
-            q.limit = Some(crate::listing::PAGE_SIZE);
-            async move {
-                let page = state.lcm.list_instances(&q).await?;
-                let mut items = Vec::with_capacity(page.items.len());
-                for i in page.items {
-                    items.push(instance_v1(&state, i).await?);
-                }
-                Ok(Page {
-                    items,
-                    next: page.next,
-                })
-            }
-        },
-        vnfm_sol013::defaults::v1::VNF_INSTANCE_EXCLUDED,
-    )
-    .await
-}
+/// `/vnflcm/v1` shows the documents in the v2.6.1 shapes.
+pub(crate) struct V1;
 
-async fn create_instance(
-    State(state): State<Arc<AppState>>,
-    headers: HeaderMap,
-    body: Bytes,
-) -> ApiResult<Response> {
-    require_accept(&headers, &["application/json"])?;
-    let req: CreateVnfRequest = json_body(&headers, &body, Some(SchemaId::CreateVnfRequest))?;
-    state
-        .packages
-        .ensure_instantiable(req.vnfd_id.as_str())
-        .await?;
-    let instance = state.lcm.create_vnf_identifier(req).await?;
-    let location = format!(
-        "{}{}/vnf_instances/{}",
-        state.origin(&headers),
-        FAMILY.prefix(),
-        instance.id
-    );
-    let doc = instance_v1(&state, instance).await?;
-    Ok(with_location(
-        json_response(StatusCode::CREATED, &doc),
-        &location,
-    ))
-}
+impl LcmView for V1 {
+    const FAMILY: ApiFamily = FAMILY;
+    const INSTANCE_EXCLUDED: &'static [&'static str] =
+        vnfm_sol013::defaults::v1::VNF_INSTANCE_EXCLUDED;
+    const OP_OCC_EXCLUDED: &'static [&'static str] =
+        vnfm_sol013::defaults::v1::VNF_LCM_OP_OCC_EXCLUDED;
 
-async fn get_instance(
-    State(state): State<Arc<AppState>>,
-    Path(id): Path<String>,
-    OriginalUri(uri): OriginalUri,
-    headers: HeaderMap,
-) -> ApiResult<Response> {
-    require_accept(&headers, &["application/json"])?;
-    let list = ListRequest::parse(&uri, instance_schema())?;
-    let (instance, version) = state
-        .lcm
-        .get_instance_versioned(&VnfInstanceId::new(id))
-        .await?;
-    let mut doc = instance_v1(&state, instance).await?;
-    list.select(&mut doc);
-    Ok(crate::lcm_v2::with_etag(
-        json_response(StatusCode::OK, &doc),
-        version,
-    ))
+    async fn instances(state: &AppState, query: InstanceQuery) -> ApiResult<Page<Value>> {
+        let page = state.lcm.list_instances(&query).await?;
+        let mut items = Vec::with_capacity(page.items.len());
+        for i in page.items {
+            items.push(instance_v1(state, i).await?);
+        }
+        Ok(Page {
+            items,
+            next: page.next,
+        })
+    }
+
+    async fn instance(state: &AppState, instance: VnfInstance) -> ApiResult<Value> {
+        instance_v1(state, instance).await
+    }
+
+    fn op_occ(occ: VnfLcmOpOcc) -> ApiResult<Value> {
+        op_occ_v1(occ)
+    }
 }
 
 async fn modify_instance(
@@ -326,60 +282,3 @@ converted_task!(
     vnfm_types::ChangeExtVnfConnectivityRequest,
     change_ext_conn
 );
-
-async fn list_op_occs(
-    State(state): State<Arc<AppState>>,
-    OriginalUri(uri): OriginalUri,
-    headers: HeaderMap,
-) -> ApiResult<Response> {
-    require_accept(&headers, &["application/json"])?;
-    let list = ListRequest::parse(&uri, op_occ_schema())?;
-    let base = op_occ_query(&list);
-    list.run(
-        |after| {
-            let state = state.clone();
-            let mut q = base.clone();
-            q.after = after;
-            q.limit = Some(crate::listing::PAGE_SIZE);
-            async move {
-                let page = state.lcm.list_op_occs(&q).await?;
-                Ok(Page {
-                    items: page
-                        .items
-                        .into_iter()
-                        .map(op_occ_v1)
-                        .collect::<ApiResult<Vec<_>>>()?,
-                    next: page.next,
-                })
-            }
-        },
-        vnfm_sol013::defaults::v1::VNF_LCM_OP_OCC_EXCLUDED,
-    )
-    .await
-}
-
-async fn get_op_occ(
-    State(state): State<Arc<AppState>>,
-    Path(id): Path<String>,
-    OriginalUri(uri): OriginalUri,
-    headers: HeaderMap,
-) -> ApiResult<Response> {
-    require_accept(&headers, &["application/json"])?;
-    let list = ListRequest::parse(&uri, op_occ_schema())?;
-    let occ = state.lcm.get_op_occ(&VnfLcmOpOccId::new(id)).await?;
-    let mut doc = op_occ_v1(occ)?;
-    list.select(&mut doc);
-    Ok(json_response(StatusCode::OK, &doc))
-}
-
-async fn fail(
-    State(state): State<Arc<AppState>>,
-    Path(id): Path<String>,
-    headers: HeaderMap,
-) -> ApiResult<Response> {
-    require_accept(&headers, &["application/json"])?;
-    let id = VnfLcmOpOccId::new(id);
-    crate::lcm_v2::prepare_occ(&state, &id).await?;
-    let occ = state.lcm.fail(&id).await?;
-    Ok(json_response(StatusCode::OK, &op_occ_v1(occ)?))
-}

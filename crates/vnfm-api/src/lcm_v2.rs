@@ -15,16 +15,17 @@ use vnfm_schemas::SchemaId;
 use vnfm_store::{InstanceQuery, OpOccQuery, Page, Version};
 use vnfm_types::{
     CancelMode, ChangeCurrentVnfPkgRequest, ChangeExtVnfConnectivityRequest,
-    ChangeVnfFlavourRequest, CreateVnfRequest, HealVnfRequest, InstantiateVnfRequest,
-    InstantiationState, LcmOperationStateType, LcmOperationType, OperateVnfRequest,
-    ScaleVnfRequest, ScaleVnfToLevelRequest, TerminateVnfRequest, VnfInfoModificationRequest,
-    VnfInstance, VnfInstanceId, VnfLcmOpOcc, VnfLcmOpOccId, VnfdId,
+    ChangeVnfFlavourRequest, HealVnfRequest, InstantiateVnfRequest, InstantiationState,
+    LcmOperationStateType, LcmOperationType, OperateVnfRequest, ScaleVnfRequest,
+    ScaleVnfToLevelRequest, TerminateVnfRequest, VnfInfoModificationRequest, VnfInstance,
+    VnfInstanceId, VnfLcmOpOcc, VnfLcmOpOccId, VnfdId,
 };
 
 use crate::error::{ApiError, ApiResult};
+use crate::lcm_views::{self, LcmView};
 use crate::listing::ListRequest;
 use crate::state::AppState;
-use crate::util::{json_body, json_response, merge_patch_body, require_accept, with_location};
+use crate::util::{json_body, merge_patch_body, with_location};
 use crate::version::{ApiFamily, major_versions, versioned};
 
 const FAMILY: ApiFamily = ApiFamily::LcmV2;
@@ -32,10 +33,13 @@ const FAMILY: ApiFamily = ApiFamily::LcmV2;
 pub(crate) fn routes() -> Router<Arc<AppState>> {
     Router::new()
         .route("/api_versions", get(|| async { major_versions(FAMILY) }))
-        .route("/vnf_instances", get(list_instances).post(create_instance))
+        .route(
+            "/vnf_instances",
+            get(lcm_views::list_instances::<V2>).post(lcm_views::create_instance::<V2>),
+        )
         .route(
             "/vnf_instances/{id}",
-            get(get_instance)
+            get(lcm_views::get_instance::<V2>)
                 .patch(modify_instance)
                 .delete(delete_instance),
         )
@@ -48,8 +52,8 @@ pub(crate) fn routes() -> Router<Arc<AppState>> {
         .route("/vnf_instances/{id}/operate", post(operate))
         .route("/vnf_instances/{id}/change_ext_conn", post(change_ext_conn))
         .route("/vnf_instances/{id}/change_vnfpkg", post(change_vnfpkg))
-        .route("/vnf_lcm_op_occs", get(list_op_occs))
-        .route("/vnf_lcm_op_occs/{id}", get(get_op_occ))
+        .route("/vnf_lcm_op_occs", get(lcm_views::list_op_occs::<V2>))
+        .route("/vnf_lcm_op_occs/{id}", get(lcm_views::get_op_occ::<V2>))
         .route(
             "/vnf_lcm_op_occs/{id}/retry",
             post(|s, p, h| retry(FAMILY, s, p, h)),
@@ -58,7 +62,7 @@ pub(crate) fn routes() -> Router<Arc<AppState>> {
             "/vnf_lcm_op_occs/{id}/rollback",
             post(|s, p, h| rollback(FAMILY, s, p, h)),
         )
-        .route("/vnf_lcm_op_occs/{id}/fail", post(fail))
+        .route("/vnf_lcm_op_occs/{id}/fail", post(lcm_views::fail::<V2>))
         .route(
             "/vnf_lcm_op_occs/{id}/cancel",
             post(|s, p, h, b| cancel(FAMILY, s, p, h, b)),
@@ -88,6 +92,29 @@ fn to_json<T: serde::Serialize>(v: &T) -> ApiResult<Value> {
 
 /// The store query narrowed by the filter's simple terms (the filter is still evaluated on
 /// every document).
+/// `/vnflcm/v2` shows the documents as the core keeps them.
+pub(crate) struct V2;
+
+impl LcmView for V2 {
+    const FAMILY: ApiFamily = FAMILY;
+    const INSTANCE_EXCLUDED: &'static [&'static str] =
+        vnfm_sol013::defaults::v2::VNF_INSTANCE_EXCLUDED;
+    const OP_OCC_EXCLUDED: &'static [&'static str] =
+        vnfm_sol013::defaults::v2::VNF_LCM_OP_OCC_EXCLUDED;
+
+    async fn instances(state: &AppState, query: InstanceQuery) -> ApiResult<Page<Value>> {
+        Ok(state.lcm.list_instance_documents(&query).await?)
+    }
+
+    async fn instance(_: &AppState, instance: VnfInstance) -> ApiResult<Value> {
+        to_json(&instance)
+    }
+
+    fn op_occ(occ: VnfLcmOpOcc) -> ApiResult<Value> {
+        to_json(&occ)
+    }
+}
+
 pub(crate) fn instance_query(list: &ListRequest) -> InstanceQuery {
     let mut q = InstanceQuery::default();
     if let Some(v) = list.eq_value("vnfdId") {
@@ -133,68 +160,6 @@ pub(crate) fn op_occ_query(list: &ListRequest) -> OpOccQuery {
         q.operation = serde_json::from_value::<LcmOperationType>(Value::String(op.to_owned())).ok();
     }
     q
-}
-
-async fn list_instances(
-    State(state): State<Arc<AppState>>,
-    OriginalUri(uri): OriginalUri,
-    headers: HeaderMap,
-) -> ApiResult<Response> {
-    require_accept(&headers, &["application/json"])?;
-    let list = ListRequest::parse(&uri, instance_schema())?;
-    let base = instance_query(&list);
-    list.run(
-        |after| {
-            let state = state.clone();
-            let mut q = base.clone();
-            q.after = after;
-            q.limit = Some(crate::listing::PAGE_SIZE);
-            async move { Ok(state.lcm.list_instance_documents(&q).await?) }
-        },
-        vnfm_sol013::defaults::v2::VNF_INSTANCE_EXCLUDED,
-    )
-    .await
-}
-
-async fn create_instance(
-    State(state): State<Arc<AppState>>,
-    headers: HeaderMap,
-    body: Bytes,
-) -> ApiResult<Response> {
-    require_accept(&headers, &["application/json"])?;
-    let req: CreateVnfRequest = json_body(&headers, &body, Some(SchemaId::CreateVnfRequest))?;
-    state
-        .packages
-        .ensure_instantiable(req.vnfd_id.as_str())
-        .await?;
-    let instance = state.lcm.create_vnf_identifier(req).await?;
-    let location = format!(
-        "{}{}/vnf_instances/{}",
-        state.origin(&headers),
-        FAMILY.prefix(),
-        instance.id
-    );
-    Ok(with_location(
-        json_response(StatusCode::CREATED, &instance),
-        &location,
-    ))
-}
-
-async fn get_instance(
-    State(state): State<Arc<AppState>>,
-    Path(id): Path<String>,
-    OriginalUri(uri): OriginalUri,
-    headers: HeaderMap,
-) -> ApiResult<Response> {
-    require_accept(&headers, &["application/json"])?;
-    let list = ListRequest::parse(&uri, instance_schema())?;
-    let (instance, version) = state
-        .lcm
-        .get_instance_versioned(&VnfInstanceId::new(id))
-        .await?;
-    let mut doc = to_json(&instance)?;
-    list.select(&mut doc);
-    Ok(with_etag(json_response(StatusCode::OK, &doc), version))
 }
 
 pub(crate) fn with_etag(mut response: Response, version: Version) -> Response {
@@ -382,51 +347,6 @@ async fn change_vnfpkg(
     Ok(accepted(&state.origin(&headers), &occ))
 }
 
-async fn list_op_occs(
-    State(state): State<Arc<AppState>>,
-    OriginalUri(uri): OriginalUri,
-    headers: HeaderMap,
-) -> ApiResult<Response> {
-    require_accept(&headers, &["application/json"])?;
-    let list = ListRequest::parse(&uri, op_occ_schema())?;
-    let base = op_occ_query(&list);
-    list.run(
-        |after| {
-            let state = state.clone();
-            let mut q = base.clone();
-            q.after = after;
-            q.limit = Some(crate::listing::PAGE_SIZE);
-            async move {
-                let page = state.lcm.list_op_occs(&q).await?;
-                Ok(Page {
-                    items: page
-                        .items
-                        .iter()
-                        .map(to_json)
-                        .collect::<ApiResult<Vec<_>>>()?,
-                    next: page.next,
-                })
-            }
-        },
-        vnfm_sol013::defaults::v2::VNF_LCM_OP_OCC_EXCLUDED,
-    )
-    .await
-}
-
-async fn get_op_occ(
-    State(state): State<Arc<AppState>>,
-    Path(id): Path<String>,
-    OriginalUri(uri): OriginalUri,
-    headers: HeaderMap,
-) -> ApiResult<Response> {
-    require_accept(&headers, &["application/json"])?;
-    let list = ListRequest::parse(&uri, op_occ_schema())?;
-    let occ = state.lcm.get_op_occ(&VnfLcmOpOccId::new(id)).await?;
-    let mut doc = to_json(&occ)?;
-    list.select(&mut doc);
-    Ok(json_response(StatusCode::OK, &doc))
-}
-
 /// Loads the VNFD of the occurrence's instance before an operator action.
 pub(crate) async fn prepare_occ(state: &AppState, id: &VnfLcmOpOccId) -> ApiResult<VnfLcmOpOcc> {
     let occ = state.lcm.get_op_occ(id).await?;
@@ -441,18 +361,6 @@ pub(crate) async fn prepare_occ(state: &AppState, id: &VnfLcmOpOccId) -> ApiResu
         Err(e) => return Err(e.into()),
     }
     Ok(occ)
-}
-
-async fn fail(
-    State(state): State<Arc<AppState>>,
-    Path(id): Path<String>,
-    headers: HeaderMap,
-) -> ApiResult<Response> {
-    require_accept(&headers, &["application/json"])?;
-    let id = VnfLcmOpOccId::new(id);
-    prepare_occ(&state, &id).await?;
-    let occ = state.lcm.fail(&id).await?;
-    Ok(json_response(StatusCode::OK, &occ))
 }
 
 /// `POST .../retry` of either API version.

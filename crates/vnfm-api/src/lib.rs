@@ -22,6 +22,7 @@ mod dead_letters;
 pub mod error;
 mod lcm_v1;
 mod lcm_v2;
+mod lcm_views;
 pub mod limits;
 mod links;
 pub mod listing;

@@ -118,7 +118,14 @@ pub async fn vim_dependents(
             if &occ.vnf_instance_id == creator {
                 continue;
             }
-            for vim in requested_vim_ids(occ.operation_params.as_ref()) {
+            // A stored request that no longer reads as its operation's request brings no
+            // reference the core could act on.
+            let Ok(params) = occ.typed_operation_params() else {
+                continue;
+            };
+            let mut requested = Vec::new();
+            super::vims::request_vim_ids(&params, &mut requested);
+            for vim in requested {
                 if created.contains(&vim) {
                     found
                         .entry((occ.vnf_instance_id.clone(), vim))
@@ -160,24 +167,6 @@ pub async fn vim_dependents(
         });
     }
     Ok(out)
-}
-
-/// The `vimId`s of the `vimConnectionInfo` entries a stored request brings (a map in the v3
-/// shapes, an array in the v2 ones; `null` entries, removals in a MODIFY_INFO, bring none).
-fn requested_vim_ids(params: Option<&serde_json::Map<String, serde_json::Value>>) -> Vec<VimId> {
-    let entries: Vec<&serde_json::Value> = match params.and_then(|p| p.get("vimConnectionInfo")) {
-        Some(serde_json::Value::Object(m)) => m.values().collect(),
-        Some(serde_json::Value::Array(a)) => a.iter().collect(),
-        _ => Vec::new(),
-    };
-    let mut ids: Vec<VimId> = entries
-        .into_iter()
-        .filter_map(|e| e.get("vimId").and_then(serde_json::Value::as_str))
-        .map(VimId::new)
-        .collect();
-    ids.sort();
-    ids.dedup();
-    ids
 }
 
 /// The refusal of `action` on `id` because of `dependents`.

@@ -61,7 +61,7 @@ fn entries_mut(req: &mut OperationRequest) -> Vec<(String, &mut VimConnectionInf
 }
 
 /// The `vimId`s a stored request references.
-fn request_vim_ids(params: &OperationParams, out: &mut Vec<VimId>) {
+pub(super) fn request_vim_ids(params: &OperationParams, out: &mut Vec<VimId>) {
     let entries: Vec<&VimConnectionInfo> = match params {
         OperationParams::Instantiate(r) => r
             .vim_connection_info
