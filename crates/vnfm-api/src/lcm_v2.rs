@@ -67,7 +67,9 @@ pub(crate) fn routes() -> Router<Arc<AppState>> {
             "/vnf_lcm_op_occs/{id}/cancel",
             post(|s, p, h, b| cancel(FAMILY, s, p, h, b)),
         )
-        .merge(crate::subscriptions::routes(FAMILY))
+        .merge(crate::subscriptions::routes::<crate::subscriptions::Lccn>(
+            FAMILY,
+        ))
         .layer(middleware::from_fn(|req, next| {
             versioned(FAMILY, req, next)
         }))

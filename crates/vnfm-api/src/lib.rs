@@ -31,7 +31,6 @@ pub mod observed;
 pub mod openapi;
 mod ops;
 pub mod packages;
-mod pkgm_subscriptions;
 mod preview;
 mod progress;
 #[cfg(test)]

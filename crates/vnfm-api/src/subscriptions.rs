@@ -1,5 +1,12 @@
-//! `subscriptions` of the VNF LCM APIs (SOL003 clause 5.4.18 and 5.4.19).
+//! `subscriptions` of the VNF LCM APIs (SOL003 clauses 5.4.18 and 5.4.19) and of the VNF
+//! package management APIs (SOL003 v2.6.1 clauses 10.4.7 and 10.4.8; the same resources under
+//! `/vnfpkgm/v2`): one set of handlers, generic over the kind of subscription ([`Kind`]).
+//!
+//! One store of subscriptions serves both versions of an API: a subscription reads with links
+//! into the version it is read through, and where it was created decides the shape of its
+//! notifications. `authentication` is write-only.
 
+use std::future::Future;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
@@ -10,104 +17,208 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use serde::Serialize;
+use serde::de::DeserializeOwned;
 use serde_json::Value;
+use vnfm_lcm::LcmError;
 use vnfm_lcm::subscriptions::{CreateOptions, Created};
 use vnfm_schemas::SchemaId;
 use vnfm_store::Page;
-use vnfm_types::{LccnSubscription, LccnSubscriptionRequest, SubscriptionId};
+use vnfm_types::{
+    LccnSubscription, LccnSubscriptionRequest, PkgmSubscription, PkgmSubscriptionRequest,
+    SubscriptionId,
+};
 
 use crate::error::{ApiError, ApiResult};
-use crate::listing::ListRequest;
+use crate::listing::{ListRequest, PAGE_SIZE};
 use crate::state::AppState;
 use crate::util::{json_body, json_response, require_accept, with_location};
 use crate::version::ApiFamily;
 
-pub(crate) fn routes(family: ApiFamily) -> Router<Arc<AppState>> {
+/// A kind of subscription the API serves: its resource, its request, the two API versions
+/// that share it, and the core service that keeps it.
+pub(crate) trait Kind: Send + Sync + 'static {
+    /// The subscription resource.
+    type Resource: Serialize + schemars::JsonSchema + Send + Sync;
+    /// The creation request.
+    type Request: DeserializeOwned + Send + Sync;
+    /// The request's JSON schema, when the request is checked against one.
+    const REQUEST_SCHEMA: Option<SchemaId>;
+    /// The (v1, v2) API versions serving this kind.
+    const VERSIONS: (ApiFamily, ApiFamily);
+
+    /// The resource's JSON schema (filters on attributes it does not have are refused).
+    fn schema() -> &'static Value;
+    /// Whether identical subscriptions may coexist (else a duplicate is `303 See Other`).
+    fn allow_duplicates(state: &AppState) -> bool;
+    /// The resource's id.
+    fn id(sub: &Self::Resource) -> &SubscriptionId;
+    /// Creates a subscription through `family` (which decides its notifications' shape).
+    fn create(
+        state: &AppState,
+        family: ApiFamily,
+        request: &Self::Request,
+        options: &CreateOptions,
+    ) -> impl Future<Output = Result<Created<Self::Resource>, LcmError>> + Send;
+    /// One subscription.
+    fn get(
+        state: &AppState,
+        id: &SubscriptionId,
+    ) -> impl Future<Output = Result<Self::Resource, LcmError>> + Send;
+    /// One page of subscriptions after `after`.
+    fn list(
+        state: &AppState,
+        after: Option<&str>,
+    ) -> impl Future<Output = Result<Page<Self::Resource>, LcmError>> + Send;
+    /// Deletes a subscription.
+    fn delete(
+        state: &AppState,
+        id: &SubscriptionId,
+    ) -> impl Future<Output = Result<(), LcmError>> + Send;
+}
+
+/// Lifecycle change notification subscriptions (`/vnflcm/v1`, `/vnflcm/v2`).
+pub(crate) struct Lccn;
+
+impl Kind for Lccn {
+    type Resource = LccnSubscription;
+    type Request = LccnSubscriptionRequest;
+    const REQUEST_SCHEMA: Option<SchemaId> = Some(SchemaId::LccnSubscriptionRequest);
+    const VERSIONS: (ApiFamily, ApiFamily) = (ApiFamily::LcmV1, ApiFamily::LcmV2);
+
+    fn schema() -> &'static Value {
+        static S: OnceLock<Value> = OnceLock::new();
+        S.get_or_init(|| {
+            serde_json::to_value(schemars::schema_for!(LccnSubscription)).unwrap_or_default()
+        })
+    }
+    fn allow_duplicates(state: &AppState) -> bool {
+        state.options.allow_duplicate_lcm_subscriptions
+    }
+    fn id(sub: &LccnSubscription) -> &SubscriptionId {
+        &sub.id
+    }
+    async fn create(
+        state: &AppState,
+        family: ApiFamily,
+        request: &LccnSubscriptionRequest,
+        options: &CreateOptions,
+    ) -> Result<Created<LccnSubscription>, LcmError> {
+        let service = if family == ApiFamily::LcmV1 {
+            &state.subscriptions_v1
+        } else {
+            &state.subscriptions
+        };
+        service.create(request, options).await
+    }
+    async fn get(state: &AppState, id: &SubscriptionId) -> Result<LccnSubscription, LcmError> {
+        state.subscriptions.get(id).await
+    }
+    async fn list(
+        state: &AppState,
+        after: Option<&str>,
+    ) -> Result<Page<LccnSubscription>, LcmError> {
+        state.subscriptions.list(after, PAGE_SIZE).await
+    }
+    async fn delete(state: &AppState, id: &SubscriptionId) -> Result<(), LcmError> {
+        state.subscriptions.delete(id).await
+    }
+}
+
+/// VNF package management subscriptions (`/vnfpkgm/v1`, `/vnfpkgm/v2`).
+pub(crate) struct Pkgm;
+
+impl Kind for Pkgm {
+    type Resource = PkgmSubscription;
+    type Request = PkgmSubscriptionRequest;
+    const REQUEST_SCHEMA: Option<SchemaId> = None;
+    const VERSIONS: (ApiFamily, ApiFamily) = (ApiFamily::PkgmV1, ApiFamily::PkgmV2);
+
+    fn schema() -> &'static Value {
+        static S: OnceLock<Value> = OnceLock::new();
+        S.get_or_init(|| {
+            serde_json::to_value(schemars::schema_for!(PkgmSubscription)).unwrap_or_default()
+        })
+    }
+    fn allow_duplicates(_: &AppState) -> bool {
+        // Package management subscriptions are never duplicated (303 See Other).
+        false
+    }
+    fn id(sub: &PkgmSubscription) -> &SubscriptionId {
+        &sub.id
+    }
+    async fn create(
+        state: &AppState,
+        family: ApiFamily,
+        request: &PkgmSubscriptionRequest,
+        options: &CreateOptions,
+    ) -> Result<Created<PkgmSubscription>, LcmError> {
+        let service = if family == ApiFamily::PkgmV1 {
+            &state.pkgm_subscriptions_v1
+        } else {
+            &state.pkgm_subscriptions
+        };
+        service.create(request, options).await
+    }
+    async fn get(state: &AppState, id: &SubscriptionId) -> Result<PkgmSubscription, LcmError> {
+        state.pkgm_subscriptions.get(id).await
+    }
+    async fn list(
+        state: &AppState,
+        after: Option<&str>,
+    ) -> Result<Page<PkgmSubscription>, LcmError> {
+        state.pkgm_subscriptions.list(after, PAGE_SIZE).await
+    }
+    async fn delete(state: &AppState, id: &SubscriptionId) -> Result<(), LcmError> {
+        state.pkgm_subscriptions.delete(id).await
+    }
+}
+
+/// The `subscriptions` routes of kind `K` under `family`.
+pub(crate) fn routes<K: Kind>(family: ApiFamily) -> Router<Arc<AppState>> {
     Router::new()
         .route(
             "/subscriptions",
-            get(move |s, u, h| list(family, s, u, h)).post(move |s, h, b| create(family, s, h, b)),
+            get(move |s, u, h| list::<K>(family, s, u, h))
+                .post(move |s, h, b| create::<K>(family, s, h, b)),
         )
         .route(
             "/subscriptions/{id}",
-            get(move |s, p, h| show(family, s, p, h)).delete(delete),
+            get(move |s, p, h| show::<K>(family, s, p, h)).delete(delete::<K>),
         )
 }
 
-fn schema() -> &'static Value {
-    static S: OnceLock<Value> = OnceLock::new();
-    S.get_or_init(|| {
-        serde_json::to_value(schemars::schema_for!(LccnSubscription)).unwrap_or_default()
-    })
-}
-
-fn view(family: ApiFamily, sub: &LccnSubscription) -> ApiResult<Value> {
-    versioned_view(sub, family, (ApiFamily::LcmV1, ApiFamily::LcmV2))
-}
-
-/// The JSON of a subscription read through `family`, one of the two `versions` (v1, v2) that
-/// share it: its links point into the version read.
-pub(crate) fn versioned_view<S: Serialize>(
-    sub: &S,
-    family: ApiFamily,
-    (v1, v2): (ApiFamily, ApiFamily),
-) -> ApiResult<Value> {
+/// The JSON of a subscription read through `family`: its links point into the version read.
+fn view<K: Kind>(family: ApiFamily, sub: &K::Resource) -> ApiResult<Value> {
     let mut doc = serde_json::to_value(sub)
         .map_err(|e| ApiError::Internal(format!("subscription does not serialize: {e}")))?;
+    let (v1, v2) = K::VERSIONS;
     let (from, to) = if family == v1 { (v2, v1) } else { (v1, v2) };
     crate::lcm_v1::relink_between(&mut doc, from.prefix(), to.prefix());
     Ok(doc)
-}
-
-/// `201 Created` with the new subscription, or `303 See Other` to the existing one; either
-/// with its `Location` under `family`.
-pub(crate) fn created_response<S>(
-    created: Created<S>,
-    family: ApiFamily,
-    origin: &str,
-    id: impl Fn(&S) -> &SubscriptionId,
-    view: impl Fn(&S) -> ApiResult<Value>,
-) -> ApiResult<Response> {
-    match created {
-        Created::New(sub) => {
-            let loc = location(family, origin, id(&sub));
-            Ok(with_location(
-                json_response(StatusCode::CREATED, &view(&sub)?),
-                &loc,
-            ))
-        }
-        Created::Existing(sub) => {
-            let loc = location(family, origin, id(&sub));
-            Ok(with_location(StatusCode::SEE_OTHER.into_response(), &loc))
-        }
-    }
 }
 
 fn location(family: ApiFamily, origin: &str, id: &SubscriptionId) -> String {
     format!("{}{}/subscriptions/{id}", origin, family.prefix())
 }
 
-async fn list(
+async fn list<K: Kind>(
     family: ApiFamily,
     State(state): State<Arc<AppState>>,
     OriginalUri(uri): OriginalUri,
     headers: HeaderMap,
 ) -> ApiResult<Response> {
     require_accept(&headers, &["application/json"])?;
-    let list = ListRequest::parse(&uri, schema())?;
+    let list = ListRequest::parse(&uri, K::schema())?;
     list.run(
         |after| {
             let state = state.clone();
             async move {
-                let page = state
-                    .subscriptions
-                    .list(after.as_deref(), crate::listing::PAGE_SIZE)
-                    .await?;
+                let page = K::list(&state, after.as_deref()).await?;
                 Ok(Page {
                     items: page
                         .items
                         .iter()
-                        .map(|s| view(family, s))
+                        .map(|s| view::<K>(family, s))
                         .collect::<ApiResult<Vec<_>>>()?,
                     next: page.next,
                 })
@@ -118,47 +229,49 @@ async fn list(
     .await
 }
 
-async fn create(
+/// `201 Created` with the new subscription, or `303 See Other` to the existing one; either
+/// with its `Location` under `family`.
+async fn create<K: Kind>(
     family: ApiFamily,
     State(state): State<Arc<AppState>>,
     headers: HeaderMap,
     body: Bytes,
 ) -> ApiResult<Response> {
     require_accept(&headers, &["application/json"])?;
-    let req: LccnSubscriptionRequest =
-        json_body(&headers, &body, Some(SchemaId::LccnSubscriptionRequest))?;
+    let req: K::Request = json_body(&headers, &body, K::REQUEST_SCHEMA)?;
     let options = CreateOptions {
         verify_callback: state.options.verify_callbacks,
         verify_timeout: Duration::from_secs(5),
-        allow_duplicates: state.options.allow_duplicate_lcm_subscriptions,
+        allow_duplicates: K::allow_duplicates(&state),
     };
-    // Where a subscription was created decides the shape of its notifications.
-    let subscriptions = if family == ApiFamily::LcmV1 {
-        &state.subscriptions_v1
-    } else {
-        &state.subscriptions
-    };
-    created_response(
-        subscriptions.create(&req, &options).await?,
-        family,
-        &state.origin(&headers),
-        |sub| &sub.id,
-        |sub| view(family, sub),
-    )
+    let origin = state.origin(&headers);
+    match K::create(&state, family, &req, &options).await? {
+        Created::New(sub) => Ok(with_location(
+            json_response(StatusCode::CREATED, &view::<K>(family, &sub)?),
+            &location(family, &origin, K::id(&sub)),
+        )),
+        Created::Existing(sub) => Ok(with_location(
+            StatusCode::SEE_OTHER.into_response(),
+            &location(family, &origin, K::id(&sub)),
+        )),
+    }
 }
 
-async fn show(
+async fn show<K: Kind>(
     family: ApiFamily,
     State(state): State<Arc<AppState>>,
     Path(id): Path<String>,
     headers: HeaderMap,
 ) -> ApiResult<Response> {
     require_accept(&headers, &["application/json"])?;
-    let sub = state.subscriptions.get(&SubscriptionId::new(id)).await?;
-    Ok(json_response(StatusCode::OK, &view(family, &sub)?))
+    let sub = K::get(&state, &SubscriptionId::new(id)).await?;
+    Ok(json_response(StatusCode::OK, &view::<K>(family, &sub)?))
 }
 
-async fn delete(State(state): State<Arc<AppState>>, Path(id): Path<String>) -> ApiResult<Response> {
-    state.subscriptions.delete(&SubscriptionId::new(id)).await?;
+async fn delete<K: Kind>(
+    State(state): State<Arc<AppState>>,
+    Path(id): Path<String>,
+) -> ApiResult<Response> {
+    K::delete(&state, &SubscriptionId::new(id)).await?;
     Ok(StatusCode::NO_CONTENT.into_response())
 }

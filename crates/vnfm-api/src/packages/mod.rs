@@ -220,7 +220,9 @@ pub(crate) fn routes(family: ApiFamily, max_package_bytes: usize) -> Router<Arc<
             "/onboarded_vnf_packages/{vnfd_id}/artifacts/{*path}",
             get(onboarded_artifact),
         )
-        .merge(crate::pkgm_subscriptions::routes(family))
+        .merge(crate::subscriptions::routes::<crate::subscriptions::Pkgm>(
+            family,
+        ))
         .layer(middleware::from_fn(move |req, next| {
             versioned(family, req, next)
         }))
