@@ -14,6 +14,8 @@
 //!    driven by one client (POST, then poll the occurrence every millisecond until it
 //!    completes), D seconds each; cycles per second.
 //! 4. The process's resident memory after each phase (server and load generator together).
+//! 5. With `VNFM_LOAD_SOAK_CYCLES=N`: N more cycles on 32 instances, the resident memory
+//!    printed every tenth of them (is memory flat over a long run?).
 //!
 //! `cargo bench -p vnfm-api --bench api_load`; sizes from `VNFM_LOAD_INSTANCES` (50000),
 //! `VNFM_LOAD_CONCURRENCY` (200), `VNFM_LOAD_SECONDS` (10), `VNFM_LOAD_WRK_THREADS` (2),
@@ -75,6 +77,51 @@ fn below(state: &mut u64, n: u64) -> u64 {
     *state ^= *state >> 7;
     *state ^= *state << 17;
     *state % n
+}
+
+/// One instantiate + terminate cycle of instance `id` over REST: POST, then poll the
+/// occurrence every millisecond until it completes.
+async fn rest_cycle(http: &reqwest::Client, base: &str, token: &str, id: &str) {
+    for (op, body) in [
+        (
+            "instantiate",
+            json!({"flavourId": "simple", "vimConnectionInfo": {"v": {"vimType": "TEST.NOOP.V_1"}}}),
+        ),
+        ("terminate", json!({"terminationType": "FORCEFUL"})),
+    ] {
+        let r = http
+            .post(format!("{base}/vnflcm/v2/vnf_instances/{id}/{op}"))
+            .bearer_auth(token)
+            .header("Version", "2.0.0")
+            .json(&body)
+            .send()
+            .await
+            .expect(op);
+        assert_eq!(r.status().as_u16(), 202, "{op}");
+        let occ = r.headers()["location"]
+            .to_str()
+            .expect("location")
+            .to_owned();
+        loop {
+            let state: serde_json::Value = http
+                .get(&occ)
+                .bearer_auth(token)
+                .header("Version", "2.0.0")
+                .send()
+                .await
+                .expect("poll")
+                .json()
+                .await
+                .expect("occurrence");
+            match state["operationState"].as_str() {
+                Some("COMPLETED") => break,
+                Some("STARTING" | "PROCESSING") => {
+                    tokio::time::sleep(Duration::from_millis(1)).await
+                }
+                other => panic!("{op} ended {other:?}"),
+            }
+        }
+    }
 }
 
 fn zip_dir(dir: &std::path::Path) -> Vec<u8> {
@@ -332,40 +379,7 @@ fn main() {
                 workers.push(tokio::spawn(async move {
                     let mut cycles = 0u64;
                     while Instant::now() < stop {
-                        for (op, body) in [
-                            ("instantiate", json!({"flavourId": "simple", "vimConnectionInfo": {"v": {"vimType": "TEST.NOOP.V_1"}}})),
-                            ("terminate", json!({"terminationType": "FORCEFUL"})),
-                        ] {
-                            let r = http
-                                .post(format!("{base}/vnflcm/v2/vnf_instances/{id}/{op}"))
-                                .bearer_auth(&token)
-                                .header("Version", "2.0.0")
-                                .json(&body)
-                                .send()
-                                .await
-                                .expect(op);
-                            assert_eq!(r.status().as_u16(), 202, "{op}");
-                            let occ = r.headers()["location"].to_str().expect("location").to_owned();
-                            loop {
-                                let state: serde_json::Value = http
-                                    .get(&occ)
-                                    .bearer_auth(&token)
-                                    .header("Version", "2.0.0")
-                                    .send()
-                                    .await
-                                    .expect("poll")
-                                    .json()
-                                    .await
-                                    .expect("occurrence");
-                                match state["operationState"].as_str() {
-                                    Some("COMPLETED") => break,
-                                    Some("STARTING" | "PROCESSING") => {
-                                        tokio::time::sleep(Duration::from_millis(1)).await
-                                    }
-                                    other => panic!("{op} ended {other:?}"),
-                                }
-                            }
-                        }
+                        rest_cycle(&http, &base, &token, &id).await;
                         cycles += 1;
                     }
                     cycles
@@ -382,6 +396,37 @@ fn main() {
             );
         }
         println!("RSS after cycles: {:.0} MiB", rss_mib());
+
+        // 5. A long run: is memory flat?
+        let soak = env_or("VNFM_LOAD_SOAK_CYCLES", 0);
+        if soak > 0 {
+            let done = Arc::new(AtomicUsize::new(0));
+            let started = Instant::now();
+            let mut workers = Vec::new();
+            for id in &targets[offset..offset + 32] {
+                let (http, base, token, done) = (http.clone(), base.clone(), token.clone(), done.clone());
+                let id = id.clone();
+                workers.push(tokio::spawn(async move {
+                    while done.fetch_add(1, Ordering::Relaxed) < soak {
+                        rest_cycle(&http, &base, &token, &id).await;
+                    }
+                }));
+            }
+            let mut reported = 0;
+            while workers.iter().any(|w| !w.is_finished()) {
+                tokio::time::sleep(Duration::from_millis(200)).await;
+                let n = done.load(Ordering::Relaxed).min(soak);
+                if n >= reported + soak / 10 {
+                    reported = n;
+                    println!(
+                        "soak: {n} cycles in {:.0} s, RSS {:.0} MiB",
+                        started.elapsed().as_secs_f64(),
+                        rss_mib()
+                    );
+                }
+            }
+            println!("soak done: RSS {:.0} MiB", rss_mib());
+        }
         state.lcm().shutdown(Duration::from_secs(30)).await;
     });
 }
