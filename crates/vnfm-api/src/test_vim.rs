@@ -153,7 +153,9 @@ pub(crate) struct TestVimDriver {
 impl TestVimDriver {
     pub(crate) fn new(vim_type: &'static str) -> TestVimDriver {
         TestVimDriver {
-            inner: MemoryInfraDriver::new().with_vim_types(&[vim_type]),
+            inner: MemoryInfraDriver::new()
+                .with_vim_types(&[vim_type])
+                .without_call_log(),
             injected: Mutex::new(HashMap::new()),
         }
     }

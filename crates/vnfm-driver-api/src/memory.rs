@@ -180,6 +180,10 @@ impl Inventory {
 struct InfraState {
     inventories: BTreeMap<VnfInstanceId, Inventory>,
     calls: Vec<InfraCall>,
+    /// Calls made so far (recorded or not): what [`MemoryInfraDriver::fail_on_call`] counts.
+    call_count: usize,
+    /// When set, calls are counted but not recorded (a long-running server).
+    forget_calls: bool,
     fail_next: Vec<(InfraOperation, DriverError)>,
     fail_on_call: BTreeMap<usize, DriverError>,
     seq: u64,
@@ -243,6 +247,13 @@ impl MemoryInfraDriver {
         self
     }
 
+    /// Counts calls without recording them ([`MemoryInfraDriver::calls`] stays empty), so that
+    /// memory stays flat however many operations a long-running server runs.
+    pub fn without_call_log(self) -> Self {
+        lock(&self.state).forget_calls = true;
+        self
+    }
+
     /// Starts every resource id it generates with `prefix` (`os-vnfc-0002` for `os`), so
     /// that two drivers serving one instance (one VIM each) never report the same id.
     pub fn with_id_prefix(self, prefix: &str) -> Self {
@@ -301,34 +312,40 @@ impl MemoryInfraDriver {
                 "the memory driver's {expected} method was called with a {op} step"
             )));
         }
-        let index = {
+        let (index, recorded) = {
             let mut st = lock(&self.state);
-            st.calls.push(InfraCall {
-                operation: op,
-                instance_id: req.instance.id.clone(),
-                op_occ_id: req.op_occ_id.clone(),
-                error: None,
-                grant_id: req.grant.as_ref().map(|g| g.id.clone()),
-                step: req.step.clone(),
-                vim_connection_ids: req.vims.iter().map(|v| v.connection_id.clone()).collect(),
-                vdu_ids: req
-                    .flavour()
-                    .map(|f| f.vdus.iter().map(|v| v.id.clone()).collect())
-                    .unwrap_or_default(),
-                instance_vdu_ids: req
-                    .instance
-                    .instantiated_vnf_info
-                    .iter()
-                    .flat_map(|i| i.vnfc_resource_info.iter().flatten())
-                    .map(|r| r.vdu_id.clone())
-                    .collect(),
-                driver_state: req.driver_state.clone(),
-            });
-            st.calls.len() - 1
+            let index = st.call_count;
+            st.call_count += 1;
+            if st.forget_calls {
+                (index, None)
+            } else {
+                st.calls.push(InfraCall {
+                    operation: op,
+                    instance_id: req.instance.id.clone(),
+                    op_occ_id: req.op_occ_id.clone(),
+                    error: None,
+                    grant_id: req.grant.as_ref().map(|g| g.id.clone()),
+                    step: req.step.clone(),
+                    vim_connection_ids: req.vims.iter().map(|v| v.connection_id.clone()).collect(),
+                    vdu_ids: req
+                        .flavour()
+                        .map(|f| f.vdus.iter().map(|v| v.id.clone()).collect())
+                        .unwrap_or_default(),
+                    instance_vdu_ids: req
+                        .instance
+                        .instantiated_vnf_info
+                        .iter()
+                        .flat_map(|i| i.vnfc_resource_info.iter().flatten())
+                        .map(|r| r.vdu_id.clone())
+                        .collect(),
+                    driver_state: req.driver_state.clone(),
+                });
+                (index, Some(st.calls.len() - 1))
+            }
         };
         let result = self.run_inner(req, op, index).await;
-        if let Err(e) = &result {
-            lock(&self.state).calls[index].error = Some(e.kind());
+        if let (Err(e), Some(recorded)) = (&result, recorded) {
+            lock(&self.state).calls[recorded].error = Some(e.kind());
         }
         result
     }

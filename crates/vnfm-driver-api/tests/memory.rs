@@ -408,6 +408,26 @@ async fn injected_failures_fire_once_and_are_recorded() {
 }
 
 #[tokio::test]
+async fn without_a_call_log_calls_are_counted_not_kept() {
+    let d = MemoryInfraDriver::new().without_call_log();
+    let req = request(
+        InfraStep::Instantiate {
+            target: target(1, 1),
+        },
+        instantiate_request(),
+    );
+    execute(&d, &req).await.unwrap();
+    // The second call overall fails: calls are still counted.
+    d.fail_on_call(2, DriverError::permanent("quota exceeded"));
+    let err = execute(&d, &request(InfraStep::RollbackInstantiate, other()))
+        .await
+        .unwrap_err();
+    assert_eq!(err.to_string(), "quota exceeded");
+    assert!(d.calls().is_empty());
+    assert!(d.inventory(&VnfInstanceId::new("inst-1")).is_some());
+}
+
+#[tokio::test]
 async fn delay_honours_cancellation_and_deadline() {
     let d = MemoryInfraDriver::new().with_delay(Duration::from_secs(5));
     let mut req = request(
