@@ -425,6 +425,15 @@ async fn inline_credentials_are_sealed_before_anything_is_stored() {
         "the instance list",
         &serde_json::to_string(&instances.items).unwrap(),
     );
+    let documents = w
+        .lcm
+        .list_instance_documents(&InstanceQuery::default())
+        .await
+        .unwrap();
+    assert_no_secret(
+        "the instance documents",
+        &serde_json::to_string(&documents.items).unwrap(),
+    );
     assert_no_secret("the notifications", &w.outbox().await);
     let text = log_text(&logs);
     assert!(
@@ -726,6 +735,15 @@ async fn without_a_registry_the_views_still_redact_inline_secrets() {
     assert_no_secret(
         "the instance list",
         &serde_json::to_string(&instances.items).unwrap(),
+    );
+    let documents = w
+        .lcm
+        .list_instance_documents(&InstanceQuery::default())
+        .await
+        .unwrap();
+    assert_no_secret(
+        "the instance documents",
+        &serde_json::to_string(&documents.items).unwrap(),
     );
 
     // MODIFY_INFO's RESULT notification carries changedInfo: redacted too.

@@ -546,22 +546,26 @@ impl<D: Database> Store for D {
         let id = id.to_owned();
         in_transaction!(self, |tx| {
             packages::begin_content(tx, &id).await?;
+            use std::io::Read;
             let mut spool = spool;
-            let mut buf = vec![0; CONTENT_CHUNK_BYTES];
+            let mut buf = Vec::with_capacity(CONTENT_CHUNK_BYTES);
             let mut seq: i64 = 0;
             loop {
-                let n =
-                    read_full(&mut spool, &mut buf).map_err(|source| StoreError::ContentIo {
+                buf.clear();
+                (&mut spool)
+                    .take(CONTENT_CHUNK_BYTES as u64)
+                    .read_to_end(&mut buf)
+                    .map_err(|source| StoreError::ContentIo {
                         id: id.clone(),
                         source,
                     })?;
                 // An empty content is one empty piece, so that it reads back as uploaded.
-                if n == 0 && seq > 0 {
+                if buf.is_empty() && seq > 0 {
                     break;
                 }
-                packages::put_piece(tx, &id, seq, &buf[..n]).await?;
+                packages::put_piece(tx, &id, seq, &buf).await?;
                 seq += 1;
-                if n < buf.len() {
+                if buf.len() < CONTENT_CHUNK_BYTES {
                     break;
                 }
             }
@@ -607,35 +611,5 @@ impl<D: Database> Store for D {
 
     async fn schema_version(&self) -> Result<i64> {
         on_reader!(self, |c| settings::schema_version(c).await)
-    }
-}
-
-/// Reads until `buf` is full or the reader ends; the bytes read.
-fn read_full(reader: &mut impl std::io::Read, buf: &mut [u8]) -> std::io::Result<usize> {
-    let mut filled = 0;
-    while filled < buf.len() {
-        match reader.read(&mut buf[filled..]) {
-            Ok(0) => break,
-            Ok(n) => filled += n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(filled)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::read_full;
-
-    #[test]
-    fn read_full_fills_across_short_reads() {
-        let data: Vec<u8> = (0..10).collect();
-        let mut reader = std::io::Read::chain(&data[..3], &data[3..]);
-        let mut buf = [0; 8];
-        assert_eq!(read_full(&mut reader, &mut buf).unwrap(), 8);
-        assert_eq!(&buf, &data[..8]);
-        let mut rest = [0; 8];
-        assert_eq!(read_full(&mut reader, &mut rest).unwrap(), 2);
     }
 }

@@ -193,15 +193,15 @@ pub(crate) async fn documents_of<C: SqlConn>(
     query: &InstanceQuery,
 ) -> Result<Page<Value>, StoreError> {
     let (rows, limit) = matching(conn, query).await?;
-    let mut ids = Vec::with_capacity(rows.len());
-    let mut items = Vec::with_capacity(rows.len());
-    for (id, doc) in rows {
-        items.push(from_json::<Value>(INSTANCE, &id, &doc)?);
-        ids.push(id);
-    }
-    let mut page = page(items, limit, |_| String::new());
-    page.next = page.next.and(ids.get(limit as usize - 1).cloned());
-    Ok(page)
+    let items = rows
+        .into_iter()
+        .map(|(id, doc)| Ok((from_json::<Value>(INSTANCE, &id, &doc)?, id)))
+        .collect::<Result<Vec<_>, StoreError>>()?;
+    let page = page(items, limit, |(_, id)| id.clone());
+    Ok(Page {
+        items: page.items.into_iter().map(|(doc, _)| doc).collect(),
+        next: page.next,
+    })
 }
 
 /// The `(id, document)` rows of one page of `query` (one more than the page size, which tells
