@@ -57,9 +57,11 @@
 //! use vnfm::lcm::{Deliverer, DelivererConfig, Keyring, Subscriptions};
 //!
 //! let keyring = Arc::new(Keyring::from_key_file("/etc/vnfm/fernet.keys")?);
-//! let subscriptions = Subscriptions::new(store.clone(), keyring.clone())?;
+//! // Notifications and callback tests go out over HTTP.
+//! let sender = Arc::new(vnfm::lcm::HttpCallbackSender::new(std::time::Duration::from_secs(5))?);
+//! let subscriptions = Subscriptions::new(store.clone(), keyring.clone(), sender.clone());
 //! // ... `subscriptions.router()` is what the builder's default router does ...
-//! let deliverer = Deliverer::start(store, keyring, DelivererConfig::new("vnfm-1"))?;
+//! let deliverer = Deliverer::start(store, keyring, sender, DelivererConfig::new("vnfm-1"))?;
 //! # drop((subscriptions, deliverer)); Ok(()) }
 //! ```
 //!
@@ -69,18 +71,20 @@
 //! See `examples/embedded.rs` for a complete program.
 
 use std::fmt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+mod assembly;
+
+pub use assembly::{NfvoSetting, Vnfm, key_file};
+
 pub use vnfm_driver_api::memory::{MEMORY_VIM_TYPE, MemoryInfraDriver, RecordingMgmtDriver};
 pub use vnfm_driver_api::{
-    ArtifactSource, DeferredGrants, DriverError, GrantDecision, InfraDriver, LocalNfvo, MgmtDriver,
-    Nfvo,
+    ArtifactSource, CallbackSender, DeferredGrants, DriverError, GrantDecision, InfraDriver,
+    LocalNfvo, MgmtDriver, Nfvo, NfvoAuth, NfvoSettings,
 };
-pub use vnfm_lcm::nfvo::{
-    NfvoAuth, NfvoSettings, NfvoTimings, Sol003Nfvo, load_nfvo_settings, save_nfvo_settings,
-};
+pub use vnfm_lcm::nfvo::{load_nfvo_settings, save_nfvo_settings};
 pub use vnfm_lcm::ports::{
     NotificationRouter, OnboardedVnfd, PackageCatalog, SealedVim, VimDirectory,
 };
@@ -91,19 +95,64 @@ pub use vnfm_lcm::{
     CreateOptions, Deliverer, DelivererConfig, InlineVimDirectory, Keyring, Lcm, LcmConfig,
     LcmError, MemoryCatalog, OperationRequest, SubscriptionRouter, Subscriptions, VimRegistry,
 };
+pub use vnfm_outbound::{
+    HttpCallbackSender, NfvoTimings, OutboundError, Sol003Nfvo, install_crypto_provider,
+};
 pub use vnfm_store::{InstanceQuery, OpOccQuery, Page, Store, StoreError};
 pub use vnfm_types as types;
 
 /// Why an embedded [`Lcm`] could not be built, or a package not onboarded.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 pub enum EmbedError {
-    /// Neither a store URL nor a store was given.
+    /// Neither a store URL, a store nor a data directory was given.
+    #[error(
+        "no store: call store_url(\"sqlite:///path/to.db\"), store(...) or data_dir(...) on the builder"
+    )]
     NoStore,
+    /// [`Builder::assemble`] needs a keyring to seal subscription and VIM secrets.
+    #[error("no keyring: call keyring(...) or data_dir(...) on the builder")]
+    NoKeyring,
+    /// A file or directory of the data directory could not be read or written.
+    #[error("{}: {source}", path.display())]
+    DataDir {
+        /// The file or directory.
+        path: PathBuf,
+        /// What failed.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The key file could not be read or created.
+    #[error("{}: {source}", path.display())]
+    Keys {
+        /// The key file.
+        path: PathBuf,
+        /// What failed.
+        #[source]
+        source: LcmError,
+    },
     /// The store could not be opened or migrated.
-    Store(StoreError),
+    #[error("opening the store failed: {0}")]
+    Store(#[source] StoreError),
+    /// The remote NFVO settings could not be stored or read.
+    #[error("NFVO settings: {0}")]
+    NfvoSettings(#[source] LcmError),
+    /// An HTTP client (callbacks, the remote NFVO) could not be set up.
+    #[error("{what}: {source}")]
+    Outbound {
+        /// Which client.
+        what: &'static str,
+        /// What failed.
+        #[source]
+        source: OutboundError,
+    },
+    /// The notification deliverer could not start.
+    #[error("starting the notification deliverer failed: {0}")]
+    Deliverer(#[source] LcmError),
     /// Recovering the occurrences of a previous run failed.
-    Recovery(LcmError),
+    #[error("recovering the operations of a previous run failed: {0}")]
+    Recovery(#[source] LcmError),
     /// A package could not be read or holds no valid VNFD.
+    #[error("package {path} cannot be onboarded: {message}")]
     Package {
         /// The package path.
         path: String,
@@ -112,38 +161,12 @@ pub enum EmbedError {
     },
 }
 
-impl fmt::Display for EmbedError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            EmbedError::NoStore => f.write_str(
-                "no store: call store_url(\"sqlite:///path/to.db\") or store(...) on the builder",
-            ),
-            EmbedError::Store(e) => write!(f, "opening the store failed: {e}"),
-            EmbedError::Recovery(e) => {
-                write!(f, "recovering the operations of a previous run failed: {e}")
-            }
-            EmbedError::Package { path, message } => {
-                write!(f, "package {path} cannot be onboarded: {message}")
-            }
-        }
-    }
-}
-
-impl std::error::Error for EmbedError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            EmbedError::Store(e) => Some(e),
-            EmbedError::Recovery(e) => Some(e),
-            EmbedError::NoStore | EmbedError::Package { .. } => None,
-        }
-    }
-}
-
 /// A builder with the defaults described in the [module docs](self).
 pub fn builder() -> Builder {
     Builder {
         store_url: None,
         store: None,
+        data_dir: None,
         infra: Vec::new(),
         mgmt: None,
         vims: None,
@@ -153,6 +176,10 @@ pub fn builder() -> Builder {
         config: LcmConfig::default(),
         recovery_interval: Some(Duration::from_secs(30)),
         nfvo: None,
+        nfvo_setting: NfvoSetting::Stored,
+        max_package_bytes: vnfm_outbound::DEFAULT_MAX_PACKAGE_BYTES,
+        sender: None,
+        delivery: None,
     }
 }
 
@@ -160,15 +187,20 @@ pub fn builder() -> Builder {
 pub struct Builder {
     store_url: Option<String>,
     store: Option<Arc<dyn Store>>,
+    data_dir: Option<PathBuf>,
     infra: Vec<Arc<dyn InfraDriver>>,
     mgmt: Option<Arc<dyn MgmtDriver>>,
     vims: Option<Arc<dyn VimDirectory>>,
     keyring: Option<Arc<Keyring>>,
     router: Option<Arc<dyn NotificationRouter>>,
-    catalog: Option<Arc<dyn PackageCatalog>>,
+    catalog: Option<Arc<MemoryCatalog>>,
     config: LcmConfig,
     recovery_interval: Option<Duration>,
     nfvo: Option<Arc<dyn Nfvo>>,
+    nfvo_setting: NfvoSetting,
+    max_package_bytes: usize,
+    sender: Option<Arc<dyn CallbackSender>>,
+    delivery: Option<DelivererConfig>,
 }
 
 impl fmt::Debug for Builder {
@@ -246,16 +278,55 @@ impl Builder {
         self
     }
 
-    /// Sets the package catalog (default: an empty [`MemoryCatalog`]).
-    pub fn catalog(mut self, catalog: Arc<dyn PackageCatalog>) -> Self {
+    /// Sets the catalog of onboarded VNFDs (default: an empty [`MemoryCatalog`]).
+    pub fn catalog(mut self, catalog: Arc<MemoryCatalog>) -> Self {
         self.catalog = Some(catalog);
         self
     }
 
-    /// Sets the NFVO asked for grants before resources change (default: [`LocalNfvo`], which
-    /// grants everything; [`Sol003Nfvo`] for a remote SOL003 NFVO; or an embedder's own).
+    /// Sets the NFVO asked for grants before resources change (default: the remote NFVO kept
+    /// in the store, see [`Builder::nfvo_setting`], else [`LocalNfvo`], which grants
+    /// everything; [`Sol003Nfvo`] for a remote SOL003 NFVO; or an embedder's own).
     pub fn nfvo(mut self, nfvo: Arc<dyn Nfvo>) -> Self {
         self.nfvo = Some(nfvo);
+        self
+    }
+
+    /// What [`Builder::assemble`] does with the remote NFVO connection kept in the store
+    /// (its secret sealed with the keyring) when no [`Builder::nfvo`] is given: use it
+    /// (default), replace it, or remove it.
+    pub fn nfvo_setting(mut self, setting: NfvoSetting) -> Self {
+        self.nfvo_setting = setting;
+        self
+    }
+
+    /// The largest package a remote NFVO may send (default
+    /// [`vnfm_outbound::DEFAULT_MAX_PACKAGE_BYTES`]).
+    pub fn max_package_bytes(mut self, bytes: usize) -> Self {
+        self.max_package_bytes = bytes;
+        self
+    }
+
+    /// The data directory (created with mode 0700): unless given otherwise, the store is
+    /// `<dir>/vnfm.db` (SQLite, mode 0600) and the keyring `<dir>/fernet.keys` (a fresh key
+    /// on first start, mode 0600).
+    pub fn data_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.data_dir = Some(dir.into());
+        self
+    }
+
+    /// Sets how notifications and callback tests reach subscribers (default:
+    /// [`HttpCallbackSender`]).
+    pub fn callback_sender(mut self, sender: Arc<dyn CallbackSender>) -> Self {
+        self.sender = Some(sender);
+        self
+    }
+
+    /// Starts a notification [`Deliverer`] with `config` when the assembled services start
+    /// ([`Vnfm::start`]); its claim owner is the runner id. Writes that enqueue notifications
+    /// wake it.
+    pub fn deliver_notifications(mut self, config: DelivererConfig) -> Self {
+        self.delivery = Some(config);
         self
     }
 
@@ -274,47 +345,64 @@ impl Builder {
 
     /// Opens the store, builds the [`Lcm`] and recovers what a previous run left. Needs a
     /// tokio runtime.
+    ///
+    /// [`Builder::assemble`] builds the services around it too (subscriptions, the VIM
+    /// registry, notification delivery).
     pub async fn build(self) -> Result<Lcm, EmbedError> {
-        let store = match (self.store, self.store_url) {
-            (Some(s), _) => s,
-            (None, Some(url)) => vnfm_store::open(&url).await.map_err(EmbedError::Store)?,
-            (None, None) => return Err(EmbedError::NoStore),
-        };
+        let recovery_interval = self.recovery_interval;
+        let store = self.open_store().await?;
+        let keyring = self.open_keyring()?;
         let router = self.router.unwrap_or_else(|| {
             Arc::new(SubscriptionRouter::new(
                 store.clone(),
                 Duration::from_secs(1),
             ))
         });
-        let vims: Arc<dyn VimDirectory> = match (self.vims, self.keyring) {
+        let vims: Arc<dyn VimDirectory> = match (self.vims, keyring) {
             (Some(v), _) => v,
             (None, Some(k)) => Arc::new(VimRegistry::new(store.clone(), k)),
             (None, None) => Arc::new(InlineVimDirectory),
         };
-        let mut b = Lcm::builder(
-            store,
-            vims,
-            router,
-            self.catalog
-                .unwrap_or_else(|| Arc::new(MemoryCatalog::new())),
-        )
-        .config(self.config);
-        if let Some(n) = self.nfvo {
-            b = b.nfvo(n);
-        }
-        for d in self.infra {
-            b = b.infra_driver(d);
-        }
-        if let Some(m) = self.mgmt {
-            b = b.mgmt_driver(m);
-        }
-        let lcm = b.build();
-        lcm.recover().await.map_err(EmbedError::Recovery)?;
-        if let Some(every) = self.recovery_interval {
-            lcm.spawn_recovery(every);
-        }
+        let catalog: Arc<dyn PackageCatalog> = self
+            .catalog
+            .unwrap_or_else(|| Arc::new(MemoryCatalog::new()));
+        let lcm = lcm_of(
+            Lcm::builder(store, vims, router, catalog).config(self.config),
+            self.nfvo,
+            self.infra,
+            self.mgmt,
+        );
+        start_runner(&lcm, recovery_interval).await?;
         Ok(lcm)
     }
+}
+
+/// `b` with the NFVO and the drivers.
+fn lcm_of(
+    mut b: vnfm_lcm::LcmBuilder,
+    nfvo: Option<Arc<dyn Nfvo>>,
+    infra: Vec<Arc<dyn InfraDriver>>,
+    mgmt: Option<Arc<dyn MgmtDriver>>,
+) -> Lcm {
+    if let Some(n) = nfvo {
+        b = b.nfvo(n);
+    }
+    for d in infra {
+        b = b.infra_driver(d);
+    }
+    if let Some(m) = mgmt {
+        b = b.mgmt_driver(m);
+    }
+    b.build()
+}
+
+/// Takes over what a previous run left and keeps sweeping every `recovery_interval`.
+async fn start_runner(lcm: &Lcm, recovery_interval: Option<Duration>) -> Result<(), EmbedError> {
+    lcm.recover().await.map_err(EmbedError::Recovery)?;
+    if let Some(every) = recovery_interval {
+        lcm.spawn_recovery(every);
+    }
+    Ok(())
 }
 
 /// Package files read from an opened CSAR (zip or directory).

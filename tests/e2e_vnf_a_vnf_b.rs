@@ -24,10 +24,7 @@ use std::time::Duration;
 use e2e_support::{KUBERNETES, World};
 use serde_json::{Value, json};
 use vnfm::lcm::types::{LcmOperationStateType, VimId, VnfInstanceId, VnfLcmOpOcc};
-use vnfm::lcm::{
-    Deliverer, DelivererConfig, Keyring, Lcm, LcmConfig, LcmError, MemoryCatalog, Subscriptions,
-    VimRegistry,
-};
+use vnfm::lcm::{DelivererConfig, Keyring, Lcm, LcmConfig, LcmError, MemoryCatalog, VimRegistry};
 use vnfm_infra_kubernetes::{HelmLibrary, KubernetesDriver};
 use vnfm_infra_openstack::testing::{PortAddresses, StandIns};
 use vnfm_infra_openstack::{DriverConfig, OpenStackDriver, PollPolicy};
@@ -40,7 +37,7 @@ struct Vnfm {
     lcm: Lcm,
     registry: Arc<VimRegistry>,
     db: std::path::PathBuf,
-    _deliverer: Deliverer,
+    _services: vnfm::lcm::Vnfm,
 }
 
 fn openstack_driver() -> OpenStackDriver {
@@ -71,13 +68,31 @@ fn kubernetes_driver() -> KubernetesDriver {
 impl Vnfm {
     async fn start(world: &World, catalog: MemoryCatalog) -> Vnfm {
         let db = world.dir.path().join("vnfm.db");
-        let store = vnfm_store::open(&format!("sqlite://{}", db.display()))
+        let keyring = Arc::new(Keyring::from_keys([Keyring::generate_key()]).unwrap());
+        let host = PluginHost::new(
+            HostConfig::new(world.dir.path().join("plugin-cache"))
+                .package_libraries(Isolation::Process)
+                .runner(world.profile.join("vnfm-plugin-runner")),
+        );
+        // Assembled as `vnfm serve` assembles it: the composition root with its defaults
+        // (VIM registry, subscriptions, HTTP notifications through the deliverer).
+        let services = vnfm::lcm::builder()
+            .store_url(format!("sqlite://{}", db.display()))
+            .keyring(keyring)
+            .catalog(Arc::new(catalog))
+            .infra_driver(Arc::new(openstack_driver()))
+            .infra_driver(Arc::new(kubernetes_driver()))
+            .mgmt_driver(Arc::new(host))
+            .config(LcmConfig {
+                step_timeout: WAIT,
+                ..LcmConfig::default()
+            })
+            .deliver_notifications(DelivererConfig::new("e2e"))
+            .assemble()
             .await
             .unwrap();
-        let keyring = Arc::new(Keyring::from_keys([Keyring::generate_key()]).unwrap());
-        let registry = Arc::new(VimRegistry::new(store.clone(), keyring.clone()));
-        let subscriptions = Subscriptions::new(store.clone(), keyring.clone()).unwrap();
-        let created = subscriptions
+        let created = services
+            .subscriptions
             .create(
                 &serde_json::from_value(json!({"callbackUri": world.subscriber.url})).unwrap(),
                 &vnfm::lcm::CreateOptions {
@@ -88,33 +103,12 @@ impl Vnfm {
             .await
             .unwrap();
         drop(created);
-        let host = PluginHost::new(
-            HostConfig::new(world.dir.path().join("plugin-cache"))
-                .package_libraries(Isolation::Process)
-                .runner(world.profile.join("vnfm-plugin-runner")),
-        );
-        let lcm = vnfm::lcm::builder()
-            .store(store.clone())
-            .keyring(keyring.clone())
-            .vim_directory(registry.clone())
-            .notification_router(Arc::new(subscriptions.router()))
-            .catalog(Arc::new(catalog))
-            .infra_driver(Arc::new(openstack_driver()))
-            .infra_driver(Arc::new(kubernetes_driver()))
-            .mgmt_driver(Arc::new(host))
-            .config(LcmConfig {
-                step_timeout: WAIT,
-                ..LcmConfig::default()
-            })
-            .build()
-            .await
-            .unwrap();
-        let deliverer = Deliverer::start(store, keyring, DelivererConfig::new("e2e")).unwrap();
+        services.start().await.unwrap();
         Vnfm {
-            lcm,
-            registry,
+            lcm: services.lcm.clone(),
+            registry: Arc::new(services.vims.clone()),
             db,
-            _deliverer: deliverer,
+            _services: services,
         }
     }
 

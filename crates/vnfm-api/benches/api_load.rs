@@ -150,7 +150,7 @@ fn zip_dir(dir: &std::path::Path) -> Vec<u8> {
 }
 
 fn main() {
-    vnfm_lcm::notify::install_crypto_provider();
+    vnfm::lcm::install_crypto_provider();
     let instances = env_or("VNFM_LOAD_INSTANCES", 50_000);
     let concurrency = env_or("VNFM_LOAD_CONCURRENCY", 200);
     let seconds = env_or("VNFM_LOAD_SECONDS", 10);
@@ -160,19 +160,24 @@ fn main() {
         .expect("runtime");
     runtime.block_on(async move {
         let dir = tempfile::tempdir().expect("temp dir");
-        let mut options = StateOptions::new(dir.path().join("data"));
+        let data = dir.path().join("data");
+        let mut options = StateOptions::new(&data);
         options.enable_test_vim = true;
         options.verify_callbacks = false;
-        options.recovery_interval = None;
+        let mut services = vnfm::lcm::builder()
+            .data_dir(&data)
+            .recovery_interval(None)
+            .infra_driver(vnfm_api::test_vim_driver());
         if let Ok(url) = std::env::var("VNFM_LOAD_STORE_URL") {
-            options.store_url = Some(url);
+            services = services.store_url(url);
         } else if std::env::var("VNFM_LOAD_DURABILITY").as_deref() == Ok("full") {
-            options.store_url = Some(format!(
+            services = services.store_url(format!(
                 "sqlite://{}?synchronous=full",
-                dir.path().join("data/full.db").display()
+                data.join("full.db").display()
             ));
         }
-        let state = AppState::build(options).await.expect("state");
+        let services = services.assemble().await.expect("services");
+        let state = AppState::new(services, options).await.expect("state");
         let app = vnfm_api::router(state.clone());
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
         let addr = listener.local_addr().expect("addr");

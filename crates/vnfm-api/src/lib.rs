@@ -27,7 +27,6 @@ pub mod limits;
 mod links;
 pub mod listing;
 pub mod metrics;
-pub mod observed;
 pub mod openapi;
 mod ops;
 pub mod packages;
@@ -55,7 +54,8 @@ use tower_http::timeout::RequestBodyTimeoutLayer;
 pub use error::{ApiError, ApiResult};
 pub use limits::ServerLimits;
 pub use server::{ServeOptions, serve};
-pub use state::{AppState, NfvoSetting, StateOptions};
+pub use state::{AppState, StateOptions};
+pub use test_vim::test_vim_driver;
 
 /// The whole API.
 pub fn router(state: Arc<AppState>) -> Router {

@@ -17,7 +17,6 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::mpsc;
 use tokio_rustls::TlsAcceptor;
 use tokio_rustls::server::TlsStream;
-use vnfm_lcm::{Deliverer, DelivererConfig};
 
 use crate::limits::ServerLimits;
 use crate::state::{AppState, StateError, StateOptions};
@@ -33,7 +32,7 @@ pub struct ServeOptions {
     pub tls_key: Option<PathBuf>,
     /// How long graceful shutdown waits for running steps.
     pub shutdown_timeout: Duration,
-    /// The services.
+    /// The API's own options.
     pub state: StateOptions,
 }
 
@@ -41,6 +40,9 @@ pub struct ServeOptions {
 #[derive(Debug, thiserror::Error)]
 pub enum ServeError {
     /// Assembling the services failed.
+    #[error("assembling the services failed: {0}")]
+    Assemble(#[source] vnfm::lcm::EmbedError),
+    /// Setting up the API failed.
     #[error(transparent)]
     State(#[from] StateError),
     /// The listen address could not be bound.
@@ -54,9 +56,6 @@ pub enum ServeError {
     /// The TLS certificate or key could not be loaded.
     #[error("TLS: {0}")]
     Tls(String),
-    /// Notification delivery could not be started.
-    #[error("starting notification delivery failed: {0}")]
-    Deliverer(String),
     /// Serving failed.
     #[error("serving failed: {0}")]
     Serve(io::Error),
@@ -258,12 +257,14 @@ async fn shutdown_signal() {
     }
 }
 
-/// Runs the server until `SIGINT`/`SIGTERM`; `on_start` is called once it listens.
+/// Runs the server over the services `services` assembles until `SIGINT`/`SIGTERM`;
+/// `on_start` is called once it listens.
 pub async fn serve(
+    services: vnfm::lcm::Builder,
     options: ServeOptions,
     on_start: impl FnOnce(&Started),
 ) -> Result<(), ServeError> {
-    vnfm_lcm::notify::install_crypto_provider();
+    vnfm::lcm::install_crypto_provider();
     let tls = match (&options.tls_cert, &options.tls_key) {
         (Some(c), Some(k)) => Some(tls_acceptor(c, k)?),
         (None, None) => None,
@@ -276,22 +277,15 @@ pub async fn serve(
             addr: options.listen,
             source,
         })?;
-    let state = AppState::build(StateOptions {
-        tls: tls.is_some(),
-        ..options.state.clone()
-    })
-    .await?;
-    let deliverer = Deliverer::start(
-        state.store().clone(),
-        state.keyring().clone(),
-        DelivererConfig {
-            max_age: options.state.notify_max_age,
-            backoff_max: options.state.notify_backoff_max,
-            ..DelivererConfig::new(state.lcm().runner_id().to_owned())
+    let services = services.assemble().await.map_err(ServeError::Assemble)?;
+    let state = AppState::new(
+        services,
+        StateOptions {
+            tls: tls.is_some(),
+            ..options.state.clone()
         },
     )
-    .map_err(|e| ServeError::Deliverer(e.to_string()))?;
-    state.set_delivery_waker(deliverer.waker());
+    .await?;
     let addr = tcp.local_addr().map_err(ServeError::Serve)?;
     let client = state.bootstrap_client()?;
     let started = Started {
@@ -327,8 +321,7 @@ pub async fn serve(
         }
     };
     let started_stop = Instant::now();
-    state.lcm().shutdown(options.shutdown_timeout).await;
-    deliverer.shutdown().await;
+    state.shutdown(options.shutdown_timeout).await;
     tracing::info!(
         millis = started_stop.elapsed().as_millis() as u64,
         "stopped"

@@ -1,17 +1,18 @@
-//! [`AppState`]: the core services the handlers share, assembled from a data directory.
+//! [`AppState`]: what the handlers share: the services the composition root assembled
+//! ([`vnfm::lcm::Vnfm`]) and the API's own (authentication, packages, metrics), whose files
+//! live in the data directory.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use vnfm::lcm::{InfraDriver, Lcm, LcmConfig, MemoryCatalog, MgmtDriver};
+use vnfm::lcm::{Lcm, Vnfm};
 use vnfm_lcm::{Keyring, PkgmSubscriptions, Subscriptions, VimRegistry};
 use vnfm_store::Store;
 
 use crate::auth::{Authenticator, ClientCredentials, DEFAULT_TOKEN_TTL};
 use crate::metrics::Metrics;
-use crate::observed::ObservedStore;
 use crate::packages::{PackageLimits, Packages};
 
 /// The VIM type of the test VIM (`--enable-test-vim`): backed by the in-memory driver.
@@ -28,12 +29,18 @@ pub enum StateError {
         /// What failed.
         message: String,
     },
-    /// The store could not be opened.
-    #[error("opening the store failed: {0}")]
-    Store(String),
-    /// The lifecycle core could not be started.
+    /// The store refused a write of the API's own (the shared OAuth 2.0 clients).
+    #[error("{what}: {source}")]
+    Store {
+        /// What was being written.
+        what: &'static str,
+        /// What failed.
+        #[source]
+        source: vnfm_store::StoreError,
+    },
+    /// The assembled services could not start.
     #[error("starting the lifecycle core failed: {0}")]
-    Lcm(String),
+    Start(#[source] vnfm::lcm::EmbedError),
 }
 
 /// What [`AppState::build`] needs.
@@ -42,32 +49,24 @@ pub struct StateOptions {
     /// Whether clients reach the server over TLS (`vnfm serve --tls-cert`): the scheme of the
     /// absolute URIs it writes (`Location`, `_links`). `serve` sets it.
     pub tls: bool,
-    /// The data directory (SQLite file, key files, credentials file).
+    /// The directory of the API's files (credentials file, token keys, package spool); the
+    /// services' own (store, keyring) are the composition root's.
     pub data_dir: PathBuf,
-    /// Store URL; default `sqlite://<data_dir>/vnfm.db`.
-    pub store_url: Option<String>,
     /// OAuth 2.0 clients besides the bootstrap client of `credentials.json`.
     pub clients: Vec<ClientCredentials>,
     /// Accept HTTP Basic with a client id and secret.
     pub allow_basic_auth: bool,
     /// Lifetime of access tokens.
     pub token_ttl: Duration,
-    /// Register the `TEST.NOOP.V_1` VIM type backed by the in-memory driver.
+    /// Accept the test VIM's request parameters (`additionalParams.testVim`): set it when the
+    /// composition root registered [`crate::test_vim_driver`].
     pub enable_test_vim: bool,
-    /// Infrastructure drivers (one per family of VIM types).
-    pub infra_drivers: Vec<Arc<dyn InfraDriver>>,
-    /// The management driver that runs LCM hooks.
-    pub mgmt_driver: Option<Arc<dyn MgmtDriver>>,
     /// URI prefixes `upload_from_uri` may fetch from (empty: the endpoint refuses every URI).
     pub upload_allow_list: Vec<String>,
     /// Largest JSON request body, in bytes.
     pub max_json_body: usize,
     /// Connections, read timeouts and the token body size of the HTTP server.
     pub limits: crate::limits::ServerLimits,
-    /// How long an undeliverable notification is retried (since it was made).
-    pub notify_max_age: Duration,
-    /// Longest delay between two delivery attempts of a notification.
-    pub notify_backoff_max: Duration,
     /// Package size and archive limits.
     pub package_limits: PackageLimits,
     /// Test the callback URI of a new subscription (`GET`, expecting 204) before creating it.
@@ -76,31 +75,9 @@ pub struct StateOptions {
     /// exists, instead of answering `303 See Other` to that one (SOL003 v2.6.1 clause
     /// 5.4.18.3.1 allows either).
     pub allow_duplicate_lcm_subscriptions: bool,
-    /// Lifecycle runner settings.
-    pub lcm_config: LcmConfig,
-    /// How often expired leases of other replicas are taken over (`None`: only at start).
-    pub recovery_interval: Option<Duration>,
     /// The metrics registry (share it with [`crate::server::step_metrics_layer`] to record
     /// step latencies); a fresh one when `None`.
     pub metrics: Option<Arc<Metrics>>,
-    /// The NFVO asked for grants, and for packages of VNFDs not onboarded here (`None`: the
-    /// built-in one, which grants everything and holds no packages).
-    pub nfvo: Option<Arc<dyn vnfm::lcm::Nfvo>>,
-    /// What to do with the NFVO connection kept in the store, when `nfvo` is `None`.
-    pub nfvo_setting: NfvoSetting,
-}
-
-/// The remote NFVO connection kept in the store (setting `nfvo`, its secret sealed with the
-/// data directory's keyring), shared by every replica on the same store.
-#[derive(Debug, Clone, Default)]
-pub enum NfvoSetting {
-    /// Use the stored connection, if any (else the built-in NFVO).
-    #[default]
-    Stored,
-    /// Store this connection (replacing the stored one) and use it.
-    Set(vnfm::lcm::NfvoSettings),
-    /// Remove the stored connection and use the built-in NFVO.
-    Clear,
 }
 
 impl std::fmt::Debug for StateOptions {
@@ -122,26 +99,17 @@ impl StateOptions {
         StateOptions {
             data_dir: data_dir.into(),
             tls: false,
-            store_url: None,
             clients: Vec::new(),
             allow_basic_auth: false,
             token_ttl: DEFAULT_TOKEN_TTL,
             enable_test_vim: false,
-            infra_drivers: Vec::new(),
-            mgmt_driver: None,
             upload_allow_list: Vec::new(),
             max_json_body: 1024 * 1024,
             limits: crate::limits::ServerLimits::default(),
-            notify_max_age: Duration::from_secs(24 * 3600),
-            notify_backoff_max: Duration::from_secs(600),
             package_limits: PackageLimits::default(),
             verify_callbacks: true,
             allow_duplicate_lcm_subscriptions: false,
-            lcm_config: LcmConfig::default(),
-            recovery_interval: Some(Duration::from_secs(30)),
             metrics: None,
-            nfvo: None,
-            nfvo_setting: NfvoSetting::Stored,
         }
     }
 }
@@ -159,7 +127,7 @@ pub struct AppState {
     pub(crate) auth: Arc<Authenticator>,
     pub(crate) metrics: Arc<Metrics>,
     pub(crate) keyring: Arc<Keyring>,
-    delivery_waker: Arc<std::sync::OnceLock<vnfm_lcm::DeliveryWaker>>,
+    services: Vnfm,
     pub(crate) options: StateOptions,
     pub(crate) credentials_file: PathBuf,
     ready: AtomicBool,
@@ -177,44 +145,6 @@ fn data_err(path: &Path, e: impl std::fmt::Display) -> StateError {
     StateError::DataDir {
         path: path.to_owned(),
         message: e.to_string(),
-    }
-}
-
-/// Applies `setting` to the NFVO connection kept in `store` and connects to the result.
-async fn stored_nfvo(
-    store: &dyn Store,
-    keyring: &Keyring,
-    setting: &NfvoSetting,
-    max_package_bytes: usize,
-) -> Result<Option<Arc<dyn vnfm::lcm::Nfvo>>, StateError> {
-    use vnfm::lcm::{NfvoTimings, load_nfvo_settings, save_nfvo_settings};
-    let lcm_err = |e: vnfm_lcm::LcmError| StateError::Lcm(format!("NFVO settings: {e}"));
-    match setting {
-        NfvoSetting::Stored => {}
-        NfvoSetting::Set(s) => save_nfvo_settings(store, keyring, Some(s))
-            .await
-            .map_err(lcm_err)?,
-        NfvoSetting::Clear => save_nfvo_settings(store, keyring, None)
-            .await
-            .map_err(lcm_err)?,
-    }
-    let Some(settings) = load_nfvo_settings(store, keyring).await.map_err(lcm_err)? else {
-        return Ok(None);
-    };
-    tracing::info!(url = %settings.url, "remote NFVO");
-    let nfvo = settings
-        .connect(NfvoTimings::default())
-        .map_err(lcm_err)?
-        .with_max_package_bytes(max_package_bytes);
-    Ok(Some(Arc::new(nfvo)))
-}
-
-/// Reads `path`'s keyring, creating the file (mode 0600) with a fresh key on first start.
-fn keyring_file(path: &Path) -> Result<Keyring, StateError> {
-    if path.exists() {
-        Keyring::from_key_file(path).map_err(|e| data_err(path, e))
-    } else {
-        Keyring::generate_key_file(path).map_err(|e| data_err(path, e))
     }
 }
 
@@ -250,31 +180,13 @@ fn write_private(path: &Path, bytes: &[u8]) -> Result<(), StateError> {
     file.sync_all().map_err(|e| data_err(path, e))
 }
 
-/// Creates `path` empty with mode 0600 when it does not exist, and takes group and other
-/// permissions away from it when it does (a file of an older version).
-fn private_file(path: &Path) -> Result<(), StateError> {
-    let mut options = std::fs::OpenOptions::new();
-    options.write(true).create(true).truncate(false);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.mode(0o600);
-    }
-    let file = options.open(path).map_err(|e| data_err(path, e))?;
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        file.set_permissions(std::fs::Permissions::from_mode(0o600))
-            .map_err(|e| data_err(path, e))?;
-    }
-    Ok(())
-}
-
 impl AppState {
-    /// Opens (creating on first start) the data directory, the store, the key files and the
-    /// bootstrap OAuth 2.0 client, loads the onboarded packages, and starts the lifecycle
-    /// core (which takes over the occurrences a previous run left behind).
-    pub async fn build(options: StateOptions) -> Result<Arc<AppState>, StateError> {
+    /// The API over `services` (assembled by [`vnfm::lcm::Builder::assemble`]): opens
+    /// (creating on first start) the API's files in the data directory (token keys, the
+    /// bootstrap OAuth 2.0 client), loads the onboarded packages into the services' catalog,
+    /// then starts the services (they take over the occurrences a previous run left behind,
+    /// once their VNFDs are back in the catalog).
+    pub async fn new(services: Vnfm, options: StateOptions) -> Result<Arc<AppState>, StateError> {
         let dir = &options.data_dir;
         std::fs::create_dir_all(dir).map_err(|e| data_err(dir, e))?;
         #[cfg(unix)]
@@ -282,8 +194,9 @@ impl AppState {
             use std::os::unix::fs::PermissionsExt;
             let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700));
         }
-        let keyring = Arc::new(keyring_file(&dir.join("fernet.keys"))?);
-        let token_keys = Arc::new(keyring_file(&dir.join("token.keys"))?);
+        let token_path = dir.join("token.keys");
+        let token_keys =
+            Arc::new(vnfm::lcm::key_file(&token_path).map_err(|e| data_err(&token_path, e))?);
         let credentials_file = dir.join("credentials.json");
         let bootstrap = bootstrap_client(&credentials_file)?;
         let mut clients = vec![bootstrap];
@@ -294,56 +207,30 @@ impl AppState {
             options.allow_basic_auth,
             options.token_ttl,
         ));
-
-        let url = match options.store_url.clone() {
-            Some(url) => url,
-            None => {
-                let db = dir.join("vnfm.db");
-                // SQLite gives its journal files the database file's mode.
-                private_file(&db)?;
-                format!("sqlite://{}", db.display())
-            }
-        };
-        let opened = vnfm_store::open(&url)
+        let store = services.store.clone();
+        auth.share_clients(store.clone())
             .await
-            .map_err(|e| StateError::Store(e.to_string()))?;
-        auth.share_clients(opened.clone())
-            .await
-            .map_err(|e| StateError::Store(format!("sharing the OAuth 2.0 clients: {e}")))?;
-        let delivery_waker = Arc::new(std::sync::OnceLock::new());
-        let store: Arc<dyn Store> = Arc::new(ObservedStore::new(opened, delivery_waker.clone()));
+            .map_err(|source| StateError::Store {
+                what: "sharing the OAuth 2.0 clients",
+                source,
+            })?;
 
-        let nfvo = match &options.nfvo {
-            Some(n) => Some(n.clone()),
-            None => {
-                stored_nfvo(
-                    &*store,
-                    &keyring,
-                    &options.nfvo_setting,
-                    options.package_limits.max_package_bytes,
-                )
-                .await?
-            }
-        };
-
-        let pkgm_subscriptions = PkgmSubscriptions::new(store.clone(), keyring.clone())
-            .map_err(|e| StateError::Lcm(e.to_string()))?;
+        let pkgm_subscriptions = services.pkgm_subscriptions.clone();
         let pkgm_subscriptions_v1 = pkgm_subscriptions
             .clone()
             .with_base(vnfm_lcm::pkgm_subscriptions::V1_BASE);
-        let catalog = Arc::new(MemoryCatalog::new());
         // Before load_all: a resumed onboarding notifies too.
         let packages = Arc::new(
             Packages::new(
                 store.clone(),
-                catalog.clone(),
+                services.catalog.clone(),
                 options.package_limits.clone(),
                 options.upload_allow_list.clone(),
-                nfvo.clone(),
+                services.nfvo.clone(),
                 dir.join("packages"),
             )
             .with_notifications(pkgm_subscriptions.clone())
-            .with_mgmt_driver(options.mgmt_driver.clone()),
+            .with_mgmt_driver(services.mgmt.clone()),
         );
         packages
             .spool()
@@ -351,52 +238,25 @@ impl AppState {
             .map_err(|e| data_err(&dir.join("packages"), e))?;
         let loaded = packages.load_all().await;
         tracing::info!(packages = loaded, "onboarded packages loaded");
+        services.start().await.map_err(StateError::Start)?;
 
-        let subscriptions = Subscriptions::new(store.clone(), keyring.clone())
-            .map_err(|e| StateError::Lcm(e.to_string()))?;
+        let subscriptions = services.subscriptions.clone();
         let subscriptions_v1 = subscriptions
             .clone()
             .with_base(vnfm_lcm::subscriptions::V1_BASE);
-        let vims = VimRegistry::new(store.clone(), keyring.clone());
-        let mut builder = vnfm::lcm::builder()
-            .store(store.clone())
-            .keyring(keyring.clone())
-            .catalog(catalog)
-            // The same subscriptions whose cache creating and deleting a subscription clears,
-            // so a new subscription gets the next notification.
-            .notification_router(Arc::new(subscriptions.router()))
-            .config(options.lcm_config.clone())
-            .recovery_interval(options.recovery_interval);
-        if let Some(n) = &nfvo {
-            builder = builder.nfvo(n.clone());
-        }
-        if options.enable_test_vim {
-            builder =
-                builder.infra_driver(Arc::new(crate::test_vim::TestVimDriver::new(TEST_VIM_TYPE)));
-        }
-        for d in &options.infra_drivers {
-            builder = builder.infra_driver(d.clone());
-        }
-        if let Some(m) = &options.mgmt_driver {
-            builder = builder.mgmt_driver(m.clone());
-        }
-        let lcm = builder
-            .build()
-            .await
-            .map_err(|e| StateError::Lcm(e.to_string()))?;
         Ok(Arc::new(AppState {
-            lcm,
+            lcm: services.lcm.clone(),
             store,
             subscriptions,
             subscriptions_v1,
             pkgm_subscriptions,
             pkgm_subscriptions_v1,
-            vims,
+            vims: services.vims.clone(),
             packages,
             auth,
             metrics: options.metrics.clone().unwrap_or_default(),
-            keyring,
-            delivery_waker,
+            keyring: services.keyring.clone(),
+            services,
             options,
             credentials_file,
             ready: AtomicBool::new(true),
@@ -424,10 +284,10 @@ impl AppState {
         &self.pkgm_subscriptions
     }
 
-    /// Lets every write that enqueues notifications wake `waker`'s deliverer, so they go out
-    /// at once (set once; later calls are ignored).
-    pub fn set_delivery_waker(&self, waker: vnfm_lcm::DeliveryWaker) {
-        let _ = self.delivery_waker.set(waker);
+    /// Stops the services: the runner (waiting up to `timeout` for running steps) and the
+    /// notification deliverer.
+    pub async fn shutdown(&self, timeout: Duration) {
+        self.services.shutdown(timeout).await;
     }
 
     /// The keyring that seals VIM and subscription secrets.

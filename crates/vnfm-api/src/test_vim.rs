@@ -143,6 +143,13 @@ fn is_rollback(op: InfraOperation) -> bool {
     )
 }
 
+/// The driver of the test VIM type [`crate::state::TEST_VIM_TYPE`], for the composition root
+/// to register (`vnfm serve --enable-test-vim`) together with
+/// [`crate::StateOptions::enable_test_vim`].
+pub fn test_vim_driver() -> std::sync::Arc<dyn InfraDriver> {
+    std::sync::Arc::new(TestVimDriver::new(crate::state::TEST_VIM_TYPE))
+}
+
 /// The in-memory driver with per-operation faults (see the module documentation).
 pub(crate) struct TestVimDriver {
     inner: MemoryInfraDriver,

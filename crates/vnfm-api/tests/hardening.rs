@@ -103,7 +103,7 @@ async fn a_nul_character_in_a_request_string_is_a_400_naming_it_on_postgresql() 
         );
         return;
     };
-    let h = Harness::with(|o| o.store_url = Some(url)).await;
+    let h = Harness::with_services(|b| b.store_url(url), |_| {}).await;
     nul_is_refused_naming_the_member(&h).await;
 }
 
@@ -357,10 +357,10 @@ async fn tokens_work_across_replicas_that_share_the_store_and_token_keys() {
         std::fs::copy(a_dir.join(key), b_dir.join(key)).unwrap();
     }
     let mut options = vnfm_api::StateOptions::new(&b_dir);
-    options.store_url = Some(format!("sqlite://{}", a_dir.join("vnfm.db").display()));
-    options.recovery_interval = None;
     options.verify_callbacks = false;
-    let b = vnfm_api::AppState::build(options).await.unwrap();
+    let b = vnfm_api::AppState::new(replica(&b_dir, &a_dir).await, options)
+        .await
+        .unwrap();
     let b_app = vnfm_api::router(b.clone());
     let b_client = b.bootstrap_client().unwrap();
     let a_client = a.state.bootstrap_client().unwrap();
@@ -406,11 +406,12 @@ async fn tokens_work_across_replicas_that_share_the_store_and_token_keys() {
     let extra = vnfm_api::auth::ClientCredentials::generate();
     let restart = |clients: Vec<vnfm_api::auth::ClientCredentials>| {
         let mut options = vnfm_api::StateOptions::new(&b_dir);
-        options.store_url = Some(format!("sqlite://{}", a_dir.join("vnfm.db").display()));
-        options.recovery_interval = None;
         options.clients = clients;
+        let (b_dir, a_dir) = (b_dir.clone(), a_dir.clone());
         async move {
-            let b = vnfm_api::AppState::build(options).await.unwrap();
+            let b = vnfm_api::AppState::new(replica(&b_dir, &a_dir).await, options)
+                .await
+                .unwrap();
             b.lcm()
                 .shutdown(std::time::Duration::from_millis(100))
                 .await;
@@ -689,4 +690,16 @@ async fn identical_lcm_subscriptions_are_created_when_duplicates_are_allowed() {
         .call(Method::POST, "/vnflcm/v2/subscriptions", Some(body))
         .await;
     assert_eq!(r.status, StatusCode::SEE_OTHER);
+}
+
+/// The services of a replica with data directory `dir` sharing the store of the replica
+/// whose data directory is `shared`.
+async fn replica(dir: &std::path::Path, shared: &std::path::Path) -> vnfm::lcm::Vnfm {
+    vnfm::lcm::builder()
+        .data_dir(dir)
+        .store_url(format!("sqlite://{}", shared.join("vnfm.db").display()))
+        .recovery_interval(None)
+        .assemble()
+        .await
+        .unwrap()
 }

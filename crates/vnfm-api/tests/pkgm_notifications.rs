@@ -17,7 +17,7 @@ use axum::routing::get;
 use serde_json::{Value, json};
 use support::{CORPUS, HELLO, HELLO_VNFD, zip_dir};
 use vnfm_api::{AppState, StateOptions};
-use vnfm_lcm::{Deliverer, DelivererConfig};
+use vnfm_lcm::DelivererConfig;
 
 /// `nfvo:pkg-cb-Pa55` in Basic form.
 const BASIC: &str = "Basic bmZ2bzpwa2ctY2ItUGE1NQ==";
@@ -65,7 +65,7 @@ fn etsi_schema(name: &str) -> jsonschema::Validator {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn package_notifications_reach_the_subscriber_in_order_over_http() {
-    vnfm_lcm::notify::install_crypto_provider();
+    vnfm::lcm::install_crypto_provider();
     let dir = tempfile::tempdir().unwrap();
 
     // The subscriber.
@@ -79,21 +79,22 @@ async fn package_notifications_reach_the_subscriber_in_order_over_http() {
 
     // The VNFM: the router and the deliverer over one store, as `vnfm serve` runs them; the
     // notification endpoint test is on (the default).
-    let mut options = StateOptions::new(dir.path().join("data"));
-    options.recovery_interval = None;
-    let state = AppState::build(options).await.unwrap();
+    let data = dir.path().join("data");
     // The deliverer would poll only once an hour: every notification below goes out because
-    // the write that enqueued it woke the deliverer, as `vnfm serve` wires them.
-    let deliverer = Deliverer::start(
-        state.store().clone(),
-        state.keyring().clone(),
-        DelivererConfig {
+    // the write that enqueued it woke the deliverer, as the composition root wires them.
+    let services = vnfm::lcm::builder()
+        .data_dir(&data)
+        .recovery_interval(None)
+        .deliver_notifications(DelivererConfig {
             poll_interval: Duration::from_secs(3600),
             ..DelivererConfig::new("pkgm-http-test")
-        },
-    )
-    .unwrap();
-    state.set_delivery_waker(deliverer.waker());
+        })
+        .assemble()
+        .await
+        .unwrap();
+    let state = AppState::new(services, StateOptions::new(&data))
+        .await
+        .unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
     let api = vnfm_api::router(state.clone());
@@ -203,7 +204,7 @@ async fn package_notifications_reach_the_subscriber_in_order_over_http() {
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    deliverer.shutdown().await;
+    state.shutdown(Duration::from_secs(5)).await;
     let seen: Vec<String> = delivered
         .iter()
         .map(|(_, n)| {

@@ -1560,7 +1560,7 @@ async fn packages_and_grants_from_a_remote_nfvo() {
         NfvoTimings::default(),
     )
     .unwrap();
-    let h = Harness::with(|o| o.nfvo = Some(Arc::new(nfvo))).await;
+    let h = Harness::with_services(|b| b.nfvo(Arc::new(nfvo)), |_| {}).await;
     // Not onboarded here: fetched from the NFVO on first use.
     let id = h.create_instance().await;
     let list = h
@@ -1604,9 +1604,9 @@ async fn packages_and_grants_from_a_remote_nfvo() {
 #[tokio::test]
 async fn the_nfvo_connection_is_kept_sealed_for_later_starts() {
     use std::sync::Mutex;
+    use vnfm::lcm::NfvoSetting;
     use vnfm::lcm::types::SecretString;
     use vnfm::lcm::{NfvoAuth, NfvoSettings};
-    use vnfm_api::NfvoSetting;
     const NFVO_SECRET: &str = "nfvo-Pa55-w0rd";
     let seen: Arc<Mutex<Vec<String>>> = Arc::default();
     let app = axum::Router::new()
@@ -1652,10 +1652,10 @@ async fn the_nfvo_connection_is_kept_sealed_for_later_starts() {
     );
     {
         let d = data.clone();
-        let h = Harness::with(move |o| {
-            o.data_dir = d;
-            o.nfvo_setting = NfvoSetting::Set(settings);
-        })
+        let h = Harness::with_services(
+            |b| b.nfvo_setting(NfvoSetting::Set(settings)),
+            move |o| o.data_dir = d,
+        )
         .await;
         h.onboard(zip_dir(Path::new(HELLO))).await;
         let id = h.create_instance().await;
@@ -1695,10 +1695,10 @@ async fn the_nfvo_connection_is_kept_sealed_for_later_starts() {
     {
         // Forgotten: the built-in NFVO grants, the remote one is not asked.
         let d = data.clone();
-        let h = Harness::with(move |o| {
-            o.data_dir = d;
-            o.nfvo_setting = NfvoSetting::Clear;
-        })
+        let h = Harness::with_services(
+            |b| b.nfvo_setting(NfvoSetting::Clear),
+            move |o| o.data_dir = d,
+        )
         .await;
         let id = h.create_instance().await;
         let occ = h.task(&id, "instantiate", instantiate).await;
@@ -2068,9 +2068,10 @@ async fn package_whose_hooks_need_a_missing_management_driver_onboards_silently(
             "{w}"
         );
     }
-    let h = Harness::with(|o| {
-        o.mgmt_driver = Some(Arc::new(vnfm::lcm::RecordingMgmtDriver::new()));
-    })
+    let h = Harness::with_services(
+        |b| b.mgmt_driver(Arc::new(vnfm::lcm::RecordingMgmtDriver::new())),
+        |_| {},
+    )
     .await;
     let (_, pkg) = h.onboard(zip_dir(Path::new(cluster))).await;
     assert_eq!(pkg["onboardingState"], "ONBOARDED", "{pkg:#}");

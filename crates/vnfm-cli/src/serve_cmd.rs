@@ -228,7 +228,7 @@ fn plugin_host(args: &ServeArgs) -> Result<Option<Arc<dyn vnfm::lcm::MgmtDriver>
 
 fn nfvo_from_args(args: &ServeArgs, url: &str) -> Result<vnfm::lcm::NfvoSettings, String> {
     use vnfm::lcm::types::SecretString;
-    use vnfm::lcm::{NfvoAuth, NfvoSettings, NfvoTimings};
+    use vnfm::lcm::{NfvoAuth, NfvoSettings, NfvoTimings, Sol003Nfvo};
     let auth = match &args.nfvo_client_id {
         None => NfvoAuth::None,
         Some(id) => {
@@ -261,8 +261,7 @@ fn nfvo_from_args(args: &ServeArgs, url: &str) -> Result<vnfm::lcm::NfvoSettings
         ca_pem,
     };
     // Refuse a bad URL or CA now, not at the first grant.
-    settings
-        .connect(NfvoTimings::default())
+    Sol003Nfvo::from_settings(&settings, NfvoTimings::default())
         .map_err(|e| format!("--nfvo-url {url}: {e}"))?;
     Ok(settings)
 }
@@ -284,8 +283,34 @@ pub fn run(args: ServeArgs) -> Result<ExitCode, String> {
         }
         None => Vec::new(),
     };
+    // The composition root: every service of the VNFM, assembled by the `vnfm` builder.
+    let mut services = vnfm::lcm::builder()
+        .data_dir(&args.data_dir)
+        .max_package_bytes(args.max_package_mib.saturating_mul(1024 * 1024))
+        .deliver_notifications(vnfm::lcm::DelivererConfig {
+            max_age: Duration::from_secs(args.notify_max_age_hours.saturating_mul(3600)),
+            backoff_max: Duration::from_secs(args.notify_backoff_max.max(1)),
+            // The owner is the runner id (set when the deliverer starts).
+            ..vnfm::lcm::DelivererConfig::new("")
+        });
+    if let Some(url) = &args.store_url {
+        services = services.store_url(url);
+    }
+    if let Some(url) = &args.nfvo_url {
+        services = services.nfvo_setting(vnfm::lcm::NfvoSetting::Set(nfvo_from_args(&args, url)?));
+    } else if args.nfvo_local {
+        services = services.nfvo_setting(vnfm::lcm::NfvoSetting::Clear);
+    }
+    if args.enable_test_vim {
+        services = services.infra_driver(vnfm_api::test_vim_driver());
+    }
+    for driver in infra_drivers(&args)? {
+        services = services.infra_driver(driver);
+    }
+    if let Some(mgmt) = plugin_host(&args)? {
+        services = services.mgmt_driver(mgmt);
+    }
     let mut state = StateOptions::new(&args.data_dir);
-    state.store_url = args.store_url.clone();
     state.clients = clients;
     state.allow_basic_auth = args.allow_basic_auth;
     state.token_ttl = Duration::from_secs(args.token_ttl);
@@ -297,16 +322,7 @@ pub fn run(args: ServeArgs) -> Result<ExitCode, String> {
     state.limits.max_connections = args.max_connections;
     state.limits.header_read_timeout = Duration::from_secs(args.header_timeout.max(1));
     state.limits.body_read_timeout = Duration::from_secs(args.body_timeout.max(1));
-    state.notify_max_age = Duration::from_secs(args.notify_max_age_hours.saturating_mul(3600));
-    state.notify_backoff_max = Duration::from_secs(args.notify_backoff_max.max(1));
     state.metrics = Some(metrics);
-    if let Some(url) = &args.nfvo_url {
-        state.nfvo_setting = vnfm_api::NfvoSetting::Set(nfvo_from_args(&args, url)?);
-    } else if args.nfvo_local {
-        state.nfvo_setting = vnfm_api::NfvoSetting::Clear;
-    }
-    state.infra_drivers = infra_drivers(&args)?;
-    state.mgmt_driver = plugin_host(&args)?;
     let options = ServeOptions {
         listen: args.listen,
         tls_cert: args.tls_cert.clone(),
@@ -319,7 +335,7 @@ pub fn run(args: ServeArgs) -> Result<ExitCode, String> {
         .build()
         .map_err(|e| format!("cannot start the runtime: {e}"))?;
     let basic = args.allow_basic_auth;
-    let outcome = runtime.block_on(vnfm_api::serve(options, |s| {
+    let outcome = runtime.block_on(vnfm_api::serve(services, options, |s| {
         let base = format!("{}://{}", s.scheme, s.addr);
         let mut lines = vec![
             format!("vnfm listening on {base}"),

@@ -9,6 +9,7 @@
 //! - [`DriverError`] ([`error`]): what failed, and whether retrying can help.
 //! - [`ResolvedVim`] ([`vim`]): a VIM connection with its secrets, redacted in `Debug`.
 //! - [`ArtifactSource`] ([`artifact`]): read access to the package files.
+//! - [`CallbackSender`] ([`callback`]): sends notifications and endpoint tests to subscribers.
 //! - [`RunControl`] ([`control`]): the deadline and cancellation flag of a step.
 //! - [`memory`]: in-memory drivers for tests and benchmarks.
 //!
@@ -103,15 +104,20 @@
 //! ```
 
 pub mod artifact;
+pub mod callback;
 pub mod control;
 pub mod error;
 pub mod infra;
 pub mod memory;
 pub mod mgmt;
 pub mod nfvo;
+pub mod retry;
 pub mod vim;
 
 pub use artifact::{ArtifactSource, NoArtifacts};
+pub use callback::{
+    CallbackAnswer, CallbackError, CallbackMethod, CallbackRequest, CallbackSender, FixedAnswer,
+};
 pub use control::{CancellationFlag, RunControl};
 pub use error::DriverError;
 pub use infra::{
@@ -119,5 +125,8 @@ pub use infra::{
     InstanceResources, ResourceTarget, execute,
 };
 pub use mgmt::{HookArtifact, HookCall, HookOutcome, MgmtDriver, VimRegistration};
-pub use nfvo::{DecideError, DeferredGrants, GrantDecision, LocalNfvo, Nfvo};
+pub use nfvo::{
+    DecideError, DeferredGrants, GrantDecision, LocalNfvo, Nfvo, NfvoAuth, NfvoSettings,
+};
+pub use retry::backoff_delay;
 pub use vim::{RedactedVimInfo, ResolvedVim};

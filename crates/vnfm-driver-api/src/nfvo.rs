@@ -216,3 +216,63 @@ impl Nfvo for DeferredGrants {
         "deferred".into()
     }
 }
+
+/// How the VNFM authenticates to a remote NFVO.
+#[derive(Clone)]
+pub enum NfvoAuth {
+    /// No authentication.
+    None,
+    /// HTTP Basic.
+    Basic {
+        /// User name.
+        user: String,
+        /// Password.
+        password: vnfm_types::SecretString,
+    },
+    /// OAuth 2.0 client credentials.
+    OAuth2 {
+        /// Client id.
+        client_id: String,
+        /// Client secret.
+        client_secret: vnfm_types::SecretString,
+        /// Token endpoint URL.
+        token_endpoint: String,
+    },
+}
+
+impl std::fmt::Debug for NfvoAuth {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            NfvoAuth::None => f.write_str("None"),
+            NfvoAuth::Basic { user, .. } => write!(f, "Basic({user}:***)"),
+            NfvoAuth::OAuth2 {
+                client_id,
+                token_endpoint,
+                ..
+            } => write!(f, "OAuth2({client_id} at {token_endpoint})"),
+        }
+    }
+}
+
+/// The connection to a remote SOL003 NFVO as the operator configures it (the core keeps it in
+/// the store with its secret sealed; an HTTP client such as `vnfm-outbound`'s `Sol003Nfvo`
+/// connects with it).
+#[derive(Clone)]
+pub struct NfvoSettings {
+    /// Base URL (`https://nfvo.example:9443`).
+    pub url: String,
+    /// Authentication towards the NFVO.
+    pub auth: NfvoAuth,
+    /// Extra CA certificate (PEM) to trust.
+    pub ca_pem: Option<String>,
+}
+
+impl std::fmt::Debug for NfvoSettings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("NfvoSettings")
+            .field("url", &self.url)
+            .field("auth", &self.auth)
+            .field("ca_pem", &self.ca_pem.as_ref().map(|_| "<PEM>"))
+            .finish()
+    }
+}

@@ -33,7 +33,6 @@
 //! ```
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use vnfm_store::{
     MAX_PAGE_SIZE, NewOutboxRow, Page, PkgmSubscriptionRecord, Store, Timestamp,
@@ -47,7 +46,6 @@ use vnfm_types::{
 };
 
 use crate::LcmError;
-use crate::notify::auth::{self, TokenCache};
 use crate::secrets::{Keyring, new_id};
 use crate::subscriptions::{
     CreateOptions, Created, check_url, constraint, open_sealed, passes, products_match,
@@ -218,8 +216,7 @@ pub struct PkgmSubscriptions {
     store: Arc<dyn Store>,
     keyring: Arc<Keyring>,
     base: String,
-    http: reqwest::Client,
-    tokens: Arc<TokenCache>,
+    sender: Arc<dyn vnfm_driver_api::CallbackSender>,
 }
 
 impl std::fmt::Debug for PkgmSubscriptions {
@@ -232,17 +229,18 @@ impl std::fmt::Debug for PkgmSubscriptions {
 
 impl PkgmSubscriptions {
     /// Subscriptions in `store`, with credentials sealed by `keyring` and `_links.self` under
-    /// [`DEFAULT_BASE`].
-    pub fn new(store: Arc<dyn Store>, keyring: Arc<Keyring>) -> Result<Self, LcmError> {
-        let http = auth::client(Duration::from_secs(5))
-            .map_err(|e| LcmError::Inconsistent(format!("cannot build the HTTP client: {e}")))?;
-        Ok(PkgmSubscriptions {
+    /// [`DEFAULT_BASE`]; callbacks are tested through `sender`.
+    pub fn new(
+        store: Arc<dyn Store>,
+        keyring: Arc<Keyring>,
+        sender: Arc<dyn vnfm_driver_api::CallbackSender>,
+    ) -> Self {
+        PkgmSubscriptions {
             store,
             keyring,
             base: DEFAULT_BASE.to_owned(),
-            http,
-            tokens: Arc::default(),
-        })
+            sender,
+        }
     }
 
     /// Sets the base of `_links.self` (e.g. [`V1_BASE`]); the notifications' `vnfPackage`
@@ -272,8 +270,7 @@ impl PkgmSubscriptions {
         }
         if options.verify_callback {
             verify_callback(
-                &self.http,
-                &self.tokens,
+                &*self.sender,
                 &request.callback_uri,
                 request.authentication.as_ref(),
                 options.verify_timeout,

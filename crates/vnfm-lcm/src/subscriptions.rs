@@ -30,9 +30,10 @@ use vnfm_types::{
     VnfInstanceSubscriptionFilter, VnfProductsFromProvider,
 };
 
+use vnfm_driver_api::{CallbackMethod, CallbackRequest, CallbackSender};
+
 use crate::LcmError;
 use crate::error::echo;
-use crate::notify::auth::{self, CallbackAuth, TokenCache};
 use crate::ports::NotificationRouter;
 use crate::secrets::{Keyring, new_id};
 use crate::vim::store_err;
@@ -117,8 +118,7 @@ pub struct Subscriptions {
     keyring: Arc<Keyring>,
     base: String,
     cache: Arc<SubscriptionCache>,
-    http: reqwest::Client,
-    tokens: Arc<TokenCache>,
+    sender: Arc<dyn CallbackSender>,
 }
 
 impl std::fmt::Debug for Subscriptions {
@@ -131,18 +131,20 @@ impl std::fmt::Debug for Subscriptions {
 
 impl Subscriptions {
     /// Subscriptions in `store`, with credentials sealed by `keyring`, `_links.self` under
-    /// [`DEFAULT_BASE`] and a [`DEFAULT_CACHE_TTL`] cache.
-    pub fn new(store: Arc<dyn Store>, keyring: Arc<Keyring>) -> Result<Self, LcmError> {
-        let http = auth::client(Duration::from_secs(5))
-            .map_err(|e| LcmError::Inconsistent(format!("cannot build the HTTP client: {e}")))?;
-        Ok(Subscriptions {
+    /// [`DEFAULT_BASE`] and a [`DEFAULT_CACHE_TTL`] cache; callbacks are tested through
+    /// `sender`.
+    pub fn new(
+        store: Arc<dyn Store>,
+        keyring: Arc<Keyring>,
+        sender: Arc<dyn CallbackSender>,
+    ) -> Self {
+        Subscriptions {
             store,
             keyring,
             base: DEFAULT_BASE.to_owned(),
             cache: Arc::new(SubscriptionCache::new(DEFAULT_CACHE_TTL)),
-            http,
-            tokens: Arc::default(),
-        })
+            sender,
+        }
     }
 
     /// Sets the base of `_links.self` (e.g. `https://vnfm.example/vnflcm/v2/subscriptions`).
@@ -261,8 +263,7 @@ impl Subscriptions {
         timeout: Duration,
     ) -> Result<(), LcmError> {
         verify_callback(
-            &self.http,
-            &self.tokens,
+            &*self.sender,
             &request.callback_uri,
             request.authentication.as_ref(),
             timeout,
@@ -275,26 +276,22 @@ impl Subscriptions {
 /// authentication must answer `204 No Content` within `timeout` (422 pointing at
 /// `/callbackUri` otherwise).
 pub(crate) async fn verify_callback(
-    http: &reqwest::Client,
-    tokens: &TokenCache,
+    sender: &dyn CallbackSender,
     callback_uri: &str,
     authentication: Option<&SubscriptionAuthentication>,
     timeout: Duration,
 ) -> Result<(), LcmError> {
-    let auth = CallbackAuth::from_authentication(authentication);
     let fail = |message: String| LcmError::Unprocessable {
         pointer: "/callbackUri".into(),
         message,
     };
-    let test = auth::send(
-        http,
-        tokens,
-        reqwest::Method::GET,
-        callback_uri,
-        None,
-        &auth,
+    let test = sender.send(CallbackRequest {
+        method: CallbackMethod::Get,
+        uri: callback_uri,
+        body: None,
+        authentication,
         timeout,
-    );
+    });
     match tokio::time::timeout(timeout, test).await {
         Err(_) => Err(fail(format!(
             "the notification endpoint test failed: GET got no answer within {} ms",
@@ -303,9 +300,10 @@ pub(crate) async fn verify_callback(
         Ok(Err(e)) => Err(fail(format!(
             "the notification endpoint test failed: GET {e}"
         ))),
-        Ok(Ok(status)) if status == reqwest::StatusCode::NO_CONTENT => Ok(()),
-        Ok(Ok(status)) => Err(fail(format!(
-            "the notification endpoint test failed: GET answered {status}, expected 204 No Content"
+        Ok(Ok(answer)) if answer.status == 204 => Ok(()),
+        Ok(Ok(answer)) => Err(fail(format!(
+            "the notification endpoint test failed: GET answered {}, expected 204 No Content",
+            answer.status_text
         ))),
     }
 }
@@ -464,7 +462,7 @@ pub(crate) fn validate_authentication(
 }
 
 pub(crate) fn check_url(uri: &str, pointer: &str) -> Result<(), LcmError> {
-    let url = reqwest::Url::parse(uri)
+    let url = url::Url::parse(uri)
         .map_err(|e| LcmError::invalid(pointer, format!("`{}` is not a URI: {e}", echo(uri))))?;
     if !matches!(url.scheme(), "http" | "https") || url.host().is_none() {
         return Err(LcmError::invalid(

@@ -18,7 +18,8 @@ use runner_support::*;
 use serde_json::{Value, json};
 use vnfm_driver_api::nfvo::grant_everything;
 use vnfm_driver_api::{DriverError, GrantDecision, InfraOperation, Nfvo};
-use vnfm_lcm::nfvo::{NfvoAuth, NfvoTimings, Sol003Nfvo};
+use vnfm_lcm::nfvo::NfvoAuth;
+use vnfm_outbound::{NfvoTimings, Sol003Nfvo};
 use vnfm_types::{
     GrantRequest, LcmOperationStateType as State_, ProblemDetails, SecretString, VnfInstance,
 };

@@ -67,12 +67,12 @@ struct Env {
 
 async fn env() -> Env {
     logs();
-    vnfm_lcm::notify::install_crypto_provider();
+    vnfm_outbound::install_crypto_provider();
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("vnfm.db");
     let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&path).await.unwrap());
     let keyring = Arc::new(Keyring::from_keys([Keyring::generate_key()]).unwrap());
-    let subs = Subscriptions::new(store.clone(), keyring.clone()).unwrap();
+    let subs = Subscriptions::new(store.clone(), keyring.clone(), callback_sender());
     Env {
         _dir: dir,
         path,
@@ -183,7 +183,13 @@ async fn delivers_with_basic_auth_and_json() {
         "authType": ["BASIC"], "paramsBasic": {"userName": "nfvo", "password": "basic-Pa55-secret"}}}))
         .await;
     env.notify(&ids("basic", 3), &now_rfc3339()).await;
-    let d = Deliverer::start(env.store.clone(), env.keyring.clone(), config("a")).unwrap();
+    let d = Deliverer::start(
+        env.store.clone(),
+        env.keyring.clone(),
+        callback_sender(),
+        config("a"),
+    )
+    .unwrap();
     assert!(eventually(WAIT, || server.delivered().len() == 3).await);
     d.shutdown().await;
 
@@ -225,7 +231,13 @@ async fn oauth2_tokens_are_cached_refetched_on_expiry_and_on_401() {
         "paramsOauth2ClientCredentials": {"clientId": "vnfm-client",
             "clientPassword": "client-Secret-xyz", "tokenEndpoint": server.token_endpoint()}}}))
         .await;
-    let d = Deliverer::start(env.store.clone(), env.keyring.clone(), config("a")).unwrap();
+    let d = Deliverer::start(
+        env.store.clone(),
+        env.keyring.clone(),
+        callback_sender(),
+        config("a"),
+    )
+    .unwrap();
     let e = &server.endpoint;
 
     // Two deliveries within the token's life share one token.
@@ -266,7 +278,13 @@ async fn two_failures_then_success_delivers_exactly_once() {
     env.subscribe(json!({"callbackUri": server.callback()}))
         .await;
     env.notify(&ids("retry", 1), &now_rfc3339()).await;
-    let d = Deliverer::start(env.store.clone(), env.keyring.clone(), config("a")).unwrap();
+    let d = Deliverer::start(
+        env.store.clone(),
+        env.keyring.clone(),
+        callback_sender(),
+        config("a"),
+    )
+    .unwrap();
     assert!(eventually(WAIT, || server.delivered().len() == 1).await);
     // Give a wrong implementation the chance to send again.
     tokio::time::sleep(Duration::from_millis(300)).await;
@@ -296,7 +314,13 @@ async fn permanent_failure_is_dead_after_max_attempts_or_max_age() {
         max_attempts: 3,
         ..config("a")
     };
-    let d = Deliverer::start(env.store.clone(), env.keyring.clone(), cfg).unwrap();
+    let d = Deliverer::start(
+        env.store.clone(),
+        env.keyring.clone(),
+        callback_sender(),
+        cfg,
+    )
+    .unwrap();
     let store = env.store.clone();
     let mut dead = Vec::new();
     for _ in 0..200 {
@@ -347,7 +371,13 @@ async fn graceful_shutdown_finishes_in_flight_and_a_new_deliverer_takes_over() {
         batch: 2,
         ..config("first")
     };
-    let d = Deliverer::start(env.store.clone(), env.keyring.clone(), cfg).unwrap();
+    let d = Deliverer::start(
+        env.store.clone(),
+        env.keyring.clone(),
+        callback_sender(),
+        cfg,
+    )
+    .unwrap();
     // Shut down while the first two are in flight: they complete, nothing else starts.
     tokio::time::sleep(Duration::from_millis(100)).await;
     d.shutdown().await;
@@ -358,7 +388,13 @@ async fn graceful_shutdown_finishes_in_flight_and_a_new_deliverer_takes_over() {
 
     // "Restart": a new deliverer on a new store handle delivers the rest.
     let store2: Arc<dyn Store> = Arc::new(SqliteStore::open(&env.path).await.unwrap());
-    let d2 = Deliverer::start(store2, env.keyring.clone(), config("second")).unwrap();
+    let d2 = Deliverer::start(
+        store2,
+        env.keyring.clone(),
+        callback_sender(),
+        config("second"),
+    )
+    .unwrap();
     assert!(eventually(WAIT, || server.delivered().len() == 6).await);
     d2.shutdown().await;
     let c = counts(&server);
@@ -381,12 +417,24 @@ async fn a_crashed_deliverers_claims_expire_and_are_delivered_again() {
         claim_ttl: Duration::from_secs(1),
         ..config("crashing")
     };
-    let d = Deliverer::start(env.store.clone(), env.keyring.clone(), cfg).unwrap();
+    let d = Deliverer::start(
+        env.store.clone(),
+        env.keyring.clone(),
+        callback_sender(),
+        cfg,
+    )
+    .unwrap();
     tokio::time::sleep(Duration::from_millis(100)).await;
     drop(d); // in-flight requests are abandoned with their claims
     server.set_delay(Duration::ZERO);
 
-    let d2 = Deliverer::start(env.store.clone(), env.keyring.clone(), config("restarted")).unwrap();
+    let d2 = Deliverer::start(
+        env.store.clone(),
+        env.keyring.clone(),
+        callback_sender(),
+        config("restarted"),
+    )
+    .unwrap();
     // Not before the claims (3 × request timeout = 3 s) expire...
     tokio::time::sleep(Duration::from_millis(1500)).await;
     let early = server.received().len();
@@ -414,8 +462,14 @@ async fn two_deliverers_never_send_the_same_row_concurrently() {
         poll_interval: Duration::from_millis(10),
         ..config(o)
     };
-    let a = Deliverer::start(env.store.clone(), env.keyring.clone(), cfg("a")).unwrap();
-    let b = Deliverer::start(other, env.keyring.clone(), cfg("b")).unwrap();
+    let a = Deliverer::start(
+        env.store.clone(),
+        env.keyring.clone(),
+        callback_sender(),
+        cfg("a"),
+    )
+    .unwrap();
+    let b = Deliverer::start(other, env.keyring.clone(), callback_sender(), cfg("b")).unwrap();
     assert!(eventually(WAIT, || server.delivered().len() >= 60).await);
     tokio::time::sleep(Duration::from_millis(200)).await;
     a.shutdown().await;
@@ -464,8 +518,14 @@ async fn each_instances_notifications_arrive_in_order_through_failures_and_two_d
         batch: 8,
         ..config(o)
     };
-    let a = Deliverer::start(env.store.clone(), env.keyring.clone(), cfg("a")).unwrap();
-    let b = Deliverer::start(other, env.keyring.clone(), cfg("b")).unwrap();
+    let a = Deliverer::start(
+        env.store.clone(),
+        env.keyring.clone(),
+        callback_sender(),
+        cfg("a"),
+    )
+    .unwrap();
+    let b = Deliverer::start(other, env.keyring.clone(), callback_sender(), cfg("b")).unwrap();
     assert!(eventually(WAIT, || server.delivered().len() >= 60).await);
     a.shutdown().await;
     b.shutdown().await;
@@ -485,4 +545,12 @@ async fn each_instances_notifications_arrive_in_order_through_failures_and_two_d
         assert_eq!(delivered, expected, "{instance}: {attempts:?}");
     }
     assert_eq!(env.pending().await, 0);
+}
+
+/// The HTTP implementation of the callback port.
+fn callback_sender() -> std::sync::Arc<dyn vnfm_driver_api::CallbackSender> {
+    vnfm_outbound::install_crypto_provider();
+    std::sync::Arc::new(
+        vnfm_outbound::HttpCallbackSender::new(std::time::Duration::from_secs(5)).unwrap(),
+    )
 }

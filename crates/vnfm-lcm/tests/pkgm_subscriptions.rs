@@ -29,7 +29,7 @@ struct Db {
 }
 
 async fn sqlite() -> Db {
-    vnfm_lcm::notify::install_crypto_provider();
+    vnfm_outbound::install_crypto_provider();
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("vnfm.db");
     let store = SqliteStore::open(&path).await.unwrap();
@@ -59,7 +59,7 @@ fn package(id: &str, state: &str) -> VnfPkgInfo {
 #[tokio::test]
 async fn create_get_list_delete_duplicates_and_sealed_credentials() {
     let db = sqlite().await;
-    let subs = PkgmSubscriptions::new(db.store.clone(), db.keyring.clone()).unwrap();
+    let subs = PkgmSubscriptions::new(db.store.clone(), db.keyring.clone(), callback_sender());
     let opts = CreateOptions::default();
     let r = req(json!({
         "callbackUri": "http://nfvo.example/pkg",
@@ -115,7 +115,7 @@ async fn create_get_list_delete_duplicates_and_sealed_credentials() {
     );
 
     // The lifecycle subscriptions neither list nor delete package ones.
-    let lcm = Subscriptions::new(db.store.clone(), db.keyring.clone()).unwrap();
+    let lcm = Subscriptions::new(db.store.clone(), db.keyring.clone(), callback_sender());
     assert!(lcm.list(None, 10).await.unwrap().items.is_empty());
     assert_eq!(lcm.delete(&sub.id).await.unwrap_err().status(), 404);
 
@@ -129,7 +129,7 @@ async fn create_get_list_delete_duplicates_and_sealed_credentials() {
 async fn the_callback_test_must_answer_204() {
     let db = sqlite().await;
     let server = Server::start().await;
-    let subs = PkgmSubscriptions::new(db.store.clone(), db.keyring.clone()).unwrap();
+    let subs = PkgmSubscriptions::new(db.store.clone(), db.keyring.clone(), callback_sender());
     let verify = CreateOptions {
         verify_callback: true,
         verify_timeout: Duration::from_millis(500),
@@ -162,8 +162,7 @@ async fn package_changes_are_delivered_in_order_to_matching_subscriptions() {
     let db = sqlite().await;
     let server = Server::start().await;
     server.require_basic("nfvo", "pkg-Pa55");
-    let v1 = PkgmSubscriptions::new(db.store.clone(), db.keyring.clone())
-        .unwrap()
+    let v1 = PkgmSubscriptions::new(db.store.clone(), db.keyring.clone(), callback_sender())
         .with_base(V1_BASE);
     let opts = CreateOptions::default();
     let Created::New(sub) = v1
@@ -242,7 +241,13 @@ async fn package_changes_are_delivered_in_order_to_matching_subscriptions() {
         poll_interval: Duration::from_millis(50),
         ..DelivererConfig::new("pkgm-test")
     };
-    let d = Deliverer::start(db.store.clone(), db.keyring.clone(), config).unwrap();
+    let d = Deliverer::start(
+        db.store.clone(),
+        db.keyring.clone(),
+        callback_sender(),
+        config,
+    )
+    .unwrap();
     assert!(eventually(WAIT, || server.delivered().len() == 5).await);
     d.shutdown().await;
 
@@ -301,4 +306,12 @@ async fn package_changes_are_delivered_in_order_to_matching_subscriptions() {
             .unwrap()
             .is_empty()
     );
+}
+
+/// The HTTP implementation of the callback port.
+fn callback_sender() -> std::sync::Arc<dyn vnfm_driver_api::CallbackSender> {
+    vnfm_outbound::install_crypto_provider();
+    std::sync::Arc::new(
+        vnfm_outbound::HttpCallbackSender::new(std::time::Duration::from_secs(5)).unwrap(),
+    )
 }

@@ -31,7 +31,7 @@ async fn identifier_notifications_match_filters_on_the_instance() {
         .await
         .unwrap();
     let keyring = Arc::new(Keyring::from_keys([Keyring::generate_key()]).unwrap());
-    let subs = Subscriptions::new(store.clone(), keyring).unwrap();
+    let subs = Subscriptions::new(store.clone(), keyring, callback_sender());
     let hello = hello_vnfd();
     let opts = CreateOptions::default();
     let sub = |v: Value| -> LccnSubscriptionRequest { serde_json::from_value(v).unwrap() };
@@ -96,4 +96,12 @@ async fn identifier_notifications_match_filters_on_the_instance() {
         .collect();
     assert_eq!(deletions.len(), 1, "{rows:?}");
     assert_eq!(deletions[0].0, "http://127.0.0.1:1/hello");
+}
+
+/// The HTTP implementation of the callback port.
+fn callback_sender() -> std::sync::Arc<dyn vnfm_driver_api::CallbackSender> {
+    vnfm_outbound::install_crypto_provider();
+    std::sync::Arc::new(
+        vnfm_outbound::HttpCallbackSender::new(std::time::Duration::from_secs(5)).unwrap(),
+    )
 }

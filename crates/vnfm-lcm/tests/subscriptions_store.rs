@@ -22,7 +22,7 @@ struct Db {
 }
 
 async fn sqlite() -> Db {
-    vnfm_lcm::notify::install_crypto_provider();
+    vnfm_outbound::install_crypto_provider();
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("vnfm.db");
     let store = SqliteStore::open(&path).await.unwrap();
@@ -75,8 +75,7 @@ fn op_occ(instance: &str, operation: &str, state: &str) -> LccnNotification {
 #[tokio::test]
 async fn create_get_list_delete_and_duplicates() {
     let db = sqlite().await;
-    let subs = Subscriptions::new(db.store.clone(), keyring())
-        .unwrap()
+    let subs = Subscriptions::new(db.store.clone(), keyring(), callback_sender())
         .with_base("https://vnfm.example/vnflcm/v2/subscriptions/");
     let opts = CreateOptions::default();
     let r = req(json!({
@@ -140,7 +139,7 @@ async fn create_get_list_delete_and_duplicates() {
 #[tokio::test]
 async fn requests_are_validated_with_pointers() {
     let db = sqlite().await;
-    let subs = Subscriptions::new(db.store.clone(), keyring()).unwrap();
+    let subs = Subscriptions::new(db.store.clone(), keyring(), callback_sender());
     let opts = CreateOptions::default();
     let cases = [
         (json!({"callbackUri": "ftp://nfvo/cb"}), "/callbackUri", 400),
@@ -227,7 +226,7 @@ async fn the_callback_test_must_answer_204() {
     let db = sqlite().await;
     let server = Server::start().await;
     server.require_basic("nfvo", "s3cret");
-    let subs = Subscriptions::new(db.store.clone(), keyring()).unwrap();
+    let subs = Subscriptions::new(db.store.clone(), keyring(), callback_sender());
     let verify = CreateOptions {
         verify_callback: true,
         verify_timeout: Duration::from_millis(500),
@@ -305,8 +304,7 @@ async fn router_matches_filters_and_sees_changes() {
             .await
             .unwrap();
     }
-    let subs = Subscriptions::new(db.store.clone(), keyring())
-        .unwrap()
+    let subs = Subscriptions::new(db.store.clone(), keyring(), callback_sender())
         .with_cache_ttl(Duration::from_millis(300));
     let router = subs.router();
     let opts = CreateOptions::default();
@@ -392,7 +390,7 @@ async fn router_matches_filters_and_sees_changes() {
     assert_eq!(routed(&rows), ["http://a/core"]);
 
     // Another replica's new subscription is seen once the cache expires.
-    let replica = Subscriptions::new(db.store.clone(), keyring()).unwrap();
+    let replica = Subscriptions::new(db.store.clone(), keyring(), callback_sender());
     replica
         .create(&req(json!({"callbackUri": "http://b/replica"})), &opts)
         .await
@@ -408,4 +406,12 @@ async fn router_matches_filters_and_sees_changes() {
         .await
         .unwrap();
     assert_eq!(routed(&rows), ["http://a/core", "http://b/replica"]);
+}
+
+/// The HTTP implementation of the callback port.
+fn callback_sender() -> std::sync::Arc<dyn vnfm_driver_api::CallbackSender> {
+    vnfm_outbound::install_crypto_provider();
+    std::sync::Arc::new(
+        vnfm_outbound::HttpCallbackSender::new(std::time::Duration::from_secs(5)).unwrap(),
+    )
 }

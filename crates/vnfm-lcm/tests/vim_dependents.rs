@@ -167,7 +167,7 @@ struct World {
 impl World {
     /// On a fresh SQLite file, or on `url`.
     async fn new(url: Option<&str>) -> World {
-        vnfm_lcm::notify::install_crypto_provider();
+        vnfm_outbound::install_crypto_provider();
         let dir = tempfile::tempdir().unwrap();
         let url = url
             .map(str::to_owned)

@@ -92,7 +92,7 @@ async fn instantiate_registers_the_cluster_as_a_vim_of_the_instance() {
     else {
         return;
     };
-    vnfm_lcm::notify::install_crypto_provider();
+    vnfm_outbound::install_crypto_provider();
     assert!(
         hosts.hosts.len() >= 4,
         "sshd.sh must start at least 4 hosts"

@@ -95,18 +95,33 @@ impl Harness {
         Self::with(|_| {}).await
     }
 
+    /// A harness whose API options `tweak` adjusts.
     pub async fn with(tweak: impl FnOnce(&mut StateOptions)) -> Harness {
-        vnfm_lcm::notify::install_crypto_provider();
+        Self::with_services(|b| b, tweak).await
+    }
+
+    /// A harness whose services (`services`, given the builder with the harness's defaults)
+    /// and API options (`tweak`) are adjusted; the services' data directory is the API's.
+    pub async fn with_services(
+        services: impl FnOnce(vnfm::lcm::Builder) -> vnfm::lcm::Builder,
+        tweak: impl FnOnce(&mut StateOptions),
+    ) -> Harness {
+        vnfm::lcm::install_crypto_provider();
         let dir = tempfile::tempdir().unwrap();
         let flaky = Arc::new(MemoryInfraDriver::new().with_vim_types(&[FLAKY]));
         let mut options = StateOptions::new(dir.path().join("data"));
         options.enable_test_vim = true;
         options.verify_callbacks = false;
-        options.recovery_interval = None;
         options.allow_basic_auth = true;
-        options.infra_drivers.push(flaky.clone());
         tweak(&mut options);
-        let state = AppState::build(options).await.unwrap();
+        let builder = vnfm::lcm::builder()
+            .data_dir(&options.data_dir)
+            .recovery_interval(None)
+            .infra_driver(vnfm_api::test_vim_driver())
+            .infra_driver(flaky.clone());
+        let state = AppState::new(services(builder).assemble().await.unwrap(), options)
+            .await
+            .unwrap();
         let app = vnfm_api::router(state.clone());
         let client = state.bootstrap_client().unwrap();
         let mut h = Harness {

@@ -3,12 +3,11 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use reqwest::Method;
 use tokio::sync::{Notify, Semaphore, watch};
 use tokio::task::JoinSet;
+use vnfm_driver_api::{CallbackMethod, CallbackRequest, CallbackSender, backoff_delay};
 use vnfm_store::{OutboxRow, Store, Timestamp};
 
-use super::auth::{self, CallbackAuth, TokenCache};
 use crate::LcmError;
 use crate::secrets::Keyring;
 use crate::subscriptions::open_sealed;
@@ -25,10 +24,8 @@ pub struct DelivererConfig {
     pub batch: u32,
     /// How often the outbox is polled when idle ([`Deliverer::wake`] polls at once).
     pub poll_interval: Duration,
-    /// Time limit of one POST (and of a token request).
+    /// Time limit of one POST (a token request included).
     pub request_timeout: Duration,
-    /// Time limit of establishing a connection.
-    pub connect_timeout: Duration,
     /// How long a claim lasts; raised to at least `3 × request_timeout` (a delivery may fetch
     /// a token and send twice) so a live deliverer never loses a row it is sending.
     pub claim_ttl: Duration,
@@ -54,7 +51,6 @@ impl DelivererConfig {
             batch: 32,
             poll_interval: Duration::from_secs(1),
             request_timeout: Duration::from_secs(10),
-            connect_timeout: Duration::from_secs(5),
             claim_ttl: Duration::from_secs(60),
             max_attempts: u32::MAX,
             max_age: Duration::from_secs(24 * 3600),
@@ -68,26 +64,10 @@ impl DelivererConfig {
     }
 }
 
-/// The delay before retry number `attempt` (1 for the first retry): `base × 2^(attempt-1)`
-/// capped at `max`, of which the upper half is random ("equal jitter"), so subscribers that
-/// failed together do not retry together.
-pub fn backoff_delay(attempt: u32, base: Duration, max: Duration) -> Duration {
-    let exp = attempt.saturating_sub(1).min(32);
-    let full = base.saturating_mul(1u32 << exp.min(31)).min(max);
-    let half = full / 2;
-    let half_ms = u64::try_from(half.as_millis()).unwrap_or(u64::MAX);
-    let jitter = match half_ms {
-        0 => 0,
-        h => getrandom::u64().unwrap_or(0) % (h + 1),
-    };
-    half + Duration::from_millis(jitter)
-}
-
 struct Inner {
     store: Arc<dyn Store>,
     keyring: Arc<Keyring>,
-    http: reqwest::Client,
-    tokens: TokenCache,
+    sender: Arc<dyn CallbackSender>,
     config: DelivererConfig,
     wake: Arc<Notify>,
 }
@@ -137,11 +117,12 @@ impl Drop for Deliverer {
 }
 
 impl Deliverer {
-    /// Starts delivering the outbox of `store` (callback credentials are opened with
-    /// `keyring`). Must be called inside a tokio runtime.
+    /// Starts delivering the outbox of `store` through `sender` (callback credentials are
+    /// opened with `keyring`). Must be called inside a tokio runtime.
     pub fn start(
         store: Arc<dyn Store>,
         keyring: Arc<Keyring>,
+        sender: Arc<dyn CallbackSender>,
         mut config: DelivererConfig,
     ) -> Result<Deliverer, LcmError> {
         let runtime = tokio::runtime::Handle::try_current().map_err(|_| {
@@ -150,13 +131,10 @@ impl Deliverer {
         config.concurrency = config.concurrency.max(1);
         config.batch = config.batch.max(1);
         config.max_attempts = config.max_attempts.max(1);
-        let http = auth::client(config.connect_timeout)
-            .map_err(|e| LcmError::Inconsistent(format!("cannot build the HTTP client: {e}")))?;
         let inner = Arc::new(Inner {
             store,
             keyring,
-            http,
-            tokens: TokenCache::default(),
+            sender,
             config,
             wake: Arc::new(Notify::new()),
         });
@@ -272,35 +250,43 @@ async fn deliver(inner: &Inner, row: OutboxRow) {
             return;
         }
     };
-    let auth = match open_sealed(&inner.keyring, &row.subscription_id, sealed.as_deref()) {
-        Ok(a) => CallbackAuth::from_authentication(a.as_ref()),
+    let authentication = match open_sealed(&inner.keyring, &row.subscription_id, sealed.as_deref())
+    {
+        Ok(a) => a,
         Err(e) => {
             failed(inner, &row, e.to_string()).await;
             return;
         }
     };
-    let sent = auth::send(
-        &inner.http,
-        &inner.tokens,
-        Method::POST,
-        &row.callback_uri,
-        Some(&row.payload),
-        &auth,
-        inner.config.request_timeout,
-    )
-    .await;
+    let sent = inner
+        .sender
+        .send(CallbackRequest {
+            method: CallbackMethod::Post,
+            uri: &row.callback_uri,
+            body: Some(&row.payload),
+            authentication: authentication.as_ref(),
+            timeout: inner.config.request_timeout,
+        })
+        .await;
     match sent {
-        Ok(status) if status.is_success() => {
+        Ok(answer) if answer.is_success() => {
             tracing::debug!(
                 outbox_row = row.id,
                 subscription_id = %row.subscription_id,
-                status = status.as_u16(),
+                status = answer.status,
                 attempts = row.attempts + 1,
                 "notification delivered"
             );
             record(inner, &row, store.outbox_delivered(row.id).await);
         }
-        Ok(status) => failed(inner, &row, format!("callback answered {status}")).await,
+        Ok(answer) => {
+            failed(
+                inner,
+                &row,
+                format!("callback answered {}", answer.status_text),
+            )
+            .await
+        }
         Err(e) => failed(inner, &row, format!("POST to the callback: {e}")).await,
     }
 }
@@ -412,23 +398,5 @@ mod tests {
             ..DelivererConfig::new("t")
         };
         assert!(gives_up(&bounded, 3, Some(minute)));
-    }
-
-    #[test]
-    fn backoff_doubles_caps_and_jitters_within_bounds() {
-        let base = Duration::from_millis(100);
-        let max = Duration::from_millis(1000);
-        for _ in 0..50 {
-            let d1 = backoff_delay(1, base, max);
-            assert!(d1 >= Duration::from_millis(50) && d1 <= base, "{d1:?}");
-            let d3 = backoff_delay(3, base, max);
-            assert!(
-                d3 >= Duration::from_millis(200) && d3 <= Duration::from_millis(400),
-                "{d3:?}"
-            );
-            let d50 = backoff_delay(50, base, max);
-            assert!(d50 >= max / 2 && d50 <= max, "{d50:?}");
-        }
-        assert_eq!(backoff_delay(1, Duration::ZERO, max), Duration::ZERO);
     }
 }

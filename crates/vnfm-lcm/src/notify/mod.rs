@@ -19,11 +19,15 @@
 //!
 //! - [`Deliverer`] / [`DelivererConfig`]: the loop, its concurrency bound, retry schedule
 //!   (exponential backoff with jitter), give-up rules and graceful shutdown;
-//! - authentication towards callbacks (HTTP Basic, OAuth 2.0 client credentials with a token
-//!   cache, refreshed on 401) is internal; credentials and tokens are never logged.
+//! - [`WakingStore`]: a store decorator that wakes the deliverer after every write that
+//!   enqueued notifications;
+//! - sending is the [`CallbackSender`](vnfm_driver_api::CallbackSender) port's job (HTTP with
+//!   Basic or OAuth 2.0 client credentials in `vnfm-outbound`); the deliverer hands it the
+//!   opened credentials and never logs them.
 
-pub(crate) mod auth;
 mod deliver;
+mod waking;
 
-pub use auth::install_crypto_provider;
-pub use deliver::{Deliverer, DelivererConfig, DeliveryWaker, backoff_delay};
+pub use deliver::{Deliverer, DelivererConfig, DeliveryWaker};
+pub use vnfm_driver_api::backoff_delay;
+pub use waking::WakingStore;

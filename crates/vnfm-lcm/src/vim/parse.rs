@@ -55,7 +55,7 @@ fn required(value: Option<String>, pointer: &str, why: &str) -> Result<String, L
 }
 
 fn check_endpoint(endpoint: &str, pointer: &str) -> Result<(), LcmError> {
-    match reqwest::Url::parse(endpoint) {
+    match url::Url::parse(endpoint) {
         Ok(u) if matches!(u.scheme(), "http" | "https") && u.host().is_some() => Ok(()),
         _ => Err(LcmError::invalid(
             pointer,

@@ -1,11 +1,11 @@
-//! Authentication towards notification endpoints: HTTP Basic, and OAuth 2.0 client
-//! credentials with a token cache.
+//! Authenticated HTTP exchanges: HTTP Basic, and OAuth 2.0 client credentials with a token
+//! cache.
 //!
-//! Tokens are fetched from the subscription's token endpoint with the client credentials grant
-//! (form-encoded body, client id and secret in HTTP Basic authentication, RFC 6749 §4.4),
-//! cached until shortly before `expires_in`, and fetched again when the callback answers 401.
-//! Neither credentials nor tokens appear in errors or logs: reqwest marks the `Authorization`
-//! header sensitive, and every error below is built from status codes and URLs only.
+//! Tokens are fetched from the token endpoint with the client credentials grant (form-encoded
+//! body, client id and secret in HTTP Basic authentication, RFC 6749 §4.4), cached until
+//! shortly before `expires_in`, and fetched again when the server answers 401. Neither
+//! credentials nor tokens appear in errors or logs: reqwest marks the `Authorization` header
+//! sensitive, and every error is built from status codes and URLs only.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -16,14 +16,16 @@ use serde::Deserialize;
 use serde_json::Value;
 use vnfm_types::{AuthType, SecretString, SubscriptionAuthentication};
 
+use crate::OutboundError;
+
 /// Lifetime assumed for a token whose response has no `expires_in`.
 const DEFAULT_TOKEN_LIFETIME: Duration = Duration::from_secs(60);
 /// Largest response body read from a token endpoint.
 const MAX_TOKEN_RESPONSE: usize = 64 * 1024;
 
-/// How the VNFM authenticates to one callback.
+/// How the VNFM authenticates to one endpoint.
 #[derive(Clone, PartialEq)]
-pub(crate) enum CallbackAuth {
+pub(crate) enum Credentials {
     /// No authentication.
     None,
     /// HTTP Basic.
@@ -35,7 +37,7 @@ pub(crate) enum CallbackAuth {
     OAuth2(OAuth2Client),
 }
 
-/// The client credentials of an OAuth 2.0 subscription.
+/// OAuth 2.0 client credentials and where to exchange them for tokens.
 #[derive(Clone, PartialEq)]
 pub(crate) struct OAuth2Client {
     pub(crate) client_id: String,
@@ -43,24 +45,25 @@ pub(crate) struct OAuth2Client {
     pub(crate) token_endpoint: String,
 }
 
-impl std::fmt::Debug for CallbackAuth {
+impl std::fmt::Debug for Credentials {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            CallbackAuth::None => f.write_str("None"),
-            CallbackAuth::Basic { user, .. } => write!(f, "Basic({user}:***)"),
-            CallbackAuth::OAuth2(c) => {
+            Credentials::None => f.write_str("None"),
+            Credentials::Basic { user, .. } => write!(f, "Basic({user}:***)"),
+            Credentials::OAuth2(c) => {
                 write!(f, "OAuth2({} at {})", c.client_id, c.token_endpoint)
             }
         }
     }
 }
 
-impl CallbackAuth {
-    /// The scheme to use for `auth`: the first listed type whose parameters are complete
-    /// (the subscription was validated when it was created). `TLS_CERT` is not supported.
-    pub(crate) fn from_authentication(auth: Option<&SubscriptionAuthentication>) -> CallbackAuth {
+impl Credentials {
+    /// The scheme to use for a subscription's `auth`: the first listed type whose parameters
+    /// are complete (the subscription was validated when it was created). `TLS_CERT` is not
+    /// supported.
+    pub(crate) fn of_subscription(auth: Option<&SubscriptionAuthentication>) -> Credentials {
         let Some(auth) = auth else {
-            return CallbackAuth::None;
+            return Credentials::None;
         };
         for t in &auth.auth_type {
             match t {
@@ -68,7 +71,7 @@ impl CallbackAuth {
                     if let Some(p) = &auth.params_basic
                         && let (Some(user), Some(password)) = (&p.user_name, &p.password)
                     {
-                        return CallbackAuth::Basic {
+                        return Credentials::Basic {
                             user: user.clone(),
                             password: password.clone(),
                         };
@@ -79,7 +82,7 @@ impl CallbackAuth {
                         && let (Some(id), Some(secret), Some(endpoint)) =
                             (&p.client_id, &p.client_password, &p.token_endpoint)
                     {
-                        return CallbackAuth::OAuth2(OAuth2Client {
+                        return Credentials::OAuth2(OAuth2Client {
                             client_id: id.clone(),
                             client_secret: secret.clone(),
                             token_endpoint: endpoint.clone(),
@@ -89,7 +92,7 @@ impl CallbackAuth {
                 AuthType::TlsCert => {}
             }
         }
-        CallbackAuth::None
+        Credentials::None
     }
 }
 
@@ -100,8 +103,8 @@ struct CachedToken {
 
 type Slot = Arc<tokio::sync::Mutex<Option<CachedToken>>>;
 
-/// OAuth 2.0 access tokens by (token endpoint, client id). Concurrent deliveries to one
-/// client wait for a single token request instead of each making their own.
+/// OAuth 2.0 access tokens by (token endpoint, client id). Concurrent requests of one client
+/// wait for a single token request instead of each making their own.
 #[derive(Default)]
 pub(crate) struct TokenCache {
     slots: Mutex<HashMap<(String, String), Slot>>,
@@ -124,9 +127,9 @@ impl TokenCache {
         }
     }
 
-    /// Drops the cached token if it is still `rejected` (another delivery may have replaced
+    /// Drops the cached token if it is still `rejected` (another request may have replaced
     /// it already).
-    pub(crate) async fn forget(&self, c: &OAuth2Client, rejected: &SecretString) {
+    async fn forget(&self, c: &OAuth2Client, rejected: &SecretString) {
         let slot = self.slot(c);
         let mut cached = slot.lock().await;
         if cached.as_ref().is_some_and(|t| &t.token == rejected) {
@@ -135,12 +138,12 @@ impl TokenCache {
     }
 
     /// A valid token for `c`: the cached one, or a new one from the token endpoint.
-    pub(crate) async fn token(
+    async fn token(
         &self,
         http: &Client,
         c: &OAuth2Client,
         timeout: Duration,
-    ) -> Result<SecretString, String> {
+    ) -> Result<SecretString, OutboundError> {
         let slot = self.slot(c);
         let mut cached = slot.lock().await;
         if let Some(t) = cached.as_ref().filter(|t| t.valid_until > Instant::now()) {
@@ -157,7 +160,8 @@ async fn fetch_token(
     http: &Client,
     c: &OAuth2Client,
     timeout: Duration,
-) -> Result<CachedToken, String> {
+) -> Result<CachedToken, OutboundError> {
+    let endpoint = || c.token_endpoint.clone();
     let resp = http
         .post(&c.token_endpoint)
         .basic_auth(&c.client_id, Some(c.client_secret.expose()))
@@ -166,32 +170,31 @@ async fn fetch_token(
         .timeout(timeout)
         .send()
         .await
-        .map_err(|e| {
-            format!(
-                "token endpoint {}: {}",
-                c.token_endpoint,
-                describe(&e.without_url())
-            )
+        .map_err(|e| OutboundError::TokenRequest {
+            endpoint: endpoint(),
+            source: e.without_url(),
         })?;
     let status = resp.status();
     if !status.is_success() {
-        return Err(format!(
-            "token endpoint {} answered {status}",
-            c.token_endpoint
-        ));
+        return Err(OutboundError::TokenStatus {
+            endpoint: endpoint(),
+            status: status.as_u16(),
+        });
     }
-    let body = read_limited(resp, MAX_TOKEN_RESPONSE)
-        .await
-        .map_err(|e| format!("token endpoint {}: {e}", c.token_endpoint))?;
+    let body =
+        read_limited(resp, MAX_TOKEN_RESPONSE)
+            .await
+            .map_err(|e| OutboundError::TokenBody {
+                endpoint: endpoint(),
+                source: Box::new(e),
+            })?;
     // The body holds the token: report only where parsing failed.
-    let parsed: TokenResponse = serde_json::from_slice(&body).map_err(|e| {
-        format!(
-            "token endpoint {} answered a body without a usable access_token (JSON error at line {}, column {})",
-            c.token_endpoint,
-            e.line(),
-            e.column()
-        )
-    })?;
+    let parsed: TokenResponse =
+        serde_json::from_slice(&body).map_err(|e| OutboundError::TokenUnusable {
+            endpoint: endpoint(),
+            line: e.line(),
+            column: e.column(),
+        })?;
     let lifetime = parsed
         .expires_in
         .map(Duration::from_secs)
@@ -211,18 +214,24 @@ async fn fetch_token(
     })
 }
 
-async fn read_limited(mut resp: reqwest::Response, max: usize) -> Result<Vec<u8>, String> {
+/// Reads at most `max` bytes of `resp`'s body.
+async fn read_limited(mut resp: reqwest::Response, max: usize) -> Result<Vec<u8>, OutboundError> {
     let mut body = Vec::new();
-    while let Some(chunk) = resp.chunk().await.map_err(|e| describe(&e.without_url()))? {
+    while let Some(chunk) = resp
+        .chunk()
+        .await
+        .map_err(|e| OutboundError::Transport(e.without_url()))?
+    {
         if body.len() + chunk.len() > max {
-            return Err(format!("response larger than {max} bytes"));
+            return Err(OutboundError::TooLarge { limit: max });
         }
         body.extend_from_slice(&chunk);
     }
     Ok(body)
 }
 
-/// A short description of a transport error (no URL, no headers).
+/// A short description of a transport error (no URL, no headers): its kind and the innermost
+/// cause (connection refused, DNS, TLS).
 pub(crate) fn describe(e: &reqwest::Error) -> String {
     let kind = if e.is_timeout() {
         "timed out"
@@ -235,7 +244,6 @@ pub(crate) fn describe(e: &reqwest::Error) -> String {
     } else {
         "transport error"
     };
-    // The source chain says why (connection refused, DNS, TLS) without echoing secrets.
     let mut cause = String::new();
     let mut src = std::error::Error::source(e);
     while let Some(s) = src {
@@ -249,47 +257,82 @@ pub(crate) fn describe(e: &reqwest::Error) -> String {
     }
 }
 
-/// Sends one request to a callback with its authentication; on a 401 with OAuth 2.0, fetches
-/// a new token and sends once more. Returns the final status, or why no response came.
-pub(crate) async fn send(
+/// One authenticated request.
+pub(crate) struct Exchange<'a> {
+    pub(crate) method: Method,
+    pub(crate) url: &'a str,
+    pub(crate) body: Option<&'a Value>,
+    /// Extra request headers.
+    pub(crate) headers: &'a [(&'static str, &'a str)],
+    pub(crate) timeout: Duration,
+    /// Read the answer's body up to this many bytes (`None`: leave it unread).
+    pub(crate) read_body: Option<usize>,
+}
+
+/// What came back.
+pub(crate) struct Answer {
+    pub(crate) status: StatusCode,
+    pub(crate) location: Option<String>,
+    pub(crate) body: Vec<u8>,
+}
+
+/// Sends one request with `credentials`; on a 401 with OAuth 2.0, fetches a new token and
+/// sends once more. Returns the final answer, or why none came.
+pub(crate) async fn exchange(
     http: &Client,
     tokens: &TokenCache,
-    method: Method,
-    uri: &str,
-    body: Option<&Value>,
-    auth: &CallbackAuth,
-    timeout: Duration,
-) -> Result<StatusCode, String> {
+    credentials: &Credentials,
+    x: &Exchange<'_>,
+) -> Result<Answer, OutboundError> {
     let mut refreshed = false;
     loop {
-        let mut req = http.request(method.clone(), uri).timeout(timeout);
-        if let Some(b) = body {
+        let mut req = http.request(x.method.clone(), x.url).timeout(x.timeout);
+        for (name, value) in x.headers {
+            req = req.header(*name, *value);
+        }
+        if let Some(b) = x.body {
             // `json` sets Content-Type: application/json.
             req = req.json(b);
         }
         let mut used = None;
-        match auth {
-            CallbackAuth::None => {}
-            CallbackAuth::Basic { user, password } => {
+        match credentials {
+            Credentials::None => {}
+            Credentials::Basic { user, password } => {
                 req = req.basic_auth(user, Some(password.expose()));
             }
-            CallbackAuth::OAuth2(c) => {
-                let token = tokens.token(http, c, timeout).await?;
+            Credentials::OAuth2(c) => {
+                let token = tokens.token(http, c, x.timeout).await?;
                 req = req.bearer_auth(token.expose());
                 used = Some(token);
             }
         }
-        let resp = req.send().await.map_err(|e| describe(&e.without_url()))?;
+        let resp = req
+            .send()
+            .await
+            .map_err(|e| OutboundError::Transport(e.without_url()))?;
         let status = resp.status();
         if status == StatusCode::UNAUTHORIZED
-            && let (CallbackAuth::OAuth2(c), Some(token)) = (auth, &used)
+            && let (Credentials::OAuth2(c), Some(token)) = (credentials, &used)
             && !refreshed
         {
             tokens.forget(c, token).await;
             refreshed = true;
             continue;
         }
-        return Ok(status);
+        let location = resp
+            .headers()
+            .get(reqwest::header::LOCATION)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned);
+        let body = match x.read_body {
+            Some(limit) => read_limited(resp, limit).await?,
+            None => Vec::new(),
+        };
+        return Ok(Answer {
+            status,
+            location,
+            body,
+        });
     }
 }
 
@@ -299,15 +342,13 @@ pub fn install_crypto_provider() {
     let _ = rustls::crypto::ring::default_provider().install_default();
 }
 
-/// The HTTP client for callbacks: TCP_NODELAY, no redirects (a redirect would carry the
-/// credentials elsewhere), bounded connect time.
-pub(crate) fn client(connect_timeout: Duration) -> Result<Client, String> {
+/// A client builder with the settings every outbound client shares: TCP_NODELAY, no
+/// redirects (a redirect would carry the credentials elsewhere), bounded connect time.
+pub(crate) fn client_builder(connect_timeout: Duration) -> reqwest::ClientBuilder {
     install_crypto_provider();
     Client::builder()
         .tcp_nodelay(true)
         .redirect(reqwest::redirect::Policy::none())
         .connect_timeout(connect_timeout)
         .user_agent(concat!("vnfm/", env!("CARGO_PKG_VERSION")))
-        .build()
-        .map_err(|e| describe(&e))
 }

@@ -1,12 +1,12 @@
-//! The store as the API uses it: every write that enqueued notifications wakes the
-//! notification deliverer, so they go out at once rather than at its next poll.
+//! [`WakingStore`]: every write that enqueued notifications wakes the notification
+//! deliverer, so they go out at once rather than at its next poll.
 
 use std::sync::{Arc, OnceLock};
 
+use super::DeliveryWaker;
 use async_trait::async_trait;
-use futures_core::stream::BoxStream;
+use futures_util::stream::BoxStream;
 use serde_json::Value;
-use vnfm_lcm::DeliveryWaker;
 use vnfm_store::{
     InstanceQuery, JournalEntry, Lease, NewOutboxRow, OpOccQuery, OutboxRow, OutboxSummary,
     PackageRecord, Page, PkgmSubscriptionRecord, Result, StepRecord, StepWritten, Store,
@@ -16,15 +16,15 @@ use vnfm_types::{SubscriptionId, VimId, VnfInstance, VnfInstanceId, VnfLcmOpOcc,
 
 /// A [`Store`] that wakes the notification deliverer after a write that enqueued
 /// notifications.
-pub struct ObservedStore {
+pub struct WakingStore {
     inner: Arc<dyn Store>,
     waker: Arc<OnceLock<DeliveryWaker>>,
 }
 
-impl ObservedStore {
+impl WakingStore {
     /// Wraps `inner`; once `waker` is set, every write that enqueued notifications wakes it.
-    pub fn new(inner: Arc<dyn Store>, waker: Arc<OnceLock<DeliveryWaker>>) -> ObservedStore {
-        ObservedStore { inner, waker }
+    pub fn new(inner: Arc<dyn Store>, waker: Arc<OnceLock<DeliveryWaker>>) -> WakingStore {
+        WakingStore { inner, waker }
     }
 
     /// After a write of `rows` outbox rows that ended `ok`: the rows are committed, so the
@@ -40,7 +40,7 @@ impl ObservedStore {
 }
 
 #[async_trait]
-impl Store for ObservedStore {
+impl Store for WakingStore {
     async fn create_instance(
         &self,
         instance: &VnfInstance,

@@ -1,0 +1,316 @@
+//! The composition root: [`Builder::assemble`] puts together every service around the
+//! lifecycle core, [`Vnfm::start`] sets them running.
+//!
+//! The REST server and embedders that want more than an [`Lcm`] (subscriptions, the VIM
+//! registry, notification delivery, the remote NFVO) get them here, assembled once, so that
+//! no other crate names a concrete store, HTTP client or driver.
+
+use std::path::Path;
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
+
+use vnfm_driver_api::{CallbackSender, MgmtDriver, Nfvo, NfvoSettings};
+use vnfm_lcm::notify::WakingStore;
+use vnfm_lcm::{
+    Deliverer, DeliveryWaker, Keyring, Lcm, MemoryCatalog, PkgmSubscriptions, Subscriptions,
+    VimRegistry,
+};
+use vnfm_outbound::{HttpCallbackSender, NfvoTimings, Sol003Nfvo};
+use vnfm_store::Store;
+
+use super::{Builder, EmbedError, lcm_of, start_runner};
+
+/// Connect timeout of the default [`HttpCallbackSender`].
+const CALLBACK_CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// The remote NFVO connection kept in the store (setting `nfvo`, its secret sealed with the
+/// keyring), shared by every replica on the same store.
+#[derive(Debug, Clone, Default)]
+pub enum NfvoSetting {
+    /// Use the stored connection, if any (else the built-in NFVO).
+    #[default]
+    Stored,
+    /// Store this connection (replacing the stored one) and use it.
+    Set(NfvoSettings),
+    /// Remove the stored connection and use the built-in NFVO.
+    Clear,
+}
+
+/// Every service of a VNF manager, assembled by [`Builder::assemble`]: the lifecycle core and
+/// what serves around it. Nothing runs until [`Vnfm::start`].
+pub struct Vnfm {
+    /// The lifecycle core.
+    pub lcm: Lcm,
+    /// The store (writes that enqueue notifications wake the deliverer).
+    pub store: Arc<dyn Store>,
+    /// The keyring that seals VIM, subscription and NFVO secrets.
+    pub keyring: Arc<Keyring>,
+    /// Lifecycle change notification subscriptions (their router is the core's).
+    pub subscriptions: Subscriptions,
+    /// VNF package management subscriptions.
+    pub pkgm_subscriptions: PkgmSubscriptions,
+    /// The VIM registry.
+    pub vims: VimRegistry,
+    /// The onboarded VNFDs the core reads.
+    pub catalog: Arc<MemoryCatalog>,
+    /// The NFVO asked for grants and packages, when not the built-in one.
+    pub nfvo: Option<Arc<dyn Nfvo>>,
+    /// The management driver that runs LCM hooks, if any.
+    pub mgmt: Option<Arc<dyn MgmtDriver>>,
+    recovery_interval: Option<Duration>,
+    sender: Arc<dyn CallbackSender>,
+    waker: Arc<OnceLock<DeliveryWaker>>,
+    /// The deliverer's configuration until [`Vnfm::start`] starts it, then the deliverer.
+    delivery: Mutex<Delivery>,
+}
+
+enum Delivery {
+    Off,
+    Configured(vnfm_lcm::DelivererConfig),
+    Running(Deliverer),
+}
+
+impl std::fmt::Debug for Vnfm {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Vnfm")
+            .field("runner_id", &self.lcm.runner_id())
+            .field("remote_nfvo", &self.nfvo.as_ref().map(|n| n.describe()))
+            .field(
+                "delivering",
+                &matches!(*self.delivery_state(), Delivery::Running(_)),
+            )
+            .finish_non_exhaustive()
+    }
+}
+
+impl Vnfm {
+    /// Takes over the operation occurrences a previous run left behind, starts the periodic
+    /// recovery sweep and, when configured ([`Builder::deliver_notifications`]), the
+    /// notification deliverer. Call it once, when the catalog holds the onboarded VNFDs, so
+    /// that resumed operations find theirs. Needs a tokio runtime.
+    pub async fn start(&self) -> Result<(), EmbedError> {
+        start_runner(&self.lcm, self.recovery_interval).await?;
+        let mut delivery = self.delivery_state();
+        if let Delivery::Configured(config) = &*delivery {
+            let config = vnfm_lcm::DelivererConfig {
+                owner: self.lcm.runner_id().to_owned(),
+                ..config.clone()
+            };
+            let deliverer = Deliverer::start(
+                self.store.clone(),
+                self.keyring.clone(),
+                self.sender.clone(),
+                config,
+            )
+            .map_err(EmbedError::Deliverer)?;
+            let _ = self.waker.set(deliverer.waker());
+            *delivery = Delivery::Running(deliverer);
+        }
+        Ok(())
+    }
+
+    /// Stops the core's runner (waiting up to `timeout` for running steps), then the
+    /// deliverer (after its deliveries in flight).
+    pub async fn shutdown(&self, timeout: Duration) {
+        self.lcm.shutdown(timeout).await;
+        let running = std::mem::replace(&mut *self.delivery_state(), Delivery::Off);
+        if let Delivery::Running(d) = running {
+            d.shutdown().await;
+        }
+    }
+
+    fn delivery_state(&self) -> std::sync::MutexGuard<'_, Delivery> {
+        self.delivery.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+impl Builder {
+    /// Assembles every service around the lifecycle core: opens the store (and the data
+    /// directory), loads or creates the keyring, resolves the NFVO (given, else the remote one
+    /// kept in the store, else the built-in one), and builds the subscriptions, the VIM
+    /// registry and the [`Lcm`] over them. Nothing runs until [`Vnfm::start`].
+    ///
+    /// Needs a keyring ([`Builder::keyring`] or [`Builder::data_dir`]).
+    pub async fn assemble(self) -> Result<Vnfm, EmbedError> {
+        let opened = self.open_store().await?;
+        let keyring = self.open_keyring()?.ok_or(EmbedError::NoKeyring)?;
+        let waker = Arc::new(OnceLock::new());
+        let store: Arc<dyn Store> = Arc::new(WakingStore::new(opened, waker.clone()));
+        let sender = match self.sender {
+            Some(s) => s,
+            None => Arc::new(HttpCallbackSender::new(CALLBACK_CONNECT_TIMEOUT).map_err(
+                |source| EmbedError::Outbound {
+                    what: "the HTTP client for notifications",
+                    source,
+                },
+            )?),
+        };
+        let nfvo = match self.nfvo {
+            Some(n) => Some(n),
+            None => {
+                stored_nfvo(
+                    &*store,
+                    &keyring,
+                    &self.nfvo_setting,
+                    self.max_package_bytes,
+                )
+                .await?
+            }
+        };
+        let subscriptions = Subscriptions::new(store.clone(), keyring.clone(), sender.clone());
+        let pkgm_subscriptions =
+            PkgmSubscriptions::new(store.clone(), keyring.clone(), sender.clone());
+        let vims = VimRegistry::new(store.clone(), keyring.clone());
+        let catalog = self
+            .catalog
+            .unwrap_or_else(|| Arc::new(MemoryCatalog::new()));
+        // The same subscriptions whose cache creating and deleting a subscription clears, so
+        // a new subscription gets the next notification.
+        let router = self
+            .router
+            .unwrap_or_else(|| Arc::new(subscriptions.router()));
+        let directory = self
+            .vims
+            .unwrap_or_else(|| Arc::new(vims.clone()) as Arc<dyn vnfm_lcm::ports::VimDirectory>);
+        let lcm = lcm_of(
+            Lcm::builder(store.clone(), directory, router, catalog.clone()).config(self.config),
+            nfvo.clone(),
+            self.infra,
+            self.mgmt.clone(),
+        );
+        Ok(Vnfm {
+            lcm,
+            store,
+            keyring,
+            subscriptions,
+            pkgm_subscriptions,
+            vims,
+            catalog,
+            nfvo,
+            mgmt: self.mgmt,
+            recovery_interval: self.recovery_interval,
+            sender,
+            waker,
+            delivery: Mutex::new(match self.delivery {
+                Some(config) => Delivery::Configured(config),
+                None => Delivery::Off,
+            }),
+        })
+    }
+
+    /// The store: the given one, the one at the URL, or `<data_dir>/vnfm.db`.
+    pub(super) async fn open_store(&self) -> Result<Arc<dyn Store>, EmbedError> {
+        if let Some(s) = &self.store {
+            return Ok(s.clone());
+        }
+        let url = match (&self.store_url, &self.data_dir) {
+            (Some(url), _) => url.clone(),
+            (None, Some(dir)) => {
+                create_private_dir(dir)?;
+                let db = dir.join("vnfm.db");
+                // SQLite gives its journal files the database file's mode.
+                private_file(&db)?;
+                format!("sqlite://{}", db.display())
+            }
+            (None, None) => return Err(EmbedError::NoStore),
+        };
+        vnfm_store::open(&url).await.map_err(EmbedError::Store)
+    }
+
+    /// The keyring: the given one, or `<data_dir>/fernet.keys` (created on first start).
+    pub(super) fn open_keyring(&self) -> Result<Option<Arc<Keyring>>, EmbedError> {
+        if let Some(k) = &self.keyring {
+            return Ok(Some(k.clone()));
+        }
+        let Some(dir) = &self.data_dir else {
+            return Ok(None);
+        };
+        create_private_dir(dir)?;
+        key_file(&dir.join("fernet.keys")).map(|k| Some(Arc::new(k)))
+    }
+}
+
+/// Reads `path`'s keyring, creating the file (mode 0600) with a fresh key on first start.
+pub fn key_file(path: &Path) -> Result<Keyring, EmbedError> {
+    let keys = if path.exists() {
+        Keyring::from_key_file(path)
+    } else {
+        Keyring::generate_key_file(path)
+    };
+    keys.map_err(|source| EmbedError::Keys {
+        path: path.to_owned(),
+        source,
+    })
+}
+
+/// Applies `setting` to the NFVO connection kept in `store` and connects to the result.
+async fn stored_nfvo(
+    store: &dyn Store,
+    keyring: &Keyring,
+    setting: &NfvoSetting,
+    max_package_bytes: usize,
+) -> Result<Option<Arc<dyn Nfvo>>, EmbedError> {
+    use vnfm_lcm::nfvo::{load_nfvo_settings, save_nfvo_settings};
+    match setting {
+        NfvoSetting::Stored => {}
+        NfvoSetting::Set(s) => save_nfvo_settings(store, keyring, Some(s))
+            .await
+            .map_err(EmbedError::NfvoSettings)?,
+        NfvoSetting::Clear => save_nfvo_settings(store, keyring, None)
+            .await
+            .map_err(EmbedError::NfvoSettings)?,
+    }
+    let Some(settings) = load_nfvo_settings(store, keyring)
+        .await
+        .map_err(EmbedError::NfvoSettings)?
+    else {
+        return Ok(None);
+    };
+    tracing::info!(url = %settings.url, "remote NFVO");
+    let nfvo = Sol003Nfvo::from_settings(&settings, NfvoTimings::default())
+        .map_err(|source| EmbedError::Outbound {
+            what: "the remote NFVO",
+            source,
+        })?
+        .with_max_package_bytes(max_package_bytes);
+    Ok(Some(Arc::new(nfvo)))
+}
+
+fn data_err(path: &Path) -> impl FnOnce(std::io::Error) -> EmbedError + '_ {
+    move |source| EmbedError::DataDir {
+        path: path.to_owned(),
+        source,
+    }
+}
+
+/// Creates `dir` (and its parents) readable by the owner only.
+fn create_private_dir(dir: &Path) -> Result<(), EmbedError> {
+    std::fs::create_dir_all(dir).map_err(data_err(dir))?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        // Best effort: a directory the operator prepared (another owner) stays as it is.
+        let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700));
+    }
+    Ok(())
+}
+
+/// Creates `path` empty with mode 0600 when it does not exist, and takes group and other
+/// permissions away from it when it does (a file of an older version).
+fn private_file(path: &Path) -> Result<(), EmbedError> {
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create(true).truncate(false);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    let file = options.open(path).map_err(data_err(path))?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        file.set_permissions(std::fs::Permissions::from_mode(0o600))
+            .map_err(data_err(path))?;
+    }
+    Ok(())
+}
