@@ -82,7 +82,11 @@ async fn main() -> Result<(), Error> {
     // host running the packages' management drivers in child processes.
     let store = vnfm_store::open(&url).await?;
     let keyring = Arc::new(Keyring::from_keys([Keyring::generate_key()])?);
-    let registry = Arc::new(VimRegistry::new(store.clone(), keyring.clone()));
+    let registry = Arc::new(VimRegistry::new(
+        store.clone(),
+        keyring.clone(),
+        all_vim_kinds(),
+    ));
     let mut kubernetes = KubernetesDriver::new();
     if let Ok(lib) = std::env::var("VNFM_HELM_C_LIB") {
         kubernetes = kubernetes.with_helm(Arc::new(HelmLibrary::load(lib)?));
@@ -208,4 +212,13 @@ async fn create(lcm: &Lcm, vnfd_id: &str, name: &str) -> Result<VnfInstanceId, E
         )?)
         .await?;
     Ok(vnf.id)
+}
+
+/// The VIM kinds of the OpenStack and Kubernetes drivers.
+fn all_vim_kinds() -> vnfm_driver_api::VimKinds {
+    vnfm_driver_api::VimKinds::new()
+        .with(std::sync::Arc::new(vnfm_infra_openstack::OpenStackVimKind))
+        .with(std::sync::Arc::new(
+            vnfm_infra_kubernetes::KubernetesVimKind,
+        ))
 }

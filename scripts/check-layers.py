@@ -42,6 +42,9 @@ SOURCE_RULES = [
     ("vnfm-api", "SqliteStore", "the REST facade names no concrete store"),
     ("vnfm-api", "PostgresStore", "the REST facade names no concrete store"),
     ("vnfm-lcm", "reqwest", "the lifecycle core calls ports; HTTP clients live behind them"),
+    ("vnfm-lcm", "ETSINFV.", "VIM types are known through their drivers' VimKind, not by the core"),
+    ("vnfm-lcm", "KUBERNETES", "VIM types are known through their drivers' VimKind, not by the core"),
+    ("vnfm-lcm", "OPENSTACK", "VIM types are known through their drivers' VimKind, not by the core"),
 ]
 
 # (crate, dependency): why it is still there.

@@ -82,7 +82,7 @@ pub use assembly::{NfvoSetting, Vnfm, key_file};
 pub use vnfm_driver_api::memory::{MEMORY_VIM_TYPE, MemoryInfraDriver, RecordingMgmtDriver};
 pub use vnfm_driver_api::{
     ArtifactSource, CallbackSender, DeferredGrants, DriverError, GrantDecision, InfraDriver,
-    LocalNfvo, MgmtDriver, Nfvo, NfvoAuth, NfvoSettings,
+    LocalNfvo, MgmtDriver, Nfvo, NfvoAuth, NfvoSettings, VimKind, VimKinds,
 };
 pub use vnfm_lcm::nfvo::{load_nfvo_settings, save_nfvo_settings};
 pub use vnfm_lcm::ports::{
@@ -180,6 +180,7 @@ pub fn builder() -> Builder {
         max_package_bytes: vnfm_outbound::DEFAULT_MAX_PACKAGE_BYTES,
         sender: None,
         delivery: None,
+        vim_kinds: VimKinds::new(),
     }
 }
 
@@ -201,6 +202,7 @@ pub struct Builder {
     max_package_bytes: usize,
     sender: Option<Arc<dyn CallbackSender>>,
     delivery: Option<DelivererConfig>,
+    vim_kinds: VimKinds,
 }
 
 impl fmt::Debug for Builder {
@@ -243,9 +245,20 @@ impl Builder {
         self
     }
 
-    /// Registers an infrastructure driver for the VIM types it serves.
+    /// Registers an infrastructure driver for the VIM types it serves (and, when it declares
+    /// one, the [`VimKind`] of those types, so VIMs of them can be registered).
     pub fn infra_driver(mut self, driver: Arc<dyn InfraDriver>) -> Self {
+        if let Some(kind) = driver.vim_kind() {
+            self.vim_kinds.add(kind);
+        }
         self.infra.push(driver);
+        self
+    }
+
+    /// Adds a [`VimKind`] for VIM types no registered driver declares one for (a driver
+    /// registered later may replace it for its own types).
+    pub fn vim_kind(mut self, kind: Arc<dyn VimKind>) -> Self {
+        self.vim_kinds.add(kind);
         self
     }
 
@@ -360,7 +373,7 @@ impl Builder {
         });
         let vims: Arc<dyn VimDirectory> = match (self.vims, keyring) {
             (Some(v), _) => v,
-            (None, Some(k)) => Arc::new(VimRegistry::new(store.clone(), k)),
+            (None, Some(k)) => Arc::new(VimRegistry::new(store.clone(), k, self.vim_kinds)),
             (None, None) => Arc::new(InlineVimDirectory),
         };
         let catalog: Arc<dyn PackageCatalog> = self
@@ -491,8 +504,10 @@ mod tests {
             .store(store.clone())
             .keyring(keyring.clone())
             .infra_driver(Arc::new(
-                MemoryInfraDriver::new().with_vim_types(&[vnfm_lcm::vim::KUBERNETES]),
+                MemoryInfraDriver::new()
+                    .with_vim_types(&[vnfm_infra_kubernetes::KUBERNETES_VIM_TYPE]),
             ))
+            .vim_kind(Arc::new(vnfm_infra_kubernetes::KubernetesVimKind))
             .catalog(Arc::new(catalog))
             .recovery_interval(None)
             .build()
@@ -503,7 +518,7 @@ mod tests {
             .await
             .unwrap();
         let body = json!({"flavourId": "simple", "vimConnectionInfo": {"k8s": {
-            "vimType": vnfm_lcm::vim::KUBERNETES,
+            "vimType": vnfm_infra_kubernetes::KUBERNETES_VIM_TYPE,
             "interfaceInfo": {"endpoint": "https://k8s.example:6443"},
             "accessInfo": {"bearer_token": TOKEN}
         }}});
@@ -521,7 +536,11 @@ mod tests {
         assert!(entry.get("accessInfo").is_none(), "{entry}");
         let vim_id = types::VimId::new(entry["vimId"].as_str().unwrap());
         // The default directory is a registry over the same store and keyring.
-        let registry = VimRegistry::new(store, keyring);
+        let registry = VimRegistry::new(
+            store,
+            keyring,
+            VimKinds::new().with(Arc::new(vnfm_infra_kubernetes::KubernetesVimKind)),
+        );
         let view = registry.show(&vim_id).await.unwrap();
         assert_eq!(view.access_info.unwrap()["bearer_token"], json!("***"));
     }

@@ -68,7 +68,11 @@ impl Env {
         .await
         .unwrap();
         let keyring = Arc::new(Keyring::from_keys([Keyring::generate_key()]).unwrap());
-        let registry = Arc::new(VimRegistry::new(store.clone(), keyring.clone()));
+        let registry = Arc::new(VimRegistry::new(
+            store.clone(),
+            keyring.clone(),
+            all_vim_kinds(),
+        ));
         let os_vim = registry
             .create(
                 "test-cloud",
@@ -593,4 +597,13 @@ async fn a_retry_after_the_kubernetes_side_failed_runs_the_kubernetes_side_only(
         "{:?}",
         env.objects_of(&vnf)
     );
+}
+
+/// The VIM kinds of the OpenStack and Kubernetes drivers.
+fn all_vim_kinds() -> vnfm_driver_api::VimKinds {
+    vnfm_driver_api::VimKinds::new()
+        .with(std::sync::Arc::new(vnfm_infra_openstack::OpenStackVimKind))
+        .with(std::sync::Arc::new(
+            vnfm_infra_kubernetes::KubernetesVimKind,
+        ))
 }

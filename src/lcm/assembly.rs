@@ -160,7 +160,7 @@ impl Builder {
         let subscriptions = Subscriptions::new(store.clone(), keyring.clone(), sender.clone());
         let pkgm_subscriptions =
             PkgmSubscriptions::new(store.clone(), keyring.clone(), sender.clone());
-        let vims = VimRegistry::new(store.clone(), keyring.clone());
+        let vims = VimRegistry::new(store.clone(), keyring.clone(), self.vim_kinds);
         let catalog = self
             .catalog
             .unwrap_or_else(|| Arc::new(MemoryCatalog::new()));

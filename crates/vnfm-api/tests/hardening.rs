@@ -699,6 +699,10 @@ async fn replica(dir: &std::path::Path, shared: &std::path::Path) -> vnfm::lcm::
         .data_dir(dir)
         .store_url(format!("sqlite://{}", shared.join("vnfm.db").display()))
         .recovery_interval(None)
+        .vim_kind(std::sync::Arc::new(vnfm_infra_openstack::OpenStackVimKind))
+        .vim_kind(std::sync::Arc::new(
+            vnfm_infra_kubernetes::KubernetesVimKind,
+        ))
         .assemble()
         .await
         .unwrap()

@@ -1282,7 +1282,11 @@ async fn terminating_a_vim_creator_with_dependents_is_a_conflict_naming_them() {
         .await;
     assert_eq!(occ["operationState"], "COMPLETED", "{occ:#}");
     // What a hook of A returning a VIM to register leaves in the registry.
-    let registry = vnfm_lcm::VimRegistry::new(h.state.store().clone(), h.state.keyring().clone());
+    let registry = vnfm_lcm::VimRegistry::new(
+        h.state.store().clone(),
+        h.state.keyring().clone(),
+        all_vim_kinds(),
+    );
     let cluster: vnfm_types::VimConnectionInfo = serde_json::from_value(json!({
         "vimType": "ETSINFV.KUBERNETES.V_1",
         "interfaceInfo": {"endpoint": "https://10.0.0.9:6443"},
@@ -2522,4 +2526,13 @@ async fn package_changes_enqueue_onboarding_and_change_notifications() {
         format!("/vnfpkgm/v2/vnf_packages/{pkg}")
     );
     assert!(outbox_of(&h, &other_vnfd).await.is_empty());
+}
+
+/// The VIM kinds of the OpenStack and Kubernetes drivers.
+fn all_vim_kinds() -> vnfm_driver_api::VimKinds {
+    vnfm_driver_api::VimKinds::new()
+        .with(std::sync::Arc::new(vnfm_infra_openstack::OpenStackVimKind))
+        .with(std::sync::Arc::new(
+            vnfm_infra_kubernetes::KubernetesVimKind,
+        ))
 }

@@ -459,6 +459,13 @@ pub trait InfraDriver: Send + Sync {
     /// The `vimType` values this driver serves (e.g. `ETSINFV.OPENSTACK_KEYSTONE.V_3`).
     fn vim_types(&self) -> &[&str];
 
+    /// How the core validates, stores and shows VIM connections of this driver's types
+    /// (`None`: the driver declares no kind, and VIMs of its types cannot be registered or
+    /// given inline with credentials).
+    fn vim_kind(&self) -> Option<std::sync::Arc<dyn crate::VimKind>> {
+        None
+    }
+
     /// Creates the resources of [`InfraStep::Instantiate`].
     async fn instantiate(&self, req: &InfraRequest) -> Result<InfraOutcome, DriverError> {
         Err(unsupported(self.name(), req))

@@ -8,6 +8,8 @@
 //!   (`instantiate_end`, ...); the plugin host implements it.
 //! - [`DriverError`] ([`error`]): what failed, and whether retrying can help.
 //! - [`ResolvedVim`] ([`vim`]): a VIM connection with its secrets, redacted in `Debug`.
+//! - [`VimKind`] ([`vim_kind`]): what the core knows of a family of VIM types (validation,
+//!   canonical layout, secret members), provided by the driver that serves them.
 //! - [`ArtifactSource`] ([`artifact`]): read access to the package files.
 //! - [`CallbackSender`] ([`callback`]): sends notifications and endpoint tests to subscribers.
 //! - [`RunControl`] ([`control`]): the deadline and cancellation flag of a step.
@@ -113,6 +115,7 @@ pub mod mgmt;
 pub mod nfvo;
 pub mod retry;
 pub mod vim;
+pub mod vim_kind;
 
 pub use artifact::{ArtifactSource, NoArtifacts};
 pub use callback::{
@@ -130,3 +133,4 @@ pub use nfvo::{
 };
 pub use retry::backoff_delay;
 pub use vim::{RedactedVimInfo, ResolvedVim};
+pub use vim_kind::{InvalidVimInfo, VimKind, VimKindError, VimKinds};

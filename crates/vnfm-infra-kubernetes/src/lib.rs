@@ -39,6 +39,7 @@ pub mod order;
 pub mod plan;
 pub mod ready;
 mod requests;
+pub mod vim_kind;
 
 pub use asd::asd_vnfd;
 pub use driver::{
@@ -46,3 +47,4 @@ pub use driver::{
 };
 pub use error::KubeError;
 pub use helm::{ChartRequest, ChartSource, HelmBinary, HelmLibrary, HelmRenderer};
+pub use vim_kind::KubernetesVimKind;

@@ -131,7 +131,7 @@ async fn env(emu: &vnfm_kube_emulator::Emulator, helm: HelmLibrary) -> Env {
         .expect("store");
     // VNF-A's cluster, registered as VNF-A's instantiate_end registers it.
     let keyring = Arc::new(Keyring::from_keys([Keyring::generate_key()]).expect("keyring"));
-    let registry = Arc::new(VimRegistry::new(store.clone(), keyring));
+    let registry = Arc::new(VimRegistry::new(store.clone(), keyring, all_vim_kinds()));
     registry
         .create(
             "vnf-a-cluster",
@@ -353,4 +353,11 @@ async fn the_vnf_b_sample_deploys_manifests_and_chart_together_checks_and_termin
     }
     assert!(emu.object("v1", "Namespace", None, ns).is_none());
     env.lcm.shutdown(Duration::from_secs(5)).await;
+}
+
+/// The VIM kind of the Kubernetes driver.
+fn all_vim_kinds() -> vnfm_driver_api::VimKinds {
+    vnfm_driver_api::VimKinds::new().with(std::sync::Arc::new(
+        vnfm_infra_kubernetes::KubernetesVimKind,
+    ))
 }

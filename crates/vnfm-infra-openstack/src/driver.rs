@@ -1086,6 +1086,10 @@ impl InfraDriver for OpenStackDriver {
         &[OPENSTACK_VIM_TYPE]
     }
 
+    fn vim_kind(&self) -> Option<std::sync::Arc<dyn vnfm_driver_api::VimKind>> {
+        Some(std::sync::Arc::new(crate::vim_kind::OpenStackVimKind))
+    }
+
     async fn instantiate(&self, req: &InfraRequest) -> Result<InfraOutcome, DriverError> {
         let InfraStep::Instantiate { target } = &req.step else {
             return Err(wrong_step("instantiate", req));

@@ -43,7 +43,9 @@ pub mod keystone;
 pub mod nova;
 #[cfg(feature = "testing")]
 pub mod testing;
+pub mod vim_kind;
 
 pub use config::{DriverConfig, PollPolicy, RetryPolicy, VimSettings};
 pub use driver::{DriverState, OPENSTACK_VIM_TYPE, OpenStackDriver};
 pub use error::OpenStackError;
+pub use vim_kind::OpenStackVimKind;

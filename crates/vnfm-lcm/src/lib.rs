@@ -99,4 +99,4 @@ pub use subscriptions::{
     CreateOptions, Created, NotificationContext, SubscriptionRouter, Subscriptions,
 };
 pub use validate::validate;
-pub use vim::{InlineVimDirectory, VimAccess, VimRegistry, VimUpdate, VimView};
+pub use vim::{InlineVimDirectory, VimRegistry, VimUpdate, VimView};

@@ -18,9 +18,11 @@ use vnfm_driver_api::memory::{MemArtifacts, MemoryInfraDriver, RecordingMgmtDriv
 use vnfm_driver_api::{
     DriverError, InfraDriver, InfraOperation, InfraOutcome, InfraRequest, ResolvedVim,
 };
+use vnfm_infra_kubernetes::KUBERNETES_VIM_TYPE as KUBERNETES;
+use vnfm_infra_openstack::OPENSTACK_VIM_TYPE as OPENSTACK;
 use vnfm_lcm::ports::VimDirectory;
 use vnfm_lcm::testing::SingleCallbackRouter;
-use vnfm_lcm::vim::{KUBERNETES, OPENSTACK, REDACTED};
+use vnfm_lcm::vim::REDACTED;
 use vnfm_lcm::{InlineVimDirectory, Keyring, Lcm, LcmError, MemoryCatalog, VimRegistry};
 use vnfm_store::{InstanceQuery, OpOccQuery, SqliteStore, Store};
 use vnfm_types::{
@@ -209,7 +211,7 @@ fn world_on(
     logs();
     let registry = sealed.then(|| {
         let ring = Arc::new(Keyring::from_keys([&Keyring::generate_key()]).unwrap());
-        VimRegistry::new(store.clone(), ring)
+        VimRegistry::new(store.clone(), ring, all_vim_kinds())
     });
     let vims: Arc<dyn VimDirectory> = match &registry {
         Some(r) => Arc::new(r.clone()),
@@ -872,4 +874,13 @@ async fn inline_credentials_are_sealed_on_postgres() {
     w.completed(&occ).await;
     w.lcm.delete_vnf_identifier(&vnf.id).await.unwrap();
     assert!(w.store.vims_created_by(&vnf.id).await.unwrap().is_empty());
+}
+
+/// The VIM kinds of the OpenStack and Kubernetes drivers.
+fn all_vim_kinds() -> vnfm_driver_api::VimKinds {
+    vnfm_driver_api::VimKinds::new()
+        .with(std::sync::Arc::new(vnfm_infra_openstack::OpenStackVimKind))
+        .with(std::sync::Arc::new(
+            vnfm_infra_kubernetes::KubernetesVimKind,
+        ))
 }

@@ -15,10 +15,10 @@ use vnfm_driver_api::memory::{MEMORY_VIM_TYPE, MemArtifacts, MemoryInfraDriver};
 use vnfm_driver_api::{
     DriverError, HookCall, HookOutcome, MgmtDriver, ResolvedVim, VimRegistration,
 };
+use vnfm_infra_kubernetes::KUBERNETES_VIM_TYPE as KUBERNETES;
 use vnfm_lcm::ports::{SealedVim, VimDirectory};
 use vnfm_lcm::runner::FORCE_WITH_DEPENDENTS;
 use vnfm_lcm::testing::SingleCallbackRouter;
-use vnfm_lcm::vim::KUBERNETES;
 use vnfm_lcm::{
     DependentInstance, GuardedAction, Keyring, Lcm, LcmError, MemoryCatalog, VimRegistry,
 };
@@ -174,7 +174,7 @@ impl World {
             .unwrap_or_else(|| format!("sqlite://{}", dir.path().join("lcm.db").display()));
         let store = vnfm_store::open(&url).await.unwrap();
         let keyring = Arc::new(Keyring::from_keys([&Keyring::generate_key()]).unwrap());
-        let registry = Arc::new(VimRegistry::new(store.clone(), keyring));
+        let registry = Arc::new(VimRegistry::new(store.clone(), keyring, all_vim_kinds()));
         let vims = Arc::new(GatedVims {
             registry: registry.clone(),
             gated: Mutex::new(None),
@@ -699,4 +699,13 @@ async fn a_hook_deregistering_a_vim_in_use_fails_its_step_and_changes_nothing() 
         w.registry.show(&vim).await.unwrap().created_by_instance,
         Some(a.clone())
     );
+}
+
+/// The VIM kinds of the OpenStack and Kubernetes drivers.
+fn all_vim_kinds() -> vnfm_driver_api::VimKinds {
+    vnfm_driver_api::VimKinds::new()
+        .with(std::sync::Arc::new(vnfm_infra_openstack::OpenStackVimKind))
+        .with(std::sync::Arc::new(
+            vnfm_infra_kubernetes::KubernetesVimKind,
+        ))
 }

@@ -7,8 +7,10 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use serde_json::{Value, json};
 use vnfm_driver_api::VimRegistration;
+use vnfm_infra_kubernetes::{HELM_VIM_TYPE as HELM, KUBERNETES_VIM_TYPE as KUBERNETES};
+use vnfm_infra_openstack::OPENSTACK_VIM_TYPE as OPENSTACK;
 use vnfm_lcm::ports::VimDirectory;
-use vnfm_lcm::vim::{HELM, KUBERNETES, OPENSTACK, REDACTED};
+use vnfm_lcm::vim::REDACTED;
 use vnfm_lcm::{Keyring, LcmError, VimRegistry, VimUpdate};
 use vnfm_store::{SqliteStore, Store, Version};
 use vnfm_types::{VimConnectionInfo, VimId, VnfInstance, VnfInstanceId};
@@ -150,7 +152,11 @@ fn instance(id: &str, vims: Value) -> VnfInstance {
 async fn registered_secrets_are_never_in_the_file_or_the_logs() {
     let logs = logs();
     let db = sqlite().await;
-    let reg = VimRegistry::new(db.store.clone(), ring(&[&Keyring::generate_key()]));
+    let reg = VimRegistry::new(
+        db.store.clone(),
+        ring(&[&Keyring::generate_key()]),
+        all_vim_kinds(),
+    );
     let mut ids = Vec::new();
     for (name, vim) in [
         ("os", openstack()),
@@ -226,7 +232,11 @@ async fn registered_secrets_are_never_in_the_file_or_the_logs() {
 #[tokio::test]
 async fn resolve_reference_inline_unknown_and_mismatch() {
     let db = sqlite().await;
-    let reg = VimRegistry::new(db.store.clone(), ring(&[&Keyring::generate_key()]));
+    let reg = VimRegistry::new(
+        db.store.clone(),
+        ring(&[&Keyring::generate_key()]),
+        all_vim_kinds(),
+    );
     let mut k = kubernetes();
     k.vim_id = Some(VimId::new("cluster-1"));
     let view = reg.create("c1", &k, None).await.unwrap();
@@ -292,13 +302,17 @@ async fn resolve_reference_inline_unknown_and_mismatch() {
 #[tokio::test]
 async fn a_wrong_key_gives_a_clear_error() {
     let db = sqlite().await;
-    let reg = VimRegistry::new(db.store.clone(), ring(&[&Keyring::generate_key()]));
+    let reg = VimRegistry::new(
+        db.store.clone(),
+        ring(&[&Keyring::generate_key()]),
+        all_vim_kinds(),
+    );
     let id = reg.create("os", &openstack(), None).await.unwrap().id;
 
     // The key file was replaced: the VIM is still listed, but its secrets do not open.
     let dir = tempfile::tempdir().unwrap();
     let other = Arc::new(Keyring::generate_key_file(dir.path().join("keys")).unwrap());
-    let reg2 = VimRegistry::new(db.store.clone(), other);
+    let reg2 = VimRegistry::new(db.store.clone(), other, all_vim_kinds());
     assert_eq!(reg2.show(&id).await.unwrap().name, "os");
     let entry = info(json!({"vimId": id.as_str(), "vimType": OPENSTACK}));
     let e = reg2.resolve("vim1", &entry).await.unwrap_err();
@@ -326,13 +340,13 @@ async fn update_reencrypts_with_the_newest_key_and_validates() {
     let db = sqlite().await;
     let k1 = Keyring::generate_key();
     let k2 = Keyring::generate_key();
-    let reg1 = VimRegistry::new(db.store.clone(), ring(&[&k1]));
+    let reg1 = VimRegistry::new(db.store.clone(), ring(&[&k1]), all_vim_kinds());
     let id = reg1.create("os", &openstack(), None).await.unwrap().id;
     let (before, _) = db.store.get_vim(&id).await.unwrap().unwrap();
 
     // Rotation: k2 is now the newest key.
     let rotated = ring(&[&k2, &k1]);
-    let reg = VimRegistry::new(db.store.clone(), rotated.clone());
+    let reg = VimRegistry::new(db.store.clone(), rotated.clone(), all_vim_kinds());
     let patch: VimUpdate = serde_json::from_value(json!({
         "name": "os-renamed",
         "accessInfo": {"password": "new-Pa55", "region": null}
@@ -392,7 +406,11 @@ async fn update_reencrypts_with_the_newest_key_and_validates() {
 #[tokio::test]
 async fn delete_is_refused_while_instances_use_the_vim() {
     let db = sqlite().await;
-    let reg = VimRegistry::new(db.store.clone(), ring(&[&Keyring::generate_key()]));
+    let reg = VimRegistry::new(
+        db.store.clone(),
+        ring(&[&Keyring::generate_key()]),
+        all_vim_kinds(),
+    );
     let id = reg.create("os", &openstack(), None).await.unwrap().id;
     for i in ["inst-a", "inst-b"] {
         let inst = instance(
@@ -423,7 +441,11 @@ async fn delete_is_refused_while_instances_use_the_vim() {
 #[tokio::test]
 async fn hooks_register_and_deregister_vims_marked_with_their_creator() {
     let db = sqlite().await;
-    let reg = VimRegistry::new(db.store.clone(), ring(&[&Keyring::generate_key()]));
+    let reg = VimRegistry::new(
+        db.store.clone(),
+        ring(&[&Keyring::generate_key()]),
+        all_vim_kinds(),
+    );
     let creator = VnfInstanceId::new("inst-1");
     let registration = VimRegistration {
         name: "cluster-on-vms".into(),
@@ -448,4 +470,13 @@ async fn hooks_register_and_deregister_vims_marked_with_their_creator() {
     reg.deregister(&vim_id).await.unwrap();
     assert!(reg.created_by(&creator).await.unwrap().is_empty());
     assert_eq!(reg.deregister(&vim_id).await.unwrap_err().status(), 404);
+}
+
+/// The VIM kinds of the OpenStack and Kubernetes drivers.
+fn all_vim_kinds() -> vnfm_driver_api::VimKinds {
+    vnfm_driver_api::VimKinds::new()
+        .with(std::sync::Arc::new(vnfm_infra_openstack::OpenStackVimKind))
+        .with(std::sync::Arc::new(
+            vnfm_infra_kubernetes::KubernetesVimKind,
+        ))
 }

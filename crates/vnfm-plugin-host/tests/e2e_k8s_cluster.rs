@@ -139,7 +139,7 @@ async fn instantiate_registers_the_cluster_as_a_vim_of_the_instance() {
         .await
         .unwrap();
     let keyring = Arc::new(Keyring::from_keys([Keyring::generate_key()]).unwrap());
-    let registry = Arc::new(VimRegistry::new(store.clone(), keyring));
+    let registry = Arc::new(VimRegistry::new(store.clone(), keyring, all_vim_kinds()));
     let lcm = Lcm::builder(
         store,
         registry.clone(),
@@ -273,4 +273,13 @@ async fn instantiate_registers_the_cluster_as_a_vim_of_the_instance() {
     );
     assert_eq!(registry.show(&vim_id).await.unwrap_err().status(), 404);
     lcm.shutdown(Duration::from_secs(5)).await;
+}
+
+/// The VIM kinds of the OpenStack and Kubernetes drivers.
+fn all_vim_kinds() -> vnfm_driver_api::VimKinds {
+    vnfm_driver_api::VimKinds::new()
+        .with(std::sync::Arc::new(vnfm_infra_openstack::OpenStackVimKind))
+        .with(std::sync::Arc::new(
+            vnfm_infra_kubernetes::KubernetesVimKind,
+        ))
 }

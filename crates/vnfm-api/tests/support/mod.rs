@@ -118,7 +118,10 @@ impl Harness {
             .data_dir(&options.data_dir)
             .recovery_interval(None)
             .infra_driver(vnfm_api::test_vim_driver())
-            .infra_driver(flaky.clone());
+            .infra_driver(flaky.clone())
+            // VIMs of the real drivers' types can be registered, as with `vnfm serve`.
+            .vim_kind(Arc::new(vnfm_infra_openstack::OpenStackVimKind))
+            .vim_kind(Arc::new(vnfm_infra_kubernetes::KubernetesVimKind));
         let state = AppState::new(services(builder).assemble().await.unwrap(), options)
             .await
             .unwrap();

@@ -360,6 +360,10 @@ impl InfraDriver for KubernetesDriver {
         VIM_TYPES
     }
 
+    fn vim_kind(&self) -> Option<Arc<dyn vnfm_driver_api::VimKind>> {
+        Some(Arc::new(crate::vim_kind::KubernetesVimKind))
+    }
+
     async fn instantiate(&self, req: &InfraRequest) -> Result<InfraOutcome, DriverError> {
         self.instantiate_inner(req).await.map_err(Into::into)
     }

@@ -16,7 +16,7 @@ use vnfm_types::VimConnectionInfo;
 
 use super::projection::{empty_flavour, request_for};
 use super::state::{Record, View};
-use super::{SplitState, VduVimMap, is_container_vim_type, restrict_vnfd};
+use super::{SplitState, VduVimMap, restrict_vnfd, runs_containers};
 use crate::error::LcmError;
 
 /// One VIM of a mixed VNF and the driver that serves it.
@@ -80,7 +80,11 @@ impl SplitByVim {
         let Some(flavour) = vnfd.flavour(flavour_id) else {
             return Ok(None);
         };
-        let map = VduVimMap::new(vims, |t| drivers.contains_key(t), explicit);
+        let map = VduVimMap::new(
+            vims,
+            |t| drivers.get(t).map(|d| runs_containers(&**d)),
+            explicit,
+        );
         let mapping = map.assignments(flavour);
         let used: BTreeSet<&str> = mapping.values().map(String::as_str).collect();
         let mut parts: Vec<VimPart> = Vec::new();
@@ -110,7 +114,7 @@ impl SplitByVim {
             return Ok(None);
         }
         // VM side first; a stable sort keeps the vimConnectionInfo order within each side.
-        parts.sort_by_key(|p| is_container_vim_type(&p.vim_type));
+        parts.sort_by_key(|p| runs_containers(&*p.driver));
         Ok(Some(SplitByVim {
             parts,
             map,

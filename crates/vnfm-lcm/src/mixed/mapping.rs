@@ -16,14 +16,11 @@ use crate::error::{LcmError, echo};
 /// The `additionalParams` member of an INSTANTIATE request that maps VDUs to VIM connections.
 pub const VDU_VIM_CONNECTIONS: &str = "vduVimConnections";
 
-/// The VIM types of the Kubernetes driver family: container VDUs go to a VIM of one of them.
-pub const CONTAINER_VIM_TYPES: [&str; 2] = ["ETSINFV.KUBERNETES.V_1", "ETSINFV.HELM.V_3"];
-
-/// Whether `vim_type` belongs to the Kubernetes driver family ([`CONTAINER_VIM_TYPES`]).
-pub fn is_container_vim_type(vim_type: &str) -> bool {
-    CONTAINER_VIM_TYPES
-        .iter()
-        .any(|t| t.eq_ignore_ascii_case(vim_type))
+/// Whether the VIMs `driver` serves run containers (its [`VimKind`] says so).
+///
+/// [`VimKind`]: vnfm_driver_api::VimKind
+pub fn runs_containers(driver: &dyn vnfm_driver_api::InfraDriver) -> bool {
+    driver.vim_kind().is_some_and(|k| k.runs_containers())
 }
 
 /// `s` escaped as one JSON pointer token (RFC 6901).
@@ -118,19 +115,18 @@ pub struct VduVimMap {
 }
 
 impl VduVimMap {
-    /// The map for an instance with VIM connections `vims`, of which the types `served` by
-    /// a registered driver count, with the `explicit` choices (those naming a key `vims` does
-    /// not have are ignored).
+    /// The map for an instance with VIM connections `vims`, of which the types a registered
+    /// driver serves count (`served` says for such a type whether its VIMs run containers,
+    /// and `None` for a type no driver serves), with the `explicit` choices (those naming a
+    /// key `vims` does not have are ignored).
     pub fn new(
         vims: &IndexMap<String, VimConnectionInfo>,
-        served: impl Fn(&str) -> bool,
+        served: impl Fn(&str) -> Option<bool>,
         explicit: BTreeMap<String, String>,
     ) -> VduVimMap {
         let first = |container: bool| {
             vims.iter()
-                .find(|(_, v)| {
-                    served(&v.vim_type) && is_container_vim_type(&v.vim_type) == container
-                })
+                .find(|(_, v)| served(&v.vim_type) == Some(container))
                 .map(|(k, _)| k.clone())
         };
         VduVimMap {
@@ -174,7 +170,7 @@ mod tests {
     #[test]
     fn vdus_go_to_the_vim_of_their_kind_else_to_the_other_one() {
         let f = flavour();
-        let all = |_: &str| true;
+        let all = |t: &str| Some(t == K8S);
         let both = VduVimMap::new(&vims(&[("k", K8S), ("o", OS)]), all, BTreeMap::new());
         assert_eq!(
             both.assignments(&f),
@@ -186,7 +182,7 @@ mod tests {
         // A type no driver serves does not count.
         let unserved = VduVimMap::new(
             &vims(&[("k", K8S), ("o", OS)]),
-            |t| t == OS,
+            |t| (t == OS).then_some(false),
             BTreeMap::new(),
         );
         assert_eq!(unserved.vim_of(f.vdu("POD").unwrap()), Some("o"));

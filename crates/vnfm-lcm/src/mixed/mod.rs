@@ -15,8 +15,9 @@
 //!    whose pointer names the entry (`/additionalParams/vduVimConnections/VDU1`). The mapping
 //!    in force is recorded with the instance (see below) and applies to every later operation.
 //! 2. Otherwise a `tosca.nodes.nfv.Vdu.OsContainerDeployableUnit` VDU goes to the first entry
-//!    whose `vimType` is one of [`CONTAINER_VIM_TYPES`] (the Kubernetes driver family), and a
-//!    `tosca.nodes.nfv.Vdu.Compute` VDU to the first entry of any other type (OpenStack), in
+//!    whose `vimType`'s VIMs run containers (its driver's [`VimKind`] says so: the Kubernetes
+//!    driver family), and a `tosca.nodes.nfv.Vdu.Compute` VDU to the first entry of any other
+//!    type (OpenStack), in
 //!    the order of the instance's `vimConnectionInfo`; only entries whose type a registered
 //!    driver serves count. When the instance has no entry of the VDU's class, the VDU goes
 //!    to the first entry of the other class (so a Tacker CNF, whose `Vdu.Compute` VDUs run on
@@ -95,6 +96,8 @@
 //! - `merge`: the union of the parts' outcomes.
 //! - `state`: what is recorded: [`SplitState`] with the instance, and the progress of a step
 //!   with the operation occurrence ([`PROGRESS_KEY`]).
+//!
+//! [`VimKind`]: vnfm_driver_api::VimKind
 
 mod decorator;
 mod mapping;
@@ -106,8 +109,7 @@ mod view;
 
 pub use decorator::{SplitByVim, VimPart};
 pub use mapping::{
-    CONTAINER_VIM_TYPES, VDU_VIM_CONNECTIONS, VduVimMap, check_explicit, explicit_mapping,
-    is_container_vim_type,
+    VDU_VIM_CONNECTIONS, VduVimMap, check_explicit, explicit_mapping, runs_containers,
 };
 pub use projection::{restrict_flavour, restrict_vnfd};
 pub use state::{PROGRESS_KEY, SplitState};
@@ -120,8 +122,10 @@ mod fixtures {
     use vnfm_descriptor::{Flavour, Vnfd};
     use vnfm_types::VimConnectionInfo;
 
-    pub(super) const OS: &str = "ETSINFV.OPENSTACK_KEYSTONE.V_3";
-    pub(super) const K8S: &str = "ETSINFV.KUBERNETES.V_1";
+    /// A VIM type whose VIMs run virtual machines.
+    pub(super) const OS: &str = "example.VMS.V_1";
+    /// A VIM type whose VIMs run containers.
+    pub(super) const K8S: &str = "example.CONTAINERS.V_1";
 
     pub(super) fn vims(entries: &[(&str, &str)]) -> IndexMap<String, VimConnectionInfo> {
         entries

@@ -125,7 +125,11 @@ mod tests {
     #[test]
     fn a_flavour_is_restricted_to_the_nodes_of_a_vim() {
         let f = flavour();
-        let map = VduVimMap::new(&vims(&[("o", OS), ("k", K8S)]), |_| true, BTreeMap::new());
+        let map = VduVimMap::new(
+            &vims(&[("o", OS), ("k", K8S)]),
+            |t| Some(t == K8S),
+            BTreeMap::new(),
+        );
         let vm = restrict_flavour(&f, &map, "o", true);
         assert_eq!(ids(&vm.vdus, |v| &v.id), ["VM"]);
         assert_eq!(ids(&vm.vdu_cps, |c| &c.id), ["VM_CP"]);

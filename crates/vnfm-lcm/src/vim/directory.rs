@@ -7,14 +7,13 @@ use vnfm_driver_api::{ResolvedVim, VimRegistration};
 use vnfm_store::VimRecord;
 use vnfm_types::{VimConnectionInfo, VimId, VnfInstanceId};
 
-use super::access::VimAccess;
-use super::parse::pointer_token;
 use super::registry::VimRegistry;
 use super::store_err;
 use crate::LcmError;
 use crate::error::echo;
 use crate::ports::{SealedVim, VimDirectory};
 use crate::secrets::new_id;
+use vnfm_driver_api::vim_kind::fields::pointer_token;
 
 #[async_trait]
 impl VimDirectory for VimRegistry {
@@ -85,12 +84,11 @@ impl VimDirectory for VimRegistry {
         current: Option<&VimConnectionInfo>,
     ) -> Result<SealedVim, LcmError> {
         let pointer = format!("/vimConnectionInfo/{}", pointer_token(key));
-        let access = VimAccess::parse(info).map_err(|e| under(e, &pointer))?;
         // The NFVO's vimId (if any) names the VIM in its own inventory; the sealed copy gets
         // an id of its own, so that two instances (or two operations) never collide on it.
         let mut probe = info.clone();
         probe.vim_id = None;
-        let mut canonical = access.canonical(&probe);
+        let mut canonical = self.canonical(&probe).map_err(|e| under(e, &pointer))?;
         if let Some(existing) = self.reusable(current, owner, &canonical).await? {
             tracing::debug!(vim_id = %existing, connection = key, "inline VIM credentials unchanged; reusing their VIM");
             return Ok(SealedVim {
@@ -109,7 +107,7 @@ impl VimDirectory for VimRegistry {
         self.store.create_vim(&record).await.map_err(store_err)?;
         tracing::info!(
             vim_id = %id,
-            vim_type = access.vim_type(),
+            vim_type = %canonical.vim_type,
             connection = key,
             vnf_instance_id = %owner,
             "inline VIM credentials sealed into a VIM of the instance"

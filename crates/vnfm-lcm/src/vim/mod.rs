@@ -1,24 +1,16 @@
 //! [`VimRegistry`]: the VIMs registered with the VNFM, with their secrets encrypted at rest.
 //!
-//! A VIM is registered as a SOL003 `VimConnectionInfo` of one of the supported types
-//! ([`OPENSTACK`], [`KUBERNETES`], [`HELM`]). Registration validates it into a typed
-//! [`VimAccess`] (errors name the offending attribute as a JSON pointer, e.g.
-//! `/accessInfo/password`), normalizes the accepted aliases to one canonical layout, and stores
-//! it as two parts: the public JSON (endpoint, user name, project, CA certificate, ...) and
-//! the secret values (password, application credential secret, bearer token) sealed with the
-//! [`Keyring`]. [`VimRegistry::show`] returns the public part with each secret replaced by
+//! A VIM is registered as a SOL003 `VimConnectionInfo` of one of the supported types: those
+//! with a [`VimKind`] (each infrastructure driver provides the kind of the types it serves).
+//! Registration has the kind validate it (errors name the offending attribute as a JSON
+//! pointer, e.g. `/accessInfo/password`) and bring it into its canonical layout (aliases
+//! folded), and stores it as two parts: the public JSON (endpoint, user name, project, CA
+//! certificate, ...) and the secret values the kind names (password, application credential
+//! secret, bearer token) sealed with the [`Keyring`]. [`VimRegistry::show`] returns the public part with each secret replaced by
 //! `"***"`; only [`VimDirectory::resolve`] decrypts, into a [`ResolvedVim`] for a driver.
 //!
-//! # Canonical layout
-//!
-//! | type | `interfaceInfo` | `accessInfo` |
-//! |---|---|---|
-//! | `ETSINFV.OPENSTACK_KEYSTONE.V_3` | `endpoint` (Keystone v3 URL; alias `accessInfo/authUrl`), `ssl_ca_cert` (PEM; alias `caCert`) | `username` + **`password`**, or `applicationCredentialId` + **`applicationCredentialSecret`**; `project` (name) or `projectId`; `projectDomain` (with `project`), `userDomain` (with `username`), `region` |
-//! | `ETSINFV.KUBERNETES.V_1`, `ETSINFV.HELM.V_3` | `endpoint` (API server URL), `ssl_ca_cert` (PEM; alias `caCert`) | **`bearer_token`** (alias `bearerToken`), or `username` + **`password`**; `namespace` |
-//!
-//! Secret attributes are in bold. Other `interfaceInfo` members and `extra` are kept as given;
-//! unknown `accessInfo` members are refused (they could be secrets that would otherwise be
-//! stored in clear).
+//! Unknown `accessInfo` members are refused by the kinds (they could be secrets that would
+//! otherwise be stored in clear); other `interfaceInfo` members and `extra` are kept as given.
 //!
 //! # Inline credentials in requests
 //! As the runner's [`VimDirectory`], the registry also takes the `vimConnectionInfo` entries
@@ -35,13 +27,12 @@
 //!
 //! # Layout
 //!
-//! The typed access lives in `access` ([`VimAccess`] and its canonical layout), its
-//! validation per VIM type in `parse` (attribute, URL and CA certificate checks), the
-//! registry's CRUD and secret sealing in `registry`, the runner's [`VimDirectory`] with the
+//! The registry's CRUD and secret sealing live in `registry`, the runner's [`VimDirectory`] with the
 //! inline credentials of requests in `directory`, redaction of secrets for display in
 //! `redact`, and the directory of a VNFM without a registry in `inline`.
 //!
 //! [`Keyring`]: crate::secrets::Keyring
+//! [`VimKind`]: vnfm_driver_api::VimKind
 //! [`ResolvedVim`]: vnfm_driver_api::ResolvedVim
 //! [`VimDirectory`]: crate::ports::VimDirectory
 //! [`VimDirectory::resolve`]: crate::ports::VimDirectory::resolve
@@ -53,30 +44,19 @@ use vnfm_store::StoreError;
 
 use crate::LcmError;
 
-mod access;
 mod directory;
 mod inline;
-mod parse;
 mod redact;
 mod registry;
 #[cfg(test)]
 mod tests;
 
-pub use access::{
-    KubernetesAccess, KubernetesCredentials, OpenStackAccess, OpenStackCredentials, VimAccess,
-};
 pub use inline::InlineVimDirectory;
 pub use redact::{
     is_secret_member, redact_access_info, redact_connection, redact_vim_connections_in,
 };
 pub use registry::{VimRegistry, VimUpdate, VimView};
 
-/// `vimType` of an OpenStack VIM reached through Keystone v3.
-pub const OPENSTACK: &str = "ETSINFV.OPENSTACK_KEYSTONE.V_3";
-/// `vimType` of a Kubernetes cluster.
-pub const KUBERNETES: &str = "ETSINFV.KUBERNETES.V_1";
-/// `vimType` of a Kubernetes cluster driven through Helm 3.
-pub const HELM: &str = "ETSINFV.HELM.V_3";
 /// What [`VimRegistry::show`] puts in place of a secret value.
 pub const REDACTED: &str = "***";
 /// A store failure as an [`LcmError`]: missing records are 404, concurrent changes 409.

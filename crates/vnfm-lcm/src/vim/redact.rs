@@ -11,9 +11,9 @@ use crate::plan::merge_object;
 /// Whether the `accessInfo` member `key` holds a secret, judged by its name: it names a
 /// password, secret, token, private key or credential, and not an id, URL, name or domain.
 /// Used to redact entries that were not sealed into a registry (a registered VIM knows its
-/// secrets exactly, see [`VimAccess::secret_keys`]).
+/// secrets exactly, see [`VimKind::secret_members`]).
 ///
-/// [`VimAccess::secret_keys`]: crate::vim::VimAccess::secret_keys
+/// [`VimKind::secret_members`]: vnfm_driver_api::VimKind::secret_members
 pub fn is_secret_member(key: &str) -> bool {
     const MARKERS: &[&str] = &[
         "password",

@@ -10,7 +10,8 @@ use serde_json::Value;
 use vnfm_store::{Conflict, Store, StoreError, Version, VimRecord};
 use vnfm_types::{KeyValuePairs, VimConnectionInfo, VimId, VnfInstanceId};
 
-use super::access::{VimAccess, secret_keys};
+use vnfm_driver_api::{VimKindError, VimKinds};
+
 use super::redact::merge_patch;
 use super::{REDACTED, store_err};
 use crate::LcmError;
@@ -92,20 +93,42 @@ impl std::fmt::Debug for VimUpdate {
 pub struct VimRegistry {
     pub(super) store: Arc<dyn Store>,
     pub(super) keyring: Arc<Keyring>,
+    kinds: VimKinds,
 }
 
 impl std::fmt::Debug for VimRegistry {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("VimRegistry")
             .field("keyring", &self.keyring)
+            .field("kinds", &self.kinds)
             .finish_non_exhaustive()
     }
 }
 
 impl VimRegistry {
-    /// A registry over `store`, sealing secrets with `keyring`.
-    pub fn new(store: Arc<dyn Store>, keyring: Arc<Keyring>) -> Self {
-        VimRegistry { store, keyring }
+    /// A registry over `store` of VIMs of the types `kinds` know, sealing secrets with
+    /// `keyring`.
+    pub fn new(store: Arc<dyn Store>, keyring: Arc<Keyring>, kinds: VimKinds) -> Self {
+        VimRegistry {
+            store,
+            keyring,
+            kinds,
+        }
+    }
+
+    /// `info` validated by its kind and in the kind's canonical layout. A refusal is a 400
+    /// naming the attribute relative to the entry, an unknown `vimType` a 422.
+    pub(super) fn canonical(
+        &self,
+        info: &VimConnectionInfo,
+    ) -> Result<VimConnectionInfo, LcmError> {
+        self.kinds.canonical(info).map_err(|e| match e {
+            VimKindError::Invalid(i) => LcmError::invalid(i.pointer, i.message),
+            e @ VimKindError::Unsupported { .. } => LcmError::Unprocessable {
+                pointer: "/vimType".into(),
+                message: e.to_string(),
+            },
+        })
     }
 
     /// Registers a VIM under `name` (its `vimId` is `info.vim_id`, or a new UUID).
@@ -126,15 +149,15 @@ impl VimRegistry {
         {
             return Err(LcmError::invalid("/vimId", "must not be empty"));
         }
-        let access = VimAccess::parse(info)?;
         let id = info.vim_id.clone().unwrap_or_else(|| VimId::new(new_id()));
         let mut info = info.clone();
         info.vim_id = Some(id.clone());
-        let record = self.seal(&id, name, &access.canonical(&info), created_by.cloned())?;
+        let canonical = self.canonical(&info)?;
+        let record = self.seal(&id, name, &canonical, created_by.cloned())?;
         let version = self.store.create_vim(&record).await.map_err(store_err)?;
         tracing::info!(
             vim_id = %id,
-            vim_type = access.vim_type(),
+            vim_type = %canonical.vim_type,
             created_by = created_by.map(|c| c.as_str()),
             "VIM registered"
         );
@@ -217,7 +240,7 @@ impl VimRegistry {
                 *section = None;
             }
         }
-        let access = VimAccess::parse(&info)?;
+        let canonical = self.canonical(&info)?;
         let name = match &update.name {
             Some(n) if n.trim().is_empty() => {
                 return Err(LcmError::invalid("/name", "must not be empty"));
@@ -225,12 +248,7 @@ impl VimRegistry {
             Some(n) => n.as_str(),
             None => record.name.as_str(),
         };
-        let new = self.seal(
-            id,
-            name,
-            &access.canonical(&info),
-            record.created_by_instance.clone(),
-        )?;
+        let new = self.seal(id, name, &canonical, record.created_by_instance.clone())?;
         let version = self
             .store
             .update_vim(&new, version)
@@ -303,7 +321,7 @@ impl VimRegistry {
         let mut public = info.clone();
         let mut secrets = KeyValuePairs::new();
         if let Some(access) = public.access_info.as_mut() {
-            for key in secret_keys(&info.vim_type) {
+            for key in self.kinds.secret_members(&info.vim_type) {
                 // The public part keeps the key with a placeholder, so it shows which
                 // secrets the VIM has.
                 if let Some(v) = access.insert((*key).to_owned(), Value::String(REDACTED.into())) {
