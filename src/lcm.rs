@@ -128,7 +128,7 @@ pub enum EmbedError {
         path: PathBuf,
         /// What failed.
         #[source]
-        source: LcmError,
+        source: Box<LcmError>,
     },
     /// The store could not be opened or migrated.
     #[error("opening the store failed: {0}")]

@@ -239,7 +239,7 @@ pub fn key_file(path: &Path) -> Result<Keyring, EmbedError> {
     };
     keys.map_err(|source| EmbedError::Keys {
         path: path.to_owned(),
-        source,
+        source: Box::new(source),
     })
 }
 

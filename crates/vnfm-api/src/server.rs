@@ -41,7 +41,7 @@ pub struct ServeOptions {
 pub enum ServeError {
     /// Assembling the services failed.
     #[error("assembling the services failed: {0}")]
-    Assemble(#[source] vnfm::lcm::EmbedError),
+    Assemble(#[source] Box<vnfm::lcm::EmbedError>),
     /// Setting up the API failed.
     #[error(transparent)]
     State(#[from] StateError),
@@ -277,7 +277,10 @@ pub async fn serve(
             addr: options.listen,
             source,
         })?;
-    let services = services.assemble().await.map_err(ServeError::Assemble)?;
+    let services = services
+        .assemble()
+        .await
+        .map_err(|e| ServeError::Assemble(Box::new(e)))?;
     let state = AppState::new(
         services,
         StateOptions {

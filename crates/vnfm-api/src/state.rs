@@ -40,7 +40,7 @@ pub enum StateError {
     },
     /// The assembled services could not start.
     #[error("starting the lifecycle core failed: {0}")]
-    Start(#[source] vnfm::lcm::EmbedError),
+    Start(#[source] Box<vnfm::lcm::EmbedError>),
 }
 
 /// What [`AppState::build`] needs.
@@ -238,7 +238,10 @@ impl AppState {
             .map_err(|e| data_err(&dir.join("packages"), e))?;
         let loaded = packages.load_all().await;
         tracing::info!(packages = loaded, "onboarded packages loaded");
-        services.start().await.map_err(StateError::Start)?;
+        services
+            .start()
+            .await
+            .map_err(|e| StateError::Start(Box::new(e)))?;
 
         let subscriptions = services.subscriptions.clone();
         let subscriptions_v1 = subscriptions
