@@ -21,8 +21,8 @@
 #                       new and changed files by itself within a few seconds; no reload)
 #     rules/*.yml       rule files; after writing one, POST $VNFM_TEST_PROMETHEUS_URL/-/reload
 #     alertmanager.yml  one route to the receiver `vnfm` (every alert its own group,
-#                       send_resolved); its webhook URL is the only line starting with
-#                       `      url: `: replace it, then POST $VNFM_TEST_ALERTMANAGER_URL/-/reload
+#                       send_resolved); its webhook URL is on the only `url:` line:
+#                       replace it, then POST $VNFM_TEST_ALERTMANAGER_URL/-/reload
 #
 # `start` is idempotent: when the services of VNFM_PROM_DIR are up, it only prints the
 # variables. The packages `prometheus` and `prometheus-alertmanager` are installed with
