@@ -159,11 +159,13 @@ start() {
         --config.file="$DIR/alertmanager.yml" \
         --storage.path="$DIR/alertmanager-data" \
         --web.listen-address="127.0.0.1:$AM_PORT" \
+        --web.external-url="http://127.0.0.1:$AM_PORT/" \
         --cluster.listen-address=
     spawn prometheus "$PROMETHEUS" \
         --config.file="$DIR/prometheus.yml" \
         --storage.tsdb.path="$DIR/prometheus-data" \
         --web.listen-address="127.0.0.1:$PROM_PORT" \
+        --web.external-url="http://127.0.0.1:$PROM_PORT/" \
         --web.enable-lifecycle \
         --rules.alert.resend-delay=1s
     wait_ready "http://127.0.0.1:$AM_PORT" alertmanager
