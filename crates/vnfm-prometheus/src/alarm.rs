@@ -549,6 +549,32 @@ mod tests {
     }
 
     #[test]
+    fn a_webhook_maps_alert_by_alert() {
+        let fault = alert(&[("alertname", "A"), ("vnf_instance_id", "v")], &[]);
+        let pm = alert(&[("function_type", "vnfpm"), ("vnf_instance_id", "v")], &[]);
+        let orphan = alert(&[("alertname", "B")], &[]);
+        let webhook = Webhook {
+            version: "4".into(),
+            group_key: String::new(),
+            truncated_alerts: 0,
+            status: AlertStatus::Firing,
+            receiver: "vnfm".into(),
+            group_labels: Labels::new(),
+            common_labels: Labels::new(),
+            common_annotations: Labels::new(),
+            external_url: String::new(),
+            alerts: vec![fault, pm, orphan],
+        };
+        let results = AlarmMapping::default().candidates(&webhook);
+        assert_eq!(results.len(), 2, "the PM alert is left out");
+        assert_eq!(
+            results[0].as_ref().unwrap().alert_name.as_deref(),
+            Some("A")
+        );
+        assert!(matches!(&results[1], Err(Error::NoVnfInstance { alert, .. }) if alert == "B"));
+    }
+
+    #[test]
     fn alerts_without_fingerprint_get_a_stable_one() {
         let mut a = alert(&[("vnf_instance_id", "v"), ("alertname", "A")], &[]);
         a.fingerprint.clear();

@@ -70,4 +70,6 @@ pub use client::{
     Auth, ClientOptions, InstantResult, Labels, Point, PrometheusClient, RangeQuery, Sample, Series,
 };
 pub use error::Error;
-pub use webhook::{Alert, AlertStatus, Webhook, parse_webhook, parse_webhook_limited};
+pub use webhook::{
+    Alert, AlertStatus, DEFAULT_WEBHOOK_LIMIT, Webhook, parse_webhook, parse_webhook_limited,
+};

@@ -78,6 +78,15 @@ async fn exporter_values_reach_instant_and_range_queries() {
     exporter.set("vnfc_cpu_usage", &c2, f64::NAN);
     exporter.set("vnfc_memory_usage", &c1, f64::INFINITY);
     exporter.set("vnfc_memory_usage", &c2, f64::NEG_INFINITY);
+    // Two connection points whose ids differ where a regular expression's `.` matches anything.
+    for cp in ["cp.1", "cpx1"] {
+        let labels = [
+            ("vnf_instance_id", vnf.as_str()),
+            ("cp_instance_id", cp),
+            ("cp_kind", "int"),
+        ];
+        exporter.set("vnf_cp_received_bytes_total", &labels, 1000.0);
+    }
     let _target = env.scrape(&vnf, exporter.addr);
 
     let cpu = format!(r#"vnfc_cpu_usage{{vnf_instance_id="{vnf}"}}"#);
@@ -173,6 +182,32 @@ async fn exporter_values_reach_instant_and_range_queries() {
         .unwrap();
     let mean = samples(&prometheus, &mean, 1).await[0].value;
     assert!(mean > 42.5 && mean < 60.0, "{mean}");
+    // Sub-object ids select exactly those objects.
+    let subs = ["cp.1".to_string()];
+    let bytes_in = catalogue
+        .promql(
+            "ByteIncomingVnfIntCp",
+            PmObjectType::VnfIntCp,
+            &PmTarget {
+                sub_object_instance_ids: &subs,
+                ..target
+            },
+        )
+        .unwrap();
+    let per_cp = samples(&prometheus, &bytes_in, 1).await;
+    assert_eq!(per_cp[0].labels["cp_instance_id"], "cp.1");
+    assert_eq!(per_cp[0].value, 0.0, "the counter did not move");
+    let all_cps = catalogue
+        .promql(
+            "ByteIncomingVnfIntCp",
+            PmObjectType::VnfIntCp,
+            &PmTarget {
+                sub_object_instance_ids: &[],
+                ..target
+            },
+        )
+        .unwrap();
+    assert_eq!(samples(&prometheus, &all_cps, 2).await.len(), 2);
 }
 
 #[tokio::test]
