@@ -57,6 +57,17 @@ export VNFM_SSHD_DIR VNFM_TEST_SSHD
 VNFM_TEST_SSHD=$(scripts/test-env/sshd.sh start 4)
 trap 'scripts/test-env/postgres.sh stop >/dev/null 2>&1 || true; scripts/test-env/openstack.sh stop >/dev/null 2>&1 || true; scripts/test-env/sshd.sh stop >/dev/null 2>&1 || true' EXIT
 echo "SSH test hosts: $VNFM_TEST_SSHD"
+# Prometheus and Alertmanager (Debian packages) for fault and performance management: their
+# own directory and free ports; prints VNFM_TEST_PROMETHEUS_URL, VNFM_TEST_ALERTMANAGER_URL and
+# VNFM_TEST_PROM_DIR. The vnfm-prometheus tests that need them are built ignored when these
+# are not set (crates/vnfm-prometheus/build.rs), so they are started before `cargo test`.
+VNFM_PROM_DIR=$(mktemp -d /tmp/vnfm-test-prom.XXXXXX)
+export VNFM_PROM_DIR
+trap 'scripts/test-env/postgres.sh stop >/dev/null 2>&1 || true; scripts/test-env/openstack.sh stop >/dev/null 2>&1 || true; scripts/test-env/sshd.sh stop >/dev/null 2>&1 || true; scripts/test-env/prometheus.sh stop >/dev/null 2>&1 || true' EXIT
+VNFM_PROM_ENV=$(scripts/test-env/prometheus.sh start) ||
+    VNFM_PROM_ENV=$(scripts/test-env/prometheus.sh start)
+eval "$VNFM_PROM_ENV"
+echo "Prometheus: $VNFM_TEST_PROMETHEUS_URL, Alertmanager: $VNFM_TEST_ALERTMANAGER_URL"
 
 echo "== cargo test"
 cargo test --workspace --locked --no-fail-fast

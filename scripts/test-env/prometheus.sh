@@ -1,0 +1,210 @@
+#!/usr/bin/env bash
+# Throwaway Prometheus + Alertmanager (Debian's packages) for the fault and performance
+# management tests, on 127.0.0.1 only, as plain processes (not the packaged system services),
+# with intervals short enough for tests (scrape and rule evaluation every second, alerts
+# grouped and sent within a second or two).
+#
+#   eval "$(scripts/test-env/prometheus.sh start)"   # prints `export VNFM_TEST_...=...` lines
+#   scripts/test-env/prometheus.sh env               # prints them again
+#   scripts/test-env/prometheus.sh stop              # stops both, removes the directory
+#
+# Environment:
+#   VNFM_PROM_DIR   working directory for configs, data, logs and pid files (required for
+#                   start/stop; give a fresh `mktemp -d`; each directory is one independent
+#                   pair of services on its own free ports)
+#
+# `start` prints:
+#   VNFM_TEST_PROMETHEUS_URL    http://127.0.0.1:<port> of Prometheus (lifecycle API enabled)
+#   VNFM_TEST_ALERTMANAGER_URL  http://127.0.0.1:<port> of Alertmanager
+#   VNFM_TEST_PROM_DIR          the working directory, where tests change what is monitored:
+#     targets/*.json    file_sd target files of the scrape job `vnfm-test` (Prometheus reads
+#                       new and changed files by itself within a few seconds; no reload)
+#     rules/*.yml       rule files; after writing one, POST $VNFM_TEST_PROMETHEUS_URL/-/reload
+#     alertmanager.yml  one route to the receiver `vnfm` (every alert its own group,
+#                       send_resolved); its webhook URL is on the only `url:` line:
+#                       replace it, then POST $VNFM_TEST_ALERTMANAGER_URL/-/reload
+#
+# `start` is idempotent: when the services of VNFM_PROM_DIR are up, it only prints the
+# variables. The packages `prometheus` and `prometheus-alertmanager` are installed with
+# apt-get when missing (needs root). Logs are VNFM_PROM_DIR/{prometheus,alertmanager}.log;
+# `start` prints the tail of the relevant one when something fails.
+set -euo pipefail
+
+DIR="${VNFM_PROM_DIR:-}"
+HERE=$(cd "$(dirname "$0")" && pwd)
+PROMETHEUS=/usr/bin/prometheus
+ALERTMANAGER=/usr/bin/prometheus-alertmanager
+# Where the webhook URL points until a test sets it: a port nobody listens on.
+UNSET_WEBHOOK=http://127.0.0.1:9/unset
+
+die() {
+    echo "prometheus.sh: $*" >&2
+    exit 1
+}
+
+log_tail() {
+    local f="$DIR/$1"
+    if [[ -f "$f" ]]; then
+        echo "---- last lines of $f" >&2
+        tail -n 40 "$f" >&2
+    fi
+}
+
+need_dir() {
+    [[ -n "$DIR" ]] || die "set VNFM_PROM_DIR to a working directory (e.g. \$(mktemp -d))"
+    mkdir -p "$DIR"
+    DIR=$(cd "$DIR" && pwd)
+}
+
+ensure_packages() {
+    [[ -x "$PROMETHEUS" && -x "$ALERTMANAGER" ]] && return 0
+    [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null ||
+        die "$PROMETHEUS or $ALERTMANAGER missing: install the Debian packages prometheus and prometheus-alertmanager"
+    echo "prometheus.sh: installing prometheus and prometheus-alertmanager with apt-get" >&2
+    local install=(apt-get install -y -qq --no-install-recommends prometheus prometheus-alertmanager)
+    # The package lists may be missing or stale on a fresh machine: update them and try again.
+    DEBIAN_FRONTEND=noninteractive "${install[@]}" >&2 ||
+        { apt-get update -qq >&2 && DEBIAN_FRONTEND=noninteractive "${install[@]}" >&2; }
+    [[ -x "$PROMETHEUS" && -x "$ALERTMANAGER" ]] || die "the packages did not install $PROMETHEUS and $ALERTMANAGER"
+}
+
+# Starts "$@" in its own session (so `stop` can end it with its whole process group) and
+# records the pid in $DIR/<name>.pid.
+spawn() {
+    local name=$1
+    shift
+    setsid "$@" >>"$DIR/$name.log" 2>&1 </dev/null &
+    echo $! >"$DIR/$name.pid"
+}
+
+alive() {
+    local f="$DIR/$1.pid"
+    [[ -f "$f" ]] && kill -0 "$(cat "$f")" 2>/dev/null
+}
+
+# Waits until GET <url>/-/ready answers 200.
+wait_ready() {
+    local url=$1 name=$2
+    for _ in $(seq 120); do
+        if python3 -c "import sys, urllib.request; sys.exit(0 if urllib.request.urlopen('$url/-/ready', timeout=1).status == 200 else 1)" 2>/dev/null; then
+            return 0
+        fi
+        alive "$name" || { log_tail "$name.log"; die "$name exited while starting"; }
+        sleep 0.25
+    done
+    log_tail "$name.log"
+    die "$name did not become ready at $url in time"
+}
+
+write_env() {
+    cat >"$DIR/env" <<EOF
+export VNFM_TEST_PROMETHEUS_URL=http://127.0.0.1:$PROM_PORT
+export VNFM_TEST_ALERTMANAGER_URL=http://127.0.0.1:$AM_PORT
+export VNFM_TEST_PROM_DIR=$DIR
+EOF
+}
+
+write_configs() {
+    mkdir -p "$DIR/targets" "$DIR/rules" "$DIR/prometheus-data" "$DIR/alertmanager-data"
+    cat >"$DIR/prometheus.yml" <<EOF
+global:
+  scrape_interval: 1s
+  scrape_timeout: 1s
+  evaluation_interval: 1s
+rule_files:
+  - $DIR/rules/*.yml
+alerting:
+  alertmanagers:
+    - static_configs:
+        - targets: ["127.0.0.1:$AM_PORT"]
+scrape_configs:
+  - job_name: prometheus
+    static_configs:
+      - targets: ["127.0.0.1:$PROM_PORT"]
+  - job_name: vnfm-test
+    file_sd_configs:
+      - files: ["$DIR/targets/*.json"]
+        refresh_interval: 1s
+EOF
+    cat >"$DIR/alertmanager.yml" <<EOF
+route:
+  receiver: vnfm
+  # Every alert is a group of its own, notified a second after it arrives or changes.
+  group_by: ["..."]
+  group_wait: 1s
+  group_interval: 1s
+  repeat_interval: 1h
+receivers:
+  - name: vnfm
+    webhook_configs:
+      - send_resolved: true
+        url: $UNSET_WEBHOOK
+EOF
+}
+
+start() {
+    need_dir
+    if [[ -f "$DIR/env" ]] && alive prometheus && alive alertmanager; then
+        cat "$DIR/env"
+        return
+    fi
+    ensure_packages
+    stop_processes
+    rm -rf "${DIR:?}/prometheus-data" "${DIR:?}/alertmanager-data" "$DIR"/*.log "$DIR/env"
+    read -r PROM_PORT AM_PORT <<<"$(python3 "$HERE/free_ports.py" 2 | tr '\n' ' ')"
+    write_configs
+    "$(dirname "$PROMETHEUS")/promtool" check config "$DIR/prometheus.yml" >"$DIR/promtool.log" 2>&1 ||
+        { log_tail promtool.log; die "promtool rejects the Prometheus configuration"; }
+    spawn alertmanager "$ALERTMANAGER" \
+        --config.file="$DIR/alertmanager.yml" \
+        --storage.path="$DIR/alertmanager-data" \
+        --web.listen-address="127.0.0.1:$AM_PORT" \
+        --web.external-url="http://127.0.0.1:$AM_PORT/" \
+        --cluster.listen-address=
+    spawn prometheus "$PROMETHEUS" \
+        --config.file="$DIR/prometheus.yml" \
+        --storage.tsdb.path="$DIR/prometheus-data" \
+        --web.listen-address="127.0.0.1:$PROM_PORT" \
+        --web.external-url="http://127.0.0.1:$PROM_PORT/" \
+        --web.enable-lifecycle \
+        --rules.alert.resend-delay=1s
+    wait_ready "http://127.0.0.1:$AM_PORT" alertmanager
+    wait_ready "http://127.0.0.1:$PROM_PORT" prometheus
+    write_env
+    cat "$DIR/env"
+}
+
+stop_processes() {
+    local name pid
+    for name in prometheus alertmanager; do
+        [[ -f "$DIR/$name.pid" ]] || continue
+        pid=$(cat "$DIR/$name.pid")
+        # Each service runs in its own session: end the whole process group.
+        kill -TERM -- "-$pid" 2>/dev/null || true
+        for _ in $(seq 40); do
+            kill -0 -- "-$pid" 2>/dev/null || break
+            sleep 0.25
+        done
+        kill -KILL -- "-$pid" 2>/dev/null || true
+        rm -f "$DIR/$name.pid"
+    done
+}
+
+stop() {
+    need_dir
+    stop_processes
+    rm -rf "${DIR:?}"
+}
+
+case "${1:-}" in
+    start) start ;;
+    stop) stop ;;
+    env)
+        need_dir
+        cat "$DIR/env"
+        ;;
+    *)
+        echo "usage: $0 start|stop|env" >&2
+        exit 2
+        ;;
+esac
