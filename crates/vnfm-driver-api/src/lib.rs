@@ -6,6 +6,8 @@
 //!   returned [`InfraOutcome`] into the instance and the operation occurrence.
 //! - [`MgmtDriver`] ([`mgmt`]): runs the LCM hooks a VNFD binds to artifacts
 //!   (`instantiate_end`, ...); the plugin host implements it.
+//! - [`MgmtDriverRouter`] ([`router`]): one `MgmtDriver` made of several, chosen by the
+//!   hook artifact's type (Python scripts, plugin libraries, ...).
 //! - [`DriverError`] ([`error`]): what failed, and whether retrying can help.
 //! - [`ResolvedVim`] ([`vim`]): a VIM connection with its secrets, redacted in `Debug`.
 //! - [`ArtifactSource`] ([`artifact`]): read access to the package files.
@@ -109,6 +111,7 @@ pub mod infra;
 pub mod memory;
 pub mod mgmt;
 pub mod nfvo;
+pub mod router;
 pub mod vim;
 
 pub use artifact::{ArtifactSource, NoArtifacts};
@@ -120,4 +123,5 @@ pub use infra::{
 };
 pub use mgmt::{HookArtifact, HookCall, HookOutcome, MgmtDriver, VimRegistration};
 pub use nfvo::{DecideError, DeferredGrants, GrantDecision, LocalNfvo, Nfvo};
+pub use router::MgmtDriverRouter;
 pub use vim::{RedactedVimInfo, ResolvedVim};
