@@ -80,8 +80,9 @@ pub const DEFAULT_ENV_PASSTHROUGH: &[&str] = &[
 /// How many failed occurrences' error-handling data are kept in memory at most.
 const CARRY_CAPACITY: usize = 256;
 
-/// Configuration of a [`ScriptMgmtDriver`].
-#[derive(Debug, Clone)]
+/// Configuration of a [`ScriptMgmtDriver`]. `Debug` shows the names of the extra
+/// environment variables, not their values.
+#[derive(Clone)]
 pub struct ScriptConfig {
     /// The interpreter: a path, or a name looked up on `PATH` (default `python3`).
     pub python: PathBuf,
@@ -118,9 +119,24 @@ impl Default for ScriptConfig {
     }
 }
 
+impl std::fmt::Debug for ScriptConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let env: Vec<&str> = self.env.iter().map(|(k, _)| k.as_str()).collect();
+        f.debug_struct("ScriptConfig")
+            .field("python", &self.python)
+            .field("work_dir", &self.work_dir)
+            .field("env_passthrough", &self.env_passthrough)
+            .field("env", &env)
+            .field("stdout_limit", &self.stdout_limit)
+            .field("stderr_limit", &self.stderr_limit)
+            .field("stderr_lines", &self.stderr_lines)
+            .finish()
+    }
+}
+
 /// Runs hooks bound to `tosca.artifacts.Implementation.Python` artifacts as Tacker does
-/// (see the [crate documentation](crate)).
-#[derive(Debug)]
+/// (see the [crate documentation](crate)). `Debug` shows the configuration and how many
+/// occurrences have error-handling data waiting, not the data.
 pub struct ScriptMgmtDriver {
     config: ScriptConfig,
     /// Error-handling data returned by scripts that then failed, by operation occurrence,
@@ -129,7 +145,7 @@ pub struct ScriptMgmtDriver {
     carried: Mutex<Carried>,
 }
 
-#[derive(Debug, Default)]
+#[derive(Default)]
 struct Carried {
     data: HashMap<String, Map<String, Json>>,
     order: VecDeque<String>,
@@ -317,6 +333,15 @@ impl ScriptMgmtDriver {
     }
 }
 
+impl std::fmt::Debug for ScriptMgmtDriver {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ScriptMgmtDriver")
+            .field("config", &self.config)
+            .field("carried_occurrences", &self.lock().data.len())
+            .finish()
+    }
+}
+
 impl Default for ScriptMgmtDriver {
     fn default() -> Self {
         Self::new(ScriptConfig::default())
@@ -475,6 +500,26 @@ mod tests {
                 "{bad}"
             );
         }
+    }
+
+    #[test]
+    fn debug_leaves_out_environment_values_and_carried_data() {
+        let driver = ScriptMgmtDriver::new(ScriptConfig {
+            env: vec![("API_TOKEN".into(), "tok-very-secret".into())],
+            ..ScriptConfig::default()
+        });
+        let mut data = Map::new();
+        data.insert("password".into(), "carried-secret".into());
+        driver.lock().put("occ-1", data);
+        let dbg = format!("{driver:?}");
+        assert!(
+            dbg.contains("API_TOKEN") && dbg.contains("carried_occurrences: 1"),
+            "{dbg}"
+        );
+        assert!(
+            !dbg.contains("tok-very-secret") && !dbg.contains("carried-secret"),
+            "{dbg}"
+        );
     }
 
     #[test]
