@@ -422,3 +422,102 @@ async fn a_script_path_leaving_the_package_is_refused() {
         "{err}"
     );
 }
+
+#[tokio::test]
+async fn dropping_the_call_kills_the_process_group() {
+    // The runner drops a hook's future when its own step budget runs out first.
+    let outside = tempfile::tempdir().unwrap();
+    let pid_file = outside.path().join("pids");
+    let request = json!({"additionalParams": {"pids": pid_file}});
+    let call = call(
+        "occ-drop",
+        Arc::new(package(HANGING_SCRIPT)),
+        request,
+        control(),
+    );
+    let driver = driver();
+    let outcome = tokio::time::timeout(Duration::from_secs(30), async {
+        tokio::select! {
+            r = driver.call(&call) => Some(r),
+            _ = wait_for_file(&pid_file) => None,
+        }
+    })
+    .await
+    .unwrap();
+    assert!(outcome.is_none(), "the script was expected to hang");
+    let pids = pids(&std::fs::read_to_string(&pid_file).unwrap());
+    assert!(
+        all_terminated(&pids, Duration::from_secs(3)),
+        "script and grandchild {pids:?} still run"
+    );
+}
+
+#[tokio::test]
+async fn stdout_beyond_the_limit_fails_the_hook() {
+    let script =
+        "import pickle, sys\npickle.load(sys.stdin.buffer)\nsys.stdout.write('x' * 200000)\n";
+    let driver = ScriptMgmtDriver::new(ScriptConfig {
+        stdout_limit: 1024,
+        ..ScriptConfig::default()
+    });
+    let err = driver
+        .call(&call(
+            "occ-big",
+            Arc::new(package(script)),
+            json!({}),
+            control(),
+        ))
+        .await
+        .unwrap_err();
+    assert!(
+        err.to_string().contains("more than 1024 bytes to stdout"),
+        "{err}"
+    );
+}
+
+/// A package that cannot list its files.
+struct Unlisted(vnfm_driver_api::memory::MemArtifacts);
+
+impl vnfm_driver_api::ArtifactSource for Unlisted {
+    fn read(&self, path: &str) -> std::io::Result<Vec<u8>> {
+        self.0.read(path)
+    }
+}
+
+#[tokio::test]
+async fn without_a_listing_the_artifact_and_its_dependencies_are_copied() {
+    let script = r#"
+import os, pickle, sys
+args = pickle.load(sys.stdin.buffer)
+tmp = args['tmp_csar_dir']
+files = sorted(os.path.relpath(os.path.join(d, f), tmp) for d, _, fs in os.walk(tmp) for f in fs)
+pickle.dump({'user_script_err_handling_data': {'files': files}}, sys.stdout.buffer)
+"#;
+    let files = package(script).with("Scripts/lib/helper.py", "X = 1\n");
+    let mut c = call(
+        "occ-unlisted",
+        Arc::new(Unlisted(files)),
+        json!({}),
+        control(),
+    );
+    c.artifact.dependencies = vec!["Scripts/lib/helper.py".into()];
+    let out = driver().call(&c).await.unwrap();
+    assert_eq!(
+        out.error_handling_data.unwrap()["files"],
+        json!(["Scripts/hook.py", "Scripts/lib/helper.py"])
+    );
+    // A missing dependency is an error, not a silently incomplete directory.
+    let mut c = call(
+        "occ-unlisted-2",
+        Arc::new(Unlisted(package(script))),
+        json!({}),
+        control(),
+    );
+    c.artifact.dependencies = vec!["Scripts/lib/missing.py".into()];
+    let err = driver().call(&c).await.unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("reading `Scripts/lib/missing.py` from the package failed"),
+        "{err}"
+    );
+}
