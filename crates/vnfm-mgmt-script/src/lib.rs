@@ -230,7 +230,7 @@ impl ScriptMgmtDriver {
         if let Some(why) = self.refusal(&call.artifact) {
             return Err(ScriptError::NotRunnable(why));
         }
-        let python = self.interpreter().map_err(ScriptError::NotRunnable)?;
+        self.interpreter().map_err(ScriptError::NotRunnable)?;
         let dir = materialize(call, self.config.work_dir.as_deref())?;
         let script = dir.path().join(safe_relative(&call.artifact.file)?);
         let occ = call.op_occ_id.to_string();
@@ -243,6 +243,40 @@ impl ScriptMgmtDriver {
         if let Some(c) = carried {
             sent_data.extend(c);
         }
+        let result = self.attempt(call, &dir, script, &sent_data).await;
+        if let Err(e) = dir.close() {
+            tracing::warn!(hook = %call.operation, error = %e, "removing the temporary package directory of a hook script failed");
+        }
+        match result {
+            Ok(mut outcome) => {
+                if had_carried && outcome.error_handling_data.is_none() {
+                    // Reaches the store with this outcome.
+                    outcome.error_handling_data = Some(Json::Object(sent_data));
+                }
+                Ok(outcome)
+            }
+            Err((e, failed_data)) => {
+                // For the next attempt of the occurrence: what the failed script returned,
+                // else what it was given (when that came from an earlier failure).
+                match failed_data {
+                    Some(d) => self.lock().put(&occ, d),
+                    None if had_carried => self.lock().put(&occ, sent_data),
+                    None => {}
+                }
+                Err(e)
+            }
+        }
+    }
+
+    /// One run of the script in `dir`; on failure, the error and the error-handling data
+    /// the script returned before failing, if any.
+    async fn attempt(
+        &self,
+        call: &HookCall,
+        dir: &tempfile::TempDir,
+        script: PathBuf,
+        sent_data: &Map<String, Json>,
+    ) -> Result<HookOutcome, (ScriptError, Option<Map<String, Json>>)> {
         let instance = instance_with_vims(call);
         let mut input = Map::new();
         input.insert("operation".into(), call.operation.clone().into());
@@ -258,11 +292,13 @@ impl ScriptMgmtDriver {
             "user_script_err_handling_data".into(),
             Json::Object(sent_data.clone()),
         );
-        let stdin = pickle::encode(&Json::Object(input))?;
+        let stdin = pickle::encode(&Json::Object(input)).map_err(|e| (e, None))?;
         let started = Instant::now();
         let finished = run::run(
             run::Invocation {
-                python: &python,
+                python: &self
+                    .interpreter()
+                    .map_err(|e| (ScriptError::NotRunnable(e), None))?,
                 args: vec![script.into_os_string()],
                 cwd: dir.path(),
                 env: self.environment(),
@@ -272,21 +308,8 @@ impl ScriptMgmtDriver {
             },
             &call.control,
         )
-        .await;
-        let cleanup = dir.close();
-        if let Err(e) = cleanup {
-            tracing::warn!(hook = %call.operation, error = %e, "removing the temporary package directory of a hook script failed");
-        }
-        let finished = match finished {
-            Ok(f) => f,
-            Err(e) => {
-                if had_carried {
-                    // Not consumed: the next attempt gets it again.
-                    self.lock().put(&occ, sent_data);
-                }
-                return Err(e);
-            }
-        };
+        .await
+        .map_err(|e| (e, None))?;
         tracing::debug!(
             hook = %call.operation,
             artifact = %call.artifact.name,
@@ -307,25 +330,17 @@ impl ScriptMgmtDriver {
             let data = decoded
                 .ok()
                 .flatten()
-                .and_then(|o| merge::outcome(Some(o), &instance, &sent_data).ok())
-                .and_then(|o| o.error_handling_data);
-            match data {
-                Some(Json::Object(d)) => self.lock().put(&occ, d),
-                _ if had_carried => self.lock().put(&occ, sent_data),
-                _ => {}
-            }
+                .and_then(|o| merge::error_data(&o, sent_data));
             let tail = run::last_lines(&finished.stderr_tail, self.config.stderr_lines);
             let tail = call.vims.iter().fold(tail, |t, v| v.redact(&t));
-            return Err(ScriptError::Exit {
+            let e = ScriptError::Exit {
                 status: run::describe(finished.status),
                 stderr_tail: tail,
-            });
+            };
+            return Err((e, data));
         }
-        let mut outcome = merge::outcome(decoded?, &instance, &sent_data)?;
-        if had_carried && outcome.error_handling_data.is_none() {
-            outcome.error_handling_data = Some(Json::Object(sent_data));
-        }
-        Ok(outcome)
+        let output = decoded.map_err(|e| (e, None))?;
+        merge::outcome(output, &instance, sent_data).map_err(|e| (e, None))
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Carried> {

@@ -38,9 +38,7 @@ pub(crate) fn outcome(
                 "has a user_script_err_handling_data that is not a dict".into(),
             ));
         };
-        let mut merged = sent_data.clone();
-        merged.extend(update.clone());
-        out.error_handling_data = Some(Json::Object(merged));
+        out.error_handling_data = Some(Json::Object(updated(sent_data, update)));
     }
     let Some(returned) = output.get("vnf_instance") else {
         return Ok(out);
@@ -69,6 +67,25 @@ pub(crate) fn outcome(
         return Err(ScriptError::UnsupportedChange(unsupported));
     }
     Ok(out)
+}
+
+/// The error-handling data after `output` (the data sent, updated with the output's
+/// `user_script_err_handling_data` dict), when the output has one.
+pub(crate) fn error_data(
+    output: &Json,
+    sent_data: &Map<String, Json>,
+) -> Option<Map<String, Json>> {
+    match output.get("user_script_err_handling_data") {
+        Some(Json::Object(update)) => Some(updated(sent_data, update)),
+        _ => None,
+    }
+}
+
+/// Python's `dict.update`.
+fn updated(base: &Map<String, Json>, update: &Map<String, Json>) -> Map<String, Json> {
+    let mut merged = base.clone();
+    merged.extend(update.iter().map(|(k, v)| (k.clone(), v.clone())));
+    merged
 }
 
 fn vim_changes(old: &Json, new: &Json, out: &mut HookOutcome) -> Result<(), ScriptError> {

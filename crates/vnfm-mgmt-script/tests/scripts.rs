@@ -521,3 +521,37 @@ pickle.dump({'user_script_err_handling_data': {'files': files}}, sys.stdout.buff
         "{err}"
     );
 }
+
+#[tokio::test]
+async fn carried_error_handling_data_survives_an_attempt_that_fails_otherwise() {
+    let script = r#"
+import pickle, sys
+args = pickle.load(sys.stdin.buffer)
+data = args['user_script_err_handling_data']
+mode = open(args['request']['additionalParams']['mode']).read()
+if mode == 'fail':
+    pickle.dump({'user_script_err_handling_data': {'created': 'server-1'}}, sys.stdout.buffer)
+    sys.exit(1)
+if mode == 'garbage':
+    print('not a pickle')
+    sys.exit(0)
+pickle.dump({'user_script_err_handling_data': {'seen': data.get('created')}}, sys.stdout.buffer)
+"#;
+    let outside = tempfile::tempdir().unwrap();
+    let mode = outside.path().join("mode");
+    let request = json!({"additionalParams": {"mode": mode}});
+    let driver = driver();
+    let files = Arc::new(package(script));
+    let attempt = |m: &str| {
+        std::fs::write(&mode, m).unwrap();
+        call("occ-carry", files.clone(), request.clone(), control())
+    };
+    assert!(driver.call(&attempt("fail")).await.is_err());
+    let err = driver.call(&attempt("garbage")).await.unwrap_err();
+    assert!(err.to_string().contains("not a pickle"), "{err}");
+    let out = driver.call(&attempt("ok")).await.unwrap();
+    assert_eq!(
+        out.error_handling_data,
+        Some(json!({"created": "server-1", "seen": "server-1"}))
+    );
+}
