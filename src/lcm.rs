@@ -433,6 +433,11 @@ impl ArtifactSource for PackageFiles {
             .read(path)
             .map_err(|e| std::io::Error::new(std::io::ErrorKind::NotFound, e.to_string()))
     }
+
+    fn paths(&self) -> Option<Vec<String>> {
+        let package = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        Some(package.files().map(str::to_string).collect())
+    }
 }
 
 /// Reads the package at `path` (a CSAR zip or an unpacked directory) with

@@ -16,6 +16,13 @@ pub trait ArtifactSource: Send + Sync {
     fn sha256_hex(&self, path: &str) -> std::io::Result<String> {
         self.read(path).map(|b| hex::encode(Sha256::digest(&b)))
     }
+
+    /// Package-relative paths of every file in the package, when this source can list them;
+    /// `None` (the default) when it cannot. Drivers that need the whole package on disk (the
+    /// script management driver) copy what it lists.
+    fn paths(&self) -> Option<Vec<String>> {
+        None
+    }
 }
 
 /// A package with no files (for operations that read none).
@@ -28,5 +35,9 @@ impl ArtifactSource for NoArtifacts {
             std::io::ErrorKind::NotFound,
             format!("no package files are available (asked for `{path}`)"),
         ))
+    }
+
+    fn paths(&self) -> Option<Vec<String>> {
+        Some(Vec::new())
     }
 }

@@ -6,6 +6,8 @@
 //!   returned [`InfraOutcome`] into the instance and the operation occurrence.
 //! - [`MgmtDriver`] ([`mgmt`]): runs the LCM hooks a VNFD binds to artifacts
 //!   (`instantiate_end`, ...); the plugin host implements it.
+//! - [`MgmtDriverRouter`] ([`router`]): one `MgmtDriver` made of several, chosen by the
+//!   hook artifact's type (Python scripts, plugin libraries, ...).
 //! - [`DriverError`] ([`error`]): what failed, and whether retrying can help.
 //! - [`ResolvedVim`] ([`vim`]): a VIM connection with its secrets, redacted in `Debug`.
 //! - [`VimKind`] ([`vim_kind`]): what the core knows of a family of VIM types (validation,
@@ -114,6 +116,7 @@ pub mod memory;
 pub mod mgmt;
 pub mod nfvo;
 pub mod retry;
+pub mod router;
 pub mod vim;
 pub mod vim_kind;
 
@@ -132,5 +135,6 @@ pub use nfvo::{
     DecideError, DeferredGrants, GrantDecision, LocalNfvo, Nfvo, NfvoAuth, NfvoSettings,
 };
 pub use retry::backoff_delay;
+pub use router::MgmtDriverRouter;
 pub use vim::{RedactedVimInfo, ResolvedVim};
 pub use vim_kind::{InvalidVimInfo, VimKind, VimKindError, VimKinds};

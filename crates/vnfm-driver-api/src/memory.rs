@@ -82,6 +82,10 @@ impl ArtifactSource for MemArtifacts {
             )
         })
     }
+
+    fn paths(&self) -> Option<Vec<String>> {
+        Some(self.files.keys().cloned().collect())
+    }
 }
 
 /// One call a [`MemoryInfraDriver`] received.
