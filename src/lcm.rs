@@ -95,6 +95,8 @@ pub use vnfm_lcm::{
     CreateOptions, Deliverer, DelivererConfig, InlineVimDirectory, Keyring, Lcm, LcmConfig,
     LcmError, MemoryCatalog, OperationRequest, SubscriptionRouter, Subscriptions, VimRegistry,
 };
+pub use vnfm_driver_api::MgmtDriverRouter;
+pub use vnfm_mgmt_script::{PYTHON_ARTIFACT_TYPE, ScriptConfig, ScriptMgmtDriver};
 pub use vnfm_outbound::{
     HttpCallbackSender, NfvoTimings, OutboundError, Sol003Nfvo, install_crypto_provider,
 };
@@ -169,6 +171,7 @@ pub fn builder() -> Builder {
         data_dir: None,
         infra: Vec::new(),
         mgmt: None,
+        scripts: None,
         vims: None,
         keyring: None,
         router: None,
@@ -191,6 +194,7 @@ pub struct Builder {
     data_dir: Option<PathBuf>,
     infra: Vec<Arc<dyn InfraDriver>>,
     mgmt: Option<Arc<dyn MgmtDriver>>,
+    scripts: Option<ScriptConfig>,
     vims: Option<Arc<dyn VimDirectory>>,
     keyring: Option<Arc<Keyring>>,
     router: Option<Arc<dyn NotificationRouter>>,
@@ -262,9 +266,18 @@ impl Builder {
         self
     }
 
-    /// Sets the management driver that runs the LCM hooks VNFDs bind.
+    /// Sets the management driver that runs the LCM hooks VNFDs bind (with
+    /// [`Builder::mgmt_scripts`], the hooks bound to anything but Python scripts).
     pub fn mgmt_driver(mut self, driver: Arc<dyn MgmtDriver>) -> Self {
         self.mgmt = Some(driver);
+        self
+    }
+
+    /// Runs the hooks VNFDs bind to Python scripts (`tosca.artifacts.Implementation.Python`,
+    /// OpenStack Tacker v2 management scripts, run unchanged) with a [`ScriptMgmtDriver`]
+    /// configured by `config`; hooks of other artifact types go to [`Builder::mgmt_driver`].
+    pub fn mgmt_scripts(mut self, config: ScriptConfig) -> Self {
+        self.scripts = Some(config);
         self
     }
 
@@ -383,11 +396,30 @@ impl Builder {
             Lcm::builder(store, vims, router, catalog).config(self.config),
             self.nfvo,
             self.infra,
-            self.mgmt,
+            mgmt_of(self.mgmt, self.scripts),
         );
         start_runner(&lcm, recovery_interval).await?;
         Ok(lcm)
     }
+}
+
+/// The management driver: `mgmt`, with the hooks bound to Python scripts routed to a
+/// [`ScriptMgmtDriver`] when `scripts` is given.
+fn mgmt_of(
+    mgmt: Option<Arc<dyn MgmtDriver>>,
+    scripts: Option<ScriptConfig>,
+) -> Option<Arc<dyn MgmtDriver>> {
+    let Some(config) = scripts else {
+        return mgmt;
+    };
+    let router = MgmtDriverRouter::new().route(
+        [PYTHON_ARTIFACT_TYPE],
+        Arc::new(ScriptMgmtDriver::new(config)),
+    );
+    Some(Arc::new(match mgmt {
+        Some(other) => router.fallback(other),
+        None => router,
+    }))
 }
 
 /// `b` with the NFVO and the drivers.

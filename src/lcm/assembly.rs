@@ -18,7 +18,7 @@ use vnfm_lcm::{
 use vnfm_outbound::{HttpCallbackSender, NfvoTimings, Sol003Nfvo};
 use vnfm_store::Store;
 
-use super::{Builder, EmbedError, lcm_of, start_runner};
+use super::{Builder, EmbedError, lcm_of, mgmt_of, start_runner};
 
 /// Connect timeout of the default [`HttpCallbackSender`].
 const CALLBACK_CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
@@ -172,11 +172,12 @@ impl Builder {
         let directory = self
             .vims
             .unwrap_or_else(|| Arc::new(vims.clone()) as Arc<dyn vnfm_lcm::ports::VimDirectory>);
+        let mgmt = mgmt_of(self.mgmt, self.scripts);
         let lcm = lcm_of(
             Lcm::builder(store.clone(), directory, router, catalog.clone()).config(self.config),
             nfvo.clone(),
             self.infra,
-            self.mgmt.clone(),
+            mgmt.clone(),
         );
         Ok(Vnfm {
             lcm,
@@ -187,7 +188,7 @@ impl Builder {
             vims,
             catalog,
             nfvo,
-            mgmt: self.mgmt,
+            mgmt,
             recovery_interval: self.recovery_interval,
             sender,
             waker,

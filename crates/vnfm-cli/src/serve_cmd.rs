@@ -120,6 +120,12 @@ pub struct ServeArgs {
     /// hook fails only that hook) or `in-process` (faster, but a crash takes the server down).
     #[arg(long, default_value = "process", value_parser = ["process", "in-process"])]
     plugin_isolation: String,
+    /// The Python interpreter that runs the management scripts VNF packages bind to hooks
+    /// (`tosca.artifacts.Implementation.Python`, OpenStack Tacker v2 scripts): a path, or a
+    /// name looked up on PATH. A package with such hooks onboards with a warning when it is
+    /// not found.
+    #[arg(long, default_value = "python3", value_name = "PATH")]
+    python: PathBuf,
     /// Log format.
     #[arg(long, default_value = "text", value_parser = ["text", "json"])]
     log_format: String,
@@ -310,6 +316,10 @@ pub fn run(args: ServeArgs) -> Result<ExitCode, String> {
     if let Some(mgmt) = plugin_host(&args)? {
         services = services.mgmt_driver(mgmt);
     }
+    services = services.mgmt_scripts(vnfm::lcm::ScriptConfig {
+        python: args.python.clone(),
+        ..vnfm::lcm::ScriptConfig::default()
+    });
     let mut state = StateOptions::new(&args.data_dir);
     state.clients = clients;
     state.allow_basic_auth = args.allow_basic_auth;
