@@ -79,6 +79,7 @@ mod assembly;
 
 pub use assembly::{NfvoSetting, Vnfm, key_file};
 
+pub use vnfm_driver_api::MgmtDriverRouter;
 pub use vnfm_driver_api::memory::{MEMORY_VIM_TYPE, MemoryInfraDriver, RecordingMgmtDriver};
 pub use vnfm_driver_api::{
     ArtifactSource, CallbackSender, DeferredGrants, DriverError, GrantDecision, InfraDriver,
@@ -95,7 +96,6 @@ pub use vnfm_lcm::{
     CreateOptions, Deliverer, DelivererConfig, InlineVimDirectory, Keyring, Lcm, LcmConfig,
     LcmError, MemoryCatalog, OperationRequest, SubscriptionRouter, Subscriptions, VimRegistry,
 };
-pub use vnfm_driver_api::MgmtDriverRouter;
 pub use vnfm_mgmt_script::{PYTHON_ARTIFACT_TYPE, ScriptConfig, ScriptMgmtDriver};
 pub use vnfm_outbound::{
     HttpCallbackSender, NfvoTimings, OutboundError, Sol003Nfvo, install_crypto_provider,
