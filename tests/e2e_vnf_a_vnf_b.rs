@@ -299,7 +299,7 @@ async fn vnf_a_builds_a_cluster_and_vnf_b_runs_on_it() {
         matches!(refused, LcmError::VimDependents { .. }),
         "{refused:?}"
     );
-    assert_eq!(refused.status(), 409);
+    assert_eq!(refused.kind().status(), 409);
     let detail = refused.to_string();
     assert!(
         detail.contains(b.as_str()) && detail.contains("vnf-b") && detail.contains(&cluster),

@@ -143,7 +143,7 @@ impl ApiError {
             ApiError::RangeNotSatisfiable(_) => StatusCode::RANGE_NOT_SATISFIABLE,
             ApiError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
             ApiError::Lcm(e) => {
-                StatusCode::from_u16(e.status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR)
+                StatusCode::from_u16(e.kind().status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR)
             }
             ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }

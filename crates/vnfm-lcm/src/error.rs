@@ -7,7 +7,7 @@
 
 use std::fmt::Write as _;
 
-use vnfm_types::LcmOperationType;
+use vnfm_types::{ErrorKind, LcmOperationType};
 
 use crate::state::InvalidTransition;
 
@@ -439,25 +439,27 @@ pub enum LcmError {
 }
 
 impl LcmError {
-    /// The HTTP status for this error: 409 for conflicts with the state of the instance or the
-    /// occurrence, 422 for references the VNFD or instance cannot resolve, 400 for malformed
-    /// requests, 500 for inconsistent records.
-    pub fn status(&self) -> u16 {
+    /// What kind of failure this is: a conflict with the state of the instance or the
+    /// occurrence, a reference the VNFD or instance cannot resolve (unprocessable), a
+    /// malformed request (invalid), an inconsistent record (internal), ... The edge that
+    /// reports the error (the REST API, an occurrence's ProblemDetails) turns the kind into a
+    /// status.
+    pub fn kind(&self) -> ErrorKind {
         match self {
             LcmError::InstanceBusy { .. }
             | LcmError::InstanceInstantiated { .. }
             | LcmError::CancelPending { .. }
             | LcmError::RetryAfterRollback { .. }
-            | LcmError::OpOccLeased { .. } => 409,
+            | LcmError::OpOccLeased { .. } => ErrorKind::Conflict,
             LcmError::UnknownVnfd { .. }
             | LcmError::NoInfraDriver { .. }
-            | LcmError::NoMgmtDriver { .. } => 422,
-            LcmError::WaitTimeout { .. } => 504,
+            | LcmError::NoMgmtDriver { .. } => ErrorKind::Unprocessable,
+            LcmError::WaitTimeout { .. } => ErrorKind::Timeout,
             LcmError::NotInstantiated { .. }
             | LcmError::AlreadyInstantiated { .. }
             | LcmError::VimConnectionInUse { .. }
             | LcmError::RollbackNotSupported { .. }
-            | LcmError::InvalidTransition(_) => 409,
+            | LcmError::InvalidTransition(_) => ErrorKind::Conflict,
             LcmError::UnknownFlavour { .. }
             | LcmError::PackageChangeRefused { .. }
             | LcmError::SameFlavour { .. }
@@ -472,18 +474,18 @@ impl LcmError {
             | LcmError::HookArtifactMissing { .. }
             | LcmError::UnsupportedOperation { .. }
             | LcmError::UnknownVim { .. }
-            | LcmError::Unprocessable { .. } => 422,
-            LcmError::InvalidRequest { .. } => 400,
-            LcmError::NotFound { .. } => 404,
+            | LcmError::Unprocessable { .. } => ErrorKind::Unprocessable,
+            LcmError::InvalidRequest { .. } => ErrorKind::Invalid,
+            LcmError::NotFound { .. } => ErrorKind::NotFound,
             LcmError::VimInUse { .. }
             | LcmError::VimDependents { .. }
             | LcmError::VimCreatorUnavailable { .. }
-            | LcmError::Conflict(_) => 409,
+            | LcmError::Conflict(_) => ErrorKind::Conflict,
             LcmError::Inconsistent(_)
             | LcmError::Keys(_)
             | LcmError::Decrypt { .. }
-            | LcmError::Store(_) => 500,
-            LcmError::Grant { .. } => 503,
+            | LcmError::Store(_) => ErrorKind::Internal,
+            LcmError::Grant { .. } => ErrorKind::Unavailable,
         }
     }
 
@@ -627,7 +629,7 @@ mod tests {
         assert!(msg.len() < 250, "{msg}");
         assert!(msg.contains("…"), "{msg}");
         assert!(msg.ends_with("f11 and 8 more"), "{msg}");
-        assert_eq!(e.status(), 422);
+        assert_eq!(e.kind(), ErrorKind::Unprocessable);
     }
 
     #[test]
@@ -638,7 +640,7 @@ mod tests {
         )
         .unwrap_err();
         let e = LcmError::from(t);
-        assert_eq!(e.status(), 409);
+        assert_eq!(e.kind(), ErrorKind::Conflict);
         assert!(
             e.to_string()
                 .starts_with("retry is not allowed while the operation occurrence is COMPLETED")

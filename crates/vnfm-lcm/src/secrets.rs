@@ -331,7 +331,7 @@ mod tests {
         let k = Keyring::from_keys([Keyring::generate_key()]).unwrap();
         for blob in [&b""[..], b"not a token", &[0xff, 0xfe][..], b"gAAAAAB"] {
             let e = k.decrypt(blob, "the secrets of VIM v1").unwrap_err();
-            assert_eq!(e.status(), 500);
+            assert_eq!(e.kind(), vnfm_types::ErrorKind::Internal);
             assert!(
                 e.to_string()
                     .starts_with("cannot decrypt the secrets of VIM v1")

@@ -647,7 +647,7 @@ async fn a_bad_mapping_is_a_400_before_any_operation_occurrence() {
             .instantiate(&inst.id, req(instantiate_request(params.clone())))
             .await
             .unwrap_err();
-        assert_eq!(err.status(), 400, "{params}: {err}");
+        assert_eq!(err.kind().status(), 400, "{params}: {err}");
         let msg = err.to_string();
         assert!(msg.starts_with(&format!("{pointer}: ")), "{msg}");
         assert!(msg.contains(says), "{msg}");
@@ -659,7 +659,7 @@ async fn a_bad_mapping_is_a_400_before_any_operation_occurrence() {
             &inst,
         )
         .unwrap_err();
-        assert_eq!(v.status(), 400);
+        assert_eq!(v.kind().status(), 400);
     }
     let ops = env
         .lcm
@@ -764,7 +764,7 @@ async fn a_package_change_keeps_each_vdu_on_its_vim_and_one_moving_vdus_is_refus
         .change_vnfpkg(&inst.id, req(json!({"vnfdId": "vnfd-mixed-vms"})))
         .await
         .unwrap_err();
-    assert_eq!(err.status(), 422, "{err}");
+    assert_eq!(err.kind().status(), 422, "{err}");
     assert!(
         err.to_string()
             .starts_with("/vnfdId: moving the VDUs of a mixed VNF to other VIMs is not supported"),

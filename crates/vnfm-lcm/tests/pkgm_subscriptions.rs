@@ -117,11 +117,11 @@ async fn create_get_list_delete_duplicates_and_sealed_credentials() {
     // The lifecycle subscriptions neither list nor delete package ones.
     let lcm = Subscriptions::new(db.store.clone(), db.keyring.clone(), callback_sender());
     assert!(lcm.list(None, 10).await.unwrap().items.is_empty());
-    assert_eq!(lcm.delete(&sub.id).await.unwrap_err().status(), 404);
+    assert_eq!(lcm.delete(&sub.id).await.unwrap_err().kind().status(), 404);
 
     subs.delete(&sub.id).await.unwrap();
-    assert_eq!(subs.get(&sub.id).await.unwrap_err().status(), 404);
-    assert_eq!(subs.delete(&sub.id).await.unwrap_err().status(), 404);
+    assert_eq!(subs.get(&sub.id).await.unwrap_err().kind().status(), 404);
+    assert_eq!(subs.delete(&sub.id).await.unwrap_err().kind().status(), 404);
     assert!(subs.get(&second.subscription().id).await.is_ok());
 }
 
@@ -149,7 +149,7 @@ async fn the_callback_test_must_answer_204() {
         )
         .await
         .unwrap_err();
-    assert_eq!(e.status(), 422);
+    assert_eq!(e.kind().status(), 422);
     assert!(e.to_string().starts_with("/callbackUri:"), "{e}");
     assert_eq!(subs.list(None, 10).await.unwrap().items.len(), 1);
 }

@@ -461,7 +461,7 @@ fn tacker_api_reference_requests_plan_on_userdata_standard() {
         &running,
     )
     .unwrap_err();
-    assert_eq!(e.status(), 422);
+    assert_eq!(e.kind().status(), 422);
     assert!(
         e.to_string().starts_with(
             "/vnfcInstanceId/0: instance has no VNFC `c51c98dc-b918-4681-a9eb-4f32a57c4e08`"
@@ -495,7 +495,7 @@ fn api_reference_samples_on_basic_lcms_max() {
         &fresh_of(&vnfd),
     )
     .unwrap_err();
-    assert_eq!(e.status(), 422);
+    assert_eq!(e.kind().status(), 422);
     assert!(
         e.to_string().starts_with(
             "/extVirtualLinks/0/extCps/1/cpdId: flavour `simple` has no external connection point `VDU2_CP1`"

@@ -353,7 +353,7 @@ fn rollback_of_instantiate_undoes_the_infra_step_even_if_it_failed_midway() {
     }
     let r = rollback_plan(&p, 2).unwrap();
     let e = rollback_plan(&r, 1).unwrap_err();
-    assert_eq!(e.status(), 409);
+    assert_eq!(e.kind().status(), 409);
     assert_eq!(
         e.to_string(),
         "INSTANTIATE cannot be rolled back (the failed occurrence was already rolling back); retry it or mark it FAILED"
@@ -384,7 +384,7 @@ fn rollback_of_scale_out_restores_the_previous_counts_but_scale_in_is_refused() 
         &running(2),
     );
     let e = rollback_plan(&p, 1).unwrap_err();
-    assert_eq!(e.status(), 409);
+    assert_eq!(e.kind().status(), 409);
     assert_eq!(
         e.to_string(),
         "SCALE cannot be rolled back (scale-in removed VNFCs, and their state with them); retry it or mark it FAILED"
@@ -442,7 +442,7 @@ fn operations_without_rollback_are_refused_with_a_reason() {
     for (p, msg) in cases {
         let e = rollback_plan(&p, 1).unwrap_err();
         assert_eq!(e.to_string(), msg);
-        assert_eq!(e.status(), 409);
+        assert_eq!(e.kind().status(), 409);
     }
 }
 

@@ -10,7 +10,7 @@ use vnfm_types::VnfInstance;
 
 fn refuse(op: OperationRequest, instance: &VnfInstance) -> (u16, String) {
     let e: LcmError = validate(&op, &vnfd(), instance).expect_err("the request must be refused");
-    (e.status(), e.to_string())
+    (e.kind().status(), e.to_string())
 }
 
 fn accept(op: OperationRequest, instance: &VnfInstance) {
@@ -579,14 +579,14 @@ fn change_vnfpkg_needs_the_current_flavour_in_the_new_vnfd() {
     new.flavours.retain(|f| f.id != "simple");
     let op = req("change_vnfpkg", json!({"vnfdId": "vnfd-2"}));
     let e = validate(&op, &new, &running(1)).unwrap_err();
-    assert_eq!(e.status(), 422);
+    assert_eq!(e.kind().status(), 422);
     assert_eq!(
         e.to_string(),
         "VNFD vnfd-2 has no deployment flavour `simple`; known flavours: big, broken"
     );
     // Planning with a VNFD other than the requested one is the caller's bug.
     let e = validate(&op, &vnfd(), &running(1)).unwrap_err();
-    assert_eq!(e.status(), 500);
+    assert_eq!(e.kind().status(), 500);
     assert_eq!(
         e.to_string(),
         "inconsistent lifecycle data: CHANGE_VNFPKG to VNFD vnfd-2 was planned with VNFD vnfd-1"
@@ -603,7 +603,7 @@ fn planning_with_the_wrong_vnfd_is_inconsistent() {
         &running(1),
     )
     .unwrap_err();
-    assert_eq!(e.status(), 500);
+    assert_eq!(e.kind().status(), 500);
     assert_eq!(
         e.to_string(),
         "inconsistent lifecycle data: instance inst-1 is based on VNFD vnfd-1 but was planned with VNFD vnfd-9"

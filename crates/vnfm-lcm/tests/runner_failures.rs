@@ -222,7 +222,7 @@ async fn a_failed_rollback_is_resumed_by_rolling_back_again_but_not_retried() {
     );
     let err = env.lcm.retry(&done.id).await.unwrap_err();
     assert!(matches!(err, LcmError::RetryAfterRollback { .. }), "{err}");
-    assert_eq!(err.status(), 409);
+    assert_eq!(err.kind().status(), 409);
     let rolling = env.lcm.rollback(&done.id).await.unwrap();
     let done = env.done(&rolling).await;
     assert_eq!(done.operation_state, State::RolledBack);
@@ -268,7 +268,7 @@ async fn fail_ends_the_occurrence_and_frees_the_instance() {
         env.lcm.rollback(&done.id).await.unwrap_err(),
         env.lcm.fail(&done.id).await.unwrap_err(),
     ] {
-        assert_eq!(e.status(), 409, "{e}");
+        assert_eq!(e.kind().status(), 409, "{e}");
     }
     let op = instantiate(&env, &inst).await;
     env.completed(op).await;
@@ -296,7 +296,7 @@ async fn terminate_cannot_be_rolled_back() {
         matches!(err, LcmError::RollbackNotSupported { .. }),
         "{err}"
     );
-    assert_eq!(err.status(), 409);
+    assert_eq!(err.kind().status(), 409);
     assert_eq!(
         env.lcm.get_op_occ(&op.id).await.unwrap().operation_state,
         State::FailedTemp
@@ -439,7 +439,7 @@ async fn cancel_in_starting_rolls_back_without_doing_anything() {
         .cancel(&op.id, CancelModeType::Graceful)
         .await
         .unwrap_err();
-    assert_eq!(err.status(), 409);
+    assert_eq!(err.kind().status(), 409);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -470,7 +470,7 @@ async fn the_instance_is_busy_while_an_occurrence_holds_it() {
     let done = env.done(&op).await;
     assert_eq!(done.operation_state, State::FailedTemp);
     let err = modify().await.unwrap_err();
-    assert_eq!(err.status(), 409);
+    assert_eq!(err.kind().status(), 409);
     assert!(err.to_string().contains(op.id.as_str()), "{err}");
     assert!(err.to_string().contains("FAILED_TEMP"), "{err}");
     env.lcm.fail(&op.id).await.unwrap();
@@ -511,7 +511,7 @@ async fn invalid_requests_leave_nothing_behind() {
         ),
     ];
     for (e, status) in cases {
-        assert_eq!(e.status(), status, "{e}");
+        assert_eq!(e.kind().status(), status, "{e}");
     }
     let ops = env
         .lcm
@@ -527,12 +527,16 @@ async fn invalid_requests_leave_nothing_behind() {
     assert_eq!(after, version);
     assert!(env.infra.calls().is_empty() && env.mgmt.calls().is_empty());
     let missing = vnfm_types::VnfLcmOpOccId::new("nope");
-    assert_eq!(env.lcm.retry(&missing).await.unwrap_err().status(), 404);
+    assert_eq!(
+        env.lcm.retry(&missing).await.unwrap_err().kind().status(),
+        404
+    );
     assert_eq!(
         env.lcm
             .cancel(&missing, CancelModeType::Graceful)
             .await
             .unwrap_err()
+            .kind()
             .status(),
         404
     );
@@ -614,7 +618,7 @@ async fn fifty_conflicting_instantiates(env: Env) {
                     ),
                     "{e}"
                 );
-                assert_eq!(e.status(), 409);
+                assert_eq!(e.kind().status(), 409);
             }
         }
     }

@@ -613,7 +613,7 @@ async fn invalid_inline_access_info_is_refused_before_any_occurrence_exists() {
             if pointer == "/vimConnectionInfo/vim-os/accessInfo/password"),
         "{err:?}"
     );
-    assert_eq!(err.status(), 400);
+    assert_eq!(err.kind().status(), 400);
     assert!(
         err.to_string()
             .starts_with("/vimConnectionInfo/vim-os/accessInfo/password: missing"),
@@ -642,7 +642,7 @@ async fn invalid_inline_access_info_is_refused_before_any_occurrence_exists() {
         }
     });
     let err = w.lcm.instantiate(&vnf.id, req(body)).await.unwrap_err();
-    assert_eq!(err.status(), 422, "{err}");
+    assert_eq!(err.kind().status(), 422, "{err}");
     assert!(
         err.to_string()
             .starts_with("/vimConnectionInfo/vim-x/vimType"),

@@ -234,7 +234,7 @@ async fn hello_vnf_lifecycle_with_instance_fields_and_notifications() {
     // DELETE the identifier: gone, and a deletion notification enqueued.
     env.lcm.delete_vnf_identifier(&id).await.unwrap();
     let err = env.lcm.get_instance(&id).await.unwrap_err();
-    assert_eq!(err.status(), 404);
+    assert_eq!(err.kind().status(), 404);
     let all = env.outbox().await;
     let last = all.last().unwrap();
     assert_eq!(
@@ -578,7 +578,7 @@ async fn change_vnfpkg_and_modify_info_switch_the_vnfd() {
         .await
         .unwrap_err();
     assert!(matches!(err, LcmError::UnknownVnfd { .. }));
-    assert_eq!(err.status(), 422);
+    assert_eq!(err.kind().status(), 422);
 }
 
 /// CHANGE_VNFPKG to another product's VNFD, or to a VNFD without the instance's VDUs or
@@ -657,7 +657,7 @@ async fn change_vnfpkg_to_an_unrelated_vnfd_is_refused_with_its_reasons() {
                 matches!(err, LcmError::PackageChangeRefused { .. }),
                 "{vnfd}: {err:?}"
             );
-            assert_eq!(err.status(), 422);
+            assert_eq!(err.kind().status(), 422);
             err.to_string()
         }
     };
@@ -717,7 +717,7 @@ async fn identifiers_list_and_delete_rules() {
         .create_vnf_identifier(req(json!({"vnfdId": "missing"})))
         .await
         .unwrap_err();
-    assert_eq!(err.status(), 422);
+    assert_eq!(err.kind().status(), 422);
     assert_eq!(env.outbox().await.len(), 2);
     // An instantiated VNF cannot lose its identifier.
     let op = env
@@ -731,12 +731,12 @@ async fn identifiers_list_and_delete_rules() {
         matches!(err, LcmError::InstanceInstantiated { .. }),
         "{err}"
     );
-    assert_eq!(err.status(), 409);
+    assert_eq!(err.kind().status(), 409);
     env.lcm.delete_vnf_identifier(&b.id).await.unwrap();
     let err = env
         .lcm
         .delete_vnf_identifier(&VnfInstanceId::new("nope"))
         .await
         .unwrap_err();
-    assert_eq!(err.status(), 404);
+    assert_eq!(err.kind().status(), 404);
 }

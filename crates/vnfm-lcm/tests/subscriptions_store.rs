@@ -131,8 +131,8 @@ async fn create_get_list_delete_and_duplicates() {
 
     subs.delete(&sub.id).await.unwrap();
     let e = subs.get(&sub.id).await.unwrap_err();
-    assert_eq!(e.status(), 404);
-    assert_eq!(subs.delete(&sub.id).await.unwrap_err().status(), 404);
+    assert_eq!(e.kind().status(), 404);
+    assert_eq!(subs.delete(&sub.id).await.unwrap_err().kind().status(), 404);
     assert!(subs.get(&second.subscription().id).await.is_ok());
 }
 
@@ -204,7 +204,7 @@ async fn requests_are_validated_with_pointers() {
     for (body, pointer, status) in cases {
         let e = subs.create(&req(body.clone()), &opts).await.unwrap_err();
         assert_eq!(invalid_pointer(&e), pointer, "{body}");
-        assert_eq!(e.status(), status, "{body}");
+        assert_eq!(e.kind().status(), status, "{body}");
     }
     let e = subs
         .create(
@@ -248,7 +248,7 @@ async fn the_callback_test_must_answer_204() {
 
     let no_auth = req(json!({"callbackUri": format!("{}?x=1", server.callback())}));
     let e = subs.create(&no_auth, &verify).await.unwrap_err();
-    assert_eq!(e.status(), 422);
+    assert_eq!(e.kind().status(), 422);
     assert_eq!(
         e.to_string(),
         "/callbackUri: the notification endpoint test failed: GET answered 401 Unauthorized, expected 204 No Content"
@@ -269,7 +269,7 @@ async fn the_callback_test_must_answer_204() {
         .await
         .unwrap_err();
     assert!(started.elapsed() < Duration::from_millis(1500));
-    assert_eq!(e.status(), 422, "{e}");
+    assert_eq!(e.kind().status(), 422, "{e}");
 
     // Nothing listens there.
     let closed = {
@@ -283,7 +283,7 @@ async fn the_callback_test_must_answer_204() {
         )
         .await
         .unwrap_err();
-    assert_eq!(e.status(), 422, "{e}");
+    assert_eq!(e.kind().status(), 422, "{e}");
     assert!(!e.to_string().contains("s3cret"));
     // Without the option no request is made.
     let unverified = req(json!({"callbackUri": format!("http://{closed}/cb")}));

@@ -359,7 +359,7 @@ async fn creator_terminates_only_after_its_users(w: World) {
     let (before, version) = w.lcm.get_instance_versioned(&a).await.unwrap();
     let occs = w.op_occs(&a).await.len();
     let e = w.terminate(&a, Value::Null).await.unwrap_err();
-    assert_eq!(e.status(), 409);
+    assert_eq!(e.kind().status(), 409);
     match &e {
         LcmError::VimDependents {
             instance_id,
@@ -413,7 +413,10 @@ async fn creator_terminates_only_after_its_users(w: World) {
         .completed(w.terminate(&a, Value::Null).await.unwrap())
         .await;
     assert!(done.warnings.is_none(), "{:?}", done.warnings);
-    assert_eq!(w.registry.show(&vim).await.unwrap_err().status(), 404);
+    assert_eq!(
+        w.registry.show(&vim).await.unwrap_err().kind().status(),
+        404
+    );
     let a_after = w.instance(&a).await;
     assert_eq!(
         a_after.instantiation_state,
@@ -456,7 +459,10 @@ async fn terminate_end_hook_removing_and_deregistering_its_cluster_vim() {
         .completed(w.terminate(&a, Value::Null).await.unwrap())
         .await;
     assert!(done.error.is_none());
-    assert_eq!(w.registry.show(&vim).await.unwrap_err().status(), 404);
+    assert_eq!(
+        w.registry.show(&vim).await.unwrap_err().kind().status(),
+        404
+    );
     assert!(
         !w.instance(&a)
             .await
@@ -483,7 +489,7 @@ async fn a_forced_terminate_records_the_dependents_it_leaves() {
         .terminate(&a, json!({FORCE_WITH_DEPENDENTS: "yes"}))
         .await
         .unwrap_err();
-    assert_eq!(e.status(), 400);
+    assert_eq!(e.kind().status(), 400);
     assert!(
         e.to_string()
             .starts_with("/additionalParams/forceWithDependents"),
@@ -493,7 +499,7 @@ async fn a_forced_terminate_records_the_dependents_it_leaves() {
         .terminate(&a, json!({FORCE_WITH_DEPENDENTS: false}))
         .await
         .unwrap_err();
-    assert_eq!(e.status(), 409);
+    assert_eq!(e.kind().status(), 409);
 
     let op = w
         .terminate(&a, json!({FORCE_WITH_DEPENDENTS: true}))
@@ -526,7 +532,7 @@ async fn a_forced_terminate_records_the_dependents_it_leaves() {
 
     // Its creator's identifier cannot be deleted while B uses the VIM (no force here).
     let e = w.lcm.delete_vnf_identifier(&a).await.unwrap_err();
-    assert_eq!(e.status(), 409);
+    assert_eq!(e.kind().status(), 409);
     assert!(matches!(
         &e,
         LcmError::VimDependents { action: GuardedAction::DeleteIdentifier, dependents, .. }
@@ -542,7 +548,7 @@ async fn a_forced_terminate_records_the_dependents_it_leaves() {
         .instantiate(&c, req(World::on(&vim)))
         .await
         .unwrap_err();
-    assert_eq!(e.status(), 409);
+    assert_eq!(e.kind().status(), 409);
     assert_eq!(
         e.to_string(),
         format!(
@@ -555,7 +561,10 @@ async fn a_forced_terminate_records_the_dependents_it_leaves() {
     w.completed(w.terminate(&b, Value::Null).await.unwrap())
         .await;
     w.lcm.delete_vnf_identifier(&a).await.unwrap();
-    assert_eq!(w.registry.show(&vim).await.unwrap_err().status(), 404);
+    assert_eq!(
+        w.registry.show(&vim).await.unwrap_err().kind().status(),
+        404
+    );
 }
 
 /// An instantiate that has not begun yet (its request references the VIM, its instance does
@@ -624,7 +633,7 @@ async fn a_new_user_racing_its_creators_terminate_is_refused_under_the_lock() {
     let terminating = w.terminate(&a, Value::Null).await.unwrap();
     w.vims.seal.release();
     let e = racing.await.unwrap().unwrap_err();
-    assert_eq!(e.status(), 409);
+    assert_eq!(e.kind().status(), 409);
     assert!(
         matches!(&e, LcmError::VimCreatorUnavailable { reason, creator_id, .. }
             if creator_id == a.as_str()
@@ -642,7 +651,10 @@ async fn a_new_user_racing_its_creators_terminate_is_refused_under_the_lock() {
     );
     w.hooks.terminate_end.release();
     w.completed(terminating).await;
-    assert_eq!(w.registry.show(&vim).await.unwrap_err().status(), 404);
+    assert_eq!(
+        w.registry.show(&vim).await.unwrap_err().kind().status(),
+        404
+    );
     assert!(
         !w.hooks
             .calls

@@ -265,7 +265,7 @@ async fn resolve_reference_inline_unknown_and_mismatch() {
 
     let unknown = info(json!({"vimId": "nope", "vimType": KUBERNETES}));
     let e = reg.resolve("vim9", &unknown).await.unwrap_err();
-    assert_eq!(e.status(), 422);
+    assert_eq!(e.kind().status(), 422);
     assert_eq!(
         e.to_string(),
         "/vimConnectionInfo/vim9: no VIM `nope` is registered; register it first or give its accessInfo inline"
@@ -280,7 +280,7 @@ async fn resolve_reference_inline_unknown_and_mismatch() {
 
     // A duplicate vimId is a conflict, an invalid one names the field.
     let e = reg.create("again", &k, None).await.unwrap_err();
-    assert_eq!(e.status(), 409, "{e}");
+    assert_eq!(e.kind().status(), 409, "{e}");
     let mut bad = openstack();
     bad.access_info.as_mut().unwrap().remove("password");
     let e = reg.create("bad", &bad, None).await.unwrap_err();
@@ -288,7 +288,7 @@ async fn resolve_reference_inline_unknown_and_mismatch() {
         e.to_string().starts_with("/accessInfo/password: missing"),
         "{e}"
     );
-    assert_eq!(e.status(), 400);
+    assert_eq!(e.kind().status(), 400);
     let mut blank = kubernetes();
     blank.vim_id = Some(VimId::new(" "));
     let e = reg.create("blank", &blank, None).await.unwrap_err();
@@ -316,7 +316,7 @@ async fn a_wrong_key_gives_a_clear_error() {
     assert_eq!(reg2.show(&id).await.unwrap().name, "os");
     let entry = info(json!({"vimId": id.as_str(), "vimType": OPENSTACK}));
     let e = reg2.resolve("vim1", &entry).await.unwrap_err();
-    assert_eq!(e.status(), 500);
+    assert_eq!(e.kind().status(), 500);
     let msg = e.to_string();
     assert_eq!(
         msg,
@@ -388,7 +388,7 @@ async fn update_reencrypts_with_the_newest_key_and_validates() {
 
     // A stale version and an invalid result are refused; nothing changes.
     let e = reg.update(&id, &patch, Some(Version(1))).await.unwrap_err();
-    assert_eq!(e.status(), 409);
+    assert_eq!(e.kind().status(), 409);
     let invalid: VimUpdate =
         serde_json::from_value(json!({"accessInfo": {"userDomain": null}})).unwrap();
     let e = reg.update(&id, &invalid, None).await.unwrap_err();
@@ -420,7 +420,7 @@ async fn delete_is_refused_while_instances_use_the_vim() {
         db.store.create_instance(&inst, &[]).await.unwrap();
     }
     let e = reg.delete(&id).await.unwrap_err();
-    assert_eq!(e.status(), 409);
+    assert_eq!(e.kind().status(), 409);
     assert_eq!(
         e.to_string(),
         format!(
@@ -434,7 +434,7 @@ async fn delete_is_refused_while_instances_use_the_vim() {
     }
     reg.delete(&id).await.unwrap();
     let e = reg.show(&id).await.unwrap_err();
-    assert_eq!(e.status(), 404);
+    assert_eq!(e.kind().status(), 404);
     assert_eq!(e.to_string(), format!("VIM {id} not found"));
 }
 
@@ -469,7 +469,10 @@ async fn hooks_register_and_deregister_vims_marked_with_their_creator() {
     let vim_id = entry.vim_id.clone().unwrap();
     reg.deregister(&vim_id).await.unwrap();
     assert!(reg.created_by(&creator).await.unwrap().is_empty());
-    assert_eq!(reg.deregister(&vim_id).await.unwrap_err().status(), 404);
+    assert_eq!(
+        reg.deregister(&vim_id).await.unwrap_err().kind().status(),
+        404
+    );
 }
 
 /// The VIM kinds of the OpenStack and Kubernetes drivers.

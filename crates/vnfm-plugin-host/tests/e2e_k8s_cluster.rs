@@ -271,7 +271,10 @@ async fn instantiate_registers_the_cluster_as_a_vim_of_the_instance() {
             .unwrap_or_default()
             .contains_key("k8s_cluster")
     );
-    assert_eq!(registry.show(&vim_id).await.unwrap_err().status(), 404);
+    assert_eq!(
+        registry.show(&vim_id).await.unwrap_err().kind().status(),
+        404
+    );
     lcm.shutdown(Duration::from_secs(5)).await;
 }
 

@@ -284,6 +284,45 @@ pub struct VirtualCpAddressInfo {
     pub load_balancer_ip: Option<String>,
 }
 
+/// What kind of failure an error is, whatever reports it. The lifecycle core classifies its
+/// errors by kind; a `ProblemDetails` (an error response, the `error` of an operation
+/// occurrence) carries the kind's [`ErrorKind::status`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ErrorKind {
+    /// The request is malformed: a member is missing, has the wrong type or an invalid value.
+    Invalid,
+    /// The request is well formed but names what the descriptor, the instance or the VNFM
+    /// cannot resolve or do (an unknown flavour, a VIM type no driver serves).
+    Unprocessable,
+    /// A record the request names does not exist.
+    NotFound,
+    /// The request conflicts with the state of a resource (an instance busy or in the wrong
+    /// state, a concurrent change, a VIM still in use).
+    Conflict,
+    /// Something the VNFM depends on (the NFVO, a VIM) is unavailable; retrying may help.
+    Unavailable,
+    /// Waiting ended before what was waited for happened.
+    Timeout,
+    /// A fault inside the VNFM (an inconsistent record, a failing store, unreadable keys).
+    Internal,
+}
+
+impl ErrorKind {
+    /// The status a SOL013 `ProblemDetails` (and the HTTP response that carries one) gives
+    /// errors of this kind: 400, 422, 404, 409, 503, 504 or 500.
+    pub fn status(self) -> u16 {
+        match self {
+            ErrorKind::Invalid => 400,
+            ErrorKind::Unprocessable => 422,
+            ErrorKind::NotFound => 404,
+            ErrorKind::Conflict => 409,
+            ErrorKind::Unavailable => 503,
+            ErrorKind::Timeout => 504,
+            ErrorKind::Internal => 500,
+        }
+    }
+}
+
 /// `ProblemDetails` (RFC 7807 as profiled by SOL013): the body of every error response and the
 /// `error` of a failed operation occurrence.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]

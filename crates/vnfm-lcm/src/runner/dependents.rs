@@ -326,7 +326,7 @@ mod tests {
         assert!(!forced(&terminate(json!({FORCE_WITH_DEPENDENTS: false}))).unwrap());
         assert!(forced(&terminate(json!({FORCE_WITH_DEPENDENTS: true}))).unwrap());
         let e = forced(&terminate(json!({FORCE_WITH_DEPENDENTS: "yes"}))).unwrap_err();
-        assert_eq!(e.status(), 400);
+        assert_eq!(e.kind(), vnfm_types::ErrorKind::Invalid);
         assert!(
             e.to_string()
                 .starts_with("/additionalParams/forceWithDependents: must be a boolean"),
@@ -350,7 +350,7 @@ mod tests {
             GuardedAction::Terminate,
             vec![d("b", Some("cnf-b")), d("c", None)],
         );
-        assert_eq!(e.status(), 409);
+        assert_eq!(e.kind(), vnfm_types::ErrorKind::Conflict);
         assert_eq!(
             e.to_string(),
             "cannot terminate VNF instance a: VIM(s) its lifecycle hooks registered are still used by \

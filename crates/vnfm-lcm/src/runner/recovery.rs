@@ -172,7 +172,7 @@ async fn recover_one(
         Err(e) => {
             let p = interrupted_problem(
                 inner,
-                e.status(),
+                e.kind().status(),
                 format!(
                     "the runner executing this operation occurrence stopped and it cannot be resumed: {e}"
                 ),

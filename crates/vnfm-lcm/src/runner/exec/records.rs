@@ -168,7 +168,7 @@ pub(crate) async fn abort_starting(inner: &Inner, occ: VnfLcmOpOcc, err: &LcmErr
     };
     to.error = Some(problem(
         "Operation not started",
-        err.status(),
+        err.kind().status(),
         format!("the request no longer applies to the VNF instance: {err}"),
     ));
     let notes = [note(inner, &occ), note(inner, &to)];
@@ -281,7 +281,7 @@ pub(super) fn lcm_problem(
         name,
         i,
         n,
-        problem("Lifecycle step failed", e.status(), e.to_string()),
+        problem("Lifecycle step failed", e.kind().status(), e.to_string()),
         vims,
     )
 }
