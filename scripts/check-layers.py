@@ -31,6 +31,8 @@ RULES = [
     ("vnfm-plugin-host", {"vnfm-lcm", "vnfm-api", "vnfm-store"}, "drivers never see the core"),
     ("vnfm-plugin-sdk", {"vnfm-types", "vnfm-lcm", "vnfm-driver-api"}, "plugins build against the frozen wire format only"),
     ("vnfm-api", DRIVERS, "the REST facade receives an assembled Lcm"),
+    ("vnfm-keystone", {"vnfm-lcm", "vnfm-api", "vnfm-store", "vnfm-driver-api"} | DRIVERS | SQL,
+     "Keystone token validation is a leaf the REST facade uses"),
 ]
 
 # (crate, dependency): why it is still there.

@@ -50,6 +50,8 @@ pub struct StateOptions {
     pub clients: Vec<ClientCredentials>,
     /// Accept HTTP Basic with a client id and secret.
     pub allow_basic_auth: bool,
+    /// Accept Keystone tokens (`X-Auth-Token`), validated by this validator.
+    pub keystone: Option<Arc<vnfm_keystone::KeystoneValidator>>,
     /// Lifetime of access tokens.
     pub token_ttl: Duration,
     /// Register the `TEST.NOOP.V_1` VIM type backed by the in-memory driver.
@@ -109,6 +111,7 @@ impl std::fmt::Debug for StateOptions {
             .field("data_dir", &self.data_dir)
             .field("clients", &self.clients)
             .field("allow_basic_auth", &self.allow_basic_auth)
+            .field("keystone", &self.keystone)
             .field("enable_test_vim", &self.enable_test_vim)
             .field("limits", &self.limits)
             .field("upload_allow_list", &self.upload_allow_list)
@@ -125,6 +128,7 @@ impl StateOptions {
             store_url: None,
             clients: Vec::new(),
             allow_basic_auth: false,
+            keystone: None,
             token_ttl: DEFAULT_TOKEN_TTL,
             enable_test_vim: false,
             infra_drivers: Vec::new(),
@@ -288,12 +292,16 @@ impl AppState {
         let bootstrap = bootstrap_client(&credentials_file)?;
         let mut clients = vec![bootstrap];
         clients.extend(options.clients.iter().cloned());
-        let auth = Arc::new(Authenticator::new(
+        let mut auth = Authenticator::new(
             &clients,
             token_keys,
             options.allow_basic_auth,
             options.token_ttl,
-        ));
+        );
+        if let Some(validator) = &options.keystone {
+            auth = auth.with_keystone(validator.clone());
+        }
+        let auth = Arc::new(auth);
 
         let url = match options.store_url.clone() {
             Some(url) => url,

@@ -48,6 +48,8 @@ mod cache;
 mod config;
 mod error;
 mod identity;
+#[cfg(feature = "testing")]
+pub mod testing;
 mod validator;
 
 pub use config::{

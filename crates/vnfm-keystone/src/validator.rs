@@ -10,7 +10,7 @@ use serde_json::json;
 use tokio::sync::Mutex;
 
 use crate::cache::{Lookup, TokenCache, key};
-use crate::config::{Access, KeystoneConfig, ServiceCredentials};
+use crate::config::{Access, KeystoneConfig, RolePolicy, ServiceCredentials};
 use crate::error::{KeystoneError, Step, keystone_message};
 use crate::identity::{KeystoneIdentity, TokenDocument};
 
@@ -108,6 +108,11 @@ impl KeystoneValidator {
     /// What `identity` may do under the configured role mapping.
     pub fn access(&self, identity: &KeystoneIdentity) -> Access {
         self.config.roles.access(identity)
+    }
+
+    /// The role mapping.
+    pub fn roles(&self) -> &RolePolicy {
+        &self.config.roles
     }
 
     /// Number of tokens in the cache.
