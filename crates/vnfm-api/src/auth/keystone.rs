@@ -104,7 +104,7 @@ pub(crate) fn check_method(caller: &Caller, method: &Method) -> Result<(), ApiEr
         .map(|k| format!("the Keystone user `{}` in {}", k.user_name, k.scope()))
         .unwrap_or_else(|| format!("the client `{}`", caller.client_id));
     Err(ApiError::Forbidden(format!(
-        "{who} may only read: {method} needs a role that allows changes (by default member or admin)"
+        "{who} may only read: {method} needs a Keystone role that allows changes (`vnfm serve --keystone-writer-roles`, by default member or admin)"
     )))
 }
 
