@@ -145,6 +145,9 @@ impl KeystoneArgs {
             writer: roles(&self.keystone_writer_roles),
             admin: roles(&self.keystone_admin_roles),
         };
+        // The validator's HTTP client needs the process's TLS provider (ring), which the
+        // server would install only later.
+        let _ = rustls::crypto::ring::default_provider().install_default();
         let validator =
             KeystoneValidator::new(config).map_err(|e| format!("--keystone-url {url}: {e}"))?;
         Ok(Some(Arc::new(validator)))
@@ -165,7 +168,7 @@ mod tests {
 
     #[test]
     fn the_secret_comes_from_the_file_and_roles_from_lists() {
-        let _ = rustls::crypto::ring::default_provider().install_default();
+        // No TLS provider is installed first: `validator` installs it, as `vnfm serve` needs.
         let dir = tempfile::tempdir().unwrap();
         let pw = dir.path().join("pw");
         std::fs::write(&pw, "s3cret-pw\n").unwrap();
