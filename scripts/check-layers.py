@@ -33,6 +33,8 @@ RULES = [
     ("vnfm-plugin-sdk", {"vnfm-types", "vnfm-lcm", "vnfm-driver-api"}, "plugins build against the frozen wire format only"),
     ("vnfm-api", DRIVERS | {"vnfm-outbound"}, "the REST facade receives assembled services"),
     ("vnfm-outbound", {"vnfm-lcm", "vnfm-api", "vnfm-store"}, "adapters never see the core"),
+    ("vnfm-keystone", {"vnfm-lcm", "vnfm-api", "vnfm-store", "vnfm-driver-api"} | DRIVERS | SQL,
+     "Keystone token validation is a leaf the REST facade uses"),
 ]
 
 # (crate, source text, why): production sources of the crate (files outside `tests`) must not

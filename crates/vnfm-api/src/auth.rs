@@ -1,5 +1,7 @@
 //! Authentication: OAuth 2.0 client credentials (RFC 6749 clause 4.4) with a built-in token
-//! endpoint, and HTTP Basic as an option.
+//! endpoint, HTTP Basic as an option, and OpenStack Keystone tokens (`X-Auth-Token`) when a
+//! [`KeystoneValidator`] is configured ([`Authenticator::with_keystone`]; see the `keystone`
+//! module for the answers).
 //!
 //! Access tokens are Fernet tokens (sealed with the server's token keyring) carrying the
 //! client id and the expiry: every replica that shares the token key file accepts them, no
@@ -21,7 +23,11 @@ use vnfm_lcm::Keyring;
 use vnfm_store::{Store, StoreError};
 use vnfm_types::SecretString;
 
+use vnfm_keystone::KeystoneValidator;
+
 use crate::error::ApiError;
+
+mod keystone;
 
 /// Default lifetime of access tokens.
 pub const DEFAULT_TOKEN_TTL: Duration = Duration::from_secs(3600);
@@ -76,6 +82,8 @@ pub struct Authenticator {
     allow_basic: bool,
     token_ttl: Duration,
     tokens: Arc<Keyring>,
+    /// Validates `X-Auth-Token` headers, when Keystone authentication is on.
+    keystone: Option<Arc<KeystoneValidator>>,
 }
 
 impl std::fmt::Debug for Authenticator {
@@ -87,6 +95,7 @@ impl std::fmt::Debug for Authenticator {
             )
             .field("allow_basic", &self.allow_basic)
             .field("token_ttl", &self.token_ttl)
+            .field("keystone", &self.keystone.as_ref().map(|k| k.url()))
             .finish()
     }
 }
@@ -117,8 +126,44 @@ fn same_digest(a: &[u8; 32], b: &[u8; 32]) -> bool {
 /// The authenticated caller.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Caller {
-    /// The OAuth 2.0 client id.
+    /// The OAuth 2.0 client id, or the Keystone user id of a caller authenticated with
+    /// `X-Auth-Token`.
     pub client_id: String,
+    /// The Keystone user and project of a caller authenticated with `X-Auth-Token`.
+    pub keystone: Option<KeystoneCaller>,
+    /// Whether the caller may change resources (`POST`, `PUT`, `PATCH`, `DELETE`); always
+    /// for OAuth 2.0 and Basic clients, from the roles for Keystone callers.
+    pub may_write: bool,
+    /// Whether the caller sees every project's resources; always for OAuth 2.0 and Basic
+    /// clients, from the roles for Keystone callers.
+    pub all_projects: bool,
+}
+
+/// The Keystone side of a [`Caller`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeystoneCaller {
+    /// User id.
+    pub user_id: String,
+    /// User name.
+    pub user_name: String,
+    /// The project the token is scoped to (none for domain- or system-scoped tokens).
+    pub project_id: Option<String>,
+    /// That project's name.
+    pub project_name: Option<String>,
+    /// The token's role names.
+    pub roles: Vec<String>,
+}
+
+impl Caller {
+    /// An OAuth 2.0 or Basic client: may read and write everything.
+    pub fn client(client_id: impl Into<String>) -> Caller {
+        Caller {
+            client_id: client_id.into(),
+            keystone: None,
+            may_write: true,
+            all_projects: true,
+        }
+    }
 }
 
 impl Authenticator {
@@ -139,6 +184,34 @@ impl Authenticator {
             allow_basic,
             token_ttl,
             tokens,
+            keystone: None,
+        }
+    }
+
+    /// Also accepts Keystone tokens in `X-Auth-Token`, validated by `validator`.
+    pub fn with_keystone(mut self, validator: Arc<KeystoneValidator>) -> Authenticator {
+        self.keystone = Some(validator);
+        self
+    }
+
+    /// The caller behind a request's headers: its `X-Auth-Token` when Keystone authentication
+    /// is on and the header is present, else its `Authorization`.
+    pub async fn authenticate_request(&self, headers: &HeaderMap) -> Result<Caller, ApiError> {
+        let authorization = headers
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok());
+        let x_auth = headers.get(keystone::X_AUTH_TOKEN);
+        match (&self.keystone, x_auth) {
+            (Some(validator), Some(token)) => keystone::authenticate(validator, token).await,
+            (None, Some(_)) if authorization.is_none() => Err(ApiError::Unauthorized(
+                "Keystone tokens (X-Auth-Token) are not accepted by this server: send `Authorization: Bearer <token>` with a token from POST /oauth2/token"
+                    .into(),
+            )),
+            (Some(_), None) if authorization.is_none() => Err(ApiError::Unauthorized(
+                "authentication required: send `X-Auth-Token` with a Keystone token, or `Authorization: Bearer <token>` with a token from POST /oauth2/token"
+                    .into(),
+            )),
+            _ => self.authenticate_shared(authorization).await,
         }
     }
 
@@ -287,9 +360,7 @@ impl Authenticator {
             if !self.known().iter().any(|(id, _)| *id == claims.sub) {
                 return Err(invalid());
             }
-            return Ok(Caller {
-                client_id: claims.sub,
-            });
+            return Ok(Caller::client(claims.sub));
         }
         if scheme.eq_ignore_ascii_case("basic") {
             if !self.allow_basic {
@@ -301,7 +372,7 @@ impl Authenticator {
             let (id, secret) = decode_basic(credentials)
                 .ok_or_else(|| ApiError::Unauthorized("malformed Basic credentials".into()))?;
             if self.check_client(&id, &secret) {
-                return Ok(Caller { client_id: id });
+                return Ok(Caller::client(id));
             }
             return Err(ApiError::Unauthorized("invalid client id or secret".into()));
         }
@@ -365,24 +436,23 @@ fn decode_basic(credentials: &str) -> Option<(String, String)> {
     Some((id.to_owned(), secret.to_owned()))
 }
 
-/// Middleware: refuses requests without valid credentials and adds the [`Caller`] to the
-/// request extensions.
+/// Middleware: refuses requests without valid credentials (`401`), or whose caller may not
+/// use the method (`403`: a read-only Keystone role and a method that changes resources), and
+/// adds the [`Caller`] to the request extensions.
 pub async fn require_auth(
     State(auth): State<Arc<Authenticator>>,
     mut request: Request,
     next: Next,
 ) -> Response {
-    let header = request
-        .headers()
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok());
-    match auth.authenticate_shared(header).await {
-        Ok(caller) => {
-            request.extensions_mut().insert(caller);
-            next.run(request).await
-        }
-        Err(e) => e.into_response(),
+    let caller = match auth.authenticate_request(request.headers()).await {
+        Ok(caller) => caller,
+        Err(e) => return e.into_response(),
+    };
+    if let Err(e) = keystone::check_method(&caller, request.method()) {
+        return e.into_response();
     }
+    request.extensions_mut().insert(caller);
+    next.run(request).await
 }
 
 /// Form of `POST /oauth2/token`.

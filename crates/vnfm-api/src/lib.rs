@@ -10,7 +10,8 @@
 //! | `/openapi.json`, `/healthz`, `/readyz`, `/metrics` | operations |
 //!
 //! Every endpoint except the token endpoint, `/healthz` and `/readyz` requires
-//! authentication ([`auth`]). Errors are `application/problem+json` ProblemDetails
+//! authentication ([`auth`]: an OAuth 2.0 bearer token, or a Keystone `X-Auth-Token` when a
+//! validator is configured). Errors are `application/problem+json` ProblemDetails
 //! ([`ApiError`]). Lists follow SOL013: attribute filters, attribute selectors and paging with
 //! `nextpage_opaque_marker` ([`listing`]).
 //!

@@ -17,8 +17,8 @@ use utoipa::openapi::path::{
 };
 use utoipa::openapi::request_body::RequestBodyBuilder;
 use utoipa::openapi::security::{
-    ClientCredentials, Flow, Http, HttpAuthScheme, OAuth2, Scopes, SecurityRequirement,
-    SecurityScheme,
+    ApiKey, ApiKeyValue, ClientCredentials, Flow, Http, HttpAuthScheme, OAuth2, Scopes,
+    SecurityRequirement, SecurityScheme,
 };
 use utoipa::openapi::{
     ComponentsBuilder, ContentBuilder, InfoBuilder, OpenApi, OpenApiBuilder, PathsBuilder, Ref,
@@ -745,7 +745,8 @@ fn build() -> OpenApi {
             if !public {
                 b = b
                     .security(SecurityRequirement::new("oauth2", Vec::<String>::new()))
-                    .security(SecurityRequirement::new("basic", Vec::<String>::new()));
+                    .security(SecurityRequirement::new("basic", Vec::<String>::new()))
+                    .security(SecurityRequirement::new("keystone", Vec::<String>::new()));
             }
             let operation = b.build();
             item = Some(match item {
@@ -771,6 +772,13 @@ fn build() -> OpenApi {
         .security_scheme(
             "basic",
             SecurityScheme::Http(Http::new(HttpAuthScheme::Basic)),
+        )
+        .security_scheme(
+            "keystone",
+            SecurityScheme::ApiKey(ApiKey::Header(ApiKeyValue::with_description(
+                "X-Auth-Token",
+                "An OpenStack Keystone token; accepted when the server runs with --keystone-url",
+            ))),
         );
     for (name, mut schema) in component_schemas() {
         relocate_refs(&mut schema);

@@ -56,6 +56,8 @@ pub struct StateOptions {
     pub clients: Vec<ClientCredentials>,
     /// Accept HTTP Basic with a client id and secret.
     pub allow_basic_auth: bool,
+    /// Accept Keystone tokens (`X-Auth-Token`), validated by this validator.
+    pub keystone: Option<Arc<vnfm_keystone::KeystoneValidator>>,
     /// Lifetime of access tokens.
     pub token_ttl: Duration,
     /// Accept the test VIM's request parameters (`additionalParams.testVim`): set it when the
@@ -86,6 +88,7 @@ impl std::fmt::Debug for StateOptions {
             .field("data_dir", &self.data_dir)
             .field("clients", &self.clients)
             .field("allow_basic_auth", &self.allow_basic_auth)
+            .field("keystone", &self.keystone)
             .field("enable_test_vim", &self.enable_test_vim)
             .field("limits", &self.limits)
             .field("upload_allow_list", &self.upload_allow_list)
@@ -101,6 +104,7 @@ impl StateOptions {
             tls: false,
             clients: Vec::new(),
             allow_basic_auth: false,
+            keystone: None,
             token_ttl: DEFAULT_TOKEN_TTL,
             enable_test_vim: false,
             upload_allow_list: Vec::new(),
@@ -201,12 +205,16 @@ impl AppState {
         let bootstrap = bootstrap_client(&credentials_file)?;
         let mut clients = vec![bootstrap];
         clients.extend(options.clients.iter().cloned());
-        let auth = Arc::new(Authenticator::new(
+        let mut auth = Authenticator::new(
             &clients,
             token_keys,
             options.allow_basic_auth,
             options.token_ttl,
-        ));
+        );
+        if let Some(validator) = &options.keystone {
+            auth = auth.with_keystone(validator.clone());
+        }
+        let auth = Arc::new(auth);
         let store = services.store.clone();
         auth.share_clients(store.clone())
             .await

@@ -126,6 +126,8 @@ pub struct ServeArgs {
     /// not found.
     #[arg(long, default_value = "python3", value_name = "PATH")]
     python: PathBuf,
+    #[command(flatten)]
+    keystone: crate::serve_keystone::KeystoneArgs,
     /// Log format.
     #[arg(long, default_value = "text", value_parser = ["text", "json"])]
     log_format: String,
@@ -333,6 +335,8 @@ pub fn run(args: ServeArgs) -> Result<ExitCode, String> {
     state.limits.header_read_timeout = Duration::from_secs(args.header_timeout.max(1));
     state.limits.body_read_timeout = Duration::from_secs(args.body_timeout.max(1));
     state.metrics = Some(metrics);
+    let keystone = args.keystone.validator()?;
+    state.keystone = keystone.clone();
     let options = ServeOptions {
         listen: args.listen,
         tls_cert: args.tls_cert.clone(),
@@ -345,6 +349,14 @@ pub fn run(args: ServeArgs) -> Result<ExitCode, String> {
         .build()
         .map_err(|e| format!("cannot start the runtime: {e}"))?;
     let basic = args.allow_basic_auth;
+    if let Some(validator) = &keystone {
+        // Wrong service credentials show now; the server starts anyway (Keystone may come
+        // up later) and answers Keystone requests 503 until it can validate them.
+        if let Err(e) = runtime.block_on(validator.authenticate_service()) {
+            tracing::warn!(url = validator.url(), error = %e, "the Keystone service identity cannot authenticate");
+        }
+    }
+    let keystone_url = keystone.as_ref().map(|k| k.url().to_owned());
     let outcome = runtime.block_on(vnfm_api::serve(services, options, |s| {
         let base = format!("{}://{}", s.scheme, s.addr);
         let mut lines = vec![
@@ -363,6 +375,11 @@ pub fn run(args: ServeArgs) -> Result<ExitCode, String> {
         ];
         if basic {
             lines.push("HTTP Basic with the client id and secret is accepted too".into());
+        }
+        if let Some(url) = &keystone_url {
+            lines.push(format!(
+                "Keystone tokens (X-Auth-Token) are accepted too, validated by {url}"
+            ));
         }
         // The start lines are a courtesy: a closed or broken standard output (a pipe whose
         // reader is gone) must not stop the server, as `println!` would by panicking.

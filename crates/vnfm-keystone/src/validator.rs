@@ -1,0 +1,354 @@
+//! [`KeystoneValidator`]: gets and renews its own service token, and validates callers'
+//! tokens with it (`GET /v3/auth/tokens`, `X-Subject-Token`), through the bounded cache.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime};
+
+use reqwest::StatusCode;
+use reqwest::header::HeaderValue;
+use serde_json::json;
+use tokio::sync::Mutex;
+
+use crate::cache::{Lookup, TokenCache, key};
+use crate::config::{Access, KeystoneConfig, RolePolicy, ServiceCredentials};
+use crate::error::{KeystoneError, Step, keystone_message};
+use crate::identity::{KeystoneIdentity, TokenDocument};
+
+/// Longest token accepted for validation; longer values are refused without asking Keystone
+/// (Fernet tokens are under 300 bytes, PKI tokens of old releases a few KiB).
+const MAX_TOKEN_LEN: usize = 16 * 1024;
+
+/// The service token is renewed this long before it expires.
+const RENEW_MARGIN: Duration = Duration::from_secs(60);
+
+struct ServiceToken {
+    value: HeaderValue,
+    renew_at: Instant,
+}
+
+/// Validates Keystone v3 tokens for the REST server. Cheap to share behind an `Arc`; one per
+/// server.
+pub struct KeystoneValidator {
+    base: String,
+    credentials: ServiceCredentials,
+    config: KeystoneConfig,
+    http: reqwest::Client,
+    service: Mutex<Option<ServiceToken>>,
+    cache: TokenCache,
+}
+
+impl std::fmt::Debug for KeystoneValidator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("KeystoneValidator")
+            .field("url", &self.base)
+            .field("credentials", &self.credentials)
+            .field("revalidate_after", &self.config.revalidate_after)
+            .field("cache_capacity", &self.config.cache_capacity)
+            .field("roles", &self.config.roles)
+            .finish_non_exhaustive()
+    }
+}
+
+/// `url` without a trailing `/`, ending in `/v3`.
+fn identity_base(url: &str) -> Result<String, KeystoneError> {
+    let invalid = |reason: &str| KeystoneError::InvalidUrl {
+        url: url.to_owned(),
+        reason: reason.to_owned(),
+    };
+    let parsed = reqwest::Url::parse(url).map_err(|e| invalid(&e.to_string()))?;
+    if !matches!(parsed.scheme(), "http" | "https") {
+        return Err(invalid("the scheme must be http or https"));
+    }
+    if parsed.query().is_some() || parsed.fragment().is_some() {
+        return Err(invalid("a query or fragment is not allowed"));
+    }
+    let trimmed = url.trim_end_matches('/');
+    Ok(if trimmed.ends_with("/v3") {
+        trimmed.to_owned()
+    } else {
+        format!("{trimmed}/v3")
+    })
+}
+
+fn sensitive(value: &str) -> Option<HeaderValue> {
+    let mut v = HeaderValue::from_str(value).ok()?;
+    v.set_sensitive(true);
+    Some(v)
+}
+
+impl KeystoneValidator {
+    /// A validator for `config` (no request is made yet; see
+    /// [`KeystoneValidator::authenticate_service`]). The process must have installed a
+    /// rustls crypto provider (ring) before.
+    pub fn new(config: KeystoneConfig) -> Result<KeystoneValidator, KeystoneError> {
+        let base = identity_base(&config.url)?;
+        let http = reqwest::Client::builder()
+            .timeout(config.request_timeout)
+            .connect_timeout(config.request_timeout.min(Duration::from_secs(5)))
+            // Tokens go to the configured Keystone only.
+            .redirect(reqwest::redirect::Policy::none())
+            .user_agent(concat!("vnfm-keystone/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .map_err(KeystoneError::Client)?;
+        Ok(KeystoneValidator {
+            base,
+            credentials: config.credentials.clone(),
+            cache: TokenCache::new(config.cache_capacity, config.revalidate_after),
+            config,
+            http,
+            service: Mutex::new(None),
+        })
+    }
+
+    /// The identity endpoint requests go to (`.../v3`).
+    pub fn url(&self) -> &str {
+        &self.base
+    }
+
+    /// What `identity` may do under the configured role mapping.
+    pub fn access(&self, identity: &KeystoneIdentity) -> Access {
+        self.config.roles.access(identity)
+    }
+
+    /// The role mapping.
+    pub fn roles(&self) -> &RolePolicy {
+        &self.config.roles
+    }
+
+    /// Number of tokens in the cache.
+    pub fn cached_tokens(&self) -> usize {
+        self.cache.len()
+    }
+
+    /// Gets a service token now (when none is held or it is due for renewal), so that wrong
+    /// service credentials show at start rather than at the first request.
+    pub async fn authenticate_service(&self) -> Result<(), KeystoneError> {
+        self.service_token(false).await.map(|_| ())
+    }
+
+    /// The caller behind `token`: from the cache when Keystone confirmed it within
+    /// [`KeystoneConfig::revalidate_after`] and it has not expired, else from Keystone.
+    ///
+    /// [`KeystoneError::InvalidToken`] when the token is unknown, malformed, expired or
+    /// revoked; any other error when Keystone could not tell.
+    pub async fn validate(&self, token: &str) -> Result<Arc<KeystoneIdentity>, KeystoneError> {
+        let token = token.trim();
+        if token.is_empty() || token.len() > MAX_TOKEN_LEN {
+            return Err(KeystoneError::InvalidToken);
+        }
+        let subject = sensitive(token).ok_or(KeystoneError::InvalidToken)?;
+        let k = key(token);
+        match self.cache.lookup(&k, Instant::now(), SystemTime::now()) {
+            Lookup::Fresh(identity) => return Ok(identity),
+            Lookup::Expired => return Err(KeystoneError::InvalidToken),
+            Lookup::Ask => {}
+        }
+        let asked = Instant::now();
+        match self.ask(&subject).await {
+            Ok(identity) if identity.expires_at > SystemTime::now() => {
+                let identity = Arc::new(identity);
+                self.cache.confirm(k, identity.clone(), asked);
+                Ok(identity)
+            }
+            Ok(_) | Err(KeystoneError::InvalidToken) => {
+                self.cache.forget(&k);
+                Err(KeystoneError::InvalidToken)
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// `GET /v3/auth/tokens` for `subject`, renewing the service token once if Keystone
+    /// refuses it.
+    async fn ask(&self, subject: &HeaderValue) -> Result<KeystoneIdentity, KeystoneError> {
+        let url = format!("{}/auth/tokens?nocatalog", self.base);
+        let mut renewed = false;
+        loop {
+            let service = self.service_token(renewed).await?;
+            let response = self
+                .http
+                .get(&url)
+                .header("X-Auth-Token", service)
+                .header("X-Subject-Token", subject.clone())
+                .send()
+                .await
+                .map_err(|source| KeystoneError::Unreachable {
+                    step: Step::Validate,
+                    source,
+                })?;
+            let status = response.status();
+            match status {
+                StatusCode::OK => {
+                    let doc: TokenDocument =
+                        response
+                            .json()
+                            .await
+                            .map_err(|source| KeystoneError::Decode {
+                                step: Step::Validate,
+                                source,
+                            })?;
+                    return doc.into_identity();
+                }
+                StatusCode::NOT_FOUND => return Err(KeystoneError::InvalidToken),
+                // Keystone answers 401 when the service token is no longer valid (revoked,
+                // its user disabled): renew it once, then a 401 is about the subject token.
+                StatusCode::UNAUTHORIZED if !renewed => {
+                    tracing::debug!("Keystone refused the service token; renewing it");
+                    renewed = true;
+                }
+                StatusCode::UNAUTHORIZED => return Err(KeystoneError::InvalidToken),
+                _ => {
+                    let body = response.text().await.unwrap_or_default();
+                    return Err(KeystoneError::Status {
+                        step: Step::Validate,
+                        status: status.as_u16(),
+                        message: keystone_message(&body, status),
+                    });
+                }
+            }
+        }
+    }
+
+    /// The service token: the held one unless it is due for renewal or `renew` is set.
+    async fn service_token(&self, renew: bool) -> Result<HeaderValue, KeystoneError> {
+        let mut held = self.service.lock().await;
+        if let Some(t) = held.as_ref()
+            && !renew
+            && Instant::now() < t.renew_at
+        {
+            return Ok(t.value.clone());
+        }
+        *held = None;
+        let fresh = self.issue_service_token().await?;
+        let value = fresh.value.clone();
+        *held = Some(fresh);
+        Ok(value)
+    }
+
+    /// `POST /v3/auth/tokens` with the service credentials.
+    async fn issue_service_token(&self) -> Result<ServiceToken, KeystoneError> {
+        let step = Step::ServiceToken;
+        let body = match &self.credentials {
+            ServiceCredentials::Password {
+                user,
+                password,
+                user_domain,
+                project,
+                project_domain,
+            } => json!({"auth": {
+                "identity": {"methods": ["password"], "password": {"user": {
+                    "name": user, "domain": {"name": user_domain},
+                    "password": password.expose()}}},
+                "scope": {"project": {"name": project, "domain": {"name": project_domain}}}
+            }}),
+            ServiceCredentials::ApplicationCredential { id, secret } => json!({"auth": {
+                "identity": {"methods": ["application_credential"],
+                    "application_credential": {"id": id, "secret": secret.expose()}}
+            }}),
+        };
+        let response = self
+            .http
+            .post(format!("{}/auth/tokens?nocatalog", self.base))
+            .json(&body)
+            .send()
+            .await
+            .map_err(|source| KeystoneError::Unreachable { step, source })?;
+        drop(body);
+        let status = response.status();
+        if !status.is_success() {
+            let text = response.text().await.unwrap_or_default();
+            let message = keystone_message(&text, status);
+            return Err(if status == StatusCode::UNAUTHORIZED {
+                KeystoneError::ServiceCredentials {
+                    status: status.as_u16(),
+                    message,
+                }
+            } else {
+                KeystoneError::Status {
+                    step,
+                    status: status.as_u16(),
+                    message,
+                }
+            });
+        }
+        let value = response
+            .headers()
+            .get("X-Subject-Token")
+            .and_then(|v| v.to_str().ok())
+            .and_then(sensitive)
+            .ok_or(KeystoneError::MissingSubjectToken(step))?;
+        let doc: TokenDocument = response
+            .json()
+            .await
+            .map_err(|source| KeystoneError::Decode { step, source })?;
+        let expires_at = doc.expires_at(step)?;
+        let left = expires_at
+            .duration_since(SystemTime::now())
+            .unwrap_or_default();
+        // Renew a minute before expiry; a short-lived token at half its life.
+        let renew_in = if left > 2 * RENEW_MARGIN {
+            left - RENEW_MARGIN
+        } else {
+            left / 2
+        };
+        tracing::debug!(
+            url = %self.base,
+            expires_in_secs = left.as_secs(),
+            "Keystone service token obtained"
+        );
+        Ok(ServiceToken {
+            value,
+            renew_at: Instant::now() + renew_in,
+        })
+    }
+}
+
+/// Keeps the service token's value out of reach of `Debug`.
+impl std::fmt::Debug for ServiceToken {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ServiceToken")
+            .field("renew_at", &self.renew_at)
+            .finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use vnfm_types::SecretString;
+
+    use super::*;
+
+    #[test]
+    fn the_identity_endpoint_ends_in_v3() {
+        assert_eq!(
+            identity_base("http://127.0.0.1:5000").unwrap(),
+            "http://127.0.0.1:5000/v3"
+        );
+        assert_eq!(
+            identity_base("https://cloud.example/identity/v3/").unwrap(),
+            "https://cloud.example/identity/v3"
+        );
+        assert!(identity_base("ftp://x/v3").is_err());
+        assert!(identity_base("keystone:5000").is_err());
+        assert!(identity_base("http://k/v3?x=1").is_err());
+    }
+
+    #[tokio::test]
+    async fn malformed_tokens_are_refused_without_asking_keystone() {
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        // A closed port: asking Keystone would answer Unreachable, not InvalidToken.
+        let v = KeystoneValidator::new(KeystoneConfig::new(
+            "http://127.0.0.1:9/v3",
+            ServiceCredentials::ApplicationCredential {
+                id: "x".into(),
+                secret: SecretString::new("y"),
+            },
+        ))
+        .unwrap();
+        for token in ["", "   ", "line\nbreak", &"a".repeat(MAX_TOKEN_LEN + 1)] {
+            assert!(v.validate(token).await.unwrap_err().is_invalid_token());
+        }
+        let e = v.validate("well-formed").await.unwrap_err();
+        assert!(matches!(e, KeystoneError::Unreachable { .. }), "{e:?}");
+    }
+}
