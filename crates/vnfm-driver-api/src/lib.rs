@@ -10,6 +10,8 @@
 //! - [`ResolvedVim`] ([`vim`]): a VIM connection with its secrets, redacted in `Debug`.
 //! - [`ArtifactSource`] ([`artifact`]): read access to the package files.
 //! - [`RunControl`] ([`control`]): the deadline and cancellation flag of a step.
+//! - [`inventory`]: the VIM-independent parts of a driver's inventory (recorded resources,
+//!   stable ids, resource changes).
 //! - [`memory`]: in-memory drivers for tests and benchmarks.
 //!
 //! Drivers depend on this crate, `vnfm-types` and `vnfm-descriptor` only, never on the core.
@@ -106,6 +108,7 @@ pub mod artifact;
 pub mod control;
 pub mod error;
 pub mod infra;
+pub mod inventory;
 pub mod memory;
 pub mod mgmt;
 pub mod nfvo;
