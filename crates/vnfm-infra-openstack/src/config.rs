@@ -181,7 +181,7 @@ impl DriverConfig {
         let environment: Value =
             serde_saphyr::from_str(&text).map_err(|source| OpenStackError::EnvironmentYaml {
                 path: path.to_path_buf(),
-                source,
+                source: Box::new(source),
             })?;
         if !environment.is_object() {
             return Err(fail(

@@ -195,9 +195,9 @@ pub enum OpenStackError {
     TemplateYaml {
         /// Package path of the template.
         path: String,
-        /// The YAML reader's error.
+        /// The YAML reader's error (boxed: it is large).
         #[source]
-        source: serde_saphyr::Error,
+        source: Box<serde_saphyr::Error>,
     },
 
     /// A generated Heat template could not be written out.
@@ -229,9 +229,9 @@ pub enum OpenStackError {
     EnvironmentYaml {
         /// The environment file.
         path: std::path::PathBuf,
-        /// The YAML reader's error.
+        /// The YAML reader's error (boxed: it is large).
         #[source]
-        source: serde_saphyr::Error,
+        source: Box<serde_saphyr::Error>,
     },
 
     /// The request, the VNFD or the recorded instance does not allow the operation.

@@ -71,7 +71,7 @@ pub fn parse_template(path: &str, bytes: &[u8]) -> Result<Value, OpenStackError>
     })?;
     let v: Value = serde_saphyr::from_str(text).map_err(|source| OpenStackError::TemplateYaml {
         path: path.to_string(),
-        source,
+        source: Box::new(source),
     })?;
     if !v.is_object() || v.get("heat_template_version").is_none() {
         return Err(OpenStackError::Template {
