@@ -134,7 +134,7 @@ pub fn main() -> ExitCode {
     }
 }
 
-fn run_package(command: PackageCommand) -> Result<ExitCode, String> {
+fn run_package(command: PackageCommand) -> Result<ExitCode, client::error::ClientError> {
     match command {
         PackageCommand::Validate(args) => package_cmd::validate(&args),
         PackageCommand::Show(args) => package_cmd::show(&args),
@@ -142,7 +142,7 @@ fn run_package(command: PackageCommand) -> Result<ExitCode, String> {
 }
 
 /// The exit code of a command, or 2 after printing its usage error.
-fn finish(result: Result<ExitCode, String>) -> ExitCode {
+fn finish<E: std::fmt::Display>(result: Result<ExitCode, E>) -> ExitCode {
     result.unwrap_or_else(|usage| {
         eprintln!("vnfm: {usage}");
         ExitCode::from(2)

@@ -7,15 +7,19 @@ use serde_json::json;
 use vnfm::csar::VerifyOptions;
 use vnfm::package::{InspectOptions, PackageReport, inspect};
 
+use crate::client::error::ClientError;
 use crate::render;
 use crate::{CheckOptions, ShowArgs, ValidateArgs};
 
 /// Builds inspection options; an unreadable trusted-root file is a usage error.
-fn options(check: &CheckOptions) -> Result<InspectOptions, String> {
+fn options(check: &CheckOptions) -> Result<InspectOptions, ClientError> {
     let mut trusted_roots_pem = Vec::new();
     for path in &check.trusted_roots {
-        let pem = std::fs::read(path)
-            .map_err(|e| format!("cannot read trusted root `{}`: {e}", path.display()))?;
+        let pem = std::fs::read(path).map_err(|source| ClientError::ReadFile {
+            what: "trusted root",
+            path: path.clone(),
+            source,
+        })?;
         trusted_roots_pem.push(pem);
     }
     Ok(InspectOptions {
@@ -29,7 +33,7 @@ fn options(check: &CheckOptions) -> Result<InspectOptions, String> {
 }
 
 /// Exit code 0 when every package is valid, 1 otherwise.
-pub(crate) fn validate(args: &ValidateArgs) -> Result<ExitCode, String> {
+pub(crate) fn validate(args: &ValidateArgs) -> Result<ExitCode, ClientError> {
     let opts = options(&args.check)?;
     let mut invalid = 0usize;
     let mut json_reports = Vec::new();
@@ -74,7 +78,7 @@ pub(crate) fn validate(args: &ValidateArgs) -> Result<ExitCode, String> {
 }
 
 /// Exit code 0 when the package is valid, 1 otherwise.
-pub(crate) fn show(args: &ShowArgs) -> Result<ExitCode, String> {
+pub(crate) fn show(args: &ShowArgs) -> Result<ExitCode, ClientError> {
     let opts = options(&args.check)?;
     let report = inspect(&args.package, &opts);
     let path = args.package.display().to_string();

@@ -7,26 +7,45 @@
 use sha2::{Digest, Sha256, Sha384, Sha512};
 
 use crate::der::{Reader, Tlv, oid, tag};
+use crate::error::CsarError;
 
-/// Why a CMS structure was not read.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Why a CMS structure was not read: the error, sorted by whether the structure is broken
+/// or only uses what this reader does not accept.
+#[derive(Debug)]
 pub(crate) enum CmsError {
     /// The bytes are not a well-formed `SignedData`.
-    Malformed(String),
+    Malformed(CsarError),
     /// Well-formed, but made with an algorithm or option this reader does not accept.
-    Unsupported(String),
+    Unsupported(CsarError),
 }
 
-impl From<String> for CmsError {
-    fn from(message: String) -> CmsError {
-        CmsError::Malformed(message)
+impl CmsError {
+    /// The error, whichever class it is in.
+    pub fn into_inner(self) -> CsarError {
+        match self {
+            CmsError::Malformed(e) | CmsError::Unsupported(e) => e,
+        }
     }
 }
 
-impl From<&str> for CmsError {
-    fn from(message: &str) -> CmsError {
-        CmsError::Malformed(message.to_string())
+impl From<CsarError> for CmsError {
+    fn from(e: CsarError) -> CmsError {
+        CmsError::Malformed(e)
     }
+}
+
+/// A malformed structure, saying `problem`.
+fn malformed(problem: impl Into<String>) -> CmsError {
+    CmsError::Malformed(CsarError::Cms {
+        problem: problem.into(),
+    })
+}
+
+/// An algorithm or option not accepted, saying `problem`.
+fn unsupported(problem: impl Into<String>) -> CmsError {
+    CmsError::Unsupported(CsarError::UnsupportedSignature {
+        problem: problem.into(),
+    })
 }
 
 /// A parsed `SignedData` whose content is detached.
@@ -82,10 +101,10 @@ impl DigestAlgorithm {
             oid::SHA256 => Ok(DigestAlgorithm::Sha256),
             oid::SHA384 => Ok(DigestAlgorithm::Sha384),
             oid::SHA512 => Ok(DigestAlgorithm::Sha512),
-            oid::SHA1 => Err(CmsError::Unsupported(
-                "SHA-1 digests are not accepted; sign with SHA-256 or better".into(),
+            oid::SHA1 => Err(unsupported(
+                "SHA-1 digests are not accepted; sign with SHA-256 or better",
             )),
-            other => Err(CmsError::Unsupported(format!(
+            other => Err(unsupported(format!(
                 "digest algorithm {} is not supported; use SHA-256, SHA-384 or SHA-512",
                 dotted(other)
             ))),
@@ -137,7 +156,7 @@ impl SignatureAlgorithm {
             oid::ECDSA_WITH_SHA384 => SignatureAlgorithm::Ecdsa(DigestAlgorithm::Sha384),
             oid::ECDSA_WITH_SHA512 => SignatureAlgorithm::Ecdsa(DigestAlgorithm::Sha512),
             other => {
-                return Err(CmsError::Unsupported(format!(
+                return Err(unsupported(format!(
                     "signature algorithm {} is not supported; RSA (PKCS #1 v1.5 or PSS) and \
                      ECDSA with SHA-2 are accepted",
                     dotted(other)
@@ -150,7 +169,7 @@ impl SignatureAlgorithm {
 /// The hash of RSASSA-PSS parameters. Its default, SHA-1, is refused, and so is a salt
 /// length other than the hash length: that is the only one *ring* verifies.
 fn pss_hash(params: Option<Tlv<'_>>) -> Result<DigestAlgorithm, CmsError> {
-    let params = params.ok_or("RSASSA-PSS without parameters")?;
+    let params = params.ok_or_else(|| malformed("RSASSA-PSS without parameters"))?;
     let mut fields = params
         .expect(tag::SEQUENCE, "RSASSA-PSS parameters")?
         .reader();
@@ -173,12 +192,12 @@ fn pss_hash(params: Option<Tlv<'_>>) -> Result<DigestAlgorithm, CmsError> {
                 .try_fold(0usize, |acc, b| {
                     acc.checked_mul(256).map(|v| v + usize::from(*b))
                 })
-                .ok_or("RSASSA-PSS salt length too large")?
+                .ok_or_else(|| malformed("RSASSA-PSS salt length too large"))?
         }
         None => 20,
     };
     if salt_len != hash.output_len() {
-        return Err(CmsError::Unsupported(format!(
+        return Err(unsupported(format!(
             "RSASSA-PSS signatures with a {salt_len}-byte salt are not supported; the salt must \
              be as long as the digest ({} bytes: `openssl cms -sign -keyopt \
              rsa_pss_saltlen:digest`)",
@@ -193,16 +212,15 @@ pub(crate) fn parse_signed_data(bytes: &[u8]) -> Result<SignedData<'_>, CmsError
     let mut outer = Reader::new(bytes);
     let content_info = outer.expect(tag::SEQUENCE, "ContentInfo")?;
     if !outer.is_empty() {
-        return Err("bytes after the ContentInfo".into());
+        return Err(malformed("bytes after the ContentInfo"));
     }
     let mut fields = content_info.reader();
     let content_type = fields.expect(tag::OID, "ContentInfo content type")?;
     if content_type.content != oid::SIGNED_DATA {
-        return Err(format!(
+        return Err(malformed(format!(
             "the CMS structure is {}, not SignedData",
             dotted(content_type.content)
-        )
-        .into());
+        )));
     }
     let explicit = fields.expect(tag::CONTEXT_0, "ContentInfo content")?;
     let signed_data = explicit.reader().expect(tag::SEQUENCE, "SignedData")?;
@@ -216,14 +234,15 @@ pub(crate) fn parse_signed_data(bytes: &[u8]) -> Result<SignedData<'_>, CmsError
         .expect(tag::OID, "EncapsulatedContentInfo content type")?
         .content;
     if econtent_type != oid::DATA {
-        return Err(format!(
+        return Err(malformed(format!(
             "the signed content type is {}, not id-data",
             dotted(econtent_type)
-        )
-        .into());
+        )));
     }
     if !encap_fields.is_empty() {
-        return Err("the signature embeds its content; SOL004 signatures are detached".into());
+        return Err(malformed(
+            "the signature embeds its content; SOL004 signatures are detached",
+        ));
     }
     let mut certificates = Vec::new();
     if let Some(set) = fields.optional(tag::CONTEXT_0, "SignedData certificates")? {
@@ -245,7 +264,7 @@ pub(crate) fn parse_signed_data(bytes: &[u8]) -> Result<SignedData<'_>, CmsError
         signers.push(parse_signer_info(info, econtent_type)?);
     }
     if signers.is_empty() {
-        return Err("the signature has no signer".into());
+        return Err(malformed("the signature has no signer"));
     }
     Ok(SignedData {
         certificates,
@@ -265,7 +284,11 @@ fn parse_signer_info<'a>(info: Tlv<'a>, econtent_type: &[u8]) -> Result<SignerIn
             SignerId::IssuerSerial { issuer, serial }
         }
         tag::CONTEXT_0_PRIMITIVE => SignerId::KeyId(sid_tlv.content),
-        other => return Err(format!("unknown signer identifier (tag 0x{other:02x})").into()),
+        other => {
+            return Err(malformed(format!(
+                "unknown signer identifier (tag 0x{other:02x})"
+            )));
+        }
     };
     let (digest_oid, _) = algorithm_identifier(
         fields.expect(tag::SEQUENCE, "SignerInfo digest algorithm")?,
@@ -294,10 +317,13 @@ fn parse_signer_info<'a>(info: Tlv<'a>, econtent_type: &[u8]) -> Result<SignerIn
 
 /// Reads the signed attributes; RFC 5652 requires a content type equal to the
 /// encapsulated one and exactly one message digest.
-fn signed_attributes<'a>(attrs: Tlv<'a>, econtent_type: &[u8]) -> Result<SignedAttrs<'a>, String> {
+fn signed_attributes<'a>(
+    attrs: Tlv<'a>,
+    econtent_type: &[u8],
+) -> Result<SignedAttrs<'a>, CmsError> {
     let header_len = attrs.raw.len() - attrs.content.len();
     if attrs.raw.ends_with(&[0, 0]) && attrs.raw.get(1) == Some(&0x80) {
-        return Err("signed attributes are not DER-encoded".to_string());
+        return Err(malformed("signed attributes are not DER-encoded"));
     }
     let mut signed_bytes = Vec::with_capacity(attrs.raw.len());
     signed_bytes.push(tag::SET);
@@ -319,16 +345,22 @@ fn signed_attributes<'a>(attrs: Tlv<'a>, econtent_type: &[u8]) -> Result<SignedA
         let mut value_reader = values.reader();
         let value = value_reader.read("signed attribute value")?;
         if slot.is_some() || !value_reader.is_empty() {
-            return Err(format!("signed attribute {} is repeated", dotted(kind)));
+            return Err(malformed(format!(
+                "signed attribute {} is repeated",
+                dotted(kind)
+            )));
         }
         *slot = Some(value);
     }
-    let content_type = content_type.ok_or("the signed attributes have no content type")?;
+    let content_type =
+        content_type.ok_or_else(|| malformed("the signed attributes have no content type"))?;
     if content_type.tag != tag::OID || content_type.content != econtent_type {
-        return Err("the signed content type differs from the encapsulated one".to_string());
+        return Err(malformed(
+            "the signed content type differs from the encapsulated one",
+        ));
     }
     let message_digest = message_digest
-        .ok_or("the signed attributes have no message digest")?
+        .ok_or_else(|| malformed("the signed attributes have no message digest"))?
         .expect(tag::OCTET_STRING, "message digest")?
         .content;
     Ok(SignedAttrs {
@@ -340,8 +372,8 @@ fn signed_attributes<'a>(attrs: Tlv<'a>, econtent_type: &[u8]) -> Result<SignedA
 /// The OID of an `AlgorithmIdentifier` and its parameters, if any (NULL counts as none).
 fn algorithm_identifier<'a>(
     identifier: Tlv<'a>,
-    what: &str,
-) -> Result<(&'a [u8], Option<Tlv<'a>>), String> {
+    what: &'static str,
+) -> Result<(&'a [u8], Option<Tlv<'a>>), CsarError> {
     let mut fields = identifier.expect(tag::SEQUENCE, what)?.reader();
     let algorithm = fields.expect(tag::OID, what)?.content;
     let params = if fields.is_empty() {
@@ -395,11 +427,14 @@ mod tests {
         let mut data = vec![0x30, 0x10, 0x06, 0x09];
         data.extend_from_slice(oid::DATA);
         data.extend([0xa0, 0x03, 0x04, 0x01, 0x41]);
+        let err = parse_signed_data(&data).unwrap_err();
+        assert!(
+            matches!(err, CmsError::Malformed(CsarError::Cms { .. })),
+            "{err:?}"
+        );
         assert_eq!(
-            parse_signed_data(&data).unwrap_err(),
-            CmsError::Malformed(
-                "the CMS structure is 1.2.840.113549.1.7.1, not SignedData".to_string()
-            )
+            err.into_inner().to_string(),
+            "the CMS structure is 1.2.840.113549.1.7.1, not SignedData"
         );
 
         // SignedData with eContent present.
@@ -418,11 +453,14 @@ mod tests {
         ci.extend(explicit);
         let mut whole = vec![0x30, ci.len() as u8];
         whole.extend(ci);
+        let err = parse_signed_data(&whole).unwrap_err();
+        assert!(
+            matches!(err, CmsError::Malformed(CsarError::Cms { .. })),
+            "{err:?}"
+        );
         assert_eq!(
-            parse_signed_data(&whole).unwrap_err(),
-            CmsError::Malformed(
-                "the signature embeds its content; SOL004 signatures are detached".to_string()
-            )
+            err.into_inner().to_string(),
+            "the signature embeds its content; SOL004 signatures are detached"
         );
     }
 }

@@ -6,6 +6,8 @@
 //! their end-of-contents marker. Nesting is bounded, so a hostile signature cannot exhaust
 //! the stack.
 
+use crate::error::{CsarError, DerProblem};
+
 /// Universal tags used by CMS and X.509.
 pub(crate) mod tag {
     pub const INTEGER: u8 = 0x02;
@@ -46,14 +48,15 @@ impl<'a> Tlv<'a> {
     }
 
     /// This element's content when its tag is `expected`.
-    pub fn expect(self, expected: u8, what: &str) -> Result<Tlv<'a>, String> {
+    pub fn expect(self, expected: u8, what: &'static str) -> Result<Tlv<'a>, CsarError> {
         if self.tag == expected {
             Ok(self)
         } else {
-            Err(format!(
-                "{what}: expected tag 0x{expected:02x}, found 0x{:02x}",
-                self.tag
-            ))
+            Err(CsarError::DerTag {
+                what,
+                expected,
+                found: self.tag,
+            })
         }
     }
 }
@@ -81,20 +84,27 @@ impl<'a> Reader<'a> {
     }
 
     /// Reads the next element.
-    pub fn read(&mut self, what: &str) -> Result<Tlv<'a>, String> {
-        let (tlv, len) = parse(&self.data[self.pos..], 0)
-            .map_err(|e| format!("{what}: {e} at byte {}", self.pos))?;
+    pub fn read(&mut self, what: &'static str) -> Result<Tlv<'a>, CsarError> {
+        let (tlv, len) = parse(&self.data[self.pos..], 0).map_err(|problem| CsarError::Der {
+            what,
+            problem,
+            offset: self.pos,
+        })?;
         self.pos += len;
         Ok(tlv)
     }
 
     /// Reads the next element and checks its tag.
-    pub fn expect(&mut self, expected: u8, what: &str) -> Result<Tlv<'a>, String> {
+    pub fn expect(&mut self, expected: u8, what: &'static str) -> Result<Tlv<'a>, CsarError> {
         self.read(what)?.expect(expected, what)
     }
 
     /// Reads the next element when it has tag `wanted`; leaves the reader as it was otherwise.
-    pub fn optional(&mut self, wanted: u8, what: &str) -> Result<Option<Tlv<'a>>, String> {
+    pub fn optional(
+        &mut self,
+        wanted: u8,
+        what: &'static str,
+    ) -> Result<Option<Tlv<'a>>, CsarError> {
         if self.peek_tag() == Some(wanted) {
             self.read(what).map(Some)
         } else {
@@ -104,26 +114,26 @@ impl<'a> Reader<'a> {
 }
 
 /// Parses one element at the start of `data`; returns it and the bytes it spans.
-fn parse(data: &[u8], depth: u32) -> Result<(Tlv<'_>, usize), String> {
-    let truncated = || "truncated encoding".to_string();
-    let tag = *data.first().ok_or_else(truncated)?;
+fn parse(data: &[u8], depth: u32) -> Result<(Tlv<'_>, usize), DerProblem> {
+    let truncated = DerProblem::Truncated;
+    let tag = *data.first().ok_or(truncated)?;
     if tag & 0x1f == 0x1f {
-        return Err("multi-byte tags are not used in CMS".to_string());
+        return Err(DerProblem::MultiByteTag);
     }
-    let first = *data.get(1).ok_or_else(truncated)?;
+    let first = *data.get(1).ok_or(truncated)?;
     let (header, length) = match first {
         0x80 => {
             if tag & 0x20 == 0 {
-                return Err("indefinite length on a primitive value".to_string());
+                return Err(DerProblem::IndefinitePrimitive);
             }
             if depth >= MAX_DEPTH {
-                return Err("nesting too deep".to_string());
+                return Err(DerProblem::TooDeep);
             }
             // Indefinite length: nested elements up to the 00 00 end-of-contents marker.
             let mut pos = 2;
             loop {
                 match data.get(pos..pos + 2) {
-                    None => return Err(truncated()),
+                    None => return Err(truncated),
                     Some([0, 0]) => break,
                     Some(_) => pos += parse(&data[pos..], depth + 1)?.1,
                 }
@@ -139,9 +149,9 @@ fn parse(data: &[u8], depth: u32) -> Result<(Tlv<'_>, usize), String> {
         n => {
             let count = usize::from(n & 0x7f);
             if count > 4 {
-                return Err("length too large".to_string());
+                return Err(DerProblem::LengthTooLarge);
             }
-            let bytes = data.get(2..2 + count).ok_or_else(truncated)?;
+            let bytes = data.get(2..2 + count).ok_or(truncated)?;
             let length = bytes
                 .iter()
                 .fold(0usize, |acc, b| (acc << 8) | usize::from(*b));
@@ -151,7 +161,7 @@ fn parse(data: &[u8], depth: u32) -> Result<(Tlv<'_>, usize), String> {
     let end = header
         .checked_add(length)
         .filter(|end| *end <= data.len())
-        .ok_or_else(truncated)?;
+        .ok_or(truncated)?;
     let tlv = Tlv {
         tag,
         content: &data[header..end],
@@ -257,6 +267,21 @@ mod tests {
             deep.extend([0x00, 0x00]);
         }
         let err = Reader::new(&deep).read("deep").unwrap_err();
-        assert!(err.contains("nesting too deep"), "{err}");
+        assert!(
+            matches!(
+                err,
+                CsarError::Der {
+                    what: "deep",
+                    problem: DerProblem::TooDeep,
+                    offset: 0
+                }
+            ),
+            "{err}"
+        );
+        assert_eq!(err.to_string(), "deep: nesting too deep at byte 0");
+        let err = Reader::new(&[0x05, 0x00, 0x02, 0x01])
+            .expect(tag::INTEGER, "int")
+            .unwrap_err();
+        assert_eq!(err.to_string(), "int: expected tag 0x02, found 0x05");
     }
 }

@@ -222,6 +222,119 @@ pub enum CsarError {
         /// Line of the key.
         line: u32,
     },
+
+    /// A DER (or BER) element of a signature or certificate is not well-formed.
+    #[error("{what}: {problem} at byte {offset}")]
+    Der {
+        /// The element being read (`SignerInfo`, `validity`, ...).
+        what: &'static str,
+        /// What is wrong with its encoding.
+        problem: DerProblem,
+        /// Offset of the element in the structure being read.
+        offset: usize,
+    },
+
+    /// A DER element of a signature or certificate is not of the type its place requires.
+    #[error("{what}: expected tag 0x{expected:02x}, found 0x{found:02x}")]
+    DerTag {
+        /// The element being read.
+        what: &'static str,
+        /// The tag required there.
+        expected: u8,
+        /// The tag found.
+        found: u8,
+    },
+
+    /// A CMS signature is well-formed DER, but not a SOL004 detached `SignedData`.
+    #[error("{problem}")]
+    Cms {
+        /// What is wrong with the structure.
+        problem: String,
+    },
+
+    /// A signature uses an algorithm or an option that is not accepted.
+    #[error("{problem}")]
+    UnsupportedSignature {
+        /// The algorithm or option, and what to use instead.
+        problem: String,
+    },
+
+    /// A certificate is well-formed DER, but not a usable X.509 certificate.
+    #[error("{problem}")]
+    Certificate {
+        /// What is wrong with it.
+        problem: String,
+    },
+
+    /// A PEM file (certificate, trusted root or signature) is malformed.
+    #[error("{problem}")]
+    Pem {
+        /// What is wrong with it.
+        problem: &'static str,
+    },
+
+    /// A PEM block's body is not base64.
+    #[error("bad base64 in a PEM block: {source}")]
+    PemBase64 {
+        /// The decoder's error.
+        #[source]
+        source: base64::DecodeError,
+    },
+
+    /// A trusted root certificate cannot be used as a trust anchor.
+    #[error(
+        "a trusted root cannot be read: {}",
+        crate::signature::describe(source)
+    )]
+    TrustedRoot {
+        /// The certificate library's error.
+        #[source]
+        source: webpki::Error,
+    },
+
+    /// The certificate library refused a signer's certificate, its chain or its signature.
+    #[error("{}", crate::signature::describe(source))]
+    CertificateCheck {
+        /// The certificate library's error.
+        #[source]
+        source: webpki::Error,
+    },
+
+    /// A signature does not match its content or its signer's key, or the signer's
+    /// certificate is not valid or not issued by a trusted root.
+    #[error("{problem}")]
+    SignatureCheck {
+        /// What did not hold.
+        problem: String,
+    },
+}
+
+/// What is wrong with the encoding of a DER element ([`CsarError::Der`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum DerProblem {
+    /// The data ends inside the element.
+    Truncated,
+    /// A tag number too high for one byte.
+    MultiByteTag,
+    /// An indefinite length on a value that is not constructed.
+    IndefinitePrimitive,
+    /// Indefinite-length values nested too deeply.
+    TooDeep,
+    /// A length of more than four bytes.
+    LengthTooLarge,
+}
+
+impl std::fmt::Display for DerProblem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            DerProblem::Truncated => "truncated encoding",
+            DerProblem::MultiByteTag => "multi-byte tags are not used in CMS",
+            DerProblem::IndefinitePrimitive => "indefinite length on a primitive value",
+            DerProblem::TooDeep => "nesting too deep",
+            DerProblem::LengthTooLarge => "length too large",
+        })
+    }
 }
 
 impl CsarError {
@@ -251,6 +364,16 @@ impl CsarError {
             CsarError::MissingEntryDefinitions { .. } => "csar.missing-entry-definitions",
             CsarError::InvalidEntryDefinitions { .. } => "csar.invalid-entry-definitions",
             CsarError::EntryDefinitionsNotFound { .. } => "csar.entry-definitions-not-found",
+            CsarError::Der { .. }
+            | CsarError::DerTag { .. }
+            | CsarError::Cms { .. }
+            | CsarError::SignatureCheck { .. } => "csar.bad-signature",
+            CsarError::UnsupportedSignature { .. } => "csar.unsupported-signature",
+            CsarError::Certificate { .. } | CsarError::Pem { .. } | CsarError::PemBase64 { .. } => {
+                "csar.bad-certificate"
+            }
+            CsarError::TrustedRoot { .. } => "csar.bad-trust-anchor",
+            CsarError::CertificateCheck { .. } => "csar.untrusted-signer",
         }
     }
 

@@ -59,7 +59,7 @@ mod x509;
 
 pub use archive::{Limits, RATIO_CHECK_MIN_BYTES};
 pub use digest::DigestAlgorithm;
-pub use error::CsarError;
+pub use error::{CsarError, DerProblem};
 pub use manifest::{
     CMS_BEGIN, CMS_END, Manifest, ManifestArtifact, ManifestSignature, NonManoArtifactSet,
 };

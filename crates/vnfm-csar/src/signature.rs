@@ -26,6 +26,7 @@ use webpki::{EndEntityCert, ExtendedKeyUsageValidator, KeyPurposeIdIter, RawPubl
 use crate::cms::{
     CmsError, DigestAlgorithm, SignatureAlgorithm, SignerId, SignerInfo, parse_signed_data,
 };
+use crate::error::CsarError;
 use crate::x509::CertFields;
 
 /// What [`Package::verify`](crate::Package::verify) checks and trusts.
@@ -39,17 +40,39 @@ pub struct VerifyOptions {
     pub require_signature: bool,
 }
 
-/// Why a signature was not accepted.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Why a signature was not accepted: the error, sorted by the diagnostic it becomes.
+#[derive(Debug)]
 pub(crate) enum SigFailure {
     /// The signature bytes are not a CMS `SignedData` structure.
-    Malformed(String),
+    Malformed(CsarError),
     /// The signature uses an algorithm or option that is not accepted.
-    Unsupported(String),
+    Unsupported(CsarError),
     /// The signature does not match the content (or was not made by the given certificate).
-    Mismatch(String),
+    Mismatch(CsarError),
     /// The signature matches, but the signer does not chain to a trusted root.
-    Untrusted(String),
+    Untrusted(CsarError),
+}
+
+/// Failures of the same class saying the same thing are equal (for tests).
+#[cfg(test)]
+impl PartialEq for SigFailure {
+    fn eq(&self, other: &SigFailure) -> bool {
+        use SigFailure::*;
+        match (self, other) {
+            (Malformed(a), Malformed(b))
+            | (Unsupported(a), Unsupported(b))
+            | (Mismatch(a), Mismatch(b))
+            | (Untrusted(a), Untrusted(b)) => a.to_string() == b.to_string(),
+            _ => false,
+        }
+    }
+}
+
+/// A [`CsarError::SignatureCheck`] saying `problem`.
+fn check_failed(problem: impl Into<String>) -> CsarError {
+    CsarError::SignatureCheck {
+        problem: problem.into(),
+    }
 }
 
 /// A DER-encoded X.509 certificate that parsed as one.
@@ -62,7 +85,7 @@ pub(crate) struct Trust {
 
 impl Trust {
     /// Builds the trust anchors from PEM roots; an empty list means "no trust anchors".
-    pub(crate) fn from_pem_roots(roots: &[Vec<u8>]) -> Result<Trust, String> {
+    pub(crate) fn from_pem_roots(roots: &[Vec<u8>]) -> Result<Trust, CsarError> {
         if roots.is_empty() {
             return Ok(Trust { anchors: None });
         }
@@ -70,12 +93,14 @@ impl Trust {
         for pem in roots {
             let certs = pem_blocks(pem, &["CERTIFICATE"])?;
             if certs.is_empty() {
-                return Err("a trusted root entry holds no PEM certificate".to_string());
+                return Err(CsarError::Pem {
+                    problem: "a trusted root entry holds no PEM certificate",
+                });
             }
             for der in certs {
                 let der = CertificateDer::from(der);
                 let anchor = webpki::anchor_from_trusted_cert(&der)
-                    .map_err(|e| format!("a trusted root cannot be read: {}", describe(&e)))?;
+                    .map_err(|source| CsarError::TrustedRoot { source })?;
                 anchors.push(anchor.to_owned());
             }
         }
@@ -86,11 +111,13 @@ impl Trust {
 }
 
 /// Parses certificates from PEM (one or more) or DER bytes.
-pub(crate) fn parse_certificates(bytes: &[u8]) -> Result<Vec<Certificate>, String> {
+pub(crate) fn parse_certificates(bytes: &[u8]) -> Result<Vec<Certificate>, CsarError> {
     let ders = if looks_like_pem(bytes) {
         let blocks = pem_blocks(bytes, &["CERTIFICATE"])?;
         if blocks.is_empty() {
-            return Err("no PEM certificate found".to_string());
+            return Err(CsarError::Pem {
+                problem: "no PEM certificate found",
+            });
         }
         blocks
     } else {
@@ -109,7 +136,7 @@ fn looks_like_pem(bytes: &[u8]) -> bool {
 }
 
 /// Decodes the PEM blocks whose label is one of `labels`; other blocks are skipped.
-fn pem_blocks(bytes: &[u8], labels: &[&str]) -> Result<Vec<Vec<u8>>, String> {
+fn pem_blocks(bytes: &[u8], labels: &[&str]) -> Result<Vec<Vec<u8>>, CsarError> {
     let mut blocks = Vec::new();
     let mut open: Option<(&[u8], Vec<u8>)> = None;
     for line in bytes.split(|b| *b == b'\n').map(<[u8]>::trim_ascii) {
@@ -122,12 +149,14 @@ fn pem_blocks(bytes: &[u8], labels: &[&str]) -> Result<Vec<Vec<u8>>, String> {
             Some((label, body)) => {
                 if let Some(end) = pem_label(line, b"-----END ") {
                     if end != *label {
-                        return Err("a PEM block ends with another label than it began".into());
+                        return Err(CsarError::Pem {
+                            problem: "a PEM block ends with another label than it began",
+                        });
                     }
                     if labels.iter().any(|l| l.as_bytes() == end) {
                         let der = base64::engine::general_purpose::STANDARD
                             .decode(&*body)
-                            .map_err(|e| format!("bad base64 in a PEM block: {e}"))?;
+                            .map_err(|source| CsarError::PemBase64 { source })?;
                         blocks.push(der);
                     }
                     open = None;
@@ -138,7 +167,9 @@ fn pem_blocks(bytes: &[u8], labels: &[&str]) -> Result<Vec<Vec<u8>>, String> {
         }
     }
     if open.is_some() {
-        return Err("a PEM block has no END line".to_string());
+        return Err(CsarError::Pem {
+            problem: "a PEM block has no END line",
+        });
     }
     Ok(blocks)
 }
@@ -162,9 +193,9 @@ pub(crate) fn verify_detached(
     let der = if looks_like_pem(cms) {
         let mut blocks = pem_blocks(cms, &["CMS", "PKCS7"]).map_err(SigFailure::Malformed)?;
         if blocks.len() != 1 {
-            return Err(SigFailure::Malformed(
-                "expected one PEM block labelled CMS or PKCS7".to_string(),
-            ));
+            return Err(SigFailure::Malformed(CsarError::Pem {
+                problem: "expected one PEM block labelled CMS or PKCS7",
+            }));
         }
         blocks.remove(0)
     } else {
@@ -196,11 +227,11 @@ pub(crate) fn verify_detached(
             .iter()
             .find(|c| names_signer(c, &info.sid))
             .ok_or_else(|| {
-                SigFailure::Mismatch(if signer_certs.is_empty() {
-                    "the signature does not carry its signer's certificate".to_string()
+                SigFailure::Mismatch(check_failed(if signer_certs.is_empty() {
+                    "the signature does not carry its signer's certificate"
                 } else {
-                    "the signer is not the package's certificate".to_string()
-                })
+                    "the signer is not the package's certificate"
+                }))
             })?;
         let algorithms =
             verification_algorithms(info.algorithm).map_err(SigFailure::Unsupported)?;
@@ -213,11 +244,13 @@ pub(crate) fn verify_detached(
         signers
             .iter()
             .try_for_each(|(info, cert, algorithms)| verify_signer(info, cert, algorithms, content))
-            .map_err(|e| first_error.get_or_insert(e))
+            .map_err(|e| {
+                first_error.get_or_insert(e);
+            })
             .is_ok()
     });
     if !verified {
-        let reason = first_error.unwrap_or_else(|| "no content to check".to_string());
+        let reason = first_error.unwrap_or_else(|| check_failed("no content to check"));
         return Err(SigFailure::Mismatch(reason));
     }
 
@@ -236,12 +269,13 @@ fn verify_chain(
     cert: &CertFields<'_>,
     anchors: &[TrustAnchor<'_>],
     intermediates: &[Certificate],
-) -> Result<(), String> {
+) -> Result<(), CsarError> {
     if cert.version == 0 {
         return verify_v1_certificate(cert, anchors);
     }
     let der = CertificateDer::from(cert.der);
-    let end_entity = EndEntityCert::try_from(&der).map_err(|e| describe(&e))?;
+    let end_entity =
+        EndEntityCert::try_from(&der).map_err(|source| CsarError::CertificateCheck { source })?;
     end_entity
         .verify_for_usage(
             CHAIN_ALGORITHMS,
@@ -253,24 +287,29 @@ fn verify_chain(
             None,
         )
         .map(|_| ())
-        .map_err(|e| describe(&e))
+        .map_err(|source| CsarError::CertificateCheck { source })
 }
 
 /// A version 1 certificate has no extensions, so no chain rules to check beyond dates and
 /// its issuer's signature; it is accepted when a trusted root issued it directly.
-fn verify_v1_certificate(cert: &CertFields<'_>, anchors: &[TrustAnchor<'_>]) -> Result<(), String> {
+fn verify_v1_certificate(
+    cert: &CertFields<'_>,
+    anchors: &[TrustAnchor<'_>],
+) -> Result<(), CsarError> {
     let now = i64::try_from(UnixTime::now().as_secs()).unwrap_or(i64::MAX);
     if now > cert.not_after {
-        return Err("a certificate in the signer's chain has expired".to_string());
+        return Err(check_failed(
+            "a certificate in the signer's chain has expired",
+        ));
     }
     if now < cert.not_before {
-        return Err("a certificate in the signer's chain is not valid yet".to_string());
+        return Err(check_failed(
+            "a certificate in the signer's chain is not valid yet",
+        ));
     }
     let algorithm =
         SignatureAlgorithm::from_identifier(cert.signature_algorithm, DigestAlgorithm::Sha256)
-            .map_err(|e| match e {
-                CmsError::Malformed(e) | CmsError::Unsupported(e) => e,
-            })?;
+            .map_err(CmsError::into_inner)?;
     let algorithms = verification_algorithms(algorithm)?;
     for anchor in anchors.iter().filter(|a| a.subject.as_ref() == cert.issuer) {
         let spki = SubjectPublicKeyInfoDer::from(der_element(
@@ -287,12 +326,11 @@ fn verify_v1_certificate(cert: &CertFields<'_>, anchors: &[TrustAnchor<'_>]) -> 
             return Ok(());
         }
     }
-    Err(
+    Err(check_failed(
         "the signer's version 1 certificate was not issued by a trusted root (a version 1 \
          certificate must be issued directly by a root; re-issue it as version 3 to sign \
-         through an intermediate CA)"
-            .to_string(),
-    )
+         through an intermediate CA)",
+    ))
 }
 
 /// A DER element with a definite length.
@@ -327,29 +365,32 @@ fn verify_signer(
     cert: &CertFields<'_>,
     algorithms: &[&'static dyn SignatureVerificationAlgorithm],
     content: &[u8],
-) -> Result<(), String> {
+) -> Result<(), CsarError> {
     let message = match &info.signed_attrs {
         Some(attrs) => {
             if info.digest.digest(content) != attrs.message_digest {
-                return Err("the content's digest differs from the signed one".to_string());
+                return Err(check_failed(
+                    "the content's digest differs from the signed one",
+                ));
             }
             &attrs.signed_bytes[..]
         }
         None => content,
     };
     let spki = SubjectPublicKeyInfoDer::from(cert.spki);
-    let key = RawPublicKeyEntity::try_from(&spki).map_err(|e| describe(&e))?;
-    let mut last = "no algorithm fits the certificate's key".to_string();
+    let key = RawPublicKeyEntity::try_from(&spki)
+        .map_err(|source| CsarError::CertificateCheck { source })?;
+    let mut last = check_failed("no algorithm fits the certificate's key");
     for algorithm in algorithms {
         match key.verify_signature(*algorithm, message, info.signature) {
             Ok(()) => return Ok(()),
             Err(webpki::Error::UnsupportedSignatureAlgorithmForPublicKeyContext(_)) => {
-                last = format!(
+                last = check_failed(format!(
                     "the signature algorithm ({:?}) does not fit the signer's key",
                     info.algorithm
-                );
+                ));
             }
-            Err(e) => last = describe(&e),
+            Err(source) => last = CsarError::CertificateCheck { source },
         }
     }
     Err(last)
@@ -358,7 +399,7 @@ fn verify_signer(
 /// The verifiers that may check a signature made with `algorithm`; the key decides which.
 fn verification_algorithms(
     algorithm: SignatureAlgorithm,
-) -> Result<Vec<&'static dyn SignatureVerificationAlgorithm>, String> {
+) -> Result<Vec<&'static dyn SignatureVerificationAlgorithm>, CsarError> {
     use DigestAlgorithm::*;
     use webpki::ring as alg;
     Ok(match algorithm {
@@ -371,7 +412,9 @@ fn verification_algorithms(
         SignatureAlgorithm::Ecdsa(Sha256) => vec![alg::ECDSA_P256_SHA256, alg::ECDSA_P384_SHA256],
         SignatureAlgorithm::Ecdsa(Sha384) => vec![alg::ECDSA_P384_SHA384, alg::ECDSA_P256_SHA384],
         SignatureAlgorithm::Ecdsa(Sha512) => {
-            return Err("ECDSA with SHA-512 is not supported; use SHA-256 or SHA-384".into());
+            return Err(CsarError::UnsupportedSignature {
+                problem: "ECDSA with SHA-512 is not supported; use SHA-256 or SHA-384".into(),
+            });
         }
     })
 }
@@ -408,7 +451,7 @@ impl ExtendedKeyUsageValidator for AnyPurpose {
 }
 
 /// A plain-language account of a certificate or signature error.
-fn describe(error: &webpki::Error) -> String {
+pub(crate) fn describe(error: &webpki::Error) -> String {
     use webpki::Error as E;
     match error {
         E::UnknownIssuer => "the signer's certificate does not chain to a trusted root".into(),
@@ -475,9 +518,9 @@ mod tests {
         let tampered = verify_detached(&sig, &[b"hello manifesT\n"], &leaf, &no_roots());
         assert_eq!(
             tampered,
-            Err(SigFailure::Mismatch(
-                "the content's digest differs from the signed one".to_string()
-            ))
+            Err(SigFailure::Mismatch(check_failed(
+                "the content's digest differs from the signed one"
+            )))
         );
     }
 
@@ -523,9 +566,9 @@ mod tests {
         let sig = signer.sign_pem(b"data");
         assert_eq!(
             verify_detached(&sig, &[b"data"], &der(&other.leaf), &no_roots()),
-            Err(SigFailure::Mismatch(
-                "the signer is not the package's certificate".to_string()
-            ))
+            Err(SigFailure::Mismatch(check_failed(
+                "the signer is not the package's certificate"
+            )))
         );
     }
 
@@ -542,9 +585,9 @@ mod tests {
         let wrong = Trust::from_pem_roots(&[stranger.ca_pem()]).unwrap();
         assert_eq!(
             verify_detached(&sig, &[b"data"], &der(&pki.leaf), &wrong),
-            Err(SigFailure::Untrusted(
-                "the signer's certificate does not chain to a trusted root".to_string()
-            ))
+            Err(SigFailure::Untrusted(check_failed(
+                "the signer's certificate does not chain to a trusted root"
+            )))
         );
     }
 
@@ -561,9 +604,9 @@ mod tests {
         let trusted = Trust::from_pem_roots(&[pki.ca_pem()]).unwrap();
         assert_eq!(
             verify_detached(&sig, &[b"data"], &der(&pki.leaf), &trusted),
-            Err(SigFailure::Untrusted(
-                "a certificate in the signer's chain has expired".to_string()
-            ))
+            Err(SigFailure::Untrusted(check_failed(
+                "a certificate in the signer's chain has expired"
+            )))
         );
     }
 
@@ -712,7 +755,10 @@ mod tests {
         else {
             panic!("a version 1 certificate below an intermediate must not be trusted");
         };
-        assert!(message.contains("issued directly by a root"), "{message}");
+        assert!(
+            message.to_string().contains("issued directly by a root"),
+            "{message}"
+        );
     }
 
     #[test]
@@ -737,14 +783,14 @@ mod tests {
         let outcome = verify_detached(&read("sha1.cms"), &[&content], &[], &no_roots());
         assert_eq!(
             outcome,
-            Err(SigFailure::Unsupported(
-                "SHA-1 digests are not accepted; sign with SHA-256 or better".to_string()
-            ))
+            Err(SigFailure::Unsupported(check_failed(
+                "SHA-1 digests are not accepted; sign with SHA-256 or better"
+            )))
         );
         let outcome = verify_detached(&read("rsa-pss-max-salt.cms"), &[&content], &[], &no_roots());
         let Err(SigFailure::Unsupported(message)) = outcome else {
             panic!("{outcome:?}");
         };
-        assert!(message.contains("222-byte salt"), "{message}");
+        assert!(message.to_string().contains("222-byte salt"), "{message}");
     }
 }

@@ -5,6 +5,14 @@
 //! are common.
 
 use crate::der::{Reader, Tlv, oid, tag};
+use crate::error::CsarError;
+
+/// A [`CsarError::Certificate`] saying `problem`.
+fn bad(problem: impl Into<String>) -> CsarError {
+    CsarError::Certificate {
+        problem: problem.into(),
+    }
+}
 
 /// A certificate's fields, borrowed from its DER.
 #[derive(Debug)]
@@ -38,11 +46,11 @@ const GENERALIZED_TIME: u8 = 0x18;
 
 impl<'a> CertFields<'a> {
     /// Reads a DER certificate.
-    pub fn parse(der: &'a [u8]) -> Result<CertFields<'a>, String> {
+    pub fn parse(der: &'a [u8]) -> Result<CertFields<'a>, CsarError> {
         let mut outer = Reader::new(der);
         let cert = outer.expect(tag::SEQUENCE, "Certificate")?;
         if !outer.is_empty() {
-            return Err("bytes after the certificate".to_string());
+            return Err(bad("bytes after the certificate"));
         }
         let mut parts = cert.reader();
         let tbs = parts.expect(tag::SEQUENCE, "TBSCertificate")?;
@@ -57,7 +65,7 @@ impl<'a> CertFields<'a> {
                 .content
             {
                 [n @ 0..=2] => *n,
-                _ => return Err("unknown certificate version".to_string()),
+                _ => return Err(bad("unknown certificate version")),
             },
             None => 0,
         };
@@ -92,14 +100,14 @@ impl<'a> CertFields<'a> {
     }
 }
 
-fn bit_string(value: Tlv<'_>) -> Result<&[u8], String> {
+fn bit_string(value: Tlv<'_>) -> Result<&[u8], CsarError> {
     match value.content {
         [0, rest @ ..] => Ok(rest),
-        _ => Err("signature bit string with unused bits".to_string()),
+        _ => Err(bad("signature bit string with unused bits")),
     }
 }
 
-fn find_subject_key_id<'a>(extensions: Tlv<'a>) -> Result<Option<&'a [u8]>, String> {
+fn find_subject_key_id<'a>(extensions: Tlv<'a>) -> Result<Option<&'a [u8]>, CsarError> {
     let mut list = extensions
         .reader()
         .expect(tag::SEQUENCE, "extensions")?
@@ -119,8 +127,8 @@ fn find_subject_key_id<'a>(extensions: Tlv<'a>) -> Result<Option<&'a [u8]>, Stri
 }
 
 /// An X.509 `Time` (UTCTime or GeneralizedTime, in UTC) as seconds since the Unix epoch.
-fn time(value: Tlv<'_>) -> Result<i64, String> {
-    let text = std::str::from_utf8(value.content).map_err(|_| "bad time".to_string())?;
+fn time(value: Tlv<'_>) -> Result<i64, CsarError> {
+    let text = std::str::from_utf8(value.content).map_err(|_| bad("bad time"))?;
     let (year, rest) = match value.tag {
         UTC_TIME if text.len() == 13 => {
             let yy: i64 = number(&text[..2])?;
@@ -128,10 +136,10 @@ fn time(value: Tlv<'_>) -> Result<i64, String> {
             (if yy >= 50 { 1900 + yy } else { 2000 + yy }, &text[2..])
         }
         GENERALIZED_TIME if text.len() == 15 => (number(&text[..4])?, &text[4..]),
-        _ => return Err(format!("unsupported time encoding `{text}`")),
+        _ => return Err(bad(format!("unsupported time encoding `{text}`"))),
     };
     if !rest.ends_with('Z') {
-        return Err(format!("time `{text}` is not in UTC"));
+        return Err(bad(format!("time `{text}` is not in UTC")));
     }
     let month = number(&rest[0..2])?;
     let day = number(&rest[2..4])?;
@@ -140,7 +148,7 @@ fn time(value: Tlv<'_>) -> Result<i64, String> {
         number(&rest[6..8])?,
         number(&rest[8..10])?,
     );
-    let out_of_range = || format!("time `{text}` is out of range");
+    let out_of_range = || bad(format!("time `{text}` is out of range"));
     let small = |v: i64| i8::try_from(v).map_err(|_| out_of_range());
     let at = jiff::civil::DateTime::new(
         i16::try_from(year).map_err(|_| out_of_range())?,
@@ -156,11 +164,13 @@ fn time(value: Tlv<'_>) -> Result<i64, String> {
     Ok(at.as_second())
 }
 
-fn number(digits: &str) -> Result<i64, String> {
+fn number(digits: &str) -> Result<i64, CsarError> {
     if digits.bytes().all(|b| b.is_ascii_digit()) {
-        digits.parse().map_err(|_| format!("bad number `{digits}`"))
+        digits
+            .parse()
+            .map_err(|_| bad(format!("bad number `{digits}`")))
     } else {
-        Err(format!("bad number `{digits}`"))
+        Err(bad(format!("bad number `{digits}`")))
     }
 }
 
@@ -184,11 +194,14 @@ mod tests {
                 raw: &[],
             })
         };
-        assert_eq!(utc("700101000000Z"), Ok(0));
-        assert_eq!(utc("000229120000Z"), Ok(951_825_600));
-        assert_eq!(generalized("21260101000001Z"), Ok(4_922_899_201));
-        assert_eq!(utc("491231235959Z"), Ok(2_524_607_999));
-        assert!(utc("700101000000+0100").is_err());
+        assert_eq!(utc("700101000000Z").ok(), Some(0));
+        assert_eq!(utc("000229120000Z").ok(), Some(951_825_600));
+        assert_eq!(generalized("21260101000001Z").ok(), Some(4_922_899_201));
+        assert_eq!(utc("491231235959Z").ok(), Some(2_524_607_999));
+        assert_eq!(
+            utc("700101000000+0100").unwrap_err().to_string(),
+            "unsupported time encoding `700101000000+0100`"
+        );
         assert!(utc("701301000000Z").is_err());
         assert!(utc("210229000000Z").is_err()); // 2021 is no leap year
         assert!(generalized("2126010100000Z").is_err());

@@ -15,6 +15,8 @@
 //! - [`ArtifactSource`] ([`artifact`]): read access to the package files.
 //! - [`CallbackSender`] ([`callback`]): sends notifications and endpoint tests to subscribers.
 //! - [`RunControl`] ([`control`]): the deadline and cancellation flag of a step.
+//! - [`inventory`]: the VIM-independent parts of a driver's inventory (recorded resources,
+//!   stable ids, resource changes).
 //! - [`memory`]: in-memory drivers for tests and benchmarks.
 //!
 //! Drivers depend on this crate, `vnfm-types` and `vnfm-descriptor` only, never on the core.
@@ -112,6 +114,7 @@ pub mod callback;
 pub mod control;
 pub mod error;
 pub mod infra;
+pub mod inventory;
 pub mod memory;
 pub mod mgmt;
 pub mod nfvo;

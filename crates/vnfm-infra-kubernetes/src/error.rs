@@ -126,6 +126,57 @@ pub enum KubeError {
         /// What went wrong.
         message: String,
     },
+    /// The Helm SDK library cannot be loaded or lacks a function.
+    #[error("rendering Helm chart `{chart}` with Helm SDK library: cannot use {}: {symbol}: {source}", path.display())]
+    HelmSdkLoad {
+        /// Chart path (`-` while the library is opened).
+        chart: String,
+        /// The library file.
+        path: std::path::PathBuf,
+        /// The library, or the function of it, that could not be had.
+        symbol: &'static str,
+        /// The loader's error.
+        #[source]
+        source: libloading::Error,
+    },
+    /// A call into the Helm SDK library answered an error status.
+    #[error(
+        "rendering Helm chart `{chart}` with Helm SDK library: {step} failed (code {code}): {detail}"
+    )]
+    HelmSdkCall {
+        /// Chart path.
+        chart: String,
+        /// What the call was doing (`loading the chart archive`, `rendering`, ...).
+        step: &'static str,
+        /// The library's status code.
+        code: i32,
+        /// The library's error text (`no detail` when it gave none).
+        detail: String,
+    },
+    /// An input to the Helm SDK library cannot be passed as a C string.
+    #[error("rendering Helm chart `{chart}` with Helm SDK library: {what} contains a NUL byte")]
+    HelmSdkInput {
+        /// Chart path.
+        chart: String,
+        /// Which input (`the chart path`, `the values`, `the release name`).
+        what: &'static str,
+        /// Where the NUL byte is.
+        #[source]
+        source: std::ffi::NulError,
+    },
+    /// The Helm SDK library answered something that is not the JSON it documents.
+    #[error(
+        "rendering Helm chart `{chart}` with Helm SDK library: the library returned {what}: {source}"
+    )]
+    HelmSdkOutput {
+        /// Chart path.
+        chart: String,
+        /// What it returned (`unreadable CRDs`, `an unreadable rendering`).
+        what: &'static str,
+        /// The JSON error.
+        #[source]
+        source: serde_json::Error,
+    },
     /// The step was cancelled.
     #[error("{0} was cancelled")]
     Cancelled(String),
@@ -183,7 +234,11 @@ impl From<KubeError> for DriverError {
             | KubeError::Unauthorized { .. }
             | KubeError::UnknownKind { .. }
             | KubeError::Failed { .. }
-            | KubeError::Helm { .. } => DriverError::permanent(message),
+            | KubeError::Helm { .. }
+            | KubeError::HelmSdkLoad { .. }
+            | KubeError::HelmSdkCall { .. }
+            | KubeError::HelmSdkInput { .. }
+            | KubeError::HelmSdkOutput { .. } => DriverError::permanent(message),
             KubeError::Unreachable { .. } => DriverError::transient(message),
             KubeError::Api { code, .. } => {
                 if code == 429 || code == 409 || code >= 500 {

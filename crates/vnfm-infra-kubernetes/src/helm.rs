@@ -251,8 +251,7 @@ impl HelmRenderer for HelmLibrary {
                     self.name(),
                     format!("the render task failed: {e}"),
                 )
-            })?
-            .map_err(|m| helm_err(&req.chart, self.name(), m))?;
+            })??;
         let chart = req.chart.name();
         let mut docs = Vec::new();
         for (path, text) in rendered {
@@ -309,11 +308,26 @@ mod ffi {
         }
     }
 
+    fn load_failed(path: &Path, symbol: &'static str, source: libloading::Error) -> KubeError {
+        KubeError::HelmSdkLoad {
+            chart: "-".into(),
+            path: path.to_path_buf(),
+            symbol,
+            source,
+        }
+    }
+
+    /// The name of a NUL-free ASCII symbol (`b"helm_render"`), for messages.
+    fn symbol_name(symbol: &'static [u8]) -> &'static str {
+        std::str::from_utf8(symbol).unwrap_or("a function")
+    }
+
     impl Library {
         pub(super) fn open(path: &Path) -> Result<Library, KubeError> {
             // SAFETY: loading runs the library's initializers; libhelm_c is a Go c-shared
             // library whose initializers only set up the Go runtime.
-            let lib = unsafe { libloading::Library::new(path) }.map_err(|e| load_err(path, e))?;
+            let lib = unsafe { libloading::Library::new(path) }
+                .map_err(|e| load_failed(path, "the library", e))?;
             let mut l = Library {
                 lib,
                 path: path.to_path_buf(),
@@ -347,11 +361,11 @@ mod ffi {
             Ok(l)
         }
 
-        fn version_of(&self, symbol: &[u8]) -> Result<String, KubeError> {
+        fn version_of(&self, symbol: &'static [u8]) -> Result<String, KubeError> {
             // SAFETY: the declared signature is the one of helm_c.h (no arguments, an owned
             // string back).
-            let f: Symbol<VersionFn> =
-                unsafe { self.lib.get(symbol) }.map_err(|e| load_err(&self.path, e))?;
+            let f: Symbol<VersionFn> = unsafe { self.lib.get(symbol) }
+                .map_err(|e| load_failed(&self.path, symbol_name(symbol), e))?;
             // SAFETY: calling a function with no arguments; the result is owned by us.
             let ptr = unsafe { f() };
             Ok(self.take(ptr).unwrap_or_else(|| "unknown".into()))
@@ -374,18 +388,50 @@ mod ffi {
             Some(s)
         }
 
-        fn status(&self, code: i32, err: *mut c_char, what: &str) -> Result<(), String> {
+        fn status(
+            &self,
+            code: i32,
+            err: *mut c_char,
+            chart: &str,
+            step: &'static str,
+        ) -> Result<(), KubeError> {
             let detail = self.take(err);
             if code == 0 {
                 return Ok(());
             }
-            Err(format!(
-                "{what} failed (code {code}): {}",
-                detail.unwrap_or_else(|| "no detail".into())
-            ))
+            Err(KubeError::HelmSdkCall {
+                chart: chart.to_string(),
+                step,
+                code,
+                detail: detail.unwrap_or_else(|| "no detail".into()),
+            })
         }
 
-        pub(super) fn render(&self, req: &ChartRequest) -> Result<Vec<(String, String)>, String> {
+        /// The function `symbol` of the library, typed as `T` (the caller's SAFETY comment
+        /// vouches for the signature).
+        ///
+        /// # Safety
+        ///
+        /// `T` must be the signature `helm_c.h` declares for `symbol`.
+        unsafe fn function<T>(
+            &self,
+            chart: &str,
+            symbol: &'static [u8],
+        ) -> Result<Symbol<'_, T>, KubeError> {
+            // SAFETY: the caller guarantees the signature.
+            unsafe { self.lib.get(symbol) }.map_err(|e| KubeError::HelmSdkLoad {
+                chart: chart.to_string(),
+                path: self.path.clone(),
+                symbol: symbol_name(symbol),
+                source: e,
+            })
+        }
+
+        pub(super) fn render(
+            &self,
+            req: &ChartRequest,
+        ) -> Result<Vec<(String, String)>, KubeError> {
+            let chart = req.chart.name();
             let mut handle: u64 = 0;
             let mut err: *mut c_char = std::ptr::null_mut();
             match &req.chart {
@@ -393,23 +439,27 @@ mod ffi {
                     // SAFETY: signature from helm_c.h; `bytes` outlives the call (the library
                     // copies it).
                     let f: Symbol<LoadArchiveFn> =
-                        unsafe { self.lib.get(b"helm_chart_load_archive") }
-                            .map_err(|e| e.to_string())?;
+                        unsafe { self.function(&chart, b"helm_chart_load_archive") }?;
                     let code =
                         unsafe { f(bytes.as_ptr(), bytes.len() as u64, &mut handle, &mut err) };
-                    self.status(code, err, "loading the chart archive")?;
+                    self.status(code, err, &chart, "loading the chart archive")?;
                 }
                 ChartSource::Directory(dir) => {
-                    let path = CString::new(dir.to_string_lossy().as_bytes())
-                        .map_err(|_| "the chart path contains a NUL byte".to_string())?;
+                    let path =
+                        CString::new(dir.to_string_lossy().as_bytes()).map_err(|source| {
+                            KubeError::HelmSdkInput {
+                                chart: chart.clone(),
+                                what: "the chart path",
+                                source,
+                            }
+                        })?;
                     // SAFETY: signature from helm_c.h; `path` outlives the call.
-                    let f: Symbol<LoadFn> =
-                        unsafe { self.lib.get(b"helm_chart_load") }.map_err(|e| e.to_string())?;
+                    let f: Symbol<LoadFn> = unsafe { self.function(&chart, b"helm_chart_load") }?;
                     let code = unsafe { f(path.as_ptr(), &mut handle, &mut err) };
-                    self.status(code, err, "loading the chart directory")?;
+                    self.status(code, err, &chart, "loading the chart directory")?;
                 }
             }
-            let result = self.render_loaded(handle, req);
+            let result = self.render_loaded(handle, req, &chart);
             // SAFETY: signature from helm_c.h; the handle was returned by a load above.
             if let Ok(free) = unsafe { self.lib.get::<FreeFn>(b"helm_chart_free") } {
                 let mut err: *mut c_char = std::ptr::null_mut();
@@ -423,40 +473,51 @@ mod ffi {
             &self,
             handle: u64,
             req: &ChartRequest,
-        ) -> Result<Vec<(String, String)>, String> {
+            chart: &str,
+        ) -> Result<Vec<(String, String)>, KubeError> {
             let mut out = Vec::new();
             // CRDs first, as Helm installs them.
             let mut crds: *mut c_char = std::ptr::null_mut();
             let mut err: *mut c_char = std::ptr::null_mut();
             // SAFETY: signature from helm_c.h; out-pointers are valid.
-            let f: Symbol<ListFn> =
-                unsafe { self.lib.get(b"helm_chart_crds") }.map_err(|e| e.to_string())?;
+            let f: Symbol<ListFn> = unsafe { self.function(chart, b"helm_chart_crds") }?;
             let code = unsafe { f(handle, &mut crds, &mut err) };
             let crds = self.take(crds);
-            self.status(code, err, "reading the chart's CRDs")?;
+            self.status(code, err, chart, "reading the chart's CRDs")?;
             if let Some(text) = crds {
-                let list: Vec<Value> = serde_json::from_str(&text)
-                    .map_err(|e| format!("the library returned unreadable CRDs: {e}"))?;
+                let list: Vec<Value> =
+                    serde_json::from_str(&text).map_err(|source| KubeError::HelmSdkOutput {
+                        chart: chart.to_string(),
+                        what: "unreadable CRDs",
+                        source,
+                    })?;
                 for c in list {
                     let name = c["name"].as_str().unwrap_or("crds").to_string();
                     let data = c["data"].as_str().unwrap_or("").to_string();
                     out.push((name, data));
                 }
             }
-            let values = CString::new(req.values.to_string())
-                .map_err(|_| "the values contain a NUL byte".to_string())?;
+            let values =
+                CString::new(req.values.to_string()).map_err(|source| KubeError::HelmSdkInput {
+                    chart: chart.to_string(),
+                    what: "the values",
+                    source,
+                })?;
             let opts = serde_json::json!({
                 "name": req.release,
                 "namespace": req.namespace,
                 "is_install": true,
             });
-            let opts = CString::new(opts.to_string())
-                .map_err(|_| "the release name contains a NUL byte".to_string())?;
+            let opts =
+                CString::new(opts.to_string()).map_err(|source| KubeError::HelmSdkInput {
+                    chart: chart.to_string(),
+                    what: "the release name",
+                    source,
+                })?;
             let mut rendered: *mut c_char = std::ptr::null_mut();
             let mut err: *mut c_char = std::ptr::null_mut();
             // SAFETY: signature from helm_c.h; inputs outlive the call, out-pointers are valid.
-            let f: Symbol<RenderFn> =
-                unsafe { self.lib.get(b"helm_render") }.map_err(|e| e.to_string())?;
+            let f: Symbol<RenderFn> = unsafe { self.function(chart, b"helm_render") }?;
             let code = unsafe {
                 f(
                     handle,
@@ -467,10 +528,15 @@ mod ffi {
                 )
             };
             let rendered = self.take(rendered);
-            self.status(code, err, "rendering")?;
+            self.status(code, err, chart, "rendering")?;
             let map: serde_json::Map<String, Value> =
-                serde_json::from_str(rendered.as_deref().unwrap_or("{}"))
-                    .map_err(|e| format!("the library returned an unreadable rendering: {e}"))?;
+                serde_json::from_str(rendered.as_deref().unwrap_or("{}")).map_err(|source| {
+                    KubeError::HelmSdkOutput {
+                        chart: chart.to_string(),
+                        what: "an unreadable rendering",
+                        source,
+                    }
+                })?;
             for (path, text) in map {
                 if let Some(t) = text.as_str() {
                     out.push((path, t.to_string()));

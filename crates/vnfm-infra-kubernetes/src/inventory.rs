@@ -6,10 +6,10 @@ use std::collections::BTreeSet;
 
 use serde_json::{Value, json};
 use vnfm_driver_api::InstanceResources;
+use vnfm_driver_api::inventory::{affected_storage, affected_vnfc_with_storage, diff};
 use vnfm_types::{
-    AffectedVirtualStorage, AffectedVnfc, ChangeType, KeyValuePairs, ResourceChanges,
-    ResourceHandle, VirtualStorageResourceInfo, VnfOperationalState, VnfcInfo, VnfcResourceInfo,
-    VnfdId,
+    AffectedVnfc, ChangeType, KeyValuePairs, ResourceChanges, ResourceHandle,
+    VirtualStorageResourceInfo, VnfOperationalState, VnfcInfo, VnfcResourceInfo, VnfdId,
 };
 
 use crate::KubeError;
@@ -203,10 +203,7 @@ fn pod_claims(p: &Value) -> Vec<&str> {
 }
 
 fn handle(id: &str, kind: &str, vim: &Option<String>) -> ResourceHandle {
-    let mut h = ResourceHandle::new(id);
-    h.vim_connection_id = vim.clone();
-    h.vim_level_resource_type = Some(kind.to_string());
-    h
+    vnfm_driver_api::inventory::resource_handle(id, kind, vim.as_deref())
 }
 
 /// The pod a VNFC is: its name, and its uid when recorded.
@@ -250,24 +247,18 @@ pub fn changes(before: &InstanceResources, after: &InstanceResources) -> Resourc
             vnfcs.push(affected_vnfc(v, ChangeType::Added));
         }
     }
-    let sids = |r: &InstanceResources| -> BTreeSet<String> {
-        r.virtual_storage_resource_info
-            .iter()
-            .map(|v| v.id.clone())
-            .collect()
-    };
-    let (sb, sa) = (sids(before), sids(after));
-    let mut storages = Vec::new();
-    for s in &before.virtual_storage_resource_info {
-        if !sa.contains(&s.id) {
-            storages.push(affected_storage(s, ChangeType::Removed));
-        }
-    }
-    for s in &after.virtual_storage_resource_info {
-        if !sb.contains(&s.id) {
-            storages.push(affected_storage(s, ChangeType::Added));
-        }
-    }
+    // A claim keeps its name as its id and its resource id: it is added or removed, never
+    // modified.
+    let d = diff(
+        &before.virtual_storage_resource_info,
+        &after.virtual_storage_resource_info,
+    );
+    let storages: Vec<_> = d
+        .removed
+        .into_iter()
+        .map(|s| affected_storage(s, ChangeType::Removed))
+        .chain(d.changed.into_iter().map(|(s, c)| affected_storage(s, c)))
+        .collect();
     ResourceChanges {
         affected_vnfcs: (!vnfcs.is_empty()).then_some(vnfcs),
         affected_virtual_links: None,
@@ -276,51 +267,29 @@ pub fn changes(before: &InstanceResources, after: &InstanceResources) -> Resourc
     }
 }
 
+/// `v` as an affected VNFC with its metadata (the pod's name, uid, node, ...), its claims
+/// attached when it is added and detached when it is removed.
 fn affected_vnfc(v: &VnfcResourceInfo, change: ChangeType) -> AffectedVnfc {
-    AffectedVnfc {
-        id: v.id.clone(),
-        vdu_id: v.vdu_id.clone(),
-        vnfd_id: v.vnfd_id.clone(),
-        change_type: change,
-        compute_resource: v.compute_resource.clone(),
-        resource_definition_id: None,
-        zone_id: v.zone_id.clone(),
-        metadata: v.metadata.clone(),
-        affected_vnfc_cp_ids: None,
-        added_storage_resource_ids: (change == ChangeType::Added)
-            .then(|| v.storage_resource_ids.clone())
-            .flatten(),
-        removed_storage_resource_ids: (change == ChangeType::Removed)
-            .then(|| v.storage_resource_ids.clone())
-            .flatten(),
-    }
-}
-
-fn affected_storage(s: &VirtualStorageResourceInfo, change: ChangeType) -> AffectedVirtualStorage {
-    AffectedVirtualStorage {
-        id: s.id.clone(),
-        virtual_storage_desc_id: s.virtual_storage_desc_id.clone(),
-        vnfd_id: s.vnfd_id.clone(),
-        change_type: change,
-        storage_resource: s.storage_resource.clone(),
-        resource_definition_id: None,
-        zone_id: None,
-        metadata: None,
-    }
-}
-
-/// The resources recorded on the instance before the step.
-pub fn recorded(instance: &vnfm_types::VnfInstance) -> InstanceResources {
-    let Some(info) = &instance.instantiated_vnf_info else {
-        return InstanceResources::default();
+    let storage = || v.storage_resource_ids.clone().unwrap_or_default();
+    let (added, removed) = match change {
+        ChangeType::Added => (storage(), vec![]),
+        ChangeType::Removed => (vec![], storage()),
+        _ => (vec![], vec![]),
     };
+    AffectedVnfc {
+        metadata: v.metadata.clone(),
+        ..affected_vnfc_with_storage(v, change, added, removed)
+    }
+}
+
+/// The resources recorded on the instance before the step: its VNFCs and storage (what this
+/// driver reports on).
+pub fn recorded(instance: &vnfm_types::VnfInstance) -> InstanceResources {
+    let all = vnfm_driver_api::inventory::recorded(instance);
     InstanceResources {
-        vnfc_resource_info: info.vnfc_resource_info.clone().unwrap_or_default(),
-        vnfc_info: info.vnfc_info.clone().unwrap_or_default(),
-        virtual_storage_resource_info: info
-            .virtual_storage_resource_info
-            .clone()
-            .unwrap_or_default(),
+        vnfc_resource_info: all.vnfc_resource_info,
+        vnfc_info: all.vnfc_info,
+        virtual_storage_resource_info: all.virtual_storage_resource_info,
         ..InstanceResources::default()
     }
 }

@@ -94,6 +94,31 @@ fn generation_seen(o: &Value) -> Option<String> {
     })
 }
 
+/// `spec.replicas`, 1 when absent (the API server's default).
+fn spec_replicas(o: &Value) -> i64 {
+    o.pointer("/spec/replicas")
+        .and_then(Value::as_i64)
+        .unwrap_or(1)
+}
+
+/// The readiness of a workload counted in pods: ready once its latest generation is observed
+/// and the count at `ready` and both `others` (name, pointer) are `want`.
+fn counted(o: &Value, want: i64, unit: &str, ready: &str, others: [(&str, &str); 2]) -> Readiness {
+    if let Some(g) = generation_seen(o) {
+        return Readiness::Pending(g);
+    }
+    let ready = i(o, ready);
+    let [(a_name, a), (b_name, b)] = others;
+    let (a, b) = (i(o, a), i(o, b));
+    if ready == want && a == want && b == want {
+        Readiness::Ready
+    } else {
+        Readiness::Pending(format!(
+            "{ready}/{want} {unit} ready, {a} {a_name}, {b} {b_name}"
+        ))
+    }
+}
+
 /// The readiness of `o`, an object of `kind` in API group `group` (`""` for the core group),
 /// judged by the rule of that kind (Services are judged by [`service_ready`]).
 ///
@@ -114,10 +139,7 @@ pub fn readiness(group: &str, kind: &str, o: &Value) -> Readiness {
             if let Some(g) = generation_seen(o) {
                 return pending(g);
             }
-            let want = o
-                .pointer("/spec/replicas")
-                .and_then(Value::as_i64)
-                .unwrap_or(1);
+            let want = spec_replicas(o);
             let (updated, total, ready, available) = (
                 i(o, "/status/updatedReplicas"),
                 i(o, "/status/replicas"),
@@ -133,66 +155,36 @@ pub fn readiness(group: &str, kind: &str, o: &Value) -> Readiness {
                 ))
             }
         }
-        ("apps", "StatefulSet") => {
-            if let Some(g) = generation_seen(o) {
-                return pending(g);
-            }
-            let want = o
-                .pointer("/spec/replicas")
-                .and_then(Value::as_i64)
-                .unwrap_or(1);
-            let (ready, updated, available) = (
-                i(o, "/status/readyReplicas"),
-                i(o, "/status/updatedReplicas"),
-                i(o, "/status/availableReplicas"),
-            );
-            if ready == want && updated == want && available == want {
-                Readiness::Ready
-            } else {
-                pending(format!(
-                    "{ready}/{want} replicas ready, {available} available, {updated} updated"
-                ))
-            }
-        }
-        ("apps", "DaemonSet") => {
-            if let Some(g) = generation_seen(o) {
-                return pending(g);
-            }
-            let want = i(o, "/status/desiredNumberScheduled");
-            let (ready, updated, available) = (
-                i(o, "/status/numberReady"),
-                i(o, "/status/updatedNumberScheduled"),
-                i(o, "/status/numberAvailable"),
-            );
-            if ready == want && updated == want && available == want {
-                Readiness::Ready
-            } else {
-                pending(format!(
-                    "{ready}/{want} pods ready, {available} available, {updated} updated"
-                ))
-            }
-        }
-        ("apps", "ReplicaSet") | ("", "ReplicationController") => {
-            if let Some(g) = generation_seen(o) {
-                return pending(g);
-            }
-            let want = o
-                .pointer("/spec/replicas")
-                .and_then(Value::as_i64)
-                .unwrap_or(1);
-            let (ready, total, available) = (
-                i(o, "/status/readyReplicas"),
-                i(o, "/status/replicas"),
-                i(o, "/status/availableReplicas"),
-            );
-            if ready == want && total == want && available == want {
-                Readiness::Ready
-            } else {
-                pending(format!(
-                    "{ready}/{want} replicas ready, {available} available, {total} in total"
-                ))
-            }
-        }
+        ("apps", "StatefulSet") => counted(
+            o,
+            spec_replicas(o),
+            "replicas",
+            "/status/readyReplicas",
+            [
+                ("available", "/status/availableReplicas"),
+                ("updated", "/status/updatedReplicas"),
+            ],
+        ),
+        ("apps", "DaemonSet") => counted(
+            o,
+            i(o, "/status/desiredNumberScheduled"),
+            "pods",
+            "/status/numberReady",
+            [
+                ("available", "/status/numberAvailable"),
+                ("updated", "/status/updatedNumberScheduled"),
+            ],
+        ),
+        ("apps", "ReplicaSet") | ("", "ReplicationController") => counted(
+            o,
+            spec_replicas(o),
+            "replicas",
+            "/status/readyReplicas",
+            [
+                ("available", "/status/availableReplicas"),
+                ("in total", "/status/replicas"),
+            ],
+        ),
         ("", "Pod") => {
             let phase = o
                 .pointer("/status/phase")

@@ -172,9 +172,17 @@ impl DriverConfig {
         path: &std::path::Path,
     ) -> Result<DriverConfig, OpenStackError> {
         let fail = |what: String| OpenStackError::Input(format!("{}: {what}", path.display()));
-        let text = std::fs::read_to_string(path).map_err(|e| fail(e.to_string()))?;
+        let text =
+            std::fs::read_to_string(path).map_err(|source| OpenStackError::ReadEnvironment {
+                path: path.to_path_buf(),
+                template: None,
+                source,
+            })?;
         let environment: Value =
-            serde_saphyr::from_str(&text).map_err(|e| fail(format!("not YAML or JSON: {e}")))?;
+            serde_saphyr::from_str(&text).map_err(|source| OpenStackError::EnvironmentYaml {
+                path: path.to_path_buf(),
+                source: Box::new(source),
+            })?;
         if !environment.is_object() {
             return Err(fail(
                 "expected a Heat environment mapping (resource_registry, parameter_defaults, ...)"
@@ -195,8 +203,13 @@ impl DriverConfig {
                     continue;
                 }
                 let local = dir.join(file);
-                let body = std::fs::read_to_string(&local)
-                    .map_err(|e| fail(format!("template {} of {ty}: {e}", local.display())))?;
+                let body = std::fs::read_to_string(&local).map_err(|source| {
+                    OpenStackError::ReadEnvironment {
+                        path: path.to_path_buf(),
+                        template: Some((local.clone(), ty.clone())),
+                        source,
+                    }
+                })?;
                 files.insert(file.to_string(), body);
             }
         }

@@ -934,7 +934,10 @@ impl OpenStackDriver {
             resource_changes
                 .affected_vnfcs
                 .get_or_insert_with(Vec::new)
-                .push(inventory::affected(v, ChangeType::Modified));
+                .push(vnfm_driver_api::inventory::affected_vnfc(
+                    v,
+                    ChangeType::Modified,
+                ));
         }
         let nfv = ctx
             .state
@@ -1038,6 +1041,60 @@ impl OpenStackDriver {
         };
         self.outcome(
             &heat, &ctx, &stack, flavour, &links, &managed, &vnfd_id, state,
+        )
+        .await
+    }
+
+    /// Moves the stack to the templates of `flavour` (CHANGE_FLAVOUR, CHANGE_VNFPKG) with
+    /// `capacity` VNFCs per VDU: the request's external and externally managed links over the
+    /// recorded ones, the instance then recorded with `vnfd_id`. With `keep_previous`, the
+    /// templates in force are kept in the driver state for a rollback.
+    async fn replace_templates(
+        &self,
+        req: &InfraRequest,
+        flavour: &Flavour,
+        capacity: &BTreeMap<String, u32>,
+        vnfd_id: &vnfm_types::VnfdId,
+        keep_previous: bool,
+    ) -> Result<InfraOutcome, DriverError> {
+        let ctx = self.context(req)?;
+        let managed_req = managed_of_request(req).map(<[_]>::to_vec);
+        let managed_data = managed_req
+            .clone()
+            .unwrap_or_else(|| managed_as_data(&Self::recorded_managed(req)));
+        let hot = templates(&self.config, req, flavour, &managed_data)?;
+        let links = hot::overlay_links(
+            &Self::recorded_links(req),
+            ext_links_of_request(req).unwrap_or_default(),
+        );
+        let nfv = hot::build_nfv(
+            &paths_of(&hot.template, &hot.files),
+            &NfvInputs {
+                flavour,
+                capacity: Some(capacity),
+                ext_virtual_links: &links,
+                additional: ctx.additional_nfv(),
+                grant: req.grant.as_deref(),
+            },
+        );
+        let managed = match managed_req {
+            Some(m) => managed_info(&m, vnfd_id, &ctx.vim_connection_id),
+            None => Self::recorded_managed(req),
+        };
+        let previous = if keep_previous {
+            Self::previous_of(ctx.state.as_ref(), req)
+        } else {
+            None
+        };
+        self.retemplate(
+            req,
+            flavour,
+            hot,
+            nfv,
+            links,
+            managed,
+            vnfd_id.clone(),
+            previous,
         )
         .await
     }
@@ -1181,40 +1238,13 @@ impl InfraDriver for OpenStackDriver {
         let InfraStep::ChangeFlavour { target, .. } = &req.step else {
             return Err(wrong_step("change_flavour", req));
         };
-        let ctx = self.context(req)?;
         let flavour = flavour(req, &target.flavour_id)?;
-        let managed_req = managed_of_request(req).map(<[_]>::to_vec);
-        let managed_data = managed_req
-            .clone()
-            .unwrap_or_else(|| managed_as_data(&Self::recorded_managed(req)));
-        let hot = templates(&self.config, req, flavour, &managed_data)?;
-        let links = hot::overlay_links(
-            &Self::recorded_links(req),
-            ext_links_of_request(req).unwrap_or_default(),
-        );
-        let nfv = hot::build_nfv(
-            &paths_of(&hot.template, &hot.files),
-            &NfvInputs {
-                flavour,
-                capacity: Some(&target.vdu_instances),
-                ext_virtual_links: &links,
-                additional: ctx.additional_nfv(),
-                grant: req.grant.as_deref(),
-            },
-        );
-        let managed = match managed_req {
-            Some(m) => managed_info(&m, &req.instance.vnfd_id, &ctx.vim_connection_id),
-            None => Self::recorded_managed(req),
-        };
-        self.retemplate(
+        self.replace_templates(
             req,
             flavour,
-            hot,
-            nfv,
-            links,
-            managed,
-            req.instance.vnfd_id.clone(),
-            None,
+            &target.vdu_instances,
+            &req.instance.vnfd_id,
+            false,
         )
         .await
     }
@@ -1223,44 +1253,10 @@ impl InfraDriver for OpenStackDriver {
         let InfraStep::ChangeVnfpkg { to_vnfd_id, .. } = &req.step else {
             return Err(wrong_step("change_vnfpkg", req));
         };
-        let ctx = self.context(req)?;
         let flavour = flavour(req, &req.flavour_id)?;
-        let managed_req = managed_of_request(req).map(<[_]>::to_vec);
-        let managed_data = managed_req
-            .clone()
-            .unwrap_or_else(|| managed_as_data(&Self::recorded_managed(req)));
-        let hot = templates(&self.config, req, flavour, &managed_data)?;
-        let links = hot::overlay_links(
-            &Self::recorded_links(req),
-            ext_links_of_request(req).unwrap_or_default(),
-        );
         let capacity = counts(&inventory::recorded(&req.instance));
-        let nfv = hot::build_nfv(
-            &paths_of(&hot.template, &hot.files),
-            &NfvInputs {
-                flavour,
-                capacity: Some(&capacity),
-                ext_virtual_links: &links,
-                additional: ctx.additional_nfv(),
-                grant: req.grant.as_deref(),
-            },
-        );
-        let managed = match managed_req {
-            Some(m) => managed_info(&m, to_vnfd_id, &ctx.vim_connection_id),
-            None => Self::recorded_managed(req),
-        };
-        let previous = Self::previous_of(ctx.state.as_ref(), req);
-        self.retemplate(
-            req,
-            flavour,
-            hot,
-            nfv,
-            links,
-            managed,
-            to_vnfd_id.clone(),
-            previous,
-        )
-        .await
+        self.replace_templates(req, flavour, &capacity, to_vnfd_id, true)
+            .await
     }
 
     async fn rollback_change_vnfpkg(

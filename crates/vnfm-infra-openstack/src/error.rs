@@ -105,6 +105,21 @@ pub enum OpenStackError {
         message: String,
     },
 
+    /// A response body does not decode into what the API documents.
+    #[error("{what}: unexpected response from {service}: {problem} ({source})")]
+    ResponseBody {
+        /// The call.
+        what: String,
+        /// `keystone`, `heat` or `nova`.
+        service: &'static str,
+        /// What is wrong with the body (`the body is not JSON`, `` `stack` is missing or
+        /// malformed ``).
+        problem: String,
+        /// The JSON decoder's error.
+        #[source]
+        source: serde_json::Error,
+    },
+
     /// A Heat stack ended an action in a `*_FAILED` state.
     #[error("Heat stack `{stack}` is {status}{}: {reason}", resource_suffix(.resource))]
     StackFailed {
@@ -175,6 +190,50 @@ pub enum OpenStackError {
         message: String,
     },
 
+    /// A Heat template of the package is not YAML (or JSON).
+    #[error("Heat template {path}: is not valid YAML: {source}")]
+    TemplateYaml {
+        /// Package path of the template.
+        path: String,
+        /// The YAML reader's error (boxed: it is large).
+        #[source]
+        source: Box<serde_saphyr::Error>,
+    },
+
+    /// A generated Heat template could not be written out.
+    #[error("Heat template {path}: cannot be serialized: {source}")]
+    TemplateSerialize {
+        /// Name of the generated template.
+        path: String,
+        /// The serializer's error.
+        #[source]
+        source: serde_json::Error,
+    },
+
+    /// A Heat environment file (or a template its `resource_registry` names) of the driver's
+    /// configuration cannot be read.
+    #[error("{}: {}{source}", path.display(), template_prefix(.template))]
+    ReadEnvironment {
+        /// The environment file.
+        path: std::path::PathBuf,
+        /// The template being read and the resource type it implements, when it is not the
+        /// environment file itself.
+        template: Option<(std::path::PathBuf, String)>,
+        /// The I/O error.
+        #[source]
+        source: std::io::Error,
+    },
+
+    /// A Heat environment file of the driver's configuration is not YAML or JSON.
+    #[error("{}: not YAML or JSON: {source}", path.display())]
+    EnvironmentYaml {
+        /// The environment file.
+        path: std::path::PathBuf,
+        /// The YAML reader's error (boxed: it is large).
+        #[source]
+        source: Box<serde_saphyr::Error>,
+    },
+
     /// The request, the VNFD or the recorded instance does not allow the operation.
     #[error("{0}")]
     Input(String),
@@ -219,10 +278,21 @@ impl From<OpenStackError> for DriverError {
             }
             OpenStackError::Vim { .. }
             | OpenStackError::Template { .. }
+            | OpenStackError::TemplateYaml { .. }
+            | OpenStackError::TemplateSerialize { .. }
+            | OpenStackError::ReadEnvironment { .. }
+            | OpenStackError::EnvironmentYaml { .. }
             | OpenStackError::Input(_) => DriverError::invalid_input(e.to_string()),
             _ if e.is_transient() => DriverError::transient(e.to_string()),
             _ => DriverError::permanent(e.to_string()),
         }
+    }
+}
+
+fn template_prefix(template: &Option<(std::path::PathBuf, String)>) -> String {
+    match template {
+        Some((file, ty)) => format!("template {} of {ty}: ", file.display()),
+        None => String::new(),
     }
 }
 

@@ -66,9 +66,11 @@ pub fn generate(vnfd_id: &str, flavour: &Flavour) -> Result<Hot, OpenStackError>
     for vdu in compute {
         let (nested, props) = vdu_template(flavour, vdu)?;
         let file = format!("{}.yaml", vdu.id);
-        let text = serde_json::to_string_pretty(&nested).map_err(|e| OpenStackError::Template {
-            path: file.clone(),
-            message: format!("cannot be serialized: {e}"),
+        let text = serde_json::to_string_pretty(&nested).map_err(|source| {
+            OpenStackError::TemplateSerialize {
+                path: file.clone(),
+                source,
+            }
         })?;
         files.insert(file.clone(), text);
         let max_size = vdu.max_instances.max(vdu.min_instances).max(1);

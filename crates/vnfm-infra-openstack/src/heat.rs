@@ -15,7 +15,7 @@ use vnfm_driver_api::{DriverError, RunControl};
 
 use crate::config::PollPolicy;
 use crate::error::{OpenStackError, cut};
-use crate::keystone::{Session, sleep_within};
+use crate::keystone::{ServiceApi, Session, sleep_within};
 
 /// A stack's name and id: enough to address it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -214,10 +214,7 @@ impl StackFields {
 
 /// The Heat API of one VIM, for one step.
 pub struct Heat<'a> {
-    session: &'a Session,
-    control: &'a RunControl,
-    base: String,
-    poll: PollPolicy,
+    api: ServiceApi<'a>,
 }
 
 impl<'a> Heat<'a> {
@@ -227,18 +224,14 @@ impl<'a> Heat<'a> {
         control: &'a RunControl,
         poll: PollPolicy,
     ) -> Result<Heat<'a>, DriverError> {
-        let base = session.endpoint(control, "orchestration").await?;
         Ok(Heat {
-            session,
-            control,
-            base,
-            poll,
+            api: ServiceApi::connect(session, control, poll, "orchestration").await?,
         })
     }
 
     /// The endpoint in use (`http://heat:8004/v1/<project>`).
     pub fn base(&self) -> &str {
-        &self.base
+        &self.api.base
     }
 
     async fn get(&self, path: &str, allow_404: bool) -> Result<Option<Value>, DriverError> {
@@ -251,11 +244,12 @@ impl<'a> Heat<'a> {
         allow_404: bool,
         follow: bool,
     ) -> Result<Option<Value>, DriverError> {
-        let url = format!("{}/{path}", self.base);
+        let url = format!("{}/{path}", self.api.base);
         let accept: &[u16] = if allow_404 { &[404] } else { &[] };
         let r = self
+            .api
             .session
-            .call(self.control, "heat", Method::GET, &url, None, accept)
+            .call(self.api.control, "heat", Method::GET, &url, None, accept)
             .await?;
         if r.status.as_u16() == 404 {
             return Ok(None);
@@ -294,10 +288,11 @@ impl<'a> Heat<'a> {
             _ => Value::Null,
         };
         serde_json::from_value(inner).map_err(|e| {
-            OpenStackError::Response {
+            OpenStackError::ResponseBody {
                 what: what.to_string(),
                 service: "heat",
-                message: format!("`{key}` is missing or malformed ({e})"),
+                problem: format!("`{key}` is missing or malformed"),
+                source: e,
             }
             .into()
         })
@@ -332,14 +327,15 @@ impl<'a> Heat<'a> {
         body.insert("stack_name".into(), json!(name));
         body.insert("disable_rollback".into(), json!(true));
         let body = Value::Object(body);
-        let url = format!("{}/stacks", self.base);
+        let url = format!("{}/stacks", self.api.base);
         let started = Instant::now();
-        let mut delay = self.poll.initial;
+        let mut delay = self.api.poll.initial;
         loop {
             let r = self
+                .api
                 .session
                 .call(
-                    self.control,
+                    self.api.control,
                     "heat",
                     Method::POST,
                     &url,
@@ -375,25 +371,27 @@ impl<'a> Heat<'a> {
                     status: 409,
                     detail: format!(
                         "the name {name} stays taken by a deleted stack: {}",
-                        self.session
+                        self.api
+                            .session
                             .redact(&cut(&String::from_utf8_lossy(&r.body), 300))
                     ),
                 }
                 .into());
             }
             let what = format!("waiting for Heat to release the stack name {name}");
-            sleep_within(self.control, delay, &what).await?;
-            delay = self.poll.next(delay);
+            sleep_within(self.api.control, delay, &what).await?;
+            delay = self.api.poll.next(delay);
         }
     }
 
     /// Updates `r` with `PATCH` semantics: parameters merge into the current ones, an absent
     /// template keeps the current template.
     pub async fn update(&self, r: &StackRef, fields: &StackFields) -> Result<(), DriverError> {
-        let url = format!("{}/{}", self.base, r.path());
-        self.session
+        let url = format!("{}/{}", self.api.base, r.path());
+        self.api
+            .session
             .call(
-                self.control,
+                self.api.control,
                 "heat",
                 Method::PATCH,
                 &url,
@@ -408,10 +406,11 @@ impl<'a> Heat<'a> {
     /// Replaces template, files, parameters and environment of `r` (`PUT`): nothing of the
     /// current definition is kept, so files the new template no longer uses are dropped.
     pub async fn replace(&self, r: &StackRef, fields: &StackFields) -> Result<(), DriverError> {
-        let url = format!("{}/{}", self.base, r.path());
-        self.session
+        let url = format!("{}/{}", self.api.base, r.path());
+        self.api
+            .session
             .call(
-                self.control,
+                self.api.control,
                 "heat",
                 Method::PUT,
                 &url,
@@ -425,9 +424,10 @@ impl<'a> Heat<'a> {
 
     /// Deletes `r` (a stack that is already gone is fine).
     pub async fn delete(&self, r: &StackRef) -> Result<(), DriverError> {
-        let url = format!("{}/{}", self.base, r.path());
-        self.session
-            .call(self.control, "heat", Method::DELETE, &url, None, &[404])
+        let url = format!("{}/{}", self.api.base, r.path());
+        self.api
+            .session
+            .call(self.api.control, "heat", Method::DELETE, &url, None, &[404])
             .await?;
         tracing::info!(stack = %r.name, "Heat stack delete started");
         Ok(())
@@ -474,10 +474,18 @@ impl<'a> Heat<'a> {
         resource: &str,
         reason: &str,
     ) -> Result<(), DriverError> {
-        let url = format!("{}/{}/resources/{}", self.base, r.path(), enc(resource));
+        let url = format!("{}/{}/resources/{}", self.api.base, r.path(), enc(resource));
         let body = json!({"mark_unhealthy": true, "resource_status_reason": reason});
-        self.session
-            .call(self.control, "heat", Method::PATCH, &url, Some(&body), &[])
+        self.api
+            .session
+            .call(
+                self.api.control,
+                "heat",
+                Method::PATCH,
+                &url,
+                Some(&body),
+                &[],
+            )
             .await?;
         tracing::info!(stack = %r.name, resource, "marked unhealthy");
         Ok(())
@@ -529,11 +537,11 @@ impl<'a> Heat<'a> {
         let started = Instant::now();
         let complete = format!("{action}_COMPLETE");
         let grace = Duration::from_secs(3);
-        let mut delay = self.poll.initial;
+        let mut delay = self.api.poll.initial;
         let mut last;
         loop {
             let what = format!("waiting for Heat stack {} to reach {complete}", r.name);
-            self.control.check(&what)?;
+            self.api.control.check(&what)?;
             match self.show(r).await? {
                 None if action == "DELETE" => return Ok(None),
                 None => {
@@ -571,8 +579,8 @@ impl<'a> Heat<'a> {
                 .into());
             }
             let left = timeout.saturating_sub(started.elapsed());
-            sleep_within(self.control, delay.min(left), &what).await?;
-            delay = self.poll.next(delay);
+            sleep_within(self.api.control, delay.min(left), &what).await?;
+            delay = self.api.poll.next(delay);
         }
     }
 
@@ -646,7 +654,7 @@ impl<'a> Heat<'a> {
             stack: s.stack_name.clone(),
             status: s.stack_status.clone(),
             resource,
-            reason: self.session.redact(&cut(&reason, 600)),
+            reason: self.api.session.redact(&cut(&reason, 600)),
         }
     }
 }

@@ -69,9 +69,9 @@ pub fn parse_template(path: &str, bytes: &[u8]) -> Result<Value, OpenStackError>
         path: path.to_string(),
         message: "is not UTF-8 text".into(),
     })?;
-    let v: Value = serde_saphyr::from_str(text).map_err(|e| OpenStackError::Template {
+    let v: Value = serde_saphyr::from_str(text).map_err(|source| OpenStackError::TemplateYaml {
         path: path.to_string(),
-        message: format!("is not valid YAML: {e}"),
+        source: Box::new(source),
     })?;
     if !v.is_object() || v.get("heat_template_version").is_none() {
         return Err(OpenStackError::Template {

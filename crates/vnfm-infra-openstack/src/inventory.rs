@@ -15,12 +15,17 @@
 //! stable across stack updates and per-VNFC heals (only the compute resource id changes) and
 //! new for VNFCs created by a scale-out or a whole-VNF re-creation.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use serde_json::{Map, Value, json};
-use sha2::{Digest, Sha256};
 use vnfm_descriptor::Flavour;
 use vnfm_driver_api::InstanceResources;
+use vnfm_driver_api::inventory::{
+    affected_storage, affected_virtual_link, affected_vnfc, affected_vnfc_with_storage, diff,
+    resource_handle,
+};
+/// Re-exported from [`vnfm_driver_api::inventory`], where every driver's inventory finds them.
+pub use vnfm_driver_api::inventory::{derived_id, recorded};
 use vnfm_types::{
     AffectedVirtualLink, AffectedVirtualStorage, AffectedVnfc, ChangeType, CpInstanceType,
     CpProtocolInfo, ExtLinkPortInfo, ExtManagedVirtualLinkInfo, ExtVirtualLinkData,
@@ -52,24 +57,6 @@ pub struct InventoryInputs<'a> {
     pub default_state: VnfOperationalState,
 }
 
-/// A 36-character id (UUID-shaped) derived from `parts`.
-pub fn derived_id(parts: &[&str]) -> String {
-    let mut h = Sha256::new();
-    for p in parts {
-        h.update((p.len() as u64).to_le_bytes());
-        h.update(p.as_bytes());
-    }
-    let d = hex::encode(&h.finalize()[..16]);
-    format!(
-        "{}-{}-{}-{}-{}",
-        &d[0..8],
-        &d[8..12],
-        &d[12..16],
-        &d[16..20],
-        &d[20..32]
-    )
-}
-
 struct Indexed<'a> {
     by_stack: BTreeMap<(String, String), &'a HeatResource>,
     owner_of_stack: BTreeMap<String, &'a HeatResource>,
@@ -93,10 +80,7 @@ fn index(resources: &[HeatResource]) -> Indexed<'_> {
 }
 
 fn handle(r: &HeatResource, vim: &str) -> ResourceHandle {
-    let mut h = ResourceHandle::new(r.physical_resource_id.clone());
-    h.vim_connection_id = Some(vim.to_string());
-    h.vim_level_resource_type = Some(r.resource_type.clone());
-    h
+    resource_handle(r.physical_resource_id.clone(), &r.resource_type, Some(vim))
 }
 
 /// The addresses a port resource reports (`fixed_ips`, `mac_address`).
@@ -406,196 +390,54 @@ fn stack_meta(stack: &StackRef, name: &str) -> Map<String, Value> {
 /// appeared (`ADDED`), disappeared (`REMOVED`) or kept their id with a new backing resource
 /// (`MODIFIED`, e.g. a healed server).
 pub fn changes(before: &InstanceResources, after: &InstanceResources) -> ResourceChanges {
-    let mut vnfcs = Vec::new();
-    let storage_of = |r: &InstanceResources, id: &str| -> Vec<String> {
-        r.vnfc_resource_info
-            .iter()
-            .find(|v| v.id == id)
-            .and_then(|v| v.storage_resource_ids.clone())
-            .unwrap_or_default()
-    };
-    let old: BTreeMap<&str, &VnfcResourceInfo> = before
-        .vnfc_resource_info
-        .iter()
-        .map(|v| (v.id.as_str(), v))
+    let storage_of = |v: &VnfcResourceInfo| v.storage_resource_ids.clone().unwrap_or_default();
+    let d = diff(&before.vnfc_resource_info, &after.vnfc_resource_info);
+    let vnfcs: Vec<AffectedVnfc> = d
+        .changed
+        .into_iter()
+        .map(|(v, change)| match change {
+            ChangeType::Added => affected_vnfc_with_storage(v, change, storage_of(v), vec![]),
+            _ => affected_vnfc(v, change),
+        })
+        .chain(
+            d.removed
+                .into_iter()
+                .map(|v| affected_vnfc_with_storage(v, ChangeType::Removed, vec![], storage_of(v))),
+        )
         .collect();
-    let new: BTreeMap<&str, &VnfcResourceInfo> = after
-        .vnfc_resource_info
-        .iter()
-        .map(|v| (v.id.as_str(), v))
+    let d = diff(
+        &before.vnf_virtual_link_resource_info,
+        &after.vnf_virtual_link_resource_info,
+    );
+    let vls: Vec<AffectedVirtualLink> = d
+        .changed
+        .into_iter()
+        .map(|(v, change)| affected_virtual_link(v, change))
+        .chain(
+            d.removed
+                .into_iter()
+                .map(|v| affected_virtual_link(v, ChangeType::Removed)),
+        )
         .collect();
-    for v in &after.vnfc_resource_info {
-        match old.get(v.id.as_str()) {
-            None => vnfcs.push(affected_vnfc(
-                v,
-                ChangeType::Added,
-                storage_of(after, &v.id),
-                vec![],
-            )),
-            Some(o) if o.compute_resource.resource_id != v.compute_resource.resource_id => {
-                vnfcs.push(affected_vnfc(v, ChangeType::Modified, vec![], vec![]));
-            }
-            Some(_) => {}
-        }
-    }
-    for v in &before.vnfc_resource_info {
-        if !new.contains_key(v.id.as_str()) {
-            vnfcs.push(affected_vnfc(
-                v,
-                ChangeType::Removed,
-                vec![],
-                storage_of(before, &v.id),
-            ));
-        }
-    }
-
-    let mut vls = Vec::new();
-    let old_vl: BTreeMap<&str, &VnfVirtualLinkResourceInfo> = before
-        .vnf_virtual_link_resource_info
-        .iter()
-        .map(|v| (v.id.as_str(), v))
+    let d = diff(
+        &before.virtual_storage_resource_info,
+        &after.virtual_storage_resource_info,
+    );
+    let storages: Vec<AffectedVirtualStorage> = d
+        .changed
+        .into_iter()
+        .map(|(s, change)| affected_storage(s, change))
+        .chain(
+            d.removed
+                .into_iter()
+                .map(|s| affected_storage(s, ChangeType::Removed)),
+        )
         .collect();
-    let new_vl: BTreeSet<&str> = after
-        .vnf_virtual_link_resource_info
-        .iter()
-        .map(|v| v.id.as_str())
-        .collect();
-    for v in &after.vnf_virtual_link_resource_info {
-        let change = match old_vl.get(v.id.as_str()) {
-            None => Some(ChangeType::Added),
-            Some(o) if o.network_resource.resource_id != v.network_resource.resource_id => {
-                Some(ChangeType::Modified)
-            }
-            Some(_) => None,
-        };
-        if let Some(c) = change {
-            vls.push(affected_vl(v, c));
-        }
-    }
-    for v in &before.vnf_virtual_link_resource_info {
-        if !new_vl.contains(v.id.as_str()) {
-            vls.push(affected_vl(v, ChangeType::Removed));
-        }
-    }
-
-    let mut storages = Vec::new();
-    let old_st: BTreeMap<&str, &VirtualStorageResourceInfo> = before
-        .virtual_storage_resource_info
-        .iter()
-        .map(|v| (v.id.as_str(), v))
-        .collect();
-    let new_st: BTreeSet<&str> = after
-        .virtual_storage_resource_info
-        .iter()
-        .map(|v| v.id.as_str())
-        .collect();
-    for s in &after.virtual_storage_resource_info {
-        let change = match old_st.get(s.id.as_str()) {
-            None => Some(ChangeType::Added),
-            Some(o) if o.storage_resource.resource_id != s.storage_resource.resource_id => {
-                Some(ChangeType::Modified)
-            }
-            Some(_) => None,
-        };
-        if let Some(c) = change {
-            storages.push(affected_storage(s, c));
-        }
-    }
-    for s in &before.virtual_storage_resource_info {
-        if !new_st.contains(s.id.as_str()) {
-            storages.push(affected_storage(s, ChangeType::Removed));
-        }
-    }
     ResourceChanges {
         affected_vnfcs: (!vnfcs.is_empty()).then_some(vnfcs),
         affected_virtual_links: (!vls.is_empty()).then_some(vls),
         affected_ext_link_ports: None,
         affected_virtual_storages: (!storages.is_empty()).then_some(storages),
-    }
-}
-
-fn affected_vnfc(
-    v: &VnfcResourceInfo,
-    change: ChangeType,
-    added: Vec<String>,
-    removed: Vec<String>,
-) -> AffectedVnfc {
-    AffectedVnfc {
-        id: v.id.clone(),
-        vdu_id: v.vdu_id.clone(),
-        vnfd_id: v.vnfd_id.clone(),
-        change_type: change,
-        compute_resource: v.compute_resource.clone(),
-        resource_definition_id: None,
-        zone_id: v.zone_id.clone(),
-        metadata: None,
-        affected_vnfc_cp_ids: v
-            .vnfc_cp_info
-            .as_ref()
-            .map(|cps| cps.iter().map(|c| c.id.clone()).collect()),
-        added_storage_resource_ids: (!added.is_empty()).then_some(added),
-        removed_storage_resource_ids: (!removed.is_empty()).then_some(removed),
-    }
-}
-
-/// `v` as an affected VNFC of type `change`, with no storage added or removed (e.g. a VNFC
-/// an operate step started or stopped).
-pub fn affected(v: &VnfcResourceInfo, change: ChangeType) -> AffectedVnfc {
-    affected_vnfc(v, change, vec![], vec![])
-}
-
-fn affected_vl(v: &VnfVirtualLinkResourceInfo, change: ChangeType) -> AffectedVirtualLink {
-    AffectedVirtualLink {
-        id: v.id.clone(),
-        vnf_virtual_link_desc_id: v.vnf_virtual_link_desc_id.clone(),
-        vnfd_id: v.vnfd_id.clone(),
-        change_type: change,
-        network_resource: v.network_resource.clone(),
-        vnf_link_port_ids: v
-            .vnf_link_ports
-            .as_ref()
-            .map(|ps| ps.iter().map(|p| p.id.clone()).collect()),
-        resource_definition_id: None,
-        zone_id: None,
-        metadata: None,
-    }
-}
-
-fn affected_storage(s: &VirtualStorageResourceInfo, change: ChangeType) -> AffectedVirtualStorage {
-    AffectedVirtualStorage {
-        id: s.id.clone(),
-        virtual_storage_desc_id: s.virtual_storage_desc_id.clone(),
-        vnfd_id: s.vnfd_id.clone(),
-        change_type: change,
-        storage_resource: s.storage_resource.clone(),
-        resource_definition_id: None,
-        zone_id: None,
-        metadata: None,
-    }
-}
-
-/// The resources recorded on an instance, as an [`InstanceResources`].
-pub fn recorded(instance: &vnfm_types::VnfInstance) -> InstanceResources {
-    let Some(info) = &instance.instantiated_vnf_info else {
-        return InstanceResources::default();
-    };
-    InstanceResources {
-        vnfc_resource_info: info.vnfc_resource_info.clone().unwrap_or_default(),
-        vnfc_info: info.vnfc_info.clone().unwrap_or_default(),
-        vnf_virtual_link_resource_info: info
-            .vnf_virtual_link_resource_info
-            .clone()
-            .unwrap_or_default(),
-        virtual_storage_resource_info: info
-            .virtual_storage_resource_info
-            .clone()
-            .unwrap_or_default(),
-        ext_cp_info: info.ext_cp_info.clone(),
-        ext_virtual_link_info: info.ext_virtual_link_info.clone().unwrap_or_default(),
-        ext_managed_virtual_link_info: info
-            .ext_managed_virtual_link_info
-            .clone()
-            .unwrap_or_default(),
     }
 }
 
@@ -638,14 +480,5 @@ mod tests {
             ]
         );
         assert!(changes(&after, &after).affected_vnfcs.is_none());
-    }
-
-    #[test]
-    fn derived_ids_are_stable_and_uuid_shaped() {
-        let a = derived_id(&["stack-1", "VDU1"]);
-        assert_eq!(a, derived_id(&["stack-1", "VDU1"]));
-        assert_ne!(a, derived_id(&["stack-1V", "DU1"]));
-        assert_eq!(a.len(), 36);
-        assert_eq!(a.matches('-').count(), 4);
     }
 }

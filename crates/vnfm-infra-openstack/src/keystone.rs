@@ -14,7 +14,9 @@ use tokio::sync::Mutex;
 use vnfm_driver_api::{DriverError, ResolvedVim, RunControl};
 use vnfm_types::SecretString;
 
-use crate::config::{Credentials, DriverConfig, ProjectScope, RetryPolicy, VimSettings};
+use crate::config::{
+    Credentials, DriverConfig, PollPolicy, ProjectScope, RetryPolicy, VimSettings,
+};
 use crate::error::{OpenStackError, cut};
 
 /// Statuses retried by the HTTP layer (other transient statuses, such as `409`, are left to
@@ -149,10 +151,38 @@ impl Reply {
         if self.body.is_empty() {
             return Ok(Value::Null);
         }
-        serde_json::from_slice(&self.body).map_err(|e| OpenStackError::Response {
+        serde_json::from_slice(&self.body).map_err(|source| OpenStackError::ResponseBody {
             what: what.to_string(),
             service,
-            message: format!("the body is not JSON ({e})"),
+            problem: "the body is not JSON".into(),
+            source,
+        })
+    }
+}
+
+/// One service API of a VIM (Heat, Nova, ...) for one step: the session, the step's
+/// deadline and cancellation, the service's endpoint from the catalog and the polling policy.
+pub(crate) struct ServiceApi<'a> {
+    pub(crate) session: &'a Session,
+    pub(crate) control: &'a RunControl,
+    pub(crate) base: String,
+    pub(crate) poll: PollPolicy,
+}
+
+impl<'a> ServiceApi<'a> {
+    /// Finds the endpoint of `service_type` in the catalog (interface and region of the VIM).
+    pub(crate) async fn connect(
+        session: &'a Session,
+        control: &'a RunControl,
+        poll: PollPolicy,
+        service_type: &str,
+    ) -> Result<ServiceApi<'a>, DriverError> {
+        let base = session.endpoint(control, service_type).await?;
+        Ok(ServiceApi {
+            session,
+            control,
+            base,
+            poll,
         })
     }
 }
@@ -309,10 +339,11 @@ impl Session {
         }
         let subject = reply.subject_token.clone();
         let parsed: TokenBody =
-            serde_json::from_slice(&reply.body).map_err(|e| OpenStackError::Response {
+            serde_json::from_slice(&reply.body).map_err(|source| OpenStackError::ResponseBody {
                 what: what.into(),
                 service: "keystone",
-                message: format!("no token in the body ({e})"),
+                problem: "no token in the body".into(),
+                source,
             })?;
         let Some(subject) = subject else {
             return Err(OpenStackError::Response {

@@ -19,7 +19,7 @@ use vnfm_types::VnfOperationalState;
 use crate::config::PollPolicy;
 use crate::error::{OpenStackError, cut};
 use crate::heat::enc;
-use crate::keystone::{Session, sleep_within};
+use crate::keystone::{ServiceApi, Session, sleep_within};
 
 /// A server as `GET /servers/{id}` shows it (the members the power actions need).
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
@@ -100,10 +100,7 @@ pub struct Target {
 
 /// The compute API of one VIM, for one step.
 pub struct Nova<'a> {
-    session: &'a Session,
-    control: &'a RunControl,
-    base: String,
-    poll: PollPolicy,
+    api: ServiceApi<'a>,
 }
 
 impl<'a> Nova<'a> {
@@ -113,30 +110,27 @@ impl<'a> Nova<'a> {
         control: &'a RunControl,
         poll: PollPolicy,
     ) -> Result<Nova<'a>, DriverError> {
-        let base = session.endpoint(control, "compute").await?;
         Ok(Nova {
-            session,
-            control,
-            base,
-            poll,
+            api: ServiceApi::connect(session, control, poll, "compute").await?,
         })
     }
 
     /// The endpoint in use (`http://nova:8774/v2.1`).
     pub fn base(&self) -> &str {
-        &self.base
+        &self.api.base
     }
 
     fn url(&self, server: &str, tail: &str) -> String {
-        format!("{}/servers/{}{tail}", self.base, enc(server))
+        format!("{}/servers/{}{tail}", self.api.base, enc(server))
     }
 
     /// The server `id`, `None` when Nova does not know it.
     pub async fn server(&self, id: &str) -> Result<Option<Server>, DriverError> {
         let url = self.url(id, "");
         let r = self
+            .api
             .session
-            .call(self.control, "nova", Method::GET, &url, None, &[404])
+            .call(self.api.control, "nova", Method::GET, &url, None, &[404])
             .await?;
         if r.status.as_u16() == 404 {
             return Ok(None);
@@ -148,10 +142,11 @@ impl<'a> Nova<'a> {
             _ => Value::Null,
         };
         serde_json::from_value(inner).map(Some).map_err(|e| {
-            OpenStackError::Response {
+            OpenStackError::ResponseBody {
                 what,
                 service: "nova",
-                message: format!("`server` is missing or malformed ({e})"),
+                problem: "`server` is missing or malformed".into(),
+                source: e,
             }
             .into()
         })
@@ -190,7 +185,7 @@ impl<'a> Nova<'a> {
             power,
             format!(
                 "the server is in status ERROR: {}",
-                self.session.redact(&cut(fault, 400))
+                self.api.session.redact(&cut(fault, 400))
             ),
         )
     }
@@ -220,7 +215,7 @@ impl<'a> Nova<'a> {
         let started = Instant::now();
         let url = self.url(&t.server, "/action");
         let body = json!({ power.action(): null });
-        let mut delay = self.poll.initial;
+        let mut delay = self.api.poll.initial;
         loop {
             let s = self.existing(t, power).await?;
             if s.status == power.status() && s.task_state.is_none() {
@@ -232,9 +227,10 @@ impl<'a> Nova<'a> {
             // Busy with another task: Nova would answer 409; wait for the task to end.
             if s.task_state.is_none() {
                 let r = self
+                    .api
                     .session
                     .call(
-                        self.control,
+                        self.api.control,
                         "nova",
                         Method::POST,
                         &url,
@@ -247,7 +243,7 @@ impl<'a> Nova<'a> {
                     tracing::info!(server = %t.server, vnfc = %t.vnfc, action = power.action(), "Nova server action accepted");
                     return Ok(true);
                 }
-                let message = nova_message(self.session, &r.body);
+                let message = nova_message(self.api.session, &r.body);
                 if status != 409 {
                     return Err(self.refused(
                         t,
@@ -278,8 +274,8 @@ impl<'a> Nova<'a> {
                 t.server,
                 power.action()
             );
-            sleep_within(self.control, self.pause(delay, deadline), &what).await?;
-            delay = self.poll.next(delay);
+            sleep_within(self.api.control, self.pause(delay, deadline), &what).await?;
+            delay = self.api.poll.next(delay);
         }
     }
 
@@ -292,7 +288,7 @@ impl<'a> Nova<'a> {
         deadline: Instant,
     ) -> Result<Server, DriverError> {
         let started = Instant::now();
-        let mut delay = self.poll.initial;
+        let mut delay = self.api.poll.initial;
         loop {
             let s = self.existing(t, power).await?;
             if s.status == power.status() && s.task_state.is_none() {
@@ -309,8 +305,8 @@ impl<'a> Nova<'a> {
                 t.server,
                 power.status()
             );
-            sleep_within(self.control, self.pause(delay, deadline), &what).await?;
-            delay = self.poll.next(delay);
+            sleep_within(self.api.control, self.pause(delay, deadline), &what).await?;
+            delay = self.api.poll.next(delay);
         }
     }
 

@@ -65,9 +65,33 @@ pub enum EmulatorError {
     /// No loopback port could be bound.
     #[error("cannot listen on 127.0.0.1 for the emulated API server: {0}")]
     Bind(#[source] std::io::Error),
-    /// The TLS certificate or key of [`Emulator::start_tls`] is unusable.
-    #[error("the emulator's TLS identity is unusable: {0}")]
-    Tls(String),
+    /// The TLS certificate chain or key of [`Emulator::start_tls`] is not readable PEM.
+    #[error("the emulator's TLS identity is unusable: {what}: {source}")]
+    TlsPem {
+        /// `certificate chain` or `private key`.
+        what: &'static str,
+        /// The PEM reader's error.
+        #[source]
+        source: rustls_pki_types::pem::Error,
+    },
+    /// The TLS certificate chain of [`Emulator::start_tls`] holds no certificate.
+    #[error("the emulator's TLS identity is unusable: certificate chain: no certificate")]
+    TlsNoCertificate,
+    /// rustls refused the TLS identity of [`Emulator::start_tls`].
+    #[error("the emulator's TLS identity is unusable: {what}: {source}")]
+    TlsConfig {
+        /// `protocol versions` or `certificate and key`.
+        what: &'static str,
+        /// rustls's error.
+        #[source]
+        source: rustls::Error,
+    },
+    /// A `labelSelector` set (`key in (a,b)`) is not a parenthesised list.
+    #[error("invalid set in label selector: {set}")]
+    LabelSelectorSet {
+        /// The set as written.
+        set: String,
+    },
     /// An object given to [`Emulator::put_object`] was refused.
     #[error("the emulator refused the object: {0}")]
     Refused(String),

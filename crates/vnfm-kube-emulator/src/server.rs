@@ -404,7 +404,7 @@ fn selectors(
     query: &HashMap<String, String>,
 ) -> Result<(LabelSelector, FieldSelector), WriteError> {
     let labels = LabelSelector::parse(query.get("labelSelector").map_or("", String::as_str))
-        .map_err(|e| WriteError::new(400, "BadRequest", e))?;
+        .map_err(|e| WriteError::new(400, "BadRequest", e.to_string()))?;
     let fields = FieldSelector::parse(query.get("fieldSelector").map_or("", String::as_str));
     Ok((labels, fields))
 }

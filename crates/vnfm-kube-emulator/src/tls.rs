@@ -16,24 +16,25 @@ use tokio_rustls::server::TlsStream;
 use crate::{EmulatorError, TlsIdentity};
 
 pub(crate) fn acceptor(identity: &TlsIdentity) -> Result<TlsAcceptor, EmulatorError> {
-    let bad = |what: &str, e: String| EmulatorError::Tls(format!("{what}: {e}"));
+    let pem = |what| move |source| EmulatorError::TlsPem { what, source };
+    let refused = |what| move |source| EmulatorError::TlsConfig { what, source };
     let certs: Vec<CertificateDer<'static>> =
         CertificateDer::pem_slice_iter(identity.cert_chain_pem.as_bytes())
             .collect::<Result<_, _>>()
-            .map_err(|e| bad("certificate chain", e.to_string()))?;
+            .map_err(pem("certificate chain"))?;
     if certs.is_empty() {
-        return Err(bad("certificate chain", "no certificate".into()));
+        return Err(EmulatorError::TlsNoCertificate);
     }
-    let key = PrivateKeyDer::from_pem_slice(identity.key_pem.as_bytes())
-        .map_err(|e| bad("private key", e.to_string()))?;
+    let key =
+        PrivateKeyDer::from_pem_slice(identity.key_pem.as_bytes()).map_err(pem("private key"))?;
     let config = rustls::ServerConfig::builder_with_provider(Arc::new(
         rustls::crypto::ring::default_provider(),
     ))
     .with_safe_default_protocol_versions()
-    .map_err(|e| bad("protocol versions", e.to_string()))?
+    .map_err(refused("protocol versions"))?
     .with_no_client_auth()
     .with_single_cert(certs, key)
-    .map_err(|e| bad("certificate and key", e.to_string()))?;
+    .map_err(refused("certificate and key"))?;
     Ok(TlsAcceptor::from(Arc::new(config)))
 }
 

@@ -4,6 +4,8 @@ use std::collections::BTreeSet;
 
 use serde_json::{Map, Value};
 
+use crate::EmulatorError;
+
 /// Now as RFC 3339 (`2024-01-02T03:04:05Z`), as the API server writes timestamps.
 pub fn now_rfc3339() -> String {
     jiff::Timestamp::now()
@@ -34,7 +36,7 @@ pub struct LabelSelector(pub Vec<Requirement>);
 
 impl LabelSelector {
     /// Parses the `labelSelector` query syntax.
-    pub fn parse(s: &str) -> Result<Self, String> {
+    pub fn parse(s: &str) -> Result<Self, EmulatorError> {
         let mut reqs = Vec::new();
         for part in split_top_level(s) {
             let part = part.trim();
@@ -113,12 +115,14 @@ fn split_word(part: &str, word: &str) -> Option<(String, String)> {
     })
 }
 
-fn set_values(rest: &str) -> Result<Vec<String>, String> {
+fn set_values(rest: &str) -> Result<Vec<String>, EmulatorError> {
     let inner = rest
         .trim()
         .strip_prefix('(')
         .and_then(|r| r.strip_suffix(')'))
-        .ok_or_else(|| format!("invalid set in label selector: {rest}"))?;
+        .ok_or_else(|| EmulatorError::LabelSelectorSet {
+            set: rest.to_string(),
+        })?;
     Ok(inner
         .split(',')
         .map(|v| v.trim().to_string())
@@ -311,6 +315,9 @@ mod tests {
                 "{sel}"
             );
         }
+        let err = LabelSelector::parse("app in db").unwrap_err();
+        assert!(matches!(err, EmulatorError::LabelSelectorSet { ref set } if set == "db"));
+        assert_eq!(err.to_string(), "invalid set in label selector: db");
     }
 
     #[test]

@@ -133,6 +133,35 @@ pub enum Sol013Error {
         /// What is wrong and what to do.
         reason: String,
     },
+    /// A query parameter name or value whose percent-encoding is malformed (a `%` not
+    /// followed by two hex digits).
+    #[error(
+        "query parameter {parameter}: the {part} has a malformed percent-encoding at byte \
+         {offset} (write % as %25, and each escape as % and two hex digits)"
+    )]
+    MalformedPercentEncoding {
+        /// The parameter concerned (quoted, shortened).
+        parameter: String,
+        /// `parameter name` or `value`.
+        part: &'static str,
+        /// Byte offset of the `%` in the name or value.
+        offset: usize,
+    },
+    /// A query parameter name or value that is not UTF-8 once percent-decoded.
+    #[error(
+        "query parameter {parameter}: the {part} is not UTF-8 once percent-decoded (byte {} of \
+         the decoded text)",
+        source.valid_up_to()
+    )]
+    NotUtf8 {
+        /// The parameter concerned (quoted, shortened).
+        parameter: String,
+        /// `parameter name` or `value`.
+        part: &'static str,
+        /// Where decoding stopped.
+        #[source]
+        source: std::str::Utf8Error,
+    },
     /// A SOL013 parameter given more than once.
     #[error("query parameter {parameter} is given more than once; give it once")]
     RepeatedParameter {

@@ -521,13 +521,7 @@ impl Filter {
     /// [`Sol013Error::InvalidValue`] (a non-number for a number, a value outside an enum).
     pub fn check_attributes(&self, schema: &Value) -> Result<(), Sol013Error> {
         for t in &self.terms {
-            let kinds = schema::lookup(schema, &t.path).map_err(|reason| {
-                Sol013Error::UnknownAttribute {
-                    parameter: "filter",
-                    path: echo(&t.path_string()),
-                    reason,
-                }
-            })?;
+            let kinds = schema::lookup(schema, &t.path, "filter", || t.path_string())?;
             check_term_types(t, &kinds)?;
         }
         Ok(())

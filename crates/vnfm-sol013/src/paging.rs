@@ -140,13 +140,13 @@ pub fn next_link(path: &str, original_query: &str, marker: &str) -> String {
     for pair in original_query.split('&').filter(|p| !p.is_empty()) {
         let (name, value) = split_pair(pair);
         // Undecodable parts are dropped from the link rather than echoed in a header.
-        let Ok(name) = crate::query::decode_component(name) else {
+        let Ok(name) = crate::query::decode_component(name, String::new, "parameter name") else {
             continue;
         };
         if name == "nextpage_opaque_marker" {
             continue;
         }
-        let value = match value.map(crate::query::decode_component) {
+        let value = match value.map(|v| crate::query::decode_component(v, String::new, "value")) {
             Some(Ok(v)) => Some(v),
             Some(Err(_)) => continue,
             None => None,

@@ -77,10 +77,7 @@ impl ListParams {
                 });
             }
             let (raw_name, raw_value) = split_pair(pair);
-            let name = decode_component(raw_name).map_err(|reason| Sol013Error::QuerySyntax {
-                parameter: echo(raw_name),
-                reason: format!("the parameter name {reason}"),
-            })?;
+            let name = decode_component(raw_name, || echo(raw_name), "parameter name")?;
             let known: Option<&'static str> = [
                 "filter",
                 "all_fields",
@@ -94,12 +91,8 @@ impl ListParams {
             let value = match raw_value {
                 None => None,
                 Some(v) => {
-                    Some(
-                        decode_component(v).map_err(|reason| Sol013Error::QuerySyntax {
-                            parameter: known.map_or_else(|| echo(&name), str::to_owned),
-                            reason: format!("the value {reason}"),
-                        })?,
-                    )
+                    let parameter = || known.map_or_else(|| echo(&name), str::to_owned);
+                    Some(decode_component(v, parameter, "value")?)
                 }
             };
             let Some(known) = known else {
@@ -210,24 +203,31 @@ pub(crate) fn split_pair(pair: &str) -> (&str, Option<&str>) {
     }
 }
 
-/// Percent-decodes one query component (`+` is a space). The error completes a sentence
-/// about the component ("the value ...").
-pub(crate) fn decode_component(s: &str) -> Result<String, String> {
+/// Percent-decodes one query component (`+` is a space): the `part` (`parameter name` or
+/// `value`) of the query parameter `parameter` (quoted, shortened), which errors name.
+pub(crate) fn decode_component(
+    s: &str,
+    parameter: impl FnOnce() -> String,
+    part: &'static str,
+) -> Result<String, Sol013Error> {
     // The decoder passes a `%` without two hex digits through; a query with one is refused.
     let b = s.as_bytes();
     let hex_at = |i: usize| b.get(i).is_some_and(u8::is_ascii_hexdigit);
     if let Some(i) = (0..b.len()).find(|&i| b[i] == b'%' && !(hex_at(i + 1) && hex_at(i + 2))) {
-        return Err(format!(
-            "has a malformed percent-encoding at byte {i} (write % as %25, and each escape as % and two hex digits)"
-        ));
+        return Err(Sol013Error::MalformedPercentEncoding {
+            parameter: parameter(),
+            part,
+            offset: i,
+        });
     }
     let spaced = s.replace('+', " ");
     match percent_decode_str(&spaced).decode_utf8() {
         Ok(text) => Ok(text.into_owned()),
-        Err(e) => Err(format!(
-            "is not UTF-8 once percent-decoded (byte {} of the decoded text)",
-            e.valid_up_to()
-        )),
+        Err(source) => Err(Sol013Error::NotUtf8 {
+            parameter: parameter(),
+            part,
+            source,
+        }),
     }
 }
 
@@ -306,7 +306,11 @@ mod tests {
             ("exclude_default=1", "exclude_default"),
         ] {
             match ListParams::from_query(q) {
-                Err(Sol013Error::QuerySyntax { parameter, .. }) => {
+                Err(
+                    Sol013Error::QuerySyntax { parameter, .. }
+                    | Sol013Error::MalformedPercentEncoding { parameter, .. }
+                    | Sol013Error::NotUtf8 { parameter, .. },
+                ) => {
                     assert_eq!(parameter, param, "{q}")
                 }
                 other => panic!("{q}: {other:?}"),
@@ -314,7 +318,15 @@ mod tests {
         }
         assert!(matches!(
             ListParams::from_query("a%zz=1"),
-            Err(Sol013Error::QuerySyntax { .. })
+            Err(Sol013Error::MalformedPercentEncoding {
+                part: "parameter name",
+                offset: 1,
+                ..
+            })
+        ));
+        assert!(matches!(
+            ListParams::from_query("filter=%FF"),
+            Err(Sol013Error::NotUtf8 { part: "value", .. })
         ));
         assert!(matches!(
             ListParams::from_query("all_fields&exclude_default"),
@@ -347,21 +359,24 @@ mod tests {
 
     #[test]
     fn percent_coding() {
-        assert_eq!(
-            decode_component("a+b%20c%2B%e2%82%ac").as_deref(),
-            Ok("a b c+€")
-        );
+        let decode = |s: &str| decode_component(s, || "'p'".into(), "value");
+        assert_eq!(decode("a+b%20c%2B%e2%82%ac").as_deref(), Ok("a b c+€"));
         let mut s = String::new();
         encode_component(&mut s, "a b+€(,)'~");
         assert_eq!(s, "a%20b%2B%E2%82%AC%28%2C%29%27~");
         for (bad, at) in [("a%2", 1), ("%zz", 0), ("ok%25%", 5), ("%%41", 0)] {
-            let err = decode_component(bad).unwrap_err();
+            let err = decode(bad).unwrap_err().to_string();
+            assert!(
+                err.starts_with("query parameter 'p': the value has a malformed"),
+                "{bad}: {err}"
+            );
             assert!(err.contains(&format!("at byte {at} ")), "{bad}: {err}");
         }
+        let err = decode("%ff%41").unwrap_err();
+        assert!(matches!(err, Sol013Error::NotUtf8 { .. }), "{err}");
         assert!(
-            decode_component("%ff%41")
-                .unwrap_err()
-                .contains("byte 0 of the decoded text")
+            err.to_string().contains("byte 0 of the decoded text"),
+            "{err}"
         );
     }
 }

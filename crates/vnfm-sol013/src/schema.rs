@@ -3,7 +3,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::error::echo;
+use crate::error::{Sol013Error, echo};
 use crate::filter::Segment;
 
 /// Most `$ref`/combinator hops followed for one path (recursive types end here, accepted).
@@ -32,8 +32,14 @@ struct Walker<'s> {
     miss: Option<(usize, &'static str)>,
 }
 
-/// Resolves `path` in `schema`; on failure returns a sentence naming the failing segment.
-pub(crate) fn lookup<'s>(schema: &'s Value, path: &[Segment]) -> Result<Kinds<'s>, String> {
+/// Resolves `path` in `schema`; on failure, [`Sol013Error::UnknownAttribute`] for the query
+/// parameter `parameter`, showing the path as `shown` gives it and naming the failing segment.
+pub(crate) fn lookup<'s>(
+    schema: &'s Value,
+    path: &[Segment],
+    parameter: &'static str,
+    shown: impl FnOnce() -> String,
+) -> Result<Kinds<'s>, Sol013Error> {
     let mut w = Walker {
         root: schema,
         steps: 0,
@@ -48,12 +54,17 @@ pub(crate) fn lookup<'s>(schema: &'s Value, path: &[Segment]) -> Result<Kinds<'s
     } else {
         let (at, why) = w.miss.unwrap_or((0, "not found"));
         let seg = path.get(at).map_or_else(String::new, ToString::to_string);
-        Err(if at == 0 {
+        let reason = if at == 0 {
             format!("{} is {why} at the top level", echo(&seg))
         } else {
             let mut parent = String::new();
             let _ = crate::filter::write_path(&mut parent, &path[..at]);
             format!("{} is {why} in {}", echo(&seg), echo(&parent))
+        };
+        Err(Sol013Error::UnknownAttribute {
+            parameter,
+            path: echo(&shown()),
+            reason,
         })
     }
 }
@@ -274,6 +285,20 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    fn look<'s>(s: &'s Value, path: &[Segment]) -> Result<Kinds<'s>, String> {
+        lookup(s, path, "filter", || "shown/path".into()).map_err(|e| match e {
+            Sol013Error::UnknownAttribute {
+                parameter,
+                path,
+                reason,
+            } => {
+                assert_eq!((parameter, path.as_str()), ("filter", "'shown/path'"));
+                reason
+            }
+            other => panic!("not an UnknownAttribute: {other}"),
+        })
+    }
+
     fn seg(path: &str) -> Vec<Segment> {
         path.split('/')
             .map(|s| {
@@ -326,25 +351,25 @@ mod tests {
             "map/@key",
             "kv/@key",
         ] {
-            assert!(lookup(&s, &seg(ok)).is_ok(), "{ok}");
+            assert!(look(&s, &seg(ok)).is_ok(), "{ok}");
         }
-        let k = lookup(&s, &seg("state")).expect("state");
+        let k = look(&s, &seg("state")).expect("state");
         assert!(k.string && !k.any);
         assert_eq!(k.enum_values.map(|v| v.len()), Some(2));
-        assert!(lookup(&s, &seg("n")).expect("n").number);
-        assert!(lookup(&s, &seg("list/x")).expect("x").boolean);
-        assert!(lookup(&s, &seg("tags")).expect("tags").string);
+        assert!(look(&s, &seg("n")).expect("n").number);
+        assert!(look(&s, &seg("list/x")).expect("x").boolean);
+        assert!(look(&s, &seg("tags")).expect("tags").string);
     }
 
     #[test]
     fn refuses_unknown_segments_naming_them() {
         let s = schema();
-        let e = lookup(&s, &seg("nope")).unwrap_err();
+        let e = look(&s, &seg("nope")).unwrap_err();
         assert!(e.contains("'nope'") && e.contains("top level"), "{e}");
-        let e = lookup(&s, &seg("maybe/y")).unwrap_err();
+        let e = look(&s, &seg("maybe/y")).unwrap_err();
         assert!(e.contains("'y'") && e.contains("'maybe'"), "{e}");
-        assert!(lookup(&s, &seg("map/k1/y")).is_err());
-        assert!(lookup(&s, &seg("id/deeper")).is_err());
-        assert!(lookup(&s, &seg("maybe/@key")).is_err());
+        assert!(look(&s, &seg("map/k1/y")).is_err());
+        assert!(look(&s, &seg("id/deeper")).is_err());
+        assert!(look(&s, &seg("maybe/@key")).is_err());
     }
 }

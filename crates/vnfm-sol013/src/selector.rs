@@ -21,7 +21,7 @@ use std::fmt;
 
 use serde_json::{Map, Value};
 
-use crate::error::{Sol013Error, echo, found_at};
+use crate::error::{Sol013Error, found_at};
 use crate::filter::{Segment, parse_segment, write_escaped_name};
 use crate::schema;
 
@@ -147,11 +147,7 @@ impl Selector {
         };
         for p in paths {
             let segs: Vec<Segment> = p.iter().cloned().map(Segment::Name).collect();
-            schema::lookup(schema, &segs).map_err(|reason| Sol013Error::UnknownAttribute {
-                parameter,
-                path: echo(&path_to_string(p)),
-                reason,
-            })?;
+            schema::lookup(schema, &segs, parameter, || path_to_string(p))?;
         }
         Ok(())
     }

@@ -201,7 +201,9 @@ impl Loaded {
     }
 }
 
-/// Why a package has no usable descriptor.
+/// Why a package has no usable descriptor ([`Error::Invalid`]), or why a value cannot be
+/// read (the other variants: the reading phases report them as the detail of a
+/// [`Diagnostic`] located at the value).
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// The descriptor has errors; every diagnostic is kept (warnings included).
@@ -213,6 +215,45 @@ pub enum Error {
         count: usize,
         /// Every diagnostic, in the order found.
         diagnostics: Vec<Diagnostic>,
+    },
+    /// The number of a scalar-unit value (`512 MB`) is not a number.
+    #[error("`{number}` is not a number")]
+    ScalarNumber {
+        /// The number as written.
+        number: String,
+        /// Why it does not parse.
+        #[source]
+        source: std::num::ParseFloatError,
+    },
+    /// The number of a scalar-unit value is infinite or not a number (`inf MB`).
+    #[error("`{number}` is not a finite number")]
+    ScalarNotFinite {
+        /// The number as written.
+        number: String,
+    },
+    /// A scalar-unit value has no unit (`512`).
+    #[error("the unit is missing")]
+    ScalarUnitMissing,
+    /// A scalar-unit value's unit is not one of its kind (`512 GHz` for a size).
+    #[error("`{unit}` is not a unit of {kind} ({units})")]
+    ScalarUnit {
+        /// The unit as written.
+        unit: String,
+        /// The kind (`scalar-unit.size`, ...).
+        kind: &'static str,
+        /// The units of that kind, comma-separated.
+        units: String,
+    },
+    /// A YAML scalar under an explicit core tag (`!!int`, `!!bool`, ...) that the tag does
+    /// not allow.
+    #[error("`{text}` is not {what}, as its tag `!!{tag}` requires")]
+    CoreTag {
+        /// The scalar as written.
+        text: String,
+        /// What the tag demands (`an integer`, `a boolean`, `a number`).
+        what: &'static str,
+        /// The tag's suffix (`int`).
+        tag: String,
     },
 }
 

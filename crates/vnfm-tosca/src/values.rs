@@ -159,7 +159,7 @@ fn units(p: Prim) -> &'static [(&'static str, f64)] {
 /// Parses a scalar-unit value (`"512 MB"`, `"1.5GHz"`) of the given kind into its base unit
 /// (bytes, seconds, hertz, bits per second). Units are matched case-insensitively (bitrates
 /// first exactly, since `bps` and `Bps` differ only in case).
-pub(crate) fn parse_scalar(text: &str, kind: Prim) -> Result<f64, String> {
+pub(crate) fn parse_scalar(text: &str, kind: Prim) -> Result<f64, crate::Error> {
     let t = text.trim();
     let (number, unit) = match t.find(char::is_whitespace) {
         Some(i) => (t[..i].trim(), t[i..].trim()),
@@ -172,12 +172,17 @@ pub(crate) fn parse_scalar(text: &str, kind: Prim) -> Result<f64, String> {
     };
     let value: f64 = number
         .parse()
-        .map_err(|_| format!("`{number}` is not a number"))?;
+        .map_err(|source| crate::Error::ScalarNumber {
+            number: number.to_string(),
+            source,
+        })?;
     if !value.is_finite() {
-        return Err(format!("`{number}` is not a finite number"));
+        return Err(crate::Error::ScalarNotFinite {
+            number: number.to_string(),
+        });
     }
     if unit.is_empty() {
-        return Err("the unit is missing".into());
+        return Err(crate::Error::ScalarUnitMissing);
     }
     let table = units(kind);
     let factor = table
@@ -193,11 +198,11 @@ pub(crate) fn parse_scalar(text: &str, kind: Prim) -> Result<f64, String> {
         .map(|(_, f)| *f)
         .ok_or_else(|| {
             let names: Vec<&str> = table.iter().map(|(u, _)| *u).collect();
-            format!(
-                "`{unit}` is not a unit of {} ({})",
-                kind.name(),
-                names.join(", ")
-            )
+            crate::Error::ScalarUnit {
+                unit: unit.to_string(),
+                kind: kind.name(),
+                units: names.join(", "),
+            }
         })?;
     Ok(value * factor)
 }
@@ -544,7 +549,7 @@ impl Checker<'_, '_> {
             }
             (Prim::Size | Prim::Time | Prim::Frequency | Prim::Bitrate, Value::Str(s)) => {
                 if let Err(why) = parse_scalar(s, p) {
-                    self.wrong_type(value, p.name(), p.example(), at, Some(why));
+                    self.wrong_type(value, p.name(), p.example(), at, Some(why.to_string()));
                 }
             }
             (Prim::Range, Value::Seq(items)) => self.check_range(value, items, at),
@@ -914,34 +919,47 @@ mod tests {
 
     #[test]
     fn sizes_normalize_to_bytes_case_insensitively() {
-        assert_eq!(parse_scalar("512 MB", Prim::Size), Ok(512e6));
-        assert_eq!(parse_scalar("1 GiB", Prim::Size), Ok(1_073_741_824.0));
-        assert_eq!(parse_scalar("1 gib", Prim::Size), Ok(1_073_741_824.0));
-        assert_eq!(parse_scalar("2 KB", Prim::Size), Ok(2000.0));
-        assert_eq!(parse_scalar("2kB", Prim::Size), Ok(2000.0));
+        assert_eq!(parse_scalar("512 MB", Prim::Size).ok(), Some(512e6));
         assert_eq!(
-            parse_scalar("3 TiB", Prim::Size),
-            Ok(3.0 * 1_099_511_627_776.0)
+            parse_scalar("1 GiB", Prim::Size).ok(),
+            Some(1_073_741_824.0)
+        );
+        assert_eq!(
+            parse_scalar("1 gib", Prim::Size).ok(),
+            Some(1_073_741_824.0)
+        );
+        assert_eq!(parse_scalar("2 KB", Prim::Size).ok(), Some(2000.0));
+        assert_eq!(parse_scalar("2kB", Prim::Size).ok(), Some(2000.0));
+        assert_eq!(
+            parse_scalar("3 TiB", Prim::Size).ok(),
+            Some(3.0 * 1_099_511_627_776.0)
         );
         assert!(
             parse_scalar("3 parsecs", Prim::Size)
                 .unwrap_err()
+                .to_string()
                 .contains("parsecs")
         );
-        assert!(parse_scalar("MB", Prim::Size).is_err());
-        assert!(parse_scalar("12", Prim::Size).is_err());
+        assert!(matches!(
+            parse_scalar("MB", Prim::Size),
+            Err(crate::Error::ScalarNumber { .. })
+        ));
+        assert!(matches!(
+            parse_scalar("12", Prim::Size),
+            Err(crate::Error::ScalarUnitMissing)
+        ));
         let n = Node::synthetic(Value::Str("1.5 KiB".into()));
         assert_eq!(size_bytes(&n), Some(1536));
     }
 
     #[test]
     fn other_scalar_units() {
-        assert_eq!(parse_scalar("2 m", Prim::Time), Ok(120.0));
-        assert_eq!(parse_scalar("500 ms", Prim::Time), Ok(0.5));
-        assert_eq!(parse_scalar("2.4 GHz", Prim::Frequency), Ok(2.4e9));
-        assert_eq!(parse_scalar("1 Bps", Prim::Bitrate), Ok(8.0));
-        assert_eq!(parse_scalar("1 bps", Prim::Bitrate), Ok(1.0));
-        assert_eq!(parse_scalar("10 Mbps", Prim::Bitrate), Ok(1e7));
+        assert_eq!(parse_scalar("2 m", Prim::Time).ok(), Some(120.0));
+        assert_eq!(parse_scalar("500 ms", Prim::Time).ok(), Some(0.5));
+        assert_eq!(parse_scalar("2.4 GHz", Prim::Frequency).ok(), Some(2.4e9));
+        assert_eq!(parse_scalar("1 Bps", Prim::Bitrate).ok(), Some(8.0));
+        assert_eq!(parse_scalar("1 bps", Prim::Bitrate).ok(), Some(1.0));
+        assert_eq!(parse_scalar("10 Mbps", Prim::Bitrate).ok(), Some(1e7));
         assert!(parse_scalar("1 GB", Prim::Time).is_err());
     }
 

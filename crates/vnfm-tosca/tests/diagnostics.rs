@@ -1011,6 +1011,7 @@ fn into_result_separates_valid_from_invalid() {
             assert_eq!(first.code, "tosca.unknown-artifact");
             assert_eq!(count, 1);
         }
+        Err(other) => panic!("expected an invalid descriptor, got {other}"),
         Ok(_) => panic!("expected an error"),
     }
 }

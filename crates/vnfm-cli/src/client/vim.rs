@@ -89,25 +89,42 @@ const SECRET_KEYS: &[&str] = &[
     "client_secret",
 ];
 
-/// The server body for a VIM configuration document, and warnings about what was not kept.
+/// The server body for a VIM configuration document read from `file`, and warnings about
+/// what was not kept. Without a name (`name`, or one in the document) the VIM is named after
+/// the file's stem.
+///
+/// # Errors
+/// [`ClientError::BadFile`] saying what the document lacks or contradicts.
 pub fn vim_body(
     doc: &Value,
     kind: Option<VimKind>,
     name: Option<&str>,
-    default_name: &str,
-) -> Result<(Value, Vec<String>), String> {
+    file: &Path,
+) -> Result<(Value, Vec<String>), ClientError> {
+    let bad = |message: String| ClientError::BadFile {
+        what: "VIM configuration file",
+        path: file.to_path_buf(),
+        message,
+    };
+    let default_name = file
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "vim".into());
+    let default_name = default_name.as_str();
     let Value::Object(top) = doc else {
-        return Err("expected a mapping (auth_url, username, password, ...)".into());
+        return Err(bad(
+            "expected a mapping (auth_url, username, password, ...)".into(),
+        ));
     };
     // The server's own layout passes through (the type must agree with --type).
     if let Some(vim_type) = top.get("vimType").and_then(Value::as_str) {
         if let Some(k) = kind
             && k.vim_type() != vim_type
         {
-            return Err(format!(
+            return Err(bad(format!(
                 "--type {} does not match the file's vimType {vim_type}",
                 k.vim_type()
-            ));
+            )));
         }
         let mut body = top.clone();
         let name = name
@@ -169,7 +186,9 @@ pub fn vim_body(
         });
     let file_kind = match get("type") {
         Some(t) => Some(VimKind::from_tacker(&t).ok_or_else(|| {
-            format!("type `{t}` is not supported; use openstack, kubernetes or helm")
+            bad(format!(
+                "type `{t}` is not supported; use openstack, kubernetes or helm"
+            ))
         })?),
         None => None,
     };
@@ -177,11 +196,11 @@ pub fn vim_body(
         (Some(flag), Some(file))
             if flag != file && !(flag == VimKind::Helm && file == VimKind::Kubernetes) =>
         {
-            return Err(format!(
+            return Err(bad(format!(
                 "--type {} does not match the file's type {}",
                 flag.vim_type(),
                 file.vim_type()
-            ));
+            )));
         }
         (Some(flag), _) => flag,
         (None, Some(VimKind::Kubernetes)) if use_helm => VimKind::Helm,
@@ -190,11 +209,12 @@ pub fn vim_body(
         (None, None) => VimKind::Openstack,
     };
     if flat.contains_key("oidc_token_url") {
-        return Err(
+        return Err(bad(
             "OpenID Connect authentication (oidc_token_url) is not supported; use bearer_token, or username and password".into(),
-        );
+        ));
     }
-    let endpoint = get("auth_url").ok_or("auth_url is missing: the URL of the VIM's API")?;
+    let endpoint = get("auth_url")
+        .ok_or_else(|| bad("auth_url is missing: the URL of the VIM's API".into()))?;
     let mut iface = Map::new();
     let mut access = Map::new();
     let mut used: Vec<&str> = vec!["type", "auth_url", "name", "extra", "ssl_ca_cert"];
@@ -209,19 +229,22 @@ pub fn vim_body(
     match kind {
         VimKind::Openstack => {
             iface.insert("endpoint".into(), Value::String(keystone_v3(&endpoint)));
-            let username = get("username").ok_or(
-                "username is missing (OpenStack VIMs authenticate with username and password)",
-            )?;
-            let password = get("password").ok_or("password is missing")?;
+            let username = get("username").ok_or_else(|| {
+                bad(
+                    "username is missing (OpenStack VIMs authenticate with username and password)"
+                        .into(),
+                )
+            })?;
+            let password = get("password").ok_or_else(|| bad("password is missing".into()))?;
             put(&mut access, "username", Some(username));
             put(&mut access, "password", Some(password));
             let domain = get("domain_name");
             put(&mut access, "project", get("project_name"));
             put(&mut access, "projectId", get("project_id"));
             if get("project_name").is_none() && get("project_id").is_none() {
-                return Err(
+                return Err(bad(
                     "project_name (or project_id) is missing: the project to work in".into(),
-                );
+                ));
             }
             put(
                 &mut access,
@@ -263,9 +286,9 @@ pub fn vim_body(
                     put(&mut access, "password", Some(p));
                 }
                 _ => {
-                    return Err(
+                    return Err(bad(
                         "bearer_token (or username and password) is missing: how to authenticate to the API server".into(),
-                    );
+                    ));
                 }
             }
             // Tacker's project_name of a Kubernetes VIM is the namespace.
@@ -450,19 +473,7 @@ pub async fn run(ctx: &Ctx, cmd: VimCommand) -> Result<(), ClientError> {
     match cmd {
         VimCommand::Register(a) => {
             let doc = read_doc(&a.from_file)?;
-            let stem = a
-                .from_file
-                .file_stem()
-                .map(|s| s.to_string_lossy().into_owned())
-                .unwrap_or_else(|| "vim".into());
-            let (body, warnings) =
-                vim_body(&doc, a.kind, a.name.as_deref(), &stem).map_err(|message| {
-                    ClientError::BadFile {
-                        what: "VIM configuration file",
-                        path: a.from_file.clone(),
-                        message,
-                    }
-                })?;
+            let (body, warnings) = vim_body(&doc, a.kind, a.name.as_deref(), &a.from_file)?;
             for w in &warnings {
                 eprintln!("warning: {w}");
             }
@@ -528,8 +539,13 @@ mod tests {
     fn tacker_getting_started_openstack_config() {
         let path = Path::new(CORPUS).join("tacker/doc-v2-getting-started/vim_config.yaml");
         let doc = read_doc(&path).unwrap();
-        let (body, warnings) =
-            vim_body(&doc, Some(VimKind::Openstack), None, "vim_config").unwrap();
+        let (body, warnings) = vim_body(
+            &doc,
+            Some(VimKind::Openstack),
+            None,
+            Path::new("vim_config"),
+        )
+        .unwrap();
         assert_eq!(
             body,
             json!({
@@ -549,7 +565,7 @@ mod tests {
         let path =
             Path::new(CORPUS).join("tacker/api-ref-samples/v1/vims/vims-create-request.json");
         let doc = read_doc(&path).unwrap();
-        let (body, warnings) = vim_body(&doc, None, None, "x").unwrap();
+        let (body, warnings) = vim_body(&doc, None, None, Path::new("x")).unwrap();
         assert_eq!(body["name"], "VIM0");
         assert_eq!(body["vimType"], "ETSINFV.OPENSTACK_KEYSTONE.V_3");
         assert_eq!(
@@ -572,7 +588,7 @@ mod tests {
             "auth_url: \"https://192.168.33.100:6443\"\nbearer_token: \"tok\"\nssl_ca_cert: \"-----BEGIN CERTIFICATE-----\\nMIIB\\n-----END CERTIFICATE-----\"\nproject_name: \"default\"\ntype: \"kubernetes\"\nextra:\n  use_helm: true\n",
         )
         .unwrap();
-        let (body, warnings) = vim_body(&doc, None, Some("edge"), "f").unwrap();
+        let (body, warnings) = vim_body(&doc, None, Some("edge"), Path::new("f")).unwrap();
         assert!(warnings.is_empty(), "{warnings:?}");
         assert_eq!(body["vimType"], "ETSINFV.HELM.V_3");
         assert_eq!(body["name"], "edge");
@@ -588,7 +604,7 @@ mod tests {
         );
         assert!(body.get("extra").is_none());
         // --type kubernetes keeps the plain type even with use_helm.
-        let (body, _) = vim_body(&doc, Some(VimKind::Kubernetes), None, "f").unwrap();
+        let (body, _) = vim_body(&doc, Some(VimKind::Kubernetes), None, Path::new("f")).unwrap();
         assert_eq!(body["vimType"], "ETSINFV.KUBERNETES.V_1");
     }
 
@@ -602,7 +618,7 @@ mod tests {
         )
         .unwrap();
         let doc = read_doc(&path).unwrap();
-        let (body, _) = vim_body(&doc, None, None, "k").unwrap();
+        let (body, _) = vim_body(&doc, None, None, Path::new("k")).unwrap();
         assert_eq!(
             body["interfaceInfo"]["ssl_ca_cert"],
             "-----BEGIN CERTIFICATE-----\nMIIDBzCCAe+gAwIBAgIJ\nAKsample==\n-----END CERTIFICATE-----\n"
@@ -627,7 +643,7 @@ mod tests {
     fn kubernetes_password_and_none_ca() {
         let doc = json!({"auth_url": "https://k:6443", "username": "admin", "password": "pw",
                          "ssl_ca_cert": "None", "project_name": "default", "type": "kubernetes"});
-        let (body, _) = vim_body(&doc, None, None, "k").unwrap();
+        let (body, _) = vim_body(&doc, None, None, Path::new("k")).unwrap();
         assert_eq!(body["interfaceInfo"], json!({"endpoint": "https://k:6443"}));
         assert_eq!(
             body["accessInfo"],
@@ -641,49 +657,55 @@ mod tests {
             &json!({"auth_url": "https://k", "type": "kubernetes"}),
             None,
             None,
-            "k",
+            Path::new("k"),
         )
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
         assert!(e.contains("bearer_token"), "{e}");
-        let e = vim_body(&json!({"username": "u"}), None, None, "k").unwrap_err();
+        let e = vim_body(&json!({"username": "u"}), None, None, Path::new("k"))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("auth_url"), "{e}");
         let e = vim_body(
             &json!({"auth_url": "https://k", "type": "vmware"}),
             None,
             None,
-            "k",
+            Path::new("k"),
         )
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
         assert!(e.contains("vmware"), "{e}");
         let e = vim_body(
             &json!({"auth_url": "https://k", "type": "kubernetes", "bearer_token": "t"}),
             Some(VimKind::Openstack),
             None,
-            "k",
+            Path::new("k"),
         )
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
         assert!(e.contains("does not match"), "{e}");
         let e = vim_body(
             &json!({"auth_url": "https://k", "oidc_token_url": "https://o", "client_secret": "s"}),
             Some(VimKind::Kubernetes),
             None,
-            "k",
+            Path::new("k"),
         )
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
         assert!(e.contains("OpenID"), "{e}");
         assert!(!e.contains("\"s\""));
-        assert!(vim_body(&json!([1]), None, None, "k").is_err());
+        assert!(vim_body(&json!([1]), None, None, Path::new("k")).is_err());
     }
 
     #[test]
     fn native_body_passes_through() {
         let doc = json!({"vimType": "ETSINFV.KUBERNETES.V_1", "interfaceInfo": {"endpoint": "https://k"},
                          "accessInfo": {"bearer_token": "t"}});
-        let (body, w) = vim_body(&doc, Some(VimKind::Kubernetes), None, "file").unwrap();
+        let (body, w) = vim_body(&doc, Some(VimKind::Kubernetes), None, Path::new("file")).unwrap();
         assert!(w.is_empty());
         assert_eq!(body["name"], "file");
         assert_eq!(body["accessInfo"]["bearer_token"], "t");
-        assert!(vim_body(&doc, Some(VimKind::Openstack), None, "f").is_err());
+        assert!(vim_body(&doc, Some(VimKind::Openstack), None, Path::new("f")).is_err());
     }
 
     #[test]

@@ -136,7 +136,7 @@ impl Loader {
             }
             Event::Scalar(text, style, anchor, tag) => {
                 let value = scalar::resolve(&text, style, tag.as_deref())
-                    .map_err(|m| LoadError::Unsupported(m, pos))?;
+                    .map_err(|e| LoadError::Unsupported(e.to_string(), pos))?;
                 self.count(1, pos)?;
                 let node = Node { value, pos };
                 if anchor != 0 {

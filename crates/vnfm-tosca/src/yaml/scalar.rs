@@ -13,7 +13,11 @@ const CORE_HANDLE: &str = "tag:yaml.org,2002:";
 
 /// The value of a scalar written as `text` in `style`, under `tag` when it has one. An error
 /// names what the tag demanded and the text did not give.
-pub(super) fn resolve(text: &str, style: ScalarStyle, tag: Option<&Tag>) -> Result<Value, String> {
+pub(super) fn resolve(
+    text: &str,
+    style: ScalarStyle,
+    tag: Option<&Tag>,
+) -> Result<Value, crate::Error> {
     if let Some(tag) = tag {
         if tag.handle() == CORE_HANDLE {
             return resolve_core(text, tag.suffix());
@@ -31,8 +35,12 @@ pub(super) fn resolve(text: &str, style: ScalarStyle, tag: Option<&Tag>) -> Resu
 }
 
 /// A scalar under an explicit core tag.
-fn resolve_core(text: &str, kind: &str) -> Result<Value, String> {
-    let invalid = |what: &str| format!("`{text}` is not {what}, as its tag `!!{kind}` requires");
+fn resolve_core(text: &str, kind: &str) -> Result<Value, crate::Error> {
+    let invalid = |what| crate::Error::CoreTag {
+        text: text.to_owned(),
+        what,
+        tag: kind.to_owned(),
+    };
     match kind {
         "null" => Ok(Value::Null),
         "bool" => match bool_of(text) {
@@ -226,7 +234,10 @@ mod tests {
             Value::Int(7)
         );
         let err = resolve("seven", ScalarStyle::Plain, Some(&int)).unwrap_err();
-        assert!(err.contains("not an integer"), "{err}");
+        assert_eq!(
+            err.to_string(),
+            "`seven` is not an integer, as its tag `!!int` requires"
+        );
         let null = Tag::new(CORE_HANDLE, "null");
         assert_eq!(
             resolve("x", ScalarStyle::Plain, Some(&null)).unwrap(),
