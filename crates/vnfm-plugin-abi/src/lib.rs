@@ -5,7 +5,7 @@
 //!
 //! - [`ffi`]: the `#[repr(C)]` [`PluginHeader`](ffi::PluginHeader) behind the entry symbol
 //!   [`ENTRY_SYMBOL`], the buffers, the host's callbacks ([`HostApi`](ffi::HostApi)) and the
-//!   log [`level`](ffi::level)s;
+//!   log levels ([`level`]);
 //! - [`protocol`]: the messages: the handshake ([`HostHello`], [`PluginHello`]), the hook
 //!   request ([`HookRequest`]: operation, hook, LCM request, VNF instance, VNFD, VIM
 //!   connections, artifact, deadline, error handling data) and the answers, including the

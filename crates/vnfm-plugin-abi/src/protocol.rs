@@ -1,4 +1,4 @@
-//! The messages carried by [`PluginHeader::call`](crate::abi::PluginHeader::call), as JSON.
+//! The messages carried by [`PluginHeader::call`](crate::ffi::PluginHeader::call), as JSON.
 //!
 //! The host sends a [`Request`]; the plugin answers with a [`Response`]. The first request is
 //! [`Request::Hello`], answered by [`Response::Hello`]; every later one is a
