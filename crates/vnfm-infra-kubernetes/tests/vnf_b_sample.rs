@@ -96,7 +96,11 @@ impl MgmtDriver for CnfCheckInProcess {
             h = h.flavour(f.clone());
         }
         for v in &call.vims {
-            h = h.vim(v.connection_id.clone(), v.connection_info().clone());
+            // The plugin ABI's VimConnection has the JSON form of the SOL VimConnectionInfo.
+            let wire = serde_json::to_value(v.connection_info())
+                .and_then(serde_json::from_value)
+                .expect("a VIM connection converts to its wire form");
+            h = h.vim(v.connection_id.clone(), wire);
         }
         let hook = call.operation.clone();
         let (tx, rx) = tokio::sync::oneshot::channel();

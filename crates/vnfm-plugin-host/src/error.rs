@@ -79,9 +79,9 @@ pub enum HostError {
         /// The library.
         path: PathBuf,
     },
-    /// The library speaks another ABI version.
+    /// The library was built for an ABI version this host does not accept.
     #[error(
-        "plugin library {} uses plugin ABI version {found}, but this VNFM speaks version {expected}; rebuild the plugin with a vnfm-plugin-sdk of ABI version {expected}",
+        "plugin library {} was built for plugin ABI version {found}, but this VNFM accepts plugin ABI version {expected} only; rebuild the plugin against a vnfm-plugin-sdk that speaks ABI version {expected} (see \"ABI versions\" in docs/plugin-authoring.md)",
         path.display()
     )]
     AbiMismatch {
@@ -89,21 +89,8 @@ pub enum HostError {
         path: PathBuf,
         /// The library's ABI version.
         found: u32,
-        /// The host's ABI version.
+        /// The ABI version the host accepts.
         expected: u32,
-    },
-    /// The library was built with an incompatible SDK version.
-    #[error(
-        "plugin library {} was built with vnfm-plugin-sdk {plugin}, which is not compatible with this VNFM's SDK {host}; rebuild the plugin with vnfm-plugin-sdk {host}",
-        path.display()
-    )]
-    SdkMismatch {
-        /// The library.
-        path: PathBuf,
-        /// The plugin's SDK version.
-        plugin: String,
-        /// The host's SDK version.
-        host: String,
     },
     /// The handshake or a message exchange went wrong.
     #[error("plugin {plugin}: {message}")]

@@ -14,7 +14,7 @@
 //! ```
 
 use serde::{Deserialize, Serialize};
-use vnfm_plugin_sdk::protocol::{PluginHello, Request, Response, WireError};
+use vnfm_plugin_abi::protocol::{PluginHello, Request, Response, WireError};
 
 /// Prefix of every runner frame line on stdout.
 pub const MARKER: &str = "\u{1e}vnfm-plugin ";
@@ -42,7 +42,7 @@ pub enum RunnerFrame {
     },
     /// The plugin logs a line.
     Log {
-        /// One of `vnfm_plugin_sdk::abi::level`.
+        /// One of `vnfm_plugin_abi::level`.
         level: u32,
         /// The text.
         message: String,
@@ -67,7 +67,7 @@ pub enum HostFrame {
     File {
         /// The id of the `read`.
         id: u64,
-        /// `vnfm_plugin_sdk::abi::READ_*`.
+        /// `vnfm_plugin_abi::ffi::READ_*`.
         status: i32,
         /// The file (base64), or the error message (base64 of its UTF-8).
         data: String,

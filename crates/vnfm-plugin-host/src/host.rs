@@ -12,13 +12,11 @@ use vnfm_driver_api::{
     ArtifactSource, DriverError, HookArtifact, HookCall, HookOutcome, MgmtDriver, ResolvedVim,
     RunControl,
 };
-use vnfm_plugin_sdk::abi::{self, level};
-use vnfm_plugin_sdk::protocol::{
-    ArtifactRef, ErrorKind, HookRequest, PluginHello, Request, Response, WireError,
-};
+use vnfm_plugin_abi::ffi::{self as abi, level};
+use vnfm_plugin_abi::protocol::{ErrorKind, PluginHello, Request, Response, WireError};
 
 use crate::library::{CallServices, Library};
-use crate::{HostConfig, HostError, Isolation, isolated};
+use crate::{HostConfig, HostError, Isolation, convert, isolated};
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
@@ -193,8 +191,8 @@ impl PluginHost {
         &self.config
     }
 
-    /// Loads the library at `path` in this process (checking its ABI and SDK versions and
-    /// shaking hands) and returns what it says about itself. For tools that check a plugin
+    /// Loads the library at `path` in this process (checking its ABI version and shaking
+    /// hands) and returns what it says about itself. For tools that check a plugin
     /// before binding it; loading runs the library's code, so only check trusted files.
     pub fn inspect(&self, path: &Path) -> Result<PluginHello, HostError> {
         let sha = self.shared.digest_of(path)?;
@@ -340,39 +338,6 @@ impl PluginHost {
     }
 }
 
-fn hook_request(call: &HookCall) -> HookRequest {
-    HookRequest {
-        hook: call.operation.clone(),
-        lcm_operation: serde_json::to_value(call.lcm_operation)
-            .ok()
-            .and_then(|v| v.as_str().map(String::from))
-            .unwrap_or_default(),
-        op_occ_id: call.op_occ_id.to_string(),
-        artifact: ArtifactRef {
-            name: call.artifact.name.clone(),
-            file: call.artifact.file.clone(),
-            artifact_type: call.artifact.artifact_type.clone(),
-            sha256: call.artifact.sha256.clone(),
-        },
-        inputs: call
-            .inputs
-            .iter()
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect(),
-        request: call.request.clone(),
-        instance: call.instance.clone(),
-        vnfd: serde_json::to_value(&*call.vnfd).unwrap_or(serde_json::Value::Null),
-        flavour_id: call.flavour_id.clone(),
-        vim_connection_info: call
-            .vims
-            .iter()
-            .map(|v| (v.connection_id.clone(), v.connection_info().clone()))
-            .collect(),
-        deadline_ms: u64::try_from(call.control.remaining().as_millis()).unwrap_or(u64::MAX),
-        error_handling_data: call.error_handling_data.clone(),
-    }
-}
-
 fn driver_error(what: &str, e: WireError, ctx: &CallCtx, budget: Duration) -> DriverError {
     let message = format!("{what}: {}", ctx.redact(&e.message));
     match e.kind {
@@ -438,7 +403,7 @@ impl MgmtDriver for PluginHost {
             hook: call.operation.clone(),
             op_occ_id: call.op_occ_id.to_string(),
         });
-        let request = Request::Hook(Box::new(hook_request(call)));
+        let request = Request::Hook(Box::new(convert::hook_request(call)));
         tracing::debug!(hook = %call.operation, artifact = %call.artifact.name, isolation = ?resolved.isolation, "calling plugin hook");
         let outcome = match resolved.isolation {
             Isolation::InProcess => {
@@ -473,13 +438,7 @@ impl MgmtDriver for PluginHost {
             Ok(Ok(r)) => r,
         };
         match response {
-            Response::Hook(out) => serde_json::to_value(out)
-                .and_then(serde_json::from_value::<HookOutcome>)
-                .map_err(|e| {
-                    DriverError::permanent(format!(
-                        "{what}: the plugin's result cannot be read: {e}"
-                    ))
-                }),
+            Response::Hook(out) => Ok(convert::outcome(*out)),
             Response::Error(e) => Err(driver_error(&what, e, &ctx, budget)),
             Response::Hello(_) => Err(DriverError::permanent(format!(
                 "{what}: the plugin answered a hook call with a handshake"

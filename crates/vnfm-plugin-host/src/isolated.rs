@@ -9,7 +9,7 @@ use base64::engine::general_purpose::STANDARD;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{ChildStdin, ChildStdout, Command};
 use vnfm_driver_api::RunControl;
-use vnfm_plugin_sdk::protocol::{Request, Response};
+use vnfm_plugin_abi::protocol::{Request, Response};
 
 use crate::HostError;
 use crate::frames::{HostFrame, RunnerFrame, parse_runner_line};
@@ -180,9 +180,7 @@ pub(crate) async fn run(
         };
         match frame {
             RunnerFrame::Ready { hello } => {
-                if let Err(e) =
-                    check_hello(library, vnfm_plugin_sdk::protocol::Response::Hello(hello))
-                {
+                if let Err(e) = check_hello(library, Response::Hello(hello)) {
                     return Ok(Err(e));
                 }
                 let Some(request) = request.take() else {
@@ -195,7 +193,7 @@ pub(crate) async fn run(
             RunnerFrame::Failed { error } => return Ok(Err(protocol(error.message))),
             RunnerFrame::Read { id, path } => {
                 let (status, data) = match ctx.read_file(&path) {
-                    Ok(b) => (vnfm_plugin_sdk::abi::READ_OK, b),
+                    Ok(b) => (vnfm_plugin_abi::ffi::READ_OK, b),
                     Err((s, m)) => (s, m.into_bytes()),
                 };
                 let frame = HostFrame::File {

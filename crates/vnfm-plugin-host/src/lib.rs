@@ -8,13 +8,13 @@
 //!    [`HostConfig::package_libraries`] allows it;
 //! 2. checks the library's SHA-256 against the digest the VNFD declares (a mismatch fails the
 //!    hook with an `invalidInput` error and nothing is loaded);
-//! 3. loads it (once; libraries are never unloaded), checks the ABI version, the SDK version
-//!    and the handshake;
+//! 3. loads it (once; libraries are never unloaded), checks the ABI version (exactly
+//!    [`vnfm_plugin_abi::ABI_VERSION`]) and the handshake;
 //! 4. runs the hook on a thread of its own ([`Isolation::InProcess`]) or in a child process
 //!    ([`Isolation::Process`], the `vnfm-plugin-runner` binary), never on the async runtime;
 //! 5. enforces the step's deadline and cancellation: the host stops waiting, raises the
 //!    plugin's cancellation flag, and kills an isolated child;
-//! 6. turns the plugin's answer into a `HookOutcome`, or its error (including a caught panic
+//! 6. turns the plugin's answer into a `HookOutcome` ([`convert`]), or its error (including a caught panic
 //!    or a crashed child) into a `DriverError`, with VIM secrets scrubbed from messages.
 //!
 //! Plugin log lines are emitted as `tracing` events with target `vnfm_plugin` and the fields
@@ -33,6 +33,7 @@
 //! ```
 
 pub mod config;
+pub mod convert;
 pub mod error;
 pub mod frames;
 mod host;

@@ -4,7 +4,8 @@
 //! - a library is loaded once and never unloaded (the `libloading::Library` is leaked), so the
 //!   header, its strings and its functions stay valid for the life of the process;
 //! - the ABI version is read (as the header's first `u32`) before any other field, so a
-//!   library built for another ABI is refused without interpreting its layout;
+//!   library built for another ABI is refused without interpreting its layout (the host
+//!   accepts exactly [`vnfm_plugin_abi::ACCEPTED_ABI_VERSIONS`]);
 //! - every buffer is freed by the side that allocated it: the plugin's `free` for responses,
 //!   [`host_free`] for what the host's callbacks hand out;
 //! - host callbacks never unwind into the plugin (panics are caught and become errors).
@@ -16,11 +17,9 @@ use std::ffi::c_void;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
 
-use vnfm_plugin_sdk::abi::{
-    self, ABI_VERSION, ENTRY_SYMBOL, EntryFn, HostApi, PluginHeader, RawBuf, SDK_VERSION,
-    sdk_compatible,
-};
-use vnfm_plugin_sdk::protocol::{HostHello, PluginHello, Request, Response};
+use vnfm_plugin_abi::ffi::{self as abi, ENTRY_SYMBOL, EntryFn, HostApi, PluginHeader, RawBuf};
+use vnfm_plugin_abi::protocol::{HostHello, PluginHello, Request, Response};
+use vnfm_plugin_abi::{ABI_VERSION, is_supported};
 
 use crate::HostError;
 
@@ -52,7 +51,7 @@ impl CallServices for NoServices {
     }
 }
 
-/// A loaded plugin library that passed the ABI, SDK and handshake checks.
+/// A loaded plugin library that passed the ABI version check and the handshake.
 #[derive(Debug)]
 pub struct Library {
     header: &'static PluginHeader,
@@ -64,24 +63,15 @@ pub struct Library {
 pub fn host_hello() -> Request {
     Request::Hello(HostHello {
         abi_version: ABI_VERSION,
-        sdk_version: SDK_VERSION.to_string(),
         host: format!("vnfm-plugin-host {}", env!("CARGO_PKG_VERSION")),
     })
 }
 
-/// Checks a handshake answer.
+/// Checks a handshake answer: the plugin's ABI version must be one the host accepts (the
+/// SDK version it reports is informational).
 pub fn check_hello(path: &Path, response: Response) -> Result<PluginHello, HostError> {
     match response {
-        Response::Hello(h) if h.abi_version == ABI_VERSION => {
-            if !sdk_compatible(&h.sdk_version, SDK_VERSION) {
-                return Err(HostError::SdkMismatch {
-                    path: path.to_path_buf(),
-                    plugin: h.sdk_version,
-                    host: SDK_VERSION.to_string(),
-                });
-            }
-            Ok(h)
-        }
+        Response::Hello(h) if is_supported(h.abi_version) => Ok(h),
         Response::Hello(h) => Err(HostError::AbiMismatch {
             path: path.to_path_buf(),
             found: h.abi_version,
@@ -99,7 +89,7 @@ pub fn check_hello(path: &Path, response: Response) -> Result<PluginHello, HostE
 }
 
 impl Library {
-    /// Loads the library at `path`, checks its ABI and SDK versions and shakes hands.
+    /// Loads the library at `path`, checks its ABI version and shakes hands.
     ///
     /// Loading runs the library's initialisers in this process: only load libraries whose
     /// digest has been checked against the VNFD.
@@ -133,24 +123,18 @@ impl Library {
         // SAFETY: every ABI version starts the header with the `u32` ABI version; nothing else
         // is read before it has been checked.
         let found = unsafe { std::ptr::read(ptr.cast::<u32>()) };
-        if found != ABI_VERSION {
+        if !is_supported(found) {
             return Err(HostError::AbiMismatch {
                 path: path.to_path_buf(),
                 found,
                 expected: ABI_VERSION,
             });
         }
-        // SAFETY: ABI version 1 means the pointer is to a static v1 `PluginHeader`.
+        // SAFETY: an accepted ABI version means the pointer is to a static `PluginHeader` of
+        // this crate's layout.
         let header: &'static PluginHeader = unsafe { &*ptr };
         // SAFETY: the header's strings are static data of the never-unloaded library.
         let sdk = unsafe { header.sdk_version.as_str() }.unwrap_or("(unreadable)");
-        if !sdk_compatible(sdk, SDK_VERSION) {
-            return Err(HostError::SdkMismatch {
-                path: path.to_path_buf(),
-                plugin: sdk.to_string(),
-                host: SDK_VERSION.to_string(),
-            });
-        }
         let mut lib = Library {
             header,
             path: path.to_path_buf(),

@@ -1,6 +1,6 @@
 //! The isolated runner: the body of the `vnfm-plugin-runner` binary.
 //!
-//! Loads one library (checking ABI, SDK and handshake like the in-process host), announces
+//! Loads one library (checking the ABI version and the handshake like the in-process host), announces
 //! itself, runs the one call the host sends, answers and exits. Package reads and log lines
 //! of the plugin travel to the host as frames (see [`crate::frames`]).
 
@@ -14,8 +14,8 @@ use std::sync::{Arc, Mutex};
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
-use vnfm_plugin_sdk::abi;
-use vnfm_plugin_sdk::protocol::{ErrorKind, Request, Response, WireError};
+use vnfm_plugin_abi::ffi as abi;
+use vnfm_plugin_abi::protocol::{ErrorKind, Request, Response, WireError};
 
 use crate::frames::{HostFrame, RunnerFrame, runner_line};
 use crate::library::{CallServices, Library};

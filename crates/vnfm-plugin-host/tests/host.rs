@@ -114,7 +114,8 @@ fn handshake_reports_the_plugin_and_its_sdk() {
     assert_eq!(hello.name, "vnfm-plugin-noop");
     assert_eq!(hello.version, env!("CARGO_PKG_VERSION"));
     assert_eq!(hello.sdk_version, vnfm_plugin_sdk::abi::SDK_VERSION);
-    assert_eq!(hello.abi_version, 1);
+    assert_eq!(hello.abi_version, vnfm_plugin_abi::ABI_VERSION);
+    assert_eq!(hello.abi_version, 2);
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -269,13 +270,15 @@ async fn package_libraries_are_loaded_by_digest_from_the_package() {
 async fn version_mismatches_are_refused_with_a_clear_error() {
     let dir = tempfile::tempdir().unwrap();
     for (cfg, expect) in [
+        // A plugin built with the SDK before the ABI crate (ABI version 1).
         (
-            "abi2",
-            "uses plugin ABI version 2, but this VNFM speaks version 1",
+            "abi1",
+            "was built for plugin ABI version 1, but this VNFM accepts plugin ABI version 2 only; \
+             rebuild the plugin against a vnfm-plugin-sdk that speaks ABI version 2",
         ),
         (
-            "sdk9",
-            "was built with vnfm-plugin-sdk 9.0.0, which is not compatible",
+            "abi3",
+            "was built for plugin ABI version 3, but this VNFM accepts plugin ABI version 2 only",
         ),
     ] {
         let lib = fake_library(dir.path(), cfg);
@@ -298,6 +301,19 @@ async fn version_mismatches_are_refused_with_a_clear_error() {
             .unwrap_err();
         assert!(err.to_string().contains(expect), "{err}");
     }
+    // The SDK version a plugin reports is informational: ABI version 2 is all that counts.
+    let lib = fake_library(dir.path(), "sdk9");
+    let hello = PluginHost::new(HostConfig::new(dir.path()))
+        .inspect(&lib)
+        .unwrap();
+    assert_eq!(
+        (
+            hello.abi_version,
+            hello.sdk_version.as_str(),
+            hello.name.as_str()
+        ),
+        (2, "9.0.0", "sdk9")
+    );
     // A library without the entry point.
     let err = PluginHost::new(HostConfig::new(dir.path()))
         .inspect(std::path::Path::new("/lib/x86_64-linux-gnu/libm.so.6"))

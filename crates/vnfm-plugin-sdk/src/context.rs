@@ -1,13 +1,13 @@
 //! [`HookContext`]: what a hook gets to work with.
 
 use std::collections::BTreeMap;
-use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
+use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
-use vnfm_types::{VimConnectionInfo, VnfInstance};
 
 use crate::PluginError;
+use crate::VimConnection;
 use crate::abi::level;
 use crate::protocol::{ArtifactRef, HookRequest};
 
@@ -39,7 +39,6 @@ pub struct HookContext<'a> {
     services: &'a dyn Services,
     started: Instant,
     deadline: Instant,
-    instance: OnceLock<Result<VnfInstance, PluginError>>,
 }
 
 impl std::fmt::Debug for HookContext<'_> {
@@ -62,7 +61,6 @@ impl<'a> HookContext<'a> {
             services,
             started,
             deadline,
-            instance: OnceLock::new(),
         }
     }
 
@@ -106,19 +104,43 @@ impl<'a> HookContext<'a> {
         &self.req.instance
     }
 
-    /// The VNF instance, typed. Fails with [`PluginError::InvalidInput`] when the host sent
-    /// an instance this SDK cannot read.
-    pub fn instance(&self) -> Result<&VnfInstance, PluginError> {
-        self.instance
-            .get_or_init(|| {
-                serde_json::from_value(self.req.instance.clone()).map_err(|e| {
-                    PluginError::invalid_input(format!(
-                        "the VNF instance sent by the VNFM cannot be read: {e}"
-                    ))
-                })
-            })
-            .as_ref()
-            .map_err(Clone::clone)
+    /// The VNF instance read into a type of the plugin's choice, typically
+    /// `vnfm_types::VnfInstance` (add `vnfm-types` to the plugin's dependencies) or a small
+    /// struct of the fields the plugin needs. Each call reads the JSON again: keep the value.
+    /// Fails with [`PluginError::InvalidInput`] when the instance does not fit `T`.
+    ///
+    /// ```
+    /// # use vnfm_plugin_sdk::{HookContext, PluginError};
+    /// #[derive(serde::Deserialize)]
+    /// #[serde(rename_all = "camelCase")]
+    /// struct Instance {
+    ///     id: String,
+    ///     vnf_instance_name: Option<String>,
+    /// }
+    ///
+    /// fn name(ctx: &HookContext<'_>) -> Result<String, PluginError> {
+    ///     let i: Instance = ctx.instance_as()?;
+    ///     Ok(i.vnf_instance_name.unwrap_or(i.id))
+    /// }
+    /// ```
+    pub fn instance_as<T: DeserializeOwned>(&self) -> Result<T, PluginError> {
+        T::deserialize(&self.req.instance).map_err(|e| {
+            PluginError::invalid_input(format!(
+                "the VNF instance sent by the VNFM cannot be read: {e}"
+            ))
+        })
+    }
+
+    /// The LCM operation's request body read into a type of the plugin's choice (e.g.
+    /// `vnfm_types::InstantiateVnfRequest`). Fails with [`PluginError::InvalidInput`] when
+    /// the request does not fit `T`.
+    pub fn request_as<T: DeserializeOwned>(&self) -> Result<T, PluginError> {
+        T::deserialize(&self.req.request).map_err(|e| {
+            PluginError::invalid_input(format!(
+                "the {} request sent by the VNFM cannot be read: {e}",
+                self.req.lcm_operation
+            ))
+        })
     }
 
     /// The VNF instance's id (empty when the host sent none).
@@ -141,8 +163,8 @@ impl<'a> HookContext<'a> {
         self.req.flavour_id.as_deref()
     }
 
-    /// The instance's VIM connections, with credentials.
-    pub fn vim_connections(&self) -> &BTreeMap<String, VimConnectionInfo> {
+    /// The instance's VIM connections, with credentials, by connection id.
+    pub fn vim_connections(&self) -> &BTreeMap<String, VimConnection> {
         &self.req.vim_connection_info
     }
 
@@ -267,5 +289,86 @@ impl Logger<'_> {
     /// Details.
     pub fn debug(&self, message: impl AsRef<str>) {
         self.services.log(level::DEBUG, message.as_ref());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde::Deserialize;
+    use serde_json::json;
+
+    use crate::testing::HookHarness;
+    use crate::{HookContext, HookOutput, HookResult, MgmtDriver, VimConnection};
+
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Instance {
+        id: String,
+        vnf_instance_name: String,
+    }
+
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Request {
+        flavour_id: String,
+    }
+
+    #[derive(Default)]
+    struct Typed;
+
+    impl MgmtDriver for Typed {
+        fn instantiate_end(&self, ctx: &HookContext<'_>) -> HookResult {
+            let i: Instance = ctx.instance_as()?;
+            let r: Request = ctx.request_as()?;
+            let vim = &ctx.vim_connections()["k8s"];
+            Ok(HookOutput::none().with_metadata(
+                "seen",
+                json!([i.id, i.vnf_instance_name, r.flavour_id, vim.vim_type]),
+            ))
+        }
+    }
+
+    #[test]
+    fn typed_accessors_read_the_json_the_host_sent() {
+        let h = HookHarness::new(Typed)
+            .instance(json!({"id": "vnf-1", "vnfInstanceName": "web"}))
+            .request(json!({"flavourId": "small"}))
+            .vim(
+                "k8s",
+                VimConnection {
+                    vim_type: "ETSINFV.KUBERNETES.V_1".into(),
+                    ..VimConnection::default()
+                },
+            );
+        let out = h.run("instantiate_end").unwrap();
+        assert_eq!(
+            out.metadata.unwrap()["seen"],
+            json!(["vnf-1", "web", "small", "ETSINFV.KUBERNETES.V_1"])
+        );
+    }
+
+    #[test]
+    fn an_instance_that_does_not_fit_is_invalid_input() {
+        let h = HookHarness::new(Typed)
+            .instance(json!({"id": 7}))
+            .request(json!({"flavourId": "small"}));
+        let err = h.run("instantiate_end").unwrap_err();
+        assert_eq!(err.kind, crate::protocol::ErrorKind::InvalidInput);
+        assert!(
+            err.message
+                .contains("the VNF instance sent by the VNFM cannot be read"),
+            "{}",
+            err.message
+        );
+        let h = HookHarness::new(Typed)
+            .instance(json!({"id": "vnf-1", "vnfInstanceName": "web"}))
+            .request(json!({}));
+        let err = h.run("instantiate_end").unwrap_err();
+        assert!(
+            err.message
+                .contains("the INSTANTIATE request sent by the VNFM cannot be read"),
+            "{}",
+            err.message
+        );
     }
 }

@@ -28,12 +28,25 @@
 //! - [`HookContext`] ([`context`]): the request, the instance, the VNFD, the package files,
 //!   the VIM connections, deadline and cancellation, error handling data, a logger.
 //! - [`HookOutput`] ([`output`]): instance changes and VIMs to register or deregister.
+//! - [`VimConnection`]: a VIM connection as the plugin sees and returns it.
 //! - [`PluginError`] ([`error`]): how a hook fails.
 //! - [`testing::HookHarness`]: run hooks in a unit test, without a VNFM.
 //! - `runtime` (feature `runtime`): a tokio runtime for hooks that use async libraries.
-//! - [`abi`] and [`protocol`]: the C ABI and the JSON messages, for hosts.
+//! - [`abi`] and [`protocol`]: the C ABI and the JSON messages, re-exported from
+//!   [`vnfm_plugin_abi`], the frozen wire format (its docs hold the version rule).
 //!
-//! This crate depends on `vnfm-types`, `serde`, `serde_json` and `thiserror` only (plus
+//! # SOL data
+//!
+//! The SDK does not depend on the VNFM's SOL data model (`vnfm-types`): the wire format
+//! carries the VNF instance, the LCM request and the VNFD as JSON, so that the SDK and the ABI
+//! do not change when the SOL types do. A hook reads them as JSON
+//! ([`HookContext::instance_json`], [`HookContext::request`]) or typed with
+//! [`HookContext::instance_as`] / [`HookContext::request_as`] into a type of its choice. A
+//! plugin that wants the VNFM's SOL structs adds `vnfm-types` to its own `Cargo.toml` and asks
+//! for them: `ctx.instance_as::<vnfm_types::VnfInstance>()?`. VIM connections are the ABI's
+//! [`VimConnection`] (the SOL003 `VimConnectionInfo` fields).
+//!
+//! This crate depends on `vnfm-plugin-abi`, `serde`, `serde_json` and `thiserror` only (plus
 //! tokio with the `runtime` feature), so plugins stay small and do not pull in the VNFM.
 //! See `docs/plugin-authoring.md` for a walk-through.
 
@@ -52,5 +65,5 @@ pub mod testing;
 pub use context::{HookContext, Logger, Package};
 pub use driver::{HOOKS, HookResult, MgmtDriver};
 pub use error::PluginError;
-pub use output::{HookOutput, VimToRegister};
-pub use vnfm_types as types;
+pub use output::{HookOutput, VimConnection, VimToRegister};
+pub use vnfm_plugin_abi;

@@ -37,22 +37,15 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{Map, Value};
-use vnfm_types::VimConnectionInfo;
 
 use crate::abi::SDK_VERSION;
 use crate::context::{ReadFailure, Services};
 use crate::export::handle_request;
 use crate::protocol::{ArtifactRef, HookRequest, Request, Response, WireError};
-use crate::{HookOutput, MgmtDriver};
+use crate::{HookOutput, MgmtDriver, VimConnection};
 
-/// One log line a hook wrote.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LogLine {
-    /// One of [`crate::abi::level`].
-    pub level: u32,
-    /// The text.
-    pub message: String,
-}
+/// One log line a hook wrote (`level` is one of [`crate::abi::level`]).
+pub type LogLine = vnfm_plugin_abi::LogRecord;
 
 /// Runs hooks of a driver as the VNFM would (see the [module docs](self)).
 pub struct HookHarness<D> {
@@ -150,7 +143,7 @@ impl<D: MgmtDriver> HookHarness<D> {
     }
 
     /// Adds a VIM connection.
-    pub fn vim(mut self, key: impl Into<String>, info: VimConnectionInfo) -> Self {
+    pub fn vim(mut self, key: impl Into<String>, info: VimConnection) -> Self {
         self.template.vim_connection_info.insert(key.into(), info);
         self
     }

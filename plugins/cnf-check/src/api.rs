@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use serde_json::{Map, Value};
-use vnfm_plugin_sdk::types::VimConnectionInfo;
+use vnfm_plugin_sdk::VimConnection;
 
 use crate::error::CheckError;
 
@@ -48,7 +48,7 @@ fn text<'a>(m: Option<&'a Map<String, Value>>, keys: &[&str]) -> Option<&'a str>
 
 impl ApiServer {
     /// The API server of VIM connection `connection`.
-    pub fn from_vim(connection: &str, vim: &VimConnectionInfo) -> Result<ApiServer, CheckError> {
+    pub fn from_vim(connection: &str, vim: &VimConnection) -> Result<ApiServer, CheckError> {
         let iface = vim.interface_info.as_ref();
         let access = vim.access_info.as_ref();
         let endpoint = text(iface, &["endpoint"]).ok_or_else(|| {

@@ -35,9 +35,8 @@ pub mod error;
 use std::time::Duration;
 
 use serde_json::{Map, Value, json};
-use vnfm_plugin_sdk::types::VimConnectionInfo;
 use vnfm_plugin_sdk::{
-    HookContext, HookOutput, HookResult, MgmtDriver, PluginError, export_mgmt_driver,
+    HookContext, HookOutput, HookResult, MgmtDriver, PluginError, VimConnection, export_mgmt_driver,
 };
 
 pub use api::ApiServer;
@@ -113,7 +112,7 @@ impl Target {
     pub fn resolve(
         inputs: &Map<String, Value>,
         additional_params: Option<&Map<String, Value>>,
-        vim: Option<&VimConnectionInfo>,
+        vim: Option<&VimConnection>,
         instance_id: &str,
     ) -> Result<Target, CheckError> {
         let requested = additional_params
@@ -141,7 +140,7 @@ impl Target {
 /// Kubernetes type.
 fn kubernetes_vim<'a>(
     ctx: &'a HookContext<'_>,
-) -> Result<(&'a str, &'a VimConnectionInfo), CheckError> {
+) -> Result<(&'a str, &'a VimConnection), CheckError> {
     let vims = ctx.vim_connections();
     if let Some(id) = ctx
         .inputs()
@@ -311,7 +310,7 @@ mod tests {
 
     #[test]
     fn the_namespace_follows_input_then_request_then_vim() {
-        let vim: VimConnectionInfo = serde_json::from_value(json!({
+        let vim: VimConnection = serde_json::from_value(json!({
             "vimType": "ETSINFV.KUBERNETES.V_1", "accessInfo": {"namespace": "from-vim"}
         }))
         .unwrap();

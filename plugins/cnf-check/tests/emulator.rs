@@ -8,9 +8,9 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 use vnfm_kube_emulator::{Emulator, EmulatorConfig};
 use vnfm_plugin_cnf_check::CnfCheck;
+use vnfm_plugin_sdk::VimConnection;
 use vnfm_plugin_sdk::protocol::{ErrorKind, WireError};
 use vnfm_plugin_sdk::testing::HookHarness;
-use vnfm_plugin_sdk::types::VimConnectionInfo;
 
 const NS: &str = "web-cnf";
 
@@ -34,7 +34,7 @@ impl Cluster {
         Cluster { emu, _rt: rt }
     }
 
-    fn vim(&self, token: &str) -> VimConnectionInfo {
+    fn vim(&self, token: &str) -> VimConnection {
         serde_json::from_value(json!({
             "vimId": "vnf-a-cluster",
             "vimType": "ETSINFV.KUBERNETES.V_1",
@@ -100,7 +100,7 @@ impl Cluster {
     }
 }
 
-fn harness(vim: VimConnectionInfo, params: Value) -> HookHarness<CnfCheck> {
+fn harness(vim: VimConnection, params: Value) -> HookHarness<CnfCheck> {
     let inputs = json!({"service": "web", "deployment": "web"});
     HookHarness::new(CnfCheck)
         .instance(json!({"id": "6C1E-inst"}))
@@ -255,7 +255,7 @@ fn an_unreachable_api_server_is_transient() {
     let url = c.emu.url();
     c.emu.stop();
     drop(c);
-    let vim: VimConnectionInfo = serde_json::from_value(json!({
+    let vim: VimConnection = serde_json::from_value(json!({
         "vimType": "ETSINFV.KUBERNETES.V_1",
         "interfaceInfo": {"endpoint": url},
         "accessInfo": {"bearer_token": "t"}
@@ -268,7 +268,7 @@ fn an_unreachable_api_server_is_transient() {
 
 #[test]
 fn an_instance_without_a_kubernetes_vim_is_invalid_input() {
-    let vim: VimConnectionInfo = serde_json::from_value(json!({
+    let vim: VimConnection = serde_json::from_value(json!({
         "vimType": "ETSINFV.OPENSTACK_KEYSTONE.V_3",
         "interfaceInfo": {"endpoint": "http://127.0.0.1:1/v3"}
     }))
@@ -288,7 +288,7 @@ fn an_instance_without_a_kubernetes_vim_is_invalid_input() {
 
 #[test]
 fn a_ca_certificate_that_is_not_pem_is_invalid_input() {
-    let vim: VimConnectionInfo = serde_json::from_value(json!({
+    let vim: VimConnection = serde_json::from_value(json!({
         "vimType": "ETSINFV.KUBERNETES.V_1",
         "interfaceInfo": {"endpoint": "https://127.0.0.1:1", "ssl_ca_cert": "not a certificate"},
         "accessInfo": {"bearer_token": "t"}

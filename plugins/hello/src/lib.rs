@@ -6,6 +6,7 @@
 
 use serde_json::{Value, json};
 use vnfm_plugin_sdk::{HookContext, HookOutput, HookResult, MgmtDriver, export_mgmt_driver};
+use vnfm_types::VnfInstance;
 
 /// The hello driver.
 #[derive(Debug, Default)]
@@ -18,7 +19,7 @@ impl MgmtDriver for Hello {
             None => "hello".to_string(),
         };
         let vnfcs = ctx
-            .instance()?
+            .instance_as::<VnfInstance>()?
             .instantiated_vnf_info
             .as_ref()
             .and_then(|i| i.vnfc_resource_info.as_ref())

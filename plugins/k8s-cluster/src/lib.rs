@@ -42,14 +42,15 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Map, Value, json};
-use vnfm_plugin_sdk::types::{VimConnectionInfo, VnfInstance};
 use vnfm_plugin_sdk::{
-    HookContext, HookOutput, HookResult, MgmtDriver, PluginError, VimToRegister, export_mgmt_driver,
+    HookContext, HookOutput, HookResult, MgmtDriver, PluginError, VimConnection, VimToRegister,
+    export_mgmt_driver,
 };
 use vnfm_ssh::{
     Auth, ConnectOptions, HostKeyPolicy, Output, RemoteCommand, Secret, Session, SshError,
     SshTarget, fan_out,
 };
+use vnfm_types::VnfInstance;
 
 use crate::info::{ClusterInfo, JoinInfo};
 use crate::nodes::Role;
@@ -256,7 +257,7 @@ fn record_output(record: &ClusterRecord) -> HookOutput {
 
 /// The recorded parameters with the request's credentials; the record.
 fn recorded(ctx: &HookContext<'_>) -> Result<(ClusterRecord, InstallParams), PluginError> {
-    let record = record_of(ctx.instance()?)?;
+    let record = record_of(&ctx.instance_as::<VnfInstance>()?)?;
     let params = record
         .params
         .clone()
@@ -525,7 +526,7 @@ impl MgmtDriver for K8sCluster {
                 "the instantiate request has no additionalParams.{PARAM_KEY}"
             ))
         })?;
-        let instance = ctx.instance()?;
+        let instance = &ctx.instance_as::<VnfInstance>()?;
         let masters = nodes::nodes(instance, Role::Master, &params.master_node)?;
         let workers = current_workers(instance, &params)?;
         if masters.is_empty() {
@@ -662,7 +663,7 @@ impl MgmtDriver for K8sCluster {
         Ok(record_output(&record).register_vim(VimToRegister {
             name: vim_name,
             connection_id: Some(connection_id),
-            info: VimConnectionInfo {
+            info: VimConnection {
                 vim_id: None,
                 vim_type: KUBERNETES_VIM_TYPE.to_string(),
                 interface_info: Some(interface),
@@ -675,7 +676,7 @@ impl MgmtDriver for K8sCluster {
     fn terminate_start(&self, ctx: &HookContext<'_>) -> HookResult {
         // The VIM is deregistered in terminate_end, but the VNFM refuses to deregister a VIM
         // an instance still references: drop the reference first and hand the id over.
-        let instance = ctx.instance()?;
+        let instance = &ctx.instance_as::<VnfInstance>()?;
         let Ok(record) = record_of(instance) else {
             return Ok(HookOutput::none());
         };
@@ -690,7 +691,7 @@ impl MgmtDriver for K8sCluster {
     }
 
     fn terminate_end(&self, ctx: &HookContext<'_>) -> HookResult {
-        let instance = ctx.instance()?;
+        let instance = &ctx.instance_as::<VnfInstance>()?;
         let Ok(record) = record_of(instance) else {
             ctx.log()
                 .warn(format!("no metadata.{METADATA_KEY}: nothing to deregister"));
@@ -726,7 +727,7 @@ impl MgmtDriver for K8sCluster {
         if ctx.request().get("type").and_then(Value::as_str) != Some("SCALE_IN") {
             return Ok(HookOutput::none());
         }
-        let instance = ctx.instance()?;
+        let instance = &ctx.instance_as::<VnfInstance>()?;
         let (mut record, params) = recorded(ctx)?;
         let leaving = leaving_workers(ctx, instance, &params)?;
         if leaving.is_empty() {
@@ -744,7 +745,7 @@ impl MgmtDriver for K8sCluster {
     }
 
     fn scale_end(&self, ctx: &HookContext<'_>) -> HookResult {
-        let instance = ctx.instance()?;
+        let instance = &ctx.instance_as::<VnfInstance>()?;
         let (mut record, params) = recorded(ctx)?;
         let current = current_workers(instance, &params)?;
         let new: Vec<NodeRecord> = current
@@ -764,7 +765,7 @@ impl MgmtDriver for K8sCluster {
     }
 
     fn heal_start(&self, ctx: &HookContext<'_>) -> HookResult {
-        let instance = ctx.instance()?;
+        let instance = &ctx.instance_as::<VnfInstance>()?;
         let (mut record, params) = recorded(ctx)?;
         let targets = healed_vnfcs(ctx, instance)?;
         if let Some(m) = record.masters.iter().find(|m| targets.contains(&m.vnfc_id)) {
@@ -791,7 +792,7 @@ impl MgmtDriver for K8sCluster {
     }
 
     fn heal_end(&self, ctx: &HookContext<'_>) -> HookResult {
-        let instance = ctx.instance()?;
+        let instance = &ctx.instance_as::<VnfInstance>()?;
         let (mut record, params) = recorded(ctx)?;
         let targets = healed_vnfcs(ctx, instance)?;
         let current = current_workers(instance, &params)?;

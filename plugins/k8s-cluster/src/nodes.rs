@@ -1,7 +1,7 @@
 //! Finding the cluster's nodes and their addresses in `instantiatedVnfInfo`.
 
 use vnfm_plugin_sdk::PluginError;
-use vnfm_plugin_sdk::types::{VnfInstance, VnfcResourceInfo};
+use vnfm_types::{VnfInstance, VnfcResourceInfo};
 
 use crate::params::{NodeParams, NodeRecord};
 

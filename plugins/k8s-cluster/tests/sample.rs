@@ -14,7 +14,7 @@ use vnfm_infra_openstack::DriverConfig;
 use vnfm_infra_openstack::hot::{NfvInputs, build_nfv, load_base_hot, nfv_paths, scalable_vdus};
 use vnfm_plugin_k8s_cluster::PARAM_KEY;
 use vnfm_plugin_k8s_cluster::params::{InstallParams, NodeParams, ProxyParams};
-use vnfm_plugin_sdk::types::InstantiateVnfRequest;
+use vnfm_types::InstantiateVnfRequest;
 
 fn repo() -> PathBuf {
     PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))

@@ -66,9 +66,10 @@ pub fn runner() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_vnfm-plugin-runner"))
 }
 
-/// Source of a fake plugin library, compiled with `--cfg abi2` (a library of a future ABI
-/// version) or `--cfg sdk9` (ABI 1, but built with SDK 9.0.0).
-const FAKE: &str = r#"
+/// Source of a fake plugin library, compiled with `--cfg abi1` (a library built with the SDK
+/// of ABI version 1), `--cfg abi3` (a library of a future ABI version) or `--cfg sdk9` (ABI 2,
+/// built with SDK 9.0.0, answering the handshake).
+const FAKE: &str = r##"
 #![allow(unsafe_code, dead_code)]
 #[repr(C)]
 pub struct RawStr { ptr: *const u8, len: usize }
@@ -84,20 +85,24 @@ pub struct Header {
     free: unsafe extern "C" fn(RawBuf),
 }
 unsafe impl Sync for Header {}
+const HELLO: &str = r#"{"type":"hello","abiVersion":2,"sdkVersion":"9.0.0","name":"sdk9","version":"1.0.0"}"#;
 unsafe extern "C" fn call(_: *const u8, _: *const u8, _: usize) -> RawBuf {
-    RawBuf { ptr: std::ptr::null_mut(), len: 0 }
+    // Static bytes: `free` below does nothing.
+    RawBuf { ptr: HELLO.as_ptr() as *mut u8, len: HELLO.len() }
 }
 unsafe extern "C" fn free(_: RawBuf) {}
 const fn s(v: &'static str) -> RawStr { RawStr { ptr: v.as_ptr(), len: v.len() } }
-#[cfg(abi2)]
-static HEADER: Header = Header { abi_version: 2, sdk_version: s("2.0.0"), name: s("future"), version: s("1.0.0"), call, free };
+#[cfg(abi1)]
+static HEADER: Header = Header { abi_version: 1, sdk_version: s("0.1.0"), name: s("old"), version: s("1.0.0"), call, free };
+#[cfg(abi3)]
+static HEADER: Header = Header { abi_version: 3, sdk_version: s("3.0.0"), name: s("future"), version: s("1.0.0"), call, free };
 #[cfg(sdk9)]
-static HEADER: Header = Header { abi_version: 1, sdk_version: s("9.0.0"), name: s("sdk9"), version: s("1.0.0"), call, free };
+static HEADER: Header = Header { abi_version: 2, sdk_version: s("9.0.0"), name: s("sdk9"), version: s("1.0.0"), call, free };
 #[unsafe(no_mangle)]
 pub extern "C" fn vnfm_mgmt_driver_v1() -> *const Header { &HEADER }
-"#;
+"##;
 
-/// Compiles the fake library for `cfg` (`abi2` or `sdk9`) into `dir`.
+/// Compiles the fake library for `cfg` (`abi1`, `abi3` or `sdk9`) into `dir`.
 pub fn fake_library(dir: &Path, cfg: &str) -> PathBuf {
     let src = dir.join("fake.rs");
     std::fs::write(&src, FAKE).expect("write fake source");
