@@ -6,6 +6,7 @@
 //! | `/vnflcm/v1` | the same in the SOL003 v2.6.1 shapes (API version 1.3.0) |
 //! | `/vnfpkgm/v2`, `/vnfpkgm/v1` | VNF package management (SOL003 clause 10, SOL005 style), with its subscriptions and notifications |
 //! | `/vnfm/v1/vims` | the VIM registry (secrets are write-only) |
+//! | `/v1.0/vims` | the same registry through Tacker's VIM API (`openstack vim ...`) |
 //! | `/oauth2/token` | OAuth 2.0 client credentials token endpoint |
 //! | `/openapi.json`, `/healthz`, `/readyz`, `/metrics` | operations |
 //!
@@ -39,6 +40,7 @@ pub mod server;
 mod spool;
 pub mod state;
 mod subscriptions;
+mod tacker_vims;
 mod test_vim;
 mod util;
 pub mod version;
@@ -80,6 +82,7 @@ pub fn router(state: Arc<AppState>) -> Router {
                 .merge(progress::routes())
                 .merge(dead_letters::routes()),
         )
+        .nest("/v1.0", tacker_vims::routes())
         .route("/openapi.json", get(openapi::serve_document))
         .route("/metrics", get(ops::metrics))
         .layer(middleware::from_fn_with_state(

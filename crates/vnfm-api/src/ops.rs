@@ -70,8 +70,9 @@ async fn outbox_stats(
 /// `{id}`, artifact paths `{path}`, and paths outside the API `unmatched`, so the number of
 /// label values stays bounded whatever clients send.
 pub(crate) fn route_template(path: &str) -> String {
-    const ROOTS: [&str; 8] = [
+    const ROOTS: [&str; 9] = [
         "vnflcm",
+        "v1.0",
         "vnfpkgm",
         "vnfm",
         "oauth2",

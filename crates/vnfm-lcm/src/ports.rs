@@ -10,7 +10,8 @@
 //!   reference to a registered VIM has its secrets decrypted; inline access info is used as
 //!   given), seals the inline access info of a request into a VIM of its own before anything
 //!   of the operation is stored ([`VimDirectory::seal_inline`]), and registers / deregisters
-//!   the VIMs that LCM hooks create;
+//!   the VIMs that LCM hooks create, and names the default VIM of an INSTANTIATE that names
+//!   none ([`VimDirectory::default_vim`]);
 //! - [`NotificationRouter`]: turns one notification into the outbox rows of the subscriptions
 //!   that want it, so they are written in the same store transaction as the state change;
 //! - [`PackageCatalog`]: finds the onboarded VNFD (and its package files) for a `vnfdId`.
@@ -89,6 +90,16 @@ pub trait VimDirectory: Send + Sync {
     async fn release_owned(&self, owner: &VnfInstanceId) -> Result<Vec<VimId>, LcmError> {
         let _ = owner;
         Ok(Vec::new())
+    }
+
+    /// The VIM an INSTANTIATE uses when neither its request nor the instance names any (as
+    /// Tacker does with its default VIM): an entry that references it (`vimId` and `vimType`,
+    /// no `accessInfo`), which the runner puts in the request under the key `default`, so the
+    /// occurrence and the instance record the reference. `None` when there is no default VIM.
+    ///
+    /// The default has none (a directory without a registry).
+    async fn default_vim(&self) -> Result<Option<VimConnectionInfo>, LcmError> {
+        Ok(None)
     }
 }
 

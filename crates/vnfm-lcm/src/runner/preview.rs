@@ -72,7 +72,7 @@ impl Lcm {
     pub async fn preview(
         &self,
         id: &VnfInstanceId,
-        req: OperationRequest,
+        mut req: OperationRequest,
     ) -> Result<Preview, LcmError> {
         let inner = &self.inner;
         let super::start::Checked {
@@ -81,7 +81,7 @@ impl Lcm {
             plan,
             left,
             ..
-        } = self.checked(id, &req).await?;
+        } = self.checked(id, &mut req).await?;
         let warnings = if left.is_empty() {
             Vec::new()
         } else {

@@ -2,6 +2,9 @@
 //! validates and plans a request, creates its occurrence under the instance's lock and runs it
 //! in the background.
 
+use indexmap::IndexMap;
+use vnfm_types::VimConnectionInfo;
+
 use super::*;
 
 impl Lcm {
@@ -102,7 +105,7 @@ impl Lcm {
     pub async fn start(
         &self,
         id: &VnfInstanceId,
-        req: OperationRequest,
+        mut req: OperationRequest,
     ) -> Result<VnfLcmOpOcc, LcmError> {
         let inner = &self.inner;
         if *inner.shutdown.borrow() {
@@ -116,7 +119,7 @@ impl Lcm {
             onboarded,
             plan,
             left,
-        } = self.checked(id, &req).await?;
+        } = self.checked(id, &mut req).await?;
         // Inline VIM credentials become references before anything of the operation is
         // stored: the occurrence, the instance and the journal never hold them.
         let (req, sealed) = vims::seal_request(inner, req, &instance).await?;
@@ -188,13 +191,16 @@ impl Lcm {
 
     /// Every check made before anything of an operation is stored, and its plan: shared by
     /// [`Lcm::start`] and [`Lcm::preview`], so a preview refuses exactly what starting would.
+    /// An INSTANTIATE that names no VIM gets the default VIM here (see [`with_default_vim`]).
     pub(super) async fn checked(
         &self,
         id: &VnfInstanceId,
-        req: &OperationRequest,
+        req: &mut OperationRequest,
     ) -> Result<Checked, LcmError> {
         let inner = &self.inner;
         let (instance, version) = self.instance_with_version(id).await?;
+        with_default_vim(inner, req, &instance).await?;
+        let req = &*req;
         let onboarded = self.vnfd_for(&instance, req)?;
         let plan = self.checked_plan(req, &onboarded, &instance)?;
         if let OperationRequest::ChangeVnfPkg(_) = req {
@@ -273,6 +279,40 @@ impl Lcm {
         }
         Ok(plan)
     }
+}
+
+/// The key of the `vimConnectionInfo` entry an INSTANTIATE gets for the default VIM (Tacker's).
+pub(crate) const DEFAULT_VIM_KEY: &str = "default";
+
+/// Puts a reference to the default VIM ([`VimDirectory::default_vim`]) in an INSTANTIATE
+/// request under [`DEFAULT_VIM_KEY`] when neither the request nor the (not instantiated)
+/// instance has a `vimConnectionInfo` entry, as Tacker does; the occurrence's
+/// `operationParams` and then the instance record the reference. Other requests, and a
+/// directory without a default, leave the request as it is.
+async fn with_default_vim(
+    inner: &Inner,
+    req: &mut OperationRequest,
+    instance: &VnfInstance,
+) -> Result<(), LcmError> {
+    let OperationRequest::Instantiate(r) = req else {
+        return Ok(());
+    };
+    let none = |m: Option<&IndexMap<String, VimConnectionInfo>>| m.is_none_or(|m| m.is_empty());
+    if instance.instantiation_state != InstantiationState::NotInstantiated
+        || !none(r.vim_connection_info.as_ref())
+        || !none(instance.vim_connection_info.as_ref())
+    {
+        return Ok(());
+    }
+    if let Some(default) = inner.vims.default_vim().await? {
+        tracing::info!(
+            vnf_instance_id = %instance.id,
+            vim_id = default.vim_id.as_ref().map(|v| v.as_str()),
+            "INSTANTIATE names no VIM: using the default VIM"
+        );
+        r.vim_connection_info = Some(IndexMap::from([(DEFAULT_VIM_KEY.to_owned(), default)]));
+    }
+    Ok(())
 }
 
 /// What [`Lcm::checked`] found: the instance (and its version), the VNFD the operation runs

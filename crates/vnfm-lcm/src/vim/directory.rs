@@ -1,6 +1,6 @@
 //! The registry as the runner's [`VimDirectory`]: resolving references to registered VIMs,
-//! VIMs registered by lifecycle hooks, and the inline credentials of requests sealed into
-//! VIMs the instance owns (reused while unchanged, released once unreferenced).
+//! VIMs registered by lifecycle hooks, the inline credentials of requests sealed into VIMs the
+//! instance owns (reused while unchanged, released once unreferenced), and the default VIM.
 
 use async_trait::async_trait;
 use vnfm_driver_api::{ResolvedVim, VimRegistration};
@@ -136,6 +136,16 @@ impl VimDirectory for VimRegistry {
             }
         }
         Ok(released)
+    }
+
+    async fn default_vim(&self) -> Result<Option<VimConnectionInfo>, LcmError> {
+        Ok(self.default_record().await?.map(|r| VimConnectionInfo {
+            vim_id: Some(r.id),
+            vim_type: r.vim_type,
+            interface_info: None,
+            access_info: None,
+            extra: None,
+        }))
     }
 
     async fn release_owned(&self, owner: &VnfInstanceId) -> Result<Vec<VimId>, LcmError> {

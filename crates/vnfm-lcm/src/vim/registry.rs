@@ -1,6 +1,6 @@
 //! [`VimRegistry`]: the registered VIMs and their CRUD (create, list, show, update as a merge
-//! patch, delete while unused, key rotation), sealing each VIM's secrets with the keyring, and
-//! the redacted [`VimView`] shown to users.
+//! patch, delete while unused, key rotation), sealing each VIM's secrets with the keyring, the
+//! one default VIM ([`DEFAULT_FLAG`]), and the redacted [`VimView`] shown to users.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -13,7 +13,7 @@ use vnfm_types::{KeyValuePairs, VimConnectionInfo, VimId, VnfInstanceId};
 use vnfm_driver_api::{VimKindError, VimKinds};
 
 use super::redact::merge_patch;
-use super::{REDACTED, store_err};
+use super::{DEFAULT_FLAG, REDACTED, store_err};
 use crate::LcmError;
 use crate::secrets::{Keyring, new_id};
 
@@ -161,6 +161,9 @@ impl VimRegistry {
             created_by = created_by.map(|c| c.as_str()),
             "VIM registered"
         );
+        if is_default(&record) {
+            self.clear_defaults_except(&id).await?;
+        }
         Ok(view(&record, version, Vec::new()))
     }
 
@@ -255,7 +258,72 @@ impl VimRegistry {
             .await
             .map_err(store_err)?;
         tracing::info!(vim_id = %id, "VIM updated");
+        if is_default(&new) {
+            self.clear_defaults_except(id).await?;
+        }
         Ok(view(&new, version, self.users(id).await?))
+    }
+
+    /// Removes the [`DEFAULT_FLAG`] from every VIM but `keep`, so that at most one VIM is the
+    /// default. A VIM changed concurrently is read again (a few times) before giving up.
+    async fn clear_defaults_except(&self, keep: &VimId) -> Result<(), LcmError> {
+        for attempt in 1..=3 {
+            let mut raced = false;
+            for (mut record, version) in self.store.list_vims().await.map_err(store_err)? {
+                if record.id == *keep || !is_default(&record) {
+                    continue;
+                }
+                if let Some(Value::Object(extra)) = record.public.get_mut("extra") {
+                    extra.remove(DEFAULT_FLAG);
+                    if extra.is_empty()
+                        && let Some(public) = record.public.as_object_mut()
+                    {
+                        public.remove("extra");
+                    }
+                }
+                match self.store.update_vim(&record, version).await {
+                    Ok(_) => {
+                        tracing::info!(vim_id = %record.id, default = %keep, "VIM is no longer the default");
+                    }
+                    Err(StoreError::VersionMismatch { .. } | StoreError::NotFound { .. })
+                        if attempt < 3 =>
+                    {
+                        raced = true;
+                    }
+                    Err(e) => return Err(store_err(e)),
+                }
+            }
+            if !raced {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    /// The default VIM: the one VIM registered by an operator (not by an instance) whose
+    /// `extra` holds [`DEFAULT_FLAG`] `true`. [`LcmError::Conflict`] when several do (marked
+    /// concurrently).
+    pub(super) async fn default_record(&self) -> Result<Option<VimRecord>, LcmError> {
+        let mut flagged: Vec<VimRecord> = self
+            .store
+            .list_vims()
+            .await
+            .map_err(store_err)?
+            .into_iter()
+            .map(|(r, _)| r)
+            .filter(is_default)
+            .collect();
+        match flagged.len() {
+            0 | 1 => Ok(flagged.pop()),
+            _ => Err(LcmError::Conflict(format!(
+                "several VIMs are marked as the default ({}); set the default again on one of them",
+                flagged
+                    .iter()
+                    .map(|r| r.id.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))),
+        }
     }
 
     /// Deletes a VIM; refused with [`LcmError::VimInUse`] (naming them) while instances use it.
@@ -369,6 +437,18 @@ impl VimRegistry {
         info.vim_id = Some(record.id.clone());
         Ok(info)
     }
+}
+
+/// Whether `record` is a VIM an operator registered (not an instance) and marked as the
+/// default.
+fn is_default(record: &VimRecord) -> bool {
+    record.created_by_instance.is_none()
+        && record
+            .public
+            .get("extra")
+            .and_then(|e| e.get(DEFAULT_FLAG))
+            .and_then(Value::as_bool)
+            .unwrap_or(false)
 }
 
 fn secret_label(id: &VimId) -> String {

@@ -1,0 +1,775 @@
+//! `/v1.0/vims`: Tacker's (legacy NFVO) VIM API over the VIM registry, so that
+//! `openstack vim register|list|show|set|delete` (python-tackerclient) work against this
+//! server. Bodies are Tacker's (`{"vim": {...}}`, `{"vims": [...]}`); the client's `.json`
+//! suffix on paths is accepted.
+//!
+//! A Tacker VIM is stored as a registry VIM (secrets sealed, see [`vnfm_lcm::vim`]):
+//!
+//! | Tacker | registry |
+//! |---|---|
+//! | `type: openstack` | `vimType: ETSINFV.OPENSTACK_KEYSTONE.V_3` |
+//! | `type: kubernetes` | `ETSINFV.KUBERNETES.V_1` (`ETSINFV.HELM.V_3` with `extra.use_helm: true`) |
+//! | `auth_url` | `interfaceInfo.endpoint` (OpenStack: `/v3` appended when missing, as Tacker does) |
+//! | `auth_cred.username`, `password`, `bearer_token` | `accessInfo.username`, `password`, `bearer_token` |
+//! | `auth_cred.user_domain_name` | `accessInfo.userDomain` |
+//! | `auth_cred.ssl_ca_cert` | `interfaceInfo.ssl_ca_cert` |
+//! | `auth_cred.cert_verify: "False"` | `interfaceInfo.skipCertificateVerification: true` |
+//! | `vim_project.name` | `accessInfo.project` (Kubernetes: `accessInfo.namespace`) |
+//! | `vim_project.project_domain_name` | `accessInfo.projectDomain` |
+//! | `placement_attr.regions[0]` | `accessInfo.region` |
+//! | `is_default: true` | `extra.isDefault` ([`vnfm_lcm::vim::DEFAULT_FLAG`]) |
+//! | `extra` | the members of `extra` |
+//! | `description`, `placement_attr`, `tenant_id`, `created_at`, `updated_at` | `extra.tacker` |
+//!
+//! Secrets are never returned: `password` and `bearer_token` read `"***"`, as in Tacker.
+//! Errors are ProblemDetails with a `TackerError` member (`type`, `message`, `detail`), which
+//! python-tackerclient prints as the message.
+
+use std::sync::Arc;
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::{OriginalUri, Path, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+use vnfm_lcm::LcmError;
+use vnfm_lcm::vim::{DEFAULT_FLAG, REDACTED, VimUpdate, VimView};
+use vnfm_types::{KeyValuePairs, VimConnectionInfo, VimId};
+
+use crate::error::{ApiError, PROBLEM_JSON};
+use crate::state::AppState;
+use crate::util::{json_body, json_response, require_accept};
+
+const OPENSTACK: &str = "ETSINFV.OPENSTACK_KEYSTONE.V_3";
+const KUBERNETES: &str = "ETSINFV.KUBERNETES.V_1";
+const HELM: &str = "ETSINFV.HELM.V_3";
+/// The `extra` member holding the Tacker-only attributes.
+const META: &str = "tacker";
+
+pub(crate) fn routes() -> Router<Arc<AppState>> {
+    Router::new()
+        .route("/vims", get(list).post(create))
+        .route("/vims.json", get(list).post(create))
+        .route("/vims/{id}", get(show).put(update).delete(delete))
+}
+
+/// A failure answered as ProblemDetails with Tacker's `TackerError` member.
+#[derive(Debug)]
+pub(crate) struct TackerFault(ApiError);
+
+impl From<ApiError> for TackerFault {
+    fn from(e: ApiError) -> Self {
+        TackerFault(e)
+    }
+}
+
+impl From<LcmError> for TackerFault {
+    fn from(e: LcmError) -> Self {
+        TackerFault(match e {
+            LcmError::InvalidRequest { pointer, message }
+            | LcmError::Unprocessable { pointer, message } => {
+                let pointer = tacker_pointer(&pointer);
+                ApiError::invalid(pointer.clone(), format!("{pointer}: {message}"))
+            }
+            other => ApiError::Lcm(other),
+        })
+    }
+}
+
+impl TackerFault {
+    /// The `type` Tacker would report.
+    fn kind(&self) -> &'static str {
+        match &self.0 {
+            ApiError::Lcm(LcmError::NotFound { kind: "VIM", .. }) => "VimNotFoundException",
+            ApiError::Lcm(LcmError::VimInUse { .. }) => "VimInUseException",
+            e => match e.status().as_u16() {
+                400 => "BadRequest",
+                404 => "NotFound",
+                406 => "NotAcceptable",
+                409 => "Conflict",
+                415 => "UnsupportedMediaType",
+                _ => "TackerException",
+            },
+        }
+    }
+}
+
+impl IntoResponse for TackerFault {
+    fn into_response(self) -> Response {
+        let status = self.0.status();
+        if status.is_server_error() {
+            // The generic answer that keeps causes in the log.
+            return self.0.into_response();
+        }
+        let mut problem = self.0.problem();
+        problem.extra.insert(
+            "TackerError".into(),
+            json!({"type": self.kind(), "message": problem.detail, "detail": ""}),
+        );
+        let body = serde_json::to_vec(&problem).unwrap_or_default();
+        let mut response = (status, body).into_response();
+        response
+            .headers_mut()
+            .insert(header::CONTENT_TYPE, HeaderValue::from_static(PROBLEM_JSON));
+        response
+    }
+}
+
+type Reply = Result<Response, TackerFault>;
+
+/// The Tacker attribute a registry pointer (relative to a `vimConnectionInfo`) names.
+fn tacker_pointer(pointer: &str) -> String {
+    let member = match pointer {
+        "/name" => "name",
+        "/vimType" => "type",
+        "/interfaceInfo/endpoint" | "/accessInfo/authUrl" => "auth_url",
+        "/interfaceInfo/ssl_ca_cert" | "/interfaceInfo/caCert" => "auth_cred/ssl_ca_cert",
+        "/interfaceInfo/skipCertificateVerification" => "auth_cred/cert_verify",
+        "/accessInfo/username" => "auth_cred/username",
+        "/accessInfo/password" => "auth_cred/password",
+        "/accessInfo/bearer_token" => "auth_cred/bearer_token",
+        "/accessInfo/userDomain" => "auth_cred/user_domain_name",
+        "/accessInfo/project" | "/accessInfo/projectId" | "/accessInfo/namespace" => {
+            "vim_project/name"
+        }
+        "/accessInfo/projectDomain" => "vim_project/project_domain_name",
+        "/accessInfo/region" => "placement_attr/regions/0",
+        other => return format!("/vim{other}"),
+    };
+    format!("/vim/{member}")
+}
+
+/// Body of `POST` and `PUT`: `{"vim": {...}}`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Envelope {
+    vim: TackerVimBody,
+}
+
+/// Tacker's VIM attributes as a client sends them.
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct TackerVimBody {
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(default)]
+    description: Option<String>,
+    #[serde(default, rename = "type")]
+    vim_type: Option<String>,
+    #[serde(default)]
+    auth_url: Option<String>,
+    #[serde(default)]
+    auth_cred: Option<Map<String, Value>>,
+    #[serde(default)]
+    vim_project: Option<Map<String, Value>>,
+    #[serde(default)]
+    is_default: Option<Value>,
+    #[serde(default)]
+    placement_attr: Option<Value>,
+    #[serde(default)]
+    extra: Option<Value>,
+    #[serde(default)]
+    tenant_id: Option<String>,
+    #[serde(default)]
+    project_id: Option<String>,
+    // Read-only attributes: refused when given.
+    #[serde(default)]
+    id: Option<Value>,
+    #[serde(default)]
+    status: Option<Value>,
+    #[serde(default)]
+    created_at: Option<Value>,
+    #[serde(default)]
+    updated_at: Option<Value>,
+    #[serde(default)]
+    shared: Option<Value>,
+}
+
+impl TackerVimBody {
+    /// Refuses the attributes a client cannot set (`writable` may be given).
+    fn refuse_read_only(&self, put: bool) -> Result<(), ApiError> {
+        let given = [
+            ("id", self.id.is_some()),
+            ("status", self.status.is_some()),
+            ("created_at", self.created_at.is_some()),
+            ("updated_at", self.updated_at.is_some()),
+            ("shared", self.shared.is_some()),
+            ("type", put && self.vim_type.is_some()),
+            ("auth_url", put && self.auth_url.is_some()),
+            ("tenant_id", put && self.tenant_id.is_some()),
+            ("project_id", put && self.project_id.is_some()),
+        ];
+        match given.iter().find(|(_, g)| *g) {
+            Some((name, _)) => Err(ApiError::invalid(
+                format!("/vim/{name}"),
+                format!(
+                    "/vim/{name}: the attribute cannot be {}",
+                    if put { "changed" } else { "set" }
+                ),
+            )),
+            None => Ok(()),
+        }
+    }
+}
+
+/// A boolean as Tacker takes it: `true`/`false`, or the strings `True`/`False`
+/// (any case).
+fn boolean(value: &Value, pointer: &str) -> Result<bool, ApiError> {
+    match value {
+        Value::Bool(b) => Ok(*b),
+        Value::String(s) if s.eq_ignore_ascii_case("true") => Ok(true),
+        Value::String(s) if s.eq_ignore_ascii_case("false") => Ok(false),
+        _ => Err(ApiError::invalid(
+            pointer,
+            format!("{pointer}: must be true or false"),
+        )),
+    }
+}
+
+/// The string member `key` of `map` (`None` when absent, null or empty).
+fn text(map: &Map<String, Value>, key: &str, at: &str) -> Result<Option<String>, ApiError> {
+    match map.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) if s.is_empty() => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s.clone())),
+        Some(_) => Err(ApiError::invalid(
+            format!("{at}/{key}"),
+            format!("{at}/{key}: must be a string"),
+        )),
+    }
+}
+
+/// The `auth_cred` members this API knows; members Tacker itself adds to what it returns
+/// (`auth_url`, `key_type`, `secret_uuid`, the project) are accepted and ignored, so a shown
+/// VIM can be sent back.
+const AUTH_CRED_MEMBERS: &[&str] = &[
+    "username",
+    "password",
+    "user_domain_name",
+    "cert_verify",
+    "bearer_token",
+    "ssl_ca_cert",
+];
+const AUTH_CRED_IGNORED: &[&str] = &[
+    "auth_url",
+    "key_type",
+    "secret_uuid",
+    "project_id",
+    "project_name",
+    "project_domain_name",
+];
+
+fn check_members(
+    map: &Map<String, Value>,
+    known: &[&str],
+    ignored: &[&str],
+    at: &str,
+) -> Result<(), ApiError> {
+    for key in map.keys() {
+        if !known.contains(&key.as_str()) && !ignored.contains(&key.as_str()) {
+            return Err(ApiError::invalid(
+                format!("{at}/{key}"),
+                format!(
+                    "{at}/{}: unknown attribute; this server takes {}",
+                    crate::util::cut(key, 60),
+                    known.join(", ")
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Tacker's `type` of a registry VIM type.
+fn tacker_type(vim_type: &str) -> &str {
+    match vim_type {
+        OPENSTACK => "openstack",
+        KUBERNETES | HELM => "kubernetes",
+        other => other,
+    }
+}
+
+/// The Tacker user `extra`: an object without the members this API keeps for itself.
+fn user_extra(extra: Option<&Value>) -> Result<Map<String, Value>, ApiError> {
+    match extra {
+        None | Some(Value::Null) => Ok(Map::new()),
+        Some(Value::Object(m)) => {
+            for reserved in [META, DEFAULT_FLAG] {
+                if m.contains_key(reserved) {
+                    return Err(ApiError::invalid(
+                        format!("/vim/extra/{reserved}"),
+                        format!(
+                            "/vim/extra/{reserved}: reserved by this server (use is_default, description)"
+                        ),
+                    ));
+                }
+            }
+            Ok(m.clone())
+        }
+        Some(_) => Err(ApiError::invalid(
+            "/vim/extra",
+            "/vim/extra: must be an object",
+        )),
+    }
+}
+
+/// The region of `placement_attr` (`{"regions": ["RegionOne", ...]}`): its first one.
+fn region(placement: Option<&Value>) -> Result<Option<String>, ApiError> {
+    match placement {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Object(m)) => match m.get("regions") {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::Array(r)) => match r.first() {
+                None => Ok(None),
+                Some(Value::String(s)) => Ok(Some(s.clone())),
+                Some(_) => Err(ApiError::invalid(
+                    "/vim/placement_attr/regions/0",
+                    "/vim/placement_attr/regions/0: must be a string",
+                )),
+            },
+            Some(_) => Err(ApiError::invalid(
+                "/vim/placement_attr/regions",
+                "/vim/placement_attr/regions: must be a list of region names",
+            )),
+        },
+        Some(_) => Err(ApiError::invalid(
+            "/vim/placement_attr",
+            "/vim/placement_attr: must be an object",
+        )),
+    }
+}
+
+fn now() -> String {
+    vnfm_types::time::format_utc_seconds(vnfm_types::time::Timestamp::now())
+}
+
+/// `auth_url` as Tacker stores an OpenStack one: ending in `/v3`.
+fn keystone_v3(url: &str) -> String {
+    let trimmed = url.trim_end_matches('/');
+    if trimmed.ends_with("/v3") {
+        trimmed.to_owned()
+    } else {
+        format!("{trimmed}/v3")
+    }
+}
+
+/// The registry VIM of a `POST` body.
+fn connection(body: &TackerVimBody) -> Result<VimConnectionInfo, ApiError> {
+    let missing = |name: &str| {
+        ApiError::invalid(
+            format!("/vim/{name}"),
+            format!("/vim/{name}: missing (Tacker's VIM body needs it)"),
+        )
+    };
+    let kind = body.vim_type.as_deref().ok_or_else(|| missing("type"))?;
+    let auth_url = body
+        .auth_url
+        .as_deref()
+        .filter(|u| !u.is_empty())
+        .ok_or_else(|| missing("auth_url"))?;
+    let cred = body
+        .auth_cred
+        .as_ref()
+        .ok_or_else(|| missing("auth_cred"))?;
+    let project = body
+        .vim_project
+        .as_ref()
+        .ok_or_else(|| missing("vim_project"))?;
+    check_members(cred, AUTH_CRED_MEMBERS, AUTH_CRED_IGNORED, "/vim/auth_cred")?;
+    let mut extra = user_extra(body.extra.as_ref())?;
+    let vim_type = match kind {
+        "openstack" => OPENSTACK,
+        "kubernetes" if extra.get("use_helm").and_then(Value::as_bool) == Some(true) => HELM,
+        "kubernetes" => KUBERNETES,
+        other => {
+            return Err(ApiError::invalid(
+                "/vim/type",
+                format!(
+                    "/vim/type: `{}` is not a VIM type of this API; use openstack or kubernetes",
+                    crate::util::cut(other, 60)
+                ),
+            ));
+        }
+    };
+    let mut iface = KeyValuePairs::new();
+    let mut access = KeyValuePairs::new();
+    let put = |map: &mut KeyValuePairs, k: &str, v: Option<String>| {
+        if let Some(v) = v {
+            map.insert(k.into(), Value::String(v));
+        }
+    };
+    let c = |k: &str| text(cred, k, "/vim/auth_cred");
+    let p = |k: &str| text(project, k, "/vim/vim_project");
+    if let Some(ca) = c("ssl_ca_cert")? {
+        iface.insert("ssl_ca_cert".into(), Value::String(ca));
+    }
+    for key in ["username", "password"] {
+        put(&mut access, key, c(key)?);
+    }
+    if vim_type == OPENSTACK {
+        iface.insert("endpoint".into(), Value::String(keystone_v3(auth_url)));
+        put(&mut access, "userDomain", c("user_domain_name")?);
+        put(&mut access, "project", p("name")?);
+        put(&mut access, "projectDomain", p("project_domain_name")?);
+        put(&mut access, "region", region(body.placement_attr.as_ref())?);
+        if let Some(v) = cred.get("cert_verify")
+            && !boolean(v, "/vim/auth_cred/cert_verify")?
+        {
+            iface.insert("skipCertificateVerification".into(), Value::Bool(true));
+        }
+    } else {
+        iface.insert("endpoint".into(), Value::String(auth_url.to_owned()));
+        put(&mut access, "bearer_token", c("bearer_token")?);
+        put(&mut access, "namespace", p("name")?);
+    }
+    if let Some(d) = &body.is_default
+        && boolean(d, "/vim/is_default")?
+    {
+        extra.insert(DEFAULT_FLAG.into(), Value::Bool(true));
+    }
+    let mut meta = Map::new();
+    meta.insert(
+        "description".into(),
+        Value::String(body.description.clone().unwrap_or_default()),
+    );
+    if let Some(pa) = body.placement_attr.as_ref().filter(|v| !v.is_null()) {
+        meta.insert("placement_attr".into(), pa.clone());
+    }
+    if let Some(t) = body.tenant_id.as_ref().or(body.project_id.as_ref()) {
+        meta.insert("tenant_id".into(), Value::String(t.clone()));
+    }
+    meta.insert("created_at".into(), Value::String(now()));
+    extra.insert(META.into(), Value::Object(meta));
+    Ok(VimConnectionInfo {
+        vim_id: None,
+        vim_type: vim_type.to_owned(),
+        interface_info: Some(iface),
+        access_info: Some(access),
+        extra: Some(extra),
+    })
+}
+
+/// The registry change of a `PUT` body on a VIM of type `vim_type` (Tacker's rules: new
+/// `username` and `password` replace a `bearer_token`, a new `bearer_token` replaces them).
+fn change(body: &TackerVimBody, vim_type: &str) -> Result<VimUpdate, ApiError> {
+    let mut update = VimUpdate {
+        name: body.name.clone(),
+        ..VimUpdate::default()
+    };
+    let mut iface = KeyValuePairs::new();
+    let mut access = KeyValuePairs::new();
+    let openstack = vim_type == OPENSTACK;
+    if let Some(cred) = &body.auth_cred {
+        check_members(cred, AUTH_CRED_MEMBERS, AUTH_CRED_IGNORED, "/vim/auth_cred")?;
+        let c = |k: &str| text(cred, k, "/vim/auth_cred");
+        let username = c("username")?;
+        // An empty or redacted password keeps the stored one.
+        let password = c("password")?.filter(|p| p != REDACTED);
+        let token = c("bearer_token")?.filter(|t| t != REDACTED);
+        if openstack {
+            if let Some(u) = username {
+                access.insert("username".into(), Value::String(u));
+            }
+            if let Some(p) = password {
+                access.insert("password".into(), Value::String(p));
+            }
+            if let Some(d) = c("user_domain_name")? {
+                access.insert("userDomain".into(), Value::String(d));
+            }
+            if let Some(v) = cred.get("cert_verify") {
+                let skip = !boolean(v, "/vim/auth_cred/cert_verify")?;
+                iface.insert(
+                    "skipCertificateVerification".into(),
+                    if skip { Value::Bool(true) } else { Value::Null },
+                );
+            }
+        } else if let (Some(u), Some(p)) = (&username, &password) {
+            access.insert("username".into(), Value::String(u.clone()));
+            access.insert("password".into(), Value::String(p.clone()));
+            access.insert("bearer_token".into(), Value::Null);
+        } else if let Some(t) = token {
+            access.insert("bearer_token".into(), Value::String(t));
+            access.insert("username".into(), Value::Null);
+            access.insert("password".into(), Value::Null);
+        }
+        if cred.contains_key("ssl_ca_cert") {
+            iface.insert(
+                "ssl_ca_cert".into(),
+                c("ssl_ca_cert")?.map_or(Value::Null, Value::String),
+            );
+        }
+    }
+    if let Some(project) = &body.vim_project {
+        let p = |k: &str| text(project, k, "/vim/vim_project");
+        if openstack {
+            if let Some(n) = p("name")? {
+                access.insert("project".into(), Value::String(n));
+            }
+            if let Some(d) = p("project_domain_name")? {
+                access.insert("projectDomain".into(), Value::String(d));
+            }
+        } else if let Some(n) = p("name")? {
+            access.insert("namespace".into(), Value::String(n));
+        }
+    }
+    if openstack && body.placement_attr.is_some() {
+        access.insert(
+            "region".into(),
+            region(body.placement_attr.as_ref())?.map_or(Value::Null, Value::String),
+        );
+    }
+    let mut extra = user_extra(body.extra.as_ref())?;
+    if let Some(d) = &body.is_default {
+        let on = boolean(d, "/vim/is_default")?;
+        extra.insert(
+            DEFAULT_FLAG.into(),
+            if on { Value::Bool(true) } else { Value::Null },
+        );
+    }
+    let mut meta = Map::new();
+    if let Some(d) = &body.description {
+        meta.insert("description".into(), Value::String(d.clone()));
+    }
+    if let Some(pa) = &body.placement_attr {
+        meta.insert("placement_attr".into(), pa.clone());
+    }
+    meta.insert("updated_at".into(), Value::String(now()));
+    extra.insert(META.into(), Value::Object(meta));
+    update.extra = Some(extra);
+    if !iface.is_empty() {
+        update.interface_info = Some(iface);
+    }
+    if !access.is_empty() {
+        update.access_info = Some(access);
+    }
+    Ok(update)
+}
+
+/// A registry VIM in Tacker's shape (secrets read `"***"`).
+fn tacker_view(v: &VimView) -> Map<String, Value> {
+    let empty = KeyValuePairs::new();
+    let iface = v.interface_info.as_ref().unwrap_or(&empty);
+    let access = v.access_info.as_ref().unwrap_or(&empty);
+    let mut extra = v.extra.clone().unwrap_or_default();
+    let meta = match extra.remove(META) {
+        Some(Value::Object(m)) => m,
+        _ => Map::new(),
+    };
+    let is_default = extra.remove(DEFAULT_FLAG).and_then(|d| d.as_bool()) == Some(true)
+        && v.created_by_instance.is_none();
+    let s = |m: &KeyValuePairs, k: &str| m.get(k).cloned();
+    let mut cred = Map::new();
+    let mut project = Map::new();
+    let copy = |to: &mut Map<String, Value>, from: &KeyValuePairs, src: &str, dst: &str| {
+        if let Some(x) = s(from, src) {
+            to.insert(dst.into(), x);
+        }
+    };
+    copy(&mut cred, access, "username", "username");
+    copy(&mut cred, access, "password", "password");
+    copy(&mut cred, access, "bearer_token", "bearer_token");
+    copy(&mut cred, iface, "ssl_ca_cert", "ssl_ca_cert");
+    if v.vim_type == OPENSTACK {
+        copy(&mut cred, access, "userDomain", "user_domain_name");
+        copy(
+            &mut cred,
+            access,
+            "applicationCredentialId",
+            "application_credential_id",
+        );
+        copy(
+            &mut cred,
+            access,
+            "applicationCredentialSecret",
+            "application_credential_secret",
+        );
+        let skip = iface
+            .get("skipCertificateVerification")
+            .is_some_and(|x| x == &Value::Bool(true) || x == "true");
+        cred.insert(
+            "cert_verify".into(),
+            Value::String(if skip { "False" } else { "True" }.into()),
+        );
+        copy(&mut project, access, "project", "name");
+        copy(&mut project, access, "projectId", "id");
+        copy(&mut project, access, "projectDomain", "project_domain_name");
+    } else {
+        copy(&mut project, access, "namespace", "name");
+    }
+    // Whatever else could be secret is masked too (a VIM registered through another API).
+    for (k, x) in cred.iter_mut() {
+        if vnfm_lcm::vim::is_secret_member(k) {
+            *x = Value::String(REDACTED.into());
+        }
+    }
+    let placement = meta.get("placement_attr").cloned().unwrap_or_else(|| {
+        access
+            .get("region")
+            .map_or(Value::Null, |r| json!({"regions": [r]}))
+    });
+    let mut out = Map::new();
+    out.insert("id".into(), Value::String(v.id.to_string()));
+    out.insert("name".into(), Value::String(v.name.clone()));
+    out.insert(
+        "description".into(),
+        meta.get("description")
+            .cloned()
+            .unwrap_or(Value::String(String::new())),
+    );
+    out.insert(
+        "type".into(),
+        Value::String(tacker_type(&v.vim_type).into()),
+    );
+    out.insert(
+        "auth_url".into(),
+        iface.get("endpoint").cloned().unwrap_or(Value::Null),
+    );
+    out.insert("auth_cred".into(), Value::Object(cred));
+    out.insert("vim_project".into(), Value::Object(project));
+    out.insert("is_default".into(), Value::Bool(is_default));
+    out.insert("status".into(), Value::String("ACTIVE".into()));
+    out.insert("placement_attr".into(), placement);
+    out.insert("extra".into(), Value::Object(extra));
+    if let Some(t) = meta.get("tenant_id") {
+        out.insert("tenant_id".into(), t.clone());
+        out.insert("project_id".into(), t.clone());
+    }
+    for key in ["created_at", "updated_at"] {
+        out.insert(key.into(), meta.get(key).cloned().unwrap_or(Value::Null));
+    }
+    out
+}
+
+/// The id of a path segment, without the `.json` suffix python-tackerclient adds.
+fn vim_id(segment: &str) -> VimId {
+    VimId::new(segment.strip_suffix(".json").unwrap_or(segment))
+}
+
+fn one(status: StatusCode, view: &VimView) -> Response {
+    json_response(status, &json!({"vim": tacker_view(view)}))
+}
+
+/// Refuses a name another VIM has (Tacker's names are unique per project; the client finds
+/// VIMs by name).
+async fn unique_name(
+    state: &AppState,
+    name: &str,
+    except: Option<&VimId>,
+) -> Result<(), TackerFault> {
+    let taken = state
+        .vims
+        .list()
+        .await?
+        .into_iter()
+        .find(|v| v.name == name && Some(&v.id) != except);
+    match taken {
+        Some(v) => Err(ApiError::Conflict(format!(
+            "a VIM named `{}` exists already (id {}); choose another name",
+            crate::util::cut(name, 60),
+            v.id
+        ))
+        .into()),
+        None => Ok(()),
+    }
+}
+
+async fn create(State(state): State<Arc<AppState>>, headers: HeaderMap, body: Bytes) -> Reply {
+    require_accept(&headers, &["application/json"])?;
+    let Envelope { vim } = json_body(&headers, &body, None)?;
+    vim.refuse_read_only(false)?;
+    let name = vim.name.clone().unwrap_or_default();
+    if name.trim().is_empty() {
+        return Err(ApiError::invalid("/vim/name", "/vim/name: missing or empty").into());
+    }
+    let info = connection(&vim)?;
+    unique_name(&state, &name, None).await?;
+    let view = state.vims.create(&name, &info, None).await?;
+    Ok(one(StatusCode::CREATED, &view))
+}
+
+async fn list(State(state): State<Arc<AppState>>, headers: HeaderMap, uri: OriginalUri) -> Reply {
+    require_accept(&headers, &["application/json"])?;
+    let mut fields: Vec<String> = Vec::new();
+    let mut filters: Vec<(String, String)> = Vec::new();
+    for (k, v) in form_urlencoded::parse(uri.0.query().unwrap_or("").as_bytes()) {
+        if k == "fields" {
+            fields.push(v.into_owned());
+        } else {
+            filters.push((k.into_owned(), v.into_owned()));
+        }
+    }
+    let mut out = Vec::new();
+    for view in state.vims.list().await? {
+        let vim = tacker_view(&view);
+        // A filter on an attribute matches when the attribute equals one of its values.
+        let keys: std::collections::BTreeSet<&str> =
+            filters.iter().map(|(k, _)| k.as_str()).collect();
+        let matches = keys.iter().all(|key| {
+            let actual = match vim.get(*key) {
+                Some(Value::String(s)) => s.clone(),
+                Some(Value::Bool(b)) => b.to_string(),
+                Some(Value::Null) | None => String::new(),
+                Some(other) => other.to_string(),
+            };
+            filters
+                .iter()
+                .filter(|(k, _)| k == key)
+                .any(|(_, want)| match vim.get(*key) {
+                    Some(Value::Bool(_)) => want.eq_ignore_ascii_case(&actual),
+                    _ => *want == actual,
+                })
+        });
+        if !matches {
+            continue;
+        }
+        let vim = if fields.is_empty() {
+            vim
+        } else {
+            vim.into_iter()
+                .filter(|(k, _)| fields.iter().any(|f| f == k))
+                .collect()
+        };
+        out.push(Value::Object(vim));
+    }
+    Ok(json_response(StatusCode::OK, &json!({"vims": out})))
+}
+
+async fn show(
+    State(state): State<Arc<AppState>>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+) -> Reply {
+    require_accept(&headers, &["application/json"])?;
+    let view = state.vims.show(&vim_id(&id)).await?;
+    Ok(one(StatusCode::OK, &view))
+}
+
+async fn update(
+    State(state): State<Arc<AppState>>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Reply {
+    require_accept(&headers, &["application/json"])?;
+    let Envelope { vim } = json_body(&headers, &body, None)?;
+    vim.refuse_read_only(true)?;
+    let id = vim_id(&id);
+    let current = state.vims.show(&id).await?;
+    if let Some(name) = &vim.name {
+        if name.trim().is_empty() {
+            return Err(ApiError::invalid("/vim/name", "/vim/name: must not be empty").into());
+        }
+        unique_name(&state, name, Some(&id)).await?;
+    }
+    let patch = change(&vim, &current.vim_type)?;
+    let view = state.vims.update(&id, &patch, None).await?;
+    Ok(one(StatusCode::OK, &view))
+}
+
+async fn delete(State(state): State<Arc<AppState>>, Path(id): Path<String>) -> Reply {
+    state.vims.delete(&vim_id(&id)).await?;
+    Ok(StatusCode::NO_CONTENT.into_response())
+}
