@@ -189,7 +189,7 @@ struct TackerVimBody {
 }
 
 impl TackerVimBody {
-    /// Refuses the attributes a client cannot set (`writable` may be given).
+    /// Refuses the attributes a client cannot set (`put`: those it cannot change either).
     fn refuse_read_only(&self, put: bool) -> Result<(), ApiError> {
         let given = [
             ("id", self.id.is_some()),
