@@ -43,7 +43,7 @@ pub enum StateError {
     Start(#[source] Box<vnfm::lcm::EmbedError>),
 }
 
-/// What [`AppState::build`] needs.
+/// The API's own options of [`AppState::new`].
 #[derive(Clone)]
 pub struct StateOptions {
     /// Whether clients reach the server over TLS (`vnfm serve --tls-cert`): the scheme of the

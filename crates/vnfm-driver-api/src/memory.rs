@@ -208,6 +208,7 @@ impl InfraState {
 /// method is idempotent, like a real driver must be.
 pub struct MemoryInfraDriver {
     vim_types: Vec<&'static str>,
+    vim_kind: Option<std::sync::Arc<dyn crate::VimKind>>,
     delay: Duration,
     addresses: Vec<String>,
     state: Mutex<InfraState>,
@@ -233,6 +234,7 @@ impl MemoryInfraDriver {
     pub fn new() -> Self {
         MemoryInfraDriver {
             vim_types: vec![MEMORY_VIM_TYPE],
+            vim_kind: None,
             delay: Duration::ZERO,
             addresses: Vec::new(),
             state: Mutex::new(InfraState::default()),
@@ -242,6 +244,13 @@ impl MemoryInfraDriver {
     /// Serves these VIM types instead (e.g. to stand in for OpenStack in tests).
     pub fn with_vim_types(mut self, types: &[&'static str]) -> Self {
         self.vim_types = types.to_vec();
+        self
+    }
+
+    /// Declares `kind` as the [`VimKind`](crate::VimKind) of the types this driver serves
+    /// (stands in for a real driver's: whether its VIMs run containers, how they validate).
+    pub fn with_vim_kind(mut self, kind: std::sync::Arc<dyn crate::VimKind>) -> Self {
+        self.vim_kind = Some(kind);
         self
     }
 
@@ -987,6 +996,10 @@ impl InfraDriver for MemoryInfraDriver {
 
     fn vim_types(&self) -> &[&str] {
         &self.vim_types
+    }
+
+    fn vim_kind(&self) -> Option<std::sync::Arc<dyn crate::VimKind>> {
+        self.vim_kind.clone()
     }
 
     async fn instantiate(&self, req: &InfraRequest) -> Result<InfraOutcome, DriverError> {

@@ -169,7 +169,7 @@ pub mod fields {
     /// The longest stretch of input an error message repeats.
     const MAX_ECHO: usize = 80;
 
-    /// `s` cut to [`MAX_ECHO`] characters (an error repeats input, which may be huge).
+    /// `s` cut to 80 characters (an error repeats input, which may be huge).
     pub fn echo(s: &str) -> String {
         match s.char_indices().nth(MAX_ECHO) {
             Some((i, _)) => format!("{}…", &s[..i]),

@@ -1,9 +1,10 @@
 //! [`LcmError`]: why the core refuses or cannot carry out a lifecycle operation.
 //!
-//! Each variant says what is wrong and what is allowed, and maps to the HTTP status the API
-//! answers with ([`LcmError::status`]): 409 when the request conflicts with the state of the
-//! instance or the occurrence, 422 when it names things the VNFD or the instance does not have,
-//! 400 when the request itself is malformed, 500 when the core's own records disagree.
+//! Each variant says what is wrong and what is allowed, and has a kind ([`LcmError::kind`]):
+//! a conflict when the request conflicts with the state of the instance or the occurrence,
+//! unprocessable when it names things the VNFD or the instance does not have, invalid when the
+//! request itself is malformed, internal when the core's own records disagree. The edge that
+//! reports the error turns the kind into a status.
 
 use std::fmt::Write as _;
 

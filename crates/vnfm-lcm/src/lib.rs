@@ -5,7 +5,7 @@
 //!   exists.
 //! - [`plan`](mod@plan): the planner (pure): an operation request becomes an ordered list of hook,
 //!   infrastructure and bookkeeping steps; rollback plans and retry points come from it.
-//! - [`error`]: [`LcmError`], with the HTTP status each refusal maps to.
+//! - [`error`]: [`LcmError`], with the kind of each refusal (conflict, invalid, ...).
 //! - [`subscriptions`] and [`pkgm_subscriptions`]: lifecycle and VNF package management
 //!   subscriptions, their filters (pure matching) and the routing of notifications to the
 //!   outbox, which [`notify`]'s [`Deliverer`] delivers.
@@ -59,7 +59,7 @@
 //! let mut done = instance.clone();
 //! done.instantiation_state = vnfm_types::InstantiationState::Instantiated;
 //! let err = plan(&req, &vnfd, &done).unwrap_err();
-//! assert_eq!(err.status(), 409);
+//! assert_eq!(err.kind(), vnfm_types::ErrorKind::Conflict);
 //! ```
 
 pub mod catalog;

@@ -58,6 +58,9 @@ impl InfraDriver for Tap {
     fn vim_types(&self) -> &[&str] {
         self.inner.vim_types()
     }
+    fn vim_kind(&self) -> Option<Arc<dyn vnfm_driver_api::VimKind>> {
+        self.inner.vim_kind()
+    }
     async fn instantiate(&self, req: &InfraRequest) -> Result<InfraOutcome, DriverError> {
         self.call(req).await
     }
@@ -168,11 +171,13 @@ async fn env() -> Env {
     let vm = Arc::new(
         MemoryInfraDriver::new()
             .with_vim_types(&[OPENSTACK])
+            .with_vim_kind(Arc::new(vnfm_infra_openstack::OpenStackVimKind))
             .with_id_prefix("os"),
     );
     let k8s = Arc::new(
         MemoryInfraDriver::new()
             .with_vim_types(&[KUBERNETES])
+            .with_vim_kind(Arc::new(vnfm_infra_kubernetes::KubernetesVimKind))
             .with_id_prefix("k8s"),
     );
     let log = Arc::new(Mutex::new(Vec::new()));

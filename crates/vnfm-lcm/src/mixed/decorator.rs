@@ -360,7 +360,11 @@ mod tests {
     #[test]
     fn a_split_needs_two_drivers_and_puts_the_vm_side_first() {
         let os: Arc<dyn InfraDriver> = Arc::new(MemoryInfraDriver::new().with_vim_types(&[OS]));
-        let k8s: Arc<dyn InfraDriver> = Arc::new(MemoryInfraDriver::new().with_vim_types(&[K8S]));
+        let k8s: Arc<dyn InfraDriver> = Arc::new(
+            MemoryInfraDriver::new()
+                .with_vim_types(&[K8S])
+                .with_vim_kind(Arc::new(ContainerKind)),
+        );
         let drivers = BTreeMap::from([(OS.to_string(), os.clone()), (K8S.to_string(), k8s)]);
         let v = vnfd();
         let split = SplitByVim::resolve(

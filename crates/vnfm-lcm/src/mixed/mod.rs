@@ -127,6 +127,27 @@ mod fixtures {
     /// A VIM type whose VIMs run containers.
     pub(super) const K8S: &str = "example.CONTAINERS.V_1";
 
+    /// The kind of [`K8S`]: its VIMs run containers.
+    pub(super) struct ContainerKind;
+
+    impl vnfm_driver_api::VimKind for ContainerKind {
+        fn vim_types(&self) -> &[&'static str] {
+            &[K8S]
+        }
+        fn canonical(
+            &self,
+            info: &VimConnectionInfo,
+        ) -> Result<VimConnectionInfo, vnfm_driver_api::InvalidVimInfo> {
+            Ok(info.clone())
+        }
+        fn secret_members(&self) -> &[&'static str] {
+            &[]
+        }
+        fn runs_containers(&self) -> bool {
+            true
+        }
+    }
+
     pub(super) fn vims(entries: &[(&str, &str)]) -> IndexMap<String, VimConnectionInfo> {
         entries
             .iter()
