@@ -8,24 +8,13 @@ mod support;
 use std::path::Path;
 
 use serde_json::{Value, json};
-use support::{Harness, zip_dir};
+use support::{Harness, hook_warnings, zip_dir};
 
 const SCRIPT_VNF: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
     "/../../vnfd-samples/tacker-script-vnf"
 );
 const SCRIPT_VNFD: &str = "6f0b7e1c-2d55-4c5e-9b3a-4e110a000005";
-
-fn hook_warnings(pkg: &Value) -> Vec<String> {
-    pkg["onboardingWarnings"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(Value::as_str)
-        .filter(|w| w.contains("package.hook-not-runnable"))
-        .map(str::to_owned)
-        .collect()
-}
 
 async fn instance(h: &Harness) -> String {
     let r = h

@@ -2047,16 +2047,6 @@ async fn package_whose_hooks_need_a_missing_management_driver_onboards_silently(
         env!("CARGO_MANIFEST_DIR"),
         "/../../vnfd-samples/vnf-a-k8s-cluster"
     );
-    let hook_warnings = |pkg: &Value| -> Vec<String> {
-        pkg["onboardingWarnings"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(Value::as_str)
-            .filter(|w| w.contains("package.hook-not-runnable"))
-            .map(str::to_owned)
-            .collect()
-    };
     let h = Harness::new().await;
     let (_, pkg) = h.onboard(zip_dir(Path::new(cluster))).await;
     assert_eq!(pkg["onboardingState"], "ONBOARDED", "{pkg:#}");

@@ -313,3 +313,15 @@ impl Harness {
         self.wait_op(&location).await
     }
 }
+
+/// The `package.hook-not-runnable` warnings of a package's onboarding.
+pub fn hook_warnings(pkg: &Value) -> Vec<String> {
+    pkg["onboardingWarnings"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .filter(|w| w.contains("package.hook-not-runnable"))
+        .map(str::to_owned)
+        .collect()
+}
