@@ -77,6 +77,7 @@ async fn env(cloud: Cloud) -> Env {
     let pods = Arc::new(
         MemoryInfraDriver::new()
             .with_vim_types(&[KUBERNETES])
+            .with_vim_kind(Arc::new(Containers))
             .with_id_prefix("pod"),
     );
     let lcm = Lcm::builder(
@@ -474,4 +475,26 @@ async fn a_mixed_vnf_runs_its_vms_on_heat_and_its_container_vdu_on_the_other_vim
     env.completed(op).await;
     assert!(env.ports(&vnf.id).await.is_none());
     assert!(env.pods.inventory(&vnf.id).is_none());
+}
+
+/// Stands in for the Kubernetes driver's VIM kind: its VIMs run containers, so the mixed VNF's
+/// container VDU goes to them.
+struct Containers;
+
+impl vnfm_driver_api::VimKind for Containers {
+    fn vim_types(&self) -> &[&'static str] {
+        &[KUBERNETES]
+    }
+    fn canonical(
+        &self,
+        info: &vnfm_types::VimConnectionInfo,
+    ) -> Result<vnfm_types::VimConnectionInfo, vnfm_driver_api::InvalidVimInfo> {
+        Ok(info.clone())
+    }
+    fn secret_members(&self) -> &[&'static str] {
+        &[]
+    }
+    fn runs_containers(&self) -> bool {
+        true
+    }
 }
