@@ -245,9 +245,12 @@ start_keystone() {
         die "keystone-manage failed"
     }
     # `--http` (not `--http-socket`): uwsgi's HTTP router keeps connections alive properly.
+    # One thread per process: with two threads, concurrent requests of one Keystone 30 process
+    # see each other's token roles (a service-only user's application credential was refused
+    # for lacking the admin's "member" role, in 5-10% of concurrent creations).
     spawn keystone env OS_KEYSTONE_CONFIG_FILES="$DIR/keystone/keystone.conf" \
         "$VENV/bin/uwsgi" --http "127.0.0.1:$KS_PORT" --http-keepalive \
-        --wsgi-file "$SITE/keystone/wsgi/api.py" --master --processes 2 --threads 2 \
+        --wsgi-file "$SITE/keystone/wsgi/api.py" --master --processes 4 --threads 1 \
         --die-on-term --need-app --disable-logging --hook-master-start "unix_signal:15 gracefully_kill_them_all"
     wait_port "$KS_PORT" Keystone keystone
 }
@@ -393,9 +396,10 @@ start_heat() {
         die "heat-manage db_sync failed"
     }
     spawn heat-engine "$VENV/bin/heat-engine" --config-file "$DIR/heat/heat.conf"
+    # One thread per process, as for Keystone (whose request contexts leak between threads).
     spawn heat-api "$VENV/bin/uwsgi" --http "127.0.0.1:$HEAT_PORT" --http-keepalive \
         --wsgi-file "$SITE/heat/wsgi/api.py" --pyargv "--config-file $DIR/heat/heat.conf" \
-        --master --processes 2 --threads 2 --die-on-term --need-app --disable-logging \
+        --master --processes 3 --threads 1 --die-on-term --need-app --disable-logging \
         --hook-master-start "unix_signal:15 gracefully_kill_them_all"
     wait_port "$HEAT_PORT" heat-api heat-api
     for _ in $(seq 240); do

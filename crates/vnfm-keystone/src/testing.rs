@@ -230,12 +230,9 @@ impl TestKeystone {
             .send()
             .await
             .expect("Keystone answers");
-        assert_eq!(
-            r.status().as_u16(),
-            201,
-            "creating an application credential"
-        );
-        let out: Value = r.json().await.unwrap();
+        let status = r.status().as_u16();
+        let out: Value = r.json().await.unwrap_or_default();
+        assert_eq!(status, 201, "creating an application credential: {out}");
         let cred = &out["application_credential"];
         (
             cred["id"].as_str().unwrap().to_owned(),

@@ -262,3 +262,53 @@ async fn no_token_or_password_reaches_logs_errors_or_debug_output() {
         assert!(!shown.contains(secret), "a secret is shown:\n{shown}");
     }
 }
+
+/// Tokens validated at the same time keep their own user, project and roles: a reader
+/// validated next to members and admins never gains write access.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_validations_keep_each_tokens_own_roles() {
+    let Some(ks) =
+        TestKeystone::from_env("concurrent_validations_keep_each_tokens_own_roles").await
+    else {
+        return;
+    };
+    let (_svc, credentials) = ks.service_user().await;
+    let mut users = Vec::new();
+    for (i, role) in ["reader", "member", "admin"]
+        .iter()
+        .cycle()
+        .take(12)
+        .enumerate()
+    {
+        let project = ks.project(&format!("conc{i}")).await;
+        let user = ks.user("conc", &project, &[role]).await;
+        let token = ks.token(&user).await;
+        users.push(Arc::new((user, *role, token)));
+    }
+    // A new validator each round: an empty cache, so every token goes to Keystone.
+    for _round in 0..2 {
+        let v = Arc::new(validator(&ks, credentials.clone(), Duration::from_secs(60)));
+        let mut checks = tokio::task::JoinSet::new();
+        for entry in &users {
+            let (v, entry) = (Arc::clone(&v), Arc::clone(entry));
+            checks.spawn(async move {
+                let (user, role, token) = &*entry;
+                let id = v.validate(token).await.unwrap();
+                assert_eq!(id.user_id, user.id);
+                assert_eq!(id.project_id.as_deref(), Some(user.project.id.as_str()));
+                assert!(id.roles.iter().any(|r| r == role), "{role}: {:?}", id.roles);
+                if *role == "reader" {
+                    assert!(
+                        id.roles.iter().all(|r| r == "reader"),
+                        "a reader's token lists {:?}",
+                        id.roles
+                    );
+                    assert!(!v.access(&id).write);
+                }
+            });
+        }
+        while let Some(done) = checks.join_next().await {
+            done.unwrap();
+        }
+    }
+}
