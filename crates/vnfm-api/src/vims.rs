@@ -95,7 +95,7 @@ async fn update(
     let id = VimId::new(id);
     let expected = expected_version(&state, &id, &headers).await?;
     let view = match state.vims.update(&id, &patch, expected.map(Version)).await {
-        Err(vnfm_lcm::LcmError::Conflict(message)) if expected.is_some() => {
+        Err(vnfm_lcm::LcmError::Conflict { message, .. }) if expected.is_some() => {
             return Err(ApiError::PreconditionFailed(message));
         }
         other => other?,

@@ -181,6 +181,28 @@ pub struct Flavour {
 }
 
 impl Flavour {
+    /// A flavour `id` with nothing in it (no VDUs, links, aspects, levels, hooks or
+    /// artifacts): what a projection of a VNFD that lacks the flavour works with.
+    pub fn empty(id: impl Into<String>) -> Flavour {
+        Flavour {
+            id: id.into(),
+            description: String::new(),
+            file: String::new(),
+            vdus: Vec::new(),
+            containers: Vec::new(),
+            virtual_storages: Vec::new(),
+            vdu_cps: Vec::new(),
+            ext_cps: Vec::new(),
+            virtual_links: Vec::new(),
+            scaling_aspects: Vec::new(),
+            instantiation_levels: Vec::new(),
+            default_instantiation_level: None,
+            placement_rules: Vec::new(),
+            lcm_hooks: Vec::new(),
+            artifacts: Vec::new(),
+        }
+    }
+
     /// The VDU with node template name `id`.
     pub fn vdu(&self, id: &str) -> Option<&Vdu> {
         self.vdus.iter().find(|v| v.id == id)

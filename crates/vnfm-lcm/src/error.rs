@@ -6,7 +6,8 @@
 //! request itself is malformed, internal when the core's own records disagree. The edge that
 //! reports the error turns the kind into a status.
 
-use std::fmt::Write as _;
+use std::fmt::{self, Write as _};
+use std::sync::Arc;
 
 use vnfm_types::{ErrorKind, LcmOperationType};
 
@@ -16,6 +17,45 @@ use crate::state::InvalidTransition;
 const MAX_LISTED: usize = 12;
 /// How many characters of a request-supplied value an error message repeats.
 const MAX_ECHO: usize = 80;
+
+/// The error a failure came from, kept as the `source` of an [`LcmError`]. Shared, so that an
+/// `LcmError` stays cloneable (every waiter of an occurrence gets a copy); two causes are equal
+/// when they read the same.
+#[derive(Clone)]
+pub struct Cause(Arc<dyn std::error::Error + Send + Sync>);
+
+impl Cause {
+    /// Keeps `error` as a cause.
+    pub fn new(error: impl std::error::Error + Send + Sync + 'static) -> Cause {
+        Cause(Arc::new(error))
+    }
+}
+
+impl fmt::Debug for Cause {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&*self.0, f)
+    }
+}
+
+impl fmt::Display for Cause {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(&*self.0, f)
+    }
+}
+
+impl std::error::Error for Cause {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.0.source()
+    }
+}
+
+impl PartialEq for Cause {
+    fn eq(&self, other: &Cause) -> bool {
+        self.to_string() == other.to_string()
+    }
+}
+
+impl Eq for Cause {}
 
 /// Why a lifecycle operation is refused or cannot be planned.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -328,8 +368,14 @@ pub enum LcmError {
         waited_ms: u64,
     },
     /// The instance record, the VNFD and the plan disagree (a bug or a corrupted record).
-    #[error("inconsistent lifecycle data: {0}")]
-    Inconsistent(String),
+    #[error("inconsistent lifecycle data: {message}")]
+    Inconsistent {
+        /// What disagrees.
+        message: String,
+        /// The error that revealed it (a record that does not read back), if any.
+        #[source]
+        source: Option<Cause>,
+    },
     /// A record the request names does not exist.
     #[error("{kind} {} not found", echo(id))]
     NotFound {
@@ -410,11 +456,23 @@ pub enum LcmError {
         message: String,
     },
     /// The record changed concurrently or conflicts with another one.
-    #[error("conflict: {0}")]
-    Conflict(String),
+    #[error("conflict: {message}")]
+    Conflict {
+        /// What conflicts, and what to do.
+        message: String,
+        /// The store's refusal, if it came from the store.
+        #[source]
+        source: Option<Cause>,
+    },
     /// The encryption keys cannot be loaded (never contains key material).
-    #[error("encryption keys: {0}")]
-    Keys(String),
+    #[error("encryption keys: {message}")]
+    Keys {
+        /// What is wrong with the keys or where they are read from.
+        message: String,
+        /// The failure reading or writing them, if any.
+        #[source]
+        source: Option<Cause>,
+    },
     /// A stored secret cannot be decrypted with any configured key (never contains key material
     /// or plaintext).
     #[error(
@@ -428,7 +486,7 @@ pub enum LcmError {
     },
     /// The store failed.
     #[error("store: {0}")]
-    Store(String),
+    Store(#[source] Cause),
     /// The NFVO could not be asked for a grant, or refused it after the operation started.
     #[error("grant from the NFVO ({nfvo}) failed: {message}")]
     Grant {
@@ -481,13 +539,56 @@ impl LcmError {
             LcmError::VimInUse { .. }
             | LcmError::VimDependents { .. }
             | LcmError::VimCreatorUnavailable { .. }
-            | LcmError::Conflict(_) => ErrorKind::Conflict,
-            LcmError::Inconsistent(_)
-            | LcmError::Keys(_)
+            | LcmError::Conflict { .. } => ErrorKind::Conflict,
+            LcmError::Inconsistent { .. }
+            | LcmError::Keys { .. }
             | LcmError::Decrypt { .. }
             | LcmError::Store(_) => ErrorKind::Internal,
             LcmError::Grant { .. } => ErrorKind::Unavailable,
         }
+    }
+
+    /// An [`LcmError::Inconsistent`] found by a check (no error caused it).
+    pub fn inconsistent(message: impl Into<String>) -> Self {
+        LcmError::Inconsistent {
+            message: message.into(),
+            source: None,
+        }
+    }
+
+    /// An [`LcmError::Conflict`] found by the core itself.
+    pub fn conflict(message: impl Into<String>) -> Self {
+        LcmError::Conflict {
+            message: message.into(),
+            source: None,
+        }
+    }
+
+    /// An [`LcmError::Keys`] found by a check.
+    pub fn keys(message: impl Into<String>) -> Self {
+        LcmError::Keys {
+            message: message.into(),
+            source: None,
+        }
+    }
+
+    /// The error with `source` kept as its cause: for [`LcmError::Inconsistent`],
+    /// [`LcmError::Conflict`] and [`LcmError::Keys`] (made with [`LcmError::inconsistent`],
+    /// [`LcmError::conflict`], [`LcmError::keys`]); any other error is returned unchanged.
+    #[must_use]
+    pub fn because(mut self, source: impl std::error::Error + Send + Sync + 'static) -> Self {
+        if let LcmError::Inconsistent { source: s, .. }
+        | LcmError::Conflict { source: s, .. }
+        | LcmError::Keys { source: s, .. } = &mut self
+        {
+            *s = Some(Cause::new(source));
+        }
+        self
+    }
+
+    /// An [`LcmError::Store`] with the store's error as its cause.
+    pub fn store(source: impl std::error::Error + Send + Sync + 'static) -> Self {
+        LcmError::Store(Cause::new(source))
     }
 
     /// An [`LcmError::InvalidRequest`].
@@ -646,5 +747,32 @@ mod tests {
             e.to_string()
                 .starts_with("retry is not allowed while the operation occurrence is COMPLETED")
         );
+    }
+
+    #[test]
+    fn store_keys_and_conflict_errors_keep_their_cause() {
+        use std::error::Error as _;
+        let io = || std::io::Error::new(std::io::ErrorKind::PermissionDenied, "denied");
+        let e = LcmError::store(io());
+        assert_eq!(e.to_string(), "store: denied");
+        assert_eq!(e.source().unwrap().to_string(), "denied");
+        assert_eq!(e.kind(), ErrorKind::Internal);
+        let k = LcmError::keys("cannot read key file k: denied").because(io());
+        assert_eq!(
+            k.to_string(),
+            "encryption keys: cannot read key file k: denied"
+        );
+        assert!(k.source().is_some());
+        assert!(
+            LcmError::keys("no encryption key configured")
+                .source()
+                .is_none()
+        );
+        let c = LcmError::conflict("changed").because(io());
+        assert_eq!(c.kind(), ErrorKind::Conflict);
+        assert!(c.source().is_some());
+        // Clones compare equal: waiters of an occurrence each get a copy.
+        assert_eq!(c.clone(), c);
+        assert_ne!(c, LcmError::conflict("changed"));
     }
 }

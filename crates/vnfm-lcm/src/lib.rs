@@ -1,8 +1,9 @@
 //! The lifecycle management core.
 //!
 //! - [`state`]: the operation-occurrence state machine of ETSI SOL003 (pure and table-driven).
-//! - [`validate`](mod@validate): request checks against the VNFD and the instance, before an occurrence
-//!   exists.
+//! - [`request`]: the typed operation request; [`validate`](mod@validate): request checks
+//!   against the VNFD and the instance, before an occurrence exists (they and the planner look
+//!   names up through one internal `lookup` module, so neither imports the other).
 //! - [`plan`](mod@plan): the planner (pure): an operation request becomes an ordered list of hook,
 //!   infrastructure and bookkeeping steps; rollback plans and retry points come from it.
 //! - [`error`]: [`LcmError`], with the kind of each refusal (conflict, invalid, ...).
@@ -64,6 +65,7 @@
 
 pub mod catalog;
 pub mod error;
+mod lookup;
 pub mod mixed;
 pub mod nfvo;
 pub mod notify;
@@ -71,6 +73,7 @@ pub mod package_change;
 pub mod pkgm_subscriptions;
 pub mod plan;
 pub mod ports;
+pub mod request;
 pub mod runner;
 pub mod secrets;
 /// The old name of [`mixed`]: every public item of [`mixed`], at the paths it had when the
@@ -86,11 +89,12 @@ pub mod validate;
 pub mod vim;
 
 pub use catalog::MemoryCatalog;
-pub use error::{DependentInstance, GuardedAction, LcmError};
+pub use error::{Cause, DependentInstance, GuardedAction, LcmError};
 pub use notify::{Deliverer, DelivererConfig, DeliveryWaker};
 pub use pkgm_subscriptions::{PackageChange, PackageEvent, PkgmSubscriptions};
 pub use plan::{
-    HookStep, OperationRequest, Plan, PlanKind, RollbackHooks, Step, plan, remaining, rollback_plan,
+    HookStep, OperationRequest, Plan, PlanKind, RollbackHooks, Step, plan, remaining,
+    rollback_plan, validate,
 };
 pub use runner::preview::{GrantPreview, Preview, PreviewStep};
 pub use runner::{Lcm, LcmBuilder, LcmConfig, OpOccProgress, StepProgress, StepStatus};
@@ -98,5 +102,4 @@ pub use secrets::Keyring;
 pub use subscriptions::{
     CreateOptions, Created, NotificationContext, SubscriptionRouter, Subscriptions,
 };
-pub use validate::validate;
 pub use vim::{InlineVimDirectory, VimRegistry, VimUpdate, VimView};

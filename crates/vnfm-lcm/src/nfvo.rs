@@ -73,14 +73,15 @@ pub async fn save_nfvo_settings(
                 ca_pem: s.ca_pem.clone(),
             };
             Some(serde_json::to_value(&stored).map_err(|e| {
-                LcmError::Inconsistent(format!("the NFVO settings do not serialize: {e}"))
+                LcmError::inconsistent(format!("the NFVO settings do not serialize: {e}"))
+                    .because(e)
             })?)
         }
     };
     store
         .put_setting(NFVO_SETTING, value.as_ref())
         .await
-        .map_err(|e| LcmError::Store(e.to_string()))
+        .map_err(LcmError::store)
 }
 
 /// The stored NFVO settings with their secret unsealed, `None` when none are stored. A secret
@@ -92,12 +93,12 @@ pub async fn load_nfvo_settings(
     let Some(value) = store
         .get_setting(NFVO_SETTING)
         .await
-        .map_err(|e| LcmError::Store(e.to_string()))?
+        .map_err(LcmError::store)?
     else {
         return Ok(None);
     };
     let mut stored: StoredNfvo = serde_json::from_value(value).map_err(|e| {
-        LcmError::Inconsistent(format!(
+        LcmError::inconsistent(format!(
             "the stored NFVO settings (setting `{NFVO_SETTING}`) are unreadable: {e}"
         ))
     })?;
@@ -105,13 +106,13 @@ pub async fn load_nfvo_settings(
         Some(blob) => {
             let plain = keyring.decrypt(blob.as_bytes(), SECRET_LABEL)?;
             let text = String::from_utf8(plain)
-                .map_err(|_| LcmError::Inconsistent(format!("{SECRET_LABEL} is not UTF-8 text")))?;
+                .map_err(|_| LcmError::inconsistent(format!("{SECRET_LABEL} is not UTF-8 text")))?;
             Some(SecretString::new(text))
         }
         None => None,
     };
     let missing = |what: &str| {
-        LcmError::Inconsistent(format!(
+        LcmError::inconsistent(format!(
             "the stored NFVO settings use {} authentication but have no {what}; configure the NFVO again",
             stored.auth
         ))
@@ -131,7 +132,7 @@ pub async fn load_nfvo_settings(
                 .ok_or_else(|| missing("token endpoint"))?,
         },
         other => {
-            return Err(LcmError::Inconsistent(format!(
+            return Err(LcmError::inconsistent(format!(
                 "the stored NFVO settings name an unknown authentication `{other}`; configure the NFVO again"
             )));
         }

@@ -48,7 +48,7 @@ use vnfm_types::{
 use crate::LcmError;
 use crate::secrets::{Keyring, new_id};
 use crate::subscriptions::{
-    CreateOptions, Created, check_url, constraint, open_sealed, passes, products_match,
+    CreateOptions, Created, check_url, constraint, map_page, open_sealed, passes, products_match,
     seal_authentication, validate_authentication, verify_callback,
 };
 use crate::vim::store_err;
@@ -301,15 +301,8 @@ impl PkgmSubscriptions {
         after: Option<&str>,
         limit: u32,
     ) -> Result<Page<PkgmSubscription>, LcmError> {
-        let page = self
-            .store
-            .list_pkgm_subscriptions(after, limit)
-            .await
-            .map_err(store_err)?;
-        Ok(Page {
-            items: page.items.into_iter().map(|r| r.subscription).collect(),
-            next: page.next,
-        })
+        let page = self.store.list_pkgm_subscriptions(after, limit).await;
+        Ok(map_page(page.map_err(store_err)?, |r| r.subscription))
     }
 
     /// Deletes a subscription (and its undelivered notifications).
@@ -380,7 +373,8 @@ impl PkgmSubscriptions {
                     continue;
                 };
                 let payload = serde_json::to_value(&n).map_err(|e| {
-                    LcmError::Inconsistent(format!("notification does not serialize: {e}"))
+                    LcmError::inconsistent(format!("notification does not serialize: {e}"))
+                        .because(e)
                 })?;
                 rows.push(NewOutboxRow {
                     subscription_id: sub.id.clone(),

@@ -24,143 +24,23 @@ use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
 use vnfm_descriptor::{Flavour, Vnfd};
 use vnfm_driver_api::{HealScope, HookArtifact, InfraStep, ResourceTarget};
-use vnfm_types::{
-    ChangeCurrentVnfPkgRequest, ChangeExtVnfConnectivityRequest, ChangeVnfFlavourRequest,
-    HealVnfRequest, InstantiateVnfRequest, LcmOperationType, OperateVnfRequest, OperationParams,
-    ScaleType, ScaleVnfRequest, ScaleVnfToLevelRequest, StopType, TerminateVnfRequest,
-    TerminationType, VnfInfoModificationRequest, VnfInstance,
-};
+use vnfm_types::{LcmOperationType, ScaleType, StopType, TerminationType, VnfInstance};
 
 use crate::error::LcmError;
-use crate::validate;
+use crate::lookup;
+pub use crate::request::{OperationRequest, hook_prefix};
+use crate::validate::check_request;
 
 pub use modify::{apply_modifications, merge_object};
-pub(crate) use targets::current_levels;
 
-/// A lifecycle operation request, typed.
-#[derive(Debug, Clone, PartialEq)]
-pub enum OperationRequest {
-    /// `INSTANTIATE`.
-    Instantiate(InstantiateVnfRequest),
-    /// `TERMINATE`.
-    Terminate(TerminateVnfRequest),
-    /// `HEAL`.
-    Heal(HealVnfRequest),
-    /// `SCALE`.
-    Scale(ScaleVnfRequest),
-    /// `SCALE_TO_LEVEL`.
-    ScaleToLevel(ScaleVnfToLevelRequest),
-    /// `CHANGE_FLAVOUR`.
-    ChangeFlavour(ChangeVnfFlavourRequest),
-    /// `OPERATE`.
-    Operate(OperateVnfRequest),
-    /// `CHANGE_EXT_CONN`.
-    ChangeExtConn(ChangeExtVnfConnectivityRequest),
-    /// `MODIFY_INFO`.
-    ModifyInfo(VnfInfoModificationRequest),
-    /// `CHANGE_VNFPKG`.
-    ChangeVnfPkg(ChangeCurrentVnfPkgRequest),
-}
-
-impl OperationRequest {
-    /// The SOL003 operation type.
-    pub fn operation_type(&self) -> LcmOperationType {
-        match self {
-            OperationRequest::Instantiate(_) => LcmOperationType::Instantiate,
-            OperationRequest::Terminate(_) => LcmOperationType::Terminate,
-            OperationRequest::Heal(_) => LcmOperationType::Heal,
-            OperationRequest::Scale(_) => LcmOperationType::Scale,
-            OperationRequest::ScaleToLevel(_) => LcmOperationType::ScaleToLevel,
-            OperationRequest::ChangeFlavour(_) => LcmOperationType::ChangeFlavour,
-            OperationRequest::Operate(_) => LcmOperationType::Operate,
-            OperationRequest::ChangeExtConn(_) => LcmOperationType::ChangeExtConn,
-            OperationRequest::ModifyInfo(_) => LcmOperationType::ModifyInfo,
-            OperationRequest::ChangeVnfPkg(_) => LcmOperationType::ChangeVnfpkg,
-        }
-    }
-
-    /// The request as the `operationParams` of an operation occurrence.
-    pub fn to_params(&self) -> OperationParams {
-        match self.clone() {
-            OperationRequest::Instantiate(r) => OperationParams::Instantiate(r),
-            OperationRequest::Terminate(r) => OperationParams::Terminate(r),
-            OperationRequest::Heal(r) => OperationParams::Heal(r),
-            OperationRequest::Scale(r) => OperationParams::Scale(r),
-            OperationRequest::ScaleToLevel(r) => OperationParams::ScaleToLevel(r),
-            OperationRequest::ChangeFlavour(r) => OperationParams::ChangeFlavour(r),
-            OperationRequest::Operate(r) => OperationParams::Operate(r),
-            OperationRequest::ChangeExtConn(r) => OperationParams::ChangeExtConn(r),
-            OperationRequest::ModifyInfo(r) => OperationParams::ModifyInfo(r),
-            OperationRequest::ChangeVnfPkg(r) => OperationParams::ChangeVnfpkg(r),
-        }
-    }
-
-    /// The request as JSON (the body the API received, re-serialized).
-    pub fn to_json(&self) -> serde_json::Value {
-        let v = match self {
-            OperationRequest::Instantiate(r) => serde_json::to_value(r),
-            OperationRequest::Terminate(r) => serde_json::to_value(r),
-            OperationRequest::Heal(r) => serde_json::to_value(r),
-            OperationRequest::Scale(r) => serde_json::to_value(r),
-            OperationRequest::ScaleToLevel(r) => serde_json::to_value(r),
-            OperationRequest::ChangeFlavour(r) => serde_json::to_value(r),
-            OperationRequest::Operate(r) => serde_json::to_value(r),
-            OperationRequest::ChangeExtConn(r) => serde_json::to_value(r),
-            OperationRequest::ModifyInfo(r) => serde_json::to_value(r),
-            OperationRequest::ChangeVnfPkg(r) => serde_json::to_value(r),
-        };
-        // These types serialize to JSON objects infallibly (string keys, no custom serializers).
-        v.unwrap_or(serde_json::Value::Null)
-    }
-
-    /// The stem of the operation's hook names (`instantiate`, `change_external_connectivity`,
-    /// `modify_information`, `change_current_package`, ...).
-    pub fn hook_prefix(&self) -> &'static str {
-        hook_prefix(self.operation_type()).unwrap_or("unsupported")
-    }
-}
-
-/// Fails with [`LcmError::UnsupportedOperation`] for the untyped parameters of the snapshot
-/// operations (reported as CREATE_SNAPSHOT: `OperationParams::Other` does not say which).
-impl TryFrom<OperationParams> for OperationRequest {
-    type Error = LcmError;
-
-    fn try_from(p: OperationParams) -> Result<Self, LcmError> {
-        Ok(match p {
-            OperationParams::Instantiate(r) => OperationRequest::Instantiate(r),
-            OperationParams::Terminate(r) => OperationRequest::Terminate(r),
-            OperationParams::Heal(r) => OperationRequest::Heal(r),
-            OperationParams::Scale(r) => OperationRequest::Scale(r),
-            OperationParams::ScaleToLevel(r) => OperationRequest::ScaleToLevel(r),
-            OperationParams::ChangeFlavour(r) => OperationRequest::ChangeFlavour(r),
-            OperationParams::Operate(r) => OperationRequest::Operate(r),
-            OperationParams::ChangeExtConn(r) => OperationRequest::ChangeExtConn(r),
-            OperationParams::ModifyInfo(r) => OperationRequest::ModifyInfo(r),
-            OperationParams::ChangeVnfpkg(r) => OperationRequest::ChangeVnfPkg(r),
-            OperationParams::Other(_) => {
-                return Err(LcmError::UnsupportedOperation {
-                    operation: LcmOperationType::CreateSnapshot,
-                });
-            }
-        })
-    }
-}
-
-/// The stem of the hook names of `op`, `None` for operations without hooks (snapshots).
-pub fn hook_prefix(op: LcmOperationType) -> Option<&'static str> {
-    Some(match op {
-        LcmOperationType::Instantiate => "instantiate",
-        LcmOperationType::Terminate => "terminate",
-        LcmOperationType::Heal => "heal",
-        LcmOperationType::Scale => "scale",
-        LcmOperationType::ScaleToLevel => "scale_to_level",
-        LcmOperationType::ChangeFlavour => "change_flavour",
-        LcmOperationType::Operate => "operate",
-        LcmOperationType::ChangeExtConn => "change_external_connectivity",
-        LcmOperationType::ModifyInfo => "modify_information",
-        LcmOperationType::ChangeVnfpkg => "change_current_package",
-        LcmOperationType::CreateSnapshot | LcmOperationType::RevertToSnapshot => return None,
-    })
+/// Checks `op` against `vnfd` and `instance`: `Ok` exactly when [`plan`] would produce a
+/// plan. `vnfd` is the instance's VNFD (for CHANGE_VNFPKG, the VNFD being changed to).
+pub fn validate(
+    op: &OperationRequest,
+    vnfd: &Vnfd,
+    instance: &VnfInstance,
+) -> Result<(), LcmError> {
+    plan(op, vnfd, instance).map(|_| ())
 }
 
 /// A hook to call: the `Vnflcm` operation and the artifact that implements it.
@@ -336,20 +216,20 @@ fn rollback_hooks(prefix: &str, flavour: Option<&Flavour>) -> Result<RollbackHoo
 ///
 /// `vnfd` is the instance's VNFD, except for CHANGE_VNFPKG where it is the VNFD being changed
 /// to (its hooks run the change, as in Tacker). The request is validated first
-/// ([`crate::validate::validate`] runs exactly this function), so every error a client can
+/// ([`validate`] runs exactly this function), so every error a client can
 /// cause surfaces here, before an operation occurrence exists.
 pub fn plan(op: &OperationRequest, vnfd: &Vnfd, instance: &VnfInstance) -> Result<Plan, LcmError> {
-    validate::check_request(op, vnfd, instance)?;
+    check_request(op, vnfd, instance)?;
     let prefix = op.hook_prefix();
     let (flavour, body, end_flavour) = match op {
         OperationRequest::Instantiate(r) => {
-            let flavour = validate::flavour(vnfd, &r.flavour_id)?;
+            let flavour = lookup::flavour(vnfd, &r.flavour_id)?;
             let level = match r
                 .instantiation_level_id
                 .as_deref()
                 .or(flavour.default_instantiation_level.as_deref())
             {
-                Some(id) => Some(validate::instantiation_level(flavour, id)?),
+                Some(id) => Some(lookup::instantiation_level(flavour, id)?),
                 None => None,
             };
             let target = targets::level_target(flavour, level)?;
@@ -360,7 +240,7 @@ pub fn plan(op: &OperationRequest, vnfd: &Vnfd, instance: &VnfInstance) -> Resul
             )
         }
         OperationRequest::Terminate(r) => {
-            let flavour = validate::instance_flavour(vnfd, instance, op)?;
+            let flavour = lookup::instance_flavour(vnfd, instance, op)?;
             let graceful_timeout_seconds = match r.termination_type {
                 TerminationType::Graceful => r.graceful_termination_timeout,
                 TerminationType::Forceful => None,
@@ -372,7 +252,7 @@ pub fn plan(op: &OperationRequest, vnfd: &Vnfd, instance: &VnfInstance) -> Resul
             (Some(flavour), vec![Step::Infra(step)], Some(flavour))
         }
         OperationRequest::Heal(r) => {
-            let flavour = validate::instance_flavour(vnfd, instance, op)?;
+            let flavour = lookup::instance_flavour(vnfd, instance, op)?;
             let scope = match &r.vnfc_instance_id {
                 None => HealScope::WholeVnf,
                 Some(ids) => HealScope::Vnfcs {
@@ -380,7 +260,7 @@ pub fn plan(op: &OperationRequest, vnfd: &Vnfd, instance: &VnfInstance) -> Resul
                         .iter()
                         .enumerate()
                         .map(|(i, id)| {
-                            validate::resolve_vnfc(instance, id, &format!("/vnfcInstanceId/{i}"))
+                            lookup::resolve_vnfc(instance, id, &format!("/vnfcInstanceId/{i}"))
                         })
                         .collect::<Result<_, _>>()?,
                 },
@@ -392,12 +272,12 @@ pub fn plan(op: &OperationRequest, vnfd: &Vnfd, instance: &VnfInstance) -> Resul
             )
         }
         OperationRequest::Scale(r) => {
-            let flavour = validate::instance_flavour(vnfd, instance, op)?;
-            let aspect = validate::aspect(flavour, &r.aspect_id)?;
+            let flavour = lookup::instance_flavour(vnfd, instance, op)?;
+            let aspect = lookup::aspect(flavour, &r.aspect_id)?;
             let from = targets::current_target(flavour, instance);
             let from_counts = targets::current_counts(flavour, instance);
             let current = from.scale_levels.get(&aspect.id).copied().unwrap_or(0);
-            let new_level = validate::scaled_level(aspect, current, r.scale_type, r.steps())?;
+            let new_level = lookup::scaled_level(aspect, current, r.scale_type, r.steps())?;
             let mut to_levels = from.scale_levels.clone();
             to_levels.insert(aspect.id.clone(), new_level);
             let target = targets::moved_target(
@@ -418,11 +298,11 @@ pub fn plan(op: &OperationRequest, vnfd: &Vnfd, instance: &VnfInstance) -> Resul
             (Some(flavour), vec![Step::Infra(step)], Some(flavour))
         }
         OperationRequest::ScaleToLevel(r) => {
-            let flavour = validate::instance_flavour(vnfd, instance, op)?;
+            let flavour = lookup::instance_flavour(vnfd, instance, op)?;
             let from = targets::current_target(flavour, instance);
             let from_counts = targets::current_counts(flavour, instance);
             let target = if let Some(id) = &r.instantiation_level_id {
-                let level = validate::instantiation_level(flavour, id)?;
+                let level = lookup::instantiation_level(flavour, id)?;
                 let to_levels = flavour
                     .scaling_aspects
                     .iter()
@@ -457,14 +337,14 @@ pub fn plan(op: &OperationRequest, vnfd: &Vnfd, instance: &VnfInstance) -> Resul
             (Some(flavour), vec![Step::Infra(step)], Some(flavour))
         }
         OperationRequest::ChangeFlavour(r) => {
-            let flavour = validate::instance_flavour(vnfd, instance, op)?;
-            let new = validate::flavour(vnfd, &r.new_flavour_id)?;
+            let flavour = lookup::instance_flavour(vnfd, instance, op)?;
+            let new = lookup::flavour(vnfd, &r.new_flavour_id)?;
             let level = match r
                 .instantiation_level_id
                 .as_deref()
                 .or(new.default_instantiation_level.as_deref())
             {
-                Some(id) => Some(validate::instantiation_level(new, id)?),
+                Some(id) => Some(lookup::instantiation_level(new, id)?),
                 None => None,
             };
             let from = targets::current_target(flavour, instance);
@@ -474,14 +354,14 @@ pub fn plan(op: &OperationRequest, vnfd: &Vnfd, instance: &VnfInstance) -> Resul
             (Some(flavour), vec![Step::Infra(step)], Some(new))
         }
         OperationRequest::Operate(r) => {
-            let flavour = validate::instance_flavour(vnfd, instance, op)?;
+            let flavour = lookup::instance_flavour(vnfd, instance, op)?;
             let vnfc_resource_ids = r
                 .vnfc_instance_id
                 .iter()
                 .flatten()
                 .enumerate()
                 .map(|(i, id)| {
-                    validate::resolve_vnfc(instance, id, &format!("/vnfcInstanceId/{i}"))
+                    lookup::resolve_vnfc(instance, id, &format!("/vnfcInstanceId/{i}"))
                         .map(|v| v.vnfc_resource_id)
                 })
                 .collect::<Result<_, _>>()?;
@@ -495,7 +375,7 @@ pub fn plan(op: &OperationRequest, vnfd: &Vnfd, instance: &VnfInstance) -> Resul
             (Some(flavour), vec![Step::Infra(step)], Some(flavour))
         }
         OperationRequest::ChangeExtConn(r) => {
-            let flavour = validate::instance_flavour(vnfd, instance, op)?;
+            let flavour = lookup::instance_flavour(vnfd, instance, op)?;
             let mut cpd_ids: Vec<String> = Vec::new();
             for cp in r.ext_virtual_links.iter().flat_map(|l| &l.ext_cps) {
                 if !cpd_ids.contains(&cp.cpd_id) {
@@ -514,7 +394,7 @@ pub fn plan(op: &OperationRequest, vnfd: &Vnfd, instance: &VnfInstance) -> Resul
             (flavour, vec![Step::ApplyModifications], flavour)
         }
         OperationRequest::ChangeVnfPkg(r) => {
-            let flavour = validate::instance_flavour(vnfd, instance, op)?;
+            let flavour = lookup::instance_flavour(vnfd, instance, op)?;
             let step = InfraStep::ChangeVnfpkg {
                 from_vnfd_id: instance.vnfd_id.clone(),
                 to_vnfd_id: r.vnfd_id.clone(),
@@ -593,8 +473,8 @@ pub fn rollback_plan(plan: &Plan, completed: usize) -> Result<Plan, LcmError> {
             Step::Hook(_) => {}
             Step::ApplyModifications => inverse.push(Step::RevertModifications),
             Step::RevertModifications => {
-                return Err(LcmError::Inconsistent(
-                    "a forward plan contains a revert step".into(),
+                return Err(LcmError::inconsistent(
+                    "a forward plan contains a revert step",
                 ));
             }
             Step::Infra(i) => inverse.push(Step::Infra(invert(plan.operation, i)?)),

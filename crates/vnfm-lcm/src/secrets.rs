@@ -72,14 +72,14 @@ impl Keyring {
         let mut out = Vec::new();
         for (i, key) in keys.into_iter().enumerate() {
             out.push(parse_key(key.as_ref()).ok_or_else(|| {
-                LcmError::Keys(format!(
+                LcmError::keys(format!(
                     "key #{} is not a Fernet key (expected 32 bytes in urlsafe base64, 44 characters)",
                     i + 1
                 ))
             })?);
         }
         if out.is_empty() {
-            return Err(LcmError::Keys("no encryption key configured".into()));
+            return Err(LcmError::keys("no encryption key configured"));
         }
         Ok(Keyring { keys: out })
     }
@@ -99,14 +99,15 @@ impl Keyring {
     pub fn from_env(var: &str) -> Result<Keyring, LcmError> {
         let value = std::env::var(var).map_err(|e| match e {
             std::env::VarError::NotPresent => {
-                LcmError::Keys(format!("environment variable {var} is not set"))
+                LcmError::keys(format!("environment variable {var} is not set"))
             }
             std::env::VarError::NotUnicode(_) => {
-                LcmError::Keys(format!("environment variable {var} is not valid UTF-8"))
+                LcmError::keys(format!("environment variable {var} is not valid UTF-8"))
             }
         })?;
-        Keyring::from_key_list(&value)
-            .map_err(|e| LcmError::Keys(format!("environment variable {var}: {}", inner(&e))))
+        Keyring::from_key_list(&value).map_err(|e| {
+            LcmError::keys(format!("environment variable {var}: {}", inner(&e))).because(e)
+        })
     }
 
     /// A keyring from a key file: one key per line, newest first; blank lines and lines
@@ -116,21 +117,21 @@ impl Keyring {
         let path = path.as_ref();
         let shown = path.display();
         let meta = std::fs::metadata(path)
-            .map_err(|e| LcmError::Keys(format!("cannot read key file {shown}: {e}")))?;
+            .map_err(|e| LcmError::keys(format!("cannot read key file {shown}: {e}")).because(e))?;
         if !meta.is_file() {
-            return Err(LcmError::Keys(format!(
+            return Err(LcmError::keys(format!(
                 "key file {shown} is not a regular file"
             )));
         }
         check_private(path, &meta)?;
         if meta.len() > MAX_KEY_FILE {
-            return Err(LcmError::Keys(format!(
+            return Err(LcmError::keys(format!(
                 "key file {shown} is {} bytes, larger than the {MAX_KEY_FILE} bytes a key file can be",
                 meta.len()
             )));
         }
         let text = std::fs::read_to_string(path)
-            .map_err(|e| LcmError::Keys(format!("cannot read key file {shown}: {e}")))?;
+            .map_err(|e| LcmError::keys(format!("cannot read key file {shown}: {e}")).because(e))?;
         let mut keys = Vec::new();
         for (n, line) in text.lines().enumerate() {
             let line = line.trim();
@@ -138,14 +139,14 @@ impl Keyring {
                 continue;
             }
             keys.push(parse_key(line).ok_or_else(|| {
-                LcmError::Keys(format!(
+                LcmError::keys(format!(
                     "key file {shown}, line {}: not a Fernet key (expected 32 bytes in urlsafe base64, 44 characters)",
                     n + 1
                 ))
             })?);
         }
         if keys.is_empty() {
-            return Err(LcmError::Keys(format!(
+            return Err(LcmError::keys(format!(
                 "key file {shown} holds no key (one urlsafe-base64 key per line, newest first)"
             )));
         }
@@ -165,9 +166,9 @@ impl Keyring {
             use std::os::unix::fs::OpenOptionsExt as _;
             options.mode(0o600);
         }
-        let mut file = options
-            .open(path)
-            .map_err(|e| LcmError::Keys(format!("cannot create key file {shown}: {e}")))?;
+        let mut file = options.open(path).map_err(|e| {
+            LcmError::keys(format!("cannot create key file {shown}: {e}")).because(e)
+        })?;
         let text = format!(
             "# Fernet keys of the VNFM, newest first: the first encrypts, all decrypt.\n\
              # Keep this file secret; losing it makes the stored VIM and callback credentials unreadable.\n\
@@ -175,7 +176,9 @@ impl Keyring {
         );
         file.write_all(text.as_bytes())
             .and_then(|()| file.sync_all())
-            .map_err(|e| LcmError::Keys(format!("cannot write key file {shown}: {e}")))?;
+            .map_err(|e| {
+                LcmError::keys(format!("cannot write key file {shown}: {e}")).because(e)
+            })?;
         Keyring::from_keys([key])
     }
 
@@ -287,7 +290,7 @@ fn check_private(path: &Path, meta: &std::fs::Metadata) -> Result<(), LcmError> 
     use std::os::unix::fs::PermissionsExt as _;
     let mode = meta.permissions().mode() & 0o777;
     if mode & 0o077 != 0 {
-        return Err(LcmError::Keys(format!(
+        return Err(LcmError::keys(format!(
             "key file {0} has mode {mode:04o}: the group or others may access it; run `chmod 600 {0}`",
             path.display()
         )));
@@ -303,7 +306,7 @@ fn check_private(_: &Path, _: &std::fs::Metadata) -> Result<(), LcmError> {
 /// The message of a [`LcmError::Keys`] without its prefix.
 fn inner(e: &LcmError) -> String {
     match e {
-        LcmError::Keys(m) => m.clone(),
+        LcmError::Keys { message, .. } => message.clone(),
         other => other.to_string(),
     }
 }

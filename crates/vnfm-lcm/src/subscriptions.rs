@@ -215,15 +215,8 @@ impl Subscriptions {
         after: Option<&str>,
         limit: u32,
     ) -> Result<Page<LccnSubscription>, LcmError> {
-        let page = self
-            .store
-            .list_subscriptions(after, limit)
-            .await
-            .map_err(store_err)?;
-        Ok(Page {
-            items: page.items.into_iter().map(|r| r.subscription).collect(),
-            next: page.next,
-        })
+        let page = self.store.list_subscriptions(after, limit).await;
+        Ok(map_page(page.map_err(store_err)?, |r| r.subscription))
     }
 
     /// Deletes a subscription (and its undelivered notifications).
@@ -308,6 +301,15 @@ pub(crate) async fn verify_callback(
     }
 }
 
+/// The page of `page`'s records mapped by `f` (a page of subscriptions from a page of stored
+/// records), with the same cursor.
+pub(crate) fn map_page<R, T>(page: Page<R>, f: impl FnMut(R) -> T) -> Page<T> {
+    Page {
+        items: page.items.into_iter().map(f).collect(),
+        next: page.next,
+    }
+}
+
 /// The callback credentials sealed in `record`, decrypted.
 pub(crate) fn open_authentication(
     keyring: &Keyring,
@@ -330,7 +332,8 @@ pub(crate) fn seal_authentication(
             serde_json::to_vec(a)
                 .map(|plain| keyring.encrypt(&plain))
                 .map_err(|e| {
-                    LcmError::Inconsistent(format!("authentication does not serialize: {e}"))
+                    LcmError::inconsistent(format!("authentication does not serialize: {e}"))
+                        .because(e)
                 })
         })
         .transpose()
@@ -348,7 +351,7 @@ pub(crate) fn open_sealed(
     let plain = keyring.decrypt(blob, &format!("the credentials of subscription {id}"))?;
     // A serde error could quote a credential: report only the position.
     serde_json::from_slice(&plain).map(Some).map_err(|e| {
-        LcmError::Inconsistent(format!(
+        LcmError::inconsistent(format!(
             "the decrypted credentials of subscription {id} do not parse (line {}, column {})",
             e.line(),
             e.column()
@@ -662,19 +665,20 @@ pub fn payload_for(n: &LccnNotification, sub: &LccnSubscription) -> Result<Value
                         source: e,
                     })
                 })
-                .map_err(|e| LcmError::Inconsistent(format!("notification has no v1 shape: {e}")))
+                .map_err(|e| {
+                    LcmError::inconsistent(format!("notification has no v1 shape: {e}")).because(e)
+                })
         }
-        _ => serde_json::to_value(n)
-            .map_err(|e| LcmError::Inconsistent(format!("notification does not serialize: {e}"))),
+        _ => serde_json::to_value(n).map_err(|e| {
+            LcmError::inconsistent(format!("notification does not serialize: {e}")).because(e)
+        }),
     };
     let mut v = serialized?;
     if v1 {
         relink_v1(&mut v);
     }
     let Value::Object(map) = &mut v else {
-        return Err(LcmError::Inconsistent(
-            "notification is not a JSON object".into(),
-        ));
+        return Err(LcmError::inconsistent("notification is not a JSON object"));
     };
     map.insert("subscriptionId".into(), Value::String(sub.id.to_string()));
     let links = map

@@ -53,8 +53,9 @@ impl NotificationRouter for SingleCallbackRouter {
         n: &LccnNotification,
         _: Option<&VnfInstance>,
     ) -> Result<Vec<NewOutboxRow>, LcmError> {
-        let mut payload = serde_json::to_value(n)
-            .map_err(|e| LcmError::Inconsistent(format!("notification does not serialize: {e}")))?;
+        let mut payload = serde_json::to_value(n).map_err(|e| {
+            LcmError::inconsistent(format!("notification does not serialize: {e}")).because(e)
+        })?;
         if let Some(obj) = payload.as_object_mut() {
             obj.insert(
                 "subscriptionId".into(),

@@ -3,34 +3,29 @@
 //! The JSON Schemas (`vnfm-schemas`) check a request's shape; this module checks what they
 //! cannot: the instance is in the right state, the flavour, level, aspect, VNFC and CP ids the
 //! request names exist, the scale stays within its bounds, and SOL003's either-or rules hold.
-//! [`validate`] runs the whole planner, so everything that can refuse a request is checked in
-//! one place, with an [`LcmError`] that says what is wrong and what is allowed.
+//! The planner runs these checks first ([`crate::plan::validate`] runs the whole planner), so
+//! everything that can refuse a request is checked in one place, with an [`LcmError`] that
+//! says what is wrong and what is allowed. The checks read the request ([`crate::request`])
+//! and the lookups the planner shares; they never call the planner.
 
 use std::collections::BTreeSet;
 
-use vnfm_descriptor::{Flavour, InstantiationLevel, ScalingAspect, Vnfd};
-use vnfm_driver_api::HealVnfc;
+use vnfm_descriptor::{Flavour, Vnfd};
 use vnfm_types::{
     ExtManagedVirtualLinkData, ExtVirtualLinkData, InstantiatedVnfInfo, InstantiationState,
-    ScaleType, StopType, TerminationType, VnfInstance, VnfOperationalState,
+    StopType, TerminationType, VnfInstance, VnfOperationalState,
 };
 
 use crate::error::{LcmError, echo};
-use crate::plan::{OperationRequest, plan};
+use crate::lookup::{
+    aspect, current_levels, flavour, instance_flavour_of, instantiated, instantiation_level,
+    resolve_vnfc,
+};
+use crate::request::OperationRequest;
 
 /// The longest graceful termination or stop timeout accepted, in seconds (one day): a longer
 /// wait is almost certainly a unit mistake, and it would hold the instance that long.
 pub const MAX_GRACEFUL_TIMEOUT_SECONDS: u32 = 86_400;
-
-/// Checks `op` against `vnfd` and `instance`: `Ok` exactly when [`plan`] would produce a
-/// plan. `vnfd` is the instance's VNFD (for CHANGE_VNFPKG, the VNFD being changed to).
-pub fn validate(
-    op: &OperationRequest,
-    vnfd: &Vnfd,
-    instance: &VnfInstance,
-) -> Result<(), LcmError> {
-    plan(op, vnfd, instance).map(|_| ())
-}
 
 /// The state, reference and either-or checks; the planner adds the bounds checks that need
 /// computed targets.
@@ -41,14 +36,14 @@ pub(crate) fn check_request(
 ) -> Result<(), LcmError> {
     match op {
         OperationRequest::ChangeVnfPkg(r) if vnfd.descriptor_id != r.vnfd_id.as_str() => {
-            return Err(LcmError::Inconsistent(format!(
+            return Err(LcmError::inconsistent(format!(
                 "CHANGE_VNFPKG to VNFD {} was planned with VNFD {}",
                 r.vnfd_id, vnfd.descriptor_id
             )));
         }
         OperationRequest::ChangeVnfPkg(_) => {}
         _ if vnfd.descriptor_id != instance.vnfd_id.as_str() => {
-            return Err(LcmError::Inconsistent(format!(
+            return Err(LcmError::inconsistent(format!(
                 "instance {} is based on VNFD {} but was planned with VNFD {}",
                 instance.id, instance.vnfd_id, vnfd.descriptor_id
             )));
@@ -124,7 +119,7 @@ pub(crate) fn check_request(
                             "scaleInfo is empty: list at least one aspect and its target level",
                         ));
                     }
-                    let levels = crate::plan::current_levels(f, instance);
+                    let levels = current_levels(f, instance);
                     let mut seen = BTreeSet::new();
                     for (i, s) in infos.iter().enumerate() {
                         if !seen.insert(s.aspect_id.as_str()) {
@@ -254,175 +249,6 @@ pub(crate) fn check_request(
         }
     }
     Ok(())
-}
-
-/// The flavour `id` of `vnfd`.
-pub(crate) fn flavour<'a>(vnfd: &'a Vnfd, id: &str) -> Result<&'a Flavour, LcmError> {
-    vnfd.flavour(id).ok_or_else(|| LcmError::UnknownFlavour {
-        vnfd_id: vnfd.descriptor_id.clone(),
-        flavour: id.to_string(),
-        known: vnfd.flavours.iter().map(|f| f.id.clone()).collect(),
-    })
-}
-
-/// `instantiatedVnfInfo` of an instance that must be instantiated for `op`.
-fn instantiated<'a>(
-    instance: &'a VnfInstance,
-    op: &OperationRequest,
-) -> Result<&'a InstantiatedVnfInfo, LcmError> {
-    let not = || LcmError::NotInstantiated {
-        instance_id: instance.id.to_string(),
-        operation: op.operation_type(),
-    };
-    if instance.instantiation_state != InstantiationState::Instantiated {
-        return Err(not());
-    }
-    instance.instantiated_vnf_info.as_ref().ok_or_else(|| {
-        LcmError::Inconsistent(format!(
-            "instance {} is INSTANTIATED but has no instantiatedVnfInfo",
-            instance.id
-        ))
-    })
-}
-
-fn instance_flavour_of<'a>(
-    vnfd: &'a Vnfd,
-    info: &InstantiatedVnfInfo,
-    op: &OperationRequest,
-) -> Result<&'a Flavour, LcmError> {
-    match op {
-        // The new package may lack the current flavour: the client chose the wrong package.
-        OperationRequest::ChangeVnfPkg(_) => flavour(vnfd, &info.flavour_id),
-        _ => vnfd.flavour(&info.flavour_id).ok_or_else(|| {
-            LcmError::Inconsistent(format!(
-                "the instance's flavour `{}` is not in its VNFD {}",
-                info.flavour_id, vnfd.descriptor_id
-            ))
-        }),
-    }
-}
-
-/// The flavour an instantiated instance is in.
-pub(crate) fn instance_flavour<'a>(
-    vnfd: &'a Vnfd,
-    instance: &VnfInstance,
-    op: &OperationRequest,
-) -> Result<&'a Flavour, LcmError> {
-    instance_flavour_of(vnfd, instantiated(instance, op)?, op)
-}
-
-/// The instantiation level `id` of `flavour`.
-pub(crate) fn instantiation_level<'a>(
-    flavour: &'a Flavour,
-    id: &str,
-) -> Result<&'a InstantiationLevel, LcmError> {
-    flavour
-        .instantiation_level(id)
-        .ok_or_else(|| LcmError::UnknownInstantiationLevel {
-            flavour: flavour.id.clone(),
-            level: id.to_string(),
-            known: flavour
-                .instantiation_levels
-                .iter()
-                .map(|l| l.id.clone())
-                .collect(),
-        })
-}
-
-/// The scaling aspect `id` of `flavour`.
-pub(crate) fn aspect<'a>(flavour: &'a Flavour, id: &str) -> Result<&'a ScalingAspect, LcmError> {
-    flavour
-        .scaling_aspect(id)
-        .ok_or_else(|| LcmError::UnknownAspect {
-            flavour: flavour.id.clone(),
-            aspect: id.to_string(),
-            known: flavour
-                .scaling_aspects
-                .iter()
-                .map(|a| a.id.clone())
-                .collect(),
-        })
-}
-
-/// The level `aspect` reaches from `current` by `steps` steps of `scale_type`, within
-/// `0..=max_scale_level`.
-pub(crate) fn scaled_level(
-    aspect: &ScalingAspect,
-    current: u32,
-    scale_type: ScaleType,
-    steps: u32,
-) -> Result<u32, LcmError> {
-    let requested = match scale_type {
-        ScaleType::ScaleOut => i64::from(current) + i64::from(steps),
-        ScaleType::ScaleIn => i64::from(current) - i64::from(steps),
-    };
-    if requested < 0 || requested > i64::from(aspect.max_scale_level) {
-        return Err(LcmError::ScaleOutOfBounds {
-            aspect: aspect.id.clone(),
-            current,
-            requested,
-            max: aspect.max_scale_level,
-        });
-    }
-    u32::try_from(requested).map_err(|_| LcmError::Inconsistent("scale level overflow".into()))
-}
-
-/// Every VNFC id of the instance a request may name: `vnfcInfo` ids, then `vnfcResourceInfo`
-/// ids.
-/// The VNFC ids to offer in an error: the `vnfcInfo` ids, which SOL003 requests use, or the
-/// `vnfcResourceInfo` ids of a record without `vnfcInfo` (v2.6.1). Never both: the two id
-/// spaces side by side read as twice as many VNFCs.
-fn known_vnfc_ids(instance: &VnfInstance) -> Vec<String> {
-    let info = instance.instantiated_vnf_info.as_ref();
-    let infos: Vec<String> = info
-        .and_then(|i| i.vnfc_info.as_ref())
-        .map(|v| v.iter().map(|c| c.id.clone()).collect())
-        .unwrap_or_default();
-    if !infos.is_empty() {
-        return infos;
-    }
-    info.and_then(|i| i.vnfc_resource_info.as_ref())
-        .map(|v| v.iter().map(|r| r.id.clone()).collect())
-        .unwrap_or_default()
-}
-
-/// Resolves a `vnfcInstanceId` of a heal or operate request: a `vnfcInfo` id (SOL002) or,
-/// as Tacker also accepts, a `vnfcResourceInfo` id.
-pub(crate) fn resolve_vnfc(
-    instance: &VnfInstance,
-    id: &str,
-    pointer: &str,
-) -> Result<HealVnfc, LcmError> {
-    let info = instance.instantiated_vnf_info.as_ref();
-    let resources = info
-        .and_then(|i| i.vnfc_resource_info.as_deref())
-        .unwrap_or(&[]);
-    if let Some(c) = info
-        .and_then(|i| i.vnfc_info.as_ref())
-        .and_then(|v| v.iter().find(|c| c.id == id))
-    {
-        let resource_id = c
-            .vnfc_resource_info_id
-            .clone()
-            .unwrap_or_else(|| c.id.clone());
-        return Ok(HealVnfc {
-            vnfc_info_id: Some(c.id.clone()),
-            vnfc_resource_id: resource_id,
-            vdu_id: c.vdu_id.clone(),
-        });
-    }
-    if let Some(r) = resources.iter().find(|r| r.id == id) {
-        return Ok(HealVnfc {
-            vnfc_info_id: None,
-            vnfc_resource_id: r.id.clone(),
-            vdu_id: r.vdu_id.clone(),
-        });
-    }
-    Err(LcmError::UnknownVnfc {
-        pointer: pointer.to_string(),
-        id: id.to_string(),
-        known: known_vnfc_ids(instance),
-    })
 }
 
 fn check_vnfc_ids(instance: &VnfInstance, ids: Option<&[String]>) -> Result<(), LcmError> {

@@ -305,7 +305,7 @@ async fn next_operation(
         if below(5) == 0 {
             lcm.delete_vnf_identifier(id).await?;
             mine.retain(|x| x != id);
-            return Err(LcmError::Conflict("deleted".into()));
+            return Err(LcmError::conflict("deleted"));
         }
         return lcm
             .instantiate(

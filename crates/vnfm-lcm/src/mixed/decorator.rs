@@ -14,7 +14,7 @@ use vnfm_driver_api::{DriverError, InfraDriver, InfraOutcome, InfraRequest};
 use vnfm_store::Store;
 use vnfm_types::VimConnectionInfo;
 
-use super::projection::{empty_flavour, request_for};
+use super::projection::request_for;
 use super::state::{Record, View};
 use super::{SplitState, VduVimMap, restrict_vnfd, runs_containers};
 use crate::error::LcmError;
@@ -178,7 +178,7 @@ impl SplitByVim {
             .map(|v| {
                 v.flavour(&req.flavour_id)
                     .cloned()
-                    .unwrap_or_else(|| empty_flavour(&req.flavour_id))
+                    .unwrap_or_else(|| Flavour::empty(req.flavour_id.as_str()))
             })
             .collect();
         let recorded_state = SplitState::of(&req.driver_state).unwrap_or_default();

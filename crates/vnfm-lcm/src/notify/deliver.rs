@@ -126,7 +126,7 @@ impl Deliverer {
         mut config: DelivererConfig,
     ) -> Result<Deliverer, LcmError> {
         let runtime = tokio::runtime::Handle::try_current().map_err(|_| {
-            LcmError::Inconsistent("the notification deliverer needs a tokio runtime".into())
+            LcmError::inconsistent("the notification deliverer needs a tokio runtime")
         })?;
         config.concurrency = config.concurrency.max(1);
         config.batch = config.batch.max(1);

@@ -13,28 +13,11 @@ use vnfm_driver_api::ResourceTarget;
 use vnfm_types::VnfInstance;
 
 use crate::error::LcmError;
+use crate::lookup::current_levels;
 
 /// The count a VDU starts with, before any scaling.
 pub(crate) fn base_count(vdu: &Vdu) -> u64 {
     u64::from(vdu.initial_delta.unwrap_or(vdu.min_instances))
-}
-
-/// Current scale level of every aspect of `flavour` (from `scaleStatus`; 0 when not listed).
-pub(crate) fn current_levels(flavour: &Flavour, instance: &VnfInstance) -> BTreeMap<String, u32> {
-    let status = instance
-        .instantiated_vnf_info
-        .as_ref()
-        .and_then(|i| i.scale_status.as_ref());
-    flavour
-        .scaling_aspects
-        .iter()
-        .map(|a| {
-            let level = status
-                .and_then(|s| s.iter().find(|x| x.aspect_id == a.id))
-                .map_or(0, |x| x.scale_level);
-            (a.id.clone(), level)
-        })
-        .collect()
 }
 
 /// Counts computed from scale levels alone.

@@ -106,7 +106,7 @@ impl JournalView {
         let mut view = JournalView::default();
         for e in entries {
             let corrupt = |err: serde_json::Error| {
-                LcmError::Inconsistent(format!(
+                LcmError::inconsistent(format!(
                     "journal row {} of operation occurrence {} ({}) does not decode: {err}",
                     e.seq, e.op_occ_id, e.step
                 ))

@@ -404,11 +404,15 @@ pub(crate) fn store_err(e: StoreError) -> LcmError {
             op_occ_id: op_occ_id.0,
             holder,
         },
-        StoreError::Conflict(c) => LcmError::Conflict(c.to_string()),
-        StoreError::VersionMismatch { .. } => LcmError::Conflict(format!(
+        StoreError::Conflict(c) => {
+            let message = c.to_string();
+            LcmError::conflict(message).because(StoreError::Conflict(c))
+        }
+        StoreError::VersionMismatch { .. } => LcmError::conflict(format!(
             "{e}; the record changed while the request was processed, try again"
-        )),
-        other => LcmError::Store(other.to_string()),
+        ))
+        .because(e),
+        other => LcmError::store(other),
     }
 }
 

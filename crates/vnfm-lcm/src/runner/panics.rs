@@ -96,7 +96,7 @@ pub(crate) async fn note_resume(
         count,
     };
     let value = serde_json::to_value(row).map_err(|e| {
-        LcmError::Inconsistent(format!(
+        LcmError::inconsistent(format!(
             "the resume count of operation occurrence {id} does not encode: {e}"
         ))
     })?;

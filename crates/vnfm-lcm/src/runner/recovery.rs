@@ -157,7 +157,7 @@ async fn recover_one(
         .await
         .map_err(store_err)?
         .ok_or_else(|| {
-            LcmError::Inconsistent(format!(
+            LcmError::inconsistent(format!(
                 "operation occurrence {} holds VNF instance {}, which does not exist",
                 occ.id, occ.vnf_instance_id
             ))

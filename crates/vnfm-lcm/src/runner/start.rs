@@ -109,9 +109,7 @@ impl Lcm {
     ) -> Result<VnfLcmOpOcc, LcmError> {
         let inner = &self.inner;
         if *inner.shutdown.borrow() {
-            return Err(LcmError::Conflict(
-                "the lifecycle runner is shutting down".into(),
-            ));
+            return Err(LcmError::conflict("the lifecycle runner is shutting down"));
         }
         let Checked {
             instance,
@@ -154,8 +152,8 @@ impl Lcm {
         let plan = if fresh_version == version {
             Ok(plan)
         } else if !vims::still_referenced(&sealed, &fresh) {
-            Err(LcmError::Conflict(
-                "the VNF instance's VIM connections changed while the request was processed; send it again".into(),
+            Err(LcmError::conflict(
+                "the VNF instance's VIM connections changed while the request was processed; send it again",
             ))
         } else {
             self.checked_plan(&req, &onboarded, &fresh)

@@ -194,7 +194,7 @@ impl VimRegistry {
             Ok(()) => Ok(true),
             Err(LcmError::VimInUse { .. } | LcmError::NotFound { .. }) => Ok(false),
             // Deleted or changed concurrently: whoever did it owns the outcome.
-            Err(LcmError::Conflict(_)) => Ok(false),
+            Err(LcmError::Conflict { .. }) => Ok(false),
             Err(e) => Err(e),
         }
     }

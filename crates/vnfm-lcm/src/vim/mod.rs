@@ -72,8 +72,8 @@ pub(crate) fn store_err(e: StoreError) -> LcmError {
     match e {
         StoreError::NotFound { kind, id } => LcmError::NotFound { kind, id },
         e @ (StoreError::VersionMismatch { .. } | StoreError::Conflict(_)) => {
-            LcmError::Conflict(e.to_string())
+            LcmError::conflict(e.to_string()).because(e)
         }
-        other => LcmError::Store(other.to_string()),
+        other => LcmError::store(other),
     }
 }

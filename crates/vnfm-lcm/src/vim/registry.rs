@@ -224,7 +224,7 @@ impl VimRegistry {
         if let Some(e) = expected
             && e != version
         {
-            return Err(LcmError::Conflict(format!(
+            return Err(LcmError::conflict(format!(
                 "VIM {id} is at version {version}, not {e}"
             )));
         }
@@ -315,7 +315,7 @@ impl VimRegistry {
             .collect();
         match flagged.len() {
             0 | 1 => Ok(flagged.pop()),
-            _ => Err(LcmError::Conflict(format!(
+            _ => Err(LcmError::conflict(format!(
                 "several VIMs are marked as the default ({}); set the default again on one of them",
                 flagged
                     .iter()
@@ -399,10 +399,12 @@ impl VimRegistry {
                 }
             }
         }
-        let public = serde_json::to_value(&public)
-            .map_err(|e| LcmError::Inconsistent(format!("VIM {id} does not serialize: {e}")))?;
-        let plain = serde_json::to_vec(&secrets)
-            .map_err(|e| LcmError::Inconsistent(format!("VIM {id} does not serialize: {e}")))?;
+        let public = serde_json::to_value(&public).map_err(|e| {
+            LcmError::inconsistent(format!("VIM {id} does not serialize: {e}")).because(e)
+        })?;
+        let plain = serde_json::to_vec(&secrets).map_err(|e| {
+            LcmError::inconsistent(format!("VIM {id} does not serialize: {e}")).because(e)
+        })?;
         Ok(VimRecord {
             id: id.clone(),
             name: name.to_owned(),
@@ -416,7 +418,7 @@ impl VimRegistry {
     /// The full connection info of a record, secrets decrypted.
     pub(super) fn open(&self, record: &VimRecord) -> Result<VimConnectionInfo, LcmError> {
         let corrupt = |why: String| {
-            LcmError::Inconsistent(format!("stored VIM {} is unreadable: {why}", record.id))
+            LcmError::inconsistent(format!("stored VIM {} is unreadable: {why}", record.id))
         };
         let mut info: VimConnectionInfo =
             serde_json::from_value(record.public.clone()).map_err(|e| corrupt(e.to_string()))?;

@@ -1,6 +1,9 @@
 //! Executing one operation occurrence: the task, its steps, its lease and its cancellation.
 
+mod cancel;
+mod grants;
 mod lease;
+mod phase;
 mod records;
 mod routing;
 mod steps;
@@ -39,13 +42,12 @@ use crate::ports::{OnboardedVnfd, VimDirectory};
 use crate::runner::granted;
 use crate::state::{Event, transition};
 
+pub(crate) use cancel::CANCEL_KEY;
+pub(crate) use grants::GRANT_KEY;
+use grants::GrantAsked;
 use lease::keep_lease;
 pub(crate) use records::*;
 pub(crate) use routing::*;
-
-/// Op-occ data key under which a cancellation request waits for the runner executing the
-/// occurrence (which may be in another process).
-pub(crate) const CANCEL_KEY: &str = "cancelRequest";
 
 /// Op-occ data key of the hooks' error-handling data: one value per occurrence, the last one a
 /// hook returned, handed to every later hook call of the occurrence (retries included).
@@ -96,7 +98,7 @@ impl Ctx {
 /// The typed request of an occurrence.
 pub(crate) fn request_of(occ: &VnfLcmOpOcc) -> Result<OperationParams, LcmError> {
     occ.typed_operation_params()
-        .map_err(|e| LcmError::Inconsistent(format!("operation occurrence {}: {e}", occ.id)))
+        .map_err(|e| LcmError::inconsistent(format!("operation occurrence {}: {e}", occ.id)))
 }
 
 /// The context of an occurrence from its journal; when the journal holds no plan yet (nothing
@@ -202,19 +204,6 @@ impl Drop for DoneGuard {
         drop(running);
         let _ = self.done.send(RunState::Ended(self.at_rest.take()));
     }
-}
-
-/// Op-occ data key of the grant.
-pub(crate) const GRANT_KEY: &str = "grant";
-
-/// What asking for a grant gave.
-enum GrantAsked {
-    /// The operation changes no resources through the infrastructure.
-    NotNeeded,
-    /// Granted (and kept with the occurrence, or about to be: [`Run::unsaved_grant`]).
-    Granted,
-    /// Rejected, with the NFVO's reason.
-    Rejected(ProblemDetails),
 }
 
 /// One occurrence being executed by this process.
@@ -434,426 +423,13 @@ impl Run {
         error: Option<ProblemDetails>,
         journal: Option<vnfm_store::JournalStep>,
     ) -> Result<(), LcmError> {
-        let mut to = moved(&self.inner, &self.occ, event)?;
-        if error.is_some() {
-            to.error = error;
-        }
-        let n = note(&self.inner, &to);
-        self.commit(to, journal, None, vec![n])
+        let from = self.occ.clone();
+        self.finish(&from, event, error, journal, None, Vec::new())
             .await
             .map_err(|e| match e {
-                WriteError::Lost(w) => LcmError::Conflict(w),
+                WriteError::Lost(w) => LcmError::conflict(w),
                 WriteError::Failed(e) => e,
             })
-    }
-
-    fn cancel_now(&self) -> Option<CancelModeType> {
-        self.pending.or(*self.cancel_rx.borrow())
-    }
-
-    async fn load_stored_cancel(&mut self) {
-        if let Ok(Some(v)) = self
-            .inner
-            .store
-            .get_op_occ_data(&self.occ.id, CANCEL_KEY)
-            .await
-            && let Some(mode) = parse_cancel(&v)
-        {
-            self.cancel_tx.send_replace(Some(mode));
-        }
-    }
-
-    async fn clear_cancel_request(&self) {
-        let _ = self
-            .inner
-            .store
-            .put_op_occ_data(&self.occ.id, CANCEL_KEY, &serde_json::Value::Null)
-            .await;
-    }
-
-    /// Asks the NFVO for the grant of the forward plan. The grant is kept with the occurrence
-    /// (op-occ data `grant`) by the next write ([`Run::commit`]), so retries and rollbacks
-    /// reuse it and ask for nothing new.
-    async fn request_grant(&mut self) -> Result<GrantAsked, LcmError> {
-        let Some(request) = grant::grant_request(
-            &self.occ,
-            &self.instance,
-            &self.ctx.vnfd.vnfd,
-            &self.ctx.forward,
-            &self.inner.config.api_root,
-        ) else {
-            return Ok(GrantAsked::NotNeeded);
-        };
-        let decision = self
-            .inner
-            .nfvo
-            .grant(&request)
-            .await
-            .map_err(|e| LcmError::Grant {
-                nfvo: self.inner.nfvo.describe(),
-                message: e.to_string(),
-            })?;
-        match decision {
-            GrantDecision::Granted(g) => {
-                let value = serde_json::to_value(&*g).map_err(|e| {
-                    LcmError::Inconsistent(format!("grant does not serialize: {e}"))
-                })?;
-                self.unsaved_grant = Some(value);
-                tracing::info!(grant_id = %g.id, resources = ?grant::summary(&request), "granted");
-                self.adopt_grant(Arc::new(*g))?;
-                Ok(GrantAsked::Granted)
-            }
-            GrantDecision::Rejected(mut problem) => {
-                problem.detail = format!("the NFVO rejected the grant: {}", problem.detail);
-                tracing::warn!(detail = %problem.detail, "grant rejected");
-                Ok(GrantAsked::Rejected(problem))
-            }
-        }
-    }
-
-    /// Reads the grant kept with the occurrence, if any, and adopts it; `false` when there is
-    /// none.
-    async fn load_stored_grant(&mut self) -> Result<bool, LcmError> {
-        let stored = self
-            .inner
-            .store
-            .get_op_occ_data(&self.occ.id, GRANT_KEY)
-            .await
-            .map_err(|e| LcmError::Store(e.to_string()))?;
-        let Some(v) = stored.filter(|v| !v.is_null()) else {
-            return Ok(false);
-        };
-        let g: Grant = serde_json::from_value(v)
-            .map_err(|e| LcmError::Inconsistent(format!("stored grant is unreadable: {e}")))?;
-        self.adopt_grant(Arc::new(g))?;
-        Ok(true)
-    }
-
-    /// Makes `grant` the occurrence's grant and merges what it adds (VIM connections, external
-    /// virtual links) into the effective request, checked against the VNFD like the client's.
-    fn adopt_grant(&mut self, grant: Arc<Grant>) -> Result<(), LcmError> {
-        let (request, added) = granted::merge_into_request(&self.request, &self.ctx.before, &grant);
-        if !added.is_empty() {
-            let op = OperationRequest::try_from(request.clone())?;
-            crate::validate::validate(&op, &self.ctx.vnfd.vnfd, &self.ctx.before).map_err(|e| {
-                LcmError::Grant {
-                    nfvo: self.inner.nfvo.describe(),
-                    message: format!(
-                        "the grant's vimConnectionInfo or external virtual links do not fit the request and the VNFD: {e}"
-                    ),
-                }
-            })?;
-            tracing::info!(
-                vims = ?added.vims,
-                ext_virtual_links = ?added.ext_links,
-                ext_managed_virtual_links = ?added.managed_links,
-                "the grant adds to the operation"
-            );
-        }
-        self.request = request;
-        self.grant = Some(grant);
-        Ok(())
-    }
-
-    /// The instance with the operation's VIM connections (the request's, and those the grant
-    /// adds to operations whose request cannot carry them); `None` when neither adds any.
-    fn with_operation_vims(&self) -> Option<VnfInstance> {
-        let instance = apply::with_request_vims(&self.instance, &self.request);
-        let Some(g) = &self.grant else {
-            return instance;
-        };
-        match granted::vims_for_instance(
-            &self.request,
-            instance.as_ref().unwrap_or(&self.instance),
-            g,
-        ) {
-            Some((with_vims, keys)) => {
-                tracing::info!(vims = ?keys, "the grant adds VIM connections to the instance");
-                Some(with_vims)
-            }
-            None => instance,
-        }
-    }
-
-    /// Writes the operation's VIM connections into the instance when it lacks them, before
-    /// the first forward step this run executes: an occurrence retried after it failed in
-    /// `STARTING` (VIMs unresolvable, NFVO unreachable) never wrote them. Checked once per run,
-    /// so a hook's later change to a connection is not undone.
-    async fn ensure_operation_vims(&mut self) -> Result<(), WriteError> {
-        if self.operation_vims_written || self.occ.operation_state != State::Processing {
-            return Ok(());
-        }
-        self.operation_vims_written = true;
-        let Some(instance) = self
-            .with_operation_vims()
-            .filter(|i| i.vim_connection_info != self.instance.vim_connection_info)
-        else {
-            return Ok(());
-        };
-        let occ = self.occ.clone();
-        self.commit(occ, None, Some(instance), Vec::new()).await
-    }
-
-    /// The grant of this occurrence: kept in memory, else read back from the store (after a
-    /// restart or for a retry), else asked for now (an occurrence that failed before it had
-    /// one). A rejection at this point fails the step.
-    async fn granted(&mut self) -> Result<Option<Arc<Grant>>, LcmError> {
-        if self.grant.is_some() || self.load_stored_grant().await? {
-            return Ok(self.grant.clone());
-        }
-        match self.request_grant().await? {
-            GrantAsked::Granted | GrantAsked::NotNeeded => {
-                // Asked in the middle of a run (a retry of an occurrence that failed before
-                // it had one): keep it now, before the step that uses it changes anything.
-                if let Some(value) = self.unsaved_grant.take() {
-                    self.inner
-                        .store
-                        .put_op_occ_data(&self.occ.id, GRANT_KEY, &value)
-                        .await
-                        .map_err(|e| LcmError::Store(e.to_string()))?;
-                }
-                Ok(self.grant.clone())
-            }
-            GrantAsked::Rejected(problem) => Err(LcmError::Grant {
-                nfvo: self.inner.nfvo.describe(),
-                message: problem.detail,
-            }),
-        }
-    }
-
-    async fn run_fresh(&mut self) -> Result<(), Stop> {
-        let needs_vims = self
-            .ctx
-            .forward
-            .steps
-            .iter()
-            .any(|s| matches!(s, Step::Infra(_) | Step::Hook(_)));
-        let map = if needs_vims {
-            apply::effective_vims(&self.instance, &self.request)
-        } else {
-            IndexMap::new()
-        };
-        // Preparing may wait on a VIM registry: a cancellation ends it at once.
-        let prepared: Result<Option<Vec<ResolvedVim>>, LcmError> = if self.cancel_now().is_some() {
-            Ok(None)
-        } else {
-            let mut rx = self.cancel_rx.clone();
-            let cancelled = async move {
-                if rx.wait_for(Option::is_some).await.is_err() {
-                    std::future::pending::<()>().await;
-                }
-            };
-            tokio::select! {
-                r = resolve_vims(self.inner.vims.clone(), map.clone()) => r.map(Some),
-                () = cancelled => Ok(None),
-            }
-        };
-        let row = journal::plan_row(Phase::Forward, &self.ctx.plan_row(), self.inner.now());
-        let starting = note(&self.inner, &self.occ);
-        match prepared {
-            Ok(None) => {
-                // Nothing was done: cancelling a STARTING occurrence rolls it back.
-                let to = moved(&self.inner, &self.occ, Event::Cancelled)?;
-                let n = note(&self.inner, &to);
-                self.commit(to, Some(row), None, vec![starting, n]).await?;
-                self.clear_cancel_request().await;
-                Ok(())
-            }
-            Err(e) => {
-                let mut to = moved(&self.inner, &self.occ, Event::StepFailed)?;
-                to.error = Some(lcm_problem("prepare:vims", 0, 1, &e, &[]));
-                let n = note(&self.inner, &to);
-                self.commit(to, Some(row), None, vec![starting, n]).await?;
-                Ok(())
-            }
-            Ok(Some(resolved)) => {
-                // The NFVO may take its time (an asynchronous grant): a cancellation ends the
-                // wait, and nothing was done yet.
-                let mut rx = self.cancel_rx.clone();
-                let cancelled = async move {
-                    if rx.wait_for(Option::is_some).await.is_err() {
-                        std::future::pending::<()>().await;
-                    }
-                };
-                let asked = tokio::select! {
-                    r = self.request_grant() => Some(r),
-                    () = cancelled => None,
-                };
-                let Some(asked) = asked else {
-                    let mut to = moved(&self.inner, &self.occ, Event::Cancelled)?;
-                    if let Some(mode) = self.cancel_now() {
-                        to.error = Some(cancel_problem(mode, "while waiting for the grant".into()));
-                    }
-                    let n = note(&self.inner, &to);
-                    self.commit(to, Some(row), None, vec![starting, n]).await?;
-                    self.clear_cancel_request().await;
-                    return Ok(());
-                };
-                match asked {
-                    Ok(GrantAsked::Granted | GrantAsked::NotNeeded) => {}
-                    Ok(GrantAsked::Rejected(problem)) => {
-                        // Nothing was done: a rejected grant rolls the occurrence back (SOL003).
-                        let mut to = moved(&self.inner, &self.occ, Event::GrantRejected)?;
-                        to.error = Some(problem);
-                        let n = note(&self.inner, &to);
-                        self.commit(to, Some(row), None, vec![starting, n]).await?;
-                        return Ok(());
-                    }
-                    Err(e) => {
-                        let mut to = moved(&self.inner, &self.occ, Event::StepFailed)?;
-                        to.error = Some(lcm_problem("prepare:grant", 0, 1, &e, &[]));
-                        let n = note(&self.inner, &to);
-                        self.commit(to, Some(row), None, vec![starting, n]).await?;
-                        return Ok(());
-                    }
-                }
-                let instance = self.with_operation_vims();
-                self.operation_vims_written = true;
-                let effective = instance
-                    .as_ref()
-                    .unwrap_or(&self.instance)
-                    .vim_connection_info
-                    .clone()
-                    .unwrap_or_default();
-                let (map, resolved) = if needs_vims && effective != map {
-                    // The grant brought VIM connections: resolve them before anything is done.
-                    match resolve_vims(self.inner.vims.clone(), effective.clone()).await {
-                        Ok(r) => (effective, r),
-                        Err(e) => {
-                            let mut to = moved(&self.inner, &self.occ, Event::StepFailed)?;
-                            to.error = Some(lcm_problem("prepare:vims", 0, 1, &e, &[]));
-                            let n = note(&self.inner, &to);
-                            self.commit(to, Some(row), None, vec![starting, n]).await?;
-                            return Ok(());
-                        }
-                    }
-                } else {
-                    (map, resolved)
-                };
-                let to = moved(&self.inner, &self.occ, Event::Begin)?;
-                let n = note(&self.inner, &to);
-                self.commit(to, Some(row), instance, vec![starting, n])
-                    .await?;
-                self.resolved = Some((map, resolved));
-                self.run_phase(Phase::Forward, 0).await
-            }
-        }
-    }
-
-    async fn run_phase(&mut self, phase: Phase, start: usize) -> Result<(), Stop> {
-        let plan = self.ctx.plan(phase);
-        let n = plan.steps.len();
-        let final_event = match phase {
-            Phase::Forward => Event::Succeeded,
-            Phase::Rollback => Event::RolledBack,
-        };
-        if start >= n {
-            let to = moved(&self.inner, &self.occ, final_event)?;
-            let notes = vec![note(&self.inner, &to)];
-            let instance = self.final_instance(final_event, None).await;
-            self.commit(to, None, instance, notes).await?;
-            return Ok(());
-        }
-        for (i, step) in plan.steps.iter().enumerate().skip(start) {
-            let name = step.name();
-            if *self.inner.shutdown.borrow() {
-                return Err(Stop::Shutdown);
-            }
-            if self.lost.load(Ordering::SeqCst) {
-                return Err(Stop::Lost("the lease could not be renewed".into()));
-            }
-            if let Some(mode) = self.cancel_now() {
-                let mut to = moved(&self.inner, &self.occ, Event::Cancelled)?;
-                to.error = Some(cancel_problem(
-                    mode,
-                    format!("before step {name} ({}/{n})", i + 1),
-                ));
-                let notes = vec![note(&self.inner, &to)];
-                self.commit(to, None, None, notes).await?;
-                self.clear_cancel_request().await;
-                return Ok(());
-            }
-            let span =
-                tracing::info_span!("lcm.step", step = %name, index = i, phase = phase.as_str());
-            let result = self.step(step, i, n).instrument(span).await?;
-            let now = self.inner.now();
-            match result {
-                Ok((occ, instance)) => {
-                    let event = if self.pending.is_some() {
-                        Some(Event::Cancelled)
-                    } else if i + 1 == n {
-                        Some(final_event)
-                    } else {
-                        None
-                    };
-                    let mut notes = Vec::new();
-                    let occ = match event {
-                        None => occ,
-                        Some(ev) => {
-                            let mut to = moved(&self.inner, &occ, ev)?;
-                            if let (Event::Cancelled, Some(mode)) = (ev, self.pending) {
-                                to.error = Some(cancel_problem(
-                                    mode,
-                                    format!("after step {name} ({}/{n})", i + 1),
-                                ));
-                            }
-                            notes.push(note(&self.inner, &to));
-                            to
-                        }
-                    };
-                    let row = journal::step_row(
-                        name.clone(),
-                        StepRow {
-                            phase,
-                            index: i,
-                            error: None,
-                            interrupted: false,
-                        },
-                        StepOutcome::Completed,
-                        now,
-                    );
-                    let instance = match event {
-                        Some(ev) => self.final_instance(ev, instance).await,
-                        None => instance,
-                    };
-                    self.commit(occ, Some(row), instance, notes).await?;
-                    if let Some(ev) = event {
-                        if ev == Event::Cancelled {
-                            self.clear_cancel_request().await;
-                        }
-                        return Ok(());
-                    }
-                }
-                Err(problem) => {
-                    let cancelled = self.pending.is_some();
-                    let event = if cancelled {
-                        Event::Cancelled
-                    } else {
-                        Event::StepFailed
-                    };
-                    let mut to = moved(&self.inner, &self.occ, event)?;
-                    to.error = Some(problem.clone());
-                    let row = journal::step_row(
-                        name.clone(),
-                        StepRow {
-                            phase,
-                            index: i,
-                            error: Some(problem),
-                            interrupted: false,
-                        },
-                        StepOutcome::Failed,
-                        now,
-                    );
-                    let notes = vec![note(&self.inner, &to)];
-                    self.commit(to, Some(row), None, notes).await?;
-                    if cancelled {
-                        self.clear_cancel_request().await;
-                    }
-                    return Ok(());
-                }
-            }
-        }
-        Ok(())
     }
 
     /// The instance to write with the final transition: a rolled-back operation leaves no

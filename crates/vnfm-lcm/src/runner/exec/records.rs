@@ -221,7 +221,7 @@ pub(crate) async fn record_transition(
     };
     match write(inner, &mut rec, &notes, None).await {
         Ok(_) => Ok(rec.occ),
-        Err(WriteError::Lost(w)) => Err(LcmError::Conflict(w)),
+        Err(WriteError::Lost(w)) => Err(LcmError::conflict(w)),
         Err(WriteError::Failed(e)) => Err(e),
     }
 }

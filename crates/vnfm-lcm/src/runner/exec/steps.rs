@@ -405,7 +405,7 @@ impl Run {
         &self,
     ) -> Result<(VnfLcmOpOcc, Option<VnfInstance>), LcmError> {
         let OperationParams::ModifyInfo(req) = &self.request else {
-            return Err(LcmError::Inconsistent(format!(
+            return Err(LcmError::inconsistent(format!(
                 "a {} plan contains a MODIFY_INFO step",
                 op_name(self.occ.operation)
             )));
