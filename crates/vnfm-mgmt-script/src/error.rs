@@ -14,6 +14,15 @@ pub enum ScriptError {
     /// The artifact is not a Python script, or lies outside the package.
     #[error("{0}")]
     NotRunnable(String),
+    /// The configured Python interpreter is not on the `PATH` or not executable.
+    #[error("the Python interpreter `{python}` was not found or is not executable ({source})")]
+    NoInterpreter {
+        /// The interpreter as configured.
+        python: String,
+        /// The cause.
+        #[source]
+        source: which::Error,
+    },
     /// Creating the temporary package directory failed.
     #[error("creating the temporary package directory failed")]
     TempDir(#[source] std::io::Error),
@@ -105,6 +114,9 @@ impl ScriptError {
             ScriptError::Timeout(budget) => DriverError::timeout(what, budget),
             ScriptError::Cancelled => DriverError::cancelled(what),
             ScriptError::NotRunnable(m) => DriverError::invalid_input(format!("{what}: {m}")),
+            e @ ScriptError::NoInterpreter { .. } => {
+                DriverError::invalid_input(format!("{what}: {e}")).with_source(e)
+            }
             e @ (ScriptError::TempDir(_)
             | ScriptError::WritePackageFile { .. }
             | ScriptError::Wait(_)) => {

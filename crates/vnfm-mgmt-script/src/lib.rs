@@ -185,12 +185,10 @@ impl ScriptMgmtDriver {
     }
 
     /// The interpreter's path, or why it cannot be used.
-    pub fn interpreter(&self) -> Result<PathBuf, String> {
-        which::which(&self.config.python).map_err(|e| {
-            format!(
-                "the Python interpreter `{}` was not found or is not executable ({e})",
-                self.config.python.display()
-            )
+    pub fn interpreter(&self) -> Result<PathBuf, ScriptError> {
+        which::which(&self.config.python).map_err(|source| ScriptError::NoInterpreter {
+            python: self.config.python.display().to_string(),
+            source,
         })
     }
 
@@ -230,7 +228,7 @@ impl ScriptMgmtDriver {
         if let Some(why) = self.refusal(&call.artifact) {
             return Err(ScriptError::NotRunnable(why));
         }
-        self.interpreter().map_err(ScriptError::NotRunnable)?;
+        self.interpreter()?;
         let dir = materialize(call, self.config.work_dir.as_deref())?;
         let script = dir.path().join(safe_relative(&call.artifact.file)?);
         let occ = call.op_occ_id.to_string();
@@ -296,9 +294,7 @@ impl ScriptMgmtDriver {
         let started = Instant::now();
         let finished = run::run(
             run::Invocation {
-                python: &self
-                    .interpreter()
-                    .map_err(|e| (ScriptError::NotRunnable(e), None))?,
+                python: &self.interpreter().map_err(|e| (e, None))?,
                 args: vec![script.into_os_string()],
                 cwd: dir.path(),
                 env: self.environment(),
@@ -377,7 +373,8 @@ impl MgmtDriver for ScriptMgmtDriver {
     /// `None` for a Python artifact in the package when the interpreter is found; why not
     /// otherwise (another artifact type, an external artifact, no interpreter).
     fn cannot_run(&self, artifact: &HookArtifact) -> Option<String> {
-        self.refusal(artifact).or_else(|| self.interpreter().err())
+        self.refusal(artifact)
+            .or_else(|| self.interpreter().err().map(|e| e.to_string()))
     }
 }
 
@@ -505,6 +502,28 @@ fn materialize(call: &HookCall, work_dir: Option<&Path>) -> Result<tempfile::Tem
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_missing_interpreter_is_refused_with_the_lookup_error() {
+        use std::error::Error as _;
+        let driver = ScriptMgmtDriver::new(ScriptConfig {
+            python: PathBuf::from("/nonexistent/vnfm-test/python3"),
+            ..ScriptConfig::default()
+        });
+        let err = driver.interpreter().unwrap_err();
+        assert!(
+            matches!(&err, ScriptError::NoInterpreter { python, .. } if python.ends_with("python3")),
+            "{err:?}"
+        );
+        assert!(err.source().is_some());
+        let refused = err.into_driver_error("hook instantiate_start");
+        assert!(
+            refused
+                .to_string()
+                .contains("the Python interpreter `/nonexistent/vnfm-test/python3` was not found"),
+            "{refused}"
+        );
+    }
 
     #[test]
     fn package_paths_must_stay_inside() {

@@ -16,14 +16,15 @@ use std::sync::OnceLock;
 use crate::PluginError;
 
 fn runtime() -> Result<&'static tokio::runtime::Runtime, PluginError> {
-    static RT: OnceLock<Result<tokio::runtime::Runtime, String>> = OnceLock::new();
+    // The build error is kept as it is; it reaches the host as plain data (the ABI's error
+    // shape has no cause chain), so only its message crosses.
+    static RT: OnceLock<std::io::Result<tokio::runtime::Runtime>> = OnceLock::new();
     RT.get_or_init(|| {
         tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .thread_name("vnfm-plugin-rt")
             .enable_all()
             .build()
-            .map_err(|e| e.to_string())
     })
     .as_ref()
     .map_err(|e| PluginError::permanent(format!("the plugin's async runtime cannot start: {e}")))

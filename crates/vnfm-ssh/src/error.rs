@@ -1,5 +1,6 @@
 //! [`SshError`]: what failed, on which host, and whether trying again can help.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 /// A failure of an SSH operation. Messages name the host (`user@address:port`) and never
@@ -53,12 +54,13 @@ pub enum SshError {
         method: &'static str,
     },
     /// The private key cannot be used.
-    #[error("the SSH private key for {host} cannot be read: {message}")]
+    #[error("the SSH private key for {host} cannot be read: {source}")]
     Key {
         /// The host.
         host: String,
         /// Why (never the key itself).
-        message: String,
+        #[source]
+        source: KeyError,
     },
     /// An operation did not finish in time.
     #[error("{what} on {host} did not finish within {} s", after.as_secs_f32())]
@@ -116,3 +118,33 @@ impl SshError {
         )
     }
 }
+
+/// Why an SSH private key cannot be used (never the key or its passphrase). The causes are
+/// shared so that [`SshError`] stays cloneable; two values are equal when they read the same.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum KeyError {
+    /// The key file cannot be read.
+    #[error("reading {path}: {source}")]
+    Read {
+        /// The key file.
+        path: String,
+        /// The cause.
+        #[source]
+        source: Arc<std::io::Error>,
+    },
+    /// The key (or key file) is not a private key russh can decode, or the passphrase is
+    /// wrong.
+    #[error("{0}")]
+    Decode(#[source] Arc<russh::keys::Error>),
+    /// Password authentication has no key.
+    #[error("a password is not a key")]
+    NotAKey,
+}
+
+impl PartialEq for KeyError {
+    fn eq(&self, other: &Self) -> bool {
+        self.to_string() == other.to_string()
+    }
+}
+
+impl Eq for KeyError {}

@@ -38,7 +38,7 @@ mod session;
 mod target;
 pub mod testing;
 
-pub use error::SshError;
+pub use error::{KeyError, SshError};
 pub use fanout::{HostOutcome, fan_out, run_on_all};
 pub use quote::{RemoteCommand, shell_quote};
 pub use session::{OUTPUT_LIMIT, Output, Session};

@@ -12,7 +12,9 @@ use russh_sftp::client::SftpSession;
 use russh_sftp::protocol::{FileAttributes, OpenFlags};
 use tokio::io::AsyncWriteExt;
 
-use crate::{Auth, ConnectOptions, HostKeyPolicy, KexOrder, RemoteCommand, SshError, SshTarget};
+use crate::{
+    Auth, ConnectOptions, HostKeyPolicy, KexOrder, KeyError, RemoteCommand, SshError, SshTarget,
+};
 
 /// At most this much of a command's stdout and of its stderr is kept.
 pub const OUTPUT_LIMIT: usize = 8 * 1024 * 1024;
@@ -288,10 +290,10 @@ impl Session {
                     .await,
             ),
             Auth::Key { .. } | Auth::KeyFile(_) => {
-                let key = load_key(&target.auth).map_err(|message| {
+                let key = load_key(&target.auth).map_err(|source| {
                     Attempt::Fatal(SshError::Key {
                         host: label.clone(),
-                        message,
+                        source,
                     })
                 })?;
                 let hash = if key.algorithm().is_rsa() {
@@ -521,7 +523,8 @@ fn append(buf: &mut Vec<u8>, data: &[u8], truncated: &mut bool) {
     buf.extend_from_slice(&data[..data.len().min(room)]);
 }
 
-fn load_key(auth: &Auth) -> Result<russh::keys::PrivateKey, String> {
+fn load_key(auth: &Auth) -> Result<russh::keys::PrivateKey, KeyError> {
+    let decode = |e| KeyError::Decode(Arc::new(e));
     match auth {
         Auth::Key {
             private_key,
@@ -530,19 +533,37 @@ fn load_key(auth: &Auth) -> Result<russh::keys::PrivateKey, String> {
             private_key.expose(),
             passphrase.as_ref().map(|p| p.expose()),
         )
-        .map_err(|e| e.to_string()),
+        .map_err(decode),
         Auth::KeyFile(path) => {
-            let text = std::fs::read_to_string(path)
-                .map_err(|e| format!("reading {}: {e}", path.display()))?;
-            russh::keys::decode_secret_key(&text, None).map_err(|e| e.to_string())
+            let text = std::fs::read_to_string(path).map_err(|e| KeyError::Read {
+                path: path.display().to_string(),
+                source: Arc::new(e),
+            })?;
+            russh::keys::decode_secret_key(&text, None).map_err(decode)
         }
-        Auth::Password(_) => Err("a password is not a key".into()),
+        Auth::Password(_) => Err(KeyError::NotAKey),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_unreadable_key_file_keeps_the_io_error() {
+        use std::error::Error as _;
+        let missing = std::path::PathBuf::from("/nonexistent/vnfm-ssh-test/id_ed25519");
+        let err = load_key(&Auth::KeyFile(missing)).unwrap_err();
+        assert!(matches!(&err, KeyError::Read { path, .. } if path.ends_with("id_ed25519")));
+        let io = err.source().unwrap().downcast_ref::<std::io::Error>().unwrap();
+        assert_eq!(io.kind(), std::io::ErrorKind::NotFound);
+        let garbage = load_key(&Auth::Key {
+            private_key: crate::Secret::new("not a key"),
+            passphrase: None,
+        })
+        .unwrap_err();
+        assert!(matches!(garbage, KeyError::Decode(_)));
+    }
 
     fn names(order: KexOrder) -> Vec<String> {
         kex_methods(order)
