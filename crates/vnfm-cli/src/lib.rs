@@ -20,6 +20,7 @@ mod client;
 mod package_cmd;
 mod render;
 mod serve_cmd;
+mod serve_error;
 mod serve_keystone;
 
 /// ETSI NFV SOL-compliant VNF Manager.

@@ -14,6 +14,8 @@ use vnfm_api::auth::ClientCredentials;
 use vnfm_api::metrics::Metrics;
 use vnfm_api::{ServeOptions, StateOptions};
 
+use crate::serve_error::ServeError;
+
 /// Options of `vnfm serve`.
 #[derive(Debug, Args)]
 pub struct ServeArgs {
@@ -179,17 +181,21 @@ where
 impl<S: tracing::Subscriber, L: tracing_subscriber::Layer<S>> WithLevel<S> for L {}
 
 /// The OpenStack (Keystone + Heat) and Kubernetes (manifests, Helm, ASD) drivers.
-fn infra_drivers(args: &ServeArgs) -> Result<Vec<Arc<dyn vnfm::lcm::InfraDriver>>, String> {
+fn infra_drivers(args: &ServeArgs) -> Result<Vec<Arc<dyn vnfm::lcm::InfraDriver>>, ServeError> {
     let mut openstack = vnfm_infra_openstack::DriverConfig::default();
     if let Some(path) = &args.heat_environment {
         openstack = openstack
             .with_environment_file(path)
-            .map_err(|e| format!("--heat-environment {e}"))?;
+            .map_err(ServeError::HeatEnvironment)?;
     }
     let mut kubernetes = vnfm_infra_kubernetes::KubernetesDriver::new();
     if let Some(path) = &args.helm_library {
-        let helm = vnfm_infra_kubernetes::HelmLibrary::load(path)
-            .map_err(|e| format!("--helm-library {}: {e}", path.display()))?;
+        let helm = vnfm_infra_kubernetes::HelmLibrary::load(path).map_err(|source| {
+            ServeError::HelmLibrary {
+                path: path.clone(),
+                source,
+            }
+        })?;
         kubernetes = kubernetes.with_helm(Arc::new(helm));
     }
     Ok(vec![
@@ -200,7 +206,7 @@ fn infra_drivers(args: &ServeArgs) -> Result<Vec<Arc<dyn vnfm::lcm::InfraDriver>
 
 /// The management-driver host: installed plugins from `--plugin`, package libraries with
 /// `--package-plugins`; `None` when neither is asked for.
-fn plugin_host(args: &ServeArgs) -> Result<Option<Arc<dyn vnfm::lcm::MgmtDriver>>, String> {
+fn plugin_host(args: &ServeArgs) -> Result<Option<Arc<dyn vnfm::lcm::MgmtDriver>>, ServeError> {
     use vnfm_plugin_host::{HostConfig, Isolation, PluginHost};
     if args.plugins.is_empty() && !args.package_plugins {
         return Ok(None);
@@ -209,22 +215,19 @@ fn plugin_host(args: &ServeArgs) -> Result<Option<Arc<dyn vnfm::lcm::MgmtDriver>
         "in-process" => Isolation::InProcess,
         _ => Isolation::Process,
     };
-    let exe = std::env::current_exe()
-        .map_err(|e| format!("cannot find the vnfm executable for the plugin runner: {e}"))?;
+    let exe = std::env::current_exe().map_err(ServeError::CurrentExe)?;
     let mut config =
         HostConfig::new(args.data_dir.join("plugin-cache")).runner_command(exe, ["plugin-runner"]);
     for spec in &args.plugins {
         let Some((artifact, library)) = spec.split_once('=') else {
-            return Err(format!(
-                "--plugin {spec}: expected ARTIFACT=LIBRARY (the VNFD artifact name and the .so file)"
-            ));
+            return Err(ServeError::PluginSpec { spec: spec.clone() });
         };
         let library = PathBuf::from(library);
         if !library.is_file() {
-            return Err(format!(
-                "--plugin {spec}: {} is not a file",
-                library.display()
-            ));
+            return Err(ServeError::PluginLibrary {
+                spec: spec.clone(),
+                library,
+            });
         }
         config = config.plugin(artifact, library, isolation);
     }
@@ -234,16 +237,13 @@ fn plugin_host(args: &ServeArgs) -> Result<Option<Arc<dyn vnfm::lcm::MgmtDriver>
     Ok(Some(Arc::new(PluginHost::new(config))))
 }
 
-fn nfvo_from_args(args: &ServeArgs, url: &str) -> Result<vnfm::lcm::NfvoSettings, String> {
+fn nfvo_from_args(args: &ServeArgs, url: &str) -> Result<vnfm::lcm::NfvoSettings, ServeError> {
     use vnfm::lcm::types::SecretString;
     use vnfm::lcm::{NfvoAuth, NfvoSettings, NfvoTimings, Sol003Nfvo};
     let auth = match &args.nfvo_client_id {
         None => NfvoAuth::None,
         Some(id) => {
-            let secret = std::env::var("VNFM_NFVO_SECRET").map_err(|_| {
-                "--nfvo-client-id needs the secret in the environment variable VNFM_NFVO_SECRET"
-                    .to_owned()
-            })?;
+            let secret = std::env::var("VNFM_NFVO_SECRET").map_err(ServeError::NfvoSecret)?;
             match &args.nfvo_token_url {
                 Some(endpoint) => NfvoAuth::OAuth2 {
                     client_id: id.clone(),
@@ -259,7 +259,11 @@ fn nfvo_from_args(args: &ServeArgs, url: &str) -> Result<vnfm::lcm::NfvoSettings
     };
     let ca_pem = match &args.nfvo_ca {
         Some(p) => Some(
-            std::fs::read_to_string(p).map_err(|e| format!("--nfvo-ca {}: {e}", p.display()))?,
+            std::fs::read_to_string(p).map_err(|source| ServeError::ReadFile {
+                option: "nfvo-ca",
+                path: p.clone(),
+                source,
+            })?,
         ),
         None => None,
     };
@@ -269,24 +273,29 @@ fn nfvo_from_args(args: &ServeArgs, url: &str) -> Result<vnfm::lcm::NfvoSettings
         ca_pem,
     };
     // Refuse a bad URL or CA now, not at the first grant.
-    Sol003Nfvo::from_settings(&settings, NfvoTimings::default())
-        .map_err(|e| format!("--nfvo-url {url}: {e}"))?;
+    Sol003Nfvo::from_settings(&settings, NfvoTimings::default()).map_err(|source| {
+        ServeError::Nfvo {
+            url: url.to_owned(),
+            source,
+        }
+    })?;
     Ok(settings)
 }
 
 /// Runs the server; returns the exit code, or a usage error.
-pub fn run(args: ServeArgs) -> Result<ExitCode, String> {
+pub fn run(args: ServeArgs) -> Result<ExitCode, ServeError> {
     let metrics = Arc::new(Metrics::default());
     init_logging(&args, metrics.clone());
     let clients: Vec<ClientCredentials> = match &args.clients_file {
         Some(path) => {
-            let text = std::fs::read_to_string(path)
-                .map_err(|e| format!("--clients-file {}: {e}", path.display()))?;
-            serde_json::from_str(&text).map_err(|e| {
-                format!(
-                    "--clients-file {}: expected [{{\"client_id\": ..., \"client_secret\": ...}}]: {e}",
-                    path.display()
-                )
+            let text = std::fs::read_to_string(path).map_err(|source| ServeError::ReadFile {
+                option: "clients-file",
+                path: path.clone(),
+                source,
+            })?;
+            serde_json::from_str(&text).map_err(|source| ServeError::ClientsFile {
+                path: path.clone(),
+                source,
             })?
         }
         None => Vec::new(),
@@ -347,7 +356,7 @@ pub fn run(args: ServeArgs) -> Result<ExitCode, String> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
-        .map_err(|e| format!("cannot start the runtime: {e}"))?;
+        .map_err(ServeError::Runtime)?;
     let basic = args.allow_basic_auth;
     if let Some(validator) = &keystone {
         // Wrong service credentials show now; the server starts anyway (Keystone may come

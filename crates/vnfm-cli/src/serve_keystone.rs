@@ -9,6 +9,8 @@ use clap::Args;
 use vnfm::lcm::types::SecretString;
 use vnfm_keystone::{KeystoneConfig, KeystoneValidator, RolePolicy, ServiceCredentials};
 
+use crate::serve_error::ServeError;
+
 /// Keystone authentication options.
 #[derive(Debug, Args)]
 pub struct KeystoneArgs {
@@ -84,12 +86,18 @@ pub struct KeystoneArgs {
 }
 
 /// Reads a one-line secret file (the trailing line break is not part of the secret).
-fn secret_file(option: &str, path: &Path) -> Result<SecretString, String> {
-    let text =
-        std::fs::read_to_string(path).map_err(|e| format!("--{option} {}: {e}", path.display()))?;
+fn secret_file(option: &'static str, path: &Path) -> Result<SecretString, ServeError> {
+    let text = std::fs::read_to_string(path).map_err(|source| ServeError::ReadFile {
+        option,
+        path: path.to_owned(),
+        source,
+    })?;
     let secret = text.trim_end_matches(['\n', '\r']);
     if secret.is_empty() {
-        return Err(format!("--{option} {}: the file is empty", path.display()));
+        return Err(ServeError::EmptySecretFile {
+            option,
+            path: path.to_owned(),
+        });
     }
     Ok(SecretString::new(secret))
 }
@@ -104,7 +112,7 @@ fn roles(names: &[String]) -> std::collections::BTreeSet<String> {
 
 impl KeystoneArgs {
     /// The validator the options describe; `None` without `--keystone-url`.
-    pub fn validator(&self) -> Result<Option<Arc<KeystoneValidator>>, String> {
+    pub fn validator(&self) -> Result<Option<Arc<KeystoneValidator>>, ServeError> {
         let Some(url) = &self.keystone_url else {
             return Ok(None);
         };
@@ -115,13 +123,13 @@ impl KeystoneArgs {
                     "keystone-password-file",
                     self.keystone_password_file
                         .as_deref()
-                        .ok_or("--keystone-user needs --keystone-password-file")?,
+                        .ok_or(ServeError::Options("--keystone-user needs --keystone-password-file"))?,
                 )?,
                 user_domain: self.keystone_user_domain.clone(),
                 project: self
                     .keystone_project
                     .clone()
-                    .ok_or("--keystone-user needs --keystone-project")?,
+                    .ok_or(ServeError::Options("--keystone-user needs --keystone-project"))?,
                 project_domain: self.keystone_project_domain.clone(),
             },
             (None, Some(id)) => ServiceCredentials::ApplicationCredential {
@@ -129,12 +137,16 @@ impl KeystoneArgs {
                 secret: secret_file(
                     "keystone-app-credential-secret-file",
                     self.keystone_app_credential_secret_file.as_deref().ok_or(
-                        "--keystone-app-credential-id needs --keystone-app-credential-secret-file",
+                        ServeError::Options(
+                            "--keystone-app-credential-id needs --keystone-app-credential-secret-file",
+                        ),
                     )?,
                 )?,
             },
             _ => {
-                return Err("--keystone-url needs a service identity: --keystone-user (with --keystone-password-file and --keystone-project) or --keystone-app-credential-id (with --keystone-app-credential-secret-file)".into());
+                return Err(ServeError::Options(
+                    "--keystone-url needs a service identity: --keystone-user (with --keystone-password-file and --keystone-project) or --keystone-app-credential-id (with --keystone-app-credential-secret-file)",
+                ));
             }
         };
         let mut config = KeystoneConfig::new(url.clone(), credentials);
@@ -148,8 +160,10 @@ impl KeystoneArgs {
         // The validator's HTTP client needs the process's TLS provider (ring), which the
         // server would install only later.
         let _ = rustls::crypto::ring::default_provider().install_default();
-        let validator =
-            KeystoneValidator::new(config).map_err(|e| format!("--keystone-url {url}: {e}"))?;
+        let validator = KeystoneValidator::new(config).map_err(|source| ServeError::Keystone {
+            url: url.clone(),
+            source,
+        })?;
         Ok(Some(Arc::new(validator)))
     }
 }
@@ -201,6 +215,37 @@ mod tests {
         let none = Cli::try_parse_from(["x"]).unwrap();
         assert!(none.keystone.validator().unwrap().is_none());
         let no_identity = Cli::try_parse_from(["x", "--keystone-url", "http://k"]).unwrap();
-        assert!(no_identity.keystone.validator().is_err());
+        assert!(matches!(
+            no_identity.keystone.validator(),
+            Err(ServeError::Options(m)) if m.contains("needs a service identity")
+        ));
+    }
+
+    #[test]
+    fn an_unreadable_or_empty_secret_file_names_the_option_and_keeps_the_cause() {
+        use std::error::Error as _;
+        let dir = tempfile::tempdir().unwrap();
+        let empty = dir.path().join("empty");
+        std::fs::write(&empty, "\n").unwrap();
+        let err = secret_file("keystone-password-file", &empty).unwrap_err();
+        assert!(matches!(
+            err,
+            ServeError::EmptySecretFile {
+                option: "keystone-password-file",
+                ..
+            }
+        ));
+        assert!(err.to_string().ends_with("the file is empty"), "{err}");
+        let err = secret_file("keystone-password-file", &dir.path().join("missing")).unwrap_err();
+        assert!(
+            err.to_string().starts_with("--keystone-password-file "),
+            "{err}"
+        );
+        let io = err
+            .source()
+            .unwrap()
+            .downcast_ref::<std::io::Error>()
+            .unwrap();
+        assert_eq!(io.kind(), std::io::ErrorKind::NotFound);
     }
 }

@@ -285,21 +285,9 @@ impl<'g> Normalizer<'_, 'g> {
         let description = text(lookup("flavour_description")).unwrap_or_default();
 
         let mut f = Flavour {
-            id,
             description,
             file: file.clone(),
-            vdus: Vec::new(),
-            containers: Vec::new(),
-            virtual_storages: Vec::new(),
-            vdu_cps: Vec::new(),
-            ext_cps: Vec::new(),
-            virtual_links: Vec::new(),
-            scaling_aspects: Vec::new(),
-            instantiation_levels: Vec::new(),
-            default_instantiation_level: None,
-            placement_rules: Vec::new(),
-            lcm_hooks: Vec::new(),
-            artifacts: Vec::new(),
+            ..Flavour::empty(id)
         };
         for t in &topo.nodes {
             if self.is(t, VDU_COMPUTE) {

@@ -138,34 +138,28 @@ impl Packages {
         tokio::spawn(async move {
             // Streamed to the package directory like an upload: constant memory, the limit
             // enforced while reading, the file removed on failure.
-            let fetched: Result<SpooledContent, String> = async {
-                let mut response = request
-                    .send()
-                    .await
-                    .map_err(|e| format!("fetching failed: {e}"))?;
+            let fetched: Result<SpooledContent, FetchError> = async {
+                let mut response = request.send().await.map_err(FetchError::Send)?;
                 if !response.status().is_success() {
-                    return Err(format!("the source answered {}", response.status()));
+                    return Err(FetchError::Status(response.status()));
                 }
-                let mut writer = this.spool.writer(max as u64).map_err(|e| e.to_string())?;
-                while let Some(chunk) = response
-                    .chunk()
-                    .await
-                    .map_err(|e| format!("reading failed: {e}"))?
-                {
+                let mut writer = this.spool.writer(max as u64).map_err(FetchError::Spool)?;
+                while let Some(chunk) = response.chunk().await.map_err(FetchError::Read)? {
                     writer.push(&chunk).await.map_err(|e| match e {
-                        ApiError::PayloadTooLarge(_) => {
-                            format!("the package is larger than the limit of {max} bytes")
-                        }
-                        other => other.to_string(),
+                        ApiError::PayloadTooLarge(_) => FetchError::TooLarge(max as u64),
+                        other => FetchError::Spool(other),
                     })?;
                 }
-                writer.finish().await.map_err(|e| e.to_string())
+                writer.finish().await.map_err(FetchError::Spool)
             }
             .await;
             let outcome = match fetched {
                 Ok(content) => this.accept_content(&id, content).await,
-                Err(message) => match this.get(&id).await {
-                    Ok((info, version)) => this.fail_onboarding(info, version, vec![message]).await,
+                Err(failed) => match this.get(&id).await {
+                    Ok((info, version)) => {
+                        let message = failed.to_string();
+                        this.fail_onboarding(info, version, vec![message]).await
+                    }
                     Err(e) => Err(e),
                 },
             };
@@ -175,6 +169,27 @@ impl Packages {
         });
         Ok(())
     }
+}
+
+/// Why fetching a package's content from its URI failed; its message becomes the package's
+/// onboarding failure.
+#[derive(Debug, thiserror::Error)]
+enum FetchError {
+    /// The request could not be sent or got no answer.
+    #[error("fetching failed: {0}")]
+    Send(#[source] reqwest::Error),
+    /// The source answered with an error status.
+    #[error("the source answered {0}")]
+    Status(reqwest::StatusCode),
+    /// The body broke off.
+    #[error("reading failed: {0}")]
+    Read(#[source] reqwest::Error),
+    /// The body passed the package size limit.
+    #[error("the package is larger than the limit of {0} bytes")]
+    TooLarge(u64),
+    /// Spooling the content to the package directory failed.
+    #[error("{0}")]
+    Spool(#[source] ApiError),
 }
 
 /// Whether reading a body failed because it passed the route's body limit.

@@ -1,0 +1,96 @@
+//! [`ServeError`]: why `vnfm serve` cannot start, by the option or step that failed, with the
+//! cause kept. The message names the option and says what it needs.
+
+use std::path::PathBuf;
+
+/// Why `vnfm serve` refused its options or could not start. Never carries a secret.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    /// A file an option names cannot be read.
+    #[error("--{option} {}: {source}", path.display())]
+    ReadFile {
+        /// The option, without `--`.
+        option: &'static str,
+        /// The file.
+        path: PathBuf,
+        /// The cause.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A secret file holds nothing but line breaks.
+    #[error("--{option} {}: the file is empty", path.display())]
+    EmptySecretFile {
+        /// The option, without `--`.
+        option: &'static str,
+        /// The file.
+        path: PathBuf,
+    },
+    /// The clients file is not a list of client credentials.
+    #[error(
+        "--clients-file {}: expected [{{\"client_id\": ..., \"client_secret\": ...}}]: {source}",
+        path.display()
+    )]
+    ClientsFile {
+        /// The file.
+        path: PathBuf,
+        /// The cause.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// Options that need each other were not given together (the message says which).
+    #[error("{0}")]
+    Options(&'static str),
+    /// `--nfvo-client-id` without its secret in the environment.
+    #[error("--nfvo-client-id needs the secret in the environment variable VNFM_NFVO_SECRET")]
+    NfvoSecret(#[source] std::env::VarError),
+    /// The NFVO client refused the URL or the CA.
+    #[error("--nfvo-url {url}: {source}")]
+    Nfvo {
+        /// The URL given.
+        url: String,
+        /// The cause.
+        #[source]
+        source: vnfm::lcm::OutboundError,
+    },
+    /// The Heat environment file cannot be used.
+    #[error("--heat-environment {0}")]
+    HeatEnvironment(#[source] vnfm_infra_openstack::OpenStackError),
+    /// The Helm SDK library cannot be loaded.
+    #[error("--helm-library {}: {source}", path.display())]
+    HelmLibrary {
+        /// The library.
+        path: PathBuf,
+        /// The cause.
+        #[source]
+        source: vnfm_infra_kubernetes::KubeError,
+    },
+    /// The path of the running executable (which isolated plugin hooks run) is unknown.
+    #[error("cannot find the vnfm executable for the plugin runner: {0}")]
+    CurrentExe(#[source] std::io::Error),
+    /// A `--plugin` value is not `ARTIFACT=LIBRARY`.
+    #[error("--plugin {spec}: expected ARTIFACT=LIBRARY (the VNFD artifact name and the .so file)")]
+    PluginSpec {
+        /// The value given.
+        spec: String,
+    },
+    /// A `--plugin` library is not a file.
+    #[error("--plugin {spec}: {} is not a file", library.display())]
+    PluginLibrary {
+        /// The value given.
+        spec: String,
+        /// The library path in it.
+        library: PathBuf,
+    },
+    /// The Keystone validator refused its configuration.
+    #[error("--keystone-url {url}: {source}")]
+    Keystone {
+        /// The URL given.
+        url: String,
+        /// The cause.
+        #[source]
+        source: vnfm_keystone::KeystoneError,
+    },
+    /// The async runtime cannot be started.
+    #[error("cannot start the runtime: {0}")]
+    Runtime(#[source] std::io::Error),
+}
