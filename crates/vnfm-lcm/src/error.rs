@@ -412,6 +412,16 @@ pub enum LcmError {
     /// The record changed concurrently or conflicts with another one.
     #[error("conflict: {0}")]
     Conflict(String),
+    /// The alarm is not at the version the request expected (`If-Match`): someone changed it.
+    #[error(
+        "alarm {id} changed: its entity tag is now {current}; GET it again and retry with that If-Match"
+    )]
+    AlarmChanged {
+        /// The alarm.
+        id: String,
+        /// Its current entity tag.
+        current: String,
+    },
     /// The encryption keys cannot be loaded (never contains key material).
     #[error("encryption keys: {0}")]
     Keys(String),
@@ -481,7 +491,8 @@ impl LcmError {
             LcmError::VimInUse { .. }
             | LcmError::VimDependents { .. }
             | LcmError::VimCreatorUnavailable { .. }
-            | LcmError::Conflict(_) => ErrorKind::Conflict,
+            | LcmError::Conflict(_)
+            | LcmError::AlarmChanged { .. } => ErrorKind::Conflict,
             LcmError::Inconsistent(_)
             | LcmError::Keys(_)
             | LcmError::Decrypt { .. }
