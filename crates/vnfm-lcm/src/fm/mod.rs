@@ -170,56 +170,32 @@ impl FaultManager {
         let key = report.fault.dedup_key();
         for _ in 0..ATTEMPTS {
             let now = DateTime::now();
-            match self.store.open_alarm(&key).await.map_err(store_err)? {
-                Some((open, version)) => {
-                    let Some(alarm) = updated_alarm(&open.alarm, report, &now) else {
+            let open = self.store.open_alarm(&key).await.map_err(store_err)?;
+            let (alarm, version) = match open {
+                Some((open, version)) => match updated_alarm(&open.alarm, report, &now) {
+                    Some(alarm) => (alarm, Some(version)),
+                    None => {
                         let id = open.alarm.id.clone();
                         return Ok((open.alarm, Raised::Unchanged(id)));
-                    };
-                    let rows = self
-                        .route(FmNotificationType::AlarmNotification, Some(&alarm))
-                        .await?;
-                    let record = AlarmRecord {
-                        alarm,
-                        dedup_key: key.clone(),
-                    };
-                    match self.store.update_alarm(&record, version, &rows).await {
-                        Ok(_) => {
-                            tracing::info!(alarm_id = %record.alarm.id, severity = ?report.severity, "alarm updated");
-                            let id = record.alarm.id.clone();
-                            return Ok((record.alarm, Raised::Updated(id)));
-                        }
-                        Err(StoreError::VersionMismatch { .. } | StoreError::NotFound { .. }) => {
-                            continue;
-                        }
-                        Err(e) => return Err(store_err(e)),
                     }
-                }
-                None => {
-                    let alarm = new_alarm(&new_id(), report, &now);
-                    let rows = self
-                        .route(FmNotificationType::AlarmNotification, Some(&alarm))
-                        .await?;
-                    let record = AlarmRecord {
-                        alarm,
-                        dedup_key: key.clone(),
-                    };
-                    match self.store.create_alarm(&record, &rows).await {
-                        Ok(_) => {
-                            tracing::info!(
-                                alarm_id = %record.alarm.id,
-                                vnf_instance_id = %report.fault.instance_id,
-                                severity = ?report.severity,
-                                "alarm raised"
-                            );
-                            let id = record.alarm.id.clone();
-                            return Ok((record.alarm, Raised::New(id)));
-                        }
-                        // Another writer raised the same fault first: update that one.
-                        Err(StoreError::Conflict(Conflict::AlreadyExists { .. })) => continue,
-                        Err(e) => return Err(store_err(e)),
-                    }
-                }
+                },
+                None => (new_alarm(&new_id(), report, &now), None),
+            };
+            let ty = FmNotificationType::AlarmNotification;
+            if let Some(alarm) = self.write(alarm, &key, ty, version).await? {
+                tracing::info!(
+                    alarm_id = %alarm.id,
+                    vnf_instance_id = %report.fault.instance_id,
+                    severity = ?report.severity,
+                    new = version.is_none(),
+                    "alarm raised"
+                );
+                let id = alarm.id.clone();
+                let raised = match version {
+                    None => Raised::New(id),
+                    Some(_) => Raised::Updated(id),
+                };
+                return Ok((alarm, raised));
             }
         }
         Err(LcmError::Conflict(format!(
@@ -246,25 +222,45 @@ impl FaultManager {
             alarm.perceived_severity = PerceivedSeverity::Cleared;
             alarm.alarm_cleared_time = Some(at.clone().unwrap_or_else(|| now.clone()));
             alarm.alarm_changed_time = Some(now);
-            let rows = self
-                .route(FmNotificationType::AlarmClearedNotification, Some(&alarm))
-                .await?;
-            let record = AlarmRecord {
-                alarm,
-                dedup_key: key.clone(),
-            };
-            match self.store.update_alarm(&record, version, &rows).await {
-                Ok(_) => {
-                    tracing::info!(alarm_id = %record.alarm.id, "alarm cleared");
-                    return Ok(Some(record.alarm));
-                }
-                Err(StoreError::VersionMismatch { .. } | StoreError::NotFound { .. }) => continue,
-                Err(e) => return Err(store_err(e)),
+            let ty = FmNotificationType::AlarmClearedNotification;
+            if let Some(alarm) = self.write(alarm, &key, ty, Some(version)).await? {
+                tracing::info!(alarm_id = %alarm.id, "alarm cleared");
+                return Ok(Some(alarm));
             }
         }
         Err(LcmError::Conflict(format!(
             "the alarm of fault {key} kept changing under {ATTEMPTS} attempts to clear it; retry"
         )))
+    }
+
+    /// Writes `alarm` (new when `version` is `None`, else over that version) with the
+    /// notifications of type `ty` about it. `None` when a concurrent writer got there first
+    /// (another open alarm of the fault, or a newer version): the caller reads again.
+    async fn write(
+        &self,
+        alarm: Alarm,
+        key: &str,
+        ty: FmNotificationType,
+        version: Option<Version>,
+    ) -> Result<Option<Alarm>, LcmError> {
+        let rows = self.route(ty, Some(&alarm)).await?;
+        let record = AlarmRecord {
+            alarm,
+            dedup_key: key.to_owned(),
+        };
+        let written = match version {
+            None => self.store.create_alarm(&record, &rows).await,
+            Some(v) => self.store.update_alarm(&record, v, &rows).await,
+        };
+        match written {
+            Ok(_) => Ok(Some(record.alarm)),
+            Err(
+                StoreError::Conflict(Conflict::AlreadyExists { .. })
+                | StoreError::VersionMismatch { .. }
+                | StoreError::NotFound { .. },
+            ) => Ok(None),
+            Err(e) => Err(store_err(e)),
+        }
     }
 
     /// The alarm and its version (the entity tag of its resource).
