@@ -2546,7 +2546,7 @@ async fn concurrent_first_opens_of_one_sqlite_file_both_succeed() {
             .collect();
         for o in opens {
             let store = o.await.unwrap().unwrap();
-            assert_eq!(store.schema_version().await.unwrap(), 8);
+            assert_eq!(store.schema_version().await.unwrap(), 9);
         }
     }
 }
