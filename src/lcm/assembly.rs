@@ -49,6 +49,9 @@ pub struct Vnfm {
     pub subscriptions: Subscriptions,
     /// VNF package management subscriptions.
     pub pkgm_subscriptions: PkgmSubscriptions,
+    /// VNF fault management: alarms and FM subscriptions; as a `FaultSink` it is where
+    /// drivers, plugins and monitoring receivers raise and clear alarms.
+    pub faults: vnfm_lcm::FaultManager,
     /// The VIM registry.
     pub vims: VimRegistry,
     /// The onboarded VNFDs the core reads.
@@ -160,6 +163,7 @@ impl Builder {
         let subscriptions = Subscriptions::new(store.clone(), keyring.clone(), sender.clone());
         let pkgm_subscriptions =
             PkgmSubscriptions::new(store.clone(), keyring.clone(), sender.clone());
+        let faults = vnfm_lcm::FaultManager::new(store.clone(), keyring.clone(), sender.clone());
         let vims = VimRegistry::new(store.clone(), keyring.clone(), self.vim_kinds);
         let catalog = self
             .catalog
@@ -185,6 +189,7 @@ impl Builder {
             keyring,
             subscriptions,
             pkgm_subscriptions,
+            faults,
             vims,
             catalog,
             nfvo,

@@ -5,6 +5,7 @@
 //! | `/vnflcm/v2` | VNF lifecycle management, SOL003 v3.3.1 (API version 2.0.0) |
 //! | `/vnflcm/v1` | the same in the SOL003 v2.6.1 shapes (API version 1.3.0) |
 //! | `/vnfpkgm/v2`, `/vnfpkgm/v1` | VNF package management (SOL003 clause 10, SOL005 style), with its subscriptions and notifications |
+//! | `/vnffm/v1` | VNF fault management, SOL003 v2.6.1: alarms, FM subscriptions; `POST /vnffm/v1/alertmanager` receives Alertmanager webhooks |
 //! | `/vnfm/v1/vims` | the VIM registry (secrets are write-only) |
 //! | `/v1.0/vims` | the same registry through Tacker's VIM API (`openstack vim ...`) |
 //! | `/oauth2/token` | OAuth 2.0 client credentials token endpoint |
@@ -22,6 +23,7 @@
 pub mod auth;
 mod dead_letters;
 pub mod error;
+mod fm;
 mod lcm_v1;
 mod lcm_v2;
 mod lcm_views;
@@ -83,6 +85,7 @@ pub fn router(state: Arc<AppState>) -> Router {
                 .merge(dead_letters::routes()),
         )
         .nest("/v1.0", tacker_vims::routes())
+        .nest("/vnffm/v1", fm::routes())
         .route("/openapi.json", get(openapi::serve_document))
         .route("/metrics", get(ops::metrics))
         .layer(middleware::from_fn_with_state(
@@ -101,6 +104,13 @@ pub fn router(state: Arc<AppState>) -> Router {
             post(auth::token_endpoint)
                 .layer(DefaultBodyLimit::max(state.options.limits.max_token_body))
                 .with_state(state.auth.clone()),
+        )
+        // Authenticated by the handler: the server's credentials or Alertmanager's token.
+        .route(
+            "/vnffm/v1/alertmanager",
+            post(fm::alertmanager_webhook).layer(DefaultBodyLimit::max(
+                vnfm_prometheus::DEFAULT_WEBHOOK_LIMIT,
+            )),
         )
         .route("/healthz", get(ops::healthz))
         .route("/readyz", get(ops::readyz))

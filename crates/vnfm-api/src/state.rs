@@ -77,6 +77,10 @@ pub struct StateOptions {
     /// exists, instead of answering `303 See Other` to that one (SOL003 v2.6.1 clause
     /// 5.4.18.3.1 allows either).
     pub allow_duplicate_lcm_subscriptions: bool,
+    /// The bearer token Alertmanager sends to `POST /vnffm/v1/alertmanager` (its
+    /// `http_config.authorization.credentials`), accepted there besides the server's usual
+    /// credentials. Never logged.
+    pub alertmanager_token: Option<vnfm_types::SecretString>,
     /// The metrics registry (share it with [`crate::server::step_metrics_layer`] to record
     /// step latencies); a fresh one when `None`.
     pub metrics: Option<Arc<Metrics>>,
@@ -113,6 +117,7 @@ impl StateOptions {
             package_limits: PackageLimits::default(),
             verify_callbacks: true,
             allow_duplicate_lcm_subscriptions: false,
+            alertmanager_token: None,
             metrics: None,
         }
     }
@@ -126,6 +131,7 @@ pub struct AppState {
     pub(crate) subscriptions_v1: Subscriptions,
     pub(crate) pkgm_subscriptions: PkgmSubscriptions,
     pub(crate) pkgm_subscriptions_v1: PkgmSubscriptions,
+    pub(crate) faults: vnfm_lcm::FaultManager,
     pub(crate) vims: VimRegistry,
     pub(crate) packages: Arc<Packages>,
     pub(crate) auth: Arc<Authenticator>,
@@ -262,6 +268,7 @@ impl AppState {
             subscriptions_v1,
             pkgm_subscriptions,
             pkgm_subscriptions_v1,
+            faults: services.faults.clone(),
             vims: services.vims.clone(),
             packages,
             auth,

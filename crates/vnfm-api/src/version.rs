@@ -30,6 +30,8 @@ pub enum ApiFamily {
     PkgmV1,
     /// `/vnfm/v1` (VIM registry, not an ETSI API).
     VimV1,
+    /// `/vnffm/v1` (VNF fault management, SOL003 v2.6.1).
+    FmV1,
 }
 
 impl ApiFamily {
@@ -41,6 +43,7 @@ impl ApiFamily {
             ApiFamily::PkgmV2 => "2.1.0",
             ApiFamily::PkgmV1 => "2.0.0",
             ApiFamily::VimV1 => "1.0.0",
+            ApiFamily::FmV1 => "1.2.0",
         }
     }
 
@@ -52,6 +55,7 @@ impl ApiFamily {
             ApiFamily::PkgmV2 => "/vnfpkgm/v2",
             ApiFamily::PkgmV1 => "/vnfpkgm/v1",
             ApiFamily::VimV1 => "/vnfm/v1",
+            ApiFamily::FmV1 => "/vnffm/v1",
         }
     }
 

@@ -57,6 +57,11 @@ pub struct ServeArgs {
     /// exists (by default the request is answered 303 See Other to the existing one).
     #[arg(long)]
     allow_duplicate_lcm_subscriptions: bool,
+    /// File holding the bearer token Prometheus Alertmanager sends to
+    /// `POST /vnffm/v1/alertmanager` (its `http_config.authorization.credentials_file`),
+    /// accepted there besides the server's usual credentials.
+    #[arg(long, value_name = "FILE")]
+    alertmanager_token_file: Option<PathBuf>,
     /// Largest package upload, in MiB.
     #[arg(long, default_value_t = 512, value_name = "MIB")]
     max_package_mib: usize,
@@ -339,6 +344,18 @@ pub fn run(args: ServeArgs) -> Result<ExitCode, ServeError> {
     state.upload_allow_list = args.upload_allow.clone();
     state.verify_callbacks = !args.no_callback_check;
     state.allow_duplicate_lcm_subscriptions = args.allow_duplicate_lcm_subscriptions;
+    if let Some(path) = &args.alertmanager_token_file {
+        let token = std::fs::read_to_string(path)
+            .map_err(|e| format!("--alertmanager-token-file {}: {e}", path.display()))?;
+        let token = token.trim();
+        if token.is_empty() {
+            return Err(format!(
+                "--alertmanager-token-file {}: the file is empty; write the token Alertmanager sends",
+                path.display()
+            ));
+        }
+        state.alertmanager_token = Some(vnfm_types::SecretString::new(token));
+    }
     state.package_limits.max_package_bytes = args.max_package_mib.saturating_mul(1024 * 1024);
     state.limits.max_connections = args.max_connections;
     state.limits.header_read_timeout = Duration::from_secs(args.header_timeout.max(1));

@@ -113,6 +113,7 @@ pub mod artifact;
 pub mod callback;
 pub mod control;
 pub mod error;
+pub mod fault;
 pub mod infra;
 pub mod inventory;
 pub mod memory;
@@ -129,6 +130,7 @@ pub use callback::{
 };
 pub use control::{CancellationFlag, RunControl};
 pub use error::DriverError;
+pub use fault::{FaultId, FaultReport, FaultSink, Raised};
 pub use infra::{
     HealScope, HealVnfc, InfraDriver, InfraOperation, InfraOutcome, InfraRequest, InfraStep,
     InstanceResources, ResourceTarget, execute,

@@ -464,6 +464,16 @@ pub enum LcmError {
         #[source]
         source: Option<Cause>,
     },
+    /// The alarm is not at the version the request expected (`If-Match`): someone changed it.
+    #[error(
+        "alarm {id} changed: its entity tag is now {current}; GET it again and retry with that If-Match"
+    )]
+    AlarmChanged {
+        /// The alarm.
+        id: String,
+        /// Its current entity tag.
+        current: String,
+    },
     /// The encryption keys cannot be loaded (never contains key material).
     #[error("encryption keys: {message}")]
     Keys {
@@ -539,7 +549,8 @@ impl LcmError {
             LcmError::VimInUse { .. }
             | LcmError::VimDependents { .. }
             | LcmError::VimCreatorUnavailable { .. }
-            | LcmError::Conflict { .. } => ErrorKind::Conflict,
+            | LcmError::Conflict { .. }
+            | LcmError::AlarmChanged { .. } => ErrorKind::Conflict,
             LcmError::Inconsistent { .. }
             | LcmError::Keys { .. }
             | LcmError::Decrypt { .. }

@@ -10,6 +10,8 @@
 //! - [`subscriptions`] and [`pkgm_subscriptions`]: lifecycle and VNF package management
 //!   subscriptions, their filters (pure matching) and the routing of notifications to the
 //!   outbox, which [`notify`]'s [`Deliverer`] delivers.
+//! - [`fm`]: VNF fault management: alarms raised and cleared through the `FaultSink` port,
+//!   de-duplicated, acknowledged, and FM subscriptions (generic over the subscription kind).
 //! - [`vim`]: the VIM directories: [`VimRegistry`] (secrets encrypted at rest) and
 //!   [`InlineVimDirectory`] (no registry: inline access information used as given).
 //! - [`catalog`]: [`MemoryCatalog`], onboarded VNFDs held in memory.
@@ -65,6 +67,7 @@
 
 pub mod catalog;
 pub mod error;
+pub mod fm;
 mod lookup;
 pub mod mixed;
 pub mod nfvo;
@@ -90,6 +93,7 @@ pub mod vim;
 
 pub use catalog::MemoryCatalog;
 pub use error::{Cause, DependentInstance, GuardedAction, LcmError};
+pub use fm::FaultManager;
 pub use notify::{Deliverer, DelivererConfig, DeliveryWaker};
 pub use pkgm_subscriptions::{PackageChange, PackageEvent, PkgmSubscriptions};
 pub use plan::{

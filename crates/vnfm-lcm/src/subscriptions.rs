@@ -576,7 +576,7 @@ pub fn matches(
     }
 }
 
-fn instance_matches(
+pub(crate) fn instance_matches(
     f: &VnfInstanceSubscriptionFilter,
     id: &VnfInstanceId,
     ctx: &NotificationContext,

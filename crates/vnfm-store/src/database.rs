@@ -426,6 +426,95 @@ impl<D: Database> Store for D {
         .await)
     }
 
+    async fn create_fm_subscription(
+        &self,
+        record: &crate::model::FmSubscriptionRecord,
+    ) -> Result<()> {
+        let record = record.clone();
+        in_transaction!(self, |tx| subscriptions::create(tx, &record).await).await
+    }
+
+    async fn get_fm_subscription(
+        &self,
+        id: &SubscriptionId,
+    ) -> Result<Option<crate::model::FmSubscriptionRecord>> {
+        on_reader!(self, |c| subscriptions::get(c, id.as_str()).await)
+    }
+
+    async fn list_fm_subscriptions(
+        &self,
+        after: Option<&str>,
+        limit: u32,
+    ) -> Result<Page<crate::model::FmSubscriptionRecord>> {
+        on_reader!(self, |c| subscriptions::page_of(c, after, limit).await)
+    }
+
+    async fn delete_fm_subscription(&self, id: &SubscriptionId) -> Result<()> {
+        let id = id.clone();
+        in_transaction!(self, |tx| {
+            subscriptions::delete::<_, vnfm_types::FmSubscription>(tx, id.as_str()).await
+        })
+        .await
+    }
+
+    async fn find_duplicate_fm_subscription(
+        &self,
+        canonical_filter: &str,
+        callback_uri: &str,
+    ) -> Result<Option<crate::model::FmSubscriptionRecord>> {
+        on_reader!(self, |c| subscriptions::duplicate(
+            c,
+            canonical_filter,
+            callback_uri
+        )
+        .await)
+    }
+
+    async fn create_alarm(
+        &self,
+        record: &crate::model::AlarmRecord,
+        notify: &[NewOutboxRow],
+    ) -> Result<Version> {
+        let (record, notify) = (record.clone(), notify.to_vec());
+        in_transaction!(self, |tx| crate::sql::alarms::create(tx, &record, &notify)
+            .await)
+        .await
+    }
+
+    async fn update_alarm(
+        &self,
+        record: &crate::model::AlarmRecord,
+        expected: Version,
+        notify: &[NewOutboxRow],
+    ) -> Result<Version> {
+        let (record, notify) = (record.clone(), notify.to_vec());
+        in_transaction!(self, |tx| crate::sql::alarms::update(
+            tx, &record, expected, &notify
+        )
+        .await)
+        .await
+    }
+
+    async fn get_alarm(&self, id: &str) -> Result<Option<(crate::model::AlarmRecord, Version)>> {
+        on_reader!(self, |c| crate::sql::alarms::get(c, id).await)
+    }
+
+    async fn open_alarm(
+        &self,
+        dedup_key: &str,
+    ) -> Result<Option<(crate::model::AlarmRecord, Version)>> {
+        on_reader!(self, |c| crate::sql::alarms::open_by_key(c, dedup_key)
+            .await)
+    }
+
+    async fn list_alarms(
+        &self,
+        after: Option<&str>,
+        limit: u32,
+    ) -> Result<Page<(crate::model::AlarmRecord, Version)>> {
+        on_reader!(self, |c| crate::sql::alarms::page_of(c, after, limit).await)
+    }
+
     async fn create_vim(&self, vim: &VimRecord) -> Result<Version> {
         let vim = vim.clone();
         in_transaction!(self, |tx| vims::create(tx, &vim).await).await

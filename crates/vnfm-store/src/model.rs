@@ -7,9 +7,10 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde_json::Value;
 use vnfm_types::{
-    InstantiationState, LccnSubscription, LcmOperationStateType, LcmOperationType,
-    LifecycleChangeNotificationsFilter, PkgmNotificationsFilter, PkgmSubscription, SubscriptionId,
-    VimId, VnfInstance, VnfInstanceId, VnfLcmOpOcc, VnfLcmOpOccId, VnfdId,
+    Alarm, FmNotificationsFilter, FmSubscription, InstantiationState, LccnSubscription,
+    LcmOperationStateType, LcmOperationType, LifecycleChangeNotificationsFilter,
+    PkgmNotificationsFilter, PkgmSubscription, SubscriptionId, VimId, VnfInstance, VnfInstanceId,
+    VnfLcmOpOcc, VnfLcmOpOccId, VnfdId,
 };
 
 /// Revision of a stored record. It starts at 1 and grows by one with every change of the
@@ -340,6 +341,33 @@ impl SubscriptionResource for PkgmSubscription {
     }
 }
 
+impl SubscriptionResource for FmSubscription {
+    const KIND: &'static str = "fm";
+    const WHAT: &'static str = "FM subscription";
+    fn id(&self) -> &SubscriptionId {
+        &self.id
+    }
+    fn callback_uri(&self) -> &str {
+        &self.callback_uri
+    }
+    fn canonical_filter(&self) -> String {
+        canonical_fm_filter(self.filter.as_ref())
+    }
+}
+
+/// A stored VNF fault management subscription (same table and id space as the others).
+pub type FmSubscriptionRecord = StoredSubscription<FmSubscription>;
+
+/// A stored alarm: the document and the key that de-duplicates it (at most one open alarm,
+/// i.e. one without `alarmClearedTime`, per key).
+#[derive(Debug, Clone, PartialEq)]
+pub struct AlarmRecord {
+    /// The alarm document.
+    pub alarm: Alarm,
+    /// What identifies the fault (e.g. instance, VNFC and probable cause).
+    pub dedup_key: String,
+}
+
 /// A stored subscription: the resource, the canonical form of its filter (for duplicate
 /// detection) and its callback credentials, encrypted by the caller.
 #[derive(Clone, PartialEq)]
@@ -399,6 +427,12 @@ pub fn canonical_filter(filter: Option<&LifecycleChangeNotificationsFilter>) -> 
 /// [`canonical_filter`] of a VNF package management filter, for
 /// [`crate::Store::find_duplicate_pkgm_subscription`].
 pub fn canonical_pkgm_filter(filter: Option<&PkgmNotificationsFilter>) -> String {
+    canonical_of(filter)
+}
+
+/// [`canonical_filter`] of a VNF fault management filter, for
+/// [`crate::Store::find_duplicate_fm_subscription`].
+pub fn canonical_fm_filter(filter: Option<&FmNotificationsFilter>) -> String {
     canonical_of(filter)
 }
 

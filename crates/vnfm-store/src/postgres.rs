@@ -65,6 +65,11 @@ const MIGRATIONS: &[MigrationSource] = &[
         "name search",
         include_str!("../migrations/postgres/0008_name_search.sql"),
     ),
+    (
+        9,
+        "alarms",
+        include_str!("../migrations/postgres/0009_alarms.sql"),
+    ),
 ];
 
 /// Default size of the connection pool.

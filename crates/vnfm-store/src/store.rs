@@ -305,6 +305,74 @@ pub trait Store: Send + Sync {
         callback_uri: &str,
     ) -> Result<Option<PkgmSubscriptionRecord>>;
 
+    // ----- Fault management -----
+
+    /// Stores a VNF fault management subscription. [`crate::Conflict::AlreadyExists`] if the
+    /// id is taken (by a subscription of any kind).
+    async fn create_fm_subscription(
+        &self,
+        record: &crate::model::FmSubscriptionRecord,
+    ) -> Result<()>;
+
+    /// The FM subscription with its encrypted credentials.
+    async fn get_fm_subscription(
+        &self,
+        id: &SubscriptionId,
+    ) -> Result<Option<crate::model::FmSubscriptionRecord>>;
+
+    /// One page of FM subscriptions, ordered by id.
+    async fn list_fm_subscriptions(
+        &self,
+        after: Option<&str>,
+        limit: u32,
+    ) -> Result<Page<crate::model::FmSubscriptionRecord>>;
+
+    /// Deletes the FM subscription and its pending outbox rows (dead rows stay).
+    async fn delete_fm_subscription(&self, id: &SubscriptionId) -> Result<()>;
+
+    /// An FM subscription with the same canonical filter ([`crate::canonical_fm_filter`]) and
+    /// callback URI, for `303 See Other`.
+    async fn find_duplicate_fm_subscription(
+        &self,
+        canonical_filter: &str,
+        callback_uri: &str,
+    ) -> Result<Option<crate::model::FmSubscriptionRecord>>;
+
+    /// Stores a new alarm at [`Version::FIRST`] and enqueues `notify` in the same transaction.
+    /// [`crate::Conflict::AlreadyExists`] if the id is taken or an open alarm (one without
+    /// `alarmClearedTime`) has the same [`crate::AlarmRecord::dedup_key`]: the caller then updates
+    /// that one.
+    async fn create_alarm(
+        &self,
+        record: &crate::model::AlarmRecord,
+        notify: &[NewOutboxRow],
+    ) -> Result<Version>;
+
+    /// Replaces the alarm if its version is still `expected` and enqueues `notify` in the same
+    /// transaction; returns the new version. [`StoreError::VersionMismatch`] if it changed.
+    async fn update_alarm(
+        &self,
+        record: &crate::model::AlarmRecord,
+        expected: Version,
+        notify: &[NewOutboxRow],
+    ) -> Result<Version>;
+
+    /// The alarm and its version.
+    async fn get_alarm(&self, id: &str) -> Result<Option<(crate::model::AlarmRecord, Version)>>;
+
+    /// The open alarm with this de-duplication key, if any.
+    async fn open_alarm(
+        &self,
+        dedup_key: &str,
+    ) -> Result<Option<(crate::model::AlarmRecord, Version)>>;
+
+    /// One page of alarms (open and cleared), ordered by id.
+    async fn list_alarms(
+        &self,
+        after: Option<&str>,
+        limit: u32,
+    ) -> Result<Page<(crate::model::AlarmRecord, Version)>>;
+
     // ----- VIMs -----
 
     /// Stores a VIM at [`Version::FIRST`].

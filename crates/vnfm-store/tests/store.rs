@@ -1940,20 +1940,20 @@ async fn vim_index_follows_references_and_resources(db: &TestDb) {
 }
 
 async fn migrations_apply_on_empty_and_refuse_newer_schema(db: &TestDb) {
-    assert_eq!(db.store.schema_version().await.unwrap(), 8);
+    assert_eq!(db.store.schema_version().await.unwrap(), 9);
     // Opening an up-to-date database again is a no-op.
     let again = db.reopen().await.unwrap();
-    assert_eq!(again.schema_version().await.unwrap(), 8);
+    assert_eq!(again.schema_version().await.unwrap(), 9);
     drop(again);
 
-    db.fake_future_migration(9).await;
+    db.fake_future_migration(10).await;
     let err = match db.reopen().await {
         Ok(_) => panic!("a database from a newer build was opened"),
         Err(e) => e,
     };
     match &err {
         StoreError::SchemaTooNew { found, supported } => {
-            assert_eq!((*found, *supported), (9, 8));
+            assert_eq!((*found, *supported), (10, 9));
         }
         other => panic!("{other:?}"),
     }
@@ -2546,7 +2546,7 @@ async fn concurrent_first_opens_of_one_sqlite_file_both_succeed() {
             .collect();
         for o in opens {
             let store = o.await.unwrap().unwrap();
-            assert_eq!(store.schema_version().await.unwrap(), 8);
+            assert_eq!(store.schema_version().await.unwrap(), 9);
         }
     }
 }

@@ -25,6 +25,7 @@
 //! conversions to and from this model.
 
 pub mod common;
+pub mod fm;
 pub mod grant;
 pub mod ids;
 pub mod instance;
@@ -38,6 +39,7 @@ pub mod time;
 pub mod v1;
 
 pub use common::*;
+pub use fm::*;
 pub use grant::*;
 pub use ids::*;
 pub use instance::*;

@@ -224,13 +224,17 @@ async fn run(inner: Arc<Inner>, mut stop: watch::Receiver<bool>) {
 
 async fn deliver(inner: &Inner, row: OutboxRow) {
     let store = &inner.store;
-    // Lifecycle and package management subscriptions share one id space.
+    // Lifecycle, package management and fault management subscriptions share one id space.
     let sealed = match store.get_subscription(&row.subscription_id).await {
         Ok(Some(r)) => Ok(Some(r.authentication)),
-        Ok(None) => store
-            .get_pkgm_subscription(&row.subscription_id)
-            .await
-            .map(|r| r.map(|r| r.authentication)),
+        Ok(None) => match store.get_pkgm_subscription(&row.subscription_id).await {
+            Ok(Some(r)) => Ok(Some(r.authentication)),
+            Ok(None) => store
+                .get_fm_subscription(&row.subscription_id)
+                .await
+                .map(|r| r.map(|r| r.authentication)),
+            Err(e) => Err(e),
+        },
         Err(e) => Err(e),
     };
     let sealed = match sealed {

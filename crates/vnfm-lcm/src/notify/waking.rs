@@ -289,6 +289,82 @@ impl Store for WakingStore {
             .await
     }
 
+    async fn create_fm_subscription(
+        &self,
+        record: &vnfm_store::FmSubscriptionRecord,
+    ) -> Result<()> {
+        self.inner.create_fm_subscription(record).await
+    }
+
+    async fn get_fm_subscription(
+        &self,
+        id: &SubscriptionId,
+    ) -> Result<Option<vnfm_store::FmSubscriptionRecord>> {
+        self.inner.get_fm_subscription(id).await
+    }
+
+    async fn list_fm_subscriptions(
+        &self,
+        after: Option<&str>,
+        limit: u32,
+    ) -> Result<Page<vnfm_store::FmSubscriptionRecord>> {
+        self.inner.list_fm_subscriptions(after, limit).await
+    }
+
+    async fn delete_fm_subscription(&self, id: &SubscriptionId) -> Result<()> {
+        self.inner.delete_fm_subscription(id).await
+    }
+
+    async fn find_duplicate_fm_subscription(
+        &self,
+        canonical_filter: &str,
+        callback_uri: &str,
+    ) -> Result<Option<vnfm_store::FmSubscriptionRecord>> {
+        self.inner
+            .find_duplicate_fm_subscription(canonical_filter, callback_uri)
+            .await
+    }
+
+    async fn create_alarm(
+        &self,
+        record: &vnfm_store::AlarmRecord,
+        notify: &[NewOutboxRow],
+    ) -> Result<Version> {
+        let out = self.inner.create_alarm(record, notify).await;
+        self.enqueued(out.is_ok(), notify.len());
+        out
+    }
+
+    async fn update_alarm(
+        &self,
+        record: &vnfm_store::AlarmRecord,
+        expected: Version,
+        notify: &[NewOutboxRow],
+    ) -> Result<Version> {
+        let out = self.inner.update_alarm(record, expected, notify).await;
+        self.enqueued(out.is_ok(), notify.len());
+        out
+    }
+
+    async fn get_alarm(&self, id: &str) -> Result<Option<(vnfm_store::AlarmRecord, Version)>> {
+        self.inner.get_alarm(id).await
+    }
+
+    async fn open_alarm(
+        &self,
+        dedup_key: &str,
+    ) -> Result<Option<(vnfm_store::AlarmRecord, Version)>> {
+        self.inner.open_alarm(dedup_key).await
+    }
+
+    async fn list_alarms(
+        &self,
+        after: Option<&str>,
+        limit: u32,
+    ) -> Result<Page<(vnfm_store::AlarmRecord, Version)>> {
+        self.inner.list_alarms(after, limit).await
+    }
+
     async fn create_vim(&self, vim: &VimRecord) -> Result<Version> {
         self.inner.create_vim(vim).await
     }

@@ -6,6 +6,7 @@
 //! Statements use `$n` placeholders numbered from 1; the SQLite connection renumbers them as
 //! `?n`, which binds by position.
 
+pub(crate) mod alarms;
 pub(crate) mod instances;
 pub(crate) mod op_occs;
 pub(crate) mod outbox;

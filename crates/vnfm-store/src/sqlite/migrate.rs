@@ -55,6 +55,11 @@ pub(crate) const MIGRATIONS: &[MigrationSource] = &[
         "name search",
         include_str!("../../migrations/sqlite/0008_name_search.sql"),
     ),
+    (
+        9,
+        "alarms",
+        include_str!("../../migrations/sqlite/0009_alarms.sql"),
+    ),
 ];
 
 /// The checksum sqlx records for a migration's SQL.

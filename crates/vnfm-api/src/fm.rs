@@ -1,0 +1,315 @@
+//! VNF fault management, SOL003 v2.6.1 (`/vnffm/v1`, API version 1.2.0): alarms (list with
+//! SOL013 filters, read with an `ETag`, `PATCH` of `ackState` with `If-Match`), FM
+//! subscriptions (the shared handlers of [`crate::subscriptions`]), and the receiver of
+//! Prometheus Alertmanager webhooks (`POST /vnffm/v1/alertmanager`): firing alerts raise
+//! alarms, resolved alerts clear them, mapped by `vnfm_prometheus::AlarmMapping`.
+//!
+//! The receiver accepts the server's usual credentials, or the bearer token configured for
+//! Alertmanager's `http_config` ([`crate::StateOptions::alertmanager_token`]). A payload that
+//! is not an Alertmanager webhook is refused with 400 and the JSON pointer of the fault; in a
+//! valid payload, every alert that can be mapped is processed even when others cannot (those
+//! are reported in one 400 naming each one's pointer, so nothing good is dropped and
+//! Alertmanager, which does not resend on 4xx, does not loop). A store failure is a 503, which
+//! Alertmanager retries; raising is idempotent, so a retried batch does not duplicate alarms.
+
+use std::sync::{Arc, OnceLock};
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::{OriginalUri, Path, State};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::middleware;
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use serde_json::{Value, json};
+use vnfm_driver_api::fault::{FaultId, FaultReport};
+use vnfm_lcm::LcmError;
+use vnfm_lcm::subscriptions::{CreateOptions, Created};
+use vnfm_prometheus::{AlarmCandidate, AlarmMapping};
+use vnfm_schemas::SchemaId;
+use vnfm_store::{Page, Version};
+use vnfm_types::{
+    Alarm, AlarmModifications, DateTime, FmSubscription, FmSubscriptionRequest, SubscriptionId,
+    VnfInstanceId,
+};
+
+use crate::error::{ApiError, ApiResult};
+use crate::lcm_v2::with_etag;
+use crate::listing::{ListRequest, PAGE_SIZE};
+use crate::state::AppState;
+use crate::subscriptions::Kind;
+use crate::util::{json_response, merge_patch_body, require_accept};
+use crate::version::{ApiFamily, major_versions, versioned};
+
+const FAMILY: ApiFamily = ApiFamily::FmV1;
+
+/// The `/vnffm/v1` routes that need the server's authentication.
+pub(crate) fn routes() -> Router<Arc<AppState>> {
+    Router::new()
+        .route("/api_versions", get(|| async { major_versions(FAMILY) }))
+        .route("/alarms", get(list_alarms))
+        .route("/alarms/{id}", get(show_alarm).patch(modify_alarm))
+        .merge(crate::subscriptions::routes::<Fm>(FAMILY))
+        .layer(middleware::from_fn(|req, next| {
+            versioned(FAMILY, req, next)
+        }))
+}
+
+/// FM subscriptions (`/vnffm/v1` only: one API version serves them).
+pub(crate) struct Fm;
+
+impl Kind for Fm {
+    type Resource = FmSubscription;
+    type Request = FmSubscriptionRequest;
+    const REQUEST_SCHEMA: Option<SchemaId> = None;
+    const VERSIONS: (ApiFamily, ApiFamily) = (FAMILY, FAMILY);
+
+    fn schema() -> &'static Value {
+        static S: OnceLock<Value> = OnceLock::new();
+        S.get_or_init(|| {
+            serde_json::to_value(schemars::schema_for!(FmSubscription)).unwrap_or_default()
+        })
+    }
+    fn allow_duplicates(_: &AppState) -> bool {
+        false
+    }
+    fn id(sub: &FmSubscription) -> &SubscriptionId {
+        &sub.id
+    }
+    async fn create(
+        state: &AppState,
+        _family: ApiFamily,
+        request: &FmSubscriptionRequest,
+        options: &CreateOptions,
+    ) -> Result<Created<FmSubscription>, LcmError> {
+        state.faults.subscriptions().create(request, options).await
+    }
+    async fn get(state: &AppState, id: &SubscriptionId) -> Result<FmSubscription, LcmError> {
+        state.faults.subscriptions().get(id).await
+    }
+    async fn list(state: &AppState, after: Option<&str>) -> Result<Page<FmSubscription>, LcmError> {
+        state.faults.subscriptions().list(after, PAGE_SIZE).await
+    }
+    async fn delete(state: &AppState, id: &SubscriptionId) -> Result<(), LcmError> {
+        state.faults.subscriptions().delete(id).await
+    }
+}
+
+fn alarm_schema() -> &'static Value {
+    static S: OnceLock<Value> = OnceLock::new();
+    S.get_or_init(|| serde_json::to_value(schemars::schema_for!(Alarm)).unwrap_or_default())
+}
+
+fn to_value(alarm: &Alarm) -> ApiResult<Value> {
+    serde_json::to_value(alarm)
+        .map_err(|e| ApiError::Internal(format!("alarm does not serialize: {e}")))
+}
+
+async fn list_alarms(
+    State(state): State<Arc<AppState>>,
+    OriginalUri(uri): OriginalUri,
+    headers: HeaderMap,
+) -> ApiResult<Response> {
+    require_accept(&headers, &["application/json"])?;
+    let list = ListRequest::parse(&uri, alarm_schema())?;
+    list.run(
+        |after| {
+            let state = state.clone();
+            async move {
+                let page = state.faults.list(after.as_deref(), PAGE_SIZE).await?;
+                Ok(Page {
+                    items: page
+                        .items
+                        .iter()
+                        .map(|(a, _)| to_value(a))
+                        .collect::<ApiResult<Vec<_>>>()?,
+                    next: page.next,
+                })
+            }
+        },
+        &[],
+    )
+    .await
+}
+
+async fn show_alarm(
+    State(state): State<Arc<AppState>>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+) -> ApiResult<Response> {
+    require_accept(&headers, &["application/json"])?;
+    let (alarm, version) = state.faults.get(&id).await?;
+    Ok(with_etag(
+        json_response(StatusCode::OK, &to_value(&alarm)?),
+        version,
+    ))
+}
+
+/// The version `If-Match` names: `None` without the header or with `*`.
+fn if_match(headers: &HeaderMap) -> ApiResult<Option<Version>> {
+    let Some(value) = headers.get(header::IF_MATCH) else {
+        return Ok(None);
+    };
+    let text = value.to_str().unwrap_or("").trim();
+    if text == "*" {
+        return Ok(None);
+    }
+    Version::from_etag(text).map(Some).ok_or_else(|| {
+        ApiError::PreconditionFailed(
+            "If-Match is not one entity tag of this server (nor *); GET the alarm for its ETag"
+                .into(),
+        )
+    })
+}
+
+/// `PATCH /alarms/{id}`: `{"ackState": "ACKNOWLEDGED"}` as a merge patch; answers the
+/// modifications (SOL003 clause 7.4.3.3.4) with the new `ETag`.
+async fn modify_alarm(
+    State(state): State<Arc<AppState>>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> ApiResult<Response> {
+    require_accept(&headers, &["application/json"])?;
+    let expected = if_match(&headers)?;
+    let modifications: AlarmModifications = merge_patch_body(&headers, &body, None)?;
+    if modifications.ack_state != vnfm_types::AckState::Acknowledged {
+        return Err(ApiError::invalid(
+            "/ackState",
+            "only ACKNOWLEDGED may be set (SOL003 AlarmModifications)",
+        ));
+    }
+    let (_, version) = state
+        .faults
+        .acknowledge(&id, expected)
+        .await
+        .map_err(|e| match e {
+            LcmError::AlarmChanged { .. } => ApiError::PreconditionFailed(e.to_string()),
+            other => ApiError::Lcm(other),
+        })?;
+    Ok(with_etag(
+        json_response(StatusCode::OK, &modifications),
+        version,
+    ))
+}
+
+/// Whether the request carries the Alertmanager receiver's bearer token.
+fn has_receiver_token(state: &AppState, headers: &HeaderMap) -> bool {
+    let Some(token) = &state.options.alertmanager_token else {
+        return false;
+    };
+    let Some(given) = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+    else {
+        return false;
+    };
+    // Compared through digests, so the time taken does not depend on a matching prefix.
+    use sha2::{Digest, Sha256};
+    Sha256::digest(given.trim().as_bytes()) == Sha256::digest(token.expose().as_bytes())
+}
+
+fn date_time(t: &jiff::Timestamp) -> Option<DateTime> {
+    DateTime::parse(&t.to_string()).ok()
+}
+
+/// The fault an alert reports: instance, VNFC(s), fault type (else the alert name) and
+/// probable cause; the same for the firing and the resolved alert.
+fn fault_of(c: &AlarmCandidate) -> FaultId {
+    FaultId {
+        instance_id: VnfInstanceId::new(c.vnf_instance_id.clone()),
+        vnfc_instance_id: (!c.vnfc_instance_ids.is_empty()).then(|| c.vnfc_instance_ids.join(",")),
+        fault_type: c.fault_type.clone().or_else(|| c.alert_name.clone()),
+        probable_cause: c.probable_cause.clone(),
+    }
+}
+
+fn report_of(c: &AlarmCandidate) -> ApiResult<FaultReport> {
+    let severity = serde_json::from_value(json!(c.perceived_severity.as_str()))
+        .map_err(|e| ApiError::Internal(format!("severity mapping: {e}")))?;
+    let event_type = serde_json::from_value(json!(c.event_type.as_str()))
+        .map_err(|e| ApiError::Internal(format!("event type mapping: {e}")))?;
+    let mut report = FaultReport::new(fault_of(c), severity, event_type);
+    report.event_time = date_time(&c.starts_at);
+    report.details = c.fault_details.clone();
+    Ok(report)
+}
+
+/// `POST /vnffm/v1/alertmanager`: an Alertmanager webhook (version 4).
+pub(crate) async fn alertmanager_webhook(
+    State(state): State<Arc<AppState>>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> ApiResult<Response> {
+    if !has_receiver_token(&state, &headers) {
+        state.auth.authenticate_request(&headers).await?;
+    }
+    let webhook = vnfm_prometheus::parse_webhook(&body).map_err(|e| match &e {
+        vnfm_prometheus::Error::WebhookInvalid { pointer, .. } => {
+            ApiError::invalid(pointer.clone(), e.to_string())
+        }
+        _ => ApiError::bad_request(e.to_string()),
+    })?;
+    let mapping = AlarmMapping::default();
+    let (mut raised, mut cleared, mut refused) = (0usize, 0usize, Vec::new());
+    for (i, alert) in webhook.alerts.iter().enumerate() {
+        let candidate = match mapping.candidate(alert) {
+            Ok(Some(c)) => c,
+            Ok(None) => continue,
+            Err(e) => {
+                refused.push(format!("/alerts/{i}/labels: {e}"));
+                continue;
+            }
+        };
+        for w in &candidate.warnings {
+            tracing::warn!(alert = i, "{w}");
+        }
+        if candidate.is_clear() {
+            let at = candidate.ends_at.as_ref().and_then(date_time);
+            state
+                .faults
+                .clear(&fault_of(&candidate), at)
+                .await
+                .map_err(unavailable)?;
+            cleared += 1;
+        } else {
+            match state.faults.raise(&report_of(&candidate)?).await {
+                Ok(_) => raised += 1,
+                Err(e) if e.kind() == vnfm_types::ErrorKind::Invalid => {
+                    refused.push(format!("/alerts/{i}: {e}"));
+                }
+                Err(e) => return Err(unavailable(e)),
+            }
+        }
+    }
+    tracing::info!(
+        alerts = webhook.alerts.len(),
+        raised,
+        cleared,
+        refused = refused.len(),
+        "Alertmanager webhook received"
+    );
+    if let Some(first) = refused.first() {
+        let pointer = first.split(':').next().unwrap_or("/alerts").to_owned();
+        return Err(ApiError::invalid(
+            pointer,
+            format!(
+                "{} of {} alerts could not be mapped to an alarm (the others were processed): {}; \
+                 give each alert a vnf_instance_id label (see docs/fault-and-performance.md)",
+                refused.len(),
+                webhook.alerts.len(),
+                refused.join("; ")
+            ),
+        ));
+    }
+    Ok(StatusCode::NO_CONTENT.into_response())
+}
+
+/// A core failure while processing alerts: 503, so that Alertmanager sends the batch again.
+fn unavailable(e: LcmError) -> ApiError {
+    tracing::error!(error = %e, "processing an Alertmanager webhook failed");
+    ApiError::Unavailable(format!(
+        "the alarms could not be stored ({e}); the webhook may be sent again"
+    ))
+}

@@ -1,0 +1,487 @@
+//! VNF fault management (SOL003 v2.6.1 `vnffm/v1`), without HTTP or monitoring types: alarms
+//! raised and cleared through the [`FaultSink`] port, de-duplicated in the store (one open
+//! alarm per [`FaultId`]), acknowledged under a version precondition, and reported to FM
+//! subscriptions ([`subscriptions`]) through the outbox the [`crate::Deliverer`] delivers.
+//!
+//! Every alarm write enqueues its notifications in the same store transaction
+//! (`Store::create_alarm`, `Store::update_alarm`): an alarm change is never lost between the
+//! write and the notification. A raise that changes nothing (the same severity, event type,
+//! resource and details as the open alarm, e.g. Alertmanager repeating a firing alert) writes
+//! and notifies nothing.
+
+pub mod subscriptions;
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use vnfm_driver_api::fault::{FaultId, FaultReport, FaultSink, Raised};
+use vnfm_driver_api::{CallbackSender, DriverError};
+use vnfm_store::{
+    AlarmRecord, Conflict, NewOutboxRow, Page, Store, StoreError, Timestamp, Version,
+};
+use vnfm_types::{
+    AckState, Alarm, AlarmClearedNotification, AlarmClearedNotificationLinks, AlarmLinks,
+    AlarmListRebuiltNotification, AlarmListRebuiltNotificationLinks, AlarmNotification,
+    AlarmNotificationLinks, DateTime, FmNotification, FmNotificationType, FmNotificationsFilter,
+    FmSubscription, Link, NotificationId, PerceivedSeverity,
+};
+
+use crate::LcmError;
+use crate::secrets::{Keyring, new_id};
+use crate::subscriptions::{NotificationContext, constraint, instance_matches, passes};
+use crate::vim::store_err;
+pub use subscriptions::{FmKind, ManagedSubscriptions, SubscriptionKind};
+
+/// Base of the alarm resources (`_links.self` of an alarm).
+pub const ALARMS_BASE: &str = "/vnffm/v1/alarms";
+/// Base of the FM subscription resources.
+pub const SUBSCRIPTIONS_BASE: &str = "/vnffm/v1/subscriptions";
+/// Base of the VNF instances an alarm's `objectInstance` links to.
+pub const INSTANCES_BASE: &str = "/vnflcm/v1/vnf_instances";
+
+/// How often a write is tried again when a concurrent writer changed the same alarm.
+const ATTEMPTS: usize = 5;
+
+/// Whether a subscription with `filter` wants notification `ty` about `alarm` (of an instance
+/// described by `ctx`): SOL003 `FmNotificationsFilter` semantics. The alarm attributes
+/// (`faultyResourceTypes`, `perceivedSeverities`, `eventTypes`, `probableCauses`) constrain
+/// only notifications that carry or name an alarm; `AlarmListRebuiltNotification` is matched
+/// by its type alone.
+pub fn matches(
+    filter: Option<&FmNotificationsFilter>,
+    ty: FmNotificationType,
+    alarm: Option<&Alarm>,
+    ctx: &NotificationContext,
+) -> bool {
+    let Some(f) = filter else {
+        return true;
+    };
+    if !passes(constraint(&f.notification_types), Some(&ty)) {
+        return false;
+    }
+    let Some(alarm) = alarm else {
+        return true;
+    };
+    let resource_type = alarm
+        .root_cause_faulty_resource
+        .as_ref()
+        .map(|r| r.faulty_resource_type);
+    passes(constraint(&f.faulty_resource_types), resource_type.as_ref())
+        && passes(
+            constraint(&f.perceived_severities),
+            Some(&alarm.perceived_severity),
+        )
+        && passes(constraint(&f.event_types), Some(&alarm.event_type))
+        && passes(constraint(&f.probable_causes), Some(&alarm.probable_cause))
+        && f.vnf_instance_subscription_filter
+            .as_ref()
+            .is_none_or(|i| instance_matches(i, &alarm.managed_object_id, ctx))
+}
+
+/// The alarm a new report describes, with id `id`, raised at `now`.
+pub fn new_alarm(id: &str, report: &FaultReport, now: &DateTime) -> Alarm {
+    let fault = &report.fault;
+    Alarm {
+        id: id.to_owned(),
+        managed_object_id: fault.instance_id.clone(),
+        vnfc_instance_ids: fault.vnfc_instance_id.clone().map(|c| vec![c]),
+        root_cause_faulty_resource: report.faulty_resource.clone(),
+        alarm_raised_time: now.clone(),
+        alarm_changed_time: None,
+        alarm_cleared_time: None,
+        ack_state: AckState::Unacknowledged,
+        perceived_severity: report.severity,
+        event_time: report.event_time.clone().unwrap_or_else(|| now.clone()),
+        event_type: report.event_type,
+        fault_type: fault.fault_type.clone(),
+        probable_cause: fault.probable_cause.clone(),
+        is_root_cause: true,
+        correlated_alarm_ids: None,
+        fault_details: (!report.details.is_empty()).then(|| report.details.clone()),
+        links: AlarmLinks {
+            self_: Link::new(format!("{ALARMS_BASE}/{id}")),
+            object_instance: Some(Link::new(format!("{INSTANCES_BASE}/{}", fault.instance_id))),
+        },
+    }
+}
+
+/// `open` updated by a repeated `report`; `None` when the report changes nothing.
+pub fn updated_alarm(open: &Alarm, report: &FaultReport, now: &DateTime) -> Option<Alarm> {
+    let mut next = open.clone();
+    next.perceived_severity = report.severity;
+    next.event_type = report.event_type;
+    if report.faulty_resource.is_some() {
+        next.root_cause_faulty_resource = report.faulty_resource.clone();
+    }
+    if !report.details.is_empty() {
+        next.fault_details = Some(report.details.clone());
+    }
+    if &next == open {
+        return None;
+    }
+    next.event_time = report.event_time.clone().unwrap_or_else(|| now.clone());
+    next.alarm_changed_time = Some(now.clone());
+    Some(next)
+}
+
+/// Fault management: alarms and FM subscriptions over the store.
+#[derive(Clone)]
+pub struct FaultManager {
+    store: Arc<dyn Store>,
+    subscriptions: ManagedSubscriptions<FmKind>,
+}
+
+impl std::fmt::Debug for FaultManager {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FaultManager").finish_non_exhaustive()
+    }
+}
+
+impl FaultManager {
+    /// Alarms and FM subscriptions in `store`; subscription credentials sealed by `keyring`,
+    /// callbacks tested through `sender`.
+    pub fn new(
+        store: Arc<dyn Store>,
+        keyring: Arc<Keyring>,
+        sender: Arc<dyn CallbackSender>,
+    ) -> Self {
+        let subscriptions =
+            ManagedSubscriptions::new(store.clone(), keyring, sender, SUBSCRIPTIONS_BASE);
+        FaultManager {
+            store,
+            subscriptions,
+        }
+    }
+
+    /// The FM subscriptions.
+    pub fn subscriptions(&self) -> &ManagedSubscriptions<FmKind> {
+        &self.subscriptions
+    }
+
+    /// Raises the fault of `report`, or updates its open alarm. Returns the alarm as stored
+    /// and what was done.
+    pub async fn raise(&self, report: &FaultReport) -> Result<(Alarm, Raised), LcmError> {
+        if report.severity == PerceivedSeverity::Cleared {
+            return Err(LcmError::invalid(
+                "/perceivedSeverity",
+                "a raise cannot have severity CLEARED; clear the fault instead",
+            ));
+        }
+        let key = report.fault.dedup_key();
+        for _ in 0..ATTEMPTS {
+            let now = DateTime::now();
+            let open = self.store.open_alarm(&key).await.map_err(store_err)?;
+            let (alarm, version) = match open {
+                Some((open, version)) => match updated_alarm(&open.alarm, report, &now) {
+                    Some(alarm) => (alarm, Some(version)),
+                    None => {
+                        let id = open.alarm.id.clone();
+                        return Ok((open.alarm, Raised::Unchanged(id)));
+                    }
+                },
+                None => (new_alarm(&new_id(), report, &now), None),
+            };
+            let ty = FmNotificationType::AlarmNotification;
+            if let Some(alarm) = self.write(alarm, &key, ty, version).await? {
+                tracing::info!(
+                    alarm_id = %alarm.id,
+                    vnf_instance_id = %report.fault.instance_id,
+                    severity = ?report.severity,
+                    new = version.is_none(),
+                    "alarm raised"
+                );
+                let id = alarm.id.clone();
+                let raised = match version {
+                    None => Raised::New(id),
+                    Some(_) => Raised::Updated(id),
+                };
+                return Ok((alarm, raised));
+            }
+        }
+        Err(LcmError::conflict(format!(
+            "the alarm of fault {key} kept changing under {ATTEMPTS} attempts to raise it; retry"
+        )))
+    }
+
+    /// Clears the open alarm of `fault` at `at` (now when absent): severity `CLEARED`,
+    /// `alarmClearedTime` set, an `AlarmClearedNotification` to the matching subscriptions.
+    /// `None` when no alarm of the fault is open.
+    pub async fn clear(
+        &self,
+        fault: &FaultId,
+        at: Option<DateTime>,
+    ) -> Result<Option<Alarm>, LcmError> {
+        let key = fault.dedup_key();
+        for _ in 0..ATTEMPTS {
+            let Some((open, version)) = self.store.open_alarm(&key).await.map_err(store_err)?
+            else {
+                return Ok(None);
+            };
+            let now = DateTime::now();
+            let mut alarm = open.alarm;
+            alarm.perceived_severity = PerceivedSeverity::Cleared;
+            alarm.alarm_cleared_time = Some(at.clone().unwrap_or_else(|| now.clone()));
+            alarm.alarm_changed_time = Some(now);
+            let ty = FmNotificationType::AlarmClearedNotification;
+            if let Some(alarm) = self.write(alarm, &key, ty, Some(version)).await? {
+                tracing::info!(alarm_id = %alarm.id, "alarm cleared");
+                return Ok(Some(alarm));
+            }
+        }
+        Err(LcmError::conflict(format!(
+            "the alarm of fault {key} kept changing under {ATTEMPTS} attempts to clear it; retry"
+        )))
+    }
+
+    /// Writes `alarm` (new when `version` is `None`, else over that version) with the
+    /// notifications of type `ty` about it. `None` when a concurrent writer got there first
+    /// (another open alarm of the fault, or a newer version): the caller reads again.
+    async fn write(
+        &self,
+        alarm: Alarm,
+        key: &str,
+        ty: FmNotificationType,
+        version: Option<Version>,
+    ) -> Result<Option<Alarm>, LcmError> {
+        let rows = self.route(ty, Some(&alarm)).await?;
+        let record = AlarmRecord {
+            alarm,
+            dedup_key: key.to_owned(),
+        };
+        let written = match version {
+            None => self.store.create_alarm(&record, &rows).await,
+            Some(v) => self.store.update_alarm(&record, v, &rows).await,
+        };
+        match written {
+            Ok(_) => Ok(Some(record.alarm)),
+            Err(
+                StoreError::Conflict(Conflict::AlreadyExists { .. })
+                | StoreError::VersionMismatch { .. }
+                | StoreError::NotFound { .. },
+            ) => Ok(None),
+            Err(e) => Err(store_err(e)),
+        }
+    }
+
+    /// The alarm and its version (the entity tag of its resource).
+    pub async fn get(&self, id: &str) -> Result<(Alarm, Version), LcmError> {
+        let (record, version) = self
+            .store
+            .get_alarm(id)
+            .await
+            .map_err(store_err)?
+            .ok_or_else(|| LcmError::NotFound {
+                kind: "alarm",
+                id: id.to_owned(),
+            })?;
+        Ok((record.alarm, version))
+    }
+
+    /// One page of alarms (open and cleared), ordered by id.
+    pub async fn list(
+        &self,
+        after: Option<&str>,
+        limit: u32,
+    ) -> Result<Page<(Alarm, Version)>, LcmError> {
+        let page = self
+            .store
+            .list_alarms(after, limit)
+            .await
+            .map_err(store_err)?;
+        Ok(Page {
+            items: page.items.into_iter().map(|(r, v)| (r.alarm, v)).collect(),
+            next: page.next,
+        })
+    }
+
+    /// Sets `ackState` to `ACKNOWLEDGED` if the alarm is still at version `expected` (when
+    /// given): [`LcmError::AlarmChanged`] if it is not, [`LcmError::Conflict`] if the alarm is
+    /// already acknowledged. Returns the alarm and its new version.
+    pub async fn acknowledge(
+        &self,
+        id: &str,
+        expected: Option<Version>,
+    ) -> Result<(Alarm, Version), LcmError> {
+        let (record, found) = self
+            .store
+            .get_alarm(id)
+            .await
+            .map_err(store_err)?
+            .ok_or_else(|| LcmError::NotFound {
+                kind: "alarm",
+                id: id.to_owned(),
+            })?;
+        let version = expected.unwrap_or(found);
+        if version != found {
+            return Err(LcmError::AlarmChanged {
+                id: id.to_owned(),
+                current: found.etag(),
+            });
+        }
+        if record.alarm.ack_state == AckState::Acknowledged {
+            return Err(LcmError::conflict(format!(
+                "alarm {id} is already ACKNOWLEDGED"
+            )));
+        }
+        let mut record = record;
+        record.alarm.ack_state = AckState::Acknowledged;
+        match self.store.update_alarm(&record, version, &[]).await {
+            Ok(v) => {
+                tracing::info!(alarm_id = %id, "alarm acknowledged");
+                Ok((record.alarm, v))
+            }
+            Err(StoreError::VersionMismatch { found, .. }) => Err(LcmError::AlarmChanged {
+                id: id.to_owned(),
+                current: found.etag(),
+            }),
+            Err(e) => Err(store_err(e)),
+        }
+    }
+
+    /// Sends an `AlarmListRebuiltNotification` to every subscription that wants it (after the
+    /// alarm list was rebuilt, e.g. restored from a backup).
+    pub async fn announce_rebuilt(&self) -> Result<usize, LcmError> {
+        let rows = self
+            .route(FmNotificationType::AlarmListRebuiltNotification, None)
+            .await?;
+        let n = rows.len();
+        self.store.enqueue(&rows).await.map_err(store_err)?;
+        Ok(n)
+    }
+
+    /// The outbox rows of a notification of type `ty` (about `alarm`): one per subscription
+    /// whose filter matches, `ordering_key` the alarm's instance, so a subscriber gets one
+    /// instance's alarms in the order they happened.
+    async fn route(
+        &self,
+        ty: FmNotificationType,
+        alarm: Option<&Alarm>,
+    ) -> Result<Vec<NewOutboxRow>, LcmError> {
+        let subs = self.subscriptions.all().await?;
+        if subs.is_empty() {
+            return Ok(Vec::new());
+        }
+        let ctx = match alarm {
+            Some(a) => match self
+                .store
+                .get_instance(&a.managed_object_id)
+                .await
+                .map_err(store_err)?
+            {
+                Some((instance, _)) => NotificationContext::from_instance(&instance),
+                None => NotificationContext::default(),
+            },
+            None => NotificationContext::default(),
+        };
+        let now = Timestamp::now();
+        let at = DateTime::now();
+        let mut rows = Vec::new();
+        for sub in subs
+            .iter()
+            .filter(|s| matches(s.filter.as_ref(), ty, alarm, &ctx))
+        {
+            let n = notification(ty, sub, alarm, NotificationId::new(new_id()), at.clone());
+            let payload = serde_json::to_value(&n).map_err(|e| {
+                LcmError::inconsistent("FM notification does not serialize").because(e)
+            })?;
+            rows.push(NewOutboxRow {
+                subscription_id: sub.id.clone(),
+                callback_uri: sub.callback_uri.clone(),
+                payload,
+                not_before: now,
+                ordering_key: alarm
+                    .map(|a| a.managed_object_id.to_string())
+                    .unwrap_or_default(),
+            });
+        }
+        Ok(rows)
+    }
+}
+
+/// The notification of type `ty` for `sub` (about `alarm`, which the alarm types need).
+fn notification(
+    ty: FmNotificationType,
+    sub: &FmSubscription,
+    alarm: Option<&Alarm>,
+    id: NotificationId,
+    at: DateTime,
+) -> FmNotification {
+    let subscription = Link::new(sub.links.self_.href.clone());
+    match (ty, alarm) {
+        (FmNotificationType::AlarmNotification, Some(a)) => {
+            FmNotification::Alarm(Box::new(AlarmNotification {
+                id,
+                notification_type: ty,
+                subscription_id: sub.id.clone(),
+                time_stamp: at,
+                alarm: a.clone(),
+                links: AlarmNotificationLinks { subscription },
+            }))
+        }
+        (FmNotificationType::AlarmClearedNotification, Some(a)) => {
+            FmNotification::Cleared(AlarmClearedNotification {
+                id,
+                notification_type: ty,
+                subscription_id: sub.id.clone(),
+                time_stamp: at.clone(),
+                alarm_id: a.id.clone(),
+                alarm_cleared_time: a.alarm_cleared_time.clone().unwrap_or(at),
+                links: AlarmClearedNotificationLinks {
+                    subscription,
+                    alarm: a.links.self_.clone(),
+                },
+            })
+        }
+        _ => FmNotification::Rebuilt(AlarmListRebuiltNotification {
+            id,
+            notification_type: FmNotificationType::AlarmListRebuiltNotification,
+            subscription_id: sub.id.clone(),
+            time_stamp: at,
+            links: AlarmListRebuiltNotificationLinks {
+                subscription,
+                alarms: Link::new(ALARMS_BASE),
+            },
+        }),
+    }
+}
+
+fn driver_error(e: LcmError) -> DriverError {
+    let message = e.to_string();
+    match e.kind() {
+        vnfm_types::ErrorKind::Conflict
+        | vnfm_types::ErrorKind::Unavailable
+        | vnfm_types::ErrorKind::Timeout
+        | vnfm_types::ErrorKind::Internal => DriverError::Transient {
+            message,
+            source: Some(Arc::new(e)),
+        },
+        _ => DriverError::Permanent {
+            message,
+            source: Some(Arc::new(e)),
+        },
+    }
+}
+
+#[async_trait]
+impl FaultSink for FaultManager {
+    async fn raise(&self, report: FaultReport) -> Result<Raised, DriverError> {
+        FaultManager::raise(self, &report)
+            .await
+            .map(|(_, r)| r)
+            .map_err(driver_error)
+    }
+
+    async fn clear(
+        &self,
+        fault: &FaultId,
+        at: Option<DateTime>,
+    ) -> Result<Option<String>, DriverError> {
+        FaultManager::clear(self, fault, at)
+            .await
+            .map(|a| a.map(|a| a.id))
+            .map_err(driver_error)
+    }
+}
+
+#[cfg(test)]
+mod tests;
