@@ -65,6 +65,11 @@ const MIGRATIONS: &[MigrationSource] = &[
         "name search",
         include_str!("../migrations/postgres/0008_name_search.sql"),
     ),
+    (
+        10,
+        "instance default view",
+        include_str!("../migrations/postgres/0010_instance_default_view.sql"),
+    ),
 ];
 
 /// Default size of the connection pool.

@@ -55,6 +55,11 @@ pub(crate) const MIGRATIONS: &[MigrationSource] = &[
         "name search",
         include_str!("../../migrations/sqlite/0008_name_search.sql"),
     ),
+    (
+        10,
+        "instance default view",
+        include_str!("../../migrations/sqlite/0010_instance_default_view.sql"),
+    ),
 ];
 
 /// The checksum sqlx records for a migration's SQL.
