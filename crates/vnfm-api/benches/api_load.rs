@@ -21,6 +21,12 @@
 //! `VNFM_LOAD_CONCURRENCY` (200), `VNFM_LOAD_SECONDS` (10), `VNFM_LOAD_WRK_THREADS` (2),
 //! `VNFM_LOAD_DURABILITY` (`normal` or `full`: the SQLite `synchronous` setting),
 //! `VNFM_LOAD_STORE_URL` (another store, e.g. an empty PostgreSQL database).
+//!
+//! `VNFM_LOAD_AB_ROUNDS=N` adds N alternating rounds after phase 1: the same pages computed
+//! through the evaluator (`&exclude_default`, every document parsed) and from the store's
+//! default views (no selector), closed loop and, with `VNFM_LOAD_RATE=R`, open loop (R
+//! requests per second offered over the C connections on a fixed schedule, latency counted
+//! from each request's scheduled send time). `VNFM_LOAD_LIST_ONLY=1` stops after that.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -122,6 +128,83 @@ async fn rest_cycle(http: &reqwest::Client, base: &str, token: &str, id: &str) {
             }
         }
     }
+}
+
+/// Distinct filtered pages (`page_url(r, extra)` with a random `r`) for `seconds` from
+/// `clients` keep-alive clients. Closed loop (`rate` `None`): each client sends its next
+/// request when the previous one is answered, latency from the send. Open loop (`rate`
+/// `Some(r)`): `r` requests per second offered in all, each client on a fixed schedule, and
+/// the latency of a request counted from its scheduled send time, so a server falling behind
+/// is charged for the wait of every request it delays (no coordinated omission).
+async fn page_load<F>(
+    http: &reqwest::Client,
+    token: &str,
+    page_url: &F,
+    extra: &str,
+    clients: usize,
+    seconds: usize,
+    rate: Option<f64>,
+) -> (Vec<Duration>, usize, Duration)
+where
+    F: Fn(u64, &str) -> String + Clone + Send + 'static,
+{
+    let started = Instant::now();
+    let stop = started + Duration::from_secs(seconds as u64);
+    let mut workers = Vec::new();
+    for w in 0..clients {
+        let (http, token, page_url, extra) = (
+            http.clone(),
+            token.to_owned(),
+            page_url.clone(),
+            extra.to_owned(),
+        );
+        // Open loop: client w sends at started + (k * clients + w) / rate.
+        let every = rate.map(|r| Duration::from_secs_f64(clients as f64 / r));
+        let offset = rate.map(|r| Duration::from_secs_f64(w as f64 / r));
+        workers.push(tokio::spawn(async move {
+            let mut seed = 0x9E37_79B9_7F4A_7C15u64 ^ (w as u64 + 1);
+            let mut lat = Vec::new();
+            let mut errors = 0;
+            let mut k = 0u32;
+            loop {
+                let t = match (every, offset) {
+                    (Some(every), Some(offset)) => {
+                        let at = started + offset + every * k;
+                        tokio::time::sleep_until(at.into()).await;
+                        at
+                    }
+                    _ => Instant::now(),
+                };
+                if t >= stop {
+                    break;
+                }
+                k += 1;
+                let url = page_url(below(&mut seed, 100_000), &extra);
+                match http
+                    .get(&url)
+                    .bearer_auth(&token)
+                    .header("Version", "2.0.0")
+                    .send()
+                    .await
+                {
+                    Ok(r) if r.status().is_success() => match r.bytes().await {
+                        Ok(_) => lat.push(t.elapsed()),
+                        Err(_) => errors += 1,
+                    },
+                    _ => errors += 1,
+                }
+            }
+            (lat, errors)
+        }));
+    }
+    let mut latencies = Vec::new();
+    let mut errors = 0;
+    for w in workers {
+        let (l, e) = w.await.expect("worker");
+        latencies.extend(l);
+        errors += e;
+    }
+    (latencies, errors, started.elapsed())
 }
 
 fn zip_dir(dir: &std::path::Path) -> Vec<u8> {
@@ -258,52 +341,49 @@ fn main() {
 
         // 1. Filtered list pages, a different filter per request.
         let list_base = base.clone();
-        let page_url = move |r: u64| {
-            format!("{list_base}/vnflcm/v2/vnf_instances?filter=(eq,instantiationState,NOT_INSTANTIATED);(neq,vnfInstanceName,vnf-{r:05})")
+        let page_url = move |r: u64, extra: &str| {
+            format!("{list_base}/vnflcm/v2/vnf_instances?filter=(eq,instantiationState,NOT_INSTANTIATED);(neq,vnfInstanceName,vnf-{r:05}){extra}")
         };
-        let probe = http.get(page_url(7)).bearer_auth(&token).header("Version", "2.0.0").send().await.expect("probe");
+        let probe = http.get(page_url(7, "")).bearer_auth(&token).header("Version", "2.0.0").send().await.expect("probe");
         let has_next = probe.headers().contains_key("link");
         let page: Vec<serde_json::Value> = probe.json().await.expect("page");
         println!("page: {} items, next link: {has_next}", page.len());
         for clients in [1, concurrency] {
-            let stop = Instant::now() + Duration::from_secs(seconds as u64);
-            let started = Instant::now();
-            let mut workers = Vec::new();
-            for w in 0..clients {
-                let http = http.clone();
-                let token = token.clone();
-                let page_url = page_url.clone();
-                workers.push(tokio::spawn(async move {
-                    let mut seed = 0x9E37_79B9_7F4A_7C15u64 ^ (w as u64 + 1);
-                    let mut lat = Vec::new();
-                    let mut errors = 0;
-                    while Instant::now() < stop {
-                        let url = page_url(below(&mut seed, 100_000));
-                        let t = Instant::now();
-                        match http.get(&url).bearer_auth(&token).header("Version", "2.0.0").send().await {
-                            Ok(r) if r.status().is_success() => match r.bytes().await {
-                                Ok(_) => lat.push(t.elapsed()),
-                                Err(_) => errors += 1,
-                            },
-                            _ => errors += 1,
-                        }
-                    }
-                    (lat, errors)
-                }));
-            }
-            let mut latencies = Vec::new();
-            let mut errors = 0;
-            for w in workers {
-                let (l, e) = w.await.expect("worker");
-                latencies.extend(l);
-                errors += e;
-            }
+            let (latencies, errors, elapsed) =
+                page_load(&http, &token, &page_url, "", clients, seconds, None).await;
             report(
                 &format!("GET 100-item page, distinct filters, {instances} instances, {clients} clients"),
                 latencies,
                 errors,
-                started.elapsed(),
+                elapsed,
             );
+        }
+        // 1a. Alternating runs of the two ways a page is computed (same binary, same data, so
+        // a busy machine's drift falls on both): `exclude_default` shows the same items
+        // through the evaluator (each stored document parsed, filtered, selected and encoded);
+        // no selector lets the store answer with its stored default views. Closed loop with
+        // `concurrency` clients, then, with VNFM_LOAD_RATE, open loop at that rate.
+        let rate = env_or("VNFM_LOAD_RATE", 0);
+        for round in 1..=env_or("VNFM_LOAD_AB_ROUNDS", 0) {
+            for (how, extra) in [("parsed", "&exclude_default"), ("stored views", "")] {
+                let (latencies, errors, elapsed) =
+                    page_load(&http, &token, &page_url, extra, concurrency, seconds, None).await;
+                report(&format!("round {round}, {how}, closed loop, {concurrency} clients"), latencies, errors, elapsed);
+                if rate > 0 {
+                    let (latencies, errors, elapsed) =
+                        page_load(&http, &token, &page_url, extra, concurrency, seconds, Some(rate as f64)).await;
+                    report(
+                        &format!("round {round}, {how}, open loop, {rate} requests/s offered over {concurrency} connections"),
+                        latencies,
+                        errors,
+                        elapsed,
+                    );
+                }
+            }
+        }
+        if std::env::var("VNFM_LOAD_LIST_ONLY").is_ok() {
+            state.lcm().shutdown(Duration::from_secs(30)).await;
+            return;
         }
 
         // 1b. The same with wrk (a C load generator, lighter than the in-process one).

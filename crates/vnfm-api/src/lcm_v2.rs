@@ -12,6 +12,7 @@ use axum::routing::{get, post};
 use serde_json::Value;
 use vnfm_lcm::{LcmError, OperationRequest};
 use vnfm_schemas::SchemaId;
+use vnfm_sol013::Op;
 use vnfm_store::{InstanceQuery, OpOccQuery, Page, Version};
 use vnfm_types::{
     CancelMode, ChangeCurrentVnfPkgRequest, ChangeExtVnfConnectivityRequest,
@@ -103,6 +104,7 @@ impl LcmView for V2 {
         vnfm_sol013::defaults::v2::VNF_INSTANCE_EXCLUDED;
     const OP_OCC_EXCLUDED: &'static [&'static str] =
         vnfm_sol013::defaults::v2::VNF_LCM_OP_OCC_EXCLUDED;
+    const STORED_DEFAULT_VIEW: bool = true;
 
     async fn instances(state: &AppState, query: InstanceQuery) -> ApiResult<Page<Value>> {
         Ok(state.lcm.list_instance_documents(&query).await?)
@@ -133,6 +135,9 @@ pub(crate) fn instance_query(list: &ListRequest) -> InstanceQuery {
     } else if let Some(v) = list.cont_value("vnfInstanceName") {
         q.name = Some(vnfm_store::NameFilter::Contains(v.to_owned()));
     }
+    if let Some(v) = list.neq_value("vnfInstanceName") {
+        q.name_not = Some(v.to_owned());
+    }
     match list.eq_value("instantiationState") {
         Some("INSTANTIATED") => q.instantiation_state = Some(InstantiationState::Instantiated),
         Some("NOT_INSTANTIATED") => {
@@ -144,6 +149,45 @@ pub(crate) fn instance_query(list: &ListRequest) -> InstanceQuery {
         q.ids = Some(ids.into_iter().map(VnfInstanceId::new).collect());
     }
     q
+}
+
+/// `true` when [`instance_query`] expresses the whole filter, so that the store's answer
+/// needs no evaluation: every term names a different attribute, and each is one the query
+/// carries exactly (string equality on an indexed column, `neq` and `cont` on the name, `in`
+/// on the id). A value that reads as a date-time is left to the evaluator, which compares
+/// date-times as instants.
+pub(crate) fn instance_query_is_exact(list: &ListRequest) -> bool {
+    let Some(filter) = list.filter.as_ref() else {
+        return true;
+    };
+    let terms = filter.terms();
+    terms.iter().enumerate().all(|(i, t)| {
+        let alone = terms[..i].iter().all(|u| u.path != t.path);
+        let plain = t
+            .values
+            .iter()
+            .all(|v| vnfm_types::time::parse_rfc3339(v).is_none());
+        let single = t.values.len() == 1;
+        let exact = match t.op {
+            Op::Eq if single => {
+                [
+                    "vnfdId",
+                    "vnfProvider",
+                    "vnfProductName",
+                    "vnfInstanceName",
+                    "id",
+                ]
+                .iter()
+                .any(|a| t.path_is(&[a]))
+                    || (t.path_is(&["instantiationState"])
+                        && matches!(t.values[0].as_str(), "INSTANTIATED" | "NOT_INSTANTIATED"))
+            }
+            Op::Neq | Op::Cont if single => t.path_is(&["vnfInstanceName"]),
+            Op::In => t.path_is(&["id"]),
+            _ => false,
+        };
+        alone && plain && exact
+    })
 }
 
 pub(crate) fn op_occ_query(list: &ListRequest) -> OpOccQuery {

@@ -17,7 +17,8 @@ use vnfm_types::{CreateVnfRequest, VnfInstance, VnfInstanceId, VnfLcmOpOcc, VnfL
 
 use crate::error::ApiResult;
 use crate::lcm_v2::{
-    instance_query, instance_schema, op_occ_query, op_occ_schema, prepare_occ, with_etag,
+    instance_query, instance_query_is_exact, instance_schema, op_occ_query, op_occ_schema,
+    prepare_occ, with_etag,
 };
 use crate::listing::{ListRequest, PAGE_SIZE};
 use crate::state::AppState;
@@ -32,6 +33,10 @@ pub(crate) trait LcmView: Send + Sync + 'static {
     const INSTANCE_EXCLUDED: &'static [&'static str];
     /// The same for operation occurrences.
     const OP_OCC_EXCLUDED: &'static [&'static str];
+    /// `true` when an instance's default view in this version is the store's
+    /// ([`vnfm_store::Store::list_instance_default_views`]): the stored document without
+    /// [`LcmView::INSTANCE_EXCLUDED`].
+    const STORED_DEFAULT_VIEW: bool;
 
     /// One store page of instances matching `query`, as this version's documents.
     fn instances(
@@ -58,6 +63,15 @@ pub(crate) async fn list_instances<V: LcmView>(
     require_accept(&headers, &["application/json"])?;
     let list = ListRequest::parse(&uri, instance_schema())?;
     let base = instance_query(&list);
+    if V::STORED_DEFAULT_VIEW && list.selects_default() && instance_query_is_exact(&list) {
+        // The store answers the filter alone and keeps each instance's default view as text:
+        // the page is those texts joined, with no document parsed or encoded.
+        let mut q = base;
+        q.after = list.after.clone();
+        q.limit = Some(PAGE_SIZE);
+        let page = state.store.list_instance_default_views(&q).await?;
+        return Ok(list.texts_page(&page.items, page.next));
+    }
     list.run(
         |after| {
             let state = state.clone();

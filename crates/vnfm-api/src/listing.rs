@@ -106,13 +106,39 @@ impl ListRequest {
                 None => break,
             }
         }
-        let link = next.map(|last| {
-            let marker = Marker::encode(&last, &self.fingerprint);
-            vnfm_sol013::next_link(&self.path, &self.query, &marker)
-        });
         let body = serde_json::to_vec(&items)
             .map_err(|e| ApiError::Internal(format!("page does not serialize: {e}")))?;
-        Ok(page_response(body, link))
+        Ok(page_response(body, self.next_link(next)))
+    }
+
+    /// `true` when the request selects nothing (no `fields`, `exclude_fields`, `all_fields`
+    /// or `exclude_default`): each item is shown as its resource's default view.
+    pub fn selects_default(&self) -> bool {
+        self.selector.is_default()
+    }
+
+    /// The page of `items`, each already the JSON text of one shown item (the store's
+    /// default views, when the store answered the filter alone), joined into the array
+    /// without parsing them; `next` is the id of the last item when more follow.
+    pub fn texts_page(&self, items: &[String], next: Option<String>) -> Response {
+        let mut body = Vec::with_capacity(items.iter().map(|t| t.len() + 1).sum::<usize>() + 2);
+        body.push(b'[');
+        for (i, text) in items.iter().enumerate() {
+            if i > 0 {
+                body.push(b',');
+            }
+            body.extend_from_slice(text.as_bytes());
+        }
+        body.push(b']');
+        page_response(body, self.next_link(next))
+    }
+
+    /// The `Link` header value of the page after the item `last`.
+    fn next_link(&self, last: Option<String>) -> Option<String> {
+        last.map(|last| {
+            let marker = Marker::encode(&last, &self.fingerprint);
+            vnfm_sol013::next_link(&self.path, &self.query, &marker)
+        })
     }
 
     /// Applies the selector to one document (for single-resource reads, which ignore
@@ -127,6 +153,16 @@ impl ListRequest {
         let filter = self.filter.as_ref()?;
         filter.terms().iter().find_map(|t| {
             (t.op == Op::Eq && t.path_is(&[attribute]) && t.values.len() == 1)
+                .then(|| t.values[0].as_str())
+        })
+    }
+
+    /// The value of a top-level `neq` term with one value on `attribute`, for pushing it
+    /// down to an indexed column.
+    pub fn neq_value(&self, attribute: &str) -> Option<&str> {
+        let filter = self.filter.as_ref()?;
+        filter.terms().iter().find_map(|t| {
+            (t.op == Op::Neq && t.path_is(&[attribute]) && t.values.len() == 1)
                 .then(|| t.values[0].as_str())
         })
     }

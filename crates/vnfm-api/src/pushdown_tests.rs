@@ -1,7 +1,9 @@
 //! The filter terms pushed down to the store narrow the documents read, never the answer:
 //! for generated instances and filters, the documents the store returns for the pushed-down
 //! query and the evaluator accepts are exactly those the evaluator accepts among all
-//! instances.
+//! instances; and when the query expresses the whole filter and the request selects nothing,
+//! the store's default views are exactly the documents the evaluator accepts, shown as a
+//! list shows them by default.
 
 use axum::http::Uri;
 use proptest::prelude::*;
@@ -9,7 +11,7 @@ use serde_json::{Value, json};
 use vnfm_store::{SqliteStore, Store};
 use vnfm_types::VnfInstance;
 
-use crate::lcm_v2::{instance_query, instance_schema};
+use crate::lcm_v2::{instance_query, instance_query_is_exact, instance_schema};
 use crate::listing::ListRequest;
 
 const NAMES: [&str; 6] = ["ab", "abc", "ba", "cab", "AB", "a-b"];
@@ -34,6 +36,10 @@ fn instance(i: usize) -> VnfInstance {
     }
     if i.is_multiple_of(5) {
         doc["instantiatedVnfInfo"] = json!({"flavourId": "simple", "vnfState": "STARTED"});
+    }
+    if i.is_multiple_of(3) {
+        doc["metadata"] = json!({"owner": format!("team-{}", i % 4), "n": i});
+        doc["extensions"] = json!({"tier": "gold"});
     }
     serde_json::from_value(doc).expect("instance")
 }
@@ -98,6 +104,39 @@ async fn answer(
     (pushed, evaluated)
 }
 
+/// Every default view the store gives for the query of `list` (pages of 7), parsed, and the
+/// documents of `everything` the filter accepts, with the default selection applied.
+async fn default_views(
+    store: &dyn Store,
+    list: &ListRequest,
+    everything: &[Value],
+) -> (Vec<Value>, Vec<Value>) {
+    let mut q = instance_query(list);
+    q.limit = Some(7);
+    let mut stored = Vec::new();
+    loop {
+        let page = store.list_instance_default_views(&q).await.expect("page");
+        for text in &page.items {
+            stored.push(serde_json::from_str::<Value>(text).expect("a view is JSON"));
+        }
+        match page.next {
+            Some(next) => q.after = Some(next),
+            None => break,
+        }
+    }
+    let evaluated = everything
+        .iter()
+        .filter(|d| list.filter.as_ref().is_none_or(|f| f.matches(d)))
+        .map(|d| {
+            let mut d = d.clone();
+            vnfm_sol013::Selector::Default
+                .apply(&mut d, vnfm_sol013::defaults::v2::VNF_INSTANCE_EXCLUDED);
+            d
+        })
+        .collect();
+    (stored, evaluated)
+}
+
 #[test]
 fn pushed_down_filters_answer_as_the_evaluator() {
     let rt = tokio::runtime::Builder::new_current_thread()
@@ -123,7 +162,39 @@ fn pushed_down_filters_answer_as_the_evaluator() {
         let list = ListRequest::parse(&uri, instance_schema()).expect("filter parses");
         let (pushed, evaluated) = rt.block_on(answer(&store, &list, &everything));
         prop_assert_eq!(pushed, evaluated, "filter {}", terms.join(";"));
+        if instance_query_is_exact(&list) {
+            let (stored, evaluated) = rt.block_on(default_views(&store, &list, &everything));
+            prop_assert_eq!(stored, evaluated, "default views, filter {}", terms.join(";"));
+        }
     });
+    // A filter the query expresses whole: the views leave out the default exclusions.
+    let uri: Uri =
+        "/vnflcm/v2/vnf_instances?filter=(eq,instantiationState,INSTANTIATED);(neq,vnfInstanceName,ab)"
+            .parse()
+            .expect("uri");
+    let list = ListRequest::parse(&uri, instance_schema()).expect("parse");
+    assert!(instance_query_is_exact(&list));
+    let (stored, evaluated) = rt.block_on(default_views(&store, &list, &everything));
+    assert!(stored.len() > 2, "{stored:?}");
+    assert_eq!(stored, evaluated);
+    assert!(
+        stored
+            .iter()
+            .all(|v| v.get("instantiatedVnfInfo").is_none())
+    );
+    // Terms on one attribute twice, outside the indexed set, or on date-times are evaluated.
+    for filter in [
+        "(eq,vnfdId,vnfd-a);(eq,vnfdId,vnfd-b)",
+        "(cont,vnfProductName,x)",
+        "(eq,vnfInstanceName,2024-01-01T00:00:00Z)",
+        "(neq,vnfInstanceName,ab);(cont,vnfInstanceName,b)",
+    ] {
+        let uri: Uri = format!("/vnflcm/v2/vnf_instances?filter={filter}")
+            .parse()
+            .expect("uri");
+        let list = ListRequest::parse(&uri, instance_schema()).expect("parse");
+        assert!(!instance_query_is_exact(&list), "{filter}");
+    }
     // The generated filters do select something now and then (the test is not vacuous).
     let uri: Uri = "/vnflcm/v2/vnf_instances?filter=(cont,vnfInstanceName,ab)"
         .parse()

@@ -109,6 +109,10 @@ impl<D: Database> Store for D {
         on_reader!(self, |c| instances::documents_of(c, query).await)
     }
 
+    async fn list_instance_default_views(&self, query: &InstanceQuery) -> Result<Page<String>> {
+        on_reader!(self, |c| instances::default_views_of(c, query).await)
+    }
+
     fn stream_instances(&self, query: &InstanceQuery) -> BoxStream<'static, Result<VnfInstance>> {
         struct State<D> {
             db: D,

@@ -139,6 +139,9 @@ pub struct InstanceQuery {
     pub instantiation_state: Option<InstantiationState>,
     /// `vnfInstanceName` matches.
     pub name: Option<NameFilter>,
+    /// `vnfInstanceName` is set and differs from this string (instances without a name do
+    /// not match, as SOL013 `neq` evaluates).
+    pub name_not: Option<String>,
     /// `id` is one of these (an empty set matches nothing).
     pub ids: Option<Vec<VnfInstanceId>>,
     /// Start after this identifier (the `next` cursor of the previous page).

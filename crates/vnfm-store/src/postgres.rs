@@ -70,6 +70,11 @@ const MIGRATIONS: &[MigrationSource] = &[
         "alarms",
         include_str!("../migrations/postgres/0009_alarms.sql"),
     ),
+    (
+        10,
+        "instance default view",
+        include_str!("../migrations/postgres/0010_instance_default_view.sql"),
+    ),
 ];
 
 /// Default size of the connection pool.

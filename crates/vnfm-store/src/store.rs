@@ -95,6 +95,33 @@ pub trait Store: Send + Sync {
         })
     }
 
+    /// [`Store::list_instances`] with each instance as the JSON text of its default view: its
+    /// document without the members a SOL003 list leaves out when the request selects
+    /// nothing (`vnfm_sol013::defaults::v2::VNF_INSTANCE_EXCLUDED`, among them
+    /// `vimConnectionInfo`, so a view holds no VIM secret). The SQL stores keep this text
+    /// next to each document, written by the same statement, so a page of them is read
+    /// without parsing any document; the provided implementation derives it from
+    /// [`Store::list_instance_documents`].
+    async fn list_instance_default_views(&self, query: &InstanceQuery) -> Result<Page<String>> {
+        let page = self.list_instance_documents(query).await?;
+        let items = page
+            .items
+            .into_iter()
+            .map(|mut doc| {
+                if let Value::Object(members) = &mut doc {
+                    for m in vnfm_sol013::defaults::v2::VNF_INSTANCE_EXCLUDED {
+                        members.shift_remove(*m);
+                    }
+                }
+                doc.to_string()
+            })
+            .collect();
+        Ok(Page {
+            items,
+            next: page.next,
+        })
+    }
+
     /// All instances matching `query` (from `query.after`), ordered by id, fetched lazily in
     /// batches of `query.limit`: memory stays bounded by one batch whatever the table size.
     /// Instances created while streaming appear if their id sorts after the last batch read.

@@ -342,6 +342,14 @@ async fn instance_updates_are_compare_and_swap(db: &TestDb) {
     assert!(matches!(err, StoreError::NotFound { .. }), "{err:?}");
 }
 
+/// A document without the members a list leaves out by default.
+fn default_view(mut doc: serde_json::Value) -> serde_json::Value {
+    for m in vnfm_sol013::defaults::v2::VNF_INSTANCE_EXCLUDED {
+        doc.as_object_mut().unwrap().remove(*m);
+    }
+    doc
+}
+
 async fn list_instances_filters_and_pages(db: &TestDb) {
     let s = db.store.as_ref();
     for i in 0..250 {
@@ -381,6 +389,18 @@ async fn list_instances_filters_and_pages(db: &TestDb) {
                 .map(|i| serde_json::to_value(i).unwrap())
                 .collect();
             assert_eq!(docs.items, typed);
+            // The same page as default views: the documents without the default exclusions.
+            let views = s.list_instance_default_views(&q).await.unwrap();
+            assert_eq!(views.next, page.next);
+            let views: Vec<serde_json::Value> = views
+                .items
+                .iter()
+                .map(|t| serde_json::from_str(t).unwrap())
+                .collect();
+            assert_eq!(
+                views,
+                typed.into_iter().map(default_view).collect::<Vec<_>>()
+            );
             match page.next {
                 Some(next) => q.after = Some(next),
                 None => break,
@@ -466,6 +486,11 @@ async fn list_instances_filters_and_pages(db: &TestDb) {
         vec!["inst-0003".to_string(), "inst-0100".to_string()]
     );
     assert!(all(s, q(|q| q.ids = Some(vec![]))).await.is_empty());
+    // `name_not` leaves out the name and, as SOL013 `neq`, instances without one.
+    assert_eq!(
+        all(s, q(|q| q.name_not = Some("name-3".into()))).await,
+        expect(&|i| i % 10 != 3)
+    );
 
     // Exact page boundary: 250 rows in pages of 125 give two pages and no third.
     let first = s
@@ -505,6 +530,24 @@ async fn list_instances_filters_and_pages(db: &TestDb) {
     assert_eq!(all(s, w("0_")).await, Vec::<String>::new());
     assert_eq!(all(s, w("\\")).await, ["w-3"]);
     assert_eq!(all(s, w("50")).await, ["w-1", "w-2"]);
+
+    // An update rewrites the default view with the document.
+    let (mut first, v) = s
+        .get_instance(&VnfInstanceId::new("inst-0000"))
+        .await
+        .unwrap()
+        .unwrap();
+    first.vnf_instance_name = Some("renamed".into());
+    first.metadata = Some(serde_json::from_value(serde_json::json!({"k": "v"})).unwrap());
+    s.update_instance(&first, v).await.unwrap();
+    let views = s
+        .list_instance_default_views(&q(|q| q.name = Some(NameFilter::Exact("renamed".into()))))
+        .await
+        .unwrap();
+    let view: serde_json::Value = serde_json::from_str(&views.items[0]).unwrap();
+    assert_eq!(view["vnfInstanceName"], "renamed");
+    assert!(view.get("metadata").is_none(), "{view}");
+    assert_eq!(view, default_view(serde_json::to_value(&first).unwrap()));
 }
 
 async fn stream_instances_fetches_lazily(db: &TestDb) {
@@ -1940,20 +1983,20 @@ async fn vim_index_follows_references_and_resources(db: &TestDb) {
 }
 
 async fn migrations_apply_on_empty_and_refuse_newer_schema(db: &TestDb) {
-    assert_eq!(db.store.schema_version().await.unwrap(), 9);
+    assert_eq!(db.store.schema_version().await.unwrap(), 10);
     // Opening an up-to-date database again is a no-op.
     let again = db.reopen().await.unwrap();
-    assert_eq!(again.schema_version().await.unwrap(), 9);
+    assert_eq!(again.schema_version().await.unwrap(), 10);
     drop(again);
 
-    db.fake_future_migration(10).await;
+    db.fake_future_migration(11).await;
     let err = match db.reopen().await {
         Ok(_) => panic!("a database from a newer build was opened"),
         Err(e) => e,
     };
     match &err {
         StoreError::SchemaTooNew { found, supported } => {
-            assert_eq!((*found, *supported), (10, 9));
+            assert_eq!((*found, *supported), (11, 10));
         }
         other => panic!("{other:?}"),
     }
@@ -2546,7 +2589,7 @@ async fn concurrent_first_opens_of_one_sqlite_file_both_succeed() {
             .collect();
         for o in opens {
             let store = o.await.unwrap().unwrap();
-            assert_eq!(store.schema_version().await.unwrap(), 9);
+            assert_eq!(store.schema_version().await.unwrap(), 10);
         }
     }
 }

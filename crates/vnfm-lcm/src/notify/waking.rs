@@ -78,6 +78,10 @@ impl Store for WakingStore {
         self.inner.list_instance_documents(query).await
     }
 
+    async fn list_instance_default_views(&self, query: &InstanceQuery) -> Result<Page<String>> {
+        self.inner.list_instance_default_views(query).await
+    }
+
     fn stream_instances(&self, query: &InstanceQuery) -> BoxStream<'static, Result<VnfInstance>> {
         self.inner.stream_instances(query)
     }

@@ -26,10 +26,14 @@ pub(crate) async fn create<C: SqlConn>(
     let state = enum_str(&instance.instantiation_state);
     let done = tx
         .execute(
-            "INSERT INTO vnf_instances (id, version, vnfd_id, vnf_provider, \
-             vnf_product_name, instantiation_state, vnf_instance_name, doc, \
-             created_at, updated_at) VALUES ($1, 1, $2, $3, $4, $5, $6, $7, $8, $8) \
-             ON CONFLICT (id) DO NOTHING",
+            &format!(
+                "INSERT INTO vnf_instances (id, version, vnfd_id, vnf_provider, \
+                 vnf_product_name, instantiation_state, vnf_instance_name, doc, \
+                 default_view, created_at, updated_at) \
+                 VALUES ($1, 1, $2, $3, $4, $5, $6, $7, {}, $8, $8) \
+                 ON CONFLICT (id) DO NOTHING",
+                default_view_of(C::DIALECT, 7)
+            ),
             &[
                 instance.id.as_str().into(),
                 instance.vnfd_id.as_str().into(),
@@ -87,9 +91,13 @@ pub(crate) async fn update<C: SqlConn>(
     let id = instance.id.as_str();
     let row = tx
         .row(
-            "UPDATE vnf_instances SET version = version + 1, doc = $3, updated_at = $4 \
-             WHERE id = $1 AND version = $2 RETURNING version, vnfd_id, vnf_provider, \
-             vnf_product_name, instantiation_state, vnf_instance_name",
+            &format!(
+                "UPDATE vnf_instances SET version = version + 1, doc = $3, \
+                 default_view = {}, updated_at = $4 \
+                 WHERE id = $1 AND version = $2 RETURNING version, vnfd_id, vnf_provider, \
+                 vnf_product_name, instantiation_state, vnf_instance_name",
+                default_view_of(C::DIALECT, 3)
+            ),
             &[
                 id.into(),
                 expected.0.into(),
@@ -174,12 +182,38 @@ pub(crate) async fn delete<C: SqlConn>(
     outbox::insert(tx, notify).await
 }
 
+/// The SQL expression of the default view of the document in argument `$arg`: the document
+/// without the members of [`DEFAULT_EXCLUDED`], computed by the database in the statement that
+/// writes the document (SQLite keeps the members' order; PostgreSQL writes `jsonb`'s).
+fn default_view_of(dialect: Dialect, arg: usize) -> String {
+    match dialect {
+        Dialect::Sqlite => {
+            let paths: Vec<String> = DEFAULT_EXCLUDED
+                .iter()
+                .map(|m| format!("'$.{m}'"))
+                .collect();
+            format!("json_remove(${arg}, {})", paths.join(", "))
+        }
+        Dialect::Postgres => {
+            let names: Vec<String> = DEFAULT_EXCLUDED.iter().map(|m| format!("'{m}'")).collect();
+            format!(
+                "(${arg}::text::jsonb - ARRAY[{}]::text[])::text",
+                names.join(", ")
+            )
+        }
+    }
+}
+
+/// The members an instance's default view leaves out: the default exclusions of SOL003's
+/// `VnfInstance` list, all of them top-level members.
+const DEFAULT_EXCLUDED: &[&str] = vnfm_sol013::defaults::v2::VNF_INSTANCE_EXCLUDED;
+
 /// One page of the instances matching `query`, ordered by id.
 pub(crate) async fn page_of<C: SqlConn>(
     conn: &mut C,
     query: &InstanceQuery,
 ) -> Result<Page<VnfInstance>, StoreError> {
-    let (rows, limit) = matching(conn, query).await?;
+    let (rows, limit) = matching(conn, query, "doc").await?;
     let items = rows
         .iter()
         .map(|(id, doc)| from_json(INSTANCE, id, doc))
@@ -192,7 +226,7 @@ pub(crate) async fn documents_of<C: SqlConn>(
     conn: &mut C,
     query: &InstanceQuery,
 ) -> Result<Page<Value>, StoreError> {
-    let (rows, limit) = matching(conn, query).await?;
+    let (rows, limit) = matching(conn, query, "doc").await?;
     let items = rows
         .into_iter()
         .map(|(id, doc)| Ok((from_json::<Value>(INSTANCE, &id, &doc)?, id)))
@@ -204,13 +238,29 @@ pub(crate) async fn documents_of<C: SqlConn>(
     })
 }
 
-/// The `(id, document)` rows of one page of `query` (one more than the page size, which tells
-/// that a next page exists), and the page size. Every filter is a condition on an indexed
-/// column; a name substring is looked for in the name index (a far smaller scan than the
-/// documents), and only the matching rows' documents are read.
+/// [`page_of`] with each instance as the JSON text of its default view (its document without
+/// the members a list leaves out by default), as stored: nothing is parsed.
+pub(crate) async fn default_views_of<C: SqlConn>(
+    conn: &mut C,
+    query: &InstanceQuery,
+) -> Result<Page<String>, StoreError> {
+    let (rows, limit) = matching(conn, query, "default_view").await?;
+    let page = page(rows, limit, |(id, _)| id.clone());
+    Ok(Page {
+        items: page.items.into_iter().map(|(_, view)| view).collect(),
+        next: page.next,
+    })
+}
+
+/// The `(id, text)` rows of one page of `query` (one more than the page size, which tells
+/// that a next page exists), and the page size; `text` is the column read (`doc` or
+/// `default_view`). Every filter is a condition on an indexed column; a name substring is
+/// looked for in the name index (a far smaller scan than the documents), and only the
+/// matching rows' documents are read.
 async fn matching<C: SqlConn>(
     conn: &mut C,
     query: &InstanceQuery,
+    text: &str,
 ) -> Result<(Vec<(String, String)>, i64), StoreError> {
     let (limit, probe) = probe_size(query.limit);
     if query.ids.as_ref().is_some_and(Vec::is_empty) {
@@ -221,7 +271,7 @@ async fn matching<C: SqlConn>(
         Some(NameFilter::Contains(n)) => contains_pattern(n),
         _ => String::new(),
     };
-    let mut sql = String::from("SELECT id, doc FROM vnf_instances WHERE 1 = 1");
+    let mut sql = format!("SELECT id, {text} FROM vnf_instances WHERE 1 = 1");
     let mut args: Vec<Arg<'_>> = Vec::new();
     if let Some(v) = &query.vnfd_id {
         push_eq("vnfd_id", v.as_str().into(), &mut sql, &mut args);
@@ -264,6 +314,11 @@ async fn matching<C: SqlConn>(
             }
         },
         None => {}
+    }
+    if let Some(n) = &query.name_not {
+        // `<>` leaves out rows without a name, as `neq` does.
+        args.push(n.as_str().into());
+        sql.push_str(&format!(" AND vnf_instance_name <> ${}", args.len()));
     }
     if let Some(ids) = &query.ids {
         sql.push_str(&format!(
@@ -450,7 +505,24 @@ pub(crate) fn vim_ids(instance: &VnfInstance) -> Vec<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::contains_pattern;
+    use super::{DEFAULT_EXCLUDED, contains_pattern};
+
+    #[test]
+    fn the_migration_fills_old_rows_with_the_same_view() {
+        for sql in [
+            include_str!("../../migrations/sqlite/0010_instance_default_view.sql"),
+            include_str!("../../migrations/postgres/0010_instance_default_view.sql"),
+        ] {
+            let backfill = &sql[sql.find("UPDATE").expect("backfill")..];
+            for m in DEFAULT_EXCLUDED {
+                assert!(
+                    backfill.contains(&format!("'$.{m}'")) || backfill.contains(&format!("'{m}'")),
+                    "{m} missing from {backfill}"
+                );
+            }
+            assert_eq!(backfill.matches('\'').count(), 2 * DEFAULT_EXCLUDED.len());
+        }
+    }
 
     #[test]
     fn like_patterns_escape_wildcards() {

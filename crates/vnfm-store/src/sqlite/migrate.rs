@@ -60,6 +60,11 @@ pub(crate) const MIGRATIONS: &[MigrationSource] = &[
         "alarms",
         include_str!("../../migrations/sqlite/0009_alarms.sql"),
     ),
+    (
+        10,
+        "instance default view",
+        include_str!("../../migrations/sqlite/0010_instance_default_view.sql"),
+    ),
 ];
 
 /// The checksum sqlx records for a migration's SQL.
