@@ -290,8 +290,10 @@ impl TestKeystone {
             .call(
                 reqwest::Method::POST,
                 "/endpoints",
-                Some(json!({"endpoint": {"service_id": service_id, "interface": "public",
-                                         "url": url, "region_id": region}})),
+                Some(
+                    json!({"endpoint": {"service_id": service_id, "interface": "public",
+                                         "url": url, "region_id": region}}),
+                ),
             )
             .await;
         TestEndpoint {
