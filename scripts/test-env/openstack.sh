@@ -15,6 +15,8 @@
 #                 of services on its own free ports)
 #   VNFM_OS_VENV  the virtualenv (default ~/.cache/vnfm/openstack-venv); created and filled
 #                 from PyPI on first use (about 2 minutes, 400 MB), reused afterwards
+#                 (python-openstackclient with python-tackerclient: VNFM_TEST_OPENSTACK_CLI is
+#                 its `openstack`; an older venv without the Tacker client gets it on `start`)
 #   VNFM_OS_PYTHON  the Python 3.11+ interpreter for a new venv (default: python3.11, python3)
 #
 # `start` is idempotent: when the services of VNFM_OS_DIR are already up, it only prints the
@@ -25,7 +27,10 @@ set -euo pipefail
 DIR="${VNFM_OS_DIR:-}"
 VENV="${VNFM_OS_VENV:-$HOME/.cache/vnfm/openstack-venv}"
 # Versions known to work together (Keystone 2025.2 "Flamingo" series with Heat 27).
-PIP_PACKAGES=(keystone==30.0.0 openstack-heat==27.0.1 uwsgi==2.0.31 psycopg2-binary python-heatclient python-openstackclient)
+# python-tackerclient 2.6.0 is the `openstack vim/vnf package/vnflcm` plugin the client tests
+# drive (it works with the python-openstackclient 10.x / osc-lib 4.x this set resolves to).
+TACKERCLIENT=python-tackerclient==2.6.0
+PIP_PACKAGES=(keystone==30.0.0 openstack-heat==27.0.1 uwsgi==2.0.31 psycopg2-binary python-heatclient python-openstackclient "$TACKERCLIENT")
 HERE=$(cd "$(dirname "$0")" && pwd)
 
 die() {
@@ -79,6 +84,9 @@ ensure_venv() {
         # A venv from before the databases moved to PostgreSQL lacks the driver.
         "$VENV/bin/python" -c 'import psycopg2' 2>/dev/null ||
             "$VENV/bin/pip" install -q psycopg2-binary >&2
+        # A venv from before the client tests lacks the Tacker client plugin.
+        "$VENV/bin/python" -c 'import tackerclient' 2>/dev/null ||
+            "$VENV/bin/pip" install -q "$TACKERCLIENT" >&2
         return
     fi
     local py="${VNFM_OS_PYTHON:-}"
@@ -133,6 +141,7 @@ export VNFM_TEST_HEAT_URL=http://127.0.0.1:$HEAT_PORT/v1
 export VNFM_TEST_OS_ADMIN_USERNAME=admin
 export VNFM_TEST_OS_ADMIN_PASSWORD=$ADMIN_PW
 export VNFM_TEST_OS_ADMIN_PROJECT=admin
+export VNFM_TEST_OPENSTACK_CLI=$VENV/bin/openstack
 EOF
 }
 

@@ -5,11 +5,14 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 use sha2::{Digest, Sha256};
+
+mod support;
+use support::Server;
 
 const HELLO: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../vnfd-samples/hello-vnf");
 
@@ -19,18 +22,6 @@ const PADDING_MIB: usize = 200;
 /// Largest growth of the server's peak RSS the upload may cause. One copy of the body in
 /// memory would already exceed it.
 const MAX_GROWTH_MIB: u64 = 100;
-
-struct Server {
-    child: Child,
-    base: String,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 impl Server {
     fn start(data_dir: &Path) -> Server {

@@ -33,6 +33,18 @@ pub struct TestProject {
     pub id: String,
 }
 
+/// A catalog entry the fixture created: a service with one public endpoint in a region of
+/// its own, so that clients of concurrent tests (`OS_REGION_NAME`) each find their own.
+#[derive(Debug, Clone)]
+pub struct TestEndpoint {
+    /// The region clients name to find this endpoint.
+    pub region: String,
+    /// The service id.
+    pub service_id: String,
+    /// The endpoint id.
+    pub endpoint_id: String,
+}
+
 /// The test Keystone, administered with an admin token.
 pub struct TestKeystone {
     /// The identity endpoint (`.../v3`).
@@ -253,6 +265,53 @@ impl TestKeystone {
             project_domain: "Default".into(),
         };
         (user, credentials)
+    }
+
+    /// Registers `url` in the catalog as the public endpoint of a new service of
+    /// `service_type` (`nfv-orchestration` is where python-tackerclient looks for Tacker), in
+    /// a new region; [`TestKeystone::remove_endpoint`] takes it out again.
+    pub async fn register_endpoint(&self, service_type: &str, url: &str) -> TestEndpoint {
+        let region = unique("region");
+        self.call(
+            reqwest::Method::POST,
+            "/regions",
+            Some(json!({"region": {"id": region}})),
+        )
+        .await;
+        let out = self
+            .call(
+                reqwest::Method::POST,
+                "/services",
+                Some(json!({"service": {"type": service_type, "name": unique("vnfm"), "enabled": true}})),
+            )
+            .await;
+        let service_id = out["service"]["id"].as_str().unwrap().to_owned();
+        let out = self
+            .call(
+                reqwest::Method::POST,
+                "/endpoints",
+                Some(
+                    json!({"endpoint": {"service_id": service_id, "interface": "public",
+                                         "url": url, "region_id": region}}),
+                ),
+            )
+            .await;
+        TestEndpoint {
+            region,
+            service_id,
+            endpoint_id: out["endpoint"]["id"].as_str().unwrap().to_owned(),
+        }
+    }
+
+    /// Removes what [`TestKeystone::register_endpoint`] created.
+    pub async fn remove_endpoint(&self, endpoint: &TestEndpoint) {
+        for path in [
+            format!("/endpoints/{}", endpoint.endpoint_id),
+            format!("/services/{}", endpoint.service_id),
+            format!("/regions/{}", endpoint.region),
+        ] {
+            self.call(reqwest::Method::DELETE, &path, None).await;
+        }
     }
 }
 
