@@ -555,7 +555,11 @@ mod tests {
         let missing = std::path::PathBuf::from("/nonexistent/vnfm-ssh-test/id_ed25519");
         let err = load_key(&Auth::KeyFile(missing)).unwrap_err();
         assert!(matches!(&err, KeyError::Read { path, .. } if path.ends_with("id_ed25519")));
-        let io = err.source().unwrap().downcast_ref::<Arc<std::io::Error>>().unwrap();
+        let io = err
+            .source()
+            .unwrap()
+            .downcast_ref::<Arc<std::io::Error>>()
+            .unwrap();
         assert_eq!(io.kind(), std::io::ErrorKind::NotFound);
         let garbage = load_key(&Auth::Key {
             private_key: crate::Secret::new("not a key"),
