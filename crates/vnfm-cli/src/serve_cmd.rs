@@ -345,14 +345,17 @@ pub fn run(args: ServeArgs) -> Result<ExitCode, ServeError> {
     state.verify_callbacks = !args.no_callback_check;
     state.allow_duplicate_lcm_subscriptions = args.allow_duplicate_lcm_subscriptions;
     if let Some(path) = &args.alertmanager_token_file {
-        let token = std::fs::read_to_string(path)
-            .map_err(|e| format!("--alertmanager-token-file {}: {e}", path.display()))?;
+        let token = std::fs::read_to_string(path).map_err(|source| ServeError::ReadFile {
+            option: "alertmanager-token-file",
+            path: path.clone(),
+            source,
+        })?;
         let token = token.trim();
         if token.is_empty() {
-            return Err(format!(
-                "--alertmanager-token-file {}: the file is empty; write the token Alertmanager sends",
-                path.display()
-            ));
+            return Err(ServeError::EmptySecretFile {
+                option: "alertmanager-token-file",
+                path: path.clone(),
+            });
         }
         state.alertmanager_token = Some(vnfm_types::SecretString::new(token));
     }
