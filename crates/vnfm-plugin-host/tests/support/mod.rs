@@ -84,6 +84,8 @@ pub struct Header {
     call: unsafe extern "C" fn(*const u8, *const u8, usize) -> RawBuf,
     free: unsafe extern "C" fn(RawBuf),
 }
+// SAFETY: the header is never written after it is built and its pointers point into static
+// strings and functions, so sharing it between threads is sound.
 unsafe impl Sync for Header {}
 const HELLO: &str = r#"{"type":"hello","abiVersion":2,"sdkVersion":"9.0.0","name":"sdk9","version":"1.0.0"}"#;
 unsafe extern "C" fn call(_: *const u8, _: *const u8, _: usize) -> RawBuf {
