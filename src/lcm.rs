@@ -85,6 +85,7 @@ pub use vnfm_driver_api::{
     ArtifactSource, CallbackSender, DeferredGrants, DriverError, GrantDecision, InfraDriver,
     LocalNfvo, MgmtDriver, Nfvo, NfvoAuth, NfvoSettings, VimKind, VimKinds,
 };
+pub use vnfm_lcm::fm::{AutoHealOutcome, AutoHealPolicy};
 pub use vnfm_lcm::nfvo::{load_nfvo_settings, save_nfvo_settings};
 pub use vnfm_lcm::ports::{
     NotificationRouter, OnboardedVnfd, PackageCatalog, SealedVim, VimDirectory,
@@ -184,6 +185,7 @@ pub fn builder() -> Builder {
         sender: None,
         delivery: None,
         vim_kinds: VimKinds::new(),
+        auto_heal: Some(AutoHealPolicy::default()),
     }
 }
 
@@ -207,6 +209,7 @@ pub struct Builder {
     sender: Option<Arc<dyn CallbackSender>>,
     delivery: Option<DelivererConfig>,
     vim_kinds: VimKinds,
+    auto_heal: Option<AutoHealPolicy>,
 }
 
 impl fmt::Debug for Builder {
@@ -359,6 +362,15 @@ impl Builder {
     /// Sets the runner configuration (lease TTL, step timeout, runner id, ...).
     pub fn config(mut self, config: LcmConfig) -> Self {
         self.config = config;
+        self
+    }
+
+    /// The bounds of automatic healing ([`vnfm_lcm::fm::auto_heal`]; default
+    /// [`AutoHealPolicy::default`]); `None` turns it off for every instance. Each instance
+    /// opts in with `vnfConfigurableProperties.isAutohealEnabled: true`. Used by
+    /// [`Builder::assemble`], whose fault manager starts the heals.
+    pub fn auto_heal(mut self, policy: Option<AutoHealPolicy>) -> Self {
+        self.auto_heal = policy;
         self
     }
 

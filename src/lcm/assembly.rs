@@ -163,7 +163,6 @@ impl Builder {
         let subscriptions = Subscriptions::new(store.clone(), keyring.clone(), sender.clone());
         let pkgm_subscriptions =
             PkgmSubscriptions::new(store.clone(), keyring.clone(), sender.clone());
-        let faults = vnfm_lcm::FaultManager::new(store.clone(), keyring.clone(), sender.clone());
         let vims = VimRegistry::new(store.clone(), keyring.clone(), self.vim_kinds);
         let catalog = self
             .catalog
@@ -183,6 +182,11 @@ impl Builder {
             self.infra,
             mgmt.clone(),
         );
+        let faults = vnfm_lcm::FaultManager::new(store.clone(), keyring.clone(), sender.clone());
+        let faults = match self.auto_heal {
+            Some(policy) => faults.with_auto_heal(vnfm_lcm::fm::AutoHeal::new(lcm.clone(), policy)),
+            None => faults,
+        };
         Ok(Vnfm {
             lcm,
             store,

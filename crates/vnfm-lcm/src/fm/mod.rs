@@ -9,6 +9,7 @@
 //! resource and details as the open alarm, e.g. Alertmanager repeating a firing alert) writes
 //! and notifies nothing.
 
+pub mod auto_heal;
 pub mod subscriptions;
 
 use std::sync::Arc;
@@ -30,6 +31,7 @@ use crate::LcmError;
 use crate::secrets::{Keyring, new_id};
 use crate::subscriptions::{NotificationContext, constraint, instance_matches, passes};
 use crate::vim::store_err;
+pub use auto_heal::{AutoHeal, AutoHealOutcome, AutoHealPolicy};
 pub use subscriptions::{FmKind, ManagedSubscriptions, SubscriptionKind};
 
 /// Base of the alarm resources (`_links.self` of an alarm).
@@ -129,6 +131,7 @@ pub fn updated_alarm(open: &Alarm, report: &FaultReport, now: &DateTime) -> Opti
 pub struct FaultManager {
     store: Arc<dyn Store>,
     subscriptions: ManagedSubscriptions<FmKind>,
+    auto_heal: Option<AutoHeal>,
 }
 
 impl std::fmt::Debug for FaultManager {
@@ -150,7 +153,21 @@ impl FaultManager {
         FaultManager {
             store,
             subscriptions,
+            auto_heal: None,
         }
+    }
+
+    /// The same fault manager, healing automatically: an alarm that becomes severe enough
+    /// makes `auto_heal` consider a HEAL of its VNFCs (see [`auto_heal`]), in the background
+    /// so that raising the alarm does not wait for it.
+    pub fn with_auto_heal(mut self, auto_heal: AutoHeal) -> Self {
+        self.auto_heal = Some(auto_heal);
+        self
+    }
+
+    /// The automatic healing in force, if any.
+    pub fn auto_heal(&self) -> Option<&AutoHeal> {
+        self.auto_heal.as_ref()
     }
 
     /// The FM subscriptions.
@@ -171,6 +188,7 @@ impl FaultManager {
         for _ in 0..ATTEMPTS {
             let now = DateTime::now();
             let open = self.store.open_alarm(&key).await.map_err(store_err)?;
+            let before = open.as_ref().map(|(o, _)| o.alarm.perceived_severity);
             let (alarm, version) = match open {
                 Some((open, version)) => match updated_alarm(&open.alarm, report, &now) {
                     Some(alarm) => (alarm, Some(version)),
@@ -190,6 +208,7 @@ impl FaultManager {
                     new = version.is_none(),
                     "alarm raised"
                 );
+                self.heal_if_wanted(before, &alarm);
                 let id = alarm.id.clone();
                 let raised = match version {
                     None => Raised::New(id),
@@ -201,6 +220,36 @@ impl FaultManager {
         Err(LcmError::conflict(format!(
             "the alarm of fault {key} kept changing under {ATTEMPTS} attempts to raise it; retry"
         )))
+    }
+
+    /// Hands `alarm` (previously at severity `before`, `None` when new) to automatic
+    /// healing when it just became severe enough, and logs what came of it.
+    fn heal_if_wanted(&self, before: Option<PerceivedSeverity>, alarm: &Alarm) {
+        let Some(auto_heal) = &self.auto_heal else {
+            return;
+        };
+        if !auto_heal.triggered_by(before, alarm.perceived_severity) {
+            return;
+        }
+        let (auto_heal, alarm) = (auto_heal.clone(), alarm.clone());
+        tokio::spawn(async move {
+            let outcome = auto_heal.consider(&alarm).await;
+            let instance = &alarm.managed_object_id;
+            match &outcome {
+                AutoHealOutcome::Started { op_occ_id } => tracing::info!(
+                    alarm_id = %alarm.id, vnf_instance_id = %instance, op_occ_id = %op_occ_id,
+                    "automatic HEAL started"
+                ),
+                o if o.is_dropped_heal() => tracing::warn!(
+                    alarm_id = %alarm.id, vnf_instance_id = %instance,
+                    "automatic HEAL not started: {o}"
+                ),
+                o => tracing::debug!(
+                    alarm_id = %alarm.id, vnf_instance_id = %instance,
+                    "no automatic HEAL: {o}"
+                ),
+            }
+        });
     }
 
     /// Clears the open alarm of `fault` at `at` (now when absent): severity `CLEARED`,

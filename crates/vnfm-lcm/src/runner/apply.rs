@@ -140,6 +140,21 @@ fn merged(current: Option<&KeyValuePairs>, patch: Option<&KeyValuePairs>) -> Opt
     }
 }
 
+/// The configurable properties that switch automatic healing and scaling on or off, as an
+/// INSTANTIATE request's `additionalParams` may give them (OpenStack Tacker's
+/// `isAutohealEnabled` and `isAutoscaleEnabled`); the request's own
+/// `vnfConfigurableProperties` win over them.
+fn automation_switches(additional: Option<&KeyValuePairs>) -> Option<KeyValuePairs> {
+    let switches: KeyValuePairs = ["isAutohealEnabled", "isAutoscaleEnabled"]
+        .into_iter()
+        .filter_map(|name| {
+            let value = additional?.get(name)?;
+            value.is_boolean().then(|| (name.to_owned(), value.clone()))
+        })
+        .collect();
+    (!switches.is_empty()).then_some(switches)
+}
+
 /// What the infrastructure step needs to know besides its outcome.
 pub(crate) struct InfraContext<'a> {
     /// The VNFD the operation runs with (for CHANGE_VNFPKG: the target).
@@ -251,6 +266,10 @@ pub(crate) fn apply_infra(
         (InfraStep::Instantiate { .. }, OperationParams::Instantiate(r)) => {
             info.localization_language = r.localization_language.clone();
             out.extensions = merged(out.extensions.as_ref(), r.extensions.as_ref());
+            out.vnf_configurable_properties = merged(
+                out.vnf_configurable_properties.as_ref(),
+                automation_switches(r.additional_params.as_ref()).as_ref(),
+            );
             out.vnf_configurable_properties = merged(
                 out.vnf_configurable_properties.as_ref(),
                 r.vnf_configurable_properties.as_ref(),

@@ -105,7 +105,27 @@ impl Lcm {
     pub async fn start(
         &self,
         id: &VnfInstanceId,
+        req: OperationRequest,
+    ) -> Result<VnfLcmOpOcc, LcmError> {
+        self.start_invoked(id, req, false).await
+    }
+
+    /// Starts an operation the VNFM decided on by itself (automatic healing or scaling): as
+    /// [`Lcm::start`], and the occurrence, its notifications and its grant request carry
+    /// `isAutomaticInvocation: true`.
+    pub async fn start_automatic(
+        &self,
+        id: &VnfInstanceId,
+        req: OperationRequest,
+    ) -> Result<VnfLcmOpOcc, LcmError> {
+        self.start_invoked(id, req, true).await
+    }
+
+    async fn start_invoked(
+        &self,
+        id: &VnfInstanceId,
         mut req: OperationRequest,
+        automatic: bool,
     ) -> Result<VnfLcmOpOcc, LcmError> {
         let inner = &self.inner;
         if *inner.shutdown.borrow() {
@@ -123,6 +143,7 @@ impl Lcm {
         let (req, sealed) = vims::seal_request(inner, req, &instance).await?;
 
         let mut occ = exec::new_op_occ(inner, &instance.id, &req);
+        occ.is_automatic_invocation = automatic;
         if !left.is_empty() {
             let warning = dependents::forced_warning(&left);
             tracing::warn!(vnf_instance_id = %instance.id, op_occ_id = %occ.id, "{warning}");
