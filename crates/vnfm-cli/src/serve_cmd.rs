@@ -62,6 +62,18 @@ pub struct ServeArgs {
     /// accepted there besides the server's usual credentials.
     #[arg(long, value_name = "FILE")]
     alertmanager_token_file: Option<PathBuf>,
+    /// Heal nothing automatically, whatever an instance's `isAutohealEnabled` says.
+    #[arg(long)]
+    no_auto_heal: bool,
+    /// The least severe alarm that heals an instance with `isAutohealEnabled` automatically.
+    #[arg(long, default_value = "MAJOR", value_name = "SEVERITY", value_parser = parse_severity)]
+    auto_heal_min_severity: vnfm_types::PerceivedSeverity,
+    /// Seconds after an automatic heal of an instance before the next one may start.
+    #[arg(long, default_value_t = 120, value_name = "SECONDS")]
+    auto_heal_cooldown: u64,
+    /// Automatic heals of one instance an hour, at most.
+    #[arg(long, default_value_t = 5, value_name = "N")]
+    auto_heal_max_per_hour: usize,
     /// Largest package upload, in MiB.
     #[arg(long, default_value_t = 512, value_name = "MIB")]
     max_package_mib: usize,
@@ -332,6 +344,12 @@ pub fn run(args: ServeArgs) -> Result<ExitCode, ServeError> {
     if let Some(mgmt) = plugin_host(&args)? {
         services = services.mgmt_driver(mgmt);
     }
+    services = services.auto_heal((!args.no_auto_heal).then(|| vnfm::lcm::AutoHealPolicy {
+        min_severity: args.auto_heal_min_severity,
+        cooldown: Duration::from_secs(args.auto_heal_cooldown),
+        max_in_window: args.auto_heal_max_per_hour,
+        window: Duration::from_secs(3600),
+    }));
     services = services.mgmt_scripts(vnfm::lcm::ScriptConfig {
         python: args.python.clone(),
         ..vnfm::lcm::ScriptConfig::default()
@@ -425,5 +443,17 @@ pub fn run(args: ServeArgs) -> Result<ExitCode, ServeError> {
             eprintln!("vnfm serve: {e}");
             Ok(ExitCode::from(1))
         }
+    }
+}
+
+/// A `PerceivedSeverity` named as SOL003 names it (any case); `CLEARED` is not a severity an
+/// alarm heals at.
+fn parse_severity(s: &str) -> Result<vnfm_types::PerceivedSeverity, String> {
+    let upper = s.to_ascii_uppercase();
+    match serde_json::from_value(serde_json::Value::String(upper)) {
+        Ok(vnfm_types::PerceivedSeverity::Cleared) | Err(_) => Err(format!(
+            "{s:?} is not an alarm severity: use CRITICAL, MAJOR, MINOR, WARNING or INDETERMINATE"
+        )),
+        Ok(sev) => Ok(sev),
     }
 }
