@@ -54,6 +54,8 @@ enum Command {
     /// Client: notification subscriptions (create, list, show, delete) and the notifications
     /// given up on (dead, redeliver, discard).
     Sub(client::SubGroup),
+    /// Client: VNF alarms (list with filters, show, acknowledge).
+    Alarm(client::AlarmGroup),
     /// Runs one hook call of a plugin library for `vnfm serve` (the isolated plugin runner:
     /// messages on stdin and stdout). Not meant to be started by hand.
     #[command(name = "plugin-runner", hide = true)]
@@ -127,6 +129,7 @@ pub fn main() -> ExitCode {
         Command::Vnf(g) => client::run(client::Group::Vnf(g)),
         Command::Op(g) => client::run(client::Group::Op(g)),
         Command::Sub(g) => client::run(client::Group::Sub(g)),
+        Command::Alarm(g) => client::run(client::Group::Alarm(g)),
         Command::PluginRunner { library } => vnfm_plugin_host::runner::run(&library),
         Command::Completion { shell } => {
             clap_complete::generate(shell, &mut Cli::command(), "vnfm", &mut std::io::stdout());

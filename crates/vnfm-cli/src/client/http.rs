@@ -17,6 +17,17 @@ use super::error::{ClientError, Problem};
 
 /// The API version sent in the `Version` header (SOL013 clause 4.9).
 const API_VERSION: &str = "2.0.0";
+
+/// The `Version` header for a request to `path` (or a whole URL): the version of the API it
+/// belongs to. The SOL003 v2.6.1 APIs the client calls (fault management) refuse a major
+/// version they do not serve.
+fn api_version(path: &str) -> &'static str {
+    if path.contains("/vnffm/v1/") || path.ends_with("/vnffm/v1") {
+        "1.2.0"
+    } else {
+        API_VERSION
+    }
+}
 /// A cached token is not used when it expires within this margin.
 const EXPIRY_MARGIN_SECS: u64 = 30;
 /// Most pages followed for one list (100 items each).
@@ -334,7 +345,7 @@ impl Api {
                 .http
                 .request(method.clone(), &url)
                 .bearer_auth(&token)
-                .header("Version", API_VERSION)
+                .header("Version", api_version(&url))
                 .header("Accept", accept);
             if let Some(ct) = content_type {
                 req = req.header("Content-Type", ct);

@@ -1,4 +1,4 @@
-//! The REST client subcommands (`pkg`, `vim`, `vnf`, `op`, `sub`): they talk to a running
+//! The REST client subcommands (`pkg`, `vim`, `vnf`, `op`, `sub`, `alarm`): they talk to a running
 //! `vnfm serve` over its API. Connection settings come from [`config`], requests go through
 //! the one HTTP seam in [`http`], results are printed by [`output`].
 
@@ -8,6 +8,7 @@ use std::sync::OnceLock;
 use clap::Args;
 use serde_json::Value;
 
+pub mod alarm;
 pub mod config;
 pub mod error;
 pub mod http;
@@ -68,6 +69,15 @@ pub struct SubGroup {
     cmd: sub::SubCommand,
 }
 
+/// `vnfm alarm`: VNF alarms.
+#[derive(Debug, Args)]
+pub struct AlarmGroup {
+    #[command(flatten)]
+    conn: ClientArgs,
+    #[command(subcommand)]
+    cmd: alarm::AlarmCommand,
+}
+
 /// A client command with its connection options.
 #[derive(Debug)]
 pub enum Group {
@@ -81,6 +91,8 @@ pub enum Group {
     Op(OpGroup),
     /// `vnfm sub`.
     Sub(SubGroup),
+    /// `vnfm alarm`.
+    Alarm(AlarmGroup),
 }
 
 /// What every command needs: the output format and (built on first use) the API client.
@@ -184,6 +196,7 @@ pub fn run(group: Group) -> ExitCode {
             Group::Vnf(g) => vnf::run(&Ctx::new(g.conn), g.cmd).await,
             Group::Op(g) => op::run(&Ctx::new(g.conn), g.cmd).await,
             Group::Sub(g) => sub::run(&Ctx::new(g.conn), g.cmd).await,
+            Group::Alarm(g) => alarm::run(&Ctx::new(g.conn), g.cmd).await,
         }
     });
     // Background work (a watch's callback server) must not keep the process alive.
