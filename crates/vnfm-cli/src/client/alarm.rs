@@ -124,7 +124,7 @@ pub async fn run(ctx: &Ctx, cmd: AlarmCommand) -> Result<(), ClientError> {
             let query: Vec<(&str, String)> =
                 filter_of(&a).map(|f| ("filter", f)).into_iter().collect();
             let mut list = ctx.api()?.list(ALARMS, &query).await?;
-            list.sort_by(|x, y| s(y, "/alarmRaisedTime").cmp(&s(x, "/alarmRaisedTime")));
+            list.sort_by_key(|a| std::cmp::Reverse(s(a, "/alarmRaisedTime")));
             output::print(ctx.format, &Value::Array(list), |v| {
                 let mut t =
                     Table::new(&["ID", "VNF", "VNFCS", "SEVERITY", "ACK", "RAISED", "CAUSE"]);
