@@ -1,29 +1,34 @@
 //! Fault management end to end on the real Prometheus and Alertmanager
 //! (`scripts/test-env/prometheus.sh`; `scripts/test.sh` starts them): an exporter the test
-//! serves on 127.0.0.1 plays a VNFC, a rule alerts when it is down, Alertmanager posts to the
-//! VNFM's receiver (served on a socket the way `vnfm serve` serves it), the alarm appears in
-//! the API and an `AlarmNotification` reaches the FM subscriber; when the VNFC is up again
-//! the alarm is cleared and an `AlarmClearedNotification` follows.
+//! serves on 127.0.0.1 plays the VNFC of an instance instantiated on the test VIM with
+//! `isAutohealEnabled`, a rule alerts when it is down, Alertmanager posts to the VNFM's
+//! receiver (served on a socket the way `vnfm serve` serves it), the alarm appears in the API,
+//! an `AlarmNotification` reaches the FM subscriber, and the VNFM heals the VNFC by itself
+//! (the HEAL's `STARTING` notification says `isAutomaticInvocation`); when the VNFC is up
+//! again the alarm is cleared and an `AlarmClearedNotification` follows.
 //!
 //! Built as an ignored test when `VNFM_TEST_PROMETHEUS_URL` and `VNFM_TEST_ALERTMANAGER_URL`
 //! are not set at build time (the build script is `vnfm-prometheus`'s); on CI (`CI=true`)
 //! their absence fails `ci_has_the_services`. The one test here rewrites Alertmanager's
 //! webhook URL, which every test of the environment shares: keep it the only one per binary.
 
+mod support;
+
 #[path = "../../vnfm-prometheus/tests/support/mod.rs"]
 mod prom;
 
+use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::State;
-use axum::http::StatusCode;
+use axum::http::{Method, StatusCode};
 use axum::routing::get;
 use prom::{Env, Exporter, eventually, unique};
 use serde_json::{Value, json};
-use vnfm_api::{AppState, StateOptions};
+use support::{HELLO, Harness, zip_dir};
 use vnfm_lcm::DelivererConfig;
 
 const WAIT: Duration = Duration::from_secs(120);
@@ -57,12 +62,10 @@ async fn callback_post(State(posts): State<Posts>, body: Bytes) -> StatusCode {
     not(vnfm_test_prometheus),
     ignore = "needs Prometheus and Alertmanager: eval \"$(scripts/test-env/prometheus.sh start)\" before building the tests"
 )]
-async fn an_alert_raises_notifies_and_clears_an_alarm() {
+async fn an_alert_raises_an_alarm_heals_its_vnfc_automatically_and_clears() {
     let env = Env::get();
-    vnfm::lcm::install_crypto_provider();
-    let dir = tempfile::tempdir().unwrap();
 
-    // The FM subscriber.
+    // The subscriber of fault and lifecycle notifications.
     let posts = Posts::default();
     let app = Router::new()
         .route(
@@ -74,51 +77,77 @@ async fn an_alert_raises_notifies_and_clears_an_alarm() {
     let callback = format!("http://{}/fm", listener.local_addr().unwrap());
     tokio::spawn(async move { axum::serve(listener, app).await });
 
-    // The VNFM, with the notification deliverer.
-    let data = dir.path().join("data");
-    let services = vnfm::lcm::builder()
-        .data_dir(&data)
-        .recovery_interval(None)
-        .deliver_notifications(DelivererConfig {
-            poll_interval: Duration::from_millis(500),
-            ..DelivererConfig::new("fm-e2e")
-        })
-        .assemble()
-        .await
-        .unwrap();
-    let mut options = StateOptions::new(&data);
-    options.allow_basic_auth = true;
-    let state = AppState::new(services, options).await.unwrap();
+    // The VNFM, with the notification deliverer and the test VIM, on a socket.
+    let h = Harness::with_services(
+        |b| {
+            b.deliver_notifications(DelivererConfig {
+                poll_interval: Duration::from_millis(500),
+                ..DelivererConfig::new("fm-e2e")
+            })
+        },
+        |_| {},
+    )
+    .await;
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
-    let api = vnfm_api::router(state.clone());
+    let api = h.app.clone();
     tokio::spawn(async move { axum::serve(listener, api).await });
-    let base = format!("http://{addr}");
-    let client = state.bootstrap_client().unwrap();
-    let http = reqwest::Client::new();
+    let client = h.state.bootstrap_client().unwrap();
     let get = |path: String| {
-        http.get(format!("{base}{path}"))
-            .basic_auth(&client.client_id, Some(client.client_secret.expose()))
-            .send()
+        let h = &h;
+        async move { h.call(Method::GET, &path, None).await.json() }
     };
 
-    let vnf = unique("vnf");
-    let r = http
-        .post(format!("{base}/vnffm/v1/subscriptions"))
-        .basic_auth(&client.client_id, Some(client.client_secret.expose()))
-        .json(&json!({"callbackUri": callback,
-                      "filter": {"vnfInstanceSubscriptionFilter": {"vnfInstanceIds": [vnf]}}}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 201, "{}", r.text().await.unwrap());
+    // An instance of the hello VNF on the test VIM, healed automatically.
+    h.onboard(zip_dir(Path::new(HELLO))).await;
+    let vnf = h.create_instance().await;
+    let done = h
+        .task(
+            &vnf,
+            "instantiate",
+            json!({"flavourId": "simple",
+                   "vimConnectionInfo": {"vim1": {"vimType": "TEST.NOOP.V_1"}},
+                   "vnfConfigurableProperties": {"isAutohealEnabled": true}}),
+        )
+        .await;
+    assert_eq!(done["operationState"], "COMPLETED", "{done}");
+    let instance = get(format!("/vnflcm/v2/vnf_instances/{vnf}")).await;
+    let vnfc = instance["instantiatedVnfInfo"]["vnfcInfo"][0]["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    for (path, filter) in [
+        (
+            "/vnffm/v1/subscriptions",
+            json!({"vnfInstanceSubscriptionFilter": {"vnfInstanceIds": [vnf]}}),
+        ),
+        (
+            "/vnflcm/v2/subscriptions",
+            json!({"vnfInstanceSubscriptionFilter": {"vnfInstanceIds": [vnf]},
+                   "operationTypes": ["HEAL"]}),
+        ),
+    ] {
+        let r = h
+            .call(
+                Method::POST,
+                path,
+                Some(json!({"callbackUri": callback, "filter": filter})),
+            )
+            .await;
+        assert_eq!(
+            r.status,
+            201,
+            "{path}: {}",
+            String::from_utf8_lossy(&r.body)
+        );
+    }
 
     // The VNFC's exporter, scraped; the rule; Alertmanager's receiver (Basic credentials in
     // the URL, which Alertmanager sends as an Authorization header).
     let exporter = Exporter::start().await;
     let labels = [
         ("vnf_instance_id", vnf.as_str()),
-        ("vnfc_instance_id", "c1"),
+        ("vnfc_instance_id", vnfc.as_str()),
     ];
     exporter.set("vnfc_up", &labels, 1.0);
     let _target = env.scrape(&vnf, exporter.addr);
@@ -142,7 +171,7 @@ async fn an_alert_raises_notifies_and_clears_an_alarm() {
     exporter.set("vnfc_up", &labels, 0.0);
     let filter = format!("/vnffm/v1/alarms?filter=(eq,managedObjectId,{vnf})");
     let alarm: Value = eventually(WAIT, "the alarm in the API", || async {
-        let list: Value = get(filter.clone()).await.ok()?.json().await.ok()?;
+        let list = get(filter.clone()).await;
         list.as_array()?.first().cloned()
     })
     .await;
@@ -150,7 +179,7 @@ async fn an_alert_raises_notifies_and_clears_an_alarm() {
     assert_eq!(alarm["eventType"], "EQUIPMENT_ALARM");
     assert_eq!(alarm["probableCause"], "VNFC stopped answering");
     assert_eq!(alarm["faultType"], alert.as_str());
-    assert_eq!(alarm["vnfcInstanceIds"], json!(["c1"]));
+    assert_eq!(alarm["vnfcInstanceIds"], json!([vnfc]));
     let id = alarm["id"].as_str().unwrap().to_owned();
     let raised = eventually(WAIT, "the AlarmNotification", || async {
         posts
@@ -164,6 +193,36 @@ async fn an_alert_raises_notifies_and_clears_an_alarm() {
     assert_eq!(raised["alarm"]["id"], id.as_str());
     assert_eq!(raised["alarm"]["managedObjectId"], vnf.as_str());
 
+    // The VNFM heals the VNFC by itself, and says the operation was automatic.
+    let starting = eventually(
+        WAIT,
+        "the automatic HEAL's STARTING notification",
+        || async {
+            posts
+                .lock()
+                .unwrap()
+                .iter()
+                .find(|p| p["operation"] == "HEAL" && p["operationState"] == "STARTING")
+                .cloned()
+        },
+    )
+    .await;
+    assert_eq!(starting["isAutomaticInvocation"], true, "{starting}");
+    let occ = starting["vnfLcmOpOccId"].as_str().unwrap().to_owned();
+    let healed = h
+        .wait_op(&format!("/vnflcm/v2/vnf_lcm_op_occs/{occ}"))
+        .await;
+    assert_eq!(healed["operationState"], "COMPLETED", "{healed}");
+    assert_eq!(healed["isAutomaticInvocation"], true);
+    assert_eq!(healed["operationParams"]["vnfcInstanceId"], json!([vnfc]));
+    assert!(
+        healed["operationParams"]["cause"]
+            .as_str()
+            .unwrap()
+            .contains(&id),
+        "{healed}"
+    );
+
     // Up again: cleared, and notified.
     exporter.set("vnfc_up", &labels, 1.0);
     let cleared = eventually(WAIT, "the AlarmClearedNotification", || async {
@@ -176,15 +235,16 @@ async fn an_alert_raises_notifies_and_clears_an_alarm() {
     })
     .await;
     assert_eq!(cleared["alarmId"], id.as_str());
-    let now: Value = get(format!("/vnffm/v1/alarms/{id}"))
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let now = get(format!("/vnffm/v1/alarms/{id}")).await;
     assert_eq!(now["perceivedSeverity"], "CLEARED", "{now}");
     assert!(now["alarmClearedTime"].is_string());
-    // One alarm for the whole episode, however often Alertmanager repeated the alert.
-    let list: Value = get(filter).await.unwrap().json().await.unwrap();
+    // One alarm for the whole episode, however often Alertmanager repeated the alert, and
+    // one heal.
+    let list = get(filter).await;
     assert_eq!(list.as_array().unwrap().len(), 1, "{list}");
+    let heals = get(format!(
+        "/vnflcm/v2/vnf_lcm_op_occs?filter=(eq,vnfInstanceId,{vnf});(eq,operation,HEAL)"
+    ))
+    .await;
+    assert_eq!(heals.as_array().unwrap().len(), 1, "{heals}");
 }
