@@ -35,20 +35,8 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 use vnfm_api::{AppState, StateOptions};
 
-fn env_or(name: &str, default: usize) -> usize {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
-
-fn percentile(sorted: &[Duration], p: f64) -> Duration {
-    if sorted.is_empty() {
-        return Duration::ZERO;
-    }
-    let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
-    sorted[i.min(sorted.len() - 1)]
-}
+mod common;
+use common::{env_or, percentile, zip_dir};
 
 fn report(what: &str, mut latencies: Vec<Duration>, errors: usize, elapsed: Duration) {
     latencies.sort_unstable();
@@ -205,31 +193,6 @@ where
         errors += e;
     }
     (latencies, errors, started.elapsed())
-}
-
-fn zip_dir(dir: &std::path::Path) -> Vec<u8> {
-    use std::io::Write;
-    let mut zip = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).expect("sample dir") {
-            let p = e.expect("entry").path();
-            if p.is_dir() {
-                stack.push(p);
-            } else {
-                let name = p
-                    .strip_prefix(dir)
-                    .expect("prefix")
-                    .to_string_lossy()
-                    .replace('\\', "/");
-                zip.start_file(name, zip::write::SimpleFileOptions::default())
-                    .expect("zip");
-                zip.write_all(&std::fs::read(&p).expect("read"))
-                    .expect("zip");
-            }
-        }
-    }
-    zip.finish().expect("zip").into_inner()
 }
 
 fn main() {
