@@ -38,9 +38,14 @@ from free_ports import free_ports  # noqa: E402
 import seeding  # noqa: E402
 from vnfm_client import SeedError, Vnfm, build_package  # noqa: E402
 
-APIS = (seeding.LCM, seeding.PKGM)
+APIS = (seeding.LCM, seeding.PKGM, seeding.FM)
 # Files in the suite folders that hold keywords only.
-NOT_SUITES = {"VnfLcmMntOperationKeywords", "SubscriptionKeywords", "VNFPackageManagementKeywords"}
+NOT_SUITES = {
+    "VnfLcmMntOperationKeywords",
+    "SubscriptionKeywords",
+    "VNFPackageManagementKeywords",
+    "FaultManagement-APIKeyword",
+}
 
 
 def start_stub():
@@ -129,7 +134,14 @@ def patch_pkgm_jsons(jsons: Path, stub: str):
     path.write_text(json.dumps(doc, indent=2))
 
 
-PATCHES = {seeding.LCM: patch_lcm_jsons, seeding.PKGM: patch_pkgm_jsons}
+def patch_fm_jsons(jsons: Path, stub: str):
+    path = jsons / "fmSubscriptionRequest.json"
+    doc = json.loads(path.read_text())
+    doc["callbackUri"] = stub + "/fm/subscriptions"
+    path.write_text(json.dumps(doc, indent=2))
+
+
+PATCHES = {seeding.LCM: patch_lcm_jsons, seeding.PKGM: patch_pkgm_jsons, seeding.FM: patch_fm_jsons}
 
 
 def java_shim(bin_dir: Path):

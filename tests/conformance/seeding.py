@@ -34,6 +34,7 @@ INTERNAL_VLD_ID = "internal_net"
 SCALE_OUT = {"type": "SCALE_OUT", "aspectId": "myAspect"}
 LCM = "VNFLifecycleManagement-API"
 PKGM = "VNFPackageManagement-API"
+FM = "VNFFaultManagement-API"
 # Long enough to outlast any test that needs an operation in progress; cancelling ends it.
 SLOW_SECONDS = 600
 
@@ -129,6 +130,9 @@ def base_variables(ctx: Ctx, api: str) -> dict:
     if api == LCM:
         # The server runs with --allow-duplicate-lcm-subscriptions (conformance.start_server).
         v.update({"VNFM_HOST": host, "VNFM_PORT": str(port), "VNFM_SCHEMA": "http", "VNFM_DUPLICATION": "1"})
+    elif api == FM:
+        # A second FM subscription with the same callback and filter is answered 303.
+        v.update({"VNFM_HOST": host, "VNFM_PORT": str(port), "VNFM_SCHEMA": "http", "VNFM_DUPLICATION": "0"})
     else:
         v.update({"NFVO_HOST": host, "NFVO_PORT": str(port), "NFVO_SCHEMA": "http"})
     return v
@@ -146,9 +150,9 @@ def suite_variables(ctx: Ctx, api: str, suite: str) -> dict:
             "vnfPkgId_processing": ctx.state.get("created_package", missing),
         }
     )
-    if api == LCM and suite in FIELDS:
+    if api in (LCM, FM) and suite in FIELDS:
         v["fields"] = FIELDS[suite]
-    seed = (LCM_SUITES if api == LCM else PKGM_SUITES).get(suite)
+    seed = {LCM: LCM_SUITES, PKGM: PKGM_SUITES, FM: FM_SUITES}[api].get(suite)
     if seed:
         v.update(seed(ctx))
     return v
@@ -161,6 +165,7 @@ def suite_variables(ctx: Ctx, api: str, suite: str) -> dict:
 # subscription does not have. Optional attributes, so that excluding them leaves a valid
 # resource.
 FIELDS = {
+    "Alarms": "faultDetails,correlatedAlarmIds",
     "VNFInstances": "vnfInstanceName,vnfInstanceDescription",
     "VnfLcmOperationOccurences": "operationParams,error",
     "Subscriptions": "filter",
@@ -472,6 +477,27 @@ def _trigger_deletion(ctx, variables):
     return {}
 
 
+def _paged_alarms(ctx, variables):
+    inst = variables["managedObjectId"]
+    count = iter(range(1000))
+    return _more_than_a_page(ctx, "/vnffm/v1/alarms", lambda: raise_alarm(ctx, inst, f"paging {next(count)}"))
+
+
+def _paged_fm_subscriptions(ctx, variables):
+    # Filtered to an instance that does not exist, so these subscriptions stay silent.
+    quiet = not_existing()
+    count = iter(range(1000))
+
+    def subscribe():
+        body = {
+            "callbackUri": f"{ctx.stub}/fm/paging/{next(count)}",
+            "filter": {"vnfInstanceSubscriptionFilter": {"vnfInstanceIds": [quiet]}},
+        }
+        ctx.vnfm.expect(201, "POST", "/vnffm/v1/subscriptions", body)
+
+    return _more_than_a_page(ctx, "/vnffm/v1/subscriptions", subscribe)
+
+
 def _single_file_vnfd(ctx, variables):
     """7.3.3.4.12 and .14 address "a package whose VNFD is one file" through `vndId`, which the
     other onboarded-package tests use for the multi-file package."""
@@ -486,6 +512,8 @@ PRECONDITIONS = {
     "7.3.3.6.11": _paged_pkgm_subscriptions,
     "7.3.3.1.27": _paged_onboarded_packages,
     "7.3.1.2.6": _operation_in_progress,
+    "7.3.5.1.12": _paged_alarms,
+    "7.3.5.3.14": _paged_fm_subscriptions,
     "7.3.3.4.12": _single_file_vnfd,
     "7.3.3.4.14": _single_file_vnfd,
     "7.3.1.34.1": _trigger_operation,
@@ -493,6 +521,59 @@ PRECONDITIONS = {
     "7.3.1.34.3": _trigger_creation,
     "7.3.1.34.4": _trigger_deletion,
 }
+
+
+# ----- VNF fault management (SOL003 clause 7) -----
+
+
+def raise_alarm(ctx, instance, cause):
+    """An alarm about `instance`, raised the way Prometheus Alertmanager raises one: a firing
+    alert posted to the server's receiver. Returns the alarm's id."""
+    alert = {
+        "status": "firing",
+        "labels": {
+            "alertname": "ConformanceFault",
+            "vnf_instance_id": instance,
+            "perceived_severity": "critical",
+            "event_type": "COMMUNICATIONS_ALARM",
+            "function_type": "vnffm",
+        },
+        "annotations": {"probable_cause": cause, "fault_details": "raised for the ETSI suites"},
+        "startsAt": "2026-01-01T00:00:00Z",
+        "endsAt": "0001-01-01T00:00:00Z",
+        "generatorURL": "http://prometheus/graph",
+        "fingerprint": cause,
+    }
+    webhook = {
+        "version": "4", "groupKey": "{}:{}", "truncatedAlerts": 0, "status": "firing",
+        "receiver": "vnfm", "groupLabels": {}, "commonLabels": {}, "commonAnnotations": {},
+        "externalURL": "http://alertmanager", "alerts": [alert],
+    }
+    ctx.vnfm.expect(204, "POST", "/vnffm/v1/alertmanager", webhook)
+    alarms = ctx.vnfm.expect(200, "GET", f"/vnffm/v1/alarms?filter=(eq,managedObjectId,{instance})").json()
+    return next(a["id"] for a in alarms if a["probableCause"] == cause)
+
+
+def _fm(ctx):
+    """An instantiated instance with an open alarm, and an FM subscription (to the stub) that
+    hears only of that instance."""
+    inst = ctx.instantiated("fm")
+    alarm = raise_alarm(ctx, inst, f"conformance fault {not_existing()}")
+    body = {
+        "callbackUri": ctx.stub + "/fm",
+        "filter": {"vnfInstanceSubscriptionFilter": {"vnfInstanceIds": [inst]}},
+    }
+    sub = ctx.vnfm.expect(201, "POST", "/vnffm/v1/subscriptions", body).json()["id"]
+    return {
+        "alarmId": alarm,
+        # The suites' variables file sets alarm_filter twice; the NFVO's (nsInstanceId) wins.
+        "alarm_filter": "managedObjectId",
+        "managedObjectId": inst,
+        "subscriptionId": sub,
+    }
+
+
+FM_SUITES = {name: _fm for name in ("ApiVersion", "Alarms", "IndividualAlarm", "Subscriptions", "IndividualSubscription")}
 
 
 def before_test(ctx: Ctx, test_id: str, variables: dict) -> dict:

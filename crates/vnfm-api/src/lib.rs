@@ -86,6 +86,7 @@ pub fn router(state: Arc<AppState>) -> Router {
         )
         .nest("/v1.0", tacker_vims::routes())
         .nest("/vnffm/v1", fm::routes())
+        .route("/vnffm/api_versions", get(version::fm_api_versions))
         .route("/openapi.json", get(openapi::serve_document))
         .route("/metrics", get(ops::metrics))
         .layer(middleware::from_fn_with_state(

@@ -156,6 +156,14 @@ pub async fn pkgm_api_versions() -> Response {
     )
 }
 
+/// `GET /vnffm/api_versions`.
+pub async fn fm_api_versions() -> Response {
+    json_response(
+        axum::http::StatusCode::OK,
+        &api_version_information(&[ApiFamily::FmV1], "/vnffm"),
+    )
+}
+
 /// `GET <prefix>/api_versions` of one major version.
 pub fn major_versions(family: ApiFamily) -> Response {
     json_response(

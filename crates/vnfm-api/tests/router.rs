@@ -197,6 +197,21 @@ async fn version_header_api_versions_and_fallbacks() {
         .map(|v| v["version"].as_str().unwrap())
         .collect();
     assert_eq!(versions, ["1.3.0", "2.0.0"]);
+    // Fault management has one major version, listed at /vnffm/api_versions too.
+    let r = h
+        .raw(
+            Method::GET,
+            "/vnffm/api_versions",
+            &[("authorization", &auth)],
+            vec![],
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK);
+    assert_valid(&etsi_schema("ApiVersionInformation.schema.json"), &r.json());
+    assert_eq!(
+        r.json(),
+        json!({"uriPrefix": "/vnffm", "apiVersions": [{"version": "1.2.0", "isDeprecated": false}]})
+    );
     let r = h
         .raw(
             Method::POST,
