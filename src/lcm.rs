@@ -85,7 +85,7 @@ pub use vnfm_driver_api::{
     ArtifactSource, CallbackSender, DeferredGrants, DriverError, GrantDecision, InfraDriver,
     LocalNfvo, MgmtDriver, Nfvo, NfvoAuth, NfvoSettings, VimKind, VimKinds,
 };
-pub use vnfm_lcm::fm::{AutoHealOutcome, AutoHealPolicy};
+pub use vnfm_lcm::fm::{AutoHealPolicy, AutoScalePolicy, AutomaticOutcome, Bounds};
 pub use vnfm_lcm::nfvo::{load_nfvo_settings, save_nfvo_settings};
 pub use vnfm_lcm::ports::{
     NotificationRouter, OnboardedVnfd, PackageCatalog, SealedVim, VimDirectory,
@@ -186,6 +186,7 @@ pub fn builder() -> Builder {
         delivery: None,
         vim_kinds: VimKinds::new(),
         auto_heal: Some(AutoHealPolicy::default()),
+        auto_scale: Some(AutoScalePolicy::default()),
     }
 }
 
@@ -210,6 +211,7 @@ pub struct Builder {
     delivery: Option<DelivererConfig>,
     vim_kinds: VimKinds,
     auto_heal: Option<AutoHealPolicy>,
+    auto_scale: Option<AutoScalePolicy>,
 }
 
 impl fmt::Debug for Builder {
@@ -371,6 +373,15 @@ impl Builder {
     /// [`Builder::assemble`], whose fault manager starts the heals.
     pub fn auto_heal(mut self, policy: Option<AutoHealPolicy>) -> Self {
         self.auto_heal = policy;
+        self
+    }
+
+    /// The bounds of automatic scaling ([`vnfm_lcm::fm::auto_scale`]; default
+    /// [`AutoScalePolicy::default`]); `None` turns it off for every instance. Each instance
+    /// opts in with `vnfConfigurableProperties.isAutoscaleEnabled: true`; the requests come
+    /// from the monitoring system (`auto_scale` alerts at the Alertmanager receiver).
+    pub fn auto_scale(mut self, policy: Option<AutoScalePolicy>) -> Self {
+        self.auto_scale = policy;
         self
     }
 

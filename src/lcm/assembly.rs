@@ -187,6 +187,12 @@ impl Builder {
             Some(policy) => faults.with_auto_heal(vnfm_lcm::fm::AutoHeal::new(lcm.clone(), policy)),
             None => faults,
         };
+        let faults = match self.auto_scale {
+            Some(policy) => {
+                faults.with_auto_scale(vnfm_lcm::fm::AutoScale::new(lcm.clone(), policy))
+            }
+            None => faults,
+        };
         Ok(Vnfm {
             lcm,
             store,

@@ -203,7 +203,11 @@ fn main() {
             .infra_driver(vnfm_api::test_vim_driver())
             .deliver_notifications(vnfm::lcm::DelivererConfig::new("bench"))
             .auto_heal(Some(vnfm::lcm::AutoHealPolicy {
-                cooldown: Duration::ZERO,
+                bounds: vnfm::lcm::Bounds {
+                    cooldown: Duration::ZERO,
+                    max_in_window: 5,
+                    window: Duration::from_secs(3600),
+                },
                 ..Default::default()
             }))
             .assemble()

@@ -2,7 +2,8 @@
 //! SOL013 filters, read with an `ETag`, `PATCH` of `ackState` with `If-Match`), FM
 //! subscriptions (the shared handlers of [`crate::subscriptions`]), and the receiver of
 //! Prometheus Alertmanager webhooks (`POST /vnffm/v1/alertmanager`): firing alerts raise
-//! alarms, resolved alerts clear them, mapped by `vnfm_prometheus::AlarmMapping`.
+//! alarms, resolved alerts clear them, mapped by `vnfm_prometheus::AlarmMapping`; firing
+//! `auto_scale` alerts (`vnfm_prometheus::scale_trigger`) ask for an automatic SCALE.
 //!
 //! The receiver accepts the server's usual credentials, or the bearer token configured for
 //! Alertmanager's `http_config` ([`crate::StateOptions::alertmanager_token`]). A payload that
@@ -253,7 +254,37 @@ pub(crate) async fn alertmanager_webhook(
     })?;
     let mapping = AlarmMapping::default();
     let (mut raised, mut cleared, mut refused) = (0usize, 0usize, Vec::new());
+    let mut scalings = 0usize;
     for (i, alert) in webhook.alerts.iter().enumerate() {
+        match vnfm_prometheus::scale_trigger(alert) {
+            Ok(Some(t)) => {
+                let cause = format!(
+                    "alert {}",
+                    alert.labels.get("alertname").map_or("", String::as_str)
+                );
+                let id = vnfm_types::VnfInstanceId::new(t.vnf_instance_id);
+                if state.faults.request_scale(
+                    &id,
+                    t.scale_out,
+                    &t.aspect_id,
+                    t.number_of_steps,
+                    &cause,
+                ) {
+                    scalings += 1;
+                } else {
+                    tracing::warn!(
+                        alert = i,
+                        "an auto_scale alert arrived, but automatic scaling is off"
+                    );
+                }
+                continue;
+            }
+            Ok(None) => {}
+            Err(e) => {
+                refused.push(format!("/alerts/{i}/labels: {e}"));
+                continue;
+            }
+        }
         let candidate = match mapping.candidate(alert) {
             Ok(Some(c)) => c,
             Ok(None) => continue,
@@ -287,6 +318,7 @@ pub(crate) async fn alertmanager_webhook(
         alerts = webhook.alerts.len(),
         raised,
         cleared,
+        scalings,
         refused = refused.len(),
         "Alertmanager webhook received"
     );

@@ -5,7 +5,9 @@
 //! receiver (served on a socket the way `vnfm serve` serves it), the alarm appears in the API,
 //! an `AlarmNotification` reaches the FM subscriber, and the VNFM heals the VNFC by itself
 //! (the HEAL's `STARTING` notification says `isAutomaticInvocation`); when the VNFC is up
-//! again the alarm is cleared and an `AlarmClearedNotification` follows.
+//! again the alarm is cleared and an `AlarmClearedNotification` follows. Then CPU thresholds
+//! in `auto_scale` rules scale the instance out while the VNFC is busy and in once it is
+//! idle, each an automatic SCALE.
 //!
 //! Built as an ignored test when `VNFM_TEST_PROMETHEUS_URL` and `VNFM_TEST_ALERTMANAGER_URL`
 //! are not set at build time (the build script is `vnfm-prometheus`'s); on CI (`CI=true`)
@@ -32,6 +34,8 @@ use support::{HELLO, Harness, zip_dir};
 use vnfm_lcm::DelivererConfig;
 
 const WAIT: Duration = Duration::from_secs(120);
+/// The automatic scaling cooldown of the test's server.
+const COOLDOWN: Duration = Duration::from_secs(3);
 
 #[test]
 fn ci_has_the_services() {
@@ -62,7 +66,7 @@ async fn callback_post(State(posts): State<Posts>, body: Bytes) -> StatusCode {
     not(vnfm_test_prometheus),
     ignore = "needs Prometheus and Alertmanager: eval \"$(scripts/test-env/prometheus.sh start)\" before building the tests"
 )]
-async fn an_alert_raises_an_alarm_heals_its_vnfc_automatically_and_clears() {
+async fn alerts_raise_an_alarm_heal_the_vnfc_and_scale_the_instance_automatically() {
     let env = Env::get();
 
     // The subscriber of fault and lifecycle notifications.
@@ -84,6 +88,13 @@ async fn an_alert_raises_an_alarm_heals_its_vnfc_automatically_and_clears() {
                 poll_interval: Duration::from_millis(500),
                 ..DelivererConfig::new("fm-e2e")
             })
+            .auto_scale(Some(vnfm::lcm::AutoScalePolicy {
+                bounds: vnfm::lcm::Bounds {
+                    cooldown: COOLDOWN,
+                    max_in_window: 10,
+                    window: Duration::from_secs(3600),
+                },
+            }))
         },
         |_| {},
     )
@@ -107,7 +118,8 @@ async fn an_alert_raises_an_alarm_heals_its_vnfc_automatically_and_clears() {
             "instantiate",
             json!({"flavourId": "simple",
                    "vimConnectionInfo": {"vim1": {"vimType": "TEST.NOOP.V_1"}},
-                   "vnfConfigurableProperties": {"isAutohealEnabled": true}}),
+                   "vnfConfigurableProperties": {"isAutohealEnabled": true,
+                                                 "isAutoscaleEnabled": true}}),
         )
         .await;
     assert_eq!(done["operationState"], "COMPLETED", "{done}");
@@ -247,4 +259,64 @@ async fn an_alert_raises_an_alarm_heals_its_vnfc_automatically_and_clears() {
     ))
     .await;
     assert_eq!(heals.as_array().unwrap().len(), 1, "{heals}");
+
+    // A threshold in a Prometheus rule scales the instance out while the VNFC is busy, and
+    // in once it is idle.
+    let cpu_rule = |name: &str, op: &str, direction: &str| {
+        format!(
+            "  - alert: {name}\n    expr: vnfc_cpu_usage{{vnf_instance_id=\"{vnf}\"}} {op}\n    labels:\n      function_type: auto_scale\n      auto_scale_type: {direction}\n      aspect_id: web_scale\n"
+        )
+    };
+    let _scaling = env
+        .rules(
+            &format!("{vnf}-scaling"),
+            &format!(
+                "groups:\n- name: {vnf}-scaling\n  rules:\n{}{}",
+                cpu_rule(&unique("CpuHigh"), "> 80", "SCALE_OUT"),
+                cpu_rule(&unique("CpuLow"), "< 20", "SCALE_IN")
+            ),
+        )
+        .await;
+    let scales = || async {
+        let list = get(format!(
+            "/vnflcm/v2/vnf_lcm_op_occs?all_fields&filter=(eq,vnfInstanceId,{vnf});(eq,operation,SCALE)"
+        ))
+        .await;
+        list.as_array().cloned().unwrap_or_default()
+    };
+    let level = || async {
+        let i = get(format!("/vnflcm/v2/vnf_instances/{vnf}")).await;
+        i["instantiatedVnfInfo"]["scaleStatus"][0]["scaleLevel"].as_u64()
+    };
+    exporter.set("vnfc_cpu_usage", &labels, 95.0);
+    let out = eventually(WAIT, "an automatic SCALE_OUT", || async {
+        scales().await.into_iter().find(|o| {
+            o["operationState"] == "COMPLETED" && o["operationParams"]["type"] == "SCALE_OUT"
+        })
+    })
+    .await;
+    assert_eq!(out["isAutomaticInvocation"], true, "{out}");
+    assert_eq!(level().await, Some(1));
+    // Alertmanager sends a firing alert once (then every repeat_interval, an hour here): the
+    // idle VNFC is reported after the cooldown, so its request is not dropped.
+    tokio::time::sleep(COOLDOWN + Duration::from_secs(1)).await;
+    exporter.set("vnfc_cpu_usage", &labels, 5.0);
+    let scale_in = eventually(WAIT, "an automatic SCALE_IN", || async {
+        scales().await.into_iter().find(|o| {
+            o["operationState"] == "COMPLETED" && o["operationParams"]["type"] == "SCALE_IN"
+        })
+    })
+    .await;
+    assert_eq!(scale_in["isAutomaticInvocation"], true, "{scale_in}");
+    let started = |o: &Value| {
+        vnfm_types::time::parse_rfc3339(o["startTime"].as_str().unwrap())
+            .expect("an RFC 3339 time")
+            .as_second()
+    };
+    assert!(
+        started(&scale_in) - started(&out) >= COOLDOWN.as_secs() as i64 - 1,
+        "the scale in waited for the cooldown: {out} then {scale_in}"
+    );
+    assert_eq!(level().await, Some(0));
+    exporter.set("vnfc_cpu_usage", &labels, 50.0);
 }

@@ -74,6 +74,15 @@ pub struct ServeArgs {
     /// Automatic heals of one instance an hour, at most.
     #[arg(long, default_value_t = 5, value_name = "N")]
     auto_heal_max_per_hour: usize,
+    /// Scale nothing automatically, whatever an instance's `isAutoscaleEnabled` says.
+    #[arg(long)]
+    no_auto_scale: bool,
+    /// Seconds after an automatic scaling of an instance before the next one may start.
+    #[arg(long, default_value_t = 300, value_name = "SECONDS")]
+    auto_scale_cooldown: u64,
+    /// Automatic scalings of one instance an hour, at most.
+    #[arg(long, default_value_t = 12, value_name = "N")]
+    auto_scale_max_per_hour: usize,
     /// Largest package upload, in MiB.
     #[arg(long, default_value_t = 512, value_name = "MIB")]
     max_package_mib: usize,
@@ -344,12 +353,19 @@ pub fn run(args: ServeArgs) -> Result<ExitCode, ServeError> {
     if let Some(mgmt) = plugin_host(&args)? {
         services = services.mgmt_driver(mgmt);
     }
-    services = services.auto_heal((!args.no_auto_heal).then(|| vnfm::lcm::AutoHealPolicy {
-        min_severity: args.auto_heal_min_severity,
-        cooldown: Duration::from_secs(args.auto_heal_cooldown),
-        max_in_window: args.auto_heal_max_per_hour,
+    let hourly = |cooldown: u64, max_in_window: usize| vnfm::lcm::Bounds {
+        cooldown: Duration::from_secs(cooldown),
+        max_in_window,
         window: Duration::from_secs(3600),
-    }));
+    };
+    services = services
+        .auto_heal((!args.no_auto_heal).then(|| vnfm::lcm::AutoHealPolicy {
+            min_severity: args.auto_heal_min_severity,
+            bounds: hourly(args.auto_heal_cooldown, args.auto_heal_max_per_hour),
+        }))
+        .auto_scale((!args.no_auto_scale).then(|| vnfm::lcm::AutoScalePolicy {
+            bounds: hourly(args.auto_scale_cooldown, args.auto_scale_max_per_hour),
+        }));
     services = services.mgmt_scripts(vnfm::lcm::ScriptConfig {
         python: args.python.clone(),
         ..vnfm::lcm::ScriptConfig::default()

@@ -12,7 +12,7 @@ use runner_support::*;
 use serde_json::json;
 use vnfm_driver_api::FixedAnswer;
 use vnfm_driver_api::fault::{FaultId, FaultReport};
-use vnfm_lcm::fm::{AutoHeal, AutoHealOutcome, AutoHealPolicy};
+use vnfm_lcm::fm::{AutoHeal, AutoHealPolicy, AutomaticOutcome, Bounds};
 use vnfm_lcm::{FaultManager, Keyring};
 use vnfm_store::OpOccQuery;
 use vnfm_types::{
@@ -22,8 +22,11 @@ use vnfm_types::{
 
 fn policy(cooldown: Duration, max_in_window: usize) -> AutoHealPolicy {
     AutoHealPolicy {
-        cooldown,
-        max_in_window,
+        bounds: Bounds {
+            cooldown,
+            max_in_window,
+            window: Duration::from_secs(3600),
+        },
         ..AutoHealPolicy::default()
     }
 }
@@ -177,7 +180,7 @@ async fn an_alarm_on_a_vnfc_heals_it_automatically_once_per_cooldown() {
         .0;
     assert!(matches!(
         auto.consider(&other).await,
-        AutoHealOutcome::CoolingDown { .. }
+        AutomaticOutcome::CoolingDown { .. }
     ));
 }
 
@@ -196,7 +199,7 @@ async fn the_rate_limit_and_the_severity_floor_bound_automatic_heals() {
         .await
         .unwrap();
     let auto = fm.auto_heal().unwrap();
-    assert_eq!(auto.consider(&minor).await, AutoHealOutcome::BelowSeverity);
+    assert_eq!(auto.consider(&minor).await, AutomaticOutcome::BelowSeverity);
     // Escalated to MAJOR, the same alarm heals.
     fm.raise(&report(&id, &vnfc, "latency", PerceivedSeverity::Major))
         .await
@@ -218,7 +221,7 @@ async fn the_rate_limit_and_the_severity_floor_bound_automatic_heals() {
     ));
     assert!(matches!(
         auto.consider(&third).await,
-        AutoHealOutcome::RateLimited { max: 2, .. }
+        AutomaticOutcome::RateLimited { max: 2, .. }
     ));
 }
 
@@ -243,7 +246,12 @@ async fn no_automatic_heal_without_the_switch_for_unknown_vnfcs_or_while_the_ins
         ))
         .await
         .unwrap();
-    assert_eq!(auto.consider(&alarm).await, AutoHealOutcome::Disabled);
+    assert_eq!(
+        auto.consider(&alarm).await,
+        AutomaticOutcome::Disabled {
+            switch: "isAutohealEnabled"
+        }
+    );
 
     // A VNFC the instance does not have: refused, nothing started.
     let (on, vnfc) = instantiated(&env, json!({"isAutohealEnabled": true}), json!({})).await;
@@ -258,7 +266,7 @@ async fn no_automatic_heal_without_the_switch_for_unknown_vnfcs_or_while_the_ins
         .unwrap();
     assert!(matches!(
         auto.consider(&ghost).await,
-        AutoHealOutcome::Refused { .. }
+        AutomaticOutcome::Refused { .. }
     ));
 
     // Another operation holds the instance: the heal is dropped and names the holder.
@@ -276,7 +284,7 @@ async fn no_automatic_heal_without_the_switch_for_unknown_vnfcs_or_while_the_ins
         .unwrap();
     assert_eq!(
         auto.consider(&alarm).await,
-        AutoHealOutcome::Busy {
+        AutomaticOutcome::Busy {
             op_occ_id: scale.id.to_string()
         }
     );

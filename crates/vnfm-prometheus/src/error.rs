@@ -105,6 +105,16 @@ pub enum Error {
         /// The label looked for.
         label: String,
     },
+    /// An `auto_scale` alert whose labels do not say what to scale.
+    #[error("auto_scale alert {alert:?}: label {label:?} is wrong: {reason}")]
+    ScaleLabel {
+        /// The alert's `alertname` label, or its fingerprint.
+        alert: String,
+        /// The label.
+        label: String,
+        /// What is wrong with it.
+        reason: String,
+    },
     /// A performance metric name that the catalogue does not know.
     #[error("unknown performance metric {name:?}; known metrics: {known}")]
     UnknownMetric {

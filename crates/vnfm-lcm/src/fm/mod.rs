@@ -10,6 +10,8 @@
 //! and notifies nothing.
 
 pub mod auto_heal;
+pub mod auto_scale;
+pub mod automatic;
 pub mod subscriptions;
 
 use std::sync::Arc;
@@ -24,14 +26,16 @@ use vnfm_types::{
     AckState, Alarm, AlarmClearedNotification, AlarmClearedNotificationLinks, AlarmLinks,
     AlarmListRebuiltNotification, AlarmListRebuiltNotificationLinks, AlarmNotification,
     AlarmNotificationLinks, DateTime, FmNotification, FmNotificationType, FmNotificationsFilter,
-    FmSubscription, Link, NotificationId, PerceivedSeverity,
+    FmSubscription, Link, NotificationId, PerceivedSeverity, VnfInstanceId,
 };
 
 use crate::LcmError;
 use crate::secrets::{Keyring, new_id};
 use crate::subscriptions::{NotificationContext, constraint, instance_matches, passes};
 use crate::vim::store_err;
-pub use auto_heal::{AutoHeal, AutoHealOutcome, AutoHealPolicy};
+pub use auto_heal::{AutoHeal, AutoHealPolicy};
+pub use auto_scale::{AutoScale, AutoScalePolicy};
+pub use automatic::{AutomaticOutcome, Bounds};
 pub use subscriptions::{FmKind, ManagedSubscriptions, SubscriptionKind};
 
 /// Base of the alarm resources (`_links.self` of an alarm).
@@ -132,6 +136,7 @@ pub struct FaultManager {
     store: Arc<dyn Store>,
     subscriptions: ManagedSubscriptions<FmKind>,
     auto_heal: Option<AutoHeal>,
+    auto_scale: Option<AutoScale>,
 }
 
 impl std::fmt::Debug for FaultManager {
@@ -154,6 +159,7 @@ impl FaultManager {
             store,
             subscriptions,
             auto_heal: None,
+            auto_scale: None,
         }
     }
 
@@ -168,6 +174,44 @@ impl FaultManager {
     /// The automatic healing in force, if any.
     pub fn auto_heal(&self) -> Option<&AutoHeal> {
         self.auto_heal.as_ref()
+    }
+
+    /// The same fault manager, also carrying the automatic scaling that the monitoring
+    /// system's scale requests ([`FaultManager::request_scale`]) go to.
+    pub fn with_auto_scale(mut self, auto_scale: AutoScale) -> Self {
+        self.auto_scale = Some(auto_scale);
+        self
+    }
+
+    /// The automatic scaling in force, if any.
+    pub fn auto_scale(&self) -> Option<&AutoScale> {
+        self.auto_scale.as_ref()
+    }
+
+    /// A monitoring system asks for a SCALE of `aspect_id` by `steps` on `instance` (e.g. a
+    /// firing `auto_scale` alert): handed to automatic scaling in the background (see
+    /// [`auto_scale`]), and logged. `false` when automatic scaling is off.
+    pub fn request_scale(
+        &self,
+        instance: &VnfInstanceId,
+        scale_out: bool,
+        aspect_id: &str,
+        steps: u32,
+        cause: &str,
+    ) -> bool {
+        let Some(auto_scale) = &self.auto_scale else {
+            return false;
+        };
+        let (auto_scale, instance) = (auto_scale.clone(), instance.clone());
+        let (aspect_id, cause) = (aspect_id.to_owned(), cause.to_owned());
+        tokio::spawn(async move {
+            let outcome = auto_scale
+                .consider(&instance, scale_out, &aspect_id, steps, &cause)
+                .await;
+            let direction = if scale_out { "SCALE_OUT" } else { "SCALE_IN" };
+            outcome.log(&format!("{direction} of {aspect_id} ({cause})"), &instance);
+        });
+        true
     }
 
     /// The FM subscriptions.
@@ -234,21 +278,10 @@ impl FaultManager {
         let (auto_heal, alarm) = (auto_heal.clone(), alarm.clone());
         tokio::spawn(async move {
             let outcome = auto_heal.consider(&alarm).await;
-            let instance = &alarm.managed_object_id;
-            match &outcome {
-                AutoHealOutcome::Started { op_occ_id } => tracing::info!(
-                    alarm_id = %alarm.id, vnf_instance_id = %instance, op_occ_id = %op_occ_id,
-                    "automatic HEAL started"
-                ),
-                o if o.is_dropped_heal() => tracing::warn!(
-                    alarm_id = %alarm.id, vnf_instance_id = %instance,
-                    "automatic HEAL not started: {o}"
-                ),
-                o => tracing::debug!(
-                    alarm_id = %alarm.id, vnf_instance_id = %instance,
-                    "no automatic HEAL: {o}"
-                ),
-            }
+            outcome.log(
+                &format!("HEAL for alarm {}", alarm.id),
+                &alarm.managed_object_id,
+            );
         });
     }
 

@@ -1,0 +1,110 @@
+//! Automatic scaling: a monitoring system that decides an instance needs more or fewer
+//! VNFCs (a Prometheus alerting rule with `function_type: auto_scale`, as OpenStack Tacker's
+//! Prometheus plugin reads it) asks for a SCALE, which starts with
+//! `isAutomaticInvocation: true` when the instance's `vnfConfigurableProperties` have
+//! `isAutoscaleEnabled: true` (SOL001 `VnfConfigurableProperties.is_autoscale_enabled`).
+//!
+//! The VNFD's bounds hold as for any SCALE: a step beyond the aspect's maximum (or below
+//! level 0) is refused, and the refusal is the outcome. One instance is scaled automatically
+//! at most as often as [`AutoScalePolicy::bounds`] allow (per instance, both directions
+//! together, in this process's memory), and never while another operation holds it.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use vnfm_types::{ScaleType, ScaleVnfRequest, VnfInstanceId};
+
+use super::automatic::{
+    AutomaticOutcome, Bounds, Limiter, instance_of, start_bounded, switched_on,
+};
+use crate::{Lcm, OperationRequest};
+
+/// The `vnfConfigurableProperties` member that turns automatic scaling on for an instance.
+pub const AUTOSCALE_PROPERTY: &str = "isAutoscaleEnabled";
+
+/// The bounds of automatic scaling, the same for every instance.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AutoScalePolicy {
+    /// How often one instance may be scaled automatically.
+    pub bounds: Bounds,
+}
+
+impl Default for AutoScalePolicy {
+    /// 5 minutes of cooldown (time for a scaled VNF's load to settle), at most 12 scalings
+    /// an hour per instance.
+    fn default() -> Self {
+        AutoScalePolicy {
+            bounds: Bounds {
+                cooldown: Duration::from_secs(300),
+                max_in_window: 12,
+                window: Duration::from_secs(3600),
+            },
+        }
+    }
+}
+
+/// Automatic scaling over the lifecycle manager.
+#[derive(Clone)]
+pub struct AutoScale {
+    lcm: Lcm,
+    policy: AutoScalePolicy,
+    limiter: Arc<Mutex<Limiter>>,
+}
+
+impl std::fmt::Debug for AutoScale {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AutoScale")
+            .field("policy", &self.policy)
+            .finish_non_exhaustive()
+    }
+}
+
+impl AutoScale {
+    /// Automatic scaling that starts SCALEs on `lcm` within `policy`.
+    pub fn new(lcm: Lcm, policy: AutoScalePolicy) -> Self {
+        AutoScale {
+            lcm,
+            policy,
+            limiter: Arc::default(),
+        }
+    }
+
+    /// The bounds in force.
+    pub fn policy(&self) -> &AutoScalePolicy {
+        &self.policy
+    }
+
+    /// Starts a SCALE of `aspect_id` by `steps` (out or in) on instance `id`, if the instance
+    /// has automatic scaling on and the bounds allow it. `cause` says what asked for it (it
+    /// goes into the request's `additionalParams.cause`).
+    pub async fn consider(
+        &self,
+        id: &VnfInstanceId,
+        scale_out: bool,
+        aspect_id: &str,
+        steps: u32,
+        cause: &str,
+    ) -> AutomaticOutcome {
+        let instance = match instance_of(&self.lcm, id).await {
+            Ok(i) => i,
+            Err(outcome) => return outcome,
+        };
+        if let Err(outcome) = switched_on(&instance, AUTOSCALE_PROPERTY) {
+            return outcome;
+        }
+        let mut params = serde_json::Map::new();
+        params.insert("cause".into(), serde_json::Value::String(cause.to_owned()));
+        let req = ScaleVnfRequest {
+            scale_type: if scale_out {
+                ScaleType::ScaleOut
+            } else {
+                ScaleType::ScaleIn
+            },
+            aspect_id: aspect_id.to_owned(),
+            number_of_steps: Some(steps),
+            additional_params: Some(params),
+        };
+        let req = OperationRequest::Scale(req);
+        start_bounded(&self.lcm, &self.limiter, &self.policy.bounds, id, req).await
+    }
+}

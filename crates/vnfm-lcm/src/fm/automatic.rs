@@ -1,0 +1,290 @@
+//! What automatic healing ([`super::auto_heal`]) and automatic scaling
+//! ([`super::auto_scale`]) share: the per-instance switch in `vnfConfigurableProperties`, the
+//! bounds (a cooldown and a rate limit per instance, kept in this process's memory), and
+//! starting the operation without queueing it behind another one.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use vnfm_types::{InstantiationState, VnfInstance, VnfInstanceId};
+
+use crate::{Lcm, LcmError, OperationRequest};
+
+/// How often automatic operations of one kind may start on one instance.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Bounds {
+    /// How long after an automatic operation of an instance started the next may start.
+    pub cooldown: Duration,
+    /// At most this many automatic operations of one instance start within [`Self::window`].
+    pub max_in_window: usize,
+    /// The window of [`Self::max_in_window`].
+    pub window: Duration,
+}
+
+/// What came of a condition that may start an automatic operation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AutomaticOutcome {
+    /// The operation started: its occurrence.
+    Started {
+        /// The occurrence.
+        op_occ_id: String,
+    },
+    /// The instance does not have its switch (`switch`) set to `true`.
+    Disabled {
+        /// The `vnfConfigurableProperties` member that turns it on.
+        switch: &'static str,
+    },
+    /// The alarm is less severe than automatic healing needs.
+    BelowSeverity,
+    /// The alarm names no VNFC: the whole VNF is never healed automatically.
+    NoVnfc,
+    /// The instance does not exist.
+    UnknownInstance,
+    /// The instance is not instantiated.
+    NotInstantiated,
+    /// The last automatic operation of the kind started less than the cooldown ago.
+    CoolingDown {
+        /// How long until the cooldown ends.
+        remaining: Duration,
+    },
+    /// As many automatic operations of the kind started as the window allows.
+    RateLimited {
+        /// The maximum.
+        max: usize,
+        /// The window.
+        window: Duration,
+    },
+    /// Another operation holds the instance: the automatic one is dropped, not queued.
+    Busy {
+        /// The occurrence holding the instance.
+        op_occ_id: String,
+    },
+    /// The operation was refused (e.g. VNFCs the instance does not have, a scale beyond the
+    /// aspect's maximum level).
+    Refused {
+        /// Why.
+        reason: String,
+    },
+}
+
+impl AutomaticOutcome {
+    /// Whether an operator wants to hear of this outcome (an operation that was wanted but
+    /// did not start), as opposed to a condition the automation is not meant for.
+    pub fn is_dropped(&self) -> bool {
+        matches!(
+            self,
+            AutomaticOutcome::CoolingDown { .. }
+                | AutomaticOutcome::RateLimited { .. }
+                | AutomaticOutcome::Busy { .. }
+                | AutomaticOutcome::Refused { .. }
+        )
+    }
+
+    /// Logs the outcome for `what` (e.g. "HEAL for alarm 1") of `instance`: a start at info
+    /// level, a dropped operation as a warning, anything else at debug level.
+    pub fn log(&self, what: &str, instance: &VnfInstanceId) {
+        match self {
+            AutomaticOutcome::Started { op_occ_id } => tracing::info!(
+                vnf_instance_id = %instance, op_occ_id = %op_occ_id, "automatic {what} started"
+            ),
+            o if o.is_dropped() => {
+                tracing::warn!(vnf_instance_id = %instance, "automatic {what} not started: {o}")
+            }
+            o => tracing::debug!(vnf_instance_id = %instance, "no automatic {what}: {o}"),
+        }
+    }
+}
+
+impl std::fmt::Display for AutomaticOutcome {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            AutomaticOutcome::Started { op_occ_id } => {
+                write!(f, "started as operation occurrence {op_occ_id}")
+            }
+            AutomaticOutcome::Disabled { switch } => {
+                write!(f, "off for the instance ({switch} is not true)")
+            }
+            AutomaticOutcome::BelowSeverity => {
+                write!(f, "the alarm is less severe than automatic healing needs")
+            }
+            AutomaticOutcome::NoVnfc => write!(
+                f,
+                "the alarm names no VNFC, and the whole VNF is never healed automatically"
+            ),
+            AutomaticOutcome::UnknownInstance => write!(f, "the VNF instance does not exist"),
+            AutomaticOutcome::NotInstantiated => write!(f, "the VNF instance is not instantiated"),
+            AutomaticOutcome::CoolingDown { remaining } => write!(
+                f,
+                "dropped: the last automatic one started a moment ago; the cooldown ends in {} s",
+                remaining.as_secs().max(1)
+            ),
+            AutomaticOutcome::RateLimited { max, window } => write!(
+                f,
+                "dropped: {max} automatic ones started within {} s",
+                window.as_secs()
+            ),
+            AutomaticOutcome::Busy { op_occ_id } => write!(
+                f,
+                "dropped: operation occurrence {op_occ_id} holds the instance"
+            ),
+            AutomaticOutcome::Refused { reason } => write!(f, "refused: {reason}"),
+        }
+    }
+}
+
+/// Whether `instance` has `switch` set to `true` in its `vnfConfigurableProperties` and is
+/// instantiated.
+pub fn switched_on(instance: &VnfInstance, switch: &'static str) -> Result<(), AutomaticOutcome> {
+    let on = instance
+        .vnf_configurable_properties
+        .as_ref()
+        .and_then(|p| p.get(switch))
+        .and_then(serde_json::Value::as_bool)
+        .unwrap_or(false);
+    if !on {
+        return Err(AutomaticOutcome::Disabled { switch });
+    }
+    if instance.instantiation_state != InstantiationState::Instantiated {
+        return Err(AutomaticOutcome::NotInstantiated);
+    }
+    Ok(())
+}
+
+/// The automatic operations started per instance, for the cooldown and the rate limit.
+#[derive(Debug, Default)]
+pub struct Limiter {
+    starts: HashMap<VnfInstanceId, VecDeque<Instant>>,
+}
+
+impl Limiter {
+    /// Admits an operation on `instance` at `now` and reserves its place, or says why not.
+    pub fn admit(
+        &mut self,
+        bounds: &Bounds,
+        instance: &VnfInstanceId,
+        now: Instant,
+    ) -> Result<(), AutomaticOutcome> {
+        let starts = self.starts.entry(instance.clone()).or_default();
+        while starts
+            .front()
+            .is_some_and(|t| now.saturating_duration_since(*t) >= bounds.window)
+        {
+            starts.pop_front();
+        }
+        if let Some(last) = starts.back() {
+            let since = now.saturating_duration_since(*last);
+            if since < bounds.cooldown {
+                return Err(AutomaticOutcome::CoolingDown {
+                    remaining: bounds.cooldown - since,
+                });
+            }
+        }
+        if starts.len() >= bounds.max_in_window {
+            return Err(AutomaticOutcome::RateLimited {
+                max: bounds.max_in_window,
+                window: bounds.window,
+            });
+        }
+        starts.push_back(now);
+        Ok(())
+    }
+
+    /// Gives back the place [`Self::admit`] reserved at `at` (the operation did not start).
+    pub fn release(&mut self, instance: &VnfInstanceId, at: Instant) {
+        if let Some(starts) = self.starts.get_mut(instance) {
+            if let Some(i) = starts.iter().rposition(|t| *t == at) {
+                starts.remove(i);
+            }
+            if starts.is_empty() {
+                self.starts.remove(instance);
+            }
+        }
+    }
+}
+
+/// Starts `req` on `id` as an automatic operation if `limiter` admits it under `bounds`;
+/// a refusal gives the place back.
+pub async fn start_bounded(
+    lcm: &Lcm,
+    limiter: &Mutex<Limiter>,
+    bounds: &Bounds,
+    id: &VnfInstanceId,
+    req: OperationRequest,
+) -> AutomaticOutcome {
+    let lock = || limiter.lock().unwrap_or_else(PoisonError::into_inner);
+    let now = Instant::now();
+    if let Err(outcome) = lock().admit(bounds, id, now) {
+        return outcome;
+    }
+    match lcm.start_automatic(id, req).await {
+        Ok(occ) => AutomaticOutcome::Started {
+            op_occ_id: occ.id.to_string(),
+        },
+        Err(e) => {
+            lock().release(id, now);
+            match e {
+                LcmError::InstanceBusy { op_occ_id, .. } => AutomaticOutcome::Busy { op_occ_id },
+                e => AutomaticOutcome::Refused {
+                    reason: e.to_string(),
+                },
+            }
+        }
+    }
+}
+
+/// The instance `id`, or the outcome that ends the automatic operation when it cannot be read.
+pub async fn instance_of(lcm: &Lcm, id: &VnfInstanceId) -> Result<VnfInstance, AutomaticOutcome> {
+    match lcm.get_instance(id).await {
+        Ok(i) => Ok(i),
+        Err(LcmError::NotFound { .. }) => Err(AutomaticOutcome::UnknownInstance),
+        Err(e) => Err(AutomaticOutcome::Refused {
+            reason: e.to_string(),
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bounds(cooldown: u64, max: usize) -> Bounds {
+        Bounds {
+            cooldown: Duration::from_secs(cooldown),
+            max_in_window: max,
+            window: Duration::from_secs(3600),
+        }
+    }
+
+    #[test]
+    fn the_cooldown_and_the_window_bound_each_instance_apart() {
+        let (a, b) = (VnfInstanceId::new("a"), VnfInstanceId::new("b"));
+        let mut l = Limiter::default();
+        let t0 = Instant::now();
+        let b2 = bounds(60, 2);
+        l.admit(&b2, &a, t0).unwrap();
+        assert!(matches!(
+            l.admit(&b2, &a, t0 + Duration::from_secs(30)),
+            Err(AutomaticOutcome::CoolingDown { remaining }) if remaining == Duration::from_secs(30)
+        ));
+        l.admit(&b2, &b, t0 + Duration::from_secs(30)).unwrap();
+        l.admit(&b2, &a, t0 + Duration::from_secs(61)).unwrap();
+        assert!(matches!(
+            l.admit(&b2, &a, t0 + Duration::from_secs(200)),
+            Err(AutomaticOutcome::RateLimited { max: 2, .. })
+        ));
+        // An hour after the first start, one place is free again.
+        l.admit(&b2, &a, t0 + Duration::from_secs(3600)).unwrap();
+    }
+
+    #[test]
+    fn a_released_place_is_free_again() {
+        let a = VnfInstanceId::new("a");
+        let mut l = Limiter::default();
+        let t0 = Instant::now();
+        let b = bounds(60, 1);
+        l.admit(&b, &a, t0).unwrap();
+        l.release(&a, t0);
+        l.admit(&b, &a, t0 + Duration::from_secs(1)).unwrap();
+    }
+}
