@@ -286,4 +286,27 @@ async fn bad_webhooks_say_where_and_lose_no_good_alert() {
     );
     let alarms = h.call(Method::GET, "/vnffm/v1/alarms", None).await.json();
     assert_eq!(alarms.as_array().unwrap().len(), 1);
+
+    // A scaling alert that does not say what to scale is refused naming the label; one that
+    // does, for an instance that does not exist, raises no alarm and is answered 204.
+    let scale = |labels: Value| webhook(vec![alert("firing", labels)]);
+    let p = post_webhook(
+        &h,
+        Some(TOKEN),
+        &scale(json!({"alertname": "Busy", "function_type": "auto_scale",
+                      "vnf_instance_id": "i1", "auto_scale_type": "SCALE_OUT"})),
+    )
+    .await
+    .problem(400);
+    assert_eq!(p["pointer"], "/alerts/0/labels", "{p}");
+    assert!(p["detail"].as_str().unwrap().contains("aspect_id"), "{p}");
+    let ok = scale(json!({"alertname": "Busy", "function_type": "auto_scale",
+                          "vnf_instance_id": "i1", "auto_scale_type": "SCALE_OUT",
+                          "aspect_id": "web_scale"}));
+    assert_eq!(
+        post_webhook(&h, Some(TOKEN), &ok).await.status,
+        StatusCode::NO_CONTENT
+    );
+    let alarms = h.call(Method::GET, "/vnffm/v1/alarms", None).await.json();
+    assert_eq!(alarms.as_array().unwrap().len(), 1);
 }
