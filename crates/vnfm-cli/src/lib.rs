@@ -181,6 +181,7 @@ mod tests {
                 "vnf",
                 "op",
                 "sub",
+                "alarm",
                 "completion"
             ]
         );

@@ -619,6 +619,7 @@ fn help_lists_every_command() {
             "vnf",
             "op",
             "sub",
+            "alarm",
             "completion",
             "help"
         ],
