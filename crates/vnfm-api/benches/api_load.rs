@@ -36,7 +36,7 @@ use serde_json::json;
 use vnfm_api::{AppState, StateOptions};
 
 mod common;
-use common::{env_or, percentile, zip_dir};
+use common::{env_or, percentile};
 
 fn report(what: &str, mut latencies: Vec<Duration>, errors: usize, elapsed: Duration) {
     latencies.sort_unstable();
@@ -242,41 +242,10 @@ fn main() {
             .tcp_nodelay(true)
             .build()
             .expect("http client");
-        let token: serde_json::Value = http
-            .post(format!("{base}/oauth2/token"))
-            .basic_auth(&client.client_id, Some(client.client_secret.expose()))
-            .form(&[("grant_type", "client_credentials")])
-            .send()
-            .await
-            .expect("token")
-            .json()
-            .await
-            .expect("token json");
-        let token = token["access_token"].as_str().expect("access_token").to_owned();
+        let token = common::token(&http, &base, &client).await;
 
         // Onboard the sample and seed the instances through the core.
-        let sample = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../vnfd-samples/hello-vnf");
-        let pkg: serde_json::Value = http
-            .post(format!("{base}/vnfpkgm/v2/vnf_packages"))
-            .bearer_auth(&token)
-            .header("Version", "2.0.0")
-            .json(&json!({}))
-            .send()
-            .await
-            .expect("create package")
-            .json()
-            .await
-            .expect("package json");
-        let pkg_id = pkg["id"].as_str().expect("id").to_owned();
-        http.put(format!("{base}/vnfpkgm/v2/vnf_packages/{pkg_id}/package_content"))
-            .bearer_auth(&token)
-            .header("Version", "2.0.0")
-            .header("Content-Type", "application/zip")
-            .body(zip_dir(&sample))
-            .send()
-            .await
-            .expect("upload");
-        tokio::time::sleep(Duration::from_millis(500)).await;
+        common::onboard_hello(&http, &base, &token).await;
         let vnfd_id = "6f0b7e1c-2d55-4c5e-9b3a-4e110a000001";
         let seeded = Instant::now();
         let created = Arc::new(AtomicUsize::new(0));

@@ -26,7 +26,7 @@ use tokio::sync::Notify;
 use vnfm_api::{AppState, StateOptions};
 
 mod common;
-use common::{env_or, percentile, zip_dir};
+use common::{env_or, percentile};
 
 const TOKEN: &str = "bench-alertmanager-token";
 const VNFD_ID: &str = "6f0b7e1c-2d55-4c5e-9b3a-4e110a000001";
@@ -223,20 +223,11 @@ fn main() {
         let base = format!("http://{addr}");
         let http = reqwest::Client::builder().tcp_nodelay(true).build().expect("client");
         let client = state.bootstrap_client().expect("client");
-        let token: Value = http
-            .post(format!("{base}/oauth2/token"))
-            .basic_auth(&client.client_id, Some(client.client_secret.expose()))
-            .form(&[("grant_type", "client_credentials")])
-            .send()
-            .await
-            .expect("token")
-            .json()
-            .await
-            .expect("token JSON");
+        let token = common::token(&http, &base, &client).await;
         let api = Api {
             http,
             base,
-            token: token["access_token"].as_str().expect("token").to_owned(),
+            token,
         };
         for (path, body) in [
             ("/vnffm/v1/subscriptions", json!({"callbackUri": callback_uri})),
@@ -248,33 +239,7 @@ fn main() {
             let r = api.post(path, &body).await;
             assert_eq!(r.status().as_u16(), 201, "{path}");
         }
-        let sample = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../../vnfd-samples/hello-vnf");
-        let pkg: Value = api
-            .post("/vnfpkgm/v2/vnf_packages", &json!({}))
-            .await
-            .json()
-            .await
-            .expect("package");
-        let pkg_id = pkg["id"].as_str().expect("id");
-        api.http
-            .put(format!("{}/vnfpkgm/v2/vnf_packages/{pkg_id}/package_content", api.base))
-            .bearer_auth(&api.token)
-            .header("Version", "2.0.0")
-            .header("Content-Type", "application/zip")
-            .body(zip_dir(&sample))
-            .send()
-            .await
-            .expect("upload");
-        loop {
-            let p = api
-                .get(&format!("{}/vnfpkgm/v2/vnf_packages/{pkg_id}", api.base))
-                .await;
-            if p["onboardingState"] == "ONBOARDED" {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
+        common::onboard_hello(&api.http, &api.base, &api.token).await;
 
         // 1. Ingestion: every alert a new fault of a VNF instance that is not there (alarms
         // are kept for any managed object id), so no heal is started.
