@@ -473,3 +473,24 @@ fn parse_severity(s: &str) -> Result<vnfm_types::PerceivedSeverity, String> {
         Ok(sev) => Ok(sev),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn severities_are_read_in_any_case_and_cleared_is_refused() {
+        assert_eq!(
+            parse_severity("minor"),
+            Ok(vnfm_types::PerceivedSeverity::Minor)
+        );
+        assert_eq!(
+            parse_severity("CRITICAL"),
+            Ok(vnfm_types::PerceivedSeverity::Critical)
+        );
+        for bad in ["cleared", "urgent", ""] {
+            let e = parse_severity(bad).unwrap_err();
+            assert!(e.contains("CRITICAL, MAJOR, MINOR"), "{e}");
+        }
+    }
+}
