@@ -33,6 +33,7 @@ pub mod notification;
 pub mod op_occ;
 pub mod package;
 pub mod pkgm_subscription;
+pub mod pm;
 pub mod requests;
 pub mod subscription;
 pub mod time;
@@ -47,6 +48,7 @@ pub use notification::*;
 pub use op_occ::*;
 pub use package::*;
 pub use pkgm_subscription::*;
+pub use pm::*;
 pub use requests::*;
 pub use subscription::*;
 
