@@ -519,6 +519,146 @@ impl<D: Database> Store for D {
         on_reader!(self, |c| crate::sql::alarms::page_of(c, after, limit).await)
     }
 
+    async fn create_pm_subscription(&self, record: &crate::PmSubscriptionRecord) -> Result<()> {
+        let record = record.clone();
+        in_transaction!(self, |tx| subscriptions::create(tx, &record).await).await
+    }
+
+    async fn get_pm_subscription(
+        &self,
+        id: &SubscriptionId,
+    ) -> Result<Option<crate::PmSubscriptionRecord>> {
+        on_reader!(self, |c| subscriptions::get(c, id.as_str()).await)
+    }
+
+    async fn list_pm_subscriptions(
+        &self,
+        after: Option<&str>,
+        limit: u32,
+    ) -> Result<Page<crate::PmSubscriptionRecord>> {
+        on_reader!(self, |c| subscriptions::page_of(c, after, limit).await)
+    }
+
+    async fn delete_pm_subscription(&self, id: &SubscriptionId) -> Result<()> {
+        let id = id.clone();
+        in_transaction!(self, |tx| {
+            subscriptions::delete::<_, vnfm_types::PmSubscription>(tx, id.as_str()).await
+        })
+        .await
+    }
+
+    async fn find_duplicate_pm_subscription(
+        &self,
+        canonical_filter: &str,
+        callback_uri: &str,
+    ) -> Result<Option<crate::PmSubscriptionRecord>> {
+        on_reader!(self, |c| subscriptions::duplicate(
+            c,
+            canonical_filter,
+            callback_uri
+        )
+        .await)
+    }
+
+    async fn create_pm_job(&self, record: &crate::PmJobRecord) -> Result<Version> {
+        let record = record.clone();
+        in_transaction!(self, |tx| crate::sql::pm::create(tx, &record).await).await
+    }
+
+    async fn get_pm_job(&self, id: &str) -> Result<Option<(crate::PmJobRecord, Version)>> {
+        on_reader!(self, |c| crate::sql::pm::get(c, id).await)
+    }
+
+    async fn update_pm_job(
+        &self,
+        record: &crate::PmJobRecord,
+        expected: Version,
+        notify: &[NewOutboxRow],
+    ) -> Result<Version> {
+        let (record, notify) = (record.clone(), notify.to_vec());
+        in_transaction!(self, |tx| crate::sql::pm::update(
+            tx, &record, expected, &notify
+        )
+        .await)
+        .await
+    }
+
+    async fn delete_pm_job(&self, id: &str) -> Result<()> {
+        let id = id.to_owned();
+        in_transaction!(self, |tx| {
+            crate::sql::pm::delete::<_, vnfm_types::PmJob>(tx, &id).await
+        })
+        .await
+    }
+
+    async fn list_pm_jobs(
+        &self,
+        after: Option<&str>,
+        limit: u32,
+    ) -> Result<Page<(crate::PmJobRecord, Version)>> {
+        on_reader!(self, |c| crate::sql::pm::page_of(c, after, limit).await)
+    }
+
+    async fn add_pm_report(
+        &self,
+        report: &crate::PmReportRecord,
+        job: &crate::PmJobRecord,
+        expected: Version,
+        dropped: &[String],
+        notify: &[NewOutboxRow],
+    ) -> Result<Version> {
+        let (report, job) = (report.clone(), job.clone());
+        let (dropped, notify) = (dropped.to_vec(), notify.to_vec());
+        in_transaction!(self, |tx| crate::sql::pm::add_report(
+            tx, &report, &job, expected, &dropped, &notify
+        )
+        .await)
+        .await
+    }
+
+    async fn get_pm_report(&self, job_id: &str, id: &str) -> Result<Option<crate::PmReportRecord>> {
+        on_reader!(self, |c| crate::sql::pm::report(c, job_id, id).await)
+    }
+
+    async fn create_threshold(&self, record: &crate::ThresholdRecord) -> Result<Version> {
+        let record = record.clone();
+        in_transaction!(self, |tx| crate::sql::pm::create(tx, &record).await).await
+    }
+
+    async fn get_threshold(&self, id: &str) -> Result<Option<(crate::ThresholdRecord, Version)>> {
+        on_reader!(self, |c| crate::sql::pm::get(c, id).await)
+    }
+
+    async fn update_threshold(
+        &self,
+        record: &crate::ThresholdRecord,
+        expected: Version,
+        notify: &[NewOutboxRow],
+    ) -> Result<Version> {
+        let (record, notify) = (record.clone(), notify.to_vec());
+        in_transaction!(self, |tx| crate::sql::pm::update(
+            tx, &record, expected, &notify
+        )
+        .await)
+        .await
+    }
+
+    async fn delete_threshold(&self, id: &str) -> Result<()> {
+        let id = id.to_owned();
+        in_transaction!(self, |tx| {
+            crate::sql::pm::delete::<_, vnfm_types::Threshold>(tx, &id).await
+        })
+        .await
+    }
+
+    async fn list_thresholds(
+        &self,
+        after: Option<&str>,
+        limit: u32,
+    ) -> Result<Page<(crate::ThresholdRecord, Version)>> {
+        on_reader!(self, |c| crate::sql::pm::page_of(c, after, limit).await)
+    }
+
     async fn create_vim(&self, vim: &VimRecord) -> Result<Version> {
         let vim = vim.clone();
         in_transaction!(self, |tx| vims::create(tx, &vim).await).await

@@ -8,9 +8,10 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use serde_json::Value;
 use vnfm_types::{
     Alarm, FmNotificationsFilter, FmSubscription, InstantiationState, LccnSubscription,
-    LcmOperationStateType, LcmOperationType, LifecycleChangeNotificationsFilter,
-    PkgmNotificationsFilter, PkgmSubscription, SubscriptionId, VimId, VnfInstance, VnfInstanceId,
-    VnfLcmOpOcc, VnfLcmOpOccId, VnfdId,
+    LcmOperationStateType, LcmOperationType, LifecycleChangeNotificationsFilter, PerformanceReport,
+    PkgmNotificationsFilter, PkgmSubscription, PmJob, PmNotificationsFilter, PmSubscription,
+    SubscriptionId, Threshold, VimId, VnfInstance, VnfInstanceId, VnfLcmOpOcc, VnfLcmOpOccId,
+    VnfdId,
 };
 
 /// Revision of a stored record. It starts at 1 and grows by one with every change of the
@@ -356,6 +357,111 @@ impl SubscriptionResource for FmSubscription {
     fn canonical_filter(&self) -> String {
         canonical_fm_filter(self.filter.as_ref())
     }
+}
+
+impl SubscriptionResource for PmSubscription {
+    const KIND: &'static str = "pm";
+    const WHAT: &'static str = "PM subscription";
+    fn id(&self) -> &SubscriptionId {
+        &self.id
+    }
+    fn callback_uri(&self) -> &str {
+        &self.callback_uri
+    }
+    fn canonical_filter(&self) -> String {
+        canonical_of(self.filter.as_ref())
+    }
+}
+
+/// A stored VNF performance management subscription (same table and id space as the others).
+pub type PmSubscriptionRecord = StoredSubscription<PmSubscription>;
+
+/// [`canonical_filter`] of a VNF performance management filter, for
+/// [`crate::Store::find_duplicate_pm_subscription`].
+pub fn canonical_pm_filter(filter: Option<&PmNotificationsFilter>) -> String {
+    canonical_of(filter)
+}
+
+/// A kind of performance management resource with a table of its own (PM jobs, thresholds):
+/// a document with sealed callback credentials, collector state and a version.
+pub trait PmResource:
+    serde::Serialize
+    + serde::de::DeserializeOwned
+    + Clone
+    + PartialEq
+    + fmt::Debug
+    + Send
+    + Sync
+    + 'static
+{
+    /// The table.
+    const TABLE: &'static str;
+    /// What the resource is called in errors.
+    const WHAT: &'static str;
+    /// The resource id.
+    fn id(&self) -> &str;
+}
+
+impl PmResource for PmJob {
+    const TABLE: &'static str = "pm_jobs";
+    const WHAT: &'static str = "PM job";
+    fn id(&self) -> &str {
+        &self.id
+    }
+}
+
+impl PmResource for Threshold {
+    const TABLE: &'static str = "thresholds";
+    const WHAT: &'static str = "threshold";
+    fn id(&self) -> &str {
+        &self.id
+    }
+}
+
+/// A stored PM job or threshold.
+#[derive(Clone, PartialEq)]
+pub struct StoredPm<T> {
+    /// The resource.
+    pub resource: T,
+    /// The request's callback credentials, encrypted by the caller.
+    pub authentication: Option<Vec<u8>>,
+    /// What the collector keeps between runs (opaque to the store).
+    pub state: Option<String>,
+}
+
+impl<T: fmt::Debug> fmt::Debug for StoredPm<T> {
+    // The credentials are shown by size only.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("StoredPm")
+            .field("resource", &self.resource)
+            .field(
+                "authentication",
+                &self
+                    .authentication
+                    .as_ref()
+                    .map(|a| format!("<{} bytes>", a.len())),
+            )
+            .field("state", &self.state)
+            .finish()
+    }
+}
+
+/// A stored PM job.
+pub type PmJobRecord = StoredPm<PmJob>;
+/// A stored threshold.
+pub type ThresholdRecord = StoredPm<Threshold>;
+
+/// A stored performance report of a PM job.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PmReportRecord {
+    /// The report id.
+    pub id: String,
+    /// The PM job.
+    pub job_id: String,
+    /// When it became available.
+    pub ready_time: vnfm_types::DateTime,
+    /// The report.
+    pub report: PerformanceReport,
 }
 
 /// A stored VNF fault management subscription (same table and id space as the others).

@@ -75,6 +75,11 @@ const MIGRATIONS: &[MigrationSource] = &[
         "instance default view",
         include_str!("../migrations/postgres/0010_instance_default_view.sql"),
     ),
+    (
+        12,
+        "performance management",
+        include_str!("../migrations/postgres/0012_pm.sql"),
+    ),
 ];
 
 /// Default size of the connection pool.

@@ -400,6 +400,104 @@ pub trait Store: Send + Sync {
         limit: u32,
     ) -> Result<Page<(crate::model::AlarmRecord, Version)>>;
 
+    // ----- Performance management -----
+
+    /// Stores a VNF performance management subscription. [`crate::Conflict::AlreadyExists`]
+    /// if the id is taken (by a subscription of any kind).
+    async fn create_pm_subscription(&self, record: &crate::PmSubscriptionRecord) -> Result<()>;
+
+    /// The PM subscription with its encrypted credentials.
+    async fn get_pm_subscription(
+        &self,
+        id: &SubscriptionId,
+    ) -> Result<Option<crate::PmSubscriptionRecord>>;
+
+    /// One page of PM subscriptions, ordered by id.
+    async fn list_pm_subscriptions(
+        &self,
+        after: Option<&str>,
+        limit: u32,
+    ) -> Result<Page<crate::PmSubscriptionRecord>>;
+
+    /// Deletes the PM subscription and its pending outbox rows (dead rows stay).
+    async fn delete_pm_subscription(&self, id: &SubscriptionId) -> Result<()>;
+
+    /// A PM subscription with the same canonical filter ([`crate::canonical_pm_filter`]) and
+    /// callback URI, for `303 See Other`.
+    async fn find_duplicate_pm_subscription(
+        &self,
+        canonical_filter: &str,
+        callback_uri: &str,
+    ) -> Result<Option<crate::PmSubscriptionRecord>>;
+
+    /// Stores a new PM job at [`Version::FIRST`]. [`crate::Conflict::AlreadyExists`] if the
+    /// id is taken.
+    async fn create_pm_job(&self, record: &crate::PmJobRecord) -> Result<Version>;
+
+    /// The PM job and its version.
+    async fn get_pm_job(&self, id: &str) -> Result<Option<(crate::PmJobRecord, Version)>>;
+
+    /// Replaces the PM job if its version is still `expected` and enqueues `notify` in the
+    /// same transaction; returns the new version.
+    async fn update_pm_job(
+        &self,
+        record: &crate::PmJobRecord,
+        expected: Version,
+        notify: &[NewOutboxRow],
+    ) -> Result<Version>;
+
+    /// Deletes the PM job, its reports and its pending notifications (outbox rows whose
+    /// subscription id is the job's; dead rows stay).
+    async fn delete_pm_job(&self, id: &str) -> Result<()>;
+
+    /// One page of PM jobs, ordered by id.
+    async fn list_pm_jobs(
+        &self,
+        after: Option<&str>,
+        limit: u32,
+    ) -> Result<Page<(crate::PmJobRecord, Version)>>;
+
+    /// In one transaction: stores `report`, replaces its job with `job` if the job's version
+    /// is still `expected`, deletes the job's reports `dropped` and enqueues `notify`; returns
+    /// the job's new version.
+    async fn add_pm_report(
+        &self,
+        report: &crate::PmReportRecord,
+        job: &crate::PmJobRecord,
+        expected: Version,
+        dropped: &[String],
+        notify: &[NewOutboxRow],
+    ) -> Result<Version>;
+
+    /// The report `id` of PM job `job_id`.
+    async fn get_pm_report(&self, job_id: &str, id: &str) -> Result<Option<crate::PmReportRecord>>;
+
+    /// Stores a new threshold at [`Version::FIRST`]. [`crate::Conflict::AlreadyExists`] if
+    /// the id is taken.
+    async fn create_threshold(&self, record: &crate::ThresholdRecord) -> Result<Version>;
+
+    /// The threshold and its version.
+    async fn get_threshold(&self, id: &str) -> Result<Option<(crate::ThresholdRecord, Version)>>;
+
+    /// Replaces the threshold if its version is still `expected` and enqueues `notify` in the
+    /// same transaction; returns the new version.
+    async fn update_threshold(
+        &self,
+        record: &crate::ThresholdRecord,
+        expected: Version,
+        notify: &[NewOutboxRow],
+    ) -> Result<Version>;
+
+    /// Deletes the threshold and its pending notifications.
+    async fn delete_threshold(&self, id: &str) -> Result<()>;
+
+    /// One page of thresholds, ordered by id.
+    async fn list_thresholds(
+        &self,
+        after: Option<&str>,
+        limit: u32,
+    ) -> Result<Page<(crate::ThresholdRecord, Version)>>;
+
     // ----- VIMs -----
 
     /// Stores a VIM at [`Version::FIRST`].

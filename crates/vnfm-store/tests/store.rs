@@ -1983,20 +1983,20 @@ async fn vim_index_follows_references_and_resources(db: &TestDb) {
 }
 
 async fn migrations_apply_on_empty_and_refuse_newer_schema(db: &TestDb) {
-    assert_eq!(db.store.schema_version().await.unwrap(), 10);
+    assert_eq!(db.store.schema_version().await.unwrap(), 12);
     // Opening an up-to-date database again is a no-op.
     let again = db.reopen().await.unwrap();
-    assert_eq!(again.schema_version().await.unwrap(), 10);
+    assert_eq!(again.schema_version().await.unwrap(), 12);
     drop(again);
 
-    db.fake_future_migration(11).await;
+    db.fake_future_migration(13).await;
     let err = match db.reopen().await {
         Ok(_) => panic!("a database from a newer build was opened"),
         Err(e) => e,
     };
     match &err {
         StoreError::SchemaTooNew { found, supported } => {
-            assert_eq!((*found, *supported), (11, 10));
+            assert_eq!((*found, *supported), (13, 12));
         }
         other => panic!("{other:?}"),
     }
@@ -2589,7 +2589,7 @@ async fn concurrent_first_opens_of_one_sqlite_file_both_succeed() {
             .collect();
         for o in opens {
             let store = o.await.unwrap().unwrap();
-            assert_eq!(store.schema_version().await.unwrap(), 10);
+            assert_eq!(store.schema_version().await.unwrap(), 12);
         }
     }
 }

@@ -369,6 +369,131 @@ impl Store for WakingStore {
         self.inner.list_alarms(after, limit).await
     }
 
+    async fn create_pm_subscription(
+        &self,
+        record: &vnfm_store::PmSubscriptionRecord,
+    ) -> Result<()> {
+        self.inner.create_pm_subscription(record).await
+    }
+
+    async fn get_pm_subscription(
+        &self,
+        id: &SubscriptionId,
+    ) -> Result<Option<vnfm_store::PmSubscriptionRecord>> {
+        self.inner.get_pm_subscription(id).await
+    }
+
+    async fn list_pm_subscriptions(
+        &self,
+        after: Option<&str>,
+        limit: u32,
+    ) -> Result<Page<vnfm_store::PmSubscriptionRecord>> {
+        self.inner.list_pm_subscriptions(after, limit).await
+    }
+
+    async fn delete_pm_subscription(&self, id: &SubscriptionId) -> Result<()> {
+        self.inner.delete_pm_subscription(id).await
+    }
+
+    async fn find_duplicate_pm_subscription(
+        &self,
+        canonical_filter: &str,
+        callback_uri: &str,
+    ) -> Result<Option<vnfm_store::PmSubscriptionRecord>> {
+        self.inner
+            .find_duplicate_pm_subscription(canonical_filter, callback_uri)
+            .await
+    }
+
+    async fn create_pm_job(&self, record: &vnfm_store::PmJobRecord) -> Result<Version> {
+        self.inner.create_pm_job(record).await
+    }
+
+    async fn get_pm_job(&self, id: &str) -> Result<Option<(vnfm_store::PmJobRecord, Version)>> {
+        self.inner.get_pm_job(id).await
+    }
+
+    async fn update_pm_job(
+        &self,
+        record: &vnfm_store::PmJobRecord,
+        expected: Version,
+        notify: &[NewOutboxRow],
+    ) -> Result<Version> {
+        let out = self.inner.update_pm_job(record, expected, notify).await;
+        self.enqueued(out.is_ok(), notify.len());
+        out
+    }
+
+    async fn delete_pm_job(&self, id: &str) -> Result<()> {
+        self.inner.delete_pm_job(id).await
+    }
+
+    async fn list_pm_jobs(
+        &self,
+        after: Option<&str>,
+        limit: u32,
+    ) -> Result<Page<(vnfm_store::PmJobRecord, Version)>> {
+        self.inner.list_pm_jobs(after, limit).await
+    }
+
+    async fn add_pm_report(
+        &self,
+        report: &vnfm_store::PmReportRecord,
+        job: &vnfm_store::PmJobRecord,
+        expected: Version,
+        dropped: &[String],
+        notify: &[NewOutboxRow],
+    ) -> Result<Version> {
+        let out = self
+            .inner
+            .add_pm_report(report, job, expected, dropped, notify)
+            .await;
+        self.enqueued(out.is_ok(), notify.len());
+        out
+    }
+
+    async fn get_pm_report(
+        &self,
+        job_id: &str,
+        id: &str,
+    ) -> Result<Option<vnfm_store::PmReportRecord>> {
+        self.inner.get_pm_report(job_id, id).await
+    }
+
+    async fn create_threshold(&self, record: &vnfm_store::ThresholdRecord) -> Result<Version> {
+        self.inner.create_threshold(record).await
+    }
+
+    async fn get_threshold(
+        &self,
+        id: &str,
+    ) -> Result<Option<(vnfm_store::ThresholdRecord, Version)>> {
+        self.inner.get_threshold(id).await
+    }
+
+    async fn update_threshold(
+        &self,
+        record: &vnfm_store::ThresholdRecord,
+        expected: Version,
+        notify: &[NewOutboxRow],
+    ) -> Result<Version> {
+        let out = self.inner.update_threshold(record, expected, notify).await;
+        self.enqueued(out.is_ok(), notify.len());
+        out
+    }
+
+    async fn delete_threshold(&self, id: &str) -> Result<()> {
+        self.inner.delete_threshold(id).await
+    }
+
+    async fn list_thresholds(
+        &self,
+        after: Option<&str>,
+        limit: u32,
+    ) -> Result<Page<(vnfm_store::ThresholdRecord, Version)>> {
+        self.inner.list_thresholds(after, limit).await
+    }
+
     async fn create_vim(&self, vim: &VimRecord) -> Result<Version> {
         self.inner.create_vim(vim).await
     }

@@ -11,6 +11,7 @@ pub(crate) mod instances;
 pub(crate) mod op_occs;
 pub(crate) mod outbox;
 pub(crate) mod packages;
+pub(crate) mod pm;
 pub(crate) mod settings;
 pub(crate) mod subscriptions;
 pub(crate) mod vims;

@@ -65,6 +65,11 @@ pub(crate) const MIGRATIONS: &[MigrationSource] = &[
         "instance default view",
         include_str!("../../migrations/sqlite/0010_instance_default_view.sql"),
     ),
+    (
+        12,
+        "performance management",
+        include_str!("../../migrations/sqlite/0012_pm.sql"),
+    ),
 ];
 
 /// The checksum sqlx records for a migration's SQL.

@@ -1,0 +1,240 @@
+//! PM jobs, reports, thresholds and PM subscriptions in the store, on SQLite (temp file) and
+//! PostgreSQL (`VNFM_TEST_POSTGRES_URL`; skipped loudly when unset).
+
+mod common;
+
+use serde_json::json;
+use vnfm_store::{
+    NewOutboxRow, PmJobRecord, PmReportRecord, PmSubscriptionRecord, StoreError, ThresholdRecord,
+    Timestamp, Version, canonical_pm_filter,
+};
+use vnfm_types::{DateTime, PerformanceReport, PmJob, PmSubscription, SubscriptionId, Threshold};
+
+use common::TestDb;
+
+fn job(id: &str) -> PmJob {
+    serde_json::from_value(json!({
+        "id": id, "objectType": "Vnf", "objectInstanceIds": ["i1"],
+        "criteria": {"performanceMetric": ["VCpuUsageMeanVnf"],
+                     "collectionPeriod": 5, "reportingPeriod": 10},
+        "callbackUri": "http://nfvo/pm",
+        "_links": {"self": {"href": format!("/vnfpm/v2/pm_jobs/{id}")}}
+    }))
+    .unwrap()
+}
+
+fn threshold(id: &str) -> Threshold {
+    serde_json::from_value(json!({
+        "id": id, "objectType": "Vnf", "objectInstanceId": "i1",
+        "criteria": {"performanceMetric": "VCpuUsageMeanVnf", "thresholdType": "SIMPLE",
+                     "simpleThresholdDetails": {"thresholdValue": 50.0, "hysteresis": 5.0}},
+        "callbackUri": "http://nfvo/th",
+        "_links": {"self": {"href": format!("/vnfpm/v2/thresholds/{id}")}}
+    }))
+    .unwrap()
+}
+
+fn note(sub: &str) -> NewOutboxRow {
+    NewOutboxRow {
+        subscription_id: SubscriptionId::new(sub),
+        callback_uri: "http://nfvo/pm".into(),
+        payload: json!({"n": 1}),
+        not_before: Timestamp(0),
+        ordering_key: "i1".into(),
+    }
+}
+
+fn report(id: &str, job: &str, value: f64) -> PmReportRecord {
+    PmReportRecord {
+        id: id.into(),
+        job_id: job.into(),
+        ready_time: DateTime::parse("2026-01-01T00:00:10Z").unwrap(),
+        report: serde_json::from_value::<PerformanceReport>(json!({"entries": [{
+            "objectType": "Vnf", "objectInstanceId": "i1",
+            "performanceMetric": "VCpuUsageMeanVnf",
+            "performanceValues": [{"timeStamp": "2026-01-01T00:00:05Z", "value": value}]
+        }]}))
+        .unwrap(),
+    }
+}
+
+async fn jobs_and_reports_are_versioned_and_deleted_together(db: &TestDb) {
+    let store = &db.store;
+    let record = PmJobRecord {
+        resource: job("j1"),
+        authentication: Some(vec![9, 9]),
+        state: None,
+    };
+    assert_eq!(store.create_pm_job(&record).await.unwrap(), Version::FIRST);
+    assert!(store.create_pm_job(&record).await.is_err());
+
+    // A report is written with the job's new report list and its notification, atomically.
+    let mut next = record.clone();
+    next.resource.reports = Some(vec![
+        serde_json::from_value(json!({
+            "href": "/vnfpm/v2/pm_jobs/j1/reports/r1", "readyTime": "2026-01-01T00:00:10Z"
+        }))
+        .unwrap(),
+    ]);
+    let r1 = report("r1", "j1", 42.5);
+    let v2 = store
+        .add_pm_report(&r1, &next, Version::FIRST, &[], &[note("j1")])
+        .await
+        .unwrap();
+    assert_eq!(v2, Version(2));
+    // At a stale version nothing is written: neither report nor notification.
+    let err = store
+        .add_pm_report(
+            &report("r2", "j1", 1.0),
+            &next,
+            Version::FIRST,
+            &[],
+            &[note("j1")],
+        )
+        .await
+        .unwrap_err();
+    assert!(matches!(err, StoreError::VersionMismatch { .. }), "{err:?}");
+    assert!(store.get_pm_report("j1", "r2").await.unwrap().is_none());
+    assert_eq!(store.outbox_pending_rows(None, 10).await.unwrap().len(), 1);
+    // A later report drops an old one.
+    store
+        .add_pm_report(&report("r3", "j1", 2.0), &next, v2, &["r1".into()], &[])
+        .await
+        .unwrap();
+    assert!(store.get_pm_report("j1", "r1").await.unwrap().is_none());
+
+    let reopened = db.reopen().await.unwrap();
+    let (read, v) = reopened.get_pm_job("j1").await.unwrap().unwrap();
+    assert_eq!((read, v), (next.clone(), Version(3)));
+    assert_eq!(
+        reopened.get_pm_report("j1", "r3").await.unwrap(),
+        Some(report("r3", "j1", 2.0))
+    );
+    // A report is read through its own job only.
+    assert!(reopened.get_pm_report("j2", "r3").await.unwrap().is_none());
+
+    store
+        .create_pm_job(&PmJobRecord {
+            resource: job("j0"),
+            authentication: None,
+            state: Some("{}".into()),
+        })
+        .await
+        .unwrap();
+    let page = store.list_pm_jobs(None, 1).await.unwrap();
+    assert_eq!(page.items[0].0.resource.id, "j0");
+    let rest = store.list_pm_jobs(page.next.as_deref(), 10).await.unwrap();
+    assert_eq!(rest.items.len(), 1);
+    assert!(rest.next.is_none());
+
+    // Deleting the job deletes its reports and its pending notifications.
+    store.delete_pm_job("j1").await.unwrap();
+    assert!(store.get_pm_job("j1").await.unwrap().is_none());
+    assert!(store.get_pm_report("j1", "r3").await.unwrap().is_none());
+    assert!(
+        store
+            .outbox_pending_rows(None, 10)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    assert!(matches!(
+        store.delete_pm_job("j1").await,
+        Err(StoreError::NotFound { .. })
+    ));
+}
+
+async fn thresholds_keep_state_and_enqueue_with_updates(db: &TestDb) {
+    let store = &db.store;
+    let record = ThresholdRecord {
+        resource: threshold("t1"),
+        authentication: None,
+        state: None,
+    };
+    store.create_threshold(&record).await.unwrap();
+    let mut crossed = record.clone();
+    crossed.state = Some(r#"{"":"UP"}"#.into());
+    let v = store
+        .update_threshold(&crossed, Version::FIRST, &[note("t1")])
+        .await
+        .unwrap();
+    assert!(
+        store
+            .update_threshold(&crossed, Version::FIRST, &[note("t1")])
+            .await
+            .is_err()
+    );
+    let (read, at) = db
+        .reopen()
+        .await
+        .unwrap()
+        .get_threshold("t1")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!((read, at), (crossed, v));
+    assert_eq!(
+        store.list_thresholds(None, 10).await.unwrap().items.len(),
+        1
+    );
+    assert_eq!(store.outbox_pending_rows(None, 10).await.unwrap().len(), 1);
+    store.delete_threshold("t1").await.unwrap();
+    assert!(store.get_threshold("t1").await.unwrap().is_none());
+    assert!(
+        store
+            .outbox_pending_rows(None, 10)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+}
+
+async fn pm_subscriptions_are_their_own_kind(db: &TestDb) {
+    let store = &db.store;
+    let sub: PmSubscription = serde_json::from_value(json!({
+        "id": "p1", "callbackUri": "http://nfvo/pm",
+        "filter": {"notificationTypes": ["ThresholdCrossedNotification"]},
+        "_links": {"self": {"href": "/vnfpm/v2/subscriptions/p1"}}
+    }))
+    .unwrap();
+    let record = PmSubscriptionRecord::new(sub.clone(), None);
+    store.create_pm_subscription(&record).await.unwrap();
+    let id = SubscriptionId::new("p1");
+    assert_eq!(
+        store.get_pm_subscription(&id).await.unwrap(),
+        Some(record.clone())
+    );
+    assert!(store.get_fm_subscription(&id).await.unwrap().is_none());
+    let canonical = canonical_pm_filter(sub.filter.as_ref());
+    let dup = store
+        .find_duplicate_pm_subscription(&canonical, "http://nfvo/pm")
+        .await
+        .unwrap();
+    assert_eq!(dup.map(|d| d.subscription.id), Some(id.clone()));
+    assert_eq!(
+        store.list_pm_subscriptions(None, 10).await.unwrap().items,
+        [record]
+    );
+    store.delete_pm_subscription(&id).await.unwrap();
+    assert!(store.get_pm_subscription(&id).await.unwrap().is_none());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlite_pm() {
+    let db = TestDb::sqlite().await;
+    jobs_and_reports_are_versioned_and_deleted_together(&db).await;
+    thresholds_keep_state_and_enqueue_with_updates(&db).await;
+    pm_subscriptions_are_their_own_kind(&db).await;
+    db.finish().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_pm() {
+    let Some(db) = TestDb::postgres("postgres_pm").await else {
+        return;
+    };
+    jobs_and_reports_are_versioned_and_deleted_together(&db).await;
+    thresholds_keep_state_and_enqueue_with_updates(&db).await;
+    pm_subscriptions_are_their_own_kind(&db).await;
+    db.finish().await;
+}
