@@ -14,6 +14,7 @@
 //!   canonical layout, secret members), provided by the driver that serves them.
 //! - [`ArtifactSource`] ([`artifact`]): read access to the package files.
 //! - [`CallbackSender`] ([`callback`]): sends notifications and endpoint tests to subscribers.
+//! - [`metrics::MetricsSource`] ([`metrics`]): reads performance measurements (Prometheus, ...).
 //! - [`RunControl`] ([`control`]): the deadline and cancellation flag of a step.
 //! - [`inventory`]: the VIM-independent parts of a driver's inventory (recorded resources,
 //!   stable ids, resource changes).
@@ -117,6 +118,7 @@ pub mod fault;
 pub mod infra;
 pub mod inventory;
 pub mod memory;
+pub mod metrics;
 pub mod mgmt;
 pub mod nfvo;
 pub mod retry;

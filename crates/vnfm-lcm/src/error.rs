@@ -474,6 +474,19 @@ pub enum LcmError {
         /// Its current entity tag.
         current: String,
     },
+    /// A write under an `If-Match` precondition found the resource (a PM job, a threshold)
+    /// changed since.
+    #[error(
+        "{kind} {id} changed: its entity tag is now {current}; GET it again and retry with that If-Match"
+    )]
+    Changed {
+        /// What the resource is.
+        kind: &'static str,
+        /// Its id.
+        id: String,
+        /// Its current entity tag.
+        current: String,
+    },
     /// The encryption keys cannot be loaded (never contains key material).
     #[error("encryption keys: {message}")]
     Keys {
@@ -550,7 +563,8 @@ impl LcmError {
             | LcmError::VimDependents { .. }
             | LcmError::VimCreatorUnavailable { .. }
             | LcmError::Conflict { .. }
-            | LcmError::AlarmChanged { .. } => ErrorKind::Conflict,
+            | LcmError::AlarmChanged { .. }
+            | LcmError::Changed { .. } => ErrorKind::Conflict,
             LcmError::Inconsistent { .. }
             | LcmError::Keys { .. }
             | LcmError::Decrypt { .. }

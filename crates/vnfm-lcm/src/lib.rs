@@ -75,6 +75,7 @@ pub mod notify;
 pub mod package_change;
 pub mod pkgm_subscriptions;
 pub mod plan;
+pub mod pm;
 pub mod ports;
 pub mod request;
 pub mod runner;
@@ -100,6 +101,7 @@ pub use plan::{
     HookStep, OperationRequest, Plan, PlanKind, RollbackHooks, Step, plan, remaining,
     rollback_plan, validate,
 };
+pub use pm::PerformanceManager;
 pub use runner::preview::{GrantPreview, Preview, PreviewStep};
 pub use runner::{Lcm, LcmBuilder, LcmConfig, OpOccProgress, StepProgress, StepStatus};
 pub use secrets::Keyring;

@@ -60,6 +60,7 @@
 pub mod alarm;
 pub mod catalogue;
 pub mod client;
+pub mod metrics;
 pub mod scale;
 pub mod webhook;
 
@@ -71,6 +72,7 @@ pub use client::{
     Auth, ClientOptions, InstantResult, Labels, Point, PrometheusClient, RangeQuery, Sample, Series,
 };
 pub use error::Error;
+pub use metrics::PrometheusMetrics;
 pub use scale::{ScaleTrigger, scale_trigger};
 pub use webhook::{
     Alert, AlertStatus, DEFAULT_WEBHOOK_LIMIT, Webhook, parse_webhook, parse_webhook_limited,

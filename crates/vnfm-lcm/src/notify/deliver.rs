@@ -222,6 +222,26 @@ async fn run(inner: Arc<Inner>, mut stop: watch::Receiver<bool>) {
     while tasks.join_next().await.is_some() {}
 }
 
+/// The sealed credentials of a performance management callback: a PM subscription's, or
+/// those of the PM job or threshold whose id the notification carries as its subscription
+/// (SOL003 v3.3.1 sends PM notifications to the job's or threshold's own `callbackUri`).
+/// `None` when none of them exists (any more).
+async fn pm_authentication(
+    store: &dyn vnfm_store::Store,
+    id: &vnfm_types::SubscriptionId,
+) -> vnfm_store::Result<Option<Option<Vec<u8>>>> {
+    if let Some(r) = store.get_pm_subscription(id).await? {
+        return Ok(Some(r.authentication));
+    }
+    if let Some((r, _)) = store.get_pm_job(id.as_str()).await? {
+        return Ok(Some(r.authentication));
+    }
+    Ok(store
+        .get_threshold(id.as_str())
+        .await?
+        .map(|(r, _)| r.authentication))
+}
+
 async fn deliver(inner: &Inner, row: OutboxRow) {
     let store = &inner.store;
     // Lifecycle, package management and fault management subscriptions share one id space.
@@ -229,10 +249,11 @@ async fn deliver(inner: &Inner, row: OutboxRow) {
         Ok(Some(r)) => Ok(Some(r.authentication)),
         Ok(None) => match store.get_pkgm_subscription(&row.subscription_id).await {
             Ok(Some(r)) => Ok(Some(r.authentication)),
-            Ok(None) => store
-                .get_fm_subscription(&row.subscription_id)
-                .await
-                .map(|r| r.map(|r| r.authentication)),
+            Ok(None) => match store.get_fm_subscription(&row.subscription_id).await {
+                Ok(Some(r)) => Ok(Some(r.authentication)),
+                Ok(None) => pm_authentication(store.as_ref(), &row.subscription_id).await,
+                Err(e) => Err(e),
+            },
             Err(e) => Err(e),
         },
         Err(e) => Err(e),

@@ -1,0 +1,677 @@
+//! VNF performance management (SOL003 v3.3.1 `vnfpm/v2`), without HTTP or monitoring types:
+//! PM jobs and thresholds checked against what the [`MetricsSource`] port can measure and
+//! kept in the store, performance reports collected through that port ([`collector`]),
+//! threshold crossings with hysteresis ([`logic::crossing`]), and the notifications about them
+//! written to the outbox the [`crate::Deliverer`] delivers.
+//!
+//! Where notifications go: SOL003 v3.3.1 gives each PM job and threshold its own
+//! `callbackUri` (and credentials), so each notification goes there, as an outbox row whose
+//! subscription id is the job's or threshold's id (the deliverer finds its credentials by
+//! that id; deleting the job drops its pending notifications). The v2.6.1 PM subscriptions
+//! ([`PmKind`], `/subscriptions`) get the notifications their filter selects as well, with
+//! their `subscriptionId`.
+
+pub mod collector;
+pub mod logic;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use vnfm_driver_api::CallbackSender;
+use vnfm_driver_api::metrics::MetricsSource;
+use vnfm_store::{
+    NewOutboxRow, Page, PmJobRecord, PmSubscriptionRecord, Store, StoreError, StoredPm,
+    ThresholdRecord, Timestamp, Version, canonical_pm_filter,
+};
+use vnfm_types::{
+    CreatePmJobRequest, CreateThresholdRequest, Link, NotificationId, PmJob, PmJobLinks,
+    PmJobModifications, PmNotificationType, PmNotificationsFilter, PmSubscription,
+    PmSubscriptionRequest, SubscriptionAuthentication, SubscriptionId, Threshold, ThresholdLinks,
+    ThresholdModifications, VnfInstanceId,
+};
+
+use crate::LcmError;
+use crate::fm::{ManagedSubscriptions, SubscriptionKind};
+use crate::secrets::{Keyring, new_id};
+use crate::subscriptions::{
+    CreateOptions, NotificationContext, check_url, constraint, instance_matches, passes,
+    seal_authentication, validate_authentication, verify_callback,
+};
+use crate::vim::store_err;
+
+/// Base of the PM job resources.
+pub const PM_JOBS_BASE: &str = "/vnfpm/v2/pm_jobs";
+/// Base of the threshold resources.
+pub const THRESHOLDS_BASE: &str = "/vnfpm/v2/thresholds";
+/// Base of the PM subscription resources.
+pub const SUBSCRIPTIONS_BASE: &str = "/vnfpm/v2/subscriptions";
+/// Base of the VNF instances the PM resources link to.
+pub const INSTANCES_BASE: &str = "/vnflcm/v2/vnf_instances";
+
+/// Settings of performance management.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PmOptions {
+    /// How often thresholds are evaluated (SOL003 thresholds have no collection period of
+    /// their own); also the period each measured value summarizes.
+    pub threshold_period: Duration,
+    /// How many reports a PM job keeps; older ones are deleted.
+    pub max_reports: usize,
+}
+
+impl Default for PmOptions {
+    fn default() -> Self {
+        PmOptions {
+            threshold_period: Duration::from_secs(60),
+            max_reports: 100,
+        }
+    }
+}
+
+/// Whether a PM subscription with `filter` wants a notification of type `ty` about
+/// `instance` (described by `ctx`).
+pub fn matches(
+    filter: Option<&PmNotificationsFilter>,
+    ty: PmNotificationType,
+    instance: &VnfInstanceId,
+    ctx: &NotificationContext,
+) -> bool {
+    let Some(f) = filter else {
+        return true;
+    };
+    passes(constraint(&f.notification_types), Some(&ty))
+        && f.vnf_instance_subscription_filter
+            .as_ref()
+            .is_none_or(|i| instance_matches(i, instance, ctx))
+}
+
+/// Performance management: PM jobs, thresholds and PM subscriptions over the store.
+#[derive(Clone)]
+pub struct PerformanceManager {
+    store: Arc<dyn Store>,
+    keyring: Arc<Keyring>,
+    sender: Arc<dyn CallbackSender>,
+    metrics: Arc<dyn MetricsSource>,
+    subscriptions: ManagedSubscriptions<PmKind>,
+    options: PmOptions,
+}
+
+impl std::fmt::Debug for PerformanceManager {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PerformanceManager")
+            .field("options", &self.options)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A new resource's callback and sealed credentials, checked.
+struct Callback {
+    uri: String,
+    sealed: Option<Vec<u8>>,
+}
+
+impl PerformanceManager {
+    /// PM jobs and thresholds in `store`, measured through `metrics`; callback credentials
+    /// sealed by `keyring`, callbacks tested through `sender`.
+    pub fn new(
+        store: Arc<dyn Store>,
+        keyring: Arc<Keyring>,
+        sender: Arc<dyn CallbackSender>,
+        metrics: Arc<dyn MetricsSource>,
+        options: PmOptions,
+    ) -> Self {
+        let subscriptions = ManagedSubscriptions::new(
+            store.clone(),
+            keyring.clone(),
+            sender.clone(),
+            SUBSCRIPTIONS_BASE,
+        );
+        PerformanceManager {
+            store,
+            keyring,
+            sender,
+            metrics,
+            subscriptions,
+            options,
+        }
+    }
+
+    /// The PM subscriptions.
+    pub fn subscriptions(&self) -> &ManagedSubscriptions<PmKind> {
+        &self.subscriptions
+    }
+
+    /// The settings.
+    pub fn options(&self) -> &PmOptions {
+        &self.options
+    }
+
+    /// Checks a callback and its credentials (testing the endpoint when `options` say so)
+    /// and seals the credentials.
+    async fn callback(
+        &self,
+        uri: &str,
+        authentication: Option<&SubscriptionAuthentication>,
+        options: &CreateOptions,
+    ) -> Result<Callback, LcmError> {
+        check_url(uri, "/callbackUri")?;
+        validate_authentication(authentication)?;
+        if options.verify_callback {
+            verify_callback(&*self.sender, uri, authentication, options.verify_timeout).await?;
+        }
+        Ok(Callback {
+            uri: uri.to_owned(),
+            sealed: seal_authentication(&self.keyring, authentication)?,
+        })
+    }
+
+    /// Checks that `id` names a VNF instance (answering 422 at `pointer` otherwise) and, when
+    /// given, that the VNFC ids `subs` are among its VNFCs.
+    async fn check_instance(
+        &self,
+        id: &str,
+        pointer: &str,
+        t: vnfm_types::PmObjectType,
+        subs: &[String],
+    ) -> Result<(), LcmError> {
+        let found = self
+            .store
+            .get_instance(&VnfInstanceId::new(id))
+            .await
+            .map_err(store_err)?;
+        let Some((instance, _)) = found else {
+            return Err(LcmError::Unprocessable {
+                pointer: pointer.to_owned(),
+                message: format!("there is no VNF instance {id}"),
+            });
+        };
+        if t != vnfm_types::PmObjectType::Vnfc || subs.is_empty() {
+            return Ok(());
+        }
+        let info = instance.instantiated_vnf_info.as_ref();
+        let known: Vec<&str> = info
+            .and_then(|i| i.vnfc_info.as_ref())
+            .into_iter()
+            .flatten()
+            .map(|c| c.id.as_str())
+            .chain(
+                info.and_then(|i| i.vnfc_resource_info.as_ref())
+                    .into_iter()
+                    .flatten()
+                    .map(|c| c.id.as_str()),
+            )
+            .collect();
+        if let Some(i) = subs.iter().position(|s| !known.contains(&s.as_str())) {
+            return Err(LcmError::Unprocessable {
+                pointer: format!("/subObjectInstanceIds/{i}"),
+                message: format!("VNF instance {id} has no VNFC {}", subs[i]),
+            });
+        }
+        Ok(())
+    }
+
+    /// Creates a PM job: checked (object type, instances, metrics, periods, callback), then
+    /// stored; its first report is due one reporting period from now.
+    pub async fn create_job(
+        &self,
+        request: &CreatePmJobRequest,
+        options: &CreateOptions,
+    ) -> Result<PmJob, LcmError> {
+        let checked = logic::check_job(request, &*self.metrics)?;
+        let subs = request.sub_object_instance_ids.clone().unwrap_or_default();
+        for (i, id) in request.object_instance_ids.iter().enumerate() {
+            let pointer = format!("/objectInstanceIds/{i}");
+            self.check_instance(id, &pointer, checked.object_type, &subs)
+                .await?;
+        }
+        let callback = self
+            .callback(
+                &request.callback_uri,
+                request.authentication.as_ref(),
+                options,
+            )
+            .await?;
+        let id = new_id();
+        let mut criteria = request.criteria.clone();
+        if criteria.performance_metric_group.is_some() {
+            // The groups are expanded: the job says exactly what it collects.
+            criteria.performance_metric = Some(checked.metrics);
+            criteria.performance_metric_group = None;
+        }
+        let job = PmJob {
+            id: id.clone(),
+            object_type: checked.object_type.as_str().to_owned(),
+            object_instance_ids: request.object_instance_ids.clone(),
+            sub_object_instance_ids: request.sub_object_instance_ids.clone(),
+            criteria,
+            callback_uri: callback.uri,
+            reports: None,
+            links: PmJobLinks {
+                self_: Link::new(format!("{PM_JOBS_BASE}/{id}")),
+                objects: Some(
+                    request
+                        .object_instance_ids
+                        .iter()
+                        .map(|i| Link::new(format!("{INSTANCES_BASE}/{i}")))
+                        .collect(),
+                ),
+            },
+        };
+        let now = logic::unix_seconds(std::time::SystemTime::now());
+        let state = logic::JobState {
+            next_report_at: now + job.criteria.reporting_period,
+        };
+        let record = StoredPm {
+            resource: job.clone(),
+            authentication: callback.sealed,
+            state: Some(to_state(&state)?),
+        };
+        self.store.create_pm_job(&record).await.map_err(store_err)?;
+        tracing::info!(pm_job_id = %id, object_type = %job.object_type, "PM job created");
+        Ok(job)
+    }
+
+    /// The PM job and its version.
+    pub async fn job(&self, id: &str) -> Result<(PmJob, Version), LcmError> {
+        let (record, v) = self.job_record(id).await?;
+        Ok((record.resource, v))
+    }
+
+    async fn job_record(&self, id: &str) -> Result<(PmJobRecord, Version), LcmError> {
+        self.store
+            .get_pm_job(id)
+            .await
+            .map_err(store_err)?
+            .ok_or_else(|| LcmError::NotFound {
+                kind: "PM job",
+                id: id.to_owned(),
+            })
+    }
+
+    /// One page of PM jobs, ordered by id.
+    pub async fn jobs(&self, after: Option<&str>, limit: u32) -> Result<Page<PmJob>, LcmError> {
+        let page = self
+            .store
+            .list_pm_jobs(after, limit)
+            .await
+            .map_err(store_err)?;
+        Ok(Page {
+            items: page.items.into_iter().map(|(r, _)| r.resource).collect(),
+            next: page.next,
+        })
+    }
+
+    /// Changes a PM job's callback and credentials if it is still at `expected` (when
+    /// given). Returns the modifications as SOL003 answers them (no credentials) and the new
+    /// version.
+    pub async fn modify_job(
+        &self,
+        id: &str,
+        modifications: &PmJobModifications,
+        expected: Option<Version>,
+        options: &CreateOptions,
+    ) -> Result<(PmJobModifications, Version), LcmError> {
+        let (record, found) = self.job_record(id).await?;
+        let (record, answer) = self
+            .modified(
+                record,
+                modifications.callback_uri.as_deref(),
+                modifications.authentication.as_ref(),
+                options,
+                |r| &mut r.callback_uri,
+            )
+            .await?;
+        let version = self
+            .replace("PM job", id, expected, found, |v| {
+                let record = record.clone();
+                async move { self.store.update_pm_job(&record, v, &[]).await }
+            })
+            .await?;
+        tracing::info!(pm_job_id = %id, "PM job modified");
+        Ok((
+            PmJobModifications {
+                callback_uri: answer,
+                authentication: None,
+            },
+            version,
+        ))
+    }
+
+    /// Deletes a PM job, its reports and its pending notifications.
+    pub async fn delete_job(&self, id: &str) -> Result<(), LcmError> {
+        self.store.delete_pm_job(id).await.map_err(|e| match e {
+            StoreError::NotFound { .. } => LcmError::NotFound {
+                kind: "PM job",
+                id: id.to_owned(),
+            },
+            other => store_err(other),
+        })?;
+        tracing::info!(pm_job_id = %id, "PM job deleted");
+        Ok(())
+    }
+
+    /// The report `report_id` of PM job `job_id`.
+    pub async fn report(
+        &self,
+        job_id: &str,
+        report_id: &str,
+    ) -> Result<vnfm_types::PerformanceReport, LcmError> {
+        self.store
+            .get_pm_report(job_id, report_id)
+            .await
+            .map_err(store_err)?
+            .map(|r| r.report)
+            .ok_or_else(|| LcmError::NotFound {
+                kind: "performance report",
+                id: format!("{job_id}/{report_id}"),
+            })
+    }
+
+    /// Creates a threshold: checked (object type, instance, metric, details, callback), then
+    /// stored; it is first evaluated at the collector's next run.
+    pub async fn create_threshold(
+        &self,
+        request: &CreateThresholdRequest,
+        options: &CreateOptions,
+    ) -> Result<Threshold, LcmError> {
+        let (t, _) = logic::check_threshold(request, &*self.metrics)?;
+        let subs = request.sub_object_instance_ids.clone().unwrap_or_default();
+        self.check_instance(&request.object_instance_id, "/objectInstanceId", t, &subs)
+            .await?;
+        let callback = self
+            .callback(
+                &request.callback_uri,
+                request.authentication.as_ref(),
+                options,
+            )
+            .await?;
+        let id = new_id();
+        let threshold = Threshold {
+            id: id.clone(),
+            object_type: t.as_str().to_owned(),
+            object_instance_id: request.object_instance_id.clone(),
+            sub_object_instance_ids: request.sub_object_instance_ids.clone(),
+            criteria: request.criteria.clone(),
+            callback_uri: callback.uri,
+            links: ThresholdLinks {
+                self_: Link::new(format!("{THRESHOLDS_BASE}/{id}")),
+                object: Some(Link::new(format!(
+                    "{INSTANCES_BASE}/{}",
+                    request.object_instance_id
+                ))),
+            },
+        };
+        let record = StoredPm {
+            resource: threshold.clone(),
+            authentication: callback.sealed,
+            state: Some(to_state(&logic::ThresholdState::default())?),
+        };
+        self.store
+            .create_threshold(&record)
+            .await
+            .map_err(store_err)?;
+        tracing::info!(threshold_id = %id, "threshold created");
+        Ok(threshold)
+    }
+
+    async fn threshold_record(&self, id: &str) -> Result<(ThresholdRecord, Version), LcmError> {
+        self.store
+            .get_threshold(id)
+            .await
+            .map_err(store_err)?
+            .ok_or_else(|| LcmError::NotFound {
+                kind: "threshold",
+                id: id.to_owned(),
+            })
+    }
+
+    /// The threshold and its version.
+    pub async fn threshold(&self, id: &str) -> Result<(Threshold, Version), LcmError> {
+        let (record, v) = self.threshold_record(id).await?;
+        Ok((record.resource, v))
+    }
+
+    /// One page of thresholds, ordered by id.
+    pub async fn thresholds(
+        &self,
+        after: Option<&str>,
+        limit: u32,
+    ) -> Result<Page<Threshold>, LcmError> {
+        let page = self
+            .store
+            .list_thresholds(after, limit)
+            .await
+            .map_err(store_err)?;
+        Ok(Page {
+            items: page.items.into_iter().map(|(r, _)| r.resource).collect(),
+            next: page.next,
+        })
+    }
+
+    /// Changes a threshold's callback and credentials, as [`Self::modify_job`] does.
+    pub async fn modify_threshold(
+        &self,
+        id: &str,
+        modifications: &ThresholdModifications,
+        expected: Option<Version>,
+        options: &CreateOptions,
+    ) -> Result<(ThresholdModifications, Version), LcmError> {
+        let (record, found) = self.threshold_record(id).await?;
+        let (record, answer) = self
+            .modified(
+                record,
+                modifications.callback_uri.as_deref(),
+                modifications.authentication.as_ref(),
+                options,
+                |r| &mut r.callback_uri,
+            )
+            .await?;
+        let version = self
+            .replace("threshold", id, expected, found, |v| {
+                let record = record.clone();
+                async move { self.store.update_threshold(&record, v, &[]).await }
+            })
+            .await?;
+        tracing::info!(threshold_id = %id, "threshold modified");
+        Ok((
+            ThresholdModifications {
+                callback_uri: answer,
+                authentication: None,
+            },
+            version,
+        ))
+    }
+
+    /// Deletes a threshold and its pending notifications.
+    pub async fn delete_threshold(&self, id: &str) -> Result<(), LcmError> {
+        self.store.delete_threshold(id).await.map_err(|e| match e {
+            StoreError::NotFound { .. } => LcmError::NotFound {
+                kind: "threshold",
+                id: id.to_owned(),
+            },
+            other => store_err(other),
+        })?;
+        tracing::info!(threshold_id = %id, "threshold deleted");
+        Ok(())
+    }
+
+    /// `record` with the callback `uri` and credentials `authentication` of a PATCH (each
+    /// when given; new credentials without a new URI apply to the current one), and the
+    /// callback the answer names. Nothing to change is a 422.
+    async fn modified<T>(
+        &self,
+        mut record: StoredPm<T>,
+        uri: Option<&str>,
+        authentication: Option<&SubscriptionAuthentication>,
+        options: &CreateOptions,
+        callback_of: impl Fn(&mut T) -> &mut String,
+    ) -> Result<(StoredPm<T>, Option<String>), LcmError> {
+        if uri.is_none() && authentication.is_none() {
+            return Err(LcmError::invalid(
+                "",
+                "the modifications name nothing to change (callbackUri, authentication)",
+            ));
+        }
+        let target = uri
+            .map(str::to_owned)
+            .unwrap_or_else(|| callback_of(&mut record.resource).clone());
+        let callback = self.callback(&target, authentication, options).await?;
+        *callback_of(&mut record.resource) = callback.uri;
+        if authentication.is_some() {
+            record.authentication = callback.sealed;
+        }
+        Ok((record, uri.map(str::to_owned)))
+    }
+
+    /// Writes through `write` at the version `expected` (else the `found` one), turning a
+    /// version mismatch into [`LcmError::Changed`].
+    async fn replace<F, Fut>(
+        &self,
+        kind: &'static str,
+        id: &str,
+        expected: Option<Version>,
+        found: Version,
+        write: F,
+    ) -> Result<Version, LcmError>
+    where
+        F: FnOnce(Version) -> Fut,
+        Fut: std::future::Future<Output = vnfm_store::Result<Version>>,
+    {
+        let changed = |current: Version| LcmError::Changed {
+            kind,
+            id: id.to_owned(),
+            current: current.etag(),
+        };
+        let version = expected.unwrap_or(found);
+        if version != found {
+            return Err(changed(found));
+        }
+        match write(version).await {
+            Ok(v) => Ok(v),
+            Err(StoreError::VersionMismatch { found, .. }) => Err(changed(found)),
+            Err(StoreError::NotFound { .. }) => Err(LcmError::NotFound {
+                kind,
+                id: id.to_owned(),
+            }),
+            Err(e) => Err(store_err(e)),
+        }
+    }
+
+    /// The outbox rows of one notification: to `callback` (the job's or threshold's, under
+    /// its id `owner`), and to every PM subscription whose filter selects it. `payload`
+    /// builds the body for a subscription (`Some`) or for the callback (`None`).
+    pub(crate) async fn route(
+        &self,
+        ty: PmNotificationType,
+        instance: &str,
+        owner: &str,
+        callback: &str,
+        payload: impl Fn(Option<&PmSubscription>, NotificationId) -> serde_json::Value,
+    ) -> Result<Vec<NewOutboxRow>, LcmError> {
+        let now = Timestamp::now();
+        let row = |sub: SubscriptionId, uri: &str, body| NewOutboxRow {
+            subscription_id: sub,
+            callback_uri: uri.to_owned(),
+            payload: body,
+            not_before: now,
+            ordering_key: instance.to_owned(),
+        };
+        let mut rows = vec![row(
+            SubscriptionId::new(owner),
+            callback,
+            payload(None, NotificationId::new(new_id())),
+        )];
+        let subs = self.subscriptions.all().await?;
+        if subs.is_empty() {
+            return Ok(rows);
+        }
+        let id = VnfInstanceId::new(instance);
+        let ctx = match self.store.get_instance(&id).await.map_err(store_err)? {
+            Some((i, _)) => NotificationContext::from_instance(&i),
+            None => NotificationContext::default(),
+        };
+        for sub in subs
+            .iter()
+            .filter(|s| matches(s.filter.as_ref(), ty, &id, &ctx))
+        {
+            let body = payload(Some(sub), NotificationId::new(new_id()));
+            rows.push(row(sub.id.clone(), &sub.callback_uri, body));
+        }
+        Ok(rows)
+    }
+
+    /// The store.
+    pub(crate) fn store(&self) -> &Arc<dyn Store> {
+        &self.store
+    }
+
+    /// The metrics port.
+    pub(crate) fn metrics(&self) -> &Arc<dyn MetricsSource> {
+        &self.metrics
+    }
+}
+
+/// The JSON text of collector state.
+pub(crate) fn to_state<T: serde::Serialize>(state: &T) -> Result<String, LcmError> {
+    serde_json::to_string(state)
+        .map_err(|e| LcmError::inconsistent("PM collector state does not serialize").because(e))
+}
+
+/// VNF performance management subscriptions (the v2.6.1 `PmSubscription`).
+#[derive(Debug, Clone, Copy)]
+pub struct PmKind;
+
+#[async_trait]
+impl SubscriptionKind for PmKind {
+    type Resource = PmSubscription;
+    type Request = PmSubscriptionRequest;
+    const LABEL: &'static str = "pm";
+
+    fn callback_uri(request: &PmSubscriptionRequest) -> &str {
+        &request.callback_uri
+    }
+    fn authentication(request: &PmSubscriptionRequest) -> Option<&SubscriptionAuthentication> {
+        request.authentication.as_ref()
+    }
+    fn resource(
+        id: SubscriptionId,
+        request: &PmSubscriptionRequest,
+        href: String,
+    ) -> PmSubscription {
+        PmSubscription::from_request(id, request, href)
+    }
+    fn canonical_filter(request: &PmSubscriptionRequest) -> String {
+        canonical_pm_filter(request.filter.as_ref())
+    }
+    async fn create(store: &dyn Store, record: &PmSubscriptionRecord) -> vnfm_store::Result<()> {
+        store.create_pm_subscription(record).await
+    }
+    async fn get(
+        store: &dyn Store,
+        id: &SubscriptionId,
+    ) -> vnfm_store::Result<Option<PmSubscriptionRecord>> {
+        store.get_pm_subscription(id).await
+    }
+    async fn list(
+        store: &dyn Store,
+        after: Option<&str>,
+        limit: u32,
+    ) -> vnfm_store::Result<Page<PmSubscriptionRecord>> {
+        store.list_pm_subscriptions(after, limit).await
+    }
+    async fn delete(store: &dyn Store, id: &SubscriptionId) -> vnfm_store::Result<()> {
+        store.delete_pm_subscription(id).await
+    }
+    async fn duplicate(
+        store: &dyn Store,
+        canonical_filter: &str,
+        callback_uri: &str,
+    ) -> vnfm_store::Result<Option<PmSubscriptionRecord>> {
+        store
+            .find_duplicate_pm_subscription(canonical_filter, callback_uri)
+            .await
+    }
+}
+
+#[cfg(test)]
+mod tests;

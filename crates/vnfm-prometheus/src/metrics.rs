@@ -1,0 +1,137 @@
+//! [`PrometheusMetrics`]: the performance management port
+//! ([`vnfm_driver_api::metrics::MetricsSource`]) on a Prometheus server, measuring each
+//! metric with the PromQL of a [`PmCatalogue`].
+//!
+//! One range query per read: the catalogue's PromQL for the metric and object type,
+//! evaluated at every collection period from the start to the end of the range. A series is
+//! told apart by its sub-object label: `vnfc_instance_id` for `Vnfc`, `cp_instance_id` for the
+//! connection point types; for `Vnf` every series is the object itself (the default PromQL
+//! aggregates to one).
+
+use std::time::{Duration, SystemTime};
+
+use async_trait::async_trait;
+use vnfm_driver_api::DriverError;
+use vnfm_driver_api::metrics::{MetricPoint, MetricQuery, MetricSeries, MetricsSource};
+
+use crate::{Error, PmCatalogue, PmObjectType, PmTarget, PrometheusClient, RangeQuery};
+
+/// Measurements from Prometheus.
+#[derive(Debug, Clone)]
+pub struct PrometheusMetrics {
+    client: PrometheusClient,
+    catalogue: PmCatalogue,
+}
+
+impl PrometheusMetrics {
+    /// Reads through `client` with the PromQL of `catalogue`.
+    pub fn new(client: PrometheusClient, catalogue: PmCatalogue) -> Self {
+        PrometheusMetrics { client, catalogue }
+    }
+}
+
+/// The catalogue's object type of a SOL003 one.
+fn object_type(t: vnfm_types::PmObjectType) -> PmObjectType {
+    match t {
+        vnfm_types::PmObjectType::Vnf => PmObjectType::Vnf,
+        vnfm_types::PmObjectType::Vnfc => PmObjectType::Vnfc,
+        vnfm_types::PmObjectType::VnfIntCp => PmObjectType::VnfIntCp,
+        vnfm_types::PmObjectType::VnfExtCp => PmObjectType::VnfExtCp,
+    }
+}
+
+/// The label naming the sub-object of a series of `t`, if any.
+fn sub_object_label(t: vnfm_types::PmObjectType) -> Option<&'static str> {
+    match t {
+        vnfm_types::PmObjectType::Vnf => None,
+        vnfm_types::PmObjectType::Vnfc => Some("vnfc_instance_id"),
+        vnfm_types::PmObjectType::VnfIntCp | vnfm_types::PmObjectType::VnfExtCp => {
+            Some("cp_instance_id")
+        }
+    }
+}
+
+/// The port's error for a Prometheus error: what the query names wrongly is invalid input,
+/// an unreachable or overloaded server is transient, the rest permanent.
+fn driver_error(e: Error) -> DriverError {
+    let message = e.to_string();
+    match e {
+        Error::UnknownMetric { .. }
+        | Error::UnknownObjectType { .. }
+        | Error::UnsupportedObjectType { .. } => DriverError::invalid_input(message),
+        Error::Unreachable { .. } | Error::Timeout { .. } => DriverError::Transient {
+            message,
+            source: Some(std::sync::Arc::new(e)),
+        },
+        Error::Http { status, .. } if status >= 500 || status == 429 => DriverError::Transient {
+            message,
+            source: Some(std::sync::Arc::new(e)),
+        },
+        other => DriverError::Permanent {
+            message,
+            source: Some(std::sync::Arc::new(other)),
+        },
+    }
+}
+
+fn timestamp(t: SystemTime) -> Result<jiff::Timestamp, DriverError> {
+    jiff::Timestamp::try_from(t)
+        .map_err(|e| DriverError::invalid_input(format!("time out of range: {e}")))
+}
+
+#[async_trait]
+impl MetricsSource for PrometheusMetrics {
+    fn check(&self, metric: &str, t: vnfm_types::PmObjectType) -> Result<(), DriverError> {
+        let parsed = metric.parse().map_err(driver_error)?;
+        self.catalogue
+            .template(parsed, object_type(t))
+            .map(|_| ())
+            .map_err(driver_error)
+    }
+
+    async fn read(&self, query: &MetricQuery<'_>) -> Result<Vec<MetricSeries>, DriverError> {
+        let promql = self
+            .catalogue
+            .promql(
+                query.metric,
+                object_type(query.object_type),
+                &PmTarget {
+                    object_instance_id: query.object_instance_id,
+                    sub_object_instance_ids: query.sub_object_instance_ids,
+                    collection_period: query.collection_period,
+                },
+            )
+            .map_err(driver_error)?;
+        let range = RangeQuery {
+            start: timestamp(query.start)?,
+            end: timestamp(query.end)?,
+            step: query.collection_period.max(Duration::from_secs(1)),
+        };
+        let answer = self
+            .client
+            .query_range(&promql, &range)
+            .await
+            .map_err(driver_error)?;
+        for w in &answer.warnings {
+            tracing::warn!(metric = query.metric, "Prometheus warned: {w}");
+        }
+        let label = sub_object_label(query.object_type);
+        Ok(answer
+            .series
+            .into_iter()
+            .map(|s| MetricSeries {
+                sub_object_instance_id: label.and_then(|l| s.labels.get(l).cloned()),
+                points: s
+                    .points
+                    .into_iter()
+                    .filter(|p| p.value.is_finite())
+                    .map(|p| MetricPoint {
+                        at: SystemTime::from(p.at),
+                        value: p.value,
+                    })
+                    .collect(),
+            })
+            .filter(|s| !s.points.is_empty())
+            .collect())
+    }
+}
