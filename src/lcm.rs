@@ -87,6 +87,7 @@ pub use vnfm_driver_api::{
 };
 pub use vnfm_lcm::fm::{AutoHealPolicy, AutoScalePolicy, AutomaticOutcome, Bounds};
 pub use vnfm_lcm::nfvo::{load_nfvo_settings, save_nfvo_settings};
+pub use vnfm_lcm::pm::{PerformanceManager, PmOptions};
 pub use vnfm_lcm::ports::{
     NotificationRouter, OnboardedVnfd, PackageCatalog, SealedVim, VimDirectory,
 };
@@ -101,6 +102,7 @@ pub use vnfm_mgmt_script::{PYTHON_ARTIFACT_TYPE, ScriptConfig, ScriptMgmtDriver}
 pub use vnfm_outbound::{
     HttpCallbackSender, NfvoTimings, OutboundError, Sol003Nfvo, install_crypto_provider,
 };
+pub use vnfm_prometheus::{ClientOptions as PrometheusOptions, PromqlOverrides};
 pub use vnfm_store::{InstanceQuery, OpOccQuery, Page, Store, StoreError};
 pub use vnfm_types as types;
 
@@ -151,6 +153,9 @@ pub enum EmbedError {
     /// The notification deliverer could not start.
     #[error("starting the notification deliverer failed: {0}")]
     Deliverer(#[source] LcmError),
+    /// The Prometheus metrics source could not be set up (a bad URL, a bad PromQL template).
+    #[error("the Prometheus metrics source: {0}")]
+    Prometheus(#[source] vnfm_prometheus::Error),
     /// Recovering the occurrences of a previous run failed.
     #[error("recovering the operations of a previous run failed: {0}")]
     Recovery(#[source] LcmError),
@@ -187,6 +192,9 @@ pub fn builder() -> Builder {
         vim_kinds: VimKinds::new(),
         auto_heal: Some(AutoHealPolicy::default()),
         auto_scale: Some(AutoScalePolicy::default()),
+        metrics: None,
+        pm_options: PmOptions::default(),
+        collect_every: Duration::from_secs(5),
     }
 }
 
@@ -212,6 +220,9 @@ pub struct Builder {
     vim_kinds: VimKinds,
     auto_heal: Option<AutoHealPolicy>,
     auto_scale: Option<AutoScalePolicy>,
+    metrics: Option<Arc<dyn vnfm_driver_api::metrics::MetricsSource>>,
+    pm_options: PmOptions,
+    collect_every: Duration,
 }
 
 impl fmt::Debug for Builder {
@@ -385,6 +396,24 @@ impl Builder {
         self
     }
 
+    /// Where performance management reads its measurements (PM jobs, thresholds); without
+    /// one, creating a PM job or threshold is refused. See [`prometheus_metrics`].
+    pub fn metrics_source(
+        mut self,
+        source: Arc<dyn vnfm_driver_api::metrics::MetricsSource>,
+    ) -> Self {
+        self.metrics = Some(source);
+        self
+    }
+
+    /// Settings of performance management (default [`PmOptions::default`]), and how often
+    /// its collector looks for due reports and threshold evaluations (default 5 s).
+    pub fn performance(mut self, options: PmOptions, collect_every: Duration) -> Self {
+        self.pm_options = options;
+        self.collect_every = collect_every;
+        self
+    }
+
     /// How often to sweep for occurrences of dead runners after start-up (default 30 s;
     /// `None`: only at start-up). The sweep stops at [`Lcm::shutdown`].
     pub fn recovery_interval(mut self, every: Option<Duration>) -> Self {
@@ -424,6 +453,24 @@ impl Builder {
         start_runner(&lcm, recovery_interval).await?;
         Ok(lcm)
     }
+}
+
+/// A metrics source on the Prometheus server at `url` (bearer or basic credentials in
+/// `options`), measuring each SOL003 metric with the default PromQL of
+/// `docs/fault-and-performance.md` replaced or extended by `overrides` (metric name → object
+/// type → template).
+pub fn prometheus_metrics(
+    url: &str,
+    options: vnfm_prometheus::ClientOptions,
+    overrides: &vnfm_prometheus::PromqlOverrides,
+) -> Result<Arc<dyn vnfm_driver_api::metrics::MetricsSource>, EmbedError> {
+    let client =
+        vnfm_prometheus::PrometheusClient::new(url, options).map_err(EmbedError::Prometheus)?;
+    let catalogue =
+        vnfm_prometheus::PmCatalogue::with_overrides(overrides).map_err(EmbedError::Prometheus)?;
+    Ok(Arc::new(vnfm_prometheus::PrometheusMetrics::new(
+        client, catalogue,
+    )))
 }
 
 /// The management driver: `mgmt`, with the hooks bound to Python scripts routed to a

@@ -52,6 +52,8 @@ pub struct Vnfm {
     /// VNF fault management: alarms and FM subscriptions; as a `FaultSink` it is where
     /// drivers, plugins and monitoring receivers raise and clear alarms.
     pub faults: vnfm_lcm::FaultManager,
+    /// VNF performance management: PM jobs, reports, thresholds, PM subscriptions.
+    pub performance: vnfm_lcm::PerformanceManager,
     /// The VIM registry.
     pub vims: VimRegistry,
     /// The onboarded VNFDs the core reads.
@@ -65,6 +67,10 @@ pub struct Vnfm {
     waker: Arc<OnceLock<DeliveryWaker>>,
     /// The deliverer's configuration until [`Vnfm::start`] starts it, then the deliverer.
     delivery: Mutex<Delivery>,
+    /// How often the PM collector runs, when a metrics source is configured.
+    collect_every: Option<Duration>,
+    /// The PM collector, once started.
+    collector: Mutex<Option<vnfm_lcm::pm::collector::Collector>>,
 }
 
 enum Delivery {
@@ -109,6 +115,16 @@ impl Vnfm {
             let _ = self.waker.set(deliverer.waker());
             *delivery = Delivery::Running(deliverer);
         }
+        drop(delivery);
+        if let Some(every) = self.collect_every {
+            let mut collector = self.collector.lock().unwrap_or_else(|e| e.into_inner());
+            if collector.is_none() {
+                *collector = Some(vnfm_lcm::pm::collector::Collector::start(
+                    self.performance.clone(),
+                    every,
+                ));
+            }
+        }
         Ok(())
     }
 
@@ -116,6 +132,13 @@ impl Vnfm {
     /// deliverer (after its deliveries in flight).
     pub async fn shutdown(&self, timeout: Duration) {
         self.lcm.shutdown(timeout).await;
+        // Dropping the collector stops it.
+        drop(
+            self.collector
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .take(),
+        );
         let running = std::mem::replace(&mut *self.delivery_state(), Delivery::Off);
         if let Delivery::Running(d) = running {
             d.shutdown().await;
@@ -193,6 +216,18 @@ impl Builder {
             }
             None => faults,
         };
+        let collect_every = self.metrics.is_some().then_some(self.collect_every);
+        let metrics = self.metrics.unwrap_or_else(|| {
+            Arc::new(vnfm_driver_api::metrics::NoMetrics)
+                as Arc<dyn vnfm_driver_api::metrics::MetricsSource>
+        });
+        let performance = vnfm_lcm::PerformanceManager::new(
+            store.clone(),
+            keyring.clone(),
+            sender.clone(),
+            metrics,
+            self.pm_options,
+        );
         Ok(Vnfm {
             lcm,
             store,
@@ -200,6 +235,7 @@ impl Builder {
             subscriptions,
             pkgm_subscriptions,
             faults,
+            performance,
             vims,
             catalog,
             nfvo,
@@ -211,6 +247,8 @@ impl Builder {
                 Some(config) => Delivery::Configured(config),
                 None => Delivery::Off,
             }),
+            collect_every,
+            collector: Mutex::new(None),
         })
     }
 

@@ -147,7 +147,7 @@ async fn show_alarm(
 }
 
 /// The version `If-Match` names: `None` without the header or with `*`.
-fn if_match(headers: &HeaderMap) -> ApiResult<Option<Version>> {
+pub(crate) fn if_match(headers: &HeaderMap) -> ApiResult<Option<Version>> {
     let Some(value) = headers.get(header::IF_MATCH) else {
         return Ok(None);
     };
@@ -157,7 +157,7 @@ fn if_match(headers: &HeaderMap) -> ApiResult<Option<Version>> {
     }
     Version::from_etag(text).map(Some).ok_or_else(|| {
         ApiError::PreconditionFailed(
-            "If-Match is not one entity tag of this server (nor *); GET the alarm for its ETag"
+            "If-Match is not one entity tag of this server (nor *); GET the resource for its ETag"
                 .into(),
         )
     })

@@ -6,6 +6,7 @@
 //! | `/vnflcm/v1` | the same in the SOL003 v2.6.1 shapes (API version 1.3.0) |
 //! | `/vnfpkgm/v2`, `/vnfpkgm/v1` | VNF package management (SOL003 clause 10, SOL005 style), with its subscriptions and notifications |
 //! | `/vnffm/v1` | VNF fault management, SOL003 v2.6.1: alarms, FM subscriptions; `POST /vnffm/v1/alertmanager` receives Alertmanager webhooks |
+//! | `/vnfpm/v2` | VNF performance management, SOL003 v3.3.1: PM jobs and their reports, thresholds, PM subscriptions (the v2.6.1 shape) |
 //! | `/vnfm/v1/vims` | the VIM registry (secrets are write-only) |
 //! | `/v1.0/vims` | the same registry through Tacker's VIM API (`openstack vim ...`) |
 //! | `/oauth2/token` | OAuth 2.0 client credentials token endpoint |
@@ -34,6 +35,7 @@ pub mod metrics;
 pub mod openapi;
 mod ops;
 pub mod packages;
+mod pm;
 mod preview;
 mod progress;
 #[cfg(test)]
@@ -87,6 +89,8 @@ pub fn router(state: Arc<AppState>) -> Router {
         .nest("/v1.0", tacker_vims::routes())
         .nest("/vnffm/v1", fm::routes())
         .route("/vnffm/api_versions", get(version::fm_api_versions))
+        .nest("/vnfpm/v2", pm::routes())
+        .route("/vnfpm/api_versions", get(version::pm_api_versions))
         .route("/openapi.json", get(openapi::serve_document))
         .route("/metrics", get(ops::metrics))
         .layer(middleware::from_fn_with_state(

@@ -32,6 +32,8 @@ pub enum ApiFamily {
     VimV1,
     /// `/vnffm/v1` (VNF fault management, SOL003 v2.6.1).
     FmV1,
+    /// `/vnfpm/v2` (VNF performance management, SOL003 v3.3.1).
+    PmV2,
 }
 
 impl ApiFamily {
@@ -44,6 +46,7 @@ impl ApiFamily {
             ApiFamily::PkgmV1 => "2.0.0",
             ApiFamily::VimV1 => "1.0.0",
             ApiFamily::FmV1 => "1.2.0",
+            ApiFamily::PmV2 => "2.1.0",
         }
     }
 
@@ -56,6 +59,7 @@ impl ApiFamily {
             ApiFamily::PkgmV1 => "/vnfpkgm/v1",
             ApiFamily::VimV1 => "/vnfm/v1",
             ApiFamily::FmV1 => "/vnffm/v1",
+            ApiFamily::PmV2 => "/vnfpm/v2",
         }
     }
 
@@ -65,7 +69,7 @@ impl ApiFamily {
 
     /// Whether requests must carry a `Version` header.
     pub fn requires_version_header(self) -> bool {
-        matches!(self, ApiFamily::LcmV2 | ApiFamily::PkgmV2)
+        matches!(self, ApiFamily::LcmV2 | ApiFamily::PkgmV2 | ApiFamily::PmV2)
     }
 
     /// Checks the request's `Version` header.
@@ -161,6 +165,14 @@ pub async fn fm_api_versions() -> Response {
     json_response(
         axum::http::StatusCode::OK,
         &api_version_information(&[ApiFamily::FmV1], "/vnffm"),
+    )
+}
+
+/// `GET /vnfpm/api_versions`.
+pub async fn pm_api_versions() -> Response {
+    json_response(
+        axum::http::StatusCode::OK,
+        &api_version_information(&[ApiFamily::PmV2], "/vnfpm"),
     )
 }
 

@@ -62,6 +62,17 @@ pub struct ServeArgs {
     /// accepted there besides the server's usual credentials.
     #[arg(long, value_name = "FILE")]
     alertmanager_token_file: Option<PathBuf>,
+    /// The Prometheus server performance management reads its metrics from (its HTTP query
+    /// API, e.g. `http://prometheus:9090`). Without it, PM jobs and thresholds are refused.
+    #[arg(long, value_name = "URL")]
+    prometheus_url: Option<String>,
+    /// PromQL replacing or adding to the default query of metrics (YAML or JSON: metric name
+    /// -> object type -> template; see docs/fault-and-performance.md).
+    #[arg(long, value_name = "FILE", requires = "prometheus_url")]
+    promql_file: Option<PathBuf>,
+    /// Seconds between two evaluations of a PM threshold.
+    #[arg(long, default_value_t = 60, value_name = "SECONDS")]
+    pm_threshold_period: u64,
     /// Heal nothing automatically, whatever an instance's `isAutohealEnabled` says.
     #[arg(long)]
     no_auto_heal: bool,
@@ -366,6 +377,16 @@ pub fn run(args: ServeArgs) -> Result<ExitCode, ServeError> {
         .auto_scale((!args.no_auto_scale).then(|| vnfm::lcm::AutoScalePolicy {
             bounds: hourly(args.auto_scale_cooldown, args.auto_scale_max_per_hour),
         }));
+    if let Some(url) = &args.prometheus_url {
+        services = prometheus(services, url, args.promql_file.as_deref())?;
+    }
+    services = services.performance(
+        vnfm::lcm::PmOptions {
+            threshold_period: Duration::from_secs(args.pm_threshold_period.max(1)),
+            ..vnfm::lcm::PmOptions::default()
+        },
+        Duration::from_secs(5),
+    );
     services = services.mgmt_scripts(vnfm::lcm::ScriptConfig {
         python: args.python.clone(),
         ..vnfm::lcm::ScriptConfig::default()
@@ -493,4 +514,33 @@ mod tests {
             assert!(e.contains("CRITICAL, MAJOR, MINOR"), "{e}");
         }
     }
+}
+
+/// `services` reading metrics from `--prometheus-url` with the templates of `--promql-file`.
+fn prometheus(
+    services: vnfm::lcm::Builder,
+    url: &str,
+    promql_file: Option<&std::path::Path>,
+) -> Result<vnfm::lcm::Builder, ServeError> {
+    let overrides: vnfm::lcm::PromqlOverrides = match promql_file {
+        None => Default::default(),
+        Some(path) => {
+            let text = std::fs::read_to_string(path).map_err(|source| ServeError::ReadFile {
+                option: "promql-file",
+                path: path.to_owned(),
+                source,
+            })?;
+            serde_saphyr::from_str(&text).map_err(|e| ServeError::PromqlFile {
+                path: path.to_owned(),
+                reason: e.to_string(),
+            })?
+        }
+    };
+    let source =
+        vnfm::lcm::prometheus_metrics(url, vnfm::lcm::PrometheusOptions::default(), &overrides)
+            .map_err(|source| ServeError::Prometheus {
+                url: url.to_owned(),
+                source: Box::new(source),
+            })?;
+    Ok(services.metrics_source(source))
 }

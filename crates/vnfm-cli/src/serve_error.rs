@@ -81,6 +81,23 @@ pub enum ServeError {
         /// The library path in it.
         library: PathBuf,
     },
+    /// The Prometheus metrics source cannot be set up (URL, PromQL templates).
+    #[error("--prometheus-url {url}: {source}")]
+    Prometheus {
+        /// The URL given.
+        url: String,
+        /// The cause.
+        #[source]
+        source: Box<vnfm::lcm::EmbedError>,
+    },
+    /// The `--promql-file` is not a map of metric name to object type to PromQL.
+    #[error("--promql-file {}: {reason}", path.display())]
+    PromqlFile {
+        /// The file.
+        path: PathBuf,
+        /// Why it cannot be read.
+        reason: String,
+    },
     /// The Keystone validator refused its configuration.
     #[error("--keystone-url {url}: {source}")]
     Keystone {

@@ -89,6 +89,26 @@ pub trait MetricsSource: Send + Sync {
     async fn read(&self, query: &MetricQuery<'_>) -> Result<Vec<MetricSeries>, DriverError>;
 }
 
+/// The [`MetricsSource`] of a VNFM without a monitoring system: it measures nothing, so PM
+/// jobs and thresholds are refused with a message saying so.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoMetrics;
+
+#[async_trait]
+impl MetricsSource for NoMetrics {
+    fn check(&self, metric: &str, _: PmObjectType) -> Result<(), DriverError> {
+        Err(DriverError::invalid_input(format!(
+            "metric {metric:?} cannot be measured: performance management has no metrics \
+             source (the server is not connected to Prometheus)"
+        )))
+    }
+
+    async fn read(&self, query: &MetricQuery<'_>) -> Result<Vec<MetricSeries>, DriverError> {
+        self.check(query.metric, query.object_type)
+            .map(|()| Vec::new())
+    }
+}
+
 /// A [`MetricsSource`] for tests and examples: fixed metric names, and one value (settable
 /// while in use) at every evaluation time, for the object itself or each given sub-object.
 #[derive(Debug, Clone)]

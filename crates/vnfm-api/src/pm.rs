@@ -1,0 +1,367 @@
+//! VNF performance management, SOL003 v3.3.1 (`/vnfpm/v2`, API version 2.1.0): PM jobs
+//! (list with SOL013 filters, create, read with an `ETag`, `PATCH` of the callback with
+//! `If-Match`, delete) and their performance reports, thresholds (the same verbs), and PM
+//! subscriptions in the v2.6.1 shape (the shared handlers of [`crate::subscriptions`]).
+//!
+//! Notifications about a job or threshold go to its own `callbackUri` (v3.3.1) and to the PM
+//! subscriptions whose filter selects them; see `vnfm_lcm::pm`.
+
+use std::future::Future;
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::{OriginalUri, Path, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::middleware;
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use vnfm_lcm::LcmError;
+use vnfm_lcm::subscriptions::{CreateOptions, Created};
+use vnfm_schemas::SchemaId;
+use vnfm_store::{Page, Version};
+use vnfm_types::{
+    CreatePmJobRequest, CreateThresholdRequest, PmJob, PmJobModifications, PmSubscription,
+    PmSubscriptionRequest, SubscriptionId, Threshold, ThresholdModifications,
+};
+
+use crate::error::{ApiError, ApiResult};
+use crate::fm::if_match;
+use crate::lcm_v2::with_etag;
+use crate::listing::{ListRequest, PAGE_SIZE};
+use crate::state::AppState;
+use crate::subscriptions::Kind;
+use crate::util::{json_body, json_response, merge_patch_body, require_accept, with_location};
+use crate::version::{ApiFamily, major_versions, versioned};
+
+const FAMILY: ApiFamily = ApiFamily::PmV2;
+
+/// The `/vnfpm/v2` routes (behind the server's authentication).
+pub(crate) fn routes() -> Router<Arc<AppState>> {
+    Router::new()
+        .route("/api_versions", get(|| async { major_versions(FAMILY) }))
+        .route("/pm_jobs", get(list::<Jobs>).post(create::<Jobs>))
+        .route(
+            "/pm_jobs/{id}",
+            get(show::<Jobs>)
+                .patch(modify::<Jobs>)
+                .delete(remove::<Jobs>),
+        )
+        .route("/pm_jobs/{id}/reports/{report_id}", get(show_report))
+        .route(
+            "/thresholds",
+            get(list::<Thresholds>).post(create::<Thresholds>),
+        )
+        .route(
+            "/thresholds/{id}",
+            get(show::<Thresholds>)
+                .patch(modify::<Thresholds>)
+                .delete(remove::<Thresholds>),
+        )
+        .merge(crate::subscriptions::routes::<Pm>(FAMILY))
+        .layer(middleware::from_fn(|req, next| {
+            versioned(FAMILY, req, next)
+        }))
+}
+
+/// PM subscriptions (`/vnfpm/v2` only).
+pub(crate) struct Pm;
+
+impl Kind for Pm {
+    type Resource = PmSubscription;
+    type Request = PmSubscriptionRequest;
+    const REQUEST_SCHEMA: Option<SchemaId> = None;
+    const VERSIONS: (ApiFamily, ApiFamily) = (FAMILY, FAMILY);
+
+    fn schema() -> &'static Value {
+        static S: OnceLock<Value> = OnceLock::new();
+        S.get_or_init(|| {
+            serde_json::to_value(schemars::schema_for!(PmSubscription)).unwrap_or_default()
+        })
+    }
+    fn allow_duplicates(_: &AppState) -> bool {
+        false
+    }
+    fn id(sub: &PmSubscription) -> &SubscriptionId {
+        &sub.id
+    }
+    async fn create(
+        state: &AppState,
+        _family: ApiFamily,
+        request: &PmSubscriptionRequest,
+        options: &CreateOptions,
+    ) -> Result<Created<PmSubscription>, LcmError> {
+        state
+            .performance
+            .subscriptions()
+            .create(request, options)
+            .await
+    }
+    async fn get(state: &AppState, id: &SubscriptionId) -> Result<PmSubscription, LcmError> {
+        state.performance.subscriptions().get(id).await
+    }
+    async fn list(state: &AppState, after: Option<&str>) -> Result<Page<PmSubscription>, LcmError> {
+        state
+            .performance
+            .subscriptions()
+            .list(after, PAGE_SIZE)
+            .await
+    }
+    async fn delete(state: &AppState, id: &SubscriptionId) -> Result<(), LcmError> {
+        state.performance.subscriptions().delete(id).await
+    }
+}
+
+/// A PM resource with the five verbs (PM jobs, thresholds): one set of handlers.
+trait Resource: Send + Sync + 'static {
+    /// The resource.
+    type Doc: Serialize + schemars::JsonSchema + Send + Sync;
+    /// The creation request.
+    type Request: DeserializeOwned + Send + Sync;
+    /// The body of `PATCH`.
+    type Modifications: Serialize + DeserializeOwned + Send + Sync;
+    /// The collection's path under the API prefix (`pm_jobs`).
+    const PATH: &'static str;
+
+    fn schema() -> &'static Value;
+    fn id(doc: &Self::Doc) -> &str;
+    fn create(
+        state: &AppState,
+        request: &Self::Request,
+        options: &CreateOptions,
+    ) -> impl Future<Output = Result<Self::Doc, LcmError>> + Send;
+    fn get(
+        state: &AppState,
+        id: &str,
+    ) -> impl Future<Output = Result<(Self::Doc, Version), LcmError>> + Send;
+    fn list(
+        state: &AppState,
+        after: Option<&str>,
+    ) -> impl Future<Output = Result<Page<Self::Doc>, LcmError>> + Send;
+    fn modify(
+        state: &AppState,
+        id: &str,
+        modifications: &Self::Modifications,
+        expected: Option<Version>,
+        options: &CreateOptions,
+    ) -> impl Future<Output = Result<(Self::Modifications, Version), LcmError>> + Send;
+    fn delete(state: &AppState, id: &str) -> impl Future<Output = Result<(), LcmError>> + Send;
+}
+
+struct Jobs;
+
+impl Resource for Jobs {
+    type Doc = PmJob;
+    type Request = CreatePmJobRequest;
+    type Modifications = PmJobModifications;
+    const PATH: &'static str = "pm_jobs";
+
+    fn schema() -> &'static Value {
+        static S: OnceLock<Value> = OnceLock::new();
+        S.get_or_init(|| serde_json::to_value(schemars::schema_for!(PmJob)).unwrap_or_default())
+    }
+    fn id(doc: &PmJob) -> &str {
+        &doc.id
+    }
+    async fn create(
+        state: &AppState,
+        request: &CreatePmJobRequest,
+        options: &CreateOptions,
+    ) -> Result<PmJob, LcmError> {
+        state.performance.create_job(request, options).await
+    }
+    async fn get(state: &AppState, id: &str) -> Result<(PmJob, Version), LcmError> {
+        state.performance.job(id).await
+    }
+    async fn list(state: &AppState, after: Option<&str>) -> Result<Page<PmJob>, LcmError> {
+        state.performance.jobs(after, PAGE_SIZE).await
+    }
+    async fn modify(
+        state: &AppState,
+        id: &str,
+        modifications: &PmJobModifications,
+        expected: Option<Version>,
+        options: &CreateOptions,
+    ) -> Result<(PmJobModifications, Version), LcmError> {
+        state
+            .performance
+            .modify_job(id, modifications, expected, options)
+            .await
+    }
+    async fn delete(state: &AppState, id: &str) -> Result<(), LcmError> {
+        state.performance.delete_job(id).await
+    }
+}
+
+struct Thresholds;
+
+impl Resource for Thresholds {
+    type Doc = Threshold;
+    type Request = CreateThresholdRequest;
+    type Modifications = ThresholdModifications;
+    const PATH: &'static str = "thresholds";
+
+    fn schema() -> &'static Value {
+        static S: OnceLock<Value> = OnceLock::new();
+        S.get_or_init(|| serde_json::to_value(schemars::schema_for!(Threshold)).unwrap_or_default())
+    }
+    fn id(doc: &Threshold) -> &str {
+        &doc.id
+    }
+    async fn create(
+        state: &AppState,
+        request: &CreateThresholdRequest,
+        options: &CreateOptions,
+    ) -> Result<Threshold, LcmError> {
+        state.performance.create_threshold(request, options).await
+    }
+    async fn get(state: &AppState, id: &str) -> Result<(Threshold, Version), LcmError> {
+        state.performance.threshold(id).await
+    }
+    async fn list(state: &AppState, after: Option<&str>) -> Result<Page<Threshold>, LcmError> {
+        state.performance.thresholds(after, PAGE_SIZE).await
+    }
+    async fn modify(
+        state: &AppState,
+        id: &str,
+        modifications: &ThresholdModifications,
+        expected: Option<Version>,
+        options: &CreateOptions,
+    ) -> Result<(ThresholdModifications, Version), LcmError> {
+        state
+            .performance
+            .modify_threshold(id, modifications, expected, options)
+            .await
+    }
+    async fn delete(state: &AppState, id: &str) -> Result<(), LcmError> {
+        state.performance.delete_threshold(id).await
+    }
+}
+
+fn to_value<T: Serialize>(doc: &T) -> ApiResult<Value> {
+    serde_json::to_value(doc)
+        .map_err(|e| ApiError::Internal(format!("PM resource does not serialize: {e}")))
+}
+
+/// How callbacks of new and modified resources are tested (as for subscriptions).
+fn callback_options(state: &AppState) -> CreateOptions {
+    CreateOptions {
+        verify_callback: state.options.verify_callbacks,
+        verify_timeout: Duration::from_secs(5),
+        allow_duplicates: true,
+    }
+}
+
+async fn list<R: Resource>(
+    State(state): State<Arc<AppState>>,
+    OriginalUri(uri): OriginalUri,
+    headers: HeaderMap,
+) -> ApiResult<Response> {
+    require_accept(&headers, &["application/json"])?;
+    let list = ListRequest::parse(&uri, R::schema())?;
+    list.run(
+        |after| {
+            let state = state.clone();
+            async move {
+                let page = R::list(&state, after.as_deref()).await?;
+                Ok(Page {
+                    items: page
+                        .items
+                        .iter()
+                        .map(to_value)
+                        .collect::<ApiResult<Vec<_>>>()?,
+                    next: page.next,
+                })
+            }
+        },
+        &[],
+    )
+    .await
+}
+
+/// `201 Created` with the resource and its `Location` and `ETag`.
+async fn create<R: Resource>(
+    State(state): State<Arc<AppState>>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> ApiResult<Response> {
+    require_accept(&headers, &["application/json"])?;
+    let request: R::Request = json_body(&headers, &body, None)?;
+    let doc = R::create(&state, &request, &callback_options(&state)).await?;
+    let location = format!(
+        "{}{}/{}/{}",
+        state.origin(&headers),
+        FAMILY.prefix(),
+        R::PATH,
+        R::id(&doc)
+    );
+    Ok(with_etag(
+        with_location(
+            json_response(StatusCode::CREATED, &to_value(&doc)?),
+            &location,
+        ),
+        Version::FIRST,
+    ))
+}
+
+async fn show<R: Resource>(
+    State(state): State<Arc<AppState>>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+) -> ApiResult<Response> {
+    require_accept(&headers, &["application/json"])?;
+    let (doc, version) = R::get(&state, &id).await?;
+    Ok(with_etag(
+        json_response(StatusCode::OK, &to_value(&doc)?),
+        version,
+    ))
+}
+
+/// `PATCH`: the modifications as a merge patch, under `If-Match` when given (412 when the
+/// resource changed since); answers the modifications (never the credentials) and the new
+/// `ETag`.
+async fn modify<R: Resource>(
+    State(state): State<Arc<AppState>>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> ApiResult<Response> {
+    require_accept(&headers, &["application/json"])?;
+    let expected = if_match(&headers)?;
+    let modifications: R::Modifications = merge_patch_body(&headers, &body, None)?;
+    let (answer, version) = R::modify(
+        &state,
+        &id,
+        &modifications,
+        expected,
+        &callback_options(&state),
+    )
+    .await
+    .map_err(|e| match e {
+        LcmError::Changed { .. } => ApiError::PreconditionFailed(e.to_string()),
+        other => ApiError::Lcm(other),
+    })?;
+    Ok(with_etag(json_response(StatusCode::OK, &answer), version))
+}
+
+async fn remove<R: Resource>(
+    State(state): State<Arc<AppState>>,
+    Path(id): Path<String>,
+) -> ApiResult<Response> {
+    R::delete(&state, &id).await?;
+    Ok(StatusCode::NO_CONTENT.into_response())
+}
+
+async fn show_report(
+    State(state): State<Arc<AppState>>,
+    Path((id, report_id)): Path<(String, String)>,
+    headers: HeaderMap,
+) -> ApiResult<Response> {
+    require_accept(&headers, &["application/json"])?;
+    let report = state.performance.report(&id, &report_id).await?;
+    Ok(json_response(StatusCode::OK, &report))
+}
