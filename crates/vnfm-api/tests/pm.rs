@@ -190,7 +190,7 @@ async fn pm_jobs_and_thresholds_are_checked_served_and_notified() {
     let listed = h
         .call(
             Method::GET,
-            &format!("/vnfpm/v2/pm_jobs?filter=(eq,objectType,Vnf)"),
+            "/vnfpm/v2/pm_jobs?filter=(eq,objectType,Vnf)",
             None,
         )
         .await

@@ -495,27 +495,6 @@ fn parse_severity(s: &str) -> Result<vnfm_types::PerceivedSeverity, String> {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn severities_are_read_in_any_case_and_cleared_is_refused() {
-        assert_eq!(
-            parse_severity("minor"),
-            Ok(vnfm_types::PerceivedSeverity::Minor)
-        );
-        assert_eq!(
-            parse_severity("CRITICAL"),
-            Ok(vnfm_types::PerceivedSeverity::Critical)
-        );
-        for bad in ["cleared", "urgent", ""] {
-            let e = parse_severity(bad).unwrap_err();
-            assert!(e.contains("CRITICAL, MAJOR, MINOR"), "{e}");
-        }
-    }
-}
-
 /// `services` reading metrics from `--prometheus-url` with the templates of `--promql-file`.
 fn prometheus(
     services: vnfm::lcm::Builder,
@@ -543,4 +522,25 @@ fn prometheus(
                 source: Box::new(source),
             })?;
     Ok(services.metrics_source(source))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn severities_are_read_in_any_case_and_cleared_is_refused() {
+        assert_eq!(
+            parse_severity("minor"),
+            Ok(vnfm_types::PerceivedSeverity::Minor)
+        );
+        assert_eq!(
+            parse_severity("CRITICAL"),
+            Ok(vnfm_types::PerceivedSeverity::Critical)
+        );
+        for bad in ["cleared", "urgent", ""] {
+            let e = parse_severity(bad).unwrap_err();
+            assert!(e.contains("CRITICAL, MAJOR, MINOR"), "{e}");
+        }
+    }
 }
