@@ -620,6 +620,7 @@ fn help_lists_every_command() {
             "op",
             "sub",
             "alarm",
+            "pm",
             "completion",
             "help"
         ],

@@ -1411,3 +1411,73 @@ fn an_alert_heals_its_vnfc_automatically_and_the_alarm_is_listed_and_acknowledge
     assert_eq!(unknown.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&unknown.stderr).contains("404"));
 }
+
+// `vnfm pm job create|list|show|delete` against a real `vnfm serve --prometheus-url`: the job
+// is checked against the PromQL catalogue (no query is needed to create it), served, and
+// deleted; an unknown metric is refused with the list of known ones.
+
+#[test]
+fn pm_jobs_are_created_listed_shown_and_deleted() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    // Nothing listens there: the collector only logs that it cannot read.
+    let server = Server::start_with(
+        &dir.path().join("data"),
+        &["--prometheus-url", "http://127.0.0.1:9"],
+    );
+    let c = Client::new(&server);
+    let pkg = c.json(&["pkg", "upload", HELLO_SAMPLE]);
+    let vnfd_id = pkg["vnfdId"].as_str().expect("vnfdId").to_owned();
+    let vnf = c.json(&["vnf", "create", "--vnfd-id", &vnfd_id]);
+    let id = vnf["id"].as_str().expect("id").to_owned();
+
+    assert_eq!(c.json(&["pm", "job", "list"]), json!([]));
+    let job = c.json(&[
+        "pm",
+        "job",
+        "create",
+        "--vnf",
+        &id,
+        "--metric",
+        "VCpuUsageMeanVnf",
+        "--collection-period",
+        "60",
+        "--reporting-period",
+        "300",
+        "--callback",
+        "http://127.0.0.1:9/pm",
+    ]);
+    let job_id = job["id"].as_str().expect("job id").to_owned();
+    assert_eq!(job["objectInstanceIds"], json!([id]));
+    let table = c.ok(&["pm", "job", "list"]);
+    assert!(
+        table.contains(&job_id) && table.contains("VCpuUsageMeanVnf"),
+        "{table}"
+    );
+    assert!(table.contains("60s/300s"), "{table}");
+    let shown = c.ok(&["pm", "job", "show", &job_id]);
+    assert!(shown.contains("http://127.0.0.1:9/pm"), "{shown}");
+
+    let bad = c.run(&[
+        "pm",
+        "job",
+        "create",
+        "--vnf",
+        &id,
+        "--metric",
+        "CpuLoad",
+        "--callback",
+        "http://127.0.0.1:9/pm",
+    ]);
+    assert_eq!(bad.status.code(), Some(1), "{}", text(&bad.stderr));
+    let err = text(&bad.stderr);
+    assert!(
+        err.contains("VCpuUsageMeanVnf"),
+        "the known metrics are listed: {err}"
+    );
+
+    let out = c.ok(&["pm", "job", "delete", &job_id]);
+    assert!(out.contains("deleted"), "{out}");
+    assert_eq!(c.json(&["pm", "job", "list"]), json!([]));
+    let gone = c.run(&["pm", "job", "show", &job_id]);
+    assert!(text(&gone.stderr).contains("404"), "{}", text(&gone.stderr));
+}

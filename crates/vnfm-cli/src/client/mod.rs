@@ -1,4 +1,4 @@
-//! The REST client subcommands (`pkg`, `vim`, `vnf`, `op`, `sub`, `alarm`): they talk to a running
+//! The REST client subcommands (`pkg`, `vim`, `vnf`, `op`, `sub`, `alarm`, `pm`): they talk to a running
 //! `vnfm serve` over its API. Connection settings come from [`config`], requests go through
 //! the one HTTP seam in [`http`], results are printed by [`output`].
 
@@ -15,6 +15,7 @@ pub mod http;
 pub mod op;
 pub mod output;
 pub mod pkg;
+pub mod pm;
 pub mod progress;
 pub mod sub;
 pub mod vim;
@@ -78,6 +79,15 @@ pub struct AlarmGroup {
     cmd: alarm::AlarmCommand,
 }
 
+/// `vnfm pm`: VNF performance management.
+#[derive(Debug, Args)]
+pub struct PmGroup {
+    #[command(flatten)]
+    conn: ClientArgs,
+    #[command(subcommand)]
+    cmd: pm::PmCommand,
+}
+
 /// A client command with its connection options.
 #[derive(Debug)]
 pub enum Group {
@@ -93,6 +103,8 @@ pub enum Group {
     Sub(SubGroup),
     /// `vnfm alarm`.
     Alarm(AlarmGroup),
+    /// `vnfm pm`.
+    Pm(PmGroup),
 }
 
 /// What every command needs: the output format and (built on first use) the API client.
@@ -197,6 +209,7 @@ pub fn run(group: Group) -> ExitCode {
             Group::Op(g) => op::run(&Ctx::new(g.conn), g.cmd).await,
             Group::Sub(g) => sub::run(&Ctx::new(g.conn), g.cmd).await,
             Group::Alarm(g) => alarm::run(&Ctx::new(g.conn), g.cmd).await,
+            Group::Pm(g) => pm::run(&Ctx::new(g.conn), g.cmd).await,
         }
     });
     // Background work (a watch's callback server) must not keep the process alive.
