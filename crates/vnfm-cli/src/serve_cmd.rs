@@ -509,9 +509,9 @@ fn prometheus(
                 path: path.to_owned(),
                 source,
             })?;
-            serde_saphyr::from_str(&text).map_err(|e| ServeError::PromqlFile {
+            serde_saphyr::from_str(&text).map_err(|source| ServeError::PromqlFile {
                 path: path.to_owned(),
-                reason: e.to_string(),
+                source,
             })?
         }
     };
@@ -542,5 +542,33 @@ mod tests {
             let e = parse_severity(bad).unwrap_err();
             assert!(e.contains("CRITICAL, MAJOR, MINOR"), "{e}");
         }
+    }
+
+    #[test]
+    fn promql_files_and_prometheus_urls_are_checked_at_start() {
+        let dir = tempfile::tempdir().unwrap();
+        let good = dir.path().join("good.yaml");
+        std::fs::write(
+            &good,
+            "VCpuUsageMeanVnf:\n  Vnf: 'avg(cpu{vnf=\"${object_instance_id}\"})'\n",
+        )
+        .unwrap();
+        assert!(prometheus(vnfm::lcm::builder(), "http://127.0.0.1:9090", Some(&good)).is_ok());
+        let bad = dir.path().join("bad.yaml");
+        std::fs::write(&bad, "VCpuUsageMeanVnf: [1, 2]\n").unwrap();
+        let e = prometheus(vnfm::lcm::builder(), "http://127.0.0.1:9090", Some(&bad)).unwrap_err();
+        assert!(matches!(e, ServeError::PromqlFile { .. }), "{e}");
+        let unknown = dir.path().join("unknown.yaml");
+        std::fs::write(&unknown, "CpuLoad:\n  Vnf: 'up'\n").unwrap();
+        let e = prometheus(
+            vnfm::lcm::builder(),
+            "http://127.0.0.1:9090",
+            Some(&unknown),
+        )
+        .unwrap_err();
+        assert!(matches!(e, ServeError::Prometheus { .. }), "{e}");
+        assert!(e.to_string().contains("CpuLoad"), "{e}");
+        let e = prometheus(vnfm::lcm::builder(), "not a url", None).unwrap_err();
+        assert!(e.to_string().contains("--prometheus-url not a url"), "{e}");
     }
 }

@@ -91,12 +91,13 @@ pub enum ServeError {
         source: Box<vnfm::lcm::EmbedError>,
     },
     /// The `--promql-file` is not a map of metric name to object type to PromQL.
-    #[error("--promql-file {}: {reason}", path.display())]
+    #[error("--promql-file {}: {source}", path.display())]
     PromqlFile {
         /// The file.
         path: PathBuf,
         /// Why it cannot be read.
-        reason: String,
+        #[source]
+        source: serde_saphyr::Error,
     },
     /// The Keystone validator refused its configuration.
     #[error("--keystone-url {url}: {source}")]
