@@ -511,7 +511,7 @@ fn prometheus(
             })?;
             serde_saphyr::from_str(&text).map_err(|source| ServeError::PromqlFile {
                 path: path.to_owned(),
-                source,
+                source: Box::new(source),
             })?
         }
     };

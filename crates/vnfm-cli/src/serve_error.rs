@@ -97,7 +97,7 @@ pub enum ServeError {
         path: PathBuf,
         /// Why it cannot be read.
         #[source]
-        source: serde_saphyr::Error,
+        source: Box<serde_saphyr::Error>,
     },
     /// The Keystone validator refused its configuration.
     #[error("--keystone-url {url}: {source}")]
