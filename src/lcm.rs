@@ -558,7 +558,7 @@ mod tests {
         .unwrap();
         let catalog = MemoryCatalog::new();
         catalog.insert(vnfd, Arc::new(vnfm_driver_api::memory::MemArtifacts::new()));
-        let store = vnfm_store::open("sqlite::memory:").await.unwrap();
+        let store = vnfm_store_sql::open("sqlite::memory:").await.unwrap();
         let keyring = Arc::new(Keyring::from_keys([&Keyring::generate_key()]).unwrap());
         let lcm = builder()
             .store(store.clone())

@@ -230,7 +230,7 @@ impl Builder {
             }
             (None, None) => return Err(EmbedError::NoStore),
         };
-        vnfm_store::open(&url).await.map_err(EmbedError::Store)
+        vnfm_store_sql::open(&url).await.map_err(EmbedError::Store)
     }
 
     /// The keyring: the given one, or `<data_dir>/fernet.keys` (created on first start).
