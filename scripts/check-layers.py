@@ -50,6 +50,7 @@ SOURCE_RULES = [
     ("vnfm-api", "vnfm_store::open", "the composition root (the `vnfm` builder) opens the store"),
     ("vnfm-api", "SqliteStore", "the REST facade names no concrete store"),
     ("vnfm-api", "PostgresStore", "the REST facade names no concrete store"),
+    ("vnfm-api", "reqwest", "the REST facade's outbound HTTP goes through the ports (vnfm-outbound)"),
     ("vnfm-lcm", "reqwest", "the lifecycle core calls ports; HTTP clients live behind them"),
     ("vnfm-lcm", "ETSINFV.", "VIM types are known through their drivers' VimKind, not by the core"),
     ("vnfm-lcm", "KUBERNETES", "VIM types are known through their drivers' VimKind, not by the core"),

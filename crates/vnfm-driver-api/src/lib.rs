@@ -14,6 +14,8 @@
 //!   canonical layout, secret members), provided by the driver that serves them.
 //! - [`ArtifactSource`] ([`artifact`]): read access to the package files.
 //! - [`CallbackSender`] ([`callback`]): sends notifications and endpoint tests to subscribers.
+//! - [`ContentFetcher`] ([`content`]): fetches content the VNFM is pointed at (a package
+//!   uploaded from a URI), chunk by chunk.
 //! - [`RunControl`] ([`control`]): the deadline and cancellation flag of a step.
 //! - [`inventory`]: the VIM-independent parts of a driver's inventory (recorded resources,
 //!   stable ids, resource changes).
@@ -111,6 +113,7 @@
 
 pub mod artifact;
 pub mod callback;
+pub mod content;
 pub mod control;
 pub mod error;
 pub mod fault;
@@ -128,6 +131,7 @@ pub use artifact::{ArtifactSource, NoArtifacts};
 pub use callback::{
     CallbackAnswer, CallbackError, CallbackMethod, CallbackRequest, CallbackSender, FixedAnswer,
 };
+pub use content::{ContentError, ContentFetcher, ContentRequest, ContentSink, NoContent};
 pub use control::{CancellationFlag, RunControl};
 pub use error::DriverError;
 pub use fault::{FaultId, FaultReport, FaultSink, Raised};
