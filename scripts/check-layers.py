@@ -52,6 +52,8 @@ SOURCE_RULES = [
     ("vnfm-api", "PostgresStore", "the REST facade names no concrete store"),
     ("vnfm-api", "reqwest", "the REST facade's outbound HTTP goes through the ports (vnfm-outbound)"),
     ("vnfm-lcm", "reqwest", "the lifecycle core calls ports; HTTP clients live behind them"),
+    ("vnfm-lcm", ".status()", "the core names error kinds; ProblemDetails::of_kind and the API give them statuses"),
+    ("vnfm-lcm", "ProblemDetails::new(", "the core names error kinds; ProblemDetails::of_kind gives them statuses"),
     ("vnfm-lcm", "ETSINFV.", "VIM types are known through their drivers' VimKind, not by the core"),
     ("vnfm-lcm", "KUBERNETES", "VIM types are known through their drivers' VimKind, not by the core"),
     ("vnfm-lcm", "OPENSTACK", "VIM types are known through their drivers' VimKind, not by the core"),

@@ -25,9 +25,10 @@ use vnfm_driver_api::{
 };
 use vnfm_store::{StepOutcome, StepRecord, StepWritten, StoreError, Version};
 use vnfm_types::{
-    CancelModeType, Grant, InstantiationState, LccnNotification, LcmOperationStateType as State,
-    LcmOperationType, Link, OperationParams, ProblemDetails, VimConnectionInfo, VimId,
-    VnfInfoModifications, VnfInstance, VnfInstanceId, VnfLcmOpOcc, VnfLcmOpOccId, VnfLcmOpOccLinks,
+    CancelModeType, ErrorKind, Grant, InstantiationState, LccnNotification,
+    LcmOperationStateType as State, LcmOperationType, Link, OperationParams, ProblemDetails,
+    VimConnectionInfo, VimId, VnfInfoModifications, VnfInstance, VnfInstanceId, VnfLcmOpOcc,
+    VnfLcmOpOccId, VnfLcmOpOccLinks,
 };
 
 use super::apply::{self, InfraContext};
@@ -341,7 +342,7 @@ impl Run {
         tracing::error!(panic = %msg, "the runner panicked while executing the occurrence");
         let p = problem(
             "Lifecycle step failed",
-            500,
+            ErrorKind::Internal,
             format!(
                 "the runner panicked while executing this operation occurrence: {msg}; retry runs the unfinished step again, rollback undoes the operation"
             ),
