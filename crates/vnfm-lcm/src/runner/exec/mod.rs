@@ -221,6 +221,9 @@ pub(crate) struct Run {
     /// The grant as it is to be kept with the occurrence (op-occ data `grant`), until the
     /// next write stores it in the same transaction.
     unsaved_grant: Option<serde_json::Value>,
+    /// Op-occ data a step produced (a hook's error-handling data, the progress of a mixed
+    /// VNF's parts), written by the next write, the one that records the step's end.
+    unsaved_data: Vec<(String, serde_json::Value)>,
     /// Whether this run has written the operation's VIM connections into the instance
     /// ([`Run::ensure_operation_vims`]).
     operation_vims_written: bool,
@@ -252,6 +255,7 @@ impl Run {
             resolved: None,
             grant: None,
             unsaved_grant: None,
+            unsaved_data: Vec::new(),
             operation_vims_written: false,
             flag: CancellationFlag::new(),
             cancel_tx,
@@ -394,8 +398,10 @@ impl Run {
             data: self
                 .unsaved_grant
                 .take()
-                .map(|g| vec![(GRANT_KEY.to_owned(), g)])
-                .unwrap_or_default(),
+                .map(|g| (GRANT_KEY.to_owned(), g))
+                .into_iter()
+                .chain(self.unsaved_data.drain(..))
+                .collect(),
         };
         let written = write(&self.inner, &mut rec, &notes, Some(&self.instance)).await?;
         let ended = rec.occ.operation_state.is_final() && !rec.expected_state.is_final();

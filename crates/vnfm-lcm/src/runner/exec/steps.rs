@@ -45,6 +45,7 @@ impl Run {
                     .map(|t| t.flavour_id.clone())
                     .or_else(|| self.flavour_id())
                     .unwrap_or_default();
+                let parts = crate::split::PartsProgress::new(self.inner.store.clone());
                 let driver = match select_infra(
                     &self.inner,
                     &self.instance,
@@ -54,7 +55,7 @@ impl Run {
                     &self.request,
                     Some(s),
                 ) {
-                    Ok(d) => d,
+                    Ok(d) => d.driver(Some(parts.clone())),
                     Err(e) => return Ok(Err(lcm_problem(&name, i, n, &e, &vims))),
                 };
                 let budget = self.budget(step);
@@ -75,7 +76,13 @@ impl Run {
                 let fut: StepFuture<InfraOutcome> = Box::pin(panics::caught(&name, async move {
                     vnfm_driver_api::execute(&*driver, &req).await
                 }));
-                Ok(match self.drive(fut, budget, &name).await? {
+                let result = self.drive(fut, budget, &name).await?;
+                // What the parts of a mixed VNF did, written with the end of this step.
+                if let Some(v) = parts.take() {
+                    self.unsaved_data
+                        .push((crate::split::PROGRESS_KEY.to_owned(), v));
+                }
+                Ok(match result {
                     Ok(out) => Ok(self.after_infra(s, out)),
                     Err(e) => Err(self.driver_problem(&name, i, n, e, &vims)),
                 })
@@ -280,14 +287,10 @@ impl Run {
                 registered.push((key.clone(), info));
             }
         }
-        if let Some(data) = &out.error_handling_data
-            && let Err(e) = self
-                .inner
-                .store
-                .put_op_occ_data(&self.occ.id, HOOK_DATA_KEY, data)
-                .await
-        {
-            return Ok(Err(store_err(e)));
+        if let Some(data) = &out.error_handling_data {
+            // Written with the end of this step, so the next hook reads it.
+            self.unsaved_data
+                .push((HOOK_DATA_KEY.to_owned(), data.clone()));
         }
         let changes_instance = !out.vim_connection_info_add.is_empty()
             || !out.vim_connection_info_remove.is_empty()
