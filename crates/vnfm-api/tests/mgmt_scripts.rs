@@ -66,6 +66,8 @@ async fn a_tacker_style_script_runs_on_its_hooks_and_its_instance_changes_are_ke
         "{inst:#}"
     );
     assert_eq!(inst["metadata"]["scriptSawVnfd"], true, "{inst:#}");
+    // And the grant request and grant of the occurrence, as Tacker hands them over.
+    assert_eq!(inst["metadata"]["scriptSawGrant"], true, "{inst:#}");
 
     let occ = h
         .task(

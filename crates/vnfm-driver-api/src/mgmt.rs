@@ -15,7 +15,9 @@ use async_trait::async_trait;
 use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
 use vnfm_descriptor::Vnfd;
-use vnfm_types::{KeyValuePairs, LcmOperationType, VimConnectionInfo, VnfLcmOpOccId};
+use vnfm_types::{
+    Grant, GrantRequest, KeyValuePairs, LcmOperationType, VimConnectionInfo, VnfLcmOpOccId,
+};
 
 use crate::vim::RedactedVims;
 use crate::{ArtifactSource, DriverError, ResolvedVim, RunControl};
@@ -75,6 +77,10 @@ pub struct HookCall {
     /// Data the hook returned from an earlier attempt of the same operation occurrence
     /// (`null` on the first), so a retried hook can resume.
     pub error_handling_data: serde_json::Value,
+    /// The grant request the VNFM sent the NFVO for this occurrence, when it asked for one.
+    pub grant_request: Option<Arc<GrantRequest>>,
+    /// The NFVO's grant for this occurrence, when it has one.
+    pub grant: Option<Arc<Grant>>,
 }
 
 impl fmt::Debug for HookCall {

@@ -9,7 +9,7 @@
 //! | `operation` | the hook name ([`HookCall::operation`]) |
 //! | `request` | the LCM request body ([`HookCall::request`]) |
 //! | `vnf_instance` | the instance ([`HookCall::instance`]), its `vimConnectionInfo` entries replaced by the resolved connections (with `accessInfo`, as Tacker's instance has them) |
-//! | `grant_request`, `grant_response` | `None` (a hook call carries no grant) |
+//! | `grant_request`, `grant_response` | the occurrence's `GrantRequest` and `Grant` as SOL003 documents (dicts), `None` when it asked for no grant |
 //! | `tmp_csar_dir` | a fresh temporary directory holding the package files |
 //! | `user_script_err_handling_data` | the data kept from earlier hooks of the occurrence (a dict, `{}` at first) |
 //!
@@ -280,8 +280,24 @@ impl ScriptMgmtDriver {
         input.insert("operation".into(), call.operation.clone().into());
         input.insert("request".into(), call.request.clone());
         input.insert("vnf_instance".into(), instance.clone());
-        input.insert("grant_request".into(), Json::Null);
-        input.insert("grant_response".into(), Json::Null);
+        // As Tacker's `grant_req.to_dict()` and `grant.to_dict()`: the SOL003 documents.
+        let document = |v: Option<Json>| v.unwrap_or(Json::Null);
+        input.insert(
+            "grant_request".into(),
+            document(
+                call.grant_request
+                    .as_ref()
+                    .and_then(|g| serde_json::to_value(&**g).ok()),
+            ),
+        );
+        input.insert(
+            "grant_response".into(),
+            document(
+                call.grant
+                    .as_ref()
+                    .and_then(|g| serde_json::to_value(&**g).ok()),
+            ),
+        );
         input.insert(
             "tmp_csar_dir".into(),
             dir.path().to_string_lossy().into_owned().into(),

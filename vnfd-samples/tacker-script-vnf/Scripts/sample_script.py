@@ -49,6 +49,10 @@ class SampleScript(object):
         meta['lastScriptHook'] = method
         meta['scriptSawVnfd'] = os.path.isfile(
             os.path.join(self.csar_dir, 'Definitions', 'script_top.vnfd.yaml'))
+        # The grant exchange of the operation, when it had one.
+        meta['scriptSawGrant'] = bool(
+            self.grant and self.grant_req and
+            self.grant['vnfLcmOpOccId'] == self.grant_req['vnfLcmOpOccId'])
 
     def instantiate_end(self):
         self._fail('instantiate_end')

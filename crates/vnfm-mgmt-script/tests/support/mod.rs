@@ -96,6 +96,8 @@ pub fn call(
         artifacts: files,
         control,
         error_handling_data: Json::Null,
+        grant_request: None,
+        grant: None,
     }
 }
 

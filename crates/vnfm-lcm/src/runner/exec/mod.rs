@@ -218,6 +218,8 @@ pub(crate) struct Run {
     request: OperationParams,
     resolved: Option<(IndexMap<String, VimConnectionInfo>, Vec<ResolvedVim>)>,
     grant: Option<Arc<Grant>>,
+    /// The request `grant` answers, when known.
+    grant_request: Option<Arc<vnfm_types::GrantRequest>>,
     /// The grant as it is to be kept with the occurrence (op-occ data `grant`), until the
     /// next write stores it in the same transaction.
     unsaved_grant: Option<serde_json::Value>,
@@ -254,6 +256,7 @@ impl Run {
             request,
             resolved: None,
             grant: None,
+            grant_request: None,
             unsaved_grant: None,
             unsaved_data: Vec::new(),
             operation_vims_written: false,

@@ -126,6 +126,8 @@ impl Run {
                     artifacts: self.ctx.vnfd.files.clone(),
                     control: RunControl::new(budget, self.flag.clone()),
                     error_handling_data: data,
+                    grant_request: self.grant_request.clone(),
+                    grant: self.grant.clone(),
                 };
                 let fut: StepFuture<HookOutcome> =
                     Box::pin(panics::caught(&name, async move { mgmt.call(&call).await }));
