@@ -139,7 +139,7 @@ pub use infra::{
     HealScope, HealVnfc, InfraDriver, InfraOperation, InfraOutcome, InfraRequest, InfraStep,
     InstanceResources, ResourceTarget, execute,
 };
-pub use mgmt::{HookArtifact, HookCall, HookOutcome, MgmtDriver, VimRegistration};
+pub use mgmt::{HookArtifact, HookCall, HookOutcome, MgmtDriver, TargetPackage, VimRegistration};
 pub use nfvo::{
     DecideError, DeferredGrants, GrantDecision, LocalNfvo, Nfvo, NfvoAuth, NfvoSettings,
 };

@@ -211,6 +211,7 @@ mod tests {
             error_handling_data: serde_json::Value::Null,
             grant_request: None,
             grant: None,
+            new_package: None,
         }
     }
 

@@ -506,6 +506,7 @@ fn hook_call(operation: &str, data: serde_json::Value) -> HookCall {
         error_handling_data: data,
         grant_request: None,
         grant: None,
+        new_package: None,
     }
 }
 

@@ -90,6 +90,7 @@ fn call(hook: &str, sha256: Option<String>, inputs: Value) -> HookCall {
         error_handling_data: Value::Null,
         grant_request: None,
         grant: None,
+        new_package: None,
     }
 }
 

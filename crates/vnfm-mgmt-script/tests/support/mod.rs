@@ -98,6 +98,7 @@ pub fn call(
         error_handling_data: Json::Null,
         grant_request: None,
         grant: None,
+        new_package: None,
     }
 }
 

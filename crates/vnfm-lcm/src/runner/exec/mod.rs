@@ -21,7 +21,7 @@ use tokio::sync::watch;
 use tracing::Instrument;
 use vnfm_driver_api::{
     CancellationFlag, DriverError, GrantDecision, HookCall, HookOutcome, InfraDriver, InfraOutcome,
-    InfraRequest, InfraStep, ResolvedVim, RunControl,
+    InfraRequest, InfraStep, ResolvedVim, RunControl, TargetPackage,
 };
 use vnfm_store::{StepOutcome, StepRecord, StepWritten, StoreError, Version};
 use vnfm_types::{

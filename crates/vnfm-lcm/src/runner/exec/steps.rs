@@ -108,6 +108,10 @@ impl Run {
                     Ok(v) => v.unwrap_or(serde_json::Value::Null),
                     Err(e) => return Ok(Err(lcm_problem(&name, i, n, &store_err(e), &vims))),
                 };
+                let new_package = match self.new_package_for(&h.operation) {
+                    Ok(p) => p,
+                    Err(e) => return Ok(Err(lcm_problem(&name, i, n, &e, &vims))),
+                };
                 let budget = self.budget(step);
                 let call = HookCall {
                     op_occ_id: self.occ.id.clone(),
@@ -128,6 +132,7 @@ impl Run {
                     error_handling_data: data,
                     grant_request: self.grant_request.clone(),
                     grant: self.grant.clone(),
+                    new_package,
                 };
                 let fut: StepFuture<HookOutcome> =
                     Box::pin(panics::caught(&name, async move { mgmt.call(&call).await }));
@@ -140,6 +145,29 @@ impl Run {
                 })
             }
         }
+    }
+
+    /// The package a MODIFY_INFO that changes `vnfdId` moves the instance to, for its
+    /// `modify_information_end` hook (as Tacker gives that hook `new_csar_dir`).
+    fn new_package_for(&self, hook: &str) -> Result<Option<TargetPackage>, LcmError> {
+        if self.occ.operation != LcmOperationType::ModifyInfo || hook != "modify_information_end" {
+            return Ok(None);
+        }
+        let Some(new_id) = self
+            .occ
+            .operation_params
+            .as_ref()
+            .and_then(|p| p.get("vnfdId"))
+            .and_then(|v| v.as_str())
+            .filter(|id| *id != self.ctx.vnfd.vnfd.descriptor_id)
+        else {
+            return Ok(None);
+        };
+        let target = self.inner.onboarded(new_id)?;
+        Ok(Some(TargetPackage {
+            vnfd: target.vnfd.clone(),
+            files: target.files.clone(),
+        }))
     }
 
     pub(super) fn driver_problem(
