@@ -25,7 +25,8 @@ use serde_json::json;
 use vnfm::lcm::types::{LcmOperationStateType, VnfInstanceId};
 use vnfm::lcm::{Lcm, MEMORY_VIM_TYPE, MemoryCatalog, MemoryInfraDriver};
 use vnfm_lcm::testing::SingleCallbackRouter;
-use vnfm_store::{Durability, SqliteOptions, SqliteStore, Store};
+use vnfm_store::Store;
+use vnfm_store_sql::{Durability, SqliteOptions, SqliteStore};
 
 struct Setup {
     lcm: Lcm,
@@ -122,7 +123,9 @@ fn bench(c: &mut Criterion) {
     ];
     match std::env::var("VNFM_TEST_POSTGRES_URL") {
         Ok(url) => {
-            let store = rt.block_on(vnfm_store::open(&url)).expect("postgres store");
+            let store = rt
+                .block_on(vnfm_store_sql::open(&url))
+                .expect("postgres store");
             stores.push(("postgres", rt.block_on(setup(store, None))));
         }
         Err(_) => {

@@ -80,7 +80,7 @@ async fn main() -> Result<(), Error> {
 
     // The VNFM: store, VIM registry with Fernet-encrypted secrets, both drivers, the plugin
     // host running the packages' management drivers in child processes.
-    let store = vnfm_store::open(&url).await?;
+    let store = vnfm_store_sql::open(&url).await?;
     let keyring = Arc::new(Keyring::from_keys([Keyring::generate_key()])?);
     let registry = Arc::new(VimRegistry::new(
         store.clone(),

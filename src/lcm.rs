@@ -82,8 +82,9 @@ pub use assembly::{NfvoSetting, Vnfm, key_file};
 pub use vnfm_driver_api::MgmtDriverRouter;
 pub use vnfm_driver_api::memory::{MEMORY_VIM_TYPE, MemoryInfraDriver, RecordingMgmtDriver};
 pub use vnfm_driver_api::{
-    ArtifactSource, CallbackSender, DeferredGrants, DriverError, GrantDecision, InfraDriver,
-    LocalNfvo, MgmtDriver, Nfvo, NfvoAuth, NfvoSettings, VimKind, VimKinds,
+    ArtifactSource, CallbackSender, ContentError, ContentFetcher, ContentRequest, ContentSink,
+    DeferredGrants, DriverError, GrantDecision, InfraDriver, LocalNfvo, MgmtDriver, Nfvo, NfvoAuth,
+    NfvoSettings, NoContent, VimKind, VimKinds,
 };
 pub use vnfm_lcm::fm::{AutoHealPolicy, AutoScalePolicy, AutomaticOutcome, Bounds};
 pub use vnfm_lcm::nfvo::{load_nfvo_settings, save_nfvo_settings};
@@ -100,7 +101,8 @@ pub use vnfm_lcm::{
 };
 pub use vnfm_mgmt_script::{PYTHON_ARTIFACT_TYPE, ScriptConfig, ScriptMgmtDriver};
 pub use vnfm_outbound::{
-    HttpCallbackSender, NfvoTimings, OutboundError, Sol003Nfvo, install_crypto_provider,
+    HttpCallbackSender, HttpContentFetcher, NfvoTimings, OutboundError, Sol003Nfvo,
+    install_crypto_provider,
 };
 pub use vnfm_prometheus::{ClientOptions as PrometheusOptions, PromqlOverrides};
 pub use vnfm_store::{InstanceQuery, OpOccQuery, Page, Store, StoreError};
@@ -188,6 +190,7 @@ pub fn builder() -> Builder {
         nfvo_setting: NfvoSetting::Stored,
         max_package_bytes: vnfm_outbound::DEFAULT_MAX_PACKAGE_BYTES,
         sender: None,
+        content: None,
         delivery: None,
         vim_kinds: VimKinds::new(),
         auto_heal: Some(AutoHealPolicy::default()),
@@ -216,6 +219,7 @@ pub struct Builder {
     nfvo_setting: NfvoSetting,
     max_package_bytes: usize,
     sender: Option<Arc<dyn CallbackSender>>,
+    content: Option<Arc<dyn ContentFetcher>>,
     delivery: Option<DelivererConfig>,
     vim_kinds: VimKinds,
     auto_heal: Option<AutoHealPolicy>,
@@ -361,6 +365,13 @@ impl Builder {
     /// [`HttpCallbackSender`]).
     pub fn callback_sender(mut self, sender: Arc<dyn CallbackSender>) -> Self {
         self.sender = Some(sender);
+        self
+    }
+
+    /// Sets how content the VNFM is pointed at (a package uploaded from a URI) is fetched
+    /// (default: [`HttpContentFetcher`]).
+    pub fn content_fetcher(mut self, content: Arc<dyn ContentFetcher>) -> Self {
+        self.content = Some(content);
         self
     }
 
@@ -605,7 +616,7 @@ mod tests {
         .unwrap();
         let catalog = MemoryCatalog::new();
         catalog.insert(vnfd, Arc::new(vnfm_driver_api::memory::MemArtifacts::new()));
-        let store = vnfm_store::open("sqlite::memory:").await.unwrap();
+        let store = vnfm_store_sql::open("sqlite::memory:").await.unwrap();
         let keyring = Arc::new(Keyring::from_keys([&Keyring::generate_key()]).unwrap());
         let lcm = builder()
             .store(store.clone())

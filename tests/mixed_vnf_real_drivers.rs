@@ -61,7 +61,7 @@ impl Env {
         let cloud = Cloud::for_test(test)?;
         let emu = Emulator::start(EmulatorConfig::default()).await.unwrap();
         let dir = tempfile::tempdir().unwrap();
-        let store = vnfm_store::open(&format!(
+        let store = vnfm_store_sql::open(&format!(
             "sqlite://{}",
             dir.path().join("vnfm.db").display()
         ))

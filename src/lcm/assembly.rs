@@ -9,18 +9,18 @@ use std::path::Path;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
-use vnfm_driver_api::{CallbackSender, MgmtDriver, Nfvo, NfvoSettings};
+use vnfm_driver_api::{CallbackSender, ContentFetcher, MgmtDriver, Nfvo, NfvoSettings};
 use vnfm_lcm::notify::WakingStore;
 use vnfm_lcm::{
     Deliverer, DeliveryWaker, Keyring, Lcm, MemoryCatalog, PkgmSubscriptions, Subscriptions,
     VimRegistry,
 };
-use vnfm_outbound::{HttpCallbackSender, NfvoTimings, Sol003Nfvo};
+use vnfm_outbound::{HttpCallbackSender, HttpContentFetcher, NfvoTimings, Sol003Nfvo};
 use vnfm_store::Store;
 
 use super::{Builder, EmbedError, lcm_of, mgmt_of, start_runner};
 
-/// Connect timeout of the default [`HttpCallbackSender`].
+/// Connect timeout of the default [`HttpCallbackSender`] and [`HttpContentFetcher`].
 const CALLBACK_CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// The remote NFVO connection kept in the store (setting `nfvo`, its secret sealed with the
@@ -62,6 +62,8 @@ pub struct Vnfm {
     pub nfvo: Option<Arc<dyn Nfvo>>,
     /// The management driver that runs LCM hooks, if any.
     pub mgmt: Option<Arc<dyn MgmtDriver>>,
+    /// Fetches content the VNFM is pointed at (packages uploaded from a URI).
+    pub content: Arc<dyn ContentFetcher>,
     recovery_interval: Option<Duration>,
     sender: Arc<dyn CallbackSender>,
     waker: Arc<OnceLock<DeliveryWaker>>,
@@ -171,6 +173,15 @@ impl Builder {
                 },
             )?),
         };
+        let content = match self.content {
+            Some(c) => c,
+            None => Arc::new(HttpContentFetcher::new(CALLBACK_CONNECT_TIMEOUT).map_err(
+                |source| EmbedError::Outbound {
+                    what: "the HTTP client for package uploads from a URI",
+                    source,
+                },
+            )?),
+        };
         let nfvo = match self.nfvo {
             Some(n) => Some(n),
             None => {
@@ -240,6 +251,7 @@ impl Builder {
             catalog,
             nfvo,
             mgmt,
+            content,
             recovery_interval: self.recovery_interval,
             sender,
             waker,
@@ -268,7 +280,7 @@ impl Builder {
             }
             (None, None) => return Err(EmbedError::NoStore),
         };
-        vnfm_store::open(&url).await.map_err(EmbedError::Store)
+        vnfm_store_sql::open(&url).await.map_err(EmbedError::Store)
     }
 
     /// The keyring: the given one, or `<data_dir>/fernet.keys` (created on first start).

@@ -8,7 +8,8 @@
 use axum::http::Uri;
 use proptest::prelude::*;
 use serde_json::{Value, json};
-use vnfm_store::{SqliteStore, Store};
+use vnfm_store::Store;
+use vnfm_store_sql::SqliteStore;
 use vnfm_types::VnfInstance;
 
 use crate::lcm_v2::{instance_query, instance_query_is_exact, instance_schema};

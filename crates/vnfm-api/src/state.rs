@@ -245,6 +245,7 @@ impl AppState {
                 dir.join("packages"),
             )
             .with_notifications(pkgm_subscriptions.clone())
+            .with_content_fetcher(services.content.clone())
             .with_mgmt_driver(services.mgmt.clone()),
         );
         packages

@@ -162,11 +162,37 @@ async fn revoked_expired_and_garbage_tokens_are_401_and_keystone_down_is_503() {
     let token = ks.token(&member).await;
     let mut bodies = Vec::new();
 
+    // A real expired token: valid, then past its expiry (Keystone ends a trust-scoped token
+    // with its trust), refused although the server had cached it as valid.
+    let created = tokio::time::Instant::now();
+    let expiring = ks
+        .expiring_token(&member, "member", Duration::from_secs(3))
+        .await;
+    let r = ks_call(&h, Method::GET, PACKAGES, &expiring).await;
+    assert_eq!(
+        r.status,
+        StatusCode::OK,
+        "{}",
+        String::from_utf8_lossy(&r.body)
+    );
+
     let r = ks_call(&h, Method::GET, PACKAGES, &token).await;
     assert_eq!(r.status, StatusCode::OK);
     ks.revoke(&token).await;
     tokio::time::sleep(Duration::from_millis(1100)).await;
     let r = ks_call(&h, Method::GET, PACKAGES, &token).await;
+    let p = r.problem(401);
+    assert!(
+        p["detail"]
+            .as_str()
+            .unwrap()
+            .contains("invalid, expired or revoked"),
+        "{p}"
+    );
+    bodies.push(r.body);
+    // Once its three seconds and the server's revalidation bound (1 s) have passed.
+    tokio::time::sleep_until(created + Duration::from_millis(4300)).await;
+    let r = ks_call(&h, Method::GET, PACKAGES, &expiring).await;
     let p = r.problem(401);
     assert!(
         p["detail"]
@@ -215,6 +241,7 @@ async fn revoked_expired_and_garbage_tokens_are_401_and_keystone_down_is_503() {
     {
         for secret in [
             token.as_str(),
+            expiring.as_str(),
             fresh.as_str(),
             svc.password.expose(),
             member.password.expose(),

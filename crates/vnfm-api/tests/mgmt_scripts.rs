@@ -66,6 +66,8 @@ async fn a_tacker_style_script_runs_on_its_hooks_and_its_instance_changes_are_ke
         "{inst:#}"
     );
     assert_eq!(inst["metadata"]["scriptSawVnfd"], true, "{inst:#}");
+    // And the grant request and grant of the occurrence, as Tacker hands them over.
+    assert_eq!(inst["metadata"]["scriptSawGrant"], true, "{inst:#}");
 
     let occ = h
         .task(
@@ -136,4 +138,151 @@ async fn without_an_interpreter_onboarding_warns_that_the_hooks_cannot_run() {
         warnings.iter().all(|w| w.contains("sample-script")),
         "{warnings:?}"
     );
+}
+
+/// The harness with the scripts' driver and a step budget of `step_timeout`.
+async fn scripted(step_timeout: std::time::Duration) -> Harness {
+    let h = Harness::with_services(
+        |b| {
+            b.mgmt_scripts(vnfm::lcm::ScriptConfig::default())
+                .config(vnfm::lcm::LcmConfig {
+                    step_timeout,
+                    ..vnfm::lcm::LcmConfig::default()
+                })
+        },
+        |_| {},
+    )
+    .await;
+    h.onboard(zip_dir(Path::new(SCRIPT_VNF))).await;
+    h
+}
+
+/// The process ids a hanging hook wrote to `file` (the script and its child), once it did.
+async fn hung_pids(file: &Path) -> Vec<i32> {
+    for _ in 0..500 {
+        if let Ok(text) = std::fs::read_to_string(file)
+            && text.ends_with('\n')
+        {
+            return text
+                .split_whitespace()
+                .map(|p| p.parse().unwrap())
+                .collect();
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    panic!("the hook never wrote {}", file.display());
+}
+
+/// Whether every process of `pids` is gone (or a zombie) within 3 s.
+async fn all_gone(pids: &[i32]) -> bool {
+    for _ in 0..150 {
+        let alive = pids.iter().any(|p| {
+            std::fs::read_to_string(format!("/proc/{p}/stat")).is_ok_and(|s| {
+                !s.rsplit(')')
+                    .next()
+                    .unwrap_or("")
+                    .trim_start()
+                    .starts_with('Z')
+            })
+        });
+        if !alive {
+            return true;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    false
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn garbage_on_a_scripts_stdout_fails_the_occurrence_naming_the_hook() {
+    let h = scripted(std::time::Duration::from_secs(60)).await;
+    let id = instance(&h).await;
+    let occ = h
+        .task(
+            &id,
+            "instantiate",
+            instantiate(json!({"garbage_instantiate_end": true})),
+        )
+        .await;
+    assert_eq!(occ["operationState"], "FAILED_TEMP", "{occ:#}");
+    let detail = occ["error"]["detail"].as_str().unwrap_or_default();
+    assert!(
+        detail.contains("hook instantiate_end") && detail.contains("stdout is not a pickle"),
+        "{occ:#}"
+    );
+    assert_eq!(occ["error"]["errorKind"], "permanent", "{occ:#}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hanging_script_times_out_the_occurrence_and_its_processes_are_killed() {
+    let h = scripted(std::time::Duration::from_secs(2)).await;
+    let dir = tempfile::tempdir().unwrap();
+    let pid_file = dir.path().join("pids");
+    let id = instance(&h).await;
+    let occ = h
+        .task(
+            &id,
+            "instantiate",
+            instantiate(json!({"hang_instantiate_end": pid_file})),
+        )
+        .await;
+    assert_eq!(occ["operationState"], "FAILED_TEMP", "{occ:#}");
+    assert_eq!(occ["error"]["errorKind"], "timeout", "{occ:#}");
+    let detail = occ["error"]["detail"].as_str().unwrap_or_default();
+    assert!(detail.contains("hook instantiate_end"), "{occ:#}");
+    let pids = hung_pids(&pid_file).await;
+    assert!(all_gone(&pids).await, "script and child {pids:?} still run");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancelling_during_a_script_kills_it_and_ends_the_occurrence() {
+    let h = scripted(std::time::Duration::from_secs(120)).await;
+    let dir = tempfile::tempdir().unwrap();
+    let pid_file = dir.path().join("pids");
+    let id = instance(&h).await;
+    let r = h
+        .call(
+            axum::http::Method::POST,
+            &format!("/vnflcm/v2/vnf_instances/{id}/instantiate"),
+            Some(instantiate(json!({"hang_instantiate_end": pid_file}))),
+        )
+        .await;
+    assert_eq!(r.status, 202u16, "{}", String::from_utf8_lossy(&r.body));
+    let location = r.header("location").unwrap().to_owned();
+    let pids = hung_pids(&pid_file).await;
+    let occ_path = &location[location.find("/vnflcm").unwrap()..];
+    let r = h
+        .call(
+            axum::http::Method::POST,
+            &format!("{occ_path}/cancel"),
+            Some(json!({"cancelMode": "FORCEFUL"})),
+        )
+        .await;
+    assert_eq!(r.status, 202u16, "{}", String::from_utf8_lossy(&r.body));
+    let occ = h.wait_op(&location).await;
+    assert_eq!(occ["operationState"], "FAILED_TEMP", "{occ:#}");
+    assert_eq!(occ["error"]["title"], "Operation cancelled", "{occ:#}");
+    assert!(all_gone(&pids).await, "script and child {pids:?} still run");
+}
+
+/// Documented limit: scripts are not sandboxed (as with Tacker); what they write outside
+/// their temporary CSAR directory stays, the directory itself is removed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_script_writing_outside_its_directory_completes_and_its_directory_is_removed() {
+    let h = scripted(std::time::Duration::from_secs(60)).await;
+    let dir = tempfile::tempdir().unwrap();
+    let escaped = dir.path().join("escaped");
+    let id = instance(&h).await;
+    let occ = h
+        .task(
+            &id,
+            "instantiate",
+            instantiate(json!({"outside_instantiate_end": escaped})),
+        )
+        .await;
+    assert_eq!(occ["operationState"], "COMPLETED", "{occ:#}");
+    let csar_dir = std::fs::read_to_string(&escaped).expect("writing outside is not prevented");
+    let csar_dir = csar_dir.trim_end();
+    assert!(csar_dir.contains("vnfm-hook-"), "{csar_dir}");
+    assert!(!Path::new(csar_dir).exists(), "{csar_dir} was not removed");
 }

@@ -1478,13 +1478,40 @@ fn checked_in_openapi_document_matches() {
 #[tokio::test]
 async fn upload_from_an_allow_listed_uri() {
     let content = zip_dir(Path::new(HELLO));
-    let app = axum::Router::new().route(
-        "/pkg.zip",
-        axum::routing::get(move || {
-            let content = content.clone();
-            async move { content }
-        }),
-    );
+    let private = content.clone();
+    let app = axum::Router::new()
+        .route(
+            "/pkg.zip",
+            axum::routing::get(move || {
+                let content = content.clone();
+                async move { content }
+            }),
+        )
+        // A redirect is not followed: the allow-list saw only the URI asked for.
+        .route(
+            "/moved.zip",
+            axum::routing::get(|| async {
+                (
+                    StatusCode::FOUND,
+                    [(axum::http::header::LOCATION, "http://127.0.0.2:1/pkg.zip")],
+                )
+            }),
+        )
+        // HTTP Basic `u` / `s3cret-pw` (base64 `dTpzM2NyZXQtcHc=`).
+        .route(
+            "/private.zip",
+            axum::routing::get(move |headers: axum::http::HeaderMap| {
+                let private = private.clone();
+                async move {
+                    let auth = headers.get("authorization").and_then(|v| v.to_str().ok());
+                    if auth == Some("Basic dTpzM2NyZXQtcHc=") {
+                        Ok(private)
+                    } else {
+                        Err(StatusCode::UNAUTHORIZED)
+                    }
+                }
+            }),
+        );
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
@@ -1510,17 +1537,35 @@ async fn upload_from_an_allow_listed_uri() {
             panic!("package {id} was never onboarded");
         }
     };
-    for (uri, expected) in [
-        (format!("{allowed}missing.zip"), "ERROR"),
-        (format!("{allowed}pkg.zip"), "ONBOARDED"),
+    for (uri, password, expected, status) in [
+        (format!("{allowed}missing.zip"), None, "ERROR", "404"),
+        (format!("{allowed}moved.zip"), None, "ERROR", "302"),
+        (
+            format!("{allowed}private.zip"),
+            Some("wrong-pw"),
+            "ERROR",
+            "401",
+        ),
+        (
+            format!("{allowed}private.zip"),
+            Some("s3cret-pw"),
+            "ONBOARDED",
+            "",
+        ),
+        (format!("{allowed}pkg.zip"), None, "ONBOARDED", ""),
     ] {
         let r = h.call(Method::POST, "/vnfpkgm/v2/vnf_packages", None).await;
         let id = r.json()["id"].as_str().unwrap().to_owned();
+        let mut body = json!({"addressInformation": uri});
+        if let Some(password) = password {
+            body["userName"] = json!("u");
+            body["password"] = json!(password);
+        }
         let r = h
             .call(
                 Method::POST,
                 &format!("/vnfpkgm/v2/vnf_packages/{id}/package_content/upload_from_uri"),
-                Some(json!({"addressInformation": uri})),
+                Some(body),
             )
             .await;
         assert_eq!(
@@ -1533,9 +1578,30 @@ async fn upload_from_an_allow_listed_uri() {
         assert_eq!(info["onboardingState"], expected, "{info:#}");
         if expected == "ERROR" {
             let detail = info["onboardingFailureDetails"]["detail"].as_str().unwrap();
-            assert!(detail.contains("404"), "{detail}");
+            assert!(detail.contains(status), "{uri}: {detail}");
+            assert!(
+                !info.to_string().contains("-pw"),
+                "a password shows: {info}"
+            );
         } else {
             assert_eq!(info["vnfdId"], HELLO_VNFD);
+            // Out of the way of the next upload of the same VNFD.
+            let pkg = format!("/vnfpkgm/v2/vnf_packages/{}", info["id"].as_str().unwrap());
+            let r = h
+                .call(
+                    Method::PATCH,
+                    &pkg,
+                    Some(json!({"operationalState": "DISABLED"})),
+                )
+                .await;
+            assert_eq!(
+                r.status,
+                StatusCode::OK,
+                "{}",
+                String::from_utf8_lossy(&r.body)
+            );
+            let r = h.call(Method::DELETE, &pkg, None).await;
+            assert_eq!(r.status, StatusCode::NO_CONTENT);
         }
     }
 }

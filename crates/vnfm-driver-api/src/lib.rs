@@ -15,6 +15,8 @@
 //! - [`ArtifactSource`] ([`artifact`]): read access to the package files.
 //! - [`CallbackSender`] ([`callback`]): sends notifications and endpoint tests to subscribers.
 //! - [`metrics::MetricsSource`] ([`metrics`]): reads performance measurements (Prometheus, ...).
+//! - [`ContentFetcher`] ([`content`]): fetches content the VNFM is pointed at (a package
+//!   uploaded from a URI), chunk by chunk.
 //! - [`RunControl`] ([`control`]): the deadline and cancellation flag of a step.
 //! - [`inventory`]: the VIM-independent parts of a driver's inventory (recorded resources,
 //!   stable ids, resource changes).
@@ -112,6 +114,7 @@
 
 pub mod artifact;
 pub mod callback;
+pub mod content;
 pub mod control;
 pub mod error;
 pub mod fault;
@@ -130,6 +133,7 @@ pub use artifact::{ArtifactSource, NoArtifacts};
 pub use callback::{
     CallbackAnswer, CallbackError, CallbackMethod, CallbackRequest, CallbackSender, FixedAnswer,
 };
+pub use content::{ContentError, ContentFetcher, ContentRequest, ContentSink, NoContent};
 pub use control::{CancellationFlag, RunControl};
 pub use error::DriverError;
 pub use fault::{FaultId, FaultReport, FaultSink, Raised};
@@ -137,7 +141,7 @@ pub use infra::{
     HealScope, HealVnfc, InfraDriver, InfraOperation, InfraOutcome, InfraRequest, InfraStep,
     InstanceResources, ResourceTarget, execute,
 };
-pub use mgmt::{HookArtifact, HookCall, HookOutcome, MgmtDriver, VimRegistration};
+pub use mgmt::{HookArtifact, HookCall, HookOutcome, MgmtDriver, TargetPackage, VimRegistration};
 pub use nfvo::{
     DecideError, DeferredGrants, GrantDecision, LocalNfvo, Nfvo, NfvoAuth, NfvoSettings,
 };

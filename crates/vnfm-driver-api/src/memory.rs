@@ -1074,6 +1074,8 @@ pub struct HookRecord {
     pub op_occ_id: VnfLcmOpOccId,
     /// The `error_handling_data` the call carried.
     pub error_handling_data: serde_json::Value,
+    /// The VNFD id of the [`HookCall::new_package`] the call carried.
+    pub new_vnfd_id: Option<String>,
     /// The error kind when the call failed.
     pub error: Option<&'static str>,
 }
@@ -1155,6 +1157,10 @@ impl MgmtDriver for RecordingMgmtDriver {
                 lcm_operation: call.lcm_operation,
                 op_occ_id: call.op_occ_id.clone(),
                 error_handling_data: call.error_handling_data.clone(),
+                new_vnfd_id: call
+                    .new_package
+                    .as_ref()
+                    .map(|p| p.vnfd.descriptor_id.clone()),
                 error: None,
             });
             st.calls.len() - 1

@@ -15,7 +15,9 @@ use async_trait::async_trait;
 use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
 use vnfm_descriptor::Vnfd;
-use vnfm_types::{KeyValuePairs, LcmOperationType, VimConnectionInfo, VnfLcmOpOccId};
+use vnfm_types::{
+    Grant, GrantRequest, KeyValuePairs, LcmOperationType, VimConnectionInfo, VnfLcmOpOccId,
+};
 
 use crate::vim::RedactedVims;
 use crate::{ArtifactSource, DriverError, ResolvedVim, RunControl};
@@ -75,6 +77,31 @@ pub struct HookCall {
     /// Data the hook returned from an earlier attempt of the same operation occurrence
     /// (`null` on the first), so a retried hook can resume.
     pub error_handling_data: serde_json::Value,
+    /// The grant request the VNFM sent the NFVO for this occurrence, when it asked for one.
+    pub grant_request: Option<Arc<GrantRequest>>,
+    /// The NFVO's grant for this occurrence, when it has one.
+    pub grant: Option<Arc<Grant>>,
+    /// The package the operation moves the instance to, for the hook that gets it besides
+    /// its own: `modify_information_end` of a MODIFY_INFO that changes `vnfdId` (Tacker's
+    /// `new_csar_dir`).
+    pub new_package: Option<TargetPackage>,
+}
+
+/// A package other than the one whose VNFD binds the hook (see [`HookCall::new_package`]).
+#[derive(Clone)]
+pub struct TargetPackage {
+    /// Its VNFD.
+    pub vnfd: Arc<Vnfd>,
+    /// Its files.
+    pub files: Arc<dyn ArtifactSource>,
+}
+
+impl fmt::Debug for TargetPackage {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TargetPackage")
+            .field("vnfd_id", &self.vnfd.descriptor_id)
+            .finish_non_exhaustive()
+    }
 }
 
 impl fmt::Debug for HookCall {
@@ -89,6 +116,7 @@ impl fmt::Debug for HookCall {
             .field("vims", &self.vims)
             .field("control", &self.control)
             .field("error_handling_data", &self.error_handling_data)
+            .field("new_package", &self.new_package)
             .finish_non_exhaustive()
     }
 }

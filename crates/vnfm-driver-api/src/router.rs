@@ -209,6 +209,9 @@ mod tests {
             artifacts: Arc::new(NoArtifacts),
             control: RunControl::with_timeout(Duration::from_secs(5)),
             error_handling_data: serde_json::Value::Null,
+            grant_request: None,
+            grant: None,
+            new_package: None,
         }
     }
 

@@ -504,6 +504,9 @@ fn hook_call(operation: &str, data: serde_json::Value) -> HookCall {
         artifacts: Arc::new(MemArtifacts::new()),
         control: RunControl::with_timeout(Duration::from_secs(5)),
         error_handling_data: data,
+        grant_request: None,
+        grant: None,
+        new_package: None,
     }
 }
 

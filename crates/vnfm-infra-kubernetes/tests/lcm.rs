@@ -36,7 +36,7 @@ struct Env {
 async fn env(emu_driver: vnfm_infra_kubernetes::KubernetesDriver) -> Env {
     let dir = tempfile::tempdir().expect("temp dir");
     let url = format!("sqlite://{}", dir.path().join("lcm.db").display());
-    let store = vnfm_store::open(&url).await.expect("store");
+    let store = vnfm_store_sql::open(&url).await.expect("store");
     let catalog = MemoryCatalog::new();
     let pkg = corpus_dir("v2-cnf-instantiate-resources");
     catalog.insert(load_vnfd(&pkg), Arc::new(DirArtifacts(pkg)));

@@ -130,7 +130,7 @@ struct Env {
 
 async fn env(emu: &vnfm_kube_emulator::Emulator, helm: HelmLibrary) -> Env {
     let dir = tempfile::tempdir().expect("temp dir");
-    let store = vnfm_store::open(&format!("sqlite://{}", dir.path().join("lcm.db").display()))
+    let store = vnfm_store_sql::open(&format!("sqlite://{}", dir.path().join("lcm.db").display()))
         .await
         .expect("store");
     // VNF-A's cluster, registered as VNF-A's instantiate_end registers it.

@@ -66,7 +66,7 @@ fn mixed_vnfd() -> vnfm_descriptor::Vnfd {
 
 async fn env(cloud: Cloud) -> Env {
     let dir = tempfile::tempdir().unwrap();
-    let store = vnfm_store::open(&format!("sqlite://{}", dir.path().join("lcm.db").display()))
+    let store = vnfm_store_sql::open(&format!("sqlite://{}", dir.path().join("lcm.db").display()))
         .await
         .unwrap();
     let catalog = MemoryCatalog::new();

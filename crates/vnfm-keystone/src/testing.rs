@@ -215,6 +215,58 @@ impl TestKeystone {
         header_token(&r)
     }
 
+    /// A token of `user` with `role` in its project that Keystone stops honouring
+    /// `lifetime` from now: a trust-scoped token (a new trustor with `role` in the project
+    /// delegates it to `user` by a trust expiring then), since Keystone ends a trust-scoped
+    /// token with its trust. A real expired token once `lifetime` has passed.
+    pub async fn expiring_token(
+        &self,
+        user: &TestUser,
+        role: &str,
+        lifetime: std::time::Duration,
+    ) -> String {
+        let trustor = self.user("trustor", &user.project, &[role]).await;
+        let trustor_token = self.token(&trustor).await;
+        let expires_at = jiff::Timestamp::now()
+            .checked_add(jiff::SignedDuration::try_from(lifetime).expect("a short lifetime"))
+            .expect("a near time")
+            .strftime("%Y-%m-%dT%H:%M:%S%.6fZ")
+            .to_string();
+        let r = self
+            .http
+            .post(format!("{}/OS-TRUST/trusts", self.url))
+            .header("X-Auth-Token", trustor_token)
+            .json(&json!({"trust": {
+                "trustor_user_id": trustor.id, "trustee_user_id": user.id,
+                "project_id": user.project.id, "impersonation": false,
+                "roles": [{"name": role}], "expires_at": expires_at}}))
+            .send()
+            .await
+            .expect("Keystone answers");
+        let status = r.status().as_u16();
+        let out: Value = r.json().await.unwrap_or_default();
+        assert_eq!(status, 201, "creating a trust: {out}");
+        let trust = out["trust"]["id"].as_str().unwrap().to_owned();
+        let body = json!({"auth": {
+            "identity": {"methods": ["password"], "password": {"user": {
+                "name": user.name, "domain": {"id": "default"}, "password": user.password.expose()}}},
+            "scope": {"OS-TRUST:trust": {"id": trust}}}});
+        let r = self
+            .http
+            .post(format!("{}/auth/tokens?nocatalog", self.url))
+            .json(&body)
+            .send()
+            .await
+            .expect("Keystone answers");
+        assert_eq!(
+            r.status().as_u16(),
+            201,
+            "trust-scoped login of {}",
+            user.name
+        );
+        header_token(&r)
+    }
+
     /// Revokes `token` (`DELETE /v3/auth/tokens`).
     pub async fn revoke(&self, token: &str) {
         let r = self

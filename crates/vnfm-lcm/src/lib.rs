@@ -7,11 +7,13 @@
 //! - [`plan`](mod@plan): the planner (pure): an operation request becomes an ordered list of hook,
 //!   infrastructure and bookkeeping steps; rollback plans and retry points come from it.
 //! - [`error`]: [`LcmError`], with the kind of each refusal (conflict, invalid, ...).
-//! - [`subscriptions`] and [`pkgm_subscriptions`]: lifecycle and VNF package management
-//!   subscriptions, their filters (pure matching) and the routing of notifications to the
-//!   outbox, which [`notify`]'s [`Deliverer`] delivers.
+//! - [`subscriptions`]: one subscription stack generic over the kind
+//!   ([`subscriptions::ManagedSubscriptions`] over a [`subscriptions::SubscriptionKind`]),
+//!   the lifecycle kind with its filter (pure matching) and the routing of notifications to
+//!   the outbox, which [`notify`]'s [`Deliverer`] delivers; [`pkgm_subscriptions`]: the VNF
+//!   package management kind and its routing.
 //! - [`fm`]: VNF fault management: alarms raised and cleared through the `FaultSink` port,
-//!   de-duplicated, acknowledged, and FM subscriptions (generic over the subscription kind).
+//!   de-duplicated, acknowledged, and the FM subscription kind.
 //! - [`vim`]: the VIM directories: [`VimRegistry`] (secrets encrypted at rest) and
 //!   [`InlineVimDirectory`] (no registry: inline access information used as given).
 //! - [`catalog`]: [`MemoryCatalog`], onboarded VNFDs held in memory.

@@ -1,12 +1,10 @@
 //! VNF package management subscriptions (SOL003 v2.6.1 clauses 10.4.7-10.4.9) and the
 //! routing of package notifications to them.
 //!
-//! [`PkgmSubscriptions`] creates, lists, shows and deletes `PkgmSubscription`s the way
-//! [`crate::Subscriptions`] does for lifecycle subscriptions: the same checks of the callback
-//! URI and the `authentication` (sealed with the [`Keyring`] in the store, never returned),
-//! duplicates answered with [`Created::Existing`] (`303 See Other`), and the optional test
-//! `GET` of the callback. Both kinds share the store's subscription table and id space, so the
-//! [`crate::Deliverer`] finds either kind's credentials by the outbox row's subscription id.
+//! [`PkgmSubscriptions`] creates, lists, shows and deletes `PkgmSubscription`s: the
+//! [`PkgmKind`] of [`ManagedSubscriptions`], with the checks, duplicate detection, callback
+//! test and sealed credentials every kind shares, plus the package filter's own rule
+//! (`vnfPkgId` only with change notifications).
 //!
 //! [`PkgmSubscriptions::route`] turns a [`PackageChange`] into one outbox row per matching
 //! subscription ([`matches()`]), with [`ordering_key`](vnfm_store::NewOutboxRow::ordering_key)
@@ -32,11 +30,9 @@
 //! assert!(!matches(Some(&filter), PackageEvent::Onboarded.notification_type(), &package));
 //! ```
 
-use std::sync::Arc;
-
+use async_trait::async_trait;
 use vnfm_store::{
-    MAX_PAGE_SIZE, NewOutboxRow, Page, PkgmSubscriptionRecord, Store, Timestamp,
-    canonical_pkgm_filter,
+    NewOutboxRow, Page, PkgmSubscriptionRecord, Store, Timestamp, canonical_pkgm_filter,
 };
 use vnfm_types::{
     DateTime, Link, NotificationId, PackageChangeType, PkgmLinks, PkgmNotification,
@@ -46,12 +42,10 @@ use vnfm_types::{
 };
 
 use crate::LcmError;
-use crate::secrets::{Keyring, new_id};
+use crate::secrets::new_id;
 use crate::subscriptions::{
-    CreateOptions, Created, check_url, constraint, map_page, open_sealed, passes, products_match,
-    seal_authentication, validate_authentication, verify_callback,
+    ManagedSubscriptions, SubscriptionKind, constraint, passes, products_match,
 };
-use crate::vim::store_err;
 
 /// Path of the v2 (SOL003 v3.3.1) package management subscriptions, the default base of
 /// `_links.self`.
@@ -194,153 +188,86 @@ pub fn notification_for(
 /// that `vnfPkgId` is given only when change notifications are wanted (SOL003: "shall be
 /// absent otherwise").
 pub fn validate_request(request: &PkgmSubscriptionRequest) -> Result<(), LcmError> {
-    check_url(&request.callback_uri, "/callbackUri")?;
-    validate_authentication(request.authentication.as_ref())?;
-    if let Some(f) = &request.filter {
-        let change = PkgmNotificationType::VnfPackageChangeNotification;
-        let excludes_change =
-            constraint(&f.notification_types).is_some_and(|t| !t.contains(&change));
-        if excludes_change && constraint(&f.vnf_pkg_id).is_some() {
-            return Err(LcmError::invalid(
-                "/filter/vnfPkgId",
-                "only allowed when notificationTypes includes VnfPackageChangeNotification",
-            ));
-        }
-    }
-    Ok(())
+    crate::subscriptions::managed::validate_request::<PkgmKind>(request)
 }
+
+/// VNF package management subscriptions (`vnfpkgm/v1`, `vnfpkgm/v2`). They share the store's
+/// subscription table and id space with the other kinds, so the [`crate::Deliverer`] finds
+/// any kind's credentials by the outbox row's subscription id.
+#[derive(Debug, Clone, Copy)]
+pub struct PkgmKind;
 
 /// The VNF package management subscriptions of the VNFM.
-#[derive(Clone)]
-pub struct PkgmSubscriptions {
-    store: Arc<dyn Store>,
-    keyring: Arc<Keyring>,
-    base: String,
-    sender: Arc<dyn vnfm_driver_api::CallbackSender>,
-}
+pub type PkgmSubscriptions = ManagedSubscriptions<PkgmKind>;
 
-impl std::fmt::Debug for PkgmSubscriptions {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("PkgmSubscriptions")
-            .field("base", &self.base)
-            .finish_non_exhaustive()
+#[async_trait]
+impl SubscriptionKind for PkgmKind {
+    type Resource = PkgmSubscription;
+    type Request = PkgmSubscriptionRequest;
+    const LABEL: &'static str = "pkgm";
+    const DEFAULT_BASE: &'static str = DEFAULT_BASE;
+
+    fn callback_uri(request: &PkgmSubscriptionRequest) -> &str {
+        &request.callback_uri
     }
-}
-
-impl PkgmSubscriptions {
-    /// Subscriptions in `store`, with credentials sealed by `keyring` and `_links.self` under
-    /// [`DEFAULT_BASE`]; callbacks are tested through `sender`.
-    pub fn new(
-        store: Arc<dyn Store>,
-        keyring: Arc<Keyring>,
-        sender: Arc<dyn vnfm_driver_api::CallbackSender>,
-    ) -> Self {
-        PkgmSubscriptions {
-            store,
-            keyring,
-            base: DEFAULT_BASE.to_owned(),
-            sender,
+    fn authentication(request: &PkgmSubscriptionRequest) -> Option<&SubscriptionAuthentication> {
+        request.authentication.as_ref()
+    }
+    fn validate(request: &PkgmSubscriptionRequest) -> Result<(), LcmError> {
+        if let Some(f) = &request.filter {
+            let change = PkgmNotificationType::VnfPackageChangeNotification;
+            let excludes_change =
+                constraint(&f.notification_types).is_some_and(|t| !t.contains(&change));
+            if excludes_change && constraint(&f.vnf_pkg_id).is_some() {
+                return Err(LcmError::invalid(
+                    "/filter/vnfPkgId",
+                    "only allowed when notificationTypes includes VnfPackageChangeNotification",
+                ));
+            }
         }
-    }
-
-    /// Sets the base of `_links.self` (e.g. [`V1_BASE`]); the notifications' `vnfPackage`
-    /// links follow it.
-    pub fn with_base(mut self, base: impl Into<String>) -> Self {
-        self.base = base.into().trim_end_matches('/').to_owned();
-        self
-    }
-
-    /// Creates a subscription, or finds the existing one with the same filter and callback
-    /// (unless [`CreateOptions::allow_duplicates`]).
-    pub async fn create(
-        &self,
-        request: &PkgmSubscriptionRequest,
-        options: &CreateOptions,
-    ) -> Result<Created<PkgmSubscription>, LcmError> {
-        validate_request(request)?;
-        let canonical = canonical_pkgm_filter(request.filter.as_ref());
-        if !options.allow_duplicates
-            && let Some(existing) = self
-                .store
-                .find_duplicate_pkgm_subscription(&canonical, &request.callback_uri)
-                .await
-                .map_err(store_err)?
-        {
-            return Ok(Created::Existing(existing.subscription));
-        }
-        if options.verify_callback {
-            verify_callback(
-                &*self.sender,
-                &request.callback_uri,
-                request.authentication.as_ref(),
-                options.verify_timeout,
-            )
-            .await?;
-        }
-        let id = SubscriptionId::new(new_id());
-        let subscription =
-            PkgmSubscription::from_request(id.clone(), request, format!("{}/{id}", self.base));
-        let sealed = seal_authentication(&self.keyring, request.authentication.as_ref())?;
-        self.store
-            .create_pkgm_subscription(&PkgmSubscriptionRecord::new(subscription.clone(), sealed))
-            .await
-            .map_err(store_err)?;
-        // Not the callback URI: some carry tokens in their query.
-        tracing::info!(subscription_id = %id, "VNF package management subscription created");
-        Ok(Created::New(subscription))
-    }
-
-    /// One subscription. [`LcmError::NotFound`] if it does not exist.
-    pub async fn get(&self, id: &SubscriptionId) -> Result<PkgmSubscription, LcmError> {
-        Ok(self.record(id).await?.subscription)
-    }
-
-    /// One page of subscriptions, ordered by id, after the cursor `after`.
-    pub async fn list(
-        &self,
-        after: Option<&str>,
-        limit: u32,
-    ) -> Result<Page<PkgmSubscription>, LcmError> {
-        let page = self.store.list_pkgm_subscriptions(after, limit).await;
-        Ok(map_page(page.map_err(store_err)?, |r| r.subscription))
-    }
-
-    /// Deletes a subscription (and its undelivered notifications).
-    pub async fn delete(&self, id: &SubscriptionId) -> Result<(), LcmError> {
-        self.store
-            .delete_pkgm_subscription(id)
-            .await
-            .map_err(|e| match e {
-                vnfm_store::StoreError::NotFound { .. } => LcmError::NotFound {
-                    kind: "subscription",
-                    id: id.to_string(),
-                },
-                other => store_err(other),
-            })?;
-        tracing::info!(subscription_id = %id, "VNF package management subscription deleted");
         Ok(())
     }
-
-    /// The decrypted callback credentials of a subscription (for delivery only).
-    pub async fn authentication(
-        &self,
+    fn resource(
+        id: SubscriptionId,
+        request: &PkgmSubscriptionRequest,
+        href: String,
+    ) -> PkgmSubscription {
+        PkgmSubscription::from_request(id, request, href)
+    }
+    fn canonical_filter(request: &PkgmSubscriptionRequest) -> String {
+        canonical_pkgm_filter(request.filter.as_ref())
+    }
+    async fn create(store: &dyn Store, record: &PkgmSubscriptionRecord) -> vnfm_store::Result<()> {
+        store.create_pkgm_subscription(record).await
+    }
+    async fn get(
+        store: &dyn Store,
         id: &SubscriptionId,
-    ) -> Result<Option<SubscriptionAuthentication>, LcmError> {
-        let record = self.record(id).await?;
-        open_sealed(&self.keyring, id, record.authentication.as_deref())
+    ) -> vnfm_store::Result<Option<PkgmSubscriptionRecord>> {
+        store.get_pkgm_subscription(id).await
     }
-
-    async fn record(&self, id: &SubscriptionId) -> Result<PkgmSubscriptionRecord, LcmError> {
-        self.store
-            .get_pkgm_subscription(id)
+    async fn list(
+        store: &dyn Store,
+        after: Option<&str>,
+        limit: u32,
+    ) -> vnfm_store::Result<Page<PkgmSubscriptionRecord>> {
+        store.list_pkgm_subscriptions(after, limit).await
+    }
+    async fn delete(store: &dyn Store, id: &SubscriptionId) -> vnfm_store::Result<()> {
+        store.delete_pkgm_subscription(id).await
+    }
+    async fn duplicate(
+        store: &dyn Store,
+        canonical_filter: &str,
+        callback_uri: &str,
+    ) -> vnfm_store::Result<Option<PkgmSubscriptionRecord>> {
+        store
+            .find_duplicate_pkgm_subscription(canonical_filter, callback_uri)
             .await
-            .map_err(store_err)?
-            .ok_or_else(|| LcmError::NotFound {
-                kind: "subscription",
-                id: id.to_string(),
-            })
     }
+}
 
+impl ManagedSubscriptions<PkgmKind> {
     /// The outbox rows for `change`: one per subscription whose filter matches, each with the
     /// notification in that subscription's API version and `ordering_key` the package id.
     ///
@@ -355,39 +282,24 @@ impl PkgmSubscriptions {
         let now = Timestamp::now();
         let at = DateTime::now();
         let mut rows = Vec::new();
-        let mut after: Option<String> = None;
-        loop {
-            let page = self
-                .store
-                .list_pkgm_subscriptions(after.as_deref(), MAX_PAGE_SIZE)
-                .await
-                .map_err(store_err)?;
-            for record in &page.items {
-                let sub = &record.subscription;
-                if !matches(sub.filter.as_ref(), ty, package) {
-                    continue;
-                }
-                let Some(n) =
-                    notification_for(change, sub, NotificationId::new(new_id()), at.clone())
-                else {
-                    continue;
-                };
-                let payload = serde_json::to_value(&n).map_err(|e| {
-                    LcmError::inconsistent(format!("notification does not serialize: {e}"))
-                        .because(e)
-                })?;
-                rows.push(NewOutboxRow {
-                    subscription_id: sub.id.clone(),
-                    callback_uri: sub.callback_uri.clone(),
-                    payload,
-                    not_before: now,
-                    ordering_key: package.id.clone(),
-                });
+        for sub in self.all().await? {
+            if !matches(sub.filter.as_ref(), ty, package) {
+                continue;
             }
-            match page.next {
-                Some(n) => after = Some(n),
-                None => break,
-            }
+            let Some(n) = notification_for(change, &sub, NotificationId::new(new_id()), at.clone())
+            else {
+                continue;
+            };
+            let payload = serde_json::to_value(&n).map_err(|e| {
+                LcmError::inconsistent(format!("notification does not serialize: {e}")).because(e)
+            })?;
+            rows.push(NewOutboxRow {
+                subscription_id: sub.id.clone(),
+                callback_uri: sub.callback_uri.clone(),
+                payload,
+                not_before: now,
+                ordering_key: package.id.clone(),
+            });
         }
         tracing::debug!(
             notification_type = ?ty,

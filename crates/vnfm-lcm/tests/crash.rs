@@ -155,7 +155,9 @@ fn worker_cfg() -> Option<WorkerCfg> {
 async fn crash_worker() {
     let Some(cfg) = worker_cfg() else { return };
     seed(u64::from(std::process::id()).wrapping_mul(0x1000_0001) ^ Timestamp::now().0 as u64);
-    let store = vnfm_store::open(&cfg.store).await.expect("worker store");
+    let store = vnfm_store_sql::open(&cfg.store)
+        .await
+        .expect("worker store");
     let infra = Arc::new(Jittery {
         inner: MemoryInfraDriver::new(),
         base_ms: cfg.base_ms,
@@ -749,7 +751,7 @@ async fn killed_workers_leave_a_consistent_store() {
     let tag = "crash-sqlite";
     let lease = 400;
     // Migrate once before the workers race for it.
-    let store = vnfm_store::open(&url).await.unwrap();
+    let store = vnfm_store_sql::open(&url).await.unwrap();
     let started = Instant::now();
     let mut lifetimes = 0;
     loop {
@@ -827,7 +829,7 @@ async fn two_runners_on_postgres_one_takes_over() {
     std::fs::create_dir(&logs).unwrap();
     let tag = format!("crash-pg-{}", Timestamp::now().0);
     let lease = 1000;
-    let store = vnfm_store::open(&url).await.unwrap();
+    let store = vnfm_store_sql::open(&url).await.unwrap();
     let infra_b = Arc::new(MemoryInfraDriver::new());
     let b = parent_lcm(store.clone(), infra_b.clone(), Duration::from_millis(lease));
     // Runner A: slow infrastructure, so the kill lands inside steps.

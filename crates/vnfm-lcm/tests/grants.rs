@@ -551,7 +551,7 @@ async fn nfvo_settings_are_stored_with_the_secret_sealed_and_follow_key_rotation
     use vnfm_lcm::nfvo::{NFVO_SETTING, NfvoSettings, load_nfvo_settings, save_nfvo_settings};
     let dir = tempfile::tempdir().unwrap();
     let url = format!("sqlite://{}", dir.path().join("s.db").display());
-    let store = vnfm_store::open(&url).await.unwrap();
+    let store = vnfm_store_sql::open(&url).await.unwrap();
     let old_key = Keyring::generate_key();
     let keyring = Keyring::from_key_list(&old_key).unwrap();
     assert!(

@@ -16,7 +16,8 @@ use serde_json::{Value, json};
 use vnfm_lcm::{
     CreateOptions, Deliverer, DelivererConfig, Keyring, NotificationContext, Subscriptions,
 };
-use vnfm_store::{SqliteStore, Store};
+use vnfm_store::Store;
+use vnfm_store_sql::SqliteStore;
 use vnfm_types::{LccnNotification, LccnSubscriptionRequest};
 
 const WAIT: Duration = Duration::from_secs(10);

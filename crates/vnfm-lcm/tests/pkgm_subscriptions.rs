@@ -16,7 +16,8 @@ use vnfm_lcm::{
     CreateOptions, Created, Deliverer, DelivererConfig, Keyring, PackageChange, PackageEvent,
     PkgmSubscriptions, Subscriptions,
 };
-use vnfm_store::{PackageRecord, SqliteStore, Store, Version};
+use vnfm_store::{PackageRecord, Store, Version};
+use vnfm_store_sql::SqliteStore;
 use vnfm_types::{PackageOperationalState, PkgmSubscriptionRequest, VnfPkgInfo};
 
 const WAIT: Duration = Duration::from_secs(10);

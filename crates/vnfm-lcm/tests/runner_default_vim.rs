@@ -18,7 +18,8 @@ use vnfm_lcm::ports::VimDirectory;
 use vnfm_lcm::testing::SingleCallbackRouter;
 use vnfm_lcm::vim::DEFAULT_FLAG;
 use vnfm_lcm::{Keyring, Lcm, LcmError, MemoryCatalog, VimRegistry, VimUpdate};
-use vnfm_store::{SqliteStore, Store};
+use vnfm_store::Store;
+use vnfm_store_sql::SqliteStore;
 use vnfm_types::{
     CreateVnfRequest, LcmOperationStateType as State, VimConnectionInfo, VnfInstance,
 };

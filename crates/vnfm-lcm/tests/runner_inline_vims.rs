@@ -24,7 +24,8 @@ use vnfm_lcm::ports::VimDirectory;
 use vnfm_lcm::testing::SingleCallbackRouter;
 use vnfm_lcm::vim::REDACTED;
 use vnfm_lcm::{InlineVimDirectory, Keyring, Lcm, LcmError, MemoryCatalog, VimRegistry};
-use vnfm_store::{InstanceQuery, OpOccQuery, SqliteStore, Store};
+use vnfm_store::{InstanceQuery, OpOccQuery, Store};
+use vnfm_store_sql::SqliteStore;
 use vnfm_types::{
     CreateVnfRequest, LcmOperationStateType as State, VimConnectionInfo, VimId, VnfInstance,
     VnfLcmOpOcc,
@@ -824,7 +825,7 @@ async fn inline_credentials_are_sealed_on_postgres() {
         );
         return;
     };
-    let store = vnfm_store::open(&url).await.unwrap();
+    let store = vnfm_store_sql::open(&url).await.unwrap();
     let w = world_on(
         store,
         None,

@@ -581,6 +581,55 @@ async fn change_vnfpkg_and_modify_info_switch_the_vnfd() {
     assert_eq!(err.kind().status(), 422);
 }
 
+/// A MODIFY_INFO that changes `vnfdId` hands its `modify_information_end` hook the new package
+/// (Tacker's `new_csar_dir`); its start hook and other operations' hooks get none.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn modify_information_end_of_a_vnfd_change_gets_the_new_package() {
+    let mut v1 = hooks_vnfd();
+    v1.flavours[0].lcm_hooks.push(
+        serde_json::from_value(json!({"operation": "modify_information_end", "artifact": "mgmt"}))
+            .unwrap(),
+    );
+    let mut v2 = v1.clone();
+    v2.descriptor_id = "vnfd-hooks-v2".into();
+    v2.software_version = "2.0".into();
+    let env = Env::with(vec![v1.clone(), v2]).await;
+    let inst = env.create(&v1.descriptor_id).await;
+    let op = env
+        .lcm
+        .instantiate(
+            &inst.id,
+            req(json!({"flavourId": "simple", "vimConnectionInfo": memory_vims()})),
+        )
+        .await
+        .unwrap();
+    env.completed(op).await;
+    let op = env
+        .lcm
+        .modify_info(&inst.id, req(json!({"vnfdId": "vnfd-hooks-v2"})))
+        .await
+        .unwrap();
+    env.completed(op).await;
+    let seen: Vec<(String, Option<String>)> = env
+        .mgmt
+        .calls()
+        .into_iter()
+        .map(|c| (c.operation, c.new_vnfd_id))
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            ("instantiate_start".to_string(), None),
+            ("instantiate_end".to_string(), None),
+            ("modify_information_start".to_string(), None),
+            (
+                "modify_information_end".to_string(),
+                Some("vnfd-hooks-v2".to_string())
+            ),
+        ]
+    );
+}
+
 /// CHANGE_VNFPKG to another product's VNFD, or to a VNFD without the instance's VDUs or
 /// aspects, is refused with every reason before anything starts; a VnfPackageChange policy
 /// that selects the change allows another product.

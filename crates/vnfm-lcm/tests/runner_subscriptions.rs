@@ -27,7 +27,7 @@ async fn outbox(store: &Arc<dyn vnfm_store::Store>) -> Vec<(String, Value)> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn identifier_notifications_match_filters_on_the_instance() {
     let dir = tempfile::tempdir().unwrap();
-    let store = vnfm_store::open(&format!("sqlite://{}", dir.path().join("s.db").display()))
+    let store = vnfm_store_sql::open(&format!("sqlite://{}", dir.path().join("s.db").display()))
         .await
         .unwrap();
     let keyring = Arc::new(Keyring::from_keys([Keyring::generate_key()]).unwrap());

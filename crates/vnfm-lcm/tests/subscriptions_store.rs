@@ -12,7 +12,8 @@ use notify_support::Server;
 use serde_json::{Value, json};
 use vnfm_lcm::ports::NotificationRouter;
 use vnfm_lcm::{CreateOptions, Created, Keyring, LcmError, NotificationContext, Subscriptions};
-use vnfm_store::{SqliteStore, Store};
+use vnfm_store::Store;
+use vnfm_store_sql::SqliteStore;
 use vnfm_types::{LccnNotification, LccnSubscriptionRequest, VnfInstance};
 
 struct Db {

@@ -172,7 +172,7 @@ impl World {
         let url = url
             .map(str::to_owned)
             .unwrap_or_else(|| format!("sqlite://{}", dir.path().join("lcm.db").display()));
-        let store = vnfm_store::open(&url).await.unwrap();
+        let store = vnfm_store_sql::open(&url).await.unwrap();
         let keyring = Arc::new(Keyring::from_keys([&Keyring::generate_key()]).unwrap());
         let registry = Arc::new(VimRegistry::new(store.clone(), keyring, all_vim_kinds()));
         let vims = Arc::new(GatedVims {

@@ -12,7 +12,8 @@ use vnfm_infra_openstack::OPENSTACK_VIM_TYPE as OPENSTACK;
 use vnfm_lcm::ports::VimDirectory;
 use vnfm_lcm::vim::REDACTED;
 use vnfm_lcm::{Keyring, LcmError, VimRegistry, VimUpdate};
-use vnfm_store::{SqliteStore, Store, Version};
+use vnfm_store::{Store, Version};
+use vnfm_store_sql::SqliteStore;
 use vnfm_types::{VimConnectionInfo, VimId, VnfInstance, VnfInstanceId};
 
 const OS_PASSWORD: &str = "os-Pa55word-4f1c";

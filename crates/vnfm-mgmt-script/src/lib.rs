@@ -9,8 +9,9 @@
 //! | `operation` | the hook name ([`HookCall::operation`]) |
 //! | `request` | the LCM request body ([`HookCall::request`]) |
 //! | `vnf_instance` | the instance ([`HookCall::instance`]), its `vimConnectionInfo` entries replaced by the resolved connections (with `accessInfo`, as Tacker's instance has them) |
-//! | `grant_request`, `grant_response` | `None` (a hook call carries no grant) |
+//! | `grant_request`, `grant_response` | the occurrence's `GrantRequest` and `Grant` as SOL003 documents (dicts), `None` when it asked for no grant |
 //! | `tmp_csar_dir` | a fresh temporary directory holding the package files |
+//! | `new_csar_dir` | only for `modify_information_end` of a MODIFY_INFO that changes `vnfdId`: a second temporary directory holding the new package's files ([`HookCall::new_package`]) |
 //! | `user_script_err_handling_data` | the data kept from earlier hooks of the occurrence (a dict, `{}` at first) |
 //!
 //! and reads a pickled dict from stdout: `vnf_instance` (fields to take over into the
@@ -54,7 +55,10 @@ use std::time::Instant;
 
 use async_trait::async_trait;
 use serde_json::{Map, Value as Json};
-use vnfm_driver_api::{DriverError, HookArtifact, HookCall, HookOutcome, MgmtDriver};
+use vnfm_descriptor::Vnfd;
+use vnfm_driver_api::{
+    ArtifactSource, DriverError, HookArtifact, HookCall, HookOutcome, MgmtDriver,
+};
 
 pub use error::ScriptError;
 
@@ -230,6 +234,16 @@ impl ScriptMgmtDriver {
         }
         self.interpreter()?;
         let dir = materialize(call, self.config.work_dir.as_deref())?;
+        // Tacker's `new_csar_dir`: the package a MODIFY_INFO moves the instance to.
+        let new_dir = match &call.new_package {
+            Some(p) => Some(materialize_package(
+                &p.vnfd,
+                &*p.files,
+                BTreeSet::new(),
+                self.config.work_dir.as_deref(),
+            )?),
+            None => None,
+        };
         let script = dir.path().join(safe_relative(&call.artifact.file)?);
         let occ = call.op_occ_id.to_string();
         let mut sent_data = match &call.error_handling_data {
@@ -241,9 +255,13 @@ impl ScriptMgmtDriver {
         if let Some(c) = carried {
             sent_data.extend(c);
         }
-        let result = self.attempt(call, &dir, script, &sent_data).await;
-        if let Err(e) = dir.close() {
-            tracing::warn!(hook = %call.operation, error = %e, "removing the temporary package directory of a hook script failed");
+        let result = self
+            .attempt(call, (&dir, new_dir.as_ref()), script, &sent_data)
+            .await;
+        for d in std::iter::once(dir).chain(new_dir) {
+            if let Err(e) = d.close() {
+                tracing::warn!(hook = %call.operation, error = %e, "removing a temporary package directory of a hook script failed");
+            }
         }
         match result {
             Ok(mut outcome) => {
@@ -266,12 +284,13 @@ impl ScriptMgmtDriver {
         }
     }
 
-    /// One run of the script in `dir`; on failure, the error and the error-handling data
-    /// the script returned before failing, if any.
+    /// One run of the script in `dir` (with `new_dir` as `new_csar_dir`, when given); on
+    /// failure, the error and the error-handling data the script returned before failing, if
+    /// any.
     async fn attempt(
         &self,
         call: &HookCall,
-        dir: &tempfile::TempDir,
+        (dir, new_dir): (&tempfile::TempDir, Option<&tempfile::TempDir>),
         script: PathBuf,
         sent_data: &Map<String, Json>,
     ) -> Result<HookOutcome, (ScriptError, Option<Map<String, Json>>)> {
@@ -280,12 +299,34 @@ impl ScriptMgmtDriver {
         input.insert("operation".into(), call.operation.clone().into());
         input.insert("request".into(), call.request.clone());
         input.insert("vnf_instance".into(), instance.clone());
-        input.insert("grant_request".into(), Json::Null);
-        input.insert("grant_response".into(), Json::Null);
+        // As Tacker's `grant_req.to_dict()` and `grant.to_dict()`: the SOL003 documents.
+        let document = |v: Option<Json>| v.unwrap_or(Json::Null);
+        input.insert(
+            "grant_request".into(),
+            document(
+                call.grant_request
+                    .as_ref()
+                    .and_then(|g| serde_json::to_value(&**g).ok()),
+            ),
+        );
+        input.insert(
+            "grant_response".into(),
+            document(
+                call.grant
+                    .as_ref()
+                    .and_then(|g| serde_json::to_value(&**g).ok()),
+            ),
+        );
         input.insert(
             "tmp_csar_dir".into(),
             dir.path().to_string_lossy().into_owned().into(),
         );
+        if let Some(new_dir) = new_dir {
+            input.insert(
+                "new_csar_dir".into(),
+                new_dir.path().to_string_lossy().into_owned().into(),
+            );
+        }
         input.insert(
             "user_script_err_handling_data".into(),
             Json::Object(sent_data.clone()),
@@ -419,6 +460,19 @@ fn safe_relative(path: &str) -> Result<PathBuf, ScriptError> {
 /// except software images; when the source cannot list its files, the hook artifact, its
 /// dependencies and the VNFD's other non-image artifacts.
 fn materialize(call: &HookCall, work_dir: Option<&Path>) -> Result<tempfile::TempDir, ScriptError> {
+    let required: BTreeSet<&str> = std::iter::once(call.artifact.file.as_str())
+        .chain(call.artifact.dependencies.iter().map(String::as_str))
+        .collect();
+    materialize_package(&call.vnfd, &*call.artifacts, required, work_dir)
+}
+
+/// [`materialize`] for a package: its files (`required` ones at least) in a fresh directory.
+fn materialize_package(
+    vnfd: &Vnfd,
+    artifacts: &dyn ArtifactSource,
+    required: BTreeSet<&str>,
+    work_dir: Option<&Path>,
+) -> Result<tempfile::TempDir, ScriptError> {
     let mut builder = tempfile::Builder::new();
     builder.prefix("vnfm-hook-");
     let dir = match work_dir {
@@ -428,22 +482,17 @@ fn materialize(call: &HookCall, work_dir: Option<&Path>) -> Result<tempfile::Tem
     .map_err(ScriptError::TempDir)?;
     std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700))
         .map_err(ScriptError::TempDir)?;
-    let images: BTreeSet<&str> = call
-        .vnfd
+    let images: BTreeSet<&str> = vnfd
         .flavours
         .iter()
         .flat_map(|f| f.artifacts.iter())
         .filter(|a| a.artifact_type.contains("SwImage"))
         .map(|a| a.file.as_str())
         .collect();
-    let required: BTreeSet<&str> = std::iter::once(call.artifact.file.as_str())
-        .chain(call.artifact.dependencies.iter().map(String::as_str))
-        .collect();
-    let (listed, optional): (Vec<String>, bool) = match call.artifacts.paths() {
+    let (listed, optional): (Vec<String>, bool) = match artifacts.paths() {
         Some(paths) => (paths, false),
         None => (
-            call.vnfd
-                .flavours
+            vnfd.flavours
                 .iter()
                 .flat_map(|f| f.artifacts.iter())
                 .filter(|a| !a.external)
@@ -460,7 +509,7 @@ fn materialize(call: &HookCall, work_dir: Option<&Path>) -> Result<tempfile::Tem
     all.extend(required.iter().copied());
     for path in all {
         let rel = safe_relative(path)?;
-        let bytes = match call.artifacts.read(path) {
+        let bytes = match artifacts.read(path) {
             Ok(b) => b,
             Err(e)
                 if optional

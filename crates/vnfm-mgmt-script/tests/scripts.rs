@@ -555,3 +555,60 @@ pickle.dump({'user_script_err_handling_data': {'seen': data.get('created')}}, sy
         Some(json!({"created": "server-1", "seen": "server-1"}))
     );
 }
+
+/// Tacker's `new_csar_dir`: `modify_information_end` of a MODIFY_INFO that changes `vnfdId`
+/// gets a second directory with the new package's files; other calls do not get the key.
+#[tokio::test]
+async fn a_new_package_comes_as_new_csar_dir_and_is_removed_afterwards() {
+    let outside = tempfile::tempdir().unwrap();
+    let record = outside.path().join("record");
+    let script = r#"
+import json, os, pickle, sys
+args = pickle.load(sys.stdin.buffer)
+new = args.get('new_csar_dir')
+seen = {'has_key': 'new_csar_dir' in args, 'new': new,
+        'marker': bool(new) and open(os.path.join(new, 'Files', 'marker.txt')).read(),
+        'tmp': args['tmp_csar_dir']}
+open(args['request']['additionalParams']['record'], 'w').write(json.dumps(seen))
+"#;
+    let request = json!({"additionalParams": {"record": record}});
+    let mut with_new = call(
+        "occ-new",
+        Arc::new(package(script)),
+        request.clone(),
+        control(),
+    );
+    with_new.lcm_operation = vnfm_types::LcmOperationType::ModifyInfo;
+    with_new.operation = "modify_information_end".into();
+    with_new.new_package = Some(vnfm_driver_api::TargetPackage {
+        vnfd: Arc::new(vnfd()),
+        files: Arc::new(
+            vnfm_driver_api::memory::MemArtifacts::new()
+                .with("Files/marker.txt", "version 2")
+                .with(
+                    "Definitions/vnfd_top.yaml",
+                    "tosca_definitions_version: x\n",
+                ),
+        ),
+    });
+    driver().call(&with_new).await.unwrap();
+    let seen: Json = serde_json::from_str(&std::fs::read_to_string(&record).unwrap()).unwrap();
+    assert_eq!(seen["has_key"], true, "{seen}");
+    assert_eq!(seen["marker"], "version 2", "{seen}");
+    let (new, tmp) = (seen["new"].as_str().unwrap(), seen["tmp"].as_str().unwrap());
+    assert_ne!(new, tmp);
+    assert!(!std::path::Path::new(new).exists(), "{new} was not removed");
+    assert!(!std::path::Path::new(tmp).exists(), "{tmp} was not removed");
+
+    driver()
+        .call(&call(
+            "occ-plain",
+            Arc::new(package(script)),
+            request,
+            control(),
+        ))
+        .await
+        .unwrap();
+    let seen: Json = serde_json::from_str(&std::fs::read_to_string(&record).unwrap()).unwrap();
+    assert_eq!(seen["has_key"], false, "{seen}");
+}

@@ -135,7 +135,7 @@ async fn instantiate_registers_the_cluster_as_a_vim_of_the_instance() {
             .package_libraries(Isolation::Process)
             .runner(support::runner()),
     );
-    let store = vnfm_store::open(&format!("sqlite://{}", dir.path().join("lcm.db").display()))
+    let store = vnfm_store_sql::open(&format!("sqlite://{}", dir.path().join("lcm.db").display()))
         .await
         .unwrap();
     let keyring = Arc::new(Keyring::from_keys([Keyring::generate_key()]).unwrap());

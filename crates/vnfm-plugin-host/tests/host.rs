@@ -88,6 +88,9 @@ fn call(hook: &str, sha256: Option<String>, inputs: Value) -> HookCall {
         artifacts: Arc::new(MemArtifacts::new().with("Files/greeting.txt", "bonjour\n")),
         control: RunControl::with_timeout(Duration::from_secs(30)),
         error_handling_data: Value::Null,
+        grant_request: None,
+        grant: None,
+        new_package: None,
     }
 }
 

@@ -103,7 +103,9 @@ pub const DEFAULT_PAGE_SIZE: u32 = 100;
 /// Largest page size the store returns; larger limits are clamped to it.
 pub const MAX_PAGE_SIZE: u32 = 1000;
 
-pub(crate) fn page_size(limit: Option<u32>) -> i64 {
+/// The page size a store uses for `limit`: [`DEFAULT_PAGE_SIZE`] when `None`, clamped to
+/// 1..=[`MAX_PAGE_SIZE`].
+pub fn page_size(limit: Option<u32>) -> i64 {
     i64::from(limit.unwrap_or(DEFAULT_PAGE_SIZE).clamp(1, MAX_PAGE_SIZE))
 }
 
@@ -181,7 +183,8 @@ pub enum StepOutcome {
 }
 
 impl StepOutcome {
-    pub(crate) fn as_str(self) -> &'static str {
+    /// The stored spelling (`started`, `completed`, `failed`, `rolled_back`).
+    pub fn as_str(self) -> &'static str {
         match self {
             Self::Started => "started",
             Self::Completed => "completed",
@@ -190,7 +193,8 @@ impl StepOutcome {
         }
     }
 
-    pub(crate) fn parse(s: &str) -> Option<StepOutcome> {
+    /// The outcome of a stored spelling ([`StepOutcome::as_str`]).
+    pub fn parse(s: &str) -> Option<StepOutcome> {
         Some(match s {
             "started" => Self::Started,
             "completed" => Self::Completed,
@@ -658,7 +662,8 @@ pub fn state_str(s: LcmOperationStateType) -> &'static str {
     }
 }
 
-pub(crate) fn parse_state(s: &str) -> Option<LcmOperationStateType> {
+/// The operation state of its stored spelling ([`state_str`]).
+pub fn parse_state(s: &str) -> Option<LcmOperationStateType> {
     use LcmOperationStateType as S;
     Some(match s {
         "STARTING" => S::Starting,
@@ -673,7 +678,7 @@ pub(crate) fn parse_state(s: &str) -> Option<LcmOperationStateType> {
 }
 
 /// The JSON string spelling of a unit enum (`INSTANTIATED`, `SCALE_TO_LEVEL`, ...).
-pub(crate) fn enum_str<T: serde::Serialize>(v: &T) -> String {
+pub fn enum_str<T: serde::Serialize>(v: &T) -> String {
     match serde_json::to_value(v) {
         Ok(Value::String(s)) => s,
         _ => String::new(),

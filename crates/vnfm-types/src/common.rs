@@ -358,6 +358,15 @@ impl ProblemDetails {
             extra: KeyValuePairs::new(),
         }
     }
+
+    /// A problem of `kind` (its status is the kind's, [`ErrorKind::status`]) titled `title`,
+    /// with `detail`: how code that knows what went wrong, not how HTTP reports it, writes a
+    /// `ProblemDetails` (e.g. the `error` of an operation occurrence).
+    pub fn of_kind(kind: ErrorKind, title: impl Into<String>, detail: impl Into<String>) -> Self {
+        let mut p = Self::new(kind.status(), detail);
+        p.title = Some(title.into());
+        p
+    }
 }
 
 #[cfg(test)]

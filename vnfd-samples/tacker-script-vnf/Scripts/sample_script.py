@@ -1,9 +1,16 @@
 # Management script of the Script VNF, written in the style of OpenStack Tacker v2 samples:
 # Tacker (and vnfm) run it as `python3 sample_script.py` with a pickled dict on stdin and
 # read a pickled dict from stdout.
+#
+# additionalParams of the request make a hook misbehave, for tests of how the VNFM copes:
+# `fail_<hook>` (raise), `garbage_<hook>` (print text instead of a pickle),
+# `hang_<hook>: <file>` (start a child, write both process ids to <file>, then hang) and
+# `outside_<hook>: <file>` (write the temporary CSAR directory's path to <file>, outside it).
 import os
 import pickle
+import subprocess
 import sys
+import time
 
 
 class FailScript(Exception):
@@ -23,6 +30,18 @@ class SampleScript(object):
         params = self.req.get('additionalParams') or {}
         if params.get('fail_' + method):
             raise FailScript(method + ' failed as asked by additionalParams')
+        if params.get('outside_' + method):
+            with open(params['outside_' + method], 'w') as f:
+                f.write(self.csar_dir + '\n')
+        if params.get('hang_' + method):
+            child = subprocess.Popen(['sleep', '300'])
+            with open(params['hang_' + method], 'w') as f:
+                f.write('%d %d\n' % (os.getpid(), child.pid))
+            time.sleep(300)
+        if params.get('garbage_' + method):
+            sys.stdout.write('all good!\n')
+            sys.stdout.flush()
+            os._exit(0)
 
     def _note(self, method):
         # What the hook did shows in the instance's metadata.
@@ -30,6 +49,10 @@ class SampleScript(object):
         meta['lastScriptHook'] = method
         meta['scriptSawVnfd'] = os.path.isfile(
             os.path.join(self.csar_dir, 'Definitions', 'script_top.vnfd.yaml'))
+        # The grant exchange of the operation, when it had one.
+        meta['scriptSawGrant'] = bool(
+            self.grant and self.grant_req and
+            self.grant['vnfLcmOpOccId'] == self.grant_req['vnfLcmOpOccId'])
 
     def instantiate_end(self):
         self._fail('instantiate_end')

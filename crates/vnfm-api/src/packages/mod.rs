@@ -36,7 +36,7 @@ use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::middleware;
 use axum::routing::{get, post};
-use vnfm::lcm::MemoryCatalog;
+use vnfm::lcm::{ContentFetcher, MemoryCatalog};
 use vnfm_csar::Limits;
 use vnfm_lcm::PkgmSubscriptions;
 use vnfm_store::{PackageRecord, Store};
@@ -92,6 +92,8 @@ pub struct Packages {
     /// The server's management driver (`None`: hooks do not run), asked at onboarding
     /// whether it can run the VNFD's hooks.
     mgmt: Option<Arc<dyn vnfm::lcm::MgmtDriver>>,
+    /// Fetches `upload_from_uri` content.
+    content: Arc<dyn ContentFetcher>,
 }
 
 fn now() -> String {
@@ -146,7 +148,15 @@ impl Packages {
             nfvo,
             notifications: None,
             mgmt: None,
+            content: Arc::new(vnfm::lcm::NoContent),
         }
+    }
+
+    /// Fetches the content of `upload_from_uri` with `content` (without one, such uploads
+    /// fail with a message saying so).
+    pub fn with_content_fetcher(mut self, content: Arc<dyn ContentFetcher>) -> Packages {
+        self.content = content;
+        self
     }
 
     /// Notifies package changes to these subscriptions.

@@ -1,13 +1,18 @@
 //! Content upload: the body streamed to a temporary file (`crate::spool`) with the size limit
-//! enforced while reading, content fetched from an allow-listed URI, and the acceptance of
+//! enforced while reading, content fetched from an allow-listed URI through the content port
+//! (`ContentFetcher`, no redirects), and the acceptance of
 //! content (`PROCESSING`, onboarding in the background).
 
 use std::sync::Arc;
 
+use std::time::Duration;
+
+use async_trait::async_trait;
+use vnfm::lcm::{ContentRequest, ContentSink};
 use vnfm_types::{Checksum, PackageOnboardingState, UploadVnfPackageFromUriRequest, VnfPkgInfo};
 
 use crate::error::{ApiError, ApiResult};
-use crate::spool::SpooledContent;
+use crate::spool::{SpoolWriter, SpooledContent};
 
 use super::{Packages, record_of};
 
@@ -124,42 +129,37 @@ impl Packages {
                 info.onboarding_state
             )));
         }
-        let client = reqwest::Client::builder()
-            .timeout(std::time::Duration::from_secs(300))
-            .build()
-            .map_err(|e| ApiError::Internal(format!("HTTP client: {e}")))?;
-        let mut request = client.get(&uri);
-        if let (Some(user), Some(password)) = (&req.user_name, &req.password) {
-            request = request.basic_auth(user, Some(password.expose()));
-        }
-        let max = self.limits.max_package_bytes;
+        let max = self.limits.max_package_bytes as u64;
         let this = self.clone();
         let id = id.to_owned();
         tokio::spawn(async move {
             // Streamed to the package directory like an upload: constant memory, the limit
             // enforced while reading, the file removed on failure.
-            let fetched: Result<SpooledContent, FetchError> = async {
-                let mut response = request.send().await.map_err(FetchError::Send)?;
-                if !response.status().is_success() {
-                    return Err(FetchError::Status(response.status()));
-                }
-                let mut writer = this.spool.writer(max as u64).map_err(FetchError::Spool)?;
-                while let Some(chunk) = response.chunk().await.map_err(FetchError::Read)? {
-                    writer.push(&chunk).await.map_err(|e| match e {
-                        ApiError::PayloadTooLarge(_) => FetchError::TooLarge(max as u64),
-                        other => FetchError::Spool(other),
-                    })?;
-                }
-                writer.finish().await.map_err(FetchError::Spool)
+            let fetched: Result<SpooledContent, String> = async {
+                let mut sink = SpoolSink {
+                    writer: this.spool.writer(max).map_err(|e| e.to_string())?,
+                    max,
+                };
+                let basic = req
+                    .user_name
+                    .as_deref()
+                    .zip(req.password.as_ref().map(|p| p.expose()));
+                let request = ContentRequest {
+                    uri: &uri,
+                    basic,
+                    timeout: FETCH_TIMEOUT,
+                };
+                this.content
+                    .fetch(request, &mut sink)
+                    .await
+                    .map_err(|e| e.to_string())?;
+                sink.writer.finish().await.map_err(|e| e.to_string())
             }
             .await;
             let outcome = match fetched {
                 Ok(content) => this.accept_content(&id, content).await,
-                Err(failed) => match this.get(&id).await {
-                    Ok((info, version)) => {
-                        let message = failed.to_string();
-                        this.fail_onboarding(info, version, vec![message]).await
-                    }
+                Err(message) => match this.get(&id).await {
+                    Ok((info, version)) => this.fail_onboarding(info, version, vec![message]).await,
                     Err(e) => Err(e),
                 },
             };
@@ -171,25 +171,26 @@ impl Packages {
     }
 }
 
-/// Why fetching a package's content from its URI failed; its message becomes the package's
-/// onboarding failure.
-#[derive(Debug, thiserror::Error)]
-enum FetchError {
-    /// The request could not be sent or got no answer.
-    #[error("fetching failed: {0}")]
-    Send(#[source] reqwest::Error),
-    /// The source answered with an error status.
-    #[error("the source answered {0}")]
-    Status(reqwest::StatusCode),
-    /// The body broke off.
-    #[error("reading failed: {0}")]
-    Read(#[source] reqwest::Error),
-    /// The body passed the package size limit.
-    #[error("the package is larger than the limit of {0} bytes")]
-    TooLarge(u64),
-    /// Spooling the content to the package directory failed.
-    #[error("{0}")]
-    Spool(#[source] ApiError),
+/// How long fetching a package from its URI may take.
+const FETCH_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// The package directory's spool as the sink of a fetch: the size limit enforced chunk by
+/// chunk.
+struct SpoolSink {
+    writer: SpoolWriter,
+    max: u64,
+}
+
+#[async_trait]
+impl ContentSink for SpoolSink {
+    async fn push(&mut self, chunk: &[u8]) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+        self.writer.push(chunk).await.map_err(|e| match e {
+            ApiError::PayloadTooLarge(_) => {
+                format!("the package is larger than the limit of {} bytes", self.max).into()
+            }
+            other => Box::new(other) as Box<dyn std::error::Error + Send + Sync>,
+        })
+    }
 }
 
 /// Whether reading a body failed because it passed the route's body limit.

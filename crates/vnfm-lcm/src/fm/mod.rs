@@ -31,12 +31,13 @@ use vnfm_types::{
 
 use crate::LcmError;
 use crate::secrets::{Keyring, new_id};
+pub use crate::subscriptions::{ManagedSubscriptions, SubscriptionKind};
 use crate::subscriptions::{NotificationContext, constraint, instance_matches, passes};
 use crate::vim::store_err;
 pub use auto_heal::{AutoHeal, AutoHealPolicy};
 pub use auto_scale::{AutoScale, AutoScalePolicy};
 pub use automatic::{AutomaticOutcome, Bounds};
-pub use subscriptions::{FmKind, ManagedSubscriptions, SubscriptionKind};
+pub use subscriptions::FmKind;
 
 /// Base of the alarm resources (`_links.self` of an alarm).
 pub const ALARMS_BASE: &str = "/vnffm/v1/alarms";
@@ -153,8 +154,7 @@ impl FaultManager {
         keyring: Arc<Keyring>,
         sender: Arc<dyn CallbackSender>,
     ) -> Self {
-        let subscriptions =
-            ManagedSubscriptions::new(store.clone(), keyring, sender, SUBSCRIPTIONS_BASE);
+        let subscriptions = ManagedSubscriptions::new(store.clone(), keyring, sender);
         FaultManager {
             store,
             subscriptions,

@@ -6,7 +6,8 @@ use std::sync::Arc;
 use serde_json::json;
 use vnfm_driver_api::FixedAnswer;
 use vnfm_driver_api::fault::{FaultId, FaultReport, Raised};
-use vnfm_store::{SqliteStore, Store, Version};
+use vnfm_store::{Store, Version};
+use vnfm_store_sql::SqliteStore;
 use vnfm_types::{
     AckState, EventType, FmNotificationType, FmNotificationsFilter, FmSubscriptionRequest,
     PerceivedSeverity, VnfInstanceId,

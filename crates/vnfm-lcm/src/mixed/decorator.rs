@@ -11,11 +11,10 @@ use indexmap::IndexMap;
 use serde_json::Value;
 use vnfm_descriptor::{Flavour, Vnfd};
 use vnfm_driver_api::{DriverError, InfraDriver, InfraOutcome, InfraRequest};
-use vnfm_store::Store;
 use vnfm_types::VimConnectionInfo;
 
 use super::projection::request_for;
-use super::state::{Record, View};
+use super::state::{PartsProgress, Record, View};
 use super::{SplitState, VduVimMap, restrict_vnfd, runs_containers};
 use crate::error::LcmError;
 
@@ -47,7 +46,7 @@ pub struct SplitByVim {
     pub(super) parts: Vec<VimPart>,
     pub(super) map: VduVimMap,
     pub(super) mapping: BTreeMap<String, String>,
-    pub(super) progress: Option<Arc<dyn Store>>,
+    pub(super) progress: Option<PartsProgress>,
 }
 
 impl std::fmt::Debug for SplitByVim {
@@ -123,10 +122,11 @@ impl SplitByVim {
         }))
     }
 
-    /// Keeps the outcome of each part that succeeds with the operation occurrence in `store`
-    /// (op-occ data [`PROGRESS_KEY`](super::PROGRESS_KEY)), for retries, recovery and rollbacks.
-    pub fn with_progress(mut self, store: Arc<dyn Store>) -> SplitByVim {
-        self.progress = Some(store);
+    /// Reads the progress of the step from the operation occurrence and hands the outcome of
+    /// each part that succeeds to `progress`, for the runner to keep with the occurrence (op-occ
+    /// data [`PROGRESS_KEY`](super::PROGRESS_KEY)) for retries, recovery and rollbacks.
+    pub fn with_progress(mut self, progress: PartsProgress) -> SplitByVim {
+        self.progress = Some(progress);
         self
     }
 
@@ -271,7 +271,7 @@ impl SplitByVim {
                     if let Some(r) = record {
                         r.outcomes.insert(part.key.clone(), out.clone());
                     }
-                    self.save(req, &progress).await;
+                    self.save(&progress);
                     outcomes.insert(i, out);
                 }
                 Err(e) => return Err(e.in_context(&self.describe(i))),

@@ -216,7 +216,7 @@ mod tests {
             &keys,
         )
         .unwrap_err();
-        assert_eq!(err.kind().status(), 400);
+        assert_eq!(err.kind(), vnfm_types::ErrorKind::Invalid);
         assert!(
             err.to_string()
                 .starts_with("/additionalParams/vduVimConnections/POD: "),

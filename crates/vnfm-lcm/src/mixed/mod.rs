@@ -70,7 +70,8 @@
 //! A driver failure fails the step with the driver's error, kind kept, prefixed with the VIM
 //! connection, driver and VDUs it concerned (``VIM connection `k8s` (driver kubernetes, VDUs
 //! VDU2): ...``). The outcome of each part that succeeded is kept with the operation
-//! occurrence (op-occ data [`PROGRESS_KEY`]), so a retry runs only the parts that have not
+//! occurrence (op-occ data [`PROGRESS_KEY`], written by the runner in the transaction that
+//! records the step's success or failure, through [`PartsProgress`]), so a retry runs only the parts that have not
 //! succeeded, a runner that crashed mid-step resumes after the parts that had, and a rollback
 //! hands each driver what it created (its resources and state from that outcome): a failure of
 //! the second driver after the first succeeded leaves the occurrence `FAILED_TEMP`, and its
@@ -112,7 +113,7 @@ pub use mapping::{
     VDU_VIM_CONNECTIONS, VduVimMap, check_explicit, explicit_mapping, runs_containers,
 };
 pub use projection::{restrict_flavour, restrict_vnfd};
-pub use state::{PROGRESS_KEY, SplitState};
+pub use state::{PROGRESS_KEY, PartsProgress, SplitState};
 
 /// Fixtures shared by the unit tests of the submodules.
 #[cfg(test)]

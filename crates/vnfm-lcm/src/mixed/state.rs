@@ -2,12 +2,19 @@
 //! mapping in force and each part's own driver state), and the progress of one step kept with
 //! the operation occurrence (op-occ data [`PROGRESS_KEY`]): the outcomes of the parts that
 //! succeeded, so that retries, recovery and rollbacks know what each part did.
+//!
+//! The decorator does not write that progress: it reads it when the step starts and hands the
+//! new one to the runner through [`PartsProgress`], and the runner writes it in the
+//! transaction that records the end of the step (its success, or its failure), so that the
+//! step and what its parts did are committed together.
 
 use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use vnfm_driver_api::{InfraOutcome, InfraRequest, InfraStep, InstanceResources};
+use vnfm_store::Store;
 
 use super::SplitByVim;
 
@@ -62,12 +69,51 @@ pub(super) struct View {
     pub(super) state: Value,
 }
 
+/// The progress of one step of a [`SplitByVim`]: read from the occurrence's data in the store
+/// when the step starts; the new progress, as parts succeed, is kept here for the runner to
+/// [take](PartsProgress::take) and write with the end of the step.
+#[derive(Clone)]
+pub struct PartsProgress {
+    store: Arc<dyn Store>,
+    latest: Arc<Mutex<Option<Value>>>,
+}
+
+impl std::fmt::Debug for PartsProgress {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PartsProgress").finish_non_exhaustive()
+    }
+}
+
+impl PartsProgress {
+    /// Progress read from `store`.
+    pub fn new(store: Arc<dyn Store>) -> PartsProgress {
+        PartsProgress {
+            store,
+            latest: Arc::new(Mutex::new(None)),
+        }
+    }
+
+    /// The progress recorded since the last call (the value of op-occ data [`PROGRESS_KEY`]),
+    /// to write in the transaction that ends the step.
+    pub fn take(&self) -> Option<Value> {
+        self.latest.lock().unwrap_or_else(|e| e.into_inner()).take()
+    }
+
+    fn keep(&self, value: Value) {
+        *self.latest.lock().unwrap_or_else(|e| e.into_inner()) = Some(value);
+    }
+}
+
 impl SplitByVim {
     pub(super) async fn load(&self, req: &InfraRequest) -> Progress {
-        let Some(store) = &self.progress else {
+        let Some(progress) = &self.progress else {
             return Progress::default();
         };
-        match store.get_op_occ_data(&req.op_occ_id, PROGRESS_KEY).await {
+        match progress
+            .store
+            .get_op_occ_data(&req.op_occ_id, PROGRESS_KEY)
+            .await
+        {
             Ok(Some(v)) if !v.is_null() => serde_json::from_value(v).unwrap_or_else(|e| {
                 tracing::warn!(error = %e, "the recorded progress of a mixed VNF step is unreadable; every part runs again");
                 Progress::default()
@@ -80,24 +126,18 @@ impl SplitByVim {
         }
     }
 
-    pub(super) async fn save(&self, req: &InfraRequest, progress: &Progress) {
-        let Some(store) = &self.progress else {
+    /// Hands `progress` to the runner (see [`PartsProgress`]). Losing it (a crash before the
+    /// step's end is written) only means a retry runs a part that had succeeded again: steps
+    /// are idempotent.
+    pub(super) fn save(&self, progress: &Progress) {
+        let Some(parts) = &self.progress else {
             return;
         };
-        let value = match serde_json::to_value(progress) {
-            Ok(v) => v,
+        match serde_json::to_value(progress) {
+            Ok(v) => parts.keep(v),
             Err(e) => {
                 tracing::warn!(error = %e, "the progress of a mixed VNF step does not serialize");
-                return;
             }
-        };
-        // Losing it only means a retry runs a part that had succeeded again (steps are
-        // idempotent), so a failed write does not fail the step.
-        if let Err(e) = store
-            .put_op_occ_data(&req.op_occ_id, PROGRESS_KEY, &value)
-            .await
-        {
-            tracing::warn!(error = %e, "cannot record the progress of a mixed VNF step");
         }
     }
 }

@@ -32,11 +32,11 @@ use vnfm_types::{
 };
 
 use crate::LcmError;
-use crate::fm::{ManagedSubscriptions, SubscriptionKind};
 use crate::secrets::{Keyring, new_id};
 use crate::subscriptions::{
-    CreateOptions, NotificationContext, check_url, constraint, instance_matches, passes,
-    seal_authentication, validate_authentication, verify_callback,
+    CreateOptions, ManagedSubscriptions, NotificationContext, SubscriptionKind, check_url,
+    constraint, instance_matches, passes, seal_authentication, validate_authentication,
+    verify_callback,
 };
 use crate::vim::store_err;
 
@@ -120,12 +120,8 @@ impl PerformanceManager {
         metrics: Arc<dyn MetricsSource>,
         options: PmOptions,
     ) -> Self {
-        let subscriptions = ManagedSubscriptions::new(
-            store.clone(),
-            keyring.clone(),
-            sender.clone(),
-            SUBSCRIPTIONS_BASE,
-        );
+        let subscriptions =
+            ManagedSubscriptions::new(store.clone(), keyring.clone(), sender.clone());
         PerformanceManager {
             store,
             keyring,
@@ -626,6 +622,7 @@ impl SubscriptionKind for PmKind {
     type Resource = PmSubscription;
     type Request = PmSubscriptionRequest;
     const LABEL: &'static str = "pm";
+    const DEFAULT_BASE: &'static str = SUBSCRIPTIONS_BASE;
 
     fn callback_uri(request: &PmSubscriptionRequest) -> &str {
         &request.callback_uri

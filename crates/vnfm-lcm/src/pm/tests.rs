@@ -8,7 +8,8 @@ use std::time::{Duration, SystemTime};
 use serde_json::{Value, json};
 use vnfm_driver_api::FixedAnswer;
 use vnfm_driver_api::metrics::StaticMetrics;
-use vnfm_store::{SqliteStore, Store, Version};
+use vnfm_store::{Store, Version};
+use vnfm_store_sql::SqliteStore;
 use vnfm_types::{PmObjectType, VnfInstance};
 
 use super::*;

@@ -113,7 +113,8 @@ impl Lcm {
                         flavour,
                         &params,
                         Some(infra),
-                    )?;
+                    )?
+                    .driver(None);
                     preview.driver = Some(driver.name().to_owned());
                     preview.vim_connection_ids = vims.keys().cloned().collect();
                 }

@@ -31,7 +31,9 @@ use std::time::Duration;
 
 use tracing::Instrument;
 use vnfm_store::{StepOutcome, Version};
-use vnfm_types::{LcmOperationStateType as State, ProblemDetails, VnfLcmOpOcc, VnfLcmOpOccId};
+use vnfm_types::{
+    ErrorKind, LcmOperationStateType as State, ProblemDetails, VnfLcmOpOcc, VnfLcmOpOccId,
+};
 
 use super::exec::{self, Entry, Run};
 use super::journal::{self, JournalView, Phase, StepRow};
@@ -172,7 +174,7 @@ async fn recover_one(
         Err(e) => {
             let p = interrupted_problem(
                 inner,
-                e.kind().status(),
+                e.kind(),
                 format!(
                     "the runner executing this operation occurrence stopped and it cannot be resumed: {e}"
                 ),
@@ -190,7 +192,7 @@ async fn recover_one(
         {
             let p = interrupted_problem(
                 inner,
-                500,
+                ErrorKind::Internal,
                 format!(
                     "the runner executing this operation occurrence stopped before its first step {} times in a row (recovery resumes it at most {max} times); retry starts it again, fail ends it",
                     max + 1
@@ -238,7 +240,7 @@ async fn recover_one(
             max + 1
         )
     };
-    let p = interrupted_problem(inner, 500, detail);
+    let p = interrupted_problem(inner, ErrorKind::Internal, detail);
     let row = journal::step_row(
         name.clone(),
         StepRow {
@@ -255,8 +257,6 @@ async fn recover_one(
     Ok(false)
 }
 
-fn interrupted_problem(_inner: &Inner, status: u16, detail: String) -> ProblemDetails {
-    let mut p = ProblemDetails::new(status, detail);
-    p.title = Some("Runner interrupted".into());
-    p
+fn interrupted_problem(_inner: &Inner, kind: ErrorKind, detail: String) -> ProblemDetails {
+    ProblemDetails::of_kind(kind, "Runner interrupted", detail)
 }

@@ -67,7 +67,8 @@ pub const REDACTED: &str = "***";
 ///
 /// [`VimDirectory::default_vim`]: crate::ports::VimDirectory::default_vim
 pub const DEFAULT_FLAG: &str = "isDefault";
-/// A store failure as an [`LcmError`]: missing records are 404, concurrent changes 409.
+/// A store failure as an [`LcmError`]: missing records are not found, concurrent changes
+/// conflicts.
 pub(crate) fn store_err(e: StoreError) -> LcmError {
     match e {
         StoreError::NotFound { kind, id } => LcmError::NotFound { kind, id },

@@ -291,7 +291,7 @@ impl EnvBuilder {
         let url = self
             .store_url
             .unwrap_or_else(|| format!("sqlite://{}", dir.path().join("lcm.db").display()));
-        let store = vnfm_store::open(&url).await.expect("store");
+        let store = vnfm_store_sql::open(&url).await.expect("store");
         let infra = Arc::new(MemoryInfraDriver::new().with_delay(self.infra_delay));
         let mgmt = Arc::new(RecordingMgmtDriver::new().with_delay(self.mgmt_delay));
         let catalog = MemoryCatalog::new();

@@ -96,6 +96,9 @@ pub fn call(
         artifacts: files,
         control,
         error_handling_data: Json::Null,
+        grant_request: None,
+        grant: None,
+        new_package: None,
     }
 }
 

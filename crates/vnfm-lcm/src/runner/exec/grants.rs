@@ -6,6 +6,9 @@ use super::*;
 
 /// Op-occ data key of the grant.
 pub(crate) const GRANT_KEY: &str = "grant";
+/// Op-occ data key of the grant request the grant answers (hooks get both, as Tacker's
+/// management scripts do).
+pub(crate) const GRANT_REQUEST_KEY: &str = "grantRequest";
 
 /// What asking for a grant gave.
 pub(super) enum GrantAsked {
@@ -46,7 +49,12 @@ impl Run {
                     LcmError::inconsistent(format!("grant does not serialize: {e}")).because(e)
                 })?;
                 self.unsaved_grant = Some(value);
+                match serde_json::to_value(&request) {
+                    Ok(v) => self.unsaved_data.push((GRANT_REQUEST_KEY.to_owned(), v)),
+                    Err(e) => tracing::warn!(error = %e, "the grant request does not serialize"),
+                }
                 tracing::info!(grant_id = %g.id, resources = ?grant::summary(&request), "granted");
+                self.grant_request = Some(Arc::new(request));
                 self.adopt_grant(Arc::new(*g))?;
                 Ok(GrantAsked::Granted)
             }
@@ -74,6 +82,16 @@ impl Run {
             LcmError::inconsistent(format!("stored grant is unreadable: {e}")).because(e)
         })?;
         self.adopt_grant(Arc::new(g))?;
+        // Kept since the hooks get it; an occurrence granted before that has none.
+        self.grant_request = match self
+            .inner
+            .store
+            .get_op_occ_data(&self.occ.id, GRANT_REQUEST_KEY)
+            .await
+        {
+            Ok(Some(v)) => serde_json::from_value(v).ok().map(Arc::new),
+            _ => None,
+        };
         Ok(true)
     }
 

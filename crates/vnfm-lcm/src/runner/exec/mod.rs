@@ -21,13 +21,14 @@ use tokio::sync::watch;
 use tracing::Instrument;
 use vnfm_driver_api::{
     CancellationFlag, DriverError, GrantDecision, HookCall, HookOutcome, InfraDriver, InfraOutcome,
-    InfraRequest, InfraStep, ResolvedVim, RunControl,
+    InfraRequest, InfraStep, ResolvedVim, RunControl, TargetPackage,
 };
 use vnfm_store::{StepOutcome, StepRecord, StepWritten, StoreError, Version};
 use vnfm_types::{
-    CancelModeType, Grant, InstantiationState, LccnNotification, LcmOperationStateType as State,
-    LcmOperationType, Link, OperationParams, ProblemDetails, VimConnectionInfo, VimId,
-    VnfInfoModifications, VnfInstance, VnfInstanceId, VnfLcmOpOcc, VnfLcmOpOccId, VnfLcmOpOccLinks,
+    CancelModeType, ErrorKind, Grant, InstantiationState, LccnNotification,
+    LcmOperationStateType as State, LcmOperationType, Link, OperationParams, ProblemDetails,
+    VimConnectionInfo, VimId, VnfInfoModifications, VnfInstance, VnfInstanceId, VnfLcmOpOcc,
+    VnfLcmOpOccId, VnfLcmOpOccLinks,
 };
 
 use super::apply::{self, InfraContext};
@@ -217,9 +218,14 @@ pub(crate) struct Run {
     request: OperationParams,
     resolved: Option<(IndexMap<String, VimConnectionInfo>, Vec<ResolvedVim>)>,
     grant: Option<Arc<Grant>>,
+    /// The request `grant` answers, when known.
+    grant_request: Option<Arc<vnfm_types::GrantRequest>>,
     /// The grant as it is to be kept with the occurrence (op-occ data `grant`), until the
     /// next write stores it in the same transaction.
     unsaved_grant: Option<serde_json::Value>,
+    /// Op-occ data a step produced (a hook's error-handling data, the progress of a mixed
+    /// VNF's parts), written by the next write, the one that records the step's end.
+    unsaved_data: Vec<(String, serde_json::Value)>,
     /// Whether this run has written the operation's VIM connections into the instance
     /// ([`Run::ensure_operation_vims`]).
     operation_vims_written: bool,
@@ -250,7 +256,9 @@ impl Run {
             request,
             resolved: None,
             grant: None,
+            grant_request: None,
             unsaved_grant: None,
+            unsaved_data: Vec::new(),
             operation_vims_written: false,
             flag: CancellationFlag::new(),
             cancel_tx,
@@ -341,7 +349,7 @@ impl Run {
         tracing::error!(panic = %msg, "the runner panicked while executing the occurrence");
         let p = problem(
             "Lifecycle step failed",
-            500,
+            ErrorKind::Internal,
             format!(
                 "the runner panicked while executing this operation occurrence: {msg}; retry runs the unfinished step again, rollback undoes the operation"
             ),
@@ -393,8 +401,10 @@ impl Run {
             data: self
                 .unsaved_grant
                 .take()
-                .map(|g| vec![(GRANT_KEY.to_owned(), g)])
-                .unwrap_or_default(),
+                .map(|g| (GRANT_KEY.to_owned(), g))
+                .into_iter()
+                .chain(self.unsaved_data.drain(..))
+                .collect(),
         };
         let written = write(&self.inner, &mut rec, &notes, Some(&self.instance)).await?;
         let ended = rec.occ.operation_state.is_final() && !rec.expected_state.is_final();

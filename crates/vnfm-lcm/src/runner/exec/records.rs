@@ -168,7 +168,7 @@ pub(crate) async fn abort_starting(inner: &Inner, occ: VnfLcmOpOcc, err: &LcmErr
     };
     to.error = Some(problem(
         "Operation not started",
-        err.kind().status(),
+        err.kind(),
         format!("the request no longer applies to the VNF instance: {err}"),
     ));
     let notes = [note(inner, &occ), note(inner, &to)];
@@ -226,10 +226,8 @@ pub(crate) async fn record_transition(
     }
 }
 
-pub(super) fn problem(title: &str, status: u16, detail: String) -> ProblemDetails {
-    let mut p = ProblemDetails::new(status, detail);
-    p.title = Some(title.into());
-    p
+pub(super) fn problem(title: &str, kind: ErrorKind, detail: String) -> ProblemDetails {
+    ProblemDetails::of_kind(kind, title, detail)
 }
 
 pub(super) fn cancel_mode_name(mode: CancelModeType) -> &'static str {
@@ -242,7 +240,7 @@ pub(super) fn cancel_mode_name(mode: CancelModeType) -> &'static str {
 pub(super) fn cancel_problem(mode: CancelModeType, when: String) -> ProblemDetails {
     let mut p = problem(
         "Operation cancelled",
-        409,
+        ErrorKind::Conflict,
         format!(
             "the operation was cancelled ({}) {when}",
             cancel_mode_name(mode)
@@ -281,7 +279,7 @@ pub(super) fn lcm_problem(
         name,
         i,
         n,
-        problem("Lifecycle step failed", e.kind().status(), e.to_string()),
+        problem("Lifecycle step failed", e.kind(), e.to_string()),
         vims,
     )
 }

@@ -54,6 +54,29 @@ pub(crate) fn select_driver(
     })
 }
 
+/// What [`select_infra`] chose.
+pub(crate) enum SelectedInfra {
+    /// One driver.
+    One(Arc<dyn InfraDriver>),
+    /// A mixed VNF's split over several.
+    Split(crate::split::SplitByVim),
+}
+
+impl SelectedInfra {
+    /// The driver to call; a split reads its step's progress and hands the new one to
+    /// `progress` (none when the step is not run, e.g. in a preview).
+    pub(crate) fn driver(
+        self,
+        progress: Option<crate::split::PartsProgress>,
+    ) -> Arc<dyn InfraDriver> {
+        match (self, progress) {
+            (SelectedInfra::One(d), _) => d,
+            (SelectedInfra::Split(s), Some(p)) => Arc::new(s.with_progress(p)),
+            (SelectedInfra::Split(s), None) => Arc::new(s),
+        }
+    }
+}
+
 /// The infrastructure driver of a step in flavour `flavour_id` of `vnfd`: a
 /// [`SplitByVim`](crate::split::SplitByVim) over the drivers of the instance's VIMs when the
 /// flavour's VDUs map to VIMs of different drivers (a mixed VNF, see [`crate::split`]), else
@@ -69,13 +92,13 @@ pub(crate) fn select_infra(
     flavour_id: Option<&str>,
     request: &OperationParams,
     step: Option<&InfraStep>,
-) -> Result<Arc<dyn InfraDriver>, LcmError> {
+) -> Result<SelectedInfra, LcmError> {
     use crate::split::{SplitByVim, SplitState, explicit_mapping};
     let state = apply::driver_state(instance);
     let recorded = SplitState::of(&state);
     // An instance instantiated on one driver stays on it, whatever VIMs it gains later.
     if recorded.is_none() && instance.instantiation_state == InstantiationState::Instantiated {
-        return select_driver(inner, instance, vims);
+        return select_driver(inner, instance, vims).map(SelectedInfra::One);
     }
     let split = match flavour_id {
         Some(f) => SplitByVim::resolve(
@@ -120,7 +143,7 @@ pub(crate) fn select_infra(
         }
     }
     let Some(split) = split else {
-        return select_driver(inner, instance, vims);
+        return select_driver(inner, instance, vims).map(SelectedInfra::One);
     };
-    Ok(Arc::new(split.with_progress(inner.store.clone())))
+    Ok(SelectedInfra::Split(split))
 }

@@ -45,6 +45,7 @@ impl Run {
                     .map(|t| t.flavour_id.clone())
                     .or_else(|| self.flavour_id())
                     .unwrap_or_default();
+                let parts = crate::split::PartsProgress::new(self.inner.store.clone());
                 let driver = match select_infra(
                     &self.inner,
                     &self.instance,
@@ -54,7 +55,7 @@ impl Run {
                     &self.request,
                     Some(s),
                 ) {
-                    Ok(d) => d,
+                    Ok(d) => d.driver(Some(parts.clone())),
                     Err(e) => return Ok(Err(lcm_problem(&name, i, n, &e, &vims))),
                 };
                 let budget = self.budget(step);
@@ -75,7 +76,13 @@ impl Run {
                 let fut: StepFuture<InfraOutcome> = Box::pin(panics::caught(&name, async move {
                     vnfm_driver_api::execute(&*driver, &req).await
                 }));
-                Ok(match self.drive(fut, budget, &name).await? {
+                let result = self.drive(fut, budget, &name).await?;
+                // What the parts of a mixed VNF did, written with the end of this step.
+                if let Some(v) = parts.take() {
+                    self.unsaved_data
+                        .push((crate::split::PROGRESS_KEY.to_owned(), v));
+                }
+                Ok(match result {
                     Ok(out) => Ok(self.after_infra(s, out)),
                     Err(e) => Err(self.driver_problem(&name, i, n, e, &vims)),
                 })
@@ -101,6 +108,10 @@ impl Run {
                     Ok(v) => v.unwrap_or(serde_json::Value::Null),
                     Err(e) => return Ok(Err(lcm_problem(&name, i, n, &store_err(e), &vims))),
                 };
+                let new_package = match self.new_package_for(&h.operation) {
+                    Ok(p) => p,
+                    Err(e) => return Ok(Err(lcm_problem(&name, i, n, &e, &vims))),
+                };
                 let budget = self.budget(step);
                 let call = HookCall {
                     op_occ_id: self.occ.id.clone(),
@@ -119,6 +130,9 @@ impl Run {
                     artifacts: self.ctx.vnfd.files.clone(),
                     control: RunControl::new(budget, self.flag.clone()),
                     error_handling_data: data,
+                    grant_request: self.grant_request.clone(),
+                    grant: self.grant.clone(),
+                    new_package,
                 };
                 let fut: StepFuture<HookOutcome> =
                     Box::pin(panics::caught(&name, async move { mgmt.call(&call).await }));
@@ -131,6 +145,29 @@ impl Run {
                 })
             }
         }
+    }
+
+    /// The package a MODIFY_INFO that changes `vnfdId` moves the instance to, for its
+    /// `modify_information_end` hook (as Tacker gives that hook `new_csar_dir`).
+    fn new_package_for(&self, hook: &str) -> Result<Option<TargetPackage>, LcmError> {
+        if self.occ.operation != LcmOperationType::ModifyInfo || hook != "modify_information_end" {
+            return Ok(None);
+        }
+        let Some(new_id) = self
+            .occ
+            .operation_params
+            .as_ref()
+            .and_then(|p| p.get("vnfdId"))
+            .and_then(|v| v.as_str())
+            .filter(|id| *id != self.ctx.vnfd.vnfd.descriptor_id)
+        else {
+            return Ok(None);
+        };
+        let target = self.inner.onboarded(new_id)?;
+        Ok(Some(TargetPackage {
+            vnfd: target.vnfd.clone(),
+            files: target.files.clone(),
+        }))
     }
 
     pub(super) fn driver_problem(
@@ -280,14 +317,10 @@ impl Run {
                 registered.push((key.clone(), info));
             }
         }
-        if let Some(data) = &out.error_handling_data
-            && let Err(e) = self
-                .inner
-                .store
-                .put_op_occ_data(&self.occ.id, HOOK_DATA_KEY, data)
-                .await
-        {
-            return Ok(Err(store_err(e)));
+        if let Some(data) = &out.error_handling_data {
+            // Written with the end of this step, so the next hook reads it.
+            self.unsaved_data
+                .push((HOOK_DATA_KEY.to_owned(), data.clone()));
         }
         let changes_instance = !out.vim_connection_info_add.is_empty()
             || !out.vim_connection_info_remove.is_empty()

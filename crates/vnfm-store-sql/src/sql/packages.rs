@@ -4,9 +4,9 @@ use super::{
     Col, DbError, SqlConn, columns, expect_version, from_json, locked_version, now_ms, page,
     page_size_of, single_int, stale, to_json,
 };
-use crate::error::{Conflict, StoreError};
-use crate::model::{NewOutboxRow, PackageRecord, Page, Version};
 use crate::sql::outbox;
+use vnfm_store::{Conflict, StoreError};
+use vnfm_store::{NewOutboxRow, PackageRecord, Page, Version};
 
 const PACKAGE: &str = "VNF package";
 const PACKAGE_VNFD: &str = "VNF package for vnfdId";

@@ -21,7 +21,7 @@ use rusqlite::Connection;
 use tokio::sync::oneshot;
 
 use super::conn::db_error;
-use crate::error::StoreError;
+use vnfm_store::StoreError;
 
 /// Most jobs committed together: bounds how long the write lock is held for other processes.
 pub(super) const MAX_BATCH: usize = 64;

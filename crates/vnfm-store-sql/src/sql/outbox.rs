@@ -4,8 +4,8 @@
 use vnfm_types::SubscriptionId;
 
 use super::{Col, SqlConn, columns, from_json, now_ms, page_size_of, to_json};
-use crate::error::StoreError;
-use crate::model::{NewOutboxRow, OutboxRow, OutboxStatus, OutboxSummary, Timestamp};
+use vnfm_store::StoreError;
+use vnfm_store::{NewOutboxRow, OutboxRow, OutboxStatus, OutboxSummary, Timestamp};
 
 const OUTBOX: &str = "outbox row";
 const COLUMNS: &str =
@@ -78,7 +78,7 @@ pub(crate) async fn insert<C: SqlConn>(
     Ok(())
 }
 
-/// Claims the due heads of their queues ([`crate::Store::outbox_due`]).
+/// Claims the due heads of their queues ([`vnfm_store::Store::outbox_due`]).
 pub(crate) async fn claim_due<C: SqlConn>(
     tx: &mut C,
     now: Timestamp,

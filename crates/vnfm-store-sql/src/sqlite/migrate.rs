@@ -8,7 +8,7 @@ use rusqlite::{Connection, params};
 use sha2::{Digest, Sha384};
 
 use super::conn::db_error;
-use crate::error::StoreError;
+use vnfm_store::StoreError;
 
 /// A schema migration: version, description, SQL.
 pub(crate) type MigrationSource = (i64, &'static str, &'static str);

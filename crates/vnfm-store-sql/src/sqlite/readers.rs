@@ -10,7 +10,7 @@ use rusqlite::Connection;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use super::{ConnectionSetup, open_connection};
-use crate::error::StoreError;
+use vnfm_store::StoreError;
 
 /// The pool of read connections of one store.
 #[derive(Debug)]

@@ -11,7 +11,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use serde_json::json;
 use sqlx::Connection;
 use sqlx::postgres::{PgConnectOptions, PgConnection};
-use vnfm_store::{PostgresStore, SqliteStore, Store};
+use vnfm_store::Store;
+use vnfm_store_sql::{PostgresStore, SqliteStore};
 use vnfm_types::{LcmOperationStateType, VnfInstance, VnfLcmOpOcc};
 
 /// Where a test database lives.

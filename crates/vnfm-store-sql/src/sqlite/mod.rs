@@ -19,8 +19,8 @@
 //!
 //! # Several processes
 //! Every batch begins with `BEGIN IMMEDIATE`, so it takes SQLite's write lock before reading
-//! anything: the check-then-insert of [`crate::Store::start_operation`] and the claims of
-//! [`crate::Store::claim_expired`] are atomic across all processes sharing the file (another
+//! anything: the check-then-insert of [`vnfm_store::Store::start_operation`] and the claims of
+//! [`vnfm_store::Store::claim_expired`] are atomic across all processes sharing the file (another
 //! process's writer waits up to the busy timeout).
 
 mod conn;
@@ -35,9 +35,9 @@ use std::time::Duration;
 use futures_core::future::BoxFuture;
 use rusqlite::{Connection, OpenFlags};
 
-use crate::database::Database;
-use crate::error::StoreError;
+use crate::database::{Database, SqlStore};
 use readers::{ReadConn, Readers};
+use vnfm_store::StoreError;
 use writer::Writer;
 
 /// Default page cache of the writer connection: index pages of large tables stay in memory,
@@ -114,16 +114,21 @@ fn open_connection(path: &Path, setup: &ConnectionSetup) -> Result<Connection, S
     Ok(conn)
 }
 
-/// A [`crate::Store`] on an SQLite database.
+/// A [`vnfm_store::Store`] on an SQLite database.
+pub type SqliteStore = SqlStore<SqliteBackend>;
+
+/// The SQLite backend: the writer thread and the pool of read connections.
+///
+/// Public only inside a private module: the store's implementation detail, not its API.
 #[derive(Debug, Clone)]
-pub struct SqliteStore {
+pub struct SqliteBackend {
     writer: Arc<Writer>,
     readers: Arc<Readers>,
     /// The directory of a [`SqliteStore::memory`] database, removed with the last clone.
     _scratch: Option<Arc<tempfile::TempDir>>,
 }
 
-impl SqliteStore {
+impl SqlStore<SqliteBackend> {
     /// Opens (creating it if needed) the database file at `path` with default options and
     /// migrates it.
     pub async fn open(path: impl AsRef<Path>) -> Result<SqliteStore, StoreError> {
@@ -162,7 +167,7 @@ impl SqliteStore {
                 options.reader_cache_kib
             ),
         };
-        Ok(SqliteStore {
+        Ok(SqlStore(SqliteBackend {
             writer: Arc::new(Writer::spawn(conn)?),
             readers: Arc::new(Readers::new(
                 path,
@@ -170,7 +175,7 @@ impl SqliteStore {
                 options.readers.max(1) as usize,
             )),
             _scratch: None,
-        })
+        }))
     }
 
     /// A private database that disappears with the store (a file in a temporary directory,
@@ -180,15 +185,15 @@ impl SqliteStore {
         let dir = tempfile::tempdir()
             .map_err(|e| StoreError::Backend(format!("creating a temporary directory: {e}")))?;
         let mut store = Self::open(dir.path().join("vnfm.db")).await?;
-        store._scratch = Some(Arc::new(dir));
+        store.0._scratch = Some(Arc::new(dir));
         Ok(store)
     }
 
     /// Commits what was written, closes all connections (checkpointing the WAL) and refuses
     /// further use.
     pub async fn close(&self) {
-        self.readers.close();
-        self.writer.close().await;
+        self.0.readers.close();
+        self.0.writer.close().await;
     }
 }
 
@@ -215,7 +220,7 @@ fn open_writer(path: &Path, setup: &ConnectionSetup) -> Result<Connection, Store
     Ok(conn)
 }
 
-impl Database for SqliteStore {
+impl Database for SqliteBackend {
     type Conn = Connection;
     type Reader = ReadConn;
 

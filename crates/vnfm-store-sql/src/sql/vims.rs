@@ -6,8 +6,8 @@ use super::{
     Col, SqlConn, columns, expect_version, from_json, locked_version, now_ms, single_int, stale,
     texts, to_json,
 };
-use crate::error::{Conflict, StoreError};
-use crate::model::{Version, VimRecord};
+use vnfm_store::{Conflict, StoreError};
+use vnfm_store::{Version, VimRecord};
 
 const VIM: &str = "VIM";
 const COLUMNS: &str = "id, name, vim_type, public_info, secret, created_by_instance, version";

@@ -1,6 +1,6 @@
 //! The PostgreSQL backend, for several VNFM replicas sharing one database, on sqlx.
 //!
-//! The per-instance lock holds across replicas twice over: [`crate::Store::start_operation`]
+//! The per-instance lock holds across replicas twice over: [`vnfm_store::Store::start_operation`]
 //! locks the instance row (`SELECT ... FOR UPDATE`) before checking for a holder, and a unique
 //! partial index on `op_occs(instance_id) WHERE state` is non-final refuses a second holder
 //! whatever the code path. Lease and outbox claims use `FOR UPDATE SKIP LOCKED`, so concurrent
@@ -16,9 +16,10 @@ use sqlx::pool::PoolConnection;
 use sqlx::postgres::{PgArguments, PgConnectOptions, PgConnection, PgPool, PgPoolOptions, PgRow};
 use sqlx::{AssertSqlSafe, Postgres, Row, SqlSafeStr};
 
-use crate::database::Database;
-use crate::error::{StoreError, backend, redact_url};
+use crate::backend::{backend, redact_url};
+use crate::database::{Database, SqlStore};
 use crate::sql::{Arg, Cell, Col, DbError, Dialect, SqlConn};
+use vnfm_store::StoreError;
 
 /// A schema migration: version, description, SQL.
 type MigrationSource = (i64, &'static str, &'static str);
@@ -85,13 +86,18 @@ const MIGRATIONS: &[MigrationSource] = &[
 /// Default size of the connection pool.
 pub const DEFAULT_MAX_CONNECTIONS: u32 = 10;
 
-/// A [`crate::Store`] on a PostgreSQL database.
+/// A [`vnfm_store::Store`] on a PostgreSQL database.
+pub type PostgresStore = SqlStore<PostgresBackend>;
+
+/// The PostgreSQL backend: a connection pool.
+///
+/// Public only inside a private module: the store's implementation detail, not its API.
 #[derive(Debug, Clone)]
-pub struct PostgresStore {
+pub struct PostgresBackend {
     pool: PgPool,
 }
 
-impl PostgresStore {
+impl SqlStore<PostgresBackend> {
     /// Connects to `url` (`postgres://user[:password]@host[:port]/database`) with a pool of
     /// [`DEFAULT_MAX_CONNECTIONS`] and migrates the database.
     pub async fn connect(url: &str) -> Result<PostgresStore, StoreError> {
@@ -112,12 +118,12 @@ impl PostgresStore {
             .await
             .map_err(backend)?;
         migrate(&pool).await?;
-        Ok(PostgresStore { pool })
+        Ok(SqlStore(PostgresBackend { pool }))
     }
 
     /// Closes all connections.
     pub async fn close(&self) {
-        self.pool.close().await;
+        self.0.pool.close().await;
     }
 }
 
@@ -165,7 +171,7 @@ async fn migrate(pool: &PgPool) -> Result<(), StoreError> {
         })
 }
 
-impl Database for PostgresStore {
+impl Database for PostgresBackend {
     type Conn = PgConnection;
     type Reader = PoolConnection<Postgres>;
 

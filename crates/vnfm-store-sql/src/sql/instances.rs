@@ -9,9 +9,9 @@ use super::{
     Arg, Col, Dialect, SqlConn, columns, expect_version, from_json, locked_version, now_ms, page,
     placeholders, probe_size, stale, texts, to_json,
 };
-use crate::error::{Conflict, StoreError};
-use crate::model::{InstanceQuery, NameFilter, NewOutboxRow, Page, Version, enum_str};
 use crate::sql::{op_occs, outbox};
+use vnfm_store::{Conflict, StoreError};
+use vnfm_store::{InstanceQuery, NameFilter, NewOutboxRow, Page, Version, enum_str};
 
 const INSTANCE: &str = "VNF instance";
 

@@ -4,9 +4,9 @@
 use super::{
     Col, SqlConn, columns, from_json, locked_version, now_ms, page, page_size_of, stale, to_json,
 };
-use crate::error::{Conflict, StoreError};
-use crate::model::{
-    NewOutboxRow, Page, PmJobRecord, PmReportRecord, PmResource, StoredPm, Version,
+use vnfm_store::{
+    Conflict, NewOutboxRow, Page, PmJobRecord, PmReportRecord, PmResource, StoreError, StoredPm,
+    Version,
 };
 
 const COLUMNS: &str = "id, version, doc, authentication, state";

@@ -15,15 +15,15 @@ use vnfm_types::{
     VnfLcmOpOcc, VnfLcmOpOccId,
 };
 
-use crate::error::{Conflict, StoreError};
-use crate::model::{
+use crate::sql::packages::ByColumn;
+use crate::sql::{SqlConn, instances, op_occs, outbox, packages, settings, subscriptions, vims};
+use vnfm_store::{CONTENT_CHUNK_BYTES, Result, Store};
+use vnfm_store::{Conflict, StoreError};
+use vnfm_store::{
     InstanceQuery, JournalEntry, Lease, NewOutboxRow, OpOccQuery, OutboxRow, OutboxSummary,
     PackageRecord, Page, PkgmSubscriptionRecord, StepRecord, StepWritten, SubscriptionRecord,
     Timestamp, Version, VimRecord,
 };
-use crate::sql::packages::ByColumn;
-use crate::sql::{SqlConn, instances, op_occs, outbox, packages, settings, subscriptions, vims};
-use crate::store::{CONTENT_CHUNK_BYTES, Result, Store};
 
 /// A database backend: where reads run and how writes are made durable.
 ///
@@ -51,7 +51,7 @@ pub trait Database: Clone + Send + Sync + 'static {
 /// `$body` on a read connection of `$db`, named `$conn`.
 macro_rules! on_reader {
     ($db:expr, |$conn:ident| $body:expr) => {{
-        let mut guard = $db.reader().await?;
+        let mut guard = $db.0.reader().await?;
         let $conn = &mut *guard;
         $body
     }};
@@ -60,12 +60,16 @@ macro_rules! on_reader {
 /// `$body` in a write transaction of `$db`, named `$tx`; the captured values must be owned.
 macro_rules! in_transaction {
     ($db:expr, |$tx:ident| $body:expr) => {
-        $db.write(move |$tx| Box::pin(async move { $body }))
+        $db.0.write(move |$tx| Box::pin(async move { $body }))
     };
 }
 
+/// A [`Store`] on the database backend `D` (see `SqliteStore`, `PostgresStore`).
+#[derive(Debug, Clone)]
+pub struct SqlStore<D>(pub(crate) D);
+
 #[async_trait]
-impl<D: Database> Store for D {
+impl<D: Database> Store for SqlStore<D> {
     async fn create_instance(
         &self,
         instance: &VnfInstance,
@@ -121,7 +125,7 @@ impl<D: Database> Store for D {
             done: bool,
         }
         let state = State {
-            db: self.clone(),
+            db: self.0.clone(),
             query: query.clone(),
             buffer: VecDeque::new(),
             done: false,
@@ -432,7 +436,7 @@ impl<D: Database> Store for D {
 
     async fn create_fm_subscription(
         &self,
-        record: &crate::model::FmSubscriptionRecord,
+        record: &vnfm_store::FmSubscriptionRecord,
     ) -> Result<()> {
         let record = record.clone();
         in_transaction!(self, |tx| subscriptions::create(tx, &record).await).await
@@ -441,7 +445,7 @@ impl<D: Database> Store for D {
     async fn get_fm_subscription(
         &self,
         id: &SubscriptionId,
-    ) -> Result<Option<crate::model::FmSubscriptionRecord>> {
+    ) -> Result<Option<vnfm_store::FmSubscriptionRecord>> {
         on_reader!(self, |c| subscriptions::get(c, id.as_str()).await)
     }
 
@@ -449,7 +453,7 @@ impl<D: Database> Store for D {
         &self,
         after: Option<&str>,
         limit: u32,
-    ) -> Result<Page<crate::model::FmSubscriptionRecord>> {
+    ) -> Result<Page<vnfm_store::FmSubscriptionRecord>> {
         on_reader!(self, |c| subscriptions::page_of(c, after, limit).await)
     }
 
@@ -465,7 +469,7 @@ impl<D: Database> Store for D {
         &self,
         canonical_filter: &str,
         callback_uri: &str,
-    ) -> Result<Option<crate::model::FmSubscriptionRecord>> {
+    ) -> Result<Option<vnfm_store::FmSubscriptionRecord>> {
         on_reader!(self, |c| subscriptions::duplicate(
             c,
             canonical_filter,
@@ -476,7 +480,7 @@ impl<D: Database> Store for D {
 
     async fn create_alarm(
         &self,
-        record: &crate::model::AlarmRecord,
+        record: &vnfm_store::AlarmRecord,
         notify: &[NewOutboxRow],
     ) -> Result<Version> {
         let (record, notify) = (record.clone(), notify.to_vec());
@@ -487,7 +491,7 @@ impl<D: Database> Store for D {
 
     async fn update_alarm(
         &self,
-        record: &crate::model::AlarmRecord,
+        record: &vnfm_store::AlarmRecord,
         expected: Version,
         notify: &[NewOutboxRow],
     ) -> Result<Version> {
@@ -499,14 +503,14 @@ impl<D: Database> Store for D {
         .await
     }
 
-    async fn get_alarm(&self, id: &str) -> Result<Option<(crate::model::AlarmRecord, Version)>> {
+    async fn get_alarm(&self, id: &str) -> Result<Option<(vnfm_store::AlarmRecord, Version)>> {
         on_reader!(self, |c| crate::sql::alarms::get(c, id).await)
     }
 
     async fn open_alarm(
         &self,
         dedup_key: &str,
-    ) -> Result<Option<(crate::model::AlarmRecord, Version)>> {
+    ) -> Result<Option<(vnfm_store::AlarmRecord, Version)>> {
         on_reader!(self, |c| crate::sql::alarms::open_by_key(c, dedup_key)
             .await)
     }
@@ -515,11 +519,14 @@ impl<D: Database> Store for D {
         &self,
         after: Option<&str>,
         limit: u32,
-    ) -> Result<Page<(crate::model::AlarmRecord, Version)>> {
+    ) -> Result<Page<(vnfm_store::AlarmRecord, Version)>> {
         on_reader!(self, |c| crate::sql::alarms::page_of(c, after, limit).await)
     }
 
-    async fn create_pm_subscription(&self, record: &crate::PmSubscriptionRecord) -> Result<()> {
+    async fn create_pm_subscription(
+        &self,
+        record: &vnfm_store::PmSubscriptionRecord,
+    ) -> Result<()> {
         let record = record.clone();
         in_transaction!(self, |tx| subscriptions::create(tx, &record).await).await
     }
@@ -527,7 +534,7 @@ impl<D: Database> Store for D {
     async fn get_pm_subscription(
         &self,
         id: &SubscriptionId,
-    ) -> Result<Option<crate::PmSubscriptionRecord>> {
+    ) -> Result<Option<vnfm_store::PmSubscriptionRecord>> {
         on_reader!(self, |c| subscriptions::get(c, id.as_str()).await)
     }
 
@@ -535,7 +542,7 @@ impl<D: Database> Store for D {
         &self,
         after: Option<&str>,
         limit: u32,
-    ) -> Result<Page<crate::PmSubscriptionRecord>> {
+    ) -> Result<Page<vnfm_store::PmSubscriptionRecord>> {
         on_reader!(self, |c| subscriptions::page_of(c, after, limit).await)
     }
 
@@ -551,7 +558,7 @@ impl<D: Database> Store for D {
         &self,
         canonical_filter: &str,
         callback_uri: &str,
-    ) -> Result<Option<crate::PmSubscriptionRecord>> {
+    ) -> Result<Option<vnfm_store::PmSubscriptionRecord>> {
         on_reader!(self, |c| subscriptions::duplicate(
             c,
             canonical_filter,
@@ -560,18 +567,18 @@ impl<D: Database> Store for D {
         .await)
     }
 
-    async fn create_pm_job(&self, record: &crate::PmJobRecord) -> Result<Version> {
+    async fn create_pm_job(&self, record: &vnfm_store::PmJobRecord) -> Result<Version> {
         let record = record.clone();
         in_transaction!(self, |tx| crate::sql::pm::create(tx, &record).await).await
     }
 
-    async fn get_pm_job(&self, id: &str) -> Result<Option<(crate::PmJobRecord, Version)>> {
+    async fn get_pm_job(&self, id: &str) -> Result<Option<(vnfm_store::PmJobRecord, Version)>> {
         on_reader!(self, |c| crate::sql::pm::get(c, id).await)
     }
 
     async fn update_pm_job(
         &self,
-        record: &crate::PmJobRecord,
+        record: &vnfm_store::PmJobRecord,
         expected: Version,
         notify: &[NewOutboxRow],
     ) -> Result<Version> {
@@ -595,14 +602,14 @@ impl<D: Database> Store for D {
         &self,
         after: Option<&str>,
         limit: u32,
-    ) -> Result<Page<(crate::PmJobRecord, Version)>> {
+    ) -> Result<Page<(vnfm_store::PmJobRecord, Version)>> {
         on_reader!(self, |c| crate::sql::pm::page_of(c, after, limit).await)
     }
 
     async fn add_pm_report(
         &self,
-        report: &crate::PmReportRecord,
-        job: &crate::PmJobRecord,
+        report: &vnfm_store::PmReportRecord,
+        job: &vnfm_store::PmJobRecord,
         expected: Version,
         dropped: &[String],
         notify: &[NewOutboxRow],
@@ -616,22 +623,29 @@ impl<D: Database> Store for D {
         .await
     }
 
-    async fn get_pm_report(&self, job_id: &str, id: &str) -> Result<Option<crate::PmReportRecord>> {
+    async fn get_pm_report(
+        &self,
+        job_id: &str,
+        id: &str,
+    ) -> Result<Option<vnfm_store::PmReportRecord>> {
         on_reader!(self, |c| crate::sql::pm::report(c, job_id, id).await)
     }
 
-    async fn create_threshold(&self, record: &crate::ThresholdRecord) -> Result<Version> {
+    async fn create_threshold(&self, record: &vnfm_store::ThresholdRecord) -> Result<Version> {
         let record = record.clone();
         in_transaction!(self, |tx| crate::sql::pm::create(tx, &record).await).await
     }
 
-    async fn get_threshold(&self, id: &str) -> Result<Option<(crate::ThresholdRecord, Version)>> {
+    async fn get_threshold(
+        &self,
+        id: &str,
+    ) -> Result<Option<(vnfm_store::ThresholdRecord, Version)>> {
         on_reader!(self, |c| crate::sql::pm::get(c, id).await)
     }
 
     async fn update_threshold(
         &self,
-        record: &crate::ThresholdRecord,
+        record: &vnfm_store::ThresholdRecord,
         expected: Version,
         notify: &[NewOutboxRow],
     ) -> Result<Version> {
@@ -655,7 +669,7 @@ impl<D: Database> Store for D {
         &self,
         after: Option<&str>,
         limit: u32,
-    ) -> Result<Page<(crate::ThresholdRecord, Version)>> {
+    ) -> Result<Page<(vnfm_store::ThresholdRecord, Version)>> {
         on_reader!(self, |c| crate::sql::pm::page_of(c, after, limit).await)
     }
 

@@ -2360,7 +2360,7 @@ async fn package_changes_enqueue_their_notifications_atomically(db: &TestDb) {
 async fn open_accepts_the_documented_urls() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("via-url.db");
-    let store = vnfm_store::open(&format!("sqlite://{}", path.display()))
+    let store = vnfm_store_sql::open(&format!("sqlite://{}", path.display()))
         .await
         .unwrap();
     store
@@ -2370,7 +2370,7 @@ async fn open_accepts_the_documented_urls() {
     drop(store);
     assert!(path.exists());
     // The file persists across opens.
-    let store = vnfm_store::open(&format!("sqlite://{}", path.display()))
+    let store = vnfm_store_sql::open(&format!("sqlite://{}", path.display()))
         .await
         .unwrap();
     assert!(
@@ -2381,7 +2381,7 @@ async fn open_accepts_the_documented_urls() {
             .is_some()
     );
 
-    let mem = vnfm_store::open("sqlite::memory:").await.unwrap();
+    let mem = vnfm_store_sql::open("sqlite::memory:").await.unwrap();
     mem.create_instance(&instance("m-1", "vnfd", None, &[]), &[])
         .await
         .unwrap();
@@ -2398,7 +2398,7 @@ async fn open_accepts_the_documented_urls() {
         .await;
     assert_eq!(s.len(), 1);
 
-    let err = match vnfm_store::open("mysql://root:hunter2@db/vnfm").await {
+    let err = match vnfm_store_sql::open("mysql://root:hunter2@db/vnfm").await {
         Ok(_) => panic!("mysql accepted"),
         Err(e) => e,
     };
@@ -2407,11 +2407,11 @@ async fn open_accepts_the_documented_urls() {
     assert!(!msg.contains("hunter2"), "{msg}");
     assert!(msg.contains("mysql://root:***@db/vnfm"), "{msg}");
     assert!(matches!(
-        vnfm_store::open("sqlite://").await,
+        vnfm_store_sql::open("sqlite://").await,
         Err(StoreError::UnsupportedUrl(_))
     ));
     // The durability is chosen in the URL; unknown options are refused, not ignored.
-    let full = vnfm_store::open(&format!("sqlite://{}?synchronous=full", path.display()))
+    let full = vnfm_store_sql::open(&format!("sqlite://{}?synchronous=full", path.display()))
         .await
         .unwrap();
     assert!(
@@ -2421,7 +2421,7 @@ async fn open_accepts_the_documented_urls() {
             .is_some()
     );
     assert!(matches!(
-        vnfm_store::open(&format!("sqlite://{}?synchronous=off", path.display())).await,
+        vnfm_store_sql::open(&format!("sqlite://{}?synchronous=off", path.display())).await,
         Err(StoreError::UnsupportedUrl(_))
     ));
 }
@@ -2430,7 +2430,7 @@ async fn open_accepts_the_documented_urls() {
 async fn corrupt_documents_are_reported_without_their_content() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("corrupt.db");
-    let store = vnfm_store::SqliteStore::open(&path).await.unwrap();
+    let store = vnfm_store_sql::SqliteStore::open(&path).await.unwrap();
     store
         .create_instance(&instance("c-1", "vnfd", None, &[]), &[])
         .await
@@ -2461,14 +2461,14 @@ async fn perf_sanity_report() {
     let mode = std::env::var("VNFM_PERF_DURABILITY").unwrap_or_else(|_| "normal".into());
     let dir = tempfile::tempdir().unwrap();
     let store: Arc<dyn Store> = Arc::new(match mode.as_str() {
-        "memory" => vnfm_store::SqliteStore::memory().await.unwrap(),
-        other => vnfm_store::SqliteStore::open_with(
+        "memory" => vnfm_store_sql::SqliteStore::memory().await.unwrap(),
+        other => vnfm_store_sql::SqliteStore::open_with(
             dir.path().join("perf.db"),
-            vnfm_store::SqliteOptions {
+            vnfm_store_sql::SqliteOptions {
                 durability: if other == "full" {
-                    vnfm_store::Durability::Full
+                    vnfm_store_sql::Durability::Full
                 } else {
-                    vnfm_store::Durability::Normal
+                    vnfm_store_sql::Durability::Normal
                 },
                 ..Default::default()
             },
@@ -2584,7 +2584,7 @@ async fn concurrent_first_opens_of_one_sqlite_file_both_succeed() {
         let opens: Vec<_> = (0..4)
             .map(|_| {
                 let path = path.clone();
-                tokio::spawn(async move { vnfm_store::SqliteStore::open(&path).await })
+                tokio::spawn(async move { vnfm_store_sql::SqliteStore::open(&path).await })
             })
             .collect();
         for o in opens {
@@ -2625,8 +2625,8 @@ async fn two_stores_on_one_sqlite_file_write_concurrently_without_busy_errors() 
     use vnfm_types::LcmOperationStateType as S;
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("shared.db");
-    let a = Arc::new(vnfm_store::SqliteStore::open(&path).await.unwrap());
-    let b = Arc::new(vnfm_store::SqliteStore::open(&path).await.unwrap());
+    let a = Arc::new(vnfm_store_sql::SqliteStore::open(&path).await.unwrap());
+    let b = Arc::new(vnfm_store_sql::SqliteStore::open(&path).await.unwrap());
     let mut tasks = Vec::new();
     for (name, store) in [("a", a.clone()), ("b", b.clone())] {
         tasks.push(tokio::spawn(async move {
@@ -2682,7 +2682,7 @@ async fn an_sqlite_store_closes_after_hot_writes_and_reopens_with_them() {
     use vnfm_types::LcmOperationStateType as S;
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("reopen.db");
-    let store = vnfm_store::SqliteStore::open(&path).await.unwrap();
+    let store = vnfm_store_sql::SqliteStore::open(&path).await.unwrap();
     store
         .create_instance(&instance("i", "vnfd", None, &[]), &[])
         .await
@@ -2695,7 +2695,7 @@ async fn an_sqlite_store_closes_after_hot_writes_and_reopens_with_them() {
     store.close().await;
     drop(store);
 
-    let again = vnfm_store::SqliteStore::open(&path).await.unwrap();
+    let again = vnfm_store_sql::SqliteStore::open(&path).await.unwrap();
     let id = vnfm_types::VnfLcmOpOccId("o".into());
     assert_eq!(
         again.get_op_occ_data(&id, "grant").await.unwrap(),

@@ -16,9 +16,8 @@ use std::time::Duration;
 
 use common::instance;
 use serde_json::json;
-use vnfm_store::{
-    Conflict, Durability, NewOutboxRow, SqliteOptions, SqliteStore, Store, StoreError, Timestamp,
-};
+use vnfm_store::{Conflict, NewOutboxRow, Store, StoreError, Timestamp};
+use vnfm_store_sql::{Durability, SqliteOptions, SqliteStore};
 use vnfm_types::{SubscriptionId, VnfInstanceId};
 
 const WORKER_ENV: &str = "VNFM_GROUP_COMMIT_WORKER";

@@ -3,7 +3,7 @@
 use serde_json::Value;
 
 use super::{Col, SqlConn, columns, from_json, now_ms, single_int, to_json};
-use crate::error::StoreError;
+use vnfm_store::StoreError;
 
 /// The setting `name`.
 pub(crate) async fn get<C: SqlConn>(conn: &mut C, name: &str) -> Result<Option<Value>, StoreError> {

@@ -22,8 +22,8 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use crate::error::StoreError;
-use crate::model::{Page, Version, page_size};
+use vnfm_store::StoreError;
+use vnfm_store::{Page, Version, page_size};
 
 /// Where the two SQL dialects differ.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -2,8 +2,8 @@
 //! one implementation, generic over the resource ([`SubscriptionResource`]).
 
 use super::{Col, SqlConn, columns, from_json, now_ms, page, page_size_of, to_json};
-use crate::error::{Conflict, StoreError};
-use crate::model::{Page, StoredSubscription, SubscriptionResource};
+use vnfm_store::{Conflict, StoreError};
+use vnfm_store::{Page, StoredSubscription, SubscriptionResource};
 
 const COLUMNS: &str = "id, doc, canonical_filter, authentication";
 const COLS: [Col; 4] = [Col::Text, Col::Text, Col::Text, Col::OptBlob];

@@ -4,8 +4,8 @@
 use vnfm_types::{AckState, PerceivedSeverity};
 
 use super::{Col, SqlConn, columns, from_json, locked_version, page, page_size_of, stale, to_json};
-use crate::error::{Conflict, StoreError};
-use crate::model::{AlarmRecord, NewOutboxRow, Page, Version};
+use vnfm_store::{AlarmRecord, NewOutboxRow, Page, Version};
+use vnfm_store::{Conflict, StoreError};
 
 const ALARM: &str = "alarm";
 const COLUMNS: &str = "id, dedup_key, version, doc";

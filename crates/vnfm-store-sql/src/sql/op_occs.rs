@@ -8,12 +8,12 @@ use super::{
     Arg, Col, SqlConn, columns, from_json, locked_version, now_ms, page, placeholders, probe_size,
     single_int, to_json,
 };
-use crate::error::{Conflict, StoreError};
-use crate::model::{
+use crate::sql::{instances, outbox};
+use vnfm_store::{Conflict, StoreError};
+use vnfm_store::{
     JournalEntry, Lease, OpOccQuery, Page, StepOutcome, StepRecord, StepWritten, Timestamp,
     Version, enum_str, parse_state, state_str,
 };
-use crate::sql::{instances, outbox};
 
 pub(crate) const OP_OCC: &str = "op-occ";
 const INSTANCE: &str = "VNF instance";
@@ -250,7 +250,7 @@ async fn runner_refusal<C: SqlConn>(
     }
 }
 
-/// The writes of one runner step ([`crate::Store::record_step`]).
+/// The writes of one runner step ([`vnfm_store::Store::record_step`]).
 pub(crate) async fn record_step<C: SqlConn>(
     tx: &mut C,
     record: &StepRecord,

@@ -1,0 +1,311 @@
+//! Lifecycle change notification subscriptions ([`LccnKind`], [`Subscriptions`]) and the
+//! routing of notifications to them.
+//!
+//! [`Subscriptions`] creates, lists, shows and deletes `LccnSubscription`s with the checks,
+//! duplicate detection, callback test and sealed credentials every kind shares
+//! ([`super::ManagedSubscriptions`]), plus the lifecycle filter's own rule: `operationTypes`
+//! and `operationStates` only with operation occurrence notifications.
+//!
+//! [`SubscriptionRouter`] implements [`NotificationRouter`]: a notification becomes one outbox
+//! row per subscription whose filter matches ([`matches()`]), with `subscriptionId` and
+//! `_links.subscription` filled in. Subscriptions are read through the snapshot that create
+//! and delete invalidate and that expires after a short TTL (other replicas create and
+//! delete too).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use serde_json::Value;
+use vnfm_store::{NewOutboxRow, Page, Store, SubscriptionRecord, Timestamp, canonical_filter};
+use vnfm_types::{
+    LccnNotification, LccnSubscription, LccnSubscriptionRequest, LcmOpOccNotificationVerbosityType,
+    NotificationType, SubscriptionAuthentication, SubscriptionId, VnfInstance,
+};
+
+use super::managed::{ManagedSubscriptions, SubscriptionCache, SubscriptionKind};
+use super::matching::{NotificationContext, constraint, matches, notification_instance};
+use crate::LcmError;
+use crate::ports::NotificationRouter;
+use crate::vim::store_err;
+
+/// Path of the subscriptions resource, the default base of `_links.self`.
+pub const DEFAULT_BASE: &str = "/vnflcm/v2/subscriptions";
+/// Base of `_links.self` of subscriptions created through the v1 API (SOL003 v2.6.1): their
+/// notifications are sent in the v2.6.1 shape.
+pub const V1_BASE: &str = "/vnflcm/v1/subscriptions";
+
+/// Lifecycle change notification subscriptions (`vnflcm/v1`, `vnflcm/v2`).
+#[derive(Debug, Clone, Copy)]
+pub struct LccnKind;
+
+/// The lifecycle subscriptions of the VNFM.
+pub type Subscriptions = ManagedSubscriptions<LccnKind>;
+
+#[async_trait]
+impl SubscriptionKind for LccnKind {
+    type Resource = LccnSubscription;
+    type Request = LccnSubscriptionRequest;
+    const LABEL: &'static str = "lcm";
+    const DEFAULT_BASE: &'static str = DEFAULT_BASE;
+
+    fn callback_uri(request: &LccnSubscriptionRequest) -> &str {
+        &request.callback_uri
+    }
+    fn authentication(request: &LccnSubscriptionRequest) -> Option<&SubscriptionAuthentication> {
+        request.authentication.as_ref()
+    }
+    /// `operationTypes` and `operationStates` only when `notificationTypes` includes
+    /// operation occurrence notifications.
+    fn validate(request: &LccnSubscriptionRequest) -> Result<(), LcmError> {
+        let Some(f) = &request.filter else {
+            return Ok(());
+        };
+        let op_occ = NotificationType::VnfLcmOperationOccurrenceNotification;
+        let excludes_op_occ = f
+            .notification_types
+            .as_ref()
+            .is_some_and(|t| !t.is_empty() && !t.contains(&op_occ));
+        if !excludes_op_occ {
+            return Ok(());
+        }
+        for (attr, given) in [
+            ("operationTypes", constraint(&f.operation_types).is_some()),
+            ("operationStates", constraint(&f.operation_states).is_some()),
+        ] {
+            if given {
+                return Err(LcmError::invalid(
+                    format!("/filter/{attr}"),
+                    "only allowed when notificationTypes includes VnfLcmOperationOccurrenceNotification",
+                ));
+            }
+        }
+        Ok(())
+    }
+    fn resource(
+        id: SubscriptionId,
+        request: &LccnSubscriptionRequest,
+        href: String,
+    ) -> LccnSubscription {
+        LccnSubscription::from_request(id, request, href)
+    }
+    fn canonical_filter(request: &LccnSubscriptionRequest) -> String {
+        canonical_filter(request.filter.as_ref())
+    }
+    async fn create(store: &dyn Store, record: &SubscriptionRecord) -> vnfm_store::Result<()> {
+        store.create_subscription(record).await
+    }
+    async fn get(
+        store: &dyn Store,
+        id: &SubscriptionId,
+    ) -> vnfm_store::Result<Option<SubscriptionRecord>> {
+        store.get_subscription(id).await
+    }
+    async fn list(
+        store: &dyn Store,
+        after: Option<&str>,
+        limit: u32,
+    ) -> vnfm_store::Result<Page<SubscriptionRecord>> {
+        store.list_subscriptions(after, limit).await
+    }
+    async fn delete(store: &dyn Store, id: &SubscriptionId) -> vnfm_store::Result<()> {
+        store.delete_subscription(id).await
+    }
+    async fn duplicate(
+        store: &dyn Store,
+        canonical_filter: &str,
+        callback_uri: &str,
+    ) -> vnfm_store::Result<Option<SubscriptionRecord>> {
+        store
+            .find_duplicate_subscription(canonical_filter, callback_uri)
+            .await
+    }
+}
+
+impl ManagedSubscriptions<LccnKind> {
+    /// The router over these subscriptions (sharing their snapshot, so that a subscription
+    /// created or deleted here is routed to at once).
+    pub fn router(&self) -> SubscriptionRouter {
+        SubscriptionRouter {
+            store: self.store().clone(),
+            cache: self.cache().clone(),
+        }
+    }
+}
+
+/// Checks what the JSON schema cannot: the callback URI, the authentication parameters and
+/// the filter's operation attributes.
+pub fn validate_request(request: &LccnSubscriptionRequest) -> Result<(), LcmError> {
+    super::managed::validate_request::<LccnKind>(request)
+}
+
+/// Rewrites `href`s under `/vnflcm/v2` to `/vnflcm/v1`.
+fn relink_v1(v: &mut Value) {
+    match v {
+        Value::Object(map) => {
+            for (k, item) in map.iter_mut() {
+                if k == "href"
+                    && let Value::String(s) = item
+                    && let Some(rest) = s.strip_prefix("/vnflcm/v2")
+                {
+                    *s = format!("/vnflcm/v1{rest}");
+                } else {
+                    relink_v1(item);
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(relink_v1),
+        _ => {}
+    }
+}
+
+/// Attributes a `SHORT` operation occurrence notification leaves out (SOL003 5.5.2.17).
+const SHORT_OMITS: &[&str] = &[
+    "affectedVnfcs",
+    "affectedVirtualLinks",
+    "affectedExtLinkPorts",
+    "affectedVirtualStorages",
+    "changedInfo",
+    "changedExtConnectivity",
+    "modificationsTriggeredByVnfPkgChange",
+];
+
+/// The body sent to `sub` for `n`: `subscriptionId` and `_links.subscription` point at the
+/// subscription, and an operation occurrence notification has the subscription's verbosity.
+///
+/// A subscription created through the v1 API (its `_links.self` is under [`V1_BASE`]) gets the
+/// SOL003 v2.6.1 shape, with links into `/vnflcm/v1`.
+pub fn payload_for(n: &LccnNotification, sub: &LccnSubscription) -> Result<Value, LcmError> {
+    let v1 = sub.links.self_.href.contains(V1_BASE);
+    let serialized = match n {
+        LccnNotification::OperationOccurrence(o) if v1 => {
+            vnfm_types::v1::VnfLcmOperationOccurrenceNotification::try_from((**o).clone())
+                .and_then(|o| {
+                    serde_json::to_value(o).map_err(|e| vnfm_types::Error::Json {
+                        what: "v1 notification",
+                        source: e,
+                    })
+                })
+                .map_err(|e| {
+                    LcmError::inconsistent(format!("notification has no v1 shape: {e}")).because(e)
+                })
+        }
+        _ => serde_json::to_value(n).map_err(|e| {
+            LcmError::inconsistent(format!("notification does not serialize: {e}")).because(e)
+        }),
+    };
+    let mut v = serialized?;
+    if v1 {
+        relink_v1(&mut v);
+    }
+    let Value::Object(map) = &mut v else {
+        return Err(LcmError::inconsistent("notification is not a JSON object"));
+    };
+    map.insert("subscriptionId".into(), Value::String(sub.id.to_string()));
+    let links = map
+        .entry("_links")
+        .or_insert_with(|| Value::Object(Default::default()));
+    if let Value::Object(links) = links {
+        links.insert(
+            "subscription".into(),
+            serde_json::json!({"href": sub.links.self_.href}),
+        );
+    }
+    if matches!(n, LccnNotification::OperationOccurrence(_)) {
+        let verbosity = sub
+            .verbosity
+            .unwrap_or(LcmOpOccNotificationVerbosityType::Full);
+        if verbosity == LcmOpOccNotificationVerbosityType::Short {
+            for k in SHORT_OMITS {
+                map.remove(*k);
+            }
+        }
+        if !v1 {
+            // v2.6.1 has no verbosity.
+            map.insert(
+                "verbosity".into(),
+                serde_json::to_value(verbosity).unwrap_or(Value::Null),
+            );
+        }
+    }
+    Ok(v)
+}
+
+/// Routes notifications to the subscriptions whose filters match.
+#[derive(Clone)]
+pub struct SubscriptionRouter {
+    store: Arc<dyn Store>,
+    cache: Arc<SubscriptionCache<LccnSubscription>>,
+}
+
+impl std::fmt::Debug for SubscriptionRouter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SubscriptionRouter").finish_non_exhaustive()
+    }
+}
+
+impl SubscriptionRouter {
+    /// A router over the subscriptions in `store`, with its own cache (prefer
+    /// [`ManagedSubscriptions::router`], whose snapshot is invalidated by create and delete).
+    pub fn new(store: Arc<dyn Store>, ttl: Duration) -> Self {
+        SubscriptionRouter {
+            store,
+            cache: Arc::new(SubscriptionCache::new(ttl)),
+        }
+    }
+
+    /// The outbox rows for `n` about an instance described by `ctx`. Use this when the
+    /// instance is not in the store (yet): a `VnfIdentifierCreationNotification` is routed
+    /// before the instance is written, in the same transaction.
+    pub async fn route_with(
+        &self,
+        n: &LccnNotification,
+        ctx: &NotificationContext,
+    ) -> Result<Vec<NewOutboxRow>, LcmError> {
+        let subs = self.cache.all::<LccnKind>(self.store.as_ref()).await?;
+        let now = Timestamp::now();
+        let mut rows = Vec::new();
+        for sub in subs.iter().filter(|s| matches(s.filter.as_ref(), n, ctx)) {
+            rows.push(NewOutboxRow {
+                subscription_id: sub.id.clone(),
+                callback_uri: sub.callback_uri.clone(),
+                payload: payload_for(n, sub)?,
+                not_before: now,
+                ordering_key: notification_instance(n).to_string(),
+            });
+        }
+        tracing::debug!(
+            notification_type = ?n.notification_type(),
+            vnf_instance_id = %notification_instance(n),
+            subscriptions = rows.len(),
+            "notification routed"
+        );
+        Ok(rows)
+    }
+}
+
+#[async_trait]
+impl NotificationRouter for SubscriptionRouter {
+    /// Uses `instance` for the filter's instance attributes; without it, looks the instance up
+    /// in the store, and when it is not there only `vnfInstanceIds` can match (see
+    /// [`SubscriptionRouter::route_with`]).
+    async fn route(
+        &self,
+        n: &LccnNotification,
+        instance: Option<&VnfInstance>,
+    ) -> Result<Vec<NewOutboxRow>, LcmError> {
+        let ctx = match instance {
+            Some(instance) => NotificationContext::from_instance(instance),
+            None => match self
+                .store
+                .get_instance(notification_instance(n))
+                .await
+                .map_err(store_err)?
+            {
+                Some((instance, _)) => NotificationContext::from_instance(&instance),
+                None => NotificationContext::default(),
+            },
+        };
+        self.route_with(n, &ctx).await
+    }
+}

@@ -1,0 +1,382 @@
+//! Subscriptions of one kind, generic: the create (checks, duplicate detection, callback test,
+//! sealed credentials), get, list, delete and credential lookup that every SOL003
+//! subscription resource shares, written once over [`SubscriptionKind`], with a cache of all
+//! subscriptions for routing notifications that create and delete invalidate.
+
+use std::marker::PhantomData;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+use vnfm_store::{
+    MAX_PAGE_SIZE, Page, Store, StoreError, StoredSubscription, SubscriptionResource,
+};
+use vnfm_types::{SubscriptionAuthentication, SubscriptionId};
+
+use super::checks::{
+    check_url, open_sealed, seal_authentication, validate_authentication, verify_callback,
+};
+use crate::LcmError;
+use crate::secrets::{Keyring, new_id};
+use crate::vim::store_err;
+
+/// How long [`ManagedSubscriptions::cached`] trusts its snapshot when another replica may
+/// have changed the subscriptions.
+pub const DEFAULT_CACHE_TTL: Duration = Duration::from_secs(5);
+
+/// Options of [`ManagedSubscriptions::create`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CreateOptions {
+    /// Test the callback (`GET callbackUri`, with the subscription's authentication, must
+    /// answer `204 No Content`) before creating, as SOL003 requires of the API.
+    pub verify_callback: bool,
+    /// Time limit of that test.
+    pub verify_timeout: Duration,
+    /// Create a new subscription even when one with the same filter and callback exists,
+    /// instead of answering with that one ([`Created::Existing`], `303 See Other`): SOL003
+    /// lets the server do either (v2.6.1 clauses 5.4.18.3.1 and 10.4.7.3.1).
+    pub allow_duplicates: bool,
+}
+
+impl Default for CreateOptions {
+    fn default() -> Self {
+        CreateOptions {
+            verify_callback: false,
+            verify_timeout: Duration::from_secs(5),
+            allow_duplicates: false,
+        }
+    }
+}
+
+/// What [`ManagedSubscriptions::create`] did, with `S` the subscription resource.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Created<S = vnfm_types::LccnSubscription> {
+    /// A new subscription (`201 Created`).
+    New(S),
+    /// A subscription with the same filter and callback exists (`303 See Other` to it).
+    Existing(S),
+}
+
+impl<S> Created<S> {
+    /// The subscription, new or existing.
+    pub fn subscription(&self) -> &S {
+        match self {
+            Created::New(s) | Created::Existing(s) => s,
+        }
+    }
+}
+
+/// A kind of subscription resource: its request, its own checks and the store calls for its
+/// records.
+#[async_trait]
+pub trait SubscriptionKind: Send + Sync + 'static {
+    /// The resource (e.g. `FmSubscription`).
+    type Resource: SubscriptionResource;
+    /// The body of `POST .../subscriptions`.
+    type Request: Send + Sync;
+    /// What the kind is called in logs.
+    const LABEL: &'static str;
+    /// The default base of the resources' `_links.self`.
+    const DEFAULT_BASE: &'static str;
+
+    /// The request's callback URI.
+    fn callback_uri(request: &Self::Request) -> &str;
+    /// The request's callback credentials.
+    fn authentication(request: &Self::Request) -> Option<&SubscriptionAuthentication>;
+    /// Checks the kind's own rules of the request (beyond the callback and credentials).
+    fn validate(_request: &Self::Request) -> Result<(), LcmError> {
+        Ok(())
+    }
+    /// The resource for a request, with id `id` and `_links.self` `href`.
+    fn resource(id: SubscriptionId, request: &Self::Request, href: String) -> Self::Resource;
+    /// The canonical form of the request's filter.
+    fn canonical_filter(request: &Self::Request) -> String;
+
+    /// Stores a record.
+    async fn create(
+        store: &dyn Store,
+        record: &StoredSubscription<Self::Resource>,
+    ) -> vnfm_store::Result<()>;
+    /// Reads a record.
+    async fn get(
+        store: &dyn Store,
+        id: &SubscriptionId,
+    ) -> vnfm_store::Result<Option<StoredSubscription<Self::Resource>>>;
+    /// One page of records.
+    async fn list(
+        store: &dyn Store,
+        after: Option<&str>,
+        limit: u32,
+    ) -> vnfm_store::Result<Page<StoredSubscription<Self::Resource>>>;
+    /// Deletes a record.
+    async fn delete(store: &dyn Store, id: &SubscriptionId) -> vnfm_store::Result<()>;
+    /// A record with the same canonical filter and callback.
+    async fn duplicate(
+        store: &dyn Store,
+        canonical_filter: &str,
+        callback_uri: &str,
+    ) -> vnfm_store::Result<Option<StoredSubscription<Self::Resource>>>;
+}
+
+/// Checks a subscription request of kind `K` as [`ManagedSubscriptions::create`] does: an
+/// http(s) `callbackUri` without user information, complete `BASIC` /
+/// `OAUTH2_CLIENT_CREDENTIALS` parameters (`TLS_CERT` is refused with 422), and the kind's own
+/// rules.
+pub fn validate_request<K: SubscriptionKind>(request: &K::Request) -> Result<(), LcmError> {
+    check_url(K::callback_uri(request), "/callbackUri")?;
+    validate_authentication(K::authentication(request))?;
+    K::validate(request)
+}
+
+/// The subscriptions of one kind `K`, with credentials sealed by a [`Keyring`], callbacks
+/// tested through a `CallbackSender`, and a snapshot of all of them for routing
+/// ([`ManagedSubscriptions::cached`]) shared by clones.
+pub struct ManagedSubscriptions<K: SubscriptionKind> {
+    store: Arc<dyn Store>,
+    keyring: Arc<Keyring>,
+    sender: Arc<dyn vnfm_driver_api::CallbackSender>,
+    base: String,
+    cache: Arc<SubscriptionCache<K::Resource>>,
+    kind: PhantomData<fn() -> K>,
+}
+
+impl<K: SubscriptionKind> Clone for ManagedSubscriptions<K> {
+    fn clone(&self) -> Self {
+        ManagedSubscriptions {
+            store: self.store.clone(),
+            keyring: self.keyring.clone(),
+            sender: self.sender.clone(),
+            base: self.base.clone(),
+            cache: self.cache.clone(),
+            kind: PhantomData,
+        }
+    }
+}
+
+impl<K: SubscriptionKind> std::fmt::Debug for ManagedSubscriptions<K> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ManagedSubscriptions")
+            .field("kind", &K::LABEL)
+            .field("base", &self.base)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<K: SubscriptionKind> ManagedSubscriptions<K> {
+    /// Subscriptions in `store`, with credentials sealed by `keyring`, `_links.self` under
+    /// [`SubscriptionKind::DEFAULT_BASE`] and a [`DEFAULT_CACHE_TTL`] snapshot; callbacks are
+    /// tested through `sender`.
+    pub fn new(
+        store: Arc<dyn Store>,
+        keyring: Arc<Keyring>,
+        sender: Arc<dyn vnfm_driver_api::CallbackSender>,
+    ) -> Self {
+        ManagedSubscriptions {
+            store,
+            keyring,
+            sender,
+            base: K::DEFAULT_BASE.to_owned(),
+            cache: Arc::new(SubscriptionCache::new(DEFAULT_CACHE_TTL)),
+            kind: PhantomData,
+        }
+    }
+
+    /// Sets the base of `_links.self` (e.g. `https://vnfm.example/vnflcm/v2/subscriptions`);
+    /// the snapshot stays shared with the original.
+    pub fn with_base(mut self, base: impl Into<String>) -> Self {
+        self.base = base.into().trim_end_matches('/').to_owned();
+        self
+    }
+
+    /// Sets how long [`ManagedSubscriptions::cached`] trusts its snapshot (a new snapshot,
+    /// no longer shared).
+    pub fn with_cache_ttl(mut self, ttl: Duration) -> Self {
+        self.cache = Arc::new(SubscriptionCache::new(ttl));
+        self
+    }
+
+    /// The store the subscriptions are kept in.
+    pub(crate) fn store(&self) -> &Arc<dyn Store> {
+        &self.store
+    }
+
+    /// The snapshot shared by clones (for a router).
+    pub(crate) fn cache(&self) -> &Arc<SubscriptionCache<K::Resource>> {
+        &self.cache
+    }
+
+    /// Creates a subscription, or finds the existing one with the same filter and callback
+    /// (unless [`CreateOptions::allow_duplicates`]).
+    pub async fn create(
+        &self,
+        request: &K::Request,
+        options: &CreateOptions,
+    ) -> Result<Created<K::Resource>, LcmError> {
+        validate_request::<K>(request)?;
+        let callback = K::callback_uri(request);
+        let canonical = K::canonical_filter(request);
+        if !options.allow_duplicates
+            && let Some(existing) = K::duplicate(&*self.store, &canonical, callback)
+                .await
+                .map_err(store_err)?
+        {
+            return Ok(Created::Existing(existing.subscription));
+        }
+        if options.verify_callback {
+            verify_callback(
+                &*self.sender,
+                callback,
+                K::authentication(request),
+                options.verify_timeout,
+            )
+            .await?;
+        }
+        let id = SubscriptionId::new(new_id());
+        let resource = K::resource(id.clone(), request, format!("{}/{id}", self.base));
+        let sealed = seal_authentication(&self.keyring, K::authentication(request))?;
+        K::create(
+            &*self.store,
+            &StoredSubscription::new(resource.clone(), sealed),
+        )
+        .await
+        .map_err(store_err)?;
+        self.cache.invalidate();
+        // Not the callback URI: some carry tokens in their query.
+        tracing::info!(subscription_id = %id, kind = K::LABEL, "subscription created");
+        Ok(Created::New(resource))
+    }
+
+    /// One subscription. [`LcmError::NotFound`] if it does not exist.
+    pub async fn get(&self, id: &SubscriptionId) -> Result<K::Resource, LcmError> {
+        Ok(self.record(id).await?.subscription)
+    }
+
+    /// One page of subscriptions, ordered by id, after the cursor `after`.
+    pub async fn list(
+        &self,
+        after: Option<&str>,
+        limit: u32,
+    ) -> Result<Page<K::Resource>, LcmError> {
+        let page = K::list(&*self.store, after, limit)
+            .await
+            .map_err(store_err)?;
+        Ok(Page {
+            items: page.items.into_iter().map(|r| r.subscription).collect(),
+            next: page.next,
+        })
+    }
+
+    /// Every subscription, read from the store now (see [`ManagedSubscriptions::cached`]).
+    pub async fn all(&self) -> Result<Vec<K::Resource>, LcmError> {
+        all_of::<K>(&*self.store).await
+    }
+
+    /// Every subscription, from a snapshot at most one cache TTL old unless this process
+    /// created or deleted one since (then read again): for routing frequent notifications.
+    pub async fn cached(&self) -> Result<Arc<Vec<K::Resource>>, LcmError> {
+        self.cache.all::<K>(&*self.store).await
+    }
+
+    /// Deletes a subscription (and its undelivered notifications).
+    pub async fn delete(&self, id: &SubscriptionId) -> Result<(), LcmError> {
+        K::delete(&*self.store, id).await.map_err(|e| match e {
+            StoreError::NotFound { .. } => not_found(id),
+            other => store_err(other),
+        })?;
+        self.cache.invalidate();
+        tracing::info!(subscription_id = %id, kind = K::LABEL, "subscription deleted");
+        Ok(())
+    }
+
+    /// The decrypted callback credentials of a subscription (for delivery only).
+    pub async fn authentication(
+        &self,
+        id: &SubscriptionId,
+    ) -> Result<Option<SubscriptionAuthentication>, LcmError> {
+        let record = self.record(id).await?;
+        open_sealed(&self.keyring, id, record.authentication.as_deref())
+    }
+
+    async fn record(
+        &self,
+        id: &SubscriptionId,
+    ) -> Result<StoredSubscription<K::Resource>, LcmError> {
+        K::get(&*self.store, id)
+            .await
+            .map_err(store_err)?
+            .ok_or_else(|| not_found(id))
+    }
+}
+
+fn not_found(id: &SubscriptionId) -> LcmError {
+    LcmError::NotFound {
+        kind: "subscription",
+        id: id.to_string(),
+    }
+}
+
+/// Every subscription of kind `K` in `store`, page by page.
+async fn all_of<K: SubscriptionKind>(store: &dyn Store) -> Result<Vec<K::Resource>, LcmError> {
+    let mut out = Vec::new();
+    let mut after: Option<String> = None;
+    loop {
+        let page = K::list(store, after.as_deref(), MAX_PAGE_SIZE)
+            .await
+            .map_err(store_err)?;
+        out.extend(page.items.into_iter().map(|r| r.subscription));
+        match page.next {
+            Some(n) => after = Some(n),
+            None => return Ok(out),
+        }
+    }
+}
+
+type Snapshot<R> = Arc<Vec<R>>;
+
+/// All subscriptions of one kind, read from the store at most once per TTL unless
+/// invalidated.
+pub(crate) struct SubscriptionCache<R> {
+    ttl: Duration,
+    state: std::sync::Mutex<Option<(Instant, Snapshot<R>)>>,
+    /// Bumped by every invalidation: a refresh that started before one does not install its
+    /// (possibly stale) result.
+    generation: AtomicU64,
+}
+
+impl<R: SubscriptionResource> SubscriptionCache<R> {
+    pub(crate) fn new(ttl: Duration) -> Self {
+        SubscriptionCache {
+            ttl,
+            state: std::sync::Mutex::new(None),
+            generation: AtomicU64::new(0),
+        }
+    }
+
+    pub(crate) fn invalidate(&self) {
+        self.generation.fetch_add(1, Ordering::SeqCst);
+        if let Ok(mut s) = self.state.lock() {
+            *s = None;
+        }
+    }
+
+    pub(crate) async fn all<K: SubscriptionKind<Resource = R>>(
+        &self,
+        store: &dyn Store,
+    ) -> Result<Snapshot<R>, LcmError> {
+        if let Ok(s) = self.state.lock()
+            && let Some((at, snap)) = &*s
+            && at.elapsed() < self.ttl
+        {
+            return Ok(snap.clone());
+        }
+        let generation = self.generation.load(Ordering::SeqCst);
+        let snap = Arc::new(all_of::<K>(store).await?);
+        if let Ok(mut s) = self.state.lock()
+            && self.generation.load(Ordering::SeqCst) == generation
+        {
+            *s = Some((Instant::now(), snap.clone()));
+        }
+        Ok(snap)
+    }
+}

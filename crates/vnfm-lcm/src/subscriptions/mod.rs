@@ -1,0 +1,31 @@
+//! Subscriptions, generic over their kind, and the routing of notifications to them.
+//!
+//! - [`managed`]: what every kind shares, written once over [`SubscriptionKind`]
+//!   ([`ManagedSubscriptions`]): the request checks (an http(s) `callbackUri`; complete
+//!   `BASIC` / `OAUTH2_CLIENT_CREDENTIALS` parameters; `TLS_CERT` refused with 422), duplicate
+//!   detection (same canonical filter and callback: [`Created::Existing`], for SOL003's
+//!   `303 See Other`), the optional `GET` test of the callback (must answer
+//!   `204 No Content`), callback credentials sealed with the [`crate::Keyring`] (never
+//!   returned), and a snapshot of all subscriptions for routing.
+//! - [`lccn`]: lifecycle change notification subscriptions ([`LccnKind`], [`Subscriptions`])
+//!   and their [`SubscriptionRouter`]; [`crate::pkgm_subscriptions`] and
+//!   [`crate::fm`] hold the package management and fault management kinds.
+//! - [`matching`]: the SOL003 filter semantics the kinds share (pure).
+
+mod checks;
+pub mod lccn;
+pub mod managed;
+pub mod matching;
+
+pub(crate) use checks::{
+    check_url, open_sealed, seal_authentication, validate_authentication, verify_callback,
+};
+pub use lccn::{
+    DEFAULT_BASE, LccnKind, SubscriptionRouter, Subscriptions, V1_BASE, payload_for,
+    validate_request,
+};
+pub use managed::{
+    CreateOptions, Created, DEFAULT_CACHE_TTL, ManagedSubscriptions, SubscriptionKind,
+};
+pub use matching::{NotificationContext, matches, notification_instance};
+pub(crate) use matching::{constraint, instance_matches, passes, products_match};
