@@ -394,3 +394,63 @@ async fn modifications_need_the_current_version() {
             .is_some()
     );
 }
+
+#[tokio::test]
+async fn jobs_and_thresholds_survive_a_restart_with_their_schedule_and_sides() {
+    let f = fixture().await;
+    let opts = CreateOptions::default();
+    let job =
+        f.pm.create_job(&job_request(json!({})), &opts)
+            .await
+            .unwrap();
+    let th =
+        f.pm.create_threshold(&threshold_request(), &opts)
+            .await
+            .unwrap();
+    let due = first_due(&*f.store, &job.id).await;
+    // Seen above before the restart: no second UP after it.
+    f.metrics.set(Some(70.0));
+    assert_eq!(f.pm.collect_due(due).await.unwrap().crossings, 1);
+
+    // A new process: the same database file, a new manager (same keyring file in real life;
+    // here a new one, which only matters for delivering, not for collecting).
+    let path = f._dir.path().join("s.db");
+    drop(f.pm);
+    let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&path).await.unwrap());
+    let metrics = StaticMetrics::new(&[("VCpuUsageMeanVnf", PmObjectType::Vnf)]).with_value(70.0);
+    let pm = PerformanceManager::new(
+        store.clone(),
+        Arc::new(Keyring::from_key_list(&Keyring::generate_key()).unwrap()),
+        Arc::new(FixedAnswer(204)),
+        Arc::new(metrics.clone()),
+        PmOptions {
+            threshold_period: Duration::from_secs(10),
+            max_reports: 2,
+        },
+    );
+    assert_eq!(pm.job(&job.id).await.unwrap().0.reports.unwrap().len(), 1);
+    let next = due + Duration::from_secs(30);
+    // Not due before the schedule says so, then due.
+    assert_eq!(
+        pm.collect_due(next - Duration::from_secs(1))
+            .await
+            .unwrap()
+            .reports,
+        0
+    );
+    let done = pm.collect_due(next).await.unwrap();
+    assert_eq!((done.reports, done.crossings), (1, 0));
+    metrics.set(Some(30.0));
+    let done = pm
+        .collect_due(next + Duration::from_secs(10))
+        .await
+        .unwrap();
+    assert_eq!(done.crossings, 1);
+    let directions: Vec<String> = outbox(&*store)
+        .await
+        .into_iter()
+        .filter(|(sub, _, _)| sub == &th.id)
+        .map(|(_, _, p)| p["crossingDirection"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(directions, ["UP", "DOWN"]);
+}
