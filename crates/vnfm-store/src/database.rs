@@ -18,8 +18,8 @@ use vnfm_types::{
 use crate::error::{Conflict, StoreError};
 use crate::model::{
     InstanceQuery, JournalEntry, Lease, NewOutboxRow, OpOccQuery, OutboxRow, OutboxSummary,
-    PackageRecord, Page, PkgmSubscriptionRecord, StepRecord, StepWritten, SubscriptionRecord,
-    Timestamp, Version, VimRecord,
+    PackageRecord, Page, PkgmSubscriptionRecord, ProjectScope, ScopedKind, StepRecord, StepWritten,
+    SubscriptionRecord, Timestamp, Version, VimRecord,
 };
 use crate::sql::packages::ByColumn;
 use crate::sql::{SqlConn, instances, op_occs, outbox, packages, settings, subscriptions, vims};
@@ -66,13 +66,26 @@ macro_rules! in_transaction {
 
 #[async_trait]
 impl<D: Database> Store for D {
-    async fn create_instance(
+    async fn create_instance_in(
         &self,
         instance: &VnfInstance,
+        project: Option<&str>,
         notify: &[NewOutboxRow],
     ) -> Result<Version> {
         let (instance, notify) = (instance.clone(), notify.to_vec());
-        in_transaction!(self, |tx| instances::create(tx, &instance, &notify).await).await
+        let project = project.map(str::to_owned);
+        in_transaction!(self, |tx| instances::create(
+            tx,
+            &instance,
+            project.as_deref(),
+            &notify
+        )
+        .await)
+        .await
+    }
+
+    async fn project_of(&self, kind: ScopedKind, id: &str) -> Result<Option<Option<String>>> {
+        on_reader!(self, |c| crate::sql::project_of(c, kind, id).await)
     }
 
     async fn get_instance(&self, id: &VnfInstanceId) -> Result<Option<(VnfInstance, Version)>> {
@@ -362,10 +375,12 @@ impl<D: Database> Store for D {
 
     async fn list_subscriptions(
         &self,
+        scope: &ProjectScope,
         after: Option<&str>,
         limit: u32,
     ) -> Result<Page<SubscriptionRecord>> {
-        on_reader!(self, |c| subscriptions::page_of(c, after, limit).await)
+        on_reader!(self, |c| subscriptions::page_of(c, scope, after, limit)
+            .await)
     }
 
     async fn delete_subscription(&self, id: &SubscriptionId) -> Result<()> {
@@ -403,10 +418,12 @@ impl<D: Database> Store for D {
 
     async fn list_pkgm_subscriptions(
         &self,
+        scope: &ProjectScope,
         after: Option<&str>,
         limit: u32,
     ) -> Result<Page<PkgmSubscriptionRecord>> {
-        on_reader!(self, |c| subscriptions::page_of(c, after, limit).await)
+        on_reader!(self, |c| subscriptions::page_of(c, scope, after, limit)
+            .await)
     }
 
     async fn delete_pkgm_subscription(&self, id: &SubscriptionId) -> Result<()> {
@@ -447,10 +464,12 @@ impl<D: Database> Store for D {
 
     async fn list_fm_subscriptions(
         &self,
+        scope: &ProjectScope,
         after: Option<&str>,
         limit: u32,
     ) -> Result<Page<crate::model::FmSubscriptionRecord>> {
-        on_reader!(self, |c| subscriptions::page_of(c, after, limit).await)
+        on_reader!(self, |c| subscriptions::page_of(c, scope, after, limit)
+            .await)
     }
 
     async fn delete_fm_subscription(&self, id: &SubscriptionId) -> Result<()> {
@@ -513,10 +532,14 @@ impl<D: Database> Store for D {
 
     async fn list_alarms(
         &self,
+        scope: &ProjectScope,
         after: Option<&str>,
         limit: u32,
     ) -> Result<Page<(crate::model::AlarmRecord, Version)>> {
-        on_reader!(self, |c| crate::sql::alarms::page_of(c, after, limit).await)
+        on_reader!(self, |c| crate::sql::alarms::page_of(
+            c, scope, after, limit
+        )
+        .await)
     }
 
     async fn create_vim(&self, vim: &VimRecord) -> Result<Version> {
@@ -595,8 +618,13 @@ impl<D: Database> Store for D {
         .await
     }
 
-    async fn list_packages(&self, after: Option<&str>, limit: u32) -> Result<Page<PackageRecord>> {
-        on_reader!(self, |c| packages::page_of(c, after, limit).await)
+    async fn list_packages(
+        &self,
+        scope: &ProjectScope,
+        after: Option<&str>,
+        limit: u32,
+    ) -> Result<Page<PackageRecord>> {
+        on_reader!(self, |c| packages::page_of(c, scope, after, limit).await)
     }
 
     async fn put_package_content(&self, id: &str, content: &[u8]) -> Result<()> {

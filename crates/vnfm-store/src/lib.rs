@@ -50,9 +50,10 @@ pub use error::{Conflict, StoreError};
 pub use model::{
     AlarmRecord, DEFAULT_PAGE_SIZE, FmSubscriptionRecord, InstanceQuery, JournalEntry, JournalStep,
     Lease, MAX_PAGE_SIZE, NameFilter, NewOutboxRow, OpOccQuery, OutboxRow, OutboxStatus,
-    OutboxSummary, PackageRecord, Page, PkgmSubscriptionRecord, StepOutcome, StepRecord,
-    StepWritten, StoredSubscription, SubscriptionRecord, SubscriptionResource, Timestamp, Version,
-    VimRecord, canonical_filter, canonical_fm_filter, canonical_pkgm_filter, state_str,
+    OutboxSummary, PackageRecord, Page, PkgmSubscriptionRecord, ProjectScope, ScopedKind,
+    StepOutcome, StepRecord, StepWritten, StoredSubscription, SubscriptionRecord,
+    SubscriptionResource, Timestamp, Version, VimRecord, canonical_filter, canonical_fm_filter,
+    canonical_pkgm_filter, state_str,
 };
 pub use postgres::{DEFAULT_MAX_CONNECTIONS, PostgresStore};
 pub use sqlite::{

@@ -75,6 +75,11 @@ const MIGRATIONS: &[MigrationSource] = &[
         "instance default view",
         include_str!("../migrations/postgres/0010_instance_default_view.sql"),
     ),
+    (
+        11,
+        "projects",
+        include_str!("../migrations/postgres/0011_projects.sql"),
+    ),
 ];
 
 /// Default size of the connection pool.

@@ -65,6 +65,11 @@ pub(crate) const MIGRATIONS: &[MigrationSource] = &[
         "instance default view",
         include_str!("../../migrations/sqlite/0010_instance_default_view.sql"),
     ),
+    (
+        11,
+        "projects",
+        include_str!("../../migrations/sqlite/0011_projects.sql"),
+    ),
 ];
 
 /// The checksum sqlx records for a migration's SQL.
