@@ -35,7 +35,7 @@
 use std::sync::Arc;
 
 use vnfm_store::{
-    MAX_PAGE_SIZE, NewOutboxRow, Page, PkgmSubscriptionRecord, Store, Timestamp,
+    MAX_PAGE_SIZE, NewOutboxRow, Page, PkgmSubscriptionRecord, ProjectScope, Store, Timestamp,
     canonical_pkgm_filter,
 };
 use vnfm_types::{
@@ -262,7 +262,11 @@ impl PkgmSubscriptions {
         if !options.allow_duplicates
             && let Some(existing) = self
                 .store
-                .find_duplicate_pkgm_subscription(&canonical, &request.callback_uri)
+                .find_duplicate_pkgm_subscription(
+                    &canonical,
+                    &request.callback_uri,
+                    options.project.as_deref(),
+                )
                 .await
                 .map_err(store_err)?
         {
@@ -282,7 +286,10 @@ impl PkgmSubscriptions {
             PkgmSubscription::from_request(id.clone(), request, format!("{}/{id}", self.base));
         let sealed = seal_authentication(&self.keyring, request.authentication.as_ref())?;
         self.store
-            .create_pkgm_subscription(&PkgmSubscriptionRecord::new(subscription.clone(), sealed))
+            .create_pkgm_subscription(
+                &PkgmSubscriptionRecord::new(subscription.clone(), sealed)
+                    .in_project(options.project.clone()),
+            )
             .await
             .map_err(store_err)?;
         // Not the callback URI: some carry tokens in their query.
@@ -295,13 +302,17 @@ impl PkgmSubscriptions {
         Ok(self.record(id).await?.subscription)
     }
 
-    /// One page of subscriptions, ordered by id, after the cursor `after`.
+    /// One page of the subscriptions in `scope`, ordered by id, after the cursor `after`.
     pub async fn list(
         &self,
+        scope: &ProjectScope,
         after: Option<&str>,
         limit: u32,
     ) -> Result<Page<PkgmSubscription>, LcmError> {
-        let page = self.store.list_pkgm_subscriptions(after, limit).await;
+        let page = self
+            .store
+            .list_pkgm_subscriptions(scope, after, limit)
+            .await;
         Ok(map_page(page.map_err(store_err)?, |r| r.subscription))
     }
 
@@ -359,7 +370,7 @@ impl PkgmSubscriptions {
         loop {
             let page = self
                 .store
-                .list_pkgm_subscriptions(after.as_deref(), MAX_PAGE_SIZE)
+                .list_pkgm_subscriptions(&ProjectScope::All, after.as_deref(), MAX_PAGE_SIZE)
                 .await
                 .map_err(store_err)?;
             for record in &page.items {

@@ -21,7 +21,8 @@ use std::time::{Duration, Instant};
 use async_trait::async_trait;
 use serde_json::Value;
 use vnfm_store::{
-    MAX_PAGE_SIZE, NewOutboxRow, Page, Store, SubscriptionRecord, Timestamp, canonical_filter,
+    MAX_PAGE_SIZE, NewOutboxRow, Page, ProjectScope, Store, SubscriptionRecord, Timestamp,
+    canonical_filter,
 };
 use vnfm_types::{
     AuthType, LccnNotification, LccnSubscription, LccnSubscriptionRequest,
@@ -79,6 +80,10 @@ pub struct CreateOptions {
     /// instead of answering with that one ([`Created::Existing`], `303 See Other`): SOL003
     /// lets the server do either (v2.6.1 clauses 5.4.18.3.1 and 10.4.7.3.1).
     pub allow_duplicates: bool,
+    /// The project the subscription belongs to (that of the caller creating it; `None`: no
+    /// project, seen only by callers that see every project). A subscription of another
+    /// project is never answered as the duplicate of this one.
+    pub project: Option<String>,
 }
 
 impl Default for CreateOptions {
@@ -87,6 +92,7 @@ impl Default for CreateOptions {
             verify_callback: false,
             verify_timeout: Duration::from_secs(5),
             allow_duplicates: false,
+            project: None,
         }
     }
 }
@@ -179,7 +185,11 @@ impl Subscriptions {
         if !options.allow_duplicates
             && let Some(existing) = self
                 .store
-                .find_duplicate_subscription(&canonical, &request.callback_uri)
+                .find_duplicate_subscription(
+                    &canonical,
+                    &request.callback_uri,
+                    options.project.as_deref(),
+                )
                 .await
                 .map_err(store_err)?
         {
@@ -193,7 +203,8 @@ impl Subscriptions {
         let subscription =
             LccnSubscription::from_request(id.clone(), request, format!("{}/{id}", self.base));
         let sealed = seal_authentication(&self.keyring, request.authentication.as_ref())?;
-        let record = SubscriptionRecord::new(subscription.clone(), sealed);
+        let record = SubscriptionRecord::new(subscription.clone(), sealed)
+            .in_project(options.project.clone());
         self.store
             .create_subscription(&record)
             .await
@@ -209,13 +220,14 @@ impl Subscriptions {
         Ok(self.record(id).await?.subscription)
     }
 
-    /// One page of subscriptions, ordered by id, after the cursor `after`.
+    /// One page of the subscriptions in `scope`, ordered by id, after the cursor `after`.
     pub async fn list(
         &self,
+        scope: &ProjectScope,
         after: Option<&str>,
         limit: u32,
     ) -> Result<Page<LccnSubscription>, LcmError> {
-        let page = self.store.list_subscriptions(after, limit).await;
+        let page = self.store.list_subscriptions(scope, after, limit).await;
         Ok(map_page(page.map_err(store_err)?, |r| r.subscription))
     }
 
@@ -828,7 +840,7 @@ impl SubscriptionCache {
         let mut after: Option<String> = None;
         loop {
             let page = store
-                .list_subscriptions(after.as_deref(), MAX_PAGE_SIZE)
+                .list_subscriptions(&ProjectScope::All, after.as_deref(), MAX_PAGE_SIZE)
                 .await
                 .map_err(store_err)?;
             all.extend(page.items.into_iter().map(|r| r.subscription));

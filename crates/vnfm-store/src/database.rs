@@ -395,11 +395,13 @@ impl<D: Database> Store for D {
         &self,
         canonical_filter: &str,
         callback_uri: &str,
+        project: Option<&str>,
     ) -> Result<Option<SubscriptionRecord>> {
         on_reader!(self, |c| subscriptions::duplicate(
             c,
             canonical_filter,
-            callback_uri
+            callback_uri,
+            project
         )
         .await)
     }
@@ -438,11 +440,13 @@ impl<D: Database> Store for D {
         &self,
         canonical_filter: &str,
         callback_uri: &str,
+        project: Option<&str>,
     ) -> Result<Option<PkgmSubscriptionRecord>> {
         on_reader!(self, |c| subscriptions::duplicate(
             c,
             canonical_filter,
-            callback_uri
+            callback_uri,
+            project
         )
         .await)
     }
@@ -484,11 +488,13 @@ impl<D: Database> Store for D {
         &self,
         canonical_filter: &str,
         callback_uri: &str,
+        project: Option<&str>,
     ) -> Result<Option<crate::model::FmSubscriptionRecord>> {
         on_reader!(self, |c| subscriptions::duplicate(
             c,
             canonical_filter,
-            callback_uri
+            callback_uri,
+            project
         )
         .await)
     }

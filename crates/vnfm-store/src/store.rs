@@ -312,12 +312,13 @@ pub trait Store: Send + Sync {
     /// Deletes the lifecycle subscription and its pending outbox rows (dead rows stay).
     async fn delete_subscription(&self, id: &SubscriptionId) -> Result<()>;
 
-    /// A lifecycle subscription with the same canonical filter ([`crate::canonical_filter`])
-    /// and callback URI, for SOL003's `303 See Other`.
+    /// A lifecycle subscription of `project` (`None`: of no project) with the same canonical
+    /// filter ([`crate::canonical_filter`]) and callback URI, for SOL003's `303 See Other`.
     async fn find_duplicate_subscription(
         &self,
         canonical_filter: &str,
         callback_uri: &str,
+        project: Option<&str>,
     ) -> Result<Option<SubscriptionRecord>>;
 
     /// Stores a VNF package management subscription. [`crate::Conflict::AlreadyExists`] if the
@@ -342,12 +343,13 @@ pub trait Store: Send + Sync {
     /// rows stay).
     async fn delete_pkgm_subscription(&self, id: &SubscriptionId) -> Result<()>;
 
-    /// A VNF package management subscription with the same canonical filter
+    /// A VNF package management subscription of `project` with the same canonical filter
     /// ([`crate::canonical_pkgm_filter`]) and callback URI, for `303 See Other`.
     async fn find_duplicate_pkgm_subscription(
         &self,
         canonical_filter: &str,
         callback_uri: &str,
+        project: Option<&str>,
     ) -> Result<Option<PkgmSubscriptionRecord>>;
 
     // ----- Fault management -----
@@ -376,12 +378,13 @@ pub trait Store: Send + Sync {
     /// Deletes the FM subscription and its pending outbox rows (dead rows stay).
     async fn delete_fm_subscription(&self, id: &SubscriptionId) -> Result<()>;
 
-    /// An FM subscription with the same canonical filter ([`crate::canonical_fm_filter`]) and
-    /// callback URI, for `303 See Other`.
+    /// An FM subscription of `project` with the same canonical filter
+    /// ([`crate::canonical_fm_filter`]) and callback URI, for `303 See Other`.
     async fn find_duplicate_fm_subscription(
         &self,
         canonical_filter: &str,
         callback_uri: &str,
+        project: Option<&str>,
     ) -> Result<Option<crate::model::FmSubscriptionRecord>>;
 
     /// Stores a new alarm at [`Version::FIRST`] and enqueues `notify` in the same transaction.

@@ -132,7 +132,7 @@ async fn fm_subscriptions_are_their_own_kind(db: &TestDb) {
     let canonical = canonical_fm_filter(sub.filter.as_ref());
     assert_eq!(canonical, r#"{"perceivedSeverities":["CRITICAL","MAJOR"]}"#);
     let dup = store
-        .find_duplicate_fm_subscription(&canonical, "http://nfvo/fm")
+        .find_duplicate_fm_subscription(&canonical, "http://nfvo/fm", None)
         .await
         .unwrap();
     assert_eq!(dup.map(|d| d.subscription.id), Some(id.clone()));

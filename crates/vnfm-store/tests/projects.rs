@@ -298,6 +298,31 @@ async fn packages_subscriptions_and_alarms_are_listed_by_project(s: &dyn Store) 
         Some(Some("A".into()))
     );
 
+    // Duplicates are looked for in the subscription's project only (NULL matches NULL).
+    let filter = vnfm_store::canonical_filter(None);
+    let dup = |project: Option<&'static str>| {
+        let filter = filter.clone();
+        async move {
+            s.find_duplicate_subscription(&filter, "http://nfvo/cb", project)
+                .await
+                .unwrap()
+                .map(|r| r.subscription.id.0)
+        }
+    };
+    assert_eq!(dup(Some("A")).await.as_deref(), Some("s1"));
+    assert_eq!(dup(Some("B")).await.as_deref(), Some("s2"));
+    assert_eq!(dup(None).await.as_deref(), Some("s3"));
+    assert_eq!(dup(Some("C")).await, None);
+    let fm_dup = s
+        .find_duplicate_fm_subscription(
+            &vnfm_store::canonical_fm_filter(None),
+            "http://nfvo/cb",
+            Some("B"),
+        )
+        .await
+        .unwrap();
+    assert_eq!(fm_dup.map(|r| r.subscription.id.0).as_deref(), Some("fms2"));
+
     // Alarms belong to the project of their instance (managedObjectId).
     s.create_instance_in(&instance("ia", "vnfd", None, &[]), Some("A"), &[])
         .await

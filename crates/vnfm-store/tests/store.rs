@@ -1667,19 +1667,19 @@ async fn subscriptions_round_trip_and_detect_duplicates(db: &TestDb) {
     )
     .unwrap();
     let dup = s
-        .find_duplicate_subscription(&canonical_filter(Some(&same)), "http://nfvo/cb")
+        .find_duplicate_subscription(&canonical_filter(Some(&same)), "http://nfvo/cb", None)
         .await
         .unwrap()
         .expect("duplicate found");
     assert_eq!(dup.subscription.id, sub.id);
     assert!(
-        s.find_duplicate_subscription(&canonical_filter(Some(&same)), "http://nfvo/other")
+        s.find_duplicate_subscription(&canonical_filter(Some(&same)), "http://nfvo/other", None)
             .await
             .unwrap()
             .is_none()
     );
     assert!(
-        s.find_duplicate_subscription(&canonical_filter(None), "http://nfvo/cb")
+        s.find_duplicate_subscription(&canonical_filter(None), "http://nfvo/cb", None)
             .await
             .unwrap()
             .is_none()
@@ -2253,13 +2253,13 @@ async fn pkgm_subscriptions_share_ids_with_lcm_ones_but_stay_apart(db: &TestDb) 
     assert_eq!(lcm_list.items[0].subscription.id, lcm_id);
     // Both have the empty filter `{}` or not: the duplicate lookup stays within its kind.
     assert!(
-        s.find_duplicate_subscription(&canonical_filter(None), "http://nfvo/cb")
+        s.find_duplicate_subscription(&canonical_filter(None), "http://nfvo/cb", None)
             .await
             .unwrap()
             .is_some()
     );
     assert!(
-        s.find_duplicate_pkgm_subscription(&canonical_pkgm_filter(None), "http://nfvo/cb")
+        s.find_duplicate_pkgm_subscription(&canonical_pkgm_filter(None), "http://nfvo/cb", None)
             .await
             .unwrap()
             .is_none()
@@ -2268,7 +2268,11 @@ async fn pkgm_subscriptions_share_ids_with_lcm_ones_but_stay_apart(db: &TestDb) 
         serde_json::from_value(json!({"operationalState": ["ENABLED"], "vnfdId": ["a", "b", "a"]}))
             .unwrap();
     let dup = s
-        .find_duplicate_pkgm_subscription(&canonical_pkgm_filter(Some(&same)), "http://nfvo/cb")
+        .find_duplicate_pkgm_subscription(
+            &canonical_pkgm_filter(Some(&same)),
+            "http://nfvo/cb",
+            None,
+        )
         .await
         .unwrap()
         .expect("duplicate found");

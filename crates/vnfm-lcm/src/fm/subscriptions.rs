@@ -9,8 +9,8 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use vnfm_store::{
-    FmSubscriptionRecord, Page, Store, StoreError, StoredSubscription, SubscriptionResource,
-    canonical_fm_filter,
+    FmSubscriptionRecord, Page, ProjectScope, Store, StoreError, StoredSubscription,
+    SubscriptionResource, canonical_fm_filter,
 };
 use vnfm_types::{
     FmSubscription, FmSubscriptionRequest, SubscriptionAuthentication, SubscriptionId,
@@ -57,19 +57,21 @@ pub trait SubscriptionKind: Send + Sync + 'static {
         store: &dyn Store,
         id: &SubscriptionId,
     ) -> vnfm_store::Result<Option<StoredSubscription<Self::Resource>>>;
-    /// One page of records.
+    /// One page of the records in `scope`.
     async fn list(
         store: &dyn Store,
+        scope: &ProjectScope,
         after: Option<&str>,
         limit: u32,
     ) -> vnfm_store::Result<Page<StoredSubscription<Self::Resource>>>;
     /// Deletes a record.
     async fn delete(store: &dyn Store, id: &SubscriptionId) -> vnfm_store::Result<()>;
-    /// A record with the same canonical filter and callback.
+    /// A record of `project` with the same canonical filter and callback.
     async fn duplicate(
         store: &dyn Store,
         canonical_filter: &str,
         callback_uri: &str,
+        project: Option<&str>,
     ) -> vnfm_store::Result<Option<StoredSubscription<Self::Resource>>>;
 }
 
@@ -133,9 +135,14 @@ impl<K: SubscriptionKind> ManagedSubscriptions<K> {
         K::validate(request)?;
         let canonical = K::canonical_filter(request);
         if !options.allow_duplicates
-            && let Some(existing) = K::duplicate(&*self.store, &canonical, callback)
-                .await
-                .map_err(store_err)?
+            && let Some(existing) = K::duplicate(
+                &*self.store,
+                &canonical,
+                callback,
+                options.project.as_deref(),
+            )
+            .await
+            .map_err(store_err)?
         {
             return Ok(Created::Existing(existing.subscription));
         }
@@ -153,7 +160,7 @@ impl<K: SubscriptionKind> ManagedSubscriptions<K> {
         let sealed = seal_authentication(&self.keyring, K::authentication(request))?;
         K::create(
             &*self.store,
-            &StoredSubscription::new(resource.clone(), sealed),
+            &StoredSubscription::new(resource.clone(), sealed).in_project(options.project.clone()),
         )
         .await
         .map_err(store_err)?;
@@ -167,13 +174,14 @@ impl<K: SubscriptionKind> ManagedSubscriptions<K> {
         Ok(self.record(id).await?.subscription)
     }
 
-    /// One page of subscriptions, ordered by id, after the cursor `after`.
+    /// One page of the subscriptions in `scope`, ordered by id, after the cursor `after`.
     pub async fn list(
         &self,
+        scope: &ProjectScope,
         after: Option<&str>,
         limit: u32,
     ) -> Result<Page<K::Resource>, LcmError> {
-        let page = K::list(&*self.store, after, limit)
+        let page = K::list(&*self.store, scope, after, limit)
             .await
             .map_err(store_err)?;
         Ok(Page {
@@ -188,7 +196,11 @@ impl<K: SubscriptionKind> ManagedSubscriptions<K> {
         let mut after: Option<String> = None;
         loop {
             let page = self
-                .list(after.as_deref(), vnfm_store::MAX_PAGE_SIZE)
+                .list(
+                    &ProjectScope::All,
+                    after.as_deref(),
+                    vnfm_store::MAX_PAGE_SIZE,
+                )
                 .await?;
             out.extend(page.items);
             match page.next {
@@ -272,10 +284,11 @@ impl SubscriptionKind for FmKind {
     }
     async fn list(
         store: &dyn Store,
+        scope: &ProjectScope,
         after: Option<&str>,
         limit: u32,
     ) -> vnfm_store::Result<Page<FmSubscriptionRecord>> {
-        store.list_fm_subscriptions(after, limit).await
+        store.list_fm_subscriptions(scope, after, limit).await
     }
     async fn delete(store: &dyn Store, id: &SubscriptionId) -> vnfm_store::Result<()> {
         store.delete_fm_subscription(id).await
@@ -284,9 +297,10 @@ impl SubscriptionKind for FmKind {
         store: &dyn Store,
         canonical_filter: &str,
         callback_uri: &str,
+        project: Option<&str>,
     ) -> vnfm_store::Result<Option<FmSubscriptionRecord>> {
         store
-            .find_duplicate_fm_subscription(canonical_filter, callback_uri)
+            .find_duplicate_fm_subscription(canonical_filter, callback_uri, project)
             .await
     }
 }

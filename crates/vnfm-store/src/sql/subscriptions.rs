@@ -1,7 +1,9 @@
 //! Subscriptions of every kind, in one table and one id space, told apart by a `kind` column:
 //! one implementation, generic over the resource ([`SubscriptionResource`]).
 
-use super::{Col, SqlConn, columns, from_json, now_ms, page, page_size_of, push_scope, to_json};
+use super::{
+    Col, Dialect, SqlConn, columns, from_json, now_ms, page, page_size_of, push_scope, to_json,
+};
 use crate::error::{Conflict, StoreError};
 use crate::model::{Page, ProjectScope, StoredSubscription, SubscriptionResource};
 
@@ -114,19 +116,31 @@ pub(crate) async fn delete<C: SqlConn, S: SubscriptionResource>(
     Ok(())
 }
 
-/// The oldest subscription of kind `S` with this canonical filter and callback.
+/// The oldest subscription of kind `S` of `project` (none: of no project) with this canonical
+/// filter and callback.
 pub(crate) async fn duplicate<C: SqlConn, S: SubscriptionResource>(
     conn: &mut C,
     canonical_filter: &str,
     callback_uri: &str,
+    project: Option<&str>,
 ) -> Result<Option<StoredSubscription<S>>, StoreError> {
+    // Equality that holds between two NULLs.
+    let same_project = match C::DIALECT {
+        Dialect::Sqlite => "project IS $4",
+        Dialect::Postgres => "project IS NOT DISTINCT FROM $4::text",
+    };
     let sql = format!(
         "SELECT {COLUMNS} FROM subscriptions WHERE kind = $1 AND callback_uri = $2 \
-         AND canonical_filter = $3 ORDER BY id LIMIT 1"
+         AND canonical_filter = $3 AND {same_project} ORDER BY id LIMIT 1"
     );
     conn.row(
         &sql,
-        &[S::KIND.into(), callback_uri.into(), canonical_filter.into()],
+        &[
+            S::KIND.into(),
+            callback_uri.into(),
+            canonical_filter.into(),
+            project.into(),
+        ],
         &COLS,
     )
     .await?
