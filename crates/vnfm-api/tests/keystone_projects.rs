@@ -39,6 +39,7 @@ async fn as_user(
     h.raw(method, uri, &headers, bytes).await
 }
 
+/// A JSON request body.
 fn json_body(v: Value) -> Option<(&'static str, Vec<u8>)> {
     Some(("application/json", serde_json::to_vec(&v).unwrap()))
 }
@@ -183,6 +184,56 @@ async fn a_project_sees_and_changes_only_its_own_resources() {
     );
     let sub = r.json()["id"].as_str().unwrap().to_owned();
     let sub_uri = format!("/vnflcm/v2/subscriptions/{sub}");
+    let mut other_subs = Vec::new();
+    for list in ["/vnfpkgm/v2/subscriptions", "/vnffm/v1/subscriptions"] {
+        let body = json_body(json!({"callbackUri": "http://127.0.0.1:9/cb"}));
+        let r = as_user(&h, &a, Method::POST, list, body).await;
+        assert_eq!(
+            r.status,
+            StatusCode::CREATED,
+            "{list}: {}",
+            String::from_utf8_lossy(&r.body)
+        );
+        other_subs.push((list, r.json()["id"].as_str().unwrap().to_owned()));
+    }
+    // An alarm on A's instance (raised through the Alertmanager receiver) is A's.
+    let alert = json!({
+        "version": "4", "groupKey": "{}:{}", "truncatedAlerts": 0, "status": "firing",
+        "receiver": "vnfm", "groupLabels": {}, "commonLabels": {}, "commonAnnotations": {},
+        "externalURL": "http://alertmanager",
+        "alerts": [{
+            "status": "firing",
+            "labels": {"alertname": "HighCpu", "vnf_instance_id": inst,
+                       "perceived_severity": "major", "event_type": "QOS_ALARM",
+                       "function_type": "vnffm"},
+            "annotations": {"summary": "CPU above 90%"},
+            "startsAt": "2030-01-01T00:00:00Z", "endsAt": "0001-01-01T00:00:00Z",
+            "generatorURL": "http://prometheus/graph", "fingerprint": "f1"
+        }]
+    });
+    let bearer = format!("Bearer {}", h.token);
+    let headers = [
+        ("content-type", "application/json"),
+        ("authorization", bearer.as_str()),
+    ];
+    let r = h
+        .raw(
+            Method::POST,
+            "/vnffm/v1/alertmanager",
+            &headers,
+            serde_json::to_vec(&alert).unwrap(),
+        )
+        .await;
+    assert_eq!(
+        r.status,
+        StatusCode::NO_CONTENT,
+        "{}",
+        String::from_utf8_lossy(&r.body)
+    );
+    let alarm_ids = ids(&as_user(&h, &a, Method::GET, "/vnffm/v1/alarms", None).await);
+    assert_eq!(alarm_ids.len(), 1, "A sees the alarm on its instance");
+    let alarm = alarm_ids[0].clone();
+    let alarm_uri = format!("/vnffm/v1/alarms/{alarm}");
 
     // The store recorded A's project on each, and on the operation through its instance.
     let store = h.state.store();
@@ -207,6 +258,9 @@ async fn a_project_sees_and_changes_only_its_own_resources() {
         ("/vnfpkgm/v2/vnf_packages", &pkg),
         ("/vnfpkgm/v1/vnf_packages", &pkg),
         ("/vnflcm/v2/subscriptions", &sub),
+        (other_subs[0].0, &other_subs[0].1),
+        (other_subs[1].0, &other_subs[1].1),
+        ("/vnffm/v1/alarms", &alarm),
     ];
     for (list, id) in lists {
         assert!(
@@ -263,25 +317,38 @@ async fn a_project_sees_and_changes_only_its_own_resources() {
         ),
         (Method::GET, sub_uri.clone(), None, &sub),
         (Method::DELETE, sub_uri.clone(), None, &sub),
+        (
+            Method::GET,
+            format!("{}/{}", other_subs[0].0, other_subs[0].1),
+            None,
+            &other_subs[0].1,
+        ),
+        (
+            Method::DELETE,
+            format!("{}/{}", other_subs[1].0, other_subs[1].1),
+            None,
+            &other_subs[1].1,
+        ),
+        (Method::GET, alarm_uri.clone(), None, &alarm),
+        (
+            Method::PATCH,
+            alarm_uri.clone(),
+            Some(json!({"ackState": "ACKNOWLEDGED"})),
+            &alarm,
+        ),
     ];
+    let encode = |method: &Method, body: Option<Value>| {
+        let content_type = if *method == Method::PATCH {
+            "application/merge-patch+json"
+        } else {
+            "application/json"
+        };
+        body.map(|v| (content_type, serde_json::to_vec(&v).unwrap()))
+    };
     for (method, uri, body, id) in named {
-        let other = as_user(
-            &h,
-            &b,
-            method.clone(),
-            &uri,
-            body.clone().and_then(json_body),
-        )
-        .await;
+        let other = as_user(&h, &b, method.clone(), &uri, encode(&method, body.clone())).await;
         let absent_uri = uri.replace(id, missing);
-        let absent = as_user(
-            &h,
-            &b,
-            method.clone(),
-            &absent_uri,
-            body.and_then(json_body),
-        )
-        .await;
+        let absent = as_user(&h, &b, method.clone(), &absent_uri, encode(&method, body)).await;
         assert_eq!(
             not_found(&other, id),
             not_found(&absent, missing),
@@ -321,6 +388,12 @@ async fn a_project_sees_and_changes_only_its_own_resources() {
         as_user(&h, &a, Method::GET, &pkg_uri, None).await.status,
         StatusCode::OK
     );
+    let alarm_doc = as_user(&h, &a, Method::GET, &alarm_uri, None).await.json();
+    assert_eq!(alarm_doc["ackState"], "UNACKNOWLEDGED", "{alarm_doc}");
+    for (list, id) in &other_subs {
+        let r = as_user(&h, &a, Method::GET, &format!("{list}/{id}"), None).await;
+        assert_eq!(r.status, StatusCode::OK, "{list}/{id}");
+    }
     // The admin reaches them by id too, and so does the OAuth 2.0 client.
     assert_eq!(
         as_user(&h, &root, Method::GET, &inst_uri, None)
