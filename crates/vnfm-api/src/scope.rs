@@ -10,8 +10,8 @@
 //! - **Every request naming one resource** (`/vnf_instances/{id}/...`,
 //!   `/vnf_lcm_op_occs/{id}/...`, `/vnf_packages/{id}/...`, `/onboarded_vnf_packages/{vnfdId}/...`,
 //!   `/subscriptions/{id}`, `/alarms/{id}`) goes through [`guard`] first: a resource of another
-//!   project (or of none) answers the same `404` as an id that does not exist, so ids do not
-//!   leak, and nothing of the request is carried out.
+//!   project (or of none) answers the same `404` as an id that does not exist, which the guard
+//!   answers too, so ids do not leak, and nothing of the request is carried out.
 //!
 //! OAuth 2.0 and Basic clients, and Keystone callers with an admin role, see every project
 //! ([`ProjectScope::All`]); what they create belongs to no project (to the token's project for
@@ -139,9 +139,8 @@ fn not_found(named: Named, id: &str) -> ApiError {
     .into()
 }
 
-/// Whether the resource the request names is outside `scope`: `false` when it does not exist
-/// (its handler answers that).
-async fn outside(
+/// Whether the resource the request names exists and is in `scope`.
+async fn visible(
     state: &AppState,
     scope: &ProjectScope,
     named: Named,
@@ -155,12 +154,14 @@ async fn outside(
             .await?
             .map(|(p, _)| p.project),
     };
-    Ok(project.is_some_and(|p| !scope.admits(p.as_deref())))
+    Ok(project.is_some_and(|p| scope.admits(p.as_deref())))
 }
 
 /// Middleware on the authenticated routes: refuses with `404` a request naming one resource
-/// that the caller's project does not own, before its handler runs. Callers that see every
-/// project pass without a lookup.
+/// that the caller's project does not own, before its handler runs. A resource that does not
+/// exist is refused here too, with the same answer, so that nothing the handler checks before
+/// its lookup (the body, the `Accept` header) tells the two apart. Callers that see every
+/// project pass without a lookup, to the handlers' own answers.
 pub(crate) async fn guard(
     State(state): State<Arc<AppState>>,
     tenancy: Tenancy,
@@ -178,9 +179,9 @@ pub(crate) async fn guard(
     let Some((named, id)) = named(path) else {
         return next.run(request).await;
     };
-    match outside(&state, &tenancy.scope, named, &id).await {
-        Ok(false) => next.run(request).await,
-        Ok(true) => not_found(named, &id).into_response(),
+    match visible(&state, &tenancy.scope, named, &id).await {
+        Ok(true) => next.run(request).await,
+        Ok(false) => not_found(named, &id).into_response(),
         Err(e) => e.into_response(),
     }
 }

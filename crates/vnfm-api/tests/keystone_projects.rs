@@ -330,6 +330,13 @@ async fn a_project_sees_and_changes_only_its_own_resources() {
             &other_subs[1].1,
         ),
         (Method::GET, alarm_uri.clone(), None, &alarm),
+        // A body the handler would refuse (400) tells nothing either: the project comes first.
+        (
+            Method::POST,
+            format!("{inst_uri}/heal"),
+            Some(json!(["not", "a", "request"])),
+            &inst,
+        ),
         (
             Method::PATCH,
             alarm_uri.clone(),
