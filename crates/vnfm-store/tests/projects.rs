@@ -6,11 +6,12 @@ mod common;
 
 use serde_json::json;
 use vnfm_store::{
-    AlarmRecord, FmSubscriptionRecord, InstanceQuery, Lease, OpOccQuery, PackageRecord,
+    AlarmRecord, FmSubscriptionRecord, InstanceQuery, Lease, OpOccQuery, PackageRecord, Page,
     PkgmSubscriptionRecord, ProjectScope, ScopedKind, Store, SubscriptionRecord, Timestamp,
 };
 use vnfm_types::{
-    Alarm, FmSubscription, LccnSubscription, LcmOperationStateType, PkgmSubscription,
+    Alarm, FmSubscription, LccnSubscription, LcmOperationStateType, PkgmSubscription, VnfInstance,
+    VnfLcmOpOcc,
 };
 
 use common::{TestDb, instance, op_occ};
@@ -19,19 +20,27 @@ fn scope(p: &str) -> ProjectScope {
     ProjectScope::Project(p.into())
 }
 
-/// Every id of every page of `list`, asking for pages of `limit`, and the number of pages.
-async fn all_pages<F, Fut>(limit: u32, mut list: F) -> (Vec<String>, usize)
+/// The keys of every item of every page of `list` (called with the cursor and `limit`), and
+/// the number of pages; each page holds at most `limit` items.
+async fn all_pages<T, F, Fut>(
+    limit: u32,
+    mut list: F,
+    key: impl Fn(&T) -> String,
+) -> (Vec<String>, usize)
 where
     F: FnMut(Option<String>, u32) -> Fut,
-    Fut: std::future::Future<Output = (Vec<String>, Option<String>)>,
+    Fut: std::future::Future<Output = Page<T>>,
 {
     let (mut ids, mut pages, mut after) = (Vec::new(), 0, None);
     loop {
-        let (items, next) = list(after.clone(), limit).await;
-        assert!(items.len() <= limit as usize, "page larger than {limit}");
+        let page = list(after.clone(), limit).await;
+        assert!(
+            page.items.len() <= limit as usize,
+            "page larger than {limit}"
+        );
         pages += 1;
-        ids.extend(items);
-        match next {
+        ids.extend(page.items.iter().map(&key));
+        match page.next {
             Some(n) => after = Some(n),
             None => return (ids, pages),
         }
@@ -65,29 +74,25 @@ async fn instances_and_op_occs_are_listed_by_project(s: &dyn Store) {
         s.project_of(ScopedKind::Instance, "zz").await.unwrap(),
         None
     );
-    let list = |scope: ProjectScope| {
-        move |after: Option<String>, limit: u32| {
-            let scope = scope.clone();
-            async move {
-                let q = InstanceQuery {
-                    scope,
-                    after,
-                    limit: Some(limit),
-                    ..Default::default()
-                };
-                let page = s.list_instances(&q).await.unwrap();
-                let ids = page.items.iter().map(|i| i.id.0.clone()).collect();
-                (ids, page.next)
-            }
-        }
+    let instances = |scope: ProjectScope, limit: u32| {
+        let list = move |after: Option<String>, limit: u32| {
+            let q = InstanceQuery {
+                scope: scope.clone(),
+                after,
+                limit: Some(limit),
+                ..Default::default()
+            };
+            async move { s.list_instances(&q).await.unwrap() }
+        };
+        all_pages(limit, list, |i: &VnfInstance| i.id.0.clone())
     };
-    let (a, pages) = all_pages(2, list(scope("A"))).await;
+    let (a, pages) = instances(scope("A"), 2).await;
     assert_eq!(a, ["a1", "a2", "a3", "a4", "a5"]);
     assert_eq!(pages, 3, "pages of 2 visible rows each");
-    assert_eq!(all_pages(2, list(scope("B"))).await.0, ["b1", "b2", "b3"]);
-    assert!(all_pages(2, list(scope("C"))).await.0.is_empty());
-    assert!(all_pages(2, list(ProjectScope::Nothing)).await.0.is_empty());
-    assert_eq!(all_pages(4, list(ProjectScope::All)).await.0.len(), 9);
+    assert_eq!(instances(scope("B"), 2).await.0, ["b1", "b2", "b3"]);
+    assert!(instances(scope("C"), 2).await.0.is_empty());
+    assert!(instances(ProjectScope::Nothing, 2).await.0.is_empty());
+    assert_eq!(instances(ProjectScope::All, 4).await.0.len(), 9);
     // The scope combines with the other filters, and with the documents and default views.
     let q = InstanceQuery {
         scope: scope("B"),
@@ -121,26 +126,21 @@ async fn instances_and_op_occs_are_listed_by_project(s: &dyn Store) {
             .await
             .unwrap();
     }
-    let occs = |scope: ProjectScope| async move {
-        let q = OpOccQuery {
-            scope,
-            limit: Some(1),
-            ..Default::default()
+    let occs = |scope: ProjectScope| {
+        let list = move |after: Option<String>, limit: u32| {
+            let q = OpOccQuery {
+                scope: scope.clone(),
+                after,
+                limit: Some(limit),
+                ..Default::default()
+            };
+            async move { s.list_op_occs(&q).await.unwrap() }
         };
-        let mut ids = Vec::new();
-        let mut q = q;
-        loop {
-            let page = s.list_op_occs(&q).await.unwrap();
-            ids.extend(page.items.into_iter().map(|o| o.id.0));
-            match page.next {
-                Some(n) => q.after = Some(n),
-                None => return ids,
-            }
-        }
+        all_pages(1, list, |o: &VnfLcmOpOcc| o.id.0.clone())
     };
-    assert_eq!(occs(scope("A")).await, ["o-a1", "o-a2"]);
-    assert_eq!(occs(scope("B")).await, ["o-b1"]);
-    assert_eq!(occs(ProjectScope::All).await.len(), 4);
+    assert_eq!(occs(scope("A")).await.0, ["o-a1", "o-a2"]);
+    assert_eq!(occs(scope("B")).await.0, ["o-b1"]);
+    assert_eq!(occs(ProjectScope::All).await.0.len(), 4);
     assert_eq!(
         s.project_of(ScopedKind::OpOcc, "o-n1").await.unwrap(),
         Some(None)
@@ -182,20 +182,23 @@ async fn packages_subscriptions_and_alarms_are_listed_by_project(s: &dyn Store) 
             .as_deref(),
         Some("A")
     );
-    let packages = |scope: ProjectScope| async move {
-        let (mut ids, mut after) = (Vec::new(), None);
-        loop {
-            let page = s.list_packages(&scope, after.as_deref(), 1).await.unwrap();
-            ids.extend(page.items.into_iter().map(|p| p.id));
-            match page.next {
-                Some(n) => after = Some(n),
-                None => return ids,
+    let packages = |scope: ProjectScope| {
+        let list = move |after: Option<String>, limit: u32| {
+            let scope = scope.clone();
+            async move {
+                s.list_packages(&scope, after.as_deref(), limit)
+                    .await
+                    .unwrap()
             }
-        }
+        };
+        all_pages(1, list, |p: &PackageRecord| p.id.clone())
     };
-    assert_eq!(packages(scope("A")).await, ["p1", "p4"]);
-    assert_eq!(packages(scope("B")).await, ["p2"]);
-    assert_eq!(packages(ProjectScope::All).await, ["p1", "p2", "p3", "p4"]);
+    assert_eq!(packages(scope("A")).await.0, ["p1", "p4"]);
+    assert_eq!(packages(scope("B")).await.0, ["p2"]);
+    assert_eq!(
+        packages(ProjectScope::All).await.0,
+        ["p1", "p2", "p3", "p4"]
+    );
     assert_eq!(
         s.project_of(ScopedKind::Package, "p3").await.unwrap(),
         Some(None)
@@ -244,22 +247,23 @@ async fn packages_subscriptions_and_alarms_are_listed_by_project(s: &dyn Store) 
         .unwrap()
         .unwrap();
     assert_eq!(got.project.as_deref(), Some("B"));
-    let ids = |page: Vec<String>| page;
-    let lcm_a = s.list_subscriptions(&scope("A"), None, 1).await.unwrap();
+    let lcm = |scope: ProjectScope| {
+        let list = move |after: Option<String>, limit: u32| {
+            let scope = scope.clone();
+            async move {
+                s.list_subscriptions(&scope, after.as_deref(), limit)
+                    .await
+                    .unwrap()
+            }
+        };
+        all_pages(1, list, |r: &SubscriptionRecord| {
+            r.subscription.id.0.clone()
+        })
+    };
     assert_eq!(
-        ids(lcm_a
-            .items
-            .iter()
-            .map(|r| r.subscription.id.0.clone())
-            .collect()),
-        ["s1"]
+        lcm(scope("A")).await,
+        (vec!["s1".to_owned(), "s4".to_owned()], 2)
     );
-    let lcm_a2 = s
-        .list_subscriptions(&scope("A"), lcm_a.next.as_deref(), 1)
-        .await
-        .unwrap();
-    assert_eq!(lcm_a2.items[0].subscription.id.0, "s4");
-    assert_eq!(lcm_a2.next, None);
     let pk_b = s
         .list_pkgm_subscriptions(&scope("B"), None, 10)
         .await
@@ -344,20 +348,20 @@ async fn packages_subscriptions_and_alarms_are_listed_by_project(s: &dyn Store) 
     for (id, inst) in [("al1", "ia"), ("al2", "ib"), ("al3", "ia"), ("al4", "gone")] {
         s.create_alarm(&alarm(id, inst), &[]).await.unwrap();
     }
-    let alarms = |scope: ProjectScope| async move {
-        let (mut ids, mut after) = (Vec::new(), None);
-        loop {
-            let page = s.list_alarms(&scope, after.as_deref(), 1).await.unwrap();
-            ids.extend(page.items.into_iter().map(|(r, _)| r.alarm.id));
-            match page.next {
-                Some(n) => after = Some(n),
-                None => return ids,
+    let alarms = |scope: ProjectScope| {
+        let list = move |after: Option<String>, limit: u32| {
+            let scope = scope.clone();
+            async move {
+                s.list_alarms(&scope, after.as_deref(), limit)
+                    .await
+                    .unwrap()
             }
-        }
+        };
+        all_pages(1, list, |(r, _): &(AlarmRecord, _)| r.alarm.id.clone())
     };
-    assert_eq!(alarms(scope("A")).await, ["al1", "al3"]);
-    assert_eq!(alarms(scope("B")).await, ["al2"]);
-    assert_eq!(alarms(ProjectScope::All).await.len(), 4);
+    assert_eq!(alarms(scope("A")).await.0, ["al1", "al3"]);
+    assert_eq!(alarms(scope("B")).await.0, ["al2"]);
+    assert_eq!(alarms(ProjectScope::All).await.0.len(), 4);
     assert_eq!(
         s.project_of(ScopedKind::Alarm, "al4").await.unwrap(),
         Some(None)
