@@ -304,9 +304,30 @@ async fn a_project_sees_and_changes_only_its_own_resources() {
         ),
         (Method::GET, occ_uri.clone(), None, &occ),
         (Method::POST, format!("{occ_uri}/retry"), None, &occ),
+        (Method::POST, format!("{occ_uri}/rollback"), None, &occ),
+        (Method::POST, format!("{occ_uri}/cancel"), None, &occ),
+        (
+            Method::GET,
+            format!("/vnfm/v1/vnf_lcm_op_occs/{occ}/progress"),
+            None,
+            &occ,
+        ),
         (Method::POST, format!("{occ_uri}/fail"), None, &occ),
         (Method::GET, pkg_uri.clone(), None, &pkg),
         (Method::DELETE, pkg_uri.clone(), None, &pkg),
+        (
+            Method::PATCH,
+            pkg_uri.clone(),
+            Some(json!({"operationalState": "DISABLED"})),
+            &pkg,
+        ),
+        (Method::PUT, content.clone(), Some(json!({})), &pkg),
+        (
+            Method::POST,
+            format!("{content}/upload_from_uri"),
+            Some(json!({"addressInformation": "http://127.0.0.1:9/p.zip"})),
+            &pkg,
+        ),
         (Method::GET, content.clone(), None, &pkg),
         (Method::GET, format!("{pkg_uri}/vnfd"), None, &pkg),
         (
@@ -345,10 +366,11 @@ async fn a_project_sees_and_changes_only_its_own_resources() {
         ),
     ];
     let encode = |method: &Method, body: Option<Value>| {
-        let content_type = if *method == Method::PATCH {
-            "application/merge-patch+json"
-        } else {
-            "application/json"
+        let content_type = match *method {
+            Method::PATCH => "application/merge-patch+json",
+            // Only package content is PUT.
+            Method::PUT => "application/zip",
+            _ => "application/json",
         };
         body.map(|v| (content_type, serde_json::to_vec(&v).unwrap()))
     };
@@ -395,6 +417,8 @@ async fn a_project_sees_and_changes_only_its_own_resources() {
         as_user(&h, &a, Method::GET, &pkg_uri, None).await.status,
         StatusCode::OK
     );
+    let pkg_doc = as_user(&h, &a, Method::GET, &pkg_uri, None).await.json();
+    assert_eq!(pkg_doc["operationalState"], "ENABLED", "{pkg_doc}");
     let alarm_doc = as_user(&h, &a, Method::GET, &alarm_uri, None).await.json();
     assert_eq!(alarm_doc["ackState"], "UNACKNOWLEDGED", "{alarm_doc}");
     for (list, id) in &other_subs {
