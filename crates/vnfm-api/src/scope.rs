@@ -63,7 +63,7 @@ impl<S: Send + Sync> FromRequestParts<S> for Tenancy {
     }
 }
 
-/// What a route's path parameter names: the kind of resource and the parameter.
+/// What a request path names: a resource of one kind by id, or a package by `vnfdId`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Named {
     /// A resource addressed by its id.
