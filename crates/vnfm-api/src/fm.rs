@@ -28,7 +28,7 @@ use vnfm_lcm::LcmError;
 use vnfm_lcm::subscriptions::{CreateOptions, Created};
 use vnfm_prometheus::{AlarmCandidate, AlarmMapping};
 use vnfm_schemas::SchemaId;
-use vnfm_store::{Page, Version};
+use vnfm_store::{Page, ProjectScope, Version};
 use vnfm_types::{
     Alarm, AlarmModifications, DateTime, FmSubscription, FmSubscriptionRequest, SubscriptionId,
     VnfInstanceId,
@@ -88,8 +88,16 @@ impl Kind for Fm {
     async fn get(state: &AppState, id: &SubscriptionId) -> Result<FmSubscription, LcmError> {
         state.faults.subscriptions().get(id).await
     }
-    async fn list(state: &AppState, after: Option<&str>) -> Result<Page<FmSubscription>, LcmError> {
-        state.faults.subscriptions().list(after, PAGE_SIZE).await
+    async fn list(
+        state: &AppState,
+        scope: &ProjectScope,
+        after: Option<&str>,
+    ) -> Result<Page<FmSubscription>, LcmError> {
+        state
+            .faults
+            .subscriptions()
+            .list(scope, after, PAGE_SIZE)
+            .await
     }
     async fn delete(state: &AppState, id: &SubscriptionId) -> Result<(), LcmError> {
         state.faults.subscriptions().delete(id).await
@@ -108,6 +116,7 @@ fn to_value(alarm: &Alarm) -> ApiResult<Value> {
 
 async fn list_alarms(
     State(state): State<Arc<AppState>>,
+    tenancy: crate::scope::Tenancy,
     OriginalUri(uri): OriginalUri,
     headers: HeaderMap,
 ) -> ApiResult<Response> {
@@ -116,8 +125,12 @@ async fn list_alarms(
     list.run(
         |after| {
             let state = state.clone();
+            let scope = tenancy.scope.clone();
             async move {
-                let page = state.faults.list(after.as_deref(), PAGE_SIZE).await?;
+                let page = state
+                    .faults
+                    .list(&scope, after.as_deref(), PAGE_SIZE)
+                    .await?;
                 Ok(Page {
                     items: page
                         .items

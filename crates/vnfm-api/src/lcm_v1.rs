@@ -163,6 +163,7 @@ impl LcmView for V1 {
 
 async fn modify_instance(
     State(state): State<Arc<AppState>>,
+    tenancy: crate::scope::Tenancy,
     Path(id): Path<String>,
     headers: HeaderMap,
     body: Bytes,
@@ -172,7 +173,10 @@ async fn modify_instance(
     let req = vnfm_types::VnfInfoModificationRequest::try_from(req).map_err(conversion)?;
     check_if_match(&state, &headers, &id).await?;
     if let Some(vnfd) = &req.vnfd_id {
-        state.packages.ensure_instantiable(vnfd.as_str()).await?;
+        state
+            .packages
+            .ensure_instantiable(vnfd.as_str(), &tenancy.scope)
+            .await?;
     }
     let occ = state.lcm.modify_info(&id, req).await?;
     Ok(accepted(&state.origin(&headers), &occ))

@@ -242,6 +242,7 @@ pub(crate) async fn check_if_match(
 
 async fn modify_instance(
     State(state): State<Arc<AppState>>,
+    tenancy: crate::scope::Tenancy,
     Path(id): Path<String>,
     headers: HeaderMap,
     body: Bytes,
@@ -251,7 +252,10 @@ async fn modify_instance(
         merge_patch_body(&headers, &body, Some(SchemaId::VnfInfoModificationRequest))?;
     check_if_match(&state, &headers, &id).await?;
     if let Some(vnfd) = &req.vnfd_id {
-        state.packages.ensure_instantiable(vnfd.as_str()).await?;
+        state
+            .packages
+            .ensure_instantiable(vnfd.as_str(), &tenancy.scope)
+            .await?;
     }
     let occ = state.lcm.modify_info(&id, req).await?;
     Ok(accepted(&state.origin(&headers), &occ))
@@ -371,6 +375,7 @@ task!(
 
 async fn change_vnfpkg(
     State(state): State<Arc<AppState>>,
+    tenancy: crate::scope::Tenancy,
     Path(id): Path<String>,
     OriginalUri(uri): OriginalUri,
     headers: HeaderMap,
@@ -384,7 +389,7 @@ async fn change_vnfpkg(
     prepare(&state, &id).await?;
     state
         .packages
-        .ensure_instantiable(req.vnfd_id.as_str())
+        .ensure_instantiable(req.vnfd_id.as_str(), &tenancy.scope)
         .await?;
     if preview {
         return crate::preview::respond(&state, &id, OperationRequest::ChangeVnfPkg(req)).await;

@@ -21,6 +21,7 @@ use crate::lcm_v2::{
     prepare_occ, with_etag,
 };
 use crate::listing::{ListRequest, PAGE_SIZE};
+use crate::scope::Tenancy;
 use crate::state::AppState;
 use crate::util::{json_body, json_response, require_accept, with_location};
 use crate::version::ApiFamily;
@@ -57,12 +58,14 @@ pub(crate) trait LcmView: Send + Sync + 'static {
 /// `GET .../vnf_instances`.
 pub(crate) async fn list_instances<V: LcmView>(
     State(state): State<Arc<AppState>>,
+    tenancy: Tenancy,
     OriginalUri(uri): OriginalUri,
     headers: HeaderMap,
 ) -> ApiResult<Response> {
     require_accept(&headers, &["application/json"])?;
     let list = ListRequest::parse(&uri, instance_schema())?;
-    let base = instance_query(&list);
+    let mut base = instance_query(&list);
+    base.scope = tenancy.scope;
     if V::STORED_DEFAULT_VIEW && list.selects_default() && instance_query_is_exact(&list) {
         // The store answers the filter alone and keeps each instance's default view as text:
         // the page is those texts joined, with no document parsed or encoded.
@@ -89,6 +92,7 @@ pub(crate) async fn list_instances<V: LcmView>(
 /// `Location`.
 pub(crate) async fn create_instance<V: LcmView>(
     State(state): State<Arc<AppState>>,
+    tenancy: Tenancy,
     headers: HeaderMap,
     body: Bytes,
 ) -> ApiResult<Response> {
@@ -96,9 +100,12 @@ pub(crate) async fn create_instance<V: LcmView>(
     let req: CreateVnfRequest = json_body(&headers, &body, Some(SchemaId::CreateVnfRequest))?;
     state
         .packages
-        .ensure_instantiable(req.vnfd_id.as_str())
+        .ensure_instantiable(req.vnfd_id.as_str(), &tenancy.scope)
         .await?;
-    let instance = state.lcm.create_vnf_identifier(req).await?;
+    let instance = state
+        .lcm
+        .create_vnf_identifier_in(req, tenancy.project.as_deref())
+        .await?;
     let location = format!(
         "{}{}/vnf_instances/{}",
         state.origin(&headers),
@@ -133,12 +140,14 @@ pub(crate) async fn get_instance<V: LcmView>(
 /// `GET .../vnf_lcm_op_occs`.
 pub(crate) async fn list_op_occs<V: LcmView>(
     State(state): State<Arc<AppState>>,
+    tenancy: Tenancy,
     OriginalUri(uri): OriginalUri,
     headers: HeaderMap,
 ) -> ApiResult<Response> {
     require_accept(&headers, &["application/json"])?;
     let list = ListRequest::parse(&uri, op_occ_schema())?;
-    let base = op_occ_query(&list);
+    let mut base = op_occ_query(&list);
+    base.scope = tenancy.scope;
     list.run(
         |after| {
             let state = state.clone();

@@ -40,6 +40,7 @@ mod preview;
 mod progress;
 #[cfg(test)]
 mod pushdown_tests;
+pub mod scope;
 pub mod server;
 mod spool;
 pub mod state;
@@ -93,6 +94,7 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/vnfpm/api_versions", get(version::pm_api_versions))
         .route("/openapi.json", get(openapi::serve_document))
         .route("/metrics", get(ops::metrics))
+        .route_layer(middleware::from_fn_with_state(state.clone(), scope::guard))
         .layer(middleware::from_fn_with_state(
             state.clone(),
             links::absolute_links,

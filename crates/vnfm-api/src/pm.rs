@@ -23,7 +23,7 @@ use serde_json::Value;
 use vnfm_lcm::LcmError;
 use vnfm_lcm::subscriptions::{CreateOptions, Created};
 use vnfm_schemas::SchemaId;
-use vnfm_store::{Page, Version};
+use vnfm_store::{Page, ProjectScope, Version};
 use vnfm_types::{
     CreatePmJobRequest, CreateThresholdRequest, PmJob, PmJobModifications, PmSubscription,
     PmSubscriptionRequest, SubscriptionId, Threshold, ThresholdModifications,
@@ -104,11 +104,15 @@ impl Kind for Pm {
     async fn get(state: &AppState, id: &SubscriptionId) -> Result<PmSubscription, LcmError> {
         state.performance.subscriptions().get(id).await
     }
-    async fn list(state: &AppState, after: Option<&str>) -> Result<Page<PmSubscription>, LcmError> {
+    async fn list(
+        state: &AppState,
+        scope: &ProjectScope,
+        after: Option<&str>,
+    ) -> Result<Page<PmSubscription>, LcmError> {
         state
             .performance
             .subscriptions()
-            .list(after, PAGE_SIZE)
+            .list(scope, after, PAGE_SIZE)
             .await
     }
     async fn delete(state: &AppState, id: &SubscriptionId) -> Result<(), LcmError> {
@@ -253,6 +257,7 @@ fn callback_options(state: &AppState) -> CreateOptions {
         verify_callback: state.options.verify_callbacks,
         verify_timeout: Duration::from_secs(5),
         allow_duplicates: true,
+        project: None,
     }
 }
 

@@ -22,7 +22,7 @@ use serde_json::Value;
 use vnfm_lcm::LcmError;
 use vnfm_lcm::subscriptions::{CreateOptions, Created};
 use vnfm_schemas::SchemaId;
-use vnfm_store::Page;
+use vnfm_store::{Page, ProjectScope};
 use vnfm_types::{
     LccnSubscription, LccnSubscriptionRequest, PkgmSubscription, PkgmSubscriptionRequest,
     SubscriptionId,
@@ -30,6 +30,7 @@ use vnfm_types::{
 
 use crate::error::{ApiError, ApiResult};
 use crate::listing::{ListRequest, PAGE_SIZE};
+use crate::scope::Tenancy;
 use crate::state::AppState;
 use crate::util::{json_body, json_response, require_accept, with_location};
 use crate::version::ApiFamily;
@@ -64,9 +65,10 @@ pub(crate) trait Kind: Send + Sync + 'static {
         state: &AppState,
         id: &SubscriptionId,
     ) -> impl Future<Output = Result<Self::Resource, LcmError>> + Send;
-    /// One page of subscriptions after `after`.
+    /// One page of the subscriptions in `scope` after `after`.
     fn list(
         state: &AppState,
+        scope: &ProjectScope,
         after: Option<&str>,
     ) -> impl Future<Output = Result<Page<Self::Resource>, LcmError>> + Send;
     /// Deletes a subscription.
@@ -115,9 +117,10 @@ impl Kind for Lccn {
     }
     async fn list(
         state: &AppState,
+        scope: &ProjectScope,
         after: Option<&str>,
     ) -> Result<Page<LccnSubscription>, LcmError> {
-        state.subscriptions.list(after, PAGE_SIZE).await
+        state.subscriptions.list(scope, after, PAGE_SIZE).await
     }
     async fn delete(state: &AppState, id: &SubscriptionId) -> Result<(), LcmError> {
         state.subscriptions.delete(id).await
@@ -164,9 +167,10 @@ impl Kind for Pkgm {
     }
     async fn list(
         state: &AppState,
+        scope: &ProjectScope,
         after: Option<&str>,
     ) -> Result<Page<PkgmSubscription>, LcmError> {
-        state.pkgm_subscriptions.list(after, PAGE_SIZE).await
+        state.pkgm_subscriptions.list(scope, after, PAGE_SIZE).await
     }
     async fn delete(state: &AppState, id: &SubscriptionId) -> Result<(), LcmError> {
         state.pkgm_subscriptions.delete(id).await
@@ -178,8 +182,8 @@ pub(crate) fn routes<K: Kind>(family: ApiFamily) -> Router<Arc<AppState>> {
     Router::new()
         .route(
             "/subscriptions",
-            get(move |s, u, h| list::<K>(family, s, u, h))
-                .post(move |s, h, b| create::<K>(family, s, h, b)),
+            get(move |s, t, u, h| list::<K>(family, s, t, u, h))
+                .post(move |s, t, h, b| create::<K>(family, s, t, h, b)),
         )
         .route(
             "/subscriptions/{id}",
@@ -204,6 +208,7 @@ fn location(family: ApiFamily, origin: &str, id: &SubscriptionId) -> String {
 async fn list<K: Kind>(
     family: ApiFamily,
     State(state): State<Arc<AppState>>,
+    tenancy: Tenancy,
     OriginalUri(uri): OriginalUri,
     headers: HeaderMap,
 ) -> ApiResult<Response> {
@@ -212,8 +217,9 @@ async fn list<K: Kind>(
     list.run(
         |after| {
             let state = state.clone();
+            let scope = tenancy.scope.clone();
             async move {
-                let page = K::list(&state, after.as_deref()).await?;
+                let page = K::list(&state, &scope, after.as_deref()).await?;
                 Ok(Page {
                     items: page
                         .items
@@ -234,6 +240,7 @@ async fn list<K: Kind>(
 async fn create<K: Kind>(
     family: ApiFamily,
     State(state): State<Arc<AppState>>,
+    tenancy: Tenancy,
     headers: HeaderMap,
     body: Bytes,
 ) -> ApiResult<Response> {
@@ -243,6 +250,7 @@ async fn create<K: Kind>(
         verify_callback: state.options.verify_callbacks,
         verify_timeout: Duration::from_secs(5),
         allow_duplicates: K::allow_duplicates(&state),
+        project: tenancy.project,
     };
     let origin = state.origin(&headers);
     match K::create(&state, family, &req, &options).await? {

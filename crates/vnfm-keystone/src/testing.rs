@@ -216,17 +216,18 @@ impl TestKeystone {
     }
 
     /// A token of `user` with `role` in its project that Keystone stops honouring
-    /// `lifetime` from now: a trust-scoped token (a new trustor with `role` in the project
-    /// delegates it to `user` by a trust expiring then), since Keystone ends a trust-scoped
-    /// token with its trust. A real expired token once `lifetime` has passed.
+    /// `lifetime` after the returned instant: a trust-scoped token (a new trustor with `role`
+    /// in the project delegates it to `user` by a trust expiring then), since Keystone ends a
+    /// trust-scoped token with its trust. A real expired token once that time has passed.
     pub async fn expiring_token(
         &self,
         user: &TestUser,
         role: &str,
         lifetime: std::time::Duration,
-    ) -> String {
+    ) -> (String, tokio::time::Instant) {
         let trustor = self.user("trustor", &user.project, &[role]).await;
         let trustor_token = self.token(&trustor).await;
+        let expires = tokio::time::Instant::now() + lifetime;
         let expires_at = jiff::Timestamp::now()
             .checked_add(jiff::SignedDuration::try_from(lifetime).expect("a short lifetime"))
             .expect("a near time")
@@ -264,7 +265,7 @@ impl TestKeystone {
             "trust-scoped login of {}",
             user.name
         );
-        header_token(&r)
+        (header_token(&r), expires)
     }
 
     /// Revokes `token` (`DELETE /v3/auth/tokens`).

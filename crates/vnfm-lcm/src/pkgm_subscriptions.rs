@@ -32,7 +32,8 @@
 
 use async_trait::async_trait;
 use vnfm_store::{
-    NewOutboxRow, Page, PkgmSubscriptionRecord, Store, Timestamp, canonical_pkgm_filter,
+    NewOutboxRow, Page, PkgmSubscriptionRecord, ProjectScope, Store, Timestamp,
+    canonical_pkgm_filter,
 };
 use vnfm_types::{
     DateTime, Link, NotificationId, PackageChangeType, PkgmLinks, PkgmNotification,
@@ -248,10 +249,11 @@ impl SubscriptionKind for PkgmKind {
     }
     async fn list(
         store: &dyn Store,
+        scope: &ProjectScope,
         after: Option<&str>,
         limit: u32,
     ) -> vnfm_store::Result<Page<PkgmSubscriptionRecord>> {
-        store.list_pkgm_subscriptions(after, limit).await
+        store.list_pkgm_subscriptions(scope, after, limit).await
     }
     async fn delete(store: &dyn Store, id: &SubscriptionId) -> vnfm_store::Result<()> {
         store.delete_pkgm_subscription(id).await
@@ -260,9 +262,10 @@ impl SubscriptionKind for PkgmKind {
         store: &dyn Store,
         canonical_filter: &str,
         callback_uri: &str,
+        project: Option<&str>,
     ) -> vnfm_store::Result<Option<PkgmSubscriptionRecord>> {
         store
-            .find_duplicate_pkgm_subscription(canonical_filter, callback_uri)
+            .find_duplicate_pkgm_subscription(canonical_filter, callback_uri, project)
             .await
     }
 }

@@ -94,8 +94,14 @@ async fn create_get_list_delete_duplicates_and_sealed_credentials() {
         .unwrap();
     assert!(matches!(second, Created::New(_)));
     assert_eq!(subs.get(&sub.id).await.unwrap(), sub);
-    let page = subs.list(None, 1).await.unwrap();
-    let rest = subs.list(page.next.as_deref(), 10).await.unwrap();
+    let page = subs
+        .list(&vnfm_store::ProjectScope::All, None, 1)
+        .await
+        .unwrap();
+    let rest = subs
+        .list(&vnfm_store::ProjectScope::All, page.next.as_deref(), 10)
+        .await
+        .unwrap();
     assert_eq!(page.items.len() + rest.items.len(), 2);
     assert!(rest.next.is_none());
 
@@ -117,7 +123,13 @@ async fn create_get_list_delete_duplicates_and_sealed_credentials() {
 
     // The lifecycle subscriptions neither list nor delete package ones.
     let lcm = Subscriptions::new(db.store.clone(), db.keyring.clone(), callback_sender());
-    assert!(lcm.list(None, 10).await.unwrap().items.is_empty());
+    assert!(
+        lcm.list(&vnfm_store::ProjectScope::All, None, 10)
+            .await
+            .unwrap()
+            .items
+            .is_empty()
+    );
     assert_eq!(lcm.delete(&sub.id).await.unwrap_err().kind().status(), 404);
 
     subs.delete(&sub.id).await.unwrap();
@@ -152,7 +164,14 @@ async fn the_callback_test_must_answer_204() {
         .unwrap_err();
     assert_eq!(e.kind().status(), 422);
     assert!(e.to_string().starts_with("/callbackUri:"), "{e}");
-    assert_eq!(subs.list(None, 10).await.unwrap().items.len(), 1);
+    assert_eq!(
+        subs.list(&vnfm_store::ProjectScope::All, None, 10)
+            .await
+            .unwrap()
+            .items
+            .len(),
+        1
+    );
 }
 
 /// Onboarding, disable, enable and delete of one package, written through the store with
@@ -191,6 +210,7 @@ async fn package_changes_are_delivered_in_order_to_matching_subscriptions() {
         id: info.id.clone(),
         vnfd_id: info.vnfd_id.clone(),
         info: serde_json::to_value(info).unwrap(),
+        project: None,
     };
     db.store.create_package(&record(&info)).await.unwrap();
     let mut version = Version::FIRST;

@@ -112,9 +112,15 @@ async fn create_get_list_delete_and_duplicates() {
     assert!(matches!(second, Created::New(_)));
 
     assert_eq!(subs.get(&sub.id).await.unwrap(), sub);
-    let page = subs.list(None, 1).await.unwrap();
+    let page = subs
+        .list(&vnfm_store::ProjectScope::All, None, 1)
+        .await
+        .unwrap();
     assert_eq!(page.items.len(), 1);
-    let rest = subs.list(page.next.as_deref(), 10).await.unwrap();
+    let rest = subs
+        .list(&vnfm_store::ProjectScope::All, page.next.as_deref(), 10)
+        .await
+        .unwrap();
     assert_eq!(rest.items.len(), 1);
     assert!(rest.next.is_none());
 
@@ -219,7 +225,13 @@ async fn requests_are_validated_with_pointers() {
             .contains("TLS_CERT authentication is not supported"),
         "{e}"
     );
-    assert!(subs.list(None, 10).await.unwrap().items.is_empty());
+    assert!(
+        subs.list(&vnfm_store::ProjectScope::All, None, 10)
+            .await
+            .unwrap()
+            .items
+            .is_empty()
+    );
 }
 
 #[tokio::test]
@@ -293,7 +305,14 @@ async fn the_callback_test_must_answer_204() {
             .await
             .is_ok()
     );
-    assert_eq!(subs.list(None, 10).await.unwrap().items.len(), 2);
+    assert_eq!(
+        subs.list(&vnfm_store::ProjectScope::All, None, 10)
+            .await
+            .unwrap()
+            .items
+            .len(),
+        2
+    );
 }
 
 #[tokio::test]
@@ -415,4 +434,43 @@ fn callback_sender() -> std::sync::Arc<dyn vnfm_driver_api::CallbackSender> {
     std::sync::Arc::new(
         vnfm_outbound::HttpCallbackSender::new(std::time::Duration::from_secs(5)).unwrap(),
     )
+}
+
+#[tokio::test]
+async fn subscriptions_belong_to_a_project_and_duplicates_are_found_within_it() {
+    let db = sqlite().await;
+    let subs = Subscriptions::new(db.store.clone(), keyring(), callback_sender());
+    let of = |project: Option<&str>| CreateOptions {
+        project: project.map(str::to_owned),
+        ..CreateOptions::default()
+    };
+    let body = req(json!({"callbackUri": "http://nfvo/cb"}));
+    let a = subs.create(&body, &of(Some("A"))).await.unwrap();
+    assert!(matches!(a, Created::New(_)), "{a:?}");
+    // Another project's identical subscription is not a duplicate: B gets its own.
+    let b = subs.create(&body, &of(Some("B"))).await.unwrap();
+    assert!(matches!(b, Created::New(_)), "{b:?}");
+    assert_ne!(a.subscription().id, b.subscription().id);
+    // Within a project it is (303 See Other to the first).
+    let again = subs.create(&body, &of(Some("B"))).await.unwrap();
+    assert_eq!(again, Created::Existing(b.subscription().clone()));
+    let none = subs.create(&body, &of(None)).await.unwrap();
+    assert!(matches!(none, Created::New(_)), "{none:?}");
+    let record = db
+        .store
+        .get_subscription(&b.subscription().id)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(record.project.as_deref(), Some("B"));
+    let only_a = subs
+        .list(&vnfm_store::ProjectScope::Project("A".into()), None, 10)
+        .await
+        .unwrap();
+    assert_eq!(only_a.items, [a.subscription().clone()]);
+    let all = subs
+        .list(&vnfm_store::ProjectScope::All, None, 10)
+        .await
+        .unwrap();
+    assert_eq!(all.items.len(), 3);
 }

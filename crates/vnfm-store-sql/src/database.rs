@@ -21,8 +21,8 @@ use vnfm_store::{CONTENT_CHUNK_BYTES, Result, Store};
 use vnfm_store::{Conflict, StoreError};
 use vnfm_store::{
     InstanceQuery, JournalEntry, Lease, NewOutboxRow, OpOccQuery, OutboxRow, OutboxSummary,
-    PackageRecord, Page, PkgmSubscriptionRecord, StepRecord, StepWritten, SubscriptionRecord,
-    Timestamp, Version, VimRecord,
+    PackageRecord, Page, PkgmSubscriptionRecord, ProjectScope, ScopedKind, StepRecord, StepWritten,
+    SubscriptionRecord, Timestamp, Version, VimRecord,
 };
 
 /// A database backend: where reads run and how writes are made durable.
@@ -70,13 +70,26 @@ pub struct SqlStore<D>(pub(crate) D);
 
 #[async_trait]
 impl<D: Database> Store for SqlStore<D> {
-    async fn create_instance(
+    async fn create_instance_in(
         &self,
         instance: &VnfInstance,
+        project: Option<&str>,
         notify: &[NewOutboxRow],
     ) -> Result<Version> {
         let (instance, notify) = (instance.clone(), notify.to_vec());
-        in_transaction!(self, |tx| instances::create(tx, &instance, &notify).await).await
+        let project = project.map(str::to_owned);
+        in_transaction!(self, |tx| instances::create(
+            tx,
+            &instance,
+            project.as_deref(),
+            &notify
+        )
+        .await)
+        .await
+    }
+
+    async fn project_of(&self, kind: ScopedKind, id: &str) -> Result<Option<Option<String>>> {
+        on_reader!(self, |c| crate::sql::project_of(c, kind, id).await)
     }
 
     async fn get_instance(&self, id: &VnfInstanceId) -> Result<Option<(VnfInstance, Version)>> {
@@ -366,10 +379,12 @@ impl<D: Database> Store for SqlStore<D> {
 
     async fn list_subscriptions(
         &self,
+        scope: &ProjectScope,
         after: Option<&str>,
         limit: u32,
     ) -> Result<Page<SubscriptionRecord>> {
-        on_reader!(self, |c| subscriptions::page_of(c, after, limit).await)
+        on_reader!(self, |c| subscriptions::page_of(c, scope, after, limit)
+            .await)
     }
 
     async fn delete_subscription(&self, id: &SubscriptionId) -> Result<()> {
@@ -384,11 +399,13 @@ impl<D: Database> Store for SqlStore<D> {
         &self,
         canonical_filter: &str,
         callback_uri: &str,
+        project: Option<&str>,
     ) -> Result<Option<SubscriptionRecord>> {
         on_reader!(self, |c| subscriptions::duplicate(
             c,
             canonical_filter,
-            callback_uri
+            callback_uri,
+            project
         )
         .await)
     }
@@ -407,10 +424,12 @@ impl<D: Database> Store for SqlStore<D> {
 
     async fn list_pkgm_subscriptions(
         &self,
+        scope: &ProjectScope,
         after: Option<&str>,
         limit: u32,
     ) -> Result<Page<PkgmSubscriptionRecord>> {
-        on_reader!(self, |c| subscriptions::page_of(c, after, limit).await)
+        on_reader!(self, |c| subscriptions::page_of(c, scope, after, limit)
+            .await)
     }
 
     async fn delete_pkgm_subscription(&self, id: &SubscriptionId) -> Result<()> {
@@ -425,11 +444,13 @@ impl<D: Database> Store for SqlStore<D> {
         &self,
         canonical_filter: &str,
         callback_uri: &str,
+        project: Option<&str>,
     ) -> Result<Option<PkgmSubscriptionRecord>> {
         on_reader!(self, |c| subscriptions::duplicate(
             c,
             canonical_filter,
-            callback_uri
+            callback_uri,
+            project
         )
         .await)
     }
@@ -451,10 +472,12 @@ impl<D: Database> Store for SqlStore<D> {
 
     async fn list_fm_subscriptions(
         &self,
+        scope: &ProjectScope,
         after: Option<&str>,
         limit: u32,
     ) -> Result<Page<vnfm_store::FmSubscriptionRecord>> {
-        on_reader!(self, |c| subscriptions::page_of(c, after, limit).await)
+        on_reader!(self, |c| subscriptions::page_of(c, scope, after, limit)
+            .await)
     }
 
     async fn delete_fm_subscription(&self, id: &SubscriptionId) -> Result<()> {
@@ -469,11 +492,13 @@ impl<D: Database> Store for SqlStore<D> {
         &self,
         canonical_filter: &str,
         callback_uri: &str,
+        project: Option<&str>,
     ) -> Result<Option<vnfm_store::FmSubscriptionRecord>> {
         on_reader!(self, |c| subscriptions::duplicate(
             c,
             canonical_filter,
-            callback_uri
+            callback_uri,
+            project
         )
         .await)
     }
@@ -517,10 +542,14 @@ impl<D: Database> Store for SqlStore<D> {
 
     async fn list_alarms(
         &self,
+        scope: &ProjectScope,
         after: Option<&str>,
         limit: u32,
     ) -> Result<Page<(vnfm_store::AlarmRecord, Version)>> {
-        on_reader!(self, |c| crate::sql::alarms::page_of(c, after, limit).await)
+        on_reader!(self, |c| crate::sql::alarms::page_of(
+            c, scope, after, limit
+        )
+        .await)
     }
 
     async fn create_pm_subscription(
@@ -540,10 +569,12 @@ impl<D: Database> Store for SqlStore<D> {
 
     async fn list_pm_subscriptions(
         &self,
+        scope: &ProjectScope,
         after: Option<&str>,
         limit: u32,
     ) -> Result<Page<vnfm_store::PmSubscriptionRecord>> {
-        on_reader!(self, |c| subscriptions::page_of(c, after, limit).await)
+        on_reader!(self, |c| subscriptions::page_of(c, scope, after, limit)
+            .await)
     }
 
     async fn delete_pm_subscription(&self, id: &SubscriptionId) -> Result<()> {
@@ -558,11 +589,13 @@ impl<D: Database> Store for SqlStore<D> {
         &self,
         canonical_filter: &str,
         callback_uri: &str,
+        project: Option<&str>,
     ) -> Result<Option<vnfm_store::PmSubscriptionRecord>> {
         on_reader!(self, |c| subscriptions::duplicate(
             c,
             canonical_filter,
-            callback_uri
+            callback_uri,
+            project
         )
         .await)
     }
@@ -749,8 +782,13 @@ impl<D: Database> Store for SqlStore<D> {
         .await
     }
 
-    async fn list_packages(&self, after: Option<&str>, limit: u32) -> Result<Page<PackageRecord>> {
-        on_reader!(self, |c| packages::page_of(c, after, limit).await)
+    async fn list_packages(
+        &self,
+        scope: &ProjectScope,
+        after: Option<&str>,
+        limit: u32,
+    ) -> Result<Page<PackageRecord>> {
+        on_reader!(self, |c| packages::page_of(c, scope, after, limit).await)
     }
 
     async fn put_package_content(&self, id: &str, content: &[u8]) -> Result<()> {

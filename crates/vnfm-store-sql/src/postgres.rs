@@ -77,6 +77,11 @@ const MIGRATIONS: &[MigrationSource] = &[
         include_str!("../migrations/postgres/0010_instance_default_view.sql"),
     ),
     (
+        11,
+        "projects",
+        include_str!("../migrations/postgres/0011_projects.sql"),
+    ),
+    (
         12,
         "performance management",
         include_str!("../migrations/postgres/0012_pm.sql"),

@@ -5,8 +5,8 @@ mod common;
 
 use serde_json::json;
 use vnfm_store::{
-    AlarmRecord, Conflict, FmSubscriptionRecord, NewOutboxRow, StoreError, SubscriptionRecord,
-    Timestamp, Version, canonical_fm_filter,
+    AlarmRecord, Conflict, FmSubscriptionRecord, NewOutboxRow, ProjectScope, StoreError,
+    SubscriptionRecord, Timestamp, Version, canonical_fm_filter,
 };
 use vnfm_types::{Alarm, FmSubscription, PerceivedSeverity, SubscriptionId};
 
@@ -81,10 +81,13 @@ async fn alarms_are_deduplicated_versioned_and_survive_reopen(db: &TestDb) {
     assert!(store.open_alarm("i1/c1/down").await.unwrap().is_none());
     store.create_alarm(&second, &[]).await.unwrap();
     let reopened = db.reopen().await.unwrap();
-    let page = reopened.list_alarms(None, 1).await.unwrap();
+    let page = reopened
+        .list_alarms(&ProjectScope::All, None, 1)
+        .await
+        .unwrap();
     assert_eq!(page.items.len(), 1);
     let rest = reopened
-        .list_alarms(page.next.as_deref(), 10)
+        .list_alarms(&ProjectScope::All, page.next.as_deref(), 10)
         .await
         .unwrap();
     let ids: Vec<String> = page
@@ -129,7 +132,7 @@ async fn fm_subscriptions_are_their_own_kind(db: &TestDb) {
     let canonical = canonical_fm_filter(sub.filter.as_ref());
     assert_eq!(canonical, r#"{"perceivedSeverities":["CRITICAL","MAJOR"]}"#);
     let dup = store
-        .find_duplicate_fm_subscription(&canonical, "http://nfvo/fm")
+        .find_duplicate_fm_subscription(&canonical, "http://nfvo/fm", None)
         .await
         .unwrap();
     assert_eq!(dup.map(|d| d.subscription.id), Some(id.clone()));
@@ -137,7 +140,7 @@ async fn fm_subscriptions_are_their_own_kind(db: &TestDb) {
         .reopen()
         .await
         .unwrap()
-        .list_fm_subscriptions(None, 10)
+        .list_fm_subscriptions(&ProjectScope::All, None, 10)
         .await
         .unwrap();
     assert_eq!(page.items, [record]);

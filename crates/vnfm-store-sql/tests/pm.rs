@@ -207,12 +207,16 @@ async fn pm_subscriptions_are_their_own_kind(db: &TestDb) {
     assert!(store.get_fm_subscription(&id).await.unwrap().is_none());
     let canonical = canonical_pm_filter(sub.filter.as_ref());
     let dup = store
-        .find_duplicate_pm_subscription(&canonical, "http://nfvo/pm")
+        .find_duplicate_pm_subscription(&canonical, "http://nfvo/pm", None)
         .await
         .unwrap();
     assert_eq!(dup.map(|d| d.subscription.id), Some(id.clone()));
     assert_eq!(
-        store.list_pm_subscriptions(None, 10).await.unwrap().items,
+        store
+            .list_pm_subscriptions(&vnfm_store::ProjectScope::All, None, 10)
+            .await
+            .unwrap()
+            .items,
         [record]
     );
     store.delete_pm_subscription(&id).await.unwrap();

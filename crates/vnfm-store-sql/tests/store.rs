@@ -11,9 +11,9 @@ use futures_util::StreamExt;
 use serde_json::json;
 use vnfm_store::{
     Conflict, InstanceQuery, JournalStep, Lease, NameFilter, NewOutboxRow, OpOccQuery,
-    OutboxStatus, OutboxSummary, PackageRecord, PkgmSubscriptionRecord, StepOutcome, StepRecord,
-    Store, StoreError, SubscriptionRecord, Timestamp, Version, VimRecord, canonical_filter,
-    canonical_pkgm_filter,
+    OutboxStatus, OutboxSummary, PackageRecord, PkgmSubscriptionRecord, ProjectScope, StepOutcome,
+    StepRecord, Store, StoreError, SubscriptionRecord, Timestamp, Version, VimRecord,
+    canonical_filter, canonical_pkgm_filter,
 };
 use vnfm_types::{
     InstantiationState, LccnSubscription, LcmOperationStateType as S, LcmOperationType,
@@ -1667,19 +1667,19 @@ async fn subscriptions_round_trip_and_detect_duplicates(db: &TestDb) {
     )
     .unwrap();
     let dup = s
-        .find_duplicate_subscription(&canonical_filter(Some(&same)), "http://nfvo/cb")
+        .find_duplicate_subscription(&canonical_filter(Some(&same)), "http://nfvo/cb", None)
         .await
         .unwrap()
         .expect("duplicate found");
     assert_eq!(dup.subscription.id, sub.id);
     assert!(
-        s.find_duplicate_subscription(&canonical_filter(Some(&same)), "http://nfvo/other")
+        s.find_duplicate_subscription(&canonical_filter(Some(&same)), "http://nfvo/other", None)
             .await
             .unwrap()
             .is_none()
     );
     assert!(
-        s.find_duplicate_subscription(&canonical_filter(None), "http://nfvo/cb")
+        s.find_duplicate_subscription(&canonical_filter(None), "http://nfvo/cb", None)
             .await
             .unwrap()
             .is_none()
@@ -1691,9 +1691,15 @@ async fn subscriptions_round_trip_and_detect_duplicates(db: &TestDb) {
             .await
             .unwrap();
     }
-    let p1 = s.list_subscriptions(None, 3).await.unwrap();
+    let p1 = s
+        .list_subscriptions(&ProjectScope::All, None, 3)
+        .await
+        .unwrap();
     assert_eq!(p1.items.len(), 3);
-    let p2 = s.list_subscriptions(p1.next.as_deref(), 3).await.unwrap();
+    let p2 = s
+        .list_subscriptions(&ProjectScope::All, p1.next.as_deref(), 3)
+        .await
+        .unwrap();
     assert_eq!(
         p2.items
             .iter()
@@ -2015,6 +2021,7 @@ async fn package_content_is_streamed_in_and_out_in_pieces(db: &TestDb) {
             id: "pkg-big".into(),
             vnfd_id: None,
             info: serde_json::json!({"id": "pkg-big"}),
+            project: None,
         })
         .await
         .unwrap();
@@ -2103,6 +2110,7 @@ async fn packages_round_trip_with_unique_vnfd_and_content(db: &TestDb) {
         id: "pkg-a".into(),
         vnfd_id: None,
         info: serde_json::json!({"id": "pkg-a", "onboardingState": "CREATED"}),
+        project: None,
     };
     assert_eq!(store.create_package(&a).await.unwrap(), Version::FIRST);
     let again = store.create_package(&a).await.unwrap_err();
@@ -2147,6 +2155,7 @@ async fn packages_round_trip_with_unique_vnfd_and_content(db: &TestDb) {
         id: "pkg-b".into(),
         vnfd_id: None,
         info: serde_json::json!({"id": "pkg-b"}),
+        project: None,
     };
     store.create_package(&b).await.unwrap();
     b.vnfd_id = Some("vnfd-1".into());
@@ -2156,10 +2165,16 @@ async fn packages_round_trip_with_unique_vnfd_and_content(db: &TestDb) {
         "{dup:?}"
     );
 
-    let page = store.list_packages(None, 1).await.unwrap();
+    let page = store
+        .list_packages(&ProjectScope::All, None, 1)
+        .await
+        .unwrap();
     assert_eq!(page.items.len(), 1);
     assert_eq!(page.items[0].id, "pkg-a");
-    let rest = store.list_packages(page.next.as_deref(), 1).await.unwrap();
+    let rest = store
+        .list_packages(&ProjectScope::All, page.next.as_deref(), 1)
+        .await
+        .unwrap();
     assert_eq!(rest.items[0].id, "pkg-b");
     assert_eq!(rest.next, None);
 
@@ -2230,18 +2245,21 @@ async fn pkgm_subscriptions_share_ids_with_lcm_ones_but_stay_apart(db: &TestDb) 
     let pkgm_id = SubscriptionId::new("sub-pkgm");
     assert!(s.get_subscription(&pkgm_id).await.unwrap().is_none());
     assert!(s.get_pkgm_subscription(&lcm_id).await.unwrap().is_none());
-    let lcm_list = s.list_subscriptions(None, 10).await.unwrap();
+    let lcm_list = s
+        .list_subscriptions(&ProjectScope::All, None, 10)
+        .await
+        .unwrap();
     assert_eq!(lcm_list.items.len(), 1);
     assert_eq!(lcm_list.items[0].subscription.id, lcm_id);
     // Both have the empty filter `{}` or not: the duplicate lookup stays within its kind.
     assert!(
-        s.find_duplicate_subscription(&canonical_filter(None), "http://nfvo/cb")
+        s.find_duplicate_subscription(&canonical_filter(None), "http://nfvo/cb", None)
             .await
             .unwrap()
             .is_some()
     );
     assert!(
-        s.find_duplicate_pkgm_subscription(&canonical_pkgm_filter(None), "http://nfvo/cb")
+        s.find_duplicate_pkgm_subscription(&canonical_pkgm_filter(None), "http://nfvo/cb", None)
             .await
             .unwrap()
             .is_none()
@@ -2250,7 +2268,11 @@ async fn pkgm_subscriptions_share_ids_with_lcm_ones_but_stay_apart(db: &TestDb) 
         serde_json::from_value(json!({"operationalState": ["ENABLED"], "vnfdId": ["a", "b", "a"]}))
             .unwrap();
     let dup = s
-        .find_duplicate_pkgm_subscription(&canonical_pkgm_filter(Some(&same)), "http://nfvo/cb")
+        .find_duplicate_pkgm_subscription(
+            &canonical_pkgm_filter(Some(&same)),
+            "http://nfvo/cb",
+            None,
+        )
         .await
         .unwrap()
         .expect("duplicate found");
@@ -2265,9 +2287,12 @@ async fn pkgm_subscriptions_share_ids_with_lcm_ones_but_stay_apart(db: &TestDb) 
         .await
         .unwrap();
     }
-    let p1 = s.list_pkgm_subscriptions(None, 3).await.unwrap();
+    let p1 = s
+        .list_pkgm_subscriptions(&ProjectScope::All, None, 3)
+        .await
+        .unwrap();
     let p2 = s
-        .list_pkgm_subscriptions(p1.next.as_deref(), 3)
+        .list_pkgm_subscriptions(&ProjectScope::All, p1.next.as_deref(), 3)
         .await
         .unwrap();
     let ids: Vec<String> = p1
@@ -2313,6 +2338,7 @@ async fn package_changes_enqueue_their_notifications_atomically(db: &TestDb) {
         id: "pkg-n".into(),
         vnfd_id: None,
         info: serde_json::json!({"id": "pkg-n", "onboardingState": "CREATED"}),
+        project: None,
     };
     s.create_package(&p).await.unwrap();
     let row = |n: i64| NewOutboxRow {

@@ -152,6 +152,8 @@ pub struct InstanceQuery {
     /// Page size (stream: batch size); [`DEFAULT_PAGE_SIZE`] when `None`, at most
     /// [`MAX_PAGE_SIZE`].
     pub limit: Option<u32>,
+    /// The projects whose instances are listed (every one by default).
+    pub scope: ProjectScope,
 }
 
 /// Filter and page of [`crate::Store::list_op_occs`]. All set filters must match.
@@ -167,6 +169,64 @@ pub struct OpOccQuery {
     pub after: Option<String>,
     /// Page size; [`DEFAULT_PAGE_SIZE`] when `None`, at most [`MAX_PAGE_SIZE`].
     pub limit: Option<u32>,
+    /// The projects whose occurrences are listed (every one by default). An occurrence
+    /// belongs to the project of its instance, recorded when it started.
+    pub scope: ProjectScope,
+}
+
+/// Which projects' resources a reader sees: the tenancy of lists and reads.
+///
+/// Instances, packages and subscriptions record the project of the caller that created them
+/// (none for callers outside any project: OAuth 2.0 clients, or rows older than migration
+/// 11); op-occs and alarms belong to the project of their instance. A resource without a
+/// project is seen only with [`ProjectScope::All`].
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+pub enum ProjectScope {
+    /// Every resource, with or without a project (administrators, OAuth 2.0 clients, the
+    /// core itself).
+    #[default]
+    All,
+    /// Only the resources of this project.
+    Project(String),
+    /// No resource at all (a caller that may not see every project and whose credentials
+    /// name no project).
+    Nothing,
+}
+
+impl ProjectScope {
+    /// The scope of a caller that sees every project when `all`, else only `project` (nothing
+    /// when it has none).
+    pub fn of(all: bool, project: Option<&str>) -> ProjectScope {
+        match (all, project) {
+            (true, _) => ProjectScope::All,
+            (false, Some(p)) => ProjectScope::Project(p.to_owned()),
+            (false, None) => ProjectScope::Nothing,
+        }
+    }
+
+    /// Whether a resource of `project` (`None`: of no project) is in this scope.
+    pub fn admits(&self, project: Option<&str>) -> bool {
+        match self {
+            ProjectScope::All => true,
+            ProjectScope::Project(p) => project == Some(p.as_str()),
+            ProjectScope::Nothing => false,
+        }
+    }
+}
+
+/// The kinds of resource that belong to a project ([`crate::Store::project_of`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ScopedKind {
+    /// A VNF instance.
+    Instance,
+    /// An LCM operation occurrence (of its instance's project).
+    OpOcc,
+    /// A VNF package, by package id.
+    Package,
+    /// A subscription of any kind (lifecycle, package management, fault management).
+    Subscription,
+    /// An alarm (of its instance's project).
+    Alarm,
 }
 
 /// Outcome recorded in the step journal.
@@ -491,6 +551,8 @@ pub struct StoredSubscription<S> {
     pub canonical_filter: String,
     /// Encrypted `authentication` of the request, if any.
     pub authentication: Option<Vec<u8>>,
+    /// The project of the caller that created it (see [`ProjectScope`]); set on creation only.
+    pub project: Option<String>,
 }
 
 /// A stored lifecycle (`LccnSubscription`) subscription.
@@ -508,7 +570,14 @@ impl<S: SubscriptionResource> StoredSubscription<S> {
             subscription,
             canonical_filter,
             authentication,
+            project: None,
         }
+    }
+
+    /// The record, belonging to `project`.
+    pub fn in_project(mut self, project: Option<String>) -> Self {
+        self.project = project;
+        self
     }
 }
 
@@ -525,6 +594,7 @@ impl<S: fmt::Debug> fmt::Debug for StoredSubscription<S> {
                     .as_ref()
                     .map(|a| format!("<{} bytes>", a.len())),
             )
+            .field("project", &self.project)
             .finish()
     }
 }
@@ -770,4 +840,7 @@ pub struct PackageRecord {
     pub vnfd_id: Option<String>,
     /// The `VnfPkgInfo` document.
     pub info: Value,
+    /// The project of the caller that created it (see [`ProjectScope`]); set on creation only:
+    /// updates keep the stored one.
+    pub project: Option<String>,
 }

@@ -9,8 +9,8 @@ use vnfm_types::{SubscriptionId, VimId, VnfInstance, VnfInstanceId, VnfLcmOpOcc,
 use crate::error::StoreError;
 use crate::model::{
     InstanceQuery, JournalEntry, Lease, NewOutboxRow, OpOccQuery, OutboxRow, OutboxSummary,
-    PackageRecord, Page, PkgmSubscriptionRecord, StepRecord, StepWritten, SubscriptionRecord,
-    Timestamp, Version, VimRecord,
+    PackageRecord, Page, PkgmSubscriptionRecord, ProjectScope, ScopedKind, StepRecord, StepWritten,
+    SubscriptionRecord, Timestamp, Version, VimRecord,
 };
 
 /// Result of store operations.
@@ -46,14 +46,30 @@ pub const CONTENT_CHUNK_BYTES: usize = 1 << 20;
 pub trait Store: Send + Sync {
     // ----- VNF instances -----
 
-    /// Stores a new instance at [`Version::FIRST`], and enqueues `notify` (e.g. the
-    /// `VnfIdentifierCreationNotification`s) in the same transaction.
-    /// [`crate::Conflict::AlreadyExists`] if the id is taken.
+    /// [`Store::create_instance_in`] of no project.
     async fn create_instance(
         &self,
         instance: &VnfInstance,
         notify: &[NewOutboxRow],
+    ) -> Result<Version> {
+        self.create_instance_in(instance, None, notify).await
+    }
+
+    /// Stores a new instance of `project` (see [`ProjectScope`]) at [`Version::FIRST`], and
+    /// enqueues `notify` (e.g. the `VnfIdentifierCreationNotification`s) in the same
+    /// transaction. [`crate::Conflict::AlreadyExists`] if the id is taken. The instance's
+    /// op-occs and alarms belong to the same project.
+    async fn create_instance_in(
+        &self,
+        instance: &VnfInstance,
+        project: Option<&str>,
+        notify: &[NewOutboxRow],
     ) -> Result<Version>;
+
+    /// The project of the resource `id` of `kind` (to tell whether a caller's
+    /// [`ProjectScope`] admits it): `None` if no such resource exists, `Some(None)` if it
+    /// belongs to no project.
+    async fn project_of(&self, kind: ScopedKind, id: &str) -> Result<Option<Option<String>>>;
 
     /// The instance and its version.
     async fn get_instance(&self, id: &VnfInstanceId) -> Result<Option<(VnfInstance, Version)>>;
@@ -285,9 +301,10 @@ pub trait Store: Send + Sync {
     /// The lifecycle subscription with its encrypted credentials.
     async fn get_subscription(&self, id: &SubscriptionId) -> Result<Option<SubscriptionRecord>>;
 
-    /// One page of lifecycle subscriptions, ordered by id.
+    /// One page of the lifecycle subscriptions in `scope`, ordered by id.
     async fn list_subscriptions(
         &self,
+        scope: &ProjectScope,
         after: Option<&str>,
         limit: u32,
     ) -> Result<Page<SubscriptionRecord>>;
@@ -295,12 +312,13 @@ pub trait Store: Send + Sync {
     /// Deletes the lifecycle subscription and its pending outbox rows (dead rows stay).
     async fn delete_subscription(&self, id: &SubscriptionId) -> Result<()>;
 
-    /// A lifecycle subscription with the same canonical filter ([`crate::canonical_filter`])
-    /// and callback URI, for SOL003's `303 See Other`.
+    /// A lifecycle subscription of `project` (`None`: of no project) with the same canonical
+    /// filter ([`crate::canonical_filter`]) and callback URI, for SOL003's `303 See Other`.
     async fn find_duplicate_subscription(
         &self,
         canonical_filter: &str,
         callback_uri: &str,
+        project: Option<&str>,
     ) -> Result<Option<SubscriptionRecord>>;
 
     /// Stores a VNF package management subscription. [`crate::Conflict::AlreadyExists`] if the
@@ -313,9 +331,10 @@ pub trait Store: Send + Sync {
         id: &SubscriptionId,
     ) -> Result<Option<PkgmSubscriptionRecord>>;
 
-    /// One page of VNF package management subscriptions, ordered by id.
+    /// One page of the VNF package management subscriptions in `scope`, ordered by id.
     async fn list_pkgm_subscriptions(
         &self,
+        scope: &ProjectScope,
         after: Option<&str>,
         limit: u32,
     ) -> Result<Page<PkgmSubscriptionRecord>>;
@@ -324,12 +343,13 @@ pub trait Store: Send + Sync {
     /// rows stay).
     async fn delete_pkgm_subscription(&self, id: &SubscriptionId) -> Result<()>;
 
-    /// A VNF package management subscription with the same canonical filter
+    /// A VNF package management subscription of `project` with the same canonical filter
     /// ([`crate::canonical_pkgm_filter`]) and callback URI, for `303 See Other`.
     async fn find_duplicate_pkgm_subscription(
         &self,
         canonical_filter: &str,
         callback_uri: &str,
+        project: Option<&str>,
     ) -> Result<Option<PkgmSubscriptionRecord>>;
 
     // ----- Fault management -----
@@ -347,9 +367,10 @@ pub trait Store: Send + Sync {
         id: &SubscriptionId,
     ) -> Result<Option<crate::model::FmSubscriptionRecord>>;
 
-    /// One page of FM subscriptions, ordered by id.
+    /// One page of the FM subscriptions in `scope`, ordered by id.
     async fn list_fm_subscriptions(
         &self,
+        scope: &ProjectScope,
         after: Option<&str>,
         limit: u32,
     ) -> Result<Page<crate::model::FmSubscriptionRecord>>;
@@ -357,15 +378,17 @@ pub trait Store: Send + Sync {
     /// Deletes the FM subscription and its pending outbox rows (dead rows stay).
     async fn delete_fm_subscription(&self, id: &SubscriptionId) -> Result<()>;
 
-    /// An FM subscription with the same canonical filter ([`crate::canonical_fm_filter`]) and
-    /// callback URI, for `303 See Other`.
+    /// An FM subscription of `project` with the same canonical filter
+    /// ([`crate::canonical_fm_filter`]) and callback URI, for `303 See Other`.
     async fn find_duplicate_fm_subscription(
         &self,
         canonical_filter: &str,
         callback_uri: &str,
+        project: Option<&str>,
     ) -> Result<Option<crate::model::FmSubscriptionRecord>>;
 
     /// Stores a new alarm at [`Version::FIRST`] and enqueues `notify` in the same transaction.
+    /// The alarm belongs to the project of its instance (`managedObjectId`).
     /// [`crate::Conflict::AlreadyExists`] if the id is taken or an open alarm (one without
     /// `alarmClearedTime`) has the same [`crate::AlarmRecord::dedup_key`]: the caller then updates
     /// that one.
@@ -393,9 +416,10 @@ pub trait Store: Send + Sync {
         dedup_key: &str,
     ) -> Result<Option<(crate::model::AlarmRecord, Version)>>;
 
-    /// One page of alarms (open and cleared), ordered by id.
+    /// One page of the alarms (open and cleared) in `scope`, ordered by id.
     async fn list_alarms(
         &self,
+        scope: &ProjectScope,
         after: Option<&str>,
         limit: u32,
     ) -> Result<Page<(crate::model::AlarmRecord, Version)>>;
@@ -412,9 +436,10 @@ pub trait Store: Send + Sync {
         id: &SubscriptionId,
     ) -> Result<Option<crate::PmSubscriptionRecord>>;
 
-    /// One page of PM subscriptions, ordered by id.
+    /// One page of the PM subscriptions in `scope`, ordered by id.
     async fn list_pm_subscriptions(
         &self,
+        scope: &ProjectScope,
         after: Option<&str>,
         limit: u32,
     ) -> Result<Page<crate::PmSubscriptionRecord>>;
@@ -422,12 +447,13 @@ pub trait Store: Send + Sync {
     /// Deletes the PM subscription and its pending outbox rows (dead rows stay).
     async fn delete_pm_subscription(&self, id: &SubscriptionId) -> Result<()>;
 
-    /// A PM subscription with the same canonical filter ([`crate::canonical_pm_filter`]) and
-    /// callback URI, for `303 See Other`.
+    /// A PM subscription of `project` with the same canonical filter
+    /// ([`crate::canonical_pm_filter`]) and callback URI, for `303 See Other`.
     async fn find_duplicate_pm_subscription(
         &self,
         canonical_filter: &str,
         callback_uri: &str,
+        project: Option<&str>,
     ) -> Result<Option<crate::PmSubscriptionRecord>>;
 
     /// Stores a new PM job at [`Version::FIRST`]. [`crate::Conflict::AlreadyExists`] if the
@@ -582,8 +608,13 @@ pub trait Store: Send + Sync {
         notify: &[NewOutboxRow],
     ) -> Result<()>;
 
-    /// One page of packages, ordered by id.
-    async fn list_packages(&self, after: Option<&str>, limit: u32) -> Result<Page<PackageRecord>>;
+    /// One page of the packages in `scope`, ordered by id.
+    async fn list_packages(
+        &self,
+        scope: &ProjectScope,
+        after: Option<&str>,
+        limit: u32,
+    ) -> Result<Page<PackageRecord>>;
 
     /// Stores (or replaces) the content (zip bytes) of an existing package.
     /// [`StoreError::NotFound`] if the package does not exist.

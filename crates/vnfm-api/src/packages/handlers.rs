@@ -58,6 +58,7 @@ pub(super) async fn list(
     family: ApiFamily,
     onboarded_only: bool,
     State(state): State<Arc<AppState>>,
+    tenancy: crate::scope::Tenancy,
     OriginalUri(uri): OriginalUri,
     headers: HeaderMap,
 ) -> ApiResult<Response> {
@@ -71,10 +72,11 @@ pub(super) async fn list(
     list.run(
         |after| {
             let state = state.clone();
+            let scope = tenancy.scope.clone();
             async move {
                 let page = state
                     .store
-                    .list_packages(after.as_deref(), crate::listing::PAGE_SIZE)
+                    .list_packages(&scope, after.as_deref(), crate::listing::PAGE_SIZE)
                     .await?;
                 let mut items = Vec::with_capacity(page.items.len());
                 for record in &page.items {
@@ -99,6 +101,7 @@ pub(super) async fn list(
 pub(super) async fn create(
     family: ApiFamily,
     State(state): State<Arc<AppState>>,
+    tenancy: crate::scope::Tenancy,
     headers: HeaderMap,
     body: Bytes,
 ) -> ApiResult<Response> {
@@ -108,7 +111,7 @@ pub(super) async fn create(
     } else {
         json_body(&headers, &body, None)?
     };
-    let info = state.packages.create(req).await?;
+    let info = state.packages.create(req, tenancy.project).await?;
     let location = format!(
         "{}{}/vnf_packages/{}",
         state.origin(&headers),

@@ -124,6 +124,8 @@ fn record_of(info: &VnfPkgInfo) -> ApiResult<PackageRecord> {
         vnfd_id: info.vnfd_id.clone(),
         info: serde_json::to_value(info)
             .map_err(|e| ApiError::Internal(format!("package does not serialize: {e}")))?,
+        // Written on creation only: updates keep the stored project.
+        project: None,
     })
 }
 
@@ -188,8 +190,8 @@ pub(crate) fn routes(family: ApiFamily, max_package_bytes: usize) -> Router<Arc<
         )
         .route(
             "/vnf_packages",
-            get(move |s, u, h| list(family, false, s, u, h))
-                .post(move |s, h, b| create(family, s, h, b)),
+            get(move |s, t, u, h| list(family, false, s, t, u, h))
+                .post(move |s, t, h, b| create(family, s, t, h, b)),
         )
         .route(
             "/vnf_packages/{id}",
@@ -212,7 +214,7 @@ pub(crate) fn routes(family: ApiFamily, max_package_bytes: usize) -> Router<Arc<
         // SOL003 v2.6.1 clause 10.4.2a-10.4.5a: the same resources addressed by vnfdId.
         .route(
             "/onboarded_vnf_packages",
-            get(move |s, u, h| list(family, true, s, u, h)),
+            get(move |s, t, u, h| list(family, true, s, t, u, h)),
         )
         .route(
             "/onboarded_vnf_packages/{vnfd_id}",

@@ -8,7 +8,7 @@ use vnfm::lcm::{OnboardedVnfd, PackageCatalog};
 use vnfm::package::{InspectOptions, inspect_package};
 use vnfm_descriptor::Descriptor;
 use vnfm_lcm::{PackageChange, PackageEvent};
-use vnfm_store::{InstanceQuery, NewOutboxRow, PackageRecord, Version};
+use vnfm_store::{InstanceQuery, NewOutboxRow, PackageRecord, ProjectScope, Version};
 use vnfm_types::{
     CreateVnfPkgInfoRequest, PackageOnboardingState, PackageOperationalState, PackageUsageState,
     VnfPkgInfo, VnfPkgInfoModifications, VnfdId,
@@ -57,7 +57,10 @@ impl Packages {
         writer.push(&content).await?;
         drop(content);
         let spooled = writer.finish().await?;
-        let info = self.create(CreateVnfPkgInfoRequest::default()).await?;
+        // Fetched for whoever asked first, it belongs to no project.
+        let info = self
+            .create(CreateVnfPkgInfoRequest::default(), None)
+            .await?;
         let local = self.store_content(&info.id, spooled).await?;
         self.onboard(&info.id, local).await?;
         tracing::info!(package = %info.id, vnfd_id, nfvo = %nfvo.describe(), "package fetched from the NFVO");
@@ -70,7 +73,11 @@ impl Packages {
         let mut after: Option<String> = None;
         let mut loaded = 0;
         loop {
-            let page = match self.store.list_packages(after.as_deref(), 200).await {
+            let page = match self
+                .store
+                .list_packages(&ProjectScope::All, after.as_deref(), 200)
+                .await
+            {
                 Ok(p) => p,
                 Err(e) => {
                     tracing::error!(error = %e, "listing packages failed");
@@ -174,12 +181,15 @@ impl Packages {
         Some(record.id)
     }
 
-    /// Refuses (422) a `vnfdId` that no onboarded, enabled package has; loads it otherwise.
-    pub async fn ensure_instantiable(&self, vnfd_id: &str) -> ApiResult<()> {
+    /// Refuses (422) a `vnfdId` that no onboarded, enabled package in `scope` has; loads it
+    /// otherwise.
+    pub async fn ensure_instantiable(&self, vnfd_id: &str, scope: &ProjectScope) -> ApiResult<()> {
         if self.store.package_by_vnfd(vnfd_id).await?.is_none() {
             self.fetch_from_nfvo(vnfd_id).await?;
         }
-        let Some((record, _)) = self.store.package_by_vnfd(vnfd_id).await? else {
+        // A package of another project is answered as one that is not there.
+        let found = self.store.package_by_vnfd(vnfd_id).await?;
+        let Some((record, _)) = found.filter(|(r, _)| scope.admits(r.project.as_deref())) else {
             return Err(ApiError::Unprocessable(format!(
                 "no onboarded VNF package has vnfdId {}: onboard it through /vnfpkgm/v2/vnf_packages first",
                 crate::util::cut(vnfd_id, 100)
@@ -245,8 +255,13 @@ impl Packages {
         Ok(info)
     }
 
-    /// Creates a package resource (`CREATED`, `DISABLED`).
-    pub async fn create(&self, req: CreateVnfPkgInfoRequest) -> ApiResult<VnfPkgInfo> {
+    /// Creates a package resource (`CREATED`, `DISABLED`) belonging to `project` (see
+    /// [`crate::scope`]).
+    pub async fn create(
+        &self,
+        req: CreateVnfPkgInfoRequest,
+        project: Option<String>,
+    ) -> ApiResult<VnfPkgInfo> {
         let id = vnfm_lcm::secrets::new_id();
         let info = VnfPkgInfo {
             links: links(&id, false),
@@ -270,7 +285,11 @@ impl Packages {
             onboarding_failure_details: None,
             onboarding_warnings: None,
         };
-        self.store.create_package(&record_of(&info)?).await?;
+        let record = PackageRecord {
+            project,
+            ..record_of(&info)?
+        };
+        self.store.create_package(&record).await?;
         Ok(info)
     }
 

@@ -20,7 +20,7 @@ use async_trait::async_trait;
 use vnfm_driver_api::fault::{FaultId, FaultReport, FaultSink, Raised};
 use vnfm_driver_api::{CallbackSender, DriverError};
 use vnfm_store::{
-    AlarmRecord, Conflict, NewOutboxRow, Page, Store, StoreError, Timestamp, Version,
+    AlarmRecord, Conflict, NewOutboxRow, Page, ProjectScope, Store, StoreError, Timestamp, Version,
 };
 use vnfm_types::{
     AckState, Alarm, AlarmClearedNotification, AlarmClearedNotificationLinks, AlarmLinks,
@@ -359,15 +359,17 @@ impl FaultManager {
         Ok((record.alarm, version))
     }
 
-    /// One page of alarms (open and cleared), ordered by id.
+    /// One page of the alarms (open and cleared) in `scope`, ordered by id. An alarm belongs
+    /// to the project of its VNF instance.
     pub async fn list(
         &self,
+        scope: &ProjectScope,
         after: Option<&str>,
         limit: u32,
     ) -> Result<Page<(Alarm, Version)>, LcmError> {
         let page = self
             .store
-            .list_alarms(after, limit)
+            .list_alarms(scope, after, limit)
             .await
             .map_err(store_err)?;
         Ok(Page {

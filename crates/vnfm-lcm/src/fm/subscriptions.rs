@@ -1,7 +1,7 @@
 //! VNF fault management subscriptions: the [`FmKind`] of [`ManagedSubscriptions`].
 
 use async_trait::async_trait;
-use vnfm_store::{FmSubscriptionRecord, Page, Store, canonical_fm_filter};
+use vnfm_store::{FmSubscriptionRecord, Page, ProjectScope, Store, canonical_fm_filter};
 use vnfm_types::{
     FmSubscription, FmSubscriptionRequest, SubscriptionAuthentication, SubscriptionId,
 };
@@ -48,10 +48,11 @@ impl SubscriptionKind for FmKind {
     }
     async fn list(
         store: &dyn Store,
+        scope: &ProjectScope,
         after: Option<&str>,
         limit: u32,
     ) -> vnfm_store::Result<Page<FmSubscriptionRecord>> {
-        store.list_fm_subscriptions(after, limit).await
+        store.list_fm_subscriptions(scope, after, limit).await
     }
     async fn delete(store: &dyn Store, id: &SubscriptionId) -> vnfm_store::Result<()> {
         store.delete_fm_subscription(id).await
@@ -60,9 +61,10 @@ impl SubscriptionKind for FmKind {
         store: &dyn Store,
         canonical_filter: &str,
         callback_uri: &str,
+        project: Option<&str>,
     ) -> vnfm_store::Result<Option<FmSubscriptionRecord>> {
         store
-            .find_duplicate_fm_subscription(canonical_filter, callback_uri)
+            .find_duplicate_fm_subscription(canonical_filter, callback_uri, project)
             .await
     }
 }

@@ -135,7 +135,14 @@ async fn the_same_fault_updates_its_open_alarm_and_another_vnfc_gets_its_own() {
             (sub.clone(), n, c.id.clone())
         ]
     );
-    assert_eq!(f.fm.list(None, 10).await.unwrap().items.len(), 2);
+    assert_eq!(
+        f.fm.list(&vnfm_store::ProjectScope::All, None, 10)
+            .await
+            .unwrap()
+            .items
+            .len(),
+        2
+    );
 }
 
 #[tokio::test]

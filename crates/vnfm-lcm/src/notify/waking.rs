@@ -9,8 +9,8 @@ use futures_util::stream::BoxStream;
 use serde_json::Value;
 use vnfm_store::{
     InstanceQuery, JournalEntry, Lease, NewOutboxRow, OpOccQuery, OutboxRow, OutboxSummary,
-    PackageRecord, Page, PkgmSubscriptionRecord, Result, StepRecord, StepWritten, Store,
-    SubscriptionRecord, Timestamp, Version, VimRecord,
+    PackageRecord, Page, PkgmSubscriptionRecord, ProjectScope, Result, ScopedKind, StepRecord,
+    StepWritten, Store, SubscriptionRecord, Timestamp, Version, VimRecord,
 };
 use vnfm_types::{SubscriptionId, VimId, VnfInstance, VnfInstanceId, VnfLcmOpOcc, VnfLcmOpOccId};
 
@@ -41,14 +41,22 @@ impl WakingStore {
 
 #[async_trait]
 impl Store for WakingStore {
-    async fn create_instance(
+    async fn create_instance_in(
         &self,
         instance: &VnfInstance,
+        project: Option<&str>,
         notify: &[NewOutboxRow],
     ) -> Result<Version> {
-        let out = self.inner.create_instance(instance, notify).await;
+        let out = self
+            .inner
+            .create_instance_in(instance, project, notify)
+            .await;
         self.enqueued(out.is_ok(), notify.len());
         out
+    }
+
+    async fn project_of(&self, kind: ScopedKind, id: &str) -> Result<Option<Option<String>>> {
+        self.inner.project_of(kind, id).await
     }
 
     async fn get_instance(&self, id: &VnfInstanceId) -> Result<Option<(VnfInstance, Version)>> {
@@ -240,10 +248,11 @@ impl Store for WakingStore {
 
     async fn list_subscriptions(
         &self,
+        scope: &ProjectScope,
         after: Option<&str>,
         limit: u32,
     ) -> Result<Page<SubscriptionRecord>> {
-        self.inner.list_subscriptions(after, limit).await
+        self.inner.list_subscriptions(scope, after, limit).await
     }
 
     async fn delete_subscription(&self, id: &SubscriptionId) -> Result<()> {
@@ -254,9 +263,10 @@ impl Store for WakingStore {
         &self,
         canonical_filter: &str,
         callback_uri: &str,
+        project: Option<&str>,
     ) -> Result<Option<SubscriptionRecord>> {
         self.inner
-            .find_duplicate_subscription(canonical_filter, callback_uri)
+            .find_duplicate_subscription(canonical_filter, callback_uri, project)
             .await
     }
 
@@ -273,10 +283,13 @@ impl Store for WakingStore {
 
     async fn list_pkgm_subscriptions(
         &self,
+        scope: &ProjectScope,
         after: Option<&str>,
         limit: u32,
     ) -> Result<Page<PkgmSubscriptionRecord>> {
-        self.inner.list_pkgm_subscriptions(after, limit).await
+        self.inner
+            .list_pkgm_subscriptions(scope, after, limit)
+            .await
     }
 
     async fn delete_pkgm_subscription(&self, id: &SubscriptionId) -> Result<()> {
@@ -287,9 +300,10 @@ impl Store for WakingStore {
         &self,
         canonical_filter: &str,
         callback_uri: &str,
+        project: Option<&str>,
     ) -> Result<Option<PkgmSubscriptionRecord>> {
         self.inner
-            .find_duplicate_pkgm_subscription(canonical_filter, callback_uri)
+            .find_duplicate_pkgm_subscription(canonical_filter, callback_uri, project)
             .await
     }
 
@@ -309,10 +323,11 @@ impl Store for WakingStore {
 
     async fn list_fm_subscriptions(
         &self,
+        scope: &ProjectScope,
         after: Option<&str>,
         limit: u32,
     ) -> Result<Page<vnfm_store::FmSubscriptionRecord>> {
-        self.inner.list_fm_subscriptions(after, limit).await
+        self.inner.list_fm_subscriptions(scope, after, limit).await
     }
 
     async fn delete_fm_subscription(&self, id: &SubscriptionId) -> Result<()> {
@@ -323,9 +338,10 @@ impl Store for WakingStore {
         &self,
         canonical_filter: &str,
         callback_uri: &str,
+        project: Option<&str>,
     ) -> Result<Option<vnfm_store::FmSubscriptionRecord>> {
         self.inner
-            .find_duplicate_fm_subscription(canonical_filter, callback_uri)
+            .find_duplicate_fm_subscription(canonical_filter, callback_uri, project)
             .await
     }
 
@@ -363,10 +379,11 @@ impl Store for WakingStore {
 
     async fn list_alarms(
         &self,
+        scope: &ProjectScope,
         after: Option<&str>,
         limit: u32,
     ) -> Result<Page<(vnfm_store::AlarmRecord, Version)>> {
-        self.inner.list_alarms(after, limit).await
+        self.inner.list_alarms(scope, after, limit).await
     }
 
     async fn create_pm_subscription(
@@ -385,10 +402,11 @@ impl Store for WakingStore {
 
     async fn list_pm_subscriptions(
         &self,
+        scope: &ProjectScope,
         after: Option<&str>,
         limit: u32,
     ) -> Result<Page<vnfm_store::PmSubscriptionRecord>> {
-        self.inner.list_pm_subscriptions(after, limit).await
+        self.inner.list_pm_subscriptions(scope, after, limit).await
     }
 
     async fn delete_pm_subscription(&self, id: &SubscriptionId) -> Result<()> {
@@ -399,9 +417,10 @@ impl Store for WakingStore {
         &self,
         canonical_filter: &str,
         callback_uri: &str,
+        project: Option<&str>,
     ) -> Result<Option<vnfm_store::PmSubscriptionRecord>> {
         self.inner
-            .find_duplicate_pm_subscription(canonical_filter, callback_uri)
+            .find_duplicate_pm_subscription(canonical_filter, callback_uri, project)
             .await
     }
 
@@ -569,8 +588,13 @@ impl Store for WakingStore {
         out
     }
 
-    async fn list_packages(&self, after: Option<&str>, limit: u32) -> Result<Page<PackageRecord>> {
-        self.inner.list_packages(after, limit).await
+    async fn list_packages(
+        &self,
+        scope: &ProjectScope,
+        after: Option<&str>,
+        limit: u32,
+    ) -> Result<Page<PackageRecord>> {
+        self.inner.list_packages(scope, after, limit).await
     }
 
     async fn put_package_content(&self, id: &str, content: &[u8]) -> Result<()> {

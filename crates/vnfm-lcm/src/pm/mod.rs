@@ -21,8 +21,8 @@ use async_trait::async_trait;
 use vnfm_driver_api::CallbackSender;
 use vnfm_driver_api::metrics::MetricsSource;
 use vnfm_store::{
-    NewOutboxRow, Page, PmJobRecord, PmSubscriptionRecord, Store, StoreError, StoredPm,
-    ThresholdRecord, Timestamp, Version, canonical_pm_filter,
+    NewOutboxRow, Page, PmJobRecord, PmSubscriptionRecord, ProjectScope, Store, StoreError,
+    StoredPm, ThresholdRecord, Timestamp, Version, canonical_pm_filter,
 };
 use vnfm_types::{
     CreatePmJobRequest, CreateThresholdRequest, Link, NotificationId, PmJob, PmJobLinks,
@@ -651,10 +651,11 @@ impl SubscriptionKind for PmKind {
     }
     async fn list(
         store: &dyn Store,
+        scope: &ProjectScope,
         after: Option<&str>,
         limit: u32,
     ) -> vnfm_store::Result<Page<PmSubscriptionRecord>> {
-        store.list_pm_subscriptions(after, limit).await
+        store.list_pm_subscriptions(scope, after, limit).await
     }
     async fn delete(store: &dyn Store, id: &SubscriptionId) -> vnfm_store::Result<()> {
         store.delete_pm_subscription(id).await
@@ -663,9 +664,10 @@ impl SubscriptionKind for PmKind {
         store: &dyn Store,
         canonical_filter: &str,
         callback_uri: &str,
+        project: Option<&str>,
     ) -> vnfm_store::Result<Option<PmSubscriptionRecord>> {
         store
-            .find_duplicate_pm_subscription(canonical_filter, callback_uri)
+            .find_duplicate_pm_subscription(canonical_filter, callback_uri, project)
             .await
     }
 }

@@ -505,10 +505,22 @@ impl Lcm {
     // ----- VNF identifiers -----
 
     /// Creates a VNF instance resource (`NOT_INSTANTIATED`) from an onboarded VNFD, and
-    /// enqueues the `VnfIdentifierCreationNotification`s in the same transaction.
+    /// enqueues the `VnfIdentifierCreationNotification`s in the same transaction. The
+    /// instance belongs to no project ([`Lcm::create_vnf_identifier_in`]).
     pub async fn create_vnf_identifier(
         &self,
         req: CreateVnfRequest,
+    ) -> Result<VnfInstance, LcmError> {
+        self.create_vnf_identifier_in(req, None).await
+    }
+
+    /// [`Lcm::create_vnf_identifier`] of an instance belonging to `project` (its op-occs and
+    /// alarms belong to it too): lists in a `vnfm_store::ProjectScope` of another project do
+    /// not show it.
+    pub async fn create_vnf_identifier_in(
+        &self,
+        req: CreateVnfRequest,
+        project: Option<&str>,
     ) -> Result<VnfInstance, LcmError> {
         let inner = &self.inner;
         let onboarded = inner.onboarded(req.vnfd_id.as_str())?;
@@ -544,7 +556,7 @@ impl Lcm {
         let rows = inner.router.route(&note, Some(&instance)).await?;
         inner
             .store
-            .create_instance(&instance, &rows)
+            .create_instance_in(&instance, project, &rows)
             .await
             .map_err(store_err)?;
         tracing::info!(vnf_instance_id = %instance.id, vnfd_id = %instance.vnfd_id, "VNF identifier created");

@@ -17,7 +17,9 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use serde_json::Value;
-use vnfm_store::{NewOutboxRow, Page, Store, SubscriptionRecord, Timestamp, canonical_filter};
+use vnfm_store::{
+    NewOutboxRow, Page, ProjectScope, Store, SubscriptionRecord, Timestamp, canonical_filter,
+};
 use vnfm_types::{
     LccnNotification, LccnSubscription, LccnSubscriptionRequest, LcmOpOccNotificationVerbosityType,
     NotificationType, SubscriptionAuthentication, SubscriptionId, VnfInstance,
@@ -103,10 +105,11 @@ impl SubscriptionKind for LccnKind {
     }
     async fn list(
         store: &dyn Store,
+        scope: &ProjectScope,
         after: Option<&str>,
         limit: u32,
     ) -> vnfm_store::Result<Page<SubscriptionRecord>> {
-        store.list_subscriptions(after, limit).await
+        store.list_subscriptions(scope, after, limit).await
     }
     async fn delete(store: &dyn Store, id: &SubscriptionId) -> vnfm_store::Result<()> {
         store.delete_subscription(id).await
@@ -115,9 +118,10 @@ impl SubscriptionKind for LccnKind {
         store: &dyn Store,
         canonical_filter: &str,
         callback_uri: &str,
+        project: Option<&str>,
     ) -> vnfm_store::Result<Option<SubscriptionRecord>> {
         store
-            .find_duplicate_subscription(canonical_filter, callback_uri)
+            .find_duplicate_subscription(canonical_filter, callback_uri, project)
             .await
     }
 }

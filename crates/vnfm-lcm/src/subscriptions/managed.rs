@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use vnfm_store::{
-    MAX_PAGE_SIZE, Page, Store, StoreError, StoredSubscription, SubscriptionResource,
+    MAX_PAGE_SIZE, Page, ProjectScope, Store, StoreError, StoredSubscription, SubscriptionResource,
 };
 use vnfm_types::{SubscriptionAuthentication, SubscriptionId};
 
@@ -37,6 +37,10 @@ pub struct CreateOptions {
     /// instead of answering with that one ([`Created::Existing`], `303 See Other`): SOL003
     /// lets the server do either (v2.6.1 clauses 5.4.18.3.1 and 10.4.7.3.1).
     pub allow_duplicates: bool,
+    /// The project the subscription belongs to (that of the caller creating it; `None`: no
+    /// project, seen only by callers that see every project). A subscription of another
+    /// project is never answered as the duplicate of this one.
+    pub project: Option<String>,
 }
 
 impl Default for CreateOptions {
@@ -45,6 +49,7 @@ impl Default for CreateOptions {
             verify_callback: false,
             verify_timeout: Duration::from_secs(5),
             allow_duplicates: false,
+            project: None,
         }
     }
 }
@@ -103,19 +108,21 @@ pub trait SubscriptionKind: Send + Sync + 'static {
         store: &dyn Store,
         id: &SubscriptionId,
     ) -> vnfm_store::Result<Option<StoredSubscription<Self::Resource>>>;
-    /// One page of records.
+    /// One page of the records in `scope`.
     async fn list(
         store: &dyn Store,
+        scope: &ProjectScope,
         after: Option<&str>,
         limit: u32,
     ) -> vnfm_store::Result<Page<StoredSubscription<Self::Resource>>>;
     /// Deletes a record.
     async fn delete(store: &dyn Store, id: &SubscriptionId) -> vnfm_store::Result<()>;
-    /// A record with the same canonical filter and callback.
+    /// A record of `project` with the same canonical filter and callback.
     async fn duplicate(
         store: &dyn Store,
         canonical_filter: &str,
         callback_uri: &str,
+        project: Option<&str>,
     ) -> vnfm_store::Result<Option<StoredSubscription<Self::Resource>>>;
 }
 
@@ -217,9 +224,14 @@ impl<K: SubscriptionKind> ManagedSubscriptions<K> {
         let callback = K::callback_uri(request);
         let canonical = K::canonical_filter(request);
         if !options.allow_duplicates
-            && let Some(existing) = K::duplicate(&*self.store, &canonical, callback)
-                .await
-                .map_err(store_err)?
+            && let Some(existing) = K::duplicate(
+                &*self.store,
+                &canonical,
+                callback,
+                options.project.as_deref(),
+            )
+            .await
+            .map_err(store_err)?
         {
             return Ok(Created::Existing(existing.subscription));
         }
@@ -237,7 +249,7 @@ impl<K: SubscriptionKind> ManagedSubscriptions<K> {
         let sealed = seal_authentication(&self.keyring, K::authentication(request))?;
         K::create(
             &*self.store,
-            &StoredSubscription::new(resource.clone(), sealed),
+            &StoredSubscription::new(resource.clone(), sealed).in_project(options.project.clone()),
         )
         .await
         .map_err(store_err)?;
@@ -252,13 +264,14 @@ impl<K: SubscriptionKind> ManagedSubscriptions<K> {
         Ok(self.record(id).await?.subscription)
     }
 
-    /// One page of subscriptions, ordered by id, after the cursor `after`.
+    /// One page of the subscriptions in `scope`, ordered by id, after the cursor `after`.
     pub async fn list(
         &self,
+        scope: &ProjectScope,
         after: Option<&str>,
         limit: u32,
     ) -> Result<Page<K::Resource>, LcmError> {
-        let page = K::list(&*self.store, after, limit)
+        let page = K::list(&*self.store, scope, after, limit)
             .await
             .map_err(store_err)?;
         Ok(Page {
@@ -321,7 +334,7 @@ async fn all_of<K: SubscriptionKind>(store: &dyn Store) -> Result<Vec<K::Resourc
     let mut out = Vec::new();
     let mut after: Option<String> = None;
     loop {
-        let page = K::list(store, after.as_deref(), MAX_PAGE_SIZE)
+        let page = K::list(store, &ProjectScope::All, after.as_deref(), MAX_PAGE_SIZE)
             .await
             .map_err(store_err)?;
         out.extend(page.items.into_iter().map(|r| r.subscription));

@@ -3,8 +3,11 @@
 
 use vnfm_types::{AckState, PerceivedSeverity};
 
-use super::{Col, SqlConn, columns, from_json, locked_version, page, page_size_of, stale, to_json};
-use vnfm_store::{AlarmRecord, NewOutboxRow, Page, Version};
+use super::{
+    Col, SqlConn, columns, from_json, locked_version, page, page_size_of, push_scope, stale,
+    to_json,
+};
+use vnfm_store::{AlarmRecord, NewOutboxRow, Page, ProjectScope, Version};
 use vnfm_store::{Conflict, StoreError};
 
 const ALARM: &str = "alarm";
@@ -51,9 +54,12 @@ pub(crate) async fn create<C: SqlConn>(
     let doc = to_json(ALARM, a)?;
     let done = tx
         .execute(
-            "INSERT INTO alarms (id, instance_id, dedup_key, severity, ack_state, raised_at, \
-             changed_at, cleared_at, version, doc) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 1, $9) \
-             ON CONFLICT DO NOTHING",
+            &format!(
+                "INSERT INTO alarms (id, instance_id, dedup_key, severity, ack_state, \
+                 raised_at, changed_at, cleared_at, version, doc, project) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 1, $9, {}) ON CONFLICT DO NOTHING",
+                super::instance_project(2)
+            ),
             &[
                 a.id.as_str().into(),
                 a.managed_object_id.as_str().into(),
@@ -137,20 +143,22 @@ pub(crate) async fn open_by_key<C: SqlConn>(
         .transpose()
 }
 
-/// One page of alarms after id `after`, ordered by id.
+/// One page of the alarms in `scope` after id `after`, ordered by id.
 pub(crate) async fn page_of<C: SqlConn>(
     conn: &mut C,
+    scope: &ProjectScope,
     after: Option<&str>,
     limit: u32,
 ) -> Result<Page<(AlarmRecord, Version)>, StoreError> {
     let limit = page_size_of(limit);
-    let sql = format!("SELECT {COLUMNS} FROM alarms WHERE id > $1 ORDER BY id LIMIT $2");
+    let probe = limit + 1;
+    let mut sql = format!("SELECT {COLUMNS} FROM alarms WHERE id > $1");
+    let mut args = vec![after.unwrap_or("").into()];
+    push_scope(scope, &mut sql, &mut args);
+    args.push(probe.into());
+    sql.push_str(&format!(" ORDER BY id LIMIT ${}", args.len()));
     let items = conn
-        .rows(
-            &sql,
-            &[after.unwrap_or("").into(), (limit + 1).into()],
-            &COLS,
-        )
+        .rows(&sql, &args, &COLS)
         .await?
         .into_iter()
         .map(record)

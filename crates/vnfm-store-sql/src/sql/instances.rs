@@ -7,7 +7,7 @@ use vnfm_types::{VimId, VnfInstance, VnfInstanceId};
 
 use super::{
     Arg, Col, Dialect, SqlConn, columns, expect_version, from_json, locked_version, now_ms, page,
-    placeholders, probe_size, stale, texts, to_json,
+    placeholders, probe_size, push_scope, stale, texts, to_json,
 };
 use crate::sql::{op_occs, outbox};
 use vnfm_store::{Conflict, StoreError};
@@ -15,10 +15,12 @@ use vnfm_store::{InstanceQuery, NameFilter, NewOutboxRow, Page, Version, enum_st
 
 const INSTANCE: &str = "VNF instance";
 
-/// Inserts a new instance at [`Version::FIRST`] with its VIM index and creation notifications.
+/// Inserts a new instance of `project` at [`Version::FIRST`] with its VIM index and creation
+/// notifications.
 pub(crate) async fn create<C: SqlConn>(
     tx: &mut C,
     instance: &VnfInstance,
+    project: Option<&str>,
     notify: &[NewOutboxRow],
 ) -> Result<Version, StoreError> {
     let doc = to_json(INSTANCE, instance)?;
@@ -29,8 +31,8 @@ pub(crate) async fn create<C: SqlConn>(
             &format!(
                 "INSERT INTO vnf_instances (id, version, vnfd_id, vnf_provider, \
                  vnf_product_name, instantiation_state, vnf_instance_name, doc, \
-                 default_view, created_at, updated_at) \
-                 VALUES ($1, 1, $2, $3, $4, $5, $6, $7, {}, $8, $8) \
+                 default_view, created_at, updated_at, project) \
+                 VALUES ($1, 1, $2, $3, $4, $5, $6, $7, {}, $8, $8, $9) \
                  ON CONFLICT (id) DO NOTHING",
                 default_view_of(C::DIALECT, 7)
             ),
@@ -43,6 +45,7 @@ pub(crate) async fn create<C: SqlConn>(
                 instance.vnf_instance_name.as_deref().into(),
                 doc.as_str().into(),
                 now.into(),
+                project.into(),
             ],
         )
         .await?;
@@ -327,6 +330,7 @@ async fn matching<C: SqlConn>(
         ));
         args.extend(ids.iter().map(|i| Arg::from(i.as_str())));
     }
+    push_scope(&query.scope, &mut sql, &mut args);
     if let Some(after) = &query.after {
         args.push(after.as_str().into());
         sql.push_str(&format!(" AND id > ${}", args.len()));

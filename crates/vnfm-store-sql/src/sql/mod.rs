@@ -23,7 +23,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use vnfm_store::StoreError;
-use vnfm_store::{Page, Version, page_size};
+use vnfm_store::{Page, ProjectScope, ScopedKind, Version, page_size};
 
 /// Where the two SQL dialects differ.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -376,9 +376,63 @@ pub(crate) async fn locked_version<C: SqlConn>(
     Ok(single_int(conn, &sql, &[id.into()]).await?.map(Version))
 }
 
+/// Appends the condition of `scope` on the `project` column (nothing for
+/// [`ProjectScope::All`]), its value as the next argument: the scope is a predicate of the
+/// query, so a page holds `limit` visible rows and the keyset cursor stays exact.
+pub(crate) fn push_scope<'a>(scope: &'a ProjectScope, sql: &mut String, args: &mut Vec<Arg<'a>>) {
+    match scope {
+        ProjectScope::All => {}
+        ProjectScope::Project(p) => {
+            args.push(p.as_str().into());
+            sql.push_str(&format!(" AND project = ${}", args.len()));
+        }
+        ProjectScope::Nothing => sql.push_str(" AND 1 = 0"),
+    }
+}
+
+/// The project of resource `id` of `kind`: `None` if there is no such resource,
+/// `Some(None)` if it belongs to no project.
+pub(crate) async fn project_of<C: SqlConn>(
+    conn: &mut C,
+    kind: ScopedKind,
+    id: &str,
+) -> Result<Option<Option<String>>, StoreError> {
+    let sql = format!("SELECT project FROM {} WHERE id = $1", table_of(kind));
+    match conn.row(&sql, &[id.into()], &[Col::OptText]).await? {
+        None => Ok(None),
+        Some(row) => {
+            let [project] = columns(row)?;
+            project.opt_text().map(Some)
+        }
+    }
+}
+
+/// The SQL expression of the project of instance `$arg`, which an op-occ or alarm copies
+/// when it is inserted (NULL when the instance is gone or has none).
+pub(crate) fn instance_project(arg: usize) -> String {
+    format!("(SELECT project FROM vnf_instances WHERE id = ${arg})")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn scope_is_a_predicate_on_the_project_column() {
+        let mut sql = String::from("SELECT id FROM t WHERE 1 = 1");
+        let mut args = vec![Arg::Int(1)];
+        push_scope(&ProjectScope::All, &mut sql, &mut args);
+        assert_eq!(
+            (sql.as_str(), args.len()),
+            ("SELECT id FROM t WHERE 1 = 1", 1)
+        );
+        let a = ProjectScope::Project("a".into());
+        push_scope(&a, &mut sql, &mut args);
+        assert!(sql.ends_with(" AND project = $2"), "{sql}");
+        assert!(matches!(args[1], Arg::Text("a")));
+        push_scope(&ProjectScope::Nothing, &mut sql, &mut args);
+        assert!(sql.ends_with(" AND 1 = 0"), "{sql}");
+    }
 
     #[test]
     fn placeholders_count_from_first() {
@@ -400,5 +454,16 @@ mod tests {
         let e = Cell::Text("s3cret".into()).int().unwrap_err().to_string();
         assert!(!e.contains("s3cret"), "{e}");
         assert!(e.contains("expected an integer column, got a text"), "{e}");
+    }
+}
+
+/// The table holding resources of `kind`.
+fn table_of(kind: ScopedKind) -> &'static str {
+    match kind {
+        ScopedKind::Instance => "vnf_instances",
+        ScopedKind::OpOcc => "op_occs",
+        ScopedKind::Package => "vnf_packages",
+        ScopedKind::Subscription => "subscriptions",
+        ScopedKind::Alarm => "alarms",
     }
 }

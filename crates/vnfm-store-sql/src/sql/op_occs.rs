@@ -98,9 +98,12 @@ pub(crate) async fn start<C: SqlConn>(
     let operation = enum_str(&occ.operation);
     let inserted = tx
         .execute(
-            "INSERT INTO op_occs (id, instance_id, operation, state, version, \
-             lease_owner, lease_expires_at, doc, created_at, updated_at) \
-             VALUES ($1, $2, $3, 'STARTING', 1, $4, $5, $6, $7, $7)",
+            &format!(
+                "INSERT INTO op_occs (id, instance_id, operation, state, version, \
+                 lease_owner, lease_expires_at, doc, created_at, updated_at, project) \
+                 VALUES ($1, $2, $3, 'STARTING', 1, $4, $5, $6, $7, $7, {})",
+                super::instance_project(2)
+            ),
             &[
                 occ.id.as_str().into(),
                 instance_id.into(),
@@ -398,6 +401,7 @@ pub(crate) async fn page_of<C: SqlConn>(
         args.push(op.as_str().into());
         sql.push_str(&format!(" AND operation = ${}", args.len()));
     }
+    super::push_scope(&query.scope, &mut sql, &mut args);
     if let Some(after) = &query.after {
         args.push(after.as_str().into());
         sql.push_str(&format!(" AND id > ${}", args.len()));

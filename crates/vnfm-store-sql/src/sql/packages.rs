@@ -2,24 +2,26 @@
 
 use super::{
     Col, DbError, SqlConn, columns, expect_version, from_json, locked_version, now_ms, page,
-    page_size_of, single_int, stale, to_json,
+    page_size_of, push_scope, single_int, stale, to_json,
 };
 use crate::sql::outbox;
 use vnfm_store::{Conflict, StoreError};
-use vnfm_store::{NewOutboxRow, PackageRecord, Page, Version};
+use vnfm_store::{NewOutboxRow, PackageRecord, Page, ProjectScope, Version};
 
 const PACKAGE: &str = "VNF package";
 const PACKAGE_VNFD: &str = "VNF package for vnfdId";
-const COLS: [Col; 4] = [Col::Text, Col::OptText, Col::Text, Col::Int];
+const COLUMNS: &str = "id, vnfd_id, info, version, project";
+const COLS: [Col; 5] = [Col::Text, Col::OptText, Col::Text, Col::Int, Col::OptText];
 
 fn record(row: Vec<super::Cell>) -> Result<(PackageRecord, Version), StoreError> {
-    let [id, vnfd_id, info, version] = columns(row)?;
+    let [id, vnfd_id, info, version, project] = columns(row)?;
     let id = id.text()?;
     Ok((
         PackageRecord {
             info: from_json(PACKAGE, &id, &info.text()?)?,
             vnfd_id: vnfd_id.opt_text()?,
             id,
+            project: project.opt_text()?,
         },
         Version(version.int()?),
     ))
@@ -48,13 +50,14 @@ pub(crate) async fn create<C: SqlConn>(
 ) -> Result<Version, StoreError> {
     let info = to_json(PACKAGE, &package.info)?;
     tx.execute(
-        "INSERT INTO vnf_packages (id, vnfd_id, info, version, created_at, updated_at) \
-         VALUES ($1, $2, $3, 1, $4, $4)",
+        "INSERT INTO vnf_packages (id, vnfd_id, info, version, created_at, updated_at, \
+         project) VALUES ($1, $2, $3, 1, $4, $4, $5)",
         &[
             package.id.as_str().into(),
             package.vnfd_id.as_deref().into(),
             info.as_str().into(),
             now_ms().into(),
+            package.project.as_deref().into(),
         ],
     )
     .await
@@ -68,13 +71,12 @@ pub(crate) async fn get_by<C: SqlConn>(
     column: ByColumn,
     value: &str,
 ) -> Result<Option<(PackageRecord, Version)>, StoreError> {
-    let sql = match column {
-        ByColumn::Id => "SELECT id, vnfd_id, info, version FROM vnf_packages WHERE id = $1",
-        ByColumn::VnfdId => {
-            "SELECT id, vnfd_id, info, version FROM vnf_packages WHERE vnfd_id = $1"
-        }
+    let column = match column {
+        ByColumn::Id => "id",
+        ByColumn::VnfdId => "vnfd_id",
     };
-    conn.row(sql, &[value.into()], &COLS)
+    let sql = format!("SELECT {COLUMNS} FROM vnf_packages WHERE {column} = $1");
+    conn.row(&sql, &[value.into()], &COLS)
         .await?
         .map(record)
         .transpose()
@@ -134,20 +136,22 @@ pub(crate) async fn delete<C: SqlConn>(
     outbox::insert(tx, notify).await
 }
 
-/// One page of packages after id `after`.
+/// One page of the packages in `scope` after id `after`.
 pub(crate) async fn page_of<C: SqlConn>(
     conn: &mut C,
+    scope: &ProjectScope,
     after: Option<&str>,
     limit: u32,
 ) -> Result<Page<PackageRecord>, StoreError> {
     let limit = page_size_of(limit);
+    let probe = limit + 1;
+    let mut sql = format!("SELECT {COLUMNS} FROM vnf_packages WHERE id > $1");
+    let mut args = vec![after.unwrap_or("").into()];
+    push_scope(scope, &mut sql, &mut args);
+    args.push(probe.into());
+    sql.push_str(&format!(" ORDER BY id LIMIT ${}", args.len()));
     let items = conn
-        .rows(
-            "SELECT id, vnfd_id, info, version FROM vnf_packages \
-             WHERE id > $1 ORDER BY id LIMIT $2",
-            &[after.unwrap_or("").into(), (limit + 1).into()],
-            &COLS,
-        )
+        .rows(&sql, &args, &COLS)
         .await?
         .into_iter()
         .map(|row| record(row).map(|(p, _)| p))

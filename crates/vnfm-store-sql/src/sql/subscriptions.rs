@@ -1,21 +1,24 @@
 //! Subscriptions of every kind, in one table and one id space, told apart by a `kind` column:
 //! one implementation, generic over the resource ([`SubscriptionResource`]).
 
-use super::{Col, SqlConn, columns, from_json, now_ms, page, page_size_of, to_json};
+use super::{
+    Col, Dialect, SqlConn, columns, from_json, now_ms, page, page_size_of, push_scope, to_json,
+};
 use vnfm_store::{Conflict, StoreError};
-use vnfm_store::{Page, StoredSubscription, SubscriptionResource};
+use vnfm_store::{Page, ProjectScope, StoredSubscription, SubscriptionResource};
 
-const COLUMNS: &str = "id, doc, canonical_filter, authentication";
-const COLS: [Col; 4] = [Col::Text, Col::Text, Col::Text, Col::OptBlob];
+const COLUMNS: &str = "id, doc, canonical_filter, authentication, project";
+const COLS: [Col; 5] = [Col::Text, Col::Text, Col::Text, Col::OptBlob, Col::OptText];
 
 fn record<S: SubscriptionResource>(
     row: Vec<super::Cell>,
 ) -> Result<StoredSubscription<S>, StoreError> {
-    let [id, doc, filter, auth] = columns(row)?;
+    let [id, doc, filter, auth, project] = columns(row)?;
     Ok(StoredSubscription {
         subscription: from_json(S::WHAT, &id.text()?, &doc.text()?)?,
         canonical_filter: filter.text()?,
         authentication: auth.opt_blob()?,
+        project: project.opt_text()?,
     })
 }
 
@@ -29,7 +32,8 @@ pub(crate) async fn create<C: SqlConn, S: SubscriptionResource>(
     let done = tx
         .execute(
             "INSERT INTO subscriptions (id, callback_uri, canonical_filter, doc, \
-             authentication, created_at, kind) VALUES ($1, $2, $3, $4, $5, $6, $7) \
+             authentication, created_at, kind, project) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8) \
              ON CONFLICT (id) DO NOTHING",
             &[
                 sub.id().as_str().into(),
@@ -39,6 +43,7 @@ pub(crate) async fn create<C: SqlConn, S: SubscriptionResource>(
                 record.authentication.as_deref().into(),
                 now_ms().into(),
                 S::KIND.into(),
+                record.project.as_deref().into(),
             ],
         )
         .await?;
@@ -63,26 +68,22 @@ pub(crate) async fn get<C: SqlConn, S: SubscriptionResource>(
         .transpose()
 }
 
-/// One page of the subscriptions of kind `S` after id `after`.
+/// One page of the subscriptions of kind `S` in `scope` after id `after`.
 pub(crate) async fn page_of<C: SqlConn, S: SubscriptionResource>(
     conn: &mut C,
+    scope: &ProjectScope,
     after: Option<&str>,
     limit: u32,
 ) -> Result<Page<StoredSubscription<S>>, StoreError> {
     let limit = page_size_of(limit);
-    let sql = format!(
-        "SELECT {COLUMNS} FROM subscriptions WHERE kind = $1 AND id > $2 ORDER BY id LIMIT $3"
-    );
+    let probe = limit + 1;
+    let mut sql = format!("SELECT {COLUMNS} FROM subscriptions WHERE kind = $1 AND id > $2");
+    let mut args = vec![S::KIND.into(), after.unwrap_or("").into()];
+    push_scope(scope, &mut sql, &mut args);
+    args.push(probe.into());
+    sql.push_str(&format!(" ORDER BY id LIMIT ${}", args.len()));
     let items = conn
-        .rows(
-            &sql,
-            &[
-                S::KIND.into(),
-                after.unwrap_or("").into(),
-                (limit + 1).into(),
-            ],
-            &COLS,
-        )
+        .rows(&sql, &args, &COLS)
         .await?
         .into_iter()
         .map(record)
@@ -115,19 +116,31 @@ pub(crate) async fn delete<C: SqlConn, S: SubscriptionResource>(
     Ok(())
 }
 
-/// The oldest subscription of kind `S` with this canonical filter and callback.
+/// The oldest subscription of kind `S` of `project` (none: of no project) with this canonical
+/// filter and callback.
 pub(crate) async fn duplicate<C: SqlConn, S: SubscriptionResource>(
     conn: &mut C,
     canonical_filter: &str,
     callback_uri: &str,
+    project: Option<&str>,
 ) -> Result<Option<StoredSubscription<S>>, StoreError> {
+    // Equality that holds between two NULLs.
+    let same_project = match C::DIALECT {
+        Dialect::Sqlite => "project IS $4",
+        Dialect::Postgres => "project IS NOT DISTINCT FROM $4::text",
+    };
     let sql = format!(
         "SELECT {COLUMNS} FROM subscriptions WHERE kind = $1 AND callback_uri = $2 \
-         AND canonical_filter = $3 ORDER BY id LIMIT 1"
+         AND canonical_filter = $3 AND {same_project} ORDER BY id LIMIT 1"
     );
     conn.row(
         &sql,
-        &[S::KIND.into(), callback_uri.into(), canonical_filter.into()],
+        &[
+            S::KIND.into(),
+            callback_uri.into(),
+            canonical_filter.into(),
+            project.into(),
+        ],
         &COLS,
     )
     .await?

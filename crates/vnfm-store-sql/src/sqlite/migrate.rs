@@ -66,6 +66,11 @@ pub(crate) const MIGRATIONS: &[MigrationSource] = &[
         include_str!("../../migrations/sqlite/0010_instance_default_view.sql"),
     ),
     (
+        11,
+        "projects",
+        include_str!("../../migrations/sqlite/0011_projects.sql"),
+    ),
+    (
         12,
         "performance management",
         include_str!("../../migrations/sqlite/0012_pm.sql"),
