@@ -13,6 +13,9 @@
 //!   project (or of none) answers the same `404` as an id that does not exist, which the guard
 //!   answers too, so ids do not leak, and nothing of the request is carried out.
 //!
+//! Performance management (`/vnfpm`: PM jobs and thresholds name instances of any project)
+//! records no project yet, so a caller limited to one project is refused it (`403`).
+//!
 //! OAuth 2.0 and Basic clients, and Keystone callers with an admin role, see every project
 //! ([`ProjectScope::All`]); what they create belongs to no project (to the token's project for
 //! a Keystone admin), and resources of no project (among them every one created before the
@@ -90,6 +93,13 @@ fn named(path: &str) -> Option<(Named, String)> {
         return Some((named, percent_decoded(id)?));
     }
     None
+}
+
+/// Whether `path` belongs to an interface whose resources record no project yet
+/// (performance management: PM jobs and thresholds name instances of any project), which a
+/// caller limited to one project must not reach at all. Its `api_versions` stay open.
+fn unscoped(path: &str) -> bool {
+    path.starts_with("/vnfpm/") && !path.ends_with("/api_versions")
 }
 
 /// `segment` with its `%XX` escapes decoded, as the router decodes path parameters; `None`
@@ -176,6 +186,12 @@ pub(crate) async fn guard(
         Some(OriginalUri(uri)) => uri.path(),
         None => request.uri().path(),
     };
+    if unscoped(path) {
+        return ApiError::Forbidden(
+            "performance management (/vnfpm) is not divided by project yet: it is open to tokens with an admin role (vnfm serve --keystone-admin-roles) and to OAuth 2.0 clients only".into(),
+        )
+        .into_response();
+    }
     let Some((named, id)) = named(path) else {
         return next.run(request).await;
     };
@@ -231,6 +247,16 @@ mod tests {
         }
         assert_eq!(percent_decoded("%C3%A9t%C3%A9").as_deref(), Some("été"));
         assert_eq!(percent_decoded("%FF"), None);
+    }
+
+    #[test]
+    fn performance_management_is_unscoped_but_its_versions() {
+        assert!(unscoped("/vnfpm/v2/pm_jobs"));
+        assert!(unscoped("/vnfpm/v2/thresholds/t1"));
+        assert!(unscoped("/vnfpm/v2/subscriptions"));
+        assert!(!unscoped("/vnfpm/v2/api_versions"));
+        assert!(!unscoped("/vnfpm/api_versions"));
+        assert!(!unscoped("/vnflcm/v2/vnf_instances"));
     }
 
     #[test]

@@ -466,4 +466,23 @@ async fn a_project_sees_and_changes_only_its_own_resources() {
         ids(&as_user(&h, &root, Method::GET, "/vnfpkgm/v2/vnf_packages", None).await)
             .contains(&shared)
     );
+    // Performance management records no project yet: refused to a project member, open to
+    // the admin.
+    let mut statuses = Vec::new();
+    for token in [&b, &root] {
+        let headers = [("x-auth-token", token.as_str()), ("version", "2.1.0")];
+        statuses.push(
+            h.raw(Method::GET, "/vnfpm/v2/pm_jobs", &headers, Vec::new())
+                .await,
+        );
+    }
+    let p = statuses[0].problem(403);
+    assert!(
+        p["detail"]
+            .as_str()
+            .unwrap()
+            .contains("--keystone-admin-roles"),
+        "{p}"
+    );
+    assert_eq!(statuses[1].status, StatusCode::OK);
 }
