@@ -9,7 +9,7 @@
 //!   the query: pages stay full and the paging cursor exact.
 //! - **Every request naming one resource** (`/vnf_instances/{id}/...`,
 //!   `/vnf_lcm_op_occs/{id}/...`, `/vnf_packages/{id}/...`, `/onboarded_vnf_packages/{vnfdId}/...`,
-//!   `/subscriptions/{id}`, `/alarms/{id}`) goes through [`guard`] first: a resource of another
+//!   `/subscriptions/{id}`, `/alarms/{id}`) goes through `guard` first: a resource of another
 //!   project (or of none) answers the same `404` as an id that does not exist, which the guard
 //!   answers too, so ids do not leak, and nothing of the request is carried out.
 //!

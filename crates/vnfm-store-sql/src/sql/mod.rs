@@ -413,6 +413,17 @@ pub(crate) fn instance_project(arg: usize) -> String {
     format!("(SELECT project FROM vnf_instances WHERE id = ${arg})")
 }
 
+/// The table holding resources of `kind`.
+fn table_of(kind: ScopedKind) -> &'static str {
+    match kind {
+        ScopedKind::Instance => "vnf_instances",
+        ScopedKind::OpOcc => "op_occs",
+        ScopedKind::Package => "vnf_packages",
+        ScopedKind::Subscription => "subscriptions",
+        ScopedKind::Alarm => "alarms",
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -454,16 +465,5 @@ mod tests {
         let e = Cell::Text("s3cret".into()).int().unwrap_err().to_string();
         assert!(!e.contains("s3cret"), "{e}");
         assert!(e.contains("expected an integer column, got a text"), "{e}");
-    }
-}
-
-/// The table holding resources of `kind`.
-fn table_of(kind: ScopedKind) -> &'static str {
-    match kind {
-        ScopedKind::Instance => "vnf_instances",
-        ScopedKind::OpOcc => "op_occs",
-        ScopedKind::Package => "vnf_packages",
-        ScopedKind::Subscription => "subscriptions",
-        ScopedKind::Alarm => "alarms",
     }
 }
