@@ -221,10 +221,13 @@ impl Builder {
             Some(policy) => faults.with_auto_heal(vnfm_lcm::fm::AutoHeal::new(lcm.clone(), policy)),
             None => faults,
         };
-        let faults = match self.auto_scale {
-            Some(policy) => {
-                faults.with_auto_scale(vnfm_lcm::fm::AutoScale::new(lcm.clone(), policy))
-            }
+        // One automatic scaling for alerts and threshold crossings, so that its cooldown and
+        // rate limit bound both together.
+        let auto_scale = self
+            .auto_scale
+            .map(|policy| vnfm_lcm::fm::AutoScale::new(lcm.clone(), policy));
+        let faults = match &auto_scale {
+            Some(auto_scale) => faults.with_auto_scale(auto_scale.clone()),
             None => faults,
         };
         let collect_every = self.metrics.is_some().then_some(self.collect_every);
@@ -239,6 +242,10 @@ impl Builder {
             metrics,
             self.pm_options,
         );
+        let performance = match auto_scale {
+            Some(auto_scale) => performance.with_auto_scale(auto_scale),
+            None => performance,
+        };
         Ok(Vnfm {
             lcm,
             store,

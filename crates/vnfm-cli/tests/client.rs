@@ -1480,4 +1480,40 @@ fn pm_jobs_are_created_listed_shown_and_deleted() {
     assert_eq!(c.json(&["pm", "job", "list"]), json!([]));
     let gone = c.run(&["pm", "job", "show", &job_id]);
     assert!(text(&gone.stderr).contains("404"), "{}", text(&gone.stderr));
+
+    assert_eq!(c.json(&["pm", "threshold", "list"]), json!([]));
+    let th = c.json(&[
+        "pm",
+        "threshold",
+        "create",
+        "--vnf",
+        &id,
+        "--metric",
+        "VCpuUsageMeanVnf",
+        "--value",
+        "80",
+        "--hysteresis",
+        "5",
+        "--callback",
+        "http://127.0.0.1:9/th",
+    ]);
+    let th_id = th["id"].as_str().expect("threshold id").to_owned();
+    assert_eq!(
+        th["criteria"]["simpleThresholdDetails"],
+        json!({"thresholdValue": 80.0, "hysteresis": 5.0})
+    );
+    let table = c.ok(&["pm", "threshold", "list"]);
+    assert!(
+        table.contains(&th_id) && table.contains("VCpuUsageMeanVnf") && table.contains("80"),
+        "{table}"
+    );
+    let shown = c.ok(&["pm", "threshold", "show", &th_id]);
+    assert!(shown.contains("http://127.0.0.1:9/th"), "{shown}");
+    let out = c.ok(&["pm", "threshold", "delete", &th_id]);
+    assert!(
+        out.contains("threshold") && out.contains("deleted"),
+        "{out}"
+    );
+    let gone = c.run(&["pm", "threshold", "show", &th_id]);
+    assert!(text(&gone.stderr).contains("404"), "{}", text(&gone.stderr));
 }

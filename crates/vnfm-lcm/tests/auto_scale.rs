@@ -130,3 +130,170 @@ async fn no_automatic_scale_without_the_switch_or_within_the_cooldown() {
         AutomaticOutcome::CoolingDown { .. }
     ));
 }
+
+/// Performance management over the environment's store, measuring `VCpuUsageMeanVnf` of VNFs
+/// with `metrics`, threshold crossings going to `auto`.
+fn performance(
+    env: &Env,
+    metrics: &vnfm_driver_api::metrics::StaticMetrics,
+    auto: &AutoScale,
+) -> vnfm_lcm::PerformanceManager {
+    let keyring = vnfm_lcm::Keyring::from_key_list(&vnfm_lcm::Keyring::generate_key()).unwrap();
+    vnfm_lcm::PerformanceManager::new(
+        env.store.clone(),
+        std::sync::Arc::new(keyring),
+        std::sync::Arc::new(vnfm_driver_api::FixedAnswer(204)),
+        std::sync::Arc::new(metrics.clone()),
+        vnfm_lcm::pm::PmOptions {
+            threshold_period: Duration::from_secs(10),
+            max_reports: 2,
+        },
+    )
+    .with_auto_scale(auto.clone())
+}
+
+/// The SCALE occurrences of `id`, completed.
+async fn scales_of(env: &Env, id: &VnfInstanceId) -> Vec<vnfm_types::VnfLcmOpOcc> {
+    let query = vnfm_store::OpOccQuery {
+        vnf_instance_id: Some(id.clone()),
+        operation: Some(LcmOperationType::Scale),
+        ..Default::default()
+    };
+    let mut out = Vec::new();
+    for occ in env.store.list_op_occs(&query).await.unwrap().items {
+        out.push(env.completed(occ).await);
+    }
+    out
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_threshold_crossing_scales_by_the_instances_rule() {
+    let env = Env::with(vec![hello_vnfd()]).await;
+    let auto = auto_scale(&env, Duration::ZERO);
+    let metrics = vnfm_driver_api::metrics::StaticMetrics::new(&[(
+        "VCpuUsageMeanVnf",
+        vnfm_types::PmObjectType::Vnf,
+    )]);
+    let pm = performance(&env, &metrics, &auto);
+    // The rule comes in the INSTANTIATE request's additionalParams, as the switch may.
+    let inst = env.create(&hello_vnfd().descriptor_id).await;
+    let op = env
+        .lcm
+        .instantiate(
+            &inst.id,
+            req(
+                json!({"flavourId": "simple", "vimConnectionInfo": memory_vims(),
+                "additionalParams": {
+                    "isAutoscaleEnabled": true,
+                    "thresholdScaling": {"VCpuUsageMeanVnf": {"aspectId": "web_scale"}}
+                }}),
+            ),
+        )
+        .await
+        .unwrap();
+    env.completed(op).await;
+    let id = inst.id;
+    let threshold = pm
+        .create_threshold(
+            &req(json!({
+                "objectType": "Vnf", "objectInstanceId": id.as_str(),
+                "criteria": {"performanceMetric": "VCpuUsageMeanVnf", "thresholdType": "SIMPLE",
+                             "simpleThresholdDetails": {"thresholdValue": 80, "hysteresis": 5}},
+                "callbackUri": "http://127.0.0.1:9/threshold"
+            })),
+            &vnfm_lcm::CreateOptions::default(),
+        )
+        .await
+        .unwrap();
+
+    let t0 = std::time::SystemTime::UNIX_EPOCH + Duration::from_secs(1_000_000);
+    let mut started = Vec::new();
+    let mut kinds = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    // Below, crossing up (scale out), staying up (nothing), crossing down (scale in).
+    for (k, value) in [50.0, 90.0, 95.0, 60.0].into_iter().enumerate() {
+        metrics.set(Some(value));
+        let collected = pm
+            .collect_due(t0 + Duration::from_secs(10 * k as u64))
+            .await
+            .unwrap();
+        started.push(collected.scalings);
+        // Each SCALE finishes before the next crossing needs the instance.
+        for occ in scales_of(&env, &id).await {
+            if !seen.insert(occ.id.clone()) {
+                continue;
+            }
+            assert_eq!(
+                occ.operation_state,
+                vnfm_types::LcmOperationStateType::Completed
+            );
+            assert!(occ.is_automatic_invocation, "{occ:?}");
+            let params = occ.operation_params.as_ref().unwrap();
+            assert_eq!(params["aspectId"], "web_scale");
+            kinds.push((
+                params["type"].as_str().unwrap().to_owned(),
+                params["additionalParams"]["cause"]
+                    .as_str()
+                    .unwrap()
+                    .to_owned(),
+            ));
+        }
+    }
+    assert_eq!(started, [0, 1, 0, 1]);
+    assert_eq!(
+        kinds,
+        [
+            (
+                "SCALE_OUT".to_owned(),
+                format!("threshold {} crossed UP", threshold.id)
+            ),
+            (
+                "SCALE_IN".to_owned(),
+                format!("threshold {} crossed DOWN", threshold.id)
+            ),
+        ]
+    );
+    assert_eq!(scale_level(&env.instance(&id).await, "web_scale"), Some(0));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_crossing_without_a_rule_or_with_a_malformed_one_scales_nothing() {
+    let env = Env::with(vec![hello_vnfd()]).await;
+    let auto = auto_scale(&env, Duration::ZERO);
+    let none = instantiated(&env, json!({"isAutoscaleEnabled": true})).await;
+    assert_eq!(
+        auto.consider_crossing(&none, "VCpuUsageMeanVnf", true, "threshold t crossed UP")
+            .await,
+        AutomaticOutcome::NoScalingRule {
+            metric: "VCpuUsageMeanVnf".into()
+        }
+    );
+    let bad = instantiated(
+        &env,
+        json!({"isAutoscaleEnabled": true,
+               "thresholdScaling": {"VCpuUsageMeanVnf": {"aspect": "web_scale"}}}),
+    )
+    .await;
+    let outcome = auto
+        .consider_crossing(&bad, "VCpuUsageMeanVnf", true, "threshold t crossed UP")
+        .await;
+    assert!(
+        matches!(&outcome, AutomaticOutcome::Refused { reason }
+            if reason.contains("thresholdScaling.VCpuUsageMeanVnf is malformed")
+                && reason.contains("aspect")),
+        "{outcome}"
+    );
+    let off = instantiated(
+        &env,
+        json!({"thresholdScaling": {"VCpuUsageMeanVnf": {"aspectId": "web_scale"}}}),
+    )
+    .await;
+    assert_eq!(
+        auto.consider_crossing(&off, "VCpuUsageMeanVnf", true, "t")
+            .await,
+        AutomaticOutcome::Disabled {
+            switch: "isAutoscaleEnabled"
+        }
+    );
+    assert!(scales_of(&env, &none).await.is_empty());
+}

@@ -4,6 +4,12 @@
 //! `isAutomaticInvocation: true` when the instance's `vnfConfigurableProperties` have
 //! `isAutoscaleEnabled: true` (SOL001 `VnfConfigurableProperties.is_autoscale_enabled`).
 //!
+//! A threshold of performance management ([`crate::pm`]) scales too: when the instance's
+//! `vnfConfigurableProperties` hold a `thresholdScaling` rule for the threshold's metric
+//! (`{"VCpuUsageMeanVnf": {"aspectId": "web_scale", "numberOfSteps": 1}}`), a crossing `UP`
+//! asks for a SCALE_OUT of that aspect and a crossing `DOWN` for a SCALE_IN
+//! ([`AutoScale::consider_crossing`]).
+//!
 //! The VNFD's bounds hold as for any SCALE: a step beyond the aspect's maximum (or below
 //! level 0) is refused, and the refusal is the outcome. One instance is scaled automatically
 //! at most as often as [`AutoScalePolicy::bounds`] allow (per instance, both directions
@@ -12,7 +18,8 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use vnfm_types::{ScaleType, ScaleVnfRequest, VnfInstanceId};
+use serde::Deserialize;
+use vnfm_types::{ScaleType, ScaleVnfRequest, VnfInstance, VnfInstanceId};
 
 use super::automatic::{
     AutomaticOutcome, Bounds, Limiter, instance_of, start_bounded, switched_on,
@@ -21,6 +28,52 @@ use crate::{Lcm, OperationRequest};
 
 /// The `vnfConfigurableProperties` member that turns automatic scaling on for an instance.
 pub const AUTOSCALE_PROPERTY: &str = "isAutoscaleEnabled";
+
+/// The `vnfConfigurableProperties` member mapping a performance metric to the aspect a
+/// threshold crossing on it scales.
+pub const THRESHOLD_SCALING_PROPERTY: &str = "thresholdScaling";
+
+/// What a threshold crossing on one metric scales: `numberOfSteps` (default 1) of
+/// `aspectId`, out when the value crosses up, in when it crosses down.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ScalingRule {
+    /// The VNFD's scaling aspect.
+    pub aspect_id: String,
+    /// Steps per crossing.
+    #[serde(default = "one_step")]
+    pub number_of_steps: u32,
+}
+
+fn one_step() -> u32 {
+    1
+}
+
+/// The rule of `instance` for threshold crossings on `metric`: `Err` with the outcome when
+/// there is none or it is malformed.
+pub fn scaling_rule(instance: &VnfInstance, metric: &str) -> Result<ScalingRule, AutomaticOutcome> {
+    let rule = instance
+        .vnf_configurable_properties
+        .as_ref()
+        .and_then(|p| p.get(THRESHOLD_SCALING_PROPERTY))
+        .and_then(|rules| rules.get(metric));
+    let Some(rule) = rule else {
+        return Err(AutomaticOutcome::NoScalingRule {
+            metric: metric.to_owned(),
+        });
+    };
+    let malformed = |why: String| AutomaticOutcome::Refused {
+        reason: format!(
+            "vnfConfigurableProperties.{THRESHOLD_SCALING_PROPERTY}.{metric} is malformed: {why} \
+             (expected {{\"aspectId\": \"<aspect>\", \"numberOfSteps\": <1 or more>}})"
+        ),
+    };
+    let rule = ScalingRule::deserialize(rule).map_err(|e| malformed(e.to_string()))?;
+    if rule.number_of_steps == 0 {
+        return Err(malformed("numberOfSteps is 0".into()));
+    }
+    Ok(rule)
+}
 
 /// The bounds of automatic scaling, the same for every instance.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -92,6 +145,43 @@ impl AutoScale {
         if let Err(outcome) = switched_on(&instance, AUTOSCALE_PROPERTY) {
             return outcome;
         }
+        self.start(id, scale_out, aspect_id, steps, cause).await
+    }
+
+    /// A threshold on `metric` of instance `id` crossed (`up` or down): starts the SCALE
+    /// that the instance's `thresholdScaling` rule for `metric` names, out when `up`, if the
+    /// instance has automatic scaling on and the bounds allow it. `cause` goes into the
+    /// request's `additionalParams.cause`.
+    pub async fn consider_crossing(
+        &self,
+        id: &VnfInstanceId,
+        metric: &str,
+        up: bool,
+        cause: &str,
+    ) -> AutomaticOutcome {
+        let instance = match instance_of(&self.lcm, id).await {
+            Ok(i) => i,
+            Err(outcome) => return outcome,
+        };
+        if let Err(outcome) = switched_on(&instance, AUTOSCALE_PROPERTY) {
+            return outcome;
+        }
+        let rule = match scaling_rule(&instance, metric) {
+            Ok(rule) => rule,
+            Err(outcome) => return outcome,
+        };
+        self.start(id, up, &rule.aspect_id, rule.number_of_steps, cause)
+            .await
+    }
+
+    async fn start(
+        &self,
+        id: &VnfInstanceId,
+        scale_out: bool,
+        aspect_id: &str,
+        steps: u32,
+        cause: &str,
+    ) -> AutomaticOutcome {
         let mut params = serde_json::Map::new();
         params.insert("cause".into(), serde_json::Value::String(cause.to_owned()));
         let req = ScaleVnfRequest {

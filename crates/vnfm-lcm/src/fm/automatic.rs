@@ -39,6 +39,11 @@ pub enum AutomaticOutcome {
     BelowSeverity,
     /// The alarm names no VNFC: the whole VNF is never healed automatically.
     NoVnfc,
+    /// The instance has no `thresholdScaling` rule for the crossed threshold's metric.
+    NoScalingRule {
+        /// The threshold's performance metric.
+        metric: String,
+    },
     /// The instance does not exist.
     UnknownInstance,
     /// The instance is not instantiated.
@@ -111,6 +116,10 @@ impl std::fmt::Display for AutomaticOutcome {
             AutomaticOutcome::NoVnfc => write!(
                 f,
                 "the alarm names no VNFC, and the whole VNF is never healed automatically"
+            ),
+            AutomaticOutcome::NoScalingRule { metric } => write!(
+                f,
+                "the instance's vnfConfigurableProperties.thresholdScaling has no rule for {metric}"
             ),
             AutomaticOutcome::UnknownInstance => write!(f, "the VNF instance does not exist"),
             AutomaticOutcome::NotInstantiated => write!(f, "the VNF instance is not instantiated"),

@@ -2,7 +2,7 @@
 //! by a [`Collector`] task), every PM job whose report is due reads its metrics through the
 //! [`vnfm_driver_api::metrics::MetricsSource`] port, stores a performance report and
 //! notifies; every threshold whose evaluation is due reads its metric and notifies the
-//! crossings.
+//! crossings, and, once that is stored, hands each crossing to automatic scaling (when on).
 //!
 //! The schedule lives in the store with the job or threshold (its `state`), written in the
 //! same transaction as the report and the notifications, under the record's version: the
@@ -35,6 +35,8 @@ pub struct Collected {
     pub reports: usize,
     /// Threshold crossings notified.
     pub crossings: usize,
+    /// Automatic SCALEs that threshold crossings started.
+    pub scalings: usize,
     /// Reads that failed (logged).
     pub failures: usize,
 }
@@ -305,9 +307,10 @@ impl PerformanceManager {
         let Some(series) = series else {
             out.failures += 1;
             record.state = Some(to_state(&state)?);
-            return self.write_threshold(&record, version, &[]).await;
+            return self.write_threshold(&record, version, &[]).await.map(drop);
         };
         let mut rows = Vec::new();
+        let mut directions = Vec::new();
         for s in &series {
             let Some(point) = s.points.last() else {
                 continue;
@@ -324,6 +327,7 @@ impl PerformanceManager {
             };
             tracing::info!(threshold_id = %th.id, ?direction, value = point.value, "threshold crossed");
             out.crossings += 1;
+            directions.push(direction);
             let payload = |sub: Option<&PmSubscription>, id: NotificationId| {
                 crossed_notification(th, s, point.value, direction, sub, id)
             };
@@ -339,17 +343,44 @@ impl PerformanceManager {
             );
         }
         record.state = Some(to_state(&state)?);
-        self.write_threshold(&record, version, &rows).await
+        if !self.write_threshold(&record, version, &rows).await? {
+            // Another collector evaluated it first: the crossings are its own.
+            return Ok(());
+        }
+        let th = &record.resource;
+        if let Some(auto_scale) = self.auto_scale() {
+            let instance = vnfm_types::VnfInstanceId::new(&th.object_instance_id);
+            for direction in directions {
+                let up = direction == CrossingDirection::Up;
+                let cause = format!(
+                    "threshold {} crossed {}",
+                    th.id,
+                    if up { "UP" } else { "DOWN" }
+                );
+                let outcome = auto_scale
+                    .consider_crossing(&instance, &th.criteria.performance_metric, up, &cause)
+                    .await;
+                let what = if up { "SCALE_OUT" } else { "SCALE_IN" };
+                outcome.log(&format!("{what} ({cause})"), &instance);
+                if matches!(outcome, crate::fm::AutomaticOutcome::Started { .. }) {
+                    out.scalings += 1;
+                }
+            }
+        }
+        Ok(())
     }
 
+    /// Writes the threshold's state and notifications; `false` when another collector
+    /// changed or deleted it first (nothing written).
     async fn write_threshold(
         &self,
         record: &ThresholdRecord,
         version: Version,
         rows: &[vnfm_store::NewOutboxRow],
-    ) -> Result<(), LcmError> {
+    ) -> Result<bool, LcmError> {
         match self.store().update_threshold(record, version, rows).await {
-            Ok(_) | Err(StoreError::VersionMismatch { .. } | StoreError::NotFound { .. }) => Ok(()),
+            Ok(_) => Ok(true),
+            Err(StoreError::VersionMismatch { .. } | StoreError::NotFound { .. }) => Ok(false),
             Err(e) => Err(store_err(e)),
         }
     }

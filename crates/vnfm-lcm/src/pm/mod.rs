@@ -32,6 +32,7 @@ use vnfm_types::{
 };
 
 use crate::LcmError;
+use crate::fm::AutoScale;
 use crate::secrets::{Keyring, new_id};
 use crate::subscriptions::{
     CreateOptions, ManagedSubscriptions, NotificationContext, SubscriptionKind, check_url,
@@ -94,6 +95,7 @@ pub struct PerformanceManager {
     metrics: Arc<dyn MetricsSource>,
     subscriptions: ManagedSubscriptions<PmKind>,
     options: PmOptions,
+    auto_scale: Option<AutoScale>,
 }
 
 impl std::fmt::Debug for PerformanceManager {
@@ -129,7 +131,21 @@ impl PerformanceManager {
             metrics,
             subscriptions,
             options,
+            auto_scale: None,
         }
+    }
+
+    /// The same performance manager, scaling automatically: a threshold crossing on an
+    /// instance makes `auto_scale` consider the SCALE the instance's `thresholdScaling` rule
+    /// names (see [`AutoScale::consider_crossing`]).
+    pub fn with_auto_scale(mut self, auto_scale: AutoScale) -> Self {
+        self.auto_scale = Some(auto_scale);
+        self
+    }
+
+    /// The automatic scaling threshold crossings go to, if any.
+    pub fn auto_scale(&self) -> Option<&AutoScale> {
+        self.auto_scale.as_ref()
     }
 
     /// The PM subscriptions.

@@ -8,6 +8,8 @@ use vnfm_types::{
     VimConnectionInfo, VnfInstance, VnfOperationalState, VnfScaleInfo,
 };
 
+use crate::fm::auto_heal::AUTOHEAL_PROPERTY;
+use crate::fm::auto_scale::{AUTOSCALE_PROPERTY, THRESHOLD_SCALING_PROPERTY};
 use crate::plan::merge_object;
 
 /// Key of `instantiatedVnfInfo.metadata` under which a driver's private state is kept between
@@ -142,16 +144,23 @@ fn merged(current: Option<&KeyValuePairs>, patch: Option<&KeyValuePairs>) -> Opt
 
 /// The configurable properties that switch automatic healing and scaling on or off, as an
 /// INSTANTIATE request's `additionalParams` may give them (OpenStack Tacker's
-/// `isAutohealEnabled` and `isAutoscaleEnabled`); the request's own
-/// `vnfConfigurableProperties` win over them.
+/// `isAutohealEnabled` and `isAutoscaleEnabled`, and the `thresholdScaling` rules); the
+/// request's own `vnfConfigurableProperties` win over them.
 fn automation_switches(additional: Option<&KeyValuePairs>) -> Option<KeyValuePairs> {
-    let switches: KeyValuePairs = ["isAutohealEnabled", "isAutoscaleEnabled"]
-        .into_iter()
-        .filter_map(|name| {
-            let value = additional?.get(name)?;
-            value.is_boolean().then(|| (name.to_owned(), value.clone()))
-        })
-        .collect();
+    let switches: KeyValuePairs = [
+        (
+            AUTOHEAL_PROPERTY,
+            serde_json::Value::is_boolean as fn(&_) -> bool,
+        ),
+        (AUTOSCALE_PROPERTY, serde_json::Value::is_boolean),
+        (THRESHOLD_SCALING_PROPERTY, serde_json::Value::is_object),
+    ]
+    .into_iter()
+    .filter_map(|(name, expected)| {
+        let value = additional?.get(name)?;
+        expected(value).then(|| (name.to_owned(), value.clone()))
+    })
+    .collect();
     (!switches.is_empty()).then_some(switches)
 }
 
