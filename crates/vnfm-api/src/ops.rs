@@ -70,8 +70,10 @@ async fn outbox_stats(
 /// `{id}`, artifact paths `{path}`, and paths outside the API `unmatched`, so the number of
 /// label values stays bounded whatever clients send.
 pub(crate) fn route_template(path: &str) -> String {
-    const ROOTS: [&str; 9] = [
+    const ROOTS: [&str; 11] = [
         "vnflcm",
+        "vnffm",
+        "vnfpm",
         "v1.0",
         "vnfpkgm",
         "vnfm",
@@ -81,12 +83,16 @@ pub(crate) fn route_template(path: &str) -> String {
         "readyz",
         "metrics",
     ];
-    const COLLECTIONS: [&str; 5] = [
+    const COLLECTIONS: [&str; 9] = [
         "vnf_instances",
         "vnf_lcm_op_occs",
         "subscriptions",
         "vnf_packages",
         "vims",
+        "alarms",
+        "pm_jobs",
+        "reports",
+        "thresholds",
     ];
     let segments: Vec<&str> = path.trim_start_matches('/').split('/').collect();
     if !segments.first().is_some_and(|s| ROOTS.contains(s)) || segments.len() > 8 {
@@ -202,5 +208,13 @@ mod tests {
             "/vnfpkgm/v1/vnf_packages/{id}/artifacts/{path}"
         );
         assert_eq!(route_template("/random/x"), "unmatched");
+        assert_eq!(
+            route_template("/vnfpm/v2/pm_jobs/j1/reports/r1"),
+            "/vnfpm/v2/pm_jobs/{id}/reports/{id}"
+        );
+        assert_eq!(
+            route_template("/vnffm/v1/alarms/a1"),
+            "/vnffm/v1/alarms/{id}"
+        );
     }
 }

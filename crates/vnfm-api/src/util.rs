@@ -24,13 +24,18 @@ pub(crate) async fn method_not_allowed(method: Method, uri: OriginalUri) -> ApiE
 /// The methods the documented operations allow on `path`.
 pub(crate) fn allowed_methods(path: &str) -> Vec<&'static str> {
     // v1 resources of the SOL APIs are documented by their v2 paths; `/vnfm/v1` by its own.
+    // Tacker's API also answers its paths with a `.json` suffix.
     let wanted = [
         crate::ops::route_template(path),
         crate::ops::route_template(&path.replace("/v1/", "/v2/")),
+        crate::ops::route_template(path.strip_suffix(".json").unwrap_or(path)),
     ];
     let mut methods: Vec<&'static str> = crate::openapi::OPERATIONS
         .iter()
-        .filter(|o| wanted.contains(&crate::ops::route_template(&template_as_path(o.path))))
+        .filter(|o| {
+            let template = crate::ops::route_template(&template_as_path(o.path));
+            template != "unmatched" && wanted.contains(&template)
+        })
         .map(|o| o.method)
         .collect();
     methods.sort_unstable();

@@ -248,6 +248,26 @@ async fn version_header_api_versions_and_fallbacks() {
         )
         .await;
     assert_eq!(r.header("allow"), Some("POST"));
+    // The FM, PM and Tacker VIM resources list their own methods too.
+    for (method, path, allow) in [
+        (Method::DELETE, "/vnffm/v1/alarms", "GET"),
+        (Method::PUT, "/vnffm/v1/alarms/abc", "GET, PATCH"),
+        (Method::PATCH, "/vnffm/v1/subscriptions/abc", "DELETE, GET"),
+        (Method::GET, "/vnffm/v1/alertmanager", "POST"),
+        (Method::PUT, "/vnfpm/v2/pm_jobs", "GET, POST"),
+        (
+            Method::POST,
+            "/vnfpm/v2/thresholds/abc",
+            "DELETE, GET, PATCH",
+        ),
+        (Method::DELETE, "/vnfpm/v2/pm_jobs/abc/reports/def", "GET"),
+        (Method::PATCH, "/v1.0/vims/abc", "DELETE, GET, PUT"),
+        (Method::DELETE, "/v1.0/vims.json", "GET, POST"),
+    ] {
+        let r = h.call(method.clone(), path, None).await;
+        r.problem(405);
+        assert_eq!(r.header("allow"), Some(allow), "{method} {path}");
+    }
     h.call(Method::GET, "/vnflcm/v2/nothing_here", None)
         .await
         .problem(404);
