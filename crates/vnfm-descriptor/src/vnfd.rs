@@ -59,6 +59,29 @@ pub struct Vnfd {
     /// VNF package this VNFD declares, to or from other VNFDs.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub package_changes: Vec<PackageChange>,
+    /// `tosca.policies.nfv.VnfIndicator` policies (and policies of types derived from it) of
+    /// any flavour: the indicators an instance of this VNFD reports.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub indicators: Vec<IndicatorDef>,
+}
+
+/// A VNF indicator the VNFD declares: a `tosca.policies.nfv.VnfIndicator` policy (or one of a
+/// type derived from it).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct IndicatorDef {
+    /// Policy name: the indicator's id.
+    pub id: String,
+    /// `metadata.name`: a human-readable name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// `source`: `vnf`, `em` or `both_vnf_and_em`.
+    pub source: String,
+    /// `metadata.vnfm_promql`: the PromQL expression that computes the value, with
+    /// `${vnf_instance_id}` standing for the instance's id. Without it the value is only what
+    /// is pushed for the instance.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub promql: Option<String>,
 }
 
 impl Vnfd {

@@ -87,6 +87,21 @@ pub trait MetricsSource: Send + Sync {
     /// that cannot be reached is [`DriverError::Transient`]; a query it refuses is
     /// [`DriverError::Permanent`].
     async fn read(&self, query: &MetricQuery<'_>) -> Result<Vec<MetricSeries>, DriverError>;
+
+    /// The current value of a VNF indicator of instance `vnf_instance_id`: `expression`, in
+    /// the monitoring system's query language (PromQL for Prometheus) with
+    /// `${vnf_instance_id}` standing for the instance, evaluated now. `None` when the
+    /// expression yields no data. The default measures nothing and says so.
+    async fn indicator(
+        &self,
+        expression: &str,
+        vnf_instance_id: &str,
+    ) -> Result<Option<f64>, DriverError> {
+        let _ = (expression, vnf_instance_id);
+        Err(DriverError::invalid_input(
+            "VNF indicators cannot be computed: the server is not connected to Prometheus",
+        ))
+    }
 }
 
 /// The [`MetricsSource`] of a VNFM without a monitoring system: it measures nothing, so PM
@@ -152,6 +167,10 @@ impl MetricsSource for StaticMetrics {
         Err(DriverError::invalid_input(format!(
             "metric {metric:?} cannot be measured on {object_type}"
         )))
+    }
+
+    async fn indicator(&self, _: &str, _: &str) -> Result<Option<f64>, DriverError> {
+        Ok(*self.value.lock().unwrap_or_else(|e| e.into_inner()))
     }
 
     async fn read(&self, query: &MetricQuery<'_>) -> Result<Vec<MetricSeries>, DriverError> {

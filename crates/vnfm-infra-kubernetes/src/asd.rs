@@ -49,6 +49,7 @@ pub fn asd_vnfd(asd: &Asd) -> Vnfd {
         }],
         properties,
         package_changes: Vec::new(),
+        indicators: Vec::new(),
     }
 }
 

@@ -70,6 +70,7 @@
 pub mod catalog;
 pub mod error;
 pub mod fm;
+pub mod indicators;
 mod lookup;
 pub mod mixed;
 pub mod nfvo;
@@ -97,6 +98,7 @@ pub mod vim;
 pub use catalog::MemoryCatalog;
 pub use error::{Cause, DependentInstance, GuardedAction, LcmError};
 pub use fm::FaultManager;
+pub use indicators::IndicatorManager;
 pub use notify::{Deliverer, DelivererConfig, DeliveryWaker};
 pub use pkgm_subscriptions::{PackageChange, PackageEvent, PkgmSubscriptions};
 pub use plan::{

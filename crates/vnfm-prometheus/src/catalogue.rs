@@ -413,6 +413,12 @@ fn promql_duration(d: Duration) -> Option<String> {
     }
 }
 
+/// A VNF indicator's PromQL with every `${vnf_instance_id}` replaced by `id`, escaped for a
+/// double-quoted PromQL string (the expression writes the quotes).
+pub(crate) fn with_instance(expression: &str, id: &str) -> String {
+    expression.replace("${vnf_instance_id}", &string_escape(id))
+}
+
 /// `s` inside a double-quoted PromQL string.
 fn string_escape(s: &str) -> String {
     let mut out = String::with_capacity(s.len());

@@ -14,7 +14,9 @@ use async_trait::async_trait;
 use vnfm_driver_api::DriverError;
 use vnfm_driver_api::metrics::{MetricPoint, MetricQuery, MetricSeries, MetricsSource};
 
-use crate::{Error, PmCatalogue, PmObjectType, PmTarget, PrometheusClient, RangeQuery};
+use crate::{
+    Error, InstantResult, PmCatalogue, PmObjectType, PmTarget, PrometheusClient, RangeQuery,
+};
 
 /// Measurements from Prometheus.
 #[derive(Debug, Clone)]
@@ -87,6 +89,39 @@ impl MetricsSource for PrometheusMetrics {
             .template(parsed, object_type(t))
             .map(|_| ())
             .map_err(driver_error)
+    }
+
+    async fn indicator(
+        &self,
+        expression: &str,
+        vnf_instance_id: &str,
+    ) -> Result<Option<f64>, DriverError> {
+        let promql = crate::catalogue::with_instance(expression, vnf_instance_id);
+        let answer = self
+            .client
+            .query(&promql, None)
+            .await
+            .map_err(driver_error)?;
+        let value = match answer.result {
+            InstantResult::Scalar(p) => Some(p.value),
+            InstantResult::Vector(samples) => match samples.as_slice() {
+                [] => None,
+                [one] => Some(one.value),
+                more => {
+                    return Err(DriverError::invalid_input(format!(
+                        "the indicator's PromQL yields {} series; it must yield one (aggregate \
+                         it, e.g. with sum or max): {promql}",
+                        more.len()
+                    )));
+                }
+            },
+            InstantResult::Matrix(_) | InstantResult::String { .. } => {
+                return Err(DriverError::invalid_input(format!(
+                    "the indicator's PromQL must yield a number or one series: {promql}"
+                )));
+            }
+        };
+        Ok(value.filter(|v| v.is_finite()))
     }
 
     async fn read(&self, query: &MetricQuery<'_>) -> Result<Vec<MetricSeries>, DriverError> {

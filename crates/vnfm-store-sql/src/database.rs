@@ -600,6 +600,114 @@ impl<D: Database> Store for SqlStore<D> {
         .await)
     }
 
+    async fn create_indicator_subscription(
+        &self,
+        record: &vnfm_store::IndicatorSubscriptionRecord,
+    ) -> Result<()> {
+        let record = record.clone();
+        in_transaction!(self, |tx| subscriptions::create(tx, &record).await).await
+    }
+
+    async fn get_indicator_subscription(
+        &self,
+        id: &SubscriptionId,
+    ) -> Result<Option<vnfm_store::IndicatorSubscriptionRecord>> {
+        on_reader!(self, |c| subscriptions::get(c, id.as_str()).await)
+    }
+
+    async fn list_indicator_subscriptions(
+        &self,
+        scope: &ProjectScope,
+        after: Option<&str>,
+        limit: u32,
+    ) -> Result<Page<vnfm_store::IndicatorSubscriptionRecord>> {
+        on_reader!(self, |c| subscriptions::page_of(c, scope, after, limit)
+            .await)
+    }
+
+    async fn delete_indicator_subscription(&self, id: &SubscriptionId) -> Result<()> {
+        let id = id.clone();
+        in_transaction!(self, |tx| {
+            subscriptions::delete::<_, vnfm_types::VnfIndicatorSubscription>(tx, id.as_str()).await
+        })
+        .await
+    }
+
+    async fn find_duplicate_indicator_subscription(
+        &self,
+        canonical_filter: &str,
+        callback_uri: &str,
+        project: Option<&str>,
+    ) -> Result<Option<vnfm_store::IndicatorSubscriptionRecord>> {
+        on_reader!(self, |c| subscriptions::duplicate(
+            c,
+            canonical_filter,
+            callback_uri,
+            project
+        )
+        .await)
+    }
+
+    async fn put_indicator(
+        &self,
+        indicator: &vnfm_types::VnfIndicator,
+        notify: &[NewOutboxRow],
+    ) -> Result<()> {
+        let (indicator, notify) = (indicator.clone(), notify.to_vec());
+        in_transaction!(self, |tx| crate::sql::indicators::put(
+            tx, &indicator, &notify
+        )
+        .await)
+        .await
+    }
+
+    async fn get_indicator(
+        &self,
+        instance: &VnfInstanceId,
+        indicator_id: &str,
+    ) -> Result<Option<vnfm_types::VnfIndicator>> {
+        on_reader!(self, |c| crate::sql::indicators::get(
+            c,
+            instance.as_str(),
+            indicator_id
+        )
+        .await)
+    }
+
+    async fn list_indicators(
+        &self,
+        scope: &ProjectScope,
+        instance: Option<&VnfInstanceId>,
+        after: Option<&str>,
+        limit: u32,
+    ) -> Result<Page<vnfm_types::VnfIndicator>> {
+        on_reader!(self, |c| crate::sql::indicators::page_of(
+            c,
+            scope,
+            instance.map(VnfInstanceId::as_str),
+            after,
+            limit
+        )
+        .await)
+    }
+
+    async fn retain_indicators(&self, instance: &VnfInstanceId, keep: &[String]) -> Result<u64> {
+        let (instance, keep) = (instance.clone(), keep.to_vec());
+        in_transaction!(self, |tx| {
+            crate::sql::indicators::retain(tx, instance.as_str(), &keep).await
+        })
+        .await
+    }
+
+    async fn instances_with_indicators(
+        &self,
+        after: Option<&str>,
+        limit: u32,
+    ) -> Result<Page<String>> {
+        on_reader!(self, |c| crate::sql::indicators::instances(c, after, limit)
+            .await)
+    }
+
     async fn create_pm_job(&self, record: &vnfm_store::PmJobRecord) -> Result<Version> {
         let record = record.clone();
         in_transaction!(self, |tx| crate::sql::pm::create(tx, &record).await).await

@@ -86,6 +86,11 @@ const MIGRATIONS: &[MigrationSource] = &[
         "performance management",
         include_str!("../migrations/postgres/0012_pm.sql"),
     ),
+    (
+        13,
+        "indicators",
+        include_str!("../migrations/postgres/0013_indicators.sql"),
+    ),
 ];
 
 /// Default size of the connection pool.

@@ -13,16 +13,19 @@
 //! - the notification **outbox** (written in the same transaction as the change it reports,
 //!   claimed by one sender at a time, retried, dead-lettered);
 //! - subscriptions of every kind ([`SubscriptionResource`]: one table and id space, with their
-//!   encrypted credentials and duplicate detection), alarms, and VIMs (with the index of
+//!   encrypted credentials and duplicate detection), alarms, PM jobs, thresholds and reports,
+//!   VNF indicator values, and VIMs (with the index of
 //!   instances using each);
 //! - VNF packages and their content; package changes enqueue their notifications in the same
 //!   transaction ([`Store::update_package_and_notify`]).
 
 mod error;
+mod indicator;
 mod model;
 mod store;
 
 pub use error::{Conflict, StoreError};
+pub use indicator::{IndicatorSubscriptionRecord, canonical_indicator_filter};
 pub use model::{
     AlarmRecord, DEFAULT_PAGE_SIZE, FmSubscriptionRecord, InstanceQuery, JournalEntry, JournalStep,
     Lease, MAX_PAGE_SIZE, NameFilter, NewOutboxRow, OpOccQuery, OutboxRow, OutboxStatus,

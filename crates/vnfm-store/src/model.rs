@@ -619,7 +619,7 @@ pub fn canonical_fm_filter(filter: Option<&FmNotificationsFilter>) -> String {
     canonical_of(filter)
 }
 
-fn canonical_of<F: serde::Serialize>(filter: Option<&F>) -> String {
+pub(crate) fn canonical_of<F: serde::Serialize>(filter: Option<&F>) -> String {
     let value = filter
         .and_then(|f| serde_json::to_value(f).ok())
         .unwrap_or(Value::Object(Default::default()));

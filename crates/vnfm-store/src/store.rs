@@ -524,6 +524,78 @@ pub trait Store: Send + Sync {
         limit: u32,
     ) -> Result<Page<(crate::ThresholdRecord, Version)>>;
 
+    // ----- VNF indicators -----
+
+    /// Stores a VNF indicator subscription. [`crate::Conflict::AlreadyExists`] if the id is
+    /// taken (by a subscription of any kind).
+    async fn create_indicator_subscription(
+        &self,
+        record: &crate::IndicatorSubscriptionRecord,
+    ) -> Result<()>;
+
+    /// The indicator subscription with its encrypted credentials.
+    async fn get_indicator_subscription(
+        &self,
+        id: &SubscriptionId,
+    ) -> Result<Option<crate::IndicatorSubscriptionRecord>>;
+
+    /// One page of the indicator subscriptions in `scope`, ordered by id.
+    async fn list_indicator_subscriptions(
+        &self,
+        scope: &ProjectScope,
+        after: Option<&str>,
+        limit: u32,
+    ) -> Result<Page<crate::IndicatorSubscriptionRecord>>;
+
+    /// Deletes the indicator subscription and its pending outbox rows (dead rows stay).
+    async fn delete_indicator_subscription(&self, id: &SubscriptionId) -> Result<()>;
+
+    /// An indicator subscription of `project` with the same canonical filter
+    /// ([`crate::canonical_indicator_filter`]) and callback URI, for `303 See Other`.
+    async fn find_duplicate_indicator_subscription(
+        &self,
+        canonical_filter: &str,
+        callback_uri: &str,
+        project: Option<&str>,
+    ) -> Result<Option<crate::IndicatorSubscriptionRecord>>;
+
+    /// Writes the value of an indicator of an instance (the instance's project is recorded
+    /// with it) and enqueues `notify` in the same transaction. The values of an instance are
+    /// deleted with it.
+    async fn put_indicator(
+        &self,
+        indicator: &vnfm_types::VnfIndicator,
+        notify: &[NewOutboxRow],
+    ) -> Result<()>;
+
+    /// The indicator `indicator_id` of `instance`.
+    async fn get_indicator(
+        &self,
+        instance: &VnfInstanceId,
+        indicator_id: &str,
+    ) -> Result<Option<vnfm_types::VnfIndicator>>;
+
+    /// One page of the indicators in `scope` (of `instance` only, when given), ordered by
+    /// instance and indicator id; `after` is the `next` marker of the previous page.
+    async fn list_indicators(
+        &self,
+        scope: &ProjectScope,
+        instance: Option<&VnfInstanceId>,
+        after: Option<&str>,
+        limit: u32,
+    ) -> Result<Page<vnfm_types::VnfIndicator>>;
+
+    /// Deletes the indicators of `instance` whose ids are not in `keep` (all of them when
+    /// `keep` is empty); how many went.
+    async fn retain_indicators(&self, instance: &VnfInstanceId, keep: &[String]) -> Result<u64>;
+
+    /// One page of the instances that have indicator values, ordered by id.
+    async fn instances_with_indicators(
+        &self,
+        after: Option<&str>,
+        limit: u32,
+    ) -> Result<Page<String>>;
+
     // ----- VIMs -----
 
     /// Stores a VIM at [`Version::FIRST`].

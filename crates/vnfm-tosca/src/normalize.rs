@@ -16,9 +16,10 @@ use std::collections::BTreeMap;
 
 use indexmap::IndexMap;
 use vnfm_descriptor::vnfd::{
-    Artifact, ComponentMapping, Flavour, InstantiationLevel, Json, LcmHook, OsContainer,
-    PackageChange, PackageChangeSelector, PlacementKind, PlacementRule, ScalingAspect, StorageKind,
-    SwImage, Vdu, VduCp, VduKind, VirtualCompute, VirtualLink, VirtualStorage, VnfExtCp, Vnfd,
+    Artifact, ComponentMapping, Flavour, IndicatorDef, InstantiationLevel, Json, LcmHook,
+    OsContainer, PackageChange, PackageChangeSelector, PlacementKind, PlacementRule, ScalingAspect,
+    StorageKind, SwImage, Vdu, VduCp, VduKind, VirtualCompute, VirtualLink, VirtualStorage,
+    VnfExtCp, Vnfd,
 };
 
 use crate::PackageFiles;
@@ -47,6 +48,7 @@ const VDU_INITIAL_DELTA: &str = "tosca.policies.nfv.VduInitialDelta";
 const AFFINITY: &str = "tosca.policies.nfv.AffinityRule";
 const ANTI_AFFINITY: &str = "tosca.policies.nfv.AntiAffinityRule";
 const PACKAGE_CHANGE: &str = "tosca.policies.nfv.VnfPackageChange";
+const VNF_INDICATOR: &str = "tosca.policies.nfv.VnfIndicator";
 
 /// VNF properties that have their own field in [`Vnfd`] or [`Flavour`].
 const MODELLED_VNF_PROPERTIES: &[&str] = &[
@@ -226,6 +228,17 @@ impl<'g> Normalizer<'_, 'g> {
             .chain(flavours)
             .flat_map(|t| self.package_changes(t))
             .collect();
+        let mut indicators: Vec<IndicatorDef> = Vec::new();
+        for def in top
+            .into_iter()
+            .chain(flavours)
+            .flat_map(|t| self.indicators(t))
+        {
+            // A flavour file may repeat an indicator of the top-level file.
+            if !indicators.iter().any(|i| i.id == def.id) {
+                indicators.push(def);
+            }
+        }
         let sol001_version = self
             .types
             .graph
@@ -258,6 +271,7 @@ impl<'g> Normalizer<'_, 'g> {
             flavours: out_flavours,
             properties,
             package_changes,
+            indicators,
         })
     }
 
@@ -548,6 +562,20 @@ impl<'g> Normalizer<'_, 'g> {
             }
         }
         out
+    }
+
+    /// The `VnfIndicator` policies of a topology.
+    fn indicators(&self, topo: &Topology) -> Vec<IndicatorDef> {
+        topo.policies
+            .iter()
+            .filter(|p| self.policy_is(p, VNF_INDICATOR))
+            .map(|p| IndicatorDef {
+                id: p.name.clone(),
+                name: text(p.metadata.get("name")),
+                source: text(p.properties.get("source")).unwrap_or_default(),
+                promql: text(p.metadata.get("vnfm_promql")),
+            })
+            .collect()
     }
 
     /// The `VnfPackageChange` policies of a topology.

@@ -94,6 +94,8 @@ pub(crate) struct Policy {
     pub ty: Option<TypeId>,
     pub targets: Vec<Named>,
     pub properties: IndexMap<String, Node>,
+    /// `metadata`: free-form key/value pairs (some policies are configured through them).
+    pub metadata: IndexMap<String, Node>,
 }
 
 /// A requirement exposed by `substitution_mappings`.
@@ -1391,6 +1393,7 @@ impl<'a, 'g> Builder<'a, 'g> {
                 ty: None,
                 targets: Vec::new(),
                 properties: IndexMap::new(),
+                metadata: IndexMap::new(),
             };
             let mut problems = Vec::new();
             let mut type_name = None;
@@ -1400,7 +1403,13 @@ impl<'a, 'g> Builder<'a, 'g> {
                     "type" => type_name = types::named(v2, "type", &mut problems),
                     "targets" => p.targets = types::named_list(v2, "targets", &mut problems),
                     "properties" => props = types::entries(v2, k2.pos, "properties", &mut problems),
-                    "description" | "metadata" | "triggers" => {}
+                    "metadata" => {
+                        p.metadata = types::entries(v2, k2.pos, "metadata", &mut problems)
+                            .iter()
+                            .map(|(k, v)| (k.name.as_str().to_owned(), v.clone()))
+                            .collect();
+                    }
+                    "description" | "triggers" => {}
                     other => problems.push(Problem::error(
                         "tosca.unknown-keyword",
                         k2.pos,

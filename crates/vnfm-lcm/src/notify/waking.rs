@@ -424,6 +424,88 @@ impl Store for WakingStore {
             .await
     }
 
+    async fn create_indicator_subscription(
+        &self,
+        record: &vnfm_store::IndicatorSubscriptionRecord,
+    ) -> Result<()> {
+        self.inner.create_indicator_subscription(record).await
+    }
+
+    async fn get_indicator_subscription(
+        &self,
+        id: &SubscriptionId,
+    ) -> Result<Option<vnfm_store::IndicatorSubscriptionRecord>> {
+        self.inner.get_indicator_subscription(id).await
+    }
+
+    async fn list_indicator_subscriptions(
+        &self,
+        scope: &ProjectScope,
+        after: Option<&str>,
+        limit: u32,
+    ) -> Result<Page<vnfm_store::IndicatorSubscriptionRecord>> {
+        self.inner
+            .list_indicator_subscriptions(scope, after, limit)
+            .await
+    }
+
+    async fn delete_indicator_subscription(&self, id: &SubscriptionId) -> Result<()> {
+        self.inner.delete_indicator_subscription(id).await
+    }
+
+    async fn find_duplicate_indicator_subscription(
+        &self,
+        canonical_filter: &str,
+        callback_uri: &str,
+        project: Option<&str>,
+    ) -> Result<Option<vnfm_store::IndicatorSubscriptionRecord>> {
+        self.inner
+            .find_duplicate_indicator_subscription(canonical_filter, callback_uri, project)
+            .await
+    }
+
+    async fn put_indicator(
+        &self,
+        indicator: &vnfm_types::VnfIndicator,
+        notify: &[NewOutboxRow],
+    ) -> Result<()> {
+        let out = self.inner.put_indicator(indicator, notify).await;
+        self.enqueued(out.is_ok(), notify.len());
+        out
+    }
+
+    async fn get_indicator(
+        &self,
+        instance: &VnfInstanceId,
+        indicator_id: &str,
+    ) -> Result<Option<vnfm_types::VnfIndicator>> {
+        self.inner.get_indicator(instance, indicator_id).await
+    }
+
+    async fn list_indicators(
+        &self,
+        scope: &ProjectScope,
+        instance: Option<&VnfInstanceId>,
+        after: Option<&str>,
+        limit: u32,
+    ) -> Result<Page<vnfm_types::VnfIndicator>> {
+        self.inner
+            .list_indicators(scope, instance, after, limit)
+            .await
+    }
+
+    async fn retain_indicators(&self, instance: &VnfInstanceId, keep: &[String]) -> Result<u64> {
+        self.inner.retain_indicators(instance, keep).await
+    }
+
+    async fn instances_with_indicators(
+        &self,
+        after: Option<&str>,
+        limit: u32,
+    ) -> Result<Page<String>> {
+        self.inner.instances_with_indicators(after, limit).await
+    }
+
     async fn create_pm_job(&self, record: &vnfm_store::PmJobRecord) -> Result<Version> {
         self.inner.create_pm_job(record).await
     }

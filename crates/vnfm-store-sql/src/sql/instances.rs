@@ -180,6 +180,11 @@ pub(crate) async fn delete<C: SqlConn>(
         &[id.into()],
     )
     .await?;
+    tx.execute(
+        "DELETE FROM vnf_indicators WHERE instance_id = $1",
+        &[id.into()],
+    )
+    .await?;
     tx.execute("DELETE FROM vnf_instances WHERE id = $1", &[id.into()])
         .await?;
     outbox::insert(tx, notify).await

@@ -75,6 +75,11 @@ pub(crate) const MIGRATIONS: &[MigrationSource] = &[
         "performance management",
         include_str!("../../migrations/sqlite/0012_pm.sql"),
     ),
+    (
+        13,
+        "indicators",
+        include_str!("../../migrations/sqlite/0013_indicators.sql"),
+    ),
 ];
 
 /// The checksum sqlx records for a migration's SQL.

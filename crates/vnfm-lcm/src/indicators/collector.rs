@@ -1,0 +1,162 @@
+//! The indicator collector: evaluates the PromQL of every declared indicator of every
+//! instantiated instance, periodically, and drops the values that no longer apply.
+
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+use vnfm_store::{InstanceQuery, MAX_PAGE_SIZE, ProjectScope};
+use vnfm_types::{InstantiationState, VnfInstance, VnfInstanceId};
+
+use super::IndicatorManager;
+use crate::LcmError;
+use crate::runner::store_err;
+
+/// What one evaluation did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Evaluated {
+    /// Indicator values that changed (each stored and notified).
+    pub changed: usize,
+    /// Indicators whose value could not be read (each logged).
+    pub failures: usize,
+    /// Stored values dropped: their instance is no longer instantiated, or its VNFD no
+    /// longer declares them.
+    pub dropped: u64,
+}
+
+/// The background task running the collector.
+#[derive(Debug)]
+pub struct IndicatorCollector {
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for IndicatorCollector {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+impl IndicatorCollector {
+    /// Evaluates `indicators` every `tick` until dropped. Must be called inside a tokio
+    /// runtime.
+    pub fn start(indicators: IndicatorManager, tick: Duration) -> IndicatorCollector {
+        let task = tokio::spawn(async move {
+            let mut interval = tokio::time::interval(tick.max(Duration::from_millis(10)));
+            interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                interval.tick().await;
+                if let Err(e) = indicators.evaluate_all().await {
+                    tracing::warn!(error = %e, "indicator evaluation failed; trying again at the next run");
+                }
+            }
+        });
+        IndicatorCollector { task }
+    }
+}
+
+impl IndicatorManager {
+    /// One evaluation of every indicator with a PromQL expression of every instantiated
+    /// instance; values of instances no longer instantiated, and of indicators no longer
+    /// declared, are dropped.
+    pub async fn evaluate_all(&self) -> Result<Evaluated, LcmError> {
+        let mut out = Evaluated::default();
+        let mut stale = self.instances_with_values().await?;
+        let mut after: Option<String> = None;
+        loop {
+            let page = self
+                .store()
+                .list_instances(&InstanceQuery {
+                    instantiation_state: Some(InstantiationState::Instantiated),
+                    after: after.take(),
+                    limit: Some(MAX_PAGE_SIZE),
+                    ..InstanceQuery::default()
+                })
+                .await
+                .map_err(store_err)?;
+            for instance in &page.items {
+                let had_values = stale.remove(instance.id.as_str());
+                self.evaluate(instance, had_values, &mut out).await?;
+            }
+            match page.next {
+                Some(next) => after = Some(next),
+                None => break,
+            }
+        }
+        for id in stale {
+            out.dropped += self
+                .store()
+                .retain_indicators(&VnfInstanceId::new(id), &[])
+                .await
+                .map_err(store_err)?;
+        }
+        Ok(out)
+    }
+
+    async fn evaluate(
+        &self,
+        instance: &VnfInstance,
+        had_values: bool,
+        out: &mut Evaluated,
+    ) -> Result<(), LcmError> {
+        let defs = self.declared(instance);
+        if had_values {
+            let keep: Vec<String> = defs.iter().map(|d| d.id.clone()).collect();
+            let stored = self
+                .store()
+                .list_indicators(&ProjectScope::All, Some(&instance.id), None, MAX_PAGE_SIZE)
+                .await
+                .map_err(store_err)?;
+            if stored.items.iter().any(|i| !keep.contains(&i.id)) {
+                // An empty `keep` would drop everything, which is also what is wanted.
+                out.dropped += self
+                    .store()
+                    .retain_indicators(&instance.id, &keep)
+                    .await
+                    .map_err(store_err)?;
+            }
+        }
+        for def in &defs {
+            let Some(promql) = &def.promql else { continue };
+            match self.metrics().indicator(promql, instance.id.as_str()).await {
+                Ok(Some(value)) => {
+                    let Some(number) = serde_json::Number::from_f64(value) else {
+                        continue;
+                    };
+                    if self
+                        .record(instance, def, serde_json::Value::Number(number))
+                        .await?
+                    {
+                        out.changed += 1;
+                    }
+                }
+                Ok(None) => {}
+                Err(e) => {
+                    out.failures += 1;
+                    tracing::warn!(
+                        vnf_instance_id = %instance.id,
+                        indicator = %def.id,
+                        error = %e,
+                        "reading a VNF indicator failed"
+                    );
+                }
+            }
+        }
+        Ok(())
+    }
+
+    async fn instances_with_values(&self) -> Result<BTreeSet<String>, LcmError> {
+        let mut out = BTreeSet::new();
+        let mut after: Option<String> = None;
+        loop {
+            let page = self
+                .store()
+                .instances_with_indicators(after.as_deref(), MAX_PAGE_SIZE)
+                .await
+                .map_err(store_err)?;
+            out.extend(page.items);
+            match page.next {
+                Some(next) => after = Some(next),
+                None => return Ok(out),
+            }
+        }
+    }
+}

@@ -1,0 +1,272 @@
+//! VNF indicators (SOL003 `vnfind/v1`): the values of the indicators a VNFD declares
+//! ([`vnfm_descriptor::vnfd::IndicatorDef`]) for each instantiated instance, indicator
+//! subscriptions, and `VnfIndicatorValueChangeNotification`s through the outbox.
+//!
+//! A value comes from the indicator's PromQL, evaluated for every instantiated instance by the
+//! [`collector`] through the [`MetricsSource`] port, or is pushed ([`IndicatorManager::set`]).
+//! A value is stored, and notified to every subscription whose filter selects it, only when it
+//! differs from the stored one, in one transaction. The values of an instance that is no
+//! longer instantiated, or of indicators its VNFD no longer declares, are dropped.
+
+pub mod collector;
+mod subscriptions;
+
+use std::sync::Arc;
+
+use serde_json::Value;
+use vnfm_descriptor::vnfd::IndicatorDef;
+use vnfm_driver_api::metrics::MetricsSource;
+use vnfm_store::{NewOutboxRow, Page, ProjectScope, Store, Timestamp};
+use vnfm_types::{
+    DateTime, InstantiationState, Link, NotificationId, SubscriptionId, VNF_INDICATOR_VALUE_CHANGE,
+    VnfIndicator, VnfIndicatorLinks, VnfIndicatorSubscription, VnfIndicatorValueChangeNotification,
+    VnfIndicatorValueChangeNotificationLinks, VnfInstance, VnfInstanceId,
+};
+
+use crate::ports::PackageCatalog;
+use crate::runner::store_err;
+use crate::secrets::new_id;
+use crate::subscriptions::{ManagedSubscriptions, NotificationContext, instance_matches};
+use crate::{Keyring, LcmError};
+
+pub use subscriptions::IndicatorKind;
+
+/// Base of the indicator resources (`/vnfind/v1/indicators/{vnfInstanceId}/{indicatorId}`).
+pub const INDICATORS_BASE: &str = "/vnfind/v1/indicators";
+/// Base of the indicator subscription resources.
+pub const SUBSCRIPTIONS_BASE: &str = "/vnfind/v1/subscriptions";
+/// Base of the VNF instances an indicator links to.
+pub const INSTANCES_BASE: &str = "/vnflcm/v1/vnf_instances";
+
+/// VNF indicators: values, subscriptions, notifications.
+#[derive(Clone)]
+pub struct IndicatorManager {
+    store: Arc<dyn Store>,
+    catalog: Arc<dyn PackageCatalog>,
+    metrics: Arc<dyn MetricsSource>,
+    subscriptions: ManagedSubscriptions<IndicatorKind>,
+}
+
+impl std::fmt::Debug for IndicatorManager {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("IndicatorManager").finish_non_exhaustive()
+    }
+}
+
+/// The indicator document of `def` for `instance` with `value`.
+pub fn indicator_of(instance: &VnfInstanceId, def: &IndicatorDef, value: Value) -> VnfIndicator {
+    VnfIndicator {
+        id: def.id.clone(),
+        name: def.name.clone(),
+        value,
+        vnf_instance_id: instance.clone(),
+        links: VnfIndicatorLinks {
+            self_: Link::new(format!("{INDICATORS_BASE}/{instance}/{}", def.id)),
+            vnf_instance: Link::new(format!("{INSTANCES_BASE}/{instance}")),
+        },
+    }
+}
+
+/// Whether a subscription wants the change of `indicator` (of an instance described by
+/// `ctx`): SOL003 `VnfIndicatorNotificationsFilter` semantics.
+pub fn matches(
+    sub: &VnfIndicatorSubscription,
+    indicator: &VnfIndicator,
+    ctx: &NotificationContext,
+) -> bool {
+    sub.filter.as_ref().is_none_or(|f| {
+        f.matches_indicator(&indicator.id)
+            && f.vnf_instance_subscription_filter
+                .as_ref()
+                .is_none_or(|i| instance_matches(i, &indicator.vnf_instance_id, ctx))
+    })
+}
+
+impl IndicatorManager {
+    /// Indicators kept in `store`, declared by the VNFDs of `catalog`, computed through
+    /// `metrics`; subscription credentials sealed with `keyring`, callbacks tested with
+    /// `sender`.
+    pub fn new(
+        store: Arc<dyn Store>,
+        keyring: Arc<Keyring>,
+        sender: Arc<dyn vnfm_driver_api::CallbackSender>,
+        catalog: Arc<dyn PackageCatalog>,
+        metrics: Arc<dyn MetricsSource>,
+    ) -> Self {
+        IndicatorManager {
+            subscriptions: ManagedSubscriptions::new(store.clone(), keyring, sender),
+            store,
+            catalog,
+            metrics,
+        }
+    }
+
+    /// The indicator subscriptions.
+    pub fn subscriptions(&self) -> &ManagedSubscriptions<IndicatorKind> {
+        &self.subscriptions
+    }
+
+    /// One page of the indicator values in `scope`, of `instance` only when given (which must
+    /// exist: [`LcmError::NotFound`] otherwise).
+    pub async fn list(
+        &self,
+        scope: &ProjectScope,
+        instance: Option<&VnfInstanceId>,
+        after: Option<&str>,
+        limit: u32,
+    ) -> Result<Page<VnfIndicator>, LcmError> {
+        if let Some(id) = instance {
+            self.instance(id).await?;
+        }
+        self.store
+            .list_indicators(scope, instance, after, limit)
+            .await
+            .map_err(store_err)
+    }
+
+    /// The value of indicator `indicator_id` of `instance`.
+    pub async fn get(
+        &self,
+        instance: &VnfInstanceId,
+        indicator_id: &str,
+    ) -> Result<VnfIndicator, LcmError> {
+        self.store
+            .get_indicator(instance, indicator_id)
+            .await
+            .map_err(store_err)?
+            .ok_or_else(|| LcmError::NotFound {
+                kind: "VNF indicator",
+                id: format!("{indicator_id} of VNF instance {instance}"),
+            })
+    }
+
+    /// Sets indicator `indicator_id` of `instance` to `value` (a value pushed by the VNF, the
+    /// EM or a management driver): the VNFD must declare the indicator and the instance be
+    /// instantiated. Whether the value changed (and was notified).
+    pub async fn set(
+        &self,
+        instance: &VnfInstanceId,
+        indicator_id: &str,
+        value: Value,
+    ) -> Result<bool, LcmError> {
+        let inst = self.instance(instance).await?;
+        if inst.instantiation_state != InstantiationState::Instantiated {
+            return Err(LcmError::Unprocessable {
+                pointer: "/vnfInstanceId".into(),
+                message: format!(
+                    "VNF instance {instance} is not instantiated: it has no indicator values"
+                ),
+            });
+        }
+        let defs = self.declared(&inst);
+        let Some(def) = defs.iter().find(|d| d.id == indicator_id) else {
+            return Err(LcmError::Unprocessable {
+                pointer: "/indicatorId".into(),
+                message: format!(
+                    "the VNFD of instance {instance} declares no indicator {indicator_id:?} \
+                     (it declares: {})",
+                    defs.iter()
+                        .map(|d| d.id.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            });
+        };
+        self.record(&inst, def, value).await
+    }
+
+    /// Stores `value` for indicator `def` of `instance` and notifies the subscriptions that
+    /// select it, when it differs from the stored value. Whether it did.
+    pub async fn record(
+        &self,
+        instance: &VnfInstance,
+        def: &IndicatorDef,
+        value: Value,
+    ) -> Result<bool, LcmError> {
+        if let Some(old) = self
+            .store
+            .get_indicator(&instance.id, &def.id)
+            .await
+            .map_err(store_err)?
+            && old.value == value
+            && old.name == def.name
+        {
+            return Ok(false);
+        }
+        let indicator = indicator_of(&instance.id, def, value);
+        let rows = self.notifications(instance, &indicator).await?;
+        self.store
+            .put_indicator(&indicator, &rows)
+            .await
+            .map_err(store_err)?;
+        Ok(true)
+    }
+
+    /// The outbox rows notifying the change of `indicator` to the subscriptions that select it.
+    async fn notifications(
+        &self,
+        instance: &VnfInstance,
+        indicator: &VnfIndicator,
+    ) -> Result<Vec<NewOutboxRow>, LcmError> {
+        let subs = self.subscriptions.cached().await?;
+        let ctx = NotificationContext::from_instance(instance);
+        let now = Timestamp::now();
+        let stamp = DateTime::now();
+        Ok(subs
+            .iter()
+            .filter(|s| matches(s, indicator, &ctx))
+            .map(|s| {
+                let body = VnfIndicatorValueChangeNotification {
+                    id: NotificationId::new(new_id()),
+                    notification_type: VNF_INDICATOR_VALUE_CHANGE.into(),
+                    subscription_id: s.id.clone(),
+                    time_stamp: stamp.clone(),
+                    vnf_indicator_id: indicator.id.clone(),
+                    name: indicator.name.clone(),
+                    value: indicator.value.clone(),
+                    vnf_instance_id: indicator.vnf_instance_id.clone(),
+                    links: VnfIndicatorValueChangeNotificationLinks {
+                        vnf_instance: indicator.links.vnf_instance.clone(),
+                        subscription: Link::new(format!("{SUBSCRIPTIONS_BASE}/{}", s.id)),
+                    },
+                };
+                NewOutboxRow {
+                    subscription_id: SubscriptionId::clone(&s.id),
+                    callback_uri: s.callback_uri.clone(),
+                    payload: serde_json::to_value(&body).unwrap_or_default(),
+                    not_before: now,
+                    ordering_key: instance.id.to_string(),
+                }
+            })
+            .collect())
+    }
+
+    /// The indicators the VNFD of `instance` declares (none when the VNFD is not onboarded).
+    pub fn declared(&self, instance: &VnfInstance) -> Vec<IndicatorDef> {
+        self.catalog
+            .vnfd(instance.vnfd_id.as_str())
+            .map(|o| o.vnfd.indicators.clone())
+            .unwrap_or_default()
+    }
+
+    async fn instance(&self, id: &VnfInstanceId) -> Result<VnfInstance, LcmError> {
+        match self.store.get_instance(id).await.map_err(store_err)? {
+            Some((i, _)) => Ok(i),
+            None => Err(LcmError::NotFound {
+                kind: "VNF instance",
+                id: id.to_string(),
+            }),
+        }
+    }
+
+    pub(crate) fn store(&self) -> &Arc<dyn Store> {
+        &self.store
+    }
+
+    pub(crate) fn metrics(&self) -> &Arc<dyn MetricsSource> {
+        &self.metrics
+    }
+}
+
+#[cfg(test)]
+mod tests;
