@@ -54,6 +54,8 @@ pub struct Vnfm {
     pub faults: vnfm_lcm::FaultManager,
     /// VNF performance management: PM jobs, reports, thresholds, PM subscriptions.
     pub performance: vnfm_lcm::PerformanceManager,
+    /// VNF indicators: values (from the VNFDs' PromQL, or pushed), indicator subscriptions.
+    pub indicators: vnfm_lcm::IndicatorManager,
     /// The VIM registry.
     pub vims: VimRegistry,
     /// The onboarded VNFDs the core reads.
@@ -73,6 +75,8 @@ pub struct Vnfm {
     collect_every: Option<Duration>,
     /// The PM collector, once started.
     collector: Mutex<Option<vnfm_lcm::pm::collector::Collector>>,
+    /// The indicator collector, once started.
+    indicator_collector: Mutex<Option<vnfm_lcm::indicators::collector::IndicatorCollector>>,
 }
 
 enum Delivery {
@@ -126,6 +130,16 @@ impl Vnfm {
                     every,
                 ));
             }
+            let mut indicators = self
+                .indicator_collector
+                .lock()
+                .unwrap_or_else(|e| e.into_inner());
+            if indicators.is_none() {
+                *indicators = Some(vnfm_lcm::indicators::collector::IndicatorCollector::start(
+                    self.indicators.clone(),
+                    every,
+                ));
+            }
         }
         Ok(())
     }
@@ -137,6 +151,12 @@ impl Vnfm {
         // Dropping the collector stops it.
         drop(
             self.collector
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .take(),
+        );
+        drop(
+            self.indicator_collector
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
                 .take(),
@@ -235,6 +255,13 @@ impl Builder {
             Arc::new(vnfm_driver_api::metrics::NoMetrics)
                 as Arc<dyn vnfm_driver_api::metrics::MetricsSource>
         });
+        let indicators = vnfm_lcm::IndicatorManager::new(
+            store.clone(),
+            keyring.clone(),
+            sender.clone(),
+            catalog.clone(),
+            metrics.clone(),
+        );
         let performance = vnfm_lcm::PerformanceManager::new(
             store.clone(),
             keyring.clone(),
@@ -254,6 +281,7 @@ impl Builder {
             pkgm_subscriptions,
             faults,
             performance,
+            indicators,
             vims,
             catalog,
             nfvo,
@@ -268,6 +296,7 @@ impl Builder {
             }),
             collect_every,
             collector: Mutex::new(None),
+            indicator_collector: Mutex::new(None),
         })
     }
 

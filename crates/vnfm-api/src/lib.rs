@@ -5,6 +5,7 @@
 //! | `/vnflcm/v2` | VNF lifecycle management, SOL003 v3.3.1 (API version 2.0.0) |
 //! | `/vnflcm/v1` | the same in the SOL003 v2.6.1 shapes (API version 1.3.0) |
 //! | `/vnfpkgm/v2`, `/vnfpkgm/v1` | VNF package management (SOL003 clause 10, SOL005 style), with its subscriptions and notifications |
+//! | `/vnfind/v1` | VNF indicators, SOL003 v2.6.1: indicator values per instance (from the VNFD's PromQL, or pushed), indicator subscriptions |
 //! | `/vnffm/v1` | VNF fault management, SOL003 v2.6.1: alarms, FM subscriptions; `POST /vnffm/v1/alertmanager` receives Alertmanager webhooks |
 //! | `/vnfpm/v2` | VNF performance management, SOL003 v3.3.1: PM jobs and their reports, thresholds, PM subscriptions (the v2.6.1 shape) |
 //! | `/vnfm/v1/vims` | the VIM registry (secrets are write-only) |
@@ -25,6 +26,7 @@ pub mod auth;
 mod dead_letters;
 pub mod error;
 mod fm;
+mod indicators;
 mod lcm_v1;
 mod lcm_v2;
 mod lcm_views;
@@ -92,6 +94,8 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/vnffm/api_versions", get(version::fm_api_versions))
         .nest("/vnfpm/v2", pm::routes())
         .route("/vnfpm/api_versions", get(version::pm_api_versions))
+        .nest("/vnfind/v1", indicators::routes())
+        .route("/vnfind/api_versions", get(version::ind_api_versions))
         .route("/openapi.json", get(openapi::serve_document))
         .route("/metrics", get(ops::metrics))
         .route_layer(middleware::from_fn_with_state(state.clone(), scope::guard))

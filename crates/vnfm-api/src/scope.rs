@@ -87,6 +87,8 @@ fn named(path: &str) -> Option<(Named, String)> {
             "onboarded_vnf_packages" => Named::PackageByVnfd,
             "subscriptions" => Named::Id(ScopedKind::Subscription),
             "alarms" => Named::Id(ScopedKind::Alarm),
+            // `/vnfind/v1/indicators/{vnfInstanceId}[/{indicatorId}]`.
+            "indicators" => Named::Id(ScopedKind::Instance),
             _ => continue,
         };
         let id = segments.next().filter(|id| !id.is_empty())?;
@@ -236,6 +238,8 @@ mod tests {
                 id(ScopedKind::Subscription),
             ),
             ("/vnffm/v1/alarms/a%20b", id(ScopedKind::Alarm)),
+            ("/vnfind/v1/indicators/a%20b/load", id(ScopedKind::Instance)),
+            ("/vnfind/v1/indicators", None),
             ("/vnflcm/v2/vnf_instances", None),
             ("/vnflcm/v2/vnf_instances/", None),
             ("/vnflcm/v2/vnf_instances/%zz", None),

@@ -34,6 +34,8 @@ pub enum ApiFamily {
     FmV1,
     /// `/vnfpm/v2` (VNF performance management, SOL003 v3.3.1).
     PmV2,
+    /// `/vnfind/v1` (VNF indicators, SOL003 v2.6.1).
+    IndV1,
 }
 
 impl ApiFamily {
@@ -47,6 +49,7 @@ impl ApiFamily {
             ApiFamily::VimV1 => "1.0.0",
             ApiFamily::FmV1 => "1.2.0",
             ApiFamily::PmV2 => "2.1.0",
+            ApiFamily::IndV1 => "1.2.0",
         }
     }
 
@@ -60,6 +63,7 @@ impl ApiFamily {
             ApiFamily::VimV1 => "/vnfm/v1",
             ApiFamily::FmV1 => "/vnffm/v1",
             ApiFamily::PmV2 => "/vnfpm/v2",
+            ApiFamily::IndV1 => "/vnfind/v1",
         }
     }
 
@@ -165,6 +169,14 @@ pub async fn fm_api_versions() -> Response {
     json_response(
         axum::http::StatusCode::OK,
         &api_version_information(&[ApiFamily::FmV1], "/vnffm"),
+    )
+}
+
+/// `GET /vnfind/api_versions`.
+pub async fn ind_api_versions() -> Response {
+    json_response(
+        axum::http::StatusCode::OK,
+        &api_version_information(&[ApiFamily::IndV1], "/vnfind"),
     )
 }
 

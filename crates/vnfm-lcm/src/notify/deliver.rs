@@ -224,9 +224,9 @@ async fn run(inner: Arc<Inner>, mut stop: watch::Receiver<bool>) {
 
 /// The sealed credentials of a performance management callback: a PM subscription's, or
 /// those of the PM job or threshold whose id the notification carries as its subscription
-/// (SOL003 v3.3.1 sends PM notifications to the job's or threshold's own `callbackUri`).
-/// `None` when none of them exists (any more).
-async fn pm_authentication(
+/// (SOL003 v3.3.1 sends PM notifications to the job's or threshold's own `callbackUri`), or
+/// a VNF indicator subscription's. `None` when none of them exists (any more).
+async fn pm_or_indicator_authentication(
     store: &dyn vnfm_store::Store,
     id: &vnfm_types::SubscriptionId,
 ) -> vnfm_store::Result<Option<Option<Vec<u8>>>> {
@@ -236,10 +236,13 @@ async fn pm_authentication(
     if let Some((r, _)) = store.get_pm_job(id.as_str()).await? {
         return Ok(Some(r.authentication));
     }
+    if let Some((r, _)) = store.get_threshold(id.as_str()).await? {
+        return Ok(Some(r.authentication));
+    }
     Ok(store
-        .get_threshold(id.as_str())
+        .get_indicator_subscription(id)
         .await?
-        .map(|(r, _)| r.authentication))
+        .map(|r| r.authentication))
 }
 
 async fn deliver(inner: &Inner, row: OutboxRow) {
@@ -251,7 +254,9 @@ async fn deliver(inner: &Inner, row: OutboxRow) {
             Ok(Some(r)) => Ok(Some(r.authentication)),
             Ok(None) => match store.get_fm_subscription(&row.subscription_id).await {
                 Ok(Some(r)) => Ok(Some(r.authentication)),
-                Ok(None) => pm_authentication(store.as_ref(), &row.subscription_id).await,
+                Ok(None) => {
+                    pm_or_indicator_authentication(store.as_ref(), &row.subscription_id).await
+                }
                 Err(e) => Err(e),
             },
             Err(e) => Err(e),

@@ -427,7 +427,8 @@ pub(crate) fn instance_links(
     let instantiated = state == InstantiationState::Instantiated;
     VnfInstanceLinks {
         self_: Link::new(base.clone()),
-        indicators: None,
+        indicators: instantiated
+            .then(|| Link::new(format!("{}/{id}", crate::indicators::INDICATORS_BASE))),
         instantiate: if instantiated {
             None
         } else {

@@ -1,0 +1,182 @@
+//! VNF indicators, SOL003 v2.6.1 (`/vnfind/v1`, API version 1.2.0): the indicator values of
+//! every instance the caller sees (`GET /indicators`), of one instance
+//! (`GET /indicators/{vnfInstanceId}`, 404 for an unknown instance), one value
+//! (`GET /indicators/{vnfInstanceId}/{indicatorId}`), all with SOL013 filters and paging, and
+//! indicator subscriptions (the shared handlers of [`crate::subscriptions`]).
+
+use std::sync::{Arc, OnceLock};
+
+use axum::Router;
+use axum::extract::{OriginalUri, Path, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::middleware;
+use axum::response::Response;
+use axum::routing::get;
+use serde_json::Value;
+use vnfm_lcm::LcmError;
+use vnfm_lcm::subscriptions::{CreateOptions, Created};
+use vnfm_schemas::SchemaId;
+use vnfm_store::{Page, ProjectScope};
+use vnfm_types::{
+    SubscriptionId, VnfIndicator, VnfIndicatorSubscription, VnfIndicatorSubscriptionRequest,
+    VnfInstanceId,
+};
+
+use crate::error::{ApiError, ApiResult};
+use crate::listing::{ListRequest, PAGE_SIZE};
+use crate::scope::Tenancy;
+use crate::state::AppState;
+use crate::subscriptions::Kind;
+use crate::util::{json_response, require_accept};
+use crate::version::{ApiFamily, major_versions, versioned};
+
+const FAMILY: ApiFamily = ApiFamily::IndV1;
+
+/// The `/vnfind/v1` routes (behind the server's authentication).
+pub(crate) fn routes() -> Router<Arc<AppState>> {
+    Router::new()
+        .route("/api_versions", get(|| async { major_versions(FAMILY) }))
+        .route("/indicators", get(list_all))
+        .route("/indicators/{instance}", get(list_of_instance))
+        .route("/indicators/{instance}/{indicator}", get(show))
+        .merge(crate::subscriptions::routes::<Ind>(FAMILY))
+        .layer(middleware::from_fn(|req, next| {
+            versioned(FAMILY, req, next)
+        }))
+}
+
+/// VNF indicator subscriptions (`/vnfind/v1` only).
+pub(crate) struct Ind;
+
+impl Kind for Ind {
+    type Resource = VnfIndicatorSubscription;
+    type Request = VnfIndicatorSubscriptionRequest;
+    const REQUEST_SCHEMA: Option<SchemaId> = None;
+    const VERSIONS: (ApiFamily, ApiFamily) = (FAMILY, FAMILY);
+
+    fn schema() -> &'static Value {
+        static S: OnceLock<Value> = OnceLock::new();
+        S.get_or_init(|| {
+            serde_json::to_value(schemars::schema_for!(VnfIndicatorSubscription))
+                .unwrap_or_default()
+        })
+    }
+    fn allow_duplicates(_: &AppState) -> bool {
+        false
+    }
+    fn id(sub: &VnfIndicatorSubscription) -> &SubscriptionId {
+        &sub.id
+    }
+    async fn create(
+        state: &AppState,
+        _family: ApiFamily,
+        request: &VnfIndicatorSubscriptionRequest,
+        options: &CreateOptions,
+    ) -> Result<Created<VnfIndicatorSubscription>, LcmError> {
+        state
+            .indicators
+            .subscriptions()
+            .create(request, options)
+            .await
+    }
+    async fn get(
+        state: &AppState,
+        id: &SubscriptionId,
+    ) -> Result<VnfIndicatorSubscription, LcmError> {
+        state.indicators.subscriptions().get(id).await
+    }
+    async fn list(
+        state: &AppState,
+        scope: &ProjectScope,
+        after: Option<&str>,
+    ) -> Result<Page<VnfIndicatorSubscription>, LcmError> {
+        state
+            .indicators
+            .subscriptions()
+            .list(scope, after, PAGE_SIZE)
+            .await
+    }
+    async fn delete(state: &AppState, id: &SubscriptionId) -> Result<(), LcmError> {
+        state.indicators.subscriptions().delete(id).await
+    }
+}
+
+fn indicator_schema() -> &'static Value {
+    static S: OnceLock<Value> = OnceLock::new();
+    S.get_or_init(|| serde_json::to_value(schemars::schema_for!(VnfIndicator)).unwrap_or_default())
+}
+
+fn to_value(indicator: &VnfIndicator) -> ApiResult<Value> {
+    serde_json::to_value(indicator)
+        .map_err(|e| ApiError::Internal(format!("VNF indicator does not serialize: {e}")))
+}
+
+async fn list(
+    state: Arc<AppState>,
+    tenancy: Tenancy,
+    instance: Option<VnfInstanceId>,
+    uri: &axum::http::Uri,
+    headers: &HeaderMap,
+) -> ApiResult<Response> {
+    require_accept(headers, &["application/json"])?;
+    let list = ListRequest::parse(uri, indicator_schema())?;
+    list.run(
+        |after| {
+            let state = state.clone();
+            let scope = tenancy.scope.clone();
+            let instance = instance.clone();
+            async move {
+                let page = state
+                    .indicators
+                    .list(&scope, instance.as_ref(), after.as_deref(), PAGE_SIZE)
+                    .await?;
+                Ok(Page {
+                    items: page
+                        .items
+                        .iter()
+                        .map(to_value)
+                        .collect::<ApiResult<Vec<_>>>()?,
+                    next: page.next,
+                })
+            }
+        },
+        &[],
+    )
+    .await
+}
+
+/// `GET /indicators`.
+async fn list_all(
+    State(state): State<Arc<AppState>>,
+    tenancy: Tenancy,
+    OriginalUri(uri): OriginalUri,
+    headers: HeaderMap,
+) -> ApiResult<Response> {
+    list(state, tenancy, None, &uri, &headers).await
+}
+
+/// `GET /indicators/{vnfInstanceId}`.
+async fn list_of_instance(
+    State(state): State<Arc<AppState>>,
+    tenancy: Tenancy,
+    Path(instance): Path<String>,
+    OriginalUri(uri): OriginalUri,
+    headers: HeaderMap,
+) -> ApiResult<Response> {
+    let instance = VnfInstanceId::new(instance);
+    list(state, tenancy, Some(instance), &uri, &headers).await
+}
+
+/// `GET /indicators/{vnfInstanceId}/{indicatorId}`.
+async fn show(
+    State(state): State<Arc<AppState>>,
+    Path((instance, indicator)): Path<(String, String)>,
+    headers: HeaderMap,
+) -> ApiResult<Response> {
+    require_accept(&headers, &["application/json"])?;
+    let value = state
+        .indicators
+        .get(&VnfInstanceId::new(instance), &indicator)
+        .await?;
+    Ok(json_response(StatusCode::OK, &to_value(&value)?))
+}
