@@ -730,6 +730,78 @@ pub const OPERATIONS: &[OperationDoc] = &[
     ),
     op(
         "GET",
+        "/vnfind/api_versions",
+        "API versions of VNF indicators",
+        None,
+        200,
+        Some("ApiVersionInformation"),
+    ),
+    op(
+        "GET",
+        "/vnfind/v1/api_versions",
+        "API versions of VNF indicators v1",
+        None,
+        200,
+        Some("ApiVersionInformation"),
+    ),
+    op(
+        "GET",
+        "/vnfind/v1/indicators",
+        "List the indicator values of every VNF instance (SOL013 filter, paging)",
+        None,
+        200,
+        Some("[VnfIndicator]"),
+    ),
+    op(
+        "GET",
+        "/vnfind/v1/indicators/{vnfInstanceId}",
+        "List the indicator values of one VNF instance (SOL013 filter, paging)",
+        None,
+        200,
+        Some("[VnfIndicator]"),
+    ),
+    op(
+        "GET",
+        "/vnfind/v1/indicators/{vnfInstanceId}/{indicatorId}",
+        "Read one indicator value of a VNF instance",
+        None,
+        200,
+        Some("VnfIndicator"),
+    ),
+    op(
+        "GET",
+        "/vnfind/v1/subscriptions",
+        "List VNF indicator subscriptions",
+        None,
+        200,
+        Some("[VnfIndicatorSubscription]"),
+    ),
+    op(
+        "POST",
+        "/vnfind/v1/subscriptions",
+        "Subscribe to VNF indicator value changes",
+        Some("VnfIndicatorSubscriptionRequest"),
+        201,
+        Some("VnfIndicatorSubscription"),
+    ),
+    op(
+        "GET",
+        "/vnfind/v1/subscriptions/{subscriptionId}",
+        "Read a VNF indicator subscription",
+        None,
+        200,
+        Some("VnfIndicatorSubscription"),
+    ),
+    op(
+        "DELETE",
+        "/vnfind/v1/subscriptions/{subscriptionId}",
+        "Delete a VNF indicator subscription",
+        None,
+        204,
+        None,
+    ),
+    op(
+        "GET",
         "/v1.0/vims",
         "OpenStack Tacker's VIM API: list VIMs (Tacker's shape)",
         None,
@@ -830,6 +902,10 @@ fn component_schemas() -> BTreeMap<String, Value> {
     add::<ThresholdModifications>(&mut out, "ThresholdModifications");
     add::<PmSubscriptionRequest>(&mut out, "PmSubscriptionRequest");
     add::<PmSubscription>(&mut out, "PmSubscription");
+    add::<VnfIndicator>(&mut out, "VnfIndicator");
+    add::<VnfIndicatorSubscriptionRequest>(&mut out, "VnfIndicatorSubscriptionRequest");
+    add::<VnfIndicatorSubscription>(&mut out, "VnfIndicatorSubscription");
+    add::<VnfIndicatorValueChangeNotification>(&mut out, "VnfIndicatorValueChangeNotification");
     out.insert(
         "ApiVersionInformation".into(),
         serde_json::json!({

@@ -70,10 +70,11 @@ async fn outbox_stats(
 /// `{id}`, artifact paths `{path}`, and paths outside the API `unmatched`, so the number of
 /// label values stays bounded whatever clients send.
 pub(crate) fn route_template(path: &str) -> String {
-    const ROOTS: [&str; 11] = [
+    const ROOTS: [&str; 12] = [
         "vnflcm",
         "vnffm",
         "vnfpm",
+        "vnfind",
         "v1.0",
         "vnfpkgm",
         "vnfm",
@@ -83,7 +84,8 @@ pub(crate) fn route_template(path: &str) -> String {
         "readyz",
         "metrics",
     ];
-    const COLLECTIONS: [&str; 9] = [
+    const COLLECTIONS: [&str; 10] = [
+        "indicators",
         "vnf_instances",
         "vnf_lcm_op_occs",
         "subscriptions",
@@ -100,13 +102,15 @@ pub(crate) fn route_template(path: &str) -> String {
     }
     let mut out = String::new();
     let mut previous = "";
+    let mut before_previous = "";
     for seg in segments {
         out.push('/');
         if previous == "artifacts" {
             out.push_str("{path}");
             break;
         }
-        if COLLECTIONS.contains(&previous) {
+        // `/indicators/{vnfInstanceId}/{indicatorId}`: two identifiers in a row.
+        if COLLECTIONS.contains(&previous) || before_previous == "indicators" {
             out.push_str("{id}");
         } else if seg.len() <= 32
             && seg
@@ -117,6 +121,7 @@ pub(crate) fn route_template(path: &str) -> String {
         } else {
             out.push_str("{other}");
         }
+        before_previous = previous;
         previous = seg;
     }
     out
@@ -211,6 +216,10 @@ mod tests {
         assert_eq!(
             route_template("/vnfpm/v2/pm_jobs/j1/reports/r1"),
             "/vnfpm/v2/pm_jobs/{id}/reports/{id}"
+        );
+        assert_eq!(
+            route_template("/vnfind/v1/indicators/i1/load"),
+            "/vnfind/v1/indicators/{id}/{id}"
         );
         assert_eq!(
             route_template("/vnffm/v1/alarms/a1"),

@@ -3,7 +3,7 @@
 //! links to its indicators, the collector's value is listed (with SOL013 filters) and read, a
 //! change is notified to an indicator subscription over HTTP on loopback, and the values go
 //! when the instance is terminated. The PromQL itself is evaluated by a real Prometheus in
-//! `pm_prometheus.rs`.
+//! `vnfm-prometheus`'s `real_services.rs`.
 
 mod support;
 

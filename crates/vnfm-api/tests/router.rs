@@ -263,6 +263,9 @@ async fn version_header_api_versions_and_fallbacks() {
         (Method::DELETE, "/vnfpm/v2/pm_jobs/abc/reports/def", "GET"),
         (Method::PATCH, "/v1.0/vims/abc", "DELETE, GET, PUT"),
         (Method::DELETE, "/v1.0/vims.json", "GET, POST"),
+        (Method::POST, "/vnfind/v1/indicators", "GET"),
+        (Method::DELETE, "/vnfind/v1/indicators/abc/load", "GET"),
+        (Method::PUT, "/vnfind/v1/subscriptions", "GET, POST"),
     ] {
         let r = h.call(method.clone(), path, None).await;
         r.problem(405);

@@ -409,3 +409,65 @@ async fn alert_fires_and_clears_through_alertmanager() {
         raised.starts_at
     );
 }
+
+#[tokio::test]
+#[cfg_attr(
+    not(vnfm_test_prometheus),
+    ignore = "needs Prometheus and Alertmanager: eval \"$(scripts/test-env/prometheus.sh start)\""
+)]
+async fn indicator_promql_is_evaluated_for_the_instance() {
+    use vnfm_driver_api::metrics::MetricsSource;
+
+    let env = Env::get();
+    let metrics = vnfm_prometheus::PrometheusMetrics::new(client(&env), PmCatalogue::default());
+    let vnf = unique("vnf");
+    let exporter = Exporter::start().await;
+    for (vnfc, value) in [("c1", 10.0), ("c2", 20.5)] {
+        exporter.set(
+            "vnfc_cpu_usage",
+            &[
+                ("vnf_instance_id", vnf.as_str()),
+                ("vnfc_instance_id", vnfc),
+            ],
+            value,
+        );
+    }
+    let _target = env.scrape(&vnf, exporter.addr);
+
+    let sum = r#"sum(vnfc_cpu_usage{vnf_instance_id="${vnf_instance_id}"})"#;
+    let value = eventually(WAIT, "the indicator's value", || async {
+        metrics
+            .indicator(sum, &vnf)
+            .await
+            .unwrap()
+            .filter(|v| *v == 30.5)
+    })
+    .await;
+    assert_eq!(value, 30.5);
+    // Another instance has no data; a quote in its id cannot break out of the string.
+    assert_eq!(
+        metrics
+            .indicator(sum, "other\"} or vector(1) #")
+            .await
+            .unwrap(),
+        None
+    );
+    // An expression of two series is refused, saying how to fix it.
+    let err = metrics
+        .indicator(
+            r#"vnfc_cpu_usage{vnf_instance_id="${vnf_instance_id}"}"#,
+            &vnf,
+        )
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("2 series") && err.contains("aggregate"),
+        "{err}"
+    );
+    // A scalar is a value too.
+    assert_eq!(
+        metrics.indicator("scalar(vector(4))", &vnf).await.unwrap(),
+        Some(4.0)
+    );
+}
