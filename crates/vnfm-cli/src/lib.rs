@@ -56,8 +56,10 @@ enum Command {
     Sub(client::SubGroup),
     /// Client: VNF alarms (list with filters, show, acknowledge).
     Alarm(client::AlarmGroup),
-    /// Client: VNF performance management (PM jobs: list, show, create, delete).
+    /// Client: VNF performance management (PM jobs and thresholds: list, show, create, delete).
     Pm(client::PmGroup),
+    /// Client: VNF indicator values (list, show).
+    Indicator(client::IndicatorGroup),
     /// Runs one hook call of a plugin library for `vnfm serve` (the isolated plugin runner:
     /// messages on stdin and stdout). Not meant to be started by hand.
     #[command(name = "plugin-runner", hide = true)]
@@ -133,6 +135,7 @@ pub fn main() -> ExitCode {
         Command::Sub(g) => client::run(client::Group::Sub(g)),
         Command::Alarm(g) => client::run(client::Group::Alarm(g)),
         Command::Pm(g) => client::run(client::Group::Pm(g)),
+        Command::Indicator(g) => client::run(client::Group::Indicator(g)),
         Command::PluginRunner { library } => vnfm_plugin_host::runner::run(&library),
         Command::Completion { shell } => {
             clap_complete::generate(shell, &mut Cli::command(), "vnfm", &mut std::io::stdout());

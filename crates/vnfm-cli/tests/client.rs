@@ -1516,4 +1516,13 @@ fn pm_jobs_are_created_listed_shown_and_deleted() {
     );
     let gone = c.run(&["pm", "threshold", "show", &th_id]);
     assert!(text(&gone.stderr).contains("404"), "{}", text(&gone.stderr));
+
+    // Indicators: the hello VNFD declares none, so there are no values; an unknown instance
+    // or indicator is the server's 404.
+    assert_eq!(c.json(&["indicator", "list"]), json!([]));
+    assert_eq!(c.json(&["indicator", "list", "--vnf", &id]), json!([]));
+    let gone = c.run(&["indicator", "list", "--vnf", "ghost"]);
+    assert!(text(&gone.stderr).contains("404"), "{}", text(&gone.stderr));
+    let gone = c.run(&["indicator", "show", &id, "load"]);
+    assert!(text(&gone.stderr).contains("404"), "{}", text(&gone.stderr));
 }

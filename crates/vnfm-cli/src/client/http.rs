@@ -19,10 +19,13 @@ use super::error::{ClientError, Problem};
 const API_VERSION: &str = "2.0.0";
 
 /// The `Version` header for a request to `path` (or a whole URL): the version of the API it
-/// belongs to. The SOL003 v2.6.1 APIs the client calls (fault management) refuse a major
+/// belongs to. The SOL003 v2.6.1 APIs the client calls (fault management, indicators) refuse a major
 /// version they do not serve.
 fn api_version(path: &str) -> &'static str {
-    if path.contains("/vnffm/v1/") || path.ends_with("/vnffm/v1") {
+    if ["/vnffm/v1", "/vnfind/v1"]
+        .iter()
+        .any(|api| path.contains(&format!("{api}/")) || path.ends_with(api))
+    {
         "1.2.0"
     } else {
         API_VERSION

@@ -12,6 +12,7 @@ pub mod alarm;
 pub mod config;
 pub mod error;
 pub mod http;
+pub mod indicator;
 pub mod op;
 pub mod output;
 pub mod pkg;
@@ -79,6 +80,15 @@ pub struct AlarmGroup {
     cmd: alarm::AlarmCommand,
 }
 
+/// `vnfm indicator`: VNF indicator values.
+#[derive(Debug, Args)]
+pub struct IndicatorGroup {
+    #[command(flatten)]
+    conn: ClientArgs,
+    #[command(subcommand)]
+    cmd: indicator::IndicatorCommand,
+}
+
 /// `vnfm pm`: VNF performance management.
 #[derive(Debug, Args)]
 pub struct PmGroup {
@@ -105,6 +115,8 @@ pub enum Group {
     Alarm(AlarmGroup),
     /// `vnfm pm`.
     Pm(PmGroup),
+    /// `vnfm indicator`.
+    Indicator(IndicatorGroup),
 }
 
 /// What every command needs: the output format and (built on first use) the API client.
@@ -210,6 +222,7 @@ pub fn run(group: Group) -> ExitCode {
             Group::Sub(g) => sub::run(&Ctx::new(g.conn), g.cmd).await,
             Group::Alarm(g) => alarm::run(&Ctx::new(g.conn), g.cmd).await,
             Group::Pm(g) => pm::run(&Ctx::new(g.conn), g.cmd).await,
+            Group::Indicator(g) => indicator::run(&Ctx::new(g.conn), g.cmd).await,
         }
     });
     // Background work (a watch's callback server) must not keep the process alive.
