@@ -3,15 +3,20 @@
 //! (`GET /indicators/{vnfInstanceId}`, 404 for an unknown instance), one value
 //! (`GET /indicators/{vnfInstanceId}/{indicatorId}`), all with SOL013 filters and paging, and
 //! indicator subscriptions (the shared handlers of [`crate::subscriptions`]).
+//!
+//! Not ETSI: `PUT /vnfm/v1/indicators/{vnfInstanceId}/{indicatorId}` with `{"value": ...}`
+//! sets the value of an indicator the instance's VNFD declares, for an EM or a script that
+//! computes it (indicators with `source: em`); a changed value is notified like a computed one.
 
 use std::sync::{Arc, OnceLock};
 
 use axum::Router;
+use axum::body::Bytes;
 use axum::extract::{OriginalUri, Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::middleware;
 use axum::response::Response;
-use axum::routing::get;
+use axum::routing::{get, put};
 use serde_json::Value;
 use vnfm_lcm::LcmError;
 use vnfm_lcm::subscriptions::{CreateOptions, Created};
@@ -27,7 +32,7 @@ use crate::listing::{ListRequest, PAGE_SIZE};
 use crate::scope::Tenancy;
 use crate::state::AppState;
 use crate::subscriptions::Kind;
-use crate::util::{json_response, require_accept};
+use crate::util::{json_body, json_response, require_accept};
 use crate::version::{ApiFamily, major_versions, versioned};
 
 const FAMILY: ApiFamily = ApiFamily::IndV1;
@@ -178,5 +183,44 @@ async fn show(
         .indicators
         .get(&VnfInstanceId::new(instance), &indicator)
         .await?;
+    Ok(json_response(StatusCode::OK, &to_value(&value)?))
+}
+
+/// The routes under `/vnfm/v1` that set indicator values.
+pub(crate) fn push_routes() -> Router<Arc<AppState>> {
+    Router::new().route("/indicators/{instance}/{indicator}", put(push))
+}
+
+/// Body of `PUT /vnfm/v1/indicators/{vnfInstanceId}/{indicatorId}`.
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct IndicatorValue {
+    /// The new value, in the format the VNFD defines.
+    value: Value,
+}
+
+/// `PUT /vnfm/v1/indicators/{vnfInstanceId}/{indicatorId}`: sets the value; answers the
+/// indicator (200), 404 for an unknown instance, 422 when the instance is not instantiated or
+/// its VNFD declares no such indicator.
+async fn push(
+    State(state): State<Arc<AppState>>,
+    Path((instance, indicator)): Path<(String, String)>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> ApiResult<Response> {
+    require_accept(&headers, &["application/json"])?;
+    let request: IndicatorValue = json_body(&headers, &body, None)?;
+    if request.value.is_null() {
+        return Err(ApiError::invalid(
+            "/value",
+            "a value is required (not null)",
+        ));
+    }
+    let instance = VnfInstanceId::new(instance);
+    state
+        .indicators
+        .set(&instance, &indicator, request.value)
+        .await?;
+    let value = state.indicators.get(&instance, &indicator).await?;
     Ok(json_response(StatusCode::OK, &to_value(&value)?))
 }

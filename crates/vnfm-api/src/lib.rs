@@ -87,6 +87,7 @@ pub fn router(state: Arc<AppState>) -> Router {
             "/vnfm/v1",
             vims::routes()
                 .merge(progress::routes())
+                .merge(indicators::push_routes())
                 .merge(dead_letters::routes()),
         )
         .nest("/v1.0", tacker_vims::routes())

@@ -769,6 +769,14 @@ pub const OPERATIONS: &[OperationDoc] = &[
         Some("VnfIndicator"),
     ),
     op(
+        "PUT",
+        "/vnfm/v1/indicators/{vnfInstanceId}/{indicatorId}",
+        "Set the value of an indicator the instance's VNFD declares (not ETSI: for an EM or a script); a change is notified",
+        None,
+        200,
+        Some("VnfIndicator"),
+    ),
+    op(
         "GET",
         "/vnfind/v1/subscriptions",
         "List VNF indicator subscriptions",

@@ -234,6 +234,41 @@ async fn indicators_are_listed_read_notified_and_dropped_with_the_instance() {
     tokio::time::sleep(Duration::from_millis(500)).await;
     assert_eq!(posts.lock().unwrap().len(), 2);
 
+    // A value set through the API (an EM's), and what is refused.
+    let push = format!("/vnfm/v1/indicators/{vnf}/session_load");
+    let r = h
+        .call(Method::PUT, &push, Some(json!({"value": {"sessions": 11}})))
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{:?}", r.json());
+    assert_eq!(r.json()["value"], json!({"sessions": 11}));
+    let r = h
+        .call(
+            Method::PUT,
+            &format!("/vnfm/v1/indicators/{vnf}/nope"),
+            Some(json!({"value": 1})),
+        )
+        .await;
+    let p = r.problem(422);
+    assert!(
+        p["detail"].as_str().unwrap().contains("session_load"),
+        "{p}"
+    );
+    h.call(
+        Method::PUT,
+        "/vnfm/v1/indicators/ghost/session_load",
+        Some(json!({"value": 1})),
+    )
+    .await
+    .problem(404);
+    let p = h
+        .call(Method::PUT, &push, Some(json!({"value": null})))
+        .await
+        .problem(400);
+    assert_eq!(p["pointer"], "/value");
+    h.call(Method::PUT, &push, Some(json!({"valeu": 1})))
+        .await
+        .problem(400);
+
     let occ = h
         .task(&vnf, "terminate", json!({"terminationType": "FORCEFUL"}))
         .await;
@@ -243,4 +278,12 @@ async fn indicators_are_listed_read_notified_and_dropped_with_the_instance() {
         (r.status == StatusCode::NOT_FOUND).then_some(())
     })
     .await;
+    let p = h
+        .call(Method::PUT, &push, Some(json!({"value": 1})))
+        .await
+        .problem(422);
+    assert!(
+        p["detail"].as_str().unwrap().contains("not instantiated"),
+        "{p}"
+    );
 }
