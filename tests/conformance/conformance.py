@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Runs the ETSI SOL003 v2.6.1 conformance suites against `vnfm serve` and compares the
+"""Runs the ETSI SOL003 v2.6.1 conformance suites (lifecycle, package, fault management and
+VNF indicator APIs) against `vnfm serve` and compares the
 per-test outcomes with `expected.tsv`.
 
 Steps: start the MockServer stub (in this process) and `vnfm serve` (loopback, free port,
@@ -38,13 +39,14 @@ from free_ports import free_ports  # noqa: E402
 import seeding  # noqa: E402
 from vnfm_client import SeedError, Vnfm, build_package  # noqa: E402
 
-APIS = (seeding.LCM, seeding.PKGM, seeding.FM)
+APIS = (seeding.LCM, seeding.PKGM, seeding.FM, seeding.IND)
 # Files in the suite folders that hold keywords only.
 NOT_SUITES = {
     "VnfLcmMntOperationKeywords",
     "SubscriptionKeywords",
     "VNFPackageManagementKeywords",
     "FaultManagement-APIKeyword",
+    "VNFIndicatorsKeywords",
 }
 
 
@@ -141,7 +143,19 @@ def patch_fm_jsons(jsons: Path, stub: str):
     path.write_text(json.dumps(doc, indent=2))
 
 
-PATCHES = {seeding.LCM: patch_lcm_jsons, seeding.PKGM: patch_pkgm_jsons, seeding.FM: patch_fm_jsons}
+def patch_ind_jsons(jsons: Path, stub: str):
+    path = jsons / "subscriptions.json"
+    doc = json.loads(path.read_text())
+    doc["callbackUri"] = stub + "/vnfind/subscriptions"
+    path.write_text(json.dumps(doc, indent=2))
+
+
+PATCHES = {
+    seeding.LCM: patch_lcm_jsons,
+    seeding.PKGM: patch_pkgm_jsons,
+    seeding.FM: patch_fm_jsons,
+    seeding.IND: patch_ind_jsons,
+}
 
 
 def java_shim(bin_dir: Path):
@@ -276,6 +290,7 @@ def main():
         content = build_package(package_dir)
         pkg, info = vnfm.onboard(content)
         single, _ = vnfm.onboard(build_package(HERE / "package-single"))
+        vnfm.onboard(build_package(HERE / "package-indicators"))
         artifact = next(a for a in info.get("additionalArtifacts", []) if a["artifactPath"].startswith("Files/"))
         state = {
             "base": f"http://127.0.0.1:{port}",

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs the ETSI SOL003 v2.6.1 conformance suites (VNFLifecycleManagement-API,
+# Runs the ETSI SOL003 v2.6.1 conformance suites (VNFLifecycleManagement-API, VNFIndicator-API,
 # VNFFaultManagement-API and
 # VNFPackageManagement-API, Robot Framework) against `vnfm serve` and compares every test's
 # outcome with tests/conformance/expected.tsv. Exits non-zero when any outcome differs.

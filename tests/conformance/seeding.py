@@ -35,6 +35,10 @@ SCALE_OUT = {"type": "SCALE_OUT", "aspectId": "myAspect"}
 LCM = "VNFLifecycleManagement-API"
 PKGM = "VNFPackageManagement-API"
 FM = "VNFFaultManagement-API"
+IND = "VNFIndicator-API"
+# The vnfdId of tests/conformance/package-indicators and the indicator its VNFD declares.
+INDICATOR_VNFD_ID = "0b2d3c54-8f1e-4a5f-9c1d-5f6e7a8b9c02"
+INDICATOR_ID = "conformance_load"
 # Long enough to outlast any test that needs an operation in progress; cancelling ends it.
 SLOW_SECONDS = 600
 
@@ -133,6 +137,17 @@ def base_variables(ctx: Ctx, api: str) -> dict:
     elif api == FM:
         # A second FM subscription with the same callback and filter is answered 303.
         v.update({"VNFM_HOST": host, "VNFM_PORT": str(port), "VNFM_SCHEMA": "http", "VNFM_DUPLICATION": "0"})
+    elif api == IND:
+        # A second indicator subscription with the same callback and filter is answered 303.
+        v.update(
+            {
+                "VNFM_HOST": host,
+                "VNFM_PORT": str(port),
+                "VNFM_SCHEMA": "http",
+                "VNFM_ALLOWS_DUPLICATE_SUBS": "0",
+                "VNFM_CHECKS_NOTIF_ENDPOINT": "1",
+            }
+        )
     else:
         v.update({"NFVO_HOST": host, "NFVO_PORT": str(port), "NFVO_SCHEMA": "http"})
     return v
@@ -152,7 +167,7 @@ def suite_variables(ctx: Ctx, api: str, suite: str) -> dict:
     )
     if api in (LCM, FM) and suite in FIELDS:
         v["fields"] = FIELDS[suite]
-    seed = {LCM: LCM_SUITES, PKGM: PKGM_SUITES, FM: FM_SUITES}[api].get(suite)
+    seed = {LCM: LCM_SUITES, PKGM: PKGM_SUITES, FM: FM_SUITES, IND: IND_SUITES}[api].get(suite)
     if seed:
         v.update(seed(ctx))
     return v
@@ -574,6 +589,79 @@ def _fm(ctx):
 
 
 FM_SUITES = {name: _fm for name in ("ApiVersion", "Alarms", "IndividualAlarm", "Subscriptions", "IndividualSubscription")}
+
+
+# ----- VNF indicators (SOL003 clause 8) -----
+
+
+def indicator_value(ctx, value):
+    """A new instantiated instance of the indicator VNFD whose indicator has `value`, set the
+    way an EM sets it. Returns the instance."""
+    inst = ctx.vnfm.create_instance(INDICATOR_VNFD_ID, "indicators")
+    occ = ctx.vnfm.wait(ctx.vnfm.instantiate(inst, flavour="simple"))
+    if occ["operationState"] != "COMPLETED":
+        raise SeedError(f"instantiation of {inst} ended {occ['operationState']}: {occ.get('error')}")
+    ctx.vnfm.expect(200, "PUT", f"/vnfm/v1/indicators/{inst}/{INDICATOR_ID}", {"value": value})
+    return inst
+
+
+def _indicators(ctx):
+    """An instantiated instance of the indicator VNFD with a value of its indicator, and an
+    indicator subscription (to the stub) for that instance."""
+    inst = indicator_value(ctx, {"load": 42})
+    body = {
+        "callbackUri": ctx.stub + "/vnfind",
+        "filter": {"vnfInstanceSubscriptionFilter": {"vnfInstanceIds": [inst]}},
+    }
+    sub = ctx.vnfm.expect(201, "POST", "/vnfind/v1/subscriptions", body).json()["id"]
+    return {
+        "vnfInstanceId": inst,
+        "indicatorId": INDICATOR_ID,
+        "subscriptionId": sub,
+        "POS_FIELDS": f"name=vnfIndicator&vnfInstanceId={inst}",
+    }
+
+
+def _paged_indicators(ctx, variables):
+    count = iter(range(1000))
+    return _more_than_a_page(ctx, "/vnfind/v1/indicators", lambda: indicator_value(ctx, {"load": next(count)}))
+
+
+def _paged_indicator_subscriptions(ctx, variables):
+    # Filtered to an instance that does not exist, so these subscriptions stay silent.
+    quiet = not_existing()
+    count = iter(range(1000))
+
+    def subscribe():
+        body = {
+            "callbackUri": f"{ctx.stub}/vnfind/paging/{next(count)}",
+            "filter": {"vnfInstanceSubscriptionFilter": {"vnfInstanceIds": [quiet]}},
+        }
+        ctx.vnfm.expect(201, "POST", "/vnfind/v1/subscriptions", body)
+
+    return _more_than_a_page(ctx, "/vnfind/v1/subscriptions", subscribe)
+
+
+IND_SUITES = {
+    name: _indicators
+    for name in (
+        "ApiVersion",
+        "VNFIndicators",
+        "VnfIndicatorsInVnfInstanceId",
+        "IndividualVNFindicator",
+        "Subscriptions",
+        "IndividualSubscription",
+        "VnfIndicatorNotification",
+    )
+}
+
+
+PRECONDITIONS.update(
+    {
+        "7.3.6.1.12": _paged_indicators,
+        "7.3.6.4.11": _paged_indicator_subscriptions,
+    }
+)
 
 
 def before_test(ctx: Ctx, test_id: str, variables: dict) -> dict:

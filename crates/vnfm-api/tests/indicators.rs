@@ -150,6 +150,21 @@ async fn indicators_are_listed_read_notified_and_dropped_with_the_instance() {
         .await;
     assert_eq!(sub.status, StatusCode::CREATED, "{:?}", sub.json());
     let sub_id = sub.json()["id"].as_str().unwrap().to_owned();
+    // The same filter and callback again: 303 See Other to the existing one.
+    let again = h
+        .call(
+            Method::POST,
+            "/vnfind/v1/subscriptions",
+            Some(json!({"filter": {"indicatorIds": ["session_load"]},
+                        "callbackUri": format!("{base}/ind")})),
+        )
+        .await;
+    assert_eq!(again.status, StatusCode::SEE_OTHER);
+    assert!(
+        again
+            .header("location")
+            .is_some_and(|l| l.ends_with(&format!("/vnfind/v1/subscriptions/{sub_id}")))
+    );
 
     metrics.set(Some(7.0));
     let occ = h
