@@ -241,8 +241,8 @@ impl Builder {
             Some(policy) => faults.with_auto_heal(vnfm_lcm::fm::AutoHeal::new(lcm.clone(), policy)),
             None => faults,
         };
-        // One automatic scaling for alerts and threshold crossings, so that its cooldown and
-        // rate limit bound both together.
+        // One automatic scaling for alerts, threshold crossings and indicator rules, so that
+        // its cooldown and rate limit bound them together.
         let auto_scale = self
             .auto_scale
             .map(|policy| vnfm_lcm::fm::AutoScale::new(lcm.clone(), policy));
@@ -262,6 +262,10 @@ impl Builder {
             catalog.clone(),
             metrics.clone(),
         );
+        let indicators = match &auto_scale {
+            Some(auto_scale) => indicators.with_auto_scale(auto_scale.clone()),
+            None => indicators,
+        };
         let performance = vnfm_lcm::PerformanceManager::new(
             store.clone(),
             keyring.clone(),

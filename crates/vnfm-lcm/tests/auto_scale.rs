@@ -265,7 +265,8 @@ async fn a_crossing_without_a_rule_or_with_a_malformed_one_scales_nothing() {
         auto.consider_crossing(&none, "VCpuUsageMeanVnf", true, "threshold t crossed UP")
             .await,
         AutomaticOutcome::NoScalingRule {
-            metric: "VCpuUsageMeanVnf".into()
+            property: "thresholdScaling",
+            key: "VCpuUsageMeanVnf".into()
         }
     );
     let bad = instantiated(
@@ -296,4 +297,138 @@ async fn a_crossing_without_a_rule_or_with_a_malformed_one_scales_nothing() {
         }
     );
     assert!(scales_of(&env, &none).await.is_empty());
+}
+
+/// The occurrences of `id` of `operation` not in `seen` yet, each waited for (completed).
+async fn new_ops_of(
+    env: &Env,
+    id: &VnfInstanceId,
+    operation: LcmOperationType,
+    seen: &mut std::collections::HashSet<String>,
+) -> Vec<vnfm_types::VnfLcmOpOcc> {
+    let query = vnfm_store::OpOccQuery {
+        vnf_instance_id: Some(id.clone()),
+        operation: Some(operation),
+        ..Default::default()
+    };
+    let mut out = Vec::new();
+    for occ in env.store.list_op_occs(&query).await.unwrap().items {
+        if seen.insert(occ.id.to_string()) {
+            out.push(env.completed(occ).await);
+        }
+    }
+    out
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn indicator_rules_scale_by_steps_and_to_levels_when_the_value_changes_band() {
+    let mut vnfd = hello_vnfd();
+    for id in ["load", "tier"] {
+        vnfd.indicators.push(vnfm_descriptor::vnfd::IndicatorDef {
+            id: id.into(),
+            name: None,
+            source: "em".into(),
+            promql: None,
+        });
+    }
+    let env = Env::with(vec![vnfd]).await;
+    let keyring = vnfm_lcm::Keyring::from_key_list(&vnfm_lcm::Keyring::generate_key()).unwrap();
+    let indicators = vnfm_lcm::IndicatorManager::new(
+        env.store.clone(),
+        std::sync::Arc::new(keyring),
+        std::sync::Arc::new(vnfm_driver_api::FixedAnswer(204)),
+        std::sync::Arc::new(env.catalog.clone()),
+        std::sync::Arc::new(vnfm_driver_api::metrics::NoMetrics),
+    )
+    .with_auto_scale(auto_scale(&env, Duration::ZERO));
+    let inst = env.create(&hello_vnfd().descriptor_id).await;
+    let op = env
+        .lcm
+        .instantiate(
+            &inst.id,
+            req(
+                json!({"flavourId": "simple", "vimConnectionInfo": memory_vims(),
+                "additionalParams": {
+                    "isAutoscaleEnabled": true,
+                    "indicatorScaling": {
+                        "load": {"aspectId": "web_scale", "scaleOutAbove": 80, "scaleInBelow": 20},
+                        "tier": {"levels": [{"atLeast": 0, "instantiationLevelId": "small"},
+                                            {"atLeast": 100, "instantiationLevelId": "large"}]}
+                    }
+                }}),
+            ),
+        )
+        .await
+        .unwrap();
+    env.completed(op).await;
+    let id = inst.id;
+    let mut seen = std::collections::HashSet::new();
+
+    // Steps: the middle band, above (out), still above (nothing), below (in).
+    let mut scales = Vec::new();
+    for value in [50.0, 90.0, 95.0, 10.0] {
+        assert!(indicators.set(&id, "load", json!(value)).await.unwrap());
+        for occ in new_ops_of(&env, &id, LcmOperationType::Scale, &mut seen).await {
+            assert!(occ.is_automatic_invocation, "{occ:?}");
+            let params = occ.operation_params.unwrap();
+            assert_eq!(params["aspectId"], "web_scale");
+            scales.push((
+                value,
+                params["type"].as_str().unwrap().to_owned(),
+                params["additionalParams"]["cause"]
+                    .as_str()
+                    .unwrap()
+                    .to_owned(),
+            ));
+        }
+    }
+    assert_eq!(
+        scales,
+        [
+            (
+                90.0,
+                "SCALE_OUT".into(),
+                "indicator load changed to 90".into()
+            ),
+            (
+                10.0,
+                "SCALE_IN".into(),
+                "indicator load changed to 10".into()
+            ),
+        ]
+    );
+    assert_eq!(scale_level(&env.instance(&id).await, "web_scale"), Some(0));
+
+    // Levels: into the large range, within it, back into the small one.
+    let mut levels = Vec::new();
+    for value in [150.0, 120.0, 5.0] {
+        indicators.set(&id, "tier", json!(value)).await.unwrap();
+        for occ in new_ops_of(&env, &id, LcmOperationType::ScaleToLevel, &mut seen).await {
+            assert!(occ.is_automatic_invocation, "{occ:?}");
+            let level = occ.operation_params.unwrap()["instantiationLevelId"]
+                .as_str()
+                .unwrap()
+                .to_owned();
+            levels.push((
+                value,
+                level,
+                scale_level(&env.instance(&id).await, "web_scale"),
+            ));
+        }
+    }
+    assert_eq!(
+        levels,
+        [
+            (150.0, "large".into(), Some(2)),
+            (5.0, "small".into(), Some(0)),
+        ]
+    );
+
+    // A value that is not a number scales nothing; nor does a malformed rule (logged).
+    assert!(indicators.set(&id, "load", json!("high")).await.unwrap());
+    assert!(
+        new_ops_of(&env, &id, LcmOperationType::Scale, &mut seen)
+            .await
+            .is_empty()
+    );
 }

@@ -10,6 +10,10 @@
 //! asks for a SCALE_OUT of that aspect and a crossing `DOWN` for a SCALE_IN
 //! ([`AutoScale::consider_crossing`]).
 //!
+//! A VNF indicator scales too: the instance's `indicatorScaling` rule for it
+//! ([`super::indicator_scaling`]) asks for a SCALE or a SCALE_TO_LEVEL when the value moves
+//! into another band ([`AutoScale::consider_indicator`]).
+//!
 //! The VNFD's bounds hold as for any SCALE: a step beyond the aspect's maximum (or below
 //! level 0) is refused, and the refusal is the outcome. One instance is scaled automatically
 //! at most as often as [`AutoScalePolicy::bounds`] allow (per instance, both directions
@@ -19,11 +23,12 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde::Deserialize;
-use vnfm_types::{ScaleType, ScaleVnfRequest, VnfInstance, VnfInstanceId};
+use vnfm_types::{ScaleType, ScaleVnfRequest, ScaleVnfToLevelRequest, VnfInstance, VnfInstanceId};
 
 use super::automatic::{
     AutomaticOutcome, Bounds, Limiter, instance_of, start_bounded, switched_on,
 };
+use super::indicator_scaling::{INDICATOR_SCALING_PROPERTY, IndicatorAction, IndicatorRule};
 use crate::{Lcm, OperationRequest};
 
 /// The `vnfConfigurableProperties` member that turns automatic scaling on for an instance.
@@ -59,7 +64,8 @@ pub fn scaling_rule(instance: &VnfInstance, metric: &str) -> Result<ScalingRule,
         .and_then(|rules| rules.get(metric));
     let Some(rule) = rule else {
         return Err(AutomaticOutcome::NoScalingRule {
-            metric: metric.to_owned(),
+            property: THRESHOLD_SCALING_PROPERTY,
+            key: metric.to_owned(),
         });
     };
     let malformed = |why: String| AutomaticOutcome::Refused {
@@ -174,6 +180,65 @@ impl AutoScale {
             .await
     }
 
+    /// Indicator `indicator_id` of instance `id` changed from `old` to `new`: starts what the
+    /// instance's `indicatorScaling` rule for it asks for (a SCALE or a SCALE_TO_LEVEL), if
+    /// the value moved into another band, the instance has automatic scaling on and the
+    /// bounds allow it. `cause` goes into the request's `additionalParams.cause`.
+    pub async fn consider_indicator(
+        &self,
+        id: &VnfInstanceId,
+        indicator_id: &str,
+        old: Option<f64>,
+        new: f64,
+        cause: &str,
+    ) -> AutomaticOutcome {
+        let instance = match instance_of(&self.lcm, id).await {
+            Ok(i) => i,
+            Err(outcome) => return outcome,
+        };
+        if let Err(outcome) = switched_on(&instance, AUTOSCALE_PROPERTY) {
+            return outcome;
+        }
+        let rule = instance
+            .vnf_configurable_properties
+            .as_ref()
+            .and_then(|p| p.get(INDICATOR_SCALING_PROPERTY))
+            .and_then(|rules| rules.get(indicator_id));
+        let Some(rule) = rule else {
+            return AutomaticOutcome::NoScalingRule {
+                property: INDICATOR_SCALING_PROPERTY,
+                key: indicator_id.to_owned(),
+            };
+        };
+        let rule = match IndicatorRule::parse(rule) {
+            Ok(rule) => rule,
+            Err(why) => {
+                return AutomaticOutcome::Refused {
+                    reason: format!(
+                        "vnfConfigurableProperties.{INDICATOR_SCALING_PROPERTY}.{indicator_id} \
+                         is malformed: {why}"
+                    ),
+                };
+            }
+        };
+        match rule.decide(old, new) {
+            None => AutomaticOutcome::NotTriggered,
+            Some(IndicatorAction::Scale {
+                out,
+                aspect_id,
+                steps,
+            }) => self.start(id, out, &aspect_id, steps, cause).await,
+            Some(IndicatorAction::ToLevel(level)) => {
+                let req = OperationRequest::ScaleToLevel(ScaleVnfToLevelRequest {
+                    instantiation_level_id: Some(level),
+                    scale_info: None,
+                    additional_params: Some(cause_param(cause)),
+                });
+                start_bounded(&self.lcm, &self.limiter, &self.policy.bounds, id, req).await
+            }
+        }
+    }
+
     async fn start(
         &self,
         id: &VnfInstanceId,
@@ -182,8 +247,7 @@ impl AutoScale {
         steps: u32,
         cause: &str,
     ) -> AutomaticOutcome {
-        let mut params = serde_json::Map::new();
-        params.insert("cause".into(), serde_json::Value::String(cause.to_owned()));
+        let params = cause_param(cause);
         let req = ScaleVnfRequest {
             scale_type: if scale_out {
                 ScaleType::ScaleOut
@@ -197,4 +261,11 @@ impl AutoScale {
         let req = OperationRequest::Scale(req);
         start_bounded(&self.lcm, &self.limiter, &self.policy.bounds, id, req).await
     }
+}
+
+/// `additionalParams` saying what asked for an automatic operation.
+fn cause_param(cause: &str) -> serde_json::Map<String, serde_json::Value> {
+    let mut params = serde_json::Map::new();
+    params.insert("cause".into(), serde_json::Value::String(cause.to_owned()));
+    params
 }

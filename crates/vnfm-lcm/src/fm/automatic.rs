@@ -39,11 +39,16 @@ pub enum AutomaticOutcome {
     BelowSeverity,
     /// The alarm names no VNFC: the whole VNF is never healed automatically.
     NoVnfc,
-    /// The instance has no `thresholdScaling` rule for the crossed threshold's metric.
+    /// The instance has no scaling rule (in `vnfConfigurableProperties.<property>`) for the
+    /// crossed threshold's metric or the changed indicator.
     NoScalingRule {
-        /// The threshold's performance metric.
-        metric: String,
+        /// `thresholdScaling` or `indicatorScaling`.
+        property: &'static str,
+        /// The metric or indicator id.
+        key: String,
     },
+    /// The indicator's value moved within its band of the instance's rule: nothing to do.
+    NotTriggered,
     /// The instance does not exist.
     UnknownInstance,
     /// The instance is not instantiated.
@@ -117,9 +122,13 @@ impl std::fmt::Display for AutomaticOutcome {
                 f,
                 "the alarm names no VNFC, and the whole VNF is never healed automatically"
             ),
-            AutomaticOutcome::NoScalingRule { metric } => write!(
+            AutomaticOutcome::NoScalingRule { property, key } => write!(
                 f,
-                "the instance's vnfConfigurableProperties.thresholdScaling has no rule for {metric}"
+                "the instance's vnfConfigurableProperties.{property} has no rule for {key}"
+            ),
+            AutomaticOutcome::NotTriggered => write!(
+                f,
+                "the value stayed within its band of the instance's indicatorScaling rule"
             ),
             AutomaticOutcome::UnknownInstance => write!(f, "the VNF instance does not exist"),
             AutomaticOutcome::NotInstantiated => write!(f, "the VNF instance is not instantiated"),

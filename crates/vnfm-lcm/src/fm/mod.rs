@@ -12,6 +12,7 @@
 pub mod auto_heal;
 pub mod auto_scale;
 pub mod automatic;
+pub mod indicator_scaling;
 pub mod subscriptions;
 
 use std::sync::Arc;

@@ -7,6 +7,10 @@
 //! A value is stored, and notified to every subscription whose filter selects it, only when it
 //! differs from the stored one, in one transaction. The values of an instance that is no
 //! longer instantiated, or of indicators its VNFD no longer declares, are dropped.
+//!
+//! With automatic scaling ([`IndicatorManager::with_auto_scale`]), a numeric value that
+//! moves into another band of the instance's `indicatorScaling` rule starts a SCALE or a
+//! SCALE_TO_LEVEL ([`crate::fm::indicator_scaling`]), once the value is stored.
 
 pub mod collector;
 mod subscriptions;
@@ -23,6 +27,7 @@ use vnfm_types::{
     VnfIndicatorValueChangeNotificationLinks, VnfInstance, VnfInstanceId,
 };
 
+use crate::fm::AutoScale;
 use crate::ports::PackageCatalog;
 use crate::runner::store_err;
 use crate::secrets::new_id;
@@ -45,6 +50,7 @@ pub struct IndicatorManager {
     catalog: Arc<dyn PackageCatalog>,
     metrics: Arc<dyn MetricsSource>,
     subscriptions: ManagedSubscriptions<IndicatorKind>,
+    auto_scale: Option<AutoScale>,
 }
 
 impl std::fmt::Debug for IndicatorManager {
@@ -98,7 +104,15 @@ impl IndicatorManager {
             store,
             catalog,
             metrics,
+            auto_scale: None,
         }
+    }
+
+    /// The same, scaling instances by their `indicatorScaling` rules through `auto_scale`
+    /// (shared with the other automatic scalings, so that one cooldown bounds them all).
+    pub fn with_auto_scale(mut self, auto_scale: AutoScale) -> Self {
+        self.auto_scale = Some(auto_scale);
+        self
     }
 
     /// The indicator subscriptions.
@@ -183,11 +197,12 @@ impl IndicatorManager {
         def: &IndicatorDef,
         value: Value,
     ) -> Result<bool, LcmError> {
-        if let Some(old) = self
+        let old = self
             .store
             .get_indicator(&instance.id, &def.id)
             .await
-            .map_err(store_err)?
+            .map_err(store_err)?;
+        if let Some(old) = &old
             && old.value == value
             && old.name == def.name
         {
@@ -199,6 +214,13 @@ impl IndicatorManager {
             .put_indicator(&indicator, &rows)
             .await
             .map_err(store_err)?;
+        if let (Some(auto), Some(new)) = (&self.auto_scale, indicator.value.as_f64()) {
+            let before = old.as_ref().and_then(|o| o.value.as_f64());
+            let cause = format!("indicator {} changed to {new}", def.id);
+            auto.consider_indicator(&instance.id, &def.id, before, new, &cause)
+                .await
+                .log(&format!("SCALE for indicator {}", def.id), &instance.id);
+        }
         Ok(true)
     }
 

@@ -10,6 +10,7 @@ use vnfm_types::{
 
 use crate::fm::auto_heal::AUTOHEAL_PROPERTY;
 use crate::fm::auto_scale::{AUTOSCALE_PROPERTY, THRESHOLD_SCALING_PROPERTY};
+use crate::fm::indicator_scaling::INDICATOR_SCALING_PROPERTY;
 use crate::plan::merge_object;
 
 /// Key of `instantiatedVnfInfo.metadata` under which a driver's private state is kept between
@@ -154,6 +155,7 @@ fn automation_switches(additional: Option<&KeyValuePairs>) -> Option<KeyValuePai
         ),
         (AUTOSCALE_PROPERTY, serde_json::Value::is_boolean),
         (THRESHOLD_SCALING_PROPERTY, serde_json::Value::is_object),
+        (INDICATOR_SCALING_PROPERTY, serde_json::Value::is_object),
     ]
     .into_iter()
     .filter_map(|(name, expected)| {
