@@ -600,6 +600,17 @@ impl<D: Database> Store for SqlStore<D> {
         .await)
     }
 
+    async fn callback_authentication(
+        &self,
+        id: &SubscriptionId,
+    ) -> Result<Option<Option<Vec<u8>>>> {
+        on_reader!(self, |c| subscriptions::callback_authentication(
+            c,
+            id.as_str()
+        )
+        .await)
+    }
+
     async fn create_indicator_subscription(
         &self,
         record: &vnfm_store::IndicatorSubscriptionRecord,

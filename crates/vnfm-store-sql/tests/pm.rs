@@ -223,12 +223,57 @@ async fn pm_subscriptions_are_their_own_kind(db: &TestDb) {
     assert!(store.get_pm_subscription(&id).await.unwrap().is_none());
 }
 
+/// The deliverer's one lookup of a callback's credentials finds subscriptions of any kind,
+/// PM jobs and thresholds by the id an outbox row carries.
+async fn callback_credentials_are_found_by_id_whatever_holds_them(db: &TestDb) {
+    let store = &db.store;
+    let sub: PmSubscription = serde_json::from_value(json!({
+        "id": "cred-sub", "callbackUri": "http://nfvo/pm",
+        "_links": {"self": {"href": "/vnfpm/v2/subscriptions/cred-sub"}}
+    }))
+    .unwrap();
+    store
+        .create_pm_subscription(&PmSubscriptionRecord::new(
+            sub,
+            Some(b"sealed-sub".to_vec()),
+        ))
+        .await
+        .unwrap();
+    store
+        .create_pm_job(&PmJobRecord {
+            resource: job("cred-job"),
+            authentication: Some(b"sealed-job".to_vec()),
+            state: None,
+        })
+        .await
+        .unwrap();
+    store
+        .create_threshold(&ThresholdRecord {
+            resource: threshold("cred-th"),
+            authentication: None,
+            state: None,
+        })
+        .await
+        .unwrap();
+    let found = async |id: &str| {
+        store
+            .callback_authentication(&SubscriptionId::new(id))
+            .await
+            .unwrap()
+    };
+    assert_eq!(found("cred-sub").await, Some(Some(b"sealed-sub".to_vec())));
+    assert_eq!(found("cred-job").await, Some(Some(b"sealed-job".to_vec())));
+    assert_eq!(found("cred-th").await, Some(None));
+    assert_eq!(found("nothing").await, None);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sqlite_pm() {
     let db = TestDb::sqlite().await;
     jobs_and_reports_are_versioned_and_deleted_together(&db).await;
     thresholds_keep_state_and_enqueue_with_updates(&db).await;
     pm_subscriptions_are_their_own_kind(&db).await;
+    callback_credentials_are_found_by_id_whatever_holds_them(&db).await;
     db.finish().await;
 }
 
@@ -240,5 +285,6 @@ async fn postgres_pm() {
     jobs_and_reports_are_versioned_and_deleted_together(&db).await;
     thresholds_keep_state_and_enqueue_with_updates(&db).await;
     pm_subscriptions_are_their_own_kind(&db).await;
+    callback_credentials_are_found_by_id_whatever_holds_them(&db).await;
     db.finish().await;
 }

@@ -301,6 +301,13 @@ pub trait Store: Send + Sync {
     /// The lifecycle subscription with its encrypted credentials.
     async fn get_subscription(&self, id: &SubscriptionId) -> Result<Option<SubscriptionRecord>>;
 
+    /// The encrypted callback credentials of whatever an outbox row's `subscription_id`
+    /// names, in one lookup: a subscription of any kind, or a PM job or threshold (SOL003
+    /// v3.3.1 notifies those at their own callback). `None` when nothing has the id (any
+    /// more); `Some(None)` when it has no credentials.
+    async fn callback_authentication(&self, id: &SubscriptionId)
+    -> Result<Option<Option<Vec<u8>>>>;
+
     /// One page of the lifecycle subscriptions in `scope`, ordered by id.
     async fn list_subscriptions(
         &self,

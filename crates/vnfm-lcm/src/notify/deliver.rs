@@ -222,47 +222,11 @@ async fn run(inner: Arc<Inner>, mut stop: watch::Receiver<bool>) {
     while tasks.join_next().await.is_some() {}
 }
 
-/// The sealed credentials of a performance management callback: a PM subscription's, or
-/// those of the PM job or threshold whose id the notification carries as its subscription
-/// (SOL003 v3.3.1 sends PM notifications to the job's or threshold's own `callbackUri`), or
-/// a VNF indicator subscription's. `None` when none of them exists (any more).
-async fn pm_or_indicator_authentication(
-    store: &dyn vnfm_store::Store,
-    id: &vnfm_types::SubscriptionId,
-) -> vnfm_store::Result<Option<Option<Vec<u8>>>> {
-    if let Some(r) = store.get_pm_subscription(id).await? {
-        return Ok(Some(r.authentication));
-    }
-    if let Some((r, _)) = store.get_pm_job(id.as_str()).await? {
-        return Ok(Some(r.authentication));
-    }
-    if let Some((r, _)) = store.get_threshold(id.as_str()).await? {
-        return Ok(Some(r.authentication));
-    }
-    Ok(store
-        .get_indicator_subscription(id)
-        .await?
-        .map(|r| r.authentication))
-}
-
 async fn deliver(inner: &Inner, row: OutboxRow) {
     let store = &inner.store;
-    // Lifecycle, package management and fault management subscriptions share one id space.
-    let sealed = match store.get_subscription(&row.subscription_id).await {
-        Ok(Some(r)) => Ok(Some(r.authentication)),
-        Ok(None) => match store.get_pkgm_subscription(&row.subscription_id).await {
-            Ok(Some(r)) => Ok(Some(r.authentication)),
-            Ok(None) => match store.get_fm_subscription(&row.subscription_id).await {
-                Ok(Some(r)) => Ok(Some(r.authentication)),
-                Ok(None) => {
-                    pm_or_indicator_authentication(store.as_ref(), &row.subscription_id).await
-                }
-                Err(e) => Err(e),
-            },
-            Err(e) => Err(e),
-        },
-        Err(e) => Err(e),
-    };
+    // Subscriptions of every kind share one id space; PM jobs and thresholds are notified at
+    // their own callbacks, under their ids.
+    let sealed = store.callback_authentication(&row.subscription_id).await;
     let sealed = match sealed {
         Ok(Some(blob)) => blob,
         Ok(None) => {

@@ -424,6 +424,13 @@ impl Store for WakingStore {
             .await
     }
 
+    async fn callback_authentication(
+        &self,
+        id: &SubscriptionId,
+    ) -> Result<Option<Option<Vec<u8>>>> {
+        self.inner.callback_authentication(id).await
+    }
+
     async fn create_indicator_subscription(
         &self,
         record: &vnfm_store::IndicatorSubscriptionRecord,

@@ -68,6 +68,30 @@ pub(crate) async fn get<C: SqlConn, S: SubscriptionResource>(
         .transpose()
 }
 
+/// The sealed credentials of the subscription (any kind), PM job or threshold `id`:
+/// `None` when none has the id.
+pub(crate) async fn callback_authentication<C: SqlConn>(
+    conn: &mut C,
+    id: &str,
+) -> Result<Option<Option<Vec<u8>>>, StoreError> {
+    let row = conn
+        .row(
+            "SELECT authentication FROM subscriptions WHERE id = $1 \
+             UNION ALL SELECT authentication FROM pm_jobs WHERE id = $1 \
+             UNION ALL SELECT authentication FROM thresholds WHERE id = $1 LIMIT 1",
+            &[id.into()],
+            &[Col::OptBlob],
+        )
+        .await?;
+    match row {
+        None => Ok(None),
+        Some(row) => {
+            let [blob] = columns(row)?;
+            blob.opt_blob().map(Some)
+        }
+    }
+}
+
 /// One page of the subscriptions of kind `S` in `scope` after id `after`.
 pub(crate) async fn page_of<C: SqlConn, S: SubscriptionResource>(
     conn: &mut C,
