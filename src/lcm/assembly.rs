@@ -75,6 +75,8 @@ pub struct Vnfm {
     collect_every: Option<Duration>,
     /// The PM collector, once started.
     collector: Mutex<Option<vnfm_lcm::pm::collector::Collector>>,
+    /// How often the indicator collector runs.
+    indicator_every: Duration,
     /// The indicator collector, once started.
     indicator_collector: Mutex<Option<vnfm_lcm::indicators::collector::IndicatorCollector>>,
 }
@@ -130,16 +132,18 @@ impl Vnfm {
                     every,
                 ));
             }
-            let mut indicators = self
-                .indicator_collector
-                .lock()
-                .unwrap_or_else(|e| e.into_inner());
-            if indicators.is_none() {
-                *indicators = Some(vnfm_lcm::indicators::collector::IndicatorCollector::start(
-                    self.indicators.clone(),
-                    every,
-                ));
-            }
+        }
+        // Also without a metrics source: values an EM set go when their instance is
+        // terminated.
+        let mut indicators = self
+            .indicator_collector
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        if indicators.is_none() {
+            *indicators = Some(vnfm_lcm::indicators::collector::IndicatorCollector::start(
+                self.indicators.clone(),
+                self.indicator_every,
+            ));
         }
         Ok(())
     }
@@ -250,7 +254,8 @@ impl Builder {
             Some(auto_scale) => faults.with_auto_scale(auto_scale.clone()),
             None => faults,
         };
-        let collect_every = self.metrics.is_some().then_some(self.collect_every);
+        let has_metrics = self.metrics.is_some();
+        let collect_every = has_metrics.then_some(self.collect_every);
         let metrics = self.metrics.unwrap_or_else(|| {
             Arc::new(vnfm_driver_api::metrics::NoMetrics)
                 as Arc<dyn vnfm_driver_api::metrics::MetricsSource>
@@ -260,7 +265,7 @@ impl Builder {
             keyring.clone(),
             sender.clone(),
             catalog.clone(),
-            metrics.clone(),
+            has_metrics.then(|| metrics.clone()),
         );
         let indicators = match &auto_scale {
             Some(auto_scale) => indicators.with_auto_scale(auto_scale.clone()),
@@ -299,6 +304,7 @@ impl Builder {
                 None => Delivery::Off,
             }),
             collect_every,
+            indicator_every: self.collect_every,
             collector: Mutex::new(None),
             indicator_collector: Mutex::new(None),
         })

@@ -302,3 +302,49 @@ async fn indicators_are_listed_read_notified_and_dropped_with_the_instance() {
         "{p}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_prometheus_values_set_by_an_em_go_with_the_instances_termination() {
+    let h = Harness::with_services(
+        |b| {
+            b.performance(
+                vnfm::lcm::PmOptions {
+                    threshold_period: Duration::from_secs(1),
+                    max_reports: 10,
+                },
+                Duration::from_millis(100),
+            )
+        },
+        |_| {},
+    )
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    h.onboard(package_with_indicator(dir.path())).await;
+    let vnf = h.create_instance().await;
+    let occ = h
+        .task(
+            &vnf,
+            "instantiate",
+            json!({"flavourId": "simple",
+                   "vimConnectionInfo": {"vim1": {"vimType": "TEST.NOOP.V_1"}}}),
+        )
+        .await;
+    assert_eq!(occ["operationState"], "COMPLETED", "{occ:#}");
+    let push = format!("/vnfm/v1/indicators/{vnf}/session_load");
+    let r = h.call(Method::PUT, &push, Some(json!({"value": 3}))).await;
+    assert_eq!(r.status, StatusCode::OK, "{:?}", r.json());
+    let one = format!("/vnfind/v1/indicators/{vnf}/session_load");
+    // The collector runs, and leaves a value it cannot compute (no Prometheus) as set.
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    assert_eq!(h.call(Method::GET, &one, None).await.json()["value"], json!(3));
+
+    let occ = h
+        .task(&vnf, "terminate", json!({"terminationType": "FORCEFUL"}))
+        .await;
+    assert_eq!(occ["operationState"], "COMPLETED", "{occ:#}");
+    eventually("the value to go", async || {
+        let r = h.call(Method::GET, &one, None).await;
+        (r.status == StatusCode::NOT_FOUND).then_some(())
+    })
+    .await;
+}

@@ -338,7 +338,7 @@ async fn indicator_rules_scale_by_steps_and_to_levels_when_the_value_changes_ban
         std::sync::Arc::new(keyring),
         std::sync::Arc::new(vnfm_driver_api::FixedAnswer(204)),
         std::sync::Arc::new(env.catalog.clone()),
-        std::sync::Arc::new(vnfm_driver_api::metrics::NoMetrics),
+        None,
     )
     .with_auto_scale(auto_scale(&env, Duration::ZERO));
     let inst = env.create(&hello_vnfd().descriptor_id).await;

@@ -1,5 +1,6 @@
 //! The indicator collector: evaluates the PromQL of every declared indicator of every
-//! instantiated instance, periodically, and drops the values that no longer apply.
+//! instantiated instance (when a metrics source is configured), periodically, and drops the
+//! values that no longer apply (always, so that pushed values of a terminated instance go).
 
 use std::collections::BTreeSet;
 use std::time::Duration;
@@ -16,7 +17,8 @@ use crate::runner::store_err;
 pub struct Evaluated {
     /// Indicator values that changed (each stored and notified).
     pub changed: usize,
-    /// Indicators whose value could not be read (each logged).
+    /// Indicators whose value could not be read, and instances whose evaluation failed (each
+    /// logged).
     pub failures: usize,
     /// Stored values dropped: their instance is no longer instantiated, or its VNFD no
     /// longer declares them.
@@ -74,7 +76,11 @@ impl IndicatorManager {
                 .map_err(store_err)?;
             for instance in &page.items {
                 let had_values = stale.remove(instance.id.as_str());
-                self.evaluate(instance, had_values, &mut out).await?;
+                // One instance's failure (a store conflict, say) does not stop the others.
+                if let Err(e) = self.evaluate(instance, had_values, &mut out).await {
+                    out.failures += 1;
+                    tracing::warn!(vnf_instance_id = %instance.id, error = %e, "evaluating the VNF indicators of an instance failed");
+                }
             }
             match page.next {
                 Some(next) => after = Some(next),
@@ -114,9 +120,12 @@ impl IndicatorManager {
                     .map_err(store_err)?;
             }
         }
+        let Some(metrics) = self.metrics() else {
+            return Ok(());
+        };
         for def in &defs {
             let Some(promql) = &def.promql else { continue };
-            match self.metrics().indicator(promql, instance.id.as_str()).await {
+            match metrics.indicator(promql, instance.id.as_str()).await {
                 Ok(Some(value)) => {
                     let Some(number) = serde_json::Number::from_f64(value) else {
                         continue;

@@ -48,7 +48,7 @@ pub const INSTANCES_BASE: &str = "/vnflcm/v1/vnf_instances";
 pub struct IndicatorManager {
     store: Arc<dyn Store>,
     catalog: Arc<dyn PackageCatalog>,
-    metrics: Arc<dyn MetricsSource>,
+    metrics: Option<Arc<dyn MetricsSource>>,
     subscriptions: ManagedSubscriptions<IndicatorKind>,
     auto_scale: Option<AutoScale>,
 }
@@ -90,14 +90,14 @@ pub fn matches(
 
 impl IndicatorManager {
     /// Indicators kept in `store`, declared by the VNFDs of `catalog`, computed through
-    /// `metrics`; subscription credentials sealed with `keyring`, callbacks tested with
-    /// `sender`.
+    /// `metrics` (without one, only pushed values exist); subscription credentials sealed
+    /// with `keyring`, callbacks tested with `sender`.
     pub fn new(
         store: Arc<dyn Store>,
         keyring: Arc<Keyring>,
         sender: Arc<dyn vnfm_driver_api::CallbackSender>,
         catalog: Arc<dyn PackageCatalog>,
-        metrics: Arc<dyn MetricsSource>,
+        metrics: Option<Arc<dyn MetricsSource>>,
     ) -> Self {
         IndicatorManager {
             subscriptions: ManagedSubscriptions::new(store.clone(), keyring, sender),
@@ -285,8 +285,8 @@ impl IndicatorManager {
         &self.store
     }
 
-    pub(crate) fn metrics(&self) -> &Arc<dyn MetricsSource> {
-        &self.metrics
+    pub(crate) fn metrics(&self) -> Option<&Arc<dyn MetricsSource>> {
+        self.metrics.as_ref()
     }
 }
 

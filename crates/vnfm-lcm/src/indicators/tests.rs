@@ -64,7 +64,7 @@ async fn fixture() -> Fixture {
         keyring,
         Arc::new(FixedAnswer(204)),
         catalog,
-        Arc::new(metrics.clone()),
+        Some(Arc::new(metrics.clone())),
     );
     store
         .create_instance(&instance("i1", "INSTANTIATED"), &[])
