@@ -76,6 +76,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 mod assembly;
+mod late_sinks;
 
 pub use assembly::{NfvoSetting, Vnfm, key_file};
 

@@ -234,8 +234,13 @@ impl Builder {
             .vims
             .unwrap_or_else(|| Arc::new(vims.clone()) as Arc<dyn vnfm_lcm::ports::VimDirectory>);
         let mgmt = mgmt_of(self.mgmt, self.scripts);
+        let late_faults = super::late_sinks::LateFaults::default();
+        let late_indicators = super::late_sinks::LateIndicators::default();
         let lcm = lcm_of(
-            Lcm::builder(store.clone(), directory, router, catalog.clone()).config(self.config),
+            Lcm::builder(store.clone(), directory, router, catalog.clone())
+                .config(self.config)
+                .fault_sink(Arc::new(late_faults.clone()))
+                .indicator_sink(Arc::new(late_indicators.clone())),
             nfvo.clone(),
             self.infra,
             mgmt.clone(),
@@ -271,6 +276,9 @@ impl Builder {
             Some(auto_scale) => indicators.with_auto_scale(auto_scale.clone()),
             None => indicators,
         };
+        // The runner reports hooks' alarms and indicator values to these from now on.
+        let _ = late_faults.0.set(faults.clone());
+        let _ = late_indicators.0.set(indicators.clone());
         let performance = vnfm_lcm::PerformanceManager::new(
             store.clone(),
             keyring.clone(),

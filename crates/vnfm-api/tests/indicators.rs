@@ -336,7 +336,10 @@ async fn without_prometheus_values_set_by_an_em_go_with_the_instances_terminatio
     let one = format!("/vnfind/v1/indicators/{vnf}/session_load");
     // The collector runs, and leaves a value it cannot compute (no Prometheus) as set.
     tokio::time::sleep(Duration::from_millis(400)).await;
-    assert_eq!(h.call(Method::GET, &one, None).await.json()["value"], json!(3));
+    assert_eq!(
+        h.call(Method::GET, &one, None).await.json()["value"],
+        json!(3)
+    );
 
     let occ = h
         .task(&vnf, "terminate", json!({"terminationType": "FORCEFUL"}))

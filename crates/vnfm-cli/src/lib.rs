@@ -189,6 +189,7 @@ mod tests {
                 "sub",
                 "alarm",
                 "pm",
+                "indicator",
                 "completion"
             ]
         );

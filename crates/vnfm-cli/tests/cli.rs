@@ -621,6 +621,7 @@ fn help_lists_every_command() {
             "sub",
             "alarm",
             "pm",
+            "indicator",
             "completion",
             "help"
         ],

@@ -1,5 +1,6 @@
 //! The fault port: how infrastructure drivers, MgmtDriver plugins and monitoring receivers
-//! report faults of a VNF instance without depending on fault management.
+//! report faults of a VNF instance without depending on fault management; and the indicator
+//! port ([`IndicatorSink`]) through which they set VNF indicator values.
 //!
 //! A reporter describes a fault with plain data ([`FaultReport`]) and calls
 //! [`FaultSink::raise`] while the condition holds and [`FaultSink::clear`] when it ends. The
@@ -113,4 +114,19 @@ pub trait FaultSink: Send + Sync {
         fault: &FaultId,
         at: Option<DateTime>,
     ) -> Result<Option<String>, DriverError>;
+}
+
+/// Where VNF indicator values go (implemented by the core's indicator management): for
+/// values that a management driver or an EM computes, not the VNFM's monitoring system.
+#[async_trait]
+pub trait IndicatorSink: Send + Sync {
+    /// Sets indicator `indicator_id` (one the instance's VNFD declares) of `instance` to
+    /// `value`; whether the value changed. [`DriverError::InvalidInput`] when the VNFD
+    /// declares no such indicator or the instance is not instantiated.
+    async fn set_indicator(
+        &self,
+        instance: &VnfInstanceId,
+        indicator_id: &str,
+        value: serde_json::Value,
+    ) -> Result<bool, DriverError>;
 }

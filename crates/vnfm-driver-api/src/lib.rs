@@ -136,12 +136,14 @@ pub use callback::{
 pub use content::{ContentError, ContentFetcher, ContentRequest, ContentSink, NoContent};
 pub use control::{CancellationFlag, RunControl};
 pub use error::DriverError;
-pub use fault::{FaultId, FaultReport, FaultSink, Raised};
+pub use fault::{FaultId, FaultReport, FaultSink, IndicatorSink, Raised};
 pub use infra::{
     HealScope, HealVnfc, InfraDriver, InfraOperation, InfraOutcome, InfraRequest, InfraStep,
     InstanceResources, ResourceTarget, execute,
 };
-pub use mgmt::{HookArtifact, HookCall, HookOutcome, MgmtDriver, TargetPackage, VimRegistration};
+pub use mgmt::{
+    HookAlarm, HookArtifact, HookCall, HookOutcome, MgmtDriver, TargetPackage, VimRegistration,
+};
 pub use nfvo::{
     DecideError, DeferredGrants, GrantDecision, LocalNfvo, Nfvo, NfvoAuth, NfvoSettings,
 };

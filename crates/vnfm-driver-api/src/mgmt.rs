@@ -172,6 +172,37 @@ pub struct HookOutcome {
     /// what was there.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error_handling_data: Option<serde_json::Value>,
+    /// Faults of the instance the hook observed: raised as alarms (or cleared, with severity
+    /// `CLEARED`) through the core's [`crate::fault::FaultSink`].
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub alarms: Vec<HookAlarm>,
+    /// New values of the instance's VNF indicators (ids the VNFD declares), set through the
+    /// core's [`crate::fault::IndicatorSink`].
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub indicator_values: BTreeMap<String, serde_json::Value>,
+}
+
+/// A fault of the instance a hook observed (SOL003 alarm attributes): raised, or cleared
+/// when `severity` is `CLEARED`. The same fault (VNFC, type, cause) raised again updates its
+/// open alarm.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HookAlarm {
+    /// The VNFC concerned, if the fault is of one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vnfc_instance_id: Option<String>,
+    /// The type of fault.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fault_type: Option<String>,
+    /// The probable cause.
+    pub probable_cause: String,
+    /// How urgent; `CLEARED` clears the fault's open alarm.
+    pub severity: vnfm_types::PerceivedSeverity,
+    /// The kind of event.
+    pub event_type: vnfm_types::EventType,
+    /// Free-text details.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub details: Vec<String>,
 }
 
 impl HookOutcome {
@@ -197,6 +228,8 @@ impl fmt::Debug for HookOutcome {
             .field("vims_to_register", &self.vims_to_register)
             .field("vims_to_deregister", &self.vims_to_deregister)
             .field("error_handling_data", &self.error_handling_data)
+            .field("alarms", &self.alarms)
+            .field("indicator_values", &self.indicator_values)
             .finish()
     }
 }

@@ -11,7 +11,7 @@
 //!   connections, artifact, deadline, error handling data) and the answers, including the
 //!   error shape ([`WireError`], [`ErrorKind`]);
 //! - [`output`]: what a hook returns ([`HookOutput`]), with the VIMs it registers
-//!   ([`VimToRegister`]);
+//!   ([`VimToRegister`]), the faults it observed ([`AlarmReport`]) and VNF indicator values;
 //! - [`vim`]: [`VimConnection`], a VIM connection on the wire;
 //! - [`log`]: [`LogRecord`], one log line of a plugin.
 //!
@@ -56,7 +56,7 @@ pub mod vim;
 
 pub use ffi::{ENTRY_SYMBOL, level};
 pub use log::LogRecord;
-pub use output::{HookOutput, KeyValuePairs, VimToRegister};
+pub use output::{AlarmReport, HookOutput, KeyValuePairs, VimToRegister};
 pub use protocol::{
     ArtifactRef, ErrorKind, HookRequest, HostHello, PluginHello, Request, Response, WireError,
 };

@@ -1,4 +1,5 @@
-//! What a hook returns: [`HookOutput`], with the VIMs to register ([`VimToRegister`]).
+//! What a hook returns: [`HookOutput`], with the VIMs to register ([`VimToRegister`]), the
+//! faults it observed ([`AlarmReport`]) and VNF indicator values.
 //!
 //! Everything defaults to "no change", and empty parts are left out of the JSON. The host
 //! converts it into the lifecycle core's own types field by field.
@@ -66,6 +67,66 @@ pub struct HookOutput {
     /// (retries included); `None` keeps what was there.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error_handling_data: Option<Value>,
+    /// Faults of the instance the hook observed, to raise as alarms (or clear).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub alarms: Vec<AlarmReport>,
+    /// New values of the instance's VNF indicators, by indicator id (ids its VNFD declares).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub indicator_values: BTreeMap<String, Value>,
+}
+
+/// A fault of the VNF instance a hook observed, in SOL003 alarm terms: the VNFM raises it as
+/// an alarm (one open alarm per VNFC, fault type and probable cause; raising it again updates
+/// that alarm), or clears that alarm when `perceivedSeverity` is `CLEARED`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AlarmReport {
+    /// The VNFC instance concerned, if the fault is of one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vnfc_instance_id: Option<String>,
+    /// The type of fault.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fault_type: Option<String>,
+    /// The probable cause (with the VNFC and fault type, what identifies the fault).
+    pub probable_cause: String,
+    /// `CRITICAL`, `MAJOR`, `MINOR`, `WARNING`, `INDETERMINATE`, or `CLEARED` to clear.
+    pub perceived_severity: String,
+    /// `COMMUNICATIONS_ALARM`, `PROCESSING_ERROR_ALARM`, `ENVIRONMENTAL_ALARM`, `QOS_ALARM`
+    /// or `EQUIPMENT_ALARM`.
+    pub event_type: String,
+    /// Free-text details.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub fault_details: Vec<String>,
+}
+
+impl AlarmReport {
+    /// A fault of `probable_cause` with `perceived_severity` and `event_type`.
+    pub fn new(
+        probable_cause: impl Into<String>,
+        perceived_severity: impl Into<String>,
+        event_type: impl Into<String>,
+    ) -> Self {
+        AlarmReport {
+            vnfc_instance_id: None,
+            fault_type: None,
+            probable_cause: probable_cause.into(),
+            perceived_severity: perceived_severity.into(),
+            event_type: event_type.into(),
+            fault_details: Vec::new(),
+        }
+    }
+
+    /// The same, of VNFC `vnfc_instance_id`.
+    pub fn of_vnfc(mut self, vnfc_instance_id: impl Into<String>) -> Self {
+        self.vnfc_instance_id = Some(vnfc_instance_id.into());
+        self
+    }
+
+    /// The same, of fault type `fault_type`.
+    pub fn of_type(mut self, fault_type: impl Into<String>) -> Self {
+        self.fault_type = Some(fault_type.into());
+        self
+    }
 }
 
 impl HookOutput {
@@ -104,6 +165,18 @@ impl HookOutput {
     /// Asks the VNFM to deregister the VIM with id `vim_id`.
     pub fn deregister_vim(mut self, vim_id: impl Into<String>) -> Self {
         self.vims_to_deregister.push(vim_id.into());
+        self
+    }
+
+    /// Reports a fault to raise as an alarm, or to clear (severity `CLEARED`).
+    pub fn report_alarm(mut self, alarm: AlarmReport) -> Self {
+        self.alarms.push(alarm);
+        self
+    }
+
+    /// Sets the value of VNF indicator `indicator_id` of the instance.
+    pub fn with_indicator(mut self, indicator_id: impl Into<String>, value: Value) -> Self {
+        self.indicator_values.insert(indicator_id.into(), value);
         self
     }
 
@@ -155,6 +228,24 @@ mod tests {
         );
         let back: HookOutput = serde_json::from_value(v).unwrap();
         assert_eq!(back, out);
+        let out = HookOutput::none()
+            .report_alarm(
+                AlarmReport::new("disk full", "MAJOR", "PROCESSING_ERROR_ALARM")
+                    .of_vnfc("VDU1-0")
+                    .of_type("DiskFull"),
+            )
+            .with_indicator("load", json!(7));
+        let v = serde_json::to_value(&out).unwrap();
+        assert_eq!(
+            v,
+            json!({"alarms": [{"vnfcInstanceId": "VDU1-0", "faultType": "DiskFull",
+                               "probableCause": "disk full", "perceivedSeverity": "MAJOR",
+                               "eventType": "PROCESSING_ERROR_ALARM"}],
+                   "indicatorValues": {"load": 7}})
+        );
+        // An older plugin's output, without these members, still reads.
+        let old: HookOutput = serde_json::from_value(json!({"metadata": {"a": 1}})).unwrap();
+        assert!(old.alarms.is_empty() && old.indicator_values.is_empty());
         assert!(!format!("{out:?}").contains("tok-secret"));
     }
 }

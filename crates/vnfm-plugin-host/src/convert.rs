@@ -5,8 +5,10 @@
 //! is the one place that maps them, field by field, so that a change of a SOL type shows up
 //! here as a compile error instead of as a silent change of the wire format.
 
-use vnfm_driver_api::{HookCall, HookOutcome, VimRegistration};
-use vnfm_plugin_abi::{ArtifactRef, HookOutput, HookRequest, VimConnection, VimToRegister};
+use vnfm_driver_api::{HookAlarm, HookCall, HookOutcome, VimRegistration};
+use vnfm_plugin_abi::{
+    AlarmReport, ArtifactRef, HookOutput, HookRequest, VimConnection, VimToRegister,
+};
 use vnfm_types::{VimConnectionInfo, VimId};
 
 /// The wire form of a VIM connection.
@@ -74,9 +76,45 @@ pub fn registration(vim: VimToRegister) -> VimRegistration {
     }
 }
 
-/// The lifecycle core's form of what a hook returned.
-pub fn outcome(output: HookOutput) -> HookOutcome {
-    HookOutcome {
+/// The lifecycle core's form of an alarm a hook reported; `Err` says which member is not a
+/// SOL003 value.
+pub fn alarm(report: AlarmReport) -> Result<HookAlarm, String> {
+    fn sol<T: serde::de::DeserializeOwned>(
+        member: &str,
+        value: &str,
+        allowed: &str,
+    ) -> Result<T, String> {
+        serde_json::from_value(serde_json::Value::String(value.to_owned()))
+            .map_err(|_| format!("{member} {value:?} is not one of {allowed}"))
+    }
+    Ok(HookAlarm {
+        severity: sol(
+            "perceivedSeverity",
+            &report.perceived_severity,
+            "CRITICAL, MAJOR, MINOR, WARNING, INDETERMINATE, CLEARED",
+        )?,
+        event_type: sol(
+            "eventType",
+            &report.event_type,
+            "COMMUNICATIONS_ALARM, PROCESSING_ERROR_ALARM, ENVIRONMENTAL_ALARM, QOS_ALARM, EQUIPMENT_ALARM",
+        )?,
+        vnfc_instance_id: report.vnfc_instance_id,
+        fault_type: report.fault_type,
+        probable_cause: report.probable_cause,
+        details: report.fault_details,
+    })
+}
+
+/// The lifecycle core's form of what a hook returned; `Err` names the first alarm that is
+/// not valid SOL003 (by its index in `alarms`).
+pub fn outcome(output: HookOutput) -> Result<HookOutcome, String> {
+    let alarms = output
+        .alarms
+        .into_iter()
+        .enumerate()
+        .map(|(i, a)| alarm(a).map_err(|e| format!("alarms[{i}]: {e}")))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(HookOutcome {
         vim_connection_info_add: output
             .vim_connection_info_add
             .into_iter()
@@ -92,7 +130,9 @@ pub fn outcome(output: HookOutput) -> HookOutcome {
             .collect(),
         vims_to_deregister: output.vims_to_deregister,
         error_handling_data: output.error_handling_data,
-    }
+        alarms,
+        indicator_values: output.indicator_values,
+    })
 }
 
 #[cfg(test)]
@@ -139,7 +179,7 @@ mod tests {
         let mut out = out;
         out.vim_connection_info_add.insert("added".into(), wire);
         out.vim_connection_info_remove.push("gone".into());
-        let o = outcome(out);
+        let o = outcome(out).unwrap();
         assert_eq!(o.metadata.unwrap()["m"], 1);
         assert_eq!(o.extensions.unwrap()["e"], 2);
         assert_eq!(o.vims_to_deregister, vec!["old-vim".to_string()]);
@@ -150,6 +190,37 @@ mod tests {
         assert_eq!(reg.name, "cluster-a");
         assert_eq!(reg.connection_id.as_deref(), Some("k8s"));
         assert_eq!(reg.info, info());
-        assert!(outcome(HookOutput::none()).is_noop());
+        assert!(outcome(HookOutput::none()).unwrap().is_noop());
+    }
+
+    #[test]
+    fn alarms_and_indicator_values_become_the_cores_and_bad_values_are_named() {
+        let out = HookOutput::none()
+            .report_alarm(
+                AlarmReport::new("disk full", "MAJOR", "PROCESSING_ERROR_ALARM").of_vnfc("c1"),
+            )
+            .report_alarm(AlarmReport::new(
+                "disk full",
+                "CLEARED",
+                "PROCESSING_ERROR_ALARM",
+            ))
+            .with_indicator("load", json!(3));
+        let o = outcome(out).unwrap();
+        assert_eq!(o.alarms[0].severity, vnfm_types::PerceivedSeverity::Major);
+        assert_eq!(
+            o.alarms[0].event_type,
+            vnfm_types::EventType::ProcessingErrorAlarm
+        );
+        assert_eq!(o.alarms[0].vnfc_instance_id.as_deref(), Some("c1"));
+        assert_eq!(o.alarms[1].severity, vnfm_types::PerceivedSeverity::Cleared);
+        assert_eq!(o.indicator_values["load"], json!(3));
+        let bad = HookOutput::none()
+            .report_alarm(AlarmReport::new("x", "MAJOR", "QOS_ALARM"))
+            .report_alarm(AlarmReport::new("y", "Major", "QOS_ALARM"));
+        let err = outcome(bad).unwrap_err();
+        assert!(
+            err.starts_with("alarms[1]: perceivedSeverity \"Major\" is not one of CRITICAL"),
+            "{err}"
+        );
     }
 }

@@ -438,7 +438,11 @@ impl MgmtDriver for PluginHost {
             Ok(Ok(r)) => r,
         };
         match response {
-            Response::Hook(out) => Ok(convert::outcome(*out)),
+            Response::Hook(out) => convert::outcome(*out).map_err(|e| {
+                DriverError::permanent(format!(
+                    "{what}: the plugin's output is not valid: {e}; fix the plugin"
+                ))
+            }),
             Response::Error(e) => Err(driver_error(&what, e, &ctx, budget)),
             Response::Hello(_) => Err(DriverError::permanent(format!(
                 "{what}: the plugin answered a hook call with a handshake"

@@ -352,6 +352,46 @@ async fn a_panicking_hook_fails_the_hook_not_the_host() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn alarms_and_indicator_values_cross_the_abi_and_bad_ones_are_named() {
+    for isolation in [Isolation::InProcess, Isolation::Process] {
+        let (host, sha, _d) = host("probe", isolation);
+        let out = host
+            .call(&call(
+                "instantiate_end",
+                sha.clone(),
+                json!({
+                    "alarms": [{"vnfcInstanceId": "VDU1-0", "faultType": "DiskFull",
+                                "probableCause": "disk full", "perceivedSeverity": "MAJOR",
+                                "eventType": "PROCESSING_ERROR_ALARM",
+                                "faultDetails": ["/var at 97%"]}],
+                    "indicators": {"load": 7}
+                }),
+            ))
+            .await
+            .unwrap();
+        assert_eq!(out.alarms.len(), 1);
+        assert_eq!(out.alarms[0].severity, vnfm_types::PerceivedSeverity::Major);
+        assert_eq!(out.alarms[0].vnfc_instance_id.as_deref(), Some("VDU1-0"));
+        assert_eq!(out.alarms[0].details, ["/var at 97%"]);
+        assert_eq!(out.indicator_values["load"], json!(7));
+        let err = host
+            .call(&call(
+                "instantiate_end",
+                sha,
+                json!({"alarms": [{"probableCause": "x", "perceivedSeverity": "SEVERE",
+                                   "eventType": "QOS_ALARM"}]}),
+            ))
+            .await
+            .unwrap_err();
+        let msg = err.to_string();
+        assert!(
+            msg.contains("alarms[0]: perceivedSeverity \"SEVERE\" is not one of"),
+            "{msg}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn plugin_errors_keep_their_kind_and_lose_vim_secrets() {
     let (host, sha, _d) = host("probe", Isolation::InProcess);
     let fail = |kind: &str| json!({"fail": {"kind": kind, "message": "keystone said no to s3cr3t-vim-pa55"}});

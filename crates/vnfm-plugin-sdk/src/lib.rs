@@ -27,7 +27,8 @@
 //! - [`MgmtDriver`] ([`driver`]): one method per hook, each a no-op by default.
 //! - [`HookContext`] ([`context`]): the request, the instance, the VNFD, the package files,
 //!   the VIM connections, deadline and cancellation, error handling data, a logger.
-//! - [`HookOutput`] ([`output`]): instance changes and VIMs to register or deregister.
+//! - [`HookOutput`] ([`output`]): instance changes, VIMs to register or deregister, alarms
+//!   to raise or clear ([`AlarmReport`]) and VNF indicator values.
 //! - [`VimConnection`]: a VIM connection as the plugin sees and returns it.
 //! - [`PluginError`] ([`error`]): how a hook fails.
 //! - [`testing::HookHarness`]: run hooks in a unit test, without a VNFM.
@@ -65,5 +66,5 @@ pub mod testing;
 pub use context::{HookContext, Logger, Package};
 pub use driver::{HOOKS, HookResult, MgmtDriver};
 pub use error::PluginError;
-pub use output::{HookOutput, VimConnection, VimToRegister};
+pub use output::{AlarmReport, HookOutput, VimConnection, VimToRegister};
 pub use vnfm_plugin_abi;

@@ -13,6 +13,8 @@
 //! | `abort: true` | aborts the whole process |
 //! | `read: "path"` | reads a package file and reports its length |
 //! | `log: "text"` | writes a log line |
+//! | `alarms: [AlarmReport, ...]` | reports these faults (raised, or cleared with `CLEARED`) |
+//! | `indicators: {"id": value, ...}` | reports these VNF indicator values |
 //!
 //! Never bind it in a real VNFD: `abort` takes down an in-process host.
 
@@ -20,7 +22,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value, json};
 use vnfm_plugin_sdk::{
-    HookContext, HookOutput, HookResult, MgmtDriver, PluginError, export_mgmt_driver,
+    AlarmReport, HookContext, HookOutput, HookResult, MgmtDriver, PluginError, export_mgmt_driver,
 };
 
 /// The probe driver.
@@ -88,7 +90,26 @@ fn probe(method: &str, ctx: &HookContext<'_>) -> HookResult {
         .and_then(Value::as_u64)
         .unwrap_or(0)
         + 1;
-    Ok(HookOutput::none()
+    let mut out = HookOutput::none();
+    for alarm in s
+        .get("alarms")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let alarm: AlarmReport = serde_json::from_value(alarm.clone())
+            .map_err(|e| PluginError::invalid_input(format!("probe alarm: {e}")))?;
+        out = out.report_alarm(alarm);
+    }
+    for (id, value) in s
+        .get("indicators")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+    {
+        out = out.with_indicator(id.clone(), value.clone());
+    }
+    Ok(out
         .with_metadata(
             "probe",
             json!({

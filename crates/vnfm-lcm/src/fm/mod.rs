@@ -530,7 +530,8 @@ fn notification(
     }
 }
 
-fn driver_error(e: LcmError) -> DriverError {
+/// A core error as a port's error: retryable kinds transient, the rest permanent.
+pub(crate) fn driver_error(e: LcmError) -> DriverError {
     let message = e.to_string();
     match e.kind() {
         vnfm_types::ErrorKind::Conflict

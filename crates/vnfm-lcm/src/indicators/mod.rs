@@ -290,5 +290,24 @@ impl IndicatorManager {
     }
 }
 
+#[async_trait::async_trait]
+impl vnfm_driver_api::IndicatorSink for IndicatorManager {
+    async fn set_indicator(
+        &self,
+        instance: &VnfInstanceId,
+        indicator_id: &str,
+        value: Value,
+    ) -> Result<bool, vnfm_driver_api::DriverError> {
+        self.set(instance, indicator_id, value)
+            .await
+            .map_err(|e| match e {
+                LcmError::NotFound { .. } | LcmError::Unprocessable { .. } => {
+                    vnfm_driver_api::DriverError::invalid_input(e.to_string())
+                }
+                other => crate::fm::driver_error(other),
+            })
+    }
+}
+
 #[cfg(test)]
 mod tests;

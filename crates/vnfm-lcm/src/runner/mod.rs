@@ -78,7 +78,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use tokio::sync::watch;
-use vnfm_driver_api::{InfraDriver, MgmtDriver, Nfvo};
+use vnfm_driver_api::{FaultSink, IndicatorSink, InfraDriver, MgmtDriver, Nfvo};
 use vnfm_store::{
     Conflict, InstanceQuery, Lease, OpOccQuery, Page, Store, StoreError, Timestamp, Version,
 };
@@ -242,9 +242,25 @@ pub struct LcmBuilder {
     catalog: Arc<dyn PackageCatalog>,
     config: LcmConfig,
     nfvo: Arc<dyn Nfvo>,
+    faults: Option<Arc<dyn FaultSink>>,
+    indicators: Option<Arc<dyn IndicatorSink>>,
 }
 
 impl LcmBuilder {
+    /// Sets where the alarms that hooks report go (without one, they are dropped with a
+    /// warning on the occurrence).
+    pub fn fault_sink(mut self, faults: Arc<dyn FaultSink>) -> Self {
+        self.faults = Some(faults);
+        self
+    }
+
+    /// Sets where the VNF indicator values that hooks report go (without one, they are
+    /// dropped with a warning on the occurrence).
+    pub fn indicator_sink(mut self, indicators: Arc<dyn IndicatorSink>) -> Self {
+        self.indicators = Some(indicators);
+        self
+    }
+
     /// Sets the NFVO asked for grants (default: [`vnfm_driver_api::LocalNfvo`], which grants
     /// everything).
     pub fn nfvo(mut self, nfvo: Arc<dyn Nfvo>) -> Self {
@@ -287,6 +303,8 @@ impl LcmBuilder {
                 catalog: self.catalog,
                 config: self.config,
                 nfvo: self.nfvo,
+                faults: self.faults,
+                indicators: self.indicators,
                 running: Mutex::new(HashMap::new()),
                 shutdown,
             }),
@@ -328,6 +346,10 @@ pub(crate) struct Inner {
     pub catalog: Arc<dyn PackageCatalog>,
     pub config: LcmConfig,
     pub nfvo: Arc<dyn Nfvo>,
+    /// Where alarms reported by hooks go.
+    pub faults: Option<Arc<dyn FaultSink>>,
+    /// Where indicator values reported by hooks go.
+    pub indicators: Option<Arc<dyn IndicatorSink>>,
     pub running: Mutex<HashMap<VnfLcmOpOccId, RunHandle>>,
     /// Raised by [`Lcm::shutdown`]: tasks stop at the next step boundary.
     pub shutdown: watch::Sender<bool>,
@@ -480,6 +502,8 @@ impl Lcm {
             catalog,
             config: LcmConfig::default(),
             nfvo: Arc::new(vnfm_driver_api::LocalNfvo),
+            faults: None,
+            indicators: None,
         }
     }
 

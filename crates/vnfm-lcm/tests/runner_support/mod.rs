@@ -248,6 +248,8 @@ pub struct EnvBuilder {
     pub store_url: Option<String>,
     pub vnfds: Vec<Vnfd>,
     pub nfvo: Option<Arc<dyn vnfm_driver_api::Nfvo>>,
+    pub faults: Option<Arc<dyn vnfm_driver_api::FaultSink>>,
+    pub indicators: Option<Arc<dyn vnfm_driver_api::IndicatorSink>>,
 }
 
 impl EnvBuilder {
@@ -281,6 +283,16 @@ impl EnvBuilder {
         self
     }
 
+    pub fn hook_sinks(
+        mut self,
+        faults: Arc<dyn vnfm_driver_api::FaultSink>,
+        indicators: Arc<dyn vnfm_driver_api::IndicatorSink>,
+    ) -> Self {
+        self.faults = Some(faults);
+        self.indicators = Some(indicators);
+        self
+    }
+
     pub fn vnfd(mut self, v: Vnfd) -> Self {
         self.vnfds.push(v);
         self
@@ -299,20 +311,27 @@ impl EnvBuilder {
         for v in self.vnfds {
             catalog.insert(v, files.clone());
         }
-        let lcm = Lcm::builder(
+        let mut builder = Lcm::builder(
             store.clone(),
             self.vims.unwrap_or_else(|| Arc::new(InlineVimDirectory)),
             Arc::new(SingleCallbackRouter::new("sub-1", CALLBACK)),
             Arc::new(catalog.clone()),
-        )
-        .infra_driver(infra.clone())
-        .mgmt_driver(mgmt.clone())
-        .nfvo(
-            self.nfvo
-                .unwrap_or_else(|| Arc::new(vnfm_driver_api::LocalNfvo)),
-        )
-        .config(self.config)
-        .build();
+        );
+        if let Some(faults) = self.faults {
+            builder = builder.fault_sink(faults);
+        }
+        if let Some(indicators) = self.indicators {
+            builder = builder.indicator_sink(indicators);
+        }
+        let lcm = builder
+            .infra_driver(infra.clone())
+            .mgmt_driver(mgmt.clone())
+            .nfvo(
+                self.nfvo
+                    .unwrap_or_else(|| Arc::new(vnfm_driver_api::LocalNfvo)),
+            )
+            .config(self.config)
+            .build();
         Env {
             lcm,
             store,
@@ -347,6 +366,8 @@ impl Env {
             config: LcmConfig::default(),
             store_url: None,
             vnfds: vec![hooks_vnfd()],
+            faults: None,
+            indicators: None,
             nfvo: None,
         }
     }

@@ -2,6 +2,7 @@
 
 mod cancel;
 mod grants;
+mod hook_reports;
 mod lease;
 mod phase;
 mod records;

@@ -297,7 +297,8 @@ impl Run {
         (occ, Some(instance))
     }
 
-    /// Applies a hook's outcome: registers the VIMs it created, stores its error-handling
+    /// Applies a hook's outcome: delivers the alarms and indicator values it reports,
+    /// registers the VIMs it created, stores its error-handling
     /// data, and returns the occurrence and the instance to write with the step. When the hook
     /// asks to deregister VIMs, the instance change is written first (it drops the
     /// connections to those VIMs, and the registry refuses to delete a VIM an instance still
@@ -306,6 +307,13 @@ impl Run {
         &mut self,
         out: HookOutcome,
     ) -> Result<Result<(VnfLcmOpOcc, Option<VnfInstance>), LcmError>, Stop> {
+        let undelivered = super::hook_reports::deliver(&self.inner, &self.instance.id, &out).await;
+        if !undelivered.is_empty() {
+            self.occ
+                .warnings
+                .get_or_insert_default()
+                .extend(undelivered);
+        }
         let mut registered = Vec::new();
         for reg in &out.vims_to_register {
             let info = match self.inner.vims.register(reg, &self.instance.id).await {
