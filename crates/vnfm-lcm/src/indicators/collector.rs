@@ -62,6 +62,24 @@ impl IndicatorManager {
     pub async fn evaluate_all(&self) -> Result<Evaluated, LcmError> {
         let mut out = Evaluated::default();
         let mut stale = self.instances_with_values().await?;
+        if self.metrics().is_none() {
+            // Nothing to compute: only the instances that have values need a look.
+            let mut gone = BTreeSet::new();
+            for id in stale {
+                let id = VnfInstanceId::new(id);
+                match self.store().get_instance(&id).await.map_err(store_err)? {
+                    Some((instance, _))
+                        if instance.instantiation_state == InstantiationState::Instantiated =>
+                    {
+                        self.evaluate_logged(&instance, true, &mut out).await;
+                    }
+                    _ => {
+                        gone.insert(id.to_string());
+                    }
+                }
+            }
+            return self.drop_values_of(gone, out).await;
+        }
         let mut after: Option<String> = None;
         loop {
             let page = self
@@ -76,18 +94,23 @@ impl IndicatorManager {
                 .map_err(store_err)?;
             for instance in &page.items {
                 let had_values = stale.remove(instance.id.as_str());
-                // One instance's failure (a store conflict, say) does not stop the others.
-                if let Err(e) = self.evaluate(instance, had_values, &mut out).await {
-                    out.failures += 1;
-                    tracing::warn!(vnf_instance_id = %instance.id, error = %e, "evaluating the VNF indicators of an instance failed");
-                }
+                self.evaluate_logged(instance, had_values, &mut out).await;
             }
             match page.next {
                 Some(next) => after = Some(next),
                 None => break,
             }
         }
-        for id in stale {
+        self.drop_values_of(stale, out).await
+    }
+
+    /// Drops every value of the instances `ids` (no longer instantiated, or deleted).
+    async fn drop_values_of(
+        &self,
+        ids: BTreeSet<String>,
+        mut out: Evaluated,
+    ) -> Result<Evaluated, LcmError> {
+        for id in ids {
             out.dropped += self
                 .store()
                 .retain_indicators(&VnfInstanceId::new(id), &[])
@@ -95,6 +118,15 @@ impl IndicatorManager {
                 .map_err(store_err)?;
         }
         Ok(out)
+    }
+
+    /// [`Self::evaluate`], counting and logging a failure: one instance's failure (a store
+    /// conflict, say) does not stop the others.
+    async fn evaluate_logged(&self, instance: &VnfInstance, had_values: bool, out: &mut Evaluated) {
+        if let Err(e) = self.evaluate(instance, had_values, out).await {
+            out.failures += 1;
+            tracing::warn!(vnf_instance_id = %instance.id, error = %e, "evaluating the VNF indicators of an instance failed");
+        }
     }
 
     async fn evaluate(
