@@ -199,6 +199,27 @@ pub fn builder() -> Builder {
         metrics: None,
         pm_options: PmOptions::default(),
         collect_every: Duration::from_secs(5),
+        infra_watch: Some(InfraWatchOptions::default()),
+    }
+}
+
+/// How the infrastructure watch ([`vnfm_lcm::fm::infra_watch`]) runs: how often it asks the
+/// drivers about every instantiated instance, and how long one instance's observation may
+/// take.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct InfraWatchOptions {
+    /// The period of the sweeps (default 30 s).
+    pub every: Duration,
+    /// The longest one driver may take to observe one instance (default 20 s).
+    pub timeout: Duration,
+}
+
+impl Default for InfraWatchOptions {
+    fn default() -> Self {
+        InfraWatchOptions {
+            every: Duration::from_secs(30),
+            timeout: Duration::from_secs(20),
+        }
     }
 }
 
@@ -228,6 +249,7 @@ pub struct Builder {
     metrics: Option<Arc<dyn vnfm_driver_api::metrics::MetricsSource>>,
     pm_options: PmOptions,
     collect_every: Duration,
+    infra_watch: Option<InfraWatchOptions>,
 }
 
 impl fmt::Debug for Builder {
@@ -423,6 +445,15 @@ impl Builder {
     pub fn performance(mut self, options: PmOptions, collect_every: Duration) -> Self {
         self.pm_options = options;
         self.collect_every = collect_every;
+        self
+    }
+
+    /// The infrastructure watch: alarms raised from what the infrastructure drivers observe
+    /// on each instantiated instance (a crash-looping pod, a server in `ERROR`) and cleared
+    /// when they no longer do (default [`InfraWatchOptions::default`]; `None` turns it off).
+    /// Started by [`Vnfm::start`].
+    pub fn infra_watch(mut self, options: Option<InfraWatchOptions>) -> Self {
+        self.infra_watch = options;
         self
     }
 

@@ -79,6 +79,10 @@ pub struct Vnfm {
     indicator_every: Duration,
     /// The indicator collector, once started.
     indicator_collector: Mutex<Option<vnfm_lcm::indicators::collector::IndicatorCollector>>,
+    /// How the infrastructure watch runs, when it does.
+    infra_watch: Option<super::InfraWatchOptions>,
+    /// The infrastructure watch, once started.
+    infra_watch_task: Mutex<Option<vnfm_lcm::fm::InfraWatchTask>>,
 }
 
 enum Delivery {
@@ -145,6 +149,21 @@ impl Vnfm {
                 self.indicator_every,
             ));
         }
+        drop(indicators);
+        if let Some(options) = self.infra_watch {
+            let mut task = self
+                .infra_watch_task
+                .lock()
+                .unwrap_or_else(|e| e.into_inner());
+            if task.is_none() {
+                let watch = vnfm_lcm::fm::InfraWatch::new(
+                    self.lcm.clone(),
+                    self.faults.clone(),
+                    options.timeout,
+                );
+                *task = Some(vnfm_lcm::fm::InfraWatchTask::start(watch, options.every));
+            }
+        }
         Ok(())
     }
 
@@ -161,6 +180,12 @@ impl Vnfm {
         );
         drop(
             self.indicator_collector
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .take(),
+        );
+        drop(
+            self.infra_watch_task
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
                 .take(),
@@ -315,6 +340,8 @@ impl Builder {
             indicator_every: self.collect_every,
             collector: Mutex::new(None),
             indicator_collector: Mutex::new(None),
+            infra_watch: self.infra_watch,
+            infra_watch_task: Mutex::new(None),
         })
     }
 

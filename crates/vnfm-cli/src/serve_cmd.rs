@@ -85,6 +85,11 @@ pub struct ServeArgs {
     /// Automatic heals of one instance an hour, at most.
     #[arg(long, default_value_t = 5, value_name = "N")]
     auto_heal_max_per_hour: usize,
+    /// Seconds between two sweeps of the infrastructure watch, which raises alarms for what
+    /// the drivers observe on instantiated instances (a crash-looping pod, a server in
+    /// ERROR) and clears them when it ends; 0 turns the watch off.
+    #[arg(long, default_value_t = 30, value_name = "SECONDS")]
+    infra_watch_interval: u64,
     /// Scale nothing automatically, whatever an instance's `isAutoscaleEnabled` says.
     #[arg(long)]
     no_auto_scale: bool,
@@ -377,6 +382,12 @@ pub fn run(args: ServeArgs) -> Result<ExitCode, ServeError> {
         .auto_scale((!args.no_auto_scale).then(|| vnfm::lcm::AutoScalePolicy {
             bounds: hourly(args.auto_scale_cooldown, args.auto_scale_max_per_hour),
         }));
+    services = services.infra_watch((args.infra_watch_interval > 0).then(|| {
+        vnfm::lcm::InfraWatchOptions {
+            every: Duration::from_secs(args.infra_watch_interval),
+            ..vnfm::lcm::InfraWatchOptions::default()
+        }
+    }));
     if let Some(url) = &args.prometheus_url {
         services = prometheus(services, url, args.promql_file.as_deref())?;
     }

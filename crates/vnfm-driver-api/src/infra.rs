@@ -536,6 +536,19 @@ pub trait InfraDriver: Send + Sync {
     ) -> Result<InfraOutcome, DriverError> {
         Err(unsupported(self.name(), req))
     }
+
+    /// Looks at the instance's resources on the VIM now, outside any operation, and reports
+    /// those in trouble (at most one condition per resource; none when all is well). The
+    /// core calls it periodically and keeps an alarm open per reported condition (see
+    /// [`crate::observe`]). The default answers [`DriverError::Unsupported`]: the driver
+    /// observes nothing.
+    async fn observe(
+        &self,
+        req: &crate::observe::ObserveRequest,
+    ) -> Result<Vec<crate::observe::ObservedCondition>, DriverError> {
+        let _ = req;
+        Err(DriverError::unsupported(self.name(), "observe"))
+    }
 }
 
 fn unsupported(driver: &str, req: &InfraRequest) -> DriverError {

@@ -17,6 +17,8 @@
 //! - [`metrics::MetricsSource`] ([`metrics`]): reads performance measurements (Prometheus, ...).
 //! - [`ContentFetcher`] ([`content`]): fetches content the VNFM is pointed at (a package
 //!   uploaded from a URI), chunk by chunk.
+//! - [`ObserveRequest`] and [`ObservedCondition`] ([`observe`]): what a driver sees wrong
+//!   with an instance's resources outside any operation, which the core raises as alarms.
 //! - [`RunControl`] ([`control`]): the deadline and cancellation flag of a step.
 //! - [`inventory`]: the VIM-independent parts of a driver's inventory (recorded resources,
 //!   stable ids, resource changes).
@@ -124,6 +126,7 @@ pub mod memory;
 pub mod metrics;
 pub mod mgmt;
 pub mod nfvo;
+pub mod observe;
 pub mod retry;
 pub mod router;
 pub mod vim;
@@ -147,6 +150,7 @@ pub use mgmt::{
 pub use nfvo::{
     DecideError, DeferredGrants, GrantDecision, LocalNfvo, Nfvo, NfvoAuth, NfvoSettings,
 };
+pub use observe::{ObserveRequest, ObservedCondition};
 pub use retry::backoff_delay;
 pub use router::MgmtDriverRouter;
 pub use vim::{RedactedVimInfo, ResolvedVim};

@@ -192,6 +192,11 @@ struct InfraState {
     fail_on_call: BTreeMap<usize, DriverError>,
     seq: u64,
     id_prefix: String,
+    /// Compute resources in trouble (by id), with the condition [`InfraDriver::observe`]
+    /// reports while a VNFC runs on them.
+    broken: BTreeMap<String, (String, vnfm_types::PerceivedSeverity)>,
+    /// What every observation answers instead, while set.
+    observe_error: Option<DriverError>,
 }
 
 impl InfraState {
@@ -312,6 +317,49 @@ impl MemoryInfraDriver {
     /// What the fake VIM holds for `instance_id`.
     pub fn inventory(&self, instance_id: &VnfInstanceId) -> Option<Inventory> {
         lock(&self.state).inventories.get(instance_id).cloned()
+    }
+
+    /// Puts the compute resource under VNFC `vnfc_id` of `instance_id` in trouble:
+    /// [`InfraDriver::observe`] reports `condition` at `severity` for it until the VNFC is
+    /// healed onto a new compute resource (or [`MemoryInfraDriver::repair`] is called).
+    /// `false` when the instance has no such VNFC.
+    pub fn break_vnfc(
+        &self,
+        instance_id: &VnfInstanceId,
+        vnfc_id: &str,
+        condition: &str,
+        severity: vnfm_types::PerceivedSeverity,
+    ) -> bool {
+        let mut st = lock(&self.state);
+        let Some(compute) = st
+            .inventories
+            .get(instance_id)
+            .and_then(|i| i.vnfcs.iter().find(|v| v.id == vnfc_id))
+            .map(|v| v.compute_id.clone())
+        else {
+            return false;
+        };
+        st.broken.insert(compute, (condition.to_owned(), severity));
+        true
+    }
+
+    /// Makes every observation fail with `error` (the VIM cannot be reached), until called
+    /// with `None`.
+    pub fn fail_observations(&self, error: Option<DriverError>) {
+        lock(&self.state).observe_error = error;
+    }
+
+    /// Ends every condition [`MemoryInfraDriver::break_vnfc`] set on the instance's VNFCs.
+    pub fn repair(&self, instance_id: &VnfInstanceId) {
+        let mut st = lock(&self.state);
+        let computes: Vec<String> = st
+            .inventories
+            .get(instance_id)
+            .map(|i| i.vnfcs.iter().map(|v| v.compute_id.clone()).collect())
+            .unwrap_or_default();
+        for c in computes {
+            st.broken.remove(&c);
+        }
     }
 
     async fn run(
@@ -992,6 +1040,38 @@ impl Changes {
 impl InfraDriver for MemoryInfraDriver {
     fn name(&self) -> &str {
         "memory"
+    }
+
+    async fn observe(
+        &self,
+        req: &crate::ObserveRequest,
+    ) -> Result<Vec<crate::ObservedCondition>, DriverError> {
+        pause(self.delay, &req.control, "observing").await?;
+        let st = lock(&self.state);
+        if let Some(e) = &st.observe_error {
+            return Err(e.clone());
+        }
+        let Some(inv) = st.inventories.get(&req.instance.id) else {
+            return Ok(Vec::new());
+        };
+        Ok(inv
+            .vnfcs
+            .iter()
+            .filter_map(|v| {
+                let (condition, severity) = st.broken.get(&v.compute_id)?;
+                let mut handle = ResourceHandle::new(v.compute_id.clone());
+                handle.vim_connection_id = inv.vim_connection_id.clone();
+                Some(
+                    crate::ObservedCondition::new(
+                        condition.clone(),
+                        *severity,
+                        handle,
+                        vnfm_types::FaultyResourceType::Compute,
+                    )
+                    .on_vnfc(v.id.clone()),
+                )
+            })
+            .collect())
     }
 
     fn vim_types(&self) -> &[&str] {

@@ -15,7 +15,9 @@
 //! - [`ready`]: readiness per kind, watched, and waits for deleted objects;
 //! - `requests`: access reviews and bindings, created once;
 //! - [`inventory`]: pods and PVCs as `vnfcResourceInfo` and `virtualStorageResourceInfo`;
-//! - [`asd`]: ASDs through the core, and the placement check.
+//! - [`asd`]: ASDs through the core, and the placement check;
+//! - [`health`]: what is wrong with a pod or Deployment, reported when the core observes an
+//!   instance outside operations (crash loops, image pulls, readiness, ...).
 //!
 //! ```no_run
 //! use std::sync::Arc;
@@ -32,6 +34,7 @@ pub mod asd;
 pub mod cluster;
 mod driver;
 mod error;
+pub mod health;
 pub mod helm;
 pub mod inventory;
 pub mod manifest;

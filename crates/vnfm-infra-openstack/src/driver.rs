@@ -1147,6 +1147,13 @@ impl InfraDriver for OpenStackDriver {
         Some(std::sync::Arc::new(crate::vim_kind::OpenStackVimKind))
     }
 
+    async fn observe(
+        &self,
+        req: &vnfm_driver_api::ObserveRequest,
+    ) -> Result<Vec<vnfm_driver_api::ObservedCondition>, DriverError> {
+        self.observe_stack(req).await
+    }
+
     async fn instantiate(&self, req: &InfraRequest) -> Result<InfraOutcome, DriverError> {
         let InfraStep::Instantiate { target } = &req.step else {
             return Err(wrong_step("instantiate", req));

@@ -9,6 +9,8 @@
 //! - [`heat`]: the Heat API client: stacks, resources, events, waiting with backoff.
 //! - [`nova`]: the Nova compute API client for the operate step: server power actions
 //!   (`os-start`, `os-stop`) and waiting for `ACTIVE` / `SHUTOFF`.
+//! - [`observe`]: what is wrong with an instance's stack outside operations (servers in
+//!   `ERROR`, failed resources), reported for the core to raise as alarms.
 //! - [`inventory`]: `vnfcResourceInfo`, `vnfVirtualLinkResourceInfo`,
 //!   `virtualStorageResourceInfo`, external CPs and links, read from the stack's resources.
 //! - [`config`]: the driver's settings and the VIM connection layout it reads.
@@ -41,6 +43,7 @@ pub mod hot;
 pub mod inventory;
 pub mod keystone;
 pub mod nova;
+pub mod observe;
 #[cfg(feature = "testing")]
 pub mod testing;
 pub mod vim_kind;

@@ -540,6 +540,15 @@ impl<D: Database> Store for SqlStore<D> {
             .await)
     }
 
+    async fn open_alarms(
+        &self,
+        instance: Option<&VnfInstanceId>,
+    ) -> Result<Vec<(vnfm_store::AlarmRecord, Version)>> {
+        let instance = instance.map(|i| i.to_string());
+        on_reader!(self, |c| crate::sql::alarms::open(c, instance.as_deref())
+            .await)
+    }
+
     async fn list_alarms(
         &self,
         scope: &ProjectScope,

@@ -423,6 +423,13 @@ pub trait Store: Send + Sync {
         dedup_key: &str,
     ) -> Result<Option<(crate::model::AlarmRecord, Version)>>;
 
+    /// Every open alarm (one without `alarmClearedTime`), of `instance` only when given,
+    /// ordered by id. Open alarms are the faults present now, so there are few.
+    async fn open_alarms(
+        &self,
+        instance: Option<&VnfInstanceId>,
+    ) -> Result<Vec<(crate::model::AlarmRecord, Version)>>;
+
     /// One page of the alarms (open and cleared) in `scope`, ordered by id.
     async fn list_alarms(
         &self,

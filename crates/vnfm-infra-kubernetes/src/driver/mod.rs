@@ -30,6 +30,7 @@ use crate::plan::{Planned, dns_name};
 mod change;
 mod context;
 mod lifecycle;
+mod observe;
 mod operate;
 mod shared;
 
@@ -127,6 +128,7 @@ pub struct KubernetesDriver {
     helm: Option<Arc<dyn HelmRenderer>>,
     ready_timeout: Duration,
     delete_timeout: Duration,
+    not_ready_grace: Duration,
 }
 
 impl std::fmt::Debug for KubernetesDriver {
@@ -135,6 +137,7 @@ impl std::fmt::Debug for KubernetesDriver {
             .field("helm", &self.helm.as_ref().map(|h| h.name().to_string()))
             .field("ready_timeout", &self.ready_timeout)
             .field("delete_timeout", &self.delete_timeout)
+            .field("not_ready_grace", &self.not_ready_grace)
             .finish()
     }
 }
@@ -153,7 +156,15 @@ impl KubernetesDriver {
             helm: HelmBinary::from_path().map(|h| Arc::new(h) as Arc<dyn HelmRenderer>),
             ready_timeout: Duration::from_secs(600),
             delete_timeout: Duration::from_secs(600),
+            not_ready_grace: Duration::from_secs(60),
         }
+    }
+
+    /// Reports a running pod as `NotReady` when observed only after it has not been Ready for
+    /// `grace` (default 60 s; see [`crate::health`]).
+    pub fn with_not_ready_grace(mut self, grace: Duration) -> Self {
+        self.not_ready_grace = grace;
+        self
     }
 
     /// Renders Helm charts with `helm`.
@@ -430,6 +441,13 @@ impl InfraDriver for KubernetesDriver {
         self.rollback_change_vnfpkg_inner(req)
             .await
             .map_err(Into::into)
+    }
+
+    async fn observe(
+        &self,
+        req: &vnfm_driver_api::ObserveRequest,
+    ) -> Result<Vec<vnfm_driver_api::ObservedCondition>, DriverError> {
+        self.observe_inner(req).await.map_err(Into::into)
     }
 }
 

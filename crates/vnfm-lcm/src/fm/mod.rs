@@ -13,6 +13,7 @@ pub mod auto_heal;
 pub mod auto_scale;
 pub mod automatic;
 pub mod indicator_scaling;
+pub mod infra_watch;
 pub mod subscriptions;
 
 use std::sync::Arc;
@@ -38,6 +39,7 @@ use crate::vim::store_err;
 pub use auto_heal::{AutoHeal, AutoHealPolicy};
 pub use auto_scale::{AutoScale, AutoScalePolicy};
 pub use automatic::{AutomaticOutcome, Bounds};
+pub use infra_watch::{InfraWatch, InfraWatchTask, Swept};
 pub use subscriptions::FmKind;
 
 /// Base of the alarm resources (`_links.self` of an alarm).

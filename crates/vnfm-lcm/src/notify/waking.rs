@@ -377,6 +377,13 @@ impl Store for WakingStore {
         self.inner.open_alarm(dedup_key).await
     }
 
+    async fn open_alarms(
+        &self,
+        instance: Option<&VnfInstanceId>,
+    ) -> Result<Vec<(vnfm_store::AlarmRecord, Version)>> {
+        self.inner.open_alarms(instance).await
+    }
+
     async fn list_alarms(
         &self,
         scope: &ProjectScope,

@@ -66,6 +66,7 @@ mod exec;
 mod granted;
 mod journal;
 pub mod notifications;
+pub mod observe;
 mod panics;
 pub mod preview;
 pub mod progress;

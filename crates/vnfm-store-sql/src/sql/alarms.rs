@@ -143,6 +143,28 @@ pub(crate) async fn open_by_key<C: SqlConn>(
         .transpose()
 }
 
+/// Every open alarm, of `instance` only when given, ordered by id (found through the
+/// partial index of open alarms, `alarms_open_key`, or the instance's, `alarms_instance`).
+pub(crate) async fn open<C: SqlConn>(
+    conn: &mut C,
+    instance: Option<&str>,
+) -> Result<Vec<(AlarmRecord, Version)>, StoreError> {
+    let rows = match instance {
+        Some(i) => {
+            let sql = format!(
+                "SELECT {COLUMNS} FROM alarms WHERE instance_id = $1 AND cleared_at IS NULL \
+                 ORDER BY id"
+            );
+            conn.rows(&sql, &[i.into()], &COLS).await?
+        }
+        None => {
+            let sql = format!("SELECT {COLUMNS} FROM alarms WHERE cleared_at IS NULL ORDER BY id");
+            conn.rows(&sql, &[], &COLS).await?
+        }
+    };
+    rows.into_iter().map(record).collect()
+}
+
 /// One page of the alarms in `scope` after id `after`, ordered by id.
 pub(crate) async fn page_of<C: SqlConn>(
     conn: &mut C,
