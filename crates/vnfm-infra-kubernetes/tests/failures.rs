@@ -361,3 +361,76 @@ async fn cancellation_stops_the_wait() {
         .expect_err("cancelled");
     assert_eq!(err.kind(), "cancelled", "{err}");
 }
+
+/// What an observation of `call`'s instance reports: `(condition, pod, VNFC)` per condition.
+async fn observed(
+    d: &vnfm_infra_kubernetes::KubernetesDriver,
+    call: &Call,
+) -> Vec<(String, String, Option<String>)> {
+    let req = vnfm_driver_api::ObserveRequest {
+        instance: call.instance.clone(),
+        vims: call.vims.clone(),
+        driver_state: call.state.clone(),
+        control: vnfm_driver_api::RunControl::with_timeout(Duration::from_secs(20)),
+    };
+    let mut out: Vec<_> = vnfm_driver_api::InfraDriver::observe(d, &req)
+        .await
+        .expect("observe")
+        .into_iter()
+        .map(|c| {
+            assert_eq!(c.resource.container_namespace.as_deref(), Some("web-ns"));
+            assert_eq!(c.resource.vim_connection_id.as_deref(), Some("vim1"));
+            (c.condition, c.resource.resource_id, c.vnfc_resource_id)
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_crash_looping_pod_is_observed_on_its_vnfc_until_healed() {
+    let emu = emulator().await;
+    let d = driver();
+    let mut call = Call::new(vnfd(), files(), vim(&emu), "inst-watch");
+    let out = call
+        .run(&d, Op::Instantiate, step(), params(json!({})))
+        .await
+        .expect("instantiate");
+    assert_eq!(observed(&d, &call).await, []);
+
+    let pod = out.resources.vnfc_resource_info[0].id.clone();
+    assert!(emu.crash_loop("web-ns", &pod));
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    let found = loop {
+        let found = observed(&d, &call).await;
+        if !found.is_empty() || tokio::time::Instant::now() > deadline {
+            break found;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert_eq!(
+        found,
+        [(
+            "CrashLoopBackOff".to_string(),
+            pod.clone(),
+            Some(pod.clone())
+        )]
+    );
+
+    // Healing the VNFC replaces the pod: nothing is wrong any more.
+    let heal = InfraStep::Heal {
+        scope: vnfm_driver_api::HealScope::Vnfcs {
+            vnfcs: vec![vnfm_driver_api::HealVnfc {
+                vnfc_info_id: None,
+                vnfc_resource_id: pod.clone(),
+                vdu_id: "VDU1".into(),
+            }],
+        },
+    };
+    let out = call
+        .run(&d, Op::Heal, heal, json!({"vnfcInstanceId": [pod.clone()]}))
+        .await
+        .expect("heal");
+    assert!(out.resources.vnfc_resource_info.iter().all(|v| v.id != pod));
+    assert_eq!(observed(&d, &call).await, []);
+}

@@ -380,6 +380,24 @@ impl Session {
         )?)
     }
 
+    /// Whether the catalog offers `service_type` at this VIM's interface and region.
+    pub async fn offers(
+        &self,
+        control: &RunControl,
+        service_type: &str,
+    ) -> Result<bool, DriverError> {
+        let token = self.token(control).await?;
+        match token.endpoint(
+            service_type,
+            &self.settings.interface,
+            self.settings.region.as_deref(),
+        ) {
+            Ok(_) => Ok(true),
+            Err(OpenStackError::NoEndpoint { .. }) => Ok(false),
+            Err(e) => Err(e.into()),
+        }
+    }
+
     /// Calls `method` on `url` with the token and an optional JSON body. Answers with any
     /// status below 400 and the statuses in `accept`; other statuses are errors.
     pub async fn call(

@@ -6,8 +6,9 @@
 //! | the Heat status, e.g. `CHECK_FAILED` | a resource of the stack (or of a nested stack) is in a `*_FAILED` status, e.g. marked unhealthy | MAJOR |
 //!
 //! One request lists the stack's resources (to the configured nesting depth); Nova is asked
-//! only about the VNFCs whose compute resource is a Nova server. A resource that owns a
-//! nested stack is not reported itself: the failed resource inside it is. A server Nova
+//! only about the VNFCs whose compute resource is a Nova server, when the VIM's catalog has
+//! a compute service. A resource that owns a
+//! nested stack is not reported when a resource inside it failed: that one is. A server Nova
 //! reports in `ERROR` is reported once, as `ERROR`, whatever Heat says of it.
 
 use std::collections::BTreeSet;
@@ -83,7 +84,11 @@ impl OpenStackDriver {
         };
         let mut out = Vec::new();
         let mut reported = BTreeSet::new();
-        if vnfcs.iter().any(|(_, _, server)| *server) {
+        // A catalog without a compute service (a test cloud of Keystone and Heat alone) has
+        // no server statuses to read.
+        if vnfcs.iter().any(|(_, _, server)| *server)
+            && session.offers(&req.control, "compute").await?
+        {
             let nova = Nova::connect(&session, &req.control, self.config().poll.clone()).await?;
             for (vnfc, server, _) in vnfcs.iter().filter(|(_, _, s)| *s) {
                 let Some(s) = nova.server(server).await? else {
@@ -112,7 +117,7 @@ impl OpenStackDriver {
             id: state.stack_id.clone(),
         };
         let resources = heat.resources(&stack, self.config().nested_depth).await?;
-        for r in resources.iter().filter(|r| failed(r)) {
+        for r in deepest_failures(&resources) {
             if !reported.insert(r.physical_resource_id.clone()) {
                 continue;
             }
@@ -145,15 +150,64 @@ impl OpenStackDriver {
     }
 }
 
-/// Whether `r` is a failed leaf resource (a resource owning a nested stack fails with it and
-/// is not reported).
-fn failed(r: &HeatResource) -> bool {
-    r.resource_status.ends_with("_FAILED") && r.nested().is_none()
+/// The failed resources (`*_FAILED`) that have no failed resource in their nested stack: a
+/// resource owning a nested stack fails with the resource inside that failed (only the latter
+/// is reported), but may also fail on its own (marked unhealthy itself).
+fn deepest_failures(resources: &[HeatResource]) -> Vec<&HeatResource> {
+    let failed: Vec<&HeatResource> = resources
+        .iter()
+        .filter(|r| r.resource_status.ends_with("_FAILED"))
+        .collect();
+    let failing_stacks: BTreeSet<String> = failed
+        .iter()
+        .filter_map(|r| r.stack().map(|s| s.id))
+        .collect();
+    failed
+        .into_iter()
+        .filter(|r| r.nested().is_none_or(|n| !failing_stacks.contains(&n.id)))
+        .collect()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn resource(name: &str, status: &str, stack: &str, nested: Option<&str>) -> HeatResource {
+        let mut links = vec![
+            serde_json::json!({"rel": "stack", "href": format!("http://h/v1/p/stacks/s-{stack}/{stack}")}),
+        ];
+        if let Some(n) = nested {
+            links.push(serde_json::json!({"rel": "nested", "href": format!("http://h/v1/p/stacks/s-{n}/{n}")}));
+        }
+        serde_json::from_value(serde_json::json!({
+            "resource_name": name, "physical_resource_id": format!("id-{name}"),
+            "resource_type": "T", "resource_status": status, "links": links,
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn only_the_deepest_failed_resources_are_reported() {
+        let names = |rs: &[HeatResource]| -> Vec<String> {
+            deepest_failures(rs)
+                .into_iter()
+                .map(|r| r.resource_name.clone())
+                .collect()
+        };
+        // A group member failed because the server inside it did: the server is reported.
+        let rs = [
+            resource("member", "UPDATE_FAILED", "top", Some("m1")),
+            resource("server", "CHECK_FAILED", "m1", None),
+            resource("port", "CREATE_COMPLETE", "m1", None),
+        ];
+        assert_eq!(names(&rs), ["server"]);
+        // A resource owning a nested stack marked unhealthy itself is reported.
+        let rs = [
+            resource("vdu", "CHECK_FAILED", "top", Some("m2")),
+            resource("inner", "CREATE_COMPLETE", "m2", None),
+        ];
+        assert_eq!(names(&rs), ["vdu"]);
+    }
 
     #[test]
     fn heat_types_map_to_faulty_resource_types() {

@@ -220,6 +220,8 @@ pub(crate) struct Hooks {
     pub never_ready: BTreeSet<(String, String)>,
     /// Container images whose pods never start (ImagePullBackOff).
     pub failing_images: BTreeSet<String>,
+    /// uids of running pods whose containers crash over and over.
+    pub crash_looping: BTreeSet<String>,
 }
 
 pub(crate) struct Shared {
@@ -467,6 +469,23 @@ impl Emulator {
             .failing_images
             .insert(image.to_string());
         self.shared.wake.notify_one();
+    }
+
+    /// Makes the containers of running pod `namespace`/`name` crash over and over, as the
+    /// kubelet reports it: the pod stays `Running`, `Ready` turns `False`, each container
+    /// waits in `CrashLoopBackOff` after exiting with an error, its restart count rising.
+    /// The pod's replacement (a new pod, even of the same name) runs normally.
+    /// `false` when there is no such pod.
+    pub fn crash_loop(&self, namespace: &str, name: &str) -> bool {
+        let Some(uid) = self
+            .object("v1", "Pod", Some(namespace), name)
+            .and_then(|p| p.pointer("/metadata/uid")?.as_str().map(String::from))
+        else {
+            return false;
+        };
+        lock(&self.shared.hooks).crash_looping.insert(uid);
+        self.shared.wake.notify_one();
+        true
     }
 
     /// The stored object of `kind` at `api_version` named `name` in `namespace` (`None` for a

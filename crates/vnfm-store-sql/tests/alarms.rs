@@ -101,6 +101,38 @@ async fn alarms_are_deduplicated_versioned_and_survive_reopen(db: &TestDb) {
     assert_eq!((a1, v), (cleared, Version(2)));
 }
 
+async fn open_alarms_are_listed_per_instance_or_all(db: &TestDb) {
+    let store = &db.store;
+    for (id, instance, key) in [
+        ("o1", "j1", "j1/x"),
+        ("o2", "j2", "j2/x"),
+        ("o3", "j1", "j1/y"),
+    ] {
+        let record = AlarmRecord {
+            alarm: alarm(id, instance),
+            dedup_key: key.into(),
+        };
+        store.create_alarm(&record, &[]).await.unwrap();
+    }
+    let (mut o3, v) = store.open_alarm("j1/y").await.unwrap().unwrap();
+    o3.alarm.perceived_severity = PerceivedSeverity::Cleared;
+    o3.alarm.alarm_cleared_time = Some(vnfm_types::DateTime::now());
+    store.update_alarm(&o3, v, &[]).await.unwrap();
+    let ids = |v: Vec<(AlarmRecord, Version)>| -> Vec<String> {
+        v.into_iter().map(|(r, _)| r.alarm.id).collect()
+    };
+    let j1 = vnfm_types::VnfInstanceId::new("j1");
+    assert_eq!(ids(store.open_alarms(Some(&j1)).await.unwrap()), ["o1"]);
+    let all = ids(store.open_alarms(None).await.unwrap());
+    assert!(
+        all.contains(&"o1".to_string()) && all.contains(&"o2".to_string()),
+        "{all:?}"
+    );
+    assert!(!all.contains(&"o3".to_string()), "{all:?}");
+    let none = vnfm_types::VnfInstanceId::new("j9");
+    assert!(store.open_alarms(Some(&none)).await.unwrap().is_empty());
+}
+
 async fn fm_subscriptions_are_their_own_kind(db: &TestDb) {
     let store = &db.store;
     let sub: FmSubscription = serde_json::from_value(json!({
@@ -153,6 +185,7 @@ async fn fm_subscriptions_are_their_own_kind(db: &TestDb) {
 async fn sqlite_alarms() {
     let db = TestDb::sqlite().await;
     alarms_are_deduplicated_versioned_and_survive_reopen(&db).await;
+    open_alarms_are_listed_per_instance_or_all(&db).await;
     fm_subscriptions_are_their_own_kind(&db).await;
     db.finish().await;
 }
@@ -163,6 +196,7 @@ async fn postgres_alarms() {
         return;
     };
     alarms_are_deduplicated_versioned_and_survive_reopen(&db).await;
+    open_alarms_are_listed_per_instance_or_all(&db).await;
     fm_subscriptions_are_their_own_kind(&db).await;
     db.finish().await;
 }

@@ -125,8 +125,44 @@ pub(super) fn pods(st: &mut Store, hooks: &Hooks, cfg: &EmulatorConfig, index: &
                 {"type": "Ready", "status": "False", "reason": "PodCompleted"},
             ]);
         }
+        if phase == "Running" && hooks.crash_looping.contains(&id) {
+            crash_loop(&mut next, &containers);
+        }
         if next != p {
             st.put(&tk, next);
         }
     }
+}
+
+/// The status the kubelet gives a running pod whose containers keep crashing: written once
+/// (a pod already crash-looping is left as it is, so that the controller settles).
+fn crash_loop(pod: &mut Value, containers: &[(String, String)]) {
+    let looping = pod
+        .pointer("/status/containerStatuses/0/state/waiting/reason")
+        .and_then(Value::as_str)
+        == Some("CrashLoopBackOff");
+    if looping {
+        return;
+    }
+    let now = now_rfc3339();
+    let pod_name = name(pod);
+    pod["status"]["conditions"] = json!([
+        {"type": "PodScheduled", "status": "True"},
+        {"type": "Initialized", "status": "True"},
+        {"type": "ContainersReady", "status": "False", "reason": "ContainersNotReady", "lastTransitionTime": now},
+        {"type": "Ready", "status": "False", "reason": "ContainersNotReady", "lastTransitionTime": now,
+         "message": format!("containers with unready status: [{}]", containers.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>().join(" "))},
+    ]);
+    pod["status"]["containerStatuses"] = containers
+        .iter()
+        .map(|(n, i)| {
+            json!({
+                "name": n, "image": i, "ready": false, "started": false, "restartCount": 5,
+                "state": {"waiting": {"reason": "CrashLoopBackOff",
+                    "message": format!("back-off 2m40s restarting failed container={n} pod={pod_name}")}},
+                "lastState": {"terminated": {"exitCode": 1, "reason": "Error",
+                    "startedAt": now, "finishedAt": now}},
+            })
+        })
+        .collect();
 }

@@ -1,0 +1,170 @@
+//! The infrastructure watch against real Keystone and Heat (`scripts/test-env/openstack.sh`):
+//! a VNFC's server that Heat holds in `CHECK_FAILED` raises an alarm on that VNFC through the
+//! core's fault manager, and healing the VNFC clears it. Skipped (with a SKIPPED line) when
+//! `VNFM_TEST_KEYSTONE_URL` is not set; `scripts/test.sh` always sets it.
+
+mod support;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::json;
+use support::Cloud;
+use vnfm_driver_api::{ArtifactSource, FixedAnswer, ResolvedVim, RunControl};
+use vnfm_infra_openstack::OpenStackDriver;
+use vnfm_infra_openstack::heat::Heat;
+use vnfm_lcm::fm::{InfraWatch, Swept};
+use vnfm_lcm::testing::NoSubscribers;
+use vnfm_lcm::{FaultManager, InlineVimDirectory, Keyring, Lcm, LcmConfig, MemoryCatalog};
+use vnfm_types::{LcmOperationStateType, PerceivedSeverity, VnfInstance};
+
+const WAIT: Duration = Duration::from_secs(600);
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_heat_holds_failed_raises_an_alarm_on_its_vnfc_until_healed() {
+    let Some(cloud) =
+        Cloud::from_env("a_server_heat_holds_failed_raises_an_alarm_on_its_vnfc_until_healed")
+    else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let store = vnfm_store_sql::open(&format!("sqlite://{}", dir.path().join("lcm.db").display()))
+        .await
+        .unwrap();
+    let catalog = MemoryCatalog::new();
+    let package: Arc<dyn ArtifactSource> = Arc::new(support::package(""));
+    catalog.insert(support::vnfd("vnfd-heat-watch"), package);
+    let driver = Arc::new(OpenStackDriver::new(support::driver_config()));
+    let lcm = Lcm::builder(
+        store.clone(),
+        Arc::new(InlineVimDirectory),
+        Arc::new(NoSubscribers),
+        Arc::new(catalog),
+    )
+    .infra_driver(driver.clone())
+    .config(LcmConfig {
+        step_timeout: Duration::from_secs(600),
+        ..LcmConfig::default()
+    })
+    .build();
+    let keyring = Arc::new(Keyring::from_key_list(&Keyring::generate_key()).unwrap());
+    let faults = FaultManager::new(store.clone(), keyring, Arc::new(FixedAnswer(204)));
+    let watch = InfraWatch::new(lcm.clone(), faults, Duration::from_secs(60));
+    let completed = |state: LcmOperationStateType| {
+        assert_eq!(state, LcmOperationStateType::Completed);
+    };
+
+    let vnf = lcm
+        .create_vnf_identifier(
+            serde_json::from_value(json!({"vnfdId": "vnfd-heat-watch"})).unwrap(),
+        )
+        .await
+        .unwrap();
+    let op = lcm
+        .instantiate(
+            &vnf.id,
+            serde_json::from_value(support::instantiate_request(&cloud)).unwrap(),
+        )
+        .await
+        .unwrap();
+    completed(lcm.wait(&op.id, WAIT).await.unwrap().operation_state);
+    let sweep = watch.sweep().await.unwrap();
+    assert_eq!(
+        (sweep.observed, sweep.raised, sweep.failures),
+        (1, 0, 0),
+        "{sweep:?}"
+    );
+
+    // Heat marks one VNFC's server unhealthy (CHECK_FAILED), as an operator or a monitor would.
+    let inst: VnfInstance = lcm.get_instance(&vnf.id).await.unwrap();
+    let info = inst.instantiated_vnf_info.clone().unwrap();
+    let target = info.vnfc_resource_info.as_ref().unwrap()[0].clone();
+    let vnfc_id = info
+        .vnfc_info
+        .as_ref()
+        .unwrap()
+        .iter()
+        .find(|c| c.vnfc_resource_info_id.as_deref() == Some(target.id.as_str()))
+        .unwrap()
+        .id
+        .clone();
+    let vim = ResolvedVim::new(
+        "vim1",
+        serde_json::from_value(cloud.vim_connection()).unwrap(),
+    );
+    let session = driver.session(&vim).unwrap();
+    let control = RunControl::with_timeout(Duration::from_secs(60));
+    let heat = Heat::connect(&session, &control, driver.config().poll.clone())
+        .await
+        .unwrap();
+    let stack = heat
+        .find(&driver.stack_name(vnf.id.as_str()))
+        .await
+        .unwrap()
+        .unwrap();
+    let server = heat
+        .resources(&stack.reference(), 5)
+        .await
+        .unwrap()
+        .into_iter()
+        .find(|r| r.physical_resource_id == target.compute_resource.resource_id)
+        .expect("the VNFC's server is a resource of the stack");
+    heat.mark_unhealthy(&server.stack().unwrap(), &server.resource_name, "disk lost")
+        .await
+        .unwrap();
+
+    let sweep = watch.sweep().await.unwrap();
+    assert_eq!(
+        sweep,
+        Swept {
+            observed: 1,
+            raised: 1,
+            ..Swept::default()
+        }
+    );
+    let open = store.open_alarms(Some(&vnf.id)).await.unwrap();
+    assert_eq!(open.len(), 1, "{open:?}");
+    let alarm = &open[0].0.alarm;
+    assert_eq!(alarm.probable_cause, "CHECK_FAILED");
+    assert_eq!(alarm.perceived_severity, PerceivedSeverity::Major);
+    assert_eq!(
+        alarm.vnfc_instance_ids.as_deref(),
+        Some(&[vnfc_id.clone()][..])
+    );
+    assert_eq!(
+        alarm.fault_type.as_deref(),
+        Some("infrastructure/openstack")
+    );
+    let details = alarm.fault_details.clone().unwrap_or_default();
+    assert!(
+        details.iter().any(|d| d.contains("disk lost")),
+        "{details:?}"
+    );
+
+    // Healing the VNFC replaces its server: the alarm is cleared.
+    let op = lcm
+        .heal(
+            &vnf.id,
+            serde_json::from_value(json!({"vnfcInstanceId": [vnfc_id]})).unwrap(),
+        )
+        .await
+        .unwrap();
+    completed(lcm.wait(&op.id, WAIT).await.unwrap().operation_state);
+    let sweep = watch.sweep().await.unwrap();
+    assert_eq!(
+        (sweep.raised, sweep.cleared, sweep.failures),
+        (0, 1, 0),
+        "{sweep:?}"
+    );
+    assert!(store.open_alarms(Some(&vnf.id)).await.unwrap().is_empty());
+
+    let op = lcm
+        .terminate(
+            &vnf.id,
+            serde_json::from_value(json!({"terminationType": "FORCEFUL"})).unwrap(),
+        )
+        .await
+        .unwrap();
+    completed(lcm.wait(&op.id, WAIT).await.unwrap().operation_state);
+    lcm.shutdown(Duration::from_secs(5)).await;
+}
