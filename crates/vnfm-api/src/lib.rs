@@ -8,6 +8,7 @@
 //! | `/vnfind/v1` | VNF indicators, SOL003 v2.6.1: indicator values per instance (from the VNFD's PromQL, or pushed), indicator subscriptions |
 //! | `/vnffm/v1` | VNF fault management, SOL003 v2.6.1: alarms, FM subscriptions; `POST /vnffm/v1/alertmanager` receives Alertmanager webhooks |
 //! | `/vnfpm/v2` | VNF performance management, SOL003 v3.3.1: PM jobs and their reports, thresholds, PM subscriptions (the v2.6.1 shape) |
+//! | `/vnfpm/v1` | VNF performance management, SOL003 v2.6.1: the same PM jobs, reports, thresholds and subscriptions, created without object type or callback |
 //! | `/vnfm/v1/vims` | the VIM registry (secrets are write-only) |
 //! | `/v1.0/vims` | the same registry through Tacker's VIM API (`openstack vim ...`) |
 //! | `/oauth2/token` | OAuth 2.0 client credentials token endpoint |
@@ -94,6 +95,7 @@ pub fn router(state: Arc<AppState>) -> Router {
         .nest("/vnffm/v1", fm::routes())
         .route("/vnffm/api_versions", get(version::fm_api_versions))
         .nest("/vnfpm/v2", pm::routes())
+        .nest("/vnfpm/v1", pm::routes_v1())
         .route("/vnfpm/api_versions", get(version::pm_api_versions))
         .nest("/vnfind/v1", indicators::routes())
         .route("/vnfind/api_versions", get(version::ind_api_versions))

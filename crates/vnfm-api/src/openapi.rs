@@ -730,6 +730,118 @@ pub const OPERATIONS: &[OperationDoc] = &[
     ),
     op(
         "GET",
+        "/vnfpm/v1/api_versions",
+        "API versions of VNF performance management v1 (SOL003 v2.6.1)",
+        None,
+        200,
+        Some("ApiVersionInformation"),
+    ),
+    op(
+        "GET",
+        "/vnfpm/v1/pm_jobs",
+        "List PM jobs (SOL013 filter, paging)",
+        None,
+        200,
+        Some("[PmJob]"),
+    ),
+    op(
+        "POST",
+        "/vnfpm/v1/pm_jobs",
+        "Create a PM job of VNF instances, without callback (SOL003 v2.6.1)",
+        Some("CreatePmJobRequestV1"),
+        201,
+        Some("PmJob"),
+    ),
+    op(
+        "GET",
+        "/vnfpm/v1/pm_jobs/{pmJobId}",
+        "Read a PM job, with its reports",
+        None,
+        200,
+        Some("PmJob"),
+    ),
+    op(
+        "DELETE",
+        "/vnfpm/v1/pm_jobs/{pmJobId}",
+        "Delete a PM job and its reports",
+        None,
+        204,
+        None,
+    ),
+    op(
+        "GET",
+        "/vnfpm/v1/pm_jobs/{pmJobId}/reports/{reportId}",
+        "Read a performance report",
+        None,
+        200,
+        Some("PerformanceReport"),
+    ),
+    op(
+        "GET",
+        "/vnfpm/v1/thresholds",
+        "List thresholds (SOL013 filter, paging)",
+        None,
+        200,
+        Some("[Threshold]"),
+    ),
+    op(
+        "POST",
+        "/vnfpm/v1/thresholds",
+        "Create a threshold of a VNF instance, without callback (SOL003 v2.6.1)",
+        Some("CreateThresholdRequestV1"),
+        201,
+        Some("Threshold"),
+    ),
+    op(
+        "GET",
+        "/vnfpm/v1/thresholds/{thresholdId}",
+        "Read a threshold",
+        None,
+        200,
+        Some("Threshold"),
+    ),
+    op(
+        "DELETE",
+        "/vnfpm/v1/thresholds/{thresholdId}",
+        "Delete a threshold",
+        None,
+        204,
+        None,
+    ),
+    op(
+        "GET",
+        "/vnfpm/v1/subscriptions",
+        "List PM subscriptions",
+        None,
+        200,
+        Some("[PmSubscription]"),
+    ),
+    op(
+        "POST",
+        "/vnfpm/v1/subscriptions",
+        "Subscribe to PM notifications",
+        Some("PmSubscriptionRequest"),
+        201,
+        Some("PmSubscription"),
+    ),
+    op(
+        "GET",
+        "/vnfpm/v1/subscriptions/{subscriptionId}",
+        "Read a PM subscription",
+        None,
+        200,
+        Some("PmSubscription"),
+    ),
+    op(
+        "DELETE",
+        "/vnfpm/v1/subscriptions/{subscriptionId}",
+        "Delete a PM subscription",
+        None,
+        204,
+        None,
+    ),
+    op(
+        "GET",
         "/vnfind/api_versions",
         "API versions of VNF indicators",
         None,
@@ -903,6 +1015,8 @@ fn component_schemas() -> BTreeMap<String, Value> {
     add::<FmSubscription>(&mut out, "FmSubscription");
     add::<PmJob>(&mut out, "PmJob");
     add::<CreatePmJobRequest>(&mut out, "CreatePmJobRequest");
+    add::<vnfm_types::CreatePmJobRequestV1>(&mut out, "CreatePmJobRequestV1");
+    add::<vnfm_types::CreateThresholdRequestV1>(&mut out, "CreateThresholdRequestV1");
     add::<PmJobModifications>(&mut out, "PmJobModifications");
     add::<PerformanceReport>(&mut out, "PerformanceReport");
     add::<Threshold>(&mut out, "Threshold");

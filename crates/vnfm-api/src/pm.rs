@@ -1,10 +1,14 @@
 //! VNF performance management, SOL003 v3.3.1 (`/vnfpm/v2`, API version 2.1.0): PM jobs
 //! (list with SOL013 filters, create, read with an `ETag`, `PATCH` of the callback with
 //! `If-Match`, delete) and their performance reports, thresholds (the same verbs), and PM
-//! subscriptions in the v2.6.1 shape (the shared handlers of [`crate::subscriptions`]).
+//! subscriptions in the v2.6.1 shape (the shared handlers of [`crate::subscriptions`]); and
+//! SOL003 v2.6.1 (`/vnfpm/v1`, API version 1.2.0): the same jobs, reports, thresholds and
+//! subscriptions, created without object type (VNF instances) or callback, and without
+//! `PATCH`.
 //!
-//! Notifications about a job or threshold go to its own `callbackUri` (v3.3.1) and to the PM
-//! subscriptions whose filter selects them; see `vnfm_lcm::pm`.
+//! Notifications about a job or threshold go to its own `callbackUri` (v3.3.1; a v1 one has
+//! none) and to the PM subscriptions whose filter selects them; see `vnfm_lcm::pm`. A
+//! resource read through one version links to that version's resources.
 
 use std::future::Future;
 use std::sync::{Arc, OnceLock};
@@ -21,12 +25,14 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 use vnfm_lcm::LcmError;
+use vnfm_lcm::pm::PmApi;
 use vnfm_lcm::subscriptions::{CreateOptions, Created};
 use vnfm_schemas::SchemaId;
 use vnfm_store::{Page, ProjectScope, Version};
 use vnfm_types::{
-    CreatePmJobRequest, CreateThresholdRequest, PmJob, PmJobModifications, PmSubscription,
-    PmSubscriptionRequest, SubscriptionId, Threshold, ThresholdModifications,
+    CreatePmJobRequest, CreatePmJobRequestV1, CreateThresholdRequest, CreateThresholdRequestV1,
+    PmJob, PmJobModifications, PmSubscription, PmSubscriptionRequest, SubscriptionId, Threshold,
+    ThresholdModifications,
 };
 
 use crate::error::{ApiError, ApiResult};
@@ -44,21 +50,21 @@ const FAMILY: ApiFamily = ApiFamily::PmV2;
 pub(crate) fn routes() -> Router<Arc<AppState>> {
     Router::new()
         .route("/api_versions", get(|| async { major_versions(FAMILY) }))
-        .route("/pm_jobs", get(list::<Jobs>).post(create::<Jobs>))
+        .route("/pm_jobs", get(list::<Jobs, V2>).post(create::<Jobs, V2>))
         .route(
             "/pm_jobs/{id}",
-            get(show::<Jobs>)
+            get(show::<Jobs, V2>)
                 .patch(modify::<Jobs>)
                 .delete(remove::<Jobs>),
         )
         .route("/pm_jobs/{id}/reports/{report_id}", get(show_report))
         .route(
             "/thresholds",
-            get(list::<Thresholds>).post(create::<Thresholds>),
+            get(list::<Thresholds, V2>).post(create::<Thresholds, V2>),
         )
         .route(
             "/thresholds/{id}",
-            get(show::<Thresholds>)
+            get(show::<Thresholds, V2>)
                 .patch(modify::<Thresholds>)
                 .delete(remove::<Thresholds>),
         )
@@ -68,14 +74,96 @@ pub(crate) fn routes() -> Router<Arc<AppState>> {
         }))
 }
 
-/// PM subscriptions (`/vnfpm/v2` only).
+/// The `/vnfpm/v1` routes (SOL003 v2.6.1; behind the server's authentication).
+pub(crate) fn routes_v1() -> Router<Arc<AppState>> {
+    Router::new()
+        .route(
+            "/api_versions",
+            get(|| async { major_versions(ApiFamily::PmV1) }),
+        )
+        .route("/pm_jobs", get(list::<Jobs, V1>).post(create::<Jobs, V1>))
+        .route(
+            "/pm_jobs/{id}",
+            get(show::<Jobs, V1>).delete(remove::<Jobs>),
+        )
+        .route("/pm_jobs/{id}/reports/{report_id}", get(show_report))
+        .route(
+            "/thresholds",
+            get(list::<Thresholds, V1>).post(create::<Thresholds, V1>),
+        )
+        .route(
+            "/thresholds/{id}",
+            get(show::<Thresholds, V1>).delete(remove::<Thresholds>),
+        )
+        .merge(crate::subscriptions::routes::<Pm>(ApiFamily::PmV1))
+        .layer(middleware::from_fn(|req, next| {
+            versioned(ApiFamily::PmV1, req, next)
+        }))
+}
+
+/// One version of the PM interface: how its creation requests read and where its
+/// resources link.
+trait PmVersion: Send + Sync + 'static {
+    /// The family served.
+    const FAMILY: ApiFamily;
+    /// The core's name of the version.
+    const API: PmApi;
+
+    /// The creation request of `R` in this version, as the core takes it.
+    fn request<R: Resource>(headers: &HeaderMap, body: &Bytes) -> ApiResult<R::Request>;
+}
+
+/// SOL003 v3.3.1, `/vnfpm/v2`.
+struct V2;
+
+impl PmVersion for V2 {
+    const FAMILY: ApiFamily = ApiFamily::PmV2;
+    const API: PmApi = PmApi::V2;
+
+    fn request<R: Resource>(headers: &HeaderMap, body: &Bytes) -> ApiResult<R::Request> {
+        let request: R::Request = json_body(headers, body, None)?;
+        if R::callback_of(&request).is_none() {
+            return Err(ApiError::invalid(
+                "/callbackUri",
+                "callbackUri is required: the notifications about the resource go there",
+            ));
+        }
+        Ok(request)
+    }
+}
+
+/// SOL003 v2.6.1, `/vnfpm/v1`.
+struct V1;
+
+impl PmVersion for V1 {
+    const FAMILY: ApiFamily = ApiFamily::PmV1;
+    const API: PmApi = PmApi::V1;
+
+    fn request<R: Resource>(headers: &HeaderMap, body: &Bytes) -> ApiResult<R::Request> {
+        let request: R::RequestV1 = json_body(headers, body, None)?;
+        Ok(request.into())
+    }
+}
+
+/// `doc` (a PM resource as stored) with its links into version `api`'s resources.
+fn relinked(mut doc: Value, api: PmApi) -> Value {
+    let (from, to) = match api {
+        PmApi::V1 => (PmApi::V2, PmApi::V1),
+        PmApi::V2 => (PmApi::V1, PmApi::V2),
+    };
+    crate::lcm_v1::relink_between(&mut doc, from.prefix(), to.prefix());
+    crate::lcm_v1::relink_between(&mut doc, from.instances_base(), to.instances_base());
+    doc
+}
+
+/// PM subscriptions (`/vnfpm/v1` and `/vnfpm/v2`).
 pub(crate) struct Pm;
 
 impl Kind for Pm {
     type Resource = PmSubscription;
     type Request = PmSubscriptionRequest;
     const REQUEST_SCHEMA: Option<SchemaId> = None;
-    const VERSIONS: (ApiFamily, ApiFamily) = (FAMILY, FAMILY);
+    const VERSIONS: (ApiFamily, ApiFamily) = (ApiFamily::PmV1, FAMILY);
 
     fn schema() -> &'static Value {
         static S: OnceLock<Value> = OnceLock::new();
@@ -91,15 +179,16 @@ impl Kind for Pm {
     }
     async fn create(
         state: &AppState,
-        _family: ApiFamily,
+        family: ApiFamily,
         request: &PmSubscriptionRequest,
         options: &CreateOptions,
     ) -> Result<Created<PmSubscription>, LcmError> {
-        state
-            .performance
-            .subscriptions()
-            .create(request, options)
-            .await
+        let service = if family == ApiFamily::PmV1 {
+            &state.pm_subscriptions_v1
+        } else {
+            state.performance.subscriptions()
+        };
+        service.create(request, options).await
     }
     async fn get(state: &AppState, id: &SubscriptionId) -> Result<PmSubscription, LcmError> {
         state.performance.subscriptions().get(id).await
@@ -126,6 +215,8 @@ trait Resource: Send + Sync + 'static {
     type Doc: Serialize + schemars::JsonSchema + Send + Sync;
     /// The creation request.
     type Request: DeserializeOwned + Send + Sync;
+    /// The creation request of SOL003 v2.6.1.
+    type RequestV1: DeserializeOwned + Into<Self::Request> + Send + Sync;
     /// The body of `PATCH`.
     type Modifications: Serialize + DeserializeOwned + Send + Sync;
     /// The collection's path under the API prefix (`pm_jobs`).
@@ -133,10 +224,12 @@ trait Resource: Send + Sync + 'static {
 
     fn schema() -> &'static Value;
     fn id(doc: &Self::Doc) -> &str;
+    fn callback_of(request: &Self::Request) -> Option<&str>;
     fn create(
         state: &AppState,
         request: &Self::Request,
         options: &CreateOptions,
+        api: PmApi,
     ) -> impl Future<Output = Result<Self::Doc, LcmError>> + Send;
     fn get(
         state: &AppState,
@@ -161,6 +254,7 @@ struct Jobs;
 impl Resource for Jobs {
     type Doc = PmJob;
     type Request = CreatePmJobRequest;
+    type RequestV1 = CreatePmJobRequestV1;
     type Modifications = PmJobModifications;
     const PATH: &'static str = "pm_jobs";
 
@@ -171,12 +265,16 @@ impl Resource for Jobs {
     fn id(doc: &PmJob) -> &str {
         &doc.id
     }
+    fn callback_of(request: &CreatePmJobRequest) -> Option<&str> {
+        request.callback_uri.as_deref()
+    }
     async fn create(
         state: &AppState,
         request: &CreatePmJobRequest,
         options: &CreateOptions,
+        api: PmApi,
     ) -> Result<PmJob, LcmError> {
-        state.performance.create_job(request, options).await
+        state.performance.create_job(request, options, api).await
     }
     async fn get(state: &AppState, id: &str) -> Result<(PmJob, Version), LcmError> {
         state.performance.job(id).await
@@ -206,6 +304,7 @@ struct Thresholds;
 impl Resource for Thresholds {
     type Doc = Threshold;
     type Request = CreateThresholdRequest;
+    type RequestV1 = CreateThresholdRequestV1;
     type Modifications = ThresholdModifications;
     const PATH: &'static str = "thresholds";
 
@@ -216,12 +315,19 @@ impl Resource for Thresholds {
     fn id(doc: &Threshold) -> &str {
         &doc.id
     }
+    fn callback_of(request: &CreateThresholdRequest) -> Option<&str> {
+        request.callback_uri.as_deref()
+    }
     async fn create(
         state: &AppState,
         request: &CreateThresholdRequest,
         options: &CreateOptions,
+        api: PmApi,
     ) -> Result<Threshold, LcmError> {
-        state.performance.create_threshold(request, options).await
+        state
+            .performance
+            .create_threshold(request, options, api)
+            .await
     }
     async fn get(state: &AppState, id: &str) -> Result<(Threshold, Version), LcmError> {
         state.performance.threshold(id).await
@@ -261,7 +367,7 @@ fn callback_options(state: &AppState) -> CreateOptions {
     }
 }
 
-async fn list<R: Resource>(
+async fn list<R: Resource, V: PmVersion>(
     State(state): State<Arc<AppState>>,
     OriginalUri(uri): OriginalUri,
     headers: HeaderMap,
@@ -277,7 +383,7 @@ async fn list<R: Resource>(
                     items: page
                         .items
                         .iter()
-                        .map(to_value)
+                        .map(|d| to_value(d).map(|v| relinked(v, V::API)))
                         .collect::<ApiResult<Vec<_>>>()?,
                     next: page.next,
                 })
@@ -289,31 +395,31 @@ async fn list<R: Resource>(
 }
 
 /// `201 Created` with the resource and its `Location` and `ETag`.
-async fn create<R: Resource>(
+async fn create<R: Resource, V: PmVersion>(
     State(state): State<Arc<AppState>>,
     headers: HeaderMap,
     body: Bytes,
 ) -> ApiResult<Response> {
     require_accept(&headers, &["application/json"])?;
-    let request: R::Request = json_body(&headers, &body, None)?;
-    let doc = R::create(&state, &request, &callback_options(&state)).await?;
+    let request = V::request::<R>(&headers, &body)?;
+    let doc = R::create(&state, &request, &callback_options(&state), V::API).await?;
     let location = format!(
         "{}{}/{}/{}",
         state.origin(&headers),
-        FAMILY.prefix(),
+        V::FAMILY.prefix(),
         R::PATH,
         R::id(&doc)
     );
     Ok(with_etag(
         with_location(
-            json_response(StatusCode::CREATED, &to_value(&doc)?),
+            json_response(StatusCode::CREATED, &relinked(to_value(&doc)?, V::API)),
             &location,
         ),
         Version::FIRST,
     ))
 }
 
-async fn show<R: Resource>(
+async fn show<R: Resource, V: PmVersion>(
     State(state): State<Arc<AppState>>,
     Path(id): Path<String>,
     headers: HeaderMap,
@@ -321,7 +427,7 @@ async fn show<R: Resource>(
     require_accept(&headers, &["application/json"])?;
     let (doc, version) = R::get(&state, &id).await?;
     Ok(with_etag(
-        json_response(StatusCode::OK, &to_value(&doc)?),
+        json_response(StatusCode::OK, &relinked(to_value(&doc)?, V::API)),
         version,
     ))
 }

@@ -133,6 +133,9 @@ pub struct AppState {
     pub(crate) pkgm_subscriptions_v1: PkgmSubscriptions,
     pub(crate) faults: vnfm_lcm::FaultManager,
     pub(crate) performance: vnfm_lcm::PerformanceManager,
+    /// The PM subscriptions created through `/vnfpm/v1` (links into that version).
+    pub(crate) pm_subscriptions_v1:
+        vnfm_lcm::subscriptions::ManagedSubscriptions<vnfm_lcm::pm::PmKind>,
     pub(crate) indicators: vnfm_lcm::IndicatorManager,
     pub(crate) vims: VimRegistry,
     pub(crate) packages: Arc<Packages>,
@@ -273,6 +276,11 @@ impl AppState {
             pkgm_subscriptions_v1,
             faults: services.faults.clone(),
             performance: services.performance.clone(),
+            pm_subscriptions_v1: services
+                .performance
+                .subscriptions()
+                .clone()
+                .with_base("/vnfpm/v1/subscriptions"),
             indicators: services.indicators.clone(),
             vims: services.vims.clone(),
             packages,

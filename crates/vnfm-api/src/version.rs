@@ -34,6 +34,8 @@ pub enum ApiFamily {
     FmV1,
     /// `/vnfpm/v2` (VNF performance management, SOL003 v3.3.1).
     PmV2,
+    /// `/vnfpm/v1` (VNF performance management, SOL003 v2.6.1).
+    PmV1,
     /// `/vnfind/v1` (VNF indicators, SOL003 v2.6.1).
     IndV1,
 }
@@ -49,6 +51,7 @@ impl ApiFamily {
             ApiFamily::VimV1 => "1.0.0",
             ApiFamily::FmV1 => "1.2.0",
             ApiFamily::PmV2 => "2.1.0",
+            ApiFamily::PmV1 => "1.2.0",
             ApiFamily::IndV1 => "1.2.0",
         }
     }
@@ -63,6 +66,7 @@ impl ApiFamily {
             ApiFamily::VimV1 => "/vnfm/v1",
             ApiFamily::FmV1 => "/vnffm/v1",
             ApiFamily::PmV2 => "/vnfpm/v2",
+            ApiFamily::PmV1 => "/vnfpm/v1",
             ApiFamily::IndV1 => "/vnfind/v1",
         }
     }
@@ -184,7 +188,7 @@ pub async fn ind_api_versions() -> Response {
 pub async fn pm_api_versions() -> Response {
     json_response(
         axum::http::StatusCode::OK,
-        &api_version_information(&[ApiFamily::PmV2], "/vnfpm"),
+        &api_version_information(&[ApiFamily::PmV1, ApiFamily::PmV2], "/vnfpm"),
     )
 }
 

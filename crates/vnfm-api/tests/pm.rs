@@ -387,3 +387,150 @@ async fn pm_jobs_and_thresholds_are_checked_served_and_notified() {
         .await;
     assert_eq!(r.status, StatusCode::NO_CONTENT);
 }
+
+/// `/vnfpm/v1` (SOL003 v2.6.1): jobs and thresholds of VNF instances without a callback,
+/// whose notifications go to PM subscriptions only; each version links to its own resources.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn v1_jobs_and_thresholds_have_no_callback_and_notify_subscriptions() {
+    let metrics = metrics();
+    let h = harness(&metrics).await;
+    let (base, posts) = receiver().await;
+    let v = h.call(Method::GET, "/vnfpm/v1/api_versions", None).await;
+    assert_eq!(v.json()["apiVersions"][0]["version"], "1.2.0");
+    let all = h
+        .call(Method::GET, "/vnfpm/api_versions", None)
+        .await
+        .json();
+    assert_eq!(all["apiVersions"].as_array().unwrap().len(), 2, "{all}");
+
+    h.onboard(zip_dir(Path::new(HELLO))).await;
+    let vnf = h.create_instance().await;
+    let criteria = json!({"performanceMetric": ["VCpuUsageMeanVnf"],
+                          "collectionPeriod": 1, "reportingPeriod": 2});
+
+    // v2 needs the callback v1 does not have.
+    let r = h
+        .call(
+            Method::POST,
+            "/vnfpm/v2/pm_jobs",
+            Some(json!({"objectType": "Vnf", "objectInstanceIds": [vnf], "criteria": criteria})),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::BAD_REQUEST);
+    assert_eq!(r.json()["pointer"], "/callbackUri");
+
+    let r = h
+        .call(
+            Method::POST,
+            "/vnfpm/v1/subscriptions",
+            Some(json!({"callbackUri": format!("{base}/v1sub")})),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.json());
+    let sub = r.json();
+    assert!(
+        sub["_links"]["self"]["href"]
+            .as_str()
+            .unwrap()
+            .contains("/vnfpm/v1/subscriptions/"),
+        "{sub}"
+    );
+
+    metrics.set(Some(12.0));
+    let r = h
+        .call(
+            Method::POST,
+            "/vnfpm/v1/pm_jobs",
+            Some(json!({"objectInstanceIds": [vnf], "criteria": criteria})),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.json());
+    let job = r.json();
+    let id = job["id"].as_str().unwrap().to_owned();
+    assert!(job.get("callbackUri").is_none(), "{job}");
+    assert_eq!(job["objectType"], "Vnf");
+    assert!(
+        r.header("location")
+            .unwrap()
+            .ends_with(&format!("/vnfpm/v1/pm_jobs/{id}"))
+    );
+    assert!(
+        job["_links"]["objects"][0]["href"]
+            .as_str()
+            .unwrap()
+            .ends_with(&format!("/vnflcm/v1/vnf_instances/{vnf}")),
+        "{job}"
+    );
+    // The same job through v2 links into v2.
+    let v2 = h
+        .call(Method::GET, &format!("/vnfpm/v2/pm_jobs/{id}"), None)
+        .await
+        .json();
+    assert!(
+        v2["_links"]["self"]["href"]
+            .as_str()
+            .unwrap()
+            .ends_with(&format!("/vnfpm/v2/pm_jobs/{id}")),
+        "{v2}"
+    );
+    // v2.6.1 has no PATCH of a job.
+    let r = h
+        .call(
+            Method::PATCH,
+            &format!("/vnfpm/v1/pm_jobs/{id}"),
+            Some(json!({"callbackUri": format!("{base}/x")})),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::METHOD_NOT_ALLOWED);
+
+    // The report goes to the v1 subscription, with v1 links; nothing else is sent.
+    let note = eventually("the v1 subscription's notification", || {
+        posts
+            .lock()
+            .unwrap()
+            .iter()
+            .find(|(p, _)| p == "/v1sub")
+            .map(|(_, b)| b.clone())
+    })
+    .await;
+    assert_eq!(note["subscriptionId"], sub["id"]);
+    assert_eq!(note["pmJobId"], id.as_str());
+    let pm_job = note["_links"]["pmJob"]["href"].as_str().unwrap();
+    assert!(pm_job.contains("/vnfpm/v1/pm_jobs/"), "{note}");
+    let report = note["_links"]["performanceReport"]["href"]
+        .as_str()
+        .unwrap();
+    let path = &report[report.find("/vnfpm/").unwrap()..];
+    assert!(path.starts_with("/vnfpm/v1/"), "{path}");
+    let r = h.call(Method::GET, path, None).await;
+    assert_eq!(r.status, StatusCode::OK);
+    assert!(posts.lock().unwrap().iter().all(|(p, _)| p == "/v1sub"));
+
+    // A threshold without callback, read, listed and deleted through v1.
+    let r = h
+        .call(
+            Method::POST,
+            "/vnfpm/v1/thresholds",
+            Some(json!({"objectInstanceId": vnf,
+                        "criteria": {"performanceMetric": "VCpuUsageMeanVnf",
+                                     "thresholdType": "SIMPLE",
+                                     "simpleThresholdDetails": {"thresholdValue": 50,
+                                                                "hysteresis": 5}}})),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.json());
+    let th = r.json()["id"].as_str().unwrap().to_owned();
+    assert!(r.json().get("callbackUri").is_none());
+    let listed = h
+        .call(Method::GET, "/vnfpm/v1/thresholds", None)
+        .await
+        .json();
+    assert_eq!(listed[0]["id"], th.as_str());
+    for path in [
+        format!("/vnfpm/v1/thresholds/{th}"),
+        format!("/vnfpm/v1/pm_jobs/{id}"),
+    ] {
+        let r = h.call(Method::DELETE, &path, None).await;
+        assert_eq!(r.status, StatusCode::NO_CONTENT, "{path}");
+    }
+}

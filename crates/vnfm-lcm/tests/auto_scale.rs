@@ -202,6 +202,7 @@ async fn a_threshold_crossing_scales_by_the_instances_rule() {
                 "callbackUri": "http://127.0.0.1:9/threshold"
             })),
             &vnfm_lcm::CreateOptions::default(),
+            vnfm_lcm::pm::PmApi::V2,
         )
         .await
         .unwrap();

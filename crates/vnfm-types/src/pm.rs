@@ -119,15 +119,73 @@ pub struct CreatePmJobRequest {
     pub sub_object_instance_ids: Option<Vec<String>>,
     /// What to collect.
     pub criteria: PmJobCriteria,
-    /// Where the notifications about the job go.
+    /// Where the notifications about the job go. Required by `/vnfpm/v2`; a job created
+    /// through `/vnfpm/v1` (SOL003 v2.6.1) has none and notifies PM subscriptions only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 1), url)]
-    pub callback_uri: String,
+    pub callback_uri: Option<String>,
     /// Credentials the VNFM uses towards the callback.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub authentication: Option<SubscriptionAuthentication>,
     /// Free-form metadata (Tacker puts its monitoring target here); not interpreted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<Value>,
+}
+
+/// `CreatePmJobRequest` of SOL003 v2.6.1: body of `POST /vnfpm/v1/pm_jobs`. The jobs are
+/// of VNF instances (no object type), without a callback of their own.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CreatePmJobRequestV1 {
+    /// The measured VNF instances.
+    pub object_instance_ids: Vec<String>,
+    /// VNFCs of the one VNF instance to measure (v2.6.1 names no sub-objects; accepted as
+    /// in later versions).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sub_object_instance_ids: Option<Vec<String>>,
+    /// What to collect.
+    pub criteria: PmJobCriteria,
+}
+
+impl From<CreatePmJobRequestV1> for CreatePmJobRequest {
+    /// The same job as `/vnfpm/v2` would create it: of object type `Vnf`, without callback.
+    fn from(r: CreatePmJobRequestV1) -> Self {
+        CreatePmJobRequest {
+            object_type: "Vnf".into(),
+            object_instance_ids: r.object_instance_ids,
+            sub_object_instance_ids: r.sub_object_instance_ids,
+            criteria: r.criteria,
+            callback_uri: None,
+            authentication: None,
+            metadata: None,
+        }
+    }
+}
+
+/// `CreateThresholdRequest` of SOL003 v2.6.1: body of `POST /vnfpm/v1/thresholds`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CreateThresholdRequestV1 {
+    /// The VNF instance.
+    pub object_instance_id: String,
+    /// What to watch.
+    pub criteria: ThresholdCriteria,
+}
+
+impl From<CreateThresholdRequestV1> for CreateThresholdRequest {
+    /// The same threshold as `/vnfpm/v2` would create it: of object type `Vnf`, without
+    /// callback.
+    fn from(r: CreateThresholdRequestV1) -> Self {
+        CreateThresholdRequest {
+            object_type: "Vnf".into(),
+            object_instance_id: r.object_instance_id,
+            sub_object_instance_ids: None,
+            criteria: r.criteria,
+            callback_uri: None,
+            authentication: None,
+            metadata: None,
+        }
+    }
 }
 
 /// A report of a [`PmJob`], as listed in the job.
@@ -172,8 +230,10 @@ pub struct PmJob {
     pub sub_object_instance_ids: Option<Vec<String>>,
     /// What is collected.
     pub criteria: PmJobCriteria,
-    /// Where the notifications about the job go.
-    pub callback_uri: String,
+    /// Where the notifications about the job go (none for a job created through
+    /// `/vnfpm/v1`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub callback_uri: Option<String>,
     /// The available reports.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reports: Option<Vec<PmJobReport>>,
@@ -277,9 +337,11 @@ pub struct CreateThresholdRequest {
     pub sub_object_instance_ids: Option<Vec<String>>,
     /// What to watch.
     pub criteria: ThresholdCriteria,
-    /// Where the notifications about the threshold go.
+    /// Where the notifications about the threshold go. Required by `/vnfpm/v2`; a
+    /// threshold created through `/vnfpm/v1` has none and notifies PM subscriptions only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 1), url)]
-    pub callback_uri: String,
+    pub callback_uri: Option<String>,
     /// Credentials the VNFM uses towards the callback.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub authentication: Option<SubscriptionAuthentication>,
@@ -314,8 +376,9 @@ pub struct Threshold {
     pub sub_object_instance_ids: Option<Vec<String>>,
     /// What is watched.
     pub criteria: ThresholdCriteria,
-    /// Where the notifications go.
-    pub callback_uri: String,
+    /// Where the notifications go (none for a threshold created through `/vnfpm/v1`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub callback_uri: Option<String>,
     /// Links.
     #[serde(rename = "_links")]
     pub links: ThresholdLinks,

@@ -23,7 +23,7 @@ use vnfm_types::{
 };
 
 use super::logic::{self, JobState, ThresholdState};
-use super::{INSTANCES_BASE, PerformanceManager, to_state};
+use super::{PerformanceManager, PmApi, to_state};
 use crate::LcmError;
 use crate::secrets::new_id;
 use crate::vim::store_err;
@@ -237,7 +237,7 @@ impl PerformanceManager {
                     PmNotificationType::PerformanceInformationAvailableNotification,
                     object,
                     &job.id,
-                    &job.callback_uri,
+                    job.callback_uri.as_deref(),
                     payload,
                 )
                 .await?,
@@ -336,7 +336,7 @@ impl PerformanceManager {
                     PmNotificationType::ThresholdCrossedNotification,
                     &th.object_instance_id,
                     &th.id,
-                    &th.callback_uri,
+                    th.callback_uri.as_deref(),
                     payload,
                 )
                 .await?,
@@ -415,7 +415,10 @@ fn available(
         sub_object_instance_ids: job.sub_object_instance_ids.clone(),
         links: PerformanceInformationAvailableLinks {
             subscription,
-            object_instance: Some(Link::new(format!("{INSTANCES_BASE}/{object}"))),
+            object_instance: Some(Link::new(format!(
+                "{}/{object}",
+                PmApi::of(&job.links.self_.href).instances_base()
+            ))),
             pm_job: job.links.self_.clone(),
             performance_report: Link::new(href),
         },
@@ -449,7 +452,8 @@ fn crossed_notification(
         links: ThresholdCrossedLinks {
             subscription,
             object_instance: Some(Link::new(format!(
-                "{INSTANCES_BASE}/{}",
+                "{}/{}",
+                PmApi::of(&th.links.self_.href).instances_base(),
                 th.object_instance_id
             ))),
             threshold: th.links.self_.clone(),

@@ -50,6 +50,59 @@ pub const SUBSCRIPTIONS_BASE: &str = "/vnfpm/v2/subscriptions";
 /// Base of the VNF instances the PM resources link to.
 pub const INSTANCES_BASE: &str = "/vnflcm/v2/vnf_instances";
 
+/// The version of the PM interface a job or threshold is created through: its `_links` (and
+/// those of its notifications) name the resources of that version.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PmApi {
+    /// SOL003 v2.6.1, `/vnfpm/v1` (with `/vnflcm/v1` instances).
+    V1,
+    /// SOL003 v3.3.1, `/vnfpm/v2` (with `/vnflcm/v2` instances).
+    V2,
+}
+
+impl PmApi {
+    /// The path prefix of the interface (`/vnfpm/v2`).
+    pub fn prefix(self) -> &'static str {
+        match self {
+            PmApi::V1 => "/vnfpm/v1",
+            PmApi::V2 => "/vnfpm/v2",
+        }
+    }
+
+    /// The base of the VNF instances its resources link to.
+    pub fn instances_base(self) -> &'static str {
+        match self {
+            PmApi::V1 => "/vnflcm/v1/vnf_instances",
+            PmApi::V2 => INSTANCES_BASE,
+        }
+    }
+
+    /// The version a PM resource whose `_links.self` is `href` was created through.
+    pub fn of(href: &str) -> PmApi {
+        if href.starts_with(PmApi::V1.prefix()) {
+            PmApi::V1
+        } else {
+            PmApi::V2
+        }
+    }
+
+    /// `href` moved to this version: a PM or instance link of either version, else as given.
+    pub fn relink(self, href: &str) -> String {
+        for other in [PmApi::V1, PmApi::V2] {
+            if other == self {
+                continue;
+            }
+            if let Some(rest) = href.strip_prefix(other.prefix()) {
+                return format!("{}{rest}", self.prefix());
+            }
+            if let Some(rest) = href.strip_prefix(other.instances_base()) {
+                return format!("{}{rest}", self.instances_base());
+            }
+        }
+        href.to_owned()
+    }
+}
+
 /// Settings of performance management.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PmOptions {
@@ -108,7 +161,7 @@ impl std::fmt::Debug for PerformanceManager {
 
 /// A new resource's callback and sealed credentials, checked.
 struct Callback {
-    uri: String,
+    uri: Option<String>,
     sealed: Option<Vec<u8>>,
 }
 
@@ -159,20 +212,33 @@ impl PerformanceManager {
     }
 
     /// Checks a callback and its credentials (testing the endpoint when `options` say so)
-    /// and seals the credentials.
+    /// and seals the credentials. No callback (a `/vnfpm/v1` resource) takes no
+    /// credentials.
     async fn callback(
         &self,
-        uri: &str,
+        uri: Option<&str>,
         authentication: Option<&SubscriptionAuthentication>,
         options: &CreateOptions,
     ) -> Result<Callback, LcmError> {
+        let Some(uri) = uri else {
+            if authentication.is_some() {
+                return Err(LcmError::invalid(
+                    "/authentication",
+                    "credentials need a callbackUri to be used towards",
+                ));
+            }
+            return Ok(Callback {
+                uri: None,
+                sealed: None,
+            });
+        };
         check_url(uri, "/callbackUri")?;
         validate_authentication(authentication)?;
         if options.verify_callback {
             verify_callback(&*self.sender, uri, authentication, options.verify_timeout).await?;
         }
         Ok(Callback {
-            uri: uri.to_owned(),
+            uri: Some(uri.to_owned()),
             sealed: seal_authentication(&self.keyring, authentication)?,
         })
     }
@@ -222,12 +288,13 @@ impl PerformanceManager {
         Ok(())
     }
 
-    /// Creates a PM job: checked (object type, instances, metrics, periods, callback), then
-    /// stored; its first report is due one reporting period from now.
+    /// Creates a PM job through `api`: checked (object type, instances, metrics, periods,
+    /// callback), then stored; its first report is due one reporting period from now.
     pub async fn create_job(
         &self,
         request: &CreatePmJobRequest,
         options: &CreateOptions,
+        api: PmApi,
     ) -> Result<PmJob, LcmError> {
         let checked = logic::check_job(request, &*self.metrics)?;
         let subs = request.sub_object_instance_ids.clone().unwrap_or_default();
@@ -238,7 +305,7 @@ impl PerformanceManager {
         }
         let callback = self
             .callback(
-                &request.callback_uri,
+                request.callback_uri.as_deref(),
                 request.authentication.as_ref(),
                 options,
             )
@@ -259,12 +326,12 @@ impl PerformanceManager {
             callback_uri: callback.uri,
             reports: None,
             links: PmJobLinks {
-                self_: Link::new(format!("{PM_JOBS_BASE}/{id}")),
+                self_: Link::new(format!("{}/pm_jobs/{id}", api.prefix())),
                 objects: Some(
                     request
                         .object_instance_ids
                         .iter()
-                        .map(|i| Link::new(format!("{INSTANCES_BASE}/{i}")))
+                        .map(|i| Link::new(format!("{}/{i}", api.instances_base())))
                         .collect(),
                 ),
             },
@@ -379,12 +446,13 @@ impl PerformanceManager {
             })
     }
 
-    /// Creates a threshold: checked (object type, instance, metric, details, callback), then
-    /// stored; it is first evaluated at the collector's next run.
+    /// Creates a threshold through `api`: checked (object type, instance, metric, details,
+    /// callback), then stored; it is first evaluated at the collector's next run.
     pub async fn create_threshold(
         &self,
         request: &CreateThresholdRequest,
         options: &CreateOptions,
+        api: PmApi,
     ) -> Result<Threshold, LcmError> {
         let (t, _) = logic::check_threshold(request, &*self.metrics)?;
         let subs = request.sub_object_instance_ids.clone().unwrap_or_default();
@@ -392,7 +460,7 @@ impl PerformanceManager {
             .await?;
         let callback = self
             .callback(
-                &request.callback_uri,
+                request.callback_uri.as_deref(),
                 request.authentication.as_ref(),
                 options,
             )
@@ -406,9 +474,10 @@ impl PerformanceManager {
             criteria: request.criteria.clone(),
             callback_uri: callback.uri,
             links: ThresholdLinks {
-                self_: Link::new(format!("{THRESHOLDS_BASE}/{id}")),
+                self_: Link::new(format!("{}/thresholds/{id}", api.prefix())),
                 object: Some(Link::new(format!(
-                    "{INSTANCES_BASE}/{}",
+                    "{}/{}",
+                    api.instances_base(),
                     request.object_instance_id
                 ))),
             },
@@ -516,7 +585,7 @@ impl PerformanceManager {
         uri: Option<&str>,
         authentication: Option<&SubscriptionAuthentication>,
         options: &CreateOptions,
-        callback_of: impl Fn(&mut T) -> &mut String,
+        callback_of: impl Fn(&mut T) -> &mut Option<String>,
     ) -> Result<(StoredPm<T>, Option<String>), LcmError> {
         if uri.is_none() && authentication.is_none() {
             return Err(LcmError::invalid(
@@ -524,10 +593,18 @@ impl PerformanceManager {
                 "the modifications name nothing to change (callbackUri, authentication)",
             ));
         }
-        let target = uri
+        let Some(target) = uri
             .map(str::to_owned)
-            .unwrap_or_else(|| callback_of(&mut record.resource).clone());
-        let callback = self.callback(&target, authentication, options).await?;
+            .or_else(|| callback_of(&mut record.resource).clone())
+        else {
+            return Err(LcmError::invalid(
+                "/callbackUri",
+                "the resource has no callback (it was created through /vnfpm/v1): give a callbackUri with the credentials",
+            ));
+        };
+        let callback = self
+            .callback(Some(&target), authentication, options)
+            .await?;
         *callback_of(&mut record.resource) = callback.uri;
         if authentication.is_some() {
             record.authentication = callback.sealed;
@@ -570,14 +647,15 @@ impl PerformanceManager {
     }
 
     /// The outbox rows of one notification: to `callback` (the job's or threshold's, under
-    /// its id `owner`), and to every PM subscription whose filter selects it. `payload`
+    /// its id `owner`; none for a `/vnfpm/v1` one), and to every PM subscription whose
+    /// filter selects it. `payload`
     /// builds the body for a subscription (`Some`) or for the callback (`None`).
     pub(crate) async fn route(
         &self,
         ty: PmNotificationType,
         instance: &str,
         owner: &str,
-        callback: &str,
+        callback: Option<&str>,
         payload: impl Fn(Option<&PmSubscription>, NotificationId) -> serde_json::Value,
     ) -> Result<Vec<NewOutboxRow>, LcmError> {
         let now = Timestamp::now();
@@ -588,11 +666,16 @@ impl PerformanceManager {
             not_before: now,
             ordering_key: instance.to_owned(),
         };
-        let mut rows = vec![row(
-            SubscriptionId::new(owner),
-            callback,
-            payload(None, NotificationId::new(new_id())),
-        )];
+        let mut rows: Vec<NewOutboxRow> = callback
+            .map(|uri| {
+                row(
+                    SubscriptionId::new(owner),
+                    uri,
+                    payload(None, NotificationId::new(new_id())),
+                )
+            })
+            .into_iter()
+            .collect();
         let subs = self.subscriptions.all().await?;
         if subs.is_empty() {
             return Ok(rows);

@@ -125,6 +125,7 @@ async fn jobs_on_unknown_instances_or_vnfcs_are_refused() {
         f.pm.create_job(
             &job_request(json!({"objectInstanceIds": ["i1", "nope"]})),
             &opts,
+            crate::pm::PmApi::V2,
         )
         .await
         .unwrap_err();
@@ -136,6 +137,7 @@ async fn jobs_on_unknown_instances_or_vnfcs_are_refused() {
         f.pm.create_job(
             &job_request(json!({"objectType": "Vnfc", "subObjectInstanceIds": ["c9"]})),
             &opts,
+            crate::pm::PmApi::V2,
         )
         .await
         .unwrap_err();
@@ -144,9 +146,13 @@ async fn jobs_on_unknown_instances_or_vnfcs_are_refused() {
         "{e:?}"
     );
     let e =
-        f.pm.create_job(&job_request(json!({"callbackUri": "ftp://x"})), &opts)
-            .await
-            .unwrap_err();
+        f.pm.create_job(
+            &job_request(json!({"callbackUri": "ftp://x"})),
+            &opts,
+            crate::pm::PmApi::V2,
+        )
+        .await
+        .unwrap_err();
     assert!(
         matches!(&e, LcmError::InvalidRequest { pointer, .. } if pointer == "/callbackUri"),
         "{e:?}"
@@ -158,9 +164,13 @@ async fn jobs_on_unknown_instances_or_vnfcs_are_refused() {
 async fn a_due_job_stores_a_report_of_the_measured_values_and_notifies() {
     let f = fixture().await;
     let job =
-        f.pm.create_job(&job_request(json!({})), &CreateOptions::default())
-            .await
-            .unwrap();
+        f.pm.create_job(
+            &job_request(json!({})),
+            &CreateOptions::default(),
+            crate::pm::PmApi::V2,
+        )
+        .await
+        .unwrap();
     // The credentials are sealed, never in the resource.
     let (record, _) = f.store.get_pm_job(&job.id).await.unwrap().unwrap();
     assert!(
@@ -234,9 +244,13 @@ async fn a_due_job_stores_a_report_of_the_measured_values_and_notifies() {
 async fn reports_beyond_the_limit_are_dropped_and_no_data_reports_nothing() {
     let f = fixture().await;
     let job =
-        f.pm.create_job(&job_request(json!({})), &CreateOptions::default())
-            .await
-            .unwrap();
+        f.pm.create_job(
+            &job_request(json!({})),
+            &CreateOptions::default(),
+            crate::pm::PmApi::V2,
+        )
+        .await
+        .unwrap();
     let due = first_due(&*f.store, &job.id).await;
     // No data: the schedule moves on, nothing is stored or sent.
     assert_eq!(f.pm.collect_due(due).await.unwrap().reports, 0);
@@ -281,9 +295,13 @@ async fn reports_beyond_the_limit_are_dropped_and_no_data_reports_nothing() {
 async fn thresholds_notify_each_crossing_once() {
     let f = fixture().await;
     let th =
-        f.pm.create_threshold(&threshold_request(), &CreateOptions::default())
-            .await
-            .unwrap();
+        f.pm.create_threshold(
+            &threshold_request(),
+            &CreateOptions::default(),
+            crate::pm::PmApi::V2,
+        )
+        .await
+        .unwrap();
     let t0 = SystemTime::UNIX_EPOCH + Duration::from_secs(1_000_000);
     let mut directions = Vec::new();
     // value at each evaluation (every threshold period, 10 s)
@@ -324,7 +342,7 @@ async fn modifications_need_the_current_version() {
     let f = fixture().await;
     let opts = CreateOptions::default();
     let job =
-        f.pm.create_job(&job_request(json!({})), &opts)
+        f.pm.create_job(&job_request(json!({})), &opts, crate::pm::PmApi::V2)
             .await
             .unwrap();
     let m = PmJobModifications {
@@ -349,7 +367,7 @@ async fn modifications_need_the_current_version() {
         "{e:?}"
     );
     let (read, _) = f.pm.job(&job.id).await.unwrap();
-    assert_eq!(read.callback_uri, "http://127.0.0.1:9/new");
+    assert_eq!(read.callback_uri.as_deref(), Some("http://127.0.0.1:9/new"));
     // The credentials were kept.
     assert!(
         f.store
@@ -367,7 +385,7 @@ async fn modifications_need_the_current_version() {
         Err(LcmError::InvalidRequest { .. })
     ));
     let th =
-        f.pm.create_threshold(&threshold_request(), &opts)
+        f.pm.create_threshold(&threshold_request(), &opts, crate::pm::PmApi::V2)
             .await
             .unwrap();
     let tm = ThresholdModifications {
@@ -400,11 +418,11 @@ async fn jobs_and_thresholds_survive_a_restart_with_their_schedule_and_sides() {
     let f = fixture().await;
     let opts = CreateOptions::default();
     let job =
-        f.pm.create_job(&job_request(json!({})), &opts)
+        f.pm.create_job(&job_request(json!({})), &opts, crate::pm::PmApi::V2)
             .await
             .unwrap();
     let th =
-        f.pm.create_threshold(&threshold_request(), &opts)
+        f.pm.create_threshold(&threshold_request(), &opts, crate::pm::PmApi::V2)
             .await
             .unwrap();
     let due = first_due(&*f.store, &job.id).await;
