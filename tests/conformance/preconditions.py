@@ -35,7 +35,7 @@ class preconditions:  # noqa: N801 - Robot loads the listener class named like i
         builtin = BuiltIn()
         variables = {
             name: builtin.get_variable_value("${%s}" % name)
-            for name in ("vnfInstanceId", "vnfLcmOpOccId", "subscriptionId", "managedObjectId")
+            for name in ("vnfInstanceId", "vnfLcmOpOccId", "subscriptionId", "managedObjectId", "pmVnfInstanceId")
         }
         try:
             extra = seeding.before_test(self.ctx, m.group(1), variables)

@@ -36,6 +36,12 @@ LCM = "VNFLifecycleManagement-API"
 PKGM = "VNFPackageManagement-API"
 FM = "VNFFaultManagement-API"
 IND = "VNFIndicator-API"
+PM = "VNFPerformanceManagement-API"
+# The metric the seeded PM jobs and thresholds measure, and the PromQL the server is given for
+# it (conformance.start_server): a value sweeping 0..100 every 4 seconds, so that reports have
+# values and a threshold at 40 is crossed up and down within seconds.
+PM_METRIC = "VCpuUsageMeanVnf"
+PM_PROMQL = "vector((time() % 4) * 25)"
 # The vnfdId of tests/conformance/package-indicators and the indicator its VNFD declares.
 INDICATOR_VNFD_ID = "0b2d3c54-8f1e-4a5f-9c1d-5f6e7a8b9c02"
 INDICATOR_ID = "conformance_load"
@@ -51,6 +57,8 @@ class Ctx:
         self.vnfm = Vnfm(state["base"], state["token"])
         self.stub = state["stub"]
         self.subscriptions: list[str] = []
+        # Resources (paths) to delete after the suite, e.g. PM jobs that keep reporting.
+        self.deletions: list[str] = []
 
     @classmethod
     def load(cls, path):
@@ -111,6 +119,9 @@ class Ctx:
         for sub in self.subscriptions:
             self.vnfm.unsubscribe(sub)
         self.subscriptions.clear()
+        for path in self.deletions:
+            self.vnfm.call("DELETE", path)
+        self.deletions.clear()
         r = self.vnfm.call("GET", "/vnflcm/v1/vnf_lcm_op_occs?filter=(in,operationState,STARTING,PROCESSING,ROLLING_BACK)")
         if r.status == 200:
             for occ in r.json():
@@ -137,6 +148,17 @@ def base_variables(ctx: Ctx, api: str) -> dict:
     elif api == FM:
         # A second FM subscription with the same callback and filter is answered 303.
         v.update({"VNFM_HOST": host, "VNFM_PORT": str(port), "VNFM_SCHEMA": "http", "VNFM_DUPLICATION": "0"})
+    elif api == PM:
+        # A second PM subscription with the same callback and filter is answered 303.
+        v.update(
+            {
+                "VNFM_HOST": host,
+                "VNFM_PORT": str(port),
+                "VNFM_SCHEMA": "http",
+                "VNFM_ALLOWS_DUPLICATE_SUBS": "0",
+                "VNFM_CHECKS_NOTIF_ENDPOINT": "1",
+            }
+        )
     elif api == IND:
         # A second indicator subscription with the same callback and filter is answered 303.
         v.update(
@@ -167,7 +189,7 @@ def suite_variables(ctx: Ctx, api: str, suite: str) -> dict:
     )
     if api in (LCM, FM) and suite in FIELDS:
         v["fields"] = FIELDS[suite]
-    seed = {LCM: LCM_SUITES, PKGM: PKGM_SUITES, FM: FM_SUITES, IND: IND_SUITES}[api].get(suite)
+    seed = {LCM: LCM_SUITES, PKGM: PKGM_SUITES, FM: FM_SUITES, IND: IND_SUITES, PM: PM_SUITES}[api].get(suite)
     if seed:
         v.update(seed(ctx))
     return v
@@ -662,6 +684,120 @@ PRECONDITIONS.update(
         "7.3.6.4.11": _paged_indicator_subscriptions,
     }
 )
+
+
+# ----- VNF performance management (SOL003 clause 6) -----
+
+
+def _pm(ctx):
+    """An instantiated instance with a PM job (collecting every second) that has a report, a
+    threshold, and a PM subscription (to the stub's `/endpoint`, where the notification suite
+    listens) that hears only of that instance."""
+    inst = ctx.instantiated("pm")
+    body = {
+        "callbackUri": ctx.stub + "/endpoint",
+        "filter": {"vnfInstanceSubscriptionFilter": {"vnfInstanceIds": [inst]}},
+    }
+    sub = ctx.vnfm.expect(201, "POST", "/vnfpm/v1/subscriptions", body).json()["id"]
+    job_body = {
+        "objectInstanceIds": [inst],
+        "criteria": {"performanceMetric": [PM_METRIC], "collectionPeriod": 1, "reportingPeriod": 1},
+    }
+    job = ctx.vnfm.expect(201, "POST", "/vnfpm/v1/pm_jobs", job_body).json()["id"]
+    threshold_body = {
+        "objectInstanceId": inst,
+        "criteria": {
+            "performanceMetric": PM_METRIC,
+            "thresholdType": "SIMPLE",
+            "simpleThresholdDetails": {"thresholdValue": 40, "hysteresis": 5},
+        },
+    }
+    threshold = ctx.vnfm.expect(201, "POST", "/vnfpm/v1/thresholds", threshold_body).json()["id"]
+    ctx.deletions += [
+        f"/vnfpm/v1/subscriptions/{sub}",
+        f"/vnfpm/v1/pm_jobs/{job}",
+        f"/vnfpm/v1/thresholds/{threshold}",
+    ]
+    deadline = time.monotonic() + 30
+    while True:
+        reports = ctx.vnfm.expect(200, "GET", f"/vnfpm/v1/pm_jobs/{job}").json().get("reports") or []
+        if reports:
+            break
+        if time.monotonic() > deadline:
+            raise SeedError(f"PM job {job} has no report after 30 s (is Prometheus answering?)")
+        time.sleep(0.5)
+    return {
+        "pmJobId": job,
+        "reportId": reports[0]["href"].rsplit("/", 1)[1],
+        "thresholdId": threshold,
+        "subscriptionId": sub,
+        "callback_endpoint": "/endpoint",
+        # Not a variable of the suites: what the paging pre-conditions create PM jobs and
+        # thresholds for.
+        "pmVnfInstanceId": inst,
+    }
+
+
+def _paged_pm(ctx, path, body):
+    """More PM resources at `path` than a page holds, each made from `body`. They stay until
+    the server stops (the listener that makes them cannot hand them to the suite's teardown);
+    they are idle (hourly jobs) or cheap (a threshold no value reaches)."""
+    return _more_than_a_page(ctx, path, lambda: ctx.vnfm.expect(201, "POST", path, body))
+
+
+def _paged_pm_jobs(ctx, variables):
+    # Hourly reports: the extra jobs stay idle while the suite runs.
+    criteria = {"performanceMetric": [PM_METRIC], "collectionPeriod": 3600, "reportingPeriod": 3600}
+    body = {"objectInstanceIds": [variables["pmVnfInstanceId"]], "criteria": criteria}
+    return _paged_pm(ctx, "/vnfpm/v1/pm_jobs", body)
+
+
+def _paged_thresholds(ctx, variables):
+    criteria = {
+        "performanceMetric": PM_METRIC,
+        "thresholdType": "SIMPLE",
+        "simpleThresholdDetails": {"thresholdValue": 1000, "hysteresis": 1},
+    }
+    body = {"objectInstanceId": variables["pmVnfInstanceId"], "criteria": criteria}
+    return _paged_pm(ctx, "/vnfpm/v1/thresholds", body)
+
+
+def _paged_pm_subscriptions(ctx, variables):
+    # Filtered to an instance that does not exist, so these subscriptions stay silent.
+    count = iter(range(1000))
+    quiet = not_existing()
+
+    def body():
+        return {
+            "callbackUri": f"{ctx.stub}/vnfpm/paging/{next(count)}",
+            "filter": {"vnfInstanceSubscriptionFilter": {"vnfInstanceIds": [quiet]}},
+        }
+
+    return _more_than_a_page(ctx, "/vnfpm/v1/subscriptions", lambda: ctx.vnfm.expect(201, "POST", "/vnfpm/v1/subscriptions", body()))
+
+
+PRECONDITIONS.update(
+    {
+        "7.3.4.1.13": _paged_pm_jobs,
+        "7.3.4.4.9": _paged_thresholds,
+        "7.3.4.6.11": _paged_pm_subscriptions,
+    }
+)
+
+PM_SUITES = {
+    name: _pm
+    for name in (
+        "ApiVersion",
+        "PMJobs",
+        "IndividualPmJob",
+        "IndividualReport",
+        "Thresholds",
+        "IndividualThreshold",
+        "Subscriptions",
+        "IndividualSubscription",
+        "PerformanceManagementNotification",
+    )
+}
 
 
 def before_test(ctx: Ctx, test_id: str, variables: dict) -> dict:

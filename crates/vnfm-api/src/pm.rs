@@ -221,6 +221,9 @@ trait Resource: Send + Sync + 'static {
     type Modifications: Serialize + DeserializeOwned + Send + Sync;
     /// The collection's path under the API prefix (`pm_jobs`).
     const PATH: &'static str;
+    /// What a list leaves out unless the request selects it (SOL003 clause 6.4.2.3.2: a PM
+    /// job's `reports`).
+    const DEFAULT_EXCLUDED: &'static [&'static str] = &[];
 
     fn schema() -> &'static Value;
     fn id(doc: &Self::Doc) -> &str;
@@ -257,6 +260,7 @@ impl Resource for Jobs {
     type RequestV1 = CreatePmJobRequestV1;
     type Modifications = PmJobModifications;
     const PATH: &'static str = "pm_jobs";
+    const DEFAULT_EXCLUDED: &'static [&'static str] = &["reports"];
 
     fn schema() -> &'static Value {
         static S: OnceLock<Value> = OnceLock::new();
@@ -389,7 +393,7 @@ async fn list<R: Resource, V: PmVersion>(
                 })
             }
         },
-        &[],
+        R::DEFAULT_EXCLUDED,
     )
     .await
 }

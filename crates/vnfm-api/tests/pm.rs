@@ -435,6 +435,21 @@ async fn v1_jobs_and_thresholds_have_no_callback_and_notify_subscriptions() {
             .contains("/vnfpm/v1/subscriptions/"),
         "{sub}"
     );
+    // The same callback and filter again: 303 See Other to the existing one.
+    let again = h
+        .call(
+            Method::POST,
+            "/vnfpm/v1/subscriptions",
+            Some(json!({"callbackUri": format!("{base}/v1sub")})),
+        )
+        .await;
+    assert_eq!(again.status, StatusCode::SEE_OTHER);
+    assert!(
+        again
+            .header("location")
+            .unwrap()
+            .ends_with(&format!("/vnfpm/v1/subscriptions/{}", sub["id"].as_str().unwrap()))
+    );
 
     metrics.set(Some(12.0));
     let r = h
@@ -505,6 +520,14 @@ async fn v1_jobs_and_thresholds_have_no_callback_and_notify_subscriptions() {
     let r = h.call(Method::GET, path, None).await;
     assert_eq!(r.status, StatusCode::OK);
     assert!(posts.lock().unwrap().iter().all(|(p, _)| p == "/v1sub"));
+    // A list leaves the reports out unless asked for them (SOL003 clause 6.4.2.3.2).
+    let listed = h.call(Method::GET, "/vnfpm/v1/pm_jobs", None).await.json();
+    assert!(listed[0].get("reports").is_none(), "{listed}");
+    let all = h
+        .call(Method::GET, "/vnfpm/v2/pm_jobs?all_fields", None)
+        .await
+        .json();
+    assert!(all[0]["reports"].as_array().is_some_and(|r| !r.is_empty()), "{all}");
 
     // A threshold without callback, read, listed and deleted through v1.
     let r = h

@@ -212,7 +212,7 @@ async fn version_header_api_versions_and_fallbacks() {
         r.json(),
         json!({"uriPrefix": "/vnffm", "apiVersions": [{"version": "1.2.0", "isDeprecated": false}]})
     );
-    // So has performance management (SOL003 v3.3.1 vnfpm/v2).
+    // So has performance management (SOL003 v2.6.1 vnfpm/v1 and v3.3.1 vnfpm/v2).
     let r = h
         .raw(
             Method::GET,
@@ -225,7 +225,10 @@ async fn version_header_api_versions_and_fallbacks() {
     assert_valid(&etsi_schema("ApiVersionInformation.schema.json"), &r.json());
     assert_eq!(
         r.json(),
-        json!({"uriPrefix": "/vnfpm", "apiVersions": [{"version": "2.1.0", "isDeprecated": false}]})
+        json!({"uriPrefix": "/vnfpm", "apiVersions": [
+            {"version": "1.2.0", "isDeprecated": false},
+            {"version": "2.1.0", "isDeprecated": false}
+        ]})
     );
     let r = h
         .raw(
