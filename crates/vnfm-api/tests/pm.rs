@@ -444,12 +444,10 @@ async fn v1_jobs_and_thresholds_have_no_callback_and_notify_subscriptions() {
         )
         .await;
     assert_eq!(again.status, StatusCode::SEE_OTHER);
-    assert!(
-        again
-            .header("location")
-            .unwrap()
-            .ends_with(&format!("/vnfpm/v1/subscriptions/{}", sub["id"].as_str().unwrap()))
-    );
+    assert!(again.header("location").unwrap().ends_with(&format!(
+        "/vnfpm/v1/subscriptions/{}",
+        sub["id"].as_str().unwrap()
+    )));
 
     metrics.set(Some(12.0));
     let r = h
@@ -527,7 +525,10 @@ async fn v1_jobs_and_thresholds_have_no_callback_and_notify_subscriptions() {
         .call(Method::GET, "/vnfpm/v2/pm_jobs?all_fields", None)
         .await
         .json();
-    assert!(all[0]["reports"].as_array().is_some_and(|r| !r.is_empty()), "{all}");
+    assert!(
+        all[0]["reports"].as_array().is_some_and(|r| !r.is_empty()),
+        "{all}"
+    );
 
     // A threshold without callback, read, listed and deleted through v1.
     let r = h
