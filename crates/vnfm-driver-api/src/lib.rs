@@ -145,7 +145,8 @@ pub use infra::{
     InstanceResources, ResourceTarget, execute,
 };
 pub use mgmt::{
-    HookAlarm, HookArtifact, HookCall, HookOutcome, MgmtDriver, TargetPackage, VimRegistration,
+    HookAlarm, HookArtifact, HookCall, HookOutcome, MgmtDriver, ObserveCall, TargetPackage,
+    VimRegistration,
 };
 pub use nfvo::{
     DecideError, DeferredGrants, GrantDecision, LocalNfvo, Nfvo, NfvoAuth, NfvoSettings,

@@ -1166,6 +1166,10 @@ struct HookState {
     outcomes: BTreeMap<String, HookOutcome>,
     fail_next: Vec<(String, DriverError)>,
     fail_on_call: BTreeMap<usize, DriverError>,
+    /// What [`MgmtDriver::observe`] answers, by artifact name (unsupported for the others).
+    observations: BTreeMap<String, HookOutcome>,
+    /// The artifacts asked through [`MgmtDriver::observe`], in order.
+    observed: Vec<String>,
 }
 
 /// A management driver that records hook calls and answers with configured outcomes
@@ -1269,5 +1273,31 @@ impl MgmtDriver for RecordingMgmtDriver {
             lock(&self.state).calls[index].error = Some(e.kind());
         }
         result
+    }
+
+    async fn observe(&self, call: &crate::ObserveCall) -> Result<HookOutcome, DriverError> {
+        let mut st = lock(&self.state);
+        st.observed.push(call.artifact.name.clone());
+        st.observations
+            .get(&call.artifact.name)
+            .cloned()
+            .ok_or_else(|| DriverError::unsupported("recording", "observe"))
+    }
+}
+
+impl RecordingMgmtDriver {
+    /// Makes artifact `artifact` observe: [`MgmtDriver::observe`] answers `outcome` for it
+    /// (`None`: it no longer observes).
+    pub fn set_observation(&self, artifact: &str, outcome: Option<HookOutcome>) {
+        let mut st = lock(&self.state);
+        match outcome {
+            Some(o) => st.observations.insert(artifact.to_owned(), o),
+            None => st.observations.remove(artifact),
+        };
+    }
+
+    /// The artifacts asked through [`MgmtDriver::observe`] so far, in order.
+    pub fn observed(&self) -> Vec<String> {
+        lock(&self.state).observed.clone()
     }
 }

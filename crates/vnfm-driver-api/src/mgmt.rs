@@ -87,6 +87,41 @@ pub struct HookCall {
     pub new_package: Option<TargetPackage>,
 }
 
+/// A question to a management driver outside any operation: what does the artifact (a plugin
+/// that observes) see of the instance now? Asked by the core's infrastructure watch; the
+/// answer's alarms and indicator values are applied as after a hook.
+///
+/// `Debug` leaves out the instance and redacts the VIM connections.
+#[derive(Clone)]
+pub struct ObserveCall {
+    /// The artifact asked (one the instance's VNFD binds to a hook).
+    pub artifact: HookArtifact,
+    /// The VNF instance as it is now.
+    pub instance: serde_json::Value,
+    /// The VNFD.
+    pub vnfd: Arc<Vnfd>,
+    /// The deployment flavour.
+    pub flavour_id: Option<String>,
+    /// The instance's VIM connections, with secrets.
+    pub vims: Vec<ResolvedVim>,
+    /// The package files.
+    pub artifacts: Arc<dyn ArtifactSource>,
+    /// Deadline of the answer.
+    pub control: RunControl,
+}
+
+impl fmt::Debug for ObserveCall {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ObserveCall")
+            .field("artifact", &self.artifact)
+            .field("vnfd_id", &self.vnfd.descriptor_id)
+            .field("flavour_id", &self.flavour_id)
+            .field("vims", &self.vims)
+            .field("control", &self.control)
+            .finish_non_exhaustive()
+    }
+}
+
 /// A package other than the one whose VNFD binds the hook (see [`HookCall::new_package`]).
 #[derive(Clone)]
 pub struct TargetPackage {
@@ -247,6 +282,17 @@ pub trait MgmtDriver: Send + Sync {
     fn cannot_run(&self, artifact: &HookArtifact) -> Option<String> {
         let _ = artifact;
         None
+    }
+
+    /// What `call.artifact` sees of the instance now, outside any operation (see
+    /// [`ObserveCall`]): only [`HookOutcome::alarms`] and [`HookOutcome::indicator_values`]
+    /// are applied. The default, and an artifact that does not observe, answer
+    /// [`DriverError::Unsupported`].
+    async fn observe(&self, call: &ObserveCall) -> Result<HookOutcome, DriverError> {
+        Err(DriverError::unsupported(
+            format!("management driver of `{}`", call.artifact.name),
+            "observe",
+        ))
     }
 }
 

@@ -133,6 +133,17 @@ impl MgmtDriver for MgmtDriverRouter {
             None => Some(self.no_driver(artifact)),
         }
     }
+
+    /// The chosen driver's observation; unsupported when no driver takes the artifact's type.
+    async fn observe(&self, call: &crate::ObserveCall) -> Result<HookOutcome, DriverError> {
+        match self.driver_for(&call.artifact.artifact_type) {
+            Some(driver) => driver.observe(call).await,
+            None => Err(DriverError::unsupported(
+                self.no_driver(&call.artifact),
+                "observe",
+            )),
+        }
+    }
 }
 
 #[cfg(test)]

@@ -143,7 +143,7 @@ impl Plan {
 }
 
 /// The hook bound to `operation` in `flavour`, with its artifact resolved.
-fn hook(flavour: &Flavour, operation: &str) -> Result<Option<HookStep>, LcmError> {
+pub(crate) fn hook(flavour: &Flavour, operation: &str) -> Result<Option<HookStep>, LcmError> {
     let Some(h) = flavour.hook(operation) else {
         return Ok(None);
     };

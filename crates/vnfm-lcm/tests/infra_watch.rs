@@ -3,7 +3,7 @@
 //! the faulty resource), which heals it automatically when the instance asks for it and is
 //! cleared once the driver no longer reports it; repeats change nothing; an instance held by
 //! an operation, or whose driver cannot tell, keeps its alarms; a terminated instance's are
-//! cleared.
+//! cleared. A plugin that observes raises and clears alarms between operations.
 
 mod runner_support;
 
@@ -74,7 +74,99 @@ fn swept(observed: usize, busy: usize, raised: usize, cleared: usize, failures: 
         raised,
         cleared,
         failures,
+        plugin_answers: 0,
     }
+}
+
+/// The fault manager of an [`Env`] as the runner's fault sink, bound once the Env (and so its
+/// store) exists.
+#[derive(Default)]
+struct LateFaults(std::sync::OnceLock<FaultManager>);
+
+#[async_trait::async_trait]
+impl vnfm_driver_api::FaultSink for LateFaults {
+    async fn raise(
+        &self,
+        report: vnfm_driver_api::FaultReport,
+    ) -> Result<vnfm_driver_api::Raised, DriverError> {
+        vnfm_driver_api::FaultSink::raise(self.0.get().expect("bound"), report).await
+    }
+    async fn clear(
+        &self,
+        fault: &vnfm_driver_api::FaultId,
+        at: Option<vnfm_types::DateTime>,
+    ) -> Result<Option<String>, DriverError> {
+        vnfm_driver_api::FaultSink::clear(self.0.get().expect("bound"), fault, at).await
+    }
+}
+
+#[async_trait::async_trait]
+impl vnfm_driver_api::IndicatorSink for LateFaults {
+    async fn set_indicator(
+        &self,
+        _: &VnfInstanceId,
+        _: &str,
+        _: serde_json::Value,
+    ) -> Result<bool, DriverError> {
+        Err(DriverError::invalid_input("no indicators here"))
+    }
+}
+
+fn plugin_alarm(severity: PerceivedSeverity) -> vnfm_driver_api::HookOutcome {
+    vnfm_driver_api::HookOutcome {
+        alarms: vec![vnfm_driver_api::HookAlarm {
+            vnfc_instance_id: None,
+            fault_type: Some("AppDown".into()),
+            probable_cause: "the application does not answer".into(),
+            severity,
+            event_type: vnfm_types::EventType::ProcessingErrorAlarm,
+            details: vec![],
+        }],
+        ..Default::default()
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_plugin_that_observes_raises_and_clears_alarms_between_operations() {
+    let sinks = Arc::new(LateFaults::default());
+    let env = Env::builder()
+        .hook_sinks(sinks.clone(), sinks.clone())
+        .build()
+        .await;
+    let fm = fault_manager(&env, false);
+    let _ = sinks.0.set(fm.clone());
+    let watch = InfraWatch::new(env.lcm.clone(), fm, Duration::from_secs(10));
+    let inst = env.create("vnfd-hooks").await;
+    let op = env
+        .lcm
+        .instantiate(
+            &inst.id,
+            req(json!({"flavourId": "simple", "vimConnectionInfo": memory_vims()})),
+        )
+        .await
+        .unwrap();
+    env.completed(op).await;
+    let id = inst.id;
+    // The hooks' artifact does not observe yet: nothing to apply, nothing failed.
+    let s = watch.sweep().await.unwrap();
+    assert_eq!((s.plugin_answers, s.failures), (0, 0), "{s:?}");
+
+    env.mgmt
+        .set_observation("mgmt", Some(plugin_alarm(PerceivedSeverity::Major)));
+    let s = watch.sweep().await.unwrap();
+    assert_eq!((s.plugin_answers, s.failures), (1, 0), "{s:?}");
+    let open = open_alarms(&env, &id).await;
+    assert_eq!(open.len(), 1, "{open:?}");
+    assert_eq!(open[0].fault_type.as_deref(), Some("AppDown"));
+    assert_eq!(open[0].perceived_severity, PerceivedSeverity::Major);
+
+    env.mgmt
+        .set_observation("mgmt", Some(plugin_alarm(PerceivedSeverity::Cleared)));
+    let s = watch.sweep().await.unwrap();
+    assert_eq!(s.plugin_answers, 1);
+    assert!(open_alarms(&env, &id).await.is_empty());
+    // One question per artifact and sweep, though the VNFD binds it to many hooks.
+    assert_eq!(env.mgmt.observed(), ["mgmt", "mgmt", "mgmt"]);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

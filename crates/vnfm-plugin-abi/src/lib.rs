@@ -58,7 +58,8 @@ pub use ffi::{ENTRY_SYMBOL, level};
 pub use log::LogRecord;
 pub use output::{AlarmReport, HookOutput, KeyValuePairs, VimToRegister};
 pub use protocol::{
-    ArtifactRef, ErrorKind, HookRequest, HostHello, PluginHello, Request, Response, WireError,
+    ArtifactRef, ErrorKind, HookRequest, HostHello, OBSERVE_HOOK, PluginHello, Request, Response,
+    WireError,
 };
 pub use vim::VimConnection;
 

@@ -127,6 +127,12 @@ impl AlarmReport {
         self.fault_type = Some(fault_type.into());
         self
     }
+
+    /// The same fault, cleared (severity `CLEARED`): its open alarm is cleared.
+    pub fn cleared(mut self) -> Self {
+        self.perceived_severity = "CLEARED".into();
+        self
+    }
 }
 
 impl HookOutput {

@@ -2,7 +2,10 @@
 //!
 //! The host sends a [`Request`]; the plugin answers with a [`Response`]. The first request is
 //! [`Request::Hello`], answered by [`Response::Hello`]; every later one is a
-//! [`Request::Hook`]. Unknown fields are ignored on both sides, so an optional field may be
+//! [`Request::Hook`]. A plugin whose handshake says [`PluginHello::observes`] also gets
+//! [`Request::Hook`]s for [`OBSERVE_HOOK`], outside any operation: the VNFM asks it, every
+//! sweep of its infrastructure watch, what it sees of an instantiated instance, and raises or
+//! clears the alarms (and sets the indicator values) of its answer. Unknown fields are ignored on both sides, so an optional field may be
 //! added without a new ABI version (see the crate docs for the rule). The isolated runner
 //! forwards the same messages over a pipe, unchanged.
 
@@ -12,6 +15,12 @@ use crate::output::HookOutput;
 use crate::vim::VimConnection;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
+
+/// The `hook` of the request that asks an observing plugin ([`PluginHello::observes`]) about an
+/// instance outside any operation. Its `opOccId` and `lcmOperation` are empty and its
+/// `request` is `null`; the answer's `alarms` and `indicatorValues` are applied as after a
+/// hook, and its other members are ignored.
+pub const OBSERVE_HOOK: &str = "vnfm_observe";
 
 /// A message from the host.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -45,6 +54,10 @@ pub struct PluginHello {
     pub name: String,
     /// The plugin's version.
     pub version: String,
+    /// Whether the plugin answers [`OBSERVE_HOOK`] requests (absent: it does not; plugins of
+    /// SDKs before this field never get them).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub observes: bool,
 }
 
 /// The artifact a hook is bound to in the VNFD.
@@ -195,6 +208,27 @@ mod tests {
         );
         let h: Response = serde_json::from_value(json!({"type": "hook", "newField": 1})).unwrap();
         assert_eq!(h, Response::Hook(Box::default()));
+    }
+
+    #[test]
+    fn observing_is_an_optional_part_of_the_handshake() {
+        // A plugin of an SDK before `observes` does not observe.
+        let old: PluginHello = serde_json::from_value(
+            json!({"abiVersion": 2, "sdkVersion": "0.1.0", "name": "p", "version": "1"}),
+        )
+        .unwrap();
+        assert!(!old.observes);
+        assert!(
+            serde_json::to_value(&old)
+                .unwrap()
+                .get("observes")
+                .is_none()
+        );
+        let new = PluginHello {
+            observes: true,
+            ..old
+        };
+        assert_eq!(serde_json::to_value(&new).unwrap()["observes"], true);
     }
 
     #[test]

@@ -67,6 +67,34 @@ pub fn hook_request(call: &HookCall) -> HookRequest {
     }
 }
 
+/// The request the host sends for an observation (`OBSERVE_HOOK`, no operation). The deadline
+/// is the time left now.
+pub fn observe_request(call: &vnfm_driver_api::ObserveCall) -> HookRequest {
+    HookRequest {
+        hook: vnfm_plugin_abi::protocol::OBSERVE_HOOK.to_owned(),
+        lcm_operation: String::new(),
+        op_occ_id: String::new(),
+        artifact: ArtifactRef {
+            name: call.artifact.name.clone(),
+            file: call.artifact.file.clone(),
+            artifact_type: call.artifact.artifact_type.clone(),
+            sha256: call.artifact.sha256.clone(),
+        },
+        inputs: Default::default(),
+        request: serde_json::Value::Null,
+        instance: call.instance.clone(),
+        vnfd: serde_json::to_value(&*call.vnfd).unwrap_or(serde_json::Value::Null),
+        flavour_id: call.flavour_id.clone(),
+        vim_connection_info: call
+            .vims
+            .iter()
+            .map(|v| (v.connection_id.clone(), vim_to_wire(v.connection_info())))
+            .collect(),
+        deadline_ms: u64::try_from(call.control.remaining().as_millis()).unwrap_or(u64::MAX),
+        error_handling_data: serde_json::Value::Null,
+    }
+}
+
 /// The lifecycle core's form of a VIM registration a hook asked for.
 pub fn registration(vim: VimToRegister) -> VimRegistration {
     VimRegistration {

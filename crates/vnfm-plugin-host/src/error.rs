@@ -119,6 +119,12 @@ pub enum HostError {
         /// How the process ended, e.g. `was killed by signal 6`.
         status: String,
     },
+    /// The plugin was asked to observe an instance, but its handshake says it does not.
+    #[error("plugin {plugin} does not observe instances")]
+    DoesNotObserve {
+        /// The plugin.
+        plugin: String,
+    },
 }
 
 impl HostError {
@@ -144,6 +150,7 @@ impl From<HostError> for DriverError {
             | HostError::DigestMismatch { .. }
             | HostError::Package { .. } => DriverError::invalid_input(message),
             HostError::Io { .. } | HostError::RunnerSpawn { .. } => DriverError::transient(message),
+            HostError::DoesNotObserve { plugin } => DriverError::unsupported(plugin, "observe"),
             _ => DriverError::permanent(message),
         }
     }

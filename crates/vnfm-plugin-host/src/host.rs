@@ -9,11 +9,13 @@ use std::time::{Duration, Instant};
 use async_trait::async_trait;
 use sha2::{Digest, Sha256};
 use vnfm_driver_api::{
-    ArtifactSource, DriverError, HookArtifact, HookCall, HookOutcome, MgmtDriver, ResolvedVim,
-    RunControl,
+    ArtifactSource, DriverError, HookArtifact, HookCall, HookOutcome, MgmtDriver, ObserveCall,
+    ResolvedVim, RunControl,
 };
 use vnfm_plugin_abi::ffi::{self as abi, level};
-use vnfm_plugin_abi::protocol::{ErrorKind, PluginHello, Request, Response, WireError};
+use vnfm_plugin_abi::protocol::{
+    ErrorKind, HookRequest, PluginHello, Request, Response, WireError,
+};
 
 use crate::library::{CallServices, Library};
 use crate::{HostConfig, HostError, Isolation, convert, isolated};
@@ -32,6 +34,8 @@ struct Shared {
     loaded: Mutex<HashMap<String, Arc<Library>>>,
     /// SHA-256 of installed library files, computed once per path.
     digests: Mutex<HashMap<PathBuf, String>>,
+    /// Whether the library of a SHA-256 observes instances, once its handshake was seen.
+    observes: Mutex<HashMap<String, bool>>,
 }
 
 impl Shared {
@@ -297,6 +301,7 @@ impl PluginHost {
         request: Request,
         ctx: Arc<CallCtx>,
         control: &RunControl,
+        observe: bool,
     ) -> Result<Result<Response, HostError>, Stop> {
         let (tx, mut rx) = tokio::sync::oneshot::channel();
         let shared = self.shared.clone();
@@ -306,7 +311,14 @@ impl PluginHost {
             .spawn(move || {
                 let result = shared
                     .library(&resolved.sha256, &resolved.path)
-                    .and_then(|lib| lib.call(&request, &*thread_ctx));
+                    .and_then(|lib| {
+                        if observe && !lib.hello().observes {
+                            return Err(HostError::DoesNotObserve {
+                                plugin: lib.hello().name.clone(),
+                            });
+                        }
+                        lib.call(&request, &*thread_ctx)
+                    });
                 // The host may have stopped waiting (deadline): then nobody listens.
                 let _ = tx.send(result);
             });
@@ -393,21 +405,75 @@ impl MgmtDriver for PluginHost {
             "hook {} (artifact `{}`)",
             call.operation, call.artifact.name
         );
-        call.control.check(&what)?;
-        let resolved = self.resolve(&call.artifact, &*call.artifacts)?;
-        let ctx = Arc::new(CallCtx {
-            artifacts: call.artifacts.clone(),
-            vims: call.vims.clone(),
-            cancelled: AtomicBool::new(false),
-            artifact: call.artifact.name.clone(),
-            hook: call.operation.clone(),
+        let request = convert::hook_request(call);
+        let invocation = Invocation {
+            artifact: &call.artifact,
+            files: &call.artifacts,
+            vims: &call.vims,
+            control: &call.control,
             op_occ_id: call.op_occ_id.to_string(),
+            observe: false,
+        };
+        self.invoke(&what, invocation, request).await
+    }
+
+    /// Asks the plugin of `call.artifact` what it sees of the instance, when its handshake
+    /// says it observes ([`vnfm_plugin_abi::protocol::OBSERVE_HOOK`]); unsupported otherwise
+    /// (remembered per library, so a plugin that does not observe is loaded or started once).
+    async fn observe(&self, call: &ObserveCall) -> Result<HookOutcome, DriverError> {
+        let what = format!("observation by artifact `{}`", call.artifact.name);
+        let request = convert::observe_request(call);
+        let invocation = Invocation {
+            artifact: &call.artifact,
+            files: &call.artifacts,
+            vims: &call.vims,
+            control: &call.control,
+            op_occ_id: String::new(),
+            observe: true,
+        };
+        self.invoke(&what, invocation, request).await
+    }
+}
+
+/// One request to a plugin: what it runs with.
+struct Invocation<'a> {
+    artifact: &'a HookArtifact,
+    files: &'a Arc<dyn ArtifactSource>,
+    vims: &'a [ResolvedVim],
+    control: &'a RunControl,
+    op_occ_id: String,
+    /// An observation, made only of plugins whose handshake says they observe.
+    observe: bool,
+}
+
+impl PluginHost {
+    /// Runs `request` (`what` names it in errors) in the plugin of `inv.artifact`.
+    async fn invoke(
+        &self,
+        what: &str,
+        inv: Invocation<'_>,
+        request: HookRequest,
+    ) -> Result<HookOutcome, DriverError> {
+        inv.control.check(what)?;
+        let resolved = self.resolve(inv.artifact, &**inv.files)?;
+        let known = lock(&self.shared.observes).get(&resolved.sha256).copied();
+        if inv.observe && known == Some(false) {
+            return Err(DriverError::unsupported(&inv.artifact.name, "observe"));
+        }
+        let ctx = Arc::new(CallCtx {
+            artifacts: inv.files.clone(),
+            vims: inv.vims.to_vec(),
+            cancelled: AtomicBool::new(false),
+            artifact: inv.artifact.name.clone(),
+            hook: request.hook.clone(),
+            op_occ_id: inv.op_occ_id,
         });
-        let request = Request::Hook(Box::new(convert::hook_request(call)));
-        tracing::debug!(hook = %call.operation, artifact = %call.artifact.name, isolation = ?resolved.isolation, "calling plugin hook");
+        let request = Request::Hook(Box::new(request));
+        tracing::debug!(hook = %ctx.hook, artifact = %inv.artifact.name, isolation = ?resolved.isolation, "calling plugin");
+        let sha256 = resolved.sha256.clone();
         let outcome = match resolved.isolation {
             Isolation::InProcess => {
-                self.run_in_process(resolved, request, ctx.clone(), &call.control)
+                self.run_in_process(resolved, request, ctx.clone(), inv.control, inv.observe)
                     .await
             }
             Isolation::Process => {
@@ -417,12 +483,24 @@ impl MgmtDriver for PluginHost {
                     &resolved.path,
                     request,
                     ctx.clone(),
-                    &call.control,
+                    inv.control,
+                    inv.observe,
                 )
                 .await
             }
         };
-        let budget = call.control.budget();
+        if inv.observe {
+            // What the handshake said, when the call got that far.
+            let observes = match &outcome {
+                Ok(Ok(_)) => Some(true),
+                Ok(Err(HostError::DoesNotObserve { .. })) => Some(false),
+                _ => None,
+            };
+            if let Some(o) = observes {
+                lock(&self.shared.observes).insert(sha256, o);
+            }
+        }
+        let budget = inv.control.budget();
         let response = match outcome {
             Err(Stop::Timeout) => return Err(DriverError::timeout(what, budget)),
             Err(Stop::Cancelled) => return Err(DriverError::cancelled(what)),
@@ -443,7 +521,7 @@ impl MgmtDriver for PluginHost {
                     "{what}: the plugin's output is not valid: {e}; fix the plugin"
                 ))
             }),
-            Response::Error(e) => Err(driver_error(&what, e, &ctx, budget)),
+            Response::Error(e) => Err(driver_error(what, e, &ctx, budget)),
             Response::Hello(_) => Err(DriverError::permanent(format!(
                 "{what}: the plugin answered a hook call with a handshake"
             ))),

@@ -66,7 +66,9 @@ async fn next_output_line(
     Ok(line)
 }
 
-/// Runs `request` in a fresh runner process that loads `library`.
+/// Runs `request` in a fresh runner process that loads `library`. With `observe`, the call is
+/// only made when the plugin's handshake says it observes (else
+/// [`HostError::DoesNotObserve`]).
 pub(crate) async fn run(
     runner: &Path,
     runner_args: &[String],
@@ -74,6 +76,7 @@ pub(crate) async fn run(
     request: Request,
     ctx: Arc<CallCtx>,
     control: &RunControl,
+    observe: bool,
 ) -> Result<Result<Response, HostError>, Stop> {
     let hook = match &request {
         Request::Hook(h) => h.hook.clone(),
@@ -180,8 +183,13 @@ pub(crate) async fn run(
         };
         match frame {
             RunnerFrame::Ready { hello } => {
+                let observes = hello.observes;
                 if let Err(e) = check_hello(library, Response::Hello(hello)) {
                     return Ok(Err(e));
+                }
+                if observe && !observes {
+                    let _ = child.start_kill();
+                    return Ok(Err(HostError::DoesNotObserve { plugin }));
                 }
                 let Some(request) = request.take() else {
                     return Ok(Err(protocol("the runner said ready twice".into())));

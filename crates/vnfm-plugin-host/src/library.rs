@@ -149,6 +149,7 @@ impl Library {
                 version: unsafe { header.version.as_str() }
                     .unwrap_or("0.0.0")
                     .to_string(),
+                observes: false,
             },
         };
         let response = lib.call(&host_hello(), &NoServices)?;

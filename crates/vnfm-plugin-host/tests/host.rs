@@ -535,3 +535,60 @@ fn cannot_run_names_what_the_host_lacks() {
         .unwrap();
     assert!(why.contains("outside the package"), "{why}");
 }
+
+/// An observation of the instance `call` (hook `instantiate_end`) names, whose metadata tells
+/// the probe what to report.
+fn observe_call(sha256: Option<String>, metadata: Value) -> vnfm_driver_api::ObserveCall {
+    let hook = call("instantiate_end", sha256, json!({}));
+    let mut instance = hook.instance.clone();
+    instance["metadata"] = metadata;
+    vnfm_driver_api::ObserveCall {
+        artifact: hook.artifact,
+        instance,
+        vnfd: hook.vnfd,
+        flavour_id: hook.flavour_id,
+        vims: hook.vims,
+        artifacts: hook.artifacts,
+        control: RunControl::with_timeout(Duration::from_secs(30)),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_plugin_that_observes_answers_between_operations_and_others_are_unsupported() {
+    for isolation in [Isolation::InProcess, Isolation::Process] {
+        let (probe, sha, _d) = host("probe", isolation);
+        let alarm = json!({"faultType": "AppDown", "probableCause": "no answer",
+                           "perceivedSeverity": "CRITICAL", "eventType": "PROCESSING_ERROR_ALARM"});
+        let out = probe
+            .observe(&observe_call(
+                sha.clone(),
+                json!({"probeObserve": {"alarms": [alarm], "indicators": {"load": 3}}}),
+            ))
+            .await
+            .unwrap();
+        assert_eq!(out.alarms.len(), 1, "{isolation:?}");
+        assert_eq!(out.alarms[0].probable_cause, "no answer");
+        assert_eq!(out.indicator_values["load"], json!(3));
+        // The probe saw an observation: no operation, no occurrence.
+        assert_eq!(probe_of(&out)["method"], "observe");
+        assert_eq!(
+            probe_of(&out)["hook"],
+            vnfm_plugin_abi::protocol::OBSERVE_HOOK
+        );
+        assert_eq!(probe_of(&out)["opOccId"], "");
+
+        // noop's handshake says it does not observe: unsupported, the first time (the
+        // handshake) and the next (remembered).
+        let (noop, sha, _d) = host("noop", isolation);
+        for _ in 0..2 {
+            let err = noop
+                .observe(&observe_call(sha.clone(), json!({})))
+                .await
+                .unwrap_err();
+            assert!(
+                matches!(err, DriverError::Unsupported { .. }),
+                "{isolation:?}: {err}"
+            );
+        }
+    }
+}

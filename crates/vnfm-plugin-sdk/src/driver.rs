@@ -26,6 +26,22 @@ macro_rules! hooks {
         /// may block; they should call [`HookContext::check`] between long steps. One value of
         /// the type serves every call, possibly several at once.
         pub trait MgmtDriver: Send + Sync + 'static {
+            /// Whether [`MgmtDriver::observe`] is implemented: the VNFM then calls it outside
+            /// operations, every sweep of its infrastructure watch, for each instantiated
+            /// instance whose VNFD binds this plugin. `false` by default.
+            fn observes(&self) -> bool {
+                false
+            }
+
+            /// What the plugin sees of the instance now (`ctx.instance()`, its VIMs and VNFD;
+            /// no LCM request or operation occurrence): the alarms to raise or clear
+            /// ([`HookOutput::alarms`](crate::HookOutput), `CLEARED` clears) and indicator values
+            /// to set. Only called when [`MgmtDriver::observes`] says so; other members of the
+            /// answer are ignored. Must be quick: it runs once per instance and sweep.
+            fn observe(&self, ctx: &HookContext<'_>) -> HookResult {
+                let _ = ctx;
+                Ok(HookOutput::default())
+            }
             $(
                 #[doc = concat!("The `", $stem, "_start` hook. No-op by default.")]
                 fn $start(&self, ctx: &HookContext<'_>) -> HookResult {
@@ -53,6 +69,7 @@ macro_rules! hooks {
         /// Calls the method of `driver` named by `ctx.hook()`.
         pub(crate) fn dispatch<D: MgmtDriver + ?Sized>(driver: &D, ctx: &HookContext<'_>) -> HookResult {
             match ctx.hook() {
+                crate::protocol::OBSERVE_HOOK => driver.observe(ctx),
                 $(
                     concat!($stem, "_start") => driver.$start(ctx),
                     concat!($stem, "_end") => driver.$end(ctx),

@@ -32,6 +32,7 @@ pub(crate) fn handle_request<'d, D: MgmtDriver>(
                 sdk_version: abi::SDK_VERSION.to_string(),
                 name: name.to_string(),
                 version: version.to_string(),
+                observes: driver().observes(),
             }),
             Ok(Request::Hook(req)) => {
                 let ctx = HookContext::new(*req, services);

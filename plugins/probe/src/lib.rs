@@ -16,6 +16,10 @@
 //! | `alarms: [AlarmReport, ...]` | reports these faults (raised, or cleared with `CLEARED`) |
 //! | `indicators: {"id": value, ...}` | reports these VNF indicator values |
 //!
+//! The probe also observes: outside operations, the VNFM asks it about each instantiated
+//! instance whose VNFD binds it, and it answers with what the instance's
+//! `metadata.probeObserve` says (the same keys; usually `alarms` and `indicators`).
+//!
 //! Never bind it in a real VNFD: `abort` takes down an in-process host.
 
 use std::time::{Duration, Instant};
@@ -42,8 +46,16 @@ fn settings(ctx: &HookContext<'_>) -> Map<String, Value> {
     s
 }
 
-fn probe(method: &str, ctx: &HookContext<'_>) -> HookResult {
-    let s = settings(ctx);
+/// What an observation of the instance is told to do: its `metadata.probeObserve`.
+fn observe_settings(ctx: &HookContext<'_>) -> Map<String, Value> {
+    ctx.instance_json()
+        .pointer("/metadata/probeObserve")
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default()
+}
+
+fn probe(method: &str, ctx: &HookContext<'_>, s: Map<String, Value>) -> HookResult {
     if let Some(text) = s.get("log").and_then(Value::as_str) {
         ctx.log().info(text);
     }
@@ -131,9 +143,17 @@ fn probe(method: &str, ctx: &HookContext<'_>) -> HookResult {
 macro_rules! probes {
     ($($m:ident)*) => {
         impl MgmtDriver for Probe {
+            fn observes(&self) -> bool {
+                true
+            }
+
+            fn observe(&self, ctx: &HookContext<'_>) -> HookResult {
+                probe("observe", ctx, observe_settings(ctx))
+            }
+
             $(
                 fn $m(&self, ctx: &HookContext<'_>) -> HookResult {
-                    probe(stringify!($m), ctx)
+                    probe(stringify!($m), ctx, settings(ctx))
                 }
             )*
         }

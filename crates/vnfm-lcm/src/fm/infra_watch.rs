@@ -1,4 +1,5 @@
-//! The infrastructure watch: alarms from what the infrastructure drivers observe.
+//! The infrastructure watch: alarms from what the infrastructure drivers and the management
+//! driver's plugins observe.
 //!
 //! Every period the watch asks the drivers of each instantiated instance what they see wrong
 //! with its resources ([`Lcm::observe_infrastructure`]): a Kubernetes pod crash-looping or
@@ -14,6 +15,12 @@
 //! driver cannot tell (its VIM is unreachable), that driver's alarms of the instance stay
 //! too: an alarm is cleared only on an observation that no longer reports it. Alarms of
 //! instances that are no longer instantiated are cleared.
+//!
+//! The same sweep offers each hook artifact of the instance's VNFD to the management driver
+//! ([`Lcm::observe_management`]): a plugin whose handshake says it observes answers with the
+//! alarms it raises or clears (`CLEARED`) and the indicator values it sets, applied as after
+//! a hook. This is how a plugin reports faults between operations; its alarms are its own to
+//! clear.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
@@ -46,6 +53,8 @@ pub struct Swept {
     pub raised: usize,
     /// Alarms cleared.
     pub cleared: usize,
+    /// Answers of plugins that observe (their alarms and indicator values applied).
+    pub plugin_answers: usize,
     /// Observations that failed (a driver that could not tell, an instance whose VIM could
     /// not be resolved, an alarm that could not be written); each is logged.
     pub failures: usize,
@@ -210,9 +219,40 @@ impl InfraWatch {
         }
     }
 
-    /// Observes `instance`, raises what its drivers report and clears its alarms (`open`)
-    /// that an observation no longer reports.
+    /// Observes `instance` through its infrastructure drivers and the management driver.
     async fn observe(&self, instance: &VnfInstance, open: Vec<Alarm>, out: &mut Swept) {
+        self.observe_infrastructure(instance, open, out).await;
+        match self.lcm.observe_management(instance, self.timeout).await {
+            Ok(answers) => {
+                for a in answers {
+                    match a.outcome {
+                        Ok(undelivered) => {
+                            out.plugin_answers += 1;
+                            out.failures += undelivered.len();
+                        }
+                        Err(DriverError::Unsupported { .. }) => {}
+                        Err(e) => {
+                            out.failures += 1;
+                            tracing::warn!(vnf_instance_id = %instance.id, artifact = %a.artifact, error = %e, "the management driver could not observe the instance");
+                        }
+                    }
+                }
+            }
+            Err(e) => {
+                out.failures += 1;
+                tracing::warn!(vnf_instance_id = %instance.id, error = %e, "cannot offer the instance to its management driver to observe");
+            }
+        }
+    }
+
+    /// Raises what the instance's infrastructure drivers report and clears its alarms
+    /// (`open`) that an observation no longer reports.
+    async fn observe_infrastructure(
+        &self,
+        instance: &VnfInstance,
+        open: Vec<Alarm>,
+        out: &mut Swept,
+    ) {
         let observations = match self
             .lcm
             .observe_infrastructure(instance, self.timeout)

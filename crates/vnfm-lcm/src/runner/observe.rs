@@ -1,13 +1,18 @@
-//! Observation of an instance's resources outside any operation: each infrastructure driver
-//! the instance's resources are on is asked what it sees wrong
+//! Observation of an instance outside any operation: each infrastructure driver the instance's
+//! resources are on is asked what it sees wrong
 //! ([`InfraDriver::observe`](vnfm_driver_api::InfraDriver::observe)), with the instance's
-//! VIM connections resolved as for a step. A mixed VNF (resources on VIMs of different
-//! drivers) asks each part's driver with that part's VIM and driver state.
+//! VIM connections resolved as for a step (a mixed VNF, with resources on VIMs of different
+//! drivers, asks each part's driver with that part's VIM and driver state); and each hook
+//! artifact of its VNFD is offered to the management driver
+//! ([`MgmtDriver::observe`](vnfm_driver_api::MgmtDriver::observe)), whose answer's alarms and
+//! indicator values are applied as a hook's are.
 
 use std::time::Duration;
 
 use indexmap::IndexMap;
-use vnfm_driver_api::{DriverError, ObserveRequest, ObservedCondition, RunControl};
+use vnfm_driver_api::{
+    DriverError, HookOutcome, ObserveCall, ObserveRequest, ObservedCondition, RunControl,
+};
 use vnfm_types::{VimConnectionInfo, VnfInstance};
 
 use super::Lcm;
@@ -15,6 +20,16 @@ use super::apply::driver_state;
 use super::exec::{resolve_vims, select_driver};
 use crate::LcmError;
 use crate::split::SplitState;
+
+/// What the management driver answered for one hook artifact of an instance's VNFD.
+#[derive(Debug)]
+pub struct ManagementObservation {
+    /// The artifact asked.
+    pub artifact: String,
+    /// Its answer ([`DriverError::Unsupported`] when it does not observe), and, when it
+    /// answered, what of its alarms and indicator values could not be applied.
+    pub outcome: Result<Vec<String>, DriverError>,
+}
 
 /// What one driver reported about an instance.
 #[derive(Debug)]
@@ -68,6 +83,80 @@ impl Lcm {
             };
             out.push(Observation {
                 driver: driver.name().to_owned(),
+                outcome,
+            });
+        }
+        Ok(out)
+    }
+
+    /// Offers each hook artifact of `instance`'s VNFD (in its flavour) to the management
+    /// driver to observe the instance, each within `timeout`, and applies what an answer
+    /// reports (alarms raised or cleared, indicator values) as after a hook. Nothing to do
+    /// without a management driver. Errors reading the VNFD or resolving a VIM are the whole
+    /// call's.
+    pub async fn observe_management(
+        &self,
+        instance: &VnfInstance,
+        timeout: Duration,
+    ) -> Result<Vec<ManagementObservation>, LcmError> {
+        let inner = &self.inner;
+        let Some(mgmt) = inner.mgmt.clone() else {
+            return Ok(Vec::new());
+        };
+        let Some(flavour_id) = instance
+            .instantiated_vnf_info
+            .as_ref()
+            .map(|i| i.flavour_id.clone())
+        else {
+            return Ok(Vec::new());
+        };
+        let onboarded = inner.onboarded(instance.vnfd_id.as_str())?;
+        let Some(flavour) = onboarded.vnfd.flavour(&flavour_id) else {
+            return Ok(Vec::new());
+        };
+        let mut artifacts = Vec::new();
+        for h in &flavour.lcm_hooks {
+            if let Some(step) = crate::plan::hook(flavour, &h.operation)?
+                && !artifacts
+                    .iter()
+                    .any(|a: &vnfm_driver_api::HookArtifact| a.name == step.artifact.name)
+            {
+                artifacts.push(step.artifact);
+            }
+        }
+        if artifacts.is_empty() {
+            return Ok(Vec::new());
+        }
+        let vims = resolve_vims(
+            inner.vims.clone(),
+            instance.vim_connection_info.clone().unwrap_or_default(),
+        )
+        .await?;
+        let instance_json = serde_json::to_value(instance).unwrap_or(serde_json::Value::Null);
+        let mut out = Vec::with_capacity(artifacts.len());
+        for artifact in artifacts {
+            let call = ObserveCall {
+                artifact,
+                instance: instance_json.clone(),
+                vnfd: onboarded.vnfd.clone(),
+                flavour_id: Some(flavour_id.clone()),
+                vims: vims.clone(),
+                artifacts: onboarded.files.clone(),
+                control: RunControl::with_timeout(timeout),
+            };
+            let answer: Result<HookOutcome, DriverError> =
+                match tokio::time::timeout(timeout, mgmt.observe(&call)).await {
+                    Ok(r) => r,
+                    Err(_) => Err(DriverError::timeout("observing the instance", timeout)),
+                };
+            let outcome = match answer {
+                Ok(reported) => {
+                    Ok(super::exec::hook_reports::deliver(inner, &instance.id, &reported).await)
+                }
+                Err(e) => Err(e),
+            };
+            out.push(ManagementObservation {
+                artifact: call.artifact.name,
                 outcome,
             });
         }

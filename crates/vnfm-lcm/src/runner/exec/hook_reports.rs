@@ -12,7 +12,7 @@ use crate::runner::Inner;
 
 /// Delivers the alarms and indicator values of `out`, a hook's outcome for `instance`; the
 /// warnings for what could not be delivered.
-pub(super) async fn deliver(
+pub(crate) async fn deliver(
     inner: &Inner,
     instance: &VnfInstanceId,
     out: &HookOutcome,

@@ -2,7 +2,7 @@
 
 mod cancel;
 mod grants;
-mod hook_reports;
+pub(super) mod hook_reports;
 mod lease;
 mod phase;
 mod records;
