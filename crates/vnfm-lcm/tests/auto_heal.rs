@@ -297,3 +297,48 @@ async fn no_automatic_heal_without_the_switch_for_unknown_vnfcs_or_while_the_ins
         heals(&env, &on).await
     );
 }
+
+/// The bounds are counted from the stored occurrences: a fresh process (a restarted server,
+/// another replica) with nothing in memory still finds the instance cooling down, and then
+/// at its hourly limit.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_bounds_hold_for_a_fresh_process() {
+    let env = Env::with(vec![hello_vnfd()]).await;
+    let fm = fault_manager(&env, policy(Duration::from_secs(3600), 5));
+    let (id, vnfc) = instantiated(&env, json!({"isAutohealEnabled": true}), json!({})).await;
+    fm.raise(&report(
+        &id,
+        &vnfc,
+        "VNFC down",
+        PerceivedSeverity::Critical,
+    ))
+    .await
+    .unwrap();
+    env.completed(wait_heals(&env, &id, 1).await[0].clone())
+        .await;
+
+    let fresh = fault_manager(&env, policy(Duration::from_secs(3600), 5));
+    let (alarm, _) = fresh
+        .raise(&report(
+            &id,
+            &vnfc,
+            "disk failed",
+            PerceivedSeverity::Critical,
+        ))
+        .await
+        .unwrap();
+    let outcome = fresh.auto_heal().unwrap().consider(&alarm).await;
+    assert!(
+        matches!(outcome, AutomaticOutcome::CoolingDown { remaining } if remaining > Duration::from_secs(3500)),
+        "{outcome:?}"
+    );
+    // Without a cooldown, a limit of one an hour: reached by the stored heal.
+    let limited = fault_manager(&env, policy(Duration::ZERO, 1));
+    let outcome = limited.auto_heal().unwrap().consider(&alarm).await;
+    assert!(
+        matches!(outcome, AutomaticOutcome::RateLimited { max: 1, .. }),
+        "{outcome:?}"
+    );
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    wait_heals(&env, &id, 1).await;
+}

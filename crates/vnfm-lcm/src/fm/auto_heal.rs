@@ -10,8 +10,8 @@
 //! alarm raised again while open does not heal again; a new alarm does, once the bounds
 //! allow it.
 //!
-//! The cooldown and rate limit are kept in this process's memory: a restart, or another
-//! replica, starts with none of them.
+//! The cooldown and rate limit are counted from the instance's automatic HEAL occurrences in
+//! the store (see [`super::automatic`]): they hold across restarts and between replicas.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -135,7 +135,8 @@ impl AutoHeal {
         match wanted_heal(&self.policy, alarm, &instance) {
             Ok(req) => {
                 let req = OperationRequest::Heal(req);
-                start_bounded(&self.lcm, &self.limiter, &self.policy.bounds, id, req).await
+                let ops = [vnfm_types::LcmOperationType::Heal];
+                start_bounded(&self.lcm, &self.limiter, &self.policy.bounds, &ops, id, req).await
             }
             Err(outcome) => outcome,
         }

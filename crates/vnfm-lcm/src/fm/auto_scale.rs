@@ -17,7 +17,8 @@
 //! The VNFD's bounds hold as for any SCALE: a step beyond the aspect's maximum (or below
 //! level 0) is refused, and the refusal is the outcome. One instance is scaled automatically
 //! at most as often as [`AutoScalePolicy::bounds`] allow (per instance, both directions
-//! together, in this process's memory), and never while another operation holds it.
+//! together, counted from the instance's automatic SCALE and SCALE_TO_LEVEL occurrences in
+//! the store, see [`super::automatic`]), and never while another operation holds it.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -30,6 +31,12 @@ use super::automatic::{
 };
 use super::indicator_scaling::{INDICATOR_SCALING_PROPERTY, IndicatorAction, IndicatorRule};
 use crate::{Lcm, OperationRequest};
+
+/// The operations whose automatic starts the scaling bounds count together.
+const SCALES: &[vnfm_types::LcmOperationType] = &[
+    vnfm_types::LcmOperationType::Scale,
+    vnfm_types::LcmOperationType::ScaleToLevel,
+];
 
 /// The `vnfConfigurableProperties` member that turns automatic scaling on for an instance.
 pub const AUTOSCALE_PROPERTY: &str = "isAutoscaleEnabled";
@@ -234,7 +241,15 @@ impl AutoScale {
                     scale_info: None,
                     additional_params: Some(cause_param(cause)),
                 });
-                start_bounded(&self.lcm, &self.limiter, &self.policy.bounds, id, req).await
+                start_bounded(
+                    &self.lcm,
+                    &self.limiter,
+                    &self.policy.bounds,
+                    SCALES,
+                    id,
+                    req,
+                )
+                .await
             }
         }
     }
@@ -259,7 +274,15 @@ impl AutoScale {
             additional_params: Some(params),
         };
         let req = OperationRequest::Scale(req);
-        start_bounded(&self.lcm, &self.limiter, &self.policy.bounds, id, req).await
+        start_bounded(
+            &self.lcm,
+            &self.limiter,
+            &self.policy.bounds,
+            SCALES,
+            id,
+            req,
+        )
+        .await
     }
 }
 

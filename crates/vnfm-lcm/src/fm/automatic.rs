@@ -1,13 +1,21 @@
 //! What automatic healing ([`super::auto_heal`]) and automatic scaling
 //! ([`super::auto_scale`]) share: the per-instance switch in `vnfConfigurableProperties`, the
-//! bounds (a cooldown and a rate limit per instance, kept in this process's memory), and
-//! starting the operation without queueing it behind another one.
+//! bounds (a cooldown and a rate limit per instance), and starting the operation without
+//! queueing it behind another one.
+//!
+//! The bounds are counted from the instance's operation occurrences in the store (those with
+//! `isAutomaticInvocation` of the kind's operations, by `startTime`), so they hold across
+//! restarts and between replicas sharing a store; this process's [`Limiter`] adds the starts
+//! it has reserved and not yet seen stored, so that two decisions of one process at the same
+//! moment do not both pass.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use vnfm_types::{InstantiationState, VnfInstance, VnfInstanceId};
+use vnfm_store::OpOccQuery;
+use vnfm_types::time::{Timestamp, parse_rfc3339};
+use vnfm_types::{InstantiationState, LcmOperationType, VnfInstance, VnfInstanceId};
 
 use crate::{Lcm, LcmError, OperationRequest};
 
@@ -175,6 +183,15 @@ pub struct Limiter {
     starts: HashMap<VnfInstanceId, VecDeque<Instant>>,
 }
 
+/// What the store knows of an instance's recent automatic operations of one kind.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct History {
+    /// How many started within the window.
+    pub in_window: usize,
+    /// How long ago the last one started, if one did within the window.
+    pub since_last: Option<Duration>,
+}
+
 impl Limiter {
     /// Admits an operation on `instance` at `now` and reserves its place, or says why not.
     pub fn admit(
@@ -183,6 +200,19 @@ impl Limiter {
         instance: &VnfInstanceId,
         now: Instant,
     ) -> Result<(), AutomaticOutcome> {
+        self.admit_with(bounds, instance, now, History::default())
+    }
+
+    /// [`Self::admit`], also counting the starts `stored` (the store's record, which may
+    /// hold starts of other processes, or of this one before a restart). This process's own
+    /// starts are in both, so the larger count and the later start decide.
+    pub fn admit_with(
+        &mut self,
+        bounds: &Bounds,
+        instance: &VnfInstanceId,
+        now: Instant,
+        stored: History,
+    ) -> Result<(), AutomaticOutcome> {
         let starts = self.starts.entry(instance.clone()).or_default();
         while starts
             .front()
@@ -190,15 +220,19 @@ impl Limiter {
         {
             starts.pop_front();
         }
-        if let Some(last) = starts.back() {
-            let since = now.saturating_duration_since(*last);
-            if since < bounds.cooldown {
-                return Err(AutomaticOutcome::CoolingDown {
-                    remaining: bounds.cooldown - since,
-                });
-            }
+        let mine = starts.back().map(|t| now.saturating_duration_since(*t));
+        let since_last = match (mine, stored.since_last) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        if let Some(since) = since_last
+            && since < bounds.cooldown
+        {
+            return Err(AutomaticOutcome::CoolingDown {
+                remaining: bounds.cooldown - since,
+            });
         }
-        if starts.len() >= bounds.max_in_window {
+        if starts.len().max(stored.in_window) >= bounds.max_in_window {
             return Err(AutomaticOutcome::RateLimited {
                 max: bounds.max_in_window,
                 window: bounds.window,
@@ -221,18 +255,70 @@ impl Limiter {
     }
 }
 
-/// Starts `req` on `id` as an automatic operation if `limiter` admits it under `bounds`;
-/// a refusal gives the place back.
+/// The automatic occurrences of `operations` on `id` that started within `window` of now, as
+/// the store records them.
+pub async fn stored_history(
+    lcm: &Lcm,
+    id: &VnfInstanceId,
+    operations: &[LcmOperationType],
+    window: Duration,
+) -> Result<History, LcmError> {
+    let now = Timestamp::now();
+    let mut out = History::default();
+    for operation in operations {
+        let mut after = None;
+        loop {
+            let page = lcm
+                .list_op_occs(&OpOccQuery {
+                    vnf_instance_id: Some(id.clone()),
+                    operation: Some(*operation),
+                    after,
+                    limit: Some(vnfm_store::MAX_PAGE_SIZE),
+                    ..OpOccQuery::default()
+                })
+                .await?;
+            for occ in page.items.iter().filter(|o| o.is_automatic_invocation) {
+                let Some(started) = parse_rfc3339(occ.start_time.as_str()) else {
+                    continue;
+                };
+                // A start in the future (clocks of replicas apart) counts as now.
+                let since = Duration::try_from(now.duration_since(started)).unwrap_or_default();
+                if since < window {
+                    out.in_window += 1;
+                    out.since_last = Some(out.since_last.map_or(since, |s| s.min(since)));
+                }
+            }
+            match page.next {
+                Some(next) => after = Some(next),
+                None => break,
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Starts `req` on `id` as an automatic operation if the bounds admit it: the automatic
+/// occurrences of `operations` the store records, and this process's `limiter`. A refusal
+/// gives the place back.
 pub async fn start_bounded(
     lcm: &Lcm,
     limiter: &Mutex<Limiter>,
     bounds: &Bounds,
+    operations: &[LcmOperationType],
     id: &VnfInstanceId,
     req: OperationRequest,
 ) -> AutomaticOutcome {
     let lock = || limiter.lock().unwrap_or_else(PoisonError::into_inner);
+    let stored = match stored_history(lcm, id, operations, bounds.window).await {
+        Ok(h) => h,
+        Err(e) => {
+            return AutomaticOutcome::Refused {
+                reason: format!("the instance's past automatic operations cannot be read: {e}"),
+            };
+        }
+    };
     let now = Instant::now();
-    if let Err(outcome) = lock().admit(bounds, id, now) {
+    if let Err(outcome) = lock().admit_with(bounds, id, now, stored) {
         return outcome;
     }
     match lcm.start_automatic(id, req).await {
@@ -293,6 +379,40 @@ mod tests {
         ));
         // An hour after the first start, one place is free again.
         l.admit(&b2, &a, t0 + Duration::from_secs(3600)).unwrap();
+    }
+
+    #[test]
+    fn stored_starts_bound_a_fresh_process() {
+        let a = VnfInstanceId::new("a");
+        let mut l = Limiter::default();
+        let t0 = Instant::now();
+        let b2 = bounds(60, 2);
+        // Another process (or this one before a restart) started one 10 s ago.
+        let recent = History {
+            in_window: 1,
+            since_last: Some(Duration::from_secs(10)),
+        };
+        assert!(matches!(
+            l.admit_with(&b2, &a, t0, recent),
+            Err(AutomaticOutcome::CoolingDown { remaining }) if remaining == Duration::from_secs(50)
+        ));
+        // Two in the hour, the last long ago: the rate limit holds.
+        let two = History {
+            in_window: 2,
+            since_last: Some(Duration::from_secs(600)),
+        };
+        assert!(matches!(
+            l.admit_with(&b2, &a, t0, two),
+            Err(AutomaticOutcome::RateLimited { max: 2, .. })
+        ));
+        // This process's own start is in the store too: not counted twice.
+        l.admit_with(&b2, &a, t0, History::default()).unwrap();
+        let own = History {
+            in_window: 1,
+            since_last: Some(Duration::from_secs(61)),
+        };
+        l.admit_with(&b2, &a, t0 + Duration::from_secs(61), own)
+            .unwrap();
     }
 
     #[test]
