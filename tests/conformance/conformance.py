@@ -39,7 +39,18 @@ from free_ports import free_ports  # noqa: E402
 import seeding  # noqa: E402
 from vnfm_client import SeedError, Vnfm, build_package  # noqa: E402
 
-APIS = (seeding.LCM, seeding.PKGM, seeding.FM, seeding.IND, seeding.PM)
+APIS = (
+    seeding.LCM,
+    seeding.PKGM,
+    seeding.FM,
+    seeding.IND,
+    seeding.PM,
+    # SOL002's VNFIndicator-API is left out: it tests the EM or VNF as the producer of
+    # indicators (EM-VNF_HOST), which a VNFM consumes.
+    seeding.SOL002_FM,
+    seeding.SOL002_PM,
+)
+PM_APIS = (seeding.PM, seeding.SOL002_PM)
 # Performance management measures through Prometheus: the server gets the test Prometheus
 # (scripts/test-env/prometheus.sh, started by scripts/test.sh) with a constant PromQL for the
 # metric the seeded PM jobs collect, so that reports exist. Without it the PM suites are
@@ -173,7 +184,17 @@ PATCHES = {
     seeding.FM: patch_fm_jsons,
     seeding.IND: patch_ind_jsons,
     seeding.PM: patch_pm_jsons,
+    # Callbacks of their own, so that the SOL002 suites' subscriptions are not duplicates of
+    # those the SOL003 suites left.
+    seeding.SOL002_FM: lambda jsons, stub: patch_fm_jsons(jsons, stub + "/sol002"),
+    seeding.SOL002_PM: lambda jsons, stub: patch_pm_jsons(jsons, stub + "/sol002"),
 }
+
+
+def suite_dir(corpus: str, api: str) -> Path:
+    """The folder of `api`'s suites: under the SOL003 corpus, or beside it for `SOL002/...`."""
+    root = Path(corpus)
+    return root.parent / api if api.startswith("SOL002/") else root / api
 
 
 def java_shim(bin_dir: Path):
@@ -212,13 +233,14 @@ def parse_output(xml_path: Path, api: str, suite: str):
 
 
 def run_suite(robot, work: Path, api: str, suite: str, variables: dict, state_file: Path, env, out_dir: Path):
-    xml_path = out_dir / f"{api}-{suite}.xml"
+    stem = api.replace("/", "-")
+    xml_path = out_dir / f"{stem}-{suite}.xml"
     cmd = [str(robot), "--listener", f"{HERE / 'preconditions.py'}:{state_file}"]
     cmd += ["--output", str(xml_path), "--log", "NONE", "--report", "NONE", "--console", "none"]
     for k, v in variables.items():
         cmd += ["--variable", f"{k}:{v}"]
     cmd.append(f"{suite}.robot")
-    log = out_dir / f"{api}-{suite}.log"
+    log = out_dir / f"{stem}-{suite}.log"
     with open(log, "w") as f:
         subprocess.run(cmd, cwd=work / api, env=env, stdout=f, stderr=subprocess.STDOUT, timeout=1800)
     return parse_output(xml_path, api, suite)
@@ -241,7 +263,7 @@ def load_expected(path: Path):
 def write_expected(path: Path, results, old):
     """Rewrites the list from `results`, keeping the reasons already written."""
     with open(path, "w", newline="") as f:
-        f.write("# Expected outcome of every ETSI SOL003 v2.6.1 conformance test (see docs/conformance.md).\n")
+        f.write("# Expected outcome of every ETSI SOL003 and SOL002 v2.6.1 conformance test (see docs/conformance.md).\n")
         f.write("# Columns: test id, suite, test name, PASS/FAIL, reason (every FAIL has one).\n")
         w = csv.writer(f, delimiter="\t", lineterminator="\n")
         w.writerow(["id", "suite", "name", "expected", "reason"])
@@ -334,10 +356,10 @@ def main():
         java_shim(work / "bin")
 
         for api in APIS:
-            if api == seeding.PM and not PROMETHEUS_URL:
+            if api in PM_APIS and not PROMETHEUS_URL:
                 print(f"{api}: SKIPPED: VNFM_TEST_PROMETHEUS_URL is not set (scripts/test-env/prometheus.sh start)", flush=True)
                 continue
-            src = Path(args.corpus) / api
+            src = suite_dir(args.corpus, api)
             dst = work / api
             if dst.exists():
                 shutil.rmtree(dst)
@@ -397,8 +419,8 @@ def report(results, expected_path, args, elapsed, work, keep):
     selected = [
         k
         for k in expected
-        if (not args.suite or k[0].split("/", 1)[1] in args.suite)
-        and (PROMETHEUS_URL or not k[0].startswith(seeding.PM + "/"))
+        if (not args.suite or k[0].rsplit("/", 1)[1] in args.suite)
+        and (PROMETHEUS_URL or not k[0].startswith(tuple(a + "/" for a in PM_APIS)))
     ]
     for key in selected:
         if key not in seen:
@@ -415,7 +437,7 @@ def report(results, expected_path, args, elapsed, work, keep):
     for d in differences:
         print(d)
     print()
-    print(f"ETSI SOL003 v2.6.1 conformance: {len(results)} tests in {elapsed:.0f} s")
+    print(f"ETSI SOL003 and SOL002 v2.6.1 conformance: {len(results)} tests in {elapsed:.0f} s")
     print(f"  expected: {exp_pass} PASS, {exp_fail} FAIL (documented in {expected_path.name})")
     print(f"  observed: {passed} PASS, {failed} FAIL; {len(differences)} differ from the expected list")
     if keep or differences:

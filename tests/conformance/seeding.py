@@ -37,6 +37,12 @@ PKGM = "VNFPackageManagement-API"
 FM = "VNFFaultManagement-API"
 IND = "VNFIndicator-API"
 PM = "VNFPerformanceManagement-API"
+# SOL002 (v2.6.1) suites of the interfaces a VNFM offers the EM: the same resources as their
+# SOL003 twins (alarms, PM jobs and thresholds, indicators), seeded the same way; their
+# results are named `SOL002/<API>/<suite>`.
+SOL002_FM = "SOL002/VNFFaultManagement-API"
+SOL002_PM = "SOL002/VNFPerformanceManagement-API"
+SOL003_TWIN = {SOL002_FM: FM, SOL002_PM: PM}
 # The metric the seeded PM jobs and thresholds measure, and the PromQL the server is given for
 # it (conformance.start_server): a value sweeping 0..100 every 4 seconds, so that reports have
 # values and a threshold at 40 is crossed up and down within seconds.
@@ -130,6 +136,7 @@ class Ctx:
 
 def base_variables(ctx: Ctx, api: str) -> dict:
     """Host, port, scheme, API root, credentials and short timings for every suite of `api`."""
+    api = SOL003_TWIN.get(api, api)
     host, port = ctx.state["host"], ctx.state["port"]
     stub_port = ctx.state["stub_port"]
     v = {
@@ -179,6 +186,7 @@ def suite_variables(ctx: Ctx, api: str, suite: str) -> dict:
     """Seeds what `suite` (a file name without `.robot`) of `api` expects; returns the variable
     overrides naming the seeded resources."""
     v = base_variables(ctx, api)
+    api = SOL003_TWIN.get(api, api)
     missing = not_existing()
     v.update(
         {
@@ -610,7 +618,19 @@ def _fm(ctx):
     }
 
 
-FM_SUITES = {name: _fm for name in ("ApiVersion", "Alarms", "IndividualAlarm", "Subscriptions", "IndividualSubscription")}
+FM_SUITES = {
+    name: _fm
+    for name in (
+        "ApiVersion",
+        "Alarms",
+        "IndividualAlarm",
+        "Subscriptions",
+        "IndividualSubscription",
+        # SOL002 only.
+        "EscalatePerceivedSeverityTask",
+        "NotificationEndpoint",
+    )
+}
 
 
 # ----- VNF indicators (SOL003 clause 8) -----

@@ -21,7 +21,7 @@ use axum::extract::{OriginalUri, Path, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::middleware;
 use axum::response::{IntoResponse, Response};
-use axum::routing::get;
+use axum::routing::{get, post};
 use serde_json::{Value, json};
 use vnfm_driver_api::fault::{FaultId, FaultReport};
 use vnfm_lcm::LcmError;
@@ -39,7 +39,7 @@ use crate::lcm_v2::with_etag;
 use crate::listing::{ListRequest, PAGE_SIZE};
 use crate::state::AppState;
 use crate::subscriptions::Kind;
-use crate::util::{json_response, merge_patch_body, require_accept};
+use crate::util::{json_body, json_response, merge_patch_body, require_accept};
 use crate::version::{ApiFamily, major_versions, versioned};
 
 const FAMILY: ApiFamily = ApiFamily::FmV1;
@@ -50,6 +50,7 @@ pub(crate) fn routes() -> Router<Arc<AppState>> {
         .route("/api_versions", get(|| async { major_versions(FAMILY) }))
         .route("/alarms", get(list_alarms))
         .route("/alarms/{id}", get(show_alarm).patch(modify_alarm))
+        .route("/alarms/{id}/escalate", post(escalate_alarm))
         .merge(crate::subscriptions::routes::<Fm>(FAMILY))
         .layer(middleware::from_fn(|req, next| {
             versioned(FAMILY, req, next)
@@ -205,6 +206,22 @@ async fn modify_alarm(
         json_response(StatusCode::OK, &modifications),
         version,
     ))
+}
+
+/// `POST /alarms/{id}/escalate` (SOL002 v2.6.1 clause 7.4.4): the EM's proposed severity;
+/// 204 No Content.
+async fn escalate_alarm(
+    State(state): State<Arc<AppState>>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> ApiResult<Response> {
+    let request: vnfm_types::PerceivedSeverityRequest = json_body(&headers, &body, None)?;
+    state
+        .faults
+        .escalate(&id, request.proposed_perceived_severity)
+        .await?;
+    Ok(StatusCode::NO_CONTENT.into_response())
 }
 
 /// Whether the request carries the Alertmanager receiver's bearer token.

@@ -35,6 +35,8 @@ pub struct ListRequest {
     fingerprint: String,
     path: String,
     query: String,
+    /// Complex attributes a selector never removes (lower cardinality 1).
+    mandatory: &'static [&'static str],
 }
 
 impl ListRequest {
@@ -65,7 +67,15 @@ impl ListRequest {
             fingerprint,
             path: uri.path().to_owned(),
             query: query.to_owned(),
+            mandatory: vnfm_sol013::ALWAYS_MANDATORY,
         })
+    }
+
+    /// The same request, never removing the complex attributes `mandatory` (which must name
+    /// `_links` too): those a listed resource cannot do without.
+    pub fn with_mandatory(mut self, mandatory: &'static [&'static str]) -> Self {
+        self.mandatory = mandatory;
+        self
     }
 
     /// Runs the query: `fetch(after)` returns one store page (as JSON documents with an
@@ -92,7 +102,8 @@ impl ListRequest {
                     .unwrap_or("")
                     .to_owned();
                 if self.filter.as_ref().is_none_or(|f| f.matches(&doc)) {
-                    self.selector.apply(&mut doc, default_excluded);
+                    self.selector
+                        .apply_with(&mut doc, default_excluded, self.mandatory);
                     items.push(doc);
                 }
                 let last_of_store = i + 1 == count && store_next.is_none();

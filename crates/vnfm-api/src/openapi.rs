@@ -553,6 +553,14 @@ pub const OPERATIONS: &[OperationDoc] = &[
         Some("AlarmModifications"),
     ),
     op(
+        "POST",
+        "/vnffm/v1/alarms/{alarmId}/escalate",
+        "Escalate an open alarm's perceived severity (SOL002 EM task)",
+        Some("PerceivedSeverityRequest"),
+        204,
+        None,
+    ),
+    op(
         "GET",
         "/vnffm/v1/subscriptions",
         "List FM subscriptions",
@@ -1011,6 +1019,7 @@ fn component_schemas() -> BTreeMap<String, Value> {
     add::<VnfPackageChangeNotification>(&mut out, "VnfPackageChangeNotification");
     add::<Alarm>(&mut out, "Alarm");
     add::<AlarmModifications>(&mut out, "AlarmModifications");
+    add::<vnfm_types::PerceivedSeverityRequest>(&mut out, "PerceivedSeverityRequest");
     add::<FmSubscriptionRequest>(&mut out, "FmSubscriptionRequest");
     add::<FmSubscription>(&mut out, "FmSubscription");
     add::<PmJob>(&mut out, "PmJob");

@@ -224,6 +224,8 @@ trait Resource: Send + Sync + 'static {
     /// What a list leaves out unless the request selects it (SOL003 clause 6.4.2.3.2: a PM
     /// job's `reports`).
     const DEFAULT_EXCLUDED: &'static [&'static str] = &[];
+    /// The complex attributes a selector keeps (SOL003 clause 6.5.2: lower cardinality 1).
+    const MANDATORY: &'static [&'static str];
 
     fn schema() -> &'static Value;
     fn id(doc: &Self::Doc) -> &str;
@@ -261,6 +263,7 @@ impl Resource for Jobs {
     type Modifications = PmJobModifications;
     const PATH: &'static str = "pm_jobs";
     const DEFAULT_EXCLUDED: &'static [&'static str] = &["reports"];
+    const MANDATORY: &'static [&'static str] = &["_links", "objectInstanceIds", "criteria"];
 
     fn schema() -> &'static Value {
         static S: OnceLock<Value> = OnceLock::new();
@@ -311,6 +314,7 @@ impl Resource for Thresholds {
     type RequestV1 = CreateThresholdRequestV1;
     type Modifications = ThresholdModifications;
     const PATH: &'static str = "thresholds";
+    const MANDATORY: &'static [&'static str] = &["_links", "criteria"];
 
     fn schema() -> &'static Value {
         static S: OnceLock<Value> = OnceLock::new();
@@ -377,7 +381,7 @@ async fn list<R: Resource, V: PmVersion>(
     headers: HeaderMap,
 ) -> ApiResult<Response> {
     require_accept(&headers, &["application/json"])?;
-    let list = ListRequest::parse(&uri, R::schema())?;
+    let list = ListRequest::parse(&uri, R::schema())?.with_mandatory(R::MANDATORY);
     list.run(
         |after| {
             let state = state.clone();

@@ -176,6 +176,43 @@ async fn webhook_raises_acknowledges_clears_and_survives_restart() {
         .await
         .problem(404);
 
+    // The EM escalates the severity (SOL002 clause 7.4.4): the alarm changes, its ETag too.
+    let escalate = format!("/vnffm/v1/alarms/{id}/escalate");
+    let r = h
+        .call(
+            Method::POST,
+            &escalate,
+            Some(json!({"proposedPerceivedSeverity": "CRITICAL"})),
+        )
+        .await;
+    assert_eq!(
+        r.status,
+        StatusCode::NO_CONTENT,
+        "{}",
+        String::from_utf8_lossy(&r.body)
+    );
+    let one = h.call(Method::GET, &uri, None).await;
+    assert_eq!(one.json()["perceivedSeverity"], "CRITICAL");
+    assert!(one.json()["alarmChangedTime"].is_string());
+    assert_eq!(one.header("etag"), Some("\"3\""));
+    let p = h
+        .call(
+            Method::POST,
+            &escalate,
+            Some(json!({"proposedPerceivedSeverity": "CLEARED"})),
+        )
+        .await
+        .problem(400);
+    assert_eq!(p["pointer"], "/proposedPerceivedSeverity");
+    h.call(
+        Method::POST,
+        "/vnffm/v1/alarms/nope/escalate",
+        Some(json!({"proposedPerceivedSeverity": "MINOR"})),
+    )
+    .await
+    .problem(404);
+    h.call(Method::GET, &escalate, None).await.problem(405);
+
     // An FM subscription, and its duplicate.
     let sub = json!({"callbackUri": "http://127.0.0.1:9/fm", "filter": {"perceivedSeverities": ["CRITICAL"]}});
     let created = h

@@ -521,6 +521,13 @@ async fn v1_jobs_and_thresholds_have_no_callback_and_notify_subscriptions() {
     // A list leaves the reports out unless asked for them (SOL003 clause 6.4.2.3.2).
     let listed = h.call(Method::GET, "/vnfpm/v1/pm_jobs", None).await.json();
     assert!(listed[0].get("reports").is_none(), "{listed}");
+    // A selector keeps what a PmJob cannot do without.
+    let selected = h
+        .call(Method::GET, "/vnfpm/v1/pm_jobs?fields=reports", None)
+        .await
+        .json();
+    assert!(selected[0]["objectInstanceIds"].is_array(), "{selected}");
+    assert!(selected[0]["criteria"].is_object(), "{selected}");
     let all = h
         .call(Method::GET, "/vnfpm/v2/pm_jobs?all_fields", None)
         .await

@@ -165,6 +165,15 @@ pub struct AlarmModifications {
     pub ack_state: AckState,
 }
 
+/// `PerceivedSeverityRequest` (SOL002 v2.6.1 clause 7.5.2.6): the body of
+/// `POST /alarms/{alarmId}/escalate`, by which the EM escalates an alarm's severity.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PerceivedSeverityRequest {
+    /// The severity the alarm is to have (not `CLEARED`).
+    pub proposed_perceived_severity: PerceivedSeverity,
+}
+
 /// Kind of an FM notification.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 pub enum FmNotificationType {

@@ -425,6 +425,56 @@ impl FaultManager {
         }
     }
 
+    /// Escalates (or lowers) the perceived severity of the open alarm `id` to `severity`, as
+    /// the EM asks through SOL002's escalate task: the alarm changes and an
+    /// `AlarmNotification` goes out (nothing when it already has that severity); a severity
+    /// that becomes severe enough may start an automatic heal. [`LcmError::NotFound`] for an
+    /// unknown alarm, a conflict for a cleared one, invalid for `CLEARED` (clear the fault
+    /// instead).
+    pub async fn escalate(&self, id: &str, severity: PerceivedSeverity) -> Result<Alarm, LcmError> {
+        if severity == PerceivedSeverity::Cleared {
+            return Err(LcmError::invalid(
+                "/proposedPerceivedSeverity",
+                "an alarm cannot be escalated to CLEARED; the condition's end clears it",
+            ));
+        }
+        for _ in 0..ATTEMPTS {
+            let (record, version) = self
+                .store
+                .get_alarm(id)
+                .await
+                .map_err(store_err)?
+                .ok_or_else(|| LcmError::NotFound {
+                    kind: "alarm",
+                    id: id.to_owned(),
+                })?;
+            let mut alarm = record.alarm;
+            if alarm.alarm_cleared_time.is_some() {
+                return Err(LcmError::conflict(format!(
+                    "alarm {id} is cleared: its severity can no longer change"
+                )));
+            }
+            let before = alarm.perceived_severity;
+            if before == severity {
+                return Ok(alarm);
+            }
+            alarm.perceived_severity = severity;
+            alarm.alarm_changed_time = Some(DateTime::now());
+            let ty = FmNotificationType::AlarmNotification;
+            if let Some(alarm) = self
+                .write(alarm, &record.dedup_key, ty, Some(version))
+                .await?
+            {
+                tracing::info!(alarm_id = %id, ?before, ?severity, "alarm severity escalated");
+                self.heal_if_wanted(Some(before), &alarm);
+                return Ok(alarm);
+            }
+        }
+        Err(LcmError::conflict(format!(
+            "alarm {id} kept changing under {ATTEMPTS} attempts to escalate it; retry"
+        )))
+    }
+
     /// Sends an `AlarmListRebuiltNotification` to every subscription that wants it (after the
     /// alarm list was rebuilt, e.g. restored from a backup).
     pub async fn announce_rebuilt(&self) -> Result<usize, LcmError> {
