@@ -76,6 +76,7 @@ pub mod mixed;
 pub mod nfvo;
 pub mod notify;
 pub mod package_change;
+pub mod periodic;
 pub mod pkgm_subscriptions;
 pub mod plan;
 pub mod pm;

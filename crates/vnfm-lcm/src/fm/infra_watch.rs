@@ -221,8 +221,22 @@ impl InfraWatch {
 
     /// Observes `instance` through its infrastructure drivers and the management driver.
     async fn observe(&self, instance: &VnfInstance, open: Vec<Alarm>, out: &mut Swept) {
-        self.observe_infrastructure(instance, open, out).await;
-        match self.lcm.observe_management(instance, self.timeout).await {
+        // Resolved once for both questions (a registry read and a decryption per VIM).
+        let vims = match self.lcm.resolve_instance_vims(instance).await {
+            Ok(v) => v,
+            Err(e) => {
+                out.failures += 1;
+                tracing::warn!(vnf_instance_id = %instance.id, error = %e, "cannot resolve the VIM connections of the instance; its alarms stay as they are");
+                return;
+            }
+        };
+        self.observe_infrastructure(instance, &vims, open, out)
+            .await;
+        match self
+            .lcm
+            .observe_management(instance, &vims, self.timeout)
+            .await
+        {
             Ok(answers) => {
                 for a in answers {
                     match a.outcome {
@@ -250,12 +264,13 @@ impl InfraWatch {
     async fn observe_infrastructure(
         &self,
         instance: &VnfInstance,
+        vims: &[vnfm_driver_api::ResolvedVim],
         open: Vec<Alarm>,
         out: &mut Swept,
     ) {
         let observations = match self
             .lcm
-            .observe_infrastructure(instance, self.timeout)
+            .observe_infrastructure(instance, vims, self.timeout)
             .await
         {
             Ok(o) => o,
@@ -317,23 +332,15 @@ impl InfraWatch {
 /// The background task running the watch.
 #[derive(Debug)]
 pub struct InfraWatchTask {
-    task: tokio::task::JoinHandle<()>,
-}
-
-impl Drop for InfraWatchTask {
-    fn drop(&mut self) {
-        self.task.abort();
-    }
+    _task: crate::periodic::Periodic,
 }
 
 impl InfraWatchTask {
     /// Sweeps with `watch` every `every` until dropped. Must be called inside a tokio runtime.
     pub fn start(watch: InfraWatch, every: Duration) -> InfraWatchTask {
-        let task = tokio::spawn(async move {
-            let mut interval = tokio::time::interval(every.max(Duration::from_millis(10)));
-            interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-            loop {
-                interval.tick().await;
+        let task = crate::periodic::Periodic::start(every, move || {
+            let watch = watch.clone();
+            async move {
                 match watch.sweep().await {
                     Ok(s) if s.raised + s.cleared + s.failures > 0 => {
                         tracing::info!(
@@ -351,6 +358,6 @@ impl InfraWatchTask {
                 }
             }
         });
-        InfraWatchTask { task }
+        InfraWatchTask { _task: task }
     }
 }

@@ -350,16 +350,20 @@ impl FaultManager {
 
     /// The alarm and its version (the entity tag of its resource).
     pub async fn get(&self, id: &str) -> Result<(Alarm, Version), LcmError> {
-        let (record, version) = self
-            .store
+        let (record, version) = self.record(id).await?;
+        Ok((record.alarm, version))
+    }
+
+    /// The stored alarm `id` and its version; [`LcmError::NotFound`] when there is none.
+    async fn record(&self, id: &str) -> Result<(AlarmRecord, Version), LcmError> {
+        self.store
             .get_alarm(id)
             .await
             .map_err(store_err)?
             .ok_or_else(|| LcmError::NotFound {
                 kind: "alarm",
                 id: id.to_owned(),
-            })?;
-        Ok((record.alarm, version))
+            })
     }
 
     /// One page of the alarms (open and cleared) in `scope`, ordered by id. An alarm belongs
@@ -389,15 +393,7 @@ impl FaultManager {
         id: &str,
         expected: Option<Version>,
     ) -> Result<(Alarm, Version), LcmError> {
-        let (record, found) = self
-            .store
-            .get_alarm(id)
-            .await
-            .map_err(store_err)?
-            .ok_or_else(|| LcmError::NotFound {
-                kind: "alarm",
-                id: id.to_owned(),
-            })?;
+        let (record, found) = self.record(id).await?;
         let version = expected.unwrap_or(found);
         if version != found {
             return Err(LcmError::AlarmChanged {
@@ -439,15 +435,7 @@ impl FaultManager {
             ));
         }
         for _ in 0..ATTEMPTS {
-            let (record, version) = self
-                .store
-                .get_alarm(id)
-                .await
-                .map_err(store_err)?
-                .ok_or_else(|| LcmError::NotFound {
-                    kind: "alarm",
-                    id: id.to_owned(),
-                })?;
+            let (record, version) = self.record(id).await?;
             let mut alarm = record.alarm;
             if alarm.alarm_cleared_time.is_some() {
                 return Err(LcmError::conflict(format!(

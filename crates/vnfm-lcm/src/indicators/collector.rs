@@ -28,30 +28,22 @@ pub struct Evaluated {
 /// The background task running the collector.
 #[derive(Debug)]
 pub struct IndicatorCollector {
-    task: tokio::task::JoinHandle<()>,
-}
-
-impl Drop for IndicatorCollector {
-    fn drop(&mut self) {
-        self.task.abort();
-    }
+    _task: crate::periodic::Periodic,
 }
 
 impl IndicatorCollector {
     /// Evaluates `indicators` every `tick` until dropped. Must be called inside a tokio
     /// runtime.
     pub fn start(indicators: IndicatorManager, tick: Duration) -> IndicatorCollector {
-        let task = tokio::spawn(async move {
-            let mut interval = tokio::time::interval(tick.max(Duration::from_millis(10)));
-            interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-            loop {
-                interval.tick().await;
+        let task = crate::periodic::Periodic::start(tick, move || {
+            let indicators = indicators.clone();
+            async move {
                 if let Err(e) = indicators.evaluate_all().await {
                     tracing::warn!(error = %e, "indicator evaluation failed; trying again at the next run");
                 }
             }
         });
-        IndicatorCollector { task }
+        IndicatorCollector { _task: task }
     }
 }
 

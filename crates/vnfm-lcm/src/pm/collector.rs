@@ -44,30 +44,22 @@ pub struct Collected {
 /// The background task running the collector.
 #[derive(Debug)]
 pub struct Collector {
-    task: tokio::task::JoinHandle<()>,
-}
-
-impl Drop for Collector {
-    fn drop(&mut self) {
-        self.task.abort();
-    }
+    _task: crate::periodic::Periodic,
 }
 
 impl Collector {
     /// Runs `pm`'s collector every `tick` until dropped. Must be called inside a tokio
     /// runtime.
     pub fn start(pm: PerformanceManager, tick: Duration) -> Collector {
-        let task = tokio::spawn(async move {
-            let mut interval = tokio::time::interval(tick.max(Duration::from_millis(10)));
-            interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-            loop {
-                interval.tick().await;
+        let task = crate::periodic::Periodic::start(tick, move || {
+            let pm = pm.clone();
+            async move {
                 if let Err(e) = pm.collect_due(SystemTime::now()).await {
                     tracing::warn!(error = %e, "PM collection failed; trying again at the next run");
                 }
             }
         });
-        Collector { task }
+        Collector { _task: task }
     }
 }
 

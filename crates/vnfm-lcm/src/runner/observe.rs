@@ -11,7 +11,8 @@ use std::time::Duration;
 
 use indexmap::IndexMap;
 use vnfm_driver_api::{
-    DriverError, HookOutcome, ObserveCall, ObserveRequest, ObservedCondition, RunControl,
+    DriverError, HookOutcome, ObserveCall, ObserveRequest, ObservedCondition, ResolvedVim,
+    RunControl,
 };
 use vnfm_types::{VimConnectionInfo, VnfInstance};
 
@@ -42,14 +43,31 @@ pub struct Observation {
 }
 
 impl Lcm {
+    /// The VIM connections of `instance`, with their secrets, as a step gets them: resolve
+    /// them once and hand them to [`Lcm::observe_infrastructure`] and
+    /// [`Lcm::observe_management`].
+    pub async fn resolve_instance_vims(
+        &self,
+        instance: &VnfInstance,
+    ) -> Result<Vec<ResolvedVim>, LcmError> {
+        resolve_vims(
+            self.inner.vims.clone(),
+            instance.vim_connection_info.clone().unwrap_or_default(),
+        )
+        .await
+    }
+
     /// Asks the drivers of `instance` (instantiated) what they see wrong with its resources
-    /// now, each within `timeout`. Errors choosing a driver or resolving a VIM connection are
-    /// the whole call's; a driver's own failure is its [`Observation::outcome`].
+    /// now, each within `timeout`; `vims` are its resolved VIM connections
+    /// ([`Lcm::resolve_instance_vims`]). Errors choosing a driver are the whole call's; a
+    /// driver's own failure is its [`Observation::outcome`].
     pub async fn observe_infrastructure(
         &self,
         instance: &VnfInstance,
+        vims: &[ResolvedVim],
         timeout: Duration,
     ) -> Result<Vec<Observation>, LcmError> {
+        let resolved_all = vims;
         let inner = &self.inner;
         let vims = instance.vim_connection_info.clone().unwrap_or_default();
         let state = driver_state(instance);
@@ -67,7 +85,11 @@ impl Lcm {
         let mut out = Vec::with_capacity(parts.len());
         for (part_vims, part_state) in parts {
             let driver = select_driver(inner, instance, &part_vims)?;
-            let resolved = resolve_vims(inner.vims.clone(), part_vims).await?;
+            let resolved = resolved_all
+                .iter()
+                .filter(|v| part_vims.contains_key(&v.connection_id))
+                .cloned()
+                .collect();
             let req = ObserveRequest {
                 instance: instance.clone(),
                 vims: resolved,
@@ -90,13 +112,14 @@ impl Lcm {
     }
 
     /// Offers each hook artifact of `instance`'s VNFD (in its flavour) to the management
-    /// driver to observe the instance, each within `timeout`, and applies what an answer
-    /// reports (alarms raised or cleared, indicator values) as after a hook. Nothing to do
-    /// without a management driver. Errors reading the VNFD or resolving a VIM are the whole
-    /// call's.
+    /// driver to observe the instance (with its resolved VIM connections `vims`), each within
+    /// `timeout`, and applies what an answer reports (alarms raised or cleared, indicator
+    /// values) as after a hook. Nothing to do without a management driver. Errors reading the
+    /// VNFD are the whole call's.
     pub async fn observe_management(
         &self,
         instance: &VnfInstance,
+        vims: &[ResolvedVim],
         timeout: Duration,
     ) -> Result<Vec<ManagementObservation>, LcmError> {
         let inner = &self.inner;
@@ -127,11 +150,6 @@ impl Lcm {
         if artifacts.is_empty() {
             return Ok(Vec::new());
         }
-        let vims = resolve_vims(
-            inner.vims.clone(),
-            instance.vim_connection_info.clone().unwrap_or_default(),
-        )
-        .await?;
         let instance_json = serde_json::to_value(instance).unwrap_or(serde_json::Value::Null);
         let mut out = Vec::with_capacity(artifacts.len());
         for artifact in artifacts {
@@ -140,7 +158,7 @@ impl Lcm {
                 instance: instance_json.clone(),
                 vnfd: onboarded.vnfd.clone(),
                 flavour_id: Some(flavour_id.clone()),
-                vims: vims.clone(),
+                vims: vims.to_vec(),
                 artifacts: onboarded.files.clone(),
                 control: RunControl::with_timeout(timeout),
             };
