@@ -790,7 +790,12 @@ async fn a_scale_out_whose_new_vnfcs_fail_rolls_back_to_the_original_vnfcs_on_re
         )
         .await;
     assert_eq!(failed.operation_state, LcmOperationStateType::FailedTemp);
-    assert_eq!(answered.len(), 4, "the new VNFCs were created");
+    // Two original handles and the new VNFCs' whose handles appeared before Heat failed the
+    // update on the first FAILURE signal: one or both of the new ones, depending on timing.
+    assert!(
+        (3..=4).contains(&answered.len()),
+        "the new VNFCs were created: {answered:?}"
+    );
     let detail = detail(&failed);
     assert!(
         detail.contains("is UPDATE_FAILED")
