@@ -14,13 +14,17 @@
 //!    driven by one client (POST, then poll the occurrence every millisecond until it
 //!    completes), D seconds each; cycles per second.
 //! 4. The process's resident memory after each phase (server and load generator together).
+//! 2a. With `VNFM_LOAD_EXPORT=1`: every instance, whole (`all_fields`), page by page as
+//!    `vnfm vnf export` reads them; throughput and resident memory along the way.
 //! 5. With `VNFM_LOAD_SOAK_CYCLES=N`: N more cycles on 32 instances, the resident memory
 //!    printed every tenth of them (is memory flat over a long run?).
 //!
 //! `cargo bench -p vnfm-api --bench api_load`; sizes from `VNFM_LOAD_INSTANCES` (50000),
 //! `VNFM_LOAD_CONCURRENCY` (200), `VNFM_LOAD_SECONDS` (10), `VNFM_LOAD_WRK_THREADS` (2),
 //! `VNFM_LOAD_DURABILITY` (`normal` or `full`: the SQLite `synchronous` setting),
-//! `VNFM_LOAD_STORE_URL` (another store, e.g. an empty PostgreSQL database).
+//! `VNFM_LOAD_STORE_URL` (another store, e.g. an empty PostgreSQL database),
+//! `VNFM_LOAD_SEEDERS` (4 tasks creating the instances); `VNFM_LOAD_SKIP_CYCLES=1` stops
+//! before phase 3.
 //!
 //! `VNFM_LOAD_AB_ROUNDS=N` adds N alternating rounds after phase 1: the same pages computed
 //! through the evaluator (`&exclude_default`, every document parsed) and from the store's
@@ -250,7 +254,7 @@ fn main() {
         let seeded = Instant::now();
         let created = Arc::new(AtomicUsize::new(0));
         let mut seeders = Vec::new();
-        for _ in 0..4 {
+        for _ in 0..env_or("VNFM_LOAD_SEEDERS", 4) {
             let lcm = state.lcm().clone();
             let created = created.clone();
             seeders.push(tokio::spawn(async move {
@@ -378,6 +382,51 @@ fn main() {
                 lat[lat.len() / 2].as_secs_f64() * 1e3,
                 lat.len()
             );
+        }
+
+        // 2a. A full export: every instance, whole (`all_fields`), page by page as
+        // `vnfm vnf export` walks it, one client; memory sampled as it goes.
+        if std::env::var("VNFM_LOAD_EXPORT").is_ok() {
+            let started = Instant::now();
+            let mut next = Some(format!("{base}/vnflcm/v2/vnf_instances?all_fields"));
+            let (mut items, mut pages, mut bytes, mut peak) = (0usize, 0usize, 0usize, 0f64);
+            let mut page_latencies = Vec::new();
+            while let Some(url) = next.take() {
+                let t = Instant::now();
+                let r = http.get(&url).bearer_auth(&token).header("Version", "2.0.0").send().await.expect("export page");
+                assert!(r.status().is_success(), "export page {}", r.status());
+                next = r
+                    .headers()
+                    .get("link")
+                    .and_then(|l| l.to_str().ok())
+                    .and_then(|l| l.split_once('<'))
+                    .and_then(|(_, rest)| rest.split_once('>'))
+                    .map(|(target, _)| if target.starts_with("http") { target.to_owned() } else { format!("{base}{target}") });
+                let body = r.bytes().await.expect("export body");
+                let page: Vec<serde_json::Value> = serde_json::from_slice(&body).expect("export items");
+                page_latencies.push(t.elapsed());
+                items += page.len();
+                bytes += body.len();
+                pages += 1;
+                if pages % (instances / 1000).max(1) == 0 {
+                    let rss = rss_mib();
+                    peak = peak.max(rss);
+                    println!("export: {items} instances in {:.1} s, RSS {rss:.0} MiB", started.elapsed().as_secs_f64());
+                }
+            }
+            assert_eq!(items, instances, "the export holds every instance");
+            report("export, one page of 100 whole instances", page_latencies, 0, started.elapsed());
+            println!(
+                "export: {items} instances ({:.0} MiB) in {:.1} s = {:.0} instances/s; RSS peak {peak:.0} MiB, after {:.0} MiB",
+                bytes as f64 / 1048576.0,
+                started.elapsed().as_secs_f64(),
+                items as f64 / started.elapsed().as_secs_f64(),
+                rss_mib()
+            );
+        }
+        if std::env::var("VNFM_LOAD_SKIP_CYCLES").is_ok() {
+            state.lcm().shutdown(Duration::from_secs(30)).await;
+            return;
         }
 
         // 3. Instantiate + terminate cycles over REST.

@@ -1526,3 +1526,114 @@ fn pm_jobs_are_created_listed_shown_and_deleted() {
     let gone = c.run(&["indicator", "show", &id, "load"]);
     assert!(text(&gone.stderr).contains("404"), "{}", text(&gone.stderr));
 }
+
+#[test]
+fn export_streams_every_instance_whole_across_pages() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let server = Server::start(&dir.path().join("data"));
+    let c = Client::new(&server);
+    let (_, vnfd_id) = onboard(&c);
+    // 230 instances: three pages of the server's 100.
+    const COUNT: usize = 230;
+    std::thread::scope(|s| {
+        for part in 0..4 {
+            let (c, vnfd_id) = (&c, &vnfd_id);
+            s.spawn(move || {
+                for n in (part..COUNT).step_by(4) {
+                    let name = format!("exp-{n:03}");
+                    c.ok(&[
+                        "vnf",
+                        "create",
+                        "--vnfd-id",
+                        vnfd_id,
+                        "--name",
+                        &name,
+                        "--metadata",
+                        &format!("n={n}"),
+                    ]);
+                }
+            });
+        }
+    });
+
+    let lines = |text: &str| -> Vec<Value> {
+        text.lines()
+            .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
+            .collect()
+    };
+    // Standard output: one whole document per line, each instance once.
+    let all = lines(&c.ok(&["vnf", "export"]));
+    assert_eq!(all.len(), COUNT);
+    let mut names: Vec<&str> = all
+        .iter()
+        .map(|v| v["vnfInstanceName"].as_str().expect("name"))
+        .collect();
+    names.sort_unstable();
+    names.dedup();
+    assert_eq!(names.len(), COUNT, "every instance exactly once");
+    // Whole documents: `metadata` is left out of a default list page, not of an export.
+    assert!(
+        all.iter().all(|v| v["metadata"]["n"].is_number()),
+        "{:#}",
+        all[0]
+    );
+
+    // A filter, into a file that appears only when complete.
+    let file = dir.path().join("export.ndjson");
+    let out = c.run(&[
+        "vnf",
+        "export",
+        "--filter",
+        "(cont,vnfInstanceName,exp-1)",
+        "--file",
+        file.to_str().expect("path"),
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("exported 100 VNF instances"),
+        "{}",
+        text(&out.stderr)
+    );
+    let exported = lines(&std::fs::read_to_string(&file).expect("export file"));
+    assert_eq!(exported.len(), 100);
+    assert!(exported.iter().all(|v| {
+        v["vnfInstanceName"]
+            .as_str()
+            .expect("name")
+            .starts_with("exp-1")
+    }));
+    assert!(!dir.path().join("export.ndjson.partial").exists());
+
+    // A refused request leaves no file behind and says why.
+    let bad = dir.path().join("bad.ndjson");
+    let out = c.run(&[
+        "vnf",
+        "export",
+        "--filter",
+        "(eq,noSuchAttribute",
+        "--file",
+        bad.to_str().expect("path"),
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("filter"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert!(!bad.exists() && !dir.path().join("bad.ndjson.partial").exists());
+
+    // A reader that goes away after the first line ends the export quietly.
+    let mut child = c
+        .command(&["vnf", "export"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("export starts");
+    let mut first = String::new();
+    BufReader::new(child.stdout.take().expect("stdout"))
+        .read_line(&mut first)
+        .expect("first line");
+    assert!(first.starts_with('{'), "{first}");
+    let out = child.wait_with_output().expect("export ends");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+}

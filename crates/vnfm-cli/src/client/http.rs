@@ -2,6 +2,7 @@
 //! `/oauth2/token` (cached on disk for its lifetime), sends the `Version` header, turns error
 //! answers into [`ClientError::Problem`] and follows list pages.
 
+use std::ops::ControlFlow;
 use std::path::PathBuf;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -408,12 +409,42 @@ impl Api {
         Ok(self.call(Method::GET, path, Body::Empty).await?.body)
     }
 
-    /// `GET path?query`, following `Link: <...>; rel="next"` until the last page.
+    /// `GET path?query`, following `Link: <...>; rel="next"` until the last page, all items
+    /// collected. A list longer than [`MAX_PAGES`] pages is an error, not a silent cut: the
+    /// user narrows it with a filter or streams it ([`Api::each_page`]).
     pub async fn list(
         &self,
         path: &str,
         query: &[(&str, String)],
     ) -> Result<Vec<Value>, ClientError> {
+        let mut out = Vec::new();
+        let mut pages = 0;
+        self.each_page(path, query, |items| {
+            pages += 1;
+            if pages > MAX_PAGES {
+                return Err(ClientError::Usage(format!(
+                    "GET {path}: the list has more than {MAX_PAGES} pages ({} items so far); \
+                     narrow it with a filter, or stream it (`vnfm vnf export` for VNF instances)",
+                    out.len()
+                )));
+            }
+            out.extend(items);
+            Ok(ControlFlow::Continue(()))
+        })
+        .await?;
+        Ok(out)
+    }
+
+    /// `GET path?query`, handing each page's items to `on_page` as it arrives and following
+    /// `Link: <...>; rel="next"` until the last page or until `on_page` breaks; returns how
+    /// many items were handed over. Only one page is held at a time, so a list of any length
+    /// streams at constant memory.
+    pub async fn each_page(
+        &self,
+        path: &str,
+        query: &[(&str, String)],
+        mut on_page: impl FnMut(Vec<Value>) -> Result<ControlFlow<()>, ClientError>,
+    ) -> Result<u64, ClientError> {
         let mut url = reqwest::Url::parse(&self.url(path))
             .map_err(|e| ClientError::Usage(format!("cannot build the URL of {path}: {e}")))?;
         if !query.is_empty() {
@@ -423,16 +454,16 @@ impl Api {
             }
         }
         let mut next = Some(url.to_string());
-        let mut out = Vec::new();
-        let mut pages = 0;
+        let mut count = 0;
         while let Some(u) = next.take() {
-            pages += 1;
-            if pages > MAX_PAGES {
-                break;
-            }
             let answer = self.call(Method::GET, &u, Body::Empty).await?;
             match answer.body {
-                Value::Array(items) => out.extend(items),
+                Value::Array(items) => {
+                    count += items.len() as u64;
+                    if on_page(items)?.is_break() {
+                        break;
+                    }
+                }
                 other => {
                     return Err(ClientError::Unexpected {
                         what: format!("GET {path}"),
@@ -447,7 +478,7 @@ impl Api {
                 .filter_map(|v| v.to_str().ok())
                 .find_map(next_link);
         }
-        Ok(out)
+        Ok(count)
     }
 }
 

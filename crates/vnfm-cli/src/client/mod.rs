@@ -11,6 +11,7 @@ use serde_json::Value;
 pub mod alarm;
 pub mod config;
 pub mod error;
+pub mod export;
 pub mod http;
 pub mod indicator;
 pub mod op;

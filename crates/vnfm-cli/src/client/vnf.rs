@@ -108,6 +108,9 @@ pub enum VnfCommand {
     Create(CreateArgs),
     /// List VNF instances.
     List(ListArgs),
+    /// Export VNF instances, whole, one JSON document per line (NDJSON), page by page at
+    /// constant memory: for backups, migrations and inventories of any size.
+    Export(super::export::ExportArgs),
     /// Show one VNF instance.
     Show {
         /// VNF instance id.
@@ -886,6 +889,7 @@ pub async fn run(ctx: &Ctx, cmd: VnfCommand) -> Result<(), ClientError> {
                 .body;
             output::print(ctx.format, &created, instance_fields)
         }
+        VnfCommand::Export(a) => super::export::run(ctx, a).await,
         VnfCommand::List(a) => {
             let mut query = Vec::new();
             if let Some(f) = a.filter {
