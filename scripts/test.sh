@@ -72,7 +72,7 @@ echo "Prometheus: $VNFM_TEST_PROMETHEUS_URL, Alertmanager: $VNFM_TEST_ALERTMANAG
 echo "== cargo test"
 cargo test --workspace --locked --no-fail-fast
 
-echo "== ETSI SOL003 conformance suites"
+echo "== ETSI SOL002 and SOL003 conformance suites"
 # Robot Framework suites against `vnfm serve`; fails when any test's outcome differs from
 # tests/conformance/expected.tsv (see docs/conformance.md).
 tests/conformance/run.sh

@@ -9,15 +9,17 @@
 //!    each; then the same with `wrk` (C connections, a Lua script drawing R) when it is on
 //!    PATH.
 //! 2. `(cont,vnfInstanceName,S)`: the latency of the first page for substrings matching many
-//!    names and one name (median of 5 distinct substrings each).
+//!    names and one name (median of 5 distinct substrings each). Then, with
+//!    `VNFM_LOAD_EXPORT=1`, every instance, whole (`all_fields`), page by page as `vnfm vnf
+//!    export` reads them; throughput and resident memory along the way.
 //! 3. Instantiate + terminate cycles over REST on the test VIM: 1, 8 and 32 instances, each
-//!    driven by one client (POST, then poll the occurrence every millisecond until it
-//!    completes), D seconds each; cycles per second.
+//!    driven by one client, D seconds each; cycles per second. First the client polls (POST,
+//!    then GET the occurrence every millisecond until it completes), then it waits for the
+//!    occurrence's final notification instead (a subscription on loopback filtered on the
+//!    final operation states, as an NFVO subscribes).
 //! 4. The process's resident memory after each phase (server and load generator together).
-//! 2a. With `VNFM_LOAD_EXPORT=1`: every instance, whole (`all_fields`), page by page as
-//!    `vnfm vnf export` reads them; throughput and resident memory along the way.
-//! 5. With `VNFM_LOAD_SOAK_CYCLES=N`: N more cycles on 32 instances, the resident memory
-//!    printed every tenth of them (is memory flat over a long run?).
+//! 5. With `VNFM_LOAD_SOAK_CYCLES=N`: N more cycles on 32 instances (notified), the resident
+//!    memory printed every tenth of them (is memory flat over a long run?).
 //!
 //! `cargo bench -p vnfm-api --bench api_load`; sizes from `VNFM_LOAD_INSTANCES` (50000),
 //! `VNFM_LOAD_CONCURRENCY` (200), `VNFM_LOAD_SECONDS` (10), `VNFM_LOAD_WRK_THREADS` (2),
@@ -77,9 +79,107 @@ fn below(state: &mut u64, n: u64) -> u64 {
     *state % n
 }
 
-/// One instantiate + terminate cycle of instance `id` over REST: POST, then poll the
-/// occurrence every millisecond until it completes.
-async fn rest_cycle(http: &reqwest::Client, base: &str, token: &str, id: &str) {
+/// How a cycle's client learns that an operation has ended.
+#[derive(Clone)]
+enum Await {
+    /// GET the occurrence every millisecond until it has ended.
+    Poll,
+    /// Wait for the occurrence's final `VnfLcmOperationOccurrenceNotification` (a
+    /// subscription filtered on the final operation states, as an NFVO subscribes).
+    Notified(Arc<Finished>),
+}
+
+/// Final states of occurrences, by occurrence id, as the notification subscriber receives
+/// them: whichever of the notification and the client's wait comes first leaves its half.
+#[derive(Default)]
+struct Finished {
+    slots: std::sync::Mutex<std::collections::HashMap<String, Slot>>,
+}
+
+enum Slot {
+    Waiting(tokio::sync::oneshot::Sender<String>),
+    Done(String),
+}
+
+impl Finished {
+    /// The notification's half.
+    fn notified(&self, occurrence: String, state: String) {
+        let mut slots = self.slots.lock().expect("slots");
+        match slots.remove(&occurrence) {
+            Some(Slot::Waiting(tx)) => {
+                let _ = tx.send(state);
+            }
+            _ => {
+                slots.insert(occurrence, Slot::Done(state));
+            }
+        }
+    }
+
+    /// The client's half: the occurrence's final state.
+    async fn wait(&self, occurrence: &str) -> String {
+        let rx = {
+            let mut slots = self.slots.lock().expect("slots");
+            if let Some(Slot::Done(state)) = slots.remove(occurrence) {
+                return state;
+            }
+            let (tx, rx) = tokio::sync::oneshot::channel();
+            slots.insert(occurrence.to_owned(), Slot::Waiting(tx));
+            rx
+        };
+        rx.await.expect("the subscriber stays")
+    }
+}
+
+/// Starts the notification subscriber on loopback and subscribes it to the server at `base`
+/// for the final states of every occurrence.
+async fn subscribe(http: &reqwest::Client, base: &str, token: &str) -> Arc<Finished> {
+    use axum::extract::State;
+    use axum::http::StatusCode;
+    use axum::routing::post;
+    let finished = Arc::new(Finished::default());
+    let app =
+        axum::Router::new()
+            .route(
+                "/n",
+                post(
+                    |State(f): State<Arc<Finished>>,
+                     axum::Json(n): axum::Json<serde_json::Value>| async move {
+                        if let (Some(occ), Some(state)) =
+                            (n["vnfLcmOpOccId"].as_str(), n["operationState"].as_str())
+                        {
+                            f.notified(occ.to_owned(), state.to_owned());
+                        }
+                        StatusCode::NO_CONTENT
+                    },
+                ),
+            )
+            .with_state(finished.clone());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let callback = format!("http://{}/n", listener.local_addr().expect("addr"));
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    let r = http
+        .post(format!("{base}/vnflcm/v2/subscriptions"))
+        .bearer_auth(token)
+        .header("Version", "2.0.0")
+        .json(&json!({
+            "callbackUri": callback,
+            "filter": {
+                "notificationTypes": ["VnfLcmOperationOccurrenceNotification"],
+                "operationStates": ["COMPLETED", "FAILED_TEMP", "FAILED", "ROLLED_BACK"]
+            }
+        }))
+        .send()
+        .await
+        .expect("subscribe");
+    assert_eq!(r.status().as_u16(), 201, "subscription");
+    finished
+}
+
+/// One instantiate + terminate cycle of instance `id` over REST: POST, then wait for the
+/// occurrence to complete as `how` says.
+async fn rest_cycle(http: &reqwest::Client, base: &str, token: &str, id: &str, how: &Await) {
     for (op, body) in [
         (
             "instantiate",
@@ -100,6 +200,12 @@ async fn rest_cycle(http: &reqwest::Client, base: &str, token: &str, id: &str) {
             .to_str()
             .expect("location")
             .to_owned();
+        if let Await::Notified(finished) = how {
+            let occ_id = occ.rsplit('/').next().expect("occurrence id");
+            let state = finished.wait(occ_id).await;
+            assert_eq!(state, "COMPLETED", "{op}");
+            continue;
+        }
         loop {
             let state: serde_json::Value = http
                 .get(&occ)
@@ -180,7 +286,7 @@ where
                     .await
                 {
                     Ok(r) if r.status().is_success() => match r.bytes().await {
-                        Ok(_) => lat.push(t.elapsed()),
+                        Ok(_) => lat.push((t - started, t.elapsed())),
                         Err(_) => errors += 1,
                     },
                     _ => errors += 1,
@@ -189,14 +295,49 @@ where
             (lat, errors)
         }));
     }
-    let mut latencies = Vec::new();
+    let mut sent = Vec::new();
     let mut errors = 0;
     for w in workers {
         let (l, e) = w.await.expect("worker");
-        latencies.extend(l);
+        sent.extend(l);
         errors += e;
     }
-    (latencies, errors, started.elapsed())
+    if std::env::var("VNFM_LOAD_TIMELINE").is_ok() {
+        timeline(&mut sent);
+    }
+    (
+        sent.into_iter().map(|(_, l)| l).collect(),
+        errors,
+        started.elapsed(),
+    )
+}
+
+/// Where the slow requests were (`VNFM_LOAD_TIMELINE`): per 100 ms of send time, the
+/// requests and the slowest, for the windows with a request over 20 ms. Shows whether a
+/// tail is spread evenly (a busy machine) or gathered in a few windows (a stall).
+fn timeline(sent: &mut [(Duration, Duration)]) {
+    sent.sort_unstable();
+    let window = Duration::from_millis(100);
+    let mut slow_windows = 0;
+    for chunk in sent.chunk_by(|a, b| {
+        a.0.as_millis() / window.as_millis() == b.0.as_millis() / window.as_millis()
+    }) {
+        let worst = chunk.iter().map(|(_, l)| *l).max().unwrap_or_default();
+        if worst > Duration::from_millis(20) {
+            slow_windows += 1;
+            let over = chunk
+                .iter()
+                .filter(|(_, l)| *l > Duration::from_millis(20))
+                .count();
+            println!(
+                "  at {:.1} s: {} requests, {over} over 20 ms, slowest {:.1} ms",
+                chunk[0].0.as_secs_f64(),
+                chunk.len(),
+                worst.as_secs_f64() * 1e3
+            );
+        }
+    }
+    println!("  {slow_windows} windows of 100 ms with a request over 20 ms");
 }
 
 fn main() {
@@ -217,6 +358,7 @@ fn main() {
         let mut services = vnfm::lcm::builder()
             .data_dir(&data)
             .recovery_interval(None)
+            .deliver_notifications(vnfm::lcm::DelivererConfig::new("load"))
             .infra_driver(vnfm_api::test_vim_driver());
         if let Ok(url) = std::env::var("VNFM_LOAD_STORE_URL") {
             services = services.store_url(url);
@@ -384,7 +526,7 @@ fn main() {
             );
         }
 
-        // 2a. A full export: every instance, whole (`all_fields`), page by page as
+        // 2b. A full export: every instance, whole (`all_fields`), page by page as
         // `vnfm vnf export` walks it, one client; memory sampled as it goes.
         if std::env::var("VNFM_LOAD_EXPORT").is_ok() {
             let started = Instant::now();
@@ -430,22 +572,26 @@ fn main() {
         }
 
         // 3. Instantiate + terminate cycles over REST.
+        // First polling, then (subscribed only from then on, so that the polling figures pay
+        // for no notification) waiting for each occurrence's final notification.
         let targets: Vec<String> = ids.iter().map(|i| i.to_string()).collect();
         let mut offset = 0;
-        for n in [1usize, 8, 32] {
+        let mut how = Await::Poll;
+        for (mode, n) in [("polling", 1usize), ("polling", 8), ("polling", 32), ("notified", 1), ("notified", 8), ("notified", 32)] {
+            if mode == "notified" && matches!(how, Await::Poll) {
+                how = Await::Notified(subscribe(&http, &base, &token).await);
+            }
             let mine: Vec<String> = targets[offset..offset + n].to_vec();
             offset += n;
             let stop = Instant::now() + Duration::from_secs(seconds as u64);
             let started = Instant::now();
             let mut workers = Vec::new();
             for id in mine {
-                let http = http.clone();
-                let base = base.clone();
-                let token = token.clone();
+                let (http, base, token, how) = (http.clone(), base.clone(), token.clone(), how.clone());
                 workers.push(tokio::spawn(async move {
                     let mut cycles = 0u64;
                     while Instant::now() < stop {
-                        rest_cycle(&http, &base, &token, &id).await;
+                        rest_cycle(&http, &base, &token, &id, &how).await;
                         cycles += 1;
                     }
                     cycles
@@ -456,7 +602,7 @@ fn main() {
                 cycles += w.await.expect("cycle worker");
             }
             println!(
-                "instantiate+terminate over REST, {n} instance(s): {cycles} cycles in {:.1} s = {:.0} cycles/s",
+                "instantiate+terminate over REST, {mode}, {n} instance(s): {cycles} cycles in {:.1} s = {:.0} cycles/s",
                 started.elapsed().as_secs_f64(),
                 cycles as f64 / started.elapsed().as_secs_f64()
             );
@@ -470,11 +616,11 @@ fn main() {
             let started = Instant::now();
             let mut workers = Vec::new();
             for id in &targets[offset..offset + 32] {
-                let (http, base, token, done) = (http.clone(), base.clone(), token.clone(), done.clone());
+                let (http, base, token, done, how) = (http.clone(), base.clone(), token.clone(), done.clone(), how.clone());
                 let id = id.clone();
                 workers.push(tokio::spawn(async move {
                     while done.fetch_add(1, Ordering::Relaxed) < soak {
-                        rest_cycle(&http, &base, &token, &id).await;
+                        rest_cycle(&http, &base, &token, &id, &how).await;
                     }
                 }));
             }
