@@ -32,7 +32,8 @@
 //! through the evaluator (`&exclude_default`, every document parsed) and from the store's
 //! default views (no selector), closed loop and, with `VNFM_LOAD_RATE=R`, open loop (R
 //! requests per second offered over the C connections on a fixed schedule, latency counted
-//! from each request's scheduled send time). `VNFM_LOAD_LIST_ONLY=1` stops after that.
+//! from each request's scheduled send time); `VNFM_LOAD_AB_PATHS=stored` runs the stored
+//! views alone. `VNFM_LOAD_LIST_ONLY=1` stops after that.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -443,7 +444,11 @@ fn main() {
         // `concurrency` clients, then, with VNFM_LOAD_RATE, open loop at that rate.
         let rate = env_or("VNFM_LOAD_RATE", 0);
         for round in 1..=env_or("VNFM_LOAD_AB_ROUNDS", 0) {
+            let only_stored = std::env::var("VNFM_LOAD_AB_PATHS").as_deref() == Ok("stored");
             for (how, extra) in [("parsed", "&exclude_default"), ("stored views", "")] {
+                if only_stored && how == "parsed" {
+                    continue;
+                }
                 let (latencies, errors, elapsed) =
                     page_load(&http, &token, &page_url, extra, concurrency, seconds, None).await;
                 report(&format!("round {round}, {how}, closed loop, {concurrency} clients"), latencies, errors, elapsed);
