@@ -1,5 +1,5 @@
-//! The operate step (start / stop) through Nova, against wiremock answering with the compute
-//! API 2.1 shapes (`GET /servers/{id}` as in Nova's API samples with the extended status
+//! The operate step (start / stop) and the observation of server statuses through Nova,
+//! against wiremock answering with the compute API 2.1 shapes (`GET /servers/{id}` as in Nova's API samples with the extended status
 //! attributes, `202` with an empty body for an accepted action, `409 conflictingRequest` for
 //! a server busy with a task or in the wrong state), with the token, catalog and Heat stack
 //! answers of the other mock tests. No Nova runs on these machines.
@@ -112,16 +112,27 @@ fn vnfc_ids() -> [String; 3] {
 /// Mounts the token, the stack `vnf-i1` and its resources (`servers` = with the three
 /// servers, else none).
 async fn mount_cloud(server: &MockServer, servers: bool) {
-    let uri = server.uri();
+    mount_token(server, token_body(&server.uri())).await;
+    mount_stack(server, servers).await;
+}
+
+/// Mounts the token answer `body`.
+async fn mount_token(server: &MockServer, body: Value) {
     Mock::given(method("POST"))
         .and(path("/v3/auth/tokens"))
         .respond_with(
             ResponseTemplate::new(201)
                 .insert_header("X-Subject-Token", "tok-1")
-                .set_body_json(token_body(&uri)),
+                .set_body_json(body),
         )
         .mount(server)
         .await;
+}
+
+/// Mounts the stack `vnf-i1` and its resources (`servers` = with the three servers, else
+/// none).
+async fn mount_stack(server: &MockServer, servers: bool) {
+    let uri = server.uri();
     Mock::given(method("GET"))
         .and(path(format!("/v1/{PROJECT}/stacks/vnf-i1")))
         .respond_with(ResponseTemplate::new(200).set_body_json(json!({"stack": {
@@ -673,4 +684,97 @@ async fn a_nova_outage_is_transient_and_names_the_server_and_novas_message() {
              unavailable. (transient: retrying may succeed)"
         )
     );
+}
+
+/// An observation of the instance as instantiated on stack `vnf-i1`.
+fn observe_request(uri: &str) -> vnfm_driver_api::ObserveRequest {
+    vnfm_driver_api::ObserveRequest {
+        instance: instance(uri, "STARTED"),
+        vims: vec![ResolvedVim::new(
+            "vim1",
+            serde_json::from_value(vim(uri)).unwrap(),
+        )],
+        driver_state: json!({
+            "stackId": TOP.1, "stackName": TOP.0, "vimConnectionId": "vim1",
+            "flavourId": "simple", "vnfdId": "vnfd-heat-test", "hotSource": "generated",
+            "template": {}, "nfv": {}
+        }),
+        control: control(),
+    }
+}
+
+#[tokio::test]
+async fn a_server_in_error_is_observed_on_its_vnfc_with_novas_fault_redacted() {
+    let server = MockServer::start().await;
+    let uri = server.uri();
+    mount_cloud(&server, true).await;
+    let mut failed = self::server(&uri, S1, "ERROR", None);
+    failed["server"]["fault"] = json!({"code": 500, "created": "2026-11-25T10:00:00Z",
+        "message": "No valid host was found. auth with s3cret-pass-42 refused"});
+    Mock::given(method("GET"))
+        .and(path(server_path(S1)))
+        .respond_with(ResponseTemplate::new(200).set_body_json(failed))
+        .expect(1)
+        .mount(&server)
+        .await;
+    for id in [S2, S3] {
+        Mock::given(method("GET"))
+            .and(path(server_path(id)))
+            .respond_with(
+                ResponseTemplate::new(200).set_body_json(self::server(&uri, id, "ACTIVE", None)),
+            )
+            .expect(1)
+            .mount(&server)
+            .await;
+    }
+
+    let observed = driver()
+        .observe(&observe_request(&uri))
+        .await
+        .expect("observed");
+    assert_eq!(observed.len(), 1, "{observed:#?}");
+    let c = &observed[0];
+    assert_eq!(c.condition, "ERROR");
+    assert_eq!(c.severity, vnfm_types::PerceivedSeverity::Critical);
+    assert_eq!(c.resource_type, vnfm_types::FaultyResourceType::Compute);
+    assert_eq!(c.resource.resource_id, S1);
+    assert_eq!(c.vnfc_resource_id.as_deref(), Some(vnfc_ids()[0].as_str()));
+    let details = c.details.join(" ");
+    assert!(details.contains("No valid host was found"), "{details}");
+    assert!(
+        !details.contains("s3cret-pass-42"),
+        "a secret in Nova's message: {details}"
+    );
+}
+
+#[tokio::test]
+async fn without_compute_in_the_catalog_nova_is_not_asked() {
+    let server = MockServer::start().await;
+    let uri = server.uri();
+    // The recorded catalog of a Keystone and Heat cloud: no compute service.
+    let mut token = fixture("keystone_token.json", &uri);
+    token["token"]["expires_at"] = json!("2999-01-01T00:00:00.000000Z");
+    assert!(
+        !token["token"]["catalog"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|s| s["type"] == "compute")
+    );
+    mount_token(&server, token).await;
+    mount_stack(&server, true).await;
+    Mock::given(method("GET"))
+        .and(path(server_path(S1)))
+        .respond_with(
+            ResponseTemplate::new(200).set_body_json(self::server(&uri, S1, "ERROR", None)),
+        )
+        .expect(0)
+        .mount(&server)
+        .await;
+
+    let observed = driver()
+        .observe(&observe_request(&uri))
+        .await
+        .expect("observed");
+    assert!(observed.is_empty(), "{observed:#?}");
 }
