@@ -25,8 +25,9 @@
 //! `VNFM_LOAD_CONCURRENCY` (200), `VNFM_LOAD_SECONDS` (10), `VNFM_LOAD_WRK_THREADS` (2),
 //! `VNFM_LOAD_DURABILITY` (`normal` or `full`: the SQLite `synchronous` setting),
 //! `VNFM_LOAD_STORE_URL` (another store, e.g. an empty PostgreSQL database),
-//! `VNFM_LOAD_SEEDERS` (4 tasks creating the instances); `VNFM_LOAD_SKIP_CYCLES=1` stops
-//! before phase 3.
+//! `VNFM_LOAD_SEEDERS` (4 tasks creating the instances), `VNFM_LOAD_DELIVERIES` (the
+//! deliverer's concurrency, 16); `VNFM_LOAD_SKIP_CYCLES=1` stops before phase 3,
+//! `VNFM_LOAD_CYCLE_CLIENTS=polling|notified` runs one kind of cycle client only.
 //!
 //! `VNFM_LOAD_AB_ROUNDS=N` adds N alternating rounds after phase 1: the same pages computed
 //! through the evaluator (`&exclude_default`, every document parsed) and from the store's
@@ -359,7 +360,10 @@ fn main() {
         let mut services = vnfm::lcm::builder()
             .data_dir(&data)
             .recovery_interval(None)
-            .deliver_notifications(vnfm::lcm::DelivererConfig::new("load"))
+            .deliver_notifications(vnfm::lcm::DelivererConfig {
+                concurrency: env_or("VNFM_LOAD_DELIVERIES", 16),
+                ..vnfm::lcm::DelivererConfig::new("load")
+            })
             .infra_driver(vnfm_api::test_vim_driver());
         if let Ok(url) = std::env::var("VNFM_LOAD_STORE_URL") {
             services = services.store_url(url);
@@ -583,6 +587,9 @@ fn main() {
         let mut offset = 0;
         let mut how = Await::Poll;
         for (mode, n) in [("polling", 1usize), ("polling", 8), ("polling", 32), ("notified", 1), ("notified", 8), ("notified", 32)] {
+            if std::env::var("VNFM_LOAD_CYCLE_CLIENTS").is_ok_and(|only| only != mode) {
+                continue;
+            }
             if mode == "notified" && matches!(how, Await::Poll) {
                 how = Await::Notified(subscribe(&http, &base, &token).await);
             }
