@@ -12,19 +12,22 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 const CORPUS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/corpus");
-const BIN: &str = env!("CARGO_BIN_EXE_vnfm");
+use support::BIN;
 const PACKAGE: &str = "tacker/v2-vm-basic-lcms-max";
 
+mod support;
+
+/// A `vnfm serve --enable-test-vim` and its data directory (its credentials file is there).
 struct Server {
-    child: Child,
-    base: String,
+    server: support::Server,
     data: PathBuf,
 }
 
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+impl std::ops::Deref for Server {
+    type Target = support::Server;
+
+    fn deref(&self) -> &support::Server {
+        &self.server
     }
 }
 
@@ -34,46 +37,25 @@ impl Server {
     }
 
     fn start_with(data: &Path, extra: &[&str]) -> Server {
-        let mut child = Command::new(BIN)
-            .args(["serve", "--listen", "127.0.0.1:0", "--enable-test-vim"])
-            .args(["--log-level", "warn", "--no-callback-check"])
+        let mut command = support::serve_command(data);
+        command
+            .args([
+                "--enable-test-vim",
+                "--log-level",
+                "warn",
+                "--no-callback-check",
+            ])
             .args(extra)
-            .arg("--data-dir")
-            .arg(data)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("vnfm serve starts");
-        let stdout = child.stdout.take().expect("stdout piped");
-        let mut lines = BufReader::new(stdout).lines();
-        let deadline = Instant::now() + Duration::from_secs(60);
-        let base = loop {
-            assert!(Instant::now() < deadline, "vnfm serve printed no address");
-            let line = lines
-                .next()
-                .expect("server output")
-                .expect("server output is text");
-            if let Some(addr) = line.strip_prefix("vnfm listening on ") {
-                break addr.trim().to_owned();
-            }
-        };
-        std::thread::spawn(move || for _ in lines {});
+            .stderr(Stdio::null());
         Server {
-            child,
-            base,
+            server: support::Server::spawn(command, 0).0,
             data: data.to_owned(),
         }
     }
 
     /// SIGTERM and wait: the server stops gracefully and its data stays for a restart.
-    fn stop(mut self) {
-        let pid = self.child.id().to_string();
-        let _ = Command::new("kill").args(["-TERM", &pid]).status();
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while self.child.try_wait().expect("wait").is_none() {
-            assert!(Instant::now() < deadline, "vnfm serve did not stop");
-            std::thread::sleep(Duration::from_millis(50));
-        }
+    fn stop(self) {
+        self.server.stop();
     }
 }
 

@@ -3,10 +3,10 @@
 //! way, the content stored in pieces and the CSAR read from the file, so memory does not grow
 //! with the package (a 500 MiB upload used to peak at 3 GB: six copies of the body).
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::path::Path;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Stdio;
+use std::time::Duration;
 
 use serde_json::Value;
 use sha2::{Digest, Sha256};
@@ -25,25 +25,11 @@ const MAX_GROWTH_MIB: u64 = 100;
 
 impl Server {
     fn start(data_dir: &Path) -> Server {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_vnfm"))
-            .args(["serve", "--listen", "127.0.0.1:0", "--log-level", "warn"])
-            .arg("--data-dir")
-            .arg(data_dir)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("vnfm serve starts");
-        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-        let deadline = Instant::now() + Duration::from_secs(60);
-        let base = loop {
-            assert!(Instant::now() < deadline, "vnfm serve printed no address");
-            let line = lines.next().expect("server output").unwrap();
-            if let Some(addr) = line.strip_prefix("vnfm listening on ") {
-                break addr.trim().to_owned();
-            }
-        };
-        std::thread::spawn(move || for _ in lines {});
-        Server { child, base }
+        let mut command = support::serve_command(data_dir);
+        command
+            .args(["--log-level", "warn"])
+            .stderr(Stdio::inherit());
+        Server::spawn(command, 0).0
     }
 
     /// The server's peak resident set size so far, in KiB.

@@ -11,7 +11,6 @@
 //! on request (`additionalParams.testVim`); the package is `vnfd-samples/tacker-script-vnf`,
 //! whose `instantiate_end` runs a Python script in Tacker's style.
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -59,34 +58,21 @@ fn openstack_cli(test: &str) -> Option<PathBuf> {
 fn start_server(dir: &Path, keystone_url: &str, service: &TestUser) -> Server {
     let password_file = dir.join("keystone-password");
     std::fs::write(&password_file, service.password.expose()).unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_vnfm"))
-        .args(["serve", "--listen", "127.0.0.1:0", "--enable-test-vim"])
-        .args(["--no-callback-check", "--log-level", "warn"])
+    let mut command = support::serve_command(&dir.join("data"));
+    command
+        .args([
+            "--enable-test-vim",
+            "--no-callback-check",
+            "--log-level",
+            "warn",
+        ])
         .args(["--keystone-url", keystone_url])
         .args(["--keystone-user", &service.name])
         .args(["--keystone-project", &service.project.name])
         .arg("--keystone-password-file")
         .arg(&password_file)
-        .arg("--data-dir")
-        .arg(dir.join("data"))
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .expect("vnfm serve starts");
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let mut printed = Vec::new();
-    let base = loop {
-        let line = lines
-            .next()
-            .unwrap_or_else(|| panic!("vnfm serve printed no address: {printed:?}"))
-            .unwrap();
-        if let Some(addr) = line.strip_prefix("vnfm listening on ") {
-            break addr.trim().to_owned();
-        }
-        printed.push(line);
-    };
-    std::thread::spawn(move || for _ in lines {});
-    Server { child, base }
+        .stderr(Stdio::inherit());
+    Server::spawn(command, 0).0
 }
 
 /// The `openstack` command of a user, finding the server through the catalog region of the

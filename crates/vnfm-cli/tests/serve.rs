@@ -4,7 +4,7 @@
 //! receives every notification. Then the server is stopped with SIGTERM and started again on
 //! the same data directory: the same credentials and data are there.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::SocketAddr;
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -33,42 +33,15 @@ fn start_with(data_dir: &Path, extra: &[&str], log: Option<&Path>) -> Server {
         None => Stdio::inherit(),
     };
     let level = if log.is_some() { "debug" } else { "warn" };
-    let mut child = Command::new(env!("CARGO_BIN_EXE_vnfm"))
-        .args([
-            "serve",
-            "--listen",
-            "127.0.0.1:0",
-            "--enable-test-vim",
-            "--log-level",
-            level,
-        ])
+    let mut command = support::serve_command(data_dir);
+    command
+        .args(["--enable-test-vim", "--log-level", level])
         .args(extra)
-        .arg("--data-dir")
-        .arg(data_dir)
-        .stdout(Stdio::piped())
-        .stderr(stderr)
-        .spawn()
-        .expect("vnfm serve starts");
-    let stdout = child.stdout.take().unwrap();
-    let mut lines = BufReader::new(stdout).lines();
-    let deadline = Instant::now() + Duration::from_secs(60);
-    let mut printed = Vec::new();
-    let base = loop {
-        assert!(
-            Instant::now() < deadline,
-            "vnfm serve printed no address: {printed:?}"
-        );
-        let line = lines.next().expect("server output").unwrap();
-        if let Some(addr) = line.strip_prefix("vnfm listening on ") {
-            break addr.trim().to_owned();
-        }
-        printed.push(line);
-    };
-    let rest: Vec<String> = lines.by_ref().take(3).map(|l| l.unwrap()).collect();
+        .stderr(stderr);
+    let (server, rest) = Server::spawn(command, 3);
     assert!(rest[0].starts_with("credentials: "), "{rest:?}");
     assert!(rest[0].contains("credentials.json"), "{rest:?}");
-    std::thread::spawn(move || for _ in lines {});
-    Server { child, base }
+    server
 }
 
 fn zip_dir(dir: &Path) -> Vec<u8> {
