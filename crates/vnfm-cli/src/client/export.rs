@@ -41,9 +41,6 @@ enum Sink {
     },
 }
 
-/// The export stopped because the reader of standard output went away.
-struct PipeClosed;
-
 impl Sink {
     fn open(file: Option<&Path>) -> Result<Sink, ClientError> {
         let Some(target) = file else {
@@ -65,8 +62,8 @@ impl Sink {
         })
     }
 
-    /// One document, one line.
-    fn line(&mut self, item: &Value) -> Result<Result<(), PipeClosed>, ClientError> {
+    /// One document, one line; breaks when the reader of standard output went away.
+    fn line(&mut self, item: &Value) -> Result<ControlFlow<()>, ClientError> {
         let out: &mut dyn Write = match self {
             Sink::Stdout(out) => out,
             Sink::File { out, .. } => out,
@@ -75,9 +72,9 @@ impl Sink {
             .map_err(std::io::Error::from)
             .and_then(|()| out.write_all(b"\n"));
         match written {
-            Ok(()) => Ok(Ok(())),
+            Ok(()) => Ok(ControlFlow::Continue(())),
             Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe && self.is_stdout() => {
-                Ok(Err(PipeClosed))
+                Ok(ControlFlow::Break(()))
             }
             Err(e) => Err(ClientError::Output(e)),
         }
@@ -137,7 +134,7 @@ pub async fn run(ctx: &Ctx, args: ExportArgs) -> Result<(), ClientError> {
     let walked = api
         .each_page(INSTANCES, &query, |items| {
             for item in &items {
-                if sink.line(item)?.is_err() {
+                if sink.line(item)?.is_break() {
                     return Ok(ControlFlow::Break(()));
                 }
             }
@@ -146,9 +143,8 @@ pub async fn run(ctx: &Ctx, args: ExportArgs) -> Result<(), ClientError> {
         .await;
     match walked {
         Ok(count) => {
-            let to_file = !sink.is_stdout();
             sink.finish()?;
-            if let (true, Some(file)) = (to_file, &args.file) {
+            if let Some(file) = &args.file {
                 eprintln!("exported {count} VNF instances to {}", file.display());
             }
             Ok(())

@@ -1,32 +1,60 @@
 //! The request bodies of `vnfm vnf` tasks: the `--request` file's members, overridden by
 //! the flags for the common fields, with `--param` merged into `additionalParams`.
 
+use std::path::Path;
+
 use serde_json::{Map, Value, json};
 
 use super::super::Ctx;
 use super::super::error::ClientError;
 use super::super::output::s;
 use super::{
-    ChangeFlavourArgs, ChangePkgArgs, HealArgs, InstantiateArgs, KeyValue, ModifyArgs, OperateArgs,
-    OperateState, ScaleArgs, ScaleKind, ScaleToLevelArgs, TaskArgs, TerminateArgs, TerminationKind,
-    load_request,
+    ChangeFlavourArgs, ChangePkgArgs, CreateArgs, HealArgs, InstantiateArgs, KeyValue, ModifyArgs,
+    OperateArgs, OperateState, ScaleArgs, ScaleKind, ScaleToLevelArgs, TaskArgs, TerminateArgs,
+    TerminationKind, key_values, load_request,
 };
 
-/// The request file's members (or an empty object).
-pub(super) fn base(task: &TaskArgs) -> Result<Map<String, Value>, ClientError> {
-    match &task.request {
+/// The members of the request file at `path` (or an empty object).
+fn request_members(path: Option<&Path>) -> Result<Map<String, Value>, ClientError> {
+    match path {
         Some(p) => load_request(p),
         None => Ok(Map::new()),
     }
 }
 
-pub(super) fn set(body: &mut Map<String, Value>, key: &str, value: Option<Value>) {
+/// The task's request file members (or an empty object).
+fn base(task: &TaskArgs) -> Result<Map<String, Value>, ClientError> {
+    request_members(task.request.as_deref())
+}
+
+/// CreateVnfRequest.
+pub(super) fn create_body(a: &CreateArgs) -> Result<Map<String, Value>, ClientError> {
+    let mut body = request_members(a.request.as_deref())?;
+    set(&mut body, "vnfdId", a.vnfd_id.clone().map(Value::String));
+    set(
+        &mut body,
+        "vnfInstanceName",
+        a.name.clone().map(Value::String),
+    );
+    set(
+        &mut body,
+        "vnfInstanceDescription",
+        a.description.clone().map(Value::String),
+    );
+    if !a.metadata.is_empty() {
+        body.insert("metadata".into(), key_values(&a.metadata));
+    }
+    require(&body, "vnfdId", "--vnfd-id", "create")?;
+    Ok(body)
+}
+
+fn set(body: &mut Map<String, Value>, key: &str, value: Option<Value>) {
     if let Some(v) = value {
         body.insert(key.to_owned(), v);
     }
 }
 
-pub(super) fn merge_params(body: &mut Map<String, Value>, params: &[KeyValue]) {
+fn merge_params(body: &mut Map<String, Value>, params: &[KeyValue]) {
     if params.is_empty() {
         return;
     }
@@ -43,7 +71,7 @@ pub(super) fn merge_params(body: &mut Map<String, Value>, params: &[KeyValue]) {
     }
 }
 
-pub(super) fn require(
+fn require(
     body: &Map<String, Value>,
     key: &str,
     flag: &str,
@@ -298,5 +326,14 @@ pub(super) fn change_pkg_body(a: &ChangePkgArgs) -> Result<Map<String, Value>, C
     set(&mut body, "vnfdId", a.vnfd_id.clone().map(Value::String));
     merge_params(&mut body, &a.task.params);
     require(&body, "vnfdId", "--vnfd-id", "change-pkg")?;
+    Ok(body)
+}
+
+/// ChangeExtVnfConnectivityRequest: from the request file only (its `extVirtualLinks` are
+/// too rich for flags).
+pub(super) fn change_ext_conn_body(task: &TaskArgs) -> Result<Map<String, Value>, ClientError> {
+    let mut body = base(task)?;
+    merge_params(&mut body, &task.params);
+    require(&body, "extVirtualLinks", "--request", "change-ext-conn")?;
     Ok(body)
 }

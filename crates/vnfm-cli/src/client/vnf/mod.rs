@@ -18,8 +18,8 @@ use super::progress::{self, Stream};
 
 mod bodies;
 use bodies::{
-    base, change_flavour_body, change_pkg_body, heal_body, instantiate_body, merge_params,
-    modify_body, operate_body, require, scale_body, scale_to_level_body, set, terminate_body,
+    change_ext_conn_body, change_flavour_body, change_pkg_body, create_body, heal_body,
+    instantiate_body, modify_body, operate_body, scale_body, scale_to_level_body, terminate_body,
 };
 
 /// A `KEY=VALUE` option; VALUE is JSON when it parses as JSON, else a string.
@@ -578,25 +578,7 @@ pub async fn run(ctx: &Ctx, cmd: VnfCommand) -> Result<(), ClientError> {
     let task = |name: &str, id: &str| format!("{}/{name}", instance_path(id));
     match cmd {
         VnfCommand::Create(a) => {
-            let mut body = match &a.request {
-                Some(p) => load_request(p)?,
-                None => Map::new(),
-            };
-            set(&mut body, "vnfdId", a.vnfd_id.clone().map(Value::String));
-            set(
-                &mut body,
-                "vnfInstanceName",
-                a.name.clone().map(Value::String),
-            );
-            set(
-                &mut body,
-                "vnfInstanceDescription",
-                a.description.clone().map(Value::String),
-            );
-            if !a.metadata.is_empty() {
-                body.insert("metadata".into(), key_values(&a.metadata));
-            }
-            require(&body, "vnfdId", "--vnfd-id", "create")?;
+            let body = create_body(&a)?;
             let created = ctx
                 .api()?
                 .call(
@@ -727,9 +709,7 @@ pub async fn run(ctx: &Ctx, cmd: VnfCommand) -> Result<(), ClientError> {
             .await
         }
         VnfCommand::ChangeExtConn(a) => {
-            let mut body = base(&a.task)?;
-            merge_params(&mut body, &a.task.params);
-            require(&body, "extVirtualLinks", "--request", "change-ext-conn")?;
+            let body = change_ext_conn_body(&a.task)?;
             let path = task("change_ext_conn", &a.task.id);
             start_task(
                 ctx,
