@@ -30,11 +30,7 @@
 //! assert!(!matches(Some(&filter), PackageEvent::Onboarded.notification_type(), &package));
 //! ```
 
-use async_trait::async_trait;
-use vnfm_store::{
-    NewOutboxRow, Page, PkgmSubscriptionRecord, ProjectScope, Store, Timestamp,
-    canonical_pkgm_filter,
-};
+use vnfm_store::{NewOutboxRow, Timestamp, canonical_pkgm_filter};
 use vnfm_types::{
     DateTime, Link, NotificationId, PackageChangeType, PkgmLinks, PkgmNotification,
     PkgmNotificationType, PkgmNotificationsFilter, PkgmSubscription, PkgmSubscriptionRequest,
@@ -201,7 +197,6 @@ pub struct PkgmKind;
 /// The VNF package management subscriptions of the VNFM.
 pub type PkgmSubscriptions = ManagedSubscriptions<PkgmKind>;
 
-#[async_trait]
 impl SubscriptionKind for PkgmKind {
     type Resource = PkgmSubscription;
     type Request = PkgmSubscriptionRequest;
@@ -237,36 +232,6 @@ impl SubscriptionKind for PkgmKind {
     }
     fn canonical_filter(request: &PkgmSubscriptionRequest) -> String {
         canonical_pkgm_filter(request.filter.as_ref())
-    }
-    async fn create(store: &dyn Store, record: &PkgmSubscriptionRecord) -> vnfm_store::Result<()> {
-        store.create_pkgm_subscription(record).await
-    }
-    async fn get(
-        store: &dyn Store,
-        id: &SubscriptionId,
-    ) -> vnfm_store::Result<Option<PkgmSubscriptionRecord>> {
-        store.get_pkgm_subscription(id).await
-    }
-    async fn list(
-        store: &dyn Store,
-        scope: &ProjectScope,
-        after: Option<&str>,
-        limit: u32,
-    ) -> vnfm_store::Result<Page<PkgmSubscriptionRecord>> {
-        store.list_pkgm_subscriptions(scope, after, limit).await
-    }
-    async fn delete(store: &dyn Store, id: &SubscriptionId) -> vnfm_store::Result<()> {
-        store.delete_pkgm_subscription(id).await
-    }
-    async fn duplicate(
-        store: &dyn Store,
-        canonical_filter: &str,
-        callback_uri: &str,
-        project: Option<&str>,
-    ) -> vnfm_store::Result<Option<PkgmSubscriptionRecord>> {
-        store
-            .find_duplicate_pkgm_subscription(canonical_filter, callback_uri, project)
-            .await
     }
 }
 

@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
+use vnfm_store::SubscriptionStore;
 
 use notify_support::Server;
 use serde_json::{Value, json};
@@ -458,7 +459,7 @@ async fn subscriptions_belong_to_a_project_and_duplicates_are_found_within_it() 
     assert!(matches!(none, Created::New(_)), "{none:?}");
     let record = db
         .store
-        .get_subscription(&b.subscription().id)
+        .get_subscription::<vnfm_types::LccnSubscription>(&b.subscription().id)
         .await
         .unwrap()
         .unwrap();

@@ -10,10 +10,7 @@ use futures_core::future::BoxFuture;
 use futures_core::stream::BoxStream;
 use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncSeekExt, AsyncWrite, AsyncWriteExt};
-use vnfm_types::{
-    LccnSubscription, PkgmSubscription, SubscriptionId, VimId, VnfInstance, VnfInstanceId,
-    VnfLcmOpOcc, VnfLcmOpOccId,
-};
+use vnfm_types::{SubscriptionId, VimId, VnfInstance, VnfInstanceId, VnfLcmOpOcc, VnfLcmOpOccId};
 
 use crate::sql::packages::ByColumn;
 use crate::sql::{SqlConn, instances, op_occs, outbox, packages, settings, subscriptions, vims};
@@ -21,8 +18,8 @@ use vnfm_store::{CONTENT_CHUNK_BYTES, Result, Store};
 use vnfm_store::{Conflict, StoreError};
 use vnfm_store::{
     InstanceQuery, JournalEntry, Lease, NewOutboxRow, OpOccQuery, OutboxRow, OutboxSummary,
-    PackageRecord, Page, PkgmSubscriptionRecord, ProjectScope, ScopedKind, StepRecord, StepWritten,
-    SubscriptionRecord, Timestamp, Version, VimRecord,
+    PackageRecord, Page, ProjectScope, ScopedKind, StepRecord, StepWritten, SubscriptionDocument,
+    SubscriptionKind, Timestamp, Version, VimRecord,
 };
 
 /// A database backend: where reads run and how writes are made durable.
@@ -368,134 +365,53 @@ impl<D: Database> Store for SqlStore<D> {
         in_transaction!(self, |tx| outbox::discard(tx, id).await).await
     }
 
-    async fn create_subscription(&self, record: &SubscriptionRecord) -> Result<()> {
-        let record = record.clone();
-        in_transaction!(self, |tx| subscriptions::create(tx, &record).await).await
+    async fn create_subscription_document(&self, document: &SubscriptionDocument) -> Result<()> {
+        let document = document.clone();
+        in_transaction!(self, |tx| subscriptions::create(tx, &document).await).await
     }
 
-    async fn get_subscription(&self, id: &SubscriptionId) -> Result<Option<SubscriptionRecord>> {
-        on_reader!(self, |c| subscriptions::get(c, id.as_str()).await)
-    }
-
-    async fn list_subscriptions(
+    async fn subscription_document(
         &self,
-        scope: &ProjectScope,
-        after: Option<&str>,
-        limit: u32,
-    ) -> Result<Page<SubscriptionRecord>> {
-        on_reader!(self, |c| subscriptions::page_of(c, scope, after, limit)
-            .await)
-    }
-
-    async fn delete_subscription(&self, id: &SubscriptionId) -> Result<()> {
-        let id = id.clone();
-        in_transaction!(self, |tx| {
-            subscriptions::delete::<_, LccnSubscription>(tx, id.as_str()).await
-        })
-        .await
-    }
-
-    async fn find_duplicate_subscription(
-        &self,
-        canonical_filter: &str,
-        callback_uri: &str,
-        project: Option<&str>,
-    ) -> Result<Option<SubscriptionRecord>> {
-        on_reader!(self, |c| subscriptions::duplicate(
-            c,
-            canonical_filter,
-            callback_uri,
-            project
-        )
-        .await)
-    }
-
-    async fn create_pkgm_subscription(&self, record: &PkgmSubscriptionRecord) -> Result<()> {
-        let record = record.clone();
-        in_transaction!(self, |tx| subscriptions::create(tx, &record).await).await
-    }
-
-    async fn get_pkgm_subscription(
-        &self,
+        kind: SubscriptionKind,
         id: &SubscriptionId,
-    ) -> Result<Option<PkgmSubscriptionRecord>> {
-        on_reader!(self, |c| subscriptions::get(c, id.as_str()).await)
+    ) -> Result<Option<SubscriptionDocument>> {
+        on_reader!(self, |c| subscriptions::get(c, kind, id.as_str()).await)
     }
 
-    async fn list_pkgm_subscriptions(
+    async fn subscription_documents(
         &self,
+        kind: SubscriptionKind,
         scope: &ProjectScope,
         after: Option<&str>,
         limit: u32,
-    ) -> Result<Page<PkgmSubscriptionRecord>> {
-        on_reader!(self, |c| subscriptions::page_of(c, scope, after, limit)
-            .await)
-    }
-
-    async fn delete_pkgm_subscription(&self, id: &SubscriptionId) -> Result<()> {
-        let id = id.clone();
-        in_transaction!(self, |tx| {
-            subscriptions::delete::<_, PkgmSubscription>(tx, id.as_str()).await
-        })
-        .await
-    }
-
-    async fn find_duplicate_pkgm_subscription(
-        &self,
-        canonical_filter: &str,
-        callback_uri: &str,
-        project: Option<&str>,
-    ) -> Result<Option<PkgmSubscriptionRecord>> {
-        on_reader!(self, |c| subscriptions::duplicate(
-            c,
-            canonical_filter,
-            callback_uri,
-            project
+    ) -> Result<Page<SubscriptionDocument>> {
+        on_reader!(self, |c| subscriptions::page_of(
+            c, kind, scope, after, limit
         )
         .await)
     }
 
-    async fn create_fm_subscription(
+    async fn delete_subscription_document(
         &self,
-        record: &vnfm_store::FmSubscriptionRecord,
+        kind: SubscriptionKind,
+        id: &SubscriptionId,
     ) -> Result<()> {
-        let record = record.clone();
-        in_transaction!(self, |tx| subscriptions::create(tx, &record).await).await
-    }
-
-    async fn get_fm_subscription(
-        &self,
-        id: &SubscriptionId,
-    ) -> Result<Option<vnfm_store::FmSubscriptionRecord>> {
-        on_reader!(self, |c| subscriptions::get(c, id.as_str()).await)
-    }
-
-    async fn list_fm_subscriptions(
-        &self,
-        scope: &ProjectScope,
-        after: Option<&str>,
-        limit: u32,
-    ) -> Result<Page<vnfm_store::FmSubscriptionRecord>> {
-        on_reader!(self, |c| subscriptions::page_of(c, scope, after, limit)
-            .await)
-    }
-
-    async fn delete_fm_subscription(&self, id: &SubscriptionId) -> Result<()> {
         let id = id.clone();
-        in_transaction!(self, |tx| {
-            subscriptions::delete::<_, vnfm_types::FmSubscription>(tx, id.as_str()).await
-        })
+        in_transaction!(self, |tx| subscriptions::delete(tx, kind, id.as_str())
+            .await)
         .await
     }
 
-    async fn find_duplicate_fm_subscription(
+    async fn duplicate_subscription_document(
         &self,
+        kind: SubscriptionKind,
         canonical_filter: &str,
         callback_uri: &str,
         project: Option<&str>,
-    ) -> Result<Option<vnfm_store::FmSubscriptionRecord>> {
+    ) -> Result<Option<SubscriptionDocument>> {
         on_reader!(self, |c| subscriptions::duplicate(
             c,
+            kind,
             canonical_filter,
             callback_uri,
             project
@@ -561,54 +477,6 @@ impl<D: Database> Store for SqlStore<D> {
         .await)
     }
 
-    async fn create_pm_subscription(
-        &self,
-        record: &vnfm_store::PmSubscriptionRecord,
-    ) -> Result<()> {
-        let record = record.clone();
-        in_transaction!(self, |tx| subscriptions::create(tx, &record).await).await
-    }
-
-    async fn get_pm_subscription(
-        &self,
-        id: &SubscriptionId,
-    ) -> Result<Option<vnfm_store::PmSubscriptionRecord>> {
-        on_reader!(self, |c| subscriptions::get(c, id.as_str()).await)
-    }
-
-    async fn list_pm_subscriptions(
-        &self,
-        scope: &ProjectScope,
-        after: Option<&str>,
-        limit: u32,
-    ) -> Result<Page<vnfm_store::PmSubscriptionRecord>> {
-        on_reader!(self, |c| subscriptions::page_of(c, scope, after, limit)
-            .await)
-    }
-
-    async fn delete_pm_subscription(&self, id: &SubscriptionId) -> Result<()> {
-        let id = id.clone();
-        in_transaction!(self, |tx| {
-            subscriptions::delete::<_, vnfm_types::PmSubscription>(tx, id.as_str()).await
-        })
-        .await
-    }
-
-    async fn find_duplicate_pm_subscription(
-        &self,
-        canonical_filter: &str,
-        callback_uri: &str,
-        project: Option<&str>,
-    ) -> Result<Option<vnfm_store::PmSubscriptionRecord>> {
-        on_reader!(self, |c| subscriptions::duplicate(
-            c,
-            canonical_filter,
-            callback_uri,
-            project
-        )
-        .await)
-    }
-
     async fn callback_authentication(
         &self,
         id: &SubscriptionId,
@@ -616,54 +484,6 @@ impl<D: Database> Store for SqlStore<D> {
         on_reader!(self, |c| subscriptions::callback_authentication(
             c,
             id.as_str()
-        )
-        .await)
-    }
-
-    async fn create_indicator_subscription(
-        &self,
-        record: &vnfm_store::IndicatorSubscriptionRecord,
-    ) -> Result<()> {
-        let record = record.clone();
-        in_transaction!(self, |tx| subscriptions::create(tx, &record).await).await
-    }
-
-    async fn get_indicator_subscription(
-        &self,
-        id: &SubscriptionId,
-    ) -> Result<Option<vnfm_store::IndicatorSubscriptionRecord>> {
-        on_reader!(self, |c| subscriptions::get(c, id.as_str()).await)
-    }
-
-    async fn list_indicator_subscriptions(
-        &self,
-        scope: &ProjectScope,
-        after: Option<&str>,
-        limit: u32,
-    ) -> Result<Page<vnfm_store::IndicatorSubscriptionRecord>> {
-        on_reader!(self, |c| subscriptions::page_of(c, scope, after, limit)
-            .await)
-    }
-
-    async fn delete_indicator_subscription(&self, id: &SubscriptionId) -> Result<()> {
-        let id = id.clone();
-        in_transaction!(self, |tx| {
-            subscriptions::delete::<_, vnfm_types::VnfIndicatorSubscription>(tx, id.as_str()).await
-        })
-        .await
-    }
-
-    async fn find_duplicate_indicator_subscription(
-        &self,
-        canonical_filter: &str,
-        callback_uri: &str,
-        project: Option<&str>,
-    ) -> Result<Option<vnfm_store::IndicatorSubscriptionRecord>> {
-        on_reader!(self, |c| subscriptions::duplicate(
-            c,
-            canonical_filter,
-            callback_uri,
-            project
         )
         .await)
     }

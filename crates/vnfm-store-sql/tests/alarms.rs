@@ -4,6 +4,7 @@
 mod common;
 
 use serde_json::json;
+use vnfm_store::SubscriptionStore;
 use vnfm_store::{
     AlarmRecord, Conflict, FmSubscriptionRecord, NewOutboxRow, ProjectScope, StoreError,
     SubscriptionRecord, Timestamp, Version, canonical_fm_filter,
@@ -142,14 +143,23 @@ async fn fm_subscriptions_are_their_own_kind(db: &TestDb) {
     }))
     .unwrap();
     let record = FmSubscriptionRecord::new(sub.clone(), Some(vec![1, 2, 3]));
-    store.create_fm_subscription(&record).await.unwrap();
+    store.create_subscription(&record).await.unwrap();
     let id = SubscriptionId::new("f1");
     assert_eq!(
-        store.get_fm_subscription(&id).await.unwrap(),
+        store
+            .get_subscription::<vnfm_types::FmSubscription>(&id)
+            .await
+            .unwrap(),
         Some(record.clone())
     );
     // Not a lifecycle subscription, but its id is taken for every kind.
-    assert!(store.get_subscription(&id).await.unwrap().is_none());
+    assert!(
+        store
+            .get_subscription::<vnfm_types::LccnSubscription>(&id)
+            .await
+            .unwrap()
+            .is_none()
+    );
     let lcm: vnfm_types::LccnSubscription = serde_json::from_value(json!({
         "id": "f1", "callbackUri": "http://nfvo/lcm",
         "_links": {"self": {"href": "/vnflcm/v2/subscriptions/f1"}}
@@ -164,7 +174,11 @@ async fn fm_subscriptions_are_their_own_kind(db: &TestDb) {
     let canonical = canonical_fm_filter(sub.filter.as_ref());
     assert_eq!(canonical, r#"{"perceivedSeverities":["CRITICAL","MAJOR"]}"#);
     let dup = store
-        .find_duplicate_fm_subscription(&canonical, "http://nfvo/fm", None)
+        .find_duplicate_subscription::<vnfm_types::FmSubscription>(
+            &canonical,
+            "http://nfvo/fm",
+            None,
+        )
         .await
         .unwrap();
     assert_eq!(dup.map(|d| d.subscription.id), Some(id.clone()));
@@ -172,13 +186,27 @@ async fn fm_subscriptions_are_their_own_kind(db: &TestDb) {
         .reopen()
         .await
         .unwrap()
-        .list_fm_subscriptions(&ProjectScope::All, None, 10)
+        .list_subscriptions::<vnfm_types::FmSubscription>(&ProjectScope::All, None, 10)
         .await
         .unwrap();
     assert_eq!(page.items, [record]);
-    store.delete_fm_subscription(&id).await.unwrap();
-    assert!(store.get_fm_subscription(&id).await.unwrap().is_none());
-    assert!(store.delete_fm_subscription(&id).await.is_err());
+    store
+        .delete_subscription::<vnfm_types::FmSubscription>(&id)
+        .await
+        .unwrap();
+    assert!(
+        store
+            .get_subscription::<vnfm_types::FmSubscription>(&id)
+            .await
+            .unwrap()
+            .is_none()
+    );
+    assert!(
+        store
+            .delete_subscription::<vnfm_types::FmSubscription>(&id)
+            .await
+            .is_err()
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

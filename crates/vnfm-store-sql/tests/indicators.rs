@@ -4,6 +4,7 @@
 mod common;
 
 use serde_json::json;
+use vnfm_store::SubscriptionStore;
 use vnfm_store::{
     IndicatorSubscriptionRecord, NewOutboxRow, ProjectScope, Timestamp, Version,
     canonical_indicator_filter,
@@ -156,35 +157,55 @@ async fn indicator_subscriptions_are_their_own_kind(db: &TestDb) {
     }))
     .unwrap();
     let record = IndicatorSubscriptionRecord::new(sub.clone(), Some(b"sealed".to_vec()));
-    store.create_indicator_subscription(&record).await.unwrap();
+    store.create_subscription(&record).await.unwrap();
     let id = SubscriptionId::new("ind1");
     assert_eq!(
-        store.get_indicator_subscription(&id).await.unwrap(),
+        store
+            .get_subscription::<vnfm_types::VnfIndicatorSubscription>(&id)
+            .await
+            .unwrap(),
         Some(record.clone())
     );
-    assert!(store.get_fm_subscription(&id).await.unwrap().is_none());
+    assert!(
+        store
+            .get_subscription::<vnfm_types::FmSubscription>(&id)
+            .await
+            .unwrap()
+            .is_none()
+    );
     assert_eq!(
         store.callback_authentication(&id).await.unwrap(),
         Some(Some(b"sealed".to_vec()))
     );
     let canonical = canonical_indicator_filter(sub.filter.as_ref());
     let dup = store
-        .find_duplicate_indicator_subscription(&canonical, "http://nfvo/ind", None)
+        .find_duplicate_subscription::<vnfm_types::VnfIndicatorSubscription>(
+            &canonical,
+            "http://nfvo/ind",
+            None,
+        )
         .await
         .unwrap();
     assert_eq!(dup.map(|d| d.subscription.id), Some(id.clone()));
     assert_eq!(
         store
-            .list_indicator_subscriptions(&ProjectScope::All, None, 10)
+            .list_subscriptions::<vnfm_types::VnfIndicatorSubscription>(
+                &ProjectScope::All,
+                None,
+                10
+            )
             .await
             .unwrap()
             .items,
         [record]
     );
-    store.delete_indicator_subscription(&id).await.unwrap();
+    store
+        .delete_subscription::<vnfm_types::VnfIndicatorSubscription>(&id)
+        .await
+        .unwrap();
     assert!(
         store
-            .get_indicator_subscription(&id)
+            .get_subscription::<vnfm_types::VnfIndicatorSubscription>(&id)
             .await
             .unwrap()
             .is_none()

@@ -4,6 +4,7 @@
 mod common;
 
 use serde_json::json;
+use vnfm_store::SubscriptionStore;
 use vnfm_store::{
     NewOutboxRow, PmJobRecord, PmReportRecord, PmSubscriptionRecord, StoreError, ThresholdRecord,
     Timestamp, Version, canonical_pm_filter,
@@ -198,29 +199,55 @@ async fn pm_subscriptions_are_their_own_kind(db: &TestDb) {
     }))
     .unwrap();
     let record = PmSubscriptionRecord::new(sub.clone(), None);
-    store.create_pm_subscription(&record).await.unwrap();
+    store.create_subscription(&record).await.unwrap();
     let id = SubscriptionId::new("p1");
     assert_eq!(
-        store.get_pm_subscription(&id).await.unwrap(),
+        store
+            .get_subscription::<vnfm_types::PmSubscription>(&id)
+            .await
+            .unwrap(),
         Some(record.clone())
     );
-    assert!(store.get_fm_subscription(&id).await.unwrap().is_none());
+    assert!(
+        store
+            .get_subscription::<vnfm_types::FmSubscription>(&id)
+            .await
+            .unwrap()
+            .is_none()
+    );
     let canonical = canonical_pm_filter(sub.filter.as_ref());
     let dup = store
-        .find_duplicate_pm_subscription(&canonical, "http://nfvo/pm", None)
+        .find_duplicate_subscription::<vnfm_types::PmSubscription>(
+            &canonical,
+            "http://nfvo/pm",
+            None,
+        )
         .await
         .unwrap();
     assert_eq!(dup.map(|d| d.subscription.id), Some(id.clone()));
     assert_eq!(
         store
-            .list_pm_subscriptions(&vnfm_store::ProjectScope::All, None, 10)
+            .list_subscriptions::<vnfm_types::PmSubscription>(
+                &vnfm_store::ProjectScope::All,
+                None,
+                10
+            )
             .await
             .unwrap()
             .items,
         [record]
     );
-    store.delete_pm_subscription(&id).await.unwrap();
-    assert!(store.get_pm_subscription(&id).await.unwrap().is_none());
+    store
+        .delete_subscription::<vnfm_types::PmSubscription>(&id)
+        .await
+        .unwrap();
+    assert!(
+        store
+            .get_subscription::<vnfm_types::PmSubscription>(&id)
+            .await
+            .unwrap()
+            .is_none()
+    );
 }
 
 /// The deliverer's one lookup of a callback's credentials finds subscriptions of any kind,
@@ -233,7 +260,7 @@ async fn callback_credentials_are_found_by_id_whatever_holds_them(db: &TestDb) {
     }))
     .unwrap();
     store
-        .create_pm_subscription(&PmSubscriptionRecord::new(
+        .create_subscription(&PmSubscriptionRecord::new(
             sub,
             Some(b"sealed-sub".to_vec()),
         ))

@@ -5,6 +5,7 @@
 mod common;
 
 use serde_json::json;
+use vnfm_store::SubscriptionStore;
 use vnfm_store::{
     AlarmRecord, FmSubscriptionRecord, InstanceQuery, Lease, OpOccQuery, PackageRecord, Page,
     PkgmSubscriptionRecord, ProjectScope, ScopedKind, Store, SubscriptionRecord, Timestamp,
@@ -231,18 +232,18 @@ async fn packages_subscriptions_and_alarms_are_listed_by_project(s: &dyn Store) 
             .await
             .unwrap();
         let pid = format!("pk{id}");
-        s.create_pkgm_subscription(
+        s.create_subscription(
             &PkgmSubscriptionRecord::new(pkgm(&pid), None).in_project(project.clone()),
         )
         .await
         .unwrap();
         let fid = format!("fm{id}");
-        s.create_fm_subscription(&FmSubscriptionRecord::new(fm(&fid), None).in_project(project))
+        s.create_subscription(&FmSubscriptionRecord::new(fm(&fid), None).in_project(project))
             .await
             .unwrap();
     }
     let got = s
-        .get_subscription(&vnfm_types::SubscriptionId::new("s2"))
+        .get_subscription::<vnfm_types::LccnSubscription>(&vnfm_types::SubscriptionId::new("s2"))
         .await
         .unwrap()
         .unwrap();
@@ -251,9 +252,13 @@ async fn packages_subscriptions_and_alarms_are_listed_by_project(s: &dyn Store) 
         let list = move |after: Option<String>, limit: u32| {
             let scope = scope.clone();
             async move {
-                s.list_subscriptions(&scope, after.as_deref(), limit)
-                    .await
-                    .unwrap()
+                s.list_subscriptions::<vnfm_types::LccnSubscription>(
+                    &scope,
+                    after.as_deref(),
+                    limit,
+                )
+                .await
+                .unwrap()
             }
         };
         all_pages(1, list, |r: &SubscriptionRecord| {
@@ -265,13 +270,13 @@ async fn packages_subscriptions_and_alarms_are_listed_by_project(s: &dyn Store) 
         (vec!["s1".to_owned(), "s4".to_owned()], 2)
     );
     let pk_b = s
-        .list_pkgm_subscriptions(&scope("B"), None, 10)
+        .list_subscriptions::<vnfm_types::PkgmSubscription>(&scope("B"), None, 10)
         .await
         .unwrap();
     assert_eq!(pk_b.items.len(), 1);
     assert_eq!(pk_b.items[0].subscription.id.0, "pks2");
     let fm_a = s
-        .list_fm_subscriptions(&scope("A"), None, 10)
+        .list_subscriptions::<vnfm_types::FmSubscription>(&scope("A"), None, 10)
         .await
         .unwrap();
     let fm_ids: Vec<_> = fm_a
@@ -281,14 +286,14 @@ async fn packages_subscriptions_and_alarms_are_listed_by_project(s: &dyn Store) 
         .collect();
     assert_eq!(fm_ids, ["fms1", "fms4"]);
     assert!(
-        s.list_fm_subscriptions(&ProjectScope::Nothing, None, 10)
+        s.list_subscriptions::<vnfm_types::FmSubscription>(&ProjectScope::Nothing, None, 10)
             .await
             .unwrap()
             .items
             .is_empty()
     );
     assert_eq!(
-        s.list_fm_subscriptions(&ProjectScope::All, None, 10)
+        s.list_subscriptions::<vnfm_types::FmSubscription>(&ProjectScope::All, None, 10)
             .await
             .unwrap()
             .items
@@ -307,10 +312,14 @@ async fn packages_subscriptions_and_alarms_are_listed_by_project(s: &dyn Store) 
     let dup = |project: Option<&'static str>| {
         let filter = filter.clone();
         async move {
-            s.find_duplicate_subscription(&filter, "http://nfvo/cb", project)
-                .await
-                .unwrap()
-                .map(|r| r.subscription.id.0)
+            s.find_duplicate_subscription::<vnfm_types::LccnSubscription>(
+                &filter,
+                "http://nfvo/cb",
+                project,
+            )
+            .await
+            .unwrap()
+            .map(|r| r.subscription.id.0)
         }
     };
     assert_eq!(dup(Some("A")).await.as_deref(), Some("s1"));
@@ -318,7 +327,7 @@ async fn packages_subscriptions_and_alarms_are_listed_by_project(s: &dyn Store) 
     assert_eq!(dup(None).await.as_deref(), Some("s3"));
     assert_eq!(dup(Some("C")).await, None);
     let fm_dup = s
-        .find_duplicate_fm_subscription(
+        .find_duplicate_subscription::<vnfm_types::FmSubscription>(
             &vnfm_store::canonical_fm_filter(None),
             "http://nfvo/cb",
             Some("B"),

@@ -6,6 +6,7 @@ mod common;
 use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::Duration;
+use vnfm_store::SubscriptionStore;
 
 use futures_util::StreamExt;
 use serde_json::json;
@@ -1652,7 +1653,9 @@ async fn subscriptions_round_trip_and_detect_duplicates(db: &TestDb) {
     let record = SubscriptionRecord::new(sub.clone(), Some(vec![0, 159, 146, 150]));
     s.create_subscription(&record).await.unwrap();
     assert_eq!(
-        s.get_subscription(&sub.id).await.unwrap(),
+        s.get_subscription::<vnfm_types::LccnSubscription>(&sub.id)
+            .await
+            .unwrap(),
         Some(record.clone())
     );
     let err = s.create_subscription(&record).await.unwrap_err();
@@ -1667,22 +1670,34 @@ async fn subscriptions_round_trip_and_detect_duplicates(db: &TestDb) {
     )
     .unwrap();
     let dup = s
-        .find_duplicate_subscription(&canonical_filter(Some(&same)), "http://nfvo/cb", None)
+        .find_duplicate_subscription::<vnfm_types::LccnSubscription>(
+            &canonical_filter(Some(&same)),
+            "http://nfvo/cb",
+            None,
+        )
         .await
         .unwrap()
         .expect("duplicate found");
     assert_eq!(dup.subscription.id, sub.id);
     assert!(
-        s.find_duplicate_subscription(&canonical_filter(Some(&same)), "http://nfvo/other", None)
-            .await
-            .unwrap()
-            .is_none()
+        s.find_duplicate_subscription::<vnfm_types::LccnSubscription>(
+            &canonical_filter(Some(&same)),
+            "http://nfvo/other",
+            None
+        )
+        .await
+        .unwrap()
+        .is_none()
     );
     assert!(
-        s.find_duplicate_subscription(&canonical_filter(None), "http://nfvo/cb", None)
-            .await
-            .unwrap()
-            .is_none()
+        s.find_duplicate_subscription::<vnfm_types::LccnSubscription>(
+            &canonical_filter(None),
+            "http://nfvo/cb",
+            None
+        )
+        .await
+        .unwrap()
+        .is_none()
     );
 
     for i in 2..=5 {
@@ -1692,12 +1707,16 @@ async fn subscriptions_round_trip_and_detect_duplicates(db: &TestDb) {
             .unwrap();
     }
     let p1 = s
-        .list_subscriptions(&ProjectScope::All, None, 3)
+        .list_subscriptions::<vnfm_types::LccnSubscription>(&ProjectScope::All, None, 3)
         .await
         .unwrap();
     assert_eq!(p1.items.len(), 3);
     let p2 = s
-        .list_subscriptions(&ProjectScope::All, p1.next.as_deref(), 3)
+        .list_subscriptions::<vnfm_types::LccnSubscription>(
+            &ProjectScope::All,
+            p1.next.as_deref(),
+            3,
+        )
         .await
         .unwrap();
     assert_eq!(
@@ -1714,13 +1733,22 @@ async fn subscriptions_round_trip_and_detect_duplicates(db: &TestDb) {
     s.enqueue(&[note("sub-1", 1, T0), note("sub-2", 2, T0)])
         .await
         .unwrap();
-    s.delete_subscription(&sub.id).await.unwrap();
-    assert!(s.get_subscription(&sub.id).await.unwrap().is_none());
+    s.delete_subscription::<vnfm_types::LccnSubscription>(&sub.id)
+        .await
+        .unwrap();
+    assert!(
+        s.get_subscription::<vnfm_types::LccnSubscription>(&sub.id)
+            .await
+            .unwrap()
+            .is_none()
+    );
     let left = outbox_all(s).await;
     assert_eq!(left.len(), 1);
     assert_eq!(left[0].subscription_id.as_str(), "sub-2");
     assert!(matches!(
-        s.delete_subscription(&sub.id).await.unwrap_err(),
+        s.delete_subscription::<vnfm_types::LccnSubscription>(&sub.id)
+            .await
+            .unwrap_err(),
         StoreError::NotFound { .. }
     ));
 }
@@ -2218,9 +2246,9 @@ async fn pkgm_subscriptions_share_ids_with_lcm_ones_but_stay_apart(db: &TestDb) 
         json!({"vnfdId": ["b", "a"], "operationalState": ["ENABLED"]}),
     );
     pkgm.authentication = Some(vec![1, 2, 3]);
-    s.create_pkgm_subscription(&pkgm).await.unwrap();
+    s.create_subscription(&pkgm).await.unwrap();
     assert_eq!(
-        s.get_pkgm_subscription(&SubscriptionId::new("sub-pkgm"))
+        s.get_subscription::<vnfm_types::PkgmSubscription>(&SubscriptionId::new("sub-pkgm"))
             .await
             .unwrap(),
         Some(pkgm.clone())
@@ -2229,7 +2257,7 @@ async fn pkgm_subscriptions_share_ids_with_lcm_ones_but_stay_apart(db: &TestDb) 
     // One id space: neither kind can take the other's id.
     let taken = pkgm_subscription("sub-lcm", "http://nfvo/x", json!({}));
     assert!(matches!(
-        s.create_pkgm_subscription(&taken).await.unwrap_err(),
+        s.create_subscription(&taken).await.unwrap_err(),
         StoreError::Conflict(Conflict::AlreadyExists { .. })
     ));
     let taken = subscription("sub-pkgm", "http://nfvo/x", json!({}));
@@ -2243,32 +2271,50 @@ async fn pkgm_subscriptions_share_ids_with_lcm_ones_but_stay_apart(db: &TestDb) 
     // Each kind's reads see only that kind.
     let lcm_id = SubscriptionId::new("sub-lcm");
     let pkgm_id = SubscriptionId::new("sub-pkgm");
-    assert!(s.get_subscription(&pkgm_id).await.unwrap().is_none());
-    assert!(s.get_pkgm_subscription(&lcm_id).await.unwrap().is_none());
+    assert!(
+        s.get_subscription::<vnfm_types::LccnSubscription>(&pkgm_id)
+            .await
+            .unwrap()
+            .is_none()
+    );
+    assert!(
+        s.get_subscription::<vnfm_types::PkgmSubscription>(&lcm_id)
+            .await
+            .unwrap()
+            .is_none()
+    );
     let lcm_list = s
-        .list_subscriptions(&ProjectScope::All, None, 10)
+        .list_subscriptions::<vnfm_types::LccnSubscription>(&ProjectScope::All, None, 10)
         .await
         .unwrap();
     assert_eq!(lcm_list.items.len(), 1);
     assert_eq!(lcm_list.items[0].subscription.id, lcm_id);
     // Both have the empty filter `{}` or not: the duplicate lookup stays within its kind.
     assert!(
-        s.find_duplicate_subscription(&canonical_filter(None), "http://nfvo/cb", None)
-            .await
-            .unwrap()
-            .is_some()
+        s.find_duplicate_subscription::<vnfm_types::LccnSubscription>(
+            &canonical_filter(None),
+            "http://nfvo/cb",
+            None
+        )
+        .await
+        .unwrap()
+        .is_some()
     );
     assert!(
-        s.find_duplicate_pkgm_subscription(&canonical_pkgm_filter(None), "http://nfvo/cb", None)
-            .await
-            .unwrap()
-            .is_none()
+        s.find_duplicate_subscription::<vnfm_types::PkgmSubscription>(
+            &canonical_pkgm_filter(None),
+            "http://nfvo/cb",
+            None
+        )
+        .await
+        .unwrap()
+        .is_none()
     );
     let same: vnfm_types::PkgmNotificationsFilter =
         serde_json::from_value(json!({"operationalState": ["ENABLED"], "vnfdId": ["a", "b", "a"]}))
             .unwrap();
     let dup = s
-        .find_duplicate_pkgm_subscription(
+        .find_duplicate_subscription::<vnfm_types::PkgmSubscription>(
             &canonical_pkgm_filter(Some(&same)),
             "http://nfvo/cb",
             None,
@@ -2279,7 +2325,7 @@ async fn pkgm_subscriptions_share_ids_with_lcm_ones_but_stay_apart(db: &TestDb) 
     assert_eq!(dup.subscription.id, pkgm_id);
 
     for i in 1..=4 {
-        s.create_pkgm_subscription(&pkgm_subscription(
+        s.create_subscription(&pkgm_subscription(
             &format!("sub-pkgm-{i}"),
             "http://nfvo/other",
             json!({}),
@@ -2288,11 +2334,15 @@ async fn pkgm_subscriptions_share_ids_with_lcm_ones_but_stay_apart(db: &TestDb) 
         .unwrap();
     }
     let p1 = s
-        .list_pkgm_subscriptions(&ProjectScope::All, None, 3)
+        .list_subscriptions::<vnfm_types::PkgmSubscription>(&ProjectScope::All, None, 3)
         .await
         .unwrap();
     let p2 = s
-        .list_pkgm_subscriptions(&ProjectScope::All, p1.next.as_deref(), 3)
+        .list_subscriptions::<vnfm_types::PkgmSubscription>(
+            &ProjectScope::All,
+            p1.next.as_deref(),
+            3,
+        )
         .await
         .unwrap();
     let ids: Vec<String> = p1
@@ -2318,15 +2368,26 @@ async fn pkgm_subscriptions_share_ids_with_lcm_ones_but_stay_apart(db: &TestDb) 
         .await
         .unwrap();
     assert!(matches!(
-        s.delete_pkgm_subscription(&lcm_id).await.unwrap_err(),
+        s.delete_subscription::<vnfm_types::PkgmSubscription>(&lcm_id)
+            .await
+            .unwrap_err(),
         StoreError::NotFound { .. }
     ));
     assert!(matches!(
-        s.delete_subscription(&pkgm_id).await.unwrap_err(),
+        s.delete_subscription::<vnfm_types::LccnSubscription>(&pkgm_id)
+            .await
+            .unwrap_err(),
         StoreError::NotFound { .. }
     ));
-    s.delete_pkgm_subscription(&pkgm_id).await.unwrap();
-    assert!(s.get_pkgm_subscription(&pkgm_id).await.unwrap().is_none());
+    s.delete_subscription::<vnfm_types::PkgmSubscription>(&pkgm_id)
+        .await
+        .unwrap();
+    assert!(
+        s.get_subscription::<vnfm_types::PkgmSubscription>(&pkgm_id)
+            .await
+            .unwrap()
+            .is_none()
+    );
     let left = outbox_all(s).await;
     assert_eq!(left.len(), 1);
     assert_eq!(left[0].subscription_id, lcm_id);

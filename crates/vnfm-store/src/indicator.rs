@@ -23,7 +23,7 @@ impl SubscriptionResource for VnfIndicatorSubscription {
 pub type IndicatorSubscriptionRecord = StoredSubscription<VnfIndicatorSubscription>;
 
 /// [`crate::canonical_filter`] of a VNF indicator filter, for
-/// [`crate::Store::find_duplicate_indicator_subscription`].
+/// [`crate::SubscriptionStore::find_duplicate_subscription`].
 pub fn canonical_indicator_filter(filter: Option<&VnfIndicatorNotificationsFilter>) -> String {
     canonical_of(filter)
 }

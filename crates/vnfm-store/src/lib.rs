@@ -13,7 +13,7 @@
 //! - the notification **outbox** (written in the same transaction as the change it reports,
 //!   claimed by one sender at a time, retried, dead-lettered);
 //! - subscriptions of every kind ([`SubscriptionResource`]: one table and id space, with their
-//!   encrypted credentials and duplicate detection), alarms, PM jobs, thresholds and reports,
+//!   encrypted credentials and duplicate detection; typed through [`SubscriptionStore`]), alarms, PM jobs, thresholds and reports,
 //!   VNF indicator values, and VIMs (with the index of
 //!   instances using each);
 //! - VNF packages and their content; package changes enqueue their notifications in the same
@@ -23,6 +23,7 @@ mod error;
 mod indicator;
 mod model;
 mod store;
+mod subscriptions;
 
 pub use error::{Conflict, StoreError};
 pub use indicator::{IndicatorSubscriptionRecord, canonical_indicator_filter};
@@ -36,3 +37,4 @@ pub use model::{
     canonical_pkgm_filter, canonical_pm_filter, enum_str, page_size, parse_state, state_str,
 };
 pub use store::{CONTENT_CHUNK_BYTES, Result, Store};
+pub use subscriptions::{SubscriptionDocument, SubscriptionKind, SubscriptionStore};

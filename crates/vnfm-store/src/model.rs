@@ -379,6 +379,14 @@ pub trait SubscriptionResource:
     fn callback_uri(&self) -> &str;
     /// The canonical form of the resource's filter ([`canonical_filter`]).
     fn canonical_filter(&self) -> String;
+    /// [`Self::KIND`] and [`Self::WHAT`], as the kind-erased [`crate::Store`] methods take
+    /// them.
+    fn kind() -> crate::SubscriptionKind {
+        crate::SubscriptionKind {
+            name: Self::KIND,
+            what: Self::WHAT,
+        }
+    }
 }
 
 impl SubscriptionResource for LccnSubscription {
@@ -441,7 +449,7 @@ impl SubscriptionResource for PmSubscription {
 pub type PmSubscriptionRecord = StoredSubscription<PmSubscription>;
 
 /// [`canonical_filter`] of a VNF performance management filter, for
-/// [`crate::Store::find_duplicate_pm_subscription`].
+/// [`crate::SubscriptionStore::find_duplicate_subscription`].
 pub fn canonical_pm_filter(filter: Option<&PmNotificationsFilter>) -> String {
     canonical_of(filter)
 }
@@ -602,19 +610,19 @@ impl<S: fmt::Debug> fmt::Debug for StoredSubscription<S> {
 /// The canonical JSON of a subscription filter: object members sorted, arrays (which the
 /// filter uses as sets) sorted and de-duplicated, empty members dropped. Two filters that
 /// select the same notifications in the same way have the same canonical form, so
-/// [`crate::Store::find_duplicate_subscription`] can compare strings. An absent filter is `{}`.
+/// [`crate::SubscriptionStore::find_duplicate_subscription`] can compare strings. An absent filter is `{}`.
 pub fn canonical_filter(filter: Option<&LifecycleChangeNotificationsFilter>) -> String {
     canonical_of(filter)
 }
 
 /// [`canonical_filter`] of a VNF package management filter, for
-/// [`crate::Store::find_duplicate_pkgm_subscription`].
+/// [`crate::SubscriptionStore::find_duplicate_subscription`].
 pub fn canonical_pkgm_filter(filter: Option<&PkgmNotificationsFilter>) -> String {
     canonical_of(filter)
 }
 
 /// [`canonical_filter`] of a VNF fault management filter, for
-/// [`crate::Store::find_duplicate_fm_subscription`].
+/// [`crate::SubscriptionStore::find_duplicate_subscription`].
 pub fn canonical_fm_filter(filter: Option<&FmNotificationsFilter>) -> String {
     canonical_of(filter)
 }

@@ -9,9 +9,10 @@ use vnfm_types::{SubscriptionId, VimId, VnfInstance, VnfInstanceId, VnfLcmOpOcc,
 use crate::error::StoreError;
 use crate::model::{
     InstanceQuery, JournalEntry, Lease, NewOutboxRow, OpOccQuery, OutboxRow, OutboxSummary,
-    PackageRecord, Page, PkgmSubscriptionRecord, ProjectScope, ScopedKind, StepRecord, StepWritten,
-    SubscriptionRecord, Timestamp, Version, VimRecord,
+    PackageRecord, Page, ProjectScope, ScopedKind, StepRecord, StepWritten, Timestamp, Version,
+    VimRecord,
 };
+use crate::subscriptions::{SubscriptionDocument, SubscriptionKind};
 
 /// Result of store operations.
 pub type Result<T, E = StoreError> = std::result::Result<T, E>;
@@ -291,15 +292,47 @@ pub trait Store: Send + Sync {
 
     // ----- Subscriptions -----
     //
-    // Lifecycle (`LccnSubscription`) and VNF package management (`PkgmSubscription`)
-    // subscriptions share one id space; each method sees only its own kind.
+    // Subscriptions of every kind share one table and one id space; each call names the kind
+    // it sees. Callers use the typed methods of [`crate::SubscriptionStore`].
 
-    /// Stores a lifecycle subscription. [`crate::Conflict::AlreadyExists`] if the id is taken
-    /// (by a subscription of either kind).
-    async fn create_subscription(&self, record: &SubscriptionRecord) -> Result<()>;
+    /// Stores a subscription. [`crate::Conflict::AlreadyExists`] if the id is taken (by a
+    /// subscription of any kind).
+    async fn create_subscription_document(&self, document: &SubscriptionDocument) -> Result<()>;
 
-    /// The lifecycle subscription with its encrypted credentials.
-    async fn get_subscription(&self, id: &SubscriptionId) -> Result<Option<SubscriptionRecord>>;
+    /// The subscription `id` of `kind`, with its encrypted credentials.
+    async fn subscription_document(
+        &self,
+        kind: SubscriptionKind,
+        id: &SubscriptionId,
+    ) -> Result<Option<SubscriptionDocument>>;
+
+    /// One page of the subscriptions of `kind` in `scope`, ordered by id.
+    async fn subscription_documents(
+        &self,
+        kind: SubscriptionKind,
+        scope: &ProjectScope,
+        after: Option<&str>,
+        limit: u32,
+    ) -> Result<Page<SubscriptionDocument>>;
+
+    /// Deletes the subscription `id` of `kind` and its pending outbox rows (dead rows stay).
+    /// [`StoreError::NotFound`] if there is none of that kind.
+    async fn delete_subscription_document(
+        &self,
+        kind: SubscriptionKind,
+        id: &SubscriptionId,
+    ) -> Result<()>;
+
+    /// The oldest subscription of `kind` of `project` (`None`: of no project) with the same
+    /// canonical filter (e.g. [`crate::canonical_filter`]) and callback URI, for SOL003's
+    /// `303 See Other`.
+    async fn duplicate_subscription_document(
+        &self,
+        kind: SubscriptionKind,
+        canonical_filter: &str,
+        callback_uri: &str,
+        project: Option<&str>,
+    ) -> Result<Option<SubscriptionDocument>>;
 
     /// The encrypted callback credentials of whatever an outbox row's `subscription_id`
     /// names, in one lookup: a subscription of any kind, or a PM job or threshold (SOL003
@@ -308,91 +341,7 @@ pub trait Store: Send + Sync {
     async fn callback_authentication(&self, id: &SubscriptionId)
     -> Result<Option<Option<Vec<u8>>>>;
 
-    /// One page of the lifecycle subscriptions in `scope`, ordered by id.
-    async fn list_subscriptions(
-        &self,
-        scope: &ProjectScope,
-        after: Option<&str>,
-        limit: u32,
-    ) -> Result<Page<SubscriptionRecord>>;
-
-    /// Deletes the lifecycle subscription and its pending outbox rows (dead rows stay).
-    async fn delete_subscription(&self, id: &SubscriptionId) -> Result<()>;
-
-    /// A lifecycle subscription of `project` (`None`: of no project) with the same canonical
-    /// filter ([`crate::canonical_filter`]) and callback URI, for SOL003's `303 See Other`.
-    async fn find_duplicate_subscription(
-        &self,
-        canonical_filter: &str,
-        callback_uri: &str,
-        project: Option<&str>,
-    ) -> Result<Option<SubscriptionRecord>>;
-
-    /// Stores a VNF package management subscription. [`crate::Conflict::AlreadyExists`] if the
-    /// id is taken (by a subscription of either kind).
-    async fn create_pkgm_subscription(&self, record: &PkgmSubscriptionRecord) -> Result<()>;
-
-    /// The VNF package management subscription with its encrypted credentials.
-    async fn get_pkgm_subscription(
-        &self,
-        id: &SubscriptionId,
-    ) -> Result<Option<PkgmSubscriptionRecord>>;
-
-    /// One page of the VNF package management subscriptions in `scope`, ordered by id.
-    async fn list_pkgm_subscriptions(
-        &self,
-        scope: &ProjectScope,
-        after: Option<&str>,
-        limit: u32,
-    ) -> Result<Page<PkgmSubscriptionRecord>>;
-
-    /// Deletes the VNF package management subscription and its pending outbox rows (dead
-    /// rows stay).
-    async fn delete_pkgm_subscription(&self, id: &SubscriptionId) -> Result<()>;
-
-    /// A VNF package management subscription of `project` with the same canonical filter
-    /// ([`crate::canonical_pkgm_filter`]) and callback URI, for `303 See Other`.
-    async fn find_duplicate_pkgm_subscription(
-        &self,
-        canonical_filter: &str,
-        callback_uri: &str,
-        project: Option<&str>,
-    ) -> Result<Option<PkgmSubscriptionRecord>>;
-
     // ----- Fault management -----
-
-    /// Stores a VNF fault management subscription. [`crate::Conflict::AlreadyExists`] if the
-    /// id is taken (by a subscription of any kind).
-    async fn create_fm_subscription(
-        &self,
-        record: &crate::model::FmSubscriptionRecord,
-    ) -> Result<()>;
-
-    /// The FM subscription with its encrypted credentials.
-    async fn get_fm_subscription(
-        &self,
-        id: &SubscriptionId,
-    ) -> Result<Option<crate::model::FmSubscriptionRecord>>;
-
-    /// One page of the FM subscriptions in `scope`, ordered by id.
-    async fn list_fm_subscriptions(
-        &self,
-        scope: &ProjectScope,
-        after: Option<&str>,
-        limit: u32,
-    ) -> Result<Page<crate::model::FmSubscriptionRecord>>;
-
-    /// Deletes the FM subscription and its pending outbox rows (dead rows stay).
-    async fn delete_fm_subscription(&self, id: &SubscriptionId) -> Result<()>;
-
-    /// An FM subscription of `project` with the same canonical filter
-    /// ([`crate::canonical_fm_filter`]) and callback URI, for `303 See Other`.
-    async fn find_duplicate_fm_subscription(
-        &self,
-        canonical_filter: &str,
-        callback_uri: &str,
-        project: Option<&str>,
-    ) -> Result<Option<crate::model::FmSubscriptionRecord>>;
 
     /// Stores a new alarm at [`Version::FIRST`] and enqueues `notify` in the same transaction.
     /// The alarm belongs to the project of its instance (`managedObjectId`).
@@ -439,36 +388,6 @@ pub trait Store: Send + Sync {
     ) -> Result<Page<(crate::model::AlarmRecord, Version)>>;
 
     // ----- Performance management -----
-
-    /// Stores a VNF performance management subscription. [`crate::Conflict::AlreadyExists`]
-    /// if the id is taken (by a subscription of any kind).
-    async fn create_pm_subscription(&self, record: &crate::PmSubscriptionRecord) -> Result<()>;
-
-    /// The PM subscription with its encrypted credentials.
-    async fn get_pm_subscription(
-        &self,
-        id: &SubscriptionId,
-    ) -> Result<Option<crate::PmSubscriptionRecord>>;
-
-    /// One page of the PM subscriptions in `scope`, ordered by id.
-    async fn list_pm_subscriptions(
-        &self,
-        scope: &ProjectScope,
-        after: Option<&str>,
-        limit: u32,
-    ) -> Result<Page<crate::PmSubscriptionRecord>>;
-
-    /// Deletes the PM subscription and its pending outbox rows (dead rows stay).
-    async fn delete_pm_subscription(&self, id: &SubscriptionId) -> Result<()>;
-
-    /// A PM subscription of `project` with the same canonical filter
-    /// ([`crate::canonical_pm_filter`]) and callback URI, for `303 See Other`.
-    async fn find_duplicate_pm_subscription(
-        &self,
-        canonical_filter: &str,
-        callback_uri: &str,
-        project: Option<&str>,
-    ) -> Result<Option<crate::PmSubscriptionRecord>>;
 
     /// Stores a new PM job at [`Version::FIRST`]. [`crate::Conflict::AlreadyExists`] if the
     /// id is taken.
@@ -539,39 +458,6 @@ pub trait Store: Send + Sync {
     ) -> Result<Page<(crate::ThresholdRecord, Version)>>;
 
     // ----- VNF indicators -----
-
-    /// Stores a VNF indicator subscription. [`crate::Conflict::AlreadyExists`] if the id is
-    /// taken (by a subscription of any kind).
-    async fn create_indicator_subscription(
-        &self,
-        record: &crate::IndicatorSubscriptionRecord,
-    ) -> Result<()>;
-
-    /// The indicator subscription with its encrypted credentials.
-    async fn get_indicator_subscription(
-        &self,
-        id: &SubscriptionId,
-    ) -> Result<Option<crate::IndicatorSubscriptionRecord>>;
-
-    /// One page of the indicator subscriptions in `scope`, ordered by id.
-    async fn list_indicator_subscriptions(
-        &self,
-        scope: &ProjectScope,
-        after: Option<&str>,
-        limit: u32,
-    ) -> Result<Page<crate::IndicatorSubscriptionRecord>>;
-
-    /// Deletes the indicator subscription and its pending outbox rows (dead rows stay).
-    async fn delete_indicator_subscription(&self, id: &SubscriptionId) -> Result<()>;
-
-    /// An indicator subscription of `project` with the same canonical filter
-    /// ([`crate::canonical_indicator_filter`]) and callback URI, for `303 See Other`.
-    async fn find_duplicate_indicator_subscription(
-        &self,
-        canonical_filter: &str,
-        callback_uri: &str,
-        project: Option<&str>,
-    ) -> Result<Option<crate::IndicatorSubscriptionRecord>>;
 
     /// Writes the value of an indicator of an instance (the instance's project is recorded
     /// with it) and enqueues `notify` in the same transaction. The values of an instance are

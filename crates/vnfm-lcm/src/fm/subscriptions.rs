@@ -1,7 +1,6 @@
 //! VNF fault management subscriptions: the [`FmKind`] of [`ManagedSubscriptions`].
 
-use async_trait::async_trait;
-use vnfm_store::{FmSubscriptionRecord, Page, ProjectScope, Store, canonical_fm_filter};
+use vnfm_store::canonical_fm_filter;
 use vnfm_types::{
     FmSubscription, FmSubscriptionRequest, SubscriptionAuthentication, SubscriptionId,
 };
@@ -14,7 +13,6 @@ use crate::subscriptions::SubscriptionKind;
 #[derive(Debug, Clone, Copy)]
 pub struct FmKind;
 
-#[async_trait]
 impl SubscriptionKind for FmKind {
     type Resource = FmSubscription;
     type Request = FmSubscriptionRequest;
@@ -36,35 +34,5 @@ impl SubscriptionKind for FmKind {
     }
     fn canonical_filter(request: &FmSubscriptionRequest) -> String {
         canonical_fm_filter(request.filter.as_ref())
-    }
-    async fn create(store: &dyn Store, record: &FmSubscriptionRecord) -> vnfm_store::Result<()> {
-        store.create_fm_subscription(record).await
-    }
-    async fn get(
-        store: &dyn Store,
-        id: &SubscriptionId,
-    ) -> vnfm_store::Result<Option<FmSubscriptionRecord>> {
-        store.get_fm_subscription(id).await
-    }
-    async fn list(
-        store: &dyn Store,
-        scope: &ProjectScope,
-        after: Option<&str>,
-        limit: u32,
-    ) -> vnfm_store::Result<Page<FmSubscriptionRecord>> {
-        store.list_fm_subscriptions(scope, after, limit).await
-    }
-    async fn delete(store: &dyn Store, id: &SubscriptionId) -> vnfm_store::Result<()> {
-        store.delete_fm_subscription(id).await
-    }
-    async fn duplicate(
-        store: &dyn Store,
-        canonical_filter: &str,
-        callback_uri: &str,
-        project: Option<&str>,
-    ) -> vnfm_store::Result<Option<FmSubscriptionRecord>> {
-        store
-            .find_duplicate_fm_subscription(canonical_filter, callback_uri, project)
-            .await
     }
 }

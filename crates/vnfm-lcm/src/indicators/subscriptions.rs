@@ -1,9 +1,6 @@
 //! VNF indicator subscriptions: the [`IndicatorKind`] of [`ManagedSubscriptions`].
 
-use async_trait::async_trait;
-use vnfm_store::{
-    IndicatorSubscriptionRecord, Page, ProjectScope, Store, canonical_indicator_filter,
-};
+use vnfm_store::canonical_indicator_filter;
 use vnfm_types::{
     SubscriptionAuthentication, SubscriptionId, VnfIndicatorSubscription,
     VnfIndicatorSubscriptionRequest,
@@ -17,7 +14,6 @@ use crate::subscriptions::SubscriptionKind;
 #[derive(Debug, Clone, Copy)]
 pub struct IndicatorKind;
 
-#[async_trait]
 impl SubscriptionKind for IndicatorKind {
     type Resource = VnfIndicatorSubscription;
     type Request = VnfIndicatorSubscriptionRequest;
@@ -41,40 +37,5 @@ impl SubscriptionKind for IndicatorKind {
     }
     fn canonical_filter(request: &VnfIndicatorSubscriptionRequest) -> String {
         canonical_indicator_filter(request.filter.as_ref())
-    }
-    async fn create(
-        store: &dyn Store,
-        record: &IndicatorSubscriptionRecord,
-    ) -> vnfm_store::Result<()> {
-        store.create_indicator_subscription(record).await
-    }
-    async fn get(
-        store: &dyn Store,
-        id: &SubscriptionId,
-    ) -> vnfm_store::Result<Option<IndicatorSubscriptionRecord>> {
-        store.get_indicator_subscription(id).await
-    }
-    async fn list(
-        store: &dyn Store,
-        scope: &ProjectScope,
-        after: Option<&str>,
-        limit: u32,
-    ) -> vnfm_store::Result<Page<IndicatorSubscriptionRecord>> {
-        store
-            .list_indicator_subscriptions(scope, after, limit)
-            .await
-    }
-    async fn delete(store: &dyn Store, id: &SubscriptionId) -> vnfm_store::Result<()> {
-        store.delete_indicator_subscription(id).await
-    }
-    async fn duplicate(
-        store: &dyn Store,
-        canonical_filter: &str,
-        callback_uri: &str,
-        project: Option<&str>,
-    ) -> vnfm_store::Result<Option<IndicatorSubscriptionRecord>> {
-        store
-            .find_duplicate_indicator_subscription(canonical_filter, callback_uri, project)
-            .await
     }
 }

@@ -9,8 +9,8 @@ use futures_util::stream::BoxStream;
 use serde_json::Value;
 use vnfm_store::{
     InstanceQuery, JournalEntry, Lease, NewOutboxRow, OpOccQuery, OutboxRow, OutboxSummary,
-    PackageRecord, Page, PkgmSubscriptionRecord, ProjectScope, Result, ScopedKind, StepRecord,
-    StepWritten, Store, SubscriptionRecord, Timestamp, Version, VimRecord,
+    PackageRecord, Page, ProjectScope, Result, ScopedKind, StepRecord, StepWritten, Store,
+    SubscriptionDocument, SubscriptionKind, Timestamp, Version, VimRecord,
 };
 use vnfm_types::{SubscriptionId, VimId, VnfInstance, VnfInstanceId, VnfLcmOpOcc, VnfLcmOpOccId};
 
@@ -238,110 +238,47 @@ impl Store for WakingStore {
         self.inner.outbox_discard(id).await
     }
 
-    async fn create_subscription(&self, record: &SubscriptionRecord) -> Result<()> {
-        self.inner.create_subscription(record).await
+    async fn create_subscription_document(&self, document: &SubscriptionDocument) -> Result<()> {
+        self.inner.create_subscription_document(document).await
     }
 
-    async fn get_subscription(&self, id: &SubscriptionId) -> Result<Option<SubscriptionRecord>> {
-        self.inner.get_subscription(id).await
-    }
-
-    async fn list_subscriptions(
+    async fn subscription_document(
         &self,
-        scope: &ProjectScope,
-        after: Option<&str>,
-        limit: u32,
-    ) -> Result<Page<SubscriptionRecord>> {
-        self.inner.list_subscriptions(scope, after, limit).await
-    }
-
-    async fn delete_subscription(&self, id: &SubscriptionId) -> Result<()> {
-        self.inner.delete_subscription(id).await
-    }
-
-    async fn find_duplicate_subscription(
-        &self,
-        canonical_filter: &str,
-        callback_uri: &str,
-        project: Option<&str>,
-    ) -> Result<Option<SubscriptionRecord>> {
-        self.inner
-            .find_duplicate_subscription(canonical_filter, callback_uri, project)
-            .await
-    }
-
-    async fn create_pkgm_subscription(&self, record: &PkgmSubscriptionRecord) -> Result<()> {
-        self.inner.create_pkgm_subscription(record).await
-    }
-
-    async fn get_pkgm_subscription(
-        &self,
+        kind: SubscriptionKind,
         id: &SubscriptionId,
-    ) -> Result<Option<PkgmSubscriptionRecord>> {
-        self.inner.get_pkgm_subscription(id).await
+    ) -> Result<Option<SubscriptionDocument>> {
+        self.inner.subscription_document(kind, id).await
     }
 
-    async fn list_pkgm_subscriptions(
+    async fn subscription_documents(
         &self,
+        kind: SubscriptionKind,
         scope: &ProjectScope,
         after: Option<&str>,
         limit: u32,
-    ) -> Result<Page<PkgmSubscriptionRecord>> {
+    ) -> Result<Page<SubscriptionDocument>> {
         self.inner
-            .list_pkgm_subscriptions(scope, after, limit)
+            .subscription_documents(kind, scope, after, limit)
             .await
     }
 
-    async fn delete_pkgm_subscription(&self, id: &SubscriptionId) -> Result<()> {
-        self.inner.delete_pkgm_subscription(id).await
-    }
-
-    async fn find_duplicate_pkgm_subscription(
+    async fn delete_subscription_document(
         &self,
-        canonical_filter: &str,
-        callback_uri: &str,
-        project: Option<&str>,
-    ) -> Result<Option<PkgmSubscriptionRecord>> {
-        self.inner
-            .find_duplicate_pkgm_subscription(canonical_filter, callback_uri, project)
-            .await
-    }
-
-    async fn create_fm_subscription(
-        &self,
-        record: &vnfm_store::FmSubscriptionRecord,
+        kind: SubscriptionKind,
+        id: &SubscriptionId,
     ) -> Result<()> {
-        self.inner.create_fm_subscription(record).await
+        self.inner.delete_subscription_document(kind, id).await
     }
 
-    async fn get_fm_subscription(
+    async fn duplicate_subscription_document(
         &self,
-        id: &SubscriptionId,
-    ) -> Result<Option<vnfm_store::FmSubscriptionRecord>> {
-        self.inner.get_fm_subscription(id).await
-    }
-
-    async fn list_fm_subscriptions(
-        &self,
-        scope: &ProjectScope,
-        after: Option<&str>,
-        limit: u32,
-    ) -> Result<Page<vnfm_store::FmSubscriptionRecord>> {
-        self.inner.list_fm_subscriptions(scope, after, limit).await
-    }
-
-    async fn delete_fm_subscription(&self, id: &SubscriptionId) -> Result<()> {
-        self.inner.delete_fm_subscription(id).await
-    }
-
-    async fn find_duplicate_fm_subscription(
-        &self,
+        kind: SubscriptionKind,
         canonical_filter: &str,
         callback_uri: &str,
         project: Option<&str>,
-    ) -> Result<Option<vnfm_store::FmSubscriptionRecord>> {
+    ) -> Result<Option<SubscriptionDocument>> {
         self.inner
-            .find_duplicate_fm_subscription(canonical_filter, callback_uri, project)
+            .duplicate_subscription_document(kind, canonical_filter, callback_uri, project)
             .await
     }
 
@@ -393,89 +330,11 @@ impl Store for WakingStore {
         self.inner.list_alarms(scope, after, limit).await
     }
 
-    async fn create_pm_subscription(
-        &self,
-        record: &vnfm_store::PmSubscriptionRecord,
-    ) -> Result<()> {
-        self.inner.create_pm_subscription(record).await
-    }
-
-    async fn get_pm_subscription(
-        &self,
-        id: &SubscriptionId,
-    ) -> Result<Option<vnfm_store::PmSubscriptionRecord>> {
-        self.inner.get_pm_subscription(id).await
-    }
-
-    async fn list_pm_subscriptions(
-        &self,
-        scope: &ProjectScope,
-        after: Option<&str>,
-        limit: u32,
-    ) -> Result<Page<vnfm_store::PmSubscriptionRecord>> {
-        self.inner.list_pm_subscriptions(scope, after, limit).await
-    }
-
-    async fn delete_pm_subscription(&self, id: &SubscriptionId) -> Result<()> {
-        self.inner.delete_pm_subscription(id).await
-    }
-
-    async fn find_duplicate_pm_subscription(
-        &self,
-        canonical_filter: &str,
-        callback_uri: &str,
-        project: Option<&str>,
-    ) -> Result<Option<vnfm_store::PmSubscriptionRecord>> {
-        self.inner
-            .find_duplicate_pm_subscription(canonical_filter, callback_uri, project)
-            .await
-    }
-
     async fn callback_authentication(
         &self,
         id: &SubscriptionId,
     ) -> Result<Option<Option<Vec<u8>>>> {
         self.inner.callback_authentication(id).await
-    }
-
-    async fn create_indicator_subscription(
-        &self,
-        record: &vnfm_store::IndicatorSubscriptionRecord,
-    ) -> Result<()> {
-        self.inner.create_indicator_subscription(record).await
-    }
-
-    async fn get_indicator_subscription(
-        &self,
-        id: &SubscriptionId,
-    ) -> Result<Option<vnfm_store::IndicatorSubscriptionRecord>> {
-        self.inner.get_indicator_subscription(id).await
-    }
-
-    async fn list_indicator_subscriptions(
-        &self,
-        scope: &ProjectScope,
-        after: Option<&str>,
-        limit: u32,
-    ) -> Result<Page<vnfm_store::IndicatorSubscriptionRecord>> {
-        self.inner
-            .list_indicator_subscriptions(scope, after, limit)
-            .await
-    }
-
-    async fn delete_indicator_subscription(&self, id: &SubscriptionId) -> Result<()> {
-        self.inner.delete_indicator_subscription(id).await
-    }
-
-    async fn find_duplicate_indicator_subscription(
-        &self,
-        canonical_filter: &str,
-        callback_uri: &str,
-        project: Option<&str>,
-    ) -> Result<Option<vnfm_store::IndicatorSubscriptionRecord>> {
-        self.inner
-            .find_duplicate_indicator_subscription(canonical_filter, callback_uri, project)
-            .await
     }
 
     async fn put_indicator(

@@ -17,12 +17,11 @@ pub mod logic;
 use std::sync::Arc;
 use std::time::Duration;
 
-use async_trait::async_trait;
 use vnfm_driver_api::CallbackSender;
 use vnfm_driver_api::metrics::MetricsSource;
 use vnfm_store::{
-    NewOutboxRow, Page, PmJobRecord, PmSubscriptionRecord, ProjectScope, Store, StoreError,
-    StoredPm, ThresholdRecord, Timestamp, Version, canonical_pm_filter,
+    NewOutboxRow, Page, PmJobRecord, Store, StoreError, StoredPm, ThresholdRecord, Timestamp,
+    Version, canonical_pm_filter,
 };
 use vnfm_types::{
     CreatePmJobRequest, CreateThresholdRequest, Link, NotificationId, PmJob, PmJobLinks,
@@ -716,7 +715,6 @@ pub(crate) fn to_state<T: serde::Serialize>(state: &T) -> Result<String, LcmErro
 #[derive(Debug, Clone, Copy)]
 pub struct PmKind;
 
-#[async_trait]
 impl SubscriptionKind for PmKind {
     type Resource = PmSubscription;
     type Request = PmSubscriptionRequest;
@@ -738,36 +736,6 @@ impl SubscriptionKind for PmKind {
     }
     fn canonical_filter(request: &PmSubscriptionRequest) -> String {
         canonical_pm_filter(request.filter.as_ref())
-    }
-    async fn create(store: &dyn Store, record: &PmSubscriptionRecord) -> vnfm_store::Result<()> {
-        store.create_pm_subscription(record).await
-    }
-    async fn get(
-        store: &dyn Store,
-        id: &SubscriptionId,
-    ) -> vnfm_store::Result<Option<PmSubscriptionRecord>> {
-        store.get_pm_subscription(id).await
-    }
-    async fn list(
-        store: &dyn Store,
-        scope: &ProjectScope,
-        after: Option<&str>,
-        limit: u32,
-    ) -> vnfm_store::Result<Page<PmSubscriptionRecord>> {
-        store.list_pm_subscriptions(scope, after, limit).await
-    }
-    async fn delete(store: &dyn Store, id: &SubscriptionId) -> vnfm_store::Result<()> {
-        store.delete_pm_subscription(id).await
-    }
-    async fn duplicate(
-        store: &dyn Store,
-        canonical_filter: &str,
-        callback_uri: &str,
-        project: Option<&str>,
-    ) -> vnfm_store::Result<Option<PmSubscriptionRecord>> {
-        store
-            .find_duplicate_pm_subscription(canonical_filter, callback_uri, project)
-            .await
     }
 }
 

@@ -17,9 +17,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use serde_json::Value;
-use vnfm_store::{
-    NewOutboxRow, Page, ProjectScope, Store, SubscriptionRecord, Timestamp, canonical_filter,
-};
+use vnfm_store::{NewOutboxRow, Store, Timestamp, canonical_filter};
 use vnfm_types::{
     LccnNotification, LccnSubscription, LccnSubscriptionRequest, LcmOpOccNotificationVerbosityType,
     NotificationType, SubscriptionAuthentication, SubscriptionId, VnfInstance,
@@ -44,7 +42,6 @@ pub struct LccnKind;
 /// The lifecycle subscriptions of the VNFM.
 pub type Subscriptions = ManagedSubscriptions<LccnKind>;
 
-#[async_trait]
 impl SubscriptionKind for LccnKind {
     type Resource = LccnSubscription;
     type Request = LccnSubscriptionRequest;
@@ -93,36 +90,6 @@ impl SubscriptionKind for LccnKind {
     }
     fn canonical_filter(request: &LccnSubscriptionRequest) -> String {
         canonical_filter(request.filter.as_ref())
-    }
-    async fn create(store: &dyn Store, record: &SubscriptionRecord) -> vnfm_store::Result<()> {
-        store.create_subscription(record).await
-    }
-    async fn get(
-        store: &dyn Store,
-        id: &SubscriptionId,
-    ) -> vnfm_store::Result<Option<SubscriptionRecord>> {
-        store.get_subscription(id).await
-    }
-    async fn list(
-        store: &dyn Store,
-        scope: &ProjectScope,
-        after: Option<&str>,
-        limit: u32,
-    ) -> vnfm_store::Result<Page<SubscriptionRecord>> {
-        store.list_subscriptions(scope, after, limit).await
-    }
-    async fn delete(store: &dyn Store, id: &SubscriptionId) -> vnfm_store::Result<()> {
-        store.delete_subscription(id).await
-    }
-    async fn duplicate(
-        store: &dyn Store,
-        canonical_filter: &str,
-        callback_uri: &str,
-        project: Option<&str>,
-    ) -> vnfm_store::Result<Option<SubscriptionRecord>> {
-        store
-            .find_duplicate_subscription(canonical_filter, callback_uri, project)
-            .await
     }
 }
 

@@ -8,9 +8,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use async_trait::async_trait;
 use vnfm_store::{
     MAX_PAGE_SIZE, Page, ProjectScope, Store, StoreError, StoredSubscription, SubscriptionResource,
+    SubscriptionStore,
 };
 use vnfm_types::{SubscriptionAuthentication, SubscriptionId};
 
@@ -72,9 +72,8 @@ impl<S> Created<S> {
     }
 }
 
-/// A kind of subscription resource: its request, its own checks and the store calls for its
-/// records.
-#[async_trait]
+/// A kind of subscription resource: its request and its own checks (the store keeps every
+/// kind through the same methods, [`vnfm_store::SubscriptionStore`]).
 pub trait SubscriptionKind: Send + Sync + 'static {
     /// The resource (e.g. `FmSubscription`).
     type Resource: SubscriptionResource;
@@ -97,33 +96,6 @@ pub trait SubscriptionKind: Send + Sync + 'static {
     fn resource(id: SubscriptionId, request: &Self::Request, href: String) -> Self::Resource;
     /// The canonical form of the request's filter.
     fn canonical_filter(request: &Self::Request) -> String;
-
-    /// Stores a record.
-    async fn create(
-        store: &dyn Store,
-        record: &StoredSubscription<Self::Resource>,
-    ) -> vnfm_store::Result<()>;
-    /// Reads a record.
-    async fn get(
-        store: &dyn Store,
-        id: &SubscriptionId,
-    ) -> vnfm_store::Result<Option<StoredSubscription<Self::Resource>>>;
-    /// One page of the records in `scope`.
-    async fn list(
-        store: &dyn Store,
-        scope: &ProjectScope,
-        after: Option<&str>,
-        limit: u32,
-    ) -> vnfm_store::Result<Page<StoredSubscription<Self::Resource>>>;
-    /// Deletes a record.
-    async fn delete(store: &dyn Store, id: &SubscriptionId) -> vnfm_store::Result<()>;
-    /// A record of `project` with the same canonical filter and callback.
-    async fn duplicate(
-        store: &dyn Store,
-        canonical_filter: &str,
-        callback_uri: &str,
-        project: Option<&str>,
-    ) -> vnfm_store::Result<Option<StoredSubscription<Self::Resource>>>;
 }
 
 /// Checks a subscription request of kind `K` as [`ManagedSubscriptions::create`] does: an
@@ -224,14 +196,15 @@ impl<K: SubscriptionKind> ManagedSubscriptions<K> {
         let callback = K::callback_uri(request);
         let canonical = K::canonical_filter(request);
         if !options.allow_duplicates
-            && let Some(existing) = K::duplicate(
-                &*self.store,
-                &canonical,
-                callback,
-                options.project.as_deref(),
-            )
-            .await
-            .map_err(store_err)?
+            && let Some(existing) = self
+                .store
+                .find_duplicate_subscription::<K::Resource>(
+                    &canonical,
+                    callback,
+                    options.project.as_deref(),
+                )
+                .await
+                .map_err(store_err)?
         {
             return Ok(Created::Existing(existing.subscription));
         }
@@ -247,12 +220,13 @@ impl<K: SubscriptionKind> ManagedSubscriptions<K> {
         let id = SubscriptionId::new(new_id());
         let resource = K::resource(id.clone(), request, format!("{}/{id}", self.base));
         let sealed = seal_authentication(&self.keyring, K::authentication(request))?;
-        K::create(
-            &*self.store,
-            &StoredSubscription::new(resource.clone(), sealed).in_project(options.project.clone()),
-        )
-        .await
-        .map_err(store_err)?;
+        self.store
+            .create_subscription(
+                &StoredSubscription::new(resource.clone(), sealed)
+                    .in_project(options.project.clone()),
+            )
+            .await
+            .map_err(store_err)?;
         self.cache.invalidate();
         // Not the callback URI: some carry tokens in their query.
         tracing::info!(subscription_id = %id, kind = K::LABEL, "subscription created");
@@ -271,7 +245,9 @@ impl<K: SubscriptionKind> ManagedSubscriptions<K> {
         after: Option<&str>,
         limit: u32,
     ) -> Result<Page<K::Resource>, LcmError> {
-        let page = K::list(&*self.store, scope, after, limit)
+        let page = self
+            .store
+            .list_subscriptions::<K::Resource>(scope, after, limit)
             .await
             .map_err(store_err)?;
         Ok(Page {
@@ -293,7 +269,8 @@ impl<K: SubscriptionKind> ManagedSubscriptions<K> {
 
     /// Deletes a subscription (and its undelivered notifications).
     pub async fn delete(&self, id: &SubscriptionId) -> Result<(), LcmError> {
-        K::delete(&*self.store, id).await.map_err(|e| match e {
+        let deleted = self.store.delete_subscription::<K::Resource>(id).await;
+        deleted.map_err(|e| match e {
             StoreError::NotFound { .. } => not_found(id),
             other => store_err(other),
         })?;
@@ -315,7 +292,8 @@ impl<K: SubscriptionKind> ManagedSubscriptions<K> {
         &self,
         id: &SubscriptionId,
     ) -> Result<StoredSubscription<K::Resource>, LcmError> {
-        K::get(&*self.store, id)
+        self.store
+            .get_subscription::<K::Resource>(id)
             .await
             .map_err(store_err)?
             .ok_or_else(|| not_found(id))
@@ -334,7 +312,8 @@ async fn all_of<K: SubscriptionKind>(store: &dyn Store) -> Result<Vec<K::Resourc
     let mut out = Vec::new();
     let mut after: Option<String> = None;
     loop {
-        let page = K::list(store, &ProjectScope::All, after.as_deref(), MAX_PAGE_SIZE)
+        let page = store
+            .list_subscriptions::<K::Resource>(&ProjectScope::All, after.as_deref(), MAX_PAGE_SIZE)
             .await
             .map_err(store_err)?;
         out.extend(page.items.into_iter().map(|r| r.subscription));

@@ -1,21 +1,31 @@
 //! Subscriptions of every kind, in one table and one id space, told apart by a `kind` column:
-//! one implementation, generic over the resource ([`SubscriptionResource`]).
+//! one implementation for every kind ([`SubscriptionDocument`]).
 
-use super::{
-    Col, Dialect, SqlConn, columns, from_json, now_ms, page, page_size_of, push_scope, to_json,
-};
+use super::{Col, Dialect, SqlConn, columns, now_ms, page, page_size_of, push_scope};
 use vnfm_store::{Conflict, StoreError};
-use vnfm_store::{Page, ProjectScope, StoredSubscription, SubscriptionResource};
+use vnfm_store::{Page, ProjectScope, SubscriptionDocument, SubscriptionKind};
+use vnfm_types::SubscriptionId;
 
-const COLUMNS: &str = "id, doc, canonical_filter, authentication, project";
-const COLS: [Col; 5] = [Col::Text, Col::Text, Col::Text, Col::OptBlob, Col::OptText];
+const COLUMNS: &str = "id, callback_uri, doc, canonical_filter, authentication, project";
+const COLS: [Col; 6] = [
+    Col::Text,
+    Col::Text,
+    Col::Text,
+    Col::Text,
+    Col::OptBlob,
+    Col::OptText,
+];
 
-fn record<S: SubscriptionResource>(
+fn document(
+    kind: SubscriptionKind,
     row: Vec<super::Cell>,
-) -> Result<StoredSubscription<S>, StoreError> {
-    let [id, doc, filter, auth, project] = columns(row)?;
-    Ok(StoredSubscription {
-        subscription: from_json(S::WHAT, &id.text()?, &doc.text()?)?,
+) -> Result<SubscriptionDocument, StoreError> {
+    let [id, callback, doc, filter, auth, project] = columns(row)?;
+    Ok(SubscriptionDocument {
+        kind,
+        id: SubscriptionId(id.text()?),
+        callback_uri: callback.text()?,
+        document: doc.text()?,
         canonical_filter: filter.text()?,
         authentication: auth.opt_blob()?,
         project: project.opt_text()?,
@@ -23,12 +33,10 @@ fn record<S: SubscriptionResource>(
 }
 
 /// Stores a subscription; a taken id (of any kind) is a conflict.
-pub(crate) async fn create<C: SqlConn, S: SubscriptionResource>(
+pub(crate) async fn create<C: SqlConn>(
     tx: &mut C,
-    record: &StoredSubscription<S>,
+    sub: &SubscriptionDocument,
 ) -> Result<(), StoreError> {
-    let sub = &record.subscription;
-    let doc = to_json(S::WHAT, sub)?;
     let done = tx
         .execute(
             "INSERT INTO subscriptions (id, callback_uri, canonical_filter, doc, \
@@ -36,35 +44,36 @@ pub(crate) async fn create<C: SqlConn, S: SubscriptionResource>(
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8) \
              ON CONFLICT (id) DO NOTHING",
             &[
-                sub.id().as_str().into(),
-                sub.callback_uri().into(),
-                record.canonical_filter.as_str().into(),
-                doc.as_str().into(),
-                record.authentication.as_deref().into(),
+                sub.id.as_str().into(),
+                sub.callback_uri.as_str().into(),
+                sub.canonical_filter.as_str().into(),
+                sub.document.as_str().into(),
+                sub.authentication.as_deref().into(),
                 now_ms().into(),
-                S::KIND.into(),
-                record.project.as_deref().into(),
+                sub.kind.name.into(),
+                sub.project.as_deref().into(),
             ],
         )
         .await?;
     if done == 0 {
         return Err(StoreError::Conflict(Conflict::AlreadyExists {
             kind: "subscription",
-            id: sub.id().0.clone(),
+            id: sub.id.0.clone(),
         }));
     }
     Ok(())
 }
 
-/// The subscription `id` of kind `S`.
-pub(crate) async fn get<C: SqlConn, S: SubscriptionResource>(
+/// The subscription `id` of `kind`.
+pub(crate) async fn get<C: SqlConn>(
     conn: &mut C,
+    kind: SubscriptionKind,
     id: &str,
-) -> Result<Option<StoredSubscription<S>>, StoreError> {
+) -> Result<Option<SubscriptionDocument>, StoreError> {
     let sql = format!("SELECT {COLUMNS} FROM subscriptions WHERE id = $1 AND kind = $2");
-    conn.row(&sql, &[id.into(), S::KIND.into()], &COLS)
+    conn.row(&sql, &[id.into(), kind.name.into()], &COLS)
         .await?
-        .map(record)
+        .map(|row| document(kind, row))
         .transpose()
 }
 
@@ -92,17 +101,18 @@ pub(crate) async fn callback_authentication<C: SqlConn>(
     }
 }
 
-/// One page of the subscriptions of kind `S` in `scope` after id `after`.
-pub(crate) async fn page_of<C: SqlConn, S: SubscriptionResource>(
+/// One page of the subscriptions of `kind` in `scope` after id `after`.
+pub(crate) async fn page_of<C: SqlConn>(
     conn: &mut C,
+    kind: SubscriptionKind,
     scope: &ProjectScope,
     after: Option<&str>,
     limit: u32,
-) -> Result<Page<StoredSubscription<S>>, StoreError> {
+) -> Result<Page<SubscriptionDocument>, StoreError> {
     let limit = page_size_of(limit);
     let probe = limit + 1;
     let mut sql = format!("SELECT {COLUMNS} FROM subscriptions WHERE kind = $1 AND id > $2");
-    let mut args = vec![S::KIND.into(), after.unwrap_or("").into()];
+    let mut args = vec![kind.name.into(), after.unwrap_or("").into()];
     push_scope(scope, &mut sql, &mut args);
     args.push(probe.into());
     sql.push_str(&format!(" ORDER BY id LIMIT ${}", args.len()));
@@ -110,25 +120,26 @@ pub(crate) async fn page_of<C: SqlConn, S: SubscriptionResource>(
         .rows(&sql, &args, &COLS)
         .await?
         .into_iter()
-        .map(record)
-        .collect::<Result<Vec<StoredSubscription<S>>, _>>()?;
-    Ok(page(items, limit, |s| s.subscription.id().0.clone()))
+        .map(|row| document(kind, row))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(page(items, limit, |s| s.id.0.clone()))
 }
 
-/// Deletes the subscription of kind `S` and its pending outbox rows (dead rows stay).
-pub(crate) async fn delete<C: SqlConn, S: SubscriptionResource>(
+/// Deletes the subscription `id` of `kind` and its pending outbox rows (dead rows stay).
+pub(crate) async fn delete<C: SqlConn>(
     tx: &mut C,
+    kind: SubscriptionKind,
     id: &str,
 ) -> Result<(), StoreError> {
     let done = tx
         .execute(
             "DELETE FROM subscriptions WHERE id = $1 AND kind = $2",
-            &[id.into(), S::KIND.into()],
+            &[id.into(), kind.name.into()],
         )
         .await?;
     if done == 0 {
         return Err(StoreError::NotFound {
-            kind: S::WHAT,
+            kind: kind.what,
             id: id.to_owned(),
         });
     }
@@ -140,14 +151,15 @@ pub(crate) async fn delete<C: SqlConn, S: SubscriptionResource>(
     Ok(())
 }
 
-/// The oldest subscription of kind `S` of `project` (none: of no project) with this canonical
+/// The oldest subscription of `kind` of `project` (none: of no project) with this canonical
 /// filter and callback.
-pub(crate) async fn duplicate<C: SqlConn, S: SubscriptionResource>(
+pub(crate) async fn duplicate<C: SqlConn>(
     conn: &mut C,
+    kind: SubscriptionKind,
     canonical_filter: &str,
     callback_uri: &str,
     project: Option<&str>,
-) -> Result<Option<StoredSubscription<S>>, StoreError> {
+) -> Result<Option<SubscriptionDocument>, StoreError> {
     // Equality that holds between two NULLs.
     let same_project = match C::DIALECT {
         Dialect::Sqlite => "project IS $4",
@@ -160,7 +172,7 @@ pub(crate) async fn duplicate<C: SqlConn, S: SubscriptionResource>(
     conn.row(
         &sql,
         &[
-            S::KIND.into(),
+            kind.name.into(),
             callback_uri.into(),
             canonical_filter.into(),
             project.into(),
@@ -168,6 +180,6 @@ pub(crate) async fn duplicate<C: SqlConn, S: SubscriptionResource>(
         &COLS,
     )
     .await?
-    .map(record)
+    .map(|row| document(kind, row))
     .transpose()
 }
