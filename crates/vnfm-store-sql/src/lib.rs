@@ -39,10 +39,15 @@ pub use sqlite::{
     DEFAULT_READER_CACHE_KIB, DEFAULT_WRITER_CACHE_KIB, Durability, SqliteOptions, SqliteStore,
 };
 
+/// The page cache sizes an SQLite URL may ask for, in KiB.
+const CACHE_KIB_RANGE: std::ops::RangeInclusive<u32> = 256..=4 * 1024 * 1024;
+
 /// Opens the store named by `url`:
 /// - `sqlite:///abs/path.db` (or `sqlite://relative/path.db`): an SQLite file, created if
 ///   missing; `?synchronous=full` fsyncs every commit ([`Durability::Full`]), the default is
-///   `?synchronous=normal` ([`Durability::Normal`]);
+///   `?synchronous=normal` ([`Durability::Normal`]); `writer_cache_kib=N` and
+///   `reader_cache_kib=N` size the page caches ([`SqliteOptions`], 256 KiB to 4 GiB), e.g.
+///   `sqlite:///var/lib/vnfm/vnfm.db?synchronous=full&writer_cache_kib=16384`;
 /// - `sqlite::memory:`: a private in-memory SQLite database;
 /// - `postgres://...` or `postgresql://...`: a PostgreSQL database.
 ///
@@ -56,18 +61,68 @@ pub async fn open(url: &str) -> Result<Arc<dyn Store>> {
         if path.is_empty() {
             return Err(StoreError::UnsupportedUrl(url.to_owned()));
         }
-        let mut options = SqliteOptions::default();
-        for pair in query.split('&').filter(|p| !p.is_empty()) {
-            options.durability = match pair {
-                "synchronous=normal" => Durability::Normal,
-                "synchronous=full" => Durability::Full,
-                _ => return Err(StoreError::UnsupportedUrl(url.to_owned())),
-            };
-        }
+        let options = sqlite_options(url, query)?;
         return Ok(Arc::new(SqliteStore::open_with(path, options).await?));
     }
     if url.starts_with("postgres://") || url.starts_with("postgresql://") {
         return Ok(Arc::new(PostgresStore::connect(url).await?));
     }
     Err(StoreError::UnsupportedUrl(backend::redact_url(url)))
+}
+
+/// The options an `sqlite://` URL's query asks for (see [`open`]); anything else in it is
+/// refused, not ignored.
+fn sqlite_options(url: &str, query: &str) -> Result<SqliteOptions> {
+    let unsupported = || StoreError::UnsupportedUrl(url.to_owned());
+    let cache_kib = |v: &str| {
+        v.parse::<u32>()
+            .ok()
+            .filter(|k| CACHE_KIB_RANGE.contains(k))
+            .ok_or_else(unsupported)
+    };
+    let mut options = SqliteOptions::default();
+    for pair in query.split('&').filter(|p| !p.is_empty()) {
+        match pair.split_once('=').unwrap_or((pair, "")) {
+            ("synchronous", "normal") => options.durability = Durability::Normal,
+            ("synchronous", "full") => options.durability = Durability::Full,
+            ("writer_cache_kib", v) => options.writer_cache_kib = cache_kib(v)?,
+            ("reader_cache_kib", v) => options.reader_cache_kib = cache_kib(v)?,
+            _ => return Err(unsupported()),
+        }
+    }
+    Ok(options)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sqlite_urls_set_durability_and_cache_sizes() {
+        let o = sqlite_options("u", "").unwrap();
+        assert_eq!(o.durability, Durability::Normal);
+        assert_eq!(o.writer_cache_kib, DEFAULT_WRITER_CACHE_KIB);
+        assert_eq!(o.reader_cache_kib, DEFAULT_READER_CACHE_KIB);
+        let o = sqlite_options(
+            "u",
+            "synchronous=full&writer_cache_kib=2048&reader_cache_kib=512",
+        )
+        .unwrap();
+        assert_eq!(o.durability, Durability::Full);
+        assert_eq!((o.writer_cache_kib, o.reader_cache_kib), (2048, 512));
+        for bad in [
+            "synchronous=off",
+            "writer_cache_kib",
+            "writer_cache_kib=",
+            "writer_cache_kib=lots",
+            "writer_cache_kib=0",
+            "reader_cache_kib=8388608",
+            "cache=1",
+        ] {
+            assert!(
+                matches!(sqlite_options("u", bad), Err(StoreError::UnsupportedUrl(_))),
+                "{bad}"
+            );
+        }
+    }
 }

@@ -78,7 +78,7 @@ pub enum StoreError {
     Migration(String),
     /// The store URL is not one of the accepted forms.
     #[error(
-        "unsupported store URL {0:?}: expected sqlite:///abs/path.db (optionally with ?synchronous=full), sqlite::memory: or postgres://..."
+        "unsupported store URL {0:?}: expected sqlite:///abs/path.db (optionally with ?synchronous=full|normal, writer_cache_kib=N, reader_cache_kib=N; N from 256 to 4194304), sqlite::memory: or postgres://..."
     )]
     UnsupportedUrl(String),
 }

@@ -40,9 +40,12 @@ use readers::{ReadConn, Readers};
 use vnfm_store::StoreError;
 use writer::Writer;
 
-/// Default page cache of the writer connection: index pages of large tables stay in memory,
-/// which keeps inserts at several thousand per second on a 50,000-instance table.
-pub const DEFAULT_WRITER_CACHE_KIB: u32 = 64 * 1024;
+/// Default page cache of the writer connection: SQLite's own default. A larger one makes every
+/// commit slower, not faster: at the end of each write transaction SQLite trims its page cache
+/// (`pcache1TruncateUnsafe`), at a cost that grows with the pages cached (10 % of the writer
+/// thread's time with 64 MiB, 3 % with 8 MiB, during REST lifecycle cycles), while the pages it
+/// does not keep are read from the operating system's cache. See `docs/performance.md`.
+pub const DEFAULT_WRITER_CACHE_KIB: u32 = 2 * 1024;
 /// Default page cache of each reader connection.
 pub const DEFAULT_READER_CACHE_KIB: u32 = 8 * 1024;
 /// WAL pages between automatic checkpoints (SQLite's default is 1000).
@@ -73,7 +76,7 @@ pub struct SqliteOptions {
     /// Page cache of the writer connection, in KiB ([`DEFAULT_WRITER_CACHE_KIB`]).
     pub writer_cache_kib: u32,
     /// Page cache of each read connection, in KiB ([`DEFAULT_READER_CACHE_KIB`]). The store's
-    /// caches hold at most `writer_cache_kib + readers * reader_cache_kib` (96 MiB with the
+    /// caches hold at most `writer_cache_kib + readers * reader_cache_kib` (34 MiB with the
     /// defaults), filled only as the database grows.
     pub reader_cache_kib: u32,
 }
