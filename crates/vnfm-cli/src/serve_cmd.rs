@@ -382,12 +382,7 @@ pub fn run(args: ServeArgs) -> Result<ExitCode, ServeError> {
         .auto_scale((!args.no_auto_scale).then(|| vnfm::lcm::AutoScalePolicy {
             bounds: hourly(args.auto_scale_cooldown, args.auto_scale_max_per_hour),
         }));
-    services = services.infra_watch((args.infra_watch_interval > 0).then(|| {
-        vnfm::lcm::InfraWatchOptions {
-            every: Duration::from_secs(args.infra_watch_interval),
-            ..vnfm::lcm::InfraWatchOptions::default()
-        }
-    }));
+    services = services.infra_watch(infra_watch(args.infra_watch_interval));
     if let Some(url) = &args.prometheus_url {
         services = prometheus(services, url, args.promql_file.as_deref())?;
     }
@@ -496,6 +491,14 @@ pub fn run(args: ServeArgs) -> Result<ExitCode, ServeError> {
 
 /// A `PerceivedSeverity` named as SOL003 names it (any case); `CLEARED` is not a severity an
 /// alarm heals at.
+/// The infrastructure watch `--infra-watch-interval SECONDS` asks for: none for 0.
+fn infra_watch(seconds: u64) -> Option<vnfm::lcm::InfraWatchOptions> {
+    (seconds > 0).then(|| vnfm::lcm::InfraWatchOptions {
+        every: Duration::from_secs(seconds),
+        ..vnfm::lcm::InfraWatchOptions::default()
+    })
+}
+
 fn parse_severity(s: &str) -> Result<vnfm_types::PerceivedSeverity, String> {
     let upper = s.to_ascii_uppercase();
     match serde_json::from_value(serde_json::Value::String(upper)) {
@@ -552,6 +555,39 @@ mod tests {
         for bad in ["cleared", "urgent", ""] {
             let e = parse_severity(bad).unwrap_err();
             assert!(e.contains("CRITICAL, MAJOR, MINOR"), "{e}");
+        }
+    }
+
+    /// `vnfm serve`'s arguments as the command line gives them.
+    fn serve_args(line: &[&str]) -> Result<ServeArgs, clap::Error> {
+        #[derive(clap::Parser)]
+        struct Cli {
+            #[command(flatten)]
+            serve: ServeArgs,
+        }
+        let argv = std::iter::once("vnfm-serve").chain(line.iter().copied());
+        <Cli as clap::Parser>::try_parse_from(argv).map(|c| c.serve)
+    }
+
+    #[test]
+    fn the_infrastructure_watch_runs_every_30_s_unless_told_otherwise_and_0_turns_it_off() {
+        let every = |line: &[&str]| {
+            infra_watch(serve_args(line).unwrap().infra_watch_interval).map(|w| w.every)
+        };
+        assert_eq!(every(&[]), Some(Duration::from_secs(30)));
+        assert_eq!(
+            every(&["--infra-watch-interval", "5"]),
+            Some(Duration::from_secs(5))
+        );
+        assert_eq!(every(&["--infra-watch-interval", "0"]), None);
+        let default_timeout = vnfm::lcm::InfraWatchOptions::default().timeout;
+        assert_eq!(infra_watch(5).map(|w| w.timeout), Some(default_timeout));
+        for bad in ["-1", "soon", "1.5", ""] {
+            let e = serve_args(&[&format!("--infra-watch-interval={bad}")]).unwrap_err();
+            assert!(
+                e.to_string().contains("--infra-watch-interval"),
+                "{bad}: {e}"
+            );
         }
     }
 
