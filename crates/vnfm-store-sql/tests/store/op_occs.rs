@@ -1,0 +1,719 @@
+//! Operation occurrences: the per-instance lock, steps, leases, takeover, lists and hook data.
+
+use super::*;
+
+store_tests!(
+    start_operation_conflicts_in_every_non_final_state,
+    concurrent_starts_on_one_instance_admit_exactly_one,
+    concurrent_starts_from_two_processes_admit_exactly_one,
+    record_step_with_lost_lease_writes_nothing,
+    record_step_is_atomic_across_op_occ_instance_journal_outbox,
+    failed_temp_drops_the_lease_and_operator_claims_it,
+    claim_expired_gives_each_op_occ_to_exactly_one_claimer,
+    list_op_occs_filters_and_pages,
+    op_occ_data_survives_and_is_scoped,
+);
+
+async fn start_operation_conflicts_in_every_non_final_state(db: &TestDb) {
+    let s = db.store.as_ref();
+    let finals = [S::Completed, S::Failed, S::RolledBack];
+    for (n, held) in [S::Starting, S::Processing, S::RollingBack, S::FailedTemp]
+        .into_iter()
+        .enumerate()
+    {
+        let inst = format!("busy-{n}");
+        s.create_instance(&instance(&inst, "vnfd", None, &[]), &[])
+            .await
+            .unwrap();
+        let a = op_occ(&format!("{inst}-a"), &inst, S::Starting);
+        s.start_operation(&a, &lease("r1", T0)).await.unwrap();
+        let mut version = Version(1);
+        if held != S::Starting {
+            version = s
+                .record_step(&transition(&a, S::Starting, held, version, "r1"))
+                .await
+                .unwrap()
+                .op_occ_version;
+        }
+
+        let b = op_occ(&format!("{inst}-b"), &inst, S::Starting);
+        let err = s.start_operation(&b, &lease("r2", T0)).await.unwrap_err();
+        assert_busy(err, a.id.as_str(), held);
+        let (active, _) = s
+            .active_op_occ(&VnfInstanceId::new(&inst))
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(active.id, a.id);
+        // The instance cannot be deleted while held either.
+        let err = s
+            .delete_instance(&VnfInstanceId::new(&inst), Version(1), &[])
+            .await
+            .unwrap_err();
+        assert_busy(err, a.id.as_str(), held);
+
+        // Once the holder is final, the next operation may start.
+        let fin = finals[n % finals.len()];
+        let owner = if held == S::FailedTemp {
+            // FAILED_TEMP has no lease: take it as the operator would.
+            s.claim_operation(&a.id, version, &lease("op", T0), T0)
+                .await
+                .unwrap();
+            "op"
+        } else {
+            "r1"
+        };
+        s.record_step(&transition(&a, held, fin, version, owner))
+            .await
+            .unwrap();
+        assert!(
+            s.active_op_occ(&VnfInstanceId::new(&inst))
+                .await
+                .unwrap()
+                .is_none()
+        );
+        s.start_operation(&b, &lease("r2", T0)).await.unwrap();
+    }
+
+    // Refusals that are not about the lock.
+    let err = s
+        .start_operation(
+            &op_occ("x", "no-such-instance", S::Starting),
+            &lease("r", T0),
+        )
+        .await
+        .unwrap_err();
+    assert!(matches!(err, StoreError::NotFound { .. }), "{err:?}");
+    let err = s
+        .start_operation(&op_occ("y", "busy-0", S::Processing), &lease("r", T0))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, StoreError::Invalid(_)), "{err:?}");
+    // Re-using an op-occ id of a finished occurrence is refused.
+    s.create_instance(&instance("fresh", "vnfd", None, &[]), &[])
+        .await
+        .unwrap();
+    let err = s
+        .start_operation(&op_occ("busy-0-a", "fresh", S::Starting), &lease("r", T0))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, StoreError::Conflict(Conflict::AlreadyExists { .. })),
+        "{err:?}"
+    );
+}
+
+async fn race_starts(stores: Vec<Arc<dyn Store>>, instance_id: &str, n: usize) {
+    let mut tasks = Vec::new();
+    for i in 0..n {
+        let s = stores[i % stores.len()].clone();
+        let occ = op_occ(&format!("race-{i:02}"), instance_id, S::Starting);
+        tasks.push(tokio::spawn(async move {
+            (
+                occ.id.clone(),
+                s.start_operation(&occ, &lease(&format!("runner-{i}"), T0))
+                    .await,
+            )
+        }));
+    }
+    let mut winners = Vec::new();
+    let mut losers = Vec::new();
+    for t in tasks {
+        let (id, r) = t.await.unwrap();
+        match r {
+            Ok(_) => winners.push(id),
+            Err(e) => losers.push(e),
+        }
+    }
+    assert_eq!(winners.len(), 1, "winners: {winners:?}");
+    assert_eq!(losers.len(), n - 1);
+    for e in losers {
+        assert_busy(e, winners[0].as_str(), S::Starting);
+    }
+    let page = stores[0]
+        .list_op_occs(&OpOccQuery {
+            vnf_instance_id: Some(VnfInstanceId::new(instance_id)),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(page.items.len(), 1);
+    assert_eq!(page.items[0].id, winners[0]);
+}
+
+async fn concurrent_starts_on_one_instance_admit_exactly_one(db: &TestDb) {
+    db.store
+        .create_instance(&instance("contended", "vnfd", None, &[]), &[])
+        .await
+        .unwrap();
+    race_starts(vec![db.store.clone()], "contended", 50).await;
+}
+
+async fn concurrent_starts_from_two_processes_admit_exactly_one(db: &TestDb) {
+    db.store
+        .create_instance(&instance("contended2", "vnfd", None, &[]), &[])
+        .await
+        .unwrap();
+    let second = db.reopen().await.unwrap();
+    race_starts(vec![db.store.clone(), second], "contended2", 50).await;
+}
+
+async fn record_step_with_lost_lease_writes_nothing(db: &TestDb) {
+    let s = db.store.as_ref();
+    let inst = instance("i-lease", "vnfd", None, &[]);
+    s.create_instance(&inst, &[]).await.unwrap();
+    let occ = op_occ("o-lease", "i-lease", S::Starting);
+    s.start_operation(&occ, &lease("r1", Timestamp(1000)))
+        .await
+        .unwrap();
+
+    // r1 stalls past its lease; r2 recovers the op-occ.
+    let claimed = s
+        .claim_expired("r2", Timestamp(2000), Timestamp(60_000), 10)
+        .await
+        .unwrap();
+    assert_eq!(claimed.len(), 1);
+    assert_eq!(claimed[0].0.id, occ.id);
+    assert_eq!(claimed[0].1, Version(1));
+
+    let mut changed = inst.clone();
+    changed.vnf_instance_name = Some("by the stale runner".into());
+    let stale = StepRecord {
+        occ: in_state(&occ, S::Processing),
+        expected_state: S::Starting,
+        expected_version: Version(1),
+        owner: "r1".into(),
+        journal: Some(step("grant", StepOutcome::Completed)),
+        instance: Some((changed, Version(1))),
+        outbox: vec![note("sub", 1, T0)],
+        data: Vec::new(),
+    };
+    let err = s.record_step(&stale).await.unwrap_err();
+    assert!(err.is_lease_lost(), "{err:?}");
+    match &err {
+        StoreError::Conflict(Conflict::LeaseLost { holder, .. }) => {
+            assert_eq!(holder.as_deref(), Some("r2"));
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(s.journal(&occ.id).await.unwrap().is_empty());
+    assert!(outbox_all(s).await.is_empty());
+    let (got, v) = s.get_instance(&inst.id).await.unwrap().unwrap();
+    assert_eq!((got, v), (inst.clone(), Version(1)));
+    let (got_occ, v) = s.get_op_occ(&occ.id).await.unwrap().unwrap();
+    assert_eq!((got_occ.operation_state, v), (S::Starting, Version(1)));
+    // The stale runner cannot renew or release either.
+    assert!(
+        s.renew_lease(&occ.id, "r1", Timestamp(99_000))
+            .await
+            .unwrap_err()
+            .is_lease_lost()
+    );
+    assert!(
+        s.release_lease(&occ.id, "r1")
+            .await
+            .unwrap_err()
+            .is_lease_lost()
+    );
+
+    // The new owner's identical step goes through.
+    let written = s
+        .record_step(&StepRecord {
+            owner: "r2".into(),
+            ..stale
+        })
+        .await
+        .unwrap();
+    assert_eq!(written.op_occ_version, Version(2));
+    assert_eq!(written.instance_version, Some(Version(2)));
+    assert_eq!(written.journal_seq, Some(1));
+    assert_eq!(outbox_all(s).await.len(), 1);
+}
+
+async fn record_step_is_atomic_across_op_occ_instance_journal_outbox(db: &TestDb) {
+    let s = db.store.as_ref();
+    let inst = instance("i-atomic", "vnfd", None, &[]);
+    s.create_instance(&inst, &[]).await.unwrap();
+    let occ = op_occ("o-atomic", "i-atomic", S::Starting);
+    s.start_operation(&occ, &lease("r1", Timestamp(i64::MAX)))
+        .await
+        .unwrap();
+    // Someone else changed the instance meanwhile.
+    let mut meanwhile = inst.clone();
+    meanwhile.vnf_instance_name = Some("meanwhile".into());
+    s.update_instance(&meanwhile, Version(1)).await.unwrap();
+
+    // The op-occ compare-and-swap would succeed, the instance one fails: all is rolled back.
+    let record = StepRecord {
+        occ: in_state(&occ, S::Processing),
+        expected_state: S::Starting,
+        expected_version: Version(1),
+        owner: "r1".into(),
+        journal: Some(step("grant", StepOutcome::Completed)),
+        instance: Some((inst.clone(), Version(1))),
+        outbox: vec![note("sub", 1, T0)],
+        data: Vec::new(),
+    };
+    let err = s.record_step(&record).await.unwrap_err();
+    assert!(
+        matches!(
+            err,
+            StoreError::VersionMismatch {
+                kind: "VNF instance",
+                found: Version(2),
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    let (o, v) = s.get_op_occ(&occ.id).await.unwrap().unwrap();
+    assert_eq!((o.operation_state, v), (S::Starting, Version(1)));
+    assert!(s.journal(&occ.id).await.unwrap().is_empty());
+    assert!(outbox_all(s).await.is_empty());
+
+    // Stale op-occ version: refused, nothing written.
+    let err = s
+        .record_step(&StepRecord {
+            expected_version: Version(5),
+            instance: None,
+            ..record.clone()
+        })
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            StoreError::VersionMismatch {
+                kind: "op-occ",
+                found: Version(1),
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    assert!(s.journal(&occ.id).await.unwrap().is_empty());
+
+    // A sequence of steps: journal numbered in order, last completed step found.
+    let mut version = Version(1);
+    let mut state = S::Starting;
+    for (i, (name, outcome)) in [
+        ("grant", StepOutcome::Completed),
+        ("create-stack", StepOutcome::Started),
+        ("create-stack", StepOutcome::Completed),
+        ("configure", StepOutcome::Started),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let mut next = in_state(&occ, S::Processing);
+        next.warnings = Some(vec![format!("step {i}")]);
+        let w = s
+            .record_step(&StepRecord {
+                occ: next,
+                expected_state: state,
+                expected_version: version,
+                owner: "r1".into(),
+                journal: Some(step(name, outcome)),
+                instance: None,
+                outbox: vec![],
+                data: Vec::new(),
+            })
+            .await
+            .unwrap();
+        assert_eq!(w.journal_seq, Some(i as i64 + 1));
+        version = w.op_occ_version;
+        state = S::Processing;
+    }
+    let journal = s.journal(&occ.id).await.unwrap();
+    assert_eq!(
+        journal
+            .iter()
+            .map(|e| (e.seq, e.step.as_str(), e.outcome))
+            .collect::<Vec<_>>(),
+        vec![
+            (1, "grant", StepOutcome::Completed),
+            (2, "create-stack", StepOutcome::Started),
+            (3, "create-stack", StepOutcome::Completed),
+            (4, "configure", StepOutcome::Started),
+        ]
+    );
+    assert_eq!(journal[0].detail, json!({"step": "grant"}));
+    let last = s.last_completed_step(&occ.id).await.unwrap().unwrap();
+    assert_eq!((last.seq, last.step.as_str()), (3, "create-stack"));
+    let (o, v) = s.get_op_occ(&occ.id).await.unwrap().unwrap();
+    assert_eq!(v, Version(5));
+    assert_eq!(o.warnings, Some(vec!["step 3".to_string()]));
+}
+
+async fn failed_temp_drops_the_lease_and_operator_claims_it(db: &TestDb) {
+    let s = db.store.as_ref();
+    s.create_instance(&instance("i-ft", "vnfd", None, &[]), &[])
+        .await
+        .unwrap();
+    let occ = op_occ("o-ft", "i-ft", S::Starting);
+    s.start_operation(&occ, &lease("r1", Timestamp(5000)))
+        .await
+        .unwrap();
+    assert_eq!(
+        s.lease(&occ.id).await.unwrap(),
+        Some(lease("r1", Timestamp(5000)))
+    );
+    s.renew_lease(&occ.id, "r1", Timestamp(9000)).await.unwrap();
+    assert_eq!(
+        s.lease(&occ.id).await.unwrap(),
+        Some(lease("r1", Timestamp(9000)))
+    );
+    // Lease operations do not change the version.
+    assert_eq!(s.get_op_occ(&occ.id).await.unwrap().unwrap().1, Version(1));
+
+    let v = s
+        .record_step(&transition(
+            &occ,
+            S::Starting,
+            S::FailedTemp,
+            Version(1),
+            "r1",
+        ))
+        .await
+        .unwrap()
+        .op_occ_version;
+    assert_eq!(s.lease(&occ.id).await.unwrap(), None);
+    assert!(
+        s.renew_lease(&occ.id, "r1", Timestamp(99_000))
+            .await
+            .unwrap_err()
+            .is_lease_lost()
+    );
+    // FAILED_TEMP waits for the operator: never auto-claimed, but still holds the instance.
+    assert!(
+        s.claim_expired("r9", Timestamp(i64::MAX - 1), Timestamp(i64::MAX), 10)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    assert_busy(
+        s.start_operation(&op_occ("o-ft-2", "i-ft", S::Starting), &lease("r", T0))
+            .await
+            .unwrap_err(),
+        "o-ft",
+        S::FailedTemp,
+    );
+
+    // The operator's retry: a stale version is refused, the current one takes the lease.
+    let err = s
+        .claim_operation(&occ.id, Version(1), &lease("op-a", Timestamp(20_000)), T0)
+        .await
+        .unwrap_err();
+    assert!(matches!(err, StoreError::VersionMismatch { .. }), "{err:?}");
+    s.claim_operation(
+        &occ.id,
+        v,
+        &lease("op-a", Timestamp(20_000)),
+        Timestamp(10_000),
+    )
+    .await
+    .unwrap();
+    // A second operator is refused while the first one's lease lives, and wins after.
+    let err = s
+        .claim_operation(
+            &occ.id,
+            v,
+            &lease("op-b", Timestamp(40_000)),
+            Timestamp(15_000),
+        )
+        .await
+        .unwrap_err();
+    match err {
+        StoreError::Conflict(Conflict::LeaseHeld { holder, .. }) => assert_eq!(holder, "op-a"),
+        other => panic!("{other:?}"),
+    }
+    s.claim_operation(
+        &occ.id,
+        v,
+        &lease("op-b", Timestamp(40_000)),
+        Timestamp(25_000),
+    )
+    .await
+    .unwrap();
+    assert!(
+        s.record_step(&transition(&occ, S::FailedTemp, S::Processing, v, "op-a"))
+            .await
+            .unwrap_err()
+            .is_lease_lost()
+    );
+    let v = s
+        .record_step(&transition(&occ, S::FailedTemp, S::Failed, v, "op-b"))
+        .await
+        .unwrap()
+        .op_occ_version;
+
+    // Final: nothing changes it any more.
+    let err = s
+        .record_step(&transition(&occ, S::Failed, S::Processing, v, "op-b"))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            StoreError::Conflict(Conflict::Finished {
+                state: S::Failed,
+                ..
+            })
+        ),
+        "{err:?}"
+    );
+    let err = s
+        .claim_operation(&occ.id, v, &lease("op-c", T0), T0)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, StoreError::Conflict(Conflict::Finished { .. })),
+        "{err:?}"
+    );
+    s.start_operation(&op_occ("o-ft-2", "i-ft", S::Starting), &lease("r", T0))
+        .await
+        .unwrap();
+
+    // Release hands the op-occ to the next claimer at once, whatever the expiry.
+    s.release_lease(&VnfLcmOpOccId::new("o-ft-2"), "r")
+        .await
+        .unwrap();
+    let claimed = s
+        .claim_expired("r3", Timestamp(0), Timestamp(1), 10)
+        .await
+        .unwrap();
+    assert_eq!(claimed.len(), 1);
+    assert_eq!(claimed[0].0.id.as_str(), "o-ft-2");
+}
+
+async fn claim_expired_gives_each_op_occ_to_exactly_one_claimer(db: &TestDb) {
+    let s = db.store.clone();
+    let mut expired = BTreeSet::new();
+    for i in 0..40 {
+        let inst = format!("ce-{i:02}");
+        s.create_instance(&instance(&inst, "vnfd", None, &[]), &[])
+            .await
+            .unwrap();
+        let occ = op_occ(&format!("{inst}-op"), &inst, S::Starting);
+        // Every fourth runner is alive (its lease runs past "now").
+        let until = if i % 4 == 0 { 10_000 } else { 1_000 };
+        s.start_operation(&occ, &lease(&format!("dead-{i}"), Timestamp(until)))
+            .await
+            .unwrap();
+        match i % 4 {
+            1 => {
+                s.record_step(&transition(
+                    &occ,
+                    S::Starting,
+                    S::Processing,
+                    Version(1),
+                    &format!("dead-{i}"),
+                ))
+                .await
+                .unwrap();
+                expired.insert(occ.id.0.clone());
+            }
+            2 => {
+                s.record_step(&transition(
+                    &occ,
+                    S::Starting,
+                    S::RollingBack,
+                    Version(1),
+                    &format!("dead-{i}"),
+                ))
+                .await
+                .unwrap();
+                expired.insert(occ.id.0.clone());
+            }
+            3 => {
+                // FAILED_TEMP is never claimed.
+                s.record_step(&transition(
+                    &occ,
+                    S::Starting,
+                    S::FailedTemp,
+                    Version(1),
+                    &format!("dead-{i}"),
+                ))
+                .await
+                .unwrap();
+            }
+            _ => {}
+        }
+    }
+    // Plus STARTING ones with an expired lease.
+    for i in 40..50 {
+        let inst = format!("ce-{i:02}");
+        s.create_instance(&instance(&inst, "vnfd", None, &[]), &[])
+            .await
+            .unwrap();
+        let occ = op_occ(&format!("{inst}-op"), &inst, S::Starting);
+        s.start_operation(&occ, &lease("dead", Timestamp(500)))
+            .await
+            .unwrap();
+        expired.insert(occ.id.0.clone());
+    }
+
+    let other = db.reopen().await.unwrap();
+    let mut tasks = Vec::new();
+    for (name, store) in [("claimer-a", s.clone()), ("claimer-b", other)] {
+        tasks.push(tokio::spawn(async move {
+            let mut mine = Vec::new();
+            loop {
+                let got = store
+                    .claim_expired(name, Timestamp(5_000), Timestamp(60_000), 3)
+                    .await
+                    .unwrap();
+                if got.is_empty() {
+                    break;
+                }
+                mine.extend(got.into_iter().map(|(o, _)| o.id.0));
+                tokio::task::yield_now().await;
+            }
+            (name, mine)
+        }));
+    }
+    let mut union = BTreeSet::new();
+    let mut total = 0;
+    for t in tasks {
+        let (name, mine) = t.await.unwrap();
+        total += mine.len();
+        for id in mine {
+            assert_eq!(
+                s.lease(&VnfLcmOpOccId::new(&id))
+                    .await
+                    .unwrap()
+                    .unwrap()
+                    .owner,
+                name
+            );
+            union.insert(id);
+        }
+    }
+    assert_eq!(total, union.len(), "an op-occ was claimed twice");
+    assert_eq!(union, expired);
+}
+
+async fn list_op_occs_filters_and_pages(db: &TestDb) {
+    let s = db.store.as_ref();
+    for i in 0..6 {
+        let inst = format!("lo-{i}");
+        s.create_instance(&instance(&inst, "vnfd", None, &[]), &[])
+            .await
+            .unwrap();
+        for j in 0..3 {
+            let mut occ = op_occ(&format!("{inst}-{j}"), &inst, S::Starting);
+            if j == 1 {
+                occ.operation = LcmOperationType::Scale;
+            }
+            s.start_operation(&occ, &lease("r", T0)).await.unwrap();
+            let to = if j == 2 { S::Processing } else { S::Completed };
+            s.record_step(&transition(&occ, S::Starting, to, Version(1), "r"))
+                .await
+                .unwrap();
+        }
+    }
+    let ids = |p: &vnfm_store::Page<vnfm_types::VnfLcmOpOcc>| {
+        p.items.iter().map(|o| o.id.0.clone()).collect::<Vec<_>>()
+    };
+    let p = s
+        .list_op_occs(&OpOccQuery {
+            vnf_instance_id: Some(VnfInstanceId::new("lo-2")),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(ids(&p), vec!["lo-2-0", "lo-2-1", "lo-2-2"]);
+    let p = s
+        .list_op_occs(&OpOccQuery {
+            states: Some(vec![S::Processing]),
+            limit: Some(4),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(ids(&p), vec!["lo-0-2", "lo-1-2", "lo-2-2", "lo-3-2"]);
+    let p2 = s
+        .list_op_occs(&OpOccQuery {
+            states: Some(vec![S::Processing]),
+            limit: Some(4),
+            after: p.next.clone(),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(ids(&p2), vec!["lo-4-2", "lo-5-2"]);
+    assert_eq!(p2.next, None);
+    let p = s
+        .list_op_occs(&OpOccQuery {
+            operation: Some(LcmOperationType::Scale),
+            states: Some(vec![S::Completed, S::Failed]),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(p.items.len(), 6);
+    assert!(p.items.iter().all(|o| o.id.0.ends_with("-1")));
+    let p = s
+        .list_op_occs(&OpOccQuery {
+            states: Some(vec![]),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    assert!(p.items.is_empty());
+    assert_eq!(
+        s.count_op_occs_by_state().await.unwrap(),
+        vec![("COMPLETED".to_owned(), 12), ("PROCESSING".to_owned(), 6)]
+    );
+}
+
+async fn op_occ_data_survives_and_is_scoped(db: &TestDb) {
+    let s = db.store.as_ref();
+    s.create_instance(&instance("i-data", "vnfd", None, &[]), &[])
+        .await
+        .unwrap();
+    for id in ["o-data-1", "o-data-2"] {
+        let occ = op_occ(id, "i-data", S::Starting);
+        s.start_operation(&occ, &lease("r", T0)).await.unwrap();
+        s.record_step(&transition(
+            &occ,
+            S::Starting,
+            S::Completed,
+            Version(1),
+            "r",
+        ))
+        .await
+        .unwrap();
+    }
+    let o1 = VnfLcmOpOccId::new("o-data-1");
+    let o2 = VnfLcmOpOccId::new("o-data-2");
+    assert_eq!(s.get_op_occ_data(&o1, "hook").await.unwrap(), None);
+    s.put_op_occ_data(&o1, "hook", &json!({"attempt": 1, "servers": ["a"]}))
+        .await
+        .unwrap();
+    s.put_op_occ_data(&o1, "hook", &json!({"attempt": 2}))
+        .await
+        .unwrap();
+    s.put_op_occ_data(&o2, "hook", &json!("other"))
+        .await
+        .unwrap();
+    assert_eq!(
+        s.get_op_occ_data(&o1, "hook").await.unwrap(),
+        Some(json!({"attempt": 2}))
+    );
+    assert_eq!(
+        s.get_op_occ_data(&o2, "hook").await.unwrap(),
+        Some(json!("other"))
+    );
+    // Survives reopening the store.
+    let again = db.reopen().await.unwrap();
+    assert_eq!(
+        again.get_op_occ_data(&o1, "hook").await.unwrap(),
+        Some(json!({"attempt": 2}))
+    );
+    let err = s
+        .put_op_occ_data(&VnfLcmOpOccId::new("missing"), "k", &json!(1))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, StoreError::NotFound { .. }), "{err:?}");
+}

@@ -1,0 +1,320 @@
+//! The notification outbox: claims, retries, dead letters and per-queue order.
+
+use super::*;
+
+store_tests!(
+    outbox_claims_retries_and_dead_letters,
+    concurrent_outbox_claims_are_disjoint,
+    outbox_queues_deliver_in_enqueue_order,
+    dead_letters_are_counted_redelivered_in_their_queue_and_discarded,
+    concurrent_senders_keep_each_queue_in_order,
+);
+
+async fn outbox_claims_retries_and_dead_letters(db: &TestDb) {
+    let s = db.store.as_ref();
+    s.enqueue(&[
+        note("sub-a", 1, Timestamp(100)),
+        note("sub-a", 2, Timestamp(50)),
+        note("sub-b", 3, Timestamp(10_000)),
+    ])
+    .await
+    .unwrap();
+
+    // Due now: two rows, oldest schedule first; the future one waits.
+    let due = s
+        .outbox_due(Timestamp(1000), 10, "sender-1", Timestamp(31_000))
+        .await
+        .unwrap();
+    assert_eq!(
+        due.iter()
+            .map(|r| r.payload["n"].clone())
+            .collect::<Vec<_>>(),
+        vec![json!(2), json!(1)]
+    );
+    assert!(
+        due.iter()
+            .all(|r| r.attempts == 0 && r.status == OutboxStatus::Pending)
+    );
+    // Claimed rows are not handed to another sender while the claim lives...
+    assert!(
+        s.outbox_due(Timestamp(2000), 10, "sender-2", Timestamp(32_000))
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    // ...and are after it ends (the first sender died), along with the now-due third row.
+    let again = s
+        .outbox_due(Timestamp(40_000), 10, "sender-2", Timestamp(70_000))
+        .await
+        .unwrap();
+    assert_eq!(again.len(), 3);
+
+    let (first, second, third) = (again[0].id, again[1].id, again[2].id);
+    s.outbox_retry(first, Timestamp(50_000), "HTTP 503")
+        .await
+        .unwrap();
+    s.outbox_delivered(second).await.unwrap();
+    assert!(matches!(
+        s.outbox_delivered(second).await.unwrap_err(),
+        StoreError::NotFound { .. }
+    ));
+    // The retried row is released but not due before its new time.
+    assert!(
+        s.outbox_due(Timestamp(45_000), 10, "sender-3", Timestamp(80_000))
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    let retried = s
+        .outbox_due(Timestamp(50_000), 10, "sender-3", Timestamp(80_000))
+        .await
+        .unwrap();
+    assert_eq!(retried.len(), 1);
+    assert_eq!(retried[0].id, first);
+    assert_eq!(retried[0].attempts, 1);
+    assert_eq!(retried[0].last_error.as_deref(), Some("HTTP 503"));
+
+    s.outbox_dead(first, "HTTP 500 after 5 attempts")
+        .await
+        .unwrap();
+    assert!(
+        s.outbox_retry(first, Timestamp(0), "late").await.is_err(),
+        "a dead row cannot be rescheduled"
+    );
+    let dead = s.outbox_dead_rows(None, 10).await.unwrap();
+    assert_eq!(dead.len(), 1);
+    assert_eq!(dead[0].id, first);
+    assert_eq!(dead[0].status, OutboxStatus::Dead);
+    assert_eq!(dead[0].attempts, 2);
+    assert_eq!(
+        dead[0].last_error.as_deref(),
+        Some("HTTP 500 after 5 attempts")
+    );
+    // Dead rows are never due again.
+    let rest = s
+        .outbox_due(Timestamp(i64::MAX - 1), 10, "sender-4", Timestamp(i64::MAX))
+        .await
+        .unwrap();
+    assert_eq!(rest.iter().map(|r| r.id).collect::<Vec<_>>(), vec![third]);
+}
+
+async fn concurrent_outbox_claims_are_disjoint(db: &TestDb) {
+    let s = db.store.clone();
+    let rows: Vec<_> = (0..200).map(|n| note("sub", n, Timestamp(0))).collect();
+    s.enqueue(&rows).await.unwrap();
+    let other = db.reopen().await.unwrap();
+    let mut tasks = Vec::new();
+    for (name, store) in [("a", s.clone()), ("b", other), ("c", s.clone())] {
+        tasks.push(tokio::spawn(async move {
+            let mut mine = Vec::new();
+            loop {
+                let got = store
+                    .outbox_due(Timestamp(10), 7, name, Timestamp(1_000_000))
+                    .await
+                    .unwrap();
+                if got.is_empty() {
+                    break;
+                }
+                mine.extend(got.into_iter().map(|r| r.id));
+            }
+            mine
+        }));
+    }
+    let mut all = Vec::new();
+    for t in tasks {
+        all.extend(t.await.unwrap());
+    }
+    let distinct: BTreeSet<_> = all.iter().collect();
+    assert_eq!(all.len(), 200);
+    assert_eq!(distinct.len(), 200, "a row was claimed twice");
+}
+
+async fn outbox_queues_deliver_in_enqueue_order(db: &TestDb) {
+    let s = db.store.as_ref();
+    s.enqueue(&[
+        queued("sub-a", "vnf-1", 1),
+        queued("sub-a", "vnf-1", 2),
+        queued("sub-a", "vnf-2", 3),
+        queued("sub-b", "vnf-1", 4),
+        queued("sub-a", "vnf-1", 5),
+    ])
+    .await
+    .unwrap();
+    let claim = |owner: &'static str, at: i64| async move {
+        s.outbox_due(Timestamp(at), 10, owner, Timestamp(at + 1000))
+            .await
+            .unwrap()
+    };
+
+    assert_eq!(numbers(&outbox_all(s).await), vec![1, 2, 3, 4, 5]);
+    // One row per queue: the head of (sub-a, vnf-1), of (sub-a, vnf-2) and of (sub-b, vnf-1).
+    let heads = claim("sender-1", 10).await;
+    assert_eq!(numbers(&heads), vec![1, 3, 4]);
+    // While the heads are claimed, the rows behind them wait, even for another sender.
+    assert!(claim("sender-2", 20).await.is_empty());
+
+    // A failed head keeps its place: the queue waits for its retry, other queues go on.
+    let head = |n: i64| heads.iter().find(|r| r.payload["n"] == n).unwrap().id;
+    s.outbox_retry(head(1), Timestamp(5_000), "HTTP 503")
+        .await
+        .unwrap();
+    s.outbox_delivered(head(3)).await.unwrap();
+    s.outbox_delivered(head(4)).await.unwrap();
+    assert!(
+        claim("sender-2", 30).await.is_empty(),
+        "row 2 overtook row 1"
+    );
+
+    let retried = claim("sender-2", 5_000).await;
+    assert_eq!(numbers(&retried), vec![1]);
+    s.outbox_delivered(retried[0].id).await.unwrap();
+    let next = claim("sender-2", 5_001).await;
+    assert_eq!(numbers(&next), vec![2]);
+
+    // A dead row no longer holds its queue back.
+    s.outbox_dead(next[0].id, "HTTP 410").await.unwrap();
+    assert_eq!(numbers(&claim("sender-3", 5_002).await), vec![5]);
+}
+
+/// The outbox summary counts rows per subscription and status in the store, a dead row put
+/// back is the next of its queue to be sent (ahead of the rows enqueued after it), and a
+/// discarded one is gone; neither works on a row that is not dead.
+async fn dead_letters_are_counted_redelivered_in_their_queue_and_discarded(db: &TestDb) {
+    let s = db.store.as_ref();
+    assert!(s.outbox_summary().await.unwrap().is_empty());
+    let before = Timestamp::now();
+    s.enqueue(&[
+        queued("sub-a", "vnf-1", 1),
+        queued("sub-a", "vnf-1", 2),
+        queued("sub-a", "vnf-2", 3),
+        queued("sub-b", "vnf-1", 4),
+    ])
+    .await
+    .unwrap();
+    let after = Timestamp::now();
+    let claim = |owner: &'static str, at: i64| async move {
+        s.outbox_due(Timestamp(at), 10, owner, Timestamp(at + 1000))
+            .await
+            .unwrap()
+    };
+    let heads = claim("sender-1", 10).await;
+    assert_eq!(numbers(&heads), vec![1, 3, 4]);
+    let id = |n: i64| heads.iter().find(|r| r.payload["n"] == n).unwrap().id;
+    s.outbox_dead(id(1), "HTTP 503").await.unwrap();
+    s.outbox_dead(id(4), "HTTP 503").await.unwrap();
+    s.outbox_delivered(id(3)).await.unwrap();
+
+    let summary = s.outbox_summary().await.unwrap();
+    let shape: Vec<_> = summary
+        .iter()
+        .map(|r| (r.subscription_id.as_str(), r.status, r.rows))
+        .collect();
+    assert_eq!(
+        shape,
+        vec![
+            ("sub-a", OutboxStatus::Pending, 1),
+            ("sub-a", OutboxStatus::Dead, 1),
+            ("sub-b", OutboxStatus::Dead, 1),
+        ]
+    );
+    for OutboxSummary { oldest, .. } in &summary {
+        assert!(
+            before <= *oldest && *oldest <= after,
+            "{oldest:?} not in {before:?}..{after:?}"
+        );
+    }
+
+    // Only dead rows are redelivered or discarded.
+    let pending = outbox_all(s).await;
+    let row2 = pending.iter().find(|r| r.payload["n"] == 2).unwrap().id;
+    for refused in [
+        s.outbox_redeliver(row2, Timestamp(20)).await,
+        s.outbox_discard(row2).await,
+        s.outbox_redeliver(i64::MAX, Timestamp(20)).await,
+        s.outbox_discard(i64::MAX).await,
+    ] {
+        assert!(
+            matches!(
+                refused,
+                Err(StoreError::NotFound {
+                    kind: "dead outbox row",
+                    ..
+                })
+            ),
+            "{refused:?}"
+        );
+    }
+
+    // Row 1, put back, goes before row 2 of its queue, keeping its attempts and last error.
+    s.outbox_redeliver(id(1), Timestamp(20)).await.unwrap();
+    assert!(matches!(
+        s.outbox_redeliver(id(1), Timestamp(20)).await,
+        Err(StoreError::NotFound { .. })
+    ));
+    let again = claim("sender-2", 20).await;
+    assert_eq!(numbers(&again), vec![1]);
+    assert_eq!(again[0].attempts, 1);
+    assert_eq!(again[0].last_error.as_deref(), Some("HTTP 503"));
+    assert!(
+        claim("sender-3", 30).await.is_empty(),
+        "row 2 overtook row 1"
+    );
+    s.outbox_delivered(again[0].id).await.unwrap();
+    assert_eq!(numbers(&claim("sender-3", 40).await), vec![2]);
+
+    s.outbox_discard(id(4)).await.unwrap();
+    assert!(s.outbox_dead_rows(None, 10).await.unwrap().is_empty());
+    let shape: Vec<_> = s
+        .outbox_summary()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|r| (r.subscription_id.to_string(), r.status, r.rows))
+        .collect();
+    assert_eq!(shape, vec![("sub-a".to_owned(), OutboxStatus::Pending, 1)]);
+}
+
+async fn concurrent_senders_keep_each_queue_in_order(db: &TestDb) {
+    let s = db.store.clone();
+    let rows: Vec<_> = (0..60)
+        .map(|n| queued("sub", &format!("vnf-{}", n % 3), n))
+        .collect();
+    s.enqueue(&rows).await.unwrap();
+    let other = db.reopen().await.unwrap();
+    // Each sender delivers what it claims and logs it in delivery order.
+    let log = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let mut tasks = Vec::new();
+    for (name, store) in [("a", s.clone()), ("b", other), ("c", s.clone())] {
+        let log = log.clone();
+        tasks.push(tokio::spawn(async move {
+            let mut idle = 0;
+            while idle < 50 {
+                let got = store
+                    .outbox_due(Timestamp(10), 2, name, Timestamp(1_000_000))
+                    .await
+                    .unwrap();
+                if got.is_empty() {
+                    idle += 1;
+                    tokio::task::yield_now().await;
+                    continue;
+                }
+                idle = 0;
+                for row in got {
+                    log.lock().unwrap().push(row.payload["n"].as_i64().unwrap());
+                    store.outbox_delivered(row.id).await.unwrap();
+                }
+            }
+        }));
+    }
+    for t in tasks {
+        t.await.unwrap();
+    }
+    let log = log.lock().unwrap().clone();
+    assert_eq!(log.len(), 60, "every row delivered once: {log:?}");
+    for key in 0..3 {
+        let queue: Vec<_> = log.iter().copied().filter(|n| n % 3 == key).collect();
+        let mut sorted = queue.clone();
+        sorted.sort_unstable();
+        assert_eq!(queue, sorted, "queue vnf-{key} out of order");
+    }
+}
