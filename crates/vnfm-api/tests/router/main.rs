@@ -1,0 +1,46 @@
+//! The router without a socket (`oneshot`): every resource, status code, header (Location,
+//! Link, ETag, Version, Allow, WWW-Authenticate) and ProblemDetails case, with response bodies
+//! checked against the ETSI v2.6.1 JSON schemas (v1) and the server's own schemas (v2).
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::http::{Method, StatusCode};
+use base64::Engine;
+use serde_json::{Value, json};
+use vnfm_driver_api::DriverError;
+use vnfm_driver_api::infra::InfraOperation;
+
+#[path = "../support/mod.rs"]
+mod support;
+
+use support::*;
+
+fn etsi_schema(name: &str) -> jsonschema::Validator {
+    let dir = format!("{CORPUS}/etsi/api-tests/SOL003/VNFLifecycleManagement-API/schemas");
+    let text = std::fs::read_to_string(format!("{dir}/{name}")).unwrap();
+    let schema: Value = serde_json::from_str(&text).unwrap();
+    jsonschema::options()
+        .with_draft(jsonschema::Draft::Draft4)
+        .build(&schema)
+        .unwrap_or_else(|e| panic!("{name}: {e}"))
+}
+
+fn assert_valid(v: &jsonschema::Validator, doc: &Value) {
+    let errors: Vec<String> = v
+        .iter_errors(doc)
+        .map(|e| format!("{} at {}", e, e.instance_path()))
+        .collect();
+    assert!(errors.is_empty(), "{errors:#?}\n{doc:#}");
+}
+
+fn own_schema<T: schemars::JsonSchema>() -> jsonschema::Validator {
+    let schema = serde_json::to_value(schemars::schema_for!(T)).unwrap();
+    jsonschema::draft202012::new(&schema).unwrap()
+}
+
+mod lifecycle;
+mod packages;
+mod protocol;
+mod vims_nfvo;
