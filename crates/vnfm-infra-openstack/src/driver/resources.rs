@@ -1,0 +1,368 @@
+//! Changing an instance's VNFCs: scaling, healing, and starting or stopping their servers.
+
+use super::*;
+
+impl OpenStackDriver {
+    /// Brings the VNFC counts to `target` (scale, scale to level, rollback of a scale).
+    pub(super) async fn rescale(
+        &self,
+        req: &InfraRequest,
+        target: &ResourceTarget,
+    ) -> Result<InfraOutcome, DriverError> {
+        let ctx = self.context(req)?;
+        let flavour = flavour(req, &target.flavour_id)?;
+        let heat = Heat::connect(&ctx.session, &req.control, self.config.poll.clone()).await?;
+        let stack = self.existing(&heat, &ctx).await?;
+        let r = stack.reference();
+        let template = heat.template(&r).await?;
+        let files = ctx
+            .state
+            .as_ref()
+            .map(|s| s.files.clone())
+            .unwrap_or_default();
+        let scalable = hot::scalable_vdus(&paths_of(&template, &files));
+        let links = Self::recorded_links(req);
+        let managed = Self::recorded_managed(req);
+        let live = inventory::inventory(
+            &heat.resources(&r, self.config.nested_depth).await?,
+            &InventoryInputs {
+                flavour,
+                vnfd_id: &req.instance.vnfd_id,
+                vim_connection_id: &ctx.vim_connection_id,
+                ext_virtual_links: &links,
+                ext_managed_virtual_links: &managed,
+                vnfc_states: &BTreeMap::new(),
+                default_state: VnfOperationalState::Started,
+            },
+            &self.config,
+        );
+        let recorded = inventory::recorded(&req.instance);
+        let have = counts(&live);
+        let mut patch = Map::new();
+        let mut changed = false;
+        for vdu in &flavour.vdus {
+            let want = target.instances_of(&vdu.id);
+            let now = have.get(&vdu.id).copied().unwrap_or(0);
+            if want == now && !scalable.contains(&vdu.id) {
+                continue;
+            }
+            if !scalable.contains(&vdu.id) {
+                return Err(DriverError::invalid_input(format!(
+                    "VDU {} cannot go from {now} to {want} instance(s): the stack's template sets no `desired_capacity` for it (get_param [nfv, VDU, {}, desired_capacity] in an OS::Heat::AutoScalingGroup)",
+                    vdu.id, vdu.id
+                )));
+            }
+            changed |= want != now;
+            if want < now {
+                // VNFCs a scale-out added that the instance never recorded go first (rollback),
+                // then the newest.
+                let mut candidates: Vec<&VnfcResourceInfo> = live
+                    .vnfc_resource_info
+                    .iter()
+                    .filter(|v| v.vdu_id == vdu.id)
+                    .collect();
+                candidates.sort_by_key(|v| {
+                    let known = recorded.vnfc_resource_info.iter().any(|o| o.id == v.id);
+                    (!known, meta_str(v, "creationTime").map(str::to_string))
+                });
+                let remove = now - want;
+                for v in candidates.iter().rev().take(remove as usize) {
+                    let (Some(pid), Some(pname), Some(member)) = (
+                        meta_str(v, "parentStackId"),
+                        meta_str(v, "parentStackName"),
+                        meta_str(v, "parentResourceName"),
+                    ) else {
+                        return Err(DriverError::invalid_input(format!(
+                            "cannot remove VNFC {} of VDU {}: it is not a member of an OS::Heat::AutoScalingGroup",
+                            v.id, vdu.id
+                        )));
+                    };
+                    let group = StackRef {
+                        name: pname.to_string(),
+                        id: pid.to_string(),
+                    };
+                    heat.mark_unhealthy(
+                        &group,
+                        member,
+                        &format!("scale-in by VNF LCM operation {}", req.op_occ_id),
+                    )
+                    .await?;
+                }
+            }
+            patch.insert(vdu.id.clone(), json!({ "desired_capacity": want }));
+        }
+        let mut nfv = stack.nfv();
+        json_patch::merge(&mut nfv, &json!({ "VDU": patch }));
+        let stack = if changed || stack.stack_status.ends_with("_FAILED") {
+            let fields = ctx.fields(&self.config, None, &nfv);
+            self.update_and_wait(&heat, &ctx, &stack, &fields).await?
+        } else {
+            stack
+        };
+        let state = self.state_after(&ctx, req, &stack, flavour, nfv, None);
+        self.outcome(
+            &heat,
+            &ctx,
+            &stack,
+            flavour,
+            &links,
+            &managed,
+            &req.instance.vnfd_id,
+            state,
+        )
+        .await
+    }
+
+    /// The driver state after a step that kept the templates.
+    pub(super) fn state_after(
+        &self,
+        ctx: &Ctx<'_>,
+        req: &InfraRequest,
+        stack: &Stack,
+        flavour: &Flavour,
+        nfv: Value,
+        previous: Option<Previous>,
+    ) -> DriverState {
+        let base = ctx.state.clone();
+        DriverState {
+            stack_id: stack.id.clone(),
+            stack_name: stack.stack_name.clone(),
+            vim_connection_id: ctx.vim_connection_id.clone(),
+            flavour_id: flavour.id.clone(),
+            vnfd_id: base
+                .as_ref()
+                .map(|b| b.vnfd_id.clone())
+                .unwrap_or_else(|| req.instance.vnfd_id.to_string()),
+            hot_source: base
+                .as_ref()
+                .map(|b| b.hot_source.clone())
+                .unwrap_or_else(|| "unknown".into()),
+            template: base
+                .as_ref()
+                .map(|b| b.template.clone())
+                .unwrap_or(Value::Null),
+            files: base.map(|b| b.files).unwrap_or_default(),
+            nfv,
+            previous: previous.map(Box::new),
+        }
+    }
+
+    pub(super) async fn do_heal(
+        &self,
+        req: &InfraRequest,
+        scope: &HealScope,
+    ) -> Result<InfraOutcome, DriverError> {
+        let ctx = self.context(req)?;
+        let flavour = flavour(req, &req.flavour_id)?;
+        let heat = Heat::connect(&ctx.session, &req.control, self.config.poll.clone()).await?;
+        let stack = self.existing(&heat, &ctx).await?;
+        let r = stack.reference();
+        let links = Self::recorded_links(req);
+        let managed = Self::recorded_managed(req);
+        let nfv = stack.nfv();
+        let stack = match scope {
+            HealScope::WholeVnf => {
+                // Re-create: the same template, files and parameters on a new stack.
+                let template = heat.template(&r).await?;
+                let files = heat.files(&r).await?;
+                heat.delete(&r).await?;
+                heat.wait(&r, "DELETE", None, ctx.timeout).await?;
+                let mut fields = ctx.fields(&self.config, None, &nfv);
+                fields.template = Some(template);
+                fields.files.extend(files);
+                let nr = heat.create(&ctx.stack_name, &fields).await?;
+                heat.wait(&nr, "CREATE", None, ctx.timeout)
+                    .await?
+                    .ok_or_else(|| OpenStackError::NoStack {
+                        stack: nr.name.clone(),
+                        instance: req.instance.id.to_string(),
+                    })?
+            }
+            HealScope::Vnfcs { vnfcs } => {
+                let live = inventory::inventory(
+                    &heat.resources(&r, self.config.nested_depth).await?,
+                    &InventoryInputs {
+                        flavour,
+                        vnfd_id: &req.instance.vnfd_id,
+                        vim_connection_id: &ctx.vim_connection_id,
+                        ext_virtual_links: &links,
+                        ext_managed_virtual_links: &managed,
+                        vnfc_states: &BTreeMap::new(),
+                        default_state: VnfOperationalState::Started,
+                    },
+                    &self.config,
+                );
+                for h in vnfcs {
+                    let v = live
+                        .vnfc_resource_info
+                        .iter()
+                        .find(|v| v.id == h.vnfc_resource_id)
+                        .ok_or_else(|| {
+                            DriverError::invalid_input(format!(
+                                "cannot heal VNFC {} (VDU {}): stack {} has no such server",
+                                h.vnfc_resource_id, h.vdu_id, ctx.stack_name
+                            ))
+                        })?;
+                    let (Some(sid), Some(sname), Some(res)) = (
+                        meta_str(v, "stackId"),
+                        meta_str(v, "stackName"),
+                        meta_str(v, "resourceName"),
+                    ) else {
+                        continue;
+                    };
+                    heat.mark_unhealthy(
+                        &StackRef {
+                            name: sname.to_string(),
+                            id: sid.to_string(),
+                        },
+                        res,
+                        &format!("heal by VNF LCM operation {}", req.op_occ_id),
+                    )
+                    .await?;
+                }
+                let fields = ctx.fields(&self.config, None, &nfv);
+                self.update_and_wait(&heat, &ctx, &stack, &fields).await?
+            }
+        };
+        let state = self.state_after(&ctx, req, &stack, flavour, nfv, None);
+        self.outcome(
+            &heat,
+            &ctx,
+            &stack,
+            flavour,
+            &links,
+            &managed,
+            &req.instance.vnfd_id,
+            state,
+        )
+        .await
+    }
+
+    /// Starts or stops the servers of the VNFCs `vnfc_ids` (every VNFC when empty) through
+    /// Nova and waits until they are `ACTIVE` / `SHUTOFF`; `grace` is waited first when there
+    /// is something to stop.
+    pub(super) async fn do_operate(
+        &self,
+        req: &InfraRequest,
+        to: VnfOperationalState,
+        grace: Option<Duration>,
+        vnfc_ids: &[String],
+    ) -> Result<InfraOutcome, DriverError> {
+        let ctx = self.context(req)?;
+        let deadline = std::time::Instant::now() + ctx.timeout;
+        let flavour = flavour(req, &req.flavour_id)?;
+        let heat = Heat::connect(&ctx.session, &req.control, self.config.poll.clone()).await?;
+        let stack = self.existing(&heat, &ctx).await?;
+        let links = Self::recorded_links(req);
+        let managed = Self::recorded_managed(req);
+        let before = inventory::recorded(&req.instance);
+        let states: BTreeMap<String, VnfOperationalState> = before
+            .vnfc_info
+            .iter()
+            .map(|v| (v.id.clone(), v.vnfc_state))
+            .collect();
+        let default_state = req
+            .instance
+            .instantiated_vnf_info
+            .as_ref()
+            .map(|i| i.vnf_state)
+            .unwrap_or(VnfOperationalState::Started);
+        let resources = heat
+            .resources(&stack.reference(), self.config.nested_depth)
+            .await?;
+        let inputs = |states| InventoryInputs {
+            flavour,
+            vnfd_id: &req.instance.vnfd_id,
+            vim_connection_id: &ctx.vim_connection_id,
+            ext_virtual_links: &links,
+            ext_managed_virtual_links: &managed,
+            vnfc_states: states,
+            default_state,
+        };
+        let live = inventory::inventory(&resources, &inputs(&states), &self.config);
+        let targets: Vec<&VnfcResourceInfo> = if vnfc_ids.is_empty() {
+            live.vnfc_resource_info.iter().collect()
+        } else {
+            vnfc_ids
+                .iter()
+                .map(|id| {
+                    live.vnfc_resource_info
+                        .iter()
+                        .find(|v| &v.id == id)
+                        .ok_or_else(|| {
+                            DriverError::invalid_input(format!(
+                                "cannot operate VNFC {id}: stack {} has no such server",
+                                ctx.stack_name
+                            ))
+                        })
+                })
+                .collect::<Result<_, _>>()?
+        };
+        let servers: Vec<Target> = targets
+            .iter()
+            .map(|v| Target {
+                server: v.compute_resource.resource_id.clone(),
+                vnfc: v.id.clone(),
+            })
+            .collect();
+        // No servers, nothing to do: a VNF without compute resources has no compute service
+        // to call either.
+        if !servers.is_empty() {
+            let power = Power::of(to);
+            if let Some(g) = grace {
+                sleep_within(&req.control, g, "graceful stop period").await?;
+            }
+            let nova = Nova::connect(&ctx.session, &req.control, self.config.poll.clone()).await?;
+            // Ask every server first, then wait: they change state side by side.
+            for t in &servers {
+                nova.request(t, power, deadline).await?;
+            }
+            for t in &servers {
+                nova.wait(t, power, deadline).await?;
+            }
+        }
+        let mut now = states.clone();
+        for v in &live.vnfc_info {
+            let operated = v
+                .vnfc_resource_info_id
+                .as_ref()
+                .is_some_and(|r| servers.iter().any(|t| &t.vnfc == r));
+            if operated {
+                now.insert(v.id.clone(), to);
+            }
+        }
+        let after = inventory::inventory(&resources, &inputs(&now), &self.config);
+        let mut resource_changes = inventory::changes(&before, &after);
+        let listed: Vec<String> = resource_changes
+            .affected_vnfcs
+            .iter()
+            .flatten()
+            .map(|a| a.id.clone())
+            .collect();
+        for v in after
+            .vnfc_resource_info
+            .iter()
+            .filter(|v| servers.iter().any(|t| t.vnfc == v.id) && !listed.contains(&v.id))
+        {
+            resource_changes
+                .affected_vnfcs
+                .get_or_insert_with(Vec::new)
+                .push(vnfm_driver_api::inventory::affected_vnfc(
+                    v,
+                    ChangeType::Modified,
+                ));
+        }
+        let nfv = ctx
+            .state
+            .as_ref()
+            .map(|s| s.nfv.clone())
+            .unwrap_or_else(|| stack.nfv());
+        let state = self.state_after(&ctx, req, &stack, flavour, nfv, None);
+        Ok(InfraOutcome {
+            resources: after,
+            resource_changes,
+            vnf_state: vnfc_ids.is_empty().then_some(to),
+            driver_state: serde_json::to_value(&state).unwrap_or(Value::Null),
+        })
+    }
+}

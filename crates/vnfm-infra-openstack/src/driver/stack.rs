@@ -1,0 +1,265 @@
+//! The stack itself: letting a running action finish, creating, updating, deleting, and what a step's outcome records.
+
+use super::*;
+
+impl OpenStackDriver {
+    /// Waits for an action still running on the stack (a step re-run after a crash) and
+    /// returns the stack as it then is.
+    pub(super) async fn settle(
+        &self,
+        heat: &Heat<'_>,
+        ctx: &Ctx<'_>,
+        stack: Stack,
+    ) -> Result<Option<Stack>, DriverError> {
+        let r = stack.reference();
+        let started = std::time::Instant::now();
+        let mut delay = self.config.poll.initial;
+        let mut current = Some(stack);
+        loop {
+            let what = format!("waiting for the running action on Heat stack {}", r.name);
+            match current.take() {
+                None => return Ok(None),
+                Some(s) if s.stack_status == "DELETE_COMPLETE" => return Ok(None),
+                Some(s) if is_final(&s.stack_status) => {
+                    // A failed stack can still have nested stacks at work (convergence goes on
+                    // with the siblings of the resource that failed); an update now would
+                    // cancel them and fail on the cancellation.
+                    let busy = s.stack_status.ends_with("_FAILED")
+                        && heat
+                            .resources(&r, self.config.nested_depth)
+                            .await?
+                            .iter()
+                            .any(|res| res.resource_status.ends_with("_IN_PROGRESS"));
+                    if !busy {
+                        return Ok(Some(s));
+                    }
+                    if started.elapsed() >= ctx.timeout {
+                        return Err(OpenStackError::StackTimeout {
+                            stack: r.name.clone(),
+                            expected: "the end of the nested actions".into(),
+                            last_status: s.stack_status,
+                            waited: started.elapsed(),
+                        }
+                        .into());
+                    }
+                }
+                Some(s) if started.elapsed() >= ctx.timeout => {
+                    return Err(OpenStackError::StackTimeout {
+                        stack: r.name.clone(),
+                        expected: "the end of the running action".into(),
+                        last_status: s.stack_status,
+                        waited: started.elapsed(),
+                    }
+                    .into());
+                }
+                Some(_) => {}
+            }
+            sleep_within(&ctx.req.control, delay, &what).await?;
+            delay = self.config.poll.next(delay);
+            current = heat.show(&r).await?;
+        }
+    }
+
+    /// The instance's stack, settled; `NoStack` when it does not exist.
+    pub(super) async fn existing(
+        &self,
+        heat: &Heat<'_>,
+        ctx: &Ctx<'_>,
+    ) -> Result<Stack, DriverError> {
+        let found = match heat.find(&ctx.stack_name).await? {
+            Some(s) => self.settle(heat, ctx, s).await?,
+            None => None,
+        };
+        found.ok_or_else(|| {
+            OpenStackError::NoStack {
+                stack: ctx.stack_name.clone(),
+                instance: ctx.req.instance.id.to_string(),
+            }
+            .into()
+        })
+    }
+
+    /// Updates the stack and waits for the update: with `PATCH` semantics (parameters merge,
+    /// the template stays unless given), or, when `replace`, with the complete new definition.
+    pub(super) async fn update_and_wait(
+        &self,
+        heat: &Heat<'_>,
+        ctx: &Ctx<'_>,
+        stack: &Stack,
+        fields: &StackFields,
+    ) -> Result<Stack, DriverError> {
+        let r = stack.reference();
+        if fields.template.is_some() {
+            heat.replace(&r, fields).await?;
+        } else {
+            heat.update(&r, fields).await?;
+        }
+        let s = heat.wait(&r, "UPDATE", Some(stack), ctx.timeout).await?;
+        s.ok_or_else(|| {
+            OpenStackError::NoStack {
+                stack: r.name.clone(),
+                instance: ctx.req.instance.id.to_string(),
+            }
+            .into()
+        })
+    }
+
+    /// Reads the inventory back and builds the outcome.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) async fn outcome(
+        &self,
+        heat: &Heat<'_>,
+        ctx: &Ctx<'_>,
+        stack: &Stack,
+        flavour: &Flavour,
+        ext_links: &[ExtVirtualLinkData],
+        managed: &[ExtManagedVirtualLinkInfo],
+        vnfd_id: &vnfm_types::VnfdId,
+        state: DriverState,
+    ) -> Result<InfraOutcome, DriverError> {
+        let resources = heat
+            .resources(&stack.reference(), self.config.nested_depth)
+            .await?;
+        let before = inventory::recorded(&ctx.req.instance);
+        let states: BTreeMap<String, VnfOperationalState> = before
+            .vnfc_info
+            .iter()
+            .map(|v| (v.id.clone(), v.vnfc_state))
+            .collect();
+        let default_state = ctx
+            .req
+            .instance
+            .instantiated_vnf_info
+            .as_ref()
+            .map(|i| i.vnf_state)
+            .unwrap_or(VnfOperationalState::Started);
+        let after = inventory::inventory(
+            &resources,
+            &InventoryInputs {
+                flavour,
+                vnfd_id,
+                vim_connection_id: &ctx.vim_connection_id,
+                ext_virtual_links: ext_links,
+                ext_managed_virtual_links: managed,
+                vnfc_states: &states,
+                default_state,
+            },
+            &self.config,
+        );
+        let resource_changes = inventory::changes(&before, &after);
+        Ok(InfraOutcome {
+            resources: after,
+            resource_changes,
+            vnf_state: None,
+            driver_state: serde_json::to_value(&state).unwrap_or(Value::Null),
+        })
+    }
+
+    pub(super) fn recorded_links(req: &InfraRequest) -> Vec<ExtVirtualLinkData> {
+        let info = inventory::recorded(&req.instance);
+        hot::links_from_info(&info.ext_virtual_link_info)
+    }
+
+    pub(super) fn recorded_managed(req: &InfraRequest) -> Vec<ExtManagedVirtualLinkInfo> {
+        inventory::recorded(&req.instance).ext_managed_virtual_link_info
+    }
+
+    pub(super) async fn do_instantiate(
+        &self,
+        req: &InfraRequest,
+        target: &ResourceTarget,
+    ) -> Result<InfraOutcome, DriverError> {
+        let ctx = self.context(req)?;
+        let flavour = flavour(req, &target.flavour_id)?;
+        if req
+            .additional_params()
+            .is_some_and(|p| p.contains_key("lcm-operation-user-data"))
+        {
+            tracing::warn!(
+                instance = %req.instance.id,
+                "additionalParams names a Tacker user data script; it is not run: the default nfv \
+                 convention applies (set values through additionalParams.nfv)"
+            );
+        }
+        let managed_req = managed_of_request(req).unwrap_or_default();
+        let hot = templates(&self.config, req, flavour, managed_req)?;
+        let links = ext_links_of_request(req).unwrap_or_default().to_vec();
+        let nfv = hot::build_nfv(
+            &paths_of(&hot.template, &hot.files),
+            &NfvInputs {
+                flavour,
+                capacity: Some(&target.vdu_instances),
+                ext_virtual_links: &links,
+                additional: ctx.additional_nfv(),
+                grant: req.grant.as_deref(),
+            },
+        );
+        let fields = ctx.fields(&self.config, Some(&hot), &nfv);
+        let heat = Heat::connect(&ctx.session, &req.control, self.config.poll.clone()).await?;
+        let existing = match heat.find(&ctx.stack_name).await? {
+            Some(s) => self.settle(&heat, &ctx, s).await?,
+            None => None,
+        };
+        let stack = match existing {
+            None => {
+                let r = heat.create(&ctx.stack_name, &fields).await?;
+                heat.wait(&r, "CREATE", None, ctx.timeout)
+                    .await?
+                    .ok_or_else(|| OpenStackError::NoStack {
+                        stack: r.name.clone(),
+                        instance: req.instance.id.to_string(),
+                    })?
+            }
+            // A re-run step: bring the existing stack to what this request asks for.
+            Some(s) => self.update_and_wait(&heat, &ctx, &s, &fields).await?,
+        };
+        let managed = managed_info(managed_req, &req.instance.vnfd_id, &ctx.vim_connection_id);
+        let state = DriverState {
+            stack_id: stack.id.clone(),
+            stack_name: stack.stack_name.clone(),
+            vim_connection_id: ctx.vim_connection_id.clone(),
+            flavour_id: flavour.id.clone(),
+            vnfd_id: req.vnfd.descriptor_id.clone(),
+            hot_source: hot.source.clone(),
+            template: hot.template.clone(),
+            files: hot.files.clone(),
+            nfv,
+            previous: None,
+        };
+        self.outcome(
+            &heat,
+            &ctx,
+            &stack,
+            flavour,
+            &links,
+            &managed,
+            &req.instance.vnfd_id,
+            state,
+        )
+        .await
+    }
+
+    pub(super) async fn delete_stack(
+        &self,
+        req: &InfraRequest,
+    ) -> Result<InfraOutcome, DriverError> {
+        let ctx = self.context(req)?;
+        let heat = Heat::connect(&ctx.session, &req.control, self.config.poll.clone()).await?;
+        let stack = match heat.find(&ctx.stack_name).await? {
+            Some(s) => self.settle(&heat, &ctx, s).await?,
+            None => None,
+        };
+        if let Some(s) = stack {
+            let r = s.reference();
+            heat.delete(&r).await?;
+            heat.wait(&r, "DELETE", None, ctx.timeout).await?;
+        }
+        let before = inventory::recorded(&req.instance);
+        Ok(InfraOutcome {
+            resource_changes: inventory::changes(&before, &InstanceResources::default()),
+            resources: InstanceResources::default(),
+            vnf_state: None,
+            driver_state: Value::Null,
+        })
+    }
+}

@@ -1,0 +1,187 @@
+//! Changing what the stack is made from: external connectivity, templates of another flavour or package, and the point a rollback returns to.
+
+use super::*;
+
+impl OpenStackDriver {
+    /// Applies the external links `links` to the stack's CP parameters.
+    pub(super) async fn relink(
+        &self,
+        req: &InfraRequest,
+        links: Vec<ExtVirtualLinkData>,
+        previous: Option<Previous>,
+        nfv_override: Option<Value>,
+    ) -> Result<InfraOutcome, DriverError> {
+        let ctx = self.context(req)?;
+        let flavour = flavour(req, &req.flavour_id)?;
+        let heat = Heat::connect(&ctx.session, &req.control, self.config.poll.clone()).await?;
+        let stack = self.existing(&heat, &ctx).await?;
+        let r = stack.reference();
+        let nfv = match nfv_override {
+            Some(n) => n,
+            None => {
+                let template = heat.template(&r).await?;
+                let files = ctx
+                    .state
+                    .as_ref()
+                    .map(|s| s.files.clone())
+                    .unwrap_or_default();
+                let rebuilt = hot::build_nfv(
+                    &paths_of(&template, &files),
+                    &NfvInputs {
+                        flavour,
+                        capacity: None,
+                        ext_virtual_links: &links,
+                        additional: ctx.additional_nfv(),
+                        grant: req.grant.as_deref(),
+                    },
+                );
+                let mut nfv = stack.nfv();
+                if let Some(cp) = rebuilt.get("CP") {
+                    json_patch::merge(&mut nfv, &json!({ "CP": cp }));
+                }
+                nfv
+            }
+        };
+        let fields = ctx.fields(&self.config, None, &nfv);
+        let stack = self.update_and_wait(&heat, &ctx, &stack, &fields).await?;
+        let managed = Self::recorded_managed(req);
+        let state = self.state_after(&ctx, req, &stack, flavour, nfv, previous);
+        self.outcome(
+            &heat,
+            &ctx,
+            &stack,
+            flavour,
+            &links,
+            &managed,
+            &req.instance.vnfd_id,
+            state,
+        )
+        .await
+    }
+
+    /// Replaces the stack's templates (change of package or flavour, and their rollbacks).
+    #[allow(clippy::too_many_arguments)]
+    pub(super) async fn retemplate(
+        &self,
+        req: &InfraRequest,
+        flavour: &Flavour,
+        hot: Hot,
+        nfv: Value,
+        links: Vec<ExtVirtualLinkData>,
+        managed: Vec<ExtManagedVirtualLinkInfo>,
+        vnfd_id: vnfm_types::VnfdId,
+        previous: Option<Previous>,
+    ) -> Result<InfraOutcome, DriverError> {
+        let ctx = self.context(req)?;
+        let heat = Heat::connect(&ctx.session, &req.control, self.config.poll.clone()).await?;
+        let stack = self.existing(&heat, &ctx).await?;
+        let fields = ctx.fields(&self.config, Some(&hot), &nfv);
+        let stack = self.update_and_wait(&heat, &ctx, &stack, &fields).await?;
+        let state = DriverState {
+            stack_id: stack.id.clone(),
+            stack_name: stack.stack_name.clone(),
+            vim_connection_id: ctx.vim_connection_id.clone(),
+            flavour_id: flavour.id.clone(),
+            vnfd_id: vnfd_id.to_string(),
+            hot_source: hot.source.clone(),
+            template: hot.template.clone(),
+            files: hot.files.clone(),
+            nfv,
+            previous: previous.map(Box::new),
+        };
+        self.outcome(
+            &heat, &ctx, &stack, flavour, &links, &managed, &vnfd_id, state,
+        )
+        .await
+    }
+
+    /// Moves the stack to the templates of `flavour` (CHANGE_FLAVOUR, CHANGE_VNFPKG) with
+    /// `capacity` VNFCs per VDU: the request's external and externally managed links over the
+    /// recorded ones, the instance then recorded with `vnfd_id`. With `keep_previous`, the
+    /// templates in force are kept in the driver state for a rollback.
+    pub(super) async fn replace_templates(
+        &self,
+        req: &InfraRequest,
+        flavour: &Flavour,
+        capacity: &BTreeMap<String, u32>,
+        vnfd_id: &vnfm_types::VnfdId,
+        keep_previous: bool,
+    ) -> Result<InfraOutcome, DriverError> {
+        let ctx = self.context(req)?;
+        let managed_req = managed_of_request(req).map(<[_]>::to_vec);
+        let managed_data = managed_req
+            .clone()
+            .unwrap_or_else(|| managed_as_data(&Self::recorded_managed(req)));
+        let hot = templates(&self.config, req, flavour, &managed_data)?;
+        let links = hot::overlay_links(
+            &Self::recorded_links(req),
+            ext_links_of_request(req).unwrap_or_default(),
+        );
+        let nfv = hot::build_nfv(
+            &paths_of(&hot.template, &hot.files),
+            &NfvInputs {
+                flavour,
+                capacity: Some(capacity),
+                ext_virtual_links: &links,
+                additional: ctx.additional_nfv(),
+                grant: req.grant.as_deref(),
+            },
+        );
+        let managed = match managed_req {
+            Some(m) => managed_info(&m, vnfd_id, &ctx.vim_connection_id),
+            None => Self::recorded_managed(req),
+        };
+        let previous = if keep_previous {
+            Self::previous_of(ctx.state.as_ref(), req)
+        } else {
+            None
+        };
+        self.retemplate(
+            req,
+            flavour,
+            hot,
+            nfv,
+            links,
+            managed,
+            vnfd_id.clone(),
+            previous,
+        )
+        .await
+    }
+
+    pub(super) fn previous_of(
+        ctx_state: Option<&DriverState>,
+        req: &InfraRequest,
+    ) -> Option<Previous> {
+        let s = ctx_state?;
+        Some(Previous {
+            op_occ_id: req.op_occ_id.to_string(),
+            vnfd_id: s.vnfd_id.clone(),
+            hot_source: s.hot_source.clone(),
+            template: s.template.clone(),
+            files: s.files.clone(),
+            nfv: s.nfv.clone(),
+            ext_virtual_links: Self::recorded_links(req),
+        })
+    }
+
+    /// What a rollback returns to: the state saved by the change when it succeeded in this
+    /// occurrence, else the state as it was before it (the change failed).
+    pub(super) fn restore_point(req: &InfraRequest) -> Option<Previous> {
+        let state: DriverState = serde_json::from_value(req.driver_state.clone()).ok()?;
+        if let Some(p) = state.previous.as_deref()
+            && p.op_occ_id == req.op_occ_id.as_str()
+        {
+            return Some(p.clone());
+        }
+        Some(Previous {
+            op_occ_id: req.op_occ_id.to_string(),
+            vnfd_id: state.vnfd_id.clone(),
+            hot_source: state.hot_source.clone(),
+            template: state.template.clone(),
+            files: state.files.clone(),
+            nfv: state.nfv.clone(),
+            ext_virtual_links: Self::recorded_links(req),
+        })
+    }
+}
