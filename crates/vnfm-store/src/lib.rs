@@ -21,12 +21,14 @@
 
 mod error;
 mod indicator;
+mod json;
 mod model;
 mod store;
 mod subscriptions;
 
 pub use error::{Conflict, StoreError};
 pub use indicator::{IndicatorSubscriptionRecord, canonical_indicator_filter};
+pub use json::{document_from_json, document_to_json};
 pub use model::{
     AlarmRecord, DEFAULT_PAGE_SIZE, FmSubscriptionRecord, InstanceQuery, JournalEntry, JournalStep,
     Lease, MAX_PAGE_SIZE, NameFilter, NewOutboxRow, OpOccQuery, OutboxRow, OutboxStatus,

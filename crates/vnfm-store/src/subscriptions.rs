@@ -9,7 +9,7 @@ use std::fmt;
 use async_trait::async_trait;
 use vnfm_types::SubscriptionId;
 
-use crate::error::StoreError;
+use crate::json::{document_from_json, document_to_json};
 use crate::model::{Page, ProjectScope, StoredSubscription, SubscriptionResource};
 use crate::store::{Result, Store};
 
@@ -47,9 +47,7 @@ impl SubscriptionDocument {
     /// The document of `record`.
     pub fn of<S: SubscriptionResource>(record: &StoredSubscription<S>) -> Result<Self> {
         let sub = &record.subscription;
-        let document = serde_json::to_string(sub).map_err(|e| {
-            StoreError::Invalid(format!("{} does not serialize to JSON: {e}", S::WHAT))
-        })?;
+        let document = document_to_json(S::WHAT, sub)?;
         Ok(SubscriptionDocument {
             kind: S::kind(),
             id: sub.id().clone(),
@@ -62,20 +60,10 @@ impl SubscriptionDocument {
     }
 
     /// The typed record. A document that does not decode as `S` is
-    /// [`StoreError::Corrupt`], naming the position of the error, never the content (it may
+    /// [`crate::StoreError::Corrupt`], naming the position of the error, never the content (it may
     /// hold credentials).
     pub fn into_record<S: SubscriptionResource>(self) -> Result<StoredSubscription<S>> {
-        let subscription =
-            serde_json::from_str(&self.document).map_err(|e| StoreError::Corrupt {
-                kind: S::WHAT,
-                id: self.id.0.clone(),
-                reason: format!(
-                    "{:?} error in stored JSON at line {} column {}",
-                    e.classify(),
-                    e.line(),
-                    e.column()
-                ),
-            })?;
+        let subscription = document_from_json(S::WHAT, &self.id.0, &self.document)?;
         Ok(StoredSubscription {
             subscription,
             canonical_filter: self.canonical_filter,
@@ -152,7 +140,7 @@ pub trait SubscriptionStore: Store {
     }
 
     /// Deletes the subscription `id` of kind `S` and its pending outbox rows (dead rows
-    /// stay). [`StoreError::NotFound`] if there is none of that kind.
+    /// stay). [`crate::StoreError::NotFound`] if there is none of that kind.
     async fn delete_subscription<S: SubscriptionResource>(
         &self,
         id: &SubscriptionId,
@@ -180,6 +168,7 @@ impl<T: Store + ?Sized> SubscriptionStore for T {}
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::StoreError;
     use vnfm_types::{FmSubscription, LccnSubscription};
 
     fn lccn() -> StoredSubscription<LccnSubscription> {

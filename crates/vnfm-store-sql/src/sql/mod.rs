@@ -20,9 +20,6 @@ pub(crate) mod vims;
 use std::future::Future;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use serde::Serialize;
-use serde::de::DeserializeOwned;
-
 use vnfm_store::StoreError;
 use vnfm_store::{Page, ProjectScope, ScopedKind, Version, page_size};
 
@@ -303,30 +300,7 @@ pub(crate) fn now_ms() -> i64 {
         .unwrap_or(0)
 }
 
-/// The JSON text of a document.
-pub(crate) fn to_json<T: Serialize>(kind: &'static str, v: &T) -> Result<String, StoreError> {
-    serde_json::to_string(v)
-        .map_err(|e| StoreError::Invalid(format!("{kind} does not serialize to JSON: {e}")))
-}
-
-/// Decodes a stored document. The error names the position, never the content (documents may
-/// hold credentials).
-pub(crate) fn from_json<T: DeserializeOwned>(
-    kind: &'static str,
-    id: &str,
-    doc: &str,
-) -> Result<T, StoreError> {
-    serde_json::from_str(doc).map_err(|e| StoreError::Corrupt {
-        kind,
-        id: id.to_owned(),
-        reason: format!(
-            "{:?} error in stored JSON at line {} column {}",
-            e.classify(),
-            e.line(),
-            e.column()
-        ),
-    })
-}
+pub(crate) use vnfm_store::{document_from_json as from_json, document_to_json as to_json};
 
 /// Why a write expecting record `id` at `expected` cannot go on, given the version `found`:
 /// the record is gone, or it is at another version.
