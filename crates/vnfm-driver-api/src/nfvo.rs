@@ -44,6 +44,14 @@ pub trait Nfvo: Send + Sync {
         Ok(None)
     }
 
+    /// Whether [`Nfvo::grant`] decides in this process, at once, without asking a party that
+    /// could look the occurrence up. The core then asks before it stores the occurrence, and
+    /// stores it already begun (`STARTING` and `PROCESSING` in one write); otherwise it stores
+    /// the occurrence in `STARTING` first, as SOL003 requires before a grant request is sent.
+    fn grants_locally(&self) -> bool {
+        false
+    }
+
     /// A short name for logs (`local`, `sol003 https://nfvo...`).
     fn describe(&self) -> String;
 }
@@ -97,6 +105,10 @@ impl Nfvo for LocalNfvo {
 
     fn describe(&self) -> String {
         "local".into()
+    }
+
+    fn grants_locally(&self) -> bool {
+        true
     }
 }
 

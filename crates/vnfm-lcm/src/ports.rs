@@ -34,6 +34,14 @@ pub trait VimDirectory: Send + Sync {
     /// with decrypted secrets; otherwise the inline access information as given.
     async fn resolve(&self, key: &str, info: &VimConnectionInfo) -> Result<ResolvedVim, LcmError>;
 
+    /// Whether [`VimDirectory::resolve`] answers from this process's own records (the store),
+    /// without waiting on anyone else. The runner then resolves an operation's VIMs before it
+    /// stores the occurrence, and stores it already begun; otherwise the occurrence is stored
+    /// in `STARTING` first, so it can be seen and cancelled while the directory answers.
+    fn resolves_locally(&self) -> bool {
+        false
+    }
+
     /// Registers a VIM that a lifecycle hook of `created_by` created (for example a Kubernetes
     /// cluster built on the instance's VMs), encrypting its secrets, and returns the
     /// `vimConnectionInfo` entry that references it.

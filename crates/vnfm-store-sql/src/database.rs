@@ -18,8 +18,8 @@ use vnfm_store::{CONTENT_CHUNK_BYTES, Result, Store};
 use vnfm_store::{Conflict, StoreError};
 use vnfm_store::{
     InstanceQuery, JournalEntry, Lease, NewOutboxRow, OpOccQuery, OutboxRow, OutboxSummary,
-    PackageRecord, Page, ProjectScope, ScopedKind, StepRecord, StepWritten, SubscriptionDocument,
-    SubscriptionKind, Timestamp, Version, VimRecord,
+    PackageRecord, Page, ProjectScope, ScopedKind, StartCondition, StepRecord, StepWritten,
+    SubscriptionDocument, SubscriptionKind, Timestamp, Version, VimRecord,
 };
 
 /// A database backend: where reads run and how writes are made durable.
@@ -171,28 +171,24 @@ impl<D: Database> Store for SqlStore<D> {
         let (owned_occ, lease) = (occ.clone(), lease.clone());
         let started =
             in_transaction!(self, |tx| op_occs::start(tx, &owned_occ, &lease).await).await;
-        match started {
-            Err(StoreError::Conflict(Conflict::AlreadyExists { .. })) => {
-                // The insert hit a unique index: a concurrent start took the instance, or the
-                // id is taken. The transaction is gone: look again outside it.
-                let instance_id = occ.vnf_instance_id.as_str();
-                let busy = on_reader!(self, |c| op_occs::holder(c, instance_id).await)?;
-                Err(match busy {
-                    Some((op_occ_id, state)) if op_occ_id != occ.id => {
-                        StoreError::Conflict(Conflict::InstanceBusy {
-                            instance_id: instance_id.to_owned(),
-                            op_occ_id,
-                            state,
-                        })
-                    }
-                    _ => StoreError::Conflict(Conflict::AlreadyExists {
-                        kind: op_occs::OP_OCC,
-                        id: occ.id.0.clone(),
-                    }),
-                })
-            }
-            other => other,
-        }
+        self.busy_or(occ, started).await
+    }
+
+    async fn begin_operation(
+        &self,
+        started: &VnfLcmOpOcc,
+        lease: &Lease,
+        condition: &StartCondition,
+        record: &StepRecord,
+    ) -> Result<Option<StepWritten>> {
+        let (owned_occ, lease, condition, record) =
+            (started.clone(), lease.clone(), *condition, record.clone());
+        let begun = in_transaction!(self, |tx| op_occs::begin(
+            tx, &owned_occ, &lease, &condition, &record
+        )
+        .await)
+        .await;
+        self.busy_or(started, begun).await
     }
 
     async fn record_step(&self, record: &StepRecord) -> Result<StepWritten> {
@@ -844,5 +840,32 @@ impl<D: Database> Store for SqlStore<D> {
 
     async fn schema_version(&self) -> Result<i64> {
         on_reader!(self, |c| settings::schema_version(c).await)
+    }
+}
+
+impl<D: Database> SqlStore<D> {
+    /// `result` of inserting `occ`, where a unique violation (the insert hit a unique index:
+    /// a concurrent start took the instance, or the id is taken) is told apart by looking
+    /// again outside the transaction, which is gone: [`Conflict::InstanceBusy`] naming the
+    /// holder, else [`Conflict::AlreadyExists`].
+    async fn busy_or<T>(&self, occ: &VnfLcmOpOcc, result: Result<T>) -> Result<T> {
+        let Err(StoreError::Conflict(Conflict::AlreadyExists { .. })) = result else {
+            return result;
+        };
+        let instance_id = occ.vnf_instance_id.as_str();
+        let busy = on_reader!(self, |c| op_occs::holder(c, instance_id).await)?;
+        Err(match busy {
+            Some((op_occ_id, state)) if op_occ_id != occ.id => {
+                StoreError::Conflict(Conflict::InstanceBusy {
+                    instance_id: instance_id.to_owned(),
+                    op_occ_id,
+                    state,
+                })
+            }
+            _ => StoreError::Conflict(Conflict::AlreadyExists {
+                kind: op_occs::OP_OCC,
+                id: occ.id.0.clone(),
+            }),
+        })
     }
 }

@@ -33,10 +33,11 @@ pub use model::{
     AlarmRecord, DEFAULT_PAGE_SIZE, FmSubscriptionRecord, InstanceQuery, JournalEntry, JournalStep,
     Lease, MAX_PAGE_SIZE, NameFilter, NewOutboxRow, OpOccQuery, OutboxRow, OutboxStatus,
     OutboxSummary, PackageRecord, Page, PkgmSubscriptionRecord, PmJobRecord, PmReportRecord,
-    PmResource, PmSubscriptionRecord, ProjectScope, ScopedKind, StepOutcome, StepRecord,
-    StepWritten, StoredPm, StoredSubscription, SubscriptionRecord, SubscriptionResource,
-    ThresholdRecord, Timestamp, Version, VimRecord, canonical_filter, canonical_fm_filter,
-    canonical_pkgm_filter, canonical_pm_filter, enum_str, page_size, parse_state, state_str,
+    PmResource, PmSubscriptionRecord, ProjectScope, ScopedKind, StartCondition, StepOutcome,
+    StepRecord, StepWritten, StoredPm, StoredSubscription, SubscriptionRecord,
+    SubscriptionResource, ThresholdRecord, Timestamp, Version, VimRecord, canonical_filter,
+    canonical_fm_filter, canonical_pkgm_filter, canonical_pm_filter, enum_str, page_size,
+    parse_state, state_str,
 };
 pub use store::{CONTENT_CHUNK_BYTES, Result, Store};
 pub use subscriptions::{SubscriptionDocument, SubscriptionKind, SubscriptionStore};

@@ -726,6 +726,18 @@ pub struct StepWritten {
     pub journal_seq: Option<i64>,
 }
 
+/// What must still hold for [`crate::Store::begin_operation`] to create an occurrence that
+/// begins at once: the facts the caller checked the request against, read before the
+/// occurrence existed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StartCondition {
+    /// The instance's version the caller validated and planned the request against.
+    pub instance_version: Version,
+    /// Whether the instance must have registered no VIM
+    /// ([`crate::Store::vims_created_by`] empty).
+    pub no_vims_created: bool,
+}
+
 /// SOL003 spelling of an operation state.
 pub fn state_str(s: LcmOperationStateType) -> &'static str {
     use LcmOperationStateType as S;

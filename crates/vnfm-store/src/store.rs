@@ -9,8 +9,8 @@ use vnfm_types::{SubscriptionId, VimId, VnfInstance, VnfInstanceId, VnfLcmOpOcc,
 use crate::error::StoreError;
 use crate::model::{
     InstanceQuery, JournalEntry, Lease, NewOutboxRow, OpOccQuery, OutboxRow, OutboxSummary,
-    PackageRecord, Page, ProjectScope, ScopedKind, StepRecord, StepWritten, Timestamp, Version,
-    VimRecord,
+    PackageRecord, Page, ProjectScope, ScopedKind, StartCondition, StepRecord, StepWritten,
+    Timestamp, Version, VimRecord,
 };
 use crate::subscriptions::{SubscriptionDocument, SubscriptionKind};
 
@@ -153,6 +153,21 @@ pub trait Store: Send + Sync {
     /// whether the instance changed since). [`StoreError::NotFound`] if the instance does not
     /// exist.
     async fn start_operation(&self, occ: &VnfLcmOpOcc, lease: &Lease) -> Result<Version>;
+
+    /// [`Store::start_operation`] of `started` and [`Store::record_step`] of `record` (its
+    /// first move: `record.expected_state` is `STARTING`, `record.expected_version`
+    /// [`Version::FIRST`], `record.owner` the lease's owner) in one transaction, for an
+    /// occurrence that can begin without waiting for anyone. Refuses as `start_operation` does
+    /// (busy instance, unknown instance) and as `record_step` does; `Ok(None)`, with nothing
+    /// written, when `condition` no longer holds (the instance changed since the caller read
+    /// it, or registered a VIM), so the caller can start the occurrence the ordinary way.
+    async fn begin_operation(
+        &self,
+        started: &VnfLcmOpOcc,
+        lease: &Lease,
+        condition: &StartCondition,
+        record: &StepRecord,
+    ) -> Result<Option<StepWritten>>;
 
     /// In one transaction: compare-and-swap the op-occ (expected state and version, and
     /// `record.owner` must hold its lease), write the new document, append the journal row,

@@ -9,8 +9,8 @@ use futures_util::stream::BoxStream;
 use serde_json::Value;
 use vnfm_store::{
     InstanceQuery, JournalEntry, Lease, NewOutboxRow, OpOccQuery, OutboxRow, OutboxSummary,
-    PackageRecord, Page, ProjectScope, Result, ScopedKind, StepRecord, StepWritten, Store,
-    SubscriptionDocument, SubscriptionKind, Timestamp, Version, VimRecord,
+    PackageRecord, Page, ProjectScope, Result, ScopedKind, StartCondition, StepRecord, StepWritten,
+    Store, SubscriptionDocument, SubscriptionKind, Timestamp, Version, VimRecord,
 };
 use vnfm_types::{SubscriptionId, VimId, VnfInstance, VnfInstanceId, VnfLcmOpOcc, VnfLcmOpOccId};
 
@@ -96,6 +96,21 @@ impl Store for WakingStore {
 
     async fn start_operation(&self, occ: &VnfLcmOpOcc, lease: &Lease) -> Result<Version> {
         self.inner.start_operation(occ, lease).await
+    }
+
+    async fn begin_operation(
+        &self,
+        started: &VnfLcmOpOcc,
+        lease: &Lease,
+        condition: &StartCondition,
+        record: &StepRecord,
+    ) -> Result<Option<StepWritten>> {
+        let out = self
+            .inner
+            .begin_operation(started, lease, condition, record)
+            .await;
+        self.enqueued(matches!(out, Ok(Some(_))), record.outbox.len());
+        out
     }
 
     async fn record_step(&self, record: &StepRecord) -> Result<StepWritten> {

@@ -21,7 +21,9 @@
 //! request (its occurrence) before its second look at the creator, so at least one of two
 //! concurrent starts sees the other and is refused (possibly both): its occurrence, just
 //! created, ends `ROLLED_BACK` at once with the same error (the only case where a refused
-//! request leaves an occurrence behind).
+//! request leaves an occurrence behind). Requests for which neither can happen (a TERMINATE
+//! of an instance that registered no VIM, a request that references no VIM another instance
+//! registered) need no second look, and may be stored already begun.
 //! References a hook adds (`vimConnectionInfoAdd`) are not checked against their creator's
 //! state: a VIM deregistration that would strand them is refused by the registry instead
 //! ([`LcmError::VimInUse`]), which fails the hook's step.
@@ -190,31 +192,60 @@ pub(crate) fn forced_warning(dependents: &[DependentInstance]) -> String {
     )
 }
 
-/// The guards of this module for `req` on `instance`. Returns the dependents a forced
-/// TERMINATE leaves (empty otherwise).
+/// What the guards of this module found for a request they let through.
+#[derive(Debug, Default)]
+pub(crate) struct Guarded {
+    /// The dependents a forced TERMINATE leaves (empty otherwise).
+    pub(crate) left: Vec<DependentInstance>,
+    /// Whether the request can race with another start (a TERMINATE of an instance that
+    /// registered VIMs, or a request bringing a reference to a VIM another instance
+    /// registered): its occurrence must then be recorded before the guards look again. An
+    /// uncontested TERMINATE stays so only while its instance registers no VIM, which the
+    /// write that records it checks ([`vnfm_store::StartCondition::no_vims_created`]); no
+    /// other request becomes contested meanwhile, since a VIM's creator never changes.
+    pub(crate) contested: bool,
+}
+
+/// The guards of this module for `req` on `instance`.
 pub(crate) async fn check_start(
     inner: &Inner,
     instance: &VnfInstance,
     req: &OperationRequest,
-) -> Result<Vec<DependentInstance>, LcmError> {
+) -> Result<Guarded, LcmError> {
     if let OperationRequest::Terminate(r) = req {
         let force = forced(r)?;
+        let created = inner
+            .store
+            .vims_created_by(&instance.id)
+            .await
+            .map_err(store_err)?;
+        if created.is_empty() {
+            return Ok(Guarded::default());
+        }
         let dependents = dependents_of(inner, &instance.id).await?;
         if dependents.is_empty() || force {
-            return Ok(dependents);
+            return Ok(Guarded {
+                left: dependents,
+                contested: true,
+            });
         }
         return Err(refusal(&instance.id, GuardedAction::Terminate, dependents));
     }
-    check_new_references(inner, instance, req).await?;
-    Ok(Vec::new())
+    let contested = check_new_references(inner, instance, req).await?;
+    Ok(Guarded {
+        left: Vec::new(),
+        contested,
+    })
 }
 
-/// Refuses references `req` brings to VIMs whose creator is going away or gone.
+/// Refuses references `req` brings to VIMs whose creator is going away or gone; whether it
+/// brings any reference to a VIM another instance registered.
 async fn check_new_references(
     inner: &Inner,
     instance: &VnfInstance,
     req: &OperationRequest,
-) -> Result<(), LcmError> {
+) -> Result<bool, LcmError> {
+    let mut contested = false;
     let held: Vec<&VimId> = instance
         .vim_connection_info
         .iter()
@@ -238,6 +269,7 @@ async fn check_new_references(
         let Some(creator) = vim.created_by_instance.filter(|c| *c != instance.id) else {
             continue;
         };
+        contested = true;
         // A TERMINATE in progress is named even once its instance is NOT_INSTANTIATED (its
         // end hooks still run).
         let reason = match inner
@@ -275,7 +307,7 @@ async fn check_new_references(
             });
         }
     }
-    Ok(())
+    Ok(contested)
 }
 
 /// The `vimConnectionInfo` entries a request brings (removals of a MODIFY_INFO bring none).

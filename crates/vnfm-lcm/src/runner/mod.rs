@@ -11,8 +11,15 @@
 //! ([`vnfm_store::Store::start_operation`]) and returns it; a task then moves it through the
 //! state machine of [`crate::state`]:
 //!
-//! 1. `STARTING`: the instance's VIM connections are resolved; then the `Begin` event moves the
-//!    occurrence to `PROCESSING`.
+//! 1. `STARTING`: the instance's VIM connections are resolved and the grant is asked for; then
+//!    the `Begin` event moves the occurrence to `PROCESSING`. When nobody is to be asked or
+//!    waited for ([`VimDirectory::resolves_locally`], [`Nfvo::grants_locally`], the defaults)
+//!    and no other start can race with this one (see [`dependents`]), this happens before the
+//!    occurrence is stored, and `start` writes it already begun: the `STARTING` row, the move
+//!    to `PROCESSING`, the `plan:forward` journal row and both notifications in one
+//!    transaction ([`vnfm_store::Store::begin_operation`]), one write fewer per operation.
+//!    Should the instance change between the checks and that write, nothing is written and the
+//!    occurrence starts the ordinary way.
 //! 2. Each step of the [`crate::Plan`], in order: hooks through the [`MgmtDriver`], infrastructure
 //!    steps through the [`InfraDriver`] of the instance's VIM type, bookkeeping steps purely.
 //!    After every step one [`vnfm_store::Store::record_step`] transaction writes the journal

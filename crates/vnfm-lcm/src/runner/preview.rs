@@ -79,13 +79,13 @@ impl Lcm {
             instance,
             onboarded,
             plan,
-            left,
+            guarded,
             ..
         } = self.checked(id, &mut req).await?;
-        let warnings = if left.is_empty() {
+        let warnings = if guarded.left.is_empty() {
             Vec::new()
         } else {
-            vec![dependents::forced_warning(&left)]
+            vec![dependents::forced_warning(&guarded.left)]
         };
 
         let params = req.to_params();

@@ -3,12 +3,14 @@
 //! in the background.
 
 use indexmap::IndexMap;
+use vnfm_store::StartCondition;
 use vnfm_types::VimConnectionInfo;
 
 use super::*;
 
 impl Lcm {
-    /// INSTANTIATE. Returns the occurrence in `STARTING`; it runs in the background.
+    /// INSTANTIATE. Returns the occurrence as stored (`STARTING`, or `PROCESSING` when it
+    /// could begin at once); it runs in the background.
     pub async fn instantiate(
         &self,
         id: &VnfInstanceId,
@@ -101,7 +103,8 @@ impl Lcm {
     /// Starts any operation: validates and plans `req` against the instance and its VNFD
     /// (errors leave nothing behind), creates the occurrence in `STARTING` under the
     /// per-instance lock ([`LcmError::InstanceBusy`] names the holder), and executes it in the
-    /// background. Returns the occurrence as created.
+    /// background. Returns the occurrence as created: in `PROCESSING` when it was stored
+    /// already begun (see the [module](super) documentation).
     pub async fn start(
         &self,
         id: &VnfInstanceId,
@@ -136,7 +139,7 @@ impl Lcm {
             version,
             onboarded,
             plan,
-            left,
+            guarded,
         } = self.checked(id, &mut req).await?;
         // Inline VIM credentials become references before anything of the operation is
         // stored: the occurrence, the instance and the journal never hold them.
@@ -144,12 +147,42 @@ impl Lcm {
 
         let mut occ = exec::new_op_occ(inner, &instance.id, &req);
         occ.is_automatic_invocation = automatic;
-        if !left.is_empty() {
-            let warning = dependents::forced_warning(&left);
+        if !guarded.left.is_empty() {
+            let warning = dependents::forced_warning(&guarded.left);
             tracing::warn!(vnf_instance_id = %instance.id, op_occ_id = %occ.id, "{warning}");
             occ.warnings = Some(vec![warning]);
         }
         let lease = inner.lease();
+        // Nobody is to be asked or waited for before the operation begins and no other start
+        // can race with this one: the occurrence is stored already begun, in one write.
+        if inner.nfvo.grants_locally() && inner.vims.resolves_locally() && !guarded.contested {
+            let condition = StartCondition {
+                instance_version: version,
+                no_vims_created: matches!(req, OperationRequest::Terminate(_)),
+            };
+            let ctx = exec::Ctx::new(onboarded.clone(), plan.clone(), instance.clone());
+            let run = exec::Run::new(
+                inner.clone(),
+                occ.clone(),
+                Version::FIRST,
+                (instance.clone(), version),
+                ctx,
+                req.to_params(),
+            );
+            match run.begin_at_once(lease.clone(), condition).await {
+                Ok(Some(run)) => {
+                    let begun = run.occ().clone();
+                    run.spawn(exec::Entry::Begun);
+                    return Ok(vims::op_occ_view(begun));
+                }
+                // The instance changed since it was read: the ordinary way below plans again.
+                Ok(None) => {}
+                Err(e) => {
+                    vims::release_created(inner, &instance.id, &sealed).await;
+                    return Err(e);
+                }
+            }
+        }
         let locked_version = match inner.store.start_operation(&occ, &lease).await {
             Ok(v) => v,
             Err(e) => {
@@ -235,13 +268,13 @@ impl Lcm {
         // Instances using VIMs this one's hooks registered, and VIMs whose creator is going
         // away: refused before anything is stored (and, by `start`, checked again under the
         // lock).
-        let left = dependents::check_start(inner, &instance, req).await?;
+        let guarded = dependents::check_start(inner, &instance, req).await?;
         Ok(Checked {
             instance,
             version,
             onboarded,
             plan,
-            left,
+            guarded,
         })
     }
 
@@ -335,11 +368,12 @@ async fn with_default_vim(
 }
 
 /// What [`Lcm::checked`] found: the instance (and its version), the VNFD the operation runs
-/// with, its plan, and the dependent instances a forced TERMINATE would leave behind.
+/// with, its plan, and what the guards of [`dependents`] found (the dependent instances a
+/// forced TERMINATE would leave behind, whether another start can race with this one).
 pub(super) struct Checked {
     pub(super) instance: VnfInstance,
     pub(super) version: Version,
     pub(super) onboarded: OnboardedVnfd,
     pub(super) plan: Plan,
-    pub(super) left: Vec<crate::error::DependentInstance>,
+    pub(super) guarded: dependents::Guarded,
 }

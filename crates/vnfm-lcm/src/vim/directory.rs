@@ -17,6 +17,10 @@ use vnfm_driver_api::vim_kind::fields::pointer_token;
 
 #[async_trait]
 impl VimDirectory for VimRegistry {
+    fn resolves_locally(&self) -> bool {
+        true
+    }
+
     async fn resolve(&self, key: &str, info: &VimConnectionInfo) -> Result<ResolvedVim, LcmError> {
         // An empty accessInfo carries nothing inline: treat it as a reference too.
         let inline = info.access_info.as_ref().is_some_and(|a| !a.is_empty());

@@ -28,6 +28,10 @@ static WARNED_INLINE: AtomicBool = AtomicBool::new(false);
 
 #[async_trait]
 impl VimDirectory for InlineVimDirectory {
+    fn resolves_locally(&self) -> bool {
+        true
+    }
+
     async fn resolve(&self, key: &str, info: &VimConnectionInfo) -> Result<ResolvedVim, LcmError> {
         if let (Some(id), None) = (&info.vim_id, &info.access_info)
             && info.interface_info.is_none()

@@ -11,8 +11,8 @@ use super::{
 use crate::sql::{instances, outbox};
 use vnfm_store::{Conflict, StoreError};
 use vnfm_store::{
-    JournalEntry, Lease, OpOccQuery, Page, StepOutcome, StepRecord, StepWritten, Timestamp,
-    Version, enum_str, parse_state, state_str,
+    JournalEntry, Lease, OpOccQuery, Page, StartCondition, StepOutcome, StepRecord, StepWritten,
+    Timestamp, Version, enum_str, parse_state, state_str,
 };
 
 pub(crate) const OP_OCC: &str = "op-occ";
@@ -72,16 +72,50 @@ pub(crate) async fn start<C: SqlConn>(
     occ: &VnfLcmOpOcc,
     lease: &Lease,
 ) -> Result<Version, StoreError> {
+    let version = free_instance(tx, occ).await?;
+    insert_starting(tx, occ, lease).await?;
+    Ok(version)
+}
+
+/// [`start`] and [`record_step`] in one transaction when `condition` holds; `None`, with
+/// nothing written, when it does not.
+pub(crate) async fn begin<C: SqlConn>(
+    tx: &mut C,
+    started: &VnfLcmOpOcc,
+    lease: &Lease,
+    condition: &StartCondition,
+    record: &StepRecord,
+) -> Result<Option<StepWritten>, StoreError> {
+    let version = free_instance(tx, started).await?;
+    if version != condition.instance_version {
+        return Ok(None);
+    }
+    if condition.no_vims_created
+        && single_int(
+            tx,
+            "SELECT COUNT(*) FROM vims WHERE created_by_instance = $1",
+            &[started.vnf_instance_id.as_str().into()],
+        )
+        .await?
+        .is_some_and(|n| n > 0)
+    {
+        return Ok(None);
+    }
+    insert_starting(tx, started, lease).await?;
+    record_step(tx, record).await.map(Some)
+}
+
+/// Checks that `occ` is new (`STARTING`) and that its instance exists and is free; locks the
+/// instance row (PostgreSQL) so concurrent starts and deletes of the same instance
+/// serialise (SQLite's write transaction already has). The instance's version.
+async fn free_instance<C: SqlConn>(tx: &mut C, occ: &VnfLcmOpOcc) -> Result<Version, StoreError> {
     if occ.operation_state != LcmOperationStateType::Starting {
         return Err(StoreError::Invalid(format!(
             "a new operation occurrence must be in STARTING, not {}",
             state_str(occ.operation_state)
         )));
     }
-    let doc = to_json(OP_OCC, occ)?;
     let instance_id = occ.vnf_instance_id.as_str();
-    // Locks the instance row (PostgreSQL) so concurrent starts and deletes of the same
-    // instance serialise; SQLite's write transaction already has.
     let Some(version) = locked_version(tx, "vnf_instances", instance_id).await? else {
         return Err(StoreError::NotFound {
             kind: INSTANCE,
@@ -95,6 +129,16 @@ pub(crate) async fn start<C: SqlConn>(
             state,
         }));
     }
+    Ok(version)
+}
+
+/// Inserts `occ` in `STARTING` at [`Version::FIRST`] under `lease`.
+async fn insert_starting<C: SqlConn>(
+    tx: &mut C,
+    occ: &VnfLcmOpOcc,
+    lease: &Lease,
+) -> Result<(), StoreError> {
+    let doc = to_json(OP_OCC, occ)?;
     let operation = enum_str(&occ.operation);
     let inserted = tx
         .execute(
@@ -106,7 +150,7 @@ pub(crate) async fn start<C: SqlConn>(
             ),
             &[
                 occ.id.as_str().into(),
-                instance_id.into(),
+                occ.vnf_instance_id.as_str().into(),
                 operation.as_str().into(),
                 lease.owner.as_str().into(),
                 lease.expires_at.0.into(),
@@ -116,7 +160,7 @@ pub(crate) async fn start<C: SqlConn>(
         )
         .await;
     match inserted {
-        Ok(_) => Ok(version),
+        Ok(_) => Ok(()),
         Err(e) if e.unique => Err(StoreError::Conflict(Conflict::AlreadyExists {
             kind: OP_OCC,
             id: occ.id.0.clone(),

@@ -24,7 +24,9 @@ use vnfm_driver_api::{
     CancellationFlag, DriverError, GrantDecision, HookCall, HookOutcome, InfraDriver, InfraOutcome,
     InfraRequest, InfraStep, ResolvedVim, RunControl, TargetPackage,
 };
-use vnfm_store::{StepOutcome, StepRecord, StepWritten, StoreError, Version};
+use vnfm_store::{
+    Lease, StartCondition, StepOutcome, StepRecord, StepWritten, StoreError, Version,
+};
 use vnfm_types::{
     CancelModeType, ErrorKind, Grant, InstantiationState, LccnNotification,
     LcmOperationStateType as State, LcmOperationType, Link, OperationParams, ProblemDetails,
@@ -143,6 +145,9 @@ pub(crate) enum Entry {
     /// [`Entry::Fresh`] for an occurrence taken over from a dead runner: a cancellation may
     /// have been requested while nobody executed it.
     Orphan,
+    /// An occurrence [`Run::begin_at_once`] stored already begun: run the forward plan when
+    /// it is in `PROCESSING` (it may have ended instead: VIMs unresolvable).
+    Begun,
     /// Continue `phase` at step `next` (the occurrence is already in `PROCESSING` or
     /// `ROLLING_BACK`).
     Resume {
@@ -151,6 +156,12 @@ pub(crate) enum Entry {
         /// The first step to run.
         next: usize,
     },
+}
+
+/// How an occurrence that is not stored yet is to be created ([`Run::begin_at_once`]).
+pub(crate) struct Unstored {
+    lease: Lease,
+    condition: StartCondition,
 }
 
 /// Why a run stopped before its occurrence reached a resting state.
@@ -170,6 +181,7 @@ impl From<WriteError> for Stop {
         match e {
             WriteError::Lost(w) => Stop::Lost(w),
             WriteError::Failed(e) => Stop::Failed(e),
+            e @ WriteError::NotBegun => Stop::Failed(e.into_lcm()),
         }
     }
 }
@@ -230,6 +242,9 @@ pub(crate) struct Run {
     /// Whether this run has written the operation's VIM connections into the instance
     /// ([`Run::ensure_operation_vims`]).
     operation_vims_written: bool,
+    /// Set while the occurrence is not stored yet ([`Run::begin_at_once`]): its first write
+    /// creates it.
+    unstored: Option<Unstored>,
     flag: CancellationFlag,
     cancel_tx: watch::Sender<Option<CancelModeType>>,
     cancel_rx: watch::Receiver<Option<CancelModeType>>,
@@ -261,6 +276,7 @@ impl Run {
             unsaved_grant: None,
             unsaved_data: Vec::new(),
             operation_vims_written: false,
+            unstored: None,
             flag: CancellationFlag::new(),
             cancel_tx,
             cancel_rx,
@@ -272,6 +288,25 @@ impl Run {
     /// The occurrence as last written.
     pub(crate) fn occ(&self) -> &VnfLcmOpOcc {
         &self.occ
+    }
+
+    /// Stores the occurrence already begun, in one write
+    /// ([`vnfm_store::Store::begin_operation`]): its VIMs are resolved
+    /// ([`crate::ports::VimDirectory::resolves_locally`]) and its grant asked for
+    /// ([`vnfm_driver_api::Nfvo::grants_locally`]) before it exists, then `STARTING` and the
+    /// move out of it are written together, under `lease`, if `condition` still holds. `None`,
+    /// with nothing stored, when it does not. Spawn the returned run with [`Entry::Begun`].
+    pub(crate) async fn begin_at_once(
+        mut self,
+        lease: Lease,
+        condition: StartCondition,
+    ) -> Result<Option<Run>, LcmError> {
+        self.unstored = Some(Unstored { lease, condition });
+        match self.begin().await {
+            Ok(_) => Ok(Some(self)),
+            Err(WriteError::NotBegun) => Ok(None),
+            Err(e) => Err(e.into_lcm()),
+        }
     }
 
     /// Runs the occurrence in a background task registered in the runner's registry.
@@ -364,6 +399,10 @@ impl Run {
     async fn execute(&mut self, entry: Entry) -> Result<(), Stop> {
         match entry {
             Entry::Fresh => self.run_fresh().await,
+            Entry::Begun if self.occ.operation_state == State::Processing => {
+                self.run_phase(Phase::Forward, 0).await
+            }
+            Entry::Begun => Ok(()),
             Entry::Orphan => {
                 self.load_stored_cancel().await;
                 self.run_fresh().await
@@ -407,7 +446,23 @@ impl Run {
                 .chain(self.unsaved_data.drain(..))
                 .collect(),
         };
-        let written = write(&self.inner, &mut rec, &notes, Some(&self.instance)).await?;
+        let written = match self.unstored.take() {
+            None => write(&self.inner, &mut rec, &notes, Some(&self.instance)).await?,
+            Some(start) => {
+                let started = self.occ.clone();
+                write_begun(
+                    &self.inner,
+                    &started,
+                    &start,
+                    &mut rec,
+                    &notes,
+                    &self.instance,
+                )
+                .await
+                .map_err(WriteError::Failed)?
+                .ok_or(WriteError::NotBegun)?
+            }
+        };
         let ended = rec.occ.operation_state.is_final() && !rec.expected_state.is_final();
         self.occ = rec.occ;
         self.version = written.op_occ_version;
@@ -437,10 +492,7 @@ impl Run {
         let from = self.occ.clone();
         self.finish(&from, event, error, journal, None, Vec::new())
             .await
-            .map_err(|e| match e {
-                WriteError::Lost(w) => LcmError::conflict(w),
-                WriteError::Failed(e) => e,
-            })
+            .map_err(WriteError::into_lcm)
     }
 
     /// The instance to write with the final transition: a rolled-back operation leaves no

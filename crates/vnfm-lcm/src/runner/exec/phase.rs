@@ -69,6 +69,16 @@ impl Run {
     /// Prepares a fresh occurrence (its VIMs, its grant), writes `STARTING -> PROCESSING`
     /// (or the transition that ends it before anything was done) and runs the forward plan.
     pub(super) async fn run_fresh(&mut self) -> Result<(), Stop> {
+        if self.begin().await? {
+            self.run_phase(Phase::Forward, 0).await
+        } else {
+            Ok(())
+        }
+    }
+
+    /// Prepares a fresh occurrence (its VIMs, its grant) and writes `STARTING -> PROCESSING`,
+    /// or the transition that ends it before anything was done; whether it began.
+    pub(super) async fn begin(&mut self) -> Result<bool, WriteError> {
         let needs_vims = self
             .ctx
             .forward
@@ -103,7 +113,7 @@ impl Run {
             Prepared::Ended(event, error) => {
                 self.finish(&from, event, error, Some(row), None, vec![starting])
                     .await?;
-                Ok(())
+                Ok(false)
             }
             Prepared::Ready { vims, instance } => {
                 let instance = instance.map(|i| *i);
@@ -117,7 +127,7 @@ impl Run {
                 )
                 .await?;
                 self.resolved = Some(vims);
-                self.run_phase(Phase::Forward, 0).await
+                Ok(true)
             }
         }
     }

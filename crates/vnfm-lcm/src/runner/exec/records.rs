@@ -108,6 +108,22 @@ pub(crate) enum WriteError {
     Lost(String),
     /// The write failed.
     Failed(LcmError),
+    /// An occurrence that was to be created by this write was not: what its request was
+    /// checked against changed ([`Run::begin_at_once`]).
+    NotBegun,
+}
+
+impl WriteError {
+    /// The error to answer a caller with.
+    pub(crate) fn into_lcm(self) -> LcmError {
+        match self {
+            WriteError::Lost(w) => LcmError::conflict(w),
+            WriteError::Failed(e) => e,
+            WriteError::NotBegun => LcmError::conflict(
+                "the VNF instance changed while the request was processed; send it again",
+            ),
+        }
+    }
 }
 
 /// Routes `notes` into `rec.outbox` and writes `rec` in one transaction, retrying a few times
@@ -118,19 +134,9 @@ pub(crate) async fn write(
     notes: &[LccnNotification],
     instance: Option<&VnfInstance>,
 ) -> Result<StepWritten, WriteError> {
-    // The instance as this write leaves it, else as the caller last saw it.
-    let about = rec.instance.as_ref().map(|(i, _)| i).or(instance);
-    let mut rows = Vec::new();
-    for n in notes {
-        rows.extend(
-            inner
-                .router
-                .route(n, about)
-                .await
-                .map_err(WriteError::Failed)?,
-        );
-    }
-    rec.outbox.extend(rows);
+    route(inner, rec, notes, instance)
+        .await
+        .map_err(WriteError::Failed)?;
     let mut attempt = 0u32;
     loop {
         match inner.store.record_step(rec).await {
@@ -158,6 +164,51 @@ pub(crate) async fn write(
             Err(e) => return Err(WriteError::Failed(store_err(e))),
         }
     }
+}
+
+/// Routes `notes` into `rec.outbox`, about the instance as `rec` leaves it, else as the
+/// caller last saw it (`instance`).
+async fn route(
+    inner: &Inner,
+    rec: &mut StepRecord,
+    notes: &[LccnNotification],
+    instance: Option<&VnfInstance>,
+) -> Result<(), LcmError> {
+    let about = rec.instance.as_ref().map(|(i, _)| i).or(instance);
+    let mut rows = Vec::new();
+    for n in notes {
+        rows.extend(inner.router.route(n, about).await?);
+    }
+    rec.outbox.extend(rows);
+    Ok(())
+}
+
+/// Routes `notes` into `rec.outbox` and creates `started` with its first move `rec` in one
+/// transaction ([`vnfm_store::Store::begin_operation`]); `None` when `start`'s condition no
+/// longer held and nothing was written. Not retried: the caller is still answering the
+/// request.
+pub(crate) async fn write_begun(
+    inner: &Inner,
+    started: &VnfLcmOpOcc,
+    start: &Unstored,
+    rec: &mut StepRecord,
+    notes: &[LccnNotification],
+    instance: &VnfInstance,
+) -> Result<Option<StepWritten>, LcmError> {
+    route(inner, rec, notes, Some(instance)).await?;
+    let written = inner
+        .store
+        .begin_operation(started, &start.lease, &start.condition, rec)
+        .await
+        .map_err(store_err)?;
+    if written.is_some() {
+        tracing::info!(
+            op_occ_id = %rec.occ.id,
+            to = ?rec.occ.operation_state,
+            "operation occurrence created and begun"
+        );
+    }
+    Ok(written)
 }
 
 /// Ends an occurrence that was created in `STARTING` but cannot run (its request no longer
@@ -219,11 +270,10 @@ pub(crate) async fn record_transition(
         outbox: Vec::new(),
         data: Vec::new(),
     };
-    match write(inner, &mut rec, &notes, None).await {
-        Ok(_) => Ok(rec.occ),
-        Err(WriteError::Lost(w)) => Err(LcmError::conflict(w)),
-        Err(WriteError::Failed(e)) => Err(e),
-    }
+    write(inner, &mut rec, &notes, None)
+        .await
+        .map_err(WriteError::into_lcm)?;
+    Ok(rec.occ)
 }
 
 pub(super) fn problem(title: &str, kind: ErrorKind, detail: String) -> ProblemDetails {
