@@ -16,7 +16,9 @@
 //!    driven by one client, D seconds each; cycles per second. First the client polls (POST,
 //!    then GET the occurrence every millisecond until it completes), then it waits for the
 //!    occurrence's final notification instead (a subscription on loopback filtered on the
-//!    final operation states, as an NFVO subscribes).
+//!    final operation states, as an NFVO subscribes). Each line also gives the CPU time the
+//!    process (server and clients) spent per cycle, which varies less than the rate when the
+//!    machine's capacity does.
 //! 4. The process's resident memory after each phase (server and load generator together).
 //! 5. With `VNFM_LOAD_SOAK_CYCLES=N`: N more cycles on 32 instances (notified), the resident
 //!    memory printed every tenth of them (is memory flat over a long run?).
@@ -71,6 +73,23 @@ fn rss_mib() -> f64 {
                 .and_then(|kb| kb.parse::<f64>().ok())
         })
         .map_or(0.0, |kb| kb / 1024.0)
+}
+
+/// CPU time this process has used (user and system, all threads), in seconds: the cost of a
+/// phase, which varies less than its rate when the machine's capacity varies. Linux reports
+/// it in USER_HZ ticks, 100 per second on every architecture this runs on.
+fn cpu_seconds() -> f64 {
+    std::fs::read_to_string("/proc/self/stat")
+        .ok()
+        .and_then(|s| {
+            // The fields after the command name, which is in parentheses and may hold spaces.
+            let rest = s.rsplit_once(')')?.1;
+            let fields: Vec<&str> = rest.split_whitespace().collect();
+            let utime: f64 = fields.get(11)?.parse().ok()?;
+            let stime: f64 = fields.get(12)?.parse().ok()?;
+            Some((utime + stime) / 100.0)
+        })
+        .unwrap_or(0.0)
 }
 
 /// A pseudo-random number below `n` (xorshift; the load only needs variety).
@@ -597,6 +616,7 @@ fn main() {
             offset += n;
             let stop = Instant::now() + Duration::from_secs(seconds as u64);
             let started = Instant::now();
+            let cpu_before = cpu_seconds();
             let mut workers = Vec::new();
             for id in mine {
                 let (http, base, token, how) = (http.clone(), base.clone(), token.clone(), how.clone());
@@ -613,10 +633,12 @@ fn main() {
             for w in workers {
                 cycles += w.await.expect("cycle worker");
             }
+            let cpu = cpu_seconds() - cpu_before;
             println!(
-                "instantiate+terminate over REST, {mode}, {n} instance(s): {cycles} cycles in {:.1} s = {:.0} cycles/s",
+                "instantiate+terminate over REST, {mode}, {n} instance(s): {cycles} cycles in {:.1} s = {:.0} cycles/s; {:.2} ms of CPU per cycle (server and clients)",
                 started.elapsed().as_secs_f64(),
-                cycles as f64 / started.elapsed().as_secs_f64()
+                cycles as f64 / started.elapsed().as_secs_f64(),
+                cpu * 1000.0 / cycles.max(1) as f64
             );
         }
         println!("RSS after cycles: {:.0} MiB", rss_mib());
