@@ -135,17 +135,18 @@ impl Lcm {
             return Err(LcmError::conflict("the lifecycle runner is shutting down"));
         }
         let Checked {
-            instance,
+            mut instance,
             version,
-            onboarded,
-            plan,
+            mut onboarded,
+            mut plan,
             guarded,
         } = self.checked(id, &mut req).await?;
         // Inline VIM credentials become references before anything of the operation is
         // stored: the occurrence, the instance and the journal never hold them.
         let (req, sealed) = vims::seal_request(inner, req, &instance).await?;
 
-        let mut occ = exec::new_op_occ(inner, &instance.id, &req);
+        let instance_id = instance.id.clone();
+        let mut occ = exec::new_op_occ(inner, &instance_id, &req);
         occ.is_automatic_invocation = automatic;
         if !guarded.left.is_empty() {
             let warning = dependents::forced_warning(&guarded.left);
@@ -160,25 +161,27 @@ impl Lcm {
                 instance_version: version,
                 no_vims_created: matches!(req, OperationRequest::Terminate(_)),
             };
-            let ctx = exec::Ctx::new(onboarded.clone(), plan.clone(), instance.clone());
+            let ctx = exec::Ctx::new(onboarded, plan, instance.clone());
             let run = exec::Run::new(
                 inner.clone(),
-                occ.clone(),
+                occ,
                 Version::FIRST,
-                (instance.clone(), version),
+                (instance, version),
                 ctx,
                 req.to_params(),
             );
             match run.begin_at_once(lease.clone(), condition).await {
-                Ok(Some(run)) => {
+                Ok(exec::AtOnce::Begun(run)) => {
                     let begun = run.occ().clone();
                     run.spawn(exec::Entry::Begun);
                     return Ok(vims::op_occ_view(begun));
                 }
                 // The instance changed since it was read: the ordinary way below plans again.
-                Ok(None) => {}
+                Ok(exec::AtOnce::NotStored(run)) => {
+                    (occ, instance, onboarded, plan) = run.into_parts();
+                }
                 Err(e) => {
-                    vims::release_created(inner, &instance.id, &sealed).await;
+                    vims::release_created(inner, &instance_id, &sealed).await;
                     return Err(e);
                 }
             }

@@ -158,6 +158,15 @@ pub(crate) enum Entry {
     },
 }
 
+/// What [`Run::begin_at_once`] did.
+pub(crate) enum AtOnce {
+    /// The occurrence is stored, begun (or ended before anything was done): the run to spawn.
+    Begun(Run),
+    /// Nothing was stored (the instance changed since it was read): the run as it was made,
+    /// whose parts ([`Run::into_parts`]) start the occurrence the ordinary way.
+    NotStored(Run),
+}
+
 /// How an occurrence that is not stored yet is to be created ([`Run::begin_at_once`]).
 pub(crate) struct Unstored {
     lease: Lease,
@@ -294,19 +303,26 @@ impl Run {
     /// ([`vnfm_store::Store::begin_operation`]): its VIMs are resolved
     /// ([`crate::ports::VimDirectory::resolves_locally`]) and its grant asked for
     /// ([`vnfm_driver_api::Nfvo::grants_locally`]) before it exists, then `STARTING` and the
-    /// move out of it are written together, under `lease`, if `condition` still holds. `None`,
-    /// with nothing stored, when it does not. Spawn the returned run with [`Entry::Begun`].
+    /// move out of it are written together, under `lease`, if `condition` still holds. Spawn
+    /// a [`AtOnce::Begun`] run with [`Entry::Begun`]; an [`AtOnce::NotStored`] one wrote
+    /// nothing.
     pub(crate) async fn begin_at_once(
         mut self,
         lease: Lease,
         condition: StartCondition,
-    ) -> Result<Option<Run>, LcmError> {
+    ) -> Result<AtOnce, LcmError> {
         self.unstored = Some(Unstored { lease, condition });
         match self.begin().await {
-            Ok(_) => Ok(Some(self)),
-            Err(WriteError::NotBegun) => Ok(None),
+            Ok(_) => Ok(AtOnce::Begun(self)),
+            Err(WriteError::NotBegun) => Ok(AtOnce::NotStored(self)),
             Err(e) => Err(e.into_lcm()),
         }
+    }
+
+    /// The occurrence, the instance as it was before, the VNFD and the forward plan the run
+    /// was made of (of a run that wrote nothing, as they were given).
+    pub(crate) fn into_parts(self) -> (VnfLcmOpOcc, VnfInstance, OnboardedVnfd, Plan) {
+        (self.occ, self.ctx.before, self.ctx.vnfd, self.ctx.forward)
     }
 
     /// Runs the occurrence in a background task registered in the runner's registry.
