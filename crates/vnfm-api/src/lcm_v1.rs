@@ -186,14 +186,6 @@ fn accepted(origin: &str, occ: &VnfLcmOpOcc) -> Response {
     crate::lcm_v2::accepted_in(FAMILY, origin, &occ.id)
 }
 
-async fn prepare(state: &AppState, id: &VnfInstanceId) -> ApiResult<()> {
-    let instance = state.lcm.get_instance(id).await?;
-    state
-        .packages
-        .ensure_loaded(instance.vnfd_id.as_str())
-        .await
-}
-
 macro_rules! same_shape_task {
     ($name:ident, $req:ty, $schema:expr, $call:ident) => {
         async fn $name(
@@ -205,8 +197,8 @@ macro_rules! same_shape_task {
             let id = VnfInstanceId::new(id);
             let req: $req = json_body(&headers, &body, $schema)?;
             crate::test_vim::check_request(&state, &body)?;
-            prepare(&state, &id).await?;
-            let occ = state.lcm.$call(&id, req).await?;
+            let occ =
+                crate::lcm_v2::start_loading(&state, req, |r| state.lcm.$call(&id, r)).await?;
             Ok(accepted(&state.origin(&headers), &occ))
         }
     };
@@ -244,8 +236,8 @@ macro_rules! converted_task {
             let req: $v1 = value_as(v261_names(req))?;
             let req = <$v2>::try_from(req).map_err(conversion)?;
             crate::test_vim::check_request(&state, &body)?;
-            prepare(&state, &id).await?;
-            let occ = state.lcm.$call(&id, req).await?;
+            let occ =
+                crate::lcm_v2::start_loading(&state, req, |r| state.lcm.$call(&id, r)).await?;
             Ok(accepted(&state.origin(&headers), &occ))
         }
     };

@@ -293,6 +293,29 @@ async fn prepare(state: &AppState, id: &VnfInstanceId) -> ApiResult<()> {
     Ok(())
 }
 
+/// Starts an operation with `start`; when a VNFD it needs is not loaded in this process
+/// (another replica onboarded the package), loads it from the store and starts once more.
+/// Nothing is stored before that refusal, and asking first would read the instance on every
+/// request for a miss that happens once per package and process.
+pub(crate) async fn start_loading<R, F, Fut>(
+    state: &AppState,
+    req: R,
+    start: F,
+) -> ApiResult<VnfLcmOpOcc>
+where
+    R: Clone,
+    F: Fn(R) -> Fut,
+    Fut: std::future::Future<Output = Result<VnfLcmOpOcc, LcmError>>,
+{
+    match start(req.clone()).await {
+        Err(LcmError::UnknownVnfd { vnfd_id }) => {
+            state.packages.ensure_loaded(&vnfd_id).await?;
+            Ok(start(req).await?)
+        }
+        started => Ok(started?),
+    }
+}
+
 macro_rules! task {
     ($name:ident, $req:ty, $schema:expr, $call:ident, $variant:ident) => {
         async fn $name(
@@ -306,11 +329,11 @@ macro_rules! task {
             let preview = crate::preview::requested(&uri)?;
             let req: $req = json_body(&headers, &body, $schema)?;
             crate::test_vim::check_request(&state, &body)?;
-            prepare(&state, &id).await?;
             if preview {
+                prepare(&state, &id).await?;
                 return crate::preview::respond(&state, &id, OperationRequest::$variant(req)).await;
             }
-            let occ = state.lcm.$call(&id, req).await?;
+            let occ = start_loading(&state, req, |r| state.lcm.$call(&id, r)).await?;
             Ok(accepted(&state.origin(&headers), &occ))
         }
     };

@@ -692,6 +692,82 @@ async fn identical_lcm_subscriptions_are_created_when_duplicates_are_allowed() {
     assert_eq!(r.status, StatusCode::SEE_OTHER);
 }
 
+/// A package onboarded at one replica after another started is not in the other's memory:
+/// an operation requested at the other loads its VNFD from the shared store and runs (the
+/// first request, v1, finds it missing; the v2 one after it finds it loaded).
+#[tokio::test]
+async fn an_operation_at_a_replica_loads_a_vnfd_another_replica_onboarded() {
+    use tower::ServiceExt;
+    let a = Harness::new().await;
+    let a_dir = a._dir.path().join("data");
+    let b_tmp = tempfile::tempdir().unwrap();
+    let b_dir = b_tmp.path().join("data");
+    std::fs::create_dir_all(&b_dir).unwrap();
+    for key in ["token.keys", "fernet.keys"] {
+        std::fs::copy(a_dir.join(key), b_dir.join(key)).unwrap();
+    }
+    let mut options = vnfm_api::StateOptions::new(&b_dir);
+    options.verify_callbacks = false;
+    options.enable_test_vim = true;
+    let services = vnfm::lcm::builder()
+        .data_dir(&b_dir)
+        .store_url(format!("sqlite://{}", a_dir.join("vnfm.db").display()))
+        .recovery_interval(None)
+        .infra_driver(vnfm_api::test_vim_driver())
+        .assemble()
+        .await
+        .unwrap();
+    let b = vnfm_api::AppState::new(services, options).await.unwrap();
+    let b_app = vnfm_api::router(b.clone());
+    // Onboarded at A once B runs: B's memory has no VNFD.
+    a.onboard(zip_dir(Path::new(HELLO))).await;
+    let vim = json!({"vim1": {"vimType": "TEST.NOOP.V_1"}});
+    let v1_vim = json!([{"id": "vim1", "vimType": "TEST.NOOP.V_1"}]);
+    for (version, prefix, body) in [
+        (
+            "1.3.0",
+            "/vnflcm/v1",
+            json!({"flavourId": "simple", "vimConnectionInfo": v1_vim}),
+        ),
+        (
+            "2.0.0",
+            "/vnflcm/v2",
+            json!({"flavourId": "simple", "vimConnectionInfo": vim}),
+        ),
+    ] {
+        let id = a.create_instance().await;
+        let request = axum::http::Request::builder()
+            .method(Method::POST)
+            .uri(format!("{prefix}/vnf_instances/{id}/instantiate"))
+            .header("authorization", format!("Bearer {}", a.token))
+            .header("version", version)
+            .header("content-type", "application/json")
+            .body(axum::body::Body::from(body.to_string()))
+            .unwrap();
+        let response = b_app.clone().oneshot(request).await.unwrap();
+        let status = response.status();
+        let location = response
+            .headers()
+            .get("location")
+            .map(|l| l.to_str().unwrap().to_owned());
+        let body = axum::body::to_bytes(response.into_body(), usize::MAX)
+            .await
+            .unwrap();
+        assert_eq!(
+            status,
+            StatusCode::ACCEPTED,
+            "{prefix}: {}",
+            String::from_utf8_lossy(&body)
+        );
+        let location = location.unwrap().replace("/vnflcm/v1/", "/vnflcm/v2/");
+        let occ = a.wait_op(&location).await;
+        assert_eq!(occ["operationState"], "COMPLETED", "{prefix}: {occ}");
+    }
+    b.lcm()
+        .shutdown(std::time::Duration::from_millis(100))
+        .await;
+}
+
 /// The services of a replica with data directory `dir` sharing the store of the replica
 /// whose data directory is `shared`.
 async fn replica(dir: &std::path::Path, shared: &std::path::Path) -> vnfm::lcm::Vnfm {
