@@ -165,8 +165,16 @@ struct World {
 }
 
 impl World {
-    /// On a fresh SQLite file, or on `url`.
+    /// On a fresh SQLite file, or on `url`; the lifecycle manager resolves VIMs through the
+    /// gates (which do not resolve from the store alone, so every occurrence is first stored
+    /// in `STARTING`).
     async fn new(url: Option<&str>) -> World {
+        World::with_directory(url, true).await
+    }
+
+    /// [`World::new`], the lifecycle manager resolving VIMs through the gates when `gated`,
+    /// else through the registry itself.
+    async fn with_directory(url: Option<&str>, gated: bool) -> World {
         vnfm_outbound::install_crypto_provider();
         let dir = tempfile::tempdir().unwrap();
         let url = url
@@ -190,9 +198,14 @@ impl World {
             hooks_vnfd(),
             Arc::new(MemArtifacts::new().with("Scripts/mgmt.so", b"plugin".to_vec())),
         );
+        let directory: Arc<dyn VimDirectory> = if gated {
+            vims.clone()
+        } else {
+            registry.clone()
+        };
         let lcm = Lcm::builder(
             store.clone(),
-            vims.clone(),
+            directory,
             Arc::new(SingleCallbackRouter::new("sub-1", CALLBACK)),
             Arc::new(catalog),
         )
@@ -299,6 +312,51 @@ impl World {
             .unwrap()
             .items
     }
+}
+
+/// With the registry as VIM directory an occurrence nobody can contest is stored already
+/// begun, but a request a concurrent start could contest still takes the instance's lock
+/// first and is checked again under it: the TERMINATE of an instance that registered a VIM,
+/// and a request referencing a VIM another instance registered, are returned in `STARTING`.
+#[tokio::test]
+async fn contested_requests_take_the_lock_before_they_begin() {
+    let w = World::with_directory(None, false).await;
+    let a = w.create("creator-a").await;
+    let op = w
+        .lcm
+        .instantiate(
+            &a,
+            req(json!({"flavourId": "simple", "vimConnectionInfo": memory_vims()})),
+        )
+        .await
+        .unwrap();
+    assert_eq!(op.operation_state, State::Processing, "uncontested");
+    w.completed(op).await;
+    let vim = w.instance(&a).await.vim_connection_info.unwrap()["k8s"]
+        .vim_id
+        .clone()
+        .unwrap();
+
+    let b = w.create("cnf-b").await;
+    let op = w.lcm.instantiate(&b, req(World::on(&vim))).await.unwrap();
+    assert_eq!(op.operation_state, State::Starting, "on creator-a's VIM");
+    w.completed(op).await;
+
+    let op = w.terminate(&b, Value::Null).await.unwrap();
+    assert_eq!(
+        op.operation_state,
+        State::Processing,
+        "cnf-b registered no VIM"
+    );
+    w.completed(op).await;
+
+    let op = w.terminate(&a, Value::Null).await.unwrap();
+    assert_eq!(
+        op.operation_state,
+        State::Starting,
+        "creator-a registered a VIM"
+    );
+    w.completed(op).await;
 }
 
 fn dependent(b: &VnfInstanceId, name: &str, vim: &VimId) -> DependentInstance {
