@@ -215,6 +215,7 @@ fn bound<'q>(sql: &str, args: &[Arg<'q>]) -> sqlx::query::Query<'q, Postgres, Pg
             Arg::Blob(b) => q.bind(b),
             Arg::Null => q.bind(None::<&str>),
             Arg::NullBlob => q.bind(None::<&[u8]>),
+            Arg::NullInt => q.bind(None::<i64>),
         };
     }
     q

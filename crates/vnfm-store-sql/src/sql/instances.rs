@@ -82,10 +82,75 @@ pub(crate) async fn get<C: SqlConn>(
     )))
 }
 
-/// Compare-and-swap of an instance document. The indexed columns are written only when they
-/// change (an `UPDATE` rewrites the index entries of every column it sets, changed or not, and
-/// each rewritten entry dirties a page the commit writes out).
+/// Compare-and-swap of an instance document, its indexed columns and its VIM index.
 pub(crate) async fn update<C: SqlConn>(
+    tx: &mut C,
+    instance: &VnfInstance,
+    expected: Version,
+) -> Result<Version, StoreError> {
+    match C::DIALECT {
+        Dialect::Sqlite => update_changed(tx, instance, expected).await,
+        Dialect::Postgres => update_at_once(tx, instance, expected).await,
+    }
+}
+
+/// [`update`] in one statement (PostgreSQL, where each statement is a round trip to the
+/// server): every indexed column is set (PostgreSQL leaves the index entries of a column
+/// whose value did not change alone), and the VIM index is brought to the document's VIMs by
+/// the statement's own `DELETE` and `INSERT`. When the version does not match, those are
+/// undone with the transaction the error ends.
+async fn update_at_once<C: SqlConn>(
+    tx: &mut C,
+    instance: &VnfInstance,
+    expected: Version,
+) -> Result<Version, StoreError> {
+    let doc = to_json(INSTANCE, instance)?;
+    let vims: BTreeSet<String> = vim_ids(instance).into_iter().collect();
+    let vims = to_json("VIM ids", &vims)?;
+    let state = enum_str(&instance.instantiation_state);
+    let id = instance.id.as_str();
+    let sql = format!(
+        "WITH wanted AS (SELECT value AS vim_id FROM jsonb_array_elements_text($10::jsonb)), \
+         gone AS (DELETE FROM instance_vims WHERE instance_id = $1 \
+         AND vim_id NOT IN (SELECT vim_id FROM wanted)), \
+         added AS (INSERT INTO instance_vims (vim_id, instance_id) \
+         SELECT vim_id, $1 FROM wanted ON CONFLICT DO NOTHING) \
+         UPDATE vnf_instances SET version = version + 1, doc = $3, default_view = {}, \
+         updated_at = $4, vnfd_id = $5, vnf_provider = $6, vnf_product_name = $7, \
+         instantiation_state = $8, vnf_instance_name = $9 \
+         WHERE id = $1 AND version = $2 RETURNING version",
+        default_view_of(C::DIALECT, 3)
+    );
+    let row = tx
+        .row(
+            &sql,
+            &[
+                id.into(),
+                expected.0.into(),
+                doc.as_str().into(),
+                now_ms().into(),
+                instance.vnfd_id.as_str().into(),
+                instance.vnf_provider.as_str().into(),
+                instance.vnf_product_name.as_str().into(),
+                state.as_str().into(),
+                instance.vnf_instance_name.as_deref().into(),
+                vims.as_str().into(),
+            ],
+            &[Col::Int],
+        )
+        .await?;
+    let Some(row) = row else {
+        let found = locked_version(tx, "vnf_instances", id).await?;
+        return Err(stale(INSTANCE, id, expected, found));
+    };
+    let [version] = columns(row)?;
+    Ok(Version(version.int()?))
+}
+
+/// [`update`] on SQLite. The indexed columns are written only when they change (an `UPDATE`
+/// rewrites the index entries of every column it sets, changed or not, and each rewritten
+/// entry dirties a page the commit writes out).
+async fn update_changed<C: SqlConn>(
     tx: &mut C,
     instance: &VnfInstance,
     expected: Version,

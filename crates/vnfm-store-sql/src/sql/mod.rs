@@ -49,6 +49,15 @@ impl Dialect {
             Dialect::Postgres => " FOR UPDATE SKIP LOCKED",
         }
     }
+
+    /// Suffix that locks the rows of the table aliased `alias` that a `SELECT` reads (the
+    /// other side of an outer join cannot be locked).
+    pub(crate) fn for_update_of(self, alias: &str) -> String {
+        match self {
+            Dialect::Sqlite => String::new(),
+            Dialect::Postgres => format!(" FOR UPDATE OF {alias}"),
+        }
+    }
 }
 
 /// A statement argument.
@@ -61,6 +70,8 @@ pub(crate) enum Arg<'a> {
     Null,
     /// A NULL bytes value.
     NullBlob,
+    /// A NULL integer value.
+    NullInt,
 }
 
 impl<'a> From<&'a str> for Arg<'a> {

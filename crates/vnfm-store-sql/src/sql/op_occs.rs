@@ -1,11 +1,13 @@
 //! Operation occurrences: the per-instance lock, runner leases, the step journal and the
 //! op-occ-scoped data of lifecycle hooks.
 
+use std::collections::BTreeMap;
+
 use serde_json::Value;
 use vnfm_types::{LcmOperationStateType, VnfLcmOpOcc, VnfLcmOpOccId};
 
 use super::{
-    Arg, Col, SqlConn, columns, from_json, locked_version, now_ms, page, placeholders, probe_size,
+    Arg, Col, Dialect, SqlConn, columns, from_json, now_ms, page, placeholders, probe_size,
     single_int, to_json,
 };
 use crate::sql::{instances, outbox};
@@ -17,6 +19,9 @@ use vnfm_store::{
 
 pub(crate) const OP_OCC: &str = "op-occ";
 const INSTANCE: &str = "VNF instance";
+
+/// The version of an occurrence stored already begun: its start and its first move.
+const BEGUN: Version = Version(2);
 
 /// The states in which an occurrence holds its instance, as an SQL list.
 const HOLDING: &str = "('STARTING', 'PROCESSING', 'ROLLING_BACK', 'FAILED_TEMP')";
@@ -78,7 +83,8 @@ pub(crate) async fn start<C: SqlConn>(
 }
 
 /// [`start`] and [`record_step`] in one transaction when `condition` holds; `None`, with
-/// nothing written, when it does not.
+/// nothing written, when it does not. The occurrence is inserted as the first move leaves it
+/// (one row write, not an insert in `STARTING` and its update).
 pub(crate) async fn begin<C: SqlConn>(
     tx: &mut C,
     started: &VnfLcmOpOcc,
@@ -101,13 +107,63 @@ pub(crate) async fn begin<C: SqlConn>(
     {
         return Ok(None);
     }
-    insert_starting(tx, started, lease).await?;
-    record_step(tx, record).await.map(Some)
+    first_move_refusal(started, lease, record)?;
+    check_instance(record)?;
+    let kept_lease = (!drops_lease(record)).then_some(lease);
+    insert(tx, &record.occ, kept_lease, BEGUN).await?;
+    let journal_seq = journal_step(tx, record).await?;
+    let instance_version = write_with_step(tx, record).await?;
+    Ok(Some(StepWritten {
+        op_occ_version: BEGUN,
+        instance_version,
+        journal_seq,
+    }))
+}
+
+/// Why `record` cannot be the first move of `started` under `lease`, as [`record_step`] would
+/// refuse it on the stored start.
+fn first_move_refusal(
+    started: &VnfLcmOpOcc,
+    lease: &Lease,
+    record: &StepRecord,
+) -> Result<(), StoreError> {
+    let id = &started.id;
+    if record.occ.id != *id || record.occ.vnf_instance_id != started.vnf_instance_id {
+        return Err(StoreError::Invalid(format!(
+            "the first move of operation occurrence {id} names occurrence {} of VNF instance {}",
+            record.occ.id, record.occ.vnf_instance_id
+        )));
+    }
+    if record.owner != lease.owner {
+        return Err(StoreError::Conflict(Conflict::LeaseLost {
+            op_occ_id: id.clone(),
+            owner: record.owner.clone(),
+            holder: Some(lease.owner.clone()),
+        }));
+    }
+    if record.expected_version != Version::FIRST {
+        return Err(StoreError::VersionMismatch {
+            kind: OP_OCC,
+            id: id.0.clone(),
+            expected: record.expected_version,
+            found: Version::FIRST,
+        });
+    }
+    if record.expected_state != LcmOperationStateType::Starting {
+        return Err(StoreError::Invalid(format!(
+            "operation occurrence {id} is in state STARTING, not the expected one"
+        )));
+    }
+    Ok(())
 }
 
 /// Checks that `occ` is new (`STARTING`) and that its instance exists and is free; locks the
 /// instance row (PostgreSQL) so concurrent starts and deletes of the same instance
 /// serialise (SQLite's write transaction already has). The instance's version.
+///
+/// One statement reads both. On PostgreSQL the holder it reads may be older than the lock it
+/// waited for; a holder committed meanwhile still makes the insert that follows hit the unique
+/// index of holding occurrences, which the caller reports as the instance being busy.
 async fn free_instance<C: SqlConn>(tx: &mut C, occ: &VnfLcmOpOcc) -> Result<Version, StoreError> {
     if occ.operation_state != LcmOperationStateType::Starting {
         return Err(StoreError::Invalid(format!(
@@ -116,20 +172,35 @@ async fn free_instance<C: SqlConn>(tx: &mut C, occ: &VnfLcmOpOcc) -> Result<Vers
         )));
     }
     let instance_id = occ.vnf_instance_id.as_str();
-    let Some(version) = locked_version(tx, "vnf_instances", instance_id).await? else {
+    let sql = format!(
+        "SELECT i.version, o.id, o.state FROM vnf_instances i \
+         LEFT JOIN op_occs o ON o.instance_id = i.id AND o.state IN {HOLDING} \
+         WHERE i.id = $1 LIMIT 1{}",
+        C::DIALECT.for_update_of("i")
+    );
+    let Some(row) = tx
+        .row(
+            &sql,
+            &[instance_id.into()],
+            &[Col::Int, Col::OptText, Col::OptText],
+        )
+        .await?
+    else {
         return Err(StoreError::NotFound {
             kind: INSTANCE,
             id: instance_id.to_owned(),
         });
     };
-    if let Some((op_occ_id, state)) = holder(tx, instance_id).await? {
+    let [version, holder, state] = columns(row)?;
+    if let (Some(op_occ_id), Some(state)) = (holder.opt_text()?, state.opt_text()?) {
+        let state = parsed_state(&op_occ_id, &state)?;
         return Err(StoreError::Conflict(Conflict::InstanceBusy {
             instance_id: instance_id.to_owned(),
-            op_occ_id,
+            op_occ_id: VnfLcmOpOccId(op_occ_id),
             state,
         }));
     }
-    Ok(version)
+    Ok(Version(version.int()?))
 }
 
 /// Inserts `occ` in `STARTING` at [`Version::FIRST`] under `lease`.
@@ -138,6 +209,16 @@ async fn insert_starting<C: SqlConn>(
     occ: &VnfLcmOpOcc,
     lease: &Lease,
 ) -> Result<(), StoreError> {
+    insert(tx, occ, Some(lease), Version::FIRST).await
+}
+
+/// Inserts `occ` in its state at `version`, under `lease` if any.
+async fn insert<C: SqlConn>(
+    tx: &mut C,
+    occ: &VnfLcmOpOcc,
+    lease: Option<&Lease>,
+    version: Version,
+) -> Result<(), StoreError> {
     let doc = to_json(OP_OCC, occ)?;
     let operation = enum_str(&occ.operation);
     let inserted = tx
@@ -145,15 +226,17 @@ async fn insert_starting<C: SqlConn>(
             &format!(
                 "INSERT INTO op_occs (id, instance_id, operation, state, version, \
                  lease_owner, lease_expires_at, doc, created_at, updated_at, project) \
-                 VALUES ($1, $2, $3, 'STARTING', 1, $4, $5, $6, $7, $7, {})",
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9, {})",
                 super::instance_project(2)
             ),
             &[
                 occ.id.as_str().into(),
                 occ.vnf_instance_id.as_str().into(),
                 operation.as_str().into(),
-                lease.owner.as_str().into(),
-                lease.expires_at.0.into(),
+                state_str(occ.operation_state).into(),
+                version.0.into(),
+                lease.map(|l| l.owner.as_str()).into(),
+                lease.map_or(Arg::NullInt, |l| l.expires_at.0.into()),
                 doc.as_str().into(),
                 now_ms().into(),
             ],
@@ -176,17 +259,38 @@ pub(crate) async fn put_data<C: SqlConn>(
     key: &str,
     value: &Value,
 ) -> Result<(), StoreError> {
-    let text = to_json("op-occ data", value)?;
+    put_data_all(tx, op_occ_id, [(key, value)]).await
+}
+
+/// Upserts op-occ data entries in one statement (the op-occ must exist); of entries with the
+/// same key, the last is kept.
+async fn put_data_all<'a, C: SqlConn>(
+    tx: &mut C,
+    op_occ_id: &str,
+    entries: impl IntoIterator<Item = (&'a str, &'a Value)>,
+) -> Result<(), StoreError> {
+    let mut texts: BTreeMap<&str, String> = BTreeMap::new();
+    for (key, value) in entries {
+        texts.insert(key, to_json("op-occ data", value)?);
+    }
+    if texts.is_empty() {
+        return Ok(());
+    }
+    let mut args: Vec<Arg<'_>> = vec![op_occ_id.into(), now_ms().into()];
+    let mut rows = Vec::with_capacity(texts.len());
+    for (key, text) in &texts {
+        args.push((*key).into());
+        args.push(text.as_str().into());
+        rows.push(format!("($1, ${}, ${}, $2)", args.len() - 1, args.len()));
+    }
     tx.execute(
-        "INSERT INTO op_occ_data (op_occ_id, data_key, value, updated_at) \
-         VALUES ($1, $2, $3, $4) ON CONFLICT (op_occ_id, data_key) \
-         DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
-        &[
-            op_occ_id.into(),
-            key.into(),
-            text.as_str().into(),
-            now_ms().into(),
-        ],
+        &format!(
+            "INSERT INTO op_occ_data (op_occ_id, data_key, value, updated_at) VALUES {} \
+             ON CONFLICT (op_occ_id, data_key) \
+             DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
+            rows.join(", ")
+        ),
+        &args,
     )
     .await?;
     Ok(())
@@ -297,26 +401,65 @@ async fn runner_refusal<C: SqlConn>(
     }
 }
 
+/// Whether the state `record` moves to keeps no lease: `FAILED_TEMP` waits for the operator
+/// and final states are done, so neither has a runner.
+fn drops_lease(record: &StepRecord) -> bool {
+    let state = record.occ.operation_state;
+    state.is_final() || state == LcmOperationStateType::FailedTemp
+}
+
+/// Refuses a record whose instance is not the occurrence's.
+fn check_instance(record: &StepRecord) -> Result<(), StoreError> {
+    let occ = &record.occ;
+    match &record.instance {
+        Some((instance, _)) if instance.id != occ.vnf_instance_id => {
+            Err(StoreError::Invalid(format!(
+                "operation occurrence {} operates on VNF instance {}, not {}",
+                occ.id, occ.vnf_instance_id, instance.id
+            )))
+        }
+        _ => Ok(()),
+    }
+}
+
 /// The writes of one runner step ([`vnfm_store::Store::record_step`]).
 pub(crate) async fn record_step<C: SqlConn>(
     tx: &mut C,
     record: &StepRecord,
 ) -> Result<StepWritten, StoreError> {
-    let occ = &record.occ;
-    if let Some((instance, _)) = &record.instance
-        && instance.id != occ.vnf_instance_id
-    {
-        return Err(StoreError::Invalid(format!(
-            "operation occurrence {} operates on VNF instance {}, not {}",
-            occ.id, occ.vnf_instance_id, instance.id
-        )));
-    }
-    let doc = to_json(OP_OCC, occ)?;
-    let new_state = occ.operation_state;
-    // FAILED_TEMP waits for the operator and final states are done: neither has a runner, so
-    // neither keeps a lease.
-    let drop_lease = new_state.is_final() || new_state == LcmOperationStateType::FailedTemp;
-    let sql = if drop_lease {
+    check_instance(record)?;
+    let moved = match (C::DIALECT, &record.journal) {
+        // One round trip to the server instead of two.
+        (Dialect::Postgres, Some(_)) => move_and_journal(tx, record).await?,
+        _ => match move_occ(tx, record).await? {
+            Some(version) => Some((version, journal_step(tx, record).await?)),
+            None => None,
+        },
+    };
+    let (op_occ_version, journal_seq) = match moved {
+        Some(moved) => moved,
+        None => {
+            let refusal = runner_refusal(
+                tx,
+                &record.occ.id,
+                &record.owner,
+                Some(record.expected_version),
+            );
+            return Err(refusal.await);
+        }
+    };
+    let instance_version = write_with_step(tx, record).await?;
+    Ok(StepWritten {
+        op_occ_version,
+        instance_version,
+        journal_seq,
+    })
+}
+
+/// The conditional update that moves the occurrence as `record` says, its arguments `$1` to
+/// `$8`, returning the new version.
+fn move_statement(record: &StepRecord) -> &'static str {
+    if drops_lease(record) {
         "UPDATE op_occs SET state = $1, doc = $2, version = version + 1, \
          updated_at = $3, lease_owner = NULL, lease_expires_at = NULL \
          WHERE id = $4 AND instance_id = $5 AND version = $6 AND state = $7 \
@@ -325,65 +468,122 @@ pub(crate) async fn record_step<C: SqlConn>(
         "UPDATE op_occs SET state = $1, doc = $2, version = version + 1, updated_at = $3 \
          WHERE id = $4 AND instance_id = $5 AND version = $6 AND state = $7 \
          AND lease_owner = $8 RETURNING version"
-    };
-    let row = tx
+    }
+}
+
+/// The arguments of [`move_statement`].
+fn move_args<'a>(record: &'a StepRecord, doc: &'a str) -> Vec<Arg<'a>> {
+    let occ = &record.occ;
+    vec![
+        state_str(occ.operation_state).into(),
+        doc.into(),
+        now_ms().into(),
+        occ.id.as_str().into(),
+        occ.vnf_instance_id.as_str().into(),
+        record.expected_version.0.into(),
+        state_str(record.expected_state).into(),
+        record.owner.as_str().into(),
+    ]
+}
+
+/// Moves the occurrence; its new version, `None` when the move's condition did not hold.
+async fn move_occ<C: SqlConn>(
+    tx: &mut C,
+    record: &StepRecord,
+) -> Result<Option<Version>, StoreError> {
+    let doc = to_json(OP_OCC, &record.occ)?;
+    let Some(row) = tx
         .row(
-            sql,
-            &[
-                state_str(new_state).into(),
-                doc.as_str().into(),
-                now_ms().into(),
-                occ.id.as_str().into(),
-                occ.vnf_instance_id.as_str().into(),
-                record.expected_version.0.into(),
-                state_str(record.expected_state).into(),
-                record.owner.as_str().into(),
-            ],
+            move_statement(record),
+            &move_args(record, &doc),
             &[Col::Int],
         )
-        .await?;
-    let Some(row) = row else {
-        return Err(
-            runner_refusal(tx, &occ.id, &record.owner, Some(record.expected_version)).await,
-        );
+        .await?
+    else {
+        return Ok(None);
     };
     let [version] = columns(row)?;
-    let op_occ_version = Version(version.int()?);
-    let journal_seq = match &record.journal {
-        None => None,
-        Some(step) => {
-            let detail = to_json("journal detail", &step.detail)?;
-            let seq = single_int(
-                tx,
-                "INSERT INTO op_occ_journal (op_occ_id, seq, step, outcome, recorded_at, detail) \
-                 SELECT $1, COALESCE(MAX(seq), 0) + 1, $2, $3, $4, $5 \
-                 FROM op_occ_journal WHERE op_occ_id = $1 RETURNING seq",
-                &[
-                    occ.id.as_str().into(),
-                    step.step.as_str().into(),
-                    step.outcome.as_str().into(),
-                    step.at.0.into(),
-                    detail.as_str().into(),
-                ],
-            )
-            .await?
-            .ok_or_else(|| StoreError::Backend("journal insert returned no row".into()))?;
-            Some(seq)
-        }
+    Ok(Some(Version(version.int()?)))
+}
+
+/// [`move_occ`] and [`journal_step`] in one statement (PostgreSQL): the journal row is inserted
+/// only when the move's condition held.
+async fn move_and_journal<C: SqlConn>(
+    tx: &mut C,
+    record: &StepRecord,
+) -> Result<Option<(Version, Option<i64>)>, StoreError> {
+    let Some(step) = &record.journal else {
+        return Err(StoreError::Invalid("a step without a journal row".into()));
     };
-    for (key, value) in &record.data {
-        put_data(tx, occ.id.as_str(), key, value).await?;
-    }
+    let doc = to_json(OP_OCC, &record.occ)?;
+    let detail = to_json("journal detail", &step.detail)?;
+    let sql = format!(
+        "WITH moved AS ({}), \
+         noted AS (INSERT INTO op_occ_journal (op_occ_id, seq, step, outcome, recorded_at, detail) \
+         SELECT $4, COALESCE((SELECT MAX(seq) FROM op_occ_journal WHERE op_occ_id = $4), 0) + 1, \
+         $9, $10, $11, $12 FROM moved RETURNING seq) \
+         SELECT moved.version, noted.seq FROM moved, noted",
+        move_statement(record)
+    );
+    let mut args = move_args(record, &doc);
+    args.extend::<[Arg<'_>; 4]>([
+        step.step.as_str().into(),
+        step.outcome.as_str().into(),
+        step.at.0.into(),
+        detail.as_str().into(),
+    ]);
+    let Some(row) = tx.row(&sql, &args, &[Col::Int, Col::Int]).await? else {
+        return Ok(None);
+    };
+    let [version, seq] = columns(row)?;
+    Ok(Some((Version(version.int()?), Some(seq.int()?))))
+}
+
+/// Appends the journal row of `record`, if it has one; its sequence number.
+async fn journal_step<C: SqlConn>(
+    tx: &mut C,
+    record: &StepRecord,
+) -> Result<Option<i64>, StoreError> {
+    let Some(step) = &record.journal else {
+        return Ok(None);
+    };
+    let detail = to_json("journal detail", &step.detail)?;
+    let seq = single_int(
+        tx,
+        "INSERT INTO op_occ_journal (op_occ_id, seq, step, outcome, recorded_at, detail) \
+         SELECT $1, COALESCE(MAX(seq), 0) + 1, $2, $3, $4, $5 \
+         FROM op_occ_journal WHERE op_occ_id = $1 RETURNING seq",
+        &[
+            record.occ.id.as_str().into(),
+            step.step.as_str().into(),
+            step.outcome.as_str().into(),
+            step.at.0.into(),
+            detail.as_str().into(),
+        ],
+    )
+    .await?
+    .ok_or_else(|| StoreError::Backend("journal insert returned no row".into()))?;
+    Ok(Some(seq))
+}
+
+/// What a step writes besides the occurrence and its journal: op-occ data, the instance, the
+/// notifications. The instance's new version, if it was written.
+async fn write_with_step<C: SqlConn>(
+    tx: &mut C,
+    record: &StepRecord,
+) -> Result<Option<Version>, StoreError> {
+    put_data_all(
+        tx,
+        record.occ.id.as_str(),
+        record.data.iter().map(|(k, v)| (k.as_str(), v)),
+    )
+    .await?;
     let instance_version = match &record.instance {
         None => None,
         Some((instance, expected)) => Some(instances::update(tx, instance, *expected).await?),
     };
     outbox::insert(tx, &record.outbox).await?;
-    Ok(StepWritten {
-        op_occ_version,
-        instance_version,
-        journal_seq,
-    })
+    Ok(instance_version)
 }
 
 /// The occurrence `id` and its version.

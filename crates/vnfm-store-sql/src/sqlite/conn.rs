@@ -38,7 +38,7 @@ impl ToSql for Arg<'_> {
             Arg::Text(t) => ToSqlOutput::Borrowed(ValueRef::Text(t.as_bytes())),
             Arg::Int(i) => ToSqlOutput::Owned(SqlValue::Integer(i)),
             Arg::Blob(b) => ToSqlOutput::Borrowed(ValueRef::Blob(b)),
-            Arg::Null | Arg::NullBlob => return Null.to_sql(),
+            Arg::Null | Arg::NullBlob | Arg::NullInt => return Null.to_sql(),
         })
     }
 }

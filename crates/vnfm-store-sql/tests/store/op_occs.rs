@@ -12,6 +12,7 @@ store_tests!(
     claim_expired_gives_each_op_occ_to_exactly_one_claimer,
     list_op_occs_filters_and_pages,
     op_occ_data_survives_and_is_scoped,
+    a_step_writes_its_data_and_journal_only_when_it_moves,
 );
 
 async fn start_operation_conflicts_in_every_non_final_state(db: &TestDb) {
@@ -716,4 +717,65 @@ async fn op_occ_data_survives_and_is_scoped(db: &TestDb) {
         .await
         .unwrap_err();
     assert!(matches!(err, StoreError::NotFound { .. }), "{err:?}");
+}
+
+/// A step's data entries are written together (of two with one key, the later wins) with its
+/// journal row; a step refused as stale writes neither.
+async fn a_step_writes_its_data_and_journal_only_when_it_moves(db: &TestDb) {
+    let s = db.store.as_ref();
+    s.create_instance(&instance("i-step", "vnfd", None, &[]), &[])
+        .await
+        .unwrap();
+    let occ = op_occ("o-step", "i-step", S::Starting);
+    s.start_operation(&occ, &lease("r", T0)).await.unwrap();
+    let first = StepRecord {
+        journal: Some(step("plan:forward", StepOutcome::Started)),
+        data: vec![
+            ("a".into(), json!(1)),
+            ("b".into(), json!({"x": 2})),
+            ("a".into(), json!(3)),
+        ],
+        ..transition(&occ, S::Starting, S::Processing, Version(1), "r")
+    };
+    let written = s.record_step(&first).await.unwrap();
+    assert_eq!(
+        (written.op_occ_version, written.journal_seq),
+        (Version(2), Some(1))
+    );
+    let id = &occ.id;
+    assert_eq!(s.get_op_occ_data(id, "a").await.unwrap(), Some(json!(3)));
+    assert_eq!(
+        s.get_op_occ_data(id, "b").await.unwrap(),
+        Some(json!({"x": 2}))
+    );
+
+    // The same move again is stale: nothing of it is written.
+    let stale = StepRecord {
+        data: vec![("a".into(), json!("stale"))],
+        ..first.clone()
+    };
+    let err = s.record_step(&stale).await.unwrap_err();
+    assert!(matches!(err, StoreError::VersionMismatch { .. }), "{err:?}");
+    assert_eq!(s.journal(id).await.unwrap().len(), 1);
+    assert_eq!(s.get_op_occ_data(id, "a").await.unwrap(), Some(json!(3)));
+
+    let last = StepRecord {
+        journal: Some(step("plan:forward", StepOutcome::Completed)),
+        data: vec![("b".into(), json!("done"))],
+        ..transition(&occ, S::Processing, S::Completed, Version(2), "r")
+    };
+    let written = s.record_step(&last).await.unwrap();
+    assert_eq!(
+        (written.op_occ_version, written.journal_seq),
+        (Version(3), Some(2))
+    );
+    assert_eq!(
+        s.get_op_occ_data(id, "b").await.unwrap(),
+        Some(json!("done"))
+    );
+    let journal = s.journal(id).await.unwrap();
+    assert_eq!(
+        journal.iter().map(|j| j.seq).collect::<Vec<_>>(),
+        vec![1, 2]
+    );
 }

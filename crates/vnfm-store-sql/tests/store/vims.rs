@@ -5,6 +5,7 @@ use super::*;
 store_tests!(
     vims_and_the_index_of_instances_using_them,
     vim_index_follows_references_and_resources,
+    a_stale_instance_update_leaves_the_vim_index_alone,
 );
 
 async fn vims_and_the_index_of_instances_using_them(db: &TestDb) {
@@ -268,4 +269,32 @@ async fn vim_index_follows_references_and_resources(db: &TestDb) {
     .await
     .unwrap();
     assert!(users(s, "k8s-a2").await.is_empty());
+}
+
+/// An update refused as stale changes neither the document nor the index of the VIMs the
+/// instance uses; a current one adds and removes entries.
+async fn a_stale_instance_update_leaves_the_vim_index_alone(db: &TestDb) {
+    let s = db.store.as_ref();
+    s.create_instance(&instance("i-stale", "vnfd", None, &["vim-1"]), &[])
+        .await
+        .unwrap();
+    s.update_instance(
+        &instance("i-stale", "vnfd", None, &["vim-1", "vim-2"]),
+        Version(1),
+    )
+    .await
+    .unwrap();
+    assert_eq!(users(s, "vim-2").await, vec!["i-stale"]);
+
+    let stale = instance("i-stale", "vnfd", None, &["vim-3"]);
+    let err = s.update_instance(&stale, Version(1)).await.unwrap_err();
+    assert!(matches!(err, StoreError::VersionMismatch { .. }), "{err:?}");
+    assert_eq!(users(s, "vim-1").await, vec!["i-stale"]);
+    assert_eq!(users(s, "vim-2").await, vec!["i-stale"]);
+    assert!(users(s, "vim-3").await.is_empty());
+
+    s.update_instance(&stale, Version(2)).await.unwrap();
+    assert!(users(s, "vim-1").await.is_empty());
+    assert!(users(s, "vim-2").await.is_empty());
+    assert_eq!(users(s, "vim-3").await, vec!["i-stale"]);
 }
