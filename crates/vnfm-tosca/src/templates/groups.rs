@@ -96,7 +96,7 @@ impl<'g> Builder<'_, 'g> {
         out
     }
 
-    pub(super) fn check_valid_type(
+    fn check_valid_type(
         &mut self,
         id: TypeId,
         valid: &[(Named, usize)],

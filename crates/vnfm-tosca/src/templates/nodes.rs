@@ -225,7 +225,7 @@ impl<'g> Builder<'_, 'g> {
         t
     }
 
-    pub(super) fn requirement_assignments(
+    fn requirement_assignments(
         &mut self,
         node: &Node,
         defs: &IndexMap<String, (std::sync::Arc<crate::types::ReqDef>, usize)>,
