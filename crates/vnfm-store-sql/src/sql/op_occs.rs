@@ -161,9 +161,11 @@ fn first_move_refusal(
 /// instance row (PostgreSQL) so concurrent starts and deletes of the same instance
 /// serialise (SQLite's write transaction already has). The instance's version.
 ///
-/// One statement reads both. On PostgreSQL the holder it reads may be older than the lock it
-/// waited for; a holder committed meanwhile still makes the insert that follows hit the unique
-/// index of holding occurrences, which the caller reports as the instance being busy.
+/// One statement reads both. On PostgreSQL the holder it reads is as of before the lock it
+/// may have waited for: a holder that began meanwhile makes the insert that follows hit the
+/// unique index of holding occurrences (which the caller reports as the instance being busy),
+/// and a holder it found is looked for again with the lock held, since the transaction it
+/// waited for may have been that holder's last step.
 async fn free_instance<C: SqlConn>(tx: &mut C, occ: &VnfLcmOpOcc) -> Result<Version, StoreError> {
     if occ.operation_state != LcmOperationStateType::Starting {
         return Err(StoreError::Invalid(format!(
@@ -192,11 +194,20 @@ async fn free_instance<C: SqlConn>(tx: &mut C, occ: &VnfLcmOpOcc) -> Result<Vers
         });
     };
     let [version, holder, state] = columns(row)?;
-    if let (Some(op_occ_id), Some(state)) = (holder.opt_text()?, state.opt_text()?) {
-        let state = parsed_state(&op_occ_id, &state)?;
+    let holder = match (holder.opt_text()?, state.opt_text()?) {
+        (Some(_), Some(_)) if C::DIALECT == Dialect::Postgres => {
+            self::holder(tx, instance_id).await?
+        }
+        (Some(op_occ_id), Some(state)) => {
+            let state = parsed_state(&op_occ_id, &state)?;
+            Some((VnfLcmOpOccId(op_occ_id), state))
+        }
+        _ => None,
+    };
+    if let Some((op_occ_id, state)) = holder {
         return Err(StoreError::Conflict(Conflict::InstanceBusy {
             instance_id: instance_id.to_owned(),
-            op_occ_id: VnfLcmOpOccId(op_occ_id),
+            op_occ_id,
             state,
         }));
     }

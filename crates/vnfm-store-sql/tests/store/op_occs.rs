@@ -13,6 +13,7 @@ store_tests!(
     list_op_occs_filters_and_pages,
     op_occ_data_survives_and_is_scoped,
     a_step_writes_its_data_and_journal_only_when_it_moves,
+    a_start_waiting_for_the_holders_last_step_takes_the_instance,
 );
 
 async fn start_operation_conflicts_in_every_non_final_state(db: &TestDb) {
@@ -778,4 +779,60 @@ async fn a_step_writes_its_data_and_journal_only_when_it_moves(db: &TestDb) {
         journal.iter().map(|j| j.seq).collect::<Vec<_>>(),
         vec![1, 2]
     );
+}
+
+/// A start that waits for the instance's lock while the holder's last step commits takes the
+/// instance once that step is committed, rather than reporting the holder it saw before the
+/// wait. PostgreSQL only: a SQLite write transaction excludes every other one from its start.
+async fn a_start_waiting_for_the_holders_last_step_takes_the_instance(db: &TestDb) {
+    use sqlx::Connection;
+    let common::Backend::Postgres { options, .. } = &db.backend else {
+        return;
+    };
+    let s = db.store.clone();
+    s.create_instance(&instance("i-race", "vnfd", None, &[]), &[])
+        .await
+        .unwrap();
+    let holder = op_occ("o-holder", "i-race", S::Starting);
+    s.start_operation(&holder, &lease("r", T0)).await.unwrap();
+    s.record_step(&transition(
+        &holder,
+        S::Starting,
+        S::Processing,
+        Version(1),
+        "r",
+    ))
+    .await
+    .unwrap();
+
+    // The holder's last step, as record_step writes it: the instance row locked, the
+    // occurrence final; not committed yet.
+    let mut raw = sqlx::PgConnection::connect_with(options).await.unwrap();
+    let mut last_step = raw.begin().await.unwrap();
+    sqlx::query("SELECT version FROM vnf_instances WHERE id = 'i-race' FOR UPDATE")
+        .execute(&mut *last_step)
+        .await
+        .unwrap();
+    sqlx::query("UPDATE op_occs SET state = 'COMPLETED', lease_owner = NULL WHERE id = 'o-holder'")
+        .execute(&mut *last_step)
+        .await
+        .unwrap();
+
+    let next = op_occ("o-next", "i-race", S::Starting);
+    let start = tokio::spawn({
+        let s = s.clone();
+        async move { s.start_operation(&next, &lease("r", T0)).await }
+    });
+    // The start is waiting for the lock.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(!start.is_finished());
+    last_step.commit().await.unwrap();
+    let started = start.await.unwrap();
+    assert_eq!(started.unwrap(), Version(1));
+    let (active, _) = s
+        .active_op_occ(&VnfInstanceId::new("i-race"))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(active.id.as_str(), "o-next");
 }
