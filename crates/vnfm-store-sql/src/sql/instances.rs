@@ -97,8 +97,9 @@ pub(crate) async fn update<C: SqlConn>(
 /// [`update`] in one statement (PostgreSQL, where each statement is a round trip to the
 /// server): every indexed column is set (PostgreSQL leaves the index entries of a column
 /// whose value did not change alone), and the VIM index is brought to the document's VIMs by
-/// the statement's own `DELETE` and `INSERT`. When the version does not match, those are
-/// undone with the transaction the error ends.
+/// the statement's own `DELETE` and `INSERT`, which read the updated row: they run only when
+/// the version matched, after the row is locked (as every other writer of the instance
+/// locks it first).
 async fn update_at_once<C: SqlConn>(
     tx: &mut C,
     instance: &VnfInstance,
@@ -111,14 +112,15 @@ async fn update_at_once<C: SqlConn>(
     let id = instance.id.as_str();
     let sql = format!(
         "WITH wanted AS (SELECT value AS vim_id FROM jsonb_array_elements_text($10::jsonb)), \
+         moved AS (UPDATE vnf_instances SET version = version + 1, doc = $3, \
+         default_view = {}, updated_at = $4, vnfd_id = $5, vnf_provider = $6, \
+         vnf_product_name = $7, instantiation_state = $8, vnf_instance_name = $9 \
+         WHERE id = $1 AND version = $2 RETURNING version), \
          gone AS (DELETE FROM instance_vims WHERE instance_id = $1 \
-         AND vim_id NOT IN (SELECT vim_id FROM wanted)), \
+         AND EXISTS (SELECT 1 FROM moved) AND vim_id NOT IN (SELECT vim_id FROM wanted)), \
          added AS (INSERT INTO instance_vims (vim_id, instance_id) \
-         SELECT vim_id, $1 FROM wanted ON CONFLICT DO NOTHING) \
-         UPDATE vnf_instances SET version = version + 1, doc = $3, default_view = {}, \
-         updated_at = $4, vnfd_id = $5, vnf_provider = $6, vnf_product_name = $7, \
-         instantiation_state = $8, vnf_instance_name = $9 \
-         WHERE id = $1 AND version = $2 RETURNING version",
+         SELECT wanted.vim_id, $1 FROM wanted, moved ON CONFLICT DO NOTHING) \
+         SELECT version FROM moved",
         default_view_of(C::DIALECT, 3)
     );
     let row = tx
