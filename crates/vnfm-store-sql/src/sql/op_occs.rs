@@ -13,8 +13,8 @@ use super::{
 use crate::sql::{instances, outbox};
 use vnfm_store::{Conflict, StoreError};
 use vnfm_store::{
-    JournalEntry, Lease, OpOccQuery, Page, StartCondition, StepOutcome, StepRecord, StepWritten,
-    Timestamp, Version, enum_str, parse_state, state_str,
+    JournalEntry, JournalStep, Lease, OpOccQuery, Page, StartCondition, StepOutcome, StepRecord,
+    StepWritten, Timestamp, Version, enum_str, parse_state, state_str,
 };
 
 pub(crate) const OP_OCC: &str = "op-occ";
@@ -441,7 +441,7 @@ pub(crate) async fn record_step<C: SqlConn>(
     check_instance(record)?;
     let moved = match (C::DIALECT, &record.journal) {
         // One round trip to the server instead of two.
-        (Dialect::Postgres, Some(_)) => move_and_journal(tx, record).await?,
+        (Dialect::Postgres, Some(step)) => move_and_journal(tx, record, step).await?,
         _ => match move_occ(tx, record).await? {
             Some(version) => Some((version, journal_step(tx, record).await?)),
             None => None,
@@ -517,15 +517,13 @@ async fn move_occ<C: SqlConn>(
     Ok(Some(Version(version.int()?)))
 }
 
-/// [`move_occ`] and [`journal_step`] in one statement (PostgreSQL): the journal row is inserted
-/// only when the move's condition held.
+/// [`move_occ`] and [`journal_step`] of `step`, the record's journal row, in one statement
+/// (PostgreSQL): the row is inserted only when the move's condition held.
 async fn move_and_journal<C: SqlConn>(
     tx: &mut C,
     record: &StepRecord,
+    step: &JournalStep,
 ) -> Result<Option<(Version, Option<i64>)>, StoreError> {
-    let Some(step) = &record.journal else {
-        return Err(StoreError::Invalid("a step without a journal row".into()));
-    };
     let doc = to_json(OP_OCC, &record.occ)?;
     let detail = to_json("journal detail", &step.detail)?;
     let sql = format!(
