@@ -12,7 +12,7 @@ use std::time::Duration;
 use vnfm_driver_api::{CallbackSender, ContentFetcher, MgmtDriver, Nfvo, NfvoSettings};
 use vnfm_lcm::notify::WakingStore;
 use vnfm_lcm::{
-    Deliverer, DeliveryHandle, Keyring, Lcm, MemoryCatalog, PkgmSubscriptions, Subscriptions,
+    Deliverer, DeliveryWaker, Keyring, Lcm, MemoryCatalog, PkgmSubscriptions, Subscriptions,
     VimRegistry,
 };
 use vnfm_outbound::{HttpCallbackSender, HttpContentFetcher, NfvoTimings, Sol003Nfvo};
@@ -68,8 +68,7 @@ pub struct Vnfm {
     pub content: Arc<dyn ContentFetcher>,
     recovery_interval: Option<Duration>,
     sender: Arc<dyn CallbackSender>,
-    /// The running deliverer's handle, shared with the store decorator and the runner.
-    deliverer: Arc<OnceLock<DeliveryHandle>>,
+    waker: Arc<OnceLock<DeliveryWaker>>,
     /// The deliverer's configuration until [`Vnfm::start`] starts it, then the deliverer.
     delivery: Mutex<Delivery>,
     /// How often the PM collector runs, when a metrics source is configured.
@@ -125,7 +124,7 @@ impl Vnfm {
                 config,
             )
             .map_err(EmbedError::Deliverer)?;
-            let _ = self.deliverer.set(deliverer.handle());
+            let _ = self.waker.set(deliverer.waker());
             *delivery = Delivery::Running(deliverer);
         }
         drop(delivery);
@@ -212,8 +211,8 @@ impl Builder {
     pub async fn assemble(self) -> Result<Vnfm, EmbedError> {
         let opened = self.open_store().await?;
         let keyring = self.open_keyring()?.ok_or(EmbedError::NoKeyring)?;
-        let deliverer = Arc::new(OnceLock::new());
-        let store: Arc<dyn Store> = Arc::new(WakingStore::new(opened, deliverer.clone()));
+        let waker = Arc::new(OnceLock::new());
+        let store: Arc<dyn Store> = Arc::new(WakingStore::new(opened, waker.clone()));
         let sender = match self.sender {
             Some(s) => s,
             None => Arc::new(HttpCallbackSender::new(CALLBACK_CONNECT_TIMEOUT).map_err(
@@ -264,7 +263,6 @@ impl Builder {
         let late_indicators = super::late_sinks::LateIndicators::default();
         let lcm = lcm_of(
             Lcm::builder(store.clone(), directory, router, catalog.clone())
-                .deliverer(deliverer.clone())
                 .config(self.config)
                 .fault_sink(Arc::new(late_faults.clone()))
                 .indicator_sink(Arc::new(late_indicators.clone())),
@@ -333,7 +331,7 @@ impl Builder {
             content,
             recovery_interval: self.recovery_interval,
             sender,
-            deliverer,
+            waker,
             delivery: Mutex::new(match self.delivery {
                 Some(config) => Delivery::Configured(config),
                 None => Delivery::Off,

@@ -100,7 +100,7 @@ pub use catalog::MemoryCatalog;
 pub use error::{Cause, DependentInstance, GuardedAction, LcmError};
 pub use fm::FaultManager;
 pub use indicators::IndicatorManager;
-pub use notify::{Deliverer, DelivererConfig, DeliveryHandle};
+pub use notify::{Deliverer, DelivererConfig, DeliveryWaker};
 pub use pkgm_subscriptions::{PackageChange, PackageEvent, PkgmSubscriptions};
 pub use plan::{
     HookStep, OperationRequest, Plan, PlanKind, RollbackHooks, Step, plan, remaining,

@@ -2,11 +2,9 @@
 //! filters on the instance's VNFD, product or name are evaluated for identifier creation (the
 //! instance is not stored yet) and deletion (it is gone afterwards) too.
 
-mod notify_support;
 mod runner_support;
 
-use std::sync::{Arc, OnceLock};
-use std::time::Duration;
+use std::sync::Arc;
 
 use runner_support::*;
 use serde_json::{Value, json};
@@ -98,112 +96,6 @@ async fn identifier_notifications_match_filters_on_the_instance() {
         .collect();
     assert_eq!(deletions.len(), 1, "{rows:?}");
     assert_eq!(deletions[0].0, "http://127.0.0.1:1/hello");
-}
-
-/// A step claims the notifications it enqueues for this process's deliverer and hands them
-/// over after its commit: they are delivered although the deliverer is neither woken nor
-/// polling (a poll interval of an hour, and a store that wakes nobody).
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_step_hands_its_notifications_to_the_deliverer() {
-    let server = notify_support::Server::start().await;
-    let dir = tempfile::tempdir().unwrap();
-    let store = vnfm_store_sql::open(&format!("sqlite://{}", dir.path().join("s.db").display()))
-        .await
-        .unwrap();
-    let keyring = Arc::new(Keyring::from_keys([Keyring::generate_key()]).unwrap());
-    let subs = Subscriptions::new(store.clone(), keyring.clone(), callback_sender());
-    let created = subs
-        .create(
-            &serde_json::from_value(json!({
-                "callbackUri": server.callback(),
-                "filter": {"notificationTypes": ["VnfLcmOperationOccurrenceNotification"]}
-            }))
-            .unwrap(),
-            &CreateOptions::default(),
-        )
-        .await
-        .unwrap();
-    let vnfm_lcm::subscriptions::Created::New(subscription) = created else {
-        panic!("a new subscription");
-    };
-    // A row of its own queue, there before the deliverer starts: once it is delivered, the
-    // deliverer has made its one claim at start-up and waits for an hour.
-    store
-        .enqueue(&[vnfm_store::NewOutboxRow {
-            subscription_id: subscription.id.clone(),
-            callback_uri: server.callback(),
-            payload: json!({"sentinel": true}),
-            not_before: vnfm_store::Timestamp(0),
-            ordering_key: "sentinel".into(),
-        }])
-        .await
-        .unwrap();
-    let deliverer = vnfm_lcm::Deliverer::start(
-        store.clone(),
-        keyring,
-        callback_sender(),
-        vnfm_lcm::DelivererConfig {
-            poll_interval: Duration::from_secs(3600),
-            ..vnfm_lcm::DelivererConfig::new("handed")
-        },
-    )
-    .unwrap();
-    let within = Duration::from_secs(10);
-    assert!(notify_support::eventually(within, || server.delivered().len() == 1).await);
-
-    let hello = hello_vnfd();
-    let catalog = MemoryCatalog::new();
-    catalog.insert(hello.clone(), Arc::new(MemArtifacts::new()));
-    let handle = Arc::new(OnceLock::new());
-    handle.set(deliverer.handle()).unwrap();
-    let lcm = Lcm::builder(
-        store.clone(),
-        Arc::new(InlineVimDirectory),
-        Arc::new(subs.router()),
-        Arc::new(catalog),
-    )
-    .infra_driver(Arc::new(MemoryInfraDriver::new()))
-    .deliverer(handle)
-    .build();
-    let instance = lcm
-        .create_vnf_identifier(CreateVnfRequest {
-            vnfd_id: hello.descriptor_id.clone().into(),
-            vnf_instance_name: None,
-            vnf_instance_description: None,
-            metadata: None,
-        })
-        .await
-        .unwrap();
-    lcm.instantiate(
-        &instance.id,
-        req(json!({"flavourId": "simple", "vimConnectionInfo": memory_vims()})),
-    )
-    .await
-    .unwrap();
-
-    // STARTING and PROCESSING are written together: the first is handed over, the second
-    // claimed when the first is delivered; COMPLETED is handed over by the last step.
-    let states = || -> Vec<String> {
-        server
-            .delivered()
-            .iter()
-            .filter_map(|n| n["operationState"].as_str().map(str::to_owned))
-            .collect()
-    };
-    assert!(
-        notify_support::eventually(within, || states().len() == 3).await,
-        "{:?}",
-        states()
-    );
-    assert_eq!(states(), ["STARTING", "PROCESSING", "COMPLETED"]);
-    assert!(
-        store
-            .outbox_pending_rows(None, 10)
-            .await
-            .unwrap()
-            .is_empty()
-    );
-    deliverer.shutdown().await;
 }
 
 /// The HTTP implementation of the callback port.

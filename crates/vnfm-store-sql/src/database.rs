@@ -320,7 +320,7 @@ impl<D: Database> Store for SqlStore<D> {
         .await
     }
 
-    async fn outbox_delivered(&self, id: i64) -> Result<bool> {
+    async fn outbox_delivered(&self, id: i64) -> Result<()> {
         in_transaction!(self, |tx| outbox::delivered(tx, id).await).await
     }
 

@@ -713,24 +713,10 @@ pub struct StepRecord {
     pub outbox: Vec<NewOutboxRow>,
     /// Op-occ data entries (key, value) to upsert, as [`crate::Store::put_op_occ_data`] does.
     pub data: Vec<(String, Value)>,
-    /// Claims the enqueued notifications that are due and at the head of their queues for a
-    /// sender that will send them at once, in the transaction that enqueues them, so that it
-    /// need not claim them with a write of its own ([`crate::Store::outbox_due`] would give
-    /// the same rows). The rows claimed are reported in [`StepWritten::claimed`].
-    pub claim: Option<OutboxClaim>,
 }
 
-/// A claim on outbox rows: who sends them, and until when no other sender may.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct OutboxClaim {
-    /// The claiming sender.
-    pub owner: String,
-    /// When the claim ends (the rows are claimable again if still pending).
-    pub until: Timestamp,
-}
-
-/// What [`crate::Store::record_step`] wrote.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// The versions written by [`crate::Store::record_step`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct StepWritten {
     /// New version of the op-occ.
     pub op_occ_version: Version,
@@ -738,9 +724,6 @@ pub struct StepWritten {
     pub instance_version: Option<Version>,
     /// Sequence number of the journal row, when one was appended.
     pub journal_seq: Option<i64>,
-    /// The outbox rows claimed for [`StepRecord::claim`]: their index in
-    /// [`StepRecord::outbox`] and their id, in enqueue order.
-    pub claimed: Vec<(usize, i64)>,
 }
 
 /// What must still hold for [`crate::Store::begin_operation`] to create an occurrence that

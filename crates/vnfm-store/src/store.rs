@@ -172,8 +172,7 @@ pub trait Store: Send + Sync {
     /// In one transaction: compare-and-swap the op-occ (expected state and version, and
     /// `record.owner` must hold its lease), write the new document, append the journal row,
     /// upsert `record.data`, update the instance (expected version) and enqueue the outbox
-    /// rows, claiming for `record.claim` those that are due and head their queues (reported
-    /// in [`StepWritten::claimed`]). On any refusal
+    /// rows. On any refusal
     /// nothing is written: a lost lease gives [`crate::Conflict::LeaseLost`], a stale op-occ or
     /// instance [`StoreError::VersionMismatch`]. Entering `FAILED_TEMP` or a final state drops
     /// the lease; entering a final state releases the instance.
@@ -277,9 +276,8 @@ pub trait Store: Send + Sync {
         claim_until: Timestamp,
     ) -> Result<Vec<OutboxRow>>;
 
-    /// Removes a delivered row; `true` when its queue holds more pending rows (the next is
-    /// claimable now).
-    async fn outbox_delivered(&self, id: i64) -> Result<bool>;
+    /// Removes a delivered row.
+    async fn outbox_delivered(&self, id: i64) -> Result<()>;
 
     /// Records a failed attempt and schedules the next one; releases the claim.
     async fn outbox_retry(&self, id: i64, next_attempt_at: Timestamp, error: &str) -> Result<()>;

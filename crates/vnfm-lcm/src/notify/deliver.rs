@@ -3,10 +3,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore, mpsc, watch};
+use tokio::sync::{Notify, Semaphore, watch};
 use tokio::task::JoinSet;
 use vnfm_driver_api::{CallbackMethod, CallbackRequest, CallbackSender, backoff_delay};
-use vnfm_store::{OutboxClaim, OutboxRow, Store, Timestamp};
+use vnfm_store::{OutboxRow, Store, Timestamp};
 
 use crate::LcmError;
 use crate::secrets::Keyring;
@@ -70,82 +70,24 @@ struct Inner {
     sender: Arc<dyn CallbackSender>,
     config: DelivererConfig,
     wake: Arc<Notify>,
-    /// One permit per delivery in flight (or reserved for rows about to be handed over).
-    permits: Arc<Semaphore>,
 }
 
-/// A handed-over row and the permit it is delivered under.
-type Handed = (OutboxRow, OwnedSemaphorePermit);
-
-/// The handle of a running [`Deliverer`], cheap to clone: wakes it from elsewhere (e.g. right
-/// after notifications were enqueued, so they go out at once instead of at the next poll), and
-/// hands it rows claimed for it in the transaction that enqueued them
-/// ([`DeliveryHandle::reserve`]), which it sends without a claiming write of its own. Using
-/// the handle of a stopped deliverer does nothing.
+/// Wakes a [`Deliverer`] from elsewhere (e.g. right after notifications were enqueued), so
+/// they go out at once instead of at the next poll. Cheap to clone; waking a stopped
+/// deliverer does nothing.
 #[derive(Clone)]
-pub struct DeliveryHandle {
-    inner: Arc<Inner>,
-    handed: mpsc::UnboundedSender<Handed>,
-}
+pub struct DeliveryWaker(Arc<Notify>);
 
-/// Room reserved at a [`Deliverer`] for rows claimed on its behalf: see
-/// [`DeliveryHandle::reserve`]. Dropping it unused gives the room back.
-#[derive(Debug)]
-pub struct Reservation {
-    permits: OwnedSemaphorePermit,
-    claim: OutboxClaim,
-}
-
-impl Reservation {
-    /// The claim to write on the rows (the deliverer's owner id, and when the claim ends).
-    pub fn claim(&self) -> &OutboxClaim {
-        &self.claim
-    }
-}
-
-impl DeliveryHandle {
+impl DeliveryWaker {
     /// Makes the deliverer poll the outbox now.
     pub fn wake(&self) {
-        self.inner.wake.notify_one();
-    }
-
-    /// Reserves room for `rows` deliveries, so that a write enqueuing that many notifications
-    /// can claim them for this deliverer ([`vnfm_store::StepRecord::claim`]); `None` when
-    /// the deliverer has no free room (or is stopped): the rows are then claimed the ordinary
-    /// way.
-    pub fn reserve(&self, rows: usize) -> Option<Reservation> {
-        let n = u32::try_from(rows).ok().filter(|&n| n > 0)?;
-        let permits = self.inner.permits.clone().try_acquire_many_owned(n).ok()?;
-        Some(Reservation {
-            permits,
-            claim: OutboxClaim {
-                owner: self.inner.config.owner.clone(),
-                until: Timestamp::now().plus(self.inner.config.effective_claim_ttl()),
-            },
-        })
-    }
-
-    /// Delivers `rows`, claimed under `reservation` by a committed write, at once; room
-    /// reserved for rows the write did not claim is given back. Rows handed to a deliverer
-    /// that has stopped meanwhile stay claimed until the claim ends, and are then delivered
-    /// by whichever deliverer claims them.
-    pub fn hand_over(&self, mut reservation: Reservation, rows: Vec<OutboxRow>) {
-        for row in rows {
-            let Some(permit) = reservation.permits.split(1) else {
-                break;
-            };
-            if self.handed.send((row, permit)).is_err() {
-                break;
-            }
-        }
+        self.0.notify_one();
     }
 }
 
-impl std::fmt::Debug for DeliveryHandle {
+impl std::fmt::Debug for DeliveryWaker {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("DeliveryHandle")
-            .field("owner", &self.inner.config.owner)
-            .finish_non_exhaustive()
+        f.write_str("DeliveryWaker")
     }
 }
 
@@ -153,7 +95,7 @@ impl std::fmt::Debug for DeliveryHandle {
 /// it with [`Deliverer::shutdown`]; dropping it stops it at once, abandoning in-flight
 /// deliveries (their rows are delivered again once their claims expire).
 pub struct Deliverer {
-    handle: DeliveryHandle,
+    inner: Arc<Inner>,
     stop: watch::Sender<bool>,
     task: Option<tokio::task::JoinHandle<()>>,
 }
@@ -161,14 +103,13 @@ pub struct Deliverer {
 impl std::fmt::Debug for Deliverer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Deliverer")
-            .field("config", &self.handle.inner.config)
+            .field("config", &self.inner.config)
             .finish_non_exhaustive()
     }
 }
 
 impl Drop for Deliverer {
     fn drop(&mut self) {
-        self.handle.inner.permits.close();
         if let Some(t) = &self.task {
             t.abort();
         }
@@ -194,16 +135,14 @@ impl Deliverer {
             store,
             keyring,
             sender,
-            permits: Arc::new(Semaphore::new(config.concurrency)),
             config,
             wake: Arc::new(Notify::new()),
         });
-        let (handed, received) = mpsc::unbounded_channel();
         let (stop, stopped) = watch::channel(false);
-        let task = runtime.spawn(run(inner.clone(), received, stopped));
+        let task = runtime.spawn(run(inner.clone(), stopped));
         tracing::info!(owner = %inner.config.owner, "notification deliverer started");
         Ok(Deliverer {
-            handle: DeliveryHandle { inner, handed },
+            inner,
             stop,
             task: Some(task),
         })
@@ -211,101 +150,74 @@ impl Deliverer {
 
     /// Polls the outbox now (call after enqueuing notifications).
     pub fn wake(&self) {
-        self.handle.wake();
+        self.inner.wake.notify_one();
     }
 
-    /// A handle that wakes this deliverer and hands it rows claimed for it.
-    pub fn handle(&self) -> DeliveryHandle {
-        self.handle.clone()
+    /// A handle that wakes this deliverer ([`Deliverer::wake`]) from elsewhere.
+    pub fn waker(&self) -> DeliveryWaker {
+        DeliveryWaker(self.inner.wake.clone())
     }
 
-    /// Stops claiming rows and returns once the deliveries in flight (and the rows handed
-    /// over before) have finished.
+    /// Stops claiming rows and returns once the deliveries in flight have finished.
     pub async fn shutdown(mut self) {
         let _ = self.stop.send(true);
         if let Some(task) = self.task.take() {
             let _ = task.await;
         }
-        tracing::info!(owner = %self.handle.inner.config.owner, "notification deliverer stopped");
+        tracing::info!(owner = %self.inner.config.owner, "notification deliverer stopped");
     }
 }
 
-/// Starts delivering `row` under `permit`.
-fn spawn_delivery(tasks: &mut JoinSet<()>, inner: &Arc<Inner>, (row, permit): Handed) {
-    let inner = inner.clone();
-    tasks.spawn(async move {
-        deliver(&inner, row).await;
-        drop(permit);
-    });
-}
-
-async fn run(
-    inner: Arc<Inner>,
-    mut handed: mpsc::UnboundedReceiver<Handed>,
-    mut stop: watch::Receiver<bool>,
-) {
+async fn run(inner: Arc<Inner>, mut stop: watch::Receiver<bool>) {
     let cfg = &inner.config;
-    let permits = inner.permits.clone();
+    let permits = Arc::new(Semaphore::new(cfg.concurrency));
     let mut tasks = JoinSet::new();
     loop {
         if *stop.borrow() {
             break;
         }
         while tasks.try_join_next().is_some() {}
-        while let Ok(h) = handed.try_recv() {
-            spawn_delivery(&mut tasks, &inner, h);
-        }
         let free = permits.available_permits();
         if free == 0 {
-            // Room comes back when a delivery ends, or when a reservation is handed over or
-            // dropped (its writer wakes the deliverer when it leaves rows unclaimed).
             tokio::select! {
-                Some(_) = tasks.join_next() => {}
-                Some(h) = handed.recv() => spawn_delivery(&mut tasks, &inner, h),
-                _ = inner.wake.notified() => {}
-                _ = tokio::time::sleep(cfg.poll_interval) => {}
+                _ = tasks.join_next() => {}
                 r = stop.changed() => if r.is_err() { break },
             }
             continue;
         }
         let want = u32::try_from(free).unwrap_or(u32::MAX).min(cfg.batch);
-        // The room is taken before claiming, so a claimed row never waits for room that a
-        // reservation took meanwhile.
-        if let Ok(mut room) = permits.clone().try_acquire_many_owned(want) {
-            let now = Timestamp::now();
-            let claimed = inner
-                .store
-                .outbox_due(now, want, &cfg.owner, now.plus(cfg.effective_claim_ttl()))
-                .await;
-            match claimed {
-                Ok(rows) => {
-                    let full = rows.len() == want as usize;
-                    for row in rows {
-                        let Some(permit) = room.split(1) else {
-                            break;
-                        };
-                        spawn_delivery(&mut tasks, &inner, (row, permit));
-                    }
-                    if full {
-                        // More rows may be due: claim again as soon as there is room.
-                        continue;
-                    }
+        let now = Timestamp::now();
+        let claimed = inner
+            .store
+            .outbox_due(now, want, &cfg.owner, now.plus(cfg.effective_claim_ttl()))
+            .await;
+        match claimed {
+            Ok(rows) => {
+                let full = rows.len() == want as usize;
+                for row in rows {
+                    let Ok(permit) = permits.clone().acquire_owned().await else {
+                        break;
+                    };
+                    let inner = inner.clone();
+                    tasks.spawn(async move {
+                        deliver(&inner, row).await;
+                        drop(permit);
+                        // The next row of its queue may be claimable now.
+                        inner.wake.notify_one();
+                    });
                 }
-                Err(e) => tracing::warn!(error = %e, "claiming due notifications failed"),
+                if full {
+                    // More rows may be due: claim again as soon as there is room.
+                    continue;
+                }
             }
+            Err(e) => tracing::warn!(error = %e, "claiming due notifications failed"),
         }
         tokio::select! {
             _ = tokio::time::sleep(cfg.poll_interval) => {}
             _ = inner.wake.notified() => {}
-            Some(h) = handed.recv() => spawn_delivery(&mut tasks, &inner, h),
             r = stop.changed() => if r.is_err() { break },
         }
-    }
-    // No more reservations; rows already handed over are delivered like those in flight.
-    permits.close();
-    handed.close();
-    while let Some(h) = handed.recv().await {
-        spawn_delivery(&mut tasks, &inner, h);
     }
     while tasks.join_next().await.is_some() {}
 }
@@ -325,7 +237,6 @@ async fn deliver(inner: &Inner, row: OutboxRow) {
                     .outbox_dead(row.id, "the subscription was deleted")
                     .await,
             );
-            inner.wake.notify_one();
             return;
         }
         Err(e) => {
@@ -360,12 +271,7 @@ async fn deliver(inner: &Inner, row: OutboxRow) {
                 attempts = row.attempts + 1,
                 "notification delivered"
             );
-            match store.outbox_delivered(row.id).await {
-                // The next row of its queue is claimable now.
-                Ok(true) => inner.wake.notify_one(),
-                Ok(false) => {}
-                Err(e) => record(inner, &row, Err(e)),
-            }
+            record(inner, &row, store.outbox_delivered(row.id).await);
         }
         Ok(answer) => {
             failed(
@@ -402,8 +308,6 @@ async fn failed(inner: &Inner, row: &OutboxRow, error: String) {
             "notification given up"
         );
         record(inner, row, inner.store.outbox_dead(row.id, &error).await);
-        // A dead row no longer holds its queue back.
-        inner.wake.notify_one();
     } else {
         let delay = backoff_delay(attempts, cfg.backoff_base, cfg.backoff_max);
         tracing::info!(

@@ -17,15 +17,6 @@
 //! again ([`vnfm_store::Store::outbox_redeliver`]: back at the front of its queue, due at
 //! once) or discards it ([`vnfm_store::Store::outbox_discard`]).
 //!
-//! A lifecycle step hands its notifications straight to the deliverer of its process: when the
-//! deliverer has room ([`DeliveryHandle::reserve`]), the step's transaction claims for it the
-//! rows that are due and head their queues ([`vnfm_store::StepRecord::claim`]), and after the
-//! commit they are handed over ([`DeliveryHandle::hand_over`]) and sent at once, without a
-//! claiming write of the deliverer's own. Rows the step could not claim (a queue busy with an
-//! earlier row, no room) are claimed from the outbox as before. Recording a delivery reports
-//! whether its queue holds more rows, and only then does the deliverer claim again, so a
-//! delivery costs one write (its `delivered` mark) when nothing waits behind it.
-//!
 //! - [`Deliverer`] / [`DelivererConfig`]: the loop, its concurrency bound, retry schedule
 //!   (exponential backoff with jitter), give-up rules and graceful shutdown;
 //! - [`WakingStore`]: a store decorator that wakes the deliverer after every write that
@@ -37,6 +28,6 @@
 mod deliver;
 mod waking;
 
-pub use deliver::{Deliverer, DelivererConfig, DeliveryHandle, Reservation};
+pub use deliver::{Deliverer, DelivererConfig, DeliveryWaker};
 pub use vnfm_driver_api::backoff_delay;
 pub use waking::WakingStore;

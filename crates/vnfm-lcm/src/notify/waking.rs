@@ -3,7 +3,7 @@
 
 use std::sync::{Arc, OnceLock};
 
-use super::DeliveryHandle;
+use super::DeliveryWaker;
 use async_trait::async_trait;
 use futures_util::stream::BoxStream;
 use serde_json::Value;
@@ -18,24 +18,23 @@ use vnfm_types::{SubscriptionId, VimId, VnfInstance, VnfInstanceId, VnfLcmOpOcc,
 /// notifications.
 pub struct WakingStore {
     inner: Arc<dyn Store>,
-    deliverer: Arc<OnceLock<DeliveryHandle>>,
+    waker: Arc<OnceLock<DeliveryWaker>>,
 }
 
 impl WakingStore {
-    /// Wraps `inner`; once `deliverer` is set, every write that enqueued notifications wakes
-    /// it.
-    pub fn new(inner: Arc<dyn Store>, deliverer: Arc<OnceLock<DeliveryHandle>>) -> WakingStore {
-        WakingStore { inner, deliverer }
+    /// Wraps `inner`; once `waker` is set, every write that enqueued notifications wakes it.
+    pub fn new(inner: Arc<dyn Store>, waker: Arc<OnceLock<DeliveryWaker>>) -> WakingStore {
+        WakingStore { inner, waker }
     }
 
-    /// After a write that ended `ok` and enqueued `rows` outbox rows nobody claimed: the rows
-    /// are committed, so the deliverer can send them now rather than at its next poll.
+    /// After a write of `rows` outbox rows that ended `ok`: the rows are committed, so the
+    /// deliverer can send them now rather than at its next poll.
     fn enqueued(&self, ok: bool, rows: usize) {
         if ok
             && rows > 0
-            && let Some(d) = self.deliverer.get()
+            && let Some(w) = self.waker.get()
         {
-            d.wake();
+            w.wake();
         }
     }
 }
@@ -110,21 +109,13 @@ impl Store for WakingStore {
             .inner
             .begin_operation(started, lease, condition, record)
             .await;
-        let unclaimed = match &out {
-            Ok(Some(w)) => record.outbox.len() - w.claimed.len(),
-            _ => 0,
-        };
-        self.enqueued(unclaimed > 0, unclaimed);
+        self.enqueued(matches!(out, Ok(Some(_))), record.outbox.len());
         out
     }
 
     async fn record_step(&self, record: &StepRecord) -> Result<StepWritten> {
         let out = self.inner.record_step(record).await;
-        let unclaimed = match &out {
-            Ok(w) => record.outbox.len() - w.claimed.len(),
-            _ => 0,
-        };
-        self.enqueued(unclaimed > 0, unclaimed);
+        self.enqueued(out.is_ok(), record.outbox.len());
         out
     }
 
@@ -227,7 +218,7 @@ impl Store for WakingStore {
             .await
     }
 
-    async fn outbox_delivered(&self, id: i64) -> Result<bool> {
+    async fn outbox_delivered(&self, id: i64) -> Result<()> {
         self.inner.outbox_delivered(id).await
     }
 

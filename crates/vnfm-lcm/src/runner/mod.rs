@@ -82,7 +82,7 @@ mod start;
 mod vims;
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use tokio::sync::watch;
@@ -99,7 +99,6 @@ use vnfm_types::{
 };
 
 use crate::error::LcmError;
-use crate::notify::DeliveryHandle;
 use crate::plan::{OperationRequest, Plan, Step};
 use crate::ports::{NotificationRouter, OnboardedVnfd, PackageCatalog, VimDirectory};
 
@@ -253,20 +252,9 @@ pub struct LcmBuilder {
     nfvo: Arc<dyn Nfvo>,
     faults: Option<Arc<dyn FaultSink>>,
     indicators: Option<Arc<dyn IndicatorSink>>,
-    deliverer: Arc<OnceLock<DeliveryHandle>>,
 }
 
 impl LcmBuilder {
-    /// The notification deliverer of this process, once it runs (the composition root sets
-    /// the cell when it starts it). Each step that enqueues notifications then claims those
-    /// it can send at once for it, in the step's transaction, and hands them over after the
-    /// commit: the deliverer sends them without a claiming write of its own. Without it,
-    /// notifications wait to be claimed from the outbox.
-    pub fn deliverer(mut self, deliverer: Arc<OnceLock<DeliveryHandle>>) -> Self {
-        self.deliverer = deliverer;
-        self
-    }
-
     /// Sets where the alarms that hooks report go (without one, they are dropped with a
     /// warning on the occurrence).
     pub fn fault_sink(mut self, faults: Arc<dyn FaultSink>) -> Self {
@@ -325,7 +313,6 @@ impl LcmBuilder {
                 nfvo: self.nfvo,
                 faults: self.faults,
                 indicators: self.indicators,
-                deliverer: self.deliverer,
                 running: Mutex::new(HashMap::new()),
                 shutdown,
             }),
@@ -371,8 +358,6 @@ pub(crate) struct Inner {
     pub faults: Option<Arc<dyn FaultSink>>,
     /// Where indicator values reported by hooks go.
     pub indicators: Option<Arc<dyn IndicatorSink>>,
-    /// The notification deliverer that steps claim their notifications for, once it runs.
-    pub deliverer: Arc<OnceLock<DeliveryHandle>>,
     pub running: Mutex<HashMap<VnfLcmOpOccId, RunHandle>>,
     /// Raised by [`Lcm::shutdown`]: tasks stop at the next step boundary.
     pub shutdown: watch::Sender<bool>,
@@ -527,7 +512,6 @@ impl Lcm {
             nfvo: Arc::new(vnfm_driver_api::LocalNfvo),
             faults: None,
             indicators: None,
-            deliverer: Arc::new(OnceLock::new()),
         }
     }
 

@@ -92,12 +92,6 @@ impl From<i64> for Arg<'_> {
     }
 }
 
-impl From<Option<i64>> for Arg<'_> {
-    fn from(i: Option<i64>) -> Self {
-        i.map_or(Arg::NullInt, Arg::Int)
-    }
-}
-
 impl<'a> From<&'a [u8]> for Arg<'a> {
     fn from(b: &'a [u8]) -> Self {
         Arg::Blob(b)

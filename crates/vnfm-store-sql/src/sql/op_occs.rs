@@ -112,12 +112,11 @@ pub(crate) async fn begin<C: SqlConn>(
     let kept_lease = (!drops_lease(record)).then_some(lease);
     insert(tx, &record.occ, kept_lease, BEGUN).await?;
     let journal_seq = journal_step(tx, record).await?;
-    let (instance_version, claimed) = write_with_step(tx, record).await?;
+    let instance_version = write_with_step(tx, record).await?;
     Ok(Some(StepWritten {
         op_occ_version: BEGUN,
         instance_version,
         journal_seq,
-        claimed,
     }))
 }
 
@@ -460,12 +459,11 @@ pub(crate) async fn record_step<C: SqlConn>(
             return Err(refusal.await);
         }
     };
-    let (instance_version, claimed) = write_with_step(tx, record).await?;
+    let instance_version = write_with_step(tx, record).await?;
     Ok(StepWritten {
         op_occ_version,
         instance_version,
         journal_seq,
-        claimed,
     })
 }
 
@@ -578,12 +576,11 @@ async fn journal_step<C: SqlConn>(
 }
 
 /// What a step writes besides the occurrence and its journal: op-occ data, the instance, the
-/// notifications. The instance's new version, if it was written, and the notifications
-/// claimed for `record.claim`.
+/// notifications. The instance's new version, if it was written.
 async fn write_with_step<C: SqlConn>(
     tx: &mut C,
     record: &StepRecord,
-) -> Result<(Option<Version>, Vec<(usize, i64)>), StoreError> {
+) -> Result<Option<Version>, StoreError> {
     put_data_all(
         tx,
         record.occ.id.as_str(),
@@ -594,8 +591,8 @@ async fn write_with_step<C: SqlConn>(
         None => None,
         Some((instance, expected)) => Some(instances::update(tx, instance, *expected).await?),
     };
-    let claimed = outbox::insert_claiming(tx, &record.outbox, record.claim.as_ref()).await?;
-    Ok((instance_version, claimed))
+    outbox::insert(tx, &record.outbox).await?;
+    Ok(instance_version)
 }
 
 /// The occurrence `id` and its version.

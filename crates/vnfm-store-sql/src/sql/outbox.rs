@@ -5,7 +5,7 @@ use vnfm_types::SubscriptionId;
 
 use super::{Col, SqlConn, columns, from_json, now_ms, page_size_of, to_json};
 use vnfm_store::StoreError;
-use vnfm_store::{NewOutboxRow, OutboxClaim, OutboxRow, OutboxStatus, OutboxSummary, Timestamp};
+use vnfm_store::{NewOutboxRow, OutboxRow, OutboxStatus, OutboxSummary, Timestamp};
 
 const OUTBOX: &str = "outbox row";
 const COLUMNS: &str =
@@ -58,56 +58,24 @@ pub(crate) async fn insert<C: SqlConn>(
     tx: &mut C,
     rows: &[NewOutboxRow],
 ) -> Result<(), StoreError> {
-    insert_claiming(tx, rows, None).await.map(|_| ())
-}
-
-/// Inserts outbox rows and claims for `claim` those that are due and at the head of their
-/// queues once inserted (no earlier pending row of their subscription and ordering key):
-/// exactly the rows [`claim_due`] would claim next. Returns the index in `rows` and the id
-/// of each row claimed.
-pub(crate) async fn insert_claiming<C: SqlConn>(
-    tx: &mut C,
-    rows: &[NewOutboxRow],
-    claim: Option<&OutboxClaim>,
-) -> Result<Vec<(usize, i64)>, StoreError> {
     let now = now_ms();
-    let mut claimed = Vec::new();
-    for (index, r) in rows.iter().enumerate() {
+    for r in rows {
         let payload = to_json("notification", &r.payload)?;
-        let (owner, until) = match claim {
-            Some(c) if r.not_before.0 <= now => (Some(c.owner.as_str()), Some(c.until.0)),
-            _ => (None, None),
-        };
-        // The claim columns stay NULL when the queue already holds a pending row.
-        let row = tx
-            .row(
-                "INSERT INTO outbox (subscription_id, callback_uri, payload, \
-                 next_attempt_at, created_at, ordering_key, claim_owner, claim_until) \
-                 SELECT $1, $2, $3, $4, $5, $6, \
-                 CASE WHEN q.busy THEN NULL ELSE $7 END, CASE WHEN q.busy THEN NULL ELSE $8 END \
-                 FROM (SELECT EXISTS (SELECT 1 FROM outbox e WHERE e.status = 'pending' \
-                 AND e.subscription_id = $1 AND e.ordering_key = $6) AS busy) q \
-                 RETURNING id, claim_owner",
-                &[
-                    r.subscription_id.as_str().into(),
-                    r.callback_uri.as_str().into(),
-                    payload.as_str().into(),
-                    r.not_before.0.into(),
-                    now.into(),
-                    r.ordering_key.as_str().into(),
-                    owner.into(),
-                    until.into(),
-                ],
-                &[Col::Int, Col::OptText],
-            )
-            .await?
-            .ok_or_else(|| StoreError::Backend("outbox insert returned no row".into()))?;
-        let [id, owner] = columns(row)?;
-        if owner.opt_text()?.is_some() {
-            claimed.push((index, id.int()?));
-        }
+        tx.execute(
+            "INSERT INTO outbox (subscription_id, callback_uri, payload, \
+             next_attempt_at, created_at, ordering_key) VALUES ($1, $2, $3, $4, $5, $6)",
+            &[
+                r.subscription_id.as_str().into(),
+                r.callback_uri.as_str().into(),
+                payload.as_str().into(),
+                r.not_before.0.into(),
+                now.into(),
+                r.ordering_key.as_str().into(),
+            ],
+        )
+        .await?;
     }
-    Ok(claimed)
+    Ok(())
 }
 
 /// Claims the due heads of their queues ([`vnfm_store::Store::outbox_due`]).
@@ -168,32 +136,16 @@ pub(crate) async fn change<C: SqlConn>(
     Ok(())
 }
 
-/// Removes a delivered row; whether its queue holds more pending rows.
-pub(crate) async fn delivered<C: SqlConn>(tx: &mut C, id: i64) -> Result<bool, StoreError> {
-    let queue = tx
-        .row(
-            "DELETE FROM outbox WHERE id = $1 RETURNING subscription_id, ordering_key",
-            &[id.into()],
-            &[Col::Text, Col::Text],
-        )
-        .await?
-        .ok_or_else(|| StoreError::NotFound {
-            kind: OUTBOX,
-            id: id.to_string(),
-        })?;
-    let [subscription, key] = columns(queue)?;
-    let more = tx
-        .row(
-            "SELECT id FROM outbox WHERE status = 'pending' AND subscription_id = $1 \
-             AND ordering_key = $2 LIMIT 1",
-            &[
-                subscription.text()?.as_str().into(),
-                key.text()?.as_str().into(),
-            ],
-            &[Col::Int],
-        )
-        .await?;
-    Ok(more.is_some())
+/// Removes a delivered row.
+pub(crate) async fn delivered<C: SqlConn>(tx: &mut C, id: i64) -> Result<(), StoreError> {
+    change(
+        tx,
+        OUTBOX,
+        "DELETE FROM outbox WHERE id = $1",
+        &[id.into()],
+        id,
+    )
+    .await
 }
 
 /// Records a failed attempt: retried at `next` (`Some`), or dead (`None`).

@@ -21,7 +21,6 @@ fn first_move(occ: &vnfm_types::VnfLcmOpOcc, owner: &str, inst: Option<VnfInstan
         instance: inst.map(|i| (i, Version(1))),
         outbox: vec![note("sub", 1, T0), note("sub", 2, T0)],
         data: vec![("grant".into(), json!({"id": "g-1"}))],
-        claim: None,
     }
 }
 
@@ -191,7 +190,6 @@ async fn begin_operation_refuses_as_start_and_record_step_do(db: &TestDb) {
         instance: None,
         outbox: Vec::new(),
         data: Vec::new(),
-        claim: None,
     };
     s.record_step(&finished).await.unwrap();
     let err = s

@@ -12,7 +12,7 @@ use vnfm_store::SubscriptionStore;
 use futures_util::StreamExt;
 use serde_json::json;
 use vnfm_store::{
-    Conflict, InstanceQuery, JournalStep, Lease, NameFilter, NewOutboxRow, OpOccQuery, OutboxClaim,
+    Conflict, InstanceQuery, JournalStep, Lease, NameFilter, NewOutboxRow, OpOccQuery,
     OutboxStatus, OutboxSummary, PackageRecord, PkgmSubscriptionRecord, ProjectScope, StepOutcome,
     StepRecord, Store, StoreError, SubscriptionRecord, Timestamp, Version, VimRecord,
     canonical_filter, canonical_pkgm_filter,
@@ -108,7 +108,6 @@ fn transition(
         instance: None,
         outbox: Vec::new(),
         data: Vec::new(),
-        claim: None,
     }
 }
 

@@ -189,7 +189,6 @@ async fn record_step_with_lost_lease_writes_nothing(db: &TestDb) {
         instance: Some((changed, Version(1))),
         outbox: vec![note("sub", 1, T0)],
         data: Vec::new(),
-        claim: None,
     };
     let err = s.record_step(&stale).await.unwrap_err();
     assert!(err.is_lease_lost(), "{err:?}");
@@ -256,7 +255,6 @@ async fn record_step_is_atomic_across_op_occ_instance_journal_outbox(db: &TestDb
         instance: Some((inst.clone(), Version(1))),
         outbox: vec![note("sub", 1, T0)],
         data: Vec::new(),
-        claim: None,
     };
     let err = s.record_step(&record).await.unwrap_err();
     assert!(
@@ -321,7 +319,6 @@ async fn record_step_is_atomic_across_op_occ_instance_journal_outbox(db: &TestDb
                 instance: None,
                 outbox: vec![],
                 data: Vec::new(),
-                claim: None,
             })
             .await
             .unwrap();

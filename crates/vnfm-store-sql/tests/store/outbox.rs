@@ -8,7 +8,6 @@ store_tests!(
     outbox_queues_deliver_in_enqueue_order,
     dead_letters_are_counted_redelivered_in_their_queue_and_discarded,
     concurrent_senders_keep_each_queue_in_order,
-    a_step_claims_the_notifications_that_head_their_queues,
 );
 
 async fn outbox_claims_retries_and_dead_letters(db: &TestDb) {
@@ -318,72 +317,4 @@ async fn concurrent_senders_keep_each_queue_in_order(db: &TestDb) {
         sorted.sort_unstable();
         assert_eq!(queue, sorted, "queue vnf-{key} out of order");
     }
-}
-
-/// A step that asks for a claim gets exactly the rows `outbox_due` would have claimed next:
-/// the due heads of their queues. They are claimed for it (no other sender gets them while the
-/// claim lives), and a delivery reports whether its queue holds more rows.
-async fn a_step_claims_the_notifications_that_head_their_queues(db: &TestDb) {
-    let s = db.store.as_ref();
-    // Queue q1 already holds a pending row: a row behind it is not claimable yet.
-    s.enqueue(&[queued("sub-h", "q1", 1)]).await.unwrap();
-    s.create_instance(&instance("i-claim", "vnfd", None, &[]), &[])
-        .await
-        .unwrap();
-    let occ = op_occ("o-claim", "i-claim", S::Starting);
-    s.start_operation(&occ, &lease("r", T0)).await.unwrap();
-    let now = Timestamp::now();
-    let later = NewOutboxRow {
-        not_before: now.plus(Duration::from_secs(3600)),
-        ..queued("sub-h", "q4", 5)
-    };
-    let record = StepRecord {
-        outbox: vec![
-            queued("sub-h", "q1", 2),
-            queued("sub-h", "q2", 3),
-            queued("sub-h", "q2", 4),
-            later,
-        ],
-        claim: Some(OutboxClaim {
-            owner: "handed".into(),
-            until: now.plus(Duration::from_secs(60)),
-        }),
-        ..transition(&occ, S::Starting, S::Processing, Version(1), "r")
-    };
-    let written = s.record_step(&record).await.unwrap();
-    let indices: Vec<usize> = written.claimed.iter().map(|&(i, _)| i).collect();
-    assert_eq!(
-        indices,
-        vec![1],
-        "only q2's first row heads its queue and is due"
-    );
-    let claimed_id = written.claimed[0].1;
-
-    // Another sender gets q1's head, not the row claimed for the step's sender nor the rows
-    // behind a pending head.
-    let due = s
-        .outbox_due(now, 10, "other", now.plus(Duration::from_secs(60)))
-        .await
-        .unwrap();
-    let ns: Vec<_> = due.iter().map(|r| r.payload["n"].clone()).collect();
-    assert_eq!(ns, vec![json!(1)]);
-
-    // Delivering the claimed row frees its queue: the next row is there.
-    assert!(s.outbox_delivered(claimed_id).await.unwrap());
-    assert!(s.outbox_delivered(due[0].id).await.unwrap());
-    let next = s
-        .outbox_due(now, 10, "other", now.plus(Duration::from_secs(60)))
-        .await
-        .unwrap();
-    let ns: Vec<_> = next.iter().map(|r| r.payload["n"].clone()).collect();
-    assert_eq!(ns, vec![json!(2), json!(4)]);
-    // The last row of a queue: nothing behind it.
-    assert!(!s.outbox_delivered(next[0].id).await.unwrap());
-
-    // Without a claim, nothing is claimed.
-    let done = StepRecord {
-        outbox: vec![queued("sub-h", "q9", 9)],
-        ..transition(&occ, S::Processing, S::Completed, Version(2), "r")
-    };
-    assert!(s.record_step(&done).await.unwrap().claimed.is_empty());
 }

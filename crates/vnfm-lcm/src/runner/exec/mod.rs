@@ -461,7 +461,6 @@ impl Run {
                 .into_iter()
                 .chain(self.unsaved_data.drain(..))
                 .collect(),
-            claim: None,
         };
         let written = match self.unstored.take() {
             None => write(&self.inner, &mut rec, &notes, Some(&self.instance)).await?,

@@ -2,8 +2,6 @@
 //! ProblemDetails of its errors.
 
 use super::*;
-use crate::notify::Reservation;
-use vnfm_store::{OutboxRow, OutboxStatus};
 
 /// The tracing span of an occurrence.
 pub(crate) fn op_span(occ: &VnfLcmOpOcc) -> tracing::Span {
@@ -139,12 +137,10 @@ pub(crate) async fn write(
     route(inner, rec, notes, instance)
         .await
         .map_err(WriteError::Failed)?;
-    let reservation = reserve_delivery(inner, rec);
     let mut attempt = 0u32;
     loop {
         match inner.store.record_step(rec).await {
             Ok(w) => {
-                hand_over(inner, reservation, rec, &w);
                 if rec.occ.operation_state != rec.expected_state {
                     tracing::info!(
                         op_occ_id = %rec.occ.id,
@@ -168,46 +164,6 @@ pub(crate) async fn write(
             Err(e) => return Err(WriteError::Failed(store_err(e))),
         }
     }
-}
-
-/// Room at this process's deliverer for `rec`'s notifications, if it runs and has some:
-/// `rec` then asks the store to claim them for it ([`StepRecord::claim`]).
-fn reserve_delivery(inner: &Inner, rec: &mut StepRecord) -> Option<Reservation> {
-    let reservation = inner.deliverer.get()?.reserve(rec.outbox.len())?;
-    rec.claim = Some(reservation.claim().clone());
-    Some(reservation)
-}
-
-/// Hands the notifications the committed write `written` claimed to the deliverer, which
-/// sends them at once. `rec`'s outbox rows are moved out (the write is done with them).
-fn hand_over(
-    inner: &Inner,
-    reservation: Option<Reservation>,
-    rec: &mut StepRecord,
-    written: &StepWritten,
-) {
-    let (Some(reservation), Some(deliverer)) = (reservation, inner.deliverer.get()) else {
-        return;
-    };
-    let mut rows = std::mem::take(&mut rec.outbox);
-    let claimed = written
-        .claimed
-        .iter()
-        .filter_map(|&(index, id)| {
-            let row = rows.get_mut(index)?;
-            Some(OutboxRow {
-                id,
-                subscription_id: row.subscription_id.clone(),
-                callback_uri: std::mem::take(&mut row.callback_uri),
-                payload: row.payload.take(),
-                attempts: 0,
-                next_attempt_at: row.not_before,
-                last_error: None,
-                status: OutboxStatus::Pending,
-            })
-        })
-        .collect();
-    deliverer.hand_over(reservation, claimed);
 }
 
 /// Routes `notes` into `rec.outbox`, about the instance as `rec` leaves it, else as the
@@ -240,14 +196,12 @@ pub(crate) async fn write_begun(
     instance: &VnfInstance,
 ) -> Result<Option<StepWritten>, LcmError> {
     route(inner, rec, notes, Some(instance)).await?;
-    let reservation = reserve_delivery(inner, rec);
     let written = inner
         .store
         .begin_operation(started, &start.lease, &start.condition, rec)
         .await
         .map_err(store_err)?;
-    if let Some(w) = &written {
-        hand_over(inner, reservation, rec, w);
+    if written.is_some() {
         tracing::info!(
             op_occ_id = %rec.occ.id,
             to = ?rec.occ.operation_state,
@@ -278,7 +232,6 @@ pub(crate) async fn abort_starting(inner: &Inner, occ: VnfLcmOpOcc, err: &LcmErr
         instance: None,
         outbox: Vec::new(),
         data: Vec::new(),
-        claim: None,
     };
     if write(inner, &mut rec, &notes, None).await.is_err() {
         tracing::warn!(op_occ_id = %occ.id, "could not end an occurrence that cannot start; recovery will");
@@ -316,7 +269,6 @@ pub(crate) async fn record_transition(
         instance: None,
         outbox: Vec::new(),
         data: Vec::new(),
-        claim: None,
     };
     write(inner, &mut rec, &notes, None)
         .await
