@@ -198,6 +198,9 @@ async fn subscribe(http: &reqwest::Client, base: &str, token: &str) -> Arc<Finis
     finished
 }
 
+/// Occurrence reads made by polling clients (reported per cycle).
+static POLLS: AtomicUsize = AtomicUsize::new(0);
+
 /// One instantiate + terminate cycle of instance `id` over REST: POST, then wait for the
 /// occurrence to complete as `how` says.
 async fn rest_cycle(http: &reqwest::Client, base: &str, token: &str, id: &str, how: &Await) {
@@ -228,6 +231,7 @@ async fn rest_cycle(http: &reqwest::Client, base: &str, token: &str, id: &str, h
             continue;
         }
         loop {
+            POLLS.fetch_add(1, Ordering::Relaxed);
             let state: serde_json::Value = http
                 .get(&occ)
                 .bearer_auth(token)
@@ -617,6 +621,7 @@ fn main() {
             let stop = Instant::now() + Duration::from_secs(seconds as u64);
             let started = Instant::now();
             let cpu_before = cpu_seconds();
+            let polls_before = POLLS.load(Ordering::Relaxed);
             let mut workers = Vec::new();
             for id in mine {
                 let (http, base, token, how) = (http.clone(), base.clone(), token.clone(), how.clone());
@@ -634,11 +639,13 @@ fn main() {
                 cycles += w.await.expect("cycle worker");
             }
             let cpu = cpu_seconds() - cpu_before;
+            let polls = POLLS.load(Ordering::Relaxed) - polls_before;
             println!(
-                "instantiate+terminate over REST, {mode}, {n} instance(s): {cycles} cycles in {:.1} s = {:.0} cycles/s; {:.2} ms of CPU per cycle (server and clients)",
+                "instantiate+terminate over REST, {mode}, {n} instance(s): {cycles} cycles in {:.1} s = {:.0} cycles/s; {:.2} ms of CPU per cycle (server and clients); {:.1} polls per cycle",
                 started.elapsed().as_secs_f64(),
                 cycles as f64 / started.elapsed().as_secs_f64(),
-                cpu * 1000.0 / cycles.max(1) as f64
+                cpu * 1000.0 / cycles.max(1) as f64,
+                polls as f64 / cycles.max(1) as f64
             );
         }
         println!("RSS after cycles: {:.0} MiB", rss_mib());

@@ -9,6 +9,7 @@ use super::{
     Arg, Col, Dialect, SqlConn, columns, expect_version, from_json, locked_version, now_ms, page,
     placeholders, probe_size, push_scope, stale, texts, to_json,
 };
+use crate::sql::chain::Chain;
 use crate::sql::{op_occs, outbox};
 use vnfm_store::{Conflict, StoreError};
 use vnfm_store::{InstanceQuery, NameFilter, NewOutboxRow, Page, Version, enum_str};
@@ -94,56 +95,105 @@ pub(crate) async fn update<C: SqlConn>(
     }
 }
 
+/// What [`update`] writes of an instance on PostgreSQL, encoded once so that the statement
+/// can borrow it.
+pub(crate) struct InstanceTexts {
+    doc: String,
+    vims: String,
+    state: String,
+}
+
+impl InstanceTexts {
+    /// The document, VIM ids and state of `instance`, encoded.
+    pub(crate) fn of(instance: &VnfInstance) -> Result<Self, StoreError> {
+        let vims: BTreeSet<String> = vim_ids(instance).into_iter().collect();
+        Ok(Self {
+            doc: to_json(INSTANCE, instance)?,
+            vims: to_json("VIM ids", &vims)?,
+            state: enum_str(&instance.instantiation_state),
+        })
+    }
+}
+
+/// Adds [`update`] to `chain` (PostgreSQL): `instance_moved` holds the new version when
+/// `expected` matched and nothing otherwise. Every indexed column is set (PostgreSQL leaves
+/// the index entries of a column whose value did not change alone), and the VIM index is
+/// brought to the document's VIMs by the chain's own `DELETE` and `INSERT`, which read the
+/// updated row: they run only when the version matched, after the row is locked (as every
+/// other writer of the instance locks it first).
+pub(crate) fn update_in<'a>(
+    chain: &mut Chain<'a>,
+    instance: &'a VnfInstance,
+    expected: Version,
+    texts: &'a InstanceTexts,
+) {
+    let id = instance.id.as_str();
+    chain.push(
+        "instance_vims_wanted",
+        "SELECT value AS vim_id FROM jsonb_array_elements_text($1::jsonb)",
+        &[texts.vims.as_str().into()],
+    );
+    chain.push(
+        "instance_moved",
+        &format!(
+            "UPDATE vnf_instances SET version = version + 1, doc = $3, default_view = {}, \
+             updated_at = $4, vnfd_id = $5, vnf_provider = $6, vnf_product_name = $7, \
+             instantiation_state = $8, vnf_instance_name = $9 \
+             WHERE id = $1 AND version = $2 RETURNING version",
+            default_view_of(Dialect::Postgres, 3)
+        ),
+        &[
+            id.into(),
+            expected.0.into(),
+            texts.doc.as_str().into(),
+            now_ms().into(),
+            instance.vnfd_id.as_str().into(),
+            instance.vnf_provider.as_str().into(),
+            instance.vnf_product_name.as_str().into(),
+            texts.state.as_str().into(),
+            instance.vnf_instance_name.as_deref().into(),
+        ],
+    );
+    chain.push(
+        "instance_vims_gone",
+        "DELETE FROM instance_vims WHERE instance_id = $1 \
+         AND EXISTS (SELECT 1 FROM instance_moved) \
+         AND vim_id NOT IN (SELECT vim_id FROM instance_vims_wanted)",
+        &[id.into()],
+    );
+    chain.push(
+        "instance_vims_added",
+        "INSERT INTO instance_vims (vim_id, instance_id) \
+         SELECT w.vim_id, $1 FROM instance_vims_wanted w, instance_moved ON CONFLICT DO NOTHING",
+        &[id.into()],
+    );
+}
+
+/// The error of an [`update`] of `id` whose expected version did not match.
+pub(crate) async fn stale_update<C: SqlConn>(
+    tx: &mut C,
+    id: &str,
+    expected: Version,
+) -> StoreError {
+    match locked_version(tx, "vnf_instances", id).await {
+        Ok(found) => stale(INSTANCE, id, expected, found),
+        Err(e) => e,
+    }
+}
+
 /// [`update`] in one statement (PostgreSQL, where each statement is a round trip to the
-/// server): every indexed column is set (PostgreSQL leaves the index entries of a column
-/// whose value did not change alone), and the VIM index is brought to the document's VIMs by
-/// the statement's own `DELETE` and `INSERT`, which read the updated row: they run only when
-/// the version matched, after the row is locked (as every other writer of the instance
-/// locks it first).
+/// server), as [`update_in`] writes it.
 async fn update_at_once<C: SqlConn>(
     tx: &mut C,
     instance: &VnfInstance,
     expected: Version,
 ) -> Result<Version, StoreError> {
-    let doc = to_json(INSTANCE, instance)?;
-    let vims: BTreeSet<String> = vim_ids(instance).into_iter().collect();
-    let vims = to_json("VIM ids", &vims)?;
-    let state = enum_str(&instance.instantiation_state);
-    let id = instance.id.as_str();
-    let sql = format!(
-        "WITH wanted AS (SELECT value AS vim_id FROM jsonb_array_elements_text($10::jsonb)), \
-         moved AS (UPDATE vnf_instances SET version = version + 1, doc = $3, \
-         default_view = {}, updated_at = $4, vnfd_id = $5, vnf_provider = $6, \
-         vnf_product_name = $7, instantiation_state = $8, vnf_instance_name = $9 \
-         WHERE id = $1 AND version = $2 RETURNING version), \
-         gone AS (DELETE FROM instance_vims WHERE instance_id = $1 \
-         AND EXISTS (SELECT 1 FROM moved) AND vim_id NOT IN (SELECT vim_id FROM wanted)), \
-         added AS (INSERT INTO instance_vims (vim_id, instance_id) \
-         SELECT wanted.vim_id, $1 FROM wanted, moved ON CONFLICT DO NOTHING) \
-         SELECT version FROM moved",
-        default_view_of(C::DIALECT, 3)
-    );
-    let row = tx
-        .row(
-            &sql,
-            &[
-                id.into(),
-                expected.0.into(),
-                doc.as_str().into(),
-                now_ms().into(),
-                instance.vnfd_id.as_str().into(),
-                instance.vnf_provider.as_str().into(),
-                instance.vnf_product_name.as_str().into(),
-                state.as_str().into(),
-                instance.vnf_instance_name.as_deref().into(),
-                vims.as_str().into(),
-            ],
-            &[Col::Int],
-        )
-        .await?;
-    let Some(row) = row else {
-        let found = locked_version(tx, "vnf_instances", id).await?;
-        return Err(stale(INSTANCE, id, expected, found));
+    let texts = InstanceTexts::of(instance)?;
+    let mut chain = Chain::new();
+    update_in(&mut chain, instance, expected, &texts);
+    let (sql, args) = chain.finish("SELECT version FROM instance_moved");
+    let Some(row) = tx.row(&sql, &args, &[Col::Int]).await? else {
+        return Err(stale_update(tx, instance.id.as_str(), expected).await);
     };
     let [version] = columns(row)?;
     Ok(Version(version.int()?))
@@ -185,8 +235,7 @@ async fn update_changed<C: SqlConn>(
         )
         .await?;
     let Some(row) = row else {
-        let found = locked_version(tx, "vnf_instances", id).await?;
-        return Err(stale(INSTANCE, id, expected, found));
+        return Err(stale_update(tx, id, expected).await);
     };
     let [version, vnfd_id, provider, product, state, name] = columns(row)?;
     let state_now = enum_str(&instance.instantiation_state);

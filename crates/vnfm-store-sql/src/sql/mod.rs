@@ -7,6 +7,7 @@
 //! `?n`, which binds by position.
 
 pub(crate) mod alarms;
+pub(crate) mod chain;
 pub(crate) mod indicators;
 pub(crate) mod instances;
 pub(crate) mod op_occs;

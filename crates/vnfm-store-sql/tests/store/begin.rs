@@ -165,6 +165,34 @@ async fn begin_operation_refuses_as_start_and_record_step_do(db: &TestDb) {
     assert!(s.journal(&occ.id).await.unwrap().is_empty());
     assert!(outbox_all(s).await.is_empty());
 
+    // The first move writes the instance at a version it no longer has: nothing of the
+    // start, its move, journal, data or notifications stays behind.
+    let mut stale = first_move(&occ, "r1", Some(inst.clone()));
+    stale.instance = Some((inst.clone(), Version(7)));
+    let err = s
+        .begin_operation(&occ, &lease("r1", T0), &at(1), &stale)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            StoreError::VersionMismatch {
+                kind: "VNF instance",
+                found: Version(1),
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    assert!(s.get_op_occ(&occ.id).await.unwrap().is_none());
+    assert!(s.journal(&occ.id).await.unwrap().is_empty());
+    assert_eq!(s.get_op_occ_data(&occ.id, "grant").await.unwrap(), None);
+    assert!(outbox_all(s).await.is_empty());
+    assert_eq!(
+        s.get_instance(&inst.id).await.unwrap().unwrap().1,
+        Version(1)
+    );
+
     // A held instance is busy, naming the holder.
     let holder = op_occ("o-holder", "i-refuse", S::Starting);
     s.start_operation(&holder, &lease("r0", T0)).await.unwrap();
