@@ -394,36 +394,28 @@ fn chain_writes<'a>(
     record: &'a StepRecord,
     texts: &'a StepTexts<'a>,
     journal_source: &str,
-) -> &'static str {
+) -> String {
     let occ_id = record.occ.id.as_str();
-    let journaled = match (&record.journal, &texts.journal_detail) {
-        (Some(step), Some(detail)) => {
-            chain.push(
-                "journal_noted",
-                &journal_statement(journal_source),
-                &journal_args(occ_id, step, detail),
-            );
-            true
-        }
-        _ => false,
-    };
+    let mut journal_seq = "NULL::bigint";
+    if let (Some(step), Some(detail)) = (&record.journal, &texts.journal_detail) {
+        chain.push(
+            "journal_noted",
+            &journal_statement(journal_source),
+            &journal_args(occ_id, step, detail),
+        );
+        journal_seq = "(SELECT seq FROM journal_noted)";
+    }
     if !texts.data.is_empty() {
         let (sql, args) = data_statement(occ_id, &texts.data);
         chain.push("data_put", &sql, &args);
     }
-    let updated = match (&record.instance, &texts.instance) {
-        (Some((instance, expected)), Some(instance_texts)) => {
-            instances::update_in(chain, instance, *expected, instance_texts);
-            true
-        }
-        _ => false,
-    };
-    match (journaled, updated) {
-        (true, true) => "(SELECT seq FROM journal_noted), (SELECT version FROM instance_moved)",
-        (true, false) => "(SELECT seq FROM journal_noted), NULL::bigint",
-        (false, true) => "NULL::bigint, (SELECT version FROM instance_moved)",
-        (false, false) => "NULL::bigint, NULL::bigint",
+    let mut instance_version = "NULL::bigint";
+    if let (Some((instance, expected)), Some(instance_texts)) = (&record.instance, &texts.instance)
+    {
+        instances::update_in(chain, instance, *expected, instance_texts);
+        instance_version = "(SELECT version FROM instance_moved)";
     }
+    format!("{journal_seq}, {instance_version}")
 }
 
 /// The instance's new version as a chained step wrote it (`cell`), or the error of a stale
