@@ -81,13 +81,9 @@ fn relative_hrefs(body: &[u8]) -> Vec<usize> {
         match body[i] {
             b'"' => {
                 let start = i + 1;
-                let mut j = start;
-                while j < body.len() && body[j] != b'"' {
-                    j += if body[j] == b'\\' { 2 } else { 1 };
-                }
-                if j >= body.len() {
+                let Some(j) = string_end(body, start) else {
                     return found;
-                }
+                };
                 if after_colon {
                     if links.is_some_and(|d| stack.len() > d)
                         && key == b"href"
@@ -130,6 +126,21 @@ fn relative_hrefs(body: &[u8]) -> Vec<usize> {
         i += 1;
     }
     found
+}
+
+/// The offset of the `"` that closes the string whose content starts at `start`, if the body
+/// holds it. Most of a body's bytes are inside strings: they are skipped with `memchr`, which
+/// compares many bytes at a time, instead of one by one.
+fn string_end(body: &[u8], start: usize) -> Option<usize> {
+    let mut at = start;
+    loop {
+        at += memchr::memchr2(b'"', b'\\', body.get(at..)?)?;
+        if body[at] == b'"' {
+            return Some(at);
+        }
+        // A backslash escapes the byte after it (`\"`, `\\`, ...).
+        at += 2;
+    }
 }
 
 #[cfg(test)]
@@ -177,5 +188,122 @@ mod tests {
             absolute(r#"{"_links":{"self":{"href":"/a"},"x":{"href":"/b"#),
             r#"{"_links":{"self":{"href":"http://h:1/a"},"x":{"href":"/b"#
         );
+    }
+
+    /// The members named `href` holding a relative path, anywhere inside `value`.
+    fn complete_hrefs(value: &mut serde_json::Value) {
+        match value {
+            serde_json::Value::Object(members) => {
+                for (name, member) in members.iter_mut() {
+                    match member {
+                        serde_json::Value::String(s)
+                            if name == "href" && s.starts_with('/') && !s.starts_with("//") =>
+                        {
+                            s.insert_str(0, "http://h:1");
+                        }
+                        other => complete_hrefs(other),
+                    }
+                }
+            }
+            serde_json::Value::Array(items) => items.iter_mut().for_each(complete_hrefs),
+            _ => {}
+        }
+    }
+
+    /// What the rewrite means, on the parsed document: the hrefs inside the `_links` object
+    /// of the resource (the top-level object, or each object of a top-level array).
+    fn reference(mut doc: serde_json::Value) -> serde_json::Value {
+        let resources: Vec<&mut serde_json::Value> = match &mut doc {
+            serde_json::Value::Array(items) => items.iter_mut().collect(),
+            top => vec![top],
+        };
+        for resource in resources {
+            if let Some(links @ serde_json::Value::Object(_)) = resource.get_mut("_links") {
+                complete_hrefs(links);
+            }
+        }
+        doc
+    }
+
+    /// JSON as resources and list pages look, with `_links` objects holding hrefs among
+    /// members whose names and strings have quotes, backslashes and brackets.
+    fn json_value() -> impl proptest::strategy::Strategy<Value = serde_json::Value> {
+        use proptest::prelude::*;
+        use serde_json::Value;
+        let text = prop_oneof![
+            prop::sample::select(vec![
+                "href",
+                "_links",
+                "self",
+                "/a/b",
+                "//cdn/x",
+                "/",
+                "x\\",
+                "\"_links\":{",
+                "}]",
+                "/q\"\\",
+                "http://o/x",
+                "\"",
+                "\\",
+            ])
+            .prop_map(str::to_owned),
+            "[a-z/\"\\\\{}\\[\\]:,é]{0,8}",
+        ];
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            any::<i32>().prop_map(Value::from),
+            text.clone().prop_map(Value::String),
+        ];
+        let any_value = leaf.prop_recursive(3, 24, 4, {
+            let text = text.clone();
+            move |inner| {
+                prop_oneof![
+                    prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+                    prop::collection::vec((text.clone(), inner), 0..4)
+                        .prop_map(|members| Value::Object(members.into_iter().collect())),
+                ]
+            }
+        });
+        let link = prop_oneof![
+            text.clone()
+                .prop_map(|href| serde_json::json!({ "href": href })),
+            any_value.clone(),
+        ];
+        let links = prop::collection::vec((text.clone(), link), 0..4)
+            .prop_map(|members| Value::Object(members.into_iter().collect()));
+        let resource = (
+            prop::collection::vec((text, any_value.clone()), 0..4),
+            proptest::option::of(links),
+            prop::collection::vec(any_value.clone(), 0..2),
+        )
+            .prop_map(|(members, links, after)| {
+                let mut resource: serde_json::Map<String, Value> = members.into_iter().collect();
+                if let Some(links) = links {
+                    resource.insert("_links".to_owned(), links);
+                }
+                for (i, value) in after.into_iter().enumerate() {
+                    resource.insert(format!("after{i}"), value);
+                }
+                Value::Object(resource)
+            });
+        prop_oneof![
+            resource.clone(),
+            prop::collection::vec(prop_oneof![resource, any_value.clone()], 0..4)
+                .prop_map(Value::Array),
+            any_value,
+        ]
+    }
+
+    proptest::proptest! {
+        /// For any JSON the server could write, the scan finds exactly the hrefs the parsed
+        /// document says are relative `_links` hrefs of a resource.
+        #[test]
+        fn the_scan_agrees_with_the_parsed_document(doc in json_value()) {
+            let written = serde_json::to_string(&doc).expect("serialized");
+            let rewritten: serde_json::Value =
+                serde_json::from_str(&absolute(&written)).expect("still JSON");
+            proptest::prop_assert_eq!(rewritten, reference(doc));
+        }
     }
 }
