@@ -220,6 +220,13 @@ fn open_writer(path: &Path, setup: &ConnectionSetup) -> Result<Connection, Store
         }
     }
     migrate::migrate(&mut conn)?;
+    // Each write runs in a savepoint of its batch's transaction, and SQLite keeps the pages a
+    // savepoint changes in a sub-journal, which past 64 KiB spills to a temporary file: a file
+    // created, written and deleted per batch, taking as many writes as the WAL. In memory it
+    // is bounded by the pages one batch changes. Set after the migrations, whose index builds
+    // may sort more than a batch changes; readers keep the default for their sorts.
+    conn.execute_batch("PRAGMA temp_store = MEMORY")
+        .map_err(|e| StoreError::from(conn::db_error(e)))?;
     Ok(conn)
 }
 
@@ -239,5 +246,85 @@ impl Database for SqliteBackend {
             + 'static,
     {
         self.writer.write(job).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sql::SqlConn;
+
+    /// Runs `sql` on the writer, failing the write afterwards when `fail`.
+    async fn write(store: &SqliteStore, sql: &'static str, fail: bool) -> Result<(), StoreError> {
+        store
+            .0
+            .write(move |conn| {
+                Box::pin(async move {
+                    conn.execute(sql, &[]).await?;
+                    if fail {
+                        return Err(StoreError::Invalid("refused after writing".into()));
+                    }
+                    Ok(())
+                })
+            })
+            .await
+    }
+
+    /// A write that changed far more pages than the savepoint's sub-journal keeps before it
+    /// would spill is undone whole, and the writes around it stand.
+    #[tokio::test]
+    async fn a_failed_write_of_many_pages_is_undone_whole() {
+        let store = SqliteStore::memory().await.unwrap();
+        write(
+            &store,
+            "CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT NOT NULL)",
+            false,
+        )
+        .await
+        .unwrap();
+        // About 500 pages of 4 KiB: 2 MiB in the failed write's sub-journal.
+        write(
+            &store,
+            "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 5000) \
+             INSERT INTO t SELECT i, printf('%.400c', 'x') FROM n",
+            false,
+        )
+        .await
+        .unwrap();
+        let (kept, failed, added) = tokio::join!(
+            write(&store, "UPDATE t SET v = printf('%.400c', 'a')", false),
+            write(&store, "UPDATE t SET v = printf('%.400c', 'b')", true),
+            write(&store, "INSERT INTO t VALUES (0, 'added')", false),
+        );
+        kept.unwrap();
+        assert!(failed.is_err());
+        added.unwrap();
+        let mut reader = store.0.reader().await.unwrap();
+        for (sql, expected) in [
+            (
+                "SELECT COUNT(*) FROM t WHERE v = printf('%.400c', 'a')",
+                5000,
+            ),
+            ("SELECT COUNT(*) FROM t WHERE v = printf('%.400c', 'b')", 0),
+            ("SELECT COUNT(*) FROM t WHERE id = 0 AND v = 'added'", 1),
+        ] {
+            let found = crate::sql::single_int(&mut *reader, sql, &[])
+                .await
+                .unwrap();
+            assert_eq!(found, Some(expected), "{sql}");
+        }
+        // The sub-journal is kept in memory.
+        let temp_store = store
+            .0
+            .write(|conn| {
+                Box::pin(async move {
+                    conn.rows("PRAGMA temp_store", &[], &[crate::sql::Col::Int])
+                        .await
+                        .map_err(StoreError::from)
+                })
+            })
+            .await
+            .unwrap();
+        assert_eq!(temp_store, vec![vec![crate::sql::Cell::Int(2)]]);
     }
 }
