@@ -73,7 +73,10 @@ impl<D: Database> Store for SqlStore<D> {
         project: Option<&str>,
         notify: &[NewOutboxRow],
     ) -> Result<Version> {
-        let (instance, notify) = (instance.clone(), notify.to_vec());
+        let (instance, notify) = (
+            instances::EncodedInstance::of(instance)?,
+            outbox::encode(notify)?,
+        );
         let project = project.map(str::to_owned);
         in_transaction!(self, |tx| instances::create(
             tx,
@@ -94,7 +97,7 @@ impl<D: Database> Store for SqlStore<D> {
     }
 
     async fn update_instance(&self, instance: &VnfInstance, expected: Version) -> Result<Version> {
-        let instance = instance.clone();
+        let instance = instances::EncodedInstance::of(instance)?;
         in_transaction!(self, |tx| instances::update(tx, &instance, expected).await).await
     }
 
@@ -104,7 +107,7 @@ impl<D: Database> Store for SqlStore<D> {
         expected: Version,
         notify: &[NewOutboxRow],
     ) -> Result<()> {
-        let (id, notify) = (id.clone(), notify.to_vec());
+        let (id, notify) = (id.clone(), outbox::encode(notify)?);
         in_transaction!(self, |tx| instances::delete(
             tx,
             id.as_str(),
@@ -181,10 +184,11 @@ impl<D: Database> Store for SqlStore<D> {
         condition: &StartCondition,
         record: &StepRecord,
     ) -> Result<Option<StepWritten>> {
-        let (owned_occ, lease, condition, record) =
-            (started.clone(), lease.clone(), *condition, record.clone());
+        let step = op_occs::EncodedStep::of(record)?;
+        let starting = op_occs::Started::of(started, lease, record);
+        let (lease, condition) = (lease.clone(), *condition);
         let begun = in_transaction!(self, |tx| op_occs::begin(
-            tx, &owned_occ, &lease, &condition, &record
+            tx, starting, &lease, &condition, &step
         )
         .await)
         .await;
@@ -192,8 +196,8 @@ impl<D: Database> Store for SqlStore<D> {
     }
 
     async fn record_step(&self, record: &StepRecord) -> Result<StepWritten> {
-        let record = record.clone();
-        in_transaction!(self, |tx| op_occs::record_step(tx, &record).await).await
+        let step = op_occs::EncodedStep::of(record)?;
+        in_transaction!(self, |tx| op_occs::record_step(tx, &step).await).await
     }
 
     async fn get_op_occ(&self, id: &VnfLcmOpOccId) -> Result<Option<(VnfLcmOpOcc, Version)>> {
@@ -302,7 +306,7 @@ impl<D: Database> Store for SqlStore<D> {
         if rows.is_empty() {
             return Ok(());
         }
-        let rows = rows.to_vec();
+        let rows = outbox::encode(rows)?;
         in_transaction!(self, |tx| outbox::insert(tx, &rows).await).await
     }
 
@@ -317,7 +321,8 @@ impl<D: Database> Store for SqlStore<D> {
         in_transaction!(self, |tx| {
             outbox::claim_due(tx, now, limit, &owner, claim_until).await
         })
-        .await
+        .await?
+        .decode()
     }
 
     async fn outbox_delivered(&self, id: i64) -> Result<()> {
@@ -420,7 +425,7 @@ impl<D: Database> Store for SqlStore<D> {
         record: &vnfm_store::AlarmRecord,
         notify: &[NewOutboxRow],
     ) -> Result<Version> {
-        let (record, notify) = (record.clone(), notify.to_vec());
+        let (record, notify) = (record.clone(), outbox::encode(notify)?);
         in_transaction!(self, |tx| crate::sql::alarms::create(tx, &record, &notify)
             .await)
         .await
@@ -432,7 +437,7 @@ impl<D: Database> Store for SqlStore<D> {
         expected: Version,
         notify: &[NewOutboxRow],
     ) -> Result<Version> {
-        let (record, notify) = (record.clone(), notify.to_vec());
+        let (record, notify) = (record.clone(), outbox::encode(notify)?);
         in_transaction!(self, |tx| crate::sql::alarms::update(
             tx, &record, expected, &notify
         )
@@ -489,7 +494,7 @@ impl<D: Database> Store for SqlStore<D> {
         indicator: &vnfm_types::VnfIndicator,
         notify: &[NewOutboxRow],
     ) -> Result<()> {
-        let (indicator, notify) = (indicator.clone(), notify.to_vec());
+        let (indicator, notify) = (indicator.clone(), outbox::encode(notify)?);
         in_transaction!(self, |tx| crate::sql::indicators::put(
             tx, &indicator, &notify
         )
@@ -559,7 +564,7 @@ impl<D: Database> Store for SqlStore<D> {
         expected: Version,
         notify: &[NewOutboxRow],
     ) -> Result<Version> {
-        let (record, notify) = (record.clone(), notify.to_vec());
+        let (record, notify) = (record.clone(), outbox::encode(notify)?);
         in_transaction!(self, |tx| crate::sql::pm::update(
             tx, &record, expected, &notify
         )
@@ -592,7 +597,7 @@ impl<D: Database> Store for SqlStore<D> {
         notify: &[NewOutboxRow],
     ) -> Result<Version> {
         let (report, job) = (report.clone(), job.clone());
-        let (dropped, notify) = (dropped.to_vec(), notify.to_vec());
+        let (dropped, notify) = (dropped.to_vec(), outbox::encode(notify)?);
         in_transaction!(self, |tx| crate::sql::pm::add_report(
             tx, &report, &job, expected, &dropped, &notify
         )
@@ -626,7 +631,7 @@ impl<D: Database> Store for SqlStore<D> {
         expected: Version,
         notify: &[NewOutboxRow],
     ) -> Result<Version> {
-        let (record, notify) = (record.clone(), notify.to_vec());
+        let (record, notify) = (record.clone(), outbox::encode(notify)?);
         in_transaction!(self, |tx| crate::sql::pm::update(
             tx, &record, expected, &notify
         )
@@ -708,7 +713,7 @@ impl<D: Database> Store for SqlStore<D> {
         expected: Version,
         notify: &[NewOutboxRow],
     ) -> Result<Version> {
-        let (package, notify) = (package.clone(), notify.to_vec());
+        let (package, notify) = (package.clone(), outbox::encode(notify)?);
         in_transaction!(self, |tx| packages::update(tx, &package, expected, &notify)
             .await)
         .await
@@ -720,7 +725,7 @@ impl<D: Database> Store for SqlStore<D> {
         expected: Version,
         notify: &[NewOutboxRow],
     ) -> Result<()> {
-        let (id, notify) = (id.to_owned(), notify.to_vec());
+        let (id, notify) = (id.to_owned(), outbox::encode(notify)?);
         in_transaction!(self, |tx| packages::delete(tx, &id, expected, &notify)
             .await)
         .await

@@ -7,7 +7,7 @@ use super::{
     Col, SqlConn, columns, from_json, locked_version, page, page_size_of, push_scope, stale,
     to_json,
 };
-use vnfm_store::{AlarmRecord, NewOutboxRow, Page, ProjectScope, Version};
+use vnfm_store::{AlarmRecord, Page, ProjectScope, Version};
 use vnfm_store::{Conflict, StoreError};
 
 const ALARM: &str = "alarm";
@@ -48,7 +48,7 @@ fn ack(a: AckState) -> &'static str {
 pub(crate) async fn create<C: SqlConn>(
     tx: &mut C,
     record: &AlarmRecord,
-    notify: &[NewOutboxRow],
+    notify: &[super::outbox::EncodedOutboxRow],
 ) -> Result<Version, StoreError> {
     let a = &record.alarm;
     let doc = to_json(ALARM, a)?;
@@ -88,7 +88,7 @@ pub(crate) async fn update<C: SqlConn>(
     tx: &mut C,
     record: &AlarmRecord,
     expected: Version,
-    notify: &[NewOutboxRow],
+    notify: &[super::outbox::EncodedOutboxRow],
 ) -> Result<Version, StoreError> {
     let a = &record.alarm;
     let doc = to_json(ALARM, a)?;

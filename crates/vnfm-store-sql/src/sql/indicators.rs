@@ -1,7 +1,7 @@
 //! VNF indicators: the last value of each indicator of each instance, keyed by (instance,
 //! indicator), with the instance's project.
 
-use vnfm_store::{NewOutboxRow, Page, ProjectScope, StoreError};
+use vnfm_store::{Page, ProjectScope, StoreError};
 use vnfm_types::VnfIndicator;
 
 use super::{Col, SqlConn, columns, from_json, now_ms, page, page_size_of, push_scope, to_json};
@@ -19,7 +19,7 @@ fn record(row: Vec<super::Cell>) -> Result<VnfIndicator, StoreError> {
 pub(crate) async fn put<C: SqlConn>(
     tx: &mut C,
     indicator: &VnfIndicator,
-    notify: &[NewOutboxRow],
+    notify: &[super::outbox::EncodedOutboxRow],
 ) -> Result<(), StoreError> {
     let doc = to_json(INDICATOR, indicator)?;
     tx.execute(

@@ -12,7 +12,7 @@ use super::{
 use crate::sql::chain::Chain;
 use crate::sql::{op_occs, outbox};
 use vnfm_store::{Conflict, StoreError};
-use vnfm_store::{InstanceQuery, NameFilter, NewOutboxRow, Page, Version, enum_str};
+use vnfm_store::{InstanceQuery, NameFilter, Page, Version, enum_str};
 
 const INSTANCE: &str = "VNF instance";
 
@@ -20,13 +20,11 @@ const INSTANCE: &str = "VNF instance";
 /// notifications.
 pub(crate) async fn create<C: SqlConn>(
     tx: &mut C,
-    instance: &VnfInstance,
+    instance: &EncodedInstance,
     project: Option<&str>,
-    notify: &[NewOutboxRow],
+    notify: &[outbox::EncodedOutboxRow],
 ) -> Result<Version, StoreError> {
-    let doc = to_json(INSTANCE, instance)?;
     let now = now_ms();
-    let state = enum_str(&instance.instantiation_state);
     let done = tx
         .execute(
             &format!(
@@ -40,11 +38,11 @@ pub(crate) async fn create<C: SqlConn>(
             &[
                 instance.id.as_str().into(),
                 instance.vnfd_id.as_str().into(),
-                instance.vnf_provider.as_str().into(),
-                instance.vnf_product_name.as_str().into(),
-                state.as_str().into(),
-                instance.vnf_instance_name.as_deref().into(),
-                doc.as_str().into(),
+                instance.provider.as_str().into(),
+                instance.product.as_str().into(),
+                instance.state.as_str().into(),
+                instance.name.as_deref().into(),
+                instance.doc.as_str().into(),
                 now.into(),
                 project.into(),
             ],
@@ -53,10 +51,10 @@ pub(crate) async fn create<C: SqlConn>(
     if done == 0 {
         return Err(StoreError::Conflict(Conflict::AlreadyExists {
             kind: INSTANCE,
-            id: instance.id.0.clone(),
+            id: instance.id.clone(),
         }));
     }
-    write_vims(tx, instance, true).await?;
+    write_vims(tx, &instance.id, &instance.vims, true).await?;
     outbox::insert(tx, notify).await?;
     Ok(Version::FIRST)
 }
@@ -86,7 +84,7 @@ pub(crate) async fn get<C: SqlConn>(
 /// Compare-and-swap of an instance document, its indexed columns and its VIM index.
 pub(crate) async fn update<C: SqlConn>(
     tx: &mut C,
-    instance: &VnfInstance,
+    instance: &EncodedInstance,
     expected: Version,
 ) -> Result<Version, StoreError> {
     match C::DIALECT {
@@ -95,23 +93,43 @@ pub(crate) async fn update<C: SqlConn>(
     }
 }
 
-/// What [`update`] writes of an instance on PostgreSQL, encoded once so that the statement
-/// can borrow it.
-pub(crate) struct InstanceTexts {
+/// An instance as it is written: its document, indexed columns and VIM ids, encoded on the
+/// caller's task before the write, so that a single writer (SQLite's) spends its time on SQL.
+#[derive(Debug)]
+pub(crate) struct EncodedInstance {
+    id: String,
     doc: String,
-    vims: String,
+    vnfd_id: String,
+    provider: String,
+    product: String,
     state: String,
+    name: Option<String>,
+    /// The VIM ids it uses ([`vim_ids`]), distinct and sorted.
+    vims: BTreeSet<String>,
+    /// `vims` as a JSON array, for PostgreSQL's `jsonb_array_elements_text`.
+    vims_json: String,
 }
 
-impl InstanceTexts {
-    /// The document, VIM ids and state of `instance`, encoded.
+impl EncodedInstance {
+    /// `instance`, encoded.
     pub(crate) fn of(instance: &VnfInstance) -> Result<Self, StoreError> {
         let vims: BTreeSet<String> = vim_ids(instance).into_iter().collect();
         Ok(Self {
+            id: instance.id.0.clone(),
             doc: to_json(INSTANCE, instance)?,
-            vims: to_json("VIM ids", &vims)?,
+            vnfd_id: instance.vnfd_id.as_str().to_owned(),
+            provider: instance.vnf_provider.clone(),
+            product: instance.vnf_product_name.clone(),
             state: enum_str(&instance.instantiation_state),
+            name: instance.vnf_instance_name.clone(),
+            vims_json: to_json("VIM ids", &vims)?,
+            vims,
         })
+    }
+
+    /// The instance's id.
+    pub(crate) fn id(&self) -> &str {
+        &self.id
     }
 }
 
@@ -123,15 +141,14 @@ impl InstanceTexts {
 /// other writer of the instance locks it first).
 pub(crate) fn update_in<'a>(
     chain: &mut Chain<'a>,
-    instance: &'a VnfInstance,
+    instance: &'a EncodedInstance,
     expected: Version,
-    texts: &'a InstanceTexts,
 ) {
     let id = instance.id.as_str();
     chain.push(
         "instance_vims_wanted",
         "SELECT value AS vim_id FROM jsonb_array_elements_text($1::jsonb)",
-        &[texts.vims.as_str().into()],
+        &[instance.vims_json.as_str().into()],
     );
     chain.push(
         "instance_moved",
@@ -145,13 +162,13 @@ pub(crate) fn update_in<'a>(
         &[
             id.into(),
             expected.0.into(),
-            texts.doc.as_str().into(),
+            instance.doc.as_str().into(),
             now_ms().into(),
             instance.vnfd_id.as_str().into(),
-            instance.vnf_provider.as_str().into(),
-            instance.vnf_product_name.as_str().into(),
-            texts.state.as_str().into(),
-            instance.vnf_instance_name.as_deref().into(),
+            instance.provider.as_str().into(),
+            instance.product.as_str().into(),
+            instance.state.as_str().into(),
+            instance.name.as_deref().into(),
         ],
     );
     chain.push(
@@ -185,15 +202,14 @@ pub(crate) async fn stale_update<C: SqlConn>(
 /// server), as [`update_in`] writes it.
 async fn update_at_once<C: SqlConn>(
     tx: &mut C,
-    instance: &VnfInstance,
+    instance: &EncodedInstance,
     expected: Version,
 ) -> Result<Version, StoreError> {
-    let texts = InstanceTexts::of(instance)?;
     let mut chain = Chain::new();
-    update_in(&mut chain, instance, expected, &texts);
+    update_in(&mut chain, instance, expected);
     let (sql, args) = chain.finish("SELECT version FROM instance_moved");
     let Some(row) = tx.row(&sql, &args, &[Col::Int]).await? else {
-        return Err(stale_update(tx, instance.id.as_str(), expected).await);
+        return Err(stale_update(tx, &instance.id, expected).await);
     };
     let [version] = columns(row)?;
     Ok(Version(version.int()?))
@@ -204,10 +220,9 @@ async fn update_at_once<C: SqlConn>(
 /// entry dirties a page the commit writes out).
 async fn update_changed<C: SqlConn>(
     tx: &mut C,
-    instance: &VnfInstance,
+    instance: &EncodedInstance,
     expected: Version,
 ) -> Result<Version, StoreError> {
-    let doc = to_json(INSTANCE, instance)?;
     let id = instance.id.as_str();
     let row = tx
         .row(
@@ -221,7 +236,7 @@ async fn update_changed<C: SqlConn>(
             &[
                 id.into(),
                 expected.0.into(),
-                doc.as_str().into(),
+                instance.doc.as_str().into(),
                 now_ms().into(),
             ],
             &[
@@ -238,32 +253,31 @@ async fn update_changed<C: SqlConn>(
         return Err(stale_update(tx, id, expected).await);
     };
     let [version, vnfd_id, provider, product, state, name] = columns(row)?;
-    let state_now = enum_str(&instance.instantiation_state);
     let changes: [(&str, bool, Arg<'_>); 5] = [
         (
             "UPDATE vnf_instances SET vnfd_id = $2 WHERE id = $1",
-            vnfd_id.text()? != instance.vnfd_id.as_str(),
+            vnfd_id.text()? != instance.vnfd_id,
             instance.vnfd_id.as_str().into(),
         ),
         (
             "UPDATE vnf_instances SET vnf_provider = $2 WHERE id = $1",
-            provider.text()? != instance.vnf_provider,
-            instance.vnf_provider.as_str().into(),
+            provider.text()? != instance.provider,
+            instance.provider.as_str().into(),
         ),
         (
             "UPDATE vnf_instances SET vnf_product_name = $2 WHERE id = $1",
-            product.text()? != instance.vnf_product_name,
-            instance.vnf_product_name.as_str().into(),
+            product.text()? != instance.product,
+            instance.product.as_str().into(),
         ),
         (
             "UPDATE vnf_instances SET instantiation_state = $2 WHERE id = $1",
-            state.text()? != state_now,
-            state_now.as_str().into(),
+            state.text()? != instance.state,
+            instance.state.as_str().into(),
         ),
         (
             "UPDATE vnf_instances SET vnf_instance_name = $2 WHERE id = $1",
-            name.opt_text()? != instance.vnf_instance_name,
-            instance.vnf_instance_name.as_deref().into(),
+            name.opt_text()? != instance.name,
+            instance.name.as_deref().into(),
         ),
     ];
     for (sql, changed, value) in changes {
@@ -271,7 +285,7 @@ async fn update_changed<C: SqlConn>(
             tx.execute(sql, &[id.into(), value]).await?;
         }
     }
-    write_vims(tx, instance, false).await?;
+    write_vims(tx, id, &instance.vims, false).await?;
     Ok(Version(version.int()?))
 }
 
@@ -280,7 +294,7 @@ pub(crate) async fn delete<C: SqlConn>(
     tx: &mut C,
     id: &str,
     expected: Version,
-    notify: &[NewOutboxRow],
+    notify: &[outbox::EncodedOutboxRow],
 ) -> Result<(), StoreError> {
     let found = locked_version(tx, "vnf_instances", id).await?;
     expect_version(INSTANCE, id, expected, found)?;
@@ -535,37 +549,37 @@ pub(crate) async fn vim_usage<C: SqlConn>(
     Ok(out)
 }
 
-/// Brings the VIM index rows of an instance in line with its document (`fresh`: it has none
-/// yet). Rows that stay are not rewritten.
+/// Brings the VIM index rows of the instance `id` in line with the VIMs its document uses,
+/// `wanted` (`fresh`: it has none yet). Rows that stay are not rewritten.
 async fn write_vims<C: SqlConn>(
     tx: &mut C,
-    instance: &VnfInstance,
+    id: &str,
+    wanted: &BTreeSet<String>,
     fresh: bool,
 ) -> Result<(), StoreError> {
-    let wanted: BTreeSet<String> = vim_ids(instance).into_iter().collect();
     let current: BTreeSet<String> = if fresh {
         BTreeSet::new()
     } else {
         texts(
             tx,
             "SELECT vim_id FROM instance_vims WHERE instance_id = $1",
-            &[instance.id.as_str().into()],
+            &[id.into()],
         )
         .await?
         .into_iter()
         .collect()
     };
-    for gone in current.difference(&wanted) {
+    for gone in current.difference(wanted) {
         tx.execute(
             "DELETE FROM instance_vims WHERE instance_id = $1 AND vim_id = $2",
-            &[instance.id.as_str().into(), gone.into()],
+            &[id.into(), gone.into()],
         )
         .await?;
     }
     for new in wanted.difference(&current) {
         tx.execute(
             "INSERT INTO instance_vims (vim_id, instance_id) VALUES ($1, $2)",
-            &[new.into(), instance.id.as_str().into()],
+            &[new.into(), id.into()],
         )
         .await?;
     }

@@ -53,21 +53,46 @@ fn row_of(row: Vec<super::Cell>) -> Result<OutboxRow, StoreError> {
     })
 }
 
+/// An outbox row to insert, its payload encoded: rows are encoded on the caller's task, before
+/// the write, so that a single writer (SQLite's) spends its time on SQL.
+#[derive(Debug)]
+pub(crate) struct EncodedOutboxRow {
+    subscription_id: String,
+    callback_uri: String,
+    payload: String,
+    not_before: Timestamp,
+    ordering_key: String,
+}
+
+/// `rows`, encoded for [`insert`].
+pub(crate) fn encode(rows: &[NewOutboxRow]) -> Result<Vec<EncodedOutboxRow>, StoreError> {
+    rows.iter()
+        .map(|r| {
+            Ok(EncodedOutboxRow {
+                subscription_id: r.subscription_id.0.clone(),
+                callback_uri: r.callback_uri.clone(),
+                payload: to_json("notification", &r.payload)?,
+                not_before: r.not_before,
+                ordering_key: r.ordering_key.clone(),
+            })
+        })
+        .collect()
+}
+
 /// Inserts outbox rows.
 pub(crate) async fn insert<C: SqlConn>(
     tx: &mut C,
-    rows: &[NewOutboxRow],
+    rows: &[EncodedOutboxRow],
 ) -> Result<(), StoreError> {
     let now = now_ms();
     for r in rows {
-        let payload = to_json("notification", &r.payload)?;
         tx.execute(
             "INSERT INTO outbox (subscription_id, callback_uri, payload, \
              next_attempt_at, created_at, ordering_key) VALUES ($1, $2, $3, $4, $5, $6)",
             &[
                 r.subscription_id.as_str().into(),
                 r.callback_uri.as_str().into(),
-                payload.as_str().into(),
+                r.payload.as_str().into(),
                 r.not_before.0.into(),
                 now.into(),
                 r.ordering_key.as_str().into(),
@@ -85,7 +110,7 @@ pub(crate) async fn claim_due<C: SqlConn>(
     limit: u32,
     claim_owner: &str,
     claim_until: Timestamp,
-) -> Result<Vec<OutboxRow>, StoreError> {
+) -> Result<Claimed, StoreError> {
     let sql = format!(
         // Materialized so the locking subquery runs exactly once: the rows it locks are the
         // rows updated.
@@ -100,7 +125,7 @@ pub(crate) async fn claim_due<C: SqlConn>(
          FROM due WHERE id = due.due_id RETURNING {COLUMNS}",
         C::DIALECT.skip_locked()
     );
-    let mut rows = tx
+    let rows = tx
         .rows(
             &sql,
             &[
@@ -111,12 +136,25 @@ pub(crate) async fn claim_due<C: SqlConn>(
             ],
             &COLS,
         )
-        .await?
-        .into_iter()
-        .map(row_of)
-        .collect::<Result<Vec<_>, _>>()?;
-    rows.sort_by_key(|r| (r.next_attempt_at, r.id));
-    Ok(rows)
+        .await?;
+    Ok(Claimed(rows))
+}
+
+/// Rows [`claim_due`] claimed, as the database returned them: decoded ([`Claimed::decode`])
+/// after the write, off the writer.
+pub(crate) struct Claimed(Vec<Vec<super::Cell>>);
+
+impl Claimed {
+    /// The claimed rows, in delivery order.
+    pub(crate) fn decode(self) -> Result<Vec<OutboxRow>, StoreError> {
+        let mut rows = self
+            .0
+            .into_iter()
+            .map(row_of)
+            .collect::<Result<Vec<_>, _>>()?;
+        rows.sort_by_key(|r| (r.next_attempt_at, r.id));
+        Ok(rows)
+    }
 }
 
 /// Runs a statement on the row `id`, [`StoreError::NotFound`] (as `what`) if none matched.

@@ -6,7 +6,7 @@ use super::{
 };
 use crate::sql::outbox;
 use vnfm_store::{Conflict, StoreError};
-use vnfm_store::{NewOutboxRow, PackageRecord, Page, ProjectScope, Version};
+use vnfm_store::{PackageRecord, Page, ProjectScope, Version};
 
 const PACKAGE: &str = "VNF package";
 const PACKAGE_VNFD: &str = "VNF package for vnfdId";
@@ -94,7 +94,7 @@ pub(crate) async fn update<C: SqlConn>(
     tx: &mut C,
     package: &PackageRecord,
     expected: Version,
-    notify: &[NewOutboxRow],
+    notify: &[super::outbox::EncodedOutboxRow],
 ) -> Result<Version, StoreError> {
     let info = to_json(PACKAGE, &package.info)?;
     let row = tx
@@ -126,7 +126,7 @@ pub(crate) async fn delete<C: SqlConn>(
     tx: &mut C,
     id: &str,
     expected: Version,
-    notify: &[NewOutboxRow],
+    notify: &[super::outbox::EncodedOutboxRow],
 ) -> Result<(), StoreError> {
     let found = locked_version(tx, "vnf_packages", id).await?;
     expect_version(PACKAGE, id, expected, found)?;

@@ -5,8 +5,7 @@ use super::{
     Col, SqlConn, columns, from_json, locked_version, now_ms, page, page_size_of, stale, to_json,
 };
 use vnfm_store::{
-    Conflict, NewOutboxRow, Page, PmJobRecord, PmReportRecord, PmResource, StoreError, StoredPm,
-    Version,
+    Conflict, Page, PmJobRecord, PmReportRecord, PmResource, StoreError, StoredPm, Version,
 };
 
 const COLUMNS: &str = "id, version, doc, authentication, state";
@@ -63,7 +62,7 @@ pub(crate) async fn update<C: SqlConn, T: PmResource>(
     tx: &mut C,
     record: &StoredPm<T>,
     expected: Version,
-    notify: &[NewOutboxRow],
+    notify: &[super::outbox::EncodedOutboxRow],
 ) -> Result<Version, StoreError> {
     let id = record.resource.id();
     let doc = to_json(T::WHAT, &record.resource)?;
@@ -163,7 +162,7 @@ pub(crate) async fn add_report<C: SqlConn>(
     job: &PmJobRecord,
     expected: Version,
     dropped: &[String],
-    notify: &[NewOutboxRow],
+    notify: &[super::outbox::EncodedOutboxRow],
 ) -> Result<Version, StoreError> {
     let version = update(tx, job, expected, notify).await?;
     let doc = to_json(REPORT, &report.report)?;

@@ -18,7 +18,7 @@ use vnfm_store::{
 
 mod steps;
 
-pub(crate) use steps::{begin, record_step, start};
+pub(crate) use steps::{EncodedStep, Started, begin, record_step, start};
 
 pub(crate) const OP_OCC: &str = "op-occ";
 const INSTANCE: &str = "VNF instance";
@@ -81,10 +81,10 @@ pub(crate) async fn put_data<C: SqlConn>(
 /// Op-occ data entries encoded, by key; of entries with the same key, the last.
 fn data_texts<'a>(
     entries: impl IntoIterator<Item = (&'a str, &'a Value)>,
-) -> Result<BTreeMap<&'a str, String>, StoreError> {
+) -> Result<BTreeMap<String, String>, StoreError> {
     let mut texts = BTreeMap::new();
     for (key, value) in entries {
-        texts.insert(key, to_json("op-occ data", value)?);
+        texts.insert(key.to_owned(), to_json("op-occ data", value)?);
     }
     Ok(texts)
 }
@@ -93,12 +93,12 @@ fn data_texts<'a>(
 /// `op_occ_id`, and its arguments.
 fn data_statement<'a>(
     op_occ_id: &'a str,
-    texts: &'a BTreeMap<&'a str, String>,
+    texts: &'a BTreeMap<String, String>,
 ) -> (String, Vec<Arg<'a>>) {
     let mut args: Vec<Arg<'_>> = vec![op_occ_id.into(), now_ms().into()];
     let mut rows = Vec::with_capacity(texts.len());
     for (key, text) in texts {
-        args.push((*key).into());
+        args.push(key.as_str().into());
         args.push(text.as_str().into());
         rows.push(format!("($1, ${}, ${}, $2)", args.len() - 1, args.len()));
     }

@@ -1,22 +1,24 @@
 //! The writes that start an operation and record its steps: the per-instance lock taken by
 //! inserting the occurrence, and each step's move, journal row, data, instance and outbox
 //! rows in one transaction (on PostgreSQL, one chained statement; see [`Chain`]).
+//!
+//! A step reaches the transaction encoded ([`EncodedStep`]): its documents are turned into
+//! text on the caller's task, so that a single writer (SQLite's) spends its time on SQL.
 
 use std::collections::BTreeMap;
 
 use vnfm_types::{LcmOperationStateType, VnfLcmOpOcc, VnfLcmOpOccId};
 
 use super::{
-    HOLDING, INSTANCE, OP_OCC, data_statement, data_texts, holder, parsed_state, put_data_all,
-    runner_refusal,
+    HOLDING, INSTANCE, OP_OCC, data_statement, data_texts, holder, parsed_state, runner_refusal,
 };
 use crate::sql::chain::Chain;
+use crate::sql::instances::EncodedInstance;
+use crate::sql::outbox::EncodedOutboxRow;
 use crate::sql::{Arg, Col, DbError, Dialect, SqlConn, columns, now_ms, single_int, to_json};
 use crate::sql::{instances, outbox};
 use vnfm_store::{Conflict, StoreError};
-use vnfm_store::{
-    JournalStep, Lease, StartCondition, StepRecord, StepWritten, Version, enum_str, state_str,
-};
+use vnfm_store::{Lease, StartCondition, StepRecord, StepWritten, Version, enum_str, state_str};
 
 /// The version of an occurrence stored already begun: its start and its first move.
 const BEGUN: Version = Version(2);
@@ -30,9 +32,29 @@ pub(crate) async fn start<C: SqlConn>(
     occ: &VnfLcmOpOcc,
     lease: &Lease,
 ) -> Result<Version, StoreError> {
-    let version = free_instance(tx, occ).await?;
-    insert_starting(tx, occ, lease).await?;
+    let version = free_instance(tx, occ.vnf_instance_id.as_str(), occ.operation_state).await?;
+    let doc = to_json(OP_OCC, occ)?;
+    insert(tx, &OccColumns::of(occ), Some(lease), Version::FIRST, &doc).await?;
     Ok(version)
+}
+
+/// What [`begin`] needs of the occurrence that starts, taken before the write.
+pub(crate) struct Started {
+    instance_id: String,
+    state: LcmOperationStateType,
+    /// Why the step cannot be its first move, reported once the start's condition held.
+    refusal: Option<StoreError>,
+}
+
+impl Started {
+    /// The start of `started` under `lease`, whose first move is `record`.
+    pub(crate) fn of(started: &VnfLcmOpOcc, lease: &Lease, record: &StepRecord) -> Self {
+        Started {
+            instance_id: started.vnf_instance_id.0.clone(),
+            state: started.operation_state,
+            refusal: first_move_refusal(started, lease, record).err(),
+        }
+    }
 }
 
 /// [`start`] and [`record_step`] in one transaction when `condition` holds; `None`, with
@@ -40,12 +62,12 @@ pub(crate) async fn start<C: SqlConn>(
 /// (one row write, not an insert in `STARTING` and its update).
 pub(crate) async fn begin<C: SqlConn>(
     tx: &mut C,
-    started: &VnfLcmOpOcc,
+    started: Started,
     lease: &Lease,
     condition: &StartCondition,
-    record: &StepRecord,
+    step: &EncodedStep,
 ) -> Result<Option<StepWritten>, StoreError> {
-    let version = free_instance(tx, started).await?;
+    let version = free_instance(tx, &started.instance_id, started.state).await?;
     if version != condition.instance_version {
         return Ok(None);
     }
@@ -53,22 +75,24 @@ pub(crate) async fn begin<C: SqlConn>(
         && single_int(
             tx,
             "SELECT COUNT(*) FROM vims WHERE created_by_instance = $1",
-            &[started.vnf_instance_id.as_str().into()],
+            &[started.instance_id.as_str().into()],
         )
         .await?
         .is_some_and(|n| n > 0)
     {
         return Ok(None);
     }
-    first_move_refusal(started, lease, record)?;
-    check_instance(record)?;
-    let kept_lease = (!drops_lease(record)).then_some(lease);
-    if C::DIALECT == Dialect::Postgres {
-        return insert_begun_at_once(tx, record, kept_lease).await.map(Some);
+    if let Some(refusal) = started.refusal {
+        return Err(refusal);
     }
-    insert(tx, &record.occ, kept_lease, BEGUN).await?;
-    let journal_seq = journal_step(tx, record).await?;
-    let instance_version = write_with_step(tx, record).await?;
+    check_instance(step)?;
+    let kept_lease = (!step.drops_lease()).then_some(lease);
+    if C::DIALECT == Dialect::Postgres {
+        return insert_begun_at_once(tx, step, kept_lease).await.map(Some);
+    }
+    insert(tx, &step.occ, kept_lease, BEGUN, &step.doc).await?;
+    let journal_seq = journal_step(tx, step).await?;
+    let instance_version = write_with_step(tx, step).await?;
     Ok(Some(StepWritten {
         op_occ_version: BEGUN,
         instance_version,
@@ -81,25 +105,22 @@ pub(crate) async fn begin<C: SqlConn>(
 /// the outbox rows after it.
 async fn insert_begun_at_once<C: SqlConn>(
     tx: &mut C,
-    record: &StepRecord,
+    step: &EncodedStep,
     lease: Option<&Lease>,
 ) -> Result<StepWritten, StoreError> {
-    let texts = StepTexts::of(record)?;
-    let operation = enum_str(&record.occ.operation);
-    let (insert_sql, insert_args) =
-        insert_statement(&record.occ, lease, BEGUN, &texts.occ, &operation);
+    let (insert_sql, insert_args) = insert_statement(&step.occ, lease, BEGUN, &step.doc);
     let mut chain = Chain::new();
     chain.push("occ_inserted", &insert_sql, &insert_args);
-    let written = chain_writes(&mut chain, record, &texts, "");
+    let written = chain_writes(&mut chain, step, "");
     let (sql, args) = chain.finish(&format!("SELECT {written}"));
     let row = tx
         .row(&sql, &args, &[Col::OptInt, Col::OptInt])
         .await
-        .map_err(|e| insert_error(&record.occ, e))?
+        .map_err(|e| insert_error(&step.occ.id, e))?
         .ok_or_else(|| StoreError::Backend("a step's statement returned no row".into()))?;
     let [journal_seq, instance_version] = columns(row)?;
-    let instance_version = chained_instance_version(tx, record, instance_version).await?;
-    outbox::insert(tx, &record.outbox).await?;
+    let instance_version = chained_instance_version(tx, step, instance_version).await?;
+    outbox::insert(tx, &step.outbox).await?;
     Ok(StepWritten {
         op_occ_version: BEGUN,
         instance_version,
@@ -144,7 +165,8 @@ fn first_move_refusal(
     Ok(())
 }
 
-/// Checks that `occ` is new (`STARTING`) and that its instance exists and is free; locks the
+/// Checks that an occurrence in `state` is new (`STARTING`) and that its instance exists and
+/// is free; locks the
 /// instance row (PostgreSQL) so concurrent starts and deletes of the same instance
 /// serialise (SQLite's write transaction already has). The instance's version.
 ///
@@ -153,14 +175,17 @@ fn first_move_refusal(
 /// unique index of holding occurrences (which the caller reports as the instance being busy),
 /// and a holder it found is looked for again with the lock held, since the transaction it
 /// waited for may have been that holder's last step.
-async fn free_instance<C: SqlConn>(tx: &mut C, occ: &VnfLcmOpOcc) -> Result<Version, StoreError> {
-    if occ.operation_state != LcmOperationStateType::Starting {
+async fn free_instance<C: SqlConn>(
+    tx: &mut C,
+    instance_id: &str,
+    state: LcmOperationStateType,
+) -> Result<Version, StoreError> {
+    if state != LcmOperationStateType::Starting {
         return Err(StoreError::Invalid(format!(
             "a new operation occurrence must be in STARTING, not {}",
-            state_str(occ.operation_state)
+            state_str(state)
         )));
     }
-    let instance_id = occ.vnf_instance_id.as_str();
     let sql = format!(
         "SELECT i.version, o.id, o.state FROM vnf_instances i \
          LEFT JOIN op_occs o ON o.instance_id = i.id AND o.state IN {HOLDING} \
@@ -201,23 +226,32 @@ async fn free_instance<C: SqlConn>(tx: &mut C, occ: &VnfLcmOpOcc) -> Result<Vers
     Ok(Version(version.int()?))
 }
 
-/// Inserts `occ` in `STARTING` at [`Version::FIRST`] under `lease`.
-async fn insert_starting<C: SqlConn>(
-    tx: &mut C,
-    occ: &VnfLcmOpOcc,
-    lease: &Lease,
-) -> Result<(), StoreError> {
-    insert(tx, occ, Some(lease), Version::FIRST).await
+/// The columns of an occurrence's row besides its document.
+pub(crate) struct OccColumns {
+    id: VnfLcmOpOccId,
+    instance_id: String,
+    operation: String,
+    state: LcmOperationStateType,
 }
 
-/// The statement inserting `occ` (encoded as `doc`) in its state at `version`, under
-/// `lease` if any, and its arguments.
+impl OccColumns {
+    fn of(occ: &VnfLcmOpOcc) -> Self {
+        OccColumns {
+            id: occ.id.clone(),
+            instance_id: occ.vnf_instance_id.0.clone(),
+            operation: enum_str(&occ.operation),
+            state: occ.operation_state,
+        }
+    }
+}
+
+/// The statement inserting the occurrence `occ` (its document `doc`) in its state at
+/// `version`, under `lease` if any, and its arguments.
 fn insert_statement<'a>(
-    occ: &'a VnfLcmOpOcc,
+    occ: &'a OccColumns,
     lease: Option<&'a Lease>,
     version: Version,
     doc: &'a str,
-    operation: &'a str,
 ) -> (String, Vec<Arg<'a>>) {
     let sql = format!(
         "INSERT INTO op_occs (id, instance_id, operation, state, version, \
@@ -227,9 +261,9 @@ fn insert_statement<'a>(
     );
     let args = vec![
         occ.id.as_str().into(),
-        occ.vnf_instance_id.as_str().into(),
-        operation.into(),
-        state_str(occ.operation_state).into(),
+        occ.instance_id.as_str().into(),
+        occ.operation.as_str().into(),
+        state_str(occ.state).into(),
         version.0.into(),
         lease.map(|l| l.owner.as_str()).into(),
         lease.map_or(Arg::NullInt, |l| l.expires_at.0.into()),
@@ -239,50 +273,110 @@ fn insert_statement<'a>(
     (sql, args)
 }
 
-/// The error of inserting `occ`: a unique violation (a concurrent start took its instance,
-/// or its id is taken) is [`Conflict::AlreadyExists`] of the occurrence.
-fn insert_error(occ: &VnfLcmOpOcc, e: DbError) -> StoreError {
+/// The error of inserting the occurrence `id`: a unique violation (a concurrent start took its
+/// instance, or its id is taken) is [`Conflict::AlreadyExists`] of the occurrence.
+fn insert_error(id: &VnfLcmOpOccId, e: DbError) -> StoreError {
     if e.unique {
         StoreError::Conflict(Conflict::AlreadyExists {
             kind: OP_OCC,
-            id: occ.id.0.clone(),
+            id: id.0.clone(),
         })
     } else {
         e.into()
     }
 }
 
-/// Inserts `occ` in its state at `version`, under `lease` if any.
+/// Inserts the occurrence `occ` (its document `doc`) in its state at `version`, under `lease`
+/// if any.
 async fn insert<C: SqlConn>(
     tx: &mut C,
-    occ: &VnfLcmOpOcc,
+    occ: &OccColumns,
     lease: Option<&Lease>,
     version: Version,
+    doc: &str,
 ) -> Result<(), StoreError> {
-    let doc = to_json(OP_OCC, occ)?;
-    let operation = enum_str(&occ.operation);
-    let (sql, args) = insert_statement(occ, lease, version, &doc, &operation);
+    let (sql, args) = insert_statement(occ, lease, version, doc);
     tx.execute(&sql, &args)
         .await
-        .map_err(|e| insert_error(occ, e))?;
+        .map_err(|e| insert_error(&occ.id, e))?;
     Ok(())
 }
 
-/// Whether the state `record` moves to keeps no lease: `FAILED_TEMP` waits for the operator
-/// and final states are done, so neither has a runner.
-fn drops_lease(record: &StepRecord) -> bool {
-    let state = record.occ.operation_state;
-    state.is_final() || state == LcmOperationStateType::FailedTemp
+/// A step as it is written ([`StepRecord`] with its documents encoded), built on the caller's
+/// task before the write.
+pub(crate) struct EncodedStep {
+    occ: OccColumns,
+    expected_state: LcmOperationStateType,
+    expected_version: Version,
+    owner: String,
+    /// The occurrence's new document.
+    doc: String,
+    journal: Option<EncodedJournal>,
+    /// Op-occ data entries by key (of entries with the same key, the last).
+    data: BTreeMap<String, String>,
+    instance: Option<(EncodedInstance, Version)>,
+    outbox: Vec<EncodedOutboxRow>,
 }
 
-/// Refuses a record whose instance is not the occurrence's.
-fn check_instance(record: &StepRecord) -> Result<(), StoreError> {
-    let occ = &record.occ;
-    match &record.instance {
-        Some((instance, _)) if instance.id != occ.vnf_instance_id => {
+/// A journal row to append, its detail encoded.
+struct EncodedJournal {
+    step: String,
+    outcome: &'static str,
+    at: i64,
+    detail: String,
+}
+
+impl EncodedStep {
+    /// `record`, encoded.
+    pub(crate) fn of(record: &StepRecord) -> Result<Self, StoreError> {
+        Ok(EncodedStep {
+            occ: OccColumns::of(&record.occ),
+            expected_state: record.expected_state,
+            expected_version: record.expected_version,
+            owner: record.owner.clone(),
+            doc: to_json(OP_OCC, &record.occ)?,
+            journal: record
+                .journal
+                .as_ref()
+                .map(|step| {
+                    Ok::<_, StoreError>(EncodedJournal {
+                        step: step.step.clone(),
+                        outcome: step.outcome.as_str(),
+                        at: step.at.0,
+                        detail: to_json("journal detail", &step.detail)?,
+                    })
+                })
+                .transpose()?,
+            data: data_texts(record.data.iter().map(|(k, v)| (k.as_str(), v)))?,
+            instance: record
+                .instance
+                .as_ref()
+                .map(|(instance, expected)| {
+                    Ok::<_, StoreError>((EncodedInstance::of(instance)?, *expected))
+                })
+                .transpose()?,
+            outbox: outbox::encode(&record.outbox)?,
+        })
+    }
+
+    /// Whether the state the step moves to keeps no lease: `FAILED_TEMP` waits for the
+    /// operator and final states are done, so neither has a runner.
+    fn drops_lease(&self) -> bool {
+        let state = self.occ.state;
+        state.is_final() || state == LcmOperationStateType::FailedTemp
+    }
+}
+
+/// Refuses a step whose instance is not the occurrence's.
+fn check_instance(step: &EncodedStep) -> Result<(), StoreError> {
+    let occ = &step.occ;
+    match &step.instance {
+        Some((instance, _)) if instance.id() != occ.instance_id => {
             Err(StoreError::Invalid(format!(
                 "operation occurrence {} operates on VNF instance {}, not {}",
-                occ.id, occ.vnf_instance_id, instance.id
+                occ.id,
+                occ.instance_id,
+                instance.id()
             )))
         }
         _ => Ok(()),
@@ -292,17 +386,17 @@ fn check_instance(record: &StepRecord) -> Result<(), StoreError> {
 /// The writes of one runner step ([`vnfm_store::Store::record_step`]).
 pub(crate) async fn record_step<C: SqlConn>(
     tx: &mut C,
-    record: &StepRecord,
+    step: &EncodedStep,
 ) -> Result<StepWritten, StoreError> {
-    check_instance(record)?;
+    check_instance(step)?;
     if C::DIALECT == Dialect::Postgres {
-        return record_step_at_once(tx, record).await;
+        return record_step_at_once(tx, step).await;
     }
-    let Some(op_occ_version) = move_occ(tx, record).await? else {
-        return Err(refusal_of(tx, record).await);
+    let Some(op_occ_version) = move_occ(tx, step).await? else {
+        return Err(refusal_of(tx, step).await);
     };
-    let journal_seq = journal_step(tx, record).await?;
-    let instance_version = write_with_step(tx, record).await?;
+    let journal_seq = journal_step(tx, step).await?;
+    let instance_version = write_with_step(tx, step).await?;
     Ok(StepWritten {
         op_occ_version,
         instance_version,
@@ -310,15 +404,9 @@ pub(crate) async fn record_step<C: SqlConn>(
     })
 }
 
-/// Why the move of `record` matched no row.
-async fn refusal_of<C: SqlConn>(tx: &mut C, record: &StepRecord) -> StoreError {
-    runner_refusal(
-        tx,
-        &record.occ.id,
-        &record.owner,
-        Some(record.expected_version),
-    )
-    .await
+/// Why the move of `step` matched no row.
+async fn refusal_of<C: SqlConn>(tx: &mut C, step: &EncodedStep) -> StoreError {
+    runner_refusal(tx, &step.occ.id, &step.owner, Some(step.expected_version)).await
 }
 
 /// [`record_step`] on PostgreSQL: the occurrence's move, its journal row, its data and the
@@ -328,16 +416,11 @@ async fn refusal_of<C: SqlConn>(tx: &mut C, record: &StepRecord) -> StoreError {
 /// rolled back.
 async fn record_step_at_once<C: SqlConn>(
     tx: &mut C,
-    record: &StepRecord,
+    step: &EncodedStep,
 ) -> Result<StepWritten, StoreError> {
-    let texts = StepTexts::of(record)?;
     let mut chain = Chain::new();
-    chain.push(
-        "occ_moved",
-        move_statement(record),
-        &move_args(record, &texts.occ),
-    );
-    let written = chain_writes(&mut chain, record, &texts, " FROM occ_moved");
+    chain.push("occ_moved", move_statement(step), &move_args(step));
+    let written = chain_writes(&mut chain, step, " FROM occ_moved");
     let (sql, args) = chain.finish(&format!(
         "SELECT (SELECT version FROM occ_moved), {written}"
     ));
@@ -347,10 +430,10 @@ async fn record_step_at_once<C: SqlConn>(
         .ok_or_else(|| StoreError::Backend("a step's statement returned no row".into()))?;
     let [op_occ_version, journal_seq, instance_version] = columns(row)?;
     let Some(op_occ_version) = op_occ_version.opt_int()? else {
-        return Err(refusal_of(tx, record).await);
+        return Err(refusal_of(tx, step).await);
     };
-    let instance_version = chained_instance_version(tx, record, instance_version).await?;
-    outbox::insert(tx, &record.outbox).await?;
+    let instance_version = chained_instance_version(tx, step, instance_version).await?;
+    outbox::insert(tx, &step.outbox).await?;
     Ok(StepWritten {
         op_occ_version: Version(op_occ_version),
         instance_version,
@@ -358,61 +441,27 @@ async fn record_step_at_once<C: SqlConn>(
     })
 }
 
-/// What a step writes besides its occurrence, encoded once so that a chained statement can
-/// borrow it.
-struct StepTexts<'a> {
-    occ: String,
-    journal_detail: Option<String>,
-    data: BTreeMap<&'a str, String>,
-    instance: Option<instances::InstanceTexts>,
-}
-
-impl<'a> StepTexts<'a> {
-    fn of(record: &'a StepRecord) -> Result<Self, StoreError> {
-        Ok(Self {
-            occ: to_json(OP_OCC, &record.occ)?,
-            journal_detail: record
-                .journal
-                .as_ref()
-                .map(|step| to_json("journal detail", &step.detail))
-                .transpose()?,
-            data: data_texts(record.data.iter().map(|(k, v)| (k.as_str(), v)))?,
-            instance: record
-                .instance
-                .as_ref()
-                .map(|(instance, _)| instances::InstanceTexts::of(instance))
-                .transpose()?,
-        })
-    }
-}
-
-/// Adds the journal row (read from `journal_source`), data and instance of `record` to
+/// Adds the journal row (read from `journal_source`), data and instance of `step` to
 /// `chain`; the `SELECT` list of the journal row's number and the instance's new version
 /// (`NULL` for what the step does not write).
-fn chain_writes<'a>(
-    chain: &mut Chain<'a>,
-    record: &'a StepRecord,
-    texts: &'a StepTexts<'a>,
-    journal_source: &str,
-) -> String {
-    let occ_id = record.occ.id.as_str();
+fn chain_writes<'a>(chain: &mut Chain<'a>, step: &'a EncodedStep, journal_source: &str) -> String {
+    let occ_id = step.occ.id.as_str();
     let mut journal_seq = "NULL::bigint";
-    if let (Some(step), Some(detail)) = (&record.journal, &texts.journal_detail) {
+    if let Some(journal) = &step.journal {
         chain.push(
             "journal_noted",
             &journal_statement(journal_source),
-            &journal_args(occ_id, step, detail),
+            &journal_args(occ_id, journal),
         );
         journal_seq = "(SELECT seq FROM journal_noted)";
     }
-    if !texts.data.is_empty() {
-        let (sql, args) = data_statement(occ_id, &texts.data);
+    if !step.data.is_empty() {
+        let (sql, args) = data_statement(occ_id, &step.data);
         chain.push("data_put", &sql, &args);
     }
     let mut instance_version = "NULL::bigint";
-    if let (Some((instance, expected)), Some(instance_texts)) = (&record.instance, &texts.instance)
-    {
-        instances::update_in(chain, instance, *expected, instance_texts);
+    if let Some((instance, expected)) = &step.instance {
+        instances::update_in(chain, instance, *expected);
         instance_version = "(SELECT version FROM instance_moved)";
     }
     format!("{journal_seq}, {instance_version}")
@@ -422,22 +471,22 @@ fn chain_writes<'a>(
 /// expected version.
 async fn chained_instance_version<C: SqlConn>(
     tx: &mut C,
-    record: &StepRecord,
+    step: &EncodedStep,
     cell: crate::sql::Cell,
 ) -> Result<Option<Version>, StoreError> {
-    let Some((instance, expected)) = &record.instance else {
+    let Some((instance, expected)) = &step.instance else {
         return Ok(None);
     };
     match cell.opt_int()? {
         Some(version) => Ok(Some(Version(version))),
-        None => Err(instances::stale_update(tx, instance.id.as_str(), *expected).await),
+        None => Err(instances::stale_update(tx, instance.id(), *expected).await),
     }
 }
 
-/// The conditional update that moves the occurrence as `record` says, its arguments `$1` to
+/// The conditional update that moves the occurrence as `step` says, its arguments `$1` to
 /// `$8`, returning the new version.
-fn move_statement(record: &StepRecord) -> &'static str {
-    if drops_lease(record) {
+fn move_statement(step: &EncodedStep) -> &'static str {
+    if step.drops_lease() {
         "UPDATE op_occs SET state = $1, doc = $2, version = version + 1, \
          updated_at = $3, lease_owner = NULL, lease_expires_at = NULL \
          WHERE id = $4 AND instance_id = $5 AND version = $6 AND state = $7 \
@@ -450,32 +499,27 @@ fn move_statement(record: &StepRecord) -> &'static str {
 }
 
 /// The arguments of [`move_statement`].
-fn move_args<'a>(record: &'a StepRecord, doc: &'a str) -> Vec<Arg<'a>> {
-    let occ = &record.occ;
+fn move_args(step: &EncodedStep) -> Vec<Arg<'_>> {
+    let occ = &step.occ;
     vec![
-        state_str(occ.operation_state).into(),
-        doc.into(),
+        state_str(occ.state).into(),
+        step.doc.as_str().into(),
         now_ms().into(),
         occ.id.as_str().into(),
-        occ.vnf_instance_id.as_str().into(),
-        record.expected_version.0.into(),
-        state_str(record.expected_state).into(),
-        record.owner.as_str().into(),
+        occ.instance_id.as_str().into(),
+        step.expected_version.0.into(),
+        state_str(step.expected_state).into(),
+        step.owner.as_str().into(),
     ]
 }
 
 /// Moves the occurrence; its new version, `None` when the move's condition did not hold.
 async fn move_occ<C: SqlConn>(
     tx: &mut C,
-    record: &StepRecord,
+    step: &EncodedStep,
 ) -> Result<Option<Version>, StoreError> {
-    let doc = to_json(OP_OCC, &record.occ)?;
     let Some(row) = tx
-        .row(
-            move_statement(record),
-            &move_args(record, &doc),
-            &[Col::Int],
-        )
+        .row(move_statement(step), &move_args(step), &[Col::Int])
         .await?
     else {
         return Ok(None);
@@ -496,29 +540,28 @@ fn journal_statement(source: &str) -> String {
 }
 
 /// The arguments of [`journal_statement`].
-fn journal_args<'a>(op_occ_id: &'a str, step: &'a JournalStep, detail: &'a str) -> Vec<Arg<'a>> {
+fn journal_args<'a>(op_occ_id: &'a str, journal: &'a EncodedJournal) -> Vec<Arg<'a>> {
     vec![
         op_occ_id.into(),
-        step.step.as_str().into(),
-        step.outcome.as_str().into(),
-        step.at.0.into(),
-        detail.into(),
+        journal.step.as_str().into(),
+        journal.outcome.into(),
+        journal.at.into(),
+        journal.detail.as_str().into(),
     ]
 }
 
-/// Appends the journal row of `record`, if it has one; its sequence number.
+/// Appends the journal row of `step`, if it has one; its sequence number.
 async fn journal_step<C: SqlConn>(
     tx: &mut C,
-    record: &StepRecord,
+    step: &EncodedStep,
 ) -> Result<Option<i64>, StoreError> {
-    let Some(step) = &record.journal else {
+    let Some(journal) = &step.journal else {
         return Ok(None);
     };
-    let detail = to_json("journal detail", &step.detail)?;
     let seq = single_int(
         tx,
         &journal_statement(""),
-        &journal_args(record.occ.id.as_str(), step, &detail),
+        &journal_args(step.occ.id.as_str(), journal),
     )
     .await?
     .ok_or_else(|| StoreError::Backend("journal insert returned no row".into()))?;
@@ -529,18 +572,16 @@ async fn journal_step<C: SqlConn>(
 /// notifications. The instance's new version, if it was written.
 async fn write_with_step<C: SqlConn>(
     tx: &mut C,
-    record: &StepRecord,
+    step: &EncodedStep,
 ) -> Result<Option<Version>, StoreError> {
-    put_data_all(
-        tx,
-        record.occ.id.as_str(),
-        record.data.iter().map(|(k, v)| (k.as_str(), v)),
-    )
-    .await?;
-    let instance_version = match &record.instance {
+    if !step.data.is_empty() {
+        let (sql, args) = data_statement(step.occ.id.as_str(), &step.data);
+        tx.execute(&sql, &args).await?;
+    }
+    let instance_version = match &step.instance {
         None => None,
         Some((instance, expected)) => Some(instances::update(tx, instance, *expected).await?),
     };
-    outbox::insert(tx, &record.outbox).await?;
+    outbox::insert(tx, &step.outbox).await?;
     Ok(instance_version)
 }
