@@ -139,6 +139,7 @@ impl LcmView for V1 {
     const OP_OCC_EXCLUDED: &'static [&'static str] =
         vnfm_sol013::defaults::v1::VNF_LCM_OP_OCC_EXCLUDED;
     const STORED_DEFAULT_VIEW: bool = false;
+    const STORED_DOCUMENT: bool = false;
 
     async fn instances(state: &AppState, query: InstanceQuery) -> ApiResult<Page<Value>> {
         let page = state.lcm.list_instances(&query).await?;

@@ -12,7 +12,7 @@ use axum::routing::{get, post};
 use serde_json::Value;
 use vnfm_lcm::{LcmError, OperationRequest};
 use vnfm_schemas::SchemaId;
-use vnfm_sol013::Op;
+use vnfm_sol013::{Op, RequiredStrings, Term};
 use vnfm_store::{InstanceQuery, OpOccQuery, Page, Version};
 use vnfm_types::{
     CancelMode, ChangeCurrentVnfPkgRequest, ChangeExtVnfConnectivityRequest,
@@ -105,6 +105,7 @@ impl LcmView for V2 {
     const OP_OCC_EXCLUDED: &'static [&'static str] =
         vnfm_sol013::defaults::v2::VNF_LCM_OP_OCC_EXCLUDED;
     const STORED_DEFAULT_VIEW: bool = true;
+    const STORED_DOCUMENT: bool = true;
 
     async fn instances(state: &AppState, query: InstanceQuery) -> ApiResult<Page<Value>> {
         Ok(state.lcm.list_instance_documents(&query).await?)
@@ -153,9 +154,7 @@ pub(crate) fn instance_query(list: &ListRequest) -> InstanceQuery {
 
 /// `true` when [`instance_query`] expresses the whole filter, so that the store's answer
 /// needs no evaluation: every term names a different attribute, and each is one the query
-/// carries exactly (string equality on an indexed column, `neq` and `cont` on the name, `in`
-/// on the id). A value that reads as a date-time is left to the evaluator, which compares
-/// date-times as instants.
+/// carries exactly ([`answered_by_columns`]).
 pub(crate) fn instance_query_is_exact(list: &ListRequest) -> bool {
     let Some(filter) = list.filter.as_ref() else {
         return true;
@@ -163,31 +162,50 @@ pub(crate) fn instance_query_is_exact(list: &ListRequest) -> bool {
     let terms = filter.terms();
     terms.iter().enumerate().all(|(i, t)| {
         let alone = terms[..i].iter().all(|u| u.path != t.path);
-        let plain = t
-            .values
-            .iter()
-            .all(|v| vnfm_types::time::parse_rfc3339(v).is_none());
-        let single = t.values.len() == 1;
-        let exact = match t.op {
-            Op::Eq if single => {
-                [
-                    "vnfdId",
-                    "vnfProvider",
-                    "vnfProductName",
-                    "vnfInstanceName",
-                    "id",
-                ]
-                .iter()
-                .any(|a| t.path_is(&[a]))
-                    || (t.path_is(&["instantiationState"])
-                        && matches!(t.values[0].as_str(), "INSTANTIATED" | "NOT_INSTANTIATED"))
-            }
-            Op::Neq | Op::Cont if single => t.path_is(&["vnfInstanceName"]),
-            Op::In => t.path_is(&["id"]),
-            _ => false,
-        };
-        alone && plain && exact
+        alone && answered_by_columns(t)
     })
+}
+
+/// `true` for a term [`instance_query`] carries exactly: string equality on an indexed
+/// column, `neq` and `cont` on the name, `in` on the id. A value that reads as a date-time is
+/// left to the evaluator, which compares date-times as instants.
+fn answered_by_columns(t: &Term) -> bool {
+    let plain = t
+        .values
+        .iter()
+        .all(|v| vnfm_types::time::parse_rfc3339(v).is_none());
+    let single = t.values.len() == 1;
+    let exact = match t.op {
+        Op::Eq if single => {
+            [
+                "vnfdId",
+                "vnfProvider",
+                "vnfProductName",
+                "vnfInstanceName",
+                "id",
+            ]
+            .iter()
+            .any(|a| t.path_is(&[a]))
+                || (t.path_is(&["instantiationState"])
+                    && matches!(t.values[0].as_str(), "INSTANTIATED" | "NOT_INSTANTIATED"))
+        }
+        Op::Neq | Op::Cont if single => t.path_is(&["vnfInstanceName"]),
+        Op::In => t.path_is(&["id"]),
+        _ => false,
+    };
+    plain && exact
+}
+
+/// The strings a stored instance document must hold for the filter's other terms (those no
+/// column answers) to match it ([`vnfm_sol013::Term::required_strings`]): for a version whose
+/// instances are the stored documents, so that the store reads only documents that can match.
+pub(crate) fn document_strings(list: &ListRequest) -> Vec<RequiredStrings> {
+    list.filter
+        .iter()
+        .flat_map(|f| f.terms())
+        .filter(|t| !answered_by_columns(t))
+        .filter_map(|t| t.required_strings(instance_schema()))
+        .collect()
 }
 
 pub(crate) fn op_occ_query(list: &ListRequest) -> OpOccQuery {

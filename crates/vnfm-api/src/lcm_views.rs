@@ -17,8 +17,8 @@ use vnfm_types::{CreateVnfRequest, VnfInstance, VnfInstanceId, VnfLcmOpOcc, VnfL
 
 use crate::error::ApiResult;
 use crate::lcm_v2::{
-    instance_query, instance_query_is_exact, instance_schema, op_occ_query, op_occ_schema,
-    prepare_occ, with_etag,
+    document_strings, instance_query, instance_query_is_exact, instance_schema, op_occ_query,
+    op_occ_schema, prepare_occ, with_etag,
 };
 use crate::listing::{ListRequest, PAGE_SIZE};
 use crate::scope::Tenancy;
@@ -38,6 +38,10 @@ pub(crate) trait LcmView: Send + Sync + 'static {
     /// ([`vnfm_store::Store::list_instance_default_views`]): the stored document without
     /// [`LcmView::INSTANCE_EXCLUDED`].
     const STORED_DEFAULT_VIEW: bool;
+    /// `true` when an instance in this version is the store's document as it is stored, so
+    /// that a filter's values can be looked for in the stored text
+    /// ([`crate::lcm_v2::document_strings`]).
+    const STORED_DOCUMENT: bool;
 
     /// One store page of instances matching `query`, as this version's documents.
     fn instances(
@@ -66,6 +70,9 @@ pub(crate) async fn list_instances<V: LcmView>(
     let list = ListRequest::parse(&uri, instance_schema())?;
     let mut base = instance_query(&list);
     base.scope = tenancy.scope;
+    if V::STORED_DOCUMENT {
+        base.document_strings = document_strings(&list);
+    }
     if V::STORED_DEFAULT_VIEW && list.selects_default() && instance_query_is_exact(&list) {
         // The store answers the filter alone and keeps each instance's default view as text:
         // the page is those texts joined, with no document parsed or encoded.

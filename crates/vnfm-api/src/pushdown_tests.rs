@@ -3,34 +3,55 @@
 //! query and the evaluator accepts are exactly those the evaluator accepts among all
 //! instances; and when the query expresses the whole filter and the request selects nothing,
 //! the store's default views are exactly the documents the evaluator accepts, shown as a
-//! list shows them by default.
+//! list shows them by default. Run on SQLite, and on PostgreSQL when `VNFM_TEST_POSTGRES_URL`
+//! is set (each run in a project of its own, as the server is shared).
+
+use std::sync::{Arc, OnceLock};
 
 use axum::http::Uri;
 use proptest::prelude::*;
 use serde_json::{Value, json};
-use vnfm_store::Store;
+use vnfm_store::{InstanceQuery, ProjectScope, Store};
 use vnfm_store_sql::SqliteStore;
 use vnfm_types::VnfInstance;
 
-use crate::lcm_v2::{instance_query, instance_query_is_exact, instance_schema};
+use crate::lcm_v2::{document_strings, instance_query, instance_query_is_exact, instance_schema};
 use crate::listing::ListRequest;
 
 const NAMES: [&str; 6] = ["ab", "abc", "ba", "cab", "AB", "a-b"];
 const VNFDS: [&str; 3] = ["vnfd-a", "vnfd-b", "vnfd-c"];
+
+/// What sets this run's instances apart from others in a shared database: their ids start
+/// with it, and their project is it.
+fn run_tag() -> &'static str {
+    static TAG: OnceLock<String> = OnceLock::new();
+    TAG.get_or_init(|| {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.subsec_nanos())
+            .unwrap_or(0);
+        format!("p{}n{nanos}", std::process::id())
+    })
+}
+
+/// The id of instance `i`.
+fn id(i: usize) -> String {
+    format!("{}-{i:03}", run_tag())
+}
 
 /// Instance `i`, its attributes drawn from small sets so that filters match some.
 fn instance(i: usize) -> VnfInstance {
     let provider = ["P1", "P2"][i % 2];
     let product = ["x", "y", "xy", "z"][i % 4];
     let mut doc = json!({
-        "id": format!("i-{i:03}"),
+        "id": id(i),
         "vnfdId": VNFDS[i % 3],
         "vnfProvider": provider,
         "vnfProductName": product,
-        "vnfSoftwareVersion": "1.0",
+        "vnfSoftwareVersion": (["1.0", "1.1", "2.0"][i % 3]),
         "vnfdVersion": "1.0",
         "instantiationState": if i.is_multiple_of(5) { "INSTANTIATED" } else { "NOT_INSTANTIATED" },
-        "_links": {"self": {"href": format!("/vnflcm/v2/vnf_instances/i-{i:03}")}},
+        "_links": {"self": {"href": format!("/vnflcm/v2/vnf_instances/{}", id(i))}},
     });
     if !i.is_multiple_of(7) {
         doc["vnfInstanceName"] = json!(NAMES[(i * 5 + i / 3) % NAMES.len()]);
@@ -39,8 +60,8 @@ fn instance(i: usize) -> VnfInstance {
         doc["instantiatedVnfInfo"] = json!({"flavourId": "simple", "vnfState": "STARTED"});
     }
     if i.is_multiple_of(3) {
-        doc["metadata"] = json!({"owner": format!("team-{}", i % 4), "n": i});
-        doc["extensions"] = json!({"tier": "gold"});
+        doc["metadata"] = json!({"owner": format!("team-{}", i % 4), "n": i % 4, "t\"q": "a\\b"});
+        doc["extensions"] = json!({"tier": (["gold", "1.0", "team-1"][(i / 3) % 3])});
     }
     serde_json::from_value(doc).expect("instance")
 }
@@ -66,13 +87,51 @@ fn term() -> impl Strategy<Value = String> {
         (value.clone(), value.clone()).prop_map(|(a, b)| format!("(cont,vnfInstanceName,{a},{b})")),
         prop::collection::vec(0usize..40, 1..4).prop_map(|ids| format!(
             "(in,id,{})",
-            ids.iter()
-                .map(|i| format!("i-{i:03}"))
-                .collect::<Vec<_>>()
-                .join(",")
+            ids.iter().map(|i| id(*i)).collect::<Vec<_>>().join(",")
         )),
         prop::sample::select(vec!["x", "y"]).prop_map(|v| format!("(cont,vnfProductName,{v})")),
+        document_term(),
     ]
+}
+
+/// A term on an attribute no column holds: the store looks for its values in the documents.
+fn document_term() -> impl Strategy<Value = String> {
+    let path = prop::sample::select(vec![
+        "vnfSoftwareVersion",
+        "metadata/owner",
+        "metadata/n",
+        "metadata/@key",
+        "metadata/t\"q",
+        "extensions/tier",
+        "_links/self/href",
+    ]);
+    let value = prop::sample::select(vec![
+        "1.0", "1", "2.0", "team-1", "team", "owner", "t\"q", "a\\b", "gold", "STARTED", "i-0",
+    ]);
+    let op = prop::sample::select(vec!["eq", "in", "cont", "neq"]);
+    let state = (
+        prop::sample::select(vec!["eq", "in", "neq"]),
+        prop::sample::select(vec!["STARTED", "STOPPED"]),
+    )
+        .prop_map(|(op, v)| format!("({op},instantiatedVnfInfo/vnfState,{v})"));
+    let any = (op, path, prop::collection::vec(value, 1..3)).prop_map(|(op, path, values)| {
+        let values = if matches!(op, "eq" | "neq") {
+            &values[..1]
+        } else {
+            &values[..]
+        };
+        let quoted: Vec<String> = values.iter().map(|v| format!("'{v}'")).collect();
+        format!("({op},{path},{})", quoted.join(","))
+    });
+    prop_oneof![any, state]
+}
+
+/// The store query of `list` as the v2 list makes it, in this run's project.
+fn pushed_query(list: &ListRequest) -> InstanceQuery {
+    let mut q = instance_query(list);
+    q.document_strings = document_strings(list);
+    q.scope = ProjectScope::Project(run_tag().to_owned());
+    q
 }
 
 async fn answer(
@@ -81,7 +140,7 @@ async fn answer(
     everything: &[Value],
 ) -> (Vec<String>, Vec<String>) {
     let filter = list.filter.as_ref().expect("filter");
-    let mut q = instance_query(list);
+    let mut q = pushed_query(list);
     q.limit = Some(7);
     let mut pushed = Vec::new();
     loop {
@@ -112,7 +171,7 @@ async fn default_views(
     list: &ListRequest,
     everything: &[Value],
 ) -> (Vec<Value>, Vec<Value>) {
-    let mut q = instance_query(list);
+    let mut q = pushed_query(list);
     q.limit = Some(7);
     let mut stored = Vec::new();
     loop {
@@ -138,44 +197,67 @@ async fn default_views(
     (stored, evaluated)
 }
 
+/// The list request of `filter`, as a client sends it (percent-encoded).
+fn list_of(filter: &str) -> ListRequest {
+    let encoded: String = form_urlencoded::byte_serialize(filter.as_bytes()).collect();
+    let uri: Uri = format!("/vnflcm/v2/vnf_instances?filter={encoded}")
+        .parse()
+        .expect("uri");
+    ListRequest::parse(&uri, instance_schema()).expect("filter parses")
+}
+
 #[test]
 fn pushed_down_filters_answer_as_the_evaluator() {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .expect("runtime");
-    let store = rt.block_on(SqliteStore::memory()).expect("store");
+    let store: Arc<dyn Store> = Arc::new(rt.block_on(SqliteStore::memory()).expect("store"));
+    check_pushdown(&rt, store.as_ref());
+}
+
+#[test]
+fn pushed_down_filters_answer_as_the_evaluator_on_postgres() {
+    let Ok(url) = std::env::var("VNFM_TEST_POSTGRES_URL") else {
+        eprintln!(
+            "SKIPPED pushed_down_filters_answer_as_the_evaluator_on_postgres: \
+             VNFM_TEST_POSTGRES_URL is not set (scripts/test-env/postgres.sh start prints one)"
+        );
+        return;
+    };
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let store = rt.block_on(vnfm_store_sql::open(&url)).expect("store");
+    check_pushdown(&rt, store.as_ref());
+}
+
+fn check_pushdown(rt: &tokio::runtime::Runtime, store: &dyn Store) {
     let mut everything = Vec::new();
     for i in 0..40 {
         let inst = instance(i);
-        rt.block_on(store.create_instance(&inst, &[]))
+        rt.block_on(store.create_instance_in(&inst, Some(run_tag()), &[]))
             .expect("create");
         everything.push(serde_json::to_value(&inst).expect("json"));
     }
     let config = ProptestConfig {
-        cases: 200,
+        cases: 300,
         ..ProptestConfig::default()
     };
     proptest!(config, |(terms in prop::collection::vec(term(), 1..4))| {
-        let uri: Uri = format!("/vnflcm/v2/vnf_instances?filter={}", terms.join(";"))
-            .parse()
-            .expect("uri");
-        let list = ListRequest::parse(&uri, instance_schema()).expect("filter parses");
-        let (pushed, evaluated) = rt.block_on(answer(&store, &list, &everything));
+        let list = list_of(&terms.join(";"));
+        let (pushed, evaluated) = rt.block_on(answer(store, &list, &everything));
         prop_assert_eq!(pushed, evaluated, "filter {}", terms.join(";"));
         if instance_query_is_exact(&list) {
-            let (stored, evaluated) = rt.block_on(default_views(&store, &list, &everything));
+            let (stored, evaluated) = rt.block_on(default_views(store, &list, &everything));
             prop_assert_eq!(stored, evaluated, "default views, filter {}", terms.join(";"));
         }
     });
     // A filter the query expresses whole: the views leave out the default exclusions.
-    let uri: Uri =
-        "/vnflcm/v2/vnf_instances?filter=(eq,instantiationState,INSTANTIATED);(neq,vnfInstanceName,ab)"
-            .parse()
-            .expect("uri");
-    let list = ListRequest::parse(&uri, instance_schema()).expect("parse");
+    let list = list_of("(eq,instantiationState,INSTANTIATED);(neq,vnfInstanceName,ab)");
     assert!(instance_query_is_exact(&list));
-    let (stored, evaluated) = rt.block_on(default_views(&store, &list, &everything));
+    let (stored, evaluated) = rt.block_on(default_views(store, &list, &everything));
     assert!(stored.len() > 2, "{stored:?}");
     assert_eq!(stored, evaluated);
     assert!(
@@ -190,21 +272,34 @@ fn pushed_down_filters_answer_as_the_evaluator() {
         "(eq,vnfInstanceName,2024-01-01T00:00:00Z)",
         "(neq,vnfInstanceName,ab);(cont,vnfInstanceName,b)",
     ] {
-        let uri: Uri = format!("/vnflcm/v2/vnf_instances?filter={filter}")
-            .parse()
-            .expect("uri");
-        let list = ListRequest::parse(&uri, instance_schema()).expect("parse");
+        let list = list_of(filter);
         assert!(!instance_query_is_exact(&list), "{filter}");
     }
     // The generated filters do select something now and then (the test is not vacuous).
-    let uri: Uri = "/vnflcm/v2/vnf_instances?filter=(cont,vnfInstanceName,ab)"
-        .parse()
-        .expect("uri");
-    let list = ListRequest::parse(&uri, instance_schema()).expect("parse");
+    let list = list_of("(cont,vnfInstanceName,ab)");
     assert!(matches!(
         instance_query(&list).name,
         Some(vnfm_store::NameFilter::Contains(_))
     ));
-    let (pushed, _) = rt.block_on(answer(&store, &list, &everything));
+    let (pushed, _) = rt.block_on(answer(store, &list, &everything));
     assert!(pushed.len() > 5, "{pushed:?}");
+    // A term on a member without a column narrows what the store reads to the documents
+    // holding its value (the owner `team-1`, or the tier `team-1`), of which the evaluator
+    // keeps the owners.
+    let list = list_of("(eq,metadata/owner,team-1)");
+    let mut q = pushed_query(&list);
+    assert_eq!(q.document_strings.len(), 1);
+    q.limit = Some(100);
+    let read = rt
+        .block_on(store.list_instance_documents(&q))
+        .expect("page");
+    let (pushed, evaluated) = rt.block_on(answer(store, &list, &everything));
+    assert_eq!(pushed, evaluated);
+    assert!(!pushed.is_empty());
+    assert!(
+        read.items.len() > pushed.len() && read.items.len() < everything.len() / 2,
+        "read {} documents for {} matches",
+        read.items.len(),
+        pushed.len()
+    );
 }

@@ -25,6 +25,9 @@ use vnfm_types::time::parse_rfc3339;
 use crate::error::{Sol013Error, echo, found_at};
 use crate::schema::{self, Kinds};
 
+mod required;
+pub use required::RequiredStrings;
+
 /// Longest accepted filter expression, in bytes (after percent-decoding).
 pub const MAX_FILTER_LEN: usize = 8192;
 /// Most simple filter expressions (terms) in one filter.

@@ -85,7 +85,8 @@ mod selector;
 
 pub use error::{MAX_ECHO_CHARS, Sol013Error};
 pub use filter::{
-    Filter, MAX_FILTER_LEN, MAX_PATH_DEPTH, MAX_TERMS, MAX_VALUES, Op, Segment, Term,
+    Filter, MAX_FILTER_LEN, MAX_PATH_DEPTH, MAX_TERMS, MAX_VALUES, Op, RequiredStrings, Segment,
+    Term,
 };
 pub use paging::{MAX_MARKER_ID_LEN, MAX_MARKER_LEN, Marker, next_link};
 pub use query::{ListParams, MAX_QUERY_LEN, MAX_QUERY_PARAMS};

@@ -147,6 +147,12 @@ pub struct InstanceQuery {
     pub name_not: Option<String>,
     /// `id` is one of these (an empty set matches nothing).
     pub ids: Option<Vec<VnfInstanceId>>,
+    /// Strings the stored document holds, one of each entry's: the condition a filter on
+    /// attributes with no column of their own puts on a document
+    /// ([`vnfm_sol013::Term::required_strings`]), checked in the database on the stored JSON
+    /// text so that only the documents that can match are read. It narrows, it does not
+    /// decide: the caller still evaluates its filter on what is returned.
+    pub document_strings: Vec<vnfm_sol013::RequiredStrings>,
     /// Start after this identifier (the `next` cursor of the previous page).
     pub after: Option<String>,
     /// Page size (stream: batch size); [`DEFAULT_PAGE_SIZE`] when `None`, at most

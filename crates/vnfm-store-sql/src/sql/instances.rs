@@ -409,6 +409,12 @@ async fn matching<C: SqlConn>(
         Some(NameFilter::Contains(n)) => contains_pattern(n),
         _ => String::new(),
     };
+    // Encoded before `args` borrows them.
+    let fragments: Vec<Vec<String>> = query
+        .document_strings
+        .iter()
+        .map(vnfm_sol013::RequiredStrings::json_fragments)
+        .collect();
     let mut sql = format!("SELECT id, {text} FROM vnf_instances WHERE 1 = 1");
     let mut args: Vec<Arg<'_>> = Vec::new();
     if let Some(v) = &query.vnfd_id {
@@ -465,6 +471,9 @@ async fn matching<C: SqlConn>(
         ));
         args.extend(ids.iter().map(|i| Arg::from(i.as_str())));
     }
+    for any_of in &fragments {
+        push_text_contains("doc", any_of, C::DIALECT, &mut sql, &mut args);
+    }
     push_scope(&query.scope, &mut sql, &mut args);
     if let Some(after) = &query.after {
         args.push(after.as_str().into());
@@ -482,6 +491,30 @@ async fn matching<C: SqlConn>(
         })
         .collect::<Result<Vec<_>, StoreError>>()?;
     Ok((rows, limit))
+}
+
+/// Appends the condition that `column` contains one of `any_of` (none: no row matches), as a
+/// substring search: SQLite's `instr`, PostgreSQL's `strpos` (no pattern to escape).
+fn push_text_contains<'a>(
+    column: &str,
+    any_of: &'a [String],
+    dialect: Dialect,
+    sql: &mut String,
+    args: &mut Vec<Arg<'a>>,
+) {
+    let function = match dialect {
+        Dialect::Sqlite => "instr",
+        Dialect::Postgres => "strpos",
+    };
+    let mut alternatives = Vec::with_capacity(any_of.len());
+    for fragment in any_of {
+        args.push(fragment.as_str().into());
+        alternatives.push(format!("{function}({column}, ${}) > 0", args.len()));
+    }
+    if alternatives.is_empty() {
+        alternatives.push("1 = 0".to_owned());
+    }
+    sql.push_str(&format!(" AND ({})", alternatives.join(" OR ")));
 }
 
 /// The `LIKE` pattern (escape character `\`) of the names containing `part`.

@@ -218,6 +218,8 @@ async fn list_instances_filters_and_pages(db: &TestDb) {
         if i % 7 == 0 {
             inst.instantiation_state = InstantiationState::Instantiated;
         }
+        // Text that JSON escapes: a quote, a backslash, a line break.
+        inst.vnf_instance_description = Some(format!("say \"hi\\{}\"\n", i % 4));
         s.create_instance(&inst, &[]).await.unwrap();
     }
 
@@ -335,6 +337,43 @@ async fn list_instances_filters_and_pages(db: &TestDb) {
         vec!["inst-0003".to_string(), "inst-0100".to_string()]
     );
     assert!(all(s, q(|q| q.ids = Some(vec![]))).await.is_empty());
+    // Strings the document holds: whole values (escaped as the document is), member names,
+    // parts of values; one of each entry's, every entry.
+    let strings = |any_of: &[&str], whole: bool| vnfm_sol013::RequiredStrings {
+        any_of: any_of.iter().map(|s| (*s).to_owned()).collect(),
+        whole,
+    };
+    let with = |required: Vec<vnfm_sol013::RequiredStrings>| {
+        let mut q = q(|_| {});
+        q.document_strings = required;
+        q
+    };
+    assert_eq!(
+        all(s, with(vec![strings(&["say \"hi\\1\"\n"], true)])).await,
+        expect(&|i| i % 4 == 1)
+    );
+    assert_eq!(
+        all(s, with(vec![strings(&["hi\\2", "hi\\3"], false)])).await,
+        expect(&|i| i % 4 >= 2)
+    );
+    // A part is not a whole value; a member name is one.
+    assert!(all(s, with(vec![strings(&["hi"], true)])).await.is_empty());
+    assert_eq!(
+        all(s, with(vec![strings(&["ünïcødé"], true)])).await.len(),
+        250
+    );
+    assert_eq!(
+        all(
+            s,
+            with(vec![
+                strings(&["\\3\""], false),
+                strings(&["Product3"], true)
+            ])
+        )
+        .await,
+        expect(&|i| i % 4 == 3 && i % 3 == 0)
+    );
+    assert!(all(s, with(vec![strings(&[], true)])).await.is_empty());
     // `name_not` leaves out the name and, as SOL013 `neq`, instances without one.
     assert_eq!(
         all(s, q(|q| q.name_not = Some("name-3".into()))).await,
