@@ -20,7 +20,7 @@ use crate::lcm_v2::{
     document_strings, instance_query, instance_query_is_exact, instance_schema, op_occ_query,
     op_occ_schema, prepare_occ, with_etag,
 };
-use crate::listing::{ListRequest, PAGE_SIZE};
+use crate::listing::{ListRequest, PAGE_SIZE, SCAN_LIMIT};
 use crate::scope::Tenancy;
 use crate::state::AppState;
 use crate::util::{json_body, json_response, require_accept, with_location};
@@ -67,11 +67,16 @@ pub(crate) async fn list_instances<V: LcmView>(
     headers: HeaderMap,
 ) -> ApiResult<Response> {
     require_accept(&headers, &["application/json"])?;
-    let list = ListRequest::parse(&uri, instance_schema())?;
+    let mut list = ListRequest::parse(&uri, instance_schema())?;
     let mut base = instance_query(&list);
     base.scope = tenancy.scope;
     if V::STORED_DOCUMENT {
         base.document_strings = document_strings(&list);
+        if !base.document_strings.is_empty() {
+            // The store searches the documents' text, as many rows as a response may read.
+            base.scan_limit = Some(u32::try_from(SCAN_LIMIT).unwrap_or(u32::MAX));
+            list = list.one_store_page();
+        }
     }
     if V::STORED_DEFAULT_VIEW && list.selects_default() && instance_query_is_exact(&list) {
         // The store answers the filter alone and keeps each instance's default view as text:

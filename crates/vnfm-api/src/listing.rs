@@ -37,6 +37,8 @@ pub struct ListRequest {
     query: String,
     /// Complex attributes a selector never removes (lower cardinality 1).
     mandatory: &'static [&'static str],
+    /// Whether a response holds what one store page gives ([`ListRequest::one_store_page`]).
+    one_store_page: bool,
 }
 
 impl ListRequest {
@@ -68,6 +70,7 @@ impl ListRequest {
             path: uri.path().to_owned(),
             query: query.to_owned(),
             mandatory: vnfm_sol013::ALWAYS_MANDATORY,
+            one_store_page: false,
         })
     }
 
@@ -75,6 +78,15 @@ impl ListRequest {
     /// `_links` too): those a listed resource cannot do without.
     pub fn with_mandatory(mut self, mandatory: &'static [&'static str]) -> Self {
         self.mandatory = mandatory;
+        self
+    }
+
+    /// The same request, answered from one store page per response: for a store query that
+    /// bounds its own work (a search of the documents' text, [`SCAN_LIMIT`] rows at most),
+    /// so that a response does too. The page holds the items of that store page the filter
+    /// keeps, and continues after it.
+    pub fn one_store_page(mut self) -> Self {
+        self.one_store_page = true;
         self
     }
 
@@ -113,6 +125,10 @@ impl ListRequest {
                 }
             }
             match store_next {
+                Some(n) if self.one_store_page => {
+                    next = Some(n);
+                    break;
+                }
                 Some(n) => after = Some(n),
                 None => break,
             }
@@ -218,4 +234,77 @@ fn page_response(body: Vec<u8>, link: Option<String>) -> Response {
 
 fn sol013_error(e: vnfm_sol013::Sol013Error) -> ApiError {
     ApiError::bad_request(e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use serde_json::json;
+
+    use super::*;
+
+    /// A store of 30 documents `d-00`..`d-29`, paged 4 at a time, recording each `after`.
+    async fn answer(
+        list: &ListRequest,
+        calls: &Mutex<Vec<Option<String>>>,
+    ) -> (Vec<String>, Option<String>) {
+        let response = list
+            .run(
+                |after: Option<String>| {
+                    calls.lock().unwrap().push(after.clone());
+                    let start = after.map_or(0, |a| a[2..].parse::<usize>().unwrap() + 1);
+                    let items: Vec<Value> = (start..30.min(start + 4))
+                        .map(|i| json!({"id": format!("d-{i:02}"), "n": i}))
+                        .collect();
+                    let next = (start + 4 < 30).then(|| format!("d-{:02}", start + 3));
+                    async move { Ok(Page { items, next }) }
+                },
+                &[],
+            )
+            .await
+            .expect("page");
+        let link = response
+            .headers()
+            .get(header::LINK)
+            .map(|l| l.to_str().unwrap().to_owned());
+        let body = axum::body::to_bytes(response.into_body(), usize::MAX)
+            .await
+            .unwrap();
+        let items: Vec<Value> = serde_json::from_slice(&body).unwrap();
+        let ids = items
+            .iter()
+            .map(|d| d["id"].as_str().unwrap().to_owned())
+            .collect();
+        (ids, link)
+    }
+
+    #[tokio::test]
+    async fn a_response_reads_store_pages_until_full_or_one_when_the_store_bounds_its_search() {
+        let uri: Uri = "/things?filter=(in,n,1,2,9,13)".parse().unwrap();
+        let schema = json!({"type": "object", "properties": {"id": {"type": "string"}, "n": {"type": "integer"}}});
+        let list = ListRequest::parse(&uri, &schema).unwrap();
+        let calls = Mutex::new(Vec::new());
+        let (ids, link) = answer(&list, &calls).await;
+        assert_eq!(ids, ["d-01", "d-02", "d-09", "d-13"]);
+        assert_eq!(link, None);
+        assert_eq!(calls.lock().unwrap().len(), 8, "every store page was read");
+
+        let list = ListRequest::parse(&uri, &schema).unwrap().one_store_page();
+        let calls = Mutex::new(Vec::new());
+        let (ids, link) = answer(&list, &calls).await;
+        assert_eq!(ids, ["d-01", "d-02"]);
+        assert_eq!(*calls.lock().unwrap(), [None]);
+        let link = link.expect("a next page");
+        let marker = link
+            .split("nextpage_opaque_marker=")
+            .nth(1)
+            .and_then(|m| m.split('>').next())
+            .expect("marker");
+        assert_eq!(
+            Marker::decode(marker, &list.fingerprint).unwrap(),
+            "d-03",
+            "the next page starts after the store's page"
+        );
+    }
 }

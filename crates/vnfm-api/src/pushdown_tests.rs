@@ -130,6 +130,8 @@ fn document_term() -> impl Strategy<Value = String> {
 fn pushed_query(list: &ListRequest) -> InstanceQuery {
     let mut q = instance_query(list);
     q.document_strings = document_strings(list);
+    // Searches of 9 rows: pages end early, paging goes on.
+    q.scan_limit = Some(9);
     q.scope = ProjectScope::Project(run_tag().to_owned());
     q
 }
@@ -290,6 +292,7 @@ fn check_pushdown(rt: &tokio::runtime::Runtime, store: &dyn Store) {
     let mut q = pushed_query(&list);
     assert_eq!(q.document_strings.len(), 1);
     q.limit = Some(100);
+    q.scan_limit = None;
     let read = rt
         .block_on(store.list_instance_documents(&q))
         .expect("page");

@@ -114,8 +114,9 @@ pub fn page_size(limit: Option<u32>) -> i64 {
 pub struct Page<T> {
     /// The items, ordered by identifier.
     pub items: Vec<T>,
-    /// Cursor for the next page (the last identifier of this one), `None` on the last page.
-    /// Pass it as `after` to continue.
+    /// Cursor for the next page (the last identifier of this one, or of the last row
+    /// searched when a bounded search ended the page early: [`InstanceQuery::scan_limit`]),
+    /// `None` on the last page. Pass it as `after` to continue.
     pub next: Option<String>,
 }
 
@@ -153,6 +154,11 @@ pub struct InstanceQuery {
     /// text so that only the documents that can match are read. It narrows, it does not
     /// decide: the caller still evaluates its filter on what is returned.
     pub document_strings: Vec<vnfm_sol013::RequiredStrings>,
+    /// With `document_strings`: the rows (those the other conditions leave, in id order
+    /// after `after`) searched for them at most, so that one call's work is bounded; when the
+    /// page is not full by then, it ends early, its `next` the last row searched. `None`:
+    /// the search goes on to the end.
+    pub scan_limit: Option<u32>,
     /// Start after this identifier (the `next` cursor of the previous page).
     pub after: Option<String>,
     /// Page size (stream: batch size); [`DEFAULT_PAGE_SIZE`] when `None`, at most

@@ -351,12 +351,10 @@ pub(crate) async fn page_of<C: SqlConn>(
     conn: &mut C,
     query: &InstanceQuery,
 ) -> Result<Page<VnfInstance>, StoreError> {
-    let (rows, limit) = matching(conn, query, "doc").await?;
-    let items = rows
-        .iter()
-        .map(|(id, doc)| from_json(INSTANCE, id, doc))
-        .collect::<Result<Vec<VnfInstance>, StoreError>>()?;
-    Ok(page(items, limit, |i| i.id.0.clone()))
+    matching(conn, query, "doc").await?.page(
+        |(id, doc)| from_json(INSTANCE, &id, &doc),
+        |i: &VnfInstance| i.id.0.clone(),
+    )
 }
 
 /// [`page_of`] with each instance as its JSON document.
@@ -364,12 +362,10 @@ pub(crate) async fn documents_of<C: SqlConn>(
     conn: &mut C,
     query: &InstanceQuery,
 ) -> Result<Page<Value>, StoreError> {
-    let (rows, limit) = matching(conn, query, "doc").await?;
-    let items = rows
-        .into_iter()
-        .map(|(id, doc)| Ok((from_json::<Value>(INSTANCE, &id, &doc)?, id)))
-        .collect::<Result<Vec<_>, StoreError>>()?;
-    let page = page(items, limit, |(_, id)| id.clone());
+    let page = matching(conn, query, "doc").await?.page(
+        |(id, doc)| Ok((from_json::<Value>(INSTANCE, &id, &doc)?, id)),
+        |(_, id)| id.clone(),
+    )?;
     Ok(Page {
         items: page.items.into_iter().map(|(doc, _)| doc).collect(),
         next: page.next,
@@ -382,27 +378,66 @@ pub(crate) async fn default_views_of<C: SqlConn>(
     conn: &mut C,
     query: &InstanceQuery,
 ) -> Result<Page<String>, StoreError> {
-    let (rows, limit) = matching(conn, query, "default_view").await?;
-    let page = page(rows, limit, |(id, _)| id.clone());
+    let page = matching(conn, query, "default_view")
+        .await?
+        .page(Ok, |(id, _)| id.clone())?;
     Ok(Page {
         items: page.items.into_iter().map(|(_, view)| view).collect(),
         next: page.next,
     })
 }
 
-/// The `(id, text)` rows of one page of `query` (one more than the page size, which tells
-/// that a next page exists), and the page size; `text` is the column read (`doc` or
-/// `default_view`). Every filter is a condition on an indexed column; a name substring is
-/// looked for in the name index (a far smaller scan than the documents), and only the
-/// matching rows' documents are read.
+/// The rows of one page of `query`, as [`matching`] read them.
+struct Matching {
+    /// `(id, text)`, one more than the page size when a next page exists.
+    rows: Vec<(String, String)>,
+    /// The page size.
+    limit: i64,
+    /// The last row searched when the search stopped at [`InstanceQuery::scan_limit`]
+    /// (`None`: it reached the end).
+    searched_to: Option<String>,
+}
+
+impl Matching {
+    /// The page of the rows, each made an item by `item`; it ends early, at the last row
+    /// searched, when the search stopped at its bound.
+    fn page<T>(
+        self,
+        item: impl Fn((String, String)) -> Result<T, StoreError>,
+        key: impl Fn(&T) -> String,
+    ) -> Result<Page<T>, StoreError> {
+        let full = self.rows.len() as i64 > self.limit;
+        let items = self
+            .rows
+            .into_iter()
+            .map(item)
+            .collect::<Result<Vec<T>, StoreError>>()?;
+        let mut page = page(items, self.limit, key);
+        if !full {
+            page.next = self.searched_to;
+        }
+        Ok(page)
+    }
+}
+
+/// The rows of one page of `query`; `text` is the column read (`doc` or `default_view`).
+/// Every filter is a condition on an indexed column; a name substring is looked for in the
+/// name index (a far smaller scan than the documents), and only the matching rows' documents
+/// are read. Strings the documents must hold are searched for in the rows the other
+/// conditions leave, at most [`InstanceQuery::scan_limit`] of them.
 async fn matching<C: SqlConn>(
     conn: &mut C,
     query: &InstanceQuery,
     text: &str,
-) -> Result<(Vec<(String, String)>, i64), StoreError> {
+) -> Result<Matching, StoreError> {
     let (limit, probe) = probe_size(query.limit);
+    let nothing = Matching {
+        rows: Vec::new(),
+        limit,
+        searched_to: None,
+    };
     if query.ids.as_ref().is_some_and(Vec::is_empty) {
-        return Ok((Vec::new(), limit));
+        return Ok(nothing);
     }
     let state = query.instantiation_state.as_ref().map(enum_str);
     let like_pattern = match &query.name {
@@ -415,34 +450,38 @@ async fn matching<C: SqlConn>(
         .iter()
         .map(vnfm_sol013::RequiredStrings::json_fragments)
         .collect();
-    let mut sql = format!("SELECT id, {text} FROM vnf_instances WHERE 1 = 1");
+    // The conditions on columns, shared by the search's bound and the page.
+    let mut conds = String::from("1 = 1");
     let mut args: Vec<Arg<'_>> = Vec::new();
     if let Some(v) = &query.vnfd_id {
-        push_eq("vnfd_id", v.as_str().into(), &mut sql, &mut args);
+        push_eq("vnfd_id", v.as_str().into(), &mut conds, &mut args);
     }
     if let Some(v) = &query.vnf_provider {
-        push_eq("vnf_provider", v.as_str().into(), &mut sql, &mut args);
+        push_eq("vnf_provider", v.as_str().into(), &mut conds, &mut args);
     }
     if let Some(v) = &query.vnf_product_name {
-        push_eq("vnf_product_name", v.as_str().into(), &mut sql, &mut args);
+        push_eq("vnf_product_name", v.as_str().into(), &mut conds, &mut args);
     }
     if let Some(v) = &state {
         push_eq(
             "instantiation_state",
             v.as_str().into(),
-            &mut sql,
+            &mut conds,
             &mut args,
         );
     }
     match &query.name {
-        Some(NameFilter::Exact(n)) => {
-            push_eq("vnf_instance_name", n.as_str().into(), &mut sql, &mut args)
-        }
+        Some(NameFilter::Exact(n)) => push_eq(
+            "vnf_instance_name",
+            n.as_str().into(),
+            &mut conds,
+            &mut args,
+        ),
         Some(NameFilter::Contains(n)) => match C::DIALECT {
             // A scan of the covering name index (names and ids), not of the documents.
             Dialect::Sqlite => {
                 args.push(n.as_str().into());
-                sql.push_str(&format!(
+                conds.push_str(&format!(
                     " AND id IN (SELECT id FROM vnf_instances INDEXED BY vnf_instances_name \
                      WHERE instr(vnf_instance_name, ${}) > 0)",
                     args.len()
@@ -451,7 +490,7 @@ async fn matching<C: SqlConn>(
             // The trigram index answers LIKE '%...%'.
             Dialect::Postgres => {
                 args.push(like_pattern.as_str().into());
-                sql.push_str(&format!(
+                conds.push_str(&format!(
                     " AND vnf_instance_name LIKE ${} ESCAPE '\\'",
                     args.len()
                 ));
@@ -462,22 +501,49 @@ async fn matching<C: SqlConn>(
     if let Some(n) = &query.name_not {
         // `<>` leaves out rows without a name, as `neq` does.
         args.push(n.as_str().into());
-        sql.push_str(&format!(" AND vnf_instance_name <> ${}", args.len()));
+        conds.push_str(&format!(" AND vnf_instance_name <> ${}", args.len()));
     }
     if let Some(ids) = &query.ids {
-        sql.push_str(&format!(
+        conds.push_str(&format!(
             " AND id IN ({})",
             placeholders(args.len() + 1, ids.len())
         ));
         args.extend(ids.iter().map(|i| Arg::from(i.as_str())));
     }
-    for any_of in &fragments {
-        push_text_contains("doc", any_of, C::DIALECT, &mut sql, &mut args);
-    }
-    push_scope(&query.scope, &mut sql, &mut args);
+    push_scope(&query.scope, &mut conds, &mut args);
     if let Some(after) = &query.after {
         args.push(after.as_str().into());
-        sql.push_str(&format!(" AND id > ${}", args.len()));
+        conds.push_str(&format!(" AND id > ${}", args.len()));
+    }
+    let mut sql = format!("SELECT id, {text} FROM vnf_instances WHERE {conds}");
+    let mut searched_to = None;
+    if !fragments.is_empty() {
+        if let Some(scan) = query.scan_limit {
+            // The last of the rows the search may read: the search stops there.
+            let mut bound_args = args.clone();
+            bound_args.push((i64::from(scan.max(1)) - 1).into());
+            let bound = format!(
+                "SELECT id FROM vnf_instances WHERE {conds} ORDER BY id LIMIT 1 OFFSET ${}",
+                bound_args.len()
+            );
+            searched_to = conn
+                .rows(&bound, &bound_args, &[Col::Text])
+                .await?
+                .into_iter()
+                .next()
+                .map(|row| {
+                    let [id] = columns(row)?;
+                    id.text()
+                })
+                .transpose()?;
+            if let Some(last) = &searched_to {
+                args.push(last.as_str().into());
+                sql.push_str(&format!(" AND id <= ${}", args.len()));
+            }
+        }
+        for any_of in &fragments {
+            push_text_contains("doc", any_of, C::DIALECT, &mut sql, &mut args);
+        }
     }
     args.push(probe.into());
     sql.push_str(&format!(" ORDER BY id LIMIT ${}", args.len()));
@@ -490,7 +556,11 @@ async fn matching<C: SqlConn>(
             Ok((id.text()?, doc.text()?))
         })
         .collect::<Result<Vec<_>, StoreError>>()?;
-    Ok((rows, limit))
+    Ok(Matching {
+        rows,
+        limit,
+        searched_to,
+    })
 }
 
 /// Appends the condition that `column` contains one of `any_of` (none: no row matches), as a

@@ -374,6 +374,23 @@ async fn list_instances_filters_and_pages(db: &TestDb) {
         expect(&|i| i % 4 == 3 && i % 3 == 0)
     );
     assert!(all(s, with(vec![strings(&[], true)])).await.is_empty());
+    // A bounded search ends its page at the last row it searched (of those the other
+    // conditions leave), and paging on from there finds every match.
+    let ids = |page: &vnfm_store::Page<VnfInstance>| -> Vec<String> {
+        page.items.iter().map(|i| i.id.0.clone()).collect()
+    };
+    let mut bounded = with(vec![strings(&["say \"hi\\1\"\n"], true)]);
+    bounded.scan_limit = Some(10);
+    let first = s.list_instances(&bounded).await.unwrap();
+    assert_eq!(ids(&first), ["inst-0001", "inst-0005", "inst-0009"]);
+    assert_eq!(first.next.as_deref(), Some("inst-0009"));
+    assert_eq!(all(s, bounded.clone()).await, expect(&|i| i % 4 == 1));
+    bounded.vnfd_id = Some(VnfdId::new("vnfd-x"));
+    bounded.scan_limit = Some(3);
+    let first = s.list_instances(&bounded).await.unwrap();
+    assert_eq!(ids(&first), ["inst-0005"]);
+    assert_eq!(first.next.as_deref(), Some("inst-0010"));
+    assert_eq!(all(s, bounded).await, expect(&|i| i % 20 == 5));
     // `name_not` leaves out the name and, as SOL013 `neq`, instances without one.
     assert_eq!(
         all(s, q(|q| q.name_not = Some("name-3".into()))).await,
