@@ -41,13 +41,16 @@ pub use sqlite::{
 
 /// The page cache sizes an SQLite URL may ask for, in KiB.
 const CACHE_KIB_RANGE: std::ops::RangeInclusive<u32> = 256..=4 * 1024 * 1024;
+/// The numbers of read connections an SQLite URL may ask for.
+const READERS_RANGE: std::ops::RangeInclusive<u32> = 1..=64;
 
 /// Opens the store named by `url`:
 /// - `sqlite:///abs/path.db` (or `sqlite://relative/path.db`): an SQLite file, created if
 ///   missing; `?synchronous=full` fsyncs every commit ([`Durability::Full`]), the default is
 ///   `?synchronous=normal` ([`Durability::Normal`]); `writer_cache_kib=N` and
-///   `reader_cache_kib=N` size the page caches ([`SqliteOptions`], 256 KiB to 4 GiB), e.g.
-///   `sqlite:///var/lib/vnfm/vnfm.db?synchronous=full&writer_cache_kib=16384`;
+///   `reader_cache_kib=N` size the page caches ([`SqliteOptions`], 256 KiB to 4 GiB) and
+///   `readers=N` sets how many read connections there are (1 to 64, each with its own
+///   cache), e.g. `sqlite:///var/lib/vnfm/vnfm.db?synchronous=full&writer_cache_kib=16384`;
 /// - `sqlite::memory:`: a private in-memory SQLite database;
 /// - `postgres://...` or `postgresql://...`: a PostgreSQL database.
 ///
@@ -74,10 +77,10 @@ pub async fn open(url: &str) -> Result<Arc<dyn Store>> {
 /// refused, not ignored.
 fn sqlite_options(url: &str, query: &str) -> Result<SqliteOptions> {
     let unsupported = || StoreError::UnsupportedUrl(url.to_owned());
-    let cache_kib = |v: &str| {
+    let within = |v: &str, range: std::ops::RangeInclusive<u32>| {
         v.parse::<u32>()
             .ok()
-            .filter(|k| CACHE_KIB_RANGE.contains(k))
+            .filter(|k| range.contains(k))
             .ok_or_else(unsupported)
     };
     let mut options = SqliteOptions::default();
@@ -85,8 +88,9 @@ fn sqlite_options(url: &str, query: &str) -> Result<SqliteOptions> {
         match pair.split_once('=').unwrap_or((pair, "")) {
             ("synchronous", "normal") => options.durability = Durability::Normal,
             ("synchronous", "full") => options.durability = Durability::Full,
-            ("writer_cache_kib", v) => options.writer_cache_kib = cache_kib(v)?,
-            ("reader_cache_kib", v) => options.reader_cache_kib = cache_kib(v)?,
+            ("writer_cache_kib", v) => options.writer_cache_kib = within(v, CACHE_KIB_RANGE)?,
+            ("reader_cache_kib", v) => options.reader_cache_kib = within(v, CACHE_KIB_RANGE)?,
+            ("readers", v) => options.readers = within(v, READERS_RANGE)?,
             _ => return Err(unsupported()),
         }
     }
@@ -103,13 +107,15 @@ mod tests {
         assert_eq!(o.durability, Durability::Normal);
         assert_eq!(o.writer_cache_kib, DEFAULT_WRITER_CACHE_KIB);
         assert_eq!(o.reader_cache_kib, DEFAULT_READER_CACHE_KIB);
+        assert_eq!(o.readers, SqliteOptions::default().readers);
         let o = sqlite_options(
             "u",
-            "synchronous=full&writer_cache_kib=2048&reader_cache_kib=512",
+            "synchronous=full&writer_cache_kib=2048&reader_cache_kib=512&readers=2",
         )
         .unwrap();
         assert_eq!(o.durability, Durability::Full);
         assert_eq!((o.writer_cache_kib, o.reader_cache_kib), (2048, 512));
+        assert_eq!(o.readers, 2);
         for bad in [
             "synchronous=off",
             "writer_cache_kib",
@@ -117,6 +123,8 @@ mod tests {
             "writer_cache_kib=lots",
             "writer_cache_kib=0",
             "reader_cache_kib=8388608",
+            "readers=0",
+            "readers=65",
             "cache=1",
         ] {
             assert!(

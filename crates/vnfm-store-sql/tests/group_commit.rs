@@ -3,9 +3,12 @@
 //! - [`a_failing_write_in_a_batch_affects_no_other`]: many concurrent writers, some of whose
 //!   writes are refused; every accepted write is stored whole, every refused one left nothing.
 //! - [`answered_writes_survive_sigkill`]: the test binary re-executes itself as a worker that
-//!   writes concurrently and prints each write once it is answered; the parent SIGKILLs it
-//!   mid-stream, reopens the file and finds every answered write, each whole (its instance and
-//!   the notification written with it, or neither), and an intact database.
+//!   writes concurrently and prints each write once it is answered: new instances (each with a
+//!   notification), and lifecycle operations started and stepped on instances of their own
+//!   (each step moving the occurrence, appending its journal row, updating the instance and
+//!   enqueuing a notification). The parent SIGKILLs it mid-stream, reopens the file and finds
+//!   every answered write, each whole (an instance and its notification, or neither; a step's
+//!   four writes, or none), and an intact database.
 
 mod common;
 
@@ -14,11 +17,14 @@ use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::instance;
+use common::{in_state, instance, op_occ};
 use serde_json::json;
-use vnfm_store::{Conflict, NewOutboxRow, Store, StoreError, Timestamp};
+use vnfm_store::{
+    Conflict, JournalStep, Lease, NewOutboxRow, OpOccQuery, StepOutcome, StepRecord, Store,
+    StoreError, Timestamp, Version,
+};
 use vnfm_store_sql::{Durability, SqliteOptions, SqliteStore};
-use vnfm_types::{SubscriptionId, VnfInstanceId};
+use vnfm_types::{LcmOperationStateType as S, SubscriptionId, VnfInstanceId, VnfLcmOpOccId};
 
 const WORKER_ENV: &str = "VNFM_GROUP_COMMIT_WORKER";
 
@@ -33,8 +39,8 @@ fn notification(id: &str) -> NewOutboxRow {
     }
 }
 
-/// The instance ids among the pending outbox rows.
-async fn notified(store: &dyn Store) -> Vec<String> {
+/// The values of member `key` in the payloads of the pending outbox rows that have it.
+async fn notified_by(store: &dyn Store, key: &str) -> Vec<String> {
     let mut ids = Vec::new();
     let mut after = None;
     loop {
@@ -43,11 +49,56 @@ async fn notified(store: &dyn Store) -> Vec<String> {
         after = Some(last.id);
         ids.extend(
             rows.iter()
-                .map(|r| r.payload["vnfInstanceId"].as_str().unwrap().to_owned()),
+                .filter_map(|r| r.payload[key].as_str().map(str::to_owned)),
         );
     }
     ids.sort();
     ids
+}
+
+/// The instance ids among the pending outbox rows.
+async fn notified(store: &dyn Store) -> Vec<String> {
+    notified_by(store, "vnfInstanceId").await
+}
+
+/// The step `n` (1: to `PROCESSING`, 2: to `COMPLETED`) of occurrence `occ` of instance
+/// `inst` at `version`: its journal row, the instance's new document, a notification
+/// (payload `{"step": "<occ>/<n>"}`) and a data entry.
+fn lifecycle_step(
+    occ: &vnfm_types::VnfLcmOpOcc,
+    n: u8,
+    version: Version,
+    inst: &vnfm_types::VnfInstance,
+    inst_version: Version,
+) -> StepRecord {
+    let (from, to) = if n == 1 {
+        (S::Starting, S::Processing)
+    } else {
+        (S::Processing, S::Completed)
+    };
+    let mut updated = inst.clone();
+    updated.vnf_instance_description = Some(format!("{}/{n}", occ.id));
+    StepRecord {
+        occ: in_state(occ, to),
+        expected_state: from,
+        expected_version: version,
+        owner: "worker".into(),
+        journal: Some(JournalStep {
+            step: format!("step-{n}"),
+            outcome: StepOutcome::Completed,
+            at: Timestamp::now(),
+            detail: json!({"n": n}),
+        }),
+        instance: Some((updated, inst_version)),
+        outbox: vec![NewOutboxRow {
+            subscription_id: SubscriptionId::new("sub"),
+            callback_uri: "http://127.0.0.1:9/cb".into(),
+            payload: json!({"step": format!("{}/{n}", occ.id)}),
+            not_before: Timestamp(0),
+            ordering_key: occ.id.to_string(),
+        }],
+        data: vec![(format!("step-{n}"), json!(n))],
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -116,7 +167,7 @@ async fn group_commit_worker() {
     let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&path).await.unwrap());
     // The process id keeps the ids of successive workers on one file apart.
     let pid = std::process::id();
-    let tasks = (0..16).map(|t| {
+    let creators = (0..16).map(|t| {
         let store = store.clone();
         tokio::spawn(async move {
             for n in 0.. {
@@ -130,7 +181,33 @@ async fn group_commit_worker() {
             }
         })
     });
-    for t in tasks {
+    // Operations, one after the other on each of 8 instances: a start, then two steps.
+    let operators = (0..8).map(|t| {
+        let store = store.clone();
+        tokio::spawn(async move {
+            let inst = instance(&format!("L{pid}-{t}"), "vnfd", None, &[]);
+            let mut inst_version = store.create_instance(&inst, &[]).await.unwrap();
+            for n in 0.. {
+                let occ = op_occ(&format!("L{pid}-{t}-{n:06}"), inst.id.as_str(), S::Starting);
+                let lease = Lease::new("worker", Timestamp::now().plus(Duration::from_secs(3600)));
+                let at_start = store.start_operation(&occ, &lease).await.unwrap();
+                assert_eq!(at_start, inst_version);
+                let mut version = Version::FIRST;
+                for step in 1..=2 {
+                    let written = store
+                        .record_step(&lifecycle_step(&occ, step, version, &inst, inst_version))
+                        .await
+                        .unwrap();
+                    version = written.op_occ_version;
+                    inst_version = written.instance_version.unwrap();
+                    println!("step {}/{step}", occ.id);
+                }
+            }
+        })
+    });
+    let creators: Vec<_> = creators.collect();
+    let operators: Vec<_> = operators.collect();
+    for t in creators.into_iter().chain(operators) {
         t.await.unwrap();
     }
 }
@@ -153,36 +230,47 @@ async fn answered_writes_survive_sigkill() {
             .spawn()
             .unwrap();
         let stdout = child.stdout.take().unwrap();
+        let (seen, first_writes) = std::sync::mpsc::channel::<()>();
         let reader = std::thread::spawn(move || {
             // Only whole lines: a line the kill cut short names no write.
             let mut reader = BufReader::new(stdout);
-            let mut ids = Vec::new();
+            let mut lines: Vec<String> = Vec::new();
             let mut line = String::new();
+            let mut both_seen = false;
             while reader.read_line(&mut line).unwrap_or(0) > 0 {
-                if let Some(id) = line.strip_suffix('\n')
-                    && id.starts_with('w')
-                {
-                    ids.push(id.to_owned());
+                if let Some(whole) = line.strip_suffix('\n') {
+                    lines.push(whole.to_owned());
                 }
                 line.clear();
+                if !both_seen
+                    && lines.iter().any(|l| l.starts_with('w'))
+                    && lines.iter().any(|l| l.starts_with("step "))
+                {
+                    both_seen = true;
+                    let _ = seen.send(());
+                }
             }
-            ids
+            lines
         });
-        // Kill at a different point each round, while writes are in flight.
-        std::thread::sleep(Duration::from_millis(700 + 400 * round));
+        // Once both kinds of write are under way (however slowly the worker started), kill
+        // at a different point each round, while writes are in flight.
+        let started = first_writes.recv_timeout(Duration::from_secs(120));
+        std::thread::sleep(Duration::from_millis(200 + 300 * round));
         child.kill().unwrap();
         child.wait().unwrap();
-        let answered = reader.join().unwrap();
-        assert!(
-            !answered.is_empty(),
-            "round {round}: the worker wrote nothing"
-        );
+        let lines = reader.join().unwrap();
+        assert!(started.is_ok(), "round {round}: the worker wrote nothing");
+        let answered: Vec<&String> = lines.iter().filter(|l| l.starts_with('w')).collect();
+        let steps: Vec<&str> = lines
+            .iter()
+            .filter_map(|l| l.strip_prefix("step "))
+            .collect();
 
         let store = SqliteStore::open(&path).await.unwrap();
         for id in &answered {
             assert!(
                 store
-                    .get_instance(&VnfInstanceId::new(id))
+                    .get_instance(&VnfInstanceId::new(id.as_str()))
                     .await
                     .unwrap()
                     .is_some(),
@@ -200,11 +288,87 @@ async fn answered_writes_survive_sigkill() {
         }
         stored.sort();
         assert_eq!(notified(&store).await, stored, "round {round}");
+        check_steps(&store, &steps, round).await;
         let check: String = rusqlite::Connection::open(&path)
             .unwrap()
             .query_row("PRAGMA integrity_check", [], |r| r.get(0))
             .unwrap();
         assert_eq!(check, "ok");
         store.close().await;
+    }
+}
+
+/// Every answered step is stored, and every stored step whole: an occurrence at version
+/// `1 + k` has its `k` journal rows, data entries and notifications, and its instance went
+/// through the steps of all its occurrences.
+async fn check_steps(store: &SqliteStore, answered: &[&str], round: u64) {
+    for step in answered {
+        let (occ, n) = step.rsplit_once('/').unwrap();
+        let n: i64 = n.parse().unwrap();
+        let (_, version) = store
+            .get_op_occ(&VnfLcmOpOccId::new(occ))
+            .await
+            .unwrap()
+            .unwrap_or_else(|| panic!("round {round}: {occ} was answered but is not stored"));
+        assert!(
+            version.0 > n,
+            "round {round}: step {step} was answered but {occ} is at {version:?}"
+        );
+    }
+    let notified = notified_by(store, "step").await;
+    let mut instances: Vec<String> = answered
+        .iter()
+        .map(|s| s.rsplit_once('-').unwrap().0.to_owned())
+        .collect();
+    instances.sort();
+    instances.dedup();
+    for inst in instances {
+        let id = VnfInstanceId::new(&inst);
+        let mut steps_done = 0;
+        let mut query = OpOccQuery {
+            vnf_instance_id: Some(id.clone()),
+            limit: Some(1000),
+            ..Default::default()
+        };
+        loop {
+            let page = store.list_op_occs(&query).await.unwrap();
+            for occ in &page.items {
+                let (_, version) = store.get_op_occ(&occ.id).await.unwrap().unwrap();
+                let steps = version.0 - 1;
+                let journal = store.journal(&occ.id).await.unwrap();
+                assert_eq!(
+                    journal.len() as i64,
+                    steps,
+                    "round {round}: journal of {}",
+                    occ.id
+                );
+                for n in 1..=2 {
+                    let here = notified.contains(&format!("{}/{n}", occ.id));
+                    let data = store
+                        .get_op_occ_data(&occ.id, &format!("step-{n}"))
+                        .await
+                        .unwrap()
+                        .is_some();
+                    assert_eq!(
+                        here,
+                        n <= steps,
+                        "round {round}: notification {}/{n}",
+                        occ.id
+                    );
+                    assert_eq!(data, n <= steps, "round {round}: data {}/{n}", occ.id);
+                }
+                steps_done += steps;
+            }
+            match page.next {
+                Some(next) => query.after = Some(next),
+                None => break,
+            }
+        }
+        let (_, inst_version) = store.get_instance(&id).await.unwrap().unwrap();
+        assert_eq!(
+            inst_version.0,
+            1 + steps_done,
+            "round {round}: {inst} went through {steps_done} steps"
+        );
     }
 }
