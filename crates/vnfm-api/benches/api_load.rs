@@ -65,6 +65,19 @@ fn report(what: &str, mut latencies: Vec<Duration>, errors: usize, elapsed: Dura
 }
 
 /// The resident memory of this process, in MiB.
+/// The URL of the next page a list response links to, if any (relative targets resolved
+/// against `base`).
+fn next_page(response: &reqwest::Response, base: &str) -> Option<String> {
+    let link = response.headers().get("link")?.to_str().ok()?;
+    let (_, rest) = link.split_once('<')?;
+    let (target, _) = rest.split_once('>')?;
+    Some(if target.starts_with("http") {
+        target.to_owned()
+    } else {
+        format!("{base}{target}")
+    })
+}
+
 fn rss_mib() -> f64 {
     std::fs::read_to_string("/proc/self/status")
         .ok()
@@ -573,13 +586,7 @@ fn main() {
                     let r = http.get(&url).bearer_auth(&token).header("Version", "2.0.0").send().await.expect("document filter");
                     assert!(r.status().is_success(), "document filter {}", r.status());
                     requests += 1;
-                    next = r
-                        .headers()
-                        .get("link")
-                        .and_then(|l| l.to_str().ok())
-                        .and_then(|l| l.split_once('<'))
-                        .and_then(|(_, rest)| rest.split_once('>'))
-                        .map(|(target, _)| if target.starts_with("http") { target.to_owned() } else { format!("{base}{target}") });
+                    next = next_page(&r, &base);
                     let items: Vec<serde_json::Value> = r.json().await.expect("document filter page");
                     assert!(items.is_empty(), "{v} matched");
                 }
@@ -605,13 +612,7 @@ fn main() {
                 let t = Instant::now();
                 let r = http.get(&url).bearer_auth(&token).header("Version", "2.0.0").send().await.expect("export page");
                 assert!(r.status().is_success(), "export page {}", r.status());
-                next = r
-                    .headers()
-                    .get("link")
-                    .and_then(|l| l.to_str().ok())
-                    .and_then(|l| l.split_once('<'))
-                    .and_then(|(_, rest)| rest.split_once('>'))
-                    .map(|(target, _)| if target.starts_with("http") { target.to_owned() } else { format!("{base}{target}") });
+                next = next_page(&r, &base);
                 let body = r.bytes().await.expect("export body");
                 let page: Vec<serde_json::Value> = serde_json::from_slice(&body).expect("export items");
                 page_latencies.push(t.elapsed());
