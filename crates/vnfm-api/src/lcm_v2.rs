@@ -196,16 +196,26 @@ fn answered_by_columns(t: &Term) -> bool {
     plain && exact
 }
 
-/// The strings a stored instance document must hold for the filter's other terms (those no
-/// column answers) to match it ([`vnfm_sol013::Term::required_strings`]): for a version whose
-/// instances are the stored documents, so that the store reads only documents that can match.
-pub(crate) fn document_strings(list: &ListRequest) -> Vec<RequiredStrings> {
+/// The strings a stored document must hold for the filter's terms that `answered` leaves
+/// (those no column answers) to match it ([`vnfm_sol013::Term::required_strings`], `schema`
+/// the resource's): for a version whose resources are the stored documents, so that the
+/// store reads only documents that can match.
+pub(crate) fn document_strings(
+    list: &ListRequest,
+    schema: &Value,
+    answered: impl Fn(&Term) -> bool,
+) -> Vec<RequiredStrings> {
     list.filter
         .iter()
         .flat_map(|f| f.terms())
-        .filter(|t| !answered_by_columns(t))
-        .filter_map(|t| t.required_strings(instance_schema()))
+        .filter(|t| !answered(t))
+        .filter_map(|t| t.required_strings(schema))
         .collect()
+}
+
+/// [`document_strings`] of an instance list: for the terms [`instance_query`] does not carry.
+pub(crate) fn instance_document_strings(list: &ListRequest) -> Vec<RequiredStrings> {
+    document_strings(list, instance_schema(), answered_by_columns)
 }
 
 pub(crate) fn op_occ_query(list: &ListRequest) -> OpOccQuery {

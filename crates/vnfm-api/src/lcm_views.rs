@@ -17,8 +17,8 @@ use vnfm_types::{CreateVnfRequest, VnfInstance, VnfInstanceId, VnfLcmOpOcc, VnfL
 
 use crate::error::ApiResult;
 use crate::lcm_v2::{
-    document_strings, instance_query, instance_query_is_exact, instance_schema, op_occ_query,
-    op_occ_schema, prepare_occ, with_etag,
+    document_strings, instance_document_strings, instance_query, instance_query_is_exact,
+    instance_schema, op_occ_query, op_occ_schema, prepare_occ, with_etag,
 };
 use crate::listing::{ListRequest, PAGE_SIZE, SCAN_LIMIT};
 use crate::scope::Tenancy;
@@ -38,8 +38,8 @@ pub(crate) trait LcmView: Send + Sync + 'static {
     /// ([`vnfm_store::Store::list_instance_default_views`]): the stored document without
     /// [`LcmView::INSTANCE_EXCLUDED`].
     const STORED_DEFAULT_VIEW: bool;
-    /// `true` when an instance in this version is the store's document as it is stored, so
-    /// that a filter's values can be looked for in the stored text
+    /// `true` when an instance or occurrence in this version is the store's document as it
+    /// is stored, so that a filter's values can be looked for in the stored text
     /// ([`crate::lcm_v2::document_strings`]).
     const STORED_DOCUMENT: bool;
 
@@ -71,7 +71,7 @@ pub(crate) async fn list_instances<V: LcmView>(
     let mut base = instance_query(&list);
     base.scope = tenancy.scope;
     if V::STORED_DOCUMENT {
-        base.document_strings = document_strings(&list);
+        base.document_strings = instance_document_strings(&list);
         if !base.document_strings.is_empty() {
             // The store searches the documents' text, as many rows as a response may read.
             base.scan_limit = Some(u32::try_from(SCAN_LIMIT).unwrap_or(u32::MAX));
@@ -157,9 +157,17 @@ pub(crate) async fn list_op_occs<V: LcmView>(
     headers: HeaderMap,
 ) -> ApiResult<Response> {
     require_accept(&headers, &["application/json"])?;
-    let list = ListRequest::parse(&uri, op_occ_schema())?;
+    let mut list = ListRequest::parse(&uri, op_occ_schema())?;
     let mut base = op_occ_query(&list);
     base.scope = tenancy.scope;
+    if V::STORED_DOCUMENT {
+        // Every term: the columns the query uses are few and already narrow.
+        base.document_strings = document_strings(&list, op_occ_schema(), |_| false);
+        if !base.document_strings.is_empty() {
+            base.scan_limit = Some(u32::try_from(SCAN_LIMIT).unwrap_or(u32::MAX));
+            list = list.one_store_page();
+        }
+    }
     list.run(
         |after| {
             let state = state.clone();

@@ -15,7 +15,9 @@ use vnfm_store::{InstanceQuery, ProjectScope, Store};
 use vnfm_store_sql::SqliteStore;
 use vnfm_types::VnfInstance;
 
-use crate::lcm_v2::{document_strings, instance_query, instance_query_is_exact, instance_schema};
+use crate::lcm_v2::{
+    instance_document_strings, instance_query, instance_query_is_exact, instance_schema,
+};
 use crate::listing::ListRequest;
 
 const NAMES: [&str; 6] = ["ab", "abc", "ba", "cab", "AB", "a-b"];
@@ -129,7 +131,7 @@ fn document_term() -> impl Strategy<Value = String> {
 /// The store query of `list` as the v2 list makes it, in this run's project.
 fn pushed_query(list: &ListRequest) -> InstanceQuery {
     let mut q = instance_query(list);
-    q.document_strings = document_strings(list);
+    q.document_strings = instance_document_strings(list);
     // Searches of 9 rows: pages end early, paging goes on.
     q.scan_limit = Some(9);
     q.scope = ProjectScope::Project(run_tag().to_owned());

@@ -177,6 +177,10 @@ pub struct OpOccQuery {
     pub states: Option<Vec<LcmOperationStateType>>,
     /// `operation` equals.
     pub operation: Option<LcmOperationType>,
+    /// Strings the stored document holds, as [`InstanceQuery::document_strings`].
+    pub document_strings: Vec<vnfm_sol013::RequiredStrings>,
+    /// The rows searched for `document_strings` at most, as [`InstanceQuery::scan_limit`].
+    pub scan_limit: Option<u32>,
     /// Start after this identifier.
     pub after: Option<String>,
     /// Page size; [`DEFAULT_PAGE_SIZE`] when `None`, at most [`MAX_PAGE_SIZE`].

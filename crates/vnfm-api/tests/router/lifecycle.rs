@@ -397,11 +397,13 @@ async fn lists_filter_select_and_page() {
     let mut ids = Vec::new();
     for i in 0..130 {
         let name = if i % 2 == 0 { "even" } else { "odd" };
+        let tier = if i % 10 == 0 { "gold" } else { "silver" };
         let r = h
             .call(
                 Method::POST,
                 "/vnflcm/v2/vnf_instances",
-                Some(json!({"vnfdId": HELLO_VNFD, "vnfInstanceName": name})),
+                Some(json!({"vnfdId": HELLO_VNFD, "vnfInstanceName": name,
+                            "metadata": {"tier": tier}})),
             )
             .await;
         ids.push(r.json()["id"].as_str().unwrap().to_owned());
@@ -489,6 +491,34 @@ async fn lists_filter_select_and_page() {
             .iter()
             .all(|d| d["vnfInstanceName"] == "even")
     );
+    // A member without a column: the store reads only the documents holding "gold", and one
+    // response holds every match (the search reads at most 10,000 rows per response).
+    for (version, filter) in [
+        ("v2", "(eq,metadata/tier,gold)"),
+        ("v2", "(eq,metadata/tier,gold);(cont,vnfInstanceName,v)"),
+        ("v1", "(eq,metadata/tier,gold)"),
+    ] {
+        let r = h
+            .call(
+                Method::GET,
+                &format!("/vnflcm/{version}/vnf_instances?filter={filter}&fields=metadata"),
+                None,
+            )
+            .await;
+        assert!(r.header("link").is_none(), "{version} {filter}");
+        let gold = r.json();
+        assert_eq!(
+            gold.as_array().unwrap().len(),
+            13,
+            "{version} {filter}: {gold}"
+        );
+        assert!(
+            gold.as_array()
+                .unwrap()
+                .iter()
+                .all(|d| d["metadata"]["tier"] == "gold")
+        );
+    }
     let r = h.call(Method::GET, "/vnflcm/v2/vnf_instances?filter=(neq,vnfInstanceName,odd);(cont,vnfProductName,ello)&fields=vnfInstanceName", None).await;
     let even = r.json();
     assert_eq!(even.as_array().unwrap().len(), 65);

@@ -6,10 +6,11 @@ use serde_json::Value;
 use vnfm_types::{VimId, VnfInstance, VnfInstanceId};
 
 use super::{
-    Arg, Col, Dialect, SqlConn, columns, expect_version, from_json, locked_version, now_ms, page,
+    Arg, Col, Dialect, SqlConn, columns, expect_version, from_json, locked_version, now_ms,
     placeholders, probe_size, push_scope, stale, texts, to_json,
 };
 use crate::sql::chain::Chain;
+use crate::sql::search::{DocumentSearch, searched_page};
 use crate::sql::{op_occs, outbox};
 use vnfm_store::{Conflict, StoreError};
 use vnfm_store::{InstanceQuery, NameFilter, Page, Version, enum_str};
@@ -406,17 +407,12 @@ impl Matching {
         item: impl Fn((String, String)) -> Result<T, StoreError>,
         key: impl Fn(&T) -> String,
     ) -> Result<Page<T>, StoreError> {
-        let full = self.rows.len() as i64 > self.limit;
         let items = self
             .rows
             .into_iter()
             .map(item)
             .collect::<Result<Vec<T>, StoreError>>()?;
-        let mut page = page(items, self.limit, key);
-        if !full {
-            page.next = self.searched_to;
-        }
-        Ok(page)
+        Ok(searched_page(items, self.limit, key, self.searched_to))
     }
 }
 
@@ -444,12 +440,8 @@ async fn matching<C: SqlConn>(
         Some(NameFilter::Contains(n)) => contains_pattern(n),
         _ => String::new(),
     };
-    // Encoded before `args` borrows them.
-    let fragments: Vec<Vec<String>> = query
-        .document_strings
-        .iter()
-        .map(vnfm_sol013::RequiredStrings::json_fragments)
-        .collect();
+    // Made before `args`, which borrows it.
+    let search = DocumentSearch::new(&query.document_strings, query.scan_limit);
     // The conditions on columns, shared by the search's bound and the page.
     let mut conds = String::from("1 = 1");
     let mut args: Vec<Arg<'_>> = Vec::new();
@@ -516,35 +508,9 @@ async fn matching<C: SqlConn>(
         conds.push_str(&format!(" AND id > ${}", args.len()));
     }
     let mut sql = format!("SELECT id, {text} FROM vnf_instances WHERE {conds}");
-    let mut searched_to = None;
-    if !fragments.is_empty() {
-        if let Some(scan) = query.scan_limit {
-            // The last of the rows the search may read: the search stops there.
-            let mut bound_args = args.clone();
-            bound_args.push((i64::from(scan.max(1)) - 1).into());
-            let bound = format!(
-                "SELECT id FROM vnf_instances WHERE {conds} ORDER BY id LIMIT 1 OFFSET ${}",
-                bound_args.len()
-            );
-            searched_to = conn
-                .rows(&bound, &bound_args, &[Col::Text])
-                .await?
-                .into_iter()
-                .next()
-                .map(|row| {
-                    let [id] = columns(row)?;
-                    id.text()
-                })
-                .transpose()?;
-            if let Some(last) = &searched_to {
-                args.push(last.as_str().into());
-                sql.push_str(&format!(" AND id <= ${}", args.len()));
-            }
-        }
-        for any_of in &fragments {
-            push_text_contains("doc", any_of, C::DIALECT, &mut sql, &mut args);
-        }
-    }
+    let searched_to = search
+        .push(conn, "vnf_instances", &conds, &mut sql, &mut args)
+        .await?;
     args.push(probe.into());
     sql.push_str(&format!(" ORDER BY id LIMIT ${}", args.len()));
     let rows = conn
@@ -561,30 +527,6 @@ async fn matching<C: SqlConn>(
         limit,
         searched_to,
     })
-}
-
-/// Appends the condition that `column` contains one of `any_of` (none: no row matches), as a
-/// substring search: SQLite's `instr`, PostgreSQL's `strpos` (no pattern to escape).
-fn push_text_contains<'a>(
-    column: &str,
-    any_of: &'a [String],
-    dialect: Dialect,
-    sql: &mut String,
-    args: &mut Vec<Arg<'a>>,
-) {
-    let function = match dialect {
-        Dialect::Sqlite => "instr",
-        Dialect::Postgres => "strpos",
-    };
-    let mut alternatives = Vec::with_capacity(any_of.len());
-    for fragment in any_of {
-        args.push(fragment.as_str().into());
-        alternatives.push(format!("{function}({column}, ${}) > 0", args.len()));
-    }
-    if alternatives.is_empty() {
-        alternatives.push("1 = 0".to_owned());
-    }
-    sql.push_str(&format!(" AND ({})", alternatives.join(" OR ")));
 }
 
 /// The `LIKE` pattern (escape character `\`) of the names containing `part`.

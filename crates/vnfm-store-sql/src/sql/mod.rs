@@ -14,6 +14,7 @@ pub(crate) mod op_occs;
 pub(crate) mod outbox;
 pub(crate) mod packages;
 pub(crate) mod pm;
+pub(crate) mod search;
 pub(crate) mod settings;
 pub(crate) mod subscriptions;
 pub(crate) mod vims;

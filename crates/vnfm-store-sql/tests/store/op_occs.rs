@@ -663,6 +663,56 @@ async fn list_op_occs_filters_and_pages(db: &TestDb) {
         .await
         .unwrap();
     assert!(p.items.is_empty());
+    // Strings the documents hold (the occurrence's id inside its `_links`), searched 4 rows
+    // (of those the other conditions leave) at a time: pages end early and go on to every
+    // match.
+    let strings = |any_of: &[&str], whole: bool| {
+        vec![vnfm_sol013::RequiredStrings {
+            any_of: any_of.iter().map(|s| (*s).to_owned()).collect(),
+            whole,
+        }]
+    };
+    let mut q = OpOccQuery {
+        document_strings: strings(&["lo-1-", "lo-4-"], false),
+        states: Some(vec![S::Completed]),
+        scan_limit: Some(4),
+        limit: Some(10),
+        ..Default::default()
+    };
+    let p = s.list_op_occs(&q).await.unwrap();
+    assert_eq!(ids(&p), vec!["lo-1-0", "lo-1-1"]);
+    assert_eq!(p.next.as_deref(), Some("lo-1-1"));
+    let mut found = Vec::new();
+    for pages in 0.. {
+        assert!(pages < 20, "paging does not end");
+        let p = s.list_op_occs(&q).await.unwrap();
+        found.extend(ids(&p));
+        match p.next {
+            Some(next) => q.after = Some(next),
+            None => break,
+        }
+    }
+    assert_eq!(found, vec!["lo-1-0", "lo-1-1", "lo-4-0", "lo-4-1"]);
+    // A whole string: the operation's name; a part of one is not it.
+    let whole = |q: &[&str]| OpOccQuery {
+        document_strings: strings(q, true),
+        ..Default::default()
+    };
+    assert_eq!(
+        s.list_op_occs(&whole(&["SCALE"]))
+            .await
+            .unwrap()
+            .items
+            .len(),
+        6
+    );
+    assert!(
+        s.list_op_occs(&whole(&["SCAL"]))
+            .await
+            .unwrap()
+            .items
+            .is_empty()
+    );
     assert_eq!(
         s.count_op_occs_by_state().await.unwrap(),
         vec![("COMPLETED".to_owned(), 12), ("PROCESSING".to_owned(), 6)]

@@ -7,9 +7,9 @@ use serde_json::Value;
 use vnfm_types::{LcmOperationStateType, VnfLcmOpOcc, VnfLcmOpOccId};
 
 use super::{
-    Arg, Col, SqlConn, columns, from_json, now_ms, page, placeholders, probe_size, single_int,
-    to_json,
+    Arg, Col, SqlConn, columns, from_json, now_ms, placeholders, probe_size, single_int, to_json,
 };
+use crate::sql::search::{DocumentSearch, searched_page};
 use vnfm_store::{Conflict, StoreError};
 use vnfm_store::{
     JournalEntry, Lease, OpOccQuery, Page, StepOutcome, Timestamp, Version, enum_str, parse_state,
@@ -274,14 +274,16 @@ pub(crate) async fn page_of<C: SqlConn>(
         });
     }
     let operation = query.operation.as_ref().map(enum_str);
-    let mut sql = String::from("SELECT id, doc, version FROM op_occs WHERE 1 = 1");
+    // Made before `args`, which borrows it.
+    let search = DocumentSearch::new(&query.document_strings, query.scan_limit);
+    let mut conds = String::from("1 = 1");
     let mut args: Vec<Arg<'_>> = Vec::new();
     if let Some(v) = &query.vnf_instance_id {
         args.push(v.as_str().into());
-        sql.push_str(&format!(" AND instance_id = ${}", args.len()));
+        conds.push_str(&format!(" AND instance_id = ${}", args.len()));
     }
     if let Some(states) = &query.states {
-        sql.push_str(&format!(
+        conds.push_str(&format!(
             " AND state IN ({})",
             placeholders(args.len() + 1, states.len())
         ));
@@ -289,13 +291,17 @@ pub(crate) async fn page_of<C: SqlConn>(
     }
     if let Some(op) = &operation {
         args.push(op.as_str().into());
-        sql.push_str(&format!(" AND operation = ${}", args.len()));
+        conds.push_str(&format!(" AND operation = ${}", args.len()));
     }
-    super::push_scope(&query.scope, &mut sql, &mut args);
+    super::push_scope(&query.scope, &mut conds, &mut args);
     if let Some(after) = &query.after {
         args.push(after.as_str().into());
-        sql.push_str(&format!(" AND id > ${}", args.len()));
+        conds.push_str(&format!(" AND id > ${}", args.len()));
     }
+    let mut sql = format!("SELECT id, doc, version FROM op_occs WHERE {conds}");
+    let searched_to = search
+        .push(conn, "op_occs", &conds, &mut sql, &mut args)
+        .await?;
     args.push(probe.into());
     sql.push_str(&format!(" ORDER BY id LIMIT ${}", args.len()));
     let items = conn
@@ -304,7 +310,7 @@ pub(crate) async fn page_of<C: SqlConn>(
         .into_iter()
         .map(|row| occ_row(row).map(|(o, _)| o))
         .collect::<Result<Vec<_>, _>>()?;
-    Ok(page(items, limit, |o| o.id.0.clone()))
+    Ok(searched_page(items, limit, |o| o.id.0.clone(), searched_to))
 }
 
 /// How many occurrences are in each state, by state name.
