@@ -3,7 +3,7 @@
 //! VNFC marked `isAutomaticInvocation`; the cooldown, the rate limit, the severity floor, an
 //! instance without the switch and an instance held by another operation start none.
 
-mod runner_support;
+use crate::runner_support;
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -3,7 +3,7 @@
 //! (`isAutomaticInvocation`), within the VNFD's levels and the cooldown; an instance without
 //! the switch is not scaled.
 
-mod runner_support;
+use crate::runner_support;
 
 use std::time::Duration;
 

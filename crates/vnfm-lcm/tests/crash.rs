@@ -20,7 +20,7 @@
 //!   PostgreSQL database; while the worker lives the other runner takes none of its
 //!   occurrences; after the kill it recovers them, and no step completes twice.
 
-mod runner_support;
+use crate::runner_support;
 
 use std::collections::{BTreeMap, HashSet};
 use std::path::Path;
@@ -463,6 +463,14 @@ mod started_log {
 
 // ----- the parent side -----
 
+/// `crash_worker` as the test harness names it: its module path without the program's name.
+fn worker_test_name() -> String {
+    match module_path!().split_once("::") {
+        Some((_, module)) => format!("{module}::crash_worker"),
+        None => "crash_worker".to_owned(),
+    }
+}
+
 fn spawn_worker(
     store: &str,
     log: &Path,
@@ -476,7 +484,12 @@ fn spawn_worker(
         "leaseMs": lease_ms, "baseMs": base_ms, "jitterMs": jitter_ms, "loops": 4
     });
     Command::new(std::env::current_exe().expect("test binary"))
-        .args(["--exact", "crash_worker", "--test-threads=1", "--nocapture"])
+        .args([
+            "--exact",
+            &worker_test_name(),
+            "--test-threads=1",
+            "--nocapture",
+        ])
         .env(WORKER_ENV, cfg.to_string())
         .stdout(Stdio::null())
         .stderr(Stdio::null())

@@ -4,7 +4,7 @@
 //! grants decided later through a callback ([`DeferredGrants`]); a retry after the NFVO was
 //! unreachable still records the request's VIM connections.
 
-mod runner_support;
+use crate::runner_support;
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

@@ -4,7 +4,7 @@
 //! a small NFVO on loopback (synchronous, asynchronous with polling, rejection, Basic auth,
 //! transient failures retried, packages served).
 
-mod runner_support;
+use crate::runner_support;
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

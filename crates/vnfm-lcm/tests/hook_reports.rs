@@ -3,7 +3,7 @@
 //! succeeded; what a sink refuses, or a VNFM without the sink, becomes a warning of the
 //! occurrence, and the operation completes.
 
-mod runner_support;
+use crate::runner_support;
 
 use std::sync::{Arc, Mutex};
 

@@ -5,7 +5,7 @@
 //! an operation, or whose driver cannot tell, keeps its alarms; a terminated instance's are
 //! cleared. A plugin that observes raises and clears alarms between operations.
 
-mod runner_support;
+use crate::runner_support;
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -2,13 +2,13 @@
 //! outbox: authentication, retries, dead rows, restarts, shutdown, and two deliverers on one
 //! database.
 
-mod notify_support;
+use crate::log_capture::logs;
+use crate::notify_support;
 
 use std::collections::HashMap;
-use std::io::Write;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::sync::atomic::Ordering;
-use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use notify_support::{Server, eventually};
@@ -21,42 +21,6 @@ use vnfm_store_sql::SqliteStore;
 use vnfm_types::{LccnNotification, LccnSubscriptionRequest};
 
 const WAIT: Duration = Duration::from_secs(10);
-
-/// Logs of the whole test binary (one global subscriber), checked for credentials.
-#[derive(Clone, Default)]
-struct Captured(Arc<Mutex<Vec<u8>>>);
-
-impl Write for Captured {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for Captured {
-    type Writer = Captured;
-    fn make_writer(&'a self) -> Captured {
-        self.clone()
-    }
-}
-
-fn logs() -> String {
-    static LOGS: OnceLock<Captured> = OnceLock::new();
-    let c = LOGS.get_or_init(|| {
-        let c = Captured::default();
-        let sub = tracing_subscriber::fmt()
-            .with_writer(c.clone())
-            .with_max_level(tracing::Level::TRACE)
-            .with_ansi(false)
-            .finish();
-        tracing::subscriber::set_global_default(sub).expect("first subscriber");
-        c
-    });
-    String::from_utf8_lossy(&c.0.lock().unwrap()).into_owned()
-}
 
 struct Env {
     _dir: tempfile::TempDir,

@@ -2,7 +2,7 @@
 //! 127.0.0.1: sealed credentials, duplicates, the callback test, kinds kept apart from the
 //! lifecycle subscriptions, routing, and delivery in order by the same `Deliverer`.
 
-mod notify_support;
+use crate::notify_support;
 
 use std::path::PathBuf;
 use std::sync::Arc;

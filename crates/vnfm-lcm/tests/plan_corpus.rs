@@ -3,7 +3,7 @@
 //! Each package's plans are pinned in a JSON snapshot; the key facts are also asserted
 //! directly.
 
-mod plan_support;
+use crate::plan_support;
 
 use plan_support::*;
 use serde_json::{Value, json};

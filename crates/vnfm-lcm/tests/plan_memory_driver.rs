@@ -2,7 +2,7 @@
 //! from real VNFDs drive the fake VIM to the expected inventory, VNFC ids the driver reports
 //! are accepted by the next plan, and rollback plans restore the previous inventory.
 
-mod plan_support;
+use crate::plan_support;
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -1,7 +1,7 @@
 //! Planner behaviour on a hand-written VNFD: which steps, in which order, with which targets;
 //! rollback plans, retry points, and MODIFY_INFO bookkeeping.
 
-mod plan_support;
+use crate::plan_support;
 
 use plan_support::*;
 use serde_json::json;

@@ -1,7 +1,7 @@
 //! One test per refusal: each request the validator must refuse, with the exact message and
 //! HTTP status, plus the requests it must accept.
 
-mod plan_support;
+use crate::plan_support;
 
 use plan_support::*;
 use serde_json::json;

@@ -3,7 +3,7 @@
 //! occurrence and the instance, while the driver receives its decrypted access information;
 //! a request that names a VIM is left alone; marking another VIM clears the flag.
 
-mod runner_support;
+use crate::runner_support;
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

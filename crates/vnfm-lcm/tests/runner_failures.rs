@@ -4,7 +4,7 @@
 //! the per-instance lock refuses concurrent operations (also under 50 parallel requests, on
 //! SQLite and PostgreSQL); invalid requests leave nothing behind.
 
-mod runner_support;
+use crate::runner_support;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};

@@ -5,11 +5,11 @@
 //! away when a rollback drops them, when a later request replaces them and with the VNF
 //! identifier. Without a registry ([`InlineVimDirectory`]) the API views still redact them.
 
-mod runner_support;
+use crate::log_capture::logs;
+use crate::runner_support;
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -63,50 +63,6 @@ fn instantiate_both() -> Value {
         "flavourId": "simple",
         "vimConnectionInfo": {"vim-os": openstack_inline(), "vim-k8s": kubernetes_inline(K8S_TOKEN)}
     })
-}
-
-// ----- log capture -----
-
-/// A tracing writer that keeps everything in memory.
-#[derive(Clone, Default)]
-struct Captured(Arc<Mutex<Vec<u8>>>);
-
-impl Write for Captured {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for Captured {
-    type Writer = Captured;
-    fn make_writer(&'a self) -> Captured {
-        self.clone()
-    }
-}
-
-/// One global subscriber for the whole test binary (a scoped one misses events whose callsites
-/// another test thread registered first).
-fn logs() -> Captured {
-    static LOGS: OnceLock<Captured> = OnceLock::new();
-    LOGS.get_or_init(|| {
-        let logs = Captured::default();
-        let subscriber = tracing_subscriber::fmt()
-            .with_writer(logs.clone())
-            .with_max_level(tracing::Level::TRACE)
-            .with_ansi(false)
-            .finish();
-        tracing::subscriber::set_global_default(subscriber).expect("first subscriber");
-        logs
-    })
-    .clone()
-}
-
-fn log_text(logs: &Captured) -> String {
-    String::from_utf8_lossy(&logs.0.lock().unwrap()).into_owned()
 }
 
 // ----- a driver that records the VIMs it is handed -----
@@ -337,7 +293,7 @@ fn instance_vims(i: &VnfInstance) -> Value {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn inline_credentials_are_sealed_before_anything_is_stored() {
-    let logs = logs();
+    logs();
     let w = world(true).await;
     let vnf = w.create().await;
     let started = w
@@ -438,7 +394,7 @@ async fn inline_credentials_are_sealed_before_anything_is_stored() {
         &serde_json::to_string(&documents.items).unwrap(),
     );
     assert_no_secret("the notifications", &w.outbox().await);
-    let text = log_text(&logs);
+    let text = logs();
     assert!(
         text.contains("inline VIM credentials sealed"),
         "the capture works: {text}"
@@ -448,7 +404,7 @@ async fn inline_credentials_are_sealed_before_anything_is_stored() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn retry_after_a_failure_still_resolves_the_sealed_secret() {
-    let logs = logs();
+    logs();
     let w = world(true).await;
     let vnf = w.create().await;
     // The driver fails, quoting the password (a careless error body).
@@ -484,7 +440,7 @@ async fn retry_after_a_failure_still_resolves_the_sealed_secret() {
     for s in SECRETS {
         assert!(!contains(&file, s), "{s} is in the database files");
     }
-    assert_no_secret("the logs", &log_text(&logs));
+    assert_no_secret("the logs", &logs());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -762,7 +718,7 @@ async fn without_a_registry_the_views_still_redact_inline_secrets() {
     // As documented, the store itself holds them as given.
     assert!(contains(&w.db_bytes(), K8S_TOKEN_2));
     assert!(
-        log_text(&logs()).contains("inline VIM credentials (accessInfo) are stored as given"),
+        logs().contains("inline VIM credentials (accessInfo) are stored as given"),
         "the one-time warning"
     );
 }

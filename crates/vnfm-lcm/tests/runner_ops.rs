@@ -3,7 +3,7 @@
 //! through, the hooks called, the instance after each operation and the notifications
 //! enqueued for every state change.
 
-mod runner_support;
+use crate::runner_support;
 
 use std::sync::Arc;
 

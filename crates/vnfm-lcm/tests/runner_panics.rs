@@ -2,7 +2,7 @@
 //! occurrence `FAILED_TEMP` naming the step and the panic, with the lease released, and
 //! recovery stops resuming a step that took its runner down too many times in a row.
 
-mod runner_support;
+use crate::runner_support;
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -1,7 +1,7 @@
 //! Operation preview (`Lcm::preview`): the ordered steps, drivers, VIMs and grant of an
 //! operation, from the same checks and planner as the operation itself, leaving nothing behind.
 
-mod runner_support;
+use crate::runner_support;
 
 use std::path::PathBuf;
 

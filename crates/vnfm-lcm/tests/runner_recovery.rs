@@ -3,7 +3,7 @@
 //! the first still runs (as if it had hung), which also exercises fencing: the first runner's
 //! writes are refused from then on.
 
-mod runner_support;
+use crate::runner_support;
 
 use std::sync::Arc;
 use std::time::Duration;

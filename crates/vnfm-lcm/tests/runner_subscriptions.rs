@@ -2,7 +2,7 @@
 //! filters on the instance's VNFD, product or name are evaluated for identifier creation (the
 //! instance is not stored yet) and deletion (it is gone afterwards) too.
 
-mod runner_support;
+use crate::runner_support;
 
 use std::sync::Arc;
 

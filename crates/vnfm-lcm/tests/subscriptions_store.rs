@@ -1,7 +1,7 @@
 //! Subscriptions over a real SQLite store: validation, duplicates, sealed credentials, the
 //! callback test, and routing through the cache.
 
-mod notify_support;
+use crate::notify_support;
 
 use std::path::PathBuf;
 use std::sync::Arc;

@@ -4,7 +4,7 @@
 //! instantiated on that VIM by `vimId`. On a real [`VimRegistry`] over SQLite, and over
 //! PostgreSQL when `VNFM_TEST_POSTGRES_URL` is set.
 
-mod runner_support;
+use crate::runner_support;
 
 use std::sync::{Arc, Mutex};
 

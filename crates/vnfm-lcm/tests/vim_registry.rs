@@ -1,9 +1,9 @@
 //! The VIM registry over a real SQLite file: secrets never reach the disk or the logs in
 //! clear, `show` is redacted, `resolve` decrypts, updates re-encrypt, deletes respect users.
 
-use std::io::Write;
+use crate::log_capture::logs;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::Arc;
 
 use serde_json::{Value, json};
 use vnfm_driver_api::VimRegistration;
@@ -101,44 +101,6 @@ fn contains(hay: &[u8], needle: &str) -> bool {
     hay.windows(needle.len()).any(|w| w == needle.as_bytes())
 }
 
-/// A tracing writer that keeps everything in memory.
-#[derive(Clone, Default)]
-struct Captured(Arc<Mutex<Vec<u8>>>);
-
-impl Write for Captured {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-/// The log capture of this test binary: one global subscriber (a scoped one misses events
-/// whose callsites another test thread registered first), so every test's logs are in it.
-fn logs() -> Captured {
-    static LOGS: OnceLock<Captured> = OnceLock::new();
-    LOGS.get_or_init(|| {
-        let logs = Captured::default();
-        let subscriber = tracing_subscriber::fmt()
-            .with_writer(logs.clone())
-            .with_max_level(tracing::Level::TRACE)
-            .with_ansi(false)
-            .finish();
-        tracing::subscriber::set_global_default(subscriber).expect("first subscriber");
-        logs
-    })
-    .clone()
-}
-
-impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for Captured {
-    type Writer = Captured;
-    fn make_writer(&'a self) -> Captured {
-        self.clone()
-    }
-}
-
 fn instance(id: &str, vims: Value) -> VnfInstance {
     serde_json::from_value(json!({
         "id": id, "vnfdId": "d1", "vnfProvider": "Acme", "vnfProductName": "Demo",
@@ -151,7 +113,7 @@ fn instance(id: &str, vims: Value) -> VnfInstance {
 
 #[tokio::test]
 async fn registered_secrets_are_never_in_the_file_or_the_logs() {
-    let logs = logs();
+    logs();
     let db = sqlite().await;
     let reg = VimRegistry::new(
         db.store.clone(),
@@ -216,7 +178,7 @@ async fn registered_secrets_are_never_in_the_file_or_the_logs() {
     }
 
     let file = db_bytes(&db.path);
-    let log_text = String::from_utf8(logs.0.lock().unwrap().clone()).unwrap();
+    let log_text = logs();
     assert!(
         log_text.contains("VIM registered"),
         "the capture works: {log_text}"
