@@ -3,7 +3,7 @@
 //! FM subscriptions are created, found as duplicates and deleted, and everything is still
 //! there after a restart on the same data directory.
 
-mod support;
+use crate::support;
 
 use std::path::PathBuf;
 

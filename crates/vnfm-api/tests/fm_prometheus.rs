@@ -14,7 +14,7 @@
 //! their absence fails `ci_has_the_services`. The one test here rewrites Alertmanager's
 //! webhook URL, which every test of the environment shares: keep it the only one per binary.
 
-mod support;
+use crate::support;
 
 #[path = "../../vnfm-prometheus/tests/support/mod.rs"]
 mod prom;

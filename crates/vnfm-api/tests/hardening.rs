@@ -2,7 +2,7 @@
 //! the database cannot store, secrets of the wrong type (never quoted back), and the smaller
 //! HTTP points (`If-Match: *`, the `Allow` list in a 405).
 
-mod support;
+use crate::support;
 
 use std::path::Path;
 

@@ -5,7 +5,7 @@
 //! when the instance is terminated. The PromQL itself is evaluated by a real Prometheus in
 //! `vnfm-prometheus`'s `real_services.rs`.
 
-mod support;
+use crate::support;
 
 use std::path::Path;
 use std::sync::{Arc, Mutex};

@@ -11,7 +11,7 @@ use serde_json::json;
 use vnfm_keystone::testing::TestKeystone;
 use vnfm_keystone::{KeystoneConfig, KeystoneValidator, ServiceCredentials};
 
-mod support;
+use crate::support;
 
 use support::*;
 

@@ -13,7 +13,7 @@ use vnfm_keystone::testing::TestKeystone;
 use vnfm_keystone::{KeystoneConfig, KeystoneValidator};
 use vnfm_store::ScopedKind;
 
-mod support;
+use crate::support;
 
 use support::*;
 

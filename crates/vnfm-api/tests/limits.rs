@@ -2,7 +2,7 @@
 //! package upload by its `Content-Type`) before a byte of them is read, and connections beyond
 //! the limit left waiting until one closes.
 
-mod support;
+use crate::support;
 
 use std::pin::Pin;
 use std::sync::Arc;

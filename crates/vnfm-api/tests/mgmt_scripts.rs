@@ -3,7 +3,7 @@
 //! style (pickled dict in, pickled dict out), which the server runs with the interpreter the
 //! composition root was given.
 
-mod support;
+use crate::support;
 
 use std::path::Path;
 

@@ -3,7 +3,7 @@
 //! callback server that answers the notification endpoint test and records every POST, and a
 //! package that is onboarded, disabled, enabled, disabled and deleted.
 
-mod support;
+use crate::support;
 
 use std::path::Path;
 use std::sync::{Arc, Mutex};

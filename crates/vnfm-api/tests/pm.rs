@@ -5,7 +5,7 @@
 //! deliverer; a threshold crossed is notified to its own callback. The same end to end on a
 //! real Prometheus is `pm_prometheus.rs`.
 
-mod support;
+use crate::support;
 
 use std::path::Path;
 use std::sync::{Arc, Mutex};

@@ -9,7 +9,7 @@
 //! Built as an ignored test when `VNFM_TEST_PROMETHEUS_URL` and `VNFM_TEST_ALERTMANAGER_URL`
 //! are not set at build time (the build script is `vnfm-prometheus`'s).
 
-mod support;
+use crate::support;
 
 #[path = "../../vnfm-prometheus/tests/support/mod.rs"]
 mod prom;

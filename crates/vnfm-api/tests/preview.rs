@@ -6,7 +6,7 @@ use std::path::Path;
 use axum::http::{Method, StatusCode};
 use serde_json::json;
 
-mod support;
+use crate::support;
 
 use support::*;
 

@@ -3,7 +3,7 @@
 //! client's filters, show, update, delete, errors with a `TackerError` member, secrets never
 //! returned, one default VIM, and an INSTANTIATE without `vimConnectionInfo` using it.
 
-mod support;
+use crate::support;
 
 use std::path::Path;
 use std::sync::Arc;

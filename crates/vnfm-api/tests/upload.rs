@@ -4,7 +4,7 @@
 //! server's user only. The memory bound itself is checked at the process level
 //! (`crates/vnfm-cli/tests/large_upload.rs`).
 
-mod support;
+use crate::support;
 
 use std::path::PathBuf;
 use std::pin::Pin;

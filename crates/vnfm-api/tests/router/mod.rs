@@ -12,8 +12,7 @@ use serde_json::{Value, json};
 use vnfm_driver_api::DriverError;
 use vnfm_driver_api::infra::InfraOperation;
 
-#[path = "../support/mod.rs"]
-mod support;
+use crate::support;
 
 use support::*;
 
