@@ -11,7 +11,7 @@ use std::time::Duration;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-mod support;
+use crate::support;
 use support::Server;
 
 const HELLO: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../vnfd-samples/hello-vnf");

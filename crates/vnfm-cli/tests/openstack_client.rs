@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 use vnfm_keystone::testing::{TestEndpoint, TestKeystone, TestUser};
 
-mod support;
+use crate::support;
 use support::Server;
 
 const SAMPLE: &str = concat!(

@@ -6,7 +6,7 @@
 //! parameters taken from the request, and terminate leaving nothing behind. Without
 //! `VNFM_HELM_C_LIB` the full run says SKIPPED (CI always sets it).
 
-mod support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

@@ -11,7 +11,7 @@
 //! The StatefulSet's claims bind to the test's own host-path volumes, so no provisioner is
 //! needed.
 
-mod support;
+use crate::support;
 
 use std::sync::Arc;
 use std::time::Duration;

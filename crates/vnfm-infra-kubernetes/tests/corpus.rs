@@ -2,7 +2,7 @@
 //! emulated API server, with the apply order and its exact reverse asserted from the server's
 //! request log.
 
-mod support;
+use crate::support;
 
 use std::sync::Arc;
 

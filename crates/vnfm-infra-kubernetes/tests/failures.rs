@@ -1,7 +1,7 @@
 //! Bad input and a misbehaving cluster: each failure names what went wrong, and a rollback
 //! leaves nothing of the instance behind.
 
-mod support;
+use crate::support;
 
 use std::sync::Arc;
 use std::time::Duration;

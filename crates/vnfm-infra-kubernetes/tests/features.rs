@@ -1,7 +1,7 @@
 //! Package change with rollback, ASD deployment items in stages with the placement check,
 //! shared NetworkAttachmentDefinitions with a use count, and persistent volumes.
 
-mod support;
+use crate::support;
 
 use std::sync::Arc;
 

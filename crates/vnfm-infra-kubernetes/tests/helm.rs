@@ -3,7 +3,7 @@
 //! and the `helm` program's argument contract. Rendered objects are applied and tracked like
 //! manifests.
 
-mod support;
+use crate::support;
 
 use std::sync::Arc;
 

@@ -2,7 +2,7 @@
 //! the emulated API server: a corpus CNF through instantiate, scale, heal and terminate, and a
 //! failed instantiation rolled back with nothing left behind.
 
-mod support;
+use crate::support;
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -1,7 +1,7 @@
 //! Package changes that name no manifests, shared networks used by concurrent instances,
 //! operate (stop and start) and change of flavour, against the emulated API server.
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeSet;
 use std::sync::Arc;

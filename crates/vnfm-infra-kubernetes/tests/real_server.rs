@@ -4,7 +4,7 @@
 //! them, the scheduler binding pods at once, and access reviews checked against their
 //! namespace.
 
-mod support;
+use crate::support;
 
 use std::sync::Arc;
 use std::time::Duration;

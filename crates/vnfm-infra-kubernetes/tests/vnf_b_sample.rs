@@ -6,7 +6,7 @@
 //! together, and its `instantiate_end` runs the cnf-check plugin (in process, through the
 //! SDK's harness) against the same cluster; scale and terminate follow.
 
-mod support;
+use crate::support;
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};

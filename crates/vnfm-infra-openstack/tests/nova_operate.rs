@@ -4,7 +4,7 @@
 //! a server busy with a task or in the wrong state), with the token, catalog and Heat stack
 //! answers of the other mock tests. No Nova runs on these machines.
 
-mod support;
+use crate::support;
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -2,7 +2,7 @@
 //! Keystone and Heat started by `scripts/test-env/openstack.sh`. Skipped (with a SKIPPED line)
 //! when `VNFM_TEST_KEYSTONE_URL` is not set; `scripts/test.sh` always sets it.
 
-mod support;
+use crate::support;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;

@@ -3,7 +3,7 @@
 //! core's fault manager, and healing the VNFC clears it. Skipped (with a SKIPPED line) when
 //! `VNFM_TEST_KEYSTONE_URL` is not set; `scripts/test.sh` always sets it.
 
-mod support;
+use crate::support;
 
 use std::sync::Arc;
 use std::time::Duration;

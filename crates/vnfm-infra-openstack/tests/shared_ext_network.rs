@@ -7,7 +7,7 @@
 //! the OpenStack driver handles only the VDUs it is given. Skipped (with a SKIPPED line) when
 //! `VNFM_TEST_KEYSTONE_URL` is not set; `scripts/test.sh` always sets it.
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeSet;
 use std::sync::Arc;

@@ -10,7 +10,7 @@
 //!   every answered write, each whole (an instance and its notification, or neither; a step's
 //!   four writes, or none), and an intact database.
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
@@ -220,7 +220,7 @@ async fn answered_writes_survive_sigkill() {
         let mut child = Command::new(std::env::current_exe().unwrap())
             .args([
                 "--exact",
-                "group_commit_worker",
+                &worker_test_name(),
                 "--nocapture",
                 "--test-threads=1",
             ])
@@ -370,5 +370,14 @@ async fn check_steps(store: &SqliteStore, answered: &[&str], round: u64) {
             1 + steps_done,
             "round {round}: {inst} went through {steps_done} steps"
         );
+    }
+}
+
+/// `group_commit_worker` as the test harness names it: its module path without the program's
+/// name.
+fn worker_test_name() -> String {
+    match module_path!().split_once("::") {
+        Some((_, module)) => format!("{module}::group_commit_worker"),
+        None => "group_commit_worker".to_owned(),
     }
 }

@@ -1,7 +1,7 @@
 //! VNF indicator values and indicator subscriptions in the store, on SQLite (temp file) and
 //! PostgreSQL (`VNFM_TEST_POSTGRES_URL`; skipped loudly when unset).
 
-mod common;
+use crate::common;
 
 use serde_json::json;
 use vnfm_store::SubscriptionStore;

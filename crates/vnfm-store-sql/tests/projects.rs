@@ -2,7 +2,7 @@
 //! whose scope is a predicate of the query, so pages stay full and keyset cursors exact. On
 //! SQLite (temp file) and PostgreSQL (`VNFM_TEST_POSTGRES_URL`; skipped loudly when unset).
 
-mod common;
+use crate::common;
 
 use serde_json::json;
 use vnfm_store::SubscriptionStore;

@@ -17,8 +17,7 @@ use axum::http::StatusCode;
 use axum::routing::get;
 use serde_json::{Value, json};
 
-#[path = "../support/mod.rs"]
-mod support;
+use crate::support;
 use support::Server;
 
 const CORPUS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/corpus");

@@ -15,8 +15,7 @@ const CORPUS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/corpu
 use support::BIN;
 const PACKAGE: &str = "tacker/v2-vm-basic-lcms-max";
 
-#[path = "../support/mod.rs"]
-mod support;
+use crate::support;
 
 /// A `vnfm serve --enable-test-vim` and its data directory (its credentials file is there).
 struct Server {

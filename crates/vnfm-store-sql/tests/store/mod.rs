@@ -1,8 +1,7 @@
 //! Behaviour of the store, written once against `Arc<dyn Store>` and run on SQLite (temp file)
 //! and PostgreSQL (`VNFM_TEST_POSTGRES_URL`; skipped loudly when unset).
 
-#[path = "../common/mod.rs"]
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
