@@ -16,7 +16,7 @@
 //! a third test breaks a worker's install: FAILED_TEMP naming the host and its stderr, retry
 //! after the repair, and a rollback that leaves no stack and no VIM.
 
-mod e2e_support;
+use crate::e2e_support;
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -15,7 +15,7 @@
 //! Skipped with a SKIPPED line when `VNFM_TEST_KEYSTONE_URL` is not set; `scripts/test.sh`
 //! always sets it.
 
-mod e2e_support;
+use crate::e2e_support;
 
 use std::collections::BTreeSet;
 use std::path::Path;

@@ -1,5 +1,9 @@
-//! The REST API's integration tests, one program: each module was its own test binary.
+//! The integration tests of `vnfm-api`, a module each, built as one test program: one link and
+//! one binary instead of one per file, which keeps a cold build's disk use and link time down.
 
+/// Prometheus and Alertmanager test services, shared with `vnfm-prometheus`.
+#[path = "../../vnfm-prometheus/tests/support/mod.rs"]
+mod prom;
 mod support;
 
 mod fm;

@@ -11,8 +11,7 @@
 
 use crate::support;
 
-#[path = "../../vnfm-prometheus/tests/support/mod.rs"]
-mod prom;
+use crate::prom;
 
 use std::path::Path;
 use std::sync::{Arc, Mutex};

@@ -1,7 +1,7 @@
 //! The same driver code against a real cluster. Ignored by default; run with
 //!
 //! ```text
-//! KUBECONFIG=~/.kube/config cargo test -p vnfm-infra-kubernetes --test cluster -- --ignored
+//! KUBECONFIG=~/.kube/config cargo test -p vnfm-infra-kubernetes --test integration cluster:: -- --ignored
 //! ```
 //!
 //! The current context must use a bearer token or basic auth (the VIM access info the driver

@@ -1,4 +1,5 @@
-//! Integration tests, one program.
+//! The integration tests of `vnfm-infra-kubernetes`, a module each, built as one test program: one link and
+//! one binary instead of one per file, which keeps a cold build's disk use and link time down.
 
 mod support;
 

@@ -1,7 +1,7 @@
 //! The stand-in Heat environment checked in under `scripts/test-env/heat-stand-ins/` (for
 //! `vnfm serve --heat-environment` on a test cloud) is the one `StandIns` builds with loopback
 //! port addresses. Regenerate with `UPDATE_STAND_INS=1 cargo test -p vnfm-infra-openstack
-//! --test stand_ins`.
+//! --test integration stand_ins::`.
 
 use std::path::Path;
 

@@ -1,4 +1,5 @@
-//! The lifecycle core's integration tests, one program: each module was its own test binary.
+//! The integration tests of `vnfm-lcm`, a module each, built as one test program: one link and
+//! one binary instead of one per file, which keeps a cold build's disk use and link time down.
 
 mod notify_support;
 mod plan_support;

@@ -2,7 +2,7 @@
 //! sample scripts are: `pickle.load(sys.stdin.buffer)` in, `pickle.dump(..., sys.stdout.buffer)`
 //! out.
 
-mod support;
+use crate::support;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};

@@ -7,7 +7,7 @@
 //! Tacker-style script at the path the VNFD declares; the second runs Tacker's
 //! `sample_script.py` unchanged when given its path.
 
-mod support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

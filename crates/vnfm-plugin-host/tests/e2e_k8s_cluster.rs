@@ -6,7 +6,7 @@
 //! one's interface) and returns the Kubernetes VIM that ends up registered and referenced in
 //! the instance's `vimConnectionInfo`. A scale-out joins a worker; terminate deregisters.
 
-mod support;
+use crate::support;
 
 use std::path::Path;
 use std::sync::Arc;

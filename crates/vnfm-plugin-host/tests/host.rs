@@ -1,7 +1,7 @@
 //! The plugin host against real plugin libraries (the in-tree `noop`, `hello` and `probe`
 //! plugins, built by the test), in process and in the isolated runner.
 
-mod support;
+use crate::support;
 
 use std::sync::Arc;
 use std::time::Duration;

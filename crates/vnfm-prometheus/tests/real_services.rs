@@ -4,7 +4,7 @@
 //! `VNFM_TEST_ALERTMANAGER_URL` are not set at build time (see `build.rs`); on CI
 //! (`CI=true`) their absence fails `ci_has_the_services`.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

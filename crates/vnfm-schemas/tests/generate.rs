@@ -1,6 +1,7 @@
 //! The committed files in `schemas/` are exactly what schemars generates from the Rust model
 //! (`vnfm-types` request types, `vnfm_descriptor::Descriptor`). On drift this test fails;
-//! `UPDATE_SCHEMAS=1 cargo test -p vnfm-schemas --test generate` rewrites the files.
+//! `UPDATE_SCHEMAS=1 cargo test -p vnfm-schemas --test integration generate::` rewrites
+//! the files.
 
 use std::path::PathBuf;
 
@@ -137,7 +138,7 @@ fn committed_schemas_match_the_rust_model() {
         drifted.is_empty(),
         "schemas/ is out of date with the Rust model: {drifted:?}.\n\
          Re-run with UPDATE_SCHEMAS=1 to rewrite them:\n    \
-         UPDATE_SCHEMAS=1 cargo test -p vnfm-schemas --test generate\n\
+         UPDATE_SCHEMAS=1 cargo test -p vnfm-schemas --test integration generate::\n\
          then review and commit the diff."
     );
 }

@@ -1,7 +1,7 @@
 //! Every Tacker sample package of the corpus loads without errors, with only the expected
 //! warnings, and its normalized model says what the VNFD declares.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 

@@ -3,7 +3,7 @@
 //!
 //! 256 cases per property by default; set PROPTEST_CASES to run more.
 
-mod common;
+use crate::common;
 
 use proptest::prelude::*;
 use vnfm_tosca::{Loaded, MemFiles, load};

@@ -1,9 +1,9 @@
 //! Snapshots of the normalized model (and the diagnostics) of Tacker sample packages.
 //!
-//! Update with `INSTA_UPDATE=always cargo test -p vnfm-tosca --test vnfd_snapshots` and review
-//! the diff.
+//! Update with `INSTA_UPDATE=always cargo test -p vnfm-tosca --test integration
+//! vnfd_snapshots::` and review the diff.
 
-mod common;
+use crate::common;
 
 fn snapshot_of(name: &str) -> serde_json::Value {
     let loaded = vnfm_tosca::load(&common::tacker_files(name));

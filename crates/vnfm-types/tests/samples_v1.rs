@@ -1,7 +1,7 @@
 //! SOL003 v2.6.1 samples (Tacker `/vnflcm/v1` API reference and the ETSI conformance-test
 //! request bodies) read as the v1 shapes, convert to v3.3.1 and back.
 
-mod common;
+use crate::common;
 
 use std::fmt::Debug;
 

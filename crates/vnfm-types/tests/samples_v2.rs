@@ -1,7 +1,7 @@
 //! Every Tacker `/vnflcm/v2` API sample that is one of the model's types deserializes and
 //! re-serializes to the same JSON value.
 
-mod common;
+use crate::common;
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;

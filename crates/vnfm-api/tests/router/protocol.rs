@@ -325,7 +325,7 @@ fn checked_in_openapi_document_matches() {
     let checked_in = std::fs::read_to_string(path).unwrap_or_default();
     assert!(
         checked_in == served,
-        "docs/openapi.json differs from the served document: run UPDATE_OPENAPI=1 cargo test -p vnfm-api --test router checked_in_openapi"
+        "docs/openapi.json differs from the served document: run UPDATE_OPENAPI=1 cargo test -p vnfm-api --test integration checked_in_openapi"
     );
 }
 

@@ -128,7 +128,7 @@ async fn corrupt_documents_are_reported_without_their_content() {
 }
 
 /// Throughput sanity check, not an assertion on time: run with
-/// `cargo test --release -p vnfm-store --test store -- --ignored --nocapture perf`.
+/// `cargo test --release -p vnfm-store-sql --test integration -- --ignored --nocapture perf`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "timing report; run explicitly in release mode"]
 async fn perf_sanity_report() {
