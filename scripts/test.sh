@@ -70,7 +70,11 @@ eval "$VNFM_PROM_ENV"
 echo "Prometheus: $VNFM_TEST_PROMETHEUS_URL, Alertmanager: $VNFM_TEST_ALERTMANAGER_URL"
 
 echo "== cargo test"
+# Free disk before and after the largest build step: a link that runs out of it fails with a
+# bus error rather than a clear message.
+echo "disk free: $(df -h --output=avail . | tail -1 | tr -d ' ')"
 cargo test --workspace --locked --no-fail-fast
+echo "disk free: $(df -h --output=avail . | tail -1 | tr -d ' '), target/: $(du -sh target | cut -f1)"
 
 echo "== ETSI SOL002 and SOL003 conformance suites"
 # Robot Framework suites against `vnfm serve`; fails when any test's outcome differs from
