@@ -20,7 +20,7 @@ use crate::lcm_v2::{
     document_strings, instance_document_strings, instance_query, instance_query_is_exact,
     instance_schema, op_occ_query, op_occ_schema, prepare_occ, with_etag,
 };
-use crate::listing::{ListRequest, PAGE_SIZE, SCAN_LIMIT};
+use crate::listing::{ListRequest, PAGE_SIZE};
 use crate::scope::Tenancy;
 use crate::state::AppState;
 use crate::util::{json_body, json_response, require_accept, with_location};
@@ -72,11 +72,7 @@ pub(crate) async fn list_instances<V: LcmView>(
     base.scope = tenancy.scope;
     if V::STORED_DOCUMENT {
         base.document_strings = instance_document_strings(&list);
-        if !base.document_strings.is_empty() {
-            // The store searches the documents' text, as many rows as a response may read.
-            base.scan_limit = Some(u32::try_from(SCAN_LIMIT).unwrap_or(u32::MAX));
-            list = list.one_store_page();
-        }
+        base.scan_limit = list.bound_document_search(&base.document_strings);
     }
     if V::STORED_DEFAULT_VIEW && list.selects_default() && instance_query_is_exact(&list) {
         // The store answers the filter alone and keeps each instance's default view as text:
@@ -163,10 +159,7 @@ pub(crate) async fn list_op_occs<V: LcmView>(
     if V::STORED_DOCUMENT {
         // Every term: the columns the query uses are few and already narrow.
         base.document_strings = document_strings(&list, op_occ_schema(), |_| false);
-        if !base.document_strings.is_empty() {
-            base.scan_limit = Some(u32::try_from(SCAN_LIMIT).unwrap_or(u32::MAX));
-            list = list.one_store_page();
-        }
+        base.scan_limit = list.bound_document_search(&base.document_strings);
     }
     list.run(
         |after| {

@@ -13,7 +13,7 @@ use std::future::Future;
 use axum::http::{HeaderValue, StatusCode, Uri, header};
 use axum::response::Response;
 use serde_json::Value;
-use vnfm_sol013::{Filter, ListParams, Marker, Op, Selector};
+use vnfm_sol013::{Filter, ListParams, Marker, Op, RequiredStrings, Selector};
 use vnfm_store::Page;
 
 use crate::error::{ApiError, ApiResult};
@@ -88,6 +88,17 @@ impl ListRequest {
     pub fn one_store_page(mut self) -> Self {
         self.one_store_page = true;
         self
+    }
+
+    /// The row bound for a store query that searches the documents' text for `strings`:
+    /// [`SCAN_LIMIT`], as many rows as a response may read, and then each response is
+    /// [one store page](Self::one_store_page). `None`, and no change, when there is no search.
+    pub fn bound_document_search(&mut self, strings: &[RequiredStrings]) -> Option<u32> {
+        if strings.is_empty() {
+            return None;
+        }
+        self.one_store_page = true;
+        Some(u32::try_from(SCAN_LIMIT).unwrap_or(u32::MAX))
     }
 
     /// Runs the query: `fetch(after)` returns one store page (as JSON documents with an
@@ -306,5 +317,27 @@ mod tests {
             "d-03",
             "the next page starts after the store's page"
         );
+    }
+
+    #[tokio::test]
+    async fn a_document_search_is_bounded_and_answered_one_store_page_at_a_time() {
+        let uri: Uri = "/things?filter=(in,n,1,2,9,13)".parse().unwrap();
+        let schema = json!({"type": "object", "properties": {"id": {"type": "string"}, "n": {"type": "integer"}}});
+        let mut list = ListRequest::parse(&uri, &schema).unwrap();
+        assert_eq!(list.bound_document_search(&[]), None, "no search, no bound");
+        let calls = Mutex::new(Vec::new());
+        let (ids, _) = answer(&list, &calls).await;
+        assert_eq!(ids.len(), 4, "without a search, pages are read until full");
+
+        let search = RequiredStrings {
+            any_of: vec!["\"1\"".to_owned()],
+            whole: true,
+        };
+        let bound = list.bound_document_search(&[search]);
+        assert_eq!(bound, Some(SCAN_LIMIT as u32));
+        let calls = Mutex::new(Vec::new());
+        let (ids, link) = answer(&list, &calls).await;
+        assert_eq!(ids, ["d-01", "d-02"], "one store page per response");
+        assert!(link.is_some());
     }
 }
