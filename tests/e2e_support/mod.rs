@@ -493,29 +493,9 @@ impl World {
     }
 }
 
-/// Zips a package directory (as an operator uploads it).
+/// The package directory `dir` as a zip archive.
 pub fn zip_dir(dir: &Path) -> Vec<u8> {
-    use std::io::Write;
-    fn add(zip: &mut zip::ZipWriter<std::io::Cursor<Vec<u8>>>, root: &Path, dir: &Path) {
-        let mut entries: Vec<_> = std::fs::read_dir(dir)
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .collect();
-        entries.sort();
-        for p in entries {
-            if p.is_dir() {
-                add(zip, root, &p);
-            } else {
-                let name = p.strip_prefix(root).unwrap().to_string_lossy().to_string();
-                zip.start_file(name, zip::write::SimpleFileOptions::default())
-                    .unwrap();
-                zip.write_all(&std::fs::read(&p).unwrap()).unwrap();
-            }
-        }
-    }
-    let mut zip = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
-    add(&mut zip, dir, dir);
-    zip.finish().unwrap().into_inner()
+    vnfm::csar::zip_directory(dir).expect("zip the package directory")
 }
 
 /// A cluster CA and the API server's certificate for 127.0.0.1 issued by it.

@@ -52,6 +52,7 @@ mod digest;
 mod error;
 mod manifest;
 mod meta;
+mod pack;
 mod package;
 mod path;
 mod signature;
@@ -64,6 +65,7 @@ pub use manifest::{
     CMS_BEGIN, CMS_END, Manifest, ManifestArtifact, ManifestSignature, NonManoArtifactSet,
 };
 pub use meta::{Field, MetaArtifact, MetaBlock, MetaEntry, MetaOrigin, TOSCA_META_PATH, ToscaMeta};
+pub use pack::zip_directory;
 pub use package::{Package, is_image_path};
 pub use path::{is_external_uri, normalize_path, resolve_relative};
 pub use signature::VerifyOptions;

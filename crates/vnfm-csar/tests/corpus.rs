@@ -7,7 +7,6 @@
 
 use std::collections::BTreeMap;
 use std::fs;
-use std::io::{Cursor, Write};
 use std::path::{Path, PathBuf};
 
 use vnfm_csar::{CsarError, Limits, MetaOrigin, Package, VerifyOptions};
@@ -19,39 +18,9 @@ fn tacker() -> PathBuf {
     Path::new(CORPUS).join("tacker")
 }
 
-/// Zips a directory in memory, files in sorted order, deflated.
+/// The package directory `root` as a zip archive.
 fn zip_dir(root: &Path) -> Vec<u8> {
-    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
-        let mut items: Vec<_> = fs::read_dir(dir)
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .collect();
-        items.sort();
-        for p in items {
-            if p.is_dir() {
-                walk(&p, out);
-            } else {
-                out.push(p);
-            }
-        }
-    }
-    let mut files = Vec::new();
-    walk(root, &mut files);
-    let mut zip = zip::ZipWriter::new(Cursor::new(Vec::new()));
-    let opts = zip::write::SimpleFileOptions::default()
-        .compression_method(zip::CompressionMethod::Deflated)
-        .compression_level(Some(1));
-    for f in files {
-        let name = f
-            .strip_prefix(root)
-            .unwrap()
-            .to_str()
-            .unwrap()
-            .replace('\\', "/");
-        zip.start_file(name, opts).unwrap();
-        zip.write_all(&fs::read(&f).unwrap()).unwrap();
-    }
-    zip.finish().unwrap().into_inner()
+    vnfm_csar::zip_directory(root).expect("zip the package directory")
 }
 
 /// (code, "file:line", first back-quoted name in the message) of each error, and of each

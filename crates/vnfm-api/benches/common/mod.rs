@@ -22,30 +22,9 @@ pub fn percentile(sorted: &[Duration], p: f64) -> Duration {
     sorted[i.min(sorted.len() - 1)]
 }
 
-/// The directory `dir` as a zip archive (a package to upload).
+/// The package directory `dir` as a zip archive.
 pub fn zip_dir(dir: &std::path::Path) -> Vec<u8> {
-    use std::io::Write;
-    let mut zip = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).expect("sample dir") {
-            let p = e.expect("entry").path();
-            if p.is_dir() {
-                stack.push(p);
-            } else {
-                let name = p
-                    .strip_prefix(dir)
-                    .expect("prefix")
-                    .to_string_lossy()
-                    .replace('\\', "/");
-                zip.start_file(name, zip::write::SimpleFileOptions::default())
-                    .expect("zip");
-                zip.write_all(&std::fs::read(&p).expect("read"))
-                    .expect("zip");
-            }
-        }
-    }
-    zip.finish().expect("zip").into_inner()
+    vnfm_csar::zip_directory(dir).expect("zip the package directory")
 }
 
 /// A bearer token of the server at `base` for its bootstrap OAuth 2.0 client.

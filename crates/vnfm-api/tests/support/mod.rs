@@ -4,7 +4,6 @@
 
 #![allow(dead_code)]
 
-use std::io::Write;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
@@ -62,32 +61,9 @@ impl Reply {
     }
 }
 
+/// The package directory `dir` as a zip archive.
 pub fn zip_dir(dir: &Path) -> Vec<u8> {
-    let mut zip = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
-    let mut stack = vec![dir.to_path_buf()];
-    let mut files = Vec::new();
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                stack.push(p);
-            } else {
-                files.push(p);
-            }
-        }
-    }
-    files.sort();
-    for p in files {
-        let name = p
-            .strip_prefix(dir)
-            .unwrap()
-            .to_string_lossy()
-            .replace('\\', "/");
-        zip.start_file(name, zip::write::SimpleFileOptions::default())
-            .unwrap();
-        zip.write_all(&std::fs::read(&p).unwrap()).unwrap();
-    }
-    zip.finish().unwrap().into_inner()
+    vnfm_csar::zip_directory(dir).expect("zip the package directory")
 }
 
 impl Harness {

@@ -1,6 +1,5 @@
 //! `vnfm pkg`: upload (zipping a directory), list, show, enable, disable, delete.
 
-use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -65,53 +64,20 @@ pub struct UploadArgs {
     pub timeout: u64,
 }
 
-/// The zip archive of a package directory: every file, paths relative to the directory,
-/// sorted, with `/` separators.
+/// The zip archive of a package directory ([`vnfm::csar::zip_directory`]).
 pub fn zip_dir(dir: &Path) -> Result<Vec<u8>, ClientError> {
-    let io = |path: &Path, source: std::io::Error| ClientError::ReadFile {
-        what: "package directory",
-        path: path.to_owned(),
-        source,
-    };
-    let mut files = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for entry in std::fs::read_dir(&d).map_err(|e| io(&d, e))? {
-            let p = entry.map_err(|e| io(&d, e))?.path();
-            if p.is_dir() {
-                stack.push(p);
-            } else {
-                files.push(p);
-            }
-        }
-    }
-    files.sort();
-    let mut zip = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
-    let options = zip::write::SimpleFileOptions::default()
-        .compression_method(zip::CompressionMethod::Deflated);
-    let zip_err = |e: zip::result::ZipError| ClientError::BadFile {
-        what: "package directory",
-        path: dir.to_owned(),
-        message: format!("cannot zip it: {e}"),
-    };
-    for p in files {
-        let Ok(rel) = p.strip_prefix(dir) else {
-            continue;
-        };
-        let name = rel
-            .components()
-            .map(|c| c.as_os_str().to_string_lossy().into_owned())
-            .collect::<Vec<_>>()
-            .join("/");
-        zip.start_file(name, options).map_err(zip_err)?;
-        let mut bytes = Vec::new();
-        std::fs::File::open(&p)
-            .and_then(|mut f| f.read_to_end(&mut bytes))
-            .map_err(|e| io(&p, e))?;
-        zip.write_all(&bytes).map_err(|e| io(&p, e))?;
-    }
-    let out = zip.finish().map_err(zip_err)?;
-    Ok(out.into_inner())
+    vnfm::csar::zip_directory(dir).map_err(|e| match e {
+        vnfm::csar::CsarError::Io { path, source } => ClientError::ReadFile {
+            what: "package directory",
+            path: PathBuf::from(path),
+            source,
+        },
+        other => ClientError::BadFile {
+            what: "package directory",
+            path: dir.to_owned(),
+            message: other.to_string(),
+        },
+    })
 }
 
 fn pkg_row(p: &Value) -> Vec<String> {
@@ -393,6 +359,8 @@ pub async fn run(ctx: &Ctx, cmd: PkgCommand) -> Result<(), ClientError> {
 
 #[cfg(test)]
 mod tests {
+    use std::io::Read;
+
     use super::*;
 
     #[test]

@@ -49,37 +49,9 @@ fn start_with(data_dir: &Path, extra: &[&str], log: Option<&Path>) -> Server {
     server
 }
 
+/// The package directory `dir` as a zip archive.
 fn zip_dir(dir: &Path) -> Vec<u8> {
-    let mut zip = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
-    let mut stack = vec![dir.to_path_buf()];
-    let mut files = Vec::new();
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                stack.push(p);
-            } else {
-                files.push(p);
-            }
-        }
-    }
-    files.sort();
-    for p in files {
-        let name = p
-            .strip_prefix(dir)
-            .unwrap()
-            .to_string_lossy()
-            .replace('\\', "/");
-        zip.start_file(name, zip::write::SimpleFileOptions::default())
-            .unwrap();
-        let mut bytes = Vec::new();
-        std::fs::File::open(&p)
-            .unwrap()
-            .read_to_end(&mut bytes)
-            .unwrap();
-        zip.write_all(&bytes).unwrap();
-    }
-    zip.finish().unwrap().into_inner()
+    vnfm::csar::zip_directory(dir).expect("zip the package directory")
 }
 
 struct Api {
