@@ -73,6 +73,10 @@ pub struct ServeArgs {
     /// Seconds between two evaluations of a PM threshold.
     #[arg(long, default_value_t = 60, value_name = "SECONDS")]
     pm_threshold_period: u64,
+    /// Reports a PM job keeps (its newest ones): an older report is deleted when a new one
+    /// comes, and its URI answers 404 from then on.
+    #[arg(long, default_value_t = 100, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    pm_reports_kept: u32,
     /// Heal nothing automatically, whatever an instance's `isAutohealEnabled` says.
     #[arg(long)]
     no_auto_heal: bool,
@@ -386,13 +390,7 @@ pub fn run(args: ServeArgs) -> Result<ExitCode, ServeError> {
     if let Some(url) = &args.prometheus_url {
         services = prometheus(services, url, args.promql_file.as_deref())?;
     }
-    services = services.performance(
-        vnfm::lcm::PmOptions {
-            threshold_period: Duration::from_secs(args.pm_threshold_period.max(1)),
-            ..vnfm::lcm::PmOptions::default()
-        },
-        Duration::from_secs(5),
-    );
+    services = services.performance(pm_options(&args), Duration::from_secs(5));
     services = services.mgmt_scripts(vnfm::lcm::ScriptConfig {
         python: args.python.clone(),
         ..vnfm::lcm::ScriptConfig::default()
@@ -499,6 +497,14 @@ fn infra_watch(seconds: u64) -> Option<vnfm::lcm::InfraWatchOptions> {
     })
 }
 
+/// Performance management as `--pm-threshold-period` and `--pm-reports-kept` set it.
+fn pm_options(args: &ServeArgs) -> vnfm::lcm::PmOptions {
+    vnfm::lcm::PmOptions {
+        threshold_period: Duration::from_secs(args.pm_threshold_period.max(1)),
+        max_reports: args.pm_reports_kept as usize,
+    }
+}
+
 fn parse_severity(s: &str) -> Result<vnfm_types::PerceivedSeverity, String> {
     let upper = s.to_ascii_uppercase();
     match serde_json::from_value(serde_json::Value::String(upper)) {
@@ -588,6 +594,19 @@ mod tests {
                 e.to_string().contains("--infra-watch-interval"),
                 "{bad}: {e}"
             );
+        }
+    }
+
+    #[test]
+    fn pm_jobs_keep_100_reports_unless_told_otherwise() {
+        let kept = |line: &[&str]| pm_options(&serve_args(line).unwrap()).max_reports;
+        assert_eq!(kept(&[]), 100);
+        assert_eq!(kept(&["--pm-reports-kept", "7"]), 7);
+        let period = pm_options(&serve_args(&["--pm-threshold-period", "15"]).unwrap());
+        assert_eq!(period.threshold_period, Duration::from_secs(15));
+        for bad in ["0", "-1", "100001", "many"] {
+            let e = serve_args(&[&format!("--pm-reports-kept={bad}")]).unwrap_err();
+            assert!(e.to_string().contains("--pm-reports-kept"), "{bad}: {e}");
         }
     }
 
