@@ -151,6 +151,29 @@ pub struct InstantiatedVnfInfo {
     pub metadata: Option<KeyValuePairs>,
 }
 
+impl InstantiatedVnfInfo {
+    /// The information of a VNF just instantiated with `flavour_id`: started, and nothing
+    /// known yet of its scale, connections or resources.
+    pub fn started(flavour_id: impl Into<String>) -> Self {
+        InstantiatedVnfInfo {
+            flavour_id: flavour_id.into(),
+            vnf_state: VnfOperationalState::Started,
+            scale_status: None,
+            max_scale_levels: None,
+            ext_cp_info: Vec::new(),
+            ext_virtual_link_info: None,
+            ext_managed_virtual_link_info: None,
+            monitoring_parameters: None,
+            localization_language: None,
+            vnfc_resource_info: None,
+            vnf_virtual_link_resource_info: None,
+            virtual_storage_resource_info: None,
+            vnfc_info: None,
+            metadata: None,
+        }
+    }
+}
+
 /// `VnfScaleInfo`: a scale level of one aspect.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -435,4 +458,18 @@ pub struct VnfcInfo {
     /// Configurable properties of the VNFC.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub vnfc_configurable_properties: Option<KeyValuePairs>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_started_vnf_shows_its_flavour_and_state_only() {
+        let info = InstantiatedVnfInfo::started("simple");
+        assert_eq!(
+            serde_json::to_value(&info).unwrap(),
+            serde_json::json!({"flavourId": "simple", "vnfState": "STARTED"})
+        );
+    }
 }

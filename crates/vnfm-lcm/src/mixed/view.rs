@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 
 use vnfm_descriptor::{Flavour, Vnfd};
 use vnfm_driver_api::{HealScope, InfraRequest, InfraStep, InstanceResources, ResourceTarget};
-use vnfm_types::{InstantiatedVnfInfo, ResourceHandle, VnfInstance, VnfOperationalState};
+use vnfm_types::{InstantiatedVnfInfo, ResourceHandle, VnfInstance};
 
 use super::SplitByVim;
 use super::state::View;
@@ -171,22 +171,7 @@ impl SplitByVim {
         let mut out = instance.clone();
         let created = view.resources != InstanceResources::default() || !view.state.is_null();
         if out.instantiated_vnf_info.is_none() && created {
-            out.instantiated_vnf_info = Some(InstantiatedVnfInfo {
-                flavour_id: flavour_id.to_string(),
-                vnf_state: VnfOperationalState::Started,
-                scale_status: None,
-                max_scale_levels: None,
-                ext_cp_info: Vec::new(),
-                ext_virtual_link_info: None,
-                ext_managed_virtual_link_info: None,
-                monitoring_parameters: None,
-                localization_language: None,
-                vnfc_resource_info: None,
-                vnf_virtual_link_resource_info: None,
-                virtual_storage_resource_info: None,
-                vnfc_info: None,
-                metadata: None,
-            });
+            out.instantiated_vnf_info = Some(InstantiatedVnfInfo::started(flavour_id));
         }
         out.vim_connection_info = instance.vim_connection_info.as_ref().map(|m| {
             m.iter()

@@ -5,7 +5,7 @@ use vnfm_descriptor::Vnfd;
 use vnfm_driver_api::{HookOutcome, InfraOutcome, InfraStep};
 use vnfm_types::{
     InstantiatedVnfInfo, InstantiationState, KeyValuePairs, OperationParams, ResourceChanges,
-    VimConnectionInfo, VnfInstance, VnfOperationalState, VnfScaleInfo,
+    VimConnectionInfo, VnfInstance, VnfScaleInfo,
 };
 
 use crate::fm::auto_heal::AUTOHEAL_PROPERTY;
@@ -209,22 +209,7 @@ pub(crate) fn apply_infra(
     let mut info = out
         .instantiated_vnf_info
         .take()
-        .unwrap_or_else(|| InstantiatedVnfInfo {
-            flavour_id: String::new(),
-            vnf_state: VnfOperationalState::Started,
-            scale_status: None,
-            max_scale_levels: None,
-            ext_cp_info: Vec::new(),
-            ext_virtual_link_info: None,
-            ext_managed_virtual_link_info: None,
-            monitoring_parameters: None,
-            localization_language: None,
-            vnfc_resource_info: None,
-            vnf_virtual_link_resource_info: None,
-            virtual_storage_resource_info: None,
-            vnfc_info: None,
-            metadata: None,
-        });
+        .unwrap_or_else(|| InstantiatedVnfInfo::started(String::new()));
     if let Some(target) = step.target() {
         info.flavour_id = target.flavour_id.clone();
         info.scale_status = some_if_any(
