@@ -14,9 +14,7 @@ use async_trait::async_trait;
 use vnfm_driver_api::DriverError;
 use vnfm_driver_api::metrics::{MetricPoint, MetricQuery, MetricSeries, MetricsSource};
 
-use crate::{
-    Error, InstantResult, PmCatalogue, PmObjectType, PmTarget, PrometheusClient, RangeQuery,
-};
+use crate::{Error, InstantResult, PmCatalogue, PmTarget, PrometheusClient, RangeQuery};
 
 /// Measurements from Prometheus.
 #[derive(Debug, Clone)]
@@ -29,16 +27,6 @@ impl PrometheusMetrics {
     /// Reads through `client` with the PromQL of `catalogue`.
     pub fn new(client: PrometheusClient, catalogue: PmCatalogue) -> Self {
         PrometheusMetrics { client, catalogue }
-    }
-}
-
-/// The catalogue's object type of a SOL003 one.
-fn object_type(t: vnfm_types::PmObjectType) -> PmObjectType {
-    match t {
-        vnfm_types::PmObjectType::Vnf => PmObjectType::Vnf,
-        vnfm_types::PmObjectType::Vnfc => PmObjectType::Vnfc,
-        vnfm_types::PmObjectType::VnfIntCp => PmObjectType::VnfIntCp,
-        vnfm_types::PmObjectType::VnfExtCp => PmObjectType::VnfExtCp,
     }
 }
 
@@ -86,7 +74,7 @@ impl MetricsSource for PrometheusMetrics {
     fn check(&self, metric: &str, t: vnfm_types::PmObjectType) -> Result<(), DriverError> {
         let parsed = metric.parse().map_err(driver_error)?;
         self.catalogue
-            .template(parsed, object_type(t))
+            .template(parsed, t)
             .map(|_| ())
             .map_err(driver_error)
     }
@@ -129,7 +117,7 @@ impl MetricsSource for PrometheusMetrics {
             .catalogue
             .promql(
                 query.metric,
-                object_type(query.object_type),
+                query.object_type,
                 &PmTarget {
                     object_instance_id: query.object_instance_id,
                     sub_object_instance_ids: query.sub_object_instance_ids,
