@@ -37,7 +37,8 @@ pub struct ListRequest {
     query: String,
     /// Complex attributes a selector never removes (lower cardinality 1).
     mandatory: &'static [&'static str],
-    /// Whether a response holds what one store page gives ([`ListRequest::one_store_page`]).
+    /// Whether a response holds what one store page gives
+    /// ([`ListRequest::bound_document_search`]).
     one_store_page: bool,
 }
 
@@ -81,18 +82,11 @@ impl ListRequest {
         self
     }
 
-    /// The same request, answered from one store page per response: for a store query that
-    /// bounds its own work (a search of the documents' text, [`SCAN_LIMIT`] rows at most),
-    /// so that a response does too. The page holds the items of that store page the filter
-    /// keeps, and continues after it.
-    pub fn one_store_page(mut self) -> Self {
-        self.one_store_page = true;
-        self
-    }
-
     /// The row bound for a store query that searches the documents' text for `strings`:
-    /// [`SCAN_LIMIT`], as many rows as a response may read, and then each response is
-    /// [one store page](Self::one_store_page). `None`, and no change, when there is no search.
+    /// [`SCAN_LIMIT`], as many rows as a response may read. The store's work per statement is
+    /// then bounded, so each response holds what one store page gives (the items of that page
+    /// the filter keeps) and continues after it. `None`, and no change, when there is no
+    /// search.
     pub fn bound_document_search(&mut self, strings: &[RequiredStrings]) -> Option<u32> {
         if strings.is_empty() {
             return None;
@@ -301,7 +295,12 @@ mod tests {
         assert_eq!(link, None);
         assert_eq!(calls.lock().unwrap().len(), 8, "every store page was read");
 
-        let list = ListRequest::parse(&uri, &schema).unwrap().one_store_page();
+        let mut list = ListRequest::parse(&uri, &schema).unwrap();
+        let search = RequiredStrings {
+            any_of: vec!["1".to_owned()],
+            whole: false,
+        };
+        assert!(list.bound_document_search(&[search]).is_some());
         let calls = Mutex::new(Vec::new());
         let (ids, link) = answer(&list, &calls).await;
         assert_eq!(ids, ["d-01", "d-02"]);
