@@ -369,6 +369,12 @@ fn duplicate_entry_names_are_refused() {
     patch(&mut bytes, b"Files/bbb.yaml", b"Files/aaa.yaml");
     let err = refused(&sandbox, &bytes, &Limits::default());
     assert_eq!(err.code(), "csar.duplicate-entry", "{err}");
+    // The message says what is wrong and what to do, with no empty name in it.
+    let text = err.to_string();
+    assert!(
+        !text.contains("``") && text.contains("appears more than once") && text.contains("rebuild"),
+        "{text}"
+    );
 
     for (a, b) in [
         ("Files/a.yaml", "Files/./a.yaml"),

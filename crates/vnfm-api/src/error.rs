@@ -142,6 +142,10 @@ impl ApiError {
             ApiError::Unprocessable(_) => StatusCode::UNPROCESSABLE_ENTITY,
             ApiError::RangeNotSatisfiable(_) => StatusCode::RANGE_NOT_SATISFIABLE,
             ApiError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+            // A conditional write (`If-Match`) that found the resource changed.
+            ApiError::Lcm(LcmError::Changed { .. } | LcmError::AlarmChanged { .. }) => {
+                StatusCode::PRECONDITION_FAILED
+            }
             ApiError::Lcm(e) => {
                 StatusCode::from_u16(e.kind().status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR)
             }

@@ -160,23 +160,6 @@ async fn show_alarm(
     ))
 }
 
-/// The version `If-Match` names: `None` without the header or with `*`.
-pub(crate) fn if_match(headers: &HeaderMap) -> ApiResult<Option<Version>> {
-    let Some(value) = headers.get(header::IF_MATCH) else {
-        return Ok(None);
-    };
-    let text = value.to_str().unwrap_or("").trim();
-    if text == "*" {
-        return Ok(None);
-    }
-    Version::from_etag(text).map(Some).ok_or_else(|| {
-        ApiError::PreconditionFailed(
-            "If-Match is not one entity tag of this server (nor *); GET the resource for its ETag"
-                .into(),
-        )
-    })
-}
-
 /// `PATCH /alarms/{id}`: `{"ackState": "ACKNOWLEDGED"}` as a merge patch; answers the
 /// modifications (SOL003 clause 7.4.3.3.4) with the new `ETag`.
 async fn modify_alarm(
@@ -186,7 +169,7 @@ async fn modify_alarm(
     body: Bytes,
 ) -> ApiResult<Response> {
     require_accept(&headers, &["application/json"])?;
-    let expected = if_match(&headers)?;
+    let expected = crate::precondition::single_expected_version(&headers, "alarm")?;
     let modifications: AlarmModifications = merge_patch_body(&headers, &body, None)?;
     if modifications.ack_state != vnfm_types::AckState::Acknowledged {
         return Err(ApiError::invalid(
@@ -197,11 +180,7 @@ async fn modify_alarm(
     let (_, version) = state
         .faults
         .acknowledge(&id, expected)
-        .await
-        .map_err(|e| match e {
-            LcmError::AlarmChanged { .. } => ApiError::PreconditionFailed(e.to_string()),
-            other => ApiError::Lcm(other),
-        })?;
+        .await?;
     Ok(with_etag(
         json_response(StatusCode::OK, &modifications),
         version,

@@ -22,7 +22,7 @@ use vnfm_types::{
 };
 
 use crate::error::{ApiError, ApiResult};
-use crate::lcm_v2::check_if_match;
+use crate::lcm_v2::{instance_if_match, start_modify_info};
 use crate::lcm_views::{self, LcmView};
 use crate::state::AppState;
 use crate::util::{json_body, merge_patch_body, value_as};
@@ -172,14 +172,14 @@ async fn modify_instance(
     let id = VnfInstanceId::new(id);
     let req: v1::VnfInfoModificationRequest = merge_patch_body(&headers, &body, None)?;
     let req = vnfm_types::VnfInfoModificationRequest::try_from(req).map_err(conversion)?;
-    check_if_match(&state, &headers, &id).await?;
+    let expected = instance_if_match(&state, &headers, &id).await?;
     if let Some(vnfd) = &req.vnfd_id {
         state
             .packages
             .ensure_instantiable(vnfd.as_str(), &tenancy.scope)
             .await?;
     }
-    let occ = state.lcm.modify_info(&id, req).await?;
+    let occ = start_modify_info(&state, &id, req, expected).await?;
     Ok(accepted(&state.origin(&headers), &occ))
 }
 

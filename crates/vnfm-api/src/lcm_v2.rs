@@ -243,29 +243,30 @@ pub(crate) fn with_etag(mut response: Response, version: Version) -> Response {
     response
 }
 
-/// Checks `If-Match` against the instance's current version.
-pub(crate) async fn check_if_match(
+/// The instance version `If-Match` names (see [`crate::precondition::expected_version`]).
+pub(crate) async fn instance_if_match(
     state: &AppState,
     headers: &HeaderMap,
     id: &VnfInstanceId,
-) -> ApiResult<()> {
-    let Some(if_match) = headers.get(header::IF_MATCH) else {
-        return Ok(());
-    };
-    let (_, version) = state.lcm.get_instance_versioned(id).await?;
-    let text = if_match.to_str().unwrap_or("");
-    let matches = text.trim() == "*"
-        || text
-            .split(',')
-            .any(|tag| Version::from_etag(tag) == Some(version));
-    if matches {
-        Ok(())
-    } else {
-        Err(ApiError::PreconditionFailed(format!(
-            "the VNF instance changed: its entity tag is now {}; GET it again and retry with that If-Match",
-            version.etag()
-        )))
-    }
+) -> ApiResult<Option<Version>> {
+    crate::precondition::expected_version(headers, "VNF instance", || async {
+        Ok(state.lcm.get_instance_versioned(id).await?.1)
+    })
+    .await
+}
+
+/// MODIFY_INFO, conditional on `expected` (the instance's version `If-Match` named) when
+/// given: the core compares it in the transaction that starts the change.
+pub(crate) async fn start_modify_info(
+    state: &AppState,
+    id: &VnfInstanceId,
+    req: VnfInfoModificationRequest,
+    expected: Option<Version>,
+) -> ApiResult<VnfLcmOpOcc> {
+    Ok(match expected {
+        Some(v) => state.lcm.modify_info_if_unchanged(id, req, v).await?,
+        None => state.lcm.modify_info(id, req).await?,
+    })
 }
 
 async fn modify_instance(
@@ -278,14 +279,14 @@ async fn modify_instance(
     let id = VnfInstanceId::new(id);
     let req: VnfInfoModificationRequest =
         merge_patch_body(&headers, &body, Some(SchemaId::VnfInfoModificationRequest))?;
-    check_if_match(&state, &headers, &id).await?;
+    let expected = instance_if_match(&state, &headers, &id).await?;
     if let Some(vnfd) = &req.vnfd_id {
         state
             .packages
             .ensure_instantiable(vnfd.as_str(), &tenancy.scope)
             .await?;
     }
-    let occ = state.lcm.modify_info(&id, req).await?;
+    let occ = start_modify_info(&state, &id, req, expected).await?;
     Ok(accepted(&state.origin(&headers), &occ))
 }
 

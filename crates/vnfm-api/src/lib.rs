@@ -39,6 +39,7 @@ pub mod openapi;
 mod ops;
 pub mod packages;
 mod pm;
+mod precondition;
 mod preview;
 mod progress;
 #[cfg(test)]

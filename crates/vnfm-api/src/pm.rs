@@ -36,7 +36,6 @@ use vnfm_types::{
 };
 
 use crate::error::{ApiError, ApiResult};
-use crate::fm::if_match;
 use crate::lcm_v2::with_etag;
 use crate::listing::{ListRequest, PAGE_SIZE};
 use crate::state::AppState;
@@ -221,6 +220,8 @@ trait Resource: Send + Sync + 'static {
     type Modifications: Serialize + DeserializeOwned + Send + Sync;
     /// The collection's path under the API prefix (`pm_jobs`).
     const PATH: &'static str;
+    /// What the resource is called in messages (`PM job`).
+    const NAME: &'static str;
     /// What a list leaves out unless the request selects it (SOL003 clause 6.4.2.3.2: a PM
     /// job's `reports`).
     const DEFAULT_EXCLUDED: &'static [&'static str] = &[];
@@ -262,6 +263,7 @@ impl Resource for Jobs {
     type RequestV1 = CreatePmJobRequestV1;
     type Modifications = PmJobModifications;
     const PATH: &'static str = "pm_jobs";
+    const NAME: &'static str = "PM job";
     const DEFAULT_EXCLUDED: &'static [&'static str] = &["reports"];
     const MANDATORY: &'static [&'static str] = &["_links", "objectInstanceIds", "criteria"];
 
@@ -314,6 +316,7 @@ impl Resource for Thresholds {
     type RequestV1 = CreateThresholdRequestV1;
     type Modifications = ThresholdModifications;
     const PATH: &'static str = "thresholds";
+    const NAME: &'static str = "threshold";
     const MANDATORY: &'static [&'static str] = &["_links", "criteria"];
 
     fn schema() -> &'static Value {
@@ -450,7 +453,10 @@ async fn modify<R: Resource>(
     body: Bytes,
 ) -> ApiResult<Response> {
     require_accept(&headers, &["application/json"])?;
-    let expected = if_match(&headers)?;
+    let expected = crate::precondition::expected_version(&headers, R::NAME, || async {
+        Ok(R::get(&state, &id).await?.1)
+    })
+    .await?;
     let modifications: R::Modifications = merge_patch_body(&headers, &body, None)?;
     let (answer, version) = R::modify(
         &state,
@@ -459,11 +465,7 @@ async fn modify<R: Resource>(
         expected,
         &callback_options(&state),
     )
-    .await
-    .map_err(|e| match e {
-        LcmError::Changed { .. } => ApiError::PreconditionFailed(e.to_string()),
-        other => ApiError::Lcm(other),
-    })?;
+    .await?;
     Ok(with_etag(json_response(StatusCode::OK, &answer), version))
 }
 

@@ -93,55 +93,13 @@ async fn update(
 ) -> ApiResult<Response> {
     let patch: VimUpdate = merge_patch_body(&headers, &body, None)?;
     let id = VimId::new(id);
-    let expected = expected_version(&state, &id, &headers).await?;
-    let view = match state.vims.update(&id, &patch, expected.map(Version)).await {
-        Err(vnfm_lcm::LcmError::Conflict { message, .. }) if expected.is_some() => {
-            return Err(ApiError::PreconditionFailed(message));
-        }
-        other => other?,
-    };
+    let expected = crate::precondition::expected_version(&headers, "VIM", || async {
+        Ok(Version(state.vims.show(&id).await?.version))
+    })
+    .await?;
+    let view = state.vims.update(&id, &patch, expected).await?;
     let version = view.version;
     Ok(with_etag(json_response(StatusCode::OK, &view), version))
-}
-
-/// The version `If-Match` asks the update to apply to (RFC 9110 clause 13.1.1): `None`
-/// without the header or with `*` (any current representation), else the listed entity tag
-/// that is current (the current version when one of several tags names it).
-async fn expected_version(
-    state: &AppState,
-    id: &VimId,
-    headers: &HeaderMap,
-) -> ApiResult<Option<i64>> {
-    let Some(value) = headers.get(header::IF_MATCH) else {
-        return Ok(None);
-    };
-    let text = value.to_str().unwrap_or("").trim();
-    if text == "*" {
-        return Ok(None);
-    }
-    let tags = text
-        .split(',')
-        .map(|tag| Version::from_etag(tag.trim()).map(|v| v.0))
-        .collect::<Option<Vec<i64>>>()
-        .filter(|tags| !tags.is_empty())
-        .ok_or_else(|| {
-            ApiError::PreconditionFailed(
-                "If-Match is not an entity tag of this server (nor *); GET the VIM for its ETag"
-                    .into(),
-            )
-        })?;
-    if let [only] = tags.as_slice() {
-        return Ok(Some(*only));
-    }
-    let current = state.vims.show(id).await?.version;
-    if tags.contains(&current) {
-        Ok(Some(current))
-    } else {
-        Err(ApiError::PreconditionFailed(format!(
-            "the VIM changed: its entity tag is now {}; GET it again and retry with that If-Match",
-            Version(current).etag()
-        )))
-    }
 }
 
 async fn delete(State(state): State<Arc<AppState>>, Path(id): Path<String>) -> ApiResult<Response> {

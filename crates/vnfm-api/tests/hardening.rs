@@ -783,3 +783,26 @@ async fn replica(dir: &std::path::Path, shared: &std::path::Path) -> vnfm::lcm::
         .await
         .unwrap()
 }
+
+/// A test VIM connects without credentials: a connection that carries `accessInfo` is
+/// refused naming the member and saying what to do, not as an unsupported VIM type.
+#[tokio::test]
+async fn a_test_vim_connection_with_access_info_is_refused_naming_the_member() {
+    let h = Harness::new().await;
+    h.onboard(zip_dir(Path::new(HELLO))).await;
+    let id = h.create_instance().await;
+    let vim = json!({"vim1": {"vimType": "TEST.NOOP.V_1", "accessInfo": {"password": "s3cr3t-x"}}});
+    let r = h
+        .call(
+            Method::POST,
+            &format!("/vnflcm/v2/vnf_instances/{id}/instantiate"),
+            Some(json!({"flavourId": "simple", "vimConnectionInfo": vim})),
+        )
+        .await;
+    let p = r.problem(422);
+    assert_eq!(p["pointer"], "/vimConnectionInfo/vim1/accessInfo", "{p}");
+    let detail = p["detail"].as_str().unwrap();
+    assert!(detail.contains("takes no accessInfo"), "{p}");
+    assert!(!detail.contains("is not supported"), "{p}");
+    assert!(!r.body.windows(8).any(|w| w == b"s3cr3t-x"), "{p}");
+}

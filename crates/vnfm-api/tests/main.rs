@@ -6,6 +6,7 @@
 mod prom;
 mod support;
 
+mod conditional;
 mod fm;
 mod fm_prometheus;
 mod hardening;

@@ -142,9 +142,8 @@ impl Archive {
             });
         }
         if zip.has_duplicate_names() {
-            return Err(CsarError::DuplicateEntry {
-                path: String::new(),
-                detail: "the central directory lists the same name more than once".to_string(),
+            return Err(CsarError::DuplicateNames {
+                distinct: zip.len(),
             });
         }
         let files = list_zip(&mut zip, len, limits, diags)?;

@@ -118,6 +118,16 @@ pub enum CsarError {
         detail: String,
     },
 
+    /// The zip's central directory lists one name more than once (the zip reader keeps one
+    /// entry per name and does not say which name repeats).
+    #[error(
+        "an entry name appears more than once in the archive's central directory ({distinct} distinct names); rebuild the archive so that every name is unique"
+    )]
+    DuplicateNames {
+        /// Distinct names in the central directory.
+        distinct: usize,
+    },
+
     /// Two entries have the same name, possibly only after normalization, or a name is both
     /// a file and a directory.
     #[error("duplicate entry `{path}`: {detail}")]
@@ -353,7 +363,9 @@ impl CsarError {
             CsarError::InvalidPath { .. } => "csar.invalid-path",
             CsarError::PathTooLong { .. } => "csar.path-too-long",
             CsarError::Symlink { .. } => "csar.symlink",
-            CsarError::DuplicateEntry { .. } => "csar.duplicate-entry",
+            CsarError::DuplicateEntry { .. } | CsarError::DuplicateNames { .. } => {
+                "csar.duplicate-entry"
+            }
             CsarError::TooManyEntries { .. } => "csar.too-many-entries",
             CsarError::TooLarge { .. } => "csar.too-large",
             CsarError::ZipBomb { .. } => "csar.zip-bomb",

@@ -474,8 +474,8 @@ pub enum LcmError {
         /// Its current entity tag.
         current: String,
     },
-    /// A write under an `If-Match` precondition found the resource (a PM job, a threshold)
-    /// changed since.
+    /// A write under an `If-Match` precondition found the resource (a VNF instance, a VIM, a
+    /// PM job, a threshold) changed since; nothing was written.
     #[error(
         "{kind} {id} changed: its entity tag is now {current}; GET it again and retry with that If-Match"
     )]

@@ -171,10 +171,16 @@ impl<D: Database> Store for SqlStore<D> {
     }
 
     async fn start_operation(&self, occ: &VnfLcmOpOcc, lease: &Lease) -> Result<Version> {
-        let (owned_occ, lease) = (occ.clone(), lease.clone());
-        let started =
-            in_transaction!(self, |tx| op_occs::start(tx, &owned_occ, &lease).await).await;
-        self.busy_or(occ, started).await
+        self.start(occ, lease, None).await
+    }
+
+    async fn start_operation_at(
+        &self,
+        occ: &VnfLcmOpOcc,
+        lease: &Lease,
+        expected: Version,
+    ) -> Result<Version> {
+        self.start(occ, lease, Some(expected)).await
     }
 
     async fn begin_operation(
@@ -325,8 +331,8 @@ impl<D: Database> Store for SqlStore<D> {
         .decode()
     }
 
-    async fn outbox_delivered(&self, id: i64) -> Result<()> {
-        in_transaction!(self, |tx| outbox::delivered(tx, id).await).await
+    async fn outbox_delivered(&self, id: i64, now: Timestamp) -> Result<()> {
+        in_transaction!(self, |tx| outbox::delivered(tx, id, now).await).await
     }
 
     async fn outbox_retry(&self, id: i64, next_attempt_at: Timestamp, error: &str) -> Result<()> {
@@ -853,6 +859,22 @@ impl<D: Database> SqlStore<D> {
     /// a concurrent start took the instance, or the id is taken) is told apart by looking
     /// again outside the transaction, which is gone: [`Conflict::InstanceBusy`] naming the
     /// holder, else [`Conflict::AlreadyExists`].
+    /// [`Store::start_operation`], under the condition that the instance is at `expected`.
+    async fn start(
+        &self,
+        occ: &VnfLcmOpOcc,
+        lease: &Lease,
+        expected: Option<Version>,
+    ) -> Result<Version> {
+        let (owned_occ, lease) = (occ.clone(), lease.clone());
+        let started = in_transaction!(self, |tx| op_occs::start(
+            tx, &owned_occ, &lease, expected
+        )
+        .await)
+        .await;
+        self.busy_or(occ, started).await
+    }
+
     async fn busy_or<T>(&self, occ: &VnfLcmOpOcc, result: Result<T>) -> Result<T> {
         let Err(StoreError::Conflict(Conflict::AlreadyExists { .. })) = result else {
             return result;

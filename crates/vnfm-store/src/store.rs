@@ -154,6 +154,19 @@ pub trait Store: Send + Sync {
     /// exist.
     async fn start_operation(&self, occ: &VnfLcmOpOcc, lease: &Lease) -> Result<Version>;
 
+    /// [`Store::start_operation`] of a conditional request (an HTTP `If-Match`): in the same
+    /// transaction, the instance must still be at version `expected`, else
+    /// [`StoreError::VersionMismatch`] (naming the version found) and nothing is written. Of
+    /// concurrent requests made against one version, across every process sharing the
+    /// database, at most one starts: starting takes the instance's lock and every change
+    /// of the instance happens under it.
+    async fn start_operation_at(
+        &self,
+        occ: &VnfLcmOpOcc,
+        lease: &Lease,
+        expected: Version,
+    ) -> Result<Version>;
+
     /// [`Store::start_operation`] of `started` and [`Store::record_step`] of `record` (its
     /// first move: `record.expected_state` is `STARTING`, `record.expected_version`
     /// [`Version::FIRST`], `record.owner` the lease's owner) in one transaction, for an
@@ -276,8 +289,10 @@ pub trait Store: Send + Sync {
         claim_until: Timestamp,
     ) -> Result<Vec<OutboxRow>>;
 
-    /// Removes a delivered row.
-    async fn outbox_delivered(&self, id: i64) -> Result<()>;
+    /// Removes a delivered row, and makes due at `now` every row to the same callback that
+    /// waits for a retry after failed attempts (the subscriber answers again: its backlog
+    /// goes at once, each queue still in order).
+    async fn outbox_delivered(&self, id: i64, now: Timestamp) -> Result<()>;
 
     /// Records a failed attempt and schedules the next one; releases the claim.
     async fn outbox_retry(&self, id: i64, next_attempt_at: Timestamp, error: &str) -> Result<()>;

@@ -271,7 +271,7 @@ async fn deliver(inner: &Inner, row: OutboxRow) {
                 attempts = row.attempts + 1,
                 "notification delivered"
             );
-            record(inner, &row, store.outbox_delivered(row.id).await);
+            record(inner, &row, store.outbox_delivered(row.id, Timestamp::now()).await);
         }
         Ok(answer) => {
             failed(

@@ -98,6 +98,15 @@ impl Store for WakingStore {
         self.inner.start_operation(occ, lease).await
     }
 
+    async fn start_operation_at(
+        &self,
+        occ: &VnfLcmOpOcc,
+        lease: &Lease,
+        expected: Version,
+    ) -> Result<Version> {
+        self.inner.start_operation_at(occ, lease, expected).await
+    }
+
     async fn begin_operation(
         &self,
         started: &VnfLcmOpOcc,
@@ -218,8 +227,8 @@ impl Store for WakingStore {
             .await
     }
 
-    async fn outbox_delivered(&self, id: i64) -> Result<()> {
-        self.inner.outbox_delivered(id).await
+    async fn outbox_delivered(&self, id: i64, now: Timestamp) -> Result<()> {
+        self.inner.outbox_delivered(id, now).await
     }
 
     async fn outbox_retry(&self, id: i64, next_attempt_at: Timestamp, error: &str) -> Result<()> {

@@ -91,6 +91,18 @@ impl Lcm {
         self.start(id, OperationRequest::ModifyInfo(req)).await
     }
 
+    /// MODIFY_INFO under a precondition (`PATCH` with `If-Match`): see
+    /// [`Lcm::start_if_unchanged`].
+    pub async fn modify_info_if_unchanged(
+        &self,
+        id: &VnfInstanceId,
+        req: VnfInfoModificationRequest,
+        expected: Version,
+    ) -> Result<VnfLcmOpOcc, LcmError> {
+        self.start_if_unchanged(id, OperationRequest::ModifyInfo(req), expected)
+            .await
+    }
+
     /// CHANGE_VNFPKG.
     pub async fn change_vnfpkg(
         &self,
@@ -110,7 +122,22 @@ impl Lcm {
         id: &VnfInstanceId,
         req: OperationRequest,
     ) -> Result<VnfLcmOpOcc, LcmError> {
-        self.start_invoked(id, req, false).await
+        self.start_invoked(id, req, false, None).await
+    }
+
+    /// As [`Lcm::start`], only if the instance is still at version `expected` (the version a
+    /// client read, sent back as `If-Match`). The version is compared in the transaction that
+    /// creates the occurrence and takes the instance's lock, so of concurrent requests made
+    /// against one version at most one starts, across every process sharing the store; the
+    /// others get [`LcmError::Changed`] (naming the current entity tag) or, while the first
+    /// runs, [`LcmError::InstanceBusy`], and leave nothing behind.
+    pub async fn start_if_unchanged(
+        &self,
+        id: &VnfInstanceId,
+        req: OperationRequest,
+        expected: Version,
+    ) -> Result<VnfLcmOpOcc, LcmError> {
+        self.start_invoked(id, req, false, Some(expected)).await
     }
 
     /// Starts an operation the VNFM decided on by itself (automatic healing or scaling): as
@@ -121,7 +148,7 @@ impl Lcm {
         id: &VnfInstanceId,
         req: OperationRequest,
     ) -> Result<VnfLcmOpOcc, LcmError> {
-        self.start_invoked(id, req, true).await
+        self.start_invoked(id, req, true, None).await
     }
 
     async fn start_invoked(
@@ -129,11 +156,17 @@ impl Lcm {
         id: &VnfInstanceId,
         mut req: OperationRequest,
         automatic: bool,
+        expected: Option<Version>,
     ) -> Result<VnfLcmOpOcc, LcmError> {
         let inner = &self.inner;
         if *inner.shutdown.borrow() {
             return Err(LcmError::conflict("the lifecycle runner is shutting down"));
         }
+        let changed = |current: Version| LcmError::Changed {
+            kind: "VNF instance",
+            id: id.to_string(),
+            current: current.etag(),
+        };
         let Checked {
             mut instance,
             version,
@@ -141,6 +174,13 @@ impl Lcm {
             mut plan,
             guarded,
         } = self.checked(id, &mut req).await?;
+        // Refused early when already stale; the store compares again when it starts the
+        // occurrence, which is what makes the condition hold under concurrency.
+        if let Some(expected) = expected
+            && expected != version
+        {
+            return Err(changed(version));
+        }
         // Inline VIM credentials become references before anything of the operation is
         // stored: the occurrence, the instance and the journal never hold them.
         let (req, sealed) = vims::seal_request(inner, req, &instance).await?;
@@ -186,11 +226,18 @@ impl Lcm {
                 }
             }
         }
-        let locked_version = match inner.store.start_operation(&occ, &lease).await {
+        let started = match expected {
+            Some(expected) => inner.store.start_operation_at(&occ, &lease, expected).await,
+            None => inner.store.start_operation(&occ, &lease).await,
+        };
+        let locked_version = match started {
             Ok(v) => v,
             Err(e) => {
                 vims::release_created(inner, &instance.id, &sealed).await;
-                return Err(store_err(e));
+                return Err(match e {
+                    StoreError::VersionMismatch { found, .. } => changed(found),
+                    e => store_err(e),
+                });
             }
         };
         // The lock is ours from here on. The instance may have changed between the read above

@@ -93,7 +93,7 @@ impl std::fmt::Debug for VimUpdate {
 pub struct VimRegistry {
     pub(super) store: Arc<dyn Store>,
     pub(super) keyring: Arc<Keyring>,
-    kinds: VimKinds,
+    pub(super) kinds: VimKinds,
 }
 
 impl std::fmt::Debug for VimRegistry {
@@ -221,12 +221,15 @@ impl VimRegistry {
         expected: Option<Version>,
     ) -> Result<VimView, LcmError> {
         let (record, version) = self.get(id).await?;
+        let changed = |current: Version| LcmError::Changed {
+            kind: "VIM",
+            id: id.to_string(),
+            current: current.etag(),
+        };
         if let Some(e) = expected
             && e != version
         {
-            return Err(LcmError::conflict(format!(
-                "VIM {id} is at version {version}, not {e}"
-            )));
+            return Err(changed(version));
         }
         let mut info = self.open(&record)?;
         if let Some(p) = &update.interface_info {
@@ -252,11 +255,15 @@ impl VimRegistry {
             None => record.name.as_str(),
         };
         let new = self.seal(id, name, &canonical, record.created_by_instance.clone())?;
-        let version = self
-            .store
-            .update_vim(&new, version)
-            .await
-            .map_err(store_err)?;
+        let version = match self.store.update_vim(&new, version).await {
+            Ok(v) => v,
+            // Changed by another request since it was read here: a conditional update is
+            // refused as stale, an unconditional one as a conflict to retry.
+            Err(StoreError::VersionMismatch { found, .. }) if expected.is_some() => {
+                return Err(changed(found));
+            }
+            Err(e) => return Err(store_err(e)),
+        };
         tracing::info!(vim_id = %id, "VIM updated");
         if is_default(&new) {
             self.clear_defaults_except(id).await?;

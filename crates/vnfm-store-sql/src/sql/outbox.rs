@@ -174,8 +174,23 @@ pub(crate) async fn change<C: SqlConn>(
     Ok(())
 }
 
-/// Removes a delivered row.
-pub(crate) async fn delivered<C: SqlConn>(tx: &mut C, id: i64) -> Result<(), StoreError> {
+/// Removes a delivered row. Its callback answers again, so the rows to the same callback
+/// that wait for a retry after failed attempts (the heads of its other queues, each on its
+/// own back-off) become due at `now`: a subscriber back after an outage gets its backlog within
+/// seconds of the first delivery that succeeds, not at each queue's next back-off. The
+/// statement reads only rows scheduled later than now (the `outbox_pending` index range).
+pub(crate) async fn delivered<C: SqlConn>(
+    tx: &mut C,
+    id: i64,
+    now: Timestamp,
+) -> Result<(), StoreError> {
+    tx.execute(
+        "UPDATE outbox SET next_attempt_at = $1 \
+         WHERE status = 'pending' AND next_attempt_at > $1 AND attempts > 0 \
+         AND callback_uri = (SELECT callback_uri FROM outbox WHERE id = $2)",
+        &[now.0.into(), id.into()],
+    )
+    .await?;
     change(
         tx,
         OUTBOX,

@@ -8,12 +8,13 @@ store_tests!(
     outbox_queues_deliver_in_enqueue_order,
     dead_letters_are_counted_redelivered_in_their_queue_and_discarded,
     concurrent_senders_keep_each_queue_in_order,
+    a_delivery_makes_its_callbacks_backlog_due_at_once,
 );
 
 async fn outbox_claims_retries_and_dead_letters(db: &TestDb) {
     let s = db.store.as_ref();
     s.enqueue(&[
-        note("sub-a", 1, Timestamp(100)),
+        note("sub-c", 1, Timestamp(100)),
         note("sub-a", 2, Timestamp(50)),
         note("sub-b", 3, Timestamp(10_000)),
     ])
@@ -53,9 +54,9 @@ async fn outbox_claims_retries_and_dead_letters(db: &TestDb) {
     s.outbox_retry(first, Timestamp(50_000), "HTTP 503")
         .await
         .unwrap();
-    s.outbox_delivered(second).await.unwrap();
+    s.outbox_delivered(second, Timestamp(40_001)).await.unwrap();
     assert!(matches!(
-        s.outbox_delivered(second).await.unwrap_err(),
+        s.outbox_delivered(second, Timestamp(40_002)).await.unwrap_err(),
         StoreError::NotFound { .. }
     ));
     // The retried row is released but not due before its new time.
@@ -153,27 +154,30 @@ async fn outbox_queues_deliver_in_enqueue_order(db: &TestDb) {
     // While the heads are claimed, the rows behind them wait, even for another sender.
     assert!(claim("sender-2", 20).await.is_empty());
 
-    // A failed head keeps its place: the queue waits for its retry, other queues go on.
+    // A failed head keeps its place: the queue waits for its retry, other queues go on (a
+    // delivery to another callback changes nothing for it).
     let head = |n: i64| heads.iter().find(|r| r.payload["n"] == n).unwrap().id;
     s.outbox_retry(head(1), Timestamp(5_000), "HTTP 503")
         .await
         .unwrap();
-    s.outbox_delivered(head(3)).await.unwrap();
-    s.outbox_delivered(head(4)).await.unwrap();
+    s.outbox_delivered(head(4), Timestamp(25)).await.unwrap();
     assert!(
         claim("sender-2", 30).await.is_empty(),
         "row 2 overtook row 1"
     );
 
-    let retried = claim("sender-2", 5_000).await;
+    // Row 3 reaches sub-a's callback: the callback answers again, so its failed head is due
+    // at once instead of at 5,000, still ahead of the row behind it.
+    s.outbox_delivered(head(3), Timestamp(40)).await.unwrap();
+    let retried = claim("sender-2", 50).await;
     assert_eq!(numbers(&retried), vec![1]);
-    s.outbox_delivered(retried[0].id).await.unwrap();
-    let next = claim("sender-2", 5_001).await;
+    s.outbox_delivered(retried[0].id, Timestamp(51)).await.unwrap();
+    let next = claim("sender-2", 52).await;
     assert_eq!(numbers(&next), vec![2]);
 
     // A dead row no longer holds its queue back.
     s.outbox_dead(next[0].id, "HTTP 410").await.unwrap();
-    assert_eq!(numbers(&claim("sender-3", 5_002).await), vec![5]);
+    assert_eq!(numbers(&claim("sender-3", 53).await), vec![5]);
 }
 
 /// The outbox summary counts rows per subscription and status in the store, a dead row put
@@ -202,7 +206,7 @@ async fn dead_letters_are_counted_redelivered_in_their_queue_and_discarded(db: &
     let id = |n: i64| heads.iter().find(|r| r.payload["n"] == n).unwrap().id;
     s.outbox_dead(id(1), "HTTP 503").await.unwrap();
     s.outbox_dead(id(4), "HTTP 503").await.unwrap();
-    s.outbox_delivered(id(3)).await.unwrap();
+    s.outbox_delivered(id(3), Timestamp(0)).await.unwrap();
 
     let summary = s.outbox_summary().await.unwrap();
     let shape: Vec<_> = summary
@@ -259,7 +263,7 @@ async fn dead_letters_are_counted_redelivered_in_their_queue_and_discarded(db: &
         claim("sender-3", 30).await.is_empty(),
         "row 2 overtook row 1"
     );
-    s.outbox_delivered(again[0].id).await.unwrap();
+    s.outbox_delivered(again[0].id, Timestamp(0)).await.unwrap();
     assert_eq!(numbers(&claim("sender-3", 40).await), vec![2]);
 
     s.outbox_discard(id(4)).await.unwrap();
@@ -301,7 +305,7 @@ async fn concurrent_senders_keep_each_queue_in_order(db: &TestDb) {
                 idle = 0;
                 for row in got {
                     log.lock().unwrap().push(row.payload["n"].as_i64().unwrap());
-                    store.outbox_delivered(row.id).await.unwrap();
+                    store.outbox_delivered(row.id, Timestamp(0)).await.unwrap();
                 }
             }
         }));
@@ -317,4 +321,53 @@ async fn concurrent_senders_keep_each_queue_in_order(db: &TestDb) {
         sorted.sort_unstable();
         assert_eq!(queue, sorted, "queue vnf-{key} out of order");
     }
+}
+
+/// A subscriber back after an outage: the heads of its queues wait on back-offs of their own
+/// (up to the maximum), and the first delivery that reaches it makes every one of them due,
+/// so the backlog goes at once, each queue in order; another callback's retries keep their
+/// time, and so does a row scheduled for later that never failed.
+async fn a_delivery_makes_its_callbacks_backlog_due_at_once(db: &TestDb) {
+    let s = db.store.as_ref();
+    let mut rows: Vec<NewOutboxRow> = (1..=10)
+        .map(|n| queued("sub-a", &format!("vnf-{}", n % 5), n))
+        .collect();
+    rows.push(queued("sub-b", "vnf-1", 11));
+    rows.push(note("sub-a", 12, Timestamp(900_000)));
+    s.enqueue(&rows).await.unwrap();
+    let claim = |at: i64| async move {
+        s.outbox_due(Timestamp(at), 100, "sender", Timestamp(at + 1000))
+            .await
+            .unwrap()
+    };
+    // The outage: every head fails, each rescheduled at its own back-off.
+    let heads = claim(10).await;
+    assert_eq!(numbers(&heads), vec![1, 2, 3, 4, 5, 11]);
+    for (i, row) in heads.iter().enumerate() {
+        let at = 100_000 + 60_000 * i64::try_from(i).unwrap();
+        s.outbox_retry(row.id, Timestamp(at), "connection refused")
+            .await
+            .unwrap();
+    }
+    assert!(claim(20).await.is_empty());
+    // A new notification to sub-a goes first and is delivered: sub-a is back.
+    s.enqueue(&[queued("sub-a", "vnf-new", 13)]).await.unwrap();
+    let fresh = claim(30).await;
+    assert_eq!(numbers(&fresh), vec![13]);
+    s.outbox_delivered(fresh[0].id, Timestamp(40)).await.unwrap();
+    // Every failed head of sub-a is due now; sub-b's retry and row 12 keep their time.
+    let released = claim(50).await;
+    assert_eq!(numbers(&released), vec![1, 2, 3, 4, 5]);
+    for row in &released {
+        s.outbox_delivered(row.id, Timestamp(60)).await.unwrap();
+    }
+    // The rows behind them follow in their queues' order.
+    assert_eq!(numbers(&claim(70).await), vec![6, 7, 8, 9, 10]);
+    let all = outbox_all(s).await;
+    let waiting: Vec<_> = all
+        .iter()
+        .filter(|r| [11, 12].contains(&r.payload["n"].as_i64().unwrap()))
+        .map(|r| (r.payload["n"].as_i64().unwrap(), r.next_attempt_at.0))
+        .collect();
+    assert_eq!(waiting, vec![(11, 400_000), (12, 900_000)]);
 }

@@ -24,15 +24,28 @@ use vnfm_store::{Lease, StartCondition, StepRecord, StepWritten, Version, enum_s
 const BEGUN: Version = Version(2);
 
 /// Takes the instance's lock by inserting `occ` in `STARTING` under `lease`; the instance's
-/// version at that moment. A unique violation (a concurrent start took the instance, or the
+/// version at that moment. With `expected`, the instance must still be at that version
+/// ([`StoreError::VersionMismatch`] and nothing written otherwise): the compare of a
+/// conditional request, made under the instance row's lock. A unique violation (a concurrent start took the instance, or the
 /// id is taken) is [`Conflict::AlreadyExists`] of the op-occ: the caller tells the two apart
 /// outside the transaction, which PostgreSQL has aborted.
 pub(crate) async fn start<C: SqlConn>(
     tx: &mut C,
     occ: &VnfLcmOpOcc,
     lease: &Lease,
+    expected: Option<Version>,
 ) -> Result<Version, StoreError> {
     let version = free_instance(tx, occ.vnf_instance_id.as_str(), occ.operation_state).await?;
+    if let Some(expected) = expected
+        && expected != version
+    {
+        return Err(StoreError::VersionMismatch {
+            kind: INSTANCE,
+            id: occ.vnf_instance_id.0.clone(),
+            expected,
+            found: version,
+        });
+    }
     let doc = to_json(OP_OCC, occ)?;
     insert(tx, &OccColumns::of(occ), Some(lease), Version::FIRST, &doc).await?;
     Ok(version)
