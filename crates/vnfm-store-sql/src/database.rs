@@ -855,10 +855,6 @@ impl<D: Database> Store for SqlStore<D> {
 }
 
 impl<D: Database> SqlStore<D> {
-    /// `result` of inserting `occ`, where a unique violation (the insert hit a unique index:
-    /// a concurrent start took the instance, or the id is taken) is told apart by looking
-    /// again outside the transaction, which is gone: [`Conflict::InstanceBusy`] naming the
-    /// holder, else [`Conflict::AlreadyExists`].
     /// [`Store::start_operation`], under the condition that the instance is at `expected`.
     async fn start(
         &self,
@@ -875,6 +871,10 @@ impl<D: Database> SqlStore<D> {
         self.busy_or(occ, started).await
     }
 
+    /// `result` of inserting `occ`, where a unique violation (the insert hit a unique index:
+    /// a concurrent start took the instance, or the id is taken) is told apart by looking
+    /// again outside the transaction, which is gone: [`Conflict::InstanceBusy`] naming the
+    /// holder, else [`Conflict::AlreadyExists`].
     async fn busy_or<T>(&self, occ: &VnfLcmOpOcc, result: Result<T>) -> Result<T> {
         let Err(StoreError::Conflict(Conflict::AlreadyExists { .. })) = result else {
             return result;
