@@ -800,8 +800,11 @@ async fn a_test_vim_connection_with_access_info_is_refused_naming_the_member() {
         )
         .await;
     let p = r.problem(422);
-    assert_eq!(p["pointer"], "/vimConnectionInfo/vim1/accessInfo", "{p}");
     let detail = p["detail"].as_str().unwrap();
+    assert!(
+        detail.starts_with("/vimConnectionInfo/vim1/accessInfo: "),
+        "{p}"
+    );
     assert!(detail.contains("takes no accessInfo"), "{p}");
     assert!(!detail.contains("is not supported"), "{p}");
     assert!(!r.body.windows(8).any(|w| w == b"s3cr3t-x"), "{p}");
