@@ -28,7 +28,7 @@ use vnfm_lcm::LcmError;
 use vnfm_lcm::subscriptions::{CreateOptions, Created};
 use vnfm_prometheus::{AlarmCandidate, AlarmMapping};
 use vnfm_schemas::SchemaId;
-use vnfm_store::{Page, ProjectScope, Version};
+use vnfm_store::{Page, ProjectScope};
 use vnfm_types::{
     Alarm, AlarmModifications, DateTime, FmSubscription, FmSubscriptionRequest, SubscriptionId,
     VnfInstanceId,

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::{Path, State};
-use axum::http::{HeaderMap, StatusCode, header};
+use axum::http::{HeaderMap, StatusCode};
 use axum::middleware;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
@@ -16,7 +16,7 @@ use vnfm_lcm::vim::VimUpdate;
 use vnfm_store::Version;
 use vnfm_types::{VimConnectionInfo, VimId};
 
-use crate::error::{ApiError, ApiResult};
+use crate::error::ApiResult;
 use crate::state::AppState;
 use crate::util::{
     json_body, json_response, merge_patch_body, require_accept, value_as, with_location,
