@@ -6,14 +6,12 @@
 //! no other crate names a concrete store, HTTP client or driver.
 
 use std::path::Path;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use vnfm_driver_api::{CallbackSender, ContentFetcher, MgmtDriver, Nfvo, NfvoSettings};
-use vnfm_lcm::notify::WakingStore;
 use vnfm_lcm::{
-    Deliverer, DeliveryWaker, Keyring, Lcm, MemoryCatalog, PkgmSubscriptions, Subscriptions,
-    VimRegistry,
+    Deliverer, Keyring, Lcm, MemoryCatalog, PkgmSubscriptions, Subscriptions, VimRegistry,
 };
 use vnfm_outbound::{HttpCallbackSender, HttpContentFetcher, NfvoTimings, Sol003Nfvo};
 use vnfm_store::Store;
@@ -68,7 +66,6 @@ pub struct Vnfm {
     pub content: Arc<dyn ContentFetcher>,
     recovery_interval: Option<Duration>,
     sender: Arc<dyn CallbackSender>,
-    waker: Arc<OnceLock<DeliveryWaker>>,
     /// The deliverer's configuration until [`Vnfm::start`] starts it, then the deliverer.
     delivery: Mutex<Delivery>,
     /// How often the PM collector runs, when a metrics source is configured.
@@ -124,7 +121,10 @@ impl Vnfm {
                 config,
             )
             .map_err(EmbedError::Deliverer)?;
-            let _ = self.waker.set(deliverer.waker());
+            // A write that enqueued notifications wakes the deliverer, so they go out at once
+            // rather than at its next poll.
+            let waker = deliverer.waker();
+            self.store.on_enqueue(Arc::new(move || waker.wake()));
             *delivery = Delivery::Running(deliverer);
         }
         drop(delivery);
@@ -209,10 +209,8 @@ impl Builder {
     ///
     /// Needs a keyring ([`Builder::keyring`] or [`Builder::data_dir`]).
     pub async fn assemble(self) -> Result<Vnfm, EmbedError> {
-        let opened = self.open_store().await?;
+        let store: Arc<dyn Store> = self.open_store().await?;
         let keyring = self.open_keyring()?.ok_or(EmbedError::NoKeyring)?;
-        let waker = Arc::new(OnceLock::new());
-        let store: Arc<dyn Store> = Arc::new(WakingStore::new(opened, waker.clone()));
         let sender = match self.sender {
             Some(s) => s,
             None => Arc::new(HttpCallbackSender::new(CALLBACK_CONNECT_TIMEOUT).map_err(
@@ -331,7 +329,6 @@ impl Builder {
             content,
             recovery_interval: self.recovery_interval,
             sender,
-            waker,
             delivery: Mutex::new(match self.delivery {
                 Some(config) => Delivery::Configured(config),
                 None => Delivery::Off,

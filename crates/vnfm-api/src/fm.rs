@@ -177,10 +177,7 @@ async fn modify_alarm(
             "only ACKNOWLEDGED may be set (SOL003 AlarmModifications)",
         ));
     }
-    let (_, version) = state
-        .faults
-        .acknowledge(&id, expected)
-        .await?;
+    let (_, version) = state.faults.acknowledge(&id, expected).await?;
     Ok(with_etag(
         json_response(StatusCode::OK, &modifications),
         version,

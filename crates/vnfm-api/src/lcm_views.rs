@@ -35,7 +35,7 @@ pub(crate) trait LcmView: Send + Sync + 'static {
     /// The same for operation occurrences.
     const OP_OCC_EXCLUDED: &'static [&'static str];
     /// `true` when an instance's default view in this version is the store's
-    /// ([`vnfm_store::Store::list_instance_default_views`]): the stored document without
+    /// ([`vnfm_store::InstanceStore::list_instance_default_views`]): the stored document without
     /// [`LcmView::INSTANCE_EXCLUDED`].
     const STORED_DEFAULT_VIEW: bool;
     /// `true` when an instance or occurrence in this version is the store's document as it

@@ -119,7 +119,9 @@ mod tests {
             Some(Version(4))
         );
         let err = expected(&with_if_match(&list), 5).await.unwrap_err();
-        assert!(matches!(err, ApiError::PreconditionFailed(ref m) if m.contains(&Version(5).etag())));
+        assert!(
+            matches!(err, ApiError::PreconditionFailed(ref m) if m.contains(&Version(5).etag()))
+        );
     }
 
     #[tokio::test]

@@ -7,7 +7,7 @@
 //! away (the file is deleted when its [`SpooledContent`] or [`SpoolWriter`] is dropped).
 //!
 //! The store keeps the durable copy of the content (shared by every replica, written in
-//! pieces: [`vnfm_store::Store::put_package_content_from`]); the package directory keeps a
+//! pieces: [`vnfm_store::PackageStore::put_package_content_from`]); the package directory keeps a
 //! local copy named after the package and the content's digest, `<id>-<sha256>.zip`, which
 //! onboarding, the onboarded package's artifacts and `GET .../package_content` read. A replica
 //! without the local copy (another replica took the upload, or the directory was cleared)

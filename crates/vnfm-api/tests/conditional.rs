@@ -61,7 +61,9 @@ async fn etag_of(h: &Harness, id: &str) -> String {
         .call(Method::GET, &format!("/vnflcm/v2/vnf_instances/{id}"), None)
         .await;
     assert_eq!(r.status, StatusCode::OK);
-    r.header("etag").expect("an instance has an ETag").to_owned()
+    r.header("etag")
+        .expect("an instance has an ETag")
+        .to_owned()
 }
 
 /// The MODIFY_INFO occurrences of instance `id`.
@@ -172,7 +174,12 @@ async fn concurrent_conditional_vim_updates_apply_once() {
             })),
         )
         .await;
-    assert_eq!(r.status, StatusCode::CREATED, "{}", String::from_utf8_lossy(&r.body));
+    assert_eq!(
+        r.status,
+        StatusCode::CREATED,
+        "{}",
+        String::from_utf8_lossy(&r.body)
+    );
     let id = r.json()["id"].as_str().unwrap().to_owned();
     let etag = r.header("etag").unwrap().to_owned();
     let mut racers = Vec::new();

@@ -4,6 +4,7 @@
 use std::collections::VecDeque;
 use std::future::Future;
 use std::ops::DerefMut;
+use std::sync::{Arc, PoisonError, RwLock};
 
 use async_trait::async_trait;
 use futures_core::future::BoxFuture;
@@ -14,7 +15,8 @@ use vnfm_types::{SubscriptionId, VimId, VnfInstance, VnfInstanceId, VnfLcmOpOcc,
 
 use crate::sql::packages::ByColumn;
 use crate::sql::{SqlConn, instances, op_occs, outbox, packages, settings, subscriptions, vims};
-use vnfm_store::{CONTENT_CHUNK_BYTES, Result, Store};
+use vnfm_store::prelude::*;
+use vnfm_store::{CONTENT_CHUNK_BYTES, EnqueueListener, Result};
 use vnfm_store::{Conflict, StoreError};
 use vnfm_store::{
     InstanceQuery, JournalEntry, Lease, NewOutboxRow, OpOccQuery, OutboxRow, OutboxSummary,
@@ -61,12 +63,38 @@ macro_rules! in_transaction {
     };
 }
 
+/// [`in_transaction!`] of a write that enqueues `rows` outbox rows: once it has committed,
+/// the store's enqueue listener ([`OutboxStore::on_enqueue`]) is called.
+macro_rules! in_notifying_transaction {
+    ($db:expr, $rows:expr, |$tx:ident| $body:expr) => {
+        async {
+            let rows: usize = $rows;
+            let out = $db.0.write(move |$tx| Box::pin(async move { $body })).await;
+            if out.is_ok() && rows > 0 {
+                $db.enqueued();
+            }
+            out
+        }
+    };
+}
+
 /// A [`Store`] on the database backend `D` (see `SqliteStore`, `PostgresStore`).
 #[derive(Debug, Clone)]
-pub struct SqlStore<D>(pub(crate) D);
+pub struct SqlStore<D>(pub(crate) D, pub(crate) EnqueueListeners);
+
+/// The listener a [`SqlStore`] calls after a write that enqueued notifications (shared by its
+/// clones).
+#[derive(Clone, Default)]
+pub(crate) struct EnqueueListeners(Arc<RwLock<Option<EnqueueListener>>>);
+
+impl std::fmt::Debug for EnqueueListeners {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("EnqueueListeners")
+    }
+}
 
 #[async_trait]
-impl<D: Database> Store for SqlStore<D> {
+impl<D: Database> InstanceStore for SqlStore<D> {
     async fn create_instance_in(
         &self,
         instance: &VnfInstance,
@@ -78,7 +106,7 @@ impl<D: Database> Store for SqlStore<D> {
             outbox::encode(notify)?,
         );
         let project = project.map(str::to_owned);
-        in_transaction!(self, |tx| instances::create(
+        in_notifying_transaction!(self, notify.len(), |tx| instances::create(
             tx,
             &instance,
             project.as_deref(),
@@ -108,7 +136,7 @@ impl<D: Database> Store for SqlStore<D> {
         notify: &[NewOutboxRow],
     ) -> Result<()> {
         let (id, notify) = (id.clone(), outbox::encode(notify)?);
-        in_transaction!(self, |tx| instances::delete(
+        in_notifying_transaction!(self, notify.len(), |tx| instances::delete(
             tx,
             id.as_str(),
             expected,
@@ -169,7 +197,10 @@ impl<D: Database> Store for SqlStore<D> {
             }
         }))
     }
+}
 
+#[async_trait]
+impl<D: Database> OpOccStore for SqlStore<D> {
     async fn start_operation(&self, occ: &VnfLcmOpOcc, lease: &Lease) -> Result<Version> {
         self.start(occ, lease, None).await
     }
@@ -193,7 +224,7 @@ impl<D: Database> Store for SqlStore<D> {
         let step = op_occs::EncodedStep::of(record)?;
         let starting = op_occs::Started::of(started, lease, record);
         let (lease, condition) = (lease.clone(), *condition);
-        let begun = in_transaction!(self, |tx| op_occs::begin(
+        let begun = in_notifying_transaction!(self, record.outbox.len(), |tx| op_occs::begin(
             tx, starting, &lease, &condition, &step
         )
         .await)
@@ -203,7 +234,11 @@ impl<D: Database> Store for SqlStore<D> {
 
     async fn record_step(&self, record: &StepRecord) -> Result<StepWritten> {
         let step = op_occs::EncodedStep::of(record)?;
-        in_transaction!(self, |tx| op_occs::record_step(tx, &step).await).await
+        in_notifying_transaction!(self, record.outbox.len(), |tx| op_occs::record_step(
+            tx, &step
+        )
+        .await)
+        .await
     }
 
     async fn get_op_occ(&self, id: &VnfLcmOpOccId) -> Result<Option<(VnfLcmOpOcc, Version)>> {
@@ -307,13 +342,20 @@ impl<D: Database> Store for SqlStore<D> {
         })
         .await
     }
+}
+
+#[async_trait]
+impl<D: Database> OutboxStore for SqlStore<D> {
+    fn on_enqueue(&self, listener: EnqueueListener) {
+        *self.1.0.write().unwrap_or_else(PoisonError::into_inner) = Some(listener);
+    }
 
     async fn enqueue(&self, rows: &[NewOutboxRow]) -> Result<()> {
         if rows.is_empty() {
             return Ok(());
         }
         let rows = outbox::encode(rows)?;
-        in_transaction!(self, |tx| outbox::insert(tx, &rows).await).await
+        in_notifying_transaction!(self, rows.len(), |tx| outbox::insert(tx, &rows).await).await
     }
 
     async fn outbox_due(
@@ -365,13 +407,16 @@ impl<D: Database> Store for SqlStore<D> {
     }
 
     async fn outbox_redeliver(&self, id: i64, now: Timestamp) -> Result<()> {
-        in_transaction!(self, |tx| outbox::redeliver(tx, id, now).await).await
+        in_notifying_transaction!(self, 1, |tx| outbox::redeliver(tx, id, now).await).await
     }
 
     async fn outbox_discard(&self, id: i64) -> Result<()> {
         in_transaction!(self, |tx| outbox::discard(tx, id).await).await
     }
+}
 
+#[async_trait]
+impl<D: Database> SubscriptionDocumentStore for SqlStore<D> {
     async fn create_subscription_document(&self, document: &SubscriptionDocument) -> Result<()> {
         let document = document.clone();
         in_transaction!(self, |tx| subscriptions::create(tx, &document).await).await
@@ -426,14 +471,30 @@ impl<D: Database> Store for SqlStore<D> {
         .await)
     }
 
+    async fn callback_authentication(
+        &self,
+        id: &SubscriptionId,
+    ) -> Result<Option<Option<Vec<u8>>>> {
+        on_reader!(self, |c| subscriptions::callback_authentication(
+            c,
+            id.as_str()
+        )
+        .await)
+    }
+}
+
+#[async_trait]
+impl<D: Database> AlarmStore for SqlStore<D> {
     async fn create_alarm(
         &self,
         record: &vnfm_store::AlarmRecord,
         notify: &[NewOutboxRow],
     ) -> Result<Version> {
         let (record, notify) = (record.clone(), outbox::encode(notify)?);
-        in_transaction!(self, |tx| crate::sql::alarms::create(tx, &record, &notify)
-            .await)
+        in_notifying_transaction!(self, notify.len(), |tx| crate::sql::alarms::create(
+            tx, &record, &notify
+        )
+        .await)
         .await
     }
 
@@ -444,7 +505,7 @@ impl<D: Database> Store for SqlStore<D> {
         notify: &[NewOutboxRow],
     ) -> Result<Version> {
         let (record, notify) = (record.clone(), outbox::encode(notify)?);
-        in_transaction!(self, |tx| crate::sql::alarms::update(
+        in_notifying_transaction!(self, notify.len(), |tx| crate::sql::alarms::update(
             tx, &record, expected, &notify
         )
         .await)
@@ -483,25 +544,126 @@ impl<D: Database> Store for SqlStore<D> {
         )
         .await)
     }
+}
 
-    async fn callback_authentication(
-        &self,
-        id: &SubscriptionId,
-    ) -> Result<Option<Option<Vec<u8>>>> {
-        on_reader!(self, |c| subscriptions::callback_authentication(
-            c,
-            id.as_str()
-        )
-        .await)
+#[async_trait]
+impl<D: Database> PmStore for SqlStore<D> {
+    async fn create_pm_job(&self, record: &vnfm_store::PmJobRecord) -> Result<Version> {
+        let record = record.clone();
+        in_transaction!(self, |tx| crate::sql::pm::create(tx, &record).await).await
     }
 
+    async fn get_pm_job(&self, id: &str) -> Result<Option<(vnfm_store::PmJobRecord, Version)>> {
+        on_reader!(self, |c| crate::sql::pm::get(c, id).await)
+    }
+
+    async fn update_pm_job(
+        &self,
+        record: &vnfm_store::PmJobRecord,
+        expected: Version,
+        notify: &[NewOutboxRow],
+    ) -> Result<Version> {
+        let (record, notify) = (record.clone(), outbox::encode(notify)?);
+        in_notifying_transaction!(self, notify.len(), |tx| crate::sql::pm::update(
+            tx, &record, expected, &notify
+        )
+        .await)
+        .await
+    }
+
+    async fn delete_pm_job(&self, id: &str) -> Result<()> {
+        let id = id.to_owned();
+        in_transaction!(self, |tx| {
+            crate::sql::pm::delete::<_, vnfm_types::PmJob>(tx, &id).await
+        })
+        .await
+    }
+
+    async fn list_pm_jobs(
+        &self,
+        after: Option<&str>,
+        limit: u32,
+    ) -> Result<Page<(vnfm_store::PmJobRecord, Version)>> {
+        on_reader!(self, |c| crate::sql::pm::page_of(c, after, limit).await)
+    }
+
+    async fn add_pm_report(
+        &self,
+        report: &vnfm_store::PmReportRecord,
+        job: &vnfm_store::PmJobRecord,
+        expected: Version,
+        dropped: &[String],
+        notify: &[NewOutboxRow],
+    ) -> Result<Version> {
+        let (report, job) = (report.clone(), job.clone());
+        let (dropped, notify) = (dropped.to_vec(), outbox::encode(notify)?);
+        in_notifying_transaction!(self, notify.len(), |tx| crate::sql::pm::add_report(
+            tx, &report, &job, expected, &dropped, &notify
+        )
+        .await)
+        .await
+    }
+
+    async fn get_pm_report(
+        &self,
+        job_id: &str,
+        id: &str,
+    ) -> Result<Option<vnfm_store::PmReportRecord>> {
+        on_reader!(self, |c| crate::sql::pm::report(c, job_id, id).await)
+    }
+
+    async fn create_threshold(&self, record: &vnfm_store::ThresholdRecord) -> Result<Version> {
+        let record = record.clone();
+        in_transaction!(self, |tx| crate::sql::pm::create(tx, &record).await).await
+    }
+
+    async fn get_threshold(
+        &self,
+        id: &str,
+    ) -> Result<Option<(vnfm_store::ThresholdRecord, Version)>> {
+        on_reader!(self, |c| crate::sql::pm::get(c, id).await)
+    }
+
+    async fn update_threshold(
+        &self,
+        record: &vnfm_store::ThresholdRecord,
+        expected: Version,
+        notify: &[NewOutboxRow],
+    ) -> Result<Version> {
+        let (record, notify) = (record.clone(), outbox::encode(notify)?);
+        in_notifying_transaction!(self, notify.len(), |tx| crate::sql::pm::update(
+            tx, &record, expected, &notify
+        )
+        .await)
+        .await
+    }
+
+    async fn delete_threshold(&self, id: &str) -> Result<()> {
+        let id = id.to_owned();
+        in_transaction!(self, |tx| {
+            crate::sql::pm::delete::<_, vnfm_types::Threshold>(tx, &id).await
+        })
+        .await
+    }
+
+    async fn list_thresholds(
+        &self,
+        after: Option<&str>,
+        limit: u32,
+    ) -> Result<Page<(vnfm_store::ThresholdRecord, Version)>> {
+        on_reader!(self, |c| crate::sql::pm::page_of(c, after, limit).await)
+    }
+}
+
+#[async_trait]
+impl<D: Database> IndicatorStore for SqlStore<D> {
     async fn put_indicator(
         &self,
         indicator: &vnfm_types::VnfIndicator,
         notify: &[NewOutboxRow],
     ) -> Result<()> {
         let (indicator, notify) = (indicator.clone(), outbox::encode(notify)?);
-        in_transaction!(self, |tx| crate::sql::indicators::put(
+        in_notifying_transaction!(self, notify.len(), |tx| crate::sql::indicators::put(
             tx, &indicator, &notify
         )
         .await)
@@ -554,113 +716,10 @@ impl<D: Database> Store for SqlStore<D> {
         on_reader!(self, |c| crate::sql::indicators::instances(c, after, limit)
             .await)
     }
+}
 
-    async fn create_pm_job(&self, record: &vnfm_store::PmJobRecord) -> Result<Version> {
-        let record = record.clone();
-        in_transaction!(self, |tx| crate::sql::pm::create(tx, &record).await).await
-    }
-
-    async fn get_pm_job(&self, id: &str) -> Result<Option<(vnfm_store::PmJobRecord, Version)>> {
-        on_reader!(self, |c| crate::sql::pm::get(c, id).await)
-    }
-
-    async fn update_pm_job(
-        &self,
-        record: &vnfm_store::PmJobRecord,
-        expected: Version,
-        notify: &[NewOutboxRow],
-    ) -> Result<Version> {
-        let (record, notify) = (record.clone(), outbox::encode(notify)?);
-        in_transaction!(self, |tx| crate::sql::pm::update(
-            tx, &record, expected, &notify
-        )
-        .await)
-        .await
-    }
-
-    async fn delete_pm_job(&self, id: &str) -> Result<()> {
-        let id = id.to_owned();
-        in_transaction!(self, |tx| {
-            crate::sql::pm::delete::<_, vnfm_types::PmJob>(tx, &id).await
-        })
-        .await
-    }
-
-    async fn list_pm_jobs(
-        &self,
-        after: Option<&str>,
-        limit: u32,
-    ) -> Result<Page<(vnfm_store::PmJobRecord, Version)>> {
-        on_reader!(self, |c| crate::sql::pm::page_of(c, after, limit).await)
-    }
-
-    async fn add_pm_report(
-        &self,
-        report: &vnfm_store::PmReportRecord,
-        job: &vnfm_store::PmJobRecord,
-        expected: Version,
-        dropped: &[String],
-        notify: &[NewOutboxRow],
-    ) -> Result<Version> {
-        let (report, job) = (report.clone(), job.clone());
-        let (dropped, notify) = (dropped.to_vec(), outbox::encode(notify)?);
-        in_transaction!(self, |tx| crate::sql::pm::add_report(
-            tx, &report, &job, expected, &dropped, &notify
-        )
-        .await)
-        .await
-    }
-
-    async fn get_pm_report(
-        &self,
-        job_id: &str,
-        id: &str,
-    ) -> Result<Option<vnfm_store::PmReportRecord>> {
-        on_reader!(self, |c| crate::sql::pm::report(c, job_id, id).await)
-    }
-
-    async fn create_threshold(&self, record: &vnfm_store::ThresholdRecord) -> Result<Version> {
-        let record = record.clone();
-        in_transaction!(self, |tx| crate::sql::pm::create(tx, &record).await).await
-    }
-
-    async fn get_threshold(
-        &self,
-        id: &str,
-    ) -> Result<Option<(vnfm_store::ThresholdRecord, Version)>> {
-        on_reader!(self, |c| crate::sql::pm::get(c, id).await)
-    }
-
-    async fn update_threshold(
-        &self,
-        record: &vnfm_store::ThresholdRecord,
-        expected: Version,
-        notify: &[NewOutboxRow],
-    ) -> Result<Version> {
-        let (record, notify) = (record.clone(), outbox::encode(notify)?);
-        in_transaction!(self, |tx| crate::sql::pm::update(
-            tx, &record, expected, &notify
-        )
-        .await)
-        .await
-    }
-
-    async fn delete_threshold(&self, id: &str) -> Result<()> {
-        let id = id.to_owned();
-        in_transaction!(self, |tx| {
-            crate::sql::pm::delete::<_, vnfm_types::Threshold>(tx, &id).await
-        })
-        .await
-    }
-
-    async fn list_thresholds(
-        &self,
-        after: Option<&str>,
-        limit: u32,
-    ) -> Result<Page<(vnfm_store::ThresholdRecord, Version)>> {
-        on_reader!(self, |c| crate::sql::pm::page_of(c, after, limit).await)
-    }
-
+#[async_trait]
+impl<D: Database> VimStore for SqlStore<D> {
     async fn create_vim(&self, vim: &VimRecord) -> Result<Version> {
         let vim = vim.clone();
         in_transaction!(self, |tx| vims::create(tx, &vim).await).await
@@ -698,7 +757,10 @@ impl<D: Database> Store for SqlStore<D> {
     async fn vim_usage(&self) -> Result<Vec<(VimId, VnfInstanceId)>> {
         on_reader!(self, |c| instances::vim_usage(c).await)
     }
+}
 
+#[async_trait]
+impl<D: Database> PackageStore for SqlStore<D> {
     async fn create_package(&self, package: &PackageRecord) -> Result<Version> {
         let package = package.clone();
         in_transaction!(self, |tx| packages::create(tx, &package).await).await
@@ -720,8 +782,10 @@ impl<D: Database> Store for SqlStore<D> {
         notify: &[NewOutboxRow],
     ) -> Result<Version> {
         let (package, notify) = (package.clone(), outbox::encode(notify)?);
-        in_transaction!(self, |tx| packages::update(tx, &package, expected, &notify)
-            .await)
+        in_notifying_transaction!(self, notify.len(), |tx| packages::update(
+            tx, &package, expected, &notify
+        )
+        .await)
         .await
     }
 
@@ -732,8 +796,10 @@ impl<D: Database> Store for SqlStore<D> {
         notify: &[NewOutboxRow],
     ) -> Result<()> {
         let (id, notify) = (id.to_owned(), outbox::encode(notify)?);
-        in_transaction!(self, |tx| packages::delete(tx, &id, expected, &notify)
-            .await)
+        in_notifying_transaction!(self, notify.len(), |tx| packages::delete(
+            tx, &id, expected, &notify
+        )
+        .await)
         .await
     }
 
@@ -839,7 +905,10 @@ impl<D: Database> Store for SqlStore<D> {
         out.flush().await.map_err(io_err)?;
         Ok(seq > 0)
     }
+}
 
+#[async_trait]
+impl<D: Database> SettingStore for SqlStore<D> {
     async fn get_setting(&self, name: &str) -> Result<Option<Value>> {
         on_reader!(self, |c| settings::get(c, name).await)
     }
@@ -855,7 +924,20 @@ impl<D: Database> Store for SqlStore<D> {
 }
 
 impl<D: Database> SqlStore<D> {
-    /// [`Store::start_operation`], under the condition that the instance is at `expected`.
+    /// A write enqueued notifications and committed: tells the listener, if any.
+    fn enqueued(&self) {
+        let listener = self
+            .1
+            .0
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        if let Some(listener) = listener {
+            listener();
+        }
+    }
+
+    /// [`OpOccStore::start_operation`], under the condition that the instance is at `expected`.
     async fn start(
         &self,
         occ: &VnfLcmOpOcc,
@@ -863,10 +945,8 @@ impl<D: Database> SqlStore<D> {
         expected: Option<Version>,
     ) -> Result<Version> {
         let (owned_occ, lease) = (occ.clone(), lease.clone());
-        let started = in_transaction!(self, |tx| op_occs::start(
-            tx, &owned_occ, &lease, expected
-        )
-        .await)
+        let started = in_transaction!(self, |tx| op_occs::start(tx, &owned_occ, &lease, expected)
+            .await)
         .await;
         self.busy_or(occ, started).await
     }

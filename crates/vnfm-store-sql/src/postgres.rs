@@ -1,6 +1,6 @@
 //! The PostgreSQL backend, for several VNFM replicas sharing one database, on sqlx.
 //!
-//! The per-instance lock holds across replicas twice over: [`vnfm_store::Store::start_operation`]
+//! The per-instance lock holds across replicas twice over: [`vnfm_store::OpOccStore::start_operation`]
 //! locks the instance row (`SELECT ... FOR UPDATE`) before checking for a holder, and a unique
 //! partial index on `op_occs(instance_id) WHERE state` is non-final refuses a second holder
 //! whatever the code path. Lease and outbox claims use `FOR UPDATE SKIP LOCKED`, so concurrent
@@ -128,7 +128,7 @@ impl SqlStore<PostgresBackend> {
             .await
             .map_err(backend)?;
         migrate(&pool).await?;
-        Ok(SqlStore(PostgresBackend { pool }))
+        Ok(SqlStore(PostgresBackend { pool }, Default::default()))
     }
 
     /// Closes all connections.

@@ -11,6 +11,7 @@
 //!   four writes, or none), and an intact database.
 
 use crate::common;
+use vnfm_store::prelude::*;
 
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};

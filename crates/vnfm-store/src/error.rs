@@ -49,8 +49,8 @@ pub enum StoreError {
         reason: String,
     },
     /// Package content could not be read from the caller's reader, or written to the
-    /// caller's writer ([`crate::Store::put_package_content_from`],
-    /// [`crate::Store::copy_package_content_to`]).
+    /// caller's writer ([`crate::PackageStore::put_package_content_from`],
+    /// [`crate::PackageStore::copy_package_content_to`]).
     #[error("copying the content of VNF package {id} failed: {source}")]
     ContentIo {
         /// The package.

@@ -1,5 +1,8 @@
 //! The store port of the VNF lifecycle-management core: what the core persists, as one
-//! object-safe async trait ([`Store`], used as `Arc<dyn Store>`), its records and queries
+//! object-safe async trait per aggregate ([`InstanceStore`], [`OpOccStore`], [`OutboxStore`],
+//! [`SubscriptionDocumentStore`], [`AlarmStore`], [`PmStore`], [`IndicatorStore`],
+//! [`VimStore`], [`PackageStore`], [`SettingStore`]) and their sum [`Store`] (used as
+//! `Arc<dyn Store>`, with [`prelude`] in scope), its records and queries
 //! ([`model`](crate::Page) types) and its one error type ([`StoreError`]). No SQL driver:
 //! the implementations (SQLite and PostgreSQL) live in `vnfm-store-sql`, which the
 //! composition root opens.
@@ -17,7 +20,7 @@
 //!   VNF indicator values, and VIMs (with the index of
 //!   instances using each);
 //! - VNF packages and their content; package changes enqueue their notifications in the same
-//!   transaction ([`Store::update_package_and_notify`]).
+//!   transaction ([`PackageStore::update_package_and_notify`]).
 
 mod error;
 mod indicator;
@@ -39,5 +42,19 @@ pub use model::{
     canonical_fm_filter, canonical_pkgm_filter, canonical_pm_filter, enum_str, page_size,
     parse_state, state_str,
 };
-pub use store::{CONTENT_CHUNK_BYTES, Result, Store};
+pub use store::{
+    AlarmStore, CONTENT_CHUNK_BYTES, EnqueueListener, IndicatorStore, InstanceStore, OpOccStore,
+    OutboxStore, PackageStore, PmStore, Result, SettingStore, Store, SubscriptionDocumentStore,
+    VimStore,
+};
+
+/// The store ports' traits, for code that calls their methods on an `Arc<dyn Store>` (a
+/// supertrait's methods need the supertrait in scope): `use vnfm_store::prelude::*;`.
+pub mod prelude {
+    pub use crate::store::{
+        AlarmStore, IndicatorStore, InstanceStore, OpOccStore, OutboxStore, PackageStore, PmStore,
+        SettingStore, Store, SubscriptionDocumentStore, VimStore,
+    };
+    pub use crate::subscriptions::SubscriptionStore;
+}
 pub use subscriptions::{SubscriptionDocument, SubscriptionKind, SubscriptionStore};

@@ -76,8 +76,8 @@ impl Timestamp {
 
 /// Ownership of a running op-occ by one runner process until `expires_at`.
 ///
-/// The owner string is the fencing token: every write of the runner ([`crate::Store::record_step`],
-/// [`crate::Store::renew_lease`]) checks it, so once another process has claimed the op-occ the
+/// The owner string is the fencing token: every write of the runner ([`crate::OpOccStore::record_step`],
+/// [`crate::OpOccStore::renew_lease`]) checks it, so once another process has claimed the op-occ the
 /// old runner's writes are refused. It must therefore be unique per process *incarnation*
 /// (e.g. `host:pid:start-nonce`), not just per host.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -129,7 +129,7 @@ pub enum NameFilter {
     Contains(String),
 }
 
-/// Filter and page of [`crate::Store::list_instances`] / [`crate::Store::stream_instances`].
+/// Filter and page of [`crate::InstanceStore::list_instances`] / [`crate::InstanceStore::stream_instances`].
 /// All set filters must match.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct InstanceQuery {
@@ -168,7 +168,7 @@ pub struct InstanceQuery {
     pub scope: ProjectScope,
 }
 
-/// Filter and page of [`crate::Store::list_op_occs`]. All set filters must match.
+/// Filter and page of [`crate::OpOccStore::list_op_occs`]. All set filters must match.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct OpOccQuery {
     /// `vnfInstanceId` equals.
@@ -230,7 +230,7 @@ impl ProjectScope {
     }
 }
 
-/// The kinds of resource that belong to a project ([`crate::Store::project_of`]).
+/// The kinds of resource that belong to a project ([`crate::InstanceStore::project_of`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ScopedKind {
     /// A VNF instance.
@@ -710,7 +710,7 @@ impl fmt::Debug for VimRecord {
     }
 }
 
-/// One transactional step of a runner: see [`crate::Store::record_step`].
+/// One transactional step of a runner: see [`crate::OpOccStore::record_step`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct StepRecord {
     /// The new op-occ document (its `operationState` is the new state).
@@ -727,11 +727,11 @@ pub struct StepRecord {
     pub instance: Option<(VnfInstance, Version)>,
     /// Notifications to enqueue.
     pub outbox: Vec<NewOutboxRow>,
-    /// Op-occ data entries (key, value) to upsert, as [`crate::Store::put_op_occ_data`] does.
+    /// Op-occ data entries (key, value) to upsert, as [`crate::OpOccStore::put_op_occ_data`] does.
     pub data: Vec<(String, Value)>,
 }
 
-/// The versions written by [`crate::Store::record_step`].
+/// The versions written by [`crate::OpOccStore::record_step`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct StepWritten {
     /// New version of the op-occ.
@@ -742,7 +742,7 @@ pub struct StepWritten {
     pub journal_seq: Option<i64>,
 }
 
-/// What must still hold for [`crate::Store::begin_operation`] to create an occurrence that
+/// What must still hold for [`crate::OpOccStore::begin_operation`] to create an occurrence that
 /// begins at once: the facts the caller checked the request against, read before the
 /// occurrence existed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -750,7 +750,7 @@ pub struct StartCondition {
     /// The instance's version the caller validated and planned the request against.
     pub instance_version: Version,
     /// Whether the instance must have registered no VIM
-    /// ([`crate::Store::vims_created_by`] empty).
+    /// ([`crate::VimStore::vims_created_by`] empty).
     pub no_vims_created: bool,
 }
 

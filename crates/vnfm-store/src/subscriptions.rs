@@ -11,7 +11,7 @@ use vnfm_types::SubscriptionId;
 
 use crate::json::{document_from_json, document_to_json};
 use crate::model::{Page, ProjectScope, StoredSubscription, SubscriptionResource};
-use crate::store::{Result, Store};
+use crate::store::{Result, SubscriptionDocumentStore};
 
 /// Which kind of subscription a [`SubscriptionDocument`] is: its stored `kind` and what it is
 /// called in errors (a resource's [`SubscriptionResource::kind`]).
@@ -96,7 +96,7 @@ impl fmt::Debug for SubscriptionDocument {
 /// The typed subscription methods of every [`Store`], generic over the resource: one
 /// implementation for every kind, on the store's [`SubscriptionDocument`] methods.
 #[async_trait]
-pub trait SubscriptionStore: Store {
+pub trait SubscriptionStore: SubscriptionDocumentStore {
     /// Stores a subscription. [`crate::Conflict::AlreadyExists`] if the id is taken (by a
     /// subscription of any kind).
     async fn create_subscription<S: SubscriptionResource>(
@@ -163,7 +163,7 @@ pub trait SubscriptionStore: Store {
     }
 }
 
-impl<T: Store + ?Sized> SubscriptionStore for T {}
+impl<T: SubscriptionDocumentStore + ?Sized> SubscriptionStore for T {}
 
 #[cfg(test)]
 mod tests {

@@ -271,7 +271,11 @@ async fn deliver(inner: &Inner, row: OutboxRow) {
                 attempts = row.attempts + 1,
                 "notification delivered"
             );
-            record(inner, &row, store.outbox_delivered(row.id, Timestamp::now()).await);
+            record(
+                inner,
+                &row,
+                store.outbox_delivered(row.id, Timestamp::now()).await,
+            );
         }
         Ok(answer) => {
             failed(

@@ -14,20 +14,19 @@
 //! even when a send fails and waits for its retry, and across replicas. Different instances
 //! and different subscriptions are delivered concurrently. A notification given up on (dead)
 //! no longer holds back the ones behind it; it stays in the outbox until an operator sends it
-//! again ([`vnfm_store::Store::outbox_redeliver`]: back at the front of its queue, due at
-//! once) or discards it ([`vnfm_store::Store::outbox_discard`]).
+//! again ([`vnfm_store::OutboxStore::outbox_redeliver`]: back at the front of its queue, due at
+//! once) or discards it ([`vnfm_store::OutboxStore::outbox_discard`]).
 //!
 //! - [`Deliverer`] / [`DelivererConfig`]: the loop, its concurrency bound, retry schedule
 //!   (exponential backoff with jitter), give-up rules and graceful shutdown;
-//! - [`WakingStore`]: a store decorator that wakes the deliverer after every write that
+//! - [`DeliveryWaker`]: wakes the deliverer; the composition root hands it to the store
+//!   ([`vnfm_store::OutboxStore::on_enqueue`]), which calls it after every write that
 //!   enqueued notifications;
 //! - sending is the [`CallbackSender`](vnfm_driver_api::CallbackSender) port's job (HTTP with
 //!   Basic or OAuth 2.0 client credentials in `vnfm-outbound`); the deliverer hands it the
 //!   opened credentials and never logs them.
 
 mod deliver;
-mod waking;
 
 pub use deliver::{Deliverer, DelivererConfig, DeliveryWaker};
 pub use vnfm_driver_api::backoff_delay;
-pub use waking::WakingStore;

@@ -8,7 +8,7 @@
 //! `accessInfo` becomes a reference to an encrypted VIM of the instance, so the occurrence,
 //! the instance, the journal and the notifications never hold the secrets), takes the
 //! per-instance lock by creating the occurrence in `STARTING`
-//! ([`vnfm_store::Store::start_operation`]) and returns it; a task then moves it through the
+//! ([`vnfm_store::OpOccStore::start_operation`]) and returns it; a task then moves it through the
 //! state machine of [`crate::state`]:
 //!
 //! 1. `STARTING`: the instance's VIM connections are resolved and the grant is asked for; then
@@ -17,12 +17,12 @@
 //!    and no other start can race with this one (see [`dependents`]), this happens before the
 //!    occurrence is stored, and `start` writes it already begun: the `STARTING` row, the move
 //!    to `PROCESSING`, the `plan:forward` journal row and both notifications in one
-//!    transaction ([`vnfm_store::Store::begin_operation`]), one write fewer per operation.
+//!    transaction ([`vnfm_store::OpOccStore::begin_operation`]), one write fewer per operation.
 //!    Should the instance change between the checks and that write, nothing is written and the
 //!    occurrence starts the ordinary way.
 //! 2. Each step of the [`crate::Plan`], in order: hooks through the [`MgmtDriver`], infrastructure
 //!    steps through the [`InfraDriver`] of the instance's VIM type, bookkeeping steps purely.
-//!    After every step one [`vnfm_store::Store::record_step`] transaction writes the journal
+//!    After every step one [`vnfm_store::OpOccStore::record_step`] transaction writes the journal
 //!    row, the occurrence, the instance and the outbox rows of any notification.
 //! 3. `COMPLETED` after the last step; `FAILED_TEMP` (with an `error` naming the step) when a step
 //!    fails. From there the operator retries (the failed step runs again, earlier ones do not),
@@ -45,7 +45,7 @@
 //! [`recovery`](mod@recovery) for the rule that decides between resuming and `FAILED_TEMP`).
 //!
 //! # The journal
-//! Every occurrence's step journal ([`vnfm_store::Store::journal`]) holds:
+//! Every occurrence's step journal ([`vnfm_store::OpOccStore::journal`]) holds:
 //! - one `plan:forward` row (outcome `started`) written with the first transition out of
 //!   `STARTING`: its detail holds the plan, the VNFD id and the instance as it was before the
 //!   operation, so a retry or a recovering runner executes exactly the plan that was started;

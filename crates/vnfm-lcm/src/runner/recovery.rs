@@ -2,7 +2,7 @@
 //!
 //! An occurrence in `STARTING`, `PROCESSING` or `ROLLING_BACK` always has a lease; a runner
 //! renews the leases of what it executes. [`Lcm::recover`] claims the occurrences whose lease
-//! expired or was released ([`vnfm_store::Store::claim_expired`], each one goes to exactly one
+//! expired or was released ([`vnfm_store::OpOccStore::claim_expired`], each one goes to exactly one
 //! process) and decides from the journal:
 //!
 //! - `STARTING`: nothing has been executed (no step runs before `PROCESSING`), so execution

@@ -103,7 +103,7 @@ pub(crate) async fn insert<C: SqlConn>(
     Ok(())
 }
 
-/// Claims the due heads of their queues ([`vnfm_store::Store::outbox_due`]).
+/// Claims the due heads of their queues ([`vnfm_store::OutboxStore::outbox_due`]).
 pub(crate) async fn claim_due<C: SqlConn>(
     tx: &mut C,
     now: Timestamp,

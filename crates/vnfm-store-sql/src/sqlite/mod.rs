@@ -19,8 +19,8 @@
 //!
 //! # Several processes
 //! Every batch begins with `BEGIN IMMEDIATE`, so it takes SQLite's write lock before reading
-//! anything: the check-then-insert of [`vnfm_store::Store::start_operation`] and the claims of
-//! [`vnfm_store::Store::claim_expired`] are atomic across all processes sharing the file (another
+//! anything: the check-then-insert of [`vnfm_store::OpOccStore::start_operation`] and the claims of
+//! [`vnfm_store::OpOccStore::claim_expired`] are atomic across all processes sharing the file (another
 //! process's writer waits up to the busy timeout).
 
 mod conn;
@@ -170,15 +170,18 @@ impl SqlStore<SqliteBackend> {
                 options.reader_cache_kib
             ),
         };
-        Ok(SqlStore(SqliteBackend {
-            writer: Arc::new(Writer::spawn(conn)?),
-            readers: Arc::new(Readers::new(
-                path,
-                reader_setup,
-                options.readers.max(1) as usize,
-            )),
-            _scratch: None,
-        }))
+        Ok(SqlStore(
+            SqliteBackend {
+                writer: Arc::new(Writer::spawn(conn)?),
+                readers: Arc::new(Readers::new(
+                    path,
+                    reader_setup,
+                    options.readers.max(1) as usize,
+                )),
+                _scratch: None,
+            },
+            Default::default(),
+        ))
     }
 
     /// A private database that disappears with the store (a file in a temporary directory,

@@ -1,6 +1,7 @@
 //! The database itself: migrations, URLs, corrupt documents, settings, several stores on one SQLite file.
 
 use super::*;
+use vnfm_store::prelude::*;
 
 store_tests!(
     migrations_apply_on_empty_and_refuse_newer_schema,

@@ -56,7 +56,9 @@ async fn outbox_claims_retries_and_dead_letters(db: &TestDb) {
         .unwrap();
     s.outbox_delivered(second, Timestamp(40_001)).await.unwrap();
     assert!(matches!(
-        s.outbox_delivered(second, Timestamp(40_002)).await.unwrap_err(),
+        s.outbox_delivered(second, Timestamp(40_002))
+            .await
+            .unwrap_err(),
         StoreError::NotFound { .. }
     ));
     // The retried row is released but not due before its new time.
@@ -171,7 +173,9 @@ async fn outbox_queues_deliver_in_enqueue_order(db: &TestDb) {
     s.outbox_delivered(head(3), Timestamp(40)).await.unwrap();
     let retried = claim("sender-2", 50).await;
     assert_eq!(numbers(&retried), vec![1]);
-    s.outbox_delivered(retried[0].id, Timestamp(51)).await.unwrap();
+    s.outbox_delivered(retried[0].id, Timestamp(51))
+        .await
+        .unwrap();
     let next = claim("sender-2", 52).await;
     assert_eq!(numbers(&next), vec![2]);
 
@@ -354,7 +358,9 @@ async fn a_delivery_makes_its_callbacks_backlog_due_at_once(db: &TestDb) {
     s.enqueue(&[queued("sub-a", "vnf-new", 13)]).await.unwrap();
     let fresh = claim(30).await;
     assert_eq!(numbers(&fresh), vec![13]);
-    s.outbox_delivered(fresh[0].id, Timestamp(40)).await.unwrap();
+    s.outbox_delivered(fresh[0].id, Timestamp(40))
+        .await
+        .unwrap();
     // Every failed head of sub-a is due now; sub-b's retry and row 12 keep their time.
     let released = claim(50).await;
     assert_eq!(numbers(&released), vec![1, 2, 3, 4, 5]);

@@ -300,7 +300,7 @@ impl Run {
     }
 
     /// Stores the occurrence already begun, in one write
-    /// ([`vnfm_store::Store::begin_operation`]): its VIMs are resolved
+    /// ([`vnfm_store::OpOccStore::begin_operation`]): its VIMs are resolved
     /// ([`crate::ports::VimDirectory::resolves_locally`]) and its grant asked for
     /// ([`vnfm_driver_api::Nfvo::grants_locally`]) before it exists, then `STARTING` and the
     /// move out of it are written together, under `lease`, if `condition` still holds. Spawn

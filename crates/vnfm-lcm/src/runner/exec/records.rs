@@ -184,7 +184,7 @@ async fn route(
 }
 
 /// Routes `notes` into `rec.outbox` and creates `started` with its first move `rec` in one
-/// transaction ([`vnfm_store::Store::begin_operation`]); `None` when `start`'s condition no
+/// transaction ([`vnfm_store::OpOccStore::begin_operation`]); `None` when `start`'s condition no
 /// longer held and nothing was written. Not retried: the caller is still answering the
 /// request.
 pub(crate) async fn write_begun(

@@ -396,7 +396,7 @@ fn check_instance(step: &EncodedStep) -> Result<(), StoreError> {
     }
 }
 
-/// The writes of one runner step ([`vnfm_store::Store::record_step`]).
+/// The writes of one runner step ([`vnfm_store::OpOccStore::record_step`]).
 pub(crate) async fn record_step<C: SqlConn>(
     tx: &mut C,
     step: &EncodedStep,
