@@ -9,6 +9,7 @@ mod support;
 mod fm;
 mod fm_prometheus;
 mod hardening;
+mod http_layer;
 mod indicators;
 mod keystone;
 mod keystone_projects;
