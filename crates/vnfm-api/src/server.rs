@@ -1,5 +1,6 @@
-//! Running the API: binding, TLS (rustls with the ring provider), TCP_NODELAY, notification
-//! delivery, and graceful shutdown.
+//! Running the API: binding, TLS (rustls with the ring provider), TCP_NODELAY, which
+//! connections are taken (`crate::admission`), ProblemDetails for request heads hyper refuses
+//! (`crate::parse_errors`), notification delivery, and graceful shutdown.
 //!
 //! On `SIGINT`/`SIGTERM` the server stops accepting connections, answers `/readyz` with 503,
 //! lets in-flight requests finish, then asks the lifecycle core to stop: running steps finish
