@@ -6,14 +6,16 @@
 //! Access tokens are Fernet tokens (sealed with the server's token keyring) carrying the
 //! client id and the expiry: every replica that shares the token key file accepts them, no
 //! token table is needed, and rotating the key file invalidates them all. Client secrets are
-//! compared through their SHA-256 digests in constant time.
+//! compared through their SHA-256 digests in constant time. Failed client authentication backs
+//! off per client id and address, and per address (`throttle`).
 
+use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use axum::Form;
 use axum::extract::{Request, State};
-use axum::http::{HeaderMap, StatusCode, header};
+use axum::http::{Extensions, HeaderMap, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use base64::Engine;
@@ -28,6 +30,7 @@ use vnfm_keystone::KeystoneValidator;
 use crate::error::ApiError;
 
 mod keystone;
+mod throttle;
 
 /// Default lifetime of access tokens.
 pub const DEFAULT_TOKEN_TTL: Duration = Duration::from_secs(3600);
@@ -84,6 +87,8 @@ pub struct Authenticator {
     tokens: Arc<Keyring>,
     /// Validates `X-Auth-Token` headers, when Keystone authentication is on.
     keystone: Option<Arc<KeystoneValidator>>,
+    /// The back-off after failed client secrets.
+    throttle: throttle::Throttle,
 }
 
 impl std::fmt::Debug for Authenticator {
@@ -185,7 +190,43 @@ impl Authenticator {
             token_ttl,
             tokens,
             keystone: None,
+            throttle: throttle::Throttle::new(crate::limits::AuthBackoff::default()),
         }
+    }
+
+    /// Backs off after failed client secrets as `policy` says (instead of its defaults).
+    pub fn with_backoff(mut self, policy: crate::limits::AuthBackoff) -> Authenticator {
+        self.throttle = throttle::Throttle::new(policy);
+        self
+    }
+
+    /// [`Authenticator::authenticate_request`] for a client at `peer`, with the back-off of
+    /// failed client secrets (HTTP Basic): 429 while the client id at that address, or the
+    /// address, backs off.
+    pub async fn authenticate_from(
+        &self,
+        headers: &HeaderMap,
+        peer: Option<IpAddr>,
+    ) -> Result<Caller, ApiError> {
+        let keystone_token =
+            self.keystone.is_some() && headers.contains_key(keystone::X_AUTH_TOKEN);
+        let basic = headers
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(basic_credentials)
+            .filter(|_| self.allow_basic && !keystone_token);
+        let Some((client, _)) = basic else {
+            return self.authenticate_request(headers).await;
+        };
+        self.throttle
+            .check(&client, peer)
+            .map_err(|left| too_many_failures(&client, left))?;
+        let result = self.authenticate_request(headers).await;
+        match &result {
+            Ok(_) => self.throttle.succeeded(&client, peer),
+            Err(_) => self.throttle.failed(&client, peer),
+        }
+        result
     }
 
     /// Also accepts Keystone tokens in `X-Auth-Token`, validated by `validator`.
@@ -427,6 +468,34 @@ async fn stored_clients(store: &dyn Store) -> Result<Vec<SharedClient>, StoreErr
         .collect())
 }
 
+/// The client id and secret of an `Authorization: Basic` value.
+fn basic_credentials(authorization: &str) -> Option<(String, String)> {
+    let (scheme, rest) = authorization.trim().split_once(' ')?;
+    scheme
+        .eq_ignore_ascii_case("basic")
+        .then(|| decode_basic(rest.trim()))
+        .flatten()
+}
+
+/// The refusal of a client id (at an address) in its back-off.
+fn too_many_failures(client: &str, left: Duration) -> ApiError {
+    let seconds = left.as_secs_f64().ceil() as u64;
+    ApiError::TooManyRequests {
+        detail: format!(
+            "too many failed authentications of client {} from this address: retry in {seconds} s",
+            crate::util::cut(client, 64)
+        ),
+        retry_after: seconds.max(1),
+    }
+}
+
+/// The client's address, when the request came through [`crate::server`].
+pub(crate) fn peer_ip(extensions: &Extensions) -> Option<IpAddr> {
+    extensions
+        .get::<axum::extract::ConnectInfo<SocketAddr>>()
+        .map(|c| c.0.ip())
+}
+
 fn decode_basic(credentials: &str) -> Option<(String, String)> {
     let raw = base64::engine::general_purpose::STANDARD
         .decode(credentials)
@@ -444,7 +513,8 @@ pub async fn require_auth(
     mut request: Request,
     next: Next,
 ) -> Response {
-    let caller = match auth.authenticate_request(request.headers()).await {
+    let peer = peer_ip(request.extensions());
+    let caller = match auth.authenticate_from(request.headers(), peer).await {
         Ok(caller) => caller,
         Err(e) => return e.into_response(),
     };
@@ -486,6 +556,7 @@ fn oauth_error(status: StatusCode, error: &str, description: &str) -> Response {
 /// Basic or with `client_id`/`client_secret` form members.
 pub async fn token_endpoint(
     State(auth): State<Arc<Authenticator>>,
+    extensions: Extensions,
     headers: HeaderMap,
     form: Result<Form<TokenRequest>, axum::extract::rejection::FormRejection>,
 ) -> Response {
@@ -516,13 +587,7 @@ pub async fn token_endpoint(
     let from_header = headers
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
-        .and_then(|v| {
-            let (scheme, rest) = v.trim().split_once(' ')?;
-            scheme
-                .eq_ignore_ascii_case("basic")
-                .then(|| decode_basic(rest.trim()))
-                .flatten()
-        });
+        .and_then(basic_credentials);
     let (id, secret) = match (from_header, form.client_id, form.client_secret) {
         (Some(pair), _, _) => pair,
         (None, Some(id), Some(secret)) => (id, secret),
@@ -534,7 +599,21 @@ pub async fn token_endpoint(
             );
         }
     };
-    match auth.issue_shared(&id, &secret).await {
+    let peer = peer_ip(&extensions);
+    if let Err(left) = auth.throttle.check(&id, peer) {
+        let e = too_many_failures(&id, left);
+        let mut response = oauth_error(StatusCode::TOO_MANY_REQUESTS, "slow_down", &e.to_string());
+        if let Some(v) = e.retry_after() {
+            response.headers_mut().insert(header::RETRY_AFTER, v);
+        }
+        return response;
+    }
+    let issued = auth.issue_shared(&id, &secret).await;
+    match &issued {
+        Some(_) => auth.throttle.succeeded(&id, peer),
+        None => auth.throttle.failed(&id, peer),
+    }
+    match issued {
         Some((token, ttl)) => {
             let mut response = axum::Json(serde_json::json!({
                 "access_token": token,

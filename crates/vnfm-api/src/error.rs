@@ -96,6 +96,14 @@ pub enum ApiError {
     /// The requested range cannot be served.
     #[error("{0}")]
     RangeNotSatisfiable(String),
+    /// The client backs off after failed authentications.
+    #[error("{detail}")]
+    TooManyRequests {
+        /// What is refused, and for how long.
+        detail: String,
+        /// Seconds until the client may try again (`Retry-After`).
+        retry_after: u64,
+    },
     /// The server is shutting down or not ready.
     #[error("{0}")]
     Unavailable(String),
@@ -141,6 +149,7 @@ impl ApiError {
             ApiError::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             ApiError::Unprocessable(_) => StatusCode::UNPROCESSABLE_ENTITY,
             ApiError::RangeNotSatisfiable(_) => StatusCode::RANGE_NOT_SATISFIABLE,
+            ApiError::TooManyRequests { .. } => StatusCode::TOO_MANY_REQUESTS,
             ApiError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
             // A conditional write (`If-Match`) that found the resource changed.
             ApiError::Lcm(LcmError::Changed { .. } | LcmError::AlarmChanged { .. }) => {
@@ -161,6 +170,14 @@ impl ApiError {
                 LcmError::InvalidRequest { pointer, .. }
                 | LcmError::VimCreatorUnavailable { pointer, .. },
             ) => Some(pointer),
+            _ => None,
+        }
+    }
+
+    /// The `Retry-After` value of the error, when it has one.
+    pub fn retry_after(&self) -> Option<HeaderValue> {
+        match self {
+            ApiError::TooManyRequests { retry_after, .. } => Some(HeaderValue::from(*retry_after)),
             _ => None,
         }
     }
@@ -229,6 +246,9 @@ impl IntoResponse for ApiError {
                 header::WWW_AUTHENTICATE,
                 HeaderValue::from_static("Bearer realm=\"vnfm\""),
             );
+        }
+        if let Some(v) = self.retry_after() {
+            headers.insert(header::RETRY_AFTER, v);
         }
         if let ApiError::MethodNotAllowed { allowed, .. } = &self
             && !allowed.is_empty()

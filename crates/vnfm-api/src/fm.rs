@@ -243,15 +243,27 @@ fn report_of(c: &AlarmCandidate) -> ApiResult<FaultReport> {
     Ok(report)
 }
 
+/// Authenticates an Alertmanager webhook: Alertmanager's own token, or the server's usual
+/// credentials.
+pub(crate) async fn authenticate_webhook(
+    state: &AppState,
+    headers: &HeaderMap,
+    peer: Option<std::net::IpAddr>,
+) -> ApiResult<()> {
+    if !has_receiver_token(state, headers) {
+        state.auth.authenticate_from(headers, peer).await?;
+    }
+    Ok(())
+}
+
 /// `POST /vnffm/v1/alertmanager`: an Alertmanager webhook (version 4).
 pub(crate) async fn alertmanager_webhook(
     State(state): State<Arc<AppState>>,
+    extensions: axum::http::Extensions,
     headers: HeaderMap,
     body: Bytes,
 ) -> ApiResult<Response> {
-    if !has_receiver_token(&state, &headers) {
-        state.auth.authenticate_request(&headers).await?;
-    }
+    authenticate_webhook(&state, &headers, crate::auth::peer_ip(&extensions)).await?;
     let webhook = vnfm_prometheus::parse_webhook(&body).map_err(|e| match &e {
         vnfm_prometheus::Error::WebhookInvalid { pointer, .. } => {
             ApiError::invalid(pointer.clone(), e.to_string())

@@ -23,6 +23,7 @@
 //! [`router`] builds the router from an [`AppState`] without a socket (tests call it with
 //! `tower::ServiceExt::oneshot`); [`server::serve`] runs it.
 
+mod admission;
 pub mod auth;
 mod dead_letters;
 pub mod error;
@@ -38,6 +39,7 @@ pub mod metrics;
 pub mod openapi;
 mod ops;
 pub mod packages;
+mod parse_errors;
 mod pm;
 mod precondition;
 mod preview;
@@ -64,7 +66,7 @@ use axum::routing::{get, post};
 use tower_http::timeout::RequestBodyTimeoutLayer;
 
 pub use error::{ApiError, ApiResult};
-pub use limits::ServerLimits;
+pub use limits::{AuthBackoff, ServerLimits};
 pub use server::{ServeOptions, serve};
 pub use state::{AppState, StateOptions};
 pub use test_vim::test_vim_driver;

@@ -15,9 +15,13 @@
 //!   `RequestBodyTimeoutLayer`); the connection is closed otherwise.
 //! - **Request head:** a target longer than [`MAX_URI_BYTES`] is 414 and more than
 //!   [`MAX_HEADERS`] header fields (or [`MAX_HEADER_BYTES`]) are 431, as ProblemDetails
-//!   (`check_head`); only a head hyper cannot parse at all gets its bare 400.
-//! - **Connections:** at most [`ServerLimits::max_connections`] at once; further ones wait
-//!   in the kernel's accept queue until one closes.
+//!   (`check_head`); a head beyond hyper's own limits, or one it cannot parse at all, gets the
+//!   same ProblemDetails statuses through `crate::parse_errors`.
+//! - **Connections:** at most [`ServerLimits::max_connections`] at once, at most
+//!   [`ServerLimits::max_connections_per_peer`] from one address, each sending its first request
+//!   within [`ServerLimits::first_request_timeout`] (`crate::admission`).
+//! - **Failed authentication** backs off per client and address, and per address
+//!   ([`ServerLimits::auth_backoff`], `crate::auth::throttle`).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -41,6 +45,14 @@ pub struct ServerLimits {
     pub body_read_timeout: Duration,
     /// Largest `/oauth2/token` body, in bytes.
     pub max_token_body: usize,
+    /// Connections one IP address may hold at once (0: no limit per address, for a server
+    /// behind a reverse proxy, where every client has the proxy's address).
+    pub max_connections_per_peer: usize,
+    /// Time a new connection has to send its first request head (and a TLS client to finish
+    /// its handshake).
+    pub first_request_timeout: Duration,
+    /// The back-off after failed client authentication.
+    pub auth_backoff: AuthBackoff,
 }
 
 impl Default for ServerLimits {
@@ -50,6 +62,36 @@ impl Default for ServerLimits {
             header_read_timeout: Duration::from_secs(30),
             body_read_timeout: Duration::from_secs(30),
             max_token_body: 16 * 1024,
+            max_connections_per_peer: 256,
+            first_request_timeout: Duration::from_secs(10),
+            auth_backoff: AuthBackoff::default(),
+        }
+    }
+}
+
+/// The back-off after failed client authentication (a wrong client secret on `/oauth2/token`
+/// or in HTTP Basic): after `free_failures` failures of one client id from one address, that
+/// pair is refused (429, without looking at the secret) for 1 s, doubling with each further
+/// failure up to `max`; after `free_failures_per_peer` failures from one address, whatever
+/// the client ids, the address is. A success forgets the pair's failures. A real client is
+/// never locked out by failures from another address.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AuthBackoff {
+    /// Longest back-off (zero: no back-off at all).
+    pub max: Duration,
+    /// Failures of one client id from one address before its back-off starts.
+    pub free_failures: u32,
+    /// Failures from one address, for any client ids, before the address backs off (0: no
+    /// back-off per address, for a server behind a reverse proxy).
+    pub free_failures_per_peer: u32,
+}
+
+impl Default for AuthBackoff {
+    fn default() -> Self {
+        AuthBackoff {
+            max: Duration::from_secs(60),
+            free_failures: 5,
+            free_failures_per_peer: 50,
         }
     }
 }
@@ -60,13 +102,15 @@ pub const MAX_URI_BYTES: usize = 8 * 1024;
 pub const MAX_HEADERS: usize = 100;
 /// Largest total size of a request's header fields; larger is 431.
 pub const MAX_HEADER_BYTES: usize = 64 * 1024;
-/// How many header fields hyper parses before answering 431 itself (bare, not ProblemDetails):
-/// above [`MAX_HEADERS`], so that [`check_head`] answers first.
+/// How many header fields hyper parses before answering 431 itself (made a ProblemDetails by
+/// `crate::parse_errors`): above [`MAX_HEADERS`], so that [`check_head`] answers first, with
+/// the counts.
 pub(crate) const HYPER_MAX_HEADERS: usize = 1000;
 
 /// Refuses a request whose target is longer than [`MAX_URI_BYTES`] (414) or whose header
 /// fields exceed [`MAX_HEADERS`] or [`MAX_HEADER_BYTES`] (431), as ProblemDetails. hyper's
-/// own refusals (a head it cannot parse, or beyond its much larger limits) stay bare.
+/// own refusals (a head it cannot parse, or beyond its larger limits) are rewritten as
+/// ProblemDetails by `crate::parse_errors`.
 pub(crate) async fn check_head(req: Request, next: Next) -> Response {
     let target = req.uri().path_and_query().map_or(0, |pq| pq.as_str().len());
     if target > MAX_URI_BYTES {
@@ -106,8 +150,29 @@ pub(crate) fn body_limit(state: &AppState, req: &Request) -> usize {
     }
 }
 
+/// Authenticates `req` when its route needs it, before its size or type is refused: a client
+/// without valid credentials learns 401, not what the route would take.
+/// Takes the request's parts: the request itself is not `Sync`, and is not held across awaits.
+async fn authenticate_first(
+    state: &AppState,
+    path: &str,
+    headers: &axum::http::HeaderMap,
+    peer: Option<std::net::IpAddr>,
+) -> Result<(), ApiError> {
+    match path {
+        "/oauth2/token" | "/healthz" | "/readyz" => Ok(()),
+        "/vnffm/v1/alertmanager" => crate::fm::authenticate_webhook(state, headers, peer).await,
+        _ => state
+            .auth
+            .authenticate_from(headers, peer)
+            .await
+            .map(|_| ()),
+    }
+}
+
 /// Refuses a request whose `Content-Length` exceeds its route's limit (413), and a package
-/// upload of another media type (415), before the body is read.
+/// upload of another media type (415), before the body is read; on routes that need
+/// authentication, a request without valid credentials is refused with 401 first.
 pub(crate) async fn check_length(
     State(state): State<Arc<AppState>>,
     req: Request,
@@ -122,6 +187,10 @@ pub(crate) async fn check_length(
     if let Some(length) = length
         && length > limit as u64
     {
+        let peer = crate::auth::peer_ip(req.extensions());
+        if let Err(e) = authenticate_first(&state, req.uri().path(), req.headers(), peer).await {
+            return e.into_response();
+        }
         return ApiError::PayloadTooLarge(format!(
             "the body has {length} bytes (Content-Length); {} accepts at most {limit}",
             crate::util::cut(req.uri().path(), 120)
@@ -134,6 +203,10 @@ pub(crate) async fn check_length(
             &["application/zip", "application/octet-stream"],
         )
     {
+        let peer = crate::auth::peer_ip(req.extensions());
+        if let Err(e) = authenticate_first(&state, req.uri().path(), req.headers(), peer).await {
+            return e.into_response();
+        }
         return e.into_response();
     }
     next.run(req).await

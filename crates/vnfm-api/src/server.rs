@@ -1,5 +1,6 @@
-//! Running the API: binding, TLS (rustls with the ring provider), TCP_NODELAY, notification
-//! delivery, and graceful shutdown.
+//! Running the API: binding, TLS (rustls with the ring provider), TCP_NODELAY, which
+//! connections are taken (`crate::admission`), ProblemDetails for request heads hyper refuses
+//! (`crate::parse_errors`), notification delivery, and graceful shutdown.
 //!
 //! On `SIGINT`/`SIGTERM` the server stops accepting connections, answers `/readyz` with 503,
 //! lets in-flight requests finish, then asks the lifecycle core to stop: running steps finish
@@ -18,7 +19,12 @@ use tokio::sync::mpsc;
 use tokio_rustls::TlsAcceptor;
 use tokio_rustls::server::TlsStream;
 
+use hyper::Request;
+use hyper::body::Incoming;
+
+use crate::admission::Admission;
 use crate::limits::ServerLimits;
+use crate::parse_errors::Answering;
 use crate::state::{AppState, StateError, StateOptions};
 
 /// How `vnfm serve` runs.
@@ -103,29 +109,40 @@ fn tls_acceptor(cert: &PathBuf, key: &PathBuf) -> Result<TlsAcceptor, ServeError
 }
 
 /// A listener that completes TLS handshakes in their own tasks (a slow client cannot hold
-/// up others) and hands over finished connections.
+/// up others; at most `max_connections_per_peer` handshakes of one address at once, each within
+/// the first-request timeout) and hands over finished connections.
 struct TlsListener {
     ready: mpsc::Receiver<(TlsStream<TcpStream>, SocketAddr)>,
     local: SocketAddr,
 }
 
 impl TlsListener {
-    fn start(tcp: TcpListener, acceptor: TlsAcceptor) -> io::Result<TlsListener> {
+    fn start(
+        tcp: TcpListener,
+        acceptor: TlsAcceptor,
+        limits: &ServerLimits,
+    ) -> io::Result<TlsListener> {
         let local = tcp.local_addr()?;
         let (tx, ready) = mpsc::channel(64);
+        let handshakes = Admission::new(limits.max_connections_per_peer);
+        let timeout = limits.first_request_timeout;
         tokio::spawn(async move {
             loop {
                 let Ok((stream, peer)) = tcp.accept().await else {
                     tokio::time::sleep(Duration::from_millis(50)).await;
                     continue;
                 };
+                let Some(counted) = handshakes.admit(peer.ip()) else {
+                    tracing::debug!(%peer, "too many TLS handshakes from one address: closed");
+                    continue;
+                };
                 let _ = stream.set_nodelay(true);
                 let acceptor = acceptor.clone();
                 let handed = tx.clone();
                 tokio::spawn(async move {
-                    match tokio::time::timeout(Duration::from_secs(10), acceptor.accept(stream))
-                        .await
-                    {
+                    let handshake = tokio::time::timeout(timeout, acceptor.accept(stream)).await;
+                    drop(counted);
+                    match handshake {
                         Ok(Ok(tls)) => {
                             let _ = handed.send((tls, peer)).await;
                         }
@@ -173,12 +190,14 @@ pub async fn serve_http1<L>(
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> io::Result<()>
 where
-    L: Listener,
+    L: Listener<Addr = SocketAddr>,
 {
     serve_http1_limited(listener, app, shutdown, &ServerLimits::default()).await
 }
 
-/// [`serve_http1`] with `limits`' connection count and header read timeout.
+/// [`serve_http1`] with `limits`' connection counts and timeouts (see `crate::admission`).
+/// Requests carry the client's address as [`axum::extract::ConnectInfo`]`<SocketAddr>`, and
+/// request heads hyper cannot parse are answered with ProblemDetails (`crate::parse_errors`).
 pub async fn serve_http1_limited<L>(
     mut listener: L,
     app: axum::Router,
@@ -186,7 +205,7 @@ pub async fn serve_http1_limited<L>(
     limits: &ServerLimits,
 ) -> io::Result<()>
 where
-    L: Listener,
+    L: Listener<Addr = SocketAddr>,
 {
     use hyper_util::rt::{TokioIo, TokioTimer};
     use hyper_util::service::TowerToHyperService;
@@ -195,34 +214,79 @@ where
     let mut connections = tokio::task::JoinSet::new();
     let mut shutdown = std::pin::pin!(shutdown);
     let slots = Arc::new(tokio::sync::Semaphore::new(limits.max_connections.max(1)));
+    let admission = Admission::new(limits.max_connections_per_peer);
     let header_timeout = limits.header_read_timeout;
+    let first_request_timeout = limits.first_request_timeout;
     loop {
-        // A connection is accepted only when there is room for it.
-        let slot = tokio::select! {
-            slot = slots.clone().acquire_owned() => slot,
-            () = &mut shutdown => break,
-        };
-        let Ok(slot) = slot else { break };
-        let (io, _peer) = tokio::select! {
+        let (io, peer) = tokio::select! {
             accepted = listener.accept() => accepted,
             () = &mut shutdown => break,
         };
+        let Some(counted) = admission.admit(peer.ip()) else {
+            tracing::debug!(%peer, "too many connections from one address: closed");
+            continue;
+        };
+        // Every slot taken: the oldest connection without a request makes room, else this
+        // one waits for a slot (and further ones in the kernel's accept queue).
+        let slot = match slots.clone().try_acquire_owned() {
+            Ok(slot) => slot,
+            Err(_) => {
+                admission.evict_oldest_fresh();
+                tokio::select! {
+                    slot = slots.clone().acquire_owned() => match slot {
+                        Ok(slot) => slot,
+                        Err(_) => break,
+                    },
+                    () = &mut shutdown => break,
+                }
+            }
+        };
         while connections.try_join_next().is_some() {}
-        let service = TowerToHyperService::new(app.clone());
+        let fresh = admission.fresh();
+        let evicted = fresh.evicted();
+        let fresh = Arc::new(std::sync::Mutex::new(Some(fresh)));
+        let service = {
+            let fresh = fresh.clone();
+            tower::util::MapRequest::new(app.clone(), move |mut request: Request<Incoming>| {
+                // The first request: the connection is no longer one that sent none.
+                fresh.lock().unwrap_or_else(|e| e.into_inner()).take();
+                request
+                    .extensions_mut()
+                    .insert(axum::extract::ConnectInfo(peer));
+                request
+            })
+        };
+        let service = TowerToHyperService::new(service);
         let mut stopped = stopped.clone();
         connections.spawn(async move {
             let _slot = slot;
+            let _counted = counted;
             let connection = hyper::server::conn::http1::Builder::new()
                 .timer(TokioTimer::new())
                 .header_read_timeout(header_timeout)
                 .max_headers(crate::limits::HYPER_MAX_HEADERS)
                 .title_case_headers(true)
-                .serve_connection(TokioIo::new(io), service)
+                .writev(false)
+                .serve_connection(TokioIo::new(Answering::new(io)), service)
                 .with_upgrades();
             let mut connection = std::pin::pin!(connection);
+            let no_first_request = async {
+                tokio::time::sleep(first_request_timeout).await;
+                if fresh.lock().unwrap_or_else(|e| e.into_inner()).is_none() {
+                    std::future::pending::<()>().await;
+                }
+            };
             tokio::select! {
                 _ = connection.as_mut() => return,
                 _ = stopped.wait_for(|stop| *stop) => {}
+                () = evicted.notified() => {
+                    tracing::debug!(%peer, "connection without a request closed to make room");
+                    return;
+                }
+                () = no_first_request => {
+                    tracing::debug!(%peer, "no request within the first-request timeout: closed");
+                    return;
+                }
             }
             connection.as_mut().graceful_shutdown();
             if let Err(e) = connection.await {
@@ -311,7 +375,7 @@ pub async fn serve(
     };
     let served = match tls {
         Some(acceptor) => {
-            let listener = TlsListener::start(tcp, acceptor).map_err(ServeError::Serve)?;
+            let listener = TlsListener::start(tcp, acceptor, &limits).map_err(ServeError::Serve)?;
             serve_http1_limited(listener, app, shutdown, &limits).await
         }
         None => {

@@ -222,6 +222,7 @@ impl AppState {
             options.allow_basic_auth,
             options.token_ttl,
         );
+        auth = auth.with_backoff(options.limits.auth_backoff.clone());
         if let Some(validator) = &options.keystone {
             auth = auth.with_keystone(validator.clone());
         }

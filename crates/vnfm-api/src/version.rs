@@ -1,9 +1,11 @@
 //! API versions (SOL013 clause 9): the `api_versions` resources and the `Version` header.
 //!
-//! Requests to a v2 API must carry `Version: 2.x.y` (SOL013 v3: the header is mandatory); a
-//! missing or unsupported version is a 400. The v1 APIs (SOL003 v2.6.1) accept a request
-//! without the header, and refuse a version they do not serve. Every response of a versioned
-//! API carries the `Version` it was served with. `api_versions` resources need no header.
+//! Requests to a v2 API must carry `Version` (SOL013 v3: the header is mandatory; 400 when it
+//! is missing). The v1 APIs (SOL003 v2.6.1) accept a request without the header. A `Version`
+//! the API does not offer (another major version, a newer minor or patch version than the one
+//! served, or anything but `MAJOR.MINOR.PATCH`) is refused with 406 naming the versions served.
+//! Every response of a versioned API carries the `Version` it was served with. `api_versions`
+//! resources need no header.
 
 use axum::extract::Request;
 use axum::http::{HeaderName, HeaderValue};
@@ -71,16 +73,35 @@ impl ApiFamily {
         }
     }
 
-    fn major(self) -> &'static str {
-        self.version().split('.').next().unwrap_or("1")
-    }
-
     /// Whether requests must carry a `Version` header.
     pub fn requires_version_header(self) -> bool {
         matches!(self, ApiFamily::LcmV2 | ApiFamily::PkgmV2 | ApiFamily::PmV2)
     }
 
-    /// Checks the request's `Version` header.
+    /// Whether the API serves a request for API version `requested`: the same major version,
+    /// and a minor and patch version no newer than the one served (SOL013 clause 9.1: minor and
+    /// patch versions only add to a major version, so a 2.1.0 API serves a 2.0.0 client, but a
+    /// 2.0.0 API cannot serve what a 2.9.9 client expects).
+    fn offers(self, requested: (u32, u32, u32)) -> bool {
+        let served = parse_version(self.version()).unwrap_or((0, 0, 0));
+        requested.0 == served.0 && (requested.1, requested.2) <= (served.1, served.2)
+    }
+
+    /// The versions a request may ask for, in words (for the refusal).
+    fn offered(self) -> String {
+        let version = self.version();
+        if version.ends_with(".0.0") {
+            version.to_owned()
+        } else {
+            let major = version.split('.').next().unwrap_or_default();
+            format!("{version}, and the earlier {major}.x.y versions")
+        }
+    }
+
+    /// Checks the request's `Version` header: missing on a v2 API is 400; a value that is not
+    /// an API version this API offers (another major version, a newer minor or patch version,
+    /// or anything but `MAJOR.MINOR.PATCH` of at most [`MAX_VERSION_LEN`] characters) is 406
+    /// naming the versions served (SOL013 clause 4.9).
     pub fn check(self, request: &Request) -> Result<(), ApiError> {
         if self == ApiFamily::VimV1 {
             // Not an ETSI API: clients that send one Version header everywhere are served.
@@ -99,30 +120,40 @@ impl ApiFamily {
             }
             None => Ok(()),
             Some(v) => {
-                let text = v.to_str().unwrap_or("").trim();
-                let mut parts = text.split('.');
-                let major = parts.next().unwrap_or("");
-                let well_formed = !text.is_empty()
-                    && text.split('.').count() <= 3
-                    && text
-                        .split('.')
-                        .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()));
-                if well_formed && major == self.major() {
-                    Ok(())
-                } else {
-                    Err(ApiError::invalid(
-                        "Version",
-                        format!(
-                            "API version {} is not supported by {}: this server speaks {}",
-                            crate::util::cut(text, 40),
-                            self.prefix(),
-                            self.version()
-                        ),
-                    ))
+                let text = v.to_str().unwrap_or("(not visible ASCII)").trim();
+                match parse_version(text) {
+                    Some(requested) if self.offers(requested) => Ok(()),
+                    _ => Err(ApiError::NotAcceptable(format!(
+                        "the Version header asks for API version {}, which {} does not offer: it serves {} (send `Version: {}`; GET {}/api_versions lists the versions)",
+                        crate::util::cut(text, 40),
+                        self.prefix(),
+                        self.offered(),
+                        self.version(),
+                        self.prefix(),
+                    ))),
                 }
             }
         }
     }
+}
+
+/// The longest `Version` value read; a longer one is refused without being parsed.
+pub const MAX_VERSION_LEN: usize = 32;
+
+/// `MAJOR.MINOR.PATCH` (SOL013 clause 9.1), each a number of at most 9 digits.
+fn parse_version(text: &str) -> Option<(u32, u32, u32)> {
+    if text.len() > MAX_VERSION_LEN {
+        return None;
+    }
+    let mut parts = text.split('.').map(|p| {
+        if !p.is_empty() && p.len() <= 9 && p.bytes().all(|b| b.is_ascii_digit()) {
+            p.parse::<u32>().ok()
+        } else {
+            None
+        }
+    });
+    let version = (parts.next()??, parts.next()??, parts.next()??);
+    parts.next().is_none().then_some(version)
 }
 
 /// Middleware: checks the `Version` header of the request and sets it on the response.
@@ -220,25 +251,47 @@ mod tests {
             .check(&request("/vnflcm/v2/vnf_instances", None))
             .unwrap_err();
         assert_eq!(e.pointer(), Some("Version"));
+        assert_eq!(e.status(), axum::http::StatusCode::BAD_REQUEST);
         assert!(
             f.check(&request("/vnflcm/v2/vnf_instances", Some("2.0.0")))
                 .is_ok()
         );
-        assert!(
-            f.check(&request("/vnflcm/v2/vnf_instances", Some("2.1")))
-                .is_ok()
-        );
-        assert!(
-            f.check(&request("/vnflcm/v2/vnf_instances", Some("1.3.0")))
-                .is_err()
-        );
-        assert!(
-            f.check(&request("/vnflcm/v2/vnf_instances", Some("2.x")))
-                .is_err()
-        );
+        let long = format!("2.{}", "9".repeat(5000));
+        for refused in [
+            "2.9.9", "2.1.0", "2.1", "2", "2.", "1.3.0", "2.x", "2.0.0.0", "02.0.0x", &long,
+        ] {
+            let e = f
+                .check(&request("/vnflcm/v2/vnf_instances", Some(refused)))
+                .unwrap_err();
+            assert_eq!(
+                e.status(),
+                axum::http::StatusCode::NOT_ACCEPTABLE,
+                "{refused}"
+            );
+            let detail = e.to_string();
+            assert!(detail.contains("it serves 2.0.0"), "{detail}");
+            assert!(detail.len() < 400, "{detail}");
+        }
         assert!(f.check(&request("/vnflcm/v2/api_versions", None)).is_ok());
+        // A newer minor version serves the older ones of its major version.
+        let pkgm = ApiFamily::PkgmV2;
+        for offered in ["2.0.0", "2.1.0", "2.0.7"] {
+            assert!(
+                pkgm.check(&request("/vnfpkgm/v2/vnf_packages", Some(offered)))
+                    .is_ok(),
+                "{offered}"
+            );
+        }
+        assert!(
+            pkgm.check(&request("/vnfpkgm/v2/vnf_packages", Some("2.1.1")))
+                .is_err()
+        );
         let v1 = ApiFamily::LcmV1;
         assert!(v1.check(&request("/vnflcm/v1/vnf_instances", None)).is_ok());
+        assert!(
+            v1.check(&request("/vnflcm/v1/vnf_instances", Some("1.2.0")))
+                .is_ok()
+        );
         assert!(
             v1.check(&request("/vnflcm/v1/vnf_instances", Some("2.0.0")))
                 .is_err()

@@ -230,8 +230,8 @@ async fn a_body_that_stops_arriving_is_given_up() {
     assert!(text.is_empty() || text.starts_with("HTTP/1.1 4"), "{text}");
 }
 
-/// hyper answers a head beyond its limits with a bare status line; up to far larger sizes the
-/// server answers first, with ProblemDetails.
+/// Heads beyond the server's own limits, but within hyper's, are refused by the router with
+/// ProblemDetails that give the counts (`http_layer` has the heads beyond hyper's limits).
 #[tokio::test]
 async fn long_targets_and_many_headers_are_answered_with_problem_details() {
     let h = Harness::new().await;

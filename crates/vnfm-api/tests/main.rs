@@ -10,6 +10,7 @@ mod conditional;
 mod fm;
 mod fm_prometheus;
 mod hardening;
+mod http_layer;
 mod indicators;
 mod keystone;
 mod keystone_projects;

@@ -106,9 +106,29 @@ pub struct ServeArgs {
     /// Largest package upload, in MiB.
     #[arg(long, default_value_t = 512, value_name = "MIB")]
     max_package_mib: usize,
-    /// Connections served at once; more wait until one closes.
+    /// Connections served at once; when all are taken, a new one replaces the oldest that
+    /// has not sent a request yet, or waits until one closes.
     #[arg(long, default_value_t = 1024, value_name = "N")]
     max_connections: usize,
+    /// Connections one IP address may hold at once (more are closed at once); 0 for no limit
+    /// per address (behind a reverse proxy, where every client has the proxy's address).
+    #[arg(long, default_value_t = 256, value_name = "N")]
+    max_connections_per_address: usize,
+    /// Seconds a new connection has to send its first request (and a TLS client to finish
+    /// its handshake) before it is closed.
+    #[arg(long, default_value_t = 10, value_name = "SECONDS")]
+    first_request_timeout: u64,
+    /// Longest back-off, in seconds, after failed client authentication (a wrong client
+    /// secret on /oauth2/token or in HTTP Basic); 0 turns the back-off off.
+    #[arg(long, default_value_t = 60, value_name = "SECONDS")]
+    auth_backoff_max: u64,
+    /// Failed authentications of one client id from one address before it backs off.
+    #[arg(long, default_value_t = 5, value_name = "N")]
+    auth_failures_per_client: u32,
+    /// Failed authentications from one address, for any client ids, before the address backs
+    /// off; 0 for no back-off per address (behind a reverse proxy).
+    #[arg(long, default_value_t = 50, value_name = "N")]
+    auth_failures_per_address: u32,
     /// Seconds a client has to send a request's headers before the connection is closed.
     #[arg(long, default_value_t = 30, value_name = "SECONDS")]
     header_timeout: u64,
@@ -420,6 +440,13 @@ pub fn run(args: ServeArgs) -> Result<ExitCode, ServeError> {
     }
     state.package_limits.max_package_bytes = args.max_package_mib.saturating_mul(1024 * 1024);
     state.limits.max_connections = args.max_connections;
+    state.limits.max_connections_per_peer = args.max_connections_per_address;
+    state.limits.first_request_timeout = Duration::from_secs(args.first_request_timeout.max(1));
+    state.limits.auth_backoff = vnfm_api::AuthBackoff {
+        max: Duration::from_secs(args.auth_backoff_max),
+        free_failures: args.auth_failures_per_client,
+        free_failures_per_peer: args.auth_failures_per_address,
+    };
     state.limits.header_read_timeout = Duration::from_secs(args.header_timeout.max(1));
     state.limits.body_read_timeout = Duration::from_secs(args.body_timeout.max(1));
     state.metrics = Some(metrics);

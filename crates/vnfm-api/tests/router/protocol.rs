@@ -115,11 +115,12 @@ async fn version_header_api_versions_and_fallbacks() {
             vec![],
         )
         .await;
+    // A version the API does not offer: 406 naming the one it serves (SOL013 clause 4.9).
     assert!(
-        r.problem(400)["detail"]
+        r.problem(406)["detail"]
             .as_str()
             .unwrap()
-            .contains("not supported")
+            .contains("it serves 2.0.0")
     );
     let r = h.call(Method::GET, "/vnflcm/v2/vnf_instances", None).await;
     assert_eq!(r.header("version"), Some("2.0.0"));

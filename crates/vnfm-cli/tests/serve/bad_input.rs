@@ -1,4 +1,4 @@
-//! What `vnfm serve` refuses, and how it keeps serving: oversized bodies, silent clients, bad addresses and requests, a closed standard output.
+//! What `vnfm serve` refuses, and how it keeps serving: oversized bodies, silent clients, request heads its HTTP parser refuses, one address holding connections open, bad addresses and requests, a closed standard output.
 
 use super::*;
 
@@ -141,4 +141,123 @@ fn serve_with_a_closed_standard_output_keeps_serving() {
     assert!(child.try_wait().unwrap().is_none(), "vnfm serve exited");
     child.kill().ok();
     child.wait().ok();
+}
+
+/// Sends `request` on a new connection from a writer thread while reading the answer (the
+/// server may answer before the request is all sent); returns the whole answer.
+fn exchange(addr: &str, request: Vec<u8>) -> String {
+    let stream = std::net::TcpStream::connect(addr).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    let mut writer = stream.try_clone().unwrap();
+    // The server may close before the rest is sent: that is not the test's failure.
+    let writing = std::thread::spawn(move || {
+        let _ = writer.write_all(&request);
+    });
+    let mut answer = Vec::new();
+    let mut reader = stream;
+    reader
+        .read_to_end(&mut answer)
+        .expect("the server answered and closed");
+    let _ = writing.join();
+    String::from_utf8_lossy(&answer).into_owned()
+}
+
+/// A connection to `addr` from the loopback address `from` (std sockets cannot bind before
+/// connecting; tokio's can, and hand the socket over).
+async fn connect_from(from: &str, addr: &str) -> std::net::TcpStream {
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket
+        .bind(std::net::SocketAddr::new(from.parse().unwrap(), 0))
+        .unwrap();
+    let stream = socket.connect(addr.parse().unwrap()).await.unwrap();
+    let stream = stream.into_std().unwrap();
+    stream.set_nonblocking(false).unwrap();
+    stream
+}
+
+/// `vnfm serve` answers request heads its HTTP parser refuses with ProblemDetails (1 MB of
+/// header fields: 431; TLS on the plain port: 400 saying so), and one address holding idle
+/// connections neither stalls `/healthz` nor an authenticated client at another address: it
+/// keeps its `--max-connections-per-address`, the rest are closed at once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serve_answers_unparseable_heads_and_outlasts_one_address_holding_connections() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let dir = tempfile::tempdir().unwrap();
+    let server = start_with(
+        dir.path(),
+        &[
+            "--max-connections",
+            "32",
+            "--max-connections-per-address",
+            "8",
+            "--first-request-timeout",
+            "60",
+        ],
+        None,
+    );
+    let addr = server.base.trim_start_matches("http://").to_owned();
+    let mut large = String::from("GET /healthz HTTP/1.1\r\nHost: x\r\n");
+    for i in 0..1024 {
+        large.push_str(&format!("X-Filler-{i}: {}\r\n", "b".repeat(1000)));
+    }
+    large.push_str("\r\n");
+    let tls = vec![
+        0x16, 0x03, 0x01, 0x00, 0xa5, 0x01, 0x00, 0x00, 0xa1, 0x03, 0x03,
+    ];
+    for (request, status) in [(large.into_bytes(), "431"), (tls, "400")] {
+        let a = addr.clone();
+        let answer = tokio::task::spawn_blocking(move || exchange(&a, request))
+            .await
+            .unwrap();
+        assert!(
+            answer.starts_with(&format!("HTTP/1.1 {status} ")),
+            "{answer}"
+        );
+        assert!(
+            answer.contains("Content-Type: application/problem+json"),
+            "{answer}"
+        );
+        let body: Value = serde_json::from_str(answer.split_once("\r\n\r\n").unwrap().1).unwrap();
+        assert_eq!(body["status"].to_string(), status, "{body}");
+    }
+    let mut held = Vec::new();
+    for _ in 0..32 {
+        held.push(connect_from("127.0.0.2", &addr).await);
+    }
+    let api = Api::connect(&server.base, dir.path()).await;
+    let health = api
+        .http
+        .get(format!("{}/healthz", server.base))
+        .timeout(Duration::from_secs(5))
+        .send()
+        .await
+        .expect("/healthz answered while one address held connections");
+    assert_eq!(health.status(), 200);
+    let (status, _, body) = api
+        .json(reqwest::Method::GET, "/vnflcm/v2/vnf_instances", None)
+        .await;
+    assert_eq!(status, 200, "{body}");
+    // A closed connection reads end of file (or a reset); a held one times out.
+    let closed = tokio::task::spawn_blocking(move || {
+        held.iter()
+            .filter(|s| {
+                s.set_read_timeout(Some(Duration::from_millis(200)))
+                    .unwrap();
+                let mut s: &std::net::TcpStream = s;
+                match s.read(&mut [0u8; 16]) {
+                    Ok(n) => n == 0,
+                    Err(e) => !matches!(
+                        e.kind(),
+                        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                    ),
+                }
+            })
+            .count()
+    })
+    .await
+    .unwrap();
+    assert_eq!(closed, 32 - 8);
+    drop(server);
 }
