@@ -15,6 +15,7 @@
 //! more: those of a rolled-back request, and those a completed request replaced.
 
 use indexmap::IndexMap;
+use vnfm_driver_api::vim_kind::fields::pointer_token;
 use vnfm_types::{
     OperationParams, VimConnectionInfo, VimId, VnfInstance, VnfInstanceId, VnfLcmOpOcc,
 };
@@ -133,11 +134,30 @@ pub(crate) async fn seal_request(
             }
             Err(e) => {
                 release_created(inner, &instance.id, &sealed).await;
-                return Err(e);
+                return Err(credentials_refused(inner, &key, &entry.vim_type, e));
             }
         }
     }
     Ok((req, sealed))
+}
+
+/// The refusal to seal the `accessInfo` of connection `key`: a VIM type that a driver serves
+/// but no VIM kind describes (a test VIM) connects without credentials, which is what is
+/// wrong, not that the type is unsupported.
+fn credentials_refused(inner: &Inner, key: &str, vim_type: &str, e: LcmError) -> LcmError {
+    match e {
+        LcmError::Unprocessable { pointer, .. }
+            if pointer.ends_with("/vimType") && inner.infra.contains_key(vim_type) =>
+        {
+            LcmError::Unprocessable {
+                pointer: format!("/vimConnectionInfo/{}/accessInfo", pointer_token(key)),
+                message: format!(
+                    "VIM type `{vim_type}` takes no accessInfo: its driver connects without credentials; remove accessInfo from this connection"
+                ),
+            }
+        }
+        e => e,
+    }
 }
 
 /// Deletes the VIMs sealing registered for an operation that then did not start.

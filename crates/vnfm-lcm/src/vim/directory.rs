@@ -92,21 +92,6 @@ impl VimDirectory for VimRegistry {
         // an id of its own, so that two instances (or two operations) never collide on it.
         let mut probe = info.clone();
         probe.vim_id = None;
-        if self.kinds.get(&info.vim_type).is_none() {
-            // Only a kind knows which credentials a VIM type takes and how to seal them; a
-            // type without one (a test VIM) connects without any.
-            return Err(LcmError::Unprocessable {
-                pointer: format!("{pointer}/accessInfo"),
-                message: format!(
-                    "VIM type `{}` takes no accessInfo: this VNFM keeps credentials only for {}; remove accessInfo from this connection",
-                    vnfm_driver_api::vim_kind::fields::echo(&info.vim_type),
-                    match self.kinds.vim_types() {
-                        types if types.is_empty() => "no VIM type".to_owned(),
-                        types => types.join(", "),
-                    }
-                ),
-            });
-        }
         let mut canonical = self.canonical(&probe).map_err(|e| under(e, &pointer))?;
         if let Some(existing) = self.reusable(current, owner, &canonical).await? {
             tracing::debug!(vim_id = %existing, connection = key, "inline VIM credentials unchanged; reusing their VIM");

@@ -93,7 +93,7 @@ impl std::fmt::Debug for VimUpdate {
 pub struct VimRegistry {
     pub(super) store: Arc<dyn Store>,
     pub(super) keyring: Arc<Keyring>,
-    pub(super) kinds: VimKinds,
+    kinds: VimKinds,
 }
 
 impl std::fmt::Debug for VimRegistry {
