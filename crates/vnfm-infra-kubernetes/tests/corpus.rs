@@ -7,6 +7,7 @@ use crate::support;
 use std::sync::Arc;
 
 use serde_json::{Value, json};
+use support::real::{Kube, assert_pods_ready, with_clean_up};
 use support::*;
 use vnfm_driver_api::{HealScope, HealVnfc, InfraStep, ResourceTarget};
 use vnfm_infra_kubernetes::order::tier;
@@ -467,8 +468,28 @@ async fn v1_cnf_all_kinds_instantiate_scale_terminate() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(
+    not(vnfm_test_kwok),
+    ignore = "needs the test environment's control plane: eval \"$(VNFM_KUBE_DIR=$(mktemp -d) scripts/test-env/kubernetes.sh start)\""
+)]
 async fn v1_cnf_scale_and_heal_packages() {
-    let emu = emulator().await;
+    // On the real control plane; each instance in its own namespace `vnf-<instance id>`.
+    let kube = Kube::get();
+    let base = Kube::namespace("cscale");
+    let namespaces: Vec<String> = (0..3)
+        .map(|i| format!("vnf-{base}-{i}"))
+        .chain([format!("vnf-{base}-heal")])
+        .collect();
+    let test_base = base.clone();
+    let refs: Vec<&str> = namespaces.iter().map(String::as_str).collect();
+    // The StatefulSet's package brings its volumes, with fixed names.
+    let volumes = [
+        ("v1", "PersistentVolume", "www-vdu1-0"),
+        ("v1", "PersistentVolume", "www-vdu1-1"),
+    ];
+    with_clean_up(&kube, &refs, &volumes, async move {
+    let kube = Kube::get();
+    let base = test_base;
     let d = driver();
     // Scale: the package has a Deployment, a ReplicaSet and a StatefulSet for the same VDU,
     // each deployed on its own (as the package's tests do).
@@ -479,7 +500,9 @@ async fn v1_cnf_scale_and_heal_packages() {
         .cloned()
         .unwrap_or_else(|| vnfd.flavours[0].clone());
     let one = [("VDU1", 1)];
-    let three = [("VDU1", 3)];
+    // The StatefulSet's package brings two volumes for its claims (the cluster has no
+    // provisioner): one step out.
+    let two = [("VDU1", 2)];
     for (i, file) in [
         "Files/kubernetes/deployment_scale.yaml",
         "Files/kubernetes/replicaset_scale.yaml",
@@ -488,11 +511,11 @@ async fn v1_cnf_scale_and_heal_packages() {
     .iter()
     .enumerate()
     {
-        let id = format!("inst-scale-{i}");
+        let id = format!("{base}-{i}");
         let mut call = Call::new(
             vnfd.clone(),
             Arc::new(DirArtifacts(dir.clone())),
-            vim(&emu),
+            kube.vim.clone(),
             &id,
         );
         call.flavour = flavour.id.clone();
@@ -507,6 +530,7 @@ async fn v1_cnf_scale_and_heal_packages() {
             )
             .await
             .expect("instantiate");
+        assert_pods_ready(&kube, &format!("vnf-{id}"), file).await;
         assert_eq!(
             pods_per_vdu(&out).get("VDU1"),
             Some(&1),
@@ -520,15 +544,16 @@ async fn v1_cnf_scale_and_heal_packages() {
                 InfraStep::Scale {
                     aspect_id: "vdu1_aspect".into(),
                     scale_type: ScaleType::ScaleOut,
-                    steps: 2,
+                    steps: 1,
                     from: target(&flavour.id, &one),
-                    target: target(&flavour.id, &three),
+                    target: target(&flavour.id, &two),
                 },
-                json!({"type": "SCALE_OUT", "aspectId": "vdu1_aspect", "numberOfSteps": 2}),
+                json!({"type": "SCALE_OUT", "aspectId": "vdu1_aspect", "numberOfSteps": 1}),
             )
             .await
             .expect("scale out");
-        assert_eq!(pods_per_vdu(&out).get("VDU1"), Some(&3), "{file}");
+        assert_eq!(pods_per_vdu(&out).get("VDU1"), Some(&2), "{file}");
+        assert_pods_ready(&kube, &format!("vnf-{id}"), file).await;
         let out = call
             .run(
                 &d,
@@ -549,7 +574,7 @@ async fn v1_cnf_scale_and_heal_packages() {
             .iter()
             .filter(|c| c.change_type == vnfm_types::ChangeType::Removed)
             .count();
-        assert_eq!(removed, 2, "{file}");
+        assert_eq!(removed, 1, "{file}");
         call.run(
             &d,
             Op::Terminate,
@@ -561,16 +586,8 @@ async fn v1_cnf_scale_and_heal_packages() {
         )
         .await
         .expect("terminate");
-        assert!(
-            emu.labelled("vnfm.io/vnf-instance-id", &id).is_empty(),
-            "{file}: {:#?}\n{:#?}",
-            emu.objects("v1", "Pod"),
-            emu.log()
-                .iter()
-                .filter(|e| e.verb != "watch" && e.verb != "discovery")
-                .map(|e| format!("{} {} {}", e.verb, e.object(), e.code))
-                .collect::<Vec<_>>()
-        );
+        let left = kube.labelled("vnfm.io/vnf-instance-id", &id).await;
+        assert!(left.is_empty(), "{file}: left behind {left:?}");
     }
 
     // Heal: a bare Pod and a Deployment.
@@ -580,7 +597,8 @@ async fn v1_cnf_scale_and_heal_packages() {
         .flavour("simple")
         .cloned()
         .unwrap_or_else(|| vnfd.flavours[0].clone());
-    let mut call = Call::new(vnfd, Arc::new(DirArtifacts(dir)), vim(&emu), "inst-heal");
+    let heal_id = format!("{base}-heal");
+    let mut call = Call::new(vnfd, Arc::new(DirArtifacts(dir)), kube.vim.clone(), &heal_id);
     call.flavour = flavour.id.clone();
     let counts: Vec<(String, u32)> = flavour.vdus.iter().map(|v| (v.id.clone(), 2)).collect();
     let counts_ref: Vec<(&str, u32)> = counts.iter().map(|(v, c)| (v.as_str(), *c)).collect();
@@ -634,8 +652,8 @@ async fn v1_cnf_scale_and_heal_packages() {
     )
     .await
     .expect("terminate heal package");
-    assert!(
-        emu.labelled("vnfm.io/vnf-instance-id", "inst-heal")
-            .is_empty()
-    );
+    let left = kube.labelled("vnfm.io/vnf-instance-id", &heal_id).await;
+    assert!(left.is_empty(), "left behind: {left:?}");
+    })
+    .await;
 }
