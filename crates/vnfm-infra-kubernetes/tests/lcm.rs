@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use support::real::{assert_pods_ready, in_namespace};
+use support::real::{assert_pods_ready, corpus_names, in_namespace};
 use support::*;
 use vnfm_driver_api::memory::RecordingMgmtDriver;
 use vnfm_lcm::testing::NoSubscribers;
@@ -116,7 +116,9 @@ fn vnfcs(i: &VnfInstance, vdu: &str) -> Vec<(String, String)> {
     ignore = "needs the test environment's control plane: eval \"$(VNFM_KUBE_DIR=$(mktemp -d) scripts/test-env/kubernetes.sh start)\""
 )]
 async fn the_lifecycle_runner_drives_a_cnf_through_its_life() {
-    // The package's own Namespace, StorageClass and PersistentVolume have fixed names.
+    // The package's own Namespace, StorageClass and PersistentVolume have fixed names: one
+    // test using them at a time.
+    let _names = corpus_names().await;
     let own = [
         "v1/Namespace/curry",
         "storage.k8s.io/v1/StorageClass/curry-sc-local",

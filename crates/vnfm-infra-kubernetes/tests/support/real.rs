@@ -215,7 +215,9 @@ impl Kube {
     }
 
     /// Deletes what a test may have left: namespaces and cluster-scoped objects
-    /// (`(api_version, kind, name)`), ignoring what is already gone. Does not wait.
+    /// (`(api_version, kind, name)`), ignoring what is already gone. Waits (up to a minute)
+    /// for the cluster-scoped objects to be gone, as the next test may use their names; not
+    /// for the namespaces, whose names are the test's own.
     pub async fn clean_up(&self, namespaces: &[&str], cluster_scoped: &[(&str, &str, &str)]) {
         let mut all: Vec<(&str, &str, &str)> =
             namespaces.iter().map(|n| ("v1", "Namespace", *n)).collect();
@@ -229,8 +231,15 @@ impl Kube {
                 ..Default::default()
             };
             let api = self.cluster.api(&k, None);
+            if let Err(e) = api.delete(name, &params).await
+                && !matches!(&e, kube::Error::Api(s) if s.code == 404)
+            {
+                eprintln!("cleaning up {kind} {name}: {e}");
+            }
             if kind != "Namespace" {
-                // A test's own finalizer (a held volume) would keep the object forever.
+                // A finalizer (a test's own on a held volume, a protection whose holder goes
+                // with a namespace being emptied) would keep the object; once it is being
+                // deleted no controller adds one again.
                 let _ = api
                     .patch(
                         name,
@@ -239,10 +248,16 @@ impl Kube {
                     )
                     .await;
             }
-            if let Err(e) = api.delete(name, &params).await
-                && !matches!(&e, kube::Error::Api(s) if s.code == 404)
+        }
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+        for (api_version, kind, name) in cluster_scoped {
+            let Ok(Some(k)) = self.cluster.kind(api_version, kind).await else {
+                continue;
+            };
+            while matches!(self.cluster.api(&k, None).get_opt(name).await, Ok(Some(_)))
+                && tokio::time::Instant::now() < deadline
             {
-                eprintln!("cleaning up {kind} {name}: {e}");
+                tokio::time::sleep(Duration::from_millis(200)).await;
             }
         }
     }
@@ -416,6 +431,95 @@ impl Kube {
             .collect()
     }
 
+    /// How many requests the audit log holds now: [`Kube::log_since`] reads what comes after.
+    pub fn audit_mark() -> usize {
+        Self::audit_lines().len()
+    }
+
+    fn audit_lines() -> Vec<Value> {
+        let path = std::env::var("VNFM_TEST_KUBE_AUDIT_LOG")
+            .expect("VNFM_TEST_KUBE_AUDIT_LOG (scripts/test-env/kubernetes.sh prints it)");
+        let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+        text.lines()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .collect()
+    }
+
+    /// The requests answered since `mark` ([`Kube::audit_mark`]) about objects in `namespace`,
+    /// the namespace itself, or the cluster-scoped objects named `names`, in the emulator's
+    /// request-log form (`apply` for a server-side apply), so that the same assertions read
+    /// either.
+    pub async fn log_since(
+        &self,
+        mark: usize,
+        namespace: &str,
+        names: &[&str],
+    ) -> Vec<vnfm_kube_emulator::LogEntry> {
+        let client = self.cluster.client().clone();
+        let discovery = kube::discovery::Discovery::new(client)
+            .run()
+            .await
+            .expect("discovery");
+        let mut kinds = std::collections::HashMap::new();
+        for group in discovery.groups() {
+            for (ar, _) in group.recommended_resources() {
+                kinds.insert(
+                    (ar.group.clone(), ar.plural.clone()),
+                    (ar.api_version.clone(), ar.kind.clone()),
+                );
+            }
+        }
+        Self::audit_lines()
+            .into_iter()
+            .skip(mark)
+            .map(|mut e| {
+                // The audit log gives a Namespace its own name as namespace.
+                if e["objectRef"]["resource"] == "namespaces" {
+                    e["objectRef"]["namespace"] = Value::Null;
+                }
+                e
+            })
+            .filter(|e| {
+                let r = &e["objectRef"];
+                let name = r["name"].as_str().unwrap_or("");
+                r["namespace"] == namespace
+                    || (r["resource"] == "namespaces" && name == namespace)
+                    || (r["namespace"].is_null() && names.contains(&name))
+                    || (r["namespace"].is_null()
+                        && r["resource"]
+                            .as_str()
+                            .is_some_and(|r| r.ends_with("reviews")))
+            })
+            .filter_map(|e| {
+                let r = &e["objectRef"];
+                let group = r["apiGroup"].as_str().unwrap_or("").to_string();
+                let plural = r["resource"].as_str()?.to_string();
+                let (api_version, kind) = kinds.get(&(group, plural)).cloned()?;
+                let uri = e["requestURI"].as_str().unwrap_or("");
+                let field_manager = uri
+                    .split(['?', '&'])
+                    .find_map(|q| q.strip_prefix("fieldManager="))
+                    .map(String::from);
+                let mut verb = e["verb"].as_str().unwrap_or("").to_string();
+                if verb == "patch" && uri.contains("force=true") && field_manager.is_some() {
+                    verb = "apply".into();
+                }
+                Some(vnfm_kube_emulator::LogEntry {
+                    method: String::new(),
+                    verb,
+                    path: uri.split('?').next().unwrap_or("").to_string(),
+                    api_version,
+                    kind,
+                    namespace: r["namespace"].as_str().map(String::from),
+                    name: r["name"].as_str().map(String::from),
+                    subresource: r["subresource"].as_str().map(String::from),
+                    field_manager,
+                    code: e["responseStatus"]["code"].as_u64().unwrap_or(0) as u16,
+                })
+            })
+            .collect()
+    }
+
     /// The successful writes (create, update, patch, delete) among [`Kube::requests`], as
     /// `verb resource name`.
     pub fn writes(namespace: &str) -> Vec<String> {
@@ -427,6 +531,13 @@ impl Kube {
             .map(|r| format!("{} {} {}", r.verb, r.resource, r.name.unwrap_or_default()))
             .collect()
     }
+}
+
+/// Held by a test while it uses the fixed cluster-scoped names of Tacker's CNF samples
+/// (Namespace `curry`, StorageClass `curry-sc-local`, ...): one such test at a time.
+pub async fn corpus_names() -> tokio::sync::MutexGuard<'static, ()> {
+    static NAMES: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+    NAMES.lock().await
 }
 
 /// Every change a watch saw, in order: `("ADDED" | "MODIFIED" | "DELETED", object)`. A watch
@@ -527,10 +638,10 @@ impl Drop for Recorder {
 /// `VNFM_TEST_KUBE_READY_DELAY_MS` after they run).
 pub async fn assert_pods_ready(kube: &Kube, namespace: &str, what: &str) {
     let pods = kube.list("v1", "Pod", Some(namespace), "").await;
-    for p in pods
-        .iter()
-        .filter(|p| p["metadata"].get("deletionTimestamp").is_none())
-    {
+    // A Job's pods succeed and are no longer Ready.
+    for p in pods.iter().filter(|p| {
+        p["metadata"].get("deletionTimestamp").is_none() && p["status"]["phase"] != "Succeeded"
+    }) {
         let ready = p["status"]["conditions"]
             .as_array()
             .into_iter()
