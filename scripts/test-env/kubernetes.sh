@@ -270,9 +270,11 @@ if not m: sys.exit("kubernetes.sh: VNFM_KUBE_READY_DELAY must look like 2s or 15
 print(int(float(m[1]) * (1 if m[2] == "ms" else 1000)))' "$1"
 }
 
-# Simulated nodes: KWOK manages the nodes with the annotation kwok.x-k8s.io/node=fake.
+# Simulated nodes: KWOK manages the nodes with the annotation kwok.x-k8s.io/node=fake. They
+# report this machine's kernel, as a kubelet here would (KWOK keeps what a node says).
 create_nodes() {
-    local i
+    local i kernel
+    kernel=$(uname -r)
     for i in 0 1; do
         api -f -X POST -H 'Content-Type: application/json' "https://127.0.0.1:$API_PORT/api/v1/nodes" -d '{
           "apiVersion": "v1", "kind": "Node",
@@ -281,7 +283,9 @@ create_nodes() {
             "labels": {"kubernetes.io/hostname": "kwok-node-'"$i"'", "kubernetes.io/os": "linux",
               "kubernetes.io/arch": "amd64", "type": "kwok"}},
           "status": {"allocatable": {"cpu": "64", "memory": "256Gi", "pods": "2000"},
-            "capacity": {"cpu": "64", "memory": "256Gi", "pods": "2000"}}}' >/dev/null ||
+            "capacity": {"cpu": "64", "memory": "256Gi", "pods": "2000"},
+            "nodeInfo": {"kernelVersion": "'"$kernel"'", "osImage": "KWOK simulated node",
+              "operatingSystem": "linux", "architecture": "amd64"}}}' >/dev/null ||
             die "could not create the simulated node kwok-node-$i"
     done
 }
