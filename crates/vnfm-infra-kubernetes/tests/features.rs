@@ -1,11 +1,14 @@
-//! Package change with rollback, ASD deployment items in stages with the placement check,
-//! shared NetworkAttachmentDefinitions with a use count, and persistent volumes.
+//! Package change with rollback (on the real control plane of `KUBECONFIG`,
+//! `scripts/test-env/kubernetes.sh`; built ignored without it, see `build.rs`), ASD deployment
+//! items in stages with the placement check, shared NetworkAttachmentDefinitions with a use
+//! count, and persistent volumes (still on the emulated API server: not moved yet).
 
 use crate::support;
 
 use std::sync::Arc;
 
 use serde_json::{Value, json};
+use support::real::{Kube, assert_pods_ready, corpus_names, with_clean_up};
 use support::*;
 use vnfm_driver_api::memory::MemArtifacts;
 use vnfm_driver_api::{InfraStep, ResolvedVim, ResourceTarget};
@@ -28,15 +31,26 @@ fn terminate() -> InfraStep {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(
+    not(vnfm_test_kwok),
+    ignore = "needs the test environment's control plane: eval \"$(VNFM_KUBE_DIR=$(mktemp -d) scripts/test-env/kubernetes.sh start)\""
+)]
 async fn a_package_change_rolls_pods_and_a_failed_one_rolls_back() {
-    let emu = emulator().await;
-    emu.fail_image("error-image");
+    // The package's own Namespace `curry`: one test using Tacker's names at a time. Its
+    // `error-image` never starts (the test environment's simulated pods wait in ImagePullBackOff).
+    let _names = corpus_names().await;
+    let kube = Kube::get();
+    let ns = Kube::namespace("pkg");
+    let test_ns = ns.clone();
+    with_clean_up(&kube, &[&ns], &[("v1", "Namespace", "curry")], async move {
+    let kube = Kube::get();
+    let ns = test_ns;
     let dir = corpus_dir("v2-cnf-change-vnfpkg-deployment");
     let old = load_vnfd(&dir);
     let mut new = old.clone();
     new.descriptor_id = "vnfd-new".into();
     let files = Arc::new(DirArtifacts(dir));
-    let mut call = Call::new(old.clone(), files, vim(&emu), "inst-pkg");
+    let mut call = Call::new(old.clone(), files, kube.vim.clone(), &ns);
     call.flavour = "simple".into();
     let d = driver();
     let target = counts(&[("VDU2", 2)], "simple");
@@ -47,7 +61,7 @@ async fn a_package_change_rolls_pods_and_a_failed_one_rolls_back() {
             InfraStep::Instantiate { target },
             json!({"flavourId": "simple", "additionalParams": {
                 "lcm-kubernetes-def-files": ["Files/kubernetes/namespace.yaml", "Files/kubernetes/deployment.yaml"],
-                "namespace": "pkg-ns"}}),
+                "namespace": ns}}),
         )
         .await
         .expect("instantiate");
@@ -58,6 +72,7 @@ async fn a_package_change_rolls_pods_and_a_failed_one_rolls_back() {
         .map(|v| v.id.clone())
         .collect();
     assert_eq!(before.len(), 2);
+    assert_pods_ready(&kube, &ns, "instantiate").await;
 
     // Change to the new package: the pod template now names the new VNFD, so pods roll.
     call.vnfd = Arc::new(new.clone());
@@ -92,8 +107,9 @@ async fn a_package_change_rolls_pods_and_a_failed_one_rolls_back() {
         "{before:?} -> {after:?}"
     );
     assert_eq!(call.state["vnfdId"], "vnfd-new");
+    assert_pods_ready(&kube, &ns, "change").await;
     assert!(
-        emu.object("v1", "Namespace", None, "curry").is_some(),
+        kube.object("v1", "Namespace", None, "curry").await.is_some(),
         "objects outside the change stay"
     );
 
@@ -107,7 +123,7 @@ async fn a_package_change_rolls_pods_and_a_failed_one_rolls_back() {
     };
     let mut req = change("Files/new_kubernetes/error_deployment.yaml");
     req["vnfdId"] = json!("vnfd-broken");
-    req["additionalParams"]["readinessTimeoutSeconds"] = json!(2);
+    req["additionalParams"]["readinessTimeoutSeconds"] = json!(8);
     let err = call
         .run(&d, Op::ChangeVnfpkg, broken, req.clone())
         .await
@@ -115,11 +131,12 @@ async fn a_package_change_rolls_pods_and_a_failed_one_rolls_back() {
     assert_eq!(err.kind(), "timeout", "{err}");
     assert!(
         err.to_string().contains("ImagePullBackOff")
-            || err.to_string().contains("Deployment pkg-ns/vdu2"),
+            && err.to_string().contains(&format!("Deployment {ns}/vdu2")),
         "{err}"
     );
-    let dep = emu
-        .object("apps/v1", "Deployment", Some("pkg-ns"), "vdu2")
+    let dep = kube
+        .object("apps/v1", "Deployment", Some(&ns), "vdu2")
+        .await
         .expect("deployment");
     assert_eq!(
         dep["spec"]["template"]["spec"]["containers"][0]["image"],
@@ -136,8 +153,10 @@ async fn a_package_change_rolls_pods_and_a_failed_one_rolls_back() {
         )
         .await
         .expect("rollback");
-    let dep = emu
-        .object("apps/v1", "Deployment", Some("pkg-ns"), "vdu2")
+    assert_pods_ready(&kube, &ns, "rollback").await;
+    let dep = kube
+        .object("apps/v1", "Deployment", Some(&ns), "vdu2")
+        .await
         .expect("deployment");
     assert_eq!(
         dep["spec"]["template"]["spec"]["containers"][0]["image"],
@@ -153,10 +172,10 @@ async fn a_package_change_rolls_pods_and_a_failed_one_rolls_back() {
     )
     .await
     .expect("terminate");
-    assert!(
-        emu.labelled("vnfm.io/vnf-instance-id", "inst-pkg")
-            .is_empty()
-    );
+    let left = kube.labelled("vnfm.io/vnf-instance-id", &ns).await;
+    assert!(left.is_empty(), "left behind: {left:?}");
+    })
+    .await;
 }
 
 const CRD: &str = "apiVersion: apiextensions.k8s.io/v1
