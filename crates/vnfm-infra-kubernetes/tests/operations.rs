@@ -5,14 +5,15 @@ use crate::support;
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use serde_json::{Value, json};
+use support::real::{Kube, Recorder, assert_pods_ready, in_namespace};
 use support::*;
 use vnfm_driver_api::memory::MemArtifacts;
 use vnfm_driver_api::{InfraStep, ResourceTarget};
 use vnfm_infra_kubernetes::KubernetesDriver;
-use vnfm_kube_emulator::{Emulator, EmulatorConfig};
+use vnfm_kube_emulator::Emulator;
 use vnfm_types::{LcmOperationType as Op, StopType, TerminationType, VnfOperationalState, VnfdId};
 
 fn counts(c: &[(&str, u32)], flavour: &str) -> ResourceTarget {
@@ -505,6 +506,8 @@ async fn a_shared_network_exists_exactly_while_concurrent_instances_use_it() {
     );
 }
 
+/// Pods whose containers take their whole grace period (a minute) to exit: simulated pods
+/// labelled `vnfm.test/exit-at-grace-end` are gone only when it ends.
 const STOPPABLE: &str = "apiVersion: apps/v1
 kind: Deployment
 metadata: {name: web}
@@ -512,8 +515,9 @@ spec:
   replicas: 2
   selector: {matchLabels: {app: web}}
   template:
-    metadata: {labels: {app: web}}
+    metadata: {labels: {app: web, vnfm.test/exit-at-grace-end: 'true'}}
     spec:
+      terminationGracePeriodSeconds: 60
       containers: [{name: web, image: nginx}]
 ---
 apiVersion: apps/v1
@@ -524,8 +528,9 @@ spec:
   serviceName: db
   selector: {matchLabels: {app: db}}
   template:
-    metadata: {labels: {app: db}}
+    metadata: {labels: {app: db, vnfm.test/exit-at-grace-end: 'true'}}
     spec:
+      terminationGracePeriodSeconds: 60
       containers: [{name: db, image: postgres}]
 ";
 
@@ -556,183 +561,212 @@ fn instance_pods(emu: &Emulator, id: &str) -> Vec<String> {
         .collect()
 }
 
+/// The pods of instance `id`, as `Pod/namespace/name`.
+async fn real_instance_pods(kube: &Kube, id: &str) -> Vec<String> {
+    kube.labelled("vnfm.io/vnf-instance-id", id)
+        .await
+        .into_iter()
+        .filter(|o| o.starts_with("Pod/"))
+        .collect()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(
+    not(vnfm_test_kwok),
+    ignore = "needs the test environment's control plane: eval \"$(VNFM_KUBE_DIR=$(mktemp -d) scripts/test-env/kubernetes.sh start)\""
+)]
 async fn stop_scales_workloads_to_zero_with_the_grace_period_and_start_restores_them() {
-    // Containers take a minute to exit on their own: only the request's grace period (one
-    // second) lets the stop finish within the driver's 20 s deletion budget.
-    crypto();
-    let emu = Emulator::start(EmulatorConfig {
-        termination_delay: Duration::from_secs(60),
-        ..EmulatorConfig::default()
-    })
-    .await
-    .expect("emulator");
-    let files = Arc::new(MemArtifacts::new().with("Files/app.yaml", STOPPABLE));
-    let mut call = Call::new(
-        vnfd("vnfd-op", &[("VDU1", "web"), ("VDU2", "db")]),
-        files,
-        vim(&emu),
-        "inst-op",
-    );
-    let d = driver();
-    let out = call
-        .run(
-            &d,
-            Op::Instantiate,
-            InfraStep::Instantiate {
-                target: counts(&[("VDU1", 2), ("VDU2", 1)], "simple"),
-            },
-            json!({"flavourId": "simple", "additionalParams": {
-                "lcm-kubernetes-def-files": ["Files/app.yaml"], "namespace": "op"}}),
-        )
-        .await
-        .expect("instantiate");
-    let pods = pods_per_vdu(&out);
-    assert_eq!((pods.get("VDU1"), pods.get("VDU2")), (Some(&2), Some(&1)));
-    let started_state = call.state.clone();
-    let started_instance = call.instance.clone();
-
-    let stop = operate(
-        VnfOperationalState::Stopped,
-        Some(StopType::Graceful),
-        Some(1),
-    );
-    let stop_req =
-        json!({"changeStateTo": "STOPPED", "stopType": "GRACEFUL", "gracefulStopTimeout": 1});
-    let out = call
-        .run(&d, Op::Operate, stop.clone(), stop_req.clone())
-        .await
-        .expect("stop");
-    assert_eq!(out.vnf_state, Some(VnfOperationalState::Stopped));
-    assert!(out.resources.vnfc_resource_info.is_empty());
-    assert!(out.resources.vnfc_info.is_empty());
-    assert_eq!(
-        out.resource_changes.affected_vnfcs.as_ref().map(Vec::len),
-        Some(3),
-        "three pods removed"
-    );
-    assert!(instance_pods(&emu, "inst-op").is_empty());
-    let replicas = |kind: &str, name: &str| {
-        emu.object("apps/v1", kind, Some("op"), name)
-            .map(|o| o["spec"]["replicas"].clone())
-            .unwrap_or(Value::Null)
-    };
-    assert_eq!(
-        (replicas("Deployment", "web"), replicas("StatefulSet", "db")),
-        (json!(0), json!(0))
-    );
-    let stopped = json!([
-        {"kind": "Deployment", "namespace": "op", "name": "web", "replicas": 2},
-        {"kind": "StatefulSet", "namespace": "op", "name": "db", "replicas": 1}
-    ]);
-    assert_eq!(call.state["stopped"], stopped);
-    // Each pod was deleted with the request's grace period.
-    for e in emu
-        .events("v1", "Pod", Some("op"), None)
-        .iter()
-        .filter(|e| e.event_type == "DELETED")
-    {
-        let name = e.object["metadata"]["name"].as_str().unwrap_or("");
-        assert_eq!(
-            e.object["metadata"]["deletionGracePeriodSeconds"], 1,
-            "pod {name}"
+    // On the real control plane. Containers take a minute to exit on their own: only the
+    // request's grace period (one second) lets the stop finish within the driver's 20 s
+    // deletion budget.
+    in_namespace("op", &[], |kube, ns| async move {
+        let files = Arc::new(MemArtifacts::new().with("Files/app.yaml", STOPPABLE));
+        let mut call = Call::new(
+            vnfd("vnfd-op", &[("VDU1", "web"), ("VDU2", "db")]),
+            files,
+            kube.vim.clone(),
+            &ns,
         );
-    }
+        let d = driver();
+        let out = call
+            .run(
+                &d,
+                Op::Instantiate,
+                InfraStep::Instantiate {
+                    target: counts(&[("VDU1", 2), ("VDU2", 1)], "simple"),
+                },
+                json!({"flavourId": "simple", "additionalParams": {
+                "lcm-kubernetes-def-files": ["Files/app.yaml"], "namespace": ns}}),
+            )
+            .await
+            .expect("instantiate");
+        let pods = pods_per_vdu(&out);
+        assert_eq!((pods.get("VDU1"), pods.get("VDU2")), (Some(&2), Some(&1)));
+        assert_pods_ready(&kube, &ns, "instantiate").await;
+        let pod_events = Recorder::start(&kube, "v1", "Pod", Some(&ns)).await;
+        let started_state = call.state.clone();
+        let started_instance = call.instance.clone();
 
-    // Retried from the state before the stop (a crash before it was recorded) or after it:
-    // the same result, the replicas to restore are still the ones from before.
-    let stopped_state = call.state.clone();
-    let stopped_instance = call.instance.clone();
-    call.state = started_state;
-    call.instance = started_instance;
-    call.run(&d, Op::Operate, stop.clone(), stop_req.clone())
-        .await
-        .expect("retried stop");
-    assert_eq!(call.state["stopped"], stopped);
-    assert_eq!(call.state, stopped_state);
-    call.instance = stopped_instance;
-    call.run(&d, Op::Operate, stop, stop_req)
-        .await
-        .expect("stop again");
-    assert_eq!(call.state["stopped"], stopped);
+        let stop = operate(
+            VnfOperationalState::Stopped,
+            Some(StopType::Graceful),
+            Some(1),
+        );
+        let stop_req =
+            json!({"changeStateTo": "STOPPED", "stopType": "GRACEFUL", "gracefulStopTimeout": 1});
+        let out = call
+            .run(&d, Op::Operate, stop.clone(), stop_req.clone())
+            .await
+            .expect("stop");
+        assert_eq!(out.vnf_state, Some(VnfOperationalState::Stopped));
+        assert!(out.resources.vnfc_resource_info.is_empty());
+        assert!(out.resources.vnfc_info.is_empty());
+        assert_eq!(
+            out.resource_changes.affected_vnfcs.as_ref().map(Vec::len),
+            Some(3),
+            "three pods removed"
+        );
+        assert!(real_instance_pods(&kube, &ns).await.is_empty());
+        let replicas = async |kind: &str, name: &str| {
+            kube.object("apps/v1", kind, Some(&ns), name)
+                .await
+                .map(|o| o["spec"]["replicas"].clone())
+                .unwrap_or(Value::Null)
+        };
+        assert_eq!(
+            (
+                replicas("Deployment", "web").await,
+                replicas("StatefulSet", "db").await
+            ),
+            (json!(0), json!(0))
+        );
+        let stopped = json!([
+            {"kind": "Deployment", "namespace": ns, "name": "web", "replicas": 2},
+            {"kind": "StatefulSet", "namespace": ns, "name": "db", "replicas": 1}
+        ]);
+        assert_eq!(call.state["stopped"], stopped);
+        // Each pod was given the request's grace period (the controllers that scaled them in
+        // asked for the pods' own minute first; at the end the node deletes a pod with 0).
+        pod_events
+            .wait_until("three pods deleted", |events| {
+                events.iter().filter(|(what, _)| what == "DELETED").count() == 3
+            })
+            .await;
+        let events = pod_events.events();
+        for (_, gone) in events.iter().filter(|(what, _)| what == "DELETED") {
+            let name = &gone["metadata"]["name"];
+            let graces: Vec<&Value> = events
+                .iter()
+                .filter(|(_, o)| o["metadata"]["name"] == *name)
+                .map(|(_, o)| &o["metadata"]["deletionGracePeriodSeconds"])
+                .filter(|g| !g.is_null())
+                .collect();
+            assert!(
+                graces.contains(&&json!(1)),
+                "pod {name} was not given the request's 1 s: {graces:?}"
+            );
+        }
 
-    // While stopped, a scale records the count to restore and starts nothing; a package
-    // change is refused.
-    call.run(
-        &d,
-        Op::ScaleToLevel,
-        InfraStep::ScaleToLevel {
-            from: counts(&[("VDU1", 2), ("VDU2", 1)], "simple"),
-            target: counts(&[("VDU1", 3), ("VDU2", 1)], "simple"),
-        },
-        json!({}),
-    )
-    .await
-    .expect("scale while stopped");
-    assert!(instance_pods(&emu, "inst-op").is_empty());
-    assert_eq!(replicas("Deployment", "web"), json!(0));
-    assert_eq!(call.state["stopped"][0]["replicas"], 3);
-    let err = call
-        .run(
+        // Retried from the state before the stop (a crash before it was recorded) or after it:
+        // the same result, the replicas to restore are still the ones from before.
+        let stopped_state = call.state.clone();
+        let stopped_instance = call.instance.clone();
+        call.state = started_state;
+        call.instance = started_instance;
+        call.run(&d, Op::Operate, stop.clone(), stop_req.clone())
+            .await
+            .expect("retried stop");
+        assert_eq!(call.state["stopped"], stopped);
+        assert_eq!(call.state, stopped_state);
+        call.instance = stopped_instance;
+        call.run(&d, Op::Operate, stop, stop_req)
+            .await
+            .expect("stop again");
+        assert_eq!(call.state["stopped"], stopped);
+
+        // While stopped, a scale records the count to restore and starts nothing; a package
+        // change is refused.
+        call.run(
             &d,
-            Op::ChangeVnfpkg,
-            InfraStep::ChangeVnfpkg {
-                from_vnfd_id: VnfdId::new("vnfd-op"),
-                to_vnfd_id: VnfdId::new("vnfd-op-2"),
+            Op::ScaleToLevel,
+            InfraStep::ScaleToLevel {
+                from: counts(&[("VDU1", 2), ("VDU2", 1)], "simple"),
+                target: counts(&[("VDU1", 3), ("VDU2", 1)], "simple"),
             },
-            json!({"vnfdId": "vnfd-op-2"}),
+            json!({}),
         )
         .await
-        .expect_err("stopped");
-    assert!(err.to_string().contains("start it"), "{err}");
+        .expect("scale while stopped");
+        assert!(real_instance_pods(&kube, &ns).await.is_empty());
+        assert_eq!(replicas("Deployment", "web").await, json!(0));
+        assert_eq!(call.state["stopped"][0]["replicas"], 3);
+        let err = call
+            .run(
+                &d,
+                Op::ChangeVnfpkg,
+                InfraStep::ChangeVnfpkg {
+                    from_vnfd_id: VnfdId::new("vnfd-op"),
+                    to_vnfd_id: VnfdId::new("vnfd-op-2"),
+                },
+                json!({"vnfdId": "vnfd-op-2"}),
+            )
+            .await
+            .expect_err("stopped");
+        assert!(err.to_string().contains("start it"), "{err}");
 
-    let start = operate(VnfOperationalState::Started, None, None);
-    let out = call
-        .run(
-            &d,
-            Op::Operate,
-            start.clone(),
-            json!({"changeStateTo": "STARTED"}),
-        )
-        .await
-        .expect("start");
-    assert_eq!(out.vnf_state, Some(VnfOperationalState::Started));
-    let pods = pods_per_vdu(&out);
-    assert_eq!((pods.get("VDU1"), pods.get("VDU2")), (Some(&3), Some(&1)));
-    assert_eq!(
-        (replicas("Deployment", "web"), replicas("StatefulSet", "db")),
-        (json!(3), json!(1))
-    );
-    assert!(call.state.get("stopped").is_none(), "{}", call.state);
-    assert_eq!(instance_pods(&emu, "inst-op").len(), 4);
-    // Starting a started VNF changes nothing.
-    let out = call
-        .run(&d, Op::Operate, start, json!({"changeStateTo": "STARTED"}))
-        .await
-        .expect("start again");
-    assert_eq!(out.resources.vnfc_resource_info.len(), 4);
-    assert!(
-        out.resource_changes
-            .affected_vnfcs
-            .as_ref()
-            .is_none_or(Vec::is_empty)
-    );
+        let start = operate(VnfOperationalState::Started, None, None);
+        let out = call
+            .run(
+                &d,
+                Op::Operate,
+                start.clone(),
+                json!({"changeStateTo": "STARTED"}),
+            )
+            .await
+            .expect("start");
+        assert_eq!(out.vnf_state, Some(VnfOperationalState::Started));
+        let pods = pods_per_vdu(&out);
+        assert_eq!((pods.get("VDU1"), pods.get("VDU2")), (Some(&3), Some(&1)));
+        assert_eq!(
+            (
+                replicas("Deployment", "web").await,
+                replicas("StatefulSet", "db").await
+            ),
+            (json!(3), json!(1))
+        );
+        assert!(call.state.get("stopped").is_none(), "{}", call.state);
+        assert_eq!(real_instance_pods(&kube, &ns).await.len(), 4);
+        assert_pods_ready(&kube, &ns, "start").await;
+        // Starting a started VNF changes nothing.
+        let out = call
+            .run(&d, Op::Operate, start, json!({"changeStateTo": "STARTED"}))
+            .await
+            .expect("start again");
+        assert_eq!(out.resources.vnfc_resource_info.len(), 4);
+        assert!(
+            out.resource_changes
+                .affected_vnfcs
+                .as_ref()
+                .is_none_or(Vec::is_empty)
+        );
 
-    // Single VNFCs cannot be operated.
-    let one = InfraStep::Operate {
-        change_state_to: VnfOperationalState::Stopped,
-        stop_type: None,
-        graceful_stop_timeout_seconds: None,
-        vnfc_resource_ids: vec![out.resources.vnfc_resource_info[0].id.clone()],
-    };
-    let err = call
-        .run(&d, Op::Operate, one, json!({"changeStateTo": "STOPPED"}))
-        .await
-        .expect_err("single VNFC");
-    assert!(err.to_string().contains("operate the whole VNF"), "{err}");
-    call.run(&d, Op::Terminate, terminate(), forceful())
-        .await
-        .expect("terminate");
+        // Single VNFCs cannot be operated.
+        let one = InfraStep::Operate {
+            change_state_to: VnfOperationalState::Stopped,
+            stop_type: None,
+            graceful_stop_timeout_seconds: None,
+            vnfc_resource_ids: vec![out.resources.vnfc_resource_info[0].id.clone()],
+        };
+        let err = call
+            .run(&d, Op::Operate, one, json!({"changeStateTo": "STOPPED"}))
+            .await
+            .expect_err("single VNFC");
+        assert!(err.to_string().contains("operate the whole VNF"), "{err}");
+        call.run(&d, Op::Terminate, terminate(), forceful())
+            .await
+            .expect("terminate");
+    })
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
