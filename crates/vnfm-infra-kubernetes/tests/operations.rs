@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use serde_json::{Value, json};
-use support::real::{Kube, Recorder, assert_pods_ready, in_namespace};
+use support::real::{Kube, Recorder, assert_pods_ready, corpus_names, in_namespace};
 use support::*;
 use vnfm_driver_api::memory::MemArtifacts;
 use vnfm_driver_api::{InfraStep, ResourceTarget};
@@ -94,6 +94,14 @@ fn image(emu: &Emulator, ns: &str, name: &str) -> Value {
 }
 
 /// Every write request (apply, create, patch, update, delete) in the log.
+/// The image of Deployment `ns`/`name` on the real control plane.
+async fn real_image(kube: &Kube, ns: &str, name: &str) -> Value {
+    kube.object("apps/v1", "Deployment", Some(ns), name)
+        .await
+        .map(|d| d["spec"]["template"]["spec"]["containers"][0]["image"].clone())
+        .unwrap_or(Value::Null)
+}
+
 fn writes(emu: &Emulator) -> Vec<String> {
     emu.log()
         .iter()
@@ -554,15 +562,8 @@ fn operate(to: VnfOperationalState, stop: Option<StopType>, grace: Option<u32>) 
     }
 }
 
-fn instance_pods(emu: &Emulator, id: &str) -> Vec<String> {
-    emu.labelled("vnfm.io/vnf-instance-id", id)
-        .into_iter()
-        .filter(|o| o.starts_with("Pod/"))
-        .collect()
-}
-
 /// The pods of instance `id`, as `Pod/namespace/name`.
-async fn real_instance_pods(kube: &Kube, id: &str) -> Vec<String> {
+async fn instance_pods(kube: &Kube, id: &str) -> Vec<String> {
     kube.labelled("vnfm.io/vnf-instance-id", id)
         .await
         .into_iter()
@@ -626,7 +627,7 @@ async fn stop_scales_workloads_to_zero_with_the_grace_period_and_start_restores_
             Some(3),
             "three pods removed"
         );
-        assert!(real_instance_pods(&kube, &ns).await.is_empty());
+        assert!(instance_pods(&kube, &ns).await.is_empty());
         let replicas = async |kind: &str, name: &str| {
             kube.object("apps/v1", kind, Some(&ns), name)
                 .await
@@ -697,7 +698,7 @@ async fn stop_scales_workloads_to_zero_with_the_grace_period_and_start_restores_
         )
         .await
         .expect("scale while stopped");
-        assert!(real_instance_pods(&kube, &ns).await.is_empty());
+        assert!(instance_pods(&kube, &ns).await.is_empty());
         assert_eq!(replicas("Deployment", "web").await, json!(0));
         assert_eq!(call.state["stopped"][0]["replicas"], 3);
         let err = call
@@ -735,7 +736,7 @@ async fn stop_scales_workloads_to_zero_with_the_grace_period_and_start_restores_
             (json!(3), json!(1))
         );
         assert!(call.state.get("stopped").is_none(), "{}", call.state);
-        assert_eq!(real_instance_pods(&kube, &ns).await.len(), 4);
+        assert_eq!(instance_pods(&kube, &ns).await.len(), 4);
         assert_pods_ready(&kube, &ns, "start").await;
         // Starting a started VNF changes nothing.
         let out = call
@@ -770,168 +771,205 @@ async fn stop_scales_workloads_to_zero_with_the_grace_period_and_start_restores_
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(
+    not(vnfm_test_kwok),
+    ignore = "needs the test environment's control plane: eval \"$(VNFM_KUBE_DIR=$(mktemp -d) scripts/test-env/kubernetes.sh start)\""
+)]
 async fn a_vnf_with_a_daemonset_is_not_stopped_and_nothing_changes() {
-    let emu = emulator().await;
-    let files = Arc::new(
-        MemArtifacts::new()
-            .with("Files/app.yaml", STOPPABLE)
-            .with("Files/agent.yaml", AGENT),
-    );
-    let mut call = Call::new(
-        vnfd(
-            "vnfd-ds",
-            &[("VDU1", "web"), ("VDU2", "db"), ("VDU3", "agent")],
-        ),
-        files,
-        vim(&emu),
-        "inst-ds",
-    );
-    let d = driver();
-    call.run(
-        &d,
-        Op::Instantiate,
-        InfraStep::Instantiate {
-            target: counts(&[("VDU1", 2), ("VDU2", 1), ("VDU3", 1)], "simple"),
-        },
-        json!({"flavourId": "simple", "additionalParams": {
-            "lcm-kubernetes-def-files": ["Files/app.yaml", "Files/agent.yaml"], "namespace": "ds"}}),
-    )
-    .await
-    .expect("instantiate");
-    let pods = instance_pods(&emu, "inst-ds");
-    assert_eq!(pods.len(), 5, "{pods:?}");
-    let state = call.state.clone();
-    emu.clear_log();
-    let err = call
-        .run(
-            &d,
-            Op::Operate,
-            operate(VnfOperationalState::Stopped, Some(StopType::Forceful), None),
-            json!({"changeStateTo": "STOPPED", "stopType": "FORCEFUL"}),
-        )
-        .await
-        .expect_err("a DaemonSet cannot be stopped");
-    assert_eq!(err.kind(), "invalidInput", "{err}");
-    let text = err.to_string();
-    assert!(
-        text.contains("DaemonSet ds/agent") && text.contains("nothing was changed"),
-        "{text}"
-    );
-    assert!(!text.contains("Deployment ds/web"), "{text}");
-    assert!(writes(&emu).is_empty(), "{:?}", writes(&emu));
-    assert_eq!(instance_pods(&emu, "inst-ds"), pods);
-    assert_eq!(call.state, state);
-    call.run(&d, Op::Terminate, terminate(), forceful())
-        .await
-        .expect("terminate");
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn change_flavour_rolls_to_the_new_flavours_manifests_and_keeps_the_namespace() {
-    let emu = emulator().await;
-    let dir = std::path::PathBuf::from(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/packages/cnf-two-flavours"
-    ));
-    let vnfd = load_vnfd(&dir);
-    let ids: Vec<&str> = vnfd.flavours.iter().map(|f| f.id.as_str()).collect();
-    assert!(ids.contains(&"small") && ids.contains(&"large"), "{ids:?}");
-    let mut call = Call::new(vnfd, Arc::new(DirArtifacts(dir)), vim(&emu), "inst-df");
-    call.flavour = "small".into();
-    let d = driver();
-    let small = counts(&[("VDU1", 1)], "small");
-    let out = call
-        .run(
+    // A DaemonSet has a pod per node: no node may come or go meanwhile (the corpus test adds
+    // one), so it takes the lock of those tests.
+    let _names = corpus_names().await;
+    in_namespace("ds", &[], |kube, ns| async move {
+        let files = Arc::new(
+            MemArtifacts::new()
+                .with("Files/app.yaml", STOPPABLE)
+                .with("Files/agent.yaml", AGENT),
+        );
+        let mut call = Call::new(
+            vnfd(
+                "vnfd-ds",
+                &[("VDU1", "web"), ("VDU2", "db"), ("VDU3", "agent")],
+            ),
+            files,
+            kube.vim.clone(),
+            &ns,
+        );
+        let d = driver();
+        call.run(
             &d,
             Op::Instantiate,
             InfraStep::Instantiate {
-                target: small.clone(),
+                target: counts(&[("VDU1", 2), ("VDU2", 1), ("VDU3", 1)], "simple"),
             },
-            json!({"flavourId": "small"}),
+            json!({"flavourId": "simple", "additionalParams": {
+            "lcm-kubernetes-def-files": ["Files/app.yaml", "Files/agent.yaml"], "namespace": ns}}),
         )
         .await
         .expect("instantiate");
-    assert_eq!(pods_per_vdu(&out).get("VDU1"), Some(&1));
-    let ns = "vnf-inst-df";
-    assert!(
-        emu.object("v1", "ConfigMap", Some(ns), "vdu1-small-config")
-            .is_some()
-    );
-    assert_eq!(image(&emu, ns, "vdu1"), "nginx:alpine");
-    let ns_uid =
-        emu.object("v1", "Namespace", None, ns).expect("namespace")["metadata"]["uid"].clone();
+        let pods = instance_pods(&kube, &ns).await;
+        assert_eq!(pods.len(), 5, "two nodes, one agent each: {pods:?}");
+        let state = call.state.clone();
+        let mark = Kube::audit_mark();
+        let err = call
+            .run(
+                &d,
+                Op::Operate,
+                operate(VnfOperationalState::Stopped, Some(StopType::Forceful), None),
+                json!({"changeStateTo": "STOPPED", "stopType": "FORCEFUL"}),
+            )
+            .await
+            .expect_err("a DaemonSet cannot be stopped");
+        assert_eq!(err.kind(), "invalidInput", "{err}");
+        let text = err.to_string();
+        assert!(
+            text.contains(&format!("DaemonSet {ns}/agent")) && text.contains("nothing was changed"),
+            "{text}"
+        );
+        assert!(!text.contains(&format!("Deployment {ns}/web")), "{text}");
+        let writes: Vec<String> = kube
+            .log_since(mark, &ns, &[])
+            .await
+            .iter()
+            .filter(|e| {
+                matches!(
+                    e.verb.as_str(),
+                    "apply" | "create" | "patch" | "update" | "delete"
+                )
+            })
+            .map(|e| format!("{} {}", e.verb, e.object()))
+            .collect();
+        assert!(writes.is_empty(), "{writes:?}");
+        assert_eq!(instance_pods(&kube, &ns).await, pods);
+        assert_eq!(call.state, state);
+        call.run(&d, Op::Terminate, terminate(), forceful())
+            .await
+            .expect("terminate");
+    })
+    .await;
+}
 
-    let large = counts(&[("VDU1", 2), ("VDU2", 1)], "large");
-    let step = InfraStep::ChangeFlavour {
-        from: small,
-        target: large,
-    };
-    let request = json!({"newFlavourId": "large"});
-    let before = call.state.clone();
-    let before_instance = call.instance.clone();
-    let out = call
-        .run(&d, Op::ChangeFlavour, step.clone(), request.clone())
-        .await
-        .expect("change flavour");
-    call.flavour = "large".into();
-    let pods = pods_per_vdu(&out);
-    assert_eq!((pods.get("VDU1"), pods.get("VDU2")), (Some(&2), Some(&1)));
-    assert!(
-        emu.object("v1", "ConfigMap", Some(ns), "vdu1-small-config")
-            .is_none(),
-        "the small flavour's objects are pruned"
-    );
-    assert_eq!(
-        emu.object("v1", "ConfigMap", Some(ns), "vdu1-large-config")
-            .expect("large config")["data"]["profile"],
-        "large"
-    );
-    assert_eq!(image(&emu, ns, "vdu1"), "nginx:1.27-alpine");
-    assert_eq!(image(&emu, ns, "vdu2"), "redis:7.4-alpine");
-    assert_eq!(
-        emu.object("v1", "Namespace", None, ns).expect("namespace")["metadata"]["uid"],
-        ns_uid,
-        "the namespace is kept"
-    );
-    assert_eq!(call.state["flavourId"], "large");
-    assert_eq!(call.state["counts"], json!({"VDU1": 2, "VDU2": 1}));
-    let changed = call.state.clone();
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(
+    not(vnfm_test_kwok),
+    ignore = "needs the test environment's control plane: eval \"$(VNFM_KUBE_DIR=$(mktemp -d) scripts/test-env/kubernetes.sh start)\""
+)]
+async fn change_flavour_rolls_to_the_new_flavours_manifests_and_keeps_the_namespace() {
+    // The driver makes the namespace `vnf-<instance id>`.
+    in_namespace("vnf-df", &[], |kube, ns| async move {
+        let id = ns.strip_prefix("vnf-").expect("prefix").to_string();
+        let dir = std::path::PathBuf::from(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/packages/cnf-two-flavours"
+        ));
+        let vnfd = load_vnfd(&dir);
+        let ids: Vec<&str> = vnfd.flavours.iter().map(|f| f.id.as_str()).collect();
+        assert!(ids.contains(&"small") && ids.contains(&"large"), "{ids:?}");
+        let mut call = Call::new(vnfd, Arc::new(DirArtifacts(dir)), kube.vim.clone(), &id);
+        call.flavour = "small".into();
+        let d = driver();
+        let small = counts(&[("VDU1", 1)], "small");
+        let out = call
+            .run(
+                &d,
+                Op::Instantiate,
+                InfraStep::Instantiate {
+                    target: small.clone(),
+                },
+                json!({"flavourId": "small"}),
+            )
+            .await
+            .expect("instantiate");
+        assert_eq!(pods_per_vdu(&out).get("VDU1"), Some(&1));
+        let ns = ns.as_str();
+        assert_pods_ready(&kube, ns, "instantiate").await;
+        assert!(
+            kube.object("v1", "ConfigMap", Some(ns), "vdu1-small-config")
+                .await
+                .is_some()
+        );
+        assert_eq!(real_image(&kube, ns, "vdu1").await, "nginx:alpine");
+        let ns_uid = kube
+            .object("v1", "Namespace", None, ns)
+            .await
+            .expect("namespace")["metadata"]["uid"]
+            .clone();
 
-    // Retried after it was recorded, or from the state before it: the same objects.
-    call.run(&d, Op::ChangeFlavour, step.clone(), request.clone())
-        .await
-        .expect("retry after");
-    assert_eq!(call.state, changed);
-    call.state = before;
-    call.instance = before_instance;
-    call.flavour = "small".into();
-    call.run(&d, Op::ChangeFlavour, step, request)
-        .await
-        .expect("retry before");
-    assert_eq!(call.state["objects"], changed["objects"]);
-    call.flavour = "large".into();
+        let large = counts(&[("VDU1", 2), ("VDU2", 1)], "large");
+        let step = InfraStep::ChangeFlavour {
+            from: small,
+            target: large,
+        };
+        let request = json!({"newFlavourId": "large"});
+        let before = call.state.clone();
+        let before_instance = call.instance.clone();
+        let out = call
+            .run(&d, Op::ChangeFlavour, step.clone(), request.clone())
+            .await
+            .expect("change flavour");
+        call.flavour = "large".into();
+        let pods = pods_per_vdu(&out);
+        assert_eq!((pods.get("VDU1"), pods.get("VDU2")), (Some(&2), Some(&1)));
+        assert_pods_ready(&kube, ns, "change flavour").await;
+        assert!(
+            kube.object("v1", "ConfigMap", Some(ns), "vdu1-small-config")
+                .await
+                .is_none(),
+            "the small flavour's objects are pruned"
+        );
+        assert_eq!(
+            kube.object("v1", "ConfigMap", Some(ns), "vdu1-large-config")
+                .await
+                .expect("large config")["data"]["profile"],
+            "large"
+        );
+        assert_eq!(real_image(&kube, ns, "vdu1").await, "nginx:1.27-alpine");
+        assert_eq!(real_image(&kube, ns, "vdu2").await, "redis:7.4-alpine");
+        assert_eq!(
+            kube.object("v1", "Namespace", None, ns)
+                .await
+                .expect("namespace")["metadata"]["uid"],
+            ns_uid,
+            "the namespace is kept"
+        );
+        assert_eq!(call.state["flavourId"], "large");
+        assert_eq!(call.state["counts"], json!({"VDU1": 2, "VDU2": 1}));
+        let changed = call.state.clone();
 
-    // External connectivity is the manifests' business.
-    let err = call
-        .run(
-            &d,
-            Op::ChangeExtConn,
-            InfraStep::ChangeExtConn {
-                cpd_ids: vec!["cp".into()],
-            },
-            json!({}),
-        )
-        .await
-        .expect_err("unsupported");
-    assert_eq!(err.kind(), "unsupported", "{err}");
-    assert!(err.to_string().contains("CHANGE_VNFPKG"), "{err}");
+        // Retried after it was recorded, or from the state before it: the same objects.
+        call.run(&d, Op::ChangeFlavour, step.clone(), request.clone())
+            .await
+            .expect("retry after");
+        assert_eq!(call.state, changed);
+        call.state = before;
+        call.instance = before_instance;
+        call.flavour = "small".into();
+        call.run(&d, Op::ChangeFlavour, step, request)
+            .await
+            .expect("retry before");
+        assert_eq!(call.state["objects"], changed["objects"]);
+        call.flavour = "large".into();
 
-    call.run(&d, Op::Terminate, terminate(), forceful())
-        .await
-        .expect("terminate");
-    assert!(
-        emu.labelled("vnfm.io/vnf-instance-id", "inst-df")
-            .is_empty()
-    );
-    assert!(emu.object("v1", "Namespace", None, ns).is_none());
+        // External connectivity is the manifests' business.
+        let err = call
+            .run(
+                &d,
+                Op::ChangeExtConn,
+                InfraStep::ChangeExtConn {
+                    cpd_ids: vec!["cp".into()],
+                },
+                json!({}),
+            )
+            .await
+            .expect_err("unsupported");
+        assert_eq!(err.kind(), "unsupported", "{err}");
+        assert!(err.to_string().contains("CHANGE_VNFPKG"), "{err}");
+
+        call.run(&d, Op::Terminate, terminate(), forceful())
+            .await
+            .expect("terminate");
+        let left = kube.labelled("vnfm.io/vnf-instance-id", &id).await;
+        assert!(left.is_empty(), "left behind: {left:?}");
+        assert!(kube.object("v1", "Namespace", None, ns).await.is_none());
+    })
+    .await;
 }
