@@ -8,7 +8,7 @@ use crate::support;
 use std::sync::Arc;
 
 use serde_json::{Value, json};
-use support::real::{Kube, assert_pods_ready, corpus_names, with_clean_up};
+use support::real::{Kube, assert_pods_ready, corpus_names, in_namespace, with_clean_up};
 use support::*;
 use vnfm_driver_api::memory::MemArtifacts;
 use vnfm_driver_api::{InfraStep, ResolvedVim, ResourceTarget};
@@ -244,85 +244,104 @@ fn asd(min_kernel: &str, with_chart: bool) -> vnfm_descriptor::Asd {
     .expect("asd")
 }
 
-fn asd_vim(emu: &vnfm_kube_emulator::Emulator) -> ResolvedVim {
-    let mut info = vim_info(emu, &emu.token());
+/// The cluster's VIM connection, labelled `site=edge`.
+fn asd_vim(kube: &Kube) -> ResolvedVim {
+    let mut info = kube.vim_info.clone();
     info["extra"] = json!({"clusterLabels": {"site": "edge"}});
     ResolvedVim::new("vim1", serde_json::from_value(info).expect("vim"))
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(
+    not(vnfm_test_kwok),
+    ignore = "needs the test environment's control plane: eval \"$(VNFM_KUBE_DIR=$(mktemp -d) scripts/test-env/kubernetes.sh start)\""
+)]
 async fn asd_deployment_items_are_deployed_in_stages_after_the_placement_check() {
-    let emu = emulator().await;
-    let helm = std::env::var("VNFM_HELM_C_LIB")
-        .ok()
-        .filter(|p| !p.is_empty());
-    if helm.is_none() {
-        eprintln!("NOTE: VNFM_HELM_C_LIB is not set; the ASD's Helm chart item is left out");
-    }
-    let chart = std::fs::read(
-        corpus_dir("v2-helm-instantiate").join("Files/kubernetes/test-chart-0.1.0.tgz"),
-    )
-    .expect("chart");
-    let files = Arc::new(
-        MemArtifacts::new()
-            .with("Artifacts/crds.yaml", CRD)
-            .with("Artifacts/app.yaml", APP)
-            .with("Artifacts/test-chart-0.1.0.tgz", chart),
-    );
-    let mut d = driver();
-    if let Some(p) = &helm {
-        d = d.with_helm(Arc::new(
-            vnfm_infra_kubernetes::HelmLibrary::load(p).expect("library"),
-        ));
-    }
-    // A kernel newer than every node's: refused before anything is applied.
-    let mut call = Call::new(
-        asd_vnfd(&asd("6.1", false)),
-        files.clone(),
-        asd_vim(&emu),
-        "inst-asd0",
-    );
-    let err = call
-        .run(
-            &d,
-            Op::Instantiate,
-            InfraStep::Instantiate {
-                target: counts(&[], "default"),
-            },
-            json!({"flavourId": "default"}),
+    // The driver makes the namespace `vnf-<instance id>`; the CRD is the package's own.
+    let crd = ["apiextensions.k8s.io/v1/CustomResourceDefinition/widgets.example.com"];
+    in_namespace("vnf-asd", &crd, |kube, ns| async move {
+        let id = ns.strip_prefix("vnf-").expect("prefix").to_string();
+        let mark = Kube::audit_mark();
+        let helm = std::env::var("VNFM_HELM_C_LIB")
+            .ok()
+            .filter(|p| !p.is_empty());
+        if helm.is_none() {
+            eprintln!("NOTE: VNFM_HELM_C_LIB is not set; the ASD's Helm chart item is left out");
+        }
+        let chart = std::fs::read(
+            corpus_dir("v2-helm-instantiate").join("Files/kubernetes/test-chart-0.1.0.tgz"),
         )
-        .await
-        .expect_err("placement");
-    assert_eq!(err.kind(), "invalidInput");
-    assert!(err.to_string().contains("no node runs kernel 6.1"), "{err}");
-    assert!(emu.objects_with_verb("apply").is_empty());
-    // A mandatory cluster label the VIM does not carry: refused too.
-    let mut call = Call::new(
-        asd_vnfd(&asd("4.15", false)),
-        files.clone(),
-        vim(&emu),
-        "inst-asd1",
-    );
-    let err = call
-        .run(
-            &d,
-            Op::Instantiate,
-            InfraStep::Instantiate {
-                target: counts(&[], "default"),
-            },
-            json!({"flavourId": "default"}),
-        )
-        .await
-        .expect_err("label");
-    assert!(err.to_string().contains("site=edge"), "{err}");
+        .expect("chart");
+        let files = Arc::new(
+            MemArtifacts::new()
+                .with("Artifacts/crds.yaml", CRD)
+                .with("Artifacts/app.yaml", APP)
+                .with("Artifacts/test-chart-0.1.0.tgz", chart),
+        );
+        let mut d = driver();
+        if let Some(p) = &helm {
+            d = d.with_helm(Arc::new(
+                vnfm_infra_kubernetes::HelmLibrary::load(p).expect("library"),
+            ));
+        }
+        // A kernel newer than every node's (they report this machine's): refused before
+        // anything is applied.
+        let mut call = Call::new(
+            asd_vnfd(&asd("99.0", false)),
+            files.clone(),
+            asd_vim(&kube),
+            &format!("{id}-0"),
+        );
+        let err = call
+            .run(
+                &d,
+                Op::Instantiate,
+                InfraStep::Instantiate {
+                    target: counts(&[], "default"),
+                },
+                json!({"flavourId": "default"}),
+            )
+            .await
+            .expect_err("placement");
+        assert_eq!(err.kind(), "invalidInput");
+        assert!(
+            err.to_string().contains("no node runs kernel 99.0"),
+            "{err}"
+        );
+        let applied = objects(
+            &kube
+                .log_since(mark, &format!("{ns}-0"), &["widgets.example.com"])
+                .await,
+            "apply",
+        );
+        assert!(applied.is_empty(), "{applied:?}");
+        // A mandatory cluster label the VIM does not carry: refused too.
+        let mut call = Call::new(
+            asd_vnfd(&asd("4.15", false)),
+            files.clone(),
+            kube.vim.clone(),
+            &format!("{id}-1"),
+        );
+        let err = call
+            .run(
+                &d,
+                Op::Instantiate,
+                InfraStep::Instantiate {
+                    target: counts(&[], "default"),
+                },
+                json!({"flavourId": "default"}),
+            )
+            .await
+            .expect_err("label");
+        assert!(err.to_string().contains("site=edge"), "{err}");
 
-    let mut call = Call::new(
-        asd_vnfd(&asd("4.15", helm.is_some())),
-        files,
-        asd_vim(&emu),
-        "inst-asd",
-    );
-    let out = call
+        let mut call = Call::new(
+            asd_vnfd(&asd("4.15", helm.is_some())),
+            files,
+            asd_vim(&kube),
+            &id,
+        );
+        let out = call
         .run(
             &d,
             Op::Instantiate,
@@ -338,59 +357,72 @@ async fn asd_deployment_items_are_deployed_in_stages_after_the_placement_check()
         )
         .await
         .expect("instantiate");
-    let applied = objects(&emu.log(), "apply");
-    let pos = |o: &str| {
-        applied
-            .iter()
-            .position(|a| a == o)
-            .unwrap_or_else(|| panic!("{o} not applied: {applied:?}"))
-    };
-    // Stage 1 (the CRD) is applied and ready before stage 2 starts.
-    assert!(
-        pos("CustomResourceDefinition/widgets.example.com") < pos("Widget/vnf-inst-asd/gadget")
-    );
-    assert!(
-        pos("CustomResourceDefinition/widgets.example.com") < pos("Deployment/vnf-inst-asd/app")
-    );
-    let pods = pods_per_vdu(&out);
-    assert_eq!(
-        pods.get("app"),
-        Some(&2),
-        "workloads are reported under their deployment item: {pods:?}"
-    );
-    if helm.is_some() {
-        let dep = emu
-            .object(
-                "apps/v1",
-                "Deployment",
-                Some("vnf-inst-asd"),
-                &format!("vdu1-{}", "vnfinstasd"),
-            )
-            .expect("chart deployment");
-        assert_eq!(
-            dep["spec"]["replicas"], 2,
-            "the lifecycle parameter reached the chart"
+        assert_pods_ready(&kube, &ns, "instantiate").await;
+        let applied = objects(
+            &kube.log_since(mark, &ns, &["widgets.example.com"]).await,
+            "apply",
         );
-        assert_eq!(pods.get("chart"), Some(&3));
-    }
-    let warnings = call.state["warnings"].to_string();
-    assert!(warnings.contains("gpu=true"), "{warnings}");
-    call.run(
-        &d,
-        Op::Terminate,
-        terminate(),
-        json!({"terminationType": "FORCEFUL"}),
-    )
-    .await
-    .expect("terminate");
-    assert!(
-        emu.labelled("vnfm.io/vnf-instance-id", "inst-asd")
-            .is_empty()
-    );
-    assert!(
-        emu.objects("apiextensions.k8s.io/v1", "CustomResourceDefinition")
-            .is_empty()
-    );
+        let pos = |o: &str| {
+            applied
+                .iter()
+                .position(|a| a == o)
+                .unwrap_or_else(|| panic!("{o} not applied: {applied:?}"))
+        };
+        // Stage 1 (the CRD) is applied and ready before stage 2 starts.
+        assert!(
+            pos("CustomResourceDefinition/widgets.example.com")
+                < pos(&format!("Widget/{ns}/gadget"))
+        );
+        assert!(
+            pos("CustomResourceDefinition/widgets.example.com")
+                < pos(&format!("Deployment/{ns}/app"))
+        );
+        let pods = pods_per_vdu(&out);
+        assert_eq!(
+            pods.get("app"),
+            Some(&2),
+            "workloads are reported under their deployment item: {pods:?}"
+        );
+        if helm.is_some() {
+            let dep = kube
+                .object(
+                    "apps/v1",
+                    "Deployment",
+                    Some(&ns),
+                    &format!("vdu1-vnf{}", id.replace('-', "")),
+                )
+                .await
+                .expect("chart deployment");
+            assert_eq!(
+                dep["spec"]["replicas"], 2,
+                "the lifecycle parameter reached the chart"
+            );
+            assert_eq!(pods.get("chart"), Some(&3));
+        }
+        let warnings = call.state["warnings"].to_string();
+        assert!(warnings.contains("gpu=true"), "{warnings}");
+        call.run(
+            &d,
+            Op::Terminate,
+            terminate(),
+            json!({"terminationType": "FORCEFUL"}),
+        )
+        .await
+        .expect("terminate");
+        let left = kube.labelled("vnfm.io/vnf-instance-id", &id).await;
+        assert!(left.is_empty(), "left behind: {left:?}");
+        assert!(
+            kube.object(
+                "apiextensions.k8s.io/v1",
+                "CustomResourceDefinition",
+                None,
+                "widgets.example.com"
+            )
+            .await
+            .is_none()
+        );
+    })
+    .await;
 }
 
 const NAD_CRD: &str = "apiVersion: apiextensions.k8s.io/v1
