@@ -1,7 +1,7 @@
-//! Package change with rollback (on the real control plane of `KUBECONFIG`,
-//! `scripts/test-env/kubernetes.sh`; built ignored without it, see `build.rs`), ASD deployment
-//! items in stages with the placement check, shared NetworkAttachmentDefinitions with a use
-//! count, and persistent volumes (still on the emulated API server: not moved yet).
+//! Package change with rollback, ASD deployment items in stages with the placement check,
+//! shared NetworkAttachmentDefinitions with a use count, and persistent volumes, on the real
+//! control plane of `KUBECONFIG` (`scripts/test-env/kubernetes.sh`; built ignored without it,
+//! see `build.rs`).
 
 use crate::support;
 
@@ -432,7 +432,11 @@ spec:
   group: k8s.cni.cncf.io
   scope: Namespaced
   names: {kind: NetworkAttachmentDefinition, plural: network-attachment-definitions}
-  versions: [{name: v1, served: true, storage: true}]
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}
 ";
 
 const NAD_APP: &str = "apiVersion: k8s.cni.cncf.io/v1
@@ -465,13 +469,53 @@ spec:
 ";
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(
+    not(vnfm_test_kwok),
+    ignore = "needs the test environment's control plane: eval \"$(VNFM_KUBE_DIR=$(mktemp -d) scripts/test-env/kubernetes.sh start)\""
+)]
 async fn shared_networks_have_a_use_count_and_persistent_volumes_survive_terminate() {
-    let emu = emulator().await;
-    for o in [
-        serde_saphyr::from_str::<Value>(NAD_CRD).expect("crd"),
-        json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "shared-net"}}),
-    ] {
-        emu.put_object(o).expect("seed");
+    // Two instances in namespaces `vnf-<id>` of their own; the network's namespace, its CRD
+    // and the claims' volumes (the cluster has no provisioner) are the test's.
+    let kube = Kube::get();
+    let base = Kube::namespace("net");
+    let (id_a, id_b) = (format!("{base}-a"), format!("{base}-b"));
+    let (ns_a, ns_b) = (format!("vnf-{id_a}"), format!("vnf-{id_b}"));
+    let volumes = [format!("{base}-a"), format!("{base}-b")];
+    let mut cluster_scoped = vec![(
+        "apiextensions.k8s.io/v1",
+        "CustomResourceDefinition",
+        "network-attachment-definitions.k8s.cni.cncf.io",
+    )];
+    cluster_scoped.extend(
+        volumes
+            .iter()
+            .map(|v| ("v1", "PersistentVolume", v.as_str())),
+    );
+    let test_volumes = volumes.clone();
+    let (test_ns_a, test_ns_b) = (ns_a.clone(), ns_b.clone());
+    with_clean_up(&kube, &[&ns_a, &ns_b, "shared-net"], &cluster_scoped, async move {
+    let (ns_a, ns_b) = (test_ns_a, test_ns_b);
+            let kube = Kube::get();
+    kube.create(serde_saphyr::from_str::<Value>(NAD_CRD).expect("crd")).await;
+    kube.create(json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "shared-net"}}))
+        .await;
+    for v in &test_volumes {
+        kube.create(json!({"apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": v},
+            "spec": {"capacity": {"storage": "1Gi"}, "accessModes": ["ReadWriteOnce"],
+                "hostPath": {"path": format!("/tmp/{v}")}}}))
+        .await;
+    }
+    // The CRD of the networks is established by the cluster before use.
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !kube
+        .object("apiextensions.k8s.io/v1", "CustomResourceDefinition", None,
+            "network-attachment-definitions.k8s.cni.cncf.io")
+        .await
+        .is_some_and(|c| c["status"]["conditions"].as_array().into_iter().flatten()
+            .any(|c| c["type"] == "Established" && c["status"] == "True"))
+    {
+        assert!(std::time::Instant::now() < until, "the CRD was never established");
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     }
     let files = Arc::new(MemArtifacts::new().with("Files/app.yaml", NAD_APP));
     let vnfd: vnfm_descriptor::Vnfd = serde_json::from_value(json!({
@@ -488,22 +532,22 @@ async fn shared_networks_have_a_use_count_and_persistent_volumes_survive_termina
     let step = || InfraStep::Instantiate {
         target: counts(&[("VDU1", 1)], "simple"),
     };
-    let mut a = Call::new(vnfd.clone(), files.clone(), vim(&emu), "inst-a");
-    let mut b = Call::new(vnfd.clone(), files.clone(), vim(&emu), "inst-b");
-    // The CRD of the networks is established by the cluster before use.
+    let mut a = Call::new(vnfd.clone(), files.clone(), kube.vim.clone(), &id_a);
+    let mut b = Call::new(vnfd.clone(), files.clone(), kube.vim.clone(), &id_b);
     a.run(&d, Op::Instantiate, step(), params.clone())
         .await
         .expect("a");
     b.run(&d, Op::Instantiate, step(), params.clone())
         .await
         .expect("b");
-    let nad = || {
-        emu.object(
+    let nad = async || {
+        kube.object(
             "k8s.cni.cncf.io/v1",
             "NetworkAttachmentDefinition",
             Some("shared-net"),
             "net-a",
         )
+        .await
     };
     let users = |n: &Value| -> Vec<String> {
         n["metadata"]["annotations"]
@@ -517,8 +561,8 @@ async fn shared_networks_have_a_use_count_and_persistent_volumes_survive_termina
             .unwrap_or_default()
     };
     assert_eq!(
-        users(&nad().expect("nad")),
-        ["vnfm.io/user-inst-a", "vnfm.io/user-inst-b"]
+        users(&nad().await.expect("nad")),
+        [format!("vnfm.io/user-{id_a}"), format!("vnfm.io/user-{id_b}")]
     );
     a.run(
         &d,
@@ -529,16 +573,18 @@ async fn shared_networks_have_a_use_count_and_persistent_volumes_survive_termina
     .await
     .expect("terminate a");
     assert_eq!(
-        users(&nad().expect("still used by b")),
-        ["vnfm.io/user-inst-b"]
+        users(&nad().await.expect("still used by b")),
+        [format!("vnfm.io/user-{id_b}")]
     );
     // A's persistent claim (and so its namespace) stays.
     assert!(
-        emu.object("v1", "PersistentVolumeClaim", Some("vnf-inst-a"), "data")
+        kube.object("v1", "PersistentVolumeClaim", Some(&ns_a), "data")
+            .await
             .is_some()
     );
     assert!(
-        emu.object("apps/v1", "Deployment", Some("vnf-inst-a"), "web")
+        kube.object("apps/v1", "Deployment", Some(&ns_a), "web")
+            .await
             .is_none()
     );
     b.run(
@@ -549,10 +595,13 @@ async fn shared_networks_have_a_use_count_and_persistent_volumes_survive_termina
     )
     .await
     .expect("terminate b");
-    assert!(nad().is_none(), "the last user deletes the shared network");
+    assert!(nad().await.is_none(), "the last user deletes the shared network");
     assert!(
-        emu.object("v1", "PersistentVolumeClaim", Some("vnf-inst-b"), "data")
+        kube.object("v1", "PersistentVolumeClaim", Some(&ns_b), "data")
+            .await
             .is_none()
     );
-    assert!(emu.object("v1", "Namespace", None, "vnf-inst-b").is_none());
+    assert!(kube.object("v1", "Namespace", None, &ns_b).await.is_none());
+    })
+    .await;
 }
