@@ -328,3 +328,59 @@ async fn terminate_deletes_the_packages_namespace_and_the_instance_namespace_tog
     })
     .await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(
+    not(vnfm_test_kube),
+    ignore = "needs a Kubernetes control plane: eval \"$(VNFM_KUBE_DIR=$(mktemp -d) scripts/test-env/kubernetes.sh start)\""
+)]
+async fn writes_conditional_on_an_old_resource_version_are_refused_with_a_conflict() {
+    // What the driver's shared objects rely on: the API server refuses a merge patch or a
+    // delete whose resourceVersion precondition is not current (409, Status body).
+    support::real::in_namespace("cp-rv", &[], |kube, ns| async move {
+        kube.create(json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}}))
+            .await;
+        let p = vnfm_infra_kubernetes::plan::Planned {
+            object: json!({"apiVersion": "v1", "kind": "ConfigMap",
+                "metadata": {"name": "probe", "namespace": ns}}),
+            source: "test".into(),
+            stage: 0,
+            tier: 4,
+            vdu: None,
+            namespaced: Some(true),
+            shared: false,
+            persistent: false,
+            request: false,
+            hpa: None,
+        };
+        let cluster = &kube.cluster;
+        let first = cluster.apply(&p).await.expect("create");
+        let stale = first.metadata.resource_version.clone().expect("rv");
+        cluster
+            .merge_at(&p, &stale, &json!({"data": {"k": "1"}}))
+            .await
+            .expect("current resourceVersion");
+        let e = cluster
+            .merge_at(&p, &stale, &json!({"data": {"k": "2"}}))
+            .await
+            .expect_err("stale patch");
+        assert!(e.is_status(409), "{e}");
+        assert!(e.to_string().contains("Conflict"), "{e}");
+        let e = cluster
+            .delete_at(&p, &stale)
+            .await
+            .expect_err("stale delete");
+        assert!(e.is_status(409), "{e}");
+        let live = kube
+            .object("v1", "ConfigMap", Some(&ns), "probe")
+            .await
+            .expect("still there");
+        assert_eq!(live["data"]["k"], "1");
+        let current = live["metadata"]["resourceVersion"]
+            .as_str()
+            .expect("rv")
+            .to_string();
+        assert!(cluster.delete_at(&p, &current).await.expect("delete"));
+    })
+    .await;
+}

@@ -375,6 +375,9 @@ async fn terminate_user(d: Arc<KubernetesDriver>, mut call: Call, mut used: Use)
     used
 }
 
+/// On the emulator: the test checks every state the network went through against when each
+/// instance's step ended, which needs the instant the server published the state (the
+/// emulator records it; a watch on a real server only tells when the test received it).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_shared_network_exists_exactly_while_concurrent_instances_use_it() {
     let emu = emulator().await;
@@ -396,56 +399,6 @@ async fn a_shared_network_exists_exactly_while_concurrent_instances_use_it() {
             "net-a",
         )
     };
-
-    // The API server refuses writes conditional on an old resourceVersion (409, Status body).
-    {
-        let access =
-            vnfm_infra_kubernetes::access::ClusterAccess::from_vim(&vim(&emu)).expect("access");
-        let cluster = vnfm_infra_kubernetes::cluster::Cluster::connect(access).expect("cluster");
-        let probe = serde_saphyr::from_str::<Value>(
-            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: probe, namespace: shared-net}\n",
-        )
-        .expect("probe");
-        let p = vnfm_infra_kubernetes::plan::Planned {
-            object: probe,
-            source: "test".into(),
-            stage: 0,
-            tier: 4,
-            vdu: None,
-            namespaced: Some(true),
-            shared: false,
-            persistent: false,
-            request: false,
-            hpa: None,
-        };
-        let first = cluster.apply(&p).await.expect("create");
-        let stale = first.metadata.resource_version.clone().expect("rv");
-        cluster
-            .merge_at(&p, &stale, &json!({"data": {"k": "1"}}))
-            .await
-            .expect("current resourceVersion");
-        let e = cluster
-            .merge_at(&p, &stale, &json!({"data": {"k": "2"}}))
-            .await
-            .expect_err("stale patch");
-        assert!(e.is_status(409), "{e}");
-        assert!(e.to_string().contains("Conflict"), "{e}");
-        let e = cluster
-            .delete_at(&p, &stale)
-            .await
-            .expect_err("stale delete");
-        assert!(e.is_status(409), "{e}");
-        assert_eq!(
-            emu.object("v1", "ConfigMap", Some("shared-net"), "probe")
-                .expect("still there")["data"]["k"],
-            "1"
-        );
-        let current = emu
-            .object("v1", "ConfigMap", Some("shared-net"), "probe")
-            .and_then(|o| o["metadata"]["resourceVersion"].as_str().map(String::from))
-            .expect("rv");
-        assert!(cluster.delete_at(&p, &current).await.expect("delete"));
-    }
 
     // Races are a matter of timing: three rounds of joining and leaving.
     let mut ended: Vec<Use> = Vec::new();
