@@ -13,13 +13,20 @@ export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
 export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"
 
 # A cold run needs about 6 GB of disk (target/ 4.2 GB, the test services' virtualenvs 0.8 GB,
-# crates 0.4 GB). With less, a link can fail with "ld terminated with signal 7 [Bus error]"
+# crates 0.4 GB; the Kubernetes control plane's binaries 0.35 GB, whose build needs 5.5 GB
+# for a while before anything else is built). With less, a link can fail with "ld terminated with signal 7 [Bus error]"
 # rather than a clear message, so say so first.
 free_kib=$(df -k --output=avail . | tail -1 | tr -d ' ')
 echo "disk free: $((free_kib / 1048576)) GB"
 if ((free_kib < 6 * 1048576)); then
     echo "warning: less than 6 GB of disk free; a cold run may run out (a link then fails with a bus error)" >&2
 fi
+
+echo "== Kubernetes control plane (built once per version)"
+# kube-apiserver, kube-controller-manager and kube-scheduler from the Go module
+# k8s.io/kubernetes, and KWOK, cached outside the checkout; a cold build prints its time. First,
+# while target/ is empty: the build needs about 5.5 GB of Go caches for a while, deleted after.
+scripts/test-env/kubernetes.sh build
 
 echo "== cargo fmt --check"
 cargo fmt --all -- --check
@@ -77,6 +84,17 @@ VNFM_PROM_ENV=$(scripts/test-env/prometheus.sh start) ||
     VNFM_PROM_ENV=$(scripts/test-env/prometheus.sh start)
 eval "$VNFM_PROM_ENV"
 echo "Prometheus: $VNFM_TEST_PROMETHEUS_URL, Alertmanager: $VNFM_TEST_ALERTMANAGER_URL"
+# A real Kubernetes control plane for the Kubernetes driver (built at the start, see above),
+# etcd from Debian, nodes and pods simulated by KWOK; prints KUBECONFIG and the
+# VNFM_TEST_KUBE_* variables. The tests that need it are built ignored when these are not set
+# (crates/vnfm-infra-kubernetes/build.rs), so it is started before `cargo test`.
+VNFM_KUBE_DIR=$(mktemp -d /tmp/vnfm-test-kube.XXXXXX)
+export VNFM_KUBE_DIR
+trap 'scripts/test-env/postgres.sh stop >/dev/null 2>&1 || true; scripts/test-env/openstack.sh stop >/dev/null 2>&1 || true; scripts/test-env/sshd.sh stop >/dev/null 2>&1 || true; scripts/test-env/prometheus.sh stop >/dev/null 2>&1 || true; scripts/test-env/kubernetes.sh stop >/dev/null 2>&1 || true' EXIT
+VNFM_KUBE_ENV=$(scripts/test-env/kubernetes.sh start) ||
+    VNFM_KUBE_ENV=$(scripts/test-env/kubernetes.sh start)
+eval "$VNFM_KUBE_ENV"
+echo "Kubernetes: $VNFM_TEST_KUBE_VERSION at $VNFM_TEST_KUBE_SERVER (KUBECONFIG=$KUBECONFIG)"
 
 echo "== cargo test"
 # Free disk before and after the largest build step: a link that runs out of it fails with a

@@ -146,11 +146,24 @@ pub fn readiness(group: &str, kind: &str, o: &Value) -> Readiness {
                 i(o, "/status/readyReplicas"),
                 i(o, "/status/availableReplicas"),
             );
-            if updated == want && total == want && ready == want && available == want {
+            // Pods being deleted (a scale-in's, an update's old ones) are no longer counted in
+            // `replicas`; the controller reports them here until they are gone.
+            let terminating = i(o, "/status/terminatingReplicas");
+            if updated == want
+                && total == want
+                && ready == want
+                && available == want
+                && terminating == 0
+            {
                 Readiness::Ready
             } else {
                 pending(format!(
-                    "{ready}/{want} replicas ready, {available} available, {updated} updated, {total} in total; {}",
+                    "{ready}/{want} replicas ready, {available} available, {updated} updated, {total} in total{}; {}",
+                    if terminating > 0 {
+                        format!(", {terminating} terminating")
+                    } else {
+                        String::new()
+                    },
                     conditions_text(o)
                 ))
             }
@@ -258,6 +271,54 @@ pub fn readiness(group: &str, kind: &str, o: &Value) -> Readiness {
             Some(c) if c["status"] != "True" => pending(conditions_text(o)),
             _ => Readiness::Ready,
         },
+    }
+}
+
+/// `; pods of <workload>: <pod>: <waiting reasons>, ...` for the pods of workload `p` (live
+/// state `o`) that are not Ready, read when a wait for it times out: the workload's own status
+/// only counts pods, their containers say why (`ImagePullBackOff`, `CrashLoopBackOff`).
+/// Empty for other kinds, and when the pods cannot be read.
+async fn pods_waiting(cluster: &Cluster, p: &Planned, o: &Value) -> String {
+    let workload = matches!(
+        (p.group(), p.kind()),
+        (
+            "apps",
+            "Deployment" | "StatefulSet" | "DaemonSet" | "ReplicaSet"
+        ) | ("", "ReplicationController")
+            | ("batch", "Job")
+    );
+    let labels = o
+        .pointer("/spec/selector/matchLabels")
+        .or_else(|| {
+            o.pointer("/spec/selector")
+                .filter(|_| p.kind() == "ReplicationController")
+        })
+        .and_then(Value::as_object);
+    let (true, Some(labels), Some(ns)) = (workload, labels, p.namespace()) else {
+        return String::new();
+    };
+    let selector: Vec<String> = labels
+        .iter()
+        .filter_map(|(k, v)| Some(format!("{k}={}", v.as_str()?)))
+        .collect();
+    let Ok(pod_kind) = cluster.pod_kind().await else {
+        return String::new();
+    };
+    let Ok(pods) = cluster.list(&pod_kind, Some(ns), &selector.join(",")).await else {
+        return String::new();
+    };
+    let mut waits: Vec<String> = Vec::new();
+    for pod in pods {
+        let name = pod.metadata.name.clone().unwrap_or_default();
+        let pod = serde_json::to_value(pod).unwrap_or(Value::Null);
+        if let Readiness::Pending(why) = readiness("", "Pod", &pod) {
+            waits.push(format!("{name}: {why}"));
+        }
+    }
+    if waits.is_empty() {
+        String::new()
+    } else {
+        format!("; pods of {}: {}", p.display(), waits.join("; "))
     }
 }
 
@@ -436,6 +497,7 @@ pub async fn wait_ready(
     loop {
         // Evaluate.
         let mut pending: Vec<String> = Vec::new();
+        let mut pending_workloads: Vec<(&Planned, Value)> = Vec::new();
         for (t, p) in targets.iter().enumerate() {
             let g = group_of_target[t];
             let state = match seen.get(&(g, p.name().to_string())) {
@@ -471,7 +533,12 @@ pub async fn wait_ready(
                         reason: why,
                     });
                 }
-                Readiness::Pending(why) => pending.push(format!("{}: {why}", p.display())),
+                Readiness::Pending(why) => {
+                    pending.push(format!("{}: {why}", p.display()));
+                    if let Some(o) = seen.get(&(group_of_target[t], p.name().to_string())) {
+                        pending_workloads.push((*p, o.clone()));
+                    }
+                }
             }
         }
         if pending.is_empty() {
@@ -480,6 +547,9 @@ pub async fn wait_ready(
         tokio::select! {
             _ = tokio::time::sleep_until(deadline) => {
                 let mut details = pending.join("; ");
+                for (p, o) in &pending_workloads {
+                    details.push_str(&pods_waiting(cluster, p, o).await);
+                }
                 if let Some(e) = &last_error {
                     details.push_str(&format!("; last watch error: {e}"));
                 }
@@ -690,6 +760,13 @@ mod tests {
             matches!(readiness("apps", "Deployment", &d), Readiness::Pending(ref w) if w.contains("generation 2"))
         );
         d["status"]["observedGeneration"] = json!(2);
+        assert_eq!(readiness("apps", "Deployment", &d), Readiness::Ready);
+        // A scale-in's removed pod still exits.
+        d["status"]["terminatingReplicas"] = json!(1);
+        assert!(
+            matches!(readiness("apps", "Deployment", &d), Readiness::Pending(ref w) if w.contains("1 terminating"))
+        );
+        d["status"]["terminatingReplicas"] = json!(0);
         assert_eq!(readiness("apps", "Deployment", &d), Readiness::Ready);
         d["status"]["readyReplicas"] = json!(1);
         d["status"]["conditions"] = json!([{"type": "Available", "status": "False", "reason": "MinimumReplicasUnavailable"}]);

@@ -1,5 +1,6 @@
 //! The ASD sample package (`vnfd-samples/asd-sample`, read with `vnfm_tosca` from the
-//! directory) deployed by the driver against the emulated API server: VNF-B as an ASD, its
+//! directory) deployed by the driver on the real control plane of `KUBECONFIG`
+//! (`scripts/test-env/kubernetes.sh`; built ignored without it, see `build.rs`): VNF-B as an ASD, its
 //! three deployment items in two stages by `deployment_order` (the web server's configuration
 //! first; its workload and the cache's Helm chart, rendered by the Helm SDK library of
 //! `VNFM_HELM_C_LIB`, once the configuration stage is ready), the chart's lifecycle
@@ -13,6 +14,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
+use support::real::{Kube, assert_pods_ready, in_namespace};
 use support::*;
 use vnfm_descriptor::asd::DeploymentArtifactType;
 use vnfm_driver_api::{InfraStep, ResourceTarget};
@@ -22,6 +24,7 @@ use vnfm_types::{LcmOperationType as Op, TerminationType};
 const INSTANCE: &str = "inst-asd-sample";
 /// The release name the driver derives from [`INSTANCE`] (`vnf` + the id without dashes).
 const RELEASE: &str = "vnfinstasdsample";
+/// The namespace the sample's request names (the test uses one of its own).
 const NS: &str = "web-asd";
 const INSTANCE_LABEL: &str = "vnfm.io/vnf-instance-id";
 const CHART: &str = "Artifacts/Deployment/HELM/cache-0.1.0.tgz";
@@ -82,8 +85,9 @@ fn helm(test: &str) -> Option<HelmLibrary> {
     }
 }
 
-fn applied(emu: &vnfm_kube_emulator::Emulator) -> Vec<String> {
-    objects(&emu.log(), "apply")
+/// What the driver applied in namespace `ns` since `mark`.
+async fn applied(kube: &Kube, mark: usize, ns: &str) -> Vec<String> {
+    objects(&kube.log_since(mark, ns, &[]).await, "apply")
 }
 
 fn instantiate_step() -> InfraStep {
@@ -131,209 +135,248 @@ fn the_sample_is_vnf_b_as_three_items_in_two_stages() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(
+    not(vnfm_test_kube),
+    ignore = "needs a Kubernetes control plane: eval \"$(VNFM_KUBE_DIR=$(mktemp -d) scripts/test-env/kubernetes.sh start)\""
+)]
 async fn without_a_helm_renderer_the_chart_item_is_refused_before_anything_is_applied() {
-    let emu = emulator().await;
-    let mut call = Call::new(
-        asd_vnfd(&load_asd(&sample())),
-        Arc::new(DirArtifacts(sample())),
-        vim(&emu),
-        INSTANCE,
-    );
-    let driver = KubernetesDriver::new()
-        .without_helm()
-        .with_ready_timeout(Duration::from_secs(20));
-    let err = call
-        .run(
-            &driver,
-            Op::Instantiate,
-            instantiate_step(),
-            json!({"flavourId": "default", "additionalParams": sample_params()}),
-        )
-        .await
-        .expect_err("no renderer");
-    assert_eq!(err.kind(), "invalidInput");
-    assert!(
-        err.to_string().contains(CHART) && err.to_string().contains("no Helm renderer"),
-        "{err}"
-    );
-    assert!(applied(&emu).is_empty(), "{:?}", applied(&emu));
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_sample_deploys_in_two_stages_with_its_chart_and_terminates_clean() {
-    let test = "the_sample_deploys_in_two_stages_with_its_chart_and_terminates_clean";
-    let Some(helm) = helm(test) else { return };
-    let asd = load_asd(&sample());
-    let emu = emulator().await;
-    // The claim of stage 1 stays Pending until the test lets it bind.
-    emu.never_ready("PersistentVolumeClaim", "web-data");
-    let mut call = Call::new(
-        asd_vnfd(&asd),
-        Arc::new(DirArtifacts(sample())),
-        vim(&emu),
-        INSTANCE,
-    );
-    let mut params = sample_params();
-    assert_eq!(params["namespace"], NS);
-    assert_eq!(params[".Values.replicaCount"], 2);
-    // The second lifecycle parameter of the chart item, given the way an NFVO would.
-    params[".Values.service.port"] = json!(16379);
-    let driver = driver().with_helm(Arc::new(helm));
-    let run = tokio::spawn(async move {
-        let out = call
+    in_namespace("asd-nohelm", &[], |kube, ns| async move {
+        let mark = Kube::audit_mark();
+        let mut call = Call::new(
+            asd_vnfd(&load_asd(&sample())),
+            Arc::new(DirArtifacts(sample())),
+            kube.vim.clone(),
+            &ns,
+        );
+        let mut params = sample_params();
+        params["namespace"] = json!(ns);
+        let driver = KubernetesDriver::new()
+            .without_helm()
+            .with_ready_timeout(Duration::from_secs(20));
+        let err = call
             .run(
                 &driver,
                 Op::Instantiate,
                 instantiate_step(),
                 json!({"flavourId": "default", "additionalParams": params}),
             )
-            .await;
-        (out, call, driver)
-    });
-
-    // Stage 1 is applied and the driver watches its claim...
-    let until = Instant::now() + Duration::from_secs(20);
-    while !emu
-        .log()
-        .iter()
-        .any(|e| e.verb == "watch" && e.kind == "PersistentVolumeClaim")
-    {
+            .await
+            .expect_err("no renderer");
+        assert_eq!(err.kind(), "invalidInput");
         assert!(
-            Instant::now() < until,
-            "the driver never waited for the claim: {:?}",
-            applied(&emu)
+            err.to_string().contains(CHART) && err.to_string().contains("no Helm renderer"),
+            "{err}"
         );
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    let held = applied(&emu);
-    for (kind, name) in [
-        ("ConfigMap", "web-config"),
-        ("PersistentVolumeClaim", "web-data"),
-    ] {
-        let o = format!("{kind}/{NS}/{name}");
-        assert!(held.contains(&o), "{o} not applied: {held:?}");
-        assert!(
-            emu.object("v1", kind, Some(NS), name).is_some(),
-            "{o} is not stored"
-        );
-    }
-    // ...and stage 2 (the web workload and the chart) has not started while the claim is
-    // not bound.
-    assert!(
-        !held
-            .iter()
-            .any(|o| o.starts_with("Deployment/") || o.starts_with("Service/")),
-        "stage 2 started before stage 1 was ready: {held:?}"
-    );
-    assert!(
-        emu.objects("apps/v1", "Deployment").is_empty() && emu.objects("v1", "Service").is_empty(),
-        "stage 2 objects exist before stage 1 was ready"
-    );
+        let applied = applied(&kube, mark, &ns).await;
+        assert!(applied.is_empty(), "{applied:?}");
+    })
+    .await;
+}
 
-    emu.allow_ready("PersistentVolumeClaim", "web-data");
-    let (out, mut call, driver) = run.await.expect("task");
-    let out = out.expect("instantiate");
-    let done = applied(&emu);
-    let pos = |o: &str| {
-        done.iter()
-            .position(|a| a == o)
-            .unwrap_or_else(|| panic!("{o} not applied: {done:?}"))
-    };
-    let claim = emu
-        .object("v1", "PersistentVolumeClaim", Some(NS), "web-data")
-        .expect("claim");
-    assert_eq!(claim["status"]["phase"], "Bound");
-    let cache = format!("cache-{RELEASE}");
-    for stage2 in [
-        format!("Deployment/{NS}/web"),
-        format!("Service/{NS}/web"),
-        format!("Deployment/{NS}/{cache}"),
-        format!("Service/{NS}/{cache}"),
-    ] {
-        assert!(pos(&format!("PersistentVolumeClaim/{NS}/web-data")) < pos(&stage2));
-        assert!(pos(&format!("ConfigMap/{NS}/web-config")) < pos(&stage2));
-    }
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(
+    not(vnfm_test_kwok),
+    ignore = "needs the test environment's control plane: eval \"$(VNFM_KUBE_DIR=$(mktemp -d) scripts/test-env/kubernetes.sh start)\""
+)]
+async fn the_sample_deploys_in_two_stages_with_its_chart_and_terminates_clean() {
+    let test = "the_sample_deploys_in_two_stages_with_its_chart_and_terminates_clean";
+    let Some(helm) = helm(test) else { return };
+    // The claim's volume (the cluster has no provisioner), named after the namespace.
+    in_namespace(
+        "asd",
+        &["v1/PersistentVolume/$NS-data"],
+        |kube, owned_ns| async move {
+            let ns = owned_ns.as_str();
+            let asd = load_asd(&sample());
+            let mark = Kube::audit_mark();
+            let mut call = Call::new(
+                asd_vnfd(&asd),
+                Arc::new(DirArtifacts(sample())),
+                kube.vim.clone(),
+                INSTANCE,
+            );
+            let mut params = sample_params();
+            assert_eq!(params["namespace"], NS);
+            params["namespace"] = json!(ns);
+            assert_eq!(params[".Values.replicaCount"], 2);
+            // The second lifecycle parameter of the chart item, given the way an NFVO would.
+            params[".Values.service.port"] = json!(16379);
+            let driver = driver().with_helm(Arc::new(helm));
+            let run = tokio::spawn(async move {
+                let out = call
+                    .run(
+                        &driver,
+                        Op::Instantiate,
+                        instantiate_step(),
+                        json!({"flavourId": "default", "additionalParams": params}),
+                    )
+                    .await;
+                (out, call, driver)
+            });
 
-    // The chart's objects, rendered by Helm for the instance's release in its namespace,
-    // carry the instance label and the lifecycle parameters' values.
-    let dep = emu
-        .object("apps/v1", "Deployment", Some(NS), &cache)
-        .expect("the chart's Deployment");
-    assert!(labelled(&dep), "{:#}", dep["metadata"]);
-    assert_eq!(
-        dep["metadata"]["labels"]["app.kubernetes.io/instance"],
-        RELEASE
-    );
-    assert_eq!(dep["metadata"]["labels"]["vnfm.io/vdu"], "cache");
-    assert_eq!(dep["spec"]["replicas"], 2, "replicaCount reached the chart");
-    assert_eq!(
-        dep["spec"]["template"]["metadata"]["labels"][INSTANCE_LABEL],
-        INSTANCE
-    );
-    assert_eq!(
-        dep["spec"]["template"]["spec"]["containers"][0]["image"], "redis:7.4-alpine",
-        "the chart's own defaults apply to what the request does not set"
-    );
-    let svc = emu
-        .object("v1", "Service", Some(NS), &cache)
-        .expect("the chart's Service");
-    assert!(labelled(&svc), "{:#}", svc["metadata"]);
-    assert_eq!(
-        svc["spec"]["ports"][0]["port"], 16379,
-        "service.port reached the chart"
-    );
-    assert_eq!(svc["spec"]["ports"][0]["targetPort"], 6379);
+            // Stage 1 is applied and the driver watches its claim, which stays Pending: no volume
+            // can hold it yet...
+            let until = Instant::now() + Duration::from_secs(60);
+            while !kube
+                .log_since(mark, ns, &[])
+                .await
+                .iter()
+                .any(|e| e.verb == "watch" && e.kind == "PersistentVolumeClaim")
+            {
+                if run.is_finished() {
+                    let (out, _, _) = run.await.expect("task");
+                    panic!(
+                        "the instantiate ended before its claim was bound: {:?}",
+                        out.map(|_| ())
+                    );
+                }
+                assert!(
+                    Instant::now() < until,
+                    "the driver never waited for the claim: {:?}",
+                    applied(&kube, mark, ns).await
+                );
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            let held = applied(&kube, mark, ns).await;
+            for (kind, name) in [
+                ("ConfigMap", "web-config"),
+                ("PersistentVolumeClaim", "web-data"),
+            ] {
+                let o = format!("{kind}/{ns}/{name}");
+                assert!(held.contains(&o), "{o} not applied: {held:?}");
+                assert!(
+                    kube.object("v1", kind, Some(ns), name).await.is_some(),
+                    "{o} is not stored"
+                );
+            }
+            // ...and stage 2 (the web workload and the chart) has not started while the claim is
+            // not bound.
+            assert!(
+                !held
+                    .iter()
+                    .any(|o| o.starts_with("Deployment/") || o.starts_with("Service/")),
+                "stage 2 started before stage 1 was ready: {held:?}"
+            );
+            assert!(
+                kube.list("apps/v1", "Deployment", Some(ns), "")
+                    .await
+                    .is_empty()
+                    && kube.list("v1", "Service", Some(ns), "").await.is_empty(),
+                "stage 2 objects exist before stage 1 was ready"
+            );
 
-    // Every object of both stages and every pod carries the instance label; pods are
-    // reported under their deployment item.
-    let mine = emu.labelled(INSTANCE_LABEL, INSTANCE);
-    for o in [
-        format!("ConfigMap/{NS}/web-config"),
-        format!("PersistentVolumeClaim/{NS}/web-data"),
-        format!("Deployment/{NS}/web"),
-        format!("Service/{NS}/web"),
-        format!("Deployment/{NS}/{cache}"),
-        format!("Service/{NS}/{cache}"),
-    ] {
-        assert!(mine.contains(&o), "{o} not labelled: {mine:?}");
-    }
-    let pods = pods_per_vdu(&out);
-    assert_eq!(pods.get("web"), Some(&1), "{pods:?}");
-    assert_eq!(pods.get("cache"), Some(&2), "{pods:?}");
-    assert_eq!(
-        mine.iter().filter(|o| o.starts_with("Pod/")).count(),
-        3,
-        "{mine:?}"
-    );
+            // A volume the claim can bind to: the volume controller binds it, stage 2 follows.
+            kube.create(json!({"apiVersion": "v1", "kind": "PersistentVolume",
+        "metadata": {"name": format!("{ns}-data")},
+        "spec": {"capacity": {"storage": "1Gi"}, "accessModes": ["ReadWriteOnce"],
+            "hostPath": {"path": format!("/tmp/{ns}-data")}}}))
+                .await;
+            let (out, mut call, driver) = run.await.expect("task");
+            let out = out.expect("instantiate");
+            assert_pods_ready(&kube, ns, "instantiate").await;
+            let done = applied(&kube, mark, ns).await;
+            let pos = |o: &str| {
+                done.iter()
+                    .position(|a| a == o)
+                    .unwrap_or_else(|| panic!("{o} not applied: {done:?}"))
+            };
+            let claim = kube
+                .object("v1", "PersistentVolumeClaim", Some(ns), "web-data")
+                .await
+                .expect("claim");
+            assert_eq!(claim["status"]["phase"], "Bound");
+            let cache = format!("cache-{RELEASE}");
+            for stage2 in [
+                format!("Deployment/{ns}/web"),
+                format!("Service/{ns}/web"),
+                format!("Deployment/{ns}/{cache}"),
+                format!("Service/{ns}/{cache}"),
+            ] {
+                assert!(pos(&format!("PersistentVolumeClaim/{ns}/web-data")) < pos(&stage2));
+                assert!(pos(&format!("ConfigMap/{ns}/web-config")) < pos(&stage2));
+            }
 
-    call.run(
-        &driver,
-        Op::Terminate,
-        InfraStep::Terminate {
-            termination_type: TerminationType::Forceful,
-            graceful_timeout_seconds: None,
+            // The chart's objects, rendered by Helm for the instance's release in its namespace,
+            // carry the instance label and the lifecycle parameters' values.
+            let dep = kube
+                .object("apps/v1", "Deployment", Some(ns), &cache)
+                .await
+                .expect("the chart's Deployment");
+            assert!(labelled(&dep), "{:#}", dep["metadata"]);
+            assert_eq!(
+                dep["metadata"]["labels"]["app.kubernetes.io/instance"],
+                RELEASE
+            );
+            assert_eq!(dep["metadata"]["labels"]["vnfm.io/vdu"], "cache");
+            assert_eq!(dep["spec"]["replicas"], 2, "replicaCount reached the chart");
+            assert_eq!(
+                dep["spec"]["template"]["metadata"]["labels"][INSTANCE_LABEL],
+                INSTANCE
+            );
+            assert_eq!(
+                dep["spec"]["template"]["spec"]["containers"][0]["image"], "redis:7.4-alpine",
+                "the chart's own defaults apply to what the request does not set"
+            );
+            let svc = kube
+                .object("v1", "Service", Some(ns), &cache)
+                .await
+                .expect("the chart's Service");
+            assert!(labelled(&svc), "{:#}", svc["metadata"]);
+            assert_eq!(
+                svc["spec"]["ports"][0]["port"], 16379,
+                "service.port reached the chart"
+            );
+            assert_eq!(svc["spec"]["ports"][0]["targetPort"], 6379);
+
+            // Every object of both stages and every pod carries the instance label; pods are
+            // reported under their deployment item.
+            let mine = kube.labelled(INSTANCE_LABEL, INSTANCE).await;
+            for o in [
+                format!("ConfigMap/{ns}/web-config"),
+                format!("PersistentVolumeClaim/{ns}/web-data"),
+                format!("Deployment/{ns}/web"),
+                format!("Service/{ns}/web"),
+                format!("Deployment/{ns}/{cache}"),
+                format!("Service/{ns}/{cache}"),
+            ] {
+                assert!(mine.contains(&o), "{o} not labelled: {mine:?}");
+            }
+            let pods = pods_per_vdu(&out);
+            assert_eq!(pods.get("web"), Some(&1), "{pods:?}");
+            assert_eq!(pods.get("cache"), Some(&2), "{pods:?}");
+            assert_eq!(
+                mine.iter().filter(|o| o.starts_with("Pod/")).count(),
+                3,
+                "{mine:?}"
+            );
+
+            call.run(
+                &driver,
+                Op::Terminate,
+                InfraStep::Terminate {
+                    termination_type: TerminationType::Forceful,
+                    graceful_timeout_seconds: None,
+                },
+                json!({"terminationType": "FORCEFUL"}),
+            )
+            .await
+            .expect("terminate");
+            let left = kube.labelled(INSTANCE_LABEL, INSTANCE).await;
+            assert!(left.is_empty(), "{left:?}");
+            assert!(kube.object("v1", "Namespace", None, ns).await.is_none());
+            for (api, kind) in [
+                ("apps/v1", "Deployment"),
+                ("apps/v1", "ReplicaSet"),
+                ("v1", "Pod"),
+                ("v1", "Service"),
+                ("v1", "ConfigMap"),
+                ("v1", "PersistentVolumeClaim"),
+            ] {
+                let in_ns: Vec<Value> = kube.list(api, kind, Some(ns), "").await;
+                assert!(in_ns.is_empty(), "{kind}s left in {ns}: {in_ns:#?}");
+            }
         },
-        json!({"terminationType": "FORCEFUL"}),
     )
-    .await
-    .expect("terminate");
-    let left = emu.labelled(INSTANCE_LABEL, INSTANCE);
-    assert!(left.is_empty(), "{left:?}");
-    assert!(emu.object("v1", "Namespace", None, NS).is_none());
-    for (api, kind) in [
-        ("apps/v1", "Deployment"),
-        ("apps/v1", "ReplicaSet"),
-        ("v1", "Pod"),
-        ("v1", "Service"),
-        ("v1", "ConfigMap"),
-        ("v1", "PersistentVolumeClaim"),
-    ] {
-        let in_ns: Vec<Value> = emu
-            .objects(api, kind)
-            .into_iter()
-            .filter(|o| o["metadata"]["namespace"] == NS)
-            .collect();
-        assert!(in_ns.is_empty(), "{kind}s left in {NS}: {in_ns:#?}");
-    }
+    .await;
 }

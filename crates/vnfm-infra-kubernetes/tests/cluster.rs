@@ -1,7 +1,9 @@
-//! The same driver code against a real cluster. Ignored by default; run with
+//! The driver's lifecycle against the real cluster of `KUBECONFIG` (`scripts/test.sh` starts
+//! one with `scripts/test-env/kubernetes.sh`; built ignored without `KUBECONFIG`, see
+//! `build.rs`). Against a cluster of your own:
 //!
 //! ```text
-//! KUBECONFIG=~/.kube/config cargo test -p vnfm-infra-kubernetes --test integration cluster:: -- --ignored
+//! KUBECONFIG=~/.kube/config cargo test -p vnfm-infra-kubernetes --test integration cluster::
 //! ```
 //!
 //! The current context must use a bearer token or basic auth (the VIM access info the driver
@@ -16,9 +18,8 @@ use crate::support;
 use std::sync::Arc;
 use std::time::Duration;
 
-use base64::Engine;
-use secrecy::ExposeSecret;
 use serde_json::{Value, json};
+use support::real::Kube;
 use support::*;
 use vnfm_driver_api::memory::MemArtifacts;
 use vnfm_driver_api::{HealScope, HealVnfc, InfraOutcome, InfraStep, ResolvedVim, ResourceTarget};
@@ -26,66 +27,6 @@ use vnfm_infra_kubernetes::access::ClusterAccess;
 use vnfm_infra_kubernetes::cluster::Cluster;
 use vnfm_infra_kubernetes::plan::Planned;
 use vnfm_types::{LcmOperationType as Op, ScaleType, TerminationType};
-
-/// The VIM connection of the kubeconfig's current context.
-fn vim_from_kubeconfig() -> Option<ResolvedVim> {
-    let path = std::env::var("KUBECONFIG").ok()?;
-    let cfg = kube::config::Kubeconfig::read_from(&path).expect("readable KUBECONFIG");
-    let ctx_name = cfg.current_context.clone()?;
-    let ctx = cfg
-        .contexts
-        .iter()
-        .find(|c| c.name == ctx_name)?
-        .context
-        .clone()?;
-    let cluster = cfg
-        .clusters
-        .iter()
-        .find(|c| c.name == ctx.cluster)?
-        .cluster
-        .clone()?;
-    let user = cfg
-        .auth_infos
-        .iter()
-        .find(|a| Some(&a.name) == ctx.user.as_ref())?
-        .auth_info
-        .clone()?;
-    let mut iface = json!({"endpoint": cluster.server?});
-    if let Some(ca) = cluster.certificate_authority_data {
-        let pem = base64::engine::general_purpose::STANDARD
-            .decode(ca)
-            .expect("CA data");
-        iface["ssl_ca_cert"] = json!(String::from_utf8(pem).expect("PEM"));
-    } else if let Some(file) = cluster.certificate_authority {
-        // A relative path is relative to the kubeconfig's directory, as kubectl reads it.
-        let file = std::path::Path::new(&path)
-            .parent()
-            .unwrap_or(std::path::Path::new("."))
-            .join(file);
-        let pem = std::fs::read_to_string(&file)
-            .unwrap_or_else(|e| panic!("certificate-authority {}: {e}", file.display()));
-        iface["ssl_ca_cert"] = json!(pem);
-    } else if cluster.insecure_skip_tls_verify == Some(true) {
-        iface["insecureSkipTlsVerify"] = json!(true);
-    }
-    let access = match (&user.token, &user.username, &user.password) {
-        (Some(t), _, _) => json!({"bearer_token": t.expose_secret()}),
-        (None, Some(u), Some(p)) => json!({"username": u, "password": p.expose_secret()}),
-        _ => {
-            eprintln!(
-                "SKIPPED: the current context authenticates with neither a token nor basic auth"
-            );
-            return None;
-        }
-    };
-    Some(ResolvedVim::new(
-        "vim1",
-        serde_json::from_value(json!({
-            "vimType": "ETSINFV.KUBERNETES.V_1", "interfaceInfo": iface, "accessInfo": access
-        }))
-        .expect("vim"),
-    ))
-}
 
 const APP: &str = "apiVersion: v1
 kind: ConfigMap
@@ -191,14 +132,26 @@ async fn clean_up(vim: &ResolvedVim, id: &str) {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs cluster"]
-async fn a_real_cluster_runs_the_lifecycle() {
-    crypto();
-    let Some(vim) = vim_from_kubeconfig() else {
-        eprintln!("SKIPPED: set KUBECONFIG to a cluster's kubeconfig");
+#[test]
+fn ci_has_the_control_plane() {
+    if std::env::var("CI").as_deref() != Ok("true") {
         return;
-    };
+    }
+    if !(cfg!(vnfm_test_kube) && cfg!(vnfm_test_kwok)) {
+        panic!(
+            "CI=true but the Kubernetes tests were built without KUBECONFIG and \
+             VNFM_TEST_KUBE_READY_DELAY_MS: scripts/test.sh must start scripts/test-env/kubernetes.sh"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(
+    not(vnfm_test_kube),
+    ignore = "needs a Kubernetes control plane: eval \"$(VNFM_KUBE_DIR=$(mktemp -d) scripts/test-env/kubernetes.sh start)\""
+)]
+async fn a_real_cluster_runs_the_lifecycle() {
+    let vim = Kube::get().vim;
     let id = format!("vnfm-cluster-test-{}", std::process::id());
     let run = tokio::spawn(lifecycle(vim.clone(), id.clone())).await;
     if run.is_err() {

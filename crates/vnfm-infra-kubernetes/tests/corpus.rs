@@ -1,12 +1,15 @@
-//! The Tacker corpus CNF packages through instantiate -> scale -> heal -> terminate against the
-//! emulated API server, with the apply order and its exact reverse asserted from the server's
-//! request log.
+//! The Tacker corpus CNF packages through instantiate -> scale -> heal -> terminate, with the
+//! apply order and its exact reverse asserted from the server's request log: on the real
+//! control plane of `KUBECONFIG` (`scripts/test-env/kubernetes.sh`; built ignored without it,
+//! see `build.rs`; requests from its audit log), but for `v1-cnf-all-kinds`, still on the
+//! emulated API server (a real one refuses its bare Pod, see the emulator's FIDELITY.md).
 
 use crate::support;
 
 use std::sync::Arc;
 
 use serde_json::{Value, json};
+use support::real::{Kube, assert_pods_ready, corpus_names, with_clean_up};
 use support::*;
 use vnfm_driver_api::{HealScope, HealVnfc, InfraStep, ResourceTarget};
 use vnfm_infra_kubernetes::order::tier;
@@ -101,249 +104,296 @@ const V2_FILES: &[&str] = &[
     "Files/kubernetes/token-review.yaml",
 ];
 
+/// The cluster-scoped objects of `v2-cnf-instantiate-resources`, and the node its Binding names.
+const V2_CLUSTER_SCOPED: &[(&str, &str, &str)] = &[
+    ("v1", "Namespace", "curry"),
+    ("storage.k8s.io/v1", "StorageClass", "my-storage-class"),
+    ("storage.k8s.io/v1", "StorageClass", "curry-sc-local"),
+    ("v1", "PersistentVolume", "curry-sc-pv"),
+    ("v1", "PersistentVolume", "curry-sc-pv-0"),
+    ("v1", "PersistentVolume", "curry-sc-pv-1"),
+    ("scheduling.k8s.io/v1", "PriorityClass", "high-priority"),
+    (
+        "rbac.authorization.k8s.io/v1",
+        "ClusterRole",
+        "curry-cluster-role",
+    ),
+    (
+        "rbac.authorization.k8s.io/v1",
+        "ClusterRoleBinding",
+        "curry-cluster-rolebinding",
+    ),
+    ("v1", "Node", "k8-worker2"),
+];
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(
+    not(vnfm_test_kwok),
+    ignore = "needs the test environment's control plane: eval \"$(VNFM_KUBE_DIR=$(mktemp -d) scripts/test-env/kubernetes.sh start)\""
+)]
 async fn v2_cnf_instantiate_resources_full_lifecycle() {
-    let emu = emulator().await;
-    let dir = corpus_dir("v2-cnf-instantiate-resources");
-    let vnfd = load_vnfd(&dir);
-    let mut call = Call::new(vnfd, Arc::new(DirArtifacts(dir)), vim(&emu), "inst-v2");
-    let d = driver();
-    let counts = [
-        ("VDU1", 1),
-        ("VDU2", 2),
-        ("VDU3", 1),
-        ("VDU5", 1),
-        ("VDU6", 1),
-    ];
-    let params = json!({"lcm-kubernetes-def-files": V2_FILES, "namespace": "cnf-v2"});
-    let out = call
-        .run(
-            &d,
-            Op::Instantiate,
-            InfraStep::Instantiate {
-                target: target("simple", &counts),
-            },
-            instantiate_req("simple", params),
-        )
-        .await
-        .expect("instantiate");
-    let log = emu.log();
-    let applied = applies(&log);
-    // 30 objects of the package (the review kinds and the binding are created, not applied)
-    // plus the instance namespace.
-    assert_eq!(applied.len(), 31, "{:#?}", objects(&log, "apply"));
-    assert_eq!(applied[0].object(), "Namespace/cnf-v2");
-    assert_tier_order(&applied);
-    let created = objects(&log, "create");
-    for review in [
-        "SubjectAccessReview",
-        "SelfSubjectAccessReview",
-        "TokenReview",
-        "LocalSubjectAccessReview",
-    ] {
-        assert!(
-            created.iter().any(|c| c.starts_with(review)),
-            "{review} not created: {created:?}"
-        );
-    }
-    // Every namespaced object went to the instance namespace, labelled.
-    let cm = emu
-        .object("v1", "ConfigMap", Some("cnf-v2"), "curry-test001")
-        .expect("config map");
-    assert_eq!(
-        cm["metadata"]["labels"]["vnfm.io/vnf-instance-id"],
-        "inst-v2"
-    );
-    assert!(
-        emu.object("v1", "ConfigMap", Some("default"), "curry-test001")
-            .is_none()
-    );
-    // Replicas follow the VDU counts, not the manifest (which says 2 for vdu2... and 1 here).
-    let dep = emu
-        .object("apps/v1", "Deployment", Some("cnf-v2"), "vdu2")
-        .expect("deployment");
-    assert_eq!(dep["spec"]["replicas"], 2);
-    assert_eq!(
-        dep["spec"]["template"]["metadata"]["labels"]["vnfm.io/vdu"],
-        "VDU2"
-    );
-    let pods = pods_per_vdu(&out);
-    assert_eq!(pods.get("VDU1"), Some(&1));
-    assert_eq!(pods.get("VDU2"), Some(&2));
-    assert_eq!(pods.get("VDU3"), Some(&1));
-    assert_eq!(pods.get("VDU5"), Some(&1));
-    assert_eq!(pods.get("VDU6"), Some(&2), "one DaemonSet pod per node");
-    let vnfc = out
-        .resources
-        .vnfc_resource_info
-        .iter()
-        .find(|v| v.vdu_id == "VDU5")
-        .expect("VDU5 pod");
-    assert_eq!(vnfc.id, "vdu5-0");
-    let meta = vnfc.metadata.as_ref().expect("metadata");
-    assert!(
-        meta["nodeName"]
-            .as_str()
-            .is_some_and(|n| n.starts_with("node-"))
-    );
-    assert!(meta["podIPs"].as_array().is_some_and(|a| !a.is_empty()));
-    assert_eq!(
-        vnfc.compute_resource.vim_level_resource_type.as_deref(),
-        Some("StatefulSet")
-    );
-    assert_eq!(
-        vnfc.storage_resource_ids.as_deref(),
-        Some(&["www-vdu5-0".to_string()][..]),
-        "{:#}",
-        emu.object("v1", "Pod", Some("cnf-v2"), "vdu5-0")
-            .unwrap_or_default()
-    );
-    let storages: Vec<&str> = out
-        .resources
-        .virtual_storage_resource_info
-        .iter()
-        .map(|s| s.id.as_str())
-        .collect();
-    assert_eq!(storages, ["curry-sc-pvc", "www-vdu5-0"]);
-    let added = out
-        .resource_changes
-        .affected_vnfcs
-        .as_ref()
-        .expect("changes")
-        .len();
-    assert_eq!(added, out.resources.vnfc_resource_info.len());
-
-    // Scale VDU2 out by one.
-    let out = call
-        .run(
-            &d,
-            Op::Scale,
-            InfraStep::Scale {
-                aspect_id: "vdu2_aspect".into(),
-                scale_type: ScaleType::ScaleOut,
-                steps: 1,
-                from: target("simple", &counts),
-                target: target(
-                    "simple",
-                    &[
-                        ("VDU1", 1),
-                        ("VDU2", 3),
-                        ("VDU3", 1),
-                        ("VDU5", 1),
-                        ("VDU6", 1),
-                    ],
-                ),
-            },
-            json!({"type": "SCALE_OUT", "aspectId": "vdu2_aspect"}),
-        )
-        .await
-        .expect("scale");
-    assert_eq!(pods_per_vdu(&out).get("VDU2"), Some(&3));
-    let added: Vec<_> = out
-        .resource_changes
-        .affected_vnfcs
-        .clone()
-        .unwrap_or_default();
-    assert_eq!(added.len(), 1, "{added:?}");
-    assert_eq!(added[0].vdu_id, "VDU2");
-
-    // Heal one VDU2 pod: it is replaced by a new one.
-    let victim = out
-        .resources
-        .vnfc_resource_info
-        .iter()
-        .find(|v| v.vdu_id == "VDU2")
-        .expect("a VDU2 pod")
-        .id
-        .clone();
-    let out = call
-        .run(
-            &d,
-            Op::Heal,
-            InfraStep::Heal {
-                scope: HealScope::Vnfcs {
-                    vnfcs: vec![HealVnfc {
-                        vnfc_info_id: None,
-                        vnfc_resource_id: victim.clone(),
-                        vdu_id: "VDU2".into(),
-                    }],
+    // On the real control plane, in a namespace of its own; the package's cluster-scoped
+    // names are fixed, so one such test at a time.
+    let _names = corpus_names().await;
+    let kube = Kube::get();
+    let ns = Kube::namespace("cnf-v2");
+    // The package's Binding places its bare pod on node `k8-worker2`: a simulated node of that
+    // name (removed afterwards with the rest).
+    kube.create(
+        json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "k8-worker2",
+        "annotations": {"kwok.x-k8s.io/node": "fake"},
+        "labels": {"kubernetes.io/hostname": "k8-worker2", "type": "kwok"}},
+        "status": {"allocatable": {"cpu": "64", "memory": "256Gi", "pods": "2000"},
+            "capacity": {"cpu": "64", "memory": "256Gi", "pods": "2000"}}}),
+    )
+    .await;
+    let test_ns = ns.clone();
+    with_clean_up(&kube, &[&ns], V2_CLUSTER_SCOPED, async move {
+        let kube = Kube::get();
+        let ns = test_ns;
+        let names: Vec<&str> = V2_CLUSTER_SCOPED.iter().map(|(_, _, n)| *n).collect();
+        let mark = Kube::audit_mark();
+        let dir = corpus_dir("v2-cnf-instantiate-resources");
+        let vnfd = load_vnfd(&dir);
+        let mut call = Call::new(vnfd, Arc::new(DirArtifacts(dir)), kube.vim.clone(), &ns);
+        let d = driver();
+        let counts = [
+            ("VDU1", 1),
+            ("VDU2", 2),
+            ("VDU3", 1),
+            ("VDU5", 1),
+            ("VDU6", 1),
+        ];
+        let params = json!({"lcm-kubernetes-def-files": V2_FILES, "namespace": ns});
+        let out = call
+            .run(
+                &d,
+                Op::Instantiate,
+                InfraStep::Instantiate {
+                    target: target("simple", &counts),
                 },
-            },
-            json!({}),
-        )
-        .await
-        .expect("heal");
-    assert_eq!(pods_per_vdu(&out).get("VDU2"), Some(&3));
-    assert!(
-        out.resources
+                instantiate_req("simple", params),
+            )
+            .await
+            .expect("instantiate");
+        assert_pods_ready(&kube, &ns, "instantiate").await;
+        let log = kube.log_since(mark, &ns, &names).await;
+        let applied = applies(&log);
+        // 30 objects of the package (the review kinds and the binding are created, not applied)
+        // plus the instance namespace.
+        assert_eq!(applied.len(), 31, "{:#?}", objects(&log, "apply"));
+        assert_eq!(applied[0].object(), format!("Namespace/{ns}"));
+        assert_tier_order(&applied);
+        let created = objects(&log, "create");
+        for review in [
+            "SubjectAccessReview",
+            "SelfSubjectAccessReview",
+            "TokenReview",
+            "LocalSubjectAccessReview",
+        ] {
+            assert!(
+                created.iter().any(|c| c.starts_with(review)),
+                "{review} not created: {created:?}"
+            );
+        }
+        // Every namespaced object went to the instance namespace, labelled.
+        let cm = kube
+            .object("v1", "ConfigMap", Some(&ns), "curry-test001")
+            .await
+            .expect("config map");
+        assert_eq!(cm["metadata"]["labels"]["vnfm.io/vnf-instance-id"], ns);
+        assert!(
+            kube.object("v1", "ConfigMap", Some("default"), "curry-test001")
+                .await
+                .is_none()
+        );
+        // Replicas follow the VDU counts, not the manifest (which says 2 for vdu2... and 1 here).
+        let dep = kube
+            .object("apps/v1", "Deployment", Some(&ns), "vdu2")
+            .await
+            .expect("deployment");
+        assert_eq!(dep["spec"]["replicas"], 2);
+        assert_eq!(
+            dep["spec"]["template"]["metadata"]["labels"]["vnfm.io/vdu"],
+            "VDU2"
+        );
+        let pods = pods_per_vdu(&out);
+        assert_eq!(pods.get("VDU1"), Some(&1));
+        assert_eq!(pods.get("VDU2"), Some(&2));
+        assert_eq!(pods.get("VDU3"), Some(&1));
+        assert_eq!(pods.get("VDU5"), Some(&1));
+        assert_eq!(pods.get("VDU6"), Some(&3), "one DaemonSet pod per node");
+        let vnfc = out
+            .resources
             .vnfc_resource_info
             .iter()
-            .all(|v| v.id != victim)
-    );
-    let changes = out
-        .resource_changes
-        .affected_vnfcs
-        .clone()
-        .unwrap_or_default();
-    assert!(
-        changes
+            .find(|v| v.vdu_id == "VDU5")
+            .expect("VDU5 pod");
+        assert_eq!(vnfc.id, "vdu5-0");
+        let meta = vnfc.metadata.as_ref().expect("metadata");
+        assert!(
+            meta["nodeName"]
+                .as_str()
+                .is_some_and(|n| n.starts_with("kwok-node-") || n == "k8-worker2")
+        );
+        assert!(meta["podIPs"].as_array().is_some_and(|a| !a.is_empty()));
+        assert_eq!(
+            vnfc.compute_resource.vim_level_resource_type.as_deref(),
+            Some("StatefulSet")
+        );
+        assert_eq!(
+            vnfc.storage_resource_ids.as_deref(),
+            Some(&["www-vdu5-0".to_string()][..]),
+            "{:#}",
+            kube.object("v1", "Pod", Some(&ns), "vdu5-0")
+                .await
+                .unwrap_or_default()
+        );
+        let storages: Vec<&str> = out
+            .resources
+            .virtual_storage_resource_info
             .iter()
-            .any(|c| c.id == victim && c.change_type == vnfm_types::ChangeType::Removed)
-    );
-    assert!(
-        changes
-            .iter()
-            .any(|c| c.change_type == vnfm_types::ChangeType::Added)
-    );
+            .map(|s| s.id.as_str())
+            .collect();
+        assert_eq!(storages, ["curry-sc-pvc", "www-vdu5-0"]);
+        let added = out
+            .resource_changes
+            .affected_vnfcs
+            .as_ref()
+            .expect("changes")
+            .len();
+        assert_eq!(added, out.resources.vnfc_resource_info.len());
 
-    // Heal a bare pod (VDU1): deleted and applied again.
-    let out = call
-        .run(
-            &d,
-            Op::Heal,
-            InfraStep::Heal {
-                scope: HealScope::Vnfcs {
-                    vnfcs: vec![HealVnfc {
-                        vnfc_info_id: None,
-                        vnfc_resource_id: "vdu1".into(),
-                        vdu_id: "VDU1".into(),
-                    }],
+        // Scale VDU2 out by one.
+        let out = call
+            .run(
+                &d,
+                Op::Scale,
+                InfraStep::Scale {
+                    aspect_id: "vdu2_aspect".into(),
+                    scale_type: ScaleType::ScaleOut,
+                    steps: 1,
+                    from: target("simple", &counts),
+                    target: target(
+                        "simple",
+                        &[
+                            ("VDU1", 1),
+                            ("VDU2", 3),
+                            ("VDU3", 1),
+                            ("VDU5", 1),
+                            ("VDU6", 1),
+                        ],
+                    ),
                 },
-            },
-            json!({}),
-        )
-        .await
-        .expect("heal pod");
-    assert_eq!(pods_per_vdu(&out).get("VDU1"), Some(&1));
+                json!({"type": "SCALE_OUT", "aspectId": "vdu2_aspect"}),
+            )
+            .await
+            .expect("scale");
+        assert_eq!(pods_per_vdu(&out).get("VDU2"), Some(&3));
+        let added: Vec<_> = out
+            .resource_changes
+            .affected_vnfcs
+            .clone()
+            .unwrap_or_default();
+        assert_eq!(added.len(), 1, "{added:?}");
+        assert_eq!(added[0].vdu_id, "VDU2");
 
-    // Terminate: everything goes, in exact reverse order.
-    emu.clear_log();
-    let _ = call
-        .run(
-            &d,
-            Op::Terminate,
-            InfraStep::Terminate {
-                termination_type: TerminationType::Graceful,
-                graceful_timeout_seconds: Some(5),
-            },
-            json!({"terminationType": "GRACEFUL"}),
-        )
-        .await
-        .expect("terminate");
-    let log = emu.log();
-    assert_reverse_deletion(&applied, &log);
-    assert!(
-        emu.labelled("vnfm.io/vnf-instance-id", "inst-v2")
-            .is_empty(),
-        "{:?}",
-        emu.labelled("vnfm.io/vnf-instance-id", "inst-v2")
-    );
-    assert!(emu.object("v1", "Namespace", None, "cnf-v2").is_none());
-    assert!(
-        emu.object("v1", "PersistentVolumeClaim", Some("cnf-v2"), "www-vdu5-0")
-            .is_none()
-    );
-    assert!(call.state.is_null());
+        // Heal one VDU2 pod: it is replaced by a new one.
+        let victim = out
+            .resources
+            .vnfc_resource_info
+            .iter()
+            .find(|v| v.vdu_id == "VDU2")
+            .expect("a VDU2 pod")
+            .id
+            .clone();
+        let out = call
+            .run(
+                &d,
+                Op::Heal,
+                InfraStep::Heal {
+                    scope: HealScope::Vnfcs {
+                        vnfcs: vec![HealVnfc {
+                            vnfc_info_id: None,
+                            vnfc_resource_id: victim.clone(),
+                            vdu_id: "VDU2".into(),
+                        }],
+                    },
+                },
+                json!({}),
+            )
+            .await
+            .expect("heal");
+        assert_eq!(pods_per_vdu(&out).get("VDU2"), Some(&3));
+        assert!(
+            out.resources
+                .vnfc_resource_info
+                .iter()
+                .all(|v| v.id != victim)
+        );
+        let changes = out
+            .resource_changes
+            .affected_vnfcs
+            .clone()
+            .unwrap_or_default();
+        assert!(
+            changes
+                .iter()
+                .any(|c| c.id == victim && c.change_type == vnfm_types::ChangeType::Removed)
+        );
+        assert!(
+            changes
+                .iter()
+                .any(|c| c.change_type == vnfm_types::ChangeType::Added)
+        );
+
+        // Heal a bare pod (VDU1): deleted and applied again.
+        let out = call
+            .run(
+                &d,
+                Op::Heal,
+                InfraStep::Heal {
+                    scope: HealScope::Vnfcs {
+                        vnfcs: vec![HealVnfc {
+                            vnfc_info_id: None,
+                            vnfc_resource_id: "vdu1".into(),
+                            vdu_id: "VDU1".into(),
+                        }],
+                    },
+                },
+                json!({}),
+            )
+            .await
+            .expect("heal pod");
+        assert_eq!(pods_per_vdu(&out).get("VDU1"), Some(&1));
+
+        // Terminate: everything goes, in exact reverse order.
+        let mark = Kube::audit_mark();
+        let _ = call
+            .run(
+                &d,
+                Op::Terminate,
+                InfraStep::Terminate {
+                    termination_type: TerminationType::Graceful,
+                    graceful_timeout_seconds: Some(5),
+                },
+                json!({"terminationType": "GRACEFUL"}),
+            )
+            .await
+            .expect("terminate");
+        let log = kube.log_since(mark, &ns, &names).await;
+        assert_reverse_deletion(&applied, &log);
+        let left = kube.labelled("vnfm.io/vnf-instance-id", &ns).await;
+        assert!(left.is_empty(), "{left:?}");
+        assert!(kube.object("v1", "Namespace", None, &ns).await.is_none());
+        assert!(
+            kube.object("v1", "PersistentVolumeClaim", Some(&ns), "www-vdu5-0")
+                .await
+                .is_none()
+        );
+        assert!(call.state.is_null());
+    })
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -467,8 +517,28 @@ async fn v1_cnf_all_kinds_instantiate_scale_terminate() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(
+    not(vnfm_test_kwok),
+    ignore = "needs the test environment's control plane: eval \"$(VNFM_KUBE_DIR=$(mktemp -d) scripts/test-env/kubernetes.sh start)\""
+)]
 async fn v1_cnf_scale_and_heal_packages() {
-    let emu = emulator().await;
+    // On the real control plane; each instance in its own namespace `vnf-<instance id>`.
+    let kube = Kube::get();
+    let base = Kube::namespace("cscale");
+    let namespaces: Vec<String> = (0..3)
+        .map(|i| format!("vnf-{base}-{i}"))
+        .chain([format!("vnf-{base}-heal")])
+        .collect();
+    let test_base = base.clone();
+    let refs: Vec<&str> = namespaces.iter().map(String::as_str).collect();
+    // The StatefulSet's package brings its volumes, with fixed names.
+    let volumes = [
+        ("v1", "PersistentVolume", "www-vdu1-0"),
+        ("v1", "PersistentVolume", "www-vdu1-1"),
+    ];
+    with_clean_up(&kube, &refs, &volumes, async move {
+    let kube = Kube::get();
+    let base = test_base;
     let d = driver();
     // Scale: the package has a Deployment, a ReplicaSet and a StatefulSet for the same VDU,
     // each deployed on its own (as the package's tests do).
@@ -479,7 +549,9 @@ async fn v1_cnf_scale_and_heal_packages() {
         .cloned()
         .unwrap_or_else(|| vnfd.flavours[0].clone());
     let one = [("VDU1", 1)];
-    let three = [("VDU1", 3)];
+    // The StatefulSet's package brings two volumes for its claims (the cluster has no
+    // provisioner): one step out.
+    let two = [("VDU1", 2)];
     for (i, file) in [
         "Files/kubernetes/deployment_scale.yaml",
         "Files/kubernetes/replicaset_scale.yaml",
@@ -488,11 +560,11 @@ async fn v1_cnf_scale_and_heal_packages() {
     .iter()
     .enumerate()
     {
-        let id = format!("inst-scale-{i}");
+        let id = format!("{base}-{i}");
         let mut call = Call::new(
             vnfd.clone(),
             Arc::new(DirArtifacts(dir.clone())),
-            vim(&emu),
+            kube.vim.clone(),
             &id,
         );
         call.flavour = flavour.id.clone();
@@ -507,6 +579,7 @@ async fn v1_cnf_scale_and_heal_packages() {
             )
             .await
             .expect("instantiate");
+        assert_pods_ready(&kube, &format!("vnf-{id}"), file).await;
         assert_eq!(
             pods_per_vdu(&out).get("VDU1"),
             Some(&1),
@@ -520,15 +593,16 @@ async fn v1_cnf_scale_and_heal_packages() {
                 InfraStep::Scale {
                     aspect_id: "vdu1_aspect".into(),
                     scale_type: ScaleType::ScaleOut,
-                    steps: 2,
+                    steps: 1,
                     from: target(&flavour.id, &one),
-                    target: target(&flavour.id, &three),
+                    target: target(&flavour.id, &two),
                 },
-                json!({"type": "SCALE_OUT", "aspectId": "vdu1_aspect", "numberOfSteps": 2}),
+                json!({"type": "SCALE_OUT", "aspectId": "vdu1_aspect", "numberOfSteps": 1}),
             )
             .await
             .expect("scale out");
-        assert_eq!(pods_per_vdu(&out).get("VDU1"), Some(&3), "{file}");
+        assert_eq!(pods_per_vdu(&out).get("VDU1"), Some(&2), "{file}");
+        assert_pods_ready(&kube, &format!("vnf-{id}"), file).await;
         let out = call
             .run(
                 &d,
@@ -549,7 +623,7 @@ async fn v1_cnf_scale_and_heal_packages() {
             .iter()
             .filter(|c| c.change_type == vnfm_types::ChangeType::Removed)
             .count();
-        assert_eq!(removed, 2, "{file}");
+        assert_eq!(removed, 1, "{file}");
         call.run(
             &d,
             Op::Terminate,
@@ -561,16 +635,8 @@ async fn v1_cnf_scale_and_heal_packages() {
         )
         .await
         .expect("terminate");
-        assert!(
-            emu.labelled("vnfm.io/vnf-instance-id", &id).is_empty(),
-            "{file}: {:#?}\n{:#?}",
-            emu.objects("v1", "Pod"),
-            emu.log()
-                .iter()
-                .filter(|e| e.verb != "watch" && e.verb != "discovery")
-                .map(|e| format!("{} {} {}", e.verb, e.object(), e.code))
-                .collect::<Vec<_>>()
-        );
+        let left = kube.labelled("vnfm.io/vnf-instance-id", &id).await;
+        assert!(left.is_empty(), "{file}: left behind {left:?}");
     }
 
     // Heal: a bare Pod and a Deployment.
@@ -580,7 +646,8 @@ async fn v1_cnf_scale_and_heal_packages() {
         .flavour("simple")
         .cloned()
         .unwrap_or_else(|| vnfd.flavours[0].clone());
-    let mut call = Call::new(vnfd, Arc::new(DirArtifacts(dir)), vim(&emu), "inst-heal");
+    let heal_id = format!("{base}-heal");
+    let mut call = Call::new(vnfd, Arc::new(DirArtifacts(dir)), kube.vim.clone(), &heal_id);
     call.flavour = flavour.id.clone();
     let counts: Vec<(String, u32)> = flavour.vdus.iter().map(|v| (v.id.clone(), 2)).collect();
     let counts_ref: Vec<(&str, u32)> = counts.iter().map(|(v, c)| (v.as_str(), *c)).collect();
@@ -634,8 +701,8 @@ async fn v1_cnf_scale_and_heal_packages() {
     )
     .await
     .expect("terminate heal package");
-    assert!(
-        emu.labelled("vnfm.io/vnf-instance-id", "inst-heal")
-            .is_empty()
-    );
+    let left = kube.labelled("vnfm.io/vnf-instance-id", &heal_id).await;
+    assert!(left.is_empty(), "left behind: {left:?}");
+    })
+    .await;
 }

@@ -1,11 +1,14 @@
 //! Package change with rollback, ASD deployment items in stages with the placement check,
-//! shared NetworkAttachmentDefinitions with a use count, and persistent volumes.
+//! shared NetworkAttachmentDefinitions with a use count, and persistent volumes, on the real
+//! control plane of `KUBECONFIG` (`scripts/test-env/kubernetes.sh`; built ignored without it,
+//! see `build.rs`).
 
 use crate::support;
 
 use std::sync::Arc;
 
 use serde_json::{Value, json};
+use support::real::{Kube, assert_pods_ready, corpus_names, in_namespace, with_clean_up};
 use support::*;
 use vnfm_driver_api::memory::MemArtifacts;
 use vnfm_driver_api::{InfraStep, ResolvedVim, ResourceTarget};
@@ -28,15 +31,26 @@ fn terminate() -> InfraStep {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(
+    not(vnfm_test_kwok),
+    ignore = "needs the test environment's control plane: eval \"$(VNFM_KUBE_DIR=$(mktemp -d) scripts/test-env/kubernetes.sh start)\""
+)]
 async fn a_package_change_rolls_pods_and_a_failed_one_rolls_back() {
-    let emu = emulator().await;
-    emu.fail_image("error-image");
+    // The package's own Namespace `curry`: one test using Tacker's names at a time. Its
+    // `error-image` never starts (the test environment's simulated pods wait in ImagePullBackOff).
+    let _names = corpus_names().await;
+    let kube = Kube::get();
+    let ns = Kube::namespace("pkg");
+    let test_ns = ns.clone();
+    with_clean_up(&kube, &[&ns], &[("v1", "Namespace", "curry")], async move {
+    let kube = Kube::get();
+    let ns = test_ns;
     let dir = corpus_dir("v2-cnf-change-vnfpkg-deployment");
     let old = load_vnfd(&dir);
     let mut new = old.clone();
     new.descriptor_id = "vnfd-new".into();
     let files = Arc::new(DirArtifacts(dir));
-    let mut call = Call::new(old.clone(), files, vim(&emu), "inst-pkg");
+    let mut call = Call::new(old.clone(), files, kube.vim.clone(), &ns);
     call.flavour = "simple".into();
     let d = driver();
     let target = counts(&[("VDU2", 2)], "simple");
@@ -47,7 +61,7 @@ async fn a_package_change_rolls_pods_and_a_failed_one_rolls_back() {
             InfraStep::Instantiate { target },
             json!({"flavourId": "simple", "additionalParams": {
                 "lcm-kubernetes-def-files": ["Files/kubernetes/namespace.yaml", "Files/kubernetes/deployment.yaml"],
-                "namespace": "pkg-ns"}}),
+                "namespace": ns}}),
         )
         .await
         .expect("instantiate");
@@ -58,6 +72,7 @@ async fn a_package_change_rolls_pods_and_a_failed_one_rolls_back() {
         .map(|v| v.id.clone())
         .collect();
     assert_eq!(before.len(), 2);
+    assert_pods_ready(&kube, &ns, "instantiate").await;
 
     // Change to the new package: the pod template now names the new VNFD, so pods roll.
     call.vnfd = Arc::new(new.clone());
@@ -92,8 +107,9 @@ async fn a_package_change_rolls_pods_and_a_failed_one_rolls_back() {
         "{before:?} -> {after:?}"
     );
     assert_eq!(call.state["vnfdId"], "vnfd-new");
+    assert_pods_ready(&kube, &ns, "change").await;
     assert!(
-        emu.object("v1", "Namespace", None, "curry").is_some(),
+        kube.object("v1", "Namespace", None, "curry").await.is_some(),
         "objects outside the change stay"
     );
 
@@ -107,7 +123,7 @@ async fn a_package_change_rolls_pods_and_a_failed_one_rolls_back() {
     };
     let mut req = change("Files/new_kubernetes/error_deployment.yaml");
     req["vnfdId"] = json!("vnfd-broken");
-    req["additionalParams"]["readinessTimeoutSeconds"] = json!(2);
+    req["additionalParams"]["readinessTimeoutSeconds"] = json!(8);
     let err = call
         .run(&d, Op::ChangeVnfpkg, broken, req.clone())
         .await
@@ -115,11 +131,12 @@ async fn a_package_change_rolls_pods_and_a_failed_one_rolls_back() {
     assert_eq!(err.kind(), "timeout", "{err}");
     assert!(
         err.to_string().contains("ImagePullBackOff")
-            || err.to_string().contains("Deployment pkg-ns/vdu2"),
+            && err.to_string().contains(&format!("Deployment {ns}/vdu2")),
         "{err}"
     );
-    let dep = emu
-        .object("apps/v1", "Deployment", Some("pkg-ns"), "vdu2")
+    let dep = kube
+        .object("apps/v1", "Deployment", Some(&ns), "vdu2")
+        .await
         .expect("deployment");
     assert_eq!(
         dep["spec"]["template"]["spec"]["containers"][0]["image"],
@@ -136,8 +153,10 @@ async fn a_package_change_rolls_pods_and_a_failed_one_rolls_back() {
         )
         .await
         .expect("rollback");
-    let dep = emu
-        .object("apps/v1", "Deployment", Some("pkg-ns"), "vdu2")
+    assert_pods_ready(&kube, &ns, "rollback").await;
+    let dep = kube
+        .object("apps/v1", "Deployment", Some(&ns), "vdu2")
+        .await
         .expect("deployment");
     assert_eq!(
         dep["spec"]["template"]["spec"]["containers"][0]["image"],
@@ -153,10 +172,10 @@ async fn a_package_change_rolls_pods_and_a_failed_one_rolls_back() {
     )
     .await
     .expect("terminate");
-    assert!(
-        emu.labelled("vnfm.io/vnf-instance-id", "inst-pkg")
-            .is_empty()
-    );
+    let left = kube.labelled("vnfm.io/vnf-instance-id", &ns).await;
+    assert!(left.is_empty(), "left behind: {left:?}");
+    })
+    .await;
 }
 
 const CRD: &str = "apiVersion: apiextensions.k8s.io/v1
@@ -225,85 +244,104 @@ fn asd(min_kernel: &str, with_chart: bool) -> vnfm_descriptor::Asd {
     .expect("asd")
 }
 
-fn asd_vim(emu: &vnfm_kube_emulator::Emulator) -> ResolvedVim {
-    let mut info = vim_info(emu, &emu.token());
+/// The cluster's VIM connection, labelled `site=edge`.
+fn asd_vim(kube: &Kube) -> ResolvedVim {
+    let mut info = kube.vim_info.clone();
     info["extra"] = json!({"clusterLabels": {"site": "edge"}});
     ResolvedVim::new("vim1", serde_json::from_value(info).expect("vim"))
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(
+    not(vnfm_test_kwok),
+    ignore = "needs the test environment's control plane: eval \"$(VNFM_KUBE_DIR=$(mktemp -d) scripts/test-env/kubernetes.sh start)\""
+)]
 async fn asd_deployment_items_are_deployed_in_stages_after_the_placement_check() {
-    let emu = emulator().await;
-    let helm = std::env::var("VNFM_HELM_C_LIB")
-        .ok()
-        .filter(|p| !p.is_empty());
-    if helm.is_none() {
-        eprintln!("NOTE: VNFM_HELM_C_LIB is not set; the ASD's Helm chart item is left out");
-    }
-    let chart = std::fs::read(
-        corpus_dir("v2-helm-instantiate").join("Files/kubernetes/test-chart-0.1.0.tgz"),
-    )
-    .expect("chart");
-    let files = Arc::new(
-        MemArtifacts::new()
-            .with("Artifacts/crds.yaml", CRD)
-            .with("Artifacts/app.yaml", APP)
-            .with("Artifacts/test-chart-0.1.0.tgz", chart),
-    );
-    let mut d = driver();
-    if let Some(p) = &helm {
-        d = d.with_helm(Arc::new(
-            vnfm_infra_kubernetes::HelmLibrary::load(p).expect("library"),
-        ));
-    }
-    // A kernel newer than every node's: refused before anything is applied.
-    let mut call = Call::new(
-        asd_vnfd(&asd("6.1", false)),
-        files.clone(),
-        asd_vim(&emu),
-        "inst-asd0",
-    );
-    let err = call
-        .run(
-            &d,
-            Op::Instantiate,
-            InfraStep::Instantiate {
-                target: counts(&[], "default"),
-            },
-            json!({"flavourId": "default"}),
+    // The driver makes the namespace `vnf-<instance id>`; the CRD is the package's own.
+    let crd = ["apiextensions.k8s.io/v1/CustomResourceDefinition/widgets.example.com"];
+    in_namespace("vnf-asd", &crd, |kube, ns| async move {
+        let id = ns.strip_prefix("vnf-").expect("prefix").to_string();
+        let mark = Kube::audit_mark();
+        let helm = std::env::var("VNFM_HELM_C_LIB")
+            .ok()
+            .filter(|p| !p.is_empty());
+        if helm.is_none() {
+            eprintln!("NOTE: VNFM_HELM_C_LIB is not set; the ASD's Helm chart item is left out");
+        }
+        let chart = std::fs::read(
+            corpus_dir("v2-helm-instantiate").join("Files/kubernetes/test-chart-0.1.0.tgz"),
         )
-        .await
-        .expect_err("placement");
-    assert_eq!(err.kind(), "invalidInput");
-    assert!(err.to_string().contains("no node runs kernel 6.1"), "{err}");
-    assert!(emu.objects_with_verb("apply").is_empty());
-    // A mandatory cluster label the VIM does not carry: refused too.
-    let mut call = Call::new(
-        asd_vnfd(&asd("4.15", false)),
-        files.clone(),
-        vim(&emu),
-        "inst-asd1",
-    );
-    let err = call
-        .run(
-            &d,
-            Op::Instantiate,
-            InfraStep::Instantiate {
-                target: counts(&[], "default"),
-            },
-            json!({"flavourId": "default"}),
-        )
-        .await
-        .expect_err("label");
-    assert!(err.to_string().contains("site=edge"), "{err}");
+        .expect("chart");
+        let files = Arc::new(
+            MemArtifacts::new()
+                .with("Artifacts/crds.yaml", CRD)
+                .with("Artifacts/app.yaml", APP)
+                .with("Artifacts/test-chart-0.1.0.tgz", chart),
+        );
+        let mut d = driver();
+        if let Some(p) = &helm {
+            d = d.with_helm(Arc::new(
+                vnfm_infra_kubernetes::HelmLibrary::load(p).expect("library"),
+            ));
+        }
+        // A kernel newer than every node's (they report this machine's): refused before
+        // anything is applied.
+        let mut call = Call::new(
+            asd_vnfd(&asd("99.0", false)),
+            files.clone(),
+            asd_vim(&kube),
+            &format!("{id}-0"),
+        );
+        let err = call
+            .run(
+                &d,
+                Op::Instantiate,
+                InfraStep::Instantiate {
+                    target: counts(&[], "default"),
+                },
+                json!({"flavourId": "default"}),
+            )
+            .await
+            .expect_err("placement");
+        assert_eq!(err.kind(), "invalidInput");
+        assert!(
+            err.to_string().contains("no node runs kernel 99.0"),
+            "{err}"
+        );
+        let applied = objects(
+            &kube
+                .log_since(mark, &format!("{ns}-0"), &["widgets.example.com"])
+                .await,
+            "apply",
+        );
+        assert!(applied.is_empty(), "{applied:?}");
+        // A mandatory cluster label the VIM does not carry: refused too.
+        let mut call = Call::new(
+            asd_vnfd(&asd("4.15", false)),
+            files.clone(),
+            kube.vim.clone(),
+            &format!("{id}-1"),
+        );
+        let err = call
+            .run(
+                &d,
+                Op::Instantiate,
+                InfraStep::Instantiate {
+                    target: counts(&[], "default"),
+                },
+                json!({"flavourId": "default"}),
+            )
+            .await
+            .expect_err("label");
+        assert!(err.to_string().contains("site=edge"), "{err}");
 
-    let mut call = Call::new(
-        asd_vnfd(&asd("4.15", helm.is_some())),
-        files,
-        asd_vim(&emu),
-        "inst-asd",
-    );
-    let out = call
+        let mut call = Call::new(
+            asd_vnfd(&asd("4.15", helm.is_some())),
+            files,
+            asd_vim(&kube),
+            &id,
+        );
+        let out = call
         .run(
             &d,
             Op::Instantiate,
@@ -319,59 +357,72 @@ async fn asd_deployment_items_are_deployed_in_stages_after_the_placement_check()
         )
         .await
         .expect("instantiate");
-    let applied = objects(&emu.log(), "apply");
-    let pos = |o: &str| {
-        applied
-            .iter()
-            .position(|a| a == o)
-            .unwrap_or_else(|| panic!("{o} not applied: {applied:?}"))
-    };
-    // Stage 1 (the CRD) is applied and ready before stage 2 starts.
-    assert!(
-        pos("CustomResourceDefinition/widgets.example.com") < pos("Widget/vnf-inst-asd/gadget")
-    );
-    assert!(
-        pos("CustomResourceDefinition/widgets.example.com") < pos("Deployment/vnf-inst-asd/app")
-    );
-    let pods = pods_per_vdu(&out);
-    assert_eq!(
-        pods.get("app"),
-        Some(&2),
-        "workloads are reported under their deployment item: {pods:?}"
-    );
-    if helm.is_some() {
-        let dep = emu
-            .object(
-                "apps/v1",
-                "Deployment",
-                Some("vnf-inst-asd"),
-                &format!("vdu1-{}", "vnfinstasd"),
-            )
-            .expect("chart deployment");
-        assert_eq!(
-            dep["spec"]["replicas"], 2,
-            "the lifecycle parameter reached the chart"
+        assert_pods_ready(&kube, &ns, "instantiate").await;
+        let applied = objects(
+            &kube.log_since(mark, &ns, &["widgets.example.com"]).await,
+            "apply",
         );
-        assert_eq!(pods.get("chart"), Some(&3));
-    }
-    let warnings = call.state["warnings"].to_string();
-    assert!(warnings.contains("gpu=true"), "{warnings}");
-    call.run(
-        &d,
-        Op::Terminate,
-        terminate(),
-        json!({"terminationType": "FORCEFUL"}),
-    )
-    .await
-    .expect("terminate");
-    assert!(
-        emu.labelled("vnfm.io/vnf-instance-id", "inst-asd")
-            .is_empty()
-    );
-    assert!(
-        emu.objects("apiextensions.k8s.io/v1", "CustomResourceDefinition")
-            .is_empty()
-    );
+        let pos = |o: &str| {
+            applied
+                .iter()
+                .position(|a| a == o)
+                .unwrap_or_else(|| panic!("{o} not applied: {applied:?}"))
+        };
+        // Stage 1 (the CRD) is applied and ready before stage 2 starts.
+        assert!(
+            pos("CustomResourceDefinition/widgets.example.com")
+                < pos(&format!("Widget/{ns}/gadget"))
+        );
+        assert!(
+            pos("CustomResourceDefinition/widgets.example.com")
+                < pos(&format!("Deployment/{ns}/app"))
+        );
+        let pods = pods_per_vdu(&out);
+        assert_eq!(
+            pods.get("app"),
+            Some(&2),
+            "workloads are reported under their deployment item: {pods:?}"
+        );
+        if helm.is_some() {
+            let dep = kube
+                .object(
+                    "apps/v1",
+                    "Deployment",
+                    Some(&ns),
+                    &format!("vdu1-vnf{}", id.replace('-', "")),
+                )
+                .await
+                .expect("chart deployment");
+            assert_eq!(
+                dep["spec"]["replicas"], 2,
+                "the lifecycle parameter reached the chart"
+            );
+            assert_eq!(pods.get("chart"), Some(&3));
+        }
+        let warnings = call.state["warnings"].to_string();
+        assert!(warnings.contains("gpu=true"), "{warnings}");
+        call.run(
+            &d,
+            Op::Terminate,
+            terminate(),
+            json!({"terminationType": "FORCEFUL"}),
+        )
+        .await
+        .expect("terminate");
+        let left = kube.labelled("vnfm.io/vnf-instance-id", &id).await;
+        assert!(left.is_empty(), "left behind: {left:?}");
+        assert!(
+            kube.object(
+                "apiextensions.k8s.io/v1",
+                "CustomResourceDefinition",
+                None,
+                "widgets.example.com"
+            )
+            .await
+            .is_none()
+        );
+    })
+    .await;
 }
 
 const NAD_CRD: &str = "apiVersion: apiextensions.k8s.io/v1
@@ -381,7 +432,11 @@ spec:
   group: k8s.cni.cncf.io
   scope: Namespaced
   names: {kind: NetworkAttachmentDefinition, plural: network-attachment-definitions}
-  versions: [{name: v1, served: true, storage: true}]
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}
 ";
 
 const NAD_APP: &str = "apiVersion: k8s.cni.cncf.io/v1
@@ -414,13 +469,53 @@ spec:
 ";
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(
+    not(vnfm_test_kwok),
+    ignore = "needs the test environment's control plane: eval \"$(VNFM_KUBE_DIR=$(mktemp -d) scripts/test-env/kubernetes.sh start)\""
+)]
 async fn shared_networks_have_a_use_count_and_persistent_volumes_survive_terminate() {
-    let emu = emulator().await;
-    for o in [
-        serde_saphyr::from_str::<Value>(NAD_CRD).expect("crd"),
-        json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "shared-net"}}),
-    ] {
-        emu.put_object(o).expect("seed");
+    // Two instances in namespaces `vnf-<id>` of their own; the network's namespace, its CRD
+    // and the claims' volumes (the cluster has no provisioner) are the test's.
+    let kube = Kube::get();
+    let base = Kube::namespace("net");
+    let (id_a, id_b) = (format!("{base}-a"), format!("{base}-b"));
+    let (ns_a, ns_b) = (format!("vnf-{id_a}"), format!("vnf-{id_b}"));
+    let volumes = [format!("{base}-a"), format!("{base}-b")];
+    let mut cluster_scoped = vec![(
+        "apiextensions.k8s.io/v1",
+        "CustomResourceDefinition",
+        "network-attachment-definitions.k8s.cni.cncf.io",
+    )];
+    cluster_scoped.extend(
+        volumes
+            .iter()
+            .map(|v| ("v1", "PersistentVolume", v.as_str())),
+    );
+    let test_volumes = volumes.clone();
+    let (test_ns_a, test_ns_b) = (ns_a.clone(), ns_b.clone());
+    with_clean_up(&kube, &[&ns_a, &ns_b, "shared-net"], &cluster_scoped, async move {
+    let (ns_a, ns_b) = (test_ns_a, test_ns_b);
+            let kube = Kube::get();
+    kube.create(serde_saphyr::from_str::<Value>(NAD_CRD).expect("crd")).await;
+    kube.create(json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "shared-net"}}))
+        .await;
+    for v in &test_volumes {
+        kube.create(json!({"apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": v},
+            "spec": {"capacity": {"storage": "1Gi"}, "accessModes": ["ReadWriteOnce"],
+                "hostPath": {"path": format!("/tmp/{v}")}}}))
+        .await;
+    }
+    // The CRD of the networks is established by the cluster before use.
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !kube
+        .object("apiextensions.k8s.io/v1", "CustomResourceDefinition", None,
+            "network-attachment-definitions.k8s.cni.cncf.io")
+        .await
+        .is_some_and(|c| c["status"]["conditions"].as_array().into_iter().flatten()
+            .any(|c| c["type"] == "Established" && c["status"] == "True"))
+    {
+        assert!(std::time::Instant::now() < until, "the CRD was never established");
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     }
     let files = Arc::new(MemArtifacts::new().with("Files/app.yaml", NAD_APP));
     let vnfd: vnfm_descriptor::Vnfd = serde_json::from_value(json!({
@@ -437,22 +532,22 @@ async fn shared_networks_have_a_use_count_and_persistent_volumes_survive_termina
     let step = || InfraStep::Instantiate {
         target: counts(&[("VDU1", 1)], "simple"),
     };
-    let mut a = Call::new(vnfd.clone(), files.clone(), vim(&emu), "inst-a");
-    let mut b = Call::new(vnfd.clone(), files.clone(), vim(&emu), "inst-b");
-    // The CRD of the networks is established by the cluster before use.
+    let mut a = Call::new(vnfd.clone(), files.clone(), kube.vim.clone(), &id_a);
+    let mut b = Call::new(vnfd.clone(), files.clone(), kube.vim.clone(), &id_b);
     a.run(&d, Op::Instantiate, step(), params.clone())
         .await
         .expect("a");
     b.run(&d, Op::Instantiate, step(), params.clone())
         .await
         .expect("b");
-    let nad = || {
-        emu.object(
+    let nad = async || {
+        kube.object(
             "k8s.cni.cncf.io/v1",
             "NetworkAttachmentDefinition",
             Some("shared-net"),
             "net-a",
         )
+        .await
     };
     let users = |n: &Value| -> Vec<String> {
         n["metadata"]["annotations"]
@@ -466,8 +561,8 @@ async fn shared_networks_have_a_use_count_and_persistent_volumes_survive_termina
             .unwrap_or_default()
     };
     assert_eq!(
-        users(&nad().expect("nad")),
-        ["vnfm.io/user-inst-a", "vnfm.io/user-inst-b"]
+        users(&nad().await.expect("nad")),
+        [format!("vnfm.io/user-{id_a}"), format!("vnfm.io/user-{id_b}")]
     );
     a.run(
         &d,
@@ -478,16 +573,18 @@ async fn shared_networks_have_a_use_count_and_persistent_volumes_survive_termina
     .await
     .expect("terminate a");
     assert_eq!(
-        users(&nad().expect("still used by b")),
-        ["vnfm.io/user-inst-b"]
+        users(&nad().await.expect("still used by b")),
+        [format!("vnfm.io/user-{id_b}")]
     );
     // A's persistent claim (and so its namespace) stays.
     assert!(
-        emu.object("v1", "PersistentVolumeClaim", Some("vnf-inst-a"), "data")
+        kube.object("v1", "PersistentVolumeClaim", Some(&ns_a), "data")
+            .await
             .is_some()
     );
     assert!(
-        emu.object("apps/v1", "Deployment", Some("vnf-inst-a"), "web")
+        kube.object("apps/v1", "Deployment", Some(&ns_a), "web")
+            .await
             .is_none()
     );
     b.run(
@@ -498,10 +595,13 @@ async fn shared_networks_have_a_use_count_and_persistent_volumes_survive_termina
     )
     .await
     .expect("terminate b");
-    assert!(nad().is_none(), "the last user deletes the shared network");
+    assert!(nad().await.is_none(), "the last user deletes the shared network");
     assert!(
-        emu.object("v1", "PersistentVolumeClaim", Some("vnf-inst-b"), "data")
+        kube.object("v1", "PersistentVolumeClaim", Some(&ns_b), "data")
+            .await
             .is_none()
     );
-    assert!(emu.object("v1", "Namespace", None, "vnf-inst-b").is_none());
+    assert!(kube.object("v1", "Namespace", None, &ns_b).await.is_none());
+    })
+    .await;
 }

@@ -1,13 +1,15 @@
 //! Helm charts through the `HelmRenderer` seam: the Helm SDK C library (when
 //! `VNFM_HELM_C_LIB` names it; `scripts/test-env/helm.sh` installs it and CI always sets it)
 //! and the `helm` program's argument contract. Rendered objects are applied and tracked like
-//! manifests.
+//! manifests, on the real control plane of `KUBECONFIG` (`scripts/test-env/kubernetes.sh`;
+//! built ignored without it, see `build.rs`).
 
 use crate::support;
 
 use std::sync::Arc;
 
 use serde_json::json;
+use support::real::{assert_pods_ready, in_namespace};
 use support::*;
 use vnfm_driver_api::{InfraStep, ResourceTarget};
 use vnfm_infra_kubernetes::{ChartRequest, ChartSource, HelmBinary, HelmLibrary, HelmRenderer};
@@ -90,16 +92,21 @@ async fn the_sdk_library_renders_the_corpus_chart_from_an_archive_and_a_director
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(
+    not(vnfm_test_kwok),
+    ignore = "needs the test environment's control plane: eval \"$(VNFM_KUBE_DIR=$(mktemp -d) scripts/test-env/kubernetes.sh start)\""
+)]
 async fn a_chart_is_applied_scaled_and_terminated_like_manifests() {
     let Some(lib) = library() else { return };
-    let emu = emulator().await;
+    // On the real control plane, in a namespace of its own.
+    in_namespace("helm", &[], |kube, ns| async move {
     let dir = corpus_dir("v2-helm-instantiate");
     let vnfd = load_vnfd(&dir);
-    let mut helm_vim = vim(&emu);
+    let mut helm_vim = kube.vim.clone();
     let mut info = helm_vim.connection_info().clone();
     info.vim_type = "ETSINFV.HELM.V_3".into();
     helm_vim = vnfm_driver_api::ResolvedVim::new("vim1", info);
-    let mut call = Call::new(vnfd, Arc::new(DirArtifacts(dir)), helm_vim, "inst-helm");
+    let mut call = Call::new(vnfd, Arc::new(DirArtifacts(dir)), helm_vim, &ns);
     call.flavour = "simple".into();
     let d = driver().with_helm(Arc::new(lib));
     let target = |a: u32, b: u32| ResourceTarget {
@@ -112,7 +119,7 @@ async fn a_chart_is_applied_scaled_and_terminated_like_manifests() {
         "helm_parameters": {"service.port": 8081},
         "helm_value_names": {"VDU1": {"replica": "replicaCountVdu1"}, "VDU2": {"replica": "replicaCountVdu2"}},
         "helm_release_name": "cnf",
-        "namespace": "helm-ns"
+        "namespace": ns
     });
     let out = call
         .run(
@@ -126,16 +133,16 @@ async fn a_chart_is_applied_scaled_and_terminated_like_manifests() {
         .await
         .expect("instantiate");
     // helm_value_names carried the VDU counts into the chart.
-    let dep = emu
-        .object("apps/v1", "Deployment", Some("helm-ns"), "vdu2-cnf")
+    assert_pods_ready(&kube, &ns, "instantiate").await;
+    let dep = kube
+        .object("apps/v1", "Deployment", Some(&ns), "vdu2-cnf")
+        .await
         .expect("vdu2");
     assert_eq!(dep["spec"]["replicas"], 2);
-    assert_eq!(
-        dep["metadata"]["labels"]["vnfm.io/vnf-instance-id"],
-        "inst-helm"
-    );
-    let svc = emu
-        .object("v1", "Service", Some("helm-ns"), "cnf-test-chart")
+    assert_eq!(dep["metadata"]["labels"]["vnfm.io/vnf-instance-id"], ns);
+    let svc = kube
+        .object("v1", "Service", Some(&ns), "cnf-test-chart")
+        .await
         .expect("service");
     assert_eq!(svc["spec"]["ports"][0]["port"], 8081);
     let pods = pods_per_vdu(&out);
@@ -156,6 +163,7 @@ async fn a_chart_is_applied_scaled_and_terminated_like_manifests() {
         .await
         .expect("scale");
     assert_eq!(pods_per_vdu(&out).get("VDU1"), Some(&3));
+    assert_pods_ready(&kube, &ns, "scale").await;
     call.run(
         &d,
         Op::Terminate,
@@ -167,10 +175,10 @@ async fn a_chart_is_applied_scaled_and_terminated_like_manifests() {
     )
     .await
     .expect("terminate");
-    assert!(
-        emu.labelled("vnfm.io/vnf-instance-id", "inst-helm")
-            .is_empty()
-    );
+    let left = kube.labelled("vnfm.io/vnf-instance-id", &ns).await;
+    assert!(left.is_empty(), "left behind: {left:?}");
+    })
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

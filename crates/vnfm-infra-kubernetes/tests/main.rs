@@ -5,6 +5,7 @@ mod support;
 
 mod asd_sample;
 mod cluster;
+mod control_plane;
 mod corpus;
 mod failures;
 mod features;

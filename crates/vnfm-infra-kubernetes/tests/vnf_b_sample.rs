@@ -1,6 +1,7 @@
 //! The VNF-B sample package (`vnfd-samples/vnf-b-cnf`, read with `vnfm_tosca` from the
 //! directory) through the real lifecycle runner (`vnfm_lcm::Lcm` on SQLite, VIM registry with
-//! a keyring) and this driver against the emulated API server, with the Helm SDK library
+//! a keyring) and this driver on the real control plane of `KUBECONFIG`
+//! (`scripts/test-env/kubernetes.sh`; built ignored without it, see `build.rs`), with the Helm SDK library
 //! (`VNFM_HELM_C_LIB`; the test says SKIPPED without it). The sample's own instantiate request
 //! names the cluster by `vimId`, deploys the web server's manifests and the cache's chart
 //! together, and its `instantiate_end` runs the cnf-check plugin (in process, through the
@@ -14,6 +15,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use serde_json::{Value, json};
+use support::real::{Kube, assert_pods_ready, with_clean_up};
 use support::*;
 use vnfm_driver_api::{DriverError, HookCall, HookOutcome, MgmtDriver};
 use vnfm_infra_kubernetes::HelmLibrary;
@@ -128,7 +130,7 @@ struct Env {
     _dir: tempfile::TempDir,
 }
 
-async fn env(emu: &vnfm_kube_emulator::Emulator, helm: HelmLibrary) -> Env {
+async fn env(kube: &Kube, helm: HelmLibrary) -> Env {
     let dir = tempfile::tempdir().expect("temp dir");
     let store = vnfm_store_sql::open(&format!("sqlite://{}", dir.path().join("lcm.db").display()))
         .await
@@ -139,12 +141,11 @@ async fn env(emu: &vnfm_kube_emulator::Emulator, helm: HelmLibrary) -> Env {
     registry
         .create(
             "vnf-a-cluster",
-            &serde_json::from_value(json!({
-                "vimId": VIM_ID,
-                "vimType": "ETSINFV.KUBERNETES.V_1",
-                "interfaceInfo": {"endpoint": emu.url()},
-                "accessInfo": {"bearer_token": emu.token()}
-            }))
+            &serde_json::from_value({
+                let mut info = kube.vim_info.clone();
+                info["vimId"] = json!(VIM_ID);
+                info
+            })
             .expect("vim"),
             None,
         )
@@ -204,159 +205,185 @@ fn vdu_count(i: &vnfm_types::VnfInstance, vdu: &str) -> usize {
         .map_or(0, |v| v.iter().filter(|r| r.vdu_id == vdu).count())
 }
 
+/// The namespace the sample's request names (its manifests' placeholders say it too).
+const NS: &str = "web-cnf";
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(
+    not(vnfm_test_kwok),
+    ignore = "needs the test environment's control plane: eval \"$(VNFM_KUBE_DIR=$(mktemp -d) scripts/test-env/kubernetes.sh start)\""
+)]
 async fn the_vnf_b_sample_deploys_manifests_and_chart_together_checks_and_terminates_clean() {
     let test = "the_vnf_b_sample_deploys_manifests_and_chart_together_checks_and_terminates_clean";
     let Some(helm) = helm(test) else { return };
-    let emu = emulator().await;
-    let env = env(&emu, helm).await;
-    let vnf = env
-        .lcm
-        .create_vnf_identifier(CreateVnfRequest {
-            vnfd_id: env.vnfd_id.clone().into(),
-            vnf_instance_name: Some("vnf-b".into()),
-            vnf_instance_description: None,
-            metadata: None,
-        })
-        .await
-        .expect("create");
-    let id = vnf.id.as_str().to_string();
-    let occ = env
-        .lcm
-        .instantiate(
-            &vnf.id,
-            serde_json::from_value(sample_request("instantiate.json")).expect("request"),
-        )
-        .await
-        .expect("instantiate");
-    env.completed(occ).await;
+    let kube = Kube::get();
+    // The web server's claim needs a volume (the cluster has no provisioner).
+    let volume = ("v1", "PersistentVolume", "web-cnf-data");
+    with_clean_up(&kube, &[NS], &[volume], async move {
+        let kube = Kube::get();
+        kube.create(json!({"apiVersion": "v1", "kind": "PersistentVolume",
+        "metadata": {"name": "web-cnf-data"},
+        "spec": {"capacity": {"storage": "1Gi"}, "accessModes": ["ReadWriteOnce"],
+            "hostPath": {"path": "/tmp/web-cnf-data"}}}))
+            .await;
+        let env = env(&kube, helm).await;
+        let vnf = env
+            .lcm
+            .create_vnf_identifier(CreateVnfRequest {
+                vnfd_id: env.vnfd_id.clone().into(),
+                vnf_instance_name: Some("vnf-b".into()),
+                vnf_instance_description: None,
+                metadata: None,
+            })
+            .await
+            .expect("create");
+        let id = vnf.id.as_str().to_string();
+        let occ = env
+            .lcm
+            .instantiate(
+                &vnf.id,
+                serde_json::from_value(sample_request("instantiate.json")).expect("request"),
+            )
+            .await
+            .expect("instantiate");
+        env.completed(occ).await;
 
-    // The manifests' objects and the chart's, in the request's namespace, all labelled with
-    // the instance.
-    let ns = "web-cnf";
-    let release = format!("vnf{}", id.replace('-', ""));
-    let expected = [
-        ("v1", "ConfigMap", "web-config".to_string()),
-        ("v1", "PersistentVolumeClaim", "web-data".to_string()),
-        ("apps/v1", "Deployment", "web".to_string()),
-        ("v1", "Service", "web".to_string()),
-        ("apps/v1", "Deployment", format!("cache-{release}")),
-        ("v1", "Service", format!("cache-{release}")),
-    ];
-    for (api, kind, name) in &expected {
-        let obj = emu
-            .object(api, kind, Some(ns), name)
-            .unwrap_or_else(|| panic!("{kind} {ns}/{name} was not deployed"));
-        assert!(labelled(&obj, &id), "{kind} {name}: {:#}", obj["metadata"]);
-    }
-    let namespace = emu.object("v1", "Namespace", None, ns).expect("namespace");
-    assert!(labelled(&namespace, &id));
-    // Placeholders of the manifests were filled in; the chart got the VDU's count.
-    let page = emu
-        .object("v1", "ConfigMap", Some(ns), "web-config")
-        .expect("config");
-    assert!(
-        page["data"]["index.html"]
-            .as_str()
-            .is_some_and(|p| p.contains(&id) && p.contains("namespace web-cnf")),
-        "{page:#}"
-    );
-    let cache = emu
-        .object(
-            "apps/v1",
-            "Deployment",
-            Some(ns),
-            &format!("cache-{release}"),
-        )
-        .expect("cache");
-    assert_eq!(cache["spec"]["replicas"], 1);
-    assert_eq!(
-        cache["spec"]["template"]["metadata"]["labels"]["vnfm.io/vdu"],
-        "cache"
-    );
-
-    // The instance: one pod per VDU, the web server's volume, and the plugin's record from
-    // the same cluster, reached through the registered VIM the request named.
-    let inst = env.lcm.get_instance(&vnf.id).await.expect("instance");
-    assert_eq!((vdu_count(&inst, "web"), vdu_count(&inst, "cache")), (1, 1));
-    let storage = inst
-        .instantiated_vnf_info
-        .as_ref()
-        .and_then(|i| i.virtual_storage_resource_info.clone())
-        .unwrap_or_default();
-    assert!(
-        storage
-            .iter()
-            .any(|s| s.virtual_storage_desc_id == "web_storage"),
-        "{storage:#?}"
-    );
-    let checked = &inst.metadata.as_ref().expect("metadata")["cnfCheck"];
-    assert_eq!(checked["namespace"], ns);
-    assert_eq!(checked["service"], "web");
-    assert_eq!(checked["availableReplicas"], 1);
-    let calls = env
-        .mgmt
-        .calls
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .clone();
-    assert_eq!(calls.len(), 1, "{calls:?}");
-    let (hook, file, vims) = &calls[0];
-    assert_eq!(
-        (hook.as_str(), file.as_str()),
-        ("instantiate_end", "Plugins/libvnfm_plugin_cnf_check.so")
-    );
-    assert_eq!(vims.len(), 1);
-    assert_eq!(vims[0].0, "k8s");
-    assert_eq!(vims[0].1["vimId"], VIM_ID);
-    assert_eq!(vims[0].1["interfaceInfo"]["endpoint"], emu.url());
-
-    // Scale the cache out: the chart's Deployment follows the VDU.
-    let occ = env
-        .lcm
-        .scale(
-            &vnf.id,
-            serde_json::from_value(json!({"type": "SCALE_OUT", "aspectId": "cache_aspect"}))
-                .expect("scale"),
-        )
-        .await
-        .expect("scale");
-    env.completed(occ).await;
-    let cache = emu
-        .object(
-            "apps/v1",
-            "Deployment",
-            Some(ns),
-            &format!("cache-{release}"),
-        )
-        .expect("cache");
-    assert_eq!(cache["spec"]["replicas"], 2);
-    let inst = env.lcm.get_instance(&vnf.id).await.expect("instance");
-    assert_eq!(vdu_count(&inst, "cache"), 2);
-
-    // Terminate: every object of both sources is gone, and the namespace the driver made.
-    let occ = env
-        .lcm
-        .terminate(
-            &vnf.id,
-            serde_json::from_value(json!({"terminationType": "FORCEFUL"})).expect("terminate"),
-        )
-        .await
-        .expect("terminate");
-    env.completed(occ).await;
-    assert!(
-        emu.labelled(INSTANCE_LABEL, &id).is_empty(),
-        "left behind: {:?}",
-        emu.labelled(INSTANCE_LABEL, &id)
-    );
-    for (api, kind, name) in &expected {
+        // The manifests' objects and the chart's, in the request's namespace, all labelled with
+        // the instance.
+        let ns = NS;
+        assert_pods_ready(&kube, ns, "instantiate").await;
+        let release = format!("vnf{}", id.replace('-', ""));
+        let expected = [
+            ("v1", "ConfigMap", "web-config".to_string()),
+            ("v1", "PersistentVolumeClaim", "web-data".to_string()),
+            ("apps/v1", "Deployment", "web".to_string()),
+            ("v1", "Service", "web".to_string()),
+            ("apps/v1", "Deployment", format!("cache-{release}")),
+            ("v1", "Service", format!("cache-{release}")),
+        ];
+        for (api, kind, name) in &expected {
+            let obj = kube
+                .object(api, kind, Some(ns), name)
+                .await
+                .unwrap_or_else(|| panic!("{kind} {ns}/{name} was not deployed"));
+            assert!(labelled(&obj, &id), "{kind} {name}: {:#}", obj["metadata"]);
+        }
+        let namespace = kube
+            .object("v1", "Namespace", None, ns)
+            .await
+            .expect("namespace");
+        assert!(labelled(&namespace, &id));
+        // Placeholders of the manifests were filled in; the chart got the VDU's count.
+        let page = kube
+            .object("v1", "ConfigMap", Some(ns), "web-config")
+            .await
+            .expect("config");
         assert!(
-            emu.object(api, kind, Some(ns), name).is_none(),
-            "{kind} {name}"
+            page["data"]["index.html"]
+                .as_str()
+                .is_some_and(|p| p.contains(&id) && p.contains("namespace web-cnf")),
+            "{page:#}"
         );
-    }
-    assert!(emu.object("v1", "Namespace", None, ns).is_none());
-    env.lcm.shutdown(Duration::from_secs(5)).await;
+        let cache = kube
+            .object(
+                "apps/v1",
+                "Deployment",
+                Some(ns),
+                &format!("cache-{release}"),
+            )
+            .await
+            .expect("cache");
+        assert_eq!(cache["spec"]["replicas"], 1);
+        assert_eq!(
+            cache["spec"]["template"]["metadata"]["labels"]["vnfm.io/vdu"],
+            "cache"
+        );
+
+        // The instance: one pod per VDU, the web server's volume, and the plugin's record from
+        // the same cluster, reached through the registered VIM the request named.
+        let inst = env.lcm.get_instance(&vnf.id).await.expect("instance");
+        assert_eq!((vdu_count(&inst, "web"), vdu_count(&inst, "cache")), (1, 1));
+        let storage = inst
+            .instantiated_vnf_info
+            .as_ref()
+            .and_then(|i| i.virtual_storage_resource_info.clone())
+            .unwrap_or_default();
+        assert!(
+            storage
+                .iter()
+                .any(|s| s.virtual_storage_desc_id == "web_storage"),
+            "{storage:#?}"
+        );
+        let checked = &inst.metadata.as_ref().expect("metadata")["cnfCheck"];
+        assert_eq!(checked["namespace"], ns);
+        assert_eq!(checked["service"], "web");
+        assert_eq!(checked["availableReplicas"], 1);
+        let calls = env
+            .mgmt
+            .calls
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        assert_eq!(calls.len(), 1, "{calls:?}");
+        let (hook, file, vims) = &calls[0];
+        assert_eq!(
+            (hook.as_str(), file.as_str()),
+            ("instantiate_end", "Plugins/libvnfm_plugin_cnf_check.so")
+        );
+        assert_eq!(vims.len(), 1);
+        assert_eq!(vims[0].0, "k8s");
+        assert_eq!(vims[0].1["vimId"], VIM_ID);
+        assert_eq!(
+            vims[0].1["interfaceInfo"]["endpoint"],
+            kube.vim_info["interfaceInfo"]["endpoint"]
+        );
+
+        // Scale the cache out: the chart's Deployment follows the VDU.
+        let occ = env
+            .lcm
+            .scale(
+                &vnf.id,
+                serde_json::from_value(json!({"type": "SCALE_OUT", "aspectId": "cache_aspect"}))
+                    .expect("scale"),
+            )
+            .await
+            .expect("scale");
+        env.completed(occ).await;
+        let cache = kube
+            .object(
+                "apps/v1",
+                "Deployment",
+                Some(ns),
+                &format!("cache-{release}"),
+            )
+            .await
+            .expect("cache");
+        assert_eq!(cache["spec"]["replicas"], 2);
+        let inst = env.lcm.get_instance(&vnf.id).await.expect("instance");
+        assert_eq!(vdu_count(&inst, "cache"), 2);
+
+        // Terminate: every object of both sources is gone, and the namespace the driver made.
+        let occ = env
+            .lcm
+            .terminate(
+                &vnf.id,
+                serde_json::from_value(json!({"terminationType": "FORCEFUL"})).expect("terminate"),
+            )
+            .await
+            .expect("terminate");
+        env.completed(occ).await;
+        let left = kube.labelled(INSTANCE_LABEL, &id).await;
+        assert!(left.is_empty(), "left behind: {left:?}");
+        for (api, kind, name) in &expected {
+            assert!(
+                kube.object(api, kind, Some(ns), name).await.is_none(),
+                "{kind} {name}"
+            );
+        }
+        assert!(kube.object("v1", "Namespace", None, ns).await.is_none());
+        env.lcm.shutdown(Duration::from_secs(5)).await;
+    })
+    .await;
 }
 
 /// The VIM kind of the Kubernetes driver.

@@ -247,10 +247,10 @@ impl Ctx<'_> {
                 }
                 match self.cluster.delete(p, grace).await {
                     Ok(Some(uid)) => {
-                        gone.push((p.clone(), uid));
                         if grace.is_some() {
-                            self.delete_pods_of(p, grace).await?;
+                            self.delete_pods_of(p, &uid, grace).await?;
                         }
+                        gone.push((p.clone(), uid));
                     }
                     Ok(None) => {}
                     Err(KubeError::UnknownKind { .. }) => {}
@@ -264,10 +264,45 @@ impl Ctx<'_> {
         Ok(kept)
     }
 
-    /// Deletes the pods of workload `p` with `grace` seconds. The grace period of a
-    /// workload's own deletion does not reach its pods (the garbage collector deletes them
-    /// with their default one), so a terminate that asks for one gives it to them directly.
-    async fn delete_pods_of(&self, p: &Planned, grace: Option<u32>) -> Result<(), KubeError> {
+    /// Deletes the pods of workload `p` (just deleted; its uid `uid`) with `grace` seconds. The
+    /// grace period of a workload's own deletion does not reach its pods (the garbage
+    /// collector deletes them with their default one), so a terminate that asks for one gives
+    /// it to them directly.
+    ///
+    /// The pods of a Deployment belong to its ReplicaSets, those of a CronJob to its Jobs, and
+    /// these intermediate owners replace a deleted pod until they are being deleted
+    /// themselves, which the garbage collector gets to only some time after their owner:
+    /// they are deleted here first (foreground, so they are marked at once and their
+    /// controllers leave them alone), and only then their pods.
+    async fn delete_pods_of(
+        &self,
+        p: &Planned,
+        uid: &str,
+        grace: Option<u32>,
+    ) -> Result<(), KubeError> {
+        let owned = match (p.group(), p.kind()) {
+            ("apps", "Deployment") => Some(("apps/v1", "ReplicaSet")),
+            ("batch", "CronJob") => Some(("batch/v1", "Job")),
+            _ => None,
+        };
+        if let (Some((api_version, kind)), Some(ns)) = (owned, p.namespace())
+            && let Some(k) = self.cluster.kind(api_version, kind).await?
+        {
+            for o in self.cluster.list(&k, Some(ns), "").await? {
+                let ours = o
+                    .metadata
+                    .owner_references
+                    .iter()
+                    .flatten()
+                    .any(|r| r.uid == uid);
+                if ours && o.metadata.deletion_timestamp.is_none() {
+                    let name = o.metadata.name.unwrap_or_default();
+                    self.cluster
+                        .delete(&reference(api_version, kind, Some(ns), &name), grace)
+                        .await?;
+                }
+            }
+        }
         let template = match (p.group(), p.kind()) {
             ("batch", "CronJob") => "/spec/jobTemplate/spec/template/metadata/labels",
             _ if is_workload(p.group(), p.kind()) && p.kind() != "Pod" => {

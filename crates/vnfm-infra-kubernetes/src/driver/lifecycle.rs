@@ -130,13 +130,28 @@ impl KubernetesDriver {
                 objects.push(claim);
             }
         }
+        // Namespaces go last, all at once: the namespace controller takes seconds to empty
+        // each, so the package's own Namespace objects and the instance's namespace are
+        // deleted together and waited for once.
+        let (mut namespaces, objects): (Vec<Planned>, Vec<Planned>) = objects
+            .into_iter()
+            .partition(|p| p.group().is_empty() && p.kind() == "Namespace" && !p.request);
         let kept = ctx
             .delete(&objects, grace, keep_persistent, ctx.delete_timeout)
             .await?;
-        if state.namespace_created && kept.is_empty() {
-            let ns = reference("v1", "Namespace", None, &state.namespace);
-            ctx.delete(&[ns], grace, false, ctx.delete_timeout).await?;
+        if state.namespace_created
+            && kept.is_empty()
+            && !namespaces.iter().any(|n| n.name() == state.namespace)
+        {
+            // First, as it was applied first: deleted in the exact reverse order.
+            namespaces.insert(0, reference("v1", "Namespace", None, &state.namespace));
         }
+        for n in &mut namespaces {
+            // One deletion step (see `Ctx::delete`).
+            n.stage = 0;
+        }
+        ctx.delete(&namespaces, grace, keep_persistent, ctx.delete_timeout)
+            .await?;
         Ok(())
     }
 

@@ -3,6 +3,8 @@
 
 #![allow(dead_code)]
 
+pub mod real;
+
 use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
