@@ -287,6 +287,11 @@ connection = $(pg_url nova_api)
 connection = $(pg_url nova)
 [wsgi]
 api_paste_config = $DIR/nova/api-paste.ini
+# The tests run side by side: no quota on servers.
+[quota]
+instances = -1
+cores = -1
+ram = -1
 [conductor]
 workers = 1
 [scheduler]
@@ -387,13 +392,17 @@ for name, ram, vcpus in (("m1.tiny", 512, 1), ("m1.small", 2048, 1), ("m1.medium
 admin.image.create_image(name="cirros-0.6", data=b"vnfm test image\n", disk_format="raw",
                          container_format="bare", visibility="public")
 # Shared external networks (the `resourceId`s of the tests' extVirtualLinks), each with its
-# subnet; ports of every project can be made on them.
+# subnet; ports of every project can be made on them. They belong to the test project, as the
+# networks an NFVO's tenant brings: Neutron's policy lets only a network's owner (or an
+# administrator) choose a port's fixed address on it, which the tests' requests do.
+vnfm = admin.identity.find_project("vnfm", domain_id="default")
 for net, subnet, cidr in (("net-ext-1", "subnet-ext-1", "10.10.0.0/24"),
                           ("net-ext-2", "subnet-ext-2", "10.10.9.0/24"),
-                          ("net-shared-ext", "subnet-shared", "10.10.4.0/24")):
-    n = admin.network.create_network(name=net, shared=True, is_router_external=False)
+                          ("net-shared-ext", "subnet-shared", "10.10.0.0/24")):
+    n = admin.network.create_network(name=net, shared=True, is_router_external=False,
+                                     project_id=vnfm.id)
     admin.network.create_subnet(network_id=n.id, name=subnet, cidr=cidr, ip_version=4,
-                                enable_dhcp=False)
+                                enable_dhcp=False, project_id=vnfm.id)
 # Nova reaches the compute host through Placement: wait until it schedules.
 for _ in range(240):
     if any(True for _ in admin.placement.resource_providers()):

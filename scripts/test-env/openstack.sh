@@ -281,7 +281,7 @@ start_keystone() {
 bootstrap_identity() {
     KS_PORT=$KS_PORT HEAT_PORT=$HEAT_PORT ADMIN_PW=$ADMIN_PW HEAT_PW=$HEAT_PW USER_PW=$USER_PW \
         SVC_PW=$SVC_PW NOVA_PORT=$NOVA_PORT NEUTRON_PORT=$NEUTRON_PORT GLANCE_PORT=$GLANCE_PORT \
-        PLACEMENT_PORT=$PLACEMENT_PORT \
+        PLACEMENT_PORT=$PLACEMENT_PORT CFN_PORT=$CFN_PORT \
         APP_CRED_FILE="$DIR/app-cred" \
         "$VENV/bin/python" - >>"$DIR/bootstrap.log" 2>&1 <<'EOF' || { log_tail bootstrap.log; die "identity bootstrap failed"; }
 import json, os, time, urllib.error, urllib.request
@@ -348,6 +348,12 @@ svc = create("service", {"name": "heat", "type": "orchestration", "enabled": Tru
 url = f"http://127.0.0.1:{e['HEAT_PORT']}/v1/%(tenant_id)s"
 for iface in ("public", "internal", "admin"):
     create("endpoint", {"service_id": svc, "interface": iface, "url": url, "region_id": "RegionOne"})
+# Heat's CloudFormation-compatible API: the metadata and wait condition URLs Heat gives a
+# server (OS::Nova::Server's default user_data_format) and OS::Heat::WaitConditionHandle.
+svc = create("service", {"name": "heat-cfn", "type": "cloudformation", "enabled": True})
+for iface in ("public", "internal", "admin"):
+    create("endpoint", {"service_id": svc, "interface": iface,
+                        "url": f"http://127.0.0.1:{e['CFN_PORT']}/v1", "region_id": "RegionOne"})
 
 # The compute, placement, network and image services: a user each in the service project,
 # and the catalog entries a real cloud has.
@@ -443,10 +449,15 @@ run_heat() {
         --wsgi-file "$SITE/heat/wsgi/api.py" --pyargv "--config-file $DIR/heat/heat.conf" \
         --master --processes 3 --threads 1 --die-on-term --need-app --disable-logging \
         --hook-master-start "unix_signal:15 gracefully_kill_them_all"
+    spawn heat-api-cfn "$VENV/bin/uwsgi" --http "127.0.0.1:$CFN_PORT" --http-keepalive \
+        --wsgi-file "$SITE/heat/wsgi/cfn.py" --pyargv "--config-file $DIR/heat/heat.conf" \
+        --master --processes 1 --threads 1 --die-on-term --need-app --disable-logging \
+        --hook-master-start "unix_signal:15 gracefully_kill_them_all"
 }
 
 wait_heat() {
     wait_port "$HEAT_PORT" heat-api heat-api
+    wait_port "$CFN_PORT" heat-api-cfn heat-api-cfn
     for _ in $(seq 240); do
         heat_answers && return 0
         alive heat-engine || { log_tail heat-engine.log; die "heat-engine exited while starting"; }
@@ -473,7 +484,7 @@ start() {
     rm -rf "${DIR:?}/keystone" "${DIR:?}/heat" "${DIR:?}/rabbitmq" "${DIR:?}/pg" "$DIR"/*.log "$DIR/env" "$DIR/identity-ready" \
         "${DIR:?}/nova" "${DIR:?}/neutron" "${DIR:?}/glance" "${DIR:?}/placement" "${DIR:?}/mariadb"
     read -r KS_PORT HEAT_PORT RMQ_PORT DIST_PORT EPMD_PORT PG_PORT NOVA_PORT NEUTRON_PORT \
-        GLANCE_PORT PLACEMENT_PORT MY_PORT <<<"$(python3 "$HERE/free_ports.py" 11 | tr '\n' ' ')"
+        GLANCE_PORT PLACEMENT_PORT MY_PORT CFN_PORT <<<"$(python3 "$HERE/free_ports.py" 12 | tr '\n' ' ')"
     # The compute host's name (Nova's and its Open vSwitch agent's), unique per set of services.
     COMPUTE_HOST=vnfm-compute-$RMQ_PORT
     # Hex: an URL-safe token starts with '-' one time in 64, and command-line tools then take
@@ -521,7 +532,7 @@ in_parallel() {
 stop_processes() {
     local name pid
     for name in nova-compute nova-scheduler nova-conductor nova-api neutron-rpc neutron-api \
-        glance-api placement-api heat-api heat-engine keystone mariadb rabbitmq epmd; do
+        glance-api placement-api heat-api-cfn heat-api heat-engine keystone mariadb rabbitmq epmd; do
         [[ -f "$DIR/$name.pid" ]] || continue
         pid=$(cat "$DIR/$name.pid")
         # Each component runs in its own session: end the whole process group.

@@ -16,7 +16,7 @@ async fn a_failing_resource_ends_in_failed_temp_naming_it_and_rollback_deletes_t
         .lcm
         .instantiate(
             &vnf.id,
-            serde_json::from_value(support::instantiate_request(&cloud)).unwrap(),
+            serde_json::from_value(support::instantiate_request_at(&cloud, "10.10.0.52")).unwrap(),
         )
         .await
         .unwrap();
@@ -79,7 +79,7 @@ async fn a_scale_out_whose_new_vnfcs_fail_rolls_back_to_the_original_vnfcs_on_re
         .lcm
         .instantiate(
             &vnf.id,
-            serde_json::from_value(support::instantiate_request(&cloud)).unwrap(),
+            serde_json::from_value(support::instantiate_request_at(&cloud, "10.10.0.53")).unwrap(),
         )
         .await
         .unwrap();
@@ -194,7 +194,7 @@ async fn rollbacks_of_ext_conn_and_package_changes_restore_parameters_and_templa
         .lcm
         .instantiate(
             &vnf.id,
-            serde_json::from_value(support::instantiate_request(&cloud)).unwrap(),
+            serde_json::from_value(support::instantiate_request_at(&cloud, "10.10.0.54")).unwrap(),
         )
         .await
         .unwrap();
@@ -246,7 +246,7 @@ async fn rollbacks_of_ext_conn_and_package_changes_restore_parameters_and_templa
     assert_eq!(nfv["CP"]["VDU2_CP1"]["network"], "net-ext-1");
     assert_eq!(
         nfv["CP"]["VDU2_CP1"]["fixed_ips"][0]["ip_address"],
-        "10.10.0.50"
+        "10.10.0.54"
     );
     let inst = env.instance(&vnf.id).await;
     let links = inst
