@@ -346,10 +346,16 @@ async fn two_instances_share_one_external_network_with_their_own_ports() {
             .all(|p| p.attributes["network_id"] == shared_id.as_str())
     );
     for p in port_resources(&link_a) {
-        assert!(services.port(&p).await.is_none(), "Neutron still has A's port {p}");
+        assert!(
+            services.port(&p).await.is_none(),
+            "Neutron still has A's port {p}"
+        );
     }
     for p in port_resources(&link_b) {
-        assert!(services.port(&p).await.is_some(), "Neutron lost B's port {p}");
+        assert!(
+            services.port(&p).await.is_some(),
+            "Neutron lost B's port {p}"
+        );
     }
     assert!(
         left.iter()

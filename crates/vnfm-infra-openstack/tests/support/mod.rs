@@ -164,8 +164,12 @@ pub fn vnfd(id: &str) -> Vnfd {
     .expect("test VNFD")
 }
 
-/// The test VNFD without VDU1's volume.
-pub fn vnfd_without_storage(id: &str) -> Vnfd {
+/// The test VNFD for a generated template: without VDU1's volume (the template would attach
+/// it, and the test cloud has no Cinder) and without the internal network and VDU1's CP on it.
+/// A package change from the generated template to the BaseHOT, whose internal subnet differs,
+/// makes Heat delete the generated subnet while the old ports still hold addresses on it, and
+/// Neutron refuses (`One or more ports have an IP allocation from this subnet`).
+pub fn vnfd_for_generated(id: &str) -> Vnfd {
     let mut v = serde_json::to_value(vnfd(id)).unwrap();
     let flavour = &mut v["flavours"][0];
     flavour["vdus"][0]
@@ -173,7 +177,12 @@ pub fn vnfd_without_storage(id: &str) -> Vnfd {
         .unwrap()
         .remove("virtualStorages");
     flavour["virtualStorages"] = json!([]);
-    serde_json::from_value(v).expect("test VNFD without storage")
+    flavour["virtualLinks"] = json!([]);
+    flavour["vduCps"]
+        .as_array_mut()
+        .unwrap()
+        .retain(|c| c["id"] != "VDU1_CP2");
+    serde_json::from_value(v).expect("test VNFD for a generated template")
 }
 
 /// The BaseHOT of the test package, in Tacker's layout and `nfv` convention.
@@ -446,9 +455,15 @@ impl Services {
     }
 }
 
-/// Puts Nova's server `id` in `ERROR` (the administrator's `os-resetState`), as Nova does
-/// with a server whose host failed.
-pub async fn reset_to_error(cloud: &Cloud, driver: &vnfm_infra_openstack::OpenStackDriver, id: &str) {
+/// Sets Nova's server `id` to `state` (`error` or `active`: the administrator's
+/// `os-resetState`), as Nova does with a server whose host failed, or an operator once it
+/// recovered.
+pub async fn reset_state(
+    cloud: &Cloud,
+    driver: &vnfm_infra_openstack::OpenStackDriver,
+    id: &str,
+    state: &str,
+) {
     let vim = vnfm_driver_api::ResolvedVim::new(
         "admin",
         serde_json::from_value(cloud.admin_connection()).unwrap(),
@@ -457,9 +472,16 @@ pub async fn reset_to_error(cloud: &Cloud, driver: &vnfm_infra_openstack::OpenSt
     let control = vnfm_driver_api::RunControl::with_timeout(Duration::from_secs(60));
     let base = session.endpoint(&control, "compute").await.unwrap();
     let url = format!("{}/servers/{id}/action", base.trim_end_matches('/'));
-    let body = json!({"os-resetState": {"state": "error"}});
+    let body = json!({"os-resetState": {"state": state}});
     session
-        .call(&control, "test", reqwest::Method::POST, &url, Some(&body), &[])
+        .call(
+            &control,
+            "test",
+            reqwest::Method::POST,
+            &url,
+            Some(&body),
+            &[],
+        )
         .await
         .unwrap();
 }
