@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# Throwaway OpenStack Keystone + Heat for the OpenStack driver tests, on 127.0.0.1 only:
-# RabbitMQ (Debian package), Keystone 30 and Heat 27 (PyPI, in a virtualenv), their databases
+# Throwaway OpenStack cloud for the OpenStack driver tests, on 127.0.0.1 only: RabbitMQ
+# (Debian package); Keystone 30, Heat 27, Nova 34 (API, conductor, scheduler, one compute with
+# Nova's fake virt driver), Placement 16, Neutron 29 (ML2, Open vSwitch mechanism driver) and
+# Glance 33 (file store), all of the 2026.2 release, from PyPI in a virtualenv; their databases
 # on a private PostgreSQL (scripts/test-env/postgres.sh; Heat's engine on SQLite fails with
-# "database is locked" as soon as stacks nest), no compute service (test templates stand in
-# for servers with Heat's own resources).
+# "database is locked" as soon as stacks nest). No Cinder: volumes keep a Heat stand-in
+# (scripts/test-env/heat-stand-ins). openstack-services.sh has the compute, network and image
+# services and says what differs from a production cloud.
 #
 #   eval "$(scripts/test-env/openstack.sh start)"   # prints `export VNFM_TEST_...=...` lines
 #   scripts/test-env/openstack.sh env               # prints them again
@@ -14,7 +17,7 @@
 #                 start/stop; give a fresh `mktemp -d`; each directory is one independent set
 #                 of services on its own free ports)
 #   VNFM_OS_VENV  the virtualenv (default ~/.cache/vnfm/openstack-venv); created and filled
-#                 from PyPI on first use (about 2 minutes, 400 MB), reused afterwards
+#                 from PyPI on first use (about 2.5 minutes, 710 MB), reused afterwards
 #                 (python-openstackclient with python-tackerclient: VNFM_TEST_OPENSTACK_CLI is
 #                 its `openstack`; an older venv without the Tacker client gets it on `start`)
 #   VNFM_OS_PYTHON  the Python 3.11+ interpreter for a new venv (default: python3.11, python3)
@@ -26,12 +29,15 @@ set -euo pipefail
 
 DIR="${VNFM_OS_DIR:-}"
 VENV="${VNFM_OS_VENV:-$HOME/.cache/vnfm/openstack-venv}"
-# Versions known to work together (Keystone 2025.2 "Flamingo" series with Heat 27).
+# Versions known to work together: the 2026.2 release of every service.
 # python-tackerclient 2.6.0 is the `openstack vim/vnf package/vnflcm` plugin the client tests
 # drive (it works with the python-openstackclient 10.x / osc-lib 4.x this set resolves to).
 TACKERCLIENT=python-tackerclient==2.6.0
-PIP_PACKAGES=(keystone==30.0.0 openstack-heat==27.0.1 uwsgi==2.0.31 psycopg2-binary python-heatclient python-openstackclient "$TACKERCLIENT")
+OS_SERVICES=(nova==34.0.0 neutron==29.0.0 openstack-placement==16.0.0 glance==33.0.0)
+PIP_PACKAGES=(keystone==30.0.0 openstack-heat==27.0.1 "${OS_SERVICES[@]}" uwsgi==2.0.31 psycopg2-binary PyMySQL python-heatclient python-openstackclient "$TACKERCLIENT")
 HERE=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=scripts/test-env/openstack-services.sh
+. "$HERE/openstack-services.sh"
 
 die() {
     echo "openstack.sh: $*" >&2
@@ -87,6 +93,9 @@ ensure_venv() {
         # A venv from before the client tests lacks the Tacker client plugin.
         "$VENV/bin/python" -c 'import tackerclient' 2>/dev/null ||
             "$VENV/bin/pip" install -q "$TACKERCLIENT" >&2
+        # A venv from before the compute, network and image services lacks them.
+        [[ -x "$VENV/bin/nova-compute" && -x "$VENV/bin/neutron-rpc-server" && -x "$VENV/bin/placement-manage" && -x "$VENV/bin/glance-manage" ]] ||
+            "$VENV/bin/pip" install -q "${OS_SERVICES[@]}" PyMySQL >&2
         return
     fi
     local py="${VNFM_OS_PYTHON:-}"
@@ -142,6 +151,10 @@ export VNFM_TEST_OS_ADMIN_USERNAME=admin
 export VNFM_TEST_OS_ADMIN_PASSWORD=$ADMIN_PW
 export VNFM_TEST_OS_ADMIN_PROJECT=admin
 export VNFM_TEST_OPENSTACK_CLI=$VENV/bin/openstack
+export VNFM_TEST_NOVA_URL=http://127.0.0.1:$NOVA_PORT/v2.1
+export VNFM_TEST_NEUTRON_URL=http://127.0.0.1:$NEUTRON_PORT
+export VNFM_TEST_GLANCE_URL=http://127.0.0.1:$GLANCE_PORT
+export VNFM_TEST_PLACEMENT_URL=http://127.0.0.1:$PLACEMENT_PORT
 EOF
 }
 
@@ -210,7 +223,7 @@ import os, psycopg2
 c = psycopg2.connect(os.environ["PG_URL"])
 c.autocommit = True
 cur = c.cursor()
-for db in ("keystone", "heat"):
+for db in ("keystone", "heat", "placement", "nova_api", "nova_cell0", "nova", "neutron", "glance"):
     cur.execute(f"CREATE DATABASE {db}")
 EOF
 }
@@ -267,6 +280,8 @@ start_keystone() {
 # Users, projects, roles, the orchestration service and its endpoints, through Keystone's API.
 bootstrap_identity() {
     KS_PORT=$KS_PORT HEAT_PORT=$HEAT_PORT ADMIN_PW=$ADMIN_PW HEAT_PW=$HEAT_PW USER_PW=$USER_PW \
+        SVC_PW=$SVC_PW NOVA_PORT=$NOVA_PORT NEUTRON_PORT=$NEUTRON_PORT GLANCE_PORT=$GLANCE_PORT \
+        PLACEMENT_PORT=$PLACEMENT_PORT CFN_PORT=$CFN_PORT \
         APP_CRED_FILE="$DIR/app-cred" \
         "$VENV/bin/python" - >>"$DIR/bootstrap.log" 2>&1 <<'EOF' || { log_tail bootstrap.log; die "identity bootstrap failed"; }
 import json, os, time, urllib.error, urllib.request
@@ -281,7 +296,7 @@ def call(method, path, body=None, token=None, ok=(200, 201, 204)):
     for attempt in range(60):
         try:
             r = urllib.request.Request(ks + path, data=data, method=method, headers=headers)
-            with urllib.request.urlopen(r, timeout=10) as resp:
+            with urllib.request.urlopen(r, timeout=60) as resp:
                 raw = resp.read()
                 return resp, (json.loads(raw) if raw else None)
         except urllib.error.HTTPError as err:
@@ -310,7 +325,7 @@ roles = {}
 _, out = call("GET", "/roles", token=tok)
 for r in out["roles"]:
     roles[r["name"]] = r["id"]
-for name in ("member", "reader", "heat_stack_owner", "heat_stack_user"):
+for name in ("member", "reader", "service", "heat_stack_owner", "heat_stack_user"):
     if name not in roles:
         roles[name] = create("role", {"name": name})
 
@@ -333,6 +348,26 @@ svc = create("service", {"name": "heat", "type": "orchestration", "enabled": Tru
 url = f"http://127.0.0.1:{e['HEAT_PORT']}/v1/%(tenant_id)s"
 for iface in ("public", "internal", "admin"):
     create("endpoint", {"service_id": svc, "interface": iface, "url": url, "region_id": "RegionOne"})
+# Heat's CloudFormation-compatible API: the metadata and wait condition URLs Heat gives a
+# server (OS::Nova::Server's default user_data_format) and OS::Heat::WaitConditionHandle.
+svc = create("service", {"name": "heat-cfn", "type": "cloudformation", "enabled": True})
+for iface in ("public", "internal", "admin"):
+    create("endpoint", {"service_id": svc, "interface": iface,
+                        "url": f"http://127.0.0.1:{e['CFN_PORT']}/v1", "region_id": "RegionOne"})
+
+# The compute, placement, network and image services: a user each in the service project,
+# and the catalog entries a real cloud has.
+for user, kind, url in (
+        ("nova", "compute", f"http://127.0.0.1:{e['NOVA_PORT']}/v2.1"),
+        ("placement", "placement", f"http://127.0.0.1:{e['PLACEMENT_PORT']}"),
+        ("neutron", "network", f"http://127.0.0.1:{e['NEUTRON_PORT']}"),
+        ("glance", "image", f"http://127.0.0.1:{e['GLANCE_PORT']}")):
+    uid = create("user", {"name": user, "domain_id": "default", "password": e["SVC_PW"]})
+    for role in ("admin", "service"):
+        call("PUT", f"/projects/{service_project}/users/{uid}/roles/{roles[role]}", token=tok)
+    svc = create("service", {"name": user, "type": kind, "enabled": True})
+    for iface in ("public", "internal", "admin"):
+        create("endpoint", {"service_id": svc, "interface": iface, "url": url, "region_id": "RegionOne"})
 
 # An application credential of the test user (created with the user's own token).
 resp, _ = call("POST", "/auth/tokens", {"auth": {
@@ -399,18 +434,30 @@ enabled = false
 EOF
 }
 
-start_heat() {
+heat_db() {
+    write_heat_conf
     "$VENV/bin/heat-manage" --config-file "$DIR/heat/heat.conf" db_sync >>"$DIR/heat-manage.log" 2>&1 || {
         log_tail heat-manage.log
         die "heat-manage db_sync failed"
     }
+}
+
+run_heat() {
     spawn heat-engine "$VENV/bin/heat-engine" --config-file "$DIR/heat/heat.conf"
     # One thread per process, as for Keystone (whose request contexts leak between threads).
     spawn heat-api "$VENV/bin/uwsgi" --http "127.0.0.1:$HEAT_PORT" --http-keepalive \
         --wsgi-file "$SITE/heat/wsgi/api.py" --pyargv "--config-file $DIR/heat/heat.conf" \
         --master --processes 3 --threads 1 --die-on-term --need-app --disable-logging \
         --hook-master-start "unix_signal:15 gracefully_kill_them_all"
+    spawn heat-api-cfn "$VENV/bin/uwsgi" --http "127.0.0.1:$CFN_PORT" --http-keepalive \
+        --wsgi-file "$SITE/heat/wsgi/cfn.py" --pyargv "--config-file $DIR/heat/heat.conf" \
+        --master --processes 1 --threads 1 --die-on-term --need-app --disable-logging \
+        --hook-master-start "unix_signal:15 gracefully_kill_them_all"
+}
+
+wait_heat() {
     wait_port "$HEAT_PORT" heat-api heat-api
+    wait_port "$CFN_PORT" heat-api-cfn heat-api-cfn
     for _ in $(seq 240); do
         heat_answers && return 0
         alive heat-engine || { log_tail heat-engine.log; die "heat-engine exited while starting"; }
@@ -426,36 +473,66 @@ start() {
     need_dir
     ensure_venv
     ensure_rabbitmq
+    ensure_mariadb
     SITE=$("$VENV/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
-    if alive heat-api && alive heat-engine && alive keystone && heat_answers; then
+    if alive heat-api && alive heat-engine && alive keystone && alive nova-compute && heat_answers; then
         cat "$DIR/env"
         return
     fi
     # A half-started set from an earlier attempt: begin again from scratch.
     stop_processes
-    rm -rf "${DIR:?}/keystone" "${DIR:?}/heat" "${DIR:?}/rabbitmq" "${DIR:?}/pg" "$DIR"/*.log "$DIR/env"
-    read -r KS_PORT HEAT_PORT RMQ_PORT DIST_PORT EPMD_PORT PG_PORT \
-        <<<"$(python3 "$HERE/free_ports.py" 6 | tr '\n' ' ')"
+    rm -rf "${DIR:?}/keystone" "${DIR:?}/heat" "${DIR:?}/rabbitmq" "${DIR:?}/pg" "$DIR"/*.log "$DIR/env" "$DIR/identity-ready" \
+        "${DIR:?}/nova" "${DIR:?}/neutron" "${DIR:?}/glance" "${DIR:?}/placement" "${DIR:?}/mariadb"
+    read -r KS_PORT HEAT_PORT RMQ_PORT DIST_PORT EPMD_PORT PG_PORT NOVA_PORT NEUTRON_PORT \
+        GLANCE_PORT PLACEMENT_PORT MY_PORT CFN_PORT <<<"$(python3 "$HERE/free_ports.py" 12 | tr '\n' ' ')"
+    # The compute host's name (Nova's and its Open vSwitch agent's), unique per set of services.
+    COMPUTE_HOST=vnfm-compute-$RMQ_PORT
     # Hex: an URL-safe token starts with '-' one time in 64, and command-line tools then take
     # the password for an option (keystone-manage bootstrap --bootstrap-password -x...).
     ADMIN_PW=$("$VENV/bin/python" -c 'import secrets; print(secrets.token_hex(18))')
     HEAT_PW=$("$VENV/bin/python" -c 'import secrets; print(secrets.token_hex(18))')
     USER_PW=$("$VENV/bin/python" -c 'import secrets; print(secrets.token_hex(18))')
+    SVC_PW=$("$VENV/bin/python" -c 'import secrets; print(secrets.token_hex(18))')
     umask 077
     write_env
+    print_versions
     start_postgres
-    start_rabbitmq
+    # Side by side (two cores: the schema migrations are mostly Python start-up): the message
+    # queue, Keystone with its users and catalog, every other service's database schema and
+    # then its processes (which connect to RabbitMQ and Keystone when they are up).
+    in_parallel start_rabbitmq identity_up placement_up glance_up neutron_up nova_up heat_up
+    wait_heat
+    finish_cloud
+    cat "$DIR/env"
+}
+
+heat_up() { heat_db && run_heat; }
+
+identity_up() {
     write_keystone_conf
     start_keystone
     bootstrap_identity
-    write_heat_conf
-    start_heat
-    cat "$DIR/env"
+    touch "$DIR/identity-ready"
+}
+
+# Runs each function in a subshell of its own, all at once; dies when any failed (each
+# printed what went wrong).
+in_parallel() {
+    local pids=() f pid failed=0
+    for f in "$@"; do
+        ("$f") &
+        pids+=($!)
+    done
+    for pid in "${pids[@]}"; do
+        wait "$pid" || failed=1
+    done
+    [[ $failed -eq 0 ]] || die "the test cloud did not start (see the messages above)"
 }
 
 stop_processes() {
     local name pid
-    for name in heat-api heat-engine keystone rabbitmq epmd; do
+    for name in nova-compute nova-scheduler nova-conductor nova-api neutron-rpc neutron-api \
+        glance-api placement-api heat-api-cfn heat-api heat-engine keystone mariadb rabbitmq epmd; do
         [[ -f "$DIR/$name.pid" ]] || continue
         pid=$(cat "$DIR/$name.pid")
         # Each component runs in its own session: end the whole process group.

@@ -1,6 +1,8 @@
 //! Test support (cargo feature `testing`, not part of production builds): Heat stand-ins for
-//! clouds without Nova, Neutron or Cinder, i.e. test clouds made of Keystone and Heat alone
-//! (`scripts/test-env/openstack.sh`), for tests and demonstrations.
+//! clouds without Nova, Neutron or Cinder, for tests and demonstrations. The test cloud of
+//! `scripts/test-env/openstack.sh` runs real Nova, Neutron and Glance and has no Cinder: its
+//! tests use [`StandIns::volumes_only`]; the full set stands in for every service on a cloud of
+//! Keystone and Heat alone (the end-to-end test whose VMs are loopback addresses with an sshd).
 //!
 //! A package's BaseHOT keeps using `OS::Nova::Server`, `OS::Neutron::Port`,
 //! `OS::Neutron::Net`, `OS::Neutron::Subnet` and `OS::Cinder::Volume`, as on a real cloud; the
@@ -43,6 +45,7 @@ pub enum PortAddresses {
 #[derive(Debug, Clone, Default)]
 pub struct StandIns {
     port_addresses: PortAddresses,
+    volumes_only: bool,
 }
 
 impl StandIns {
@@ -50,6 +53,16 @@ impl StandIns {
     pub fn port_addresses(mut self, addresses: PortAddresses) -> Self {
         self.port_addresses = addresses;
         self
+    }
+
+    /// Stands in for `OS::Cinder::Volume` alone (a cloud with real Nova and Neutron and no
+    /// block storage service). A volume stood in for has no Cinder ID: a template must not
+    /// attach it to a real server (Nova would look it up in Cinder).
+    pub fn volumes_only() -> Self {
+        StandIns {
+            volumes_only: true,
+            ..StandIns::default()
+        }
     }
 }
 
@@ -285,6 +298,9 @@ impl StandIns {
         let mut registry = Map::new();
         let mut files = BTreeMap::new();
         for (ty, props, attrs) in facades() {
+            if self.volumes_only && ty != "OS::Cinder::Volume" {
+                continue;
+            }
             let file = format!(
                 "vnfm-test-{}.yaml",
                 ty.to_ascii_lowercase().replace("::", "-")

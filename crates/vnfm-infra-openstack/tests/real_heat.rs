@@ -46,7 +46,13 @@ async fn env(cloud: Cloud) -> Env {
     let no_base_hot: Arc<dyn ArtifactSource> = Arc::new(MemArtifacts::new());
     catalog.insert(support::vnfd("vnfd-heat-test"), ok);
     catalog.insert(support::vnfd("vnfd-heat-fail"), failing);
-    catalog.insert(support::vnfd("vnfd-heat-generated"), no_base_hot);
+    // Without the volume (a generated template attaches it to the server, and the test cloud
+    // has no Cinder that Nova could ask for it) and without the internal network: see
+    // support::vnfd_for_generated.
+    catalog.insert(
+        support::vnfd_for_generated("vnfd-heat-generated"),
+        no_base_hot,
+    );
     let readiness: Arc<dyn ArtifactSource> = Arc::new(support::package_from(
         support::TOP_HOT.to_string(),
         support::vdu1_with_readiness_check(),
@@ -142,6 +148,40 @@ impl Env {
         self.driver.session(&vim).unwrap()
     }
 
+    /// What Nova and Neutron hold.
+    fn services(&self) -> support::Services {
+        support::Services::new(self.session())
+    }
+
+    /// Asserts that Nova holds each VNFC's server, built (`ACTIVE`) from Glance's image of the
+    /// VDU, with its Neutron ports.
+    async fn assert_servers_built(&self, v: &[VnfcResourceInfo]) {
+        let services = self.services();
+        let image = services.image_id("cirros-0.6").await;
+        for c in v {
+            let id = &c.compute_resource.resource_id;
+            let server = services
+                .server(id)
+                .await
+                .unwrap_or_else(|| panic!("Nova has no server {id} of VNFC {}", c.id));
+            assert_eq!(server["status"], "ACTIVE", "{server}");
+            assert_eq!(server["image"]["id"], image.as_str(), "{server}");
+            let ports = services.ports_of(id).await;
+            let want = c.vnfc_cp_info.as_ref().map_or(0, Vec::len);
+            assert_eq!(ports.len(), want, "ports of {id}: {ports:?}");
+            for p in &ports {
+                assert_eq!(p["device_owner"], "compute:nova", "{p}");
+            }
+        }
+    }
+
+    /// Asserts that Nova holds none of these servers any more.
+    async fn assert_servers_gone(&self, servers: &BTreeSet<String>) {
+        let held = self.services().server_ids().await;
+        let left: Vec<_> = servers.intersection(&held).collect();
+        assert!(left.is_empty(), "Nova still holds {left:?}");
+    }
+
     /// The resources of the stack of `id`, `depth` levels of nested stacks down.
     async fn resources(&self, id: &VnfInstanceId, depth: u32) -> Vec<HeatResource> {
         let session = self.session();
@@ -183,7 +223,9 @@ impl Env {
         answered: &mut BTreeSet<String>,
     ) {
         let session = self.session();
-        let control = RunControl::with_timeout(Duration::from_secs(60));
+        // Heat answers a signal once its engine took it, which can take a while on a busy
+        // test machine.
+        let control = RunControl::with_timeout(Duration::from_secs(300));
         let heat = Heat::connect(&session, &control, self.driver.config().poll.clone())
             .await
             .unwrap();
@@ -313,7 +355,7 @@ async fn lifecycle_instantiate_scale_heal_change_ext_conn_change_vnfpkg_terminat
         .lcm
         .instantiate(
             &vnf.id,
-            serde_json::from_value(support::instantiate_request(&cloud)).unwrap(),
+            serde_json::from_value(support::instantiate_request_at(&cloud, "10.10.0.50")).unwrap(),
         )
         .await
         .unwrap();
@@ -336,7 +378,14 @@ async fn lifecycle_instantiate_scale_heal_change_ext_conn_change_vnfpkg_terminat
         // Addresses by VDU, as a management driver needs them.
         let addrs = cp_addresses(v, "VDU1_CP1");
         assert_eq!(addrs.len(), 1, "{v:?}");
-        assert!(addrs[0].starts_with("10.20."), "{addrs:?}");
+        // The address Neutron allocated on subnet-ext-1, as the server's port holds it.
+        assert!(addrs[0].starts_with("10.10.0."), "{addrs:?}");
+        assert_eq!(
+            env.services()
+                .addresses_on(&v.compute_resource.resource_id, "net-ext-1")
+                .await,
+            addrs
+        );
         let cps = v.vnfc_cp_info.as_ref().unwrap();
         let ext = cps.iter().find(|c| c.cpd_id == "VDU1_CP1").unwrap();
         let int = cps.iter().find(|c| c.cpd_id == "VDU1_CP2").unwrap();
@@ -371,6 +420,13 @@ async fn lifecycle_instantiate_scale_heal_change_ext_conn_change_vnfpkg_terminat
         nfv["CP"]["VDU2_CP1"]["fixed_ips"][0]["ip_address"],
         "10.10.0.50"
     );
+    env.assert_servers_built(&vnfcs(&inst)).await;
+    assert_eq!(
+        env.services()
+            .addresses_on(&vdu2[0].compute_resource.resource_id, "net-ext-1")
+            .await,
+        vec!["10.10.0.50"]
+    );
 
     // Scale out by two steps: 2 -> 4 VNFCs of VDU1, the first two kept.
     let op = env
@@ -395,6 +451,7 @@ async fn lifecycle_instantiate_scale_heal_change_ext_conn_change_vnfpkg_terminat
         env.stack(&vnf.id).await.unwrap().1["VDU"]["VDU1"]["desired_capacity"],
         4
     );
+    env.assert_servers_built(&out).await;
 
     // Scale in by one step: one of the VNFCs the scale-out added goes (the newest first).
     let op = env
@@ -416,6 +473,13 @@ async fn lifecycle_instantiate_scale_heal_change_ext_conn_change_vnfpkg_terminat
         "removed {removed:?}, added {added:?}"
     );
     assert!(ids(&vdu1).is_subset(&ids(&after_in)));
+    let gone = out
+        .iter()
+        .find(|v| v.id == removed[0])
+        .map(|v| v.compute_resource.resource_id.clone())
+        .unwrap();
+    env.assert_servers_gone(&BTreeSet::from([gone])).await;
+    env.assert_servers_built(&after_in).await;
 
     // Heal one of the original VNFCs: same VNFC id, new server; the others untouched.
     let target = &vdu1[0];
@@ -453,6 +517,9 @@ async fn lifecycle_instantiate_scale_heal_change_ext_conn_change_vnfpkg_terminat
                 v.compute_resource.resource_id,
                 old.compute_resource.resource_id
             );
+            // Nova replaced the server.
+            env.assert_servers_gone(&BTreeSet::from([old.compute_resource.resource_id.clone()]))
+                .await;
         } else {
             assert_eq!(
                 v.compute_resource.resource_id,
@@ -486,6 +553,23 @@ async fn lifecycle_instantiate_scale_heal_change_ext_conn_change_vnfpkg_terminat
     assert_eq!(nfv["CP"]["VDU1_CP1"]["network"], "net-ext-1");
     assert_eq!(nfv["VDU"]["VDU1"]["desired_capacity"], 3);
     let inst = env.instance(&vnf.id).await;
+    // Neutron moved VDU2's port: the server's address is on net-ext-2 now.
+    let vdu2_server = of_vdu(&inst, "VDU2")[0]
+        .compute_resource
+        .resource_id
+        .clone();
+    let services = env.services();
+    assert_eq!(
+        services.addresses_on(&vdu2_server, "net-ext-2").await,
+        vec!["10.10.9.9"]
+    );
+    assert!(
+        services
+            .addresses_on(&vdu2_server, "net-ext-1")
+            .await
+            .is_empty()
+    );
+    env.assert_servers_built(&vnfcs(&inst)).await;
     let links = inst
         .instantiated_vnf_info
         .as_ref()
@@ -544,7 +628,36 @@ async fn lifecycle_instantiate_scale_heal_change_ext_conn_change_vnfpkg_terminat
     assert_eq!(inst.vnfd_id.as_str(), "vnfd-heat-test");
     assert_eq!(ids(&vnfcs(&inst)), ids(&before_change));
 
-    // Terminate: the stack is deleted.
+    // Operate: Nova stops every server, then starts them again.
+    for (request, status) in [
+        (
+            json!({"changeStateTo": "STOPPED", "stopType": "FORCEFUL"}),
+            "SHUTOFF",
+        ),
+        (json!({"changeStateTo": "STARTED"}), "ACTIVE"),
+    ] {
+        let state = request["changeStateTo"].clone();
+        let op = env
+            .lcm
+            .operate(&vnf.id, serde_json::from_value(request).unwrap())
+            .await
+            .unwrap();
+        env.completed(op).await;
+        let services = env.services();
+        for v in vnfcs(&env.instance(&vnf.id).await) {
+            let server = services
+                .server(&v.compute_resource.resource_id)
+                .await
+                .unwrap();
+            assert_eq!(server["status"], status, "after {state}: {server}");
+        }
+    }
+
+    // Terminate: the stack is deleted, and with it every server.
+    let servers: BTreeSet<String> = vnfcs(&inst)
+        .iter()
+        .map(|v| v.compute_resource.resource_id.clone())
+        .collect();
     let op = env
         .lcm
         .terminate(
@@ -556,6 +669,7 @@ async fn lifecycle_instantiate_scale_heal_change_ext_conn_change_vnfpkg_terminat
     let done = env.completed(op).await;
     assert_eq!(changes_of(&done, ChangeType::Removed).len(), 4);
     assert!(env.stack(&vnf.id).await.is_none());
+    env.assert_servers_gone(&servers).await;
     let inst = env.instance(&vnf.id).await;
     assert_eq!(
         inst.instantiation_state,
@@ -579,7 +693,7 @@ async fn generated_template_whole_vnf_heal_and_package_change_on_real_heat() {
         .lcm
         .instantiate(
             &vnf.id,
-            serde_json::from_value(support::instantiate_request(&cloud)).unwrap(),
+            serde_json::from_value(support::instantiate_request_at(&cloud, "10.10.0.51")).unwrap(),
         )
         .await
         .unwrap();
@@ -597,11 +711,9 @@ async fn generated_template_whole_vnf_heal_and_package_change_on_real_heat() {
             "VDU2_CP1"
         };
         assert_eq!(cp_addresses(v, cp).len(), 1, "{v:?}");
-        assert!(
-            v.storage_resource_ids.is_some() == (v.vdu_id == "VDU1"),
-            "{v:?}"
-        );
+        assert!(v.storage_resource_ids.is_none(), "{v:?}");
     }
+    env.assert_servers_built(&before).await;
     let template = env.template(&vnf.id).await;
     assert!(
         template["resources"]["VDU2_scale_group"].is_object(),
@@ -610,7 +722,7 @@ async fn generated_template_whole_vnf_heal_and_package_change_on_real_heat() {
     let (_, nfv) = env.stack(&vnf.id).await.unwrap();
     assert_eq!(
         nfv["CP"]["VDU2_CP1"]["fixed_ips"][0]["ip_address"],
-        "10.10.0.50"
+        "10.10.0.51"
     );
     assert_eq!(nfv["VDU"]["VDU1"]["vcImageId"], "cirros-0.6");
 
@@ -628,6 +740,14 @@ async fn generated_template_whole_vnf_heal_and_package_change_on_real_heat() {
     let healed = vnfcs(&inst);
     assert_eq!(healed.len(), 3);
     assert!(ids(&healed).is_disjoint(&ids(&before)));
+    env.assert_servers_built(&healed).await;
+    env.assert_servers_gone(
+        &before
+            .iter()
+            .map(|v| v.compute_resource.resource_id.clone())
+            .collect(),
+    )
+    .await;
     assert_eq!(changes_of(&done, ChangeType::Removed).len(), 3);
     assert_eq!(changes_of(&done, ChangeType::Added).len(), 3);
 
@@ -658,7 +778,7 @@ async fn generated_template_whole_vnf_heal_and_package_change_on_real_heat() {
     assert_eq!(nfv["VDU"]["VDU1"]["desired_capacity"], 2);
     assert_eq!(
         nfv["CP"]["VDU2_CP1"]["fixed_ips"][0]["ip_address"],
-        "10.10.0.50"
+        "10.10.0.51"
     );
 
     let op = env
@@ -690,7 +810,7 @@ async fn operate_on_a_stack_without_servers_changes_nothing_on_real_heat() {
         .lcm
         .instantiate(
             &vnf.id,
-            serde_json::from_value(support::instantiate_request(&cloud)).unwrap(),
+            serde_json::from_value(support::instantiate_request_at(&cloud, "10.10.0.56")).unwrap(),
         )
         .await
         .unwrap();
@@ -713,7 +833,7 @@ async fn operate_on_a_stack_without_servers_changes_nothing_on_real_heat() {
     };
     let stack_before = show().await;
 
-    // The test cloud has no compute service: operate must not need one for a VNF without
+    // Operate must not need the compute service for a VNF without
     // servers (nor wait the graceful period for nothing).
     let op = env
         .lcm

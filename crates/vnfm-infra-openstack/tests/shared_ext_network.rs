@@ -122,6 +122,15 @@ fn request(cloud: &Cloud, address: &str) -> Value {
 }
 
 impl Env {
+    /// What Nova and Neutron hold.
+    fn services(&self) -> support::Services {
+        let vim = ResolvedVim::new(
+            "vim1",
+            serde_json::from_value(self.cloud.vim_connection()).unwrap(),
+        );
+        support::Services::new(self.driver.session(&vim).unwrap())
+    }
+
     async fn create(&self, name: &str) -> VnfInstance {
         self.create_from("vnfd-shared-net", name).await
     }
@@ -277,13 +286,21 @@ async fn two_instances_share_one_external_network_with_their_own_ports() {
     assert!(port_resources(&link_a).is_disjoint(&port_resources(&link_b)));
     assert!(port_ids(&link_a).is_disjoint(&port_ids(&link_b)));
 
-    // Heat: both stacks have their ports on the shared network, the ones the instances report.
+    // Heat: both stacks have their ports on the shared network, the ones the instances report;
+    // Neutron holds them there.
+    let services = env.services();
+    let shared_id = services.network_id(SHARED_NET).await;
     let (ports_a, nfv_a) = env.ports(&a.id).await.expect("stack of A");
     let (ports_b, nfv_b) = env.ports(&b.id).await.expect("stack of B");
     for (ports, nfv, link) in [(&ports_a, &nfv_a, &link_a), (&ports_b, &nfv_b, &link_b)] {
         assert_eq!(ports.len(), 3, "{ports:?}");
         for p in ports.iter() {
-            assert_eq!(p.attributes["network_id"], SHARED_NET, "{p:?}");
+            assert_eq!(p.attributes["network_id"], shared_id.as_str(), "{p:?}");
+            let port = services
+                .port(&p.physical_resource_id)
+                .await
+                .unwrap_or_else(|| panic!("Neutron has no port {}", p.physical_resource_id));
+            assert_eq!(port["network_id"], shared_id.as_str(), "{port}");
         }
         let physical: BTreeSet<String> = ports
             .iter()
@@ -326,8 +343,20 @@ async fn two_instances_share_one_external_network_with_their_own_ports() {
     assert_eq!(physical, port_resources(&link_b));
     assert!(
         left.iter()
-            .all(|p| p.attributes["network_id"] == SHARED_NET)
+            .all(|p| p.attributes["network_id"] == shared_id.as_str())
     );
+    for p in port_resources(&link_a) {
+        assert!(
+            services.port(&p).await.is_none(),
+            "Neutron still has A's port {p}"
+        );
+    }
+    for p in port_resources(&link_b) {
+        assert!(
+            services.port(&p).await.is_some(),
+            "Neutron lost B's port {p}"
+        );
+    }
     assert!(
         left.iter()
             .all(|p| p.resource_status.ends_with("_COMPLETE"))

@@ -1,17 +1,20 @@
-//! Fixtures of the tests against real Keystone and Heat (`scripts/test-env/openstack.sh`):
-//! the connection from the environment, a test package (VNFD + BaseHOT) and the Heat
-//! environment that stands in for the compute, network and volume services.
+//! Fixtures of the tests against the test cloud of `scripts/test-env/openstack.sh` (real
+//! Keystone, Heat, Nova with its fake virt driver, Neutron, Placement and Glance): the
+//! connection from the environment, a test package (VNFD + BaseHOT), the Heat environment that
+//! stands in for the volume service, and readers of what Nova and Neutron hold.
 //!
-//! No Nova, Neutron or Cinder runs in the test cloud. The BaseHOT still uses
-//! `OS::Nova::Server`, `OS::Neutron::Port`, `OS::Neutron::Net`, `OS::Neutron::Subnet` and
-//! `OS::Cinder::Volume`, as a real package does; the Heat environment the driver sends maps
-//! each of these types to a provider template made of Heat's own resources
-//! (`OS::Heat::RandomString`), with the same properties and attributes as the real type
-//! (Heat checks that), so ports report `fixed_ips` and `mac_address` like Neutron does. The
-//! driver code under test is the one that runs against a real cloud.
+//! The cloud has no Cinder: the Heat environment the driver sends maps `OS::Cinder::Volume` to
+//! a provider template made of Heat's own resources, with the properties and attributes of the
+//! real type. Such a volume has no Cinder ID, so the test templates keep it in the stack
+//! without attaching it to the server (Nova would look it up in Cinder). Servers, ports,
+//! networks and subnets are real: the flavours `m1.tiny`/`m1.small`, the image `cirros-0.6`
+//! and the shared networks `net-ext-1` (`subnet-ext-1`, 10.10.0.0/24), `net-ext-2`
+//! (`subnet-ext-2`, 10.10.9.0/24) and `net-shared-ext` (`subnet-shared`, also 10.10.0.0/24) are
+//! created by the script.
 
 #![allow(dead_code)]
 
+use std::collections::BTreeSet;
 use std::sync::Once;
 use std::time::Duration;
 
@@ -43,9 +46,14 @@ pub struct Cloud {
 
 impl Cloud {
     /// The cloud, or `None` (after printing the repository's SKIPPED line) when
-    /// `VNFM_TEST_KEYSTONE_URL` is not set.
+    /// `VNFM_TEST_KEYSTONE_URL` is not set; under CI (`CI` set) a missing cloud fails the test.
     pub fn from_env(test: &str) -> Option<Cloud> {
         let Ok(url) = std::env::var("VNFM_TEST_KEYSTONE_URL") else {
+            assert!(
+                std::env::var_os("CI").is_none(),
+                "{test}: VNFM_TEST_KEYSTONE_URL is not set; CI must start the test cloud \
+                 (eval \"$(scripts/test-env/openstack.sh start)\", as scripts/test.sh does)"
+            );
             println!(
                 "SKIPPED {test}: VNFM_TEST_KEYSTONE_URL is not set (scripts/test-env/openstack.sh start)"
             );
@@ -61,6 +69,28 @@ impl Cloud {
             project_domain: var("VNFM_TEST_OS_PROJECT_DOMAIN", "Default"),
             user_domain: var("VNFM_TEST_OS_USER_DOMAIN", "Default"),
             region: var("VNFM_TEST_OS_REGION", "RegionOne"),
+        })
+    }
+
+    /// The cloud administrator's `vimConnectionInfo` entry (from `VNFM_TEST_OS_ADMIN_*`), for
+    /// what only an administrator may do, e.g. reset a server's state.
+    pub fn admin_connection(&self) -> Value {
+        let var = |k: &str| {
+            std::env::var(k).unwrap_or_else(|_| {
+                panic!("{k} is not set (scripts/test-env/openstack.sh start prints it)")
+            })
+        };
+        json!({
+            "vimId": "test-cloud-admin",
+            "vimType": OPENSTACK_VIM_TYPE,
+            "interfaceInfo": {"endpoint": self.keystone_url},
+            "accessInfo": {
+                "username": var("VNFM_TEST_OS_ADMIN_USERNAME"),
+                "password": var("VNFM_TEST_OS_ADMIN_PASSWORD"),
+                "project": var("VNFM_TEST_OS_ADMIN_PROJECT"),
+                "projectDomain": self.project_domain,
+                "userDomain": self.user_domain, "region": self.region
+            }
         })
     }
 
@@ -80,9 +110,9 @@ impl Cloud {
     }
 }
 
-/// The driver settings for the test cloud: quick polling, the stand-in environment.
+/// The driver settings for the test cloud: quick polling, the volume stand-in.
 pub fn driver_config() -> DriverConfig {
-    let (environment, files) = StandIns::default().environment();
+    let (environment, files) = StandIns::volumes_only().environment();
     DriverConfig {
         stack_timeout: Duration::from_secs(300),
         poll: PollPolicy {
@@ -132,6 +162,27 @@ pub fn vnfd(id: &str) -> Vnfd {
         }]
     }))
     .expect("test VNFD")
+}
+
+/// The test VNFD for a generated template: without VDU1's volume (the template would attach
+/// it, and the test cloud has no Cinder) and without the internal network and VDU1's CP on it.
+/// A package change from the generated template to the BaseHOT, whose internal subnet differs,
+/// makes Heat delete the generated subnet while the old ports still hold addresses on it, and
+/// Neutron refuses (`One or more ports have an IP allocation from this subnet`).
+pub fn vnfd_for_generated(id: &str) -> Vnfd {
+    let mut v = serde_json::to_value(vnfd(id)).unwrap();
+    let flavour = &mut v["flavours"][0];
+    flavour["vdus"][0]
+        .as_object_mut()
+        .unwrap()
+        .remove("virtualStorages");
+    flavour["virtualStorages"] = json!([]);
+    flavour["virtualLinks"] = json!([]);
+    flavour["vduCps"]
+        .as_array_mut()
+        .unwrap()
+        .retain(|c| c["id"] != "VDU1_CP2");
+    serde_json::from_value(v).expect("test VNFD for a generated template")
 }
 
 /// The BaseHOT of the test package, in Tacker's layout and `nfv` convention.
@@ -196,7 +247,6 @@ resources:
       networks:
       - port: { get_resource: VDU1_CP1 }
       - port: { get_resource: VDU1_CP2 }
-      block_device_mapping_v2: [{ volume_id: { get_resource: VDU1-VirtualStorage } }]
   VDU1-VirtualStorage:
     type: OS::Cinder::Volume
     properties:
@@ -229,8 +279,10 @@ pub const FAILING: &str = r#"  VNF_config:
       value: provisioning script exited with 3
 "#;
 
-/// An instantiate request connecting the external CPs.
-pub fn instantiate_request(cloud: &Cloud) -> Value {
+/// An instantiate request connecting the external CPs, VDU2_CP1 at `address` (on
+/// `subnet-ext-1`, 10.10.0.0/24; Neutron gives an address to one port at a time, so tests
+/// that run side by side use their own).
+pub fn instantiate_request_at(cloud: &Cloud, address: &str) -> Value {
     json!({
         "flavourId": "simple",
         "vimConnectionInfo": {"vim1": cloud.vim_connection()},
@@ -241,7 +293,7 @@ pub fn instantiate_request(cloud: &Cloud) -> Value {
                         {"type": "IPV4", "numDynamicAddresses": 1, "subnetId": "subnet-ext-1"}]}}]}}},
                 {"cpdId": "VDU2_CP1", "cpConfig": {"VDU2_CP1_1": {"cpProtocolData": [
                     {"layerProtocol": "IP_OVER_ETHERNET", "ipOverEthernet": {"ipAddresses": [
-                        {"type": "IPV4", "fixedAddresses": ["10.10.0.50"]}]}}]}}}
+                        {"type": "IPV4", "fixedAddresses": [address]}]}}]}}}
             ]}
         ]
     })
@@ -304,3 +356,132 @@ resources:
       cidr: 192.168.3.0/24
       ip_version: 4
 "#;
+
+/// What Nova and Neutron hold, read with the test user's token (the services the catalog
+/// lists), to check the driver's work behind its back.
+pub struct Services {
+    session: std::sync::Arc<vnfm_infra_openstack::keystone::Session>,
+}
+
+impl Services {
+    /// Readers on `session` (the driver's session for the test cloud).
+    pub fn new(session: std::sync::Arc<vnfm_infra_openstack::keystone::Session>) -> Services {
+        Services { session }
+    }
+
+    async fn get(&self, service_type: &str, path: &str) -> Value {
+        let control = vnfm_driver_api::RunControl::with_timeout(Duration::from_secs(60));
+        let base = self.session.endpoint(&control, service_type).await.unwrap();
+        let url = format!("{}{path}", base.trim_end_matches('/'));
+        let reply = self
+            .session
+            .call(&control, "test", reqwest::Method::GET, &url, None, &[])
+            .await
+            .unwrap();
+        reply.json(&url, "test").unwrap()
+    }
+
+    /// Nova's server `id` (`status`, `addresses`, ...), `None` when Nova has none.
+    pub async fn server(&self, id: &str) -> Option<Value> {
+        let all = self.get("compute", "/servers/detail").await;
+        all["servers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["id"] == id)
+            .cloned()
+    }
+
+    /// The IDs of the servers Nova holds for the test project.
+    pub async fn server_ids(&self) -> BTreeSet<String> {
+        let all = self.get("compute", "/servers").await;
+        all["servers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["id"].as_str().unwrap().to_string())
+            .collect()
+    }
+
+    /// Neutron's port `id`, `None` when Neutron has none.
+    pub async fn port(&self, id: &str) -> Option<Value> {
+        let all = self.get("network", &format!("/v2.0/ports?id={id}")).await;
+        all["ports"].as_array().unwrap().first().cloned()
+    }
+
+    /// The ports Neutron has on the server `device_id`.
+    pub async fn ports_of(&self, device_id: &str) -> Vec<Value> {
+        let all = self
+            .get("network", &format!("/v2.0/ports?device_id={device_id}"))
+            .await;
+        all["ports"].as_array().unwrap().clone()
+    }
+
+    /// The ID of Glance's image named `name`.
+    pub async fn image_id(&self, name: &str) -> String {
+        let images = self.get("image", &format!("/v2/images?name={name}")).await;
+        images["images"][0]["id"]
+            .as_str()
+            .unwrap_or_else(|| panic!("Glance has no image {name}: {images}"))
+            .to_string()
+    }
+
+    /// The ID of the network named `name`.
+    pub async fn network_id(&self, name: &str) -> String {
+        let nets = self
+            .get("network", &format!("/v2.0/networks?name={name}"))
+            .await;
+        nets["networks"][0]["id"]
+            .as_str()
+            .unwrap_or_else(|| panic!("Neutron has no network {name}: {nets}"))
+            .to_string()
+    }
+
+    /// The fixed addresses of the server's ports on the network named `network`.
+    pub async fn addresses_on(&self, device_id: &str, network: &str) -> Vec<String> {
+        let nets = self
+            .get("network", &format!("/v2.0/networks?name={network}"))
+            .await;
+        let Some(net) = nets["networks"].as_array().unwrap().first().cloned() else {
+            return Vec::new();
+        };
+        self.ports_of(device_id)
+            .await
+            .iter()
+            .filter(|p| p["network_id"] == net["id"])
+            .flat_map(|p| p["fixed_ips"].as_array().unwrap().clone())
+            .map(|ip| ip["ip_address"].as_str().unwrap().to_string())
+            .collect()
+    }
+}
+
+/// Sets Nova's server `id` to `state` (`error` or `active`: the administrator's
+/// `os-resetState`), as Nova does with a server whose host failed, or an operator once it
+/// recovered.
+pub async fn reset_state(
+    cloud: &Cloud,
+    driver: &vnfm_infra_openstack::OpenStackDriver,
+    id: &str,
+    state: &str,
+) {
+    let vim = vnfm_driver_api::ResolvedVim::new(
+        "admin",
+        serde_json::from_value(cloud.admin_connection()).unwrap(),
+    );
+    let session = driver.session(&vim).unwrap();
+    let control = vnfm_driver_api::RunControl::with_timeout(Duration::from_secs(60));
+    let base = session.endpoint(&control, "compute").await.unwrap();
+    let url = format!("{}/servers/{id}/action", base.trim_end_matches('/'));
+    let body = json!({"os-resetState": {"state": state}});
+    session
+        .call(
+            &control,
+            "test",
+            reqwest::Method::POST,
+            &url,
+            Some(&body),
+            &[],
+        )
+        .await
+        .unwrap();
+}
