@@ -208,10 +208,9 @@ fn onboard(world: &World) -> (MemoryCatalog, String, String) {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+#[vnfm_test_env::needs(openstack, sshd, helm)]
 async fn vnf_a_builds_a_cluster_and_vnf_b_runs_on_it() {
-    let Some(world) = World::new("vnf_a_builds_a_cluster_and_vnf_b_runs_on_it").await else {
-        return;
-    };
+    let world = World::new().await;
     let (catalog, vnfd_a, vnfd_b) = onboard(&world);
     let vnfm = Vnfm::start(&world, catalog).await;
 
@@ -419,13 +418,9 @@ async fn vnf_a_builds_a_cluster_and_vnf_b_runs_on_it() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+#[vnfm_test_env::needs(openstack, sshd, helm)]
 async fn a_failed_worker_install_is_retried_after_the_repair_and_rolled_back_cleanly() {
-    let Some(world) =
-        World::new("a_failed_worker_install_is_retried_after_the_repair_and_rolled_back_cleanly")
-            .await
-    else {
-        return;
-    };
+    let world = World::new().await;
     let (catalog, vnfd_a, _) = onboard(&world);
     let vnfm = Vnfm::start(&world, catalog).await;
     let os_vim = vnfm.register_cloud(&world).await;
@@ -676,10 +671,9 @@ fn serve(world: &World) -> Server {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+#[vnfm_test_env::needs(openstack, sshd, helm)]
 async fn the_same_scenario_through_the_rest_api() {
-    let Some(world) = World::new("the_same_scenario_through_the_rest_api").await else {
-        return;
-    };
+    let world = World::new().await;
     let server = serve(&world);
     let creds: Value = serde_json::from_str(
         &std::fs::read_to_string(server.data.join("credentials.json")).unwrap(),

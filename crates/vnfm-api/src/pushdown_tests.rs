@@ -221,14 +221,9 @@ fn pushed_down_filters_answer_as_the_evaluator() {
 }
 
 #[test]
+#[vnfm_test_env::needs(postgres)]
 fn pushed_down_filters_answer_as_the_evaluator_on_postgres() {
-    let Ok(url) = std::env::var("VNFM_TEST_POSTGRES_URL") else {
-        eprintln!(
-            "SKIPPED pushed_down_filters_answer_as_the_evaluator_on_postgres: \
-             VNFM_TEST_POSTGRES_URL is not set (scripts/test-env/postgres.sh start prints one)"
-        );
-        return;
-    };
+    let url = vnfm_test_env::var("VNFM_TEST_POSTGRES_URL");
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

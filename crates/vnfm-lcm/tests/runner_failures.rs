@@ -646,13 +646,9 @@ async fn fifty_parallel_instantiates_one_accepted_sqlite() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+#[vnfm_test_env::needs(postgres)]
 async fn fifty_parallel_instantiates_one_accepted_postgres() {
-    let Ok(url) = std::env::var("VNFM_TEST_POSTGRES_URL") else {
-        eprintln!(
-            "SKIPPED fifty_parallel_instantiates_one_accepted_postgres: VNFM_TEST_POSTGRES_URL is not set (scripts/test-env/postgres.sh start prints one)"
-        );
-        return;
-    };
+    let url = vnfm_test_env::var("VNFM_TEST_POSTGRES_URL");
     let env = Env::builder()
         .infra_delay(Duration::from_millis(300))
         .store_url(url)

@@ -157,10 +157,9 @@ fn has_arg(args: &str, flag: &str, value: &str) -> bool {
 }
 
 #[test]
+#[vnfm_test_env::needs(sshd)]
 fn builds_scales_heals_and_terminates_a_cluster() {
-    let Some(hosts) = TestHosts::for_test("builds_scales_heals_and_terminates_a_cluster") else {
-        return;
-    };
+    let hosts = TestHosts::from_env();
     assert!(
         hosts.hosts.len() >= 4,
         "sshd.sh must start at least 4 hosts"
@@ -389,11 +388,9 @@ fn builds_scales_heals_and_terminates_a_cluster() {
 }
 
 #[test]
+#[vnfm_test_env::needs(sshd)]
 fn a_failing_node_fails_the_hook_without_leaking_secrets() {
-    let Some(hosts) = TestHosts::for_test("a_failing_node_fails_the_hook_without_leaking_secrets")
-    else {
-        return;
-    };
+    let hosts = TestHosts::from_env();
     let f = Fixture::new(hosts);
     let (m, w1, w2) = (f.addr(1), f.addr(2), f.addr(3));
     std::fs::write(format!("{}.fail-{w2}", f.log.display()), "").unwrap();
@@ -451,11 +448,9 @@ fn a_failing_node_fails_the_hook_without_leaking_secrets() {
 }
 
 #[test]
+#[vnfm_test_env::needs(sshd)]
 fn unknown_hosts_and_unreachable_nodes_are_transient() {
-    let Some(hosts) = TestHosts::for_test("unknown_hosts_and_unreachable_nodes_are_transient")
-    else {
-        return;
-    };
+    let hosts = TestHosts::from_env();
     let f = Fixture::new(hosts);
     let req = json!({"additionalParams": {"k8s_cluster_installation_param": f.params()}});
     // A master address where nothing listens: the VM never came up.
