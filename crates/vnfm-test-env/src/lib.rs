@@ -24,7 +24,7 @@
 //! vnfm-test-env = { path = "../vnfm-test-env" }
 //! ```
 //!
-//! ```no_run
+//! ```ignore
 //! // build.rs
 //! fn main() {
 //!     vnfm_test_env::build_script(&["postgres"]);
