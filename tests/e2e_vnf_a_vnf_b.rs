@@ -207,8 +207,8 @@ fn onboard(world: &World) -> (MemoryCatalog, String, String) {
     (catalog, a, b)
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 #[vnfm_test_env::needs(openstack, sshd, helm)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn vnf_a_builds_a_cluster_and_vnf_b_runs_on_it() {
     let world = World::new().await;
     let (catalog, vnfd_a, vnfd_b) = onboard(&world);
@@ -417,8 +417,8 @@ async fn vnf_a_builds_a_cluster_and_vnf_b_runs_on_it() {
     vnfm.lcm.delete_vnf_identifier(&a).await.unwrap();
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 #[vnfm_test_env::needs(openstack, sshd, helm)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_failed_worker_install_is_retried_after_the_repair_and_rolled_back_cleanly() {
     let world = World::new().await;
     let (catalog, vnfd_a, _) = onboard(&world);
@@ -670,8 +670,8 @@ fn serve(world: &World) -> Server {
     Server { child, base, data }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 #[vnfm_test_env::needs(openstack, sshd, helm)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn the_same_scenario_through_the_rest_api() {
     let world = World::new().await;
     let server = serve(&world);

@@ -256,8 +256,8 @@ fn servers_and_ports(resources: &[vnfm_infra_openstack::heat::HeatResource]) -> 
     out
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[vnfm_test_env::needs(openstack)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_mixed_vnf_runs_on_heat_and_kubernetes_through_its_whole_lifecycle() {
     let env = Env::start().await;
     let vnf = env.create("mixed").await;
@@ -468,8 +468,8 @@ async fn a_mixed_vnf_runs_on_heat_and_kubernetes_through_its_whole_lifecycle() {
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[vnfm_test_env::needs(openstack)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_kubernetes_failure_after_heat_succeeded_rolls_back_both_sides() {
     let env = Env::start().await;
     // The application's pods never start: the Kubernetes side fails once its objects are
@@ -535,8 +535,8 @@ async fn a_kubernetes_failure_after_heat_succeeded_rolls_back_both_sides() {
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[vnfm_test_env::needs(openstack)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_retry_after_the_kubernetes_side_failed_runs_the_kubernetes_side_only() {
     let env = Env::start().await;
     // The application's pods do not become ready until the test lets them.

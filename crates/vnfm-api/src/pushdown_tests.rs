@@ -220,8 +220,8 @@ fn pushed_down_filters_answer_as_the_evaluator() {
     check_pushdown(&rt, store.as_ref());
 }
 
-#[test]
 #[vnfm_test_env::needs(postgres)]
+#[test]
 fn pushed_down_filters_answer_as_the_evaluator_on_postgres() {
     let url = vnfm_test_env::var("VNFM_TEST_POSTGRES_URL");
     let rt = tokio::runtime::Builder::new_current_thread()

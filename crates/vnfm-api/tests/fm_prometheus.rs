@@ -45,8 +45,8 @@ async fn callback_post(State(posts): State<Posts>, body: Bytes) -> StatusCode {
     StatusCode::NO_CONTENT
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[vnfm_test_env::needs(prometheus)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn alerts_raise_an_alarm_heal_the_vnfc_and_scale_the_instance_automatically() {
     let env = Env::get();
 

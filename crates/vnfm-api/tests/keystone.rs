@@ -40,8 +40,8 @@ async fn ks_call(h: &Harness, method: Method, uri: &str, token: &str) -> Reply {
 
 const PACKAGES: &str = "/vnfpkgm/v2/vnf_packages";
 
-#[tokio::test]
 #[vnfm_test_env::needs(keystone)]
+#[tokio::test]
 async fn members_list_and_create_readers_only_list_and_oauth_stays_on() {
     let ks = TestKeystone::from_env().await;
     let (_svc, credentials) = ks.service_user().await;
@@ -138,8 +138,8 @@ impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for Capture {
     }
 }
 
-#[tokio::test]
 #[vnfm_test_env::needs(keystone)]
+#[tokio::test]
 async fn revoked_expired_and_garbage_tokens_are_401_and_keystone_down_is_503() {
     use tracing_subscriber::layer::SubscriberExt;
     let ks = TestKeystone::from_env().await;

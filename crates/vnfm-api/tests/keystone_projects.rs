@@ -69,8 +69,8 @@ fn not_found(r: &Reply, id: &str) -> String {
         .replace(id, "<id>")
 }
 
-#[tokio::test]
 #[vnfm_test_env::needs(keystone)]
+#[tokio::test]
 async fn a_project_sees_and_changes_only_its_own_resources() {
     let ks = TestKeystone::from_env().await;
     let (_svc, credentials) = ks.service_user().await;

@@ -48,8 +48,8 @@ fn find(posts: &Posts, path: &str) -> Option<Value> {
         .map(|(_, b)| b.clone())
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[vnfm_test_env::needs(prometheus)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_pm_job_reports_prometheus_values_and_a_threshold_is_crossed() {
     let env = Env::get();
 

@@ -252,8 +252,8 @@ fn onboard(s: &Setup) -> (String, String) {
     (pkg, vnfd)
 }
 
-#[test]
 #[vnfm_test_env::needs(keystone, openstack_cli)]
+#[test]
 fn vim_register_list_show_set_delete() {
     let s = Setup::new();
     let os = &s.os;
@@ -730,8 +730,8 @@ fn lcm_flow(os: &Openstack, vnfd: &str, version: &str) {
     );
 }
 
-#[test]
 #[vnfm_test_env::needs(keystone, openstack_cli)]
+#[test]
 fn package_and_lcm_v1_through_the_openstack_client() {
     let s = Setup::new();
     let os = &s.os;
@@ -765,8 +765,8 @@ fn package_and_lcm_v1_through_the_openstack_client() {
     );
 }
 
-#[test]
 #[vnfm_test_env::needs(keystone, openstack_cli)]
+#[test]
 fn lcm_v2_through_the_openstack_client() {
     let s = Setup::new();
     let (_, vnfd) = onboard(&s);

@@ -20,8 +20,8 @@ fn validator(
     KeystoneValidator::new(config).unwrap()
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[vnfm_test_env::needs(keystone)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn member_and_reader_tokens_map_to_their_project_and_access() {
     let ks = TestKeystone::from_env().await;
     let (_svc, credentials) = ks.service_user().await;
@@ -59,8 +59,8 @@ async fn member_and_reader_tokens_map_to_their_project_and_access() {
     assert_eq!(v.cached_tokens(), 2);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[vnfm_test_env::needs(keystone)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_revoked_token_is_refused_once_the_revalidation_bound_has_passed() {
     let ks = TestKeystone::from_env().await;
     let (_svc, credentials) = ks.service_user().await;
@@ -81,8 +81,8 @@ async fn a_revoked_token_is_refused_once_the_revalidation_bound_has_passed() {
     assert_eq!(quick.cached_tokens(), 0);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[vnfm_test_env::needs(keystone)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn garbage_tokens_are_invalid() {
     let ks = TestKeystone::from_env().await;
     let (_svc, credentials) = ks.service_user().await;
@@ -96,8 +96,8 @@ async fn garbage_tokens_are_invalid() {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[vnfm_test_env::needs(keystone)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_application_credential_can_be_the_service_identity() {
     let ks = TestKeystone::from_env().await;
     let (svc, _) = ks.service_user().await;
@@ -114,8 +114,8 @@ async fn an_application_credential_can_be_the_service_identity() {
     assert_eq!(identity.user_id, reader.id);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[vnfm_test_env::needs(keystone)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn keystone_trouble_is_unavailable_never_an_invalid_token() {
     let ks = TestKeystone::from_env().await;
     let (svc, _) = ks.service_user().await;
@@ -216,8 +216,8 @@ impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for Capture {
     }
 }
 
-#[tokio::test]
 #[vnfm_test_env::needs(keystone)]
+#[tokio::test]
 async fn no_token_or_password_reaches_logs_errors_or_debug_output() {
     use tracing_subscriber::layer::SubscriberExt;
     let ks = TestKeystone::from_env().await;
@@ -249,8 +249,8 @@ async fn no_token_or_password_reaches_logs_errors_or_debug_output() {
 
 /// Tokens validated at the same time keep their own user, project and roles: a reader
 /// validated next to members and admins never gains write access.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[vnfm_test_env::needs(keystone)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn concurrent_validations_keep_each_tokens_own_roles() {
     let ks = TestKeystone::from_env().await;
     let (_svc, credentials) = ks.service_user().await;

@@ -825,8 +825,8 @@ async fn killed_workers_leave_a_consistent_store() {
     assert!(again.resumed.is_empty() && again.failed.is_empty());
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[vnfm_test_env::needs(postgres)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_runners_on_postgres_one_takes_over() {
     if worker_cfg().is_some() {
         return;

@@ -645,8 +645,8 @@ async fn fifty_parallel_instantiates_one_accepted_sqlite() {
     fifty_conflicting_instantiates(env).await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 #[vnfm_test_env::needs(postgres)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn fifty_parallel_instantiates_one_accepted_postgres() {
     let url = vnfm_test_env::var("VNFM_TEST_POSTGRES_URL");
     let env = Env::builder()

@@ -487,8 +487,8 @@ async fn creator_terminates_only_after_its_users_sqlite() {
     creator_terminates_only_after_its_users(World::new(None).await).await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[vnfm_test_env::needs(postgres)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn creator_terminates_only_after_its_users_postgres() {
     let url = vnfm_test_env::var("VNFM_TEST_POSTGRES_URL");
     creator_terminates_only_after_its_users(World::new(Some(&url)).await).await;

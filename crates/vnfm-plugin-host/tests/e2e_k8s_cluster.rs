@@ -85,8 +85,8 @@ fn steps(log: &Path) -> Vec<String> {
     text.lines().map(String::from).collect()
 }
 
-#[tokio::test(flavor = "multi_thread")]
 #[vnfm_test_env::needs(sshd)]
+#[tokio::test(flavor = "multi_thread")]
 async fn instantiate_registers_the_cluster_as_a_vim_of_the_instance() {
     let hosts = TestHosts::from_env();
     vnfm_outbound::install_crypto_provider();

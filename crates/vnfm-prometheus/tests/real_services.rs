@@ -42,8 +42,8 @@ async fn samples(client: &PrometheusClient, promql: &str, n: usize) -> Vec<Sampl
     .await
 }
 
-#[tokio::test]
 #[vnfm_test_env::needs(prometheus)]
+#[tokio::test]
 async fn exporter_values_reach_instant_and_range_queries() {
     let env = Env::get();
     let prometheus = client(&env);
@@ -197,8 +197,8 @@ async fn exporter_values_reach_instant_and_range_queries() {
     assert_eq!(samples(&prometheus, &all_cps, 2).await.len(), 2);
 }
 
-#[tokio::test]
 #[vnfm_test_env::needs(prometheus)]
+#[tokio::test]
 async fn every_default_template_is_valid_promql() {
     let env = Env::get();
     let prometheus = client(&env);
@@ -224,8 +224,8 @@ async fn every_default_template_is_valid_promql() {
     }
 }
 
-#[tokio::test]
 #[vnfm_test_env::needs(prometheus)]
+#[tokio::test]
 async fn promql_errors_carry_prometheus_message() {
     let env = Env::get();
     let prometheus = client(&env);
@@ -268,8 +268,8 @@ async fn promql_errors_carry_prometheus_message() {
     }
 }
 
-#[tokio::test]
 #[vnfm_test_env::needs(prometheus)]
+#[tokio::test]
 async fn alert_fires_and_clears_through_alertmanager() {
     let env = Env::get();
     let prometheus = client(&env);
@@ -384,8 +384,8 @@ async fn alert_fires_and_clears_through_alertmanager() {
     );
 }
 
-#[tokio::test]
 #[vnfm_test_env::needs(prometheus)]
+#[tokio::test]
 async fn indicator_promql_is_evaluated_for_the_instance() {
     use vnfm_driver_api::metrics::MetricsSource;
 

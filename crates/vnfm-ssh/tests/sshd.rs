@@ -11,8 +11,8 @@ fn quick() -> ConnectOptions {
 
 const T: Duration = Duration::from_secs(20);
 
-#[tokio::test(flavor = "multi_thread")]
 #[vnfm_test_env::needs(sshd)]
+#[tokio::test(flavor = "multi_thread")]
 async fn exec_reports_status_and_separate_streams() {
     let h = TestHosts::from_env();
     let s = Session::connect(&h.target(0), &quick()).await.unwrap();
@@ -55,8 +55,8 @@ async fn exec_reports_status_and_separate_streams() {
     s.close().await;
 }
 
-#[tokio::test(flavor = "multi_thread")]
 #[vnfm_test_env::needs(sshd)]
+#[tokio::test(flavor = "multi_thread")]
 async fn upload_replaces_files_atomically_with_their_mode() {
     let h = TestHosts::from_env();
     let s = Session::connect(&h.target(1), &quick()).await.unwrap();
@@ -88,8 +88,8 @@ async fn upload_replaces_files_atomically_with_their_mode() {
     s.close().await;
 }
 
-#[tokio::test(flavor = "multi_thread")]
 #[vnfm_test_env::needs(sshd)]
+#[tokio::test(flavor = "multi_thread")]
 async fn commands_past_their_timeout_fail_and_the_session_goes_on() {
     let h = TestHosts::from_env();
     let s = Session::connect(&h.target(0), &quick()).await.unwrap();
@@ -110,8 +110,8 @@ async fn commands_past_their_timeout_fail_and_the_session_goes_on() {
     assert_eq!(out.stdout_text(), "alive\n");
 }
 
-#[tokio::test(flavor = "multi_thread")]
 #[vnfm_test_env::needs(sshd)]
+#[tokio::test(flavor = "multi_thread")]
 async fn a_wrong_key_or_password_is_refused() {
     let h = TestHosts::from_env();
     let dir = tempfile::tempdir().unwrap();
@@ -170,8 +170,8 @@ async fn a_wrong_key_or_password_is_refused() {
     }
 }
 
-#[tokio::test(flavor = "multi_thread")]
 #[vnfm_test_env::needs(sshd)]
+#[tokio::test(flavor = "multi_thread")]
 async fn host_key_policies() {
     let h = TestHosts::from_env();
     let base = h.target(0);
@@ -241,8 +241,8 @@ async fn host_key_policies() {
     ));
 }
 
-#[tokio::test(flavor = "multi_thread")]
 #[vnfm_test_env::needs(sshd)]
+#[tokio::test(flavor = "multi_thread")]
 async fn an_unreachable_host_fails_after_its_retries() {
     let h = TestHosts::from_env();
     // Nothing listens on this address.
@@ -260,8 +260,8 @@ async fn an_unreachable_host_fails_after_its_retries() {
     assert!(err.is_transient());
 }
 
-#[tokio::test(flavor = "multi_thread")]
 #[vnfm_test_env::needs(sshd)]
+#[tokio::test(flavor = "multi_thread")]
 async fn connecting_retries_until_the_server_comes_up() {
     let h = TestHosts::from_env();
     // A port that refuses connections until a forwarder to host 0 starts on it: bound but
@@ -291,8 +291,8 @@ async fn connecting_retries_until_the_server_comes_up() {
     forwarder.abort();
 }
 
-#[tokio::test(flavor = "multi_thread")]
 #[vnfm_test_env::needs(sshd)]
+#[tokio::test(flavor = "multi_thread")]
 async fn fan_out_reports_every_host_in_order() {
     let h = TestHosts::from_env();
     let mut targets: Vec<SshTarget> = (0..h.hosts.len()).map(|i| h.target(i)).collect();
@@ -391,8 +391,8 @@ async fn offered_kex(h: &TestHosts, order: KexOrder) -> (Vec<String>, Vec<String
     (kexinit_methods(&sent), kexinit_methods(&received))
 }
 
-#[tokio::test(flavor = "multi_thread")]
 #[vnfm_test_env::needs(sshd)]
+#[tokio::test(flavor = "multi_thread")]
 async fn key_exchange_follows_the_chosen_order() {
     let h = TestHosts::from_env();
     // RFC 4253 7.1: the method used is the client's first that the server also offers.

@@ -218,8 +218,8 @@ async fn sqlite_alarms() {
     db.finish().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[vnfm_test_env::needs(postgres)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn postgres_alarms() {
     let db = TestDb::postgres().await;
     alarms_are_deduplicated_versioned_and_survive_reopen(&db).await;

@@ -220,8 +220,8 @@ async fn sqlite_indicators() {
     db.finish().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[vnfm_test_env::needs(postgres)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn postgres_indicators() {
     let db = TestDb::postgres().await;
     values_are_upserted_paged_scoped_and_dropped(&db).await;

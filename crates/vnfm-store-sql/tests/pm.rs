@@ -304,8 +304,8 @@ async fn sqlite_pm() {
     db.finish().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[vnfm_test_env::needs(postgres)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn postgres_pm() {
     let db = TestDb::postgres().await;
     jobs_and_reports_are_versioned_and_deleted_together(&db).await;

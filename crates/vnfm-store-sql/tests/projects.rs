@@ -401,8 +401,8 @@ async fn sqlite_projects() {
     db.finish().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[vnfm_test_env::needs(postgres)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn postgres_projects() {
     let db = TestDb::postgres().await;
     instances_and_op_occs_are_listed_by_project(&*db.store).await;

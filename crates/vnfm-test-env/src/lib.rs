@@ -31,7 +31,9 @@
 //! }
 //! ```
 //!
-//! and on each such test `#[vnfm_test_env::needs(postgres)]`, whose helpers read the
+//! and on each such test `#[vnfm_test_env::needs(postgres)]` (above `#[test]` or
+//! `#[tokio::test]`: below `#[test]` it comes too late to make the test ignored), whose
+//! helpers read the
 //! service's variables with [`var`]. A test naming a service its crate's build script does
 //! not list is an `unexpected_cfgs` warning (an error under `clippy -D warnings`).
 

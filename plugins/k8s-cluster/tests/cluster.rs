@@ -156,8 +156,8 @@ fn has_arg(args: &str, flag: &str, value: &str) -> bool {
     args.contains(&format!("{flag} {value}"))
 }
 
-#[test]
 #[vnfm_test_env::needs(sshd)]
+#[test]
 fn builds_scales_heals_and_terminates_a_cluster() {
     let hosts = TestHosts::from_env();
     assert!(
@@ -387,8 +387,8 @@ fn builds_scales_heals_and_terminates_a_cluster() {
     assert!(f.steps().is_empty());
 }
 
-#[test]
 #[vnfm_test_env::needs(sshd)]
+#[test]
 fn a_failing_node_fails_the_hook_without_leaking_secrets() {
     let hosts = TestHosts::from_env();
     let f = Fixture::new(hosts);
@@ -447,8 +447,8 @@ fn a_failing_node_fails_the_hook_without_leaking_secrets() {
     );
 }
 
-#[test]
 #[vnfm_test_env::needs(sshd)]
+#[test]
 fn unknown_hosts_and_unreachable_nodes_are_transient() {
     let hosts = TestHosts::from_env();
     let f = Fixture::new(hosts);

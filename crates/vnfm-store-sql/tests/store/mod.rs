@@ -37,8 +37,8 @@ macro_rules! store_tests {
         }
         mod postgres {
             $(
-                #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
                 #[vnfm_test_env::needs(postgres)]
+                #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
                 async fn $name() {
                     let db = super::TestDb::postgres().await;
                     super::$name(&db).await;

@@ -12,8 +12,9 @@ mod services;
 
 /// Marks a test as needing services of `vnfm_test_env::SERVICES`:
 /// `#[cfg_attr(not(all(vnfm_test_<service>, ...)), ignore = "needs <what>: <how to start it>")]`,
-/// and `vnfm_test_env::require(&[...])` as the body's first statement. Goes above or below
-/// `#[test]` / `#[tokio::test]`.
+/// and `vnfm_test_env::require(&[...])` as the body's first statement. Goes above `#[test]`
+/// or `#[tokio::test]`: below `#[test]` it would come too late, the test harness having read
+/// the test's attributes already (the test would run, and fail, instead of being ignored).
 #[proc_macro_attribute]
 pub fn needs(args: TokenStream, item: TokenStream) -> TokenStream {
     let names =
