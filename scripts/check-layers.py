@@ -12,6 +12,7 @@ is deleted with the change that removed it.
 
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -65,8 +66,9 @@ KNOWN = {
 
 
 def source_hits(src_dir, text):
-    """Lines of the production sources under `src_dir` that contain `text` (test modules, by
-    their file name, are left out)."""
+    """Lines of the production sources under `src_dir` that contain `text` (a string, or a
+    compiled pattern that must match); test modules, by their file name, and comment lines are
+    left out."""
     for root, _, files in os.walk(src_dir):
         for name in sorted(files):
             if not name.endswith(".rs") or "test" in name:
@@ -74,7 +76,9 @@ def source_hits(src_dir, text):
             path = os.path.join(root, name)
             with open(path, encoding="utf-8") as f:
                 for n, line in enumerate(f, 1):
-                    if text in line and not line.lstrip().startswith("//"):
+                    if line.lstrip().startswith("//"):
+                        continue
+                    if text.search(line) if isinstance(text, re.Pattern) else text in line:
                         yield path, n
 
 
@@ -115,6 +119,25 @@ def closure(graph, crate):
     return paths
 
 
+def reexports(src_dir, dep):
+    """Names the crate whose sources are under `src_dir` re-exports from `dep` (`pub use
+    dep::{A, B}`, `pub use dep::A`, `pub use dep as a`), as written in its sources."""
+    module = dep.replace("-", "_")
+    pattern = re.compile(r"pub use " + module + r"(::\{(?P<list>[^}]*)\}|::(?P<one>\w+)|\s+as\s+(?P<alias>\w+))")
+    names = set()
+    for root, _, files in os.walk(src_dir):
+        for name in files:
+            if name.endswith(".rs"):
+                with open(os.path.join(root, name), encoding="utf-8") as f:
+                    text = f.read()
+                for m in pattern.finditer(text):
+                    for item in (m["list"] or m["one"] or m["alias"]).split(","):
+                        item = item.strip().split(" as ")[-1].strip()
+                        if item:
+                            names.add(item)
+    return names
+
+
 def main() -> int:
     host = next(
         line.split(":", 1)[1].strip()
@@ -151,6 +174,20 @@ def main() -> int:
             if (crate, dep) not in KNOWN:
                 via = " -> ".join(deps[crate][dep])
                 failures.append(f"{crate} depends on {dep} ({via}): {why}")
+    # The composition root re-exports some of what it plugs in; a crate that depends on the
+    # root but may not depend on such a crate must not name those items either (else the
+    # rule above would hold only on paper: `vnfm::lcm::HttpCallbackSender` is vnfm-outbound's).
+    root_src = src_dirs.get(COMPOSITION_ROOT)
+    for crate, forbidden, why in RULES:
+        if forbidden == ANY_OF_OURS or COMPOSITION_ROOT not in deps.get(crate, {}) or not root_src:
+            continue
+        for dep in sorted(forbidden & set(src_dirs)):
+            for item in sorted(reexports(root_src, dep)):
+                word = re.compile(r"\b" + re.escape(item) + r"\b")
+                for path, line_no in source_hits(src_dirs[crate], word):
+                    failures.append(
+                        f"{path}:{line_no}: `{item}` is {dep}'s (re-exported by the root crate): {why}"
+                    )
     for crate, text, why in SOURCE_RULES:
         for path, line_no in source_hits(src_dirs[crate], text):
             failures.append(f"{path}:{line_no}: `{text}`: {why}")

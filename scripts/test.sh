@@ -41,6 +41,9 @@ echo "== cargo doc (deny warnings)"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked --quiet
 
 echo "== test services"
+# Every service is started, and its variables exported, before `cargo test`: the tests that
+# need one are built ignored when its variables are not set at build time (vnfm-test-env,
+# `#[needs(...)]`; with `CI` set they are built to run, and fail without their service).
 # Real PostgreSQL for the store's second backend (the SQLite backend needs nothing). Each run
 # gets its own data directory and a free port, so concurrent runs never share or stop each
 # other's server.
@@ -76,8 +79,7 @@ trap 'scripts/test-env/postgres.sh stop >/dev/null 2>&1 || true; scripts/test-en
 echo "SSH test hosts: $VNFM_TEST_SSHD"
 # Prometheus and Alertmanager (Debian packages) for fault and performance management: their
 # own directory and free ports; prints VNFM_TEST_PROMETHEUS_URL, VNFM_TEST_ALERTMANAGER_URL and
-# VNFM_TEST_PROM_DIR. The vnfm-prometheus tests that need them are built ignored when these
-# are not set (crates/vnfm-prometheus/build.rs), so they are started before `cargo test`.
+# VNFM_TEST_PROM_DIR.
 VNFM_PROM_DIR=$(mktemp -d /tmp/vnfm-test-prom.XXXXXX)
 export VNFM_PROM_DIR
 trap 'scripts/test-env/postgres.sh stop >/dev/null 2>&1 || true; scripts/test-env/openstack.sh stop >/dev/null 2>&1 || true; scripts/test-env/sshd.sh stop >/dev/null 2>&1 || true; scripts/test-env/prometheus.sh stop >/dev/null 2>&1 || true' EXIT

@@ -207,11 +207,10 @@ fn onboard(world: &World) -> (MemoryCatalog, String, String) {
     (catalog, a, b)
 }
 
+#[vnfm_test_env::needs(openstack, sshd, helm)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn vnf_a_builds_a_cluster_and_vnf_b_runs_on_it() {
-    let Some(world) = World::new("vnf_a_builds_a_cluster_and_vnf_b_runs_on_it").await else {
-        return;
-    };
+    let world = World::new().await;
     let (catalog, vnfd_a, vnfd_b) = onboard(&world);
     let vnfm = Vnfm::start(&world, catalog).await;
 
@@ -418,14 +417,10 @@ async fn vnf_a_builds_a_cluster_and_vnf_b_runs_on_it() {
     vnfm.lcm.delete_vnf_identifier(&a).await.unwrap();
 }
 
+#[vnfm_test_env::needs(openstack, sshd, helm)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_failed_worker_install_is_retried_after_the_repair_and_rolled_back_cleanly() {
-    let Some(world) =
-        World::new("a_failed_worker_install_is_retried_after_the_repair_and_rolled_back_cleanly")
-            .await
-    else {
-        return;
-    };
+    let world = World::new().await;
     let (catalog, vnfd_a, _) = onboard(&world);
     let vnfm = Vnfm::start(&world, catalog).await;
     let os_vim = vnfm.register_cloud(&world).await;
@@ -675,11 +670,10 @@ fn serve(world: &World) -> Server {
     Server { child, base, data }
 }
 
+#[vnfm_test_env::needs(openstack, sshd, helm)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn the_same_scenario_through_the_rest_api() {
-    let Some(world) = World::new("the_same_scenario_through_the_rest_api").await else {
-        return;
-    };
+    let world = World::new().await;
     let server = serve(&world);
     let creds: Value = serde_json::from_str(
         &std::fs::read_to_string(server.data.join("credentials.json")).unwrap(),

@@ -12,8 +12,8 @@
 //! cluster instead and retries: only the Kubernetes side runs again, the stack is left as it
 //! was.
 //!
-//! Skipped with a SKIPPED line when `VNFM_TEST_KEYSTONE_URL` is not set; `scripts/test.sh`
-//! always sets it.
+//! Built as ignored tests when the variables `openstack.sh start` prints were not set at build
+//! time (`#[vnfm_test_env::needs(openstack)]`); `scripts/test.sh` always sets them.
 
 use crate::e2e_support;
 
@@ -57,8 +57,8 @@ struct Env {
 }
 
 impl Env {
-    async fn start(test: &str) -> Option<Env> {
-        let cloud = Cloud::for_test(test)?;
+    async fn start() -> Env {
+        let cloud = Cloud::from_env();
         let emu = Emulator::start(EmulatorConfig::default()).await.unwrap();
         let dir = tempfile::tempdir().unwrap();
         let store = vnfm_store_sql::open(&format!(
@@ -126,7 +126,7 @@ impl Env {
             .build()
             .await
             .unwrap();
-        Some(Env {
+        Env {
             lcm,
             cloud,
             emu,
@@ -134,7 +134,7 @@ impl Env {
             os_vim: os_vim.id.as_str().to_string(),
             k8s_vim: k8s_vim.id.as_str().to_string(),
             _dir: dir,
-        })
+        }
     }
 
     /// The sample's instantiate request with the registered VIMs and the test network.
@@ -256,12 +256,10 @@ fn servers_and_ports(resources: &[vnfm_infra_openstack::heat::HeatResource]) -> 
     out
 }
 
+#[vnfm_test_env::needs(openstack)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_mixed_vnf_runs_on_heat_and_kubernetes_through_its_whole_lifecycle() {
-    let test = "a_mixed_vnf_runs_on_heat_and_kubernetes_through_its_whole_lifecycle";
-    let Some(env) = Env::start(test).await else {
-        return;
-    };
+    let env = Env::start().await;
     let vnf = env.create("mixed").await;
 
     // Instantiate: one operation, two VIMs.
@@ -470,12 +468,10 @@ async fn a_mixed_vnf_runs_on_heat_and_kubernetes_through_its_whole_lifecycle() {
     );
 }
 
+#[vnfm_test_env::needs(openstack)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_kubernetes_failure_after_heat_succeeded_rolls_back_both_sides() {
-    let test = "a_kubernetes_failure_after_heat_succeeded_rolls_back_both_sides";
-    let Some(env) = Env::start(test).await else {
-        return;
-    };
+    let env = Env::start().await;
     // The application's pods never start: the Kubernetes side fails once its objects are
     // applied, after the VM side (which runs first) succeeded.
     env.emu.fail_image(APP_IMAGE);
@@ -539,12 +535,10 @@ async fn a_kubernetes_failure_after_heat_succeeded_rolls_back_both_sides() {
     );
 }
 
+#[vnfm_test_env::needs(openstack)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_retry_after_the_kubernetes_side_failed_runs_the_kubernetes_side_only() {
-    let test = "a_retry_after_the_kubernetes_side_failed_runs_the_kubernetes_side_only";
-    let Some(env) = Env::start(test).await else {
-        return;
-    };
+    let env = Env::start().await;
     // The application's pods do not become ready until the test lets them.
     env.emu.never_ready("Deployment", "app");
     let vnf = env.create("mixed-retried").await;

@@ -37,31 +37,21 @@ pub struct Cloud {
 }
 
 impl Cloud {
-    fn from_env() -> Option<Cloud> {
-        let url = std::env::var("VNFM_TEST_KEYSTONE_URL").ok()?;
+    /// The test cloud, for tests that carry `#[vnfm_test_env::needs(openstack)]` (panics when
+    /// its variables are not set); installs the ring provider.
+    pub fn from_env() -> Cloud {
         let var = |k: &str, d: &str| std::env::var(k).unwrap_or_else(|_| d.into());
-        Some(Cloud {
-            keystone_url: url,
+        let cloud = Cloud {
+            keystone_url: vnfm_test_env::var("VNFM_TEST_KEYSTONE_URL"),
             username: var("VNFM_TEST_OS_USERNAME", "vnfm"),
-            password: var("VNFM_TEST_OS_PASSWORD", ""),
+            password: vnfm_test_env::var("VNFM_TEST_OS_PASSWORD"),
             project: var("VNFM_TEST_OS_PROJECT", "vnfm"),
             project_domain: var("VNFM_TEST_OS_PROJECT_DOMAIN", "Default"),
             user_domain: var("VNFM_TEST_OS_USER_DOMAIN", "Default"),
             region: var("VNFM_TEST_OS_REGION", "RegionOne"),
-        })
-    }
-
-    /// The test cloud, or `None` after the repository's SKIPPED line for `test` when
-    /// `VNFM_TEST_KEYSTONE_URL` is not set; installs the ring provider.
-    pub fn for_test(test: &str) -> Option<Cloud> {
-        let Some(cloud) = Cloud::from_env() else {
-            println!(
-                "SKIPPED {test}: VNFM_TEST_KEYSTONE_URL is not set (scripts/test-env/openstack.sh start)"
-            );
-            return None;
         };
         let _ = rustls::crypto::ring::default_provider().install_default();
-        Some(cloud)
+        cloud
     }
 
     /// The stack of VNF instance `instance_id` and its resources down to the nested stacks'
@@ -282,8 +272,8 @@ impl Subscriber {
     }
 }
 
-/// Everything a flow needs; `None` (after a SKIPPED line) when the test services are not
-/// running.
+/// Everything a flow needs, for tests that carry
+/// `#[vnfm_test_env::needs(openstack, sshd, helm)]`.
 pub struct World {
     /// The CA that issued the emulated API server's certificate (what kubeadm's CA is).
     pub ca_pem: String,
@@ -299,21 +289,15 @@ pub struct World {
 }
 
 impl World {
-    pub async fn new(test: &str) -> Option<World> {
-        let Some(cloud) = Cloud::from_env() else {
-            println!(
-                "SKIPPED {test}: VNFM_TEST_KEYSTONE_URL is not set (scripts/test-env/openstack.sh start)"
-            );
-            return None;
-        };
-        let hosts = TestHosts::for_test(test)?;
+    pub async fn new() -> World {
+        let cloud = Cloud::from_env();
+        let hosts = TestHosts::from_env();
         let Some((any_port, _)) = hosts.any_address.clone() else {
             panic!(
                 "{} has no any_host: sshd.sh is outdated",
                 hosts.dir.display()
             );
         };
-        let _ = rustls::crypto::ring::default_provider().install_default();
         let profile = build_binaries();
         let (ca_pem, identity) = cluster_certificates();
         let emulator = Emulator::start_tls(
@@ -327,7 +311,7 @@ impl World {
         let log = dir.path().join("steps.log");
         std::fs::write(&log, "").unwrap();
         let subscriber = Subscriber::start().await;
-        Some(World {
+        World {
             ca_pem,
             cloud,
             hosts,
@@ -337,7 +321,7 @@ impl World {
             log,
             subscriber,
             profile,
-        })
+        }
     }
 
     /// The test install script, reporting the emulator as the cluster.

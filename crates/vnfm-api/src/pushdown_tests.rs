@@ -220,15 +220,10 @@ fn pushed_down_filters_answer_as_the_evaluator() {
     check_pushdown(&rt, store.as_ref());
 }
 
+#[vnfm_test_env::needs(postgres)]
 #[test]
 fn pushed_down_filters_answer_as_the_evaluator_on_postgres() {
-    let Ok(url) = std::env::var("VNFM_TEST_POSTGRES_URL") else {
-        eprintln!(
-            "SKIPPED pushed_down_filters_answer_as_the_evaluator_on_postgres: \
-             VNFM_TEST_POSTGRES_URL is not set (scripts/test-env/postgres.sh start prints one)"
-        );
-        return;
-    };
+    let url = vnfm_test_env::var("VNFM_TEST_POSTGRES_URL");
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

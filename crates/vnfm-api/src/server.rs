@@ -328,7 +328,8 @@ pub async fn serve(
     options: ServeOptions,
     on_start: impl FnOnce(&Started),
 ) -> Result<(), ServeError> {
-    vnfm::lcm::install_crypto_provider();
+    // rustls's process-wide provider (ring), for the TLS listener.
+    let _ = rustls::crypto::ring::default_provider().install_default();
     let tls = match (&options.tls_cert, &options.tls_key) {
         (Some(c), Some(k)) => Some(tls_acceptor(c, k)?),
         (None, None) => None,

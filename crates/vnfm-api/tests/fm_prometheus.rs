@@ -9,9 +9,8 @@
 //! in `auto_scale` rules scale the instance out while the VNFC is busy and in once it is
 //! idle, each an automatic SCALE.
 //!
-//! Built as an ignored test when `VNFM_TEST_PROMETHEUS_URL` and `VNFM_TEST_ALERTMANAGER_URL`
-//! are not set at build time (the build script is `vnfm-prometheus`'s); on CI (`CI=true`)
-//! their absence fails `ci_has_the_services`. The one test here rewrites Alertmanager's
+//! Built as an ignored test when the variables `prometheus.sh start` prints were not set at
+//! build time (`#[vnfm_test_env::needs(prometheus)]`). The one test here rewrites Alertmanager's
 //! webhook URL, which every test of the environment shares: keep it the only one per binary.
 
 use crate::support;
@@ -36,20 +35,6 @@ const WAIT: Duration = Duration::from_secs(120);
 /// The automatic scaling cooldown of the test's server.
 const COOLDOWN: Duration = Duration::from_secs(3);
 
-#[test]
-fn ci_has_the_services() {
-    if std::env::var("CI").as_deref() != Ok("true") {
-        return;
-    }
-    if !cfg!(vnfm_test_prometheus) {
-        panic!(
-            "CI=true but the fault management tests were built without VNFM_TEST_PROMETHEUS_URL \
-             and VNFM_TEST_ALERTMANAGER_URL: scripts/test.sh must start scripts/test-env/prometheus.sh"
-        );
-    }
-    Env::get();
-}
-
 type Posts = Arc<Mutex<Vec<Value>>>;
 
 async fn callback_post(State(posts): State<Posts>, body: Bytes) -> StatusCode {
@@ -60,11 +45,8 @@ async fn callback_post(State(posts): State<Posts>, body: Bytes) -> StatusCode {
     StatusCode::NO_CONTENT
 }
 
+#[vnfm_test_env::needs(prometheus)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[cfg_attr(
-    not(vnfm_test_prometheus),
-    ignore = "needs Prometheus and Alertmanager: eval \"$(scripts/test-env/prometheus.sh start)\" before building the tests"
-)]
 async fn alerts_raise_an_alarm_heal_the_vnfc_and_scale_the_instance_automatically() {
     let env = Env::get();
 

@@ -95,14 +95,10 @@ async fn a_nul_character_in_a_request_string_is_a_400_naming_it_on_sqlite() {
     nul_is_refused_naming_the_member(&Harness::new().await).await;
 }
 
+#[vnfm_test_env::needs(postgres)]
 #[tokio::test]
 async fn a_nul_character_in_a_request_string_is_a_400_naming_it_on_postgresql() {
-    let Ok(url) = std::env::var("VNFM_TEST_POSTGRES_URL") else {
-        eprintln!(
-            "SKIPPED a_nul_character_in_a_request_string_is_a_400_naming_it_on_postgresql: VNFM_TEST_POSTGRES_URL is not set (scripts/test-env/postgres.sh start prints one)"
-        );
-        return;
-    };
+    let url = vnfm_test_env::var("VNFM_TEST_POSTGRES_URL");
     let h = Harness::with_services(|b| b.store_url(url), |_| {}).await;
     nul_is_refused_naming_the_member(&h).await;
 }

@@ -6,8 +6,8 @@
 //! over HTTP; a threshold on the same metric is crossed upwards when the exporter's value rises,
 //! and its callback gets a `ThresholdCrossedNotification`.
 //!
-//! Built as an ignored test when `VNFM_TEST_PROMETHEUS_URL` and `VNFM_TEST_ALERTMANAGER_URL`
-//! are not set at build time (the build script is `vnfm-prometheus`'s).
+//! Built as an ignored test when the variables `prometheus.sh start` prints were not set at
+//! build time (`#[vnfm_test_env::needs(prometheus)]`).
 
 use crate::support;
 
@@ -48,11 +48,8 @@ fn find(posts: &Posts, path: &str) -> Option<Value> {
         .map(|(_, b)| b.clone())
 }
 
+#[vnfm_test_env::needs(prometheus)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[cfg_attr(
-    not(vnfm_test_prometheus),
-    ignore = "needs Prometheus: eval \"$(scripts/test-env/prometheus.sh start)\" before building the tests"
-)]
 async fn a_pm_job_reports_prometheus_values_and_a_threshold_is_crossed() {
     let env = Env::get();
 

@@ -5,8 +5,8 @@
 //! `--os-tacker-api-version 1` and `2`), asserting on the client's own output.
 //!
 //! Needs the Keystone of `scripts/test-env/openstack.sh start` (`VNFM_TEST_KEYSTONE_URL`,
-//! `VNFM_TEST_OS_ADMIN_*`) and its `openstack` executable (`VNFM_TEST_OPENSTACK_CLI`). Without
-//! them the tests print `SKIPPED` and pass, except under `CI=true`, where they fail.
+//! `VNFM_TEST_OS_ADMIN_*`) and its `openstack` executable (`VNFM_TEST_OPENSTACK_CLI`): without
+//! them at build time the tests are ignored, saying so (`#[vnfm_test_env::needs(...)]`).
 //! Operations run on the test VIM (`--enable-test-vim`, `TEST.NOOP.V_1`), which fails steps
 //! on request (`additionalParams.testVim`); the package is `vnfd-samples/tacker-script-vnf`,
 //! whose `instantiate_end` runs a Python script in Tacker's style.
@@ -26,31 +26,15 @@ const SAMPLE: &str = concat!(
     "/../../vnfd-samples/tacker-script-vnf"
 );
 
-/// The `openstack` executable of `VNFM_TEST_OPENSTACK_CLI`; `None` (after a `SKIPPED` line)
-/// when it is not set, a failure under `CI=true`.
-fn openstack_cli(test: &str) -> Option<PathBuf> {
-    match std::env::var_os("VNFM_TEST_OPENSTACK_CLI") {
-        Some(p) => {
-            let p = PathBuf::from(p);
-            assert!(
-                p.is_file(),
-                "VNFM_TEST_OPENSTACK_CLI={} is not a file",
-                p.display()
-            );
-            Some(p)
-        }
-        None if std::env::var("CI").is_ok_and(|v| v == "true") => {
-            panic!(
-                "{test}: VNFM_TEST_OPENSTACK_CLI is not set, but CI=true: scripts/test-env/openstack.sh exports it"
-            )
-        }
-        None => {
-            println!(
-                "SKIPPED {test}: VNFM_TEST_OPENSTACK_CLI is not set (scripts/test-env/openstack.sh start)"
-            );
-            None
-        }
-    }
+/// The `openstack` executable of `VNFM_TEST_OPENSTACK_CLI`.
+fn openstack_cli() -> PathBuf {
+    let p = PathBuf::from(vnfm_test_env::var("VNFM_TEST_OPENSTACK_CLI"));
+    assert!(
+        p.is_file(),
+        "VNFM_TEST_OPENSTACK_CLI={} is not a file",
+        p.display()
+    );
+    p
 }
 
 /// `vnfm serve` on loopback with Keystone authentication, the test VIM and no callback
@@ -173,14 +157,14 @@ struct Setup {
 }
 
 impl Setup {
-    fn new(test: &str) -> Option<Setup> {
+    fn new() -> Setup {
         let rt = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
             .enable_all()
             .build()
             .unwrap();
-        let keystone = rt.block_on(TestKeystone::from_env(test))?;
-        let exe = openstack_cli(test)?;
+        let keystone = rt.block_on(TestKeystone::from_env());
+        let exe = openstack_cli();
         let dir = tempfile::tempdir().unwrap();
         let (service, _) = rt.block_on(keystone.service_user());
         let project = rt.block_on(keystone.project("tacker"));
@@ -188,14 +172,14 @@ impl Setup {
         let server = start_server(dir.path(), &keystone.url, &service);
         let endpoint = rt.block_on(keystone.register_endpoint("nfv-orchestration", &server.base));
         let os = Openstack::new(exe, &keystone.url, &user, &endpoint.region, dir.path());
-        Some(Setup {
+        Setup {
             keystone,
             endpoint,
             server,
             os,
             rt,
             dir,
-        })
+        }
     }
 
     /// The sample package zipped (with the venv's Python, the client's own toolchain).
@@ -268,11 +252,10 @@ fn onboard(s: &Setup) -> (String, String) {
     (pkg, vnfd)
 }
 
+#[vnfm_test_env::needs(keystone, openstack_cli)]
 #[test]
 fn vim_register_list_show_set_delete() {
-    let Some(s) = Setup::new("vim_register_list_show_set_delete") else {
-        return;
-    };
+    let s = Setup::new();
     let os = &s.os;
     let openstack_yaml = s.dir.path().join("openstack-vim.yaml");
     std::fs::write(
@@ -747,11 +730,10 @@ fn lcm_flow(os: &Openstack, vnfd: &str, version: &str) {
     );
 }
 
+#[vnfm_test_env::needs(keystone, openstack_cli)]
 #[test]
 fn package_and_lcm_v1_through_the_openstack_client() {
-    let Some(s) = Setup::new("package_and_lcm_v1_through_the_openstack_client") else {
-        return;
-    };
+    let s = Setup::new();
     let os = &s.os;
     let (pkg, vnfd) = onboard(&s);
     let list = os.json(&["vnf", "package", "list"]);
@@ -783,11 +765,10 @@ fn package_and_lcm_v1_through_the_openstack_client() {
     );
 }
 
+#[vnfm_test_env::needs(keystone, openstack_cli)]
 #[test]
 fn lcm_v2_through_the_openstack_client() {
-    let Some(s) = Setup::new("lcm_v2_through_the_openstack_client") else {
-        return;
-    };
+    let s = Setup::new();
     let (_, vnfd) = onboard(&s);
     lcm_flow(&s.os, &vnfd, "2");
 }

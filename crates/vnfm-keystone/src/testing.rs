@@ -78,27 +78,17 @@ fn hex(bytes: &[u8]) -> String {
 
 impl TestKeystone {
     /// The Keystone of `VNFM_TEST_KEYSTONE_URL`, logged in as its admin
-    /// (`VNFM_TEST_OS_ADMIN_*`). `None`, after printing a `SKIPPED <test>` line, when the
-    /// variable is not set; panics instead when `CI=true` (CI always starts Keystone).
-    pub async fn from_env(test: &str) -> Option<TestKeystone> {
-        let Ok(url) = std::env::var("VNFM_TEST_KEYSTONE_URL") else {
-            if std::env::var("CI").is_ok_and(|v| v == "true") {
-                panic!(
-                    "{test}: VNFM_TEST_KEYSTONE_URL is not set, but CI=true: scripts/test.sh starts Keystone"
-                );
-            }
-            println!(
-                "SKIPPED {test}: VNFM_TEST_KEYSTONE_URL is not set (scripts/test-env/openstack.sh start)"
-            );
-            return None;
-        };
+    /// (`VNFM_TEST_OS_ADMIN_*`), for tests that carry `#[vnfm_test_env::needs(keystone)]`;
+    /// panics when the variables are not set.
+    pub async fn from_env() -> TestKeystone {
+        let url = vnfm_test_env::var("VNFM_TEST_KEYSTONE_URL");
         let _ = rustls::crypto::ring::default_provider().install_default();
         let var = |k: &str, default: &str| std::env::var(k).unwrap_or_else(|_| default.into());
         let http = reqwest::Client::new();
         let body = json!({"auth": {
             "identity": {"methods": ["password"], "password": {"user": {
                 "name": var("VNFM_TEST_OS_ADMIN_USERNAME", "admin"), "domain": {"id": "default"},
-                "password": var("VNFM_TEST_OS_ADMIN_PASSWORD", "")}}},
+                "password": vnfm_test_env::var("VNFM_TEST_OS_ADMIN_PASSWORD")}}},
             "scope": {"project": {"name": var("VNFM_TEST_OS_ADMIN_PROJECT", "admin"),
                                   "domain": {"id": "default"}}}}});
         let r = http
@@ -113,11 +103,11 @@ impl TestKeystone {
             "admin login (VNFM_TEST_OS_ADMIN_*)"
         );
         let token = header_token(&r);
-        Some(TestKeystone {
+        TestKeystone {
             url: url.trim_end_matches('/').to_owned(),
             admin_token: SecretString::new(token),
             http,
-        })
+        }
     }
 
     async fn call(&self, method: reqwest::Method, path: &str, body: Option<Value>) -> Value {

@@ -825,17 +825,13 @@ async fn killed_workers_leave_a_consistent_store() {
     assert!(again.resumed.is_empty() && again.failed.is_empty());
 }
 
+#[vnfm_test_env::needs(postgres)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_runners_on_postgres_one_takes_over() {
     if worker_cfg().is_some() {
         return;
     }
-    let Ok(url) = std::env::var("VNFM_TEST_POSTGRES_URL") else {
-        eprintln!(
-            "SKIPPED two_runners_on_postgres_one_takes_over: VNFM_TEST_POSTGRES_URL is not set (scripts/test-env/postgres.sh start prints one)"
-        );
-        return;
-    };
+    let url = vnfm_test_env::var("VNFM_TEST_POSTGRES_URL");
     seed(Timestamp::now().0 as u64);
     let dir = tempfile::tempdir().unwrap();
     let logs = dir.path().join("started");

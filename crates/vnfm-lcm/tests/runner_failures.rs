@@ -645,14 +645,10 @@ async fn fifty_parallel_instantiates_one_accepted_sqlite() {
     fifty_conflicting_instantiates(env).await;
 }
 
+#[vnfm_test_env::needs(postgres)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn fifty_parallel_instantiates_one_accepted_postgres() {
-    let Ok(url) = std::env::var("VNFM_TEST_POSTGRES_URL") else {
-        eprintln!(
-            "SKIPPED fifty_parallel_instantiates_one_accepted_postgres: VNFM_TEST_POSTGRES_URL is not set (scripts/test-env/postgres.sh start prints one)"
-        );
-        return;
-    };
+    let url = vnfm_test_env::var("VNFM_TEST_POSTGRES_URL");
     let env = Env::builder()
         .infra_delay(Duration::from_millis(300))
         .store_url(url)

@@ -773,14 +773,10 @@ async fn inline_entries_are_resolved_like_references_after_sealing() {
     assert_eq!(w.vim_ids().await, vec![theirs.reference.vim_id.unwrap()]);
 }
 
+#[vnfm_test_env::needs(postgres)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn inline_credentials_are_sealed_on_postgres() {
-    let Ok(url) = std::env::var("VNFM_TEST_POSTGRES_URL") else {
-        eprintln!(
-            "SKIPPED inline_credentials_are_sealed_on_postgres: VNFM_TEST_POSTGRES_URL is not set (scripts/test-env/postgres.sh start prints one)"
-        );
-        return;
-    };
+    let url = vnfm_test_env::var("VNFM_TEST_POSTGRES_URL");
     let store = vnfm_store_sql::open(&url).await.unwrap();
     let w = world_on(
         store,

@@ -368,16 +368,6 @@ fn dependent(b: &VnfInstanceId, name: &str, vim: &VimId) -> DependentInstance {
     }
 }
 
-fn pg_url(test: &str) -> Option<String> {
-    let url = std::env::var("VNFM_TEST_POSTGRES_URL").ok();
-    if url.is_none() {
-        eprintln!(
-            "SKIPPED {test} on PostgreSQL: VNFM_TEST_POSTGRES_URL is not set (scripts/test-env/postgres.sh start prints one)"
-        );
-    }
-    url
-}
-
 /// The whole story: refused while used, allowed once the user is gone, VIM deregistered.
 async fn creator_terminates_only_after_its_users(w: World) {
     let (a, vim) = w.creator("creator-a").await;
@@ -497,11 +487,10 @@ async fn creator_terminates_only_after_its_users_sqlite() {
     creator_terminates_only_after_its_users(World::new(None).await).await;
 }
 
+#[vnfm_test_env::needs(postgres)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn creator_terminates_only_after_its_users_postgres() {
-    let Some(url) = pg_url("creator_terminates_only_after_its_users") else {
-        return;
-    };
+    let url = vnfm_test_env::var("VNFM_TEST_POSTGRES_URL");
     creator_terminates_only_after_its_users(World::new(Some(&url)).await).await;
 }
 

@@ -85,13 +85,10 @@ fn steps(log: &Path) -> Vec<String> {
     text.lines().map(String::from).collect()
 }
 
+#[vnfm_test_env::needs(sshd)]
 #[tokio::test(flavor = "multi_thread")]
 async fn instantiate_registers_the_cluster_as_a_vim_of_the_instance() {
-    let Some(hosts) =
-        TestHosts::for_test("instantiate_registers_the_cluster_as_a_vim_of_the_instance")
-    else {
-        return;
-    };
+    let hosts = TestHosts::from_env();
     vnfm_outbound::install_crypto_provider();
     assert!(
         hosts.hosts.len() >= 4,

@@ -1,8 +1,8 @@
 //! The client, the webhook parser, the alarm mapping and the PM catalogue against real
 //! Prometheus and Alertmanager (`scripts/test-env/prometheus.sh`; `scripts/test.sh` starts
-//! them). Built as ignored tests when `VNFM_TEST_PROMETHEUS_URL` and
-//! `VNFM_TEST_ALERTMANAGER_URL` are not set at build time (see `build.rs`); on CI
-//! (`CI=true`) their absence fails `ci_has_the_services`.
+//! them). Built as ignored tests when the variables `prometheus.sh start` prints were not set
+//! at build time (`#[vnfm_test_env::needs(prometheus)]`; under `CI` they run, and fail without
+//! the services).
 
 use crate::support;
 
@@ -42,25 +42,8 @@ async fn samples(client: &PrometheusClient, promql: &str, n: usize) -> Vec<Sampl
     .await
 }
 
-#[test]
-fn ci_has_the_services() {
-    if std::env::var("CI").as_deref() != Ok("true") {
-        return;
-    }
-    if !cfg!(vnfm_test_prometheus) {
-        panic!(
-            "CI=true but the Prometheus tests were built without VNFM_TEST_PROMETHEUS_URL and \
-             VNFM_TEST_ALERTMANAGER_URL: scripts/test.sh must start scripts/test-env/prometheus.sh"
-        );
-    }
-    Env::get();
-}
-
+#[vnfm_test_env::needs(prometheus)]
 #[tokio::test]
-#[cfg_attr(
-    not(vnfm_test_prometheus),
-    ignore = "needs Prometheus and Alertmanager: eval \"$(scripts/test-env/prometheus.sh start)\""
-)]
 async fn exporter_values_reach_instant_and_range_queries() {
     let env = Env::get();
     let prometheus = client(&env);
@@ -214,11 +197,8 @@ async fn exporter_values_reach_instant_and_range_queries() {
     assert_eq!(samples(&prometheus, &all_cps, 2).await.len(), 2);
 }
 
+#[vnfm_test_env::needs(prometheus)]
 #[tokio::test]
-#[cfg_attr(
-    not(vnfm_test_prometheus),
-    ignore = "needs Prometheus and Alertmanager: eval \"$(scripts/test-env/prometheus.sh start)\""
-)]
 async fn every_default_template_is_valid_promql() {
     let env = Env::get();
     let prometheus = client(&env);
@@ -244,11 +224,8 @@ async fn every_default_template_is_valid_promql() {
     }
 }
 
+#[vnfm_test_env::needs(prometheus)]
 #[tokio::test]
-#[cfg_attr(
-    not(vnfm_test_prometheus),
-    ignore = "needs Prometheus and Alertmanager: eval \"$(scripts/test-env/prometheus.sh start)\""
-)]
 async fn promql_errors_carry_prometheus_message() {
     let env = Env::get();
     let prometheus = client(&env);
@@ -291,11 +268,8 @@ async fn promql_errors_carry_prometheus_message() {
     }
 }
 
+#[vnfm_test_env::needs(prometheus)]
 #[tokio::test]
-#[cfg_attr(
-    not(vnfm_test_prometheus),
-    ignore = "needs Prometheus and Alertmanager: eval \"$(scripts/test-env/prometheus.sh start)\""
-)]
 async fn alert_fires_and_clears_through_alertmanager() {
     let env = Env::get();
     let prometheus = client(&env);
@@ -410,11 +384,8 @@ async fn alert_fires_and_clears_through_alertmanager() {
     );
 }
 
+#[vnfm_test_env::needs(prometheus)]
 #[tokio::test]
-#[cfg_attr(
-    not(vnfm_test_prometheus),
-    ignore = "needs Prometheus and Alertmanager: eval \"$(scripts/test-env/prometheus.sh start)\""
-)]
 async fn indicator_promql_is_evaluated_for_the_instance() {
     use vnfm_driver_api::metrics::MetricsSource;
 

@@ -1,8 +1,8 @@
 //! Test support: the SSH hosts started by `scripts/test-env/sshd.sh`.
 //!
 //! The script starts one sshd per loopback address and writes a state directory whose path
-//! tests find in [`TestHosts::ENV`] (`VNFM_TEST_SSHD`). Tests that need the hosts skip (with a
-//! `SKIPPED` line) when it is not set.
+//! tests find in [`TestHosts::ENV`] (`VNFM_TEST_SSHD`). Tests that need the hosts carry
+//! `#[vnfm_test_env::needs(sshd)]`: ignored, with the reason, when it was not set at build time.
 
 use std::path::{Path, PathBuf};
 
@@ -44,21 +44,19 @@ impl TestHosts {
     /// The environment variable holding the state directory.
     pub const ENV: &'static str = "VNFM_TEST_SSHD";
 
-    /// The hosts named by [`TestHosts::ENV`]; `None` after printing a `SKIPPED <test>` line
-    /// when it is unset. Panics when it is set but unreadable (a broken test setup).
-    pub fn for_test(test: &str) -> Option<TestHosts> {
-        match std::env::var_os(Self::ENV) {
-            None => {
-                eprintln!(
-                    "SKIPPED {test}: {} is not set (scripts/test-env/sshd.sh start)",
-                    Self::ENV
-                );
-                None
-            }
-            Some(dir) => match Self::load(Path::new(&dir)) {
-                Ok(h) => Some(h),
-                Err(e) => panic!("{} points at an unusable directory: {e}", Self::ENV),
-            },
+    /// The hosts named by [`TestHosts::ENV`]. Panics when it is not set or points at an
+    /// unusable directory (a broken test setup).
+    pub fn from_env() -> TestHosts {
+        let Some(dir) = std::env::var_os(Self::ENV) else {
+            panic!(
+                "{} is not set: start the SSH test hosts with `export {}=$(scripts/test-env/sshd.sh start 4)`",
+                Self::ENV,
+                Self::ENV
+            );
+        };
+        match Self::load(Path::new(&dir)) {
+            Ok(h) => h,
+            Err(e) => panic!("{} points at an unusable directory: {e}", Self::ENV),
         }
     }
 

@@ -11,11 +11,10 @@ fn quick() -> ConnectOptions {
 
 const T: Duration = Duration::from_secs(20);
 
+#[vnfm_test_env::needs(sshd)]
 #[tokio::test(flavor = "multi_thread")]
 async fn exec_reports_status_and_separate_streams() {
-    let Some(h) = TestHosts::for_test("exec_reports_status_and_separate_streams") else {
-        return;
-    };
+    let h = TestHosts::from_env();
     let s = Session::connect(&h.target(0), &quick()).await.unwrap();
     let cmd = RemoteCommand::new("sh")
         .arg("-c")
@@ -56,11 +55,10 @@ async fn exec_reports_status_and_separate_streams() {
     s.close().await;
 }
 
+#[vnfm_test_env::needs(sshd)]
 #[tokio::test(flavor = "multi_thread")]
 async fn upload_replaces_files_atomically_with_their_mode() {
-    let Some(h) = TestHosts::for_test("upload_replaces_files_atomically_with_their_mode") else {
-        return;
-    };
+    let h = TestHosts::from_env();
     let s = Session::connect(&h.target(1), &quick()).await.unwrap();
     let dir = tempfile::tempdir_in(&h.dir).unwrap();
     let path = dir.path().join("sub/dir/run me.sh");
@@ -90,12 +88,10 @@ async fn upload_replaces_files_atomically_with_their_mode() {
     s.close().await;
 }
 
+#[vnfm_test_env::needs(sshd)]
 #[tokio::test(flavor = "multi_thread")]
 async fn commands_past_their_timeout_fail_and_the_session_goes_on() {
-    let Some(h) = TestHosts::for_test("commands_past_their_timeout_fail_and_the_session_goes_on")
-    else {
-        return;
-    };
+    let h = TestHosts::from_env();
     let s = Session::connect(&h.target(0), &quick()).await.unwrap();
     let err = s
         .exec(
@@ -114,11 +110,10 @@ async fn commands_past_their_timeout_fail_and_the_session_goes_on() {
     assert_eq!(out.stdout_text(), "alive\n");
 }
 
+#[vnfm_test_env::needs(sshd)]
 #[tokio::test(flavor = "multi_thread")]
 async fn a_wrong_key_or_password_is_refused() {
-    let Some(h) = TestHosts::for_test("a_wrong_key_or_password_is_refused") else {
-        return;
-    };
+    let h = TestHosts::from_env();
     let dir = tempfile::tempdir().unwrap();
     let key = dir.path().join("other");
     let ok = std::process::Command::new("ssh-keygen")
@@ -175,11 +170,10 @@ async fn a_wrong_key_or_password_is_refused() {
     }
 }
 
+#[vnfm_test_env::needs(sshd)]
 #[tokio::test(flavor = "multi_thread")]
 async fn host_key_policies() {
-    let Some(h) = TestHosts::for_test("host_key_policies") else {
-        return;
-    };
+    let h = TestHosts::from_env();
     let base = h.target(0);
     let fp0 = h.hosts[0].fingerprint.clone();
     let fp1 = h.hosts[1].fingerprint.clone();
@@ -247,11 +241,10 @@ async fn host_key_policies() {
     ));
 }
 
+#[vnfm_test_env::needs(sshd)]
 #[tokio::test(flavor = "multi_thread")]
 async fn an_unreachable_host_fails_after_its_retries() {
-    let Some(h) = TestHosts::for_test("an_unreachable_host_fails_after_its_retries") else {
-        return;
-    };
+    let h = TestHosts::from_env();
     // Nothing listens on this address.
     let mut t = h.target(0);
     t.host = "127.0.1.254".into();
@@ -267,11 +260,10 @@ async fn an_unreachable_host_fails_after_its_retries() {
     assert!(err.is_transient());
 }
 
+#[vnfm_test_env::needs(sshd)]
 #[tokio::test(flavor = "multi_thread")]
 async fn connecting_retries_until_the_server_comes_up() {
-    let Some(h) = TestHosts::for_test("connecting_retries_until_the_server_comes_up") else {
-        return;
-    };
+    let h = TestHosts::from_env();
     // A port that refuses connections until a forwarder to host 0 starts on it: bound but
     // not listening, so it refuses connections and no other socket can take it meanwhile.
     let socket = tokio::net::TcpSocket::new_v4().unwrap();
@@ -299,11 +291,10 @@ async fn connecting_retries_until_the_server_comes_up() {
     forwarder.abort();
 }
 
+#[vnfm_test_env::needs(sshd)]
 #[tokio::test(flavor = "multi_thread")]
 async fn fan_out_reports_every_host_in_order() {
-    let Some(h) = TestHosts::for_test("fan_out_reports_every_host_in_order") else {
-        return;
-    };
+    let h = TestHosts::from_env();
     let mut targets: Vec<SshTarget> = (0..h.hosts.len()).map(|i| h.target(i)).collect();
     // One host that cannot be reached, in the middle.
     let mut bad = h.target(0);
@@ -400,11 +391,10 @@ async fn offered_kex(h: &TestHosts, order: KexOrder) -> (Vec<String>, Vec<String
     (kexinit_methods(&sent), kexinit_methods(&received))
 }
 
+#[vnfm_test_env::needs(sshd)]
 #[tokio::test(flavor = "multi_thread")]
 async fn key_exchange_follows_the_chosen_order() {
-    let Some(h) = TestHosts::for_test("key_exchange_follows_the_chosen_order") else {
-        return;
-    };
+    let h = TestHosts::from_env();
     // RFC 4253 7.1: the method used is the client's first that the server also offers.
     let agreed = |(client, server): &(Vec<String>, Vec<String>)| {
         client.iter().find(|m| server.contains(m)).cloned().unwrap()

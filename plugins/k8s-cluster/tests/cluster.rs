@@ -156,11 +156,10 @@ fn has_arg(args: &str, flag: &str, value: &str) -> bool {
     args.contains(&format!("{flag} {value}"))
 }
 
+#[vnfm_test_env::needs(sshd)]
 #[test]
 fn builds_scales_heals_and_terminates_a_cluster() {
-    let Some(hosts) = TestHosts::for_test("builds_scales_heals_and_terminates_a_cluster") else {
-        return;
-    };
+    let hosts = TestHosts::from_env();
     assert!(
         hosts.hosts.len() >= 4,
         "sshd.sh must start at least 4 hosts"
@@ -388,12 +387,10 @@ fn builds_scales_heals_and_terminates_a_cluster() {
     assert!(f.steps().is_empty());
 }
 
+#[vnfm_test_env::needs(sshd)]
 #[test]
 fn a_failing_node_fails_the_hook_without_leaking_secrets() {
-    let Some(hosts) = TestHosts::for_test("a_failing_node_fails_the_hook_without_leaking_secrets")
-    else {
-        return;
-    };
+    let hosts = TestHosts::from_env();
     let f = Fixture::new(hosts);
     let (m, w1, w2) = (f.addr(1), f.addr(2), f.addr(3));
     std::fs::write(format!("{}.fail-{w2}", f.log.display()), "").unwrap();
@@ -450,12 +447,10 @@ fn a_failing_node_fails_the_hook_without_leaking_secrets() {
     );
 }
 
+#[vnfm_test_env::needs(sshd)]
 #[test]
 fn unknown_hosts_and_unreachable_nodes_are_transient() {
-    let Some(hosts) = TestHosts::for_test("unknown_hosts_and_unreachable_nodes_are_transient")
-    else {
-        return;
-    };
+    let hosts = TestHosts::from_env();
     let f = Fixture::new(hosts);
     let req = json!({"additionalParams": {"k8s_cluster_installation_param": f.params()}});
     // A master address where nothing listens: the VM never came up.

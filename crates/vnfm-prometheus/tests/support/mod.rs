@@ -17,9 +17,6 @@ use axum::extract::State;
 use axum::routing::{get, post};
 use tokio::sync::mpsc;
 
-/// Why the real-service tests are ignored in a build without the services.
-pub const NEEDS: &str = "needs Prometheus and Alertmanager: eval \"$(scripts/test-env/prometheus.sh start)\" before building the tests";
-
 /// The services started by `scripts/test-env/prometheus.sh start`.
 #[derive(Debug, Clone)]
 pub struct Env {
@@ -30,15 +27,11 @@ pub struct Env {
 }
 
 impl Env {
-    /// The environment; panics (the test fails) when the variables are missing: the tests
-    /// that call it are only built un-ignored when they were set.
+    /// The environment, for tests that carry `#[vnfm_test_env::needs(prometheus)]`; panics
+    /// (the test fails) when the variables are missing.
     pub fn get() -> Env {
         let _ = rustls::crypto::ring::default_provider().install_default();
-        let var = |name: &str| {
-            std::env::var(name).unwrap_or_else(|_| {
-                panic!("{name} is not set: start the services with scripts/test-env/prometheus.sh")
-            })
-        };
+        let var = vnfm_test_env::var;
         Env {
             prometheus_url: var("VNFM_TEST_PROMETHEUS_URL"),
             alertmanager_url: var("VNFM_TEST_ALERTMANAGER_URL"),

@@ -47,15 +47,10 @@ impl TestDb {
         }
     }
 
-    /// `None` (after printing a loud SKIPPED line) when no server is configured.
-    pub async fn postgres(test: &str) -> Option<TestDb> {
-        let Ok(admin_url) = std::env::var("VNFM_TEST_POSTGRES_URL") else {
-            eprintln!(
-                "SKIPPED: VNFM_TEST_POSTGRES_URL not set ({test}); \
-                 run `export VNFM_TEST_POSTGRES_URL=$(scripts/test-env/postgres.sh start)`"
-            );
-            return None;
-        };
+    /// A new database on the server of `VNFM_TEST_POSTGRES_URL`, for tests that carry
+    /// `#[vnfm_test_env::needs(postgres)]`; panics when the variable is not set.
+    pub async fn postgres() -> TestDb {
+        let admin_url = vnfm_test_env::var("VNFM_TEST_POSTGRES_URL");
         let name = format!(
             "vnfm_t_{}_{}_{}",
             std::process::id(),
@@ -79,14 +74,14 @@ impl TestDb {
         let store = PostgresStore::connect_with(options.clone(), 10)
             .await
             .expect("open postgres store");
-        Some(TestDb {
+        TestDb {
             store: Arc::new(store),
             backend: Backend::Postgres {
                 admin_url,
                 options: Box::new(options),
                 name,
             },
-        })
+        }
     }
 
     /// Another independent store on the same database, as a second process would open it.

@@ -127,6 +127,14 @@ pub enum VnfCommand {
         /// VNF instance id.
         id: String,
     },
+    /// The lifecycle tasks, each of which starts an operation occurrence.
+    #[command(flatten)]
+    Task(TaskCommand),
+}
+
+/// `vnfm vnf <task>`: the commands that start an operation occurrence.
+#[derive(Debug, Subcommand)]
+pub enum TaskCommand {
     /// Instantiate the VNF (InstantiateVnfRequest) on a registered VIM or a VIM type.
     Instantiate(InstantiateArgs),
     /// Terminate the VNF (TerminateVnfRequest); its resources are released.
@@ -148,6 +156,53 @@ pub enum VnfCommand {
     Modify(ModifyArgs),
     /// Change the current VNF package to another vnfdId (ChangeCurrentVnfPkgRequest).
     ChangePkg(ChangePkgArgs),
+}
+
+impl TaskCommand {
+    /// The options every task has.
+    fn args(&self) -> &TaskArgs {
+        match self {
+            Self::Instantiate(a) => &a.task,
+            Self::Terminate(a) => &a.task,
+            Self::Heal(a) => &a.task,
+            Self::Scale(a) => &a.task,
+            Self::ScaleToLevel(a) => &a.task,
+            Self::ChangeFlavour(a) => &a.task,
+            Self::Operate(a) => &a.task,
+            Self::ChangeExtConn(a) => &a.task,
+            Self::Modify(a) => &a.task,
+            Self::ChangePkg(a) => &a.task,
+        }
+    }
+
+    /// The request that starts the task: `POST .../vnf_instances/{id}/<task>` with the
+    /// request body, or for modify `PATCH .../vnf_instances/{id}` with a merge patch.
+    async fn request(&self, ctx: &Ctx) -> Result<(Method, String, Body), ClientError> {
+        let instance = instance_path(&self.args().id);
+        let post = |task: &str, body| {
+            (
+                Method::POST,
+                format!("{instance}/{task}"),
+                Body::Json(Value::Object(body)),
+            )
+        };
+        Ok(match self {
+            Self::Instantiate(a) => post("instantiate", instantiate_body(ctx, a).await?),
+            Self::Terminate(a) => post("terminate", terminate_body(a)?),
+            Self::Heal(a) => post("heal", heal_body(a)?),
+            Self::Scale(a) => post("scale", scale_body(a)?),
+            Self::ScaleToLevel(a) => post("scale_to_level", scale_to_level_body(a)?),
+            Self::ChangeFlavour(a) => post("change_flavour", change_flavour_body(a)?),
+            Self::Operate(a) => post("operate", operate_body(a)?),
+            Self::ChangeExtConn(a) => post("change_ext_conn", change_ext_conn_body(&a.task)?),
+            Self::ChangePkg(a) => post("change_vnfpkg", change_pkg_body(a)?),
+            Self::Modify(a) => (
+                Method::PATCH,
+                instance.clone(),
+                Body::MergePatch(Value::Object(modify_body(a)?)),
+            ),
+        })
+    }
 }
 
 /// `vnfm vnf create`.
@@ -364,13 +419,9 @@ fn instance_path(id: &str) -> String {
 
 /// Starts a task (POST, or PATCH for modify), prints the op-occ id, and with `--wait` follows
 /// it to its end.
-async fn start_task(
-    ctx: &Ctx,
-    task: &TaskArgs,
-    method: Method,
-    path: String,
-    body: Body,
-) -> Result<(), ClientError> {
+async fn start_task(ctx: &Ctx, command: &TaskCommand) -> Result<(), ClientError> {
+    let task = command.args();
+    let (method, path, body) = command.request(ctx).await?;
     if task.preview {
         return preview_task(ctx, method, &path, body).await;
     }
@@ -575,7 +626,6 @@ pub fn instance_fields(v: &Value) -> String {
 
 /// Runs a `vnfm vnf` command.
 pub async fn run(ctx: &Ctx, cmd: VnfCommand) -> Result<(), ClientError> {
-    let task = |name: &str, id: &str| format!("{}/{name}", instance_path(id));
     match cmd {
         VnfCommand::Create(a) => {
             let body = create_body(&a)?;
@@ -624,132 +674,90 @@ pub async fn run(ctx: &Ctx, cmd: VnfCommand) -> Result<(), ClientError> {
                 json!({"id": id, "deleted": true}),
             )
         }
-        VnfCommand::Instantiate(a) => {
-            let body = instantiate_body(ctx, &a).await?;
-            let path = task("instantiate", &a.task.id);
-            start_task(
-                ctx,
-                &a.task,
-                Method::POST,
-                path,
-                Body::Json(Value::Object(body)),
-            )
-            .await
-        }
-        VnfCommand::Terminate(a) => {
-            let body = terminate_body(&a)?;
-            let path = task("terminate", &a.task.id);
-            start_task(
-                ctx,
-                &a.task,
-                Method::POST,
-                path,
-                Body::Json(Value::Object(body)),
-            )
-            .await
-        }
-        VnfCommand::Heal(a) => {
-            let body = heal_body(&a)?;
-            let path = task("heal", &a.task.id);
-            start_task(
-                ctx,
-                &a.task,
-                Method::POST,
-                path,
-                Body::Json(Value::Object(body)),
-            )
-            .await
-        }
-        VnfCommand::Scale(a) => {
-            let body = scale_body(&a)?;
-            let path = task("scale", &a.task.id);
-            start_task(
-                ctx,
-                &a.task,
-                Method::POST,
-                path,
-                Body::Json(Value::Object(body)),
-            )
-            .await
-        }
-        VnfCommand::ScaleToLevel(a) => {
-            let body = scale_to_level_body(&a)?;
-            let path = task("scale_to_level", &a.task.id);
-            start_task(
-                ctx,
-                &a.task,
-                Method::POST,
-                path,
-                Body::Json(Value::Object(body)),
-            )
-            .await
-        }
-        VnfCommand::ChangeFlavour(a) => {
-            let body = change_flavour_body(&a)?;
-            let path = task("change_flavour", &a.task.id);
-            start_task(
-                ctx,
-                &a.task,
-                Method::POST,
-                path,
-                Body::Json(Value::Object(body)),
-            )
-            .await
-        }
-        VnfCommand::Operate(a) => {
-            let body = operate_body(&a)?;
-            let path = task("operate", &a.task.id);
-            start_task(
-                ctx,
-                &a.task,
-                Method::POST,
-                path,
-                Body::Json(Value::Object(body)),
-            )
-            .await
-        }
-        VnfCommand::ChangeExtConn(a) => {
-            let body = change_ext_conn_body(&a.task)?;
-            let path = task("change_ext_conn", &a.task.id);
-            start_task(
-                ctx,
-                &a.task,
-                Method::POST,
-                path,
-                Body::Json(Value::Object(body)),
-            )
-            .await
-        }
-        VnfCommand::Modify(a) => {
-            let body = modify_body(&a)?;
-            let path = instance_path(&a.task.id);
-            start_task(
-                ctx,
-                &a.task,
-                Method::PATCH,
-                path,
-                Body::MergePatch(Value::Object(body)),
-            )
-            .await
-        }
-        VnfCommand::ChangePkg(a) => {
-            let body = change_pkg_body(&a)?;
-            let path = task("change_vnfpkg", &a.task.id);
-            start_task(
-                ctx,
-                &a.task,
-                Method::POST,
-                path,
-                Body::Json(Value::Object(body)),
-            )
-            .await
-        }
+        VnfCommand::Task(task) => start_task(ctx, &task).await,
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `vnfm vnf` as the command line gives it.
+    #[derive(Debug, clap::Parser)]
+    struct VnfLine {
+        #[command(flatten)]
+        conn: super::super::config::ClientArgs,
+        #[command(subcommand)]
+        cmd: VnfCommand,
+    }
+
+    #[test]
+    fn every_task_starts_with_its_method_and_resource() {
+        use clap::Parser;
+        let dir = tempfile::tempdir().unwrap();
+        let links = dir.path().join("links.json");
+        std::fs::write(&links, r#"{"extVirtualLinks": []}"#).unwrap();
+        let links = links.to_str().unwrap();
+        let at = "/vnflcm/v2/vnf_instances/i-1";
+        let cases: [(&[&str], Method, String); 9] = [
+            (
+                &["terminate", "i-1"],
+                Method::POST,
+                format!("{at}/terminate"),
+            ),
+            (&["heal", "i-1"], Method::POST, format!("{at}/heal")),
+            (
+                &["scale", "i-1", "--type", "out", "--aspect", "a"],
+                Method::POST,
+                format!("{at}/scale"),
+            ),
+            (
+                &["scale-to-level", "i-1", "--level", "l"],
+                Method::POST,
+                format!("{at}/scale_to_level"),
+            ),
+            (
+                &["change-flavour", "i-1", "--flavour", "f"],
+                Method::POST,
+                format!("{at}/change_flavour"),
+            ),
+            (
+                &["operate", "i-1", "--state", "started"],
+                Method::POST,
+                format!("{at}/operate"),
+            ),
+            (
+                &["change-ext-conn", "i-1", "--request", links],
+                Method::POST,
+                format!("{at}/change_ext_conn"),
+            ),
+            (
+                &["change-pkg", "i-1", "--vnfd-id", "v"],
+                Method::POST,
+                format!("{at}/change_vnfpkg"),
+            ),
+            (
+                &["modify", "i-1", "--name", "n"],
+                Method::PATCH,
+                at.to_owned(),
+            ),
+        ];
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        for (args, method, path) in cases {
+            let line = VnfLine::parse_from(std::iter::once("vnf").chain(args.iter().copied()));
+            let VnfCommand::Task(task) = line.cmd else {
+                panic!("{args:?} is not a task");
+            };
+            let ctx = super::super::Ctx::new(line.conn);
+            let (m, p, body) = rt.block_on(task.request(&ctx)).unwrap();
+            assert_eq!((&m, &p), (&method, &path), "{args:?}");
+            let patch = matches!(body, Body::MergePatch(_));
+            assert_eq!(patch, method == Method::PATCH, "{args:?}");
+            assert_eq!(task.args().id, "i-1");
+        }
+    }
 
     fn task(request: Option<PathBuf>, params: &[&str]) -> TaskArgs {
         TaskArgs {

@@ -1,0 +1,123 @@
+//! The table of services. Compiled into both `vnfm-test-env` and its macro crate (which reads
+//! the reasons from it when it expands `#[needs(...)]`), so it is written once.
+
+/// A service some tests need: a server or library that a script of `scripts/test-env/` starts
+/// or installs and describes in environment variables.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Service {
+    /// The name tests give it (`#[needs(postgres)]`); its build-time cfg is
+    /// `vnfm_test_<name>`.
+    pub name: &'static str,
+    /// What it is, as the ignore reason names it.
+    pub what: &'static str,
+    /// The variables that describe it; the service is there when all are set (non-empty).
+    pub vars: &'static [&'static str],
+    /// How to start it: a shell command that sets [`Service::vars`].
+    pub start: &'static str,
+    /// Whether `scripts/test.sh` starts it: when the `CI` variable is set, the tests of such
+    /// a service are built to run whatever the other variables say, so that a missing
+    /// service fails them.
+    pub in_ci: bool,
+}
+
+/// Every service, by [`Service::name`].
+pub const SERVICES: &[Service] = &[
+    Service {
+        name: "postgres",
+        what: "PostgreSQL",
+        vars: &["VNFM_TEST_POSTGRES_URL"],
+        start: "export VNFM_TEST_POSTGRES_URL=$(scripts/test-env/postgres.sh start)",
+        in_ci: true,
+    },
+    Service {
+        name: "sshd",
+        what: "the SSH test hosts",
+        vars: &["VNFM_TEST_SSHD"],
+        start: "export VNFM_TEST_SSHD=$(scripts/test-env/sshd.sh start 4)",
+        in_ci: true,
+    },
+    Service {
+        name: "keystone",
+        what: "Keystone",
+        vars: &["VNFM_TEST_KEYSTONE_URL", "VNFM_TEST_OS_ADMIN_PASSWORD"],
+        start: "export VNFM_OS_DIR=$(mktemp -d); eval \"$(scripts/test-env/openstack.sh start)\"",
+        in_ci: true,
+    },
+    Service {
+        name: "openstack",
+        what: "Keystone and Heat",
+        vars: &[
+            "VNFM_TEST_KEYSTONE_URL",
+            "VNFM_TEST_HEAT_URL",
+            "VNFM_TEST_OS_PASSWORD",
+        ],
+        start: "export VNFM_OS_DIR=$(mktemp -d); eval \"$(scripts/test-env/openstack.sh start)\"",
+        in_ci: true,
+    },
+    Service {
+        name: "openstack_cli",
+        what: "the OpenStack client with the Tacker plugin",
+        vars: &["VNFM_TEST_OPENSTACK_CLI"],
+        start: "export VNFM_OS_DIR=$(mktemp -d); eval \"$(scripts/test-env/openstack.sh start)\"",
+        in_ci: true,
+    },
+    Service {
+        name: "prometheus",
+        what: "Prometheus and Alertmanager",
+        vars: &[
+            "VNFM_TEST_PROMETHEUS_URL",
+            "VNFM_TEST_ALERTMANAGER_URL",
+            "VNFM_TEST_PROM_DIR",
+        ],
+        start: "export VNFM_PROM_DIR=$(mktemp -d); eval \"$(scripts/test-env/prometheus.sh start)\"",
+        in_ci: true,
+    },
+    Service {
+        name: "helm",
+        what: "the Helm SDK library",
+        vars: &["VNFM_HELM_C_LIB"],
+        start: "export VNFM_HELM_C_LIB=$(scripts/test-env/helm.sh)",
+        in_ci: true,
+    },
+    Service {
+        name: "kubernetes",
+        what: "a Kubernetes cluster",
+        vars: &["KUBECONFIG"],
+        start: "export KUBECONFIG=<the cluster's kubeconfig> (no script starts one; CI has none)",
+        in_ci: false,
+    },
+];
+
+/// The service called `name`.
+pub fn service(name: &str) -> Option<&'static Service> {
+    SERVICES.iter().find(|s| s.name == name)
+}
+
+/// The names of all services, for messages.
+pub fn names() -> String {
+    SERVICES
+        .iter()
+        .map(|s| s.name)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The ignore reason of a test that needs `services`: `needs <what>: <start>`, the services
+/// started by one command named together, the commands joined by `; `.
+pub fn reason(services: &[&Service]) -> String {
+    let mut parts: Vec<(String, &str)> = Vec::new();
+    for s in services {
+        match parts.iter_mut().find(|(_, start)| *start == s.start) {
+            Some((what, _)) => {
+                what.push_str(" and ");
+                what.push_str(s.what);
+            }
+            None => parts.push((s.what.to_owned(), s.start)),
+        }
+    }
+    parts
+        .iter()
+        .map(|(what, start)| format!("needs {what}: {start}"))
+        .collect::<Vec<_>>()
+        .join("; ")
+}
