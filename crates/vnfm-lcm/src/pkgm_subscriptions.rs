@@ -10,7 +10,7 @@
 //! subscription ([`matches()`]), with [`ordering_key`](vnfm_store::NewOutboxRow::ordering_key)
 //! the package id: a subscriber gets one package's notifications in the order they happened.
 //! The caller writes the rows in the transaction of the package change
-//! (`PackageStore::update_package_and_notify`, `PackageStore::delete_package_and_notify`).
+//! (`vnfm_store::PackageStore::update_package_and_notify`, `vnfm_store::PackageStore::delete_package_and_notify`).
 //!
 //! ```
 //! use vnfm_lcm::pkgm_subscriptions::{PackageEvent, matches};

@@ -64,7 +64,7 @@ macro_rules! in_transaction {
 }
 
 /// [`in_transaction!`] of a write that enqueues `rows` outbox rows: once it has committed,
-/// the store's enqueue listener ([`OutboxStore::on_enqueue`]) is called.
+/// the store's enqueue listener ([`vnfm_store::OutboxStore::on_enqueue`]) is called.
 macro_rules! in_notifying_transaction {
     ($db:expr, $rows:expr, |$tx:ident| $body:expr) => {
         async {
@@ -937,7 +937,7 @@ impl<D: Database> SqlStore<D> {
         }
     }
 
-    /// [`OpOccStore::start_operation`], under the condition that the instance is at `expected`.
+    /// [`vnfm_store::OpOccStore::start_operation`], under the condition that the instance is at `expected`.
     async fn start(
         &self,
         occ: &VnfLcmOpOcc,

@@ -20,7 +20,7 @@
 //!   VNF indicator values, and VIMs (with the index of
 //!   instances using each);
 //! - VNF packages and their content; package changes enqueue their notifications in the same
-//!   transaction ([`PackageStore::update_package_and_notify`]).
+//!   transaction ([`crate::PackageStore::update_package_and_notify`]).
 
 mod error;
 mod indicator;

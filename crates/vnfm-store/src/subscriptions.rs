@@ -23,7 +23,7 @@ pub struct SubscriptionKind {
     pub what: &'static str,
 }
 
-/// A subscription of any kind as the [`Store`] keeps it: the resource as JSON text, with the
+/// A subscription of any kind as the [`crate::Store`] keeps it: the resource as JSON text, with the
 /// members the store looks subscriptions up by.
 #[derive(Clone, PartialEq)]
 pub struct SubscriptionDocument {
@@ -93,7 +93,7 @@ impl fmt::Debug for SubscriptionDocument {
     }
 }
 
-/// The typed subscription methods of every [`Store`], generic over the resource: one
+/// The typed subscription methods of every [`crate::Store`], generic over the resource: one
 /// implementation for every kind, on the store's [`SubscriptionDocument`] methods.
 #[async_trait]
 pub trait SubscriptionStore: SubscriptionDocumentStore {

@@ -4,7 +4,7 @@
 //! subscriptions ([`subscriptions`]) through the outbox the [`crate::Deliverer`] delivers.
 //!
 //! Every alarm write enqueues its notifications in the same store transaction
-//! (`AlarmStore::create_alarm`, `AlarmStore::update_alarm`): an alarm change is never lost between the
+//! (`vnfm_store::AlarmStore::create_alarm`, `vnfm_store::AlarmStore::update_alarm`): an alarm change is never lost between the
 //! write and the notification. A raise that changes nothing (the same severity, event type,
 //! resource and details as the open alarm, e.g. Alertmanager repeating a firing alert) writes
 //! and notifies nothing.

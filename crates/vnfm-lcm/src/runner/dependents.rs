@@ -79,7 +79,7 @@ pub(crate) async fn dependents_of(
 
 /// The instances other than `creator` that use a VIM `creator`'s hooks registered
 /// ([`vnfm_store::VimRecord::created_by_instance`]): those whose `vimConnectionInfo` or
-/// resources reference it ([`VimStore::instances_using_vim`]), and those whose non-final
+/// resources reference it ([`vnfm_store::VimStore::instances_using_vim`]), and those whose non-final
 /// occurrence's request brings a `vimConnectionInfo` entry referencing it (named in
 /// [`DependentInstance::vnf_lcm_op_occ_id`]). Ordered by instance id, then VIM id; empty when
 /// `creator` registered no VIM (one indexed read).

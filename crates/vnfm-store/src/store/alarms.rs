@@ -8,7 +8,7 @@ use vnfm_types::VnfInstanceId;
 /// Alarms of fault management. Part of [`crate::Store`].
 #[async_trait]
 pub trait AlarmStore: Send + Sync {
-    /// Stores a new alarm at [`Version::FIRST`] and enqueues `notify` in the same transaction.
+    /// Stores a new alarm at [`crate::Version::FIRST`] and enqueues `notify` in the same transaction.
     /// The alarm belongs to the project of its instance (`managedObjectId`).
     /// [`crate::Conflict::AlreadyExists`] if the id is taken or an open alarm (one without
     /// `alarmClearedTime`) has the same [`crate::AlarmRecord::dedup_key`]: the caller then updates
@@ -20,7 +20,7 @@ pub trait AlarmStore: Send + Sync {
     ) -> Result<Version>;
 
     /// Replaces the alarm if its version is still `expected` and enqueues `notify` in the same
-    /// transaction; returns the new version. [`StoreError::VersionMismatch`] if it changed.
+    /// transaction; returns the new version. [`crate::StoreError::VersionMismatch`] if it changed.
     async fn update_alarm(
         &self,
         record: &crate::model::AlarmRecord,

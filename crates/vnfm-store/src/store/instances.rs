@@ -11,7 +11,7 @@ use vnfm_types::{VnfInstance, VnfInstanceId};
 /// VNF instances: documents with versions, project scoping, filtered keyset-paginated lists and a lazy stream. Part of [`crate::Store`].
 #[async_trait]
 pub trait InstanceStore: Send + Sync {
-    /// [`InstanceStore::create_instance_in`] of no project.
+    /// [`crate::InstanceStore::create_instance_in`] of no project.
     async fn create_instance(
         &self,
         instance: &VnfInstance,
@@ -20,7 +20,7 @@ pub trait InstanceStore: Send + Sync {
         self.create_instance_in(instance, None, notify).await
     }
 
-    /// Stores a new instance of `project` (see [`ProjectScope`]) at [`Version::FIRST`], and
+    /// Stores a new instance of `project` (see [`crate::ProjectScope`]) at [`crate::Version::FIRST`], and
     /// enqueues `notify` (e.g. the `VnfIdentifierCreationNotification`s) in the same
     /// transaction. [`crate::Conflict::AlreadyExists`] if the id is taken. The instance's
     /// op-occs and alarms belong to the same project.
@@ -32,7 +32,7 @@ pub trait InstanceStore: Send + Sync {
     ) -> Result<Version>;
 
     /// The project of the resource `id` of `kind` (to tell whether a caller's
-    /// [`ProjectScope`] admits it): `None` if no such resource exists, `Some(None)` if it
+    /// [`crate::ProjectScope`] admits it): `None` if no such resource exists, `Some(None)` if it
     /// belongs to no project.
     async fn project_of(&self, kind: ScopedKind, id: &str) -> Result<Option<Option<String>>>;
 
@@ -56,7 +56,7 @@ pub trait InstanceStore: Send + Sync {
     /// One page of instances matching `query`, ordered by id.
     async fn list_instances(&self, query: &InstanceQuery) -> Result<Page<VnfInstance>>;
 
-    /// [`InstanceStore::list_instances`] with each instance as its stored JSON document, decoded
+    /// [`crate::InstanceStore::list_instances`] with each instance as its stored JSON document, decoded
     /// straight into a [`Value`]: for callers that filter and reshape documents anyway (the
     /// REST lists), which saves building each typed instance only to turn it into JSON.
     async fn list_instance_documents(&self, query: &InstanceQuery) -> Result<Page<Value>> {
@@ -76,13 +76,13 @@ pub trait InstanceStore: Send + Sync {
         })
     }
 
-    /// [`InstanceStore::list_instances`] with each instance as the JSON text of its default view: its
+    /// [`crate::InstanceStore::list_instances`] with each instance as the JSON text of its default view: its
     /// document without the members a SOL003 list leaves out when the request selects
     /// nothing (`vnfm_sol013::defaults::v2::VNF_INSTANCE_EXCLUDED`, among them
     /// `vimConnectionInfo`, so a view holds no VIM secret). The SQL stores keep this text
     /// next to each document, written by the same statement, so a page of them is read
     /// without parsing any document; the provided implementation derives it from
-    /// [`InstanceStore::list_instance_documents`].
+    /// [`crate::InstanceStore::list_instance_documents`].
     async fn list_instance_default_views(&self, query: &InstanceQuery) -> Result<Page<String>> {
         let page = self.list_instance_documents(query).await?;
         let items = page

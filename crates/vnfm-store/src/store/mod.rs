@@ -1,4 +1,4 @@
-//! The store port: one trait per aggregate, and [`Store`], their sum.
+//! The store port: one trait per aggregate, and [`crate::Store`], their sum.
 
 mod alarms;
 mod indicators;
@@ -27,32 +27,32 @@ use crate::error::StoreError;
 /// Result of store operations.
 pub type Result<T, E = StoreError> = std::result::Result<T, E>;
 
-/// Largest piece package content is stored in ([`PackageStore::put_package_content_from`]).
+/// Largest piece package content is stored in ([`crate::PackageStore::put_package_content_from`]).
 pub const CONTENT_CHUNK_BYTES: usize = 1 << 20;
 
-/// The durable store of the LCM core: the sum of one port per aggregate ([`InstanceStore`],
-/// [`OpOccStore`], [`OutboxStore`], [`SubscriptionDocumentStore`], [`AlarmStore`],
-/// [`PmStore`], [`IndicatorStore`], [`VimStore`], [`PackageStore`], [`SettingStore`]), for
+/// The durable store of the LCM core: the sum of one port per aggregate ([`crate::InstanceStore`],
+/// [`crate::OpOccStore`], [`crate::OutboxStore`], [`crate::SubscriptionDocumentStore`], [`crate::AlarmStore`],
+/// [`crate::PmStore`], [`crate::IndicatorStore`], [`crate::VimStore`], [`crate::PackageStore`], [`crate::SettingStore`]), for
 /// the code that needs all of them. Every type that implements the ports is a `Store`.
 /// Object-safe: use it as `Arc<dyn Store>`, with [`crate::prelude`] in scope for the ports'
 /// methods.
 ///
 /// # Records and versions
-/// VNF instances, op-occs and VIMs carry a [`Version`] that grows with every change of the
+/// VNF instances, op-occs and VIMs carry a [`crate::Version`] that grows with every change of the
 /// document. Updates are compare-and-swap on it: a stale version gives
-/// [`StoreError::VersionMismatch`] and writes nothing.
+/// [`crate::StoreError::VersionMismatch`] and writes nothing.
 ///
 /// # The per-instance lock
 /// At most one op-occ per VNF instance is in a non-final state (`STARTING`, `PROCESSING`,
 /// `ROLLING_BACK`, `FAILED_TEMP`; see `vnfm_lcm::state::holds_instance`). The store enforces
-/// it in [`OpOccStore::start_operation`], across every process sharing the database.
+/// it in [`crate::OpOccStore::start_operation`], across every process sharing the database.
 ///
 /// # Leases
-/// A runner works on an op-occ under a [`Lease`]. Op-occs in `STARTING`, `PROCESSING` and
+/// A runner works on an op-occ under a [`crate::Lease`]. Op-occs in `STARTING`, `PROCESSING` and
 /// `ROLLING_BACK` are leased; when the runner dies its lease expires and
-/// [`OpOccStore::claim_expired`] hands the op-occ to exactly one live process. `FAILED_TEMP` and final
-/// op-occs have no lease ([`OpOccStore::record_step`] drops it on entering those states): an operator
-/// action (retry, rollback, fail) takes one with [`OpOccStore::claim_operation`]. Lease operations
+/// [`crate::OpOccStore::claim_expired`] hands the op-occ to exactly one live process. `FAILED_TEMP` and final
+/// op-occs have no lease ([`crate::OpOccStore::record_step`] drops it on entering those states): an operator
+/// action (retry, rollback, fail) takes one with [`crate::OpOccStore::claim_operation`]. Lease operations
 /// do not change the op-occ's version.
 ///
 /// A runner's loop: `start_operation` (or `claim_*`), then for each step `record_step` with the

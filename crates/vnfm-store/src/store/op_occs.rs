@@ -14,15 +14,15 @@ use vnfm_types::{VnfInstanceId, VnfLcmOpOcc, VnfLcmOpOccId};
 pub trait OpOccStore: Send + Sync {
     /// In one transaction: refuses with [`crate::Conflict::InstanceBusy`] (naming the holder and
     /// its state) if an op-occ of the same instance is in a non-final state, else inserts `occ`
-    /// (which must be in `STARTING`) at [`Version::FIRST`] under `lease`. Returns the
+    /// (which must be in `STARTING`) at [`crate::Version::FIRST`] under `lease`. Returns the
     /// instance's version at that moment (the caller planned against some version and can tell
-    /// whether the instance changed since). [`StoreError::NotFound`] if the instance does not
+    /// whether the instance changed since). [`crate::StoreError::NotFound`] if the instance does not
     /// exist.
     async fn start_operation(&self, occ: &VnfLcmOpOcc, lease: &Lease) -> Result<Version>;
 
-    /// [`OpOccStore::start_operation`] of a conditional request (an HTTP `If-Match`): in the same
+    /// [`crate::OpOccStore::start_operation`] of a conditional request (an HTTP `If-Match`): in the same
     /// transaction, the instance must still be at version `expected`, else
-    /// [`StoreError::VersionMismatch`] (naming the version found) and nothing is written. Of
+    /// [`crate::StoreError::VersionMismatch`] (naming the version found) and nothing is written. Of
     /// concurrent requests made against one version, across every process sharing the
     /// database, at most one starts: starting takes the instance's lock and every change
     /// of the instance happens under it.
@@ -33,9 +33,9 @@ pub trait OpOccStore: Send + Sync {
         expected: Version,
     ) -> Result<Version>;
 
-    /// [`OpOccStore::start_operation`] of `started` and [`OpOccStore::record_step`] of `record` (its
+    /// [`crate::OpOccStore::start_operation`] of `started` and [`crate::OpOccStore::record_step`] of `record` (its
     /// first move: `record.expected_state` is `STARTING`, `record.expected_version`
-    /// [`Version::FIRST`], `record.owner` the lease's owner) in one transaction, for an
+    /// [`crate::Version::FIRST`], `record.owner` the lease's owner) in one transaction, for an
     /// occurrence that can begin without waiting for anyone. Refuses as `start_operation` does
     /// (busy instance, unknown instance) and as `record_step` does; `Ok(None)`, with nothing
     /// written, when `condition` no longer holds (the instance changed since the caller read
@@ -53,7 +53,7 @@ pub trait OpOccStore: Send + Sync {
     /// upsert `record.data`, update the instance (expected version) and enqueue the outbox
     /// rows. On any refusal
     /// nothing is written: a lost lease gives [`crate::Conflict::LeaseLost`], a stale op-occ or
-    /// instance [`StoreError::VersionMismatch`]. Entering `FAILED_TEMP` or a final state drops
+    /// instance [`crate::StoreError::VersionMismatch`]. Entering `FAILED_TEMP` or a final state drops
     /// the lease; entering a final state releases the instance.
     async fn record_step(&self, record: &StepRecord) -> Result<StepWritten>;
 
@@ -98,7 +98,7 @@ pub trait OpOccStore: Send + Sync {
     /// Takes the lease of one non-final op-occ whose version is still `expected` and that has
     /// no live lease at `now` (or is already leased by `lease.owner`): how an operator action
     /// (retry, rollback, fail of a `FAILED_TEMP` op-occ) gets the right to call
-    /// [`OpOccStore::record_step`]. [`crate::Conflict::LeaseHeld`] while another owner's lease is live,
+    /// [`crate::OpOccStore::record_step`]. [`crate::Conflict::LeaseHeld`] while another owner's lease is live,
     /// [`crate::Conflict::Finished`] for a final op-occ.
     async fn claim_operation(
         &self,
@@ -123,7 +123,7 @@ pub trait OpOccStore: Send + Sync {
     /// Op-occ-scoped data of MgmtDriver hooks (error-handling data that survives retries).
     async fn get_op_occ_data(&self, op_occ_id: &VnfLcmOpOccId, key: &str) -> Result<Option<Value>>;
 
-    /// Stores (or replaces) op-occ-scoped data. [`StoreError::NotFound`] if the op-occ does
+    /// Stores (or replaces) op-occ-scoped data. [`crate::StoreError::NotFound`] if the op-occ does
     /// not exist.
     async fn put_op_occ_data(
         &self,

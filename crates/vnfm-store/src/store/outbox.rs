@@ -28,7 +28,7 @@ pub trait OutboxStore: Send + Sync {
     /// loses its claims at `claim_until` (delivery is at-least-once).
     ///
     /// Only the oldest pending row of each queue (subscription and
-    /// [`NewOutboxRow::ordering_key`]) is claimable: while it is claimed or waits for a retry,
+    /// [`crate::NewOutboxRow::ordering_key`]) is claimable: while it is claimed or waits for a retry,
     /// the rows behind it wait, so a queue is delivered in enqueue order. A dead row no longer
     /// holds its queue back.
     async fn outbox_due(
@@ -64,9 +64,9 @@ pub trait OutboxStore: Send + Sync {
 
     /// Puts a dead row back in its queue: pending, due at `now`, unclaimed; its attempts and
     /// last error are kept. Being older than the rows behind it, it is the next one of its
-    /// queue to be sent. [`StoreError::NotFound`] if no dead row has this id.
+    /// queue to be sent. [`crate::StoreError::NotFound`] if no dead row has this id.
     async fn outbox_redeliver(&self, id: i64, now: Timestamp) -> Result<()>;
 
-    /// Deletes a dead row for good. [`StoreError::NotFound`] if no dead row has this id.
+    /// Deletes a dead row for good. [`crate::StoreError::NotFound`] if no dead row has this id.
     async fn outbox_discard(&self, id: i64) -> Result<()>;
 }

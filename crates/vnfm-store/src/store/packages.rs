@@ -8,7 +8,7 @@ use tokio::io::{AsyncRead, AsyncWrite};
 /// VNF packages and their content. Part of [`crate::Store`].
 #[async_trait]
 pub trait PackageStore: Send + Sync {
-    /// Stores a new package at [`Version::FIRST`]. [`crate::Conflict::AlreadyExists`] if the id,
+    /// Stores a new package at [`crate::Version::FIRST`]. [`crate::Conflict::AlreadyExists`] if the id,
     /// or the `vnfd_id` (kind `VNF package for vnfdId`), is taken.
     async fn create_package(&self, package: &PackageRecord) -> Result<Version>;
 
@@ -24,7 +24,7 @@ pub trait PackageStore: Send + Sync {
         self.update_package_and_notify(package, expected, &[]).await
     }
 
-    /// [`PackageStore::update_package`], enqueueing `notify` (the package management notifications
+    /// [`crate::PackageStore::update_package`], enqueueing `notify` (the package management notifications
     /// about the change) in the same transaction: both are written, or neither.
     async fn update_package_and_notify(
         &self,
@@ -38,7 +38,7 @@ pub trait PackageStore: Send + Sync {
         self.delete_package_and_notify(id, expected, &[]).await
     }
 
-    /// [`PackageStore::delete_package`], enqueueing `notify` in the same transaction.
+    /// [`crate::PackageStore::delete_package`], enqueueing `notify` in the same transaction.
     async fn delete_package_and_notify(
         &self,
         id: &str,
@@ -55,18 +55,18 @@ pub trait PackageStore: Send + Sync {
     ) -> Result<Page<PackageRecord>>;
 
     /// Stores (or replaces) the content (zip bytes) of an existing package.
-    /// [`StoreError::NotFound`] if the package does not exist.
+    /// [`crate::StoreError::NotFound`] if the package does not exist.
     async fn put_package_content(&self, id: &str, content: &[u8]) -> Result<()>;
 
     /// The content of the package, if uploaded, in one buffer. For large packages use
-    /// [`PackageStore::copy_package_content_to`], whose memory does not grow with the package.
+    /// [`crate::PackageStore::copy_package_content_to`], whose memory does not grow with the package.
     async fn get_package_content(&self, id: &str) -> Result<Option<Vec<u8>>>;
 
     /// Stores (or replaces) the content of an existing package, read from `content` to its
-    /// end in pieces of at most [`CONTENT_CHUNK_BYTES`]: memory stays constant whatever the
+    /// end in pieces of at most [`crate::CONTENT_CHUNK_BYTES`]: memory stays constant whatever the
     /// size. The content is replaced in one transaction (readers see the old or the new
     /// content, never a mix). Returns the number of bytes stored.
-    /// [`StoreError::NotFound`] if the package does not exist; [`StoreError::ContentIo`] if
+    /// [`crate::StoreError::NotFound`] if the package does not exist; [`crate::StoreError::ContentIo`] if
     /// `content` cannot be read.
     async fn put_package_content_from(
         &self,
@@ -76,7 +76,7 @@ pub trait PackageStore: Send + Sync {
 
     /// Writes the content of the package to `out` piece by piece (constant memory) and
     /// flushes it; `false`, with nothing written, when no content was uploaded.
-    /// [`StoreError::ContentIo`] if writing to `out` fails.
+    /// [`crate::StoreError::ContentIo`] if writing to `out` fails.
     async fn copy_package_content_to(
         &self,
         id: &str,

@@ -7,7 +7,7 @@ use async_trait::async_trait;
 /// PM jobs, their reports, and thresholds. Part of [`crate::Store`].
 #[async_trait]
 pub trait PmStore: Send + Sync {
-    /// Stores a new PM job at [`Version::FIRST`]. [`crate::Conflict::AlreadyExists`] if the
+    /// Stores a new PM job at [`crate::Version::FIRST`]. [`crate::Conflict::AlreadyExists`] if the
     /// id is taken.
     async fn create_pm_job(&self, record: &crate::PmJobRecord) -> Result<Version>;
 
@@ -49,7 +49,7 @@ pub trait PmStore: Send + Sync {
     /// The report `id` of PM job `job_id`.
     async fn get_pm_report(&self, job_id: &str, id: &str) -> Result<Option<crate::PmReportRecord>>;
 
-    /// Stores a new threshold at [`Version::FIRST`]. [`crate::Conflict::AlreadyExists`] if
+    /// Stores a new threshold at [`crate::Version::FIRST`]. [`crate::Conflict::AlreadyExists`] if
     /// the id is taken.
     async fn create_threshold(&self, record: &crate::ThresholdRecord) -> Result<Version>;
 

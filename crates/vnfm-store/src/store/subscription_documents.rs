@@ -34,7 +34,7 @@ pub trait SubscriptionDocumentStore: Send + Sync {
     ) -> Result<Page<SubscriptionDocument>>;
 
     /// Deletes the subscription `id` of `kind` and its pending outbox rows (dead rows stay).
-    /// [`StoreError::NotFound`] if there is none of that kind.
+    /// [`crate::StoreError::NotFound`] if there is none of that kind.
     async fn delete_subscription_document(
         &self,
         kind: SubscriptionKind,

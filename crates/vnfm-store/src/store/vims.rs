@@ -8,7 +8,7 @@ use vnfm_types::{VimId, VnfInstanceId};
 /// The VIM registry and the index of the instances using each VIM. Part of [`crate::Store`].
 #[async_trait]
 pub trait VimStore: Send + Sync {
-    /// Stores a VIM at [`Version::FIRST`].
+    /// Stores a VIM at [`crate::Version::FIRST`].
     async fn create_vim(&self, vim: &VimRecord) -> Result<Version>;
 
     /// The VIM and its version.
@@ -35,9 +35,9 @@ pub trait VimStore: Send + Sync {
     async fn instances_using_vim(&self, vim_id: &VimId) -> Result<Vec<VnfInstanceId>>;
 
     /// For every registered VIM that instances use, the `(VIM, instance)` pairs, ordered by VIM
-    /// id, then instance id ([`VimStore::instances_using_vim`] for all VIMs at once).
+    /// id, then instance id ([`crate::VimStore::instances_using_vim`] for all VIMs at once).
     ///
-    /// The default asks [`VimStore::instances_using_vim`] once per VIM; the SQL backends read the
+    /// The default asks [`crate::VimStore::instances_using_vim`] once per VIM; the SQL backends read the
     /// index once.
     async fn vim_usage(&self) -> Result<Vec<(VimId, VnfInstanceId)>> {
         let mut out = Vec::new();
