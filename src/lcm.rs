@@ -481,14 +481,16 @@ impl Builder {
         });
         let vims: Arc<dyn VimDirectory> = match (self.vims, keyring) {
             (Some(v), _) => v,
-            (None, Some(k)) => Arc::new(VimRegistry::new(store.clone(), k, self.vim_kinds)),
+            (None, Some(k)) => Arc::new(VimRegistry::new(store.clone(), k, self.vim_kinds.clone())),
             (None, None) => Arc::new(InlineVimDirectory),
         };
         let catalog: Arc<dyn PackageCatalog> = self
             .catalog
             .unwrap_or_else(|| Arc::new(MemoryCatalog::new()));
         let lcm = lcm_of(
-            Lcm::builder(store, vims, router, catalog).config(self.config),
+            Lcm::builder(store, vims, router, catalog)
+                .config(self.config)
+                .vim_kinds(self.vim_kinds),
             self.nfvo,
             self.infra,
             mgmt_of(self.mgmt, self.scripts),

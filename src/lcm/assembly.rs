@@ -244,7 +244,7 @@ impl Builder {
         let subscriptions = Subscriptions::new(store.clone(), keyring.clone(), sender.clone());
         let pkgm_subscriptions =
             PkgmSubscriptions::new(store.clone(), keyring.clone(), sender.clone());
-        let vims = VimRegistry::new(store.clone(), keyring.clone(), self.vim_kinds);
+        let vims = VimRegistry::new(store.clone(), keyring.clone(), self.vim_kinds.clone());
         let catalog = self
             .catalog
             .unwrap_or_else(|| Arc::new(MemoryCatalog::new()));
@@ -262,6 +262,7 @@ impl Builder {
         let lcm = lcm_of(
             Lcm::builder(store.clone(), directory, router, catalog.clone())
                 .config(self.config)
+                .vim_kinds(self.vim_kinds)
                 .fault_sink(Arc::new(late_faults.clone()))
                 .indicator_sink(Arc::new(late_indicators.clone())),
             nfvo.clone(),

@@ -48,6 +48,11 @@ const KUBERNETES: &str = "ETSINFV.KUBERNETES.V_1";
 const HELM: &str = "ETSINFV.HELM.V_3";
 /// The `extra` member holding the Tacker-only attributes.
 const META: &str = "tacker";
+/// The member of [`META`] (and of the Tacker view) listing what the VIM's registration
+/// accepted but a user should know (a cluster whose certificate is not verified).
+const WARNINGS: &str = "warnings";
+/// The Kubernetes VIM's `interfaceInfo` member that turns certificate verification off.
+const SKIP_TLS_VERIFY: &str = "insecureSkipTlsVerify";
 
 pub(crate) fn routes() -> Router<Arc<AppState>> {
     Router::new()
@@ -403,8 +408,16 @@ fn connection(body: &TackerVimBody) -> Result<VimConnectionInfo, ApiError> {
     };
     let c = |k: &str| text(cred, k, "/vim/auth_cred");
     let p = |k: &str| text(project, k, "/vim/vim_project");
-    if let Some(ca) = c("ssl_ca_cert")? {
-        iface.insert("ssl_ca_cert".into(), Value::String(ca));
+    let mut warnings = Vec::new();
+    if vim_type == OPENSTACK {
+        if let Some(ca) = c("ssl_ca_cert")? {
+            iface.insert("ssl_ca_cert".into(), Value::String(ca));
+        }
+    } else {
+        let (ca, skip, warning) = cluster_trust(c("ssl_ca_cert")?);
+        iface.extend([("ssl_ca_cert".into(), ca), (SKIP_TLS_VERIFY.into(), skip)]);
+        iface.retain(|_, v| !v.is_null());
+        warnings.extend(warning);
     }
     for key in ["username", "password"] {
         put(&mut access, key, c(key)?);
@@ -442,6 +455,9 @@ fn connection(body: &TackerVimBody) -> Result<VimConnectionInfo, ApiError> {
         meta.insert("tenant_id".into(), Value::String(t.clone()));
     }
     meta.insert("created_at".into(), Value::String(now()));
+    if !warnings.is_empty() {
+        meta.insert(WARNINGS.into(), json!(warnings));
+    }
     extra.insert(META.into(), Value::Object(meta));
     Ok(VimConnectionInfo {
         vim_id: None,
@@ -450,6 +466,25 @@ fn connection(body: &TackerVimBody) -> Result<VimConnectionInfo, ApiError> {
         access_info: Some(access),
         extra: Some(extra),
     })
+}
+
+/// `interfaceInfo`'s `ssl_ca_cert` and skip-verification members of a Kubernetes VIM whose
+/// Tacker `ssl_ca_cert` is `ca`, and the warning the VIM then carries. Tacker verifies the
+/// API server's certificate only when a CA is given (`"None"`, what its `gen_vim_config.sh`
+/// writes without one, means none), so a Tacker VIM file without a CA keeps working here,
+/// said on the VIM.
+fn cluster_trust(ca: Option<String>) -> (Value, Value, Option<String>) {
+    match ca.filter(|c| !c.trim().eq_ignore_ascii_case("none")) {
+        Some(ca) => (Value::String(ca), Value::Null, None),
+        None => (
+            Value::Null,
+            Value::Bool(true),
+            Some(
+                "no CA certificate (auth_cred.ssl_ca_cert) was given, so the API server's certificate is not verified, as OpenStack Tacker does; give the cluster's CA to have it verified"
+                    .into(),
+            ),
+        ),
+    }
 }
 
 /// The registry change of a `PUT` body on a VIM of type `vim_type` (Tacker's rules: new
@@ -462,6 +497,7 @@ fn change(body: &TackerVimBody, vim_type: &str) -> Result<VimUpdate, ApiError> {
     let mut iface = KeyValuePairs::new();
     let mut access = KeyValuePairs::new();
     let openstack = vim_type == OPENSTACK;
+    let mut warning_change = None;
     if let Some(cred) = &body.auth_cred {
         check_members(cred, AUTH_CRED_MEMBERS, AUTH_CRED_IGNORED, "/vim/auth_cred")?;
         let c = |k: &str| text(cred, k, "/vim/auth_cred");
@@ -496,10 +532,16 @@ fn change(body: &TackerVimBody, vim_type: &str) -> Result<VimUpdate, ApiError> {
             access.insert("password".into(), Value::Null);
         }
         if cred.contains_key("ssl_ca_cert") {
-            iface.insert(
-                "ssl_ca_cert".into(),
-                c("ssl_ca_cert")?.map_or(Value::Null, Value::String),
-            );
+            if openstack {
+                iface.insert(
+                    "ssl_ca_cert".into(),
+                    c("ssl_ca_cert")?.map_or(Value::Null, Value::String),
+                );
+            } else {
+                let (ca, skip, warning) = cluster_trust(c("ssl_ca_cert")?);
+                iface.extend([("ssl_ca_cert".into(), ca), (SKIP_TLS_VERIFY.into(), skip)]);
+                warning_change = Some(warning.map_or(Value::Null, |w| json!([w])));
+            }
         }
     }
     if let Some(project) = &body.vim_project {
@@ -537,6 +579,9 @@ fn change(body: &TackerVimBody, vim_type: &str) -> Result<VimUpdate, ApiError> {
         meta.insert("placement_attr".into(), pa.clone());
     }
     meta.insert("updated_at".into(), Value::String(now()));
+    if let Some(w) = warning_change {
+        meta.insert(WARNINGS.into(), w);
+    }
     extra.insert(META.into(), Value::Object(meta));
     update.extra = Some(extra);
     if !iface.is_empty() {
@@ -639,6 +684,9 @@ fn tacker_view(v: &VimView) -> Map<String, Value> {
     }
     for key in ["created_at", "updated_at"] {
         out.insert(key.into(), meta.get(key).cloned().unwrap_or(Value::Null));
+    }
+    if let Some(w) = meta.get(WARNINGS) {
+        out.insert(WARNINGS.into(), w.clone());
     }
     out
 }

@@ -18,8 +18,7 @@ const OS_PASSWORD_2: &str = "tacker-os-rotated-Pa55-88c1";
 const K8S_TOKEN: &str = "eyJhbGciOiJSUzI1NiJ9.tacker-k8s-token-4d4d";
 const K8S_PASSWORD: &str = "tacker-k8s-basic-Pa55-2b2b";
 const SECRETS: [&str; 4] = [OS_PASSWORD, OS_PASSWORD_2, K8S_TOKEN, K8S_PASSWORD];
-const CA: &str =
-    "-----BEGIN CERTIFICATE-----\nMIIBszCCAVmgAwIBAgIUQ0E=\n-----END CERTIFICATE-----\n";
+const CA: &str = vnfm_test_env::CA_PEM;
 
 /// A harness whose memory driver also serves OpenStack VIMs (so an instance can run on a
 /// registered OpenStack VIM).
@@ -570,4 +569,150 @@ async fn instantiate_without_any_vim_and_no_default_is_unchanged() {
             .is_none_or(|v| v.as_object().is_none_or(|m| m.is_empty())),
         "{inst:#}"
     );
+}
+
+/// The `vim` of `GET /vnfm/v1/vims/{id}` (the registry's own view).
+async fn native(h: &Harness, id: &str) -> Value {
+    h.call(Method::GET, &format!("/vnfm/v1/vims/{id}"), None)
+        .await
+        .json()
+}
+
+#[tokio::test]
+async fn tackers_kubernetes_vim_files_register_as_they_are() {
+    let h = harness().await;
+    // A multi-line double-quoted `ssl_ca_cert` in vim.yaml: YAML folds its line breaks into
+    // spaces. Stored as issued.
+    let mut folded = kubernetes_body("folded");
+    folded["vim"]["auth_cred"]["ssl_ca_cert"] = json!(CA.trim_end().replace('\n', " "));
+    let vim = register(&h, folded).await;
+    assert!(vim.get("warnings").is_none(), "{vim:#}");
+    assert_eq!(vim["auth_cred"]["ssl_ca_cert"], CA);
+    let stored = native(&h, vim["id"].as_str().unwrap()).await;
+    assert_eq!(stored["interfaceInfo"]["ssl_ca_cert"], CA, "{stored:#}");
+    assert!(
+        stored["interfaceInfo"]
+            .get("insecureSkipTlsVerify")
+            .is_none()
+    );
+
+    // `gen_vim_config.sh`'s "None", and no CA at all: as on Tacker, the API server's
+    // certificate is not verified, and the VIM says so.
+    let mut last = String::new();
+    for (name, ca) in [("none", Some("None")), ("absent", None)] {
+        let mut body = kubernetes_body(name);
+        let cred = body["vim"]["auth_cred"].as_object_mut().unwrap();
+        match ca {
+            Some(c) => cred.insert("ssl_ca_cert".into(), json!(c)),
+            None => cred.remove("ssl_ca_cert"),
+        };
+        let vim = register(&h, body).await;
+        let warning = vim["warnings"][0].as_str().unwrap_or_default();
+        assert!(warning.contains("not verified"), "{vim:#}");
+        assert!(vim["auth_cred"].get("ssl_ca_cert").is_none(), "{vim:#}");
+        let stored = native(&h, vim["id"].as_str().unwrap()).await;
+        assert_eq!(
+            stored["interfaceInfo"]["insecureSkipTlsVerify"], true,
+            "{stored:#}"
+        );
+        assert!(stored["interfaceInfo"].get("ssl_ca_cert").is_none());
+        last = vim["id"].as_str().unwrap().to_owned();
+    }
+
+    // The CA given later: verified again, the warning gone.
+    let r = h
+        .call(
+            Method::PUT,
+            &format!("/v1.0/vims/{last}"),
+            Some(json!({"vim": {"auth_cred": {"ssl_ca_cert": CA}}})),
+        )
+        .await;
+    assert_eq!(
+        r.status.as_u16(),
+        200,
+        "{}",
+        String::from_utf8_lossy(&r.body)
+    );
+    let vim = show(&h, &last).await;
+    assert!(vim.get("warnings").is_none(), "{vim:#}");
+    let stored = native(&h, &last).await;
+    assert_eq!(stored["interfaceInfo"]["ssl_ca_cert"], CA, "{stored:#}");
+    assert!(
+        stored["interfaceInfo"]
+            .get("insecureSkipTlsVerify")
+            .is_none()
+    );
+
+    // A certificate that is not one: refused at registration, naming the attribute, never
+    // repeating its bytes.
+    let body_b64 = "MIIBszCCAVmgAwIBAgIUQ0E=";
+    let mut broken = kubernetes_body("broken");
+    broken["vim"]["auth_cred"]["ssl_ca_cert"] = json!(format!(
+        "-----BEGIN CERTIFICATE-----\n{body_b64}\n-----END CERTIFICATE-----"
+    ));
+    let r = h.call(Method::POST, "/v1.0/vims", Some(broken)).await;
+    let p = tacker_error(&r, 400, "BadRequest");
+    let detail = p["detail"].as_str().unwrap();
+    assert!(
+        detail.contains("auth_cred/ssl_ca_cert") && detail.contains("not an X.509 certificate"),
+        "{p}"
+    );
+    assert!(!String::from_utf8_lossy(&r.body).contains(body_b64), "{p}");
+}
+
+#[tokio::test]
+async fn tackers_legacy_vim_type_names_mean_the_etsi_types() {
+    let h = harness().await;
+    // SOL003's VIM registration with Tacker's name: stored as the ETSI type.
+    let r = h
+        .call(
+            Method::POST,
+            "/vnfm/v1/vims",
+            Some(json!({
+                "name": "legacy-k8s", "vimType": "kubernetes",
+                "interfaceInfo": {"endpoint": "https://10.0.0.1:6443", "ssl_ca_cert": CA},
+                "accessInfo": {"bearer_token": K8S_TOKEN}
+            })),
+        )
+        .await;
+    assert_eq!(
+        r.status.as_u16(),
+        201,
+        "{}",
+        String::from_utf8_lossy(&r.body)
+    );
+    assert_eq!(r.json()["vimType"], "ETSINFV.KUBERNETES.V_1");
+
+    // An instantiate request of Tacker's v1 guides: `"vimType": "openstack"` with the id of a
+    // registered VIM.
+    let vim = register(&h, openstack_body("legacy-os", false)).await;
+    let vim_id = vim["id"].as_str().unwrap();
+    h.onboard(zip_dir(Path::new(HELLO))).await;
+    for (n, vim_type) in ["openstack", "ETSINFV.OPENSTACK_KEYSTONE.V_2"]
+        .iter()
+        .enumerate()
+    {
+        let instance = h.create_instance().await;
+        let occ = h
+            .task(
+                &instance,
+                "instantiate",
+                json!({"flavourId": "simple", "vimConnectionInfo": {
+                    "vim1": {"vimId": vim_id, "vimType": vim_type}}}),
+            )
+            .await;
+        assert_eq!(occ["operationState"], "COMPLETED", "{n}: {occ:#}");
+        let inst = h
+            .call(
+                Method::GET,
+                &format!("/vnflcm/v2/vnf_instances/{instance}"),
+                None,
+            )
+            .await
+            .json();
+        assert_eq!(
+            inst["vimConnectionInfo"]["vim1"]["vimType"], "ETSINFV.OPENSTACK_KEYSTONE.V_3",
+            "{inst:#}"
+        );
+    }
 }

@@ -56,6 +56,25 @@ pub trait VimKind: Send + Sync {
     fn runs_containers(&self) -> bool {
         false
     }
+
+    /// Other names requests use for this kind's types, each with the type it means
+    /// (`("kubernetes", "ETSINFV.KUBERNETES.V_1")`: OpenStack Tacker's guides use such legacy
+    /// names). Matched without regard to case; the core stores the type it means.
+    fn aliases(&self) -> &[(&'static str, &'static str)] {
+        &[]
+    }
+}
+
+/// The type of `kind` that `vim_type` names: one of its types (exactly), or one its
+/// [`VimKind::aliases`] maps it to (case-insensitively); `None` when it names none of them.
+pub fn type_named(kind: &dyn VimKind, vim_type: &str) -> Option<&'static str> {
+    if let Some(t) = kind.vim_types().iter().find(|t| **t == vim_type) {
+        return Some(t);
+    }
+    kind.aliases()
+        .iter()
+        .find(|(alias, _)| alias.eq_ignore_ascii_case(vim_type))
+        .map(|(_, t)| *t)
 }
 
 /// Why [`VimKinds::canonical`] refused a `vimConnectionInfo`.
@@ -105,6 +124,11 @@ impl VimKinds {
         }
     }
 
+    /// Adds `other`'s kinds (replacing this one's for the types both have).
+    pub fn extend(&mut self, other: VimKinds) {
+        self.by_type.extend(other.by_type);
+    }
+
     /// The kinds of the VIM types `drivers` serve (those that declare one).
     pub fn of_drivers<'a>(
         drivers: impl IntoIterator<Item = &'a Arc<dyn crate::InfraDriver>>,
@@ -118,9 +142,20 @@ impl VimKinds {
         kinds
     }
 
-    /// The kind of `vim_type`.
+    /// The kind of `vim_type` (one of the kinds' types or aliases).
     pub fn get(&self, vim_type: &str) -> Option<&Arc<dyn VimKind>> {
-        self.by_type.get(vim_type)
+        self.by_type.get(self.type_named(vim_type)?)
+    }
+
+    /// The type `vim_type` names: itself when a kind serves it, the type an alias means, or
+    /// `None`.
+    pub fn type_named(&self, vim_type: &str) -> Option<&'static str> {
+        if let Some((t, _)) = self.by_type.get_key_value(vim_type) {
+            return Some(t);
+        }
+        self.by_type
+            .values()
+            .find_map(|k| type_named(&**k, vim_type))
     }
 
     /// The supported `vimType`s, sorted.
@@ -128,10 +163,17 @@ impl VimKinds {
         self.by_type.keys().copied().collect()
     }
 
-    /// `info` validated and in its kind's canonical layout.
+    /// `info` validated and in its kind's canonical layout (an alias replaced by the type it
+    /// means).
     pub fn canonical(&self, info: &VimConnectionInfo) -> Result<VimConnectionInfo, VimKindError> {
-        match self.get(&info.vim_type) {
-            Some(kind) => Ok(kind.canonical(info)?),
+        match self.type_named(&info.vim_type) {
+            Some(vim_type) => {
+                let named = VimConnectionInfo {
+                    vim_type: vim_type.to_owned(),
+                    ..info.clone()
+                };
+                Ok(self.by_type[vim_type].canonical(&named)?)
+            }
             None => Err(VimKindError::Unsupported {
                 vim_type: fields::echo(&info.vim_type),
                 supported: self.vim_types().into_iter().map(str::to_owned).collect(),
@@ -231,16 +273,72 @@ pub mod fields {
         value.ok_or_else(|| InvalidVimInfo::new(pointer, format!("missing: {why}")))
     }
 
-    /// The PEM CA certificate of `interfaceInfo` (`ssl_ca_cert`, alias `caCert`).
+    /// The PEM CA certificate(s) of `interfaceInfo` (`ssl_ca_cert`, alias `caCert`), checked
+    /// and in canonical PEM (each certificate's base64 in lines of 64 characters, nothing
+    /// between certificates).
+    ///
+    /// OpenStack Tacker's VIM files are accepted as they are: `"None"` (what its
+    /// `gen_vim_config.sh` writes when there is no CA) means no certificate, and a PEM whose
+    /// line breaks YAML folded into spaces (a multi-line double-quoted string) is repaired.
+    /// Errors say which certificate is wrong and why, never its bytes.
     pub fn ca_cert(iface: &KeyValuePairs) -> Result<Option<String>, InvalidVimInfo> {
-        let ca = opt_str(iface, "interfaceInfo", &["ssl_ca_cert", "caCert"])?;
-        match ca {
-            Some(c) if !c.contains("-----BEGIN CERTIFICATE-----") => Err(InvalidVimInfo::new(
-                "/interfaceInfo/ssl_ca_cert",
-                "must be one or more PEM certificates (-----BEGIN CERTIFICATE-----)",
-            )),
-            ca => Ok(ca),
+        let Some(ca) = opt_str(iface, "interfaceInfo", &["ssl_ca_cert", "caCert"])? else {
+            return Ok(None);
+        };
+        if ca.trim().eq_ignore_ascii_case("none") {
+            return Ok(None);
         }
+        canonical_pem(&ca)
+            .map(Some)
+            .map_err(|message| InvalidVimInfo::new("/interfaceInfo/ssl_ca_cert", message))
+    }
+
+    const BEGIN: &str = "-----BEGIN CERTIFICATE-----";
+    const END: &str = "-----END CERTIFICATE-----";
+
+    /// `text`'s certificates in canonical PEM, each checked to be an X.509 certificate that
+    /// can be trusted as a CA.
+    fn canonical_pem(text: &str) -> Result<String, String> {
+        use base64::Engine as _;
+        let mut out = String::new();
+        let mut rest = text;
+        let mut n = 0;
+        while let Some(start) = rest.find(BEGIN) {
+            n += 1;
+            let after = &rest[start + BEGIN.len()..];
+            let Some(len) = after.find(END) else {
+                return Err(format!(
+                    "certificate {n} has no `{END}` line; give the whole PEM certificate"
+                ));
+            };
+            // Line breaks folded into spaces (or kept) are all whitespace of the base64 body.
+            let body: String = after[..len]
+                .chars()
+                .filter(|c| !c.is_whitespace())
+                .collect();
+            let der = base64::engine::general_purpose::STANDARD
+                .decode(&body)
+                .map_err(|_| format!("certificate {n} is not base64 between its PEM lines"))?;
+            let cert = rustls_pki_types::CertificateDer::from(der);
+            webpki::anchor_from_trusted_cert(&cert).map_err(|e| {
+                format!("certificate {n} is not an X.509 certificate a client can trust ({e:?})")
+            })?;
+            out.push_str(BEGIN);
+            out.push('\n');
+            for line in body.as_bytes().chunks(64) {
+                out.push_str(std::str::from_utf8(line).unwrap_or_default());
+                out.push('\n');
+            }
+            out.push_str(END);
+            out.push('\n');
+            rest = &after[len + END.len()..];
+        }
+        if n == 0 {
+            return Err(format!(
+                "must be one or more PEM certificates ({BEGIN} ... {END}), or \"None\" for none"
+            ));
+        }
+        Ok(out)
     }
 
     /// The API endpoint: `interfaceInfo/endpoint`, or `accessInfo/authUrl`; an http(s) URL.
@@ -291,5 +389,109 @@ pub mod fields {
             access_info: Some(access),
             extra: info.extra.clone(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+    use vnfm_types::KeyValuePairs;
+
+    use super::fields::ca_cert;
+    use super::*;
+
+    fn iface(ca: &str) -> KeyValuePairs {
+        serde_json::from_value(json!({"ssl_ca_cert": ca})).unwrap()
+    }
+
+    #[test]
+    fn a_ca_whose_line_breaks_yaml_folded_into_spaces_is_stored_as_it_was_issued() {
+        let folded = vnfm_test_env::CA_PEM.trim_end().replace('\n', " ");
+        let two = format!("{folded} {folded}");
+        assert_eq!(
+            ca_cert(&iface(&folded)).unwrap().as_deref(),
+            Some(vnfm_test_env::CA_PEM)
+        );
+        assert_eq!(
+            ca_cert(&iface(&two)).unwrap().unwrap(),
+            vnfm_test_env::CA_PEM.repeat(2)
+        );
+        // Already canonical: unchanged.
+        assert_eq!(
+            ca_cert(&iface(vnfm_test_env::CA_PEM)).unwrap().as_deref(),
+            Some(vnfm_test_env::CA_PEM)
+        );
+    }
+
+    #[test]
+    fn tackers_none_means_no_ca() {
+        assert_eq!(ca_cert(&iface("None")).unwrap(), None);
+        assert_eq!(ca_cert(&KeyValuePairs::new()).unwrap(), None);
+    }
+
+    #[test]
+    fn a_broken_ca_is_refused_naming_the_certificate_without_its_bytes() {
+        let body = "MIIBszCCAVmgAwIBAgIUQ0E=";
+        let not_x509 = format!(
+            "{}-----BEGIN CERTIFICATE-----\n{body}\n-----END CERTIFICATE-----\n",
+            vnfm_test_env::CA_PEM
+        );
+        let e = ca_cert(&iface(&not_x509)).unwrap_err();
+        assert_eq!(e.pointer, "/interfaceInfo/ssl_ca_cert");
+        assert!(
+            e.message.starts_with("certificate 2 is not an X.509"),
+            "{e}"
+        );
+        assert!(!e.message.contains(body), "{e}");
+
+        let e = ca_cert(&iface(
+            "-----BEGIN CERTIFICATE-----\nnot base64!\n-----END CERTIFICATE-----",
+        ))
+        .unwrap_err();
+        assert!(e.message.contains("certificate 1 is not base64"), "{e}");
+        assert!(!e.message.contains("not base64!"), "{e}");
+
+        let e = ca_cert(&iface("-----BEGIN CERTIFICATE----- MIIB")).unwrap_err();
+        assert!(e.message.contains("no `-----END CERTIFICATE-----`"), "{e}");
+        let e = ca_cert(&iface("a file name")).unwrap_err();
+        assert!(e.message.contains("\"None\""), "{e}");
+    }
+
+    struct Kube;
+    impl VimKind for Kube {
+        fn vim_types(&self) -> &[&'static str] {
+            &["ETSINFV.KUBERNETES.V_1"]
+        }
+        fn canonical(&self, info: &VimConnectionInfo) -> Result<VimConnectionInfo, InvalidVimInfo> {
+            Ok(info.clone())
+        }
+        fn secret_members(&self) -> &[&'static str] {
+            &[]
+        }
+        fn aliases(&self) -> &[(&'static str, &'static str)] {
+            &[("kubernetes", "ETSINFV.KUBERNETES.V_1")]
+        }
+    }
+
+    #[test]
+    fn an_alias_names_its_type_in_any_case_and_is_stored_as_the_type() {
+        let kinds = VimKinds::new().with(Arc::new(Kube));
+        assert_eq!(
+            kinds.type_named("Kubernetes"),
+            Some("ETSINFV.KUBERNETES.V_1")
+        );
+        assert_eq!(
+            kinds.type_named("ETSINFV.KUBERNETES.V_1"),
+            Some("ETSINFV.KUBERNETES.V_1")
+        );
+        // The types themselves are exact unless a kind lists them as aliases too.
+        assert_eq!(kinds.type_named("etsinfv.kubernetes.v_1"), None);
+        assert_eq!(kinds.type_named("openstack"), None);
+        let info: VimConnectionInfo =
+            serde_json::from_value(json!({"vimType": "kubernetes"})).unwrap();
+        assert_eq!(
+            kinds.canonical(&info).unwrap().vim_type,
+            "ETSINFV.KUBERNETES.V_1"
+        );
     }
 }

@@ -18,6 +18,7 @@ use rustls_pki_types::CertificateDer;
 use rustls_pki_types::pem::PemObject;
 use serde_json::Value;
 use vnfm_driver_api::ResolvedVim;
+use vnfm_driver_api::vim_kind::fields;
 
 use crate::KubeError;
 
@@ -99,7 +100,13 @@ impl ClusterAccess {
                 cut(&endpoint)
             )));
         }
-        let ca_pem = str_of(iface, &["ssl_ca_cert", "caCert"]);
+        // Checked and made canonical as at registration (Tacker's "None", PEM folded by YAML),
+        // for connections stored before that check or given inline; errors never show bytes.
+        let ca_pem = match iface {
+            Some(i) => fields::ca_cert(i)
+                .map_err(|e| err(format!("interfaceInfo.ssl_ca_cert: {}", e.message)))?,
+            None => None,
+        };
         let insecure = iface
             .and_then(|m| {
                 m.get("insecureSkipTlsVerify")
@@ -114,22 +121,12 @@ impl ClusterAccess {
         }
         let ca_certs = match ca_pem {
             None => Vec::new(),
-            Some(pem) => {
-                let certs: Result<Vec<CertificateDer<'static>>, _> =
-                    CertificateDer::pem_slice_iter(pem.as_bytes()).collect();
-                let certs = certs.map_err(|e| {
-                    err(format!(
-                        "interfaceInfo.ssl_ca_cert is not a valid PEM certificate: {e}"
-                    ))
-                })?;
-                if certs.is_empty() {
-                    return Err(err(
-                        "interfaceInfo.ssl_ca_cert holds no PEM certificate (-----BEGIN CERTIFICATE-----)"
-                            .into(),
-                    ));
-                }
-                certs.into_iter().map(|c| c.to_vec()).collect()
-            }
+            Some(pem) => CertificateDer::pem_slice_iter(pem.as_bytes())
+                .map(|c| c.map(|c| c.to_vec()))
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|_| {
+                    err("interfaceInfo.ssl_ca_cert is not a valid PEM certificate".into())
+                })?,
         };
         let token = str_of(access, &["bearer_token", "bearerToken"]);
         let username = str_of(access, &["username"]);

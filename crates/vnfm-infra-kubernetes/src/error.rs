@@ -71,6 +71,19 @@ pub enum KubeError {
         /// The connection error (no credentials in it).
         cause: String,
     },
+    /// The API server's TLS certificate is not trusted: retrying cannot help until the VIM
+    /// names the CA that issued it.
+    #[error(
+        "the Kubernetes API server at {endpoint} presented a certificate that is not trusted while {doing} ({cause}): give the CA certificate that issued it in the VIM's interfaceInfo.ssl_ca_cert"
+    )]
+    Untrusted {
+        /// API server URL.
+        endpoint: String,
+        /// What the driver was doing.
+        doing: String,
+        /// What TLS refused (no certificate bytes).
+        cause: String,
+    },
     /// The API server answered an error.
     #[error("{doing} failed: {code} {reason}: {message}")]
     Api {
@@ -238,7 +251,8 @@ impl From<KubeError> for DriverError {
             | KubeError::HelmSdkLoad { .. }
             | KubeError::HelmSdkCall { .. }
             | KubeError::HelmSdkInput { .. }
-            | KubeError::HelmSdkOutput { .. } => DriverError::permanent(message),
+            | KubeError::HelmSdkOutput { .. }
+            | KubeError::Untrusted { .. } => DriverError::permanent(message),
             KubeError::Unreachable { .. } => DriverError::transient(message),
             KubeError::Api { code, .. } => {
                 if code == 429 || code == 409 || code >= 500 {
@@ -278,6 +292,20 @@ pub(crate) fn from_kube(e: kube::Error, doing: &str, endpoint: &str, vim: &str) 
             reason: s.reason.clone(),
             message: s.message.clone(),
         },
+        kube::Error::HyperError(err) if let Some(cause) = certificate_refusal(&err) => {
+            KubeError::Untrusted {
+                endpoint: endpoint.to_string(),
+                doing: doing.to_string(),
+                cause,
+            }
+        }
+        kube::Error::Service(err) if let Some(cause) = certificate_refusal(&*err) => {
+            KubeError::Untrusted {
+                endpoint: endpoint.to_string(),
+                doing: doing.to_string(),
+                cause,
+            }
+        }
         kube::Error::HyperError(err) => KubeError::Unreachable {
             endpoint: endpoint.to_string(),
             doing: doing.to_string(),
@@ -295,6 +323,25 @@ pub(crate) fn from_kube(e: kube::Error, doing: &str, endpoint: &str, vim: &str) 
             message: other.to_string(),
         },
     }
+}
+
+/// What rustls refused about the server's certificate, when that is among `e`'s causes. An
+/// I/O error's cause is its inner error (`source()` would skip it: the client nests rustls's
+/// error in two of them).
+fn certificate_refusal(e: &(dyn std::error::Error + 'static)) -> Option<String> {
+    let mut cur = Some(e);
+    while let Some(e) = cur {
+        if let Some(rustls::Error::InvalidCertificate(why)) = e.downcast_ref::<rustls::Error>() {
+            return Some(format!("{why:?}"));
+        }
+        cur = match e.downcast_ref::<std::io::Error>() {
+            Some(io) => io
+                .get_ref()
+                .map(|inner| inner as &(dyn std::error::Error + 'static)),
+            None => e.source(),
+        };
+    }
+    None
 }
 
 fn chain(e: &(dyn std::error::Error + 'static)) -> String {

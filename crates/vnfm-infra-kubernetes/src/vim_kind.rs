@@ -33,6 +33,16 @@ impl VimKind for KubernetesVimKind {
         &[KUBERNETES_VIM_TYPE, HELM_VIM_TYPE]
     }
 
+    /// OpenStack Tacker's `kubernetes` (its v1 guides and VIM files), and the types in any
+    /// case.
+    fn aliases(&self) -> &[(&'static str, &'static str)] {
+        &[
+            ("kubernetes", KUBERNETES_VIM_TYPE),
+            (KUBERNETES_VIM_TYPE, KUBERNETES_VIM_TYPE),
+            (HELM_VIM_TYPE, HELM_VIM_TYPE),
+        ]
+    }
+
     fn canonical(&self, info: &VimConnectionInfo) -> Result<VimConnectionInfo, InvalidVimInfo> {
         let empty = KeyValuePairs::new();
         let access = info.access_info.as_ref().unwrap_or(&empty);

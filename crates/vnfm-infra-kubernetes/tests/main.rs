@@ -13,4 +13,5 @@ mod helm;
 mod lcm;
 mod operations;
 mod real_server;
+mod tls_trust;
 mod vnf_b_sample;

@@ -38,6 +38,17 @@ impl VimKind for OpenStackVimKind {
         &[OPENSTACK_VIM_TYPE]
     }
 
+    /// OpenStack Tacker's names: `openstack` (its v1 guides and VIM files) and
+    /// `ETSINFV.OPENSTACK_KEYSTONE.V_2` (its v1 API's requests, any case), both Keystone v3
+    /// clouds here.
+    fn aliases(&self) -> &[(&'static str, &'static str)] {
+        &[
+            ("openstack", OPENSTACK_VIM_TYPE),
+            ("ETSINFV.OPENSTACK_KEYSTONE.V_2", OPENSTACK_VIM_TYPE),
+            (OPENSTACK_VIM_TYPE, OPENSTACK_VIM_TYPE),
+        ]
+    }
+
     fn canonical(&self, info: &VimConnectionInfo) -> Result<VimConnectionInfo, InvalidVimInfo> {
         let empty = KeyValuePairs::new();
         let access = info.access_info.as_ref().unwrap_or(&empty);

@@ -21,8 +21,7 @@ const APP_SECRET: &str = "app-cred-Secret-77aa";
 const K8S_TOKEN: &str = "eyJhbGciOiJSUzI1NiJ9.k8s-bearer-token-b0b0";
 const HELM_PASSWORD: &str = "helm-basic-Pa55-9e9e";
 const SECRETS: [&str; 4] = [OS_PASSWORD, APP_SECRET, K8S_TOKEN, HELM_PASSWORD];
-const CA: &str =
-    "-----BEGIN CERTIFICATE-----\nMIIBszCCAVmgAwIBAgIUQ0E=\n-----END CERTIFICATE-----\n";
+const CA: &str = vnfm_test_env::CA_PEM;
 
 struct Db {
     _dir: tempfile::TempDir,

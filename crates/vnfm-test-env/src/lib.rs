@@ -44,6 +44,11 @@ pub use services::{SERVICES, Service, reason, service};
 /// was built; failing at run time when they are not there then. See the crate documentation.
 pub use vnfm_test_env_macros::needs;
 
+/// A self-signed CA certificate (P-256, `CN=vnfm test CA`, valid until 2126), PEM: what a VIM
+/// connection's `ssl_ca_cert` holds in tests that register VIMs without connecting to them
+/// (a VIM's CA is checked to be an X.509 certificate when it is registered).
+pub const CA_PEM: &str = include_str!("../data/ca.pem");
+
 /// Whether `CI` is set (to anything but empty, `0` or `false`).
 pub fn ci() -> bool {
     std::env::var("CI").is_ok_and(|v| !matches!(v.as_str(), "" | "0" | "false"))

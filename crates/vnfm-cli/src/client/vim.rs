@@ -219,7 +219,8 @@ pub fn vim_body(
     let mut access = Map::new();
     let mut used: Vec<&str> = vec!["type", "auth_url", "name", "extra", "ssl_ca_cert"];
     if let Some(ca) = get("ssl_ca_cert") {
-        iface.insert("ssl_ca_cert".into(), Value::String(unfold_pem(&ca)));
+        // Sent as read: the server repairs line breaks YAML folded into spaces.
+        iface.insert("ssl_ca_cert".into(), Value::String(ca));
     }
     let put = |access: &mut Map<String, Value>, key: &str, value: Option<String>| {
         if let Some(v) = value {
@@ -400,35 +401,6 @@ fn indent_continuations(text: &str) -> String {
         }
         out.push_str(line);
         out.push('\n');
-    }
-    out
-}
-
-/// A PEM bundle whose line breaks were folded into spaces (a multi-line quoted YAML scalar),
-/// with its lines restored; other text is returned unchanged.
-pub fn unfold_pem(text: &str) -> String {
-    const BEGIN: &str = "-----BEGIN CERTIFICATE-----";
-    const END: &str = "-----END CERTIFICATE-----";
-    if !text.contains(BEGIN) {
-        return text.to_owned();
-    }
-    let mut out = String::new();
-    let mut rest = text;
-    while let Some(b) = rest.find(BEGIN) {
-        let after = &rest[b + BEGIN.len()..];
-        let Some(e) = after.find(END) else {
-            return text.to_owned();
-        };
-        let body: Vec<&str> = after[..e].split_whitespace().collect();
-        out.push_str(BEGIN);
-        out.push('\n');
-        for chunk in body {
-            out.push_str(chunk);
-            out.push('\n');
-        }
-        out.push_str(END);
-        out.push('\n');
-        rest = &after[e + END.len()..];
     }
     out
 }
@@ -619,24 +591,12 @@ mod tests {
         .unwrap();
         let doc = read_doc(&path).unwrap();
         let (body, _) = vim_body(&doc, None, None, Path::new("k")).unwrap();
+        // YAML folds the quoted scalar's line breaks; the server restores them.
         assert_eq!(
             body["interfaceInfo"]["ssl_ca_cert"],
-            "-----BEGIN CERTIFICATE-----\nMIIDBzCCAe+gAwIBAgIJ\nAKsample==\n-----END CERTIFICATE-----\n"
+            "-----BEGIN CERTIFICATE----- MIIDBzCCAe+gAwIBAgIJ AKsample== -----END CERTIFICATE-----"
         );
         assert_eq!(body["accessInfo"]["namespace"], "default");
-    }
-
-    #[test]
-    fn pem_unfolding_keeps_other_text() {
-        assert_eq!(unfold_pem("no pem"), "no pem");
-        assert_eq!(
-            unfold_pem(
-                "-----BEGIN CERTIFICATE----- AA BB -----END CERTIFICATE----- -----BEGIN CERTIFICATE----- CC -----END CERTIFICATE-----"
-            ),
-            "-----BEGIN CERTIFICATE-----\nAA\nBB\n-----END CERTIFICATE-----\n-----BEGIN CERTIFICATE-----\nCC\n-----END CERTIFICATE-----\n"
-        );
-        let broken = "-----BEGIN CERTIFICATE----- AA";
-        assert_eq!(unfold_pem(broken), broken);
     }
 
     #[test]

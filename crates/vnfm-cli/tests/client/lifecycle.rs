@@ -51,7 +51,10 @@ fn packages_vims_and_a_vnf_lifecycle_with_wait() {
     std::fs::write(
         &k8s_file,
         format!(
-            "auth_url: \"https://192.168.33.100:6443\"\nbearer_token: \"{TOKEN}\"\nssl_ca_cert: \"-----BEGIN CERTIFICATE-----\nMIIDBzCCAe+gAwIBAgIJAKsample\n-----END CERTIFICATE-----\"\nproject_name: \"default\"\ntype: \"kubernetes\"\n"
+            "auth_url: \"https://192.168.33.100:6443\"\nbearer_token: \"{TOKEN}\"\nssl_ca_cert: \"{}\"\nproject_name: \"default\"\ntype: \"kubernetes\"\n",
+            // As Tacker's guide lays it out: the certificate's lines unindented in a quoted
+            // scalar, which YAML folds into one line.
+            vnfm_test_env::CA_PEM.trim_end()
         ),
     )
     .expect("write");
@@ -67,6 +70,7 @@ fn packages_vims_and_a_vnf_lifecycle_with_wait() {
     assert_eq!(k8s["name"], "vim-k8s");
     assert_eq!(k8s["accessInfo"]["bearer_token"], "***");
     assert_eq!(k8s["accessInfo"]["namespace"], "default");
+    assert_eq!(k8s["interfaceInfo"]["ssl_ca_cert"], vnfm_test_env::CA_PEM);
     let k8s_id = k8s["id"].as_str().expect("id").to_owned();
     let shown = c.ok(&["vim", "show", &k8s_id]);
     assert!(shown.contains("https://192.168.33.100:6443"), "{shown}");

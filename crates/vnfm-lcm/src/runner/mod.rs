@@ -86,7 +86,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use tokio::sync::watch;
-use vnfm_driver_api::{FaultSink, IndicatorSink, InfraDriver, MgmtDriver, Nfvo};
+use vnfm_driver_api::{FaultSink, IndicatorSink, InfraDriver, MgmtDriver, Nfvo, VimKinds};
 use vnfm_store::{
     Conflict, InstanceQuery, Lease, OpOccQuery, Page, Store, StoreError, Timestamp, Version,
 };
@@ -244,6 +244,7 @@ pub(crate) fn new_uuid() -> String {
 pub struct LcmBuilder {
     store: Arc<dyn Store>,
     infra: BTreeMap<String, Arc<dyn InfraDriver>>,
+    vim_kinds: VimKinds,
     mgmt: Option<Arc<dyn MgmtDriver>>,
     vims: Arc<dyn VimDirectory>,
     router: Arc<dyn NotificationRouter>,
@@ -282,6 +283,16 @@ impl LcmBuilder {
         for t in driver.vim_types() {
             self.infra.insert((*t).to_string(), driver.clone());
         }
+        if let Some(kind) = driver.vim_kind() {
+            self.vim_kinds.add(kind);
+        }
+        self
+    }
+
+    /// Adds VIM kinds besides those the drivers declare: requests may then name their types
+    /// by the kinds' aliases ([`vnfm_driver_api::VimKind::aliases`]).
+    pub fn vim_kinds(mut self, kinds: VimKinds) -> Self {
+        self.vim_kinds.extend(kinds);
         self
     }
 
@@ -305,6 +316,7 @@ impl LcmBuilder {
             inner: Arc::new(Inner {
                 store: self.store,
                 infra: self.infra,
+                vim_kinds: self.vim_kinds,
                 mgmt: self.mgmt,
                 vims: self.vims,
                 router: self.router,
@@ -348,6 +360,8 @@ impl RunState {
 pub(crate) struct Inner {
     pub store: Arc<dyn Store>,
     pub infra: BTreeMap<String, Arc<dyn InfraDriver>>,
+    /// The kinds of the VIM types: request types named by an alias are stored as the type.
+    pub vim_kinds: VimKinds,
     pub mgmt: Option<Arc<dyn MgmtDriver>>,
     pub vims: Arc<dyn VimDirectory>,
     pub router: Arc<dyn NotificationRouter>,
@@ -504,6 +518,7 @@ impl Lcm {
         LcmBuilder {
             store,
             infra: BTreeMap::new(),
+            vim_kinds: VimKinds::new(),
             mgmt: None,
             vims,
             router,

@@ -301,6 +301,7 @@ impl Lcm {
     ) -> Result<Checked, LcmError> {
         let inner = &self.inner;
         let (instance, version) = self.instance_with_version(id).await?;
+        vims::name_types(inner, req);
         with_default_vim(inner, req, &instance).await?;
         let req = &*req;
         let onboarded = self.vnfd_for(&instance, req)?;

@@ -61,6 +61,20 @@ fn entries_mut(req: &mut OperationRequest) -> Vec<(String, &mut VimConnectionInf
         .collect()
 }
 
+/// Replaces each `vimType` of `req` that is an alias a driver's VIM kind declares (OpenStack
+/// Tacker's `kubernetes`, `openstack`, ...) by the type it names, so that the occurrence, the
+/// instance and the driver routing only ever see the type.
+pub(crate) fn name_types(inner: &Inner, req: &mut OperationRequest) {
+    for (_, entry) in entries_mut(req) {
+        if inner.infra.contains_key(&entry.vim_type) {
+            continue;
+        }
+        if let Some(vim_type) = inner.vim_kinds.type_named(&entry.vim_type) {
+            entry.vim_type = vim_type.to_owned();
+        }
+    }
+}
+
 /// The `vimId`s a stored request references.
 pub(super) fn request_vim_ids(params: &OperationParams, out: &mut Vec<VimId>) {
     let entries: Vec<&VimConnectionInfo> = match params {
