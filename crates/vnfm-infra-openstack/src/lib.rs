@@ -6,6 +6,8 @@
 //!   ([`generate`]), with the `nfv` parameter convention Tacker packages use.
 //! - [`keystone`]: authentication (password, application credential), token cache with
 //!   re-authentication, endpoint selection from the service catalog, retries.
+//! - [`glance`]: the package's software images uploaded to (or found in) Glance at
+//!   instantiate, removed when no instance uses them.
 //! - [`heat`]: the Heat API client: stacks, resources, events, waiting with backoff.
 //! - [`nova`]: the Nova compute API client for the operate step: server power actions
 //!   (`os-start`, `os-stop`) and waiting for `ACTIVE` / `SHUTOFF`.
@@ -38,6 +40,7 @@ pub mod config;
 pub mod driver;
 pub mod error;
 pub mod generate;
+pub mod glance;
 pub mod heat;
 pub mod hot;
 pub mod inventory;

@@ -40,6 +40,7 @@ use vnfm_types::{
 
 use crate::config::{DriverConfig, VimSettings, seconds};
 use crate::error::OpenStackError;
+use crate::glance::Glance;
 use crate::heat::{Heat, Stack, StackFields, StackRef, is_final};
 use crate::hot::{self, Hot, NfvInputs};
 use crate::inventory::{self, InventoryInputs};
