@@ -4,6 +4,7 @@
 //! - [`OpenStackDriver`] ([`driver`]): the [`vnfm_driver_api::InfraDriver`]; one Heat stack
 //!   per VNF instance, made from the package's BaseHOT ([`hot`]) or from the VNFD
 //!   ([`generate`]), with the `nfv` parameter convention Tacker packages use.
+//! - [`depends`]: nested stacks ordered after the subnets of the networks they are given.
 //! - [`keystone`]: authentication (password, application credential), token cache with
 //!   re-authentication, endpoint selection from the service catalog, retries.
 //! - [`glance`]: the package's software images uploaded to (or found in) Glance at
@@ -37,6 +38,7 @@
 //! template and timeouts.
 
 pub mod config;
+pub mod depends;
 pub mod driver;
 pub mod error;
 pub mod generate;

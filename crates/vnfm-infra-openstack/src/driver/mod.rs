@@ -257,6 +257,7 @@ fn templates(
         None => crate::generate::generate(&req.vnfd.descriptor_id, flavour)?,
     };
     hot::apply_ext_managed_vls(&mut h.template, managed);
+    crate::depends::order_after_subnets(&mut h.template);
     Ok(h)
 }
 
