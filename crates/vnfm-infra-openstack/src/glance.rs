@@ -377,10 +377,10 @@ fn verify_checksum(
 /// The software images of `flavour` that have a file in the package, by image name (VDUs,
 /// then virtual storages), except those of VDUs whose image `granted` names (the NFVO chose
 /// the VIM's image).
-pub fn package_images<'f>(
-    flavour: &'f Flavour,
+pub fn package_images(
+    flavour: &Flavour,
     granted: impl Fn(&str) -> bool,
-) -> BTreeMap<String, (&'f SwImage, String)> {
+) -> BTreeMap<String, (&SwImage, String)> {
     let mut out = BTreeMap::new();
     let vdus = flavour
         .vdus
