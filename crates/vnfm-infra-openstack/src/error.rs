@@ -150,10 +150,10 @@ pub enum OpenStackError {
         waited: Duration,
     },
 
-    /// Nova refused a power action on a server (or the server failed or is gone).
+    /// Nova refused an action on a server (or the server failed or is gone).
     #[error("cannot {action} Nova server {server} (VNFC {vnfc}): {message}")]
     ServerAction {
-        /// `start` or `stop`.
+        /// `start`, `stop` or `delete`.
         action: &'static str,
         /// The server id.
         server: String,
@@ -173,12 +173,23 @@ pub enum OpenStackError {
         server: String,
         /// The `vnfcResourceInfo` id the server backs.
         vnfc: String,
-        /// `ACTIVE` or `SHUTOFF`.
+        /// `ACTIVE`, `SHUTOFF` or `deleted`.
         expected: &'static str,
         /// The status seen last, with the task it was busy with (`ACTIVE, task powering-off`).
         last: String,
         /// How long it was waited for.
         waited: Duration,
+    },
+
+    /// A software image of the package cannot be made available in Glance.
+    #[error("software image `{image}` on VIM `{vim}`: {message}")]
+    Image {
+        /// The image (`sw_image_data.name`).
+        image: String,
+        /// The VIM connection.
+        vim: String,
+        /// What failed.
+        message: String,
     },
 
     /// The package's Heat templates cannot be used.

@@ -26,7 +26,7 @@
 //! | path | value |
 //! |---|---|
 //! | `VDU.<vdu>.computeFlavourId` / `flavor` | the VDU's `requested_additional_capability_name` |
-//! | `VDU.<vdu or storage>.vcImageId` / `image` | the `sw_image_data.name` of the VDU or storage |
+//! | `VDU.<vdu or storage>.vcImageId` / `image` | the `sw_image_data.name` of the VDU or storage (Glance's id of the image when the driver uploaded it from the package) |
 //! | `VDU.<vdu>.desired_capacity` | the VDU's instance count for the operation |
 //! | `CP.<cp>.network` | `resourceId` of the external VL whose `extCps` has `cpdId` `<cp>` |
 //! | `CP.<cp>.fixed_ips[i].ip_address` / `.subnet` | the i-th fixed address / subnet of that CP |
@@ -432,6 +432,9 @@ pub struct NfvInputs<'a> {
     /// The NFVO's grant: its `vimAssets` choose the flavour and image of each VDU, its zones
     /// the availability zone (`locationConstraints`), ahead of the VNFD's names.
     pub grant: Option<&'a vnfm_types::Grant>,
+    /// Glance's ids of the package's software images the driver uploaded or found, by
+    /// `sw_image_data.name` ([`crate::glance`]): `vcImageId` gets the id instead of the name.
+    pub images: Option<&'a BTreeMap<String, String>>,
 }
 
 /// The zone the grant gives the COMPUTE resources of `vdu`.
@@ -465,7 +468,11 @@ pub fn build_nfv(paths: &[Vec<Seg>], inputs: &NfvInputs<'_>) -> Value {
                     "vcImageId" | "image" => grant
                         .and_then(|g| g.image_for(name))
                         .map(|i| json!(i))
-                        .or_else(|| image_name(inputs.flavour, name)),
+                        .or_else(|| image_name(inputs.flavour, name))
+                        .map(|n| match (n.as_str(), inputs.images) {
+                            (Some(s), Some(ids)) => ids.get(s).map_or(n.clone(), |id| json!(id)),
+                            _ => n,
+                        }),
                     "locationConstraints" => {
                         grant.and_then(|g| granted_zone(g, name)).map(|z| json!(z))
                     }

@@ -187,6 +187,14 @@ impl<'a> ServiceApi<'a> {
     }
 }
 
+/// The body of a request.
+enum Payload<'a> {
+    None,
+    Json(&'a Value),
+    /// Raw data (cheap to clone for a retry: the bytes are shared).
+    Bytes(bytes::Bytes),
+}
+
 /// An authenticated connection to one OpenStack VIM.
 pub struct Session {
     settings: VimSettings,
@@ -409,21 +417,58 @@ impl Session {
         body: Option<&Value>,
         accept: &[u16],
     ) -> Result<Reply, DriverError> {
+        let payload = body.map_or(Payload::None, Payload::Json);
+        self.send_payload(control, service, method, url, payload, accept)
+            .await
+    }
+
+    /// `PUT`s `data` to `url` as `application/octet-stream` (an image's data); any status of
+    /// 400 or more is an error.
+    pub async fn put_bytes(
+        &self,
+        control: &RunControl,
+        service: &'static str,
+        url: &str,
+        data: bytes::Bytes,
+    ) -> Result<Reply, DriverError> {
+        self.send_payload(
+            control,
+            service,
+            Method::PUT,
+            url,
+            Payload::Bytes(data),
+            &[],
+        )
+        .await
+    }
+
+    async fn send_payload(
+        &self,
+        control: &RunControl,
+        service: &'static str,
+        method: Method,
+        url: &str,
+        payload: Payload<'_>,
+        accept: &[u16],
+    ) -> Result<Reply, DriverError> {
         let what = format!("{method} {}", path_of(url));
         let mut reauthenticated = false;
         loop {
             let token = self.token(control).await?;
             let reply = self
                 .send_with_retry(control, &what, service, || {
-                    let mut r = self
+                    let r = self
                         .http
                         .request(method.clone(), url)
                         .header("X-Auth-Token", token.value.expose())
                         .header("Accept", "application/json");
-                    if let Some(b) = body {
-                        r = r.json(b);
+                    match &payload {
+                        Payload::None => r,
+                        Payload::Json(b) => r.json(b),
+                        Payload::Bytes(data) => r
+                            .header("Content-Type", "application/octet-stream")
+                            .body(data.clone()),
                     }
-                    r
                 })
                 .await?;
             let status = reply.status.as_u16();

@@ -4,8 +4,11 @@
 //! - [`OpenStackDriver`] ([`driver`]): the [`vnfm_driver_api::InfraDriver`]; one Heat stack
 //!   per VNF instance, made from the package's BaseHOT ([`hot`]) or from the VNFD
 //!   ([`generate`]), with the `nfv` parameter convention Tacker packages use.
+//! - [`depends`]: nested stacks ordered after the subnets of the networks they are given.
 //! - [`keystone`]: authentication (password, application credential), token cache with
 //!   re-authentication, endpoint selection from the service catalog, retries.
+//! - [`glance`]: the package's software images uploaded to (or found in) Glance at
+//!   instantiate, removed when no instance uses them.
 //! - [`heat`]: the Heat API client: stacks, resources, events, waiting with backoff.
 //! - [`nova`]: the Nova compute API client for the operate step: server power actions
 //!   (`os-start`, `os-stop`) and waiting for `ACTIVE` / `SHUTOFF`.
@@ -35,9 +38,11 @@
 //! template and timeouts.
 
 pub mod config;
+pub mod depends;
 pub mod driver;
 pub mod error;
 pub mod generate;
+pub mod glance;
 pub mod heat;
 pub mod hot;
 pub mod inventory;

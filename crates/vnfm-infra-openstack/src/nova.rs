@@ -310,6 +310,63 @@ impl<'a> Nova<'a> {
         }
     }
 
+    /// Deletes server `t` and waits, with backoff until `deadline`, until Nova no longer
+    /// knows it. Nova then releases its ports (unbinds them; ports made outside Nova stay),
+    /// which a server in `ERROR` cannot give up by a detach: Nova refuses interface detach in
+    /// that state.
+    pub async fn delete_and_wait(&self, t: &Target, deadline: Instant) -> Result<(), DriverError> {
+        let started = Instant::now();
+        let url = self.url(&t.server, "");
+        let r = self
+            .api
+            .session
+            .call(
+                self.api.control,
+                "nova",
+                Method::DELETE,
+                &url,
+                None,
+                &[400, 403, 404, 409],
+            )
+            .await?;
+        let status = r.status.as_u16();
+        if !r.status.is_success() && status != 404 {
+            return Err(OpenStackError::ServerAction {
+                action: "delete",
+                server: t.server.clone(),
+                vnfc: t.vnfc.clone(),
+                message: format!(
+                    "Nova answered HTTP {status}: {}",
+                    nova_message(self.api.session, &r.body)
+                ),
+            }
+            .into());
+        }
+        tracing::info!(server = %t.server, vnfc = %t.vnfc, "Nova server delete accepted");
+        let mut delay = self.api.poll.initial;
+        loop {
+            let Some(s) = self.server(&t.server).await? else {
+                return Ok(());
+            };
+            if s.status == "DELETED" || s.status == "SOFT_DELETED" {
+                return Ok(());
+            }
+            if Instant::now() >= deadline {
+                return Err(OpenStackError::ServerTimeout {
+                    server: t.server.clone(),
+                    vnfc: t.vnfc.clone(),
+                    expected: "deleted",
+                    last: s.status,
+                    waited: started.elapsed(),
+                }
+                .into());
+            }
+            let what = format!("waiting for Nova to delete server {}", t.server);
+            sleep_within(self.api.control, self.pause(delay, deadline), &what).await?;
+            delay = self.api.poll.next(delay);
+        }
+    }
+
     fn pause(&self, delay: Duration, deadline: Instant) -> Duration {
         delay.min(deadline.saturating_duration_since(Instant::now()))
     }

@@ -13,10 +13,11 @@ use vnfm_infra_openstack::{DriverConfig, generate};
 use vnfm_lcm::OperationRequest;
 use vnfm_types::{InstantiateVnfRequest, VnfInstance};
 
-const CORPUS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/corpus/tacker");
+/// Tacker's sample packages (found by `build.rs`).
+pub(crate) const CORPUS: &str = env!("VNFM_TACKER_CORPUS");
 
 /// Package files read from a directory.
-struct Dir(PathBuf);
+pub(crate) struct Dir(pub(crate) PathBuf);
 
 impl ArtifactSource for Dir {
     fn read(&self, path: &str) -> std::io::Result<Vec<u8>> {
@@ -27,7 +28,7 @@ impl ArtifactSource for Dir {
     }
 }
 
-fn load_vnfd(root: &Path) -> Vnfd {
+pub(crate) fn load_vnfd(root: &Path) -> Vnfd {
     fn add(dir: &Path, root: &Path, out: &mut vnfm_tosca::MemFiles) {
         for e in std::fs::read_dir(dir).expect("package directory") {
             let p = e.expect("entry").path();
@@ -161,6 +162,7 @@ fn instantiate_nfv(package: &str, flavour: &str) -> Value {
             ext_virtual_links: req.ext_virtual_links.as_deref().unwrap_or_default(),
             additional: req.additional_params.as_ref().and_then(|p| p.get("nfv")),
             grant: None,
+            images: None,
         },
     );
     json!({
@@ -334,6 +336,7 @@ fn a_package_without_basehot_gets_a_generated_template() {
             ext_virtual_links: req.ext_virtual_links.as_deref().unwrap_or_default(),
             additional: None,
             grant: None,
+            images: None,
         },
     );
     insta::assert_json_snapshot!(json!({
@@ -365,6 +368,7 @@ fn grant_assets_and_zones_reach_the_nfv_parameter() {
             ext_virtual_links: &[],
             additional: None,
             grant: None,
+            images: None,
         },
     );
     let grant: vnfm_types::Grant = serde_json::from_value(serde_json::json!({
@@ -385,6 +389,7 @@ fn grant_assets_and_zones_reach_the_nfv_parameter() {
             ext_virtual_links: &[],
             additional: None,
             grant: Some(&grant),
+            images: None,
         },
     );
     assert_ne!(without["VDU"]["VDU1"]["computeFlavourId"], "m1.granted");

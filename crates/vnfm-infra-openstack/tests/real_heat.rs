@@ -11,7 +11,7 @@ use std::time::Duration;
 use reqwest::Method;
 use serde_json::{Value, json};
 use support::Cloud;
-use vnfm_driver_api::memory::MemArtifacts;
+use vnfm_driver_api::memory::{MemArtifacts, RecordingMgmtDriver};
 use vnfm_driver_api::{ArtifactSource, ResolvedVim, RunControl};
 use vnfm_infra_openstack::OpenStackDriver;
 use vnfm_infra_openstack::heat::{Heat, HeatResource};
@@ -25,11 +25,16 @@ use vnfm_types::{
 
 const WAIT: Duration = Duration::from_secs(600);
 
+#[path = "real_heat/corpus.rs"]
+mod corpus;
 #[path = "real_heat/rollbacks.rs"]
 mod rollbacks;
 
 struct Env {
     lcm: Lcm,
+    catalog: MemoryCatalog,
+    /// The LCM hooks the packages bind (Tacker's samples bind scripts the corpus lacks): recorded.
+    hooks: Arc<RecordingMgmtDriver>,
     driver: Arc<OpenStackDriver>,
     cloud: Cloud,
     _dir: tempfile::TempDir,
@@ -67,6 +72,8 @@ async fn env(cloud: Cloud) -> Env {
         MemArtifacts::new().with("BaseHOT/simple/heat_test.yaml", support::SERVERLESS_HOT),
     );
     catalog.insert(support::vnfd("vnfd-heat-serverless"), serverless);
+    let packages = catalog.clone();
+    let hooks = Arc::new(RecordingMgmtDriver::new());
     let driver = Arc::new(OpenStackDriver::new(support::driver_config()));
     let lcm = Lcm::builder(
         store,
@@ -75,6 +82,7 @@ async fn env(cloud: Cloud) -> Env {
         Arc::new(catalog),
     )
     .infra_driver(driver.clone())
+    .mgmt_driver(hooks.clone())
     .config(LcmConfig {
         step_timeout: Duration::from_secs(600),
         ..LcmConfig::default()
@@ -82,6 +90,8 @@ async fn env(cloud: Cloud) -> Env {
     .build();
     Env {
         lcm,
+        catalog: packages,
+        hooks,
         driver,
         cloud,
         _dir: dir,
@@ -89,6 +99,12 @@ async fn env(cloud: Cloud) -> Env {
 }
 
 impl Env {
+    /// Adds the corpus package `name` to the catalog; answers its VNFD id.
+    fn corpus_vnfd(&self, name: &str) -> String {
+        let (vnfd, files) = corpus::corpus_package(name);
+        self.catalog.insert(vnfd, files)
+    }
+
     async fn create(&self, vnfd_id: &str) -> VnfInstance {
         self.lcm
             .create_vnf_identifier(

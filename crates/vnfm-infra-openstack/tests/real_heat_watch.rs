@@ -165,9 +165,7 @@ async fn a_server_heat_holds_failed_raises_an_alarm_on_its_vnfc_until_healed() {
     assert!(store.open_alarms(Some(&vnf.id)).await.unwrap().is_empty());
 
     // Nova puts another VNFC's server in ERROR: a critical alarm on that VNFC, whatever Heat
-    // says of the server; once Nova reports it ACTIVE again, the alarm is cleared. (Healing
-    // it instead fails: Heat's replacement server cannot take over the ports of a server in
-    // ERROR, Nova answers `Port ... is still in use`; see docs/openstack.md.)
+    // says of the server; once Nova reports it ACTIVE again, the alarm is cleared.
     let inst: VnfInstance = lcm.get_instance(&vnf.id).await.unwrap();
     let info = inst.instantiated_vnf_info.clone().unwrap();
     let target = info.vnfc_resource_info.as_ref().unwrap()[1].clone();
@@ -199,6 +197,67 @@ async fn a_server_heat_holds_failed_raises_an_alarm_on_its_vnfc_until_healed() {
         Some(&[vnfc_id.clone()][..])
     );
     support::reset_state(&cloud, &driver, &server_id, "active").await;
+    let sweep = watch.sweep().await.unwrap();
+    assert_eq!(
+        (sweep.raised, sweep.cleared, sweep.failures),
+        (0, 1, 0),
+        "{sweep:?}"
+    );
+    assert!(store.open_alarms(Some(&vnf.id)).await.unwrap().is_empty());
+
+    // In ERROR again, the VNFC is healed: the driver deletes the server through Nova (Heat
+    // alone cannot detach the ports of a server in ERROR, and its replacement failed with
+    // Neutron's `Port ... is still in use`), Heat builds a new server on the same ports, and
+    // the alarm is cleared.
+    let ports_before: Vec<String> = services
+        .ports_of(&server_id)
+        .await
+        .iter()
+        .map(|p| p["id"].as_str().unwrap().to_string())
+        .collect();
+    assert!(!ports_before.is_empty(), "{server_id} has no ports");
+    support::reset_state(&cloud, &driver, &server_id, "error").await;
+    let sweep = watch.sweep().await.unwrap();
+    assert_eq!((sweep.raised, sweep.failures), (1, 0), "{sweep:?}");
+    let op = lcm
+        .heal(
+            &vnf.id,
+            serde_json::from_value(json!({"vnfcInstanceId": [vnfc_id]})).unwrap(),
+        )
+        .await
+        .unwrap();
+    completed(lcm.wait(&op.id, WAIT).await.unwrap());
+    let inst: VnfInstance = lcm.get_instance(&vnf.id).await.unwrap();
+    let healed = inst
+        .instantiated_vnf_info
+        .clone()
+        .unwrap()
+        .vnfc_resource_info
+        .unwrap();
+    let healed = healed.iter().find(|v| v.id == target.id).unwrap();
+    let new_server = healed.compute_resource.resource_id.clone();
+    assert_ne!(new_server, server_id);
+    assert!(
+        services.server(&server_id).await.is_none(),
+        "Nova still holds {server_id}"
+    );
+    assert_eq!(
+        services.server(&new_server).await.unwrap()["status"],
+        "ACTIVE"
+    );
+    let mut ports_after: Vec<String> = services
+        .ports_of(&new_server)
+        .await
+        .iter()
+        .map(|p| p["id"].as_str().unwrap().to_string())
+        .collect();
+    let mut ports_before = ports_before;
+    ports_before.sort();
+    ports_after.sort();
+    assert_eq!(
+        ports_after, ports_before,
+        "the new server has the old server's ports"
+    );
     let sweep = watch.sweep().await.unwrap();
     assert_eq!(
         (sweep.raised, sweep.cleared, sweep.failures),

@@ -196,6 +196,7 @@ fn each_flavour_has_a_base_hot_with_the_nodes_the_plugin_looks_for() {
                 ext_virtual_links: &links,
                 additional: Some(&additional_nfv),
                 grant: None,
+                images: None,
             },
         );
         assert_eq!(

@@ -40,6 +40,7 @@ use vnfm_types::{
 
 use crate::config::{DriverConfig, VimSettings, seconds};
 use crate::error::OpenStackError;
+use crate::glance::Glance;
 use crate::heat::{Heat, Stack, StackFields, StackRef, is_final};
 use crate::hot::{self, Hot, NfvInputs};
 use crate::inventory::{self, InventoryInputs};
@@ -256,6 +257,7 @@ fn templates(
         None => crate::generate::generate(&req.vnfd.descriptor_id, flavour)?,
     };
     hot::apply_ext_managed_vls(&mut h.template, managed);
+    crate::depends::order_after_subnets(&mut h.template);
     Ok(h)
 }
 

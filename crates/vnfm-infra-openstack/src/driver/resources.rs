@@ -192,6 +192,7 @@ impl OpenStackDriver {
                     },
                     &self.config,
                 );
+                let mut marks = Vec::new();
                 for h in vnfcs {
                     let v = live
                         .vnfc_resource_info
@@ -210,6 +211,11 @@ impl OpenStackDriver {
                     ) else {
                         continue;
                     };
+                    marks.push((v, sid, sname, res));
+                }
+                self.release_errored_servers(&ctx, marks.iter().map(|m| m.0))
+                    .await?;
+                for (_, sid, sname, res) in marks {
                     heat.mark_unhealthy(
                         &StackRef {
                             name: sname.to_string(),
@@ -236,6 +242,46 @@ impl OpenStackDriver {
             state,
         )
         .await
+    }
+
+    /// Deletes, through Nova, the servers of `vnfcs` that Nova holds in `ERROR`, before Heat
+    /// replaces them: Heat's replacement takes over the server's ports, and it cannot detach
+    /// them from a server in `ERROR` (Nova refuses the detach in that state, then the new
+    /// server's boot fails with `Port ... is still in use`). Deleting the server releases its
+    /// ports; Heat then finds it gone and builds the new one on them. Without a compute
+    /// service in the catalog there is nothing to ask.
+    async fn release_errored_servers<'v>(
+        &self,
+        ctx: &Ctx<'_>,
+        vnfcs: impl Iterator<Item = &'v VnfcResourceInfo>,
+    ) -> Result<(), DriverError> {
+        let servers: Vec<Target> = vnfcs
+            .filter(|v| {
+                v.compute_resource
+                    .vim_level_resource_type
+                    .as_deref()
+                    .is_none_or(|t| self.config.compute_types.iter().any(|c| c == t))
+            })
+            .map(|v| Target {
+                server: v.compute_resource.resource_id.clone(),
+                vnfc: v.id.clone(),
+            })
+            .collect();
+        if servers.is_empty() || !ctx.session.offers(&ctx.req.control, "compute").await? {
+            return Ok(());
+        }
+        let deadline = std::time::Instant::now() + ctx.timeout;
+        let nova = Nova::connect(&ctx.session, &ctx.req.control, self.config.poll.clone()).await?;
+        for t in &servers {
+            let Some(s) = nova.server(&t.server).await? else {
+                continue;
+            };
+            if s.status == "ERROR" {
+                tracing::warn!(server = %t.server, vnfc = %t.vnfc, "Nova holds the server in ERROR; deleting it so that Heat's replacement gets its ports");
+                nova.delete_and_wait(t, deadline).await?;
+            }
+        }
+        Ok(())
     }
 
     /// Starts or stops the servers of the VNFCs `vnfc_ids` (every VNFC when empty) through

@@ -184,6 +184,7 @@ impl OpenStackDriver {
         let managed_req = managed_of_request(req).unwrap_or_default();
         let hot = templates(&self.config, req, flavour, managed_req)?;
         let links = ext_links_of_request(req).unwrap_or_default().to_vec();
+        let images = self.upload_images(&ctx, flavour).await?;
         let nfv = hot::build_nfv(
             &paths_of(&hot.template, &hot.files),
             &NfvInputs {
@@ -192,6 +193,7 @@ impl OpenStackDriver {
                 ext_virtual_links: &links,
                 additional: ctx.additional_nfv(),
                 grant: req.grant.as_deref(),
+                images: Some(&images),
             },
         );
         let fields = ctx.fields(&self.config, Some(&hot), &nfv);
@@ -239,6 +241,57 @@ impl OpenStackDriver {
         .await
     }
 
+    /// Uploads the software images of `flavour` that have a file in the package to Glance (or
+    /// finds them there), used by this instance ([`crate::glance`]); answers their ids by
+    /// image name. Images the grant chose are the NFVO's business and are not uploaded. An
+    /// image whose file the package lacks (a package that names a file it does not carry; the
+    /// package checks refuse such a package at onboarding) is left to its name, as before.
+    pub(super) async fn upload_images(
+        &self,
+        ctx: &Ctx<'_>,
+        flavour: &Flavour,
+    ) -> Result<BTreeMap<String, String>, DriverError> {
+        let req = ctx.req;
+        let wanted = crate::glance::package_images(flavour, |id| {
+            req.grant.as_deref().and_then(|g| g.image_for(id)).is_some()
+        });
+        let mut files = Vec::new();
+        for (name, (sw, file)) in wanted {
+            match req.artifacts.read(&file) {
+                Ok(data) => files.push((name, sw, file, data)),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                    tracing::warn!(image = %name, %file, "the package has no file for the software image; the image must exist in Glance under its name");
+                }
+                Err(e) => {
+                    return Err(OpenStackError::Image {
+                        image: name,
+                        vim: ctx.vim_connection_id.clone(),
+                        message: format!("cannot read its file `{file}` from the package: {e}"),
+                    }
+                    .into());
+                }
+            }
+        }
+        let mut ids = BTreeMap::new();
+        if files.is_empty() {
+            return Ok(ids);
+        }
+        let glance = Glance::connect(
+            &ctx.session,
+            &req.control,
+            self.config.poll.clone(),
+            &ctx.vim_connection_id,
+        )
+        .await?;
+        for (name, sw, file, data) in files {
+            let id = glance
+                .ensure(sw, &file, data, req.instance.id.as_str())
+                .await?;
+            ids.insert(name, id);
+        }
+        Ok(ids)
+    }
+
     pub(super) async fn delete_stack(
         &self,
         req: &InfraRequest,
@@ -253,6 +306,17 @@ impl OpenStackDriver {
             let r = s.reference();
             heat.delete(&r).await?;
             heat.wait(&r, "DELETE", None, ctx.timeout).await?;
+        }
+        // The servers are gone: the instance's software images may go with them.
+        if ctx.session.offers(&req.control, "image").await? {
+            let glance = Glance::connect(
+                &ctx.session,
+                &req.control,
+                self.config.poll.clone(),
+                &ctx.vim_connection_id,
+            )
+            .await?;
+            glance.release(req.instance.id.as_str()).await?;
         }
         let before = inventory::recorded(&req.instance);
         Ok(InfraOutcome {

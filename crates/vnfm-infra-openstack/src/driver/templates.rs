@@ -33,6 +33,7 @@ impl OpenStackDriver {
                         ext_virtual_links: &links,
                         additional: ctx.additional_nfv(),
                         grant: req.grant.as_deref(),
+                        images: None,
                     },
                 );
                 let mut nfv = stack.nfv();
@@ -117,6 +118,7 @@ impl OpenStackDriver {
             &Self::recorded_links(req),
             ext_links_of_request(req).unwrap_or_default(),
         );
+        let images = self.upload_images(&ctx, flavour).await?;
         let nfv = hot::build_nfv(
             &paths_of(&hot.template, &hot.files),
             &NfvInputs {
@@ -125,6 +127,7 @@ impl OpenStackDriver {
                 ext_virtual_links: &links,
                 additional: ctx.additional_nfv(),
                 grant: req.grant.as_deref(),
+                images: Some(&images),
             },
         );
         let managed = match managed_req {

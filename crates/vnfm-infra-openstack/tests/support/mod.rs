@@ -485,3 +485,47 @@ pub async fn reset_state(
         .await
         .unwrap();
 }
+
+/// The lifecycle runner on a SQLite store in `dir`, with `driver` and the packages of
+/// `catalog`, a step budget of 10 minutes (Heat on a busy machine).
+pub async fn lcm(
+    dir: &std::path::Path,
+    catalog: vnfm_lcm::MemoryCatalog,
+    driver: std::sync::Arc<vnfm_infra_openstack::OpenStackDriver>,
+) -> vnfm_lcm::Lcm {
+    let store = vnfm_store_sql::open(&format!("sqlite://{}", dir.join("lcm.db").display()))
+        .await
+        .unwrap();
+    vnfm_lcm::Lcm::builder(
+        store,
+        std::sync::Arc::new(vnfm_lcm::InlineVimDirectory),
+        std::sync::Arc::new(vnfm_lcm::testing::NoSubscribers),
+        std::sync::Arc::new(catalog),
+    )
+    .infra_driver(driver)
+    .config(vnfm_lcm::LcmConfig {
+        step_timeout: Duration::from_secs(600),
+        ..vnfm_lcm::LcmConfig::default()
+    })
+    .build()
+}
+
+/// A minimal qcow2 image (version 2 header, 1 MiB virtual size, no data): Glance inspects
+/// uploads and refuses data that does not match the image's `disk_format`; Nova's fake virt
+/// driver boots anything.
+pub fn qcow2_image() -> Vec<u8> {
+    let mut data = vec![0u8; 1024];
+    data[0..4].copy_from_slice(b"QFI\xfb");
+    data[4..8].copy_from_slice(&2u32.to_be_bytes());
+    data[20..24].copy_from_slice(&16u32.to_be_bytes());
+    data[24..32].copy_from_slice(&(1u64 << 20).to_be_bytes());
+    data
+}
+
+impl Services {
+    /// Glance's images named `name` (every member Glance shows).
+    pub async fn images_named(&self, name: &str) -> Vec<Value> {
+        let images = self.get("image", &format!("/v2/images?name={name}")).await;
+        images["images"].as_array().unwrap().clone()
+    }
+}

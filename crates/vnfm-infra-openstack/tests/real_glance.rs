@@ -1,0 +1,227 @@
+//! A package's software image through the real Glance of the test cloud: uploaded at the first
+//! instantiate with its checksum, formats and the driver's tags, the servers boot from it, a
+//! second instance reuses it, and it is deleted at the last terminate. A file whose checksum
+//! is not the VNFD's fails the instantiation naming the image and the VIM, and nothing is
+//! uploaded. Skipped (with a SKIPPED line) when `VNFM_TEST_KEYSTONE_URL` is not set.
+
+use crate::support;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use sha2::Digest;
+use support::Cloud;
+use vnfm_driver_api::{ArtifactSource, ResolvedVim};
+use vnfm_infra_openstack::OpenStackDriver;
+use vnfm_infra_openstack::glance::{MANAGED_TAG, instance_tag};
+use vnfm_lcm::MemoryCatalog;
+use vnfm_types::{LcmOperationStateType, VnfInstance, VnfInstanceId};
+
+const WAIT: Duration = Duration::from_secs(600);
+const IMAGE_FILE: &str = "Files/images/vnfm-test.qcow2";
+
+/// The test VNFD whose VDUs boot from image `name`, the package file `IMAGE_FILE` with SHA-256
+/// `sha256`.
+fn vnfd_with_image(id: &str, name: &str, sha256: &str) -> vnfm_descriptor::Vnfd {
+    let mut v = serde_json::to_value(support::vnfd(id)).unwrap();
+    for vdu in v["flavours"][0]["vdus"].as_array_mut().unwrap() {
+        vdu["swImage"] = json!({
+            "name": name, "version": "1.0", "checksumAlgorithm": "sha-256", "checksumHash": sha256,
+            "containerFormat": "bare", "diskFormat": "qcow2", "minDiskBytes": 1073741824u64,
+            "minRamBytes": 268435456u64, "file": IMAGE_FILE
+        });
+    }
+    serde_json::from_value(v).unwrap()
+}
+
+fn sorted(tags: &[&str]) -> Vec<String> {
+    let mut t: Vec<String> = tags.iter().map(|t| t.to_string()).collect();
+    t.sort();
+    t
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn package_images_are_uploaded_to_glance_shared_and_deleted_at_the_last_terminate() {
+    let Some(cloud) = Cloud::from_env(
+        "package_images_are_uploaded_to_glance_shared_and_deleted_at_the_last_terminate",
+    ) else {
+        return;
+    };
+    let data = support::qcow2_image();
+    let sha256 = hex::encode(sha2::Sha256::digest(&data));
+    // A name of this run only: the cloud is shared.
+    let stamp = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos();
+    let name = format!("vnfm-test-image-{}-{stamp}", std::process::id());
+    let package = |data: &[u8]| -> Arc<dyn ArtifactSource> {
+        Arc::new(support::package("").with(IMAGE_FILE, data.to_vec()))
+    };
+    let catalog = MemoryCatalog::new();
+    catalog.insert(
+        vnfd_with_image("vnfd-glance", &name, &sha256),
+        package(&data),
+    );
+    let mut corrupt = data.clone();
+    corrupt[600] = 1;
+    catalog.insert(
+        vnfd_with_image("vnfd-glance-corrupt", &name, &sha256),
+        package(&corrupt),
+    );
+    let driver = Arc::new(OpenStackDriver::new(support::driver_config()));
+    let dir = tempfile::tempdir().unwrap();
+    let lcm = support::lcm(dir.path(), catalog, driver.clone()).await;
+    let vim = ResolvedVim::new(
+        "vim1",
+        serde_json::from_value(cloud.vim_connection()).unwrap(),
+    );
+    let services = support::Services::new(driver.session(&vim).unwrap());
+    let run = |vnfd: &'static str, address: &'static str| {
+        let lcm = lcm.clone();
+        let cloud = cloud.clone();
+        async move {
+            let vnf = lcm
+                .create_vnf_identifier(serde_json::from_value(json!({"vnfdId": vnfd})).unwrap())
+                .await
+                .unwrap();
+            let op = lcm
+                .instantiate(
+                    &vnf.id,
+                    serde_json::from_value(support::instantiate_request_at(&cloud, address))
+                        .unwrap(),
+                )
+                .await
+                .unwrap();
+            (vnf.id, lcm.wait(&op.id, WAIT).await.unwrap())
+        }
+    };
+    let terminate = |id: VnfInstanceId| {
+        let lcm = lcm.clone();
+        async move {
+            let op = lcm
+                .terminate(
+                    &id,
+                    serde_json::from_value(json!({"terminationType": "FORCEFUL"})).unwrap(),
+                )
+                .await
+                .unwrap();
+            let done = lcm.wait(&op.id, WAIT).await.unwrap();
+            assert_eq!(
+                done.operation_state,
+                LcmOperationStateType::Completed,
+                "{:?}",
+                done.error
+            );
+        }
+    };
+    let servers_boot_from = |inst: VnfInstance, image: String| {
+        let services = &services;
+        async move {
+            let vnfcs = inst
+                .instantiated_vnf_info
+                .unwrap()
+                .vnfc_resource_info
+                .unwrap();
+            assert_eq!(vnfcs.len(), 3);
+            for v in vnfcs {
+                let server = services
+                    .server(&v.compute_resource.resource_id)
+                    .await
+                    .unwrap();
+                assert_eq!(server["status"], "ACTIVE", "{server}");
+                assert_eq!(server["image"]["id"], image.as_str(), "{server}");
+            }
+        }
+    };
+
+    // A file that is not the one the VNFD describes: refused before anything is uploaded.
+    let (bad, failed) = run("vnfd-glance-corrupt", "10.10.0.61").await;
+    assert_eq!(failed.operation_state, LcmOperationStateType::FailedTemp);
+    let detail = failed.error.map(|e| e.detail).unwrap_or_default();
+    assert!(
+        detail.contains(&format!("software image `{name}` on VIM `vim1`"))
+            && detail.contains("checksum")
+            && detail.contains(IMAGE_FILE),
+        "{detail}"
+    );
+    assert!(services.images_named(&name).await.is_empty());
+    let op = lcm.rollback(&failed.id).await.unwrap();
+    lcm.wait(&op.id, WAIT).await.unwrap();
+    let _ = bad;
+
+    // First instance: the image is uploaded, with the VNFD's formats and the file's data.
+    let (a, done) = run("vnfd-glance", "10.10.0.62").await;
+    assert_eq!(
+        done.operation_state,
+        LcmOperationStateType::Completed,
+        "{:?}",
+        done.error
+    );
+    let images = services.images_named(&name).await;
+    assert_eq!(images.len(), 1, "{images:?}");
+    let image = images[0].clone();
+    let id = image["id"].as_str().unwrap().to_string();
+    assert_eq!(image["status"], "active", "{image}");
+    assert_eq!(image["disk_format"], "qcow2");
+    assert_eq!(image["container_format"], "bare");
+    assert_eq!(image["size"], data.len());
+    assert_eq!(image["min_disk"], 1);
+    assert_eq!(image["min_ram"], 256);
+    assert_eq!(image["vnfm_sha256"], sha256.as_str());
+    // Glance's own hash of what it stored.
+    assert_eq!(image["os_hash_algo"], "sha512");
+    assert_eq!(
+        image["os_hash_value"],
+        hex::encode(sha2::Sha512::digest(&data)).as_str()
+    );
+    let tags = |i: &Value| -> Vec<String> {
+        let mut t: Vec<String> = i["tags"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t.as_str().unwrap().to_string())
+            .collect();
+        t.sort();
+        t
+    };
+    assert_eq!(
+        tags(&image),
+        sorted(&[MANAGED_TAG, &instance_tag(a.as_str())])
+    );
+    servers_boot_from(lcm.get_instance(&a).await.unwrap(), id.clone()).await;
+
+    // Second instance of the package: the same image, now used by both.
+    let (b, done) = run("vnfd-glance", "10.10.0.63").await;
+    assert_eq!(
+        done.operation_state,
+        LcmOperationStateType::Completed,
+        "{:?}",
+        done.error
+    );
+    let images = services.images_named(&name).await;
+    assert_eq!(images.len(), 1, "{images:?}");
+    assert_eq!(images[0]["id"], id.as_str());
+    assert_eq!(
+        tags(&images[0]),
+        sorted(&[
+            MANAGED_TAG,
+            &instance_tag(a.as_str()),
+            &instance_tag(b.as_str())
+        ])
+    );
+    servers_boot_from(lcm.get_instance(&b).await.unwrap(), id.clone()).await;
+
+    // Terminating the first keeps the image for the second; the last terminate deletes it.
+    terminate(a.clone()).await;
+    let images = services.images_named(&name).await;
+    assert_eq!(images.len(), 1, "{images:?}");
+    assert_eq!(
+        tags(&images[0]),
+        sorted(&[MANAGED_TAG, &instance_tag(b.as_str())])
+    );
+    terminate(b).await;
+    assert!(services.images_named(&name).await.is_empty());
+    lcm.shutdown(Duration::from_secs(5)).await;
+}

@@ -1,0 +1,355 @@
+//! Tacker's VM sample package `v2-vm-basic-lcms-min` (the corpus, unchanged: its BaseHOT with
+//! an autoscaling group of nested templates, a plain server, an internal network and an
+//! affinity server group; its LCM hooks recorded, their script is not in the corpus) through
+//! the whole lifecycle on the real Nova and Neutron, checking
+//! what they hold after each step. The image the package names is not in the test cloud: the
+//! request sets `vcImageId` through `additionalParams.nfv`, as a Tacker user data class would.
+
+use super::*;
+
+/// The corpus package `name`: its VNFD and files.
+pub(super) fn corpus_package(name: &str) -> (vnfm_descriptor::Vnfd, Arc<dyn ArtifactSource>) {
+    let root = std::path::PathBuf::from(crate::corpus_nfv::CORPUS).join(name);
+    let vnfd = crate::corpus_nfv::load_vnfd(&root);
+    (vnfd, Arc::new(crate::corpus_nfv::Dir(root)))
+}
+
+/// The ports Neutron has on each of the servers.
+async fn ports(env: &Env, servers: &[String]) -> BTreeSet<String> {
+    let services = env.services();
+    let mut out = BTreeSet::new();
+    for s in servers {
+        for p in services.ports_of(s).await {
+            out.insert(p["id"].as_str().unwrap().to_string());
+        }
+    }
+    out
+}
+
+fn servers(v: &[VnfcResourceInfo]) -> Vec<String> {
+    v.iter()
+        .map(|c| c.compute_resource.resource_id.clone())
+        .collect()
+}
+
+#[cfg_attr(
+    not(vnfm_tacker_corpus),
+    ignore = "needs Tacker's sample packages in shared/corpus/tacker above the repository"
+)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tacker_basic_lcms_min_through_its_lifecycle_on_real_nova_and_neutron() {
+    let Some(cloud) =
+        Cloud::from_env("tacker_basic_lcms_min_through_its_lifecycle_on_real_nova_and_neutron")
+    else {
+        return;
+    };
+    let env = env(cloud.clone()).await;
+    let vnfd_id = env.corpus_vnfd("v2-vm-basic-lcms-min");
+    let vnf = env.create(&vnfd_id).await;
+    let image = json!({"vcImageId": "cirros-0.6"});
+    let op = env
+        .lcm
+        .instantiate(
+            &vnf.id,
+            serde_json::from_value(json!({
+                "flavourId": "simple",
+                "vimConnectionInfo": {"vim1": cloud.vim_connection()},
+                "additionalParams": {"nfv": {"VDU": {"VDU1": image, "VDU2": image}}}
+            }))
+            .unwrap(),
+        )
+        .await
+        .unwrap();
+    env.completed(op).await;
+    // The package's hooks ran (its script is not in the corpus: recorded).
+    let hooks = env.hooks.operations();
+    assert!(
+        hooks.contains(&"instantiate_start".to_string())
+            && hooks.contains(&"instantiate_end".to_string()),
+        "{hooks:?}"
+    );
+    let inst = env.instance(&vnf.id).await;
+    let (vdu1, vdu2) = (of_vdu(&inst, "VDU1"), of_vdu(&inst, "VDU2"));
+    assert_eq!((vdu1.len(), vdu2.len()), (1, 1));
+    // Every server built from the image, with one port on the stack's internal network.
+    env.assert_servers_built(&vnfcs(&inst)).await;
+    let services = env.services();
+    for v in vnfcs(&inst) {
+        let ports = services.ports_of(&v.compute_resource.resource_id).await;
+        assert_eq!(ports.len(), 1, "{ports:?}");
+        let ip = ports[0]["fixed_ips"][0]["ip_address"].as_str().unwrap();
+        assert!(ip.starts_with("192.168.5."), "{ip}");
+        assert_eq!(cp_addresses(&v, &format!("{}_CP1", v.vdu_id)), vec![ip]);
+    }
+    let all_ports = ports(&env, &servers(&vnfcs(&inst))).await;
+
+    // Scale out VDU1 by one step, then in again: Nova builds a second VDU1 server, then
+    // deletes it with its port.
+    let op = env
+        .lcm
+        .scale(
+            &vnf.id,
+            serde_json::from_value(json!({"type": "SCALE_OUT", "aspectId": "VDU1_scale"})).unwrap(),
+        )
+        .await
+        .unwrap();
+    env.completed(op).await;
+    let out = of_vdu(&env.instance(&vnf.id).await, "VDU1");
+    assert_eq!(out.len(), 2);
+    env.assert_servers_built(&out).await;
+    let added: Vec<String> = servers(&out)
+        .into_iter()
+        .filter(|s| *s != vdu1[0].compute_resource.resource_id)
+        .collect();
+    let added_ports = ports(&env, &added).await;
+    assert_eq!(added_ports.len(), 1);
+    let op = env
+        .lcm
+        .scale(
+            &vnf.id,
+            serde_json::from_value(json!({"type": "SCALE_IN", "aspectId": "VDU1_scale"})).unwrap(),
+        )
+        .await
+        .unwrap();
+    env.completed(op).await;
+    let inst = env.instance(&vnf.id).await;
+    assert_eq!(ids(&of_vdu(&inst, "VDU1")), ids(&vdu1));
+    env.assert_servers_gone(&added.iter().cloned().collect())
+        .await;
+    for p in &added_ports {
+        assert!(services.port(p).await.is_none(), "port {p} is left");
+    }
+
+    // Heal VDU2's VNFC: a new server on the same port.
+    let vnfc_id = inst
+        .instantiated_vnf_info
+        .as_ref()
+        .and_then(|i| i.vnfc_info.as_ref())
+        .and_then(|v| {
+            v.iter()
+                .find(|c| c.vnfc_resource_info_id.as_deref() == Some(vdu2[0].id.as_str()))
+        })
+        .map(|c| c.id.clone())
+        .unwrap();
+    let old = vdu2[0].compute_resource.resource_id.clone();
+    let old_ports = ports(&env, std::slice::from_ref(&old)).await;
+    let op = env
+        .lcm
+        .heal(
+            &vnf.id,
+            serde_json::from_value(json!({"vnfcInstanceId": [vnfc_id]})).unwrap(),
+        )
+        .await
+        .unwrap();
+    env.completed(op).await;
+    let inst = env.instance(&vnf.id).await;
+    let healed = of_vdu(&inst, "VDU2");
+    assert_eq!(ids(&healed), ids(&vdu2));
+    let new = healed[0].compute_resource.resource_id.clone();
+    assert_ne!(new, old);
+    env.assert_servers_gone(&BTreeSet::from([old])).await;
+    env.assert_servers_built(&healed).await;
+    assert_eq!(ports(&env, std::slice::from_ref(&new)).await, old_ports);
+
+    // Operate: Nova stops and starts the servers.
+    for (request, status) in [
+        (
+            json!({"changeStateTo": "STOPPED", "stopType": "FORCEFUL"}),
+            "SHUTOFF",
+        ),
+        (json!({"changeStateTo": "STARTED"}), "ACTIVE"),
+    ] {
+        let op = env
+            .lcm
+            .operate(&vnf.id, serde_json::from_value(request).unwrap())
+            .await
+            .unwrap();
+        env.completed(op).await;
+        for s in servers(&vnfcs(&env.instance(&vnf.id).await)) {
+            assert_eq!(services.server(&s).await.unwrap()["status"], status);
+        }
+    }
+
+    // Terminate: Nova and Neutron hold none of the servers and ports any more.
+    let inst = env.instance(&vnf.id).await;
+    let last: BTreeSet<String> = servers(&vnfcs(&inst)).into_iter().collect();
+    let last_ports = ports(&env, &servers(&vnfcs(&inst))).await;
+    assert_eq!(last_ports.len(), 2);
+    assert!(all_ports.iter().all(|p| last_ports.contains(p)));
+    let op = env
+        .lcm
+        .terminate(
+            &vnf.id,
+            serde_json::from_value(json!({"terminationType": "FORCEFUL"})).unwrap(),
+        )
+        .await
+        .unwrap();
+    env.completed(op).await;
+    env.assert_servers_gone(&last).await;
+    for p in &last_ports {
+        assert!(services.port(p).await.is_none(), "port {p} is left");
+    }
+    env.lcm.shutdown(Duration::from_secs(5)).await;
+}
+
+/// Package files: a corpus package's, plus files laid over them.
+struct Overlay {
+    base: Arc<dyn ArtifactSource>,
+    extra: MemArtifacts,
+}
+
+impl ArtifactSource for Overlay {
+    fn read(&self, path: &str) -> std::io::Result<Vec<u8>> {
+        self.extra.read(path).or_else(|_| self.base.read(path))
+    }
+}
+
+#[cfg_attr(
+    not(vnfm_tacker_corpus),
+    ignore = "needs Tacker's sample packages in shared/corpus/tacker above the repository"
+)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tacker_change_vnfpkg_new_image_moves_ports_and_rebuilds_from_the_uploaded_image() {
+    let Some(cloud) = Cloud::from_env(
+        "tacker_change_vnfpkg_new_image_moves_ports_and_rebuilds_from_the_uploaded_image",
+    ) else {
+        return;
+    };
+    let env = env(cloud.clone()).await;
+    let (vnfd, files) = corpus_package("v2-vm-change-vnfpkg-new-image");
+    let from = env.catalog.insert(vnfd.clone(), files.clone());
+    // The same package carrying its image: the VNFD's sw_image artifact gets a file (a name of
+    // this run only, the cloud is shared).
+    let data = support::qcow2_image();
+    let sha256 = hex::encode(<sha2::Sha256 as sha2::Digest>::digest(&data));
+    let stamp = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos();
+    let image_name = format!("vnfm-test-image-{}-{stamp}", std::process::id());
+    let mut v = serde_json::to_value(&vnfd).unwrap();
+    v["descriptorId"] = json!(format!("{from}-with-image"));
+    for flavour in v["flavours"].as_array_mut().unwrap() {
+        for vdu in flavour["vdus"].as_array_mut().unwrap() {
+            vdu["swImage"] = json!({
+                "name": image_name, "checksumAlgorithm": "sha-256", "checksumHash": sha256,
+                "containerFormat": "bare", "diskFormat": "qcow2",
+                "file": "Files/images/new-image.qcow2"
+            });
+        }
+    }
+    let to = env.catalog.insert(
+        serde_json::from_value(v).unwrap(),
+        Arc::new(Overlay {
+            base: files,
+            extra: MemArtifacts::new().with("Files/images/new-image.qcow2", data),
+        }),
+    );
+
+    let vnf = env.create(&from).await;
+    let image = json!({"vcImageId": "cirros-0.6"});
+    let op = env
+        .lcm
+        .instantiate(
+            &vnf.id,
+            serde_json::from_value(json!({
+                "flavourId": "simple",
+                "vimConnectionInfo": {"vim1": cloud.vim_connection()},
+                "extVirtualLinks": [{"id": "ext-1", "resourceId": "net-ext-1", "extCps": [
+                    {"cpdId": "VDU1_CP1", "cpConfig": {"VDU1_CP1_1": {"cpProtocolData": [
+                        {"layerProtocol": "IP_OVER_ETHERNET", "ipOverEthernet": {"ipAddresses": [
+                            {"type": "IPV4", "numDynamicAddresses": 1}]}}]}}},
+                    {"cpdId": "VDU2_CP1", "cpConfig": {"VDU2_CP1_1": {"cpProtocolData": [
+                        {"layerProtocol": "IP_OVER_ETHERNET", "ipOverEthernet": {"ipAddresses": [
+                            {"type": "IPV4", "fixedAddresses": ["10.10.0.71"]}]}}]}}}]}],
+                "additionalParams": {"nfv": {"VDU": {"VDU1": image, "VDU2": image}}}
+            }))
+            .unwrap(),
+        )
+        .await
+        .unwrap();
+    env.completed(op).await;
+    let inst = env.instance(&vnf.id).await;
+    env.assert_servers_built(&vnfcs(&inst)).await;
+    let vdu2 = of_vdu(&inst, "VDU2")[0]
+        .compute_resource
+        .resource_id
+        .clone();
+    let services = env.services();
+    assert_eq!(
+        services.addresses_on(&vdu2, "net-ext-1").await,
+        vec!["10.10.0.71"]
+    );
+
+    // change_ext_conn: Neutron moves VDU2's port to net-ext-2 with the new address.
+    let op = env
+        .lcm
+        .change_ext_conn(
+            &vnf.id,
+            serde_json::from_value(json!({"extVirtualLinks": [
+                {"id": "ext-2", "resourceId": "net-ext-2", "extCps": [
+                    {"cpdId": "VDU2_CP1", "cpConfig": {"VDU2_CP1_1": {"cpProtocolData": [
+                        {"layerProtocol": "IP_OVER_ETHERNET", "ipOverEthernet": {"ipAddresses": [
+                            {"type": "IPV4", "fixedAddresses": ["10.10.9.71"]}]}}]}}}]}
+            ]}))
+            .unwrap(),
+        )
+        .await
+        .unwrap();
+    env.completed(op).await;
+    let inst = env.instance(&vnf.id).await;
+    let vdu2 = of_vdu(&inst, "VDU2")[0]
+        .compute_resource
+        .resource_id
+        .clone();
+    assert_eq!(
+        services.addresses_on(&vdu2, "net-ext-2").await,
+        vec!["10.10.9.71"]
+    );
+    assert!(services.addresses_on(&vdu2, "net-ext-1").await.is_empty());
+    let before: BTreeSet<String> = servers(&vnfcs(&inst)).into_iter().collect();
+    let ports_before = ports(&env, &servers(&vnfcs(&inst))).await;
+
+    // change_vnfpkg to the package with its image: uploaded to Glance, and every server
+    // rebuilt (or replaced) from it, still on its ports.
+    let op = env
+        .lcm
+        .change_vnfpkg(
+            &vnf.id,
+            serde_json::from_value(json!({"vnfdId": to})).unwrap(),
+        )
+        .await
+        .unwrap();
+    env.completed(op).await;
+    let images = services.images_named(&image_name).await;
+    assert_eq!(images.len(), 1, "{images:?}");
+    let image_id = images[0]["id"].as_str().unwrap().to_string();
+    let inst = env.instance(&vnf.id).await;
+    assert_eq!(inst.vnfd_id.as_str(), to);
+    for s in servers(&vnfcs(&inst)) {
+        let server = services.server(&s).await.unwrap();
+        assert_eq!(server["status"], "ACTIVE", "{server}");
+        assert_eq!(server["image"]["id"], image_id.as_str(), "{server}");
+    }
+    assert_eq!(ports(&env, &servers(&vnfcs(&inst))).await, ports_before);
+    let after: BTreeSet<String> = servers(&vnfcs(&inst)).into_iter().collect();
+    // Heat rebuilds a server whose image changes (same server, new image).
+    assert_eq!(after, before);
+
+    // Terminate: servers, ports and the uploaded image are gone.
+    let op = env
+        .lcm
+        .terminate(
+            &vnf.id,
+            serde_json::from_value(json!({"terminationType": "FORCEFUL"})).unwrap(),
+        )
+        .await
+        .unwrap();
+    env.completed(op).await;
+    env.assert_servers_gone(&after).await;
+    for p in &ports_before {
+        assert!(services.port(p).await.is_none(), "port {p} is left");
+    }
+    assert!(services.images_named(&image_name).await.is_empty());
+    env.lcm.shutdown(Duration::from_secs(5)).await;
+}
