@@ -93,7 +93,10 @@ async fn instance_objects(
 ) -> Result<Vec<Value>, KubeError> {
     let (key, value) = selector.split_once('=').unwrap_or((selector, ""));
     let mut lease = cluster.watches().lease(&kind, Some(namespace), key);
-    let doing = format!("watching {} for the infrastructure watch", kind.resource.plural);
+    let doing = format!(
+        "watching {} for the infrastructure watch",
+        kind.resource.plural
+    );
     loop {
         // The first list, bounded: an unanswered list is a failed look, retried next period.
         let failure = match tokio::time::timeout(OBSERVE_SYNC, lease.until_synced()).await {
