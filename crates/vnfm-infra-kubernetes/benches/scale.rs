@@ -333,21 +333,22 @@ async fn run(n: usize, concurrency: usize) {
     let started = Instant::now();
     let term_failures = Arc::new(AtomicUsize::new(0));
     let times: Vec<Duration> = futures::stream::iter(calls)
-        .map(|(mut call, _)| {
+        .map(|(call, _)| {
             let (driver, term_failures) = (driver.clone(), term_failures.clone());
             async move {
                 let t = Instant::now();
                 let mut req = call.request(
                     Op::Terminate,
-                    InfraStep::Terminate,
+                    InfraStep::Terminate {
+                        termination_type: vnfm_types::TerminationType::Forceful,
+                        graceful_timeout_seconds: None,
+                    },
                     json!({"terminationType": "FORCEFUL"}),
                 );
                 req.control = RunControl::with_timeout(Duration::from_secs(1800));
                 if let Err(e) = vnfm_driver_api::execute(&*driver, &req).await {
                     eprintln!("scale: terminate {}: {e}", call.instance.id);
                     term_failures.fetch_add(1, Ordering::Relaxed);
-                } else {
-                    call.state = Value::Null;
                 }
                 t.elapsed()
             }
