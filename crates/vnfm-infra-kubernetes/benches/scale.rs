@@ -9,8 +9,9 @@
 //! that does not wait for them is caught). Reported: the API requests per operation, read from
 //! the API server's audit log (`VNFM_TEST_KUBE_AUDIT_LOG`; the benchmark's own checks are left
 //! out), the watch connections the server holds (`apiserver_longrunning_requests` of verb
-//! WATCH and `apiserver_registered_watchers` in its `/metrics`, sampled every second, the
-//! largest value per phase) and the driver's open list/watch streams, and each phase's time.
+//! WATCH in its `/metrics`, sampled every second, the largest value per phase, and how many
+//! more than before the run; `apiserver_registered_watchers` is not served by 1.37) and the
+//! driver's open list/watch streams, and each phase's time.
 
 #[path = "../tests/support/mod.rs"]
 mod support;
@@ -71,7 +72,6 @@ fn env_usize(name: &str, default: usize) -> usize {
 #[derive(Debug, Default, Clone, Copy)]
 struct Peak {
     longrunning_watches: f64,
-    registered_watchers: f64,
     driver_streams: usize,
 }
 
@@ -89,7 +89,7 @@ fn metric_sum(text: &str, metric: &str, labels: &[&str]) -> f64 {
         .sum()
 }
 
-async fn sample(kube: &Kube) -> (f64, f64) {
+async fn sample(kube: &Kube) -> f64 {
     let req = http::Request::get("/metrics")
         .body(Vec::new())
         .expect("request");
@@ -174,19 +174,26 @@ async fn assert_ready(kube: &Kube, namespace: &str, want: usize) -> Result<(), S
     }
 }
 
-fn report(phase: &str, n: usize, took: Duration, verbs: &BTreeMap<String, usize>, peak: Peak) {
+fn report(
+    phase: &str,
+    n: usize,
+    took: Duration,
+    verbs: &BTreeMap<String, usize>,
+    peak: Peak,
+    before: f64,
+) {
     let total: usize = verbs.values().sum();
     let per: Vec<String> = verbs
         .iter()
         .map(|(v, c)| format!("{v} {:.2}", *c as f64 / n as f64))
         .collect();
     println!(
-        "{phase}: {n} in {:.1} s; {total} requests, {:.2} per operation ({}); peak watches held by the server {} (registered watchers {}), driver streams {}",
+        "{phase}: {n} in {:.1} s; {total} requests, {:.2} per operation ({}); peak watches held by the server {} ({:+} on before the run), driver streams {}",
         took.as_secs_f64(),
         total as f64 / n as f64,
         per.join(", "),
         peak.longrunning_watches,
-        peak.registered_watchers,
+        peak.longrunning_watches - before,
         peak.driver_streams,
     );
 }
@@ -219,9 +226,9 @@ async fn run(n: usize, concurrency: usize) {
     let vnfd = vnfd();
     let files: Arc<MemArtifacts> = Arc::new(MemArtifacts::new().with("Files/web.yaml", DEPLOYMENT));
     let run_id = std::process::id();
-    let (idle_watches, idle_watchers) = sample(&kube).await;
+    let before = sample(&kube).await;
     println!(
-        "scale: {n} instances, {concurrency} operations at a time; before: {idle_watches} watches held by the server, {idle_watchers} registered watchers"
+        "scale: {n} instances, {concurrency} operations at a time; before: {before} watches held by the server (the control plane's and KWOK's own)"
     );
 
     // The gauges, sampled every second into the current phase's peak.
@@ -230,12 +237,11 @@ async fn run(n: usize, concurrency: usize) {
         let (kube, driver, peak) = (kube.clone(), driver.clone(), peak.clone());
         tokio::spawn(async move {
             loop {
-                let (w, r) = sample(&kube).await;
+                let w = sample(&kube).await;
                 let s = driver.open_watch_streams();
                 {
                     let mut p = peak.lock().expect("peak");
                     p.longrunning_watches = p.longrunning_watches.max(w);
-                    p.registered_watchers = p.registered_watchers.max(r);
                     p.driver_streams = p.driver_streams.max(s);
                 }
                 tokio::time::sleep(Duration::from_secs(1)).await;
@@ -299,7 +305,7 @@ async fn run(n: usize, concurrency: usize) {
     let took = started.elapsed();
     let (_, verbs) = requests_since(mark);
     let (med, p95) = median(calls.iter().map(|(_, d)| *d).collect());
-    report("instantiate", n, took, &verbs, take_peak());
+    report("instantiate", n, took, &verbs, take_peak(), before);
     println!(
         "instantiate: median {:.2} s, p95 {:.2} s per operation; {} not COMPLETED or COMPLETED before its pods were Ready",
         med.as_secs_f64(),
@@ -325,7 +331,7 @@ async fn run(n: usize, concurrency: usize) {
     }
     let took = started.elapsed();
     let (_, verbs) = requests_since(mark);
-    report("observe", n, took, &verbs, take_peak());
+    report("observe", n, took, &verbs, take_peak(), before);
     println!("observe: {conditions} conditions reported");
 
     // Terminate.
@@ -359,7 +365,7 @@ async fn run(n: usize, concurrency: usize) {
     let took = started.elapsed();
     let (_, verbs) = requests_since(mark);
     let (med, p95) = median(times);
-    report("terminate", n, took, &verbs, take_peak());
+    report("terminate", n, took, &verbs, take_peak(), before);
     println!(
         "terminate: median {:.2} s, p95 {:.2} s per operation; {} not COMPLETED",
         med.as_secs_f64(),
