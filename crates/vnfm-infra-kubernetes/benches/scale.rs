@@ -99,10 +99,7 @@ async fn sample(kube: &Kube) -> f64 {
         .request_text(req)
         .await
         .unwrap_or_default();
-    (
-        metric_sum(&text, "apiserver_longrunning_requests", &["verb=\"WATCH\""]),
-        metric_sum(&text, "apiserver_registered_watchers", &[]),
-    )
+    metric_sum(&text, "apiserver_longrunning_requests", &["verb=\"WATCH\""])
 }
 
 /// Requests in the audit log after line `from`, by verb, without the benchmark's own.
