@@ -44,9 +44,18 @@ struct Key {
 /// The shared watches of one cluster (one client, one set of credentials).
 pub struct Watches {
     client: kube::Client,
+    /// A task that never ends on its own: finished once the runtime the client and the
+    /// streams run on has shut down.
+    sentinel: tokio::task::AbortHandle,
     entries: Mutex<HashMap<Key, Arc<Shared>>>,
     /// Kinds the credentials may not watch in all namespaces: `(apiVersion, kind)`.
     namespace_only: Mutex<HashSet<(String, String)>>,
+}
+
+impl Drop for Watches {
+    fn drop(&mut self) {
+        self.sentinel.abort();
+    }
 }
 
 impl std::fmt::Debug for Watches {
@@ -110,13 +119,21 @@ pub fn watch_error(e: &watcher::Error) -> (String, bool) {
 }
 
 impl Watches {
-    /// The watches of the cluster `client` reaches.
+    /// The watches of the cluster `client` reaches. Must be called within the Tokio runtime
+    /// the client was made in.
     pub fn new(client: kube::Client) -> Watches {
         Watches {
             client,
+            sentinel: tokio::spawn(std::future::pending::<()>()).abort_handle(),
             entries: Mutex::new(HashMap::new()),
             namespace_only: Mutex::new(HashSet::new()),
         }
+    }
+
+    /// Whether the runtime these watches (and their client) run on has shut down: a driver
+    /// used from another runtime then needs new ones.
+    pub fn runtime_gone(&self) -> bool {
+        self.sentinel.is_finished()
     }
 
     /// The client the watches use (steps on the same cluster share its connections).

@@ -219,7 +219,7 @@ impl KubernetesDriver {
     fn cluster(&self, access: ClusterAccess) -> Result<Cluster, KubeError> {
         let id = access.identity();
         let mut clusters = self.clusters.lock().unwrap_or_else(|e| e.into_inner());
-        let watches = match clusters.get(&id) {
+        let watches = match clusters.get(&id).filter(|w| !w.runtime_gone()) {
             Some(w) => w.clone(),
             None => {
                 let w = Arc::new(Watches::new(access.client()?));
