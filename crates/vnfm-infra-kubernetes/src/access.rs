@@ -166,6 +166,31 @@ impl ClusterAccess {
         })
     }
 
+    /// Who talks to which server: a digest of the endpoint, the trusted certificates and
+    /// the credentials (never the credentials themselves), the same for every VIM connection
+    /// that reaches the cluster as the same user.
+    pub fn identity(&self) -> String {
+        use sha2::{Digest, Sha256};
+        let mut h = Sha256::new();
+        let mut part = |b: &[u8]| {
+            h.update((b.len() as u64).to_be_bytes());
+            h.update(b);
+        };
+        part(self.endpoint.as_bytes());
+        for c in &self.ca_certs {
+            part(c);
+        }
+        part(&[u8::from(self.insecure)]);
+        match &self.credentials {
+            Credentials::Token(t) => part(t.as_bytes()),
+            Credentials::Basic { username, password } => {
+                part(username.as_bytes());
+                part(password.as_bytes());
+            }
+        }
+        hex::encode(h.finalize())
+    }
+
     /// A kube-rs client for the cluster. TLS uses rustls with the ring provider; the process
     /// must have installed it as the default (`rustls::crypto::ring::default_provider()`).
     pub fn client(&self) -> Result<kube::Client, KubeError> {

@@ -2,9 +2,12 @@
 //! (discovery, cached per step), applies objects with server-side apply, creates request-like
 //! objects, deletes (foreground, with a grace period) and lists by label. Every call goes
 //! through kube-rs, so the same code runs against a real cluster and against the emulator.
+//! Steps on the same cluster share one client and its [`Watches`]; each step notes the
+//! resourceVersion of its own writes and deletes, which its waits compare the shared caches
+//! against.
 
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use kube::api::{
     Api, ApiResource, DeleteParams, DynamicObject, GroupVersionKind, ListParams, Patch,
@@ -16,7 +19,28 @@ use serde_json::Value;
 use crate::KubeError;
 use crate::access::ClusterAccess;
 use crate::error::from_kube;
-use crate::plan::Planned;
+use crate::plan::{INSTANCE_LABEL, Planned};
+use crate::watches::{Watches, version_number};
+
+/// What a step last did to an object: `(apiVersion, kind, namespace, name)` to it.
+type ObjectKey = (String, String, Option<String>, String);
+
+/// The step's last write or delete of an object.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Written {
+    /// Written (applied, patched): the resourceVersion the server answered with.
+    At(Option<u64>),
+    /// Deletion asked; the object was still there at this resourceVersion. `labelled`: it
+    /// carries the instance label (the shared watches see it).
+    Deleting {
+        /// Its resourceVersion in the delete's answer.
+        version: Option<u64>,
+        /// It has the instance label.
+        labelled: bool,
+    },
+    /// Deleted at once (nothing held it).
+    Deleted,
+}
 
 /// The field manager of every server-side apply.
 pub const FIELD_MANAGER: &str = "vnfm";
@@ -35,6 +59,8 @@ pub struct Cluster {
     client: kube::Client,
     access: ClusterAccess,
     kinds: Mutex<HashMap<(String, String), Option<Kind>>>,
+    watches: Arc<Watches>,
+    written: Mutex<HashMap<ObjectKey, Written>>,
 }
 
 impl std::fmt::Debug for Cluster {
@@ -46,14 +72,77 @@ impl std::fmt::Debug for Cluster {
 }
 
 impl Cluster {
-    /// Connects (lazily: no request is made yet).
+    /// Connects (lazily: no request is made yet), with watches of its own.
     pub fn connect(access: ClusterAccess) -> Result<Cluster, KubeError> {
         let client = access.client()?;
-        Ok(Cluster {
-            client,
+        Ok(Cluster::with_watches(
+            access,
+            Arc::new(Watches::new(client)),
+        ))
+    }
+
+    /// A step's connection through `watches`' client, sharing its watches.
+    pub fn with_watches(access: ClusterAccess, watches: Arc<Watches>) -> Cluster {
+        Cluster {
+            client: watches.client().clone(),
             access,
             kinds: Mutex::new(HashMap::new()),
+            watches,
+            written: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// The watches shared by the steps on this cluster.
+    pub fn watches(&self) -> &Watches {
+        &self.watches
+    }
+
+    fn key(p: &Planned) -> ObjectKey {
+        (
+            p.api_version().to_string(),
+            p.kind().to_string(),
+            p.namespace().map(String::from),
+            p.name().to_string(),
+        )
+    }
+
+    fn note(&self, p: &Planned, w: Written) {
+        self.note_key(Cluster::key(p), w);
+    }
+
+    fn note_key(&self, key: ObjectKey, w: Written) {
+        self.written
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(key, w);
+    }
+
+    fn note_write(&self, p: &Planned, o: &DynamicObject) {
+        self.note(
+            p,
+            Written::At(version_number(o.metadata.resource_version.as_deref())),
+        );
+    }
+
+    /// What a delete's answer says: the object still there at a version, or gone.
+    fn deleting(still: Option<DynamicObject>) -> Written {
+        still.map_or(Written::Deleted, |o| Written::Deleting {
+            version: version_number(o.metadata.resource_version.as_deref()),
+            labelled: o
+                .metadata
+                .labels
+                .as_ref()
+                .is_some_and(|l| l.contains_key(INSTANCE_LABEL)),
         })
+    }
+
+    /// What this step last did to `p`, if anything.
+    pub fn written(&self, p: &Planned) -> Option<Written> {
+        self.written
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&Cluster::key(p))
+            .copied()
     }
 
     /// The access this cluster was reached with.
@@ -147,10 +236,13 @@ impl Cluster {
     pub async fn apply(&self, p: &Planned) -> Result<DynamicObject, KubeError> {
         let kind = self.kind_of(p).await?;
         let params = PatchParams::apply(FIELD_MANAGER).force();
-        self.api(&kind, p.namespace())
+        let o = self
+            .api(&kind, p.namespace())
             .patch(p.name(), &params, &Patch::Apply(&p.object))
             .await
-            .map_err(|e| self.err(e, &format!("applying {} (from {})", p.display(), p.source)))
+            .map_err(|e| self.err(e, &format!("applying {} (from {})", p.display(), p.source)))?;
+        self.note_write(p, &o);
+        Ok(o)
     }
 
     /// Server-side apply with a field manager of its own (shared objects, one manager per
@@ -163,19 +255,25 @@ impl Cluster {
     ) -> Result<DynamicObject, KubeError> {
         let kind = self.kind_of(p).await?;
         let params = PatchParams::apply(manager);
-        self.api(&kind, p.namespace())
+        let o = self
+            .api(&kind, p.namespace())
             .patch(p.name(), &params, &Patch::Apply(object))
             .await
-            .map_err(|e| self.err(e, &format!("applying {}", p.display())))
+            .map_err(|e| self.err(e, &format!("applying {}", p.display())))?;
+        self.note_write(p, &o);
+        Ok(o)
     }
 
     /// A JSON merge patch.
     pub async fn merge(&self, p: &Planned, patch: &Value) -> Result<DynamicObject, KubeError> {
         let kind = self.kind_of(p).await?;
-        self.api(&kind, p.namespace())
+        let o = self
+            .api(&kind, p.namespace())
             .patch(p.name(), &PatchParams::default(), &Patch::Merge(patch))
             .await
-            .map_err(|e| self.err(e, &format!("updating {}", p.display())))
+            .map_err(|e| self.err(e, &format!("updating {}", p.display())))?;
+        self.note_write(p, &o);
+        Ok(o)
     }
 
     /// A JSON merge patch that applies only while the object is still at
@@ -211,7 +309,10 @@ impl Cluster {
             .delete(p.name(), &params)
             .await
         {
-            Ok(_) => Ok(true),
+            Ok(answer) => {
+                self.note(p, Cluster::deleting(answer.left()));
+                Ok(true)
+            }
             Err(kube::Error::Api(s)) if s.code == 404 => Ok(false),
             Err(e) => Err(self.err(e, &format!("deleting {}", p.display()))),
         }
@@ -254,7 +355,10 @@ impl Cluster {
             ..DeleteParams::default()
         };
         match api.delete(p.name(), &params).await {
-            Ok(_) => Ok(Some(uid)),
+            Ok(answer) => {
+                self.note(p, Cluster::deleting(answer.left()));
+                Ok(Some(uid))
+            }
             Err(kube::Error::Api(s)) if s.code == 404 => Ok(None),
             Err(e) => Err(self.err(e, &format!("deleting {}", p.display()))),
         }
@@ -279,7 +383,16 @@ impl Cluster {
             ..DeleteParams::default()
         };
         match api.delete(name, &params).await {
-            Ok(_) => Ok(Some(uid)),
+            Ok(answer) => {
+                let key = (
+                    "v1".to_string(),
+                    "Pod".to_string(),
+                    Some(namespace.to_string()),
+                    name.to_string(),
+                );
+                self.note_key(key, Cluster::deleting(answer.left()));
+                Ok(Some(uid))
+            }
             Err(kube::Error::Api(s)) if s.code == 404 => Ok(None),
             Err(e) => Err(self.err(e, &format!("deleting Pod {namespace}/{name}"))),
         }

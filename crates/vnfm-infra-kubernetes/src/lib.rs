@@ -13,6 +13,8 @@
 //! - [`plan`]: sources, namespace, labels, VDU mapping and replica counts;
 //! - [`order`]: the apply order (and exact reverse for deletion);
 //! - [`ready`]: readiness per kind, watched, and waits for deleted objects;
+//! - [`watches`]: list/watch streams shared per cluster and kind by every step and the
+//!   infrastructure watch;
 //! - `requests`: access reviews and bindings, created once;
 //! - [`inventory`]: pods and PVCs as `vnfcResourceInfo` and `virtualStorageResourceInfo`;
 //! - [`asd`]: ASDs through the core, and the placement check;
@@ -43,6 +45,7 @@ pub mod plan;
 pub mod ready;
 mod requests;
 pub mod vim_kind;
+pub mod watches;
 
 pub use asd::asd_vnfd;
 pub use driver::{

@@ -18,17 +18,18 @@
 //! The rule is chosen by the kind being watched, never by the object's own `kind` field (the
 //! items of a real API server's list response have none).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::time::Duration;
 
-use futures::stream::{BoxStream, StreamExt};
-use kube::runtime::watcher;
+use kube::api::DynamicObject;
 use serde_json::Value;
+use tokio::sync::watch;
 use vnfm_driver_api::RunControl;
 
 use crate::KubeError;
-use crate::cluster::Cluster;
+use crate::cluster::{Cluster, Kind, Written};
 use crate::plan::{INSTANCE_LABEL, Planned, label_value};
+use crate::watches::{Lease, version_number};
 
 /// The readiness of one object.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -364,31 +365,102 @@ fn needs_endpoints(svc: &Value) -> bool {
     selector && !external
 }
 
-/// What one watch stream reports.
-enum Seen {
-    Object(usize, Value),
-    Gone(usize, String),
-    Restart(usize),
-    Error(String, bool),
+/// One shared watch a wait reads, with what it needs to narrow it to a namespace.
+struct Watched {
+    kind: Kind,
+    namespace: Option<String>,
+    lease: Lease,
+    changes: watch::Receiver<u64>,
 }
 
-fn watch_error(e: &watcher::Error) -> (String, bool) {
-    let fatal_code = |c: u16| matches!(c, 401 | 403 | 404);
-    match e {
-        watcher::Error::InitialListFailed(kube::Error::Api(s))
-        | watcher::Error::WatchStartFailed(kube::Error::Api(s))
-        | watcher::Error::WatchFailed(kube::Error::Api(s)) => {
-            (format!("{} {}", s.code, s.message), fatal_code(s.code))
+impl Watched {
+    fn open(cluster: &Cluster, kind: Kind, namespace: Option<&str>, label: &str) -> Watched {
+        let lease = cluster.watches().lease(&kind, namespace, label);
+        Watched {
+            changes: lease.changes(),
+            kind,
+            namespace: namespace.map(String::from),
+            lease,
         }
-        watcher::Error::WatchError(s) => (format!("{} {}", s.code, s.message), fatal_code(s.code)),
-        other => (other.to_string(), false),
+    }
+
+    /// The watch's error: a non-fatal one is noted in `last_error`; a cluster-wide watch the
+    /// credentials may not make (403) is narrowed to the namespace; any other fatal one ends
+    /// the wait.
+    fn check(
+        &mut self,
+        cluster: &Cluster,
+        doing: &str,
+        last_error: &mut Option<String>,
+    ) -> Result<(), KubeError> {
+        match self.lease.error() {
+            None => Ok(()),
+            Some((e, false)) => {
+                *last_error = Some(e);
+                Ok(())
+            }
+            Some((e, true)) => {
+                if e.starts_with("403")
+                    && let Some(ns) = &self.namespace
+                    && let Some(narrow) = cluster.watches().narrow(&self.lease, &self.kind, ns)
+                {
+                    self.changes = narrow.changes();
+                    self.lease = narrow;
+                    return Ok(());
+                }
+                if e.starts_with("401") {
+                    return Err(KubeError::Unauthorized {
+                        endpoint: cluster.access().endpoint.clone(),
+                        vim: cluster.access().vim.clone(),
+                    });
+                }
+                Err(KubeError::Api {
+                    doing: doing.into(),
+                    code: e
+                        .split(' ')
+                        .next()
+                        .and_then(|c| c.parse().ok())
+                        .unwrap_or(0),
+                    reason: "WatchFailed".into(),
+                    message: e,
+                })
+            }
+        }
     }
 }
 
-/// Waits until every object of `targets` is ready, watching their kinds (one watch per kind
-/// and namespace, filtered by the instance label; Services through their EndpointSlices).
-/// Gives up after `timeout` (or the step's deadline) with an error naming each object that is
-/// not ready and why.
+/// Until any of `watched` changes.
+async fn any_change(watched: &mut [Watched]) {
+    if watched.is_empty() {
+        return futures::future::pending().await;
+    }
+    let changes = watched.iter_mut().map(|w| Box::pin(w.changes.changed()));
+    let _ = futures::future::select_all(changes).await;
+}
+
+/// `o` as JSON, when it is the object this step waits for: it carries `label` as instance
+/// label and, when the step wrote it, is at least as new as that write (a shared cache may
+/// still hold the state before it).
+fn current(o: &DynamicObject, label: &str, written: Option<Written>) -> Option<Value> {
+    let labels = o.metadata.labels.as_ref()?;
+    if labels.get(INSTANCE_LABEL).map(String::as_str) != Some(label) {
+        return None;
+    }
+    if let Some(Written::At(Some(at))) = written
+        && version_number(o.metadata.resource_version.as_deref()).is_some_and(|v| v < at)
+    {
+        return None;
+    }
+    Some(serde_json::to_value(o).unwrap_or(Value::Null))
+}
+
+/// The label key of a Service's EndpointSlices.
+const SERVICE_NAME: &str = "kubernetes.io/service-name";
+
+/// Waits until every object of `targets` is ready, reading the watches the cluster's steps
+/// share (one per kind, of objects with an instance label; Services through their
+/// EndpointSlices). Gives up after `timeout` (or the step's deadline) with an error naming
+/// each object that is not ready and why.
 pub async fn wait_ready(
     cluster: &Cluster,
     targets: &[Planned],
@@ -424,9 +496,10 @@ pub async fn wait_ready(
     if targets.is_empty() {
         return Ok(());
     }
-    let selector = format!("{INSTANCE_LABEL}={}", label_value(instance_id));
-    // Watch groups: (apiVersion, kind, namespace) -> index.
+    let label = label_value(instance_id);
+    // One watch per (apiVersion, kind, namespace); shared, so usually of all namespaces.
     let mut groups: Vec<(String, String, Option<String>)> = Vec::new();
+    let mut watched: Vec<Watched> = Vec::new();
     let mut group_of_target: Vec<usize> = Vec::new();
     let mut services: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for p in &targets {
@@ -438,6 +511,15 @@ pub async fn wait_ready(
         let g = match groups.iter().position(|k| *k == key) {
             Some(g) => g,
             None => {
+                let (api_version, kind, ns) = &key;
+                let k = cluster.kind(api_version, kind).await?.ok_or_else(|| {
+                    KubeError::UnknownKind {
+                        api_version: api_version.clone(),
+                        kind: kind.clone(),
+                        object: format!("{kind} objects being waited on"),
+                    }
+                })?;
+                watched.push(Watched::open(cluster, k, ns.as_deref(), INSTANCE_LABEL));
                 groups.push(key);
                 groups.len() - 1
             }
@@ -450,72 +532,58 @@ pub async fn wait_ready(
                 .push(p.name().to_string());
         }
     }
-    let mut streams: Vec<BoxStream<'static, Seen>> = Vec::new();
-    for (g, (api_version, kind, ns)) in groups.iter().enumerate() {
-        let k = cluster
-            .kind(api_version, kind)
-            .await?
-            .ok_or_else(|| KubeError::UnknownKind {
-                api_version: api_version.clone(),
-                kind: kind.clone(),
-                object: format!("{kind} objects being waited on"),
-            })?;
-        let api = cluster.api(&k, ns.as_deref());
-        streams.push(watch_stream(
-            api,
-            watcher::Config::default().labels(&selector),
-            g,
-        ));
-    }
-    let slice_base = groups.len();
-    let slice_kind = if services.is_empty() {
-        None
-    } else {
-        cluster.kind("discovery.k8s.io/v1", "EndpointSlice").await?
-    };
+    let slice_base = watched.len();
     let mut slice_groups: Vec<String> = Vec::new();
-    if let Some(k) = &slice_kind {
-        for (ns, names) in &services {
-            let sel = format!("kubernetes.io/service-name in ({})", names.join(","));
-            let api = cluster.api(k, Some(ns));
-            streams.push(watch_stream(
-                api,
-                watcher::Config::default().labels(&sel),
-                slice_base + slice_groups.len(),
-            ));
+    if !services.is_empty()
+        && let Some(k) = cluster.kind("discovery.k8s.io/v1", "EndpointSlice").await?
+    {
+        for ns in services.keys() {
+            watched.push(Watched::open(cluster, k.clone(), Some(ns), SERVICE_NAME));
             slice_groups.push(ns.clone());
         }
     }
-    // Latest state: (group, name) -> object; slices: (namespace, slice name) -> slice.
-    let mut seen: HashMap<(usize, String), Value> = HashMap::new();
-    let mut slices: HashMap<(String, String), Value> = HashMap::new();
-    let mut merged = futures::stream::select_all(streams);
     let budget = timeout.min(control.remaining());
     let deadline = tokio::time::Instant::now() + budget;
     let mut last_error: Option<String> = None;
     let mut check = tokio::time::interval(Duration::from_millis(250));
     loop {
+        for w in watched.iter_mut() {
+            w.check(cluster, "watching objects for readiness", &mut last_error)?;
+        }
         // Evaluate.
         let mut pending: Vec<String> = Vec::new();
         let mut pending_workloads: Vec<(&Planned, Value)> = Vec::new();
         for (t, p) in targets.iter().enumerate() {
-            let g = group_of_target[t];
-            let state = match seen.get(&(g, p.name().to_string())) {
+            let w = &watched[group_of_target[t]];
+            let live = w
+                .lease
+                .get(p.namespace(), p.name())
+                .and_then(|o| current(&o, &label, cluster.written(p)));
+            let state = match &live {
                 None => Readiness::Pending("not found (not created yet, or deleted)".into()),
                 Some(o) => {
                     if p.kind() == "Service" && p.group().is_empty() && needs_endpoints(o) {
                         let ns = p.namespace().unwrap_or("default");
-                        let mine: Vec<&Value> = slices
+                        let mine: Vec<Value> = slice_groups
                             .iter()
-                            .filter(|((sns, _), s)| {
-                                sns == ns
-                                    && s.pointer("/metadata/labels/kubernetes.io~1service-name")
-                                        .and_then(Value::as_str)
-                                        == Some(p.name())
+                            .position(|n| n == ns)
+                            .map(|s| {
+                                watched[slice_base + s].lease.filter(|sl| {
+                                    sl.metadata.namespace.as_deref() == Some(ns)
+                                        && sl
+                                            .metadata
+                                            .labels
+                                            .as_ref()
+                                            .and_then(|l| l.get(SERVICE_NAME))
+                                            .map(String::as_str)
+                                            == Some(p.name())
+                                })
                             })
-                            .map(|(_, s)| s)
+                            .unwrap_or_default()
+                            .iter()
+                            .map(|sl| serde_json::to_value(&**sl).unwrap_or(Value::Null))
                             .collect();
-                        if service_ready(&mine) {
+                        if service_ready(&mine.iter().collect::<Vec<_>>()) {
                             Readiness::Ready
                         } else {
                             Readiness::Pending("no ready endpoint behind the selector".into())
@@ -535,8 +603,8 @@ pub async fn wait_ready(
                 }
                 Readiness::Pending(why) => {
                     pending.push(format!("{}: {why}", p.display()));
-                    if let Some(o) = seen.get(&(group_of_target[t], p.name().to_string())) {
-                        pending_workloads.push((*p, o.clone()));
+                    if let Some(o) = live {
+                        pending_workloads.push((*p, o));
                     }
                 }
             }
@@ -568,103 +636,76 @@ pub async fn wait_ready(
                     return Err(KubeError::Cancelled("waiting for readiness".into()));
                 }
             }
-            item = merged.next() => match item {
-                None => {
-                    return Err(KubeError::NotReady {
-                        what: format!("{} objects", pending.len()),
-                        details: format!("{}; the watches ended", pending.join("; ")),
-                        budget,
-                    });
-                }
-                Some(Seen::Object(g, o)) => {
-                    let name = o.pointer("/metadata/name").and_then(Value::as_str).unwrap_or("").to_string();
-                    if g >= slice_base {
-                        let ns = slice_groups.get(g - slice_base).cloned().unwrap_or_default();
-                        slices.insert((ns, name), o);
-                    } else {
-                        seen.insert((g, name), o);
-                    }
-                }
-                Some(Seen::Gone(g, name)) => {
-                    if g >= slice_base {
-                        let ns = slice_groups.get(g - slice_base).cloned().unwrap_or_default();
-                        slices.remove(&(ns, name));
-                    } else {
-                        seen.remove(&(g, name));
-                    }
-                }
-                Some(Seen::Restart(g)) => {
-                    if g >= slice_base {
-                        let ns = slice_groups.get(g - slice_base).cloned().unwrap_or_default();
-                        slices.retain(|(n, _), _| *n != ns);
-                    } else {
-                        seen.retain(|(sg, _), _| *sg != g);
-                    }
-                }
-                Some(Seen::Error(e, fatal)) => {
-                    if fatal {
-                        if e.starts_with("401") {
-                            return Err(KubeError::Unauthorized {
-                                endpoint: cluster.access().endpoint.clone(),
-                                vim: cluster.access().vim.clone(),
-                            });
-                        }
-                        return Err(KubeError::Api {
-                            doing: "watching objects for readiness".into(),
-                            code: e.split(' ').next().and_then(|c| c.parse().ok()).unwrap_or(0),
-                            reason: "WatchFailed".into(),
-                            message: e,
-                        });
-                    }
-                    last_error = Some(e);
-                }
-            },
+            _ = any_change(&mut watched) => {}
         }
     }
 }
 
-fn watch_stream(
-    api: kube::Api<kube::api::DynamicObject>,
-    config: watcher::Config,
-    g: usize,
-) -> BoxStream<'static, Seen> {
-    use kube::runtime::WatchStreamExt;
-    watcher(api, config)
-        .default_backoff()
-        .map(move |ev| match ev {
-            Ok(watcher::Event::Apply(o)) | Ok(watcher::Event::InitApply(o)) => {
-                Seen::Object(g, serde_json::to_value(o).unwrap_or(Value::Null))
-            }
-            Ok(watcher::Event::Delete(o)) => Seen::Gone(g, o.metadata.name.unwrap_or_default()),
-            Ok(watcher::Event::Init) => Seen::Restart(g),
-            Ok(watcher::Event::InitDone) => Seen::Object(g, Value::Null),
-            Err(e) => {
-                let (text, fatal) = watch_error(&e);
-                Seen::Error(text, fatal)
-            }
-        })
-        .filter(|s| futures::future::ready(!matches!(s, Seen::Object(_, Value::Null))))
-        .boxed()
+/// Whether the deleted `p` (uid `uid`) is gone by what `w`'s cache says: absent, or replaced
+/// by an object with another uid, and the cache has passed the delete (`None`: the cache
+/// cannot tell, a read must).
+fn gone_in_cache(w: &Watched, p: &Planned, uid: &str, written: Option<Written>) -> Option<bool> {
+    if !w.lease.synced() {
+        return None;
+    }
+    if let Some(o) = w.lease.get(p.namespace(), p.name())
+        && o.metadata.uid.as_deref() == Some(uid)
+    {
+        return Some(false);
+    }
+    match written {
+        Some(Written::Deleted) => Some(true),
+        Some(Written::Deleting {
+            version: Some(v), ..
+        }) if w.lease.watermark() >= v => Some(true),
+        _ => None,
+    }
 }
 
 /// Waits until each `(object, uid)` is gone (deleted, or replaced by an object with another
-/// uid), watching each by name. A cancellation ends the wait within a quarter of a second;
-/// when `timeout` (or the step's deadline) passes first, the error names each object still
-/// there with the finalizers that hold it.
+/// uid). Objects with the instance label are watched through the shared watches of their
+/// kind; others by name. A cancellation ends the wait within a quarter of a second; when
+/// `timeout` (or the step's deadline) passes first, the error names each object still there
+/// with the finalizers that hold it.
 pub async fn wait_gone(
     cluster: &Cluster,
     gone: &[(Planned, String)],
     timeout: Duration,
     control: &RunControl,
 ) -> Result<(), KubeError> {
-    let mut waits = Vec::new();
+    let mut watched: Vec<Watched> = Vec::new();
+    let mut keys: Vec<(String, String, Option<String>)> = Vec::new();
+    // Per object: the watch it is read from, or a wait of its own.
+    let mut shared: Vec<(usize, &Planned, &str)> = Vec::new();
+    let mut own = Vec::new();
     for (p, uid) in gone {
         let kind = cluster.kind_of(p).await?;
+        let written = cluster.written(p);
+        if matches!(written, Some(Written::Deleted)) {
+            continue;
+        }
+        if matches!(written, Some(Written::Deleting { labelled: true, .. })) {
+            let key = (
+                p.api_version().to_string(),
+                p.kind().to_string(),
+                p.namespace().map(String::from),
+            );
+            let w = match keys.iter().position(|k| *k == key) {
+                Some(w) => w,
+                None => {
+                    watched.push(Watched::open(cluster, kind, p.namespace(), INSTANCE_LABEL));
+                    keys.push(key);
+                    watched.len() - 1
+                }
+            };
+            shared.push((w, p, uid.as_str()));
+            continue;
+        }
         let api = cluster.api(&kind, p.namespace());
         let name = p.name().to_string();
         let uid = uid.clone();
         let display = p.display();
-        waits.push(async move {
+        own.push(async move {
             let cond =
                 kube::runtime::wait::conditions::is_deleted::<kube::api::DynamicObject>(&uid);
             kube::runtime::wait::await_condition(api, &name, cond)
@@ -675,13 +716,43 @@ pub async fn wait_gone(
     }
     let budget = timeout.min(control.remaining());
     let deadline = tokio::time::Instant::now() + budget;
-    let all = futures::future::join_all(waits);
-    tokio::pin!(all);
-    // Not a poll of the cluster: only the cancellation flag is looked at.
+    let own = futures::future::join_all(own);
+    tokio::pin!(own);
+    let mut own_done = false;
+    // Not a poll of the cluster: the cancellation flag is looked at, and objects the shared
+    // caches have not caught up with are read once a second.
     let mut check = tokio::time::interval(Duration::from_millis(250));
+    let mut last_read = tokio::time::Instant::now();
+    let mut confirmed: Vec<bool> = vec![false; shared.len()];
+    let mut last_error = None;
     loop {
+        for w in watched.iter_mut() {
+            w.check(cluster, "watching deleted objects", &mut last_error)?;
+        }
+        let read_now = last_read.elapsed() >= Duration::from_secs(1);
+        for (n, (w, p, uid)) in shared.iter().enumerate() {
+            if confirmed[n] {
+                continue;
+            }
+            match gone_in_cache(&watched[*w], p, uid, cluster.written(p)) {
+                Some(true) => confirmed[n] = true,
+                Some(false) => {}
+                None if read_now => {
+                    last_read = tokio::time::Instant::now();
+                    if let Ok(live) = cluster.get(p).await
+                        && live.is_none_or(|o| o.metadata.uid.as_deref() != Some(*uid))
+                    {
+                        confirmed[n] = true;
+                    }
+                }
+                None => {}
+            }
+        }
+        if own_done && confirmed.iter().all(|c| *c) {
+            return Ok(());
+        }
         tokio::select! {
-            results = &mut all => {
+            results = &mut own, if !own_done => {
                 for r in results {
                     if let Err((what, e)) = r {
                         return Err(KubeError::Api {
@@ -692,7 +763,7 @@ pub async fn wait_gone(
                         });
                     }
                 }
-                return Ok(());
+                own_done = true;
             }
             _ = tokio::time::sleep_until(deadline) => {
                 if control.is_cancelled() {
@@ -709,6 +780,7 @@ pub async fn wait_gone(
                     return Err(KubeError::Cancelled("waiting for deleted objects to be gone".into()));
                 }
             }
+            _ = any_change(&mut watched) => {}
         }
     }
 }

@@ -214,14 +214,16 @@ async fn the_sample_deploys_in_two_stages_with_its_chart_and_terminates_clean() 
                 (out, call, driver)
             });
 
-            // Stage 1 is applied and the driver watches its claim, which stays Pending: no volume
-            // can hold it yet...
+            // Stage 1 is applied and the driver waits for its claim, which stays Pending: no
+            // volume can hold it yet (the driver's watch of claims is shared by the cluster's
+            // steps, of all namespaces, so it is not looked for among this namespace's
+            // requests)...
             let until = Instant::now() + Duration::from_secs(60);
             while !kube
                 .log_since(mark, ns, &[])
                 .await
                 .iter()
-                .any(|e| e.verb == "watch" && e.kind == "PersistentVolumeClaim")
+                .any(|e| e.verb == "apply" && e.kind == "PersistentVolumeClaim")
             {
                 if run.is_finished() {
                     let (out, _, _) = run.await.expect("task");

@@ -540,3 +540,65 @@ async fn a_crash_looping_pod_is_observed_on_its_vnfc_until_healed() {
     })
     .await;
 }
+
+/// Credentials that may not watch in all namespaces (a user who is `admin` of one namespace
+/// only): the driver's shared watches are refused cluster-wide (403) and narrow to the
+/// namespace; the wait, the infrastructure watch's look and the terminate work as with an
+/// administrator's token.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(
+    not(vnfm_test_kwok),
+    ignore = "needs the test environment's control plane: eval \"$(VNFM_KUBE_DIR=$(mktemp -d) scripts/test-env/kubernetes.sh start)\""
+)]
+async fn a_token_of_one_namespace_waits_and_observes_through_watches_of_that_namespace() {
+    let kube = Kube::get();
+    let ns = std::env::var("VNFM_TEST_KUBE_NS").expect("VNFM_TEST_KUBE_NS");
+    let token_file = std::env::var("VNFM_TEST_KUBE_NS_TOKEN_FILE").expect("token file");
+    let token = std::fs::read_to_string(&token_file).expect("token");
+    let vim = kube.vim_with_access(json!({"bearer_token": token.trim()}));
+    let id = format!("scoped-{}", std::process::id());
+    let mut call = Call::new(vnfd(), files(), vim, &id);
+    let d = driver();
+    let out = call
+        .run(&d, Op::Instantiate, step(), params(&ns, json!({})))
+        .await
+        .expect("instantiate with the namespace's token");
+    assert_eq!(pods_per_vdu(&out).get("VDU1"), Some(&2));
+    let selector = format!("vnfm.io/vnf-instance-id={id}");
+    let pods = kube.list("v1", "Pod", Some(&ns), &selector).await;
+    assert_eq!(pods.len(), 2, "{pods:?}");
+    for p in &pods {
+        let ready = p["status"]["conditions"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(|c| c["type"] == "Ready" && c["status"] == "True");
+        assert!(
+            ready,
+            "instantiate completed while {} was not Ready",
+            p["metadata"]["name"]
+        );
+    }
+    assert_eq!(observed(&d, &call, &ns).await, Vec::new());
+    call.run(
+        &d,
+        Op::Terminate,
+        InfraStep::Terminate {
+            termination_type: vnfm_types::TerminationType::Forceful,
+            graceful_timeout_seconds: None,
+        },
+        json!({"terminationType": "FORCEFUL"}),
+    )
+    .await
+    .expect("terminate with the namespace's token");
+    assert!(
+        kube.list("v1", "Pod", Some(&ns), &selector)
+            .await
+            .is_empty()
+    );
+    assert!(
+        kube.list("apps/v1", "Deployment", Some(&ns), &selector)
+            .await
+            .is_empty()
+    );
+}

@@ -8,6 +8,7 @@ mod cluster;
 mod control_plane;
 mod corpus;
 mod failures;
+mod faults;
 mod features;
 mod helm;
 mod lcm;

@@ -24,8 +24,10 @@
 //!
 //! What it does like a real API server and what it still does not is listed in the crate's
 //! `FIDELITY.md`. Tests make objects never become ready
-//! ([`Emulator::never_ready`], [`Emulator::fail_image`]) and read the request log
-//! ([`Emulator::log`]) to assert ordering.
+//! ([`Emulator::never_ready`], [`Emulator::fail_image`]), inject the faults a real server
+//! cannot be made to produce on demand ([`Emulator::fail_next`]: a `500` or `503` in the
+//! middle of an apply; [`Emulator::expire_watches`]: watches that end with `410 Gone`) and
+//! read the request log ([`Emulator::log`]) to assert ordering.
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), vnfm_kube_emulator::EmulatorError> {
@@ -222,6 +224,18 @@ pub(crate) struct Hooks {
     pub failing_images: BTreeSet<String>,
     /// uids of running pods whose containers crash over and over.
     pub crash_looping: BTreeSet<String>,
+    /// Requests answered with an error instead of being served.
+    pub faults: Vec<Fault>,
+}
+
+/// A fault injected with [`Emulator::fail_next`]: the next `times` requests with `verb` on
+/// `kind` are answered with `code` and nothing is done.
+#[derive(Debug, Clone)]
+pub(crate) struct Fault {
+    pub verb: String,
+    pub kind: String,
+    pub code: u16,
+    pub times: u32,
 }
 
 pub(crate) struct Shared {
@@ -232,6 +246,8 @@ pub(crate) struct Shared {
     hooks: Mutex<Hooks>,
     log: Mutex<Vec<LogEntry>>,
     stop: watch::Sender<bool>,
+    /// Bumped by [`Emulator::expire_watches`]: every open watch answers `410 Gone` and ends.
+    expire: watch::Sender<u64>,
     config: EmulatorConfig,
 }
 
@@ -271,6 +287,21 @@ impl Shared {
 
     pub(crate) fn stopped(&self) -> watch::Receiver<bool> {
         self.stop.subscribe()
+    }
+
+    pub(crate) fn expired(&self) -> watch::Receiver<u64> {
+        self.expire.subscribe()
+    }
+
+    /// The code of an injected fault for a request with `verb` on `kind`, used up by it.
+    pub(crate) fn take_fault(&self, verb: &str, kind: &str) -> Option<u16> {
+        let mut hooks = lock(&self.hooks);
+        let f = hooks
+            .faults
+            .iter_mut()
+            .find(|f| f.times > 0 && f.verb == verb && f.kind == kind)?;
+        f.times -= 1;
+        Some(f.code)
     }
 
     pub(crate) fn push_log(&self, e: LogEntry) {
@@ -366,6 +397,7 @@ impl Emulator {
     {
         let (tx, _) = broadcast::channel(65_536);
         let (stop, _) = watch::channel(false);
+        let (expire, _) = watch::channel(0);
         let shared = Arc::new(Shared {
             store: Mutex::new(Store::new()),
             tx,
@@ -378,6 +410,7 @@ impl Emulator {
             hooks: Mutex::new(Hooks::default()),
             log: Mutex::new(Vec::new()),
             stop,
+            expire,
             config,
         });
         controller::register_nodes(&shared);
@@ -442,6 +475,29 @@ impl Emulator {
             .filter(|e| e.verb == verb && e.code < 300)
             .map(LogEntry::object)
             .collect()
+    }
+
+    /// Answers the next `times` requests with `verb` (`get`, `list`, `watch`, `create`,
+    /// `update`, `patch` (server-side apply included), `delete`) on objects of `kind` with the
+    /// HTTP status `code` (a `Status` body, reason `InternalError` for 500,
+    /// `ServiceUnavailable` for 503) without doing anything: what a real API server answers
+    /// when etcd or a webhook fails, which no test can make it do on demand. For `watch`, the
+    /// answer is a `200` stream whose only event is an `ERROR` with `code` (`410`: the
+    /// resourceVersion is too old, the client must list again).
+    pub fn fail_next(&self, verb: &str, kind: &str, code: u16, times: u32) {
+        lock(&self.shared.hooks).faults.push(Fault {
+            verb: verb.to_string(),
+            kind: kind.to_string(),
+            code,
+            times,
+        });
+    }
+
+    /// Ends every open watch with an `ERROR` event `410 Gone` (`Expired`), as a real server
+    /// does when a watch falls behind its history: clients must list again and watch from
+    /// there.
+    pub fn expire_watches(&self) {
+        self.shared.expire.send_modify(|n| *n += 1);
     }
 
     /// Makes the object `kind`/`name` (in any namespace) never become ready: pods it owns

@@ -320,6 +320,42 @@ async fn dispatch(
         })
         .unwrap_or_else(|| "unknown".into());
     let rt = &target.rt;
+    let verb = match (method.clone(), name) {
+        (Method::GET, None) if is_true(query.get("watch")) => "watch",
+        (Method::GET, None) => "list",
+        (Method::GET, Some(_)) => "get",
+        (Method::POST, _) => "create",
+        (Method::PUT, _) => "update",
+        (Method::PATCH, _) => "patch",
+        (Method::DELETE, _) => "delete",
+        _ => "",
+    };
+    if let Some(code) = shared.take_fault(verb, &rt.kind) {
+        entry.verb = verb.into();
+        let reason = match code {
+            500 => "InternalError",
+            503 => "ServiceUnavailable",
+            410 => "Expired",
+            _ => "Unknown",
+        };
+        let e = WriteError::new(
+            code,
+            reason,
+            format!("injected fault: {verb} {} answered {code}", rt.kind),
+        );
+        if verb == "watch" {
+            let line = format!(
+                "{}\n",
+                json!({"type": "ERROR", "object": status_body(&e, None, None)})
+            );
+            return Response::builder()
+                .status(200)
+                .header(header::CONTENT_TYPE, "application/json")
+                .body(Body::from(line))
+                .unwrap_or_else(|_| StatusCode::INTERNAL_SERVER_ERROR.into_response());
+        }
+        return error_response(&e, name, Some(rt));
+    }
     let result: Result<(u16, Value), WriteError> = match (method.clone(), name) {
         (Method::GET, None) if is_true(query.get("watch")) => {
             entry.verb = "watch".into();
@@ -729,6 +765,7 @@ fn watch(
     };
     let (tx, out) = tokio::sync::mpsc::channel::<Bytes>(256);
     let stop = shared.stopped();
+    let mut expire = shared.expired();
     tokio::spawn(async move {
         let line =
             |t: &str, o: &Value| Bytes::from(format!("{}\n", json!({"type": t, "object": o})));
@@ -756,6 +793,11 @@ fn watch(
             tokio::select! {
                 _ = &mut deadline => return,
                 _ = stop.changed() => return,
+                _ = expire.changed() => {
+                    let e = WriteError::new(410, "Expired", "too old resource version");
+                    let _ = tx.send(line("ERROR", &status_body(&e, None, None))).await;
+                    return;
+                }
                 msg = rx.recv() => match msg {
                     Ok(c) => {
                         if c.rv <= last || c.key != key {

@@ -12,8 +12,8 @@
 //! [`change`] (package and flavour changes), [`operate`] (stop and start); [`context`] holds
 //! what every step does with its connection, and [`shared`] the networks shared by instances.
 
-use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -26,6 +26,7 @@ use crate::access::ClusterAccess;
 use crate::cluster::Cluster;
 use crate::helm::{HelmBinary, HelmRenderer};
 use crate::plan::{Planned, dns_name};
+use crate::watches::Watches;
 
 mod change;
 mod context;
@@ -129,6 +130,8 @@ pub struct KubernetesDriver {
     ready_timeout: Duration,
     delete_timeout: Duration,
     not_ready_grace: Duration,
+    /// The client and shared watches of each cluster, by [`ClusterAccess::identity`].
+    clusters: Mutex<HashMap<String, Arc<Watches>>>,
 }
 
 impl std::fmt::Debug for KubernetesDriver {
@@ -157,6 +160,7 @@ impl KubernetesDriver {
             ready_timeout: Duration::from_secs(600),
             delete_timeout: Duration::from_secs(600),
             not_ready_grace: Duration::from_secs(60),
+            clusters: Mutex::new(HashMap::new()),
         }
     }
 
@@ -210,6 +214,32 @@ fn params_of(req: &InfraRequest) -> Map<String, Value> {
 }
 
 impl KubernetesDriver {
+    /// A step's connection to the cluster `access` reaches, sharing the client and watches
+    /// of every other step there.
+    fn cluster(&self, access: ClusterAccess) -> Result<Cluster, KubeError> {
+        let id = access.identity();
+        let mut clusters = self.clusters.lock().unwrap_or_else(|e| e.into_inner());
+        let watches = match clusters.get(&id).filter(|w| !w.runtime_gone()) {
+            Some(w) => w.clone(),
+            None => {
+                let w = Arc::new(Watches::new(access.client()?));
+                clusters.insert(id, w.clone());
+                w
+            }
+        };
+        Ok(Cluster::with_watches(access, watches))
+    }
+
+    /// The list/watch streams the driver holds open now, on every cluster.
+    pub fn open_watch_streams(&self) -> usize {
+        self.clusters
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .values()
+            .map(|w| w.open_streams())
+            .sum()
+    }
+
     fn connect<'a>(&self, req: &'a InfraRequest) -> Result<Ctx<'a>, KubeError> {
         let vim = req.vim_of_type(VIM_TYPES).ok_or_else(|| {
             KubeError::input(format!(
@@ -230,7 +260,7 @@ impl KubernetesDriver {
         Ok(Ctx {
             req,
             vim,
-            cluster: Cluster::connect(access)?,
+            cluster: self.cluster(access)?,
             instance_id: req.instance.id.to_string(),
             delete_timeout: asked.map_or(self.delete_timeout, |d| d.min(self.delete_timeout)),
         })

@@ -12,7 +12,7 @@ use vnfm_types::time::Timestamp;
 use super::{DriverState, KubernetesDriver, VIM_TYPES};
 use crate::KubeError;
 use crate::access::ClusterAccess;
-use crate::cluster::Cluster;
+use crate::cluster::{Cluster, Kind};
 use crate::health::{Finding, deployment_finding, pod_finding};
 use crate::plan::{INSTANCE_LABEL, label_value};
 
@@ -32,7 +32,7 @@ impl KubernetesDriver {
             .iter()
             .find(|v| VIM_TYPES.contains(&v.vim_type()))
             .ok_or_else(|| KubeError::input("the instance has no Kubernetes VIM connection"))?;
-        let cluster = Cluster::connect(ClusterAccess::from_vim(vim)?)?;
+        let cluster = self.cluster(ClusterAccess::from_vim(vim)?)?;
         let selector = format!("{INSTANCE_LABEL}={}", label_value(req.instance.id.as_str()));
         let namespace = state.namespace.as_str();
         let vnfcs: BTreeSet<&str> = req
@@ -64,8 +64,7 @@ impl KubernetesDriver {
         let now = Timestamp::now();
         let mut out = Vec::new();
         let pod_kind = cluster.pod_kind().await?;
-        for pod in cluster.list(&pod_kind, Some(namespace), &selector).await? {
-            let pod = serde_json::to_value(pod).unwrap_or(Value::Null);
+        for pod in instance_objects(&cluster, pod_kind, namespace, &selector).await? {
             if let Some(f) = pod_finding(&pod, now, self.not_ready_grace) {
                 out.push(condition("Pod", name(&pod), f));
             }
@@ -73,8 +72,7 @@ impl KubernetesDriver {
         if state.objects.iter().any(|p| p.kind() == "Deployment")
             && let Some(kind) = cluster.kind("apps/v1", "Deployment").await?
         {
-            for d in cluster.list(&kind, Some(namespace), &selector).await? {
-                let d = serde_json::to_value(d).unwrap_or(Value::Null);
+            for d in instance_objects(&cluster, kind, namespace, &selector).await? {
                 if let Some(f) = deployment_finding(&d) {
                     out.push(condition("Deployment", name(&d), f));
                 }
@@ -83,6 +81,71 @@ impl KubernetesDriver {
         Ok(out)
     }
 }
+
+/// The objects of `kind` in `namespace` with the instance label `selector`
+/// (`key=value`), read from the watch of that kind the cluster's steps share: looking at a
+/// thousand instances costs no request per instance once the watch has listed them.
+async fn instance_objects(
+    cluster: &Cluster,
+    kind: Kind,
+    namespace: &str,
+    selector: &str,
+) -> Result<Vec<Value>, KubeError> {
+    let (key, value) = selector.split_once('=').unwrap_or((selector, ""));
+    let mut lease = cluster.watches().lease(&kind, Some(namespace), key);
+    let doing = format!(
+        "watching {} for the infrastructure watch",
+        kind.resource.plural
+    );
+    loop {
+        // The first list, bounded: an unanswered list is a failed look, retried next period.
+        let failure = match tokio::time::timeout(OBSERVE_SYNC, lease.until_synced()).await {
+            Ok(Ok(())) => break,
+            Ok(Err((e, _))) => e,
+            Err(_) => format!(
+                "no answer to the first list in {} s{}",
+                OBSERVE_SYNC.as_secs(),
+                lease
+                    .error()
+                    .map(|(e, _)| format!(" (last error: {e})"))
+                    .unwrap_or_default()
+            ),
+        };
+        // Credentials that may not watch all namespaces watch the instance's.
+        if failure.starts_with("403")
+            && let Some(narrow) = cluster.watches().narrow(&lease, &kind, namespace)
+        {
+            lease = narrow;
+            continue;
+        }
+        return Err(KubeError::Api {
+            doing,
+            code: failure
+                .split(' ')
+                .next()
+                .and_then(|c| c.parse().ok())
+                .unwrap_or(0),
+            reason: "WatchFailed".into(),
+            message: failure,
+        });
+    }
+    Ok(lease
+        .filter(|o| {
+            o.metadata.namespace.as_deref() == Some(namespace)
+                && o.metadata
+                    .labels
+                    .as_ref()
+                    .and_then(|l| l.get(key))
+                    .map(String::as_str)
+                    == Some(value)
+        })
+        .iter()
+        .map(|o| serde_json::to_value(&**o).unwrap_or(Value::Null))
+        .collect())
+}
+
+/// How long the infrastructure watch waits for a shared watch's first list.
+const OBSERVE_SYNC: std::time::Duration = std::time::Duration::from_secs(30);
 
 fn name(v: &Value) -> &str {
     v.pointer("/metadata/name")
