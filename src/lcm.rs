@@ -5,9 +5,10 @@
 //! of VIM types) and the management driver that runs LCM hooks, takes the VIM directory, the
 //! notification router and the package catalog (defaulting to a [`VimRegistry`] over the same
 //! store when a [`Keyring`] is given, else [`InlineVimDirectory`]; a [`SubscriptionRouter`]
-//! over the subscriptions in the same store; and an empty [`MemoryCatalog`]), and takes over
-//! the operation occurrences a previous run of the process left behind ([`Lcm::recover`])
-//! before returning.
+//! over the subscriptions in the same store; and a [`StoreCatalog`], which answers from the
+//! VNFDs given with [`Builder::catalog`] and then from the packages onboarded in the store),
+//! and takes over the operation occurrences a previous run of the process left behind
+//! ([`Lcm::recover`]) before returning.
 //!
 //! # VIM credentials
 //! Requests may carry VIM credentials inline (`vimConnectionInfo` entries with `accessInfo`).

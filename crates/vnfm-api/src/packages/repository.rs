@@ -130,8 +130,8 @@ impl Packages {
         Some(record.id)
     }
 
-    /// Refuses (422) a `vnfdId` that no onboarded, enabled package in `scope` has; loads it
-    /// otherwise.
+    /// Refuses (422) a `vnfdId` that no onboarded, enabled package in `scope` has, or whose
+    /// package holds an ASD (asked of the core's catalog, which then keeps the VNFD it read).
     pub async fn ensure_instantiable(&self, vnfd_id: &str, scope: &ProjectScope) -> ApiResult<()> {
         if self.store.package_by_vnfd(vnfd_id).await?.is_none() {
             self.fetch_from_nfvo(vnfd_id).await?;
