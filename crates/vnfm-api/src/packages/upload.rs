@@ -56,7 +56,7 @@ impl Packages {
                 writer.push(&data).await?;
             }
         }
-        if writer.len() == 0 {
+        if writer.is_empty() {
             return Err(ApiError::bad_request(
                 "the package content is empty: send the CSAR zip as the body",
             ));
