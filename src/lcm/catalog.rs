@@ -3,7 +3,7 @@
 //!
 //! The core asks it for the VNFD of every operation ([`PackageCatalog::vnfd`]). It answers from
 //! its parse cache (a [`MemoryCatalog`]: the VNFDs onboarded by this process, or read once
-//! before); on a miss it looks the `vnfdId` up in the store ([`PackageStore::package_by_vnfd`]),
+//! before); on a miss it looks the `vnfdId` up in the store ([`vnfm_store::PackageStore::package_by_vnfd`]),
 //! and when an onboarded package has it, reads the package from its local copy (written from
 //! the store when this process has none: another replica took the upload, see
 //! [`super::spool`]), keeps the parsed VNFD in the cache and answers with it. So a package
