@@ -5,9 +5,10 @@
 //! of VIM types) and the management driver that runs LCM hooks, takes the VIM directory, the
 //! notification router and the package catalog (defaulting to a [`VimRegistry`] over the same
 //! store when a [`Keyring`] is given, else [`InlineVimDirectory`]; a [`SubscriptionRouter`]
-//! over the subscriptions in the same store; and an empty [`MemoryCatalog`]), and takes over
-//! the operation occurrences a previous run of the process left behind ([`Lcm::recover`])
-//! before returning.
+//! over the subscriptions in the same store; and a [`StoreCatalog`], which answers from the
+//! VNFDs given with [`Builder::catalog`] and then from the packages onboarded in the store),
+//! and takes over the operation occurrences a previous run of the process left behind
+//! ([`Lcm::recover`]) before returning.
 //!
 //! # VIM credentials
 //! Requests may carry VIM credentials inline (`vimConnectionInfo` entries with `accessInfo`).
@@ -76,9 +77,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 mod assembly;
+pub mod catalog;
 mod late_sinks;
+pub mod spool;
 
 pub use assembly::{NfvoSetting, Vnfm, key_file};
+pub use catalog::{LocalContent, StoreCatalog};
 
 pub use vnfm_driver_api::MgmtDriverRouter;
 pub use vnfm_driver_api::memory::{MEMORY_VIM_TYPE, MemoryInfraDriver, RecordingMgmtDriver};
@@ -162,6 +166,44 @@ pub enum EmbedError {
     /// Recovering the occurrences of a previous run failed.
     #[error("recovering the operations of a previous run failed: {0}")]
     Recovery(#[source] LcmError),
+    /// A file of the package directory could not be created, written, read or moved.
+    #[error("{what} {} failed: {source}", path.display())]
+    PackageFile {
+        /// What was being done (`writing`, `keeping the upload as`).
+        what: &'static str,
+        /// The file or directory.
+        path: PathBuf,
+        /// What failed.
+        #[source]
+        source: std::io::Error,
+    },
+    /// Package content grew beyond the limit it was received with.
+    #[error(
+        "the package has more than {max} bytes; this server accepts at most {max} (--max-package-mib)"
+    )]
+    PackageTooLarge {
+        /// The limit, in bytes.
+        max: u64,
+    },
+    /// A package whose id or content digest cannot name a file of the package directory.
+    #[error(
+        "package {id} has no file name: its id or digest has characters other than letters, digits, - and _"
+    )]
+    PackageFileName {
+        /// The package id (its first 80 characters).
+        id: String,
+    },
+    /// The store failed while package records or content were read or written.
+    #[error("store: {0}")]
+    PackageStore(#[source] StoreError),
+    /// A package the store records as onboarded could not be read again.
+    #[error("stored package {id} cannot be opened: {message}")]
+    StoredPackage {
+        /// The package id.
+        id: String,
+        /// What is wrong.
+        message: String,
+    },
     /// A package could not be read or holds no valid VNFD.
     #[error("package {path} cannot be onboarded: {message}")]
     Package {
@@ -185,6 +227,8 @@ pub fn builder() -> Builder {
         keyring: None,
         router: None,
         catalog: None,
+        package_dir: None,
+        archive_limits: vnfm_csar::Limits::default(),
         config: LcmConfig::default(),
         recovery_interval: Some(Duration::from_secs(30)),
         nfvo: None,
@@ -235,6 +279,8 @@ pub struct Builder {
     keyring: Option<Arc<Keyring>>,
     router: Option<Arc<dyn NotificationRouter>>,
     catalog: Option<Arc<MemoryCatalog>>,
+    package_dir: Option<PathBuf>,
+    archive_limits: vnfm_csar::Limits,
     config: LcmConfig,
     recovery_interval: Option<Duration>,
     nfvo: Option<Arc<dyn Nfvo>>,
@@ -347,10 +393,42 @@ impl Builder {
         self
     }
 
-    /// Sets the catalog of onboarded VNFDs (default: an empty [`MemoryCatalog`]).
+    /// VNFDs onboarded in process: the core's [`StoreCatalog`] answers from `catalog` first,
+    /// then from the onboarded packages of the store (default: an empty [`MemoryCatalog`]).
     pub fn catalog(mut self, catalog: Arc<MemoryCatalog>) -> Self {
         self.catalog = Some(catalog);
         self
+    }
+
+    /// The package directory: uploads being received and local copies of package content
+    /// (default `<data_dir>/packages`, without a data directory `vnfm-packages-<pid>` in the
+    /// system's temporary directory).
+    pub fn package_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.package_dir = Some(dir.into());
+        self
+    }
+
+    /// The archive limits stored packages are opened with (default [`vnfm_csar::Limits`]'s).
+    pub fn archive_limits(mut self, limits: vnfm_csar::Limits) -> Self {
+        self.archive_limits = limits;
+        self
+    }
+
+    /// The catalog of onboarded VNFDs over `store`, with the in-process VNFDs as its cache.
+    fn store_catalog(&mut self, store: &Arc<dyn Store>) -> Arc<StoreCatalog> {
+        let dir = match (&self.package_dir, &self.data_dir) {
+            (Some(dir), _) => dir.clone(),
+            (None, Some(data)) => data.join("packages"),
+            (None, None) => {
+                std::env::temp_dir().join(format!("vnfm-packages-{}", std::process::id()))
+            }
+        };
+        Arc::new(StoreCatalog::new(
+            store.clone(),
+            self.catalog.take().unwrap_or_default(),
+            dir,
+            self.archive_limits.clone(),
+        ))
     }
 
     /// Sets the NFVO asked for grants before resources change (default: the remote NFVO kept
@@ -469,9 +547,10 @@ impl Builder {
     ///
     /// [`Builder::assemble`] builds the services around it too (subscriptions, the VIM
     /// registry, notification delivery).
-    pub async fn build(self) -> Result<Lcm, EmbedError> {
+    pub async fn build(mut self) -> Result<Lcm, EmbedError> {
         let recovery_interval = self.recovery_interval;
         let store = self.open_store().await?;
+        let catalog: Arc<dyn PackageCatalog> = self.store_catalog(&store);
         let keyring = self.open_keyring()?;
         let router = self.router.unwrap_or_else(|| {
             Arc::new(SubscriptionRouter::new(
@@ -484,9 +563,6 @@ impl Builder {
             (None, Some(k)) => Arc::new(VimRegistry::new(store.clone(), k, self.vim_kinds.clone())),
             (None, None) => Arc::new(InlineVimDirectory),
         };
-        let catalog: Arc<dyn PackageCatalog> = self
-            .catalog
-            .unwrap_or_else(|| Arc::new(MemoryCatalog::new()));
         let lcm = lcm_of(
             Lcm::builder(store, vims, router, catalog)
                 .config(self.config)

@@ -10,13 +10,11 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use vnfm_driver_api::{CallbackSender, ContentFetcher, MgmtDriver, Nfvo, NfvoSettings};
-use vnfm_lcm::{
-    Deliverer, Keyring, Lcm, MemoryCatalog, PkgmSubscriptions, Subscriptions, VimRegistry,
-};
+use vnfm_lcm::{Deliverer, Keyring, Lcm, PkgmSubscriptions, Subscriptions, VimRegistry};
 use vnfm_outbound::{HttpCallbackSender, HttpContentFetcher, NfvoTimings, Sol003Nfvo};
 use vnfm_store::Store;
 
-use super::{Builder, EmbedError, lcm_of, mgmt_of, start_runner};
+use super::{Builder, EmbedError, StoreCatalog, lcm_of, mgmt_of, start_runner};
 
 /// Connect timeout of the default [`HttpCallbackSender`] and [`HttpContentFetcher`].
 const CALLBACK_CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
@@ -56,8 +54,8 @@ pub struct Vnfm {
     pub indicators: vnfm_lcm::IndicatorManager,
     /// The VIM registry.
     pub vims: VimRegistry,
-    /// The onboarded VNFDs the core reads.
-    pub catalog: Arc<MemoryCatalog>,
+    /// The onboarded VNFDs the core reads: the store's onboarded packages, parsed once.
+    pub catalog: Arc<StoreCatalog>,
     /// The NFVO asked for grants and packages, when not the built-in one.
     pub nfvo: Option<Arc<dyn Nfvo>>,
     /// The management driver that runs LCM hooks, if any.
@@ -208,8 +206,9 @@ impl Builder {
     /// registry and the [`Lcm`] over them. Nothing runs until [`Vnfm::start`].
     ///
     /// Needs a keyring ([`Builder::keyring`] or [`Builder::data_dir`]).
-    pub async fn assemble(self) -> Result<Vnfm, EmbedError> {
+    pub async fn assemble(mut self) -> Result<Vnfm, EmbedError> {
         let store: Arc<dyn Store> = self.open_store().await?;
+        let catalog = self.store_catalog(&store);
         let keyring = self.open_keyring()?.ok_or(EmbedError::NoKeyring)?;
         let sender = match self.sender {
             Some(s) => s,
@@ -245,9 +244,6 @@ impl Builder {
         let pkgm_subscriptions =
             PkgmSubscriptions::new(store.clone(), keyring.clone(), sender.clone());
         let vims = VimRegistry::new(store.clone(), keyring.clone(), self.vim_kinds.clone());
-        let catalog = self
-            .catalog
-            .unwrap_or_else(|| Arc::new(MemoryCatalog::new()));
         // The same subscriptions whose cache creating and deleting a subscription clears, so
         // a new subscription gets the next notification.
         let router = self

@@ -201,6 +201,18 @@ impl ApiError {
     }
 }
 
+impl From<vnfm::lcm::EmbedError> for ApiError {
+    fn from(e: vnfm::lcm::EmbedError) -> Self {
+        match e {
+            vnfm::lcm::EmbedError::PackageStore(e) => e.into(),
+            vnfm::lcm::EmbedError::PackageTooLarge { .. } => {
+                ApiError::PayloadTooLarge(e.to_string())
+            }
+            e => ApiError::Internal(e.to_string()),
+        }
+    }
+}
+
 impl From<StoreError> for ApiError {
     fn from(e: StoreError) -> Self {
         match &e {

@@ -198,8 +198,7 @@ macro_rules! same_shape_task {
             let id = VnfInstanceId::new(id);
             let req: $req = json_body(&headers, &body, $schema)?;
             crate::test_vim::check_request(&state, &body)?;
-            let occ =
-                crate::lcm_v2::start_loading(&state, req, |r| state.lcm.$call(&id, r)).await?;
+            let occ = state.lcm.$call(&id, req).await?;
             Ok(accepted(&state.origin(&headers), &occ))
         }
     };
@@ -237,8 +236,7 @@ macro_rules! converted_task {
             let req: $v1 = value_as(v261_names(req))?;
             let req = <$v2>::try_from(req).map_err(conversion)?;
             crate::test_vim::check_request(&state, &body)?;
-            let occ =
-                crate::lcm_v2::start_loading(&state, req, |r| state.lcm.$call(&id, r)).await?;
+            let occ = state.lcm.$call(&id, req).await?;
             Ok(accepted(&state.origin(&headers), &occ))
         }
     };

@@ -312,39 +312,6 @@ pub(crate) fn accepted_in(family: ApiFamily, origin: &str, id: &VnfLcmOpOccId) -
     with_location(StatusCode::ACCEPTED.into_response(), &location)
 }
 
-/// Makes sure the VNFD of the instance is loaded (another replica may have onboarded it).
-async fn prepare(state: &AppState, id: &VnfInstanceId) -> ApiResult<()> {
-    let instance = state.lcm.get_instance(id).await?;
-    state
-        .packages
-        .ensure_loaded(instance.vnfd_id.as_str())
-        .await?;
-    Ok(())
-}
-
-/// Starts an operation with `start`; when a VNFD it needs is not loaded in this process
-/// (another replica onboarded the package), loads it from the store and starts once more.
-/// Nothing is stored before that refusal, and asking first would read the instance on every
-/// request for a miss that happens once per package and process.
-pub(crate) async fn start_loading<R, F, Fut>(
-    state: &AppState,
-    req: R,
-    start: F,
-) -> ApiResult<VnfLcmOpOcc>
-where
-    R: Clone,
-    F: Fn(R) -> Fut,
-    Fut: std::future::Future<Output = Result<VnfLcmOpOcc, LcmError>>,
-{
-    match start(req.clone()).await {
-        Err(LcmError::UnknownVnfd { vnfd_id }) => {
-            state.packages.ensure_loaded(&vnfd_id).await?;
-            Ok(start(req).await?)
-        }
-        started => Ok(started?),
-    }
-}
-
 macro_rules! task {
     ($name:ident, $req:ty, $schema:expr, $call:ident, $variant:ident) => {
         async fn $name(
@@ -359,10 +326,9 @@ macro_rules! task {
             let req: $req = json_body(&headers, &body, $schema)?;
             crate::test_vim::check_request(&state, &body)?;
             if preview {
-                prepare(&state, &id).await?;
                 return crate::preview::respond(&state, &id, OperationRequest::$variant(req)).await;
             }
-            let occ = start_loading(&state, req, |r| state.lcm.$call(&id, r)).await?;
+            let occ = state.lcm.$call(&id, req).await?;
             Ok(accepted(&state.origin(&headers), &occ))
         }
     };
@@ -438,7 +404,8 @@ async fn change_vnfpkg(
     let req: ChangeCurrentVnfPkgRequest =
         json_body(&headers, &body, Some(SchemaId::ChangeCurrentVnfPkgRequest))?;
     crate::test_vim::check_request(&state, &body)?;
-    prepare(&state, &id).await?;
+    // An unknown instance is 404 whatever the request names.
+    state.lcm.get_instance(&id).await?;
     state
         .packages
         .ensure_instantiable(req.vnfd_id.as_str(), &tenancy.scope)
@@ -450,22 +417,6 @@ async fn change_vnfpkg(
     Ok(accepted(&state.origin(&headers), &occ))
 }
 
-/// Loads the VNFD of the occurrence's instance before an operator action.
-pub(crate) async fn prepare_occ(state: &AppState, id: &VnfLcmOpOccId) -> ApiResult<VnfLcmOpOcc> {
-    let occ = state.lcm.get_op_occ(id).await?;
-    match state.lcm.get_instance(&occ.vnf_instance_id).await {
-        Ok(instance) => {
-            state
-                .packages
-                .ensure_loaded(instance.vnfd_id.as_str())
-                .await?
-        }
-        Err(LcmError::NotFound { .. }) => {}
-        Err(e) => return Err(e.into()),
-    }
-    Ok(occ)
-}
-
 /// `POST .../retry` of either API version.
 pub(crate) async fn retry(
     family: ApiFamily,
@@ -474,7 +425,6 @@ pub(crate) async fn retry(
     headers: HeaderMap,
 ) -> ApiResult<Response> {
     let id = VnfLcmOpOccId::new(id);
-    prepare_occ(&state, &id).await?;
     let occ = state.lcm.retry(&id).await?;
     Ok(accepted_in(family, &state.origin(&headers), &occ.id))
 }
@@ -487,7 +437,6 @@ pub(crate) async fn rollback(
     headers: HeaderMap,
 ) -> ApiResult<Response> {
     let id = VnfLcmOpOccId::new(id);
-    prepare_occ(&state, &id).await?;
     let occ = state.lcm.rollback(&id).await?;
     Ok(accepted_in(family, &state.origin(&headers), &occ.id))
 }
@@ -503,7 +452,7 @@ pub(crate) async fn cancel(
     let id = VnfLcmOpOccId::new(id);
     // The resource answers first: an unknown occurrence is 404 and one that cannot be
     // cancelled 409, whatever the body says.
-    let occ = prepare_occ(&state, &id).await?;
+    let occ = state.lcm.get_op_occ(&id).await?;
     vnfm_lcm::state::transition(occ.operation_state, vnfm_lcm::state::Event::CancelRequested)
         .map_err(LcmError::from)?;
     let mode: CancelMode = if body.is_empty() {

@@ -18,7 +18,7 @@ use vnfm_types::{CreateVnfRequest, VnfInstance, VnfInstanceId, VnfLcmOpOcc, VnfL
 use crate::error::ApiResult;
 use crate::lcm_v2::{
     document_strings, instance_document_strings, instance_query, instance_query_is_exact,
-    instance_schema, op_occ_query, op_occ_schema, prepare_occ, with_etag,
+    instance_schema, op_occ_query, op_occ_schema, with_etag,
 };
 use crate::listing::{ListRequest, PAGE_SIZE};
 use crate::scope::Tenancy;
@@ -207,7 +207,6 @@ pub(crate) async fn fail<V: LcmView>(
 ) -> ApiResult<Response> {
     require_accept(&headers, &["application/json"])?;
     let id = VnfLcmOpOccId::new(id);
-    prepare_occ(&state, &id).await?;
     let occ = state.lcm.fail(&id).await?;
     Ok(json_response(StatusCode::OK, &V::op_occ(occ)?))
 }

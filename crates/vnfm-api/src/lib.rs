@@ -48,7 +48,6 @@ mod progress;
 mod pushdown_tests;
 pub mod scope;
 pub mod server;
-mod spool;
 pub mod state;
 mod subscriptions;
 mod tacker_vims;

@@ -7,7 +7,7 @@
 //!   A body sent without `Content-Length` (chunked) is cut at the same sizes while it is read
 //!   (axum's `DefaultBodyLimit`).
 //! - **`Content-Type` of a package upload** is checked before its body is read, and the body
-//!   is streamed to a temporary file, never held in memory (`crate::spool`; the limit is
+//!   is streamed to a temporary file, never held in memory (`vnfm::lcm::spool`; the limit is
 //!   enforced there too, while the body is written).
 //! - **Time:** the request head must arrive within [`ServerLimits::header_read_timeout`]
 //!   (hyper's header timer), and the body may pause at most

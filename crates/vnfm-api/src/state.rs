@@ -198,9 +198,9 @@ fn write_private(path: &Path, bytes: &[u8]) -> Result<(), StateError> {
 impl AppState {
     /// The API over `services` (assembled by [`vnfm::lcm::Builder::assemble`]): opens
     /// (creating on first start) the API's files in the data directory (token keys, the
-    /// bootstrap OAuth 2.0 client), loads the onboarded packages into the services' catalog,
-    /// then starts the services (they take over the occurrences a previous run left behind,
-    /// once their VNFDs are back in the catalog).
+    /// bootstrap OAuth 2.0 client), finishes the package onboardings a previous run left,
+    /// then starts the services (they take over the occurrences a previous run left behind;
+    /// the services' catalog reads their VNFDs from the store).
     pub async fn new(services: Vnfm, options: StateOptions) -> Result<Arc<AppState>, StateError> {
         let dir = &options.data_dir;
         std::fs::create_dir_all(dir).map_err(|e| data_err(dir, e))?;
@@ -239,7 +239,7 @@ impl AppState {
         let pkgm_subscriptions_v1 = pkgm_subscriptions
             .clone()
             .with_base(vnfm_lcm::pkgm_subscriptions::V1_BASE);
-        // Before load_all: a resumed onboarding notifies too.
+        // Before resume_onboarding: a resumed onboarding notifies too.
         let packages = Arc::new(
             Packages::new(
                 store.clone(),
@@ -247,7 +247,6 @@ impl AppState {
                 options.package_limits.clone(),
                 options.upload_allow_list.clone(),
                 services.nfvo.clone(),
-                dir.join("packages"),
             )
             .with_notifications(pkgm_subscriptions.clone())
             .with_content_fetcher(services.content.clone())
@@ -256,9 +255,11 @@ impl AppState {
         packages
             .spool()
             .prepare()
-            .map_err(|e| data_err(&dir.join("packages"), e))?;
-        let loaded = packages.load_all().await;
-        tracing::info!(packages = loaded, "onboarded packages loaded");
+            .map_err(|e| data_err(packages.spool().dir(), e))?;
+        let resumed = packages.resume_onboarding().await;
+        if resumed > 0 {
+            tracing::info!(packages = resumed, "interrupted onboardings finished");
+        }
         services
             .start()
             .await

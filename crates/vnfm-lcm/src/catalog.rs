@@ -1,5 +1,5 @@
-//! [`MemoryCatalog`]: the onboarded VNFDs of a process, held in memory (the REST server's package
-//! catalog and the embedding builder's default).
+//! [`MemoryCatalog`]: onboarded VNFDs held in memory (for embedders and tests that onboard in
+//! process, and the parse cache of the store-backed catalog the composition root assembles).
 
 use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
@@ -56,6 +56,12 @@ impl MemoryCatalog {
         map.remove(vnfd_id)
     }
 
+    /// The VNFD with descriptor id `vnfd_id`, if held.
+    pub fn get(&self, vnfd_id: &str) -> Option<OnboardedVnfd> {
+        let map = self.vnfds.read().unwrap_or_else(|e| e.into_inner());
+        map.get(vnfd_id).cloned()
+    }
+
     /// The descriptor ids held.
     pub fn ids(&self) -> Vec<String> {
         let map = self.vnfds.read().unwrap_or_else(|e| e.into_inner());
@@ -65,9 +71,9 @@ impl MemoryCatalog {
     }
 }
 
+#[async_trait::async_trait]
 impl PackageCatalog for MemoryCatalog {
-    fn vnfd(&self, vnfd_id: &str) -> Option<OnboardedVnfd> {
-        let map = self.vnfds.read().unwrap_or_else(|e| e.into_inner());
-        map.get(vnfd_id).cloned()
+    async fn vnfd(&self, vnfd_id: &str) -> Result<Option<OnboardedVnfd>, crate::LcmError> {
+        Ok(self.get(vnfd_id))
     }
 }

@@ -14,7 +14,9 @@
 //!   none ([`VimDirectory::default_vim`]);
 //! - [`NotificationRouter`]: turns one notification into the outbox rows of the subscriptions
 //!   that want it, so they are written in the same store transaction as the state change;
-//! - [`PackageCatalog`]: finds the onboarded VNFD (and its package files) for a `vnfdId`.
+//! - [`PackageCatalog`]: finds the onboarded VNFD (and its package files) for a `vnfdId`
+//!   (in memory, [`crate::MemoryCatalog`], or from the store's package records, as the
+//!   composition root assembles it).
 
 use std::sync::Arc;
 
@@ -167,8 +169,13 @@ impl std::fmt::Debug for OnboardedVnfd {
     }
 }
 
-/// Finds onboarded VNFDs.
+/// Finds onboarded VNFDs: the core asks it for the VNFD of every operation, and whatever
+/// backs it (memory, the package records of the store with their parsed VNFDs cached) answers,
+/// so the caller of the core never has to load a package and ask again.
+#[async_trait]
 pub trait PackageCatalog: Send + Sync {
-    /// The onboarded VNFD with descriptor id `vnfd_id`, if any.
-    fn vnfd(&self, vnfd_id: &str) -> Option<OnboardedVnfd>;
+    /// The onboarded VNFD with descriptor id `vnfd_id`; `None` when no onboarded package has
+    /// it. An error when the catalog could not tell (its store failed, a stored package could
+    /// not be read).
+    async fn vnfd(&self, vnfd_id: &str) -> Result<Option<OnboardedVnfd>, LcmError>;
 }

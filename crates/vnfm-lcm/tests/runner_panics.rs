@@ -72,7 +72,7 @@ fn lcm_with(
 ) -> Lcm {
     let catalog = MemoryCatalog::new();
     for id in env.catalog.ids() {
-        catalog.insert_onboarded(vnfm_lcm::ports::PackageCatalog::vnfd(&env.catalog, &id).unwrap());
+        catalog.insert_onboarded(env.catalog.get(&id).unwrap());
     }
     Lcm::builder(
         env.store.clone(),

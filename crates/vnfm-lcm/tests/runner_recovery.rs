@@ -37,7 +37,7 @@ struct Second {
 fn second_runner(env: &Env, configure: impl FnOnce(LcmConfig) -> LcmConfig) -> Second {
     let catalog = MemoryCatalog::new();
     for id in env.catalog.ids() {
-        catalog.insert_onboarded(vnfm_lcm::ports::PackageCatalog::vnfd(&env.catalog, &id).unwrap());
+        catalog.insert_onboarded(env.catalog.get(&id).unwrap());
     }
     let infra = Arc::new(MemoryInfraDriver::new());
     let mgmt = Arc::new(RecordingMgmtDriver::new());

@@ -12,7 +12,7 @@ use crate::error::{ApiError, ApiResult};
 use crate::state::AppState;
 use crate::util::require_accept;
 
-use super::content::open_content;
+use vnfm::lcm::catalog::open_content;
 
 /// Streams the file at `path` (constant memory) honouring a single `Range: bytes=...`.
 async fn ranged_file(

@@ -167,7 +167,7 @@ pub(super) async fn delete(
 }
 
 /// `PUT package_content`: the body is streamed to a temporary file (constant memory, the
-/// digest computed and the size limit enforced while reading; see `crate::spool`). A package
+/// digest computed and the size limit enforced while reading; see `vnfm::lcm::spool`). A package
 /// that cannot take content is refused before the body is read.
 pub(super) async fn upload(
     State(state): State<Arc<AppState>>,

@@ -8,7 +8,7 @@
 //! diagnostics (code, file:line, help). The content is stored before `202 Accepted` is
 //! answered, so a package whose onboarding was interrupted by a crash is onboarded again at
 //! the next start. Content never passes through memory whole: uploads are streamed to disk,
-//! stored in pieces, and read entry by entry from a local copy (`crate::spool`). The usage
+//! stored in pieces, and read entry by entry from a local copy (`vnfm::lcm::spool`). The usage
 //! state is computed: `IN_USE` while a VNF instance has the package's `vnfdId`.
 //!
 //! Changes are notified to the package management subscriptions
@@ -29,21 +29,20 @@
 //! - `download`: the content, VNFD and artifact downloads (with `Range`).
 
 use std::collections::HashMap;
-use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::middleware;
 use axum::routing::{get, post};
-use vnfm::lcm::{ContentFetcher, MemoryCatalog};
+use vnfm::lcm::spool::Spool;
+use vnfm::lcm::{ContentFetcher, StoreCatalog};
 use vnfm_csar::Limits;
 use vnfm_lcm::PkgmSubscriptions;
 use vnfm_store::{PackageRecord, Store};
 use vnfm_types::{Link, VnfPkgInfo, VnfPkgLinks};
 
 use crate::error::{ApiError, ApiResult};
-use crate::spool::Spool;
 use crate::state::AppState;
 use crate::version::{ApiFamily, major_versions, versioned};
 
@@ -79,13 +78,13 @@ impl Default for PackageLimits {
 }
 
 /// The package repository: records and content in the store, onboarded VNFDs in the
-/// lifecycle core's catalog.
+/// lifecycle core's catalog (which the composition root assembled, and which reads the
+/// packages of the store by itself).
 pub struct Packages {
     store: Arc<dyn Store>,
-    catalog: Arc<MemoryCatalog>,
+    catalog: Arc<StoreCatalog>,
     limits: PackageLimits,
     allow_list: Vec<String>,
-    spool: Spool,
     package_of_vnfd: Mutex<HashMap<String, String>>,
     nfvo: Option<Arc<dyn vnfm::lcm::Nfvo>>,
     notifications: Option<PkgmSubscriptions>,
@@ -131,21 +130,20 @@ fn record_of(info: &VnfPkgInfo) -> ApiResult<PackageRecord> {
 
 impl Packages {
     /// A repository over `store`, onboarding into `catalog`; uploads are streamed to, and
-    /// local copies of the content kept in, `content_dir` (see `crate::spool`).
+    /// local copies of the content kept in, the catalog's package directory (see
+    /// `vnfm::lcm::spool`).
     pub fn new(
         store: Arc<dyn Store>,
-        catalog: Arc<MemoryCatalog>,
+        catalog: Arc<StoreCatalog>,
         limits: PackageLimits,
         allow_list: Vec<String>,
         nfvo: Option<Arc<dyn vnfm::lcm::Nfvo>>,
-        content_dir: PathBuf,
     ) -> Packages {
         Packages {
             store,
             catalog,
             limits,
             allow_list,
-            spool: Spool::new(content_dir),
             package_of_vnfd: Mutex::new(HashMap::new()),
             nfvo,
             notifications: None,
@@ -176,7 +174,7 @@ impl Packages {
 
     /// The package directory (uploads and local copies of the content).
     pub(crate) fn spool(&self) -> &Spool {
-        &self.spool
+        self.catalog.spool()
     }
 }
 

@@ -19,8 +19,9 @@ use vnfm_types::{
 
 use crate::error::{ApiError, ApiResult};
 
-use super::content::{LocalContent, open_content};
 use super::{Packages, links, now, record_of};
+use vnfm::lcm::LocalContent;
+use vnfm::lcm::catalog::open_content;
 
 impl Packages {
     /// Validates the content and records the outcome: `ONBOARDED` + `ENABLED`, or `ERROR`.
@@ -112,7 +113,7 @@ impl Packages {
         }
         if let Descriptor::Vnfd(vnfd) = descriptor {
             let vnfd_id = vnfd.descriptor_id.clone();
-            self.catalog.insert_onboarded(OnboardedVnfd {
+            self.catalog.cache().insert_onboarded(OnboardedVnfd {
                 vnfd: Arc::new(*vnfd),
                 files: vnfm::lcm::package_files(package),
             });

@@ -1,12 +1,7 @@
-//! Package records and the catalog: notifications of changes, fetching from the NFVO, loading
-//! onboarded VNFDs into the catalog, the `vnfdId` -> package map, the computed usage state,
-//! and the creation, modification and deletion of package resources.
+//! Package records: notifications of changes, fetching from the NFVO, resuming interrupted
+//! onboardings, the `vnfdId` -> package map, the computed usage state, and the creation,
+//! modification and deletion of package resources.
 
-use std::sync::Arc;
-
-use vnfm::lcm::{OnboardedVnfd, PackageCatalog};
-use vnfm::package::{InspectOptions, inspect_package};
-use vnfm_descriptor::Descriptor;
 use vnfm_lcm::{PackageChange, PackageEvent};
 use vnfm_store::{InstanceQuery, NewOutboxRow, PackageRecord, ProjectScope, Version};
 use vnfm_types::{
@@ -16,7 +11,6 @@ use vnfm_types::{
 
 use crate::error::{ApiError, ApiResult};
 
-use super::content::open_content;
 use super::{Packages, info_of, links, record_of};
 
 impl Packages {
@@ -53,7 +47,7 @@ impl Packages {
         let Some(content) = content else {
             return Ok(false);
         };
-        let mut writer = self.spool.writer(content.len() as u64)?;
+        let mut writer = self.spool().writer(content.len() as u64)?;
         writer.push(&content).await?;
         drop(content);
         let spooled = writer.finish().await?;
@@ -67,11 +61,12 @@ impl Packages {
         Ok(true)
     }
 
-    /// Loads every onboarded package into the catalog, and onboards again the packages whose
-    /// onboarding a previous run did not finish. Returns how many are onboarded.
-    pub async fn load_all(&self) -> usize {
+    /// Onboards again the packages whose onboarding a previous run did not finish (the
+    /// onboarded ones the catalog reads from the store when an operation first needs them).
+    /// Returns how many were onboarded.
+    pub async fn resume_onboarding(&self) -> usize {
         let mut after: Option<String> = None;
-        let mut loaded = 0;
+        let mut resumed = 0;
         loop {
             let page = match self
                 .store
@@ -81,82 +76,36 @@ impl Packages {
                 Ok(p) => p,
                 Err(e) => {
                     tracing::error!(error = %e, "listing packages failed");
-                    return loaded;
+                    return resumed;
                 }
             };
             for record in &page.items {
                 let Ok(info) = info_of(record) else { continue };
-                match info.onboarding_state {
-                    PackageOnboardingState::Onboarded => {
-                        if let Some(vnfd) = &info.vnfd_id
-                            && self.ensure_loaded(vnfd).await.is_ok()
-                        {
-                            loaded += 1;
+                if !matches!(
+                    info.onboarding_state,
+                    PackageOnboardingState::Processing | PackageOnboardingState::Uploading
+                ) {
+                    continue;
+                }
+                let digest = info.checksum.as_ref().map(|c| c.hash.as_str());
+                match self.local_content(&record.id, digest).await {
+                    Ok(Some(local)) => {
+                        tracing::info!(package = %record.id, "resuming an interrupted onboarding");
+                        if self.onboard(&record.id, local).await.is_ok() {
+                            resumed += 1;
                         }
                     }
-                    PackageOnboardingState::Processing | PackageOnboardingState::Uploading => {
-                        let digest = info.checksum.as_ref().map(|c| c.hash.as_str());
-                        match self.local_content(&record.id, digest).await {
-                            Ok(Some(local)) => {
-                                tracing::info!(package = %record.id, "resuming an interrupted onboarding");
-                                if self.onboard(&record.id, local).await.is_ok() {
-                                    loaded += 1;
-                                }
-                            }
-                            Ok(None) => {}
-                            Err(e) => {
-                                tracing::error!(package = %record.id, error = %e, "reading the content of an interrupted onboarding failed");
-                            }
-                        }
+                    Ok(None) => {}
+                    Err(e) => {
+                        tracing::error!(package = %record.id, error = %e, "reading the content of an interrupted onboarding failed");
                     }
-                    _ => {}
                 }
             }
             match page.next {
                 Some(n) => after = Some(n),
-                None => return loaded,
+                None => return resumed,
             }
         }
-    }
-
-    /// Makes sure the VNFD `vnfd_id` is in the catalog when a package has it: another replica
-    /// may have onboarded it. An unknown VNFD is left to the lifecycle core to report.
-    pub async fn ensure_loaded(&self, vnfd_id: &str) -> ApiResult<()> {
-        if self.catalog.vnfd(vnfd_id).is_some() {
-            return Ok(());
-        }
-        let Some((record, _)) = self.store.package_by_vnfd(vnfd_id).await? else {
-            return Ok(());
-        };
-        let info = info_of(&record)?;
-        if info.onboarding_state != PackageOnboardingState::Onboarded {
-            return Ok(());
-        }
-        let digest = info.checksum.as_ref().map(|c| c.hash.as_str());
-        let Some(local) = self.local_content(&record.id, digest).await? else {
-            return Ok(());
-        };
-        let limits = self.limits.archive.clone();
-        let report = tokio::task::spawn_blocking(move || {
-            open_content(&local.path, &limits)
-                .map(|p| inspect_package(p, &InspectOptions::default()))
-        })
-        .await
-        .map_err(|e| ApiError::Internal(format!("loading a package failed: {e}")))?
-        .map_err(|e| {
-            ApiError::Internal(format!(
-                "stored package {} cannot be opened: {e}",
-                record.id
-            ))
-        })?;
-        if let (Some(Descriptor::Vnfd(vnfd)), Some(package)) = (report.descriptor, report.package) {
-            self.catalog.insert_onboarded(OnboardedVnfd {
-                vnfd: Arc::new(*vnfd),
-                files: vnfm::lcm::package_files(package),
-            });
-            self.remember(vnfd_id, &record.id);
-        }
-        Ok(())
     }
 
     pub(super) fn remember(&self, vnfd_id: &str, package_id: &str) {
@@ -181,8 +130,8 @@ impl Packages {
         Some(record.id)
     }
 
-    /// Refuses (422) a `vnfdId` that no onboarded, enabled package in `scope` has; loads it
-    /// otherwise.
+    /// Refuses (422) a `vnfdId` that no onboarded, enabled package in `scope` has, or whose
+    /// package holds an ASD (asked of the core's catalog, which then keeps the VNFD it read).
     pub async fn ensure_instantiable(&self, vnfd_id: &str, scope: &ProjectScope) -> ApiResult<()> {
         if self.store.package_by_vnfd(vnfd_id).await?.is_none() {
             self.fetch_from_nfvo(vnfd_id).await?;
@@ -208,8 +157,7 @@ impl Packages {
                 record.id, record.id
             )));
         }
-        self.ensure_loaded(vnfd_id).await?;
-        if self.catalog.vnfd(vnfd_id).is_none() {
+        if self.catalog.load(vnfd_id).await?.is_none() {
             return Err(ApiError::Unprocessable(format!(
                 "VNF package {} holds an ASD, not a VNFD: it cannot be instantiated through the VNF LCM API",
                 record.id
@@ -357,13 +305,13 @@ impl Packages {
             .delete_package_and_notify(id, version, &notify)
             .await?;
         if let Some(vnfd) = &info.vnfd_id {
-            self.catalog.remove(vnfd);
+            self.catalog.cache().remove(vnfd);
             self.package_of_vnfd
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
                 .remove(vnfd);
         }
-        self.spool.remove_copies(id, None);
+        self.spool().remove_copies(id, None);
         Ok(())
     }
 }

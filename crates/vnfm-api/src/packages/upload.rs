@@ -1,4 +1,4 @@
-//! Content upload: the body streamed to a temporary file (`crate::spool`) with the size limit
+//! Content upload: the body streamed to a temporary file (`vnfm::lcm::spool`) with the size limit
 //! enforced while reading, content fetched from an allow-listed URI through the content port
 //! (`ContentFetcher`, no redirects), and the acceptance of
 //! content (`PROCESSING`, onboarding in the background).
@@ -12,7 +12,7 @@ use vnfm::lcm::{ContentRequest, ContentSink};
 use vnfm_types::{Checksum, PackageOnboardingState, UploadVnfPackageFromUriRequest, VnfPkgInfo};
 
 use crate::error::{ApiError, ApiResult};
-use crate::spool::{SpoolWriter, SpooledContent};
+use vnfm::lcm::spool::{SpoolWriter, SpooledContent};
 
 use super::{Packages, record_of};
 
@@ -38,7 +38,7 @@ impl Packages {
     pub(crate) async fn spool_body(&self, mut body: axum::body::Body) -> ApiResult<SpooledContent> {
         use http_body_util::BodyExt;
         let max = self.limits.max_package_bytes as u64;
-        let mut writer = self.spool.writer(max)?;
+        let mut writer = self.spool().writer(max)?;
         while let Some(frame) = body.frame().await {
             let frame = frame.map_err(|e| {
                 // The route's DefaultBodyLimit cuts a body at the same size as the writer.
@@ -56,12 +56,12 @@ impl Packages {
                 writer.push(&data).await?;
             }
         }
-        if writer.len() == 0 {
+        if writer.is_empty() {
             return Err(ApiError::bad_request(
                 "the package content is empty: send the CSAR zip as the body",
             ));
         }
-        writer.finish().await
+        Ok(writer.finish().await?)
     }
 
     /// Stores uploaded content and moves the package to `PROCESSING`; onboarding then runs in
@@ -137,7 +137,7 @@ impl Packages {
             // enforced while reading, the file removed on failure.
             let fetched: Result<SpooledContent, String> = async {
                 let mut sink = SpoolSink {
-                    writer: this.spool.writer(max).map_err(|e| e.to_string())?,
+                    writer: this.spool().writer(max).map_err(|e| e.to_string())?,
                     max,
                 };
                 let basic = req
@@ -185,7 +185,7 @@ struct SpoolSink {
 impl ContentSink for SpoolSink {
     async fn push(&mut self, chunk: &[u8]) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
         self.writer.push(chunk).await.map_err(|e| match e {
-            ApiError::PayloadTooLarge(_) => {
+            vnfm::lcm::EmbedError::PackageTooLarge { .. } => {
                 format!("the package is larger than the limit of {} bytes", self.max).into()
             }
             other => Box::new(other) as Box<dyn std::error::Error + Send + Sync>,

@@ -127,7 +127,7 @@ impl IndicatorManager {
         had_values: bool,
         out: &mut Evaluated,
     ) -> Result<(), LcmError> {
-        let defs = self.declared(instance);
+        let defs = self.declared(instance).await?;
         if had_values {
             let keep: Vec<String> = defs.iter().map(|d| d.id.clone()).collect();
             let stored = self

@@ -172,7 +172,7 @@ impl IndicatorManager {
                 ),
             });
         }
-        let defs = self.declared(&inst);
+        let defs = self.declared(&inst).await?;
         let Some(def) = defs.iter().find(|d| d.id == indicator_id) else {
             return Err(LcmError::Unprocessable {
                 pointer: "/indicatorId".into(),
@@ -264,11 +264,13 @@ impl IndicatorManager {
     }
 
     /// The indicators the VNFD of `instance` declares (none when the VNFD is not onboarded).
-    pub fn declared(&self, instance: &VnfInstance) -> Vec<IndicatorDef> {
-        self.catalog
+    pub async fn declared(&self, instance: &VnfInstance) -> Result<Vec<IndicatorDef>, LcmError> {
+        Ok(self
+            .catalog
             .vnfd(instance.vnfd_id.as_str())
+            .await?
             .map(|o| o.vnfd.indicators.clone())
-            .unwrap_or_default()
+            .unwrap_or_default())
     }
 
     async fn instance(&self, id: &VnfInstanceId) -> Result<VnfInstance, LcmError> {

@@ -66,7 +66,7 @@ impl Lcm {
 
     async fn ctx_of(&self, occ: &VnfLcmOpOcc, view: &JournalView) -> Result<exec::Ctx, LcmError> {
         let (instance, _) = self.instance_with_version(&occ.vnf_instance_id).await?;
-        exec::load_ctx(&self.inner, occ, view, &instance)
+        exec::load_ctx(&self.inner, occ, view, &instance).await
     }
 
     async fn release(&self, id: &VnfLcmOpOccId) {

@@ -399,9 +399,11 @@ impl Inner {
         )
     }
 
-    pub(crate) fn onboarded(&self, vnfd_id: &str) -> Result<OnboardedVnfd, LcmError> {
+    /// The onboarded VNFD `vnfd_id`, asked of the catalog.
+    pub(crate) async fn onboarded(&self, vnfd_id: &str) -> Result<OnboardedVnfd, LcmError> {
         self.catalog
             .vnfd(vnfd_id)
+            .await?
             .ok_or_else(|| LcmError::UnknownVnfd {
                 vnfd_id: vnfd_id.to_string(),
             })
@@ -571,7 +573,7 @@ impl Lcm {
         project: Option<&str>,
     ) -> Result<VnfInstance, LcmError> {
         let inner = &self.inner;
-        let onboarded = inner.onboarded(req.vnfd_id.as_str())?;
+        let onboarded = inner.onboarded(req.vnfd_id.as_str()).await?;
         let vnfd = &onboarded.vnfd;
         let id = VnfInstanceId::new(new_uuid());
         let instance = VnfInstance {

@@ -133,7 +133,7 @@ impl Lcm {
         else {
             return Ok(Vec::new());
         };
-        let onboarded = inner.onboarded(instance.vnfd_id.as_str())?;
+        let onboarded = inner.onboarded(instance.vnfd_id.as_str()).await?;
         let Some(flavour) = onboarded.vnfd.flavour(&flavour_id) else {
             return Ok(Vec::new());
         };

@@ -169,7 +169,7 @@ async fn recover_one(
         State::RollingBack => Phase::Rollback,
         _ => return Ok(false),
     };
-    let ctx = match exec::load_ctx(inner, &occ, &view, &instance.0) {
+    let ctx = match exec::load_ctx(inner, &occ, &view, &instance.0).await {
         Ok(ctx) => ctx,
         Err(e) => {
             let p = interrupted_problem(

@@ -304,12 +304,12 @@ impl Lcm {
         vims::name_types(inner, req);
         with_default_vim(inner, req, &instance).await?;
         let req = &*req;
-        let onboarded = self.vnfd_for(&instance, req)?;
+        let onboarded = self.vnfd_for(&instance, req).await?;
         let plan = self.checked_plan(req, &onboarded, &instance)?;
         if let OperationRequest::ChangeVnfPkg(_) = req {
             // The source VNFD may declare the change too; a deleted source package leaves only
             // the target's policies.
-            let source = inner.onboarded(instance.vnfd_id.as_str()).ok();
+            let source = inner.onboarded(instance.vnfd_id.as_str()).await.ok();
             crate::package_change::check(
                 source.as_ref().map(|s| &*s.vnfd),
                 &onboarded.vnfd,
@@ -330,7 +330,7 @@ impl Lcm {
     }
 
     /// The VNFD the operation runs with: the instance's, or for CHANGE_VNFPKG the target.
-    pub(super) fn vnfd_for(
+    pub(super) async fn vnfd_for(
         &self,
         instance: &VnfInstance,
         req: &OperationRequest,
@@ -339,11 +339,11 @@ impl Lcm {
             OperationRequest::ChangeVnfPkg(r) => r.vnfd_id.as_str(),
             _ => instance.vnfd_id.as_str(),
         };
-        let onboarded = self.inner.onboarded(id)?;
+        let onboarded = self.inner.onboarded(id).await?;
         if let OperationRequest::ModifyInfo(m) = req
             && let Some(new) = &m.vnfd_id
         {
-            self.inner.onboarded(new.as_str())?;
+            self.inner.onboarded(new.as_str()).await?;
         }
         Ok(onboarded)
     }

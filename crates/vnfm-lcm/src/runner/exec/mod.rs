@@ -107,7 +107,7 @@ pub(crate) fn request_of(occ: &VnfLcmOpOcc) -> Result<OperationParams, LcmError>
 
 /// The context of an occurrence from its journal; when the journal holds no plan yet (nothing
 /// ran), the plan is made from the instance as it is.
-pub(crate) fn load_ctx(
+pub(crate) async fn load_ctx(
     inner: &Inner,
     occ: &VnfLcmOpOcc,
     view: &JournalView,
@@ -119,7 +119,7 @@ pub(crate) fn load_ctx(
             .clone()
             .unwrap_or_else(|| instance.vnfd_id.to_string());
         return Ok(Ctx {
-            vnfd: inner.onboarded(&vnfd_id)?,
+            vnfd: inner.onboarded(&vnfd_id).await?,
             forward: row.plan.clone(),
             before: row
                 .instance_before
@@ -133,7 +133,7 @@ pub(crate) fn load_ctx(
         OperationRequest::ChangeVnfPkg(r) => r.vnfd_id.to_string(),
         _ => instance.vnfd_id.to_string(),
     };
-    let vnfd = inner.onboarded(&vnfd_id)?;
+    let vnfd = inner.onboarded(&vnfd_id).await?;
     let plan = crate::plan::plan(&req, &vnfd.vnfd, instance)?;
     Ok(Ctx::new(vnfd, plan, instance.clone()))
 }

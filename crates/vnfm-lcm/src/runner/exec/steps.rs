@@ -15,6 +15,7 @@ impl Run {
         match step {
             Step::ApplyModifications => Ok(self
                 .apply_modifications()
+                .await
                 .map_err(|e| lcm_problem(&name, i, n, &e, &[]))),
             Step::RevertModifications => {
                 let mut occ = self.occ.clone();
@@ -108,7 +109,7 @@ impl Run {
                     Ok(v) => v.unwrap_or(serde_json::Value::Null),
                     Err(e) => return Ok(Err(lcm_problem(&name, i, n, &store_err(e), &vims))),
                 };
-                let new_package = match self.new_package_for(&h.operation) {
+                let new_package = match self.new_package_for(&h.operation).await {
                     Ok(p) => p,
                     Err(e) => return Ok(Err(lcm_problem(&name, i, n, &e, &vims))),
                 };
@@ -149,7 +150,7 @@ impl Run {
 
     /// The package a MODIFY_INFO that changes `vnfdId` moves the instance to, for its
     /// `modify_information_end` hook (as Tacker gives that hook `new_csar_dir`).
-    fn new_package_for(&self, hook: &str) -> Result<Option<TargetPackage>, LcmError> {
+    async fn new_package_for(&self, hook: &str) -> Result<Option<TargetPackage>, LcmError> {
         if self.occ.operation != LcmOperationType::ModifyInfo || hook != "modify_information_end" {
             return Ok(None);
         }
@@ -163,7 +164,7 @@ impl Run {
         else {
             return Ok(None);
         };
-        let target = self.inner.onboarded(new_id)?;
+        let target = self.inner.onboarded(new_id).await?;
         Ok(Some(TargetPackage {
             vnfd: target.vnfd.clone(),
             files: target.files.clone(),
@@ -442,7 +443,7 @@ impl Run {
         Some(after)
     }
 
-    pub(super) fn apply_modifications(
+    pub(super) async fn apply_modifications(
         &self,
     ) -> Result<(VnfLcmOpOcc, Option<VnfInstance>), LcmError> {
         let OperationParams::ModifyInfo(req) = &self.request else {
@@ -453,7 +454,7 @@ impl Run {
         };
         let (mut instance, mut changed) = crate::plan::apply_modifications(&self.instance, req)?;
         if let Some(id) = &req.vnfd_id {
-            let v = self.inner.onboarded(id.as_str())?.vnfd;
+            let v = self.inner.onboarded(id.as_str()).await?.vnfd;
             instance.vnf_provider = v.provider.clone();
             instance.vnf_product_name = v.product_name.clone();
             instance.vnf_software_version = v.software_version.clone();

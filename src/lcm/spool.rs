@@ -11,7 +11,7 @@
 //! local copy named after the package and the content's digest, `<id>-<sha256>.zip`, which
 //! onboarding, the onboarded package's artifacts and `GET .../package_content` read. A replica
 //! without the local copy (another replica took the upload, or the directory was cleared)
-//! writes it again from the store ([`crate::packages::Packages`]).
+//! writes it again from the store ([`super::StoreCatalog::local_content`]).
 
 use std::path::{Path, PathBuf};
 use std::pin::Pin;
@@ -20,36 +20,42 @@ use std::task::{Context, Poll};
 use sha2::{Digest, Sha256};
 use tokio::io::{AsyncWriteExt, BufWriter};
 
-use crate::error::{ApiError, ApiResult};
+use super::EmbedError;
+
+type Result<T> = std::result::Result<T, EmbedError>;
 
 /// Size of the write buffer of a spooled upload.
 const WRITE_BUFFER_BYTES: usize = 1 << 20;
 
 /// The package directory: spooled uploads and local copies of package content.
 #[derive(Debug, Clone)]
-pub(crate) struct Spool {
+pub struct Spool {
     dir: PathBuf,
 }
 
-fn io_failure(what: &str, path: &Path, e: std::io::Error) -> ApiError {
-    ApiError::Internal(format!("{what} {} failed: {e}", path.display()))
+fn io_failure(what: &'static str, path: &Path, source: std::io::Error) -> EmbedError {
+    EmbedError::PackageFile {
+        what,
+        path: path.to_owned(),
+        source,
+    }
 }
 
 impl Spool {
-    /// The package directory `dir` (created, mode 0700, when missing).
-    pub(crate) fn new(dir: PathBuf) -> Spool {
+    /// The package directory `dir` (created, mode 0700, by [`Spool::prepare`]).
+    pub fn new(dir: PathBuf) -> Spool {
         Spool { dir }
+    }
+
+    /// The directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
     }
 
     /// Creates the directory (mode 0700) and removes the temporary files an interrupted
     /// upload left behind.
-    pub(crate) fn prepare(&self) -> std::io::Result<()> {
-        std::fs::create_dir_all(&self.dir)?;
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt;
-            std::fs::set_permissions(&self.dir, std::fs::Permissions::from_mode(0o700))?;
-        }
+    pub fn prepare(&self) -> std::io::Result<()> {
+        create_private_dir(&self.dir)?;
         for entry in std::fs::read_dir(&self.dir)? {
             let entry = entry?;
             if entry.file_name().to_string_lossy().starts_with(".upload-") {
@@ -59,8 +65,13 @@ impl Spool {
         Ok(())
     }
 
-    /// A new temporary file for an upload of at most `max` bytes.
-    pub(crate) fn writer(&self, max: u64) -> ApiResult<SpoolWriter> {
+    /// A new temporary file for an upload of at most `max` bytes (the directory is created,
+    /// mode 0700, when missing).
+    pub fn writer(&self, max: u64) -> Result<SpoolWriter> {
+        if !self.dir.is_dir() {
+            create_private_dir(&self.dir)
+                .map_err(|e| io_failure("creating the package directory", &self.dir, e))?;
+        }
         // tempfile creates the file with mode 0600, and deletes it when dropped.
         let file = tempfile::Builder::new()
             .prefix(".upload-")
@@ -82,30 +93,29 @@ impl Spool {
 
     /// An unnamed temporary file in the directory (removed when closed), for extracting
     /// an artifact before streaming it.
-    pub(crate) fn scratch(&self) -> ApiResult<std::fs::File> {
+    pub fn scratch(&self) -> Result<std::fs::File> {
         tempfile::tempfile_in(&self.dir)
             .map_err(|e| io_failure("creating a temporary file in", &self.dir, e))
     }
 
     /// The local copy of package `id`'s content whose SHA-256 is `sha256`.
-    pub(crate) fn content_path(&self, id: &str, sha256: &str) -> ApiResult<PathBuf> {
+    pub fn content_path(&self, id: &str, sha256: &str) -> Result<PathBuf> {
         let safe = |s: &str| {
             !s.is_empty()
                 && s.bytes()
                     .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
         };
         if !safe(id) || !safe(sha256) {
-            return Err(ApiError::Internal(format!(
-                "package {} has no file name: its id or digest has characters other than letters, digits, - and _",
-                crate::util::cut(id, 80)
-            )));
+            return Err(EmbedError::PackageFileName {
+                id: id.chars().take(80).collect(),
+            });
         }
         Ok(self.dir.join(format!("{id}-{sha256}.zip")))
     }
 
     /// Removes the local copies of package `id`'s content, except `keep` (best effort: a
     /// file left behind is only disk space, and is never read for another content).
-    pub(crate) fn remove_copies(&self, id: &str, keep: Option<&Path>) {
+    pub fn remove_copies(&self, id: &str, keep: Option<&Path>) {
         let Ok(entries) = std::fs::read_dir(&self.dir) else {
             return;
         };
@@ -126,8 +136,19 @@ impl Spool {
     }
 }
 
+/// Creates `dir` (and its parents) with mode 0700.
+fn create_private_dir(dir: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))?;
+    }
+    Ok(())
+}
+
 /// An upload being written to its temporary file (removed when dropped unfinished).
-pub(crate) struct SpoolWriter {
+pub struct SpoolWriter {
     out: BufWriter<tokio::fs::File>,
     file: tempfile::NamedTempFile,
     hasher: Sha256,
@@ -137,13 +158,10 @@ pub(crate) struct SpoolWriter {
 
 impl SpoolWriter {
     /// Appends `bytes`; 413 when the upload grows beyond its limit.
-    pub(crate) async fn push(&mut self, bytes: &[u8]) -> ApiResult<()> {
+    pub async fn push(&mut self, bytes: &[u8]) -> Result<()> {
         let len = self.len + bytes.len() as u64;
         if len > self.max {
-            return Err(ApiError::PayloadTooLarge(format!(
-                "the package has more than {} bytes; this server accepts at most {} (--max-package-mib)",
-                self.max, self.max
-            )));
+            return Err(EmbedError::PackageTooLarge { max: self.max });
         }
         self.hasher.update(bytes);
         self.out
@@ -155,12 +173,17 @@ impl SpoolWriter {
     }
 
     /// The bytes written so far.
-    pub(crate) fn len(&self) -> u64 {
+    pub fn len(&self) -> u64 {
         self.len
     }
 
+    /// Whether nothing was written yet.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
     /// Flushes the file to disk and returns the content with its size and digest.
-    pub(crate) async fn finish(mut self) -> ApiResult<SpooledContent> {
+    pub async fn finish(mut self) -> Result<SpooledContent> {
         self.out
             .flush()
             .await
@@ -214,24 +237,24 @@ impl tokio::io::AsyncWrite for SpoolWriter {
 
 /// A complete upload in its temporary file (removed when dropped, unless kept).
 #[derive(Debug)]
-pub(crate) struct SpooledContent {
+pub struct SpooledContent {
     file: tempfile::NamedTempFile,
     /// Its size in bytes.
-    pub(crate) len: u64,
+    pub len: u64,
     /// Its SHA-256, lowercase hex.
-    pub(crate) sha256: String,
+    pub sha256: String,
 }
 
 impl SpooledContent {
     /// Opens the content for reading.
-    pub(crate) async fn open(&self) -> ApiResult<tokio::fs::File> {
+    pub async fn open(&self) -> Result<tokio::fs::File> {
         tokio::fs::File::open(self.file.path())
             .await
             .map_err(|e| io_failure("opening", self.file.path(), e))
     }
 
     /// Moves the file to `path` (same directory: a rename), replacing what is there.
-    pub(crate) fn keep(self, path: &Path) -> ApiResult<()> {
+    pub fn keep(self, path: &Path) -> Result<()> {
         self.file
             .persist(path)
             .map(|_| ())
