@@ -21,11 +21,11 @@
 
 use crate::e2e_support;
 
+use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::Duration;
 
 use e2e_support::{KUBERNETES, World};
-use std::collections::BTreeSet;
 use serde_json::{Value, json};
 use vnfm::lcm::types::{LcmOperationStateType, VimId, VnfInstanceId, VnfLcmOpOcc};
 use vnfm::lcm::{DelivererConfig, Keyring, Lcm, LcmConfig, LcmError, MemoryCatalog, VimRegistry};
@@ -217,7 +217,12 @@ fn servers_of(instance: &Value, vdu: &str) -> Vec<String> {
         .into_iter()
         .flatten()
         .filter(|v| v["vduId"] == vdu)
-        .map(|v| v["computeResource"]["resourceId"].as_str().unwrap().to_string())
+        .map(|v| {
+            v["computeResource"]["resourceId"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
         .collect();
     out.sort();
     out
@@ -283,12 +288,12 @@ async fn assert_vnf_b_runs(world: &World, b: &VnfInstanceId) {
         "Deployment/web",
         "Service/web",
     ] {
-        assert!(objects.contains(o), "{o} missing on the cluster: {objects:?}");
+        assert!(
+            objects.contains(o),
+            "{o} missing on the cluster: {objects:?}"
+        );
     }
-    assert!(
-        objects.iter().any(|o| o.starts_with("Pod/")),
-        "{objects:?}"
-    );
+    assert!(objects.iter().any(|o| o.starts_with("Pod/")), "{objects:?}");
     let web = world
         .kube
         .deployment(&world.namespace, "web")
@@ -319,7 +324,13 @@ async fn assert_vnf_b_gone(world: &World, b: &VnfInstanceId) {
 async fn assert_vms_gone_of(world: &World, id: &str) {
     let server = world.cloud.servers(&[id.to_string()]).await.remove(0);
     assert!(server.is_none(), "Nova still has server {id}: {server:#?}");
-    assert!(world.cloud.port_addresses(id, &world.network_id).await.is_empty());
+    assert!(
+        world
+            .cloud
+            .port_addresses(id, &world.network_id)
+            .await
+            .is_empty()
+    );
 }
 
 /// Checks that VNF-A's servers and the ports on the test's network are gone.
@@ -558,7 +569,11 @@ async fn vnf_a_builds_a_cluster_and_vnf_b_runs_on_it_in(world: Arc<World>) {
         "the cluster's VIM is deregistered"
     );
     assert!(!world.cloud.stack_exists(a.as_str()).await);
-    assert_vms_gone(&world, &shrunk_servers.union(&after_heal).cloned().collect()).await;
+    assert_vms_gone(
+        &world,
+        &shrunk_servers.union(&after_heal).cloned().collect(),
+    )
+    .await;
     vnfm.lcm.delete_vnf_identifier(&b).await.unwrap();
     vnfm.lcm.delete_vnf_identifier(&a).await.unwrap();
 }
@@ -958,7 +973,10 @@ async fn the_same_scenario_through_the_rest_api_in(world: Arc<World>) {
     .await;
     assert_vnf_b_gone(&world, &b_id).await;
     let healed = api.get(&format!("/vnflcm/v2/vnf_instances/{a}")).await;
-    let servers: BTreeSet<String> = servers.union(&on_nova(&world, &healed).await).cloned().collect();
+    let servers: BTreeSet<String> = servers
+        .union(&on_nova(&world, &healed).await)
+        .cloned()
+        .collect();
     api.task(
         &world,
         &a,

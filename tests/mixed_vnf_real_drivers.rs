@@ -236,7 +236,9 @@ impl Env {
 
     /// `Kind/name` of the objects in the test's namespace labelled with the instance.
     async fn objects_of(&self, id: &VnfInstanceId) -> BTreeSet<String> {
-        self.kube.labelled(&self.ns, INSTANCE_LABEL, id.as_str()).await
+        self.kube
+            .labelled(&self.ns, INSTANCE_LABEL, id.as_str())
+            .await
     }
 
     /// The names of the pods in the test's namespace.
@@ -269,7 +271,11 @@ impl Env {
             let server = server.unwrap_or_else(|| panic!("Nova has no server {id}"));
             assert_eq!(server["status"], "ACTIVE", "{server:#}");
             let addresses = self.cloud.port_addresses(id, &network).await;
-            assert_eq!(addresses.len(), 1, "server {id} on {NETWORK}: {addresses:?}");
+            assert_eq!(
+                addresses.len(),
+                1,
+                "server {id} on {NETWORK}: {addresses:?}"
+            );
             assert!(addresses[0].starts_with("10.10.0."), "{addresses:?}");
         }
     }
@@ -458,7 +464,11 @@ async fn whole_lifecycle(env: Arc<Env>) {
         let dep = env.kube.deployment(&ns, "app").await.unwrap();
         assert_eq!(dep["spec"]["replicas"], pods, "{kind}");
         if kind == "SCALE_OUT" {
-            assert_eq!(dep["status"]["readyReplicas"], pods, "{kind}: {:#}", dep["status"]);
+            assert_eq!(
+                dep["status"]["readyReplicas"], pods,
+                "{kind}: {:#}",
+                dep["status"]
+            );
         }
         let (after, _) = env.cloud.stack(vnf.as_str()).await.unwrap();
         assert_eq!(
@@ -536,7 +546,10 @@ async fn whole_lifecycle(env: Arc<Env>) {
     env.assert_gone_from_nova(&now_on_heat).await;
     let left = env.objects_of(&vnf).await;
     assert!(left.is_empty(), "{left:?}");
-    assert!(!env.kube.namespace_exists(&ns).await, "the namespace is deleted");
+    assert!(
+        !env.kube.namespace_exists(&ns).await,
+        "the namespace is deleted"
+    );
 }
 
 #[vnfm_test_env::needs(openstack, kubernetes)]
@@ -545,14 +558,20 @@ async fn a_kubernetes_failure_after_heat_succeeded_rolls_back_both_sides() {
     // The application's pods never start (their image never pulls): the Kubernetes side
     // fails once its objects are applied, after the VM side (which runs first) succeeded.
     let failing = vnfm_test_env::var("VNFM_TEST_KUBE_FAILING_IMAGE");
-    Env::run(Some(app_manifest().replace(APP_IMAGE, &failing)), rolls_back_both_sides).await;
+    Env::run(
+        Some(app_manifest().replace(APP_IMAGE, &failing)),
+        rolls_back_both_sides,
+    )
+    .await;
 }
 
 async fn rolls_back_both_sides(env: Arc<Env>) {
     let ns = env.ns.clone();
     let vnf = env.create("mixed-failing").await;
     let mut request = env.request();
-    request["additionalParams"]["readinessTimeoutSeconds"] = json!(5);
+    // The budget bounds the waits for deleted objects too: the namespace controller of a
+    // real control plane takes seconds to empty and remove the namespace.
+    request["additionalParams"]["readinessTimeoutSeconds"] = json!(30);
     let op = env
         .lcm
         .instantiate(&vnf, serde_json::from_value(request).unwrap())
@@ -591,7 +610,9 @@ async fn rolls_back_both_sides(env: Arc<Env>) {
     assert!(applied.contains("Deployment/app"), "{applied:?}");
     let waiting: Vec<Value> = env.kube.pods(&ns).await;
     assert!(
-        waiting.iter().all(|p| p.to_string().contains("ImagePullBackOff")),
+        waiting
+            .iter()
+            .all(|p| p.to_string().contains("ImagePullBackOff")),
         "the pods wait for their image: {waiting:#?}"
     );
 
@@ -610,7 +631,10 @@ async fn rolls_back_both_sides(env: Arc<Env>) {
     env.assert_gone_from_nova(&servers).await;
     let left = env.objects_of(&vnf).await;
     assert!(left.is_empty(), "{left:?}");
-    assert!(!env.kube.namespace_exists(&ns).await, "the namespace is deleted");
+    assert!(
+        !env.kube.namespace_exists(&ns).await,
+        "the namespace is deleted"
+    );
     assert_eq!(
         env.instance(&vnf).await["instantiationState"],
         "NOT_INSTANTIATED"
@@ -626,7 +650,10 @@ async fn a_retry_after_the_kubernetes_side_failed_runs_the_kubernetes_side_only(
         "    metadata:\n      labels:\n        app: mixed-app\n",
         &format!("    metadata:\n      labels:\n        app: mixed-app\n        {NEVER_READY}: \"true\"\n"),
     );
-    assert!(app.contains(NEVER_READY), "the pod template is labelled: {app}");
+    assert!(
+        app.contains(NEVER_READY),
+        "the pod template is labelled: {app}"
+    );
     Env::run(Some(app), runs_the_kubernetes_side_only).await;
 }
 
@@ -634,7 +661,9 @@ async fn runs_the_kubernetes_side_only(env: Arc<Env>) {
     let ns = env.ns.clone();
     let vnf = env.create("mixed-retried").await;
     let mut request = env.request();
-    request["additionalParams"]["readinessTimeoutSeconds"] = json!(5);
+    // The budget bounds the waits for deleted objects too: the namespace controller of a
+    // real control plane takes seconds to empty and remove the namespace.
+    request["additionalParams"]["readinessTimeoutSeconds"] = json!(30);
     let op = env
         .lcm
         .instantiate(&vnf, serde_json::from_value(request).unwrap())

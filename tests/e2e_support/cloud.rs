@@ -149,8 +149,7 @@ impl Cloud {
         let driver = Self::driver();
         let control = control();
         let session = self.session();
-        let Ok(heat) = Heat::connect(&session, &control, driver.config().poll.clone()).await
-        else {
+        let Ok(heat) = Heat::connect(&session, &control, driver.config().poll.clone()).await else {
             return;
         };
         let name = driver.stack_name(instance_id);

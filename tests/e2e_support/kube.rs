@@ -93,7 +93,9 @@ impl Kube {
 
     /// Whether namespace `ns` exists (also while it is being deleted).
     pub async fn namespace_exists(&self, ns: &str) -> bool {
-        self.get(&format!("/api/v1/namespaces/{ns}")).await.is_some()
+        self.get(&format!("/api/v1/namespaces/{ns}"))
+            .await
+            .is_some()
     }
 
     /// `Kind/name` of the objects in `ns` labelled `label=value` (`None` when the
@@ -166,7 +168,12 @@ impl Kube {
             .await
             .unwrap_or_else(|e| panic!("PATCH {path}: {e}"));
         let status = resp.status().as_u16();
-        assert_eq!(status, 200, "PATCH {path}: {}", resp.text().await.unwrap_or_default());
+        assert_eq!(
+            status,
+            200,
+            "PATCH {path}: {}",
+            resp.text().await.unwrap_or_default()
+        );
     }
 
     /// The pods in `ns`.

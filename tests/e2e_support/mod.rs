@@ -262,12 +262,12 @@ impl World {
         let network_id = cloud
             .create_network(&name, &format!("{network_prefix}0/24"))
             .await;
-        let public_key =
-            std::fs::read_to_string(hosts.client_key.with_extension("pub")).unwrap();
+        let public_key = std::fs::read_to_string(hosts.client_key.with_extension("pub")).unwrap();
         cloud.create_keypair(&name, &public_key).await;
         let (namespace, _) = unique("vnf-b");
         let volume = format!("{namespace}-data");
-        kube.create_volume_for(&volume, &namespace, VNF_B_CLAIM).await;
+        kube.create_volume_for(&volume, &namespace, VNF_B_CLAIM)
+            .await;
         World {
             cloud,
             kube,
