@@ -1,6 +1,6 @@
-//! Builds the tests that need a service (openstack, sshd, helm) to run when it is there, ignored
-//! with the reason otherwise (see the `vnfm-test-env` crate).
+//! Builds the tests that need a service (openstack, sshd, helm, kubernetes) to run when it is
+//! there, ignored with the reason otherwise (see the `vnfm-test-env` crate).
 
 fn main() {
-    vnfm_test_env::build_script(&["openstack", "sshd", "helm"]);
+    vnfm_test_env::build_script(&["openstack", "sshd", "helm", "kubernetes"]);
 }

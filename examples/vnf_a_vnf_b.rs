@@ -14,9 +14,17 @@
 //! `OS_USERNAME`, `OS_PASSWORD`, `OS_PROJECT_NAME`, `OS_USER_DOMAIN_NAME`,
 //! `OS_PROJECT_DOMAIN_NAME`, `OS_REGION_NAME`. Optional: `VNFM_STORE_URL` (default an SQLite
 //! file in a temporary directory), `VNFM_HEAT_ENVIRONMENT` (a Heat environment file sent with
-//! every stack, e.g. the stand-ins of a test cloud), `VNFM_HELM_C_LIB` (the Helm SDK library;
+//! every stack; a cloud with Nova and Neutron needs none), `VNFM_HELM_C_LIB` (the Helm SDK library;
 //! without it `helm` from PATH renders charts), `VNFM_PLUGIN_RUNNER` (the isolated plugin
 //! runner; default `vnfm-plugin-runner` beside this program).
+//!
+//! It needs real services, as `tests/e2e_vnf_a_vnf_b.rs` runs the same flow on them: an
+//! OpenStack cloud with Heat, Nova and Neutron; VNF-A's request naming a network whose port
+//! addresses this machine reaches over SSH, and an image, flavour and key pair the cloud has
+//! (`additionalParams.nfv.VDU.<vdu>.vcImageId`, `key_name`); VMs that accept the request's
+//! login; and an install script in VNF-A's package that leaves a Kubernetes API server behind
+//! and reports it (the package's runs kubeadm; the test's reports the control plane of
+//! `scripts/test-env/kubernetes.sh`).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

@@ -1,16 +1,19 @@
 //! The headline scenario, end to end, composed only of packages, drivers and plugins:
 //!
-//! VNF-A (`vnfd-samples/vnf-a-k8s-cluster`) gets its VMs from real Heat (the stand-in
-//! environment gives every port a loopback address, where the test sshd answers); its
-//! `instantiate_end` hook, the k8s-cluster plugin loaded from the package as a dynamic library
-//! and run in the isolated runner, installs Kubernetes on them over SSH (a test install script
-//! with the real one's interface, reporting the Kubernetes API emulation as the cluster) and
-//! returns the cluster as a VIM, which the VNFM registers with its secrets encrypted. VNF-B
-//! (`vnfd-samples/vnf-b-cnf`) is then deployed on that VIM by the Kubernetes driver, checked by
-//! its own plugin. Then: VNF-A's terminate is refused while VNF-B uses its cluster; a worker
-//! of VNF-A is healed (drained before, re-joined after); VNF-B terminates; VNF-A terminates
-//! (VIM deregistered, stack gone). Every occurrence ends COMPLETED and the subscriber gets
-//! every notification.
+//! VNF-A (`vnfd-samples/vnf-a-k8s-cluster`) gets its VMs from real Heat, Nova (fake virt
+//! driver) and Neutron: its ports are on a network of the test whose subnet allocates loopback
+//! addresses, where the test sshd answers. Its `instantiate_end` hook, the k8s-cluster plugin
+//! loaded from the package as a dynamic library and run in the isolated runner, installs
+//! Kubernetes on the VMs Nova created over SSH (a test install script with the real one's
+//! interface, reporting the real control plane of `scripts/test-env/kubernetes.sh` as the
+//! cluster) and returns the cluster as a VIM, which the VNFM registers with its secrets
+//! encrypted. VNF-B (`vnfd-samples/vnf-b-cnf`) is then deployed on that VIM by the Kubernetes
+//! driver (its pods become Ready after KWOK's delay), checked by its own plugin. Then: VNF-A's
+//! terminate is refused while VNF-B uses its cluster; a worker of VNF-A is healed (drained
+//! before, re-joined after); VNF-B terminates (its objects and namespace gone from the
+//! cluster); VNF-A terminates (VIM deregistered, stack, servers and ports gone). Every
+//! occurrence ends COMPLETED, the subscriber gets every notification, and what Nova, Neutron
+//! and the cluster hold is checked after each step.
 //!
 //! The same flow runs once through the embedding API and once through `vnfm serve` over HTTP;
 //! a third test breaks a worker's install: FAILED_TEMP naming the host and its stderr, retry
@@ -18,6 +21,7 @@
 
 use crate::e2e_support;
 
+use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -26,7 +30,6 @@ use serde_json::{Value, json};
 use vnfm::lcm::types::{LcmOperationStateType, VimId, VnfInstanceId, VnfLcmOpOcc};
 use vnfm::lcm::{DelivererConfig, Keyring, Lcm, LcmConfig, LcmError, MemoryCatalog, VimRegistry};
 use vnfm_infra_kubernetes::{HelmLibrary, KubernetesDriver};
-use vnfm_infra_openstack::testing::{PortAddresses, StandIns};
 use vnfm_infra_openstack::{DriverConfig, OpenStackDriver, PollPolicy};
 use vnfm_plugin_host::{HostConfig, Isolation, PluginHost};
 
@@ -37,13 +40,11 @@ struct Vnfm {
     lcm: Lcm,
     registry: Arc<VimRegistry>,
     db: std::path::PathBuf,
+    world: Arc<World>,
     _services: vnfm::lcm::Vnfm,
 }
 
 fn openstack_driver() -> OpenStackDriver {
-    let (environment, files) = StandIns::default()
-        .port_addresses(PortAddresses::Loopback)
-        .environment();
     OpenStackDriver::new(DriverConfig {
         stack_timeout: Duration::from_secs(300),
         poll: PollPolicy {
@@ -51,8 +52,6 @@ fn openstack_driver() -> OpenStackDriver {
             factor: 1.5,
             max: Duration::from_secs(1),
         },
-        environment: Some(environment),
-        environment_files: files,
         ..DriverConfig::default()
     })
 }
@@ -66,7 +65,7 @@ fn kubernetes_driver() -> KubernetesDriver {
 }
 
 impl Vnfm {
-    async fn start(world: &World, catalog: MemoryCatalog) -> Vnfm {
+    async fn start(world: &Arc<World>, catalog: MemoryCatalog) -> Vnfm {
         let db = world.dir.path().join("vnfm.db");
         let keyring = Arc::new(Keyring::from_keys([Keyring::generate_key()]).unwrap());
         let host = PluginHost::new(
@@ -108,6 +107,7 @@ impl Vnfm {
             lcm: services.lcm.clone(),
             registry: Arc::new(services.vims.clone()),
             db,
+            world: world.clone(),
             _services: services,
         }
     }
@@ -163,14 +163,17 @@ impl Vnfm {
     }
 
     async fn create(&self, vnfd_id: &str, name: &str) -> VnfInstanceId {
-        self.lcm
+        let id = self
+            .lcm
             .create_vnf_identifier(
                 serde_json::from_value(json!({"vnfdId": vnfd_id, "vnfInstanceName": name}))
                     .unwrap(),
             )
             .await
             .unwrap()
-            .id
+            .id;
+        self.world.track(id.as_str());
+        id
     }
 }
 
@@ -207,17 +210,157 @@ fn onboard(world: &World) -> (MemoryCatalog, String, String) {
     (catalog, a, b)
 }
 
-#[vnfm_test_env::needs(openstack, sshd, helm)]
+/// The Nova server IDs of the VNFCs of `vdu` (their `computeResource.resourceId`), sorted.
+fn servers_of(instance: &Value, vdu: &str) -> Vec<String> {
+    let mut out: Vec<String> = instance["instantiatedVnfInfo"]["vnfcResourceInfo"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|v| v["vduId"] == vdu)
+        .map(|v| {
+            v["computeResource"]["resourceId"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+/// Checks what Nova and Neutron hold for VNF-A: every VNFC's server is ACTIVE, and its port
+/// on the test's network has the loopback address the instance reports for its CP (where
+/// the install reached it). Returns the server IDs.
+async fn on_nova(world: &World, instance: &Value) -> BTreeSet<String> {
+    let mut all = BTreeSet::new();
+    for (vdu, cpd) in [
+        ("masterNode", "masterNode_CP1"),
+        ("workerNode", "workerNode_CP2"),
+    ] {
+        let ids = servers_of(instance, vdu);
+        let servers = world.cloud.servers(&ids).await;
+        let mut addresses = Vec::new();
+        for (id, server) in ids.iter().zip(&servers) {
+            let server = server
+                .as_ref()
+                .unwrap_or_else(|| panic!("Nova has no server {id} of {vdu}"));
+            assert_eq!(server["status"], "ACTIVE", "{server:#}");
+            let on_port = world.cloud.port_addresses(id, &world.network_id).await;
+            assert_eq!(on_port.len(), 1, "{vdu} server {id}: {on_port:?}");
+            assert!(
+                on_port[0].starts_with(&world.network_prefix),
+                "Neutron allocated {} from the test's loopback subnet",
+                on_port[0]
+            );
+            addresses.extend(on_port);
+            all.insert(id.clone());
+        }
+        addresses.sort();
+        assert_eq!(
+            addresses,
+            World::addresses(instance, vdu, cpd),
+            "the instance reports Neutron's addresses of {vdu}"
+        );
+    }
+    all
+}
+
+/// VNF-B's objects on the cluster (`Kind/name` in the test's namespace, labelled with the
+/// instance).
+async fn vnf_b_objects(world: &World, b: &VnfInstanceId) -> BTreeSet<String> {
+    world
+        .kube
+        .labelled(
+            &world.namespace,
+            vnfm_infra_kubernetes::plan::INSTANCE_LABEL,
+            b.as_str(),
+        )
+        .await
+}
+
+/// Checks that VNF-B runs on the real cluster: its manifests' objects in its namespace, the
+/// web Deployment's pods all Ready.
+async fn assert_vnf_b_runs(world: &World, b: &VnfInstanceId) {
+    let objects = vnf_b_objects(world, b).await;
+    for o in [
+        "ConfigMap/web-config",
+        "PersistentVolumeClaim/web-data",
+        "Deployment/web",
+        "Service/web",
+    ] {
+        assert!(
+            objects.contains(o),
+            "{o} missing on the cluster: {objects:?}"
+        );
+    }
+    assert!(objects.iter().any(|o| o.starts_with("Pod/")), "{objects:?}");
+    let web = world
+        .kube
+        .deployment(&world.namespace, "web")
+        .await
+        .expect("Deployment web");
+    let wanted = web["spec"]["replicas"].as_u64().unwrap();
+    assert!(wanted >= 1);
+    assert_eq!(
+        web["status"]["readyReplicas"].as_u64(),
+        Some(wanted),
+        "COMPLETED only once the pods are Ready: {:#}",
+        web["status"]
+    );
+}
+
+/// Checks that VNF-B left nothing on the cluster: no object labelled with it, no namespace.
+async fn assert_vnf_b_gone(world: &World, b: &VnfInstanceId) {
+    let left = vnf_b_objects(world, b).await;
+    assert!(left.is_empty(), "VNF-B left on the cluster: {left:?}");
+    assert!(
+        !world.kube.namespace_exists(&world.namespace).await,
+        "VNF-B's namespace {} is deleted",
+        world.namespace
+    );
+}
+
+/// Checks that Nova no longer has server `id` nor Neutron a port of it.
+async fn assert_vms_gone_of(world: &World, id: &str) {
+    let server = world.cloud.servers(&[id.to_string()]).await.remove(0);
+    assert!(server.is_none(), "Nova still has server {id}: {server:#?}");
+    assert!(
+        world
+            .cloud
+            .port_addresses(id, &world.network_id)
+            .await
+            .is_empty()
+    );
+}
+
+/// Checks that VNF-A's servers and the ports on the test's network are gone.
+async fn assert_vms_gone(world: &World, servers: &BTreeSet<String>) {
+    let ids: Vec<String> = servers.iter().cloned().collect();
+    let left: Vec<&String> = ids
+        .iter()
+        .zip(world.cloud.servers(&ids).await)
+        .filter(|(_, s)| s.is_some())
+        .map(|(id, _)| id)
+        .collect();
+    assert!(left.is_empty(), "Nova still has servers {left:?}");
+    assert_eq!(world.cloud.ports_in(&world.network_id).await, 0);
+}
+
+#[vnfm_test_env::needs(openstack, sshd, helm, kubernetes)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn vnf_a_builds_a_cluster_and_vnf_b_runs_on_it() {
-    let world = World::new().await;
+    World::run(vnf_a_builds_a_cluster_and_vnf_b_runs_on_it_in).await;
+}
+
+async fn vnf_a_builds_a_cluster_and_vnf_b_runs_on_it_in(world: Arc<World>) {
     let (catalog, vnfd_a, vnfd_b) = onboard(&world);
     let vnfm = Vnfm::start(&world, catalog).await;
 
     // The operator registers the OpenStack VIM.
     let os_vim = vnfm.register_cloud(&world).await;
 
-    // VNF-A: VMs from Heat, Kubernetes installed over SSH by the plugin, cluster registered.
+    // VNF-A: VMs from Heat and Nova, Kubernetes installed over SSH by the plugin, cluster
+    // registered.
     let a = vnfm.create(&vnfd_a, "vnf-a").await;
     let op = vnfm
         .lcm
@@ -232,9 +375,8 @@ async fn vnf_a_builds_a_cluster_and_vnf_b_runs_on_it() {
     let masters = World::addresses(&inst_a, "masterNode", "masterNode_CP1");
     let workers = World::addresses(&inst_a, "workerNode", "workerNode_CP2");
     assert_eq!((masters.len(), workers.len()), (1, 2), "{inst_a:#}");
-    for addr in masters.iter().chain(&workers) {
-        assert!(addr.starts_with("127."), "a stand-in port address: {addr}");
-    }
+    let servers = on_nova(&world, &inst_a).await;
+    assert_eq!(servers.len(), 3, "{inst_a:#}");
     let steps = world.steps();
     assert_eq!(World::hosts_of(&steps, "init-master"), masters, "{steps:?}");
     assert_eq!(World::hosts_of(&steps, "join-worker"), workers, "{steps:?}");
@@ -249,10 +391,10 @@ async fn vnf_a_builds_a_cluster_and_vnf_b_runs_on_it() {
     assert_eq!(view.vim_type, KUBERNETES);
     assert_eq!(
         view.interface_info.as_ref().unwrap()["endpoint"],
-        world.emulator.url()
+        world.kube.server.as_str()
     );
     assert_eq!(view.access_info.as_ref().unwrap()["bearer_token"], "***");
-    let token = world.emulator.token();
+    let token = world.kube.token.clone();
     let db = std::fs::read(&vnfm.db).unwrap();
     assert!(
         !db.windows(token.len()).any(|w| w == token.as_bytes()),
@@ -272,13 +414,7 @@ async fn vnf_a_builds_a_cluster_and_vnf_b_runs_on_it() {
         .unwrap();
     vnfm.completed(&world, op).await;
     let inst_b = vnfm.instance(&b).await;
-    let objects = world
-        .emulator
-        .labelled(vnfm_infra_kubernetes::plan::INSTANCE_LABEL, b.as_str());
-    assert!(
-        objects.iter().any(|o| o.contains("Service")) && objects.len() >= 5,
-        "VNF-B's objects on the cluster: {objects:?}"
-    );
+    assert_vnf_b_runs(&world, &b).await;
     assert!(
         inst_b["metadata"]["cnfCheck"].is_object(),
         "the CNF check ran: {inst_b:#}"
@@ -310,6 +446,15 @@ async fn vnf_a_builds_a_cluster_and_vnf_b_runs_on_it() {
     // Heal one worker of VNF-A: drained (removed from the cluster) before the VM is rebuilt,
     // joined again after.
     let (vnfc_info, resource) = vnfc_info_id(&inst_a, "workerNode");
+    let healed_server = inst_a["instantiatedVnfInfo"]["vnfcResourceInfo"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|v| v["id"] == resource.as_str())
+        .unwrap()["computeResource"]["resourceId"]
+        .as_str()
+        .unwrap()
+        .to_string();
     let healed_addr = World::addresses(
         &json!({"instantiatedVnfInfo": {"vnfcResourceInfo": [
             inst_a["instantiatedVnfInfo"]["vnfcResourceInfo"].as_array().unwrap().iter()
@@ -349,6 +494,13 @@ async fn vnf_a_builds_a_cluster_and_vnf_b_runs_on_it() {
         World::addresses(&inst_a, "workerNode", "workerNode_CP2").contains(&rejoined[0]),
         "the healed VNFC joined at its current address ({healed_addr:?} before)"
     );
+    let after_heal = on_nova(&world, &inst_a).await;
+    assert_eq!(after_heal.len(), 3, "{inst_a:#}");
+    if !after_heal.contains(&healed_server) {
+        assert_vms_gone_of(&world, &healed_server).await;
+    }
+    // The cluster's workload was not touched by the heal of a VM.
+    assert_vnf_b_runs(&world, &b).await;
 
     // Scale out: the new worker joins; scale in: the leaving worker is drained (removed by
     // the master, reset) before its VM goes.
@@ -360,16 +512,25 @@ async fn vnf_a_builds_a_cluster_and_vnf_b_runs_on_it() {
     };
     let op = vnfm.lcm.scale(&a, scale("SCALE_OUT")).await.unwrap();
     vnfm.completed(&world, op).await;
-    let grown = World::addresses(&vnfm.instance(&a).await, "workerNode", "workerNode_CP2");
+    let inst_grown = vnfm.instance(&a).await;
+    let grown = World::addresses(&inst_grown, "workerNode", "workerNode_CP2");
     assert_eq!(grown.len(), 3);
+    let grown_servers = on_nova(&world, &inst_grown).await;
+    assert_eq!(grown_servers.len(), 4, "{inst_grown:#}");
     let steps = world.steps();
     let joined = World::hosts_of(&steps, "join-worker");
     assert_eq!(joined.len(), 1, "{steps:?}");
     assert!(grown.contains(&joined[0]));
     let op = vnfm.lcm.scale(&a, scale("SCALE_IN")).await.unwrap();
     vnfm.completed(&world, op).await;
-    let shrunk = World::addresses(&vnfm.instance(&a).await, "workerNode", "workerNode_CP2");
+    let inst_shrunk = vnfm.instance(&a).await;
+    let shrunk = World::addresses(&inst_shrunk, "workerNode", "workerNode_CP2");
     assert_eq!(shrunk.len(), 2);
+    let shrunk_servers = on_nova(&world, &inst_shrunk).await;
+    assert_eq!(shrunk_servers.len(), 3);
+    let removed: Vec<&String> = grown_servers.difference(&shrunk_servers).collect();
+    assert_eq!(removed.len(), 1, "one server removed: {removed:?}");
+    assert_vms_gone_of(&world, removed[0]).await;
     let steps = world.steps();
     let left: Vec<&String> = grown.iter().filter(|w| !shrunk.contains(w)).collect();
     assert_eq!(left.len(), 1);
@@ -390,12 +551,7 @@ async fn vnf_a_builds_a_cluster_and_vnf_b_runs_on_it() {
         .await
         .unwrap();
     vnfm.completed(&world, op).await;
-    assert!(
-        world
-            .emulator
-            .labelled(vnfm_infra_kubernetes::plan::INSTANCE_LABEL, b.as_str())
-            .is_empty()
-    );
+    assert_vnf_b_gone(&world, &b).await;
     let op = vnfm
         .lcm
         .terminate(
@@ -413,14 +569,25 @@ async fn vnf_a_builds_a_cluster_and_vnf_b_runs_on_it() {
         "the cluster's VIM is deregistered"
     );
     assert!(!world.cloud.stack_exists(a.as_str()).await);
+    assert_vms_gone(
+        &world,
+        &shrunk_servers.union(&after_heal).cloned().collect(),
+    )
+    .await;
     vnfm.lcm.delete_vnf_identifier(&b).await.unwrap();
     vnfm.lcm.delete_vnf_identifier(&a).await.unwrap();
 }
 
-#[vnfm_test_env::needs(openstack, sshd, helm)]
+#[vnfm_test_env::needs(openstack, sshd, helm, kubernetes)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_failed_worker_install_is_retried_after_the_repair_and_rolled_back_cleanly() {
-    let world = World::new().await;
+    World::run(a_failed_worker_install_is_retried_after_the_repair_and_rolled_back_cleanly_in)
+        .await;
+}
+
+async fn a_failed_worker_install_is_retried_after_the_repair_and_rolled_back_cleanly_in(
+    world: Arc<World>,
+) {
     let (catalog, vnfd_a, _) = onboard(&world);
     let vnfm = Vnfm::start(&world, catalog).await;
     let os_vim = vnfm.register_cloud(&world).await;
@@ -466,6 +633,8 @@ async fn a_failed_worker_install_is_retried_after_the_repair_and_rolled_back_cle
     );
     let inst = vnfm.instance(&a).await;
     let cluster = cluster_vim_id(&inst);
+    let servers = on_nova(&world, &inst).await;
+    assert_eq!(servers.len(), 3, "{inst:#}");
 
     // A second cluster fails the same way and is rolled back: no stack, no VIM left.
     world.break_a_worker();
@@ -477,7 +646,16 @@ async fn a_failed_worker_install_is_retried_after_the_repair_and_rolled_back_cle
         .unwrap();
     let failed = vnfm.done(op).await;
     assert_eq!(failed.operation_state, LcmOperationStateType::FailedTemp);
-    assert!(world.cloud.stack_exists(a2.as_str()).await);
+    let (_, resources) = world.cloud.stack(a2.as_str()).await.expect("a2's stack");
+    let a2_servers: Vec<String> = resources
+        .iter()
+        .filter(|r| r.resource_type == "OS::Nova::Server")
+        .map(|r| r.physical_resource_id.clone())
+        .collect();
+    assert_eq!(a2_servers.len(), 3, "{resources:#?}");
+    for server in world.cloud.servers(&a2_servers).await {
+        assert_eq!(server.expect("Nova has a2's server")["status"], "ACTIVE");
+    }
     let op = vnfm.lcm.rollback(&failed.id).await.unwrap();
     let rolled = vnfm.done(op).await;
     assert_eq!(
@@ -490,6 +668,9 @@ async fn a_failed_worker_install_is_retried_after_the_repair_and_rolled_back_cle
         .wait_for(rolled.id.as_str(), "ROLLED_BACK")
         .await;
     assert!(!world.cloud.stack_exists(a2.as_str()).await);
+    for id in &a2_servers {
+        assert_vms_gone_of(&world, id).await;
+    }
     let vims = vnfm.registry.list().await.unwrap();
     assert_eq!(
         vims.iter()
@@ -512,6 +693,7 @@ async fn a_failed_worker_install_is_retried_after_the_repair_and_rolled_back_cle
         .unwrap();
     vnfm.completed(&world, op).await;
     assert_eq!(vnfm.registry.list().await.unwrap().len(), 1);
+    assert_vms_gone(&world, &servers).await;
 }
 
 /// A client of `vnfm serve`, as curl would be.
@@ -630,15 +812,6 @@ impl Drop for Server {
 fn serve(world: &World) -> Server {
     use std::io::BufRead;
     let data = world.dir.path().join("serve-data");
-    let heat = world.dir.path().join("heat");
-    std::fs::create_dir_all(&heat).unwrap();
-    let (environment, files) = StandIns::default()
-        .port_addresses(PortAddresses::Loopback)
-        .environment();
-    std::fs::write(heat.join("environment.yaml"), environment.to_string()).unwrap();
-    for (name, body) in files {
-        std::fs::write(heat.join(name), body).unwrap();
-    }
     let mut child = std::process::Command::new(world.profile.join("vnfm"))
         .args([
             "serve",
@@ -648,8 +821,6 @@ fn serve(world: &World) -> Server {
             "--data-dir",
         ])
         .arg(&data)
-        .arg("--heat-environment")
-        .arg(heat.join("environment.yaml"))
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::inherit())
         .spawn()
@@ -670,10 +841,13 @@ fn serve(world: &World) -> Server {
     Server { child, base, data }
 }
 
-#[vnfm_test_env::needs(openstack, sshd, helm)]
+#[vnfm_test_env::needs(openstack, sshd, helm, kubernetes)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn the_same_scenario_through_the_rest_api() {
-    let world = World::new().await;
+    World::run(the_same_scenario_through_the_rest_api_in).await;
+}
+
+async fn the_same_scenario_through_the_rest_api_in(world: Arc<World>) {
     let server = serve(&world);
     let creds: Value = serde_json::from_str(
         &std::fs::read_to_string(server.data.join("credentials.json")).unwrap(),
@@ -722,6 +896,7 @@ async fn the_same_scenario_through_the_rest_api() {
         .await;
     assert_eq!(status, 201, "{a}");
     let a = a["id"].as_str().unwrap().to_string();
+    world.track(&a);
     api.task(
         &world,
         &a,
@@ -732,6 +907,8 @@ async fn the_same_scenario_through_the_rest_api() {
     let inst_a = api.get(&format!("/vnflcm/v2/vnf_instances/{a}")).await;
     let workers = World::addresses(&inst_a, "workerNode", "workerNode_CP2");
     assert_eq!(workers.len(), 2, "{inst_a:#}");
+    let servers = on_nova(&world, &inst_a).await;
+    assert_eq!(servers.len(), 3, "{inst_a:#}");
     let steps = world.steps();
     assert_eq!(World::hosts_of(&steps, "join-worker"), workers);
     let cluster = cluster_vim_id(&inst_a);
@@ -749,12 +926,8 @@ async fn the_same_scenario_through_the_rest_api() {
     let b = b["id"].as_str().unwrap().to_string();
     api.task(&world, &b, "instantiate", world.vnf_b_request(&cluster))
         .await;
-    assert!(
-        !world
-            .emulator
-            .labelled(vnfm_infra_kubernetes::plan::INSTANCE_LABEL, &b)
-            .is_empty()
-    );
+    let b_id = VnfInstanceId::new(b.clone());
+    assert_vnf_b_runs(&world, &b_id).await;
 
     // 409 with the dependents named.
     let (status, problem, _) = api
@@ -798,6 +971,12 @@ async fn the_same_scenario_through_the_rest_api() {
         json!({"terminationType": "FORCEFUL"}),
     )
     .await;
+    assert_vnf_b_gone(&world, &b_id).await;
+    let healed = api.get(&format!("/vnflcm/v2/vnf_instances/{a}")).await;
+    let servers: BTreeSet<String> = servers
+        .union(&on_nova(&world, &healed).await)
+        .cloned()
+        .collect();
     api.task(
         &world,
         &a,
@@ -814,6 +993,7 @@ async fn the_same_scenario_through_the_rest_api() {
         .await;
     assert_eq!(status, 404, "the cluster's VIM is deregistered");
     assert!(!world.cloud.stack_exists(a.as_str()).await);
+    assert_vms_gone(&world, &servers).await;
     for id in [&b, &a] {
         let (status, body, _) = api
             .call(

@@ -1,20 +1,28 @@
-//! The world of the VNF-A / VNF-B end-to-end tests: real Keystone + Heat
-//! (`scripts/test-env/openstack.sh`), the SSH server that answers at every loopback address
-//! (`scripts/test-env/sshd.sh`), the Kubernetes API emulation, the plugin libraries built from
+//! The world of the VNF-A / VNF-B end-to-end tests, all real services: the test cloud of
+//! `scripts/test-env/openstack.sh` (Keystone, Heat, Nova with its fake virt driver, Neutron),
+//! the SSH server that answers at every loopback address (`scripts/test-env/sshd.sh`), the
+//! Kubernetes control plane of `scripts/test-env/kubernetes.sh`, the plugin libraries built from
 //! this workspace, the sample packages with the test install script, and a notification
-//! subscriber on loopback.
+//! subscriber on loopback. Each test gets a Neutron network of its own whose subnet allocates
+//! loopback addresses, a Nova key pair, a Kubernetes namespace for VNF-B and its volume; they
+//! are removed after the test, whether it passed or not ([`World::run`]).
 
 #![allow(dead_code)]
+
+pub mod cloud;
+pub mod kube;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use axum::routing::post;
+pub use cloud::Cloud;
+pub use kube::Kube;
 use serde_json::{Value, json};
 use sha2::Digest;
-use vnfm_kube_emulator::{Emulator, EmulatorConfig, TlsIdentity};
 use vnfm_ssh::testing::TestHosts;
 
 /// The OpenStack VIM type.
@@ -23,97 +31,6 @@ pub const OPENSTACK: &str = "ETSINFV.OPENSTACK_KEYSTONE.V_3";
 pub const KUBERNETES: &str = "ETSINFV.KUBERNETES.V_1";
 /// Where the workspace is.
 pub const ROOT: &str = env!("CARGO_MANIFEST_DIR");
-
-/// The test cloud's Keystone and credentials, from the variables `openstack.sh start` prints.
-#[derive(Debug, Clone)]
-pub struct Cloud {
-    pub keystone_url: String,
-    pub username: String,
-    pub password: String,
-    pub project: String,
-    pub project_domain: String,
-    pub user_domain: String,
-    pub region: String,
-}
-
-impl Cloud {
-    /// The test cloud, for tests that carry `#[vnfm_test_env::needs(openstack)]` (panics when
-    /// its variables are not set); installs the ring provider.
-    pub fn from_env() -> Cloud {
-        let var = |k: &str, d: &str| std::env::var(k).unwrap_or_else(|_| d.into());
-        let cloud = Cloud {
-            keystone_url: vnfm_test_env::var("VNFM_TEST_KEYSTONE_URL"),
-            username: var("VNFM_TEST_OS_USERNAME", "vnfm"),
-            password: vnfm_test_env::var("VNFM_TEST_OS_PASSWORD"),
-            project: var("VNFM_TEST_OS_PROJECT", "vnfm"),
-            project_domain: var("VNFM_TEST_OS_PROJECT_DOMAIN", "Default"),
-            user_domain: var("VNFM_TEST_OS_USER_DOMAIN", "Default"),
-            region: var("VNFM_TEST_OS_REGION", "RegionOne"),
-        };
-        let _ = rustls::crypto::ring::default_provider().install_default();
-        cloud
-    }
-
-    /// The stack of VNF instance `instance_id` and its resources down to the nested stacks'
-    /// (`None` when Heat has no such stack), asked through the driver's own Keystone session
-    /// and Heat client.
-    pub async fn stack(
-        &self,
-        instance_id: &str,
-    ) -> Option<(
-        vnfm_infra_openstack::heat::Stack,
-        Vec<vnfm_infra_openstack::heat::HeatResource>,
-    )> {
-        use vnfm_driver_api::{ResolvedVim, RunControl};
-        use vnfm_infra_openstack::heat::Heat;
-        use vnfm_infra_openstack::{DriverConfig, OpenStackDriver};
-        let driver = OpenStackDriver::new(DriverConfig::default());
-        let vim = ResolvedVim::new("vim1", serde_json::from_value(self.vim()).unwrap());
-        let session = driver.session(&vim).unwrap();
-        let control = RunControl::with_timeout(std::time::Duration::from_secs(60));
-        let heat = Heat::connect(&session, &control, driver.config().poll.clone())
-            .await
-            .unwrap();
-        let stack = heat.find(&driver.stack_name(instance_id)).await.unwrap()?;
-        let resources = heat
-            .resources(&stack.reference(), driver.config().nested_depth)
-            .await
-            .unwrap();
-        Some((stack, resources))
-    }
-
-    /// The VIM registration of the test cloud (password authentication).
-    pub fn vim(&self) -> Value {
-        json!({
-            "vimType": OPENSTACK,
-            "interfaceInfo": {"endpoint": self.keystone_url},
-            "accessInfo": {
-                "username": self.username, "password": self.password,
-                "project": self.project, "projectDomain": self.project_domain,
-                "userDomain": self.user_domain, "region": self.region
-            }
-        })
-    }
-
-    /// Whether Heat still has the stack of VNF instance `instance_id` (asked through the
-    /// driver's own Keystone session and Heat client).
-    pub async fn stack_exists(&self, instance_id: &str) -> bool {
-        use vnfm_driver_api::{ResolvedVim, RunControl};
-        use vnfm_infra_openstack::heat::Heat;
-        use vnfm_infra_openstack::{DriverConfig, OpenStackDriver};
-        let driver = OpenStackDriver::new(DriverConfig::default());
-        let vim = ResolvedVim::new("vim1", serde_json::from_value(self.vim()).unwrap());
-        let session = driver.session(&vim).unwrap();
-        let control = RunControl::with_timeout(std::time::Duration::from_secs(60));
-        let heat = Heat::connect(&session, &control, driver.config().poll.clone())
-            .await
-            .unwrap();
-        heat.find(&driver.stack_name(instance_id))
-            .await
-            .unwrap()
-            .is_some()
-    }
-}
 
 /// Builds (once per test process) the plugin libraries, the isolated plugin runner and the
 /// `vnfm` binary with the test's own cargo, target directory and profile.
@@ -273,24 +190,59 @@ impl Subscriber {
 }
 
 /// Everything a flow needs, for tests that carry
-/// `#[vnfm_test_env::needs(openstack, sshd, helm)]`.
+/// `#[vnfm_test_env::needs(openstack, sshd, helm, kubernetes)]`.
 pub struct World {
-    /// The CA that issued the emulated API server's certificate (what kubeadm's CA is).
-    pub ca_pem: String,
     pub cloud: Cloud,
+    pub kube: Kube,
     pub hosts: TestHosts,
     pub any_port: u16,
-    pub emulator: Emulator,
     pub dir: tempfile::TempDir,
     /// The install script's step log: `<address> <arguments>` per line.
     pub log: PathBuf,
     pub subscriber: Subscriber,
     pub profile: PathBuf,
+    /// The test's own Neutron network (VNF-A's external virtual link): its ID and the
+    /// loopback prefix its subnet allocates from (`127.77.<n>.`).
+    pub network_id: String,
+    pub network_prefix: String,
+    /// The test's Nova key pair (the SSH test hosts' client key), VNF-A's VMs boot with.
+    pub keypair: String,
+    /// VNF-B's namespace, and the volume made for its claim.
+    pub namespace: String,
+    pub volume: String,
+    /// The VNF instances the test created, whose stacks the clean-up removes.
+    instances: Mutex<Vec<String>>,
 }
 
+/// A name no other test (of this or another run) uses: `prefix-<pid>-<n>`, and `n`.
+fn unique(prefix: &str) -> (String, u32) {
+    static N: AtomicU32 = AtomicU32::new(0);
+    let n = N.fetch_add(1, Ordering::Relaxed);
+    (format!("{prefix}-{}-{n}", std::process::id()), n)
+}
+
+/// The claim of VNF-B's web server (`vnfd-samples/vnf-b-cnf/Files/kubernetes/web-pvc.yaml`).
+const VNF_B_CLAIM: &str = "web-data";
+
 impl World {
-    pub async fn new() -> World {
+    /// Runs `body` with a new world, then removes what the test made on the cloud and the
+    /// cluster whether it passed or not, and passes its panic on.
+    pub async fn run<F, Fut>(body: F)
+    where
+        F: FnOnce(Arc<World>) -> Fut,
+        Fut: std::future::Future<Output = ()> + Send + 'static,
+    {
+        let world = Arc::new(World::new().await);
+        let run = tokio::spawn(body(world.clone())).await;
+        world.clean_up().await;
+        if let Err(e) = run {
+            std::panic::resume_unwind(e.into_panic());
+        }
+    }
+
+    async fn new() -> World {
         let cloud = Cloud::from_env();
+        let kube = Kube::from_env();
         let hosts = TestHosts::from_env();
         let Some((any_port, _)) = hosts.any_address.clone() else {
             panic!(
@@ -299,42 +251,74 @@ impl World {
             );
         };
         let profile = build_binaries();
-        let (ca_pem, identity) = cluster_certificates();
-        let emulator = Emulator::start_tls(
-            "127.0.0.1:0".parse().unwrap(),
-            EmulatorConfig::default(),
-            &identity,
-        )
-        .await
-        .unwrap();
         let dir = tempfile::tempdir_in(&hosts.dir).unwrap();
         let log = dir.path().join("steps.log");
         std::fs::write(&log, "").unwrap();
         let subscriber = Subscriber::start().await;
+        let (name, n) = unique("vnfm-e2e");
+        // Neutron allocates 127.x addresses from a subnet without DHCP; the SSH test hosts
+        // answer at every one of them.
+        let network_prefix = format!("127.77.{}.", n % 250);
+        let network_id = cloud
+            .create_network(&name, &format!("{network_prefix}0/24"))
+            .await;
+        let public_key = std::fs::read_to_string(hosts.client_key.with_extension("pub")).unwrap();
+        cloud.create_keypair(&name, &public_key).await;
+        let (namespace, _) = unique("vnf-b");
+        let volume = format!("{namespace}-data");
+        kube.create_volume_for(&volume, &namespace, VNF_B_CLAIM)
+            .await;
         World {
-            ca_pem,
             cloud,
+            kube,
             hosts,
             any_port,
-            emulator,
             dir,
             log,
             subscriber,
             profile,
+            network_id,
+            network_prefix,
+            keypair: name,
+            namespace,
+            volume,
+            instances: Mutex::default(),
         }
     }
 
-    /// The test install script, reporting the emulator as the cluster.
+    /// Notes VNF instance `id`, whose stack the clean-up deletes if the test left it.
+    pub fn track(&self, id: &str) {
+        self.instances.lock().unwrap().push(id.to_string());
+    }
+
+    /// Removes what the test left: its instances' stacks, then the network (once the ports
+    /// are gone), the key pair, VNF-B's namespace and volume.
+    async fn clean_up(&self) {
+        let instances = self.instances.lock().unwrap().clone();
+        for id in instances {
+            self.cloud.delete_stack(&id).await;
+        }
+        self.cloud.delete_network(&self.network_id).await;
+        self.cloud.delete_keypair(&self.keypair).await;
+        self.kube
+            .delete(&format!("/api/v1/namespaces/{}", self.namespace))
+            .await;
+        self.kube
+            .delete(&format!("/api/v1/persistentvolumes/{}", self.volume))
+            .await;
+    }
+
+    /// The test install script, reporting the control plane as the cluster kubeadm made.
     pub fn install_script(&self) -> String {
         use base64::Engine;
-        let ca = self.ca_pem.as_bytes();
         include_str!("../data/e2e/install_k8s_cluster.sh")
             .replace("@LOG@", self.log.to_str().unwrap())
-            .replace("@SERVER@", &self.emulator.url())
-            .replace("@TOKEN@", &self.emulator.token())
+            .replace("@SERVER@", &self.kube.server)
+            .replace("@TOKEN@", &self.kube.token)
+            .replace("@CA_HASH@", &self.kube.ca_cert_hash())
             .replace(
                 "@CA_B64@",
-                &base64::engine::general_purpose::STANDARD.encode(ca),
+                &base64::engine::general_purpose::STANDARD.encode(self.kube.ca_pem.as_bytes()),
             )
     }
 
@@ -372,16 +356,20 @@ impl World {
         dest
     }
 
-    /// VNF-A's instantiate request: the sample's, with the test cloud's VIM, a network, the
-    /// SSH settings of the test hosts and the flavour `flavour`.
+    /// VNF-A's instantiate request: the sample's, with the test cloud's VIM, the test's
+    /// network and key pair, the test cloud's image and the SSH settings of the test hosts.
     pub fn vnf_a_request(&self, openstack_vim_id: &str) -> Value {
         let text = std::fs::read_to_string(
             Path::new(ROOT).join("vnfd-samples/vnf-a-k8s-cluster/requests/instantiate.json"),
         )
         .unwrap();
         let mut r: Value = serde_json::from_str(&text).unwrap();
-        r["extVirtualLinks"][0]["resourceId"] = json!("net-k8s-nodes");
+        r["extVirtualLinks"][0]["resourceId"] = json!(self.network_id);
         r["vimConnectionInfo"]["vim1"]["vimId"] = json!(openstack_vim_id);
+        for vdu in ["masterNode", "workerNode"] {
+            r["additionalParams"]["nfv"]["VDU"][vdu] =
+                json!({"key_name": self.keypair, "vcImageId": cloud::TEST_IMAGE});
+        }
         let p = &mut r["additionalParams"]["k8s_cluster_installation_param"];
         let key = self.hosts.client_key.to_str().unwrap();
         for node in ["master_node", "worker_node"] {
@@ -432,7 +420,8 @@ impl World {
         let _ = std::fs::remove_file(format!("{}.fail-join-worker", self.log.display()));
     }
 
-    /// VNF-B's instantiate request: the sample's, with the cluster VIM's id.
+    /// VNF-B's instantiate request: the sample's, with the cluster VIM's id and the test's
+    /// namespace.
     pub fn vnf_b_request(&self, cluster_vim_id: &str) -> Value {
         let text = std::fs::read_to_string(
             Path::new(ROOT).join("vnfd-samples/vnf-b-cnf/requests/instantiate.json"),
@@ -443,6 +432,7 @@ impl World {
         for c in conns.values_mut() {
             c["vimId"] = json!(cluster_vim_id);
         }
+        r["additionalParams"]["namespace"] = json!(self.namespace);
         r
     }
 
@@ -480,89 +470,4 @@ impl World {
 /// The package directory `dir` as a zip archive.
 pub fn zip_dir(dir: &Path) -> Vec<u8> {
     vnfm::csar::zip_directory(dir).expect("zip the package directory")
-}
-
-/// A cluster CA and the API server's certificate for 127.0.0.1 issued by it.
-pub fn cluster_certificates() -> (String, TlsIdentity) {
-    use openssl::asn1::Asn1Time;
-    use openssl::bn::BigNum;
-    use openssl::ec::{EcGroup, EcKey};
-    use openssl::hash::MessageDigest;
-    use openssl::nid::Nid;
-    use openssl::pkey::PKey;
-    use openssl::x509::extension::{
-        BasicConstraints, ExtendedKeyUsage, KeyUsage, SubjectAlternativeName,
-    };
-    use openssl::x509::{X509Builder, X509NameBuilder};
-
-    let key = || {
-        let group = EcGroup::from_curve_name(Nid::X9_62_PRIME256V1).unwrap();
-        PKey::from_ec_key(EcKey::generate(&group).unwrap()).unwrap()
-    };
-    let name = |cn: &str| {
-        let mut n = X509NameBuilder::new().unwrap();
-        n.append_entry_by_text("CN", cn).unwrap();
-        n.build()
-    };
-    let ca_key = key();
-    let mut ca = X509Builder::new().unwrap();
-    ca.set_version(2).unwrap();
-    ca.set_serial_number(&BigNum::from_u32(1).unwrap().to_asn1_integer().unwrap())
-        .unwrap();
-    ca.set_subject_name(&name("kubernetes")).unwrap();
-    ca.set_issuer_name(&name("kubernetes")).unwrap();
-    ca.set_pubkey(&ca_key).unwrap();
-    ca.set_not_before(&Asn1Time::days_from_now(0).unwrap())
-        .unwrap();
-    ca.set_not_after(&Asn1Time::days_from_now(2).unwrap())
-        .unwrap();
-    ca.append_extension(BasicConstraints::new().critical().ca().build().unwrap())
-        .unwrap();
-    ca.append_extension(
-        KeyUsage::new()
-            .critical()
-            .key_cert_sign()
-            .crl_sign()
-            .build()
-            .unwrap(),
-    )
-    .unwrap();
-    ca.sign(&ca_key, MessageDigest::sha256()).unwrap();
-    let ca = ca.build();
-
-    let server_key = key();
-    let mut server = X509Builder::new().unwrap();
-    server.set_version(2).unwrap();
-    server
-        .set_serial_number(&BigNum::from_u32(2).unwrap().to_asn1_integer().unwrap())
-        .unwrap();
-    server.set_subject_name(&name("kube-apiserver")).unwrap();
-    server.set_issuer_name(ca.subject_name()).unwrap();
-    server.set_pubkey(&server_key).unwrap();
-    server
-        .set_not_before(&Asn1Time::days_from_now(0).unwrap())
-        .unwrap();
-    server
-        .set_not_after(&Asn1Time::days_from_now(2).unwrap())
-        .unwrap();
-    let san = SubjectAlternativeName::new()
-        .ip("127.0.0.1")
-        .dns("localhost")
-        .build(&server.x509v3_context(Some(&ca), None))
-        .unwrap();
-    server.append_extension(san).unwrap();
-    server
-        .append_extension(ExtendedKeyUsage::new().server_auth().build().unwrap())
-        .unwrap();
-    server.sign(&ca_key, MessageDigest::sha256()).unwrap();
-    let server = server.build();
-    let pem = |b: Vec<u8>| String::from_utf8(b).unwrap();
-    let ca_pem = pem(ca.to_pem().unwrap());
-    (
-        ca_pem,
-        TlsIdentity {
-            cert_chain_pem: pem(server.to_pem().unwrap()),
-            key_pem: pem(server_key.private_key_to_pem_pkcs8().unwrap()),
-        },
-    )
 }

@@ -81,10 +81,15 @@ pub const SERVICES: &[Service] = &[
     },
     Service {
         name: "kubernetes",
-        what: "a Kubernetes cluster",
-        vars: &["KUBECONFIG"],
-        start: "export KUBECONFIG=<the cluster's kubeconfig> (no script starts one; CI has none)",
-        in_ci: false,
+        what: "the Kubernetes control plane",
+        vars: &[
+            "KUBECONFIG",
+            "VNFM_TEST_KUBE_SERVER",
+            "VNFM_TEST_KUBE_CA_FILE",
+            "VNFM_TEST_KUBE_TOKEN_FILE",
+        ],
+        start: "export VNFM_KUBE_DIR=$(mktemp -d); eval \"$(scripts/test-env/kubernetes.sh start)\"",
+        in_ci: true,
     },
 ];
 

@@ -1,8 +1,9 @@
 #!/bin/bash
 # Test stand-in for vnfd-samples/vnf-a-k8s-cluster/Scripts/install_k8s_cluster.sh with the
 # same interface (subcommands, options, K8S_CLUSTER_INFO report lines). Instead of running
-# kubeadm it records "<address reached> <arguments>" in @LOG@ and reports the Kubernetes API
-# emulation the test started as the cluster.
+# kubeadm it records "<address reached> <arguments>" in @LOG@ and reports the test
+# environment's real control plane (scripts/test-env/kubernetes.sh) as the cluster: its API
+# server, CA (and the CA's public-key hash) and a bearer token of the cluster administrator.
 #
 # Failure injection: while @LOG@.fail-join-worker exists, the first worker to run join-worker
 # becomes the broken host (its address is written to @LOG@.broken) and its join-worker fails.
@@ -22,7 +23,7 @@ if [ "$step" = join-worker ] && [ -e "$LOG.fail-join-worker" ]; then
     fi
 fi
 report() { echo "K8S_CLUSTER_INFO $1=$2"; }
-hash="sha256:$(printf '%064d' 7)"
+hash="@CA_HASH@"
 case "$step" in
     init-master)
         echo "[init] Using Kubernetes version: v1.33.0"
