@@ -112,14 +112,25 @@ async fn a_failing_script_leaves_the_occurrence_failed_temp_with_what_it_printed
     assert_eq!(occ["operationState"], "FAILED_TEMP", "{occ:#}");
     let detail = occ["error"]["detail"].as_str().unwrap_or_default();
     assert!(detail.contains("instantiate_end"), "{occ:#}");
-    assert!(
-        detail.contains("instantiate_end failed as asked by additionalParams"),
-        "the script's stderr is in the error: {occ:#}"
+    assert_eq!(
+        detail
+            .matches("instantiate_end failed as asked by additionalParams")
+            .count(),
+        1,
+        "the script's stderr is in the error, once: {occ:#}"
     );
+    // The management driver's hook failed, not the infrastructure; a retry runs the script
+    // again.
+    assert_eq!(
+        occ["error"]["title"], "Management driver hook failed (retrying may succeed)",
+        "{occ:#}"
+    );
+    assert_eq!(occ["error"]["layer"], "managementDriver", "{occ:#}");
+    assert_eq!(occ["error"]["retryable"], true, "{occ:#}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn without_an_interpreter_onboarding_warns_that_the_hooks_cannot_run() {
+async fn without_an_interpreter_onboarding_warns_and_instantiate_is_refused() {
     let h = Harness::with_services(
         |b| {
             b.mgmt_scripts(vnfm::lcm::ScriptConfig {
@@ -138,6 +149,28 @@ async fn without_an_interpreter_onboarding_warns_that_the_hooks_cannot_run() {
         warnings.iter().all(|w| w.contains("sample-script")),
         "{warnings:?}"
     );
+    // INSTANTIATE is refused before anything is created, naming the hook and what is missing.
+    let id = instance(&h).await;
+    let r = h
+        .call(
+            axum::http::Method::POST,
+            &format!("/vnflcm/v2/vnf_instances/{id}/instantiate"),
+            Some(instantiate(Value::Null)),
+        )
+        .await;
+    let body = String::from_utf8_lossy(&r.body).into_owned();
+    assert_eq!(r.status, 422u16, "{body}");
+    assert!(
+        body.contains("hook `instantiate_end`")
+            && body.contains("`sample-script`")
+            && body.contains("/nonexistent/python3"),
+        "{body}"
+    );
+    let occs = h
+        .call(axum::http::Method::GET, "/vnflcm/v2/vnf_lcm_op_occs", None)
+        .await
+        .json();
+    assert_eq!(occs, json!([]), "no occurrence was created");
 }
 
 /// The harness with the scripts' driver and a step budget of `step_timeout`.

@@ -186,27 +186,58 @@ impl DriverError {
         }
     }
 
-    /// The `ProblemDetails` to record as the `error` of the failed operation occurrence:
-    /// `status` from [`DriverError::status`], `detail` is the message (with the source chain
-    /// appended), and two extension members, `errorKind` and `retryable`.
-    pub fn into_problem_details(self) -> ProblemDetails {
+    /// The `ProblemDetails` to record as the `error` of the failed operation occurrence of
+    /// a driver of `layer`: `status` from [`DriverError::status`], a title naming the layer
+    /// and what happened, `detail` is the message with the source chain appended (a source
+    /// whose text the message already carries is not repeated), and three extension members:
+    /// `errorKind`, `retryable` and `layer`.
+    pub fn problem_details(self, layer: DriverLayer) -> ProblemDetails {
         let mut detail = self.to_string();
         let mut source = StdError::source(&self);
         while let Some(s) = source {
-            detail.push_str(": ");
-            detail.push_str(&s.to_string());
+            let text = s.to_string();
+            if !detail.contains(&text) {
+                detail.push_str(": ");
+                detail.push_str(&text);
+            }
             source = s.source();
         }
         let mut extra = KeyValuePairs::new();
         extra.insert("errorKind".into(), self.kind().into());
         extra.insert("retryable".into(), self.is_retryable().into());
+        extra.insert("layer".into(), layer.name().into());
         ProblemDetails {
             problem_type: None,
-            title: Some(title(&self).to_string()),
+            title: Some(title(&self, layer).to_string()),
             status: self.status(),
             detail,
             instance: None,
             extra,
+        }
+    }
+
+    /// [`DriverError::problem_details`] of an infrastructure driver's failure.
+    pub fn into_problem_details(self) -> ProblemDetails {
+        self.problem_details(DriverLayer::Infrastructure)
+    }
+}
+
+/// Which kind of driver failed: it names the failure in the `title` and `layer` of the
+/// occurrence's `error`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DriverLayer {
+    /// An infrastructure driver (OpenStack, Kubernetes, ...).
+    Infrastructure,
+    /// A management driver running a lifecycle hook (a script, a plugin).
+    Management,
+}
+
+impl DriverLayer {
+    /// The value of the `layer` extension member: `infrastructure` or `managementDriver`.
+    pub fn name(self) -> &'static str {
+        match self {
+            DriverLayer::Infrastructure => "infrastructure",
+            DriverLayer::Management => "managementDriver",
         }
     }
 }
@@ -220,14 +251,37 @@ fn human(d: Duration) -> String {
     }
 }
 
-fn title(e: &DriverError) -> &'static str {
-    match e {
-        DriverError::Transient { .. } => "Infrastructure temporarily unavailable",
-        DriverError::Permanent { .. } => "Infrastructure operation failed",
-        DriverError::Timeout { .. } => "Operation timed out",
-        DriverError::Cancelled { .. } => "Operation cancelled",
-        DriverError::Unsupported { .. } => "Operation not supported by the driver",
-        DriverError::InvalidInput { .. } => "Invalid input for the driver",
+fn title(e: &DriverError, layer: DriverLayer) -> &'static str {
+    match (layer, e) {
+        (_, DriverError::Cancelled { .. }) => "Operation cancelled",
+        (DriverLayer::Infrastructure, DriverError::Transient { .. }) => {
+            "Infrastructure temporarily unavailable"
+        }
+        (DriverLayer::Infrastructure, DriverError::Permanent { .. }) => {
+            "Infrastructure operation failed"
+        }
+        (DriverLayer::Infrastructure, DriverError::Timeout { .. }) => {
+            "Infrastructure operation timed out"
+        }
+        (DriverLayer::Infrastructure, DriverError::Unsupported { .. }) => {
+            "Operation not supported by the infrastructure driver"
+        }
+        (DriverLayer::Infrastructure, DriverError::InvalidInput { .. }) => {
+            "Invalid input for the infrastructure driver"
+        }
+        (DriverLayer::Management, DriverError::Transient { .. }) => {
+            "Management driver hook failed (retrying may succeed)"
+        }
+        (DriverLayer::Management, DriverError::Permanent { .. }) => "Management driver hook failed",
+        (DriverLayer::Management, DriverError::Timeout { .. }) => {
+            "Management driver hook timed out"
+        }
+        (DriverLayer::Management, DriverError::Unsupported { .. }) => {
+            "Hook not supported by the management driver"
+        }
+        (DriverLayer::Management, DriverError::InvalidInput { .. }) => {
+            "Management driver hook cannot run"
+        }
     }
 }
 
@@ -248,6 +302,29 @@ mod tests {
         );
         assert_eq!(p.extra["errorKind"], "transient");
         assert_eq!(p.extra["retryable"], true);
+        assert_eq!(p.extra["layer"], "infrastructure");
+        assert_eq!(
+            p.title.as_deref(),
+            Some("Infrastructure temporarily unavailable")
+        );
+    }
+
+    #[derive(Debug, thiserror::Error)]
+    #[error("exit status 1; stderr: boom")]
+    struct Exit;
+
+    #[test]
+    fn a_source_the_message_already_carries_is_not_repeated() {
+        let p = DriverError::permanent("hook instantiate_end: exit status 1; stderr: boom")
+            .with_source(Exit)
+            .problem_details(DriverLayer::Management);
+        assert_eq!(
+            p.detail,
+            "hook instantiate_end: exit status 1; stderr: boom"
+        );
+        assert_eq!(p.title.as_deref(), Some("Management driver hook failed"));
+        assert_eq!(p.extra["layer"], "managementDriver");
+        assert_eq!(p.extra["retryable"], false);
     }
 
     #[test]

@@ -138,7 +138,7 @@ pub use callback::{
 };
 pub use content::{ContentError, ContentFetcher, ContentRequest, ContentSink, NoContent};
 pub use control::{CancellationFlag, RunControl};
-pub use error::DriverError;
+pub use error::{DriverError, DriverLayer};
 pub use fault::{FaultId, FaultReport, FaultSink, IndicatorSink, Raised};
 pub use infra::{
     HealScope, HealVnfc, InfraDriver, InfraOperation, InfraOutcome, InfraRequest, InfraStep,

@@ -327,6 +327,22 @@ pub enum LcmError {
         /// The hook operation.
         hook: String,
     },
+    /// The VNFD binds a hook that the configured management driver cannot run (no plugin
+    /// library for its artifact, no interpreter for a script, an artifact type no driver
+    /// takes).
+    #[error(
+        "hook `{hook}` of flavour `{flavour}` needs management driver artifact `{artifact}`, which this server cannot run: {reason}; the operation was not started"
+    )]
+    HookNotRunnable {
+        /// The hook operation.
+        hook: String,
+        /// The flavour that binds it.
+        flavour: String,
+        /// The artifact name.
+        artifact: String,
+        /// What is missing, as the management driver says.
+        reason: String,
+    },
     /// Deleting the identifier of an instantiated VNF.
     #[error(
         "VNF instance {instance_id} is INSTANTIATED; terminate it before deleting its identifier"
@@ -535,7 +551,8 @@ impl LcmError {
             | LcmError::OpOccLeased { .. } => ErrorKind::Conflict,
             LcmError::UnknownVnfd { .. }
             | LcmError::NoInfraDriver { .. }
-            | LcmError::NoMgmtDriver { .. } => ErrorKind::Unprocessable,
+            | LcmError::NoMgmtDriver { .. }
+            | LcmError::HookNotRunnable { .. } => ErrorKind::Unprocessable,
             LcmError::WaitTimeout { .. } => ErrorKind::Timeout,
             LcmError::NotInstantiated { .. }
             | LcmError::AlreadyInstantiated { .. }

@@ -22,6 +22,7 @@ mod plan_memory_driver;
 mod plan_steps;
 mod plan_validate;
 mod runner_default_vim;
+mod runner_diagnosis;
 mod runner_failures;
 mod runner_inline_vims;
 mod runner_ops;

@@ -122,6 +122,10 @@ impl ScriptError {
             | ScriptError::Wait(_)) => {
                 DriverError::transient(format!("{what}: {e}")).with_source(e)
             }
+            // The script decides what its failure means, and a retry runs it again with the
+            // error-handling data it returned (Tacker's design for resumable scripts): a
+            // retry may help.
+            e @ ScriptError::Exit { .. } => DriverError::transient(format!("{what}: {e}")),
             e => DriverError::permanent(format!("{what}: {e}")).with_source(e),
         }
     }

@@ -167,7 +167,7 @@ sys.exit(3)
         ))
         .await
         .unwrap_err();
-    assert_eq!(err.kind(), "permanent");
+    assert_eq!(err.kind(), "transient", "a retry runs the script again");
     let msg = err.to_string();
     assert!(
         msg.starts_with("hook instantiate_start (artifact `mgmt_script`, Scripts/hook.py)"),

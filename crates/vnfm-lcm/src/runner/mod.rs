@@ -99,7 +99,7 @@ use vnfm_types::{
 };
 
 use crate::error::LcmError;
-use crate::plan::{OperationRequest, Plan, Step};
+use crate::plan::{OperationRequest, Plan};
 use crate::ports::{NotificationRouter, OnboardedVnfd, PackageCatalog, VimDirectory};
 
 pub use actions::is_at_rest;

@@ -356,13 +356,7 @@ impl Lcm {
         instance: &VnfInstance,
     ) -> Result<Plan, LcmError> {
         let plan = crate::plan::plan(req, &onboarded.vnfd, instance)?;
-        if let Some(Step::Hook(h)) = plan.steps.iter().find(|s| matches!(s, Step::Hook(_)))
-            && self.inner.mgmt.is_none()
-        {
-            return Err(LcmError::NoMgmtDriver {
-                hook: h.operation.clone(),
-            });
-        }
+        exec::check_hooks(&self.inner, &plan)?;
         if let Some(step) = plan.infra_steps().next() {
             let params = req.to_params();
             let vims = apply::effective_vims(instance, &params);

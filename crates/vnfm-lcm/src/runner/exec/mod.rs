@@ -21,8 +21,8 @@ use indexmap::IndexMap;
 use tokio::sync::watch;
 use tracing::Instrument;
 use vnfm_driver_api::{
-    CancellationFlag, DriverError, GrantDecision, HookCall, HookOutcome, InfraDriver, InfraOutcome,
-    InfraRequest, InfraStep, ResolvedVim, RunControl, TargetPackage,
+    CancellationFlag, DriverError, DriverLayer, GrantDecision, HookCall, HookOutcome, InfraDriver,
+    InfraOutcome, InfraRequest, InfraStep, ResolvedVim, RunControl, TargetPackage,
 };
 use vnfm_store::{
     Lease, StartCondition, StepOutcome, StepRecord, StepWritten, StoreError, Version,
@@ -400,7 +400,7 @@ impl Run {
     async fn after_panic(&mut self, msg: &str) -> Stop {
         tracing::error!(panic = %msg, "the runner panicked while executing the occurrence");
         let p = problem(
-            "Lifecycle step failed",
+            VNFM_STEP_FAILED,
             ErrorKind::Internal,
             format!(
                 "the runner panicked while executing this operation occurrence: {msg}; retry runs the unfinished step again, rollback undoes the operation"

@@ -55,6 +55,7 @@ impl Run {
         mut notes: Vec<LccnNotification>,
     ) -> Result<(), WriteError> {
         let mut to = moved(&self.inner, from, event).map_err(WriteError::Failed)?;
+        log_failure(from, event, error.as_ref());
         if error.is_some() {
             to.error = error;
         }

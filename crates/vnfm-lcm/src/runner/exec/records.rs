@@ -256,6 +256,7 @@ pub(crate) async fn record_transition(
     journal: Option<vnfm_store::JournalStep>,
 ) -> Result<VnfLcmOpOcc, LcmError> {
     let mut to = moved(inner, occ, event)?;
+    log_failure(occ, event, error.as_ref());
     if error.is_some() {
         to.error = error;
     }
@@ -325,13 +326,42 @@ pub(super) fn lcm_problem(
     e: &LcmError,
     vims: &[ResolvedVim],
 ) -> ProblemDetails {
-    step_problem(
-        name,
-        i,
-        n,
-        problem("Lifecycle step failed", e.kind(), e.to_string()),
-        vims,
-    )
+    let mut p = problem(VNFM_STEP_FAILED, e.kind(), e.to_string());
+    p.extra.insert("layer".into(), "vnfm".into());
+    p.extra.insert(
+        "retryable".into(),
+        matches!(e.kind(), ErrorKind::Unavailable | ErrorKind::Timeout).into(),
+    );
+    step_problem(name, i, n, p, vims)
+}
+
+/// The title of a failure of the VNFM's own part of a step (a VIM it cannot resolve, a
+/// grant it cannot ask for, a record it cannot read), as opposed to a driver's.
+pub(super) const VNFM_STEP_FAILED: &str = "VNFM lifecycle step failed";
+
+/// Logs the failure that moves `occ` to `FAILED_TEMP`, once, at warn: the server log says why
+/// an operation failed, not only that its state changed.
+pub(super) fn log_failure(occ: &VnfLcmOpOcc, event: Event, error: Option<&ProblemDetails>) {
+    if event != Event::StepFailed {
+        return;
+    }
+    let Some(p) = error else { return };
+    let field = |k: &str| {
+        p.extra
+            .get(k)
+            .map(|v| v.to_string().trim_matches('"').to_owned())
+    };
+    tracing::warn!(
+        op_occ_id = %occ.id,
+        vnf_instance_id = %occ.vnf_instance_id,
+        operation = %op_name(occ.operation),
+        step = field("step").as_deref().unwrap_or("-"),
+        layer = field("layer").as_deref().unwrap_or("vnfm"),
+        retryable = field("retryable").as_deref().unwrap_or("false"),
+        title = p.title.as_deref().unwrap_or(""),
+        error = %p.detail,
+        "operation step failed"
+    );
 }
 
 /// Parses a stored cancellation request.

@@ -147,3 +147,36 @@ pub(crate) fn select_infra(
     };
     Ok(SelectedInfra::Split(split))
 }
+
+/// Refuses a plan whose hooks cannot run before anything is created: a hook with no
+/// management driver configured, and for INSTANTIATE a hook whose artifact the management
+/// driver says it cannot run (the onboarding warning `package.hook-not-runnable`), which would
+/// otherwise fail only when the operation reaches it.
+pub(crate) fn check_hooks(inner: &Inner, plan: &Plan) -> Result<(), LcmError> {
+    let mut hooks = plan.steps.iter().filter_map(|s| match s {
+        Step::Hook(h) => Some(h),
+        _ => None,
+    });
+    let Some(mgmt) = &inner.mgmt else {
+        return match hooks.next() {
+            Some(h) => Err(LcmError::NoMgmtDriver {
+                hook: h.operation.clone(),
+            }),
+            None => Ok(()),
+        };
+    };
+    if plan.operation != LcmOperationType::Instantiate {
+        return Ok(());
+    }
+    for h in hooks {
+        if let Some(reason) = mgmt.cannot_run(&h.artifact) {
+            return Err(LcmError::HookNotRunnable {
+                hook: h.operation.clone(),
+                flavour: plan.flavour_id.clone().unwrap_or_default(),
+                artifact: h.artifact.name.clone(),
+                reason,
+            });
+        }
+    }
+    Ok(())
+}

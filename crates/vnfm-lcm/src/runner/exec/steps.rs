@@ -85,7 +85,9 @@ impl Run {
                 }
                 Ok(match result {
                     Ok(out) => Ok(self.after_infra(s, out)),
-                    Err(e) => Err(self.driver_problem(&name, i, n, e, &vims)),
+                    Err(e) => {
+                        Err(self.driver_problem(&name, i, n, e, DriverLayer::Infrastructure, &vims))
+                    }
                 })
             }
             Step::Hook(h) => {
@@ -142,7 +144,9 @@ impl Run {
                         .after_hook(out)
                         .await?
                         .map_err(|e| lcm_problem(&name, i, n, &e, &vims)),
-                    Err(e) => Err(self.driver_problem(&name, i, n, e, &vims)),
+                    Err(e) => {
+                        Err(self.driver_problem(&name, i, n, e, DriverLayer::Management, &vims))
+                    }
                 })
             }
         }
@@ -177,6 +181,7 @@ impl Run {
         i: usize,
         n: usize,
         e: DriverError,
+        layer: DriverLayer,
         vims: &[ResolvedVim],
     ) -> ProblemDetails {
         match (self.pending, &e) {
@@ -186,7 +191,7 @@ impl Run {
                 p.extra.insert("step".into(), name.into());
                 p
             }
-            _ => step_problem(name, i, n, e.into_problem_details(), vims),
+            _ => step_problem(name, i, n, e.problem_details(layer), vims),
         }
     }
 
