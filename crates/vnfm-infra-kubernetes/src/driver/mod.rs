@@ -630,7 +630,10 @@ mod tests {
     fn the_tacker_rule_takes_the_one_namespace_the_manifests_name() {
         assert_eq!(manifests_namespace(&[]).unwrap(), "default");
         let unnamed = planned("Files/a.yaml", "");
-        assert_eq!(manifests_namespace(std::slice::from_ref(&unnamed)).unwrap(), "default");
+        assert_eq!(
+            manifests_namespace(std::slice::from_ref(&unnamed)).unwrap(),
+            "default"
+        );
         let ns2 = planned("Files/b.yaml", "multi-namespace02");
         assert_eq!(
             manifests_namespace(&[unnamed, ns2.clone()]).unwrap(),
