@@ -225,7 +225,7 @@ impl ClusterAccess {
 }
 
 /// Input echoed in messages is cut short.
-fn cut(s: &str) -> String {
+pub(crate) fn cut(s: &str) -> String {
     if s.chars().count() > 80 {
         format!("{}...", s.chars().take(80).collect::<String>())
     } else {

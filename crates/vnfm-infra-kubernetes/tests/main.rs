@@ -14,5 +14,6 @@ mod helm;
 mod lcm;
 mod operations;
 mod real_server;
+mod tacker_namespace;
 mod tls_trust;
 mod vnf_b_sample;

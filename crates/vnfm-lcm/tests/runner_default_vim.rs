@@ -1,7 +1,8 @@
 //! The default VIM (`extra.isDefault` in the [`VimRegistry`]): an INSTANTIATE whose request
 //! and instance name no VIM uses it, recorded as a reference under the key `default` in the
 //! occurrence and the instance, while the driver receives its decrypted access information;
-//! a request that names a VIM is left alone; marking another VIM clears the flag.
+//! a request that names a VIM is left alone; marking another VIM clears the flag; a failed
+//! default-VIM INSTANTIATE leaves no `default` entry and a later one naming a VIM uses it alone.
 
 use crate::runner_support;
 
@@ -11,7 +12,9 @@ use std::time::Duration;
 use async_trait::async_trait;
 use serde_json::{Value, json};
 use vnfm_driver_api::memory::{MemArtifacts, MemoryInfraDriver, RecordingMgmtDriver};
-use vnfm_driver_api::{DriverError, InfraDriver, InfraOutcome, InfraRequest, ResolvedVim};
+use vnfm_driver_api::{
+    DriverError, InfraDriver, InfraOperation, InfraOutcome, InfraRequest, ResolvedVim,
+};
 use vnfm_infra_kubernetes::KUBERNETES_VIM_TYPE as KUBERNETES;
 use vnfm_infra_openstack::OPENSTACK_VIM_TYPE as OPENSTACK;
 use vnfm_lcm::ports::VimDirectory;
@@ -45,6 +48,9 @@ impl InfraDriver for Spy {
     async fn instantiate(&self, req: &InfraRequest) -> Result<InfraOutcome, DriverError> {
         self.seen.lock().unwrap().push(req.vims.clone());
         self.inner.instantiate(req).await
+    }
+    async fn terminate(&self, req: &InfraRequest) -> Result<InfraOutcome, DriverError> {
+        self.inner.terminate(req).await
     }
 }
 
@@ -210,4 +216,122 @@ async fn a_request_naming_a_vim_keeps_it_and_the_flag_moves_between_vims() {
     );
     let d = w.registry.default_vim().await.unwrap().expect("a default");
     assert_eq!(d.vim_id.as_ref(), Some(&b.id));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_default_vim_instantiate_does_not_stick_to_the_instance() {
+    let w = world().await;
+    let lab = w
+        .registry
+        .create("lab", &openstack(true), None)
+        .await
+        .unwrap();
+    let other = w
+        .registry
+        .create("other", &openstack(false), None)
+        .await
+        .unwrap();
+    let vnf = w.create().await;
+    let keys = |i: &VnfInstance| -> Vec<String> {
+        i.vim_connection_info
+            .iter()
+            .flatten()
+            .map(|(k, _)| k.clone())
+            .collect()
+    };
+
+    // The default VIM's INSTANTIATE fails, and is marked FAILED.
+    w.spy.inner.fail_next(
+        InfraOperation::Instantiate,
+        DriverError::permanent("the default VIM refused the stack"),
+    );
+    let occ = w
+        .lcm
+        .instantiate(&vnf.id, req(json!({"flavourId": "simple"})))
+        .await
+        .unwrap();
+    let done = w.lcm.wait(&occ.id, Duration::from_secs(20)).await.unwrap();
+    assert_eq!(done.operation_state, State::FailedTemp, "{:?}", done.error);
+    assert_eq!(
+        keys(&w.lcm.get_instance(&vnf.id).await.unwrap()),
+        ["default"]
+    );
+    let failed = w.lcm.fail(&occ.id).await.unwrap();
+    assert_eq!(failed.operation_state, State::Failed);
+    let instance = w.lcm.get_instance(&vnf.id).await.unwrap();
+    assert!(
+        keys(&instance).is_empty(),
+        "the failed INSTANTIATE left {:?}",
+        instance.vim_connection_info
+    );
+    // Nothing refers to the default VIM any more: it can be deleted.
+    w.registry.delete(&lab.id).await.unwrap();
+
+    // A later INSTANTIATE naming another VIM uses that one alone.
+    let occ = w
+        .lcm
+        .instantiate(
+            &vnf.id,
+            req(json!({"flavourId": "simple",
+                       "vimConnectionInfo": {"mine": {"vimId": other.id, "vimType": OPENSTACK}}})),
+        )
+        .await
+        .unwrap();
+    let done = w.lcm.wait(&occ.id, Duration::from_secs(20)).await.unwrap();
+    assert_eq!(done.operation_state, State::Completed, "{:?}", done.error);
+    assert_eq!(keys(&w.lcm.get_instance(&vnf.id).await.unwrap()), ["mine"]);
+    let seen = w.spy.seen.lock().unwrap().clone();
+    let last: Vec<&str> = seen
+        .last()
+        .unwrap()
+        .iter()
+        .map(|v| v.connection_id.as_str())
+        .collect();
+    assert_eq!(last, ["mine"]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_instantiate_naming_a_vim_does_not_inherit_an_earlier_default_entry() {
+    // Instantiated on the default VIM, terminated (the instance keeps `default`), then
+    // instantiated again naming another VIM: the driver gets that VIM alone.
+    let w = world().await;
+    w.registry
+        .create("lab", &openstack(true), None)
+        .await
+        .unwrap();
+    let other = w
+        .registry
+        .create("other", &openstack(false), None)
+        .await
+        .unwrap();
+    let (vnf, _) = w.instantiate(json!({"flavourId": "simple"})).await;
+    let occ = w
+        .lcm
+        .terminate(
+            &vnf.id,
+            serde_json::from_value(json!({"terminationType": "FORCEFUL"})).unwrap(),
+        )
+        .await
+        .unwrap();
+    let done = w.lcm.wait(&occ.id, Duration::from_secs(20)).await.unwrap();
+    assert_eq!(done.operation_state, State::Completed, "{:?}", done.error);
+    let occ = w
+        .lcm
+        .instantiate(
+            &vnf.id,
+            req(json!({"flavourId": "simple",
+                       "vimConnectionInfo": {"mine": {"vimId": other.id, "vimType": OPENSTACK}}})),
+        )
+        .await
+        .unwrap();
+    let done = w.lcm.wait(&occ.id, Duration::from_secs(20)).await.unwrap();
+    assert_eq!(done.operation_state, State::Completed, "{:?}", done.error);
+    let seen = w.spy.seen.lock().unwrap().clone();
+    let last: Vec<&str> = seen
+        .last()
+        .unwrap()
+        .iter()
+        .map(|v| v.connection_id.as_str())
+        .collect();
+    assert_eq!(last, ["mine"]);
 }

@@ -432,6 +432,7 @@ impl Ctx<'_> {
                 .clone()
                 .unwrap_or_default(),
             namespace: namespace.to_string(),
+            manifest_namespaces: false,
             release: release.to_string(),
             counts,
         }

@@ -7,8 +7,8 @@ use vnfm_driver_api::{HealScope, InfraOutcome, InfraRequest, InfraStep, Instance
 use vnfm_types::{OperationParams, TerminationType};
 
 use super::{
-    Ctx, DriverState, KubernetesDriver, check, load_state, namespace_for, params_of, reference,
-    release_for, require_state, without_sources,
+    Ctx, DriverState, KubernetesDriver, check, load_state, params_of, reference, release_for,
+    require_state, without_sources,
 };
 use crate::KubeError;
 use crate::asd::placement_check;
@@ -27,7 +27,7 @@ impl KubernetesDriver {
         };
         let ctx = self.connect(req)?;
         let params = params_of(req);
-        let namespace = namespace_for(&params, ctx.cluster.access(), &ctx.instance_id)?;
+        let namespace = self.namespace_for(&ctx, &params).await?;
         let release = release_for(&params, &ctx.instance_id);
         let input = ctx.render_input(
             params.clone(),
@@ -319,7 +319,14 @@ impl KubernetesDriver {
             OperationParams::Instantiate(r) => r.additional_params.clone().unwrap_or_default(),
             _ => params_of(req),
         };
-        let namespace = namespace_for(&params, ctx.cluster.access(), &ctx.instance_id)?;
+        let namespace = match self.namespace_for(&ctx, &params).await {
+            Ok(ns) => ns,
+            Err(e) => {
+                // The namespace is chosen before anything is applied, so nothing can exist.
+                tracing::info!(error = %e, "the instantiation has no namespace; nothing of it was applied");
+                return Ok(ctx.outcome(InstanceResources::default(), None));
+            }
+        };
         let release = release_for(&params, &ctx.instance_id);
         let input = ctx.render_input(params.clone(), &namespace, &release, BTreeMap::new());
         let mut objects = match plan::render(&input, &*req.artifacts, self.helm.as_deref()).await {

@@ -25,7 +25,7 @@ use crate::KubeError;
 use crate::access::ClusterAccess;
 use crate::cluster::Cluster;
 use crate::helm::{HelmBinary, HelmRenderer};
-use crate::plan::{Planned, dns_name};
+use crate::plan::{self, Planned, dns_name};
 use crate::watches::Watches;
 
 mod change;
@@ -275,34 +275,116 @@ impl KubernetesDriver {
     }
 }
 
-fn namespace_for(
-    params: &Map<String, Value>,
-    access: &ClusterAccess,
-    instance_id: &str,
-) -> Result<String, KubeError> {
-    if let Some(v) = params.get("namespace").filter(|v| !v.is_null()) {
-        let ns = v
-            .as_str()
-            .ok_or_else(|| KubeError::input("additionalParams.namespace must be a string"))?;
-        let valid = !ns.is_empty()
-            && ns.len() <= 63
-            && ns
-                .bytes()
-                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
-            && !ns.starts_with('-')
-            && !ns.ends_with('-');
-        if !valid {
-            return Err(KubeError::input(format!(
-                "additionalParams.namespace `{}` is not a Kubernetes namespace name (lowercase letters, digits and '-', at most 63)",
-                ns.chars().take(70).collect::<String>()
-            )));
+/// The VIM `extra` member that says where an instance without `additionalParams.namespace`
+/// goes: `vim` (the default: the VIM's `accessInfo.namespace`, else `vnf-<instance id>`) or
+/// `tacker` (the namespace the manifests name, which must agree, else `default`; never the
+/// VIM's), as Tacker places CNFs.
+pub const NAMESPACE_RULE: &str = "namespaceRule";
+
+/// How an instance's namespace is found when the request names none ([`NAMESPACE_RULE`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum NamespaceRule {
+    Vim,
+    Tacker,
+}
+
+fn namespace_rule(vim: &vnfm_driver_api::ResolvedVim) -> Result<NamespaceRule, KubeError> {
+    match vim.extra().and_then(|e| e.get(NAMESPACE_RULE)) {
+        None | Some(Value::Null) => Ok(NamespaceRule::Vim),
+        Some(Value::String(s)) if s.eq_ignore_ascii_case("vim") => Ok(NamespaceRule::Vim),
+        Some(Value::String(s)) if s.eq_ignore_ascii_case("tacker") => Ok(NamespaceRule::Tacker),
+        Some(other) => Err(KubeError::Access {
+            vim: vim.connection_id.clone(),
+            message: format!(
+                "extra.{NAMESPACE_RULE} is {}; give \"vim\" (the VIM's namespace) or \"tacker\" (the manifests' namespace, else default)",
+                crate::access::cut(&other.to_string())
+            ),
+        }),
+    }
+}
+
+/// `additionalParams.namespace`, checked, when the request gives one.
+fn requested_namespace(params: &Map<String, Value>) -> Result<Option<String>, KubeError> {
+    let Some(v) = params.get("namespace").filter(|v| !v.is_null()) else {
+        return Ok(None);
+    };
+    let ns = v
+        .as_str()
+        .ok_or_else(|| KubeError::input("additionalParams.namespace must be a string"))?;
+    let valid = !ns.is_empty()
+        && ns.len() <= 63
+        && ns
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+        && !ns.starts_with('-')
+        && !ns.ends_with('-');
+    if !valid {
+        return Err(KubeError::input(format!(
+            "additionalParams.namespace `{}` is not a Kubernetes namespace name (lowercase letters, digits and '-', at most 63)",
+            ns.chars().take(70).collect::<String>()
+        )));
+    }
+    Ok(Some(ns.to_string()))
+}
+
+/// The namespace of the VIM rule: the VIM's, else one of the instance's own.
+fn vim_namespace(access: &ClusterAccess, instance_id: &str) -> String {
+    access
+        .namespace
+        .clone()
+        .unwrap_or_else(|| dns_name("vnf-", instance_id, 63))
+}
+
+/// The namespace the manifests name (objects rendered keeping theirs, the others with an
+/// empty one), else `default`, as Tacker chooses it; manifests that disagree are refused with
+/// the files that name each namespace. Shared networks keep their own and do not count.
+fn manifests_namespace(objects: &[Planned]) -> Result<String, KubeError> {
+    let mut named: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    for p in objects.iter().filter(|p| !p.shared) {
+        if let Some(ns) = p.namespace().filter(|ns| !ns.is_empty()) {
+            let files = named.entry(ns).or_default();
+            if !files.contains(&p.source.as_str()) {
+                files.push(&p.source);
+            }
         }
-        return Ok(ns.to_string());
     }
-    if let Some(ns) = &access.namespace {
-        return Ok(ns.clone());
+    match named.len() {
+        0 => Ok("default".into()),
+        1 => Ok(named.into_keys().next().unwrap_or("default").to_string()),
+        _ => Err(KubeError::input(format!(
+            "the manifests name different namespaces ({}); with the VIM's {NAMESPACE_RULE} `tacker` they must name one: change the manifests or give additionalParams.namespace",
+            named
+                .iter()
+                .map(|(ns, files)| format!("`{ns}` in {}", files.join(", ")))
+                .collect::<Vec<_>>()
+                .join("; ")
+        ))),
     }
-    Ok(dns_name("vnf-", instance_id, 63))
+}
+
+impl KubernetesDriver {
+    /// The namespace of a new instance: `additionalParams.namespace`, else by the VIM's
+    /// [`NAMESPACE_RULE`].
+    async fn namespace_for(
+        &self,
+        ctx: &Ctx<'_>,
+        params: &Map<String, Value>,
+    ) -> Result<String, KubeError> {
+        if let Some(ns) = requested_namespace(params)? {
+            return Ok(ns);
+        }
+        match namespace_rule(ctx.vim)? {
+            NamespaceRule::Vim => Ok(vim_namespace(ctx.cluster.access(), &ctx.instance_id)),
+            NamespaceRule::Tacker => {
+                let release = release_for(params, &ctx.instance_id);
+                let mut input = ctx.render_input(params.clone(), "", &release, BTreeMap::new());
+                input.manifest_namespaces = true;
+                let objects =
+                    plan::render(&input, &*ctx.req.artifacts, self.helm.as_deref()).await?;
+                manifests_namespace(&objects)
+            }
+        }
+    }
 }
 
 fn release_for(params: &Map<String, Value>, instance_id: &str) -> String {
@@ -515,15 +597,61 @@ mod tests {
             credentials: crate::access::Credentials::Token("t".into()),
             namespace: None,
         };
+        assert_eq!(vim_namespace(&access, "ABC-1"), "vnf-abc-1");
         let mut params = Map::new();
-        assert_eq!(
-            namespace_for(&params, &access, "ABC-1").unwrap(),
-            "vnf-abc-1"
-        );
+        assert_eq!(requested_namespace(&params).unwrap(), None);
         params.insert("namespace".into(), json!("cnf"));
-        assert_eq!(namespace_for(&params, &access, "x").unwrap(), "cnf");
+        assert_eq!(
+            requested_namespace(&params).unwrap().as_deref(),
+            Some("cnf")
+        );
         params.insert("namespace".into(), json!("Bad_NS"));
-        assert!(namespace_for(&params, &access, "x").is_err());
+        assert!(requested_namespace(&params).is_err());
         assert_eq!(release_for(&Map::new(), "1234-abcd"), "vnf1234abcd");
+    }
+
+    fn planned(source: &str, namespace: &str) -> Planned {
+        Planned {
+            object: json!({"apiVersion": "v1", "kind": "ConfigMap",
+                "metadata": {"name": "c", "namespace": namespace}}),
+            source: source.into(),
+            stage: 0,
+            tier: 5,
+            vdu: None,
+            namespaced: Some(true),
+            shared: false,
+            persistent: false,
+            request: false,
+            hpa: None,
+        }
+    }
+
+    #[test]
+    fn the_tacker_rule_takes_the_one_namespace_the_manifests_name() {
+        assert_eq!(manifests_namespace(&[]).unwrap(), "default");
+        let unnamed = planned("Files/a.yaml", "");
+        assert_eq!(
+            manifests_namespace(std::slice::from_ref(&unnamed)).unwrap(),
+            "default"
+        );
+        let ns2 = planned("Files/b.yaml", "multi-namespace02");
+        assert_eq!(
+            manifests_namespace(&[unnamed, ns2.clone()]).unwrap(),
+            "multi-namespace02"
+        );
+        let mut shared = planned("Files/net.yaml", "networks");
+        shared.shared = true;
+        assert_eq!(
+            manifests_namespace(&[ns2.clone(), shared]).unwrap(),
+            "multi-namespace02"
+        );
+        let err = manifests_namespace(&[ns2, planned("Files/c.yaml", "other")])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("`multi-namespace02` in Files/b.yaml")
+                && err.contains("`other` in Files/c.yaml"),
+            "{err}"
+        );
     }
 }

@@ -194,6 +194,9 @@ pub struct RenderInput<'a> {
     pub instance_name: String,
     /// Namespace of the instance.
     pub namespace: String,
+    /// Keep the `metadata.namespace` a manifest names (objects naming none get `namespace`),
+    /// to find the manifests' namespace (VIM `extra.namespaceRule: tacker`).
+    pub manifest_namespaces: bool,
     /// Helm release name.
     pub release: String,
     /// Instances per VDU.

@@ -108,7 +108,7 @@ pub(super) fn prepare(raw: Raw, input: &RenderInput<'_>) -> Result<Planned, Kube
             }
         }
         _ => {
-            let ns = if shared {
+            let ns = if shared || input.manifest_namespaces {
                 explicit_ns.unwrap_or_else(|| input.namespace.clone())
             } else {
                 input.namespace.clone()

@@ -3,12 +3,16 @@
 
 use std::time::{Duration, Instant};
 
+use serde_json::Value;
 use vnfm_store::{JournalEntry, Version};
-use vnfm_types::{CancelModeType, LcmOperationStateType as State, VnfLcmOpOcc, VnfLcmOpOccId};
+use vnfm_types::{
+    CancelModeType, InstantiationState, LcmOperationStateType as State, LcmOperationType,
+    VnfInstance, VnfLcmOpOcc, VnfLcmOpOccId,
+};
 
 use super::exec::{self, CANCEL_KEY, Entry, Run};
 use super::journal::{self, JournalView, Phase, PlanRow};
-use super::{Lcm, RunHandle, RunState, panics, store_err, vims};
+use super::{Lcm, RunHandle, RunState, apply, panics, store_err, vims};
 use crate::error::LcmError;
 use crate::plan::rollback_plan;
 use crate::state::{Event, transition};
@@ -183,7 +187,10 @@ impl Lcm {
                     .ok()
                     .and_then(|v| v.forward)
                     .and_then(|row| row.instance_before);
-                let after = self.instance_with_version(&occ.vnf_instance_id).await.ok();
+                let mut after = self.instance_with_version(&occ.vnf_instance_id).await.ok();
+                if let (Some(before), Some(after)) = (&before, &mut after) {
+                    self.drop_failed_instantiate_vims(&occ, before, after).await;
+                }
                 vims::release_after(inner, &occ, before.as_ref(), after.as_ref().map(|(i, _)| i))
                     .await;
                 Ok(vims::op_occ_view(occ))
@@ -192,6 +199,44 @@ impl Lcm {
                 self.release(id).await;
                 Err(e)
             }
+        }
+    }
+
+    /// A failed INSTANTIATE leaves the instance without the VIM connections its request
+    /// brought (as Tacker: a later INSTANTIATE takes its own as they are); other operations
+    /// keep them, since their resources are on those VIMs.
+    async fn drop_failed_instantiate_vims(
+        &self,
+        occ: &VnfLcmOpOcc,
+        before: &VnfInstance,
+        after: &mut (VnfInstance, Version),
+    ) {
+        let (instance, version) = after;
+        if occ.operation != LcmOperationType::Instantiate
+            || instance.instantiation_state != InstantiationState::NotInstantiated
+        {
+            return;
+        }
+        let Some(keys) = occ
+            .operation_params
+            .as_ref()
+            .and_then(|p| p.get("vimConnectionInfo"))
+            .and_then(Value::as_object)
+        else {
+            return;
+        };
+        let mut out = instance.clone();
+        let keys: Vec<String> = keys.keys().cloned().collect();
+        apply::restore_vims(&mut out, before, &keys);
+        if out == *instance {
+            return;
+        }
+        match self.inner.store.update_instance(&out, *version).await {
+            Ok(v) => *after = (out, v),
+            Err(e) => tracing::warn!(
+                op_occ_id = %occ.id, vnf_instance_id = %occ.vnf_instance_id, error = %e,
+                "the failed INSTANTIATE's VIM connections could not be removed from the instance"
+            ),
         }
     }
 

@@ -8,6 +8,7 @@ use vnfm_types::{
     VimConnectionInfo, VnfInstance, VnfScaleInfo,
 };
 
+use super::start::DEFAULT_VIM_KEY;
 use crate::fm::auto_heal::AUTOHEAL_PROPERTY;
 use crate::fm::auto_scale::{AUTOSCALE_PROPERTY, THRESHOLD_SCALING_PROPERTY};
 use crate::fm::indicator_scaling::INDICATOR_SCALING_PROPERTY;
@@ -31,12 +32,20 @@ pub(crate) fn request_vims(
     }
 }
 
-/// The instance's VIM connections with the request's merged in (request entries win).
+/// The instance's VIM connections with the request's merged in (request entries win). An
+/// INSTANTIATE that names VIMs does not inherit the default VIM an earlier INSTANTIATE put
+/// under [`DEFAULT_VIM_KEY`] (as Tacker takes the request's connections as they are).
 pub(crate) fn effective_vims(
     instance: &VnfInstance,
     request: &OperationParams,
 ) -> IndexMap<String, VimConnectionInfo> {
     let mut map = instance.vim_connection_info.clone().unwrap_or_default();
+    if let OperationParams::Instantiate(r) = request
+        && let Some(named) = r.vim_connection_info.as_ref().filter(|m| !m.is_empty())
+        && !named.contains_key(DEFAULT_VIM_KEY)
+    {
+        map.shift_remove(DEFAULT_VIM_KEY);
+    }
     if let Some(add) = request_vims(request) {
         for (k, v) in add {
             map.insert(k.clone(), v.clone());
@@ -62,12 +71,21 @@ pub(crate) fn restore_request_vims(
     before: &VnfInstance,
     request: &OperationParams,
 ) {
-    let Some(added) = request_vims(request) else {
-        return;
-    };
+    if let Some(added) = request_vims(request) {
+        restore_vims(out, before, added.keys());
+    }
+}
+
+/// Puts back the VIM connections `keys` as they were in `before` (removing those it did not
+/// have).
+pub(crate) fn restore_vims<'a>(
+    out: &mut VnfInstance,
+    before: &VnfInstance,
+    keys: impl IntoIterator<Item = &'a String>,
+) {
     let mut map = out.vim_connection_info.take().unwrap_or_default();
     let old = before.vim_connection_info.as_ref();
-    for k in added.keys() {
+    for k in keys {
         match old.and_then(|m| m.get(k)) {
             Some(v) => {
                 map.insert(k.clone(), v.clone());

@@ -395,9 +395,14 @@ async fn with_default_vim(
         return Ok(());
     };
     let none = |m: Option<&IndexMap<String, VimConnectionInfo>>| m.is_none_or(|m| m.is_empty());
+    // A default VIM an earlier INSTANTIATE left (one that failed) is chosen again.
+    let only_default = |m: Option<&IndexMap<String, VimConnectionInfo>>| {
+        m.is_some_and(|m| m.len() == 1 && m.contains_key(DEFAULT_VIM_KEY))
+    };
     if instance.instantiation_state != InstantiationState::NotInstantiated
         || !none(r.vim_connection_info.as_ref())
-        || !none(instance.vim_connection_info.as_ref())
+        || !(none(instance.vim_connection_info.as_ref())
+            || only_default(instance.vim_connection_info.as_ref()))
     {
         return Ok(());
     }
