@@ -51,6 +51,8 @@ const META: &str = "tacker";
 /// The member of [`META`] (and of the Tacker view) listing what the VIM's registration
 /// accepted but a user should know (a cluster whose certificate is not verified).
 const WARNINGS: &str = "warnings";
+/// The Kubernetes VIM's `extra` member choosing where CNFs go (`vim` or `tacker`).
+const NAMESPACE_RULE: &str = "namespaceRule";
 /// The Kubernetes VIM's `interfaceInfo` member that turns certificate verification off.
 const SKIP_TLS_VERIFY: &str = "insecureSkipTlsVerify";
 
@@ -414,6 +416,11 @@ fn connection(body: &TackerVimBody) -> Result<VimConnectionInfo, ApiError> {
             iface.insert("ssl_ca_cert".into(), Value::String(ca));
         }
     } else {
+        // A cluster registered the Tacker way places CNFs as Tacker does, unless the VIM
+        // file's `extra` says otherwise.
+        extra
+            .entry(NAMESPACE_RULE)
+            .or_insert_with(|| Value::String("tacker".into()));
         let (ca, skip, warning) = cluster_trust(c("ssl_ca_cert")?);
         iface.extend([("ssl_ca_cert".into(), ca), (SKIP_TLS_VERIFY.into(), skip)]);
         iface.retain(|_, v| !v.is_null());

@@ -199,7 +199,10 @@ async fn kubernetes_with_username_and_password_and_helm() {
         vim["auth_cred"],
         json!({"username": "admin", "password": "***"})
     );
-    assert_eq!(vim["extra"], json!({"use_helm": true}));
+    assert_eq!(
+        vim["extra"],
+        json!({"use_helm": true, "namespaceRule": "tacker"})
+    );
     let native = h
         .call(
             Method::GET,
@@ -588,6 +591,8 @@ async fn tackers_kubernetes_vim_files_register_as_they_are() {
     let vim = register(&h, folded).await;
     assert!(vim.get("warnings").is_none(), "{vim:#}");
     assert_eq!(vim["auth_cred"]["ssl_ca_cert"], CA);
+    // CNFs on a cluster registered the Tacker way go where Tacker puts them.
+    assert_eq!(vim["extra"]["namespaceRule"], "tacker", "{vim:#}");
     let stored = native(&h, vim["id"].as_str().unwrap()).await;
     assert_eq!(stored["interfaceInfo"]["ssl_ca_cert"], CA, "{stored:#}");
     assert!(
