@@ -205,13 +205,16 @@ mod tests {
 
     #[test]
     fn the_auth_url_alias_becomes_the_endpoint_and_bad_urls_are_refused() {
-        let v = json!({"vimType": OPENSTACK_VIM_TYPE, "interfaceInfo": {"caCert": "-----BEGIN CERTIFICATE-----x"},
+        // A CA is checked to be X.509 (vnfm-test-env's test CA).
+        let ca = include_str!("../../vnfm-test-env/data/ca.pem");
+        let v = json!({"vimType": OPENSTACK_VIM_TYPE, "interfaceInfo": {"caCert": ca},
                        "accessInfo": {"authUrl": "http://k:5000/v3", "applicationCredentialId": "a",
                                       "applicationCredentialSecret": "s"}});
         let c = OpenStackVimKind.canonical(&info(v)).unwrap();
         let iface = c.interface_info.unwrap();
         assert_eq!(iface["endpoint"], "http://k:5000/v3");
-        assert!(iface.get("caCert").is_none() && iface.contains_key("ssl_ca_cert"));
+        assert!(iface.get("caCert").is_none());
+        assert_eq!(iface["ssl_ca_cert"], ca);
         assert!(!c.access_info.unwrap().contains_key("authUrl"));
         let bad = json!({"vimType": OPENSTACK_VIM_TYPE, "interfaceInfo": {"endpoint": "ftp://k"},
                          "accessInfo": {"applicationCredentialId": "a", "applicationCredentialSecret": "s"}});

@@ -222,10 +222,7 @@ fn builds_scales_heals_and_terminates_a_cluster() {
     assert_eq!(vim.info.vim_type, "ETSINFV.KUBERNETES.V_1");
     let iface = vim.info.interface_info.as_ref().unwrap();
     assert_eq!(iface["endpoint"], format!("https://{m}:6443"));
-    assert_eq!(
-        iface["ssl_ca_cert"],
-        "-----BEGIN CERTIFICATE-----\nMIIBfakeCA\n-----END CERTIFICATE-----\n"
-    );
+    assert_eq!(iface["ssl_ca_cert"], vnfm_test_env::CA_PEM);
     assert_eq!(
         vim.info.access_info.as_ref().unwrap()["bearer_token"],
         "fake-bearer-token-123"
