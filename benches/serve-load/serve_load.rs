@@ -1,0 +1,670 @@
+//! Load on `vnfm serve` as users run it: the release server started as its own process on its
+//! defaults (SQLite in a fresh data directory, `--enable-test-vim`, every background task),
+//! driven over loopback by this separate process. Run through `benches/serve-load.sh`, which
+//! builds both and passes the server's path in `VNFM_SERVE_BIN`.
+//!
+//! Each run starts a fresh server, then:
+//!
+//! 1. creates `VNFM_SERVE_LOAD_INSTANCES` (50,000) VNF instances over REST (`POST
+//!    /vnflcm/v2/vnf_instances`, 16 clients);
+//! 2. list pages of 100 with a filter no other request of the run uses
+//!    (`(eq,instantiationState,NOT_INSTANTIATED);(neq,vnfInstanceName,vnf-N)`, N counting up),
+//!    so that nothing can answer from a cache: open loop, `VNFM_SERVE_LOAD_RATE` (5,000)
+//!    requests per second offered over `VNFM_SERVE_LOAD_CONNECTIONS` (200) connections, each
+//!    connection on a fixed schedule and each latency counted from the request's scheduled
+//!    send time (a stall is charged to every request it delays); then closed loop over the same
+//!    connections (the capacity);
+//! 3. instantiate + terminate cycles, closed loop, with 1, 8 and 32 clients
+//!    (`VNFM_SERVE_LOAD_CLIENTS`), each on an instance it created: POST instantiate, GET the
+//!    occurrence every `VNFM_SERVE_LOAD_POLL_MS` (10) ms until it completes, POST terminate,
+//!    poll again.
+//!
+//! Every phase lasts `VNFM_SERVE_LOAD_SECONDS` (10) and reports its rate, the p50 and p99 of
+//! its latencies and the CPU time the server process used per operation (utime + stime from
+//! `/proc/<pid>/stat`, all its threads); the client's own CPU is not in it. After
+//! `VNFM_SERVE_LOAD_RUNS` (3) runs, the medians of the runs, with their range.
+
+use std::collections::BTreeMap;
+use std::io::BufRead;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+/// The number in environment variable `name`, else `default`.
+fn env_or(name: &str, default: u64) -> u64 {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+/// The `p` quantile (0 to 1) of `sorted`, zero when it is empty.
+fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    if sorted.is_empty() {
+        return Duration::ZERO;
+    }
+    let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted[i.min(sorted.len() - 1)]
+}
+
+/// CPU time (user + system, all threads) process `pid` has used, in seconds. Linux counts it
+/// in USER_HZ ticks, 100 per second on every architecture this runs on.
+fn cpu_seconds(pid: &str) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    // The fields after the command name, which is in parentheses and may hold spaces.
+    let Some((_, rest)) = stat.rsplit_once(')') else {
+        return 0.0;
+    };
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let tick = |i: usize| fields.get(i).and_then(|f| f.parse::<f64>().ok());
+    match (tick(11), tick(12)) {
+        (Some(user), Some(system)) => (user + system) / 100.0,
+        _ => 0.0,
+    }
+}
+
+/// A line of `/proc/<pid>/status` (`VmRSS`), in MiB.
+fn status_mib(pid: &str, key: &str) -> f64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with(key))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|kb| kb.parse::<f64>().ok())
+        })
+        .map_or(0.0, |kb| kb / 1024.0)
+}
+
+/// The machine's 1-minute load average, as `uptime` shows it.
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|s| s.split_whitespace().next().map(str::to_owned))
+        .unwrap_or_default()
+}
+
+/// One phase's result.
+struct Figures {
+    /// Operations per second.
+    rate: f64,
+    p50: Duration,
+    p99: Duration,
+    /// Server CPU per operation.
+    cpu: Duration,
+    errors: u64,
+}
+
+impl Figures {
+    fn from(
+        ops: u64,
+        mut latencies: Vec<Duration>,
+        elapsed: Duration,
+        cpu: f64,
+        errors: u64,
+    ) -> Figures {
+        latencies.sort_unstable();
+        Figures {
+            rate: ops as f64 / elapsed.as_secs_f64(),
+            p50: percentile(&latencies, 0.5),
+            p99: percentile(&latencies, 0.99),
+            cpu: Duration::from_secs_f64(if ops == 0 { 0.0 } else { cpu / ops as f64 }),
+            errors,
+        }
+    }
+}
+
+/// The server under load: its process, base URL and token.
+struct Server {
+    child: Child,
+    pid: String,
+    base: String,
+    token: String,
+    _dir: tempfile::TempDir,
+}
+
+impl Server {
+    /// Starts `bin serve` on its defaults in a fresh data directory and gets a token for its
+    /// bootstrap client.
+    async fn start(bin: &PathBuf) -> Server {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let log = std::fs::File::create(dir.path().join("serve.log")).expect("log file");
+        let mut child = Command::new(bin)
+            .args(["serve", "--enable-test-vim", "--listen", "127.0.0.1:0"])
+            .arg("--data-dir")
+            .arg(dir.path().join("data"))
+            .stdout(Stdio::piped())
+            .stderr(log)
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start {}: {e}", bin.display()));
+        let pid = child.id().to_string();
+        let stdout = child.stdout.take().expect("stdout");
+        let (base, credentials) = tokio::task::spawn_blocking(move || {
+            let mut base = None;
+            for line in std::io::BufReader::new(stdout).lines() {
+                let line = line.expect("server output");
+                if let Some(url) = line.strip_prefix("vnfm listening on ") {
+                    base = Some(url.trim().to_owned());
+                }
+                if let Some(rest) = line.strip_prefix("credentials: ") {
+                    let path = rest.rsplit_once(" (client_id").map_or(rest, |(p, _)| p);
+                    return (base.expect("listening line first"), PathBuf::from(path));
+                }
+            }
+            panic!("vnfm serve ended before it listened (see its log)");
+        })
+        .await
+        .expect("start lines");
+        let credentials: Value =
+            serde_json::from_str(&std::fs::read_to_string(&credentials).expect("credentials"))
+                .expect("credentials json");
+        let http = client();
+        let token: Value = http
+            .post(format!("{base}/oauth2/token"))
+            .basic_auth(
+                credentials["client_id"].as_str().expect("client_id"),
+                credentials["client_secret"].as_str(),
+            )
+            .form(&[("grant_type", "client_credentials")])
+            .send()
+            .await
+            .expect("token")
+            .json()
+            .await
+            .expect("token json");
+        Server {
+            child,
+            pid,
+            base,
+            token: token["access_token"]
+                .as_str()
+                .expect("access_token")
+                .to_owned(),
+            _dir: dir,
+        }
+    }
+
+    fn cpu(&self) -> f64 {
+        cpu_seconds(&self.pid)
+    }
+
+    fn get(&self, http: &reqwest::Client, url: &str) -> reqwest::RequestBuilder {
+        http.get(url)
+            .bearer_auth(&self.token)
+            .header("Version", "2.0.0")
+    }
+
+    fn post(&self, http: &reqwest::Client, path: &str, body: &Value) -> reqwest::RequestBuilder {
+        http.post(format!("{}{path}", self.base))
+            .bearer_auth(&self.token)
+            .header("Version", "2.0.0")
+            .json(body)
+    }
+
+    /// Onboards `vnfd-samples/hello-vnf`; its VNFD id.
+    async fn onboard(&self) -> String {
+        let http = client();
+        let sample =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../vnfd-samples/hello-vnf");
+        let zip = zip_directory(&sample);
+        let pkg: Value = self
+            .post(&http, "/vnfpkgm/v2/vnf_packages", &json!({}))
+            .send()
+            .await
+            .expect("create package")
+            .json()
+            .await
+            .expect("package json");
+        let id = pkg["id"].as_str().expect("package id");
+        let url = format!("{}/vnfpkgm/v2/vnf_packages/{id}", self.base);
+        let r = http
+            .put(format!("{url}/package_content"))
+            .bearer_auth(&self.token)
+            .header("Version", "2.0.0")
+            .header("Content-Type", "application/zip")
+            .body(zip)
+            .send()
+            .await
+            .expect("upload");
+        assert!(r.status().is_success(), "upload: {}", r.status());
+        for _ in 0..600 {
+            let p: Value = self
+                .get(&http, &url)
+                .send()
+                .await
+                .expect("package")
+                .json()
+                .await
+                .expect("package json");
+            if p["onboardingState"] == "ONBOARDED" {
+                return p["vnfdId"].as_str().expect("vnfdId").to_owned();
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        panic!("hello-vnf was not onboarded within 30 s");
+    }
+
+    /// Creates a VNF instance named `name`; its id.
+    async fn create(&self, http: &reqwest::Client, vnfd_id: &str, name: &str) -> Option<String> {
+        let r = self
+            .post(
+                http,
+                "/vnflcm/v2/vnf_instances",
+                &json!({"vnfdId": vnfd_id, "vnfInstanceName": name}),
+            )
+            .send()
+            .await
+            .ok()?;
+        if r.status().as_u16() != 201 {
+            return None;
+        }
+        let v: Value = r.json().await.ok()?;
+        v["id"].as_str().map(str::to_owned)
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The files under `dir` as a zip archive, named by their paths relative to `dir`.
+fn zip_directory(dir: &std::path::Path) -> Vec<u8> {
+    use std::io::Write;
+    fn walk(dir: &std::path::Path, out: &mut Vec<PathBuf>) {
+        for entry in std::fs::read_dir(dir).expect("package directory") {
+            let path = entry.expect("directory entry").path();
+            if path.is_dir() {
+                walk(&path, out);
+            } else {
+                out.push(path);
+            }
+        }
+    }
+    let mut files = Vec::new();
+    walk(dir, &mut files);
+    files.sort();
+    let mut zip = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    for file in files {
+        let name = file.strip_prefix(dir).expect("under the directory");
+        zip.start_file(
+            name.to_string_lossy(),
+            zip::write::SimpleFileOptions::default(),
+        )
+        .expect("zip entry");
+        zip.write_all(&std::fs::read(&file).expect("package file"))
+            .expect("zip write");
+    }
+    zip.finish().expect("zip").into_inner()
+}
+
+/// A client holding at most one connection (one client per simulated user).
+fn client() -> reqwest::Client {
+    reqwest::Client::builder()
+        .tcp_nodelay(true)
+        .pool_max_idle_per_host(1)
+        .no_proxy()
+        .build()
+        .expect("http client")
+}
+
+/// Phase 1: `n` instances named `vnf-00000`, ... created by 16 clients.
+async fn seed(server: &Arc<Server>, vnfd_id: &str, n: u64) -> Figures {
+    let next = Arc::new(AtomicU64::new(0));
+    let cpu = server.cpu();
+    let started = Instant::now();
+    let mut tasks = Vec::new();
+    for _ in 0..16 {
+        let (server, next, vnfd_id) = (server.clone(), next.clone(), vnfd_id.to_owned());
+        tasks.push(tokio::spawn(async move {
+            let http = client();
+            let (mut latencies, mut errors) = (Vec::new(), 0);
+            loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                if i >= n {
+                    return (latencies, errors);
+                }
+                let t = Instant::now();
+                match server.create(&http, &vnfd_id, &format!("vnf-{i:05}")).await {
+                    Some(_) => latencies.push(t.elapsed()),
+                    None => errors += 1,
+                }
+            }
+        }));
+    }
+    let (mut latencies, mut errors) = (Vec::new(), 0);
+    for t in tasks {
+        let (l, e) = t.await.expect("seeder");
+        latencies.extend(l);
+        errors += e;
+    }
+    let ops = latencies.len() as u64;
+    Figures::from(
+        ops,
+        latencies,
+        started.elapsed(),
+        server.cpu() - cpu,
+        errors,
+    )
+}
+
+/// Phase 2: distinct-filter pages over `connections` connections for `seconds`, open loop at
+/// `rate` requests per second in all when given, else closed loop.
+async fn pages(
+    server: &Arc<Server>,
+    connections: u64,
+    seconds: u64,
+    rate: Option<f64>,
+    filters: &Arc<AtomicU64>,
+) -> Figures {
+    let cpu = server.cpu();
+    let started = Instant::now();
+    let stop = started + Duration::from_secs(seconds);
+    let mut tasks = Vec::new();
+    for w in 0..connections {
+        let (server, filters) = (server.clone(), filters.clone());
+        // Open loop: connection w sends at started + (k * connections + w) / rate.
+        let schedule = rate.map(|r| {
+            (
+                Duration::from_secs_f64(connections as f64 / r),
+                Duration::from_secs_f64(w as f64 / r),
+            )
+        });
+        tasks.push(tokio::spawn(async move {
+            let http = client();
+            let (mut latencies, mut errors) = (Vec::new(), 0u64);
+            for k in 0u32.. {
+                let at = match schedule {
+                    Some((every, offset)) => {
+                        let at = started + offset + every * k;
+                        tokio::time::sleep_until(at.into()).await;
+                        at
+                    }
+                    None => Instant::now(),
+                };
+                if at >= stop {
+                    break;
+                }
+                let n = filters.fetch_add(1, Ordering::Relaxed);
+                let url = format!(
+                    "{}/vnflcm/v2/vnf_instances?filter=(eq,instantiationState,NOT_INSTANTIATED);(neq,vnfInstanceName,vnf-{n:05})",
+                    server.base
+                );
+                match server.get(&http, &url).send().await {
+                    Ok(r) if r.status().is_success() => match r.bytes().await {
+                        Ok(_) => latencies.push(at.elapsed()),
+                        Err(_) => errors += 1,
+                    },
+                    _ => errors += 1,
+                }
+            }
+            (latencies, errors)
+        }));
+    }
+    let (mut latencies, mut errors) = (Vec::new(), 0);
+    for t in tasks {
+        let (l, e) = t.await.expect("page client");
+        latencies.extend(l);
+        errors += e;
+    }
+    let elapsed = started.elapsed();
+    let ops = latencies.len() as u64;
+    Figures::from(ops, latencies, elapsed, server.cpu() - cpu, errors)
+}
+
+/// Phase 3: instantiate + terminate cycles from `clients` clients for `seconds`, each polling
+/// its occurrences every `poll`. Latencies are whole cycles.
+async fn cycles(
+    server: &Arc<Server>,
+    vnfd_id: &str,
+    clients: u64,
+    seconds: u64,
+    poll: Duration,
+    round: u64,
+) -> (Figures, f64) {
+    // Every client creates its instance first, outside the measurement.
+    let mut instances = Vec::new();
+    let http = client();
+    for c in 0..clients {
+        let id = server
+            .create(&http, vnfd_id, &format!("cycle-{round}-{c}"))
+            .await
+            .expect("create a cycle instance");
+        instances.push(id);
+    }
+    let polls = Arc::new(AtomicU64::new(0));
+    let cpu = server.cpu();
+    let started = Instant::now();
+    let stop = started + Duration::from_secs(seconds);
+    let mut tasks = Vec::new();
+    for id in instances {
+        let (server, polls) = (server.clone(), polls.clone());
+        tasks.push(tokio::spawn(async move {
+            let http = client();
+            let (mut latencies, mut errors) = (Vec::new(), 0u64);
+            while Instant::now() < stop {
+                let t = Instant::now();
+                match cycle(&server, &http, &id, poll, &polls).await {
+                    Ok(()) => latencies.push(t.elapsed()),
+                    Err(e) => {
+                        errors += 1;
+                        eprintln!("cycle of {id}: {e}");
+                        tokio::time::sleep(Duration::from_millis(100)).await;
+                    }
+                }
+            }
+            (latencies, errors)
+        }));
+    }
+    let (mut latencies, mut errors) = (Vec::new(), 0);
+    for t in tasks {
+        let (l, e) = t.await.expect("cycle client");
+        latencies.extend(l);
+        errors += e;
+    }
+    let elapsed = started.elapsed();
+    let ops = latencies.len() as u64;
+    let polls_per_cycle = polls.load(Ordering::Relaxed) as f64 / ops.max(1) as f64;
+    (
+        Figures::from(ops, latencies, elapsed, server.cpu() - cpu, errors),
+        polls_per_cycle,
+    )
+}
+
+/// One instantiate + terminate cycle of instance `id`.
+async fn cycle(
+    server: &Server,
+    http: &reqwest::Client,
+    id: &str,
+    poll: Duration,
+    polls: &AtomicU64,
+) -> Result<(), String> {
+    for (op, body) in [
+        (
+            "instantiate",
+            json!({"flavourId": "simple", "vimConnectionInfo": {"v": {"vimType": "TEST.NOOP.V_1"}}}),
+        ),
+        ("terminate", json!({"terminationType": "FORCEFUL"})),
+    ] {
+        let r = server
+            .post(http, &format!("/vnflcm/v2/vnf_instances/{id}/{op}"), &body)
+            .send()
+            .await
+            .map_err(|e| format!("POST {op}: {e}"))?;
+        if r.status().as_u16() != 202 {
+            return Err(format!(
+                "POST {op}: {} {}",
+                r.status(),
+                r.text().await.unwrap_or_default()
+            ));
+        }
+        let occurrence = r
+            .headers()
+            .get("location")
+            .and_then(|l| l.to_str().ok())
+            .ok_or(format!("POST {op}: no Location"))?
+            .to_owned();
+        loop {
+            tokio::time::sleep(poll).await;
+            polls.fetch_add(1, Ordering::Relaxed);
+            let occ: Value = server
+                .get(http, &occurrence)
+                .send()
+                .await
+                .map_err(|e| format!("GET {occurrence}: {e}"))?
+                .json()
+                .await
+                .map_err(|e| format!("GET {occurrence}: {e}"))?;
+            match occ["operationState"].as_str() {
+                Some("COMPLETED") => break,
+                Some("STARTING" | "PROCESSING") => {}
+                other => return Err(format!("{op} ended {other:?}")),
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The figures of every run, by measure name (in the order first seen).
+#[derive(Default)]
+struct Table {
+    order: Vec<String>,
+    runs: BTreeMap<String, Vec<Figures>>,
+    notes: BTreeMap<String, Vec<f64>>,
+}
+
+impl Table {
+    fn add(&mut self, run: u64, name: &str, unit: &str, f: Figures) {
+        println!(
+            "run {run}: {name}: {:.0} {unit}/s, p50 {:.2} ms, p99 {:.2} ms, server CPU {:.3} ms per {unit}{}",
+            f.rate,
+            f.p50.as_secs_f64() * 1e3,
+            f.p99.as_secs_f64() * 1e3,
+            f.cpu.as_secs_f64() * 1e3,
+            if f.errors > 0 {
+                format!(", {} ERRORS", f.errors)
+            } else {
+                String::new()
+            }
+        );
+        if !self.runs.contains_key(name) {
+            self.order.push(name.to_owned());
+        }
+        self.runs.entry(name.to_owned()).or_default().push(f);
+    }
+
+    fn note(&mut self, name: &str, value: f64) {
+        self.notes.entry(name.to_owned()).or_default().push(value);
+    }
+
+    fn print(&self) {
+        let summary = |mut v: Vec<f64>, digits: usize| {
+            v.sort_by(f64::total_cmp);
+            let (lo, hi) = (v[0], v[v.len() - 1]);
+            let median = v[v.len() / 2];
+            format!("{median:.digits$} [{lo:.digits$}-{hi:.digits$}]")
+        };
+        println!(
+            "\nmedians of {} runs [min-max]:",
+            self.runs.values().next().map_or(0, Vec::len)
+        );
+        println!("| measure | per second | p50 ms | p99 ms | server CPU ms per op | errors |");
+        println!("|---|---|---|---|---|---|");
+        for name in &self.order {
+            let runs = &self.runs[name];
+            let pick = |f: &dyn Fn(&Figures) -> f64| runs.iter().map(f).collect::<Vec<f64>>();
+            println!(
+                "| {name} | {} | {} | {} | {} | {} |",
+                summary(pick(&|f| f.rate), 0),
+                summary(pick(&|f| f.p50.as_secs_f64() * 1e3), 2),
+                summary(pick(&|f| f.p99.as_secs_f64() * 1e3), 2),
+                summary(pick(&|f| f.cpu.as_secs_f64() * 1e3), 3),
+                runs.iter().map(|f| f.errors).sum::<u64>(),
+            );
+        }
+        for (name, values) in &self.notes {
+            println!("{name}: {}", summary(values.clone(), 1));
+        }
+    }
+}
+
+fn main() {
+    let bin = PathBuf::from(
+        std::env::var("VNFM_SERVE_BIN").unwrap_or_else(|_| {
+            concat!(env!("CARGO_MANIFEST_DIR"), "/../../target/release/vnfm").into()
+        }),
+    );
+    let runs = env_or("VNFM_SERVE_LOAD_RUNS", 3);
+    let instances = env_or("VNFM_SERVE_LOAD_INSTANCES", 50_000);
+    let seconds = env_or("VNFM_SERVE_LOAD_SECONDS", 10);
+    let rate = env_or("VNFM_SERVE_LOAD_RATE", 5_000);
+    let connections = env_or("VNFM_SERVE_LOAD_CONNECTIONS", 200);
+    let poll = Duration::from_millis(env_or("VNFM_SERVE_LOAD_POLL_MS", 10));
+    let clients: Vec<u64> = std::env::var("VNFM_SERVE_LOAD_CLIENTS")
+        .unwrap_or_else(|_| "1,8,32".into())
+        .split(',')
+        .filter_map(|c| c.trim().parse().ok())
+        .collect();
+    let phases = std::env::var("VNFM_SERVE_LOAD_PHASES").unwrap_or_else(|_| "pages,cycles".into());
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(env_or("VNFM_SERVE_LOAD_THREADS", 2) as usize)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    println!(
+        "server {}; {runs} runs; {instances} instances; {seconds} s a phase; load average {}",
+        bin.display(),
+        load_average()
+    );
+    let mut table = Table::default();
+    runtime.block_on(async {
+        for run in 1..=runs {
+            let server = Arc::new(Server::start(&bin).await);
+            table.note("server RSS at start, MiB", status_mib(&server.pid, "VmRSS:"));
+            let vnfd_id = server.onboard().await;
+            let f = seed(&server, &vnfd_id, instances).await;
+            table.add(run, "create VNF instance, 16 clients", "create", f);
+            if phases.contains("pages") {
+                let filters = Arc::new(AtomicU64::new(0));
+                // Warm-up, not counted: the connections open and the pages' rows are read once.
+                pages(&server, connections, 1, None, &filters).await;
+                let f = pages(&server, connections, seconds, Some(rate as f64), &filters).await;
+                let name = format!(
+                    "distinct-filter page of 100, {rate}/s offered over {connections} connections (open loop)"
+                );
+                table.add(run, &name, "page", f);
+                let f = pages(&server, connections, seconds, None, &filters).await;
+                let name = format!("same, closed loop, {connections} connections");
+                table.add(run, &name, "page", f);
+                table.note(
+                    "server RSS after the pages, MiB",
+                    status_mib(&server.pid, "VmRSS:"),
+                );
+            }
+            if phases.contains("cycles") {
+                for (round, &n) in clients.iter().enumerate() {
+                    let (f, polls) =
+                        cycles(&server, &vnfd_id, n, seconds, poll, round as u64).await;
+                    let name = format!(
+                        "instantiate+terminate cycles, {n} instances, poll every {} ms",
+                        poll.as_millis()
+                    );
+                    table.add(run, &name, "cycle", f);
+                    table.note(&format!("polls per cycle, {n} instances"), polls);
+                }
+                table.note(
+                    "server RSS after the cycles, MiB",
+                    status_mib(&server.pid, "VmRSS:"),
+                );
+            }
+            println!("run {run} done; load average {}", load_average());
+        }
+    });
+    table.print();
+}
