@@ -354,11 +354,12 @@ async fn seed(server: &Arc<Server>, vnfd_id: &str, n: u64) -> Figures {
     )
 }
 
-/// Phase 2: distinct-filter pages over `connections` connections for `seconds`, open loop at
+/// Phase 2: distinct-filter pages over `connections` (one connection each, kept from phase
+/// to phase) for `seconds`, open loop at
 /// `rate` requests per second in all when given, else closed loop.
 async fn pages(
     server: &Arc<Server>,
-    connections: u64,
+    connections: &[reqwest::Client],
     seconds: u64,
     rate: Option<f64>,
     filters: &Arc<AtomicU64>,
@@ -367,17 +368,17 @@ async fn pages(
     let started = Instant::now();
     let stop = started + Duration::from_secs(seconds);
     let mut tasks = Vec::new();
-    for w in 0..connections {
-        let (server, filters) = (server.clone(), filters.clone());
-        // Open loop: connection w sends at started + (k * connections + w) / rate.
+    let n = connections.len();
+    for (w, http) in connections.iter().enumerate() {
+        let (server, filters, http) = (server.clone(), filters.clone(), http.clone());
+        // Open loop: connection w sends at started + (k * n + w) / rate.
         let schedule = rate.map(|r| {
             (
-                Duration::from_secs_f64(connections as f64 / r),
+                Duration::from_secs_f64(n as f64 / r),
                 Duration::from_secs_f64(w as f64 / r),
             )
         });
         tasks.push(tokio::spawn(async move {
-            let http = client();
             let (mut latencies, mut errors) = (Vec::new(), 0u64);
             for k in 0u32.. {
                 let at = match schedule {
@@ -595,11 +596,9 @@ impl Table {
 }
 
 fn main() {
-    let bin = PathBuf::from(
-        std::env::var("VNFM_SERVE_BIN").unwrap_or_else(|_| {
-            concat!(env!("CARGO_MANIFEST_DIR"), "/../../target/release/vnfm").into()
-        }),
-    );
+    let bin = PathBuf::from(std::env::var("VNFM_SERVE_BIN").unwrap_or_else(|_| {
+        concat!(env!("CARGO_MANIFEST_DIR"), "/../../target/release/vnfm").into()
+    }));
     let runs = env_or("VNFM_SERVE_LOAD_RUNS", 3);
     let instances = env_or("VNFM_SERVE_LOAD_INSTANCES", 50_000);
     let seconds = env_or("VNFM_SERVE_LOAD_SECONDS", 10);
@@ -626,21 +625,27 @@ fn main() {
     runtime.block_on(async {
         for run in 1..=runs {
             let server = Arc::new(Server::start(&bin).await);
-            table.note("server RSS at start, MiB", status_mib(&server.pid, "VmRSS:"));
+            table.note(
+                "server RSS at start, MiB",
+                status_mib(&server.pid, "VmRSS:"),
+            );
             let vnfd_id = server.onboard().await;
             let f = seed(&server, &vnfd_id, instances).await;
             table.add(run, "create VNF instance, 16 clients", "create", f);
             if phases.contains("pages") {
                 let filters = Arc::new(AtomicU64::new(0));
+                let connections: Vec<reqwest::Client> =
+                    (0..connections).map(|_| client()).collect();
                 // Warm-up, not counted: the connections open and the pages' rows are read once.
-                pages(&server, connections, 1, None, &filters).await;
-                let f = pages(&server, connections, seconds, Some(rate as f64), &filters).await;
+                pages(&server, &connections, 1, None, &filters).await;
+                let f = pages(&server, &connections, seconds, Some(rate as f64), &filters).await;
                 let name = format!(
-                    "distinct-filter page of 100, {rate}/s offered over {connections} connections (open loop)"
+                    "distinct-filter page of 100, {rate}/s offered over {} connections (open loop)",
+                    connections.len()
                 );
                 table.add(run, &name, "page", f);
-                let f = pages(&server, connections, seconds, None, &filters).await;
-                let name = format!("same, closed loop, {connections} connections");
+                let f = pages(&server, &connections, seconds, None, &filters).await;
+                let name = format!("same, closed loop, {} connections", connections.len());
                 table.add(run, &name, "page", f);
                 table.note(
                     "server RSS after the pages, MiB",
