@@ -32,17 +32,14 @@ fn servers(v: &[VnfcResourceInfo]) -> Vec<String> {
         .collect()
 }
 
+#[vnfm_test_env::needs(openstack)]
 #[cfg_attr(
-    not(vnfm_tacker_corpus),
+    all(vnfm_test_openstack, not(vnfm_tacker_corpus)),
     ignore = "needs Tacker's sample packages in shared/corpus/tacker above the repository"
 )]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tacker_basic_lcms_min_through_its_lifecycle_on_real_nova_and_neutron() {
-    let Some(cloud) =
-        Cloud::from_env("tacker_basic_lcms_min_through_its_lifecycle_on_real_nova_and_neutron")
-    else {
-        return;
-    };
+    let cloud = Cloud::from_env();
     let env = env(cloud.clone()).await;
     let vnfd_id = env.corpus_vnfd("v2-vm-basic-lcms-min");
     let vnf = env.create(&vnfd_id).await;
@@ -204,17 +201,14 @@ impl ArtifactSource for Overlay {
     }
 }
 
+#[vnfm_test_env::needs(openstack)]
 #[cfg_attr(
-    not(vnfm_tacker_corpus),
+    all(vnfm_test_openstack, not(vnfm_tacker_corpus)),
     ignore = "needs Tacker's sample packages in shared/corpus/tacker above the repository"
 )]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tacker_change_vnfpkg_new_image_moves_ports_and_rebuilds_from_the_uploaded_image() {
-    let Some(cloud) = Cloud::from_env(
-        "tacker_change_vnfpkg_new_image_moves_ports_and_rebuilds_from_the_uploaded_image",
-    ) else {
-        return;
-    };
+    let cloud = Cloud::from_env();
     let env = env(cloud.clone()).await;
     let (vnfd, files) = corpus_package("v2-vm-change-vnfpkg-new-image");
     let from = env.catalog.insert(vnfd.clone(), files.clone());
