@@ -76,14 +76,17 @@ async fn package_images_are_uploaded_to_glance_shared_and_deleted_at_the_last_te
         serde_json::from_value(cloud.vim_connection()).unwrap(),
     );
     let services = support::Services::new(driver.session(&vim).unwrap());
+    let guard = Arc::new(support::StackGuard::new(cloud.clone(), driver.clone()));
     let run = |vnfd: &'static str, address: &'static str| {
         let lcm = lcm.clone();
         let cloud = cloud.clone();
+        let guard = guard.clone();
         async move {
             let vnf = lcm
                 .create_vnf_identifier(serde_json::from_value(json!({"vnfdId": vnfd})).unwrap())
                 .await
                 .unwrap();
+            guard.watch(&vnf.id);
             let op = lcm
                 .instantiate(
                     &vnf.id,

@@ -39,6 +39,8 @@ struct Env {
     /// The driver of the container VIM of the mixed VNF.
     pods: Arc<MemoryInfraDriver>,
     cloud: Cloud,
+    /// Deletes the stacks of the instances the test created when it panics.
+    guard: support::StackGuard,
     _dir: tempfile::TempDir,
 }
 
@@ -95,6 +97,7 @@ async fn env(cloud: Cloud) -> Env {
     .build();
     Env {
         lcm,
+        guard: support::StackGuard::new(cloud.clone(), driver.clone()),
         driver,
         pods,
         cloud,
@@ -136,13 +139,16 @@ impl Env {
     }
 
     async fn create_from(&self, vnfd_id: &str, name: &str) -> VnfInstance {
-        self.lcm
+        let vnf = self
+            .lcm
             .create_vnf_identifier(
                 serde_json::from_value(json!({"vnfdId": vnfd_id, "vnfInstanceName": name}))
                     .unwrap(),
             )
             .await
-            .unwrap()
+            .unwrap();
+        self.guard.watch(&vnf.id);
+        vnf
     }
 
     async fn completed(&self, occ: VnfLcmOpOcc) -> VnfLcmOpOcc {
@@ -342,12 +348,7 @@ async fn two_instances_share_one_external_network_with_their_own_ports() {
         left.iter()
             .all(|p| p.attributes["network_id"] == shared_id.as_str())
     );
-    for p in port_resources(&link_a) {
-        assert!(
-            services.port(&p).await.is_none(),
-            "Neutron still has A's port {p}"
-        );
-    }
+    services.assert_ports_gone(&port_resources(&link_a)).await;
     for p in port_resources(&link_b) {
         assert!(
             services.port(&p).await.is_some(),
