@@ -11,7 +11,8 @@
 #   Neutron's own RPC client, and `agent_down_time` keeps it alive for the life of the cloud;
 #   ports stay DOWN (only an agent wiring a tap would set them ACTIVE);
 # - no DHCP, L3 or metadata agent: addresses are allocated and stored, nothing serves them;
-# - no Cinder: `OS::Cinder::Volume` keeps its Heat stand-in (scripts/test-env/heat-stand-ins).
+# - no Cinder (its fake driver cannot create a volume from an image, which is what Tacker's
+#   samples with volumes do): the driver's tests map `OS::Cinder::Volume` to a Heat stand-in.
 
 # `[keystone_authtoken]` of a service whose Keystone user is $1.
 authtoken_section() {

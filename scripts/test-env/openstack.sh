@@ -4,8 +4,8 @@
 # Nova's fake virt driver), Placement 16, Neutron 29 (ML2, Open vSwitch mechanism driver) and
 # Glance 33 (file store), all of the 2026.2 release, from PyPI in a virtualenv; their databases
 # on a private PostgreSQL (scripts/test-env/postgres.sh; Heat's engine on SQLite fails with
-# "database is locked" as soon as stacks nest). No Cinder: volumes keep a Heat stand-in
-# (scripts/test-env/heat-stand-ins). openstack-services.sh has the compute, network and image
+# "database is locked" as soon as stacks nest). No Cinder (docs/openstack.md says why): the
+# driver's tests map OS::Cinder::Volume to a Heat stand-in. openstack-services.sh has the compute, network and image
 # services and says what differs from a production cloud.
 #
 #   eval "$(scripts/test-env/openstack.sh start)"   # prints `export VNFM_TEST_...=...` lines

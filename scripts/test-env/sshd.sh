@@ -10,8 +10,8 @@
 #   export VNFM_TEST_SSHD=$(scripts/test-env/sshd.sh start 4)
 #
 # Besides them, one more sshd (h0) listens on every address on a port of its own and accepts
-# logins from loopback clients only: it answers at any 127.x.y.z address, so VMs whose
-# addresses are made up (the Heat stand-ins' loopback ports) have an SSH server each,
+# logins from loopback clients only: it answers at any 127.x.y.z address, so VMs whose ports
+# have loopback addresses (a Neutron subnet in 127.0.0.0/8) have an SSH server each,
 # told apart by the address they were reached at (SSH_CONNECTION).
 #
 # The state directory holds:

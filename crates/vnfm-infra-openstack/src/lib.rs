@@ -18,7 +18,7 @@
 //!   `virtualStorageResourceInfo`, external CPs and links, read from the stack's resources.
 //! - [`config`]: the driver's settings and the VIM connection layout it reads.
 //! - `testing` (cargo feature `testing`, for tests only): a Heat environment standing in for
-//!   Nova, Neutron and Cinder on test clouds made of Keystone and Heat alone.
+//!   Cinder on the test cloud, which has none.
 //! - [`OpenStackError`] ([`error`]): what failed; converts into
 //!   [`vnfm_driver_api::DriverError`].
 //!

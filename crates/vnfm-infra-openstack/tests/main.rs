@@ -10,4 +10,3 @@ mod real_glance;
 mod real_heat;
 mod real_heat_watch;
 mod shared_ext_network;
-mod stand_ins;

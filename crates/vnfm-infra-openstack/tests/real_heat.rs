@@ -1,6 +1,6 @@
 //! The driver under the real lifecycle runner (`vnfm_lcm::Lcm`, SQLite store), against real
-//! Keystone and Heat started by `scripts/test-env/openstack.sh`. Skipped (with a SKIPPED line)
-//! when `VNFM_TEST_KEYSTONE_URL` is not set; `scripts/test.sh` always sets it.
+//! Keystone and Heat started by `scripts/test-env/openstack.sh`. Ignored, with the reason,
+//! when the test cloud was not there at build time (`#[vnfm_test_env::needs(openstack)]`).
 
 use crate::support;
 
@@ -25,8 +25,13 @@ use vnfm_types::{
 
 const WAIT: Duration = Duration::from_secs(600);
 
+/// The image of the test cloud (`scripts/test-env/openstack.sh`) the test packages boot from.
+const TEST_IMAGE: &str = "cirros-0.6";
+
 #[path = "real_heat/corpus.rs"]
 mod corpus;
+#[path = "real_heat/corpus_heal_rollback.rs"]
+mod corpus_heal_rollback;
 #[path = "real_heat/rollbacks.rs"]
 mod rollbacks;
 
@@ -37,6 +42,8 @@ struct Env {
     hooks: Arc<RecordingMgmtDriver>,
     driver: Arc<OpenStackDriver>,
     cloud: Cloud,
+    /// Deletes the stacks of the instances the test created when it panics.
+    guard: support::StackGuard,
     _dir: tempfile::TempDir,
 }
 
@@ -92,6 +99,7 @@ async fn env(cloud: Cloud) -> Env {
         lcm,
         catalog: packages,
         hooks,
+        guard: support::StackGuard::new(cloud.clone(), driver.clone()),
         driver,
         cloud,
         _dir: dir,
@@ -106,13 +114,16 @@ impl Env {
     }
 
     async fn create(&self, vnfd_id: &str) -> VnfInstance {
-        self.lcm
+        let vnf = self
+            .lcm
             .create_vnf_identifier(
                 serde_json::from_value(json!({"vnfdId": vnfd_id, "vnfInstanceName": "heat-test"}))
                     .unwrap(),
             )
             .await
-            .unwrap()
+            .unwrap();
+        self.guard.watch(&vnf.id);
+        vnf
     }
 
     async fn done(&self, occ: VnfLcmOpOcc) -> VnfLcmOpOcc {
@@ -169,33 +180,37 @@ impl Env {
         support::Services::new(self.session())
     }
 
-    /// Asserts that Nova holds each VNFC's server, built (`ACTIVE`) from Glance's image of the
-    /// VDU, with its Neutron ports.
+    /// Asserts that Nova holds each VNFC's server, built (`ACTIVE`) from the test cloud's
+    /// image, with its Neutron ports.
     async fn assert_servers_built(&self, v: &[VnfcResourceInfo]) {
-        let services = self.services();
-        let image = services.image_id("cirros-0.6").await;
-        for c in v {
-            let id = &c.compute_resource.resource_id;
-            let server = services
-                .server(id)
-                .await
-                .unwrap_or_else(|| panic!("Nova has no server {id} of VNFC {}", c.id));
-            assert_eq!(server["status"], "ACTIVE", "{server}");
-            assert_eq!(server["image"]["id"], image.as_str(), "{server}");
-            let ports = services.ports_of(id).await;
-            let want = c.vnfc_cp_info.as_ref().map_or(0, Vec::len);
-            assert_eq!(ports.len(), want, "ports of {id}: {ports:?}");
-            for p in &ports {
-                assert_eq!(p["device_owner"], "compute:nova", "{p}");
-            }
-        }
+        self.services().assert_servers_built(v, TEST_IMAGE).await;
     }
 
-    /// Asserts that Nova holds none of these servers any more.
-    async fn assert_servers_gone(&self, servers: &BTreeSet<String>) {
-        let held = self.services().server_ids().await;
-        let left: Vec<_> = servers.intersection(&held).collect();
-        assert!(left.is_empty(), "Nova still holds {left:?}");
+    /// The ports Neutron has on the servers of these VNFCs.
+    async fn ports(&self, v: &[VnfcResourceInfo]) -> BTreeSet<String> {
+        self.services().ports_of_servers(&servers(v)).await
+    }
+
+    /// Terminates `id` and asserts that Nova and Neutron hold none of `servers` and `ports`
+    /// any more.
+    async fn terminate_and_check_gone(
+        &self,
+        id: &VnfInstanceId,
+        servers: &[String],
+        ports: &BTreeSet<String>,
+    ) {
+        let op = self
+            .lcm
+            .terminate(
+                id,
+                serde_json::from_value(json!({"terminationType": "FORCEFUL"})).unwrap(),
+            )
+            .await
+            .unwrap();
+        self.completed(op).await;
+        let services = self.services();
+        services.assert_servers_gone(servers).await;
+        services.assert_ports_gone(ports).await;
     }
 
     /// The resources of the stack of `id`, `depth` levels of nested stacks down.
@@ -328,6 +343,13 @@ fn of_vdu(i: &VnfInstance, vdu: &str) -> Vec<VnfcResourceInfo> {
     vnfcs(i).into_iter().filter(|v| v.vdu_id == vdu).collect()
 }
 
+/// The servers of these VNFCs.
+fn servers(v: &[VnfcResourceInfo]) -> Vec<String> {
+    v.iter()
+        .map(|c| c.compute_resource.resource_id.clone())
+        .collect()
+}
+
 fn ids(v: &[VnfcResourceInfo]) -> BTreeSet<String> {
     v.iter().map(|v| v.id.clone()).collect()
 }
@@ -356,13 +378,10 @@ fn cp_addresses(v: &VnfcResourceInfo, cpd: &str) -> Vec<String> {
         .collect()
 }
 
+#[vnfm_test_env::needs(openstack)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn lifecycle_instantiate_scale_heal_change_ext_conn_change_vnfpkg_terminate_on_real_heat() {
-    let Some(cloud) = Cloud::from_env(
-        "lifecycle_instantiate_scale_heal_change_ext_conn_change_vnfpkg_terminate_on_real_heat",
-    ) else {
-        return;
-    };
+    let cloud = Cloud::from_env();
     let env = env(cloud.clone()).await;
     let vnf = env.create("vnfd-heat-test").await;
 
@@ -494,21 +513,12 @@ async fn lifecycle_instantiate_scale_heal_change_ext_conn_change_vnfpkg_terminat
         .find(|v| v.id == removed[0])
         .map(|v| v.compute_resource.resource_id.clone())
         .unwrap();
-    env.assert_servers_gone(&BTreeSet::from([gone])).await;
+    env.services().assert_servers_gone([&gone]).await;
     env.assert_servers_built(&after_in).await;
 
     // Heal one of the original VNFCs: same VNFC id, new server; the others untouched.
     let target = &vdu1[0];
-    let info_id = inst
-        .instantiated_vnf_info
-        .as_ref()
-        .and_then(|i| i.vnfc_info.as_ref())
-        .and_then(|v| {
-            v.iter()
-                .find(|c| c.vnfc_resource_info_id.as_deref() == Some(target.id.as_str()))
-        })
-        .map(|c| c.id.clone())
-        .unwrap();
+    let info_id = support::vnfc_info_id(&inst, target);
     let before_heal = vnfcs(&inst);
     let op = env
         .lcm
@@ -534,7 +544,8 @@ async fn lifecycle_instantiate_scale_heal_change_ext_conn_change_vnfpkg_terminat
                 old.compute_resource.resource_id
             );
             // Nova replaced the server.
-            env.assert_servers_gone(&BTreeSet::from([old.compute_resource.resource_id.clone()]))
+            env.services()
+                .assert_servers_gone([&old.compute_resource.resource_id])
                 .await;
         } else {
             assert_eq!(
@@ -652,28 +663,20 @@ async fn lifecycle_instantiate_scale_heal_change_ext_conn_change_vnfpkg_terminat
         ),
         (json!({"changeStateTo": "STARTED"}), "ACTIVE"),
     ] {
-        let state = request["changeStateTo"].clone();
         let op = env
             .lcm
             .operate(&vnf.id, serde_json::from_value(request).unwrap())
             .await
             .unwrap();
         env.completed(op).await;
-        let services = env.services();
-        for v in vnfcs(&env.instance(&vnf.id).await) {
-            let server = services
-                .server(&v.compute_resource.resource_id)
-                .await
-                .unwrap();
-            assert_eq!(server["status"], status, "after {state}: {server}");
-        }
+        let inst = env.instance(&vnf.id).await;
+        env.services()
+            .assert_servers_status(&servers(&vnfcs(&inst)), status)
+            .await;
     }
 
     // Terminate: the stack is deleted, and with it every server.
-    let servers: BTreeSet<String> = vnfcs(&inst)
-        .iter()
-        .map(|v| v.compute_resource.resource_id.clone())
-        .collect();
+    let servers = servers(&vnfcs(&inst));
     let op = env
         .lcm
         .terminate(
@@ -685,7 +688,7 @@ async fn lifecycle_instantiate_scale_heal_change_ext_conn_change_vnfpkg_terminat
     let done = env.completed(op).await;
     assert_eq!(changes_of(&done, ChangeType::Removed).len(), 4);
     assert!(env.stack(&vnf.id).await.is_none());
-    env.assert_servers_gone(&servers).await;
+    env.services().assert_servers_gone(&servers).await;
     let inst = env.instance(&vnf.id).await;
     assert_eq!(
         inst.instantiation_state,
@@ -694,13 +697,10 @@ async fn lifecycle_instantiate_scale_heal_change_ext_conn_change_vnfpkg_terminat
     env.lcm.shutdown(Duration::from_secs(5)).await;
 }
 
+#[vnfm_test_env::needs(openstack)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn generated_template_whole_vnf_heal_and_package_change_on_real_heat() {
-    let Some(cloud) =
-        Cloud::from_env("generated_template_whole_vnf_heal_and_package_change_on_real_heat")
-    else {
-        return;
-    };
+    let cloud = Cloud::from_env();
     let env = env(cloud.clone()).await;
     let vnf = env.create("vnfd-heat-generated").await;
 
@@ -757,13 +757,7 @@ async fn generated_template_whole_vnf_heal_and_package_change_on_real_heat() {
     assert_eq!(healed.len(), 3);
     assert!(ids(&healed).is_disjoint(&ids(&before)));
     env.assert_servers_built(&healed).await;
-    env.assert_servers_gone(
-        &before
-            .iter()
-            .map(|v| v.compute_resource.resource_id.clone())
-            .collect(),
-    )
-    .await;
+    env.services().assert_servers_gone(&servers(&before)).await;
     assert_eq!(changes_of(&done, ChangeType::Removed).len(), 3);
     assert_eq!(changes_of(&done, ChangeType::Added).len(), 3);
 
@@ -813,13 +807,10 @@ async fn generated_template_whole_vnf_heal_and_package_change_on_real_heat() {
     env.lcm.shutdown(Duration::from_secs(5)).await;
 }
 
+#[vnfm_test_env::needs(openstack)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn operate_on_a_stack_without_servers_changes_nothing_on_real_heat() {
-    let Some(cloud) =
-        Cloud::from_env("operate_on_a_stack_without_servers_changes_nothing_on_real_heat")
-    else {
-        return;
-    };
+    let cloud = Cloud::from_env();
     let env = env(cloud.clone()).await;
     let vnf = env.create("vnfd-heat-serverless").await;
     let op = env
@@ -900,11 +891,10 @@ async fn operate_on_a_stack_without_servers_changes_nothing_on_real_heat() {
     env.lcm.shutdown(Duration::from_secs(5)).await;
 }
 
+#[vnfm_test_env::needs(openstack)]
 #[tokio::test]
 async fn application_credentials_reach_heat() {
-    let Some(cloud) = Cloud::from_env("application_credentials_reach_heat") else {
-        return;
-    };
+    let cloud = Cloud::from_env();
     // The test user's application credential, made by scripts/test-env/openstack.sh.
     let (Ok(id), Ok(secret)) = (
         std::env::var("VNFM_TEST_OS_APP_CRED_ID"),

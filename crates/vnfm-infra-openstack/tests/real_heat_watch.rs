@@ -1,8 +1,10 @@
 //! The infrastructure watch against the test cloud (`scripts/test-env/openstack.sh`: real
 //! Keystone, Heat, Nova, Neutron): a VNFC's server that Heat holds in `CHECK_FAILED`, or that
 //! Nova puts in `ERROR`, raises an alarm on that VNFC through the core's fault manager, and
-//! healing the VNFC clears it. Skipped (with a SKIPPED line) when
-//! `VNFM_TEST_KEYSTONE_URL` is not set; `scripts/test.sh` always sets it.
+//! healing the VNFC clears it; with automatic healing on, the alarm of a server in `ERROR`
+//! heals the VNFC by itself (Nova builds a new server) and is cleared. Ignored, with the
+//! reason, when the test cloud was not there at build time
+//! (`#[vnfm_test_env::needs(openstack)]`).
 
 use crate::support;
 
@@ -14,20 +16,29 @@ use support::Cloud;
 use vnfm_driver_api::{ArtifactSource, FixedAnswer, ResolvedVim, RunControl};
 use vnfm_infra_openstack::OpenStackDriver;
 use vnfm_infra_openstack::heat::Heat;
-use vnfm_lcm::fm::{InfraWatch, Swept};
+use vnfm_lcm::fm::{AutoHeal, AutoHealPolicy, InfraWatch, Swept};
 use vnfm_lcm::testing::NoSubscribers;
 use vnfm_lcm::{FaultManager, InlineVimDirectory, Keyring, Lcm, LcmConfig, MemoryCatalog};
-use vnfm_types::{LcmOperationStateType, PerceivedSeverity, VnfInstance};
+use vnfm_types::{LcmOperationStateType, LcmOperationType, PerceivedSeverity, VnfInstance};
 
 const WAIT: Duration = Duration::from_secs(600);
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_server_heat_holds_failed_raises_an_alarm_on_its_vnfc_until_healed() {
-    let Some(cloud) =
-        Cloud::from_env("a_server_heat_holds_failed_raises_an_alarm_on_its_vnfc_until_healed")
-    else {
-        return;
-    };
+/// The lifecycle runner on the test cloud with the infrastructure watch over it, and one
+/// instance of the test package instantiated with `request` (its stack deleted if the test
+/// panics).
+struct Watched {
+    lcm: Lcm,
+    store: Arc<dyn vnfm_store::Store>,
+    watch: InfraWatch,
+    driver: Arc<OpenStackDriver>,
+    vnf: VnfInstance,
+    _guard: support::StackGuard,
+    _dir: tempfile::TempDir,
+}
+
+/// See [`Watched`]; with `auto_heal`, the fault manager heals the VNFCs of alarms
+/// automatically (for instances that ask for it).
+async fn watched(cloud: &Cloud, auto_heal: bool, request: serde_json::Value) -> Watched {
     let dir = tempfile::tempdir().unwrap();
     let store = vnfm_store_sql::open(&format!("sqlite://{}", dir.path().join("lcm.db").display()))
         .await
@@ -49,31 +60,62 @@ async fn a_server_heat_holds_failed_raises_an_alarm_on_its_vnfc_until_healed() {
     })
     .build();
     let keyring = Arc::new(Keyring::from_key_list(&Keyring::generate_key()).unwrap());
-    let faults = FaultManager::new(store.clone(), keyring, Arc::new(FixedAnswer(204)));
+    let mut faults = FaultManager::new(store.clone(), keyring, Arc::new(FixedAnswer(204)));
+    if auto_heal {
+        faults = faults.with_auto_heal(AutoHeal::new(lcm.clone(), AutoHealPolicy::default()));
+    }
     let watch = InfraWatch::new(lcm.clone(), faults, Duration::from_secs(60));
-    let completed = |occ: vnfm_types::VnfLcmOpOcc| {
-        assert_eq!(
-            occ.operation_state,
-            LcmOperationStateType::Completed,
-            "{:?}",
-            occ.error
-        );
-    };
-
     let vnf = lcm
         .create_vnf_identifier(
             serde_json::from_value(json!({"vnfdId": "vnfd-heat-watch"})).unwrap(),
         )
         .await
         .unwrap();
+    let guard = support::StackGuard::new(cloud.clone(), driver.clone());
+    guard.watch(&vnf.id);
     let op = lcm
-        .instantiate(
-            &vnf.id,
-            serde_json::from_value(support::instantiate_request_at(&cloud, "10.10.0.55")).unwrap(),
-        )
+        .instantiate(&vnf.id, serde_json::from_value(request).unwrap())
         .await
         .unwrap();
     completed(lcm.wait(&op.id, WAIT).await.unwrap());
+    Watched {
+        lcm,
+        store,
+        watch,
+        driver,
+        vnf,
+        _guard: guard,
+        _dir: dir,
+    }
+}
+
+fn completed(occ: vnfm_types::VnfLcmOpOcc) {
+    assert_eq!(
+        occ.operation_state,
+        LcmOperationStateType::Completed,
+        "{:?}",
+        occ.error
+    );
+}
+
+#[vnfm_test_env::needs(openstack)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_heat_holds_failed_raises_an_alarm_on_its_vnfc_until_healed() {
+    let cloud = Cloud::from_env();
+    let Watched {
+        lcm,
+        store,
+        watch,
+        driver,
+        vnf,
+        _guard,
+        _dir,
+    } = watched(
+        &cloud,
+        false,
+        support::instantiate_request_at(&cloud, "10.10.0.55"),
+    )
+    .await;
     let sweep = watch.sweep().await.unwrap();
     assert_eq!(
         (sweep.observed, sweep.raised, sweep.failures),
@@ -85,15 +127,7 @@ async fn a_server_heat_holds_failed_raises_an_alarm_on_its_vnfc_until_healed() {
     let inst: VnfInstance = lcm.get_instance(&vnf.id).await.unwrap();
     let info = inst.instantiated_vnf_info.clone().unwrap();
     let target = info.vnfc_resource_info.as_ref().unwrap()[0].clone();
-    let vnfc_id = info
-        .vnfc_info
-        .as_ref()
-        .unwrap()
-        .iter()
-        .find(|c| c.vnfc_resource_info_id.as_deref() == Some(target.id.as_str()))
-        .unwrap()
-        .id
-        .clone();
+    let vnfc_id = support::vnfc_info_id(&inst, &target);
     let vim = ResolvedVim::new(
         "vim1",
         serde_json::from_value(cloud.vim_connection()).unwrap(),
@@ -169,15 +203,7 @@ async fn a_server_heat_holds_failed_raises_an_alarm_on_its_vnfc_until_healed() {
     let inst: VnfInstance = lcm.get_instance(&vnf.id).await.unwrap();
     let info = inst.instantiated_vnf_info.clone().unwrap();
     let target = info.vnfc_resource_info.as_ref().unwrap()[1].clone();
-    let vnfc_id = info
-        .vnfc_info
-        .as_ref()
-        .unwrap()
-        .iter()
-        .find(|c| c.vnfc_resource_info_id.as_deref() == Some(target.id.as_str()))
-        .unwrap()
-        .id
-        .clone();
+    let vnfc_id = support::vnfc_info_id(&inst, &target);
     let server_id = target.compute_resource.resource_id.clone();
     support::reset_state(&cloud, &driver, &server_id, "error").await;
     let services = support::Services::new(session.clone());
@@ -209,12 +235,9 @@ async fn a_server_heat_holds_failed_raises_an_alarm_on_its_vnfc_until_healed() {
     // alone cannot detach the ports of a server in ERROR, and its replacement failed with
     // Neutron's `Port ... is still in use`), Heat builds a new server on the same ports, and
     // the alarm is cleared.
-    let ports_before: Vec<String> = services
-        .ports_of(&server_id)
-        .await
-        .iter()
-        .map(|p| p["id"].as_str().unwrap().to_string())
-        .collect();
+    let ports_before = services
+        .ports_of_servers(std::slice::from_ref(&server_id))
+        .await;
     assert!(!ports_before.is_empty(), "{server_id} has no ports");
     support::reset_state(&cloud, &driver, &server_id, "error").await;
     let sweep = watch.sweep().await.unwrap();
@@ -237,27 +260,131 @@ async fn a_server_heat_holds_failed_raises_an_alarm_on_its_vnfc_until_healed() {
     let healed = healed.iter().find(|v| v.id == target.id).unwrap();
     let new_server = healed.compute_resource.resource_id.clone();
     assert_ne!(new_server, server_id);
-    assert!(
-        services.server(&server_id).await.is_none(),
-        "Nova still holds {server_id}"
-    );
+    services.assert_servers_gone([&server_id]).await;
+    services
+        .assert_servers_status(std::slice::from_ref(&new_server), "ACTIVE")
+        .await;
     assert_eq!(
-        services.server(&new_server).await.unwrap()["status"],
-        "ACTIVE"
-    );
-    let mut ports_after: Vec<String> = services
-        .ports_of(&new_server)
-        .await
-        .iter()
-        .map(|p| p["id"].as_str().unwrap().to_string())
-        .collect();
-    let mut ports_before = ports_before;
-    ports_before.sort();
-    ports_after.sort();
-    assert_eq!(
-        ports_after, ports_before,
+        services
+            .ports_of_servers(std::slice::from_ref(&new_server))
+            .await,
+        ports_before,
         "the new server has the old server's ports"
     );
+    let sweep = watch.sweep().await.unwrap();
+    assert_eq!(
+        (sweep.raised, sweep.cleared, sweep.failures),
+        (0, 1, 0),
+        "{sweep:?}"
+    );
+    assert!(store.open_alarms(Some(&vnf.id)).await.unwrap().is_empty());
+
+    let op = lcm
+        .terminate(
+            &vnf.id,
+            serde_json::from_value(json!({"terminationType": "FORCEFUL"})).unwrap(),
+        )
+        .await
+        .unwrap();
+    completed(lcm.wait(&op.id, WAIT).await.unwrap());
+    lcm.shutdown(Duration::from_secs(5)).await;
+}
+
+#[vnfm_test_env::needs(openstack)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_nova_puts_in_error_is_healed_automatically_and_its_alarm_cleared() {
+    let cloud = Cloud::from_env();
+    let mut request = support::instantiate_request_at(&cloud, "10.10.0.57");
+    request["vnfConfigurableProperties"] = json!({"isAutohealEnabled": true});
+    let Watched {
+        lcm,
+        store,
+        watch,
+        driver,
+        vnf,
+        _guard,
+        _dir,
+    } = watched(&cloud, true, request).await;
+    let inst: VnfInstance = lcm.get_instance(&vnf.id).await.unwrap();
+    let target = inst
+        .instantiated_vnf_info
+        .as_ref()
+        .and_then(|i| i.vnfc_resource_info.as_ref())
+        .unwrap()[0]
+        .clone();
+    let vnfc_id = support::vnfc_info_id(&inst, &target);
+    let server_id = target.compute_resource.resource_id.clone();
+    let vim = ResolvedVim::new(
+        "vim1",
+        serde_json::from_value(cloud.vim_connection()).unwrap(),
+    );
+    let services = support::Services::new(driver.session(&vim).unwrap());
+    let ports_before = services
+        .ports_of_servers(std::slice::from_ref(&server_id))
+        .await;
+
+    // Nova puts the server in ERROR (the administrator's os-resetState, as Nova does when
+    // its host fails): the watch raises a critical alarm on the VNFC, and the fault manager
+    // starts a HEAL of that VNFC on its own.
+    support::reset_state(&cloud, &driver, &server_id, "error").await;
+    let sweep = watch.sweep().await.unwrap();
+    assert_eq!((sweep.raised, sweep.failures), (1, 0), "{sweep:?}");
+    let open = store.open_alarms(Some(&vnf.id)).await.unwrap();
+    assert_eq!(open.len(), 1, "{open:?}");
+    let alarm = open[0].0.alarm.clone();
+    assert_eq!(alarm.perceived_severity, PerceivedSeverity::Critical);
+    assert_eq!(
+        alarm.vnfc_instance_ids.as_deref(),
+        Some(&[vnfc_id.clone()][..])
+    );
+    let deadline = tokio::time::Instant::now() + WAIT;
+    let heal = loop {
+        let ops = lcm
+            .list_op_occs(&vnfm_store::OpOccQuery {
+                vnf_instance_id: Some(vnf.id.clone()),
+                operation: Some(LcmOperationType::Heal),
+                ..Default::default()
+            })
+            .await
+            .unwrap()
+            .items;
+        if let Some(op) = ops.into_iter().next() {
+            break lcm.wait(&op.id, WAIT).await.unwrap();
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the alarm started no HEAL"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    completed(heal.clone());
+    assert!(heal.is_automatic_invocation);
+
+    // Nova deleted the server in ERROR and built a new one, ACTIVE, on the same ports.
+    let inst: VnfInstance = lcm.get_instance(&vnf.id).await.unwrap();
+    let healed = inst
+        .instantiated_vnf_info
+        .as_ref()
+        .and_then(|i| i.vnfc_resource_info.as_ref())
+        .unwrap()
+        .iter()
+        .find(|v| v.id == target.id)
+        .unwrap()
+        .clone();
+    let new_server = healed.compute_resource.resource_id.clone();
+    assert_ne!(new_server, server_id);
+    services.assert_servers_gone([&server_id]).await;
+    services
+        .assert_servers_status(std::slice::from_ref(&new_server), "ACTIVE")
+        .await;
+    assert_eq!(
+        services
+            .ports_of_servers(std::slice::from_ref(&new_server))
+            .await,
+        ports_before
+    );
+
+    // The next sweep finds the VNFC fine: the alarm is cleared.
     let sweep = watch.sweep().await.unwrap();
     assert_eq!(
         (sweep.raised, sweep.cleared, sweep.failures),

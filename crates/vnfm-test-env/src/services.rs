@@ -45,11 +45,15 @@ pub const SERVICES: &[Service] = &[
     },
     Service {
         name: "openstack",
-        what: "Keystone and Heat",
+        what: "the OpenStack test cloud (Keystone, Heat, Nova, Neutron, Placement, Glance)",
         vars: &[
             "VNFM_TEST_KEYSTONE_URL",
             "VNFM_TEST_HEAT_URL",
+            "VNFM_TEST_NOVA_URL",
+            "VNFM_TEST_NEUTRON_URL",
+            "VNFM_TEST_GLANCE_URL",
             "VNFM_TEST_OS_PASSWORD",
+            "VNFM_TEST_OS_ADMIN_PASSWORD",
         ],
         start: "export VNFM_OS_DIR=$(mktemp -d); eval \"$(scripts/test-env/openstack.sh start)\"",
         in_ci: true,

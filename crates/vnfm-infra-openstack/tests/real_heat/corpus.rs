@@ -14,35 +14,14 @@ pub(super) fn corpus_package(name: &str) -> (vnfm_descriptor::Vnfd, Arc<dyn Arti
     (vnfd, Arc::new(crate::corpus_nfv::Dir(root)))
 }
 
-/// The ports Neutron has on each of the servers.
-async fn ports(env: &Env, servers: &[String]) -> BTreeSet<String> {
-    let services = env.services();
-    let mut out = BTreeSet::new();
-    for s in servers {
-        for p in services.ports_of(s).await {
-            out.insert(p["id"].as_str().unwrap().to_string());
-        }
-    }
-    out
-}
-
-fn servers(v: &[VnfcResourceInfo]) -> Vec<String> {
-    v.iter()
-        .map(|c| c.compute_resource.resource_id.clone())
-        .collect()
-}
-
+#[vnfm_test_env::needs(openstack)]
 #[cfg_attr(
-    not(vnfm_tacker_corpus),
+    all(vnfm_test_openstack, not(vnfm_tacker_corpus)),
     ignore = "needs Tacker's sample packages in shared/corpus/tacker above the repository"
 )]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tacker_basic_lcms_min_through_its_lifecycle_on_real_nova_and_neutron() {
-    let Some(cloud) =
-        Cloud::from_env("tacker_basic_lcms_min_through_its_lifecycle_on_real_nova_and_neutron")
-    else {
-        return;
-    };
+    let cloud = Cloud::from_env();
     let env = env(cloud.clone()).await;
     let vnfd_id = env.corpus_vnfd("v2-vm-basic-lcms-min");
     let vnf = env.create(&vnfd_id).await;
@@ -81,7 +60,7 @@ async fn tacker_basic_lcms_min_through_its_lifecycle_on_real_nova_and_neutron() 
         assert!(ip.starts_with("192.168.5."), "{ip}");
         assert_eq!(cp_addresses(&v, &format!("{}_CP1", v.vdu_id)), vec![ip]);
     }
-    let all_ports = ports(&env, &servers(&vnfcs(&inst))).await;
+    let all_ports = env.ports(&vnfcs(&inst)).await;
 
     // Scale out VDU1 by one step, then in again: Nova builds a second VDU1 server, then
     // deletes it with its port.
@@ -101,7 +80,7 @@ async fn tacker_basic_lcms_min_through_its_lifecycle_on_real_nova_and_neutron() 
         .into_iter()
         .filter(|s| *s != vdu1[0].compute_resource.resource_id)
         .collect();
-    let added_ports = ports(&env, &added).await;
+    let added_ports = services.ports_of_servers(&added).await;
     assert_eq!(added_ports.len(), 1);
     let op = env
         .lcm
@@ -114,25 +93,13 @@ async fn tacker_basic_lcms_min_through_its_lifecycle_on_real_nova_and_neutron() 
     env.completed(op).await;
     let inst = env.instance(&vnf.id).await;
     assert_eq!(ids(&of_vdu(&inst, "VDU1")), ids(&vdu1));
-    env.assert_servers_gone(&added.iter().cloned().collect())
-        .await;
-    for p in &added_ports {
-        assert!(services.port(p).await.is_none(), "port {p} is left");
-    }
+    env.services().assert_servers_gone(&added).await;
+    services.assert_ports_gone(&added_ports).await;
 
     // Heal VDU2's VNFC: a new server on the same port.
-    let vnfc_id = inst
-        .instantiated_vnf_info
-        .as_ref()
-        .and_then(|i| i.vnfc_info.as_ref())
-        .and_then(|v| {
-            v.iter()
-                .find(|c| c.vnfc_resource_info_id.as_deref() == Some(vdu2[0].id.as_str()))
-        })
-        .map(|c| c.id.clone())
-        .unwrap();
+    let vnfc_id = support::vnfc_info_id(&inst, &vdu2[0]);
     let old = vdu2[0].compute_resource.resource_id.clone();
-    let old_ports = ports(&env, std::slice::from_ref(&old)).await;
+    let old_ports = services.ports_of_servers(std::slice::from_ref(&old)).await;
     let op = env
         .lcm
         .heal(
@@ -147,9 +114,14 @@ async fn tacker_basic_lcms_min_through_its_lifecycle_on_real_nova_and_neutron() 
     assert_eq!(ids(&healed), ids(&vdu2));
     let new = healed[0].compute_resource.resource_id.clone();
     assert_ne!(new, old);
-    env.assert_servers_gone(&BTreeSet::from([old])).await;
+    env.services()
+        .assert_servers_gone(&BTreeSet::from([old]))
+        .await;
     env.assert_servers_built(&healed).await;
-    assert_eq!(ports(&env, std::slice::from_ref(&new)).await, old_ports);
+    assert_eq!(
+        services.ports_of_servers(std::slice::from_ref(&new)).await,
+        old_ports
+    );
 
     // Operate: Nova stops and starts the servers.
     for (request, status) in [
@@ -165,30 +137,19 @@ async fn tacker_basic_lcms_min_through_its_lifecycle_on_real_nova_and_neutron() 
             .await
             .unwrap();
         env.completed(op).await;
-        for s in servers(&vnfcs(&env.instance(&vnf.id).await)) {
-            assert_eq!(services.server(&s).await.unwrap()["status"], status);
-        }
+        let inst = env.instance(&vnf.id).await;
+        services
+            .assert_servers_status(&servers(&vnfcs(&inst)), status)
+            .await;
     }
 
     // Terminate: Nova and Neutron hold none of the servers and ports any more.
     let inst = env.instance(&vnf.id).await;
-    let last: BTreeSet<String> = servers(&vnfcs(&inst)).into_iter().collect();
-    let last_ports = ports(&env, &servers(&vnfcs(&inst))).await;
+    let last_ports = env.ports(&vnfcs(&inst)).await;
     assert_eq!(last_ports.len(), 2);
     assert!(all_ports.iter().all(|p| last_ports.contains(p)));
-    let op = env
-        .lcm
-        .terminate(
-            &vnf.id,
-            serde_json::from_value(json!({"terminationType": "FORCEFUL"})).unwrap(),
-        )
-        .await
-        .unwrap();
-    env.completed(op).await;
-    env.assert_servers_gone(&last).await;
-    for p in &last_ports {
-        assert!(services.port(p).await.is_none(), "port {p} is left");
-    }
+    env.terminate_and_check_gone(&vnf.id, &servers(&vnfcs(&inst)), &last_ports)
+        .await;
     env.lcm.shutdown(Duration::from_secs(5)).await;
 }
 
@@ -204,17 +165,14 @@ impl ArtifactSource for Overlay {
     }
 }
 
+#[vnfm_test_env::needs(openstack)]
 #[cfg_attr(
-    not(vnfm_tacker_corpus),
+    all(vnfm_test_openstack, not(vnfm_tacker_corpus)),
     ignore = "needs Tacker's sample packages in shared/corpus/tacker above the repository"
 )]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tacker_change_vnfpkg_new_image_moves_ports_and_rebuilds_from_the_uploaded_image() {
-    let Some(cloud) = Cloud::from_env(
-        "tacker_change_vnfpkg_new_image_moves_ports_and_rebuilds_from_the_uploaded_image",
-    ) else {
-        return;
-    };
+    let cloud = Cloud::from_env();
     let env = env(cloud.clone()).await;
     let (vnfd, files) = corpus_package("v2-vm-change-vnfpkg-new-image");
     let from = env.catalog.insert(vnfd.clone(), files.clone());
@@ -308,7 +266,7 @@ async fn tacker_change_vnfpkg_new_image_moves_ports_and_rebuilds_from_the_upload
     );
     assert!(services.addresses_on(&vdu2, "net-ext-1").await.is_empty());
     let before: BTreeSet<String> = servers(&vnfcs(&inst)).into_iter().collect();
-    let ports_before = ports(&env, &servers(&vnfcs(&inst))).await;
+    let ports_before = env.ports(&vnfcs(&inst)).await;
 
     // change_vnfpkg to the package with its image: uploaded to Glance, and every server
     // rebuilt (or replaced) from it, still on its ports.
@@ -323,33 +281,20 @@ async fn tacker_change_vnfpkg_new_image_moves_ports_and_rebuilds_from_the_upload
     env.completed(op).await;
     let images = services.images_named(&image_name).await;
     assert_eq!(images.len(), 1, "{images:?}");
-    let image_id = images[0]["id"].as_str().unwrap().to_string();
     let inst = env.instance(&vnf.id).await;
     assert_eq!(inst.vnfd_id.as_str(), to);
-    for s in servers(&vnfcs(&inst)) {
-        let server = services.server(&s).await.unwrap();
-        assert_eq!(server["status"], "ACTIVE", "{server}");
-        assert_eq!(server["image"]["id"], image_id.as_str(), "{server}");
-    }
-    assert_eq!(ports(&env, &servers(&vnfcs(&inst))).await, ports_before);
+    services
+        .assert_servers_built(&vnfcs(&inst), &image_name)
+        .await;
+    assert_eq!(env.ports(&vnfcs(&inst)).await, ports_before);
     let after: BTreeSet<String> = servers(&vnfcs(&inst)).into_iter().collect();
     // Heat rebuilds a server whose image changes (same server, new image).
     assert_eq!(after, before);
 
     // Terminate: servers, ports and the uploaded image are gone.
-    let op = env
-        .lcm
-        .terminate(
-            &vnf.id,
-            serde_json::from_value(json!({"terminationType": "FORCEFUL"})).unwrap(),
-        )
-        .await
-        .unwrap();
-    env.completed(op).await;
-    env.assert_servers_gone(&after).await;
-    for p in &ports_before {
-        assert!(services.port(p).await.is_none(), "port {p} is left");
-    }
+    let after: Vec<String> = after.into_iter().collect();
+    env.terminate_and_check_gone(&vnf.id, &after, &ports_before)
+        .await;
     assert!(services.images_named(&image_name).await.is_empty());
     env.lcm.shutdown(Duration::from_secs(5)).await;
 }

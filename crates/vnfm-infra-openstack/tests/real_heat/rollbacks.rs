@@ -3,13 +3,10 @@
 
 use super::*;
 
+#[vnfm_test_env::needs(openstack)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_failing_resource_ends_in_failed_temp_naming_it_and_rollback_deletes_the_stack() {
-    let Some(cloud) = Cloud::from_env(
-        "a_failing_resource_ends_in_failed_temp_naming_it_and_rollback_deletes_the_stack",
-    ) else {
-        return;
-    };
+    let cloud = Cloud::from_env();
     let env = env(cloud.clone()).await;
     let vnf = env.create("vnfd-heat-fail").await;
     let op = env
@@ -62,13 +59,10 @@ fn detail(occ: &VnfLcmOpOcc) -> String {
         .unwrap_or_default()
 }
 
+#[vnfm_test_env::needs(openstack)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_scale_out_whose_new_vnfcs_fail_rolls_back_to_the_original_vnfcs_on_real_heat() {
-    let Some(cloud) = Cloud::from_env(
-        "a_scale_out_whose_new_vnfcs_fail_rolls_back_to_the_original_vnfcs_on_real_heat",
-    ) else {
-        return;
-    };
+    let cloud = Cloud::from_env();
     let env = env(cloud.clone()).await;
     let vnf = env.create("vnfd-heat-ready").await;
     // Nested stack ids of the VDU1 members whose readiness was reported.
@@ -181,13 +175,10 @@ async fn a_scale_out_whose_new_vnfcs_fail_rolls_back_to_the_original_vnfcs_on_re
     env.lcm.shutdown(Duration::from_secs(5)).await;
 }
 
+#[vnfm_test_env::needs(openstack)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rollbacks_of_ext_conn_and_package_changes_restore_parameters_and_templates_on_real_heat() {
-    let Some(cloud) = Cloud::from_env(
-        "rollbacks_of_ext_conn_and_package_changes_restore_parameters_and_templates_on_real_heat",
-    ) else {
-        return;
-    };
+    let cloud = Cloud::from_env();
     let env = env(cloud.clone()).await;
     let vnf = env.create("vnfd-heat-netcheck").await;
     let op = env

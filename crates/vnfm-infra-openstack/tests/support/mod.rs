@@ -22,8 +22,8 @@ use serde_json::{Value, json};
 use vnfm_descriptor::Vnfd;
 use vnfm_driver_api::memory::MemArtifacts;
 use vnfm_infra_openstack::config::PollPolicy;
-use vnfm_infra_openstack::testing::StandIns;
 use vnfm_infra_openstack::{DriverConfig, OPENSTACK_VIM_TYPE};
+use vnfm_types::{VnfInstance, VnfInstanceId, VnfcResourceInfo};
 
 pub fn init() {
     static ONCE: Once = Once::new();
@@ -45,31 +45,21 @@ pub struct Cloud {
 }
 
 impl Cloud {
-    /// The cloud, or `None` (after printing the repository's SKIPPED line) when
-    /// `VNFM_TEST_KEYSTONE_URL` is not set; under CI (`CI` set) a missing cloud fails the test.
-    pub fn from_env(test: &str) -> Option<Cloud> {
-        let Ok(url) = std::env::var("VNFM_TEST_KEYSTONE_URL") else {
-            assert!(
-                std::env::var_os("CI").is_none(),
-                "{test}: VNFM_TEST_KEYSTONE_URL is not set; CI must start the test cloud \
-                 (eval \"$(scripts/test-env/openstack.sh start)\", as scripts/test.sh does)"
-            );
-            println!(
-                "SKIPPED {test}: VNFM_TEST_KEYSTONE_URL is not set (scripts/test-env/openstack.sh start)"
-            );
-            return None;
-        };
+    /// The cloud, from its variables. The tests that call it carry
+    /// `#[vnfm_test_env::needs(openstack)]`: ignored, with the reason, when the cloud was not
+    /// there at build time; failing, naming the variable, when it is gone at run time.
+    pub fn from_env() -> Cloud {
         let var = |k: &str, default: &str| std::env::var(k).unwrap_or_else(|_| default.into());
         init();
-        Some(Cloud {
-            keystone_url: url,
+        Cloud {
+            keystone_url: vnfm_test_env::var("VNFM_TEST_KEYSTONE_URL"),
             username: var("VNFM_TEST_OS_USERNAME", "vnfm"),
-            password: var("VNFM_TEST_OS_PASSWORD", ""),
+            password: vnfm_test_env::var("VNFM_TEST_OS_PASSWORD"),
             project: var("VNFM_TEST_OS_PROJECT", "vnfm"),
             project_domain: var("VNFM_TEST_OS_PROJECT_DOMAIN", "Default"),
             user_domain: var("VNFM_TEST_OS_USER_DOMAIN", "Default"),
             region: var("VNFM_TEST_OS_REGION", "RegionOne"),
-        })
+        }
     }
 
     /// The cloud administrator's `vimConnectionInfo` entry (from `VNFM_TEST_OS_ADMIN_*`), for
@@ -112,7 +102,7 @@ impl Cloud {
 
 /// The driver settings for the test cloud: quick polling, the volume stand-in.
 pub fn driver_config() -> DriverConfig {
-    let (environment, files) = StandIns::volumes_only().environment();
+    let (environment, files) = vnfm_infra_openstack::testing::volume_stand_in();
     DriverConfig {
         stack_timeout: Duration::from_secs(300),
         poll: PollPolicy {
@@ -523,9 +513,152 @@ pub fn qcow2_image() -> Vec<u8> {
 }
 
 impl Services {
+    /// The ports Neutron has on each of the servers.
+    pub async fn ports_of_servers(&self, servers: &[String]) -> BTreeSet<String> {
+        let mut out = BTreeSet::new();
+        for s in servers {
+            for p in self.ports_of(s).await {
+                out.insert(p["id"].as_str().unwrap().to_string());
+            }
+        }
+        out
+    }
+
+    /// Asserts that Nova holds each VNFC's server `ACTIVE`, built from Glance's image
+    /// `image`, with as many ports of Nova's as the VNFC has CPs.
+    pub async fn assert_servers_built(&self, vnfcs: &[VnfcResourceInfo], image: &str) {
+        let image = self.image_id(image).await;
+        for c in vnfcs {
+            let id = &c.compute_resource.resource_id;
+            let server = self
+                .server(id)
+                .await
+                .unwrap_or_else(|| panic!("Nova has no server {id} of VNFC {}", c.id));
+            assert_eq!(server["status"], "ACTIVE", "{server}");
+            assert_eq!(server["image"]["id"], image.as_str(), "{server}");
+            let ports = self.ports_of(id).await;
+            let want = c.vnfc_cp_info.as_ref().map_or(0, Vec::len);
+            assert_eq!(ports.len(), want, "ports of {id}: {ports:?}");
+            for p in &ports {
+                assert_eq!(p["device_owner"], "compute:nova", "{p}");
+            }
+        }
+    }
+
+    /// Asserts that Nova holds each of the servers with `status` (`ACTIVE`, `SHUTOFF`, ...).
+    pub async fn assert_servers_status(&self, servers: &[String], status: &str) {
+        for s in servers {
+            let server = self
+                .server(s)
+                .await
+                .unwrap_or_else(|| panic!("Nova has no server {s}"));
+            assert_eq!(server["status"], status, "{server}");
+        }
+    }
+
+    /// Asserts that Nova holds none of these servers any more.
+    pub async fn assert_servers_gone<'a>(&self, servers: impl IntoIterator<Item = &'a String>) {
+        let held = self.server_ids().await;
+        let left: Vec<_> = servers.into_iter().filter(|s| held.contains(*s)).collect();
+        assert!(left.is_empty(), "Nova still holds {left:?}");
+    }
+
+    /// Asserts that Neutron holds none of these ports any more.
+    pub async fn assert_ports_gone<'a>(&self, ports: impl IntoIterator<Item = &'a String>) {
+        for p in ports {
+            assert!(self.port(p).await.is_none(), "Neutron still holds port {p}");
+        }
+    }
+
     /// Glance's images named `name` (every member Glance shows).
     pub async fn images_named(&self, name: &str) -> Vec<Value> {
         let images = self.get("image", &format!("/v2/images?name={name}")).await;
         images["images"].as_array().unwrap().clone()
+    }
+}
+
+/// The id of the VNFC (`vnfcInfo`) of the VNFC resource `resource` of `i`, as heal takes it.
+pub fn vnfc_info_id(i: &VnfInstance, resource: &VnfcResourceInfo) -> String {
+    i.instantiated_vnf_info
+        .as_ref()
+        .and_then(|x| x.vnfc_info.as_ref())
+        .and_then(|v| {
+            v.iter()
+                .find(|c| c.vnfc_resource_info_id.as_deref() == Some(resource.id.as_str()))
+        })
+        .map(|c| c.id.clone())
+        .unwrap_or_else(|| panic!("no VNFC of resource {}", resource.id))
+}
+
+/// Deletes the Heat stacks of the VNF instances it was given when the test panics (a failed
+/// assertion leaves no servers, ports and networks behind on the shared test cloud); a test
+/// that ends well terminates them itself.
+pub struct StackGuard {
+    cloud: Cloud,
+    driver: std::sync::Arc<vnfm_infra_openstack::OpenStackDriver>,
+    instances: std::sync::Mutex<Vec<VnfInstanceId>>,
+}
+
+impl StackGuard {
+    /// A guard for stacks `driver` creates on `cloud`.
+    pub fn new(
+        cloud: Cloud,
+        driver: std::sync::Arc<vnfm_infra_openstack::OpenStackDriver>,
+    ) -> Self {
+        StackGuard {
+            cloud,
+            driver,
+            instances: std::sync::Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Deletes the stack of `id` too if the test panics.
+    pub fn watch(&self, id: &VnfInstanceId) {
+        self.instances.lock().unwrap().push(id.clone());
+    }
+}
+
+impl Drop for StackGuard {
+    fn drop(&mut self) {
+        if !std::thread::panicking() {
+            return;
+        }
+        let ids = std::mem::take(&mut *self.instances.lock().unwrap());
+        let (cloud, driver) = (self.cloud.clone(), self.driver.clone());
+        // A thread with a runtime of its own: the test's runtime is unwinding.
+        let _ = std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap();
+            runtime.block_on(async move {
+                let vim = vnfm_driver_api::ResolvedVim::new(
+                    "vim1",
+                    serde_json::from_value(cloud.vim_connection()).unwrap(),
+                );
+                let Ok(session) = driver.session(&vim) else {
+                    return;
+                };
+                let control = vnfm_driver_api::RunControl::with_timeout(Duration::from_secs(60));
+                let Ok(heat) = vnfm_infra_openstack::heat::Heat::connect(
+                    &session,
+                    &control,
+                    driver.config().poll.clone(),
+                )
+                .await
+                else {
+                    return;
+                };
+                for id in ids {
+                    if let Ok(Some(stack)) = heat.find(&driver.stack_name(id.as_str())).await {
+                        match heat.delete(&stack.reference()).await {
+                            Ok(()) => eprintln!("deleted the stack of {id} after the panic"),
+                            Err(e) => eprintln!("could not delete the stack of {id}: {e}"),
+                        }
+                    }
+                }
+            });
+        })
+        .join();
     }
 }
