@@ -84,11 +84,8 @@ async fn instantiate(call: &mut Call, ns: &str, n: u32, extra: Value) {
     .expect("instantiate");
 }
 
+#[vnfm_test_env::needs(kwok)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[cfg_attr(
-    not(vnfm_test_kwok),
-    ignore = "needs the test environment's control plane: eval \"$(VNFM_KUBE_DIR=$(mktemp -d) scripts/test-env/kubernetes.sh start)\""
-)]
 async fn a_forceful_terminate_of_a_deployment_creates_no_pod_and_keeps_its_grace_period() {
     let kube = Kube::get();
     let ns = Kube::namespace("cp-terminate");
@@ -127,11 +124,8 @@ async fn a_forceful_terminate_of_a_deployment_creates_no_pod_and_keeps_its_grace
     .await;
 }
 
+#[vnfm_test_env::needs(kwok)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[cfg_attr(
-    not(vnfm_test_kwok),
-    ignore = "needs the test environment's control plane: eval \"$(VNFM_KUBE_DIR=$(mktemp -d) scripts/test-env/kubernetes.sh start)\""
-)]
 async fn a_deployment_scale_in_completes_once_the_removed_pods_are_gone() {
     let kube = Kube::get();
     let ns = Kube::namespace("cp-scale-in");
@@ -189,11 +183,8 @@ async fn a_deployment_scale_in_completes_once_the_removed_pods_are_gone() {
     .await;
 }
 
+#[vnfm_test_env::needs(kwok)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[cfg_attr(
-    not(vnfm_test_kwok),
-    ignore = "needs the test environment's control plane: eval \"$(VNFM_KUBE_DIR=$(mktemp -d) scripts/test-env/kubernetes.sh start)\""
-)]
 async fn a_readiness_timeout_of_a_deployment_names_its_pods_waiting_reason() {
     let kube = Kube::get();
     let ns = Kube::namespace("cp-pull");
@@ -240,11 +231,8 @@ metadata: {name: settings}
 data: {mode: fast}
 ";
 
+#[vnfm_test_env::needs(kubeconfig)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[cfg_attr(
-    not(vnfm_test_kube),
-    ignore = "needs a Kubernetes control plane: eval \"$(VNFM_KUBE_DIR=$(mktemp -d) scripts/test-env/kubernetes.sh start)\""
-)]
 async fn terminate_deletes_the_packages_namespace_and_the_instance_namespace_together() {
     let kube = Kube::get();
     let ns = Kube::namespace("cp-ns");
@@ -329,11 +317,8 @@ async fn terminate_deletes_the_packages_namespace_and_the_instance_namespace_tog
     .await;
 }
 
+#[vnfm_test_env::needs(kubeconfig)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[cfg_attr(
-    not(vnfm_test_kube),
-    ignore = "needs a Kubernetes control plane: eval \"$(VNFM_KUBE_DIR=$(mktemp -d) scripts/test-env/kubernetes.sh start)\""
-)]
 async fn writes_conditional_on_an_old_resource_version_are_refused_with_a_conflict() {
     // What the driver's shared objects rely on: the API server refuses a merge patch or a
     // delete whose resourceVersion precondition is not current (409, Status body).

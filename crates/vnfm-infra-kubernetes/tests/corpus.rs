@@ -126,11 +126,8 @@ const V2_CLUSTER_SCOPED: &[(&str, &str, &str)] = &[
     ("v1", "Node", "k8-worker2"),
 ];
 
+#[vnfm_test_env::needs(kwok)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[cfg_attr(
-    not(vnfm_test_kwok),
-    ignore = "needs the test environment's control plane: eval \"$(VNFM_KUBE_DIR=$(mktemp -d) scripts/test-env/kubernetes.sh start)\""
-)]
 async fn v2_cnf_instantiate_resources_full_lifecycle() {
     // On the real control plane, in a namespace of its own; the package's cluster-scoped
     // names are fixed, so one such test at a time.
@@ -516,11 +513,8 @@ async fn v1_cnf_all_kinds_instantiate_scale_terminate() {
     assert!(emu.object("v1", "Namespace", None, "vnf-inst-v1").is_none());
 }
 
+#[vnfm_test_env::needs(kwok)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[cfg_attr(
-    not(vnfm_test_kwok),
-    ignore = "needs the test environment's control plane: eval \"$(VNFM_KUBE_DIR=$(mktemp -d) scripts/test-env/kubernetes.sh start)\""
-)]
 async fn v1_cnf_scale_and_heal_packages() {
     // On the real control plane; each instance in its own namespace `vnf-<instance id>`.
     let kube = Kube::get();

@@ -30,11 +30,8 @@ fn terminate() -> InfraStep {
     }
 }
 
+#[vnfm_test_env::needs(kwok)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[cfg_attr(
-    not(vnfm_test_kwok),
-    ignore = "needs the test environment's control plane: eval \"$(VNFM_KUBE_DIR=$(mktemp -d) scripts/test-env/kubernetes.sh start)\""
-)]
 async fn a_package_change_rolls_pods_and_a_failed_one_rolls_back() {
     // The package's own Namespace `curry`: one test using Tacker's names at a time. Its
     // `error-image` never starts (the test environment's simulated pods wait in ImagePullBackOff).
@@ -251,23 +248,14 @@ fn asd_vim(kube: &Kube) -> ResolvedVim {
     ResolvedVim::new("vim1", serde_json::from_value(info).expect("vim"))
 }
 
+#[vnfm_test_env::needs(kwok, helm)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[cfg_attr(
-    not(vnfm_test_kwok),
-    ignore = "needs the test environment's control plane: eval \"$(VNFM_KUBE_DIR=$(mktemp -d) scripts/test-env/kubernetes.sh start)\""
-)]
 async fn asd_deployment_items_are_deployed_in_stages_after_the_placement_check() {
     // The driver makes the namespace `vnf-<instance id>`; the CRD is the package's own.
     let crd = ["apiextensions.k8s.io/v1/CustomResourceDefinition/widgets.example.com"];
     in_namespace("vnf-asd", &crd, |kube, ns| async move {
         let id = ns.strip_prefix("vnf-").expect("prefix").to_string();
         let mark = Kube::audit_mark();
-        let helm = std::env::var("VNFM_HELM_C_LIB")
-            .ok()
-            .filter(|p| !p.is_empty());
-        if helm.is_none() {
-            eprintln!("NOTE: VNFM_HELM_C_LIB is not set; the ASD's Helm chart item is left out");
-        }
         let chart = std::fs::read(
             corpus_dir("v2-helm-instantiate").join("Files/kubernetes/test-chart-0.1.0.tgz"),
         )
@@ -278,12 +266,10 @@ async fn asd_deployment_items_are_deployed_in_stages_after_the_placement_check()
                 .with("Artifacts/app.yaml", APP)
                 .with("Artifacts/test-chart-0.1.0.tgz", chart),
         );
-        let mut d = driver();
-        if let Some(p) = &helm {
-            d = d.with_helm(Arc::new(
-                vnfm_infra_kubernetes::HelmLibrary::load(p).expect("library"),
-            ));
-        }
+        let d = driver().with_helm(Arc::new(
+            vnfm_infra_kubernetes::HelmLibrary::load(&vnfm_test_env::var("VNFM_HELM_C_LIB"))
+                .expect("library"),
+        ));
         // A kernel newer than every node's (they report this machine's): refused before
         // anything is applied.
         let mut call = Call::new(
@@ -335,12 +321,7 @@ async fn asd_deployment_items_are_deployed_in_stages_after_the_placement_check()
             .expect_err("label");
         assert!(err.to_string().contains("site=edge"), "{err}");
 
-        let mut call = Call::new(
-            asd_vnfd(&asd("4.15", helm.is_some())),
-            files,
-            asd_vim(&kube),
-            &id,
-        );
+        let mut call = Call::new(asd_vnfd(&asd("4.15", true)), files, asd_vim(&kube), &id);
         let out = call
         .run(
             &d,
@@ -348,12 +329,8 @@ async fn asd_deployment_items_are_deployed_in_stages_after_the_placement_check()
             InfraStep::Instantiate {
                 target: counts(&[], "default"),
             },
-            // Lifecycle parameters belong to the Helm item, present only with a Helm engine.
-            if helm.is_some() {
-                json!({"flavourId": "default", "additionalParams": {".Values.replicaCountVdu1": 2}})
-            } else {
-                json!({"flavourId": "default"})
-            },
+            // Lifecycle parameters belong to the Helm item.
+            json!({"flavourId": "default", "additionalParams": {".Values.replicaCountVdu1": 2}}),
         )
         .await
         .expect("instantiate");
@@ -383,22 +360,20 @@ async fn asd_deployment_items_are_deployed_in_stages_after_the_placement_check()
             Some(&2),
             "workloads are reported under their deployment item: {pods:?}"
         );
-        if helm.is_some() {
-            let dep = kube
-                .object(
-                    "apps/v1",
-                    "Deployment",
-                    Some(&ns),
-                    &format!("vdu1-vnf{}", id.replace('-', "")),
-                )
-                .await
-                .expect("chart deployment");
-            assert_eq!(
-                dep["spec"]["replicas"], 2,
-                "the lifecycle parameter reached the chart"
-            );
-            assert_eq!(pods.get("chart"), Some(&3));
-        }
+        let dep = kube
+            .object(
+                "apps/v1",
+                "Deployment",
+                Some(&ns),
+                &format!("vdu1-vnf{}", id.replace('-', "")),
+            )
+            .await
+            .expect("chart deployment");
+        assert_eq!(
+            dep["spec"]["replicas"], 2,
+            "the lifecycle parameter reached the chart"
+        );
+        assert_eq!(pods.get("chart"), Some(&3));
         let warnings = call.state["warnings"].to_string();
         assert!(warnings.contains("gpu=true"), "{warnings}");
         call.run(
@@ -468,11 +443,8 @@ spec:
   resources: {requests: {storage: 1Gi}}
 ";
 
+#[vnfm_test_env::needs(kwok)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[cfg_attr(
-    not(vnfm_test_kwok),
-    ignore = "needs the test environment's control plane: eval \"$(VNFM_KUBE_DIR=$(mktemp -d) scripts/test-env/kubernetes.sh start)\""
-)]
 async fn shared_networks_have_a_use_count_and_persistent_volumes_survive_terminate() {
     // Two instances in namespaces `vnf-<id>` of their own; the network's namespace, its CRD
     // and the claims' volumes (the cluster has no provisioner) are the test's.

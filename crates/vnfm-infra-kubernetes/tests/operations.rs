@@ -110,11 +110,8 @@ async fn writes(kube: &Kube, mark: usize, ns: &str) -> Vec<String> {
         .collect()
 }
 
+#[vnfm_test_env::needs(kwok)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[cfg_attr(
-    not(vnfm_test_kwok),
-    ignore = "needs the test environment's control plane: eval \"$(VNFM_KUBE_DIR=$(mktemp -d) scripts/test-env/kubernetes.sh start)\""
-)]
 async fn a_package_change_without_def_files_renders_the_recorded_files_from_the_new_package() {
     in_namespace("chg", &[], |kube, ns| async move {
         let ns = ns.as_str();
@@ -540,11 +537,8 @@ async fn instance_pods(kube: &Kube, id: &str) -> Vec<String> {
         .collect()
 }
 
+#[vnfm_test_env::needs(kwok)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[cfg_attr(
-    not(vnfm_test_kwok),
-    ignore = "needs the test environment's control plane: eval \"$(VNFM_KUBE_DIR=$(mktemp -d) scripts/test-env/kubernetes.sh start)\""
-)]
 async fn stop_scales_workloads_to_zero_with_the_grace_period_and_start_restores_them() {
     // On the real control plane. Containers take a minute to exit on their own: only the
     // request's grace period (one second) lets the stop finish within the driver's 20 s
@@ -739,11 +733,8 @@ async fn stop_scales_workloads_to_zero_with_the_grace_period_and_start_restores_
     .await;
 }
 
+#[vnfm_test_env::needs(kwok)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[cfg_attr(
-    not(vnfm_test_kwok),
-    ignore = "needs the test environment's control plane: eval \"$(VNFM_KUBE_DIR=$(mktemp -d) scripts/test-env/kubernetes.sh start)\""
-)]
 async fn a_vnf_with_a_daemonset_is_not_stopped_and_nothing_changes() {
     // A DaemonSet has a pod per node: no node may come or go meanwhile (the corpus test adds
     // one), so it takes the lock of those tests.
@@ -806,11 +797,8 @@ async fn a_vnf_with_a_daemonset_is_not_stopped_and_nothing_changes() {
     .await;
 }
 
+#[vnfm_test_env::needs(kwok)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[cfg_attr(
-    not(vnfm_test_kwok),
-    ignore = "needs the test environment's control plane: eval \"$(VNFM_KUBE_DIR=$(mktemp -d) scripts/test-env/kubernetes.sh start)\""
-)]
 async fn change_flavour_rolls_to_the_new_flavours_manifests_and_keeps_the_namespace() {
     // The driver makes the namespace `vnf-<instance id>`.
     in_namespace("vnf-df", &[], |kube, ns| async move {

@@ -1,9 +1,10 @@
 //! The real control plane the tests run against: the cluster of `KUBECONFIG`'s current context
 //! (`scripts/test-env/kubernetes.sh start` prints one: kube-apiserver, controller-manager and
-//! scheduler with KWOK's simulated nodes). `build.rs` compiles the tests that need it as
-//! ignored when `KUBECONFIG` is not set, and those that need KWOK's simulated pod behaviours
-//! (a readiness delay, pods that never become Ready, crash-loop or fail to pull their image)
-//! as ignored when `VNFM_TEST_KUBE_READY_DELAY_MS` is not set.
+//! scheduler with KWOK's simulated nodes). A test that needs it says
+//! `#[vnfm_test_env::needs(kubeconfig)]`, and one that needs KWOK's simulated pod behaviours
+//! (a readiness delay, pods that never become Ready, crash-loop or fail to pull their image,
+//! the audit log, the namespace-scoped token) `needs(kwok)`: built ignored with the reason
+//! when they are not there.
 
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
@@ -14,9 +15,6 @@ use serde_json::{Value, json};
 use vnfm_driver_api::ResolvedVim;
 use vnfm_infra_kubernetes::access::ClusterAccess;
 use vnfm_infra_kubernetes::cluster::Cluster;
-
-/// Why a test that needs the control plane is ignored.
-pub const NEEDS_KUBE: &str = "needs a Kubernetes control plane";
 
 /// The control plane of `KUBECONFIG`, with the test environment's simulated pod behaviours.
 pub struct Kube {
