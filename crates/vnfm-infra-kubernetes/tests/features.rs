@@ -8,7 +8,10 @@ use crate::support;
 use std::sync::Arc;
 
 use serde_json::{Value, json};
-use support::real::{Kube, assert_pods_ready, corpus_names, in_namespace, with_clean_up};
+use support::real::{
+    Kube, NAD_CRD_NAME, assert_pods_ready, corpus_names, in_namespace, shared_network_names,
+    with_clean_up,
+};
 use support::*;
 use vnfm_driver_api::memory::MemArtifacts;
 use vnfm_driver_api::{InfraStep, ResolvedVim, ResourceTarget};
@@ -400,20 +403,6 @@ async fn asd_deployment_items_are_deployed_in_stages_after_the_placement_check()
     .await;
 }
 
-const NAD_CRD: &str = "apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata: {name: network-attachment-definitions.k8s.cni.cncf.io}
-spec:
-  group: k8s.cni.cncf.io
-  scope: Namespaced
-  names: {kind: NetworkAttachmentDefinition, plural: network-attachment-definitions}
-  versions:
-  - name: v1
-    served: true
-    storage: true
-    schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}
-";
-
 const NAD_APP: &str = "apiVersion: k8s.cni.cncf.io/v1
 kind: NetworkAttachmentDefinition
 metadata: {name: net-a, namespace: shared-net}
@@ -448,6 +437,7 @@ spec:
 async fn shared_networks_have_a_use_count_and_persistent_volumes_survive_terminate() {
     // Two instances in namespaces `vnf-<id>` of their own; the network's namespace, its CRD
     // and the claims' volumes (the cluster has no provisioner) are the test's.
+    let _names = shared_network_names().await;
     let kube = Kube::get();
     let base = Kube::namespace("net");
     let (id_a, id_b) = (format!("{base}-a"), format!("{base}-b"));
@@ -456,7 +446,7 @@ async fn shared_networks_have_a_use_count_and_persistent_volumes_survive_termina
     let mut cluster_scoped = vec![(
         "apiextensions.k8s.io/v1",
         "CustomResourceDefinition",
-        "network-attachment-definitions.k8s.cni.cncf.io",
+        NAD_CRD_NAME,
     )];
     cluster_scoped.extend(
         volumes
@@ -468,26 +458,12 @@ async fn shared_networks_have_a_use_count_and_persistent_volumes_survive_termina
     with_clean_up(&kube, &[&ns_a, &ns_b, "shared-net"], &cluster_scoped, async move {
     let (ns_a, ns_b) = (test_ns_a, test_ns_b);
             let kube = Kube::get();
-    kube.create(serde_saphyr::from_str::<Value>(NAD_CRD).expect("crd")).await;
-    kube.create(json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "shared-net"}}))
-        .await;
+    kube.create_shared_network_kind().await;
     for v in &test_volumes {
         kube.create(json!({"apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": v},
             "spec": {"capacity": {"storage": "1Gi"}, "accessModes": ["ReadWriteOnce"],
                 "hostPath": {"path": format!("/tmp/{v}")}}}))
         .await;
-    }
-    // The CRD of the networks is established by the cluster before use.
-    let until = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    while !kube
-        .object("apiextensions.k8s.io/v1", "CustomResourceDefinition", None,
-            "network-attachment-definitions.k8s.cni.cncf.io")
-        .await
-        .is_some_and(|c| c["status"]["conditions"].as_array().into_iter().flatten()
-            .any(|c| c["type"] == "Established" && c["status"] == "True"))
-    {
-        assert!(std::time::Instant::now() < until, "the CRD was never established");
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     }
     let files = Arc::new(MemArtifacts::new().with("Files/app.yaml", NAD_APP));
     let vnfd: vnfm_descriptor::Vnfd = serde_json::from_value(json!({
