@@ -317,6 +317,85 @@ async fn terminate_deletes_the_packages_namespace_and_the_instance_namespace_tog
     .await;
 }
 
+#[vnfm_test_env::needs(kwok)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_readiness_budget_does_not_bound_the_wait_for_a_namespace_to_go() {
+    // The instance's namespace `vnf-<id>` is held while a finalizer of the test keeps an
+    // object in it, longer than the instantiation's one-second readiness budget: the
+    // terminate waits for it on the deletion budget. `deletionTimeoutSeconds` bounds that
+    // wait, and a terminate that runs out of it fails naming the namespace.
+    support::real::in_namespace("vnf-del", &[], |kube, ns| async move {
+        let id = ns.strip_prefix("vnf-").expect("prefix").to_string();
+        let files = Arc::new(MemArtifacts::new().with(
+            "Files/cm.yaml",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings}\ndata: {mode: fast}\n",
+        ));
+        let mut call = Call::new(vnfd("web"), files, kube.vim.clone(), &id);
+        let d = driver();
+        call.run(
+            &d,
+            Op::Instantiate,
+            InfraStep::Instantiate { target: target(0) },
+            json!({"flavourId": "simple", "additionalParams": {
+                "lcm-kubernetes-def-files": ["Files/cm.yaml"], "readinessTimeoutSeconds": 1}}),
+        )
+        .await
+        .expect("instantiate");
+        kube.create(json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "held", "namespace": ns, "finalizers": ["vnfm.test/hold"]}}))
+            .await;
+        let terminate = InfraStep::Terminate {
+            termination_type: TerminationType::Forceful,
+            graceful_timeout_seconds: None,
+        };
+        let err = call
+            .run(
+                &d,
+                Op::Terminate,
+                terminate.clone(),
+                json!({"terminationType": "FORCEFUL",
+                    "additionalParams": {"deletionTimeoutSeconds": 2}}),
+            )
+            .await
+            .expect_err("the namespace is held beyond the deletion budget");
+        assert_eq!(err.kind(), "timeout", "{err}");
+        assert!(
+            err.to_string().contains(&format!("Namespace {ns}")),
+            "{err}"
+        );
+        // Released three seconds into the retried terminate: three times the readiness
+        // budget, well within the deletion budget.
+        let release = {
+            let kube = Kube::get();
+            let ns = ns.clone();
+            tokio::spawn(async move {
+                tokio::time::sleep(std::time::Duration::from_secs(3)).await;
+                let k = kube.cluster.core("ConfigMap").await.expect("discovery");
+                kube.cluster
+                    .api(&k, Some(&ns))
+                    .patch(
+                        "held",
+                        &kube::api::PatchParams::default(),
+                        &kube::api::Patch::Merge(json!({"metadata": {"finalizers": null}})),
+                    )
+                    .await
+                    .expect("releasing the finalizer");
+            })
+        };
+        call.run(
+            &d,
+            Op::Terminate,
+            terminate,
+            json!({"terminationType": "FORCEFUL"}),
+        )
+        .await
+        .expect("terminate waits for the namespace on its own budget");
+        release.await.expect("release");
+        assert!(kube.object("v1", "Namespace", None, &ns).await.is_none());
+    })
+    .await;
+}
+
 #[vnfm_test_env::needs(kubeconfig)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn writes_conditional_on_an_old_resource_version_are_refused_with_a_conflict() {

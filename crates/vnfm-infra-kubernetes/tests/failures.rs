@@ -301,10 +301,10 @@ async fn a_workload_that_never_becomes_ready_times_out_and_rolls_back_cleanly() 
     in_namespace("vnf-stuck", &[], |kube, ns| async move {
         let id = ns.strip_prefix("vnf-").expect("prefix").to_string();
         let mut call = Call::new(vnfd(), files(), kube.vim.clone(), &id);
-        // A budget the rollback's deletion of the namespace fits in (the namespace controller
-        // takes seconds to empty it).
+        // A short readiness budget: the rollback's wait for the namespace to go (the namespace
+        // controller takes seconds to empty it) has a budget of its own.
         let broken = json!({"IMAGE": Kube::failing_image(), "namespace": Value::Null,
-        "readinessTimeoutSeconds": 15});
+        "readinessTimeoutSeconds": 5});
         let err = call
             .run(
                 &driver(),

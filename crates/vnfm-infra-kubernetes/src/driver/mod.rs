@@ -153,7 +153,8 @@ impl Default for KubernetesDriver {
 
 impl KubernetesDriver {
     /// A driver that renders charts with `helm` from `PATH` when there is one, and waits up
-    /// to 10 minutes for readiness (bounded by each step's own deadline).
+    /// to 10 minutes for readiness and 10 minutes for deleted objects to be gone (each
+    /// bounded by the step's own deadline).
     pub fn new() -> Self {
         KubernetesDriver {
             helm: HelmBinary::from_path().map(|h| Arc::new(h) as Arc<dyn HelmRenderer>),
@@ -191,15 +192,22 @@ impl KubernetesDriver {
         self
     }
 
-    /// Waits at most `timeout` for deleted objects to be gone.
+    /// Waits at most `timeout` for deleted objects to be gone (default 10 minutes; a request
+    /// may ask for less with `additionalParams.deletionTimeoutSeconds`). Independent of the
+    /// readiness budget: a namespace takes seconds to be emptied and removed, however quickly
+    /// its pods became ready.
     pub fn with_delete_timeout(mut self, timeout: Duration) -> Self {
         self.delete_timeout = timeout;
         self
     }
 }
 
-/// The `additionalParams` key of a shorter budget for every wait of an operation.
+/// The `additionalParams` key of a shorter budget for the readiness waits of an operation.
 const READINESS_TIMEOUT: &str = "readinessTimeoutSeconds";
+
+/// The `additionalParams` key of a shorter budget for the waits for deleted objects to be
+/// gone (default: the driver's, [`KubernetesDriver::with_delete_timeout`]).
+const DELETION_TIMEOUT: &str = "deletionTimeoutSeconds";
 
 fn check(control: &RunControl, what: &str) -> Result<(), KubeError> {
     control.check(what).map_err(|e| match e {
@@ -247,13 +255,14 @@ impl KubernetesDriver {
             ))
         })?;
         let access = ClusterAccess::from_vim(vim)?;
-        // `readinessTimeoutSeconds` of the request (else the one recorded at instantiation)
-        // bounds the waits for deleted objects too.
+        // `deletionTimeoutSeconds` of the request (else the one recorded at instantiation)
+        // bounds the waits for deleted objects; the readiness budget does not (a namespace
+        // takes seconds to go, however fast its pods become ready).
         let asked = params_of(req)
-            .get(READINESS_TIMEOUT)
+            .get(DELETION_TIMEOUT)
             .or_else(|| {
                 req.driver_state
-                    .pointer(&format!("/params/{READINESS_TIMEOUT}"))
+                    .pointer(&format!("/params/{DELETION_TIMEOUT}"))
             })
             .and_then(Value::as_u64)
             .map(Duration::from_secs);
