@@ -20,21 +20,21 @@ use crate::KubeError;
 use crate::access::ClusterAccess;
 use crate::error::from_kube;
 use crate::plan::{INSTANCE_LABEL, Planned};
-use crate::watches::{Watches, version_number};
+use crate::watches::Watches;
 
 /// What a step last did to an object: `(apiVersion, kind, namespace, name)` to it.
 type ObjectKey = (String, String, Option<String>, String);
 
 /// The step's last write or delete of an object.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Written {
     /// Written (applied, patched): the resourceVersion the server answered with.
-    At(Option<u64>),
+    At(Option<String>),
     /// Deletion asked; the object was still there at this resourceVersion. `labelled`: it
     /// carries the instance label (the shared watches see it).
     Deleting {
         /// Its resourceVersion in the delete's answer.
-        version: Option<u64>,
+        version: Option<String>,
         /// It has the instance label.
         labelled: bool,
     },
@@ -118,16 +118,13 @@ impl Cluster {
     }
 
     fn note_write(&self, p: &Planned, o: &DynamicObject) {
-        self.note(
-            p,
-            Written::At(version_number(o.metadata.resource_version.as_deref())),
-        );
+        self.note(p, Written::At(o.metadata.resource_version.clone()));
     }
 
     /// What a delete's answer says: the object still there at a version, or gone.
     fn deleting(still: Option<DynamicObject>) -> Written {
         still.map_or(Written::Deleted, |o| Written::Deleting {
-            version: version_number(o.metadata.resource_version.as_deref()),
+            version: o.metadata.resource_version.clone(),
             labelled: o
                 .metadata
                 .labels
@@ -142,7 +139,7 @@ impl Cluster {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .get(&Cluster::key(p))
-            .copied()
+            .cloned()
     }
 
     /// The access this cluster was reached with.
