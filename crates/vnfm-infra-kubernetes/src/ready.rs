@@ -665,6 +665,14 @@ pub async fn wait_ready(
                 if let Some(e) = &last_error {
                     details.push_str(&format!("; last watch error: {e}"));
                 }
+                for w in watched.iter().filter(|w| !w.lease.synced()) {
+                    details.push_str(&format!(
+                        "; the watch of {} objects never had its list answered by the Kubernetes API server at {} (VIM connection `{}`): the server or the network to it is stalled",
+                        w.kind.resource.kind,
+                        cluster.access().endpoint,
+                        cluster.access().vim
+                    ));
+                }
                 if control.is_cancelled() {
                     return Err(KubeError::Cancelled("waiting for readiness".into()));
                 }

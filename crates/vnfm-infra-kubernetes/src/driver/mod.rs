@@ -129,6 +129,7 @@ pub struct KubernetesDriver {
     helm: Option<Arc<dyn HelmRenderer>>,
     ready_timeout: Duration,
     delete_timeout: Duration,
+    request_timeout: Duration,
     not_ready_grace: Duration,
     /// The client and shared watches of each cluster, by [`ClusterAccess::identity`].
     clusters: Mutex<HashMap<String, Arc<Watches>>>,
@@ -140,6 +141,7 @@ impl std::fmt::Debug for KubernetesDriver {
             .field("helm", &self.helm.as_ref().map(|h| h.name().to_string()))
             .field("ready_timeout", &self.ready_timeout)
             .field("delete_timeout", &self.delete_timeout)
+            .field("request_timeout", &self.request_timeout)
             .field("not_ready_grace", &self.not_ready_grace)
             .finish()
     }
@@ -160,6 +162,7 @@ impl KubernetesDriver {
             helm: HelmBinary::from_path().map(|h| Arc::new(h) as Arc<dyn HelmRenderer>),
             ready_timeout: Duration::from_secs(600),
             delete_timeout: Duration::from_secs(600),
+            request_timeout: crate::cluster::REQUEST_TIMEOUT,
             not_ready_grace: Duration::from_secs(60),
             clusters: Mutex::new(HashMap::new()),
         }
@@ -189,6 +192,14 @@ impl KubernetesDriver {
     /// `additionalParams.readinessTimeoutSeconds`).
     pub fn with_ready_timeout(mut self, timeout: Duration) -> Self {
         self.ready_timeout = timeout;
+        self
+    }
+
+    /// Fails a step when the API server leaves one of its requests unanswered for `timeout`
+    /// (default 60 s), naming the request and the VIM, instead of holding the step until
+    /// its deadline. The step can be retried: every write is idempotent.
+    pub fn with_request_timeout(mut self, timeout: Duration) -> Self {
+        self.request_timeout = timeout;
         self
     }
 
@@ -235,7 +246,7 @@ impl KubernetesDriver {
                 w
             }
         };
-        Ok(Cluster::with_watches(access, watches))
+        Ok(Cluster::with_watches(access, watches).with_request_timeout(self.request_timeout))
     }
 
     /// The list/watch streams the driver holds open now, on every cluster.
