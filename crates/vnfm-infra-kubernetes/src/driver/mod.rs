@@ -396,6 +396,10 @@ impl KubernetesDriver {
         match namespace_rule(ctx.vim)? {
             NamespaceRule::Vim => Ok(vim_namespace(ctx.cluster.access(), &ctx.instance_id)),
             NamespaceRule::Tacker => {
+                // A render of its own: the namespace is read from the rendered manifests, but
+                // it is also an input of rendering (the `$NAMESPACE` placeholder, a chart's
+                // `.Release.Namespace`, subjects and references that name it), so the objects
+                // are rendered again with the namespace chosen here.
                 let release = release_for(params, &ctx.instance_id);
                 let mut input = ctx.render_input(params.clone(), "", &release, BTreeMap::new());
                 input.manifest_namespaces = true;
