@@ -18,7 +18,7 @@ use support::real::{Kube, assert_pods_ready, in_namespace};
 use support::*;
 use vnfm_descriptor::asd::DeploymentArtifactType;
 use vnfm_driver_api::{InfraStep, ResourceTarget};
-use vnfm_infra_kubernetes::{HelmLibrary, KubernetesDriver, asd_vnfd};
+use vnfm_infra_kubernetes::{KubernetesDriver, asd_vnfd};
 use vnfm_types::{LcmOperationType as Op, TerminationType};
 
 const INSTANCE: &str = "inst-asd-sample";
@@ -71,11 +71,6 @@ fn sample_params() -> Value {
     .expect("JSON");
     assert_eq!(request["flavourId"], "default");
     request["additionalParams"].clone()
-}
-
-/// The Helm SDK library of `VNFM_HELM_C_LIB` (a test that calls this needs `helm`).
-fn helm() -> HelmLibrary {
-    HelmLibrary::load(&vnfm_test_env::var("VNFM_HELM_C_LIB")).expect("libhelm_c loads")
 }
 
 /// What the driver applied in namespace `ns` since `mark`.
@@ -166,7 +161,7 @@ async fn without_a_helm_renderer_the_chart_item_is_refused_before_anything_is_ap
 #[vnfm_test_env::needs(kwok, helm)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_sample_deploys_in_two_stages_with_its_chart_and_terminates_clean() {
-    let helm = helm();
+    let helm = helm_library();
     // The claim's volume (the cluster has no provisioner), named after the namespace.
     in_namespace(
         "asd",

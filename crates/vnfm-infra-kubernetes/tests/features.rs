@@ -269,10 +269,7 @@ async fn asd_deployment_items_are_deployed_in_stages_after_the_placement_check()
                 .with("Artifacts/app.yaml", APP)
                 .with("Artifacts/test-chart-0.1.0.tgz", chart),
         );
-        let d = driver().with_helm(Arc::new(
-            vnfm_infra_kubernetes::HelmLibrary::load(&vnfm_test_env::var("VNFM_HELM_C_LIB"))
-                .expect("library"),
-        ));
+        let d = driver().with_helm(Arc::new(helm_library()));
         // A kernel newer than every node's (they report this machine's): refused before
         // anything is applied.
         let mut call = Call::new(

@@ -12,13 +12,8 @@ use serde_json::json;
 use support::real::{assert_pods_ready, in_namespace};
 use support::*;
 use vnfm_driver_api::{InfraStep, ResourceTarget};
-use vnfm_infra_kubernetes::{ChartRequest, ChartSource, HelmBinary, HelmLibrary, HelmRenderer};
+use vnfm_infra_kubernetes::{ChartRequest, ChartSource, HelmBinary, HelmRenderer};
 use vnfm_types::{LcmOperationType as Op, ScaleType, TerminationType};
-
-/// The Helm SDK library of `VNFM_HELM_C_LIB` (a test that calls this needs `helm`).
-fn library() -> HelmLibrary {
-    HelmLibrary::load(&vnfm_test_env::var("VNFM_HELM_C_LIB")).expect("libhelm_c loads")
-}
 
 fn chart_bytes() -> Vec<u8> {
     std::fs::read(corpus_dir("v2-helm-instantiate").join("Files/kubernetes/test-chart-0.1.0.tgz"))
@@ -28,7 +23,7 @@ fn chart_bytes() -> Vec<u8> {
 #[vnfm_test_env::needs(helm)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_sdk_library_renders_the_corpus_chart_from_an_archive_and_a_directory() {
-    let lib = library();
+    let lib = helm_library();
     let (version, sdk) = lib.version();
     assert!(version.starts_with("0."), "{version}");
     assert!(sdk.starts_with('v'), "{sdk}");
@@ -88,7 +83,7 @@ async fn the_sdk_library_renders_the_corpus_chart_from_an_archive_and_a_director
 #[vnfm_test_env::needs(kwok, helm)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_chart_is_applied_scaled_and_terminated_like_manifests() {
-    let lib = library();
+    let lib = helm_library();
     // On the real control plane, in a namespace of its own.
     in_namespace("helm", &[], |kube, ns| async move {
     let dir = corpus_dir("v2-helm-instantiate");
@@ -248,7 +243,7 @@ async fn the_helm_program_gets_an_argument_vector_and_its_output_is_split_by_sou
 #[vnfm_test_env::needs(helm)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_chart_directory_of_a_package_renders_like_its_archive() {
-    let lib = library();
+    let lib = helm_library();
     let dir = std::path::PathBuf::from(concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/../../vnfd-samples/vnf-b-cnf"

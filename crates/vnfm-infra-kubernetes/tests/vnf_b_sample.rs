@@ -38,11 +38,6 @@ fn sample() -> PathBuf {
     ))
 }
 
-/// The Helm SDK library of `VNFM_HELM_C_LIB` (a test that calls this needs `helm`).
-fn helm() -> HelmLibrary {
-    HelmLibrary::load(&vnfm_test_env::var("VNFM_HELM_C_LIB")).expect("libhelm_c loads")
-}
-
 /// The cnf-check plugin, run in process as the plugin host would run the library: the hook
 /// call becomes the plugin's request, on a thread of its own (the plugin blocks on its own
 /// runtime).
@@ -204,7 +199,7 @@ const NS: &str = "web-cnf";
 #[vnfm_test_env::needs(kwok, helm)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_vnf_b_sample_deploys_manifests_and_chart_together_checks_and_terminates_clean() {
-    let helm = helm();
+    let helm = helm_library();
     let kube = Kube::get();
     // The web server's claim needs a volume (the cluster has no provisioner).
     let volume = ("v1", "PersistentVolume", "web-cnf-data");
