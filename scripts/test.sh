@@ -90,7 +90,7 @@ echo "Prometheus: $VNFM_TEST_PROMETHEUS_URL, Alertmanager: $VNFM_TEST_ALERTMANAG
 # A real Kubernetes control plane for the Kubernetes driver (built at the start, see above),
 # etcd from Debian, nodes and pods simulated by KWOK; prints KUBECONFIG and the
 # VNFM_TEST_KUBE_* variables. The tests that need it are built ignored when these are not set
-# (crates/vnfm-infra-kubernetes/build.rs), so it is started before `cargo test`.
+# (#[vnfm_test_env::needs(kubeconfig | kwok | kubernetes)]), so it is started before `cargo test`.
 VNFM_KUBE_DIR=$(mktemp -d /tmp/vnfm-test-kube.XXXXXX)
 export VNFM_KUBE_DIR
 trap 'scripts/test-env/postgres.sh stop >/dev/null 2>&1 || true; scripts/test-env/openstack.sh stop >/dev/null 2>&1 || true; scripts/test-env/sshd.sh stop >/dev/null 2>&1 || true; scripts/test-env/prometheus.sh stop >/dev/null 2>&1 || true; scripts/test-env/kubernetes.sh stop >/dev/null 2>&1 || true' EXIT

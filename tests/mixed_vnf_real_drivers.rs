@@ -569,9 +569,9 @@ async fn rolls_back_both_sides(env: Arc<Env>) {
     let ns = env.ns.clone();
     let vnf = env.create("mixed-failing").await;
     let mut request = env.request();
-    // The budget bounds the waits for deleted objects too: the namespace controller of a
-    // real control plane takes seconds to empty and remove the namespace.
-    request["additionalParams"]["readinessTimeoutSeconds"] = json!(30);
+    // The readiness budget only: the waits for deleted objects (the namespace controller of
+    // a real control plane takes seconds to empty and remove a namespace) have their own.
+    request["additionalParams"]["readinessTimeoutSeconds"] = json!(10);
     let op = env
         .lcm
         .instantiate(&vnf, serde_json::from_value(request).unwrap())
@@ -661,9 +661,9 @@ async fn runs_the_kubernetes_side_only(env: Arc<Env>) {
     let ns = env.ns.clone();
     let vnf = env.create("mixed-retried").await;
     let mut request = env.request();
-    // The budget bounds the waits for deleted objects too: the namespace controller of a
-    // real control plane takes seconds to empty and remove the namespace.
-    request["additionalParams"]["readinessTimeoutSeconds"] = json!(30);
+    // The readiness budget only: the waits for deleted objects (the namespace controller of
+    // a real control plane takes seconds to empty and remove a namespace) have their own.
+    request["additionalParams"]["readinessTimeoutSeconds"] = json!(10);
     let op = env
         .lcm
         .instantiate(&vnf, serde_json::from_value(request).unwrap())

@@ -7,7 +7,9 @@
 //! against.
 
 use std::collections::HashMap;
+use std::future::Future;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use kube::api::{
     Api, ApiResource, DeleteParams, DynamicObject, GroupVersionKind, ListParams, Patch,
@@ -20,27 +22,31 @@ use crate::KubeError;
 use crate::access::ClusterAccess;
 use crate::error::from_kube;
 use crate::plan::{INSTANCE_LABEL, Planned};
-use crate::watches::{Watches, version_number};
+use crate::watches::Watches;
 
 /// What a step last did to an object: `(apiVersion, kind, namespace, name)` to it.
 type ObjectKey = (String, String, Option<String>, String);
 
 /// The step's last write or delete of an object.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Written {
     /// Written (applied, patched): the resourceVersion the server answered with.
-    At(Option<u64>),
+    At(Option<String>),
     /// Deletion asked; the object was still there at this resourceVersion. `labelled`: it
     /// carries the instance label (the shared watches see it).
     Deleting {
         /// Its resourceVersion in the delete's answer.
-        version: Option<u64>,
+        version: Option<String>,
         /// It has the instance label.
         labelled: bool,
     },
     /// Deleted at once (nothing held it).
     Deleted,
 }
+
+/// How long one request to the API server may go unanswered by default
+/// ([`Cluster::with_request_timeout`]). A watch is not one request: its stream lives on.
+pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// The field manager of every server-side apply.
 pub const FIELD_MANAGER: &str = "vnfm";
@@ -61,6 +67,7 @@ pub struct Cluster {
     kinds: Mutex<HashMap<(String, String), Option<Kind>>>,
     watches: Arc<Watches>,
     written: Mutex<HashMap<ObjectKey, Written>>,
+    request_timeout: Duration,
 }
 
 impl std::fmt::Debug for Cluster {
@@ -89,7 +96,32 @@ impl Cluster {
             kinds: Mutex::new(HashMap::new()),
             watches,
             written: Mutex::new(HashMap::new()),
+            request_timeout: REQUEST_TIMEOUT,
         }
+    }
+
+    /// Fails a request the API server has not answered within `timeout` (default
+    /// [`REQUEST_TIMEOUT`]), naming it, instead of waiting for the step's deadline.
+    pub fn with_request_timeout(mut self, timeout: Duration) -> Cluster {
+        self.request_timeout = timeout;
+        self
+    }
+
+    /// Runs one request to the API server within the request budget: its own answer, or
+    /// [`KubeError::Unanswered`] naming `doing`.
+    async fn bounded<T>(
+        &self,
+        doing: &str,
+        request: impl Future<Output = Result<T, kube::Error>>,
+    ) -> Result<Result<T, kube::Error>, KubeError> {
+        tokio::time::timeout(self.request_timeout, request)
+            .await
+            .map_err(|_| KubeError::Unanswered {
+                endpoint: self.access.endpoint.clone(),
+                vim: self.access.vim.clone(),
+                doing: doing.to_string(),
+                after: self.request_timeout,
+            })
     }
 
     /// The watches shared by the steps on this cluster.
@@ -118,16 +150,13 @@ impl Cluster {
     }
 
     fn note_write(&self, p: &Planned, o: &DynamicObject) {
-        self.note(
-            p,
-            Written::At(version_number(o.metadata.resource_version.as_deref())),
-        );
+        self.note(p, Written::At(o.metadata.resource_version.clone()));
     }
 
     /// What a delete's answer says: the object still there at a version, or gone.
     fn deleting(still: Option<DynamicObject>) -> Written {
         still.map_or(Written::Deleted, |o| Written::Deleting {
-            version: version_number(o.metadata.resource_version.as_deref()),
+            version: o.metadata.resource_version.clone(),
             labelled: o
                 .metadata
                 .labels
@@ -142,7 +171,7 @@ impl Cluster {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .get(&Cluster::key(p))
-            .copied()
+            .cloned()
     }
 
     /// The access this cluster was reached with.
@@ -178,14 +207,18 @@ impl Cluster {
             None => ("", api_version),
         };
         let gvk = GroupVersionKind::gvk(group, version, kind);
-        let found = match kube::discovery::pinned_kind(&self.client, &gvk).await {
+        let doing = format!("discovering {api_version} {kind}");
+        let found = match self
+            .bounded(&doing, kube::discovery::pinned_kind(&self.client, &gvk))
+            .await?
+        {
             Ok((resource, caps)) => Some(Kind {
                 resource,
                 namespaced: caps.scope == Scope::Namespaced,
             }),
             Err(kube::Error::Discovery(_)) => None,
             Err(kube::Error::Api(s)) if s.code == 404 => None,
-            Err(e) => return Err(self.err(e, &format!("discovering {api_version} {kind}"))),
+            Err(e) => return Err(self.err(e, &doing)),
         };
         self.kinds
             .lock()
@@ -225,10 +258,10 @@ impl Cluster {
     /// The live object of `p`, if it exists.
     pub async fn get(&self, p: &Planned) -> Result<Option<DynamicObject>, KubeError> {
         let kind = self.kind_of(p).await?;
-        self.api(&kind, p.namespace())
-            .get_opt(p.name())
-            .await
-            .map_err(|e| self.err(e, &format!("reading {}", p.display())))
+        let doing = format!("reading {}", p.display());
+        self.bounded(&doing, self.api(&kind, p.namespace()).get_opt(p.name()))
+            .await?
+            .map_err(|e| self.err(e, &doing))
     }
 
     /// Server-side apply of `p` (forced: the VNFM is the source of truth for the fields it
@@ -236,11 +269,15 @@ impl Cluster {
     pub async fn apply(&self, p: &Planned) -> Result<DynamicObject, KubeError> {
         let kind = self.kind_of(p).await?;
         let params = PatchParams::apply(FIELD_MANAGER).force();
+        let doing = format!("applying {} (from {})", p.display(), p.source);
+        let api = self.api(&kind, p.namespace());
         let o = self
-            .api(&kind, p.namespace())
-            .patch(p.name(), &params, &Patch::Apply(&p.object))
-            .await
-            .map_err(|e| self.err(e, &format!("applying {} (from {})", p.display(), p.source)))?;
+            .bounded(
+                &doing,
+                api.patch(p.name(), &params, &Patch::Apply(&p.object)),
+            )
+            .await?
+            .map_err(|e| self.err(e, &doing))?;
         self.note_write(p, &o);
         Ok(o)
     }
@@ -255,11 +292,12 @@ impl Cluster {
     ) -> Result<DynamicObject, KubeError> {
         let kind = self.kind_of(p).await?;
         let params = PatchParams::apply(manager);
+        let doing = format!("applying {}", p.display());
+        let api = self.api(&kind, p.namespace());
         let o = self
-            .api(&kind, p.namespace())
-            .patch(p.name(), &params, &Patch::Apply(object))
-            .await
-            .map_err(|e| self.err(e, &format!("applying {}", p.display())))?;
+            .bounded(&doing, api.patch(p.name(), &params, &Patch::Apply(object)))
+            .await?
+            .map_err(|e| self.err(e, &doing))?;
         self.note_write(p, &o);
         Ok(o)
     }
@@ -267,11 +305,13 @@ impl Cluster {
     /// A JSON merge patch.
     pub async fn merge(&self, p: &Planned, patch: &Value) -> Result<DynamicObject, KubeError> {
         let kind = self.kind_of(p).await?;
+        let doing = format!("updating {}", p.display());
+        let api = self.api(&kind, p.namespace());
+        let params = PatchParams::default();
         let o = self
-            .api(&kind, p.namespace())
-            .patch(p.name(), &PatchParams::default(), &Patch::Merge(patch))
-            .await
-            .map_err(|e| self.err(e, &format!("updating {}", p.display())))?;
+            .bounded(&doing, api.patch(p.name(), &params, &Patch::Merge(patch)))
+            .await?
+            .map_err(|e| self.err(e, &doing))?;
         self.note_write(p, &o);
         Ok(o)
     }
@@ -304,17 +344,15 @@ impl Cluster {
             }),
             ..DeleteParams::default()
         };
-        match self
-            .api(&kind, p.namespace())
-            .delete(p.name(), &params)
-            .await
-        {
+        let doing = format!("deleting {}", p.display());
+        let api = self.api(&kind, p.namespace());
+        match self.bounded(&doing, api.delete(p.name(), &params)).await? {
             Ok(answer) => {
                 self.note(p, Cluster::deleting(answer.left()));
                 Ok(true)
             }
             Err(kube::Error::Api(s)) if s.code == 404 => Ok(false),
-            Err(e) => Err(self.err(e, &format!("deleting {}", p.display()))),
+            Err(e) => Err(self.err(e, &doing)),
         }
     }
 
@@ -327,11 +365,13 @@ impl Cluster {
                 format!("{} is not a valid object: {e}", p.kind()),
             )
         })?;
+        let doing = format!("creating {}", p.display());
+        let api = self.api(&kind, p.namespace());
+        let params = PostParams::default();
         let created = self
-            .api(&kind, p.namespace())
-            .create(&PostParams::default(), &obj)
-            .await
-            .map_err(|e| self.err(e, &format!("creating {}", p.display())))?;
+            .bounded(&doing, api.create(&params, &obj))
+            .await?
+            .map_err(|e| self.err(e, &doing))?;
         Ok(serde_json::to_value(created).unwrap_or(Value::Null))
     }
 
@@ -344,23 +384,25 @@ impl Cluster {
     ) -> Result<Option<String>, KubeError> {
         let kind = self.kind_of(p).await?;
         let api = self.api(&kind, p.namespace());
-        let uid = match api.get_opt(p.name()).await {
+        let reading = format!("reading {}", p.display());
+        let uid = match self.bounded(&reading, api.get_opt(p.name())).await? {
             Ok(Some(o)) => o.metadata.uid.unwrap_or_default(),
             Ok(None) => return Ok(None),
-            Err(e) => return Err(self.err(e, &format!("reading {}", p.display()))),
+            Err(e) => return Err(self.err(e, &reading)),
         };
         let params = DeleteParams {
             propagation_policy: Some(PropagationPolicy::Foreground),
             grace_period_seconds: grace,
             ..DeleteParams::default()
         };
-        match api.delete(p.name(), &params).await {
+        let doing = format!("deleting {}", p.display());
+        match self.bounded(&doing, api.delete(p.name(), &params)).await? {
             Ok(answer) => {
                 self.note(p, Cluster::deleting(answer.left()));
                 Ok(Some(uid))
             }
             Err(kube::Error::Api(s)) if s.code == 404 => Ok(None),
-            Err(e) => Err(self.err(e, &format!("deleting {}", p.display()))),
+            Err(e) => Err(self.err(e, &doing)),
         }
     }
 
@@ -373,16 +415,18 @@ impl Cluster {
     ) -> Result<Option<String>, KubeError> {
         let kind = self.pod_kind().await?;
         let api = self.api(&kind, Some(namespace));
-        let uid = match api.get_opt(name).await {
+        let reading = format!("reading Pod {namespace}/{name}");
+        let uid = match self.bounded(&reading, api.get_opt(name)).await? {
             Ok(Some(o)) => o.metadata.uid.unwrap_or_default(),
             Ok(None) => return Ok(None),
-            Err(e) => return Err(self.err(e, &format!("reading Pod {namespace}/{name}"))),
+            Err(e) => return Err(self.err(e, &reading)),
         };
         let params = DeleteParams {
             grace_period_seconds: grace,
             ..DeleteParams::default()
         };
-        match api.delete(name, &params).await {
+        let doing = format!("deleting Pod {namespace}/{name}");
+        match self.bounded(&doing, api.delete(name, &params)).await? {
             Ok(answer) => {
                 let key = (
                     "v1".to_string(),
@@ -394,7 +438,7 @@ impl Cluster {
                 Ok(Some(uid))
             }
             Err(kube::Error::Api(s)) if s.code == 404 => Ok(None),
-            Err(e) => Err(self.err(e, &format!("deleting Pod {namespace}/{name}"))),
+            Err(e) => Err(self.err(e, &doing)),
         }
     }
 
@@ -422,15 +466,11 @@ impl Cluster {
         labels: &str,
     ) -> Result<Vec<DynamicObject>, KubeError> {
         let lp = ListParams::default().labels(labels);
-        self.api(kind, namespace)
-            .list(&lp)
-            .await
+        let doing = format!("listing {} with {labels}", kind.resource.plural);
+        let api = self.api(kind, namespace);
+        self.bounded(&doing, api.list(&lp))
+            .await?
             .map(|l| l.items)
-            .map_err(|e| {
-                self.err(
-                    e,
-                    &format!("listing {} with {labels}", kind.resource.plural),
-                )
-            })
+            .map_err(|e| self.err(e, &doing))
     }
 }

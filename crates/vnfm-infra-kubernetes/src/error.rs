@@ -71,6 +71,21 @@ pub enum KubeError {
         /// The connection error (no credentials in it).
         cause: String,
     },
+    /// The API server did not answer a request within the driver's request budget (a stalled
+    /// server, or a network path that swallows the connection).
+    #[error(
+        "the Kubernetes API server at {endpoint} (VIM connection `{vim}`) did not answer within {after:?} while {doing}: the server or the network to it is stalled; the request may still take effect, and retrying the operation converges"
+    )]
+    Unanswered {
+        /// API server URL.
+        endpoint: String,
+        /// The `vimConnectionInfo` key.
+        vim: String,
+        /// What the driver was doing (`applying ConfigMap ns/settings`).
+        doing: String,
+        /// The request budget that ran out.
+        after: Duration,
+    },
     /// The API server's TLS certificate is not trusted: retrying cannot help until the VIM
     /// names the CA that issued it.
     #[error(
@@ -253,7 +268,9 @@ impl From<KubeError> for DriverError {
             | KubeError::HelmSdkInput { .. }
             | KubeError::HelmSdkOutput { .. }
             | KubeError::Untrusted { .. } => DriverError::permanent(message),
-            KubeError::Unreachable { .. } => DriverError::transient(message),
+            KubeError::Unreachable { .. } | KubeError::Unanswered { .. } => {
+                DriverError::transient(message)
+            }
             KubeError::Api { code, .. } => {
                 if code == 429 || code == 409 || code >= 500 {
                     DriverError::transient(message)

@@ -29,7 +29,7 @@ use vnfm_driver_api::RunControl;
 use crate::KubeError;
 use crate::cluster::{Cluster, Kind, Written};
 use crate::plan::{INSTANCE_LABEL, Planned, label_value};
-use crate::watches::{Lease, version_number};
+use crate::watches::{Lease, compare_versions};
 
 /// The readiness of one object.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -438,20 +438,49 @@ async fn any_change(watched: &mut [Watched]) {
     let _ = futures::future::select_all(changes).await;
 }
 
-/// `o` as JSON, when it is the object this step waits for: it carries `label` as instance
-/// label and, when the step wrote it, is at least as new as that write (a shared cache may
-/// still hold the state before it).
-fn current(o: &DynamicObject, label: &str, written: Option<Written>) -> Option<Value> {
-    let labels = o.metadata.labels.as_ref()?;
+/// What a shared cache's copy of an object tells a step that waits for it.
+#[derive(Debug, PartialEq)]
+enum Cached {
+    /// The object this step waits for (as JSON): it carries the step's instance label and,
+    /// when the step wrote it, is at least as new as that write.
+    Current(Value),
+    /// Not the object this step waits for: another instance's, or older than the step's
+    /// write (a shared cache may still hold the state before it).
+    Stale,
+    /// The cache holds a version that cannot be ordered against the step's write (an API
+    /// server whose resourceVersions are not comparable integers): only a read can tell.
+    Unknown,
+}
+
+/// What the cached `o` is to a step that waits for it ([`Cached`]).
+fn cached(o: &DynamicObject, label: &str, written: Option<&Written>) -> Cached {
+    let Some(labels) = o.metadata.labels.as_ref() else {
+        return Cached::Stale;
+    };
     if labels.get(INSTANCE_LABEL).map(String::as_str) != Some(label) {
-        return None;
+        return Cached::Stale;
     }
-    if let Some(Written::At(Some(at))) = written
-        && version_number(o.metadata.resource_version.as_deref()).is_some_and(|v| v < at)
-    {
-        return None;
+    if let Some(Written::At(Some(at))) = written {
+        let seen = o.metadata.resource_version.as_deref().unwrap_or("");
+        match compare_versions(seen, at) {
+            Some(std::cmp::Ordering::Less) => return Cached::Stale,
+            Some(_) => {}
+            // Equality means something for any version: the cache holds the write itself.
+            None if seen == at => {}
+            None => return Cached::Unknown,
+        }
     }
-    Some(serde_json::to_value(o).unwrap_or(Value::Null))
+    Cached::Current(serde_json::to_value(o).unwrap_or(Value::Null))
+}
+
+/// `p` as the server holds it now, as JSON, when it is the object a step of instance `label`
+/// waits for: the fallback of [`Cached::Unknown`], at most once a second per object.
+async fn read_current(cluster: &Cluster, p: &Planned, label: &str) -> Option<Value> {
+    let o = cluster.get(p).await.ok()??;
+    match cached(&o, label, None) {
+        Cached::Current(v) => Some(v),
+        _ => None,
+    }
 }
 
 /// The label key of a Service's EndpointSlices.
@@ -546,6 +575,9 @@ pub async fn wait_ready(
     let deadline = tokio::time::Instant::now() + budget;
     let mut last_error: Option<String> = None;
     let mut check = tokio::time::interval(Duration::from_millis(250));
+    // Per target: the last read of the object and when, for caches that cannot tell.
+    let mut reads: Vec<(Option<tokio::time::Instant>, Option<Value>)> =
+        vec![(None, None); targets.len()];
     loop {
         for w in watched.iter_mut() {
             w.check(cluster, "watching objects for readiness", &mut last_error)?;
@@ -555,10 +587,22 @@ pub async fn wait_ready(
         let mut pending_workloads: Vec<(&Planned, Value)> = Vec::new();
         for (t, p) in targets.iter().enumerate() {
             let w = &watched[group_of_target[t]];
-            let live = w
+            let from_cache = w
                 .lease
                 .get(p.namespace(), p.name())
-                .and_then(|o| current(&o, &label, cluster.written(p)));
+                .map(|o| cached(&o, &label, cluster.written(p).as_ref()));
+            let live = match from_cache {
+                Some(Cached::Current(o)) => Some(o),
+                Some(Cached::Stale) | None => None,
+                Some(Cached::Unknown) => {
+                    let (at, last) = &mut reads[t];
+                    if at.is_none_or(|a| a.elapsed() >= Duration::from_secs(1)) {
+                        *at = Some(tokio::time::Instant::now());
+                        *last = read_current(cluster, p, &label).await;
+                    }
+                    last.clone()
+                }
+            };
             let state = match &live {
                 None => Readiness::Pending("not found (not created yet, or deleted)".into()),
                 Some(o) => {
@@ -621,6 +665,14 @@ pub async fn wait_ready(
                 if let Some(e) = &last_error {
                     details.push_str(&format!("; last watch error: {e}"));
                 }
+                for w in watched.iter().filter(|w| !w.lease.synced()) {
+                    details.push_str(&format!(
+                        "; the watch of {} objects never had its list answered by the Kubernetes API server at {} (VIM connection `{}`): the server or the network to it is stalled",
+                        w.kind.resource.kind,
+                        cluster.access().endpoint,
+                        cluster.access().vim
+                    ));
+                }
                 if control.is_cancelled() {
                     return Err(KubeError::Cancelled("waiting for readiness".into()));
                 }
@@ -657,7 +709,7 @@ fn gone_in_cache(w: &Watched, p: &Planned, uid: &str, written: Option<Written>) 
         Some(Written::Deleted) => Some(true),
         Some(Written::Deleting {
             version: Some(v), ..
-        }) if w.lease.watermark() >= v => Some(true),
+        }) if w.lease.passed(&v) == Some(true) => Some(true),
         _ => None,
     }
 }
@@ -822,6 +874,54 @@ async fn still_there(cluster: &Cluster, gone: &[(Planned, String)]) -> Vec<Strin
 mod tests {
     use super::*;
     use serde_json::json;
+
+    fn object(rv: &str, instance: &str) -> DynamicObject {
+        serde_json::from_value(json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "c", "namespace": "n", "resourceVersion": rv,
+                "labels": {INSTANCE_LABEL: instance}}}))
+        .expect("object")
+    }
+
+    #[test]
+    fn a_cached_object_is_trusted_only_once_it_has_caught_up_with_the_steps_write() {
+        let at = |v: &str| Written::At(Some(v.to_string()));
+        // Comparable versions (Kubernetes 1.35+): older is stale, same or newer current.
+        assert_eq!(
+            cached(&object("99", "i"), "i", Some(&at("100"))),
+            Cached::Stale
+        );
+        assert!(matches!(
+            cached(&object("100", "i"), "i", Some(&at("100"))),
+            Cached::Current(_)
+        ));
+        assert!(matches!(
+            cached(&object("1000", "i"), "i", Some(&at("100"))),
+            Cached::Current(_)
+        ));
+        // Opaque versions: equal is the write itself; anything else cannot be told from the
+        // cache (a read decides), never taken as current.
+        assert!(matches!(
+            cached(&object("b2", "i"), "i", Some(&at("b2"))),
+            Cached::Current(_)
+        ));
+        assert_eq!(
+            cached(&object("a1", "i"), "i", Some(&at("b2"))),
+            Cached::Unknown
+        );
+        assert_eq!(
+            cached(&object("0100", "i"), "i", Some(&at("99"))),
+            Cached::Unknown
+        );
+        // Another instance's object is never the one waited for; nothing written: current.
+        assert_eq!(
+            cached(&object("100", "j"), "i", Some(&at("1"))),
+            Cached::Stale
+        );
+        assert!(matches!(
+            cached(&object("x", "i"), "i", None),
+            Cached::Current(_)
+        ));
+    }
 
     #[test]
     fn deployment_readiness_needs_the_observed_generation_and_all_replicas() {

@@ -11,6 +11,8 @@
 //! A cache may lag behind the server. The waits in [`crate::ready`] therefore trust an object
 //! only at or after the resourceVersion of the step's own write of it, and an absence only
 //! once the watch has passed the resourceVersion of the step's delete (or a read confirms it).
+//! Versions are ordered as Kubernetes 1.35+ allows ([`compare_versions`]); where they cannot
+//! be (another API server's opaque versions), a read of the object decides instead.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -71,8 +73,9 @@ impl std::fmt::Debug for Watches {
 struct Status {
     /// The first initial list is done (the cache holds what the server had).
     synced: bool,
-    /// The highest resourceVersion the cache has taken in (numeric servers only).
-    watermark: u64,
+    /// The highest resourceVersion the cache has taken in (comparable versions only:
+    /// [`compare_versions`]).
+    watermark: Option<String>,
     /// The last error, and whether it ends the watch (401, 403, 404).
     error: Option<(String, bool)>,
     /// Leases held; when none, since when.
@@ -99,9 +102,36 @@ impl Drop for Shared {
     }
 }
 
-/// A resourceVersion as a number; `None` for servers whose versions are not numbers.
-pub fn version_number(rv: Option<&str>) -> Option<u64> {
-    rv.and_then(|v| v.parse().ok())
+/// How resourceVersion `a` compares with `b`, both of objects of one resource; `None` when
+/// either is not comparable.
+///
+/// The API conventions long called a resourceVersion opaque (equality only). Since Kubernetes
+/// 1.35 (KEP-5504, Comparable Resource Versions, GA) the versions an API server gives the
+/// objects of one resource are positive integers, of any length and without leading zeros,
+/// that grow with every write; clients may order them (client-go's
+/// `resourceversion.CompareResourceVersion`, which this follows: shorter is smaller, equal
+/// lengths compare digit by digit). The waits need an order — "has the cache caught up with
+/// this step's write?" — and only use it when both versions have that form: an older or
+/// aggregated API server with other versions gets `None`, and the waits then read the object
+/// from the server instead of trusting the cache ([`crate::ready`]).
+pub fn compare_versions(a: &str, b: &str) -> Option<std::cmp::Ordering> {
+    let comparable =
+        |v: &str| !v.is_empty() && !v.starts_with('0') && v.bytes().all(|c| c.is_ascii_digit());
+    if !comparable(a) || !comparable(b) {
+        return None;
+    }
+    Some(a.len().cmp(&b.len()).then_with(|| a.cmp(b)))
+}
+
+/// The later of two comparable resourceVersions (`seen` kept when `v` is not comparable).
+fn later(seen: Option<String>, v: Option<&str>) -> Option<String> {
+    match (seen, v) {
+        (None, Some(v)) if compare_versions(v, v).is_some() => Some(v.to_string()),
+        (Some(s), Some(v)) if compare_versions(v, &s) == Some(std::cmp::Ordering::Greater) => {
+            Some(v.to_string())
+        }
+        (seen, _) => seen,
+    }
 }
 
 /// `(message, fatal)` of a watcher error: 401, 403 and 404 end a watch, the rest are retried.
@@ -225,7 +255,7 @@ impl Watches {
         let task = tokio::spawn(async move {
             let mut stream = std::pin::pin!(stream);
             // The highest resourceVersion of a relist, taken in when it is swapped in.
-            let mut listing = 0u64;
+            let mut listing: Option<String> = None;
             let mut idle = tokio::time::interval(LINGER / 4);
             loop {
                 let item = tokio::select! {
@@ -249,18 +279,18 @@ impl Watches {
                             .get_or_insert_with(|| ("the watch ended".into(), true));
                     }
                     Some(Ok(ev)) => {
-                        let rv = |o: &DynamicObject| {
-                            version_number(o.metadata.resource_version.as_deref()).unwrap_or(0)
-                        };
+                        let rv = |o: &DynamicObject| o.metadata.resource_version.clone();
                         match &ev {
-                            watcher::Event::Init => listing = 0,
-                            watcher::Event::InitApply(o) => listing = listing.max(rv(o)),
+                            watcher::Event::Init => listing = None,
+                            watcher::Event::InitApply(o) => {
+                                listing = later(listing.take(), rv(o).as_deref());
+                            }
                             watcher::Event::InitDone => {
                                 st.synced = true;
-                                st.watermark = st.watermark.max(listing);
+                                st.watermark = later(st.watermark.take(), listing.as_deref());
                             }
                             watcher::Event::Apply(o) | watcher::Event::Delete(o) => {
-                                st.watermark = st.watermark.max(rv(o));
+                                st.watermark = later(st.watermark.take(), rv(o).as_deref());
                             }
                         }
                     }
@@ -330,9 +360,16 @@ impl Lease {
         lock(&self.shared.status).synced
     }
 
-    /// The highest resourceVersion the cache has taken in.
-    pub fn watermark(&self) -> u64 {
-        lock(&self.shared.status).watermark
+    /// The highest comparable resourceVersion the cache has taken in ([`compare_versions`]).
+    pub fn watermark(&self) -> Option<String> {
+        lock(&self.shared.status).watermark.clone()
+    }
+
+    /// Whether the cache has taken in the change at resourceVersion `version`: `None` when
+    /// the versions cannot be compared ([`compare_versions`]), so only a read can tell.
+    pub fn passed(&self, version: &str) -> Option<bool> {
+        let seen = self.watermark()?;
+        compare_versions(&seen, version).map(|o| o != std::cmp::Ordering::Less)
     }
 
     /// The last error of the watch and whether it ended it.
@@ -369,5 +406,54 @@ impl Lease {
                 return Err(("the watch ended".into(), true));
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::cmp::Ordering::{Equal, Greater, Less};
+
+    #[test]
+    fn resource_versions_compare_as_integers_of_any_length() {
+        assert_eq!(compare_versions("9", "10"), Some(Less));
+        assert_eq!(compare_versions("123", "123"), Some(Equal));
+        assert_eq!(compare_versions("124", "123"), Some(Greater));
+        // Longer than a u64: still ordered (the form does not limit the length).
+        assert_eq!(
+            compare_versions("100000000000000000000000", "99999999999999999999999"),
+            Some(Greater)
+        );
+    }
+
+    #[test]
+    fn other_resource_versions_are_not_ordered() {
+        // An opaque version (an aggregated API server's, an older server's), a leading zero,
+        // zero, a sign, empty: only equality would mean anything.
+        for (a, b) in [
+            ("abc", "123"),
+            ("123", "MTIz"),
+            ("0123", "124"),
+            ("0", "1"),
+            ("-5", "4"),
+            ("", "1"),
+            ("12a", "12"),
+        ] {
+            assert_eq!(compare_versions(a, b), None, "{a} vs {b}");
+        }
+    }
+
+    #[test]
+    fn the_watermark_only_takes_comparable_versions_and_only_grows() {
+        let w = later(None, Some("opaque"));
+        assert_eq!(w, None);
+        let w = later(w, Some("17"));
+        assert_eq!(w.as_deref(), Some("17"));
+        let w = later(w, Some("9"));
+        assert_eq!(w.as_deref(), Some("17"));
+        let w = later(w, Some("x1"));
+        assert_eq!(w.as_deref(), Some("17"));
+        let w = later(w, Some("170"));
+        assert_eq!(w.as_deref(), Some("170"));
     }
 }

@@ -4,8 +4,8 @@
 //! three deployment items in two stages by `deployment_order` (the web server's configuration
 //! first; its workload and the cache's Helm chart, rendered by the Helm SDK library of
 //! `VNFM_HELM_C_LIB`, once the configuration stage is ready), the chart's lifecycle
-//! parameters taken from the request, and terminate leaving nothing behind. Without
-//! `VNFM_HELM_C_LIB` the full run says SKIPPED (CI always sets it).
+//! parameters taken from the request, and terminate leaving nothing behind. The full run is
+//! built ignored without `VNFM_HELM_C_LIB` too.
 
 use crate::support;
 
@@ -18,7 +18,7 @@ use support::real::{Kube, assert_pods_ready, in_namespace};
 use support::*;
 use vnfm_descriptor::asd::DeploymentArtifactType;
 use vnfm_driver_api::{InfraStep, ResourceTarget};
-use vnfm_infra_kubernetes::{HelmLibrary, KubernetesDriver, asd_vnfd};
+use vnfm_infra_kubernetes::{KubernetesDriver, asd_vnfd};
 use vnfm_types::{LcmOperationType as Op, TerminationType};
 
 const INSTANCE: &str = "inst-asd-sample";
@@ -73,18 +73,6 @@ fn sample_params() -> Value {
     request["additionalParams"].clone()
 }
 
-fn helm(test: &str) -> Option<HelmLibrary> {
-    match std::env::var("VNFM_HELM_C_LIB") {
-        Ok(path) if !path.is_empty() => Some(HelmLibrary::load(&path).expect("libhelm_c loads")),
-        _ => {
-            println!(
-                "SKIPPED {test}: VNFM_HELM_C_LIB is not set; run `export VNFM_HELM_C_LIB=$(scripts/test-env/helm.sh)` (CI does)"
-            );
-            None
-        }
-    }
-}
-
 /// What the driver applied in namespace `ns` since `mark`.
 async fn applied(kube: &Kube, mark: usize, ns: &str) -> Vec<String> {
     objects(&kube.log_since(mark, ns, &[]).await, "apply")
@@ -134,11 +122,8 @@ fn the_sample_is_vnf_b_as_three_items_in_two_stages() {
     );
 }
 
+#[vnfm_test_env::needs(kubeconfig)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[cfg_attr(
-    not(vnfm_test_kube),
-    ignore = "needs a Kubernetes control plane: eval \"$(VNFM_KUBE_DIR=$(mktemp -d) scripts/test-env/kubernetes.sh start)\""
-)]
 async fn without_a_helm_renderer_the_chart_item_is_refused_before_anything_is_applied() {
     in_namespace("asd-nohelm", &[], |kube, ns| async move {
         let mark = Kube::audit_mark();
@@ -173,14 +158,10 @@ async fn without_a_helm_renderer_the_chart_item_is_refused_before_anything_is_ap
     .await;
 }
 
+#[vnfm_test_env::needs(kwok, helm)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[cfg_attr(
-    not(vnfm_test_kwok),
-    ignore = "needs the test environment's control plane: eval \"$(VNFM_KUBE_DIR=$(mktemp -d) scripts/test-env/kubernetes.sh start)\""
-)]
 async fn the_sample_deploys_in_two_stages_with_its_chart_and_terminates_clean() {
-    let test = "the_sample_deploys_in_two_stages_with_its_chart_and_terminates_clean";
-    let Some(helm) = helm(test) else { return };
+    let helm = helm_library();
     // The claim's volume (the cluster has no provisioner), named after the namespace.
     in_namespace(
         "asd",

@@ -132,24 +132,8 @@ async fn clean_up(vim: &ResolvedVim, id: &str) {
     }
 }
 
-#[test]
-fn ci_has_the_control_plane() {
-    if std::env::var("CI").as_deref() != Ok("true") {
-        return;
-    }
-    if !(cfg!(vnfm_test_kube) && cfg!(vnfm_test_kwok)) {
-        panic!(
-            "CI=true but the Kubernetes tests were built without KUBECONFIG and \
-             VNFM_TEST_KUBE_READY_DELAY_MS: scripts/test.sh must start scripts/test-env/kubernetes.sh"
-        );
-    }
-}
-
+#[vnfm_test_env::needs(kubeconfig)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[cfg_attr(
-    not(vnfm_test_kube),
-    ignore = "needs a Kubernetes control plane: eval \"$(VNFM_KUBE_DIR=$(mktemp -d) scripts/test-env/kubernetes.sh start)\""
-)]
 async fn a_real_cluster_runs_the_lifecycle() {
     let vim = Kube::get().vim;
     let id = format!("vnfm-cluster-test-{}", std::process::id());

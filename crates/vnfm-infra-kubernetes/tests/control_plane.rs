@@ -84,11 +84,8 @@ async fn instantiate(call: &mut Call, ns: &str, n: u32, extra: Value) {
     .expect("instantiate");
 }
 
+#[vnfm_test_env::needs(kwok)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[cfg_attr(
-    not(vnfm_test_kwok),
-    ignore = "needs the test environment's control plane: eval \"$(VNFM_KUBE_DIR=$(mktemp -d) scripts/test-env/kubernetes.sh start)\""
-)]
 async fn a_forceful_terminate_of_a_deployment_creates_no_pod_and_keeps_its_grace_period() {
     let kube = Kube::get();
     let ns = Kube::namespace("cp-terminate");
@@ -127,11 +124,8 @@ async fn a_forceful_terminate_of_a_deployment_creates_no_pod_and_keeps_its_grace
     .await;
 }
 
+#[vnfm_test_env::needs(kwok)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[cfg_attr(
-    not(vnfm_test_kwok),
-    ignore = "needs the test environment's control plane: eval \"$(VNFM_KUBE_DIR=$(mktemp -d) scripts/test-env/kubernetes.sh start)\""
-)]
 async fn a_deployment_scale_in_completes_once_the_removed_pods_are_gone() {
     let kube = Kube::get();
     let ns = Kube::namespace("cp-scale-in");
@@ -189,11 +183,8 @@ async fn a_deployment_scale_in_completes_once_the_removed_pods_are_gone() {
     .await;
 }
 
+#[vnfm_test_env::needs(kwok)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[cfg_attr(
-    not(vnfm_test_kwok),
-    ignore = "needs the test environment's control plane: eval \"$(VNFM_KUBE_DIR=$(mktemp -d) scripts/test-env/kubernetes.sh start)\""
-)]
 async fn a_readiness_timeout_of_a_deployment_names_its_pods_waiting_reason() {
     let kube = Kube::get();
     let ns = Kube::namespace("cp-pull");
@@ -240,11 +231,8 @@ metadata: {name: settings}
 data: {mode: fast}
 ";
 
+#[vnfm_test_env::needs(kubeconfig)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[cfg_attr(
-    not(vnfm_test_kube),
-    ignore = "needs a Kubernetes control plane: eval \"$(VNFM_KUBE_DIR=$(mktemp -d) scripts/test-env/kubernetes.sh start)\""
-)]
 async fn terminate_deletes_the_packages_namespace_and_the_instance_namespace_together() {
     let kube = Kube::get();
     let ns = Kube::namespace("cp-ns");
@@ -329,11 +317,87 @@ async fn terminate_deletes_the_packages_namespace_and_the_instance_namespace_tog
     .await;
 }
 
+#[vnfm_test_env::needs(kwok)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[cfg_attr(
-    not(vnfm_test_kube),
-    ignore = "needs a Kubernetes control plane: eval \"$(VNFM_KUBE_DIR=$(mktemp -d) scripts/test-env/kubernetes.sh start)\""
-)]
+async fn the_readiness_budget_does_not_bound_the_wait_for_a_namespace_to_go() {
+    // The instance's namespace `vnf-<id>` is held while a finalizer of the test keeps an
+    // object in it, longer than the instantiation's one-second readiness budget: the
+    // terminate waits for it on the deletion budget. `deletionTimeoutSeconds` bounds that
+    // wait, and a terminate that runs out of it fails naming the namespace.
+    support::real::in_namespace("vnf-del", &[], |kube, ns| async move {
+        let id = ns.strip_prefix("vnf-").expect("prefix").to_string();
+        let files = Arc::new(MemArtifacts::new().with(
+            "Files/cm.yaml",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings}\ndata: {mode: fast}\n",
+        ));
+        let mut call = Call::new(vnfd("web"), files, kube.vim.clone(), &id);
+        let d = driver();
+        call.run(
+            &d,
+            Op::Instantiate,
+            InfraStep::Instantiate { target: target(0) },
+            json!({"flavourId": "simple", "additionalParams": {
+                "lcm-kubernetes-def-files": ["Files/cm.yaml"], "readinessTimeoutSeconds": 1}}),
+        )
+        .await
+        .expect("instantiate");
+        kube.create(json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "held", "namespace": ns, "finalizers": ["vnfm.test/hold"]}}))
+            .await;
+        let terminate = InfraStep::Terminate {
+            termination_type: TerminationType::Forceful,
+            graceful_timeout_seconds: None,
+        };
+        let err = call
+            .run(
+                &d,
+                Op::Terminate,
+                terminate.clone(),
+                json!({"terminationType": "FORCEFUL",
+                    "additionalParams": {"deletionTimeoutSeconds": 2}}),
+            )
+            .await
+            .expect_err("the namespace is held beyond the deletion budget");
+        assert_eq!(err.kind(), "timeout", "{err}");
+        assert!(
+            err.to_string().contains(&format!("Namespace {ns}")),
+            "{err}"
+        );
+        // Released three seconds into the retried terminate: three times the readiness
+        // budget, well within the deletion budget.
+        let release = {
+            let kube = Kube::get();
+            let ns = ns.clone();
+            tokio::spawn(async move {
+                tokio::time::sleep(std::time::Duration::from_secs(3)).await;
+                let k = kube.cluster.core("ConfigMap").await.expect("discovery");
+                kube.cluster
+                    .api(&k, Some(&ns))
+                    .patch(
+                        "held",
+                        &kube::api::PatchParams::default(),
+                        &kube::api::Patch::Merge(json!({"metadata": {"finalizers": null}})),
+                    )
+                    .await
+                    .expect("releasing the finalizer");
+            })
+        };
+        call.run(
+            &d,
+            Op::Terminate,
+            terminate,
+            json!({"terminationType": "FORCEFUL"}),
+        )
+        .await
+        .expect("terminate waits for the namespace on its own budget");
+        release.await.expect("release");
+        assert!(kube.object("v1", "Namespace", None, &ns).await.is_none());
+    })
+    .await;
+}
+
+#[vnfm_test_env::needs(kubeconfig)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn writes_conditional_on_an_old_resource_version_are_refused_with_a_conflict() {
     // What the driver's shared objects rely on: the API server refuses a merge patch or a
     // delete whose resourceVersion precondition is not current (409, Status body).

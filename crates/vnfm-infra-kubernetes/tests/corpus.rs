@@ -1,8 +1,9 @@
 //! The Tacker corpus CNF packages through instantiate -> scale -> heal -> terminate, with the
 //! apply order and its exact reverse asserted from the server's request log: on the real
 //! control plane of `KUBECONFIG` (`scripts/test-env/kubernetes.sh`; built ignored without it,
-//! see `build.rs`; requests from its audit log), but for `v1-cnf-all-kinds`, still on the
-//! emulated API server (a real one refuses its bare Pod, see the emulator's FIDELITY.md).
+//! see `build.rs`; requests from its audit log). `v1-cnf-all-kinds` as Tacker ships it is
+//! refused by its own ResourceQuota there (its bare Pod): once as shipped, a failure rolled back
+//! cleanly, and once without the quota, through the whole lifecycle.
 
 use crate::support;
 
@@ -104,8 +105,9 @@ const V2_FILES: &[&str] = &[
     "Files/kubernetes/token-review.yaml",
 ];
 
-/// The cluster-scoped objects of `v2-cnf-instantiate-resources`, and the node its Binding names.
-const V2_CLUSTER_SCOPED: &[(&str, &str, &str)] = &[
+/// The cluster-scoped objects of `v2-cnf-instantiate-resources` and `v1-cnf-all-kinds` (the
+/// same names), and the node the first's Binding names.
+const CLUSTER_SCOPED: &[(&str, &str, &str)] = &[
     ("v1", "Namespace", "curry"),
     ("storage.k8s.io/v1", "StorageClass", "my-storage-class"),
     ("storage.k8s.io/v1", "StorageClass", "curry-sc-local"),
@@ -126,11 +128,8 @@ const V2_CLUSTER_SCOPED: &[(&str, &str, &str)] = &[
     ("v1", "Node", "k8-worker2"),
 ];
 
+#[vnfm_test_env::needs(kwok)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[cfg_attr(
-    not(vnfm_test_kwok),
-    ignore = "needs the test environment's control plane: eval \"$(VNFM_KUBE_DIR=$(mktemp -d) scripts/test-env/kubernetes.sh start)\""
-)]
 async fn v2_cnf_instantiate_resources_full_lifecycle() {
     // On the real control plane, in a namespace of its own; the package's cluster-scoped
     // names are fixed, so one such test at a time.
@@ -148,10 +147,10 @@ async fn v2_cnf_instantiate_resources_full_lifecycle() {
     )
     .await;
     let test_ns = ns.clone();
-    with_clean_up(&kube, &[&ns], V2_CLUSTER_SCOPED, async move {
+    with_clean_up(&kube, &[&ns], CLUSTER_SCOPED, async move {
         let kube = Kube::get();
         let ns = test_ns;
-        let names: Vec<&str> = V2_CLUSTER_SCOPED.iter().map(|(_, _, n)| *n).collect();
+        let names: Vec<&str> = CLUSTER_SCOPED.iter().map(|(_, _, n)| *n).collect();
         let mark = Kube::audit_mark();
         let dir = corpus_dir("v2-cnf-instantiate-resources");
         let vnfd = load_vnfd(&dir);
@@ -396,19 +395,10 @@ async fn v2_cnf_instantiate_resources_full_lifecycle() {
     .await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn v1_cnf_all_kinds_instantiate_scale_terminate() {
-    let emu = emulator().await;
+/// The files of `v1-cnf-all-kinds` as Tacker's own test instantiates them (all but the
+/// failure and VDU-map variants), sorted.
+fn v1_all_kinds_files() -> Vec<String> {
     let dir = corpus_dir("v1-cnf-all-kinds");
-    let vnfd = load_vnfd(&dir);
-    let mut call = Call::new(
-        vnfd,
-        Arc::new(DirArtifacts(dir.clone())),
-        vim(&emu),
-        "inst-v1",
-    );
-    call.flavour = "simple".into();
-    let d = driver();
     let mut files: Vec<String> = std::fs::read_dir(dir.join("Files/kubernetes"))
         .expect("files")
         .map(|e| {
@@ -420,107 +410,239 @@ async fn v1_cnf_all_kinds_instantiate_scale_terminate() {
         .filter(|f| !f.contains("_fail") && !f.contains("vdumap"))
         .collect();
     files.sort();
-    let counts = [("VDU1", 1), ("VDU2", 1)];
-    let out = call
-        .run(
-            &d,
-            Op::Instantiate,
-            InfraStep::Instantiate {
-                target: target("simple", &counts),
-            },
-            instantiate_req("simple", json!({"lcm-kubernetes-def-files": files})),
-        )
-        .await
-        .expect("instantiate");
-    let log = emu.log();
-    let applied = applies(&log);
-    assert_tier_order(&applied);
-    // The generated namespace is per instance.
-    assert_eq!(applied[0].object(), "Namespace/vnf-inst-v1");
-    // VDU1 is a DaemonSet (2 nodes) and a Pod; VDU2 a Deployment and a ReplicaSet.
-    let pods = pods_per_vdu(&out);
-    assert_eq!(pods.get("VDU1"), Some(&3));
-    // VDU2 is a Deployment, a ReplicaSet and a StatefulSet, each with the VDU's count.
-    assert_eq!(pods.get("VDU2"), Some(&3));
-    let out = call
-        .run(
-            &d,
-            Op::Scale,
-            InfraStep::Scale {
-                aspect_id: "vdu2_aspect".into(),
-                scale_type: ScaleType::ScaleOut,
-                steps: 1,
-                from: target("simple", &counts),
-                target: target("simple", &[("VDU1", 1), ("VDU2", 2)]),
-            },
-            json!({"type": "SCALE_OUT", "aspectId": "vdu2_aspect"}),
-        )
-        .await
-        .expect("scale");
-    assert_eq!(
-        pods_per_vdu(&out).get("VDU2"),
-        Some(&6),
-        "all three VDU2 workloads scale"
-    );
-    // Whole-VNF heal replaces every pod.
-    let before: Vec<String> = out
-        .resources
-        .vnfc_resource_info
-        .iter()
-        .map(|v| v.id.clone())
-        .collect();
-    let out = call
-        .run(
-            &d,
-            Op::Heal,
-            InfraStep::Heal {
-                scope: HealScope::WholeVnf,
-            },
-            json!({}),
-        )
-        .await
-        .expect("heal");
-    assert_eq!(pods_per_vdu(&out).get("VDU2"), Some(&6));
-    let replaced = out
-        .resources
-        .vnfc_resource_info
-        .iter()
-        // The bare pod and StatefulSet pods come back under their own names.
-        .filter(|v| {
-            v.id != "vdu1"
-                && !v
-                    .id
-                    .rsplit('-')
-                    .next()
-                    .is_some_and(|s| s.chars().all(|c| c.is_ascii_digit()))
-        })
-        .all(|v| !before.contains(&v.id));
-    assert!(replaced, "every controller-made pod is new");
-    emu.clear_log();
-    call.run(
-        &d,
-        Op::Terminate,
-        InfraStep::Terminate {
-            termination_type: TerminationType::Forceful,
-            graceful_timeout_seconds: None,
-        },
-        json!({"terminationType": "FORCEFUL"}),
-    )
-    .await
-    .expect("terminate");
-    assert_reverse_deletion(&applied, &emu.log());
-    assert!(
-        emu.labelled("vnfm.io/vnf-instance-id", "inst-v1")
-            .is_empty()
-    );
-    assert!(emu.object("v1", "Namespace", None, "vnf-inst-v1").is_none());
+    files
 }
 
+#[vnfm_test_env::needs(kwok)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[cfg_attr(
-    not(vnfm_test_kwok),
-    ignore = "needs the test environment's control plane: eval \"$(VNFM_KUBE_DIR=$(mktemp -d) scripts/test-env/kubernetes.sh start)\""
-)]
+async fn v1_cnf_all_kinds_as_shipped_is_refused_by_its_own_quota_and_rolls_back_cleanly() {
+    // Its LimitRange gives the bare Pod a CPU request, which puts it under the package's own
+    // ResourceQuota (scope NotBestEffort, with a memory limit): a real API server refuses the
+    // Pod (403, "must specify memory"). The step fails naming it; the rollback removes all.
+    let _names = corpus_names().await;
+    let kube = Kube::get();
+    let ns = Kube::namespace("vnf-allq");
+    let test_ns = ns.clone();
+    with_clean_up(&kube, &[&ns], CLUSTER_SCOPED, async move {
+        let kube = Kube::get();
+        let ns = test_ns;
+        let id = ns.strip_prefix("vnf-").expect("prefix").to_string();
+        let dir = corpus_dir("v1-cnf-all-kinds");
+        let mut call = Call::new(
+            load_vnfd(&dir),
+            Arc::new(DirArtifacts(dir)),
+            kube.vim.clone(),
+            &id,
+        );
+        call.flavour = "simple".into();
+        let d = driver();
+        let req = instantiate_req(
+            "simple",
+            json!({"lcm-kubernetes-def-files": v1_all_kinds_files()}),
+        );
+        let err = call
+            .run(
+                &d,
+                Op::Instantiate,
+                InfraStep::Instantiate {
+                    target: target("simple", &[("VDU1", 1), ("VDU2", 1)]),
+                },
+                req.clone(),
+            )
+            .await
+            .expect_err("the quota refuses the bare pod");
+        let text = err.to_string();
+        assert!(text.contains(&format!("Pod {ns}/vdu1")), "{text}");
+        assert!(text.contains("must specify memory"), "{text}");
+        assert!(
+            kube.object("v1", "ResourceQuota", Some(&ns), "curry-rq")
+                .await
+                .is_some(),
+            "the quota was applied before the pod"
+        );
+        assert!(kube.object("v1", "Pod", Some(&ns), "vdu1").await.is_none());
+        call.run(&d, Op::Instantiate, InfraStep::RollbackInstantiate, req)
+            .await
+            .expect("rollback");
+        let left = kube.labelled("vnfm.io/vnf-instance-id", &id).await;
+        assert!(left.is_empty(), "left behind: {left:?}");
+        assert!(kube.object("v1", "Namespace", None, &ns).await.is_none());
+        for (api_version, kind, name) in CLUSTER_SCOPED {
+            if *kind != "Node" {
+                assert!(
+                    kube.object(api_version, kind, None, name).await.is_none(),
+                    "{kind} {name} left behind"
+                );
+            }
+        }
+    })
+    .await;
+}
+
+#[vnfm_test_env::needs(kwok)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn v1_cnf_all_kinds_without_its_quota_instantiates_scales_heals_and_terminates() {
+    // The same package with the request leaving out its ResourceQuota (the files to deploy are
+    // the request's choice), so that every kind it has runs on the real control plane.
+    let _names = corpus_names().await;
+    let kube = Kube::get();
+    let ns = Kube::namespace("vnf-all");
+    let test_ns = ns.clone();
+    with_clean_up(&kube, &[&ns], CLUSTER_SCOPED, async move {
+        let kube = Kube::get();
+        let ns = test_ns;
+        let id = ns.strip_prefix("vnf-").expect("prefix").to_string();
+        let names: Vec<&str> = CLUSTER_SCOPED.iter().map(|(_, _, n)| *n).collect();
+        let nodes = kube.list("v1", "Node", None, "").await.len();
+        let mark = Kube::audit_mark();
+        let dir = corpus_dir("v1-cnf-all-kinds");
+        let mut call = Call::new(
+            load_vnfd(&dir),
+            Arc::new(DirArtifacts(dir)),
+            kube.vim.clone(),
+            &id,
+        );
+        call.flavour = "simple".into();
+        let d = driver();
+        let files: Vec<String> = v1_all_kinds_files()
+            .into_iter()
+            .filter(|f| !f.ends_with("resource-quota.yaml"))
+            .collect();
+        let counts = [("VDU1", 1), ("VDU2", 1)];
+        let out = call
+            .run(
+                &d,
+                Op::Instantiate,
+                InfraStep::Instantiate {
+                    target: target("simple", &counts),
+                },
+                instantiate_req("simple", json!({"lcm-kubernetes-def-files": files})),
+            )
+            .await
+            .expect("instantiate");
+        assert_pods_ready(&kube, &ns, "instantiate").await;
+        let log = kube.log_since(mark, &ns, &names).await;
+        let applied = applies(&log);
+        assert_tier_order(&applied);
+        // The generated namespace is per instance, and first.
+        assert_eq!(applied[0].object(), format!("Namespace/{ns}"));
+        // The Binding names a pod the package does not have: a warning, not a failure.
+        assert!(
+            call.state["warnings"]
+                .to_string()
+                .contains("curry-endpoint-test001"),
+            "{}",
+            call.state["warnings"]
+        );
+        // VDU1 is a DaemonSet (a pod per node) and a bare Pod; VDU2 a Deployment, a ReplicaSet
+        // and a StatefulSet, each with the VDU's count.
+        let pods = pods_per_vdu(&out);
+        assert_eq!(pods.get("VDU1"), Some(&(nodes + 1)), "{pods:?}");
+        assert_eq!(pods.get("VDU2"), Some(&3), "{pods:?}");
+        for (api_version, kind, name) in [
+            ("apps/v1", "Deployment", "vdu2"),
+            ("apps/v1", "ReplicaSet", "vdu2"),
+            ("apps/v1", "StatefulSet", "vdu2"),
+        ] {
+            let o = kube
+                .object(api_version, kind, Some(&ns), name)
+                .await
+                .unwrap_or_else(|| panic!("{kind} {name}"));
+            assert_eq!(o["spec"]["replicas"], 1, "{kind}");
+            assert_eq!(o["metadata"]["labels"]["vnfm.io/vnf-instance-id"], id);
+        }
+        let out = call
+            .run(
+                &d,
+                Op::Scale,
+                InfraStep::Scale {
+                    aspect_id: "vdu2_aspect".into(),
+                    scale_type: ScaleType::ScaleOut,
+                    steps: 1,
+                    from: target("simple", &counts),
+                    target: target("simple", &[("VDU1", 1), ("VDU2", 2)]),
+                },
+                json!({"type": "SCALE_OUT", "aspectId": "vdu2_aspect"}),
+            )
+            .await
+            .expect("scale");
+        assert_pods_ready(&kube, &ns, "scale").await;
+        assert_eq!(
+            pods_per_vdu(&out).get("VDU2"),
+            Some(&6),
+            "all three VDU2 workloads scale"
+        );
+        let ss = kube
+            .object("apps/v1", "StatefulSet", Some(&ns), "vdu2")
+            .await
+            .expect("statefulset");
+        assert_eq!(ss["status"]["readyReplicas"], 2);
+        // Whole-VNF heal replaces every pod of a VDU (the Job's is none).
+        let vnfcs: Vec<&str> = out
+            .resources
+            .vnfc_resource_info
+            .iter()
+            .map(|v| v.id.as_str())
+            .collect();
+        let before: Vec<(String, String)> = kube
+            .list("v1", "Pod", Some(&ns), "")
+            .await
+            .iter()
+            .filter(|p| {
+                p["metadata"]["name"]
+                    .as_str()
+                    .is_some_and(|n| vnfcs.contains(&n))
+            })
+            .map(|p| {
+                (
+                    p["metadata"]["name"].as_str().unwrap_or("").to_string(),
+                    p["metadata"]["uid"].as_str().unwrap_or("").to_string(),
+                )
+            })
+            .collect();
+        let out = call
+            .run(
+                &d,
+                Op::Heal,
+                InfraStep::Heal {
+                    scope: HealScope::WholeVnf,
+                },
+                json!({}),
+            )
+            .await
+            .expect("heal");
+        assert_pods_ready(&kube, &ns, "heal").await;
+        assert_eq!(pods_per_vdu(&out).get("VDU2"), Some(&6));
+        assert_eq!(before.len(), nodes + 1 + 6, "{before:?}");
+        let after = kube.list("v1", "Pod", Some(&ns), "").await;
+        for (name, uid) in &before {
+            assert!(
+                after.iter().all(|p| p["metadata"]["uid"] != *uid),
+                "pod {name} was not replaced"
+            );
+        }
+        let mark = Kube::audit_mark();
+        call.run(
+            &d,
+            Op::Terminate,
+            InfraStep::Terminate {
+                termination_type: TerminationType::Forceful,
+                graceful_timeout_seconds: None,
+            },
+            json!({"terminationType": "FORCEFUL"}),
+        )
+        .await
+        .expect("terminate");
+        assert_reverse_deletion(&applied, &kube.log_since(mark, &ns, &names).await);
+        let left = kube.labelled("vnfm.io/vnf-instance-id", &id).await;
+        assert!(left.is_empty(), "left behind: {left:?}");
+        assert!(kube.object("v1", "Namespace", None, &ns).await.is_none());
+    })
+    .await;
+}
+
+#[vnfm_test_env::needs(kwok)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn v1_cnf_scale_and_heal_packages() {
     // On the real control plane; each instance in its own namespace `vnf-<instance id>`.
     let kube = Kube::get();

@@ -94,11 +94,8 @@ fn params(ns: &str, extra: Value) -> Value {
     json!({"flavourId": "simple", "additionalParams": p})
 }
 
+#[vnfm_test_env::needs(kwok)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[cfg_attr(
-    not(vnfm_test_kwok),
-    ignore = "needs the test environment's control plane: eval \"$(VNFM_KUBE_DIR=$(mktemp -d) scripts/test-env/kubernetes.sh start)\""
-)]
 async fn placeholders_are_substituted_with_types_and_escapes() {
     in_namespace("fail-ok", &[], |kube, ns| async move {
         let mut call = Call::new(vnfd(), files(), kube.vim.clone(), &ns);
@@ -143,11 +140,8 @@ async fn placeholders_are_substituted_with_types_and_escapes() {
     .await;
 }
 
+#[vnfm_test_env::needs(kwok)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[cfg_attr(
-    not(vnfm_test_kwok),
-    ignore = "needs the test environment's control plane: eval \"$(VNFM_KUBE_DIR=$(mktemp -d) scripts/test-env/kubernetes.sh start)\""
-)]
 async fn an_unknown_placeholder_fails_before_anything_is_applied() {
     in_namespace("fail-ph", &[], |kube, ns| async move {
         let mut call = Call::new(vnfd(), files(), kube.vim.clone(), &ns);
@@ -171,11 +165,8 @@ async fn an_unknown_placeholder_fails_before_anything_is_applied() {
     .await;
 }
 
+#[vnfm_test_env::needs(kwok)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[cfg_attr(
-    not(vnfm_test_kwok),
-    ignore = "needs the test environment's control plane: eval \"$(VNFM_KUBE_DIR=$(mktemp -d) scripts/test-env/kubernetes.sh start)\""
-)]
 async fn a_foreign_object_with_the_same_name_is_not_taken_over() {
     in_namespace("fail-foreign", &[], |kube, ns| async move {
         kube.create(json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}}))
@@ -245,11 +236,8 @@ async fn an_unreachable_api_server_is_a_transient_failure() {
     assert!(!err.to_string().contains("secret-token-value"));
 }
 
+#[vnfm_test_env::needs(kwok)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[cfg_attr(
-    not(vnfm_test_kwok),
-    ignore = "needs the test environment's control plane: eval \"$(VNFM_KUBE_DIR=$(mktemp -d) scripts/test-env/kubernetes.sh start)\""
-)]
 async fn an_expired_token_is_refused_with_a_precise_error() {
     in_namespace("fail-401", &[], |kube, ns| async move {
         // A token the API server does not know (as when it expired or was revoked).
@@ -306,20 +294,17 @@ async fn basic_authentication_works_where_a_token_does_not() {
     .expect("basic auth");
 }
 
+#[vnfm_test_env::needs(kwok)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[cfg_attr(
-    not(vnfm_test_kwok),
-    ignore = "needs the test environment's control plane: eval \"$(VNFM_KUBE_DIR=$(mktemp -d) scripts/test-env/kubernetes.sh start)\""
-)]
 async fn a_workload_that_never_becomes_ready_times_out_and_rolls_back_cleanly() {
     // Without a namespace in the request the driver makes `vnf-<instance id>`.
     in_namespace("vnf-stuck", &[], |kube, ns| async move {
         let id = ns.strip_prefix("vnf-").expect("prefix").to_string();
         let mut call = Call::new(vnfd(), files(), kube.vim.clone(), &id);
-        // A budget the rollback's deletion of the namespace fits in (the namespace controller
-        // takes seconds to empty it).
+        // A short readiness budget: the rollback's wait for the namespace to go (the namespace
+        // controller takes seconds to empty it) has a budget of its own.
         let broken = json!({"IMAGE": Kube::failing_image(), "namespace": Value::Null,
-        "readinessTimeoutSeconds": 15});
+        "readinessTimeoutSeconds": 5});
         let err = call
             .run(
                 &driver(),
@@ -359,11 +344,8 @@ async fn a_workload_that_never_becomes_ready_times_out_and_rolls_back_cleanly() 
     .await;
 }
 
+#[vnfm_test_env::needs(kwok)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[cfg_attr(
-    not(vnfm_test_kwok),
-    ignore = "needs the test environment's control plane: eval \"$(VNFM_KUBE_DIR=$(mktemp -d) scripts/test-env/kubernetes.sh start)\""
-)]
 async fn a_scale_of_an_hpa_scaled_workload_is_refused() {
     in_namespace("fail-hpa", &[], |kube, ns| async move {
         let hpa = "apiVersion: autoscaling/v2
@@ -429,11 +411,8 @@ spec:
     .await;
 }
 
+#[vnfm_test_env::needs(kwok)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[cfg_attr(
-    not(vnfm_test_kwok),
-    ignore = "needs the test environment's control plane: eval \"$(VNFM_KUBE_DIR=$(mktemp -d) scripts/test-env/kubernetes.sh start)\""
-)]
 async fn cancellation_stops_the_wait() {
     in_namespace("fail-cancel", &[], |kube, ns| async move {
         let call = Call::new(vnfd(), files(), kube.vim.clone(), &ns);
@@ -485,11 +464,8 @@ async fn observed(
     out
 }
 
+#[vnfm_test_env::needs(kwok)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[cfg_attr(
-    not(vnfm_test_kwok),
-    ignore = "needs the test environment's control plane: eval \"$(VNFM_KUBE_DIR=$(mktemp -d) scripts/test-env/kubernetes.sh start)\""
-)]
 async fn a_crash_looping_pod_is_observed_on_its_vnfc_until_healed() {
     in_namespace("fail-watch", &[], |kube, ns| async move {
         let d = driver();
@@ -545,11 +521,8 @@ async fn a_crash_looping_pod_is_observed_on_its_vnfc_until_healed() {
 /// only): the driver's shared watches are refused cluster-wide (403) and narrow to the
 /// namespace; the wait, the infrastructure watch's look and the terminate work as with an
 /// administrator's token.
+#[vnfm_test_env::needs(kwok)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[cfg_attr(
-    not(vnfm_test_kwok),
-    ignore = "needs the test environment's control plane: eval \"$(VNFM_KUBE_DIR=$(mktemp -d) scripts/test-env/kubernetes.sh start)\""
-)]
 async fn a_token_of_one_namespace_waits_and_observes_through_watches_of_that_namespace() {
     let kube = Kube::get();
     let ns = std::env::var("VNFM_TEST_KUBE_NS").expect("VNFM_TEST_KUBE_NS");

@@ -1,7 +1,7 @@
 //! Faults of the API server that a real one cannot be made to produce on demand, injected by
 //! the emulator (`vnfm-kube-emulator`, its only use left besides basic authentication): a
-//! `500` or `503` in the middle of an apply, watches that end with `410 Gone`. Each test says
-//! what it needs from the emulator.
+//! `500` or `503` in the middle of an apply, watches that end with `410 Gone`, a request and a
+//! watch left without an answer. Each test says what it needs from the emulator.
 
 use crate::support;
 
@@ -196,4 +196,89 @@ async fn a_watch_that_ends_with_410_gone_lists_again_and_the_wait_goes_on() {
     let (_, out) = step_task.await.expect("task");
     let out = out.expect("instantiate after the 410");
     assert_eq!(pods_per_vdu(&out).get("VDU1"), Some(&2));
+}
+
+/// On the emulator: a real API server answers every request it gets, slow or not; one that
+/// never answers (its storage stalled, a middlebox swallowing the connection) cannot be
+/// brought about for one chosen request (`Emulator::hold_next`). The step fails within the
+/// driver's request budget, naming the request, the server and the VIM, as retryable; the
+/// same step again completes, with every object once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_left_unanswered_fails_the_step_within_the_request_budget_and_a_retry_completes()
+{
+    let emu = emulator().await;
+    emu.put_object(
+        json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "web-ns"}}),
+    )
+    .expect("namespace");
+    let mut c = call(&emu, "inst-held");
+    let d = driver().with_request_timeout(Duration::from_secs(2));
+    emu.hold_next("patch", "Deployment", 1);
+    let err = c
+        .run(&d, Op::Instantiate, step(), params())
+        .await
+        .expect_err("no answer");
+    assert!(err.is_retryable(), "{err}");
+    let text = err.to_string();
+    assert!(
+        text.contains("did not answer within 2s")
+            && text.contains("applying Deployment web-ns/web")
+            && text.contains(&emu.url())
+            && text.contains(&format!("VIM connection `{}`", c.vims[0].connection_id)),
+        "{text}"
+    );
+    // The server answers again: the same step completes, nothing lost or doubled.
+    let out = c
+        .run(&d, Op::Instantiate, step(), params())
+        .await
+        .expect("retry");
+    assert_eq!(pods_per_vdu(&out).get("VDU1"), Some(&2));
+    assert_eq!(answered(&emu, "apply", "Deployment", 200), 1);
+    emu.release_held();
+    assert_eq!(emu.objects("v1", "ConfigMap").len(), 1);
+    assert_eq!(emu.objects("apps/v1", "Deployment").len(), 1);
+    assert_eq!(
+        emu.objects("v1", "Pod")
+            .iter()
+            .filter(|p| p.pointer("/metadata/deletionTimestamp").is_none())
+            .count(),
+        2
+    );
+}
+
+/// On the emulator, for the reason above: the list a readiness watch starts with is left
+/// without an answer. The wait fails at its readiness budget saying that the watch never had
+/// its list answered, by which server and VIM, as retryable; once the server answers, the same
+/// step completes when the pods are Ready.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_watch_left_unanswered_fails_the_wait_naming_it_and_a_retry_completes() {
+    let emu = emulator().await;
+    emu.put_object(
+        json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "web-ns"}}),
+    )
+    .expect("namespace");
+    let mut c = call(&emu, "inst-held-watch");
+    let d = driver();
+    emu.hold_next("list", "Deployment", 1);
+    let mut short = params();
+    short["additionalParams"]["readinessTimeoutSeconds"] = json!(2);
+    let err = c
+        .run(&d, Op::Instantiate, step(), short)
+        .await
+        .expect_err("no answer to the watch's list");
+    assert!(err.is_retryable(), "{err}");
+    let text = err.to_string();
+    assert!(
+        text.contains("the watch of Deployment objects never had its list answered")
+            && text.contains(&emu.url())
+            && text.contains(&format!("VIM connection `{}`", c.vims[0].connection_id)),
+        "{text}"
+    );
+    emu.release_held();
+    let out = c
+        .run(&d, Op::Instantiate, step(), params())
+        .await
+        .expect("retry");
+    assert_eq!(pods_per_vdu(&out).get("VDU1"), Some(&2));
+    assert_eq!(emu.objects("apps/v1", "Deployment").len(), 1);
 }

@@ -8,7 +8,10 @@ use crate::support;
 use std::sync::Arc;
 
 use serde_json::{Value, json};
-use support::real::{Kube, assert_pods_ready, corpus_names, in_namespace, with_clean_up};
+use support::real::{
+    Kube, NAD_CRD_NAME, assert_pods_ready, corpus_names, in_namespace, shared_network_names,
+    with_clean_up,
+};
 use support::*;
 use vnfm_driver_api::memory::MemArtifacts;
 use vnfm_driver_api::{InfraStep, ResolvedVim, ResourceTarget};
@@ -30,11 +33,8 @@ fn terminate() -> InfraStep {
     }
 }
 
+#[vnfm_test_env::needs(kwok)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[cfg_attr(
-    not(vnfm_test_kwok),
-    ignore = "needs the test environment's control plane: eval \"$(VNFM_KUBE_DIR=$(mktemp -d) scripts/test-env/kubernetes.sh start)\""
-)]
 async fn a_package_change_rolls_pods_and_a_failed_one_rolls_back() {
     // The package's own Namespace `curry`: one test using Tacker's names at a time. Its
     // `error-image` never starts (the test environment's simulated pods wait in ImagePullBackOff).
@@ -251,23 +251,14 @@ fn asd_vim(kube: &Kube) -> ResolvedVim {
     ResolvedVim::new("vim1", serde_json::from_value(info).expect("vim"))
 }
 
+#[vnfm_test_env::needs(kwok, helm)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[cfg_attr(
-    not(vnfm_test_kwok),
-    ignore = "needs the test environment's control plane: eval \"$(VNFM_KUBE_DIR=$(mktemp -d) scripts/test-env/kubernetes.sh start)\""
-)]
 async fn asd_deployment_items_are_deployed_in_stages_after_the_placement_check() {
     // The driver makes the namespace `vnf-<instance id>`; the CRD is the package's own.
     let crd = ["apiextensions.k8s.io/v1/CustomResourceDefinition/widgets.example.com"];
     in_namespace("vnf-asd", &crd, |kube, ns| async move {
         let id = ns.strip_prefix("vnf-").expect("prefix").to_string();
         let mark = Kube::audit_mark();
-        let helm = std::env::var("VNFM_HELM_C_LIB")
-            .ok()
-            .filter(|p| !p.is_empty());
-        if helm.is_none() {
-            eprintln!("NOTE: VNFM_HELM_C_LIB is not set; the ASD's Helm chart item is left out");
-        }
         let chart = std::fs::read(
             corpus_dir("v2-helm-instantiate").join("Files/kubernetes/test-chart-0.1.0.tgz"),
         )
@@ -278,12 +269,7 @@ async fn asd_deployment_items_are_deployed_in_stages_after_the_placement_check()
                 .with("Artifacts/app.yaml", APP)
                 .with("Artifacts/test-chart-0.1.0.tgz", chart),
         );
-        let mut d = driver();
-        if let Some(p) = &helm {
-            d = d.with_helm(Arc::new(
-                vnfm_infra_kubernetes::HelmLibrary::load(p).expect("library"),
-            ));
-        }
+        let d = driver().with_helm(Arc::new(helm_library()));
         // A kernel newer than every node's (they report this machine's): refused before
         // anything is applied.
         let mut call = Call::new(
@@ -335,12 +321,7 @@ async fn asd_deployment_items_are_deployed_in_stages_after_the_placement_check()
             .expect_err("label");
         assert!(err.to_string().contains("site=edge"), "{err}");
 
-        let mut call = Call::new(
-            asd_vnfd(&asd("4.15", helm.is_some())),
-            files,
-            asd_vim(&kube),
-            &id,
-        );
+        let mut call = Call::new(asd_vnfd(&asd("4.15", true)), files, asd_vim(&kube), &id);
         let out = call
         .run(
             &d,
@@ -348,12 +329,8 @@ async fn asd_deployment_items_are_deployed_in_stages_after_the_placement_check()
             InfraStep::Instantiate {
                 target: counts(&[], "default"),
             },
-            // Lifecycle parameters belong to the Helm item, present only with a Helm engine.
-            if helm.is_some() {
-                json!({"flavourId": "default", "additionalParams": {".Values.replicaCountVdu1": 2}})
-            } else {
-                json!({"flavourId": "default"})
-            },
+            // Lifecycle parameters belong to the Helm item.
+            json!({"flavourId": "default", "additionalParams": {".Values.replicaCountVdu1": 2}}),
         )
         .await
         .expect("instantiate");
@@ -383,22 +360,20 @@ async fn asd_deployment_items_are_deployed_in_stages_after_the_placement_check()
             Some(&2),
             "workloads are reported under their deployment item: {pods:?}"
         );
-        if helm.is_some() {
-            let dep = kube
-                .object(
-                    "apps/v1",
-                    "Deployment",
-                    Some(&ns),
-                    &format!("vdu1-vnf{}", id.replace('-', "")),
-                )
-                .await
-                .expect("chart deployment");
-            assert_eq!(
-                dep["spec"]["replicas"], 2,
-                "the lifecycle parameter reached the chart"
-            );
-            assert_eq!(pods.get("chart"), Some(&3));
-        }
+        let dep = kube
+            .object(
+                "apps/v1",
+                "Deployment",
+                Some(&ns),
+                &format!("vdu1-vnf{}", id.replace('-', "")),
+            )
+            .await
+            .expect("chart deployment");
+        assert_eq!(
+            dep["spec"]["replicas"], 2,
+            "the lifecycle parameter reached the chart"
+        );
+        assert_eq!(pods.get("chart"), Some(&3));
         let warnings = call.state["warnings"].to_string();
         assert!(warnings.contains("gpu=true"), "{warnings}");
         call.run(
@@ -424,20 +399,6 @@ async fn asd_deployment_items_are_deployed_in_stages_after_the_placement_check()
     })
     .await;
 }
-
-const NAD_CRD: &str = "apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata: {name: network-attachment-definitions.k8s.cni.cncf.io}
-spec:
-  group: k8s.cni.cncf.io
-  scope: Namespaced
-  names: {kind: NetworkAttachmentDefinition, plural: network-attachment-definitions}
-  versions:
-  - name: v1
-    served: true
-    storage: true
-    schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}
-";
 
 const NAD_APP: &str = "apiVersion: k8s.cni.cncf.io/v1
 kind: NetworkAttachmentDefinition
@@ -468,14 +429,12 @@ spec:
   resources: {requests: {storage: 1Gi}}
 ";
 
+#[vnfm_test_env::needs(kwok)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[cfg_attr(
-    not(vnfm_test_kwok),
-    ignore = "needs the test environment's control plane: eval \"$(VNFM_KUBE_DIR=$(mktemp -d) scripts/test-env/kubernetes.sh start)\""
-)]
 async fn shared_networks_have_a_use_count_and_persistent_volumes_survive_terminate() {
     // Two instances in namespaces `vnf-<id>` of their own; the network's namespace, its CRD
     // and the claims' volumes (the cluster has no provisioner) are the test's.
+    let _names = shared_network_names().await;
     let kube = Kube::get();
     let base = Kube::namespace("net");
     let (id_a, id_b) = (format!("{base}-a"), format!("{base}-b"));
@@ -484,7 +443,7 @@ async fn shared_networks_have_a_use_count_and_persistent_volumes_survive_termina
     let mut cluster_scoped = vec![(
         "apiextensions.k8s.io/v1",
         "CustomResourceDefinition",
-        "network-attachment-definitions.k8s.cni.cncf.io",
+        NAD_CRD_NAME,
     )];
     cluster_scoped.extend(
         volumes
@@ -496,26 +455,12 @@ async fn shared_networks_have_a_use_count_and_persistent_volumes_survive_termina
     with_clean_up(&kube, &[&ns_a, &ns_b, "shared-net"], &cluster_scoped, async move {
     let (ns_a, ns_b) = (test_ns_a, test_ns_b);
             let kube = Kube::get();
-    kube.create(serde_saphyr::from_str::<Value>(NAD_CRD).expect("crd")).await;
-    kube.create(json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "shared-net"}}))
-        .await;
+    kube.create_shared_network_kind().await;
     for v in &test_volumes {
         kube.create(json!({"apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": v},
             "spec": {"capacity": {"storage": "1Gi"}, "accessModes": ["ReadWriteOnce"],
                 "hostPath": {"path": format!("/tmp/{v}")}}}))
         .await;
-    }
-    // The CRD of the networks is established by the cluster before use.
-    let until = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    while !kube
-        .object("apiextensions.k8s.io/v1", "CustomResourceDefinition", None,
-            "network-attachment-definitions.k8s.cni.cncf.io")
-        .await
-        .is_some_and(|c| c["status"]["conditions"].as_array().into_iter().flatten()
-            .any(|c| c["type"] == "Established" && c["status"] == "True"))
-    {
-        assert!(std::time::Instant::now() < until, "the CRD was never established");
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     }
     let files = Arc::new(MemArtifacts::new().with("Files/app.yaml", NAD_APP));
     let vnfd: vnfm_descriptor::Vnfd = serde_json::from_value(json!({

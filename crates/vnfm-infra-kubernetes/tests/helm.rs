@@ -12,29 +12,18 @@ use serde_json::json;
 use support::real::{assert_pods_ready, in_namespace};
 use support::*;
 use vnfm_driver_api::{InfraStep, ResourceTarget};
-use vnfm_infra_kubernetes::{ChartRequest, ChartSource, HelmBinary, HelmLibrary, HelmRenderer};
+use vnfm_infra_kubernetes::{ChartRequest, ChartSource, HelmBinary, HelmRenderer};
 use vnfm_types::{LcmOperationType as Op, ScaleType, TerminationType};
-
-fn library() -> Option<HelmLibrary> {
-    match std::env::var("VNFM_HELM_C_LIB") {
-        Ok(path) if !path.is_empty() => Some(HelmLibrary::load(&path).expect("libhelm_c loads")),
-        _ => {
-            eprintln!(
-                "SKIPPED: VNFM_HELM_C_LIB is not set; run `export VNFM_HELM_C_LIB=$(scripts/test-env/helm.sh)` (CI does)"
-            );
-            None
-        }
-    }
-}
 
 fn chart_bytes() -> Vec<u8> {
     std::fs::read(corpus_dir("v2-helm-instantiate").join("Files/kubernetes/test-chart-0.1.0.tgz"))
         .expect("chart")
 }
 
+#[vnfm_test_env::needs(helm)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_sdk_library_renders_the_corpus_chart_from_an_archive_and_a_directory() {
-    let Some(lib) = library() else { return };
+    let lib = helm_library();
     let (version, sdk) = lib.version();
     assert!(version.starts_with("0."), "{version}");
     assert!(sdk.starts_with('v'), "{sdk}");
@@ -91,13 +80,10 @@ async fn the_sdk_library_renders_the_corpus_chart_from_an_archive_and_a_director
     assert!(err.to_string().contains("junk.tgz"), "{err}");
 }
 
+#[vnfm_test_env::needs(kwok, helm)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[cfg_attr(
-    not(vnfm_test_kwok),
-    ignore = "needs the test environment's control plane: eval \"$(VNFM_KUBE_DIR=$(mktemp -d) scripts/test-env/kubernetes.sh start)\""
-)]
 async fn a_chart_is_applied_scaled_and_terminated_like_manifests() {
-    let Some(lib) = library() else { return };
+    let lib = helm_library();
     // On the real control plane, in a namespace of its own.
     in_namespace("helm", &[], |kube, ns| async move {
     let dir = corpus_dir("v2-helm-instantiate");
@@ -254,9 +240,10 @@ async fn the_helm_program_gets_an_argument_vector_and_its_output_is_split_by_sou
 /// VNF-B's chart as its package has it twice: packaged (`Files/helm/cache-0.1.0.tgz`) and as
 /// the directory it was packaged from (`Files/helm/cache/`, every file listed in the
 /// manifest). Both render the same objects; the directory's are named by its package path.
+#[vnfm_test_env::needs(helm)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_chart_directory_of_a_package_renders_like_its_archive() {
-    let Some(lib) = library() else { return };
+    let lib = helm_library();
     let dir = std::path::PathBuf::from(concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/../../vnfd-samples/vnf-b-cnf"

@@ -131,11 +131,8 @@ fn vnfcs(i: &VnfInstance, vdu: &str) -> Vec<(String, String)> {
         .collect()
 }
 
+#[vnfm_test_env::needs(kwok)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[cfg_attr(
-    not(vnfm_test_kwok),
-    ignore = "needs the test environment's control plane: eval \"$(VNFM_KUBE_DIR=$(mktemp -d) scripts/test-env/kubernetes.sh start)\""
-)]
 async fn the_lifecycle_runner_drives_a_cnf_through_its_life() {
     // The package's own Namespace, StorageClass and PersistentVolume have fixed names: one
     // test using them at a time.
@@ -251,11 +248,8 @@ async fn the_lifecycle_runner_drives_a_cnf_through_its_life() {
     .await;
 }
 
+#[vnfm_test_env::needs(kwok)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[cfg_attr(
-    not(vnfm_test_kwok),
-    ignore = "needs the test environment's control plane: eval \"$(VNFM_KUBE_DIR=$(mktemp -d) scripts/test-env/kubernetes.sh start)\""
-)]
 async fn a_failed_instantiation_is_failed_temp_and_rolls_back_without_leaks() {
     in_namespace("lcm-fail", &[], |kube, ns| async move {
     // The Deployment's pods never start.

@@ -1,14 +1,16 @@
 //! Package changes that name no manifests, shared networks used by concurrent instances,
-//! operate (stop and start) and change of flavour, against the emulated API server.
+//! operate (stop and start) and change of flavour, on the real control plane.
 
 use crate::support;
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
-use std::time::Instant;
 
 use serde_json::{Value, json};
-use support::real::{Kube, Recorder, assert_pods_ready, corpus_names, in_namespace};
+use support::real::{
+    Kube, NAD_CRD_NAME, Recorder, assert_pods_ready, corpus_names, in_namespace,
+    shared_network_names, with_clean_up,
+};
 use support::*;
 use vnfm_driver_api::memory::MemArtifacts;
 use vnfm_driver_api::{InfraStep, ResourceTarget};
@@ -110,11 +112,8 @@ async fn writes(kube: &Kube, mark: usize, ns: &str) -> Vec<String> {
         .collect()
 }
 
+#[vnfm_test_env::needs(kwok)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[cfg_attr(
-    not(vnfm_test_kwok),
-    ignore = "needs the test environment's control plane: eval \"$(VNFM_KUBE_DIR=$(mktemp -d) scripts/test-env/kubernetes.sh start)\""
-)]
 async fn a_package_change_without_def_files_renders_the_recorded_files_from_the_new_package() {
     in_namespace("chg", &[], |kube, ns| async move {
         let ns = ns.as_str();
@@ -300,16 +299,6 @@ async fn a_package_change_without_def_files_renders_the_recorded_files_from_the_
     .await;
 }
 
-const NAD_CRD: &str = "apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata: {name: network-attachment-definitions.k8s.cni.cncf.io}
-spec:
-  group: k8s.cni.cncf.io
-  scope: Namespaced
-  names: {kind: NetworkAttachmentDefinition, plural: network-attachment-definitions}
-  versions: [{name: v1, served: true, storage: true}]
-";
-
 const NAD_USER: &str = "apiVersion: k8s.cni.cncf.io/v1
 kind: NetworkAttachmentDefinition
 metadata: {name: net-a, namespace: shared-net}
@@ -336,16 +325,7 @@ fn users(nad: &Value) -> BTreeSet<String> {
         .unwrap_or_default()
 }
 
-/// One instance of the network user: when its instantiate returned and when its terminate
-/// started (the span in which the network must exist with its annotation).
-#[derive(Debug, Clone)]
-struct Use {
-    id: String,
-    from: Option<Instant>,
-    until: Option<Instant>,
-}
-
-async fn instantiate_user(d: Arc<KubernetesDriver>, mut call: Call, id: String) -> (Call, Use) {
+async fn instantiate_user(d: Arc<KubernetesDriver>, mut call: Call, id: String) -> (Call, String) {
     call.run(
         &d,
         Op::Instantiate,
@@ -356,131 +336,154 @@ async fn instantiate_user(d: Arc<KubernetesDriver>, mut call: Call, id: String) 
     )
     .await
     .unwrap_or_else(|e| panic!("instantiate {id}: {e}"));
-    let at = Instant::now();
-    (
-        call,
-        Use {
-            id,
-            from: Some(at),
-            until: None,
-        },
-    )
+    (call, id)
 }
 
-async fn terminate_user(d: Arc<KubernetesDriver>, mut call: Call, mut used: Use) -> Use {
-    used.until = Some(Instant::now());
+async fn terminate_user(d: Arc<KubernetesDriver>, mut call: Call, id: String) -> String {
     call.run(&d, Op::Terminate, terminate(), forceful())
         .await
-        .unwrap_or_else(|e| panic!("terminate {}: {e}", used.id));
-    used
+        .unwrap_or_else(|e| panic!("terminate {id}: {e}"));
+    id
 }
 
-/// On the emulator: the test checks every state the network went through against when each
-/// instance's step ended, which needs the instant the server published the state (the
-/// emulator records it; a watch on a real server only tells when the test received it).
+#[vnfm_test_env::needs(kwok)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_shared_network_exists_exactly_while_concurrent_instances_use_it() {
-    let emu = emulator().await;
-    for o in [
-        serde_saphyr::from_str::<Value>(NAD_CRD).expect("crd"),
-        json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "shared-net"}}),
-    ] {
-        emu.put_object(o).expect("seed");
-    }
-    let files = Arc::new(MemArtifacts::new().with("Files/net.yaml", NAD_USER));
-    let net_vnfd = vnfd("vnfd-net", &[]);
-    let d = Arc::new(driver());
-    let call = |id: &str| Call::new(net_vnfd.clone(), files.clone(), vim(&emu), id);
-    let nad = || {
-        emu.object(
+    // On the real control plane: what the API server stored, in the order it stored it, is
+    // what a watch on the network reports; each user's membership must be one unbroken run of
+    // those states, and the network deleted only by its last user.
+    let _names = shared_network_names().await;
+    let kube = Kube::get();
+    let base = Kube::namespace("net");
+    let rounds = 2;
+    let ids: Vec<String> = (0..rounds)
+        .flat_map(|r| (0..12).map(move |i| (r, i)))
+        .map(|(r, i)| format!("{base}-{r}-{i}"))
+        .collect();
+    let namespaces: Vec<String> = ids.iter().map(|id| format!("vnf-{id}")).collect();
+    let mut clean: Vec<&str> = namespaces.iter().map(String::as_str).collect();
+    clean.push("shared-net");
+    let crd = [(
+        "apiextensions.k8s.io/v1",
+        "CustomResourceDefinition",
+        NAD_CRD_NAME,
+    )];
+    with_clean_up(&kube, &clean, &crd, async move {
+        let kube = Arc::new(Kube::get());
+        kube.create_shared_network_kind().await;
+        let watch = Recorder::start(
+            &kube,
             NAD,
             "NetworkAttachmentDefinition",
             Some("shared-net"),
-            "net-a",
         )
-    };
-
-    // Races are a matter of timing: three rounds of joining and leaving.
-    let mut ended: Vec<Use> = Vec::new();
-    for round in 0..3 {
-        // Phase 1: eight instances register at once.
-        let mut running = Vec::new();
-        for i in 0..8 {
-            let id = format!("net-{round}-{i}");
-            running.push(tokio::spawn(instantiate_user(d.clone(), call(&id), id)));
-        }
-        let mut live: Vec<(Call, Use)> = Vec::new();
-        for t in running {
-            live.push(t.await.expect("task"));
-        }
-        let expected = |live: &[(Call, Use)]| -> BTreeSet<String> {
-            live.iter().map(|(_, u)| u.id.clone()).collect()
+        .await;
+        let files = Arc::new(MemArtifacts::new().with("Files/net.yaml", NAD_USER));
+        let net_vnfd = vnfd("vnfd-net", &[]);
+        let d = Arc::new(driver());
+        let call = |id: &str| Call::new(net_vnfd.clone(), files.clone(), kube.vim.clone(), id);
+        let nad = || async {
+            kube.object(
+                NAD,
+                "NetworkAttachmentDefinition",
+                Some("shared-net"),
+                "net-a",
+            )
+            .await
         };
-        assert_eq!(users(&nad().expect("created")), expected(&live));
-
-        // Phase 2: four leave while four others join.
-        let leaving: Vec<(Call, Use)> = live.drain(..4).collect();
-        let mut leave = Vec::new();
-        for (c, u) in leaving {
-            leave.push(tokio::spawn(terminate_user(d.clone(), c, u)));
-        }
-        let mut join = Vec::new();
-        for i in 8..12 {
-            let id = format!("net-{round}-{i}");
-            join.push(tokio::spawn(instantiate_user(d.clone(), call(&id), id)));
-        }
-        for t in leave {
-            ended.push(t.await.expect("task"));
-        }
-        for t in join {
-            live.push(t.await.expect("task"));
-        }
-        assert_eq!(users(&nad().expect("still used")), expected(&live));
-
-        // Phase 3: the last eight leave at once: the last one out deletes the network.
-        let mut leave = Vec::new();
-        for (c, u) in live.drain(..) {
-            leave.push(tokio::spawn(terminate_user(d.clone(), c, u)));
-        }
-        for t in leave {
-            ended.push(t.await.expect("task"));
-        }
-        assert!(nad().is_none(), "no user is left: {:?}", nad());
-    }
-
-    // In every state the network went through, each instance between the end of its
-    // instantiate and the start of its terminate was a recorded user, and the network was not
-    // deleted under it.
-    let events = emu.events(
-        NAD,
-        "NetworkAttachmentDefinition",
-        Some("shared-net"),
-        Some("net-a"),
-    );
-    assert!(!events.is_empty());
-    for e in &events {
-        let at = e.published.expect("published");
-        for u in &ended {
-            let (Some(from), Some(until)) = (u.from, u.until) else {
-                continue;
-            };
-            if from <= at && at < until {
-                assert!(
-                    e.event_type != "DELETED" && users(&e.object).contains(&u.id),
-                    "{} {} at resourceVersion {} while {} used it: users {:?}",
-                    e.event_type,
-                    "net-a",
-                    e.resource_version,
-                    u.id,
-                    users(&e.object)
-                );
+        // Races are a matter of timing: rounds of joining and leaving.
+        for round in 0..rounds {
+            // Phase 1: eight instances register at once.
+            let mut running = Vec::new();
+            for i in 0..8 {
+                let id = format!("{base}-{round}-{i}");
+                running.push(tokio::spawn(instantiate_user(d.clone(), call(&id), id)));
             }
+            let mut live: Vec<(Call, String)> = Vec::new();
+            for t in running {
+                live.push(t.await.expect("task"));
+            }
+            let expected = |live: &[(Call, String)]| -> BTreeSet<String> {
+                live.iter().map(|(_, id)| id.clone()).collect()
+            };
+            assert_eq!(users(&nad().await.expect("created")), expected(&live));
+
+            // Phase 2: four leave while four others join.
+            let mut leave = Vec::new();
+            for (c, id) in live.drain(..4) {
+                leave.push(tokio::spawn(terminate_user(d.clone(), c, id)));
+            }
+            let mut join = Vec::new();
+            for i in 8..12 {
+                let id = format!("{base}-{round}-{i}");
+                join.push(tokio::spawn(instantiate_user(d.clone(), call(&id), id)));
+            }
+            for t in leave {
+                t.await.expect("task");
+            }
+            for t in join {
+                live.push(t.await.expect("task"));
+            }
+            assert_eq!(users(&nad().await.expect("still used")), expected(&live));
+
+            // Phase 3: the last eight leave at once: the last one out deletes the network.
+            let mut leave = Vec::new();
+            for (c, id) in live.drain(..) {
+                leave.push(tokio::spawn(terminate_user(d.clone(), c, id)));
+            }
+            for t in leave {
+                t.await.expect("task");
+            }
+            assert!(nad().await.is_none(), "no user is left: {:?}", nad().await);
         }
-    }
-    assert_eq!(
-        events.last().map(|e| e.event_type.as_str()),
-        Some("DELETED")
-    );
+        watch
+            .wait_until("the last deletion", |e| {
+                e.iter().filter(|(what, _)| what == "DELETED").count() == rounds
+            })
+            .await;
+        let events = watch.events();
+        // One network per round (a new uid after each deletion), each ending deleted.
+        let networks = watch.uids();
+        assert_eq!(networks.len(), rounds, "{networks:?}");
+        for (uid, _) in &networks {
+            let last = events
+                .iter()
+                .rfind(|(_, o)| o["metadata"]["uid"] == uid.as_str())
+                .expect("an event");
+            assert_eq!(last.0, "DELETED", "network {uid} was not deleted last");
+            // Deleted by its last user: no other user was recorded any more.
+            assert!(
+                users(&last.1).len() <= 1,
+                "deleted with users {:?}",
+                users(&last.1)
+            );
+        }
+        // Each user was recorded, in one unbroken run of states: never dropped while it used
+        // the network (nor the network deleted under it) and registered again.
+        for id in &ids {
+            let with: Vec<usize> = events
+                .iter()
+                .enumerate()
+                .filter(|(_, (_, o))| users(o).contains(id))
+                .map(|(i, _)| i)
+                .collect();
+            assert!(!with.is_empty(), "{id} was never recorded as a user");
+            let (first, last) = (with[0], with[with.len() - 1]);
+            assert_eq!(
+                with.len(),
+                last - first + 1,
+                "{id}'s use was interrupted: states {with:?} of {}",
+                events.len()
+            );
+            assert!(
+                events[first..last]
+                    .iter()
+                    .all(|(what, _)| what != "DELETED"),
+                "the network was deleted while {id} used it"
+            );
+        }
+    })
+    .await;
 }
 
 /// Pods whose containers take their whole grace period (a minute) to exit: simulated pods
@@ -540,11 +543,8 @@ async fn instance_pods(kube: &Kube, id: &str) -> Vec<String> {
         .collect()
 }
 
+#[vnfm_test_env::needs(kwok)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[cfg_attr(
-    not(vnfm_test_kwok),
-    ignore = "needs the test environment's control plane: eval \"$(VNFM_KUBE_DIR=$(mktemp -d) scripts/test-env/kubernetes.sh start)\""
-)]
 async fn stop_scales_workloads_to_zero_with_the_grace_period_and_start_restores_them() {
     // On the real control plane. Containers take a minute to exit on their own: only the
     // request's grace period (one second) lets the stop finish within the driver's 20 s
@@ -739,11 +739,8 @@ async fn stop_scales_workloads_to_zero_with_the_grace_period_and_start_restores_
     .await;
 }
 
+#[vnfm_test_env::needs(kwok)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[cfg_attr(
-    not(vnfm_test_kwok),
-    ignore = "needs the test environment's control plane: eval \"$(VNFM_KUBE_DIR=$(mktemp -d) scripts/test-env/kubernetes.sh start)\""
-)]
 async fn a_vnf_with_a_daemonset_is_not_stopped_and_nothing_changes() {
     // A DaemonSet has a pod per node: no node may come or go meanwhile (the corpus test adds
     // one), so it takes the lock of those tests.
@@ -806,11 +803,8 @@ async fn a_vnf_with_a_daemonset_is_not_stopped_and_nothing_changes() {
     .await;
 }
 
+#[vnfm_test_env::needs(kwok)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[cfg_attr(
-    not(vnfm_test_kwok),
-    ignore = "needs the test environment's control plane: eval \"$(VNFM_KUBE_DIR=$(mktemp -d) scripts/test-env/kubernetes.sh start)\""
-)]
 async fn change_flavour_rolls_to_the_new_flavours_manifests_and_keeps_the_namespace() {
     // The driver makes the namespace `vnf-<instance id>`.
     in_namespace("vnf-df", &[], |kube, ns| async move {

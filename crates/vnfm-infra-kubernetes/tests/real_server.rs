@@ -90,11 +90,8 @@ fn recorded(call: &Call) -> Vec<(String, String)> {
         .collect()
 }
 
+#[vnfm_test_env::needs(kwok)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[cfg_attr(
-    not(vnfm_test_kwok),
-    ignore = "needs the test environment's control plane: eval \"$(VNFM_KUBE_DIR=$(mktemp -d) scripts/test-env/kubernetes.sh start)\""
-)]
 async fn a_scale_completes_only_when_the_deployment_has_its_replicas_ready() {
     in_namespace("rs-ready", &[], |kube, ns| async move {
         // Pods take a while to become ready: a scale that does not wait records pods not Ready.
@@ -264,11 +261,8 @@ const DB_VOLUMES: &[&str] = &[
     "storage.k8s.io/v1/StorageClass/manual-$NS",
 ];
 
+#[vnfm_test_env::needs(kwok)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[cfg_attr(
-    not(vnfm_test_kwok),
-    ignore = "needs the test environment's control plane: eval \"$(VNFM_KUBE_DIR=$(mktemp -d) scripts/test-env/kubernetes.sh start)\""
-)]
 async fn terminate_deletes_the_statefulsets_claims_before_the_volume_they_hold() {
     in_namespace("rs-db", DB_VOLUMES, |kube, ns| async move {
     let mut call = db_instance(&kube, &ns, "[]").await;
@@ -291,11 +285,8 @@ async fn terminate_deletes_the_statefulsets_claims_before_the_volume_they_hold()
     .await;
 }
 
+#[vnfm_test_env::needs(kwok)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[cfg_attr(
-    not(vnfm_test_kwok),
-    ignore = "needs the test environment's control plane: eval \"$(VNFM_KUBE_DIR=$(mktemp -d) scripts/test-env/kubernetes.sh start)\""
-)]
 async fn an_object_held_by_a_finalizer_is_named_in_the_terminate_error() {
     in_namespace("rs-held", DB_VOLUMES, |kube, ns| async move {
     let mut call = db_instance(&kube, &ns, "[example.com/backup]").await;
@@ -321,11 +312,8 @@ async fn an_object_held_by_a_finalizer_is_named_in_the_terminate_error() {
     .await;
 }
 
+#[vnfm_test_env::needs(kwok)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[cfg_attr(
-    not(vnfm_test_kwok),
-    ignore = "needs the test environment's control plane: eval \"$(VNFM_KUBE_DIR=$(mktemp -d) scripts/test-env/kubernetes.sh start)\""
-)]
 async fn a_cancel_ends_a_wait_for_a_held_object() {
     in_namespace("rs-cancel", DB_VOLUMES, |kube, ns| async move {
         let call = db_instance(&kube, &ns, "[example.com/backup]").await;
@@ -417,11 +405,8 @@ async fn bound_instance(
     .map(|_| call)
 }
 
+#[vnfm_test_env::needs(kwok)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[cfg_attr(
-    not(vnfm_test_kwok),
-    ignore = "needs the test environment's control plane: eval \"$(VNFM_KUBE_DIR=$(mktemp -d) scripts/test-env/kubernetes.sh start)\""
-)]
 async fn a_binding_places_its_pod_and_an_access_review_asks_about_the_instance_namespace() {
     in_namespace("rs-bound", &[], |kube, ns| async move {
         // The real API server answers the Binding of a bound pod 409 (the same node: done)
@@ -436,11 +421,8 @@ async fn a_binding_places_its_pod_and_an_access_review_asks_about_the_instance_n
     .await;
 }
 
+#[vnfm_test_env::needs(kwok)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[cfg_attr(
-    not(vnfm_test_kwok),
-    ignore = "needs the test environment's control plane: eval \"$(VNFM_KUBE_DIR=$(mktemp -d) scripts/test-env/kubernetes.sh start)\""
-)]
 async fn a_binding_to_another_node_than_the_pods_fails_naming_both() {
     in_namespace("rs-bound-other", &[], |kube, ns| async move {
         let err = bound_instance(&kube, &ns, Some("kwok-node-0"))
@@ -489,11 +471,8 @@ fn change_types(out: &vnfm_driver_api::InfraOutcome) -> Vec<(String, String)> {
         .collect()
 }
 
+#[vnfm_test_env::needs(kwok)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[cfg_attr(
-    not(vnfm_test_kwok),
-    ignore = "needs the test environment's control plane: eval \"$(VNFM_KUBE_DIR=$(mktemp -d) scripts/test-env/kubernetes.sh start)\""
-)]
 async fn a_healed_pod_that_comes_back_with_its_name_is_recorded_as_replaced() {
     in_namespace("rs-heal", &[], |kube, ns| async move {
         let files = Arc::new(MemArtifacts::new().with("Files/set.yaml", SET));
@@ -551,11 +530,8 @@ async fn a_healed_pod_that_comes_back_with_its_name_is_recorded_as_replaced() {
     .await;
 }
 
+#[vnfm_test_env::needs(kwok)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[cfg_attr(
-    not(vnfm_test_kwok),
-    ignore = "needs the test environment's control plane: eval \"$(VNFM_KUBE_DIR=$(mktemp -d) scripts/test-env/kubernetes.sh start)\""
-)]
 async fn a_started_vnf_records_its_pods_running() {
     in_namespace("rs-start", &[], |kube, ns| async move {
         let files = Arc::new(MemArtifacts::new().with("Files/web.yaml", WEB));
@@ -603,11 +579,8 @@ async fn a_started_vnf_records_its_pods_running() {
     .await;
 }
 
+#[vnfm_test_env::needs(kwok)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[cfg_attr(
-    not(vnfm_test_kwok),
-    ignore = "needs the test environment's control plane: eval \"$(VNFM_KUBE_DIR=$(mktemp -d) scripts/test-env/kubernetes.sh start)\""
-)]
 async fn a_heals_changes_are_its_own_not_pods_an_earlier_step_did_not_record() {
     in_namespace("rs-stale", &[], |kube, ns| async move {
         let files = Arc::new(MemArtifacts::new().with("Files/web.yaml", WEB));

@@ -92,11 +92,8 @@ fn owner(object: &Value) -> &str {
         .unwrap_or("")
 }
 
+#[vnfm_test_env::needs(kwok)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[cfg_attr(
-    not(vnfm_test_kwok),
-    ignore = "needs the test environment's control plane: eval \"$(VNFM_KUBE_DIR=$(mktemp -d) scripts/test-env/kubernetes.sh start)\""
-)]
 async fn with_tackers_rule_cnfs_land_in_the_manifests_namespace_and_a_second_instance_collides() {
     in_namespace("tk-ns", &[], |kube, ns| async move {
         let vim_ns = format!("{ns}-vim");
@@ -202,11 +199,8 @@ async fn with_tackers_rule_cnfs_land_in_the_manifests_namespace_and_a_second_ins
     .await;
 }
 
+#[vnfm_test_env::needs(kwok)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[cfg_attr(
-    not(vnfm_test_kwok),
-    ignore = "needs the test environment's control plane: eval \"$(VNFM_KUBE_DIR=$(mktemp -d) scripts/test-env/kubernetes.sh start)\""
-)]
 async fn without_tackers_rule_the_vims_namespace_wins_over_the_manifests() {
     in_namespace("tk-vimns", &[], |kube, ns| async move {
         let manifests_ns = format!("{ns}-manifest");

@@ -14,11 +14,8 @@ use vnfm_driver_api::memory::MemArtifacts;
 use vnfm_driver_api::{InfraStep, ResolvedVim, ResourceTarget};
 use vnfm_types::LcmOperationType as Op;
 
+#[vnfm_test_env::needs(kubeconfig)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[cfg_attr(
-    not(vnfm_test_kube),
-    ignore = "needs a Kubernetes control plane: eval \"$(VNFM_KUBE_DIR=$(mktemp -d) scripts/test-env/kubernetes.sh start)\""
-)]
 async fn a_server_certificate_without_its_ca_fails_the_step_as_permanent_naming_the_remedy() {
     let kube = Kube::get();
     let mut info = kube.vim_info.clone();

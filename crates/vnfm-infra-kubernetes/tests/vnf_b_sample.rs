@@ -2,7 +2,7 @@
 //! directory) through the real lifecycle runner (`vnfm_lcm::Lcm` on SQLite, VIM registry with
 //! a keyring) and this driver on the real control plane of `KUBECONFIG`
 //! (`scripts/test-env/kubernetes.sh`; built ignored without it, see `build.rs`), with the Helm SDK library
-//! (`VNFM_HELM_C_LIB`; the test says SKIPPED without it). The sample's own instantiate request
+//! (`VNFM_HELM_C_LIB`; built ignored without it too). The sample's own instantiate request
 //! names the cluster by `vimId`, deploys the web server's manifests and the cache's chart
 //! together, and its `instantiate_end` runs the cnf-check plugin (in process, through the
 //! SDK's harness) against the same cluster; scale and terminate follow.
@@ -36,18 +36,6 @@ fn sample() -> PathBuf {
         env!("CARGO_MANIFEST_DIR"),
         "/../../vnfd-samples/vnf-b-cnf"
     ))
-}
-
-fn helm(test: &str) -> Option<HelmLibrary> {
-    match std::env::var("VNFM_HELM_C_LIB") {
-        Ok(path) if !path.is_empty() => Some(HelmLibrary::load(&path).expect("libhelm_c loads")),
-        _ => {
-            println!(
-                "SKIPPED {test}: VNFM_HELM_C_LIB is not set; run `export VNFM_HELM_C_LIB=$(scripts/test-env/helm.sh)` (CI does)"
-            );
-            None
-        }
-    }
 }
 
 /// The cnf-check plugin, run in process as the plugin host would run the library: the hook
@@ -208,14 +196,10 @@ fn vdu_count(i: &vnfm_types::VnfInstance, vdu: &str) -> usize {
 /// The namespace the sample's request names (its manifests' placeholders say it too).
 const NS: &str = "web-cnf";
 
+#[vnfm_test_env::needs(kwok, helm)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[cfg_attr(
-    not(vnfm_test_kwok),
-    ignore = "needs the test environment's control plane: eval \"$(VNFM_KUBE_DIR=$(mktemp -d) scripts/test-env/kubernetes.sh start)\""
-)]
 async fn the_vnf_b_sample_deploys_manifests_and_chart_together_checks_and_terminates_clean() {
-    let test = "the_vnf_b_sample_deploys_manifests_and_chart_together_checks_and_terminates_clean";
-    let Some(helm) = helm(test) else { return };
+    let helm = helm_library();
     let kube = Kube::get();
     // The web server's claim needs a volume (the cluster has no provisioner).
     let volume = ("v1", "PersistentVolume", "web-cnf-data");

@@ -26,7 +26,8 @@
 //! `FIDELITY.md`. Tests make objects never become ready
 //! ([`Emulator::never_ready`], [`Emulator::fail_image`]), inject the faults a real server
 //! cannot be made to produce on demand ([`Emulator::fail_next`]: a `500` or `503` in the
-//! middle of an apply; [`Emulator::expire_watches`]: watches that end with `410 Gone`) and
+//! middle of an apply; [`Emulator::expire_watches`]: watches that end with `410 Gone`;
+//! [`Emulator::hold_next`]: requests and watches that get no answer) and
 //! read the request log ([`Emulator::log`]) to assert ordering.
 //!
 //! ```no_run
@@ -226,6 +227,8 @@ pub(crate) struct Hooks {
     pub crash_looping: BTreeSet<String>,
     /// Requests answered with an error instead of being served.
     pub faults: Vec<Fault>,
+    /// Requests held without an answer until [`Emulator::release_held`]: `(verb, kind, times)`.
+    pub holds: Vec<(String, String, u32)>,
 }
 
 /// A fault injected with [`Emulator::fail_next`]: the next `times` requests with `verb` on
@@ -248,6 +251,8 @@ pub(crate) struct Shared {
     stop: watch::Sender<bool>,
     /// Bumped by [`Emulator::expire_watches`]: every open watch answers `410 Gone` and ends.
     expire: watch::Sender<u64>,
+    /// Bumped by [`Emulator::release_held`]: held requests are served.
+    release: watch::Sender<u64>,
     config: EmulatorConfig,
 }
 
@@ -302,6 +307,31 @@ impl Shared {
             .find(|f| f.times > 0 && f.verb == verb && f.kind == kind)?;
         f.times -= 1;
         Some(f.code)
+    }
+
+    /// Whether a request with `verb` on `kind` is to be held ([`Emulator::hold_next`]),
+    /// used up by it.
+    pub(crate) fn take_hold(&self, verb: &str, kind: &str) -> bool {
+        let mut hooks = lock(&self.hooks);
+        let Some(h) = hooks
+            .holds
+            .iter_mut()
+            .find(|(v, k, times)| *times > 0 && v == verb && k == kind)
+        else {
+            return false;
+        };
+        h.2 -= 1;
+        true
+    }
+
+    /// Waits until [`Emulator::release_held`] is called or the server stops.
+    pub(crate) async fn held(&self) {
+        let mut release = self.release.subscribe();
+        let mut stop = self.stop.subscribe();
+        tokio::select! {
+            _ = release.changed() => {}
+            _ = stop.changed() => {}
+        }
     }
 
     pub(crate) fn push_log(&self, e: LogEntry) {
@@ -398,6 +428,7 @@ impl Emulator {
         let (tx, _) = broadcast::channel(65_536);
         let (stop, _) = watch::channel(false);
         let (expire, _) = watch::channel(0);
+        let (release, _) = watch::channel(0);
         let shared = Arc::new(Shared {
             store: Mutex::new(Store::new()),
             tx,
@@ -411,6 +442,7 @@ impl Emulator {
             log: Mutex::new(Vec::new()),
             stop,
             expire,
+            release,
             config,
         });
         controller::register_nodes(&shared);
@@ -491,6 +523,25 @@ impl Emulator {
             code,
             times,
         });
+    }
+
+    /// Holds the next `times` requests with `verb` (as for [`Emulator::fail_next`]; `watch`
+    /// for a watch, `list` for the list a watch starts with) on objects of `kind` without
+    /// answering (no status line, not a byte) until [`Emulator::release_held`]: a server whose
+    /// storage stalls, or a connection a middlebox black-holes, which no test can make a real
+    /// API server do for one chosen request. The connection stays open while the client
+    /// waits; a client that gives up closes it, and the request is dropped with it (it takes
+    /// no effect). Once released, a held request whose client still waits is served as usual.
+    pub fn hold_next(&self, verb: &str, kind: &str, times: u32) {
+        lock(&self.shared.hooks)
+            .holds
+            .push((verb.to_string(), kind.to_string(), times));
+    }
+
+    /// Serves the requests [`Emulator::hold_next`] holds, and holds no more.
+    pub fn release_held(&self) {
+        lock(&self.shared.hooks).holds.clear();
+        self.shared.release.send_modify(|n| *n += 1);
     }
 
     /// Ends every open watch with an `ERROR` event `410 Gone` (`Expired`), as a real server

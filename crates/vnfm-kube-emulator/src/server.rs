@@ -330,6 +330,9 @@ async fn dispatch(
         (Method::DELETE, _) => "delete",
         _ => "",
     };
+    if shared.take_hold(verb, &rt.kind) {
+        shared.held().await;
+    }
     if let Some(code) = shared.take_fault(verb, &rt.kind) {
         entry.verb = verb.into();
         let reason = match code {

@@ -92,10 +92,37 @@ pub const SERVICES: &[Service] = &[
             "VNFM_TEST_KUBE_CA_FILE",
             "VNFM_TEST_KUBE_TOKEN_FILE",
         ],
-        start: "export VNFM_KUBE_DIR=$(mktemp -d); eval \"$(scripts/test-env/kubernetes.sh start)\"",
+        start: KUBE_START,
+        in_ci: true,
+    },
+    Service {
+        name: "kubeconfig",
+        what: "a Kubernetes cluster (the current context of KUBECONFIG)",
+        vars: &["KUBECONFIG"],
+        start: KUBE_START,
+        in_ci: true,
+    },
+    Service {
+        name: "kwok",
+        what: "the test environment's Kubernetes control plane with KWOK's simulated pods",
+        vars: &[
+            "KUBECONFIG",
+            "VNFM_TEST_KUBE_READY_DELAY_MS",
+            "VNFM_TEST_KUBE_FAILING_IMAGE",
+            "VNFM_TEST_KUBE_AUDIT_LOG",
+            "VNFM_TEST_KUBE_NS",
+            "VNFM_TEST_KUBE_NS_TOKEN_FILE",
+        ],
+        start: KUBE_START,
         in_ci: true,
     },
 ];
+
+/// How the test environment's Kubernetes control plane is started (kube-apiserver,
+/// controller-manager and scheduler with KWOK's nodes): the services `kubernetes`,
+/// `kubeconfig` and `kwok` name it alike, so one reason names them together.
+const KUBE_START: &str =
+    "export VNFM_KUBE_DIR=$(mktemp -d); eval \"$(scripts/test-env/kubernetes.sh start)\"";
 
 /// The service called `name`.
 pub fn service(name: &str) -> Option<&'static Service> {

@@ -129,6 +129,7 @@ pub struct KubernetesDriver {
     helm: Option<Arc<dyn HelmRenderer>>,
     ready_timeout: Duration,
     delete_timeout: Duration,
+    request_timeout: Duration,
     not_ready_grace: Duration,
     /// The client and shared watches of each cluster, by [`ClusterAccess::identity`].
     clusters: Mutex<HashMap<String, Arc<Watches>>>,
@@ -140,6 +141,7 @@ impl std::fmt::Debug for KubernetesDriver {
             .field("helm", &self.helm.as_ref().map(|h| h.name().to_string()))
             .field("ready_timeout", &self.ready_timeout)
             .field("delete_timeout", &self.delete_timeout)
+            .field("request_timeout", &self.request_timeout)
             .field("not_ready_grace", &self.not_ready_grace)
             .finish()
     }
@@ -153,12 +155,14 @@ impl Default for KubernetesDriver {
 
 impl KubernetesDriver {
     /// A driver that renders charts with `helm` from `PATH` when there is one, and waits up
-    /// to 10 minutes for readiness (bounded by each step's own deadline).
+    /// to 10 minutes for readiness and 10 minutes for deleted objects to be gone (each
+    /// bounded by the step's own deadline).
     pub fn new() -> Self {
         KubernetesDriver {
             helm: HelmBinary::from_path().map(|h| Arc::new(h) as Arc<dyn HelmRenderer>),
             ready_timeout: Duration::from_secs(600),
             delete_timeout: Duration::from_secs(600),
+            request_timeout: crate::cluster::REQUEST_TIMEOUT,
             not_ready_grace: Duration::from_secs(60),
             clusters: Mutex::new(HashMap::new()),
         }
@@ -191,15 +195,30 @@ impl KubernetesDriver {
         self
     }
 
-    /// Waits at most `timeout` for deleted objects to be gone.
+    /// Fails a step when the API server leaves one of its requests unanswered for `timeout`
+    /// (default 60 s), naming the request and the VIM, instead of holding the step until
+    /// its deadline. The step can be retried: every write is idempotent.
+    pub fn with_request_timeout(mut self, timeout: Duration) -> Self {
+        self.request_timeout = timeout;
+        self
+    }
+
+    /// Waits at most `timeout` for deleted objects to be gone (default 10 minutes; a request
+    /// may ask for less with `additionalParams.deletionTimeoutSeconds`). Independent of the
+    /// readiness budget: a namespace takes seconds to be emptied and removed, however quickly
+    /// its pods became ready.
     pub fn with_delete_timeout(mut self, timeout: Duration) -> Self {
         self.delete_timeout = timeout;
         self
     }
 }
 
-/// The `additionalParams` key of a shorter budget for every wait of an operation.
+/// The `additionalParams` key of a shorter budget for the readiness waits of an operation.
 const READINESS_TIMEOUT: &str = "readinessTimeoutSeconds";
+
+/// The `additionalParams` key of a shorter budget for the waits for deleted objects to be
+/// gone (default: the driver's, [`KubernetesDriver::with_delete_timeout`]).
+const DELETION_TIMEOUT: &str = "deletionTimeoutSeconds";
 
 fn check(control: &RunControl, what: &str) -> Result<(), KubeError> {
     control.check(what).map_err(|e| match e {
@@ -227,7 +246,7 @@ impl KubernetesDriver {
                 w
             }
         };
-        Ok(Cluster::with_watches(access, watches))
+        Ok(Cluster::with_watches(access, watches).with_request_timeout(self.request_timeout))
     }
 
     /// The list/watch streams the driver holds open now, on every cluster.
@@ -247,13 +266,14 @@ impl KubernetesDriver {
             ))
         })?;
         let access = ClusterAccess::from_vim(vim)?;
-        // `readinessTimeoutSeconds` of the request (else the one recorded at instantiation)
-        // bounds the waits for deleted objects too.
+        // `deletionTimeoutSeconds` of the request (else the one recorded at instantiation)
+        // bounds the waits for deleted objects; the readiness budget does not (a namespace
+        // takes seconds to go, however fast its pods become ready).
         let asked = params_of(req)
-            .get(READINESS_TIMEOUT)
+            .get(DELETION_TIMEOUT)
             .or_else(|| {
                 req.driver_state
-                    .pointer(&format!("/params/{READINESS_TIMEOUT}"))
+                    .pointer(&format!("/params/{DELETION_TIMEOUT}"))
             })
             .and_then(Value::as_u64)
             .map(Duration::from_secs);
@@ -376,6 +396,10 @@ impl KubernetesDriver {
         match namespace_rule(ctx.vim)? {
             NamespaceRule::Vim => Ok(vim_namespace(ctx.cluster.access(), &ctx.instance_id)),
             NamespaceRule::Tacker => {
+                // A render of its own: the namespace is read from the rendered manifests, but
+                // it is also an input of rendering (the `$NAMESPACE` placeholder, a chart's
+                // `.Release.Namespace`, subjects and references that name it), so the objects
+                // are rendered again with the namespace chosen here.
                 let release = release_for(params, &ctx.instance_id);
                 let mut input = ctx.render_input(params.clone(), "", &release, BTreeMap::new());
                 input.manifest_namespaces = true;

@@ -257,3 +257,9 @@ pub fn pods_per_vdu(out: &InfraOutcome) -> std::collections::BTreeMap<String, us
     }
     m
 }
+
+/// The Helm SDK library of `VNFM_HELM_C_LIB` (a test that calls this needs `helm`).
+pub fn helm_library() -> vnfm_infra_kubernetes::HelmLibrary {
+    vnfm_infra_kubernetes::HelmLibrary::load(vnfm_test_env::var("VNFM_HELM_C_LIB"))
+        .expect("libhelm_c loads")
+}

@@ -1,9 +1,10 @@
 //! The real control plane the tests run against: the cluster of `KUBECONFIG`'s current context
 //! (`scripts/test-env/kubernetes.sh start` prints one: kube-apiserver, controller-manager and
-//! scheduler with KWOK's simulated nodes). `build.rs` compiles the tests that need it as
-//! ignored when `KUBECONFIG` is not set, and those that need KWOK's simulated pod behaviours
-//! (a readiness delay, pods that never become Ready, crash-loop or fail to pull their image)
-//! as ignored when `VNFM_TEST_KUBE_READY_DELAY_MS` is not set.
+//! scheduler with KWOK's simulated nodes). A test that needs it says
+//! `#[vnfm_test_env::needs(kubeconfig)]`, and one that needs KWOK's simulated pod behaviours
+//! (a readiness delay, pods that never become Ready, crash-loop or fail to pull their image,
+//! the audit log, the namespace-scoped token) `needs(kwok)`: built ignored with the reason
+//! when they are not there.
 
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
@@ -14,9 +15,6 @@ use serde_json::{Value, json};
 use vnfm_driver_api::ResolvedVim;
 use vnfm_infra_kubernetes::access::ClusterAccess;
 use vnfm_infra_kubernetes::cluster::Cluster;
-
-/// Why a test that needs the control plane is ignored.
-pub const NEEDS_KUBE: &str = "needs a Kubernetes control plane";
 
 /// The control plane of `KUBECONFIG`, with the test environment's simulated pod behaviours.
 pub struct Kube {
@@ -538,6 +536,82 @@ impl Kube {
 pub async fn corpus_names() -> tokio::sync::MutexGuard<'static, ()> {
     static NAMES: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
     NAMES.lock().await
+}
+
+/// The CRD of NetworkAttachmentDefinitions (Multus's kind), with a schema that keeps every
+/// field as a real server requires.
+pub const NAD_CRD: &str = "apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: network-attachment-definitions.k8s.cni.cncf.io}
+spec:
+  group: k8s.cni.cncf.io
+  scope: Namespaced
+  names: {kind: NetworkAttachmentDefinition, plural: network-attachment-definitions}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}
+";
+
+/// The name of [`NAD_CRD`], a cluster-scoped object to clean up.
+pub const NAD_CRD_NAME: &str = "network-attachment-definitions.k8s.cni.cncf.io";
+
+/// Held by a test while it uses [`NAD_CRD`] and the namespace `shared-net` of the shared
+/// networks: one such test at a time.
+pub async fn shared_network_names() -> tokio::sync::MutexGuard<'static, ()> {
+    static NAMES: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+    NAMES.lock().await
+}
+
+impl Kube {
+    /// Creates [`NAD_CRD`] and the namespace `shared-net` (once a previous one is gone), and waits (a minute at most) until
+    /// the cluster has established the CRD.
+    pub async fn create_shared_network_kind(&self) {
+        self.create(serde_saphyr::from_str::<Value>(NAD_CRD).expect("crd"))
+            .await;
+        // The previous test's `shared-net` may still be being emptied by the namespace
+        // controller ([`Kube::clean_up`] does not wait for namespaces).
+        let until = tokio::time::Instant::now() + Duration::from_secs(60);
+        while self
+            .object("v1", "Namespace", None, "shared-net")
+            .await
+            .is_some()
+        {
+            assert!(
+                tokio::time::Instant::now() < until,
+                "namespace shared-net is still there a minute after it was deleted"
+            );
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        self.create(
+            json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "shared-net"}}),
+        )
+        .await;
+        let until = tokio::time::Instant::now() + Duration::from_secs(60);
+        while !self
+            .object(
+                "apiextensions.k8s.io/v1",
+                "CustomResourceDefinition",
+                None,
+                NAD_CRD_NAME,
+            )
+            .await
+            .is_some_and(|c| {
+                c["status"]["conditions"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .any(|c| c["type"] == "Established" && c["status"] == "True")
+            })
+        {
+            assert!(
+                tokio::time::Instant::now() < until,
+                "the CRD was never established"
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
 }
 
 /// Every change a watch saw, in order: `("ADDED" | "MODIFIED" | "DELETED", object)`. A watch
