@@ -8,7 +8,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use axum::http::{Method, StatusCode};
+use axum::http::Method;
 use serde_json::{Value, json};
 use vnfm_driver_api::memory::MemoryInfraDriver;
 use vnfm_keystone::testing::TestKeystone;
