@@ -323,6 +323,11 @@ macro_rules! task {
         ) -> ApiResult<Response> {
             let id = VnfInstanceId::new(id);
             let preview = crate::preview::requested(&uri)?;
+            let body = if stringify!($variant) == "Instantiate" {
+                crate::vim_nulls::without_null_connections(body)
+            } else {
+                body
+            };
             let req: $req = json_body(&headers, &body, $schema)?;
             crate::test_vim::check_request(&state, &body)?;
             if preview {

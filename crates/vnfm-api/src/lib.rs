@@ -52,8 +52,10 @@ pub mod state;
 mod subscriptions;
 mod tacker_vims;
 mod test_vim;
+mod test_vim_kind;
 mod util;
 pub mod version;
+mod vim_nulls;
 mod vims;
 
 use std::sync::Arc;
@@ -69,6 +71,7 @@ pub use limits::{AuthBackoff, ServerLimits};
 pub use server::{ServeOptions, serve};
 pub use state::{AppState, StateOptions};
 pub use test_vim::test_vim_driver;
+pub use test_vim_kind::test_vim_kind;
 
 /// The whole API.
 pub fn router(state: Arc<AppState>) -> Router {

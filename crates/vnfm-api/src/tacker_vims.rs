@@ -21,6 +21,13 @@
 //! | `extra` | the members of `extra` |
 //! | `description`, `placement_attr`, `tenant_id`, `created_at`, `updated_at` | `extra.tacker` |
 //!
+//! A VIM belongs to the project of the caller that registered it, as on Tacker: a caller
+//! limited to one project (see [`crate::scope`]) lists, reads, changes and deletes only its
+//! project's VIMs (another project's VIM answers `404`, as a missing one), and `is_default`
+//! marks the default VIM of that project. `tenant_id` (or `project_id`) in a registration names
+//! the project; a caller that does not see every project may name only its own (`403`, as
+//! Tacker's policy). VIM names are unique per project.
+//!
 //! Secrets are never returned: `password` and `bearer_token` read `"***"`, as in Tacker.
 //! Errors are ProblemDetails with a `TackerError` member (`type`, `message`, `detail`), which
 //! python-tackerclient prints as the message.
@@ -40,6 +47,7 @@ use vnfm_lcm::vim::{DEFAULT_FLAG, REDACTED, VimUpdate, VimView};
 use vnfm_types::{KeyValuePairs, VimConnectionInfo, VimId};
 
 use crate::error::{ApiError, PROBLEM_JSON};
+use crate::scope::Tenancy;
 use crate::state::AppState;
 use crate::util::{json_body, json_response, require_accept};
 
@@ -685,9 +693,14 @@ fn tacker_view(v: &VimView) -> Map<String, Value> {
     out.insert("status".into(), Value::String("ACTIVE".into()));
     out.insert("placement_attr".into(), placement);
     out.insert("extra".into(), Value::Object(extra));
-    if let Some(t) = meta.get("tenant_id") {
+    if let Some(t) = v
+        .project
+        .as_ref()
+        .map(|p| Value::String(p.clone()))
+        .or_else(|| meta.get("tenant_id").cloned())
+    {
         out.insert("tenant_id".into(), t.clone());
-        out.insert("project_id".into(), t.clone());
+        out.insert("project_id".into(), t);
     }
     for key in ["created_at", "updated_at"] {
         out.insert(key.into(), meta.get(key).cloned().unwrap_or(Value::Null));
@@ -707,11 +720,12 @@ fn one(status: StatusCode, view: &VimView) -> Response {
     json_response(status, &json!({"vim": tacker_view(view)}))
 }
 
-/// Refuses a name another VIM has (Tacker's names are unique per project; the client finds
-/// VIMs by name).
+/// Refuses a name another VIM of `project` has (Tacker's names are unique per project; the
+/// client finds VIMs by name).
 async fn unique_name(
     state: &AppState,
     name: &str,
+    project: Option<&str>,
     except: Option<&VimId>,
 ) -> Result<(), TackerFault> {
     let taken = state
@@ -719,7 +733,7 @@ async fn unique_name(
         .list()
         .await?
         .into_iter()
-        .find(|v| v.name == name && Some(&v.id) != except);
+        .find(|v| v.name == name && v.project.as_deref() == project && Some(&v.id) != except);
     match taken {
         Some(v) => Err(ApiError::Conflict(format!(
             "a VIM named `{}` exists already (id {}); choose another name",
@@ -731,7 +745,12 @@ async fn unique_name(
     }
 }
 
-async fn create(State(state): State<Arc<AppState>>, headers: HeaderMap, body: Bytes) -> Reply {
+async fn create(
+    State(state): State<Arc<AppState>>,
+    tenancy: Tenancy,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Reply {
     require_accept(&headers, &["application/json"])?;
     let Envelope { vim } = json_body(&headers, &body, None)?;
     vim.refuse_read_only(false)?;
@@ -739,13 +758,37 @@ async fn create(State(state): State<Arc<AppState>>, headers: HeaderMap, body: By
     if name.trim().is_empty() {
         return Err(ApiError::invalid("/vim/name", "/vim/name: missing or empty").into());
     }
+    let project = owner(&tenancy, vim.tenant_id.as_ref().or(vim.project_id.as_ref()))?;
     let info = connection(&vim)?;
-    unique_name(&state, &name, None).await?;
-    let view = state.vims.create(&name, &info, None).await?;
+    unique_name(&state, &name, project.as_deref(), None).await?;
+    let view = state
+        .vims
+        .create_in(&name, &info, project.as_deref())
+        .await?;
     Ok(one(StatusCode::CREATED, &view))
 }
 
-async fn list(State(state): State<Arc<AppState>>, headers: HeaderMap, uri: OriginalUri) -> Reply {
+/// The project a registration puts the VIM in: the one its `tenant_id` names, which only a
+/// caller that sees every project may choose freely (Tacker's policy), else the caller's.
+fn owner(tenancy: &Tenancy, named: Option<&String>) -> Result<Option<String>, TackerFault> {
+    match named {
+        None => Ok(tenancy.project.clone()),
+        Some(p) if tenancy.scope.admits(Some(p)) => Ok(Some(p.clone())),
+        Some(_) => Err(ApiError::Forbidden(
+            "/vim/tenant_id: a VIM can be registered only in the caller's own project; \
+             registering one in another project needs a token with an admin role"
+                .into(),
+        )
+        .into()),
+    }
+}
+
+async fn list(
+    State(state): State<Arc<AppState>>,
+    tenancy: Tenancy,
+    headers: HeaderMap,
+    uri: OriginalUri,
+) -> Reply {
     require_accept(&headers, &["application/json"])?;
     let mut fields: Vec<String> = Vec::new();
     let mut filters: Vec<(String, String)> = Vec::new();
@@ -757,7 +800,7 @@ async fn list(State(state): State<Arc<AppState>>, headers: HeaderMap, uri: Origi
         }
     }
     let mut out = Vec::new();
-    for view in state.vims.list().await? {
+    for view in state.vims.list_in(&tenancy.scope).await? {
         let vim = tacker_view(&view);
         // A filter on an attribute matches when the attribute equals one of its values.
         let keys: std::collections::BTreeSet<&str> =
@@ -794,16 +837,18 @@ async fn list(State(state): State<Arc<AppState>>, headers: HeaderMap, uri: Origi
 
 async fn show(
     State(state): State<Arc<AppState>>,
+    tenancy: Tenancy,
     Path(id): Path<String>,
     headers: HeaderMap,
 ) -> Reply {
     require_accept(&headers, &["application/json"])?;
-    let view = state.vims.show(&vim_id(&id)).await?;
+    let view = state.vims.show_in(&vim_id(&id), &tenancy.scope).await?;
     Ok(one(StatusCode::OK, &view))
 }
 
 async fn update(
     State(state): State<Arc<AppState>>,
+    tenancy: Tenancy,
     Path(id): Path<String>,
     headers: HeaderMap,
     body: Bytes,
@@ -812,19 +857,26 @@ async fn update(
     let Envelope { vim } = json_body(&headers, &body, None)?;
     vim.refuse_read_only(true)?;
     let id = vim_id(&id);
-    let current = state.vims.show(&id).await?;
+    let current = state.vims.show_in(&id, &tenancy.scope).await?;
     if let Some(name) = &vim.name {
         if name.trim().is_empty() {
             return Err(ApiError::invalid("/vim/name", "/vim/name: must not be empty").into());
         }
-        unique_name(&state, name, Some(&id)).await?;
+        unique_name(&state, name, current.project.as_deref(), Some(&id)).await?;
     }
     let patch = change(&vim, &current.vim_type)?;
-    let view = state.vims.update(&id, &patch, None).await?;
+    let view = state
+        .vims
+        .update_in(&id, &patch, None, &tenancy.scope)
+        .await?;
     Ok(one(StatusCode::OK, &view))
 }
 
-async fn delete(State(state): State<Arc<AppState>>, Path(id): Path<String>) -> Reply {
-    state.vims.delete(&vim_id(&id)).await?;
+async fn delete(
+    State(state): State<Arc<AppState>>,
+    tenancy: Tenancy,
+    Path(id): Path<String>,
+) -> Reply {
+    state.vims.delete_in(&vim_id(&id), &tenancy.scope).await?;
     Ok(StatusCode::NO_CONTENT.into_response())
 }

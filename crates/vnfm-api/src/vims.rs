@@ -1,6 +1,11 @@
 //! `/vnfm/v1/vims`: the VIM registry (not an ETSI API; close to Tacker's v1 VIM API in
 //! spirit). A VIM is registered with its `vimConnectionInfo` members; its secrets are sealed
 //! with the server's Fernet keyring and never returned (secret members read `"***"`).
+//!
+//! A VIM belongs to the project of the caller that registered it (`project` in its view), as
+//! instances do ([`crate::scope`]): a caller limited to one project sees and changes only its
+//! project's VIMs (another's answers `404`, as a missing one), and `extra.isDefault` marks the
+//! default VIM of that project.
 
 use std::sync::Arc;
 
@@ -17,6 +22,7 @@ use vnfm_store::Version;
 use vnfm_types::{VimConnectionInfo, VimId};
 
 use crate::error::ApiResult;
+use crate::scope::Tenancy;
 use crate::state::AppState;
 use crate::util::{
     json_body, json_response, merge_patch_body, require_accept, value_as, with_location,
@@ -47,20 +53,31 @@ fn with_etag(response: Response, version: i64) -> Response {
     crate::lcm_v2::with_etag(response, Version(version))
 }
 
-async fn list(State(state): State<Arc<AppState>>, headers: HeaderMap) -> ApiResult<Response> {
+async fn list(
+    State(state): State<Arc<AppState>>,
+    tenancy: Tenancy,
+    headers: HeaderMap,
+) -> ApiResult<Response> {
     require_accept(&headers, &["application/json"])?;
-    Ok(json_response(StatusCode::OK, &state.vims.list().await?))
+    Ok(json_response(
+        StatusCode::OK,
+        &state.vims.list_in(&tenancy.scope).await?,
+    ))
 }
 
 async fn create(
     State(state): State<Arc<AppState>>,
+    tenancy: Tenancy,
     headers: HeaderMap,
     body: Bytes,
 ) -> ApiResult<Response> {
     require_accept(&headers, &["application/json"])?;
     let req: CreateVim = json_body(&headers, &body, None)?;
     let info: VimConnectionInfo = value_as(serde_json::Value::Object(req.connection))?;
-    let view = state.vims.create(&req.name, &info, None).await?;
+    let view = state
+        .vims
+        .create_in(&req.name, &info, tenancy.project.as_deref())
+        .await?;
     let location = format!(
         "{}{}/vims/{}",
         state.origin(&headers),
@@ -76,33 +93,47 @@ async fn create(
 
 async fn show(
     State(state): State<Arc<AppState>>,
+    tenancy: Tenancy,
     Path(id): Path<String>,
     headers: HeaderMap,
 ) -> ApiResult<Response> {
     require_accept(&headers, &["application/json"])?;
-    let view = state.vims.show(&VimId::new(id)).await?;
+    let view = state.vims.show_in(&VimId::new(id), &tenancy.scope).await?;
     let version = view.version;
     Ok(with_etag(json_response(StatusCode::OK, &view), version))
 }
 
 async fn update(
     State(state): State<Arc<AppState>>,
+    tenancy: Tenancy,
     Path(id): Path<String>,
     headers: HeaderMap,
     body: Bytes,
 ) -> ApiResult<Response> {
-    let patch: VimUpdate = merge_patch_body(&headers, &body, None)?;
     let id = VimId::new(id);
+    // Another project's VIM answers 404 before its body is read, as other resources do.
+    let current = state.vims.show_in(&id, &tenancy.scope).await?;
+    let patch: VimUpdate = merge_patch_body(&headers, &body, None)?;
     let expected = crate::precondition::expected_version(&headers, "VIM", || async {
-        Ok(Version(state.vims.show(&id).await?.version))
+        Ok(Version(current.version))
     })
     .await?;
-    let view = state.vims.update(&id, &patch, expected).await?;
+    let view = state
+        .vims
+        .update_in(&id, &patch, expected, &tenancy.scope)
+        .await?;
     let version = view.version;
     Ok(with_etag(json_response(StatusCode::OK, &view), version))
 }
 
-async fn delete(State(state): State<Arc<AppState>>, Path(id): Path<String>) -> ApiResult<Response> {
-    state.vims.delete(&VimId::new(id)).await?;
+async fn delete(
+    State(state): State<Arc<AppState>>,
+    tenancy: Tenancy,
+    Path(id): Path<String>,
+) -> ApiResult<Response> {
+    state
+        .vims
+        .delete_in(&VimId::new(id), &tenancy.scope)
+        .await?;
     Ok(StatusCode::NO_CONTENT.into_response())
 }

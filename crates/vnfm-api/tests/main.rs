@@ -23,3 +23,4 @@ mod preview;
 mod router;
 mod tacker_vims;
 mod upload;
+mod vim_projects;

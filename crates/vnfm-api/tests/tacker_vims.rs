@@ -721,3 +721,94 @@ async fn tackers_legacy_vim_type_names_mean_the_etsi_types() {
         );
     }
 }
+
+/// Tacker's default-VIM flow without infrastructure: the test VIM (`--enable-test-vim`)
+/// registered as the default, then `{"flavourId": "simple"}`.
+#[tokio::test]
+async fn the_test_vim_registers_and_serves_the_default_vim_flow() {
+    let h = harness().await;
+    let r = h
+        .call(
+            Method::POST,
+            "/vnfm/v1/vims",
+            Some(json!({"name": "try-me", "vimType": "TEST.NOOP.V_1",
+                        "extra": {"isDefault": true}})),
+        )
+        .await;
+    assert_eq!(
+        r.status.as_u16(),
+        201,
+        "{}",
+        String::from_utf8_lossy(&r.body)
+    );
+    let vim_id = r.json()["id"].as_str().unwrap().to_owned();
+    // It takes no credentials (they would be kept in clear).
+    let r = h
+        .call(
+            Method::POST,
+            "/vnfm/v1/vims",
+            Some(json!({"name": "with-secret", "vimType": "TEST.NOOP.V_1",
+                        "accessInfo": {"password": OS_PASSWORD}})),
+        )
+        .await;
+    let p = r.problem(400);
+    assert!(
+        p["detail"]
+            .as_str()
+            .unwrap()
+            .contains("/accessInfo/password"),
+        "{p}"
+    );
+    assert_no_secret(&r);
+    h.onboard(zip_dir(Path::new(HELLO))).await;
+    let instance = h.create_instance().await;
+    let occ = h
+        .task(&instance, "instantiate", json!({"flavourId": "simple"}))
+        .await;
+    assert_eq!(occ["operationState"], "COMPLETED", "{occ:#}");
+    assert_eq!(
+        occ["operationParams"]["vimConnectionInfo"]["default"]["vimId"], vim_id,
+        "{occ:#}"
+    );
+}
+
+/// `null` entries of an INSTANTIATE's `vimConnectionInfo` map (v2; Tacker's request files)
+/// are left out; the rest of the request is used.
+#[tokio::test]
+async fn null_vim_connections_in_instantiate_are_left_out() {
+    let h = harness().await;
+    h.onboard(zip_dir(Path::new(HELLO))).await;
+    for version in ["v2"] {
+        let instance = h.create_instance().await;
+        let r = h
+            .call(
+                Method::POST,
+                &format!("/vnflcm/{version}/vnf_instances/{instance}/instantiate"),
+                Some(json!({"flavourId": "simple", "vimConnectionInfo": {
+                    "default": null, "vim1": {"vimType": "TEST.NOOP.V_1"}}})),
+            )
+            .await;
+        assert_eq!(
+            r.status.as_u16(),
+            202,
+            "{version}: {}",
+            String::from_utf8_lossy(&r.body)
+        );
+        let occ = h.wait_op(r.header("location").unwrap()).await;
+        assert_eq!(occ["operationState"], "COMPLETED", "{version}: {occ:#}");
+        let inst = h
+            .call(
+                Method::GET,
+                &format!("/vnflcm/v2/vnf_instances/{instance}"),
+                None,
+            )
+            .await
+            .json();
+        let keys: Vec<&String> = inst["vimConnectionInfo"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .collect();
+        assert_eq!(keys, vec!["vim1"], "{version}: {inst:#}");
+    }
+}

@@ -385,7 +385,9 @@ pub fn run(args: ServeArgs) -> Result<ExitCode, ServeError> {
         services = services.nfvo_setting(vnfm::lcm::NfvoSetting::Clear);
     }
     if args.enable_test_vim {
-        services = services.infra_driver(vnfm_api::test_vim_driver());
+        services = services
+            .infra_driver(vnfm_api::test_vim_driver())
+            .vim_kind(vnfm_api::test_vim_kind());
     }
     for driver in infra_drivers(&args)? {
         services = services.infra_driver(driver);

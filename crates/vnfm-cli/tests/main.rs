@@ -9,3 +9,4 @@ mod large_upload;
 mod openstack_client;
 mod samples;
 mod serve;
+mod tacker_flows;

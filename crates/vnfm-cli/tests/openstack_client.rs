@@ -27,7 +27,7 @@ const SAMPLE: &str = concat!(
 );
 
 /// The `openstack` executable of `VNFM_TEST_OPENSTACK_CLI`.
-fn openstack_cli() -> PathBuf {
+pub(crate) fn openstack_cli() -> PathBuf {
     let p = PathBuf::from(vnfm_test_env::var("VNFM_TEST_OPENSTACK_CLI"));
     assert!(
         p.is_file(),
@@ -61,7 +61,7 @@ fn start_server(dir: &Path, keystone_url: &str, service: &TestUser) -> Server {
 
 /// The `openstack` command of a user, finding the server through the catalog region of the
 /// test's endpoint.
-struct Openstack {
+pub(crate) struct Openstack {
     exe: PathBuf,
     env: Vec<(&'static str, String)>,
     /// Where request files are written.
@@ -69,7 +69,13 @@ struct Openstack {
 }
 
 impl Openstack {
-    fn new(exe: PathBuf, keystone_url: &str, user: &TestUser, region: &str, dir: &Path) -> Self {
+    pub(crate) fn new(
+        exe: PathBuf,
+        keystone_url: &str,
+        user: &TestUser,
+        region: &str,
+        dir: &Path,
+    ) -> Self {
         let env = vec![
             ("OS_AUTH_URL", keystone_url.to_owned()),
             ("OS_AUTH_TYPE", "password".to_owned()),
@@ -88,7 +94,7 @@ impl Openstack {
         }
     }
 
-    fn output(&self, args: &[&str]) -> Output {
+    pub(crate) fn output(&self, args: &[&str]) -> Output {
         let mut cmd = Command::new(&self.exe);
         for (k, _) in std::env::vars() {
             if k.starts_with("OS_") {
@@ -104,7 +110,7 @@ impl Openstack {
     }
 
     /// Runs `openstack ARGS`, which must succeed; its standard output.
-    fn ok(&self, args: &[&str]) -> String {
+    pub(crate) fn ok(&self, args: &[&str]) -> String {
         let out = self.output(args);
         let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
         assert!(
@@ -118,7 +124,7 @@ impl Openstack {
     }
 
     /// Runs `openstack ARGS -f json`, which must succeed; its output parsed.
-    fn json(&self, args: &[&str]) -> Value {
+    pub(crate) fn json(&self, args: &[&str]) -> Value {
         let mut all = args.to_vec();
         all.extend(["-f", "json"]);
         let text = self.ok(&all);
@@ -127,7 +133,7 @@ impl Openstack {
     }
 
     /// Runs `openstack ARGS`, which must fail; its standard error.
-    fn fails(&self, args: &[&str]) -> String {
+    pub(crate) fn fails(&self, args: &[&str]) -> String {
         let out = self.output(args);
         assert!(
             !out.status.success(),
@@ -139,7 +145,7 @@ impl Openstack {
     }
 
     /// Writes `body` to a request file named `name`; its path.
-    fn file(&self, name: &str, body: &Value) -> String {
+    pub(crate) fn file(&self, name: &str, body: &Value) -> String {
         let p = self.dir.join(name);
         std::fs::write(&p, serde_json::to_vec_pretty(body).unwrap()).unwrap();
         p.to_string_lossy().into_owned()
@@ -147,17 +153,19 @@ impl Openstack {
 }
 
 /// Identities, the server and its catalog entry of one test.
-struct Setup {
-    keystone: TestKeystone,
-    endpoint: TestEndpoint,
-    server: Server,
-    os: Openstack,
-    rt: tokio::runtime::Runtime,
-    dir: tempfile::TempDir,
+pub(crate) struct Setup {
+    pub(crate) keystone: TestKeystone,
+    pub(crate) endpoint: TestEndpoint,
+    pub(crate) server: Server,
+    pub(crate) os: Openstack,
+    /// The user `os` runs as.
+    pub(crate) user: TestUser,
+    pub(crate) rt: tokio::runtime::Runtime,
+    pub(crate) dir: tempfile::TempDir,
 }
 
 impl Setup {
-    fn new() -> Setup {
+    pub(crate) fn new() -> Setup {
         let rt = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
             .enable_all()
@@ -177,6 +185,7 @@ impl Setup {
             endpoint,
             server,
             os,
+            user,
             rt,
             dir,
         }
@@ -207,7 +216,7 @@ impl Drop for Setup {
 }
 
 /// Polls `what` until it returns `Some`, for at most 60 s.
-fn wait_for<T>(what: &str, mut f: impl FnMut() -> Option<T>) -> T {
+pub(crate) fn wait_for<T>(what: &str, mut f: impl FnMut() -> Option<T>) -> T {
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
         if let Some(v) = f() {
@@ -220,7 +229,7 @@ fn wait_for<T>(what: &str, mut f: impl FnMut() -> Option<T>) -> T {
 
 /// `openstack vnf package create`, `upload` (the sample's zip) and `show` until onboarded;
 /// the package id and its VNFD id.
-fn onboard(s: &Setup) -> (String, String) {
+pub(crate) fn onboard(s: &Setup) -> (String, String) {
     let os = &s.os;
     let created = os.json(&[
         "vnf",
@@ -329,14 +338,14 @@ fn vim_register_list_show_set_delete() {
 
 /// `openstack ... --os-tacker-api-version V` for one API version, remembering the
 /// occurrences it has seen.
-struct Lcm<'a> {
+pub(crate) struct Lcm<'a> {
     os: &'a Openstack,
     version: &'a str,
     seen: std::cell::RefCell<std::collections::BTreeSet<String>>,
 }
 
 impl<'a> Lcm<'a> {
-    fn new(os: &'a Openstack, version: &'a str) -> Self {
+    pub(crate) fn new(os: &'a Openstack, version: &'a str) -> Self {
         Lcm {
             os,
             version,
@@ -350,26 +359,26 @@ impl<'a> Lcm<'a> {
         all
     }
 
-    fn ok(&self, args: &[&str]) -> String {
+    pub(crate) fn ok(&self, args: &[&str]) -> String {
         self.os.ok(&self.args(args))
     }
 
-    fn json(&self, args: &[&str]) -> Value {
+    pub(crate) fn json(&self, args: &[&str]) -> Value {
         self.os.json(&self.args(args))
     }
 
-    fn fails(&self, args: &[&str]) -> String {
+    pub(crate) fn fails(&self, args: &[&str]) -> String {
         self.os.fails(&self.args(args))
     }
 
     /// Writes a request file for this version.
-    fn file(&self, name: &str, body: &Value) -> String {
+    pub(crate) fn file(&self, name: &str, body: &Value) -> String {
         self.os.file(&format!("v{}-{name}", self.version), body)
     }
 
     /// The next occurrence of `vnf` (one `vnflcm op list` has not shown before) once it is
     /// no longer running, as `vnflcm op show` shows it; checks its operation.
-    fn next_op(&self, vnf: &str, operation: &str) -> Value {
+    pub(crate) fn next_op(&self, vnf: &str, operation: &str) -> Value {
         let id = wait_for(&format!("the {operation} of {vnf}"), || {
             let list = self.json(&["vnflcm", "op", "list"]);
             let seen = self.seen.borrow();
@@ -391,7 +400,7 @@ impl<'a> Lcm<'a> {
     }
 
     /// The occurrence `id` once it is no longer running.
-    fn settled(&self, id: &str) -> Value {
+    pub(crate) fn settled(&self, id: &str) -> Value {
         wait_for(&format!("occurrence {id}"), || {
             let shown = self.json(&["vnflcm", "op", "show", id]);
             (!["STARTING", "PROCESSING", "ROLLING_BACK"]

@@ -13,6 +13,8 @@ pub enum Step {
     ServiceToken,
     /// `GET /v3/auth/tokens` for a caller's token.
     Validate,
+    /// `POST /v3/auth/tokens` with a user's credentials ([`crate::login`]).
+    Login,
 }
 
 impl fmt::Display for Step {
@@ -20,6 +22,7 @@ impl fmt::Display for Step {
         f.write_str(match self {
             Step::ServiceToken => "getting the service token",
             Step::Validate => "validating a token",
+            Step::Login => "logging in",
         })
     }
 }
@@ -51,6 +54,15 @@ pub enum KeystoneError {
     /// application credential is wrong, disabled or expired.
     #[error("Keystone refused the service credentials (HTTP {status}): {message}")]
     ServiceCredentials {
+        /// The HTTP status.
+        status: u16,
+        /// Keystone's error message.
+        message: String,
+    },
+    /// Keystone refused a user's credentials at login (`401`): the user name, password,
+    /// domain, project or application credential is wrong, disabled or expired.
+    #[error("Keystone refused the credentials (HTTP {status}): {message}")]
+    Credentials {
         /// The HTTP status.
         status: u16,
         /// Keystone's error message.

@@ -58,4 +58,4 @@ pub use config::{
 };
 pub use error::{KeystoneError, Step};
 pub use identity::{Domain, KeystoneIdentity};
-pub use validator::KeystoneValidator;
+pub use validator::{IssuedToken, KeystoneValidator, login};

@@ -227,61 +227,13 @@ impl KeystoneValidator {
 
     /// `POST /v3/auth/tokens` with the service credentials.
     async fn issue_service_token(&self) -> Result<ServiceToken, KeystoneError> {
-        let step = Step::ServiceToken;
-        let body = match &self.credentials {
-            ServiceCredentials::Password {
-                user,
-                password,
-                user_domain,
-                project,
-                project_domain,
-            } => json!({"auth": {
-                "identity": {"methods": ["password"], "password": {"user": {
-                    "name": user, "domain": {"name": user_domain},
-                    "password": password.expose()}}},
-                "scope": {"project": {"name": project, "domain": {"name": project_domain}}}
-            }}),
-            ServiceCredentials::ApplicationCredential { id, secret } => json!({"auth": {
-                "identity": {"methods": ["application_credential"],
-                    "application_credential": {"id": id, "secret": secret.expose()}}
-            }}),
-        };
-        let response = self
-            .http
-            .post(format!("{}/auth/tokens?nocatalog", self.base))
-            .json(&body)
-            .send()
-            .await
-            .map_err(|source| KeystoneError::Unreachable { step, source })?;
-        drop(body);
-        let status = response.status();
-        if !status.is_success() {
-            let text = response.text().await.unwrap_or_default();
-            let message = keystone_message(&text, status);
-            return Err(if status == StatusCode::UNAUTHORIZED {
-                KeystoneError::ServiceCredentials {
-                    status: status.as_u16(),
-                    message,
-                }
-            } else {
-                KeystoneError::Status {
-                    step,
-                    status: status.as_u16(),
-                    message,
-                }
-            });
-        }
-        let value = response
-            .headers()
-            .get("X-Subject-Token")
-            .and_then(|v| v.to_str().ok())
-            .and_then(sensitive)
-            .ok_or(KeystoneError::MissingSubjectToken(step))?;
-        let doc: TokenDocument = response
-            .json()
-            .await
-            .map_err(|source| KeystoneError::Decode { step, source })?;
-        let expires_at = doc.expires_at(step)?;
+        let (value, expires_at) = issue(
+            &self.http,
+            &self.base,
+            &self.credentials,
+            Step::ServiceToken,
+        )
+        .await?;
         let left = expires_at
             .duration_since(SystemTime::now())
             .unwrap_or_default();
@@ -301,6 +253,104 @@ impl KeystoneValidator {
             renew_at: Instant::now() + renew_in,
         })
     }
+}
+
+/// A token Keystone issued ([`login`]); its value stays out of `Debug`.
+pub struct IssuedToken {
+    /// The token (`X-Auth-Token`).
+    pub value: vnfm_types::SecretString,
+    /// When it expires.
+    pub expires_at: SystemTime,
+}
+
+impl std::fmt::Debug for IssuedToken {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("IssuedToken")
+            .field("expires_at", &self.expires_at)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Logs in to the Keystone at `url` (`/v3` is appended when missing) with `credentials`, as a
+/// client does (`POST /v3/auth/tokens`): the token a VNFM accepts from a user of the
+/// credentials' project. `http` should not follow redirects (the credentials go to `url` only).
+pub async fn login(
+    http: &reqwest::Client,
+    url: &str,
+    credentials: &ServiceCredentials,
+) -> Result<IssuedToken, KeystoneError> {
+    let base = identity_base(url)?;
+    let (value, expires_at) = issue(http, &base, credentials, Step::Login).await?;
+    let value = value.to_str().unwrap_or_default().to_owned();
+    Ok(IssuedToken {
+        value: vnfm_types::SecretString::new(value),
+        expires_at,
+    })
+}
+
+/// `POST {base}/auth/tokens` with `credentials`: the token and when it expires.
+async fn issue(
+    http: &reqwest::Client,
+    base: &str,
+    credentials: &ServiceCredentials,
+    step: Step,
+) -> Result<(HeaderValue, SystemTime), KeystoneError> {
+    let body = match credentials {
+        ServiceCredentials::Password {
+            user,
+            password,
+            user_domain,
+            project,
+            project_domain,
+        } => json!({"auth": {
+            "identity": {"methods": ["password"], "password": {"user": {
+                "name": user, "domain": {"name": user_domain},
+                "password": password.expose()}}},
+            "scope": {"project": {"name": project, "domain": {"name": project_domain}}}
+        }}),
+        ServiceCredentials::ApplicationCredential { id, secret } => json!({"auth": {
+            "identity": {"methods": ["application_credential"],
+                "application_credential": {"id": id, "secret": secret.expose()}}
+        }}),
+    };
+    let response = http
+        .post(format!("{base}/auth/tokens?nocatalog"))
+        .json(&body)
+        .send()
+        .await
+        .map_err(|source| KeystoneError::Unreachable { step, source })?;
+    drop(body);
+    let status = response.status();
+    if !status.is_success() {
+        let text = response.text().await.unwrap_or_default();
+        let message = keystone_message(&text, status);
+        return Err(match (status, step) {
+            (StatusCode::UNAUTHORIZED, Step::ServiceToken) => KeystoneError::ServiceCredentials {
+                status: status.as_u16(),
+                message,
+            },
+            (StatusCode::UNAUTHORIZED, _) => KeystoneError::Credentials {
+                status: status.as_u16(),
+                message,
+            },
+            _ => KeystoneError::Status {
+                step,
+                status: status.as_u16(),
+                message,
+            },
+        });
+    }
+    let value = response
+        .headers()
+        .get("X-Subject-Token")
+        .and_then(|v| v.to_str().ok())
+        .and_then(sensitive)
+        .ok_or(KeystoneError::MissingSubjectToken(step))?;
+    let doc: TokenDocument = response
+        .json()
+        .await
+        .map_err(|source| KeystoneError::Decode { step, source })?;
+    Ok((value, doc.expires_at(step)?))
 }
 
 /// Keeps the service token's value out of reach of `Debug`.

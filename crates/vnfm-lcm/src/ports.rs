@@ -102,13 +102,19 @@ pub trait VimDirectory: Send + Sync {
         Ok(Vec::new())
     }
 
-    /// The VIM an INSTANTIATE uses when neither its request nor the instance names any (as
-    /// Tacker does with its default VIM): an entry that references it (`vimId` and `vimType`,
-    /// no `accessInfo`), which the runner puts in the request under the key `default`, so the
-    /// occurrence and the instance record the reference. `None` when there is no default VIM.
+    /// The VIM an INSTANTIATE of an instance of `project` (`None`: of no project) uses when
+    /// neither its request nor the instance names any (as Tacker does with the default VIM of
+    /// the instance's project): an entry that references it (`vimId` and `vimType`, no
+    /// `accessInfo`), which the runner puts in the request under the key `default`, so the
+    /// occurrence and the instance record the reference. `None` when the project has no
+    /// default VIM.
     ///
     /// The default has none (a directory without a registry).
-    async fn default_vim(&self) -> Result<Option<VimConnectionInfo>, LcmError> {
+    async fn default_vim(
+        &self,
+        project: Option<&str>,
+    ) -> Result<Option<VimConnectionInfo>, LcmError> {
+        let _ = project;
         Ok(None)
     }
 }

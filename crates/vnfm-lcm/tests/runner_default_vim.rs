@@ -142,7 +142,7 @@ impl World {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_instantiate_naming_no_vim_uses_the_default_vim() {
     let w = world().await;
-    assert_eq!(w.registry.default_vim().await.unwrap(), None);
+    assert_eq!(w.registry.default_vim(None).await.unwrap(), None);
     w.registry
         .create("plain", &openstack(false), None)
         .await
@@ -152,7 +152,12 @@ async fn an_instantiate_naming_no_vim_uses_the_default_vim() {
         .create("lab", &openstack(true), None)
         .await
         .unwrap();
-    let reference = w.registry.default_vim().await.unwrap().expect("a default");
+    let reference = w
+        .registry
+        .default_vim(None)
+        .await
+        .unwrap()
+        .expect("a default");
     assert_eq!(reference.vim_id.as_ref(), Some(&default.id));
     assert_eq!(reference.vim_type, OPENSTACK);
     assert!(reference.access_info.is_none());
@@ -214,7 +219,12 @@ async fn a_request_naming_a_vim_keeps_it_and_the_flag_moves_between_vims() {
             .is_none_or(|e| !e.contains_key(DEFAULT_FLAG)),
         "{a_now:?}"
     );
-    let d = w.registry.default_vim().await.unwrap().expect("a default");
+    let d = w
+        .registry
+        .default_vim(None)
+        .await
+        .unwrap()
+        .expect("a default");
     assert_eq!(d.vim_id.as_ref(), Some(&b.id));
 }
 

@@ -91,6 +91,11 @@ const MIGRATIONS: &[MigrationSource] = &[
         "indicators",
         include_str!("../migrations/postgres/0013_indicators.sql"),
     ),
+    (
+        14,
+        "VIM projects",
+        include_str!("../migrations/postgres/0014_vim_projects.sql"),
+    ),
 ];
 
 /// Default size of the connection pool.

@@ -695,6 +695,9 @@ pub struct VimRecord {
     pub secret: Vec<u8>,
     /// The VNF instance whose lifecycle hook registered the VIM, if any.
     pub created_by_instance: Option<VnfInstanceId>,
+    /// The project the VIM belongs to (`None`: no project, seen only with
+    /// [`ProjectScope::All`]). Each project has its own default VIM.
+    pub project: Option<String>,
 }
 
 impl fmt::Debug for VimRecord {
@@ -706,6 +709,7 @@ impl fmt::Debug for VimRecord {
             .field("public", &self.public)
             .field("secret", &format_args!("<{} bytes>", self.secret.len()))
             .field("created_by_instance", &self.created_by_instance)
+            .field("project", &self.project)
             .finish()
     }
 }

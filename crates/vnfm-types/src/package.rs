@@ -3,7 +3,9 @@
 //!
 //! The v2.6.1 (`/vnfpkgm/v1`) shape is the same minus the attributes added later
 //! (`compatibleSpecificationVersions`, `packageSecurityOption`, `signingCertificate`,
-//! `vnfmInfo`, `onboardingFailureDetails`); [`VnfPkgInfo::to_v1`] drops them.
+//! `vnfmInfo`, `onboardingFailureDetails`); [`VnfPkgInfo::to_v1`] drops them, but for the
+//! `onboardingFailureDetails` of a package in `ERROR` (itself a later state), so that a v1
+//! client (`openstack vnf package show`) sees why its package was refused.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -194,14 +196,17 @@ pub struct VnfPkgInfo {
 
 impl VnfPkgInfo {
     /// The v2.6.1 (`/vnfpkgm/v1`) shape: the same document without the attributes v2.6.1
-    /// does not define.
+    /// does not define, except the `onboardingFailureDetails` of a package in `ERROR`.
     pub fn to_v1(&self) -> VnfPkgInfo {
         VnfPkgInfo {
             compatible_specification_versions: None,
             package_security_option: None,
             signing_certificate: None,
             vnfm_info: None,
-            onboarding_failure_details: None,
+            onboarding_failure_details: self
+                .onboarding_failure_details
+                .clone()
+                .filter(|_| self.onboarding_state == PackageOnboardingState::Error),
             onboarding_warnings: None,
             software_images: self.software_images.as_ref().map(|images| {
                 images
@@ -305,6 +310,28 @@ mod tests {
             v1["_links"]["packageContent"]["href"],
             "/p1/package_content"
         );
+    }
+
+    #[test]
+    fn v1_shape_keeps_why_a_package_was_refused() {
+        let info = |state: &str| -> VnfPkgInfo {
+            serde_json::from_value(serde_json::json!({
+                "id": "p1",
+                "onboardingState": state,
+                "operationalState": "DISABLED",
+                "usageState": "NOT_IN_USE",
+                "onboardingFailureDetails": {"status": 422, "detail": "VNFD: no flavour"},
+                "_links": {"self": {"href": "/p1"}, "packageContent": {"href": "/p1/c"}}
+            }))
+            .unwrap()
+        };
+        let v1 = serde_json::to_value(info("ERROR").to_v1()).unwrap();
+        assert_eq!(
+            v1["onboardingFailureDetails"]["detail"], "VNFD: no flavour",
+            "{v1}"
+        );
+        let v1 = serde_json::to_value(info("CREATED").to_v1()).unwrap();
+        assert!(v1.get("onboardingFailureDetails").is_none(), "{v1}");
     }
 
     #[test]

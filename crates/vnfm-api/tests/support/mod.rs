@@ -94,6 +94,7 @@ impl Harness {
             .data_dir(&options.data_dir)
             .recovery_interval(None)
             .infra_driver(vnfm_api::test_vim_driver())
+            .vim_kind(vnfm_api::test_vim_kind())
             .infra_driver(flaky.clone())
             // VIMs of the real drivers' types can be registered, as with `vnfm serve`.
             .vim_kind(Arc::new(vnfm_infra_openstack::OpenStackVimKind))

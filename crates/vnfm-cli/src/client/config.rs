@@ -1,6 +1,8 @@
 //! Where the client connects and with which credentials: command-line flags, then the
 //! environment (`VNFM_URL`, `VNFM_CLIENT_ID`, `VNFM_CLIENT_SECRET`, ...), then a YAML
-//! configuration file, then the defaults.
+//! configuration file, then the defaults. Instead of an OAuth 2.0 client, a Keystone user
+//! can log in as with the OpenStack client ([`super::openstack_auth`]: `--os-cloud`, the
+//! `OS_*` variables).
 
 use std::path::{Path, PathBuf};
 
@@ -8,6 +10,7 @@ use clap::{Args, ValueEnum};
 use serde::Deserialize;
 
 use super::error::ClientError;
+use super::openstack_auth::{KeystoneLogin, keystone_login, process_env};
 
 /// The server address used when no flag, variable or file gives one.
 pub const DEFAULT_URL: &str = "http://127.0.0.1:9890";
@@ -65,6 +68,17 @@ pub struct ClientArgs {
         help_heading = "Connection"
     )]
     pub credentials_file: Option<PathBuf>,
+    /// Log in through Keystone as the user of this cloud of `clouds.yaml` (as `openstack
+    /// --os-cloud`); without it, the `OS_*` variables (`OS_AUTH_URL`, ...) log in when no
+    /// OAuth 2.0 client is given.
+    #[arg(
+        long,
+        env = "OS_CLOUD",
+        global = true,
+        value_name = "CLOUD",
+        help_heading = "Connection"
+    )]
+    pub os_cloud: Option<String>,
     /// YAML configuration file [default: $XDG_CONFIG_HOME/vnfm/config.yaml when it exists].
     #[arg(
         long,
@@ -131,6 +145,9 @@ pub struct Settings {
     pub ca_pem: Option<Vec<u8>>,
     /// Where tokens are cached; `None` disables the cache.
     pub token_cache_dir: Option<PathBuf>,
+    /// Log in through Keystone (the client id and secret are then unused), sending its token
+    /// as `X-Auth-Token`.
+    pub keystone: Option<KeystoneLogin>,
 }
 
 impl std::fmt::Debug for Settings {
@@ -229,6 +246,26 @@ impl ClientArgs {
                 )));
             }
         }
+        let oauth_given = self.client_id.is_some() || self.credentials_file.is_some();
+        if let Some(login) = keystone_login(self.os_cloud.as_deref(), oauth_given, &process_env)? {
+            let mut ca_pem = match self.ca_cert.clone().or(file.ca_cert.map(in_file)) {
+                Some(p) => Some(read("CA certificate", &p)?),
+                None => None,
+            };
+            if let Some(p) = &login.ca_cert {
+                ca_pem
+                    .get_or_insert_default()
+                    .extend(read("Keystone CA certificate", p)?);
+            }
+            return Ok(Settings {
+                url,
+                client_id: String::new(),
+                client_secret: String::new(),
+                ca_pem,
+                token_cache_dir: None,
+                keystone: Some(login),
+            });
+        }
         let mut client_id = self.client_id.clone();
         let mut client_secret = self.client_secret.clone();
         let credentials_file = self
@@ -251,7 +288,7 @@ impl ClientArgs {
         let client_secret = client_secret.or(file.client_secret);
         let (Some(client_id), Some(client_secret)) = (client_id, client_secret) else {
             return Err(ClientError::Config(
-                "no client credentials: give --client-id and --client-secret (or VNFM_CLIENT_ID and VNFM_CLIENT_SECRET), --credentials-file with the server's credentials.json, or client_id/client_secret in the configuration file".into(),
+                "no client credentials: give --client-id and --client-secret (or VNFM_CLIENT_ID and VNFM_CLIENT_SECRET), --credentials-file with the server's credentials.json, client_id/client_secret in the configuration file, or log in through Keystone with --os-cloud (or OS_CLOUD, or the OS_* variables)".into(),
             ));
         };
         let ca = self.ca_cert.clone().or(file.ca_cert.map(in_file));
@@ -269,6 +306,7 @@ impl ClientArgs {
             } else {
                 default_cache_dir()
             },
+            keystone: None,
         })
     }
 }
@@ -284,6 +322,7 @@ mod tests {
             client_secret: None,
             credentials_file: None,
             config: None,
+            os_cloud: None,
             ca_cert: None,
             no_token_cache: true,
             output: OutputFormat::Table,

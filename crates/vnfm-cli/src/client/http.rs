@@ -96,10 +96,10 @@ impl std::fmt::Debug for Api {
     }
 }
 
-/// The error text of a reqwest failure with its causes (reqwest's own message is terse).
-fn chain(e: &reqwest::Error) -> String {
+/// The error text of a failure with its causes (reqwest's own message is terse).
+fn chain(e: &dyn std::error::Error) -> String {
     let mut s = e.to_string();
-    let mut source = std::error::Error::source(e);
+    let mut source = e.source();
     while let Some(cause) = source {
         s.push_str(": ");
         s.push_str(&cause.to_string());
@@ -220,6 +220,28 @@ impl Api {
             && t.expires_at > now_secs() + EXPIRY_MARGIN_SECS
         {
             return Ok(t.access_token.clone());
+        }
+        if let Some(login) = &self.settings.keystone {
+            let issued = vnfm_keystone::login(&self.http, &login.auth_url, &login.credentials)
+                .await
+                .map_err(|e| {
+                    ClientError::Config(format!(
+                        "Keystone login at {} failed: {}",
+                        login.auth_url,
+                        chain(&e)
+                    ))
+                })?;
+            let expires_at = issued
+                .expires_at
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs());
+            let t = CachedToken {
+                access_token: issued.value.expose().to_owned(),
+                expires_at,
+            };
+            let token = t.access_token.clone();
+            *slot = Some(t);
+            return Ok(token);
         }
         if let Some(t) = self.load_cached() {
             let token = t.access_token.clone();
@@ -345,10 +367,13 @@ impl Api {
         let mut fresh = false;
         loop {
             let token = self.token(fresh).await?;
-            let mut req = self
-                .http
-                .request(method.clone(), &url)
-                .bearer_auth(&token)
+            let mut req = self.http.request(method.clone(), &url);
+            req = if self.settings.keystone.is_some() {
+                req.header("X-Auth-Token", &token)
+            } else {
+                req.bearer_auth(&token)
+            };
+            let mut req = req
                 .header("Version", api_version(&url))
                 .header("Accept", accept);
             if let Some(ct) = content_type {

@@ -15,6 +15,7 @@ pub mod export;
 pub mod http;
 pub mod indicator;
 pub mod op;
+pub mod openstack_auth;
 pub mod output;
 pub mod pkg;
 pub mod pm;

@@ -3,7 +3,7 @@
 //! in the background.
 
 use indexmap::IndexMap;
-use vnfm_store::StartCondition;
+use vnfm_store::{ScopedKind, StartCondition};
 use vnfm_types::VimConnectionInfo;
 
 use super::*;
@@ -381,7 +381,8 @@ impl Lcm {
 /// The key of the `vimConnectionInfo` entry an INSTANTIATE gets for the default VIM (Tacker's).
 pub(crate) const DEFAULT_VIM_KEY: &str = "default";
 
-/// Puts a reference to the default VIM ([`VimDirectory::default_vim`]) in an INSTANTIATE
+/// Puts a reference to the default VIM of the instance's project
+/// ([`VimDirectory::default_vim`]) in an INSTANTIATE
 /// request under [`DEFAULT_VIM_KEY`] when neither the request nor the (not instantiated)
 /// instance has a `vimConnectionInfo` entry, as Tacker does; the occurrence's
 /// `operationParams` and then the instance record the reference. Other requests, and a
@@ -406,11 +407,19 @@ async fn with_default_vim(
     {
         return Ok(());
     }
-    if let Some(default) = inner.vims.default_vim().await? {
+    // The default VIM of the instance's project, as Tacker's is per project.
+    let project = inner
+        .store
+        .project_of(ScopedKind::Instance, instance.id.as_str())
+        .await
+        .map_err(store_err)?
+        .flatten();
+    if let Some(default) = inner.vims.default_vim(project.as_deref()).await? {
         tracing::info!(
             vnf_instance_id = %instance.id,
             vim_id = default.vim_id.as_ref().map(|v| v.as_str()),
-            "INSTANTIATE names no VIM: using the default VIM"
+            project = project.as_deref(),
+            "INSTANTIATE names no VIM: using the default VIM of the instance's project"
         );
         r.vim_connection_info = Some(IndexMap::from([(DEFAULT_VIM_KEY.to_owned(), default)]));
     }

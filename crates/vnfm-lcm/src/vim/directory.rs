@@ -102,12 +102,13 @@ impl VimDirectory for VimRegistry {
         }
         let id = VimId::new(new_id());
         canonical.vim_id = Some(id.clone());
-        let record = self.seal(
+        let mut record = self.seal(
             &id,
             &inline_name(owner, key),
             &canonical,
             Some(owner.clone()),
         )?;
+        record.project = self.instance_project(owner).await?;
         self.store.create_vim(&record).await.map_err(store_err)?;
         tracing::info!(
             vim_id = %id,
@@ -142,14 +143,20 @@ impl VimDirectory for VimRegistry {
         Ok(released)
     }
 
-    async fn default_vim(&self) -> Result<Option<VimConnectionInfo>, LcmError> {
-        Ok(self.default_record().await?.map(|r| VimConnectionInfo {
-            vim_id: Some(r.id),
-            vim_type: r.vim_type,
-            interface_info: None,
-            access_info: None,
-            extra: None,
-        }))
+    async fn default_vim(
+        &self,
+        project: Option<&str>,
+    ) -> Result<Option<VimConnectionInfo>, LcmError> {
+        Ok(self
+            .default_record(project)
+            .await?
+            .map(|r| VimConnectionInfo {
+                vim_id: Some(r.id),
+                vim_type: r.vim_type,
+                interface_info: None,
+                access_info: None,
+                extra: None,
+            }))
     }
 
     async fn release_owned(&self, owner: &VnfInstanceId) -> Result<Vec<VimId>, LcmError> {

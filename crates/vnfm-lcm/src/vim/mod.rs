@@ -59,11 +59,11 @@ pub use registry::{VimRegistry, VimUpdate, VimView};
 
 /// What [`VimRegistry::show`] puts in place of a secret value.
 pub const REDACTED: &str = "***";
-/// The `extra` member (`true`) that marks the default VIM: the VIM an INSTANTIATE uses when
-/// neither its request nor the instance names one ([`VimDirectory::default_vim`]). Registering
-/// or updating a VIM with it set removes it from every other VIM, so at most one VIM is the
-/// default; VIMs registered on behalf of an instance (inline credentials, hooks) are never the
-/// default.
+/// The `extra` member (`true`) that marks the default VIM of the VIM's project: the VIM an
+/// INSTANTIATE of an instance of that project uses when neither its request nor the instance
+/// names one ([`VimDirectory::default_vim`]). Registering or updating a VIM with it set
+/// removes it from every other VIM of the project, so each project has at most one default;
+/// VIMs registered on behalf of an instance (inline credentials, hooks) are never the default.
 ///
 /// [`VimDirectory::default_vim`]: crate::ports::VimDirectory::default_vim
 pub const DEFAULT_FLAG: &str = "isDefault";

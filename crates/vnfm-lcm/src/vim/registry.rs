@@ -1,13 +1,18 @@
 //! [`VimRegistry`]: the registered VIMs and their CRUD (create, list, show, update as a merge
 //! patch, delete while unused, key rotation), sealing each VIM's secrets with the keyring, the
-//! one default VIM ([`DEFAULT_FLAG`]), and the redacted [`VimView`] shown to users.
+//! one default VIM of each project ([`DEFAULT_FLAG`]), and the redacted [`VimView`] shown to
+//! users.
+//!
+//! A VIM belongs to a project as instances do ([`VimRegistry::create_in`]): the `*_in`
+//! methods take the caller's [`ProjectScope`] and answer a VIM outside it as one that does
+//! not exist; the others see every VIM.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use vnfm_store::{Conflict, Store, StoreError, Version, VimRecord};
+use vnfm_store::{Conflict, ProjectScope, ScopedKind, Store, StoreError, Version, VimRecord};
 use vnfm_types::{KeyValuePairs, VimConnectionInfo, VimId, VnfInstanceId};
 
 use vnfm_driver_api::{VimKindError, VimKinds};
@@ -45,6 +50,10 @@ pub struct VimView {
     /// their resources names it), ordered by id. The VIM cannot be deleted while any does.
     #[serde(default)]
     pub used_by_instances: Vec<VnfInstanceId>,
+    /// The project the VIM belongs to (absent: no project, seen only by callers that see
+    /// every project).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub project: Option<String>,
     /// Revision (the HTTP entity tag is `"<version>"`).
     pub version: i64,
 }
@@ -132,12 +141,53 @@ impl VimRegistry {
     }
 
     /// Registers a VIM under `name` (its `vimId` is `info.vim_id`, or a new UUID).
-    /// `created_by` marks a VIM a lifecycle hook of that instance created.
+    /// `created_by` marks a VIM a lifecycle hook of that instance created; such a VIM belongs
+    /// to the instance's project, any other to no project ([`VimRegistry::create_in`]).
     pub async fn create(
         &self,
         name: &str,
         info: &VimConnectionInfo,
         created_by: Option<&VnfInstanceId>,
+    ) -> Result<VimView, LcmError> {
+        let project = match created_by {
+            Some(instance) => self.instance_project(instance).await?,
+            None => None,
+        };
+        self.register_in(name, info, created_by, project.as_deref())
+            .await
+    }
+
+    /// Registers a VIM an operator of `project` (`None`: no project) names `name`: seen and
+    /// changed only by callers of that project and those that see every project; its
+    /// [`DEFAULT_FLAG`] makes it the default VIM of `project` only.
+    pub async fn create_in(
+        &self,
+        name: &str,
+        info: &VimConnectionInfo,
+        project: Option<&str>,
+    ) -> Result<VimView, LcmError> {
+        self.register_in(name, info, None, project).await
+    }
+
+    /// The project of instance `id` (`None` when it has none or is gone).
+    pub(super) async fn instance_project(
+        &self,
+        id: &VnfInstanceId,
+    ) -> Result<Option<String>, LcmError> {
+        Ok(self
+            .store
+            .project_of(ScopedKind::Instance, id.as_str())
+            .await
+            .map_err(store_err)?
+            .flatten())
+    }
+
+    async fn register_in(
+        &self,
+        name: &str,
+        info: &VimConnectionInfo,
+        created_by: Option<&VnfInstanceId>,
+        project: Option<&str>,
     ) -> Result<VimView, LcmError> {
         if name.trim().is_empty() {
             return Err(LcmError::invalid("/name", "must not be empty"));
@@ -153,26 +203,34 @@ impl VimRegistry {
         let mut info = info.clone();
         info.vim_id = Some(id.clone());
         let canonical = self.canonical(&info)?;
-        let record = self.seal(&id, name, &canonical, created_by.cloned())?;
+        let mut record = self.seal(&id, name, &canonical, created_by.cloned())?;
+        record.project = project.map(str::to_owned);
         let version = self.store.create_vim(&record).await.map_err(store_err)?;
         tracing::info!(
             vim_id = %id,
             vim_type = %canonical.vim_type,
             created_by = created_by.map(|c| c.as_str()),
+            project,
             "VIM registered"
         );
         if is_default(&record) {
-            self.clear_defaults_except(&id).await?;
+            self.clear_defaults_except(&record).await?;
         }
         Ok(view(&record, version, Vec::new()))
     }
 
     /// All registered VIMs, redacted, ordered by id, with the instances using each.
     pub async fn list(&self) -> Result<Vec<VimView>, LcmError> {
+        self.list_in(&ProjectScope::All).await
+    }
+
+    /// The registered VIMs in `scope`, redacted, ordered by id, with the instances using each.
+    pub async fn list_in(&self, scope: &ProjectScope) -> Result<Vec<VimView>, LcmError> {
         let records = self.store.list_vims().await.map_err(store_err)?;
         let mut usage = self.usage().await?;
         Ok(records
             .iter()
+            .filter(|(r, _)| scope.admits(r.project.as_deref()))
             .map(|(r, v)| view(r, *v, usage.remove(&r.id).unwrap_or_default()))
             .collect())
     }
@@ -194,7 +252,12 @@ impl VimRegistry {
     /// One VIM, redacted, with the instances using it. [`LcmError::NotFound`] if it is not
     /// registered.
     pub async fn show(&self, id: &VimId) -> Result<VimView, LcmError> {
-        let (record, version) = self.get(id).await?;
+        self.show_in(id, &ProjectScope::All).await
+    }
+
+    /// [`VimRegistry::show`] of a VIM in `scope`; one outside it is [`LcmError::NotFound`].
+    pub async fn show_in(&self, id: &VimId, scope: &ProjectScope) -> Result<VimView, LcmError> {
+        let (record, version) = self.get_in(id, scope).await?;
         Ok(view(&record, version, self.users(id).await?))
     }
 
@@ -220,7 +283,20 @@ impl VimRegistry {
         update: &VimUpdate,
         expected: Option<Version>,
     ) -> Result<VimView, LcmError> {
-        let (record, version) = self.get(id).await?;
+        self.update_in(id, update, expected, &ProjectScope::All)
+            .await
+    }
+
+    /// [`VimRegistry::update`] of a VIM in `scope`; one outside it is [`LcmError::NotFound`].
+    /// The VIM stays in its project.
+    pub async fn update_in(
+        &self,
+        id: &VimId,
+        update: &VimUpdate,
+        expected: Option<Version>,
+        scope: &ProjectScope,
+    ) -> Result<VimView, LcmError> {
+        let (record, version) = self.get_in(id, scope).await?;
         let changed = |current: Version| LcmError::Changed {
             kind: "VIM",
             id: id.to_string(),
@@ -254,7 +330,8 @@ impl VimRegistry {
             Some(n) => n.as_str(),
             None => record.name.as_str(),
         };
-        let new = self.seal(id, name, &canonical, record.created_by_instance.clone())?;
+        let mut new = self.seal(id, name, &canonical, record.created_by_instance.clone())?;
+        new.project = record.project.clone();
         let version = match self.store.update_vim(&new, version).await {
             Ok(v) => v,
             // Changed by another request since it was read here: a conditional update is
@@ -266,18 +343,20 @@ impl VimRegistry {
         };
         tracing::info!(vim_id = %id, "VIM updated");
         if is_default(&new) {
-            self.clear_defaults_except(id).await?;
+            self.clear_defaults_except(&new).await?;
         }
         Ok(view(&new, version, self.users(id).await?))
     }
 
-    /// Removes the [`DEFAULT_FLAG`] from every VIM but `keep`, so that at most one VIM is the
-    /// default. A VIM changed concurrently is read again (a few times) before giving up.
-    async fn clear_defaults_except(&self, keep: &VimId) -> Result<(), LcmError> {
+    /// Removes the [`DEFAULT_FLAG`] from every VIM of `keep`'s project but `keep`, so that
+    /// each project has at most one default VIM. A VIM changed concurrently is read again (a
+    /// few times) before giving up.
+    async fn clear_defaults_except(&self, keep: &VimRecord) -> Result<(), LcmError> {
+        let (keep, project) = (&keep.id, &keep.project);
         for attempt in 1..=3 {
             let mut raced = false;
             for (mut record, version) in self.store.list_vims().await.map_err(store_err)? {
-                if record.id == *keep || !is_default(&record) {
+                if record.id == *keep || record.project != *project || !is_default(&record) {
                     continue;
                 }
                 if let Some(Value::Object(extra)) = record.public.get_mut("extra") {
@@ -307,10 +386,13 @@ impl VimRegistry {
         Ok(())
     }
 
-    /// The default VIM: the one VIM registered by an operator (not by an instance) whose
-    /// `extra` holds [`DEFAULT_FLAG`] `true`. [`LcmError::Conflict`] when several do (marked
-    /// concurrently).
-    pub(super) async fn default_record(&self) -> Result<Option<VimRecord>, LcmError> {
+    /// The default VIM of `project` (`None`: of no project): the one VIM of the project
+    /// registered by an operator (not by an instance) whose `extra` holds [`DEFAULT_FLAG`]
+    /// `true`. [`LcmError::Conflict`] when several do (marked concurrently).
+    pub(super) async fn default_record(
+        &self,
+        project: Option<&str>,
+    ) -> Result<Option<VimRecord>, LcmError> {
         let mut flagged: Vec<VimRecord> = self
             .store
             .list_vims()
@@ -318,7 +400,7 @@ impl VimRegistry {
             .map_err(store_err)?
             .into_iter()
             .map(|(r, _)| r)
-            .filter(is_default)
+            .filter(|r| r.project.as_deref() == project && is_default(r))
             .collect();
         match flagged.len() {
             0 | 1 => Ok(flagged.pop()),
@@ -335,7 +417,12 @@ impl VimRegistry {
 
     /// Deletes a VIM; refused with [`LcmError::VimInUse`] (naming them) while instances use it.
     pub async fn delete(&self, id: &VimId) -> Result<(), LcmError> {
-        let (_, version) = self.get(id).await?;
+        self.delete_in(id, &ProjectScope::All).await
+    }
+
+    /// [`VimRegistry::delete`] of a VIM in `scope`; one outside it is [`LcmError::NotFound`].
+    pub async fn delete_in(&self, id: &VimId, scope: &ProjectScope) -> Result<(), LcmError> {
+        let (_, version) = self.get_in(id, scope).await?;
         let users = self
             .store
             .instances_using_vim(id)
@@ -374,11 +461,18 @@ impl VimRegistry {
         Ok(n)
     }
 
-    async fn get(&self, id: &VimId) -> Result<(VimRecord, Version), LcmError> {
+    /// VIM `id` if it is in `scope`: one of another project answers as one that does not
+    /// exist, so that ids do not leak.
+    async fn get_in(
+        &self,
+        id: &VimId,
+        scope: &ProjectScope,
+    ) -> Result<(VimRecord, Version), LcmError> {
         self.store
             .get_vim(id)
             .await
             .map_err(store_err)?
+            .filter(|(r, _)| scope.admits(r.project.as_deref()))
             .ok_or_else(|| LcmError::NotFound {
                 kind: "VIM",
                 id: id.to_string(),
@@ -419,6 +513,7 @@ impl VimRegistry {
             public,
             secret: self.keyring.encrypt(&plain),
             created_by_instance: created_by,
+            project: None,
         })
     }
 
@@ -493,6 +588,7 @@ fn view(record: &VimRecord, version: Version, used_by: Vec<VnfInstanceId>) -> Vi
         extra,
         created_by_instance: record.created_by_instance.clone(),
         used_by_instances: used_by,
+        project: record.project.clone(),
         version: version.0,
     }
 }

@@ -10,19 +10,30 @@ use vnfm_store::{Conflict, StoreError};
 use vnfm_store::{Version, VimRecord};
 
 const VIM: &str = "VIM";
-const COLUMNS: &str = "id, name, vim_type, public_info, secret, created_by_instance, version";
-const COLS: [Col; 7] = [
+const COLUMNS: &str =
+    "id, name, vim_type, public_info, secret, created_by_instance, project, version";
+const COLS: [Col; 8] = [
     Col::Text,
     Col::Text,
     Col::Text,
     Col::Text,
     Col::Blob,
     Col::OptText,
+    Col::OptText,
     Col::Int,
 ];
 
 fn record(row: Vec<super::Cell>) -> Result<(VimRecord, Version), StoreError> {
-    let [id, name, vim_type, public, secret, created_by, version] = columns(row)?;
+    let [
+        id,
+        name,
+        vim_type,
+        public,
+        secret,
+        created_by,
+        project,
+        version,
+    ] = columns(row)?;
     let id = id.text()?;
     Ok((
         VimRecord {
@@ -32,6 +43,7 @@ fn record(row: Vec<super::Cell>) -> Result<(VimRecord, Version), StoreError> {
             vim_type: vim_type.text()?,
             secret: secret.blob()?,
             created_by_instance: created_by.opt_text()?.map(VnfInstanceId),
+            project: project.opt_text()?,
         },
         Version(version.int()?),
     ))
@@ -43,8 +55,8 @@ pub(crate) async fn create<C: SqlConn>(tx: &mut C, vim: &VimRecord) -> Result<Ve
     let done = tx
         .execute(
             "INSERT INTO vims (id, name, vim_type, public_info, secret, \
-             created_by_instance, version, created_at, updated_at) \
-             VALUES ($1, $2, $3, $4, $5, $6, 1, $7, $7) ON CONFLICT (id) DO NOTHING",
+             created_by_instance, project, version, created_at, updated_at) \
+             VALUES ($1, $2, $3, $4, $5, $6, $8, 1, $7, $7) ON CONFLICT (id) DO NOTHING",
             &[
                 vim.id.as_str().into(),
                 vim.name.as_str().into(),
@@ -53,6 +65,7 @@ pub(crate) async fn create<C: SqlConn>(tx: &mut C, vim: &VimRecord) -> Result<Ve
                 vim.secret.as_slice().into(),
                 vim.created_by_instance.as_ref().map(|i| i.as_str()).into(),
                 now_ms().into(),
+                vim.project.as_deref().into(),
             ],
         )
         .await?;
@@ -100,7 +113,7 @@ pub(crate) async fn created_by<C: SqlConn>(
         .collect()
 }
 
-/// Replaces the VIM at `expected`.
+/// Replaces the VIM at `expected` (its project stays the one it was registered in).
 pub(crate) async fn update<C: SqlConn>(
     tx: &mut C,
     vim: &VimRecord,

@@ -80,6 +80,11 @@ pub(crate) const MIGRATIONS: &[MigrationSource] = &[
         "indicators",
         include_str!("../../migrations/sqlite/0013_indicators.sql"),
     ),
+    (
+        14,
+        "VIM projects",
+        include_str!("../../migrations/sqlite/0014_vim_projects.sql"),
+    ),
 ];
 
 /// The checksum sqlx records for a migration's SQL.

@@ -17,6 +17,7 @@ async fn vims_and_the_index_of_instances_using_them(db: &TestDb) {
         public: json!({"endpoint": "http://keystone/v3", "project": "demo"}),
         secret: vec![1, 2, 3, 0, 255],
         created_by_instance: by.map(VnfInstanceId::new),
+        project: Some("demo".into()),
     };
     assert_eq!(s.create_vim(&vim("vim-a", None)).await.unwrap(), Version(1));
     s.create_vim(&vim("vim-b", Some("i-v1"))).await.unwrap();
@@ -37,15 +38,15 @@ async fn vims_and_the_index_of_instances_using_them(db: &TestDb) {
         s.update_vim(&changed, Version(1)).await.unwrap_err(),
         StoreError::VersionMismatch { .. }
     ));
-    assert_eq!(
-        s.get_vim(&VimId::new("vim-a"))
-            .await
-            .unwrap()
-            .unwrap()
-            .0
-            .secret,
-        vec![9]
-    );
+    let (stored, _) = s.get_vim(&VimId::new("vim-a")).await.unwrap().unwrap();
+    assert_eq!(stored.secret, vec![9]);
+    // The project is the one the VIM was registered in, whatever an update carries.
+    assert_eq!(stored.project.as_deref(), Some("demo"));
+    let mut moved = stored.clone();
+    moved.project = Some("other".into());
+    s.update_vim(&moved, Version(2)).await.unwrap();
+    let (stored, _) = s.get_vim(&VimId::new("vim-a")).await.unwrap().unwrap();
+    assert_eq!(stored.project.as_deref(), Some("demo"));
     assert_eq!(
         s.list_vims()
             .await
@@ -84,7 +85,7 @@ async fn vims_and_the_index_of_instances_using_them(db: &TestDb) {
     assert_eq!(using("vim-a").await, vec!["i-v1", "i-v2"]);
     assert_eq!(using("vim-b").await, vec!["i-v1"]);
     match s
-        .delete_vim(&VimId::new("vim-a"), Version(2))
+        .delete_vim(&VimId::new("vim-a"), Version(3))
         .await
         .unwrap_err()
     {
@@ -110,12 +111,12 @@ async fn vims_and_the_index_of_instances_using_them(db: &TestDb) {
         .unwrap();
     assert!(using("vim-b").await.is_empty());
 
-    s.delete_vim(&VimId::new("vim-a"), Version(2))
+    s.delete_vim(&VimId::new("vim-a"), Version(3))
         .await
         .unwrap();
     assert!(s.get_vim(&VimId::new("vim-a")).await.unwrap().is_none());
     assert!(matches!(
-        s.delete_vim(&VimId::new("vim-a"), Version(2))
+        s.delete_vim(&VimId::new("vim-a"), Version(3))
             .await
             .unwrap_err(),
         StoreError::NotFound { .. }
@@ -141,6 +142,7 @@ async fn vim_index_follows_references_and_resources(db: &TestDb) {
         public: json!({}),
         secret: vec![1],
         created_by_instance: by.map(VnfInstanceId::new),
+        project: None,
     };
     for (id, by) in [
         ("k8s-a1", Some("i-a")),

@@ -1,0 +1,284 @@
+//! VIMs per project, as on Tacker, against the real Keystone that
+//! `scripts/test-env/openstack.sh start` runs: a VIM belongs to the project that registered it
+//! (`/v1.0/vims` and `/vnfm/v1/vims`); another project neither lists, reads, changes,
+//! re-defaults nor deletes it (`404`, as for an id that does not exist); an admin sees every
+//! VIM; each project has its own default VIM, which a default-VIM INSTANTIATE of an instance of
+//! that project uses. Ignored, saying so, when built without Keystone's variables.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use axum::http::Method;
+use serde_json::{Value, json};
+use vnfm_driver_api::memory::MemoryInfraDriver;
+use vnfm_keystone::testing::TestKeystone;
+use vnfm_keystone::{KeystoneConfig, KeystoneValidator};
+use vnfm_types::{CreateVnfRequest, VnfdId};
+
+use crate::support::{HELLO, HELLO_VNFD, Harness, Reply, zip_dir};
+
+const OPENSTACK: &str = "ETSINFV.OPENSTACK_KEYSTONE.V_3";
+const DEMO_PASSWORD: &str = "demo-vim-Pa55word-7c1e";
+
+/// A request with `X-Auth-Token: token` and an optional JSON body (a merge patch for `PATCH`).
+async fn as_user(
+    h: &Harness,
+    token: &str,
+    method: Method,
+    uri: &str,
+    body: Option<Value>,
+) -> Reply {
+    let mut headers = vec![("x-auth-token", token)];
+    let content_type = if method == Method::PATCH {
+        "application/merge-patch+json"
+    } else {
+        "application/json"
+    };
+    let bytes = match body {
+        Some(v) => {
+            headers.push(("content-type", content_type));
+            serde_json::to_vec(&v).unwrap()
+        }
+        None => Vec::new(),
+    };
+    h.raw(method, uri, &headers, bytes).await
+}
+
+/// `r`'s JSON body, after checking its status.
+fn answered(r: &Reply, status: u16) -> Value {
+    assert_eq!(
+        r.status.as_u16(),
+        status,
+        "{}",
+        String::from_utf8_lossy(&r.body)
+    );
+    if r.body.is_empty() {
+        Value::Null
+    } else {
+        r.json()
+    }
+}
+
+/// An OpenStack `vim.yaml` as python-tackerclient sends it.
+fn tacker_vim(name: &str, is_default: bool) -> Value {
+    json!({"vim": {
+        "auth_url": "https://keystone.example:5000",
+        "type": "openstack",
+        "vim_project": {"name": "nfv", "project_domain_name": "Default"},
+        "auth_cred": {"username": "nfv_user", "password": DEMO_PASSWORD,
+                      "user_domain_name": "Default", "cert_verify": "False"},
+        "name": name,
+        "is_default": is_default,
+    }})
+}
+
+/// The `detail` of a `404`, with `id` replaced by `<id>`.
+fn not_found(r: &Reply, id: &str) -> String {
+    r.problem(404)["detail"]
+        .as_str()
+        .unwrap()
+        .replace(id, "<id>")
+}
+
+#[vnfm_test_env::needs(keystone)]
+#[tokio::test]
+async fn a_project_sees_changes_and_defaults_only_its_own_vims() {
+    let ks = TestKeystone::from_env().await;
+    let (_svc, credentials) = ks.service_user().await;
+    let demo = ks.project("vims-demo").await;
+    let other = ks.project("vims-other").await;
+    let admins = ks.project("vims-admin").await;
+    let demo_user = ks.user("vims-member-demo", &demo, &["member"]).await;
+    let other_user = ks.user("vims-member-other", &other, &["member"]).await;
+    let admin_user = ks.user("vims-admin", &admins, &["admin"]).await;
+    let validator =
+        Arc::new(KeystoneValidator::new(KeystoneConfig::new(ks.url.clone(), credentials)).unwrap());
+    let h = Harness::with_services(
+        |b| {
+            b.infra_driver(Arc::new(
+                MemoryInfraDriver::new().with_vim_types(&[OPENSTACK]),
+            ))
+        },
+        |o| o.keystone = Some(validator),
+    )
+    .await;
+    let (d, o, root) = (
+        ks.token(&demo_user).await,
+        ks.token(&other_user).await,
+        ks.token(&admin_user).await,
+    );
+
+    // Each project registers a default VIM, demo through Tacker's API, other through the
+    // registry's own; both keep their default (one per project). Names are per project.
+    let demo_vim = answered(
+        &as_user(
+            &h,
+            &d,
+            Method::POST,
+            "/v1.0/vims",
+            Some(tacker_vim("lab", true)),
+        )
+        .await,
+        201,
+    )["vim"]
+        .clone();
+    let demo_id = demo_vim["id"].as_str().unwrap().to_owned();
+    assert_eq!(demo_vim["tenant_id"], demo.id.as_str(), "{demo_vim:#}");
+    let other_vim = answered(
+        &as_user(
+            &h,
+            &o,
+            Method::POST,
+            "/vnfm/v1/vims",
+            Some(json!({
+                "name": "lab", "vimType": OPENSTACK,
+                "interfaceInfo": {"endpoint": "https://other.example:5000/v3"},
+                "accessInfo": {"username": "u", "password": "other-Pa55", "project": "p",
+                               "userDomain": "Default", "projectDomain": "Default"},
+                "extra": {"isDefault": true},
+            })),
+        )
+        .await,
+        201,
+    );
+    let other_id = other_vim["id"].as_str().unwrap().to_owned();
+    assert_eq!(other_vim["project"], other.id.as_str(), "{other_vim:#}");
+    // A member may register only in its own project (Tacker's policy).
+    let mut elsewhere = tacker_vim("elsewhere", false);
+    elsewhere["vim"]["tenant_id"] = json!(demo.id);
+    let r = as_user(&h, &o, Method::POST, "/v1.0/vims", Some(elsewhere)).await;
+    answered(&r, 403);
+
+    // Lists: each member sees its own VIM only, the admin both.
+    let listed = |r: Reply| -> Vec<String> {
+        let v = answered(&r, 200);
+        let items = v.get("vims").unwrap_or(&v).as_array().unwrap().clone();
+        items
+            .iter()
+            .map(|x| x["id"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    assert_eq!(
+        listed(as_user(&h, &d, Method::GET, "/v1.0/vims", None).await),
+        vec![demo_id.clone()]
+    );
+    assert_eq!(
+        listed(as_user(&h, &o, Method::GET, "/vnfm/v1/vims", None).await),
+        vec![other_id.clone()]
+    );
+    let mut all = listed(as_user(&h, &root, Method::GET, "/v1.0/vims", None).await);
+    all.sort();
+    let mut both = vec![demo_id.clone(), other_id.clone()];
+    both.sort();
+    assert_eq!(all, both);
+
+    // `other` cannot read, change, re-default or delete demo's VIM: each answers what a VIM
+    // that does not exist answers.
+    let missing = "00000000-0000-0000-0000-000000000000";
+    for (method, path, body) in [
+        (Method::GET, "/v1.0/vims/{}", None),
+        (
+            Method::PUT,
+            "/v1.0/vims/{}",
+            Some(json!({"vim": {"auth_cred": {"password": "stolen"}}})),
+        ),
+        (
+            Method::PUT,
+            "/v1.0/vims/{}",
+            Some(json!({"vim": {"is_default": true}})),
+        ),
+        (Method::DELETE, "/v1.0/vims/{}", None),
+        (Method::GET, "/vnfm/v1/vims/{}", None),
+        (
+            Method::PATCH,
+            "/vnfm/v1/vims/{}",
+            Some(json!({"extra": {"isDefault": true}})),
+        ),
+        (Method::DELETE, "/vnfm/v1/vims/{}", None),
+    ] {
+        let hidden = as_user(
+            &h,
+            &o,
+            method.clone(),
+            &path.replace("{}", &demo_id),
+            body.clone(),
+        )
+        .await;
+        let absent = as_user(&h, &o, method.clone(), &path.replace("{}", missing), body).await;
+        assert_eq!(
+            not_found(&hidden, &demo_id),
+            not_found(&absent, missing),
+            "{method} {path}"
+        );
+    }
+    // Demo's VIM is as it was: its credentials, its default.
+    let shown = answered(
+        &as_user(
+            &h,
+            &d,
+            Method::GET,
+            &format!("/vnfm/v1/vims/{demo_id}"),
+            None,
+        )
+        .await,
+        200,
+    );
+    assert_eq!(shown["version"], 1, "{shown:#}");
+    assert_eq!(shown["extra"]["isDefault"], true, "{shown:#}");
+    let shown = answered(
+        &as_user(
+            &h,
+            &o,
+            Method::GET,
+            &format!("/vnfm/v1/vims/{other_id}"),
+            None,
+        )
+        .await,
+        200,
+    );
+    assert_eq!(shown["extra"]["isDefault"], true, "{shown:#}");
+    // The admin reaches both.
+    answered(
+        &as_user(
+            &h,
+            &root,
+            Method::GET,
+            &format!("/v1.0/vims/{other_id}"),
+            None,
+        )
+        .await,
+        200,
+    );
+
+    // A default-VIM INSTANTIATE takes the default of the instance's project.
+    h.onboard(zip_dir(Path::new(HELLO))).await;
+    for (project, vim) in [(&demo.id, &demo_id), (&other.id, &other_id)] {
+        let instance = h
+            .state
+            .lcm()
+            .create_vnf_identifier_in(
+                CreateVnfRequest {
+                    vnfd_id: VnfdId::new(HELLO_VNFD),
+                    vnf_instance_name: None,
+                    vnf_instance_description: None,
+                    metadata: None,
+                },
+                Some(project),
+            )
+            .await
+            .unwrap();
+        let occ = h
+            .task(
+                instance.id.as_str(),
+                "instantiate",
+                json!({"flavourId": "simple"}),
+            )
+            .await;
+        assert_eq!(occ["operationState"], "COMPLETED", "{occ:#}");
+        assert_eq!(
+            occ["operationParams"]["vimConnectionInfo"]["default"]["vimId"],
+            vim.as_str(),
+            "{occ:#}"
+        );
+    }
+}
