@@ -553,10 +553,10 @@ impl Builder {
         let catalog: Arc<dyn PackageCatalog> = self.store_catalog(&store);
         let keyring = self.open_keyring()?;
         let router = self.router.unwrap_or_else(|| {
-            Arc::new(SubscriptionRouter::new(
-                store.clone(),
-                Duration::from_secs(1),
-            ))
+            Arc::new(
+                SubscriptionRouter::new(store.clone(), Duration::from_secs(1))
+                    .with_links(self.config.links.clone()),
+            )
         });
         let vims: Arc<dyn VimDirectory> = match (self.vims, keyring) {
             (Some(v), _) => v,

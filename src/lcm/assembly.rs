@@ -240,9 +240,13 @@ impl Builder {
                 .await?
             }
         };
-        let subscriptions = Subscriptions::new(store.clone(), keyring.clone(), sender.clone());
+        // Every part links its resources the same way.
+        let links = self.config.links.clone();
+        let subscriptions = Subscriptions::new(store.clone(), keyring.clone(), sender.clone())
+            .with_links(links.clone());
         let pkgm_subscriptions =
-            PkgmSubscriptions::new(store.clone(), keyring.clone(), sender.clone());
+            PkgmSubscriptions::new(store.clone(), keyring.clone(), sender.clone())
+                .with_links(links.clone());
         let vims = VimRegistry::new(store.clone(), keyring.clone(), self.vim_kinds.clone());
         // The same subscriptions whose cache creating and deleting a subscription clears, so
         // a new subscription gets the next notification.
@@ -265,7 +269,8 @@ impl Builder {
             self.infra,
             mgmt.clone(),
         );
-        let faults = vnfm_lcm::FaultManager::new(store.clone(), keyring.clone(), sender.clone());
+        let faults = vnfm_lcm::FaultManager::new(store.clone(), keyring.clone(), sender.clone())
+            .with_links(links.clone());
         let faults = match self.auto_heal {
             Some(policy) => faults.with_auto_heal(vnfm_lcm::fm::AutoHeal::new(lcm.clone(), policy)),
             None => faults,
@@ -291,7 +296,8 @@ impl Builder {
             sender.clone(),
             catalog.clone(),
             has_metrics.then(|| metrics.clone()),
-        );
+        )
+        .with_links(links.clone());
         let indicators = match &auto_scale {
             Some(auto_scale) => indicators.with_auto_scale(auto_scale.clone()),
             None => indicators,
@@ -305,7 +311,8 @@ impl Builder {
             sender.clone(),
             metrics,
             self.pm_options,
-        );
+        )
+        .with_links(links);
         let performance = match auto_scale {
             Some(auto_scale) => performance.with_auto_scale(auto_scale),
             None => performance,

@@ -238,7 +238,7 @@ impl AppState {
         let pkgm_subscriptions = services.pkgm_subscriptions.clone();
         let pkgm_subscriptions_v1 = pkgm_subscriptions
             .clone()
-            .with_base(vnfm_lcm::pkgm_subscriptions::V1_BASE);
+            .with_version(vnfm_types::links::ApiVersion::V1);
         // Before resume_onboarding: a resumed onboarding notifies too.
         let packages = Arc::new(
             Packages::new(
@@ -268,7 +268,7 @@ impl AppState {
         let subscriptions = services.subscriptions.clone();
         let subscriptions_v1 = subscriptions
             .clone()
-            .with_base(vnfm_lcm::subscriptions::V1_BASE);
+            .with_version(vnfm_types::links::ApiVersion::V1);
         Ok(Arc::new(AppState {
             lcm: services.lcm.clone(),
             store,
@@ -282,7 +282,7 @@ impl AppState {
                 .performance
                 .subscriptions()
                 .clone()
-                .with_base("/vnfpm/v1/subscriptions"),
+                .with_version(vnfm_types::links::ApiVersion::V1),
             indicators: services.indicators.clone(),
             vims: services.vims.clone(),
             packages,
