@@ -22,7 +22,7 @@ impl Packages {
         id: &str,
         content: SpooledContent,
     ) -> PackageResult<LocalContent> {
-        Ok(self.catalog.store_content(id, content).await?)
+        self.catalog.store_content(id, content).await
     }
 
     /// The local copy of package `id`'s content (see `StoreCatalog::local_content`).
@@ -31,7 +31,7 @@ impl Packages {
         id: &str,
         digest: Option<&str>,
     ) -> PackageResult<Option<LocalContent>> {
-        Ok(self.catalog.local_content(id, digest).await?)
+        self.catalog.local_content(id, digest).await
     }
 
     /// The local copy of an onboarded package's zip.
