@@ -149,20 +149,30 @@ def closure(graph, crate):
 
 
 def reexports(src_dir, dep):
-    """Names the crate whose sources are under `src_dir` re-exports from `dep` (`pub use
-    dep::{A, B}`, `pub use dep::A`, `pub use dep as a`), as written in its sources."""
+    """Names the crate whose sources are under `src_dir` re-exports from `dep`, as written in
+    its sources: every `pub use dep...;` statement, at any module depth (`pub use dep::{A, B}`,
+    `pub use dep::module::A`, `pub use dep::m::{A as B, n::C}`, `pub use dep as a`)."""
     module = dep.replace("-", "_")
-    pattern = re.compile(r"pub use " + module + r"(::\{(?P<list>[^}]*)\}|::(?P<one>\w+)|\s+as\s+(?P<alias>\w+))")
+    statement = re.compile(r"pub use " + module + r"\b([^;]*);", re.S)
     names = set()
     for root, _, files in os.walk(src_dir):
         for name in files:
             if name.endswith(".rs"):
                 with open(os.path.join(root, name), encoding="utf-8") as f:
                     text = f.read()
-                for m in pattern.finditer(text):
-                    for item in (m["list"] or m["one"] or m["alias"]).split(","):
-                        item = item.strip().split(" as ")[-1].strip()
-                        if item:
+                for m in statement.finditer(text):
+                    body = m.group(1)
+                    alias = re.fullmatch(r"\s+as\s+(\w+)\s*", body)
+                    if alias:
+                        names.add(alias.group(1))
+                        continue
+                    items = re.findall(r"[^{},]+", body[body.index("{") + 1:]) if "{" in body else [body]
+                    for item in items:
+                        item = item.strip()
+                        if " as " in item:
+                            item = item.split(" as ")[-1]
+                        item = item.split("::")[-1].strip()
+                        if item and item != "self" and re.fullmatch(r"\w+", item):
                             names.add(item)
     return names
 
