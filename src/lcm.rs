@@ -79,10 +79,12 @@ use std::time::Duration;
 mod assembly;
 pub mod catalog;
 mod late_sinks;
+pub mod packages;
 pub mod spool;
 
 pub use assembly::{NfvoSetting, Vnfm, key_file};
 pub use catalog::{LocalContent, StoreCatalog};
+pub use packages::{PackageLimits, Packages};
 
 pub use vnfm_driver_api::MgmtDriverRouter;
 pub use vnfm_driver_api::memory::{MEMORY_VIM_TYPE, MemoryInfraDriver, RecordingMgmtDriver};
@@ -204,6 +206,33 @@ pub enum EmbedError {
         /// What is wrong.
         message: String,
     },
+    /// A package resource does not exist.
+    #[error("{0}")]
+    PackageNotFound(String),
+    /// A package is not in a state that allows the request (being onboarded, enabled, in
+    /// use, ...).
+    #[error("{0}")]
+    PackageConflict(String),
+    /// A package cannot serve the request (not onboarded, an ASD, no package has the VNFD).
+    #[error("{0}")]
+    PackageUnprocessable(String),
+    /// A package request is malformed or not allowed.
+    #[error("{message}")]
+    PackageRequest {
+        /// The JSON pointer of the offending value.
+        pointer: String,
+        /// What is wrong and what to do.
+        message: String,
+    },
+    /// The NFVO asked for a package could not be reached.
+    #[error("{0}")]
+    PackageUnavailable(String),
+    /// The notifications of a package change could not be routed.
+    #[error("notifying a package change failed: {0}")]
+    PackageNotification(#[source] LcmError),
+    /// The onboarding task ended abnormally.
+    #[error("onboarding task failed: {0}")]
+    OnboardingTask(String),
     /// A package could not be read or holds no valid VNFD.
     #[error("package {path} cannot be onboarded: {message}")]
     Package {
@@ -212,6 +241,13 @@ pub enum EmbedError {
         /// What is wrong (the first error diagnostics).
         message: String,
     },
+}
+
+impl From<StoreError> for EmbedError {
+    /// A store failure while package records or content were read or written.
+    fn from(e: StoreError) -> Self {
+        EmbedError::PackageStore(e)
+    }
 }
 
 /// A builder with the defaults described in the [module docs](self).
@@ -234,6 +270,7 @@ pub fn builder() -> Builder {
         nfvo: None,
         nfvo_setting: NfvoSetting::Stored,
         max_package_bytes: vnfm_outbound::DEFAULT_MAX_PACKAGE_BYTES,
+        upload_allow_list: Vec::new(),
         sender: None,
         content: None,
         delivery: None,
@@ -286,6 +323,7 @@ pub struct Builder {
     nfvo: Option<Arc<dyn Nfvo>>,
     nfvo_setting: NfvoSetting,
     max_package_bytes: usize,
+    upload_allow_list: Vec<String>,
     sender: Option<Arc<dyn CallbackSender>>,
     content: Option<Arc<dyn ContentFetcher>>,
     delivery: Option<DelivererConfig>,
@@ -415,20 +453,23 @@ impl Builder {
     }
 
     /// The catalog of onboarded VNFDs over `store`, with the in-process VNFDs as its cache.
-    fn store_catalog(&mut self, store: &Arc<dyn Store>) -> Arc<StoreCatalog> {
-        let dir = match (&self.package_dir, &self.data_dir) {
-            (Some(dir), _) => dir.clone(),
-            (None, Some(data)) => data.join("packages"),
-            (None, None) => {
-                std::env::temp_dir().join(format!("vnfm-packages-{}", std::process::id()))
-            }
+    /// Without a package or data directory, the packages are kept in a temporary directory
+    /// removed when the catalog (and every clone of its spool) is dropped.
+    fn store_catalog(&mut self, store: &Arc<dyn Store>) -> Result<Arc<StoreCatalog>, EmbedError> {
+        let spool = match (&self.package_dir, &self.data_dir) {
+            (Some(dir), _) => spool::Spool::new(dir.clone()),
+            (None, Some(data)) => spool::Spool::new(data.join("packages")),
+            (None, None) => spool::Spool::temporary().map_err(|source| EmbedError::DataDir {
+                path: std::env::temp_dir(),
+                source,
+            })?,
         };
-        Arc::new(StoreCatalog::new(
+        Ok(Arc::new(StoreCatalog::with_spool(
             store.clone(),
             self.catalog.take().unwrap_or_default(),
-            dir,
+            spool,
             self.archive_limits.clone(),
-        ))
+        )))
     }
 
     /// Sets the NFVO asked for grants before resources change (default: the remote NFVO kept
@@ -447,10 +488,17 @@ impl Builder {
         self
     }
 
-    /// The largest package a remote NFVO may send (default
-    /// [`vnfm_outbound::DEFAULT_MAX_PACKAGE_BYTES`]).
+    /// The largest package a remote NFVO may send, or [`Packages::upload_from_uri`] fetch
+    /// (default [`vnfm_outbound::DEFAULT_MAX_PACKAGE_BYTES`]).
     pub fn max_package_bytes(mut self, bytes: usize) -> Self {
         self.max_package_bytes = bytes;
+        self
+    }
+
+    /// The URI prefixes [`Packages::upload_from_uri`] may fetch package content from
+    /// (default: none, such uploads are refused).
+    pub fn upload_allow_list(mut self, prefixes: Vec<String>) -> Self {
+        self.upload_allow_list = prefixes;
         self
     }
 
@@ -548,31 +596,58 @@ impl Builder {
     /// [`Builder::assemble`] builds the services around it too (subscriptions, the VIM
     /// registry, notification delivery).
     pub async fn build(mut self) -> Result<Lcm, EmbedError> {
-        let recovery_interval = self.recovery_interval;
-        let store = self.open_store().await?;
-        let catalog: Arc<dyn PackageCatalog> = self.store_catalog(&store);
+        let (store, catalog) = self.open_store_and_catalog().await?;
         let keyring = self.open_keyring()?;
-        let router = self.router.unwrap_or_else(|| {
-            Arc::new(SubscriptionRouter::new(
-                store.clone(),
-                Duration::from_secs(1),
-            ))
+        let router = self.router.take().unwrap_or_else(|| {
+            Arc::new(
+                SubscriptionRouter::new(store.clone(), Duration::from_secs(1))
+                    .with_links(self.config.links.clone()),
+            )
         });
-        let vims: Arc<dyn VimDirectory> = match (self.vims, keyring) {
+        let vims: Arc<dyn VimDirectory> = match (self.vims.take(), keyring) {
             (Some(v), _) => v,
             (None, Some(k)) => Arc::new(VimRegistry::new(store.clone(), k, self.vim_kinds.clone())),
             (None, None) => Arc::new(InlineVimDirectory),
         };
-        let lcm = lcm_of(
-            Lcm::builder(store, vims, router, catalog)
-                .config(self.config)
-                .vim_kinds(self.vim_kinds),
-            self.nfvo,
-            self.infra,
-            mgmt_of(self.mgmt, self.scripts),
-        );
-        start_runner(&lcm, recovery_interval).await?;
+        let nfvo = self.nfvo.take();
+        let mgmt = mgmt_of(self.mgmt.take(), self.scripts.take());
+        let lcm = self.core(Lcm::builder(store, vims, router, catalog), nfvo, mgmt);
+        start_runner(&lcm, self.recovery_interval).await?;
         Ok(lcm)
+    }
+
+    /// The store and the catalog over it: the first step of [`Builder::build`] and
+    /// [`Builder::assemble`].
+    async fn open_store_and_catalog(
+        &mut self,
+    ) -> Result<(Arc<dyn Store>, Arc<StoreCatalog>), EmbedError> {
+        let store = self.open_store().await?;
+        let catalog = self.store_catalog(&store)?;
+        Ok((store, catalog))
+    }
+
+    /// The core from `b` (its store, VIM directory, router and catalog chosen by the caller)
+    /// with this builder's configuration, VIM kinds and infrastructure drivers, `nfvo` and
+    /// `mgmt`: the one place [`Builder::build`] and [`Builder::assemble`] make the [`Lcm`].
+    fn core(
+        &mut self,
+        b: vnfm_lcm::LcmBuilder,
+        nfvo: Option<Arc<dyn Nfvo>>,
+        mgmt: Option<Arc<dyn MgmtDriver>>,
+    ) -> Lcm {
+        let mut b = b
+            .config(std::mem::take(&mut self.config))
+            .vim_kinds(self.vim_kinds.clone());
+        if let Some(n) = nfvo {
+            b = b.nfvo(n);
+        }
+        for d in std::mem::take(&mut self.infra) {
+            b = b.infra_driver(d);
+        }
+        if let Some(m) = mgmt {
+            b = b.mgmt_driver(m);
+        }
+        b.build()
     }
 }
 
@@ -611,25 +686,6 @@ fn mgmt_of(
         Some(other) => router.fallback(other),
         None => router,
     }))
-}
-
-/// `b` with the NFVO and the drivers.
-fn lcm_of(
-    mut b: vnfm_lcm::LcmBuilder,
-    nfvo: Option<Arc<dyn Nfvo>>,
-    infra: Vec<Arc<dyn InfraDriver>>,
-    mgmt: Option<Arc<dyn MgmtDriver>>,
-) -> Lcm {
-    if let Some(n) = nfvo {
-        b = b.nfvo(n);
-    }
-    for d in infra {
-        b = b.infra_driver(d);
-    }
-    if let Some(m) = mgmt {
-        b = b.mgmt_driver(m);
-    }
-    b.build()
 }
 
 /// Takes over what a previous run left and keeps sweeping every `recovery_interval`.

@@ -4,5 +4,6 @@
 mod e2e_support;
 
 mod e2e_vnf_a_vnf_b;
+mod embedded_packages;
 mod hostile_packages;
 mod mixed_vnf_real_drivers;

@@ -14,7 +14,7 @@ use vnfm_lcm::{Deliverer, Keyring, Lcm, PkgmSubscriptions, Subscriptions, VimReg
 use vnfm_outbound::{HttpCallbackSender, HttpContentFetcher, NfvoTimings, Sol003Nfvo};
 use vnfm_store::Store;
 
-use super::{Builder, EmbedError, StoreCatalog, lcm_of, mgmt_of, start_runner};
+use super::{Builder, EmbedError, PackageLimits, Packages, StoreCatalog, mgmt_of, start_runner};
 
 /// Connect timeout of the default [`HttpCallbackSender`] and [`HttpContentFetcher`].
 const CALLBACK_CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
@@ -56,6 +56,9 @@ pub struct Vnfm {
     pub vims: VimRegistry,
     /// The onboarded VNFDs the core reads: the store's onboarded packages, parsed once.
     pub catalog: Arc<StoreCatalog>,
+    /// VNF packages: records, onboarding, lookup (what `vnfm serve`'s package management
+    /// interface calls).
+    pub packages: Arc<Packages>,
     /// The NFVO asked for grants and packages, when not the built-in one.
     pub nfvo: Option<Arc<dyn Nfvo>>,
     /// The management driver that runs LCM hooks, if any.
@@ -105,6 +108,18 @@ impl Vnfm {
     /// notification deliverer. Call it once, when the catalog holds the onboarded VNFDs, so
     /// that resumed operations find theirs. Needs a tokio runtime.
     pub async fn start(&self) -> Result<(), EmbedError> {
+        self.packages
+            .spool()
+            .prepare()
+            .map_err(|source| EmbedError::DataDir {
+                path: self.packages.spool().dir().to_owned(),
+                source,
+            })?;
+        // Before the runner: a resumed operation may need a package onboarded again.
+        let resumed = self.packages.resume_onboarding().await;
+        if resumed > 0 {
+            tracing::info!(packages = resumed, "interrupted onboardings finished");
+        }
         start_runner(&self.lcm, self.recovery_interval).await?;
         let mut delivery = self.delivery_state();
         if let Delivery::Configured(config) = &*delivery {
@@ -166,7 +181,8 @@ impl Vnfm {
     }
 
     /// Stops the core's runner (waiting up to `timeout` for running steps), then the
-    /// deliverer (after its deliveries in flight).
+    /// deliverer (after its deliveries in flight), and removes the package directory if it is
+    /// a temporary one.
     pub async fn shutdown(&self, timeout: Duration) {
         self.lcm.shutdown(timeout).await;
         // Dropping the collector stops it.
@@ -192,6 +208,11 @@ impl Vnfm {
         if let Delivery::Running(d) = running {
             d.shutdown().await;
         }
+        // The services hold each other (automatic healing holds the core that reports to
+        // it), so they may never be dropped: a temporary package directory goes now.
+        if let Err(e) = self.catalog.spool().remove_temporary() {
+            tracing::warn!(dir = %self.catalog.spool().dir().display(), error = %e, "removing the temporary package directory failed");
+        }
     }
 
     fn delivery_state(&self) -> std::sync::MutexGuard<'_, Delivery> {
@@ -207,10 +228,9 @@ impl Builder {
     ///
     /// Needs a keyring ([`Builder::keyring`] or [`Builder::data_dir`]).
     pub async fn assemble(mut self) -> Result<Vnfm, EmbedError> {
-        let store: Arc<dyn Store> = self.open_store().await?;
-        let catalog = self.store_catalog(&store);
+        let (store, catalog) = self.open_store_and_catalog().await?;
         let keyring = self.open_keyring()?.ok_or(EmbedError::NoKeyring)?;
-        let sender = match self.sender {
+        let sender = match self.sender.take() {
             Some(s) => s,
             None => Arc::new(HttpCallbackSender::new(CALLBACK_CONNECT_TIMEOUT).map_err(
                 |source| EmbedError::Outbound {
@@ -219,7 +239,7 @@ impl Builder {
                 },
             )?),
         };
-        let content = match self.content {
+        let content = match self.content.take() {
             Some(c) => c,
             None => Arc::new(HttpContentFetcher::new(CALLBACK_CONNECT_TIMEOUT).map_err(
                 |source| EmbedError::Outbound {
@@ -228,7 +248,7 @@ impl Builder {
                 },
             )?),
         };
-        let nfvo = match self.nfvo {
+        let nfvo = match self.nfvo.take() {
             Some(n) => Some(n),
             None => {
                 stored_nfvo(
@@ -240,32 +260,52 @@ impl Builder {
                 .await?
             }
         };
-        let subscriptions = Subscriptions::new(store.clone(), keyring.clone(), sender.clone());
+        // Every part links its resources the same way.
+        let links = self.config.links.clone();
+        let subscriptions = Subscriptions::new(store.clone(), keyring.clone(), sender.clone())
+            .with_links(links.clone());
         let pkgm_subscriptions =
-            PkgmSubscriptions::new(store.clone(), keyring.clone(), sender.clone());
+            PkgmSubscriptions::new(store.clone(), keyring.clone(), sender.clone())
+                .with_links(links.clone());
         let vims = VimRegistry::new(store.clone(), keyring.clone(), self.vim_kinds.clone());
         // The same subscriptions whose cache creating and deleting a subscription clears, so
         // a new subscription gets the next notification.
         let router = self
             .router
+            .take()
             .unwrap_or_else(|| Arc::new(subscriptions.router()));
         let directory = self
             .vims
+            .take()
             .unwrap_or_else(|| Arc::new(vims.clone()) as Arc<dyn vnfm_lcm::ports::VimDirectory>);
-        let mgmt = mgmt_of(self.mgmt, self.scripts);
+        let mgmt = mgmt_of(self.mgmt.take(), self.scripts.take());
         let late_faults = super::late_sinks::LateFaults::default();
         let late_indicators = super::late_sinks::LateIndicators::default();
-        let lcm = lcm_of(
+        let lcm = self.core(
             Lcm::builder(store.clone(), directory, router, catalog.clone())
-                .config(self.config)
-                .vim_kinds(self.vim_kinds)
                 .fault_sink(Arc::new(late_faults.clone()))
                 .indicator_sink(Arc::new(late_indicators.clone())),
             nfvo.clone(),
-            self.infra,
             mgmt.clone(),
         );
-        let faults = vnfm_lcm::FaultManager::new(store.clone(), keyring.clone(), sender.clone());
+        let packages = Arc::new(
+            Packages::new(
+                store.clone(),
+                catalog.clone(),
+                PackageLimits {
+                    max_package_bytes: self.max_package_bytes,
+                    archive: self.archive_limits.clone(),
+                },
+                self.upload_allow_list,
+                nfvo.clone(),
+            )
+            .with_notifications(pkgm_subscriptions.clone())
+            .with_content_fetcher(content.clone())
+            .with_mgmt_driver(mgmt.clone())
+            .with_links(links.clone()),
+        );
+        let faults = vnfm_lcm::FaultManager::new(store.clone(), keyring.clone(), sender.clone())
+            .with_links(links.clone());
         let faults = match self.auto_heal {
             Some(policy) => faults.with_auto_heal(vnfm_lcm::fm::AutoHeal::new(lcm.clone(), policy)),
             None => faults,
@@ -291,7 +331,8 @@ impl Builder {
             sender.clone(),
             catalog.clone(),
             has_metrics.then(|| metrics.clone()),
-        );
+        )
+        .with_links(links.clone());
         let indicators = match &auto_scale {
             Some(auto_scale) => indicators.with_auto_scale(auto_scale.clone()),
             None => indicators,
@@ -305,7 +346,8 @@ impl Builder {
             sender.clone(),
             metrics,
             self.pm_options,
-        );
+        )
+        .with_links(links);
         let performance = match auto_scale {
             Some(auto_scale) => performance.with_auto_scale(auto_scale),
             None => performance,
@@ -321,6 +363,7 @@ impl Builder {
             indicators,
             vims,
             catalog,
+            packages,
             nfvo,
             mgmt,
             content,

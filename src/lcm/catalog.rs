@@ -61,10 +61,21 @@ impl StoreCatalog {
         package_dir: PathBuf,
         limits: Limits,
     ) -> StoreCatalog {
+        StoreCatalog::with_spool(store, cache, Spool::new(package_dir), limits)
+    }
+
+    /// [`StoreCatalog::new`] with the package directory `spool` (e.g.
+    /// [`Spool::temporary`]).
+    pub fn with_spool(
+        store: Arc<dyn Store>,
+        cache: Arc<MemoryCatalog>,
+        spool: Spool,
+        limits: Limits,
+    ) -> StoreCatalog {
         StoreCatalog {
             store,
             cache,
-            spool: Spool::new(package_dir),
+            spool,
             limits,
         }
     }

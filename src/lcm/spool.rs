@@ -15,6 +15,7 @@
 
 use std::path::{Path, PathBuf};
 use std::pin::Pin;
+use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use sha2::{Digest, Sha256};
@@ -31,6 +32,8 @@ const WRITE_BUFFER_BYTES: usize = 1 << 20;
 #[derive(Debug, Clone)]
 pub struct Spool {
     dir: PathBuf,
+    /// A temporary directory the spool owns: removed with its last clone.
+    _owned: Option<Arc<tempfile::TempDir>>,
 }
 
 fn io_failure(what: &'static str, path: &Path, source: std::io::Error) -> EmbedError {
@@ -44,7 +47,29 @@ fn io_failure(what: &'static str, path: &Path, source: std::io::Error) -> EmbedE
 impl Spool {
     /// The package directory `dir` (created, mode 0700, by [`Spool::prepare`]).
     pub fn new(dir: PathBuf) -> Spool {
-        Spool { dir }
+        Spool { dir, _owned: None }
+    }
+
+    /// A new temporary package directory (mode 0700, under the system's temporary
+    /// directory), removed by [`Spool::remove_temporary`] or when the last clone of the spool
+    /// is dropped.
+    pub fn temporary() -> std::io::Result<Spool> {
+        let owned = tempfile::Builder::new()
+            .prefix("vnfm-packages-")
+            .tempdir()?;
+        Ok(Spool {
+            dir: owned.path().to_owned(),
+            _owned: Some(Arc::new(owned)),
+        })
+    }
+
+    /// Removes the directory and what it holds if it is a temporary one
+    /// ([`Spool::temporary`]); a package directory that was given is kept.
+    pub fn remove_temporary(&self) -> std::io::Result<()> {
+        match &self._owned {
+            Some(_) if self.dir.exists() => std::fs::remove_dir_all(&self.dir),
+            _ => Ok(()),
+        }
     }
 
     /// The directory.

@@ -203,11 +203,16 @@ impl ApiError {
 
 impl From<vnfm::lcm::EmbedError> for ApiError {
     fn from(e: vnfm::lcm::EmbedError) -> Self {
+        use vnfm::lcm::EmbedError as E;
         match e {
-            vnfm::lcm::EmbedError::PackageStore(e) => e.into(),
-            vnfm::lcm::EmbedError::PackageTooLarge { .. } => {
-                ApiError::PayloadTooLarge(e.to_string())
-            }
+            E::PackageStore(e) => e.into(),
+            E::PackageTooLarge { .. } => ApiError::PayloadTooLarge(e.to_string()),
+            E::PackageNotFound(m) => ApiError::NotFound(m),
+            E::PackageConflict(m) => ApiError::Conflict(m),
+            E::PackageUnprocessable(m) => ApiError::Unprocessable(m),
+            E::PackageRequest { pointer, message } => ApiError::invalid(pointer, message),
+            E::PackageUnavailable(m) => ApiError::Unavailable(m),
+            E::PackageNotification(e) => e.into(),
             e => ApiError::Internal(e.to_string()),
         }
     }

@@ -145,13 +145,8 @@ impl PmVersion for V1 {
 }
 
 /// `doc` (a PM resource as stored) with its links into version `api`'s resources.
-fn relinked(mut doc: Value, api: PmApi) -> Value {
-    let (from, to) = match api {
-        PmApi::V1 => (PmApi::V2, PmApi::V1),
-        PmApi::V2 => (PmApi::V1, PmApi::V2),
-    };
-    crate::lcm_v1::relink_between(&mut doc, from.prefix(), to.prefix());
-    crate::lcm_v1::relink_between(&mut doc, from.instances_base(), to.instances_base());
+fn relinked(state: &AppState, mut doc: Value, api: PmApi) -> Value {
+    state.performance.links().relink_all(&mut doc, api);
     doc
 }
 
@@ -394,7 +389,7 @@ async fn list<R: Resource, V: PmVersion>(
                     items: page
                         .items
                         .iter()
-                        .map(|d| to_value(d).map(|v| relinked(v, V::API)))
+                        .map(|d| to_value(d).map(|v| relinked(&state, v, V::API)))
                         .collect::<ApiResult<Vec<_>>>()?,
                     next: page.next,
                 })
@@ -423,7 +418,10 @@ async fn create<R: Resource, V: PmVersion>(
     );
     Ok(with_etag(
         with_location(
-            json_response(StatusCode::CREATED, &relinked(to_value(&doc)?, V::API)),
+            json_response(
+                StatusCode::CREATED,
+                &relinked(&state, to_value(&doc)?, V::API),
+            ),
             &location,
         ),
         Version::FIRST,
@@ -438,7 +436,7 @@ async fn show<R: Resource, V: PmVersion>(
     require_accept(&headers, &["application/json"])?;
     let (doc, version) = R::get(&state, &id).await?;
     Ok(with_etag(
-        json_response(StatusCode::OK, &relinked(to_value(&doc)?, V::API)),
+        json_response(StatusCode::OK, &relinked(&state, to_value(&doc)?, V::API)),
         version,
     ))
 }

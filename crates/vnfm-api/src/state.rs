@@ -1,5 +1,5 @@
 //! [`AppState`]: what the handlers share: the services the composition root assembled
-//! ([`vnfm::lcm::Vnfm`]) and the API's own (authentication, packages, metrics), whose files
+//! ([`vnfm::lcm::Vnfm`]) and the API's own (authentication, metrics), whose files
 //! live in the data directory.
 
 use std::path::{Path, PathBuf};
@@ -63,13 +63,14 @@ pub struct StateOptions {
     /// Accept the test VIM's request parameters (`additionalParams.testVim`): set it when the
     /// composition root registered [`crate::test_vim_driver`].
     pub enable_test_vim: bool,
-    /// URI prefixes `upload_from_uri` may fetch from (empty: the endpoint refuses every URI).
-    pub upload_allow_list: Vec<String>,
     /// Largest JSON request body, in bytes.
     pub max_json_body: usize,
     /// Connections, read timeouts and the token body size of the HTTP server.
     pub limits: crate::limits::ServerLimits,
-    /// Package size and archive limits.
+    /// Package size and archive limits of the package management interface (the upload body
+    /// limit, downloads); the limits of packages the VNFM fetches itself, and the URI
+    /// allow-list, are the builder's (`vnfm::lcm::Builder::max_package_bytes`,
+    /// `upload_allow_list`).
     pub package_limits: PackageLimits,
     /// Test the callback URI of a new subscription (`GET`, expecting 204) before creating it.
     pub verify_callbacks: bool,
@@ -95,7 +96,6 @@ impl std::fmt::Debug for StateOptions {
             .field("keystone", &self.keystone)
             .field("enable_test_vim", &self.enable_test_vim)
             .field("limits", &self.limits)
-            .field("upload_allow_list", &self.upload_allow_list)
             .finish_non_exhaustive()
     }
 }
@@ -111,7 +111,6 @@ impl StateOptions {
             keystone: None,
             token_ttl: DEFAULT_TOKEN_TTL,
             enable_test_vim: false,
-            upload_allow_list: Vec::new(),
             max_json_body: 1024 * 1024,
             limits: crate::limits::ServerLimits::default(),
             package_limits: PackageLimits::default(),
@@ -238,28 +237,7 @@ impl AppState {
         let pkgm_subscriptions = services.pkgm_subscriptions.clone();
         let pkgm_subscriptions_v1 = pkgm_subscriptions
             .clone()
-            .with_base(vnfm_lcm::pkgm_subscriptions::V1_BASE);
-        // Before resume_onboarding: a resumed onboarding notifies too.
-        let packages = Arc::new(
-            Packages::new(
-                store.clone(),
-                services.catalog.clone(),
-                options.package_limits.clone(),
-                options.upload_allow_list.clone(),
-                services.nfvo.clone(),
-            )
-            .with_notifications(pkgm_subscriptions.clone())
-            .with_content_fetcher(services.content.clone())
-            .with_mgmt_driver(services.mgmt.clone()),
-        );
-        packages
-            .spool()
-            .prepare()
-            .map_err(|e| data_err(packages.spool().dir(), e))?;
-        let resumed = packages.resume_onboarding().await;
-        if resumed > 0 {
-            tracing::info!(packages = resumed, "interrupted onboardings finished");
-        }
+            .with_version(vnfm_types::links::ApiVersion::V1);
         services
             .start()
             .await
@@ -268,7 +246,7 @@ impl AppState {
         let subscriptions = services.subscriptions.clone();
         let subscriptions_v1 = subscriptions
             .clone()
-            .with_base(vnfm_lcm::subscriptions::V1_BASE);
+            .with_version(vnfm_types::links::ApiVersion::V1);
         Ok(Arc::new(AppState {
             lcm: services.lcm.clone(),
             store,
@@ -282,10 +260,10 @@ impl AppState {
                 .performance
                 .subscriptions()
                 .clone()
-                .with_base("/vnfpm/v1/subscriptions"),
+                .with_version(vnfm_types::links::ApiVersion::V1),
             indicators: services.indicators.clone(),
             vims: services.vims.clone(),
-            packages,
+            packages: services.packages.clone(),
             auth,
             metrics: options.metrics.clone().unwrap_or_default(),
             keyring: services.keyring.clone(),

@@ -17,23 +17,6 @@ use support::*;
 const RACERS: usize = 50;
 const ROUNDS: usize = 3;
 
-/// The PostgreSQL URL the test command provides; without it the test fails under `CI` (the
-/// test command always starts PostgreSQL) and is reported as skipped otherwise.
-fn postgres_url(test: &str) -> Option<String> {
-    match std::env::var("VNFM_TEST_POSTGRES_URL") {
-        Ok(url) => Some(url),
-        Err(_) if std::env::var_os("CI").is_some() => {
-            panic!("{test} needs VNFM_TEST_POSTGRES_URL (scripts/test-env/postgres.sh start)")
-        }
-        Err(_) => {
-            eprintln!(
-                "SKIPPED {test}: VNFM_TEST_POSTGRES_URL is not set (scripts/test-env/postgres.sh start prints one)"
-            );
-            None
-        }
-    }
-}
-
 /// `PATCH` of instance `id` under `If-Match: etag`, through `h`.
 async fn patch_if_match(h: &Harness, version: &str, id: &str, etag: &str, n: usize) -> Reply {
     let auth = format!("Bearer {}", h.token);
@@ -137,21 +120,18 @@ async fn concurrent_conditional_patches_apply_once_on_sqlite() {
     one_of_many_conditional_patches_applies(&[Arc::new(Harness::new().await)]).await;
 }
 
+#[vnfm_test_env::needs(postgres)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn concurrent_conditional_patches_apply_once_on_postgresql() {
-    let Some(url) = postgres_url("concurrent_conditional_patches_apply_once_on_postgresql") else {
-        return;
-    };
+    let url = vnfm_test_env::var("VNFM_TEST_POSTGRES_URL");
     let h = Harness::with_services(|b| b.store_url(url), |_| {}).await;
     one_of_many_conditional_patches_applies(&[Arc::new(h)]).await;
 }
 
+#[vnfm_test_env::needs(postgres)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn concurrent_conditional_patches_apply_once_across_two_replicas() {
-    let Some(url) = postgres_url("concurrent_conditional_patches_apply_once_across_two_replicas")
-    else {
-        return;
-    };
+    let url = vnfm_test_env::var("VNFM_TEST_POSTGRES_URL");
     let first = Harness::with_services(|b| b.store_url(url.clone()), |_| {}).await;
     // The second replica shares the first one's data directory (its keys) and database.
     let data_dir = first._dir.path().join("data");

@@ -370,6 +370,7 @@ pub fn run(args: ServeArgs) -> Result<ExitCode, ServeError> {
     let mut services = vnfm::lcm::builder()
         .data_dir(&args.data_dir)
         .max_package_bytes(args.max_package_mib.saturating_mul(1024 * 1024))
+        .upload_allow_list(args.upload_allow.clone())
         .deliver_notifications(vnfm::lcm::DelivererConfig {
             max_age: Duration::from_secs(args.notify_max_age_hours.saturating_mul(3600)),
             backoff_max: Duration::from_secs(args.notify_backoff_max.max(1)),
@@ -422,7 +423,6 @@ pub fn run(args: ServeArgs) -> Result<ExitCode, ServeError> {
     state.allow_basic_auth = args.allow_basic_auth;
     state.token_ttl = Duration::from_secs(args.token_ttl);
     state.enable_test_vim = args.enable_test_vim;
-    state.upload_allow_list = args.upload_allow.clone();
     state.verify_callbacks = !args.no_callback_check;
     state.allow_duplicate_lcm_subscriptions = args.allow_duplicate_lcm_subscriptions;
     if let Some(path) = &args.alertmanager_token_file {

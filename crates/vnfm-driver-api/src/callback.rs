@@ -98,6 +98,12 @@ impl CallbackAnswer {
     pub fn is_success(&self) -> bool {
         (200..300).contains(&self.status)
     }
+
+    /// Whether the status is `204 No Content` (what a notification endpoint answers to the
+    /// test `GET`).
+    pub fn is_no_content(&self) -> bool {
+        self.status == 204
+    }
 }
 
 /// Sends requests to subscribers' callback URIs.

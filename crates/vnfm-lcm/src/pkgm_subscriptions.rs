@@ -31,6 +31,7 @@
 //! ```
 
 use vnfm_store::{NewOutboxRow, Timestamp, canonical_pkgm_filter};
+use vnfm_types::links::{ApiVersion, Interface, LinkTarget, ResourceLinks};
 use vnfm_types::{
     DateTime, Link, NotificationId, PackageChangeType, PkgmLinks, PkgmNotification,
     PkgmNotificationType, PkgmNotificationsFilter, PkgmSubscription, PkgmSubscriptionRequest,
@@ -43,13 +44,6 @@ use crate::secrets::new_id;
 use crate::subscriptions::{
     ManagedSubscriptions, SubscriptionKind, constraint, passes, products_match,
 };
-
-/// Path of the v2 (SOL003 v3.3.1) package management subscriptions, the default base of
-/// `_links.self`.
-pub const DEFAULT_BASE: &str = "/vnfpkgm/v2/subscriptions";
-/// Base of `_links.self` of subscriptions created through the v1 API (SOL003 v2.6.1): their
-/// notifications link into `/vnfpkgm/v1`.
-pub const V1_BASE: &str = "/vnfpkgm/v1/subscriptions";
 
 /// What happened to a VNF package.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -121,31 +115,32 @@ pub fn matches(
         )
 }
 
-/// The `href` of the package in the API version of `sub` (its `_links.self` with
-/// `subscriptions/{id}` replaced by `vnf_packages/{package}`, so an absolute base stays
-/// absolute).
-fn package_href(sub: &PkgmSubscription, package_id: &str) -> String {
-    let own = &sub.links.self_.href;
-    match own.rfind("/subscriptions/") {
-        Some(i) => format!("{}/vnf_packages/{package_id}", &own[..i]),
-        None if own.contains(V1_BASE) => format!("/vnfpkgm/v1/vnf_packages/{package_id}"),
-        None => format!("/vnfpkgm/v2/vnf_packages/{package_id}"),
-    }
+/// The `href` of the package in the interface version of `sub` (that of its `_links.self`,
+/// v2 when `links` did not make it).
+fn package_href(links: &dyn ResourceLinks, sub: &PkgmSubscription, package_id: &str) -> String {
+    let version = links
+        .version_of(&sub.links.self_.href)
+        .unwrap_or(ApiVersion::V2);
+    links.href(LinkTarget::Package {
+        version,
+        id: package_id,
+    })
 }
 
 /// The notification `sub` receives for `change`, with notification id `id` and time stamp
-/// `at`. `None` when the package has no `vnfdId` (it was never onboarded: SOL003 reports only
+/// `at`, its links made by `links`. `None` when the package has no `vnfdId` (it was never onboarded: SOL003 reports only
 /// onboarded packages, and both notifications require `vnfdId`).
 pub fn notification_for(
     change: &PackageChange<'_>,
     sub: &PkgmSubscription,
+    links: &dyn ResourceLinks,
     id: NotificationId,
     at: DateTime,
 ) -> Option<PkgmNotification> {
     let package = change.package;
     let vnfd_id = package.vnfd_id.clone()?;
     let links = PkgmLinks {
-        vnf_package: Link::new(package_href(sub, &package.id)),
+        vnf_package: Link::new(package_href(links, sub, &package.id)),
         subscription: Link::new(sub.links.self_.href.clone()),
     };
     let ty = change.event.notification_type();
@@ -201,7 +196,8 @@ impl SubscriptionKind for PkgmKind {
     type Resource = PkgmSubscription;
     type Request = PkgmSubscriptionRequest;
     const LABEL: &'static str = "pkgm";
-    const DEFAULT_BASE: &'static str = DEFAULT_BASE;
+    const INTERFACE: Interface = Interface::Packages;
+    const DEFAULT_VERSION: ApiVersion = ApiVersion::V2;
 
     fn callback_uri(request: &PkgmSubscriptionRequest) -> &str {
         &request.callback_uri
@@ -254,8 +250,8 @@ impl ManagedSubscriptions<PkgmKind> {
             if !matches(sub.filter.as_ref(), ty, package) {
                 continue;
             }
-            let Some(n) = notification_for(change, &sub, NotificationId::new(new_id()), at.clone())
-            else {
+            let id = NotificationId::new(new_id());
+            let Some(n) = notification_for(change, &sub, &**self.links(), id, at.clone()) else {
                 continue;
             };
             let payload = serde_json::to_value(&n).map_err(|e| {
@@ -283,6 +279,7 @@ impl ManagedSubscriptions<PkgmKind> {
 mod tests {
     use super::*;
     use serde_json::json;
+    use vnfm_types::links::SolLinks;
     use vnfm_types::{PackageOperationalState, PackageUsageState};
 
     fn package() -> VnfPkgInfo {
@@ -412,6 +409,7 @@ mod tests {
         let n = notification_for(
             &change,
             &sub("/vnfpkgm/v2/subscriptions/s1"),
+            &SolLinks::default(),
             NotificationId::new("n"),
             DateTime::from_unix_seconds(0),
         );
@@ -429,6 +427,7 @@ mod tests {
                 package: &p,
             },
             &v1,
+            &SolLinks::new("http://vnfm:8080"),
             NotificationId::new("n1"),
             at.clone(),
         )
@@ -448,6 +447,7 @@ mod tests {
                 notification_for(
                     &PackageChange { event, package: &p },
                     &v2,
+                    &SolLinks::default(),
                     NotificationId::new("n2"),
                     at.clone(),
                 )

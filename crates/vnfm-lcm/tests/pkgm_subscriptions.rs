@@ -11,13 +11,13 @@ use std::time::Duration;
 
 use notify_support::{Server, eventually};
 use serde_json::{Value, json};
-use vnfm_lcm::pkgm_subscriptions::V1_BASE;
 use vnfm_lcm::{
     CreateOptions, Created, Deliverer, DelivererConfig, Keyring, PackageChange, PackageEvent,
     PkgmSubscriptions, Subscriptions,
 };
 use vnfm_store::{PackageRecord, Store, Version};
 use vnfm_store_sql::SqliteStore;
+use vnfm_types::links::ApiVersion;
 use vnfm_types::{PackageOperationalState, PkgmSubscriptionRequest, VnfPkgInfo};
 
 const WAIT: Duration = Duration::from_secs(10);
@@ -183,7 +183,7 @@ async fn package_changes_are_delivered_in_order_to_matching_subscriptions() {
     let server = Server::start().await;
     server.require_basic("nfvo", "pkg-Pa55");
     let v1 = PkgmSubscriptions::new(db.store.clone(), db.keyring.clone(), callback_sender())
-        .with_base(V1_BASE);
+        .with_version(ApiVersion::V1);
     let opts = CreateOptions::default();
     let Created::New(sub) = v1
         .create(

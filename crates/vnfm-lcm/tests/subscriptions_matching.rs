@@ -3,6 +3,7 @@
 
 use serde_json::{Value, json};
 use vnfm_lcm::subscriptions::{NotificationContext, matches, payload_for};
+use vnfm_types::links::SolLinks;
 use vnfm_types::{LccnNotification, LccnSubscription, LifecycleChangeNotificationsFilter};
 
 fn op_occ(operation: &str, state: &str, instance: &str) -> LccnNotification {
@@ -289,7 +290,7 @@ fn subscription(verbosity: Option<&str>) -> LccnSubscription {
 #[test]
 fn payload_names_the_subscription_and_applies_verbosity() {
     let n = op_occ("SCALE", "COMPLETED", "i1");
-    let full = payload_for(&n, &subscription(None)).unwrap();
+    let full = payload_for(&n, &subscription(None), &SolLinks::default()).unwrap();
     assert_eq!(full["subscriptionId"], json!("sub-1"));
     assert_eq!(
         full["_links"]["subscription"]["href"],
@@ -301,12 +302,17 @@ fn payload_names_the_subscription_and_applies_verbosity() {
     // The payload is still a valid notification.
     assert!(LccnNotification::from_value(full).is_ok());
 
-    let short = payload_for(&n, &subscription(Some("SHORT"))).unwrap();
+    let short = payload_for(&n, &subscription(Some("SHORT")), &SolLinks::default()).unwrap();
     assert_eq!(short["verbosity"], json!("SHORT"));
     assert!(short.get("affectedVnfcs").is_none() && short.get("changedInfo").is_none());
     assert_eq!(short["operationState"], json!("COMPLETED"));
 
-    let id = payload_for(&created("i1"), &subscription(Some("SHORT"))).unwrap();
+    let id = payload_for(
+        &created("i1"),
+        &subscription(Some("SHORT")),
+        &SolLinks::default(),
+    )
+    .unwrap();
     assert_eq!(id["subscriptionId"], json!("sub-1"));
     assert!(id.get("verbosity").is_none());
 }
@@ -319,7 +325,7 @@ fn subscriptions_made_through_v1_get_the_v1_shape() {
         "_links": {"self": {"href": "/vnflcm/v1/subscriptions/sub-1"}}
     }))
     .unwrap();
-    let body = payload_for(&n, &sub).unwrap();
+    let body = payload_for(&n, &sub, &SolLinks::default()).unwrap();
     assert!(body.get("verbosity").is_none(), "{body:#}");
     assert_eq!(body["subscriptionId"], json!("sub-1"));
     assert_eq!(
@@ -328,6 +334,6 @@ fn subscriptions_made_through_v1_get_the_v1_shape() {
     );
     serde_json::from_value::<vnfm_types::v1::VnfLcmOperationOccurrenceNotification>(body)
         .expect("a v2.6.1 notification");
-    let v2 = payload_for(&n, &subscription(None)).unwrap();
+    let v2 = payload_for(&n, &subscription(None), &SolLinks::default()).unwrap();
     assert_eq!(v2["verbosity"], json!("FULL"));
 }

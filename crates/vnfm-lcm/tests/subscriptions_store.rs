@@ -15,6 +15,7 @@ use vnfm_lcm::ports::NotificationRouter;
 use vnfm_lcm::{CreateOptions, Created, Keyring, LcmError, NotificationContext, Subscriptions};
 use vnfm_store::Store;
 use vnfm_store_sql::SqliteStore;
+use vnfm_types::links::SolLinks;
 use vnfm_types::{LccnNotification, LccnSubscriptionRequest, VnfInstance};
 
 struct Db {
@@ -78,7 +79,7 @@ fn op_occ(instance: &str, operation: &str, state: &str) -> LccnNotification {
 async fn create_get_list_delete_and_duplicates() {
     let db = sqlite().await;
     let subs = Subscriptions::new(db.store.clone(), keyring(), callback_sender())
-        .with_base("https://vnfm.example/vnflcm/v2/subscriptions/");
+        .with_links(Arc::new(SolLinks::new("https://vnfm.example/")));
     let opts = CreateOptions::default();
     let r = req(json!({
         "callbackUri": "http://nfvo.example/cb",

@@ -30,6 +30,7 @@ pub mod grant;
 pub mod ids;
 pub mod indicator;
 pub mod instance;
+pub mod links;
 pub mod notification;
 pub mod op_occ;
 pub mod package;

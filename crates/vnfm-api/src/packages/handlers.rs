@@ -178,7 +178,7 @@ pub(super) async fn upload(
     crate::util::require_content_type(&headers, &["application/zip", "application/octet-stream"])?;
     let (info, _) = state.packages.get(&id).await?;
     Packages::check_uploadable(&id, &info)?;
-    let content = state.packages.spool_body(body).await?;
+    let content = super::upload::spool_body(&state, body).await?;
     state.packages.accept_content(&id, content).await?;
     Ok(StatusCode::ACCEPTED.into_response())
 }

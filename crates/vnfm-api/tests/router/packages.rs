@@ -364,7 +364,8 @@ async fn upload_from_an_allow_listed_uri() {
     let addr = listener.local_addr().unwrap();
     tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
     let allowed = format!("http://{addr}/");
-    let h = Harness::with(|o| o.upload_allow_list = vec![allowed.clone()]).await;
+    let allow = vec![allowed.clone()];
+    let h = Harness::with_services(|b| b.upload_allow_list(allow), |_| {}).await;
     let poll = |id: String| {
         let h = &h;
         async move {

@@ -24,6 +24,7 @@ use vnfm_driver_api::{CallbackSender, DriverError};
 use vnfm_store::{
     AlarmRecord, Conflict, NewOutboxRow, Page, ProjectScope, Store, StoreError, Timestamp, Version,
 };
+use vnfm_types::links::{ApiVersion, LinkTarget, ResourceLinks};
 use vnfm_types::{
     AckState, Alarm, AlarmClearedNotification, AlarmClearedNotificationLinks, AlarmLinks,
     AlarmListRebuiltNotification, AlarmListRebuiltNotificationLinks, AlarmNotification,
@@ -41,13 +42,6 @@ pub use auto_scale::{AutoScale, AutoScalePolicy};
 pub use automatic::{AutomaticOutcome, Bounds};
 pub use infra_watch::{InfraWatch, InfraWatchTask, Swept};
 pub use subscriptions::FmKind;
-
-/// Base of the alarm resources (`_links.self` of an alarm).
-pub const ALARMS_BASE: &str = "/vnffm/v1/alarms";
-/// Base of the FM subscription resources.
-pub const SUBSCRIPTIONS_BASE: &str = "/vnffm/v1/subscriptions";
-/// Base of the VNF instances an alarm's `objectInstance` links to.
-pub const INSTANCES_BASE: &str = "/vnflcm/v1/vnf_instances";
 
 /// How often a write is tried again when a concurrent writer changed the same alarm.
 const ATTEMPTS: usize = 5;
@@ -88,8 +82,14 @@ pub fn matches(
             .is_none_or(|i| instance_matches(i, &alarm.managed_object_id, ctx))
 }
 
-/// The alarm a new report describes, with id `id`, raised at `now`.
-pub fn new_alarm(id: &str, report: &FaultReport, now: &DateTime) -> Alarm {
+/// The alarm a new report describes, with id `id`, raised at `now`, its links made by `links`
+/// (the alarm and its instance in the v1 interfaces, as `vnffm/v1` has them).
+pub fn new_alarm(
+    links: &dyn ResourceLinks,
+    id: &str,
+    report: &FaultReport,
+    now: &DateTime,
+) -> Alarm {
     let fault = &report.fault;
     Alarm {
         id: id.to_owned(),
@@ -109,8 +109,11 @@ pub fn new_alarm(id: &str, report: &FaultReport, now: &DateTime) -> Alarm {
         correlated_alarm_ids: None,
         fault_details: (!report.details.is_empty()).then(|| report.details.clone()),
         links: AlarmLinks {
-            self_: Link::new(format!("{ALARMS_BASE}/{id}")),
-            object_instance: Some(Link::new(format!("{INSTANCES_BASE}/{}", fault.instance_id))),
+            self_: Link::new(links.href(LinkTarget::Alarm { id })),
+            object_instance: Some(Link::new(links.href(LinkTarget::Instance {
+                version: ApiVersion::V1,
+                id: fault.instance_id.as_str(),
+            }))),
         },
     }
 }
@@ -164,6 +167,12 @@ impl FaultManager {
             auto_heal: None,
             auto_scale: None,
         }
+    }
+
+    /// The same fault manager, its alarms and subscriptions linked by `links`.
+    pub fn with_links(mut self, links: Arc<dyn ResourceLinks>) -> Self {
+        self.subscriptions = self.subscriptions.with_links(links);
+        self
     }
 
     /// The same fault manager, healing automatically: an alarm that becomes severe enough
@@ -244,7 +253,10 @@ impl FaultManager {
                         return Ok((open.alarm, Raised::Unchanged(id)));
                     }
                 },
-                None => (new_alarm(&new_id(), report, &now), None),
+                None => {
+                    let links = &**self.subscriptions.links();
+                    (new_alarm(links, &new_id(), report, &now), None)
+                }
             };
             let ty = FmNotificationType::AlarmNotification;
             if let Some(alarm) = self.write(alarm, &key, ty, version).await? {
@@ -505,7 +517,9 @@ impl FaultManager {
             .iter()
             .filter(|s| matches(s.filter.as_ref(), ty, alarm, &ctx))
         {
-            let n = notification(ty, sub, alarm, NotificationId::new(new_id()), at.clone());
+            let links = &**self.subscriptions.links();
+            let id = NotificationId::new(new_id());
+            let n = notification(links, ty, sub, alarm, id, at.clone());
             let payload = serde_json::to_value(&n).map_err(|e| {
                 LcmError::inconsistent("FM notification does not serialize").because(e)
             })?;
@@ -525,6 +539,7 @@ impl FaultManager {
 
 /// The notification of type `ty` for `sub` (about `alarm`, which the alarm types need).
 fn notification(
+    links: &dyn ResourceLinks,
     ty: FmNotificationType,
     sub: &FmSubscription,
     alarm: Option<&Alarm>,
@@ -564,7 +579,7 @@ fn notification(
             time_stamp: at,
             links: AlarmListRebuiltNotificationLinks {
                 subscription,
-                alarms: Link::new(ALARMS_BASE),
+                alarms: Link::new(links.href(LinkTarget::Alarms)),
             },
         }),
     }

@@ -1,6 +1,7 @@
 //! VNF fault management subscriptions: the [`FmKind`] of [`ManagedSubscriptions`].
 
 use vnfm_store::canonical_fm_filter;
+use vnfm_types::links::{ApiVersion, Interface};
 use vnfm_types::{
     FmSubscription, FmSubscriptionRequest, SubscriptionAuthentication, SubscriptionId,
 };
@@ -17,7 +18,8 @@ impl SubscriptionKind for FmKind {
     type Resource = FmSubscription;
     type Request = FmSubscriptionRequest;
     const LABEL: &'static str = "fm";
-    const DEFAULT_BASE: &'static str = super::SUBSCRIPTIONS_BASE;
+    const INTERFACE: Interface = Interface::Faults;
+    const DEFAULT_VERSION: ApiVersion = ApiVersion::V1;
 
     fn callback_uri(request: &FmSubscriptionRequest) -> &str {
         &request.callback_uri

@@ -272,6 +272,7 @@ async fn subscriptions_get_only_what_their_filter_selects() {
 #[test]
 fn filter_matching_is_per_attribute() {
     let alarm = new_alarm(
+        &vnfm_types::links::SolLinks::default(),
         "a1",
         &report(&fault("i1", Some("c1"), "x"), PerceivedSeverity::Major),
         &vnfm_types::DateTime::now(),

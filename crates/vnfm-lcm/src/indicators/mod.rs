@@ -21,6 +21,7 @@ use serde_json::Value;
 use vnfm_descriptor::vnfd::IndicatorDef;
 use vnfm_driver_api::metrics::MetricsSource;
 use vnfm_store::{NewOutboxRow, Page, ProjectScope, Store, Timestamp};
+use vnfm_types::links::{ApiVersion, Interface, LinkTarget, ResourceLinks};
 use vnfm_types::{
     DateTime, InstantiationState, Link, NotificationId, SubscriptionId, VNF_INDICATOR_VALUE_CHANGE,
     VnfIndicator, VnfIndicatorLinks, VnfIndicatorSubscription, VnfIndicatorValueChangeNotification,
@@ -35,13 +36,6 @@ use crate::subscriptions::{ManagedSubscriptions, NotificationContext, instance_m
 use crate::{Keyring, LcmError};
 
 pub use subscriptions::IndicatorKind;
-
-/// Base of the indicator resources (`/vnfind/v1/indicators/{vnfInstanceId}/{indicatorId}`).
-pub const INDICATORS_BASE: &str = "/vnfind/v1/indicators";
-/// Base of the indicator subscription resources.
-pub const SUBSCRIPTIONS_BASE: &str = "/vnfind/v1/subscriptions";
-/// Base of the VNF instances an indicator links to.
-pub const INSTANCES_BASE: &str = "/vnflcm/v1/vnf_instances";
 
 /// VNF indicators: values, subscriptions, notifications.
 #[derive(Clone)]
@@ -59,16 +53,28 @@ impl std::fmt::Debug for IndicatorManager {
     }
 }
 
-/// The indicator document of `def` for `instance` with `value`.
-pub fn indicator_of(instance: &VnfInstanceId, def: &IndicatorDef, value: Value) -> VnfIndicator {
+/// The indicator document of `def` for `instance` with `value`, its links made by `links`
+/// (the indicator and its instance in the v1 interfaces, as `vnfind/v1` has them).
+pub fn indicator_of(
+    links: &dyn ResourceLinks,
+    instance: &VnfInstanceId,
+    def: &IndicatorDef,
+    value: Value,
+) -> VnfIndicator {
     VnfIndicator {
         id: def.id.clone(),
         name: def.name.clone(),
         value,
         vnf_instance_id: instance.clone(),
         links: VnfIndicatorLinks {
-            self_: Link::new(format!("{INDICATORS_BASE}/{instance}/{}", def.id)),
-            vnf_instance: Link::new(format!("{INSTANCES_BASE}/{instance}")),
+            self_: Link::new(links.href(LinkTarget::Indicator {
+                instance: instance.as_str(),
+                indicator: &def.id,
+            })),
+            vnf_instance: Link::new(links.href(LinkTarget::Instance {
+                version: ApiVersion::V1,
+                id: instance.as_str(),
+            })),
         },
     }
 }
@@ -106,6 +112,12 @@ impl IndicatorManager {
             metrics,
             auto_scale: None,
         }
+    }
+
+    /// The same, its indicators and subscriptions linked by `links`.
+    pub fn with_links(mut self, links: Arc<dyn ResourceLinks>) -> Self {
+        self.subscriptions = self.subscriptions.with_links(links);
+        self
     }
 
     /// The same, scaling instances by their `indicatorScaling` rules through `auto_scale`
@@ -208,7 +220,7 @@ impl IndicatorManager {
         {
             return Ok(false);
         }
-        let indicator = indicator_of(&instance.id, def, value);
+        let indicator = indicator_of(&**self.subscriptions.links(), &instance.id, def, value);
         let rows = self.notifications(instance, &indicator).await?;
         self.store
             .put_indicator(&indicator, &rows)
@@ -249,7 +261,13 @@ impl IndicatorManager {
                     vnf_instance_id: indicator.vnf_instance_id.clone(),
                     links: VnfIndicatorValueChangeNotificationLinks {
                         vnf_instance: indicator.links.vnf_instance.clone(),
-                        subscription: Link::new(format!("{SUBSCRIPTIONS_BASE}/{}", s.id)),
+                        subscription: Link::new(self.subscriptions.links().href(
+                            LinkTarget::Subscription {
+                                interface: Interface::Indicators,
+                                version: ApiVersion::V1,
+                                id: s.id.as_str(),
+                            },
+                        )),
                     },
                 };
                 NewOutboxRow {

@@ -1,6 +1,7 @@
 //! VNF indicator subscriptions: the [`IndicatorKind`] of [`ManagedSubscriptions`].
 
 use vnfm_store::canonical_indicator_filter;
+use vnfm_types::links::{ApiVersion, Interface};
 use vnfm_types::{
     SubscriptionAuthentication, SubscriptionId, VnfIndicatorSubscription,
     VnfIndicatorSubscriptionRequest,
@@ -18,7 +19,8 @@ impl SubscriptionKind for IndicatorKind {
     type Resource = VnfIndicatorSubscription;
     type Request = VnfIndicatorSubscriptionRequest;
     const LABEL: &'static str = "indicator";
-    const DEFAULT_BASE: &'static str = super::SUBSCRIPTIONS_BASE;
+    const INTERFACE: Interface = Interface::Indicators;
+    const DEFAULT_VERSION: ApiVersion = ApiVersion::V1;
 
     fn callback_uri(request: &VnfIndicatorSubscriptionRequest) -> &str {
         &request.callback_uri

@@ -267,7 +267,7 @@ async fn deliver(inner: &Inner, row: OutboxRow) {
             tracing::debug!(
                 outbox_row = row.id,
                 subscription_id = %row.subscription_id,
-                status = answer.status,
+                status = %answer.status_text,
                 attempts = row.attempts + 1,
                 "notification delivered"
             );

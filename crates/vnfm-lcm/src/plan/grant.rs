@@ -17,6 +17,7 @@ use std::collections::BTreeMap;
 
 use vnfm_descriptor::{Flavour, PlacementKind, Vnfd};
 use vnfm_driver_api::infra::{HealScope, InfraStep, ResourceTarget};
+use vnfm_types::links::{ApiVersion, LinkTarget, ResourceLinks};
 use vnfm_types::{
     ConstraintResourceRef, GrantRequest, GrantRequestLinks, GrantedLcmOperationType, Link,
     PlacementConstraint, ResourceDefinition, ResourceDefinitionType, VnfInstance, VnfLcmOpOcc,
@@ -166,7 +167,7 @@ pub fn grant_request(
     instance: &VnfInstance,
     vnfd: &Vnfd,
     plan: &Plan,
-    api_root: &str,
+    links: &dyn ResourceLinks,
 ) -> Option<GrantRequest> {
     if plan.kind != PlanKind::Forward {
         return None;
@@ -199,8 +200,14 @@ pub fn grant_request(
         placement_constraints: Vec::new(),
         additional_params,
         links: GrantRequestLinks {
-            vnf_lcm_op_occ: Link::new(format!("{api_root}/vnf_lcm_op_occs/{}", occ.id)),
-            vnf_instance: Link::new(format!("{api_root}/vnf_instances/{}", instance.id)),
+            vnf_lcm_op_occ: Link::new(links.href(LinkTarget::OpOcc {
+                version: ApiVersion::V2,
+                id: occ.id.as_str(),
+            })),
+            vnf_instance: Link::new(links.href(LinkTarget::Instance {
+                version: ApiVersion::V2,
+                id: instance.id.as_str(),
+            })),
         },
     };
     match (step, flavour) {

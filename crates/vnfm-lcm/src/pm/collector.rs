@@ -15,6 +15,7 @@ use std::time::{Duration, SystemTime};
 use serde_json::Value;
 use vnfm_driver_api::metrics::{MetricQuery, MetricSeries};
 use vnfm_store::{PmJobRecord, PmReportRecord, StoreError, ThresholdRecord, Version};
+use vnfm_types::links::{LinkTarget, ResourceLinks};
 use vnfm_types::{
     CrossingDirection, DateTime, Link, NotificationId, PerformanceInformationAvailableLinks,
     PerformanceInformationAvailableNotification, PerformanceReport, PmJobReport,
@@ -202,7 +203,11 @@ impl PerformanceManager {
             return self.write_job_state(&record, version).await;
         }
         let report_id = new_id();
-        let href = format!("{}/reports/{report_id}", job.links.self_.href);
+        let href = self.links().href(LinkTarget::PmReport {
+            version: version_of(self.links(), &job.links.self_.href),
+            job: &job.id,
+            report: &report_id,
+        });
         let ready = DateTime::now();
         let job = &mut record.resource;
         let reports = job.reports.get_or_insert_with(Vec::new);
@@ -222,7 +227,7 @@ impl PerformanceManager {
         let mut rows = Vec::new();
         for object in &job.object_instance_ids {
             let payload = |sub: Option<&PmSubscription>, id: NotificationId| {
-                available(job, object, &href, sub, id)
+                available(self.links(), job, object, &href, sub, id)
             };
             rows.extend(
                 self.route(
@@ -321,7 +326,8 @@ impl PerformanceManager {
             out.crossings += 1;
             directions.push(direction);
             let payload = |sub: Option<&PmSubscription>, id: NotificationId| {
-                crossed_notification(th, s, point.value, direction, sub, id)
+                let links = self.links();
+                crossed_notification(links, th, s, point.value, direction, sub, id)
             };
             rows.extend(
                 self.route(
@@ -387,8 +393,15 @@ fn subscription_parts(
     }
 }
 
+/// The interface version of a PM resource whose `_links.self` is `href` (v2 unless `links`
+/// reads another).
+fn version_of(links: &dyn ResourceLinks, href: &str) -> PmApi {
+    links.version_of(href).unwrap_or(PmApi::V2)
+}
+
 /// The `PerformanceInformationAvailableNotification` about `object` of `job`'s report `href`.
 fn available(
+    links: &dyn ResourceLinks,
     job: &vnfm_types::PmJob,
     object: &str,
     href: &str,
@@ -407,10 +420,10 @@ fn available(
         sub_object_instance_ids: job.sub_object_instance_ids.clone(),
         links: PerformanceInformationAvailableLinks {
             subscription,
-            object_instance: Some(Link::new(format!(
-                "{}/{object}",
-                PmApi::of(&job.links.self_.href).instances_base()
-            ))),
+            object_instance: Some(Link::new(links.href(LinkTarget::Instance {
+                version: version_of(links, &job.links.self_.href),
+                id: object,
+            }))),
             pm_job: job.links.self_.clone(),
             performance_report: Link::new(href),
         },
@@ -420,6 +433,7 @@ fn available(
 
 /// The `ThresholdCrossedNotification` of `th` for the value `value` of series `s`.
 fn crossed_notification(
+    links: &dyn ResourceLinks,
     th: &vnfm_types::Threshold,
     s: &MetricSeries,
     value: f64,
@@ -443,11 +457,10 @@ fn crossed_notification(
         context: None,
         links: ThresholdCrossedLinks {
             subscription,
-            object_instance: Some(Link::new(format!(
-                "{}/{}",
-                PmApi::of(&th.links.self_.href).instances_base(),
-                th.object_instance_id
-            ))),
+            object_instance: Some(Link::new(links.href(LinkTarget::Instance {
+                version: version_of(links, &th.links.self_.href),
+                id: &th.object_instance_id,
+            }))),
             threshold: th.links.self_.clone(),
         },
     };

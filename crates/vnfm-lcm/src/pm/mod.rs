@@ -23,6 +23,7 @@ use vnfm_store::{
     NewOutboxRow, Page, PmJobRecord, Store, StoreError, StoredPm, ThresholdRecord, Timestamp,
     Version, canonical_pm_filter,
 };
+use vnfm_types::links::{ApiVersion, Interface, LinkTarget, ResourceLinks};
 use vnfm_types::{
     CreatePmJobRequest, CreateThresholdRequest, Link, NotificationId, PmJob, PmJobLinks,
     PmJobModifications, PmNotificationType, PmNotificationsFilter, PmSubscription,
@@ -40,67 +41,10 @@ use crate::subscriptions::{
 };
 use crate::vim::store_err;
 
-/// Base of the PM job resources.
-pub const PM_JOBS_BASE: &str = "/vnfpm/v2/pm_jobs";
-/// Base of the threshold resources.
-pub const THRESHOLDS_BASE: &str = "/vnfpm/v2/thresholds";
-/// Base of the PM subscription resources.
-pub const SUBSCRIPTIONS_BASE: &str = "/vnfpm/v2/subscriptions";
-/// Base of the VNF instances the PM resources link to.
-pub const INSTANCES_BASE: &str = "/vnflcm/v2/vnf_instances";
-
 /// The version of the PM interface a job or threshold is created through: its `_links` (and
-/// those of its notifications) name the resources of that version.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PmApi {
-    /// SOL003 v2.6.1, `/vnfpm/v1` (with `/vnflcm/v1` instances).
-    V1,
-    /// SOL003 v3.3.1, `/vnfpm/v2` (with `/vnflcm/v2` instances).
-    V2,
-}
-
-impl PmApi {
-    /// The path prefix of the interface (`/vnfpm/v2`).
-    pub fn prefix(self) -> &'static str {
-        match self {
-            PmApi::V1 => "/vnfpm/v1",
-            PmApi::V2 => "/vnfpm/v2",
-        }
-    }
-
-    /// The base of the VNF instances its resources link to.
-    pub fn instances_base(self) -> &'static str {
-        match self {
-            PmApi::V1 => "/vnflcm/v1/vnf_instances",
-            PmApi::V2 => INSTANCES_BASE,
-        }
-    }
-
-    /// The version a PM resource whose `_links.self` is `href` was created through.
-    pub fn of(href: &str) -> PmApi {
-        if href.starts_with(PmApi::V1.prefix()) {
-            PmApi::V1
-        } else {
-            PmApi::V2
-        }
-    }
-
-    /// `href` moved to this version: a PM or instance link of either version, else as given.
-    pub fn relink(self, href: &str) -> String {
-        for other in [PmApi::V1, PmApi::V2] {
-            if other == self {
-                continue;
-            }
-            if let Some(rest) = href.strip_prefix(other.prefix()) {
-                return format!("{}{rest}", self.prefix());
-            }
-            if let Some(rest) = href.strip_prefix(other.instances_base()) {
-                return format!("{}{rest}", self.instances_base());
-            }
-        }
-        href.to_owned()
-    }
-}
+/// those of its notifications) name the resources of that version (`V1`: `vnfpm/v1` with
+/// `vnflcm/v1` instances; `V2`: `vnfpm/v2` with `vnflcm/v2` instances).
+pub use vnfm_types::links::ApiVersion as PmApi;
 
 /// Settings of performance management.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -185,6 +129,18 @@ impl PerformanceManager {
             options,
             auto_scale: None,
         }
+    }
+
+    /// The same performance manager, its resources, notifications and subscriptions linked by
+    /// `links`.
+    pub fn with_links(mut self, links: Arc<dyn ResourceLinks>) -> Self {
+        self.subscriptions = self.subscriptions.with_links(links);
+        self
+    }
+
+    /// Where the resources live.
+    pub fn links(&self) -> &dyn ResourceLinks {
+        &**self.subscriptions.links()
     }
 
     /// The same performance manager, scaling automatically: a threshold crossing on an
@@ -325,12 +281,20 @@ impl PerformanceManager {
             callback_uri: callback.uri,
             reports: None,
             links: PmJobLinks {
-                self_: Link::new(format!("{}/pm_jobs/{id}", api.prefix())),
+                self_: Link::new(self.links().href(LinkTarget::PmJob {
+                    version: api,
+                    id: &id,
+                })),
                 objects: Some(
                     request
                         .object_instance_ids
                         .iter()
-                        .map(|i| Link::new(format!("{}/{i}", api.instances_base())))
+                        .map(|i| {
+                            Link::new(self.links().href(LinkTarget::Instance {
+                                version: api,
+                                id: i,
+                            }))
+                        })
                         .collect(),
                 ),
             },
@@ -473,12 +437,14 @@ impl PerformanceManager {
             criteria: request.criteria.clone(),
             callback_uri: callback.uri,
             links: ThresholdLinks {
-                self_: Link::new(format!("{}/thresholds/{id}", api.prefix())),
-                object: Some(Link::new(format!(
-                    "{}/{}",
-                    api.instances_base(),
-                    request.object_instance_id
-                ))),
+                self_: Link::new(self.links().href(LinkTarget::Threshold {
+                    version: api,
+                    id: &id,
+                })),
+                object: Some(Link::new(self.links().href(LinkTarget::Instance {
+                    version: api,
+                    id: &request.object_instance_id,
+                }))),
             },
         };
         let record = StoredPm {
@@ -598,7 +564,7 @@ impl PerformanceManager {
         else {
             return Err(LcmError::invalid(
                 "/callbackUri",
-                "the resource has no callback (it was created through /vnfpm/v1): give a callbackUri with the credentials",
+                "the resource has no callback (it was created through the v1 PM interface, which has none): give a callbackUri with the credentials",
             ));
         };
         let callback = self
@@ -719,7 +685,8 @@ impl SubscriptionKind for PmKind {
     type Resource = PmSubscription;
     type Request = PmSubscriptionRequest;
     const LABEL: &'static str = "pm";
-    const DEFAULT_BASE: &'static str = SUBSCRIPTIONS_BASE;
+    const INTERFACE: Interface = Interface::Performance;
+    const DEFAULT_VERSION: ApiVersion = ApiVersion::V2;
 
     fn callback_uri(request: &PmSubscriptionRequest) -> &str {
         &request.callback_uri

@@ -90,6 +90,7 @@ use vnfm_driver_api::{FaultSink, IndicatorSink, InfraDriver, MgmtDriver, Nfvo, V
 use vnfm_store::{
     Conflict, InstanceQuery, Lease, OpOccQuery, Page, Store, StoreError, Timestamp, Version,
 };
+use vnfm_types::links::{ApiVersion, LinkTarget, ResourceLinks, SolLinks};
 use vnfm_types::{
     CancelModeType, ChangeCurrentVnfPkgRequest, ChangeExtVnfConnectivityRequest,
     ChangeVnfFlavourRequest, CreateVnfRequest, DateTime, HealVnfRequest, InstantiateVnfRequest,
@@ -158,8 +159,9 @@ pub struct LcmConfig {
     /// resumed after every restart; past this count the occurrence goes to `FAILED_TEMP`
     /// with an error saying so.
     pub max_resume_attempts: u32,
-    /// Prefix of the `href`s in `_links` (e.g. `/vnflcm/v2` or `https://vnfm:9890/vnflcm/v2`).
-    pub api_root: String,
+    /// Where the resources live: the `href`s of `_links` (the SOL layout under a relative
+    /// `apiRoot` by default).
+    pub links: Arc<dyn ResourceLinks>,
     /// The clock.
     pub clock: Arc<dyn Clock>,
 }
@@ -176,7 +178,7 @@ impl std::fmt::Debug for LcmConfig {
             .field("resume_idempotent", &self.resume_idempotent)
             .field("hooks_idempotent", &self.hooks_idempotent)
             .field("max_resume_attempts", &self.max_resume_attempts)
-            .field("api_root", &self.api_root)
+            .field("links", &self.links)
             .finish_non_exhaustive()
     }
 }
@@ -193,7 +195,7 @@ impl Default for LcmConfig {
             resume_idempotent: true,
             hooks_idempotent: false,
             max_resume_attempts: 3,
-            api_root: "/vnflcm/v2".into(),
+            links: Arc::new(SolLinks::default()),
             clock: Arc::new(SystemClock),
         }
     }
@@ -464,17 +466,24 @@ pub(crate) fn store_err(e: StoreError) -> LcmError {
 
 /// `_links` of an instance in `state`.
 pub(crate) fn instance_links(
-    root: &str,
+    links: &dyn ResourceLinks,
     id: &VnfInstanceId,
     state: InstantiationState,
 ) -> VnfInstanceLinks {
-    let base = format!("{root}/vnf_instances/{id}");
-    let task = |t: &str| Some(Link::new(format!("{base}/{t}")));
+    let id = id.as_str();
+    let version = ApiVersion::V2;
+    let task = |task: &str| {
+        Some(Link::new(links.href(LinkTarget::InstanceTask {
+            version,
+            id,
+            task,
+        })))
+    };
     let instantiated = state == InstantiationState::Instantiated;
     VnfInstanceLinks {
-        self_: Link::new(base.clone()),
+        self_: Link::new(links.href(LinkTarget::Instance { version, id })),
         indicators: instantiated
-            .then(|| Link::new(format!("{}/{id}", crate::indicators::INDICATORS_BASE))),
+            .then(|| Link::new(links.href(LinkTarget::InstanceIndicators { instance: id }))),
         instantiate: if instantiated {
             None
         } else {
@@ -578,7 +587,7 @@ impl Lcm {
         let id = VnfInstanceId::new(new_uuid());
         let instance = VnfInstance {
             links: instance_links(
-                &inner.config.api_root,
+                &*inner.config.links,
                 &id,
                 InstantiationState::NotInstantiated,
             ),
@@ -600,7 +609,7 @@ impl Lcm {
         let note = notifications::identifier_notification(
             NotificationType::VnfIdentifierCreationNotification,
             &instance.id,
-            &inner.config.api_root,
+            &*inner.config.links,
             inner.now_datetime(),
         );
         let rows = inner.router.route(&note, Some(&instance)).await?;
@@ -636,7 +645,7 @@ impl Lcm {
         let note = notifications::identifier_notification(
             NotificationType::VnfIdentifierDeletionNotification,
             id,
-            &inner.config.api_root,
+            &*inner.config.links,
             inner.now_datetime(),
         );
         let rows = inner.router.route(&note, Some(&instance)).await?;

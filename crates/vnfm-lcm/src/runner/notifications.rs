@@ -12,6 +12,7 @@
 //! notifications carry the affected resources, `changedInfo` and `changedExtConnectivity`;
 //! `error` is carried whenever the occurrence has one.
 
+use vnfm_types::links::{ApiVersion, LinkTarget, ResourceLinks};
 use vnfm_types::{
     DateTime, LccnLinks, LccnNotification, LcmOpOccNotificationStatus, LcmOperationStateType, Link,
     NotificationId, NotificationType, SubscriptionId, VnfIdentifierNotification, VnfInstanceId,
@@ -31,16 +32,33 @@ pub fn notification_status(state: LcmOperationStateType) -> LcmOpOccNotification
     }
 }
 
-fn links(api_root: &str, instance_id: &VnfInstanceId, occ: Option<&VnfLcmOpOcc>) -> LccnLinks {
+fn links(
+    links: &dyn ResourceLinks,
+    instance_id: &VnfInstanceId,
+    occ: Option<&VnfLcmOpOcc>,
+) -> LccnLinks {
+    let version = ApiVersion::V2;
     LccnLinks {
-        vnf_instance: Link::new(format!("{api_root}/vnf_instances/{instance_id}")),
+        vnf_instance: Link::new(links.href(LinkTarget::Instance {
+            version,
+            id: instance_id.as_str(),
+        })),
         subscription: Link::new(String::new()),
-        vnf_lcm_op_occ: occ.map(|o| Link::new(format!("{api_root}/vnf_lcm_op_occs/{}", o.id))),
+        vnf_lcm_op_occ: occ.map(|o| {
+            Link::new(links.href(LinkTarget::OpOcc {
+                version,
+                id: o.id.as_str(),
+            }))
+        }),
     }
 }
 
 /// The `VnfLcmOperationOccurrenceNotification` reporting that `occ` is in its current state.
-pub fn op_occ_notification(occ: &VnfLcmOpOcc, api_root: &str, at: DateTime) -> LccnNotification {
+pub fn op_occ_notification(
+    occ: &VnfLcmOpOcc,
+    resource_links: &dyn ResourceLinks,
+    at: DateTime,
+) -> LccnNotification {
     let status = notification_status(occ.operation_state);
     let result = status == LcmOpOccNotificationStatus::Result;
     let changes = occ
@@ -77,7 +95,7 @@ pub fn op_occ_notification(occ: &VnfLcmOpOcc, api_root: &str, at: DateTime) -> L
             .clone()
             .filter(|_| result),
         error: occ.error.clone(),
-        links: links(api_root, &occ.vnf_instance_id, Some(occ)),
+        links: links(resource_links, &occ.vnf_instance_id, Some(occ)),
     }))
 }
 
@@ -85,7 +103,7 @@ pub fn op_occ_notification(occ: &VnfLcmOpOcc, api_root: &str, at: DateTime) -> L
 pub fn identifier_notification(
     kind: NotificationType,
     instance_id: &VnfInstanceId,
-    api_root: &str,
+    resource_links: &dyn ResourceLinks,
     at: DateTime,
 ) -> LccnNotification {
     let n = VnfIdentifierNotification {
@@ -94,7 +112,7 @@ pub fn identifier_notification(
         subscription_id: SubscriptionId::new(String::new()),
         time_stamp: at,
         vnf_instance_id: instance_id.clone(),
-        links: links(api_root, instance_id, None),
+        links: links(resource_links, instance_id, None),
     };
     match kind {
         NotificationType::VnfIdentifierDeletionNotification => {
@@ -108,6 +126,7 @@ pub fn identifier_notification(
 mod tests {
     use super::*;
     use serde_json::json;
+    use vnfm_types::links::SolLinks;
 
     fn occ(state: &str) -> VnfLcmOpOcc {
         serde_json::from_value(json!({
@@ -128,14 +147,14 @@ mod tests {
     fn start_notifications_omit_resources_and_results_carry_them() {
         let at = DateTime::from_unix_seconds(0);
         let LccnNotification::OperationOccurrence(start) =
-            op_occ_notification(&occ("PROCESSING"), "/vnflcm/v2", at.clone())
+            op_occ_notification(&occ("PROCESSING"), &SolLinks::default(), at.clone())
         else {
             panic!("wrong kind")
         };
         assert_eq!(start.notification_status, LcmOpOccNotificationStatus::Start);
         assert!(start.affected_vnfcs.is_none());
         let LccnNotification::OperationOccurrence(result) =
-            op_occ_notification(&occ("FAILED_TEMP"), "/vnflcm/v2", at)
+            op_occ_notification(&occ("FAILED_TEMP"), &SolLinks::default(), at)
         else {
             panic!("wrong kind")
         };
@@ -160,12 +179,15 @@ mod tests {
         let n = identifier_notification(
             NotificationType::VnfIdentifierDeletionNotification,
             &VnfInstanceId::new("i1"),
-            "/r",
+            &SolLinks::new("/r"),
             DateTime::from_unix_seconds(0),
         );
         assert!(matches!(n, LccnNotification::IdentifierDeletion(_)));
         let v = serde_json::to_value(&n).unwrap();
         assert_eq!(v["notificationType"], "VnfIdentifierDeletionNotification");
-        assert_eq!(v["_links"]["vnfInstance"]["href"], "/r/vnf_instances/i1");
+        assert_eq!(
+            v["_links"]["vnfInstance"]["href"],
+            "/r/vnflcm/v2/vnf_instances/i1"
+        );
     }
 }

@@ -135,7 +135,7 @@ impl Lcm {
             &instance,
             &onboarded.vnfd,
             &plan,
-            &inner.config.api_root,
+            &*inner.config.links,
         )
         .map(|request| {
             let mut request = serde_json::to_value(&request).unwrap_or_default();

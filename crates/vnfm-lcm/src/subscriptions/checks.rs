@@ -39,7 +39,7 @@ pub(crate) async fn verify_callback(
         Ok(Err(e)) => Err(fail(format!(
             "the notification endpoint test failed: GET {e}"
         ))),
-        Ok(Ok(answer)) if answer.status == 204 => Ok(()),
+        Ok(Ok(answer)) if answer.is_no_content() => Ok(()),
         Ok(Ok(answer)) => Err(fail(format!(
             "the notification endpoint test failed: GET answered {}, expected 204 No Content",
             answer.status_text

@@ -18,6 +18,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use serde_json::Value;
 use vnfm_store::{NewOutboxRow, Store, Timestamp, canonical_filter};
+use vnfm_types::links::{ApiVersion, Interface, ResourceLinks, SolLinks};
 use vnfm_types::{
     LccnNotification, LccnSubscription, LccnSubscriptionRequest, LcmOpOccNotificationVerbosityType,
     NotificationType, SubscriptionAuthentication, SubscriptionId, VnfInstance,
@@ -28,12 +29,6 @@ use super::matching::{NotificationContext, constraint, matches, notification_ins
 use crate::LcmError;
 use crate::ports::NotificationRouter;
 use crate::vim::store_err;
-
-/// Path of the subscriptions resource, the default base of `_links.self`.
-pub const DEFAULT_BASE: &str = "/vnflcm/v2/subscriptions";
-/// Base of `_links.self` of subscriptions created through the v1 API (SOL003 v2.6.1): their
-/// notifications are sent in the v2.6.1 shape.
-pub const V1_BASE: &str = "/vnflcm/v1/subscriptions";
 
 /// Lifecycle change notification subscriptions (`vnflcm/v1`, `vnflcm/v2`).
 #[derive(Debug, Clone, Copy)]
@@ -46,7 +41,8 @@ impl SubscriptionKind for LccnKind {
     type Resource = LccnSubscription;
     type Request = LccnSubscriptionRequest;
     const LABEL: &'static str = "lcm";
-    const DEFAULT_BASE: &'static str = DEFAULT_BASE;
+    const INTERFACE: Interface = Interface::Lifecycle;
+    const DEFAULT_VERSION: ApiVersion = ApiVersion::V2;
 
     fn callback_uri(request: &LccnSubscriptionRequest) -> &str {
         &request.callback_uri
@@ -100,6 +96,7 @@ impl ManagedSubscriptions<LccnKind> {
         SubscriptionRouter {
             store: self.store().clone(),
             cache: self.cache().clone(),
+            links: self.links().clone(),
         }
     }
 }
@@ -108,26 +105,6 @@ impl ManagedSubscriptions<LccnKind> {
 /// the filter's operation attributes.
 pub fn validate_request(request: &LccnSubscriptionRequest) -> Result<(), LcmError> {
     super::managed::validate_request::<LccnKind>(request)
-}
-
-/// Rewrites `href`s under `/vnflcm/v2` to `/vnflcm/v1`.
-fn relink_v1(v: &mut Value) {
-    match v {
-        Value::Object(map) => {
-            for (k, item) in map.iter_mut() {
-                if k == "href"
-                    && let Value::String(s) = item
-                    && let Some(rest) = s.strip_prefix("/vnflcm/v2")
-                {
-                    *s = format!("/vnflcm/v1{rest}");
-                } else {
-                    relink_v1(item);
-                }
-            }
-        }
-        Value::Array(items) => items.iter_mut().for_each(relink_v1),
-        _ => {}
-    }
 }
 
 /// Attributes a `SHORT` operation occurrence notification leaves out (SOL003 5.5.2.17).
@@ -144,10 +121,14 @@ const SHORT_OMITS: &[&str] = &[
 /// The body sent to `sub` for `n`: `subscriptionId` and `_links.subscription` point at the
 /// subscription, and an operation occurrence notification has the subscription's verbosity.
 ///
-/// A subscription created through the v1 API (its `_links.self` is under [`V1_BASE`]) gets the
-/// SOL003 v2.6.1 shape, with links into `/vnflcm/v1`.
-pub fn payload_for(n: &LccnNotification, sub: &LccnSubscription) -> Result<Value, LcmError> {
-    let v1 = sub.links.self_.href.contains(V1_BASE);
+/// A subscription created through the v1 API (its `_links.self`, read by `links`, is in v1)
+/// gets the SOL003 v2.6.1 shape, with links into the v1 resources.
+pub fn payload_for(
+    n: &LccnNotification,
+    sub: &LccnSubscription,
+    links: &dyn ResourceLinks,
+) -> Result<Value, LcmError> {
+    let v1 = links.version_of(&sub.links.self_.href) == Some(ApiVersion::V1);
     let serialized = match n {
         LccnNotification::OperationOccurrence(o) if v1 => {
             vnfm_types::v1::VnfLcmOperationOccurrenceNotification::try_from((**o).clone())
@@ -167,7 +148,7 @@ pub fn payload_for(n: &LccnNotification, sub: &LccnSubscription) -> Result<Value
     };
     let mut v = serialized?;
     if v1 {
-        relink_v1(&mut v);
+        links.relink_all(&mut v, ApiVersion::V1);
     }
     let Value::Object(map) = &mut v else {
         return Err(LcmError::inconsistent("notification is not a JSON object"));
@@ -207,6 +188,7 @@ pub fn payload_for(n: &LccnNotification, sub: &LccnSubscription) -> Result<Value
 pub struct SubscriptionRouter {
     store: Arc<dyn Store>,
     cache: Arc<SubscriptionCache<LccnSubscription>>,
+    links: Arc<dyn ResourceLinks>,
 }
 
 impl std::fmt::Debug for SubscriptionRouter {
@@ -217,12 +199,20 @@ impl std::fmt::Debug for SubscriptionRouter {
 
 impl SubscriptionRouter {
     /// A router over the subscriptions in `store`, with its own cache (prefer
-    /// [`ManagedSubscriptions::router`], whose snapshot is invalidated by create and delete).
+    /// [`ManagedSubscriptions::router`], whose snapshot is invalidated by create and delete),
+    /// reading the subscriptions' links in the SOL layout ([`SolLinks`]).
     pub fn new(store: Arc<dyn Store>, ttl: Duration) -> Self {
         SubscriptionRouter {
             store,
             cache: Arc::new(SubscriptionCache::new(ttl)),
+            links: Arc::new(SolLinks::default()),
         }
+    }
+
+    /// Sets where the resources live (the subscriptions' links were made by `links`).
+    pub fn with_links(mut self, links: Arc<dyn ResourceLinks>) -> Self {
+        self.links = links;
+        self
     }
 
     /// The outbox rows for `n` about an instance described by `ctx`. Use this when the
@@ -240,7 +230,7 @@ impl SubscriptionRouter {
             rows.push(NewOutboxRow {
                 subscription_id: sub.id.clone(),
                 callback_uri: sub.callback_uri.clone(),
-                payload: payload_for(n, sub)?,
+                payload: payload_for(n, sub, &*self.links)?,
                 not_before: now,
                 ordering_key: notification_instance(n).to_string(),
             });

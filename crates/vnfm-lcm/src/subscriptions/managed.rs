@@ -12,6 +12,7 @@ use vnfm_store::{
     MAX_PAGE_SIZE, Page, ProjectScope, Store, StoreError, StoredSubscription, SubscriptionResource,
     SubscriptionStore,
 };
+use vnfm_types::links::{ApiVersion, Interface, LinkTarget, ResourceLinks, SolLinks};
 use vnfm_types::{SubscriptionAuthentication, SubscriptionId};
 
 use super::checks::{
@@ -81,8 +82,11 @@ pub trait SubscriptionKind: Send + Sync + 'static {
     type Request: Send + Sync;
     /// What the kind is called in logs.
     const LABEL: &'static str;
-    /// The default base of the resources' `_links.self`.
-    const DEFAULT_BASE: &'static str;
+    /// The interface the subscriptions belong to (their `_links.self` is in it).
+    const INTERFACE: Interface;
+    /// The interface version subscriptions are created through unless
+    /// [`ManagedSubscriptions::with_version`] says otherwise.
+    const DEFAULT_VERSION: ApiVersion;
 
     /// The request's callback URI.
     fn callback_uri(request: &Self::Request) -> &str;
@@ -115,7 +119,8 @@ pub struct ManagedSubscriptions<K: SubscriptionKind> {
     store: Arc<dyn Store>,
     keyring: Arc<Keyring>,
     sender: Arc<dyn vnfm_driver_api::CallbackSender>,
-    base: String,
+    links: Arc<dyn ResourceLinks>,
+    version: ApiVersion,
     cache: Arc<SubscriptionCache<K::Resource>>,
     kind: PhantomData<fn() -> K>,
 }
@@ -126,7 +131,8 @@ impl<K: SubscriptionKind> Clone for ManagedSubscriptions<K> {
             store: self.store.clone(),
             keyring: self.keyring.clone(),
             sender: self.sender.clone(),
-            base: self.base.clone(),
+            links: self.links.clone(),
+            version: self.version,
             cache: self.cache.clone(),
             kind: PhantomData,
         }
@@ -137,15 +143,15 @@ impl<K: SubscriptionKind> std::fmt::Debug for ManagedSubscriptions<K> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ManagedSubscriptions")
             .field("kind", &K::LABEL)
-            .field("base", &self.base)
+            .field("version", &self.version)
             .finish_non_exhaustive()
     }
 }
 
 impl<K: SubscriptionKind> ManagedSubscriptions<K> {
-    /// Subscriptions in `store`, with credentials sealed by `keyring`, `_links.self` under
-    /// [`SubscriptionKind::DEFAULT_BASE`] and a [`DEFAULT_CACHE_TTL`] snapshot; callbacks are
-    /// tested through `sender`.
+    /// Subscriptions in `store`, with credentials sealed by `keyring`, `_links.self` in
+    /// [`SubscriptionKind::DEFAULT_VERSION`] of the SOL layout ([`SolLinks`]) and a
+    /// [`DEFAULT_CACHE_TTL`] snapshot; callbacks are tested through `sender`.
     pub fn new(
         store: Arc<dyn Store>,
         keyring: Arc<Keyring>,
@@ -155,17 +161,30 @@ impl<K: SubscriptionKind> ManagedSubscriptions<K> {
             store,
             keyring,
             sender,
-            base: K::DEFAULT_BASE.to_owned(),
+            links: Arc::new(SolLinks::default()),
+            version: K::DEFAULT_VERSION,
             cache: Arc::new(SubscriptionCache::new(DEFAULT_CACHE_TTL)),
             kind: PhantomData,
         }
     }
 
-    /// Sets the base of `_links.self` (e.g. `https://vnfm.example/vnflcm/v2/subscriptions`);
-    /// the snapshot stays shared with the original.
-    pub fn with_base(mut self, base: impl Into<String>) -> Self {
-        self.base = base.into().trim_end_matches('/').to_owned();
+    /// Sets the interface version new subscriptions are created through (their `_links.self`,
+    /// and the shape of their notifications); the snapshot stays shared with the original.
+    pub fn with_version(mut self, version: ApiVersion) -> Self {
+        self.version = version;
         self
+    }
+
+    /// Sets where the resources live (the `href`s of `_links`); the snapshot stays shared
+    /// with the original.
+    pub fn with_links(mut self, links: Arc<dyn ResourceLinks>) -> Self {
+        self.links = links;
+        self
+    }
+
+    /// Where the resources live.
+    pub fn links(&self) -> &Arc<dyn ResourceLinks> {
+        &self.links
     }
 
     /// Sets how long [`ManagedSubscriptions::cached`] trusts its snapshot (a new snapshot,
@@ -218,7 +237,12 @@ impl<K: SubscriptionKind> ManagedSubscriptions<K> {
             .await?;
         }
         let id = SubscriptionId::new(new_id());
-        let resource = K::resource(id.clone(), request, format!("{}/{id}", self.base));
+        let href = self.links.href(LinkTarget::Subscription {
+            interface: K::INTERFACE,
+            version: self.version,
+            id: id.as_str(),
+        });
+        let resource = K::resource(id.clone(), request, href);
         let sealed = seal_authentication(&self.keyring, K::authentication(request))?;
         self.store
             .create_subscription(

@@ -20,10 +20,7 @@ pub mod matching;
 pub(crate) use checks::{
     check_url, open_sealed, seal_authentication, validate_authentication, verify_callback,
 };
-pub use lccn::{
-    DEFAULT_BASE, LccnKind, SubscriptionRouter, Subscriptions, V1_BASE, payload_for,
-    validate_request,
-};
+pub use lccn::{LccnKind, SubscriptionRouter, Subscriptions, payload_for, validate_request};
 pub use managed::{
     CreateOptions, Created, DEFAULT_CACHE_TTL, ManagedSubscriptions, SubscriptionKind,
 };

@@ -30,7 +30,7 @@ impl Run {
             &self.instance,
             &self.ctx.vnfd.vnfd,
             &self.ctx.forward,
-            &self.inner.config.api_root,
+            &*self.inner.config.links,
         ) else {
             return Ok(GrantAsked::NotNeeded);
         };

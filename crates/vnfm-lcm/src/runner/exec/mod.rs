@@ -27,6 +27,7 @@ use vnfm_driver_api::{
 use vnfm_store::{
     Lease, StartCondition, StepOutcome, StepRecord, StepWritten, StoreError, Version,
 };
+use vnfm_types::links::{ApiVersion, LinkTarget, ResourceLinks};
 use vnfm_types::{
     CancelModeType, ErrorKind, Grant, InstantiationState, LccnNotification,
     LcmOperationStateType as State, LcmOperationType, Link, OperationParams, ProblemDetails,
@@ -444,7 +445,7 @@ impl Run {
     ) -> Result<(), WriteError> {
         let mut instance = instance;
         if let Some(i) = instance.as_mut() {
-            i.links = instance_links(&self.inner.config.api_root, &i.id, i.instantiation_state);
+            i.links = instance_links(&*self.inner.config.links, &i.id, i.instantiation_state);
         }
         let mut rec = StepRecord {
             occ,

@@ -16,21 +16,30 @@ pub(crate) fn op_span(occ: &VnfLcmOpOcc) -> tracing::Span {
 /// `_links` of an occurrence in `state`: `cancel` while it runs, `retry`/`rollback`/`fail` in
 /// `FAILED_TEMP`.
 pub(crate) fn op_occ_links(
-    root: &str,
+    links: &dyn ResourceLinks,
     id: &VnfLcmOpOccId,
     instance_id: &VnfInstanceId,
     state: State,
 ) -> VnfLcmOpOccLinks {
-    let base = format!("{root}/vnf_lcm_op_occs/{id}");
-    let task = |t: &str| Some(Link::new(format!("{base}/{t}")));
+    let (version, id) = (ApiVersion::V2, id.as_str());
+    let task = |task: &str| {
+        Some(Link::new(links.href(LinkTarget::OpOccTask {
+            version,
+            id,
+            task,
+        })))
+    };
     let running = matches!(
         state,
         State::Starting | State::Processing | State::RollingBack
     );
     let failed_temp = state == State::FailedTemp;
     VnfLcmOpOccLinks {
-        self_: Link::new(base.clone()),
-        vnf_instance: Link::new(format!("{root}/vnf_instances/{instance_id}")),
+        self_: Link::new(links.href(LinkTarget::OpOcc { version, id })),
+        vnf_instance: Link::new(links.href(LinkTarget::Instance {
+            version,
+            id: instance_id.as_str(),
+        })),
         grant: None,
         cancel: if running { task("cancel") } else { None },
         retry: if failed_temp { task("retry") } else { None },
@@ -53,7 +62,7 @@ pub(crate) fn new_op_occ(
         _ => None,
     };
     VnfLcmOpOcc {
-        links: op_occ_links(&inner.config.api_root, &id, instance_id, State::Starting),
+        links: op_occ_links(&*inner.config.links, &id, instance_id, State::Starting),
         id,
         operation_state: State::Starting,
         state_entered_time: now.clone(),
@@ -86,7 +95,7 @@ pub(crate) fn moved(
     let mut out = occ.clone();
     out.operation_state = to;
     out.state_entered_time = inner.now_datetime();
-    out.links = op_occ_links(&inner.config.api_root, &out.id, &out.vnf_instance_id, to);
+    out.links = op_occ_links(&*inner.config.links, &out.id, &out.vnf_instance_id, to);
     if event == Event::Cancelled {
         out.is_cancel_pending = false;
         out.cancel_mode = None;
@@ -99,7 +108,7 @@ pub(crate) fn moved(
 
 /// The notification reporting `occ`'s current state.
 pub(crate) fn note(inner: &Inner, occ: &VnfLcmOpOcc) -> LccnNotification {
-    notifications::op_occ_notification(occ, &inner.config.api_root, inner.now_datetime())
+    notifications::op_occ_notification(occ, &*inner.config.links, inner.now_datetime())
 }
 
 /// Why a write of the runner did not happen.

@@ -1,14 +1,16 @@
-//! The local copies of package content (`vnfm::lcm::spool`): content stored in the store and
-//! kept as a local file by the catalog (`vnfm::lcm::StoreCatalog`), written again from the
+//! The local copies of package content (`crate::lcm::spool`): content stored in the store and
+//! kept as a local file by the catalog (`crate::lcm::StoreCatalog`), written again from the
 //! store when this server lacks it.
 
 use std::path::PathBuf;
 
-use vnfm::lcm::LocalContent;
-use vnfm::lcm::spool::SpooledContent;
+use crate::lcm::LocalContent;
+use crate::lcm::spool::SpooledContent;
 use vnfm_types::{PackageOnboardingState, VnfPkgInfo};
 
-use crate::error::{ApiError, ApiResult};
+use crate::lcm::EmbedError;
+
+use super::PackageResult;
 
 use super::Packages;
 
@@ -19,8 +21,8 @@ impl Packages {
         &self,
         id: &str,
         content: SpooledContent,
-    ) -> ApiResult<LocalContent> {
-        Ok(self.catalog.store_content(id, content).await?)
+    ) -> PackageResult<LocalContent> {
+        self.catalog.store_content(id, content).await
     }
 
     /// The local copy of package `id`'s content (see `StoreCatalog::local_content`).
@@ -28,15 +30,15 @@ impl Packages {
         &self,
         id: &str,
         digest: Option<&str>,
-    ) -> ApiResult<Option<LocalContent>> {
-        Ok(self.catalog.local_content(id, digest).await?)
+    ) -> PackageResult<Option<LocalContent>> {
+        self.catalog.local_content(id, digest).await
     }
 
     /// The local copy of an onboarded package's zip.
-    pub(super) async fn content(&self, id: &str) -> ApiResult<(VnfPkgInfo, PathBuf)> {
+    pub async fn content(&self, id: &str) -> PackageResult<(VnfPkgInfo, PathBuf)> {
         let (info, _) = self.get(id).await?;
         let not_yet = || {
-            ApiError::Conflict(format!(
+            EmbedError::PackageConflict(format!(
                 "VNF package {id} is {:?}: its content is available once it is ONBOARDED",
                 info.onboarding_state
             ))

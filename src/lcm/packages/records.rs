@@ -9,9 +9,11 @@ use vnfm_types::{
     VnfPkgInfo, VnfPkgInfoModifications, VnfdId,
 };
 
-use crate::error::{ApiError, ApiResult};
+use crate::lcm::EmbedError;
 
-use super::{Packages, info_of, links, record_of};
+use super::PackageResult;
+
+use super::{Packages, info_of, record_of};
 
 impl Packages {
     /// The outbox rows reporting `event` about `info` (none without subscriptions).
@@ -19,28 +21,29 @@ impl Packages {
         &self,
         event: PackageEvent,
         info: &VnfPkgInfo,
-    ) -> ApiResult<Vec<NewOutboxRow>> {
+    ) -> PackageResult<Vec<NewOutboxRow>> {
         match &self.notifications {
-            Some(subs) => Ok(subs
+            Some(subs) => subs
                 .route(&PackageChange {
                     event,
                     package: info,
                 })
-                .await?),
+                .await
+                .map_err(EmbedError::PackageNotification),
             None => Ok(Vec::new()),
         }
     }
 
     /// Fetches the package of `vnfd_id` from the NFVO and onboards it here (SOL003 VNFMs
     /// that take packages from the NFVO). `false` when there is no NFVO or it has none.
-    async fn fetch_from_nfvo(&self, vnfd_id: &str) -> ApiResult<bool> {
+    async fn fetch_from_nfvo(&self, vnfd_id: &str) -> PackageResult<bool> {
         let Some(nfvo) = &self.nfvo else {
             return Ok(false);
         };
         let content = nfvo.fetch_package(vnfd_id).await.map_err(|e| {
-            ApiError::Unavailable(format!(
+            EmbedError::PackageUnavailable(format!(
                 "fetching the package of VNFD {} from the NFVO ({}) failed: {e}",
-                crate::util::cut(vnfd_id, 100),
+                super::cut(vnfd_id, 100),
                 nfvo.describe()
             ))
         })?;
@@ -132,33 +135,37 @@ impl Packages {
 
     /// Refuses (422) a `vnfdId` that no onboarded, enabled package in `scope` has, or whose
     /// package holds an ASD (asked of the core's catalog, which then keeps the VNFD it read).
-    pub async fn ensure_instantiable(&self, vnfd_id: &str, scope: &ProjectScope) -> ApiResult<()> {
+    pub async fn ensure_instantiable(
+        &self,
+        vnfd_id: &str,
+        scope: &ProjectScope,
+    ) -> PackageResult<()> {
         if self.store.package_by_vnfd(vnfd_id).await?.is_none() {
             self.fetch_from_nfvo(vnfd_id).await?;
         }
         // A package of another project is answered as one that is not there.
         let found = self.store.package_by_vnfd(vnfd_id).await?;
         let Some((record, _)) = found.filter(|(r, _)| scope.admits(r.project.as_deref())) else {
-            return Err(ApiError::Unprocessable(format!(
+            return Err(EmbedError::PackageUnprocessable(format!(
                 "no onboarded VNF package has vnfdId {}: onboard it through /vnfpkgm/v2/vnf_packages first",
-                crate::util::cut(vnfd_id, 100)
+                super::cut(vnfd_id, 100)
             )));
         };
         let info = info_of(&record)?;
         if info.onboarding_state != PackageOnboardingState::Onboarded {
-            return Err(ApiError::Unprocessable(format!(
+            return Err(EmbedError::PackageUnprocessable(format!(
                 "VNF package {} with vnfdId {vnfd_id} is not onboarded (onboardingState {:?})",
                 record.id, info.onboarding_state
             )));
         }
         if info.operational_state != PackageOperationalState::Enabled {
-            return Err(ApiError::Conflict(format!(
+            return Err(EmbedError::PackageConflict(format!(
                 "VNF package {} with vnfdId {vnfd_id} is DISABLED: enable it with PATCH /vnfpkgm/v2/vnf_packages/{} before creating instances from it",
                 record.id, record.id
             )));
         }
         if self.catalog.load(vnfd_id).await?.is_none() {
-            return Err(ApiError::Unprocessable(format!(
+            return Err(EmbedError::PackageUnprocessable(format!(
                 "VNF package {} holds an ASD, not a VNFD: it cannot be instantiated through the VNF LCM API",
                 record.id
             )));
@@ -166,7 +173,7 @@ impl Packages {
         Ok(())
     }
 
-    async fn in_use(&self, vnfd_id: Option<&str>) -> ApiResult<bool> {
+    async fn in_use(&self, vnfd_id: Option<&str>) -> PackageResult<bool> {
         let Some(vnfd) = vnfd_id else {
             return Ok(false);
         };
@@ -182,18 +189,18 @@ impl Packages {
     }
 
     /// The package with its computed usage state.
-    pub async fn get(&self, id: &str) -> ApiResult<(VnfPkgInfo, Version)> {
+    pub async fn get(&self, id: &str) -> PackageResult<(VnfPkgInfo, Version)> {
         let (record, version) = self.store.get_package(id).await?.ok_or_else(|| {
-            ApiError::NotFound(format!(
+            EmbedError::PackageNotFound(format!(
                 "VNF package {} does not exist",
-                crate::util::cut(id, 100)
+                super::cut(id, 100)
             ))
         })?;
         Ok((self.described(&record).await?, version))
     }
 
     /// The `VnfPkgInfo` of a stored record, with its computed usage state.
-    pub async fn described(&self, record: &PackageRecord) -> ApiResult<VnfPkgInfo> {
+    pub async fn described(&self, record: &PackageRecord) -> PackageResult<VnfPkgInfo> {
         let mut info = info_of(record)?;
         info.usage_state = if self.in_use(info.vnfd_id.as_deref()).await? {
             PackageUsageState::InUse
@@ -204,15 +211,15 @@ impl Packages {
     }
 
     /// Creates a package resource (`CREATED`, `DISABLED`) belonging to `project` (see
-    /// [`crate::scope`]).
+    /// the API's project scoping).
     pub async fn create(
         &self,
         req: CreateVnfPkgInfoRequest,
         project: Option<String>,
-    ) -> ApiResult<VnfPkgInfo> {
+    ) -> PackageResult<VnfPkgInfo> {
         let id = vnfm_lcm::secrets::new_id();
         let info = VnfPkgInfo {
-            links: links(&id, false),
+            links: self.links(&id, false),
             id,
             vnfd_id: None,
             vnf_provider: None,
@@ -242,17 +249,17 @@ impl Packages {
     }
 
     /// Applies `VnfPkgInfoModifications`.
-    pub async fn modify(&self, id: &str, mods: &VnfPkgInfoModifications) -> ApiResult<()> {
+    pub async fn modify(&self, id: &str, mods: &VnfPkgInfoModifications) -> PackageResult<()> {
         let (mut info, version) = self.get(id).await?;
         let mut notify = Vec::new();
         if let Some(state) = mods.operational_state {
             if info.onboarding_state != PackageOnboardingState::Onboarded {
-                return Err(ApiError::Conflict(format!(
+                return Err(EmbedError::PackageConflict(format!(
                     "VNF package {id} is not onboarded: its operational state cannot change"
                 )));
             }
             if info.operational_state == state {
-                return Err(ApiError::Conflict(format!(
+                return Err(EmbedError::PackageConflict(format!(
                     "VNF package {id} is already {state:?}"
                 )));
             }
@@ -278,20 +285,20 @@ impl Packages {
     }
 
     /// Deletes a `DISABLED` package that no instance uses.
-    pub async fn delete(&self, id: &str) -> ApiResult<()> {
+    pub async fn delete(&self, id: &str) -> PackageResult<()> {
         let (info, version) = self.get(id).await?;
         if info.onboarding_state == PackageOnboardingState::Processing {
-            return Err(ApiError::Conflict(format!(
+            return Err(EmbedError::PackageConflict(format!(
                 "VNF package {id} is being onboarded: retry when it is done"
             )));
         }
         if info.operational_state != PackageOperationalState::Disabled {
-            return Err(ApiError::Conflict(format!(
+            return Err(EmbedError::PackageConflict(format!(
                 "VNF package {id} is ENABLED: disable it (PATCH operationalState DISABLED) before deleting it"
             )));
         }
         if info.usage_state == PackageUsageState::InUse {
-            return Err(ApiError::Conflict(format!(
+            return Err(EmbedError::PackageConflict(format!(
                 "VNF package {id} is IN_USE: delete the VNF instances created from it first"
             )));
         }

@@ -5,9 +5,9 @@
 
 use std::sync::Arc;
 
+use crate::lcm::OnboardedVnfd;
+use crate::package::{InspectOptions, inspect_package};
 use serde_json::Value;
-use vnfm::lcm::OnboardedVnfd;
-use vnfm::package::{InspectOptions, inspect_package};
 use vnfm_csar::Package;
 use vnfm_descriptor::Descriptor;
 use vnfm_lcm::PackageEvent;
@@ -17,16 +17,18 @@ use vnfm_types::{
     VnfPackageArtifactInfo, VnfPackageSoftwareImageInfo, VnfPkgInfo,
 };
 
-use crate::error::{ApiError, ApiResult};
+use crate::lcm::EmbedError;
 
-use super::{Packages, links, now, record_of};
-use vnfm::lcm::LocalContent;
-use vnfm::lcm::catalog::open_content;
+use super::PackageResult;
+
+use super::{Packages, now, record_of};
+use crate::lcm::LocalContent;
+use crate::lcm::catalog::open_content;
 
 impl Packages {
     /// Validates the content and records the outcome: `ONBOARDED` + `ENABLED`, or `ERROR`.
     /// The package is read from its local copy on demand, never whole into memory.
-    pub(super) async fn onboard(&self, id: &str, content: LocalContent) -> ApiResult<()> {
+    pub(super) async fn onboard(&self, id: &str, content: LocalContent) -> PackageResult<()> {
         let checksum = content.sha256;
         let limits = self.limits.archive.clone();
         let path = content.path;
@@ -34,7 +36,7 @@ impl Packages {
             open_content(&path, &limits).map(|p| inspect_package(p, &InspectOptions::default()))
         })
         .await
-        .map_err(|e| ApiError::Internal(format!("onboarding task failed: {e}")))?;
+        .map_err(|e| EmbedError::OnboardingTask(e.to_string()))?;
         let (mut info, version) = self.get(id).await?;
         info.checksum = Some(Checksum {
             algorithm: "SHA-256".into(),
@@ -70,7 +72,7 @@ impl Packages {
         describe(&mut info, &descriptor, &package);
         info.onboarding_state = PackageOnboardingState::Onboarded;
         info.operational_state = PackageOperationalState::Enabled;
-        info.links = links(id, true);
+        info.links = self.links(id, true);
         let mut warnings: Vec<String> = report
             .diagnostics
             .iter()
@@ -98,7 +100,7 @@ impl Packages {
             })) => {
                 let vnfd = info.vnfd_id.clone().unwrap_or_default();
                 info.vnfd_id = None;
-                info.links = links(id, false);
+                info.links = self.links(id, false);
                 return self
                     .fail_onboarding(
                         info,
@@ -115,7 +117,7 @@ impl Packages {
             let vnfd_id = vnfd.descriptor_id.clone();
             self.catalog.cache().insert_onboarded(OnboardedVnfd {
                 vnfd: Arc::new(*vnfd),
-                files: vnfm::lcm::package_files(package),
+                files: crate::lcm::package_files(package),
             });
             self.remember(&vnfd_id, id);
         }
@@ -128,7 +130,7 @@ impl Packages {
         mut info: VnfPkgInfo,
         version: Version,
         errors: Vec<String>,
-    ) -> ApiResult<()> {
+    ) -> PackageResult<()> {
         let mut details = ProblemDetails::new(
             422,
             format!("the VNF package is invalid: {}", errors.join("; ")),
@@ -273,7 +275,7 @@ fn describe(info: &mut VnfPkgInfo, descriptor: &Descriptor, package: &Package) {
 /// hook (with 422).
 fn hook_warnings(
     vnfd: &vnfm_descriptor::Vnfd,
-    mgmt: Option<&dyn vnfm::lcm::MgmtDriver>,
+    mgmt: Option<&dyn crate::lcm::MgmtDriver>,
 ) -> Vec<vnfm_descriptor::Diagnostic> {
     let mut out = Vec::new();
     for flavour in &vnfd.flavours {
