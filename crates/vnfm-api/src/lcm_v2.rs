@@ -2,13 +2,10 @@
 
 use std::sync::{Arc, OnceLock};
 
-use axum::Router;
 use axum::body::Bytes;
 use axum::extract::{OriginalUri, Path, State};
 use axum::http::{HeaderMap, StatusCode, header};
-use axum::middleware;
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
 use serde_json::Value;
 use vnfm_lcm::{LcmError, OperationRequest};
 use vnfm_schemas::SchemaId;
@@ -25,55 +22,182 @@ use vnfm_types::{
 use crate::error::{ApiError, ApiResult};
 use crate::lcm_views::{self, LcmView};
 use crate::listing::ListRequest;
+use crate::route_table::{Doc, Endpoint, delete, doc, get, patch, post, route};
 use crate::state::AppState;
 use crate::util::{json_body, merge_patch_body, with_location};
-use crate::version::{ApiFamily, major_versions, versioned};
+use crate::version::{ApiFamily, major_versions, versioned_routes};
+use utoipa_axum::router::{OpenApiRouter, UtoipaMethodRouter};
 
 const FAMILY: ApiFamily = ApiFamily::LcmV2;
 
-pub(crate) fn routes() -> Router<Arc<AppState>> {
-    Router::new()
-        .route("/api_versions", get(|| async { major_versions(FAMILY) }))
-        .route(
+pub(crate) fn routes() -> OpenApiRouter<Arc<AppState>> {
+    let routes = OpenApiRouter::new()
+        .routes(route(
+            "/api_versions",
+            [get(
+                || async { major_versions(FAMILY) },
+                doc("API versions of VNF LCM v2").returns("ApiVersionInformation"),
+            )],
+        ))
+        .routes(route(
             "/vnf_instances",
-            get(lcm_views::list_instances::<V2>).post(lcm_views::create_instance::<V2>),
-        )
-        .route(
-            "/vnf_instances/{id}",
-            get(lcm_views::get_instance::<V2>)
-                .patch(modify_instance)
-                .delete(delete_instance),
-        )
-        .route("/vnf_instances/{id}/instantiate", post(instantiate))
-        .route("/vnf_instances/{id}/terminate", post(terminate))
-        .route("/vnf_instances/{id}/heal", post(heal))
-        .route("/vnf_instances/{id}/scale", post(scale))
-        .route("/vnf_instances/{id}/scale_to_level", post(scale_to_level))
-        .route("/vnf_instances/{id}/change_flavour", post(change_flavour))
-        .route("/vnf_instances/{id}/operate", post(operate))
-        .route("/vnf_instances/{id}/change_ext_conn", post(change_ext_conn))
-        .route("/vnf_instances/{id}/change_vnfpkg", post(change_vnfpkg))
-        .route("/vnf_lcm_op_occs", get(lcm_views::list_op_occs::<V2>))
-        .route("/vnf_lcm_op_occs/{id}", get(lcm_views::get_op_occ::<V2>))
-        .route(
-            "/vnf_lcm_op_occs/{id}/retry",
-            post(|s, p, h| retry(FAMILY, s, p, h)),
-        )
-        .route(
-            "/vnf_lcm_op_occs/{id}/rollback",
-            post(|s, p, h| rollback(FAMILY, s, p, h)),
-        )
-        .route("/vnf_lcm_op_occs/{id}/fail", post(lcm_views::fail::<V2>))
-        .route(
-            "/vnf_lcm_op_occs/{id}/cancel",
-            post(|s, p, h, b| cancel(FAMILY, s, p, h, b)),
-        )
+            [
+                get(
+                    lcm_views::list_instances::<V2>,
+                    doc("List VNF instances (SOL013 filter, selectors, paging)")
+                        .returns("[VnfInstance]"),
+                ),
+                post(
+                    lcm_views::create_instance::<V2>,
+                    doc("Create a VNF instance identifier")
+                        .body("CreateVnfRequest")
+                        .status(201)
+                        .returns("VnfInstance"),
+                ),
+            ],
+        ))
+        .routes(route(
+            "/vnf_instances/{vnfInstanceId}",
+            [
+                get(
+                    lcm_views::get_instance::<V2>,
+                    doc("Read a VNF instance (with ETag)").returns("VnfInstance"),
+                ),
+                patch(
+                    modify_instance,
+                    doc("Modify VNF information (merge patch, If-Match)")
+                        .body("VnfInfoModificationRequest")
+                        .status(202),
+                ),
+                delete(
+                    delete_instance,
+                    doc("Delete a NOT_INSTANTIATED VNF instance identifier").status(204),
+                ),
+            ],
+        ))
+        .routes(task(
+            "instantiate",
+            post(
+                instantiate,
+                doc("Instantiate").body("InstantiateVnfRequest"),
+            ),
+        ))
+        .routes(task(
+            "terminate",
+            post(terminate, doc("Terminate").body("TerminateVnfRequest")),
+        ))
+        .routes(task("heal", post(heal, doc("Heal").body("HealVnfRequest"))))
+        .routes(task(
+            "scale",
+            post(scale, doc("Scale").body("ScaleVnfRequest")),
+        ))
+        .routes(task(
+            "scale_to_level",
+            post(
+                scale_to_level,
+                doc("Scale to level").body("ScaleVnfToLevelRequest"),
+            ),
+        ))
+        .routes(task(
+            "change_flavour",
+            post(
+                change_flavour,
+                doc("Change flavour").body("ChangeVnfFlavourRequest"),
+            ),
+        ))
+        .routes(task(
+            "operate",
+            post(
+                operate,
+                doc("Operate (start/stop)").body("OperateVnfRequest"),
+            ),
+        ))
+        .routes(task(
+            "change_ext_conn",
+            post(
+                change_ext_conn,
+                doc("Change external connectivity").body("ChangeExtVnfConnectivityRequest"),
+            ),
+        ))
+        .routes(task(
+            "change_vnfpkg",
+            post(
+                change_vnfpkg,
+                doc("Change current VNF package").body("ChangeCurrentVnfPkgRequest"),
+            ),
+        ))
+        .merge(op_occ_routes::<V2>(FAMILY))
         .merge(crate::subscriptions::routes::<crate::subscriptions::Lccn>(
             FAMILY,
+        ));
+    versioned_routes(FAMILY, routes)
+}
+
+/// `POST /vnf_instances/{vnfInstanceId}/<name>`: a lifecycle task, answered 202 Accepted.
+pub(crate) fn task(
+    name: &str,
+    endpoint: Endpoint<Arc<AppState>>,
+) -> UtoipaMethodRouter<Arc<AppState>> {
+    route(
+        &format!("/vnf_instances/{{vnfInstanceId}}/{name}"),
+        [endpoint.status(202)],
+    )
+}
+
+/// The operation occurrences of one API version: list, read, retry, rollback, fail, cancel.
+pub(crate) fn op_occ_routes<V: LcmView>(family: ApiFamily) -> OpenApiRouter<Arc<AppState>> {
+    let returns = |d: Doc, schema| {
+        if V::DOCUMENTED_SHAPES {
+            d.returns(schema)
+        } else {
+            d
+        }
+    };
+    OpenApiRouter::new()
+        .routes(route(
+            "/vnf_lcm_op_occs",
+            [get(
+                lcm_views::list_op_occs::<V>,
+                returns(doc("List operation occurrences"), "[VnfLcmOpOcc]"),
+            )],
         ))
-        .layer(middleware::from_fn(|req, next| {
-            versioned(FAMILY, req, next)
-        }))
+        .routes(route(
+            "/vnf_lcm_op_occs/{vnfLcmOpOccId}",
+            [get(
+                lcm_views::get_op_occ::<V>,
+                returns(doc("Read an operation occurrence"), "VnfLcmOpOcc"),
+            )],
+        ))
+        .routes(route(
+            "/vnf_lcm_op_occs/{vnfLcmOpOccId}/retry",
+            [post(
+                move |s, p, h| retry(family, s, p, h),
+                doc("Retry a FAILED_TEMP occurrence").status(202),
+            )],
+        ))
+        .routes(route(
+            "/vnf_lcm_op_occs/{vnfLcmOpOccId}/rollback",
+            [post(
+                move |s, p, h| rollback(family, s, p, h),
+                doc("Roll back a FAILED_TEMP occurrence").status(202),
+            )],
+        ))
+        .routes(route(
+            "/vnf_lcm_op_occs/{vnfLcmOpOccId}/fail",
+            [post(
+                lcm_views::fail::<V>,
+                returns(doc("Mark a FAILED_TEMP occurrence FAILED"), "VnfLcmOpOcc"),
+            )],
+        ))
+        .routes(route(
+            "/vnf_lcm_op_occs/{vnfLcmOpOccId}/cancel",
+            [post(
+                move |s, p, h, b| cancel(family, s, p, h, b),
+                doc("Cancel a running occurrence")
+                    .body("CancelMode")
+                    .status(202),
+            )],
+        ))
 }
 
 /// JSON schema of `VnfInstance` (for filter attribute checks).
@@ -106,6 +230,7 @@ impl LcmView for V2 {
         vnfm_sol013::defaults::v2::VNF_LCM_OP_OCC_EXCLUDED;
     const STORED_DEFAULT_VIEW: bool = true;
     const STORED_DOCUMENT: bool = true;
+    const DOCUMENTED_SHAPES: bool = true;
 
     async fn instances(state: &AppState, query: InstanceQuery) -> ApiResult<Page<Value>> {
         Ok(state.lcm.list_instance_documents(&query).await?)

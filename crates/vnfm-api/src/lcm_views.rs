@@ -42,6 +42,9 @@ pub(crate) trait LcmView: Send + Sync + 'static {
     /// is stored, so that a filter's values can be looked for in the stored text
     /// ([`crate::lcm_v2::document_strings`]).
     const STORED_DOCUMENT: bool;
+    /// `true` when this version's documents are the types the OpenAPI document describes under
+    /// `components/schemas` (the SOL003 v3.3.1 shapes).
+    const DOCUMENTED_SHAPES: bool;
 
     /// One store page of instances matching `query`, as this version's documents.
     fn instances(
