@@ -122,7 +122,7 @@ def rest_path_hits(src_dir):
 # The base of vnfm-api: protocol pieces every interface module builds on (errors, bodies,
 # content negotiation, ETag preconditions, API versions, lists, the route table). A base file
 # may import other base files only, never an interface module or the server above them.
-API_BASE = {"error", "util", "precondition", "version", "route_table", "listing"}
+API_BASE = {"error", "util", "precondition", "version", "route_table", "listing", "hrefs"}
 
 
 def api_base_upward_imports(src_dir):

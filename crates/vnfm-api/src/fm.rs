@@ -32,8 +32,8 @@ use vnfm_types::{
 };
 
 use crate::error::{ApiError, ApiResult};
-use crate::lcm_v2::with_etag;
 use crate::listing::{ListRequest, PAGE_SIZE};
+use crate::precondition::with_etag;
 use crate::route_table::{doc, get, patch, post, route};
 use crate::state::AppState;
 use crate::subscriptions::Kind;

@@ -19,9 +19,8 @@ use vnfm_types::{
 };
 
 use crate::error::{ApiError, ApiResult};
-use crate::lcm_v2::task;
-use crate::lcm_v2::{instance_if_match, start_modify_info};
 use crate::lcm_views::{self, LcmView};
+use crate::lcm_views::{instance_if_match, start_modify_info, task};
 use crate::route_table::{delete, doc, get, patch, post, route};
 use crate::state::AppState;
 use crate::util::{json_body, merge_patch_body, value_as};
@@ -67,7 +66,7 @@ pub(crate) fn routes() -> OpenApiRouter<Arc<AppState>> {
                         .status(202),
                 ),
                 delete(
-                    crate::lcm_v2::delete_instance,
+                    lcm_views::delete_instance,
                     doc("Delete a NOT_INSTANTIATED VNF instance identifier").status(204),
                 ),
             ],
@@ -95,7 +94,7 @@ pub(crate) fn routes() -> OpenApiRouter<Arc<AppState>> {
                 doc("Change external connectivity (SOL003 v2.6.1 shape)"),
             ),
         ))
-        .merge(crate::lcm_v2::op_occ_routes::<V1>(FAMILY))
+        .merge(crate::op_occs::op_occ_routes::<V1>(FAMILY))
         .merge(crate::subscriptions::routes::<crate::subscriptions::Lccn>(
             FAMILY,
         ));
@@ -104,27 +103,7 @@ pub(crate) fn routes() -> OpenApiRouter<Arc<AppState>> {
 
 /// Rewrites every `href` under `_links` from the v2 prefix to the v1 prefix.
 pub(crate) fn relink(doc: &mut Value) {
-    relink_between(doc, ApiFamily::LcmV2.prefix(), ApiFamily::LcmV1.prefix());
-}
-
-/// Rewrites every `href` starting with `from` to start with `to`.
-pub(crate) fn relink_between(doc: &mut Value, from: &str, to: &str) {
-    match doc {
-        Value::Object(map) => {
-            for (k, v) in map.iter_mut() {
-                if k == "href"
-                    && let Value::String(s) = v
-                    && let Some(rest) = s.strip_prefix(from)
-                {
-                    *s = format!("{to}{rest}");
-                } else {
-                    relink_between(v, from, to);
-                }
-            }
-        }
-        Value::Array(items) => items.iter_mut().for_each(|i| relink_between(i, from, to)),
-        _ => {}
-    }
+    crate::hrefs::relink_between(doc, ApiFamily::LcmV2.prefix(), ApiFamily::LcmV1.prefix());
 }
 
 fn conversion(e: vnfm_types::Error) -> ApiError {
@@ -213,7 +192,7 @@ async fn modify_instance(
 }
 
 fn accepted(origin: &str, occ: &VnfLcmOpOcc) -> Response {
-    crate::lcm_v2::accepted_in(FAMILY, origin, &occ.id)
+    crate::op_occs::accepted_in(FAMILY, origin, &occ.id)
 }
 
 macro_rules! same_shape_task {
@@ -226,7 +205,6 @@ macro_rules! same_shape_task {
         ) -> ApiResult<Response> {
             let id = VnfInstanceId::new(id);
             let req: $req = json_body(&headers, &body, $schema)?;
-            crate::test_vim::check_request(&state, &body)?;
             let occ = state.lcm.$call(&id, req).await?;
             Ok(accepted(&state.origin(&headers), &occ))
         }
@@ -264,7 +242,6 @@ macro_rules! converted_task {
             let req: Value = json_body(&headers, &body, None)?;
             let req: $v1 = value_as(v261_names(req))?;
             let req = <$v2>::try_from(req).map_err(conversion)?;
-            crate::test_vim::check_request(&state, &body)?;
             let occ = state.lcm.$call(&id, req).await?;
             Ok(accepted(&state.origin(&headers), &occ))
         }

@@ -28,6 +28,7 @@ pub mod auth;
 mod dead_letters;
 pub mod error;
 mod fm;
+mod hrefs;
 mod indicators;
 mod lcm_v1;
 mod lcm_v2;
@@ -36,6 +37,7 @@ pub mod limits;
 mod links;
 pub mod listing;
 pub mod metrics;
+mod op_occs;
 pub mod openapi;
 mod ops;
 pub mod packages;
@@ -213,6 +215,15 @@ pub fn router(state: Arc<AppState>) -> Router {
     let limits = RouteLimits::of(&state);
     let (authenticated, _) = authenticated_routes(limits).split_for_parts();
     let (public, _) = public_routes(limits).split_for_parts();
+    // The test VIM is a layer of its own, added only when it is enabled.
+    let authenticated = if state.options.enable_test_vim {
+        authenticated.route_layer(middleware::from_fn_with_state(
+            state.clone(),
+            test_vim::check_task_requests,
+        ))
+    } else {
+        authenticated
+    };
     let authenticated = authenticated
         .route_layer(middleware::from_fn_with_state(state.clone(), scope::guard))
         .layer(middleware::from_fn_with_state(

@@ -33,8 +33,8 @@ use vnfm_types::{
 };
 
 use crate::error::{ApiError, ApiResult};
-use crate::lcm_v2::with_etag;
 use crate::listing::{ListRequest, PAGE_SIZE};
+use crate::precondition::with_etag;
 use crate::route_table::{Doc, delete, doc, get, patch, post, route};
 use crate::state::AppState;
 use crate::subscriptions::Kind;
@@ -168,8 +168,8 @@ fn relinked(mut doc: Value, api: PmApi) -> Value {
         PmApi::V1 => (PmApi::V2, PmApi::V1),
         PmApi::V2 => (PmApi::V1, PmApi::V2),
     };
-    crate::lcm_v1::relink_between(&mut doc, from.prefix(), to.prefix());
-    crate::lcm_v1::relink_between(&mut doc, from.instances_base(), to.instances_base());
+    crate::hrefs::relink_between(&mut doc, from.prefix(), to.prefix());
+    crate::hrefs::relink_between(&mut doc, from.instances_base(), to.instances_base());
     doc
 }
 

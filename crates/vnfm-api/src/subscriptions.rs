@@ -240,7 +240,7 @@ fn view<K: Kind>(family: ApiFamily, sub: &K::Resource) -> ApiResult<Value> {
         .map_err(|e| ApiError::Internal(format!("subscription does not serialize: {e}")))?;
     let (v1, v2) = K::VERSIONS;
     let (from, to) = if family == v1 { (v2, v1) } else { (v1, v2) };
-    crate::lcm_v1::relink_between(&mut doc, from.prefix(), to.prefix());
+    crate::hrefs::relink_between(&mut doc, from.prefix(), to.prefix());
     Ok(doc)
 }
 

@@ -68,7 +68,7 @@ struct CreateVim {
 }
 
 fn with_etag(response: Response, version: i64) -> Response {
-    crate::lcm_v2::with_etag(response, Version(version))
+    crate::precondition::with_etag(response, Version(version))
 }
 
 async fn list(State(state): State<Arc<AppState>>, headers: HeaderMap) -> ApiResult<Response> {
