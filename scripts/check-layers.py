@@ -111,6 +111,27 @@ def rest_path_hits(src_dir):
     return hits
 
 
+# The base of vnfm-api: protocol pieces every interface module builds on (errors, bodies,
+# content negotiation, ETag preconditions, API versions, lists, the route table). A base file
+# may import other base files only, never an interface module or the server above them.
+API_BASE = {"error", "util", "precondition", "version", "route_table", "listing", "hrefs"}
+
+
+def api_base_upward_imports(src_dir):
+    """(file, line, module) of every `crate::module` a base file of vnfm-api names outside
+    its comments, where the module is not in the base."""
+    hits = []
+    for name in sorted(API_BASE):
+        path = os.path.join(src_dir, name + ".rs")
+        with open(path, encoding="utf-8") as f:
+            for line_no, line in enumerate(f, 1):
+                code = line.split("//", 1)[0]
+                for module in re.findall(r"crate::([a-z_0-9]+)", code):
+                    if module not in API_BASE:
+                        hits.append((path, line_no, module))
+    return hits
+
+
 def normal_graph(metadata):
     """Package name -> names of its normal (not dev, not build) dependencies, for every
     package of the resolved graph."""
@@ -231,6 +252,11 @@ def main() -> int:
         for path, line_no in source_hits(src_dirs[crate], text):
             shown = text.pattern if isinstance(text, re.Pattern) else text
             failures.append(f"{path}:{line_no}: `{shown}`: {why}")
+    for path, line_no, module in api_base_upward_imports(src_dirs["vnfm-api"]):
+        failures.append(
+            f"{path}:{line_no}: imports crate::{module}: vnfm-api's base"
+            f" ({', '.join(sorted(API_BASE))}) imports nothing above it"
+        )
     crate, why = REST_PATH_RULE
     for rel, lines in sorted(rest_path_hits(src_dirs[crate]).items()):
         failures.append(f"{crate}/{rel}:{','.join(map(str, lines))}: a REST path literal: {why}")

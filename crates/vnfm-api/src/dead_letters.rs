@@ -6,30 +6,47 @@
 
 use std::sync::Arc;
 
-use axum::Router;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri, header};
-use axum::middleware;
 use axum::response::{IntoResponse, Response};
-use axum::routing::{delete, get, post};
 use serde::Serialize;
 
 use crate::error::{ApiError, ApiResult};
+use crate::route_table::{delete, doc, get, post, route};
 use crate::state::AppState;
 use crate::util::{json_response, require_accept};
-use crate::version::{ApiFamily, versioned};
+use crate::version::{ApiFamily, versioned_routes};
+use utoipa_axum::router::OpenApiRouter;
 
 /// Rows per page; a full page links the next one (`Link: <...?after=ID>; rel="next"`).
 const PAGE: u32 = 100;
 
-pub(crate) fn routes() -> Router<Arc<AppState>> {
-    Router::new()
-        .route("/notifications/dead", get(list))
-        .route("/notifications/dead/{id}", delete(discard))
-        .route("/notifications/dead/{id}/redeliver", post(redeliver))
-        .layer(middleware::from_fn(|req, next| {
-            versioned(ApiFamily::VimV1, req, next)
-        }))
+pub(crate) fn routes() -> OpenApiRouter<Arc<AppState>> {
+    let routes = OpenApiRouter::new()
+        .routes(route(
+            "/notifications/dead",
+            [get(
+                list,
+                doc("List the notifications given up after their retry time (oldest first, 100 per page; after=<id> for the next)")
+                    .returns("[DeadNotification]"),
+            )],
+        ))
+        .routes(route(
+            "/notifications/dead/{id}",
+            [delete(
+                discard,
+                doc("Discard a given-up notification for good").status(204),
+            )],
+        ))
+        .routes(route(
+            "/notifications/dead/{id}/redeliver",
+            [post(
+                redeliver,
+                doc("Send a given-up notification again: back in its queue (the next of its subscription and VNF instance), due now, retried under the current policy")
+                    .status(202),
+            )],
+        ));
+    versioned_routes(ApiFamily::VimV1, routes)
 }
 
 /// The `after` of the query (the only parameter).

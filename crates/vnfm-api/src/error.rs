@@ -19,12 +19,23 @@ pub const PROBLEM_JSON: &str = "application/problem+json";
 /// text it asked for) still reads the error with its JSON parser. Without an `Accept`, or when
 /// it allows `application/problem+json`, the body keeps the RFC 9457 type.
 pub(crate) async fn negotiate_problem_type(req: Request, next: Next) -> Response {
-    let problem_accepted = req
-        .headers()
+    let problem_accepted = accepts_problem_json(req.headers());
+    let mut response = next.run(req).await;
+    negotiate(&mut response, problem_accepted);
+    response
+}
+
+/// Whether the request's `Accept` allows `application/problem+json` (or is absent).
+pub(crate) fn accepts_problem_json(headers: &axum::http::HeaderMap) -> bool {
+    headers
         .get(header::ACCEPT)
         .and_then(|v| v.to_str().ok())
-        .is_none_or(|accept| crate::util::accepts(accept, &[PROBLEM_JSON]));
-    let mut response = next.run(req).await;
+        .is_none_or(|accept| crate::util::accepts(accept, &[PROBLEM_JSON]))
+}
+
+/// Sends a ProblemDetails `response` as `application/json` when the request did not accept
+/// `application/problem+json` ([`negotiate_problem_type`]).
+pub(crate) fn negotiate(response: &mut Response, problem_accepted: bool) {
     let is_problem = response
         .headers()
         .get(header::CONTENT_TYPE)
@@ -35,7 +46,6 @@ pub(crate) async fn negotiate_problem_type(req: Request, next: Next) -> Response
             HeaderValue::from_static("application/json"),
         );
     }
-    response
 }
 
 /// Why a request failed.

@@ -15,13 +15,10 @@
 
 use std::sync::{Arc, OnceLock};
 
-use axum::Router;
 use axum::body::Bytes;
 use axum::extract::{OriginalUri, Path, State};
 use axum::http::{HeaderMap, StatusCode, header};
-use axum::middleware;
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
 use serde_json::{Value, json};
 use vnfm_driver_api::fault::{FaultId, FaultReport};
 use vnfm_lcm::LcmError;
@@ -35,26 +32,61 @@ use vnfm_types::{
 };
 
 use crate::error::{ApiError, ApiResult};
-use crate::lcm_v2::with_etag;
 use crate::listing::{ListRequest, PAGE_SIZE};
+use crate::precondition::with_etag;
+use crate::route_table::{doc, get, patch, post, route};
 use crate::state::AppState;
 use crate::subscriptions::Kind;
+use crate::subscriptions::SubscriptionDocs;
 use crate::util::{json_body, json_response, merge_patch_body, require_accept};
-use crate::version::{ApiFamily, major_versions, versioned};
+use crate::version::{ApiFamily, major_versions, versioned_routes};
+use utoipa_axum::router::OpenApiRouter;
 
 const FAMILY: ApiFamily = ApiFamily::FmV1;
 
 /// The `/vnffm/v1` routes that need the server's authentication.
-pub(crate) fn routes() -> Router<Arc<AppState>> {
-    Router::new()
-        .route("/api_versions", get(|| async { major_versions(FAMILY) }))
-        .route("/alarms", get(list_alarms))
-        .route("/alarms/{id}", get(show_alarm).patch(modify_alarm))
-        .route("/alarms/{id}/escalate", post(escalate_alarm))
-        .merge(crate::subscriptions::routes::<Fm>(FAMILY))
-        .layer(middleware::from_fn(|req, next| {
-            versioned(FAMILY, req, next)
-        }))
+pub(crate) fn routes() -> OpenApiRouter<Arc<AppState>> {
+    let routes = OpenApiRouter::new()
+        .routes(route(
+            "/api_versions",
+            [get(
+                || async { major_versions(FAMILY) },
+                doc("API versions of VNF fault management v1").returns("ApiVersionInformation"),
+            )],
+        ))
+        .routes(route(
+            "/alarms",
+            [get(
+                list_alarms,
+                doc("List alarms (SOL013 filter, paging)").returns("[Alarm]"),
+            )],
+        ))
+        .routes(route(
+            "/alarms/{alarmId}",
+            [
+                get(
+                    show_alarm,
+                    doc("Read an alarm (with ETag)").returns("Alarm"),
+                ),
+                patch(
+                    modify_alarm,
+                    doc("Acknowledge an alarm (merge patch of ackState, If-Match)")
+                        .body("AlarmModifications")
+                        .returns("AlarmModifications"),
+                ),
+            ],
+        ))
+        .routes(route(
+            "/alarms/{alarmId}/escalate",
+            [post(
+                escalate_alarm,
+                doc("Escalate an open alarm's perceived severity (SOL002 EM task)")
+                    .body("PerceivedSeverityRequest")
+                    .status(204),
+            )],
+        ))
+        .merge(crate::subscriptions::routes::<Fm>(FAMILY));
+    versioned_routes(FAMILY, routes)
 }
 
 /// FM subscriptions (`/vnffm/v1` only: one API version serves them).
@@ -65,6 +97,15 @@ impl Kind for Fm {
     type Request = FmSubscriptionRequest;
     const REQUEST_SCHEMA: Option<SchemaId> = None;
     const VERSIONS: (ApiFamily, ApiFamily) = (FAMILY, FAMILY);
+    const DOCS: SubscriptionDocs = SubscriptionDocs {
+        list: doc("List FM subscriptions").returns("[FmSubscription]"),
+        create: doc("Subscribe to alarm notifications")
+            .body("FmSubscriptionRequest")
+            .status(201)
+            .returns("FmSubscription"),
+        read: doc("Read an FM subscription").returns("FmSubscription"),
+        delete: doc("Delete an FM subscription").status(204),
+    };
 
     fn schema() -> &'static Value {
         static S: OnceLock<Value> = OnceLock::new();

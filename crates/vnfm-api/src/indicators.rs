@@ -10,13 +10,10 @@
 
 use std::sync::{Arc, OnceLock};
 
-use axum::Router;
 use axum::body::Bytes;
 use axum::extract::{OriginalUri, Path, State};
 use axum::http::{HeaderMap, StatusCode};
-use axum::middleware;
 use axum::response::Response;
-use axum::routing::{get, put};
 use serde_json::Value;
 use vnfm_lcm::LcmError;
 use vnfm_lcm::subscriptions::{CreateOptions, Created};
@@ -29,25 +26,52 @@ use vnfm_types::{
 
 use crate::error::{ApiError, ApiResult};
 use crate::listing::{ListRequest, PAGE_SIZE};
+use crate::route_table::{doc, get, put, route};
 use crate::scope::Tenancy;
 use crate::state::AppState;
 use crate::subscriptions::Kind;
+use crate::subscriptions::SubscriptionDocs;
 use crate::util::{json_body, json_response, require_accept};
-use crate::version::{ApiFamily, major_versions, versioned};
+use crate::version::{ApiFamily, major_versions, versioned_routes};
+use utoipa_axum::router::OpenApiRouter;
 
 const FAMILY: ApiFamily = ApiFamily::IndV1;
 
 /// The `/vnfind/v1` routes (behind the server's authentication).
-pub(crate) fn routes() -> Router<Arc<AppState>> {
-    Router::new()
-        .route("/api_versions", get(|| async { major_versions(FAMILY) }))
-        .route("/indicators", get(list_all))
-        .route("/indicators/{instance}", get(list_of_instance))
-        .route("/indicators/{instance}/{indicator}", get(show))
-        .merge(crate::subscriptions::routes::<Ind>(FAMILY))
-        .layer(middleware::from_fn(|req, next| {
-            versioned(FAMILY, req, next)
-        }))
+pub(crate) fn routes() -> OpenApiRouter<Arc<AppState>> {
+    let routes = OpenApiRouter::new()
+        .routes(route(
+            "/api_versions",
+            [get(
+                || async { major_versions(FAMILY) },
+                doc("API versions of VNF indicators v1").returns("ApiVersionInformation"),
+            )],
+        ))
+        .routes(route(
+            "/indicators",
+            [get(
+                list_all,
+                doc("List the indicator values of every VNF instance (SOL013 filter, paging)")
+                    .returns("[VnfIndicator]"),
+            )],
+        ))
+        .routes(route(
+            "/indicators/{vnfInstanceId}",
+            [get(
+                list_of_instance,
+                doc("List the indicator values of one VNF instance (SOL013 filter, paging)")
+                    .returns("[VnfIndicator]"),
+            )],
+        ))
+        .routes(route(
+            "/indicators/{vnfInstanceId}/{indicatorId}",
+            [get(
+                show,
+                doc("Read one indicator value of a VNF instance").returns("VnfIndicator"),
+            )],
+        ))
+        .merge(crate::subscriptions::routes::<Ind>(FAMILY));
+    versioned_routes(FAMILY, routes)
 }
 
 /// VNF indicator subscriptions (`/vnfind/v1` only).
@@ -58,6 +82,15 @@ impl Kind for Ind {
     type Request = VnfIndicatorSubscriptionRequest;
     const REQUEST_SCHEMA: Option<SchemaId> = None;
     const VERSIONS: (ApiFamily, ApiFamily) = (FAMILY, FAMILY);
+    const DOCS: SubscriptionDocs = SubscriptionDocs {
+        list: doc("List VNF indicator subscriptions").returns("[VnfIndicatorSubscription]"),
+        create: doc("Subscribe to VNF indicator value changes")
+            .body("VnfIndicatorSubscriptionRequest")
+            .status(201)
+            .returns("VnfIndicatorSubscription"),
+        read: doc("Read a VNF indicator subscription").returns("VnfIndicatorSubscription"),
+        delete: doc("Delete a VNF indicator subscription").status(204),
+    };
 
     fn schema() -> &'static Value {
         static S: OnceLock<Value> = OnceLock::new();
@@ -187,8 +220,15 @@ async fn show(
 }
 
 /// The routes under `/vnfm/v1` that set indicator values.
-pub(crate) fn push_routes() -> Router<Arc<AppState>> {
-    Router::new().route("/indicators/{instance}/{indicator}", put(push))
+pub(crate) fn push_routes() -> OpenApiRouter<Arc<AppState>> {
+    OpenApiRouter::new().routes(route(
+        "/indicators/{vnfInstanceId}/{indicatorId}",
+        [put(
+            push,
+            doc("Set the value of an indicator the instance's VNFD declares (not ETSI: for an EM or a script); a change is notified")
+                .returns("VnfIndicator"),
+        )],
+    ))
 }
 
 /// Body of `PUT /vnfm/v1/indicators/{vnfInstanceId}/{indicatorId}`.

@@ -6,13 +6,10 @@
 
 use std::sync::Arc;
 
-use axum::Router;
 use axum::body::Bytes;
 use axum::extract::{Path, State};
 use axum::http::HeaderMap;
-use axum::middleware;
 use axum::response::Response;
-use axum::routing::{get, post};
 use serde_json::Value;
 use vnfm_schemas::SchemaId;
 use vnfm_store::{InstanceQuery, Page};
@@ -22,81 +19,91 @@ use vnfm_types::{
 };
 
 use crate::error::{ApiError, ApiResult};
-use crate::lcm_v2::{instance_if_match, start_modify_info};
 use crate::lcm_views::{self, LcmView};
+use crate::lcm_views::{instance_if_match, start_modify_info, task};
+use crate::route_table::{delete, doc, get, patch, post, route};
 use crate::state::AppState;
 use crate::util::{json_body, merge_patch_body, value_as};
-use crate::version::{ApiFamily, major_versions, versioned};
+use crate::version::{ApiFamily, major_versions, versioned_routes};
+use utoipa_axum::router::OpenApiRouter;
 
 const FAMILY: ApiFamily = ApiFamily::LcmV1;
 
-pub(crate) fn routes() -> Router<Arc<AppState>> {
-    Router::new()
-        .route("/api_versions", get(|| async { major_versions(FAMILY) }))
-        .route(
+pub(crate) fn routes() -> OpenApiRouter<Arc<AppState>> {
+    // The request and response bodies are the v2.6.1 shapes, which `components/schemas` (the
+    // v3.3.1 types) does not describe.
+    let routes = OpenApiRouter::new()
+        .routes(route(
+            "/api_versions",
+            [get(
+                || async { major_versions(FAMILY) },
+                doc("API versions of VNF LCM v1").returns("ApiVersionInformation"),
+            )],
+        ))
+        .routes(route(
             "/vnf_instances",
-            get(lcm_views::list_instances::<V1>).post(lcm_views::create_instance::<V1>),
-        )
-        .route(
-            "/vnf_instances/{id}",
-            get(lcm_views::get_instance::<V1>)
-                .patch(modify_instance)
-                .delete(crate::lcm_v2::delete_instance),
-        )
-        .route("/vnf_instances/{id}/instantiate", post(instantiate))
-        .route("/vnf_instances/{id}/terminate", post(terminate))
-        .route("/vnf_instances/{id}/heal", post(heal))
-        .route("/vnf_instances/{id}/scale", post(scale))
-        .route("/vnf_instances/{id}/scale_to_level", post(scale_to_level))
-        .route("/vnf_instances/{id}/change_flavour", post(change_flavour))
-        .route("/vnf_instances/{id}/operate", post(operate))
-        .route("/vnf_instances/{id}/change_ext_conn", post(change_ext_conn))
-        .route("/vnf_lcm_op_occs", get(lcm_views::list_op_occs::<V1>))
-        .route("/vnf_lcm_op_occs/{id}", get(lcm_views::get_op_occ::<V1>))
-        .route(
-            "/vnf_lcm_op_occs/{id}/retry",
-            post(|s, p, h| crate::lcm_v2::retry(FAMILY, s, p, h)),
-        )
-        .route(
-            "/vnf_lcm_op_occs/{id}/rollback",
-            post(|s, p, h| crate::lcm_v2::rollback(FAMILY, s, p, h)),
-        )
-        .route("/vnf_lcm_op_occs/{id}/fail", post(lcm_views::fail::<V1>))
-        .route(
-            "/vnf_lcm_op_occs/{id}/cancel",
-            post(|s, p, h, b| crate::lcm_v2::cancel(FAMILY, s, p, h, b)),
-        )
+            [
+                get(
+                    lcm_views::list_instances::<V1>,
+                    doc("List VNF instances (SOL003 v2.6.1 shape)"),
+                ),
+                post(
+                    lcm_views::create_instance::<V1>,
+                    doc("Create a VNF instance identifier (SOL003 v2.6.1 shape)").status(201),
+                ),
+            ],
+        ))
+        .routes(route(
+            "/vnf_instances/{vnfInstanceId}",
+            [
+                get(
+                    lcm_views::get_instance::<V1>,
+                    doc("Read a VNF instance (SOL003 v2.6.1 shape, with ETag)"),
+                ),
+                patch(
+                    modify_instance,
+                    doc("Modify VNF information (SOL003 v2.6.1 shape, merge patch, If-Match)")
+                        .status(202),
+                ),
+                delete(
+                    lcm_views::delete_instance,
+                    doc("Delete a NOT_INSTANTIATED VNF instance identifier").status(204),
+                ),
+            ],
+        ))
+        .routes(task(
+            "instantiate",
+            post(instantiate, doc("Instantiate (SOL003 v2.6.1 shape)")),
+        ))
+        .routes(task("terminate", post(terminate, doc("Terminate"))))
+        .routes(task("heal", post(heal, doc("Heal (SOL003 v2.6.1 shape)"))))
+        .routes(task("scale", post(scale, doc("Scale"))))
+        .routes(task(
+            "scale_to_level",
+            post(scale_to_level, doc("Scale to level")),
+        ))
+        .routes(task(
+            "change_flavour",
+            post(change_flavour, doc("Change flavour (SOL003 v2.6.1 shape)")),
+        ))
+        .routes(task("operate", post(operate, doc("Operate (start/stop)"))))
+        .routes(task(
+            "change_ext_conn",
+            post(
+                change_ext_conn,
+                doc("Change external connectivity (SOL003 v2.6.1 shape)"),
+            ),
+        ))
+        .merge(crate::op_occs::op_occ_routes::<V1>(FAMILY))
         .merge(crate::subscriptions::routes::<crate::subscriptions::Lccn>(
             FAMILY,
-        ))
-        .layer(middleware::from_fn(|req, next| {
-            versioned(FAMILY, req, next)
-        }))
+        ));
+    versioned_routes(FAMILY, routes)
 }
 
 /// Rewrites every `href` under `_links` from the v2 prefix to the v1 prefix.
 pub(crate) fn relink(doc: &mut Value) {
-    relink_between(doc, ApiFamily::LcmV2.prefix(), ApiFamily::LcmV1.prefix());
-}
-
-/// Rewrites every `href` starting with `from` to start with `to`.
-pub(crate) fn relink_between(doc: &mut Value, from: &str, to: &str) {
-    match doc {
-        Value::Object(map) => {
-            for (k, v) in map.iter_mut() {
-                if k == "href"
-                    && let Value::String(s) = v
-                    && let Some(rest) = s.strip_prefix(from)
-                {
-                    *s = format!("{to}{rest}");
-                } else {
-                    relink_between(v, from, to);
-                }
-            }
-        }
-        Value::Array(items) => items.iter_mut().for_each(|i| relink_between(i, from, to)),
-        _ => {}
-    }
+    crate::hrefs::relink_between(doc, ApiFamily::LcmV2.prefix(), ApiFamily::LcmV1.prefix());
 }
 
 fn conversion(e: vnfm_types::Error) -> ApiError {
@@ -140,6 +147,7 @@ impl LcmView for V1 {
         vnfm_sol013::defaults::v1::VNF_LCM_OP_OCC_EXCLUDED;
     const STORED_DEFAULT_VIEW: bool = false;
     const STORED_DOCUMENT: bool = false;
+    const DOCUMENTED_SHAPES: bool = false;
 
     async fn instances(state: &AppState, query: InstanceQuery) -> ApiResult<Page<Value>> {
         let page = state.lcm.list_instances(&query).await?;
@@ -184,7 +192,7 @@ async fn modify_instance(
 }
 
 fn accepted(origin: &str, occ: &VnfLcmOpOcc) -> Response {
-    crate::lcm_v2::accepted_in(FAMILY, origin, &occ.id)
+    crate::op_occs::accepted_in(FAMILY, origin, &occ.id)
 }
 
 macro_rules! same_shape_task {
@@ -197,7 +205,6 @@ macro_rules! same_shape_task {
         ) -> ApiResult<Response> {
             let id = VnfInstanceId::new(id);
             let req: $req = json_body(&headers, &body, $schema)?;
-            crate::test_vim::check_request(&state, &body)?;
             let occ = state.lcm.$call(&id, req).await?;
             Ok(accepted(&state.origin(&headers), &occ))
         }
@@ -235,7 +242,6 @@ macro_rules! converted_task {
             let req: Value = json_body(&headers, &body, None)?;
             let req: $v1 = value_as(v261_names(req))?;
             let req = <$v2>::try_from(req).map_err(conversion)?;
-            crate::test_vim::check_request(&state, &body)?;
             let occ = state.lcm.$call(&id, req).await?;
             Ok(accepted(&state.origin(&headers), &occ))
         }

@@ -4,27 +4,31 @@
 //! the flow.
 
 use std::future::Future;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use axum::body::Bytes;
 use axum::extract::{OriginalUri, Path, State};
 use axum::http::{HeaderMap, StatusCode};
-use axum::response::Response;
+use axum::response::{IntoResponse, Response};
 use serde_json::Value;
 use vnfm_schemas::SchemaId;
 use vnfm_store::{InstanceQuery, Page};
 use vnfm_types::{CreateVnfRequest, VnfInstance, VnfInstanceId, VnfLcmOpOcc, VnfLcmOpOccId};
 
 use crate::error::ApiResult;
-use crate::lcm_v2::{
-    document_strings, instance_document_strings, instance_query, instance_query_is_exact,
-    instance_schema, op_occ_query, op_occ_schema, with_etag,
-};
 use crate::listing::{ListRequest, PAGE_SIZE};
+use crate::precondition::with_etag;
+use crate::route_table::{Endpoint, route};
 use crate::scope::Tenancy;
 use crate::state::AppState;
 use crate::util::{json_body, json_response, require_accept, with_location};
 use crate::version::ApiFamily;
+use utoipa_axum::router::UtoipaMethodRouter;
+use vnfm_sol013::{Op, RequiredStrings, Term};
+use vnfm_store::{OpOccQuery, Version};
+use vnfm_types::{
+    InstantiationState, LcmOperationStateType, LcmOperationType, VnfInfoModificationRequest, VnfdId,
+};
 
 /// How one API version shows the lifecycle resources.
 pub(crate) trait LcmView: Send + Sync + 'static {
@@ -40,8 +44,11 @@ pub(crate) trait LcmView: Send + Sync + 'static {
     const STORED_DEFAULT_VIEW: bool;
     /// `true` when an instance or occurrence in this version is the store's document as it
     /// is stored, so that a filter's values can be looked for in the stored text
-    /// ([`crate::lcm_v2::document_strings`]).
+    /// ([`document_strings`]).
     const STORED_DOCUMENT: bool;
+    /// `true` when this version's documents are the types the OpenAPI document describes under
+    /// `components/schemas` (the SOL003 v3.3.1 shapes).
+    const DOCUMENTED_SHAPES: bool;
 
     /// One store page of instances matching `query`, as this version's documents.
     fn instances(
@@ -209,4 +216,182 @@ pub(crate) async fn fail<V: LcmView>(
     let id = VnfLcmOpOccId::new(id);
     let occ = state.lcm.fail(&id).await?;
     Ok(json_response(StatusCode::OK, &V::op_occ(occ)?))
+}
+
+/// JSON schema of `VnfInstance` (for filter attribute checks).
+pub(crate) fn instance_schema() -> &'static Value {
+    static S: OnceLock<Value> = OnceLock::new();
+    S.get_or_init(|| serde_json::to_value(schemars::schema_for!(VnfInstance)).unwrap_or_default())
+}
+
+/// JSON schema of `VnfLcmOpOcc`.
+pub(crate) fn op_occ_schema() -> &'static Value {
+    static S: OnceLock<Value> = OnceLock::new();
+    S.get_or_init(|| serde_json::to_value(schemars::schema_for!(VnfLcmOpOcc)).unwrap_or_default())
+}
+
+/// The store query narrowed by the filter's simple terms (the filter is still evaluated on
+/// every document).
+pub(crate) fn instance_query(list: &ListRequest) -> InstanceQuery {
+    let mut q = InstanceQuery::default();
+    if let Some(v) = list.eq_value("vnfdId") {
+        q.vnfd_id = Some(VnfdId::new(v));
+    }
+    if let Some(v) = list.eq_value("vnfProvider") {
+        q.vnf_provider = Some(v.to_owned());
+    }
+    if let Some(v) = list.eq_value("vnfProductName") {
+        q.vnf_product_name = Some(v.to_owned());
+    }
+    if let Some(v) = list.eq_value("vnfInstanceName") {
+        q.name = Some(vnfm_store::NameFilter::Exact(v.to_owned()));
+    } else if let Some(v) = list.cont_value("vnfInstanceName") {
+        q.name = Some(vnfm_store::NameFilter::Contains(v.to_owned()));
+    }
+    if let Some(v) = list.neq_value("vnfInstanceName") {
+        q.name_not = Some(v.to_owned());
+    }
+    match list.eq_value("instantiationState") {
+        Some("INSTANTIATED") => q.instantiation_state = Some(InstantiationState::Instantiated),
+        Some("NOT_INSTANTIATED") => {
+            q.instantiation_state = Some(InstantiationState::NotInstantiated)
+        }
+        _ => {}
+    }
+    if let Some(ids) = list.in_values("id") {
+        q.ids = Some(ids.into_iter().map(VnfInstanceId::new).collect());
+    }
+    q
+}
+
+/// `true` when [`instance_query`] expresses the whole filter, so that the store's answer
+/// needs no evaluation: every term names a different attribute, and each is one the query
+/// carries exactly ([`answered_by_columns`]).
+pub(crate) fn instance_query_is_exact(list: &ListRequest) -> bool {
+    let Some(filter) = list.filter.as_ref() else {
+        return true;
+    };
+    let terms = filter.terms();
+    terms.iter().enumerate().all(|(i, t)| {
+        let alone = terms[..i].iter().all(|u| u.path != t.path);
+        alone && answered_by_columns(t)
+    })
+}
+
+/// `true` for a term [`instance_query`] carries exactly: string equality on an indexed
+/// column, `neq` and `cont` on the name, `in` on the id. A value that reads as a date-time is
+/// left to the evaluator, which compares date-times as instants.
+fn answered_by_columns(t: &Term) -> bool {
+    let plain = t
+        .values
+        .iter()
+        .all(|v| vnfm_types::time::parse_rfc3339(v).is_none());
+    let single = t.values.len() == 1;
+    let exact = match t.op {
+        Op::Eq if single => {
+            [
+                "vnfdId",
+                "vnfProvider",
+                "vnfProductName",
+                "vnfInstanceName",
+                "id",
+            ]
+            .iter()
+            .any(|a| t.path_is(&[a]))
+                || (t.path_is(&["instantiationState"])
+                    && matches!(t.values[0].as_str(), "INSTANTIATED" | "NOT_INSTANTIATED"))
+        }
+        Op::Neq | Op::Cont if single => t.path_is(&["vnfInstanceName"]),
+        Op::In => t.path_is(&["id"]),
+        _ => false,
+    };
+    plain && exact
+}
+
+/// The strings a stored document must hold for the filter's terms that `answered` leaves
+/// (those no column answers) to match it ([`vnfm_sol013::Term::required_strings`], `schema`
+/// the resource's): for a version whose resources are the stored documents, so that the
+/// store reads only documents that can match.
+pub(crate) fn document_strings(
+    list: &ListRequest,
+    schema: &Value,
+    answered: impl Fn(&Term) -> bool,
+) -> Vec<RequiredStrings> {
+    list.filter
+        .iter()
+        .flat_map(|f| f.terms())
+        .filter(|t| !answered(t))
+        .filter_map(|t| t.required_strings(schema))
+        .collect()
+}
+
+/// [`document_strings`] of an instance list: for the terms [`instance_query`] does not carry.
+pub(crate) fn instance_document_strings(list: &ListRequest) -> Vec<RequiredStrings> {
+    document_strings(list, instance_schema(), answered_by_columns)
+}
+
+pub(crate) fn op_occ_query(list: &ListRequest) -> OpOccQuery {
+    let mut q = OpOccQuery::default();
+    if let Some(v) = list.eq_value("vnfInstanceId") {
+        q.vnf_instance_id = Some(VnfInstanceId::new(v));
+    }
+    if let Some(states) = list.in_values("operationState") {
+        let parsed: Option<Vec<LcmOperationStateType>> = states
+            .iter()
+            .map(|s| serde_json::from_value(Value::String(s.clone())).ok())
+            .collect();
+        q.states = parsed;
+    }
+    if let Some(op) = list.eq_value("operation") {
+        q.operation = serde_json::from_value::<LcmOperationType>(Value::String(op.to_owned())).ok();
+    }
+    q
+}
+
+/// The instance version `If-Match` names (see [`crate::precondition::expected_version`]).
+pub(crate) async fn instance_if_match(
+    state: &AppState,
+    headers: &HeaderMap,
+    id: &VnfInstanceId,
+) -> ApiResult<Option<Version>> {
+    crate::precondition::expected_version(headers, "VNF instance", || async {
+        Ok(state.lcm.get_instance_versioned(id).await?.1)
+    })
+    .await
+}
+
+/// MODIFY_INFO, conditional on `expected` (the instance's version `If-Match` named) when
+/// given: the core compares it in the transaction that starts the change.
+pub(crate) async fn start_modify_info(
+    state: &AppState,
+    id: &VnfInstanceId,
+    req: VnfInfoModificationRequest,
+    expected: Option<Version>,
+) -> ApiResult<VnfLcmOpOcc> {
+    Ok(match expected {
+        Some(v) => state.lcm.modify_info_if_unchanged(id, req, v).await?,
+        None => state.lcm.modify_info(id, req).await?,
+    })
+}
+
+pub(crate) async fn delete_instance(
+    State(state): State<Arc<AppState>>,
+    Path(id): Path<String>,
+) -> ApiResult<Response> {
+    state
+        .lcm
+        .delete_vnf_identifier(&VnfInstanceId::new(id))
+        .await?;
+    Ok(StatusCode::NO_CONTENT.into_response())
+}
+
+/// `POST /vnf_instances/{vnfInstanceId}/<name>`: a lifecycle task, answered 202 Accepted.
+pub(crate) fn task(
+    name: &str,
+    endpoint: Endpoint<Arc<AppState>>,
+) -> UtoipaMethodRouter<Arc<AppState>> {
+    route(
+        &format!("/vnf_instances/{{vnfInstanceId}}/{name}"),
+        [endpoint.status(202)],
+    )
 }

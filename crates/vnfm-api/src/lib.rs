@@ -28,6 +28,7 @@ pub mod auth;
 mod dead_letters;
 pub mod error;
 mod fm;
+mod hrefs;
 mod indicators;
 mod lcm_v1;
 mod lcm_v2;
@@ -36,6 +37,7 @@ pub mod limits;
 mod links;
 pub mod listing;
 pub mod metrics;
+mod op_occs;
 pub mod openapi;
 mod ops;
 pub mod packages;
@@ -46,6 +48,7 @@ mod preview;
 mod progress;
 #[cfg(test)]
 mod pushdown_tests;
+mod route_table;
 pub mod scope;
 pub mod server;
 pub mod state;
@@ -61,10 +64,12 @@ mod vims;
 use std::sync::Arc;
 
 use axum::Router;
-use axum::extract::DefaultBodyLimit;
+use axum::extract::{DefaultBodyLimit, State};
 use axum::middleware;
-use axum::routing::{get, post};
 use tower_http::timeout::RequestBodyTimeoutLayer;
+use utoipa_axum::router::OpenApiRouter;
+
+use route_table::{doc, get, post, route};
 
 pub use error::{ApiError, ApiResult};
 pub use limits::{AuthBackoff, ServerLimits};
@@ -73,22 +78,63 @@ pub use state::{AppState, StateOptions};
 pub use test_vim::test_vim_driver;
 pub use test_vim_kind::test_vim_kind;
 
-/// The whole API.
-pub fn router(state: Arc<AppState>) -> Router {
-    let max_package = state.options.package_limits.max_package_bytes;
-    let authenticated = Router::new()
+/// The body limits the route table applies to single routes.
+#[derive(Debug, Clone, Copy)]
+struct RouteLimits {
+    /// `PUT .../package_content`.
+    max_package_bytes: usize,
+    /// `POST /oauth2/token`.
+    max_token_body: usize,
+}
+
+impl RouteLimits {
+    fn of(state: &AppState) -> Self {
+        Self {
+            max_package_bytes: state.options.package_limits.max_package_bytes,
+            max_token_body: state.options.limits.max_token_body,
+        }
+    }
+}
+
+/// `GET <api>/api_versions`: the major versions of one API.
+fn versions<H, T>(
+    path: &str,
+    handler: H,
+    summary: &'static str,
+) -> utoipa_axum::router::UtoipaMethodRouter<Arc<AppState>>
+where
+    H: axum::handler::Handler<T, Arc<AppState>>,
+    T: 'static,
+{
+    route(
+        path,
+        [get(handler, doc(summary).returns("ApiVersionInformation"))],
+    )
+}
+
+/// The routes behind the server's authentication.
+fn authenticated_routes(limits: RouteLimits) -> OpenApiRouter<Arc<AppState>> {
+    OpenApiRouter::new()
         .nest("/vnflcm/v2", lcm_v2::routes())
         .nest("/vnflcm/v1", lcm_v1::routes())
-        .route("/vnflcm/api_versions", get(version::lcm_api_versions))
+        .routes(versions(
+            "/vnflcm/api_versions",
+            version::lcm_api_versions,
+            "API versions of VNF LCM",
+        ))
         .nest(
             "/vnfpkgm/v2",
-            packages::routes(version::ApiFamily::PkgmV2, max_package),
+            packages::routes(version::ApiFamily::PkgmV2, limits.max_package_bytes),
         )
         .nest(
             "/vnfpkgm/v1",
-            packages::routes(version::ApiFamily::PkgmV1, max_package),
+            packages::routes(version::ApiFamily::PkgmV1, limits.max_package_bytes),
         )
-        .route("/vnfpkgm/api_versions", get(version::pkgm_api_versions))
+        .routes(versions(
+            "/vnfpkgm/api_versions",
+            version::pkgm_api_versions,
+            "API versions of VNF package management",
+        ))
         .nest(
             "/vnfm/v1",
             vims::routes()
@@ -98,14 +144,90 @@ pub fn router(state: Arc<AppState>) -> Router {
         )
         .nest("/v1.0", tacker_vims::routes())
         .nest("/vnffm/v1", fm::routes())
-        .route("/vnffm/api_versions", get(version::fm_api_versions))
+        .routes(versions(
+            "/vnffm/api_versions",
+            version::fm_api_versions,
+            "API versions of VNF fault management",
+        ))
         .nest("/vnfpm/v2", pm::routes())
         .nest("/vnfpm/v1", pm::routes_v1())
-        .route("/vnfpm/api_versions", get(version::pm_api_versions))
+        .routes(versions(
+            "/vnfpm/api_versions",
+            version::pm_api_versions,
+            "API versions of VNF performance management",
+        ))
         .nest("/vnfind/v1", indicators::routes())
-        .route("/vnfind/api_versions", get(version::ind_api_versions))
-        .route("/openapi.json", get(openapi::serve_document))
-        .route("/metrics", get(ops::metrics))
+        .routes(versions(
+            "/vnfind/api_versions",
+            version::ind_api_versions,
+            "API versions of VNF indicators",
+        ))
+        .routes(route(
+            "/openapi.json",
+            [get(openapi::serve_document, doc("This document"))],
+        ))
+        .routes(route(
+            "/metrics",
+            [get(ops::metrics, doc("Prometheus metrics"))],
+        ))
+}
+
+/// The routes that authenticate their requests themselves (the token endpoint, the
+/// Alertmanager webhook) or need no authentication (health).
+fn public_routes(limits: RouteLimits) -> OpenApiRouter<Arc<AppState>> {
+    OpenApiRouter::new()
+        .routes(route(
+            "/oauth2/token",
+            [post(
+                |State(state): State<Arc<AppState>>, extensions, headers, form| {
+                    auth::token_endpoint(State(state.auth.clone()), extensions, headers, form)
+                },
+                doc("OAuth 2.0 client credentials token"),
+            )
+            .map(|r| r.layer(DefaultBodyLimit::max(limits.max_token_body)))],
+        ))
+        .routes(route("/healthz", [get(ops::healthz, doc("Liveness"))]))
+        .routes(route("/readyz", [get(ops::readyz, doc("Readiness"))]))
+        // Authenticated by the handler: the server's credentials or Alertmanager's token.
+        .merge(route_table::secured(OpenApiRouter::new().routes(route(
+            "/vnffm/v1/alertmanager",
+            [post(
+                fm::alertmanager_webhook,
+                doc("Alertmanager webhook receiver (payload version 4): alerts raise and clear alarms, or ask for automatic scaling")
+                    .status(204),
+            )
+            .map(|r| r.layer(DefaultBodyLimit::max(vnfm_prometheus::DEFAULT_WEBHOOK_LIMIT)))],
+        ))))
+}
+
+/// The operations of the route table, as the OpenAPI document lists them (without schemas).
+pub(crate) fn documented_operations() -> utoipa::openapi::OpenApi {
+    let limits = RouteLimits {
+        max_package_bytes: 0,
+        max_token_body: 0,
+    };
+    let mut api = route_table::secured(authenticated_routes(limits))
+        .merge(public_routes(limits))
+        .into_openapi();
+    route_table::finish_operations(&mut api);
+    api
+}
+
+/// The whole API.
+pub fn router(state: Arc<AppState>) -> Router {
+    let limits = RouteLimits::of(&state);
+    let (authenticated, _) = authenticated_routes(limits).split_for_parts();
+    let (public, _) = public_routes(limits).split_for_parts();
+    // The test VIM is a layer of its own, added only when it is enabled.
+    let authenticated = if state.options.enable_test_vim {
+        authenticated.route_layer(middleware::from_fn_with_state(
+            state.clone(),
+            test_vim::check_task_requests,
+        ))
+    } else {
+        authenticated
+    };
+    let authenticated = authenticated
         .route_layer(middleware::from_fn_with_state(state.clone(), scope::guard))
         .layer(middleware::from_fn_with_state(
             state.clone(),
@@ -116,23 +238,9 @@ pub fn router(state: Arc<AppState>) -> Router {
             auth::require_auth,
         ))
         .layer(DefaultBodyLimit::max(state.options.max_json_body));
-    Router::new()
+    let routed = Router::new()
         .merge(authenticated)
-        .route(
-            "/oauth2/token",
-            post(auth::token_endpoint)
-                .layer(DefaultBodyLimit::max(state.options.limits.max_token_body))
-                .with_state(state.auth.clone()),
-        )
-        // Authenticated by the handler: the server's credentials or Alertmanager's token.
-        .route(
-            "/vnffm/v1/alertmanager",
-            post(fm::alertmanager_webhook).layer(DefaultBodyLimit::max(
-                vnfm_prometheus::DEFAULT_WEBHOOK_LIMIT,
-            )),
-        )
-        .route("/healthz", get(ops::healthz))
-        .route("/readyz", get(ops::readyz))
+        .merge(public)
         .method_not_allowed_fallback(util::method_not_allowed)
         .fallback(util::not_found)
         .layer(RequestBodyTimeoutLayer::new(
@@ -145,5 +253,10 @@ pub fn router(state: Arc<AppState>) -> Router {
         .layer(middleware::from_fn(limits::check_head))
         .layer(middleware::from_fn(error::negotiate_problem_type))
         .layer(middleware::from_fn_with_state(state.clone(), ops::observe))
-        .with_state(state)
+        .with_state(state);
+    // axum sets `Allow` on a 405 outside every layer of the router that routed it: the
+    // answer is completed one level up.
+    Router::new()
+        .fallback_service(routed)
+        .layer(middleware::from_fn(util::complete_method_not_allowed))
 }

@@ -136,7 +136,17 @@ pub(crate) async fn check_head(req: Request, next: Next) -> Response {
 
 /// Whether `req` uploads package content (the one route with large bodies).
 fn is_package_upload(req: &Request) -> bool {
-    req.method() == Method::PUT && req.uri().path().ends_with("/package_content")
+    // The route the request matched (this runs as a layer of the router, after routing): a
+    // `PUT` of an onboarded package's content is a wrong method (405), not an upload.
+    req.method() == Method::PUT
+        && req
+            .extensions()
+            .get::<axum::extract::MatchedPath>()
+            .is_some_and(|route| {
+                route
+                    .as_str()
+                    .ends_with("/vnf_packages/{vnfPkgId}/package_content")
+            })
 }
 
 /// The largest body `req`'s route accepts.

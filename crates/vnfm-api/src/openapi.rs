@@ -1,9 +1,10 @@
 //! The server's OpenAPI 3.1 document (built with utoipa), served at `/openapi.json` and
 //! checked into `docs/openapi.json`.
 //!
-//! Operations come from one table ([`OPERATIONS`]) that mirrors the router; the request and
-//! response schemas are generated from the Rust types (schemars, JSON Schema 2020-12, which
-//! OpenAPI 3.1 uses as its schema dialect) and placed under `components/schemas`.
+//! The operations come from the route table the router is built from (`route_table`, with
+//! utoipa-axum); the request and response schemas are generated from the Rust types (schemars,
+//! JSON Schema 2020-12, which OpenAPI 3.1 uses as its schema dialect) and placed under
+//! `components/schemas`.
 
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
@@ -12,24 +13,13 @@ use axum::http::StatusCode;
 use axum::response::Response;
 use schemars::JsonSchema;
 use serde_json::Value;
-use utoipa::openapi::path::{
-    HttpMethod, OperationBuilder, ParameterBuilder, ParameterIn, PathItem,
-};
-use utoipa::openapi::request_body::RequestBodyBuilder;
 use utoipa::openapi::security::{
     ApiKey, ApiKeyValue, ClientCredentials, Flow, Http, HttpAuthScheme, OAuth2, Scopes,
-    SecurityRequirement, SecurityScheme,
+    SecurityScheme,
 };
-use utoipa::openapi::{
-    ComponentsBuilder, ContentBuilder, InfoBuilder, OpenApi, OpenApiBuilder, PathsBuilder, Ref,
-    RefOr, ResponseBuilder, Schema,
-};
+use utoipa::openapi::{ComponentsBuilder, InfoBuilder, OpenApi, OpenApiBuilder, Schema};
 
 use crate::util::json_response;
-
-mod operations;
-
-pub use operations::{OPERATIONS, OperationDoc};
 
 /// Schemas generated from the Rust types, by name (their `$defs` flattened in).
 fn component_schemas() -> BTreeMap<String, Value> {
@@ -174,127 +164,7 @@ fn relocate_refs(v: &mut Value) {
     }
 }
 
-fn schema_ref(name: &str) -> RefOr<Schema> {
-    if let Some(inner) = name.strip_prefix('[').and_then(|n| n.strip_suffix(']')) {
-        let array = utoipa::openapi::schema::ArrayBuilder::new()
-            .items(RefOr::Ref(Ref::from_schema_name(inner)))
-            .build();
-        RefOr::T(Schema::Array(array))
-    } else {
-        RefOr::Ref(Ref::from_schema_name(name))
-    }
-}
-
-fn method(m: &str) -> HttpMethod {
-    match m {
-        "POST" => HttpMethod::Post,
-        "PUT" => HttpMethod::Put,
-        "PATCH" => HttpMethod::Patch,
-        "DELETE" => HttpMethod::Delete,
-        _ => HttpMethod::Get,
-    }
-}
-
 fn build() -> OpenApi {
-    let mut paths = PathsBuilder::new();
-    let mut grouped: BTreeMap<&str, Vec<&OperationDoc>> = BTreeMap::new();
-    for o in OPERATIONS {
-        grouped.entry(o.path).or_default().push(o);
-    }
-    for (path, ops) in grouped {
-        let mut item: Option<PathItem> = None;
-        for o in ops {
-            let mut b = OperationBuilder::new()
-                .summary(Some(o.summary))
-                .operation_id(Some(format!(
-                    "{}{}",
-                    o.method.to_ascii_lowercase(),
-                    o.path.replace(['/', '{', '}', '.'], "_")
-                )))
-                .tag(o.path.split('/').nth(1).unwrap_or("ops"));
-            for seg in o.path.split('/') {
-                if let Some(name) = seg.strip_prefix('{').and_then(|s| s.strip_suffix('}')) {
-                    b = b.parameter(
-                        ParameterBuilder::new()
-                            .name(name)
-                            .parameter_in(ParameterIn::Path)
-                            .required(utoipa::openapi::Required::True)
-                            .build(),
-                    );
-                }
-            }
-            if o.path.starts_with("/vnflcm/v2") || o.path.starts_with("/vnfpkgm/v2") {
-                b = b.parameter(
-                    ParameterBuilder::new()
-                        .name("Version")
-                        .parameter_in(ParameterIn::Header)
-                        .required(utoipa::openapi::Required::True)
-                        .description(Some("API version, e.g. 2.0.0 (SOL013 clause 4.9)"))
-                        .build(),
-                );
-            }
-            if let Some(req) = o.request {
-                let media = if o.method == "PATCH" {
-                    "application/merge-patch+json"
-                } else {
-                    "application/json"
-                };
-                b = b.request_body(Some(
-                    RequestBodyBuilder::new()
-                        .content(
-                            media,
-                            ContentBuilder::new().schema(Some(schema_ref(req))).build(),
-                        )
-                        .required(Some(utoipa::openapi::Required::True))
-                        .build(),
-                ));
-            }
-            let mut ok = ResponseBuilder::new().description(
-                StatusCode::from_u16(o.status)
-                    .ok()
-                    .and_then(|s| s.canonical_reason())
-                    .unwrap_or("OK"),
-            );
-            if let Some(resp) = o.response {
-                ok = ok.content(
-                    "application/json",
-                    ContentBuilder::new().schema(Some(schema_ref(resp))).build(),
-                );
-            }
-            b = b.response(o.status.to_string(), ok.build());
-            b = b.response(
-                "default",
-                ResponseBuilder::new()
-                    .description("Error (ProblemDetails)")
-                    .content(
-                        "application/problem+json",
-                        ContentBuilder::new()
-                            .schema(Some(schema_ref("ProblemDetails")))
-                            .build(),
-                    )
-                    .build(),
-            );
-            let public = matches!(o.path, "/oauth2/token" | "/healthz" | "/readyz");
-            if !public {
-                b = b
-                    .security(SecurityRequirement::new("oauth2", Vec::<String>::new()))
-                    .security(SecurityRequirement::new("basic", Vec::<String>::new()))
-                    .security(SecurityRequirement::new("keystone", Vec::<String>::new()));
-            }
-            let operation = b.build();
-            item = Some(match item {
-                None => PathItem::new(method(o.method), operation),
-                Some(mut existing) => {
-                    let single = PathItem::new(method(o.method), operation);
-                    existing.merge_operations(single);
-                    existing
-                }
-            });
-        }
-        if let Some(item) = item {
-            paths = paths.path(path, item);
-        }
-    }
     let mut components = ComponentsBuilder::new()
         .security_scheme(
             "oauth2",
@@ -335,7 +205,7 @@ fn build() -> OpenApi {
                 ))
                 .build(),
         )
-        .paths(paths.build())
+        .paths(crate::documented_operations().paths)
         .components(Some(components.build()))
         .build()
 }

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use axum::extract::{Request, State};
+use axum::extract::{MatchedPath, Request, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
@@ -66,67 +66,6 @@ async fn outbox_stats(
     Ok(out)
 }
 
-/// The route template of `path` for metric labels: identifiers after a collection name become
-/// `{id}`, artifact paths `{path}`, and paths outside the API `unmatched`, so the number of
-/// label values stays bounded whatever clients send.
-pub(crate) fn route_template(path: &str) -> String {
-    const ROOTS: [&str; 12] = [
-        "vnflcm",
-        "vnffm",
-        "vnfpm",
-        "vnfind",
-        "v1.0",
-        "vnfpkgm",
-        "vnfm",
-        "oauth2",
-        "openapi.json",
-        "healthz",
-        "readyz",
-        "metrics",
-    ];
-    const COLLECTIONS: [&str; 10] = [
-        "indicators",
-        "vnf_instances",
-        "vnf_lcm_op_occs",
-        "subscriptions",
-        "vnf_packages",
-        "vims",
-        "alarms",
-        "pm_jobs",
-        "reports",
-        "thresholds",
-    ];
-    let segments: Vec<&str> = path.trim_start_matches('/').split('/').collect();
-    if !segments.first().is_some_and(|s| ROOTS.contains(s)) || segments.len() > 8 {
-        return "unmatched".into();
-    }
-    let mut out = String::new();
-    let mut previous = "";
-    let mut before_previous = "";
-    for seg in segments {
-        out.push('/');
-        if previous == "artifacts" {
-            out.push_str("{path}");
-            break;
-        }
-        // `/indicators/{vnfInstanceId}/{indicatorId}`: two identifiers in a row.
-        if COLLECTIONS.contains(&previous) || before_previous == "indicators" {
-            out.push_str("{id}");
-        } else if seg.len() <= 32
-            && seg
-                .bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'.')
-        {
-            out.push_str(seg);
-        } else {
-            out.push_str("{other}");
-        }
-        before_previous = previous;
-        previous = seg;
-    }
-    out
-}
-
 /// Turns an error response that is not ProblemDetails (axum's own rejections: body too large,
 /// missing path parts, ...) into one, keeping its status and using its text as `detail`.
 async fn problemize(response: Response) -> Response {
@@ -179,7 +118,13 @@ pub(crate) async fn observe(
 ) -> Response {
     let started = Instant::now();
     let method = request.method().to_string();
-    let route = route_template(request.uri().path());
+    // The route as declared (`/vnflcm/v2/vnf_instances/{vnfInstanceId}`), so the number of
+    // label values stays bounded whatever clients send.
+    let route = request
+        .extensions()
+        .get::<MatchedPath>()
+        .map_or("unmatched", MatchedPath::as_str)
+        .to_owned();
     let path = request.uri().path().to_owned();
     let response = problemize(next.run(request).await).await;
     let elapsed = started.elapsed();
@@ -196,34 +141,4 @@ pub(crate) async fn observe(
         "request"
     );
     response
-}
-
-#[cfg(test)]
-mod tests {
-    use super::route_template;
-
-    #[test]
-    fn identifiers_are_templated() {
-        assert_eq!(
-            route_template("/vnflcm/v2/vnf_instances/6fc3539c-e602-4afa-8e13-962fb5a7d81f/scale"),
-            "/vnflcm/v2/vnf_instances/{id}/scale"
-        );
-        assert_eq!(
-            route_template("/vnfpkgm/v1/vnf_packages/p1/artifacts/Scripts/a.sh"),
-            "/vnfpkgm/v1/vnf_packages/{id}/artifacts/{path}"
-        );
-        assert_eq!(route_template("/random/x"), "unmatched");
-        assert_eq!(
-            route_template("/vnfpm/v2/pm_jobs/j1/reports/r1"),
-            "/vnfpm/v2/pm_jobs/{id}/reports/{id}"
-        );
-        assert_eq!(
-            route_template("/vnfind/v1/indicators/i1/load"),
-            "/vnfind/v1/indicators/{id}/{id}"
-        );
-        assert_eq!(
-            route_template("/vnffm/v1/alarms/a1"),
-            "/vnffm/v1/alarms/{id}"
-        );
-    }
 }

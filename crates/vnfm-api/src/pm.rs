@@ -14,13 +14,10 @@ use std::future::Future;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use axum::Router;
 use axum::body::Bytes;
 use axum::extract::{OriginalUri, Path, State};
 use axum::http::{HeaderMap, StatusCode};
-use axum::middleware;
 use axum::response::{IntoResponse, Response};
-use axum::routing::get;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -36,68 +33,89 @@ use vnfm_types::{
 };
 
 use crate::error::{ApiError, ApiResult};
-use crate::lcm_v2::with_etag;
 use crate::listing::{ListRequest, PAGE_SIZE};
+use crate::precondition::with_etag;
+use crate::route_table::{Doc, delete, doc, get, patch, post, route};
 use crate::state::AppState;
 use crate::subscriptions::Kind;
+use crate::subscriptions::SubscriptionDocs;
 use crate::util::{json_body, json_response, merge_patch_body, require_accept, with_location};
-use crate::version::{ApiFamily, major_versions, versioned};
+use crate::version::{ApiFamily, major_versions, versioned_routes};
+use utoipa_axum::router::OpenApiRouter;
 
 const FAMILY: ApiFamily = ApiFamily::PmV2;
 
 /// The `/vnfpm/v2` routes (behind the server's authentication).
-pub(crate) fn routes() -> Router<Arc<AppState>> {
-    Router::new()
-        .route("/api_versions", get(|| async { major_versions(FAMILY) }))
-        .route("/pm_jobs", get(list::<Jobs, V2>).post(create::<Jobs, V2>))
-        .route(
-            "/pm_jobs/{id}",
-            get(show::<Jobs, V2>)
-                .patch(modify::<Jobs>)
-                .delete(remove::<Jobs>),
-        )
-        .route("/pm_jobs/{id}/reports/{report_id}", get(show_report))
-        .route(
-            "/thresholds",
-            get(list::<Thresholds, V2>).post(create::<Thresholds, V2>),
-        )
-        .route(
-            "/thresholds/{id}",
-            get(show::<Thresholds, V2>)
-                .patch(modify::<Thresholds>)
-                .delete(remove::<Thresholds>),
-        )
-        .merge(crate::subscriptions::routes::<Pm>(FAMILY))
-        .layer(middleware::from_fn(|req, next| {
-            versioned(FAMILY, req, next)
-        }))
+pub(crate) fn routes() -> OpenApiRouter<Arc<AppState>> {
+    version_routes::<V2>("API versions of VNF performance management v2")
 }
 
 /// The `/vnfpm/v1` routes (SOL003 v2.6.1; behind the server's authentication).
-pub(crate) fn routes_v1() -> Router<Arc<AppState>> {
-    Router::new()
-        .route(
+pub(crate) fn routes_v1() -> OpenApiRouter<Arc<AppState>> {
+    version_routes::<V1>("API versions of VNF performance management v1 (SOL003 v2.6.1)")
+}
+
+fn version_routes<V: PmVersion>(versions_summary: &'static str) -> OpenApiRouter<Arc<AppState>> {
+    let routes = OpenApiRouter::new()
+        .routes(route(
             "/api_versions",
-            get(|| async { major_versions(ApiFamily::PmV1) }),
-        )
-        .route("/pm_jobs", get(list::<Jobs, V1>).post(create::<Jobs, V1>))
-        .route(
-            "/pm_jobs/{id}",
-            get(show::<Jobs, V1>).delete(remove::<Jobs>),
-        )
-        .route("/pm_jobs/{id}/reports/{report_id}", get(show_report))
-        .route(
-            "/thresholds",
-            get(list::<Thresholds, V1>).post(create::<Thresholds, V1>),
-        )
-        .route(
-            "/thresholds/{id}",
-            get(show::<Thresholds, V1>).delete(remove::<Thresholds>),
-        )
-        .merge(crate::subscriptions::routes::<Pm>(ApiFamily::PmV1))
-        .layer(middleware::from_fn(|req, next| {
-            versioned(ApiFamily::PmV1, req, next)
-        }))
+            [get(
+                || async { major_versions(V::FAMILY) },
+                doc(versions_summary).returns("ApiVersionInformation"),
+            )],
+        ))
+        .merge(resource_routes::<Jobs, V>())
+        .routes(route(
+            "/pm_jobs/{pmJobId}/reports/{reportId}",
+            [get(
+                show_report,
+                doc("Read a performance report").returns("PerformanceReport"),
+            )],
+        ))
+        .merge(resource_routes::<Thresholds, V>())
+        .merge(crate::subscriptions::routes::<Pm>(V::FAMILY));
+    versioned_routes(V::FAMILY, routes)
+}
+
+/// The collection and the individual resources of `R` in version `V` (modified with `PATCH`
+/// in v2 only).
+fn resource_routes<R: Resource, V: PmVersion>() -> OpenApiRouter<Arc<AppState>> {
+    let docs = &R::DOCS;
+    let create_doc = match V::API {
+        PmApi::V2 => docs.create,
+        PmApi::V1 => docs.create_v1,
+    };
+    let mut individual = vec![
+        get(show::<R, V>, docs.read),
+        delete(remove::<R>, docs.delete),
+    ];
+    if V::API == PmApi::V2 {
+        individual.push(patch(modify::<R>, docs.modify));
+    }
+    OpenApiRouter::new()
+        .routes(route(
+            &format!("/{}", R::PATH),
+            [
+                get(list::<R, V>, docs.list),
+                post(create::<R, V>, create_doc),
+            ],
+        ))
+        .routes(route(
+            &format!("/{}/{{{}}}", R::PATH, docs.id_param),
+            individual,
+        ))
+}
+
+/// How the operations on a PM resource are documented.
+struct ResourceDocs {
+    /// The name of its identifier in paths (`pmJobId`).
+    id_param: &'static str,
+    list: Doc,
+    create: Doc,
+    create_v1: Doc,
+    read: Doc,
+    delete: Doc,
+    modify: Doc,
 }
 
 /// One version of the PM interface: how its creation requests read and where its
@@ -158,6 +176,16 @@ impl Kind for Pm {
     type Request = PmSubscriptionRequest;
     const REQUEST_SCHEMA: Option<SchemaId> = None;
     const VERSIONS: (ApiFamily, ApiFamily) = (ApiFamily::PmV1, FAMILY);
+    const DOCS: SubscriptionDocs = SubscriptionDocs {
+        list: doc("List PM subscriptions (the SOL003 v2.6.1 shape in both versions)")
+            .returns("[PmSubscription]"),
+        create: doc("Subscribe to PM notifications")
+            .body("PmSubscriptionRequest")
+            .status(201)
+            .returns("PmSubscription"),
+        read: doc("Read a PM subscription").returns("PmSubscription"),
+        delete: doc("Delete a PM subscription").status(204),
+    };
 
     fn schema() -> &'static Value {
         static S: OnceLock<Value> = OnceLock::new();
@@ -222,6 +250,8 @@ trait Resource: Send + Sync + 'static {
     const DEFAULT_EXCLUDED: &'static [&'static str] = &[];
     /// The complex attributes a selector keeps (SOL003 clause 6.5.2: lower cardinality 1).
     const MANDATORY: &'static [&'static str];
+    /// How its operations are documented.
+    const DOCS: ResourceDocs;
 
     fn schema() -> &'static Value;
     fn id(doc: &Self::Doc) -> &str;
@@ -253,6 +283,23 @@ trait Resource: Send + Sync + 'static {
 struct Jobs;
 
 impl Resource for Jobs {
+    const DOCS: ResourceDocs = ResourceDocs {
+        id_param: "pmJobId",
+        list: doc("List PM jobs (SOL013 filter, paging)").returns("[PmJob]"),
+        create: doc("Create a PM job")
+            .body("CreatePmJobRequest")
+            .status(201)
+            .returns("PmJob"),
+        create_v1: doc("Create a PM job of VNF instances, without callback (SOL003 v2.6.1)")
+            .body("CreatePmJobRequestV1")
+            .status(201)
+            .returns("PmJob"),
+        read: doc("Read a PM job, with its reports").returns("PmJob"),
+        delete: doc("Delete a PM job and its reports").status(204),
+        modify: doc("Modify a PM job's callback (merge patch)")
+            .body("PmJobModifications")
+            .returns("PmJobModifications"),
+    };
     type Doc = PmJob;
     type Request = CreatePmJobRequest;
     type RequestV1 = CreatePmJobRequestV1;
@@ -306,6 +353,23 @@ impl Resource for Jobs {
 struct Thresholds;
 
 impl Resource for Thresholds {
+    const DOCS: ResourceDocs = ResourceDocs {
+        id_param: "thresholdId",
+        list: doc("List thresholds (SOL013 filter, paging)").returns("[Threshold]"),
+        create: doc("Create a threshold")
+            .body("CreateThresholdRequest")
+            .status(201)
+            .returns("Threshold"),
+        create_v1: doc("Create a threshold of a VNF instance, without callback (SOL003 v2.6.1)")
+            .body("CreateThresholdRequestV1")
+            .status(201)
+            .returns("Threshold"),
+        read: doc("Read a threshold").returns("Threshold"),
+        delete: doc("Delete a threshold").status(204),
+        modify: doc("Modify a threshold's callback (merge patch)")
+            .body("ThresholdModifications")
+            .returns("ThresholdModifications"),
+    };
     type Doc = Threshold;
     type Request = CreateThresholdRequest;
     type RequestV1 = CreateThresholdRequestV1;

@@ -6,6 +6,7 @@
 use std::future::Future;
 
 use axum::http::{HeaderMap, header};
+use axum::response::Response;
 use vnfm_store::Version;
 
 use crate::error::{ApiError, ApiResult};
@@ -77,6 +78,14 @@ pub(crate) fn single_expected_version(
             ))),
         },
     }
+}
+
+/// `response` with the `ETag` of `version`.
+pub(crate) fn with_etag(mut response: Response, version: Version) -> Response {
+    if let Ok(v) = header::HeaderValue::from_str(&version.etag()) {
+        response.headers_mut().insert(header::ETAG, v);
+    }
+    response
 }
 
 #[cfg(test)]

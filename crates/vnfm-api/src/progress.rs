@@ -4,25 +4,30 @@
 
 use std::sync::Arc;
 
-use axum::Router;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
-use axum::middleware;
 use axum::response::Response;
-use axum::routing::get;
 use vnfm_types::VnfLcmOpOccId;
 
 use crate::error::ApiResult;
+use crate::route_table::{doc, get, route};
 use crate::state::AppState;
 use crate::util::{json_response, require_accept};
-use crate::version::{ApiFamily, versioned};
+use crate::version::{ApiFamily, versioned_routes};
+use utoipa_axum::router::OpenApiRouter;
 
-pub(crate) fn routes() -> Router<Arc<AppState>> {
-    Router::new()
-        .route("/vnf_lcm_op_occs/{id}/progress", get(show))
-        .layer(middleware::from_fn(|req, next| {
-            versioned(ApiFamily::VimV1, req, next)
-        }))
+pub(crate) fn routes() -> OpenApiRouter<Arc<AppState>> {
+    versioned_routes(
+        ApiFamily::VimV1,
+        OpenApiRouter::new().routes(route(
+            "/vnf_lcm_op_occs/{vnfLcmOpOccId}/progress",
+            [get(
+                show,
+                doc("Where an operation occurrence stands in its plan (steps done, running, left)")
+                    .returns("OpOccProgress"),
+            )],
+        )),
+    )
 }
 
 async fn show(

@@ -15,7 +15,7 @@ use vnfm_store::{InstanceQuery, ProjectScope, Store};
 use vnfm_store_sql::SqliteStore;
 use vnfm_types::VnfInstance;
 
-use crate::lcm_v2::{
+use crate::lcm_views::{
     instance_document_strings, instance_query, instance_query_is_exact, instance_schema,
 };
 use crate::listing::ListRequest;

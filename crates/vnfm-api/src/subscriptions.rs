@@ -10,12 +10,10 @@ use std::future::Future;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use axum::Router;
 use axum::body::Bytes;
 use axum::extract::{OriginalUri, Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
-use axum::routing::get;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -30,10 +28,12 @@ use vnfm_types::{
 
 use crate::error::{ApiError, ApiResult};
 use crate::listing::{ListRequest, PAGE_SIZE};
+use crate::route_table::{self, Doc, doc, get, post, route};
 use crate::scope::Tenancy;
 use crate::state::AppState;
 use crate::util::{json_body, json_response, require_accept, with_location};
 use crate::version::ApiFamily;
+use utoipa_axum::router::OpenApiRouter;
 
 /// A kind of subscription the API serves: its resource, its request, the two API versions
 /// that share it, and the core service that keeps it.
@@ -46,6 +46,8 @@ pub(crate) trait Kind: Send + Sync + 'static {
     const REQUEST_SCHEMA: Option<SchemaId>;
     /// The (v1, v2) API versions serving this kind.
     const VERSIONS: (ApiFamily, ApiFamily);
+    /// How the four operations are documented.
+    const DOCS: SubscriptionDocs;
 
     /// The resource's JSON schema (filters on attributes it does not have are refused).
     fn schema() -> &'static Value;
@@ -86,6 +88,15 @@ impl Kind for Lccn {
     type Request = LccnSubscriptionRequest;
     const REQUEST_SCHEMA: Option<SchemaId> = Some(SchemaId::LccnSubscriptionRequest);
     const VERSIONS: (ApiFamily, ApiFamily) = (ApiFamily::LcmV1, ApiFamily::LcmV2);
+    const DOCS: SubscriptionDocs = SubscriptionDocs {
+        list: doc("List subscriptions").returns("[LccnSubscription]"),
+        create: doc("Subscribe (201, or 303 to a duplicate)")
+            .body("LccnSubscriptionRequest")
+            .status(201)
+            .returns("LccnSubscription"),
+        read: doc("Read a subscription").returns("LccnSubscription"),
+        delete: doc("Delete a subscription").status(204),
+    };
 
     fn schema() -> &'static Value {
         static S: OnceLock<Value> = OnceLock::new();
@@ -135,6 +146,15 @@ impl Kind for Pkgm {
     type Request = PkgmSubscriptionRequest;
     const REQUEST_SCHEMA: Option<SchemaId> = None;
     const VERSIONS: (ApiFamily, ApiFamily) = (ApiFamily::PkgmV1, ApiFamily::PkgmV2);
+    const DOCS: SubscriptionDocs = SubscriptionDocs {
+        list: doc("List VNF package management subscriptions").returns("[PkgmSubscription]"),
+        create: doc("Subscribe to VNF package notifications (303 See Other for a duplicate)")
+            .body("PkgmSubscriptionRequest")
+            .status(201)
+            .returns("PkgmSubscription"),
+        read: doc("Read a VNF package management subscription").returns("PkgmSubscription"),
+        delete: doc("Delete a VNF package management subscription").status(204),
+    };
 
     fn schema() -> &'static Value {
         static S: OnceLock<Value> = OnceLock::new();
@@ -178,17 +198,40 @@ impl Kind for Pkgm {
 }
 
 /// The `subscriptions` routes of kind `K` under `family`.
-pub(crate) fn routes<K: Kind>(family: ApiFamily) -> Router<Arc<AppState>> {
-    Router::new()
-        .route(
+/// The documentation of a kind's subscription operations.
+pub(crate) struct SubscriptionDocs {
+    /// `GET /subscriptions`.
+    pub(crate) list: Doc,
+    /// `POST /subscriptions`.
+    pub(crate) create: Doc,
+    /// `GET /subscriptions/{subscriptionId}`.
+    pub(crate) read: Doc,
+    /// `DELETE /subscriptions/{subscriptionId}`.
+    pub(crate) delete: Doc,
+}
+
+pub(crate) fn routes<K: Kind>(family: ApiFamily) -> OpenApiRouter<Arc<AppState>> {
+    OpenApiRouter::new()
+        .routes(route(
             "/subscriptions",
-            get(move |s, t, u, h| list::<K>(family, s, t, u, h))
-                .post(move |s, t, h, b| create::<K>(family, s, t, h, b)),
-        )
-        .route(
-            "/subscriptions/{id}",
-            get(move |s, p, h| show::<K>(family, s, p, h)).delete(delete::<K>),
-        )
+            [
+                get(
+                    move |s, t, u, h| list::<K>(family, s, t, u, h),
+                    K::DOCS.list,
+                ),
+                post(
+                    move |s, t, h, b| create::<K>(family, s, t, h, b),
+                    K::DOCS.create,
+                ),
+            ],
+        ))
+        .routes(route(
+            "/subscriptions/{subscriptionId}",
+            [
+                get(move |s, p, h| show::<K>(family, s, p, h), K::DOCS.read),
+                route_table::delete(delete::<K>, K::DOCS.delete),
+            ],
+        ))
 }
 
 /// The JSON of a subscription read through `family`: its links point into the version read.
@@ -197,7 +240,7 @@ fn view<K: Kind>(family: ApiFamily, sub: &K::Resource) -> ApiResult<Value> {
         .map_err(|e| ApiError::Internal(format!("subscription does not serialize: {e}")))?;
     let (v1, v2) = K::VERSIONS;
     let (from, to) = if family == v1 { (v2, v1) } else { (v1, v2) };
-    crate::lcm_v1::relink_between(&mut doc, from.prefix(), to.prefix());
+    crate::hrefs::relink_between(&mut doc, from.prefix(), to.prefix());
     Ok(doc)
 }
 

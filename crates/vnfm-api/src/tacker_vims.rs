@@ -34,12 +34,10 @@
 
 use std::sync::Arc;
 
-use axum::Router;
 use axum::body::Bytes;
 use axum::extract::{OriginalUri, Path, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use axum::routing::get;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use vnfm_lcm::LcmError;
@@ -48,8 +46,10 @@ use vnfm_types::{KeyValuePairs, VimConnectionInfo, VimId};
 
 use crate::error::{ApiError, PROBLEM_JSON};
 use crate::scope::Tenancy;
+use crate::route_table::{self, doc, get, post, put, route};
 use crate::state::AppState;
 use crate::util::{json_body, json_response, require_accept};
+use utoipa_axum::router::OpenApiRouter;
 
 const OPENSTACK: &str = "ETSINFV.OPENSTACK_KEYSTONE.V_3";
 const KUBERNETES: &str = "ETSINFV.KUBERNETES.V_1";
@@ -64,11 +64,35 @@ const NAMESPACE_RULE: &str = "namespaceRule";
 /// The Kubernetes VIM's `interfaceInfo` member that turns certificate verification off.
 const SKIP_TLS_VERIFY: &str = "insecureSkipTlsVerify";
 
-pub(crate) fn routes() -> Router<Arc<AppState>> {
-    Router::new()
-        .route("/vims", get(list).post(create))
-        .route("/vims.json", get(list).post(create))
-        .route("/vims/{id}", get(show).put(update).delete(delete))
+pub(crate) fn routes() -> OpenApiRouter<Arc<AppState>> {
+    let collection = || {
+        [
+            get(
+                list,
+                doc("OpenStack Tacker's VIM API: list VIMs (Tacker's shape)"),
+            ),
+            post(
+                create,
+                doc("OpenStack Tacker's VIM API: register a VIM (openstack vim register)")
+                    .status(201),
+            ),
+        ]
+    };
+    OpenApiRouter::new()
+        .routes(route("/vims", collection()))
+        // Tacker's client also asks for the collection with a `.json` suffix.
+        .routes(route("/vims.json", collection()))
+        .routes(route(
+            "/vims/{vimId}",
+            [
+                get(show, doc("OpenStack Tacker's VIM API: show a VIM")),
+                put(update, doc("OpenStack Tacker's VIM API: update a VIM")),
+                route_table::delete(
+                    delete,
+                    doc("OpenStack Tacker's VIM API: delete a VIM").status(204),
+                ),
+            ],
+        ))
 }
 
 /// A failure answered as ProblemDetails with Tacker's `TackerError` member.

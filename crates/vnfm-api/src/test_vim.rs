@@ -26,10 +26,15 @@
 //! affected: this driver serves `TEST.NOOP.V_1` only.
 
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
+use axum::body::{Body, Bytes};
+use axum::extract::{FromRequest, MatchedPath, Request, State};
+use axum::http::{Method, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
 use serde_json::Value;
 use vnfm_driver_api::infra::InfraOperation;
 use vnfm_driver_api::memory::MemoryInfraDriver;
@@ -70,6 +75,41 @@ impl Faults {
             delay,
         }
     }
+}
+
+/// Middleware the router adds only when the test VIM is enabled (`--enable-test-vim`): a
+/// lifecycle task's JSON body is checked with [`check_request`] before the task's handler
+/// runs, so the handlers of the production path know nothing of the test VIM.
+pub(crate) async fn check_task_requests(
+    State(state): State<Arc<AppState>>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let is_task = request.method() == Method::POST
+        && request
+            .extensions()
+            .get::<MatchedPath>()
+            .is_some_and(|route| {
+                route.as_str().starts_with("/vnflcm/")
+                    && route.as_str().contains("/vnf_instances/{vnfInstanceId}/")
+            })
+        && request
+            .headers()
+            .get(header::CONTENT_TYPE)
+            .is_some_and(|v| v.as_bytes().starts_with(b"application/json"));
+    if !is_task {
+        return next.run(request).await;
+    }
+    let (parts, body) = request.into_parts();
+    // The same body limit and rejection the handler's extractor would give.
+    let body = match Bytes::from_request(Request::from_parts(parts.clone(), body), &()).await {
+        Ok(body) => body,
+        Err(rejection) => return rejection.into_response(),
+    };
+    if let Err(e) = check_request(&state, &body) {
+        return e.into_response();
+    }
+    next.run(Request::from_parts(parts, Body::from(body))).await
 }
 
 /// Refuses a task request body whose `additionalParams.testVim` the test VIM could not honour

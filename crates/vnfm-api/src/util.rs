@@ -1,8 +1,9 @@
 //! Helpers shared by the handlers: request bodies, responses, fallbacks.
 
 use axum::body::Bytes;
-use axum::extract::OriginalUri;
+use axum::extract::{OriginalUri, Request};
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
+use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -11,45 +12,54 @@ use vnfm_schemas::SchemaId;
 
 use crate::error::ApiError;
 
-/// 405 with a ProblemDetails body.
+/// 405 with a ProblemDetails body; [`complete_method_not_allowed`] adds the methods the router
+/// found on the resource.
 pub(crate) async fn method_not_allowed(method: Method, uri: OriginalUri) -> ApiError {
-    let path = uri.0.path();
     ApiError::MethodNotAllowed {
         method: method.to_string(),
-        path: cut(path, 200),
-        allowed: allowed_methods(path).join(", "),
+        path: cut(uri.0.path(), 200),
+        allowed: String::new(),
     }
 }
 
-/// The methods the documented operations allow on `path`.
-pub(crate) fn allowed_methods(path: &str) -> Vec<&'static str> {
-    // v1 resources of the SOL APIs are documented by their v2 paths; `/vnfm/v1` by its own.
-    // Tacker's API also answers its paths with a `.json` suffix.
-    let wanted = [
-        crate::ops::route_template(path),
-        crate::ops::route_template(&path.replace("/v1/", "/v2/")),
-        crate::ops::route_template(path.strip_suffix(".json").unwrap_or(path)),
-    ];
-    let mut methods: Vec<&'static str> = crate::openapi::OPERATIONS
-        .iter()
-        .filter(|o| {
-            let template = crate::ops::route_template(&template_as_path(o.path));
-            template != "unmatched" && wanted.contains(&template)
-        })
-        .map(|o| o.method)
+/// Middleware around the whole router: a 405 names the methods the resource allows, in its
+/// `Allow` header and its detail, from the `Allow` axum set after routing (`HEAD`, which every
+/// `GET` resource answers, is not listed).
+pub(crate) async fn complete_method_not_allowed(request: Request, next: Next) -> Response {
+    let method = request.method().to_string();
+    let path = cut(request.uri().path(), 200);
+    let problem_accepted = crate::error::accepts_problem_json(request.headers());
+    let response = next.run(request).await;
+    if response.status() != StatusCode::METHOD_NOT_ALLOWED {
+        return response;
+    }
+    let Some(allow) = response
+        .headers()
+        .get(header::ALLOW)
+        .and_then(|v| v.to_str().ok())
+    else {
+        return response;
+    };
+    let mut methods: Vec<&str> = allow
+        .split(',')
+        .map(str::trim)
+        .filter(|m| !m.is_empty() && *m != "HEAD")
         .collect();
     methods.sort_unstable();
     methods.dedup();
-    methods
-}
-
-/// An OpenAPI path template with its parameters replaced by a sample identifier.
-fn template_as_path(template: &str) -> String {
-    template
-        .split('/')
-        .map(|seg| if seg.starts_with('{') { "x" } else { seg })
-        .collect::<Vec<_>>()
-        .join("/")
+    let mut completed = ApiError::MethodNotAllowed {
+        method,
+        path,
+        allowed: methods.join(", "),
+    }
+    .into_response();
+    for (name, value) in response.headers() {
+        if !completed.headers().contains_key(name) && name != header::CONTENT_LENGTH {
+            completed.headers_mut().insert(name.clone(), value.clone());
+        }
+    }
+    crate::error::negotiate(&mut completed, problem_accepted);
+    completed
 }
 
 /// 404 with a ProblemDetails body.

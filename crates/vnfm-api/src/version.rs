@@ -12,6 +12,7 @@ use axum::http::{HeaderName, HeaderValue};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use serde_json::json;
+use utoipa_axum::router::OpenApiRouter;
 
 use crate::error::ApiError;
 use crate::util::json_response;
@@ -170,6 +171,22 @@ pub async fn versioned(family: ApiFamily, request: Request, next: Next) -> Respo
         .headers_mut()
         .insert(VERSION.clone(), HeaderValue::from_static(family.version()));
     response
+}
+
+/// `routes` served as API version `family`: the `Version` header is checked and set
+/// ([`versioned`]), and documented where the family requires it.
+pub(crate) fn versioned_routes<S>(family: ApiFamily, routes: OpenApiRouter<S>) -> OpenApiRouter<S>
+where
+    S: Clone + Send + Sync + 'static,
+{
+    let routes = routes.layer(axum::middleware::from_fn(move |req, next| {
+        versioned(family, req, next)
+    }));
+    if family.requires_version_header() {
+        crate::route_table::document_version_header(routes)
+    } else {
+        routes
+    }
 }
 
 /// `ApiVersionInformation` of one API.

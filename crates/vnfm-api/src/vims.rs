@@ -9,13 +9,10 @@
 
 use std::sync::Arc;
 
-use axum::Router;
 use axum::body::Bytes;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
-use axum::middleware;
 use axum::response::{IntoResponse, Response};
-use axum::routing::get;
 use serde::Deserialize;
 use vnfm_lcm::vim::VimUpdate;
 use vnfm_store::Version;
@@ -23,21 +20,48 @@ use vnfm_types::{VimConnectionInfo, VimId};
 
 use crate::error::ApiResult;
 use crate::scope::Tenancy;
+use crate::route_table::{self, doc, get, patch, post, route};
 use crate::state::AppState;
 use crate::util::{
     json_body, json_response, merge_patch_body, require_accept, value_as, with_location,
 };
-use crate::version::{ApiFamily, versioned};
+use crate::version::{ApiFamily, versioned_routes};
+use utoipa_axum::router::OpenApiRouter;
 
 const FAMILY: ApiFamily = ApiFamily::VimV1;
 
-pub(crate) fn routes() -> Router<Arc<AppState>> {
-    Router::new()
-        .route("/vims", get(list).post(create))
-        .route("/vims/{id}", get(show).patch(update).delete(delete))
-        .layer(middleware::from_fn(|req, next| {
-            versioned(FAMILY, req, next)
-        }))
+pub(crate) fn routes() -> OpenApiRouter<Arc<AppState>> {
+    let routes = OpenApiRouter::new()
+        .routes(route(
+            "/vims",
+            [
+                get(
+                    list,
+                    doc("List VIMs (secrets are never returned)").returns("[VimView]"),
+                ),
+                post(
+                    create,
+                    doc("Register a VIM")
+                        .body("VimCreate")
+                        .status(201)
+                        .returns("VimView"),
+                ),
+            ],
+        ))
+        .routes(route(
+            "/vims/{vimId}",
+            [
+                get(show, doc("Read a VIM").returns("VimView")),
+                patch(
+                    update,
+                    doc("Update a VIM (merge patch, If-Match)")
+                        .body("VimUpdate")
+                        .returns("VimView"),
+                ),
+                route_table::delete(delete, doc("Delete an unused VIM").status(204)),
+            ],
+        ));
+    versioned_routes(FAMILY, routes)
 }
 
 /// Body of `POST /vnfm/v1/vims`.
@@ -50,7 +74,7 @@ struct CreateVim {
 }
 
 fn with_etag(response: Response, version: i64) -> Response {
-    crate::lcm_v2::with_etag(response, Version(version))
+    crate::precondition::with_etag(response, Version(version))
 }
 
 async fn list(

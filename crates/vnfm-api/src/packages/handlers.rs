@@ -136,7 +136,7 @@ pub(super) async fn show(
     let (info, version) = state.packages.get(&id).await?;
     let mut doc = view(family, &info)?;
     list.select(&mut doc);
-    Ok(crate::lcm_v2::with_etag(
+    Ok(crate::precondition::with_etag(
         json_response(StatusCode::OK, &doc),
         version,
     ))

@@ -23,13 +23,12 @@
 
 use std::sync::Arc;
 
-use axum::Router;
 use axum::extract::DefaultBodyLimit;
-use axum::middleware;
-use axum::routing::{get, post};
 
+use crate::route_table::{self, doc, get, patch, post, put, route};
 use crate::state::AppState;
-use crate::version::{ApiFamily, major_versions, versioned};
+use crate::version::{ApiFamily, major_versions, versioned_routes};
+use utoipa_axum::router::OpenApiRouter;
 
 mod download;
 mod handlers;
@@ -45,60 +44,118 @@ pub use vnfm::lcm::{PackageLimits, Packages};
 
 // ----- HTTP -----
 
-pub(crate) fn routes(family: ApiFamily, max_package_bytes: usize) -> Router<Arc<AppState>> {
-    Router::new()
-        .route(
+pub(crate) fn routes(family: ApiFamily, max_package_bytes: usize) -> OpenApiRouter<Arc<AppState>> {
+    let routes = OpenApiRouter::new()
+        .routes(route(
             "/api_versions",
-            get(move || async move { major_versions(family) }),
-        )
-        .route(
+            [get(
+                move || async move { major_versions(family) },
+                doc("API versions of VNF package management of this major version")
+                    .returns("ApiVersionInformation"),
+            )],
+        ))
+        .routes(route(
             "/vnf_packages",
-            get(move |s, t, u, h| list(family, false, s, t, u, h))
-                .post(move |s, t, h, b| create(family, s, t, h, b)),
-        )
-        .route(
-            "/vnf_packages/{id}",
-            get(move |s, p, u, h| show(family, s, p, u, h))
-                .patch(modify)
-                .delete(delete),
-        )
-        .route(
-            "/vnf_packages/{id}/package_content",
-            get(package_content)
-                .put(upload)
-                .layer(DefaultBodyLimit::max(max_package_bytes)),
-        )
-        .route(
-            "/vnf_packages/{id}/package_content/upload_from_uri",
-            post(upload_from_uri),
-        )
-        .route("/vnf_packages/{id}/vnfd", get(vnfd))
-        .route("/vnf_packages/{id}/artifacts/{*path}", get(artifact))
+            [
+                get(
+                    move |s, t, u, h| list(family, false, s, t, u, h),
+                    doc("List VNF packages").returns("[VnfPkgInfo]"),
+                ),
+                post(
+                    move |s, t, h, b| create(family, s, t, h, b),
+                    doc("Create a VNF package resource")
+                        .body("CreateVnfPkgInfoRequest")
+                        .status(201)
+                        .returns("VnfPkgInfo"),
+                ),
+            ],
+        ))
+        .routes(route(
+            "/vnf_packages/{vnfPkgId}",
+            [
+                get(
+                    move |s, p, u, h| show(family, s, p, u, h),
+                    doc("Read a VNF package").returns("VnfPkgInfo"),
+                ),
+                patch(
+                    modify,
+                    doc("Enable/disable a package, change user data")
+                        .body("VnfPkgInfoModifications")
+                        .returns("VnfPkgInfoModifications"),
+                ),
+                route_table::delete(delete, doc("Delete a DISABLED, unused package").status(204)),
+            ],
+        ))
+        .routes(route(
+            "/vnf_packages/{vnfPkgId}/package_content",
+            [
+                get(package_content, doc("Download the CSAR (Range supported)")),
+                put(
+                    upload,
+                    doc("Upload the CSAR (application/zip); onboarding runs asynchronously")
+                        .status(202),
+                )
+                .map(|r| r.layer(DefaultBodyLimit::max(max_package_bytes))),
+            ],
+        ))
+        .routes(route(
+            "/vnf_packages/{vnfPkgId}/package_content/upload_from_uri",
+            [post(
+                upload_from_uri,
+                doc("Upload from an allow-listed URI")
+                    .body("UploadVnfPackageFromUriRequest")
+                    .status(202),
+            )],
+        ))
+        .routes(route(
+            "/vnf_packages/{vnfPkgId}/vnfd",
+            [get(
+                vnfd,
+                doc("The VNFD (text/plain single file, or application/zip)"),
+            )],
+        ))
+        .routes(route(
+            "/vnf_packages/{vnfPkgId}/artifacts/{*artifactPath}",
+            [get(artifact, doc("One artifact (Range supported)"))],
+        ))
         // SOL003 v2.6.1 clause 10.4.2a-10.4.5a: the same resources addressed by vnfdId.
-        .route(
+        .routes(route(
             "/onboarded_vnf_packages",
-            get(move |s, t, u, h| list(family, true, s, t, u, h)),
-        )
-        .route(
-            "/onboarded_vnf_packages/{vnfd_id}",
-            get(move |s, p, u, h| onboarded_show(family, s, p, u, h)),
-        )
-        .route(
-            "/onboarded_vnf_packages/{vnfd_id}/package_content",
-            get(onboarded_content),
-        )
-        .route(
-            "/onboarded_vnf_packages/{vnfd_id}/vnfd",
-            get(onboarded_vnfd),
-        )
-        .route(
-            "/onboarded_vnf_packages/{vnfd_id}/artifacts/{*path}",
-            get(onboarded_artifact),
-        )
+            [get(
+                move |s, t, u, h| list(family, true, s, t, u, h),
+                doc("List the ONBOARDED VNF packages").returns("[VnfPkgInfo]"),
+            )],
+        ))
+        .routes(route(
+            "/onboarded_vnf_packages/{vnfdId}",
+            [get(
+                move |s, p, u, h| onboarded_show(family, s, p, u, h),
+                doc("Read the VNF package of a vnfdId").returns("VnfPkgInfo"),
+            )],
+        ))
+        .routes(route(
+            "/onboarded_vnf_packages/{vnfdId}/package_content",
+            [get(
+                onboarded_content,
+                doc("Download the CSAR of a vnfdId (Range supported)"),
+            )],
+        ))
+        .routes(route(
+            "/onboarded_vnf_packages/{vnfdId}/vnfd",
+            [get(
+                onboarded_vnfd,
+                doc("The VNFD of a vnfdId (text/plain single file, or application/zip)"),
+            )],
+        ))
+        .routes(route(
+            "/onboarded_vnf_packages/{vnfdId}/artifacts/{*artifactPath}",
+            [get(
+                onboarded_artifact,
+                doc("One artifact of the package of a vnfdId (Range supported)"),
+            )],
+        ))
         .merge(crate::subscriptions::routes::<crate::subscriptions::Pkgm>(
             family,
-        ))
-        .layer(middleware::from_fn(move |req, next| {
-            versioned(family, req, next)
-        }))
+        ));
+    versioned_routes(family, routes)
 }

@@ -330,6 +330,43 @@ fn checked_in_openapi_document_matches() {
     );
 }
 
+/// The document and the router come from one route table: on every documented path, a method
+/// the document does not list is answered 405 by the router, with exactly the documented
+/// methods in `Allow` (as axum computed them) and in the detail.
+#[tokio::test]
+async fn every_documented_path_allows_exactly_its_documented_methods() {
+    let h = Harness::new().await;
+    let doc = vnfm_api::openapi::document();
+    let paths = doc["paths"].as_object().unwrap();
+    assert!(paths.len() > 100, "{} paths", paths.len());
+    for (template, item) in paths {
+        let mut documented: Vec<String> = item
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(|m| m.to_ascii_uppercase())
+            .collect();
+        documented.sort();
+        let allow = documented.join(", ");
+        let path: String = template
+            .split('/')
+            .map(|seg| if seg.starts_with('{') { "x1" } else { seg })
+            .collect::<Vec<_>>()
+            .join("/");
+        let method = ["PUT", "PATCH", "DELETE", "POST", "GET"]
+            .into_iter()
+            .find(|m| !documented.iter().any(|d| d == m))
+            .expect("a method the path does not have");
+        let method = Method::from_bytes(method.as_bytes()).unwrap();
+        let r = h.call(method.clone(), &path, None).await;
+        assert_eq!(r.status, StatusCode::METHOD_NOT_ALLOWED, "{method} {path}");
+        let p = r.problem(405);
+        assert_eq!(r.header("allow"), Some(allow.as_str()), "{method} {path}");
+        let detail = p["detail"].as_str().unwrap();
+        assert!(detail.ends_with(&format!("allows {allow}")), "{detail}");
+    }
+}
+
 /// Regression (issue 25, item 11): `Location` was an absolute URI while the resource's
 /// `_links.self.href` was relative. Every `href` of `_links` (instances, occurrences,
 /// packages, subscriptions, single and listed, v2 and v1) is now absolute, built from the
