@@ -45,8 +45,8 @@ use vnfm_lcm::vim::{DEFAULT_FLAG, REDACTED, VimUpdate, VimView};
 use vnfm_types::{KeyValuePairs, VimConnectionInfo, VimId};
 
 use crate::error::{ApiError, PROBLEM_JSON};
-use crate::scope::Tenancy;
 use crate::route_table::{self, doc, get, post, put, route};
+use crate::scope::Tenancy;
 use crate::state::AppState;
 use crate::util::{json_body, json_response, require_accept};
 use utoipa_axum::router::OpenApiRouter;

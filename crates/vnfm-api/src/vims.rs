@@ -19,8 +19,8 @@ use vnfm_store::Version;
 use vnfm_types::{VimConnectionInfo, VimId};
 
 use crate::error::ApiResult;
-use crate::scope::Tenancy;
 use crate::route_table::{self, doc, get, patch, post, route};
+use crate::scope::Tenancy;
 use crate::state::AppState;
 use crate::util::{
     json_body, json_response, merge_patch_body, require_accept, value_as, with_location,
