@@ -795,13 +795,16 @@ async fn a_test_vim_connection_with_access_info_is_refused_naming_the_member() {
             Some(json!({"flavourId": "simple", "vimConnectionInfo": vim})),
         )
         .await;
-    let p = r.problem(422);
+    // The test VIM is a registered VIM kind: its connection is checked as every kind's is,
+    // a 400 pointing at the member.
+    let p = r.problem(400);
     let detail = p["detail"].as_str().unwrap();
+    assert_eq!(p["pointer"], "/vimConnectionInfo/vim1/accessInfo/password", "{p}");
     assert!(
-        detail.starts_with("/vimConnectionInfo/vim1/accessInfo: "),
+        detail.starts_with("/vimConnectionInfo/vim1/accessInfo/password: "),
         "{p}"
     );
-    assert!(detail.contains("takes no accessInfo"), "{p}");
+    assert!(detail.contains("takes no access information"), "{p}");
     assert!(!detail.contains("is not supported"), "{p}");
     assert!(!r.body.windows(8).any(|w| w == b"s3cr3t-x"), "{p}");
 }
