@@ -3,7 +3,8 @@
 //! (`/v1.0/vims` and `/vnfm/v1/vims`); another project neither lists, reads, changes,
 //! re-defaults nor deletes it (`404`, as for an id that does not exist); an admin sees every
 //! VIM; each project has its own default VIM, which a default-VIM INSTANTIATE of an instance of
-//! that project uses. Ignored, saying so, when built without Keystone's variables.
+//! that project uses; an INSTANTIATE naming another project's VIM by `vimId` fails as one naming
+//! a VIM that does not exist. Ignored, saying so, when built without Keystone's variables.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -29,6 +30,9 @@ async fn as_user(
     body: Option<Value>,
 ) -> Reply {
     let mut headers = vec![("x-auth-token", token)];
+    if uri.contains("/v2/") {
+        headers.push(("version", "2.0.0"));
+    }
     let content_type = if method == Method::PATCH {
         "application/merge-patch+json"
     } else {
@@ -280,5 +284,158 @@ async fn a_project_sees_changes_and_defaults_only_its_own_vims() {
             vim.as_str(),
             "{occ:#}"
         );
+    }
+}
+
+/// Registers a VIM named `name` in the project of `token` through Tacker's API; its id.
+async fn register(h: &Harness, token: &str, name: &str) -> String {
+    let r = as_user(
+        h,
+        token,
+        Method::POST,
+        "/v1.0/vims",
+        Some(tacker_vim(name, false)),
+    )
+    .await;
+    answered(&r, 201)["vim"]["id"].as_str().unwrap().to_owned()
+}
+
+/// What an INSTANTIATE (`version` 1 or 2) by `token` of a new instance of its `project` naming
+/// VIM `vim_id` leads to: the status of the request, the occurrence it started (at rest, as
+/// the admin reads it, `Null` if none) and the instance afterwards.
+async fn instantiate_on(
+    h: &Harness,
+    (token, project): (&str, &str),
+    version: u8,
+    vim_id: &str,
+) -> (u16, Value, Value) {
+    // The package was onboarded by the server's own client (no project): the instance is
+    // created in the caller's project directly.
+    let id = h
+        .state
+        .lcm()
+        .create_vnf_identifier_in(
+            CreateVnfRequest {
+                vnfd_id: VnfdId::new(HELLO_VNFD),
+                vnf_instance_name: None,
+                vnf_instance_description: None,
+                metadata: None,
+            },
+            Some(project),
+        )
+        .await
+        .unwrap()
+        .id;
+    let connections = if version == 1 {
+        json!([{"id": "vim1", "vimId": vim_id, "vimType": OPENSTACK}])
+    } else {
+        json!({"vim1": {"vimId": vim_id, "vimType": OPENSTACK}})
+    };
+    let r = as_user(
+        h,
+        token,
+        Method::POST,
+        &format!("/vnflcm/v{version}/vnf_instances/{id}/instantiate"),
+        Some(json!({"flavourId": "simple", "vimConnectionInfo": connections})),
+    )
+    .await;
+    let occ = match r.header("location") {
+        Some(location) => h.wait_op(location).await,
+        None => Value::Null,
+    };
+    let instance = answered(
+        &as_user(
+            h,
+            token,
+            Method::GET,
+            &format!("/vnflcm/v{version}/vnf_instances/{id}"),
+            None,
+        )
+        .await,
+        200,
+    );
+    (r.status.as_u16(), occ, instance)
+}
+
+#[vnfm_test_env::needs(keystone)]
+#[tokio::test]
+async fn an_instantiate_naming_another_projects_vim_fails_as_for_an_unknown_vim() {
+    let ks = TestKeystone::from_env().await;
+    let (_svc, credentials) = ks.service_user().await;
+    let demo = ks.project("vimuse-demo").await;
+    let other = ks.project("vimuse-other").await;
+    let demo_user = ks.user("vimuse-member-demo", &demo, &["member"]).await;
+    let other_user = ks.user("vimuse-member-other", &other, &["member"]).await;
+    let validator =
+        Arc::new(KeystoneValidator::new(KeystoneConfig::new(ks.url.clone(), credentials)).unwrap());
+    let h = Harness::with_services(
+        |b| {
+            b.infra_driver(Arc::new(
+                MemoryInfraDriver::new().with_vim_types(&[OPENSTACK]),
+            ))
+        },
+        |o| o.keystone = Some(validator),
+    )
+    .await;
+    let (d, o) = (ks.token(&demo_user).await, ks.token(&other_user).await);
+    let (d, o) = (
+        (d.as_str(), demo.id.as_str()),
+        (o.as_str(), other.id.as_str()),
+    );
+    h.onboard(zip_dir(Path::new(HELLO))).await;
+    let demo_vim = register(&h, d.0, "demo-lab").await;
+    let other_vim = register(&h, o.0, "other-lab").await;
+    let missing = "00000000-0000-0000-0000-000000000000";
+
+    for version in [2, 1] {
+        // `other` names demo's VIM: the same answer, the same failure as for a VIM that does
+        // not exist, and the instance is not instantiated.
+        let hidden = instantiate_on(&h, o, version, &demo_vim).await;
+        let absent = instantiate_on(&h, o, version, missing).await;
+        assert_eq!(hidden.0, absent.0, "v{version}");
+        let failure = |occ: &Value, id: &str| {
+            (
+                occ["operationState"].clone(),
+                occ["error"]["status"].clone(),
+                occ["error"]["detail"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .replace(id, "<id>"),
+            )
+        };
+        assert_eq!(
+            failure(&hidden.1, &demo_vim),
+            failure(&absent.1, missing),
+            "v{version}: {:#}",
+            hidden.1
+        );
+        // As for an unknown VIM: accepted, then failed before anything was done.
+        assert_eq!(hidden.0, 202, "v{version}");
+        assert_eq!(hidden.1["operationState"], "FAILED_TEMP", "{:#}", hidden.1);
+        assert_eq!(hidden.1["error"]["status"], 422, "{:#}", hidden.1);
+        let detail = hidden.1["error"]["detail"].as_str().unwrap_or_default();
+        assert!(
+            detail.contains(&format!("no VIM `{demo_vim}` is registered")),
+            "v{version}: {:#}",
+            hidden.1
+        );
+        assert!(!detail.contains(DEMO_PASSWORD), "{detail}");
+        for (_, _, instance) in [&hidden, &absent] {
+            assert_eq!(
+                instance["instantiationState"], "NOT_INSTANTIATED",
+                "{instance:#}"
+            );
+        }
+
+        // Each project's own VIM is used.
+        for (caller, vim) in [(d, &demo_vim), (o, &other_vim)] {
+            let (status, occ, instance) = instantiate_on(&h, caller, version, vim).await;
+            assert_eq!(status, 202, "v{version}");
+            assert_eq!(occ["operationState"], "COMPLETED", "v{version}: {occ:#}");
+            assert_eq!(
+                instance["instantiationState"], "INSTANTIATED",
+                "{instance:#}"
+            );
+        }
     }
 }

@@ -31,10 +31,20 @@ use crate::LcmError;
 /// Resolves and registers VIMs.
 #[async_trait]
 pub trait VimDirectory: Send + Sync {
-    /// Resolves the entry `key` of an instance's `vimConnectionInfo`: when it references a
-    /// registered VIM (`vimId` without inline `accessInfo`), the registered access information
-    /// with decrypted secrets; otherwise the inline access information as given.
-    async fn resolve(&self, key: &str, info: &VimConnectionInfo) -> Result<ResolvedVim, LcmError>;
+    /// Resolves the entry `key` of the `vimConnectionInfo` of instance `owner`: when it
+    /// references a registered VIM (`vimId` without inline `accessInfo`), the registered access
+    /// information with decrypted secrets; otherwise the inline access information as given.
+    ///
+    /// A registry resolves only the VIMs `owner` may use: those of its project, or any when it
+    /// belongs to no project (only callers that see every project reach such an instance). A
+    /// VIM of another project is answered as one that is not registered
+    /// ([`LcmError::UnknownVim`]), so that its existence does not leak.
+    async fn resolve(
+        &self,
+        key: &str,
+        info: &VimConnectionInfo,
+        owner: &VnfInstanceId,
+    ) -> Result<ResolvedVim, LcmError>;
 
     /// Whether [`VimDirectory::resolve`] answers from this process's own records (the store),
     /// without waiting on anyone else. The runner then resolves an operation's VIMs before it

@@ -737,7 +737,11 @@ async fn inline_entries_are_resolved_like_references_after_sealing() {
     assert!(sealed.created);
     assert!(sealed.reference.access_info.is_none());
     assert!(!format!("{sealed:?}").contains(K8S_TOKEN));
-    let r = w.registry().resolve("k", &sealed.reference).await.unwrap();
+    let r = w
+        .registry()
+        .resolve("k", &sealed.reference, &vnf.id)
+        .await
+        .unwrap();
     assert_eq!(r.access_str("bearer_token"), Some(K8S_TOKEN));
     assert_eq!(r.access_str("namespace"), Some("vnf-ns"));
     // Sealing the same content again with the reference as the current entry reuses it.

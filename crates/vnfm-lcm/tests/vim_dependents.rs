@@ -111,12 +111,17 @@ struct GatedVims {
 
 #[async_trait]
 impl VimDirectory for GatedVims {
-    async fn resolve(&self, key: &str, info: &VimConnectionInfo) -> Result<ResolvedVim, LcmError> {
+    async fn resolve(
+        &self,
+        key: &str,
+        info: &VimConnectionInfo,
+        owner: &VnfInstanceId,
+    ) -> Result<ResolvedVim, LcmError> {
         let held = self.gated.lock().unwrap().clone();
         if held.is_some() && info.vim_id == held {
             self.resolve.pass().await;
         }
-        self.registry.resolve(key, info).await
+        self.registry.resolve(key, info, owner).await
     }
 
     async fn register(

@@ -170,7 +170,7 @@ async fn registered_secrets_are_never_in_the_file_or_the_logs() {
         (&ids[3], "password", HELM_PASSWORD),
     ] {
         let entry = info(json!({"vimId": id.as_str(), "vimType": ""}));
-        let resolved = reg.resolve("vim1", &entry).await.unwrap();
+        let resolved = reg.resolve("vim1", &entry, &no_project()).await.unwrap();
         assert_eq!(resolved.access_str(key), Some(secret));
         assert_eq!(resolved.vim_id(), Some(id.as_str()));
         tracing::debug!(?resolved, "resolved for the test");
@@ -207,7 +207,7 @@ async fn resolve_reference_inline_unknown_and_mismatch() {
     // A reference may refine extra and interfaceInfo.
     let entry = info(json!({"vimId": "cluster-1", "vimType": KUBERNETES,
                             "extra": {"dryRun": true}}));
-    let r = reg.resolve("k", &entry).await.unwrap();
+    let r = reg.resolve("k", &entry, &no_project()).await.unwrap();
     assert_eq!(r.connection_id, "k");
     assert_eq!(r.access_str("bearer_token"), Some(K8S_TOKEN));
     assert_eq!(r.interface_str("endpoint"), Some("https://10.0.0.1:6443"));
@@ -216,17 +216,20 @@ async fn resolve_reference_inline_unknown_and_mismatch() {
 
     // An empty accessInfo is a reference too.
     let empty = info(json!({"vimId": "cluster-1", "vimType": KUBERNETES, "accessInfo": {}}));
-    let r = reg.resolve("k", &empty).await.unwrap();
+    let r = reg.resolve("k", &empty, &no_project()).await.unwrap();
     assert_eq!(r.access_str("bearer_token"), Some(K8S_TOKEN));
 
     // Inline access info is used as given, even with a vimId.
     let inline = info(json!({"vimId": "cluster-1", "vimType": "custom.TYPE",
                              "accessInfo": {"anything": "goes"}}));
-    let r = reg.resolve("x", &inline).await.unwrap();
+    let r = reg.resolve("x", &inline, &no_project()).await.unwrap();
     assert_eq!(r.connection_info(), &inline);
 
     let unknown = info(json!({"vimId": "nope", "vimType": KUBERNETES}));
-    let e = reg.resolve("vim9", &unknown).await.unwrap_err();
+    let e = reg
+        .resolve("vim9", &unknown, &no_project())
+        .await
+        .unwrap_err();
     assert_eq!(e.kind().status(), 422);
     assert_eq!(
         e.to_string(),
@@ -234,7 +237,10 @@ async fn resolve_reference_inline_unknown_and_mismatch() {
     );
 
     let mismatch = info(json!({"vimId": "cluster-1", "vimType": OPENSTACK}));
-    let e = reg.resolve("k", &mismatch).await.unwrap_err();
+    let e = reg
+        .resolve("k", &mismatch, &no_project())
+        .await
+        .unwrap_err();
     assert!(
         matches!(&e, LcmError::InvalidRequest { pointer, .. } if pointer == "/vimConnectionInfo/k/vimType"),
         "{e:?}"
@@ -277,7 +283,10 @@ async fn a_wrong_key_gives_a_clear_error() {
     let reg2 = VimRegistry::new(db.store.clone(), other, all_vim_kinds());
     assert_eq!(reg2.show(&id).await.unwrap().name, "os");
     let entry = info(json!({"vimId": id.as_str(), "vimType": OPENSTACK}));
-    let e = reg2.resolve("vim1", &entry).await.unwrap_err();
+    let e = reg2
+        .resolve("vim1", &entry, &no_project())
+        .await
+        .unwrap_err();
     assert_eq!(e.kind().status(), 500);
     let msg = e.to_string();
     assert_eq!(
@@ -335,7 +344,7 @@ async fn update_reencrypts_with_the_newest_key_and_validates() {
     );
     assert!(!contains(&db_bytes(&db.path), "new-Pa55"));
     let entry = info(json!({"vimId": id.as_str(), "vimType": OPENSTACK}));
-    let r = reg.resolve("v", &entry).await.unwrap();
+    let r = reg.resolve("v", &entry, &no_project()).await.unwrap();
     assert_eq!(r.access_str("password"), Some("new-Pa55"));
     assert_eq!(r.access_str("region"), None);
 
@@ -345,7 +354,7 @@ async fn update_reencrypts_with_the_newest_key_and_validates() {
     }))
     .unwrap();
     reg.update(&id, &echo_back, None).await.unwrap();
-    let r = reg.resolve("v", &entry).await.unwrap();
+    let r = reg.resolve("v", &entry, &no_project()).await.unwrap();
     assert_eq!(r.access_str("password"), Some("new-Pa55"));
 
     // A stale version and an invalid result are refused; nothing changes.
@@ -363,6 +372,59 @@ async fn update_reencrypts_with_the_newest_key_and_validates() {
     let (k8s, _) = db.store.get_vim(&other).await.unwrap().unwrap();
     assert!(rotated.is_current(&k8s.secret));
     assert_eq!(reg.rotate_secrets().await.unwrap(), 0);
+}
+
+/// An instance that belongs to no project (none is stored under this id).
+fn no_project() -> VnfInstanceId {
+    VnfInstanceId::new("inst-of-no-project")
+}
+
+#[tokio::test]
+async fn an_instance_resolves_only_the_vims_of_its_project() {
+    let db = sqlite().await;
+    let reg = VimRegistry::new(
+        db.store.clone(),
+        ring(&[&Keyring::generate_key()]),
+        all_vim_kinds(),
+    );
+    let demo_vim = reg
+        .create_in("demo", &openstack(), Some("demo"))
+        .await
+        .unwrap()
+        .id;
+    let other_vim = reg
+        .create_in("other", &openstack(), Some("other"))
+        .await
+        .unwrap()
+        .id;
+    let shared_vim = reg.create_in("old", &openstack(), None).await.unwrap().id;
+    for (id, project) in [("inst-demo", Some("demo")), ("inst-admin", None)] {
+        db.store
+            .create_instance_in(&instance(id, json!({})), project, &[])
+            .await
+            .unwrap();
+    }
+    let entry = |id: &VimId| info(json!({"vimId": id.as_str(), "vimType": OPENSTACK}));
+    let demo = VnfInstanceId::new("inst-demo");
+    let r = reg.resolve("vim1", &entry(&demo_vim), &demo).await.unwrap();
+    assert_eq!(r.access_str("password"), Some(OS_PASSWORD));
+    // Another project's VIM, and one of no project, answer exactly as an unregistered one.
+    let unknown = |id: &VimId| {
+        format!(
+            "/vimConnectionInfo/vim1: no VIM `{id}` is registered; register it first or give its accessInfo inline"
+        )
+    };
+    for id in [&other_vim, &shared_vim] {
+        let e = reg.resolve("vim1", &entry(id), &demo).await.unwrap_err();
+        assert!(matches!(e, LcmError::UnknownVim { .. }), "{e:?}");
+        assert_eq!(e.kind().status(), 422);
+        assert_eq!(e.to_string(), unknown(id));
+    }
+    // An instance of no project (reached only by callers that see every project) uses any.
+    let admin = VnfInstanceId::new("inst-admin");
+    for id in [&demo_vim, &other_vim, &shared_vim] {
+        reg.resolve("vim1", &entry(id), &admin).await.unwrap();
+    }
 }
 
 #[tokio::test]
@@ -425,7 +487,7 @@ async fn hooks_register_and_deregister_vims_marked_with_their_creator() {
     assert_eq!(created[0].created_by_instance, Some(creator.clone()));
     assert_eq!(Some(&created[0].id), entry.vim_id.as_ref());
 
-    let r = reg.resolve("k8s", &entry).await.unwrap();
+    let r = reg.resolve("k8s", &entry, &no_project()).await.unwrap();
     assert_eq!(r.access_str("bearer_token"), Some(K8S_TOKEN));
 
     let vim_id = entry.vim_id.clone().unwrap();

@@ -52,6 +52,7 @@ impl Lcm {
     ) -> Result<Vec<ResolvedVim>, LcmError> {
         resolve_vims(
             self.inner.vims.clone(),
+            &instance.id,
             instance.vim_connection_info.clone().unwrap_or_default(),
         )
         .await

@@ -21,7 +21,12 @@ impl VimDirectory for VimRegistry {
         true
     }
 
-    async fn resolve(&self, key: &str, info: &VimConnectionInfo) -> Result<ResolvedVim, LcmError> {
+    async fn resolve(
+        &self,
+        key: &str,
+        info: &VimConnectionInfo,
+        owner: &VnfInstanceId,
+    ) -> Result<ResolvedVim, LcmError> {
         // An empty accessInfo carries nothing inline: treat it as a reference too.
         let inline = info.access_info.as_ref().is_some_and(|a| !a.is_empty());
         let (Some(vim_id), false) = (&info.vim_id, inline) else {
@@ -29,7 +34,12 @@ impl VimDirectory for VimRegistry {
             return Ok(ResolvedVim::new(key, info.clone()));
         };
         let pointer = format!("/vimConnectionInfo/{}", pointer_token(key));
-        let Some((record, _)) = self.store.get_vim(vim_id).await.map_err(store_err)? else {
+        let record = match self.store.get_vim(vim_id).await.map_err(store_err)? {
+            Some((record, _)) if self.usable_by(&record, owner).await? => Some(record),
+            // Another project's VIM answers as one that is not registered (Tacker's rule).
+            _ => None,
+        };
+        let Some(record) = record else {
             return Err(LcmError::UnknownVim {
                 pointer,
                 vim_id: vim_id.to_string(),
@@ -171,6 +181,15 @@ impl VimDirectory for VimRegistry {
 }
 
 impl VimRegistry {
+    /// Whether instance `owner` may use VIM `record`: one of its project, or any when it
+    /// belongs to no project (its callers see every project).
+    async fn usable_by(&self, record: &VimRecord, owner: &VnfInstanceId) -> Result<bool, LcmError> {
+        Ok(match self.instance_project(owner).await? {
+            Some(project) => record.project.as_deref() == Some(project.as_str()),
+            None => true,
+        })
+    }
+
     /// The VIM `current` references, when it is the inline VIM of `owner` and holds exactly
     /// `canonical` (secrets included).
     async fn reusable(

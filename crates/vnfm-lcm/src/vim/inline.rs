@@ -32,7 +32,12 @@ impl VimDirectory for InlineVimDirectory {
         true
     }
 
-    async fn resolve(&self, key: &str, info: &VimConnectionInfo) -> Result<ResolvedVim, LcmError> {
+    async fn resolve(
+        &self,
+        key: &str,
+        info: &VimConnectionInfo,
+        _owner: &VnfInstanceId,
+    ) -> Result<ResolvedVim, LcmError> {
         if let (Some(id), None) = (&info.vim_id, &info.access_info)
             && info.interface_info.is_none()
         {

@@ -161,9 +161,14 @@ pub struct SlowVims(pub Duration);
 
 #[async_trait]
 impl VimDirectory for SlowVims {
-    async fn resolve(&self, key: &str, info: &VimConnectionInfo) -> Result<ResolvedVim, LcmError> {
+    async fn resolve(
+        &self,
+        key: &str,
+        info: &VimConnectionInfo,
+        owner: &VnfInstanceId,
+    ) -> Result<ResolvedVim, LcmError> {
         tokio::time::sleep(self.0).await;
-        InlineVimDirectory.resolve(key, info).await
+        InlineVimDirectory.resolve(key, info, owner).await
     }
 
     async fn register(
@@ -201,7 +206,12 @@ pub struct RecordingVims {
 
 #[async_trait]
 impl VimDirectory for RecordingVims {
-    async fn resolve(&self, key: &str, info: &VimConnectionInfo) -> Result<ResolvedVim, LcmError> {
+    async fn resolve(
+        &self,
+        key: &str,
+        info: &VimConnectionInfo,
+        _owner: &VnfInstanceId,
+    ) -> Result<ResolvedVim, LcmError> {
         Ok(ResolvedVim::new(key, info.clone()))
     }
 

@@ -559,7 +559,7 @@ impl Run {
         {
             return Ok(v.clone());
         }
-        let v = resolve_vims(self.inner.vims.clone(), map.clone()).await?;
+        let v = resolve_vims(self.inner.vims.clone(), &self.instance.id, map.clone()).await?;
         self.resolved = Some((map, v.clone()));
         Ok(v)
     }

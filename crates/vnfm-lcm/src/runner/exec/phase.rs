@@ -92,7 +92,8 @@ impl Run {
             IndexMap::new()
         };
         // Preparing may wait on a VIM registry: a cancellation ends it at once.
-        let resolving = resolve_vims(self.inner.vims.clone(), map.clone());
+        let owner = self.instance.id.clone();
+        let resolving = resolve_vims(self.inner.vims.clone(), &owner, map.clone());
         let resolved = if self.cancel_now().is_some() {
             None
         } else {
@@ -176,7 +177,13 @@ impl Run {
             };
         }
         // The grant brought VIM connections: resolve them before anything is done.
-        match resolve_vims(self.inner.vims.clone(), effective.clone()).await {
+        match resolve_vims(
+            self.inner.vims.clone(),
+            &self.instance.id,
+            effective.clone(),
+        )
+        .await
+        {
             Ok(r) => Prepared::Ready {
                 vims: (effective, r),
                 instance,

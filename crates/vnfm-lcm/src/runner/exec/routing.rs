@@ -3,14 +3,16 @@
 
 use super::*;
 
-/// Resolves every entry of `map` through the VIM directory.
+/// Resolves every entry of `map`, the VIM connections of instance `owner`, through the VIM
+/// directory.
 pub(crate) async fn resolve_vims(
     dir: Arc<dyn VimDirectory>,
+    owner: &VnfInstanceId,
     map: IndexMap<String, VimConnectionInfo>,
 ) -> Result<Vec<ResolvedVim>, LcmError> {
     let mut out = Vec::with_capacity(map.len());
     for (k, v) in &map {
-        out.push(dir.resolve(k, v).await?);
+        out.push(dir.resolve(k, v, owner).await?);
     }
     Ok(out)
 }
