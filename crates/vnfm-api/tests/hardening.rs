@@ -799,7 +799,10 @@ async fn a_test_vim_connection_with_access_info_is_refused_naming_the_member() {
     // a 400 pointing at the member.
     let p = r.problem(400);
     let detail = p["detail"].as_str().unwrap();
-    assert_eq!(p["pointer"], "/vimConnectionInfo/vim1/accessInfo/password", "{p}");
+    assert_eq!(
+        p["pointer"], "/vimConnectionInfo/vim1/accessInfo/password",
+        "{p}"
+    );
     assert!(
         detail.starts_with("/vimConnectionInfo/vim1/accessInfo/password: "),
         "{p}"
