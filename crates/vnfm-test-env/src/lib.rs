@@ -87,6 +87,30 @@ pub fn build_script(services: &[&str]) {
     }
 }
 
+/// For a crate's build script: finds Tacker's sample packages (`shared/corpus/tacker` in the
+/// nearest directory above the crate that has it), sets `VNFM_TACKER_CORPUS` to their path for
+/// the tests, and the cfg `vnfm_tacker_corpus` when they are there, so the tests that read
+/// them are built `#[cfg_attr(not(vnfm_tacker_corpus), ignore = "...")]`: ignored with the
+/// reason without them, never passing.
+pub fn tacker_corpus_build_script() {
+    println!("cargo::rustc-check-cfg=cfg(vnfm_tacker_corpus)");
+    let manifest = std::path::PathBuf::from(
+        std::env::var_os("CARGO_MANIFEST_DIR").expect("a build script runs under Cargo"),
+    );
+    let found = manifest
+        .ancestors()
+        .map(|a| a.join("shared/corpus/tacker"))
+        .find(|c| c.is_dir());
+    let corpus = found
+        .clone()
+        .unwrap_or_else(|| manifest.join("../../../shared/corpus/tacker"));
+    println!("cargo::rustc-env=VNFM_TACKER_CORPUS={}", corpus.display());
+    println!("cargo::rerun-if-changed={}", corpus.display());
+    if found.is_some() {
+        println!("cargo::rustc-cfg=vnfm_tacker_corpus");
+    }
+}
+
 /// The run-time guard `#[needs(...)]` puts first in a test: panics when a variable of one of
 /// `services` is not set, naming it and how to start the service.
 #[track_caller]
