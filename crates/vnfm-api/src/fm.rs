@@ -39,7 +39,7 @@ use crate::state::AppState;
 use crate::subscriptions::Kind;
 use crate::subscriptions::SubscriptionDocs;
 use crate::util::{json_body, json_response, merge_patch_body, require_accept};
-use crate::version::{ApiFamily, major_versions, versioned_routes};
+use crate::version::{ApiFamily, api_versions_route, versioned_routes};
 use utoipa_axum::router::OpenApiRouter;
 
 const FAMILY: ApiFamily = ApiFamily::FmV1;
@@ -47,12 +47,9 @@ const FAMILY: ApiFamily = ApiFamily::FmV1;
 /// The `/vnffm/v1` routes that need the server's authentication.
 pub(crate) fn routes() -> OpenApiRouter<Arc<AppState>> {
     let routes = OpenApiRouter::new()
-        .routes(route(
-            "/api_versions",
-            [get(
-                || async { major_versions(FAMILY) },
-                doc("API versions of VNF fault management v1").returns("ApiVersionInformation"),
-            )],
+        .routes(api_versions_route(
+            FAMILY,
+            "API versions of VNF fault management v1",
         ))
         .routes(route(
             "/alarms",

@@ -32,7 +32,7 @@ use crate::state::AppState;
 use crate::subscriptions::Kind;
 use crate::subscriptions::SubscriptionDocs;
 use crate::util::{json_body, json_response, require_accept};
-use crate::version::{ApiFamily, major_versions, versioned_routes};
+use crate::version::{ApiFamily, api_versions_route, versioned_routes};
 use utoipa_axum::router::OpenApiRouter;
 
 const FAMILY: ApiFamily = ApiFamily::IndV1;
@@ -40,12 +40,9 @@ const FAMILY: ApiFamily = ApiFamily::IndV1;
 /// The `/vnfind/v1` routes (behind the server's authentication).
 pub(crate) fn routes() -> OpenApiRouter<Arc<AppState>> {
     let routes = OpenApiRouter::new()
-        .routes(route(
-            "/api_versions",
-            [get(
-                || async { major_versions(FAMILY) },
-                doc("API versions of VNF indicators v1").returns("ApiVersionInformation"),
-            )],
+        .routes(api_versions_route(
+            FAMILY,
+            "API versions of VNF indicators v1",
         ))
         .routes(route(
             "/indicators",

@@ -24,7 +24,7 @@ use crate::lcm_views::{instance_if_match, start_modify_info, task};
 use crate::route_table::{delete, doc, get, patch, post, route};
 use crate::state::AppState;
 use crate::util::{json_body, merge_patch_body, value_as};
-use crate::version::{ApiFamily, major_versions, versioned_routes};
+use crate::version::{ApiFamily, api_versions_route, versioned_routes};
 use utoipa_axum::router::OpenApiRouter;
 
 const FAMILY: ApiFamily = ApiFamily::LcmV1;
@@ -33,13 +33,7 @@ pub(crate) fn routes() -> OpenApiRouter<Arc<AppState>> {
     // The request and response bodies are the v2.6.1 shapes, which `components/schemas` (the
     // v3.3.1 types) does not describe.
     let routes = OpenApiRouter::new()
-        .routes(route(
-            "/api_versions",
-            [get(
-                || async { major_versions(FAMILY) },
-                doc("API versions of VNF LCM v1").returns("ApiVersionInformation"),
-            )],
-        ))
+        .routes(api_versions_route(FAMILY, "API versions of VNF LCM v1"))
         .routes(route(
             "/vnf_instances",
             [

@@ -26,19 +26,13 @@ use crate::op_occs::{accepted_in, op_occ_routes};
 use crate::route_table::{delete, doc, get, patch, post, route};
 use crate::state::AppState;
 use crate::util::{json_body, merge_patch_body};
-use crate::version::{ApiFamily, major_versions, versioned_routes};
+use crate::version::{ApiFamily, api_versions_route, versioned_routes};
 
 const FAMILY: ApiFamily = ApiFamily::LcmV2;
 
 pub(crate) fn routes() -> OpenApiRouter<Arc<AppState>> {
     let routes = OpenApiRouter::new()
-        .routes(route(
-            "/api_versions",
-            [get(
-                || async { major_versions(FAMILY) },
-                doc("API versions of VNF LCM v2").returns("ApiVersionInformation"),
-            )],
-        ))
+        .routes(api_versions_route(FAMILY, "API versions of VNF LCM v2"))
         .routes(route(
             "/vnf_instances",
             [

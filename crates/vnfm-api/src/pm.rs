@@ -40,7 +40,7 @@ use crate::state::AppState;
 use crate::subscriptions::Kind;
 use crate::subscriptions::SubscriptionDocs;
 use crate::util::{json_body, json_response, merge_patch_body, require_accept, with_location};
-use crate::version::{ApiFamily, major_versions, versioned_routes};
+use crate::version::{ApiFamily, api_versions_route, versioned_routes};
 use utoipa_axum::router::OpenApiRouter;
 
 const FAMILY: ApiFamily = ApiFamily::PmV2;
@@ -57,13 +57,7 @@ pub(crate) fn routes_v1() -> OpenApiRouter<Arc<AppState>> {
 
 fn version_routes<V: PmVersion>(versions_summary: &'static str) -> OpenApiRouter<Arc<AppState>> {
     let routes = OpenApiRouter::new()
-        .routes(route(
-            "/api_versions",
-            [get(
-                || async { major_versions(V::FAMILY) },
-                doc(versions_summary).returns("ApiVersionInformation"),
-            )],
-        ))
+        .routes(api_versions_route(V::FAMILY, versions_summary))
         .merge(resource_routes::<Jobs, V>())
         .routes(route(
             "/pm_jobs/{pmJobId}/reports/{reportId}",

@@ -240,6 +240,25 @@ pub async fn pm_api_versions() -> Response {
     )
 }
 
+/// The `GET /api_versions` route of `family` (its major version's versions), documented with
+/// `summary`.
+pub(crate) fn api_versions_route<S>(
+    family: ApiFamily,
+    summary: &'static str,
+) -> utoipa_axum::router::UtoipaMethodRouter<S>
+where
+    S: Clone + Send + Sync + 'static,
+{
+    use crate::route_table::{doc, get, route};
+    route(
+        "/api_versions",
+        [get(
+            move || async move { major_versions(family) },
+            doc(summary).returns("ApiVersionInformation"),
+        )],
+    )
+}
+
 /// `GET <prefix>/api_versions` of one major version.
 pub fn major_versions(family: ApiFamily) -> Response {
     json_response(

@@ -27,7 +27,7 @@ use axum::extract::DefaultBodyLimit;
 
 use crate::route_table::{self, doc, get, patch, post, put, route};
 use crate::state::AppState;
-use crate::version::{ApiFamily, major_versions, versioned_routes};
+use crate::version::{ApiFamily, api_versions_route, versioned_routes};
 use utoipa_axum::router::OpenApiRouter;
 
 mod download;
@@ -46,13 +46,9 @@ pub use vnfm::lcm::{PackageLimits, Packages};
 
 pub(crate) fn routes(family: ApiFamily, max_package_bytes: usize) -> OpenApiRouter<Arc<AppState>> {
     let routes = OpenApiRouter::new()
-        .routes(route(
-            "/api_versions",
-            [get(
-                move || async move { major_versions(family) },
-                doc("API versions of VNF package management of this major version")
-                    .returns("ApiVersionInformation"),
-            )],
+        .routes(api_versions_route(
+            family,
+            "API versions of VNF package management of this major version",
         ))
         .routes(route(
             "/vnf_packages",
