@@ -190,12 +190,12 @@ impl Authenticator {
             token_ttl,
             tokens,
             keystone: None,
-            throttle: throttle::Throttle::new(crate::limits::AuthBackoff::default()),
+            throttle: throttle::Throttle::new(crate::limit_settings::AuthBackoff::default()),
         }
     }
 
     /// Backs off after failed client secrets as `policy` says (instead of its defaults).
-    pub fn with_backoff(mut self, policy: crate::limits::AuthBackoff) -> Authenticator {
+    pub fn with_backoff(mut self, policy: crate::limit_settings::AuthBackoff) -> Authenticator {
         self.throttle = throttle::Throttle::new(policy);
         self
     }

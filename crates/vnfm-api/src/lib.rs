@@ -29,6 +29,7 @@ mod dead_letters;
 pub mod error;
 mod fm;
 mod hrefs;
+mod limit_settings;
 mod indicators;
 mod lcm_v1;
 mod lcm_v2;

@@ -13,7 +13,7 @@ use vnfm_store::Store;
 
 use crate::auth::{Authenticator, ClientCredentials, DEFAULT_TOKEN_TTL};
 use crate::metrics::Metrics;
-use crate::packages::{PackageLimits, Packages};
+use vnfm::lcm::{PackageLimits, Packages};
 
 /// The VIM type of the test VIM (`--enable-test-vim`): backed by the in-memory driver.
 pub const TEST_VIM_TYPE: &str = "TEST.NOOP.V_1";
@@ -66,7 +66,7 @@ pub struct StateOptions {
     /// Largest JSON request body, in bytes.
     pub max_json_body: usize,
     /// Connections, read timeouts and the token body size of the HTTP server.
-    pub limits: crate::limits::ServerLimits,
+    pub limits: crate::limit_settings::ServerLimits,
     /// Package size and archive limits of the package management interface (the upload body
     /// limit, downloads); the limits of packages the VNFM fetches itself, and the URI
     /// allow-list, are the builder's (`vnfm::lcm::Builder::max_package_bytes`,
@@ -112,7 +112,7 @@ impl StateOptions {
             token_ttl: DEFAULT_TOKEN_TTL,
             enable_test_vim: false,
             max_json_body: 1024 * 1024,
-            limits: crate::limits::ServerLimits::default(),
+            limits: crate::limit_settings::ServerLimits::default(),
             package_limits: PackageLimits::default(),
             verify_callbacks: true,
             allow_duplicate_lcm_subscriptions: false,

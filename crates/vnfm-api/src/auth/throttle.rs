@@ -22,7 +22,7 @@ use std::net::IpAddr;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use crate::limits::AuthBackoff;
+use crate::limit_settings::AuthBackoff;
 
 /// Most (client id, address) pairs, and most addresses, tracked.
 pub const MAX_ENTRIES: usize = 10_000;
