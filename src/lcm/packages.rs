@@ -193,9 +193,10 @@ impl Packages {
         &self.limits
     }
 
-    /// `_links` of package `id` (with `vnfd` once it is onboarded).
-    fn links(&self, id: &str, onboarded: bool) -> VnfPkgLinks {
-        let version = ApiVersion::V2;
+    /// `_links` of package `id` (with `vnfd` once it is onboarded) into `version` of the
+    /// package management interface (stored for `V2`; an API serving another version renders
+    /// them for it).
+    pub fn links(&self, id: &str, onboarded: bool, version: ApiVersion) -> VnfPkgLinks {
         let part = |part| {
             Link::new(
                 self.links

@@ -93,7 +93,6 @@ impl Kind for Fm {
     type Resource = FmSubscription;
     type Request = FmSubscriptionRequest;
     const REQUEST_SCHEMA: Option<SchemaId> = None;
-    const VERSIONS: (ApiFamily, ApiFamily) = (FAMILY, FAMILY);
     const DOCS: SubscriptionDocs = SubscriptionDocs {
         list: doc("List FM subscriptions").returns("[FmSubscription]"),
         create: doc("Subscribe to alarm notifications")

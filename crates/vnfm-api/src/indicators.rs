@@ -78,7 +78,6 @@ impl Kind for Ind {
     type Resource = VnfIndicatorSubscription;
     type Request = VnfIndicatorSubscriptionRequest;
     const REQUEST_SCHEMA: Option<SchemaId> = None;
-    const VERSIONS: (ApiFamily, ApiFamily) = (FAMILY, FAMILY);
     const DOCS: SubscriptionDocs = SubscriptionDocs {
         list: doc("List VNF indicator subscriptions").returns("[VnfIndicatorSubscription]"),
         create: doc("Subscribe to VNF indicator value changes")

@@ -11,8 +11,10 @@ use axum::extract::{Path, State};
 use axum::http::HeaderMap;
 use axum::response::Response;
 use serde_json::Value;
+use vnfm_lcm::runner::{instance_links, op_occ_links};
 use vnfm_schemas::SchemaId;
 use vnfm_store::{InstanceQuery, Page};
+use vnfm_types::links::ApiVersion;
 use vnfm_types::{
     HealVnfRequest, OperateVnfRequest, ScaleVnfRequest, ScaleVnfToLevelRequest,
     TerminateVnfRequest, VnfInstance, VnfInstanceId, VnfLcmOpOcc, v1,
@@ -95,11 +97,6 @@ pub(crate) fn routes() -> OpenApiRouter<Arc<AppState>> {
     versioned_routes(FAMILY, routes)
 }
 
-/// Rewrites every `href` under `_links` from the v2 prefix to the v1 prefix.
-pub(crate) fn relink(doc: &mut Value) {
-    crate::hrefs::relink_between(doc, ApiFamily::LcmV2.prefix(), ApiFamily::LcmV1.prefix());
-}
-
 fn conversion(e: vnfm_types::Error) -> ApiError {
     ApiError::bad_request(format!(
         "the request cannot be expressed in the v2 model: {e}"
@@ -110,7 +107,14 @@ fn internal(e: impl std::fmt::Display) -> ApiError {
     ApiError::Internal(format!("response conversion failed: {e}"))
 }
 
-async fn instance_v1(state: &AppState, instance: VnfInstance) -> ApiResult<Value> {
+/// `instance` in the v2.6.1 shape, its `_links` rendered into `/vnflcm/v1`.
+async fn instance_v1(state: &AppState, mut instance: VnfInstance) -> ApiResult<Value> {
+    instance.links = instance_links(
+        &*state.lcm.config().links,
+        &instance.id,
+        instance.instantiation_state,
+        ApiVersion::V1,
+    );
     let vnfd = instance.vnfd_id.clone();
     let mut converted = v1::VnfInstance::from(instance);
     converted.vnf_pkg_id = state
@@ -118,16 +122,20 @@ async fn instance_v1(state: &AppState, instance: VnfInstance) -> ApiResult<Value
         .package_id_for(vnfd.as_str())
         .await
         .map(vnfm_types::VnfPkgId::new);
-    let mut doc = serde_json::to_value(converted).map_err(internal)?;
-    relink(&mut doc);
-    Ok(doc)
+    serde_json::to_value(converted).map_err(internal)
 }
 
-fn op_occ_v1(occ: VnfLcmOpOcc) -> ApiResult<Value> {
+/// `occ` in the v2.6.1 shape, its `_links` rendered into `/vnflcm/v1`.
+fn op_occ_v1(state: &AppState, mut occ: VnfLcmOpOcc) -> ApiResult<Value> {
+    occ.links = op_occ_links(
+        &*state.lcm.config().links,
+        &occ.id,
+        &occ.vnf_instance_id,
+        occ.operation_state,
+        ApiVersion::V1,
+    );
     let converted = v1::VnfLcmOpOcc::try_from(occ).map_err(internal)?;
-    let mut doc = serde_json::to_value(converted).map_err(internal)?;
-    relink(&mut doc);
-    Ok(doc)
+    serde_json::to_value(converted).map_err(internal)
 }
 
 /// `/vnflcm/v1` shows the documents in the v2.6.1 shapes.
@@ -159,8 +167,8 @@ impl LcmView for V1 {
         instance_v1(state, instance).await
     }
 
-    fn op_occ(occ: VnfLcmOpOcc) -> ApiResult<Value> {
-        op_occ_v1(occ)
+    fn op_occ(state: &AppState, occ: VnfLcmOpOcc) -> ApiResult<Value> {
+        op_occ_v1(state, occ)
     }
 }
 

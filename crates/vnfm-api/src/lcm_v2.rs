@@ -153,7 +153,7 @@ impl LcmView for V2 {
         to_json(&instance)
     }
 
-    fn op_occ(occ: VnfLcmOpOcc) -> ApiResult<Value> {
+    fn op_occ(_: &AppState, occ: VnfLcmOpOcc) -> ApiResult<Value> {
         to_json(&occ)
     }
 }

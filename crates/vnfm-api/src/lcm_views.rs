@@ -63,7 +63,7 @@ pub(crate) trait LcmView: Send + Sync + 'static {
     ) -> impl Future<Output = ApiResult<Value>> + Send;
 
     /// An operation occurrence as this version's document.
-    fn op_occ(occ: VnfLcmOpOcc) -> ApiResult<Value>;
+    fn op_occ(state: &AppState, occ: VnfLcmOpOcc) -> ApiResult<Value>;
 }
 
 /// `GET .../vnf_instances`.
@@ -180,7 +180,7 @@ pub(crate) async fn list_op_occs<V: LcmView>(
                     items: page
                         .items
                         .into_iter()
-                        .map(V::op_occ)
+                        .map(|occ| V::op_occ(&state, occ))
                         .collect::<ApiResult<Vec<_>>>()?,
                     next: page.next,
                 })
@@ -201,7 +201,7 @@ pub(crate) async fn get_op_occ<V: LcmView>(
     require_accept(&headers, &["application/json"])?;
     let list = ListRequest::parse(&uri, op_occ_schema())?;
     let occ = state.lcm.get_op_occ(&VnfLcmOpOccId::new(id)).await?;
-    let mut doc = V::op_occ(occ)?;
+    let mut doc = V::op_occ(&state, occ)?;
     list.select(&mut doc);
     Ok(json_response(StatusCode::OK, &doc))
 }
@@ -215,7 +215,7 @@ pub(crate) async fn fail<V: LcmView>(
     require_accept(&headers, &["application/json"])?;
     let id = VnfLcmOpOccId::new(id);
     let occ = state.lcm.fail(&id).await?;
-    Ok(json_response(StatusCode::OK, &V::op_occ(occ)?))
+    Ok(json_response(StatusCode::OK, &V::op_occ(&state, occ)?))
 }
 
 /// JSON schema of `VnfInstance` (for filter attribute checks).

@@ -43,8 +43,6 @@ use crate::util::{json_body, json_response, merge_patch_body, require_accept, wi
 use crate::version::{ApiFamily, api_versions_route, versioned_routes};
 use utoipa_axum::router::OpenApiRouter;
 
-const FAMILY: ApiFamily = ApiFamily::PmV2;
-
 /// The `/vnfpm/v2` routes (behind the server's authentication).
 pub(crate) fn routes() -> OpenApiRouter<Arc<AppState>> {
     version_routes::<V2>("API versions of VNF performance management v2")
@@ -169,7 +167,6 @@ impl Kind for Pm {
     type Resource = PmSubscription;
     type Request = PmSubscriptionRequest;
     const REQUEST_SCHEMA: Option<SchemaId> = None;
-    const VERSIONS: (ApiFamily, ApiFamily) = (ApiFamily::PmV1, FAMILY);
     const DOCS: SubscriptionDocs = SubscriptionDocs {
         list: doc("List PM subscriptions (the SOL003 v2.6.1 shape in both versions)")
             .returns("[PmSubscription]"),

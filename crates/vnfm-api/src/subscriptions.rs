@@ -26,6 +26,8 @@ use vnfm_types::{
     SubscriptionId,
 };
 
+use vnfm_types::links::LinkTarget;
+
 use crate::error::{ApiError, ApiResult};
 use crate::listing::{ListRequest, PAGE_SIZE};
 use crate::route_table::{self, Doc, doc, get, post, route};
@@ -35,8 +37,8 @@ use crate::util::{json_body, json_response, require_accept, with_location};
 use crate::version::ApiFamily;
 use utoipa_axum::router::OpenApiRouter;
 
-/// A kind of subscription the API serves: its resource, its request, the two API versions
-/// that share it, and the core service that keeps it.
+/// A kind of subscription the API serves: its resource, its request, and the core service
+/// that keeps it (one store serves the kind's API versions).
 pub(crate) trait Kind: Send + Sync + 'static {
     /// The subscription resource.
     type Resource: Serialize + schemars::JsonSchema + Send + Sync;
@@ -44,8 +46,6 @@ pub(crate) trait Kind: Send + Sync + 'static {
     type Request: DeserializeOwned + Send + Sync;
     /// The request's JSON schema, when the request is checked against one.
     const REQUEST_SCHEMA: Option<SchemaId>;
-    /// The (v1, v2) API versions serving this kind.
-    const VERSIONS: (ApiFamily, ApiFamily);
     /// How the four operations are documented.
     const DOCS: SubscriptionDocs;
 
@@ -87,7 +87,6 @@ impl Kind for Lccn {
     type Resource = LccnSubscription;
     type Request = LccnSubscriptionRequest;
     const REQUEST_SCHEMA: Option<SchemaId> = Some(SchemaId::LccnSubscriptionRequest);
-    const VERSIONS: (ApiFamily, ApiFamily) = (ApiFamily::LcmV1, ApiFamily::LcmV2);
     const DOCS: SubscriptionDocs = SubscriptionDocs {
         list: doc("List subscriptions").returns("[LccnSubscription]"),
         create: doc("Subscribe (201, or 303 to a duplicate)")
@@ -145,7 +144,6 @@ impl Kind for Pkgm {
     type Resource = PkgmSubscription;
     type Request = PkgmSubscriptionRequest;
     const REQUEST_SCHEMA: Option<SchemaId> = None;
-    const VERSIONS: (ApiFamily, ApiFamily) = (ApiFamily::PkgmV1, ApiFamily::PkgmV2);
     const DOCS: SubscriptionDocs = SubscriptionDocs {
         list: doc("List VNF package management subscriptions").returns("[PkgmSubscription]"),
         create: doc("Subscribe to VNF package notifications (303 See Other for a duplicate)")
@@ -234,13 +232,20 @@ pub(crate) fn routes<K: Kind>(family: ApiFamily) -> OpenApiRouter<Arc<AppState>>
         ))
 }
 
-/// The JSON of a subscription read through `family`: its links point into the version read.
-fn view<K: Kind>(family: ApiFamily, sub: &K::Resource) -> ApiResult<Value> {
+/// The JSON of a subscription read through `family`: its `_links.self` is rendered into the
+/// version read.
+fn view<K: Kind>(state: &AppState, family: ApiFamily, sub: &K::Resource) -> ApiResult<Value> {
     let mut doc = serde_json::to_value(sub)
         .map_err(|e| ApiError::Internal(format!("subscription does not serialize: {e}")))?;
-    let (v1, v2) = K::VERSIONS;
-    let (from, to) = if family == v1 { (v2, v1) } else { (v1, v2) };
-    crate::hrefs::relink_between(&mut doc, from.prefix(), to.prefix());
+    let (interface, version) = family.links().ok_or_else(|| {
+        ApiError::Internal(format!("{} serves no subscriptions", family.prefix()))
+    })?;
+    let href = state.lcm.config().links.href(LinkTarget::Subscription {
+        interface,
+        version,
+        id: K::id(sub).as_str(),
+    });
+    doc["_links"] = serde_json::json!({"self": {"href": href}});
     Ok(doc)
 }
 
@@ -267,7 +272,7 @@ async fn list<K: Kind>(
                     items: page
                         .items
                         .iter()
-                        .map(|s| view::<K>(family, s))
+                        .map(|s| view::<K>(&state, family, s))
                         .collect::<ApiResult<Vec<_>>>()?,
                     next: page.next,
                 })
@@ -298,7 +303,7 @@ async fn create<K: Kind>(
     let origin = state.origin(&headers);
     match K::create(&state, family, &req, &options).await? {
         Created::New(sub) => Ok(with_location(
-            json_response(StatusCode::CREATED, &view::<K>(family, &sub)?),
+            json_response(StatusCode::CREATED, &view::<K>(&state, family, &sub)?),
             &location(family, &origin, K::id(&sub)),
         )),
         Created::Existing(sub) => Ok(with_location(
@@ -316,7 +321,10 @@ async fn show<K: Kind>(
 ) -> ApiResult<Response> {
     require_accept(&headers, &["application/json"])?;
     let sub = K::get(&state, &SubscriptionId::new(id)).await?;
-    Ok(json_response(StatusCode::OK, &view::<K>(family, &sub)?))
+    Ok(json_response(
+        StatusCode::OK,
+        &view::<K>(&state, family, &sub)?,
+    ))
 }
 
 async fn delete<K: Kind>(

@@ -13,6 +13,7 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use serde_json::json;
 use utoipa_axum::router::OpenApiRouter;
+use vnfm_types::links::{ApiVersion, Interface};
 
 use crate::error::ApiError;
 use crate::util::json_response;
@@ -72,6 +73,24 @@ impl ApiFamily {
             ApiFamily::PmV1 => "/vnfpm/v1",
             ApiFamily::IndV1 => "/vnfind/v1",
         }
+    }
+
+    /// The interface and major version the `_links` of the documents served here point into
+    /// (`None` for the VIM registry, which is not an ETSI interface).
+    pub fn links(self) -> Option<(Interface, ApiVersion)> {
+        let interface = match self {
+            ApiFamily::LcmV2 | ApiFamily::LcmV1 => Interface::Lifecycle,
+            ApiFamily::PkgmV2 | ApiFamily::PkgmV1 => Interface::Packages,
+            ApiFamily::FmV1 => Interface::Faults,
+            ApiFamily::PmV2 | ApiFamily::PmV1 => Interface::Performance,
+            ApiFamily::IndV1 => Interface::Indicators,
+            ApiFamily::VimV1 => return None,
+        };
+        let version = match self {
+            ApiFamily::LcmV2 | ApiFamily::PkgmV2 | ApiFamily::PmV2 => ApiVersion::V2,
+            _ => ApiVersion::V1,
+        };
+        Some((interface, version))
     }
 
     /// Whether requests must carry a `Version` header.

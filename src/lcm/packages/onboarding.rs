@@ -72,7 +72,7 @@ impl Packages {
         describe(&mut info, &descriptor, &package);
         info.onboarding_state = PackageOnboardingState::Onboarded;
         info.operational_state = PackageOperationalState::Enabled;
-        info.links = self.links(id, true);
+        info.links = self.links(id, true, vnfm_types::links::ApiVersion::V2);
         let mut warnings: Vec<String> = report
             .diagnostics
             .iter()
@@ -100,7 +100,7 @@ impl Packages {
             })) => {
                 let vnfd = info.vnfd_id.clone().unwrap_or_default();
                 info.vnfd_id = None;
-                info.links = self.links(id, false);
+                info.links = self.links(id, false, vnfm_types::links::ApiVersion::V2);
                 return self
                     .fail_onboarding(
                         info,

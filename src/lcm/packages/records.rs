@@ -219,7 +219,7 @@ impl Packages {
     ) -> PackageResult<VnfPkgInfo> {
         let id = vnfm_lcm::secrets::new_id();
         let info = VnfPkgInfo {
-            links: self.links(&id, false),
+            links: self.links(&id, false, vnfm_types::links::ApiVersion::V2),
             id,
             vnfd_id: None,
             vnf_provider: None,

@@ -9,6 +9,7 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde_json::Value;
 use vnfm_store::Page;
+use vnfm_types::links::ApiVersion;
 use vnfm_types::{
     CreateVnfPkgInfoRequest, PackageOnboardingState, UploadVnfPackageFromUriRequest, VnfPkgInfo,
     VnfPkgInfoModifications,
@@ -23,30 +24,21 @@ use crate::version::ApiFamily;
 use super::Packages;
 use super::download::{artifact, package_content, vnfd};
 
-fn view(family: ApiFamily, info: &VnfPkgInfo) -> ApiResult<Value> {
+/// `info` as `family` shows it: in the v2.6.1 shape under `/vnfpkgm/v1`, its `_links`
+/// rendered into the version read.
+fn view(packages: &Packages, family: ApiFamily, info: &VnfPkgInfo) -> ApiResult<Value> {
+    let mut info = info.clone();
+    if family == ApiFamily::PkgmV1 {
+        let onboarded = info.onboarding_state == PackageOnboardingState::Onboarded;
+        info.links = packages.links(info.id.as_str(), onboarded, ApiVersion::V1);
+    }
     let shaped = if family == ApiFamily::PkgmV1 {
         info.to_v1()
     } else {
-        info.clone()
+        info
     };
-    let mut doc = serde_json::to_value(shaped)
-        .map_err(|e| ApiError::Internal(format!("package does not serialize: {e}")))?;
-    if family == ApiFamily::PkgmV1 {
-        relink_pkgm(&mut doc);
-    }
-    Ok(doc)
-}
-
-fn relink_pkgm(doc: &mut Value) {
-    if let Some(links) = doc.get_mut("_links").and_then(Value::as_object_mut) {
-        for link in links.values_mut() {
-            if let Some(Value::String(href)) = link.get_mut("href")
-                && let Some(rest) = href.strip_prefix(ApiFamily::PkgmV2.prefix())
-            {
-                *href = format!("{}{rest}", ApiFamily::PkgmV1.prefix());
-            }
-        }
-    }
+    serde_json::to_value(shaped)
+        .map_err(|e| ApiError::Internal(format!("package does not serialize: {e}")))
 }
 
 fn schema() -> &'static Value {
@@ -85,7 +77,7 @@ pub(super) async fn list(
                     {
                         continue;
                     }
-                    items.push(view(family, &info)?);
+                    items.push(view(&state.packages, family, &info)?);
                 }
                 Ok(Page {
                     items,
@@ -119,7 +111,7 @@ pub(super) async fn create(
         info.id
     );
     Ok(with_location(
-        json_response(StatusCode::CREATED, &view(family, &info)?),
+        json_response(StatusCode::CREATED, &view(&state.packages, family, &info)?),
         &location,
     ))
 }
@@ -134,7 +126,7 @@ pub(super) async fn show(
     require_accept(&headers, &["application/json"])?;
     let list = ListRequest::parse(&uri, schema())?;
     let (info, version) = state.packages.get(&id).await?;
-    let mut doc = view(family, &info)?;
+    let mut doc = view(&state.packages, family, &info)?;
     list.select(&mut doc);
     Ok(crate::precondition::with_etag(
         json_response(StatusCode::OK, &doc),

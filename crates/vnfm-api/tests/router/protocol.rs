@@ -489,3 +489,110 @@ async fn links_self_href_relative_while_location_absolute() {
     let instance = get(format!("/vnflcm/v2/vnf_instances/{id}")).await;
     assert_eq!(instance["metadata"]["_links"]["self"]["href"], "/mine");
 }
+
+/// The `_links` of a document point into the API version it is read through, whole hrefs
+/// compared: an instance (with its task links), an occurrence, a subscription and a package,
+/// each read through v2 and v1.
+#[tokio::test]
+async fn links_point_into_the_version_read() {
+    let h = Harness::new().await;
+    let (pkg, _) = h.onboard(zip_dir(Path::new(HELLO))).await;
+    let created = h
+        .call(
+            Method::POST,
+            "/vnflcm/v2/vnf_instances",
+            Some(json!({"vnfdId": HELLO_VNFD})),
+        )
+        .await;
+    assert_eq!(created.status, StatusCode::CREATED);
+    let id = created.json()["id"].as_str().unwrap().to_owned();
+    let occ = h
+        .task(
+            &id,
+            "instantiate",
+            json!({"flavourId": "simple",
+                   "vimConnectionInfo": {"vim1": {"vimType": "TEST.NOOP.V_1"}}}),
+        )
+        .await;
+    let occ_id = occ["id"].as_str().unwrap().to_owned();
+    let sub = h
+        .call(
+            Method::POST,
+            "/vnflcm/v2/subscriptions",
+            Some(json!({"callbackUri": "http://127.0.0.1:9/lcm"})),
+        )
+        .await;
+    assert_eq!(sub.status, StatusCode::CREATED);
+    let sub_id = sub.json()["id"].as_str().unwrap().to_owned();
+    let root = "http://localhost";
+    for version in ["v1", "v2"] {
+        let lcm = format!("{root}/vnflcm/{version}");
+        let instance = h
+            .call(
+                Method::GET,
+                &format!("/vnflcm/{version}/vnf_instances/{id}"),
+                None,
+            )
+            .await
+            .json();
+        let links = instance["_links"].as_object().unwrap();
+        assert_eq!(links["self"]["href"], format!("{lcm}/vnf_instances/{id}"));
+        assert_eq!(
+            links["indicators"]["href"],
+            format!("{root}/vnfind/v1/indicators/{id}")
+        );
+        for task in ["terminate", "scale", "heal", "operate"] {
+            assert_eq!(
+                links[task]["href"],
+                format!("{lcm}/vnf_instances/{id}/{task}"),
+                "{version} {task}"
+            );
+        }
+        assert!(links.get("instantiate").is_none(), "{instance:#}");
+        let occ = h
+            .call(
+                Method::GET,
+                &format!("/vnflcm/{version}/vnf_lcm_op_occs/{occ_id}"),
+                None,
+            )
+            .await
+            .json();
+        assert_eq!(
+            occ["_links"]["self"]["href"],
+            format!("{lcm}/vnf_lcm_op_occs/{occ_id}")
+        );
+        assert_eq!(
+            occ["_links"]["vnfInstance"]["href"],
+            format!("{lcm}/vnf_instances/{id}")
+        );
+        let sub = h
+            .call(
+                Method::GET,
+                &format!("/vnflcm/{version}/subscriptions/{sub_id}"),
+                None,
+            )
+            .await
+            .json();
+        assert_eq!(
+            sub["_links"],
+            json!({"self": {"href": format!("{lcm}/subscriptions/{sub_id}")}})
+        );
+        let pkgm = format!("{root}/vnfpkgm/{version}");
+        let package = h
+            .call(
+                Method::GET,
+                &format!("/vnfpkgm/{version}/vnf_packages/{pkg}"),
+                None,
+            )
+            .await
+            .json();
+        assert_eq!(
+            package["_links"],
+            json!({
+                "self": {"href": format!("{pkgm}/vnf_packages/{pkg}")},
+                "vnfd": {"href": format!("{pkgm}/vnf_packages/{pkg}/vnfd")},
+                "packageContent": {"href": format!("{pkgm}/vnf_packages/{pkg}/package_content")},
+            })
+        );
+    }
+}

@@ -70,6 +70,7 @@ mod actions;
 mod apply;
 pub mod dependents;
 mod exec;
+pub use exec::op_occ_links;
 mod granted;
 mod journal;
 pub mod notifications;
@@ -464,14 +465,15 @@ pub(crate) fn store_err(e: StoreError) -> LcmError {
     }
 }
 
-/// `_links` of an instance in `state`.
-pub(crate) fn instance_links(
+/// `_links` of an instance in `state`, into `version` of the lifecycle interface (the core
+/// stores them for `V2`; an API serving another version renders them for it).
+pub fn instance_links(
     links: &dyn ResourceLinks,
     id: &VnfInstanceId,
     state: InstantiationState,
+    version: ApiVersion,
 ) -> VnfInstanceLinks {
     let id = id.as_str();
-    let version = ApiVersion::V2;
     let task = |task: &str| {
         Some(Link::new(links.href(LinkTarget::InstanceTask {
             version,
@@ -590,6 +592,7 @@ impl Lcm {
                 &*inner.config.links,
                 &id,
                 InstantiationState::NotInstantiated,
+                ApiVersion::V2,
             ),
             id,
             vnf_instance_name: req.vnf_instance_name,

@@ -6,6 +6,7 @@ pub(super) mod hook_reports;
 mod lease;
 mod phase;
 mod records;
+pub use records::op_occ_links;
 mod routing;
 mod steps;
 
@@ -445,7 +446,12 @@ impl Run {
     ) -> Result<(), WriteError> {
         let mut instance = instance;
         if let Some(i) = instance.as_mut() {
-            i.links = instance_links(&*self.inner.config.links, &i.id, i.instantiation_state);
+            i.links = instance_links(
+                &*self.inner.config.links,
+                &i.id,
+                i.instantiation_state,
+                ApiVersion::V2,
+            );
         }
         let mut rec = StepRecord {
             occ,

@@ -13,15 +13,17 @@ pub(crate) fn op_span(occ: &VnfLcmOpOcc) -> tracing::Span {
     )
 }
 
-/// `_links` of an occurrence in `state`: `cancel` while it runs, `retry`/`rollback`/`fail` in
-/// `FAILED_TEMP`.
-pub(crate) fn op_occ_links(
+/// `_links` of an occurrence in `state`, into `version` of the lifecycle interface: `cancel`
+/// while it runs, `retry`/`rollback`/`fail` in `FAILED_TEMP` (the core stores them for `V2`;
+/// an API serving another version renders them for it).
+pub fn op_occ_links(
     links: &dyn ResourceLinks,
     id: &VnfLcmOpOccId,
     instance_id: &VnfInstanceId,
     state: State,
+    version: ApiVersion,
 ) -> VnfLcmOpOccLinks {
-    let (version, id) = (ApiVersion::V2, id.as_str());
+    let id = id.as_str();
     let task = |task: &str| {
         Some(Link::new(links.href(LinkTarget::OpOccTask {
             version,
@@ -62,7 +64,13 @@ pub(crate) fn new_op_occ(
         _ => None,
     };
     VnfLcmOpOcc {
-        links: op_occ_links(&*inner.config.links, &id, instance_id, State::Starting),
+        links: op_occ_links(
+            &*inner.config.links,
+            &id,
+            instance_id,
+            State::Starting,
+            ApiVersion::V2,
+        ),
         id,
         operation_state: State::Starting,
         state_entered_time: now.clone(),
@@ -95,7 +103,13 @@ pub(crate) fn moved(
     let mut out = occ.clone();
     out.operation_state = to;
     out.state_entered_time = inner.now_datetime();
-    out.links = op_occ_links(&*inner.config.links, &out.id, &out.vnf_instance_id, to);
+    out.links = op_occ_links(
+        &*inner.config.links,
+        &out.id,
+        &out.vnf_instance_id,
+        to,
+        ApiVersion::V2,
+    );
     if event == Event::Cancelled {
         out.is_cancel_pending = false;
         out.cancel_mode = None;
