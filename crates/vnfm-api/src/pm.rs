@@ -22,14 +22,13 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 use vnfm_lcm::LcmError;
-use vnfm_lcm::pm::PmApi;
+use vnfm_lcm::pm::{CallbackResource, PmApi};
 use vnfm_lcm::subscriptions::{CreateOptions, Created};
 use vnfm_schemas::SchemaId;
-use vnfm_store::{Page, ProjectScope, Version};
+use vnfm_store::{Page, PmResource, ProjectScope, Version};
 use vnfm_types::{
     CreatePmJobRequest, CreatePmJobRequestV1, CreateThresholdRequest, CreateThresholdRequestV1,
-    PmJob, PmJobModifications, PmSubscription, PmSubscriptionRequest, SubscriptionId, Threshold,
-    ThresholdModifications,
+    PmJob, PmSubscription, PmSubscriptionRequest, SubscriptionId, Threshold,
 };
 
 use crate::error::{ApiError, ApiResult};
@@ -222,20 +221,20 @@ impl Kind for Pm {
     }
 }
 
-/// A PM resource with the five verbs (PM jobs, thresholds): one set of handlers.
+/// A PM resource (PM jobs, thresholds): one set of handlers over the core's one path for
+/// both ([`vnfm_lcm::PerformanceManager::get`] and the others); what differs is how its
+/// creation request is checked and how it is documented.
 trait Resource: Send + Sync + 'static {
     /// The resource.
-    type Doc: Serialize + schemars::JsonSchema + Send + Sync;
+    type Doc: CallbackResource<Modifications: Serialize + DeserializeOwned>
+        + Serialize
+        + schemars::JsonSchema;
     /// The creation request.
     type Request: DeserializeOwned + Send + Sync;
     /// The creation request of SOL003 v2.6.1.
     type RequestV1: DeserializeOwned + Into<Self::Request> + Send + Sync;
-    /// The body of `PATCH`.
-    type Modifications: Serialize + DeserializeOwned + Send + Sync;
     /// The collection's path under the API prefix (`pm_jobs`).
     const PATH: &'static str;
-    /// What the resource is called in messages (`PM job`).
-    const NAME: &'static str;
     /// What a list leaves out unless the request selects it (SOL003 clause 6.4.2.3.2: a PM
     /// job's `reports`).
     const DEFAULT_EXCLUDED: &'static [&'static str] = &[];
@@ -245,7 +244,6 @@ trait Resource: Send + Sync + 'static {
     const DOCS: ResourceDocs;
 
     fn schema() -> &'static Value;
-    fn id(doc: &Self::Doc) -> &str;
     fn callback_of(request: &Self::Request) -> Option<&str>;
     fn create(
         state: &AppState,
@@ -253,22 +251,6 @@ trait Resource: Send + Sync + 'static {
         options: &CreateOptions,
         api: PmApi,
     ) -> impl Future<Output = Result<Self::Doc, LcmError>> + Send;
-    fn get(
-        state: &AppState,
-        id: &str,
-    ) -> impl Future<Output = Result<(Self::Doc, Version), LcmError>> + Send;
-    fn list(
-        state: &AppState,
-        after: Option<&str>,
-    ) -> impl Future<Output = Result<Page<Self::Doc>, LcmError>> + Send;
-    fn modify(
-        state: &AppState,
-        id: &str,
-        modifications: &Self::Modifications,
-        expected: Option<Version>,
-        options: &CreateOptions,
-    ) -> impl Future<Output = Result<(Self::Modifications, Version), LcmError>> + Send;
-    fn delete(state: &AppState, id: &str) -> impl Future<Output = Result<(), LcmError>> + Send;
 }
 
 struct Jobs;
@@ -294,18 +276,13 @@ impl Resource for Jobs {
     type Doc = PmJob;
     type Request = CreatePmJobRequest;
     type RequestV1 = CreatePmJobRequestV1;
-    type Modifications = PmJobModifications;
     const PATH: &'static str = "pm_jobs";
-    const NAME: &'static str = "PM job";
     const DEFAULT_EXCLUDED: &'static [&'static str] = &["reports"];
     const MANDATORY: &'static [&'static str] = &["_links", "objectInstanceIds", "criteria"];
 
     fn schema() -> &'static Value {
         static S: OnceLock<Value> = OnceLock::new();
         S.get_or_init(|| serde_json::to_value(schemars::schema_for!(PmJob)).unwrap_or_default())
-    }
-    fn id(doc: &PmJob) -> &str {
-        &doc.id
     }
     fn callback_of(request: &CreatePmJobRequest) -> Option<&str> {
         request.callback_uri.as_deref()
@@ -317,27 +294,6 @@ impl Resource for Jobs {
         api: PmApi,
     ) -> Result<PmJob, LcmError> {
         state.performance.create_job(request, options, api).await
-    }
-    async fn get(state: &AppState, id: &str) -> Result<(PmJob, Version), LcmError> {
-        state.performance.job(id).await
-    }
-    async fn list(state: &AppState, after: Option<&str>) -> Result<Page<PmJob>, LcmError> {
-        state.performance.jobs(after, PAGE_SIZE).await
-    }
-    async fn modify(
-        state: &AppState,
-        id: &str,
-        modifications: &PmJobModifications,
-        expected: Option<Version>,
-        options: &CreateOptions,
-    ) -> Result<(PmJobModifications, Version), LcmError> {
-        state
-            .performance
-            .modify_job(id, modifications, expected, options)
-            .await
-    }
-    async fn delete(state: &AppState, id: &str) -> Result<(), LcmError> {
-        state.performance.delete_job(id).await
     }
 }
 
@@ -364,17 +320,12 @@ impl Resource for Thresholds {
     type Doc = Threshold;
     type Request = CreateThresholdRequest;
     type RequestV1 = CreateThresholdRequestV1;
-    type Modifications = ThresholdModifications;
     const PATH: &'static str = "thresholds";
-    const NAME: &'static str = "threshold";
     const MANDATORY: &'static [&'static str] = &["_links", "criteria"];
 
     fn schema() -> &'static Value {
         static S: OnceLock<Value> = OnceLock::new();
         S.get_or_init(|| serde_json::to_value(schemars::schema_for!(Threshold)).unwrap_or_default())
-    }
-    fn id(doc: &Threshold) -> &str {
-        &doc.id
     }
     fn callback_of(request: &CreateThresholdRequest) -> Option<&str> {
         request.callback_uri.as_deref()
@@ -389,27 +340,6 @@ impl Resource for Thresholds {
             .performance
             .create_threshold(request, options, api)
             .await
-    }
-    async fn get(state: &AppState, id: &str) -> Result<(Threshold, Version), LcmError> {
-        state.performance.threshold(id).await
-    }
-    async fn list(state: &AppState, after: Option<&str>) -> Result<Page<Threshold>, LcmError> {
-        state.performance.thresholds(after, PAGE_SIZE).await
-    }
-    async fn modify(
-        state: &AppState,
-        id: &str,
-        modifications: &ThresholdModifications,
-        expected: Option<Version>,
-        options: &CreateOptions,
-    ) -> Result<(ThresholdModifications, Version), LcmError> {
-        state
-            .performance
-            .modify_threshold(id, modifications, expected, options)
-            .await
-    }
-    async fn delete(state: &AppState, id: &str) -> Result<(), LcmError> {
-        state.performance.delete_threshold(id).await
     }
 }
 
@@ -439,7 +369,10 @@ async fn list<R: Resource, V: PmVersion>(
         |after| {
             let state = state.clone();
             async move {
-                let page = R::list(&state, after.as_deref()).await?;
+                let page = state
+                    .performance
+                    .list::<R::Doc>(after.as_deref(), PAGE_SIZE)
+                    .await?;
                 Ok(Page {
                     items: page
                         .items
@@ -469,7 +402,7 @@ async fn create<R: Resource, V: PmVersion>(
         state.origin(&headers),
         V::FAMILY.prefix(),
         R::PATH,
-        R::id(&doc)
+        doc.id()
     );
     Ok(with_etag(
         with_location(
@@ -489,7 +422,7 @@ async fn show<R: Resource, V: PmVersion>(
     headers: HeaderMap,
 ) -> ApiResult<Response> {
     require_accept(&headers, &["application/json"])?;
-    let (doc, version) = R::get(&state, &id).await?;
+    let (doc, version) = state.performance.get::<R::Doc>(&id).await?;
     Ok(with_etag(
         json_response(StatusCode::OK, &relinked(&state, to_value(&doc)?, V::API)),
         version,
@@ -506,19 +439,16 @@ async fn modify<R: Resource>(
     body: Bytes,
 ) -> ApiResult<Response> {
     require_accept(&headers, &["application/json"])?;
-    let expected = crate::precondition::expected_version(&headers, R::NAME, || async {
-        Ok(R::get(&state, &id).await?.1)
+    let expected = crate::precondition::expected_version(&headers, R::Doc::WHAT, || async {
+        Ok(state.performance.get::<R::Doc>(&id).await?.1)
     })
     .await?;
-    let modifications: R::Modifications = merge_patch_body(&headers, &body, None)?;
-    let (answer, version) = R::modify(
-        &state,
-        &id,
-        &modifications,
-        expected,
-        &callback_options(&state),
-    )
-    .await?;
+    let modifications: <R::Doc as CallbackResource>::Modifications =
+        merge_patch_body(&headers, &body, None)?;
+    let (answer, version) = state
+        .performance
+        .modify::<R::Doc>(&id, &modifications, expected, &callback_options(&state))
+        .await?;
     Ok(with_etag(json_response(StatusCode::OK, &answer), version))
 }
 
@@ -526,7 +456,7 @@ async fn remove<R: Resource>(
     State(state): State<Arc<AppState>>,
     Path(id): Path<String>,
 ) -> ApiResult<Response> {
-    R::delete(&state, &id).await?;
+    state.performance.delete::<R::Doc>(&id).await?;
     Ok(StatusCode::NO_CONTENT.into_response())
 }
 

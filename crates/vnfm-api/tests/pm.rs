@@ -20,7 +20,7 @@ use serde_json::{Value, json};
 use support::{HELLO, Harness, zip_dir};
 use vnfm_driver_api::metrics::StaticMetrics;
 use vnfm_lcm::DelivererConfig;
-use vnfm_types::PmObjectType;
+use vnfm_types::{PmObjectType, Threshold};
 
 type Posts = Arc<Mutex<Vec<(String, Value)>>>;
 
@@ -332,12 +332,19 @@ async fn pm_jobs_and_thresholds_are_checked_served_and_notified() {
         .json();
     assert_eq!(listed[0]["id"], th.as_str());
     // Evaluated below first (no notification), then above.
-    let (record, _) = h.state.store().get_threshold(&th).await.unwrap().unwrap();
+    let (record, _) = h
+        .state
+        .store()
+        .pm::<Threshold>()
+        .get_pm(&th)
+        .await
+        .unwrap()
+        .unwrap();
     let seen_below = || {
         let store = h.state.store().clone();
         let th = th.clone();
         async move {
-            let (r, _) = store.get_threshold(&th).await.unwrap().unwrap();
+            let (r, _) = store.pm::<Threshold>().get_pm(&th).await.unwrap().unwrap();
             r.state.unwrap_or_default().contains("BELOW")
         }
     };

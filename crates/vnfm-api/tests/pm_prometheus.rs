@@ -26,6 +26,7 @@ use prom::{Env, Exporter, eventually};
 use serde_json::{Value, json};
 use support::{HELLO, Harness, zip_dir};
 use vnfm_lcm::DelivererConfig;
+use vnfm_types::Threshold;
 
 const WAIT: Duration = Duration::from_secs(120);
 
@@ -180,7 +181,7 @@ async fn a_pm_job_reports_prometheus_values_and_a_threshold_is_crossed() {
     eventually(WAIT, "the threshold seen below", || {
         let (store, th) = (store.clone(), th.clone());
         async move {
-            let (r, _) = store.get_threshold(&th).await.unwrap()?;
+            let (r, _) = store.pm::<Threshold>().get_pm(&th).await.unwrap()?;
             r.state?.contains("BELOW").then_some(())
         }
     })

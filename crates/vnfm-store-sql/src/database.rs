@@ -20,8 +20,8 @@ use vnfm_store::{CONTENT_CHUNK_BYTES, EnqueueListener, Result};
 use vnfm_store::{Conflict, StoreError};
 use vnfm_store::{
     InstanceQuery, JournalEntry, Lease, NewOutboxRow, OpOccQuery, OutboxRow, OutboxSummary,
-    PackageRecord, Page, ProjectScope, ScopedKind, StartCondition, StepRecord, StepWritten,
-    SubscriptionDocument, SubscriptionKind, Timestamp, Version, VimRecord,
+    PackageRecord, Page, PmResource, ProjectScope, ScopedKind, StartCondition, StepRecord,
+    StepWritten, StoredPm, SubscriptionDocument, SubscriptionKind, Timestamp, Version, VimRecord,
 };
 
 /// A database backend: where reads run and how writes are made durable.
@@ -547,19 +547,19 @@ impl<D: Database> AlarmStore for SqlStore<D> {
 }
 
 #[async_trait]
-impl<D: Database> PmStore for SqlStore<D> {
-    async fn create_pm_job(&self, record: &vnfm_store::PmJobRecord) -> Result<Version> {
+impl<D: Database, T: PmResource> PmResourceStore<T> for SqlStore<D> {
+    async fn create_pm(&self, record: &StoredPm<T>) -> Result<Version> {
         let record = record.clone();
         in_transaction!(self, |tx| crate::sql::pm::create(tx, &record).await).await
     }
 
-    async fn get_pm_job(&self, id: &str) -> Result<Option<(vnfm_store::PmJobRecord, Version)>> {
+    async fn get_pm(&self, id: &str) -> Result<Option<(StoredPm<T>, Version)>> {
         on_reader!(self, |c| crate::sql::pm::get(c, id).await)
     }
 
-    async fn update_pm_job(
+    async fn update_pm(
         &self,
-        record: &vnfm_store::PmJobRecord,
+        record: &StoredPm<T>,
         expected: Version,
         notify: &[NewOutboxRow],
     ) -> Result<Version> {
@@ -571,22 +571,22 @@ impl<D: Database> PmStore for SqlStore<D> {
         .await
     }
 
-    async fn delete_pm_job(&self, id: &str) -> Result<()> {
+    async fn delete_pm(&self, id: &str) -> Result<()> {
         let id = id.to_owned();
-        in_transaction!(self, |tx| {
-            crate::sql::pm::delete::<_, vnfm_types::PmJob>(tx, &id).await
-        })
-        .await
+        in_transaction!(self, |tx| crate::sql::pm::delete::<_, T>(tx, &id).await).await
     }
 
-    async fn list_pm_jobs(
+    async fn list_pm(
         &self,
         after: Option<&str>,
         limit: u32,
-    ) -> Result<Page<(vnfm_store::PmJobRecord, Version)>> {
+    ) -> Result<Page<(StoredPm<T>, Version)>> {
         on_reader!(self, |c| crate::sql::pm::page_of(c, after, limit).await)
     }
+}
 
+#[async_trait]
+impl<D: Database> PmStore for SqlStore<D> {
     async fn add_pm_report(
         &self,
         report: &vnfm_store::PmReportRecord,
@@ -610,48 +610,6 @@ impl<D: Database> PmStore for SqlStore<D> {
         id: &str,
     ) -> Result<Option<vnfm_store::PmReportRecord>> {
         on_reader!(self, |c| crate::sql::pm::report(c, job_id, id).await)
-    }
-
-    async fn create_threshold(&self, record: &vnfm_store::ThresholdRecord) -> Result<Version> {
-        let record = record.clone();
-        in_transaction!(self, |tx| crate::sql::pm::create(tx, &record).await).await
-    }
-
-    async fn get_threshold(
-        &self,
-        id: &str,
-    ) -> Result<Option<(vnfm_store::ThresholdRecord, Version)>> {
-        on_reader!(self, |c| crate::sql::pm::get(c, id).await)
-    }
-
-    async fn update_threshold(
-        &self,
-        record: &vnfm_store::ThresholdRecord,
-        expected: Version,
-        notify: &[NewOutboxRow],
-    ) -> Result<Version> {
-        let (record, notify) = (record.clone(), outbox::encode(notify)?);
-        in_notifying_transaction!(self, notify.len(), |tx| crate::sql::pm::update(
-            tx, &record, expected, &notify
-        )
-        .await)
-        .await
-    }
-
-    async fn delete_threshold(&self, id: &str) -> Result<()> {
-        let id = id.to_owned();
-        in_transaction!(self, |tx| {
-            crate::sql::pm::delete::<_, vnfm_types::Threshold>(tx, &id).await
-        })
-        .await
-    }
-
-    async fn list_thresholds(
-        &self,
-        after: Option<&str>,
-        limit: u32,
-    ) -> Result<Page<(vnfm_store::ThresholdRecord, Version)>> {
-        on_reader!(self, |c| crate::sql::pm::page_of(c, after, limit).await)
     }
 }
 

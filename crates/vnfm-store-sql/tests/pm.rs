@@ -66,8 +66,11 @@ async fn jobs_and_reports_are_versioned_and_deleted_together(db: &TestDb) {
         authentication: Some(vec![9, 9]),
         state: None,
     };
-    assert_eq!(store.create_pm_job(&record).await.unwrap(), Version::FIRST);
-    assert!(store.create_pm_job(&record).await.is_err());
+    assert_eq!(
+        store.pm::<PmJob>().create_pm(&record).await.unwrap(),
+        Version::FIRST
+    );
+    assert!(store.pm::<PmJob>().create_pm(&record).await.is_err());
 
     // A report is written with the job's new report list and its notification, atomically.
     let mut next = record.clone();
@@ -105,7 +108,7 @@ async fn jobs_and_reports_are_versioned_and_deleted_together(db: &TestDb) {
     assert!(store.get_pm_report("j1", "r1").await.unwrap().is_none());
 
     let reopened = db.reopen().await.unwrap();
-    let (read, v) = reopened.get_pm_job("j1").await.unwrap().unwrap();
+    let (read, v) = reopened.pm::<PmJob>().get_pm("j1").await.unwrap().unwrap();
     assert_eq!((read, v), (next.clone(), Version(3)));
     assert_eq!(
         reopened.get_pm_report("j1", "r3").await.unwrap(),
@@ -115,22 +118,27 @@ async fn jobs_and_reports_are_versioned_and_deleted_together(db: &TestDb) {
     assert!(reopened.get_pm_report("j2", "r3").await.unwrap().is_none());
 
     store
-        .create_pm_job(&PmJobRecord {
+        .pm::<PmJob>()
+        .create_pm(&PmJobRecord {
             resource: job("j0"),
             authentication: None,
             state: Some("{}".into()),
         })
         .await
         .unwrap();
-    let page = store.list_pm_jobs(None, 1).await.unwrap();
+    let page = store.pm::<PmJob>().list_pm(None, 1).await.unwrap();
     assert_eq!(page.items[0].0.resource.id, "j0");
-    let rest = store.list_pm_jobs(page.next.as_deref(), 10).await.unwrap();
+    let rest = store
+        .pm::<PmJob>()
+        .list_pm(page.next.as_deref(), 10)
+        .await
+        .unwrap();
     assert_eq!(rest.items.len(), 1);
     assert!(rest.next.is_none());
 
     // Deleting the job deletes its reports and its pending notifications.
-    store.delete_pm_job("j1").await.unwrap();
-    assert!(store.get_pm_job("j1").await.unwrap().is_none());
+    store.pm::<PmJob>().delete_pm("j1").await.unwrap();
+    assert!(store.pm::<PmJob>().get_pm("j1").await.unwrap().is_none());
     assert!(store.get_pm_report("j1", "r3").await.unwrap().is_none());
     assert!(
         store
@@ -140,7 +148,7 @@ async fn jobs_and_reports_are_versioned_and_deleted_together(db: &TestDb) {
             .is_empty()
     );
     assert!(matches!(
-        store.delete_pm_job("j1").await,
+        store.pm::<PmJob>().delete_pm("j1").await,
         Err(StoreError::NotFound { .. })
     ));
 }
@@ -152,16 +160,18 @@ async fn thresholds_keep_state_and_enqueue_with_updates(db: &TestDb) {
         authentication: None,
         state: None,
     };
-    store.create_threshold(&record).await.unwrap();
+    store.pm::<Threshold>().create_pm(&record).await.unwrap();
     let mut crossed = record.clone();
     crossed.state = Some(r#"{"":"UP"}"#.into());
     let v = store
-        .update_threshold(&crossed, Version::FIRST, &[note("t1")])
+        .pm::<Threshold>()
+        .update_pm(&crossed, Version::FIRST, &[note("t1")])
         .await
         .unwrap();
     assert!(
         store
-            .update_threshold(&crossed, Version::FIRST, &[note("t1")])
+            .pm::<Threshold>()
+            .update_pm(&crossed, Version::FIRST, &[note("t1")])
             .await
             .is_err()
     );
@@ -169,18 +179,32 @@ async fn thresholds_keep_state_and_enqueue_with_updates(db: &TestDb) {
         .reopen()
         .await
         .unwrap()
-        .get_threshold("t1")
+        .pm::<Threshold>()
+        .get_pm("t1")
         .await
         .unwrap()
         .unwrap();
     assert_eq!((read, at), (crossed, v));
     assert_eq!(
-        store.list_thresholds(None, 10).await.unwrap().items.len(),
+        store
+            .pm::<Threshold>()
+            .list_pm(None, 10)
+            .await
+            .unwrap()
+            .items
+            .len(),
         1
     );
     assert_eq!(store.outbox_pending_rows(None, 10).await.unwrap().len(), 1);
-    store.delete_threshold("t1").await.unwrap();
-    assert!(store.get_threshold("t1").await.unwrap().is_none());
+    store.pm::<Threshold>().delete_pm("t1").await.unwrap();
+    assert!(
+        store
+            .pm::<Threshold>()
+            .get_pm("t1")
+            .await
+            .unwrap()
+            .is_none()
+    );
     assert!(
         store
             .outbox_pending_rows(None, 10)
@@ -267,7 +291,8 @@ async fn callback_credentials_are_found_by_id_whatever_holds_them(db: &TestDb) {
         .await
         .unwrap();
     store
-        .create_pm_job(&PmJobRecord {
+        .pm::<PmJob>()
+        .create_pm(&PmJobRecord {
             resource: job("cred-job"),
             authentication: Some(b"sealed-job".to_vec()),
             state: None,
@@ -275,7 +300,8 @@ async fn callback_credentials_are_found_by_id_whatever_holds_them(db: &TestDb) {
         .await
         .unwrap();
     store
-        .create_threshold(&ThresholdRecord {
+        .pm::<Threshold>()
+        .create_pm(&ThresholdRecord {
             resource: threshold("cred-th"),
             authentication: None,
             state: None,

@@ -1,6 +1,7 @@
 //! The store port of the VNF lifecycle-management core: what the core persists, as one
 //! object-safe async trait per aggregate ([`InstanceStore`], [`OpOccStore`], [`OutboxStore`],
-//! [`SubscriptionDocumentStore`], [`AlarmStore`], [`PmStore`], [`IndicatorStore`],
+//! [`SubscriptionDocumentStore`], [`AlarmStore`], [`PmStore`] (with one [`PmResourceStore`]
+//! per PM resource kind), [`IndicatorStore`],
 //! [`VimStore`], [`PackageStore`], [`SettingStore`]) and their sum [`Store`] (used as
 //! `Arc<dyn Store>`, with [`prelude`] in scope), its records and queries
 //! ([`model`](crate::Page) types) and its one error type ([`StoreError`]). No SQL driver:
@@ -44,16 +45,16 @@ pub use model::{
 };
 pub use store::{
     AlarmStore, CONTENT_CHUNK_BYTES, EnqueueListener, IndicatorStore, InstanceStore, OpOccStore,
-    OutboxStore, PackageStore, PmStore, Result, SettingStore, Store, SubscriptionDocumentStore,
-    VimStore,
+    OutboxStore, PackageStore, PmResourceStore, PmStore, Result, SettingStore, Store,
+    SubscriptionDocumentStore, VimStore,
 };
 
 /// The store ports' traits, for code that calls their methods on an `Arc<dyn Store>` (a
 /// supertrait's methods need the supertrait in scope): `use vnfm_store::prelude::*;`.
 pub mod prelude {
     pub use crate::store::{
-        AlarmStore, IndicatorStore, InstanceStore, OpOccStore, OutboxStore, PackageStore, PmStore,
-        SettingStore, Store, SubscriptionDocumentStore, VimStore,
+        AlarmStore, IndicatorStore, InstanceStore, OpOccStore, OutboxStore, PackageStore,
+        PmResourceStore, PmStore, SettingStore, Store, SubscriptionDocumentStore, VimStore,
     };
     pub use crate::subscriptions::SubscriptionStore;
 }

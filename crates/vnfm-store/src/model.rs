@@ -488,6 +488,8 @@ pub trait PmResource:
     const WHAT: &'static str;
     /// The resource id.
     fn id(&self) -> &str;
+    /// The port of this kind's resources in `store` (see `dyn Store::pm`).
+    fn port(store: &dyn crate::PmStore) -> &dyn crate::PmResourceStore<Self>;
 }
 
 impl PmResource for PmJob {
@@ -496,6 +498,9 @@ impl PmResource for PmJob {
     fn id(&self) -> &str {
         &self.id
     }
+    fn port(store: &dyn crate::PmStore) -> &dyn crate::PmResourceStore<Self> {
+        store
+    }
 }
 
 impl PmResource for Threshold {
@@ -503,6 +508,9 @@ impl PmResource for Threshold {
     const WHAT: &'static str = "threshold";
     fn id(&self) -> &str {
         &self.id
+    }
+    fn port(store: &dyn crate::PmStore) -> &dyn crate::PmResourceStore<Self> {
+        store
     }
 }
 

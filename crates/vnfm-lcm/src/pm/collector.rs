@@ -14,12 +14,14 @@ use std::time::{Duration, SystemTime};
 
 use serde_json::Value;
 use vnfm_driver_api::metrics::{MetricQuery, MetricSeries};
-use vnfm_store::{PmJobRecord, PmReportRecord, StoreError, ThresholdRecord, Version};
+use vnfm_store::{
+    Page, PmJobRecord, PmReportRecord, PmResource, StoreError, StoredPm, ThresholdRecord, Version,
+};
 use vnfm_types::links::{LinkTarget, ResourceLinks};
 use vnfm_types::{
     CrossingDirection, DateTime, Link, NotificationId, PerformanceInformationAvailableLinks,
-    PerformanceInformationAvailableNotification, PerformanceReport, PmJobReport,
-    PmNotificationType, PmObjectType, PmSubscription, ThresholdCrossedLinks,
+    PerformanceInformationAvailableNotification, PerformanceReport, PmJob, PmJobReport,
+    PmNotificationType, PmObjectType, PmSubscription, Threshold, ThresholdCrossedLinks,
     ThresholdCrossedNotification,
 };
 
@@ -80,13 +82,10 @@ impl PerformanceManager {
     /// Reports every due PM job and evaluates every due threshold, as of `now`.
     pub async fn collect_due(&self, now: SystemTime) -> Result<Collected, LcmError> {
         let mut out = Collected::default();
-        let mut after: Option<String> = None;
-        loop {
-            let page = self
-                .store()
-                .list_pm_jobs(after.as_deref(), vnfm_store::MAX_PAGE_SIZE)
-                .await
-                .map_err(store_err)?;
+        let mut cursor = Some(None);
+        while let Some(after) = cursor.take() {
+            let page = self.page_of::<PmJob>(after).await?;
+            cursor = page.next.map(Some);
             for (record, version) in page.items {
                 let id = record.resource.id.clone();
                 if let Err(e) = self.report_job(record, version, now, &mut out).await {
@@ -94,18 +93,11 @@ impl PerformanceManager {
                     out.failures += 1;
                 }
             }
-            match page.next {
-                Some(n) => after = Some(n),
-                None => break,
-            }
         }
-        let mut after: Option<String> = None;
-        loop {
-            let page = self
-                .store()
-                .list_thresholds(after.as_deref(), vnfm_store::MAX_PAGE_SIZE)
-                .await
-                .map_err(store_err)?;
+        let mut cursor = Some(None);
+        while let Some(after) = cursor.take() {
+            let page = self.page_of::<Threshold>(after).await?;
+            cursor = page.next.map(Some);
             for (record, version) in page.items {
                 let id = record.resource.id.clone();
                 if let Err(e) = self.evaluate(record, version, now, &mut out).await {
@@ -113,12 +105,20 @@ impl PerformanceManager {
                     out.failures += 1;
                 }
             }
-            match page.next {
-                Some(n) => after = Some(n),
-                None => break,
-            }
         }
         Ok(out)
+    }
+
+    /// The largest page of stored PM jobs or thresholds after `after`.
+    async fn page_of<T: PmResource>(
+        &self,
+        after: Option<String>,
+    ) -> Result<Page<(StoredPm<T>, Version)>, LcmError> {
+        self.store()
+            .pm::<T>()
+            .list_pm(after.as_deref(), vnfm_store::MAX_PAGE_SIZE)
+            .await
+            .map_err(store_err)
     }
 
     /// The series of `metric` of `object` (with `subs`) from `start` to `end`; `None` (logged)
@@ -267,7 +267,12 @@ impl PerformanceManager {
         record: &PmJobRecord,
         version: Version,
     ) -> Result<(), LcmError> {
-        match self.store().update_pm_job(record, version, &[]).await {
+        match self
+            .store()
+            .pm::<PmJob>()
+            .update_pm(record, version, &[])
+            .await
+        {
             Ok(_) | Err(StoreError::VersionMismatch { .. } | StoreError::NotFound { .. }) => Ok(()),
             Err(e) => Err(store_err(e)),
         }
@@ -376,7 +381,12 @@ impl PerformanceManager {
         version: Version,
         rows: &[vnfm_store::NewOutboxRow],
     ) -> Result<bool, LcmError> {
-        match self.store().update_threshold(record, version, rows).await {
+        match self
+            .store()
+            .pm::<Threshold>()
+            .update_pm(record, version, rows)
+            .await
+        {
             Ok(_) => Ok(true),
             Err(StoreError::VersionMismatch { .. } | StoreError::NotFound { .. }) => Ok(false),
             Err(e) => Err(store_err(e)),

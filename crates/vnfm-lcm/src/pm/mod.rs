@@ -20,8 +20,8 @@ use std::time::Duration;
 use vnfm_driver_api::CallbackSender;
 use vnfm_driver_api::metrics::MetricsSource;
 use vnfm_store::{
-    NewOutboxRow, Page, PmJobRecord, Store, StoreError, StoredPm, ThresholdRecord, Timestamp,
-    Version, canonical_pm_filter,
+    NewOutboxRow, Page, PmResource, Store, StoreError, StoredPm, Timestamp, Version,
+    canonical_pm_filter,
 };
 use vnfm_types::links::{ApiVersion, Interface, LinkTarget, ResourceLinks};
 use vnfm_types::{
@@ -80,6 +80,58 @@ pub fn matches(
         && f.vnf_instance_subscription_filter
             .as_ref()
             .is_none_or(|i| instance_matches(i, instance, ctx))
+}
+
+/// A PM resource with a callback of its own (PM jobs, thresholds): what a `PATCH` changes.
+/// Reading, listing, modifying and deleting either kind is one path
+/// ([`PerformanceManager::get`], [`PerformanceManager::list`], [`PerformanceManager::modify`],
+/// [`PerformanceManager::delete`]).
+pub trait CallbackResource: PmResource {
+    /// The body of a `PATCH`: a new callback and credentials.
+    type Modifications: Send + Sync;
+    /// The resource's callback (none for one created through `/vnfpm/v1`).
+    fn callback_uri(&mut self) -> &mut Option<String>;
+    /// The callback and credentials `modifications` ask for.
+    fn requested(
+        modifications: &Self::Modifications,
+    ) -> (Option<&str>, Option<&SubscriptionAuthentication>);
+    /// The modifications as SOL003 answers them: the callback when changed, never the
+    /// credentials.
+    fn answered(callback_uri: Option<String>) -> Self::Modifications;
+}
+
+impl CallbackResource for PmJob {
+    type Modifications = PmJobModifications;
+    fn callback_uri(&mut self) -> &mut Option<String> {
+        &mut self.callback_uri
+    }
+    fn requested(m: &PmJobModifications) -> (Option<&str>, Option<&SubscriptionAuthentication>) {
+        (m.callback_uri.as_deref(), m.authentication.as_ref())
+    }
+    fn answered(callback_uri: Option<String>) -> PmJobModifications {
+        PmJobModifications {
+            callback_uri,
+            authentication: None,
+        }
+    }
+}
+
+impl CallbackResource for Threshold {
+    type Modifications = ThresholdModifications;
+    fn callback_uri(&mut self) -> &mut Option<String> {
+        &mut self.callback_uri
+    }
+    fn requested(
+        m: &ThresholdModifications,
+    ) -> (Option<&str>, Option<&SubscriptionAuthentication>) {
+        (m.callback_uri.as_deref(), m.authentication.as_ref())
+    }
+    fn answered(callback_uri: Option<String>) -> ThresholdModifications {
+        ThresholdModifications {
+            callback_uri,
+            authentication: None,
+        }
+    }
 }
 
 /// Performance management: PM jobs, thresholds and PM subscriptions over the store.
@@ -303,93 +355,12 @@ impl PerformanceManager {
         let state = logic::JobState {
             next_report_at: now + job.criteria.reporting_period,
         };
-        let record = StoredPm {
-            resource: job.clone(),
+        self.store_new(StoredPm {
+            resource: job,
             authentication: callback.sealed,
             state: Some(to_state(&state)?),
-        };
-        self.store.create_pm_job(&record).await.map_err(store_err)?;
-        tracing::info!(pm_job_id = %id, object_type = %job.object_type, "PM job created");
-        Ok(job)
-    }
-
-    /// The PM job and its version.
-    pub async fn job(&self, id: &str) -> Result<(PmJob, Version), LcmError> {
-        let (record, v) = self.job_record(id).await?;
-        Ok((record.resource, v))
-    }
-
-    async fn job_record(&self, id: &str) -> Result<(PmJobRecord, Version), LcmError> {
-        self.store
-            .get_pm_job(id)
-            .await
-            .map_err(store_err)?
-            .ok_or_else(|| LcmError::NotFound {
-                kind: "PM job",
-                id: id.to_owned(),
-            })
-    }
-
-    /// One page of PM jobs, ordered by id.
-    pub async fn jobs(&self, after: Option<&str>, limit: u32) -> Result<Page<PmJob>, LcmError> {
-        let page = self
-            .store
-            .list_pm_jobs(after, limit)
-            .await
-            .map_err(store_err)?;
-        Ok(Page {
-            items: page.items.into_iter().map(|(r, _)| r.resource).collect(),
-            next: page.next,
         })
-    }
-
-    /// Changes a PM job's callback and credentials if it is still at `expected` (when
-    /// given). Returns the modifications as SOL003 answers them (no credentials) and the new
-    /// version.
-    pub async fn modify_job(
-        &self,
-        id: &str,
-        modifications: &PmJobModifications,
-        expected: Option<Version>,
-        options: &CreateOptions,
-    ) -> Result<(PmJobModifications, Version), LcmError> {
-        let (record, found) = self.job_record(id).await?;
-        let (record, answer) = self
-            .modified(
-                record,
-                modifications.callback_uri.as_deref(),
-                modifications.authentication.as_ref(),
-                options,
-                |r| &mut r.callback_uri,
-            )
-            .await?;
-        let version = self
-            .replace("PM job", id, expected, found, |v| {
-                let record = record.clone();
-                async move { self.store.update_pm_job(&record, v, &[]).await }
-            })
-            .await?;
-        tracing::info!(pm_job_id = %id, "PM job modified");
-        Ok((
-            PmJobModifications {
-                callback_uri: answer,
-                authentication: None,
-            },
-            version,
-        ))
-    }
-
-    /// Deletes a PM job, its reports and its pending notifications.
-    pub async fn delete_job(&self, id: &str) -> Result<(), LcmError> {
-        self.store.delete_pm_job(id).await.map_err(|e| match e {
-            StoreError::NotFound { .. } => LcmError::NotFound {
-                kind: "PM job",
-                id: id.to_owned(),
-            },
-            other => store_err(other),
-        })?;
-        tracing::info!(pm_job_id = %id, "PM job deleted");
-        Ok(())
+        .await
     }
 
     /// The report `report_id` of PM job `job_id`.
@@ -447,45 +418,57 @@ impl PerformanceManager {
                 }))),
             },
         };
-        let record = StoredPm {
-            resource: threshold.clone(),
+        self.store_new(StoredPm {
+            resource: threshold,
             authentication: callback.sealed,
             state: Some(to_state(&logic::ThresholdState::default())?),
-        };
-        self.store
-            .create_threshold(&record)
-            .await
-            .map_err(store_err)?;
-        tracing::info!(threshold_id = %id, "threshold created");
-        Ok(threshold)
+        })
+        .await
     }
 
-    async fn threshold_record(&self, id: &str) -> Result<(ThresholdRecord, Version), LcmError> {
+    /// Stores a new resource (its callback checked, its credentials sealed).
+    async fn store_new<T: PmResource>(&self, record: StoredPm<T>) -> Result<T, LcmError> {
         self.store
-            .get_threshold(id)
+            .pm::<T>()
+            .create_pm(&record)
+            .await
+            .map_err(store_err)?;
+        tracing::info!(
+            kind = T::WHAT,
+            id = record.resource.id(),
+            "PM resource created"
+        );
+        Ok(record.resource)
+    }
+
+    async fn record<T: PmResource>(&self, id: &str) -> Result<(StoredPm<T>, Version), LcmError> {
+        self.store
+            .pm::<T>()
+            .get_pm(id)
             .await
             .map_err(store_err)?
             .ok_or_else(|| LcmError::NotFound {
-                kind: "threshold",
+                kind: T::WHAT,
                 id: id.to_owned(),
             })
     }
 
-    /// The threshold and its version.
-    pub async fn threshold(&self, id: &str) -> Result<(Threshold, Version), LcmError> {
-        let (record, v) = self.threshold_record(id).await?;
+    /// The PM job or threshold `id` and its version.
+    pub async fn get<T: PmResource>(&self, id: &str) -> Result<(T, Version), LcmError> {
+        let (record, v) = self.record::<T>(id).await?;
         Ok((record.resource, v))
     }
 
-    /// One page of thresholds, ordered by id.
-    pub async fn thresholds(
+    /// One page of PM jobs or thresholds, ordered by id.
+    pub async fn list<T: PmResource>(
         &self,
         after: Option<&str>,
         limit: u32,
-    ) -> Result<Page<Threshold>, LcmError> {
+    ) -> Result<Page<T>, LcmError> {
         let page = self
             .store
-            .list_thresholds(after, limit)
+            .pm::<T>()
+            .list_pm(after, limit)
             .await
             .map_err(store_err)?;
         Ok(Page {
@@ -494,63 +477,55 @@ impl PerformanceManager {
         })
     }
 
-    /// Changes a threshold's callback and credentials, as [`Self::modify_job`] does.
-    pub async fn modify_threshold(
+    /// Changes a PM job's or threshold's callback and credentials if it is still at
+    /// `expected` (when given). Returns the modifications as SOL003 answers them (no
+    /// credentials) and the new version.
+    pub async fn modify<T: CallbackResource>(
         &self,
         id: &str,
-        modifications: &ThresholdModifications,
+        modifications: &T::Modifications,
         expected: Option<Version>,
         options: &CreateOptions,
-    ) -> Result<(ThresholdModifications, Version), LcmError> {
-        let (record, found) = self.threshold_record(id).await?;
-        let (record, answer) = self
-            .modified(
-                record,
-                modifications.callback_uri.as_deref(),
-                modifications.authentication.as_ref(),
-                options,
-                |r| &mut r.callback_uri,
-            )
-            .await?;
+    ) -> Result<(T::Modifications, Version), LcmError> {
+        let (record, found) = self.record::<T>(id).await?;
+        let (uri, authentication) = T::requested(modifications);
+        let (record, answer) = self.modified(record, uri, authentication, options).await?;
         let version = self
-            .replace("threshold", id, expected, found, |v| {
+            .replace(T::WHAT, id, expected, found, |v| {
                 let record = record.clone();
-                async move { self.store.update_threshold(&record, v, &[]).await }
+                async move { self.store.pm::<T>().update_pm(&record, v, &[]).await }
             })
             .await?;
-        tracing::info!(threshold_id = %id, "threshold modified");
-        Ok((
-            ThresholdModifications {
-                callback_uri: answer,
-                authentication: None,
-            },
-            version,
-        ))
+        tracing::info!(kind = T::WHAT, id, "PM resource modified");
+        Ok((T::answered(answer), version))
     }
 
-    /// Deletes a threshold and its pending notifications.
-    pub async fn delete_threshold(&self, id: &str) -> Result<(), LcmError> {
-        self.store.delete_threshold(id).await.map_err(|e| match e {
-            StoreError::NotFound { .. } => LcmError::NotFound {
-                kind: "threshold",
-                id: id.to_owned(),
-            },
-            other => store_err(other),
-        })?;
-        tracing::info!(threshold_id = %id, "threshold deleted");
+    /// Deletes a PM job (with its reports) or a threshold, and its pending notifications.
+    pub async fn delete<T: PmResource>(&self, id: &str) -> Result<(), LcmError> {
+        self.store
+            .pm::<T>()
+            .delete_pm(id)
+            .await
+            .map_err(|e| match e {
+                StoreError::NotFound { .. } => LcmError::NotFound {
+                    kind: T::WHAT,
+                    id: id.to_owned(),
+                },
+                other => store_err(other),
+            })?;
+        tracing::info!(kind = T::WHAT, id, "PM resource deleted");
         Ok(())
     }
 
     /// `record` with the callback `uri` and credentials `authentication` of a PATCH (each
     /// when given; new credentials without a new URI apply to the current one), and the
     /// callback the answer names. Nothing to change is a 422.
-    async fn modified<T>(
+    async fn modified<T: CallbackResource>(
         &self,
         mut record: StoredPm<T>,
         uri: Option<&str>,
         authentication: Option<&SubscriptionAuthentication>,
         options: &CreateOptions,
-        callback_of: impl Fn(&mut T) -> &mut Option<String>,
     ) -> Result<(StoredPm<T>, Option<String>), LcmError> {
         if uri.is_none() && authentication.is_none() {
             return Err(LcmError::invalid(
@@ -560,7 +535,7 @@ impl PerformanceManager {
         }
         let Some(target) = uri
             .map(str::to_owned)
-            .or_else(|| callback_of(&mut record.resource).clone())
+            .or_else(|| record.resource.callback_uri().clone())
         else {
             return Err(LcmError::invalid(
                 "/callbackUri",
@@ -570,7 +545,7 @@ impl PerformanceManager {
         let callback = self
             .callback(Some(&target), authentication, options)
             .await?;
-        *callback_of(&mut record.resource) = callback.uri;
+        *record.resource.callback_uri() = callback.uri;
         if authentication.is_some() {
             record.authentication = callback.sealed;
         }

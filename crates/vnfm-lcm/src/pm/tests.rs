@@ -95,7 +95,7 @@ async fn outbox(store: &dyn Store) -> Vec<(String, String, Value)> {
 
 /// The time the job's first report is due (its state, as stored).
 async fn first_due(store: &dyn Store, id: &str) -> SystemTime {
-    let (record, _) = store.get_pm_job(id).await.unwrap().unwrap();
+    let (record, _) = store.pm::<PmJob>().get_pm(id).await.unwrap().unwrap();
     let state: logic::JobState = serde_json::from_str(record.state.as_deref().unwrap()).unwrap();
     logic::from_unix_seconds(state.next_report_at)
 }
@@ -157,7 +157,7 @@ async fn jobs_on_unknown_instances_or_vnfcs_are_refused() {
         matches!(&e, LcmError::InvalidRequest { pointer, .. } if pointer == "/callbackUri"),
         "{e:?}"
     );
-    assert!(f.pm.jobs(None, 10).await.unwrap().items.is_empty());
+    assert!(f.pm.list::<PmJob>(None, 10).await.unwrap().items.is_empty());
 }
 
 #[tokio::test]
@@ -172,7 +172,13 @@ async fn a_due_job_stores_a_report_of_the_measured_values_and_notifies() {
         .await
         .unwrap();
     // The credentials are sealed, never in the resource.
-    let (record, _) = f.store.get_pm_job(&job.id).await.unwrap().unwrap();
+    let (record, _) = f
+        .store
+        .pm::<PmJob>()
+        .get_pm(&job.id)
+        .await
+        .unwrap()
+        .unwrap();
     assert!(
         !serde_json::to_string(&record.resource)
             .unwrap()
@@ -203,7 +209,7 @@ async fn a_due_job_stores_a_report_of_the_measured_values_and_notifies() {
 
     let done = f.pm.collect_due(due).await.unwrap();
     assert_eq!((done.reports, done.failures), (1, 0));
-    let (job, _) = f.pm.job(&job.id).await.unwrap();
+    let (job, _) = f.pm.get::<PmJob>(&job.id).await.unwrap();
     let reports = job.reports.clone().unwrap();
     assert_eq!(reports.len(), 1);
     let report_id = reports[0].href.rsplit('/').next().unwrap().to_owned();
@@ -254,7 +260,14 @@ async fn reports_beyond_the_limit_are_dropped_and_no_data_reports_nothing() {
     let due = first_due(&*f.store, &job.id).await;
     // No data: the schedule moves on, nothing is stored or sent.
     assert_eq!(f.pm.collect_due(due).await.unwrap().reports, 0);
-    assert!(f.pm.job(&job.id).await.unwrap().0.reports.is_none());
+    assert!(
+        f.pm.get::<PmJob>(&job.id)
+            .await
+            .unwrap()
+            .0
+            .reports
+            .is_none()
+    );
     assert!(outbox(&*f.store).await.is_empty());
     f.metrics.set(Some(1.0));
     let mut hrefs = Vec::new();
@@ -262,7 +275,7 @@ async fn reports_beyond_the_limit_are_dropped_and_no_data_reports_nothing() {
         let at = due + Duration::from_secs(30 * k);
         assert_eq!(f.pm.collect_due(at).await.unwrap().reports, 1);
         hrefs.push(
-            f.pm.job(&job.id)
+            f.pm.get::<PmJob>(&job.id)
                 .await
                 .unwrap()
                 .0
@@ -274,7 +287,7 @@ async fn reports_beyond_the_limit_are_dropped_and_no_data_reports_nothing() {
                 .clone(),
         );
     }
-    let (job, _) = f.pm.job(&job.id).await.unwrap();
+    let (job, _) = f.pm.get::<PmJob>(&job.id).await.unwrap();
     let kept: Vec<String> = job.reports.unwrap().into_iter().map(|r| r.href).collect();
     assert_eq!(kept, hrefs[1..]);
     let first = hrefs[0].rsplit('/').next().unwrap();
@@ -283,10 +296,10 @@ async fn reports_beyond_the_limit_are_dropped_and_no_data_reports_nothing() {
         Err(LcmError::NotFound { .. })
     ));
     // Deleting the job drops its pending notifications.
-    f.pm.delete_job(&job.id).await.unwrap();
+    f.pm.delete::<PmJob>(&job.id).await.unwrap();
     assert!(outbox(&*f.store).await.is_empty());
     assert!(matches!(
-        f.pm.delete_job(&job.id).await,
+        f.pm.delete::<PmJob>(&job.id).await,
         Err(LcmError::NotFound { .. })
     ));
 }
@@ -350,7 +363,7 @@ async fn modifications_need_the_current_version() {
         authentication: None,
     };
     let (answer, v2) =
-        f.pm.modify_job(&job.id, &m, Some(Version::FIRST), &opts)
+        f.pm.modify::<PmJob>(&job.id, &m, Some(Version::FIRST), &opts)
             .await
             .unwrap();
     assert_eq!(
@@ -359,19 +372,20 @@ async fn modifications_need_the_current_version() {
     );
     assert_eq!(v2, Version(2));
     let e =
-        f.pm.modify_job(&job.id, &m, Some(Version::FIRST), &opts)
+        f.pm.modify::<PmJob>(&job.id, &m, Some(Version::FIRST), &opts)
             .await
             .unwrap_err();
     assert!(
         matches!(&e, LcmError::Changed { current, .. } if current == "\"2\""),
         "{e:?}"
     );
-    let (read, _) = f.pm.job(&job.id).await.unwrap();
+    let (read, _) = f.pm.get::<PmJob>(&job.id).await.unwrap();
     assert_eq!(read.callback_uri.as_deref(), Some("http://127.0.0.1:9/new"));
     // The credentials were kept.
     assert!(
         f.store
-            .get_pm_job(&job.id)
+            .pm::<PmJob>()
+            .get_pm(&job.id)
             .await
             .unwrap()
             .unwrap()
@@ -381,7 +395,7 @@ async fn modifications_need_the_current_version() {
     );
     let empty = PmJobModifications::default();
     assert!(matches!(
-        f.pm.modify_job(&job.id, &empty, None, &opts).await,
+        f.pm.modify::<PmJob>(&job.id, &empty, None, &opts).await,
         Err(LcmError::InvalidRequest { .. })
     ));
     let th =
@@ -397,13 +411,14 @@ async fn modifications_need_the_current_version() {
         ),
     };
     let (answer, _) =
-        f.pm.modify_threshold(&th.id, &tm, None, &opts)
+        f.pm.modify::<Threshold>(&th.id, &tm, None, &opts)
             .await
             .unwrap();
     assert_eq!(answer, ThresholdModifications::default());
     assert!(
         f.store
-            .get_threshold(&th.id)
+            .pm::<Threshold>()
+            .get_pm(&th.id)
             .await
             .unwrap()
             .unwrap()
@@ -446,7 +461,16 @@ async fn jobs_and_thresholds_survive_a_restart_with_their_schedule_and_sides() {
             max_reports: 2,
         },
     );
-    assert_eq!(pm.job(&job.id).await.unwrap().0.reports.unwrap().len(), 1);
+    assert_eq!(
+        pm.get::<PmJob>(&job.id)
+            .await
+            .unwrap()
+            .0
+            .reports
+            .unwrap()
+            .len(),
+        1
+    );
     let next = due + Duration::from_secs(30);
     // Not due before the schedule says so, then due.
     assert_eq!(

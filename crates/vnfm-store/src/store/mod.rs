@@ -17,7 +17,7 @@ pub use instances::InstanceStore;
 pub use op_occs::OpOccStore;
 pub use outbox::{EnqueueListener, OutboxStore};
 pub use packages::PackageStore;
-pub use pm::PmStore;
+pub use pm::{PmResourceStore, PmStore};
 pub use settings::SettingStore;
 pub use subscription_documents::SubscriptionDocumentStore;
 pub use vims::VimStore;

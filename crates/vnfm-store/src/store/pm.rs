@@ -1,39 +1,45 @@
-//! PM jobs, their reports, and thresholds.
+//! PM jobs and thresholds (one port generic over [`PmResource`]), and the reports of the jobs.
 
 use super::Result;
-use crate::model::{NewOutboxRow, Page, Version};
+use crate::model::{NewOutboxRow, Page, PmResource, StoredPm, Version};
 use async_trait::async_trait;
+use vnfm_types::{PmJob, Threshold};
 
-/// PM jobs, their reports, and thresholds. Part of [`crate::Store`].
+/// The resources of one PM kind `T` (PM jobs, thresholds): one table each, the same verbs.
+/// Reach it through [`crate::Store`] with `store.pm::<PmJob>()`.
 #[async_trait]
-pub trait PmStore: Send + Sync {
-    /// Stores a new PM job at [`crate::Version::FIRST`]. [`crate::Conflict::AlreadyExists`] if the
-    /// id is taken.
-    async fn create_pm_job(&self, record: &crate::PmJobRecord) -> Result<Version>;
+pub trait PmResourceStore<T: PmResource>: Send + Sync {
+    /// Stores a new resource at [`crate::Version::FIRST`]. [`crate::Conflict::AlreadyExists`] if
+    /// the id is taken.
+    async fn create_pm(&self, record: &StoredPm<T>) -> Result<Version>;
 
-    /// The PM job and its version.
-    async fn get_pm_job(&self, id: &str) -> Result<Option<(crate::PmJobRecord, Version)>>;
+    /// The resource and its version.
+    async fn get_pm(&self, id: &str) -> Result<Option<(StoredPm<T>, Version)>>;
 
-    /// Replaces the PM job if its version is still `expected` and enqueues `notify` in the
+    /// Replaces the resource if its version is still `expected` and enqueues `notify` in the
     /// same transaction; returns the new version.
-    async fn update_pm_job(
+    async fn update_pm(
         &self,
-        record: &crate::PmJobRecord,
+        record: &StoredPm<T>,
         expected: Version,
         notify: &[NewOutboxRow],
     ) -> Result<Version>;
 
-    /// Deletes the PM job, its reports and its pending notifications (outbox rows whose
-    /// subscription id is the job's; dead rows stay).
-    async fn delete_pm_job(&self, id: &str) -> Result<()>;
+    /// Deletes the resource, its reports (of a PM job) and its pending notifications (outbox
+    /// rows whose subscription id is the resource's; dead rows stay).
+    async fn delete_pm(&self, id: &str) -> Result<()>;
 
-    /// One page of PM jobs, ordered by id.
-    async fn list_pm_jobs(
+    /// One page of the resources, ordered by id.
+    async fn list_pm(
         &self,
         after: Option<&str>,
         limit: u32,
-    ) -> Result<Page<(crate::PmJobRecord, Version)>>;
+    ) -> Result<Page<(StoredPm<T>, Version)>>;
+}
 
+/// PM jobs, their reports, and thresholds. Part of [`crate::Store`].
+#[async_trait]
+pub trait PmStore: PmResourceStore<PmJob> + PmResourceStore<Threshold> {
     /// In one transaction: stores `report`, replaces its job with `job` if the job's version
     /// is still `expected`, deletes the job's reports `dropped` and enqueues `notify`; returns
     /// the job's new version.
@@ -48,30 +54,11 @@ pub trait PmStore: Send + Sync {
 
     /// The report `id` of PM job `job_id`.
     async fn get_pm_report(&self, job_id: &str, id: &str) -> Result<Option<crate::PmReportRecord>>;
+}
 
-    /// Stores a new threshold at [`crate::Version::FIRST`]. [`crate::Conflict::AlreadyExists`] if
-    /// the id is taken.
-    async fn create_threshold(&self, record: &crate::ThresholdRecord) -> Result<Version>;
-
-    /// The threshold and its version.
-    async fn get_threshold(&self, id: &str) -> Result<Option<(crate::ThresholdRecord, Version)>>;
-
-    /// Replaces the threshold if its version is still `expected` and enqueues `notify` in the
-    /// same transaction; returns the new version.
-    async fn update_threshold(
-        &self,
-        record: &crate::ThresholdRecord,
-        expected: Version,
-        notify: &[NewOutboxRow],
-    ) -> Result<Version>;
-
-    /// Deletes the threshold and its pending notifications.
-    async fn delete_threshold(&self, id: &str) -> Result<()>;
-
-    /// One page of thresholds, ordered by id.
-    async fn list_thresholds(
-        &self,
-        after: Option<&str>,
-        limit: u32,
-    ) -> Result<Page<(crate::ThresholdRecord, Version)>>;
+impl dyn crate::Store + '_ {
+    /// The port of the PM resources of kind `T`: `store.pm::<Threshold>().get_pm(id)`.
+    pub fn pm<T: PmResource>(&self) -> &dyn PmResourceStore<T> {
+        T::port(self)
+    }
 }
