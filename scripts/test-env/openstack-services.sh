@@ -89,11 +89,13 @@ manage() {
 }
 
 # Serves a WSGI application with uwsgi: $1 name (log, pid), $2 port, $3 wsgi file, then
-# environment assignments for it. One thread per process (as for Keystone).
+# environment assignments for it. One thread per process (as for Keystone). The router waits up
+# to 600 s for an answer (uwsgi's default is 60 s): on a loaded machine Nova's POST /servers
+# can take longer, and a dropped answer makes Heat send the POST again (`PortInUse`).
 serve_wsgi() {
     local name=$1 port=$2 file=$3
     shift 3
-    spawn "$name" env "$@" "$VENV/bin/uwsgi" --http "127.0.0.1:$port" --http-keepalive \
+    spawn "$name" env "$@" "$VENV/bin/uwsgi" --http "127.0.0.1:$port" --http-keepalive --http-timeout 600 \
         --wsgi-file "$file" --master --processes 2 --threads 1 --die-on-term --need-app \
         --disable-logging --hook-master-start "unix_signal:15 gracefully_kill_them_all"
 }

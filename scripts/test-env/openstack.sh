@@ -271,7 +271,7 @@ start_keystone() {
     # see each other's token roles (a service-only user's application credential was refused
     # for lacking the admin's "member" role, in 5-10% of concurrent creations).
     spawn keystone env OS_KEYSTONE_CONFIG_FILES="$DIR/keystone/keystone.conf" \
-        "$VENV/bin/uwsgi" --http "127.0.0.1:$KS_PORT" --http-keepalive \
+        "$VENV/bin/uwsgi" --http "127.0.0.1:$KS_PORT" --http-keepalive --http-timeout 600 \
         --wsgi-file "$SITE/keystone/wsgi/api.py" --master --processes 4 --threads 1 \
         --die-on-term --need-app --disable-logging --hook-master-start "unix_signal:15 gracefully_kill_them_all"
     wait_port "$KS_PORT" Keystone keystone
@@ -445,11 +445,11 @@ heat_db() {
 run_heat() {
     spawn heat-engine "$VENV/bin/heat-engine" --config-file "$DIR/heat/heat.conf"
     # One thread per process, as for Keystone (whose request contexts leak between threads).
-    spawn heat-api "$VENV/bin/uwsgi" --http "127.0.0.1:$HEAT_PORT" --http-keepalive \
+    spawn heat-api "$VENV/bin/uwsgi" --http "127.0.0.1:$HEAT_PORT" --http-keepalive --http-timeout 600 \
         --wsgi-file "$SITE/heat/wsgi/api.py" --pyargv "--config-file $DIR/heat/heat.conf" \
         --master --processes 3 --threads 1 --die-on-term --need-app --disable-logging \
         --hook-master-start "unix_signal:15 gracefully_kill_them_all"
-    spawn heat-api-cfn "$VENV/bin/uwsgi" --http "127.0.0.1:$CFN_PORT" --http-keepalive \
+    spawn heat-api-cfn "$VENV/bin/uwsgi" --http "127.0.0.1:$CFN_PORT" --http-keepalive --http-timeout 600 \
         --wsgi-file "$SITE/heat/wsgi/cfn.py" --pyargv "--config-file $DIR/heat/heat.conf" \
         --master --processes 1 --threads 1 --die-on-term --need-app --disable-logging \
         --hook-master-start "unix_signal:15 gracefully_kill_them_all"
