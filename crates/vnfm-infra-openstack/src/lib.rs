@@ -37,6 +37,7 @@
 //! See `docs/openstack.md` for VIM registration, the BaseHOT conventions, the generated
 //! template and timeouts.
 
+pub mod capacity;
 pub mod config;
 pub mod depends;
 pub mod driver;
@@ -47,6 +48,7 @@ pub mod heat;
 pub mod hot;
 pub mod inventory;
 pub mod keystone;
+pub mod neutron;
 pub mod nova;
 pub mod observe;
 #[cfg(feature = "testing")]

@@ -49,6 +49,7 @@ use crate::nova::{Nova, Power, Target};
 
 mod resources;
 mod stack;
+mod subnets;
 mod templates;
 
 /// The `vimType` this driver serves.
@@ -258,6 +259,8 @@ fn templates(
     };
     hot::apply_ext_managed_vls(&mut h.template, managed);
     crate::depends::order_after_subnets(&mut h.template);
+    let vdus = flavour.vdus.iter().map(|v| v.id.clone()).collect();
+    crate::capacity::capacity_from_nfv(&mut h.template, &h.files, &vdus);
     Ok(h)
 }
 

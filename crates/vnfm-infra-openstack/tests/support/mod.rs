@@ -427,6 +427,14 @@ impl Services {
             .to_string()
     }
 
+    /// The subnets Neutron has on the network `network_id`.
+    pub async fn subnets_of(&self, network_id: &str) -> Vec<Value> {
+        let all = self
+            .get("network", &format!("/v2.0/subnets?network_id={network_id}"))
+            .await;
+        all["subnets"].as_array().unwrap().clone()
+    }
+
     /// The fixed addresses of the server's ports on the network named `network`.
     pub async fn addresses_on(&self, device_id: &str, network: &str) -> Vec<String> {
         let nets = self
