@@ -57,7 +57,7 @@ impl OpenStackDriver {
         let of_types = |types: &[String]| -> BTreeSet<String> {
             resources
                 .iter()
-                .filter(|x| types.iter().any(|t| *t == x.resource_type))
+                .filter(|x| types.contains(&x.resource_type))
                 .map(|x| x.physical_resource_id.clone())
                 .filter(|id| !id.is_empty())
                 .collect()
