@@ -12,7 +12,7 @@
 //! | heal whole VNF | the stack is deleted and created again from its template, files and parameters |
 //! | change external connectivity | the `CP` part of `nfv` is rebuilt from the links in force and the stack updated |
 //! | change flavour | update with the new flavour's template and counts |
-//! | change package | update with the new package's template and files |
+//! | change package | update with the new package's template and files; when Neutron refuses to delete a subnet it replaces, the ports on that subnet move to the new one and the update runs again (module `subnets`) |
 //! | rollbacks | instantiate: delete; scale: back to the recorded counts (VNFCs the scale added go first); external connectivity and package: the previous parameters / templates |
 //! | operate | no stack change: the VNFCs' servers are started / stopped through Nova (`os-start`, `os-stop`) until `ACTIVE` / `SHUTOFF`; GRACEFUL stop waits the graceful timeout first |
 //!
