@@ -179,21 +179,14 @@ fn completed(occ: vnfm_types::VnfLcmOpOcc) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_heat_holds_failed_raises_an_alarm_on_its_vnfc_until_healed() {
     let cloud = Cloud::from_env();
-    let Watched {
-        lcm,
-        store,
-        watch,
-        driver,
-        vnf,
-        _guard,
-        _dir,
-    } = watched(
+    let w = watched(
         &cloud,
         false,
         support::instantiate_request_at(&cloud, "10.10.0.55"),
     )
     .await;
-    let sweep = watch.sweep().await.unwrap();
+    let (lcm, store, driver, vnf) = (&w.lcm, &w.store, &w.driver, &w.vnf);
+    let sweep = w.watch.sweep().await.unwrap();
     assert_eq!(
         (sweep.observed, sweep.raised, sweep.failures),
         (1, 0, 0),
@@ -230,7 +223,7 @@ async fn a_server_heat_holds_failed_raises_an_alarm_on_its_vnfc_until_healed() {
         .await
         .unwrap();
 
-    let sweep = watch.sweep().await.unwrap();
+    let sweep = w.watch.sweep().await.unwrap();
     assert_eq!(
         sweep,
         Swept {
@@ -267,12 +260,7 @@ async fn a_server_heat_holds_failed_raises_an_alarm_on_its_vnfc_until_healed() {
         .await
         .unwrap();
     completed(lcm.wait(&op.id, WAIT).await.unwrap());
-    let sweep = watch.sweep().await.unwrap();
-    assert_eq!(
-        (sweep.raised, sweep.cleared, sweep.failures),
-        (0, 1, 0),
-        "{sweep:?}"
-    );
+    w.sweep_expecting(0, 1).await;
     assert!(store.open_alarms(Some(&vnf.id)).await.unwrap().is_empty());
 
     // Nova puts another VNFC's server in ERROR: a critical alarm on that VNFC, whatever Heat
@@ -282,14 +270,13 @@ async fn a_server_heat_holds_failed_raises_an_alarm_on_its_vnfc_until_healed() {
     let target = info.vnfc_resource_info.as_ref().unwrap()[1].clone();
     let vnfc_id = support::vnfc_info_id(&inst, &target);
     let server_id = target.compute_resource.resource_id.clone();
-    support::reset_state(&cloud, &driver, &server_id, "error").await;
+    support::reset_state(&cloud, driver, &server_id, "error").await;
     let services = support::Services::new(session.clone());
     assert_eq!(
         services.server(&server_id).await.unwrap()["status"],
         "ERROR"
     );
-    let sweep = watch.sweep().await.unwrap();
-    assert_eq!((sweep.raised, sweep.failures), (1, 0), "{sweep:?}");
+    w.sweep_expecting(1, 0).await;
     let open = store.open_alarms(Some(&vnf.id)).await.unwrap();
     assert_eq!(open.len(), 1, "{open:?}");
     let alarm = &open[0].0.alarm;
@@ -299,13 +286,8 @@ async fn a_server_heat_holds_failed_raises_an_alarm_on_its_vnfc_until_healed() {
         alarm.vnfc_instance_ids.as_deref(),
         Some(&[vnfc_id.clone()][..])
     );
-    support::reset_state(&cloud, &driver, &server_id, "active").await;
-    let sweep = watch.sweep().await.unwrap();
-    assert_eq!(
-        (sweep.raised, sweep.cleared, sweep.failures),
-        (0, 1, 0),
-        "{sweep:?}"
-    );
+    support::reset_state(&cloud, driver, &server_id, "active").await;
+    w.sweep_expecting(0, 1).await;
     assert!(store.open_alarms(Some(&vnf.id)).await.unwrap().is_empty());
 
     // In ERROR again, the VNFC is healed: the driver deletes the server through Nova (Heat
@@ -316,9 +298,8 @@ async fn a_server_heat_holds_failed_raises_an_alarm_on_its_vnfc_until_healed() {
         .ports_of_servers(std::slice::from_ref(&server_id))
         .await;
     assert!(!ports_before.is_empty(), "{server_id} has no ports");
-    support::reset_state(&cloud, &driver, &server_id, "error").await;
-    let sweep = watch.sweep().await.unwrap();
-    assert_eq!((sweep.raised, sweep.failures), (1, 0), "{sweep:?}");
+    support::reset_state(&cloud, driver, &server_id, "error").await;
+    w.sweep_expecting(1, 0).await;
     let op = lcm
         .heal(
             &vnf.id,
@@ -348,23 +329,10 @@ async fn a_server_heat_holds_failed_raises_an_alarm_on_its_vnfc_until_healed() {
         ports_before,
         "the new server has the old server's ports"
     );
-    let sweep = watch.sweep().await.unwrap();
-    assert_eq!(
-        (sweep.raised, sweep.cleared, sweep.failures),
-        (0, 1, 0),
-        "{sweep:?}"
-    );
+    w.sweep_expecting(0, 1).await;
     assert!(store.open_alarms(Some(&vnf.id)).await.unwrap().is_empty());
 
-    let op = lcm
-        .terminate(
-            &vnf.id,
-            serde_json::from_value(json!({"terminationType": "FORCEFUL"})).unwrap(),
-        )
-        .await
-        .unwrap();
-    completed(lcm.wait(&op.id, WAIT).await.unwrap());
-    lcm.shutdown(Duration::from_secs(5)).await;
+    w.terminate().await;
 }
 
 /// Nova puts the first VNFC's server of `w` (instantiated with automatic healing on) in
