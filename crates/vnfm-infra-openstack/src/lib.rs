@@ -5,6 +5,7 @@
 //!   per VNF instance, made from the package's BaseHOT ([`hot`]) or from the VNFD
 //!   ([`generate`]), with the `nfv` parameter convention Tacker packages use.
 //! - [`depends`]: nested stacks ordered after the subnets of the networks they are given.
+//! - [`capacity`]: autoscaling groups of a constant size read their instance count from `nfv`.
 //! - [`keystone`]: authentication (password, application credential), token cache with
 //!   re-authentication, endpoint selection from the service catalog, retries.
 //! - [`glance`]: the package's software images uploaded to (or found in) Glance at
@@ -12,6 +13,8 @@
 //! - [`heat`]: the Heat API client: stacks, resources, events, waiting with backoff.
 //! - [`nova`]: the Nova compute API client for the operate step: server power actions
 //!   (`os-start`, `os-stop`) and waiting for `ACTIVE` / `SHUTOFF`.
+//! - [`neutron`]: the Neutron networking API client for the ports a template change would
+//!   leave on a subnet it replaces.
 //! - [`observe`]: what is wrong with an instance's stack outside operations (servers in
 //!   `ERROR`, failed resources), reported for the core to raise as alarms.
 //! - [`inventory`]: `vnfcResourceInfo`, `vnfVirtualLinkResourceInfo`,
@@ -37,6 +40,7 @@
 //! See `docs/openstack.md` for VIM registration, the BaseHOT conventions, the generated
 //! template and timeouts.
 
+pub mod capacity;
 pub mod config;
 pub mod depends;
 pub mod driver;
@@ -47,6 +51,7 @@ pub mod heat;
 pub mod hot;
 pub mod inventory;
 pub mod keystone;
+pub mod neutron;
 pub mod nova;
 pub mod observe;
 #[cfg(feature = "testing")]

@@ -30,10 +30,16 @@ const TEST_IMAGE: &str = "cirros-0.6";
 
 #[path = "real_heat/corpus.rs"]
 mod corpus;
+#[path = "real_heat/corpus_aspects.rs"]
+mod corpus_aspects;
 #[path = "real_heat/corpus_heal_rollback.rs"]
 mod corpus_heal_rollback;
+#[path = "real_heat/generated_to_base_hot.rs"]
+mod generated_to_base_hot;
 #[path = "real_heat/rollbacks.rs"]
 mod rollbacks;
+#[path = "real_heat/steps.rs"]
+mod steps;
 
 struct Env {
     lcm: Lcm,

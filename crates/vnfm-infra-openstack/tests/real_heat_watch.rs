@@ -13,6 +13,7 @@ use std::time::Duration;
 
 use serde_json::json;
 use support::Cloud;
+use vnfm_driver_api::memory::RecordingMgmtDriver;
 use vnfm_driver_api::{ArtifactSource, FixedAnswer, ResolvedVim, RunControl};
 use vnfm_infra_openstack::OpenStackDriver;
 use vnfm_infra_openstack::heat::Heat;
@@ -37,15 +38,31 @@ struct Watched {
 }
 
 /// See [`Watched`]; with `auto_heal`, the fault manager heals the VNFCs of alarms
-/// automatically (for instances that ask for it).
+/// automatically (for instances that ask for it). The package is the test package.
 async fn watched(cloud: &Cloud, auto_heal: bool, request: serde_json::Value) -> Watched {
+    let package: Arc<dyn ArtifactSource> = Arc::new(support::package(""));
+    watched_package(
+        cloud,
+        auto_heal,
+        (support::vnfd("vnfd-heat-watch"), package),
+        request,
+    )
+    .await
+}
+
+/// See [`Watched`], for the package `vnfd` and its files (its LCM hooks recorded).
+async fn watched_package(
+    cloud: &Cloud,
+    auto_heal: bool,
+    (vnfd, files): (vnfm_descriptor::Vnfd, Arc<dyn ArtifactSource>),
+    request: serde_json::Value,
+) -> Watched {
     let dir = tempfile::tempdir().unwrap();
     let store = vnfm_store_sql::open(&format!("sqlite://{}", dir.path().join("lcm.db").display()))
         .await
         .unwrap();
     let catalog = MemoryCatalog::new();
-    let package: Arc<dyn ArtifactSource> = Arc::new(support::package(""));
-    catalog.insert(support::vnfd("vnfd-heat-watch"), package);
+    let vnfd_id = catalog.insert(vnfd, files);
     let driver = Arc::new(OpenStackDriver::new(support::driver_config()));
     let lcm = Lcm::builder(
         store.clone(),
@@ -54,6 +71,7 @@ async fn watched(cloud: &Cloud, auto_heal: bool, request: serde_json::Value) -> 
         Arc::new(catalog),
     )
     .infra_driver(driver.clone())
+    .mgmt_driver(Arc::new(RecordingMgmtDriver::new()))
     .config(LcmConfig {
         step_timeout: Duration::from_secs(600),
         ..LcmConfig::default()
@@ -66,9 +84,7 @@ async fn watched(cloud: &Cloud, auto_heal: bool, request: serde_json::Value) -> 
     }
     let watch = InfraWatch::new(lcm.clone(), faults, Duration::from_secs(60));
     let vnf = lcm
-        .create_vnf_identifier(
-            serde_json::from_value(json!({"vnfdId": "vnfd-heat-watch"})).unwrap(),
-        )
+        .create_vnf_identifier(serde_json::from_value(json!({"vnfdId": vnfd_id})).unwrap())
         .await
         .unwrap();
     let guard = support::StackGuard::new(cloud.clone(), driver.clone());
@@ -89,6 +105,67 @@ async fn watched(cloud: &Cloud, auto_heal: bool, request: serde_json::Value) -> 
     }
 }
 
+impl Watched {
+    /// What Nova and Neutron hold, read as the test user.
+    fn services(&self, cloud: &Cloud) -> support::Services {
+        let vim = ResolvedVim::new(
+            "vim1",
+            serde_json::from_value(cloud.vim_connection()).unwrap(),
+        );
+        support::Services::new(self.driver.session(&vim).unwrap())
+    }
+
+    /// Sweeps once and asserts (raised, cleared, failures).
+    async fn sweep_expecting(&self, raised: usize, cleared: usize) -> Swept {
+        let sweep = self.watch.sweep().await.unwrap();
+        assert_eq!(
+            (sweep.raised, sweep.cleared, sweep.failures),
+            (raised, cleared, 0),
+            "{sweep:?}"
+        );
+        sweep
+    }
+
+    /// Waits for the HEAL the fault manager started on its own, and answers it once ended.
+    async fn automatic_heal(&self) -> vnfm_types::VnfLcmOpOcc {
+        let deadline = tokio::time::Instant::now() + WAIT;
+        loop {
+            let ops = self
+                .lcm
+                .list_op_occs(&vnfm_store::OpOccQuery {
+                    vnf_instance_id: Some(self.vnf.id.clone()),
+                    operation: Some(LcmOperationType::Heal),
+                    ..Default::default()
+                })
+                .await
+                .unwrap()
+                .items;
+            if let Some(op) = ops.into_iter().next() {
+                return self.lcm.wait(&op.id, WAIT).await.unwrap();
+            }
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "the alarm started no HEAL"
+            );
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    }
+
+    /// Terminates the instance and stops the runner.
+    async fn terminate(self) {
+        let op = self
+            .lcm
+            .terminate(
+                &self.vnf.id,
+                serde_json::from_value(json!({"terminationType": "FORCEFUL"})).unwrap(),
+            )
+            .await
+            .unwrap();
+        completed(self.lcm.wait(&op.id, WAIT).await.unwrap());
+        self.lcm.shutdown(Duration::from_secs(5)).await;
+    }
+}
+
 fn completed(occ: vnfm_types::VnfLcmOpOcc) {
     assert_eq!(
         occ.operation_state,
@@ -102,21 +179,14 @@ fn completed(occ: vnfm_types::VnfLcmOpOcc) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_heat_holds_failed_raises_an_alarm_on_its_vnfc_until_healed() {
     let cloud = Cloud::from_env();
-    let Watched {
-        lcm,
-        store,
-        watch,
-        driver,
-        vnf,
-        _guard,
-        _dir,
-    } = watched(
+    let w = watched(
         &cloud,
         false,
         support::instantiate_request_at(&cloud, "10.10.0.55"),
     )
     .await;
-    let sweep = watch.sweep().await.unwrap();
+    let (lcm, store, driver, vnf) = (&w.lcm, &w.store, &w.driver, &w.vnf);
+    let sweep = w.watch.sweep().await.unwrap();
     assert_eq!(
         (sweep.observed, sweep.raised, sweep.failures),
         (1, 0, 0),
@@ -153,7 +223,7 @@ async fn a_server_heat_holds_failed_raises_an_alarm_on_its_vnfc_until_healed() {
         .await
         .unwrap();
 
-    let sweep = watch.sweep().await.unwrap();
+    let sweep = w.watch.sweep().await.unwrap();
     assert_eq!(
         sweep,
         Swept {
@@ -190,12 +260,7 @@ async fn a_server_heat_holds_failed_raises_an_alarm_on_its_vnfc_until_healed() {
         .await
         .unwrap();
     completed(lcm.wait(&op.id, WAIT).await.unwrap());
-    let sweep = watch.sweep().await.unwrap();
-    assert_eq!(
-        (sweep.raised, sweep.cleared, sweep.failures),
-        (0, 1, 0),
-        "{sweep:?}"
-    );
+    w.sweep_expecting(0, 1).await;
     assert!(store.open_alarms(Some(&vnf.id)).await.unwrap().is_empty());
 
     // Nova puts another VNFC's server in ERROR: a critical alarm on that VNFC, whatever Heat
@@ -205,14 +270,13 @@ async fn a_server_heat_holds_failed_raises_an_alarm_on_its_vnfc_until_healed() {
     let target = info.vnfc_resource_info.as_ref().unwrap()[1].clone();
     let vnfc_id = support::vnfc_info_id(&inst, &target);
     let server_id = target.compute_resource.resource_id.clone();
-    support::reset_state(&cloud, &driver, &server_id, "error").await;
+    support::reset_state(&cloud, driver, &server_id, "error").await;
     let services = support::Services::new(session.clone());
     assert_eq!(
         services.server(&server_id).await.unwrap()["status"],
         "ERROR"
     );
-    let sweep = watch.sweep().await.unwrap();
-    assert_eq!((sweep.raised, sweep.failures), (1, 0), "{sweep:?}");
+    w.sweep_expecting(1, 0).await;
     let open = store.open_alarms(Some(&vnf.id)).await.unwrap();
     assert_eq!(open.len(), 1, "{open:?}");
     let alarm = &open[0].0.alarm;
@@ -222,13 +286,8 @@ async fn a_server_heat_holds_failed_raises_an_alarm_on_its_vnfc_until_healed() {
         alarm.vnfc_instance_ids.as_deref(),
         Some(&[vnfc_id.clone()][..])
     );
-    support::reset_state(&cloud, &driver, &server_id, "active").await;
-    let sweep = watch.sweep().await.unwrap();
-    assert_eq!(
-        (sweep.raised, sweep.cleared, sweep.failures),
-        (0, 1, 0),
-        "{sweep:?}"
-    );
+    support::reset_state(&cloud, driver, &server_id, "active").await;
+    w.sweep_expecting(0, 1).await;
     assert!(store.open_alarms(Some(&vnf.id)).await.unwrap().is_empty());
 
     // In ERROR again, the VNFC is healed: the driver deletes the server through Nova (Heat
@@ -239,9 +298,8 @@ async fn a_server_heat_holds_failed_raises_an_alarm_on_its_vnfc_until_healed() {
         .ports_of_servers(std::slice::from_ref(&server_id))
         .await;
     assert!(!ports_before.is_empty(), "{server_id} has no ports");
-    support::reset_state(&cloud, &driver, &server_id, "error").await;
-    let sweep = watch.sweep().await.unwrap();
-    assert_eq!((sweep.raised, sweep.failures), (1, 0), "{sweep:?}");
+    support::reset_state(&cloud, driver, &server_id, "error").await;
+    w.sweep_expecting(1, 0).await;
     let op = lcm
         .heal(
             &vnf.id,
@@ -271,41 +329,18 @@ async fn a_server_heat_holds_failed_raises_an_alarm_on_its_vnfc_until_healed() {
         ports_before,
         "the new server has the old server's ports"
     );
-    let sweep = watch.sweep().await.unwrap();
-    assert_eq!(
-        (sweep.raised, sweep.cleared, sweep.failures),
-        (0, 1, 0),
-        "{sweep:?}"
-    );
+    w.sweep_expecting(0, 1).await;
     assert!(store.open_alarms(Some(&vnf.id)).await.unwrap().is_empty());
 
-    let op = lcm
-        .terminate(
-            &vnf.id,
-            serde_json::from_value(json!({"terminationType": "FORCEFUL"})).unwrap(),
-        )
-        .await
-        .unwrap();
-    completed(lcm.wait(&op.id, WAIT).await.unwrap());
-    lcm.shutdown(Duration::from_secs(5)).await;
+    w.terminate().await;
 }
 
-#[vnfm_test_env::needs(openstack)]
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_server_nova_puts_in_error_is_healed_automatically_and_its_alarm_cleared() {
-    let cloud = Cloud::from_env();
-    let mut request = support::instantiate_request_at(&cloud, "10.10.0.57");
-    request["vnfConfigurableProperties"] = json!({"isAutohealEnabled": true});
-    let Watched {
-        lcm,
-        store,
-        watch,
-        driver,
-        vnf,
-        _guard,
-        _dir,
-    } = watched(&cloud, true, request).await;
-    let inst: VnfInstance = lcm.get_instance(&vnf.id).await.unwrap();
+/// Nova puts the first VNFC's server of `w` (instantiated with automatic healing on) in
+/// `ERROR`: the watch raises a critical alarm on that VNFC, the fault manager heals it on its
+/// own, Nova holds a new `ACTIVE` server on the old server's ports, and the next sweep clears
+/// the alarm. Terminates the instance.
+async fn auto_heal_of_a_server_in_error(cloud: &Cloud, w: Watched) {
+    let inst: VnfInstance = w.lcm.get_instance(&w.vnf.id).await.unwrap();
     let target = inst
         .instantiated_vnf_info
         .as_ref()
@@ -314,22 +349,18 @@ async fn a_server_nova_puts_in_error_is_healed_automatically_and_its_alarm_clear
         .clone();
     let vnfc_id = support::vnfc_info_id(&inst, &target);
     let server_id = target.compute_resource.resource_id.clone();
-    let vim = ResolvedVim::new(
-        "vim1",
-        serde_json::from_value(cloud.vim_connection()).unwrap(),
-    );
-    let services = support::Services::new(driver.session(&vim).unwrap());
+    let services = w.services(cloud);
     let ports_before = services
         .ports_of_servers(std::slice::from_ref(&server_id))
         .await;
+    assert!(!ports_before.is_empty(), "{server_id} has no ports");
 
     // Nova puts the server in ERROR (the administrator's os-resetState, as Nova does when
     // its host fails): the watch raises a critical alarm on the VNFC, and the fault manager
     // starts a HEAL of that VNFC on its own.
-    support::reset_state(&cloud, &driver, &server_id, "error").await;
-    let sweep = watch.sweep().await.unwrap();
-    assert_eq!((sweep.raised, sweep.failures), (1, 0), "{sweep:?}");
-    let open = store.open_alarms(Some(&vnf.id)).await.unwrap();
+    support::reset_state(cloud, &w.driver, &server_id, "error").await;
+    w.sweep_expecting(1, 0).await;
+    let open = w.store.open_alarms(Some(&w.vnf.id)).await.unwrap();
     assert_eq!(open.len(), 1, "{open:?}");
     let alarm = open[0].0.alarm.clone();
     assert_eq!(alarm.perceived_severity, PerceivedSeverity::Critical);
@@ -337,31 +368,12 @@ async fn a_server_nova_puts_in_error_is_healed_automatically_and_its_alarm_clear
         alarm.vnfc_instance_ids.as_deref(),
         Some(&[vnfc_id.clone()][..])
     );
-    let deadline = tokio::time::Instant::now() + WAIT;
-    let heal = loop {
-        let ops = lcm
-            .list_op_occs(&vnfm_store::OpOccQuery {
-                vnf_instance_id: Some(vnf.id.clone()),
-                operation: Some(LcmOperationType::Heal),
-                ..Default::default()
-            })
-            .await
-            .unwrap()
-            .items;
-        if let Some(op) = ops.into_iter().next() {
-            break lcm.wait(&op.id, WAIT).await.unwrap();
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "the alarm started no HEAL"
-        );
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    };
+    let heal = w.automatic_heal().await;
     completed(heal.clone());
     assert!(heal.is_automatic_invocation);
 
     // Nova deleted the server in ERROR and built a new one, ACTIVE, on the same ports.
-    let inst: VnfInstance = lcm.get_instance(&vnf.id).await.unwrap();
+    let inst: VnfInstance = w.lcm.get_instance(&w.vnf.id).await.unwrap();
     let healed = inst
         .instantiated_vnf_info
         .as_ref()
@@ -385,21 +397,45 @@ async fn a_server_nova_puts_in_error_is_healed_automatically_and_its_alarm_clear
     );
 
     // The next sweep finds the VNFC fine: the alarm is cleared.
-    let sweep = watch.sweep().await.unwrap();
-    assert_eq!(
-        (sweep.raised, sweep.cleared, sweep.failures),
-        (0, 1, 0),
-        "{sweep:?}"
+    w.sweep_expecting(0, 1).await;
+    assert!(
+        w.store
+            .open_alarms(Some(&w.vnf.id))
+            .await
+            .unwrap()
+            .is_empty()
     );
-    assert!(store.open_alarms(Some(&vnf.id)).await.unwrap().is_empty());
+    w.terminate().await;
+}
 
-    let op = lcm
-        .terminate(
-            &vnf.id,
-            serde_json::from_value(json!({"terminationType": "FORCEFUL"})).unwrap(),
-        )
-        .await
-        .unwrap();
-    completed(lcm.wait(&op.id, WAIT).await.unwrap());
-    lcm.shutdown(Duration::from_secs(5)).await;
+#[vnfm_test_env::needs(openstack)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_nova_puts_in_error_is_healed_automatically_and_its_alarm_cleared() {
+    let cloud = Cloud::from_env();
+    let mut request = support::instantiate_request_at(&cloud, "10.10.0.57");
+    request["vnfConfigurableProperties"] = json!({"isAutohealEnabled": true});
+    let w = watched(&cloud, true, request).await;
+    auto_heal_of_a_server_in_error(&cloud, w).await;
+}
+
+#[vnfm_test_env::needs(openstack)]
+#[cfg_attr(
+    all(vnfm_test_openstack, not(vnfm_tacker_corpus)),
+    ignore = "needs Tacker's sample packages in shared/corpus/tacker above the repository"
+)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tacker_basic_lcms_min_server_in_error_is_healed_automatically() {
+    let cloud = Cloud::from_env();
+    let root = std::path::PathBuf::from(crate::corpus_nfv::CORPUS).join("v2-vm-basic-lcms-min");
+    let vnfd = crate::corpus_nfv::load_vnfd(&root);
+    let files: Arc<dyn ArtifactSource> = Arc::new(crate::corpus_nfv::Dir(root));
+    let image = json!({"vcImageId": "cirros-0.6"});
+    let request = json!({
+        "flavourId": "simple",
+        "vimConnectionInfo": {"vim1": cloud.vim_connection()},
+        "vnfConfigurableProperties": {"isAutohealEnabled": true},
+        "additionalParams": {"nfv": {"VDU": {"VDU1": image, "VDU2": image}}}
+    });
+    let w = watched_package(&cloud, true, (vnfd, files), request).await;
+    auto_heal_of_a_server_in_error(&cloud, w).await;
 }

@@ -12,7 +12,7 @@
 //! | heal whole VNF | the stack is deleted and created again from its template, files and parameters |
 //! | change external connectivity | the `CP` part of `nfv` is rebuilt from the links in force and the stack updated |
 //! | change flavour | update with the new flavour's template and counts |
-//! | change package | update with the new package's template and files |
+//! | change package | update with the new package's template and files; when Neutron refuses to delete a subnet it replaces, the ports on that subnet move to the new one and the update runs again (module `subnets`) |
 //! | rollbacks | instantiate: delete; scale: back to the recorded counts (VNFCs the scale added go first); external connectivity and package: the previous parameters / templates |
 //! | operate | no stack change: the VNFCs' servers are started / stopped through Nova (`os-start`, `os-stop`) until `ACTIVE` / `SHUTOFF`; GRACEFUL stop waits the graceful timeout first |
 //!
@@ -49,6 +49,7 @@ use crate::nova::{Nova, Power, Target};
 
 mod resources;
 mod stack;
+mod subnets;
 mod templates;
 
 /// The `vimType` this driver serves.
@@ -258,6 +259,8 @@ fn templates(
     };
     hot::apply_ext_managed_vls(&mut h.template, managed);
     crate::depends::order_after_subnets(&mut h.template);
+    let vdus = flavour.vdus.iter().map(|v| v.id.clone()).collect();
+    crate::capacity::capacity_from_nfv(&mut h.template, &h.files, &vdus);
     Ok(h)
 }
 

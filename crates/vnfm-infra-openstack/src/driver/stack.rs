@@ -80,8 +80,39 @@ impl OpenStackDriver {
     }
 
     /// Updates the stack and waits for the update: with `PATCH` semantics (parameters merge,
-    /// the template stays unless given), or, when `replace`, with the complete new definition.
+    /// the template stays unless given), or, when `fields` has a template, with the complete
+    /// new definition. A new template that fails only because Neutron refused to delete a
+    /// subnet it replaces, ports still holding addresses on it, is applied once more after
+    /// those ports moved to the new subnet (module `subnets`).
     pub(super) async fn update_and_wait(
+        &self,
+        heat: &Heat<'_>,
+        ctx: &Ctx<'_>,
+        stack: &Stack,
+        fields: &StackFields,
+    ) -> Result<Stack, DriverError> {
+        let first = self.update_once(heat, ctx, stack, fields).await;
+        let Err(e) = first else { return first };
+        if fields.template.is_none() {
+            return Err(e);
+        }
+        let Some(failed) = heat.show(&stack.reference()).await? else {
+            return Err(e);
+        };
+        if self
+            .move_ports_off_refused_subnets(heat, ctx, &failed)
+            .await?
+            == 0
+        {
+            return Err(e);
+        }
+        let Some(settled) = self.settle(heat, ctx, failed).await? else {
+            return Err(e);
+        };
+        self.update_once(heat, ctx, &settled, fields).await
+    }
+
+    async fn update_once(
         &self,
         heat: &Heat<'_>,
         ctx: &Ctx<'_>,

@@ -26,20 +26,15 @@ async fn tacker_basic_lcms_min_through_its_lifecycle_on_real_nova_and_neutron() 
     let vnfd_id = env.corpus_vnfd("v2-vm-basic-lcms-min");
     let vnf = env.create(&vnfd_id).await;
     let image = json!({"vcImageId": "cirros-0.6"});
-    let op = env
-        .lcm
-        .instantiate(
-            &vnf.id,
-            serde_json::from_value(json!({
-                "flavourId": "simple",
-                "vimConnectionInfo": {"vim1": cloud.vim_connection()},
-                "additionalParams": {"nfv": {"VDU": {"VDU1": image, "VDU2": image}}}
-            }))
-            .unwrap(),
-        )
-        .await
-        .unwrap();
-    env.completed(op).await;
+    env.instantiate_ok(
+        &vnf.id,
+        json!({
+            "flavourId": "simple",
+            "vimConnectionInfo": {"vim1": cloud.vim_connection()},
+            "additionalParams": {"nfv": {"VDU": {"VDU1": image, "VDU2": image}}}
+        }),
+    )
+    .await;
     // The package's hooks ran (its script is not in the corpus: recorded).
     let hooks = env.hooks.operations();
     assert!(
@@ -64,15 +59,7 @@ async fn tacker_basic_lcms_min_through_its_lifecycle_on_real_nova_and_neutron() 
 
     // Scale out VDU1 by one step, then in again: Nova builds a second VDU1 server, then
     // deletes it with its port.
-    let op = env
-        .lcm
-        .scale(
-            &vnf.id,
-            serde_json::from_value(json!({"type": "SCALE_OUT", "aspectId": "VDU1_scale"})).unwrap(),
-        )
-        .await
-        .unwrap();
-    env.completed(op).await;
+    env.scale_ok(&vnf.id, "SCALE_OUT", "VDU1_scale", 1).await;
     let out = of_vdu(&env.instance(&vnf.id).await, "VDU1");
     assert_eq!(out.len(), 2);
     env.assert_servers_built(&out).await;
@@ -82,33 +69,16 @@ async fn tacker_basic_lcms_min_through_its_lifecycle_on_real_nova_and_neutron() 
         .collect();
     let added_ports = services.ports_of_servers(&added).await;
     assert_eq!(added_ports.len(), 1);
-    let op = env
-        .lcm
-        .scale(
-            &vnf.id,
-            serde_json::from_value(json!({"type": "SCALE_IN", "aspectId": "VDU1_scale"})).unwrap(),
-        )
-        .await
-        .unwrap();
-    env.completed(op).await;
+    env.scale_ok(&vnf.id, "SCALE_IN", "VDU1_scale", 1).await;
     let inst = env.instance(&vnf.id).await;
     assert_eq!(ids(&of_vdu(&inst, "VDU1")), ids(&vdu1));
     env.services().assert_servers_gone(&added).await;
     services.assert_ports_gone(&added_ports).await;
 
     // Heal VDU2's VNFC: a new server on the same port.
-    let vnfc_id = support::vnfc_info_id(&inst, &vdu2[0]);
     let old = vdu2[0].compute_resource.resource_id.clone();
     let old_ports = services.ports_of_servers(std::slice::from_ref(&old)).await;
-    let op = env
-        .lcm
-        .heal(
-            &vnf.id,
-            serde_json::from_value(json!({"vnfcInstanceId": [vnfc_id]})).unwrap(),
-        )
-        .await
-        .unwrap();
-    env.completed(op).await;
+    env.heal_vnfcs_ok(&vnf.id, &vdu2).await;
     let inst = env.instance(&vnf.id).await;
     let healed = of_vdu(&inst, "VDU2");
     assert_eq!(ids(&healed), ids(&vdu2));
@@ -124,24 +94,7 @@ async fn tacker_basic_lcms_min_through_its_lifecycle_on_real_nova_and_neutron() 
     );
 
     // Operate: Nova stops and starts the servers.
-    for (request, status) in [
-        (
-            json!({"changeStateTo": "STOPPED", "stopType": "FORCEFUL"}),
-            "SHUTOFF",
-        ),
-        (json!({"changeStateTo": "STARTED"}), "ACTIVE"),
-    ] {
-        let op = env
-            .lcm
-            .operate(&vnf.id, serde_json::from_value(request).unwrap())
-            .await
-            .unwrap();
-        env.completed(op).await;
-        let inst = env.instance(&vnf.id).await;
-        services
-            .assert_servers_status(&servers(&vnfcs(&inst)), status)
-            .await;
-    }
+    env.stop_and_start_checked(&vnf.id).await;
 
     // Terminate: Nova and Neutron hold none of the servers and ports any more.
     let inst = env.instance(&vnf.id).await;
@@ -151,6 +104,24 @@ async fn tacker_basic_lcms_min_through_its_lifecycle_on_real_nova_and_neutron() 
     env.terminate_and_check_gone(&vnf.id, &servers(&vnfcs(&inst)), &last_ports)
         .await;
     env.lcm.shutdown(Duration::from_secs(5)).await;
+}
+
+/// The instantiate request of Tacker's `v2-vm-change-vnfpkg-*` samples: `VDU1_CP1` with an
+/// address Neutron allocates and `VDU2_CP1` at `vdu2_address` on `net-ext-1`, `nfv` merged
+/// over the driver's parameter.
+pub(super) fn change_vnfpkg_request(cloud: &Cloud, vdu2_address: &str, nfv: Value) -> Value {
+    json!({
+        "flavourId": "simple",
+        "vimConnectionInfo": {"vim1": cloud.vim_connection()},
+        "extVirtualLinks": [{"id": "ext-1", "resourceId": "net-ext-1", "extCps": [
+            {"cpdId": "VDU1_CP1", "cpConfig": {"VDU1_CP1_1": {"cpProtocolData": [
+                {"layerProtocol": "IP_OVER_ETHERNET", "ipOverEthernet": {"ipAddresses": [
+                    {"type": "IPV4", "numDynamicAddresses": 1}]}}]}}},
+            {"cpdId": "VDU2_CP1", "cpConfig": {"VDU2_CP1_1": {"cpProtocolData": [
+                {"layerProtocol": "IP_OVER_ETHERNET", "ipOverEthernet": {"ipAddresses": [
+                    {"type": "IPV4", "fixedAddresses": [vdu2_address]}]}}]}}}]}],
+        "additionalParams": {"nfv": nfv}
+    })
 }
 
 /// Package files: a corpus package's, plus files laid over them.
@@ -206,27 +177,15 @@ async fn tacker_change_vnfpkg_new_image_moves_ports_and_rebuilds_from_the_upload
 
     let vnf = env.create(&from).await;
     let image = json!({"vcImageId": "cirros-0.6"});
-    let op = env
-        .lcm
-        .instantiate(
-            &vnf.id,
-            serde_json::from_value(json!({
-                "flavourId": "simple",
-                "vimConnectionInfo": {"vim1": cloud.vim_connection()},
-                "extVirtualLinks": [{"id": "ext-1", "resourceId": "net-ext-1", "extCps": [
-                    {"cpdId": "VDU1_CP1", "cpConfig": {"VDU1_CP1_1": {"cpProtocolData": [
-                        {"layerProtocol": "IP_OVER_ETHERNET", "ipOverEthernet": {"ipAddresses": [
-                            {"type": "IPV4", "numDynamicAddresses": 1}]}}]}}},
-                    {"cpdId": "VDU2_CP1", "cpConfig": {"VDU2_CP1_1": {"cpProtocolData": [
-                        {"layerProtocol": "IP_OVER_ETHERNET", "ipOverEthernet": {"ipAddresses": [
-                            {"type": "IPV4", "fixedAddresses": ["10.10.0.71"]}]}}]}}}]}],
-                "additionalParams": {"nfv": {"VDU": {"VDU1": image, "VDU2": image}}}
-            }))
-            .unwrap(),
-        )
-        .await
-        .unwrap();
-    env.completed(op).await;
+    env.instantiate_ok(
+        &vnf.id,
+        change_vnfpkg_request(
+            &cloud,
+            "10.10.0.71",
+            json!({"VDU": {"VDU1": image, "VDU2": image}}),
+        ),
+    )
+    .await;
     let inst = env.instance(&vnf.id).await;
     env.assert_servers_built(&vnfcs(&inst)).await;
     let vdu2 = of_vdu(&inst, "VDU2")[0]

@@ -23,20 +23,15 @@ async fn tacker_individual_vnfc_min_heals_each_vnfc_with_a_new_nova_server_on_it
     let env = env(cloud.clone()).await;
     let vnfd_id = env.corpus_vnfd("v2-vm-individual-vnfc-min");
     let vnf = env.create(&vnfd_id).await;
-    let op = env
-        .lcm
-        .instantiate(
-            &vnf.id,
-            serde_json::from_value(json!({
-                "flavourId": "simple",
-                "vimConnectionInfo": {"vim1": cloud.vim_connection()},
-                "additionalParams": {"nfv": test_image()}
-            }))
-            .unwrap(),
-        )
-        .await
-        .unwrap();
-    env.completed(op).await;
+    env.instantiate_ok(
+        &vnf.id,
+        json!({
+            "flavourId": "simple",
+            "vimConnectionInfo": {"vim1": cloud.vim_connection()},
+            "additionalParams": {"nfv": test_image()}
+        }),
+    )
+    .await;
     let inst = env.instance(&vnf.id).await;
     let (vdu1, vdu2) = (of_vdu(&inst, "VDU1"), of_vdu(&inst, "VDU2"));
     assert_eq!((vdu1.len(), vdu2.len()), (1, 1));
@@ -122,27 +117,11 @@ async fn tacker_change_vnfpkg_update_failed_is_rolled_back_to_the_servers_and_im
         .catalog
         .insert(serde_json::from_value(v).unwrap(), files);
     let vnf = env.create(&from).await;
-    let op = env
-        .lcm
-        .instantiate(
-            &vnf.id,
-            serde_json::from_value(json!({
-                "flavourId": "simple",
-                "vimConnectionInfo": {"vim1": cloud.vim_connection()},
-                "extVirtualLinks": [{"id": "ext-1", "resourceId": "net-ext-1", "extCps": [
-                    {"cpdId": "VDU1_CP1", "cpConfig": {"VDU1_CP1_1": {"cpProtocolData": [
-                        {"layerProtocol": "IP_OVER_ETHERNET", "ipOverEthernet": {"ipAddresses": [
-                            {"type": "IPV4", "numDynamicAddresses": 1}]}}]}}},
-                    {"cpdId": "VDU2_CP1", "cpConfig": {"VDU2_CP1_1": {"cpProtocolData": [
-                        {"layerProtocol": "IP_OVER_ETHERNET", "ipOverEthernet": {"ipAddresses": [
-                            {"type": "IPV4", "fixedAddresses": ["10.10.0.72"]}]}}]}}}]}],
-                "additionalParams": {"nfv": test_image()}
-            }))
-            .unwrap(),
-        )
-        .await
-        .unwrap();
-    env.completed(op).await;
+    env.instantiate_ok(
+        &vnf.id,
+        corpus::change_vnfpkg_request(&cloud, "10.10.0.72", test_image()),
+    )
+    .await;
     let inst = env.instance(&vnf.id).await;
     env.assert_servers_built(&vnfcs(&inst)).await;
     let servers_before = servers(&vnfcs(&inst));

@@ -155,10 +155,9 @@ pub fn vnfd(id: &str) -> Vnfd {
 }
 
 /// The test VNFD for a generated template: without VDU1's volume (the template would attach
-/// it, and the test cloud has no Cinder) and without the internal network and VDU1's CP on it.
-/// A package change from the generated template to the BaseHOT, whose internal subnet differs,
-/// makes Heat delete the generated subnet while the old ports still hold addresses on it, and
-/// Neutron refuses (`One or more ports have an IP allocation from this subnet`).
+/// it, and the test cloud has no Cinder) and without the internal network and VDU1's CP on it
+/// (a package change from a generated template to a BaseHOT with another internal subnet is
+/// tested on its own, `real_heat::generated_to_base_hot`).
 pub fn vnfd_for_generated(id: &str) -> Vnfd {
     let mut v = serde_json::to_value(vnfd(id)).unwrap();
     let flavour = &mut v["flavours"][0];
@@ -425,6 +424,14 @@ impl Services {
             .as_str()
             .unwrap_or_else(|| panic!("Neutron has no network {name}: {nets}"))
             .to_string()
+    }
+
+    /// The subnets Neutron has on the network `network_id`.
+    pub async fn subnets_of(&self, network_id: &str) -> Vec<Value> {
+        let all = self
+            .get("network", &format!("/v2.0/subnets?network_id={network_id}"))
+            .await;
+        all["subnets"].as_array().unwrap().clone()
     }
 
     /// The fixed addresses of the server's ports on the network named `network`.

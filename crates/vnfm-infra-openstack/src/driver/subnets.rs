@@ -1,0 +1,116 @@
+//! Subnets a template change replaces while ports still hold addresses on them.
+//!
+//! A change of template can replace a subnet of a network the stack keeps: a package without
+//! BaseHOT (generated subnet `192.168.100.0/24`) changed to a BaseHOT whose subnet of the same
+//! network is `192.168.3.0/24`, or a BaseHOT whose CIDR changed. Heat creates the new subnet
+//! on the network, leaves the ports alone (their properties name the network, not the subnet)
+//! and then fails to delete the old subnet: Neutron refuses while ports have addresses on it
+//! (`One or more ports have an IP allocation from this subnet`, seen on the real Neutron). No
+//! order of Heat's alone helps (the ports are unchanged resources, in nested stacks), so after
+//! such a failure the driver moves the addresses itself: each port of the network with an
+//! address on a subnet whose deletion Heat reported `DELETE_FAILED` gets an address on the
+//! subnet the stack now holds for that network (same IP version; Neutron allocates it), and
+//! the update runs again, which deletes the old subnet.
+
+use std::collections::BTreeSet;
+
+use crate::neutron::Neutron;
+
+use super::*;
+
+const SUBNET: &str = "OS::Neutron::Subnet";
+
+impl OpenStackDriver {
+    /// Moves the ports of the stack's networks off the subnets that the failed action of
+    /// `stack` could not delete, to the stack's current subnet of the same network. Answers
+    /// how many ports moved (0: nothing of the kind, the failure stands).
+    pub(super) async fn move_ports_off_refused_subnets(
+        &self,
+        heat: &Heat<'_>,
+        ctx: &Ctx<'_>,
+        stack: &Stack,
+    ) -> Result<usize, DriverError> {
+        if !stack.stack_status.ends_with("_FAILED") {
+            return Ok(0);
+        }
+        let r = stack.reference();
+        let since = stack
+            .updated_time
+            .as_deref()
+            .or(stack.creation_time.as_deref());
+        let refused: BTreeSet<String> = heat
+            .events(&r, self.config.nested_depth)
+            .await?
+            .into_iter()
+            .filter(|e| e.resource_status == "DELETE_FAILED")
+            .filter(|e| match (since, e.event_time.as_deref()) {
+                (Some(since), Some(t)) => t >= since,
+                _ => true,
+            })
+            .filter_map(|e| e.physical_resource_id)
+            .filter(|id| !id.is_empty())
+            .collect();
+        if refused.is_empty() {
+            return Ok(0);
+        }
+        let resources = heat.resources(&r, self.config.nested_depth).await?;
+        let of_types = |types: &[String]| -> BTreeSet<String> {
+            resources
+                .iter()
+                .filter(|x| types.contains(&x.resource_type))
+                .map(|x| x.physical_resource_id.clone())
+                .filter(|id| !id.is_empty())
+                .collect()
+        };
+        let held = of_types(&[SUBNET.to_string()]);
+        let networks = of_types(&self.config.network_types);
+        let neutron =
+            Neutron::connect(&ctx.session, &ctx.req.control, self.config.poll.clone()).await?;
+        let mut moved = 0;
+        for network in &networks {
+            let subnets = neutron.subnets(network).await?;
+            let old: Vec<_> = subnets
+                .iter()
+                .filter(|s| refused.contains(&s.id) && !held.contains(&s.id))
+                .collect();
+            if old.is_empty() {
+                continue;
+            }
+            let target = |version: u8| {
+                subnets
+                    .iter()
+                    .find(|s| held.contains(&s.id) && s.ip_version == version)
+            };
+            for port in neutron.ports(network).await? {
+                // Neutron releases the addresses of its own ports (DHCP, router) itself.
+                if port.device_owner.starts_with("network:") {
+                    continue;
+                }
+                let mut fixed_ips = Vec::new();
+                let mut changed = false;
+                for ip in &port.fixed_ips {
+                    let to = old
+                        .iter()
+                        .find(|o| o.id == ip.subnet_id)
+                        .and_then(|o| target(o.ip_version));
+                    match to {
+                        Some(to) => {
+                            let entry = json!({"subnet_id": to.id});
+                            if !fixed_ips.contains(&entry) {
+                                fixed_ips.push(entry);
+                            }
+                            changed = true;
+                        }
+                        None => fixed_ips
+                            .push(json!({"subnet_id": ip.subnet_id, "ip_address": ip.ip_address})),
+                    }
+                }
+                if changed {
+                    neutron.set_fixed_ips(&port.id, fixed_ips).await?;
+                    moved += 1;
+                }
+            }
+        }
+        Ok(moved)
+    }
+}

@@ -1,0 +1,155 @@
+//! A change of package from a package without BaseHOT (the template generated from the VNFD)
+//! to one with a BaseHOT whose internal subnet differs: Heat replaces the internal subnet, and
+//! Neutron refuses to delete the old one while the VNFCs' ports still hold addresses on it.
+//! The driver moves those ports to the new subnet; the test checks what Nova and Neutron hold.
+
+use super::*;
+
+/// The test VNFD without VDU1's volume (the test cloud has no Cinder), with the internal
+/// network `internalVL1` and VDU1's CP on it.
+fn vnfd_without_volume(id: &str) -> vnfm_descriptor::Vnfd {
+    let mut v = serde_json::to_value(support::vnfd(id)).unwrap();
+    let flavour = &mut v["flavours"][0];
+    flavour["vdus"][0]
+        .as_object_mut()
+        .unwrap()
+        .remove("virtualStorages");
+    flavour["virtualStorages"] = json!([]);
+    serde_json::from_value(v).expect("test VNFD without volume")
+}
+
+/// The test BaseHOT without VDU1's volume: its internal subnet is 192.168.3.0/24, the
+/// generated template's 192.168.100.0/24.
+fn base_hot_without_volume() -> MemArtifacts {
+    let volume =
+        "  VDU1-VirtualStorage:\n    type: OS::Cinder::Volume\n    properties:\n      size: 1\n";
+    assert!(support::VDU1_HOT.contains(volume));
+    support::package_from(
+        support::TOP_HOT.to_string(),
+        support::VDU1_HOT.replace(volume, ""),
+    )
+}
+
+/// The subnets Neutron has on network `network_id`: id -> CIDR.
+async fn subnets_of(services: &support::Services, network_id: &str) -> BTreeMap<String, String> {
+    services
+        .subnets_of(network_id)
+        .await
+        .into_iter()
+        .map(|s| {
+            (
+                s["id"].as_str().unwrap().to_string(),
+                s["cidr"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+#[vnfm_test_env::needs(openstack)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn package_change_from_a_generated_template_to_a_base_hot_with_another_internal_subnet() {
+    let cloud = Cloud::from_env();
+    let env = env(cloud.clone()).await;
+    let from = env.catalog.insert(
+        vnfd_without_volume("vnfd-heat-generated-vl"),
+        Arc::new(MemArtifacts::new()),
+    );
+    let to = env.catalog.insert(
+        vnfd_without_volume("vnfd-heat-base-hot-vl"),
+        Arc::new(base_hot_without_volume()),
+    );
+    let vnf = env.create(&from).await;
+    let op = env
+        .lcm
+        .instantiate(
+            &vnf.id,
+            serde_json::from_value(support::instantiate_request_at(&cloud, "10.10.0.81")).unwrap(),
+        )
+        .await
+        .unwrap();
+    env.completed(op).await;
+    let inst = env.instance(&vnf.id).await;
+    let vdu1 = of_vdu(&inst, "VDU1");
+    assert_eq!(vdu1.len(), 2);
+    env.assert_servers_built(&vnfcs(&inst)).await;
+    let services = env.services();
+    // The internal network and its generated subnet, as Neutron holds them.
+    let vl = inst
+        .instantiated_vnf_info
+        .as_ref()
+        .and_then(|i| i.vnf_virtual_link_resource_info.clone())
+        .unwrap();
+    assert_eq!(vl.len(), 1);
+    let network = vl[0].network_resource.resource_id.clone();
+    let old_subnets = subnets_of(&services, &network).await;
+    assert_eq!(
+        old_subnets.values().collect::<Vec<_>>(),
+        vec!["192.168.100.0/24"],
+        "{old_subnets:?}"
+    );
+    for v in &vdu1 {
+        let addrs = cp_addresses(v, "VDU1_CP2");
+        assert_eq!(addrs.len(), 1, "{v:?}");
+        assert!(addrs[0].starts_with("192.168.100."), "{addrs:?}");
+    }
+
+    // The change of package: the stack runs the BaseHOT, the ports are on its subnet.
+    let op = env
+        .lcm
+        .change_vnfpkg(
+            &vnf.id,
+            serde_json::from_value(json!({"vnfdId": to})).unwrap(),
+        )
+        .await
+        .unwrap();
+    env.completed(op).await;
+    let inst = env.instance(&vnf.id).await;
+    assert_eq!(inst.vnfd_id.as_str(), to);
+    let (status, _) = env.stack(&vnf.id).await.unwrap();
+    assert_eq!(status, "UPDATE_COMPLETE");
+    let template = env.template(&vnf.id).await;
+    assert!(template["resources"]["VDU2"].is_object(), "{template}");
+    let vdu1 = of_vdu(&inst, "VDU1");
+    assert_eq!((vdu1.len(), of_vdu(&inst, "VDU2").len()), (2, 1));
+    env.assert_servers_built(&vnfcs(&inst)).await;
+    // Neutron: the old subnet is gone, the network has the BaseHOT's subnet only, and every
+    // VDU1 server's internal port has its address there.
+    let new_subnets = subnets_of(&services, &network).await;
+    assert_eq!(
+        new_subnets.values().collect::<Vec<_>>(),
+        vec!["192.168.3.0/24"],
+        "{new_subnets:?}"
+    );
+    let new_subnet = new_subnets.keys().next().unwrap().clone();
+    for v in &vdu1 {
+        let server = &v.compute_resource.resource_id;
+        let internal: Vec<Value> = services
+            .ports_of(server)
+            .await
+            .into_iter()
+            .filter(|p| p["network_id"] == network.as_str())
+            .collect();
+        assert_eq!(internal.len(), 1, "{internal:?}");
+        let ips = internal[0]["fixed_ips"].as_array().unwrap();
+        assert_eq!(ips.len(), 1, "{ips:?}");
+        assert_eq!(ips[0]["subnet_id"], new_subnet.as_str(), "{ips:?}");
+        let ip = ips[0]["ip_address"].as_str().unwrap();
+        assert!(ip.starts_with("192.168.3."), "{ip}");
+        assert_eq!(cp_addresses(v, "VDU1_CP2"), vec![ip]);
+    }
+    // VDU2's address on the external network carried over.
+    let vdu2 = of_vdu(&inst, "VDU2")[0]
+        .compute_resource
+        .resource_id
+        .clone();
+    assert_eq!(
+        services.addresses_on(&vdu2, "net-ext-1").await,
+        vec!["10.10.0.81"]
+    );
+
+    let all = servers(&vnfcs(&inst));
+    let ports = env.ports(&vnfcs(&inst)).await;
+    env.terminate_and_check_gone(&vnf.id, &all, &ports).await;
+    assert!(subnets_of(&services, &network).await.is_empty());
+    env.lcm.shutdown(Duration::from_secs(5)).await;
+}
