@@ -19,6 +19,9 @@ use super::error::{ClientError, Problem};
 /// The API version sent in the `Version` header (SOL013 clause 4.9).
 const API_VERSION: &str = "2.0.0";
 
+/// The pause before a state-changing request is sent again after a lost connection.
+const RESEND_DELAY: Duration = Duration::from_millis(500);
+
 /// The `Version` header for a request to `path` (or a whole URL): the version of the API it
 /// belongs to. The SOL003 v2.6.1 APIs the client calls (fault management, indicators) refuse a major
 /// version they do not serve.
@@ -364,6 +367,11 @@ impl Api {
             ),
             Body::Zip(b) => (Some("application/zip"), Some(b)),
         };
+        // Every state-changing request carries a fresh Idempotency-Key, so the one retry
+        // after a lost connection cannot apply the change twice.
+        let key = matches!(method, Method::POST | Method::PATCH)
+            .then(|| format!("\"{}\"", vnfm::lcm::ClientKey::random_key()));
+        let mut resent = false;
         let mut fresh = false;
         loop {
             let token = self.token(fresh).await?;
@@ -382,10 +390,26 @@ impl Api {
             if let Some(b) = &bytes {
                 req = req.body(b.clone());
             }
-            let resp = req.send().await.map_err(|e| ClientError::Connect {
-                url: url.clone(),
-                message: chain(&e),
-            })?;
+            if let Some(k) = &key {
+                req = req.header(vnfm_api::idempotency::IDEMPOTENCY_KEY, k);
+            }
+            let resp = match req.send().await {
+                Ok(r) => r,
+                Err(e) if key.is_some() && !resent && !e.is_builder() => {
+                    // The connection was lost before an answer: the same key makes sending
+                    // again safe (the server answers what the first attempt did, if it got it).
+                    tracing::warn!(url = %url, error = %chain(&e), "no answer; sending the request again with the same Idempotency-Key");
+                    resent = true;
+                    tokio::time::sleep(RESEND_DELAY).await;
+                    continue;
+                }
+                Err(e) => {
+                    return Err(ClientError::Connect {
+                        url: url.clone(),
+                        message: chain(&e),
+                    });
+                }
+            };
             if resp.status() == StatusCode::UNAUTHORIZED && !fresh {
                 // The token may have been revoked (key rotation) or expired early.
                 fresh = true;

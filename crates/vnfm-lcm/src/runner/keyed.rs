@@ -57,6 +57,11 @@ impl ClientKey {
             key: key.into(),
         }
     }
+
+    /// A fresh random key (a version 4 UUID), for a caller that needs one per change.
+    pub fn random_key() -> String {
+        new_uuid()
+    }
 }
 
 /// The fingerprint of a request: its method, its route and the SHA-256 of its body. A key
