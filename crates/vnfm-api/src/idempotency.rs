@@ -93,7 +93,7 @@ pub(crate) async fn layer(
                 .extensions_mut()
                 .insert(Reservation::new(record.reserved_id));
             let response = next.run(request).await;
-            keep(&state, &key, response, true).await
+            keep(&state, key, response, Keeper::Owner { reserves }).await
         }
         KeyOutcome::Answered(first) => replay(first),
         KeyOutcome::Held(record) if reserves => {
@@ -101,7 +101,7 @@ pub(crate) async fn layer(
                 .extensions_mut()
                 .insert(Reservation::replay_only(record.reserved_id));
             let response = next.run(request).await;
-            keep(&state, &key, response, false).await
+            keep(&state, key, response, Keeper::Replay).await
         }
         KeyOutcome::Held(_) => ApiError::Conflict(
             "a request with this Idempotency-Key is still being processed; send it again later"
@@ -114,15 +114,25 @@ pub(crate) async fn layer(
     }
 }
 
-/// Keeps `response` as the key's first answer when it is one worth repeating (`owned`: this
-/// request holds the key and releases it otherwise), and answers it.
-async fn keep(state: &AppState, key: &ClientKey, response: Response, owned: bool) -> Response {
+/// Who keeps an answer ([`keep`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Keeper {
+    /// The request holding the key (it releases the key when the answer is not worth
+    /// keeping); `reserves`: what it creates carries the reserved id.
+    Owner { reserves: bool },
+    /// A repeated request answered from what the holder committed.
+    Replay,
+}
+
+/// Keeps `response` as the key's first answer when it is one worth repeating, and answers it.
+async fn keep(state: &Arc<AppState>, key: ClientKey, response: Response, by: Keeper) -> Response {
+    let owned = matches!(by, Keeper::Owner { .. });
     let status = response.status();
     let retry_later = status.is_server_error()
         || status == StatusCode::CONFLICT
         || status == StatusCode::TOO_MANY_REQUESTS;
     if retry_later {
-        if owned && let Err(e) = state.lcm.release_client_key(key).await {
+        if owned && let Err(e) = state.lcm.release_client_key(&key).await {
             tracing::warn!(error = %e, "could not release an idempotency key");
         }
         return response;
@@ -136,7 +146,7 @@ async fn keep(state: &AppState, key: &ClientKey, response: Response, owned: bool
         }
     };
     if owned {
-        stall_if_asked(state, key).await;
+        stall_if_asked(state, &key).await;
     }
     let text = |name| {
         parts
@@ -151,9 +161,20 @@ async fn keep(state: &AppState, key: &ClientKey, response: Response, owned: bool
         content_type: text(header::CONTENT_TYPE),
         body: body.to_vec(),
     };
-    if let Err(e) = state.lcm.answer_client_key(key, &first).await {
-        // The change is committed: answer it; a retry is answered from what was committed.
-        tracing::warn!(error = %e, "could not keep the answer of an idempotency key");
+    let state = state.clone();
+    let answer = async move {
+        if let Err(e) = state.lcm.answer_client_key(&key, &first).await {
+            // The change is committed and answered; a retry is answered from what was
+            // committed (where there is a reserved id) or, after the lock, runs again.
+            tracing::warn!(error = %e, "could not keep the answer of an idempotency key");
+        }
+    };
+    if by == (Keeper::Owner { reserves: true }) {
+        // What the request created carries the reserved id: until the answer is kept a
+        // retry is answered from it, so keeping it need not delay this answer.
+        tokio::spawn(answer);
+    } else {
+        answer.await;
     }
     Response::from_parts(parts, Body::from(body))
 }
