@@ -229,6 +229,9 @@ fn reserves_id(method: &Method, path: &str) -> bool {
     else {
         return false;
     };
+    if !(rest.is_empty() || rest.starts_with('/')) {
+        return false;
+    }
     let segments: Vec<&str> = rest.split('/').skip(1).collect();
     match (method, segments.as_slice()) {
         (&Method::POST, []) => true,
