@@ -66,6 +66,24 @@
 //! # drop((subscriptions, deliverer)); Ok(()) }
 //! ```
 //!
+//! # Retry-safe calls
+//! A caller that may repeat a call (after a timeout, a lost connection, its own restart)
+//! passes a [`ClientKey`]: [`Lcm::create_vnf_identifier_keyed`] and [`Lcm::start_keyed`]
+//! create the instance or start the occurrence at most once per key, across restarts and
+//! every process sharing the store, and return what the first call created:
+//!
+//! ```no_run
+//! # async fn demo(lcm: vnfm::lcm::Lcm, req: vnfm::types::CreateVnfRequest) -> Result<(), vnfm::lcm::LcmError> {
+//! use vnfm::lcm::ClientKey;
+//!
+//! // One key per intended change, kept by the caller until it has the answer.
+//! let key = ClientKey::new("nfvo-1", "0b7c5a0e-6f7e-4a53-9d53-3c4f1a2b9e11");
+//! let first = lcm.create_vnf_identifier_keyed(req.clone(), None, &key).await?;
+//! let again = lcm.create_vnf_identifier_keyed(req, None, &key).await?;
+//! assert_eq!(first.id, again.id);
+//! # Ok(()) }
+//! ```
+//!
 //! VIMs are registered, with their secrets encrypted, through [`VimRegistry`], which is also
 //! the [`VimDirectory`] the builder uses when given a keyring.
 //!
@@ -99,7 +117,9 @@ pub use vnfm_lcm::pm::{PerformanceManager, PmOptions};
 pub use vnfm_lcm::ports::{
     NotificationRouter, OnboardedVnfd, PackageCatalog, SealedVim, VimDirectory,
 };
-pub use vnfm_lcm::runner::{Clock, RecoveryReport, SystemClock, is_at_rest};
+pub use vnfm_lcm::runner::{
+    ClientKey, Clock, KeyOutcome, KeyPolicy, RecoveryReport, Reservation, SystemClock, is_at_rest,
+};
 /// The operation-occurrence state machine (SOL003 clause 5.6.2.2).
 pub use vnfm_lcm::state;
 pub use vnfm_lcm::{
@@ -535,6 +555,13 @@ impl Builder {
     /// Sets the runner configuration (lease TTL, step timeout, runner id, ...).
     pub fn config(mut self, config: LcmConfig) -> Self {
         self.config = config;
+        self
+    }
+
+    /// How long client keys (idempotency keys, [`ClientKey`]) are kept after their first
+    /// use (default 24 hours); expired keys are swept with the recovery sweep.
+    pub fn client_key_ttl(mut self, ttl: Duration) -> Self {
+        self.config.client_keys.ttl = ttl;
         self
     }
 

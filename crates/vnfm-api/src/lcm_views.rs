@@ -108,6 +108,7 @@ pub(crate) async fn list_instances<V: LcmView>(
 pub(crate) async fn create_instance<V: LcmView>(
     State(state): State<Arc<AppState>>,
     tenancy: Tenancy,
+    reserved: crate::idempotency::Reserved,
     headers: HeaderMap,
     body: Bytes,
 ) -> ApiResult<Response> {
@@ -117,10 +118,16 @@ pub(crate) async fn create_instance<V: LcmView>(
         .packages
         .ensure_instantiable(req.vnfd_id.as_str(), &tenancy.scope)
         .await?;
-    let instance = state
-        .lcm
-        .create_vnf_identifier_in(req, tenancy.project.as_deref())
-        .await?;
+    let project = tenancy.project.as_deref();
+    let instance = match &reserved.0 {
+        Some(r) => {
+            state
+                .lcm
+                .create_vnf_identifier_reserved(req, project, r)
+                .await?
+        }
+        None => state.lcm.create_vnf_identifier_in(req, project).await?,
+    };
     let location = format!(
         "{}{}/vnf_instances/{}",
         state.origin(&headers),
@@ -367,11 +374,9 @@ pub(crate) async fn start_modify_info(
     id: &VnfInstanceId,
     req: VnfInfoModificationRequest,
     expected: Option<Version>,
+    reserved: &crate::idempotency::Reserved,
 ) -> ApiResult<VnfLcmOpOcc> {
-    Ok(match expected {
-        Some(v) => state.lcm.modify_info_if_unchanged(id, req, v).await?,
-        None => state.lcm.modify_info(id, req).await?,
-    })
+    reserved.start(&state.lcm, id, req, expected).await
 }
 
 pub(crate) async fn delete_instance(

@@ -28,6 +28,7 @@ pub mod auth;
 mod dead_letters;
 pub mod error;
 mod fm;
+pub mod idempotency;
 mod indicators;
 mod lcm_v1;
 mod lcm_v2;
@@ -228,6 +229,10 @@ pub fn router(state: Arc<AppState>) -> Router {
         authenticated
     };
     let authenticated = authenticated
+        .route_layer(middleware::from_fn_with_state(
+            state.clone(),
+            idempotency::layer,
+        ))
         .route_layer(middleware::from_fn_with_state(state.clone(), scope::guard))
         .layer(middleware::from_fn_with_state(
             state.clone(),

@@ -11,6 +11,7 @@ mod fm;
 mod fm_prometheus;
 mod hardening;
 mod http_layer;
+mod idempotency;
 mod indicators;
 mod keystone;
 mod keystone_projects;

@@ -135,6 +135,16 @@ pub struct ServeArgs {
     /// Longest pause, in seconds, between two chunks of a request body.
     #[arg(long, default_value_t = 30, value_name = "SECONDS")]
     body_timeout: u64,
+    /// Seconds an `Idempotency-Key` is kept after its first use: a retry with it within
+    /// this period gets the first answer again; later, the key is new.
+    #[arg(
+        long,
+        env = "VNFM_IDEMPOTENCY_KEY_TTL",
+        default_value_t = 86_400,
+        value_name = "SECONDS",
+        value_parser = clap::value_parser!(u64).range(1..)
+    )]
+    idempotency_key_ttl: u64,
     /// Hours an undeliverable notification is retried before it is given up.
     #[arg(long, default_value_t = 24, value_name = "HOURS")]
     notify_max_age_hours: u64,
@@ -371,6 +381,7 @@ pub fn run(args: ServeArgs) -> Result<ExitCode, ServeError> {
         .data_dir(&args.data_dir)
         .max_package_bytes(args.max_package_mib.saturating_mul(1024 * 1024))
         .upload_allow_list(args.upload_allow.clone())
+        .client_key_ttl(Duration::from_secs(args.idempotency_key_ttl))
         .deliver_notifications(vnfm::lcm::DelivererConfig {
             max_age: Duration::from_secs(args.notify_max_age_hours.saturating_mul(3600)),
             backoff_max: Duration::from_secs(args.notify_backoff_max.max(1)),

@@ -34,6 +34,30 @@ pub enum OperationRequest {
     ChangeVnfPkg(ChangeCurrentVnfPkgRequest),
 }
 
+/// `From` each task's request, so a caller generic over the tasks names none.
+macro_rules! from_requests {
+    ($($variant:ident($req:ty)),* $(,)?) => {
+        $(impl From<$req> for OperationRequest {
+            fn from(r: $req) -> Self {
+                OperationRequest::$variant(r)
+            }
+        })*
+    };
+}
+
+from_requests!(
+    Instantiate(InstantiateVnfRequest),
+    Terminate(TerminateVnfRequest),
+    Heal(HealVnfRequest),
+    Scale(ScaleVnfRequest),
+    ScaleToLevel(ScaleVnfToLevelRequest),
+    ChangeFlavour(ChangeVnfFlavourRequest),
+    Operate(OperateVnfRequest),
+    ChangeExtConn(ChangeExtVnfConnectivityRequest),
+    ModifyInfo(VnfInfoModificationRequest),
+    ChangeVnfPkg(ChangeCurrentVnfPkgRequest),
+);
+
 impl OperationRequest {
     /// The SOL003 operation type.
     pub fn operation_type(&self) -> LcmOperationType {

@@ -96,6 +96,11 @@ const MIGRATIONS: &[MigrationSource] = &[
         "VIM projects",
         include_str!("../migrations/postgres/0014_vim_projects.sql"),
     ),
+    (
+        15,
+        "idempotency keys",
+        include_str!("../migrations/postgres/0015_idempotency_keys.sql"),
+    ),
 ];
 
 /// Default size of the connection pool.

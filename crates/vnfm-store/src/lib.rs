@@ -2,7 +2,7 @@
 //! object-safe async trait per aggregate ([`InstanceStore`], [`OpOccStore`], [`OutboxStore`],
 //! [`SubscriptionDocumentStore`], [`AlarmStore`], [`PmStore`] (with one [`PmResourceStore`]
 //! per PM resource kind), [`IndicatorStore`],
-//! [`VimStore`], [`PackageStore`], [`SettingStore`]) and their sum [`Store`] (used as
+//! [`VimStore`], [`PackageStore`], [`SettingStore`], [`IdempotencyStore`]) and their sum [`Store`] (used as
 //! `Arc<dyn Store>`, with [`prelude`] in scope), its records and queries
 //! ([`model`](crate::Page) types) and its one error type ([`StoreError`]). No SQL driver:
 //! the implementations (SQLite and PostgreSQL) live in `vnfm-store-sql`, which the
@@ -21,9 +21,11 @@
 //!   VNF indicator values, and VIMs (with the index of
 //!   instances using each);
 //! - VNF packages and their content; package changes enqueue their notifications in the same
-//!   transaction ([`crate::PackageStore::update_package_and_notify`]).
+//!   transaction ([`crate::PackageStore::update_package_and_notify`]);
+//! - idempotency keys of retry-safe requests ([`IdempotencyStore`]).
 
 mod error;
+mod idempotency;
 mod indicator;
 mod json;
 mod model;
@@ -31,6 +33,9 @@ mod store;
 mod subscriptions;
 
 pub use error::{Conflict, StoreError};
+pub use idempotency::{
+    IdempotencyRecord, KeyClaim, KeyClaimed, RequestFingerprint, StoredResponse,
+};
 pub use indicator::{IndicatorSubscriptionRecord, canonical_indicator_filter};
 pub use json::{document_from_json, document_to_json};
 pub use model::{
@@ -44,8 +49,9 @@ pub use model::{
     parse_state, state_str,
 };
 pub use store::{
-    AlarmStore, CONTENT_CHUNK_BYTES, EnqueueListener, IndicatorStore, InstanceStore, OpOccStore,
-    OutboxStore, PackageStore, PmResourceStore, PmStore, Result, SettingStore, Store,
+    AlarmStore, CONTENT_CHUNK_BYTES, EnqueueListener, IdempotencyStore, IndicatorStore,
+    InstanceStore, OpOccStore, OutboxStore, PackageStore, PmResourceStore, PmStore, Result,
+    SettingStore, Store,
     SubscriptionDocumentStore, VimStore,
 };
 
@@ -53,8 +59,9 @@ pub use store::{
 /// supertrait's methods need the supertrait in scope): `use vnfm_store::prelude::*;`.
 pub mod prelude {
     pub use crate::store::{
-        AlarmStore, IndicatorStore, InstanceStore, OpOccStore, OutboxStore, PackageStore,
-        PmResourceStore, PmStore, SettingStore, Store, SubscriptionDocumentStore, VimStore,
+        AlarmStore, IdempotencyStore, IndicatorStore, InstanceStore, OpOccStore, OutboxStore,
+        PackageStore, PmResourceStore, PmStore, SettingStore, Store, SubscriptionDocumentStore,
+        VimStore,
     };
     pub use crate::subscriptions::SubscriptionStore;
 }

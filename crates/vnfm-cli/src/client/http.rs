@@ -19,6 +19,9 @@ use super::error::{ClientError, Problem};
 /// The API version sent in the `Version` header (SOL013 clause 4.9).
 const API_VERSION: &str = "2.0.0";
 
+/// The pause before a state-changing request is sent again after a lost connection.
+const RESEND_DELAY: Duration = Duration::from_millis(500);
+
 /// The `Version` header for a request to `path` (or a whole URL): the version of the API it
 /// belongs to. The SOL003 v2.6.1 APIs the client calls (fault management, indicators) refuse a major
 /// version they do not serve.
@@ -364,6 +367,11 @@ impl Api {
             ),
             Body::Zip(b) => (Some("application/zip"), Some(b)),
         };
+        // Every state-changing request carries a fresh Idempotency-Key, so the one retry
+        // after a lost connection cannot apply the change twice.
+        let key = matches!(method, Method::POST | Method::PATCH)
+            .then(|| format!("\"{}\"", vnfm::lcm::ClientKey::random_key()));
+        let mut resent = false;
         let mut fresh = false;
         loop {
             let token = self.token(fresh).await?;
@@ -382,10 +390,26 @@ impl Api {
             if let Some(b) = &bytes {
                 req = req.body(b.clone());
             }
-            let resp = req.send().await.map_err(|e| ClientError::Connect {
-                url: url.clone(),
-                message: chain(&e),
-            })?;
+            if let Some(k) = &key {
+                req = req.header(vnfm_api::idempotency::IDEMPOTENCY_KEY, k);
+            }
+            let resp = match req.send().await {
+                Ok(r) => r,
+                Err(e) if key.is_some() && !resent && !e.is_builder() => {
+                    // The connection was lost before an answer: the same key makes sending
+                    // again safe (the server answers what the first attempt did, if it got it).
+                    tracing::warn!(url = %url, error = %chain(&e), "no answer; sending the request again with the same Idempotency-Key");
+                    resent = true;
+                    tokio::time::sleep(RESEND_DELAY).await;
+                    continue;
+                }
+                Err(e) => {
+                    return Err(ClientError::Connect {
+                        url: url.clone(),
+                        message: chain(&e),
+                    });
+                }
+            };
             if resp.status() == StatusCode::UNAUTHORIZED && !fresh {
                 // The token may have been revoked (key rotation) or expired early.
                 fresh = true;
@@ -533,6 +557,81 @@ fn next_link(header: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A server on loopback that answers the token request, drops the connection of the first
+    /// other request unanswered and answers the second 201; the `Idempotency-Key`s it saw.
+    async fn lossy_server() -> (String, tokio::task::JoinHandle<Vec<Option<String>>>) {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let task = tokio::spawn(async move {
+            let mut keys = Vec::new();
+            while keys.len() < 2 {
+                let (mut conn, _) = listener.accept().await.unwrap();
+                let mut head = Vec::new();
+                let mut byte = [0u8; 1];
+                while !head.ends_with(b"\r\n\r\n") {
+                    if conn.read(&mut byte).await.unwrap() == 0 {
+                        break;
+                    }
+                    head.push(byte[0]);
+                }
+                let head = String::from_utf8_lossy(&head).to_lowercase();
+                let length: usize = head
+                    .lines()
+                    .find_map(|l| l.strip_prefix("content-length:"))
+                    .map_or(0, |v| v.trim().parse().unwrap());
+                let mut body = vec![0u8; length];
+                conn.read_exact(&mut body).await.unwrap();
+                let answer: &[u8] = if head.starts_with("post /oauth2/token") {
+                    b"HTTP/1.1 200 OK\r\nconnection: close\r\ncontent-type: application/json\r\ncontent-length: 44\r\n\r\n{\"access_token\":\"t\",\"expires_in\":3600000000}"
+                } else {
+                    keys.push(
+                        head.lines()
+                            .find_map(|l| l.strip_prefix("idempotency-key:"))
+                            .map(|v| v.trim().to_owned()),
+                    );
+                    if keys.len() == 1 {
+                        continue; // dropped unanswered: the connection is lost
+                    }
+                    b"HTTP/1.1 201 Created\r\nconnection: close\r\ncontent-type: application/json\r\ncontent-length: 10\r\n\r\n{\"id\":\"x\"}"
+                };
+                conn.write_all(answer).await.unwrap();
+            }
+            keys
+        });
+        (url, task)
+    }
+
+    #[tokio::test]
+    async fn a_lost_post_is_sent_once_more_with_the_same_idempotency_key() {
+        vnfm::lcm::install_crypto_provider();
+        let (url, server) = lossy_server().await;
+        let api = Api::new(Settings {
+            url,
+            client_id: "c".into(),
+            client_secret: "s".into(),
+            ca_pem: None,
+            token_cache_dir: None,
+            keystone: None,
+        })
+        .unwrap();
+        let answer = api
+            .call(
+                Method::POST,
+                "/vnflcm/v2/vnf_instances",
+                Body::Json(serde_json::json!({"vnfdId": "d"})),
+            )
+            .await
+            .unwrap();
+        assert_eq!(answer.status, StatusCode::CREATED);
+        assert_eq!(answer.body["id"], "x");
+        let keys = server.await.unwrap();
+        assert_eq!(keys.len(), 2);
+        let first = keys[0].as_deref().expect("the request carries a key");
+        assert!(first.starts_with('"') && first.len() > 30, "{first}");
+        assert_eq!(keys[0], keys[1], "the resent request carries the same key");
+    }
 
     #[test]
     fn next_link_is_found_among_others() {

@@ -25,6 +25,7 @@ const CORPUS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/corpu
 mod bad_input;
 mod delivery;
 mod end_to_end;
+mod idempotent_crash;
 mod restarts;
 
 fn start(data_dir: &Path) -> Server {

@@ -73,6 +73,7 @@ mod exec;
 pub use exec::op_occ_links;
 mod granted;
 mod journal;
+pub mod keyed;
 pub mod notifications;
 pub mod observe;
 mod panics;
@@ -107,6 +108,7 @@ use crate::ports::{NotificationRouter, OnboardedVnfd, PackageCatalog, VimDirecto
 pub use actions::is_at_rest;
 pub use apply::DRIVER_STATE_KEY;
 pub use dependents::FORCE_WITH_DEPENDENTS;
+pub use keyed::{ClientKey, KeyOutcome, KeyPolicy, Reservation};
 pub use progress::{OpOccProgress, StepProgress, StepStatus};
 pub use recovery::RecoveryReport;
 
@@ -165,6 +167,8 @@ pub struct LcmConfig {
     pub links: Arc<dyn ResourceLinks>,
     /// The clock.
     pub clock: Arc<dyn Clock>,
+    /// How long client keys (idempotency keys) are kept and held ([`keyed`]).
+    pub client_keys: KeyPolicy,
 }
 
 impl std::fmt::Debug for LcmConfig {
@@ -180,6 +184,7 @@ impl std::fmt::Debug for LcmConfig {
             .field("hooks_idempotent", &self.hooks_idempotent)
             .field("max_resume_attempts", &self.max_resume_attempts)
             .field("links", &self.links)
+            .field("client_keys", &self.client_keys)
             .finish_non_exhaustive()
     }
 }
@@ -198,6 +203,7 @@ impl Default for LcmConfig {
             max_resume_attempts: 3,
             links: Arc::new(SolLinks::default()),
             clock: Arc::new(SystemClock),
+            client_keys: KeyPolicy::default(),
         }
     }
 }
@@ -583,10 +589,21 @@ impl Lcm {
         req: CreateVnfRequest,
         project: Option<&str>,
     ) -> Result<VnfInstance, LcmError> {
+        self.create_identifier(req, project, None).await
+    }
+
+    /// [`Lcm::create_vnf_identifier_in`] with the instance id `id` when given (one a client
+    /// key reserved, see [`keyed`]).
+    async fn create_identifier(
+        &self,
+        req: CreateVnfRequest,
+        project: Option<&str>,
+        id: Option<VnfInstanceId>,
+    ) -> Result<VnfInstance, LcmError> {
         let inner = &self.inner;
         let onboarded = inner.onboarded(req.vnfd_id.as_str()).await?;
         let vnfd = &onboarded.vnfd;
-        let id = VnfInstanceId::new(new_uuid());
+        let id = id.unwrap_or_else(|| VnfInstanceId::new(new_uuid()));
         let instance = VnfInstance {
             links: instance_links(
                 &*inner.config.links,

@@ -127,7 +127,8 @@ impl Lcm {
         Ok(report)
     }
 
-    /// Runs [`Lcm::recover`] every `every` until [`Lcm::shutdown`].
+    /// Runs [`Lcm::recover`] (and [`Lcm::sweep_client_keys`]) every `every` until
+    /// [`Lcm::shutdown`].
     pub fn spawn_recovery(&self, every: Duration) -> tokio::task::JoinHandle<()> {
         let lcm = self.clone();
         tokio::spawn(async move {
@@ -139,6 +140,10 @@ impl Lcm {
                 }
                 if let Err(e) = lcm.recover().await {
                     tracing::warn!(error = %e, "recovery sweep failed");
+                }
+                // Expired client keys go with the same sweep.
+                if let Err(e) = lcm.sweep_client_keys().await {
+                    tracing::warn!(error = %e, "sweeping expired idempotency keys failed");
                 }
             }
         })

@@ -8,6 +8,7 @@
 
 pub(crate) mod alarms;
 pub(crate) mod chain;
+pub(crate) mod idempotency;
 pub(crate) mod indicators;
 pub(crate) mod instances;
 pub(crate) mod op_occs;

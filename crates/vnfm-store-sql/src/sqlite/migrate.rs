@@ -85,6 +85,11 @@ pub(crate) const MIGRATIONS: &[MigrationSource] = &[
         "VIM projects",
         include_str!("../../migrations/sqlite/0014_vim_projects.sql"),
     ),
+    (
+        15,
+        "idempotency keys",
+        include_str!("../../migrations/sqlite/0015_idempotency_keys.sql"),
+    ),
 ];
 
 /// The checksum sqlx records for a migration's SQL.

@@ -132,6 +132,7 @@ fn assert_busy(err: StoreError, holder: &str, state: vnfm_types::LcmOperationSta
 
 mod begin;
 mod database;
+mod idempotency;
 mod instances;
 mod op_occs;
 mod outbox;

@@ -1,6 +1,7 @@
 //! The store port: one trait per aggregate, and [`crate::Store`], their sum.
 
 mod alarms;
+mod idempotency;
 mod indicators;
 mod instances;
 mod op_occs;
@@ -12,6 +13,7 @@ mod subscription_documents;
 mod vims;
 
 pub use alarms::AlarmStore;
+pub use idempotency::IdempotencyStore;
 pub use indicators::IndicatorStore;
 pub use instances::InstanceStore;
 pub use op_occs::OpOccStore;
@@ -32,7 +34,7 @@ pub const CONTENT_CHUNK_BYTES: usize = 1 << 20;
 
 /// The durable store of the LCM core: the sum of one port per aggregate ([`crate::InstanceStore`],
 /// [`crate::OpOccStore`], [`crate::OutboxStore`], [`crate::SubscriptionDocumentStore`], [`crate::AlarmStore`],
-/// [`crate::PmStore`], [`crate::IndicatorStore`], [`crate::VimStore`], [`crate::PackageStore`], [`crate::SettingStore`]), for
+/// [`crate::PmStore`], [`crate::IndicatorStore`], [`crate::VimStore`], [`crate::PackageStore`], [`crate::SettingStore`], [`crate::IdempotencyStore`]), for
 /// the code that needs all of them. Every type that implements the ports is a `Store`.
 /// Object-safe: use it as `Arc<dyn Store>`, with [`crate::prelude`] in scope for the ports'
 /// methods.
@@ -69,6 +71,7 @@ pub trait Store:
     + VimStore
     + PackageStore
     + SettingStore
+    + IdempotencyStore
 {
 }
 
@@ -83,6 +86,7 @@ impl<T> Store for T where
         + VimStore
         + PackageStore
         + SettingStore
+        + IdempotencyStore
         + ?Sized
 {
 }

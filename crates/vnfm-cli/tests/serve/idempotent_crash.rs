@@ -1,0 +1,163 @@
+//! Issue 53: a request with an `Idempotency-Key` whose server dies by `kill -9` after the
+//! commit and before the answer is answered, when retried after a restart, with what it
+//! created: the same instance (201 and its `Location`), the same occurrence (202 and its
+//! `Location`), and nothing created twice. The window is held open by the fault hook
+//! `VNFM_TEST_STALL_AFTER_COMMIT` (honoured only with `--enable-test-vim`): the request with
+//! that key stops after its commit, and the test kills the process.
+
+use super::*;
+
+/// `vnfm serve` on `data`, stalling requests with `stall_key` after their commit.
+fn start_stalling(data: &Path, stall_key: Option<&str>) -> Server {
+    let mut command = support::serve_command(data);
+    command
+        .args(["--enable-test-vim", "--log-level", "warn"])
+        .stderr(Stdio::inherit());
+    if let Some(key) = stall_key {
+        command.env(vnfm_api::idempotency::STALL_AFTER_COMMIT_ENV, key);
+    }
+    Server::spawn(command, 3).0
+}
+
+/// `kill -9` of the server, and its end.
+fn kill_9(mut server: Server) {
+    let pid = server.child.id().to_string();
+    let killed = Command::new("kill").args(["-KILL", &pid]).status().unwrap();
+    assert!(killed.success());
+    let status = server.child.wait().unwrap();
+    assert!(!status.success(), "{status}");
+}
+
+/// Polls `path` (a list) until it has an item: the stalled request has committed.
+async fn until_listed(api: &Api, path: &str) -> Value {
+    for _ in 0..500 {
+        let (status, _, list) = api.json(reqwest::Method::GET, path, None).await;
+        assert_eq!(status, 200, "{list}");
+        if let Some(first) = list.as_array().and_then(|l| l.first()) {
+            return first.clone();
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    panic!("nothing was committed at {path}");
+}
+
+/// The request, with `key`, sent in the background: the server never answers it.
+fn send_unanswered(api: &Api, path: &str, key: &str, body: Value) -> tokio::task::JoinHandle<()> {
+    let request = api
+        .req(reqwest::Method::POST, path)
+        .header("Idempotency-Key", format!("\"{key}\""))
+        .json(&body);
+    tokio::spawn(async move {
+        let answer = request.send().await;
+        assert!(
+            answer.is_err(),
+            "the stalled request was answered: {answer:?}"
+        );
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_killed_between_commit_and_answer_gets_its_answer_on_retry() {
+    rustls::crypto::ring::default_provider()
+        .install_default()
+        .ok();
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+
+    // 1. Creating the instance: committed, then the server is killed.
+    let server = start_stalling(&data, Some("crash-create"));
+    let api = Api::connect(&server.base, &data).await;
+    let vnfd_id = api.onboard_corpus_package().await;
+    let create = json!({"vnfdId": vnfd_id, "vnfInstanceName": "crashed"});
+    let lost = send_unanswered(
+        &api,
+        "/vnflcm/v2/vnf_instances",
+        "crash-create",
+        create.clone(),
+    );
+    let committed = until_listed(
+        &api,
+        "/vnflcm/v2/vnf_instances?filter=(eq,vnfInstanceName,crashed)",
+    )
+    .await;
+    let vnf = committed["id"].as_str().unwrap().to_owned();
+    kill_9(server);
+    lost.await.unwrap();
+
+    // 2. Retried after a restart (the next request stalls on its task): the same instance.
+    let server = start_stalling(&data, Some("crash-task"));
+    let api = Api::connect(&server.base, &data).await;
+    let retried = api
+        .req(reqwest::Method::POST, "/vnflcm/v2/vnf_instances")
+        .header("Idempotency-Key", "\"crash-create\"")
+        .json(&create)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(retried.status(), 201);
+    let location = retried.headers()["location"].to_str().unwrap().to_owned();
+    assert!(
+        location.ends_with(&format!("/vnflcm/v2/vnf_instances/{vnf}")),
+        "{location}"
+    );
+    let body: Value = retried.json().await.unwrap();
+    assert_eq!(body["id"], vnf.as_str());
+    let (_, _, all) = api
+        .json(
+            reqwest::Method::GET,
+            "/vnflcm/v2/vnf_instances?filter=(eq,vnfInstanceName,crashed)",
+            None,
+        )
+        .await;
+    assert_eq!(all.as_array().unwrap().len(), 1, "{all}");
+
+    // 3. A task: its occurrence committed, then the server is killed.
+    let task = format!("/vnflcm/v2/vnf_instances/{vnf}/instantiate");
+    let instantiate =
+        json!({"flavourId": "simple", "vimConnectionInfo": {"vim1": {"vimType": "TEST.NOOP.V_1"}}});
+    let lost = send_unanswered(&api, &task, "crash-task", instantiate.clone());
+    let occ = until_listed(
+        &api,
+        &format!("/vnflcm/v2/vnf_lcm_op_occs?filter=(eq,vnfInstanceId,{vnf})"),
+    )
+    .await;
+    let occ_id = occ["id"].as_str().unwrap().to_owned();
+    kill_9(server);
+    lost.await.unwrap();
+
+    // 4. Retried after a restart: 202 with the same occurrence's Location, one occurrence.
+    let server = start_stalling(&data, None);
+    let api = Api::connect(&server.base, &data).await;
+    let retried = api
+        .req(reqwest::Method::POST, &task)
+        .header("Idempotency-Key", "\"crash-task\"")
+        .json(&instantiate)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(retried.status(), 202, "{:?}", retried.text().await);
+    let location = retried.headers()["location"].to_str().unwrap().to_owned();
+    assert!(
+        location.ends_with(&format!("/vnflcm/v2/vnf_lcm_op_occs/{occ_id}")),
+        "{location}"
+    );
+    let (_, _, occs) = api
+        .json(
+            reqwest::Method::GET,
+            &format!("/vnflcm/v2/vnf_lcm_op_occs?filter=(eq,vnfInstanceId,{vnf})"),
+            None,
+        )
+        .await;
+    assert_eq!(occs.as_array().unwrap().len(), 1, "{occs}");
+    // Answered now: the next retry gets the same answer from the kept response.
+    let again = api
+        .req(reqwest::Method::POST, &task)
+        .header("Idempotency-Key", "\"crash-task\"")
+        .json(&instantiate)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(again.status(), 202);
+    assert_eq!(again.headers()["location"].to_str().unwrap(), location);
+    server.stop();
+}
