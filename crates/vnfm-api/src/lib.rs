@@ -56,6 +56,7 @@ mod subscriptions;
 mod tacker_vims;
 mod test_vim;
 mod test_vim_kind;
+mod timeline;
 mod util;
 pub mod version;
 mod vim_nulls;
@@ -139,6 +140,7 @@ fn authenticated_routes(limits: RouteLimits) -> OpenApiRouter<Arc<AppState>> {
             "/vnfm/v1",
             vims::routes()
                 .merge(progress::routes())
+                .merge(timeline::routes())
                 .merge(indicators::push_routes())
                 .merge(dead_letters::routes()),
         )
