@@ -26,6 +26,7 @@ mod bad_input;
 mod delivery;
 mod end_to_end;
 mod restarts;
+mod traces;
 
 fn start(data_dir: &Path) -> Server {
     start_with(data_dir, &[], None)
