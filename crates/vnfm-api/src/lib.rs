@@ -57,6 +57,8 @@ mod subscriptions;
 mod tacker_vims;
 mod test_vim;
 mod test_vim_kind;
+mod timeline;
+pub mod trace_context;
 mod util;
 pub mod version;
 mod vim_nulls;
@@ -140,6 +142,7 @@ fn authenticated_routes(limits: RouteLimits) -> OpenApiRouter<Arc<AppState>> {
             "/vnfm/v1",
             vims::routes()
                 .merge(progress::routes())
+                .merge(timeline::routes())
                 .merge(indicators::push_routes())
                 .merge(dead_letters::routes()),
         )
@@ -258,6 +261,7 @@ pub fn router(state: Arc<AppState>) -> Router {
         .layer(middleware::from_fn(limits::check_head))
         .layer(middleware::from_fn(error::negotiate_problem_type))
         .layer(middleware::from_fn_with_state(state.clone(), ops::observe))
+        .layer(middleware::from_fn(trace_context::request_span))
         .with_state(state);
     // axum sets `Allow` on a 405 outside every layer of the router that routed it: the
     // answer is completed one level up.

@@ -129,6 +129,7 @@ fn component_schemas() -> BTreeMap<String, Value> {
             }
         }),
     );
+    out.insert("OpOccTimeline".into(), crate::timeline::schema());
     out.insert(
         "DeadNotification".into(),
         serde_json::json!({

@@ -206,6 +206,8 @@ pub struct ServeArgs {
     python: PathBuf,
     #[command(flatten)]
     keystone: crate::serve_keystone::KeystoneArgs,
+    #[command(flatten)]
+    otel: crate::serve_otel::OtelArgs,
     /// Log format.
     #[arg(long, default_value = "text", value_parser = ["text", "json"])]
     log_format: String,
@@ -214,12 +216,23 @@ pub struct ServeArgs {
     log_level: tracing::Level,
 }
 
-fn init_logging(args: &ServeArgs, metrics: Arc<Metrics>) {
+fn init_logging(
+    args: &ServeArgs,
+    metrics: Arc<Metrics>,
+) -> Result<Option<crate::serve_otel::Exporting>, ServeError> {
     use std::io::IsTerminal;
     let level = tracing_subscriber::filter::LevelFilter::from_level(args.log_level);
     let ansi = std::io::stderr().is_terminal();
     let steps = vnfm_api::server::step_metrics_layer(metrics);
-    let registry = tracing_subscriber::registry().with(steps);
+    let (exporting, tracer) = crate::serve_otel::start(&args.otel)
+        .map_err(ServeError::TraceExport)?
+        .unzip();
+    let otel = tracer.map(|t| {
+        tracing_opentelemetry::layer()
+            .with_tracer(t)
+            .with_filter_level(tracing_subscriber::filter::LevelFilter::INFO)
+    });
+    let registry = tracing_subscriber::registry().with(steps).with(otel);
     if args.log_format == "json" {
         let _ = registry
             .with(
@@ -239,6 +252,7 @@ fn init_logging(args: &ServeArgs, metrics: Arc<Metrics>) {
             )
             .try_init();
     }
+    Ok(exporting)
 }
 
 trait WithLevel<S>: tracing_subscriber::Layer<S> + Sized
@@ -361,7 +375,7 @@ fn nfvo_from_args(args: &ServeArgs, url: &str) -> Result<vnfm::lcm::NfvoSettings
 /// Runs the server; returns the exit code, or a usage error.
 pub fn run(args: ServeArgs) -> Result<ExitCode, ServeError> {
     let metrics = Arc::new(Metrics::default());
-    init_logging(&args, metrics.clone());
+    let exporting = init_logging(&args, metrics.clone())?;
     let clients: Vec<ClientCredentials> = match &args.clients_file {
         Some(path) => {
             let text = std::fs::read_to_string(path).map_err(|source| ServeError::ReadFile {
@@ -518,6 +532,10 @@ pub fn run(args: ServeArgs) -> Result<ExitCode, ServeError> {
             }
         }
     }));
+    drop(runtime);
+    if let Some(exporting) = exporting {
+        exporting.shutdown();
+    }
     match outcome {
         Ok(()) => Ok(ExitCode::SUCCESS),
         Err(e) => {

@@ -6,6 +6,9 @@ use std::path::PathBuf;
 /// Why `vnfm serve` refused its options or could not start. Never carries a secret.
 #[derive(Debug, thiserror::Error)]
 pub enum ServeError {
+    /// Trace export cannot start (a malformed collector URL); the message names the setting.
+    #[error("trace export: {0}")]
+    TraceExport(String),
     /// A file an option names cannot be read.
     #[error("--{option} {}: {source}", path.display())]
     ReadFile {

@@ -42,4 +42,5 @@ fn own_schema<T: schemars::JsonSchema>() -> jsonschema::Validator {
 mod lifecycle;
 mod packages;
 mod protocol;
+mod timeline;
 mod vims_nfvo;

@@ -21,6 +21,7 @@ pub mod pkg;
 pub mod pm;
 pub mod progress;
 pub mod sub;
+pub mod timeline;
 pub mod vim;
 pub mod vnf;
 

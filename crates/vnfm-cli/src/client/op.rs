@@ -27,6 +27,9 @@ pub enum OpCommand {
     Show {
         /// Operation occurrence id.
         id: String,
+        /// Show its steps instead: when each ran, for how long and how it ended.
+        #[arg(long)]
+        timeline: bool,
     },
     /// Retry a FAILED_TEMP occurrence (with --wait: exit 0 when it then COMPLETES).
     Retry(FollowArgs),
@@ -684,7 +687,11 @@ pub async fn run(ctx: &Ctx, cmd: OpCommand) -> Result<(), ClientError> {
                 t.render()
             })
         }
-        OpCommand::Show { id } => {
+        OpCommand::Show { id, timeline: true } => {
+            let t = ctx.api()?.get(&super::timeline::path(&id)).await?;
+            output::print(ctx.format, &t, super::timeline::render)
+        }
+        OpCommand::Show { id, .. } => {
             let o = ctx.api()?.get(&occ_path(&id)).await?;
             output::print(ctx.format, &o, occ_fields)
         }

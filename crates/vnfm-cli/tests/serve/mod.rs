@@ -27,6 +27,7 @@ mod delivery;
 mod end_to_end;
 mod idempotent_crash;
 mod restarts;
+mod traces;
 
 fn start(data_dir: &Path) -> Server {
     start_with(data_dir, &[], None)

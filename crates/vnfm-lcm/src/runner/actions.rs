@@ -38,6 +38,14 @@ impl Lcm {
         super::progress::progress(id, occ.operation_state, &rows)
     }
 
+    /// When each step of occurrence `id` ran, for how long and how it ended (see
+    /// [`super::timeline`]).
+    pub async fn timeline(&self, id: &VnfLcmOpOccId) -> Result<super::OpOccTimeline, LcmError> {
+        let (occ, _) = self.op_occ_with_version(id).await?;
+        let rows = self.inner.store.journal(id).await.map_err(store_err)?;
+        super::timeline::timeline(&occ, &rows, self.inner.now())
+    }
+
     async fn journal_view(&self, id: &VnfLcmOpOccId) -> Result<JournalView, LcmError> {
         JournalView::read(&self.inner.store.journal(id).await.map_err(store_err)?)
     }

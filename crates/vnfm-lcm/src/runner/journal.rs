@@ -56,6 +56,9 @@ pub(crate) struct StepRow {
     pub error: Option<ProblemDetails>,
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub interrupted: bool,
+    /// When the step started (ms since the epoch); the row is written when it ends.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started_at: Option<i64>,
 }
 
 pub(crate) fn plan_row(phase: Phase, row: &PlanRow, at: Timestamp) -> JournalStep {

@@ -81,6 +81,7 @@ pub mod preview;
 pub mod progress;
 pub mod recovery;
 mod start;
+pub mod timeline;
 mod vims;
 
 use std::collections::{BTreeMap, HashMap};
@@ -111,6 +112,7 @@ pub use dependents::FORCE_WITH_DEPENDENTS;
 pub use keyed::{ClientKey, KeyOutcome, KeyPolicy, Reservation};
 pub use progress::{OpOccProgress, StepProgress, StepStatus};
 pub use recovery::RecoveryReport;
+pub use timeline::{OpOccTimeline, TimelineOutcome, TimelineStep};
 
 /// Where the runner reads the time. Leases, op-occ timestamps and recovery compare against it,
 /// so tests can move time forward instead of sleeping.

@@ -253,6 +253,7 @@ async fn recover_one(
             index: next,
             error: Some(p.clone()),
             interrupted: true,
+            started_at: None,
         },
         StepOutcome::Failed,
         inner.now(),

@@ -237,6 +237,7 @@ impl Run {
             return Ok(Next::Done);
         }
         let span = tracing::info_span!("lcm.step", step = %name, index = i, phase = phase.as_str());
+        let started_at = self.inner.now();
         let result = self.step(step, i, n).instrument(span).await?;
         let now = self.inner.now();
         let (outcome, error) = match &result {
@@ -250,6 +251,7 @@ impl Run {
                 index: i,
                 error,
                 interrupted: false,
+                started_at: Some(started_at.millis()),
             },
             outcome,
             now,

@@ -1,0 +1,69 @@
+//! `/vnfm/v1/vnf_lcm_op_occs/{id}/timeline` (not an ETSI API): when each step of an operation
+//! occurrence ran, for how long and how it ended, from its step journal (`vnfm op show
+//! --timeline`).
+
+use std::sync::Arc;
+
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::Response;
+use utoipa_axum::router::OpenApiRouter;
+use vnfm_types::VnfLcmOpOccId;
+
+use crate::error::ApiResult;
+use crate::route_table::{doc, get, route};
+use crate::state::AppState;
+use crate::util::{json_response, require_accept};
+use crate::version::{ApiFamily, versioned_routes};
+
+pub(crate) fn routes() -> OpenApiRouter<Arc<AppState>> {
+    versioned_routes(
+        ApiFamily::VimV1,
+        OpenApiRouter::new().routes(route(
+            "/vnf_lcm_op_occs/{vnfLcmOpOccId}/timeline",
+            [get(
+                show,
+                doc("When each step of an operation occurrence ran, for how long and how it ended")
+                    .returns("OpOccTimeline"),
+            )],
+        )),
+    )
+}
+
+async fn show(
+    State(state): State<Arc<AppState>>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+) -> ApiResult<Response> {
+    require_accept(&headers, &["application/json"])?;
+    let timeline = state.lcm().timeline(&VnfLcmOpOccId::new(id)).await?;
+    Ok(json_response(StatusCode::OK, &timeline))
+}
+
+/// The OpenAPI schema of the document [`show`] answers.
+pub(crate) fn schema() -> serde_json::Value {
+    serde_json::json!({
+        "type": "object",
+        "description": "The steps of an operation occurrence in the order they ran, from its step journal: each run of a step (a retried step once per run) with its start, end, duration and outcome.",
+        "required": ["vnfLcmOpOccId", "operation", "operationState", "startTime", "steps"],
+        "properties": {
+            "vnfLcmOpOccId": {"type": "string"},
+            "operation": {"type": "string"},
+            "operationState": {"type": "string"},
+            "startTime": {"type": "string", "format": "date-time"},
+            "steps": {"type": "array", "items": {
+                "type": "object",
+                "required": ["phase", "number", "name", "start", "durationMs", "outcome"],
+                "properties": {
+                    "phase": {"type": "string", "enum": ["forward", "rollback"]},
+                    "number": {"type": "integer"},
+                    "name": {"type": "string"},
+                    "start": {"type": "string", "format": "date-time"},
+                    "end": {"type": "string", "format": "date-time"},
+                    "durationMs": {"type": "integer"},
+                    "outcome": {"type": "string", "enum": ["COMPLETED", "FAILED", "INTERRUPTED", "RUNNING"]},
+                    "error": {"type": "string"}
+                }}}
+        }
+    })
+}
