@@ -117,28 +117,29 @@ pub(crate) async fn observe(
     next: Next,
 ) -> Response {
     let started = Instant::now();
-    let method = request.method().to_string();
+    let method = request.method().clone();
     // The route as declared (`/vnflcm/v2/vnf_instances/{vnfInstanceId}`), so the number of
     // label values stays bounded whatever clients send.
-    let route = request
-        .extensions()
-        .get::<MatchedPath>()
-        .map_or("unmatched", MatchedPath::as_str)
-        .to_owned();
-    let path = request.uri().path().to_owned();
+    let route = request.extensions().get::<MatchedPath>().cloned();
+    // Kept only for the debug log line, which is off by default.
+    let path = tracing::enabled!(target: "vnfm::http", tracing::Level::DEBUG)
+        .then(|| request.uri().path().to_owned());
     let response = problemize(next.run(request).await).await;
     let elapsed = started.elapsed();
     let status = response.status().as_u16();
+    let route = route.as_ref().map_or("unmatched", MatchedPath::as_str);
     state
         .metrics
-        .observe_request(&method, &route, status, elapsed);
-    tracing::debug!(
-        target: "vnfm::http",
-        method = %method,
-        path = %crate::util::cut(&path, 200),
-        status,
-        micros = elapsed.as_micros() as u64,
-        "request"
-    );
+        .observe_request(method.as_str(), route, status, elapsed);
+    if let Some(path) = path {
+        tracing::debug!(
+            target: "vnfm::http",
+            method = %method,
+            path = %crate::util::cut(&path, 200),
+            status,
+            micros = elapsed.as_micros() as u64,
+            "request"
+        );
+    }
     response
 }

@@ -399,8 +399,21 @@ pub async fn serve(
 
 /// A `tracing` layer that records the duration of every lifecycle step span (`lcm.step`)
 /// into `metrics`.
-pub fn step_metrics_layer(metrics: Arc<crate::metrics::Metrics>) -> StepMetricsLayer {
-    StepMetricsLayer { metrics }
+///
+/// The layer is interested in `lcm.step` spans only, decided once per callsite: without
+/// that, a layer with no filter makes every span and event of every level (debug and trace
+/// included) reach the subscriber, which then allocates and tracks each one for nothing.
+pub fn step_metrics_layer<S>(
+    metrics: Arc<crate::metrics::Metrics>,
+) -> impl tracing_subscriber::Layer<S>
+where
+    S: tracing::Subscriber + for<'a> tracing_subscriber::registry::LookupSpan<'a>,
+{
+    use tracing_subscriber::Layer;
+    let steps =
+        tracing_subscriber::filter::filter_fn(|meta| meta.is_span() && meta.name() == "lcm.step")
+            .with_max_level_hint(tracing::Level::INFO);
+    StepMetricsLayer { metrics }.with_filter(steps)
 }
 
 /// See [`step_metrics_layer`].
@@ -448,9 +461,6 @@ where
         id: &tracing::span::Id,
         ctx: tracing_subscriber::layer::Context<'_, S>,
     ) {
-        if attrs.metadata().name() != "lcm.step" {
-            return;
-        }
         let mut fields = StepFields::default();
         attrs.record(&mut fields);
         if let Some(span) = ctx.span(id) {
@@ -469,5 +479,35 @@ where
             self.metrics
                 .observe_step(&t.step, &t.phase, t.started.elapsed());
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use tracing_subscriber::layer::SubscriberExt;
+
+    use super::*;
+
+    #[test]
+    fn step_metrics_see_step_spans_and_enable_nothing_else() {
+        let metrics = Arc::new(crate::metrics::Metrics::default());
+        let subscriber = tracing_subscriber::registry().with(step_metrics_layer(metrics.clone()));
+        tracing::subscriber::with_default(subscriber, || {
+            let step = tracing::info_span!("lcm.step", step = "instantiate", phase = "forward");
+            drop(step.enter());
+            drop(step);
+            // Other spans and events, and anything below INFO, are not the layer's: with it
+            // alone nothing else is enabled, so none of it is built or tracked.
+            assert!(tracing::info_span!("lcm.op_occ").is_disabled());
+            assert!(!tracing::enabled!(tracing::Level::DEBUG));
+            assert!(!tracing::enabled!(tracing::Level::INFO));
+        });
+        let text = metrics.render(&[]);
+        assert!(
+            text.contains(
+                "vnfm_lcm_step_duration_seconds_count{step=\"instantiate\",phase=\"forward\"} 1"
+            ),
+            "{text}"
+        );
     }
 }

@@ -156,7 +156,7 @@ fn serve(mut conn: Connection, receiver: mpsc::Receiver<Message>) {
                 return;
             }
         };
-        if let Err(e) = conn.execute_batch("BEGIN IMMEDIATE") {
+        if let Err(e) = control(&conn, "BEGIN IMMEDIATE") {
             first.refuse(StoreError::from(db_error(e)));
             continue;
         }
@@ -175,7 +175,7 @@ fn serve(mut conn: Connection, receiver: mpsc::Receiver<Message>) {
                         "the database rolled the transaction back".into(),
                     )));
                 }
-                if let Err(e) = conn.execute_batch("BEGIN IMMEDIATE") {
+                if let Err(e) = control(&conn, "BEGIN IMMEDIATE") {
                     let message = db_error(e).message;
                     while let Ok(Message::Job(job)) = receiver.try_recv() {
                         job.refuse(StoreError::Backend(message.clone()));
@@ -195,8 +195,7 @@ fn serve(mut conn: Connection, receiver: mpsc::Receiver<Message>) {
         let committed = if conn.is_autocommit() {
             Ok(())
         } else {
-            conn.execute_batch("COMMIT")
-                .map_err(|e| db_error(e).message)
+            control(&conn, "COMMIT").map_err(|e| db_error(e).message)
         };
         if committed.is_err() && !conn.is_autocommit() {
             let _ = conn.execute_batch("ROLLBACK");
@@ -217,10 +216,17 @@ fn serve(mut conn: Connection, receiver: mpsc::Receiver<Message>) {
     }
 }
 
+/// Runs the transaction-control statement `sql` (BEGIN, SAVEPOINT, RELEASE, COMMIT) from the
+/// connection's prepared statements: every write runs four of them, which `execute_batch`
+/// would parse and compile again each time.
+fn control(conn: &Connection, sql: &'static str) -> rusqlite::Result<()> {
+    conn.prepare_cached(sql)?.execute([]).map(|_| ())
+}
+
 /// Runs one job inside a savepoint: `Some(answer)` to call after the commit when it
 /// succeeded; a failed job is rolled back to its savepoint and answered at once.
 fn run_in_savepoint(conn: &mut Connection, job: Box<dyn Job>) -> Option<Answer> {
-    if let Err(e) = conn.execute_batch("SAVEPOINT store_call") {
+    if let Err(e) = control(conn, "SAVEPOINT store_call") {
         job.refuse(StoreError::from(db_error(e)));
         return None;
     }
@@ -232,7 +238,7 @@ fn run_in_savepoint(conn: &mut Connection, job: Box<dyn Job>) -> Option<Answer> 
         return None;
     }
     if outcome.ok {
-        match conn.execute_batch("RELEASE store_call") {
+        match control(conn, "RELEASE store_call") {
             Ok(()) => Some(outcome.answer),
             Err(e) => {
                 (outcome.answer)(Err(StoreError::from(db_error(e))));
