@@ -11,8 +11,6 @@
 #   Neutron's own RPC client, and `agent_down_time` keeps it alive for the life of the cloud;
 #   ports stay DOWN (only an agent wiring a tap would set them ACTIVE);
 # - no DHCP, L3 or metadata agent: addresses are allocated and stored, nothing serves them;
-# - no Cinder (its fake driver cannot create a volume from an image, which is what Tacker's
-#   samples with volumes do): the driver's tests map `OS::Cinder::Volume` to a Heat stand-in.
 
 # `[keystone_authtoken]` of a service whose Keystone user is $1.
 authtoken_section() {
@@ -304,6 +302,13 @@ enabled_filters = ComputeFilter,ComputeCapabilitiesFilter,ImagePropertiesFilter,
 region_name = RegionOne
 [cinder]
 os_region_name = RegionOne
+auth_type = password
+auth_url = http://127.0.0.1:$KS_PORT/v3
+username = nova
+password = $SVC_PW
+project_name = service
+user_domain_name = Default
+project_domain_name = Default
 [vnc]
 enabled = false
 [oslo_concurrency]
@@ -419,7 +424,7 @@ EOF
 print_versions() {
     "$VENV/bin/python" - <<'EOF' >&2
 from importlib.metadata import version
-names = ["keystone", "openstack-heat", "nova", "neutron", "openstack-placement", "glance"]
+names = ["keystone", "openstack-heat", "nova", "neutron", "openstack-placement", "glance", "cinder"]
 print("openstack.sh: test cloud " + ", ".join(f"{n} {version(n)}" for n in names))
 EOF
 }
