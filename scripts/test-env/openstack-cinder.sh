@@ -82,7 +82,7 @@ cinder_db() {
 
 run_cinder() {
     local conf="$DIR/cinder/cinder.conf"
-    spawn cinder-api "$VENV/bin/uwsgi" --http "127.0.0.1:$CINDER_PORT" --http-keepalive \
+    spawn cinder-api "$VENV/bin/uwsgi" --http "127.0.0.1:$CINDER_PORT" --http-keepalive --http-timeout 300 \
         --wsgi-file "$SITE/cinder/wsgi/api.py" --pyargv "--config-file $conf" \
         --master --processes 2 --threads 1 --die-on-term --need-app --disable-logging \
         --hook-master-start "unix_signal:15 gracefully_kill_them_all"

@@ -87,11 +87,13 @@ manage() {
 }
 
 # Serves a WSGI application with uwsgi: $1 name (log, pid), $2 port, $3 wsgi file, then
-# environment assignments for it. One thread per process (as for Keystone).
+# environment assignments for it. One thread per process (as for Keystone). The HTTP router
+# waits 5 minutes for an answer (default 60 s): on a loaded 2-core machine Nova's answer to a
+# server with volumes took longer, and Heat then sent the request again.
 serve_wsgi() {
     local name=$1 port=$2 file=$3
     shift 3
-    spawn "$name" env "$@" "$VENV/bin/uwsgi" --http "127.0.0.1:$port" --http-keepalive \
+    spawn "$name" env "$@" "$VENV/bin/uwsgi" --http "127.0.0.1:$port" --http-keepalive --http-timeout 300 \
         --wsgi-file "$file" --master --processes 2 --threads 1 --die-on-term --need-app \
         --disable-logging --hook-master-start "unix_signal:15 gracefully_kill_them_all"
 }
@@ -317,8 +319,17 @@ lock_path = $DIR/nova/locks
 driver = noop
 [oslo_messaging_rabbit]
 heartbeat_timeout_threshold = 0
+# Nova sends its service token along with the user's: Cinder deletes a volume attachment
+# Nova asks for (detach, server deletion) only with it (the fix of OSSA-2023-003).
 [service_user]
-send_service_user_token = false
+send_service_user_token = true
+auth_type = password
+auth_url = http://127.0.0.1:$KS_PORT/v3
+username = nova
+password = $SVC_PW
+project_name = service
+user_domain_name = Default
+project_domain_name = Default
 [cache]
 enabled = false
 EOF

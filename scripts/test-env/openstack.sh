@@ -409,6 +409,8 @@ use_stderr = true
 transport_url = rabbit://guest:guest@127.0.0.1:$RMQ_PORT/
 host = vnfm-test-$RMQ_PORT
 num_engine_workers = 1
+# The engine answers its own calls (nested stacks) late on a loaded machine (default 60 s).
+rpc_response_timeout = 300
 region_name_for_services = RegionOne
 # Short intervals keep the tests quick; these are test services.
 periodic_interval = 5

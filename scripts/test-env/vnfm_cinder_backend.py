@@ -2,7 +2,9 @@
 
 Cinder's own fake backend, `cinder.tests.fake_driver.FakeLoggingVolumeDriver`, keeps volumes
 as rows only, but inherits LVM's image copies, which read and write the volume's block device
-(/dev/mapper/...), absent here. This subclass replaces only those two methods. Creating a
+(/dev/mapper/...), absent here. This subclass replaces only those two methods, and reports
+the multiattach capability LVM reports (the fake pool leaves it out, and Tacker's samples put
+their volumes in a volume type that requires it). Creating a
 volume from an image still runs Cinder's whole flow (scheduling, the download of the image
 from Glance, the format and size checks with qemu-img, the image metadata, the bootable flag);
 the image's bytes are then dropped: the backend stores no data.
@@ -17,6 +19,11 @@ LOG = logging.getLogger(__name__)
 
 class ImageRecordingDriver(fake_driver.FakeLoggingVolumeDriver):
     """FakeLoggingVolumeDriver whose image copies are recorded instead of written."""
+
+    def _update_volume_stats(self):
+        super()._update_volume_stats()
+        for pool in self._stats["pools"]:
+            pool["multiattach"] = True
 
     def copy_image_to_volume(self, context, volume, image_service, image_id,
                              disable_sparse=False):
