@@ -18,7 +18,7 @@
 #                 start/stop; give a fresh `mktemp -d`; each directory is one independent set
 #                 of services on its own free ports)
 #   VNFM_OS_VENV  the virtualenv (default ~/.cache/vnfm/openstack-venv); created and filled
-#                 from PyPI on first use (about 2.5 minutes, 710 MB), reused afterwards
+#                 from PyPI on first use (about 3 minutes, 800 MB), reused afterwards
 #                 (python-openstackclient with python-tackerclient: VNFM_TEST_OPENSTACK_CLI is
 #                 its `openstack`; an older venv without the Tacker client gets it on `start`)
 #   VNFM_OS_PYTHON  the Python 3.11+ interpreter for a new venv (default: python3.11, python3)

@@ -60,7 +60,7 @@ async fn env(cloud: Cloud) -> Env {
     let no_base_hot: Arc<dyn ArtifactSource> = Arc::new(MemArtifacts::new());
     catalog.insert(support::vnfd("vnfd-heat-test"), ok);
     catalog.insert(support::vnfd("vnfd-heat-fail"), failing);
-    // Without the internal network: see support::vnfd_for_generated.
+    // Without the volume and the internal network: see support::vnfd_for_generated.
     catalog.insert(
         support::vnfd_for_generated("vnfd-heat-generated"),
         no_base_hot,

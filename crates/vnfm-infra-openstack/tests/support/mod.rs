@@ -147,13 +147,21 @@ pub fn vnfd(id: &str) -> Vnfd {
     .expect("test VNFD")
 }
 
-/// The test VNFD for a generated template: without the internal network and VDU1's CP on it.
-/// A package change from the generated template to the BaseHOT, whose internal subnet differs,
+/// The test VNFD for a generated template: without VDU1's volume and without the internal
+/// network and VDU1's CP on it. The test changes the package to the BaseHOT, whose VDU1 is
+/// another server: Heat builds it before deleting the old one, and Cinder refuses to attach
+/// the volume the old server still holds (`status must be available or downloading to
+/// reserve`). A package change from the generated template to the BaseHOT, whose internal subnet differs,
 /// makes Heat delete the generated subnet while the old ports still hold addresses on it, and
 /// Neutron refuses (`One or more ports have an IP allocation from this subnet`).
 pub fn vnfd_for_generated(id: &str) -> Vnfd {
     let mut v = serde_json::to_value(vnfd(id)).unwrap();
     let flavour = &mut v["flavours"][0];
+    flavour["vdus"][0]
+        .as_object_mut()
+        .unwrap()
+        .remove("virtualStorages");
+    flavour["virtualStorages"] = json!([]);
     flavour["virtualLinks"] = json!([]);
     flavour["vduCps"]
         .as_array_mut()
@@ -748,7 +756,10 @@ impl Services {
                 .map(|v| v["id"].as_str().unwrap().to_string())
                 .collect();
             for v in &volumes {
-                assert!(attached.contains(v), "Nova's server {id} lacks volume {v}: {server}");
+                assert!(
+                    attached.contains(v),
+                    "Nova's server {id} lacks volume {v}: {server}"
+                );
                 let volume = self
                     .volume(v)
                     .await
