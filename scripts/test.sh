@@ -59,7 +59,7 @@ VNFM_HELM_C_LIB=$(scripts/test-env/helm.sh)
 export VNFM_HELM_C_LIB
 echo "Helm SDK library: $VNFM_HELM_C_LIB"
 # A real OpenStack cloud (Keystone, Heat, Nova with the fake virt driver, Placement, Neutron,
-# Glance; PyPI, a cached virtualenv; RabbitMQ and MariaDB from Debian) for the OpenStack
+# Glance, Cinder on a backend that stores no data; PyPI, a cached virtualenv; RabbitMQ and MariaDB from Debian) for the OpenStack
 # driver: its own directory, free ports and PostgreSQL; prints the VNFM_TEST_KEYSTONE_URL,
 # VNFM_TEST_OS_* variables the tests read (and the services' versions, on stderr).
 VNFM_OS_DIR=$(mktemp -d /tmp/vnfm-test-os.XXXXXX)
@@ -69,7 +69,7 @@ export VNFM_OS_DIR
 VNFM_OS_ENV=$(scripts/test-env/openstack.sh start) ||
     VNFM_OS_ENV=$(scripts/test-env/openstack.sh start)
 eval "$VNFM_OS_ENV"
-echo "Keystone: $VNFM_TEST_KEYSTONE_URL, Heat: $VNFM_TEST_HEAT_URL, Nova: $VNFM_TEST_NOVA_URL, Neutron: $VNFM_TEST_NEUTRON_URL, Glance: $VNFM_TEST_GLANCE_URL"
+echo "Keystone: $VNFM_TEST_KEYSTONE_URL, Heat: $VNFM_TEST_HEAT_URL, Nova: $VNFM_TEST_NOVA_URL, Neutron: $VNFM_TEST_NEUTRON_URL, Glance: $VNFM_TEST_GLANCE_URL, Cinder: $VNFM_TEST_CINDER_URL"
 # OpenSSH servers standing in for the VMs a management driver configures: one sshd per
 # loopback address, in a private state directory, stopped (with PostgreSQL) on exit.
 VNFM_SSHD_DIR=$(mktemp -d /tmp/vnfm-test-sshd.XXXXXX)

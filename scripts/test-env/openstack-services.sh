@@ -11,8 +11,6 @@
 #   Neutron's own RPC client, and `agent_down_time` keeps it alive for the life of the cloud;
 #   ports stay DOWN (only an agent wiring a tap would set them ACTIVE);
 # - no DHCP, L3 or metadata agent: addresses are allocated and stored, nothing serves them;
-# - no Cinder (its fake driver cannot create a volume from an image, which is what Tacker's
-#   samples with volumes do): the driver's tests map `OS::Cinder::Volume` to a Heat stand-in.
 
 # `[keystone_authtoken]` of a service whose Keystone user is $1.
 authtoken_section() {
@@ -89,13 +87,14 @@ manage() {
 }
 
 # Serves a WSGI application with uwsgi: $1 name (log, pid), $2 port, $3 wsgi file, then
-# environment assignments for it. One thread per process (as for Keystone). The router waits up
-# to 600 s for an answer (uwsgi's default is 60 s): on a loaded machine Nova's POST /servers
-# can take longer, and a dropped answer makes Heat send the POST again (`PortInUse`).
+# environment assignments for it. One thread per process (as for Keystone). The HTTP router
+# waits 5 minutes for an answer (uwsgi's default is 60 s): on a loaded 2-core machine Nova's
+# POST /servers took longer, the router dropped it, and Heat sent the request again (a second
+# server on the same port: `PortInUse`).
 serve_wsgi() {
     local name=$1 port=$2 file=$3
     shift 3
-    spawn "$name" env "$@" "$VENV/bin/uwsgi" --http "127.0.0.1:$port" --http-keepalive --http-timeout 600 \
+    spawn "$name" env "$@" "$VENV/bin/uwsgi" --http "127.0.0.1:$port" --http-keepalive --http-timeout 300 \
         --wsgi-file "$file" --master --processes 2 --threads 1 --die-on-term --need-app \
         --disable-logging --hook-master-start "unix_signal:15 gracefully_kill_them_all"
 }
@@ -306,6 +305,13 @@ enabled_filters = ComputeFilter,ComputeCapabilitiesFilter,ImagePropertiesFilter,
 region_name = RegionOne
 [cinder]
 os_region_name = RegionOne
+auth_type = password
+auth_url = http://127.0.0.1:$KS_PORT/v3
+username = nova
+password = $SVC_PW
+project_name = service
+user_domain_name = Default
+project_domain_name = Default
 [vnc]
 enabled = false
 [oslo_concurrency]
@@ -314,8 +320,17 @@ lock_path = $DIR/nova/locks
 driver = noop
 [oslo_messaging_rabbit]
 heartbeat_timeout_threshold = 0
+# Nova sends its service token along with the user's: Cinder deletes a volume attachment
+# Nova asks for (detach, server deletion) only with it (the fix of OSSA-2023-003).
 [service_user]
-send_service_user_token = false
+send_service_user_token = true
+auth_type = password
+auth_url = http://127.0.0.1:$KS_PORT/v3
+username = nova
+password = $SVC_PW
+project_name = service
+user_domain_name = Default
+project_domain_name = Default
 [cache]
 enabled = false
 EOF
@@ -421,7 +436,7 @@ EOF
 print_versions() {
     "$VENV/bin/python" - <<'EOF' >&2
 from importlib.metadata import version
-names = ["keystone", "openstack-heat", "nova", "neutron", "openstack-placement", "glance"]
+names = ["keystone", "openstack-heat", "nova", "neutron", "openstack-placement", "glance", "cinder"]
 print("openstack.sh: test cloud " + ", ".join(f"{n} {version(n)}" for n in names))
 EOF
 }

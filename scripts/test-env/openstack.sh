@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Throwaway OpenStack cloud for the OpenStack driver tests, on 127.0.0.1 only: RabbitMQ
 # (Debian package); Keystone 30, Heat 27, Nova 34 (API, conductor, scheduler, one compute with
-# Nova's fake virt driver), Placement 16, Neutron 29 (ML2, Open vSwitch mechanism driver) and
-# Glance 33 (file store), all of the 2026.2 release, from PyPI in a virtualenv; their databases
-# on a private PostgreSQL (scripts/test-env/postgres.sh; Heat's engine on SQLite fails with
-# "database is locked" as soon as stacks nest). No Cinder (docs/openstack.md says why): the
-# driver's tests map OS::Cinder::Volume to a Heat stand-in. openstack-services.sh has the compute, network and image
-# services and says what differs from a production cloud.
+# Nova's fake virt driver), Placement 16, Neutron 29 (ML2, Open vSwitch mechanism driver),
+# Glance 33 (file store) and Cinder 29 (API, scheduler, volume service on a backend that stores
+# no data), all of the 2026.2 release, from PyPI in a virtualenv; their databases on a private
+# PostgreSQL (scripts/test-env/postgres.sh; Heat's engine on SQLite fails with "database is
+# locked" as soon as stacks nest). openstack-services.sh has the compute, network and image
+# services, openstack-cinder.sh the block storage service; both say what differs from a
+# production cloud.
 #
 #   eval "$(scripts/test-env/openstack.sh start)"   # prints `export VNFM_TEST_...=...` lines
 #   scripts/test-env/openstack.sh env               # prints them again
@@ -17,7 +18,7 @@
 #                 start/stop; give a fresh `mktemp -d`; each directory is one independent set
 #                 of services on its own free ports)
 #   VNFM_OS_VENV  the virtualenv (default ~/.cache/vnfm/openstack-venv); created and filled
-#                 from PyPI on first use (about 2.5 minutes, 710 MB), reused afterwards
+#                 from PyPI on first use (about 3 minutes, 800 MB), reused afterwards
 #                 (python-openstackclient with python-tackerclient: VNFM_TEST_OPENSTACK_CLI is
 #                 its `openstack`; an older venv without the Tacker client gets it on `start`)
 #   VNFM_OS_PYTHON  the Python 3.11+ interpreter for a new venv (default: python3.11, python3)
@@ -33,11 +34,13 @@ VENV="${VNFM_OS_VENV:-$HOME/.cache/vnfm/openstack-venv}"
 # python-tackerclient 2.6.0 is the `openstack vim/vnf package/vnflcm` plugin the client tests
 # drive (it works with the python-openstackclient 10.x / osc-lib 4.x this set resolves to).
 TACKERCLIENT=python-tackerclient==2.6.0
-OS_SERVICES=(nova==34.0.0 neutron==29.0.0 openstack-placement==16.0.0 glance==33.0.0)
+OS_SERVICES=(nova==34.0.0 neutron==29.0.0 openstack-placement==16.0.0 glance==33.0.0 cinder==29.0.0)
 PIP_PACKAGES=(keystone==30.0.0 openstack-heat==27.0.1 "${OS_SERVICES[@]}" uwsgi==2.0.31 psycopg2-binary PyMySQL python-heatclient python-openstackclient "$TACKERCLIENT")
 HERE=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=scripts/test-env/openstack-services.sh
 . "$HERE/openstack-services.sh"
+# shellcheck source=scripts/test-env/openstack-cinder.sh
+. "$HERE/openstack-cinder.sh"
 
 die() {
     echo "openstack.sh: $*" >&2
@@ -93,8 +96,8 @@ ensure_venv() {
         # A venv from before the client tests lacks the Tacker client plugin.
         "$VENV/bin/python" -c 'import tackerclient' 2>/dev/null ||
             "$VENV/bin/pip" install -q "$TACKERCLIENT" >&2
-        # A venv from before the compute, network and image services lacks them.
-        [[ -x "$VENV/bin/nova-compute" && -x "$VENV/bin/neutron-rpc-server" && -x "$VENV/bin/placement-manage" && -x "$VENV/bin/glance-manage" ]] ||
+        # A venv from before the compute, network, image and block storage services lacks them.
+        [[ -x "$VENV/bin/nova-compute" && -x "$VENV/bin/neutron-rpc-server" && -x "$VENV/bin/placement-manage" && -x "$VENV/bin/glance-manage" && -x "$VENV/bin/cinder-volume" ]] ||
             "$VENV/bin/pip" install -q "${OS_SERVICES[@]}" PyMySQL >&2
         return
     fi
@@ -155,6 +158,7 @@ export VNFM_TEST_NOVA_URL=http://127.0.0.1:$NOVA_PORT/v2.1
 export VNFM_TEST_NEUTRON_URL=http://127.0.0.1:$NEUTRON_PORT
 export VNFM_TEST_GLANCE_URL=http://127.0.0.1:$GLANCE_PORT
 export VNFM_TEST_PLACEMENT_URL=http://127.0.0.1:$PLACEMENT_PORT
+export VNFM_TEST_CINDER_URL=http://127.0.0.1:$CINDER_PORT/v3
 EOF
 }
 
@@ -223,7 +227,7 @@ import os, psycopg2
 c = psycopg2.connect(os.environ["PG_URL"])
 c.autocommit = True
 cur = c.cursor()
-for db in ("keystone", "heat", "placement", "nova_api", "nova_cell0", "nova", "neutron", "glance"):
+for db in ("keystone", "heat", "placement", "nova_api", "nova_cell0", "nova", "neutron", "glance", "cinder"):
     cur.execute(f"CREATE DATABASE {db}")
 EOF
 }
@@ -271,7 +275,7 @@ start_keystone() {
     # see each other's token roles (a service-only user's application credential was refused
     # for lacking the admin's "member" role, in 5-10% of concurrent creations).
     spawn keystone env OS_KEYSTONE_CONFIG_FILES="$DIR/keystone/keystone.conf" \
-        "$VENV/bin/uwsgi" --http "127.0.0.1:$KS_PORT" --http-keepalive --http-timeout 600 \
+        "$VENV/bin/uwsgi" --http "127.0.0.1:$KS_PORT" --http-keepalive --http-timeout 300 \
         --wsgi-file "$SITE/keystone/wsgi/api.py" --master --processes 4 --threads 1 \
         --die-on-term --need-app --disable-logging --hook-master-start "unix_signal:15 gracefully_kill_them_all"
     wait_port "$KS_PORT" Keystone keystone
@@ -281,7 +285,7 @@ start_keystone() {
 bootstrap_identity() {
     KS_PORT=$KS_PORT HEAT_PORT=$HEAT_PORT ADMIN_PW=$ADMIN_PW HEAT_PW=$HEAT_PW USER_PW=$USER_PW \
         SVC_PW=$SVC_PW NOVA_PORT=$NOVA_PORT NEUTRON_PORT=$NEUTRON_PORT GLANCE_PORT=$GLANCE_PORT \
-        PLACEMENT_PORT=$PLACEMENT_PORT CFN_PORT=$CFN_PORT \
+        PLACEMENT_PORT=$PLACEMENT_PORT CFN_PORT=$CFN_PORT CINDER_PORT=$CINDER_PORT \
         APP_CRED_FILE="$DIR/app-cred" \
         "$VENV/bin/python" - >>"$DIR/bootstrap.log" 2>&1 <<'EOF' || { log_tail bootstrap.log; die "identity bootstrap failed"; }
 import json, os, time, urllib.error, urllib.request
@@ -369,6 +373,18 @@ for user, kind, url in (
     for iface in ("public", "internal", "admin"):
         create("endpoint", {"service_id": svc, "interface": iface, "url": url, "region_id": "RegionOne"})
 
+# The block storage service: one user, and the service under both types clients look for
+# (`block-storage`, the current one; `volumev3`, which Nova's `[cinder] catalog_info` and Heat
+# name), as devstack registers it.
+uid = create("user", {"name": "cinder", "domain_id": "default", "password": e["SVC_PW"]})
+for role in ("admin", "service"):
+    call("PUT", f"/projects/{service_project}/users/{uid}/roles/{roles[role]}", token=tok)
+for name, kind in (("cinder", "block-storage"), ("cinderv3", "volumev3")):
+    svc = create("service", {"name": name, "type": kind, "enabled": True})
+    for iface in ("public", "internal", "admin"):
+        create("endpoint", {"service_id": svc, "interface": iface, "region_id": "RegionOne",
+                            "url": f"http://127.0.0.1:{e['CINDER_PORT']}/v3/%(project_id)s"})
+
 # An application credential of the test user (created with the user's own token).
 resp, _ = call("POST", "/auth/tokens", {"auth": {
     "identity": {"methods": ["password"], "password": {"user": {
@@ -393,6 +409,8 @@ use_stderr = true
 transport_url = rabbit://guest:guest@127.0.0.1:$RMQ_PORT/
 host = vnfm-test-$RMQ_PORT
 num_engine_workers = 1
+# The engine answers its own calls (nested stacks) late on a loaded machine (default 60 s).
+rpc_response_timeout = 300
 region_name_for_services = RegionOne
 # Short intervals keep the tests quick; these are test services.
 periodic_interval = 5
@@ -445,11 +463,11 @@ heat_db() {
 run_heat() {
     spawn heat-engine "$VENV/bin/heat-engine" --config-file "$DIR/heat/heat.conf"
     # One thread per process, as for Keystone (whose request contexts leak between threads).
-    spawn heat-api "$VENV/bin/uwsgi" --http "127.0.0.1:$HEAT_PORT" --http-keepalive --http-timeout 600 \
+    spawn heat-api "$VENV/bin/uwsgi" --http "127.0.0.1:$HEAT_PORT" --http-keepalive --http-timeout 300 \
         --wsgi-file "$SITE/heat/wsgi/api.py" --pyargv "--config-file $DIR/heat/heat.conf" \
         --master --processes 3 --threads 1 --die-on-term --need-app --disable-logging \
         --hook-master-start "unix_signal:15 gracefully_kill_them_all"
-    spawn heat-api-cfn "$VENV/bin/uwsgi" --http "127.0.0.1:$CFN_PORT" --http-keepalive --http-timeout 600 \
+    spawn heat-api-cfn "$VENV/bin/uwsgi" --http "127.0.0.1:$CFN_PORT" --http-keepalive --http-timeout 300 \
         --wsgi-file "$SITE/heat/wsgi/cfn.py" --pyargv "--config-file $DIR/heat/heat.conf" \
         --master --processes 1 --threads 1 --die-on-term --need-app --disable-logging \
         --hook-master-start "unix_signal:15 gracefully_kill_them_all"
@@ -474,17 +492,18 @@ start() {
     ensure_venv
     ensure_rabbitmq
     ensure_mariadb
+    ensure_qemu_img
     SITE=$("$VENV/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
-    if alive heat-api && alive heat-engine && alive keystone && alive nova-compute && heat_answers; then
+    if alive heat-api && alive heat-engine && alive keystone && alive nova-compute && alive cinder-volume && heat_answers; then
         cat "$DIR/env"
         return
     fi
     # A half-started set from an earlier attempt: begin again from scratch.
     stop_processes
     rm -rf "${DIR:?}/keystone" "${DIR:?}/heat" "${DIR:?}/rabbitmq" "${DIR:?}/pg" "$DIR"/*.log "$DIR/env" "$DIR/identity-ready" \
-        "${DIR:?}/nova" "${DIR:?}/neutron" "${DIR:?}/glance" "${DIR:?}/placement" "${DIR:?}/mariadb"
+        "${DIR:?}/nova" "${DIR:?}/neutron" "${DIR:?}/glance" "${DIR:?}/placement" "${DIR:?}/mariadb" "${DIR:?}/cinder"
     read -r KS_PORT HEAT_PORT RMQ_PORT DIST_PORT EPMD_PORT PG_PORT NOVA_PORT NEUTRON_PORT \
-        GLANCE_PORT PLACEMENT_PORT MY_PORT CFN_PORT <<<"$(python3 "$HERE/free_ports.py" 12 | tr '\n' ' ')"
+        GLANCE_PORT PLACEMENT_PORT MY_PORT CFN_PORT CINDER_PORT <<<"$(python3 "$HERE/free_ports.py" 13 | tr '\n' ' ')"
     # The compute host's name (Nova's and its Open vSwitch agent's), unique per set of services.
     COMPUTE_HOST=vnfm-compute-$RMQ_PORT
     # Hex: an URL-safe token starts with '-' one time in 64, and command-line tools then take
@@ -500,9 +519,10 @@ start() {
     # Side by side (two cores: the schema migrations are mostly Python start-up): the message
     # queue, Keystone with its users and catalog, every other service's database schema and
     # then its processes (which connect to RabbitMQ and Keystone when they are up).
-    in_parallel start_rabbitmq identity_up placement_up glance_up neutron_up nova_up heat_up
+    in_parallel start_rabbitmq identity_up placement_up glance_up neutron_up nova_up heat_up cinder_up
     wait_heat
     finish_cloud
+    wait_cinder
     cat "$DIR/env"
 }
 
@@ -531,7 +551,7 @@ in_parallel() {
 
 stop_processes() {
     local name pid
-    for name in nova-compute nova-scheduler nova-conductor nova-api neutron-rpc neutron-api \
+    for name in cinder-volume cinder-scheduler cinder-api nova-compute nova-scheduler nova-conductor nova-api neutron-rpc neutron-api \
         glance-api placement-api heat-api-cfn heat-api heat-engine keystone mariadb rabbitmq epmd; do
         [[ -f "$DIR/$name.pid" ]] || continue
         pid=$(cat "$DIR/$name.pid")

@@ -20,8 +20,6 @@
 //! - [`inventory`]: `vnfcResourceInfo`, `vnfVirtualLinkResourceInfo`,
 //!   `virtualStorageResourceInfo`, external CPs and links, read from the stack's resources.
 //! - [`config`]: the driver's settings and the VIM connection layout it reads.
-//! - `testing` (cargo feature `testing`, for tests only): a Heat environment standing in for
-//!   Cinder on the test cloud, which has none.
 //! - [`OpenStackError`] ([`error`]): what failed; converts into
 //!   [`vnfm_driver_api::DriverError`].
 //!
@@ -54,8 +52,6 @@ pub mod keystone;
 pub mod neutron;
 pub mod nova;
 pub mod observe;
-#[cfg(feature = "testing")]
-pub mod testing;
 pub mod vim_kind;
 
 pub use config::{DriverConfig, PollPolicy, RetryPolicy, VimSettings};

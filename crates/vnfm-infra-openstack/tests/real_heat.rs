@@ -34,6 +34,8 @@ mod corpus;
 mod corpus_aspects;
 #[path = "real_heat/corpus_heal_rollback.rs"]
 mod corpus_heal_rollback;
+#[path = "real_heat/corpus_volumes.rs"]
+mod corpus_volumes;
 #[path = "real_heat/generated_to_base_hot.rs"]
 mod generated_to_base_hot;
 #[path = "real_heat/rollbacks.rs"]
@@ -64,9 +66,7 @@ async fn env(cloud: Cloud) -> Env {
     let no_base_hot: Arc<dyn ArtifactSource> = Arc::new(MemArtifacts::new());
     catalog.insert(support::vnfd("vnfd-heat-test"), ok);
     catalog.insert(support::vnfd("vnfd-heat-fail"), failing);
-    // Without the volume (a generated template attaches it to the server, and the test cloud
-    // has no Cinder that Nova could ask for it) and without the internal network: see
-    // support::vnfd_for_generated.
+    // Without the volume and the internal network: see support::vnfd_for_generated.
     catalog.insert(
         support::vnfd_for_generated("vnfd-heat-generated"),
         no_base_hot,

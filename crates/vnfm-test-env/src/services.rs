@@ -45,13 +45,14 @@ pub const SERVICES: &[Service] = &[
     },
     Service {
         name: "openstack",
-        what: "the OpenStack test cloud (Keystone, Heat, Nova, Neutron, Placement, Glance)",
+        what: "the OpenStack test cloud (Keystone, Heat, Nova, Neutron, Placement, Glance, Cinder)",
         vars: &[
             "VNFM_TEST_KEYSTONE_URL",
             "VNFM_TEST_HEAT_URL",
             "VNFM_TEST_NOVA_URL",
             "VNFM_TEST_NEUTRON_URL",
             "VNFM_TEST_GLANCE_URL",
+            "VNFM_TEST_CINDER_URL",
             "VNFM_TEST_OS_PASSWORD",
             "VNFM_TEST_OS_ADMIN_PASSWORD",
         ],

@@ -215,16 +215,24 @@ impl OpenStackDriver {
                 }
                 self.release_errored_servers(&ctx, marks.iter().map(|m| m.0))
                     .await?;
-                for (_, sid, sname, res) in marks {
-                    heat.mark_unhealthy(
-                        &StackRef {
-                            name: sname.to_string(),
-                            id: sid.to_string(),
-                        },
-                        res,
-                        &format!("heal by VNF LCM operation {}", req.op_occ_id),
-                    )
-                    .await?;
+                for (v, sid, sname, res) in marks {
+                    let stack = StackRef {
+                        name: sname.to_string(),
+                        id: sid.to_string(),
+                    };
+                    let reason = format!("heal by VNF LCM operation {}", req.op_occ_id);
+                    // The VNFC's volumes are replaced with its server, as Tacker does: the new
+                    // server cannot take a volume the old one still holds, and a boot volume
+                    // made from the image is the VNFC's initial state.
+                    let storages = v.storage_resource_ids.iter().flatten().filter_map(|id| {
+                        live.virtual_storage_resource_info
+                            .iter()
+                            .find(|s| &s.id == id)
+                            .map(|s| s.virtual_storage_desc_id.as_str())
+                    });
+                    for resource in std::iter::once(res).chain(storages) {
+                        heat.mark_unhealthy(&stack, resource, &reason).await?;
+                    }
                 }
                 let fields = ctx.fields(&self.config, None, &nfv);
                 self.update_and_wait(&heat, &ctx, &stack, &fields).await?

@@ -1,13 +1,9 @@
 //! Fixtures of the tests against the test cloud of `scripts/test-env/openstack.sh` (real
-//! Keystone, Heat, Nova with its fake virt driver, Neutron, Placement and Glance): the
-//! connection from the environment, a test package (VNFD + BaseHOT), the Heat environment that
-//! stands in for the volume service, and readers of what Nova and Neutron hold.
+//! Keystone, Heat, Nova with its fake virt driver, Neutron, Placement, Glance and Cinder on a
+//! backend that stores no data): the connection from the environment, a test package (VNFD +
+//! BaseHOT), and readers of what Nova, Neutron, Glance and Cinder hold.
 //!
-//! The cloud has no Cinder: the Heat environment the driver sends maps `OS::Cinder::Volume` to
-//! a provider template made of Heat's own resources, with the properties and attributes of the
-//! real type. Such a volume has no Cinder ID, so the test templates keep it in the stack
-//! without attaching it to the server (Nova would look it up in Cinder). Servers, ports,
-//! networks and subnets are real: the flavours `m1.tiny`/`m1.small`, the image `cirros-0.6`
+//! Servers, ports, networks, subnets and volumes are real: the flavours `m1.tiny`/`m1.small`, the image `cirros-0.6`
 //! and the shared networks `net-ext-1` (`subnet-ext-1`, 10.10.0.0/24), `net-ext-2`
 //! (`subnet-ext-2`, 10.10.9.0/24) and `net-shared-ext` (`subnet-shared`, also 10.10.0.0/24) are
 //! created by the script.
@@ -100,9 +96,8 @@ impl Cloud {
     }
 }
 
-/// The driver settings for the test cloud: quick polling, the volume stand-in.
+/// The driver settings for the test cloud: quick polling.
 pub fn driver_config() -> DriverConfig {
-    let (environment, files) = vnfm_infra_openstack::testing::volume_stand_in();
     DriverConfig {
         stack_timeout: Duration::from_secs(300),
         poll: PollPolicy {
@@ -110,8 +105,6 @@ pub fn driver_config() -> DriverConfig {
             factor: 1.5,
             max: Duration::from_secs(1),
         },
-        environment: Some(environment),
-        environment_files: files,
         ..DriverConfig::default()
     }
 }
@@ -154,10 +147,12 @@ pub fn vnfd(id: &str) -> Vnfd {
     .expect("test VNFD")
 }
 
-/// The test VNFD for a generated template: without VDU1's volume (the template would attach
-/// it, and the test cloud has no Cinder) and without the internal network and VDU1's CP on it
-/// (a package change from a generated template to a BaseHOT with another internal subnet is
-/// tested on its own, `real_heat::generated_to_base_hot`).
+/// The test VNFD for a generated template: without VDU1's volume and without the internal
+/// network and VDU1's CP on it. The test changes the package to the BaseHOT, whose VDU1 is
+/// another server: Heat builds it before deleting the old one, and Cinder refuses to attach
+/// the volume the old server still holds (`status must be available or downloading to
+/// reserve`). A package change from a generated template to a BaseHOT with another internal
+/// subnet is tested on its own (`real_heat::generated_to_base_hot`).
 pub fn vnfd_for_generated(id: &str) -> Vnfd {
     let mut v = serde_json::to_value(vnfd(id)).unwrap();
     let flavour = &mut v["flavours"][0];
@@ -236,6 +231,9 @@ resources:
       networks:
       - port: { get_resource: VDU1_CP1 }
       - port: { get_resource: VDU1_CP2 }
+      block_device_mapping_v2:
+      - volume_id: { get_resource: VDU1-VirtualStorage }
+        boot_index: -1
   VDU1-VirtualStorage:
     type: OS::Cinder::Volume
     properties:
@@ -667,5 +665,136 @@ impl Drop for StackGuard {
             });
         })
         .join();
+    }
+}
+
+impl Cloud {
+    /// The same cloud as its administrator (project `admin`): Tacker's samples with volumes
+    /// create `OS::Cinder::VolumeType`s, which Cinder lets only an administrator manage.
+    pub fn as_admin(&self) -> Cloud {
+        let var = |k: &str| {
+            std::env::var(k).unwrap_or_else(|_| {
+                panic!("{k} is not set (scripts/test-env/openstack.sh start prints it)")
+            })
+        };
+        Cloud {
+            username: var("VNFM_TEST_OS_ADMIN_USERNAME"),
+            password: var("VNFM_TEST_OS_ADMIN_PASSWORD"),
+            project: var("VNFM_TEST_OS_ADMIN_PROJECT"),
+            ..self.clone()
+        }
+    }
+}
+
+/// The Cinder volume IDs of the storages of `vnfc` (its `storageResourceIds`, resolved through
+/// the instance's `virtualStorageResourceInfo`).
+pub fn volumes_of(i: &VnfInstance, vnfc: &VnfcResourceInfo) -> Vec<String> {
+    let storages = i
+        .instantiated_vnf_info
+        .as_ref()
+        .and_then(|x| x.virtual_storage_resource_info.clone())
+        .unwrap_or_default();
+    vnfc.storage_resource_ids
+        .iter()
+        .flatten()
+        .map(|id| {
+            storages
+                .iter()
+                .find(|s| &s.id == id)
+                .unwrap_or_else(|| panic!("no virtualStorageResourceInfo {id}"))
+                .storage_resource
+                .resource_id
+                .clone()
+        })
+        .collect()
+}
+
+impl Services {
+    /// Cinder's volume `id` (`status`, `attachments`, `bootable`, ...), `None` when Cinder has
+    /// none.
+    pub async fn volume(&self, id: &str) -> Option<Value> {
+        let all = self.get("block-storage", "/volumes/detail").await;
+        all["volumes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|v| v["id"] == id)
+            .cloned()
+    }
+
+    /// The IDs of the volumes Cinder holds for the project.
+    pub async fn volume_ids(&self) -> BTreeSet<String> {
+        let all = self.get("block-storage", "/volumes").await;
+        all["volumes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v["id"].as_str().unwrap().to_string())
+            .collect()
+    }
+
+    /// Asserts that Nova holds each VNFC's server `ACTIVE`, booted from a volume (no image of
+    /// its own), and that Cinder holds each of the VNFC's volumes `in-use`, attached to that
+    /// server only, created from Glance's image `image` (Cinder copied the image's metadata and
+    /// marked the volume bootable). Answers the volume IDs.
+    pub async fn assert_servers_on_volumes(
+        &self,
+        inst: &VnfInstance,
+        vnfcs: &[VnfcResourceInfo],
+        image: &str,
+    ) -> BTreeSet<String> {
+        let image_id = self.image_id(image).await;
+        let mut all = BTreeSet::new();
+        for c in vnfcs {
+            let id = &c.compute_resource.resource_id;
+            let server = self
+                .server(id)
+                .await
+                .unwrap_or_else(|| panic!("Nova has no server {id} of VNFC {}", c.id));
+            assert_eq!(server["status"], "ACTIVE", "{server}");
+            // A server booted from a volume has no image (Nova answers "").
+            assert_eq!(server["image"], "", "{server}");
+            let volumes = volumes_of(inst, c);
+            assert!(!volumes.is_empty(), "VNFC {} has no storage", c.id);
+            let attached: BTreeSet<String> = server["os-extended-volumes:volumes_attached"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|v| v["id"].as_str().unwrap().to_string())
+                .collect();
+            for v in &volumes {
+                assert!(
+                    attached.contains(v),
+                    "Nova's server {id} lacks volume {v}: {server}"
+                );
+                let volume = self
+                    .volume(v)
+                    .await
+                    .unwrap_or_else(|| panic!("Cinder has no volume {v} of VNFC {}", c.id));
+                assert_eq!(volume["status"], "in-use", "{volume}");
+                assert_eq!(volume["bootable"], "true", "{volume}");
+                assert_eq!(
+                    volume["volume_image_metadata"]["image_id"],
+                    image_id.as_str(),
+                    "{volume}"
+                );
+                let servers: Vec<&Value> = volume["attachments"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|a| &a["server_id"])
+                    .collect();
+                assert_eq!(servers, vec![id.as_str()], "{volume}");
+                all.insert(v.clone());
+            }
+        }
+        all
+    }
+
+    /// Asserts that Cinder holds none of these volumes any more.
+    pub async fn assert_volumes_gone<'a>(&self, volumes: impl IntoIterator<Item = &'a String>) {
+        let held = self.volume_ids().await;
+        let left: Vec<_> = volumes.into_iter().filter(|v| held.contains(*v)).collect();
+        assert!(left.is_empty(), "Cinder still holds {left:?}");
     }
 }
