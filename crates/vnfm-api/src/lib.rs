@@ -58,7 +58,6 @@ mod test_vim;
 mod test_vim_kind;
 mod util;
 pub mod version;
-mod vim_nulls;
 mod vims;
 
 use std::sync::Arc;
