@@ -197,11 +197,6 @@ macro_rules! task {
         ) -> ApiResult<Response> {
             let id = VnfInstanceId::new(id);
             let preview = crate::preview::requested(&uri)?;
-            let body = if stringify!($variant) == "Instantiate" {
-                crate::vim_nulls::without_null_connections(body)
-            } else {
-                body
-            };
             let req: $req = json_body(&headers, &body, $schema)?;
             if preview {
                 return crate::preview::respond(&state, &id, OperationRequest::$variant(req)).await;

@@ -61,7 +61,6 @@ mod timeline;
 pub mod trace_context;
 mod util;
 pub mod version;
-mod vim_nulls;
 mod vims;
 
 use std::sync::Arc;

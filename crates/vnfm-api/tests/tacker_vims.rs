@@ -772,43 +772,133 @@ async fn the_test_vim_registers_and_serves_the_default_vim_flow() {
     );
 }
 
-/// `null` entries of an INSTANTIATE's `vimConnectionInfo` map (v2; Tacker's request files)
-/// are left out; the rest of the request is used.
+/// Registers a test VIM named `name` through the SOL003 VIM API; its id.
+async fn test_vim(h: &Harness, name: &str, is_default: bool) -> String {
+    let r = h
+        .call(
+            Method::POST,
+            "/vnfm/v1/vims",
+            Some(json!({"name": name, "vimType": "TEST.NOOP.V_1",
+                        "extra": {"isDefault": is_default}})),
+        )
+        .await;
+    assert_eq!(
+        r.status.as_u16(),
+        201,
+        "{}",
+        String::from_utf8_lossy(&r.body)
+    );
+    r.json()["id"].as_str().unwrap().to_owned()
+}
+
+/// The keys of the instance's `vimConnectionInfo`.
+async fn vim_keys(h: &Harness, instance: &str) -> Vec<String> {
+    let inst = h
+        .call(
+            Method::GET,
+            &format!("/vnflcm/v2/vnf_instances/{instance}"),
+            None,
+        )
+        .await
+        .json();
+    inst["vimConnectionInfo"]
+        .as_object()
+        .map(|m| m.keys().cloned().collect())
+        .unwrap_or_default()
+}
+
+/// A request's `vimConnectionInfo` is applied to the instance's by JSON Merge Patch (SOL003):
+/// a `null` entry removes the connection the instance holds under that key. A default-VIM
+/// INSTANTIATE that failed and was rolled back, a connection set by MODIFY_INFO, then an
+/// INSTANTIATE with Tacker's `"default": null`, the other key `null` and another VIM: only that
+/// VIM is left; a CHANGE_EXT_CONN then replaces it the same way.
 #[tokio::test]
-async fn null_vim_connections_in_instantiate_are_left_out() {
+async fn null_vim_connections_remove_what_the_instance_holds() {
     let h = harness().await;
     h.onboard(zip_dir(Path::new(HELLO))).await;
-    for version in ["v2"] {
-        let instance = h.create_instance().await;
-        let r = h
-            .call(
-                Method::POST,
-                &format!("/vnflcm/{version}/vnf_instances/{instance}/instantiate"),
-                Some(json!({"flavourId": "simple", "vimConnectionInfo": {
-                    "default": null, "vim1": {"vimType": "TEST.NOOP.V_1"}}})),
-            )
-            .await;
-        assert_eq!(
-            r.status.as_u16(),
-            202,
-            "{version}: {}",
-            String::from_utf8_lossy(&r.body)
-        );
-        let occ = h.wait_op(r.header("location").unwrap()).await;
-        assert_eq!(occ["operationState"], "COMPLETED", "{version}: {occ:#}");
-        let inst = h
-            .call(
-                Method::GET,
-                &format!("/vnflcm/v2/vnf_instances/{instance}"),
-                None,
-            )
-            .await
-            .json();
-        let keys: Vec<&String> = inst["vimConnectionInfo"]
-            .as_object()
-            .unwrap()
-            .keys()
-            .collect();
-        assert_eq!(keys, vec!["vim1"], "{version}: {inst:#}");
-    }
+    let default_id = test_vim(&h, "the-default", true).await;
+    let second_id = test_vim(&h, "second", false).await;
+    let instance = h.create_instance().await;
+    let failed = h
+        .task(
+            &instance,
+            "instantiate",
+            json!({"flavourId": "simple", "additionalParams": {"testVim": {"failures": 100}}}),
+        )
+        .await;
+    assert_eq!(failed["operationState"], "FAILED_TEMP", "{failed:#}");
+    assert_eq!(
+        failed["operationParams"]["vimConnectionInfo"]["default"]["vimId"], default_id,
+        "{failed:#}"
+    );
+    let r = h
+        .call(
+            Method::POST,
+            &format!(
+                "/vnflcm/v2/vnf_lcm_op_occs/{}/rollback",
+                failed["id"].as_str().unwrap()
+            ),
+            None,
+        )
+        .await;
+    assert_eq!(
+        r.status.as_u16(),
+        202,
+        "{}",
+        String::from_utf8_lossy(&r.body)
+    );
+    let rolled = h
+        .wait_op(&format!(
+            "/vnflcm/v2/vnf_lcm_op_occs/{}",
+            failed["id"].as_str().unwrap()
+        ))
+        .await;
+    assert_eq!(rolled["operationState"], "ROLLED_BACK", "{rolled:#}");
+    // A connection the not-instantiated instance holds (set by MODIFY_INFO).
+    let r = h
+        .call(
+            Method::PATCH,
+            &format!("/vnflcm/v2/vnf_instances/{instance}"),
+            Some(json!({"vimConnectionInfo": {"old": {"vimId": default_id, "vimType": "TEST.NOOP.V_1"}}})),
+        )
+        .await;
+    assert_eq!(
+        r.status.as_u16(),
+        202,
+        "{}",
+        String::from_utf8_lossy(&r.body)
+    );
+    let modified = h.wait_op(r.header("location").unwrap()).await;
+    assert_eq!(modified["operationState"], "COMPLETED", "{modified:#}");
+    assert_eq!(vim_keys(&h, &instance).await, ["old"]);
+    let occ = h
+        .task(
+            &instance,
+            "instantiate",
+            json!({"flavourId": "simple", "vimConnectionInfo": {
+                "default": null, "old": null,
+                "vim1": {"vimId": second_id, "vimType": "TEST.NOOP.V_1"}}}),
+        )
+        .await;
+    assert_eq!(occ["operationState"], "COMPLETED", "{occ:#}");
+    // The occurrence keeps the request as it was sent, removals included.
+    assert_eq!(
+        occ["operationParams"]["vimConnectionInfo"]["old"],
+        Value::Null,
+        "{occ:#}"
+    );
+    assert_eq!(vim_keys(&h, &instance).await, ["vim1"]);
+    // CHANGE_EXT_CONN: a removal and a new connection.
+    let occ = h
+        .task(
+            &instance,
+            "change_ext_conn",
+            json!({"extVirtualLinks": [{"id": "ext1", "resourceId": "net1", "extCps": [
+                       {"cpdId": "web_cp", "cpConfig": {"c1": {"createExtLinkPort": true}}}]}],
+                   "vimConnectionInfo": {"vim1": null,
+                        "vim2": {"vimId": default_id, "vimType": "TEST.NOOP.V_1"}}}),
+        )
+        .await;
+    assert_eq!(occ["operationState"], "COMPLETED", "{occ:#}");
+    assert_eq!(vim_keys(&h, &instance).await, ["vim2"]);
 }

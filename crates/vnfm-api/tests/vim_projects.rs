@@ -303,16 +303,10 @@ async fn register(h: &Harness, token: &str, name: &str) -> String {
 /// What an INSTANTIATE (`version` 1 or 2) by `token` of a new instance of its `project` naming
 /// VIM `vim_id` leads to: the status of the request, the occurrence it started (at rest, as
 /// the admin reads it, `Null` if none) and the instance afterwards.
-async fn instantiate_on(
-    h: &Harness,
-    (token, project): (&str, &str),
-    version: u8,
-    vim_id: &str,
-) -> (u16, Value, Value) {
-    // The package was onboarded by the server's own client (no project): the instance is
-    // created in the caller's project directly.
-    let id = h
-        .state
+/// A new instance of `project` (the package was onboarded by the server's own client, of no
+/// project: the instance is created in the project directly).
+async fn instance_in(h: &Harness, project: &str) -> String {
+    h.state
         .lcm()
         .create_vnf_identifier_in(
             CreateVnfRequest {
@@ -325,7 +319,17 @@ async fn instantiate_on(
         )
         .await
         .unwrap()
-        .id;
+        .id
+        .to_string()
+}
+
+async fn instantiate_on(
+    h: &Harness,
+    (token, project): (&str, &str),
+    version: u8,
+    vim_id: &str,
+) -> (u16, Value, Value) {
+    let id = instance_in(h, project).await;
     let connections = if version == 1 {
         json!([{"id": "vim1", "vimId": vim_id, "vimType": OPENSTACK}])
     } else {
@@ -341,7 +345,7 @@ async fn instantiate_on(
     .await;
     let occ = match r.header("location") {
         Some(location) => h.wait_op(location).await,
-        None => Value::Null,
+        None => r.json(),
     };
     let instance = answered(
         &as_user(
@@ -388,38 +392,34 @@ async fn an_instantiate_naming_another_projects_vim_fails_as_for_an_unknown_vim(
     let missing = "00000000-0000-0000-0000-000000000000";
 
     for version in [2, 1] {
-        // `other` names demo's VIM: the same answer, the same failure as for a VIM that does
-        // not exist, and the instance is not instantiated.
+        // `other` names demo's VIM: the same answer as for a VIM that does not exist, refused
+        // (422) before anything is stored, and the instance is not instantiated.
         let hidden = instantiate_on(&h, o, version, &demo_vim).await;
         let absent = instantiate_on(&h, o, version, missing).await;
-        assert_eq!(hidden.0, absent.0, "v{version}");
-        let failure = |occ: &Value, id: &str| {
-            (
-                occ["operationState"].clone(),
-                occ["error"]["status"].clone(),
-                occ["error"]["detail"]
-                    .as_str()
-                    .unwrap_or_default()
-                    .replace(id, "<id>"),
-            )
+        let detail = |problem: &Value, id: &str| {
+            problem["detail"]
+                .as_str()
+                .unwrap_or_default()
+                .replace(id, "<id>")
         };
+        assert_eq!(hidden.0, 422, "v{version}: {:#}", hidden.1);
+        assert_eq!(absent.0, 422, "v{version}: {:#}", absent.1);
         assert_eq!(
-            failure(&hidden.1, &demo_vim),
-            failure(&absent.1, missing),
+            detail(&hidden.1, &demo_vim),
+            detail(&absent.1, missing),
             "v{version}: {:#}",
             hidden.1
         );
-        // As for an unknown VIM: accepted, then failed before anything was done.
-        assert_eq!(hidden.0, 202, "v{version}");
-        assert_eq!(hidden.1["operationState"], "FAILED_TEMP", "{:#}", hidden.1);
-        assert_eq!(hidden.1["error"]["status"], 422, "{:#}", hidden.1);
-        let detail = hidden.1["error"]["detail"].as_str().unwrap_or_default();
         assert!(
-            detail.contains(&format!("no VIM `{demo_vim}` is registered")),
+            detail(&hidden.1, &demo_vim).contains("no VIM `<id>` is registered"),
             "v{version}: {:#}",
             hidden.1
         );
-        assert!(!detail.contains(DEMO_PASSWORD), "{detail}");
+        assert!(
+            !hidden.1.to_string().contains(DEMO_PASSWORD),
+            "{:#}",
+            hidden.1
+        );
         for (_, _, instance) in [&hidden, &absent] {
             assert_eq!(
                 instance["instantiationState"], "NOT_INSTANTIATED",
@@ -438,4 +438,66 @@ async fn an_instantiate_naming_another_projects_vim_fails_as_for_an_unknown_vim(
             );
         }
     }
+
+    // MODIFY_INFO cannot store what an operation refuses: demo's VIM is as unknown to `other`
+    // as a missing one, and nothing is written.
+    let id = instance_in(&h, o.1).await;
+    let mut answers = Vec::new();
+    for vim in [demo_vim.as_str(), missing] {
+        let r = as_user(
+            &h,
+            o.0,
+            Method::PATCH,
+            &format!("/vnflcm/v2/vnf_instances/{id}"),
+            Some(json!({"vimConnectionInfo": {"vim1": {"vimId": vim, "vimType": OPENSTACK}}})),
+        )
+        .await;
+        assert_eq!(
+            r.status.as_u16(),
+            422,
+            "{}",
+            String::from_utf8_lossy(&r.body)
+        );
+        answers.push(
+            r.json()["detail"]
+                .as_str()
+                .unwrap_or_default()
+                .replace(vim, "<id>"),
+        );
+    }
+    assert_eq!(answers[0], answers[1]);
+    let instance = answered(
+        &as_user(
+            &h,
+            o.0,
+            Method::GET,
+            &format!("/vnflcm/v2/vnf_instances/{id}"),
+            None,
+        )
+        .await,
+        200,
+    );
+    assert!(
+        instance
+            .get("vimConnectionInfo")
+            .is_none_or(|v| v.as_object().is_none_or(|m| m.is_empty())),
+        "{instance:#}"
+    );
+    // Its own VIM is stored.
+    let r = as_user(
+        &h,
+        o.0,
+        Method::PATCH,
+        &format!("/vnflcm/v2/vnf_instances/{id}"),
+        Some(json!({"vimConnectionInfo": {"vim1": {"vimId": other_vim, "vimType": OPENSTACK}}})),
+    )
+    .await;
+    assert_eq!(
+        r.status.as_u16(),
+        202,
+        "{}",
+        String::from_utf8_lossy(&r.body)
+    );
+    let occ = h.wait_op(r.header("location").unwrap()).await;
+    assert_eq!(occ["operationState"], "COMPLETED", "{occ:#}");
 }

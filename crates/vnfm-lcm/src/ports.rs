@@ -46,6 +46,22 @@ pub trait VimDirectory: Send + Sync {
         owner: &VnfInstanceId,
     ) -> Result<ResolvedVim, LcmError>;
 
+    /// Checks that the entry `key` a request writes into the `vimConnectionInfo` of instance
+    /// `owner` may be stored there: a reference to a registered VIM must name one that
+    /// [`VimDirectory::resolve`] would find for `owner` (an unknown VIM, or one of another
+    /// project, is [`LcmError::UnknownVim`]). Called for every write of `vimConnectionInfo`
+    /// before anything of the operation is stored, so that MODIFY_INFO cannot store what an
+    /// operation would refuse. By default nothing is checked (the directory resolves lazily).
+    async fn check_reference(
+        &self,
+        key: &str,
+        info: &VimConnectionInfo,
+        owner: &VnfInstanceId,
+    ) -> Result<(), LcmError> {
+        let _ = (key, info, owner);
+        Ok(())
+    }
+
     /// Whether [`VimDirectory::resolve`] answers from this process's own records (the store),
     /// without waiting on anyone else. The runner then resolves an operation's VIMs before it
     /// stores the occurrence, and stores it already begun; otherwise the occurrence is stored

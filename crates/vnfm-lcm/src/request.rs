@@ -4,7 +4,8 @@
 use vnfm_types::{
     ChangeCurrentVnfPkgRequest, ChangeExtVnfConnectivityRequest, ChangeVnfFlavourRequest,
     HealVnfRequest, InstantiateVnfRequest, LcmOperationType, OperateVnfRequest, OperationParams,
-    ScaleVnfRequest, ScaleVnfToLevelRequest, TerminateVnfRequest, VnfInfoModificationRequest,
+    ScaleVnfRequest, ScaleVnfToLevelRequest, TerminateVnfRequest, VimConnectionChanges,
+    VnfInfoModificationRequest,
 };
 
 use crate::error::LcmError;
@@ -59,6 +60,39 @@ from_requests!(
 );
 
 impl OperationRequest {
+    /// The changes the request makes to the instance's `vimConnectionInfo` (INSTANTIATE,
+    /// CHANGE_FLAVOUR, CHANGE_EXT_CONN, CHANGE_VNFPKG, MODIFY_INFO), when it makes any.
+    pub fn vim_changes(&self) -> Option<&VimConnectionChanges> {
+        match self {
+            OperationRequest::Instantiate(r) => r.vim_connection_info.as_ref(),
+            OperationRequest::ChangeFlavour(r) => r.vim_connection_info.as_ref(),
+            OperationRequest::ChangeExtConn(r) => r.vim_connection_info.as_ref(),
+            OperationRequest::ChangeVnfPkg(r) => r.vim_connection_info.as_ref(),
+            OperationRequest::ModifyInfo(r) => r.vim_connection_info.as_ref(),
+            OperationRequest::Terminate(_)
+            | OperationRequest::Heal(_)
+            | OperationRequest::Scale(_)
+            | OperationRequest::ScaleToLevel(_)
+            | OperationRequest::Operate(_) => None,
+        }
+    }
+
+    /// [`OperationRequest::vim_changes`], for rewriting in place.
+    pub fn vim_changes_mut(&mut self) -> Option<&mut VimConnectionChanges> {
+        match self {
+            OperationRequest::Instantiate(r) => r.vim_connection_info.as_mut(),
+            OperationRequest::ChangeFlavour(r) => r.vim_connection_info.as_mut(),
+            OperationRequest::ChangeExtConn(r) => r.vim_connection_info.as_mut(),
+            OperationRequest::ChangeVnfPkg(r) => r.vim_connection_info.as_mut(),
+            OperationRequest::ModifyInfo(r) => r.vim_connection_info.as_mut(),
+            OperationRequest::Terminate(_)
+            | OperationRequest::Heal(_)
+            | OperationRequest::Scale(_)
+            | OperationRequest::ScaleToLevel(_)
+            | OperationRequest::Operate(_) => None,
+        }
+    }
+
     /// The SOL003 operation type.
     pub fn operation_type(&self) -> LcmOperationType {
         match self {

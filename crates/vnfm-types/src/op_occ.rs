@@ -155,6 +155,27 @@ pub enum OperationParams {
     Other(KeyValuePairs),
 }
 
+impl OperationParams {
+    /// The changes the request makes to the instance's `vimConnectionInfo`, when its
+    /// operation carries them (INSTANTIATE, CHANGE_FLAVOUR, CHANGE_EXT_CONN, CHANGE_VNFPKG,
+    /// MODIFY_INFO).
+    pub fn vim_changes(&self) -> Option<&crate::requests::VimConnectionChanges> {
+        match self {
+            OperationParams::Instantiate(r) => r.vim_connection_info.as_ref(),
+            OperationParams::ChangeFlavour(r) => r.vim_connection_info.as_ref(),
+            OperationParams::ChangeExtConn(r) => r.vim_connection_info.as_ref(),
+            OperationParams::ChangeVnfpkg(r) => r.vim_connection_info.as_ref(),
+            OperationParams::ModifyInfo(r) => r.vim_connection_info.as_ref(),
+            OperationParams::Scale(_)
+            | OperationParams::ScaleToLevel(_)
+            | OperationParams::Terminate(_)
+            | OperationParams::Heal(_)
+            | OperationParams::Operate(_)
+            | OperationParams::Other(_) => None,
+        }
+    }
+}
+
 impl VnfLcmOpOcc {
     /// Parses `operationParams` as the request type of `operation`. Absent parameters read as
     /// an empty object.

@@ -30,6 +30,54 @@ pub struct CreateVnfRequest {
     pub metadata: Option<KeyValuePairs>,
 }
 
+/// Changes a request makes to an instance's `vimConnectionInfo`, keyed by VIM connection id.
+/// SOL003 has the VNFM apply a request's `vimConnectionInfo` to the instance's by JSON Merge
+/// Patch (RFC 7396): `Some` sets the connection with that key, `None` (`null` on the wire)
+/// removes it. [`apply_vim_connection_changes`] applies them.
+pub type VimConnectionChanges = IndexMap<String, Option<VimConnectionInfo>>;
+
+/// The connections `changes` sets (leaving out the removals).
+pub fn vim_connections_set(
+    changes: &VimConnectionChanges,
+) -> impl Iterator<Item = (&String, &VimConnectionInfo)> {
+    changes
+        .iter()
+        .filter_map(|(k, v)| v.as_ref().map(|v| (k, v)))
+}
+
+/// The connections `changes` sets, for rewriting in place.
+pub fn vim_connections_set_mut(
+    changes: &mut VimConnectionChanges,
+) -> impl Iterator<Item = (&String, &mut VimConnectionInfo)> {
+    changes
+        .iter_mut()
+        .filter_map(|(k, v)| v.as_mut().map(|v| (k, v)))
+}
+
+/// Applies `changes` to the connections `map` (JSON Merge Patch: set or remove per key).
+pub fn apply_vim_connection_changes(
+    map: &mut IndexMap<String, VimConnectionInfo>,
+    changes: &VimConnectionChanges,
+) {
+    for (key, change) in changes {
+        match change {
+            Some(v) => {
+                map.insert(key.clone(), v.clone());
+            }
+            None => {
+                map.shift_remove(key);
+            }
+        }
+    }
+}
+
+/// Changes that set every connection of `map` (a request without removals).
+pub fn vim_connections_to_changes(
+    map: IndexMap<String, VimConnectionInfo>,
+) -> VimConnectionChanges {
+    map.into_iter().map(|(k, v)| (k, Some(v))).collect()
+}
+
 /// `InstantiateVnfRequest`: body of `POST /vnf_instances/{id}/instantiate`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -46,9 +94,10 @@ pub struct InstantiateVnfRequest {
     /// Externally-managed internal virtual links.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ext_managed_virtual_links: Option<Vec<ExtManagedVirtualLinkData>>,
-    /// VIM connections to use, keyed by VIM connection id.
+    /// Changes to the instance's VIM connections, keyed by VIM connection id (merge patch:
+    /// `null` removes the connection the instance holds under that key).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub vim_connection_info: Option<IndexMap<String, VimConnectionInfo>>,
+    pub vim_connection_info: Option<VimConnectionChanges>,
     /// Localization language of the VNF.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub localization_language: Option<String>,
@@ -286,9 +335,10 @@ pub struct ChangeVnfFlavourRequest {
     /// Externally-managed internal virtual links.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ext_managed_virtual_links: Option<Vec<ExtManagedVirtualLinkData>>,
-    /// VIM connections to use, keyed by VIM connection id.
+    /// Changes to the instance's VIM connections, keyed by VIM connection id (merge patch:
+    /// `null` removes the connection the instance holds under that key).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub vim_connection_info: Option<IndexMap<String, VimConnectionInfo>>,
+    pub vim_connection_info: Option<VimConnectionChanges>,
     /// Additional input parameters (VNF-specific).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub additional_params: Option<KeyValuePairs>,
@@ -347,9 +397,10 @@ pub struct ChangeExtVnfConnectivityRequest {
     /// External VLs to change the connectivity of.
     #[schemars(length(min = 1))]
     pub ext_virtual_links: Vec<ExtVirtualLinkData>,
-    /// VIM connections to add or update, keyed by VIM connection id.
+    /// Changes to the instance's VIM connections, keyed by VIM connection id (merge patch:
+    /// `null` removes the connection the instance holds under that key).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub vim_connection_info: Option<IndexMap<String, VimConnectionInfo>>,
+    pub vim_connection_info: Option<VimConnectionChanges>,
     /// Additional input parameters (VNF-specific).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub additional_params: Option<KeyValuePairs>,
@@ -380,7 +431,7 @@ pub struct VnfInfoModificationRequest {
     /// Changes to `vimConnectionInfo` (merge patch): an entry replaces the connection with
     /// that key; a `null` entry deletes it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub vim_connection_info: Option<IndexMap<String, Option<VimConnectionInfo>>>,
+    pub vim_connection_info: Option<VimConnectionChanges>,
     /// Changes to the configurable properties of individual VNFCs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub vnfc_info_modifications: Option<Vec<VnfcInfoModifications>>,
@@ -409,9 +460,10 @@ pub struct ChangeCurrentVnfPkgRequest {
     /// Externally-managed internal virtual links.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ext_managed_virtual_links: Option<Vec<ExtManagedVirtualLinkData>>,
-    /// VIM connections to use, keyed by VIM connection id.
+    /// Changes to the instance's VIM connections, keyed by VIM connection id (merge patch:
+    /// `null` removes the connection the instance holds under that key).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub vim_connection_info: Option<IndexMap<String, VimConnectionInfo>>,
+    pub vim_connection_info: Option<VimConnectionChanges>,
     /// Additional input parameters (VNF-specific).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub additional_params: Option<KeyValuePairs>,

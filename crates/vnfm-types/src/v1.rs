@@ -126,6 +126,25 @@ fn opt_vims_to_v2(
     list.map(|l| vim_connections_to_v2(l, at)).transpose()
 }
 
+/// A v1 request's connections (a list, SOL003 2.6.1) as v2 changes: each sets its connection
+/// (v1 has no way to remove one in an operation request).
+fn opt_changes_to_v2(
+    list: Option<Vec<VimConnectionInfo>>,
+    at: &str,
+) -> Result<Option<crate::requests::VimConnectionChanges>, Error> {
+    Ok(opt_vims_to_v2(list, at)?.map(crate::requests::vim_connections_to_changes))
+}
+
+/// The connections v2 `changes` set, as a v1 list (the removals have no v1 form).
+fn changes_to_v1(changes: crate::requests::VimConnectionChanges) -> Vec<VimConnectionInfo> {
+    vim_connections_to_v1(
+        changes
+            .into_iter()
+            .filter_map(|(k, v)| v.map(|v| (k, v)))
+            .collect(),
+    )
+}
+
 mod requests;
 mod resources;
 

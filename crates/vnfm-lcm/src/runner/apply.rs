@@ -5,7 +5,8 @@ use vnfm_descriptor::Vnfd;
 use vnfm_driver_api::{HookOutcome, InfraOutcome, InfraStep};
 use vnfm_types::{
     InstantiatedVnfInfo, InstantiationState, KeyValuePairs, OperationParams, ResourceChanges,
-    VimConnectionInfo, VnfInstance, VnfScaleInfo,
+    VimConnectionChanges, VimConnectionInfo, VnfInstance, VnfScaleInfo,
+    apply_vim_connection_changes, vim_connections_set,
 };
 
 use super::start::DEFAULT_VIM_KEY;
@@ -18,38 +19,33 @@ use crate::plan::merge_object;
 /// steps ([`InfraOutcome::driver_state`]).
 pub const DRIVER_STATE_KEY: &str = "driverState";
 
-/// The `vimConnectionInfo` a request brings (INSTANTIATE, CHANGE_FLAVOUR, CHANGE_EXT_CONN,
-/// CHANGE_VNFPKG).
-pub(crate) fn request_vims(
-    request: &OperationParams,
-) -> Option<&IndexMap<String, VimConnectionInfo>> {
+/// The changes to `vimConnectionInfo` a request brings (INSTANTIATE, CHANGE_FLAVOUR,
+/// CHANGE_EXT_CONN, CHANGE_VNFPKG; MODIFY_INFO's are applied by its plan).
+pub(crate) fn request_vims(request: &OperationParams) -> Option<&VimConnectionChanges> {
     match request {
-        OperationParams::Instantiate(r) => r.vim_connection_info.as_ref(),
-        OperationParams::ChangeFlavour(r) => r.vim_connection_info.as_ref(),
-        OperationParams::ChangeExtConn(r) => r.vim_connection_info.as_ref(),
-        OperationParams::ChangeVnfpkg(r) => r.vim_connection_info.as_ref(),
-        _ => None,
+        OperationParams::ModifyInfo(_) => None,
+        _ => request.vim_changes(),
     }
 }
 
-/// The instance's VIM connections with the request's merged in (request entries win). An
+/// The instance's VIM connections with the request's changes applied as SOL003 says, by JSON
+/// Merge Patch: an entry sets the connection under its key, a removal (`null`) deletes it. An
 /// INSTANTIATE that names VIMs does not inherit the default VIM an earlier INSTANTIATE put
-/// under [`DEFAULT_VIM_KEY`] (as Tacker takes the request's connections as they are).
+/// under [`DEFAULT_VIM_KEY`] either (as Tacker takes the request's connections as they are).
 pub(crate) fn effective_vims(
     instance: &VnfInstance,
     request: &OperationParams,
 ) -> IndexMap<String, VimConnectionInfo> {
     let mut map = instance.vim_connection_info.clone().unwrap_or_default();
     if let OperationParams::Instantiate(r) = request
-        && let Some(named) = r.vim_connection_info.as_ref().filter(|m| !m.is_empty())
+        && let Some(named) = r.vim_connection_info.as_ref()
+        && vim_connections_set(named).next().is_some()
         && !named.contains_key(DEFAULT_VIM_KEY)
     {
         map.shift_remove(DEFAULT_VIM_KEY);
     }
-    if let Some(add) = request_vims(request) {
-        for (k, v) in add {
-            map.insert(k.clone(), v.clone());
-        }
+    if let Some(changes) = request_vims(request) {
+        apply_vim_connection_changes(&mut map, changes);
     }
     map
 }
@@ -399,6 +395,31 @@ mod tests {
         let map = merged.vim_connection_info.clone().unwrap();
         assert_eq!(map["vim1"].vim_type, "B");
         assert_eq!(map["vim2"].vim_type, "C");
+        let mut back = merged.clone();
+        restore_request_vims(&mut back, &before, &req);
+        assert_eq!(back.vim_connection_info, before.vim_connection_info);
+    }
+
+    #[test]
+    fn a_null_connection_removes_the_instance_entry_and_is_restored() {
+        let before = instance();
+        assert!(
+            before
+                .vim_connection_info
+                .as_ref()
+                .unwrap()
+                .contains_key("vim1")
+        );
+        let req: OperationParams = OperationParams::ChangeExtConn(
+            serde_json::from_value(json!({
+                "extVirtualLinks": [{"id": "ext", "resourceId": "net", "extCps": []}],
+                "vimConnectionInfo": {"vim1": null, "vim2": {"vimType": "C"}}
+            }))
+            .unwrap(),
+        );
+        let merged = with_request_vims(&before, &req).unwrap();
+        let map = merged.vim_connection_info.clone().unwrap();
+        assert_eq!(map.keys().collect::<Vec<_>>(), ["vim2"]);
         let mut back = merged.clone();
         restore_request_vims(&mut back, &before, &req);
         assert_eq!(back.vim_connection_info, before.vim_connection_info);

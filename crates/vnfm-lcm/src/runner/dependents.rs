@@ -312,29 +312,13 @@ async fn check_new_references(
 
 /// The `vimConnectionInfo` entries a request brings (removals of a MODIFY_INFO bring none).
 fn request_entries(req: &OperationRequest) -> Vec<(String, &VimConnectionInfo)> {
-    let map = match req {
-        OperationRequest::Instantiate(r) => r.vim_connection_info.as_ref(),
-        OperationRequest::ChangeFlavour(r) => r.vim_connection_info.as_ref(),
-        OperationRequest::ChangeExtConn(r) => r.vim_connection_info.as_ref(),
-        OperationRequest::ChangeVnfPkg(r) => r.vim_connection_info.as_ref(),
-        OperationRequest::ModifyInfo(r) => {
-            return r
-                .vim_connection_info
-                .iter()
-                .flatten()
-                .filter_map(|(k, v)| v.as_ref().map(|v| (k.clone(), v)))
-                .collect();
-        }
-        OperationRequest::Terminate(_)
-        | OperationRequest::Heal(_)
-        | OperationRequest::Scale(_)
-        | OperationRequest::ScaleToLevel(_)
-        | OperationRequest::Operate(_) => None,
-    };
-    map.into_iter()
-        .flatten()
-        .map(|(k, v)| (k.clone(), v))
-        .collect()
+    req.vim_changes()
+        .map(|c| {
+            vnfm_types::vim_connections_set(c)
+                .map(|(k, v)| (k.clone(), v))
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// RFC 6901 escaping of one reference token, cut like every echoed request value.

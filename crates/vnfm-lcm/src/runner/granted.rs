@@ -17,8 +17,8 @@
 
 use indexmap::IndexMap;
 use vnfm_types::{
-    ExtManagedVirtualLinkData, ExtVirtualLinkData, Grant, OperationParams, VimConnectionInfo,
-    VnfInstance,
+    ExtManagedVirtualLinkData, ExtVirtualLinkData, Grant, OperationParams, VimConnectionChanges,
+    VimConnectionInfo, VnfInstance,
 };
 
 /// What the grant added, for the log.
@@ -118,7 +118,7 @@ pub(crate) fn vims_for_instance(
 }
 
 fn add_vims(
-    into: &mut Option<IndexMap<String, VimConnectionInfo>>,
+    into: &mut Option<VimConnectionChanges>,
     known: Option<&IndexMap<String, VimConnectionInfo>>,
     grant: &Grant,
 ) -> Vec<String> {
@@ -128,7 +128,7 @@ fn add_vims(
             || into.as_ref().is_some_and(|m| m.contains_key(k));
         if !named {
             into.get_or_insert_with(IndexMap::new)
-                .insert(k.clone(), v.clone());
+                .insert(k.clone(), Some(v.clone()));
             keys.push(k.clone());
         }
     }
@@ -224,11 +224,18 @@ mod tests {
         let vims = r.vim_connection_info.unwrap();
         assert_eq!(vims.keys().collect::<Vec<_>>(), vec!["req", "granted"]);
         assert_eq!(
-            vims["granted"].vim_id.as_ref().unwrap().as_str(),
+            vims["granted"]
+                .as_ref()
+                .unwrap()
+                .vim_id
+                .as_ref()
+                .unwrap()
+                .as_str(),
             "from-grant"
         );
         assert_eq!(
-            vims["req"].vim_id, None,
+            vims["req"].as_ref().unwrap().vim_id,
+            None,
             "the request's entry is not replaced"
         );
         let links = r.ext_virtual_links.unwrap();

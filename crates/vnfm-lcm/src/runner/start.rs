@@ -4,7 +4,7 @@
 
 use indexmap::IndexMap;
 use vnfm_store::{ScopedKind, StartCondition};
-use vnfm_types::VimConnectionInfo;
+use vnfm_types::{VimConnectionInfo, apply_vim_connection_changes, vim_connections_set};
 
 use super::*;
 
@@ -318,6 +318,11 @@ impl Lcm {
         vims::name_types(inner, req);
         with_default_vim(inner, req, &instance).await?;
         let req = &*req;
+        // Whatever the request writes into `vimConnectionInfo` (MODIFY_INFO included) names only
+        // VIMs the instance may use, as an operation resolving them would require.
+        for (key, entry) in req.vim_changes().into_iter().flat_map(vim_connections_set) {
+            inner.vims.check_reference(key, entry, &instance.id).await?;
+        }
         let onboarded = self.vnfd_for(&instance, req).await?;
         let plan = self.checked_plan(req, &onboarded, &instance)?;
         if let OperationRequest::ChangeVnfPkg(_) = req {
@@ -414,10 +419,19 @@ async fn with_default_vim(
     let only_default = |m: Option<&IndexMap<String, VimConnectionInfo>>| {
         m.is_some_and(|m| m.len() == 1 && m.contains_key(DEFAULT_VIM_KEY))
     };
+    // A request that only removes connections names no VIM either; what it removes is
+    // removed from what the instance holds before the rule is applied.
+    let mut held = instance.vim_connection_info.clone().unwrap_or_default();
+    if let Some(changes) = r.vim_connection_info.as_ref() {
+        apply_vim_connection_changes(&mut held, changes);
+    }
+    let names_vims = r
+        .vim_connection_info
+        .as_ref()
+        .is_some_and(|c| vim_connections_set(c).next().is_some());
     if instance.instantiation_state != InstantiationState::NotInstantiated
-        || !none(r.vim_connection_info.as_ref())
-        || !(none(instance.vim_connection_info.as_ref())
-            || only_default(instance.vim_connection_info.as_ref()))
+        || names_vims
+        || !(none(Some(&held)) || only_default(Some(&held)))
     {
         return Ok(());
     }
@@ -435,7 +449,9 @@ async fn with_default_vim(
             project = project.as_deref(),
             "INSTANTIATE names no VIM: using the default VIM of the instance's project"
         );
-        r.vim_connection_info = Some(IndexMap::from([(DEFAULT_VIM_KEY.to_owned(), default)]));
+        r.vim_connection_info
+            .get_or_insert_default()
+            .insert(DEFAULT_VIM_KEY.to_owned(), Some(default));
     }
     Ok(())
 }

@@ -14,10 +14,10 @@
 //! [`VimDirectory::release_inline`], which deletes the sealed ones no instance references any
 //! more: those of a rolled-back request, and those a completed request replaced.
 
-use indexmap::IndexMap;
 use vnfm_driver_api::vim_kind::fields::pointer_token;
 use vnfm_types::{
     OperationParams, VimConnectionInfo, VimId, VnfInstance, VnfInstanceId, VnfLcmOpOcc,
+    vim_connections_set, vim_connections_set_mut,
 };
 
 use super::Inner;
@@ -34,31 +34,16 @@ pub(crate) struct Sealed {
     pub reused: Vec<VimId>,
 }
 
-/// The request's `vimConnectionInfo` entries, for rewriting in place.
+/// The connections the request's `vimConnectionInfo` sets (not those it removes), for
+/// rewriting in place.
 fn entries_mut(req: &mut OperationRequest) -> Vec<(String, &mut VimConnectionInfo)> {
-    let map: Option<&mut IndexMap<String, VimConnectionInfo>> = match req {
-        OperationRequest::Instantiate(r) => r.vim_connection_info.as_mut(),
-        OperationRequest::ChangeFlavour(r) => r.vim_connection_info.as_mut(),
-        OperationRequest::ChangeExtConn(r) => r.vim_connection_info.as_mut(),
-        OperationRequest::ChangeVnfPkg(r) => r.vim_connection_info.as_mut(),
-        OperationRequest::ModifyInfo(r) => {
-            return r
-                .vim_connection_info
-                .iter_mut()
-                .flatten()
-                .filter_map(|(k, v)| v.as_mut().map(|v| (k.clone(), v)))
-                .collect();
-        }
-        OperationRequest::Terminate(_)
-        | OperationRequest::Heal(_)
-        | OperationRequest::Scale(_)
-        | OperationRequest::ScaleToLevel(_)
-        | OperationRequest::Operate(_) => None,
-    };
-    map.into_iter()
-        .flatten()
-        .map(|(k, v)| (k.clone(), v))
-        .collect()
+    req.vim_changes_mut()
+        .map(|c| {
+            vim_connections_set_mut(c)
+                .map(|(k, v)| (k.clone(), v))
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// Replaces each `vimType` of `req` that is an alias a driver's VIM kind declares (OpenStack
@@ -77,40 +62,9 @@ pub(crate) fn name_types(inner: &Inner, req: &mut OperationRequest) {
 
 /// The `vimId`s a stored request references.
 pub(super) fn request_vim_ids(params: &OperationParams, out: &mut Vec<VimId>) {
-    let entries: Vec<&VimConnectionInfo> = match params {
-        OperationParams::Instantiate(r) => r
-            .vim_connection_info
-            .iter()
-            .flatten()
-            .map(|e| e.1)
-            .collect(),
-        OperationParams::ChangeFlavour(r) => r
-            .vim_connection_info
-            .iter()
-            .flatten()
-            .map(|e| e.1)
-            .collect(),
-        OperationParams::ChangeExtConn(r) => r
-            .vim_connection_info
-            .iter()
-            .flatten()
-            .map(|e| e.1)
-            .collect(),
-        OperationParams::ChangeVnfpkg(r) => r
-            .vim_connection_info
-            .iter()
-            .flatten()
-            .map(|e| e.1)
-            .collect(),
-        OperationParams::ModifyInfo(r) => r
-            .vim_connection_info
-            .iter()
-            .flatten()
-            .filter_map(|e| e.1.as_ref())
-            .collect(),
-        _ => Vec::new(),
-    };
-    out.extend(entries.into_iter().filter_map(|e| e.vim_id.clone()));
+    if let Some(changes) = params.vim_changes() {
+        out.extend(vim_connections_set(changes).filter_map(|(_, e)| e.vim_id.clone()));
+    }
 }
 
 /// The `vimId`s an instance references.

@@ -27,34 +27,11 @@ impl VimDirectory for VimRegistry {
         info: &VimConnectionInfo,
         owner: &VnfInstanceId,
     ) -> Result<ResolvedVim, LcmError> {
-        // An empty accessInfo carries nothing inline: treat it as a reference too.
-        let inline = info.access_info.as_ref().is_some_and(|a| !a.is_empty());
-        let (Some(vim_id), false) = (&info.vim_id, inline) else {
+        let Some(record) = self.referenced(key, info, owner).await? else {
             // Inline access information (or nothing to look up): used as given.
             return Ok(ResolvedVim::new(key, info.clone()));
         };
-        let pointer = format!("/vimConnectionInfo/{}", pointer_token(key));
-        let record = match self.store.get_vim(vim_id).await.map_err(store_err)? {
-            Some((record, _)) if self.usable_by(&record, owner).await? => Some(record),
-            // Another project's VIM answers as one that is not registered (Tacker's rule).
-            _ => None,
-        };
-        let Some(record) = record else {
-            return Err(LcmError::UnknownVim {
-                pointer,
-                vim_id: vim_id.to_string(),
-            });
-        };
-        if !info.vim_type.is_empty() && info.vim_type != record.vim_type {
-            return Err(LcmError::invalid(
-                format!("{pointer}/vimType"),
-                format!(
-                    "`{}` does not match the type of registered VIM {vim_id}: {}",
-                    echo(&info.vim_type),
-                    record.vim_type
-                ),
-            ));
-        }
+        let vim_id = &record.id;
         let mut full = self.open(&record)?;
         // The entry may refine the registered VIM's endpoints and extra (e.g. a namespace).
         if let Some(i) = &info.interface_info {
@@ -67,6 +44,15 @@ impl VimDirectory for VimRegistry {
         }
         tracing::debug!(vim_id = %vim_id, connection = key, "VIM resolved");
         Ok(ResolvedVim::new(key, full))
+    }
+
+    async fn check_reference(
+        &self,
+        key: &str,
+        info: &VimConnectionInfo,
+        owner: &VnfInstanceId,
+    ) -> Result<(), LcmError> {
+        self.referenced(key, info, owner).await.map(drop)
     }
 
     async fn register(
@@ -181,6 +167,43 @@ impl VimDirectory for VimRegistry {
 }
 
 impl VimRegistry {
+    /// The registered VIM entry `key` references, when it is a reference (`vimId` without
+    /// inline `accessInfo`): one `owner` may use, of the type the entry names (if it names
+    /// one). Another project's VIM answers as one that is not registered (Tacker's rule).
+    async fn referenced(
+        &self,
+        key: &str,
+        info: &VimConnectionInfo,
+        owner: &VnfInstanceId,
+    ) -> Result<Option<VimRecord>, LcmError> {
+        // An empty accessInfo carries nothing inline: treat it as a reference too.
+        let inline = info.access_info.as_ref().is_some_and(|a| !a.is_empty());
+        let (Some(vim_id), false) = (&info.vim_id, inline) else {
+            return Ok(None);
+        };
+        let pointer = format!("/vimConnectionInfo/{}", pointer_token(key));
+        let record = match self.store.get_vim(vim_id).await.map_err(store_err)? {
+            Some((record, _)) if self.usable_by(&record, owner).await? => record,
+            _ => {
+                return Err(LcmError::UnknownVim {
+                    pointer,
+                    vim_id: vim_id.to_string(),
+                });
+            }
+        };
+        if !info.vim_type.is_empty() && info.vim_type != record.vim_type {
+            return Err(LcmError::invalid(
+                format!("{pointer}/vimType"),
+                format!(
+                    "`{}` does not match the type of registered VIM {vim_id}: {}",
+                    echo(&info.vim_type),
+                    record.vim_type
+                ),
+            ));
+        }
+        Ok(Some(record))
+    }
+
     /// Whether instance `owner` may use VIM `record`: one of its project, or any when it
     /// belongs to no project (its callers see every project).
     async fn usable_by(&self, record: &VimRecord, owner: &VnfInstanceId) -> Result<bool, LcmError> {

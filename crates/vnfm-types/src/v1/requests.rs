@@ -213,7 +213,7 @@ impl TryFrom<InstantiateVnfRequest> for crate::requests::InstantiateVnfRequest {
             instantiation_level_id: v.instantiation_level_id,
             ext_virtual_links: links_to_v2(v.ext_virtual_links)?,
             ext_managed_virtual_links: v.ext_managed_virtual_links,
-            vim_connection_info: opt_vims_to_v2(v.vim_connection_info, "")?,
+            vim_connection_info: opt_changes_to_v2(v.vim_connection_info, "")?,
             localization_language: v.localization_language,
             additional_params: v.additional_params,
             extensions: v.extensions,
@@ -231,7 +231,7 @@ impl TryFrom<crate::requests::InstantiateVnfRequest> for InstantiateVnfRequest {
             instantiation_level_id: v.instantiation_level_id,
             ext_virtual_links: links_to_v1(v.ext_virtual_links)?,
             ext_managed_virtual_links: v.ext_managed_virtual_links,
-            vim_connection_info: v.vim_connection_info.map(vim_connections_to_v1),
+            vim_connection_info: v.vim_connection_info.map(changes_to_v1),
             localization_language: v.localization_language,
             additional_params: v.additional_params,
             extensions: v.extensions,
@@ -278,7 +278,7 @@ impl TryFrom<ChangeVnfFlavourRequest> for crate::requests::ChangeVnfFlavourReque
             instantiation_level_id: v.instantiation_level_id,
             ext_virtual_links: links_to_v2(v.ext_virtual_links)?,
             ext_managed_virtual_links: v.ext_managed_virtual_links,
-            vim_connection_info: opt_vims_to_v2(v.vim_connection_info, "")?,
+            vim_connection_info: opt_changes_to_v2(v.vim_connection_info, "")?,
             additional_params: v.additional_params,
             extensions: v.extensions,
             vnf_configurable_properties: v.vnf_configurable_properties,
@@ -295,7 +295,7 @@ impl TryFrom<crate::requests::ChangeVnfFlavourRequest> for ChangeVnfFlavourReque
             instantiation_level_id: v.instantiation_level_id,
             ext_virtual_links: links_to_v1(v.ext_virtual_links)?,
             ext_managed_virtual_links: v.ext_managed_virtual_links,
-            vim_connection_info: v.vim_connection_info.map(vim_connections_to_v1),
+            vim_connection_info: v.vim_connection_info.map(changes_to_v1),
             additional_params: v.additional_params,
             extensions: v.extensions,
             vnf_configurable_properties: v.vnf_configurable_properties,
@@ -327,7 +327,7 @@ impl TryFrom<ChangeExtVnfConnectivityRequest> for crate::requests::ChangeExtVnfC
                 .into_iter()
                 .map(TryInto::try_into)
                 .collect::<Result<_, _>>()?,
-            vim_connection_info: opt_vims_to_v2(v.vim_connection_info, "")?,
+            vim_connection_info: opt_changes_to_v2(v.vim_connection_info, "")?,
             additional_params: v.additional_params,
         })
     }
@@ -343,7 +343,7 @@ impl TryFrom<crate::requests::ChangeExtVnfConnectivityRequest> for ChangeExtVnfC
                 .into_iter()
                 .map(TryInto::try_into)
                 .collect::<Result<_, _>>()?,
-            vim_connection_info: v.vim_connection_info.map(vim_connections_to_v1),
+            vim_connection_info: v.vim_connection_info.map(changes_to_v1),
             additional_params: v.additional_params,
         })
     }
