@@ -51,8 +51,7 @@ pub use model::{
 pub use store::{
     AlarmStore, CONTENT_CHUNK_BYTES, EnqueueListener, IdempotencyStore, IndicatorStore,
     InstanceStore, OpOccStore, OutboxStore, PackageStore, PmResourceStore, PmStore, Result,
-    SettingStore, Store,
-    SubscriptionDocumentStore, VimStore,
+    SettingStore, Store, SubscriptionDocumentStore, VimStore,
 };
 
 /// The store ports' traits, for code that calls their methods on an `Arc<dyn Store>` (a
