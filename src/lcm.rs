@@ -73,7 +73,7 @@
 //! every process sharing the store, and return what the first call created:
 //!
 //! ```no_run
-//! # async fn demo(lcm: vnfm::lcm::Lcm, req: vnfm::types::CreateVnfRequest) -> Result<(), vnfm::lcm::LcmError> {
+//! # async fn demo(lcm: vnfm::lcm::Lcm, req: vnfm::lcm::types::CreateVnfRequest) -> Result<(), vnfm::lcm::LcmError> {
 //! use vnfm::lcm::ClientKey;
 //!
 //! // One key per intended change, kept by the caller until it has the answer.

@@ -30,6 +30,7 @@ pub mod error;
 mod fm;
 pub mod idempotency;
 mod indicators;
+mod journal_views;
 mod lcm_v1;
 mod lcm_v2;
 mod lcm_views;
@@ -46,7 +47,6 @@ mod parse_errors;
 mod pm;
 mod precondition;
 mod preview;
-mod progress;
 #[cfg(test)]
 mod pushdown_tests;
 mod route_table;
@@ -57,7 +57,6 @@ mod subscriptions;
 mod tacker_vims;
 mod test_vim;
 mod test_vim_kind;
-mod timeline;
 pub mod trace_context;
 mod util;
 pub mod version;
@@ -140,8 +139,7 @@ fn authenticated_routes(limits: RouteLimits) -> OpenApiRouter<Arc<AppState>> {
         .nest(
             "/vnfm/v1",
             vims::routes()
-                .merge(progress::routes())
-                .merge(timeline::routes())
+                .merge(journal_views::routes())
                 .merge(indicators::push_routes())
                 .merge(dead_letters::routes()),
         )

@@ -129,7 +129,10 @@ fn component_schemas() -> BTreeMap<String, Value> {
             }
         }),
     );
-    out.insert("OpOccTimeline".into(), crate::timeline::schema());
+    out.insert(
+        "OpOccTimeline".into(),
+        crate::journal_views::timeline_schema(),
+    );
     out.insert(
         "DeadNotification".into(),
         serde_json::json!({

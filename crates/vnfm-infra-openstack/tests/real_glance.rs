@@ -138,7 +138,7 @@ async fn package_images_are_uploaded_to_glance_shared_and_deleted_at_the_last_te
     };
 
     // A file that is not the one the VNFD describes: refused before anything is uploaded.
-    let (bad, failed) = run("vnfd-glance-corrupt", "10.10.0.61").await;
+    let (bad, failed) = run("vnfd-glance-corrupt", "10.10.0.64").await;
     assert_eq!(failed.operation_state, LcmOperationStateType::FailedTemp);
     let detail = failed.error.map(|e| e.detail).unwrap_or_default();
     assert!(
@@ -153,7 +153,7 @@ async fn package_images_are_uploaded_to_glance_shared_and_deleted_at_the_last_te
     let _ = bad;
 
     // First instance: the image is uploaded, with the VNFD's formats and the file's data.
-    let (a, done) = run("vnfd-glance", "10.10.0.62").await;
+    let (a, done) = run("vnfd-glance", "10.10.0.65").await;
     assert_eq!(
         done.operation_state,
         LcmOperationStateType::Completed,
@@ -194,7 +194,7 @@ async fn package_images_are_uploaded_to_glance_shared_and_deleted_at_the_last_te
     servers_boot_from(lcm.get_instance(&a).await.unwrap(), id.clone()).await;
 
     // Second instance of the package: the same image, now used by both.
-    let (b, done) = run("vnfd-glance", "10.10.0.63").await;
+    let (b, done) = run("vnfd-glance", "10.10.0.66").await;
     assert_eq!(
         done.operation_state,
         LcmOperationStateType::Completed,

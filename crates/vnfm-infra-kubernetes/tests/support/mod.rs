@@ -223,11 +223,14 @@ impl Call {
     }
 }
 
-/// A driver with short readiness and deletion budgets (tests fail fast).
+/// A driver with short readiness and deletion budgets (tests fail fast). Deletion gets 90 s: a
+/// custom resource deleted in the foreground keeps its `foregroundDeletion` finalizer until the
+/// controller manager's garbage collector watches its kind, which it learns from discovery
+/// every 30 s, so a kind created moments before may wait that long.
 pub fn driver() -> KubernetesDriver {
     KubernetesDriver::new()
         .with_ready_timeout(Duration::from_secs(20))
-        .with_delete_timeout(Duration::from_secs(20))
+        .with_delete_timeout(Duration::from_secs(90))
 }
 
 /// `Kind/ns/name` of the successful requests with `verb`, without the driver's

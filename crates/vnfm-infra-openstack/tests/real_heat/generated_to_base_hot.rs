@@ -5,7 +5,8 @@
 
 use super::*;
 
-/// The test VNFD without VDU1's volume (the test cloud has no Cinder), with the internal
+/// The test VNFD without VDU1's volume (a package change that replaces VDU1's server cannot
+/// move a volume the old server holds, see `support::vnfd_for_generated`), with the internal
 /// network `internalVL1` and VDU1's CP on it.
 fn vnfd_without_volume(id: &str) -> vnfm_descriptor::Vnfd {
     let mut v = serde_json::to_value(support::vnfd(id)).unwrap();
@@ -23,10 +24,13 @@ fn vnfd_without_volume(id: &str) -> vnfm_descriptor::Vnfd {
 fn base_hot_without_volume() -> MemArtifacts {
     let volume =
         "  VDU1-VirtualStorage:\n    type: OS::Cinder::Volume\n    properties:\n      size: 1\n";
-    assert!(support::VDU1_HOT.contains(volume));
+    let attachment = "      block_device_mapping_v2:\n      - volume_id: { get_resource: VDU1-VirtualStorage }\n        boot_index: -1\n";
+    assert!(support::VDU1_HOT.contains(volume) && support::VDU1_HOT.contains(attachment));
     support::package_from(
         support::TOP_HOT.to_string(),
-        support::VDU1_HOT.replace(volume, ""),
+        support::VDU1_HOT
+            .replace(volume, "")
+            .replace(attachment, ""),
     )
 }
 

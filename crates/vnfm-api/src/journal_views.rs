@@ -1,12 +1,16 @@
-//! `/vnfm/v1/vnf_lcm_op_occs/{id}/timeline` (not an ETSI API): when each step of an operation
-//! occurrence ran, for how long and how it ended, from its step journal (`vnfm op show
-//! --timeline`).
+//! Views of an operation occurrence's step journal (not ETSI APIs; SOL003's `VnfLcmOpOcc` does
+//! not say which step runs or how long each took):
+//! - `/vnfm/v1/vnf_lcm_op_occs/{id}/progress`: where the occurrence stands in its plan (clients,
+//!   `vnfm ... --wait`, show it from here);
+//! - `/vnfm/v1/vnf_lcm_op_occs/{id}/timeline`: when each step ran, for how long and how it ended
+//!   (`vnfm op show --timeline`).
 
 use std::sync::Arc;
 
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
+use serde::Serialize;
 use utoipa_axum::router::OpenApiRouter;
 use vnfm_types::VnfLcmOpOccId;
 
@@ -19,29 +23,50 @@ use crate::version::{ApiFamily, versioned_routes};
 pub(crate) fn routes() -> OpenApiRouter<Arc<AppState>> {
     versioned_routes(
         ApiFamily::VimV1,
-        OpenApiRouter::new().routes(route(
-            "/vnf_lcm_op_occs/{vnfLcmOpOccId}/timeline",
-            [get(
-                show,
-                doc("When each step of an operation occurrence ran, for how long and how it ended")
-                    .returns("OpOccTimeline"),
-            )],
-        )),
+        OpenApiRouter::new()
+            .routes(route(
+                "/vnf_lcm_op_occs/{vnfLcmOpOccId}/progress",
+                [get(
+                    progress,
+                    doc("Where an operation occurrence stands in its plan (steps done, running, left)")
+                        .returns("OpOccProgress"),
+                )],
+            ))
+            .routes(route(
+                "/vnf_lcm_op_occs/{vnfLcmOpOccId}/timeline",
+                [get(
+                    timeline,
+                    doc("When each step of an operation occurrence ran, for how long and how it ended")
+                        .returns("OpOccTimeline"),
+                )],
+            )),
     )
 }
 
-async fn show(
+async fn progress(
     State(state): State<Arc<AppState>>,
     Path(id): Path<String>,
     headers: HeaderMap,
 ) -> ApiResult<Response> {
     require_accept(&headers, &["application/json"])?;
-    let timeline = state.lcm().timeline(&VnfLcmOpOccId::new(id)).await?;
-    Ok(json_response(StatusCode::OK, &timeline))
+    view(state.lcm().progress(&VnfLcmOpOccId::new(id)).await?)
 }
 
-/// The OpenAPI schema of the document [`show`] answers.
-pub(crate) fn schema() -> serde_json::Value {
+async fn timeline(
+    State(state): State<Arc<AppState>>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+) -> ApiResult<Response> {
+    require_accept(&headers, &["application/json"])?;
+    view(state.lcm().timeline(&VnfLcmOpOccId::new(id)).await?)
+}
+
+fn view(document: impl Serialize) -> ApiResult<Response> {
+    Ok(json_response(StatusCode::OK, &document))
+}
+
+/// The OpenAPI schema of the document [`timeline`] answers.
+pub(crate) fn timeline_schema() -> serde_json::Value {
     serde_json::json!({
         "type": "object",
         "description": "The steps of an operation occurrence in the order they ran, from its step journal: each run of a step (a retried step once per run) with its start, end, duration and outcome.",
