@@ -12,7 +12,7 @@
 # Environment (see benches/serve-load/serve_load.rs): VNFM_SERVE_LOAD_INSTANCES (50000),
 #   VNFM_SERVE_LOAD_SECONDS (10), VNFM_SERVE_LOAD_RATE (5000), VNFM_SERVE_LOAD_CONNECTIONS (200),
 #   VNFM_SERVE_LOAD_POLL_MS (10), VNFM_SERVE_LOAD_CLIENTS (1,8,32),
-#   VNFM_SERVE_LOAD_PHASES (pages,cycles).
+#   VNFM_SERVE_LOAD_PHASES (pages,cycles); CARGO_TARGET_DIR as cargo reads it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export VNFM_SERVE_LOAD_RUNS=${1:-3}
@@ -24,5 +24,5 @@ cargo build --release --locked -p vnfm-serve-load --bench serve_load \
 bench=$(grep -o '"executable":"[^"]*serve_load-[^"]*"' "$log" | tail -n 1 | cut -d'"' -f4)
 [[ -x "$bench" ]] || { echo "serve_load was not built" >&2; exit 1; }
 echo "uptime before: $(uptime)"
-VNFM_SERVE_BIN=$PWD/target/release/vnfm "$bench"
+VNFM_SERVE_BIN=${CARGO_TARGET_DIR:-$PWD/target}/release/vnfm "$bench"
 echo "uptime after: $(uptime)"
