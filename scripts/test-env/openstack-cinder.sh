@@ -12,12 +12,7 @@
 
 # qemu-img: Cinder inspects a downloaded image with it before copying it to a volume.
 ensure_qemu_img() {
-    command -v qemu-img >/dev/null && return
-    [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null ||
-        die "qemu-img is not installed and apt-get cannot install it (needs root)"
-    echo "openstack.sh: installing qemu-utils with apt-get" >&2
-    apt-get update -qq >&2
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq qemu-utils >&2
+    command -v qemu-img >/dev/null || ensure_debian_package qemu-utils
 }
 
 write_cinder_conf() {

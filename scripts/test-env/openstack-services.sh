@@ -46,12 +46,16 @@ EOF
 # d553edeb540f runs `ALTER TABLE tags CONVERT TO CHARACTER SET utf8mb4`, a syntax error on
 # PostgreSQL). The server comes from Debian's mariadb-server, installed when missing.
 ensure_mariadb() {
-    [[ -x /usr/sbin/mariadbd ]] && return
+    [[ -x /usr/sbin/mariadbd ]] || ensure_debian_package mariadb-server
+}
+
+# Installs Debian package $1 with apt-get (the services' own programs come from PyPI).
+ensure_debian_package() {
     [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null ||
-        die "MariaDB is not installed and apt-get cannot install it (needs root)"
-    echo "openstack.sh: installing mariadb-server with apt-get" >&2
+        die "$1 is not installed and apt-get cannot install it (needs root)"
+    echo "openstack.sh: installing $1 with apt-get" >&2
     apt-get update -qq >&2
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq mariadb-server >&2
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$1" >&2
 }
 
 start_mariadb() {

@@ -10,34 +10,15 @@ use vnfm_types::{
 
 use crate::error::LcmError;
 
-/// A lifecycle operation request, typed.
-#[derive(Debug, Clone, PartialEq)]
-pub enum OperationRequest {
-    /// `INSTANTIATE`.
-    Instantiate(InstantiateVnfRequest),
-    /// `TERMINATE`.
-    Terminate(TerminateVnfRequest),
-    /// `HEAL`.
-    Heal(HealVnfRequest),
-    /// `SCALE`.
-    Scale(ScaleVnfRequest),
-    /// `SCALE_TO_LEVEL`.
-    ScaleToLevel(ScaleVnfToLevelRequest),
-    /// `CHANGE_FLAVOUR`.
-    ChangeFlavour(ChangeVnfFlavourRequest),
-    /// `OPERATE`.
-    Operate(OperateVnfRequest),
-    /// `CHANGE_EXT_CONN`.
-    ChangeExtConn(ChangeExtVnfConnectivityRequest),
-    /// `MODIFY_INFO`.
-    ModifyInfo(VnfInfoModificationRequest),
-    /// `CHANGE_VNFPKG`.
-    ChangeVnfPkg(ChangeCurrentVnfPkgRequest),
-}
-
-/// `From` each task's request, so a caller generic over the tasks names none.
-macro_rules! from_requests {
-    ($($variant:ident($req:ty)),* $(,)?) => {
+/// Declares [`OperationRequest`], one variant per task with its request type, and `From` each
+/// request, so a caller generic over the tasks names none.
+macro_rules! operation_requests {
+    ($($variant:ident($req:ty) = $doc:literal),* $(,)?) => {
+        /// A lifecycle operation request, typed.
+        #[derive(Debug, Clone, PartialEq)]
+        pub enum OperationRequest {
+            $(#[doc = $doc] $variant($req),)*
+        }
         $(impl From<$req> for OperationRequest {
             fn from(r: $req) -> Self {
                 OperationRequest::$variant(r)
@@ -46,17 +27,17 @@ macro_rules! from_requests {
     };
 }
 
-from_requests!(
-    Instantiate(InstantiateVnfRequest),
-    Terminate(TerminateVnfRequest),
-    Heal(HealVnfRequest),
-    Scale(ScaleVnfRequest),
-    ScaleToLevel(ScaleVnfToLevelRequest),
-    ChangeFlavour(ChangeVnfFlavourRequest),
-    Operate(OperateVnfRequest),
-    ChangeExtConn(ChangeExtVnfConnectivityRequest),
-    ModifyInfo(VnfInfoModificationRequest),
-    ChangeVnfPkg(ChangeCurrentVnfPkgRequest),
+operation_requests!(
+    Instantiate(InstantiateVnfRequest) = "`INSTANTIATE`.",
+    Terminate(TerminateVnfRequest) = "`TERMINATE`.",
+    Heal(HealVnfRequest) = "`HEAL`.",
+    Scale(ScaleVnfRequest) = "`SCALE`.",
+    ScaleToLevel(ScaleVnfToLevelRequest) = "`SCALE_TO_LEVEL`.",
+    ChangeFlavour(ChangeVnfFlavourRequest) = "`CHANGE_FLAVOUR`.",
+    Operate(OperateVnfRequest) = "`OPERATE`.",
+    ChangeExtConn(ChangeExtVnfConnectivityRequest) = "`CHANGE_EXT_CONN`.",
+    ModifyInfo(VnfInfoModificationRequest) = "`MODIFY_INFO`.",
+    ChangeVnfPkg(ChangeCurrentVnfPkgRequest) = "`CHANGE_VNFPKG`.",
 );
 
 impl OperationRequest {

@@ -108,6 +108,24 @@ fn claimed_record(c: &KeyClaim, reserved_id: String, created_at: Timestamp) -> I
     }
 }
 
+/// The columns a claim writes, as `$1`..`$10` of its INSERT and of its UPDATE of an expired
+/// key: scope, key, method, route, body hash, reserved id, owner, locked until, created, expires.
+fn claim_args(c: &KeyClaim) -> [Arg<'_>; 10] {
+    let f = &c.fingerprint;
+    [
+        c.scope.as_str().into(),
+        c.key.as_str().into(),
+        f.method.as_str().into(),
+        f.route.as_str().into(),
+        f.body_sha256.as_str().into(),
+        c.reserved_id.as_str().into(),
+        c.owner.as_str().into(),
+        c.locked_until.0.into(),
+        c.now.0.into(),
+        c.expires_at.0.into(),
+    ]
+}
+
 /// See [`IdempotencyStore::claim_idempotency_key`].
 async fn claim<C: SqlConn>(tx: &mut C, c: &KeyClaim) -> Result<KeyClaimed> {
     let f = &c.fingerprint;
@@ -119,18 +137,7 @@ async fn claim<C: SqlConn>(tx: &mut C, c: &KeyClaim) -> Result<KeyClaimed> {
                      reserved_id, state, owner, locked_until, created_at, expires_at) \
                      VALUES ($1, $2, $3, $4, $5, $6, 'IN_FLIGHT', $7, $8, $9, $10) \
                      ON CONFLICT DO NOTHING",
-                    &[
-                        c.scope.as_str().into(),
-                        c.key.as_str().into(),
-                        f.method.as_str().into(),
-                        f.route.as_str().into(),
-                        f.body_sha256.as_str().into(),
-                        c.reserved_id.as_str().into(),
-                        c.owner.as_str().into(),
-                        c.locked_until.0.into(),
-                        c.now.0.into(),
-                        c.expires_at.0.into(),
-                    ],
+                    &claim_args(c),
                 )
                 .await?;
             if inserted == 1 {
@@ -150,18 +157,7 @@ async fn claim<C: SqlConn>(tx: &mut C, c: &KeyClaim) -> Result<KeyClaimed> {
                  created_at = $9, expires_at = $10, response_status = NULL, \
                  response_location = NULL, response_content_type = NULL, response_body = NULL \
                  WHERE scope = $1 AND idem_key = $2",
-                &[
-                    c.scope.as_str().into(),
-                    c.key.as_str().into(),
-                    f.method.as_str().into(),
-                    f.route.as_str().into(),
-                    f.body_sha256.as_str().into(),
-                    c.reserved_id.as_str().into(),
-                    c.owner.as_str().into(),
-                    c.locked_until.0.into(),
-                    c.now.0.into(),
-                    c.expires_at.0.into(),
-                ],
+                &claim_args(c),
             )
             .await?;
             return Ok(KeyClaimed::New(claimed_record(
