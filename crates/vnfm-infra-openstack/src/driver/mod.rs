@@ -8,11 +8,11 @@
 //! | instantiate | create from the BaseHOT (or the generated template) with the `nfv` parameter; update instead when it exists already |
 //! | terminate | GRACEFUL: wait the graceful timeout first; then delete and wait until it is gone |
 //! | scale, scale to level | VNFCs to remove (the newest of their VDU) are marked unhealthy in their autoscaling group, then `desired_capacity` is updated |
-//! | heal VNFCs | the servers are marked unhealthy, then the stack is updated (Heat replaces them) |
+//! | heal VNFCs | the servers are marked unhealthy with their VNFCs' volumes, then the stack is updated (Heat replaces them) |
 //! | heal whole VNF | the stack is deleted and created again from its template, files and parameters |
 //! | change external connectivity | the `CP` part of `nfv` is rebuilt from the links in force and the stack updated |
 //! | change flavour | update with the new flavour's template and counts |
-//! | change package | update with the new package's template and files; when Neutron refuses to delete a subnet it replaces, the ports on that subnet move to the new one and the update runs again (module `subnets`) |
+//! | change package | update with the new package's template and files; when Neutron refuses to delete a subnet it replaces, the ports on that subnet move to the new one, and when a new server fails while the old one holds the VNFC's volumes, the old server is deleted through Nova; then the update runs again |
 //! | rollbacks | instantiate: delete; scale: back to the recorded counts (VNFCs the scale added go first); external connectivity and package: the previous parameters / templates |
 //! | operate | no stack change: the VNFCs' servers are started / stopped through Nova (`os-start`, `os-stop`) until `ACTIVE` / `SHUTOFF`; GRACEFUL stop waits the graceful timeout first |
 //!

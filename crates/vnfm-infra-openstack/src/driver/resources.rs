@@ -23,19 +23,7 @@ impl OpenStackDriver {
         let scalable = hot::scalable_vdus(&paths_of(&template, &files));
         let links = Self::recorded_links(req);
         let managed = Self::recorded_managed(req);
-        let live = inventory::inventory(
-            &heat.resources(&r, self.config.nested_depth).await?,
-            &InventoryInputs {
-                flavour,
-                vnfd_id: &req.instance.vnfd_id,
-                vim_connection_id: &ctx.vim_connection_id,
-                ext_virtual_links: &links,
-                ext_managed_virtual_links: &managed,
-                vnfc_states: &BTreeMap::new(),
-                default_state: VnfOperationalState::Started,
-            },
-            &self.config,
-        );
+        let live = self.live_inventory(&heat, &ctx, &r, flavour).await?;
         let recorded = inventory::recorded(&req.instance);
         let have = counts(&live);
         let mut patch = Map::new();
@@ -179,20 +167,8 @@ impl OpenStackDriver {
                     })?
             }
             HealScope::Vnfcs { vnfcs } => {
-                let live = inventory::inventory(
-                    &heat.resources(&r, self.config.nested_depth).await?,
-                    &InventoryInputs {
-                        flavour,
-                        vnfd_id: &req.instance.vnfd_id,
-                        vim_connection_id: &ctx.vim_connection_id,
-                        ext_virtual_links: &links,
-                        ext_managed_virtual_links: &managed,
-                        vnfc_states: &BTreeMap::new(),
-                        default_state: VnfOperationalState::Started,
-                    },
-                    &self.config,
-                );
-                let mut marks = Vec::new();
+                let live = self.live_inventory(&heat, &ctx, &r, flavour).await?;
+                let mut targets = Vec::new();
                 for h in vnfcs {
                     let v = live
                         .vnfc_resource_info
@@ -204,36 +180,12 @@ impl OpenStackDriver {
                                 h.vnfc_resource_id, h.vdu_id, ctx.stack_name
                             ))
                         })?;
-                    let (Some(sid), Some(sname), Some(res)) = (
-                        meta_str(v, "stackId"),
-                        meta_str(v, "stackName"),
-                        meta_str(v, "resourceName"),
-                    ) else {
-                        continue;
-                    };
-                    marks.push((v, sid, sname, res));
+                    targets.push(v);
                 }
-                self.release_errored_servers(&ctx, marks.iter().map(|m| m.0))
+                self.release_errored_servers(&ctx, targets.iter().copied())
                     .await?;
-                for (v, sid, sname, res) in marks {
-                    let stack = StackRef {
-                        name: sname.to_string(),
-                        id: sid.to_string(),
-                    };
-                    let reason = format!("heal by VNF LCM operation {}", req.op_occ_id);
-                    // The VNFC's volumes are replaced with its server, as Tacker does: the new
-                    // server cannot take a volume the old one still holds, and a boot volume
-                    // made from the image is the VNFC's initial state.
-                    let storages = v.storage_resource_ids.iter().flatten().filter_map(|id| {
-                        live.virtual_storage_resource_info
-                            .iter()
-                            .find(|s| &s.id == id)
-                            .map(|s| s.virtual_storage_desc_id.as_str())
-                    });
-                    for resource in std::iter::once(res).chain(storages) {
-                        heat.mark_unhealthy(&stack, resource, &reason).await?;
-                    }
-                }
+                let reason = format!("heal by VNF LCM operation {}", req.op_occ_id);
+                Self::mark_with_volumes(&heat, &live, targets, &reason).await?;
                 let fields = ctx.fields(&self.config, None, &nfv);
                 self.update_and_wait(&heat, &ctx, &stack, &fields).await?
             }
@@ -250,6 +202,43 @@ impl OpenStackDriver {
             state,
         )
         .await
+    }
+
+    /// Marks the server of each of `vnfcs` unhealthy in its (nested) stack together with the
+    /// volumes of its VNFC, so that the next update replaces them together, as Tacker does:
+    /// Heat builds the new server before it deletes the old one, and Cinder does not let the
+    /// new server take a volume the old one still holds; a volume made from the image is the
+    /// VNFC's initial state. VNFCs without the stack metadata (not made by this driver) are
+    /// left alone.
+    pub(super) async fn mark_with_volumes<'v>(
+        heat: &Heat<'_>,
+        live: &InstanceResources,
+        vnfcs: impl IntoIterator<Item = &'v VnfcResourceInfo>,
+        reason: &str,
+    ) -> Result<(), DriverError> {
+        for v in vnfcs {
+            let (Some(id), Some(name), Some(server)) = (
+                meta_str(v, "stackId"),
+                meta_str(v, "stackName"),
+                meta_str(v, "resourceName"),
+            ) else {
+                continue;
+            };
+            let stack = StackRef {
+                name: name.to_string(),
+                id: id.to_string(),
+            };
+            let volumes = v.storage_resource_ids.iter().flatten().filter_map(|id| {
+                live.virtual_storage_resource_info
+                    .iter()
+                    .find(|s| &s.id == id)
+                    .map(|s| s.virtual_storage_desc_id.as_str())
+            });
+            for resource in std::iter::once(server).chain(volumes) {
+                heat.mark_unhealthy(&stack, resource, reason).await?;
+            }
+        }
+        Ok(())
     }
 
     /// Deletes, through Nova, the servers of `vnfcs` that Nova holds in `ERROR`, before Heat

@@ -2,6 +2,10 @@
 
 use super::*;
 
+/// How many times a template update is applied again after the driver removed the reason it
+/// failed ([`OpenStackDriver::update_and_wait`]).
+const TEMPLATE_RETRIES: usize = 3;
+
 impl OpenStackDriver {
     /// Waits for an action still running on the stack (a step re-run after a crash) and
     /// returns the stack as it then is.
@@ -81,9 +85,16 @@ impl OpenStackDriver {
 
     /// Updates the stack and waits for the update: with `PATCH` semantics (parameters merge,
     /// the template stays unless given), or, when `fields` has a template, with the complete
-    /// new definition. A new template that fails only because Neutron refused to delete a
-    /// subnet it replaces, ports still holding addresses on it, is applied once more after
-    /// those ports moved to the new subnet (module `subnets`).
+    /// new definition. A new template that fails for one of these reasons is applied again
+    /// once the driver removed the reason (at most [`TEMPLATE_RETRIES`] times):
+    ///
+    /// - Neutron refused to delete a subnet it replaces, ports still holding addresses on it:
+    ///   those ports move to the new subnet (module `subnets`);
+    /// - Heat replaced the server of a VNFC that holds volumes, and the new server failed (on
+    ///   a volume the old one still holds: Heat builds the new server first): the old server
+    ///   is deleted through Nova, which releases its volumes and ports, as Tacker's package
+    ///   change does for a VDU with volumes
+    ///   ([`OpenStackDriver::release_replaced_volume_holders`]).
     pub(super) async fn update_and_wait(
         &self,
         heat: &Heat<'_>,
@@ -91,25 +102,118 @@ impl OpenStackDriver {
         stack: &Stack,
         fields: &StackFields,
     ) -> Result<Stack, DriverError> {
-        let first = self.update_once(heat, ctx, stack, fields).await;
-        let Err(e) = first else { return first };
+        let mut attempt = self.update_once(heat, ctx, stack, fields).await;
         if fields.template.is_none() {
-            return Err(e);
+            return attempt;
         }
-        let Some(failed) = heat.show(&stack.reference()).await? else {
-            return Err(e);
-        };
-        if self
-            .move_ports_off_refused_subnets(heat, ctx, &failed)
+        for _ in 0..TEMPLATE_RETRIES {
+            let Err(e) = attempt else { return attempt };
+            let Some(failed) = heat.show(&stack.reference()).await? else {
+                return Err(e);
+            };
+            let moved = self
+                .move_ports_off_refused_subnets(heat, ctx, &failed)
+                .await?;
+            let Some(settled) = self.settle(heat, ctx, failed).await? else {
+                return Err(e);
+            };
+            let released = self
+                .release_replaced_volume_holders(heat, ctx, &settled)
+                .await?;
+            if moved + released == 0 {
+                return Err(e);
+            }
+            attempt = self.update_once(heat, ctx, &settled, fields).await;
+        }
+        attempt
+    }
+
+    /// Deletes through Nova the old servers of the VNFCs that hold volumes and whose new
+    /// server Heat failed to create in `stack`: the VNFCs recorded on the instance before this
+    /// step at the place (nested stack and resource name) of a `CREATE_FAILED` server. Answers
+    /// how many it deleted. The next update builds the new server on the released volumes and
+    /// ports, and finds the old server gone.
+    pub(super) async fn release_replaced_volume_holders(
+        &self,
+        heat: &Heat<'_>,
+        ctx: &Ctx<'_>,
+        stack: &Stack,
+    ) -> Result<usize, DriverError> {
+        let recorded = inventory::recorded(&ctx.req.instance);
+        let holders: Vec<&VnfcResourceInfo> = recorded
+            .vnfc_resource_info
+            .iter()
+            .filter(|v| {
+                v.storage_resource_ids
+                    .as_ref()
+                    .is_some_and(|s| !s.is_empty())
+            })
+            .collect();
+        if holders.is_empty() || !ctx.session.offers(&ctx.req.control, "compute").await? {
+            return Ok(0);
+        }
+        let failed: Vec<(String, String)> = heat
+            .resources(&stack.reference(), self.config.nested_depth)
             .await?
-            == 0
-        {
-            return Err(e);
+            .into_iter()
+            .filter(|r| {
+                r.resource_status == "CREATE_FAILED"
+                    && self.config.compute_types.contains(&r.resource_type)
+            })
+            .filter_map(|r| Some((r.stack()?.id, r.resource_name)))
+            .collect();
+        let replaced: Vec<Target> = holders
+            .into_iter()
+            .filter(|old| {
+                failed.iter().any(|(stack_id, name)| {
+                    meta_str(old, "stackId") == Some(stack_id.as_str())
+                        && meta_str(old, "resourceName") == Some(name.as_str())
+                })
+            })
+            .map(|old| Target {
+                server: old.compute_resource.resource_id.clone(),
+                vnfc: old.id.clone(),
+            })
+            .collect();
+        if replaced.is_empty() {
+            return Ok(0);
         }
-        let Some(settled) = self.settle(heat, ctx, failed).await? else {
-            return Err(e);
-        };
-        self.update_once(heat, ctx, &settled, fields).await
+        let deadline = std::time::Instant::now() + ctx.timeout;
+        let nova = Nova::connect(&ctx.session, &ctx.req.control, self.config.poll.clone()).await?;
+        let mut released = 0;
+        for t in &replaced {
+            if nova.server(&t.server).await?.is_none() {
+                continue;
+            }
+            tracing::warn!(server = %t.server, vnfc = %t.vnfc, "Heat's new server failed while the old one holds the VNFC's volumes; deleting the old one");
+            nova.delete_and_wait(t, deadline).await?;
+            released += 1;
+        }
+        Ok(released)
+    }
+
+    /// The resources the stack `r` holds now, read as the VNFCs of `flavour` with the links
+    /// recorded on the instance.
+    pub(super) async fn live_inventory(
+        &self,
+        heat: &Heat<'_>,
+        ctx: &Ctx<'_>,
+        r: &StackRef,
+        flavour: &Flavour,
+    ) -> Result<InstanceResources, DriverError> {
+        Ok(inventory::inventory(
+            &heat.resources(r, self.config.nested_depth).await?,
+            &InventoryInputs {
+                flavour,
+                vnfd_id: &ctx.req.instance.vnfd_id,
+                vim_connection_id: &ctx.vim_connection_id,
+                ext_virtual_links: &Self::recorded_links(ctx.req),
+                ext_managed_virtual_links: &Self::recorded_managed(ctx.req),
+                vnfc_states: &BTreeMap::new(),
+                default_state: VnfOperationalState::Started,
+            },
+            &self.config,
+        ))
     }
 
     async fn update_once(

@@ -37,7 +37,7 @@ async fn heal_vnfc(env: &Env, vnf: &VnfInstanceId, resource: &VnfcResourceInfo) 
     ignore = "needs Tacker's sample packages in shared/corpus/tacker above the repository"
 )]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn tacker_v1_functional_boots_from_cinder_volumes_through_heal_and_terminate() {
+async fn tacker_v1_functional_boots_from_cinder_volumes_through_scale_heal_and_terminate() {
     let cloud = Cloud::from_env().as_admin();
     let env = env(cloud.clone()).await;
     let vnfd_id = env.corpus_vnfd("v1-vm-functional");
@@ -78,8 +78,52 @@ async fn tacker_v1_functional_boots_from_cinder_volumes_through_heal_and_termina
         assert_eq!(ports.len(), 5, "{ports:?}");
     }
 
-    // No scale: the sample's BaseHOT is of Tacker's v1 API (fixed `desired_capacity`,
-    // `OS::Heat::ScalingPolicy`), which the driver does not scale.
+    // Scale `worker_instance` (VDU1, whose group has the constant size of Tacker's v1 API:
+    // the driver reads it from `nfv`) out by one step: a second VDU1 server on a volume of its
+    // own, with five ports; then in again: that server, its volume and its ports are gone.
+    let done = env
+        .scale_ok(&vnf.id, "SCALE_OUT", "worker_instance", 1)
+        .await;
+    let inst = env.instance(&vnf.id).await;
+    let out = of_vdu(&inst, "VDU1");
+    assert_eq!(out.len(), 2, "{out:?}");
+    assert!(ids(&vdu1).is_subset(&ids(&out)));
+    let added: Vec<VnfcResourceInfo> = out
+        .iter()
+        .filter(|v| !ids(&vdu1).contains(&v.id))
+        .cloned()
+        .collect();
+    assert_eq!(
+        changes_of(&done, ChangeType::Added),
+        vec![added[0].id.clone()]
+    );
+    let out_volumes = services
+        .assert_servers_on_volumes(&inst, &out, TEST_IMAGE)
+        .await;
+    assert_eq!(out_volumes.len(), 2);
+    assert!(first_volumes.is_subset(&out_volumes));
+    let added_ports = env.ports(&added).await;
+    assert_eq!(added_ports.len(), 5, "{added_ports:?}");
+    let done = env
+        .scale_ok(&vnf.id, "SCALE_IN", "worker_instance", 1)
+        .await;
+    assert_eq!(
+        changes_of(&done, ChangeType::Removed),
+        vec![added[0].id.clone()]
+    );
+    let inst = env.instance(&vnf.id).await;
+    assert_eq!(servers(&of_vdu(&inst, "VDU1")), servers(&vdu1));
+    services.assert_servers_gone(&servers(&added)).await;
+    services.assert_ports_gone(&added_ports).await;
+    services
+        .assert_volumes_gone(out_volumes.difference(&first_volumes))
+        .await;
+    assert_eq!(
+        services
+            .assert_servers_on_volumes(&inst, &vdu1, TEST_IMAGE)
+            .await,
+        first_volumes
+    );
 
     // Heal VDU1's VNFC: Nova builds a new server on a new volume, on the same ports.
     let old = vdu1[0].compute_resource.resource_id.clone();

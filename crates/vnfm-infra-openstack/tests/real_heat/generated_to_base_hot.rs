@@ -1,37 +1,41 @@
 //! A change of package from a package without BaseHOT (the template generated from the VNFD)
 //! to one with a BaseHOT whose internal subnet differs: Heat replaces the internal subnet, and
 //! Neutron refuses to delete the old one while the VNFCs' ports still hold addresses on it.
-//! The driver moves those ports to the new subnet; the test checks what Nova and Neutron hold.
+//! The driver moves those ports to the new subnet. Heat replaces VDU1's servers, each holding
+//! a volume: the driver deletes the old server so that the new one takes its volume. The test
+//! checks what Nova, Neutron and Cinder hold.
 
 use super::*;
 
-/// The test VNFD without VDU1's volume (a package change that replaces VDU1's server cannot
-/// move a volume the old server holds, see `support::vnfd_for_generated`), with the internal
-/// network `internalVL1` and VDU1's CP on it.
-fn vnfd_without_volume(id: &str) -> vnfm_descriptor::Vnfd {
-    let mut v = serde_json::to_value(support::vnfd(id)).unwrap();
-    let flavour = &mut v["flavours"][0];
-    flavour["vdus"][0]
-        .as_object_mut()
-        .unwrap()
-        .remove("virtualStorages");
-    flavour["virtualStorages"] = json!([]);
-    serde_json::from_value(v).expect("test VNFD without volume")
-}
-
-/// The test BaseHOT without VDU1's volume: its internal subnet is 192.168.3.0/24, the
-/// generated template's 192.168.100.0/24.
-fn base_hot_without_volume() -> MemArtifacts {
-    let volume =
-        "  VDU1-VirtualStorage:\n    type: OS::Cinder::Volume\n    properties:\n      size: 1\n";
-    let attachment = "      block_device_mapping_v2:\n      - volume_id: { get_resource: VDU1-VirtualStorage }\n        boot_index: -1\n";
-    assert!(support::VDU1_HOT.contains(volume) && support::VDU1_HOT.contains(attachment));
-    support::package_from(
-        support::TOP_HOT.to_string(),
-        support::VDU1_HOT
-            .replace(volume, "")
-            .replace(attachment, ""),
-    )
+/// Asserts that Cinder holds each of `vnfcs`' volumes `in-use`, attached to the VNFC's server
+/// only; answers the volumes.
+async fn assert_volumes_attached(
+    services: &support::Services,
+    inst: &VnfInstance,
+    vnfcs: &[VnfcResourceInfo],
+) -> BTreeSet<String> {
+    let mut all = BTreeSet::new();
+    for c in vnfcs {
+        let server = &c.compute_resource.resource_id;
+        let volumes = support::volumes_of(inst, c);
+        assert_eq!(volumes.len(), 1, "{c:?}");
+        for id in volumes {
+            let v = services
+                .volume(&id)
+                .await
+                .unwrap_or_else(|| panic!("Cinder holds no volume {id} of server {server}"));
+            assert_eq!(v["status"], "in-use", "{v}");
+            let attached: Vec<&str> = v["attachments"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|a| a["server_id"].as_str().unwrap())
+                .collect();
+            assert_eq!(attached, vec![server.as_str()], "{v}");
+            all.insert(id);
+        }
+    }
+    all
 }
 
 /// The subnets Neutron has on network `network_id`: id -> CIDR.
@@ -55,12 +59,12 @@ async fn package_change_from_a_generated_template_to_a_base_hot_with_another_int
     let cloud = Cloud::from_env();
     let env = env(cloud.clone()).await;
     let from = env.catalog.insert(
-        vnfd_without_volume("vnfd-heat-generated-vl"),
+        support::vnfd("vnfd-heat-generated-vl"),
         Arc::new(MemArtifacts::new()),
     );
     let to = env.catalog.insert(
-        vnfd_without_volume("vnfd-heat-base-hot-vl"),
-        Arc::new(base_hot_without_volume()),
+        support::vnfd("vnfd-heat-base-hot-vl"),
+        Arc::new(support::package("")),
     );
     let vnf = env.create(&from).await;
     let op = env
@@ -96,6 +100,8 @@ async fn package_change_from_a_generated_template_to_a_base_hot_with_another_int
         assert_eq!(addrs.len(), 1, "{v:?}");
         assert!(addrs[0].starts_with("192.168.100."), "{addrs:?}");
     }
+    let old_volumes = assert_volumes_attached(&services, &inst, &vdu1).await;
+    let old_servers: BTreeSet<String> = servers(&vdu1).into_iter().collect();
 
     // The change of package: the stack runs the BaseHOT, the ports are on its subnet.
     let op = env
@@ -116,6 +122,16 @@ async fn package_change_from_a_generated_template_to_a_base_hot_with_another_int
     let vdu1 = of_vdu(&inst, "VDU1");
     assert_eq!((vdu1.len(), of_vdu(&inst, "VDU2").len()), (2, 1));
     env.assert_servers_built(&vnfcs(&inst)).await;
+    // Heat replaced VDU1's servers (the BaseHOT's server differs from the generated one): the
+    // new server failed on the volume the old one held, the driver deleted the old server,
+    // and the new one took the same volume. The old servers are gone.
+    assert!(
+        servers(&vdu1).iter().all(|s| !old_servers.contains(s)),
+        "{vdu1:?}"
+    );
+    services.assert_servers_gone(&old_servers).await;
+    let new_volumes = assert_volumes_attached(&services, &inst, &vdu1).await;
+    assert_eq!(new_volumes, old_volumes);
     // Neutron: the old subnet is gone, the network has the BaseHOT's subnet only, and every
     // VDU1 server's internal port has its address there.
     let new_subnets = subnets_of(&services, &network).await;
@@ -154,6 +170,7 @@ async fn package_change_from_a_generated_template_to_a_base_hot_with_another_int
     let all = servers(&vnfcs(&inst));
     let ports = env.ports(&vnfcs(&inst)).await;
     env.terminate_and_check_gone(&vnf.id, &all, &ports).await;
+    services.assert_volumes_gone(&new_volumes).await;
     assert!(subnets_of(&services, &network).await.is_empty());
     env.lcm.shutdown(Duration::from_secs(5)).await;
 }

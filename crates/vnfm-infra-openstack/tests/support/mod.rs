@@ -357,15 +357,50 @@ impl Services {
     }
 
     async fn get(&self, service_type: &str, path: &str) -> Value {
+        self.send(reqwest::Method::GET, service_type, path, None)
+            .await
+    }
+
+    /// Sends `method` with `body` to `path` of `service_type`; answers the reply's JSON
+    /// (`Null` for an empty reply).
+    async fn send(
+        &self,
+        method: reqwest::Method,
+        service_type: &str,
+        path: &str,
+        body: Option<&Value>,
+    ) -> Value {
         let control = vnfm_driver_api::RunControl::with_timeout(Duration::from_secs(60));
         let base = self.session.endpoint(&control, service_type).await.unwrap();
         let url = format!("{}{path}", base.trim_end_matches('/'));
         let reply = self
             .session
-            .call(&control, "test", reqwest::Method::GET, &url, None, &[])
+            .call(&control, "test", method, &url, body, &[])
             .await
-            .unwrap();
-        reply.json(&url, "test").unwrap()
+            .unwrap_or_else(|e| panic!("{service_type} {path}: {e}"));
+        reply.json(&url, "test").unwrap_or(Value::Null)
+    }
+
+    /// Creates a port named `name` on the network named `network`, as a user makes the ports
+    /// of `extLinkPorts` before the request; answers its id.
+    pub async fn create_port(&self, network: &str, name: &str) -> String {
+        let network_id = self.network_id(network).await;
+        let body = json!({"port": {"network_id": network_id, "name": name}});
+        let port = self
+            .send(reqwest::Method::POST, "network", "/v2.0/ports", Some(&body))
+            .await;
+        port["port"]["id"].as_str().unwrap().to_string()
+    }
+
+    /// Deletes port `id`.
+    pub async fn delete_port(&self, id: &str) {
+        self.send(
+            reqwest::Method::DELETE,
+            "network",
+            &format!("/v2.0/ports/{id}"),
+            None,
+        )
+        .await;
     }
 
     /// Nova's server `id` (`status`, `addresses`, ...), `None` when Nova has none.
