@@ -414,13 +414,16 @@ impl Services {
             .cloned()
     }
 
-    /// The IDs of the servers Nova holds for the test project.
+    /// The IDs of the servers Nova holds for the test project. A server in status `DELETED`
+    /// is not counted: Nova destroyed it and still lists it while it releases its ports and
+    /// Placement allocations (seconds on a loaded machine), and Heat's deletion ends there.
     pub async fn server_ids(&self) -> BTreeSet<String> {
-        let all = self.get("compute", "/servers").await;
+        let all = self.get("compute", "/servers/detail").await;
         all["servers"]
             .as_array()
             .unwrap()
             .iter()
+            .filter(|s| s["status"] != "DELETED")
             .map(|s| s["id"].as_str().unwrap().to_string())
             .collect()
     }
