@@ -1,0 +1,58 @@
+//! The trace context of a span, as a header and a plain string, and the link to it.
+
+use tracing::Instrument;
+use vnfm_trace::testing::{attribute, capture, trace_id, traceparent_of};
+use vnfm_trace::{VimType, infra_span, inject, link, record_status, traceparent};
+
+#[tokio::test]
+async fn an_infra_span_carries_its_attributes_and_its_traceparent() {
+    let captured = capture();
+    let root = tracing::info_span!("test.root");
+    let trace = trace_id(&root);
+    let (header, plain) = async {
+        let span = infra_span(&http::Method::POST, "keystone.example", "/v3/auth/tokens", VimType::OpenStack);
+        let mut headers = http::HeaderMap::new();
+        inject(&span, &mut headers);
+        let plain = traceparent(&span);
+        record_status(&span, Ok(201));
+        drop(span);
+        (headers.get("traceparent").map(|v| v.to_str().unwrap().to_owned()), plain)
+    }
+    .instrument(root.clone())
+    .await;
+    drop(root);
+    let spans = captured.named(trace, "infra.request");
+    assert_eq!(spans.len(), 1, "one infra.request span in {:?}", captured.spans_of(trace));
+    let span = &spans[0];
+    for (key, want) in [
+        ("http.request.method", "POST"),
+        ("server.address", "keystone.example"),
+        ("url.path", "/v3/auth/tokens"),
+        ("http.response.status_code", "201"),
+        ("vim.type", "openstack"),
+    ] {
+        assert_eq!(attribute(span, key).as_deref(), Some(want), "attribute {key}");
+    }
+    assert_eq!(span.span_kind, opentelemetry::trace::SpanKind::Client);
+    assert_eq!(header.as_deref(), Some(traceparent_of(span).as_str()));
+    assert_eq!(plain.as_deref(), Some(traceparent_of(span).as_str()));
+}
+
+#[tokio::test]
+async fn a_span_links_to_the_traceparent_it_is_given() {
+    let captured = capture();
+    let first = tracing::info_span!("test.first");
+    let first_parent = traceparent(&first).expect("a traceparent while tracing is on");
+    drop(first);
+    let later = tracing::info_span!("test.later");
+    let trace = trace_id(&later);
+    link(&later, &first_parent);
+    drop(later);
+    let spans = captured.named(trace, "test.later");
+    let links: Vec<String> = spans[0]
+        .links
+        .iter()
+        .map(|l| format!("00-{}-{}-01", l.span_context.trace_id(), l.span_context.span_id()))
+        .collect();
+    assert_eq!(links, [first_parent]);
+}
