@@ -1,5 +1,5 @@
 //! Every request to the NFVO and to a subscriber carries the `traceparent` of the span it is
-//! sent in (a grant, a notification delivery).
+//! sent in (a grant; a notification delivery, whose span the sender makes).
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -10,7 +10,7 @@ use axum::routing::any;
 use tracing::Instrument;
 use vnfm_driver_api::{CallbackMethod, CallbackRequest, CallbackSender, Nfvo, NfvoAuth};
 use vnfm_outbound::{HttpCallbackSender, NfvoTimings, Sol003Nfvo};
-use vnfm_trace::testing::{capture, trace_id, traceparent_of};
+use vnfm_trace::testing::{attribute, capture, trace_id, traceparent_of};
 
 /// A local server answering 204 to everything, keeping each request's `traceparent`.
 async fn recording_server() -> (String, Arc<Mutex<Vec<Option<String>>>>) {
@@ -36,9 +36,12 @@ async fn a_notification_carries_the_traceparent_of_its_delivery_span() {
     let captured = capture();
     let (base, seen) = recording_server().await;
     let sender = HttpCallbackSender::new(Duration::from_secs(5)).unwrap();
-    let delivery = tracing::info_span!("notification.delivery");
-    let trace = trace_id(&delivery);
-    let body = serde_json::json!({"notificationType": "VnfLcmOperationOccurrenceNotification"});
+    let root = tracing::info_span!("test.root");
+    let trace = trace_id(&root);
+    let body = serde_json::json!({
+        "notificationType": "VnfLcmOperationOccurrenceNotification",
+        "subscriptionId": "sub-1",
+    });
     let answer = sender
         .send(CallbackRequest {
             method: CallbackMethod::Post,
@@ -47,12 +50,20 @@ async fn a_notification_carries_the_traceparent_of_its_delivery_span() {
             authentication: None,
             timeout: Duration::from_secs(5),
         })
-        .instrument(delivery.clone())
+        .instrument(root.clone())
         .await
         .expect("the subscriber answers");
     assert_eq!(answer.status, 204);
-    drop(delivery);
+    drop(root);
     let spans = captured.named(trace, "notification.delivery");
+    assert_eq!(spans.len(), 1, "one delivery span in {:?}", captured.spans_of(trace));
+    for (key, want) in [
+        ("subscription_id", "sub-1"),
+        ("notification_type", "VnfLcmOperationOccurrenceNotification"),
+        ("http.response.status_code", "204"),
+    ] {
+        assert_eq!(attribute(&spans[0], key).as_deref(), Some(want), "attribute {key}");
+    }
     assert_eq!(
         *seen.lock().unwrap(),
         [Some(traceparent_of(&spans[0]))],

@@ -56,3 +56,32 @@ async fn a_span_links_to_the_traceparent_it_is_given() {
         .collect();
     assert_eq!(links, [first_parent]);
 }
+
+#[tokio::test]
+async fn the_tower_layer_sends_each_request_in_its_span_with_its_traceparent() {
+    use tower::{Layer, ServiceExt};
+    let captured = capture();
+    let received = std::sync::Arc::new(std::sync::Mutex::new(None));
+    let kept = received.clone();
+    let inner = tower::service_fn(move |req: http::Request<()>| {
+        *kept.lock().unwrap() = req
+            .headers()
+            .get("traceparent")
+            .map(|v| v.to_str().unwrap().to_owned());
+        async { Ok::<_, std::convert::Infallible>(http::Response::builder().status(404).body(()).unwrap()) }
+    });
+    let service = vnfm_trace::InfraLayer::new(VimType::Kubernetes, "10.0.0.1").layer(inner);
+    let root = tracing::info_span!("test.root");
+    let trace = trace_id(&root);
+    let request = http::Request::get("/api/v1/pods?labelSelector=secret").body(()).unwrap();
+    let answer = service.oneshot(request).instrument(root.clone()).await.unwrap();
+    assert_eq!(answer.status(), 404);
+    drop(root);
+    let spans = captured.named(trace, "infra.request");
+    assert_eq!(spans.len(), 1);
+    assert_eq!(attribute(&spans[0], "url.path").as_deref(), Some("/api/v1/pods"));
+    assert_eq!(attribute(&spans[0], "server.address").as_deref(), Some("10.0.0.1"));
+    assert_eq!(attribute(&spans[0], "vim.type").as_deref(), Some("kubernetes"));
+    assert_eq!(attribute(&spans[0], "http.response.status_code").as_deref(), Some("404"));
+    assert_eq!(*received.lock().unwrap(), Some(traceparent_of(&spans[0])));
+}
