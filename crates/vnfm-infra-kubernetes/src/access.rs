@@ -218,12 +218,11 @@ impl ClusterAccess {
             }
         }
         let server = config.cluster_url.host().unwrap_or_default().to_owned();
-        let builder = kube::client::ClientBuilder::try_from(config).map_err(|e| {
-            KubeError::Access {
+        let builder =
+            kube::client::ClientBuilder::try_from(config).map_err(|e| KubeError::Access {
                 vim: self.vim.clone(),
                 message: format!("cannot build a client for {}: {e}", self.endpoint),
-            }
-        })?;
+            })?;
         // Each API request in its `infra.request` span, with its traceparent.
         let traced = vnfm_trace::InfraLayer::new(vnfm_trace::VimType::Kubernetes, &server);
         Ok(builder.with_layer(&traced).build())

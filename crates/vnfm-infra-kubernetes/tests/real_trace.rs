@@ -18,10 +18,18 @@ async fn api_requests_are_infra_request_spans() {
     let spans = captured.named(trace, "infra.request");
     let list = spans
         .iter()
-        .find(|s| attribute(s, "url.path").as_deref() == Some("/api/v1/namespaces/kube-system/pods"))
+        .find(|s| {
+            attribute(s, "url.path").as_deref() == Some("/api/v1/namespaces/kube-system/pods")
+        })
         .unwrap_or_else(|| panic!("a span of the pod list in {spans:#?}"));
-    assert_eq!(attribute(list, "http.request.method").as_deref(), Some("GET"));
-    assert_eq!(attribute(list, "http.response.status_code").as_deref(), Some("200"));
+    assert_eq!(
+        attribute(list, "http.request.method").as_deref(),
+        Some("GET")
+    );
+    assert_eq!(
+        attribute(list, "http.response.status_code").as_deref(),
+        Some("200")
+    );
     assert_eq!(attribute(list, "vim.type").as_deref(), Some("kubernetes"));
     let endpoint = kube.vim_info["interfaceInfo"]["endpoint"].as_str().unwrap();
     let host = endpoint.parse::<http::Uri>().unwrap();

@@ -533,7 +533,7 @@ impl Session {
             attempt += 1;
             control.check(what)?;
             // One `infra.request` span per attempt, its traceparent on the request.
-            let outcome = vnfm_trace::send(build(), vnfm_trace::VimType::OpenStack).await;
+            let outcome = vnfm_trace_reqwest::send(build(), vnfm_trace::VimType::OpenStack).await;
             let retry_reason = match outcome {
                 Ok(resp) => {
                     let status = resp.status();

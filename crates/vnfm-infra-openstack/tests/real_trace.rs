@@ -29,7 +29,14 @@ async fn the_keystone_token_and_a_nova_request_are_infra_request_spans() {
         let nova = session.endpoint(&control, "compute").await.unwrap();
         let url = format!("{}/flavors", nova.trim_end_matches('/'));
         let reply = session
-            .call(&control, "listing flavors", reqwest::Method::GET, &url, None, &[])
+            .call(
+                &control,
+                "listing flavors",
+                reqwest::Method::GET,
+                &url,
+                None,
+                &[],
+            )
             .await
             .unwrap();
         assert_eq!(reply.status.as_u16(), 200);
@@ -43,8 +50,14 @@ async fn the_keystone_token_and_a_nova_request_are_infra_request_spans() {
         .iter()
         .find(|s| attribute(s, "url.path").is_some_and(|p| p.ends_with("/auth/tokens")))
         .unwrap_or_else(|| panic!("a span of the token request in {spans:#?}"));
-    assert_eq!(attribute(token, "http.request.method").as_deref(), Some("POST"));
-    assert_eq!(attribute(token, "http.response.status_code").as_deref(), Some("201"));
+    assert_eq!(
+        attribute(token, "http.request.method").as_deref(),
+        Some("POST")
+    );
+    assert_eq!(
+        attribute(token, "http.response.status_code").as_deref(),
+        Some("201")
+    );
     assert_eq!(attribute(token, "vim.type").as_deref(), Some("openstack"));
     assert_eq!(
         attribute(token, "server.address").as_deref(),
@@ -54,8 +67,14 @@ async fn the_keystone_token_and_a_nova_request_are_infra_request_spans() {
         .iter()
         .find(|s| attribute(s, "url.path").is_some_and(|p| p.ends_with("/flavors")))
         .unwrap_or_else(|| panic!("a span of the Nova request in {spans:#?}"));
-    assert_eq!(attribute(flavors, "http.request.method").as_deref(), Some("GET"));
-    assert_eq!(attribute(flavors, "http.response.status_code").as_deref(), Some("200"));
+    assert_eq!(
+        attribute(flavors, "http.request.method").as_deref(),
+        Some("GET")
+    );
+    assert_eq!(
+        attribute(flavors, "http.response.status_code").as_deref(),
+        Some("200")
+    );
     let roots = captured.named(trace, "test.root");
     for span in [token, flavors] {
         assert_eq!(span.parent_span_id, roots[0].span_context.span_id());

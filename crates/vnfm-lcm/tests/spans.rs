@@ -69,3 +69,69 @@ async fn an_instantiate_has_its_grant_hook_and_vim_in_its_trace() {
         .unwrap();
     assert_eq!(kept, Some(json!(traceparent_of(occ))));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_after_a_restart_links_to_the_occurrences_earlier_trace() {
+    use std::time::{Duration, Instant};
+    let captured = capture();
+    let env = Env::builder()
+        .vnfd(hello_vnfd())
+        .infra_delay(Duration::from_secs(10))
+        .config(|c| c.with_lease_ttl(Duration::from_millis(600)))
+        .build()
+        .await;
+    let inst = env.create(&hello_vnfd().descriptor_id).await;
+    let first = tracing::info_span!("test.first");
+    let first_trace = trace_id(&first);
+    let op = env
+        .lcm
+        .instantiate(
+            &inst.id,
+            req(json!({"flavourId": "simple", "vimConnectionInfo": memory_vims()})),
+        )
+        .instrument(first.clone())
+        .await
+        .unwrap();
+    drop(first);
+    let t0 = Instant::now();
+    while env.infra.calls().is_empty() {
+        assert!(t0.elapsed() < WAIT);
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    // A second runner takes the occurrence over, as after a restart.
+    let b = second_runner(&env, |c| c);
+    let later = tracing::info_span!("test.later");
+    let later_trace = trace_id(&later);
+    let report = b.lcm.recover().instrument(later.clone()).await.unwrap();
+    assert_eq!(report.resumed, std::slice::from_ref(&op.id));
+    b.lcm.wait(&op.id, WAIT).await.unwrap();
+    drop(later);
+    // The first run's span ends once its task gave up.
+    let t0 = Instant::now();
+    let earlier = loop {
+        if let Some(s) = captured.named(first_trace, "lcm.op_occ").pop() {
+            break s;
+        }
+        assert!(t0.elapsed() < WAIT, "the first run's span did not end");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    let t0 = Instant::now();
+    let linked = loop {
+        let linked: Vec<_> = captured
+            .named(later_trace, "lcm.op_occ")
+            .into_iter()
+            .filter(|s| !s.links.is_empty())
+            .collect();
+        if !linked.is_empty() {
+            break linked;
+        }
+        assert!(
+            t0.elapsed() < WAIT,
+            "no span of the later run links to the earlier trace"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    let link = &linked[0].links.links[0].span_context;
+    assert_eq!(link.trace_id(), first_trace);
+    assert_eq!(link.span_id(), earlier.span_context.span_id());
+}

@@ -168,7 +168,7 @@ async fn fetch_token(
         .form(&[("grant_type", "client_credentials")])
         .header(reqwest::header::ACCEPT, "application/json")
         .timeout(timeout);
-    let resp = vnfm_trace::with_current_context(request)
+    let resp = vnfm_trace_reqwest::with_current_context(request)
         .send()
         .await
         .map_err(|e| OutboundError::TokenRequest {
@@ -308,7 +308,7 @@ pub(crate) async fn exchange(
             }
         }
         // The caller's span (a grant, a notification delivery) continues at the other end.
-        let resp = vnfm_trace::with_current_context(req)
+        let resp = vnfm_trace_reqwest::with_current_context(req)
             .send()
             .await
             .map_err(|e| OutboundError::Transport(e.without_url()))?;

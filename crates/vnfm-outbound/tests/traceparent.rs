@@ -20,7 +20,9 @@ async fn recording_server() -> (String, Arc<Mutex<Vec<Option<String>>>>) {
     let app = Router::new().fallback(any(move |headers: HeaderMap| {
         let kept = kept.clone();
         async move {
-            let header = headers.get("traceparent").map(|v| v.to_str().unwrap().to_owned());
+            let header = headers
+                .get("traceparent")
+                .map(|v| v.to_str().unwrap().to_owned());
             kept.lock().unwrap().push(header);
             axum::http::StatusCode::NO_CONTENT
         }
@@ -56,13 +58,22 @@ async fn a_notification_carries_the_traceparent_of_its_delivery_span() {
     assert_eq!(answer.status, 204);
     drop(root);
     let spans = captured.named(trace, "notification.delivery");
-    assert_eq!(spans.len(), 1, "one delivery span in {:?}", captured.spans_of(trace));
+    assert_eq!(
+        spans.len(),
+        1,
+        "one delivery span in {:?}",
+        captured.spans_of(trace)
+    );
     for (key, want) in [
         ("subscription_id", "sub-1"),
         ("notification_type", "VnfLcmOperationOccurrenceNotification"),
         ("http.response.status_code", "204"),
     ] {
-        assert_eq!(attribute(&spans[0], key).as_deref(), Some(want), "attribute {key}");
+        assert_eq!(
+            attribute(&spans[0], key).as_deref(),
+            Some(want),
+            "attribute {key}"
+        );
     }
     assert_eq!(
         *seen.lock().unwrap(),

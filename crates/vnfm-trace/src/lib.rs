@@ -11,8 +11,8 @@
 //! - [`inject`]: a span's trace context into HTTP headers;
 //! - [`traceparent`] / [`link`]: a span's context as a plain `traceparent` string (for a plugin
 //!   hook's input, a script's `TRACEPARENT`, or kept with an operation occurrence) and back;
-//! - `send` (feature `reqwest`) and `InfraLayer` (feature `tower`): the above around one
-//!   reqwest request or a tower HTTP client (kube-rs);
+//! - `InfraLayer` (feature `tower`): the above around each request of a tower HTTP client
+//!   (kube-rs); `vnfm-trace-reqwest` does the same for a reqwest request;
 //! - `testing` (feature `testing`): spans captured in memory for tests.
 
 use std::collections::HashMap;
@@ -21,11 +21,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use opentelemetry::trace::TraceContextExt;
 use tracing::Span;
 use tracing_opentelemetry::OpenTelemetrySpanExt;
-
-#[cfg(feature = "reqwest")]
-mod reqwest_edge;
-#[cfg(feature = "reqwest")]
-pub use reqwest_edge::{send, with_current_context};
 
 #[cfg(feature = "tower")]
 mod tower_edge;
@@ -119,8 +114,23 @@ fn context_of(span: &Span) -> Option<opentelemetry::Context> {
 pub fn inject(span: &Span, headers: &mut http::HeaderMap) {
     if let Some(cx) = context_of(span) {
         opentelemetry::global::get_text_map_propagator(|p| {
-            p.inject_context(&cx, &mut opentelemetry_http::HeaderInjector(headers))
+            p.inject_context(&cx, &mut HeaderInjector(headers))
         });
+    }
+}
+
+/// HTTP headers as the propagator writes them (`opentelemetry-http` has the same, but with
+/// the workspace's features it brings an HTTP client into the crates that use this one).
+struct HeaderInjector<'a>(&'a mut http::HeaderMap);
+
+impl opentelemetry::propagation::Injector for HeaderInjector<'_> {
+    fn set(&mut self, key: &str, value: String) {
+        if let (Ok(name), Ok(value)) = (
+            http::HeaderName::from_bytes(key.as_bytes()),
+            http::HeaderValue::from_str(&value),
+        ) {
+            self.0.insert(name, value);
+        }
     }
 }
 

@@ -75,7 +75,10 @@ where
         };
         Box::pin(async move {
             let answer = answer.instrument(span.clone()).await;
-            record_status(&span, answer.as_ref().map(|r| r.status().as_u16()).map_err(|_| ()));
+            record_status(
+                &span,
+                answer.as_ref().map(|r| r.status().as_u16()).map_err(|_| ()),
+            );
             answer
         })
     }

@@ -10,19 +10,34 @@ async fn an_infra_span_carries_its_attributes_and_its_traceparent() {
     let root = tracing::info_span!("test.root");
     let trace = trace_id(&root);
     let (header, plain) = async {
-        let span = infra_span(&http::Method::POST, "keystone.example", "/v3/auth/tokens", VimType::OpenStack);
+        let span = infra_span(
+            &http::Method::POST,
+            "keystone.example",
+            "/v3/auth/tokens",
+            VimType::OpenStack,
+        );
         let mut headers = http::HeaderMap::new();
         inject(&span, &mut headers);
         let plain = traceparent(&span);
         record_status(&span, Ok(201));
         drop(span);
-        (headers.get("traceparent").map(|v| v.to_str().unwrap().to_owned()), plain)
+        (
+            headers
+                .get("traceparent")
+                .map(|v| v.to_str().unwrap().to_owned()),
+            plain,
+        )
     }
     .instrument(root.clone())
     .await;
     drop(root);
     let spans = captured.named(trace, "infra.request");
-    assert_eq!(spans.len(), 1, "one infra.request span in {:?}", captured.spans_of(trace));
+    assert_eq!(
+        spans.len(),
+        1,
+        "one infra.request span in {:?}",
+        captured.spans_of(trace)
+    );
     let span = &spans[0];
     for (key, want) in [
         ("http.request.method", "POST"),
@@ -31,7 +46,11 @@ async fn an_infra_span_carries_its_attributes_and_its_traceparent() {
         ("http.response.status_code", "201"),
         ("vim.type", "openstack"),
     ] {
-        assert_eq!(attribute(span, key).as_deref(), Some(want), "attribute {key}");
+        assert_eq!(
+            attribute(span, key).as_deref(),
+            Some(want),
+            "attribute {key}"
+        );
     }
     assert_eq!(span.span_kind, opentelemetry::trace::SpanKind::Client);
     assert_eq!(header.as_deref(), Some(traceparent_of(span).as_str()));
@@ -52,7 +71,13 @@ async fn a_span_links_to_the_traceparent_it_is_given() {
     let links: Vec<String> = spans[0]
         .links
         .iter()
-        .map(|l| format!("00-{}-{}-01", l.span_context.trace_id(), l.span_context.span_id()))
+        .map(|l| {
+            format!(
+                "00-{}-{}-01",
+                l.span_context.trace_id(),
+                l.span_context.span_id()
+            )
+        })
         .collect();
     assert_eq!(links, [first_parent]);
 }
@@ -68,20 +93,42 @@ async fn the_tower_layer_sends_each_request_in_its_span_with_its_traceparent() {
             .headers()
             .get("traceparent")
             .map(|v| v.to_str().unwrap().to_owned());
-        async { Ok::<_, std::convert::Infallible>(http::Response::builder().status(404).body(()).unwrap()) }
+        async {
+            Ok::<_, std::convert::Infallible>(
+                http::Response::builder().status(404).body(()).unwrap(),
+            )
+        }
     });
     let service = vnfm_trace::InfraLayer::new(VimType::Kubernetes, "10.0.0.1").layer(inner);
     let root = tracing::info_span!("test.root");
     let trace = trace_id(&root);
-    let request = http::Request::get("/api/v1/pods?labelSelector=secret").body(()).unwrap();
-    let answer = service.oneshot(request).instrument(root.clone()).await.unwrap();
+    let request = http::Request::get("/api/v1/pods?labelSelector=secret")
+        .body(())
+        .unwrap();
+    let answer = service
+        .oneshot(request)
+        .instrument(root.clone())
+        .await
+        .unwrap();
     assert_eq!(answer.status(), 404);
     drop(root);
     let spans = captured.named(trace, "infra.request");
     assert_eq!(spans.len(), 1);
-    assert_eq!(attribute(&spans[0], "url.path").as_deref(), Some("/api/v1/pods"));
-    assert_eq!(attribute(&spans[0], "server.address").as_deref(), Some("10.0.0.1"));
-    assert_eq!(attribute(&spans[0], "vim.type").as_deref(), Some("kubernetes"));
-    assert_eq!(attribute(&spans[0], "http.response.status_code").as_deref(), Some("404"));
+    assert_eq!(
+        attribute(&spans[0], "url.path").as_deref(),
+        Some("/api/v1/pods")
+    );
+    assert_eq!(
+        attribute(&spans[0], "server.address").as_deref(),
+        Some("10.0.0.1")
+    );
+    assert_eq!(
+        attribute(&spans[0], "vim.type").as_deref(),
+        Some("kubernetes")
+    );
+    assert_eq!(
+        attribute(&spans[0], "http.response.status_code").as_deref(),
+        Some("404")
+    );
     assert_eq!(*received.lock().unwrap(), Some(traceparent_of(&spans[0])));
 }

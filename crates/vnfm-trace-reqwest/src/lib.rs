@@ -1,8 +1,9 @@
-//! The trace context on a reqwest request.
+//! The trace context of the VNFM's edges ([`vnfm_trace`]) on reqwest requests: a crate of
+//! its own so that the crates using only the trace context (the lifecycle core) see no HTTP
+//! client.
 
 use tracing::{Instrument, Span};
-
-use crate::{VimType, infra_span, inject, is_enabled, record_status};
+use vnfm_trace::{VimType, infra_span, inject, is_enabled, record_status};
 
 /// Sends `request` to infrastructure in its `infra.request` span, with the span's
 /// `traceparent`; with tracing off, exactly `request.send()`.
@@ -24,7 +25,10 @@ pub async fn send(
     );
     inject(&span, request.headers_mut());
     let sent = client.execute(request).instrument(span.clone()).await;
-    record_status(&span, sent.as_ref().map(|r| r.status().as_u16()).map_err(|_| ()));
+    record_status(
+        &span,
+        sent.as_ref().map(|r| r.status().as_u16()).map_err(|_| ()),
+    );
     sent
 }
 
