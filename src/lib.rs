@@ -14,6 +14,9 @@ pub use vnfm_csar as csar;
 pub use vnfm_descriptor as descriptor;
 pub use vnfm_schemas as schemas;
 pub use vnfm_tosca as tosca;
+/// Spans and `traceparent` headers on the VNFM's outgoing edges: call [`trace::enable`] after
+/// installing an OpenTelemetry `tracing` layer and the W3C propagator.
+pub use vnfm_trace as trace;
 
 pub mod lcm;
 pub mod package;

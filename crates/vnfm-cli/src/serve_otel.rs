@@ -2,7 +2,8 @@
 //! `--otlp-endpoint` or the standard `OTEL_EXPORTER_OTLP_ENDPOINT` /
 //! `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` variables name a collector (and `OTEL_SDK_DISABLED` or
 //! `OTEL_TRACES_EXPORTER=none` do not turn it off). When on, the server's `tracing` spans at
-//! info level and above (requests, operation occurrences, steps) are exported, and a request's
+//! info level and above (requests, operation occurrences, steps, hooks, grants, notification
+//! deliveries, infrastructure requests) are exported, and a request's
 //! W3C `traceparent` is continued (see [`vnfm_api::trace_context`]).
 
 use clap::Args;
@@ -85,6 +86,8 @@ pub fn start(args: &OtelArgs) -> Result<Option<(Exporting, SdkTracer)>, String> 
     opentelemetry::global::set_text_map_propagator(TraceContextPropagator::new());
     let tracer = provider.tracer("vnfm");
     vnfm_api::trace_context::enable();
+    // Spans and traceparent headers on the outgoing edges (drivers, NFVO, subscribers, hooks).
+    vnfm_trace::enable();
     Ok(Some((Exporting { provider }, tracer)))
 }
 

@@ -217,10 +217,15 @@ impl ClusterAccess {
                 config.auth_info.password = Some(secrecy::SecretString::from(password.clone()));
             }
         }
-        kube::Client::try_from(config).map_err(|e| KubeError::Access {
-            vim: self.vim.clone(),
-            message: format!("cannot build a client for {}: {e}", self.endpoint),
-        })
+        let server = config.cluster_url.host().unwrap_or_default().to_owned();
+        let builder =
+            kube::client::ClientBuilder::try_from(config).map_err(|e| KubeError::Access {
+                vim: self.vim.clone(),
+                message: format!("cannot build a client for {}: {e}", self.endpoint),
+            })?;
+        // Each API request in its `infra.request` span, with its traceparent.
+        let traced = vnfm_trace::InfraLayer::new(vnfm_trace::VimType::Kubernetes, &server);
+        Ok(builder.with_layer(&traced).build())
     }
 }
 

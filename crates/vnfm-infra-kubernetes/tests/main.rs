@@ -14,6 +14,7 @@ mod helm;
 mod lcm;
 mod operations;
 mod real_server;
+mod real_trace;
 mod tacker_namespace;
 mod tls_trust;
 mod vnf_b_sample;

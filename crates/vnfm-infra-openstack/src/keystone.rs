@@ -532,7 +532,8 @@ impl Session {
         loop {
             attempt += 1;
             control.check(what)?;
-            let outcome = build().send().await;
+            // One `infra.request` span per attempt, its traceparent on the request.
+            let outcome = vnfm_trace_reqwest::send(build(), vnfm_trace::VimType::OpenStack).await;
             let retry_reason = match outcome {
                 Ok(resp) => {
                     let status = resp.status();

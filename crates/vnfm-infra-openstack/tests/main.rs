@@ -9,4 +9,5 @@ mod nova_operate;
 mod real_glance;
 mod real_heat;
 mod real_heat_watch;
+mod real_trace;
 mod shared_ext_network;

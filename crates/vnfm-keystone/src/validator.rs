@@ -165,12 +165,12 @@ impl KeystoneValidator {
         let mut renewed = false;
         loop {
             let service = self.service_token(renewed).await?;
-            let response = self
+            let request = self
                 .http
                 .get(&url)
                 .header("X-Auth-Token", service)
-                .header("X-Subject-Token", subject.clone())
-                .send()
+                .header("X-Subject-Token", subject.clone());
+            let response = vnfm_trace_reqwest::send(request, vnfm_trace::VimType::OpenStack)
                 .await
                 .map_err(|source| KeystoneError::Unreachable {
                     step: Step::Validate,
@@ -313,10 +313,10 @@ async fn issue(
                 "application_credential": {"id": id, "secret": secret.expose()}}
         }}),
     };
-    let response = http
+    let request = http
         .post(format!("{base}/auth/tokens?nocatalog"))
-        .json(&body)
-        .send()
+        .json(&body);
+    let response = vnfm_trace_reqwest::send(request, vnfm_trace::VimType::OpenStack)
         .await
         .map_err(|source| KeystoneError::Unreachable { step, source })?;
     drop(body);

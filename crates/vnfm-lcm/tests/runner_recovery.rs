@@ -11,52 +11,8 @@ use std::time::Duration;
 use runner_support::*;
 use serde_json::json;
 use vnfm_driver_api::InfraOperation;
-use vnfm_driver_api::memory::{MemoryInfraDriver, RecordingMgmtDriver};
-use vnfm_lcm::runner::Clock;
-use vnfm_lcm::testing::SingleCallbackRouter;
-use vnfm_lcm::{InlineVimDirectory, Lcm, LcmConfig, MemoryCatalog};
-use vnfm_store::{StepOutcome, Timestamp};
+use vnfm_store::StepOutcome;
 use vnfm_types::{CancelModeType, LcmOperationStateType as State, VnfInstance};
-
-/// A clock `ahead` of the wall clock.
-struct Ahead(Duration);
-
-impl Clock for Ahead {
-    fn now(&self) -> Timestamp {
-        Timestamp::now().plus(self.0)
-    }
-}
-
-struct Second {
-    lcm: Lcm,
-    infra: Arc<MemoryInfraDriver>,
-    mgmt: Arc<RecordingMgmtDriver>,
-}
-
-/// Another runner on `env`'s store, an hour in the future.
-fn second_runner(env: &Env, configure: impl FnOnce(LcmConfig) -> LcmConfig) -> Second {
-    let catalog = MemoryCatalog::new();
-    for id in env.catalog.ids() {
-        catalog.insert_onboarded(env.catalog.get(&id).unwrap());
-    }
-    let infra = Arc::new(MemoryInfraDriver::new());
-    let mgmt = Arc::new(RecordingMgmtDriver::new());
-    let config = LcmConfig {
-        clock: Arc::new(Ahead(Duration::from_secs(3600))),
-        ..LcmConfig::default()
-    };
-    let lcm = Lcm::builder(
-        env.store.clone(),
-        Arc::new(InlineVimDirectory),
-        Arc::new(SingleCallbackRouter::new("sub-1", CALLBACK)),
-        Arc::new(catalog),
-    )
-    .infra_driver(infra.clone())
-    .mgmt_driver(mgmt.clone())
-    .config(configure(config))
-    .build();
-    Second { lcm, infra, mgmt }
-}
 
 async fn instantiating(env: &Env, vnfd: &str) -> (VnfInstance, vnfm_types::VnfLcmOpOcc) {
     let inst = env.create(vnfd).await;

@@ -338,7 +338,7 @@ impl ScriptMgmtDriver {
                 python: &self.interpreter().map_err(|e| (e, None))?,
                 args: vec![script.into_os_string()],
                 cwd: dir.path(),
-                env: self.environment(),
+                env: with_trace_context(self.environment()),
                 stdin,
                 stdout_limit: self.config.stdout_limit,
                 stderr_limit: self.config.stderr_limit,
@@ -408,6 +408,8 @@ impl MgmtDriver for ScriptMgmtDriver {
             call.operation, call.artifact.name, call.artifact.file
         );
         call.control.check(&what)?;
+        // The hook's span (`lcm.hook`) is current: say what runs in it.
+        tracing::Span::current().record("hook.kind", "script");
         self.run(call).await.map_err(|e| e.into_driver_error(&what))
     }
 
@@ -417,6 +419,15 @@ impl MgmtDriver for ScriptMgmtDriver {
         self.refusal(artifact)
             .or_else(|| self.interpreter().err().map(|e| e.to_string()))
     }
+}
+
+/// `env` with `TRACEPARENT`, the W3C trace context of the hook's span, when tracing is on:
+/// a script that calls out (or logs) continues the operation's trace.
+fn with_trace_context(mut env: Vec<(OsString, OsString)>) -> Vec<(OsString, OsString)> {
+    if let Some(t) = vnfm_trace::traceparent(&tracing::Span::current()) {
+        env.push(("TRACEPARENT".into(), t.into()));
+    }
+    env
 }
 
 /// The instance as the script sees it: Tacker's instance carries the resolved VIM

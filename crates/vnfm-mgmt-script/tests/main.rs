@@ -5,3 +5,4 @@ mod support;
 
 mod scripts;
 mod tacker_corpus;
+mod trace_context;

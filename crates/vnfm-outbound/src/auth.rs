@@ -162,12 +162,13 @@ async fn fetch_token(
     timeout: Duration,
 ) -> Result<CachedToken, OutboundError> {
     let endpoint = || c.token_endpoint.clone();
-    let resp = http
+    let request = http
         .post(&c.token_endpoint)
         .basic_auth(&c.client_id, Some(c.client_secret.expose()))
         .form(&[("grant_type", "client_credentials")])
         .header(reqwest::header::ACCEPT, "application/json")
-        .timeout(timeout)
+        .timeout(timeout);
+    let resp = vnfm_trace_reqwest::with_current_context(request)
         .send()
         .await
         .map_err(|e| OutboundError::TokenRequest {
@@ -306,7 +307,8 @@ pub(crate) async fn exchange(
                 used = Some(token);
             }
         }
-        let resp = req
+        // The caller's span (a grant, a notification delivery) continues at the other end.
+        let resp = vnfm_trace_reqwest::with_current_context(req)
             .send()
             .await
             .map_err(|e| OutboundError::Transport(e.without_url()))?;

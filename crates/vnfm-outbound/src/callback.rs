@@ -4,6 +4,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use reqwest::{Client, Method};
+use tracing::Instrument;
 use vnfm_driver_api::{
     CallbackAnswer, CallbackError, CallbackMethod, CallbackRequest, CallbackSender,
 };
@@ -38,6 +39,23 @@ impl HttpCallbackSender {
     }
 }
 
+/// The `notification.delivery` span of a notification POST (its subscriber receives the
+/// span's `traceparent`); none for the endpoint test, or with tracing off.
+fn delivery_span(request: &CallbackRequest<'_>) -> tracing::Span {
+    let Some(body) = request.body.filter(|_| vnfm_trace::is_enabled()) else {
+        return tracing::Span::none();
+    };
+    let field = |name: &str| body.get(name).and_then(|v| v.as_str()).unwrap_or_default();
+    tracing::info_span!(
+        "notification.delivery",
+        otel.kind = "client",
+        subscription_id = field("subscriptionId"),
+        notification_type = field("notificationType"),
+        http.response.status_code = tracing::field::Empty,
+        otel.status_code = tracing::field::Empty,
+    )
+}
+
 #[async_trait]
 impl CallbackSender for HttpCallbackSender {
     async fn send(&self, request: CallbackRequest<'_>) -> Result<CallbackAnswer, CallbackError> {
@@ -54,12 +72,17 @@ impl CallbackSender for HttpCallbackSender {
             timeout: request.timeout,
             read_body: None,
         };
+        let span = delivery_span(&request);
         // The token request and the request itself share the time limit.
         let sent = tokio::time::timeout(
             request.timeout,
             exchange(&self.http, &self.tokens, &credentials, &x),
         )
+        .instrument(span.clone())
         .await;
+        if let Ok(Ok(answer)) = &sent {
+            vnfm_trace::record_status(&span, Ok(answer.status.as_u16()));
+        }
         match sent {
             Ok(Ok(answer)) => Ok(CallbackAnswer {
                 status: answer.status.as_u16(),

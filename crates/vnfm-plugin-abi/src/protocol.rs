@@ -112,6 +112,11 @@ pub struct HookRequest {
     /// (`null` on the first attempt).
     #[serde(default)]
     pub error_handling_data: Value,
+    /// The W3C trace context of the hook's span (`00-<trace id>-<span id>-<flags>`) when the
+    /// VNFM exports traces: a plugin that calls out (or records spans of its own) continues
+    /// the operation's trace with it. Absent otherwise, and from hosts that predate it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub traceparent: Option<String>,
 }
 
 impl std::fmt::Debug for HookRequest {

@@ -64,6 +64,8 @@ pub fn hook_request(call: &HookCall) -> HookRequest {
             .collect(),
         deadline_ms: u64::try_from(call.control.remaining().as_millis()).unwrap_or(u64::MAX),
         error_handling_data: call.error_handling_data.clone(),
+        // The hook's span (`lcm.hook`) is current while the host converts the call.
+        traceparent: vnfm_trace::traceparent(&tracing::Span::current()),
     }
 }
 
@@ -92,6 +94,7 @@ pub fn observe_request(call: &vnfm_driver_api::ObserveCall) -> HookRequest {
             .collect(),
         deadline_ms: u64::try_from(call.control.remaining().as_millis()).unwrap_or(u64::MAX),
         error_handling_data: serde_json::Value::Null,
+        traceparent: vnfm_trace::traceparent(&tracing::Span::current()),
     }
 }
 

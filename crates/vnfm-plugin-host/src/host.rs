@@ -405,6 +405,8 @@ impl MgmtDriver for PluginHost {
             "hook {} (artifact `{}`)",
             call.operation, call.artifact.name
         );
+        // The hook's span (`lcm.hook`) is current: say what runs in it.
+        tracing::Span::current().record("hook.kind", "plugin");
         let request = convert::hook_request(call);
         let invocation = Invocation {
             artifact: &call.artifact,

@@ -156,6 +156,37 @@ async fn every_hook_reaches_its_method(isolation: Isolation) {
     }
 }
 
+/// A plugin receives the trace context of its hook's span, in process and in the runner, and
+/// the span says a plugin ran in it.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_plugin_gets_the_traceparent_of_its_hook_span() {
+    use tracing::Instrument;
+    use vnfm_trace::testing::{attribute, capture, trace_id, traceparent_of};
+    let captured = capture();
+    for isolation in [Isolation::InProcess, Isolation::Process] {
+        let (host, sha, _d) = host("probe", isolation);
+        let hook = tracing::info_span!(
+            "lcm.hook",
+            hook = "instantiate_end",
+            hook.kind = tracing::field::Empty
+        );
+        let trace = trace_id(&hook);
+        let out = host
+            .call(&call("instantiate_end", sha, json!({})))
+            .instrument(hook.clone())
+            .await
+            .unwrap();
+        drop(hook);
+        let spans = captured.named(trace, "lcm.hook");
+        assert_eq!(attribute(&spans[0], "hook.kind").as_deref(), Some("plugin"));
+        assert_eq!(
+            probe_of(&out)["traceparent"],
+            traceparent_of(&spans[0]),
+            "{isolation:?}"
+        );
+    }
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn every_hook_reaches_its_method_in_process() {
     every_hook_reaches_its_method(Isolation::InProcess).await;

@@ -174,6 +174,13 @@ impl<'a> HookContext<'a> {
         &self.req.error_handling_data
     }
 
+    /// The W3C `traceparent` of the hook's span when the VNFM exports traces
+    /// (`00-<trace id>-<span id>-<flags>`): send it on the plugin's own requests (the
+    /// `traceparent` header) so that the operation's trace continues through them.
+    pub fn traceparent(&self) -> Option<&str> {
+        self.req.traceparent.as_deref()
+    }
+
     /// The package's files.
     pub fn package(&self) -> Package<'_> {
         Package {

@@ -88,6 +88,7 @@ impl<D: MgmtDriver> HookHarness<D> {
                 vim_connection_info: BTreeMap::new(),
                 deadline_ms: 60_000,
                 error_handling_data: Value::Null,
+                traceparent: None,
             },
             files: BTreeMap::new(),
             package_dir: None,

@@ -20,6 +20,8 @@
 //! instance whose VNFD binds it, and it answers with what the instance's
 //! `metadata.probeObserve` says (the same keys; usually `alarms` and `indicators`).
 //!
+//! The `traceparent` it reports is the trace context the host gave the hook.
+//!
 //! Never bind it in a real VNFD: `abort` takes down an in-process host.
 
 use std::time::{Duration, Instant};
@@ -135,6 +137,7 @@ fn probe(method: &str, ctx: &HookContext<'_>, s: Map<String, Value>) -> HookResu
                 "vimConnections": ctx.vim_connections().keys().collect::<Vec<_>>(),
                 "previousData": ctx.error_handling_data(),
                 "read": read,
+                "traceparent": ctx.traceparent(),
             }),
         )
         .with_error_handling_data(json!({ "attempts": attempts })))

@@ -17,9 +17,10 @@ use vnfm_driver_api::memory::{
 };
 use vnfm_driver_api::{ResolvedVim, VimRegistration};
 use vnfm_lcm::ports::{SealedVim, VimDirectory};
+use vnfm_lcm::runner::Clock;
 use vnfm_lcm::testing::SingleCallbackRouter;
 use vnfm_lcm::{InlineVimDirectory, Lcm, LcmConfig, LcmError, MemoryCatalog};
-use vnfm_store::{JournalEntry, StepOutcome, Store};
+use vnfm_store::{JournalEntry, StepOutcome, Store, Timestamp};
 use vnfm_types::{
     CreateVnfRequest, LcmOperationStateType, VimConnectionInfo, VimId, VnfInstance, VnfInstanceId,
     VnfLcmOpOcc,
@@ -505,4 +506,45 @@ pub fn scale_level(instance: &VnfInstance, aspect: &str) -> Option<u32> {
         .iter()
         .find(|s| s.aspect_id == aspect)
         .map(|s| s.scale_level)
+}
+
+/// A clock `ahead` of the wall clock.
+pub struct Ahead(Duration);
+
+impl Clock for Ahead {
+    fn now(&self) -> Timestamp {
+        Timestamp::now().plus(self.0)
+    }
+}
+
+/// A second runner ([`second_runner`]).
+pub struct Second {
+    pub lcm: Lcm,
+    pub infra: Arc<MemoryInfraDriver>,
+    pub mgmt: Arc<RecordingMgmtDriver>,
+}
+
+/// Another runner on `env`'s store, an hour in the future.
+pub fn second_runner(env: &Env, configure: impl FnOnce(LcmConfig) -> LcmConfig) -> Second {
+    let catalog = MemoryCatalog::new();
+    for id in env.catalog.ids() {
+        catalog.insert_onboarded(env.catalog.get(&id).unwrap());
+    }
+    let infra = Arc::new(MemoryInfraDriver::new());
+    let mgmt = Arc::new(RecordingMgmtDriver::new());
+    let config = LcmConfig {
+        clock: Arc::new(Ahead(Duration::from_secs(3600))),
+        ..LcmConfig::default()
+    };
+    let lcm = Lcm::builder(
+        env.store.clone(),
+        Arc::new(InlineVimDirectory),
+        Arc::new(SingleCallbackRouter::new("sub-1", CALLBACK)),
+        Arc::new(catalog),
+    )
+    .infra_driver(infra.clone())
+    .mgmt_driver(mgmt.clone())
+    .config(configure(config))
+    .build();
+    Second { lcm, infra, mgmt }
 }

@@ -9,6 +9,9 @@ pub(crate) const GRANT_KEY: &str = "grant";
 /// Op-occ data key of the grant request the grant answers (hooks get both, as Tacker's
 /// management scripts do).
 pub(crate) const GRANT_REQUEST_KEY: &str = "grantRequest";
+/// Op-occ data key of the W3C `traceparent` of the occurrence's latest run, which a run after
+/// a restart links to.
+pub(crate) const TRACE_CONTEXT_KEY: &str = "traceContext";
 
 /// What asking for a grant gave.
 pub(super) enum GrantAsked {
@@ -38,6 +41,7 @@ impl Run {
             .inner
             .nfvo
             .grant(&request)
+            .instrument(tracing::info_span!("lcm.grant", op_occ_id = %self.occ.id))
             .await
             .map_err(|e| LcmError::Grant {
                 nfvo: self.inner.nfvo.describe(),

@@ -50,7 +50,7 @@ use crate::state::{Event, transition};
 
 pub(crate) use cancel::CANCEL_KEY;
 pub(crate) use grants::GRANT_KEY;
-use grants::GrantAsked;
+use grants::{GrantAsked, TRACE_CONTEXT_KEY};
 use lease::keep_lease;
 pub(crate) use records::*;
 pub(crate) use routing::*;
@@ -261,6 +261,8 @@ pub(crate) struct Run {
     cancel_rx: watch::Receiver<Option<CancelModeType>>,
     pending: Option<CancelModeType>,
     lost: Arc<AtomicBool>,
+    /// The occurrence's span (`lcm.op_occ`) this run executes in.
+    span: tracing::Span,
 }
 
 impl Run {
@@ -273,6 +275,13 @@ impl Run {
         request: OperationParams,
     ) -> Run {
         let (cancel_tx, cancel_rx) = watch::channel(None);
+        let span = op_span(&occ);
+        // Kept with the occurrence by its next write, so that a run after a restart links
+        // its trace to this one ([`Run::spawn`]).
+        let unsaved_data = vnfm_trace::traceparent(&span)
+            .map(|t| (TRACE_CONTEXT_KEY.to_owned(), serde_json::Value::String(t)))
+            .into_iter()
+            .collect();
         Run {
             inner,
             occ,
@@ -285,7 +294,7 @@ impl Run {
             grant: None,
             grant_request: None,
             unsaved_grant: None,
-            unsaved_data: Vec::new(),
+            unsaved_data,
             operation_vims_written: false,
             unstored: None,
             flag: CancellationFlag::new(),
@@ -293,6 +302,7 @@ impl Run {
             cancel_rx,
             pending: None,
             lost: Arc::new(AtomicBool::new(false)),
+            span,
         }
     }
 
@@ -346,11 +356,14 @@ impl Run {
             mine: done_rx,
             at_rest: None,
         };
-        let span = op_span(&self.occ);
+        let span = self.span.clone();
         tokio::spawn(
             async move {
                 let mut guard = guard;
                 let mut run = self;
+                if matches!(entry, Entry::Resume { .. } | Entry::Orphan) {
+                    run.link_to_earlier_trace().await;
+                }
                 let keeper = tokio::spawn(
                     keep_lease(
                         inner.clone(),
@@ -566,8 +579,40 @@ impl Run {
             return Ok(v.clone());
         }
         let v = resolve_vims(self.inner.vims.clone(), &self.instance.id, map.clone()).await?;
-        self.resolved = Some((map, v.clone()));
+        self.keep_resolved((map, v.clone()));
         Ok(v)
+    }
+
+    /// Keeps the resolved VIM connections and names their VIMs on the occurrence's span.
+    fn keep_resolved(&mut self, resolved: (IndexMap<String, VimConnectionInfo>, Vec<ResolvedVim>)) {
+        if !self.span.is_disabled() {
+            // The VIM's id; the connection's key for a connection that names none.
+            let ids: Vec<&str> = resolved
+                .1
+                .iter()
+                .map(|vim| vim.vim_id().unwrap_or(&vim.connection_id))
+                .collect();
+            self.span.record("vim_id", ids.join(","));
+        }
+        self.resolved = Some(resolved);
+    }
+
+    /// Links the occurrence's span to the trace of the run before a restart, whose trace
+    /// context the occurrence keeps (op-occ data [`TRACE_CONTEXT_KEY`]).
+    async fn link_to_earlier_trace(&self) {
+        if self.span.is_disabled() {
+            return;
+        }
+        match self
+            .inner
+            .store
+            .get_op_occ_data(&self.occ.id, TRACE_CONTEXT_KEY)
+            .await
+        {
+            Ok(Some(serde_json::Value::String(earlier))) => vnfm_trace::link(&self.span, &earlier),
+            Ok(_) => {}
+            Err(e) => tracing::debug!(error = %e, "the earlier trace context is unreadable"),
+        }
     }
 
     fn flavour_id(&self) -> Option<String> {

@@ -128,7 +128,7 @@ impl Run {
                     vec![starting],
                 )
                 .await?;
-                self.resolved = Some(vims);
+                self.keep_resolved(vims);
                 Ok(true)
             }
         }

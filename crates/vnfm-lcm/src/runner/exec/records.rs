@@ -10,6 +10,7 @@ pub(crate) fn op_span(occ: &VnfLcmOpOcc) -> tracing::Span {
         op_occ_id = %occ.id,
         vnf_instance_id = %occ.vnf_instance_id,
         operation = %op_name(occ.operation),
+        vim_id = tracing::field::Empty,
     )
 }
 

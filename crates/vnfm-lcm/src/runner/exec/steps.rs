@@ -137,8 +137,17 @@ impl Run {
                     grant: self.grant.clone(),
                     new_package,
                 };
-                let fut: StepFuture<HookOutcome> =
-                    Box::pin(panics::caught(&name, async move { mgmt.call(&call).await }));
+                // The management driver records `hook.kind` (it knows whether a plugin or a
+                // script runs) and passes the span's trace context on to the hook.
+                let span = tracing::info_span!(
+                    "lcm.hook",
+                    hook = %h.operation,
+                    hook.kind = tracing::field::Empty,
+                );
+                let fut: StepFuture<HookOutcome> = Box::pin(panics::caught(
+                    &name,
+                    async move { mgmt.call(&call).await }.instrument(span),
+                ));
                 Ok(match self.drive(fut, budget, &name).await? {
                     Ok(out) => self
                         .after_hook(out)
