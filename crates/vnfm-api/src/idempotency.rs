@@ -184,8 +184,9 @@ async fn keep(
     // Kept off the answer's path: until the store has it, a retry here is answered from
     // memory, and one elsewhere from the committed resource (or runs again when the request
     // created nothing).
+    let kept = guard.keep_answer(resource_id, first);
     tokio::spawn(async move {
-        if let Err(e) = guard.keep_answer(resource_id, first).await {
+        if let Err(e) = kept.await {
             tracing::warn!(error = %e, "could not keep the answer of an idempotency key");
         }
     });

@@ -129,26 +129,30 @@ impl KeyGuard {
     /// Runs `call` with the key pending: the store's creating write in it commits the key with
     /// its resource. What `call` returned, and what became of the key.
     pub async fn run<F: std::future::Future>(&self, call: F) -> (F::Output, KeyAttachment) {
-        with_pending_key(self.pending.clone(), call).await
+        // Boxed: a call's future (a whole start) is large, and this nests it once more.
+        with_pending_key(self.pending.clone(), Box::pin(call)).await
     }
 
-    /// Keeps `response` as the key's first answer: at once for a repeated call in this
-    /// process, then in the store (`resource_id`: what the call created, if anything).
-    pub async fn keep_answer(
+    /// Keeps `response` as the key's first answer: at once (before the returned future is
+    /// polled) for a repeated call in this process, then, by the future, in the store
+    /// (`resource_id`: what the call created, if anything). The key is held until then.
+    pub fn keep_answer(
         self,
         resource_id: Option<String>,
         response: StoredResponse,
-    ) -> Result<(), LcmError> {
+    ) -> impl std::future::Future<Output = Result<(), LcmError>> + Send + 'static {
         if let Some(entry) = self.lcm.inner.client_keys.lock().get_mut(&self.key) {
             entry.answer = Some((resource_id.unwrap_or_default(), response.clone()));
         }
-        self.lcm
-            .inner
-            .store
-            .keep_idempotency_answer(&self.pending, &response)
-            .await
-            .map(|_| ())
-            .map_err(store_err)
+        async move {
+            self.lcm
+                .inner
+                .store
+                .keep_idempotency_answer(&self.pending, &response)
+                .await
+                .map(|_| ())
+                .map_err(store_err)
+        }
     }
 }
 
