@@ -106,9 +106,9 @@ impl<D: Database> InstanceStore for SqlStore<D> {
             outbox::encode(notify)?,
         );
         let project = project.map(str::to_owned);
-        let rows = notify.len();
+        let (rows, id) = (notify.len(), instance.id().to_owned());
         let created = self
-            .write_creating(&instance.id().to_owned(), move |tx| {
+            .write_creating(&id, move |tx| {
                 Box::pin(async move {
                     instances::create(tx, &instance, project.as_deref(), &notify).await
                 })
@@ -951,7 +951,7 @@ impl<D: Database> SqlStore<D> {
                 })
             })
             .await;
-        let attached = out.as_ref().map(|o| created(o));
+        let attached = out.as_ref().map(created);
         vnfm_store::client_key::settle(pending, resource_id, attached);
         out
     }
