@@ -118,7 +118,7 @@ pub use vnfm_lcm::ports::{
     NotificationRouter, OnboardedVnfd, PackageCatalog, SealedVim, VimDirectory,
 };
 pub use vnfm_lcm::runner::{
-    ClientKey, Clock, KeyOutcome, KeyPolicy, RecoveryReport, Reservation, SystemClock, is_at_rest,
+    ClientKey, Clock, KeyGuard, KeyOutcome, KeyPolicy, RecoveryReport, SystemClock, is_at_rest,
 };
 /// The operation-occurrence state machine (SOL003 clause 5.6.2.2).
 pub use vnfm_lcm::state;

@@ -1,8 +1,8 @@
 //! The cost of an `Idempotency-Key` on the request path: `POST /vnflcm/v2/vnf_instances` and
 //! a task (`POST .../instantiate`, answered 202 before the occurrence runs), each sent with
-//! and without a fresh key, in alternating rounds, through the router without a socket (as
-//! the API tests call it), on the default SQLite store. Each round times `N` requests of each
-//! kind one after the other (a task's occurrence is waited for, untimed, before the next
+//! and without a fresh key, alternating request by request, through the router without a
+//! socket (as the API tests call it), on the default SQLite store. Each round times `N`
+//! requests of each kind (a task's occurrence is waited for, untimed, before the next
 //! request); the figures are the medians of the rounds' median latencies.
 //!
 //! `cargo bench -p vnfm-api --bench idempotency`; `VNFM_IDEM_ROUNDS` (5) rounds of
@@ -73,23 +73,26 @@ fn main() {
         // [create without, create with, task without, task with]: each round's median.
         let mut medians: [Vec<Duration>; 4] = Default::default();
         for round in 0..rounds {
-            for keyed in [false, true] {
-                let (mut creates, mut tasks) = (Vec::new(), Vec::new());
-                for _ in 0..n {
+            let mut samples: [Vec<Duration>; 4] = Default::default();
+            // Keyed and plain requests alternate one by one, so that the machine's load
+            // weighs on both alike.
+            for _ in 0..n {
+                for keyed in [false, true] {
                     let (status, location, took) =
                         post(&h, "/vnflcm/v2/vnf_instances", &create, keyed).await;
                     assert_eq!(status, StatusCode::CREATED);
-                    creates.push(took);
+                    let k = usize::from(keyed);
+                    samples[k].push(took);
                     let id = location.rsplit('/').next().unwrap().to_owned();
                     let uri = format!("/vnflcm/v2/vnf_instances/{id}/instantiate");
                     let (status, occ, took) = post(&h, &uri, &instantiate, keyed).await;
                     assert_eq!(status, StatusCode::ACCEPTED);
-                    tasks.push(took);
+                    samples[2 + k].push(took);
                     h.wait_op(&occ).await;
                 }
-                let k = usize::from(keyed);
-                medians[k].push(median(creates));
-                medians[2 + k].push(median(tasks));
+            }
+            for (m, v) in medians.iter_mut().zip(samples) {
+                m.push(median(v));
             }
             println!(
                 "round {round}: create {:?} / {:?} (keyed), instantiate {:?} / {:?} (keyed)",

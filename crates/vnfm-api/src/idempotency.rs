@@ -2,40 +2,41 @@
 //! `draft-ietf-httpapi-idempotency-key-header`), one layer over every state-changing route.
 //!
 //! A `POST` or `PATCH` carrying the header (a structured-field string, e.g.
-//! `Idempotency-Key: "8e03978e-40d5-43e8-bc93-6894a57f9324"`) claims the key for its caller
-//! (its Keystone project, or its client id) before it runs ([`vnfm_lcm::runner::keyed`]):
-//! - the first request runs and its answer is kept (2xx, 3xx and 4xx answers except 409 and
-//!   429, which say "try again later"; after a 5xx or one of those the key is released, so a
-//!   retry runs again);
-//! - the same key with the same request (method, path and query, body bytes) is answered
-//!   with the first answer: the same status, `Location`, `Content-Type` and body;
+//! `Idempotency-Key: "8e03978e-40d5-43e8-bc93-6894a57f9324"`) runs with the key of its
+//! caller (its Keystone project, or its client) pending ([`vnfm_lcm::runner::keyed`]): the
+//! transaction that creates what the request creates (a VNF instance, an operation
+//! occurrence, a subscription, a VNF package, a PM job or threshold, a VIM) commits the key
+//! with the resource's id. So:
+//! - the first request runs; a retry of a request that created its resource is answered from
+//!   the resource: 201 with the resource as it is now and its `Location`, or, for a task and
+//!   `PATCH` of an instance, 202 with the occurrence's `Location` (the first answer exactly);
+//! - a request that created nothing has its answer kept (2xx, 3xx and 4xx answers except 409
+//!   and 429, which say "try again later"; after a 5xx or one of those a retry runs again),
+//!   and a retry is answered with it: the same status, `Location`, `Content-Type` and body;
 //! - the same key with another request is refused with 422, naming the first request;
-//! - while the first request runs, the same key is refused with 409, except on the routes
-//!   that create a VNF instance or start an operation occurrence (`POST .../vnf_instances`,
-//!   each task, `PATCH .../vnf_instances/{id}`): there the key reserved the id of what the
-//!   first request creates, committed in the same transaction as the resource, so once it
-//!   is committed the retry is answered from it (201 with the instance and its `Location`;
-//!   202 with the occurrence's `Location`), whether the first request is still answering,
-//!   was answered by another replica or died between its commit and its answer.
+//! - while the first request runs in this process, the same key is refused with 409; a
+//!   request with the key on another replica that reaches its creating commit after the
+//!   first one is rolled back and answered from the first.
 //!
 //! Requests without the header pass through untouched.
 
 use std::sync::Arc;
 
 use axum::body::{Body, Bytes, to_bytes};
-use axum::extract::{FromRequestParts, Request, State};
+use axum::extract::{Request, State};
 use axum::http::request::Parts;
 use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use vnfm_lcm::runner::keyed::{self, ClientKey, KeyOutcome, Reservation};
-use vnfm_lcm::{Lcm, LcmError, OperationRequest};
-use vnfm_store::{StoredResponse, Version};
-use vnfm_types::{VnfInstanceId, VnfLcmOpOcc};
+use vnfm_lcm::runner::keyed::{self, ClientKey, KeyGuard, KeyOutcome};
+use vnfm_store::StoredResponse;
+use vnfm_store::client_key::KeyAttachment;
+use vnfm_types::VnfLcmOpOccId;
 
 use crate::auth::Caller;
-use crate::error::{ApiError, ApiResult};
+use crate::error::ApiError;
 use crate::state::AppState;
+use crate::version::ApiFamily;
 
 /// The request header.
 pub const IDEMPOTENCY_KEY: &str = "idempotency-key";
@@ -81,60 +82,76 @@ pub(crate) async fn layer(
         .path_and_query()
         .map_or(parts.uri.path(), |p| p.as_str());
     let print = keyed::fingerprint(parts.method.as_str(), route, &body);
-    let reserves = reserves_id(&parts.method, parts.uri.path());
-    let outcome = match state.lcm.claim_client_key(&key, print).await {
+    let outcome = match state.lcm.begin_client_key(&key, print).await {
         Ok(o) => o,
         Err(e) => return ApiError::from(e).into_response(),
     };
-    let mut request = Request::from_parts(parts, Body::from(body));
     match outcome {
-        KeyOutcome::Run(record) => {
-            request
-                .extensions_mut()
-                .insert(Reservation::new(record.reserved_id));
-            let response = next.run(request).await;
-            keep(&state, key, response, Keeper::Owner { reserves }).await
+        KeyOutcome::Run(guard) => {
+            let replay_parts = replay_request_parts(&parts);
+            let request = Request::from_parts(parts, Body::from(body));
+            let (response, attachment) = guard.run(next.run(request)).await;
+            match attachment {
+                KeyAttachment::Taken => {
+                    drop(guard);
+                    answer_committed_elsewhere(&state, &key, &replay_parts).await
+                }
+                KeyAttachment::Attached(id) => keep(&state, guard, Some(id), response).await,
+                KeyAttachment::NotAttached => keep(&state, guard, None, response).await,
+            }
         }
-        KeyOutcome::Answered(first) => replay(first),
-        KeyOutcome::Held(record) if reserves => {
-            request
-                .extensions_mut()
-                .insert(Reservation::replay_only(record.reserved_id));
-            let response = next.run(request).await;
-            keep(&state, key, response, Keeper::Replay).await
-        }
-        KeyOutcome::Held(_) => ApiError::Conflict(
-            "a request with this Idempotency-Key is still being processed; send it again later"
-                .into(),
-        )
-        .into_response(),
+        KeyOutcome::Committed {
+            response: Some(first),
+            ..
+        } => replay(first),
+        KeyOutcome::Committed {
+            resource_id,
+            response: None,
+        } => remake(&state, &parts, &resource_id).await,
+        KeyOutcome::InFlight => ApiError::from(keyed::in_flight()).into_response(),
         KeyOutcome::Mismatch(first) => {
             ApiError::from(keyed::mismatch(&key, &first)).into_response()
         }
     }
 }
 
-/// Who keeps an answer ([`keep`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Keeper {
-    /// The request holding the key (it releases the key when the answer is not worth
-    /// keeping); `reserves`: what it creates carries the reserved id.
-    Owner { reserves: bool },
-    /// A repeated request answered from what the holder committed.
-    Replay,
+/// The parts of a request needed to remake its answer later (its body is gone by then).
+fn replay_request_parts(parts: &Parts) -> Parts {
+    let mut request = Request::new(());
+    *request.method_mut() = parts.method.clone();
+    *request.uri_mut() = parts.uri.clone();
+    *request.headers_mut() = parts.headers.clone();
+    request.into_parts().0
+}
+
+/// Another request with the key (on another replica) committed first: answers from it.
+async fn answer_committed_elsewhere(
+    state: &Arc<AppState>,
+    key: &ClientKey,
+    parts: &Parts,
+) -> Response {
+    match state.lcm.committed_key(key).await {
+        Ok(Some((_, _, Some(first)))) => replay(first),
+        Ok(Some((_, resource_id, None))) => remake(state, parts, &resource_id).await,
+        Ok(None) => ApiError::from(keyed::in_flight()).into_response(),
+        Err(e) => ApiError::from(e).into_response(),
+    }
 }
 
 /// Keeps `response` as the key's first answer when it is one worth repeating, and answers it.
-async fn keep(state: &Arc<AppState>, key: ClientKey, response: Response, by: Keeper) -> Response {
-    let owned = matches!(by, Keeper::Owner { .. });
+async fn keep(
+    state: &Arc<AppState>,
+    guard: KeyGuard,
+    resource_id: Option<String>,
+    response: Response,
+) -> Response {
     let status = response.status();
     let retry_later = status.is_server_error()
         || status == StatusCode::CONFLICT
         || status == StatusCode::TOO_MANY_REQUESTS;
     if retry_later {
-        if owned && let Err(e) = state.lcm.release_client_key(&key).await {
-            tracing::warn!(error = %e, "could not release an idempotency key");
-        }
+        // Nothing kept: a retry runs again, or, when the request created its resource
+        // before failing, is answered from it.
         return response;
     }
     let (parts, body) = response.into_parts();
@@ -145,8 +162,11 @@ async fn keep(state: &Arc<AppState>, key: ClientKey, response: Response, by: Kee
                 .into_response();
         }
     };
-    if owned {
-        stall_if_asked(state, &key).await;
+    if resource_id.is_some() {
+        stall_if_asked(state, guard.key()).await;
+        // The key is committed with the resource, and the answer is made again from it
+        // ([`remake`]): keeping it too would cost a second commit.
+        return Response::from_parts(parts, Body::from(body));
     }
     let text = |name| {
         parts
@@ -161,21 +181,14 @@ async fn keep(state: &Arc<AppState>, key: ClientKey, response: Response, by: Kee
         content_type: text(header::CONTENT_TYPE),
         body: body.to_vec(),
     };
-    let state = state.clone();
-    let answer = async move {
-        if let Err(e) = state.lcm.answer_client_key(&key, &first).await {
-            // The change is committed and answered; a retry is answered from what was
-            // committed (where there is a reserved id) or, after the lock, runs again.
+    // Kept off the answer's path: until the store has it, a retry here is answered from
+    // memory; one elsewhere runs again (the request created nothing).
+    let kept = guard.keep_answer(None, first);
+    tokio::spawn(async move {
+        if let Err(e) = kept.await {
             tracing::warn!(error = %e, "could not keep the answer of an idempotency key");
         }
-    };
-    if by == (Keeper::Owner { reserves: true }) {
-        // What the request created carries the reserved id: until the answer is kept a
-        // retry is answered from it, so keeping it need not delay this answer.
-        tokio::spawn(answer);
-    } else {
-        answer.await;
-    }
+    });
     Response::from_parts(parts, Body::from(body))
 }
 
@@ -193,6 +206,56 @@ fn replay(first: StoredResponse) -> Response {
         }
     }
     response
+}
+
+/// The answer of the request `parts` made again from the resource `resource_id` it created,
+/// its first answer not being kept: 202 with the occurrence's `Location` for a task or a
+/// `PATCH` of an instance, else 201 with the resource (read again) and its `Location`.
+async fn remake(state: &Arc<AppState>, parts: &Parts, resource_id: &str) -> Response {
+    let path = parts.uri.path();
+    let origin = state.origin(&parts.headers);
+    if starts_occurrence(&parts.method, path) {
+        let family = if path.starts_with("/vnflcm/v1/") {
+            ApiFamily::LcmV1
+        } else {
+            ApiFamily::LcmV2
+        };
+        let id = VnfLcmOpOccId::new(resource_id.to_owned());
+        return crate::op_occs::accepted_in(family, &origin, &id);
+    }
+    let router = state
+        .replay_router
+        .read()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .upgrade();
+    let (Some(router), Some(created)) = (router, created_at(parts, resource_id)) else {
+        return ApiError::from(keyed::in_flight()).into_response();
+    };
+    let mut read = Request::new(Body::empty());
+    *read.method_mut() = Method::GET;
+    *read.headers_mut() = parts.headers.clone();
+    read.headers_mut().remove(header::CONTENT_TYPE);
+    read.headers_mut().remove(header::CONTENT_LENGTH);
+    read.headers_mut().remove(IDEMPOTENCY_KEY);
+    *read.uri_mut() = match created.parse() {
+        Ok(u) => u,
+        Err(_) => return ApiError::from(keyed::in_flight()).into_response(),
+    };
+    let mut answer = match tower::ServiceExt::oneshot(axum::Router::clone(&router), read).await {
+        Ok(a) => a,
+        Err(never) => match never {},
+    };
+    if answer.status() == StatusCode::OK {
+        *answer.status_mut() = StatusCode::CREATED;
+        answer = crate::util::with_location(answer, &format!("{origin}{created}"));
+    }
+    answer
+}
+
+/// The path of the resource `id` a `POST` to the collection `parts` addresses created.
+fn created_at(parts: &Parts, id: &str) -> Option<String> {
+    (parts.method == Method::POST && !id.is_empty())
+        .then(|| format!("{}/{id}", parts.uri.path().trim_end_matches('/')))
 }
 
 /// The fault hook of the crash tests ([`STALL_AFTER_COMMIT_ENV`]), honoured only with the
@@ -219,10 +282,9 @@ fn scope_of(caller: Option<&Caller>) -> String {
     }
 }
 
-/// Whether the route creates a VNF instance or starts an occurrence, with the id the key
-/// reserved (`POST /vnflcm/vN/vnf_instances`, `POST /vnflcm/vN/vnf_instances/{id}/{task}`,
+/// Whether the route starts an operation occurrence (`POST /vnflcm/vN/vnf_instances/{id}/{task}`,
 /// `PATCH /vnflcm/vN/vnf_instances/{id}`).
-fn reserves_id(method: &Method, path: &str) -> bool {
+fn starts_occurrence(method: &Method, path: &str) -> bool {
     let Some(rest) = path
         .strip_prefix("/vnflcm/v1/vnf_instances")
         .or_else(|| path.strip_prefix("/vnflcm/v2/vnf_instances"))
@@ -234,7 +296,6 @@ fn reserves_id(method: &Method, path: &str) -> bool {
     }
     let segments: Vec<&str> = rest.split('/').skip(1).collect();
     match (method, segments.as_slice()) {
-        (&Method::POST, []) => true,
         (&Method::POST, [id, task]) => !id.is_empty() && !task.is_empty(),
         (&Method::PATCH, [id]) => !id.is_empty(),
         _ => false,
@@ -282,39 +343,6 @@ fn parse_key(value: &HeaderValue) -> Result<String, String> {
     Ok(key)
 }
 
-/// The id an `Idempotency-Key` reserved for what the request creates, for the handlers that
-/// create a VNF instance or start an occurrence; `None` without a key.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct Reserved(pub(crate) Option<Reservation>);
-
-impl<S: Send + Sync> FromRequestParts<S> for Reserved {
-    type Rejection = std::convert::Infallible;
-
-    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
-        Ok(Reserved(parts.extensions.get::<Reservation>().cloned()))
-    }
-}
-
-impl Reserved {
-    /// Starts `req` on the instance `id` (under `expected`, an `If-Match`, when given), with
-    /// the reserved occurrence id if there is one.
-    pub(crate) async fn start(
-        &self,
-        lcm: &Lcm,
-        id: &VnfInstanceId,
-        req: impl Into<OperationRequest>,
-        expected: Option<Version>,
-    ) -> ApiResult<VnfLcmOpOcc> {
-        let req = req.into();
-        let started: Result<VnfLcmOpOcc, LcmError> = match (&self.0, expected) {
-            (Some(r), expected) => lcm.start_reserved(id, req, expected, r).await,
-            (None, Some(v)) => lcm.start_if_unchanged(id, req, v).await,
-            (None, None) => lcm.start(id, req).await,
-        };
-        Ok(started?)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -331,22 +359,22 @@ mod tests {
     }
 
     #[test]
-    fn only_instance_creation_tasks_and_modification_reserve_ids() {
+    fn tasks_and_instance_modification_start_occurrences() {
         for (m, p) in [
-            (Method::POST, "/vnflcm/v2/vnf_instances"),
             (Method::POST, "/vnflcm/v1/vnf_instances/x/instantiate"),
             (Method::PATCH, "/vnflcm/v2/vnf_instances/x"),
         ] {
-            assert!(reserves_id(&m, p), "{m} {p}");
+            assert!(starts_occurrence(&m, p), "{m} {p}");
         }
         for (m, p) in [
+            (Method::POST, "/vnflcm/v2/vnf_instances"),
             (Method::POST, "/vnflcm/v2/subscriptions"),
             (Method::POST, "/vnflcm/v2/vnf_lcm_op_occs/x/retry"),
             (Method::PATCH, "/vnflcm/v2/vnf_instances"),
             (Method::POST, "/vnflcm/v2/vnf_instances/x"),
             (Method::POST, "/vnflcm/v2/vnf_instances_other"),
         ] {
-            assert!(!reserves_id(&m, p), "{m} {p}");
+            assert!(!starts_occurrence(&m, p), "{m} {p}");
         }
     }
 }

@@ -176,7 +176,6 @@ async fn modify_instance(
     State(state): State<Arc<AppState>>,
     tenancy: crate::scope::Tenancy,
     Path(id): Path<String>,
-    reserved: crate::idempotency::Reserved,
     headers: HeaderMap,
     body: Bytes,
 ) -> ApiResult<Response> {
@@ -190,7 +189,7 @@ async fn modify_instance(
             .ensure_instantiable(vnfd.as_str(), &tenancy.scope)
             .await?;
     }
-    let occ = start_modify_info(&state, &id, req, expected, &reserved).await?;
+    let occ = start_modify_info(&state, &id, req, expected).await?;
     Ok(accepted(&state.origin(&headers), &occ))
 }
 
@@ -203,13 +202,12 @@ macro_rules! same_shape_task {
         async fn $name(
             State(state): State<Arc<AppState>>,
             Path(id): Path<String>,
-            reserved: crate::idempotency::Reserved,
             headers: HeaderMap,
             body: Bytes,
         ) -> ApiResult<Response> {
             let id = VnfInstanceId::new(id);
             let req: $req = json_body(&headers, &body, $schema)?;
-            let occ = reserved.start(&state.lcm, &id, req, None).await?;
+            let occ = state.lcm.start(&id, req.into()).await?;
             Ok(accepted(&state.origin(&headers), &occ))
         }
     };
@@ -239,7 +237,6 @@ macro_rules! converted_task {
         async fn $name(
             State(state): State<Arc<AppState>>,
             Path(id): Path<String>,
-            reserved: crate::idempotency::Reserved,
             headers: HeaderMap,
             body: Bytes,
         ) -> ApiResult<Response> {
@@ -247,7 +244,7 @@ macro_rules! converted_task {
             let req: Value = json_body(&headers, &body, None)?;
             let req: $v1 = value_as(v261_names(req))?;
             let req = <$v2>::try_from(req).map_err(conversion)?;
-            let occ = reserved.start(&state.lcm, &id, req, None).await?;
+            let occ = state.lcm.start(&id, req.into()).await?;
             Ok(accepted(&state.origin(&headers), &occ))
         }
     };

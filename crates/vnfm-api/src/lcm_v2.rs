@@ -162,7 +162,6 @@ async fn modify_instance(
     State(state): State<Arc<AppState>>,
     tenancy: crate::scope::Tenancy,
     Path(id): Path<String>,
-    reserved: crate::idempotency::Reserved,
     headers: HeaderMap,
     body: Bytes,
 ) -> ApiResult<Response> {
@@ -176,7 +175,7 @@ async fn modify_instance(
             .ensure_instantiable(vnfd.as_str(), &tenancy.scope)
             .await?;
     }
-    let occ = start_modify_info(&state, &id, req, expected, &reserved).await?;
+    let occ = start_modify_info(&state, &id, req, expected).await?;
     Ok(accepted(&state.origin(&headers), &occ))
 }
 
@@ -191,7 +190,6 @@ macro_rules! task {
             State(state): State<Arc<AppState>>,
             Path(id): Path<String>,
             OriginalUri(uri): OriginalUri,
-            reserved: crate::idempotency::Reserved,
             headers: HeaderMap,
             body: Bytes,
         ) -> ApiResult<Response> {
@@ -201,7 +199,7 @@ macro_rules! task {
             if preview {
                 return crate::preview::respond(&state, &id, OperationRequest::$variant(req)).await;
             }
-            let occ = reserved.start(&state.lcm, &id, req, None).await?;
+            let occ = state.lcm.start(&id, req.into()).await?;
             Ok(accepted(&state.origin(&headers), &occ))
         }
     };

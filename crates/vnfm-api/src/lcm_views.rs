@@ -108,7 +108,6 @@ pub(crate) async fn list_instances<V: LcmView>(
 pub(crate) async fn create_instance<V: LcmView>(
     State(state): State<Arc<AppState>>,
     tenancy: Tenancy,
-    reserved: crate::idempotency::Reserved,
     headers: HeaderMap,
     body: Bytes,
 ) -> ApiResult<Response> {
@@ -119,15 +118,7 @@ pub(crate) async fn create_instance<V: LcmView>(
         .ensure_instantiable(req.vnfd_id.as_str(), &tenancy.scope)
         .await?;
     let project = tenancy.project.as_deref();
-    let instance = match &reserved.0 {
-        Some(r) => {
-            state
-                .lcm
-                .create_vnf_identifier_reserved(req, project, r)
-                .await?
-        }
-        None => state.lcm.create_vnf_identifier_in(req, project).await?,
-    };
+    let instance = state.lcm.create_vnf_identifier_in(req, project).await?;
     let location = format!(
         "{}{}/vnf_instances/{}",
         state.origin(&headers),
@@ -374,9 +365,12 @@ pub(crate) async fn start_modify_info(
     id: &VnfInstanceId,
     req: VnfInfoModificationRequest,
     expected: Option<Version>,
-    reserved: &crate::idempotency::Reserved,
 ) -> ApiResult<VnfLcmOpOcc> {
-    reserved.start(&state.lcm, id, req, expected).await
+    let req = vnfm_lcm::OperationRequest::from(req);
+    Ok(match expected {
+        Some(v) => state.lcm.start_if_unchanged(id, req, v).await?,
+        None => state.lcm.start(id, req).await?,
+    })
 }
 
 pub(crate) async fn delete_instance(

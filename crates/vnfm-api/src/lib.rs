@@ -259,10 +259,17 @@ pub fn router(state: Arc<AppState>) -> Router {
         .layer(middleware::from_fn(error::negotiate_problem_type))
         .layer(middleware::from_fn_with_state(state.clone(), ops::observe))
         .layer(middleware::from_fn(trace_context::request_span))
-        .with_state(state);
+        .with_state(state.clone());
+    let routed = Arc::new(routed);
+    *state
+        .replay_router
+        .write()
+        .unwrap_or_else(std::sync::PoisonError::into_inner) = Arc::downgrade(&routed);
     // axum sets `Allow` on a 405 outside every layer of the router that routed it: the
     // answer is completed one level up.
     Router::new()
-        .fallback_service(routed)
+        .fallback_service(tower::service_fn(move |request: axum::extract::Request| {
+            tower::ServiceExt::oneshot(Router::clone(&routed), request)
+        }))
         .layer(middleware::from_fn(util::complete_method_not_allowed))
 }

@@ -144,6 +144,9 @@ pub struct AppState {
     services: Vnfm,
     pub(crate) options: StateOptions,
     pub(crate) credentials_file: PathBuf,
+    /// The router, for answering a repeated `Idempotency-Key` from what its first request
+    /// created ([`crate::idempotency`]); weak, as the router holds this state.
+    pub(crate) replay_router: std::sync::RwLock<std::sync::Weak<axum::Router>>,
     ready: AtomicBool,
 }
 
@@ -270,6 +273,7 @@ impl AppState {
             services,
             options,
             credentials_file,
+            replay_router: Default::default(),
             ready: AtomicBool::new(true),
         }))
     }

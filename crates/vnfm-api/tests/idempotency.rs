@@ -13,7 +13,8 @@ use std::time::Duration;
 use axum::http::{Method, StatusCode};
 use serde_json::{Value, json};
 use support::*;
-use vnfm_lcm::runner::keyed::{ClientKey, KeyOutcome, Reservation, fingerprint};
+use vnfm_lcm::runner::keyed::{ClientKey, KeyOutcome, fingerprint};
+use vnfm_store::client_key::KeyAttachment;
 
 /// A request through `h` with `Idempotency-Key: "key"` (v2 headers on v2 paths).
 async fn keyed(h: &Harness, method: Method, uri: &str, key: &str, body: &Value) -> Reply {
@@ -218,15 +219,15 @@ async fn another_request_with_a_used_key_is_unprocessable() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_key_in_flight_is_a_conflict_until_its_instance_is_committed() {
+async fn a_key_in_flight_is_a_conflict_and_once_committed_its_resource_is_the_answer() {
     let h = Harness::new().await;
     h.onboard(zip_dir(Path::new(HELLO))).await;
     let uri = "/vnflcm/v2/vnf_instances";
     let body = json!({"vnfdId": HELLO_VNFD, "vnfInstanceName": "in-flight"});
-    // A first request holds the key (as another replica would, mid-request).
+    // A first request holds the key, mid-request.
     let key = ClientKey::new(scope(&h), "k-held");
     let print = fingerprint("POST", uri, &serde_json::to_vec(&body).unwrap());
-    let KeyOutcome::Run(held) = h.state.lcm().claim_client_key(&key, print).await.unwrap() else {
+    let KeyOutcome::Run(held) = h.state.lcm().begin_client_key(&key, print).await.unwrap() else {
         panic!("the key was free");
     };
     let retry = keyed(&h, Method::POST, uri, "k-held", &body).await;
@@ -243,18 +244,15 @@ async fn a_key_in_flight_is_a_conflict_until_its_instance_is_committed() {
         "a held key created nothing"
     );
 
-    // The first request commits its instance, then dies before answering: the retry is
-    // answered from what was committed.
-    let created = h
-        .state
-        .lcm()
-        .create_vnf_identifier_reserved(
-            serde_json::from_value(body.clone()).unwrap(),
-            None,
-            &Reservation::new(held.reserved_id.clone()),
-        )
-        .await
-        .unwrap();
+    // The first request commits its instance (the key with it), then dies before answering:
+    // the retry is answered from what was committed.
+    let lcm = h.state.lcm();
+    let (created, attachment) = held
+        .run(lcm.create_vnf_identifier_in(serde_json::from_value(body.clone()).unwrap(), None))
+        .await;
+    let created = created.unwrap();
+    assert_eq!(attachment, KeyAttachment::Attached(created.id.to_string()));
+    drop(held);
     let retry = keyed(&h, Method::POST, uri, "k-held", &body).await;
     assert_eq!(retry.status, StatusCode::CREATED, "{}", text(&retry));
     assert_eq!(retry.json()["id"], created.id.as_str());
@@ -266,18 +264,31 @@ async fn a_key_in_flight_is_a_conflict_until_its_instance_is_committed() {
     );
     assert_eq!(named(&h, "in-flight").await.len(), 1);
 
-    // A generic route has nothing to answer from: 409 while held.
+    // A subscription the same way: its answer is made again from the subscription.
     let sub = json!({"callbackUri": "http://127.0.0.1:9/held"});
     let key = ClientKey::new(scope(&h), "k-sub");
-    let print = fingerprint(
-        "POST",
-        "/vnflcm/v2/subscriptions",
-        &serde_json::to_vec(&sub).unwrap(),
-    );
-    h.state.lcm().claim_client_key(&key, print).await.unwrap();
-    keyed(&h, Method::POST, "/vnflcm/v2/subscriptions", "k-sub", &sub)
+    let route = "/vnflcm/v2/subscriptions";
+    let print = fingerprint("POST", route, &serde_json::to_vec(&sub).unwrap());
+    let KeyOutcome::Run(held) = h.state.lcm().begin_client_key(&key, print).await.unwrap() else {
+        panic!("the key was free");
+    };
+    keyed(&h, Method::POST, route, "k-sub", &sub)
         .await
         .problem(409);
+    // The request, without its header, runs with the key pending as the layer would run it.
+    let (first, attachment) = held
+        .run(h.call(Method::POST, route, Some(sub.clone())))
+        .await;
+    assert_eq!(first.status, StatusCode::CREATED, "{}", text(&first));
+    let id = first.json()["id"].as_str().unwrap().to_owned();
+    assert_eq!(attachment, KeyAttachment::Attached(id.clone()));
+    drop(held);
+    let retry = keyed(&h, Method::POST, route, "k-sub", &sub).await;
+    assert_eq!(retry.status, StatusCode::CREATED, "{}", text(&retry));
+    assert_eq!(retry.json(), first.json());
+    assert_eq!(retry.header("location"), first.header("location"));
+    let all = h.call(Method::GET, route, None).await.json();
+    assert_eq!(all.as_array().unwrap().len(), 1, "{all}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

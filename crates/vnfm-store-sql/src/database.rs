@@ -106,14 +106,18 @@ impl<D: Database> InstanceStore for SqlStore<D> {
             outbox::encode(notify)?,
         );
         let project = project.map(str::to_owned);
-        in_notifying_transaction!(self, notify.len(), |tx| instances::create(
-            tx,
-            &instance,
-            project.as_deref(),
-            &notify
-        )
-        .await)
-        .await
+        let (rows, id) = (notify.len(), instance.id().to_owned());
+        let created = self
+            .write_creating(&id, move |tx| {
+                Box::pin(async move {
+                    instances::create(tx, &instance, project.as_deref(), &notify).await
+                })
+            })
+            .await;
+        if created.is_ok() && rows > 0 {
+            self.enqueued();
+        }
+        created
     }
 
     async fn project_of(&self, kind: ScopedKind, id: &str) -> Result<Option<Option<String>>> {
@@ -224,11 +228,21 @@ impl<D: Database> OpOccStore for SqlStore<D> {
         let step = op_occs::EncodedStep::of(record)?;
         let starting = op_occs::Started::of(started, lease, record);
         let (lease, condition) = (lease.clone(), *condition);
-        let begun = in_notifying_transaction!(self, record.outbox.len(), |tx| op_occs::begin(
-            tx, starting, &lease, &condition, &step
-        )
-        .await)
-        .await;
+        let rows = record.outbox.len();
+        let begun = self
+            .write_creating_if(
+                started.id.as_str(),
+                move |tx| {
+                    Box::pin(async move {
+                        op_occs::begin(tx, starting, &lease, &condition, &step).await
+                    })
+                },
+                Option::is_some,
+            )
+            .await;
+        if begun.is_ok() && rows > 0 {
+            self.enqueued();
+        }
         self.busy_or(started, begun).await
     }
 
@@ -419,7 +433,11 @@ impl<D: Database> OutboxStore for SqlStore<D> {
 impl<D: Database> SubscriptionDocumentStore for SqlStore<D> {
     async fn create_subscription_document(&self, document: &SubscriptionDocument) -> Result<()> {
         let document = document.clone();
-        in_transaction!(self, |tx| subscriptions::create(tx, &document).await).await
+        let id = document.id.as_str().to_owned();
+        self.write_creating(&id, move |tx| {
+            Box::pin(async move { subscriptions::create(tx, &document).await })
+        })
+        .await
     }
 
     async fn subscription_document(
@@ -550,7 +568,11 @@ impl<D: Database> AlarmStore for SqlStore<D> {
 impl<D: Database, T: PmResource> PmResourceStore<T> for SqlStore<D> {
     async fn create_pm(&self, record: &StoredPm<T>) -> Result<Version> {
         let record = record.clone();
-        in_transaction!(self, |tx| crate::sql::pm::create(tx, &record).await).await
+        let id = record.resource.id().to_owned();
+        self.write_creating(&id, move |tx| {
+            Box::pin(async move { crate::sql::pm::create(tx, &record).await })
+        })
+        .await
     }
 
     async fn get_pm(&self, id: &str) -> Result<Option<(StoredPm<T>, Version)>> {
@@ -680,7 +702,11 @@ impl<D: Database> IndicatorStore for SqlStore<D> {
 impl<D: Database> VimStore for SqlStore<D> {
     async fn create_vim(&self, vim: &VimRecord) -> Result<Version> {
         let vim = vim.clone();
-        in_transaction!(self, |tx| vims::create(tx, &vim).await).await
+        let id = vim.id.as_str().to_owned();
+        self.write_creating(&id, move |tx| {
+            Box::pin(async move { vims::create(tx, &vim).await })
+        })
+        .await
     }
 
     async fn get_vim(&self, id: &VimId) -> Result<Option<(VimRecord, Version)>> {
@@ -721,7 +747,11 @@ impl<D: Database> VimStore for SqlStore<D> {
 impl<D: Database> PackageStore for SqlStore<D> {
     async fn create_package(&self, package: &PackageRecord) -> Result<Version> {
         let package = package.clone();
-        in_transaction!(self, |tx| packages::create(tx, &package).await).await
+        let id = package.id.clone();
+        self.write_creating(&id, move |tx| {
+            Box::pin(async move { packages::create(tx, &package).await })
+        })
+        .await
     }
 
     async fn get_package(&self, id: &str) -> Result<Option<(PackageRecord, Version)>> {
@@ -882,6 +912,50 @@ impl<D: Database> SettingStore for SqlStore<D> {
 }
 
 impl<D: Database> SqlStore<D> {
+    /// [`Database::write`] of `job`, which creates the resource `resource_id`: the running
+    /// request's idempotency key, if it has one ([`vnfm_store::client_key`]), is written in
+    /// the same transaction, with that id.
+    async fn write_creating<T, F>(&self, resource_id: &str, job: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: for<'c> FnOnce(&'c mut D::Conn) -> BoxFuture<'c, Result<T>> + Send + 'static,
+    {
+        self.write_creating_if(resource_id, job, |_| true).await
+    }
+
+    /// [`SqlStore::write_creating`] of a `job` that created its resource only when `created`
+    /// says so of its result.
+    async fn write_creating_if<T, F>(
+        &self,
+        resource_id: &str,
+        job: F,
+        created: fn(&T) -> bool,
+    ) -> Result<T>
+    where
+        T: Send + 'static,
+        F: for<'c> FnOnce(&'c mut D::Conn) -> BoxFuture<'c, Result<T>> + Send + 'static,
+    {
+        let pending = vnfm_store::client_key::take();
+        let key = pending.clone().map(|k| (k, resource_id.to_owned()));
+        let out = self
+            .0
+            .write(move |tx| {
+                Box::pin(async move {
+                    let out = job(&mut *tx).await?;
+                    if let Some((key, id)) = &key
+                        && created(&out)
+                    {
+                        crate::sql::idempotency::attach(tx, key, id).await?;
+                    }
+                    Ok(out)
+                })
+            })
+            .await;
+        let attached = out.as_ref().map(created);
+        vnfm_store::client_key::settle(pending, resource_id, attached);
+        out
+    }
+
     /// A write enqueued notifications and committed: tells the listener, if any.
     fn enqueued(&self) {
         let listener = self
@@ -903,9 +977,11 @@ impl<D: Database> SqlStore<D> {
         expected: Option<Version>,
     ) -> Result<Version> {
         let (owned_occ, lease) = (occ.clone(), lease.clone());
-        let started = in_transaction!(self, |tx| op_occs::start(tx, &owned_occ, &lease, expected)
-            .await)
-        .await;
+        let started = self
+            .write_creating(occ.id.as_str(), move |tx| {
+                Box::pin(async move { op_occs::start(tx, &owned_occ, &lease, expected).await })
+            })
+            .await;
         self.busy_or(occ, started).await
     }
 

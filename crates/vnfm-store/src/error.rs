@@ -126,6 +126,12 @@ pub enum Conflict {
         /// Its identifier.
         id: String,
     },
+    /// The idempotency key a creating write carried was committed by another request
+    /// meanwhile ([`crate::client_key`]): nothing of this write was kept.
+    KeyTaken {
+        /// The key.
+        key: String,
+    },
     /// The record is still referenced.
     InUse {
         /// Kind of record.
@@ -164,6 +170,10 @@ impl fmt::Display for Conflict {
             } => write!(
                 f,
                 "{owner} no longer holds the lease of operation occurrence {op_occ_id}: nobody does"
+            ),
+            Self::KeyTaken { key } => write!(
+                f,
+                "the idempotency key {key:?} was used by another request at the same time"
             ),
             Self::LeaseHeld { op_occ_id, holder } => write!(
                 f,

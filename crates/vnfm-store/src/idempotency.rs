@@ -1,5 +1,5 @@
 //! The records of idempotency keys ([`crate::IdempotencyStore`]): a caller's key, the request it
-//! was first used for, the id that request reserved for what it creates, and its first answer.
+//! was first used for, the id of what that request created, and its first answer.
 
 use crate::model::Timestamp;
 
@@ -27,24 +27,21 @@ pub struct StoredResponse {
     pub body: Vec<u8>,
 }
 
-/// A request to hold the key `key` of `scope` ([`crate::IdempotencyStore::claim_idempotency_key`]).
+/// A key a request carries while it runs ([`crate::client_key`]): the transaction that creates
+/// its resource writes it, with the resource's id, so the key is committed exactly when the
+/// resource is.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct KeyClaim {
+pub struct PendingKey {
     /// Whose key it is (a project, a client): keys of different scopes never meet.
     pub scope: String,
     /// The key the caller chose.
     pub key: String,
     /// The request it comes with.
     pub fingerprint: RequestFingerprint,
-    /// The id the request will give what it creates, if the key is new.
-    pub reserved_id: String,
-    /// Who runs the request (a process incarnation), the fencing token of
-    /// [`crate::IdempotencyStore::release_idempotency_key`].
+    /// Who runs the request (a process incarnation), for diagnosis.
     pub owner: String,
-    /// Now, as the caller's clock says.
+    /// Now, as the caller's clock says; a stored key that expired by then is replaced.
     pub now: Timestamp,
-    /// Until when the request may run before another request with the key may take it over.
-    pub locked_until: Timestamp,
     /// When the key expires (and is swept).
     pub expires_at: Timestamp,
 }
@@ -58,37 +55,16 @@ pub struct IdempotencyRecord {
     pub key: String,
     /// The request it was first used for.
     pub fingerprint: RequestFingerprint,
-    /// The id that request reserved for what it creates.
-    pub reserved_id: String,
-    /// Who runs (or ran) the request.
+    /// The id of what that request created, committed with it; empty for a request that
+    /// created nothing (its answer is kept after it).
+    pub resource_id: String,
+    /// Who ran the request.
     pub owner: String,
-    /// Until when the owner may run it before another request may take the key over.
-    pub locked_until: Timestamp,
     /// When the key was first used.
     pub created_at: Timestamp,
     /// When it expires.
     pub expires_at: Timestamp,
-    /// The first answer, once given (`None`: in flight).
+    /// The first answer, once kept (`None`: the resource is committed, its answer is not yet
+    /// or never was, when the process died in between).
     pub response: Option<StoredResponse>,
-}
-
-/// What [`crate::IdempotencyStore::claim_idempotency_key`] found.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum KeyClaimed {
-    /// The key was free (or had expired): it is now the claim's, with the claim's reserved id.
-    New(IdempotencyRecord),
-    /// The key's request had stopped (its lock passed unanswered): it is now the claim's, with
-    /// the first request's reserved id, so whatever that request committed is found again.
-    TakenOver(IdempotencyRecord),
-    /// The key is held, or answered: nothing changed.
-    Existing(IdempotencyRecord),
-}
-
-impl KeyClaimed {
-    /// The record, whatever happened.
-    pub fn record(&self) -> &IdempotencyRecord {
-        match self {
-            KeyClaimed::New(r) | KeyClaimed::TakenOver(r) | KeyClaimed::Existing(r) => r,
-        }
-    }
 }

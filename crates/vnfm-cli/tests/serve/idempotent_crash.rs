@@ -1,7 +1,7 @@
 //! Issue 53: a request with an `Idempotency-Key` whose server dies by `kill -9` after the
 //! commit and before the answer is answered, when retried after a restart, with what it
 //! created: the same instance (201 and its `Location`), the same occurrence (202 and its
-//! `Location`), and nothing created twice. The window is held open by the fault hook
+//! `Location`), the same PM job (201, its `Location` and its body), and nothing created twice. The window is held open by the fault hook
 //! `VNFM_TEST_STALL_AFTER_COMMIT` (honoured only with `--enable-test-vim`): the request with
 //! that key stops after its commit, and the test kills the process.
 
@@ -11,7 +11,14 @@ use super::*;
 fn start_stalling(data: &Path, stall_key: Option<&str>) -> Server {
     let mut command = support::serve_command(data);
     command
-        .args(["--enable-test-vim", "--log-level", "warn"])
+        .args([
+            "--enable-test-vim",
+            "--log-level",
+            "warn",
+            "--no-callback-check",
+        ])
+        // PM jobs need a Prometheus; nothing listens there: the collector only logs.
+        .args(["--prometheus-url", "http://127.0.0.1:9"])
         .stderr(Stdio::inherit());
     if let Some(key) = stall_key {
         command.env(vnfm_api::idempotency::STALL_AFTER_COMMIT_ENV, key);
@@ -158,6 +165,111 @@ async fn a_request_killed_between_commit_and_answer_gets_its_answer_on_retry() {
         .await
         .unwrap();
     assert_eq!(again.status(), 202);
+    assert_eq!(again.headers()["location"].to_str().unwrap(), location);
+    server.stop();
+}
+
+/// `Api::req` of another API version (PM speaks its own).
+fn versioned(
+    api: &Api,
+    method: reqwest::Method,
+    path: &str,
+    version: &str,
+) -> reqwest::RequestBuilder {
+    api.http
+        .request(method, format!("{}{path}", api.base))
+        .bearer_auth(&api.token)
+        .header("Version", version)
+}
+
+/// A route other than instances and tasks: a PM job committed, then the server killed; the
+/// retry after a restart answers that job, made again from it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pm_job_killed_between_commit_and_answer_is_created_once() {
+    rustls::crypto::ring::default_provider()
+        .install_default()
+        .ok();
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let path = "/vnfpm/v2/pm_jobs";
+    const PM: &str = "2.1.0";
+
+    let server = start_stalling(&data, Some("crash-pm-job"));
+    let api = Api::connect(&server.base, &data).await;
+    let vnfd_id = api.onboard_corpus_package().await;
+    let (status, _, vnf) = api
+        .json(
+            reqwest::Method::POST,
+            "/vnflcm/v2/vnf_instances",
+            Some(json!({"vnfdId": vnfd_id})),
+        )
+        .await;
+    assert_eq!(status, 201, "{vnf}");
+    let vnf = vnf["id"].as_str().unwrap().to_owned();
+    api.task(
+        &vnf,
+        "instantiate",
+        json!({"flavourId": "simple", "vimConnectionInfo": {"vim1": {"vimType": "TEST.NOOP.V_1"}}}),
+    )
+    .await;
+    let job = json!({"objectType": "Vnf", "objectInstanceIds": [vnf],
+                     "criteria": {"performanceMetric": ["VCpuUsageMeanVnf"],
+                                  "collectionPeriod": 60, "reportingPeriod": 300},
+                     "callbackUri": "http://127.0.0.1:9/job"});
+    let keyed = |api: &Api, key: &str, body: &Value| {
+        versioned(api, reqwest::Method::POST, path, PM)
+            .header("Idempotency-Key", format!("\"{key}\""))
+            .json(body)
+    };
+    let lost = {
+        let request = keyed(&api, "crash-pm-job", &job);
+        tokio::spawn(async move {
+            if let Ok(answer) = request.send().await {
+                panic!(
+                    "the stalled request was answered: {:?}",
+                    answer.text().await
+                );
+            }
+        })
+    };
+    let jobs = async |api: &Api| -> Vec<Value> {
+        let r = versioned(api, reqwest::Method::GET, path, PM)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 200);
+        r.json::<Value>().await.unwrap().as_array().unwrap().clone()
+    };
+    let mut committed = Vec::new();
+    for _ in 0..500 {
+        committed = jobs(&api).await;
+        if !committed.is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(committed.len(), 1, "the stalled PM job was committed");
+    let id = committed[0]["id"].as_str().unwrap().to_owned();
+    kill_9(server);
+    lost.await.unwrap();
+
+    let server = start_stalling(&data, None);
+    let api = Api::connect(&server.base, &data).await;
+    let retried = keyed(&api, "crash-pm-job", &job).send().await.unwrap();
+    assert_eq!(retried.status(), 201);
+    let location = retried.headers()["location"].to_str().unwrap().to_owned();
+    assert!(location.ends_with(&format!("{path}/{id}")), "{location}");
+    let body: Value = retried.json().await.unwrap();
+    assert_eq!(body["id"], id.as_str());
+    assert_eq!(body["objectInstanceIds"], json!([vnf]));
+    assert_eq!(jobs(&api).await.len(), 1, "one PM job");
+    // Another body with the key is refused; the same again is the same job.
+    let mut other = job.clone();
+    other["callbackUri"] = json!("http://127.0.0.1:9/other");
+    let refused = keyed(&api, "crash-pm-job", &other).send().await.unwrap();
+    assert_eq!(refused.status(), 422);
+    let again = keyed(&api, "crash-pm-job", &job).send().await.unwrap();
+    assert_eq!(again.status(), 201);
     assert_eq!(again.headers()["location"].to_str().unwrap(), location);
     server.stop();
 }

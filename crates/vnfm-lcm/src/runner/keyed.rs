@@ -1,39 +1,40 @@
-//! Retry-safe calls: a client key makes creating a VNF identifier or starting an operation
-//! happen at most once, however often the call is repeated, whichever process answers it and
+//! Retry-safe calls: a client key makes creating a resource or starting an operation happen
+//! at most once, however often the call is repeated, whichever process answers it and
 //! whether or not the first call's process died.
 //!
-//! The key is claimed first ([`Lcm::claim_client_key`], its own transaction), which reserves
-//! the id of what the call creates. The instance or the occurrence is then committed with
-//! that id, in the transaction that creates it, so what was committed always tells whether
-//! the call took effect: a repeated call whose reserved id exists is answered with that
-//! resource ([`Reservation`]), and never creates a second one. The REST server keeps the
-//! first HTTP answer on top of this ([`Lcm::answer_client_key`]); the embedding API's
+//! A call with a key runs with the key pending ([`KeyGuard::run`]): the store's transaction
+//! that creates the call's resource (a VNF instance, an occurrence, a subscription, ...)
+//! writes the key with the resource's id ([`vnfm_store::client_key`]), so the key is
+//! committed exactly when the resource is, in one commit. A repeated call finds the key
+//! committed and is answered from it ([`KeyOutcome::Committed`]); while the first call runs
+//! in this process, it is refused as in flight (an in-memory marker: nothing to commit); a
+//! call on another replica that reaches its own creating write after the first committed is
+//! rolled back and answered from the first ([`KeyAttachment::Taken`]). The REST server keeps
+//! the first HTTP answer on top of this ([`KeyGuard::keep_answer`]); the embedding API's
 //! [`Lcm::create_vnf_identifier_keyed`] and [`Lcm::start_keyed`] return the resource.
 
+use std::collections::HashMap;
+use std::sync::MutexGuard;
 use std::time::Duration;
 
 use sha2::{Digest, Sha256};
-use vnfm_store::{IdempotencyRecord, KeyClaim, KeyClaimed, RequestFingerprint, StoredResponse};
+use vnfm_store::client_key::{KeyAttachment, with_pending_key};
+use vnfm_store::{PendingKey, RequestFingerprint, StoredResponse};
 
 use super::*;
 
-/// How long client keys are kept, and how long a call may hold one.
+/// How long client keys are kept.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct KeyPolicy {
     /// How long a key is kept after its first use; a key older than this is new again.
     pub ttl: Duration,
-    /// How long a call may run holding its key before a repeated call may take the key
-    /// over (the first call's process is presumed dead). Whatever the first call committed
-    /// is found by its reserved id, so a takeover never creates a second resource.
-    pub lock: Duration,
 }
 
 impl Default for KeyPolicy {
-    /// Kept 24 hours; held 60 seconds.
+    /// Kept 24 hours.
     fn default() -> Self {
         KeyPolicy {
             ttl: Duration::from_secs(24 * 3600),
-            lock: Duration::from_secs(60),
         }
     }
 }
@@ -74,123 +75,161 @@ pub fn fingerprint(method: &str, route: &str, body: &[u8]) -> RequestFingerprint
     }
 }
 
-/// The id a client key reserved for what its call creates, passed to
-/// [`Lcm::create_vnf_identifier_reserved`] and [`Lcm::start_reserved`].
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Reservation {
-    id: String,
-    replay_only: bool,
+/// The keys whose calls run in this process, with their answer once given (until it is
+/// kept in the store).
+#[derive(Debug, Default)]
+pub(crate) struct KeysInFlight(Mutex<HashMap<ClientKey, InFlight>>);
+
+#[derive(Debug)]
+struct InFlight {
+    fingerprint: RequestFingerprint,
+    answer: Option<(String, StoredResponse)>,
 }
 
-impl Reservation {
-    /// The call may create its resource with `id`; if that resource exists already, the call
-    /// answers with it instead.
-    pub fn new(id: impl Into<String>) -> Reservation {
-        Reservation {
-            id: id.into(),
-            replay_only: false,
-        }
-    }
-
-    /// The call only answers with the resource `id` if it exists, and otherwise is refused as
-    /// still in flight ([`LcmError::Conflict`]): for a repeated call while the first holds the
-    /// key.
-    pub fn replay_only(id: impl Into<String>) -> Reservation {
-        Reservation {
-            id: id.into(),
-            replay_only: true,
-        }
-    }
-
-    /// The reserved id.
-    pub fn id(&self) -> &str {
-        &self.id
-    }
-
-    fn in_flight(&self) -> LcmError {
-        LcmError::conflict(
-            "a request with this idempotency key is still being processed; send it again later",
-        )
+impl KeysInFlight {
+    fn lock(&self) -> MutexGuard<'_, HashMap<ClientKey, InFlight>> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
 
-/// What claiming a client key found ([`Lcm::claim_client_key`]).
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// What a call with a client key found ([`Lcm::begin_client_key`]).
+#[derive(Debug)]
 pub enum KeyOutcome {
-    /// The key is this call's: run it with [`Reservation::new`] of the reserved id, then
-    /// [`Lcm::answer_client_key`] (or [`Lcm::release_client_key`] when it failed in a way
-    /// worth trying again).
-    Run(IdempotencyRecord),
-    /// The key was answered: this is the first answer.
-    Answered(StoredResponse),
-    /// Another call holds the key: run this one with [`Reservation::replay_only`] of the
-    /// reserved id (it answers if the first call has committed), or refuse it as in flight.
-    Held(IdempotencyRecord),
-    /// The key was first used with another request (the record names it).
-    Mismatch(IdempotencyRecord),
+    /// The key is new: run the call with [`KeyGuard::run`].
+    Run(KeyGuard),
+    /// The key's first call committed the resource `resource_id` (empty: it created
+    /// nothing); `response` is its kept answer, if it was kept (not when its process died
+    /// between the commit and the answer).
+    Committed {
+        /// What the first call created.
+        resource_id: String,
+        /// Its answer, when kept.
+        response: Option<StoredResponse>,
+    },
+    /// A call with the key runs in this process and has not answered yet.
+    InFlight,
+    /// The key was first used with another request (this one).
+    Mismatch(RequestFingerprint),
+}
+
+/// The hold of a call on its client key, in this process: dropped, the key is free here again.
+#[derive(Debug)]
+pub struct KeyGuard {
+    lcm: Lcm,
+    key: ClientKey,
+    pending: PendingKey,
+}
+
+impl KeyGuard {
+    /// The key held.
+    pub fn key(&self) -> &ClientKey {
+        &self.key
+    }
+
+    /// Runs `call` with the key pending: the store's creating write in it commits the key with
+    /// its resource. What `call` returned, and what became of the key.
+    pub async fn run<F: std::future::Future>(&self, call: F) -> (F::Output, KeyAttachment) {
+        // Boxed: a call's future (a whole start) is large, and this nests it once more.
+        with_pending_key(self.pending.clone(), Box::pin(call)).await
+    }
+
+    /// Keeps `response` as the key's first answer: at once (before the returned future is
+    /// polled) for a repeated call in this process, then, by the future, in the store
+    /// (`resource_id`: what the call created, if anything). The key is held until then.
+    pub fn keep_answer(
+        self,
+        resource_id: Option<String>,
+        response: StoredResponse,
+    ) -> impl std::future::Future<Output = Result<(), LcmError>> + Send + 'static {
+        if let Some(entry) = self.lcm.inner.client_keys.lock().get_mut(&self.key) {
+            entry.answer = Some((resource_id.unwrap_or_default(), response.clone()));
+        }
+        async move {
+            self.lcm
+                .inner
+                .store
+                .keep_idempotency_answer(&self.pending, &response)
+                .await
+                .map(|_| ())
+                .map_err(store_err)
+        }
+    }
+}
+
+impl Drop for KeyGuard {
+    fn drop(&mut self) {
+        self.lcm.inner.client_keys.lock().remove(&self.key);
+    }
 }
 
 impl Lcm {
-    /// Claims `key` for a request with `fingerprint`, reserving a fresh id for what it
-    /// creates (see the [module](self) documentation).
-    pub async fn claim_client_key(
+    /// Begins a call with `key` for a request with `fingerprint` (see the
+    /// [module](self) documentation).
+    pub async fn begin_client_key(
         &self,
         key: &ClientKey,
         fingerprint: RequestFingerprint,
     ) -> Result<KeyOutcome, LcmError> {
         let inner = &self.inner;
-        let now = inner.now();
-        let policy = inner.config.client_keys;
-        let claim = KeyClaim {
-            scope: key.scope.clone(),
-            key: key.key.clone(),
-            fingerprint,
-            reserved_id: new_uuid(),
-            owner: inner.config.runner_id.clone(),
-            now,
-            locked_until: now.plus(policy.lock),
-            expires_at: now.plus(policy.ttl),
-        };
-        let claimed = inner
-            .store
-            .claim_idempotency_key(&claim)
-            .await
-            .map_err(store_err)?;
-        Ok(match claimed {
-            KeyClaimed::New(r) | KeyClaimed::TakenOver(r) => KeyOutcome::Run(r),
-            KeyClaimed::Existing(r) if r.fingerprint != claim.fingerprint => {
-                KeyOutcome::Mismatch(r)
+        {
+            let mut running = inner.client_keys.lock();
+            if let Some(entry) = running.get(key) {
+                return Ok(match &entry.answer {
+                    _ if entry.fingerprint != fingerprint => {
+                        KeyOutcome::Mismatch(entry.fingerprint.clone())
+                    }
+                    Some((id, response)) => KeyOutcome::Committed {
+                        resource_id: id.clone(),
+                        response: Some(response.clone()),
+                    },
+                    None => KeyOutcome::InFlight,
+                });
             }
-            KeyClaimed::Existing(IdempotencyRecord {
-                response: Some(response),
-                ..
-            }) => KeyOutcome::Answered(response),
-            KeyClaimed::Existing(r) => KeyOutcome::Held(r),
+            running.insert(
+                key.clone(),
+                InFlight {
+                    fingerprint: fingerprint.clone(),
+                    answer: None,
+                },
+            );
+        }
+        let now = inner.now();
+        let guard = KeyGuard {
+            lcm: self.clone(),
+            key: key.clone(),
+            pending: PendingKey {
+                scope: key.scope.clone(),
+                key: key.key.clone(),
+                fingerprint,
+                owner: inner.config.runner_id.clone(),
+                now,
+                expires_at: now.plus(inner.config.client_keys.ttl),
+            },
+        };
+        Ok(match self.committed_key(key).await? {
+            Some(found) if found.0 != guard.pending.fingerprint => KeyOutcome::Mismatch(found.0),
+            Some((_, resource_id, response)) => KeyOutcome::Committed {
+                resource_id,
+                response,
+            },
+            None => KeyOutcome::Run(guard),
         })
     }
 
-    /// Keeps `response` as the first answer of `key` (a later answer is ignored).
-    pub async fn answer_client_key(
+    /// The unexpired committed record of `key`: its request, its resource, its kept answer.
+    pub async fn committed_key(
         &self,
         key: &ClientKey,
-        response: &StoredResponse,
-    ) -> Result<(), LcmError> {
-        self.inner
+    ) -> Result<Option<(RequestFingerprint, String, Option<StoredResponse>)>, LcmError> {
+        let found = self
+            .inner
             .store
-            .complete_idempotency_key(&key.scope, &key.key, response)
+            .get_idempotency_key(&key.scope, &key.key)
             .await
-            .map(|_| ())
-            .map_err(store_err)
-    }
-
-    /// Lets the next call with `key` take it over at once: this process's call with it ended
-    /// without an answer worth keeping.
-    pub async fn release_client_key(&self, key: &ClientKey) -> Result<(), LcmError> {
-        self.inner
-            .store
-            .release_idempotency_key(&key.scope, &key.key, &self.inner.config.runner_id)
-            .await
-            .map_err(store_err)
+            .map_err(store_err)?;
+        Ok(found
+            .filter(|r| r.expires_at > self.inner.now())
+            .map(|r| (r.fingerprint, r.resource_id, r.response)))
     }
 
     /// Deletes the client keys that have expired ([`KeyPolicy::ttl`]); how many.
@@ -202,61 +241,11 @@ impl Lcm {
             .map_err(store_err)
     }
 
-    /// [`Lcm::create_vnf_identifier_in`] of a call holding a client key: the instance gets the
-    /// reserved id; if an instance with that id exists already, it is returned instead.
-    pub async fn create_vnf_identifier_reserved(
-        &self,
-        req: CreateVnfRequest,
-        project: Option<&str>,
-        reservation: &Reservation,
-    ) -> Result<VnfInstance, LcmError> {
-        if let Some(found) = self.reserved_instance(reservation).await? {
-            return Ok(found);
-        }
-        let id = VnfInstanceId::new(reservation.id.clone());
-        match self.create_identifier(req, project, Some(id)).await {
-            // A concurrent call with the key (one that took it over) created it first.
-            Err(e) => match self.reserved_instance(reservation).await {
-                Ok(Some(found)) => Ok(found),
-                _ => Err(e),
-            },
-            ok => ok,
-        }
-    }
-
-    /// [`Lcm::start`] (or, with `expected`, [`Lcm::start_if_unchanged`]) of a call holding a
-    /// client key: the occurrence gets the reserved id; if an occurrence with that id exists
-    /// already, it is returned instead, as it is now.
-    pub async fn start_reserved(
-        &self,
-        id: &VnfInstanceId,
-        req: OperationRequest,
-        expected: Option<Version>,
-        reservation: &Reservation,
-    ) -> Result<VnfLcmOpOcc, LcmError> {
-        if let Some(found) = self.reserved_op_occ(reservation).await? {
-            return Ok(found);
-        }
-        let occ_id = VnfLcmOpOccId::new(reservation.id.clone());
-        match self
-            .start_invoked(id, req, false, expected, Some(occ_id))
-            .await
-        {
-            // A concurrent call with the key (one that took it over) started it first: its
-            // occurrence holds the instance, so this start was refused.
-            Err(e) => match self.reserved_op_occ(reservation).await {
-                Ok(Some(found)) => Ok(found),
-                _ => Err(e),
-            },
-            ok => ok,
-        }
-    }
-
     /// Creates a VNF identifier at most once per client key (the embedding API's retry-safe
     /// [`Lcm::create_vnf_identifier_in`]): the same key with the same request returns the
     /// instance the first call created, as it is now; with another request it is refused
-    /// ([`LcmError::Unprocessable`]); while another call with it runs and has not created the
-    /// instance yet, [`LcmError::Conflict`].
+    /// ([`LcmError::Unprocessable`]); while another call with it runs in this process,
+    /// [`LcmError::Conflict`].
     pub async fn create_vnf_identifier_keyed(
         &self,
         req: CreateVnfRequest,
@@ -269,12 +258,14 @@ impl Lcm {
         })?;
         let route = format!("vnf_instances?project={}", project.unwrap_or(""));
         let print = fingerprint("CREATE_VNF_IDENTIFIER", &route, &body);
-        self.keyed(key, print, |reservation| async move {
-            self.create_vnf_identifier_reserved(req, project, &reservation)
-                .await
-                .map(|i| (i.id.to_string(), i))
-        })
-        .await
+        let id = self
+            .keyed(key, print, async {
+                self.create_vnf_identifier_in(req, project)
+                    .await
+                    .map(|i| i.id.to_string())
+            })
+            .await?;
+        self.get_instance(&VnfInstanceId::new(id)).await
     }
 
     /// Starts an operation at most once per client key (the embedding API's retry-safe
@@ -292,93 +283,55 @@ impl Lcm {
             id.as_str(),
             &body,
         );
-        self.keyed(key, print, |reservation| async move {
-            self.start_reserved(id, req, None, &reservation)
-                .await
-                .map(|o| (o.id.to_string(), o))
-        })
-        .await
+        let occ = self
+            .keyed(key, print, async {
+                self.start(id, req).await.map(|o| o.id.to_string())
+            })
+            .await?;
+        self.get_op_occ(&VnfLcmOpOccId::new(occ)).await
     }
 
-    /// Claims `key`, runs `call` with the reservation the claim allows, and keeps the created
-    /// resource's id as the key's answer.
-    async fn keyed<T, F, Fut>(
+    /// Runs `call` (which creates a resource and returns its id) at most once per `key`:
+    /// the id of what the key's first call created.
+    async fn keyed<F>(
         &self,
         key: &ClientKey,
         print: RequestFingerprint,
         call: F,
-    ) -> Result<T, LcmError>
+    ) -> Result<String, LcmError>
     where
-        F: FnOnce(Reservation) -> Fut,
-        Fut: std::future::Future<Output = Result<(String, T), LcmError>>,
+        F: std::future::Future<Output = Result<String, LcmError>>,
     {
-        let (reservation, owned) = match self.claim_client_key(key, print).await? {
-            KeyOutcome::Run(r) => (Reservation::new(r.reserved_id), true),
-            KeyOutcome::Held(r) => (Reservation::replay_only(r.reserved_id), false),
-            KeyOutcome::Answered(response) => {
-                let id = String::from_utf8_lossy(&response.body).into_owned();
-                (Reservation::replay_only(id), false)
-            }
-            KeyOutcome::Mismatch(r) => return Err(mismatch(key, &r)),
-        };
-        match call(reservation).await {
-            Ok((id, value)) => {
-                if owned {
-                    let response = StoredResponse {
-                        status: 201,
-                        location: None,
-                        content_type: None,
-                        body: id.into_bytes(),
-                    };
-                    self.answer_client_key(key, &response).await?;
-                }
-                Ok(value)
-            }
-            Err(e) => {
-                if owned && let Err(r) = self.release_client_key(key).await {
-                    tracing::warn!(error = %r, "could not release a client key after a failed call");
-                }
-                Err(e)
-            }
-        }
-    }
-
-    async fn reserved_instance(&self, r: &Reservation) -> Result<Option<VnfInstance>, LcmError> {
-        let id = VnfInstanceId::new(r.id.clone());
-        match self
-            .inner
-            .store
-            .get_instance(&id)
-            .await
-            .map_err(store_err)?
-        {
-            Some((instance, _)) => Ok(Some(vims::instance_view(instance))),
-            None if r.replay_only => Err(r.in_flight()),
-            None => Ok(None),
-        }
-    }
-
-    async fn reserved_op_occ(&self, r: &Reservation) -> Result<Option<VnfLcmOpOcc>, LcmError> {
-        let id = VnfLcmOpOccId::new(r.id.clone());
-        match self.inner.store.get_op_occ(&id).await.map_err(store_err)? {
-            Some((occ, _)) => Ok(Some(vims::op_occ_view(occ))),
-            None if r.replay_only => Err(r.in_flight()),
-            None => Ok(None),
+        match self.begin_client_key(key, print).await? {
+            KeyOutcome::Run(guard) => match guard.run(call).await {
+                (_, KeyAttachment::Taken) => match self.committed_key(key).await? {
+                    Some((_, id, _)) => Ok(id),
+                    None => Err(in_flight()),
+                },
+                (created, _) => created,
+            },
+            KeyOutcome::Committed { resource_id, .. } => Ok(resource_id),
+            KeyOutcome::InFlight => Err(in_flight()),
+            KeyOutcome::Mismatch(first) => Err(mismatch(key, &first)),
         }
     }
 }
 
-/// The refusal of a key repeated with another request.
-pub fn mismatch(key: &ClientKey, first: &IdempotencyRecord) -> LcmError {
+/// The refusal of a key whose first call still runs.
+pub fn in_flight() -> LcmError {
+    LcmError::conflict(
+        "a request with this idempotency key is still being processed; send it again later",
+    )
+}
+
+/// The refusal of a key repeated with another request (`first`).
+pub fn mismatch(key: &ClientKey, first: &RequestFingerprint) -> LcmError {
     LcmError::Unprocessable {
         pointer: "/".into(),
         message: format!(
             "the idempotency key {:?} was first used for another request ({} {}, body SHA-256 {}); \
              send a new key for a new request",
-            key.key,
-            first.fingerprint.method,
-            first.fingerprint.route,
-            first.fingerprint.body_sha256
+            key.key, first.method, first.route, first.body_sha256
         ),
     }
 }

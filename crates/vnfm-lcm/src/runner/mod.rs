@@ -109,7 +109,7 @@ use crate::ports::{NotificationRouter, OnboardedVnfd, PackageCatalog, VimDirecto
 pub use actions::is_at_rest;
 pub use apply::DRIVER_STATE_KEY;
 pub use dependents::FORCE_WITH_DEPENDENTS;
-pub use keyed::{ClientKey, KeyOutcome, KeyPolicy, Reservation};
+pub use keyed::{ClientKey, KeyGuard, KeyOutcome, KeyPolicy};
 pub use progress::{OpOccProgress, StepProgress, StepStatus};
 pub use recovery::RecoveryReport;
 pub use timeline::{OpOccTimeline, TimelineOutcome, TimelineStep};
@@ -337,6 +337,7 @@ impl LcmBuilder {
                 faults: self.faults,
                 indicators: self.indicators,
                 running: Mutex::new(HashMap::new()),
+                client_keys: keyed::KeysInFlight::default(),
                 shutdown,
             }),
         }
@@ -384,6 +385,8 @@ pub(crate) struct Inner {
     /// Where indicator values reported by hooks go.
     pub indicators: Option<Arc<dyn IndicatorSink>>,
     pub running: Mutex<HashMap<VnfLcmOpOccId, RunHandle>>,
+    /// The client keys whose calls run in this process ([`keyed`]).
+    pub(crate) client_keys: keyed::KeysInFlight,
     /// Raised by [`Lcm::shutdown`]: tasks stop at the next step boundary.
     pub shutdown: watch::Sender<bool>,
 }
@@ -591,21 +594,10 @@ impl Lcm {
         req: CreateVnfRequest,
         project: Option<&str>,
     ) -> Result<VnfInstance, LcmError> {
-        self.create_identifier(req, project, None).await
-    }
-
-    /// [`Lcm::create_vnf_identifier_in`] with the instance id `id` when given (one a client
-    /// key reserved, see [`keyed`]).
-    async fn create_identifier(
-        &self,
-        req: CreateVnfRequest,
-        project: Option<&str>,
-        id: Option<VnfInstanceId>,
-    ) -> Result<VnfInstance, LcmError> {
         let inner = &self.inner;
         let onboarded = inner.onboarded(req.vnfd_id.as_str()).await?;
         let vnfd = &onboarded.vnfd;
-        let id = id.unwrap_or_else(|| VnfInstanceId::new(new_uuid()));
+        let id = VnfInstanceId::new(new_uuid());
         let instance = VnfInstance {
             links: instance_links(
                 &*inner.config.links,

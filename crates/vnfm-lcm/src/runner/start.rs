@@ -122,7 +122,7 @@ impl Lcm {
         id: &VnfInstanceId,
         req: OperationRequest,
     ) -> Result<VnfLcmOpOcc, LcmError> {
-        self.start_invoked(id, req, false, None, None).await
+        self.start_invoked(id, req, false, None).await
     }
 
     /// As [`Lcm::start`], only if the instance is still at version `expected` (the version a
@@ -137,8 +137,7 @@ impl Lcm {
         req: OperationRequest,
         expected: Version,
     ) -> Result<VnfLcmOpOcc, LcmError> {
-        self.start_invoked(id, req, false, Some(expected), None)
-            .await
+        self.start_invoked(id, req, false, Some(expected)).await
     }
 
     /// Starts an operation the VNFM decided on by itself (automatic healing or scaling): as
@@ -149,18 +148,16 @@ impl Lcm {
         id: &VnfInstanceId,
         req: OperationRequest,
     ) -> Result<VnfLcmOpOcc, LcmError> {
-        self.start_invoked(id, req, true, None, None).await
+        self.start_invoked(id, req, true, None).await
     }
 
-    /// Starts `req`; its occurrence gets the id `occ_id` when given (one a client key
-    /// reserved, see [`super::keyed`]).
+    /// Starts `req`.
     pub(super) async fn start_invoked(
         &self,
         id: &VnfInstanceId,
         mut req: OperationRequest,
         automatic: bool,
         expected: Option<Version>,
-        occ_id: Option<VnfLcmOpOccId>,
     ) -> Result<VnfLcmOpOcc, LcmError> {
         let inner = &self.inner;
         if *inner.shutdown.borrow() {
@@ -191,16 +188,6 @@ impl Lcm {
 
         let instance_id = instance.id.clone();
         let mut occ = exec::new_op_occ(inner, &instance_id, &req);
-        if let Some(occ_id) = occ_id {
-            occ.links = exec::op_occ_links(
-                &*inner.config.links,
-                &occ_id,
-                &instance_id,
-                occ.operation_state,
-                vnfm_types::links::ApiVersion::V2,
-            );
-            occ.id = occ_id;
-        }
         occ.is_automatic_invocation = automatic;
         if !guarded.left.is_empty() {
             let warning = dependents::forced_warning(&guarded.left);

@@ -105,7 +105,10 @@ impl VimDirectory for VimRegistry {
             Some(owner.clone()),
         )?;
         record.project = self.instance_project(owner).await?;
-        self.store.create_vim(&record).await.map_err(store_err)?;
+        // Not what a request with an idempotency key asked to create: its occurrence is.
+        vnfm_store::client_key::without_key(self.store.create_vim(&record))
+            .await
+            .map_err(store_err)?;
         tracing::info!(
             vim_id = %id,
             vim_type = %canonical.vim_type,

@@ -1,19 +1,24 @@
-//! Idempotency keys: one row per (scope, key), claimed in flight, answered once, swept when
-//! expired; and the [`IdempotencyStore`] of [`SqlStore`].
+//! Idempotency keys: one row per (scope, key), written by the transaction that creates its
+//! request's resource ([`attach`]), answered once, swept when expired; and the
+//! [`IdempotencyStore`] of [`SqlStore`].
+//!
+//! The table is migration 0015's: `reserved_id` holds the created resource's id (empty when
+//! the request created nothing), `state` is `IN_FLIGHT` until the answer is kept and
+//! `COMPLETED` after, `locked_until` is no longer used (0).
 
 use async_trait::async_trait;
 
 use super::{Arg, Cell, Col, SqlConn, columns};
 use crate::database::{Database, SqlStore};
 use vnfm_store::{
-    IdempotencyRecord, IdempotencyStore, KeyClaim, KeyClaimed, RequestFingerprint, Result,
+    Conflict, IdempotencyRecord, IdempotencyStore, PendingKey, RequestFingerprint, Result,
     StoreError, StoredResponse, Timestamp,
 };
 
 const COLUMNS: &str = "scope, idem_key, method, route, body_sha256, reserved_id, owner, \
-     locked_until, created_at, expires_at, response_status, response_location, \
+     created_at, expires_at, response_status, response_location, \
      response_content_type, response_body";
-const COLS: [Col; 14] = [
+const COLS: [Col; 13] = [
     Col::Text,
     Col::Text,
     Col::Text,
@@ -21,7 +26,6 @@ const COLS: [Col; 14] = [
     Col::Text,
     Col::Text,
     Col::Text,
-    Col::Int,
     Col::Int,
     Col::Int,
     Col::OptInt,
@@ -37,9 +41,8 @@ fn record(row: Vec<Cell>) -> Result<IdempotencyRecord> {
         method,
         route,
         body,
-        reserved,
+        resource,
         owner,
-        locked,
         created,
         expires,
         status,
@@ -65,27 +68,22 @@ fn record(row: Vec<Cell>) -> Result<IdempotencyRecord> {
             route: route.text()?,
             body_sha256: body.text()?,
         },
-        reserved_id: reserved.text()?,
+        resource_id: resource.text()?,
         owner: owner.text()?,
-        locked_until: Timestamp(locked.int()?),
         created_at: Timestamp(created.int()?),
         expires_at: Timestamp(expires.int()?),
         response,
     })
 }
 
-/// The key, locking its row (PostgreSQL) until the transaction ends.
+/// The key, expired or not.
 async fn get<C: SqlConn>(
     conn: &mut C,
     scope: &str,
     key: &str,
-    lock: bool,
 ) -> Result<Option<IdempotencyRecord>> {
-    let suffix = if lock { C::DIALECT.for_update() } else { "" };
     conn.row(
-        &format!(
-            "SELECT {COLUMNS} FROM idempotency_keys WHERE scope = $1 AND idem_key = $2{suffix}"
-        ),
+        &format!("SELECT {COLUMNS} FROM idempotency_keys WHERE scope = $1 AND idem_key = $2"),
         &[scope.into(), key.into()],
         &COLS,
     )
@@ -94,171 +92,113 @@ async fn get<C: SqlConn>(
     .transpose()
 }
 
-fn claimed_record(c: &KeyClaim, reserved_id: String, created_at: Timestamp) -> IdempotencyRecord {
-    IdempotencyRecord {
-        scope: c.scope.clone(),
-        key: c.key.clone(),
-        fingerprint: c.fingerprint.clone(),
-        reserved_id,
-        owner: c.owner.clone(),
-        locked_until: c.locked_until,
-        created_at,
-        expires_at: c.expires_at,
-        response: None,
-    }
+/// Deletes `key` if it expired by its request's `now`: it is free again.
+async fn drop_if_expired<C: SqlConn>(tx: &mut C, key: &PendingKey) -> Result<()> {
+    tx.execute(
+        "DELETE FROM idempotency_keys WHERE scope = $1 AND idem_key = $2 AND expires_at <= $3",
+        &[
+            key.scope.as_str().into(),
+            key.key.as_str().into(),
+            key.now.0.into(),
+        ],
+    )
+    .await?;
+    Ok(())
 }
 
-/// The columns a claim writes, as `$1`..`$10` of its INSERT and of its UPDATE of an expired
-/// key: scope, key, method, route, body hash, reserved id, owner, locked until, created, expires.
-fn claim_args(c: &KeyClaim) -> [Arg<'_>; 10] {
-    let f = &c.fingerprint;
-    [
-        c.scope.as_str().into(),
-        c.key.as_str().into(),
+/// The columns a new key row is written with, as `$1`..`$9`: scope, key, method, route, body
+/// hash, resource id, owner, created, expires.
+fn new_key_args<'a>(key: &'a PendingKey, resource_id: &'a str) -> Vec<Arg<'a>> {
+    let f = &key.fingerprint;
+    vec![
+        key.scope.as_str().into(),
+        key.key.as_str().into(),
         f.method.as_str().into(),
         f.route.as_str().into(),
         f.body_sha256.as_str().into(),
-        c.reserved_id.as_str().into(),
-        c.owner.as_str().into(),
-        c.locked_until.0.into(),
-        c.now.0.into(),
-        c.expires_at.0.into(),
+        resource_id.into(),
+        key.owner.as_str().into(),
+        key.now.0.into(),
+        key.expires_at.0.into(),
     ]
 }
 
-/// See [`IdempotencyStore::claim_idempotency_key`].
-async fn claim<C: SqlConn>(tx: &mut C, c: &KeyClaim) -> Result<KeyClaimed> {
-    let f = &c.fingerprint;
-    for _ in 0..2 {
-        let Some(found) = get(tx, &c.scope, &c.key, true).await? else {
-            let inserted = tx
-                .execute(
-                    "INSERT INTO idempotency_keys (scope, idem_key, method, route, body_sha256, \
-                     reserved_id, state, owner, locked_until, created_at, expires_at) \
-                     VALUES ($1, $2, $3, $4, $5, $6, 'IN_FLIGHT', $7, $8, $9, $10) \
-                     ON CONFLICT DO NOTHING",
-                    &claim_args(c),
-                )
-                .await?;
-            if inserted == 1 {
-                return Ok(KeyClaimed::New(claimed_record(
-                    c,
-                    c.reserved_id.clone(),
-                    c.now,
-                )));
-            }
-            // Another replica inserted it meanwhile (PostgreSQL): read what it wrote.
-            continue;
-        };
-        if found.expires_at <= c.now {
-            tx.execute(
-                "UPDATE idempotency_keys SET method = $3, route = $4, body_sha256 = $5, \
-                 reserved_id = $6, state = 'IN_FLIGHT', owner = $7, locked_until = $8, \
-                 created_at = $9, expires_at = $10, response_status = NULL, \
-                 response_location = NULL, response_content_type = NULL, response_body = NULL \
-                 WHERE scope = $1 AND idem_key = $2",
-                &claim_args(c),
-            )
-            .await?;
-            return Ok(KeyClaimed::New(claimed_record(
-                c,
-                c.reserved_id.clone(),
-                c.now,
-            )));
-        }
-        if found.response.is_none() && found.locked_until <= c.now && found.fingerprint == *f {
-            tx.execute(
-                "UPDATE idempotency_keys SET owner = $3, locked_until = $4 \
-                 WHERE scope = $1 AND idem_key = $2",
-                &[
-                    c.scope.as_str().into(),
-                    c.key.as_str().into(),
-                    c.owner.as_str().into(),
-                    c.locked_until.0.into(),
-                ],
-            )
-            .await?;
-            return Ok(KeyClaimed::TakenOver(IdempotencyRecord {
-                owner: c.owner.clone(),
-                locked_until: c.locked_until,
-                ..found
-            }));
-        }
-        return Ok(KeyClaimed::Existing(found));
+const INSERT_KEY: &str = "INSERT INTO idempotency_keys (scope, idem_key, method, route, \
+     body_sha256, reserved_id, owner, created_at, expires_at, state, locked_until";
+
+/// In the transaction that creates `resource_id`: writes `key` with it. If the key is taken
+/// (another request committed it; on PostgreSQL this waits for that request's transaction),
+/// [`Conflict::KeyTaken`], which rolls the whole transaction back.
+pub(crate) async fn attach<C: SqlConn>(
+    tx: &mut C,
+    key: &PendingKey,
+    resource_id: &str,
+) -> Result<()> {
+    drop_if_expired(tx, key).await?;
+    let inserted = tx
+        .execute(
+            &format!(
+                "{INSERT_KEY}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'IN_FLIGHT', 0) \
+                 ON CONFLICT DO NOTHING"
+            ),
+            &new_key_args(key, resource_id),
+        )
+        .await?;
+    if inserted == 1 {
+        Ok(())
+    } else {
+        Err(StoreError::Conflict(Conflict::KeyTaken {
+            key: key.key.clone(),
+        }))
     }
-    Err(StoreError::Backend(format!(
-        "idempotency key {:?} neither inserted nor found",
-        c.key
-    )))
 }
 
 #[async_trait]
 impl<D: Database> IdempotencyStore for SqlStore<D> {
-    async fn claim_idempotency_key(&self, claim: &KeyClaim) -> Result<KeyClaimed> {
-        let claim = claim.clone();
-        self.0
-            .write(move |tx| Box::pin(async move { self::claim(tx, &claim).await }))
-            .await
-    }
-
     async fn get_idempotency_key(
         &self,
         scope: &str,
         key: &str,
     ) -> Result<Option<IdempotencyRecord>> {
         let mut conn = self.0.reader().await?;
-        get(&mut *conn, scope, key, false).await
+        get(&mut *conn, scope, key).await
     }
 
-    async fn complete_idempotency_key(
+    async fn keep_idempotency_answer(
         &self,
-        scope: &str,
-        key: &str,
+        key: &PendingKey,
         response: &StoredResponse,
     ) -> Result<bool> {
-        let (scope, key, r) = (scope.to_owned(), key.to_owned(), response.clone());
+        let (key, r) = (key.clone(), response.clone());
         self.0
             .write(move |tx| {
                 Box::pin(async move {
+                    drop_if_expired(tx, &key).await?;
+                    let mut args = new_key_args(&key, "");
+                    args.extend([
+                        i64::from(r.status).into(),
+                        r.location.as_deref().into(),
+                        r.content_type.as_deref().into(),
+                        Arg::Blob(&r.body),
+                    ]);
                     let n = tx
                         .execute(
-                            "UPDATE idempotency_keys SET state = 'COMPLETED', \
-                             response_status = $3, response_location = $4, \
-                             response_content_type = $5, response_body = $6 \
-                             WHERE scope = $1 AND idem_key = $2 AND state = 'IN_FLIGHT'",
-                            &[
-                                scope.as_str().into(),
-                                key.as_str().into(),
-                                i64::from(r.status).into(),
-                                r.location.as_deref().into(),
-                                r.content_type.as_deref().into(),
-                                Arg::Blob(&r.body),
-                            ],
+                            &format!(
+                                "{INSERT_KEY}, response_status, response_location, \
+                                 response_content_type, response_body) \
+                                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'COMPLETED', 0, \
+                                 $10, $11, $12, $13) \
+                                 ON CONFLICT (scope, idem_key) DO UPDATE SET state = 'COMPLETED', \
+                                 response_status = excluded.response_status, \
+                                 response_location = excluded.response_location, \
+                                 response_content_type = excluded.response_content_type, \
+                                 response_body = excluded.response_body \
+                                 WHERE idempotency_keys.state = 'IN_FLIGHT'"
+                            ),
+                            &args,
                         )
                         .await?;
                     Ok(n == 1)
-                })
-            })
-            .await
-    }
-
-    async fn release_idempotency_key(&self, scope: &str, key: &str, owner: &str) -> Result<()> {
-        let (scope, key, owner) = (scope.to_owned(), key.to_owned(), owner.to_owned());
-        self.0
-            .write(move |tx| {
-                Box::pin(async move {
-                    tx.execute(
-                        "UPDATE idempotency_keys SET locked_until = 0 \
-                         WHERE scope = $1 AND idem_key = $2 AND owner = $3 \
-                         AND state = 'IN_FLIGHT'",
-                        &[
-                            scope.as_str().into(),
-                            key.as_str().into(),
-                            owner.as_str().into(),
-                        ],
-                    )
-                    .await?;
-                    Ok(())
                 })
             })
             .await

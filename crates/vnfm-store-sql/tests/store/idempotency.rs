@@ -1,18 +1,20 @@
-//! Idempotency keys: claimed once per scope and key, taken over after their lock, answered
-//! once, swept when expired; concurrent claims by two stores on one database.
+//! Idempotency keys: committed with the resource their request creates (and only then),
+//! refused to a second request whose creation is then rolled back, answered once, replaced
+//! when expired, swept; concurrent creations with one key on two stores create one resource.
 
 use super::*;
-use vnfm_store::{KeyClaim, KeyClaimed, RequestFingerprint, StoredResponse};
+use vnfm_store::client_key::{KeyAttachment, with_pending_key};
+use vnfm_store::{Conflict, PendingKey, RequestFingerprint, StoredResponse};
 
 store_tests!(
-    a_key_is_claimed_once_and_answered_once,
-    an_unanswered_key_is_taken_over_after_its_lock_with_its_reserved_id,
-    expired_keys_are_reused_and_swept,
-    concurrent_claims_of_one_key_give_one_owner,
+    a_key_is_committed_with_its_resource_and_answered_once,
+    a_taken_key_rolls_the_second_creation_back,
+    expired_keys_are_replaced_and_swept,
+    concurrent_creations_with_one_key_create_one_resource,
 );
 
-fn claim(scope: &str, key: &str, body: &str, reserved: &str, owner: &str, now: i64) -> KeyClaim {
-    KeyClaim {
+fn key(scope: &str, key: &str, body: &str, now: i64) -> PendingKey {
+    PendingKey {
         scope: scope.into(),
         key: key.into(),
         fingerprint: RequestFingerprint {
@@ -20,10 +22,8 @@ fn claim(scope: &str, key: &str, body: &str, reserved: &str, owner: &str, now: i
             route: "/vnflcm/v2/vnf_instances".into(),
             body_sha256: body.into(),
         },
-        reserved_id: reserved.into(),
-        owner: owner.into(),
+        owner: "runner-a".into(),
         now: Timestamp(now),
-        locked_until: Timestamp(now + 1_000),
         expires_at: Timestamp(now + 100_000),
     }
 }
@@ -31,43 +31,33 @@ fn claim(scope: &str, key: &str, body: &str, reserved: &str, owner: &str, now: i
 fn created() -> StoredResponse {
     StoredResponse {
         status: 201,
-        location: Some("http://vnfm/vnflcm/v2/vnf_instances/r-1".into()),
+        location: Some("http://vnfm/vnflcm/v2/vnf_instances/i-1".into()),
         content_type: Some("application/json".into()),
-        body: br#"{"id":"r-1"}"#.to_vec(),
+        body: br#"{"id":"i-1"}"#.to_vec(),
     }
 }
 
-async fn a_key_is_claimed_once_and_answered_once(db: &TestDb) {
+/// Creates the instance `id` with `k` pending: the outcome and what became of the key.
+async fn create(
+    s: &Arc<dyn Store>,
+    k: PendingKey,
+    id: &str,
+) -> (Result<vnfm_store::Version, StoreError>, KeyAttachment) {
+    let inst = instance(id, "vnfd-1", None, &[]);
+    with_pending_key(k, s.create_instance(&inst, &[])).await
+}
+
+async fn a_key_is_committed_with_its_resource_and_answered_once(db: &TestDb) {
     let s = &db.store;
-    let first = s
-        .claim_idempotency_key(&claim("p", "k", "b1", "r-1", "a", 10))
-        .await
-        .unwrap();
-    assert!(
-        matches!(&first, KeyClaimed::New(r) if r.reserved_id == "r-1"),
-        "{first:?}"
-    );
-    // Held: a second claim changes nothing and sees the first's reservation.
-    let second = s
-        .claim_idempotency_key(&claim("p", "k", "b1", "r-2", "b", 20))
-        .await
-        .unwrap();
-    match &second {
-        KeyClaimed::Existing(r) => {
-            assert_eq!((r.reserved_id.as_str(), r.owner.as_str()), ("r-1", "a"));
-            assert!(r.response.is_none());
-        }
-        other => panic!("{other:?}"),
-    }
-    // The same key of another scope is another key.
-    let other = s
-        .claim_idempotency_key(&claim("q", "k", "b1", "r-3", "b", 20))
-        .await
-        .unwrap();
-    assert!(matches!(other, KeyClaimed::New(_)), "{other:?}");
+    let (made, attached) = create(s, key("p", "k", "b1", 10), "i-1").await;
+    made.unwrap();
+    assert_eq!(attached, KeyAttachment::Attached("i-1".into()));
+    let got = s.get_idempotency_key("p", "k").await.unwrap().unwrap();
+    assert_eq!((got.resource_id.as_str(), got.response), ("i-1", None));
+    assert_eq!(got.fingerprint.body_sha256, "b1");
 
     assert!(
-        s.complete_idempotency_key("p", "k", &created())
+        s.keep_idempotency_answer(&key("p", "k", "b1", 20), &created())
             .await
             .unwrap()
     );
@@ -75,94 +65,79 @@ async fn a_key_is_claimed_once_and_answered_once(db: &TestDb) {
         status: 500,
         ..created()
     };
-    assert!(!s.complete_idempotency_key("p", "k", &later).await.unwrap());
+    assert!(
+        !s.keep_idempotency_answer(&key("p", "k", "b1", 30), &later)
+            .await
+            .unwrap()
+    );
     let got = s.get_idempotency_key("p", "k").await.unwrap().unwrap();
     assert_eq!(got.response, Some(created()), "the first answer stays");
-    assert_eq!(got.fingerprint.body_sha256, "b1");
-    // Answered keys are never taken over, even after their lock.
-    let after = s
-        .claim_idempotency_key(&claim("p", "k", "b1", "r-9", "c", 5_000))
+    assert_eq!(got.resource_id, "i-1", "the resource stays");
+
+    // A creation that fails commits no key, and gives it back to the request.
+    let (made, attached) = create(s, key("p", "k-failed", "b1", 40), "i-1").await;
+    assert!(made.is_err());
+    assert_eq!(attached, KeyAttachment::NotAttached);
+    assert!(
+        s.get_idempotency_key("p", "k-failed")
+            .await
+            .unwrap()
+            .is_none()
+    );
+    // The same key of another scope is another key.
+    let (made, attached) = create(s, key("q", "k", "b1", 50), "i-2").await;
+    made.unwrap();
+    assert_eq!(attached, KeyAttachment::Attached("i-2".into()));
+    // Without a pending key nothing is written beside the resource.
+    s.create_instance(&instance("i-3", "vnfd-1", None, &[]), &[])
         .await
         .unwrap();
-    assert!(
-        matches!(&after, KeyClaimed::Existing(r) if r.response == Some(created())),
-        "{after:?}"
-    );
 }
 
-async fn an_unanswered_key_is_taken_over_after_its_lock_with_its_reserved_id(db: &TestDb) {
+async fn a_taken_key_rolls_the_second_creation_back(db: &TestDb) {
     let s = &db.store;
-    s.claim_idempotency_key(&claim("p", "k", "b1", "r-1", "a", 10))
-        .await
-        .unwrap();
-    // Before the lock passes: held.
-    let held = s
-        .claim_idempotency_key(&claim("p", "k", "b1", "r-2", "b", 500))
-        .await
-        .unwrap();
-    assert!(matches!(held, KeyClaimed::Existing(_)), "{held:?}");
-    // After it, a request with another body does not take it over...
-    let other_body = s
-        .claim_idempotency_key(&claim("p", "k", "b2", "r-2", "b", 2_000))
-        .await
-        .unwrap();
+    create(s, key("p", "k", "b1", 10), "i-1").await.0.unwrap();
+    let (made, attached) = create(s, key("p", "k", "b1", 20), "i-2").await;
     assert!(
-        matches!(other_body, KeyClaimed::Existing(_)),
-        "{other_body:?}"
+        matches!(made, Err(StoreError::Conflict(Conflict::KeyTaken { ref key })) if key == "k"),
+        "{made:?}"
     );
-    // ...the same request does, keeping the first reservation.
-    let taken = s
-        .claim_idempotency_key(&claim("p", "k", "b1", "r-2", "b", 2_000))
-        .await
-        .unwrap();
-    match taken {
-        KeyClaimed::TakenOver(r) => {
-            assert_eq!((r.reserved_id.as_str(), r.owner.as_str()), ("r-1", "b"));
-        }
-        other => panic!("{other:?}"),
-    }
-    // A release by someone else is ignored; by the owner, frees the lock at once.
-    s.release_idempotency_key("p", "k", "a").await.unwrap();
-    let held = s
-        .claim_idempotency_key(&claim("p", "k", "b1", "r-3", "c", 2_100))
-        .await
-        .unwrap();
-    assert!(matches!(held, KeyClaimed::Existing(_)), "{held:?}");
-    s.release_idempotency_key("p", "k", "b").await.unwrap();
-    let taken = s
-        .claim_idempotency_key(&claim("p", "k", "b1", "r-3", "c", 2_100))
-        .await
-        .unwrap();
+    assert_eq!(attached, KeyAttachment::Taken);
     assert!(
-        matches!(&taken, KeyClaimed::TakenOver(r) if r.reserved_id == "r-1" && r.owner == "c"),
-        "{taken:?}"
+        s.get_instance(&VnfInstanceId::new("i-2"))
+            .await
+            .unwrap()
+            .is_none(),
+        "the second creation was rolled back"
     );
+    let got = s.get_idempotency_key("p", "k").await.unwrap().unwrap();
+    assert_eq!(got.resource_id, "i-1");
 }
 
-async fn expired_keys_are_reused_and_swept(db: &TestDb) {
+async fn expired_keys_are_replaced_and_swept(db: &TestDb) {
     let s = &db.store;
-    s.claim_idempotency_key(&claim("p", "old", "b1", "r-1", "a", 10))
+    create(s, key("p", "old", "b1", 10), "i-1").await.0.unwrap();
+    s.keep_idempotency_answer(&key("p", "old", "b1", 10), &created())
         .await
         .unwrap();
-    s.complete_idempotency_key("p", "old", &created())
-        .await
-        .unwrap();
-    s.claim_idempotency_key(&claim("p", "young", "b1", "r-2", "a", 50_000))
-        .await
-        .unwrap();
+    // A request that created nothing keeps its answer under a key of its own.
+    assert!(
+        s.keep_idempotency_answer(&key("p", "young", "b1", 50_000), &created())
+            .await
+            .unwrap()
+    );
+    let young = s.get_idempotency_key("p", "young").await.unwrap().unwrap();
+    assert_eq!(
+        (young.resource_id.as_str(), young.response),
+        ("", Some(created()))
+    );
     // Expired (at 100_010): a new request with the key, even another body, is new.
-    let reused = s
-        .claim_idempotency_key(&claim("p", "old", "b2", "r-3", "b", 100_010))
-        .await
-        .unwrap();
-    match reused {
-        KeyClaimed::New(r) => {
-            assert_eq!(r.reserved_id, "r-3");
-            assert_eq!(r.fingerprint.body_sha256, "b2");
-            assert!(r.response.is_none());
-        }
-        other => panic!("{other:?}"),
-    }
+    let (made, attached) = create(s, key("p", "old", "b2", 100_020), "i-2").await;
+    made.unwrap();
+    assert_eq!(attached, KeyAttachment::Attached("i-2".into()));
+    let got = s.get_idempotency_key("p", "old").await.unwrap().unwrap();
+    assert_eq!(got.fingerprint.body_sha256, "b2");
+    assert_eq!((got.resource_id.as_str(), got.response), ("i-2", None));
     assert_eq!(
         s.sweep_idempotency_keys(Timestamp(150_000)).await.unwrap(),
         1
@@ -175,37 +150,40 @@ async fn expired_keys_are_reused_and_swept(db: &TestDb) {
     );
 }
 
-async fn concurrent_claims_of_one_key_give_one_owner(db: &TestDb) {
+async fn concurrent_creations_with_one_key_create_one_resource(db: &TestDb) {
     let other = db.reopen().await.unwrap();
     let stores = [db.store.clone(), other];
     let mut tasks = Vec::new();
     for i in 0..16 {
         let s = stores[i % 2].clone();
         tasks.push(tokio::spawn(async move {
-            s.claim_idempotency_key(&claim(
-                "p",
-                "k",
-                "b1",
-                &format!("r-{i}"),
-                &format!("o-{i}"),
-                10,
-            ))
-            .await
-            .unwrap()
+            let (made, attached) = create(&s, key("p", "k", "b1", 10), &format!("i-{i}")).await;
+            (made.is_ok(), attached)
         }));
     }
-    let mut new = Vec::new();
+    let mut made = Vec::new();
     for t in tasks {
-        if let KeyClaimed::New(r) = t.await.unwrap() {
-            new.push(r.reserved_id);
+        match t.await.unwrap() {
+            (true, KeyAttachment::Attached(id)) => made.push(id),
+            (false, KeyAttachment::Taken) => {}
+            other => panic!("{other:?}"),
         }
     }
-    assert_eq!(new.len(), 1, "{new:?}");
+    assert_eq!(made.len(), 1, "{made:?}");
     let stored = db
         .store
         .get_idempotency_key("p", "k")
         .await
         .unwrap()
         .unwrap();
-    assert_eq!(stored.reserved_id, new[0]);
+    assert_eq!(stored.resource_id, made[0]);
+    for i in 0..16 {
+        let id = format!("i-{i}");
+        let found = db
+            .store
+            .get_instance(&VnfInstanceId::new(&id))
+            .await
+            .unwrap();
+        assert_eq!(found.is_some(), id == made[0], "{id}");
+    }
 }
