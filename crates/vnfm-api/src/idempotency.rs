@@ -29,8 +29,8 @@ use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use vnfm_lcm::runner::keyed::{self, ClientKey, KeyOutcome, Reservation};
-use vnfm_lcm::{Lcm, LcmError, OperationRequest};
-use vnfm_store::{StoredResponse, Version};
+use vnfm_lcm::{Lcm, OperationRequest};
+use vnfm_store::{ProjectScope, StoredResponse, Version};
 use vnfm_types::{VnfInstanceId, VnfLcmOpOcc};
 
 use crate::auth::Caller;
@@ -296,21 +296,19 @@ impl<S: Send + Sync> FromRequestParts<S> for Reserved {
 }
 
 impl Reserved {
-    /// Starts `req` on the instance `id` (under `expected`, an `If-Match`, when given), with
-    /// the reserved occurrence id if there is one.
+    /// Starts `req` of a caller that sees `caller` on the instance `id` (under `expected`, an
+    /// `If-Match`, when given), with the reserved occurrence id if there is one.
     pub(crate) async fn start(
         &self,
         lcm: &Lcm,
+        caller: &ProjectScope,
         id: &VnfInstanceId,
         req: impl Into<OperationRequest>,
         expected: Option<Version>,
     ) -> ApiResult<VnfLcmOpOcc> {
-        let req = req.into();
-        let started: Result<VnfLcmOpOcc, LcmError> = match (&self.0, expected) {
-            (Some(r), expected) => lcm.start_reserved(id, req, expected, r).await,
-            (None, Some(v)) => lcm.start_if_unchanged(id, req, v).await,
-            (None, None) => lcm.start(id, req).await,
-        };
+        let started = lcm
+            .start_as(caller, id, req.into(), expected, self.0.as_ref())
+            .await;
         Ok(started?)
     }
 }

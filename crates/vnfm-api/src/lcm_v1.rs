@@ -190,7 +190,7 @@ async fn modify_instance(
             .ensure_instantiable(vnfd.as_str(), &tenancy.scope)
             .await?;
     }
-    let occ = start_modify_info(&state, &id, req, expected, &reserved).await?;
+    let occ = start_modify_info(&state, &id, req, expected, &reserved, &tenancy).await?;
     Ok(accepted(&state.origin(&headers), &occ))
 }
 
@@ -203,13 +203,16 @@ macro_rules! same_shape_task {
         async fn $name(
             State(state): State<Arc<AppState>>,
             Path(id): Path<String>,
+            tenancy: crate::scope::Tenancy,
             reserved: crate::idempotency::Reserved,
             headers: HeaderMap,
             body: Bytes,
         ) -> ApiResult<Response> {
             let id = VnfInstanceId::new(id);
             let req: $req = json_body(&headers, &body, $schema)?;
-            let occ = reserved.start(&state.lcm, &id, req, None).await?;
+            let occ = reserved
+                .start(&state.lcm, &tenancy.scope, &id, req, None)
+                .await?;
             Ok(accepted(&state.origin(&headers), &occ))
         }
     };
@@ -239,6 +242,7 @@ macro_rules! converted_task {
         async fn $name(
             State(state): State<Arc<AppState>>,
             Path(id): Path<String>,
+            tenancy: crate::scope::Tenancy,
             reserved: crate::idempotency::Reserved,
             headers: HeaderMap,
             body: Bytes,
@@ -247,7 +251,9 @@ macro_rules! converted_task {
             let req: Value = json_body(&headers, &body, None)?;
             let req: $v1 = value_as(v261_names(req))?;
             let req = <$v2>::try_from(req).map_err(conversion)?;
-            let occ = reserved.start(&state.lcm, &id, req, None).await?;
+            let occ = reserved
+                .start(&state.lcm, &tenancy.scope, &id, req, None)
+                .await?;
             Ok(accepted(&state.origin(&headers), &occ))
         }
     };

@@ -176,7 +176,7 @@ async fn modify_instance(
             .ensure_instantiable(vnfd.as_str(), &tenancy.scope)
             .await?;
     }
-    let occ = start_modify_info(&state, &id, req, expected, &reserved).await?;
+    let occ = start_modify_info(&state, &id, req, expected, &reserved, &tenancy).await?;
     Ok(accepted(&state.origin(&headers), &occ))
 }
 
@@ -191,6 +191,7 @@ macro_rules! task {
             State(state): State<Arc<AppState>>,
             Path(id): Path<String>,
             OriginalUri(uri): OriginalUri,
+            tenancy: crate::scope::Tenancy,
             reserved: crate::idempotency::Reserved,
             headers: HeaderMap,
             body: Bytes,
@@ -199,9 +200,17 @@ macro_rules! task {
             let preview = crate::preview::requested(&uri)?;
             let req: $req = json_body(&headers, &body, $schema)?;
             if preview {
-                return crate::preview::respond(&state, &id, OperationRequest::$variant(req)).await;
+                return crate::preview::respond(
+                    &state,
+                    &tenancy.scope,
+                    &id,
+                    OperationRequest::$variant(req),
+                )
+                .await;
             }
-            let occ = reserved.start(&state.lcm, &id, req, None).await?;
+            let occ = reserved
+                .start(&state.lcm, &tenancy.scope, &id, req, None)
+                .await?;
             Ok(accepted(&state.origin(&headers), &occ))
         }
     };
@@ -283,8 +292,23 @@ async fn change_vnfpkg(
         .ensure_instantiable(req.vnfd_id.as_str(), &tenancy.scope)
         .await?;
     if preview {
-        return crate::preview::respond(&state, &id, OperationRequest::ChangeVnfPkg(req)).await;
+        return crate::preview::respond(
+            &state,
+            &tenancy.scope,
+            &id,
+            OperationRequest::ChangeVnfPkg(req),
+        )
+        .await;
     }
-    let occ = state.lcm.change_vnfpkg(&id, req).await?;
+    let occ = state
+        .lcm
+        .start_as(
+            &tenancy.scope,
+            &id,
+            OperationRequest::ChangeVnfPkg(req),
+            None,
+            None,
+        )
+        .await?;
     Ok(accepted(&state.origin(&headers), &occ))
 }

@@ -375,8 +375,11 @@ pub(crate) async fn start_modify_info(
     req: VnfInfoModificationRequest,
     expected: Option<Version>,
     reserved: &crate::idempotency::Reserved,
+    tenancy: &Tenancy,
 ) -> ApiResult<VnfLcmOpOcc> {
-    reserved.start(&state.lcm, id, req, expected).await
+    reserved
+        .start(&state.lcm, &tenancy.scope, id, req, expected)
+        .await
 }
 
 pub(crate) async fn delete_instance(

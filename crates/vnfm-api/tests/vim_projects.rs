@@ -4,7 +4,8 @@
 //! re-defaults nor deletes it (`404`, as for an id that does not exist); an admin sees every
 //! VIM; each project has its own default VIM, which a default-VIM INSTANTIATE of an instance of
 //! that project uses; an INSTANTIATE naming another project's VIM by `vimId` fails as one naming
-//! a VIM that does not exist. Ignored, saying so, when built without Keystone's variables.
+//! a VIM that does not exist, unless an admin names it (the instance then gets a copy of it, as
+//! on Tacker). Ignored, saying so, when built without Keystone's variables.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -500,4 +501,165 @@ async fn an_instantiate_naming_another_projects_vim_fails_as_for_an_unknown_vim(
     );
     let occ = h.wait_op(r.header("location").unwrap()).await;
     assert_eq!(occ["operationState"], "COMPLETED", "{occ:#}");
+}
+
+#[vnfm_test_env::needs(keystone)]
+#[tokio::test]
+async fn an_admin_may_name_another_projects_vim_and_the_instance_keeps_a_copy() {
+    let ks = TestKeystone::from_env().await;
+    let (_svc, credentials) = ks.service_user().await;
+    let demo = ks.project("vimadmin-demo").await;
+    let other = ks.project("vimadmin-other").await;
+    let admins = ks.project("vimadmin-admin").await;
+    let demo_user = ks.user("vimadmin-member-demo", &demo, &["member"]).await;
+    let other_user = ks.user("vimadmin-member-other", &other, &["member"]).await;
+    let admin_user = ks.user("vimadmin-admin", &admins, &["admin"]).await;
+    let validator =
+        Arc::new(KeystoneValidator::new(KeystoneConfig::new(ks.url.clone(), credentials)).unwrap());
+    let h = Harness::with_services(
+        |b| {
+            b.infra_driver(Arc::new(
+                MemoryInfraDriver::new().with_vim_types(&[OPENSTACK]),
+            ))
+        },
+        |o| o.keystone = Some(validator),
+    )
+    .await;
+    let (d, o, root) = (
+        ks.token(&demo_user).await,
+        ks.token(&other_user).await,
+        ks.token(&admin_user).await,
+    );
+    h.onboard(zip_dir(Path::new(HELLO))).await;
+    let demo_vim = register(&h, &d, "demo-lab").await;
+
+    for version in [2, 1] {
+        // The admin instantiates an instance of `other` on demo's VIM: accepted and completed,
+        // as on Tacker.
+        let (status, occ, _) =
+            instantiate_on(&h, (&root, other.id.as_str()), version, &demo_vim).await;
+        assert_eq!(status, 202, "v{version}: {occ:#}");
+        assert_eq!(occ["operationState"], "COMPLETED", "v{version}: {occ:#}");
+        let id = occ["vnfInstanceId"].as_str().unwrap().to_owned();
+
+        // The instance holds a copy of demo's VIM, a VIM of its own project: `other`'s member
+        // reads it (no secret), and operates the instance on it.
+        let instance = answered(
+            &as_user(
+                &h,
+                &o,
+                Method::GET,
+                &format!("/vnflcm/v{version}/vnf_instances/{id}"),
+                None,
+            )
+            .await,
+            200,
+        );
+        assert_eq!(
+            instance["instantiationState"], "INSTANTIATED",
+            "{instance:#}"
+        );
+        let entry = if version == 1 {
+            instance["vimConnectionInfo"][0].clone()
+        } else {
+            instance["vimConnectionInfo"]["vim1"].clone()
+        };
+        let copy = entry["vimId"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{instance:#}"));
+        assert_ne!(copy, demo_vim, "{instance:#}");
+        assert_eq!(entry["vimType"], OPENSTACK, "{instance:#}");
+        assert!(entry.get("accessInfo").is_none(), "{instance:#}");
+        assert!(
+            !instance.to_string().contains(DEMO_PASSWORD),
+            "{instance:#}"
+        );
+        let copied = answered(
+            &as_user(&h, &o, Method::GET, &format!("/vnfm/v1/vims/{copy}"), None).await,
+            200,
+        );
+        assert_eq!(
+            copied["interfaceInfo"]["endpoint"], "https://keystone.example:5000/v3",
+            "{copied:#}"
+        );
+        assert_eq!(copied["project"], other.id.as_str(), "{copied:#}");
+        assert!(!copied.to_string().contains(DEMO_PASSWORD), "{copied:#}");
+        let r = as_user(
+            &h,
+            &o,
+            Method::POST,
+            &format!("/vnflcm/v{version}/vnf_instances/{id}/terminate"),
+            Some(json!({"terminationType": "FORCEFUL"})),
+        )
+        .await;
+        assert_eq!(
+            r.status.as_u16(),
+            202,
+            "{}",
+            String::from_utf8_lossy(&r.body)
+        );
+        let occ = h.wait_op(r.header("location").unwrap()).await;
+        assert_eq!(occ["operationState"], "COMPLETED", "v{version}: {occ:#}");
+
+        // `other`'s member naming demo's VIM is still refused as for an unknown VIM.
+        let (status, problem, _) =
+            instantiate_on(&h, (&o, other.id.as_str()), version, &demo_vim).await;
+        assert_eq!(status, 422, "v{version}: {problem:#}");
+        assert!(
+            problem["detail"]
+                .as_str()
+                .unwrap_or_default()
+                .contains("is registered"),
+            "v{version}: {problem:#}"
+        );
+    }
+
+    // The admin's MODIFY_INFO stores a copy too; demo's VIM is not referenced by `other`'s
+    // instances, so demo may delete it.
+    let id = instance_in(&h, other.id.as_str()).await;
+    let r = as_user(
+        &h,
+        &root,
+        Method::PATCH,
+        &format!("/vnflcm/v2/vnf_instances/{id}"),
+        Some(json!({"vimConnectionInfo": {"vim1": {"vimId": demo_vim, "vimType": OPENSTACK}}})),
+    )
+    .await;
+    assert_eq!(
+        r.status.as_u16(),
+        202,
+        "{}",
+        String::from_utf8_lossy(&r.body)
+    );
+    let occ = h.wait_op(r.header("location").unwrap()).await;
+    assert_eq!(occ["operationState"], "COMPLETED", "{occ:#}");
+    let instance = answered(
+        &as_user(
+            &h,
+            &o,
+            Method::GET,
+            &format!("/vnflcm/v2/vnf_instances/{id}"),
+            None,
+        )
+        .await,
+        200,
+    );
+    let stored = instance["vimConnectionInfo"]["vim1"]["vimId"]
+        .as_str()
+        .unwrap();
+    assert_ne!(stored, demo_vim, "{instance:#}");
+    let r = as_user(
+        &h,
+        &d,
+        Method::DELETE,
+        &format!("/v1.0/vims/{demo_vim}"),
+        None,
+    )
+    .await;
+    assert_eq!(
+        r.status.as_u16(),
+        204,
+        "{}",
+        String::from_utf8_lossy(&r.body)
+    );
 }

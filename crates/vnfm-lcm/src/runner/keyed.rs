@@ -13,7 +13,9 @@
 use std::time::Duration;
 
 use sha2::{Digest, Sha256};
-use vnfm_store::{IdempotencyRecord, KeyClaim, KeyClaimed, RequestFingerprint, StoredResponse};
+use vnfm_store::{
+    IdempotencyRecord, KeyClaim, KeyClaimed, ProjectScope, RequestFingerprint, StoredResponse,
+};
 
 use super::*;
 
@@ -234,12 +236,26 @@ impl Lcm {
         expected: Option<Version>,
         reservation: &Reservation,
     ) -> Result<VnfLcmOpOcc, LcmError> {
+        self.start_reserved_as(id, req, expected, reservation, &ProjectScope::Nothing)
+            .await
+    }
+
+    /// [`Lcm::start_reserved`] on behalf of a caller that sees `caller` (see
+    /// [`Lcm::start_as`]).
+    pub(super) async fn start_reserved_as(
+        &self,
+        id: &VnfInstanceId,
+        req: OperationRequest,
+        expected: Option<Version>,
+        reservation: &Reservation,
+        caller: &ProjectScope,
+    ) -> Result<VnfLcmOpOcc, LcmError> {
         if let Some(found) = self.reserved_op_occ(reservation).await? {
             return Ok(found);
         }
         let occ_id = VnfLcmOpOccId::new(reservation.id.clone());
         match self
-            .start_invoked(id, req, false, expected, Some(occ_id))
+            .start_invoked(id, req, false, expected, Some(occ_id), caller)
             .await
         {
             // A concurrent call with the key (one that took it over) started it first: its
