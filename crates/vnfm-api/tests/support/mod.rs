@@ -16,6 +16,8 @@ use tower::ServiceExt;
 use vnfm_api::{AppState, StateOptions};
 use vnfm_driver_api::memory::MemoryInfraDriver;
 
+pub mod keystone;
+
 pub const CORPUS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/corpus");
 pub const HELLO: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../vnfd-samples/hello-vnf");
 pub const HELLO_VNFD: &str = "6f0b7e1c-2d55-4c5e-9b3a-4e110a000001";
