@@ -22,6 +22,16 @@ use crate::support::{HELLO, HELLO_VNFD, Harness, Reply, zip_dir};
 const OPENSTACK: &str = "ETSINFV.OPENSTACK_KEYSTONE.V_3";
 const DEMO_PASSWORD: &str = "demo-vim-Pa55word-7c1e";
 
+/// Projects `<prefix>-demo` and `<prefix>-other` with a member each, and `<prefix>-admin`
+/// with an admin.
+async fn tenants(ks: &TestKeystone, prefix: &str) -> (Tenant, Tenant, Tenant) {
+    (
+        Tenant::new(ks, &format!("{prefix}-demo"), &["member"]).await,
+        Tenant::new(ks, &format!("{prefix}-other"), &["member"]).await,
+        Tenant::new(ks, &format!("{prefix}-admin"), &["admin"]).await,
+    )
+}
+
 /// The services of these tests: a memory driver serving OpenStack VIMs.
 fn openstack_driver(b: vnfm::lcm::Builder) -> vnfm::lcm::Builder {
     b.infra_driver(Arc::new(
@@ -46,11 +56,7 @@ fn tacker_vim(name: &str, is_default: bool) -> Value {
 #[tokio::test]
 async fn a_project_sees_changes_and_defaults_only_its_own_vims() {
     let ks = TestKeystone::from_env().await;
-    let (demo, other, admins) = (
-        Tenant::new(&ks, "vims-demo", &["member"]).await,
-        Tenant::new(&ks, "vims-other", &["member"]).await,
-        Tenant::new(&ks, "vims-admin", &["admin"]).await,
-    );
+    let (demo, other, admins) = tenants(&ks, "vims").await;
     let h = keystone_harness(&ks, openstack_driver).await;
     let (d, o, root) = (
         demo.token.clone(),
@@ -435,13 +441,7 @@ async fn an_instantiate_naming_another_projects_vim_fails_as_for_an_unknown_vim(
         Some(json!({"vimConnectionInfo": {"vim1": {"vimId": other_vim, "vimType": OPENSTACK}}})),
     )
     .await;
-    assert_eq!(
-        r.status.as_u16(),
-        202,
-        "{}",
-        String::from_utf8_lossy(&r.body)
-    );
-    let occ = h.wait_op(r.header("location").unwrap()).await;
+    let occ = h.accepted_op(&r).await;
     assert_eq!(occ["operationState"], "COMPLETED", "{occ:#}");
 }
 
@@ -449,11 +449,7 @@ async fn an_instantiate_naming_another_projects_vim_fails_as_for_an_unknown_vim(
 #[tokio::test]
 async fn an_admin_may_name_another_projects_vim_and_the_instance_keeps_a_copy() {
     let ks = TestKeystone::from_env().await;
-    let (demo, other, admins) = (
-        Tenant::new(&ks, "vimadmin-demo", &["member"]).await,
-        Tenant::new(&ks, "vimadmin-other", &["member"]).await,
-        Tenant::new(&ks, "vimadmin-admin", &["admin"]).await,
-    );
+    let (demo, other, admins) = tenants(&ks, "vimadmin").await;
     let h = keystone_harness(&ks, openstack_driver).await;
     let (d, o, root) = (
         demo.token.clone(),
@@ -555,13 +551,7 @@ async fn an_admin_may_name_another_projects_vim_and_the_instance_keeps_a_copy() 
         Some(json!({"vimConnectionInfo": {"vim1": {"vimId": demo_vim, "vimType": OPENSTACK}}})),
     )
     .await;
-    assert_eq!(
-        r.status.as_u16(),
-        202,
-        "{}",
-        String::from_utf8_lossy(&r.body)
-    );
-    let occ = h.wait_op(r.header("location").unwrap()).await;
+    let occ = h.accepted_op(&r).await;
     assert_eq!(occ["operationState"], "COMPLETED", "{occ:#}");
     let instance = answered(
         &as_user(

@@ -257,6 +257,18 @@ impl Harness {
         r.json()["id"].as_str().unwrap().to_owned()
     }
 
+    /// The occurrence a request answered `202` (checked) started, once it has settled.
+    pub async fn accepted_op(&self, r: &Reply) -> Value {
+        assert_eq!(
+            r.status.as_u16(),
+            202,
+            "{}",
+            String::from_utf8_lossy(&r.body)
+        );
+        self.wait_op(r.header("location").expect("a Location"))
+            .await
+    }
+
     pub async fn wait_op(&self, location: &str) -> Value {
         let path = &location[location.find("/vnflcm").unwrap()..];
         for _ in 0..500 {
