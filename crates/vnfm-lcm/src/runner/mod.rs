@@ -337,6 +337,7 @@ impl LcmBuilder {
                 faults: self.faults,
                 indicators: self.indicators,
                 running: Mutex::new(HashMap::new()),
+                warned_clear_inline: std::sync::atomic::AtomicBool::new(false),
                 shutdown,
             }),
         }
@@ -384,6 +385,9 @@ pub(crate) struct Inner {
     /// Where indicator values reported by hooks go.
     pub indicators: Option<Arc<dyn IndicatorSink>>,
     pub running: Mutex<HashMap<VnfLcmOpOccId, RunHandle>>,
+    /// Whether this runner has warned that its VIM directory stores inline credentials as
+    /// given (once per runner, so each embedding's log says it).
+    pub warned_clear_inline: std::sync::atomic::AtomicBool,
     /// Raised by [`Lcm::shutdown`]: tasks stop at the next step boundary.
     pub shutdown: watch::Sender<bool>,
 }
