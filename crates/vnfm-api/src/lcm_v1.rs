@@ -189,7 +189,7 @@ async fn modify_instance(
             .ensure_instantiable(vnfd.as_str(), &tenancy.scope)
             .await?;
     }
-    let occ = start_modify_info(&state, &id, req, expected).await?;
+    let occ = start_modify_info(&state, &id, req, expected, &tenancy).await?;
     Ok(accepted(&state.origin(&headers), &occ))
 }
 
@@ -202,12 +202,16 @@ macro_rules! same_shape_task {
         async fn $name(
             State(state): State<Arc<AppState>>,
             Path(id): Path<String>,
+            tenancy: crate::scope::Tenancy,
             headers: HeaderMap,
             body: Bytes,
         ) -> ApiResult<Response> {
             let id = VnfInstanceId::new(id);
             let req: $req = json_body(&headers, &body, $schema)?;
-            let occ = state.lcm.start(&id, req.into()).await?;
+            let occ = state
+                .lcm
+                .start_as(&tenancy.scope, &id, req.into(), None)
+                .await?;
             Ok(accepted(&state.origin(&headers), &occ))
         }
     };
@@ -237,6 +241,7 @@ macro_rules! converted_task {
         async fn $name(
             State(state): State<Arc<AppState>>,
             Path(id): Path<String>,
+            tenancy: crate::scope::Tenancy,
             headers: HeaderMap,
             body: Bytes,
         ) -> ApiResult<Response> {
@@ -244,7 +249,10 @@ macro_rules! converted_task {
             let req: Value = json_body(&headers, &body, None)?;
             let req: $v1 = value_as(v261_names(req))?;
             let req = <$v2>::try_from(req).map_err(conversion)?;
-            let occ = state.lcm.start(&id, req.into()).await?;
+            let occ = state
+                .lcm
+                .start_as(&tenancy.scope, &id, req.into(), None)
+                .await?;
             Ok(accepted(&state.origin(&headers), &occ))
         }
     };

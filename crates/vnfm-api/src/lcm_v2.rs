@@ -175,7 +175,7 @@ async fn modify_instance(
             .ensure_instantiable(vnfd.as_str(), &tenancy.scope)
             .await?;
     }
-    let occ = start_modify_info(&state, &id, req, expected).await?;
+    let occ = start_modify_info(&state, &id, req, expected, &tenancy).await?;
     Ok(accepted(&state.origin(&headers), &occ))
 }
 
@@ -190,6 +190,7 @@ macro_rules! task {
             State(state): State<Arc<AppState>>,
             Path(id): Path<String>,
             OriginalUri(uri): OriginalUri,
+            tenancy: crate::scope::Tenancy,
             headers: HeaderMap,
             body: Bytes,
         ) -> ApiResult<Response> {
@@ -197,9 +198,18 @@ macro_rules! task {
             let preview = crate::preview::requested(&uri)?;
             let req: $req = json_body(&headers, &body, $schema)?;
             if preview {
-                return crate::preview::respond(&state, &id, OperationRequest::$variant(req)).await;
+                return crate::preview::respond(
+                    &state,
+                    &tenancy.scope,
+                    &id,
+                    OperationRequest::$variant(req),
+                )
+                .await;
             }
-            let occ = state.lcm.start(&id, req.into()).await?;
+            let occ = state
+                .lcm
+                .start_as(&tenancy.scope, &id, req.into(), None)
+                .await?;
             Ok(accepted(&state.origin(&headers), &occ))
         }
     };
@@ -281,8 +291,23 @@ async fn change_vnfpkg(
         .ensure_instantiable(req.vnfd_id.as_str(), &tenancy.scope)
         .await?;
     if preview {
-        return crate::preview::respond(&state, &id, OperationRequest::ChangeVnfPkg(req)).await;
+        return crate::preview::respond(
+            &state,
+            &tenancy.scope,
+            &id,
+            OperationRequest::ChangeVnfPkg(req),
+        )
+        .await;
     }
-    let occ = state.lcm.change_vnfpkg(&id, req).await?;
+    let occ = state
+        .lcm
+        .start_as(
+            &tenancy.scope,
+            &id,
+            OperationRequest::ChangeVnfPkg(req),
+            None,
+            None,
+        )
+        .await?;
     Ok(accepted(&state.origin(&headers), &occ))
 }

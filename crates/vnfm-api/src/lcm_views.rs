@@ -365,12 +365,10 @@ pub(crate) async fn start_modify_info(
     id: &VnfInstanceId,
     req: VnfInfoModificationRequest,
     expected: Option<Version>,
+    tenancy: &Tenancy,
 ) -> ApiResult<VnfLcmOpOcc> {
     let req = vnfm_lcm::OperationRequest::from(req);
-    Ok(match expected {
-        Some(v) => state.lcm.start_if_unchanged(id, req, v).await?,
-        None => state.lcm.start(id, req).await?,
-    })
+    Ok(state.lcm.start_as(&tenancy.scope, id, req, expected).await?)
 }
 
 pub(crate) async fn delete_instance(

@@ -39,12 +39,13 @@ pub(crate) fn requested(uri: &Uri) -> ApiResult<bool> {
     Ok(preview)
 }
 
-/// `200 OK` with the preview of `req` on instance `id`.
+/// `200 OK` with the preview of `req` of a caller that sees `caller` on instance `id`.
 pub(crate) async fn respond(
     state: &AppState,
+    caller: &vnfm_store::ProjectScope,
     id: &VnfInstanceId,
     req: OperationRequest,
 ) -> ApiResult<Response> {
-    let preview = state.lcm.preview(id, req).await?;
+    let preview = state.lcm.preview_as(caller, id, req).await?;
     Ok(json_response(StatusCode::OK, &preview))
 }

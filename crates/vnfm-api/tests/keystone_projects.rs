@@ -4,40 +4,17 @@
 //! as for an id that does not exist); A and the admin see it. Ignored, saying so, when built
 //! without Keystone's variables (`#[vnfm_test_env::needs(keystone)]`).
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use axum::http::{Method, StatusCode};
 use serde_json::{Value, json};
 use vnfm_keystone::testing::TestKeystone;
-use vnfm_keystone::{KeystoneConfig, KeystoneValidator};
 use vnfm_store::ScopedKind;
 
 use crate::support;
 
+use support::keystone::{Tenant, as_user_raw, keystone_harness, not_found};
 use support::*;
-
-/// A request with `X-Auth-Token: token` and an optional body of `content_type`.
-async fn as_user(
-    h: &Harness,
-    token: &str,
-    method: Method,
-    uri: &str,
-    body: Option<(&str, Vec<u8>)>,
-) -> Reply {
-    let mut headers = vec![("x-auth-token", token)];
-    if uri.contains("/v2/") {
-        headers.push(("version", "2.0.0"));
-    }
-    let bytes = match body {
-        Some((content_type, bytes)) => {
-            headers.push(("content-type", content_type));
-            bytes
-        }
-        None => Vec::new(),
-    };
-    h.raw(method, uri, &headers, bytes).await
-}
 
 /// A JSON request body.
 fn json_body(v: Value) -> Option<(&'static str, Vec<u8>)> {
@@ -60,37 +37,24 @@ fn ids(r: &Reply) -> Vec<String> {
         .collect()
 }
 
-/// The `404` ProblemDetails `detail` of `r`, with `id` replaced by `<id>` (to compare the
-/// answer about another project's resource with the one about a missing resource).
-fn not_found(r: &Reply, id: &str) -> String {
-    r.problem(404)["detail"]
-        .as_str()
-        .unwrap()
-        .replace(id, "<id>")
-}
-
 #[vnfm_test_env::needs(keystone)]
 #[tokio::test]
 async fn a_project_sees_and_changes_only_its_own_resources() {
     let ks = TestKeystone::from_env().await;
-    let (_svc, credentials) = ks.service_user().await;
-    let project_a = ks.project("scope-a").await;
-    let project_b = ks.project("scope-b").await;
-    let project_c = ks.project("scope-admin").await;
-    let user_a = ks.user("member-a", &project_a, &["member"]).await;
-    let user_b = ks.user("member-b", &project_b, &["member"]).await;
-    let admin = ks.user("admin", &project_c, &["admin"]).await;
-    let validator =
-        Arc::new(KeystoneValidator::new(KeystoneConfig::new(ks.url.clone(), credentials)).unwrap());
-    let h = Harness::with(|o| o.keystone = Some(validator)).await;
+    let (tenant_a, tenant_b, admin) = (
+        Tenant::new(&ks, "scope-a", &["member"]).await,
+        Tenant::new(&ks, "scope-b", &["member"]).await,
+        Tenant::new(&ks, "scope-admin", &["admin"]).await,
+    );
+    let h = keystone_harness(&ks, |b| b).await;
     let (a, b, root) = (
-        ks.token(&user_a).await,
-        ks.token(&user_b).await,
-        ks.token(&admin).await,
+        tenant_a.token.clone(),
+        tenant_b.token.clone(),
+        admin.token.clone(),
     );
 
     // A onboards a package and creates an instance, a subscription and an operation.
-    let r = as_user(
+    let r = as_user_raw(
         &h,
         &a,
         Method::POST,
@@ -106,7 +70,7 @@ async fn a_project_sees_and_changes_only_its_own_resources() {
     );
     let pkg = r.json()["id"].as_str().unwrap().to_owned();
     let content = format!("/vnfpkgm/v2/vnf_packages/{pkg}/package_content");
-    let r = as_user(
+    let r = as_user_raw(
         &h,
         &a,
         Method::PUT,
@@ -123,7 +87,9 @@ async fn a_project_sees_and_changes_only_its_own_resources() {
     let pkg_uri = format!("/vnfpkgm/v2/vnf_packages/{pkg}");
     let mut onboarded = false;
     for _ in 0..300 {
-        let info = as_user(&h, &a, Method::GET, &pkg_uri, None).await.json();
+        let info = as_user_raw(&h, &a, Method::GET, &pkg_uri, None)
+            .await
+            .json();
         if info["onboardingState"] == "ONBOARDED" {
             onboarded = true;
             break;
@@ -132,7 +98,7 @@ async fn a_project_sees_and_changes_only_its_own_resources() {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     assert!(onboarded, "package {pkg} was not onboarded");
-    let r = as_user(
+    let r = as_user_raw(
         &h,
         &a,
         Method::POST,
@@ -148,7 +114,7 @@ async fn a_project_sees_and_changes_only_its_own_resources() {
     );
     let inst = r.json()["id"].as_str().unwrap().to_owned();
     let inst_uri = format!("/vnflcm/v2/vnf_instances/{inst}");
-    let r = as_user(
+    let r = as_user_raw(
         &h,
         &a,
         Method::POST,
@@ -165,7 +131,7 @@ async fn a_project_sees_and_changes_only_its_own_resources() {
     let location = r.header("location").unwrap().to_owned();
     let occ = location.rsplit('/').next().unwrap().to_owned();
     let occ_uri = format!("/vnflcm/v2/vnf_lcm_op_occs/{occ}");
-    let r = as_user(
+    let r = as_user_raw(
         &h,
         &a,
         Method::POST,
@@ -184,7 +150,7 @@ async fn a_project_sees_and_changes_only_its_own_resources() {
     let mut other_subs = Vec::new();
     for list in ["/vnfpkgm/v2/subscriptions", "/vnffm/v1/subscriptions"] {
         let body = json_body(json!({"callbackUri": "http://127.0.0.1:9/cb"}));
-        let r = as_user(&h, &a, Method::POST, list, body).await;
+        let r = as_user_raw(&h, &a, Method::POST, list, body).await;
         assert_eq!(
             r.status,
             StatusCode::CREATED,
@@ -227,7 +193,7 @@ async fn a_project_sees_and_changes_only_its_own_resources() {
         "{}",
         String::from_utf8_lossy(&r.body)
     );
-    let alarm_ids = ids(&as_user(&h, &a, Method::GET, "/vnffm/v1/alarms", None).await);
+    let alarm_ids = ids(&as_user_raw(&h, &a, Method::GET, "/vnffm/v1/alarms", None).await);
     assert_eq!(alarm_ids.len(), 1, "A sees the alarm on its instance");
     let alarm = alarm_ids[0].clone();
     let alarm_uri = format!("/vnffm/v1/alarms/{alarm}");
@@ -242,7 +208,7 @@ async fn a_project_sees_and_changes_only_its_own_resources() {
     ] {
         assert_eq!(
             store.project_of(kind, id).await.unwrap(),
-            Some(Some(project_a.id.clone())),
+            Some(Some(tenant_a.project.id.clone())),
             "{kind:?} {id}"
         );
     }
@@ -261,15 +227,15 @@ async fn a_project_sees_and_changes_only_its_own_resources() {
     ];
     for (list, id) in lists {
         assert!(
-            !ids(&as_user(&h, &b, Method::GET, list, None).await).contains(id),
+            !ids(&as_user_raw(&h, &b, Method::GET, list, None).await).contains(id),
             "B lists {id} in {list}"
         );
         assert!(
-            ids(&as_user(&h, &a, Method::GET, list, None).await).contains(id),
+            ids(&as_user_raw(&h, &a, Method::GET, list, None).await).contains(id),
             "A misses {id} in {list}"
         );
         assert!(
-            ids(&as_user(&h, &root, Method::GET, list, None).await).contains(id),
+            ids(&as_user_raw(&h, &root, Method::GET, list, None).await).contains(id),
             "admin misses {id} in {list}"
         );
     }
@@ -372,9 +338,9 @@ async fn a_project_sees_and_changes_only_its_own_resources() {
         body.map(|v| (content_type, serde_json::to_vec(&v).unwrap()))
     };
     for (method, uri, body, id) in named {
-        let other = as_user(&h, &b, method.clone(), &uri, encode(&method, body.clone())).await;
+        let other = as_user_raw(&h, &b, method.clone(), &uri, encode(&method, body.clone())).await;
         let absent_uri = uri.replace(id, missing);
-        let absent = as_user(&h, &b, method.clone(), &absent_uri, encode(&method, body)).await;
+        let absent = as_user_raw(&h, &b, method.clone(), &absent_uri, encode(&method, body)).await;
         assert_eq!(
             not_found(&other, id),
             not_found(&absent, missing),
@@ -382,7 +348,7 @@ async fn a_project_sees_and_changes_only_its_own_resources() {
         );
     }
     // B cannot create an instance from A's package either: it is not there for B.
-    let r = as_user(
+    let r = as_user_raw(
         &h,
         &b,
         Method::POST,
@@ -400,31 +366,43 @@ async fn a_project_sees_and_changes_only_its_own_resources() {
     );
 
     // Nothing of B's requests happened: A still has its instance, operation and subscription.
-    let occ_state = as_user(&h, &a, Method::GET, &occ_uri, None).await.json();
+    let occ_state = as_user_raw(&h, &a, Method::GET, &occ_uri, None)
+        .await
+        .json();
     assert_ne!(occ_state["operationState"], "FAILED", "{occ_state}");
     assert_eq!(
-        as_user(&h, &a, Method::GET, &inst_uri, None).await.status,
+        as_user_raw(&h, &a, Method::GET, &inst_uri, None)
+            .await
+            .status,
         StatusCode::OK
     );
     assert_eq!(
-        as_user(&h, &a, Method::GET, &sub_uri, None).await.status,
+        as_user_raw(&h, &a, Method::GET, &sub_uri, None)
+            .await
+            .status,
         StatusCode::OK
     );
     assert_eq!(
-        as_user(&h, &a, Method::GET, &pkg_uri, None).await.status,
+        as_user_raw(&h, &a, Method::GET, &pkg_uri, None)
+            .await
+            .status,
         StatusCode::OK
     );
-    let pkg_doc = as_user(&h, &a, Method::GET, &pkg_uri, None).await.json();
+    let pkg_doc = as_user_raw(&h, &a, Method::GET, &pkg_uri, None)
+        .await
+        .json();
     assert_eq!(pkg_doc["operationalState"], "ENABLED", "{pkg_doc}");
-    let alarm_doc = as_user(&h, &a, Method::GET, &alarm_uri, None).await.json();
+    let alarm_doc = as_user_raw(&h, &a, Method::GET, &alarm_uri, None)
+        .await
+        .json();
     assert_eq!(alarm_doc["ackState"], "UNACKNOWLEDGED", "{alarm_doc}");
     for (list, id) in &other_subs {
-        let r = as_user(&h, &a, Method::GET, &format!("{list}/{id}"), None).await;
+        let r = as_user_raw(&h, &a, Method::GET, &format!("{list}/{id}"), None).await;
         assert_eq!(r.status, StatusCode::OK, "{list}/{id}");
     }
     // The admin reaches them by id too, and so does the OAuth 2.0 client.
     assert_eq!(
-        as_user(&h, &root, Method::GET, &inst_uri, None)
+        as_user_raw(&h, &root, Method::GET, &inst_uri, None)
             .await
             .status,
         StatusCode::OK
@@ -447,10 +425,10 @@ async fn a_project_sees_and_changes_only_its_own_resources() {
         Some(None)
     );
     assert!(
-        !ids(&as_user(&h, &a, Method::GET, "/vnfpkgm/v2/vnf_packages", None).await)
+        !ids(&as_user_raw(&h, &a, Method::GET, "/vnfpkgm/v2/vnf_packages", None).await)
             .contains(&shared)
     );
-    as_user(
+    as_user_raw(
         &h,
         &a,
         Method::GET,
@@ -460,7 +438,7 @@ async fn a_project_sees_and_changes_only_its_own_resources() {
     .await
     .problem(404);
     assert!(
-        ids(&as_user(&h, &root, Method::GET, "/vnfpkgm/v2/vnf_packages", None).await)
+        ids(&as_user_raw(&h, &root, Method::GET, "/vnfpkgm/v2/vnf_packages", None).await)
             .contains(&shared)
     );
     // Performance management records no project yet: refused to a project member, open to

@@ -4,7 +4,8 @@
 //! re-defaults nor deletes it (`404`, as for an id that does not exist); an admin sees every
 //! VIM; each project has its own default VIM, which a default-VIM INSTANTIATE of an instance of
 //! that project uses; an INSTANTIATE naming another project's VIM by `vimId` fails as one naming
-//! a VIM that does not exist. Ignored, saying so, when built without Keystone's variables.
+//! a VIM that does not exist, unless an admin names it (the instance then gets a copy of it, as
+//! on Tacker). Ignored, saying so, when built without Keystone's variables.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -13,54 +14,29 @@ use axum::http::Method;
 use serde_json::{Value, json};
 use vnfm_driver_api::memory::MemoryInfraDriver;
 use vnfm_keystone::testing::TestKeystone;
-use vnfm_keystone::{KeystoneConfig, KeystoneValidator};
 use vnfm_types::{CreateVnfRequest, VnfdId};
 
+use crate::support::keystone::{Tenant, answered, as_user, keystone_harness, not_found};
 use crate::support::{HELLO, HELLO_VNFD, Harness, Reply, zip_dir};
 
 const OPENSTACK: &str = "ETSINFV.OPENSTACK_KEYSTONE.V_3";
 const DEMO_PASSWORD: &str = "demo-vim-Pa55word-7c1e";
 
-/// A request with `X-Auth-Token: token` and an optional JSON body (a merge patch for `PATCH`).
-async fn as_user(
-    h: &Harness,
-    token: &str,
-    method: Method,
-    uri: &str,
-    body: Option<Value>,
-) -> Reply {
-    let mut headers = vec![("x-auth-token", token)];
-    if uri.contains("/v2/") {
-        headers.push(("version", "2.0.0"));
-    }
-    let content_type = if method == Method::PATCH {
-        "application/merge-patch+json"
-    } else {
-        "application/json"
-    };
-    let bytes = match body {
-        Some(v) => {
-            headers.push(("content-type", content_type));
-            serde_json::to_vec(&v).unwrap()
-        }
-        None => Vec::new(),
-    };
-    h.raw(method, uri, &headers, bytes).await
+/// Projects `<prefix>-demo` and `<prefix>-other` with a member each, and `<prefix>-admin`
+/// with an admin.
+async fn tenants(ks: &TestKeystone, prefix: &str) -> (Tenant, Tenant, Tenant) {
+    (
+        Tenant::new(ks, &format!("{prefix}-demo"), &["member"]).await,
+        Tenant::new(ks, &format!("{prefix}-other"), &["member"]).await,
+        Tenant::new(ks, &format!("{prefix}-admin"), &["admin"]).await,
+    )
 }
 
-/// `r`'s JSON body, after checking its status.
-fn answered(r: &Reply, status: u16) -> Value {
-    assert_eq!(
-        r.status.as_u16(),
-        status,
-        "{}",
-        String::from_utf8_lossy(&r.body)
-    );
-    if r.body.is_empty() {
-        Value::Null
-    } else {
-        r.json()
-    }
+/// The services of these tests: a memory driver serving OpenStack VIMs.
+fn openstack_driver(b: vnfm::lcm::Builder) -> vnfm::lcm::Builder {
+    b.infra_driver(Arc::new(
+        MemoryInfraDriver::new().with_vim_types(&[OPENSTACK]),
+    ))
 }
 
 /// An OpenStack `vim.yaml` as python-tackerclient sends it.
@@ -76,40 +52,16 @@ fn tacker_vim(name: &str, is_default: bool) -> Value {
     }})
 }
 
-/// The `detail` of a `404`, with `id` replaced by `<id>`.
-fn not_found(r: &Reply, id: &str) -> String {
-    r.problem(404)["detail"]
-        .as_str()
-        .unwrap()
-        .replace(id, "<id>")
-}
-
 #[vnfm_test_env::needs(keystone)]
 #[tokio::test]
 async fn a_project_sees_changes_and_defaults_only_its_own_vims() {
     let ks = TestKeystone::from_env().await;
-    let (_svc, credentials) = ks.service_user().await;
-    let demo = ks.project("vims-demo").await;
-    let other = ks.project("vims-other").await;
-    let admins = ks.project("vims-admin").await;
-    let demo_user = ks.user("vims-member-demo", &demo, &["member"]).await;
-    let other_user = ks.user("vims-member-other", &other, &["member"]).await;
-    let admin_user = ks.user("vims-admin", &admins, &["admin"]).await;
-    let validator =
-        Arc::new(KeystoneValidator::new(KeystoneConfig::new(ks.url.clone(), credentials)).unwrap());
-    let h = Harness::with_services(
-        |b| {
-            b.infra_driver(Arc::new(
-                MemoryInfraDriver::new().with_vim_types(&[OPENSTACK]),
-            ))
-        },
-        |o| o.keystone = Some(validator),
-    )
-    .await;
+    let (demo, other, admins) = tenants(&ks, "vims").await;
+    let h = keystone_harness(&ks, openstack_driver).await;
     let (d, o, root) = (
-        ks.token(&demo_user).await,
-        ks.token(&other_user).await,
-        ks.token(&admin_user).await,
+        demo.token.clone(),
+        other.token.clone(),
+        admins.token.clone(),
     );
 
     // Each project registers a default VIM, demo through Tacker's API, other through the
@@ -127,7 +79,11 @@ async fn a_project_sees_changes_and_defaults_only_its_own_vims() {
     )["vim"]
         .clone();
     let demo_id = demo_vim["id"].as_str().unwrap().to_owned();
-    assert_eq!(demo_vim["tenant_id"], demo.id.as_str(), "{demo_vim:#}");
+    assert_eq!(
+        demo_vim["tenant_id"],
+        demo.project.id.as_str(),
+        "{demo_vim:#}"
+    );
     let other_vim = answered(
         &as_user(
             &h,
@@ -146,10 +102,14 @@ async fn a_project_sees_changes_and_defaults_only_its_own_vims() {
         201,
     );
     let other_id = other_vim["id"].as_str().unwrap().to_owned();
-    assert_eq!(other_vim["project"], other.id.as_str(), "{other_vim:#}");
+    assert_eq!(
+        other_vim["project"],
+        other.project.id.as_str(),
+        "{other_vim:#}"
+    );
     // A member may register only in its own project (Tacker's policy).
     let mut elsewhere = tacker_vim("elsewhere", false);
-    elsewhere["vim"]["tenant_id"] = json!(demo.id);
+    elsewhere["vim"]["tenant_id"] = json!(demo.project.id);
     let r = as_user(&h, &o, Method::POST, "/v1.0/vims", Some(elsewhere)).await;
     answered(&r, 403);
 
@@ -256,7 +216,7 @@ async fn a_project_sees_changes_and_defaults_only_its_own_vims() {
 
     // A default-VIM INSTANTIATE takes the default of the instance's project.
     h.onboard(zip_dir(Path::new(HELLO))).await;
-    for (project, vim) in [(&demo.id, &demo_id), (&other.id, &other_id)] {
+    for (project, vim) in [(&demo.project.id, &demo_id), (&other.project.id, &other_id)] {
         let instance = h
             .state
             .lcm()
@@ -365,26 +325,15 @@ async fn instantiate_on(
 #[tokio::test]
 async fn an_instantiate_naming_another_projects_vim_fails_as_for_an_unknown_vim() {
     let ks = TestKeystone::from_env().await;
-    let (_svc, credentials) = ks.service_user().await;
-    let demo = ks.project("vimuse-demo").await;
-    let other = ks.project("vimuse-other").await;
-    let demo_user = ks.user("vimuse-member-demo", &demo, &["member"]).await;
-    let other_user = ks.user("vimuse-member-other", &other, &["member"]).await;
-    let validator =
-        Arc::new(KeystoneValidator::new(KeystoneConfig::new(ks.url.clone(), credentials)).unwrap());
-    let h = Harness::with_services(
-        |b| {
-            b.infra_driver(Arc::new(
-                MemoryInfraDriver::new().with_vim_types(&[OPENSTACK]),
-            ))
-        },
-        |o| o.keystone = Some(validator),
-    )
-    .await;
-    let (d, o) = (ks.token(&demo_user).await, ks.token(&other_user).await);
+    let (demo, other) = (
+        Tenant::new(&ks, "vimuse-demo", &["member"]).await,
+        Tenant::new(&ks, "vimuse-other", &["member"]).await,
+    );
+    let h = keystone_harness(&ks, openstack_driver).await;
+    let (d, o) = (demo.token.clone(), other.token.clone());
     let (d, o) = (
-        (d.as_str(), demo.id.as_str()),
-        (o.as_str(), other.id.as_str()),
+        (d.as_str(), demo.project.id.as_str()),
+        (o.as_str(), other.project.id.as_str()),
     );
     h.onboard(zip_dir(Path::new(HELLO))).await;
     let demo_vim = register(&h, d.0, "demo-lab").await;
@@ -492,12 +441,145 @@ async fn an_instantiate_naming_another_projects_vim_fails_as_for_an_unknown_vim(
         Some(json!({"vimConnectionInfo": {"vim1": {"vimId": other_vim, "vimType": OPENSTACK}}})),
     )
     .await;
+    let occ = h.accepted_op(&r).await;
+    assert_eq!(occ["operationState"], "COMPLETED", "{occ:#}");
+}
+
+#[vnfm_test_env::needs(keystone)]
+#[tokio::test]
+async fn an_admin_may_name_another_projects_vim_and_the_instance_keeps_a_copy() {
+    let ks = TestKeystone::from_env().await;
+    let (demo, other, admins) = tenants(&ks, "vimadmin").await;
+    let h = keystone_harness(&ks, openstack_driver).await;
+    let (d, o, root) = (
+        demo.token.clone(),
+        other.token.clone(),
+        admins.token.clone(),
+    );
+    h.onboard(zip_dir(Path::new(HELLO))).await;
+    let demo_vim = register(&h, &d, "demo-lab").await;
+
+    for version in [2, 1] {
+        // The admin instantiates an instance of `other` on demo's VIM: accepted and completed,
+        // as on Tacker.
+        let (status, occ, _) =
+            instantiate_on(&h, (&root, other.project.id.as_str()), version, &demo_vim).await;
+        assert_eq!(status, 202, "v{version}: {occ:#}");
+        assert_eq!(occ["operationState"], "COMPLETED", "v{version}: {occ:#}");
+        let id = occ["vnfInstanceId"].as_str().unwrap().to_owned();
+
+        // The instance holds a copy of demo's VIM, a VIM of its own project: `other`'s member
+        // reads it (no secret), and operates the instance on it.
+        let instance = answered(
+            &as_user(
+                &h,
+                &o,
+                Method::GET,
+                &format!("/vnflcm/v{version}/vnf_instances/{id}"),
+                None,
+            )
+            .await,
+            200,
+        );
+        assert_eq!(
+            instance["instantiationState"], "INSTANTIATED",
+            "{instance:#}"
+        );
+        let entry = if version == 1 {
+            instance["vimConnectionInfo"][0].clone()
+        } else {
+            instance["vimConnectionInfo"]["vim1"].clone()
+        };
+        let copy = entry["vimId"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{instance:#}"));
+        assert_ne!(copy, demo_vim, "{instance:#}");
+        assert_eq!(entry["vimType"], OPENSTACK, "{instance:#}");
+        assert!(entry.get("accessInfo").is_none(), "{instance:#}");
+        assert!(
+            !instance.to_string().contains(DEMO_PASSWORD),
+            "{instance:#}"
+        );
+        let copied = answered(
+            &as_user(&h, &o, Method::GET, &format!("/vnfm/v1/vims/{copy}"), None).await,
+            200,
+        );
+        assert_eq!(
+            copied["interfaceInfo"]["endpoint"], "https://keystone.example:5000/v3",
+            "{copied:#}"
+        );
+        assert_eq!(copied["project"], other.project.id.as_str(), "{copied:#}");
+        assert!(!copied.to_string().contains(DEMO_PASSWORD), "{copied:#}");
+        let r = as_user(
+            &h,
+            &o,
+            Method::POST,
+            &format!("/vnflcm/v{version}/vnf_instances/{id}/terminate"),
+            Some(json!({"terminationType": "FORCEFUL"})),
+        )
+        .await;
+        assert_eq!(
+            r.status.as_u16(),
+            202,
+            "{}",
+            String::from_utf8_lossy(&r.body)
+        );
+        let occ = h.wait_op(r.header("location").unwrap()).await;
+        assert_eq!(occ["operationState"], "COMPLETED", "v{version}: {occ:#}");
+
+        // `other`'s member naming demo's VIM is still refused as for an unknown VIM.
+        let (status, problem, _) =
+            instantiate_on(&h, (&o, other.project.id.as_str()), version, &demo_vim).await;
+        assert_eq!(status, 422, "v{version}: {problem:#}");
+        assert!(
+            problem["detail"]
+                .as_str()
+                .unwrap_or_default()
+                .contains("is registered"),
+            "v{version}: {problem:#}"
+        );
+    }
+
+    // The admin's MODIFY_INFO stores a copy too; demo's VIM is not referenced by `other`'s
+    // instances, so demo may delete it.
+    let id = instance_in(&h, other.project.id.as_str()).await;
+    let r = as_user(
+        &h,
+        &root,
+        Method::PATCH,
+        &format!("/vnflcm/v2/vnf_instances/{id}"),
+        Some(json!({"vimConnectionInfo": {"vim1": {"vimId": demo_vim, "vimType": OPENSTACK}}})),
+    )
+    .await;
+    let occ = h.accepted_op(&r).await;
+    assert_eq!(occ["operationState"], "COMPLETED", "{occ:#}");
+    let instance = answered(
+        &as_user(
+            &h,
+            &o,
+            Method::GET,
+            &format!("/vnflcm/v2/vnf_instances/{id}"),
+            None,
+        )
+        .await,
+        200,
+    );
+    let stored = instance["vimConnectionInfo"]["vim1"]["vimId"]
+        .as_str()
+        .unwrap();
+    assert_ne!(stored, demo_vim, "{instance:#}");
+    let r = as_user(
+        &h,
+        &d,
+        Method::DELETE,
+        &format!("/v1.0/vims/{demo_vim}"),
+        None,
+    )
+    .await;
     assert_eq!(
         r.status.as_u16(),
-        202,
+        204,
         "{}",
         String::from_utf8_lossy(&r.body)
     );
-    let occ = h.wait_op(r.header("location").unwrap()).await;
-    assert_eq!(occ["operationState"], "COMPLETED", "{occ:#}");
 }

@@ -9,4 +9,5 @@ mod large_upload;
 mod openstack_client;
 mod samples;
 mod serve;
+mod tacker_cnf;
 mod tacker_flows;

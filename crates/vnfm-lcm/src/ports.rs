@@ -23,7 +23,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use vnfm_descriptor::Vnfd;
 use vnfm_driver_api::{ArtifactSource, ResolvedVim, VimRegistration};
-use vnfm_store::NewOutboxRow;
+use vnfm_store::{NewOutboxRow, ProjectScope};
 use vnfm_types::{LccnNotification, VimConnectionInfo, VimId, VnfInstance, VnfInstanceId};
 
 use crate::LcmError;
@@ -46,20 +46,28 @@ pub trait VimDirectory: Send + Sync {
         owner: &VnfInstanceId,
     ) -> Result<ResolvedVim, LcmError>;
 
-    /// Checks that the entry `key` a request writes into the `vimConnectionInfo` of instance
-    /// `owner` may be stored there: a reference to a registered VIM must name one that
-    /// [`VimDirectory::resolve`] would find for `owner` (an unknown VIM, or one of another
-    /// project, is [`LcmError::UnknownVim`]). Called for every write of `vimConnectionInfo`
+    /// Checks that the entry `key` a request of `caller` writes into the `vimConnectionInfo` of
+    /// instance `owner` may be stored there. Called for every write of `vimConnectionInfo`
     /// before anything of the operation is stored, so that MODIFY_INFO cannot store what an
-    /// operation would refuse. By default nothing is checked (the directory resolves lazily).
+    /// operation would refuse.
+    ///
+    /// A reference to a registered VIM must name one that [`VimDirectory::resolve`] would find
+    /// for `owner` (`Ok(None)`), or one of a project `caller` sees (an administrator naming
+    /// another project's VIM, as Tacker allows): then the answer is `Ok(Some(copy))`, the
+    /// registered VIM's access information (secrets included), which the runner seals as a
+    /// VIM of the instance in place of the reference, so the instance keeps working for its
+    /// own project's callers (Tacker v2 copies the VIM's access information into the
+    /// instance). A VIM neither may use is [`LcmError::UnknownVim`], as one that does not
+    /// exist. By default nothing is checked (the directory resolves lazily).
     async fn check_reference(
         &self,
         key: &str,
         info: &VimConnectionInfo,
         owner: &VnfInstanceId,
-    ) -> Result<(), LcmError> {
-        let _ = (key, info, owner);
-        Ok(())
+        caller: &ProjectScope,
+    ) -> Result<Option<VimConnectionInfo>, LcmError> {
+        let _ = (key, info, owner, caller);
+        Ok(None)
     }
 
     /// Whether [`VimDirectory::resolve`] answers from this process's own records (the store),

@@ -207,20 +207,7 @@ async fn instance_lifecycle_with_headers_and_schemas() {
 #[tokio::test]
 async fn failed_temp_retry_rollback_fail() {
     let h = Harness::new().await;
-    h.onboard(zip_dir(Path::new(HELLO))).await;
-    let id = h.create_instance().await;
-    h.flaky.fail_next(
-        InfraOperation::Instantiate,
-        DriverError::transient("VIM unreachable"),
-    );
-    let occ = h
-        .task(
-            &id,
-            "instantiate",
-            json!({"flavourId": "simple", "vimConnectionInfo": {"v": {"vimType": FLAKY}}}),
-        )
-        .await;
-    assert_eq!(occ["operationState"], "FAILED_TEMP", "{occ:#}");
+    let (id, occ) = failed_temp_instantiate(&h).await;
     assert!(
         occ["error"]["detail"]
             .as_str()

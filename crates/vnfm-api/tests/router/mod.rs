@@ -16,6 +16,26 @@ use crate::support;
 
 use support::*;
 
+/// A new instance of the hello package whose INSTANTIATE on the flaky driver failed once
+/// with a transient "VIM unreachable": the instance id and the occurrence, in `FAILED_TEMP`.
+async fn failed_temp_instantiate(h: &Harness) -> (String, Value) {
+    h.onboard(zip_dir(Path::new(HELLO))).await;
+    let id = h.create_instance().await;
+    h.flaky.fail_next(
+        InfraOperation::Instantiate,
+        DriverError::transient("VIM unreachable"),
+    );
+    let occ = h
+        .task(
+            &id,
+            "instantiate",
+            json!({"flavourId": "simple", "vimConnectionInfo": {"v": {"vimType": FLAKY}}}),
+        )
+        .await;
+    assert_eq!(occ["operationState"], "FAILED_TEMP", "{occ:#}");
+    (id, occ)
+}
+
 fn etsi_schema(name: &str) -> jsonschema::Validator {
     let dir = format!("{CORPUS}/etsi/api-tests/SOL003/VNFLifecycleManagement-API/schemas");
     let text = std::fs::read_to_string(format!("{dir}/{name}")).unwrap();

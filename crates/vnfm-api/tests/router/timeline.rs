@@ -20,20 +20,7 @@ fn runs(timeline: &Value) -> Vec<(String, String)> {
 #[tokio::test]
 async fn a_retried_step_appears_once_per_run_in_order_with_its_times() {
     let h = Harness::new().await;
-    h.onboard(zip_dir(Path::new(HELLO))).await;
-    let id = h.create_instance().await;
-    h.flaky.fail_next(
-        InfraOperation::Instantiate,
-        DriverError::transient("VIM unreachable"),
-    );
-    let occ = h
-        .task(
-            &id,
-            "instantiate",
-            json!({"flavourId": "simple", "vimConnectionInfo": {"v": {"vimType": FLAKY}}}),
-        )
-        .await;
-    assert_eq!(occ["operationState"], "FAILED_TEMP", "{occ:#}");
+    let (_, occ) = failed_temp_instantiate(&h).await;
     let occ_id = occ["id"].as_str().unwrap().to_owned();
     let path = format!("/vnfm/v1/vnf_lcm_op_occs/{occ_id}/timeline");
     let failed = h.call(Method::GET, &path, None).await.json();

@@ -16,6 +16,8 @@ use tower::ServiceExt;
 use vnfm_api::{AppState, StateOptions};
 use vnfm_driver_api::memory::MemoryInfraDriver;
 
+pub mod keystone;
+
 pub const CORPUS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/corpus");
 pub const HELLO: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../vnfd-samples/hello-vnf");
 pub const HELLO_VNFD: &str = "6f0b7e1c-2d55-4c5e-9b3a-4e110a000001";
@@ -253,6 +255,18 @@ impl Harness {
             String::from_utf8_lossy(&r.body)
         );
         r.json()["id"].as_str().unwrap().to_owned()
+    }
+
+    /// The occurrence a request answered `202` (checked) started, once it has settled.
+    pub async fn accepted_op(&self, r: &Reply) -> Value {
+        assert_eq!(
+            r.status.as_u16(),
+            202,
+            "{}",
+            String::from_utf8_lossy(&r.body)
+        );
+        self.wait_op(r.header("location").expect("a Location"))
+            .await
     }
 
     pub async fn wait_op(&self, location: &str) -> Value {

@@ -338,6 +338,7 @@ impl LcmBuilder {
                 indicators: self.indicators,
                 running: Mutex::new(HashMap::new()),
                 client_keys: keyed::KeysInFlight::default(),
+                warned_clear_inline: std::sync::atomic::AtomicBool::new(false),
                 shutdown,
             }),
         }
@@ -387,6 +388,9 @@ pub(crate) struct Inner {
     pub running: Mutex<HashMap<VnfLcmOpOccId, RunHandle>>,
     /// The client keys whose calls run in this process ([`keyed`]).
     pub(crate) client_keys: keyed::KeysInFlight,
+    /// Whether this runner has warned that its VIM directory stores inline credentials as
+    /// given (once per runner, so each embedding's log says it).
+    pub warned_clear_inline: std::sync::atomic::AtomicBool,
     /// Raised by [`Lcm::shutdown`]: tasks stop at the next step boundary.
     pub shutdown: watch::Sender<bool>,
 }

@@ -3,6 +3,7 @@
 //! calling a driver, a hook or the NFVO.
 
 use serde::Serialize;
+use vnfm_store::ProjectScope;
 use vnfm_types::{LcmOperationType, VnfInstanceId};
 
 use super::{Lcm, apply, dependents, exec};
@@ -72,6 +73,17 @@ impl Lcm {
     pub async fn preview(
         &self,
         id: &VnfInstanceId,
+        req: OperationRequest,
+    ) -> Result<Preview, LcmError> {
+        self.preview_as(&ProjectScope::Nothing, id, req).await
+    }
+
+    /// [`Lcm::preview`] of a request of a caller that sees `caller`: previews what
+    /// [`Lcm::start_as`] would start.
+    pub async fn preview_as(
+        &self,
+        caller: &ProjectScope,
+        id: &VnfInstanceId,
         mut req: OperationRequest,
     ) -> Result<Preview, LcmError> {
         let inner = &self.inner;
@@ -81,7 +93,7 @@ impl Lcm {
             plan,
             guarded,
             ..
-        } = self.checked(id, &mut req).await?;
+        } = self.checked(id, &mut req, caller).await?;
         let warnings = if guarded.left.is_empty() {
             Vec::new()
         } else {

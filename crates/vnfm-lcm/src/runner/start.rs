@@ -3,7 +3,7 @@
 //! in the background.
 
 use indexmap::IndexMap;
-use vnfm_store::{ScopedKind, StartCondition};
+use vnfm_store::{ProjectScope, ScopedKind, StartCondition};
 use vnfm_types::{VimConnectionInfo, apply_vim_connection_changes, vim_connections_set};
 
 use super::*;
@@ -122,7 +122,8 @@ impl Lcm {
         id: &VnfInstanceId,
         req: OperationRequest,
     ) -> Result<VnfLcmOpOcc, LcmError> {
-        self.start_invoked(id, req, false, None).await
+        self.start_invoked(id, req, false, None, &ProjectScope::Nothing)
+            .await
     }
 
     /// As [`Lcm::start`], only if the instance is still at version `expected` (the version a
@@ -137,7 +138,8 @@ impl Lcm {
         req: OperationRequest,
         expected: Version,
     ) -> Result<VnfLcmOpOcc, LcmError> {
-        self.start_invoked(id, req, false, Some(expected)).await
+        self.start_invoked(id, req, false, Some(expected), &ProjectScope::Nothing)
+            .await
     }
 
     /// Starts an operation the VNFM decided on by itself (automatic healing or scaling): as
@@ -148,16 +150,36 @@ impl Lcm {
         id: &VnfInstanceId,
         req: OperationRequest,
     ) -> Result<VnfLcmOpOcc, LcmError> {
-        self.start_invoked(id, req, true, None).await
+        self.start_invoked(id, req, true, None, &ProjectScope::Nothing)
+            .await
     }
 
-    /// Starts `req`.
+    /// Starts `req` on behalf of a caller that sees `caller`: as [`Lcm::start`] (with
+    /// `expected`, as [`Lcm::start_if_unchanged`]), and the request's `vimConnectionInfo` may also name, by
+    /// `vimId`, a registered VIM of any project `caller` sees, not only one of the instance's
+    /// project: an administrator's request naming another project's VIM, as Tacker allows.
+    /// Its access information is then copied into a VIM of the instance (see
+    /// [`VimDirectory::check_reference`](crate::ports::VimDirectory::check_reference)).
+    /// [`Lcm::start`] and the others are this with [`ProjectScope::Nothing`]: the instance's
+    /// own VIMs only.
+    pub async fn start_as(
+        &self,
+        caller: &ProjectScope,
+        id: &VnfInstanceId,
+        req: OperationRequest,
+        expected: Option<Version>,
+    ) -> Result<VnfLcmOpOcc, LcmError> {
+        self.start_invoked(id, req, false, expected, caller).await
+    }
+
+    /// Starts `req`; its VIM references may name VIMs `caller` sees (see [`Lcm::start_as`]).
     pub(super) async fn start_invoked(
         &self,
         id: &VnfInstanceId,
         mut req: OperationRequest,
         automatic: bool,
         expected: Option<Version>,
+        caller: &ProjectScope,
     ) -> Result<VnfLcmOpOcc, LcmError> {
         let inner = &self.inner;
         if *inner.shutdown.borrow() {
@@ -174,7 +196,7 @@ impl Lcm {
             mut onboarded,
             mut plan,
             guarded,
-        } = self.checked(id, &mut req).await?;
+        } = self.checked(id, &mut req, caller).await?;
         // Refused early when already stale; the store compares again when it starts the
         // occurrence, which is what makes the condition hold under concurrency.
         if let Some(expected) = expected
@@ -295,21 +317,37 @@ impl Lcm {
     /// Every check made before anything of an operation is stored, and its plan: shared by
     /// [`Lcm::start`] and [`Lcm::preview`], so a preview refuses exactly what starting would.
     /// An INSTANTIATE that names no VIM gets the default VIM here (see [`with_default_vim`]).
+    /// `caller` is what the caller sees (see [`Lcm::start_as`]).
     pub(super) async fn checked(
         &self,
         id: &VnfInstanceId,
         req: &mut OperationRequest,
+        caller: &ProjectScope,
     ) -> Result<Checked, LcmError> {
         let inner = &self.inner;
         let (instance, version) = self.instance_with_version(id).await?;
         vims::name_types(inner, req);
         with_default_vim(inner, req, &instance).await?;
-        let req = &*req;
         // Whatever the request writes into `vimConnectionInfo` (MODIFY_INFO included) names only
-        // VIMs the instance may use, as an operation resolving them would require.
+        // VIMs the instance may use, as an operation resolving them would require, or VIMs of
+        // other projects the caller sees, whose copies replace the references (sealed as VIMs
+        // of the instance by `start`).
+        let mut copies = Vec::new();
         for (key, entry) in req.vim_changes().into_iter().flat_map(vim_connections_set) {
-            inner.vims.check_reference(key, entry, &instance.id).await?;
+            if let Some(copy) = inner
+                .vims
+                .check_reference(key, entry, &instance.id, caller)
+                .await?
+            {
+                copies.push((key.to_owned(), copy));
+            }
         }
+        if let Some(changes) = req.vim_changes_mut() {
+            for (key, copy) in copies {
+                changes.insert(key, Some(copy));
+            }
+        }
+        let req = &*req;
         let onboarded = self.vnfd_for(&instance, req).await?;
         let plan = self.checked_plan(req, &onboarded, &instance)?;
         if let OperationRequest::ChangeVnfPkg(_) = req {

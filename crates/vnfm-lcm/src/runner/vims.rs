@@ -92,6 +92,20 @@ pub(crate) async fn seal_request(
         let now = current.and_then(|m| m.get(&key));
         match inner.vims.seal_inline(&key, entry, &instance.id, now).await {
             Ok(s) => {
+                let in_clear = s
+                    .reference
+                    .access_info
+                    .as_ref()
+                    .is_some_and(|a| !a.is_empty());
+                if in_clear
+                    && !inner
+                        .warned_clear_inline
+                        .swap(true, std::sync::atomic::Ordering::Relaxed)
+                {
+                    tracing::warn!(
+                        "inline VIM credentials (accessInfo) are stored as given: no VIM registry is configured; configure an encryption keyring to store them encrypted"
+                    );
+                }
                 let reference = s.reference.access_info.is_none();
                 match (&s.reference.vim_id, s.created, reference) {
                     (Some(id), true, _) => sealed.created.push(id.clone()),

@@ -4,7 +4,7 @@
 
 use async_trait::async_trait;
 use vnfm_driver_api::{ResolvedVim, VimRegistration};
-use vnfm_store::VimRecord;
+use vnfm_store::{ProjectScope, VimRecord};
 use vnfm_types::{VimConnectionInfo, VimId, VnfInstanceId};
 
 use super::registry::VimRegistry;
@@ -27,21 +27,12 @@ impl VimDirectory for VimRegistry {
         info: &VimConnectionInfo,
         owner: &VnfInstanceId,
     ) -> Result<ResolvedVim, LcmError> {
-        let Some(record) = self.referenced(key, info, owner).await? else {
+        let Some((record, _)) = self.registered(key, info, owner, None).await? else {
             // Inline access information (or nothing to look up): used as given.
             return Ok(ResolvedVim::new(key, info.clone()));
         };
         let vim_id = &record.id;
-        let mut full = self.open(&record)?;
-        // The entry may refine the registered VIM's endpoints and extra (e.g. a namespace).
-        if let Some(i) = &info.interface_info {
-            full.interface_info
-                .get_or_insert_default()
-                .extend(i.clone());
-        }
-        if let Some(x) = &info.extra {
-            full.extra.get_or_insert_default().extend(x.clone());
-        }
+        let full = self.refined(&record, info)?;
         tracing::debug!(vim_id = %vim_id, connection = key, "VIM resolved");
         Ok(ResolvedVim::new(key, full))
     }
@@ -51,8 +42,24 @@ impl VimDirectory for VimRegistry {
         key: &str,
         info: &VimConnectionInfo,
         owner: &VnfInstanceId,
-    ) -> Result<(), LcmError> {
-        self.referenced(key, info, owner).await.map(drop)
+        caller: &ProjectScope,
+    ) -> Result<Option<VimConnectionInfo>, LcmError> {
+        let Some((record, usable)) = self.registered(key, info, owner, Some(caller)).await? else {
+            return Ok(None);
+        };
+        if usable {
+            return Ok(None);
+        }
+        tracing::info!(
+            vim_id = %record.id,
+            vim_project = record.project.as_deref(),
+            connection = key,
+            vnf_instance_id = %owner,
+            "the request names a VIM of another project that its caller sees: its access information is copied into a VIM of the instance"
+        );
+        let mut copy = self.refined(&record, info)?;
+        copy.vim_id = None;
+        Ok(Some(copy))
     }
 
     async fn register(
@@ -171,28 +178,36 @@ impl VimDirectory for VimRegistry {
 
 impl VimRegistry {
     /// The registered VIM entry `key` references, when it is a reference (`vimId` without
-    /// inline `accessInfo`): one `owner` may use, of the type the entry names (if it names
-    /// one). Another project's VIM answers as one that is not registered (Tacker's rule).
-    async fn referenced(
+    /// inline `accessInfo`), of the type the entry names (if it names one), and whether
+    /// instance `owner` may use it. A VIM `owner` may not use is answered as one that is not
+    /// registered (Tacker's rule), unless `caller` is given and sees its project (then it is
+    /// answered with `false`).
+    async fn registered(
         &self,
         key: &str,
         info: &VimConnectionInfo,
         owner: &VnfInstanceId,
-    ) -> Result<Option<VimRecord>, LcmError> {
+        caller: Option<&ProjectScope>,
+    ) -> Result<Option<(VimRecord, bool)>, LcmError> {
         // An empty accessInfo carries nothing inline: treat it as a reference too.
         let inline = info.access_info.as_ref().is_some_and(|a| !a.is_empty());
         let (Some(vim_id), false) = (&info.vim_id, inline) else {
             return Ok(None);
         };
         let pointer = format!("/vimConnectionInfo/{}", pointer_token(key));
-        let record = match self.store.get_vim(vim_id).await.map_err(store_err)? {
-            Some((record, _)) if self.usable_by(&record, owner).await? => record,
-            _ => {
-                return Err(LcmError::UnknownVim {
-                    pointer,
-                    vim_id: vim_id.to_string(),
-                });
+        let found = match self.store.get_vim(vim_id).await.map_err(store_err)? {
+            Some((record, _)) => {
+                let usable = self.usable_by(&record, owner).await?;
+                let seen = caller.is_some_and(|c| c.admits(record.project.as_deref()));
+                (usable || seen).then_some((record, usable))
             }
+            None => None,
+        };
+        let Some((record, usable)) = found else {
+            return Err(LcmError::UnknownVim {
+                pointer,
+                vim_id: vim_id.to_string(),
+            });
         };
         if !info.vim_type.is_empty() && info.vim_type != record.vim_type {
             return Err(LcmError::invalid(
@@ -204,7 +219,26 @@ impl VimRegistry {
                 ),
             ));
         }
-        Ok(Some(record))
+        Ok(Some((record, usable)))
+    }
+
+    /// The access information of registered VIM `record` (secrets decrypted), refined by the
+    /// endpoints and extra (e.g. a namespace) of the entry `info` that references it.
+    fn refined(
+        &self,
+        record: &VimRecord,
+        info: &VimConnectionInfo,
+    ) -> Result<VimConnectionInfo, LcmError> {
+        let mut full = self.open(record)?;
+        if let Some(i) = &info.interface_info {
+            full.interface_info
+                .get_or_insert_default()
+                .extend(i.clone());
+        }
+        if let Some(x) = &info.extra {
+            full.extra.get_or_insert_default().extend(x.clone());
+        }
+        Ok(full)
     }
 
     /// Whether instance `owner` may use VIM `record`: one of its project, or any when it

@@ -1,8 +1,6 @@
 //! [`InlineVimDirectory`]: the VIM directory of a VNFM without a VIM registry (no keyring), which
 //! uses `vimConnectionInfo` entries as given.
 
-use std::sync::atomic::{AtomicBool, Ordering};
-
 use async_trait::async_trait;
 use vnfm_driver_api::{ResolvedVim, VimRegistration};
 use vnfm_types::{VimConnectionInfo, VimId, VnfInstanceId};
@@ -17,14 +15,11 @@ use crate::ports::{SealedVim, VimDirectory};
 /// Without a registry there is nowhere to keep secrets encrypted: inline `accessInfo` (passwords,
 /// tokens) is stored **as given** in the occurrence's `operationParams`, the instance's
 /// `vimConnectionInfo` and the journal, because the runner needs it at execution time. The
-/// first time that happens in a process a warning is logged. The views the [`crate::Lcm`]
+/// first time that happens in a runner ([`crate::Lcm`]) a warning is logged. The views the [`crate::Lcm`]
 /// returns still show such secrets as `"***"`. For secrets encrypted at rest use
 /// [`super::VimRegistry`] (the `vnfm::lcm` builder does when given a keyring).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct InlineVimDirectory;
-
-/// Whether [`InlineVimDirectory`] has warned about storing inline credentials.
-static WARNED_INLINE: AtomicBool = AtomicBool::new(false);
 
 #[async_trait]
 impl VimDirectory for InlineVimDirectory {
@@ -79,11 +74,6 @@ impl VimDirectory for InlineVimDirectory {
         _owner: &VnfInstanceId,
         _current: Option<&VimConnectionInfo>,
     ) -> Result<SealedVim, LcmError> {
-        if !WARNED_INLINE.swap(true, Ordering::Relaxed) {
-            tracing::warn!(
-                "inline VIM credentials (accessInfo) are stored as given: no VIM registry is configured; configure an encryption keyring to store them encrypted"
-            );
-        }
         Ok(SealedVim {
             reference: info.clone(),
             created: false,
