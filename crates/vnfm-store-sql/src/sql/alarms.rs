@@ -4,8 +4,8 @@
 use vnfm_types::{AckState, PerceivedSeverity};
 
 use super::{
-    Col, SqlConn, columns, from_json, locked_version, page, page_size_of, push_scope, stale,
-    to_json,
+    Col, SqlConn, columns, from_json, limit_clause, locked_version, page, page_size_of, push_scope,
+    stale, to_json,
 };
 use vnfm_store::{AlarmRecord, Page, ProjectScope, Version};
 use vnfm_store::{Conflict, StoreError};
@@ -177,8 +177,8 @@ pub(crate) async fn page_of<C: SqlConn>(
     let mut sql = format!("SELECT {COLUMNS} FROM alarms WHERE id > $1");
     let mut args = vec![after.unwrap_or("").into()];
     push_scope(scope, &mut sql, &mut args);
-    args.push(probe.into());
-    sql.push_str(&format!(" ORDER BY id LIMIT ${}", args.len()));
+    sql.push_str(" ORDER BY id");
+    sql.push_str(&limit_clause(probe));
     let items = conn
         .rows(&sql, &args, &COLS)
         .await?

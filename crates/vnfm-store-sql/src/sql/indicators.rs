@@ -4,7 +4,9 @@
 use vnfm_store::{Page, ProjectScope, StoreError};
 use vnfm_types::VnfIndicator;
 
-use super::{Col, SqlConn, columns, from_json, now_ms, page, page_size_of, push_scope, to_json};
+use super::{
+    Col, SqlConn, columns, from_json, limit_clause, now_ms, page, page_size_of, push_scope, to_json,
+};
 
 const INDICATOR: &str = "VNF indicator";
 const COLS: [Col; 2] = [Col::Text, Col::Text];
@@ -86,11 +88,8 @@ pub(crate) async fn page_of<C: SqlConn>(
         sql.push_str(&format!(" AND instance_id = ${}", args.len()));
     }
     push_scope(scope, &mut sql, &mut args);
-    args.push((limit + 1).into());
-    sql.push_str(&format!(
-        " ORDER BY instance_id, indicator_id LIMIT ${}",
-        args.len()
-    ));
+    sql.push_str(" ORDER BY instance_id, indicator_id");
+    sql.push_str(&limit_clause(limit + 1));
     let items = conn
         .rows(&sql, &args, &COLS)
         .await?
@@ -124,9 +123,12 @@ pub(crate) async fn instances<C: SqlConn>(
     let limit = page_size_of(limit);
     let rows = conn
         .rows(
-            "SELECT DISTINCT instance_id FROM vnf_indicators WHERE instance_id > $1 \
-             ORDER BY instance_id LIMIT $2",
-            &[after.unwrap_or("").into(), (limit + 1).into()],
+            &format!(
+                "SELECT DISTINCT instance_id FROM vnf_indicators WHERE instance_id > $1 \
+                 ORDER BY instance_id{}",
+                limit_clause(limit + 1)
+            ),
+            &[after.unwrap_or("").into()],
             &[Col::Text],
         )
         .await?;

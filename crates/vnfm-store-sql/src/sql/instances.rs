@@ -6,8 +6,8 @@ use serde_json::Value;
 use vnfm_types::{VimId, VnfInstance, VnfInstanceId};
 
 use super::{
-    Arg, Col, Dialect, SqlConn, columns, expect_version, from_json, locked_version, now_ms,
-    placeholders, probe_size, push_scope, stale, texts, to_json,
+    Arg, Col, Dialect, SqlConn, columns, expect_version, from_json, limit_clause, locked_version,
+    now_ms, placeholders, probe_size, push_scope, stale, texts, to_json,
 };
 use crate::sql::chain::Chain;
 use crate::sql::search::{DocumentSearch, searched_page};
@@ -511,8 +511,8 @@ async fn matching<C: SqlConn>(
     let searched_to = search
         .push(conn, "vnf_instances", &conds, &mut sql, &mut args)
         .await?;
-    args.push(probe.into());
-    sql.push_str(&format!(" ORDER BY id LIMIT ${}", args.len()));
+    sql.push_str(" ORDER BY id");
+    sql.push_str(&limit_clause(probe));
     let rows = conn
         .rows(&sql, &args, &[Col::Text, Col::Text])
         .await?

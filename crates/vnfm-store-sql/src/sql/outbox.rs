@@ -3,7 +3,7 @@
 
 use vnfm_types::SubscriptionId;
 
-use super::{Col, SqlConn, columns, from_json, now_ms, page_size_of, to_json};
+use super::{Col, SqlConn, columns, from_json, limit_clause, now_ms, page_size_of, to_json};
 use vnfm_store::StoreError;
 use vnfm_store::{NewOutboxRow, OutboxRow, OutboxStatus, OutboxSummary, Timestamp};
 
@@ -120,20 +120,16 @@ pub(crate) async fn claim_due<C: SqlConn>(
          AND NOT EXISTS (SELECT 1 FROM outbox e WHERE e.status = 'pending' \
          AND e.subscription_id = o.subscription_id \
          AND e.ordering_key = o.ordering_key AND e.id < o.id) \
-         ORDER BY o.next_attempt_at, o.id LIMIT $4{}) \
+         ORDER BY o.next_attempt_at, o.id{}{}) \
          UPDATE outbox SET claim_owner = $1, claim_until = $2 \
          FROM due WHERE id = due.due_id RETURNING {COLUMNS}",
+        limit_clause(i64::from(limit)),
         C::DIALECT.skip_locked()
     );
     let rows = tx
         .rows(
             &sql,
-            &[
-                claim_owner.into(),
-                claim_until.0.into(),
-                now.0.into(),
-                i64::from(limit).into(),
-            ],
+            &[claim_owner.into(), claim_until.0.into(), now.0.into()],
             &COLS,
         )
         .await?;
@@ -272,15 +268,13 @@ pub(crate) async fn rows_in<C: SqlConn>(
     after: Option<i64>,
     limit: u32,
 ) -> Result<Vec<OutboxRow>, StoreError> {
-    let sql =
-        format!("SELECT {COLUMNS} FROM outbox WHERE status = $1 AND id > $2 ORDER BY id LIMIT $3");
+    let sql = format!(
+        "SELECT {COLUMNS} FROM outbox WHERE status = $1 AND id > $2 ORDER BY id{}",
+        limit_clause(page_size_of(limit))
+    );
     conn.rows(
         &sql,
-        &[
-            status.into(),
-            after.unwrap_or(i64::MIN).into(),
-            page_size_of(limit).into(),
-        ],
+        &[status.into(), after.unwrap_or(i64::MIN).into()],
         &COLS,
     )
     .await?

@@ -1,8 +1,8 @@
 //! VNF packages: the `VnfPkgInfo` documents, unique `vnfdId`s, and the content in pieces.
 
 use super::{
-    Col, DbError, SqlConn, columns, expect_version, from_json, locked_version, now_ms, page,
-    page_size_of, push_scope, single_int, stale, to_json,
+    Col, DbError, SqlConn, columns, expect_version, from_json, limit_clause, locked_version,
+    now_ms, page, page_size_of, push_scope, single_int, stale, to_json,
 };
 use crate::sql::outbox;
 use vnfm_store::{Conflict, StoreError};
@@ -148,8 +148,8 @@ pub(crate) async fn page_of<C: SqlConn>(
     let mut sql = format!("SELECT {COLUMNS} FROM vnf_packages WHERE id > $1");
     let mut args = vec![after.unwrap_or("").into()];
     push_scope(scope, &mut sql, &mut args);
-    args.push(probe.into());
-    sql.push_str(&format!(" ORDER BY id LIMIT ${}", args.len()));
+    sql.push_str(" ORDER BY id");
+    sql.push_str(&limit_clause(probe));
     let items = conn
         .rows(&sql, &args, &COLS)
         .await?

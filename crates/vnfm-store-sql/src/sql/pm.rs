@@ -2,7 +2,8 @@
 //! generic over [`PmResource`]) and the performance reports of the jobs.
 
 use super::{
-    Col, SqlConn, columns, from_json, locked_version, now_ms, page, page_size_of, stale, to_json,
+    Col, SqlConn, columns, from_json, limit_clause, locked_version, now_ms, page, page_size_of,
+    stale, to_json,
 };
 use vnfm_store::{
     Conflict, Page, PmJobRecord, PmReportRecord, PmResource, StoreError, StoredPm, Version,
@@ -115,15 +116,12 @@ pub(crate) async fn page_of<C: SqlConn, T: PmResource>(
 ) -> Result<Page<(StoredPm<T>, Version)>, StoreError> {
     let limit = page_size_of(limit);
     let sql = format!(
-        "SELECT {COLUMNS} FROM {} WHERE id > $1 ORDER BY id LIMIT $2",
-        T::TABLE
+        "SELECT {COLUMNS} FROM {} WHERE id > $1 ORDER BY id{}",
+        T::TABLE,
+        limit_clause(limit + 1)
     );
     let items = conn
-        .rows(
-            &sql,
-            &[after.unwrap_or("").into(), (limit + 1).into()],
-            &COLS,
-        )
+        .rows(&sql, &[after.unwrap_or("").into()], &COLS)
         .await?
         .into_iter()
         .map(record)

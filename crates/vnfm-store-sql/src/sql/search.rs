@@ -5,7 +5,7 @@
 use vnfm_sol013::RequiredStrings;
 use vnfm_store::{Page, StoreError};
 
-use super::{Arg, Col, Dialect, SqlConn, columns, page};
+use super::{Arg, Col, Dialect, SqlConn, columns, limit_clause, page};
 
 /// The strings a list's documents must hold, and how many rows one statement may search.
 pub(crate) struct DocumentSearch {
@@ -46,14 +46,14 @@ impl DocumentSearch {
             return Ok(None);
         }
         if let Some(scan) = self.scan_limit {
-            let mut bound_args = args.clone();
-            bound_args.push((i64::from(scan.max(1)) - 1).into());
+            // The offset is written into the statement, not bound: see `limit_clause`.
             let bound = format!(
-                "SELECT id FROM {table} WHERE {conds} ORDER BY id LIMIT 1 OFFSET ${}",
-                bound_args.len()
+                "SELECT id FROM {table} WHERE {conds} ORDER BY id{} OFFSET {}",
+                limit_clause(1),
+                i64::from(scan.max(1)) - 1
             );
             let last = conn
-                .rows(&bound, &bound_args, &[Col::Text])
+                .rows(&bound, args, &[Col::Text])
                 .await?
                 .into_iter()
                 .next()

@@ -1,7 +1,7 @@
 //! Subscriptions of every kind, in one table and one id space, told apart by a `kind` column:
 //! one implementation for every kind ([`SubscriptionDocument`]).
 
-use super::{Col, Dialect, SqlConn, columns, now_ms, page, page_size_of, push_scope};
+use super::{Col, Dialect, SqlConn, columns, limit_clause, now_ms, page, page_size_of, push_scope};
 use vnfm_store::{Conflict, StoreError};
 use vnfm_store::{Page, ProjectScope, SubscriptionDocument, SubscriptionKind};
 use vnfm_types::SubscriptionId;
@@ -114,8 +114,8 @@ pub(crate) async fn page_of<C: SqlConn>(
     let mut sql = format!("SELECT {COLUMNS} FROM subscriptions WHERE kind = $1 AND id > $2");
     let mut args = vec![kind.name.into(), after.unwrap_or("").into()];
     push_scope(scope, &mut sql, &mut args);
-    args.push(probe.into());
-    sql.push_str(&format!(" ORDER BY id LIMIT ${}", args.len()));
+    sql.push_str(" ORDER BY id");
+    sql.push_str(&limit_clause(probe));
     let items = conn
         .rows(&sql, &args, &COLS)
         .await?

@@ -7,7 +7,8 @@ use serde_json::Value;
 use vnfm_types::{LcmOperationStateType, VnfLcmOpOcc, VnfLcmOpOccId};
 
 use super::{
-    Arg, Col, SqlConn, columns, from_json, now_ms, placeholders, probe_size, single_int, to_json,
+    Arg, Col, SqlConn, columns, from_json, limit_clause, now_ms, placeholders, probe_size,
+    single_int, to_json,
 };
 use crate::sql::search::{DocumentSearch, searched_page};
 use vnfm_store::{Conflict, StoreError};
@@ -302,8 +303,8 @@ pub(crate) async fn page_of<C: SqlConn>(
     let searched_to = search
         .push(conn, "op_occs", &conds, &mut sql, &mut args)
         .await?;
-    args.push(probe.into());
-    sql.push_str(&format!(" ORDER BY id LIMIT ${}", args.len()));
+    sql.push_str(" ORDER BY id");
+    sql.push_str(&limit_clause(probe));
     let items = conn
         .rows(&sql, &args, &OCC_COLS)
         .await?
@@ -510,20 +511,16 @@ pub(crate) async fn claim_expired<C: SqlConn>(
     let sql = format!(
         "UPDATE op_occs SET lease_owner = $1, lease_expires_at = $2 \
          WHERE id IN (SELECT id FROM op_occs WHERE state IN {RUNNING} \
-         AND (lease_expires_at IS NULL OR lease_expires_at < $3) ORDER BY id LIMIT $4{}) \
+         AND (lease_expires_at IS NULL OR lease_expires_at < $3) ORDER BY id{}{}) \
          AND state IN {RUNNING} AND (lease_expires_at IS NULL OR lease_expires_at < $3) \
          RETURNING id, doc, version",
+        limit_clause(i64::from(limit)),
         C::DIALECT.skip_locked()
     );
     let mut claimed = tx
         .rows(
             &sql,
-            &[
-                owner.into(),
-                new_expiry.0.into(),
-                now.0.into(),
-                i64::from(limit).into(),
-            ],
+            &[owner.into(), new_expiry.0.into(), now.0.into()],
             &OCC_COLS,
         )
         .await?
