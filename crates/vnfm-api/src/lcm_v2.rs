@@ -306,7 +306,6 @@ async fn change_vnfpkg(
             &id,
             OperationRequest::ChangeVnfPkg(req),
             None,
-            None,
         )
         .await?;
     Ok(accepted(&state.origin(&headers), &occ))

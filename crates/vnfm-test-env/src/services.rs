@@ -78,6 +78,13 @@ pub const SERVICES: &[Service] = &[
         in_ci: true,
     },
     Service {
+        name: "otel_collector",
+        what: "the OpenTelemetry Collector",
+        vars: &["VNFM_TEST_OTLP_URL", "VNFM_TEST_OTLP_SPANS_FILE"],
+        start: "export VNFM_OTELCOL_DIR=$(mktemp -d); eval \"$(scripts/test-env/otel-collector.sh start)\"",
+        in_ci: true,
+    },
+    Service {
         name: "helm",
         what: "the Helm SDK library",
         vars: &["VNFM_HELM_C_LIB"],

@@ -237,6 +237,12 @@ fn lifecycle(ops: &[&str]) -> Vec<String> {
 impl Api {
     /// Onboards the corpus package the end-to-end test uses; returns its vnfdId.
     async fn onboard_corpus_package(&self) -> String {
+        self.onboard_package(&Path::new(CORPUS).join("tacker/v2-vm-basic-lcms-max"))
+            .await
+    }
+
+    /// Onboards the package directory `dir`; returns its vnfdId.
+    async fn onboard_package(&self, dir: &Path) -> String {
         let (status, _, pkg) = self
             .json(
                 reqwest::Method::POST,
@@ -252,9 +258,7 @@ impl Api {
                 &format!("/vnfpkgm/v2/vnf_packages/{pkg_id}/package_content"),
             )
             .header("Content-Type", "application/zip")
-            .body(zip_dir(
-                &Path::new(CORPUS).join("tacker/v2-vm-basic-lcms-max"),
-            ))
+            .body(zip_dir(dir))
             .send()
             .await
             .unwrap();
