@@ -368,7 +368,10 @@ pub(crate) async fn start_modify_info(
     tenancy: &Tenancy,
 ) -> ApiResult<VnfLcmOpOcc> {
     let req = vnfm_lcm::OperationRequest::from(req);
-    Ok(state.lcm.start_as(&tenancy.scope, id, req, expected).await?)
+    Ok(state
+        .lcm
+        .start_as(&tenancy.scope, id, req, expected)
+        .await?)
 }
 
 pub(crate) async fn delete_instance(

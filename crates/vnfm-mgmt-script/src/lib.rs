@@ -209,6 +209,14 @@ impl ScriptMgmtDriver {
                 artifact.name, artifact.file
             ));
         }
+        // Onboarding records the digest of every artifact file the package holds: none means
+        // the VNFD names a file the package lacks, and the hook would fail when reached.
+        if artifact.sha256.is_none() {
+            return Some(format!(
+                "artifact `{}` names `{}`, which is not in the package; add the file to the package and onboard it again",
+                artifact.name, artifact.file
+            ));
+        }
         None
     }
 
@@ -414,7 +422,8 @@ impl MgmtDriver for ScriptMgmtDriver {
     }
 
     /// `None` for a Python artifact in the package when the interpreter is found; why not
-    /// otherwise (another artifact type, an external artifact, no interpreter).
+    /// otherwise (another artifact type, an external artifact, a file the package lacks, no
+    /// interpreter).
     fn cannot_run(&self, artifact: &HookArtifact) -> Option<String> {
         self.refusal(artifact)
             .or_else(|| self.interpreter().err().map(|e| e.to_string()))

@@ -402,6 +402,13 @@ async fn cannot_run_names_a_missing_interpreter_and_foreign_artifacts() {
             .unwrap()
             .contains("Implementation.Bash")
     );
+    let mut absent = artifact("Scripts/absent.py");
+    absent.sha256 = None;
+    let why = ok.cannot_run(&absent).unwrap();
+    assert!(
+        why.contains("Scripts/absent.py") && why.contains("not in the package"),
+        "{why}"
+    );
     let mut external = artifact("https://example.invalid/hook.py");
     external.external = true;
     assert!(

@@ -10,13 +10,16 @@ use std::path::PathBuf;
 
 use super::*;
 
-/// The spans of the edges of an operation (hooks, grants, notification deliveries, requests
-/// to the infrastructure) the trace must also hold. The contract of their names and
-/// attributes: `lcm.hook` (attributes `hook`, `hook.kind`), `lcm.grant`,
-/// `notification.delivery`, `infra.request` (`otel.kind` client, `http.request.method`,
-/// `server.address`, `url.path`, `http.response.status_code`, `vim.type`). Empty until the
-/// server emits them; each name listed here is then asserted in both traces below.
-const EDGE_SPANS_REQUIRED: &[&str] = &[];
+/// A span of an operation's edge (a hook, a grant, a notification delivery, a request to the
+/// infrastructure) the trace must hold: its name and one attribute's value. The names and
+/// attributes are those docs/rest-api.md#traces lists: `lcm.hook` (`hook`, `hook.kind`),
+/// `lcm.grant`, `notification.delivery`, `infra.request` (`http.request.method`,
+/// `server.address`, `url.path`, `http.response.status_code`, `vim.type`).
+struct Edge {
+    name: &'static str,
+    key: &'static str,
+    value: &'static str,
+}
 
 /// One span as the collector wrote it.
 #[derive(Debug, Clone)]
@@ -191,13 +194,14 @@ async fn traced_instantiate(
 
 /// Asserts `traced` is the whole trace of the INSTANTIATE `occ_id` of `vnf`: the request span
 /// a child of the caller's, the occurrence span (with its attributes) a child of the request,
-/// one step span per step of the timeline a child of the occurrence, and every edge span of
-/// [`EDGE_SPANS_REQUIRED`]. Returns the occurrence span.
+/// one step span per step of the timeline a child of the occurrence, and a span of each of
+/// `edges` under a span of the same trace. Returns the occurrence span.
 fn assert_one_trace(
     traced: &[TracedSpan],
     occ_id: &str,
     vnf: &str,
     steps: &[String],
+    edges: &[Edge],
 ) -> TracedSpan {
     let names: Vec<&str> = traced.iter().map(|s| s.name.as_str()).collect();
     let request = traced
@@ -239,10 +243,21 @@ fn assert_one_trace(
         .collect();
     expected.sort();
     assert_eq!(traced_steps, expected, "{names:?}");
-    for edge in EDGE_SPANS_REQUIRED {
+    for edge in edges {
+        let found = traced.iter().find(|s| {
+            s.name == edge.name
+                && s.attributes.get(edge.key).map(String::as_str) == Some(edge.value)
+        });
+        let found = found.unwrap_or_else(|| {
+            panic!(
+                "no `{}` span with {}={} in the caller's trace: {traced:#?}",
+                edge.name, edge.key, edge.value
+            )
+        });
         assert!(
-            names.contains(edge),
-            "no `{edge}` span in the caller's trace: {names:?}"
+            traced.iter().any(|s| s.span_id == found.parent_span_id),
+            "`{}` is not under a span of the trace: {found:?}",
+            edge.name
         );
     }
     occ.clone()
@@ -268,7 +283,7 @@ async fn an_instantiate_with_a_traceparent_is_one_trace_in_the_collector() {
     .await;
     assert!(!steps.is_empty(), "an INSTANTIATE without steps");
     let traced = collector.trace(&trace_id, steps.len()).await;
-    assert_one_trace(&traced, &occ_id, &vnf, &steps);
+    assert_one_trace(&traced, &occ_id, &vnf, &steps, &[]);
     drop(server);
 }
 
@@ -440,7 +455,30 @@ async fn a_cnf_instantiate_with_hooks_on_a_real_cluster_is_one_trace_in_the_coll
         "{instance:#}"
     );
     let traced = collector.trace(&trace_id, steps.len()).await;
-    assert_one_trace(&traced, &occ_id, &vnf, &steps);
+    let edges = [
+        Edge {
+            name: "lcm.hook",
+            key: "hook",
+            value: "instantiate_start",
+        },
+        Edge {
+            name: "lcm.hook",
+            key: "hook",
+            value: "instantiate_end",
+        },
+        Edge {
+            name: "lcm.hook",
+            key: "hook.kind",
+            value: "script",
+        },
+        Edge {
+            name: "infra.request",
+            key: "vim.type",
+            value: "kubernetes",
+        },
+    ];
+    let occ = assert_one_trace(&traced, &occ_id, &vnf, &steps, &edges);
+    assert!(occ.attributes.contains_key("vim_id"), "{occ:?}");
     api.task(&vnf, "terminate", json!({"terminationType": "FORCEFUL"}))
         .await;
     drop(server);

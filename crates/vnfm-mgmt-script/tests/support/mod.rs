@@ -38,13 +38,13 @@ pub fn vnfd() -> vnfm_descriptor::Vnfd {
     .unwrap()
 }
 
-/// The Python artifact at `file`.
+/// The Python artifact at `file`, as onboarding records one the package holds (with a digest).
 pub fn artifact(file: &str) -> HookArtifact {
     HookArtifact {
         name: "mgmt_script".into(),
         file: file.into(),
         artifact_type: PYTHON_ARTIFACT_TYPE.into(),
-        sha256: None,
+        sha256: Some("0".repeat(64)),
         external: false,
         dependencies: vec![],
     }
