@@ -155,13 +155,12 @@ impl Lcm {
     }
 
     /// Starts `req` on behalf of a caller that sees `caller`: as [`Lcm::start`] (with
-    /// `expected`, as [`Lcm::start_if_unchanged`]), and the request's `vimConnectionInfo` may also name, by
-    /// `vimId`, a registered VIM of any project `caller` sees, not only one of the instance's
-    /// project: an administrator's request naming another project's VIM, as Tacker allows.
-    /// Its access information is then copied into a VIM of the instance (see
-    /// [`VimDirectory::check_reference`](crate::ports::VimDirectory::check_reference)).
-    /// [`Lcm::start`] and the others are this with [`ProjectScope::Nothing`]: the instance's
-    /// own VIMs only.
+    /// `expected`, as [`Lcm::start_if_unchanged`]), and the request's `vimConnectionInfo` may
+    /// also name, by `vimId`, a registered VIM of any project `caller` sees, not only one of
+    /// the instance's project: an administrator's request naming another project's VIM, as
+    /// Tacker allows. Its access information is then copied into a VIM of the instance (see
+    /// [`VimDirectory::check_reference`]). [`Lcm::start`] and the others are this with
+    /// [`ProjectScope::Nothing`]: the instance's own VIMs only.
     pub async fn start_as(
         &self,
         caller: &ProjectScope,
