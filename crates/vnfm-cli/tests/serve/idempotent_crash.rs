@@ -197,21 +197,8 @@ async fn a_pm_job_killed_between_commit_and_answer_is_created_once() {
     let server = start_stalling(&data, Some("crash-pm-job"));
     let api = Api::connect(&server.base, &data).await;
     let vnfd_id = api.onboard_corpus_package().await;
-    let (status, _, vnf) = api
-        .json(
-            reqwest::Method::POST,
-            "/vnflcm/v2/vnf_instances",
-            Some(json!({"vnfdId": vnfd_id})),
-        )
-        .await;
-    assert_eq!(status, 201, "{vnf}");
-    let vnf = vnf["id"].as_str().unwrap().to_owned();
-    api.task(
-        &vnf,
-        "instantiate",
-        json!({"flavourId": "simple", "vimConnectionInfo": {"vim1": {"vimType": "TEST.NOOP.V_1"}}}),
-    )
-    .await;
+    let vnf = api.create_vnf(&vnfd_id).await;
+    api.instantiate(&vnf).await;
     let job = json!({"objectType": "Vnf", "objectInstanceIds": [vnf],
                      "criteria": {"performanceMetric": ["VCpuUsageMeanVnf"],
                                   "collectionPeriod": 60, "reportingPeriod": 300},
