@@ -1,10 +1,8 @@
 //! One tracing span per request (`http.request`), continuing the caller's W3C trace: when the
-//! server exports traces ([`enable`]), a request's `traceparent` (and `tracestate`) header
-//! makes its span, and every span opened under it (an operation occurrence, its steps, hooks
-//! and driver calls), part of the caller's trace. When nothing exports traces the layer only
-//! checks a flag: no span is made.
-
-use std::sync::atomic::{AtomicBool, Ordering};
+//! process exports traces ([`vnfm_trace::enable`]), a request's `traceparent` (and
+//! `tracestate`) header makes its span, and every span opened under it (an operation
+//! occurrence, its steps, hooks and driver calls), part of the caller's trace. When nothing
+//! exports traces the layer only checks a flag: no span is made.
 
 use axum::extract::Request;
 use axum::http::HeaderMap;
@@ -15,16 +13,9 @@ use opentelemetry::trace::TraceContextExt;
 use tracing::Instrument;
 use tracing_opentelemetry::OpenTelemetrySpanExt;
 
-static ENABLED: AtomicBool = AtomicBool::new(false);
-
-/// Makes the server open a span per request from now on (the process exports traces).
-pub fn enable() {
-    ENABLED.store(true, Ordering::Relaxed);
-}
-
 /// The middleware: the request runs inside its span when tracing is enabled.
 pub(crate) async fn request_span(req: Request, next: Next) -> Response {
-    if !ENABLED.load(Ordering::Relaxed) {
+    if !vnfm_trace::is_enabled() {
         return next.run(req).await;
     }
     let span = tracing::info_span!(

@@ -85,8 +85,8 @@ pub fn start(args: &OtelArgs) -> Result<Option<(Exporting, SdkTracer)>, String> 
         .build();
     opentelemetry::global::set_text_map_propagator(TraceContextPropagator::new());
     let tracer = provider.tracer("vnfm");
-    vnfm_api::trace_context::enable();
-    // Spans and traceparent headers on the outgoing edges (drivers, NFVO, subscribers, hooks).
+    // A span per request, and spans and traceparent headers on the outgoing edges (drivers,
+    // NFVO, subscribers, hooks).
     vnfm_trace::enable();
     Ok(Some((Exporting { provider }, tracer)))
 }
