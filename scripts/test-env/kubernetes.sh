@@ -52,6 +52,9 @@
 set -euo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=scripts/test-env/common.sh
+# die, log_tail, need_dir
+. "$HERE/common.sh"
 MODDIR="$HERE/kubernetes"
 DIR="${VNFM_KUBE_DIR:-}"
 KUBE_VERSION=$(awk '$1 == "k8s.io/kubernetes" { print $2; exit }' "$MODDIR/go.mod")
@@ -62,25 +65,6 @@ BIN="$CACHE/$KUBE_VERSION-kwok-$KWOK_VERSION"
 ETCD=/usr/bin/etcd
 READY_DELAY="${VNFM_KUBE_READY_DELAY:-2s}"
 NODE_STAGES_OK=complete
-
-die() {
-    echo "kubernetes.sh: $*" >&2
-    exit 1
-}
-
-log_tail() {
-    local f="$DIR/$1"
-    if [[ -f "$f" ]]; then
-        echo "---- last lines of $f" >&2
-        tail -n 40 "$f" >&2
-    fi
-}
-
-need_dir() {
-    [[ -n "$DIR" ]] || die "set VNFM_KUBE_DIR to a working directory (e.g. \$(mktemp -d))"
-    mkdir -p "$DIR"
-    DIR=$(cd "$DIR" && pwd)
-}
 
 # Builds the control plane's and KWOK's commands into $BIN unless they are there.
 build() {
@@ -135,7 +119,6 @@ build() {
     rm -rf "$work"
     echo "kubernetes.sh: built Kubernetes $KUBE_VERSION and KWOK $KWOK_VERSION in $(($(date +%s) - started)) s; binaries $(du -sh "$BIN" | cut -f1), Go caches deleted (${caches%, })" >&2
 }
-
 
 # Installs Debian's etcd-server when etcd is missing.
 ensure_etcd() {
@@ -326,7 +309,7 @@ SCOPED_NS=vnfm-test-scoped
 FAILING_IMAGE=registry.invalid/vnfm-test/image:does-not-exist
 
 start() {
-    need_dir
+    need_dir VNFM_KUBE_DIR
     if [[ -f "$DIR/env" ]] && alive etcd && alive kube-apiserver && alive kube-controller-manager &&
         alive kube-scheduler && alive kwok; then
         cat "$DIR/env"
@@ -450,7 +433,7 @@ stop_processes() {
 }
 
 stop() {
-    need_dir
+    need_dir VNFM_KUBE_DIR
     stop_processes
     rm -rf "${DIR:?}"
 }
@@ -460,7 +443,7 @@ case "${1:-}" in
     stop) stop ;;
     build) build ;;
     env)
-        need_dir
+        need_dir VNFM_KUBE_DIR
         cat "$DIR/env"
         ;;
     *)

@@ -37,29 +37,13 @@ TACKERCLIENT=python-tackerclient==2.6.0
 OS_SERVICES=(nova==34.0.0 neutron==29.0.0 openstack-placement==16.0.0 glance==33.0.0 cinder==29.0.0)
 PIP_PACKAGES=(keystone==30.0.0 openstack-heat==27.0.1 "${OS_SERVICES[@]}" uwsgi==2.0.31 psycopg2-binary PyMySQL python-heatclient python-openstackclient "$TACKERCLIENT")
 HERE=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=scripts/test-env/common.sh
+# die, log_tail, need_dir
+. "$HERE/common.sh"
 # shellcheck source=scripts/test-env/openstack-services.sh
 . "$HERE/openstack-services.sh"
 # shellcheck source=scripts/test-env/openstack-cinder.sh
 . "$HERE/openstack-cinder.sh"
-
-die() {
-    echo "openstack.sh: $*" >&2
-    exit 1
-}
-
-log_tail() {
-    local f="$DIR/$1"
-    if [[ -f "$f" ]]; then
-        echo "---- last lines of $f" >&2
-        tail -n 40 "$f" >&2
-    fi
-}
-
-need_dir() {
-    [[ -n "$DIR" ]] || die "set VNFM_OS_DIR to a working directory (e.g. \$(mktemp -d))"
-    mkdir -p "$DIR"
-    DIR=$(cd "$DIR" && pwd)
-}
 
 # Starts "$@" in its own session (so `stop` can end it with its whole process group) and
 # records the pid in $DIR/<name>.pid.
@@ -488,7 +472,7 @@ wait_heat() {
 }
 
 start() {
-    need_dir
+    need_dir VNFM_OS_DIR
     ensure_venv
     ensure_rabbitmq
     ensure_mariadb
@@ -571,7 +555,7 @@ stop_processes() {
 }
 
 stop() {
-    need_dir
+    need_dir VNFM_OS_DIR
     stop_processes
     rm -rf "${DIR:?}"
 }
@@ -580,7 +564,7 @@ case "${1:-}" in
     start) start ;;
     stop) stop ;;
     env)
-        need_dir
+        need_dir VNFM_OS_DIR
         cat "$DIR/env"
         ;;
     *)

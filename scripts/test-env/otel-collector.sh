@@ -31,6 +31,9 @@
 set -euo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=scripts/test-env/common.sh
+# die, log_tail, need_dir
+. "$HERE/common.sh"
 MODDIR="$HERE/otel-collector"
 DIR="${VNFM_OTELCOL_DIR:-}"
 VERSION=$(awk '$1 == "go.opentelemetry.io/collector/otelcol" { print $2; exit }' "$MODDIR/go.mod")
@@ -39,25 +42,6 @@ CACHE="${VNFM_OTELCOL_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/vnfm/otel-collector
 # builds again.
 SOURCE_SUM=$(cat "$MODDIR/go.mod" "$MODDIR/go.sum" "$MODDIR/main.go" | sha256sum | cut -c1-12)
 BINARY="$CACHE/vnfm-otelcol-$VERSION-$SOURCE_SUM"
-
-die() {
-    echo "otel-collector.sh: $*" >&2
-    exit 1
-}
-
-log_tail() {
-    local f="$DIR/$1"
-    if [[ -f "$f" ]]; then
-        echo "---- last lines of $f" >&2
-        tail -n 40 "$f" >&2
-    fi
-}
-
-need_dir() {
-    [[ -n "$DIR" ]] || die "set VNFM_OTELCOL_DIR to a working directory (e.g. \$(mktemp -d))"
-    mkdir -p "$DIR"
-    DIR=$(cd "$DIR" && pwd)
-}
 
 # Builds the collector into $BINARY unless it is there.
 build() {
@@ -143,7 +127,7 @@ EOF
 }
 
 start() {
-    need_dir
+    need_dir VNFM_OTELCOL_DIR
     if [[ -f "$DIR/env" ]] && alive; then
         cat "$DIR/env"
         return
@@ -175,7 +159,7 @@ stop_process() {
 }
 
 stop() {
-    need_dir
+    need_dir VNFM_OTELCOL_DIR
     stop_process
     rm -rf "${DIR:?}"
 }
@@ -185,7 +169,7 @@ case "${1:-}" in
     start) start ;;
     stop) stop ;;
     env)
-        need_dir
+        need_dir VNFM_OTELCOL_DIR
         cat "$DIR/env"
         ;;
     *)

@@ -32,29 +32,13 @@ set -euo pipefail
 
 DIR="${VNFM_PROM_DIR:-}"
 HERE=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=scripts/test-env/common.sh
+# die, log_tail, need_dir
+. "$HERE/common.sh"
 PROMETHEUS=/usr/bin/prometheus
 ALERTMANAGER=/usr/bin/prometheus-alertmanager
 # Where the webhook URL points until a test sets it: a port nobody listens on.
 UNSET_WEBHOOK=http://127.0.0.1:9/unset
-
-die() {
-    echo "prometheus.sh: $*" >&2
-    exit 1
-}
-
-log_tail() {
-    local f="$DIR/$1"
-    if [[ -f "$f" ]]; then
-        echo "---- last lines of $f" >&2
-        tail -n 40 "$f" >&2
-    fi
-}
-
-need_dir() {
-    [[ -n "$DIR" ]] || die "set VNFM_PROM_DIR to a working directory (e.g. \$(mktemp -d))"
-    mkdir -p "$DIR"
-    DIR=$(cd "$DIR" && pwd)
-}
 
 ensure_packages() {
     [[ -x "$PROMETHEUS" && -x "$ALERTMANAGER" ]] && return 0
@@ -143,7 +127,7 @@ EOF
 }
 
 start() {
-    need_dir
+    need_dir VNFM_PROM_DIR
     if [[ -f "$DIR/env" ]] && alive prometheus && alive alertmanager; then
         cat "$DIR/env"
         return
@@ -191,7 +175,7 @@ stop_processes() {
 }
 
 stop() {
-    need_dir
+    need_dir VNFM_PROM_DIR
     stop_processes
     rm -rf "${DIR:?}"
 }
@@ -200,7 +184,7 @@ case "${1:-}" in
     start) start ;;
     stop) stop ;;
     env)
-        need_dir
+        need_dir VNFM_PROM_DIR
         cat "$DIR/env"
         ;;
     *)
