@@ -51,11 +51,20 @@ echo "== test services"
 # Real PostgreSQL for the store's second backend (the SQLite backend needs nothing). Each run
 # gets its own data directory and a free port, so concurrent runs never share or stop each
 # other's server.
+# Each service started is recorded, and every one of them is stopped on exit, whatever fails.
+STARTED=()
+stop_services() {
+    local s
+    for s in "${STARTED[@]}"; do
+        scripts/test-env/"$s".sh stop >/dev/null 2>&1 || true
+    done
+}
+trap stop_services EXIT
 VNFM_PG_DIR=$(mktemp -d /tmp/vnfm-test-pg.XXXXXX)
 VNFM_PG_PORT=$(scripts/test-env/free_ports.py 1)
 export VNFM_PG_DIR VNFM_PG_PORT VNFM_TEST_POSTGRES_URL
+STARTED+=(postgres)
 VNFM_TEST_POSTGRES_URL=$(scripts/test-env/postgres.sh start)
-trap 'scripts/test-env/postgres.sh stop >/dev/null 2>&1 || true; scripts/test-env/openstack.sh stop >/dev/null 2>&1 || true' EXIT
 echo "PostgreSQL: $VNFM_TEST_POSTGRES_URL"
 # The Helm SDK C library (PyPI helm-python-sdk) for the Kubernetes driver's Helm tests; the
 # virtual environment is cached between runs.
@@ -70,6 +79,7 @@ VNFM_OS_DIR=$(mktemp -d /tmp/vnfm-test-os.XXXXXX)
 export VNFM_OS_DIR
 # A second attempt (from scratch, on other ports) when a component fails to start: a port
 # can still be taken by another program between being chosen and being bound.
+STARTED+=(openstack)
 VNFM_OS_ENV=$(scripts/test-env/openstack.sh start) ||
     VNFM_OS_ENV=$(scripts/test-env/openstack.sh start)
 eval "$VNFM_OS_ENV"
@@ -78,15 +88,15 @@ echo "Keystone: $VNFM_TEST_KEYSTONE_URL, Heat: $VNFM_TEST_HEAT_URL, Nova: $VNFM_
 # loopback address, in a private state directory, stopped (with PostgreSQL) on exit.
 VNFM_SSHD_DIR=$(mktemp -d /tmp/vnfm-test-sshd.XXXXXX)
 export VNFM_SSHD_DIR VNFM_TEST_SSHD
+STARTED+=(sshd)
 VNFM_TEST_SSHD=$(scripts/test-env/sshd.sh start 4)
-trap 'scripts/test-env/postgres.sh stop >/dev/null 2>&1 || true; scripts/test-env/openstack.sh stop >/dev/null 2>&1 || true; scripts/test-env/sshd.sh stop >/dev/null 2>&1 || true' EXIT
 echo "SSH test hosts: $VNFM_TEST_SSHD"
 # Prometheus and Alertmanager (Debian packages) for fault and performance management: their
 # own directory and free ports; prints VNFM_TEST_PROMETHEUS_URL, VNFM_TEST_ALERTMANAGER_URL and
 # VNFM_TEST_PROM_DIR.
 VNFM_PROM_DIR=$(mktemp -d /tmp/vnfm-test-prom.XXXXXX)
 export VNFM_PROM_DIR
-trap 'scripts/test-env/postgres.sh stop >/dev/null 2>&1 || true; scripts/test-env/openstack.sh stop >/dev/null 2>&1 || true; scripts/test-env/sshd.sh stop >/dev/null 2>&1 || true; scripts/test-env/prometheus.sh stop >/dev/null 2>&1 || true' EXIT
+STARTED+=(prometheus)
 VNFM_PROM_ENV=$(scripts/test-env/prometheus.sh start) ||
     VNFM_PROM_ENV=$(scripts/test-env/prometheus.sh start)
 eval "$VNFM_PROM_ENV"
@@ -97,7 +107,7 @@ echo "Prometheus: $VNFM_TEST_PROMETHEUS_URL, Alertmanager: $VNFM_TEST_ALERTMANAG
 # (#[vnfm_test_env::needs(kubeconfig | kwok | kubernetes)]), so it is started before `cargo test`.
 VNFM_KUBE_DIR=$(mktemp -d /tmp/vnfm-test-kube.XXXXXX)
 export VNFM_KUBE_DIR
-trap 'scripts/test-env/postgres.sh stop >/dev/null 2>&1 || true; scripts/test-env/openstack.sh stop >/dev/null 2>&1 || true; scripts/test-env/sshd.sh stop >/dev/null 2>&1 || true; scripts/test-env/prometheus.sh stop >/dev/null 2>&1 || true; scripts/test-env/kubernetes.sh stop >/dev/null 2>&1 || true' EXIT
+STARTED+=(kubernetes)
 VNFM_KUBE_ENV=$(scripts/test-env/kubernetes.sh start) ||
     VNFM_KUBE_ENV=$(scripts/test-env/kubernetes.sh start)
 eval "$VNFM_KUBE_ENV"
@@ -106,7 +116,7 @@ echo "Kubernetes: $VNFM_TEST_KUBE_VERSION at $VNFM_TEST_KUBE_SERVER (KUBECONFIG=
 # port; prints VNFM_TEST_OTLP_URL and VNFM_TEST_OTLP_SPANS_FILE (#[needs(otel_collector)]).
 VNFM_OTELCOL_DIR=$(mktemp -d /tmp/vnfm-test-otelcol.XXXXXX)
 export VNFM_OTELCOL_DIR
-trap 'scripts/test-env/postgres.sh stop >/dev/null 2>&1 || true; scripts/test-env/openstack.sh stop >/dev/null 2>&1 || true; scripts/test-env/sshd.sh stop >/dev/null 2>&1 || true; scripts/test-env/prometheus.sh stop >/dev/null 2>&1 || true; scripts/test-env/kubernetes.sh stop >/dev/null 2>&1 || true; scripts/test-env/otel-collector.sh stop >/dev/null 2>&1 || true' EXIT
+STARTED+=(otel-collector)
 VNFM_OTELCOL_ENV=$(scripts/test-env/otel-collector.sh start) ||
     VNFM_OTELCOL_ENV=$(scripts/test-env/otel-collector.sh start)
 eval "$VNFM_OTELCOL_ENV"
@@ -116,7 +126,11 @@ echo "== cargo test"
 # Free disk before and after the largest build step: a link that runs out of it fails with a
 # bus error rather than a clear message.
 echo "disk free: $(df -h --output=avail . | tail -1 | tr -d ' ')"
-cargo test --workspace --locked --no-fail-fast
+# The OpenStack driver's program is the longest (about 18 minutes) and spends most of it
+# waiting for the test cloud to build servers and stacks, so it runs beside the other programs
+# rather than after them; every program of `cargo test --workspace --no-fail-fast` runs, from
+# one build, and the run fails when any of them fails (scripts/test-programs.py).
+scripts/test-programs.py --locked --beside vnfm-infra-openstack:integration
 echo "disk free: $(df -h --output=avail . | tail -1 | tr -d ' '), target/: $(du -sh target | cut -f1)"
 
 echo "== ETSI SOL002 and SOL003 conformance suites"
