@@ -8,6 +8,7 @@
 //! | instantiate | create from the BaseHOT (or the generated template) with the `nfv` parameter; update instead when it exists already |
 //! | terminate | GRACEFUL: wait the graceful timeout first; then delete and wait until it is gone |
 //! | scale, scale to level | VNFCs to remove (the newest of their VDU) are marked unhealthy in their autoscaling group, then `desired_capacity` is updated |
+//! | scale with Tacker's `StandardUserData` | the templates are built again with one resource per VNFC (the highest indexes removed, the lowest unused added) and the stack updated with them ([`crate::userdata`]) |
 //! | heal VNFCs | the servers are marked unhealthy with their VNFCs' volumes, then the stack is updated (Heat replaces them) |
 //! | heal whole VNF | the stack is deleted and created again from its template, files and parameters |
 //! | change external connectivity | the `CP` part of `nfv` is rebuilt from the links in force and the stack updated |

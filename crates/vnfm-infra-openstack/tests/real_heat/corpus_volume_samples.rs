@@ -53,6 +53,8 @@ struct Sample {
     /// Whether the requests name Tacker's `StandardUserData`: one top-level resource per
     /// VNFC, `VDU1-0`, `VDU1-1`, ...
     standard: bool,
+    /// The package the instance changes to before its termination, if any.
+    change_to: Option<&'static str>,
 }
 
 const SAMPLES: &[Sample] = &[
@@ -64,6 +66,7 @@ const SAMPLES: &[Sample] = &[
         ports: (5, 6),
         on_volumes: &["VDU1", "VDU2"],
         standard: false,
+        change_to: None,
     },
     Sample {
         dir: "v2-vm-individual-vnfc-max",
@@ -73,6 +76,7 @@ const SAMPLES: &[Sample] = &[
         ports: (5, 4),
         on_volumes: &["VDU1", "VDU2"],
         standard: true,
+        change_to: None,
     },
 ];
 
@@ -85,6 +89,7 @@ const USERDATA_STANDARD: Sample = Sample {
     ports: (3, 3),
     on_volumes: &["VDU2"],
     standard: true,
+    change_to: Some("v2-vm-change-vnfpkg-standard"),
 };
 
 /// The instantiate request of `sample`, with `made` (CP -> port id) as link ports.
@@ -298,6 +303,53 @@ async fn heal_one(env: &Env, sample: &Sample, id: &VnfInstanceId, vdu: &str) {
     assert_on_volumes(env, sample, id).await;
 }
 
+/// Changes the package of `id` to `to` (`StandardUserData` named again and Tacker's
+/// `RollingUpdate`, as Tacker's functional test sends), VDU1's image a file of the new package
+/// under a name of this run: Glance gets it, VDU1's servers are rebuilt from it (Heat rebuilds
+/// a server whose image changes: the same servers), every VNFC keeps its ports and its
+/// resource `<vdu>-<index>`, VDU2 keeps its volume. Answers the image's name.
+async fn change_package(env: &Env, sample: &Sample, id: &VnfInstanceId, to: &str) -> String {
+    let (vnfd, files) = super::corpus::corpus_package(to);
+    let (to, image) = super::corpus::with_own_image(env, vnfd, files, &format!("{to}-for-{id}"));
+    let inst = env.instance(id).await;
+    let before: BTreeSet<String> = servers(&vnfcs(&inst)).into_iter().collect();
+    let ports = env.ports(&vnfcs(&inst)).await;
+    let volumes: BTreeSet<String> = vnfcs(&inst)
+        .iter()
+        .flat_map(|c| support::volumes_of(&inst, c))
+        .collect();
+    let mut additional = standard_user_data();
+    additional["upgrade_type"] = json!("RollingUpdate");
+    // VDU2 boots from a volume of the test image (the new package names an image the cloud
+    // does not have); VDU1 stays in the zone it is in.
+    additional["nfv"] = json!({"VDU": {"VDU1": {"locationConstraints": "nova"},
+        "VDU2-VirtualStorage": {"vcImageId": TEST_IMAGE}}});
+    let op = env
+        .lcm
+        .change_vnfpkg(
+            id,
+            serde_json::from_value(json!({"vnfdId": to, "additionalParams": additional})).unwrap(),
+        )
+        .await
+        .unwrap();
+    env.completed(op).await;
+    let inst = env.instance(id).await;
+    assert_eq!(inst.vnfd_id.as_str(), to);
+    let services = env.services();
+    services
+        .assert_servers_built(&of_vdu(&inst, "VDU1"), &image)
+        .await;
+    let vdu2_volumes = services
+        .assert_servers_on_volumes(&inst, &of_vdu(&inst, "VDU2"), TEST_IMAGE)
+        .await;
+    assert_eq!(vdu2_volumes, volumes, "{}", sample.dir);
+    let after: BTreeSet<String> = servers(&vnfcs(&inst)).into_iter().collect();
+    assert_eq!(after, before);
+    assert_eq!(env.ports(&vnfcs(&inst)).await, ports);
+    assert_per_vnfc_resources(env, sample, id, &inst).await;
+    image
+}
+
 /// Runs `sample` through its lifecycle on the real cloud.
 async fn run(env: &Env, cloud: &Cloud, sample: &Sample) {
     let services = env.services();
@@ -346,6 +398,10 @@ async fn run(env: &Env, cloud: &Cloud, sample: &Sample) {
     for vdu in ["VDU1", "VDU2"] {
         heal_one(env, sample, &vnf.id, vdu).await;
     }
+    let image = match sample.change_to {
+        Some(to) => Some(change_package(env, sample, &vnf.id, to).await),
+        None => None,
+    };
     for port in made.values() {
         let p = services.port(port).await.unwrap();
         assert_eq!(
@@ -375,6 +431,9 @@ async fn run(env: &Env, cloud: &Cloud, sample: &Sample) {
     env.terminate_and_check_gone(&vnf.id, &servers(&all), &ports)
         .await;
     services.assert_volumes_gone(&volumes).await;
+    if let Some(image) = image {
+        assert!(services.images_named(&image).await.is_empty(), "{image}");
+    }
     for port in made.values() {
         let p = services.port(port).await.unwrap();
         assert_eq!(p["device_id"], "", "{p}");
