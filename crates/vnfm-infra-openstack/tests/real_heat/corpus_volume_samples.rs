@@ -53,6 +53,8 @@ struct Sample {
     /// Whether the requests name Tacker's `StandardUserData`: one top-level resource per
     /// VNFC, `VDU1-0`, `VDU1-1`, ...
     standard: bool,
+    /// The VDUs whose first VNFC is healed.
+    heals: &'static [&'static str],
     /// The package the instance changes to before its termination, if any.
     change_to: Option<&'static str>,
 }
@@ -66,6 +68,7 @@ const SAMPLES: &[Sample] = &[
         ports: (5, 6),
         on_volumes: &["VDU1", "VDU2"],
         standard: false,
+        heals: &["VDU1", "VDU2"],
         change_to: None,
     },
     Sample {
@@ -76,6 +79,7 @@ const SAMPLES: &[Sample] = &[
         ports: (5, 4),
         on_volumes: &["VDU1", "VDU2"],
         standard: true,
+        heals: &["VDU1", "VDU2"],
         change_to: None,
     },
 ];
@@ -89,6 +93,8 @@ const USERDATA_STANDARD: Sample = Sample {
     ports: (3, 3),
     on_volumes: &["VDU2"],
     standard: true,
+    // A VNFC on a volume is healed in `v2-vm-individual-vnfc-max`, with the same class.
+    heals: &["VDU1"],
     change_to: Some("v2-vm-change-vnfpkg-standard"),
 };
 
@@ -395,7 +401,7 @@ async fn run(env: &Env, cloud: &Cloud, sample: &Sample) {
     if let Some(aspect) = sample.aspect {
         scale_out_and_in(env, sample, &vnf.id, aspect).await;
     }
-    for vdu in ["VDU1", "VDU2"] {
+    for vdu in sample.heals {
         heal_one(env, sample, &vnf.id, vdu).await;
     }
     let image = match sample.change_to {
