@@ -229,6 +229,11 @@ pub fn inventory(
                 meta.insert("parentStackId".into(), json!(group_stack.id));
                 meta.insert("parentStackName".into(), json!(group_stack.name));
                 meta.insert("parentResourceName".into(), json!(member.resource_name));
+            } else if let Some((base, i)) = crate::userdata::split_index(&member.resource_name)
+                && base == vdu.id
+            {
+                // One resource per VNFC (Tacker's StandardUserData): `VDU1-0`.
+                meta.insert("vduIdx".into(), json!(i));
             }
         }
         if let Some(addr) = server.attributes.get("addresses").filter(|a| a.is_object()) {

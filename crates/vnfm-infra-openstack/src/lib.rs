@@ -5,6 +5,8 @@
 //!   per VNF instance, made from the package's BaseHOT ([`hot`]) or from the VNFD
 //!   ([`generate`]), with the `nfv` parameter convention Tacker packages use.
 //! - [`depends`]: nested stacks ordered after the subnets of the networks they are given.
+//! - [`userdata`]: Tacker's user data classes; `StandardUserData`'s one resource per VNFC
+//!   (`VDU1-0`, `VDU1-1`, ...) built natively.
 //! - [`capacity`]: autoscaling groups of a constant size read their instance count from `nfv`.
 //! - [`keystone`]: authentication (password, application credential), token cache with
 //!   re-authentication, endpoint selection from the service catalog, retries.
@@ -52,6 +54,7 @@ pub mod keystone;
 pub mod neutron;
 pub mod nova;
 pub mod observe;
+pub mod userdata;
 pub mod vim_kind;
 
 pub use config::{DriverConfig, PollPolicy, RetryPolicy, VimSettings};

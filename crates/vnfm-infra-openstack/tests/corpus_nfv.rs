@@ -66,7 +66,7 @@ pub(crate) fn load_vnfd(root: &Path) -> Vnfd {
         .unwrap()
 }
 
-fn instance(vnfd: &Vnfd) -> VnfInstance {
+pub(crate) fn instance(vnfd: &Vnfd) -> VnfInstance {
     serde_json::from_value(json!({
         "id": "inst-1", "vnfdId": vnfd.descriptor_id, "vnfProvider": vnfd.provider,
         "vnfProductName": vnfd.product_name, "vnfSoftwareVersion": vnfd.software_version,
@@ -79,7 +79,7 @@ fn instance(vnfd: &Vnfd) -> VnfInstance {
 /// An instantiate request like Tacker's functional tests send: two external networks, CPs
 /// with dynamic and fixed addresses, pre-created link ports; only the CPs the flavour has are
 /// connected (the request validator refuses others).
-fn request(vnfd: &Vnfd, flavour: &str) -> InstantiateVnfRequest {
+pub(crate) fn request(vnfd: &Vnfd, flavour: &str) -> InstantiateVnfRequest {
     let dynamic = |subnet: Option<&str>| {
         let mut addr = json!({"type": "IPV4", "numDynamicAddresses": 1});
         if let Some(s) = subnet {

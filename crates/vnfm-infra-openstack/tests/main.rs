@@ -11,3 +11,4 @@ mod real_heat;
 mod real_heat_watch;
 mod real_trace;
 mod shared_ext_network;
+mod standard_user_data;

@@ -8,6 +8,7 @@
 //! | instantiate | create from the BaseHOT (or the generated template) with the `nfv` parameter; update instead when it exists already |
 //! | terminate | GRACEFUL: wait the graceful timeout first; then delete and wait until it is gone |
 //! | scale, scale to level | VNFCs to remove (the newest of their VDU) are marked unhealthy in their autoscaling group, then `desired_capacity` is updated |
+//! | scale with Tacker's `StandardUserData` | the templates are built again with one resource per VNFC (the highest indexes removed, the lowest unused added) and the stack updated with them ([`crate::userdata`]) |
 //! | heal VNFCs | the servers are marked unhealthy with their VNFCs' volumes, then the stack is updated (Heat replaces them) |
 //! | heal whole VNF | the stack is deleted and created again from its template, files and parameters |
 //! | change external connectivity | the `CP` part of `nfv` is rebuilt from the links in force and the stack updated |
@@ -20,7 +21,7 @@
 //! ([`crate::inventory`]) and `driver_state` records the stack and what it was made from
 //! ([`DriverState`]).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -46,6 +47,7 @@ use crate::hot::{self, Hot, NfvInputs};
 use crate::inventory::{self, InventoryInputs};
 use crate::keystone::{Session, sleep_within};
 use crate::nova::{Nova, Power, Target};
+use crate::userdata::UserData;
 
 mod resources;
 mod stack;
@@ -78,6 +80,9 @@ pub struct DriverState {
     pub files: BTreeMap<String, String>,
     /// The `nfv` parameter last applied.
     pub nfv: Value,
+    /// The template and `nfv` convention (Tacker's user data class) the stack follows.
+    #[serde(default)]
+    pub user_data: UserData,
     /// What a change of package or external connectivity replaced, for its rollback.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub previous: Option<Box<Previous>>,
@@ -100,6 +105,9 @@ pub struct Previous {
     pub files: BTreeMap<String, String>,
     /// The `nfv` parameter before.
     pub nfv: Value,
+    /// The template and `nfv` convention before.
+    #[serde(default)]
+    pub user_data: UserData,
     /// The external virtual links before.
     #[serde(default)]
     pub ext_virtual_links: Vec<ExtVirtualLinkData>,
@@ -234,6 +242,32 @@ impl Ctx<'_> {
     fn additional_nfv(&self) -> Option<&Value> {
         self.req.additional_params().and_then(|p| p.get("nfv"))
     }
+
+    /// The convention of this step: the one the request names, else the recorded one.
+    fn user_data(&self) -> Result<UserData, DriverError> {
+        Ok(UserData::from_params(self.req.additional_params())?
+            .or(self.state.as_ref().map(|s| s.user_data))
+            .unwrap_or_default())
+    }
+
+    /// The VNFC indexes per VDU the recorded template holds (Tacker's `StandardUserData`).
+    fn recorded_indexes(&self, flavour: &Flavour) -> BTreeMap<String, BTreeSet<u32>> {
+        self.state.as_ref().map_or_else(BTreeMap::new, |s| {
+            crate::userdata::indexes_in(&s.template, &vdu_ids(flavour))
+        })
+    }
+}
+
+fn vdu_ids(flavour: &Flavour) -> Vec<String> {
+    flavour.vdus.iter().map(|v| v.id.clone()).collect()
+}
+
+/// The `nfv` parameter of `user_data` for templates that read `paths`.
+fn build_nfv(user_data: UserData, paths: &[Vec<hot::Seg>], inputs: &NfvInputs<'_>) -> Value {
+    match user_data {
+        UserData::Default => hot::build_nfv(paths, inputs),
+        UserData::Standard => crate::userdata::nfv(paths, inputs),
+    }
 }
 
 /// The flavour `id` of the request's VNFD.
@@ -246,20 +280,25 @@ fn flavour<'a>(req: &'a InfraRequest, id: &str) -> Result<&'a Flavour, DriverErr
     })
 }
 
-/// The flavour's templates: the package's BaseHOT, else generated from the VNFD.
+/// The flavour's templates: the package's BaseHOT, else generated from the VNFD; with
+/// `vnfcs` (Tacker's `StandardUserData`), each VDU's resource copied once per VNFC index.
 fn templates(
     cfg: &DriverConfig,
     req: &InfraRequest,
     flavour: &Flavour,
     managed: &[ExtManagedVirtualLinkData],
+    vnfcs: Option<&BTreeMap<String, BTreeSet<u32>>>,
 ) -> Result<Hot, DriverError> {
     let mut h = match hot::load_base_hot(&*req.artifacts, &req.vnfd, &flavour.id, cfg)? {
         Some(h) => h,
         None => crate::generate::generate(&req.vnfd.descriptor_id, flavour)?,
     };
+    if let Some(indexes) = vnfcs {
+        crate::userdata::expand(&mut h.template, &vdu_ids(flavour), indexes);
+    }
     hot::apply_ext_managed_vls(&mut h.template, managed);
     crate::depends::order_after_subnets(&mut h.template);
-    let vdus = flavour.vdus.iter().map(|v| v.id.clone()).collect();
+    let vdus: BTreeSet<String> = vdu_ids(flavour).into_iter().collect();
     crate::capacity::capacity_from_nfv(&mut h.template, &h.files, &vdus);
     Ok(h)
 }
@@ -505,6 +544,7 @@ impl InfraDriver for OpenStackDriver {
             prev.ext_virtual_links.clone(),
             Self::recorded_managed(req),
             restore_vnfd_id.clone(),
+            prev.user_data,
             None,
         )
         .await

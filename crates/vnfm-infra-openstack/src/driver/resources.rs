@@ -13,6 +13,11 @@ impl OpenStackDriver {
         let flavour = flavour(req, &target.flavour_id)?;
         let heat = Heat::connect(&ctx.session, &req.control, self.config.poll.clone()).await?;
         let stack = self.existing(&heat, &ctx).await?;
+        if ctx.user_data()? == UserData::Standard {
+            return self
+                .rescale_vnfcs(&heat, &ctx, stack, flavour, target)
+                .await;
+        }
         let r = stack.reference();
         let template = heat.template(&r).await?;
         let files = ctx
@@ -101,6 +106,74 @@ impl OpenStackDriver {
         .await
     }
 
+    /// Scale of a stack made the way Tacker's `StandardUserData` makes it: the templates are
+    /// built again with one resource per VNFC of `target` (VNFCs removed from the highest
+    /// index, added at the lowest unused; [`crate::userdata`]), the VNFCs that stay keep
+    /// their `nfv` entries, and the stack is updated with the whole template. Heat deletes
+    /// the nested stacks of the removed VNFCs (server, ports, volumes) and creates those of
+    /// the new ones.
+    async fn rescale_vnfcs(
+        &self,
+        heat: &Heat<'_>,
+        ctx: &Ctx<'_>,
+        stack: Stack,
+        flavour: &Flavour,
+        target: &ResourceTarget,
+    ) -> Result<InfraOutcome, DriverError> {
+        let req = ctx.req;
+        let template = heat.template(&stack.reference()).await?;
+        let now = crate::userdata::indexes_in(&template, &vdu_ids(flavour));
+        let want: BTreeMap<String, u32> = flavour
+            .vdus
+            .iter()
+            .map(|v| (v.id.clone(), target.instances_of(&v.id)))
+            .collect();
+        let vnfcs = crate::userdata::next_indexes(&now, &want);
+        let links = Self::recorded_links(req);
+        let managed = Self::recorded_managed(req);
+        let hot = templates(
+            &self.config,
+            req,
+            flavour,
+            &managed_as_data(&managed),
+            Some(&vnfcs),
+        )?;
+        let images = self.upload_images(ctx, flavour).await?;
+        let nfv = crate::userdata::scaled_nfv(
+            &paths_of(&hot.template, &hot.files),
+            &NfvInputs {
+                flavour,
+                capacity: Some(&want),
+                ext_virtual_links: &links,
+                additional: ctx.additional_nfv(),
+                grant: req.grant.as_deref(),
+                images: Some(&images),
+            },
+            &stack.nfv(),
+        );
+        let stack = if vnfcs != now || stack.stack_status.ends_with("_FAILED") {
+            let fields = ctx.fields(&self.config, Some(&hot), &nfv);
+            self.update_and_wait(heat, ctx, &stack, &fields).await?
+        } else {
+            stack
+        };
+        let mut state = self.state_after(ctx, req, &stack, flavour, nfv, None);
+        state.template = hot.template;
+        state.files = hot.files;
+        state.user_data = UserData::Standard;
+        self.outcome(
+            heat,
+            ctx,
+            &stack,
+            flavour,
+            &links,
+            &managed,
+            &req.instance.vnfd_id,
+            state,
+        )
+        .await
+    }
+
     /// The driver state after a step that kept the templates.
     pub(super) fn state_after(
         &self,
@@ -129,6 +202,7 @@ impl OpenStackDriver {
                 .as_ref()
                 .map(|b| b.template.clone())
                 .unwrap_or(Value::Null),
+            user_data: base.as_ref().map(|b| b.user_data).unwrap_or_default(),
             files: base.map(|b| b.files).unwrap_or_default(),
             nfv,
             previous: previous.map(Box::new),

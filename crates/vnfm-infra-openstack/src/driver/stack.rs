@@ -306,21 +306,16 @@ impl OpenStackDriver {
     ) -> Result<InfraOutcome, DriverError> {
         let ctx = self.context(req)?;
         let flavour = flavour(req, &target.flavour_id)?;
-        if req
-            .additional_params()
-            .is_some_and(|p| p.contains_key("lcm-operation-user-data"))
-        {
-            tracing::warn!(
-                instance = %req.instance.id,
-                "additionalParams names a Tacker user data script; it is not run: the default nfv \
-                 convention applies (set values through additionalParams.nfv)"
-            );
-        }
+        // Refused before anything is made: a class the driver cannot build.
+        let user_data = ctx.user_data()?;
+        let vnfcs = (user_data == UserData::Standard)
+            .then(|| crate::userdata::next_indexes(&BTreeMap::new(), &target.vdu_instances));
         let managed_req = managed_of_request(req).unwrap_or_default();
-        let hot = templates(&self.config, req, flavour, managed_req)?;
+        let hot = templates(&self.config, req, flavour, managed_req, vnfcs.as_ref())?;
         let links = ext_links_of_request(req).unwrap_or_default().to_vec();
         let images = self.upload_images(&ctx, flavour).await?;
-        let nfv = hot::build_nfv(
+        let nfv = build_nfv(
+            user_data,
             &paths_of(&hot.template, &hot.files),
             &NfvInputs {
                 flavour,
@@ -361,6 +356,7 @@ impl OpenStackDriver {
             template: hot.template.clone(),
             files: hot.files.clone(),
             nfv,
+            user_data,
             previous: None,
         };
         self.outcome(

@@ -13,6 +13,7 @@ impl OpenStackDriver {
     ) -> Result<InfraOutcome, DriverError> {
         let ctx = self.context(req)?;
         let flavour = flavour(req, &req.flavour_id)?;
+        let user_data = ctx.user_data()?;
         let heat = Heat::connect(&ctx.session, &req.control, self.config.poll.clone()).await?;
         let stack = self.existing(&heat, &ctx).await?;
         let r = stack.reference();
@@ -25,7 +26,8 @@ impl OpenStackDriver {
                     .as_ref()
                     .map(|s| s.files.clone())
                     .unwrap_or_default();
-                let rebuilt = hot::build_nfv(
+                let rebuilt = build_nfv(
+                    user_data,
                     &paths_of(&template, &files),
                     &NfvInputs {
                         flavour,
@@ -71,6 +73,7 @@ impl OpenStackDriver {
         links: Vec<ExtVirtualLinkData>,
         managed: Vec<ExtManagedVirtualLinkInfo>,
         vnfd_id: vnfm_types::VnfdId,
+        user_data: UserData,
         previous: Option<Previous>,
     ) -> Result<InfraOutcome, DriverError> {
         let ctx = self.context(req)?;
@@ -88,6 +91,7 @@ impl OpenStackDriver {
             template: hot.template.clone(),
             files: hot.files.clone(),
             nfv,
+            user_data,
             previous: previous.map(Box::new),
         };
         self.outcome(
@@ -113,13 +117,18 @@ impl OpenStackDriver {
         let managed_data = managed_req
             .clone()
             .unwrap_or_else(|| managed_as_data(&Self::recorded_managed(req)));
-        let hot = templates(&self.config, req, flavour, &managed_data)?;
+        // The VNFCs keep their indexes (Tacker's `StandardUserData`).
+        let user_data = ctx.user_data()?;
+        let vnfcs = (user_data == UserData::Standard)
+            .then(|| crate::userdata::next_indexes(&ctx.recorded_indexes(flavour), capacity));
+        let hot = templates(&self.config, req, flavour, &managed_data, vnfcs.as_ref())?;
         let links = hot::overlay_links(
             &Self::recorded_links(req),
             ext_links_of_request(req).unwrap_or_default(),
         );
         let images = self.upload_images(&ctx, flavour).await?;
-        let nfv = hot::build_nfv(
+        let nfv = build_nfv(
+            user_data,
             &paths_of(&hot.template, &hot.files),
             &NfvInputs {
                 flavour,
@@ -147,6 +156,7 @@ impl OpenStackDriver {
             links,
             managed,
             vnfd_id.clone(),
+            user_data,
             previous,
         )
         .await
@@ -164,6 +174,7 @@ impl OpenStackDriver {
             template: s.template.clone(),
             files: s.files.clone(),
             nfv: s.nfv.clone(),
+            user_data: s.user_data,
             ext_virtual_links: Self::recorded_links(req),
         })
     }
@@ -184,6 +195,7 @@ impl OpenStackDriver {
             template: state.template.clone(),
             files: state.files.clone(),
             nfv: state.nfv.clone(),
+            user_data: state.user_data,
             ext_virtual_links: Self::recorded_links(req),
         })
     }

@@ -136,19 +136,15 @@ impl ArtifactSource for Overlay {
     }
 }
 
-#[vnfm_test_env::needs(openstack)]
-#[cfg_attr(
-    all(vnfm_test_openstack, not(vnfm_tacker_corpus)),
-    ignore = "needs Tacker's sample packages in shared/corpus/tacker above the repository"
-)]
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn tacker_change_vnfpkg_new_image_moves_ports_and_rebuilds_from_the_uploaded_image() {
-    let cloud = Cloud::from_env();
-    let env = env(cloud.clone()).await;
-    let (vnfd, files) = corpus_package("v2-vm-change-vnfpkg-new-image");
-    let from = env.catalog.insert(vnfd.clone(), files.clone());
-    // The same package carrying its image: the VNFD's sw_image artifact gets a file (a name of
-    // this run only, the cloud is shared).
+/// `vnfd` as package `id` in the catalog, every VDU's software image a file the package carries
+/// (a small qcow2 image under a name of this run only: the cloud is shared); answers the
+/// package id and the image name.
+pub(super) fn with_own_image(
+    env: &Env,
+    vnfd: vnfm_descriptor::Vnfd,
+    files: Arc<dyn ArtifactSource>,
+    id: &str,
+) -> (String, String) {
     let data = support::qcow2_image();
     let sha256 = hex::encode(<sha2::Sha256 as sha2::Digest>::digest(&data));
     let stamp = std::time::SystemTime::now()
@@ -157,7 +153,7 @@ async fn tacker_change_vnfpkg_new_image_moves_ports_and_rebuilds_from_the_upload
         .as_nanos();
     let image_name = format!("vnfm-test-image-{}-{stamp}", std::process::id());
     let mut v = serde_json::to_value(&vnfd).unwrap();
-    v["descriptorId"] = json!(format!("{from}-with-image"));
+    v["descriptorId"] = json!(id);
     for flavour in v["flavours"].as_array_mut().unwrap() {
         for vdu in flavour["vdus"].as_array_mut().unwrap() {
             vdu["swImage"] = json!({
@@ -174,6 +170,21 @@ async fn tacker_change_vnfpkg_new_image_moves_ports_and_rebuilds_from_the_upload
             extra: MemArtifacts::new().with("Files/images/new-image.qcow2", data),
         }),
     );
+    (to, image_name)
+}
+
+#[vnfm_test_env::needs(openstack)]
+#[cfg_attr(
+    all(vnfm_test_openstack, not(vnfm_tacker_corpus)),
+    ignore = "needs Tacker's sample packages in shared/corpus/tacker above the repository"
+)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tacker_change_vnfpkg_new_image_moves_ports_and_rebuilds_from_the_uploaded_image() {
+    let cloud = Cloud::from_env();
+    let env = env(cloud.clone()).await;
+    let (vnfd, files) = corpus_package("v2-vm-change-vnfpkg-new-image");
+    let from = env.catalog.insert(vnfd.clone(), files.clone());
+    let (to, image_name) = with_own_image(&env, vnfd, files, &format!("{from}-with-image"));
 
     let vnf = env.create(&from).await;
     let image = json!({"vcImageId": "cirros-0.6"});

@@ -1,0 +1,146 @@
+//! Tacker's `StandardUserData` built by the driver (`vnfm_infra_openstack::userdata`) on the
+//! corpus packages that use it: the top template with one resource per VNFC and the `nfv`
+//! parameter (snapshots), at instantiation and after a scale out and in.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
+
+use serde_json::{Value, json};
+use vnfm_infra_openstack::hot::{self, NfvInputs};
+use vnfm_infra_openstack::userdata::{self, UserData};
+use vnfm_infra_openstack::{DriverConfig, OpenStackError};
+use vnfm_lcm::OperationRequest;
+
+use crate::corpus_nfv::{CORPUS, Dir, instance, load_vnfd, request};
+
+/// The template (top-level resources with their `get_param`s) and `nfv` for `package` with
+/// `vnfcs` indexes per VDU; `current` is the `nfv` in force for a scale.
+fn build(package: &str, vnfcs: &BTreeMap<String, BTreeSet<u32>>, current: Option<&Value>) -> Value {
+    let root = PathBuf::from(CORPUS).join(package);
+    let vnfd = load_vnfd(&root);
+    let mut req = request(&vnfd, "simple");
+    req.additional_params
+        .get_or_insert_with(Default::default)
+        .extend(
+            json!({"lcm-operation-user-data": "./UserData/userdata_standard.py",
+                   "lcm-operation-user-data-class": "StandardUserData"})
+            .as_object()
+            .unwrap()
+            .clone(),
+        );
+    assert_eq!(
+        UserData::from_params(req.additional_params.as_ref()).unwrap(),
+        Some(UserData::Standard)
+    );
+    let fl = vnfd.flavour("simple").unwrap();
+    let vdus: Vec<String> = fl.vdus.iter().map(|v| v.id.clone()).collect();
+    let mut h = hot::load_base_hot(&Dir(root), &vnfd, "simple", &DriverConfig::default())
+        .unwrap()
+        .unwrap();
+    userdata::expand(&mut h.template, &vdus, vnfcs);
+    assert_eq!(&userdata::indexes_in(&h.template, &vdus), vnfcs);
+    let paths = hot::nfv_paths([&h.template]);
+    let counts: BTreeMap<String, u32> = vnfcs
+        .iter()
+        .map(|(k, v)| (k.clone(), v.len() as u32))
+        .collect();
+    let inputs = NfvInputs {
+        flavour: fl,
+        capacity: Some(&counts),
+        ext_virtual_links: req.ext_virtual_links.as_deref().unwrap_or_default(),
+        additional: req.additional_params.as_ref().and_then(|p| p.get("nfv")),
+        grant: None,
+        images: None,
+    };
+    let nfv = match current {
+        None => userdata::nfv(&paths, &inputs),
+        Some(c) => userdata::scaled_nfv(
+            &paths,
+            &NfvInputs {
+                additional: None,
+                ..inputs
+            },
+            c,
+        ),
+    };
+    json!({"resources": h.template["resources"], "nfv": nfv})
+}
+
+/// The default instantiation level of `package`, as VNFC indexes.
+fn instantiated(package: &str) -> BTreeMap<String, BTreeSet<u32>> {
+    let root = PathBuf::from(CORPUS).join(package);
+    let vnfd = load_vnfd(&root);
+    let req = request(&vnfd, "simple");
+    let plan =
+        vnfm_lcm::plan(&OperationRequest::Instantiate(req), &vnfd, &instance(&vnfd)).unwrap();
+    let target = plan
+        .infra_steps()
+        .next()
+        .and_then(|s| s.target())
+        .cloned()
+        .unwrap();
+    userdata::next_indexes(&BTreeMap::new(), &target.vdu_instances)
+}
+
+#[test]
+fn v2_userdata_standard_instantiate() {
+    let vnfcs = instantiated("v2-vm-userdata-standard");
+    assert_eq!(vnfcs["VDU1"], BTreeSet::from([0]));
+    insta::assert_json_snapshot!(build("v2-vm-userdata-standard", &vnfcs, None));
+}
+
+#[test]
+fn v2_individual_vnfc_max_instantiate() {
+    let vnfcs = instantiated("v2-vm-individual-vnfc-max");
+    insta::assert_json_snapshot!(build("v2-vm-individual-vnfc-max", &vnfcs, None));
+}
+
+/// Scale out by two: `VDU1-1` and `VDU1-2` appear with VDU1's values; `VDU1-0` keeps the entry
+/// in force, also a value a request set for it alone. Scale in by two removes them again.
+#[test]
+fn v2_userdata_standard_scale_out_keeps_the_vnfcs_in_force_and_scale_in_removes_the_newest() {
+    let package = "v2-vm-userdata-standard";
+    let start = instantiated(package);
+    let mut current = build(package, &start, None)["nfv"].clone();
+    current["VDU"]["VDU1-0"]["name"] = json!("set-for-vnfc-0");
+    let want = BTreeMap::from([("VDU1".to_string(), 3), ("VDU2".to_string(), 1)]);
+    let out = userdata::next_indexes(&start, &want);
+    assert_eq!(out["VDU1"], BTreeSet::from([0, 1, 2]));
+    let scaled = build(package, &out, Some(&current));
+    insta::assert_json_snapshot!(scaled);
+    assert_eq!(scaled["nfv"]["VDU"]["VDU1-0"], current["VDU"]["VDU1-0"]);
+    assert_eq!(scaled["nfv"]["VDU"]["VDU1-2"]["name"], Value::Null);
+    assert_eq!(
+        scaled["nfv"]["CP"]["VDU1_CP1-2"], current["CP"]["VDU1_CP1-0"],
+        "a new VNFC's CP is on the external network in force"
+    );
+    let back = userdata::next_indexes(
+        &out,
+        &BTreeMap::from([("VDU1".to_string(), 1), ("VDU2".to_string(), 1)]),
+    );
+    assert_eq!(back, start);
+    let resources: Vec<String> = build(package, &back, Some(&current))["resources"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .cloned()
+        .collect();
+    assert!(resources.contains(&"VDU1-0".to_string()), "{resources:?}");
+    assert!(
+        !resources
+            .iter()
+            .any(|r| r == "VDU1-1" || r == "VDU1-2" || r == "VDU1")
+    );
+}
+
+/// A class other than Tacker's two is refused, naming it; the error is an input error (422).
+#[test]
+fn another_user_data_class_is_refused_by_name() {
+    let params = json!({"lcm-operation-user-data": "./UserData/lcm_user_data.py",
+                        "lcm-operation-user-data-class": "SampleUserData"});
+    let e = UserData::from_params(params.as_object()).unwrap_err();
+    assert!(matches!(e, OpenStackError::Input(_)), "{e:?}");
+    let d: vnfm_driver_api::DriverError = e.into();
+    assert_eq!(d.status(), 422, "{d}");
+    assert!(d.to_string().contains("`SampleUserData`"), "{d}");
+}
