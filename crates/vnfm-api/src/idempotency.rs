@@ -11,12 +11,12 @@
 //!   429, which say "try again later"; after a 5xx or one of those a retry runs again): a
 //!   retry is answered with it, the same status, `Location`, `Content-Type` and body, also
 //!   when the resource has changed since;
-//! - the answer is kept by a write of its own, after the creating commit and off the answer's
-//!   path (in this process a retry is answered from memory until it is stored). A retry that
-//!   finds the resource committed but no answer kept (the process died in between) is
-//!   answered from the resource: for a task and `PATCH` of an instance 202 with the
-//!   occurrence's `Location` (the first answer exactly), else 201 with the resource as it is
-//!   now and its `Location`;
+//! - a task's and a `PATCH` of an instance's answer (202 with the occurrence's `Location`) is
+//!   made again from the occurrence id committed with the key, exactly; any other answer is
+//!   kept by a write of its own, after the creating commit and off the answer's path (in this
+//!   process a retry is answered from memory until it is stored). A retry that finds a
+//!   created resource committed but no answer kept (the process died in between) is answered
+//!   from the resource: 201 with the resource as it is now and its `Location`;
 //! - the same key with another request is refused with 422, naming the first request;
 //! - while the first request runs in this process, the same key is refused with 409; a
 //!   request with the key on another replica that reaches its creating commit after the
@@ -93,12 +93,19 @@ pub(crate) async fn layer(
     match outcome {
         KeyOutcome::Run(guard) => {
             let replay_parts = replay_request_parts(&parts);
+            let remade_exactly = starts_occurrence(&parts.method, parts.uri.path());
             let request = Request::from_parts(parts, Body::from(body));
             let (response, attachment) = guard.run(next.run(request)).await;
             match attachment {
                 KeyAttachment::Taken => {
                     drop(guard);
                     answer_committed_elsewhere(&state, &key, &replay_parts).await
+                }
+                KeyAttachment::Attached(_) if remade_exactly => {
+                    // The occurrence's 202 is made again from its id exactly ([`remake`]):
+                    // nothing to keep.
+                    stall_if_asked(&state, guard.key()).await;
+                    response
                 }
                 KeyAttachment::Attached(id) => keep(&state, guard, Some(id), response).await,
                 KeyAttachment::NotAttached => keep(&state, guard, None, response).await,
