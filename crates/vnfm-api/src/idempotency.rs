@@ -7,12 +7,16 @@
 //! transaction that creates what the request creates (a VNF instance, an operation
 //! occurrence, a subscription, a VNF package, a PM job or threshold, a VIM) commits the key
 //! with the resource's id. So:
-//! - the first request runs; a retry of a request that created its resource is answered from
-//!   the resource: 201 with the resource as it is now and its `Location`, or, for a task and
-//!   `PATCH` of an instance, 202 with the occurrence's `Location` (the first answer exactly);
-//! - a request that created nothing has its answer kept (2xx, 3xx and 4xx answers except 409
-//!   and 429, which say "try again later"; after a 5xx or one of those a retry runs again),
-//!   and a retry is answered with it: the same status, `Location`, `Content-Type` and body;
+//! - the first request runs and its answer is kept (2xx, 3xx and 4xx answers except 409 and
+//!   429, which say "try again later"; after a 5xx or one of those a retry runs again): a
+//!   retry is answered with it, the same status, `Location`, `Content-Type` and body, also
+//!   when the resource has changed since;
+//! - a task's and a `PATCH` of an instance's answer (202 with the occurrence's `Location`) is
+//!   made again from the occurrence id committed with the key, exactly; any other answer is
+//!   kept by a write of its own, after the creating commit and off the answer's path (in this
+//!   process a retry is answered from memory until it is stored). A retry that finds a
+//!   created resource committed but no answer kept (the process died in between) is answered
+//!   from the resource: 201 with the resource as it is now and its `Location`;
 //! - the same key with another request is refused with 422, naming the first request;
 //! - while the first request runs in this process, the same key is refused with 409; a
 //!   request with the key on another replica that reaches its creating commit after the
@@ -89,12 +93,19 @@ pub(crate) async fn layer(
     match outcome {
         KeyOutcome::Run(guard) => {
             let replay_parts = replay_request_parts(&parts);
+            let remade_exactly = starts_occurrence(&parts.method, parts.uri.path());
             let request = Request::from_parts(parts, Body::from(body));
             let (response, attachment) = guard.run(next.run(request)).await;
             match attachment {
                 KeyAttachment::Taken => {
                     drop(guard);
                     answer_committed_elsewhere(&state, &key, &replay_parts).await
+                }
+                KeyAttachment::Attached(_) if remade_exactly => {
+                    // The occurrence's 202 is made again from its id exactly ([`remake`]):
+                    // nothing to keep.
+                    stall_if_asked(&state, guard.key()).await;
+                    response
                 }
                 KeyAttachment::Attached(id) => keep(&state, guard, Some(id), response).await,
                 KeyAttachment::NotAttached => keep(&state, guard, None, response).await,
@@ -163,10 +174,9 @@ async fn keep(
         }
     };
     if resource_id.is_some() {
+        // The key is committed with the resource: a crash from here on until the answer is
+        // kept leaves a retry to [`remake`] the answer from the resource.
         stall_if_asked(state, guard.key()).await;
-        // The key is committed with the resource, and the answer is made again from it
-        // ([`remake`]): keeping it too would cost a second commit.
-        return Response::from_parts(parts, Body::from(body));
     }
     let text = |name| {
         parts
@@ -182,8 +192,9 @@ async fn keep(
         body: body.to_vec(),
     };
     // Kept off the answer's path: until the store has it, a retry here is answered from
-    // memory; one elsewhere runs again (the request created nothing).
-    let kept = guard.keep_answer(None, first);
+    // memory; one elsewhere runs again (the request created nothing) or is answered from the
+    // resource it created ([`remake`]).
+    let kept = guard.keep_answer(resource_id, first);
     tokio::spawn(async move {
         if let Err(e) = kept.await {
             tracing::warn!(error = %e, "could not keep the answer of an idempotency key");

@@ -456,6 +456,7 @@ async fn given_up_notifications_are_listed_through_the_api() {
                              "timeStamp": "2020-01-01T00:00:00Z"}),
             not_before: vnfm_store::Timestamp::now(),
             ordering_key: "vnf-1".into(),
+            traceparent: None,
         }])
         .await
         .unwrap();
@@ -536,6 +537,7 @@ async fn a_given_up_notification_is_redelivered_or_discarded_through_the_api() {
                          "timeStamp": "2020-01-01T00:00:00Z"}),
         not_before: vnfm_store::Timestamp::now(),
         ordering_key: "vnf-1".into(),
+        traceparent: None,
     };
     store.enqueue(&[note("n1"), note("n2")]).await.unwrap();
     let rows = store.outbox_pending_rows(None, 10).await.unwrap();

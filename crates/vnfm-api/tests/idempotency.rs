@@ -147,6 +147,43 @@ async fn the_same_key_and_request_get_the_first_answer_again() {
     h.wait_op(p1.header("location").unwrap()).await;
     assert_eq!(occurrences(&h, &id, "MODIFY_INFO").await, 1);
 
+    // The instance has changed since it was created (instantiated, described): a replay of
+    // its creation is still the first answer, byte for byte, as the store keeps it (not only
+    // this process's memory).
+    let created_key = ClientKey::new(scope(&h), "k-create");
+    let mut kept = None;
+    for _ in 0..50 {
+        kept = h.state.lcm().committed_key(&created_key).await.unwrap();
+        if kept.as_ref().is_some_and(|k| k.2.is_some()) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let (_, kept_id, kept_answer) = kept.expect("the key is committed");
+    assert_eq!(kept_id, id);
+    let kept_answer = kept_answer.expect("the first answer is kept in the store");
+    assert_eq!(kept_answer.status, 201);
+    let now = h
+        .call(Method::GET, &format!("/vnflcm/v2/vnf_instances/{id}"), None)
+        .await
+        .json();
+    assert_eq!(now["vnfInstanceDescription"], "patched once", "{now}");
+    assert_ne!(now, first.json());
+    let replay = keyed(
+        &h,
+        Method::POST,
+        "/vnflcm/v2/vnf_instances",
+        "k-create",
+        &create,
+    )
+    .await;
+    assert_eq!(replay.status, StatusCode::CREATED);
+    assert_eq!(replay.header("location"), first.header("location"));
+    assert_eq!(
+        replay.body, first.body,
+        "the first body, not the instance now"
+    );
+
     let sub = json!({"callbackUri": "http://127.0.0.1:9/cb"});
     let s1 = keyed(&h, Method::POST, "/vnflcm/v2/subscriptions", "k-sub", &sub).await;
     assert_eq!(s1.status, StatusCode::CREATED, "{}", text(&s1));

@@ -36,6 +36,9 @@ pub struct CallbackRequest<'a> {
     pub authentication: Option<&'a SubscriptionAuthentication>,
     /// Time limit of the whole exchange (a token request included).
     pub timeout: Duration,
+    /// The W3C `traceparent` of the span the notification was made in: its delivery
+    /// continues that trace (`None`: in the trace of the caller's span, if any).
+    pub traceparent: Option<&'a str>,
 }
 
 impl fmt::Debug for CallbackRequest<'_> {

@@ -246,6 +246,7 @@ impl ManagedSubscriptions<PkgmKind> {
         let now = Timestamp::now();
         let at = DateTime::now();
         let mut rows = Vec::new();
+        let traceparent = crate::notify::current_traceparent();
         for sub in self.all().await? {
             if !matches(sub.filter.as_ref(), ty, package) {
                 continue;
@@ -263,6 +264,7 @@ impl ManagedSubscriptions<PkgmKind> {
                 payload,
                 not_before: now,
                 ordering_key: package.id.clone(),
+                traceparent: traceparent.clone(),
             });
         }
         tracing::debug!(

@@ -40,20 +40,27 @@ impl HttpCallbackSender {
 }
 
 /// The `notification.delivery` span of a notification POST (its subscriber receives the
-/// span's `traceparent`); none for the endpoint test, or with tracing off.
+/// span's `traceparent`); none for the endpoint test, or with tracing off. With the trace
+/// context the notification was made in, the span is a child of that span and links to it
+/// ([`vnfm_trace::continue_from`]): the delivery, sent later from the outbox, is part of the
+/// operation's trace.
 fn delivery_span(request: &CallbackRequest<'_>) -> tracing::Span {
     let Some(body) = request.body.filter(|_| vnfm_trace::is_enabled()) else {
         return tracing::Span::none();
     };
     let field = |name: &str| body.get(name).and_then(|v| v.as_str()).unwrap_or_default();
-    tracing::info_span!(
+    let span = tracing::info_span!(
         "notification.delivery",
         otel.kind = "client",
         subscription_id = field("subscriptionId"),
         notification_type = field("notificationType"),
         http.response.status_code = tracing::field::Empty,
         otel.status_code = tracing::field::Empty,
-    )
+    );
+    if let Some(made_in) = request.traceparent {
+        vnfm_trace::continue_from(&span, made_in);
+    }
+    span
 }
 
 #[async_trait]

@@ -101,6 +101,11 @@ const MIGRATIONS: &[MigrationSource] = &[
         "idempotency keys",
         include_str!("../migrations/postgres/0015_idempotency_keys.sql"),
     ),
+    (
+        17,
+        "outbox trace context",
+        include_str!("../migrations/postgres/0017_outbox_trace_context.sql"),
+    ),
 ];
 
 /// Default size of the connection pool.

@@ -37,6 +37,7 @@ fn notification(id: &str) -> NewOutboxRow {
         payload: json!({"vnfInstanceId": id}),
         not_before: Timestamp(0),
         ordering_key: id.into(),
+        traceparent: None,
     }
 }
 
@@ -97,6 +98,7 @@ fn lifecycle_step(
             payload: json!({"step": format!("{}/{n}", occ.id)}),
             not_before: Timestamp(0),
             ordering_key: occ.id.to_string(),
+            traceparent: None,
         }],
         data: vec![(format!("step-{n}"), json!(n))],
     }

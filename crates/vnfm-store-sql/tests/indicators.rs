@@ -29,6 +29,7 @@ fn note(sub: &str) -> NewOutboxRow {
         payload: json!({"n": 1}),
         not_before: Timestamp(0),
         ordering_key: "i1".into(),
+        traceparent: None,
     }
 }
 

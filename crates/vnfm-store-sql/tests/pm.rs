@@ -42,6 +42,7 @@ fn note(sub: &str) -> NewOutboxRow {
         payload: json!({"n": 1}),
         not_before: Timestamp(0),
         ordering_key: "i1".into(),
+        traceparent: None,
     }
 }
 

@@ -327,6 +327,10 @@ pub struct NewOutboxRow {
     /// are about): rows of one subscription with one key are delivered one at a time, in the
     /// order they were enqueued; different queues are delivered concurrently.
     pub ordering_key: String,
+    /// The W3C `traceparent` of the span the notification was made in (an operation
+    /// occurrence's, a request's), so that its delivery continues that trace; `None` when
+    /// nothing exports traces.
+    pub traceparent: Option<String>,
 }
 
 /// Delivery state of an outbox row.
@@ -357,6 +361,8 @@ pub struct OutboxRow {
     pub last_error: Option<String>,
     /// Pending or dead.
     pub status: OutboxStatus,
+    /// The W3C `traceparent` it was written with ([`NewOutboxRow::traceparent`]).
+    pub traceparent: Option<String>,
 }
 
 /// The outbox rows of one subscription in one status, counted by the store (one aggregate

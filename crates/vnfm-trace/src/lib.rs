@@ -9,8 +9,9 @@
 //!
 //! - [`infra_span`] / [`record_status`]: the `infra.request` span of one request;
 //! - [`inject`]: a span's trace context into HTTP headers;
-//! - [`traceparent`] / [`link`]: a span's context as a plain `traceparent` string (for a plugin
-//!   hook's input, a script's `TRACEPARENT`, or kept with an operation occurrence) and back;
+//! - [`traceparent`] / [`link`] / [`continue_from`]: a span's context as a plain `traceparent`
+//!   string (for a plugin hook's input, a script's `TRACEPARENT`, or kept with an operation
+//!   occurrence or a notification) and back;
 //! - `InfraLayer` (feature `tower`): the above around each request of a tower HTTP client
 //!   (kube-rs); `vnfm-trace-reqwest` does the same for a reqwest request;
 //! - `testing` (feature `testing`): spans captured in memory for tests.
@@ -146,13 +147,33 @@ pub fn traceparent(span: &Span) -> Option<String> {
 /// Links `span` to the span a `traceparent` names (e.g. an operation occurrence's first run,
 /// continued after a restart); nothing when tracing is off or the value does not parse.
 pub fn link(span: &Span, traceparent: &str) {
+    if let Some(cx) = remote_context(span, traceparent) {
+        span.add_link(cx.span().span_context().clone());
+    }
+}
+
+/// Makes `span`, before it is first entered, a child of the span a `traceparent` names, and
+/// links it to that span too: a message's processing continuing the trace the message was
+/// made in (OpenTelemetry's messaging conventions ask for the link; the parent is theirs to
+/// choose for a message processed on its own, and puts the processing in the maker's trace).
+/// Nothing when tracing is off or the value does not parse.
+pub fn continue_from(span: &Span, traceparent: &str) {
+    if let Some(cx) = remote_context(span, traceparent) {
+        let linked = cx.span().span_context().clone();
+        if let Err(e) = span.set_parent(cx) {
+            tracing::debug!(error = ?e, "the span is not continued from its traceparent");
+        }
+        span.add_link(linked);
+    }
+}
+
+/// The remote context `traceparent` names, for the recorded `span`; `None` when tracing is
+/// off, `span` is not recorded, or the value does not parse.
+fn remote_context(span: &Span, traceparent: &str) -> Option<opentelemetry::Context> {
     if !is_enabled() || span.is_disabled() {
-        return;
+        return None;
     }
     let carrier = HashMap::from([("traceparent".to_owned(), traceparent.to_owned())]);
     let cx = opentelemetry::global::get_text_map_propagator(|p| p.extract(&carrier));
-    let linked = cx.span().span_context().clone();
-    if linked.is_valid() {
-        span.add_link(linked);
-    }
+    cx.span().span_context().is_valid().then_some(cx)
 }

@@ -11,6 +11,8 @@ use tracing::Span;
 use tracing_opentelemetry::OpenTelemetrySpanExt;
 use tracing_subscriber::layer::SubscriberExt;
 
+/// A trace id (e.g. `TraceId::from_hex` of a test's own `traceparent`).
+pub use opentelemetry::trace::TraceId as CapturedTraceId;
 pub use opentelemetry_sdk::trace::SpanData as CapturedSpan;
 
 /// The spans finished so far in this process.

@@ -158,7 +158,9 @@ impl Api {
 struct Subscriber {
     callback: String,
     down: Arc<AtomicBool>,
+    /// The notifications received, with the `traceparent` header each came with.
     received: Arc<Mutex<Vec<Value>>>,
+    traceparents: Arc<Mutex<Vec<Option<String>>>>,
     refused: Arc<AtomicUsize>,
 }
 
@@ -166,21 +168,36 @@ impl Subscriber {
     async fn start() -> Subscriber {
         let down = Arc::new(AtomicBool::new(false));
         let received: Arc<Mutex<Vec<Value>>> = Arc::default();
+        let traceparents: Arc<Mutex<Vec<Option<String>>>> = Arc::default();
         let refused = Arc::new(AtomicUsize::new(0));
-        let (d, r, f) = (down.clone(), received.clone(), refused.clone());
+        let (d, r, t, f) = (
+            down.clone(),
+            received.clone(),
+            traceparents.clone(),
+            refused.clone(),
+        );
         let app = axum::Router::new().route(
             "/notify",
-            get(|| async { StatusCode::NO_CONTENT }).post(move |Json(body): Json<Value>| {
-                let (d, r, f) = (d.clone(), r.clone(), f.clone());
-                async move {
-                    if d.load(Ordering::SeqCst) {
-                        f.fetch_add(1, Ordering::SeqCst);
-                        return StatusCode::SERVICE_UNAVAILABLE;
+            get(|| async { StatusCode::NO_CONTENT }).post(
+                move |headers: axum::http::HeaderMap, Json(body): Json<Value>| {
+                    let (d, r, t, f) = (d.clone(), r.clone(), t.clone(), f.clone());
+                    async move {
+                        if d.load(Ordering::SeqCst) {
+                            f.fetch_add(1, Ordering::SeqCst);
+                            return StatusCode::SERVICE_UNAVAILABLE;
+                        }
+                        let traceparent = headers
+                            .get("traceparent")
+                            .and_then(|v| v.to_str().ok())
+                            .map(str::to_owned);
+                        // One lock for both, so that they stay in step.
+                        let mut received = r.lock().unwrap();
+                        received.push(body);
+                        t.lock().unwrap().push(traceparent);
+                        StatusCode::NO_CONTENT
                     }
-                    r.lock().unwrap().push(body);
-                    StatusCode::NO_CONTENT
-                }
-            }),
+                },
+            ),
         );
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr: SocketAddr = listener.local_addr().unwrap();
@@ -189,6 +206,7 @@ impl Subscriber {
             callback: format!("http://{addr}/notify"),
             down,
             received,
+            traceparents,
             refused,
         }
     }

@@ -2,8 +2,9 @@
 //! (`scripts/test-env/otel-collector.sh`): an INSTANTIATE sent with a W3C `traceparent` is
 //! exported as ONE trace under the caller's trace id, holding the request, the occurrence and
 //! every step of it, read back from what the collector wrote (its file exporter: OTLP JSON, one
-//! export per line). Once with the test VIM; once as a CNF on the real Kubernetes control plane
-//! with a management script bound to its hooks.
+//! export per line). Once with the test VIM, with the occurrence's notifications delivered
+//! (later, from the outbox) to a subscriber in the same trace; once as a CNF on the real
+//! Kubernetes control plane with a management script bound to its hooks.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -28,6 +29,8 @@ struct TracedSpan {
     span_id: String,
     parent_span_id: String,
     attributes: BTreeMap<String, String>,
+    /// The spans it links to, as `<trace id>-<span id>`.
+    links: Vec<String>,
 }
 
 /// The collector of `VNFM_TEST_OTLP_URL`, read back through `VNFM_TEST_OTLP_SPANS_FILE`.
@@ -106,11 +109,18 @@ fn traced_span(span: &Value) -> TracedSpan {
             (text(&kv["key"]), value)
         })
         .collect();
+    let links = span["links"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|l| format!("{}-{}", text(&l["traceId"]), text(&l["spanId"])))
+        .collect();
     TracedSpan {
         name: text(&span["name"]),
         span_id: text(&span["spanId"]),
         parent_span_id: text(&span["parentSpanId"]),
         attributes,
+        links,
     }
 }
 
@@ -271,6 +281,8 @@ async fn an_instantiate_with_a_traceparent_is_one_trace_in_the_collector() {
     let dir = tempfile::tempdir().unwrap();
     let server = start_traced(dir.path(), &collector);
     let api = Api::connect(&server.base, dir.path()).await;
+    let subscriber = Subscriber::start().await;
+    api.subscribe(&subscriber.callback).await;
     let vnfd = api.onboard_corpus_package().await;
     let vnf = api.create_vnf(&vnfd).await;
     let trace_id = new_trace_id();
@@ -282,9 +294,86 @@ async fn an_instantiate_with_a_traceparent_is_one_trace_in_the_collector() {
     )
     .await;
     assert!(!steps.is_empty(), "an INSTANTIATE without steps");
-    let traced = collector.trace(&trace_id, steps.len()).await;
-    assert_one_trace(&traced, &occ_id, &vnf, &steps, &[]);
+    let notified = ["STARTING", "PROCESSING", "COMPLETED"].map(|s| format!("INSTANTIATE {s}"));
+    eventually(20, "the INSTANTIATE notifications", async || {
+        subscriber.sequence(&vnf).ends_with(&notified)
+    })
+    .await;
+    // The deliveries are exported after the steps: wait for them too.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let traced = loop {
+        let traced = collector.trace(&trace_id, steps.len()).await;
+        let deliveries = traced
+            .iter()
+            .filter(|s| s.name == "notification.delivery")
+            .count();
+        if deliveries >= notified.len() || Instant::now() > deadline {
+            break traced;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    let delivery = Edge {
+        name: "notification.delivery",
+        key: "notification_type",
+        value: "VnfLcmOperationOccurrenceNotification",
+    };
+    assert_one_trace(&traced, &occ_id, &vnf, &steps, &[delivery]);
+    assert_deliveries_in_trace(&traced, &trace_id, &subscriber, &vnf);
     drop(server);
+}
+
+/// Asserts each INSTANTIATE notification `subscriber` received about `vnf` was delivered in
+/// the caller's trace `trace_id`: a `notification.delivery` span of `traced` whose parent (and
+/// link) is the span the notification was written in, and whose `traceparent` the subscriber
+/// received.
+fn assert_deliveries_in_trace(
+    traced: &[TracedSpan],
+    trace_id: &str,
+    subscriber: &Subscriber,
+    vnf: &str,
+) {
+    let received = subscriber.received.lock().unwrap().clone();
+    let headers = subscriber.traceparents.lock().unwrap().clone();
+    let instantiate: Vec<(&Value, &Option<String>)> = received
+        .iter()
+        .zip(&headers)
+        .filter(|(n, _)| n["vnfInstanceId"] == vnf && n["operation"] == "INSTANTIATE")
+        .collect();
+    assert!(instantiate.len() >= 3, "{received:#?}");
+    for (notification, header) in instantiate {
+        let header = header
+            .as_deref()
+            .unwrap_or_else(|| panic!("no traceparent with {notification:#}"));
+        let (header_trace, header_span) = header
+            .strip_prefix("00-")
+            .and_then(|h| h.split_once('-'))
+            .map(|(t, rest)| (t, rest.split('-').next().unwrap_or_default()))
+            .unwrap_or_else(|| panic!("traceparent {header:?} is not W3C"));
+        assert_eq!(
+            header_trace, trace_id,
+            "{} was delivered outside the caller's trace",
+            notification["operationState"]
+        );
+        let delivery = traced
+            .iter()
+            .find(|s| s.name == "notification.delivery" && s.span_id == header_span)
+            .unwrap_or_else(|| {
+                panic!("the collector has no delivery span {header_span}: {traced:#?}")
+            });
+        let made_in = traced
+            .iter()
+            .find(|s| s.span_id == delivery.parent_span_id)
+            .unwrap_or_else(|| panic!("the delivery's parent is not in the trace: {delivery:?}"));
+        assert!(
+            made_in.name.starts_with("POST ") || made_in.name.starts_with("lcm."),
+            "delivered under {made_in:?}"
+        );
+        assert_eq!(
+            delivery.links,
+            [format!("{trace_id}-{}", made_in.span_id)],
+            "{delivery:?}"
+        );
+    }
 }
 
 /// A Tacker v2 management script for every hook: records the hook it ran in the instance's

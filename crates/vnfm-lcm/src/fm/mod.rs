@@ -513,6 +513,7 @@ impl FaultManager {
         let now = Timestamp::now();
         let at = DateTime::now();
         let mut rows = Vec::new();
+        let traceparent = crate::notify::current_traceparent();
         for sub in subs
             .iter()
             .filter(|s| matches(s.filter.as_ref(), ty, alarm, &ctx))
@@ -531,6 +532,7 @@ impl FaultManager {
                 ordering_key: alarm
                     .map(|a| a.managed_object_id.to_string())
                     .unwrap_or_default(),
+                traceparent: traceparent.clone(),
             });
         }
         Ok(rows)

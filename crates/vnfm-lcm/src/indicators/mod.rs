@@ -246,6 +246,7 @@ impl IndicatorManager {
         let ctx = NotificationContext::from_instance(instance);
         let now = Timestamp::now();
         let stamp = DateTime::now();
+        let traceparent = crate::notify::current_traceparent();
         Ok(subs
             .iter()
             .filter(|s| matches(s, indicator, &ctx))
@@ -276,6 +277,7 @@ impl IndicatorManager {
                     payload: serde_json::to_value(&body).unwrap_or_default(),
                     not_before: now,
                     ordering_key: instance.id.to_string(),
+                    traceparent: traceparent.clone(),
                 }
             })
             .collect())

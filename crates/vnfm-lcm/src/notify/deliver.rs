@@ -260,6 +260,7 @@ async fn deliver(inner: &Inner, row: OutboxRow) {
             body: Some(&row.payload),
             authentication: authentication.as_ref(),
             timeout: inner.config.request_timeout,
+            traceparent: row.traceparent.as_deref(),
         })
         .await;
     match sent {

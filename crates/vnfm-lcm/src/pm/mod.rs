@@ -599,12 +599,14 @@ impl PerformanceManager {
         payload: impl Fn(Option<&PmSubscription>, NotificationId) -> serde_json::Value,
     ) -> Result<Vec<NewOutboxRow>, LcmError> {
         let now = Timestamp::now();
+        let traceparent = crate::notify::current_traceparent();
         let row = |sub: SubscriptionId, uri: &str, body| NewOutboxRow {
             subscription_id: sub,
             callback_uri: uri.to_owned(),
             payload: body,
             not_before: now,
             ordering_key: instance.to_owned(),
+            traceparent: traceparent.clone(),
         };
         let mut rows: Vec<NewOutboxRow> = callback
             .map(|uri| {

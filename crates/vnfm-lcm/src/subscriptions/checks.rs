@@ -30,6 +30,7 @@ pub(crate) async fn verify_callback(
         body: None,
         authentication,
         timeout,
+        traceparent: None,
     });
     match tokio::time::timeout(timeout, test).await {
         Err(_) => Err(fail(format!(

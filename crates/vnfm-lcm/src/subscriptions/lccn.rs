@@ -226,6 +226,7 @@ impl SubscriptionRouter {
         let subs = self.cache.all::<LccnKind>(self.store.as_ref()).await?;
         let now = Timestamp::now();
         let mut rows = Vec::new();
+        let traceparent = crate::notify::current_traceparent();
         for sub in subs.iter().filter(|s| matches(s.filter.as_ref(), n, ctx)) {
             rows.push(NewOutboxRow {
                 subscription_id: sub.id.clone(),
@@ -233,6 +234,7 @@ impl SubscriptionRouter {
                 payload: payload_for(n, sub, &*self.links)?,
                 not_before: now,
                 ordering_key: notification_instance(n).to_string(),
+                traceparent: traceparent.clone(),
             });
         }
         tracing::debug!(

@@ -8,9 +8,9 @@ use vnfm_store::StoreError;
 use vnfm_store::{NewOutboxRow, OutboxRow, OutboxStatus, OutboxSummary, Timestamp};
 
 const OUTBOX: &str = "outbox row";
-const COLUMNS: &str =
-    "id, subscription_id, callback_uri, payload, attempts, next_attempt_at, last_error, status";
-const COLS: [Col; 8] = [
+const COLUMNS: &str = "id, subscription_id, callback_uri, payload, attempts, next_attempt_at, last_error, status, \
+     traceparent";
+const COLS: [Col; 9] = [
     Col::Int,
     Col::Text,
     Col::Text,
@@ -19,6 +19,7 @@ const COLS: [Col; 8] = [
     Col::Int,
     Col::OptText,
     Col::Text,
+    Col::OptText,
 ];
 
 fn status(s: &str) -> OutboxStatus {
@@ -39,6 +40,7 @@ fn row_of(row: Vec<super::Cell>) -> Result<OutboxRow, StoreError> {
         next,
         last_error,
         state,
+        traceparent,
     ] = columns(row)?;
     let id = id.int()?;
     Ok(OutboxRow {
@@ -50,6 +52,7 @@ fn row_of(row: Vec<super::Cell>) -> Result<OutboxRow, StoreError> {
         next_attempt_at: Timestamp(next.int()?),
         last_error: last_error.opt_text()?,
         status: status(&state.text()?),
+        traceparent: traceparent.opt_text()?,
     })
 }
 
@@ -62,6 +65,7 @@ pub(crate) struct EncodedOutboxRow {
     payload: String,
     not_before: Timestamp,
     ordering_key: String,
+    traceparent: Option<String>,
 }
 
 /// `rows`, encoded for [`insert`].
@@ -74,6 +78,7 @@ pub(crate) fn encode(rows: &[NewOutboxRow]) -> Result<Vec<EncodedOutboxRow>, Sto
                 payload: to_json("notification", &r.payload)?,
                 not_before: r.not_before,
                 ordering_key: r.ordering_key.clone(),
+                traceparent: r.traceparent.clone(),
             })
         })
         .collect()
@@ -88,7 +93,8 @@ pub(crate) async fn insert<C: SqlConn>(
     for r in rows {
         tx.execute(
             "INSERT INTO outbox (subscription_id, callback_uri, payload, \
-             next_attempt_at, created_at, ordering_key) VALUES ($1, $2, $3, $4, $5, $6)",
+             next_attempt_at, created_at, ordering_key, traceparent) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7)",
             &[
                 r.subscription_id.as_str().into(),
                 r.callback_uri.as_str().into(),
@@ -96,6 +102,7 @@ pub(crate) async fn insert<C: SqlConn>(
                 r.not_before.0.into(),
                 now.into(),
                 r.ordering_key.as_str().into(),
+                r.traceparent.as_deref().into(),
             ],
         )
         .await?;

@@ -90,6 +90,11 @@ pub(crate) const MIGRATIONS: &[MigrationSource] = &[
         "idempotency keys",
         include_str!("../../migrations/sqlite/0015_idempotency_keys.sql"),
     ),
+    (
+        17,
+        "outbox trace context",
+        include_str!("../../migrations/sqlite/0017_outbox_trace_context.sql"),
+    ),
 ];
 
 /// The checksum sqlx records for a migration's SQL.

@@ -72,6 +72,7 @@ fn note(sub: &str, n: i64, not_before: Timestamp) -> NewOutboxRow {
         not_before,
         // A queue of its own: these rows are independent of each other.
         ordering_key: format!("key-{n}"),
+        traceparent: None,
     }
 }
 

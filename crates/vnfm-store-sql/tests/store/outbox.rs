@@ -11,10 +11,16 @@ store_tests!(
     a_delivery_makes_its_callbacks_backlog_due_at_once,
 );
 
+/// The trace context a row was written with (migration 0017).
+const TRACEPARENT: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+
 async fn outbox_claims_retries_and_dead_letters(db: &TestDb) {
     let s = db.store.as_ref();
     s.enqueue(&[
-        note("sub-c", 1, Timestamp(100)),
+        NewOutboxRow {
+            traceparent: Some(TRACEPARENT.into()),
+            ..note("sub-c", 1, Timestamp(100))
+        },
         note("sub-a", 2, Timestamp(50)),
         note("sub-b", 3, Timestamp(10_000)),
     ])
@@ -35,6 +41,13 @@ async fn outbox_claims_retries_and_dead_letters(db: &TestDb) {
     assert!(
         due.iter()
             .all(|r| r.attempts == 0 && r.status == OutboxStatus::Pending)
+    );
+    // The trace context comes back with its row; a row written without one has none.
+    assert_eq!(
+        due.iter()
+            .map(|r| r.traceparent.as_deref())
+            .collect::<Vec<_>>(),
+        vec![None, Some(TRACEPARENT)]
     );
     // Claimed rows are not handed to another sender while the claim lives...
     assert!(
