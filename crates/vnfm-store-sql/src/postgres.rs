@@ -101,6 +101,11 @@ const MIGRATIONS: &[MigrationSource] = &[
         "idempotency keys",
         include_str!("../migrations/postgres/0015_idempotency_keys.sql"),
     ),
+    (
+        16,
+        "VIM sharing",
+        include_str!("../migrations/postgres/0016_vim_sharing.sql"),
+    ),
 ];
 
 /// Default size of the connection pool.

@@ -90,6 +90,11 @@ pub(crate) const MIGRATIONS: &[MigrationSource] = &[
         "idempotency keys",
         include_str!("../../migrations/sqlite/0015_idempotency_keys.sql"),
     ),
+    (
+        16,
+        "VIM sharing",
+        include_str!("../../migrations/sqlite/0016_vim_sharing.sql"),
+    ),
 ];
 
 /// The checksum sqlx records for a migration's SQL.

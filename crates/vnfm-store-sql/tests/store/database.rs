@@ -9,20 +9,20 @@ store_tests!(
 );
 
 async fn migrations_apply_on_empty_and_refuse_newer_schema(db: &TestDb) {
-    assert_eq!(db.store.schema_version().await.unwrap(), 15);
+    assert_eq!(db.store.schema_version().await.unwrap(), 16);
     // Opening an up-to-date database again is a no-op.
     let again = db.reopen().await.unwrap();
-    assert_eq!(again.schema_version().await.unwrap(), 15);
+    assert_eq!(again.schema_version().await.unwrap(), 16);
     drop(again);
 
-    db.fake_future_migration(16).await;
+    db.fake_future_migration(17).await;
     let err = match db.reopen().await {
         Ok(_) => panic!("a database from a newer build was opened"),
         Err(e) => e,
     };
     match &err {
         StoreError::SchemaTooNew { found, supported } => {
-            assert_eq!((*found, *supported), (16, 15));
+            assert_eq!((*found, *supported), (17, 16));
         }
         other => panic!("{other:?}"),
     }
@@ -265,7 +265,7 @@ async fn concurrent_first_opens_of_one_sqlite_file_both_succeed() {
             .collect();
         for o in opens {
             let store = o.await.unwrap().unwrap();
-            assert_eq!(store.schema_version().await.unwrap(), 15);
+            assert_eq!(store.schema_version().await.unwrap(), 16);
         }
     }
 }
