@@ -106,6 +106,8 @@ fn component_schemas() -> BTreeMap<String, Value> {
             "interfaceInfo": {"type": "object"}, "accessInfo": {"type": "object"},
             "extra": {"type": "object"}, "createdByInstance": {"type": "string"},
             "usedByInstances": {"type": "array", "items": {"type": "string"}},
+            "project": {"type": "string"},
+            "shared": {"type": "boolean", "description": "Shared with every project: others read it without accessInfo and name it in requests; set by admins only."},
             "version": {"type": "integer"}
         }
     });

@@ -28,6 +28,13 @@
 //! the project; a caller that does not see every project may name only its own (`403`, as
 //! Tacker's policy). VIM names are unique per project.
 //!
+//! `shared` (Tacker's `vims.shared` column, which its API neither sets nor shows) is shown and,
+//! by a caller that sees every project only, set in a registration or `PUT`: a shared VIM is
+//! listed and read by every project (without its credentials: `auth_cred` holds no account,
+//! `vim_project` is empty) and named by `vimId` in their requests, as Tacker's VIM lookup
+//! admits shared VIMs; other projects' `PUT` and `DELETE` of it answer `403`. It stays the
+//! default VIM (`is_default`) of its own project only.
+//!
 //! Secrets are never returned: `password` and `bearer_token` read `"***"`, as in Tacker.
 //! Errors are ProblemDetails with a `TackerError` member (`type`, `message`, `detail`), which
 //! python-tackerclient prints as the message.
@@ -128,6 +135,7 @@ impl TackerFault {
                 400 => "BadRequest",
                 404 => "NotFound",
                 406 => "NotAcceptable",
+                403 => "PolicyNotAuthorized",
                 409 => "Conflict",
                 415 => "UnsupportedMediaType",
                 _ => "TackerException",
@@ -214,6 +222,9 @@ struct TackerVimBody {
     tenant_id: Option<String>,
     #[serde(default)]
     project_id: Option<String>,
+    /// Set by callers that see every project only (see [`crate::vims::may_share`]).
+    #[serde(default)]
+    shared: Option<Value>,
     // Read-only attributes: refused when given.
     #[serde(default)]
     id: Option<Value>,
@@ -223,8 +234,6 @@ struct TackerVimBody {
     created_at: Option<Value>,
     #[serde(default)]
     updated_at: Option<Value>,
-    #[serde(default)]
-    shared: Option<Value>,
 }
 
 impl TackerVimBody {
@@ -235,7 +244,6 @@ impl TackerVimBody {
             ("status", self.status.is_some()),
             ("created_at", self.created_at.is_some()),
             ("updated_at", self.updated_at.is_some()),
-            ("shared", self.shared.is_some()),
             ("type", put && self.vim_type.is_some()),
             ("auth_url", put && self.auth_url.is_some()),
             ("tenant_id", put && self.tenant_id.is_some()),
@@ -251,6 +259,17 @@ impl TackerVimBody {
             )),
             None => Ok(()),
         }
+    }
+
+    /// The `shared` the body sets, if any, refused (`403`) unless `tenancy` sees every
+    /// project.
+    fn shared(&self, tenancy: &Tenancy) -> Result<Option<bool>, ApiError> {
+        let Some(v) = &self.shared else {
+            return Ok(None);
+        };
+        let shared = boolean(v, "/vim/shared")?;
+        crate::vims::may_share(tenancy, "/vim/shared")?;
+        Ok(Some(shared))
     }
 }
 
@@ -714,6 +733,7 @@ fn tacker_view(v: &VimView) -> Map<String, Value> {
     out.insert("auth_cred".into(), Value::Object(cred));
     out.insert("vim_project".into(), Value::Object(project));
     out.insert("is_default".into(), Value::Bool(is_default));
+    out.insert("shared".into(), Value::Bool(v.shared));
     out.insert("status".into(), Value::String("ACTIVE".into()));
     out.insert("placement_attr".into(), placement);
     out.insert("extra".into(), Value::Object(extra));
@@ -783,11 +803,12 @@ async fn create(
         return Err(ApiError::invalid("/vim/name", "/vim/name: missing or empty").into());
     }
     let project = owner(&tenancy, vim.tenant_id.as_ref().or(vim.project_id.as_ref()))?;
+    let shared = vim.shared(&tenancy)?.unwrap_or(false);
     let info = connection(&vim)?;
     unique_name(&state, &name, project.as_deref(), None).await?;
     let view = state
         .vims
-        .create_in(&name, &info, project.as_deref())
+        .create_in(&name, &info, project.as_deref(), shared)
         .await?;
     Ok(one(StatusCode::CREATED, &view))
 }
@@ -882,13 +903,16 @@ async fn update(
     vim.refuse_read_only(true)?;
     let id = vim_id(&id);
     let current = state.vims.show_in(&id, &tenancy.scope).await?;
+    crate::vims::may_change(&tenancy, &current)?;
+    let shared = vim.shared(&tenancy)?;
     if let Some(name) = &vim.name {
         if name.trim().is_empty() {
             return Err(ApiError::invalid("/vim/name", "/vim/name: must not be empty").into());
         }
         unique_name(&state, name, current.project.as_deref(), Some(&id)).await?;
     }
-    let patch = change(&vim, &current.vim_type)?;
+    let mut patch = change(&vim, &current.vim_type)?;
+    patch.shared = shared;
     let view = state
         .vims
         .update_in(&id, &patch, None, &tenancy.scope)
@@ -901,6 +925,8 @@ async fn delete(
     tenancy: Tenancy,
     Path(id): Path<String>,
 ) -> Reply {
-    state.vims.delete_in(&vim_id(&id), &tenancy.scope).await?;
+    let id = vim_id(&id);
+    crate::vims::may_change(&tenancy, &state.vims.show_in(&id, &tenancy.scope).await?)?;
+    state.vims.delete_in(&id, &tenancy.scope).await?;
     Ok(StatusCode::NO_CONTENT.into_response())
 }

@@ -6,6 +6,11 @@
 //! instances do ([`crate::scope`]): a caller limited to one project sees and changes only its
 //! project's VIMs (another's answers `404`, as a missing one), and `extra.isDefault` marks the
 //! default VIM of that project.
+//!
+//! A VIM can be shared with every project (`"shared": true`, set by callers that see every
+//! project only, as Tacker's `shared` VIMs): callers of other projects then list and read it
+//! without its `accessInfo` and name it by `vimId` in their requests, but changing or deleting
+//! it answers `403`; it stays the default VIM of its own project only.
 
 use std::sync::Arc;
 
@@ -14,11 +19,11 @@ use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
-use vnfm_lcm::vim::VimUpdate;
-use vnfm_store::Version;
+use vnfm_lcm::vim::{VimUpdate, VimView};
+use vnfm_store::{ProjectScope, Version};
 use vnfm_types::{VimConnectionInfo, VimId};
 
-use crate::error::ApiResult;
+use crate::error::{ApiError, ApiResult};
 use crate::route_table::{self, doc, get, patch, post, route};
 use crate::scope::Tenancy;
 use crate::state::AppState;
@@ -69,6 +74,8 @@ pub(crate) fn routes() -> OpenApiRouter<Arc<AppState>> {
 #[serde(rename_all = "camelCase")]
 struct CreateVim {
     name: String,
+    #[serde(default)]
+    shared: Option<bool>,
     #[serde(flatten)]
     connection: serde_json::Map<String, serde_json::Value>,
 }
@@ -97,10 +104,14 @@ async fn create(
 ) -> ApiResult<Response> {
     require_accept(&headers, &["application/json"])?;
     let req: CreateVim = json_body(&headers, &body, None)?;
+    let shared = req.shared.unwrap_or(false);
+    if shared {
+        may_share(&tenancy, "/shared")?;
+    }
     let info: VimConnectionInfo = value_as(serde_json::Value::Object(req.connection))?;
     let view = state
         .vims
-        .create_in(&req.name, &info, tenancy.project.as_deref())
+        .create_in(&req.name, &info, tenancy.project.as_deref(), shared)
         .await?;
     let location = format!(
         "{}{}/vims/{}",
@@ -137,7 +148,11 @@ async fn update(
     let id = VimId::new(id);
     // Another project's VIM answers 404 before its body is read, as other resources do.
     let current = state.vims.show_in(&id, &tenancy.scope).await?;
+    may_change(&tenancy, &current)?;
     let patch: VimUpdate = merge_patch_body(&headers, &body, None)?;
+    if patch.shared.is_some() {
+        may_share(&tenancy, "/shared")?;
+    }
     let expected = crate::precondition::expected_version(&headers, "VIM", || async {
         Ok(Version(current.version))
     })
@@ -155,9 +170,34 @@ async fn delete(
     tenancy: Tenancy,
     Path(id): Path<String>,
 ) -> ApiResult<Response> {
-    state
-        .vims
-        .delete_in(&VimId::new(id), &tenancy.scope)
-        .await?;
+    let id = VimId::new(id);
+    may_change(&tenancy, &state.vims.show_in(&id, &tenancy.scope).await?)?;
+    state.vims.delete_in(&id, &tenancy.scope).await?;
     Ok(StatusCode::NO_CONTENT.into_response())
+}
+
+/// Refuses to share or unshare a VIM (the request member at `pointer`) unless the caller
+/// sees every project: sharing exposes a project's VIM to all others, which Tacker leaves to
+/// administrators.
+pub(crate) fn may_share(tenancy: &Tenancy, pointer: &str) -> Result<(), ApiError> {
+    if tenancy.scope == ProjectScope::All {
+        return Ok(());
+    }
+    Err(ApiError::Forbidden(format!(
+        "{pointer}: only a caller that sees every project (a Keystone token with an admin \
+         role) may share a VIM or stop sharing it"
+    )))
+}
+
+/// Refuses to change or delete `vim` when the caller reads it only because it is shared by
+/// another project.
+pub(crate) fn may_change(tenancy: &Tenancy, vim: &VimView) -> Result<(), ApiError> {
+    if tenancy.scope.admits(vim.project.as_deref()) {
+        return Ok(());
+    }
+    Err(ApiError::Forbidden(format!(
+        "VIM {} is shared by another project: its members and administrators change or \
+         delete it, other projects may only read it and name it in their requests",
+        vim.id
+    )))
 }

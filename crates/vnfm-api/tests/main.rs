@@ -25,3 +25,4 @@ mod router;
 mod tacker_vims;
 mod upload;
 mod vim_projects;
+mod vim_sharing;

@@ -19,8 +19,8 @@ use vnfm_types::{CreateVnfRequest, VnfdId};
 use crate::support::keystone::{Tenant, answered, as_user, keystone_harness, not_found};
 use crate::support::{HELLO, HELLO_VNFD, Harness, Reply, zip_dir};
 
-const OPENSTACK: &str = "ETSINFV.OPENSTACK_KEYSTONE.V_3";
-const DEMO_PASSWORD: &str = "demo-vim-Pa55word-7c1e";
+pub(crate) const OPENSTACK: &str = "ETSINFV.OPENSTACK_KEYSTONE.V_3";
+pub(crate) const DEMO_PASSWORD: &str = "demo-vim-Pa55word-7c1e";
 
 /// Projects `<prefix>-demo` and `<prefix>-other` with a member each, and `<prefix>-admin`
 /// with an admin.
@@ -33,14 +33,14 @@ async fn tenants(ks: &TestKeystone, prefix: &str) -> (Tenant, Tenant, Tenant) {
 }
 
 /// The services of these tests: a memory driver serving OpenStack VIMs.
-fn openstack_driver(b: vnfm::lcm::Builder) -> vnfm::lcm::Builder {
+pub(crate) fn openstack_driver(b: vnfm::lcm::Builder) -> vnfm::lcm::Builder {
     b.infra_driver(Arc::new(
         MemoryInfraDriver::new().with_vim_types(&[OPENSTACK]),
     ))
 }
 
 /// An OpenStack `vim.yaml` as python-tackerclient sends it.
-fn tacker_vim(name: &str, is_default: bool) -> Value {
+pub(crate) fn tacker_vim(name: &str, is_default: bool) -> Value {
     json!({"vim": {
         "auth_url": "https://keystone.example:5000",
         "type": "openstack",
@@ -265,7 +265,7 @@ async fn register(h: &Harness, token: &str, name: &str) -> String {
 /// the admin reads it, `Null` if none) and the instance afterwards.
 /// A new instance of `project` (the package was onboarded by the server's own client, of no
 /// project: the instance is created in the project directly).
-async fn instance_in(h: &Harness, project: &str) -> String {
+pub(crate) async fn instance_in(h: &Harness, project: &str) -> String {
     h.state
         .lcm()
         .create_vnf_identifier_in(
@@ -283,7 +283,7 @@ async fn instance_in(h: &Harness, project: &str) -> String {
         .to_string()
 }
 
-async fn instantiate_on(
+pub(crate) async fn instantiate_on(
     h: &Harness,
     (token, project): (&str, &str),
     version: u8,

@@ -11,3 +11,4 @@ mod samples;
 mod serve;
 mod tacker_cnf;
 mod tacker_flows;
+mod tacker_vm;

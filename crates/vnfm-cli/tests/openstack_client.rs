@@ -216,8 +216,13 @@ impl Drop for Setup {
 }
 
 /// Polls `what` until it returns `Some`, for at most 60 s.
-pub(crate) fn wait_for<T>(what: &str, mut f: impl FnMut() -> Option<T>) -> T {
-    let deadline = Instant::now() + Duration::from_secs(60);
+pub(crate) fn wait_for<T>(what: &str, f: impl FnMut() -> Option<T>) -> T {
+    wait_within(Duration::from_secs(60), what, f)
+}
+
+/// Polls `what` until it returns `Some`, for at most `limit`.
+pub(crate) fn wait_within<T>(limit: Duration, what: &str, mut f: impl FnMut() -> Option<T>) -> T {
+    let deadline = Instant::now() + limit;
     loop {
         if let Some(v) = f() {
             return v;

@@ -27,7 +27,7 @@ const PACKAGE: &str = concat!(
 /// The management script Tacker's functional harness adds to its CNF packages: every hook of
 /// the VNFD does nothing (Tacker's `sample_script.py` protocol: a pickled dict in, the
 /// instance out).
-const SCRIPT: &str = r#"import os
+pub(crate) const SCRIPT: &str = r#"import os
 import pickle
 import sys
 
@@ -103,25 +103,35 @@ fn vim_yaml() -> String {
 /// The corpus package zipped (with the venv's Python, the client's own toolchain), with the
 /// management script its VNFD names added as Tacker's test harness adds it ([`SCRIPT`]).
 fn package_zip(s: &Setup) -> String {
-    let copy = s.dir.path().join("cnf");
+    corpus_zip(s, PACKAGE, "cnf")
+}
+
+/// Corpus package `package` (a directory) zipped as `<name>.zip` in the test's directory,
+/// with Tacker's no-op management script ([`SCRIPT`]) added as `Scripts/sample_script.py`.
+pub(crate) fn corpus_zip(s: &Setup, package: &str, name: &str) -> String {
+    let copy = s.dir.path().join(name);
     let status = Command::new("cp")
         .arg("-r")
-        .arg(PACKAGE)
+        .arg(package)
         .arg(&copy)
         .status()
         .unwrap();
-    assert!(status.success(), "copying {PACKAGE}");
+    assert!(status.success(), "copying {package}");
     std::fs::create_dir_all(copy.join("Scripts")).unwrap();
     std::fs::write(copy.join("Scripts/sample_script.py"), SCRIPT).unwrap();
-    let zip = s.dir.path().join("cnf.zip");
+    let zip = s.dir.path().join(format!("{name}.zip"));
+    let entries: Vec<String> = std::fs::read_dir(&copy)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
     let status = Command::new(crate::openstack_client::openstack_cli().with_file_name("python"))
         .args(["-m", "zipfile", "-c"])
         .arg(&zip)
-        .args(["Definitions", "Files", "Scripts", "TOSCA-Metadata"])
+        .args(&entries)
         .current_dir(&copy)
         .status()
         .unwrap();
-    assert!(status.success(), "zipping {PACKAGE}");
+    assert!(status.success(), "zipping {package}");
     zip.to_string_lossy().into_owned()
 }
 

@@ -388,16 +388,20 @@ async fn an_instance_resolves_only_the_vims_of_its_project() {
         all_vim_kinds(),
     );
     let demo_vim = reg
-        .create_in("demo", &openstack(), Some("demo"))
+        .create_in("demo", &openstack(), Some("demo"), false)
         .await
         .unwrap()
         .id;
     let other_vim = reg
-        .create_in("other", &openstack(), Some("other"))
+        .create_in("other", &openstack(), Some("other"), false)
         .await
         .unwrap()
         .id;
-    let shared_vim = reg.create_in("old", &openstack(), None).await.unwrap().id;
+    let shared_vim = reg
+        .create_in("old", &openstack(), None, false)
+        .await
+        .unwrap()
+        .id;
     for (id, project) in [("inst-demo", Some("demo")), ("inst-admin", None)] {
         db.store
             .create_instance_in(&instance(id, json!({})), project, &[])

@@ -110,6 +110,17 @@ impl ScriptError {
     /// The [`DriverError`] for this failure; `what` names the hook and artifact and is put in
     /// front of the message.
     pub fn into_driver_error(self, what: &str) -> DriverError {
+        // A script without the hook fails every run the same way: a retry cannot help.
+        if let ScriptError::Exit { stderr_tail, .. } = &self
+            && let Some(hook) = unknown_hook(stderr_tail)
+        {
+            return DriverError::permanent(format!(
+                "{what}: {self}\nthe script has no `{hook}` method (Tacker's sample scripts \
+                 answer so for a hook they do not implement), so running it again cannot \
+                 help: add the method to the script or bind the hook to another artifact in \
+                 the VNFD, then fail or roll back this operation"
+            ));
+        }
         match self {
             ScriptError::Timeout(budget) => DriverError::timeout(what, budget),
             ScriptError::Cancelled => DriverError::cancelled(what),
@@ -127,6 +138,57 @@ impl ScriptError {
             // retry may help.
             e @ ScriptError::Exit { .. } => DriverError::transient(format!("{what}: {e}")),
             e => DriverError::permanent(format!("{what}: {e}")).with_source(e),
+        }
+    }
+}
+
+/// The hook a script's stderr says it does not implement: the last non-empty line is Tacker's
+/// sample scripts' `<hook> is not included in the script.` (also after an `Exception: `
+/// prefix, as a traceback prints it).
+fn unknown_hook(stderr_tail: &str) -> Option<&str> {
+    let line = stderr_tail
+        .lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())?
+        .trim();
+    let sentence = line.rsplit_once(": ").map_or(line, |(_, s)| s);
+    let hook = sentence
+        .strip_suffix('.')
+        .unwrap_or(sentence)
+        .strip_suffix(" is not included in the script")?;
+    let identifier =
+        !hook.is_empty() && hook.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    identifier.then_some(hook)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::unknown_hook;
+
+    #[test]
+    fn tackers_unknown_hook_message_is_recognised() {
+        for (tail, hook) in [
+            (
+                "instantiate_start is not included in the script.",
+                Some("instantiate_start"),
+            ),
+            (
+                "a\nException: scale_end is not included in the script.\n\n",
+                Some("scale_end"),
+            ),
+            ("heal_end is not included in the script", Some("heal_end")),
+            (
+                "instantiate_start failed: the VM is not included in the script.",
+                None,
+            ),
+            ("is not included in the script.", None),
+            ("the NFS mount failed", None),
+            (
+                "scale_end is not included in the script.\nretrying later",
+                None,
+            ),
+        ] {
+            assert_eq!(unknown_hook(tail), hook, "{tail:?}");
         }
     }
 }

@@ -619,3 +619,33 @@ open(args['request']['additionalParams']['record'], 'w').write(json.dumps(seen))
     let seen: Json = serde_json::from_str(&std::fs::read_to_string(&record).unwrap()).unwrap();
     assert_eq!(seen["has_key"], false, "{seen}");
 }
+
+/// Tacker's sample scripts answer a hook they do not implement with "<hook> is not included
+/// in the script." and exit status 1: every run fails the same way, so the failure is
+/// permanent and says what to change (the package's own script, which has no
+/// `instantiate_start`).
+#[tokio::test]
+async fn a_hook_the_script_does_not_implement_is_permanent_with_a_hint() {
+    let script = include_str!("../../../vnfd-samples/tacker-script-vnf/Scripts/sample_script.py");
+    let err = driver()
+        .call(&call(
+            "occ-unknown-hook",
+            Arc::new(package(script)),
+            json!({"flavourId": "simple"}),
+            control(),
+        ))
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), "permanent", "a retry cannot help: {err}");
+    let msg = err.to_string();
+    assert!(msg.contains("exit status 1"), "{msg}");
+    assert!(
+        msg.contains("instantiate_start is not included in the script."),
+        "{msg}"
+    );
+    assert!(
+        msg.contains("the script has no `instantiate_start` method"),
+        "{msg}"
+    );
+    assert!(msg.contains("running it again cannot help"), "{msg}");
+}

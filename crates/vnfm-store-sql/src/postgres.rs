@@ -102,6 +102,11 @@ const MIGRATIONS: &[MigrationSource] = &[
         include_str!("../migrations/postgres/0015_idempotency_keys.sql"),
     ),
     (
+        16,
+        "VIM sharing",
+        include_str!("../migrations/postgres/0016_vim_sharing.sql"),
+    ),
+    (
         17,
         "outbox trace context",
         include_str!("../migrations/postgres/0017_outbox_trace_context.sql"),

@@ -712,6 +712,10 @@ pub struct VimRecord {
     /// The project the VIM belongs to (`None`: no project, seen only with
     /// [`ProjectScope::All`]). Each project has its own default VIM.
     pub project: Option<String>,
+    /// Whether the VIM is shared with every project (Tacker's `shared`): callers of other
+    /// projects read it and their instances use it; it stays in, and the default VIM only of,
+    /// its own project.
+    pub shared: bool,
 }
 
 impl fmt::Debug for VimRecord {
@@ -724,6 +728,7 @@ impl fmt::Debug for VimRecord {
             .field("secret", &format_args!("<{} bytes>", self.secret.len()))
             .field("created_by_instance", &self.created_by_instance)
             .field("project", &self.project)
+            .field("shared", &self.shared)
             .finish()
     }
 }

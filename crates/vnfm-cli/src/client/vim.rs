@@ -75,6 +75,10 @@ pub struct RegisterArgs {
     /// Display name [default: the file's `name`, else the file name without extension].
     #[arg(long)]
     pub name: Option<String>,
+    /// Share the VIM with every project: their members see it (without its credentials) and
+    /// name it in their requests. Needs a caller that sees every project (an admin).
+    #[arg(long)]
+    pub shared: bool,
     /// Print the body that would be sent (secrets redacted) instead of registering.
     #[arg(long)]
     pub dry_run: bool,
@@ -437,7 +441,18 @@ fn vim_fields(v: &Value) -> String {
         ("Access", output::nested_yaml(&redacted(v), "/accessInfo")),
         ("Extra", output::nested_yaml(v, "/extra")),
         ("Created by", s(v, "/createdByInstance")),
+        ("Project", s(v, "/project")),
+        ("Shared", shared(v)),
     ])
+}
+
+/// `yes` for a VIM shared with every project, else empty.
+fn shared(v: &Value) -> String {
+    if v.get("shared").and_then(Value::as_bool) == Some(true) {
+        "yes".into()
+    } else {
+        String::new()
+    }
 }
 
 /// Runs a `vnfm vim` command.
@@ -445,7 +460,10 @@ pub async fn run(ctx: &Ctx, cmd: VimCommand) -> Result<(), ClientError> {
     match cmd {
         VimCommand::Register(a) => {
             let doc = read_doc(&a.from_file)?;
-            let (body, warnings) = vim_body(&doc, a.kind, a.name.as_deref(), &a.from_file)?;
+            let (mut body, warnings) = vim_body(&doc, a.kind, a.name.as_deref(), &a.from_file)?;
+            if a.shared {
+                body["shared"] = Value::Bool(true);
+            }
             for w in &warnings {
                 eprintln!("warning: {w}");
             }
@@ -466,13 +484,14 @@ pub async fn run(ctx: &Ctx, cmd: VimCommand) -> Result<(), ClientError> {
             let api = ctx.api()?;
             let list = Value::Array(api.list("/vnfm/v1/vims", &[]).await?);
             output::print(ctx.format, &redacted(&list), |v| {
-                let mut t = Table::new(&["ID", "NAME", "TYPE", "ENDPOINT"]);
+                let mut t = Table::new(&["ID", "NAME", "TYPE", "ENDPOINT", "SHARED"]);
                 for vim in v.as_array().into_iter().flatten() {
                     t.row(vec![
                         s(vim, "/id"),
                         s(vim, "/name"),
                         s(vim, "/vimType"),
                         s(vim, "/interfaceInfo/endpoint"),
+                        shared(vim),
                     ]);
                 }
                 t.render()

@@ -241,9 +241,13 @@ impl VimRegistry {
         Ok(full)
     }
 
-    /// Whether instance `owner` may use VIM `record`: one of its project, or any when it
-    /// belongs to no project (its callers see every project).
+    /// Whether instance `owner` may use VIM `record`: one of its project or one shared with
+    /// every project (as Tacker's VIM lookup admits shared VIMs), or any when it belongs to no
+    /// project (its callers see every project).
     async fn usable_by(&self, record: &VimRecord, owner: &VnfInstanceId) -> Result<bool, LcmError> {
+        if record.shared {
+            return Ok(true);
+        }
         Ok(match self.instance_project(owner).await? {
             Some(project) => record.project.as_deref() == Some(project.as_str()),
             None => true,

@@ -54,6 +54,11 @@ pub struct VimView {
     /// every project).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub project: Option<String>,
+    /// Whether the VIM is shared with every project (Tacker's `shared`): callers of other
+    /// projects see it, without its `accessInfo` and users, and their requests may name it by
+    /// `vimId`; only callers that see its project change or delete it.
+    #[serde(default)]
+    pub shared: bool,
     /// Revision (the HTTP entity tag is `"<version>"`).
     pub version: i64,
 }
@@ -77,6 +82,11 @@ pub struct VimUpdate {
     /// Patch of `extra`.
     #[serde(default)]
     pub extra: Option<KeyValuePairs>,
+    /// Shares the VIM with every project (`true`) or stops sharing it (`false`); refused
+    /// while instances of other projects use it. The REST API lets only callers that see
+    /// every project (administrators) set it, as Tacker's policy does for shared resources.
+    #[serde(default)]
+    pub shared: Option<bool>,
 }
 
 impl std::fmt::Debug for VimUpdate {
@@ -92,6 +102,7 @@ impl std::fmt::Debug for VimUpdate {
                     .map(|m| m.keys().collect::<Vec<_>>()),
             )
             .field("extra", &self.extra)
+            .field("shared", &self.shared)
             .finish()
     }
 }
@@ -153,20 +164,26 @@ impl VimRegistry {
             Some(instance) => self.instance_project(instance).await?,
             None => None,
         };
-        self.register_in(name, info, created_by, project.as_deref())
-            .await
+        let tenure = Tenure {
+            project: project.as_deref(),
+            shared: false,
+        };
+        self.register_in(name, info, created_by, tenure).await
     }
 
-    /// Registers a VIM an operator of `project` (`None`: no project) names `name`: seen and
-    /// changed only by callers of that project and those that see every project; its
-    /// [`DEFAULT_FLAG`] makes it the default VIM of `project` only.
+    /// Registers a VIM an operator of `project` (`None`: no project) names `name`: changed
+    /// only by callers of that project and those that see every project, and seen only by
+    /// them unless `shared` ([`VimView::shared`]); its [`DEFAULT_FLAG`] makes it the default
+    /// VIM of `project` only.
     pub async fn create_in(
         &self,
         name: &str,
         info: &VimConnectionInfo,
         project: Option<&str>,
+        shared: bool,
     ) -> Result<VimView, LcmError> {
-        self.register_in(name, info, None, project).await
+        self.register_in(name, info, None, Tenure { project, shared })
+            .await
     }
 
     /// The project of instance `id` (`None` when it has none or is gone).
@@ -187,7 +204,7 @@ impl VimRegistry {
         name: &str,
         info: &VimConnectionInfo,
         created_by: Option<&VnfInstanceId>,
-        project: Option<&str>,
+        Tenure { project, shared }: Tenure<'_>,
     ) -> Result<VimView, LcmError> {
         if name.trim().is_empty() {
             return Err(LcmError::invalid("/name", "must not be empty"));
@@ -205,12 +222,14 @@ impl VimRegistry {
         let canonical = self.canonical(&info)?;
         let mut record = self.seal(&id, name, &canonical, created_by.cloned())?;
         record.project = project.map(str::to_owned);
+        record.shared = shared;
         let version = self.store.create_vim(&record).await.map_err(store_err)?;
         tracing::info!(
             vim_id = %id,
             vim_type = %canonical.vim_type,
             created_by = created_by.map(|c| c.as_str()),
             project,
+            shared,
             "VIM registered"
         );
         if is_default(&record) {
@@ -224,14 +243,19 @@ impl VimRegistry {
         self.list_in(&ProjectScope::All).await
     }
 
-    /// The registered VIMs in `scope`, redacted, ordered by id, with the instances using each.
+    /// The registered VIMs in `scope` and those shared with every project (the latter, when
+    /// outside `scope`, without their `accessInfo` and users), redacted, ordered by id, with
+    /// the instances using each.
     pub async fn list_in(&self, scope: &ProjectScope) -> Result<Vec<VimView>, LcmError> {
         let records = self.store.list_vims().await.map_err(store_err)?;
         let mut usage = self.usage().await?;
         Ok(records
             .iter()
-            .filter(|(r, _)| scope.admits(r.project.as_deref()))
-            .map(|(r, v)| view(r, *v, usage.remove(&r.id).unwrap_or_default()))
+            .filter(|(r, _)| readable(r, scope))
+            .map(|(r, v)| {
+                let v = view(r, *v, usage.remove(&r.id).unwrap_or_default());
+                seen_from(v, scope)
+            })
             .collect())
     }
 
@@ -255,10 +279,19 @@ impl VimRegistry {
         self.show_in(id, &ProjectScope::All).await
     }
 
-    /// [`VimRegistry::show`] of a VIM in `scope`; one outside it is [`LcmError::NotFound`].
+    /// [`VimRegistry::show`] of a VIM in `scope`, or shared with every project (then, when
+    /// outside `scope`, without its `accessInfo` and users); any other is
+    /// [`LcmError::NotFound`].
     pub async fn show_in(&self, id: &VimId, scope: &ProjectScope) -> Result<VimView, LcmError> {
-        let (record, version) = self.get_in(id, scope).await?;
-        Ok(view(&record, version, self.users(id).await?))
+        let (record, version) = self
+            .store
+            .get_vim(id)
+            .await
+            .map_err(store_err)?
+            .filter(|(r, _)| readable(r, scope))
+            .ok_or_else(|| not_found(id))?;
+        let v = view(&record, version, self.users(id).await?);
+        Ok(seen_from(v, scope))
     }
 
     /// The instances using VIM `id`.
@@ -287,8 +320,8 @@ impl VimRegistry {
             .await
     }
 
-    /// [`VimRegistry::update`] of a VIM in `scope`; one outside it is [`LcmError::NotFound`].
-    /// The VIM stays in its project.
+    /// [`VimRegistry::update`] of a VIM in `scope`; one outside it (shared or not) is
+    /// [`LcmError::NotFound`]. The VIM stays in its project.
     pub async fn update_in(
         &self,
         id: &VimId,
@@ -332,6 +365,10 @@ impl VimRegistry {
         };
         let mut new = self.seal(id, name, &canonical, record.created_by_instance.clone())?;
         new.project = record.project.clone();
+        new.shared = update.shared.unwrap_or(record.shared);
+        if record.shared && !new.shared {
+            self.refuse_unsharing_used(&record).await?;
+        }
         let version = match self.store.update_vim(&new, version).await {
             Ok(v) => v,
             // Changed by another request since it was read here: a conditional update is
@@ -341,7 +378,7 @@ impl VimRegistry {
             }
             Err(e) => return Err(store_err(e)),
         };
-        tracing::info!(vim_id = %id, "VIM updated");
+        tracing::info!(vim_id = %id, shared = new.shared, "VIM updated");
         if is_default(&new) {
             self.clear_defaults_except(&new).await?;
         }
@@ -420,7 +457,8 @@ impl VimRegistry {
         self.delete_in(id, &ProjectScope::All).await
     }
 
-    /// [`VimRegistry::delete`] of a VIM in `scope`; one outside it is [`LcmError::NotFound`].
+    /// [`VimRegistry::delete`] of a VIM in `scope`; one outside it (shared or not) is
+    /// [`LcmError::NotFound`].
     pub async fn delete_in(&self, id: &VimId, scope: &ProjectScope) -> Result<(), LcmError> {
         let (_, version) = self.get_in(id, scope).await?;
         let users = self
@@ -473,10 +511,27 @@ impl VimRegistry {
             .await
             .map_err(store_err)?
             .filter(|(r, _)| scope.admits(r.project.as_deref()))
-            .ok_or_else(|| LcmError::NotFound {
-                kind: "VIM",
-                id: id.to_string(),
-            })
+            .ok_or_else(|| not_found(id))
+    }
+
+    /// Refuses to stop sharing `record` while instances of other projects use it: their
+    /// operations would find no VIM.
+    async fn refuse_unsharing_used(&self, record: &VimRecord) -> Result<(), LcmError> {
+        let mut others = Vec::new();
+        for instance in self.users(&record.id).await? {
+            if self.instance_project(&instance).await? != record.project {
+                others.push(instance.to_string());
+            }
+        }
+        if others.is_empty() {
+            return Ok(());
+        }
+        Err(LcmError::conflict(format!(
+            "VIM {} cannot stop being shared: VNF instance(s) {} of other projects use it; \
+             terminate them or change their vimConnectionInfo first",
+            record.id,
+            others.join(", ")
+        )))
     }
 
     /// Splits the canonical `info` into public JSON and the sealed secret values.
@@ -514,6 +569,7 @@ impl VimRegistry {
             secret: self.keyring.encrypt(&plain),
             created_by_instance: created_by,
             project: None,
+            shared: false,
         })
     }
 
@@ -589,6 +645,38 @@ fn view(record: &VimRecord, version: Version, used_by: Vec<VnfInstanceId>) -> Vi
         created_by_instance: record.created_by_instance.clone(),
         used_by_instances: used_by,
         project: record.project.clone(),
+        shared: record.shared,
         version: version.0,
+    }
+}
+
+/// Who a VIM belongs to: its project (`None`: none) and whether it is shared with every
+/// project.
+#[derive(Clone, Copy)]
+struct Tenure<'a> {
+    project: Option<&'a str>,
+    shared: bool,
+}
+
+/// Whether a caller that sees `scope` may read VIM `record`: one of its scope, or one shared
+/// with every project.
+fn readable(record: &VimRecord, scope: &ProjectScope) -> bool {
+    record.shared || scope.admits(record.project.as_deref())
+}
+
+/// `v` as a caller that sees `scope` may read it: a shared VIM of another project without its
+/// access information (names and secrets of its account) and the instances using it.
+fn seen_from(mut v: VimView, scope: &ProjectScope) -> VimView {
+    if !scope.admits(v.project.as_deref()) {
+        v.access_info = None;
+        v.used_by_instances.clear();
+    }
+    v
+}
+
+fn not_found(id: &VimId) -> LcmError {
+    LcmError::NotFound {
+        kind: "VIM",
+        id: id.to_string(),
     }
 }

@@ -11,8 +11,8 @@ use vnfm_store::{Version, VimRecord};
 
 const VIM: &str = "VIM";
 const COLUMNS: &str =
-    "id, name, vim_type, public_info, secret, created_by_instance, project, version";
-const COLS: [Col; 8] = [
+    "id, name, vim_type, public_info, secret, created_by_instance, project, shared, version";
+const COLS: [Col; 9] = [
     Col::Text,
     Col::Text,
     Col::Text,
@@ -20,6 +20,7 @@ const COLS: [Col; 8] = [
     Col::Blob,
     Col::OptText,
     Col::OptText,
+    Col::Int,
     Col::Int,
 ];
 
@@ -32,6 +33,7 @@ fn record(row: Vec<super::Cell>) -> Result<(VimRecord, Version), StoreError> {
         secret,
         created_by,
         project,
+        shared,
         version,
     ] = columns(row)?;
     let id = id.text()?;
@@ -44,6 +46,7 @@ fn record(row: Vec<super::Cell>) -> Result<(VimRecord, Version), StoreError> {
             secret: secret.blob()?,
             created_by_instance: created_by.opt_text()?.map(VnfInstanceId),
             project: project.opt_text()?,
+            shared: shared.int()? != 0,
         },
         Version(version.int()?),
     ))
@@ -55,8 +58,8 @@ pub(crate) async fn create<C: SqlConn>(tx: &mut C, vim: &VimRecord) -> Result<Ve
     let done = tx
         .execute(
             "INSERT INTO vims (id, name, vim_type, public_info, secret, \
-             created_by_instance, project, version, created_at, updated_at) \
-             VALUES ($1, $2, $3, $4, $5, $6, $8, 1, $7, $7) ON CONFLICT (id) DO NOTHING",
+             created_by_instance, project, shared, version, created_at, updated_at) \
+             VALUES ($1, $2, $3, $4, $5, $6, $8, $9, 1, $7, $7) ON CONFLICT (id) DO NOTHING",
             &[
                 vim.id.as_str().into(),
                 vim.name.as_str().into(),
@@ -66,6 +69,7 @@ pub(crate) async fn create<C: SqlConn>(tx: &mut C, vim: &VimRecord) -> Result<Ve
                 vim.created_by_instance.as_ref().map(|i| i.as_str()).into(),
                 now_ms().into(),
                 vim.project.as_deref().into(),
+                i64::from(vim.shared).into(),
             ],
         )
         .await?;
@@ -113,7 +117,8 @@ pub(crate) async fn created_by<C: SqlConn>(
         .collect()
 }
 
-/// Replaces the VIM at `expected` (its project stays the one it was registered in).
+/// Replaces the VIM at `expected` (its project stays the one it was registered in; whether it
+/// is shared is replaced).
 pub(crate) async fn update<C: SqlConn>(
     tx: &mut C,
     vim: &VimRecord,
@@ -123,7 +128,7 @@ pub(crate) async fn update<C: SqlConn>(
     let version = single_int(
         tx,
         "UPDATE vims SET name = $3, vim_type = $4, public_info = $5, secret = $6, \
-         created_by_instance = $7, version = version + 1, updated_at = $8 \
+         created_by_instance = $7, shared = $9, version = version + 1, updated_at = $8 \
          WHERE id = $1 AND version = $2 RETURNING version",
         &[
             vim.id.as_str().into(),
@@ -134,6 +139,7 @@ pub(crate) async fn update<C: SqlConn>(
             vim.secret.as_slice().into(),
             vim.created_by_instance.as_ref().map(|i| i.as_str()).into(),
             now_ms().into(),
+            i64::from(vim.shared).into(),
         ],
     )
     .await?;

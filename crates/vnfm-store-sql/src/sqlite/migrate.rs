@@ -91,6 +91,11 @@ pub(crate) const MIGRATIONS: &[MigrationSource] = &[
         include_str!("../../migrations/sqlite/0015_idempotency_keys.sql"),
     ),
     (
+        16,
+        "VIM sharing",
+        include_str!("../../migrations/sqlite/0016_vim_sharing.sql"),
+    ),
+    (
         17,
         "outbox trace context",
         include_str!("../../migrations/sqlite/0017_outbox_trace_context.sql"),

@@ -107,6 +107,7 @@ async fn begin_operation_writes_nothing_when_its_condition_no_longer_holds(db: &
         secret: vec![1],
         created_by_instance: Some(inst.id.clone()),
         project: None,
+        shared: false,
     })
     .await
     .unwrap();

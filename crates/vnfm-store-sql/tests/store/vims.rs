@@ -18,6 +18,7 @@ async fn vims_and_the_index_of_instances_using_them(db: &TestDb) {
         secret: vec![1, 2, 3, 0, 255],
         created_by_instance: by.map(VnfInstanceId::new),
         project: Some("demo".into()),
+        shared: false,
     };
     assert_eq!(s.create_vim(&vim("vim-a", None)).await.unwrap(), Version(1));
     s.create_vim(&vim("vim-b", Some("i-v1"))).await.unwrap();
@@ -47,6 +48,30 @@ async fn vims_and_the_index_of_instances_using_them(db: &TestDb) {
     s.update_vim(&moved, Version(2)).await.unwrap();
     let (stored, _) = s.get_vim(&VimId::new("vim-a")).await.unwrap().unwrap();
     assert_eq!(stored.project.as_deref(), Some("demo"));
+    // Sharing is stored on create and replaced by an update, on every read path.
+    assert!(!stored.shared);
+    let mut shared = stored.clone();
+    shared.shared = true;
+    s.update_vim(&shared, Version(3)).await.unwrap();
+    let (stored, _) = s.get_vim(&VimId::new("vim-a")).await.unwrap().unwrap();
+    assert!(stored.shared);
+    assert!(
+        s.list_vims()
+            .await
+            .unwrap()
+            .iter()
+            .any(|(v, _)| v.id.as_str() == "vim-a" && v.shared)
+    );
+    let mut born_shared = vim("vim-s", None);
+    born_shared.shared = true;
+    s.create_vim(&born_shared).await.unwrap();
+    assert_eq!(
+        s.get_vim(&VimId::new("vim-s")).await.unwrap().unwrap().0,
+        born_shared
+    );
+    s.delete_vim(&VimId::new("vim-s"), Version(1))
+        .await
+        .unwrap();
     assert_eq!(
         s.list_vims()
             .await
@@ -85,7 +110,7 @@ async fn vims_and_the_index_of_instances_using_them(db: &TestDb) {
     assert_eq!(using("vim-a").await, vec!["i-v1", "i-v2"]);
     assert_eq!(using("vim-b").await, vec!["i-v1"]);
     match s
-        .delete_vim(&VimId::new("vim-a"), Version(3))
+        .delete_vim(&VimId::new("vim-a"), Version(4))
         .await
         .unwrap_err()
     {
@@ -111,12 +136,12 @@ async fn vims_and_the_index_of_instances_using_them(db: &TestDb) {
         .unwrap();
     assert!(using("vim-b").await.is_empty());
 
-    s.delete_vim(&VimId::new("vim-a"), Version(3))
+    s.delete_vim(&VimId::new("vim-a"), Version(4))
         .await
         .unwrap();
     assert!(s.get_vim(&VimId::new("vim-a")).await.unwrap().is_none());
     assert!(matches!(
-        s.delete_vim(&VimId::new("vim-a"), Version(3))
+        s.delete_vim(&VimId::new("vim-a"), Version(4))
             .await
             .unwrap_err(),
         StoreError::NotFound { .. }
@@ -143,6 +168,7 @@ async fn vim_index_follows_references_and_resources(db: &TestDb) {
         secret: vec![1],
         created_by_instance: by.map(VnfInstanceId::new),
         project: None,
+        shared: false,
     };
     for (id, by) in [
         ("k8s-a1", Some("i-a")),
