@@ -2,5 +2,11 @@
 //! to run when it is there, ignored with the reason otherwise (see the `vnfm-test-env` crate).
 
 fn main() {
-    vnfm_test_env::build_script(&["keystone", "openstack_cli", "otel_collector", "kubernetes"]);
+    vnfm_test_env::build_script(&[
+        "keystone",
+        "openstack_cli",
+        "otel_collector",
+        "kubernetes",
+        "corpus",
+    ]);
 }

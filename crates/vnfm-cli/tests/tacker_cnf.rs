@@ -20,10 +20,7 @@ use serde_json::{Value, json};
 use crate::openstack_client::{Lcm, Setup, wait_for};
 
 /// A Tacker CNF package of the corpus (its VDU2 Deployment `vdu2` names namespace `default`).
-const PACKAGE: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/../../../shared/corpus/tacker/v2-cnf-instantiate-resources"
-);
+const PACKAGE: &str = "tacker/v2-cnf-instantiate-resources";
 /// The management script Tacker's functional harness adds to its CNF packages: every hook of
 /// the VNFD does nothing (Tacker's `sample_script.py` protocol: a pickled dict in, the
 /// instance out).
@@ -106,7 +103,7 @@ fn package_zip(s: &Setup) -> String {
     let copy = s.dir.path().join("cnf");
     let status = Command::new("cp")
         .arg("-r")
-        .arg(PACKAGE)
+        .arg(vnfm_test_env::corpus(PACKAGE))
         .arg(&copy)
         .status()
         .unwrap();
@@ -125,7 +122,7 @@ fn package_zip(s: &Setup) -> String {
     zip.to_string_lossy().into_owned()
 }
 
-#[vnfm_test_env::needs(keystone, openstack_cli, kubernetes)]
+#[vnfm_test_env::needs(keystone, openstack_cli, kubernetes, corpus)]
 #[test]
 fn tackers_multi_namespace_cnf_flow_on_the_real_cluster() {
     for ns in NAMESPACES.iter().chain([&VIM_NAMESPACE]) {

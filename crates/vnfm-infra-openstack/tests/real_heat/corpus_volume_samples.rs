@@ -267,11 +267,7 @@ async fn run(env: &Env, cloud: &Cloud, sample: &Sample) {
     }
 }
 
-#[vnfm_test_env::needs(openstack)]
-#[cfg_attr(
-    all(vnfm_test_openstack, not(vnfm_tacker_corpus)),
-    ignore = "needs Tacker's sample packages in shared/corpus/tacker above the repository"
-)]
+#[vnfm_test_env::needs(openstack, corpus)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tacker_v2_samples_on_cinder_volumes_through_scale_heal_and_terminate() {
     let cloud = Cloud::from_env().as_admin();
