@@ -82,12 +82,39 @@ pub const CORPUS_DIR_VAR: &str = "VNFM_CORPUS_DIR";
 pub fn corpus_dir() -> PathBuf {
     match std::env::var_os(CORPUS_DIR_VAR) {
         Some(dir) if !dir.is_empty() => PathBuf::from(dir),
-        _ => Path::new(env!("CARGO_MANIFEST_DIR"))
-            .ancestors()
-            .nth(3)
-            .expect("this crate is at <checkout>/crates/vnfm-test-env")
+        _ => checkout()
+            .parent()
+            .expect("a checkout is in a directory")
             .join("shared/corpus"),
     }
+}
+
+/// The checkout this crate is in.
+fn checkout() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .ancestors()
+        .nth(2)
+        .expect("this crate is at <checkout>/crates/vnfm-test-env")
+}
+
+/// What a build script watches so that its crate is built again when the corpus changes or
+/// appears: the corpus directory; while it is missing, its parent (`shared` beside the
+/// checkout), which changes when the corpus is put in it; nothing when that is missing too,
+/// or the corpus is elsewhere ([`CORPUS_DIR_VAR`], watched as a variable). Never a missing
+/// path (Cargo takes one for changed: the crate and its dependents would be built at every
+/// build) nor a directory that holds the checkout (Cargo scans a watched directory whole,
+/// and the checkout's `target/` changes at every build).
+fn corpus_watch() -> Option<PathBuf> {
+    let dir = corpus_dir();
+    if dir.is_dir() {
+        return Some(dir);
+    }
+    if is_set(CORPUS_DIR_VAR) {
+        return None;
+    }
+    dir.parent()
+        .filter(|p| p.is_dir() && !checkout().starts_with(p))
+        .map(Path::to_path_buf)
 }
 
 /// `rel` in the [corpus](corpus_dir), e.g. `corpus("tacker/v2-vm-basic-lcms-min")`.
@@ -117,10 +144,10 @@ pub fn build_script(services: &[&str]) {
         for var in s.vars {
             println!("cargo::rerun-if-env-changed={var}");
         }
-        if s.found == Found::CorpusDir {
-            // A missing path counts as changed: while the corpus is missing the script runs
-            // at every build, so the tests are built to run as soon as it appears.
-            println!("cargo::rerun-if-changed={}", corpus_dir().display());
+        if s.found == Found::CorpusDir
+            && let Some(watched) = corpus_watch()
+        {
+            println!("cargo::rerun-if-changed={}", watched.display());
         }
         if is_there(s) || (ci && s.in_ci) {
             println!("cargo::rustc-cfg=vnfm_test_{name}");
@@ -248,6 +275,20 @@ mod tests {
             assert!(!corpus_dir().to_string_lossy().contains(".."));
         }
         assert_eq!(corpus("tacker/x"), corpus_dir().join("tacker/x"));
+    }
+
+    #[test]
+    fn the_watched_path_exists_and_never_holds_the_checkout() {
+        match corpus_watch() {
+            Some(watched) => {
+                assert!(watched.is_dir(), "{}", watched.display());
+                assert!(!checkout().starts_with(&watched), "{}", watched.display());
+                if corpus_dir().is_dir() {
+                    assert_eq!(watched, corpus_dir());
+                }
+            }
+            None => assert!(!corpus_dir().is_dir()),
+        }
     }
 
     #[test]
