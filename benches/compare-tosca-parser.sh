@@ -5,7 +5,7 @@
 # Usage: benches/compare-tosca-parser.sh [RUNS] [PACKAGE_DIR...]
 #   RUNS          timed runs per tool and package (default 15; the median is reported: with
 #                 7, a median moved by about 20 % from one run to the next on a 2-core VM)
-#   PACKAGE_DIR   package directories (default: a set of Tacker samples from ../shared/corpus)
+#   PACKAGE_DIR   package directories (default: a set of Tacker samples of the corpus: $VNFM_CORPUS_DIR, else ../shared/corpus)
 # Installs tosca-parser into a private venv under target/ the first time, and times the release
 # build of `vnfm` (what `cargo install --path crates/vnfm-cli` installs).
 set -euo pipefail
@@ -22,7 +22,7 @@ fi
 cargo build --release --quiet -p vnfm-cli
 
 if [ "$#" -eq 0 ]; then
-  corpus="$root/../shared/corpus/tacker"
+  corpus="${VNFM_CORPUS_DIR:-$root/../shared/corpus}/tacker"
   set -- "$corpus/v2-vm-basic-lcms-max" "$corpus/v2-vm-userdata-standard" "$corpus/mgmt-k8s-cluster-v1" \
          "$corpus/v1-vm-functional" "$corpus/v2-cnf-instantiate-resources" "$corpus/v1-mgmt-multi-flavour" \
          "$corpus/etsi-getting-started" "$corpus/v1-vm-single-file-vnfd-vnflcm3"

@@ -25,10 +25,7 @@ const PACKAGES: &[&str] = &[
 ];
 
 fn corpus() -> PathBuf {
-    PathBuf::from(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../shared/corpus/tacker"
-    ))
+    vnfm_test_env::corpus("tacker")
 }
 
 fn packages(c: &mut Criterion) {

@@ -9,5 +9,6 @@ fn main() {
         "otel_collector",
         "kubernetes",
         "openstack",
+        "corpus",
     ]);
 }

@@ -2,5 +2,5 @@
 //! with the reason otherwise (see the `vnfm-test-env` crate).
 
 fn main() {
-    vnfm_test_env::build_script(&["postgres"]);
+    vnfm_test_env::build_script(&["postgres", "corpus"]);
 }

@@ -1,6 +1,5 @@
-//! Finds Tacker's sample packages for the tests (`VNFM_TACKER_CORPUS`, the cfg
-//! `vnfm_tacker_corpus`): the tests that run their scripts are ignored, with the reason,
-//! without them.
+//! Builds the tests that read the corpus (Tacker's sample packages) to run when it is there,
+//! ignored with the reason otherwise (see the `vnfm-test-env` crate).
 fn main() {
-    vnfm_test_env::tacker_corpus_build_script();
+    vnfm_test_env::build_script(&["corpus"]);
 }

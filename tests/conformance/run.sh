@@ -10,12 +10,13 @@
 #   tests/conformance/run.sh --update-expected    # rewrite expected.tsv from this run
 #
 # Environment: VNFM_CONF_VENV (virtualenv location, default ~/.cache/vnfm/conformance-venv),
-# VNFM_CONF_CORPUS (the corpus's api-tests/SOL003 folder), PYTHON (default python3, 3.11).
+# VNFM_CONF_CORPUS (the corpus's api-tests/SOL003 folder; default etsi/api-tests/SOL003 of the
+# corpus: VNFM_CORPUS_DIR, else ../shared/corpus beside the checkout), PYTHON (default python3, 3.11).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
 venv="${VNFM_CONF_VENV:-$HOME/.cache/vnfm/conformance-venv}"
-corpus="${VNFM_CONF_CORPUS:-$root/../shared/corpus/etsi/api-tests/SOL003}"
+corpus="${VNFM_CONF_CORPUS:-${VNFM_CORPUS_DIR:-$root/../shared/corpus}/etsi/api-tests/SOL003}"
 python="${PYTHON:-python3}"
 
 if [ ! -d "$corpus/VNFLifecycleManagement-API" ]; then

@@ -15,7 +15,7 @@ use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::routing::get;
 use serde_json::{Value, json};
-use support::{CORPUS, HELLO, HELLO_VNFD, zip_dir};
+use support::{HELLO, HELLO_VNFD, zip_dir};
 use vnfm_api::{AppState, StateOptions};
 use vnfm_lcm::DelivererConfig;
 
@@ -55,14 +55,10 @@ async fn callback_post(
 }
 
 fn etsi_schema(name: &str) -> jsonschema::Validator {
-    let path = format!("{CORPUS}/etsi/api-tests/SOL003/VNFPackageManagement-API/schemas/{name}");
-    let schema: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
-    jsonschema::options()
-        .with_draft(jsonschema::Draft::Draft4)
-        .build(&schema)
-        .unwrap()
+    support::etsi_schema("VNFPackageManagement-API", name)
 }
 
+#[vnfm_test_env::needs(corpus)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn package_notifications_reach_the_subscriber_in_order_over_http() {
     vnfm::lcm::install_crypto_provider();

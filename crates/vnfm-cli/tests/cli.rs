@@ -21,7 +21,7 @@ fn repo() -> PathBuf {
 }
 
 fn tacker() -> PathBuf {
-    repo().join("../shared/corpus/tacker")
+    vnfm_test_env::corpus("tacker")
 }
 
 fn stdout(o: &Output) -> String {
@@ -266,6 +266,7 @@ fn tacker_packages() -> Vec<PathBuf> {
     out
 }
 
+#[vnfm_test_env::needs(corpus)]
 #[test]
 fn tacker_corpus_validates_in_one_run_except_the_known_broken_copies() {
     let cwd = tempfile::tempdir().unwrap();
@@ -397,6 +398,7 @@ fn usage_errors_exit_with_two() {
     }
 }
 
+#[vnfm_test_env::needs(corpus)]
 #[test]
 fn show_summarizes_flavours_vdus_hooks_and_artifacts() {
     let cwd = tempfile::tempdir().unwrap();
@@ -431,6 +433,7 @@ fn show_summarizes_flavours_vdus_hooks_and_artifacts() {
     }
 }
 
+#[vnfm_test_env::needs(corpus)]
 #[test]
 fn show_json_descriptor_matches_the_published_schema() {
     let cwd = tempfile::tempdir().unwrap();
@@ -454,11 +457,12 @@ fn show_json_descriptor_matches_the_published_schema() {
     }
 }
 
+#[vnfm_test_env::needs(corpus)]
 #[test]
 fn show_prints_asd_deployment_stages() {
     let cwd = tempfile::tempdir().unwrap();
     let pkg = tempfile::tempdir().unwrap();
-    let asd = repo().join("../shared/corpus/asd");
+    let asd = vnfm_test_env::corpus("asd");
     let put = |rel: &str, bytes: Vec<u8>| {
         let path = pkg.path().join(rel);
         fs::create_dir_all(path.parent().unwrap()).unwrap();

@@ -20,10 +20,7 @@ use serde_json::{Value, json};
 use crate::openstack_client::{Lcm, Setup, wait_for};
 
 /// A Tacker CNF package of the corpus (its VDU2 Deployment `vdu2` names namespace `default`).
-const PACKAGE: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/../../../shared/corpus/tacker/v2-cnf-instantiate-resources"
-);
+const PACKAGE: &str = "tacker/v2-cnf-instantiate-resources";
 /// The management script Tacker's functional harness adds to its CNF packages: every hook of
 /// the VNFD does nothing (Tacker's `sample_script.py` protocol: a pickled dict in, the
 /// instance out).
@@ -106,13 +103,13 @@ fn package_zip(s: &Setup) -> String {
     corpus_zip(s, PACKAGE, "cnf")
 }
 
-/// Corpus package `package` (a directory) zipped as `<name>.zip` in the test's directory,
+/// Corpus package `package` (a directory, relative to the corpus) zipped as `<name>.zip` in the test's directory,
 /// with Tacker's no-op management script ([`SCRIPT`]) added as `Scripts/sample_script.py`.
 pub(crate) fn corpus_zip(s: &Setup, package: &str, name: &str) -> String {
     let copy = s.dir.path().join(name);
     let status = Command::new("cp")
         .arg("-r")
-        .arg(package)
+        .arg(vnfm_test_env::corpus(package))
         .arg(&copy)
         .status()
         .unwrap();
@@ -135,7 +132,7 @@ pub(crate) fn corpus_zip(s: &Setup, package: &str, name: &str) -> String {
     zip.to_string_lossy().into_owned()
 }
 
-#[vnfm_test_env::needs(keystone, openstack_cli, kubernetes)]
+#[vnfm_test_env::needs(keystone, openstack_cli, kubernetes, corpus)]
 #[test]
 fn tackers_multi_namespace_cnf_flow_on_the_real_cluster() {
     for ns in NAMESPACES.iter().chain([&VIM_NAMESPACE]) {

@@ -19,10 +19,7 @@ use crate::tacker_cnf::corpus_zip;
 
 /// Tacker's minimal VM sample (its VDUs' image is not in the test cloud: the request names
 /// the cloud's image through `additionalParams.nfv`, as a Tacker user data class would).
-const PACKAGE: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/../../../shared/corpus/tacker/v2-vm-basic-lcms-min"
-);
+const PACKAGE: &str = "tacker/v2-vm-basic-lcms-min";
 /// How long Heat and Nova may take for the stack (its servers boot on the fake virt driver of a
 /// shared machine).
 const CLOUD_STEP: Duration = Duration::from_secs(600);
@@ -122,7 +119,7 @@ fn settle(lcm: &Lcm<'_>, vnf: &str, state: &str) {
     });
 }
 
-#[vnfm_test_env::needs(keystone, openstack_cli, openstack)]
+#[vnfm_test_env::needs(keystone, openstack_cli, openstack, corpus)]
 #[test]
 fn a_v1_request_file_with_vim_type_openstack_instantiates_on_the_real_cloud() {
     let s = Setup::new();

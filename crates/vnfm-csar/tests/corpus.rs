@@ -12,10 +12,8 @@ use std::path::{Path, PathBuf};
 use vnfm_csar::{CsarError, Limits, MetaOrigin, Package, VerifyOptions};
 use vnfm_descriptor::diag::Diagnostic;
 
-const CORPUS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/corpus");
-
 fn tacker() -> PathBuf {
-    Path::new(CORPUS).join("tacker")
+    vnfm_test_env::corpus("tacker")
 }
 
 /// The package directory `root` as a zip archive.
@@ -307,6 +305,7 @@ fn check_package(name: &str, pkg: &Package, entry: &str, how: &str) -> Vec<Diagn
     diags
 }
 
+#[vnfm_test_env::needs(corpus)]
 #[test]
 fn every_tacker_package_opens_as_directory_and_as_zip() {
     let entries: BTreeMap<&str, &str> = ENTRY_DEFINITIONS.iter().copied().collect();
@@ -346,6 +345,7 @@ fn every_tacker_package_opens_as_directory_and_as_zip() {
     );
 }
 
+#[vnfm_test_env::needs(corpus)]
 #[test]
 fn incomplete_tacker_copies_fail_with_specific_errors() {
     // The source fixture has no top VNFD (INDEX.md: missing Definitions/sample_cnf_top.vnfd.yaml).
@@ -372,6 +372,7 @@ fn incomplete_tacker_copies_fail_with_specific_errors() {
     assert_eq!(err.code(), "csar.no-entry-definitions");
 }
 
+#[vnfm_test_env::needs(corpus)]
 #[test]
 fn tacker_packages_with_manifests_expose_it() {
     let pkg = Package::open(&tacker().join("v1-pkg-meta-and-manifest")).unwrap();
@@ -431,6 +432,7 @@ fn tacker_packages_with_manifests_expose_it() {
     );
 }
 
+#[vnfm_test_env::needs(corpus)]
 #[test]
 fn external_artifacts_are_kept_but_never_fetched() {
     let pkg = Package::open(&tacker().join("v1-cnf-ext-artifact")).unwrap();
@@ -447,7 +449,7 @@ fn external_artifacts_are_kept_but_never_fetched() {
 
 /// Copies the ONAP ASD pieces into a package layout.
 fn asd_package(dir: &Path) {
-    let asd = Path::new(CORPUS).join("asd");
+    let asd = vnfm_test_env::corpus("asd");
     fs::create_dir_all(dir.join("TOSCA-Metadata")).unwrap();
     fs::create_dir_all(dir.join("Definitions")).unwrap();
     fs::copy(
@@ -463,6 +465,7 @@ fn asd_package(dir: &Path) {
     .unwrap();
 }
 
+#[vnfm_test_env::needs(corpus)]
 #[test]
 fn the_onap_asd_package_opens_with_its_manifest() {
     let tmp = tempfile::tempdir().unwrap();

@@ -128,7 +128,7 @@ const CLUSTER_SCOPED: &[(&str, &str, &str)] = &[
     ("v1", "Node", "k8-worker2"),
 ];
 
-#[vnfm_test_env::needs(kwok)]
+#[vnfm_test_env::needs(kwok, corpus)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn v2_cnf_instantiate_resources_full_lifecycle() {
     // On the real control plane, in a namespace of its own; the package's cluster-scoped
@@ -413,7 +413,7 @@ fn v1_all_kinds_files() -> Vec<String> {
     files
 }
 
-#[vnfm_test_env::needs(kwok)]
+#[vnfm_test_env::needs(kwok, corpus)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn v1_cnf_all_kinds_as_shipped_is_refused_by_its_own_quota_and_rolls_back_cleanly() {
     // Its LimitRange gives the bare Pod a CPU request, which puts it under the package's own
@@ -479,7 +479,7 @@ async fn v1_cnf_all_kinds_as_shipped_is_refused_by_its_own_quota_and_rolls_back_
     .await;
 }
 
-#[vnfm_test_env::needs(kwok)]
+#[vnfm_test_env::needs(kwok, corpus)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn v1_cnf_all_kinds_without_its_quota_instantiates_scales_heals_and_terminates() {
     // The same package with the request leaving out its ResourceQuota (the files to deploy are
@@ -641,7 +641,7 @@ async fn v1_cnf_all_kinds_without_its_quota_instantiates_scales_heals_and_termin
     .await;
 }
 
-#[vnfm_test_env::needs(kwok)]
+#[vnfm_test_env::needs(kwok, corpus)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn v1_cnf_scale_and_heal_packages() {
     // On the real control plane; each instance in its own namespace `vnf-<instance id>`.

@@ -33,7 +33,7 @@ fn terminate() -> InfraStep {
     }
 }
 
-#[vnfm_test_env::needs(kwok)]
+#[vnfm_test_env::needs(kwok, corpus)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_package_change_rolls_pods_and_a_failed_one_rolls_back() {
     // The package's own Namespace `curry`: one test using Tacker's names at a time. Its
@@ -251,7 +251,7 @@ fn asd_vim(kube: &Kube) -> ResolvedVim {
     ResolvedVim::new("vim1", serde_json::from_value(info).expect("vim"))
 }
 
-#[vnfm_test_env::needs(kwok, helm)]
+#[vnfm_test_env::needs(kwok, helm, corpus)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn asd_deployment_items_are_deployed_in_stages_after_the_placement_check() {
     // The driver makes the namespace `vnf-<instance id>`; the CRD is the package's own.

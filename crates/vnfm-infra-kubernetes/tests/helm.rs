@@ -20,7 +20,7 @@ fn chart_bytes() -> Vec<u8> {
         .expect("chart")
 }
 
-#[vnfm_test_env::needs(helm)]
+#[vnfm_test_env::needs(helm, corpus)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_sdk_library_renders_the_corpus_chart_from_an_archive_and_a_directory() {
     let lib = helm_library();
@@ -80,7 +80,7 @@ async fn the_sdk_library_renders_the_corpus_chart_from_an_archive_and_a_director
     assert!(err.to_string().contains("junk.tgz"), "{err}");
 }
 
-#[vnfm_test_env::needs(kwok, helm)]
+#[vnfm_test_env::needs(kwok, helm, corpus)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_chart_is_applied_scaled_and_terminated_like_manifests() {
     let lib = helm_library();

@@ -131,7 +131,7 @@ fn vnfcs(i: &VnfInstance, vdu: &str) -> Vec<(String, String)> {
         .collect()
 }
 
-#[vnfm_test_env::needs(kwok)]
+#[vnfm_test_env::needs(kwok, corpus)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_lifecycle_runner_drives_a_cnf_through_its_life() {
     // The package's own Namespace, StorageClass and PersistentVolume have fixed names: one
@@ -248,7 +248,7 @@ async fn the_lifecycle_runner_drives_a_cnf_through_its_life() {
     .await;
 }
 
-#[vnfm_test_env::needs(kwok)]
+#[vnfm_test_env::needs(kwok, corpus)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_failed_instantiation_is_failed_temp_and_rolls_back_without_leaks() {
     in_namespace("lcm-fail", &[], |kube, ns| async move {

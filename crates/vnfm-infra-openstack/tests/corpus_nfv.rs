@@ -13,8 +13,10 @@ use vnfm_infra_openstack::{DriverConfig, generate};
 use vnfm_lcm::OperationRequest;
 use vnfm_types::{InstantiateVnfRequest, VnfInstance};
 
-/// Tacker's sample packages (found by `build.rs`).
-pub(crate) const CORPUS: &str = env!("VNFM_TACKER_CORPUS");
+/// Tacker's sample package `name` in the corpus.
+pub(crate) fn tacker(name: &str) -> PathBuf {
+    vnfm_test_env::corpus("tacker").join(name)
+}
 
 /// Package files read from a directory.
 pub(crate) struct Dir(pub(crate) PathBuf);
@@ -134,7 +136,7 @@ pub(crate) fn request(vnfd: &Vnfd, flavour: &str) -> InstantiateVnfRequest {
 /// The `nfv` parameter for instantiating `package` in `flavour`, with where the top template
 /// was found and which nested files came with it.
 fn instantiate_nfv(package: &str, flavour: &str) -> Value {
-    let root = PathBuf::from(CORPUS).join(package);
+    let root = tacker(package);
     let vnfd = load_vnfd(&root);
     let req = request(&vnfd, flavour);
     let plan = vnfm_lcm::plan(
@@ -172,31 +174,37 @@ fn instantiate_nfv(package: &str, flavour: &str) -> Value {
     })
 }
 
+#[vnfm_test_env::needs(corpus)]
 #[test]
 fn v2_basic_lcms_max() {
     insta::assert_json_snapshot!(instantiate_nfv("v2-vm-basic-lcms-max", "simple"));
 }
 
+#[vnfm_test_env::needs(corpus)]
 #[test]
 fn v2_basic_lcms_min() {
     insta::assert_json_snapshot!(instantiate_nfv("v2-vm-basic-lcms-min", "simple"));
 }
 
+#[vnfm_test_env::needs(corpus)]
 #[test]
 fn v2_userdata_standard() {
     insta::assert_json_snapshot!(instantiate_nfv("v2-vm-userdata-standard", "simple"));
 }
 
+#[vnfm_test_env::needs(corpus)]
 #[test]
 fn v2_change_vnfpkg_new_image() {
     insta::assert_json_snapshot!(instantiate_nfv("v2-vm-change-vnfpkg-new-image", "simple"));
 }
 
+#[vnfm_test_env::needs(corpus)]
 #[test]
 fn v1_functional() {
     insta::assert_json_snapshot!(instantiate_nfv("v1-vm-functional", "simple"));
 }
 
+#[vnfm_test_env::needs(corpus)]
 #[test]
 fn v1_functional7_multi_aspect() {
     insta::assert_json_snapshot!(instantiate_nfv("v1-vm-functional7-multi-aspect", "simple"));
@@ -204,6 +212,7 @@ fn v1_functional7_multi_aspect() {
 
 /// Every corpus VM package with a BaseHOT: the top template is found and every nested
 /// template it uses comes along.
+#[vnfm_test_env::needs(corpus)]
 #[test]
 fn every_corpus_basehot_is_found_with_its_nested_templates() {
     let cases = [
@@ -287,7 +296,7 @@ fn every_corpus_basehot_is_found_with_its_nested_templates() {
         ),
     ];
     for (package, flavour, top, nested) in cases {
-        let root = PathBuf::from(CORPUS).join(package);
+        let root = tacker(package);
         let vnfd = load_vnfd(&root);
         let h = hot::load_base_hot(&Dir(root), &vnfd, flavour, &DriverConfig::default())
             .unwrap_or_else(|e| panic!("{package}: {e}"))
@@ -299,9 +308,10 @@ fn every_corpus_basehot_is_found_with_its_nested_templates() {
 }
 
 /// A package without BaseHOT gets a template generated from its VNFD.
+#[vnfm_test_env::needs(corpus)]
 #[test]
 fn a_package_without_basehot_gets_a_generated_template() {
-    let root = PathBuf::from(CORPUS).join("v1-vm-tosca-only-vnflcm1");
+    let root = tacker("v1-vm-tosca-only-vnflcm1");
     let vnfd = load_vnfd(&root);
     assert!(
         hot::load_base_hot(&Dir(root), &vnfd, "simple", &DriverConfig::default())
@@ -347,9 +357,10 @@ fn a_package_without_basehot_gets_a_generated_template() {
 }
 
 /// A grant's `vimAssets` and zones take precedence over the VNFD's flavour and image names.
+#[vnfm_test_env::needs(corpus)]
 #[test]
 fn grant_assets_and_zones_reach_the_nfv_parameter() {
-    let vnfd = load_vnfd(&Path::new(CORPUS).join("v2-vm-basic-lcms-max"));
+    let vnfd = load_vnfd(&tacker("v2-vm-basic-lcms-max"));
     let fl = vnfd.flavour("simple").unwrap();
     let template: serde_json::Value = serde_json::json!({
         "parameters": {"nfv": {"type": "json"}},

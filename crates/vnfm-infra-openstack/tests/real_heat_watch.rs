@@ -418,15 +418,11 @@ async fn a_server_nova_puts_in_error_is_healed_automatically_and_its_alarm_clear
     auto_heal_of_a_server_in_error(&cloud, w).await;
 }
 
-#[vnfm_test_env::needs(openstack)]
-#[cfg_attr(
-    all(vnfm_test_openstack, not(vnfm_tacker_corpus)),
-    ignore = "needs Tacker's sample packages in shared/corpus/tacker above the repository"
-)]
+#[vnfm_test_env::needs(openstack, corpus)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tacker_basic_lcms_min_server_in_error_is_healed_automatically() {
     let cloud = Cloud::from_env();
-    let root = std::path::PathBuf::from(crate::corpus_nfv::CORPUS).join("v2-vm-basic-lcms-min");
+    let root = crate::corpus_nfv::tacker("v2-vm-basic-lcms-min");
     let vnfd = crate::corpus_nfv::load_vnfd(&root);
     let files: Arc<dyn ArtifactSource> = Arc::new(crate::corpus_nfv::Dir(root));
     let image = json!({"vcImageId": "cirros-0.6"});

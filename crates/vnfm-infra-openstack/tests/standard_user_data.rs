@@ -3,7 +3,6 @@
 //! parameter (snapshots), at instantiation and after a scale out and in.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::PathBuf;
 
 use serde_json::{Value, json};
 use vnfm_infra_openstack::hot::{self, NfvInputs};
@@ -11,12 +10,12 @@ use vnfm_infra_openstack::userdata::{self, UserData};
 use vnfm_infra_openstack::{DriverConfig, OpenStackError};
 use vnfm_lcm::OperationRequest;
 
-use crate::corpus_nfv::{CORPUS, Dir, instance, load_vnfd, request};
+use crate::corpus_nfv::{Dir, instance, load_vnfd, request, tacker};
 
 /// The template (top-level resources with their `get_param`s) and `nfv` for `package` with
 /// `vnfcs` indexes per VDU; `current` is the `nfv` in force for a scale.
 fn build(package: &str, vnfcs: &BTreeMap<String, BTreeSet<u32>>, current: Option<&Value>) -> Value {
-    let root = PathBuf::from(CORPUS).join(package);
+    let root = tacker(package);
     let vnfd = load_vnfd(&root);
     let mut req = request(&vnfd, "simple");
     req.additional_params
@@ -68,7 +67,7 @@ fn build(package: &str, vnfcs: &BTreeMap<String, BTreeSet<u32>>, current: Option
 
 /// The default instantiation level of `package`, as VNFC indexes.
 fn instantiated(package: &str) -> BTreeMap<String, BTreeSet<u32>> {
-    let root = PathBuf::from(CORPUS).join(package);
+    let root = tacker(package);
     let vnfd = load_vnfd(&root);
     let req = request(&vnfd, "simple");
     let plan =
@@ -82,6 +81,7 @@ fn instantiated(package: &str) -> BTreeMap<String, BTreeSet<u32>> {
     userdata::next_indexes(&BTreeMap::new(), &target.vdu_instances)
 }
 
+#[vnfm_test_env::needs(corpus)]
 #[test]
 fn v2_userdata_standard_instantiate() {
     let vnfcs = instantiated("v2-vm-userdata-standard");
@@ -89,6 +89,7 @@ fn v2_userdata_standard_instantiate() {
     insta::assert_json_snapshot!(build("v2-vm-userdata-standard", &vnfcs, None));
 }
 
+#[vnfm_test_env::needs(corpus)]
 #[test]
 fn v2_individual_vnfc_max_instantiate() {
     let vnfcs = instantiated("v2-vm-individual-vnfc-max");
@@ -97,6 +98,7 @@ fn v2_individual_vnfc_max_instantiate() {
 
 /// Scale out by two: `VDU1-1` and `VDU1-2` appear with VDU1's values; `VDU1-0` keeps the entry
 /// in force, also a value a request set for it alone. Scale in by two removes them again.
+#[vnfm_test_env::needs(corpus)]
 #[test]
 fn v2_userdata_standard_scale_out_keeps_the_vnfcs_in_force_and_scale_in_removes_the_newest() {
     let package = "v2-vm-userdata-standard";

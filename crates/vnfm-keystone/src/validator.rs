@@ -170,7 +170,7 @@ impl KeystoneValidator {
                 .get(&url)
                 .header("X-Auth-Token", service)
                 .header("X-Subject-Token", subject.clone());
-            let response = vnfm_trace_reqwest::send(request, vnfm_trace::VimType::OpenStack)
+            let response = vnfm_trace_reqwest::send(request, vnfm_trace::Peer::ApiKeystone)
                 .await
                 .map_err(|source| KeystoneError::Unreachable {
                     step: Step::Validate,
@@ -316,7 +316,7 @@ async fn issue(
     let request = http
         .post(format!("{base}/auth/tokens?nocatalog"))
         .json(&body);
-    let response = vnfm_trace_reqwest::send(request, vnfm_trace::VimType::OpenStack)
+    let response = vnfm_trace_reqwest::send(request, vnfm_trace::Peer::ApiKeystone)
         .await
         .map_err(|source| KeystoneError::Unreachable { step, source })?;
     drop(body);

@@ -182,6 +182,7 @@ async fn grant_sequence(package: &str, prefix: &str) -> (Vec<GrantRequest>, Vec<
     (asked, states)
 }
 
+#[vnfm_test_env::needs(corpus)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn grant_requests_for_a_corpus_vnfd() {
     let (asked, states) = grant_sequence("v2-vm-basic-lcms-max", "").await;
@@ -217,6 +218,7 @@ async fn grant_requests_for_a_corpus_vnfd() {
 
 /// More corpus VNFDs: a VM VNF with block storage and a CNF (container VDUs, Kubernetes
 /// manifests), through the same sequence.
+#[vnfm_test_env::needs(corpus)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn grant_requests_for_more_corpus_vnfds() {
     use vnfm_types::ResourceDefinitionType as T;

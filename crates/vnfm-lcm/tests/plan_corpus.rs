@@ -147,6 +147,7 @@ fn vc(pairs: &[(&str, u32)]) -> Vec<(String, u32)> {
     pairs.iter().map(|(k, v)| (k.to_string(), *v)).collect()
 }
 
+#[vnfm_test_env::needs(corpus)]
 #[test]
 fn v2_vm_server_notification_has_rollback_start_hooks() {
     let vnfd = corpus_vnfd("v2-vm-server-notification");
@@ -199,6 +200,7 @@ fn v2_vm_server_notification_has_rollback_start_hooks() {
     insta::assert_json_snapshot!("v2-vm-server-notification", corpus_plans(&vnfd, "simple"));
 }
 
+#[vnfm_test_env::needs(corpus)]
 #[test]
 fn v2_vm_basic_lcms_max_binds_no_hooks() {
     let vnfd = corpus_vnfd("v2-vm-basic-lcms-max");
@@ -216,6 +218,7 @@ fn v2_vm_basic_lcms_max_binds_no_hooks() {
     insta::assert_json_snapshot!("v2-vm-basic-lcms-max", corpus_plans(&vnfd, "simple"));
 }
 
+#[vnfm_test_env::needs(corpus)]
 #[test]
 fn v2_vm_userdata_standard_runs_every_start_and_end_hook() {
     let vnfd = corpus_vnfd("v2-vm-userdata-standard");
@@ -275,6 +278,7 @@ fn v2_vm_userdata_standard_runs_every_start_and_end_hook() {
     insta::assert_json_snapshot!("v2-vm-userdata-standard", corpus_plans(&vnfd, "simple"));
 }
 
+#[vnfm_test_env::needs(corpus)]
 #[test]
 fn mgmt_k8s_cluster_v1_flavours_and_hooks() {
     let vnfd = corpus_vnfd("mgmt-k8s-cluster-v1");
@@ -337,6 +341,7 @@ fn mgmt_k8s_cluster_v1_flavours_and_hooks() {
     );
 }
 
+#[vnfm_test_env::needs(corpus)]
 #[test]
 fn v2_cnf_instantiate_resources_counts_and_bounds() {
     let vnfd = corpus_vnfd("v2-cnf-instantiate-resources");
@@ -409,6 +414,7 @@ fn api_ref(name: &str) -> Value {
     serde_json::from_slice(&std::fs::read(path).expect("api-ref sample")).expect("JSON")
 }
 
+#[vnfm_test_env::needs(corpus)]
 #[test]
 fn tacker_api_reference_requests_plan_on_userdata_standard() {
     let vnfd = corpus_vnfd("v2-vm-userdata-standard");
@@ -470,6 +476,7 @@ fn tacker_api_reference_requests_plan_on_userdata_standard() {
     );
 }
 
+#[vnfm_test_env::needs(corpus)]
 #[test]
 fn api_reference_samples_on_basic_lcms_max() {
     // The change_ext_conn sample is written for basic_lcms_max (VDU2_CP1-1)...
@@ -509,6 +516,7 @@ fn api_reference_samples_on_basic_lcms_max() {
 /// among the external. The listing now names the external CPs of SOL001 (those the
 /// substitution mapping exposes) and, apart, the VDU CPs accepted as Tacker accepts them; the
 /// acceptance is unchanged, since Tacker's reference instantiate request connects `VDU1_CP2`.
+#[vnfm_test_env::needs(corpus)]
 #[test]
 fn change_ext_conn_lists_an_internal_cp_as_external() {
     let vnfd = corpus_vnfd("v2-vm-userdata-standard");

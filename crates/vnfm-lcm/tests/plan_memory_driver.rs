@@ -87,6 +87,7 @@ fn record(mut instance: VnfInstance, step: &InfraStep, out: InfraOutcome) -> Vnf
     instance
 }
 
+#[vnfm_test_env::needs(corpus)]
 #[tokio::test]
 async fn k8s_cluster_vnf_lifecycle_on_the_memory_vim() {
     let vnfd = Arc::new(corpus_vnfd("mgmt-k8s-cluster-v1"));
@@ -200,6 +201,7 @@ async fn k8s_cluster_vnf_lifecycle_on_the_memory_vim() {
     );
 }
 
+#[vnfm_test_env::needs(corpus)]
 #[tokio::test]
 async fn cnf_scale_to_level_and_back_on_the_memory_vim() {
     let vnfd = Arc::new(corpus_vnfd("v2-cnf-instantiate-resources"));

@@ -376,6 +376,7 @@ async fn hook_outcomes_change_the_instance_and_register_vims() {
     env.completed(op).await;
 }
 
+#[vnfm_test_env::needs(corpus)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn corpus_vnfds_instantiate_scale_heal_change_ext_conn_terminate() {
     for name in ["v2-vm-basic-lcms-max", "v2-vm-userdata-standard"] {

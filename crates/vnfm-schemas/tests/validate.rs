@@ -1,16 +1,10 @@
 //! Real request bodies validate; broken ones fail at the exact JSON pointer.
 
-use std::path::PathBuf;
-
 use serde_json::{Value, json};
 use vnfm_schemas::{SchemaId, Violation, validate};
 
 fn corpus(rel: &str) -> Value {
-    let path = PathBuf::from(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../../shared/corpus"
-    ))
-    .join(rel);
+    let path = vnfm_test_env::corpus(rel);
     let text = std::fs::read_to_string(&path)
         .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
@@ -27,6 +21,7 @@ fn assert_valid(id: SchemaId, v: &Value, what: &str) {
     }
 }
 
+#[vnfm_test_env::needs(corpus)]
 #[test]
 fn tacker_v2_request_samples_validate() {
     let cases = [
@@ -69,11 +64,7 @@ fn tacker_v2_request_samples_validate() {
         );
     }
     // Every *-request.json of the v2 vnflcm samples is covered above.
-    let dir = PathBuf::from(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../../shared/corpus"
-    ))
-    .join("tacker/api-ref-samples/v2/vnflcm");
+    let dir = vnfm_test_env::corpus("tacker/api-ref-samples/v2/vnflcm");
     let requests = std::fs::read_dir(dir)
         .unwrap()
         .filter(|e| {
@@ -135,6 +126,7 @@ const ETSI_NOT_V3: &[(&str, SchemaId, &str, &str)] = &[
     ),
 ];
 
+#[vnfm_test_env::needs(corpus)]
 #[test]
 fn etsi_request_bodies_valid_in_v3_validate() {
     for (file, id) in ETSI_VALID_V3 {
@@ -142,6 +134,7 @@ fn etsi_request_bodies_valid_in_v3_validate() {
     }
 }
 
+#[vnfm_test_env::needs(corpus)]
 #[test]
 fn etsi_request_bodies_in_v2_6_1_shape_are_rejected_for_the_listed_reason() {
     for (file, id, pointer, reason) in ETSI_NOT_V3 {
@@ -167,11 +160,7 @@ fn etsi_request_bodies_in_v2_6_1_shape_are_rejected_for_the_listed_reason() {
     }
     // grantRequest.json is a Grant API body (SOL003 clause 9), outside these schemas; the
     // two lists cover every other file of jsons/.
-    let dir = PathBuf::from(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../../shared/corpus"
-    ))
-    .join("etsi/api-tests/SOL003/VNFLifecycleManagement-API/jsons");
+    let dir = vnfm_test_env::corpus("etsi/api-tests/SOL003/VNFLifecycleManagement-API/jsons");
     let mut files: Vec<String> = std::fs::read_dir(dir)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
@@ -196,6 +185,7 @@ fn only(vs: &[Violation]) -> &Violation {
     &vs[0]
 }
 
+#[vnfm_test_env::needs(corpus)]
 #[test]
 fn wrong_enum_value_is_reported_at_the_attribute() {
     let v = only(&violations(
@@ -220,6 +210,7 @@ fn wrong_enum_value_is_reported_at_the_attribute() {
     assert!(v.message.contains("is not one of"), "{}", v.message);
 }
 
+#[vnfm_test_env::needs(corpus)]
 #[test]
 fn missing_flavour_id_is_reported_where_it_belongs() {
     let mut req = instantiate();
@@ -245,6 +236,7 @@ fn zero_steps_is_below_the_minimum() {
     assert_eq!(v.schema_path, "/properties/numberOfSteps/minimum");
 }
 
+#[vnfm_test_env::needs(corpus)]
 #[test]
 fn wrong_type_deep_inside_ext_cps_is_reported_at_that_value() {
     let mut req = instantiate();

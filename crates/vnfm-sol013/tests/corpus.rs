@@ -8,16 +8,7 @@ use serde_json::Value;
 use vnfm_sol013::{Filter, ListParams, Selector, Sol013Error, defaults};
 
 fn corpus() -> PathBuf {
-    let p = PathBuf::from(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../../shared/corpus"
-    ));
-    assert!(
-        p.is_dir(),
-        "the shared corpus is missing at {}",
-        p.display()
-    );
-    p
+    vnfm_test_env::corpus_dir()
 }
 
 fn read_json(rel: &str) -> Value {
@@ -90,6 +81,7 @@ fn conformance_queries() -> Vec<(String, String)> {
     out
 }
 
+#[vnfm_test_env::needs(corpus)]
 #[test]
 fn conformance_suite_queries_parse_as_the_suite_expects() {
     let queries = conformance_queries();
@@ -139,6 +131,7 @@ fn conformance_suite_queries_parse_as_the_suite_expects() {
     );
 }
 
+#[vnfm_test_env::needs(corpus)]
 #[test]
 fn conformance_wrong_field_is_refused_with_the_resource_schema() {
     // Test 7.3.1.11.4: GET /vnf_lcm_op_occs?fields=wrong_field answers 400.
@@ -160,6 +153,7 @@ fn conformance_wrong_field_is_refused_with_the_resource_schema() {
     assert_eq!(ok.check_attributes(&schema), Ok(()));
 }
 
+#[vnfm_test_env::needs(corpus)]
 #[test]
 fn tacker_vnf_package_filters_evaluate_on_the_tacker_sample() {
     let list = read_json("tacker/api-ref-samples/v1/vnf_packages/vnf-packages-list-response.json");
@@ -202,6 +196,7 @@ fn tacker_vnf_package_filters_evaluate_on_the_tacker_sample() {
     }
 }
 
+#[vnfm_test_env::needs(corpus)]
 #[test]
 fn v2_vnf_instance_sample_filters_and_selectors() {
     let inst = read_json("tacker/api-ref-samples/v2/vnflcm/show-vnf-instance-response.json");
@@ -298,6 +293,7 @@ fn v2_vnf_instance_sample_filters_and_selectors() {
     assert_eq!(d["vnfInstanceDescription"], inst["vnfInstanceDescription"]);
 }
 
+#[vnfm_test_env::needs(corpus)]
 #[test]
 fn v2_lcm_op_occ_sample_filters() {
     let occs = read_json(

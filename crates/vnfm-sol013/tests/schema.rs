@@ -188,15 +188,14 @@ fn default_sets_match_the_model_cardinalities() {
 }
 
 fn suite_schema(name: &str) -> Value {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../../shared/corpus/etsi/api-tests/SOL003/VNFLifecycleManagement-API/schemas/"
-    );
-    let text = std::fs::read_to_string(format!("{path}{name}"))
-        .expect("the shared corpus has the conformance schemas");
+    let path = vnfm_test_env::corpus(format!(
+        "etsi/api-tests/SOL003/VNFLifecycleManagement-API/schemas/{name}"
+    ));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     serde_json::from_str(&text).expect("JSON")
 }
 
+#[vnfm_test_env::needs(corpus)]
 #[test]
 fn v1_default_sets_against_the_conformance_schemas() {
     let inst = suite_schema("vnfInstance.schema.json");

@@ -1,13 +1,14 @@
 //! The services some tests need (PostgreSQL, the SSH test hosts, Keystone, Heat, Prometheus,
-//! the Helm library, ...), and the one way a test says so.
+//! the Helm library, ...) and the inputs some read (the corpus: [`corpus_dir`]), and the one
+//! way a test says so.
 //!
 //! A test that needs a service carries `#[vnfm_test_env::needs(service, ...)]`. Whether the
 //! service is there is decided when the test is built:
 //!
 //! - the crate's build script calls [`build_script`] with the services its tests need; it sets
-//!   the cfg `vnfm_test_<service>` when all the service's variables are set (or when `CI` is
-//!   set and `scripts/test.sh` starts that service: [`Service::in_ci`]), and tells Cargo to
-//!   build again when one of them changes;
+//!   the cfg `vnfm_test_<service>` when all the service's variables are set (for `corpus`:
+//!   when its directory exists), or when `CI` is set and `scripts/test.sh` starts that
+//!   service ([`Service::in_ci`]), and tells Cargo to build again when one of them changes;
 //! - `#[needs(...)]` makes the test `#[ignore = "needs <what>: <how to start it>"]` unless
 //!   those cfgs are set, so a plain `cargo test` without the services lists it as ignored with
 //!   the reason, never as passed;
@@ -33,13 +34,15 @@
 //!
 //! and on each such test `#[vnfm_test_env::needs(postgres)]` (above `#[test]` or
 //! `#[tokio::test]`: below `#[test]` it comes too late to make the test ignored), whose
-//! helpers read the
-//! service's variables with [`var`]. A test naming a service its crate's build script does
+//! helpers read the service's variables with [`var`], and the corpus's files at [`corpus`]
+//! (every test that reads the corpus carries `#[needs(corpus)]`). A test naming a service its crate's build script does
 //! not list is an `unexpected_cfgs` warning (an error under `clippy -D warnings`).
 
 mod services;
 
-pub use services::{SERVICES, Service, reason, service};
+use std::path::{Path, PathBuf};
+
+pub use services::{Found, SERVICES, Service, reason, service};
 /// Marks a test as needing services: ignored, with the reason, unless they were there when it
 /// was built; failing at run time when they are not there then. See the crate documentation.
 pub use vnfm_test_env_macros::needs;
@@ -68,10 +71,70 @@ fn known(name: &str) -> &'static Service {
     })
 }
 
+/// The variable that says where the corpus is, when it is not at `shared/corpus` beside the
+/// checkout.
+pub const CORPUS_DIR_VAR: &str = "VNFM_CORPUS_DIR";
+
+/// The corpus: the inputs nobody here wrote that tests read (Tacker's sample packages under
+/// `tacker/`, the ETSI API test suites under `etsi/`, ASD samples under `asd/`). It is
+/// `VNFM_CORPUS_DIR` when that is set, else `shared/corpus` in the directory that holds the
+/// checkout. Tests that read it carry `#[needs(corpus)]`.
+pub fn corpus_dir() -> PathBuf {
+    match std::env::var_os(CORPUS_DIR_VAR) {
+        Some(dir) if !dir.is_empty() => PathBuf::from(dir),
+        _ => checkout()
+            .parent()
+            .expect("a checkout is in a directory")
+            .join("shared/corpus"),
+    }
+}
+
+/// The checkout this crate is in.
+fn checkout() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .ancestors()
+        .nth(2)
+        .expect("this crate is at <checkout>/crates/vnfm-test-env")
+}
+
+/// What a build script watches so that its crate is built again when the corpus changes or
+/// appears: the corpus directory; while it is missing, its parent (`shared` beside the
+/// checkout), which changes when the corpus is put in it; nothing when that is missing too,
+/// or the corpus is elsewhere ([`CORPUS_DIR_VAR`], watched as a variable). Never a missing
+/// path (Cargo takes one for changed: the crate and its dependents would be built at every
+/// build) nor a directory that holds the checkout (Cargo scans a watched directory whole,
+/// and the checkout's `target/` changes at every build).
+fn corpus_watch() -> Option<PathBuf> {
+    let dir = corpus_dir();
+    if dir.is_dir() {
+        return Some(dir);
+    }
+    if is_set(CORPUS_DIR_VAR) {
+        return None;
+    }
+    dir.parent()
+        .filter(|p| p.is_dir() && !checkout().starts_with(p))
+        .map(Path::to_path_buf)
+}
+
+/// `rel` in the [corpus](corpus_dir), e.g. `corpus("tacker/v2-vm-basic-lcms-min")`.
+pub fn corpus(rel: impl AsRef<Path>) -> PathBuf {
+    corpus_dir().join(rel)
+}
+
+/// Whether service `s` is there now.
+fn is_there(s: &Service) -> bool {
+    match s.found {
+        Found::VarsSet => s.vars.iter().all(|v| is_set(v)),
+        Found::CorpusDir => corpus_dir().is_dir(),
+    }
+}
+
 /// For a build script: declares the cfgs `vnfm_test_<name>` of `services`, sets those whose
-/// service is there (all its variables set, or `CI` set and [`Service::in_ci`]), and asks
-/// Cargo to run the script again when one of the variables (or `CI`) changes. Panics (the
-/// build fails) on a name that is not in [`SERVICES`].
+/// service is there (all its variables set or, for the corpus, its directory there; or `CI`
+/// set and [`Service::in_ci`]), and asks Cargo to run the script again when one of the
+/// variables (or `CI`) changes, or the corpus directory does. Panics (the build fails) on a
+/// name that is not in [`SERVICES`].
 pub fn build_script(services: &[&str]) {
     println!("cargo::rerun-if-env-changed=CI");
     let ci = ci();
@@ -81,44 +144,36 @@ pub fn build_script(services: &[&str]) {
         for var in s.vars {
             println!("cargo::rerun-if-env-changed={var}");
         }
-        if s.vars.iter().all(|v| is_set(v)) || (ci && s.in_ci) {
+        if s.found == Found::CorpusDir
+            && let Some(watched) = corpus_watch()
+        {
+            println!("cargo::rerun-if-changed={}", watched.display());
+        }
+        if is_there(s) || (ci && s.in_ci) {
             println!("cargo::rustc-cfg=vnfm_test_{name}");
         }
     }
 }
 
-/// For a crate's build script: finds Tacker's sample packages (`shared/corpus/tacker` in the
-/// nearest directory above the crate that has it), sets `VNFM_TACKER_CORPUS` to their path for
-/// the tests, and the cfg `vnfm_tacker_corpus` when they are there, so the tests that read
-/// them are built `#[cfg_attr(not(vnfm_tacker_corpus), ignore = "...")]`: ignored with the
-/// reason without them, never passing.
-pub fn tacker_corpus_build_script() {
-    println!("cargo::rustc-check-cfg=cfg(vnfm_tacker_corpus)");
-    let manifest = std::path::PathBuf::from(
-        std::env::var_os("CARGO_MANIFEST_DIR").expect("a build script runs under Cargo"),
-    );
-    let found = manifest
-        .ancestors()
-        .map(|a| a.join("shared/corpus/tacker"))
-        .find(|c| c.is_dir());
-    let corpus = found
-        .clone()
-        .unwrap_or_else(|| manifest.join("../../../shared/corpus/tacker"));
-    println!("cargo::rustc-env=VNFM_TACKER_CORPUS={}", corpus.display());
-    println!("cargo::rerun-if-changed={}", corpus.display());
-    if found.is_some() {
-        println!("cargo::rustc-cfg=vnfm_tacker_corpus");
-    }
-}
-
-/// The run-time guard `#[needs(...)]` puts first in a test: panics when a variable of one of
-/// `services` is not set, naming it and how to start the service.
+/// The run-time guard `#[needs(...)]` puts first in a test: panics when one of `services` is
+/// not there, naming the variable that is not set (or the corpus directory that is missing)
+/// and how to start the service.
 #[track_caller]
 pub fn require(services: &[&str]) {
     for name in services {
         let s = known(name);
-        if let Some(var) = s.vars.iter().find(|v| !is_set(v)) {
-            missing(s, var);
+        match s.found {
+            Found::VarsSet => {
+                if let Some(var) = s.vars.iter().find(|v| !is_set(v)) {
+                    missing(s, &format!("{var} is not set"));
+                }
+            }
+            Found::CorpusDir => {
+                let dir = corpus_dir();
+                if !dir.is_dir() {
+                    missing(s, &format!("{} is not a directory", dir.display()));
+                }
+            }
         }
     }
 }
@@ -130,21 +185,33 @@ pub fn var(var: &str) -> String {
     match std::env::var(var) {
         Ok(v) if !v.is_empty() => v,
         _ => match SERVICES.iter().find(|s| s.vars.contains(&var)) {
-            Some(s) => missing(s, var),
+            Some(s) => missing(s, &format!("{var} is not set")),
             None => panic!("{var} is not set"),
         },
     }
 }
 
+/// Panics: `problem` (what is not there), the service the test needs, why the test runs
+/// anyway, and how to start the service.
 #[track_caller]
-fn missing(s: &Service, var: &str) -> ! {
+fn missing(s: &Service, problem: &str) -> ! {
     let why = if ci() && s.in_ci {
-        "CI is set, and scripts/test.sh starts it before `cargo test`"
+        match s.found {
+            Found::VarsSet => "CI is set, and scripts/test.sh starts it before `cargo test`",
+            Found::CorpusDir => "CI is set, and CI runs have it",
+        }
     } else {
-        "the test runs: the variable was set when it was built, or --ignored asked for it"
+        match s.found {
+            Found::VarsSet => {
+                "the test runs: the variable was set when it was built, or --ignored asked for it"
+            }
+            Found::CorpusDir => {
+                "the test runs: the directory was there when it was built, or --ignored asked for it"
+            }
+        }
     };
     panic!(
-        "{var} is not set, but this test needs {} ({why}): {}",
+        "{problem}, but this test needs {} ({why}): {}",
         s.what, s.start
     )
 }
@@ -185,7 +252,66 @@ mod tests {
     #[should_panic(expected = "this test needs the SSH test hosts")]
     fn a_missing_variable_panics_naming_the_service() {
         // A variable no environment sets, checked through the table's message path.
-        missing(service("sshd").unwrap(), "VNFM_TEST_SSHD");
+        missing(service("sshd").unwrap(), "VNFM_TEST_SSHD is not set");
+    }
+
+    #[test]
+    fn the_corpus_is_beside_the_checkout() {
+        // The test binary's own environment: VNFM_CORPUS_DIR is not set by Cargo.
+        if std::env::var_os(CORPUS_DIR_VAR).is_none() {
+            // The directory that holds the checkout (it exists, the corpus may not).
+            let beside = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../..");
+            let corpus = corpus_dir();
+            let holder = corpus.parent().and_then(Path::parent).unwrap();
+            assert_eq!(
+                holder.canonicalize().unwrap(),
+                beside.canonicalize().unwrap()
+            );
+            assert!(
+                corpus_dir().ends_with("shared/corpus"),
+                "{}",
+                corpus_dir().display()
+            );
+            assert!(!corpus_dir().to_string_lossy().contains(".."));
+        }
+        assert_eq!(corpus("tacker/x"), corpus_dir().join("tacker/x"));
+    }
+
+    #[test]
+    fn the_watched_path_exists_and_never_holds_the_checkout() {
+        match corpus_watch() {
+            Some(watched) => {
+                assert!(watched.is_dir(), "{}", watched.display());
+                assert!(!checkout().starts_with(&watched), "{}", watched.display());
+                if corpus_dir().is_dir() {
+                    assert_eq!(watched, corpus_dir());
+                }
+            }
+            None => assert!(!corpus_dir().is_dir()),
+        }
+    }
+
+    #[test]
+    fn a_missing_corpus_panics_naming_its_path() {
+        let dir = corpus_dir();
+        let message = std::panic::catch_unwind(|| {
+            missing(
+                service("corpus").unwrap(),
+                &format!("{} is not a directory", dir.display()),
+            )
+        })
+        .expect_err("missing panics");
+        let message = message
+            .downcast_ref::<String>()
+            .expect("a formatted message");
+        assert!(
+            message.starts_with(&format!(
+                "{} is not a directory, but this test needs the corpus",
+                dir.display()
+            )),
+            "{message}"
+        );
+        assert!(message.contains("VNFM_CORPUS_DIR"), "{message}");
     }
 
     #[test]

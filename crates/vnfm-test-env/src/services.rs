@@ -18,16 +18,38 @@ pub struct Service {
     /// a service are built to run whatever the other variables say, so that a missing
     /// service fails them.
     pub in_ci: bool,
+    /// How a build script tells that it is there.
+    pub found: Found,
+}
+
+/// How a build script (and the run-time guard) tells that a service is there.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Found {
+    /// All of [`Service::vars`] are set (non-empty).
+    VarsSet,
+    /// A directory exists: the corpus, where `vnfm_test_env::corpus_dir` says (the one
+    /// variable of [`Service::vars`] when set, else `shared/corpus` beside the checkout).
+    CorpusDir,
 }
 
 /// Every service, by [`Service::name`].
 pub const SERVICES: &[Service] = &[
+    Service {
+        name: "corpus",
+        what: "the corpus of inputs nobody here wrote (Tacker's sample packages, the ETSI API \
+               test suites, ASD samples)",
+        vars: &["VNFM_CORPUS_DIR"],
+        start: "put it at ../shared/corpus beside the checkout, or export VNFM_CORPUS_DIR=<its path>",
+        in_ci: true,
+        found: Found::CorpusDir,
+    },
     Service {
         name: "postgres",
         what: "PostgreSQL",
         vars: &["VNFM_TEST_POSTGRES_URL"],
         start: "export VNFM_TEST_POSTGRES_URL=$(scripts/test-env/postgres.sh start)",
         in_ci: true,
+        found: Found::VarsSet,
     },
     Service {
         name: "sshd",
@@ -35,6 +57,7 @@ pub const SERVICES: &[Service] = &[
         vars: &["VNFM_TEST_SSHD"],
         start: "export VNFM_TEST_SSHD=$(scripts/test-env/sshd.sh start 4)",
         in_ci: true,
+        found: Found::VarsSet,
     },
     Service {
         name: "keystone",
@@ -42,6 +65,7 @@ pub const SERVICES: &[Service] = &[
         vars: &["VNFM_TEST_KEYSTONE_URL", "VNFM_TEST_OS_ADMIN_PASSWORD"],
         start: "export VNFM_OS_DIR=$(mktemp -d); eval \"$(scripts/test-env/openstack.sh start)\"",
         in_ci: true,
+        found: Found::VarsSet,
     },
     Service {
         name: "openstack",
@@ -58,6 +82,7 @@ pub const SERVICES: &[Service] = &[
         ],
         start: "export VNFM_OS_DIR=$(mktemp -d); eval \"$(scripts/test-env/openstack.sh start)\"",
         in_ci: true,
+        found: Found::VarsSet,
     },
     Service {
         name: "openstack_cli",
@@ -65,6 +90,7 @@ pub const SERVICES: &[Service] = &[
         vars: &["VNFM_TEST_OPENSTACK_CLI"],
         start: "export VNFM_OS_DIR=$(mktemp -d); eval \"$(scripts/test-env/openstack.sh start)\"",
         in_ci: true,
+        found: Found::VarsSet,
     },
     Service {
         name: "prometheus",
@@ -76,6 +102,7 @@ pub const SERVICES: &[Service] = &[
         ],
         start: "export VNFM_PROM_DIR=$(mktemp -d); eval \"$(scripts/test-env/prometheus.sh start)\"",
         in_ci: true,
+        found: Found::VarsSet,
     },
     Service {
         name: "otel_collector",
@@ -83,6 +110,7 @@ pub const SERVICES: &[Service] = &[
         vars: &["VNFM_TEST_OTLP_URL", "VNFM_TEST_OTLP_SPANS_FILE"],
         start: "export VNFM_OTELCOL_DIR=$(mktemp -d); eval \"$(scripts/test-env/otel-collector.sh start)\"",
         in_ci: true,
+        found: Found::VarsSet,
     },
     Service {
         name: "helm",
@@ -90,6 +118,7 @@ pub const SERVICES: &[Service] = &[
         vars: &["VNFM_HELM_C_LIB"],
         start: "export VNFM_HELM_C_LIB=$(scripts/test-env/helm.sh)",
         in_ci: true,
+        found: Found::VarsSet,
     },
     Service {
         name: "kubernetes",
@@ -102,6 +131,7 @@ pub const SERVICES: &[Service] = &[
         ],
         start: KUBE_START,
         in_ci: true,
+        found: Found::VarsSet,
     },
     Service {
         name: "kubeconfig",
@@ -109,6 +139,7 @@ pub const SERVICES: &[Service] = &[
         vars: &["KUBECONFIG"],
         start: KUBE_START,
         in_ci: true,
+        found: Found::VarsSet,
     },
     Service {
         name: "kwok",
@@ -123,6 +154,7 @@ pub const SERVICES: &[Service] = &[
         ],
         start: KUBE_START,
         in_ci: true,
+        found: Found::VarsSet,
     },
 ];
 

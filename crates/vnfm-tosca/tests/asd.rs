@@ -9,7 +9,6 @@ use vnfm_descriptor::asd::{
 use vnfm_descriptor::{Diagnostic, Severity};
 use vnfm_tosca::{Loaded, MemFiles, load};
 
-const CORPUS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/corpus/asd");
 const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/asd");
 const ENTRY: &str = "Definitions/asd.yaml";
 const TYPES: &str = "Definitions/asd_types.yaml";
@@ -18,8 +17,8 @@ const TYPES: &str = "Definitions/asd_types.yaml";
 mod invalid;
 
 fn corpus(name: &str) -> Vec<u8> {
-    let path = format!("{CORPUS}/{name}");
-    std::fs::read(&path).unwrap_or_else(|e| panic!("cannot read {path}: {e}"))
+    let path = vnfm_test_env::corpus("asd").join(name);
+    std::fs::read(&path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()))
 }
 
 /// Bytes standing in for a chart archive: distinct per name so digests differ.
@@ -195,6 +194,7 @@ fn assert_stages_partition_items(asd: &Asd) {
 
 // ---- published samples ----------------------------------------------------------------------
 
+#[vnfm_test_env::needs(corpus)]
 #[test]
 fn onap_sample_reads_into_the_normalized_model() {
     let loaded = load(&onap_package());
@@ -343,6 +343,7 @@ fn onap_sample_reads_into_the_normalized_model() {
     assert!(asd.extensions.is_empty());
 }
 
+#[vnfm_test_env::needs(corpus)]
 #[test]
 fn onap_sample_warns_with_the_named_quirks_only() {
     let loaded = load(&onap_package());
@@ -371,6 +372,7 @@ fn onap_sample_warns_with_the_named_quirks_only() {
     assert!(loaded.diagnostics[3].message.contains("\"1.0\""));
 }
 
+#[vnfm_test_env::needs(corpus)]
 #[test]
 fn rapp_all_items_without_order_form_the_final_stage() {
     let loaded = load(&rapp_all_package());
@@ -405,6 +407,7 @@ fn rapp_all_items_without_order_form_the_final_stage() {
     assert!(asd.enhanced_cluster_capabilities.is_none());
 }
 
+#[vnfm_test_env::needs(corpus)]
 #[test]
 fn energy_saving_sample_without_trailing_newline_reads() {
     let text = corpus("oran-sc-rappmanager_energy-saving_asd.yaml");
@@ -430,6 +433,7 @@ fn energy_saving_sample_without_trailing_newline_reads() {
     assert_eq!(asd.stages[0].items, ["1"]);
 }
 
+#[vnfm_test_env::needs(corpus)]
 #[test]
 fn corpus_samples_snapshot() {
     for (name, files) in [
@@ -442,6 +446,7 @@ fn corpus_samples_snapshot() {
     }
 }
 
+#[vnfm_test_env::needs(corpus)]
 #[test]
 fn crlf_and_lf_variants_read_identically() {
     let crlf = load(&onap_package());
@@ -470,6 +475,7 @@ fn crlf_and_lf_variants_read_identically() {
     assert_eq!(extra[0].location.as_ref().unwrap().file, TYPES);
 }
 
+#[vnfm_test_env::needs(corpus)]
 #[test]
 fn sdc_reemitted_node_type_serves_as_types_file() {
     // ONAP SDC re-emits the ASD node type in its own template, importing SDC-internal files.

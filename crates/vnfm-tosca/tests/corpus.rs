@@ -81,6 +81,7 @@ fn hook_ops(f: &Flavour) -> Vec<&str> {
     f.lcm_hooks.iter().map(|h| h.operation.as_str()).collect()
 }
 
+#[vnfm_test_env::needs(corpus)]
 #[test]
 fn the_corpus_has_the_expected_packages() {
     let packages = common::tacker_packages();
@@ -94,6 +95,7 @@ fn the_corpus_has_the_expected_packages() {
     }
 }
 
+#[vnfm_test_env::needs(corpus)]
 #[test]
 fn every_package_loads_without_errors_and_with_only_expected_warnings() {
     let mut seen_specific = BTreeSet::new();
@@ -131,6 +133,7 @@ fn every_package_loads_without_errors_and_with_only_expected_warnings() {
     );
 }
 
+#[vnfm_test_env::needs(corpus)]
 #[test]
 fn every_package_loads_the_same_through_vnfm_csar() {
     for name in common::tacker_packages() {
@@ -146,6 +149,7 @@ fn every_package_loads_the_same_through_vnfm_csar() {
     }
 }
 
+#[vnfm_test_env::needs(corpus)]
 #[test]
 fn partial_package_fails_on_its_missing_top_level_vnfd() {
     let loaded = load_package("unit-v2-sample2-cnf-manifests");
@@ -160,6 +164,7 @@ fn partial_package_fails_on_its_missing_top_level_vnfd() {
     assert!(d.message.contains("Definitions/sample_cnf_top.vnfd.yaml"));
 }
 
+#[vnfm_test_env::needs(corpus)]
 #[test]
 fn v2_vm_basic_lcms_max() {
     let v = vnfd("v2-vm-basic-lcms-max");
@@ -268,6 +273,7 @@ fn v2_vm_basic_lcms_max() {
     assert!(message.contains("are `[]`"), "{message}");
 }
 
+#[vnfm_test_env::needs(corpus)]
 #[test]
 fn mgmt_k8s_cluster_v1_flavours_and_mgmt_driver_hooks() {
     let v = vnfd("mgmt-k8s-cluster-v1");
@@ -328,6 +334,7 @@ fn mgmt_k8s_cluster_v1_flavours_and_mgmt_driver_hooks() {
     );
 }
 
+#[vnfm_test_env::needs(corpus)]
 #[test]
 fn v2_vm_server_notification_rollback_hooks() {
     let v = vnfd("v2-vm-server-notification");
@@ -357,6 +364,7 @@ fn v2_vm_server_notification_rollback_hooks() {
     );
 }
 
+#[vnfm_test_env::needs(corpus)]
 #[test]
 fn v2_cnf_instantiate_resources_vdus() {
     let v = vnfd("v2-cnf-instantiate-resources");
@@ -373,6 +381,7 @@ fn v2_cnf_instantiate_resources_vdus() {
     assert_eq!(l2.vdu_instances["VDU2"], 3);
 }
 
+#[vnfm_test_env::needs(corpus)]
 #[test]
 fn single_file_style_vnfd_vnflcm3() {
     let v = vnfd("v1-vm-single-file-vnfd-vnflcm3");
@@ -389,6 +398,7 @@ fn single_file_style_vnfd_vnflcm3() {
     );
 }
 
+#[vnfm_test_env::needs(corpus)]
 #[test]
 fn entry_definitions_that_are_a_flavour() {
     // TOSCA.meta points at the flavour file itself: the VNF properties come from its VNF node
@@ -405,6 +415,7 @@ fn entry_definitions_that_are_a_flavour() {
     assert_eq!(image.artifact_type, "tosca.artifacts.nfv.SwImage");
 }
 
+#[vnfm_test_env::needs(corpus)]
 #[test]
 fn artifacts_present_in_the_package_get_their_sha256() {
     use sha2::Digest;
@@ -420,6 +431,7 @@ fn artifacts_present_in_the_package_get_their_sha256() {
     );
 }
 
+#[vnfm_test_env::needs(corpus)]
 #[test]
 fn multiple_flavours_with_their_own_node_templates() {
     let v = vnfd("v1-cnf-heal");
@@ -434,6 +446,7 @@ fn multiple_flavours_with_their_own_node_templates() {
 
 /// v1-mgmt-multi-flavour is a fragment: one flavour file and the scripts, no TOSCA.meta, no
 /// top-level VNFD and no VNF type (Tacker's test harness merges them in).
+#[vnfm_test_env::needs(corpus)]
 #[test]
 fn v1_mgmt_multi_flavour_fragment_needs_its_vnf_type() {
     let dir = common::tacker("v1-mgmt-multi-flavour");
@@ -455,6 +468,7 @@ fn v1_mgmt_multi_flavour_fragment_needs_its_vnf_type() {
 
 /// The same fragment completed with a top-level VNFD and VNF type, as Tacker's harness does:
 /// the hook has a primary artifact and dependencies.
+#[vnfm_test_env::needs(corpus)]
 #[test]
 fn v1_mgmt_multi_flavour_primary_and_dependencies() {
     let dir = common::tacker("v1-mgmt-multi-flavour");
@@ -511,6 +525,7 @@ fn v1_mgmt_multi_flavour_primary_and_dependencies() {
 /// Tacker's copies of the ETSI type files are recognised by their content and not parsed; a
 /// copy that differs by one byte is parsed like any other file, and what is wrong in it is
 /// reported at its own path, line and column.
+#[vnfm_test_env::needs(corpus)]
 #[test]
 fn an_etsi_type_file_one_byte_off_is_parsed_and_reported_in_place() {
     let path = "Definitions/etsi_nfv_sol001_vnfd_types.yaml";

@@ -117,6 +117,7 @@ proptest! {
         check(&load(&files))?;
     }
 
+    #[vnfm_test_env::needs(corpus)]
     #[test]
     fn mutated_corpus_vnfds((files, target) in corpus_target(), mutations in proptest::collection::vec(mutation(), 1..4)) {
         let mut files = files;

@@ -17,6 +17,7 @@ fn snapshot_of(name: &str) -> serde_json::Value {
 macro_rules! snapshots {
     ($($test:ident => $package:literal),* $(,)?) => {
         $(
+            #[vnfm_test_env::needs(corpus)]
             #[test]
             fn $test() {
                 insta::assert_json_snapshot!($package, snapshot_of($package));

@@ -3,13 +3,14 @@
 //! client.
 
 use tracing::{Instrument, Span};
-use vnfm_trace::{VimType, infra_span, inject, is_enabled, record_status};
+use vnfm_trace::{Peer, infra_span, inject, is_enabled, record_status};
 
-/// Sends `request` to infrastructure in its `infra.request` span, with the span's
-/// `traceparent`; with tracing off, exactly `request.send()`.
+/// Sends `request` to infrastructure (`peer`: a VIM of a [`vnfm_trace::VimType`], or the
+/// server's own Keystone) in its `infra.request` span, with the span's `traceparent`; with
+/// tracing off, exactly `request.send()`.
 pub async fn send(
     request: reqwest::RequestBuilder,
-    vim: VimType,
+    peer: impl Into<Peer>,
 ) -> reqwest::Result<reqwest::Response> {
     if !is_enabled() {
         return request.send().await;
@@ -21,7 +22,7 @@ pub async fn send(
         request.method(),
         url.host_str().unwrap_or_default(),
         url.path(),
-        vim,
+        peer,
     );
     inject(&span, request.headers_mut());
     let sent = client.execute(request).instrument(span.clone()).await;

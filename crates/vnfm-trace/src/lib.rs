@@ -63,23 +63,46 @@ impl VimType {
     }
 }
 
+/// What an `infra.request` goes to: a VIM, or the server's own Keystone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Peer {
+    /// A VIM of the given type: the span's `vim.type` attribute.
+    Vim(VimType),
+    /// The Keystone that authenticates the callers of the VNFM's own API (`--keystone-url`:
+    /// token validation and the server's service token). It is not a VIM: the span says
+    /// `vnfm.api_auth = keystone` instead of a `vim.type`.
+    ApiKeystone,
+}
+
+impl From<VimType> for Peer {
+    fn from(vim: VimType) -> Peer {
+        Peer::Vim(vim)
+    }
+}
+
 /// The `infra.request` client span of one request to `host` (`server.address`) at `path`
 /// (`url.path`: the caller passes no query string, header or body, so no secret reaches a
-/// trace); a disabled span when tracing is off. [`record_status`] completes it.
-pub fn infra_span(method: &http::Method, host: &str, path: &str, vim: VimType) -> Span {
+/// trace) of `peer`; a disabled span when tracing is off. [`record_status`] completes it.
+pub fn infra_span(method: &http::Method, host: &str, path: &str, peer: impl Into<Peer>) -> Span {
     if !is_enabled() {
         return Span::none();
     }
-    tracing::info_span!(
+    let span = tracing::info_span!(
         "infra.request",
         otel.kind = "client",
         http.request.method = method.as_str(),
         server.address = host,
         url.path = path,
         http.response.status_code = tracing::field::Empty,
-        "vim.type" = vim.as_str(),
+        "vim.type" = tracing::field::Empty,
+        "vnfm.api_auth" = tracing::field::Empty,
         otel.status_code = tracing::field::Empty,
-    )
+    );
+    match peer.into() {
+        Peer::Vim(vim) => span.record("vim.type", vim.as_str()),
+        Peer::ApiKeystone => span.record("vnfm.api_auth", "keystone"),
+    };
+    span
 }
 
 /// Records the answer's status on `span` (`Err`: no answer), marking server errors and

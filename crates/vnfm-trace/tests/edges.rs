@@ -2,7 +2,7 @@
 
 use tracing::Instrument;
 use vnfm_trace::testing::{attribute, capture, trace_id, traceparent_of};
-use vnfm_trace::{VimType, infra_span, inject, link, record_status, traceparent};
+use vnfm_trace::{Peer, VimType, infra_span, inject, link, record_status, traceparent};
 
 #[tokio::test]
 async fn an_infra_span_carries_its_attributes_and_its_traceparent() {
@@ -55,6 +55,35 @@ async fn an_infra_span_carries_its_attributes_and_its_traceparent() {
     assert_eq!(span.span_kind, opentelemetry::trace::SpanKind::Client);
     assert_eq!(header.as_deref(), Some(traceparent_of(span).as_str()));
     assert_eq!(plain.as_deref(), Some(traceparent_of(span).as_str()));
+}
+
+#[tokio::test]
+async fn a_request_to_the_servers_own_keystone_is_not_a_vim_request() {
+    let captured = capture();
+    let root = tracing::info_span!("test.root");
+    let trace = trace_id(&root);
+    {
+        let _in_root = root.enter();
+        let span = infra_span(
+            &http::Method::GET,
+            "keystone.example",
+            "/v3/auth/tokens",
+            Peer::ApiKeystone,
+        );
+        record_status(&span, Ok(200));
+    }
+    drop(root);
+    let spans = captured.named(trace, "infra.request");
+    assert_eq!(spans.len(), 1, "{:?}", captured.spans_of(trace));
+    assert_eq!(
+        attribute(&spans[0], "vnfm.api_auth").as_deref(),
+        Some("keystone")
+    );
+    assert_eq!(attribute(&spans[0], "vim.type"), None);
+    assert_eq!(
+        attribute(&spans[0], "server.address").as_deref(),
+        Some("keystone.example")
+    );
 }
 
 #[tokio::test]

@@ -69,6 +69,7 @@ fn etsi(name: &str) -> Value {
     ))
 }
 
+#[vnfm_test_env::needs(corpus)]
 #[test]
 fn tacker_v1_samples_convert_up_and_back() {
     same::<CreateVnfRequest>(&tacker("create-vnf-instance-request.json"), "create req");
@@ -150,6 +151,7 @@ const TACKER_V1_NON_CONFORMANT: &[(&str, &str)] = &[
     ),
 ];
 
+#[vnfm_test_env::needs(corpus)]
 #[test]
 fn tacker_v1_non_conformant_samples_are_rejected() {
     for (file, reason) in TACKER_V1_NON_CONFORMANT {
@@ -185,6 +187,7 @@ fn tacker_v1_non_conformant_samples_are_rejected() {
     }
 }
 
+#[vnfm_test_env::needs(corpus)]
 #[test]
 fn etsi_conformance_request_bodies_convert_up_and_back() {
     // cpInstanceId becomes the cpConfig key and is not restored (see the v1 module docs).

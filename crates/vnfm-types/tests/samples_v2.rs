@@ -68,6 +68,7 @@ const SAMPLES: &[(&str, &str)] = &[
     ),
 ];
 
+#[vnfm_test_env::needs(corpus)]
 #[test]
 fn every_vnflcm_v2_sample_round_trips() {
     let dir = common::corpus("tacker/api-ref-samples/v2/vnflcm");
@@ -144,6 +145,7 @@ fn every_vnflcm_v2_sample_round_trips() {
     }
 }
 
+#[vnfm_test_env::needs(corpus)]
 #[test]
 fn show_vnf_instance_sample_has_the_expected_content() {
     let inst: VnfInstance =
@@ -158,6 +160,7 @@ fn show_vnf_instance_sample_has_the_expected_content() {
     assert!(inst.links.self_.href.ends_with(inst.id.as_str()));
 }
 
+#[vnfm_test_env::needs(corpus)]
 #[test]
 fn change_ext_conn_sample_cp_config_is_a_map_in_document_order() {
     let req: ChangeExtVnfConnectivityRequest =
@@ -172,6 +175,7 @@ fn change_ext_conn_sample_cp_config_is_a_map_in_document_order() {
     assert_eq!(vims.keys().collect::<Vec<_>>(), ["vim1", "vim2"]);
 }
 
+#[vnfm_test_env::needs(corpus)]
 #[test]
 fn failed_occurrence_sample_carries_problem_details() {
     let occ: VnfLcmOpOcc =

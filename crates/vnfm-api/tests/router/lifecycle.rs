@@ -2,6 +2,7 @@
 
 use super::*;
 
+#[vnfm_test_env::needs(corpus)]
 #[tokio::test]
 async fn instance_lifecycle_with_headers_and_schemas() {
     let h = Harness::new().await;
@@ -377,6 +378,7 @@ async fn failed_temp_retry_rollback_fail() {
     .problem(404);
 }
 
+#[vnfm_test_env::needs(corpus)]
 #[tokio::test]
 async fn lists_filter_select_and_page() {
     let h = Harness::new().await;
@@ -551,6 +553,7 @@ async fn lists_filter_select_and_page() {
     assert_valid(&etsi_schema("vnfInstances.schema.json"), &v1);
 }
 
+#[vnfm_test_env::needs(corpus)]
 #[tokio::test]
 async fn subscriptions_and_duplicates() {
     let h = Harness::new().await;

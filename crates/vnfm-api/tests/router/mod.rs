@@ -37,13 +37,7 @@ async fn failed_temp_instantiate(h: &Harness) -> (String, Value) {
 }
 
 fn etsi_schema(name: &str) -> jsonschema::Validator {
-    let dir = format!("{CORPUS}/etsi/api-tests/SOL003/VNFLifecycleManagement-API/schemas");
-    let text = std::fs::read_to_string(format!("{dir}/{name}")).unwrap();
-    let schema: Value = serde_json::from_str(&text).unwrap();
-    jsonschema::options()
-        .with_draft(jsonschema::Draft::Draft4)
-        .build(&schema)
-        .unwrap_or_else(|e| panic!("{name}: {e}"))
+    crate::support::etsi_schema("VNFLifecycleManagement-API", name)
 }
 
 fn assert_valid(v: &jsonschema::Validator, doc: &Value) {

@@ -577,13 +577,7 @@ async fn onboarded_vnf_packages_are_addressed_by_vnfd_id() {
 }
 
 fn etsi_pkgm_schema(name: &str) -> jsonschema::Validator {
-    let dir = format!("{CORPUS}/etsi/api-tests/SOL003/VNFPackageManagement-API/schemas");
-    let text = std::fs::read_to_string(format!("{dir}/{name}")).unwrap();
-    let schema: Value = serde_json::from_str(&text).unwrap();
-    jsonschema::options()
-        .with_draft(jsonschema::Draft::Draft4)
-        .build(&schema)
-        .unwrap_or_else(|e| panic!("{name}: {e}"))
+    crate::support::etsi_schema("VNFPackageManagement-API", name)
 }
 
 /// Pending outbox rows of subscription `sub`, oldest first.
@@ -599,6 +593,7 @@ async fn outbox_of(h: &Harness, sub: &str) -> Vec<Value> {
         .collect()
 }
 
+#[vnfm_test_env::needs(corpus)]
 #[tokio::test]
 async fn package_subscriptions_create_read_delete_and_refuse_what_they_must() {
     let h = Harness::new().await;
@@ -816,6 +811,7 @@ async fn package_subscriptions_create_read_delete_and_refuse_what_they_must() {
     assert_eq!(rest.as_array().unwrap().len(), 1);
 }
 
+#[vnfm_test_env::needs(corpus)]
 #[tokio::test]
 async fn package_changes_enqueue_onboarding_and_change_notifications() {
     let h = Harness::new().await;

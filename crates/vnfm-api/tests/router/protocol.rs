@@ -93,6 +93,7 @@ async fn authentication_is_required_and_checked() {
         .problem(401);
 }
 
+#[vnfm_test_env::needs(corpus)]
 #[tokio::test]
 async fn version_header_api_versions_and_fallbacks() {
     let h = Harness::new().await;

@@ -18,10 +18,22 @@ use vnfm_driver_api::memory::MemoryInfraDriver;
 
 pub mod keystone;
 
-pub const CORPUS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/corpus");
 pub const HELLO: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../vnfd-samples/hello-vnf");
 pub const HELLO_VNFD: &str = "6f0b7e1c-2d55-4c5e-9b3a-4e110a000001";
 pub const FLAKY: &str = "TEST.FLAKY.V_1";
+
+/// The JSON schema `name` of the ETSI SOL003 API test suite of `api` (e.g.
+/// `VNFLifecycleManagement-API`) in the corpus, as a draft-4 validator.
+pub fn etsi_schema(api: &str, name: &str) -> jsonschema::Validator {
+    let path = vnfm_test_env::corpus(format!("etsi/api-tests/SOL003/{api}/schemas/{name}"));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let schema: serde_json::Value =
+        serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    jsonschema::options()
+        .with_draft(jsonschema::Draft::Draft4)
+        .build(&schema)
+        .unwrap_or_else(|e| panic!("{name}: {e}"))
+}
 
 pub struct Harness {
     pub app: Router,

@@ -524,11 +524,10 @@ pub async fn run(ctx: &Ctx, cmd: VimCommand) -> Result<(), ClientError> {
 mod tests {
     use super::*;
 
-    const CORPUS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/corpus");
-
+    #[vnfm_test_env::needs(corpus)]
     #[test]
     fn tacker_getting_started_openstack_config() {
-        let path = Path::new(CORPUS).join("tacker/doc-v2-getting-started/vim_config.yaml");
+        let path = vnfm_test_env::corpus("tacker/doc-v2-getting-started/vim_config.yaml");
         let doc = read_doc(&path).unwrap();
         let (body, warnings) = vim_body(
             &doc,
@@ -551,10 +550,10 @@ mod tests {
         assert!(warnings[0].starts_with("cert_verify: False"));
     }
 
+    #[vnfm_test_env::needs(corpus)]
     #[test]
     fn tacker_api_request_shape() {
-        let path =
-            Path::new(CORPUS).join("tacker/api-ref-samples/v1/vims/vims-create-request.json");
+        let path = vnfm_test_env::corpus("tacker/api-ref-samples/v1/vims/vims-create-request.json");
         let doc = read_doc(&path).unwrap();
         let (body, warnings) = vim_body(&doc, None, None, Path::new("x")).unwrap();
         assert_eq!(body["name"], "VIM0");

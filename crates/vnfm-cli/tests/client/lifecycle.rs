@@ -2,6 +2,7 @@
 
 use super::*;
 
+#[vnfm_test_env::needs(corpus)]
 #[test]
 fn packages_vims_and_a_vnf_lifecycle_with_wait() {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -250,6 +251,7 @@ fn packages_vims_and_a_vnf_lifecycle_with_wait() {
 /// A scale that the VIM cannot carry out: the in-memory test VIM forgets its resources when
 /// the server restarts, so the next operation on the instance fails in the driver. `--wait`
 /// shows the error's title and detail and exits 1; `op rollback`, `op fail` resolve it.
+#[vnfm_test_env::needs(corpus)]
 #[test]
 fn forced_failure_shows_the_error_and_exit_code() {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -344,6 +346,7 @@ fn forced_failure_shows_the_error_and_exit_code() {
 /// Regression (issue 25, item 11): the test VIM keeps its resources in memory, so after a
 /// restart a scale failed with a bare "holds no resources". The error now says why and what
 /// to do, and that way out works: fail the occurrence, terminate, instantiate again.
+#[vnfm_test_env::needs(corpus)]
 #[test]
 fn test_vim_loses_its_resources_on_restart() {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -405,6 +408,7 @@ fn test_vim_loses_its_resources_on_restart() {
 /// place and ends with the final state on a clean line. The server is paused (SIGSTOP) for
 /// a moment while the request is in flight, so the display must keep updating by itself.
 #[cfg(unix)]
+#[vnfm_test_env::needs(corpus)]
 #[test]
 fn progress_display_in_a_terminal() {
     // `script` is util-linux's (Debian's bsdutils, an essential package): always there.
@@ -535,6 +539,7 @@ fn start_watch(
     (child, BufReader::new(stdout).lines())
 }
 
+#[vnfm_test_env::needs(corpus)]
 #[test]
 fn watch_subscriptions_and_more_tasks() {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -794,6 +799,7 @@ fn watch_subscriptions_and_more_tasks() {
     assert!(text(&out.stderr).contains("extVirtualLinks"));
 }
 
+#[vnfm_test_env::needs(corpus)]
 #[test]
 fn export_streams_every_instance_whole_across_pages() {
     let dir = tempfile::tempdir().expect("tempdir");

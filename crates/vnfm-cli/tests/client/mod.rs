@@ -11,7 +11,6 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-const CORPUS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/corpus");
 use support::BIN;
 const PACKAGE: &str = "tacker/v2-vm-basic-lcms-max";
 
@@ -129,7 +128,7 @@ fn text(bytes: &[u8]) -> String {
 }
 
 fn corpus(path: &str) -> String {
-    Path::new(CORPUS).join(path).display().to_string()
+    vnfm_test_env::corpus(path).display().to_string()
 }
 
 /// Uploads the corpus package and returns (package id, vnfd id).

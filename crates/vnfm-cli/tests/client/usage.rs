@@ -74,6 +74,7 @@ fn errors_usage_and_connection_exit_codes() {
 /// onboarding warnings, and a refused package's error three times (the `Failure:` line, the
 /// `Diagnostics:` list and the error message). Now the warnings go to standard error after
 /// the upload, `pkg show` lists them, and each error is printed once.
+#[vnfm_test_env::needs(corpus)]
 #[test]
 fn pkg_upload_hides_warnings_and_prints_a_failure_three_times() {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -139,6 +140,7 @@ fn pkg_upload_hides_warnings_and_prints_a_failure_three_times() {
 /// Regression (issue 25, item 11): `vnfm pkg show` showed the package resource only; it now
 /// adds the onboarded VNFD's deployment summary: flavours, VDUs with their instance ranges,
 /// scaling aspects with their maximum levels, instantiation levels (the default marked).
+#[vnfm_test_env::needs(corpus)]
 #[test]
 fn pkg_show_lacks_flavours_aspects_and_levels() {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -251,6 +253,7 @@ fn completion_scripts_for_three_shells() {
 
 /// HTTPS: the client trusts the server's certificate through --ca-cert (rustls with the ring
 /// provider), and refuses it without.
+#[vnfm_test_env::needs(corpus)]
 #[test]
 fn https_with_a_private_ca() {
     let dir = tempfile::tempdir().expect("tempdir");

@@ -7,6 +7,7 @@ use super::*;
 /// 1 s, more than 10 attempts) and holds each instance's later notifications behind the first undelivered one; once
 /// the subscriber is back every notification arrives, each instance's in the order they
 /// happened, none given up; `/metrics` shows the outbox while it waits and empty after.
+#[vnfm_test_env::needs(corpus)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn notifications_held_while_the_subscriber_is_down_arrive_in_order_when_it_returns() {
     rustls::crypto::ring::default_provider()
@@ -83,6 +84,7 @@ async fn notifications_held_while_the_subscriber_is_down_arrive_in_order_when_it
 /// lost for good. Now it is kept: `vnfm sub dead` lists it, `/metrics` counts it, and once the
 /// subscriber is back `vnfm sub redeliver --all` sends every one again, in order; `vnfm sub
 /// discard` refuses a row that is not given up.
+#[vnfm_test_env::needs(corpus)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn given_up_notifications_are_listed_and_redelivered_with_the_cli_once_the_subscriber_is_back()
  {

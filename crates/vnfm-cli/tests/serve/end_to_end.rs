@@ -2,6 +2,7 @@
 
 use super::*;
 
+#[vnfm_test_env::needs(corpus)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn serve_end_to_end_with_notifications() {
     rustls::crypto::ring::default_provider()
@@ -109,7 +110,7 @@ async fn serve_end_to_end_with_notifications() {
         .await;
     assert_eq!(status, 201);
     let pkg_id = pkg["id"].as_str().unwrap().to_owned();
-    let content = zip_dir(&Path::new(CORPUS).join("tacker/v2-vm-basic-lcms-max"));
+    let content = zip_dir(&vnfm_test_env::corpus("tacker/v2-vm-basic-lcms-max"));
     let r = api
         .req(
             reqwest::Method::PUT,

@@ -63,6 +63,7 @@ fn send_unanswered(api: &Api, path: &str, key: &str, body: Value) -> tokio::task
     })
 }
 
+#[vnfm_test_env::needs(corpus)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_request_killed_between_commit_and_answer_gets_its_answer_on_retry() {
     rustls::crypto::ring::default_provider()
@@ -184,6 +185,7 @@ fn versioned(
 
 /// A route other than instances and tasks: a PM job committed, then the server killed; the
 /// retry after a restart answers that job, made again from it.
+#[vnfm_test_env::needs(corpus)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_pm_job_killed_between_commit_and_answer_is_created_once() {
     rustls::crypto::ring::default_provider()

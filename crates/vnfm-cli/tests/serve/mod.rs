@@ -20,8 +20,6 @@ use serde_json::{Value, json};
 use crate::support;
 use support::Server;
 
-const CORPUS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/corpus");
-
 mod bad_input;
 mod delivery;
 mod end_to_end;
@@ -255,7 +253,7 @@ fn lifecycle(ops: &[&str]) -> Vec<String> {
 impl Api {
     /// Onboards the corpus package the end-to-end test uses; returns its vnfdId.
     async fn onboard_corpus_package(&self) -> String {
-        self.onboard_package(&Path::new(CORPUS).join("tacker/v2-vm-basic-lcms-max"))
+        self.onboard_package(&vnfm_test_env::corpus("tacker/v2-vm-basic-lcms-max"))
             .await
     }
 

@@ -6,6 +6,7 @@ use super::*;
 /// an acknowledged alarm, FM and PM subscriptions, a PM job and a threshold read the same
 /// after a restart on the same data directory, and the alarm is still the one a repeated
 /// alert finds (no second alarm, no second notification row).
+#[vnfm_test_env::needs(corpus)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn alarms_pm_jobs_thresholds_and_subscriptions_survive_a_kill_9() {
     rustls::crypto::ring::default_provider()

@@ -273,7 +273,7 @@ fn assert_one_trace(
     occ.clone()
 }
 
-#[vnfm_test_env::needs(otel_collector)]
+#[vnfm_test_env::needs(otel_collector, corpus)]
 #[tokio::test]
 async fn an_instantiate_with_a_traceparent_is_one_trace_in_the_collector() {
     let _ = rustls::crypto::ring::default_provider().install_default();
@@ -494,7 +494,7 @@ impl Drop for KubeNamespace {
     }
 }
 
-#[vnfm_test_env::needs(otel_collector, kubernetes)]
+#[vnfm_test_env::needs(otel_collector, kubernetes, corpus)]
 #[tokio::test]
 async fn a_cnf_instantiate_with_hooks_on_a_real_cluster_is_one_trace_in_the_collector() {
     let _ = rustls::crypto::ring::default_provider().install_default();
@@ -505,7 +505,7 @@ async fn a_cnf_instantiate_with_hooks_on_a_real_cluster_is_one_trace_in_the_coll
     // not ship: the package gets the test's script there.
     let package = dir.path().join("cnf");
     copy_tree(
-        &Path::new(CORPUS).join("tacker/v2-cnf-instantiate-resources"),
+        &vnfm_test_env::corpus("tacker/v2-cnf-instantiate-resources"),
         &package,
     );
     std::fs::create_dir_all(package.join("Scripts")).unwrap();

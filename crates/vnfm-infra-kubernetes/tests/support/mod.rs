@@ -31,12 +31,9 @@ pub async fn emulator() -> Emulator {
         .expect("emulator")
 }
 
+/// Tacker's sample package `name` in the corpus.
 pub fn corpus_dir(name: &str) -> PathBuf {
-    PathBuf::from(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../../shared/corpus/tacker"
-    ))
-    .join(name)
+    vnfm_test_env::corpus("tacker").join(name)
 }
 
 /// Package files under a directory, read by package-relative path.

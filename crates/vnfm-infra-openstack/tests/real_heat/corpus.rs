@@ -9,16 +9,12 @@ use super::*;
 
 /// The corpus package `name`: its VNFD and files.
 pub(super) fn corpus_package(name: &str) -> (vnfm_descriptor::Vnfd, Arc<dyn ArtifactSource>) {
-    let root = std::path::PathBuf::from(crate::corpus_nfv::CORPUS).join(name);
+    let root = crate::corpus_nfv::tacker(name);
     let vnfd = crate::corpus_nfv::load_vnfd(&root);
     (vnfd, Arc::new(crate::corpus_nfv::Dir(root)))
 }
 
-#[vnfm_test_env::needs(openstack)]
-#[cfg_attr(
-    all(vnfm_test_openstack, not(vnfm_tacker_corpus)),
-    ignore = "needs Tacker's sample packages in shared/corpus/tacker above the repository"
-)]
+#[vnfm_test_env::needs(openstack, corpus)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tacker_basic_lcms_min_through_its_lifecycle_on_real_nova_and_neutron() {
     let cloud = Cloud::from_env();
@@ -173,11 +169,7 @@ pub(super) fn with_own_image(
     (to, image_name)
 }
 
-#[vnfm_test_env::needs(openstack)]
-#[cfg_attr(
-    all(vnfm_test_openstack, not(vnfm_tacker_corpus)),
-    ignore = "needs Tacker's sample packages in shared/corpus/tacker above the repository"
-)]
+#[vnfm_test_env::needs(openstack, corpus)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tacker_change_vnfpkg_new_image_moves_ports_and_rebuilds_from_the_uploaded_image() {
     let cloud = Cloud::from_env();

@@ -222,11 +222,7 @@ async fn functional6_vdu2_scale(env: &Env, cloud: &Cloud) {
 /// Both samples, one after the other. Their `POST /servers` (five ports per server) is the
 /// slowest of the tests: on a loaded cloud it outlasted the 60 s HTTP timeout the test cloud's
 /// routers had, and Heat's resend failed with `PortInUse` (docs/openstack.md).
-#[vnfm_test_env::needs(openstack)]
-#[cfg_attr(
-    all(vnfm_test_openstack, not(vnfm_tacker_corpus)),
-    ignore = "needs Tacker's sample packages in shared/corpus/tacker above the repository"
-)]
+#[vnfm_test_env::needs(openstack, corpus)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tacker_functional6_and_7_scale_each_aspect_on_real_nova_and_neutron() {
     let cloud = Cloud::from_env();

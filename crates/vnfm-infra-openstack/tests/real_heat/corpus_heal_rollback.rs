@@ -12,11 +12,7 @@ fn test_image() -> Value {
     json!({"VDU": {"VDU1": image, "VDU2": image}})
 }
 
-#[vnfm_test_env::needs(openstack)]
-#[cfg_attr(
-    all(vnfm_test_openstack, not(vnfm_tacker_corpus)),
-    ignore = "needs Tacker's sample packages in shared/corpus/tacker above the repository"
-)]
+#[vnfm_test_env::needs(openstack, corpus)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tacker_individual_vnfc_min_heals_each_vnfc_with_a_new_nova_server_on_its_port() {
     let cloud = Cloud::from_env();
@@ -99,11 +95,7 @@ async fn tacker_individual_vnfc_min_heals_each_vnfc_with_a_new_nova_server_on_it
     env.lcm.shutdown(Duration::from_secs(5)).await;
 }
 
-#[vnfm_test_env::needs(openstack)]
-#[cfg_attr(
-    all(vnfm_test_openstack, not(vnfm_tacker_corpus)),
-    ignore = "needs Tacker's sample packages in shared/corpus/tacker above the repository"
-)]
+#[vnfm_test_env::needs(openstack, corpus)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tacker_change_vnfpkg_update_failed_is_rolled_back_to_the_servers_and_image_before() {
     let cloud = Cloud::from_env();

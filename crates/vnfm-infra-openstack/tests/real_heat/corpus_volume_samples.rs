@@ -447,11 +447,7 @@ async fn run(env: &Env, cloud: &Cloud, sample: &Sample) {
     }
 }
 
-#[vnfm_test_env::needs(openstack)]
-#[cfg_attr(
-    all(vnfm_test_openstack, not(vnfm_tacker_corpus)),
-    ignore = "needs Tacker's sample packages in shared/corpus/tacker above the repository"
-)]
+#[vnfm_test_env::needs(openstack, corpus)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tacker_v2_samples_on_cinder_volumes_through_scale_heal_and_terminate() {
     let cloud = Cloud::from_env().as_admin();
@@ -464,11 +460,7 @@ async fn tacker_v2_samples_on_cinder_volumes_through_scale_heal_and_terminate() 
     env.lcm.shutdown(Duration::from_secs(5)).await;
 }
 
-#[vnfm_test_env::needs(openstack)]
-#[cfg_attr(
-    all(vnfm_test_openstack, not(vnfm_tacker_corpus)),
-    ignore = "needs Tacker's sample packages in shared/corpus/tacker above the repository"
-)]
+#[vnfm_test_env::needs(openstack, corpus)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tacker_userdata_standard_scales_and_heals_each_vnfc_on_real_nova_neutron_and_cinder() {
     let cloud = Cloud::from_env().as_admin();
@@ -479,11 +471,7 @@ async fn tacker_userdata_standard_scales_and_heals_each_vnfc_on_real_nova_neutro
 
 /// A user data class the driver does not build fails the instantiation with 422, naming the
 /// class, before any stack is made.
-#[vnfm_test_env::needs(openstack)]
-#[cfg_attr(
-    all(vnfm_test_openstack, not(vnfm_tacker_corpus)),
-    ignore = "needs Tacker's sample packages in shared/corpus/tacker above the repository"
-)]
+#[vnfm_test_env::needs(openstack, corpus)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn another_user_data_class_fails_the_instantiation_with_422_before_any_stack() {
     let cloud = Cloud::from_env();

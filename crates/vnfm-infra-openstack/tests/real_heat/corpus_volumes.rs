@@ -31,11 +31,7 @@ async fn heal_vnfc(env: &Env, vnf: &VnfInstanceId, resource: &VnfcResourceInfo) 
     env.completed(op).await;
 }
 
-#[vnfm_test_env::needs(openstack)]
-#[cfg_attr(
-    all(vnfm_test_openstack, not(vnfm_tacker_corpus)),
-    ignore = "needs Tacker's sample packages in shared/corpus/tacker above the repository"
-)]
+#[vnfm_test_env::needs(openstack, corpus)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tacker_v1_functional_boots_from_cinder_volumes_through_scale_heal_and_terminate() {
     let cloud = Cloud::from_env().as_admin();

@@ -164,11 +164,7 @@ pub fn req(op: &str, body: Value) -> OperationRequest {
 
 /// The Tacker sample package directory `name`.
 pub fn corpus_dir(name: &str) -> std::path::PathBuf {
-    Path::new(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../../shared/corpus/tacker"
-    ))
-    .join(name)
+    vnfm_test_env::corpus("tacker").join(name)
 }
 
 fn add_files(dir: &Path, root: &Path, out: &mut vnfm_tosca::MemFiles) {

@@ -81,13 +81,7 @@ pub fn load_dir(root: &Path) -> Vnfd {
 
 /// A Tacker corpus package's VNFD.
 pub fn corpus_vnfd(name: &str) -> Vnfd {
-    load_dir(
-        &PathBuf::from(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../../../shared/corpus/tacker"
-        ))
-        .join(name),
-    )
+    load_dir(&vnfm_test_env::corpus("tacker").join(name))
 }
 
 /// The `vnfd-samples/hello-vnf` VNFD.

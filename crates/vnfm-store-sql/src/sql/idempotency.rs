@@ -4,7 +4,11 @@
 //!
 //! The table is migration 0015's: `reserved_id` holds the created resource's id (empty when
 //! the request created nothing), `state` is `IN_FLIGHT` until the answer is kept and
-//! `COMPLETED` after, `locked_until` is no longer used (0).
+//! `COMPLETED` after, `locked_until` is no longer used (0). The comments in the migration
+//! still describe the design before this one (a row claimed in flight before its request
+//! ran) and stay as they are: a migration's text, comments included, is checksummed by every
+//! database that applied it, and a changed one is refused by them ("migration 15 was
+//! previously applied but has been modified").
 
 use async_trait::async_trait;
 

@@ -220,6 +220,7 @@ fn unknown_enum_value_is_an_error() {
     assert_single_error(&loaded, "asd.invalid-value", line_of(&text, "sideways"));
 }
 
+#[vnfm_test_env::needs(corpus)]
 #[test]
 fn unknown_property_is_a_warning_against_shipped_or_built_in_types() {
     // Built-in O-RAN types (the standard types file is not shipped).
@@ -259,6 +260,7 @@ fn unknown_property_is_a_warning_against_shipped_or_built_in_types() {
     assert!(unknown[0].message.contains(TYPES));
 }
 
+#[vnfm_test_env::needs(corpus)]
 #[test]
 fn missing_types_import_is_a_warning_and_built_in_types_apply() {
     let mut files = onap_package();

@@ -7,10 +7,7 @@ use vnfm_tosca::MemFiles;
 
 /// The shared corpus directory.
 pub fn corpus() -> PathBuf {
-    PathBuf::from(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../../shared/corpus"
-    ))
+    vnfm_test_env::corpus_dir()
 }
 
 /// A Tacker sample package directory.

@@ -8,11 +8,7 @@ use serde_json::Value;
 
 /// `corpus/<rel>` of the shared corpus.
 pub fn corpus(rel: &str) -> PathBuf {
-    PathBuf::from(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../../shared/corpus"
-    ))
-    .join(rel)
+    vnfm_test_env::corpus(rel)
 }
 
 /// Parses a corpus JSON file.
