@@ -899,9 +899,15 @@ async fn the_text_of_an_op_occ_is_its_document_as_its_last_move_wrote_it(db: &Te
     s.start_operation(&occ, &lease("r", Timestamp(i64::MAX)))
         .await
         .unwrap();
-    s.record_step(&transition(&occ, S::Starting, S::Processing, Version(1), "r"))
-        .await
-        .unwrap();
+    s.record_step(&transition(
+        &occ,
+        S::Starting,
+        S::Processing,
+        Version(1),
+        "r",
+    ))
+    .await
+    .unwrap();
     let text = s.get_op_occ_text(&occ.id).await.unwrap().unwrap();
     let (typed, _) = s.get_op_occ(&occ.id).await.unwrap().unwrap();
     // The text is the document as stored: parsed, it is the occurrence the typed read gives,
