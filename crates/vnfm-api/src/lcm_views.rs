@@ -21,7 +21,7 @@ use crate::precondition::with_etag;
 use crate::route_table::{Endpoint, route};
 use crate::scope::Tenancy;
 use crate::state::AppState;
-use crate::util::{json_body, json_response, require_accept, with_location};
+use crate::util::{json_body, json_response, json_text_response, require_accept, with_location};
 use crate::version::ApiFamily;
 use utoipa_axum::router::UtoipaMethodRouter;
 use vnfm_sol013::{Op, RequiredStrings, Term};
@@ -198,7 +198,14 @@ pub(crate) async fn get_op_occ<V: LcmView>(
 ) -> ApiResult<Response> {
     require_accept(&headers, &["application/json"])?;
     let list = ListRequest::parse(&uri, op_occ_schema())?;
-    let occ = state.lcm.get_op_occ(&VnfLcmOpOccId::new(id)).await?;
+    let id = VnfLcmOpOccId::new(id);
+    if V::STORED_DOCUMENT && list.selects_default() {
+        // The document as stored is the answer (what clients poll): sent without being
+        // parsed and encoded again.
+        let text = state.lcm.get_op_occ_text(&id).await?;
+        return Ok(json_text_response(StatusCode::OK, text));
+    }
+    let occ = state.lcm.get_op_occ(&id).await?;
     let mut doc = V::op_occ(&state, occ)?;
     list.select(&mut doc);
     Ok(json_response(StatusCode::OK, &doc))

@@ -332,6 +332,19 @@ pub(crate) fn json_response<T: Serialize>(status: StatusCode, body: &T) -> Respo
     }
 }
 
+/// A JSON response whose body is `text`, already JSON (a stored document), sent as it is.
+pub(crate) fn json_text_response(status: StatusCode, text: String) -> Response {
+    (
+        status,
+        [(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        )],
+        text,
+    )
+        .into_response()
+}
+
 /// Adds a `Location` header.
 pub(crate) fn with_location(mut response: Response, location: &str) -> Response {
     if let Ok(v) = HeaderValue::from_str(location) {

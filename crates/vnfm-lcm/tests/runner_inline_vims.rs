@@ -307,6 +307,11 @@ async fn inline_credentials_are_sealed_before_anything_is_stored() {
         &serde_json::to_string(&started).unwrap(),
     );
     let done = w.completed(&started).await;
+    // The occurrence as text (what a polled GET answers) is the stored document as it is.
+    assert_eq!(
+        w.lcm.get_op_occ_text(&done.id).await.unwrap(),
+        serde_json::to_string(&done).unwrap()
+    );
 
     // operationParams references registered VIMs, whose views are redacted.
     let params = Value::Object(done.operation_params.clone().unwrap());
@@ -672,6 +677,14 @@ async fn without_a_registry_the_views_still_redact_inline_secrets() {
     assert_eq!(
         params["vimConnectionInfo"]["vim-os"]["accessInfo"]["username"],
         json!("nfv_user")
+    );
+    // The occurrence as text (what a polled GET answers) is the redacted view, not the
+    // stored document, which holds the secrets.
+    let text = w.lcm.get_op_occ_text(&done.id).await.unwrap();
+    assert_no_secret("the occurrence as text", &text);
+    assert_eq!(
+        serde_json::from_str::<VnfLcmOpOcc>(&text).unwrap(),
+        w.lcm.get_op_occ(&done.id).await.unwrap()
     );
     let instance = w.lcm.get_instance(&vnf.id).await.unwrap();
     let iv = instance_vims(&instance);

@@ -259,6 +259,10 @@ impl<D: Database> OpOccStore for SqlStore<D> {
         on_reader!(self, |c| op_occs::get(c, id.as_str()).await)
     }
 
+    async fn get_op_occ_text(&self, id: &VnfLcmOpOccId) -> Result<Option<String>> {
+        on_reader!(self, |c| op_occs::get_text(c, id.as_str()).await)
+    }
+
     async fn active_op_occ(
         &self,
         instance_id: &VnfInstanceId,

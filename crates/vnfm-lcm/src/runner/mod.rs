@@ -787,6 +787,29 @@ impl Lcm {
             .map(|(o, _)| vims::op_occ_view(o))
     }
 
+    /// [`Lcm::get_op_occ`] as JSON text: the stored document as it is when it holds no
+    /// `accessInfo` (so nothing to show as `"***"`), which is the common case (a registry
+    /// seals inline secrets before anything is stored); otherwise the view encoded.
+    pub async fn get_op_occ_text(&self, id: &VnfLcmOpOccId) -> Result<String, LcmError> {
+        let text = self
+            .inner
+            .store
+            .get_op_occ_text(id)
+            .await
+            .map_err(store_err)?
+            .ok_or_else(|| LcmError::NotFound {
+                kind: "operation occurrence",
+                id: id.to_string(),
+            })?;
+        if !text.contains("\"accessInfo\"") {
+            return Ok(text);
+        }
+        let occ = self.get_op_occ(id).await?;
+        serde_json::to_string(&occ).map_err(|e| {
+            LcmError::inconsistent(format!("operation occurrence {id} does not encode: {e}"))
+        })
+    }
+
     pub(crate) async fn op_occ_with_version(
         &self,
         id: &VnfLcmOpOccId,

@@ -14,6 +14,7 @@ store_tests!(
     op_occ_data_survives_and_is_scoped,
     a_step_writes_its_data_and_journal_only_when_it_moves,
     a_start_waiting_for_the_holders_last_step_takes_the_instance,
+    the_text_of_an_op_occ_is_its_document_as_its_last_move_wrote_it,
 );
 
 async fn start_operation_conflicts_in_every_non_final_state(db: &TestDb) {
@@ -885,4 +886,34 @@ async fn a_start_waiting_for_the_holders_last_step_takes_the_instance(db: &TestD
         .unwrap()
         .unwrap();
     assert_eq!(active.id.as_str(), "o-next");
+}
+
+async fn the_text_of_an_op_occ_is_its_document_as_its_last_move_wrote_it(db: &TestDb) {
+    let s = db.store.as_ref();
+    let unknown = VnfLcmOpOccId::new("o-none");
+    assert_eq!(s.get_op_occ_text(&unknown).await.unwrap(), None);
+    s.create_instance(&instance("i-text", "vnfd", None, &[]), &[])
+        .await
+        .unwrap();
+    let occ = op_occ("o-text", "i-text", S::Starting);
+    s.start_operation(&occ, &lease("r", Timestamp(i64::MAX)))
+        .await
+        .unwrap();
+    s.record_step(&transition(
+        &occ,
+        S::Starting,
+        S::Processing,
+        Version(1),
+        "r",
+    ))
+    .await
+    .unwrap();
+    let text = s.get_op_occ_text(&occ.id).await.unwrap().unwrap();
+    let (typed, _) = s.get_op_occ(&occ.id).await.unwrap().unwrap();
+    // The text is the document as stored: parsed, it is the occurrence the typed read gives,
+    // in the state of the last move.
+    let parsed: vnfm_types::VnfLcmOpOcc = serde_json::from_str(&text).unwrap();
+    assert_eq!(parsed, typed);
+    assert_eq!(parsed.operation_state, S::Processing);
+    assert_eq!(text, serde_json::to_string(&typed).unwrap());
 }

@@ -60,6 +60,17 @@ pub trait OpOccStore: Send + Sync {
     /// The op-occ and its version.
     async fn get_op_occ(&self, id: &VnfLcmOpOccId) -> Result<Option<(VnfLcmOpOcc, Version)>>;
 
+    /// The op-occ as the JSON text of its document: for callers that answer with the
+    /// document as it is (a polled occurrence), which saves parsing it into its type only to
+    /// encode it again. The SQL stores return the stored text; the provided implementation
+    /// encodes [`crate::OpOccStore::get_op_occ`]'s.
+    async fn get_op_occ_text(&self, id: &VnfLcmOpOccId) -> Result<Option<String>> {
+        self.get_op_occ(id)
+            .await?
+            .map(|(occ, _)| crate::json::document_to_json("operation occurrence", &occ))
+            .transpose()
+    }
+
     /// The op-occ currently holding the instance (the one in a non-final state), if any.
     async fn active_op_occ(
         &self,

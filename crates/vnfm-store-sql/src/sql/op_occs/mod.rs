@@ -248,6 +248,24 @@ pub(crate) async fn get<C: SqlConn>(
     .transpose()
 }
 
+/// The occurrence's document as stored (JSON text), not parsed.
+pub(crate) async fn get_text<C: SqlConn>(
+    conn: &mut C,
+    id: &str,
+) -> Result<Option<String>, StoreError> {
+    conn.row(
+        "SELECT doc FROM op_occs WHERE id = $1",
+        &[id.into()],
+        &[Col::Text],
+    )
+    .await?
+    .map(|row| {
+        let [doc] = columns(row)?;
+        doc.text()
+    })
+    .transpose()
+}
+
 /// The occurrence of `instance_id` that is not final, if any.
 pub(crate) async fn active<C: SqlConn>(
     conn: &mut C,
