@@ -260,9 +260,6 @@ async fn register(h: &Harness, token: &str, name: &str) -> String {
     answered(&r, 201)["vim"]["id"].as_str().unwrap().to_owned()
 }
 
-/// What an INSTANTIATE (`version` 1 or 2) by `token` of a new instance of its `project` naming
-/// VIM `vim_id` leads to: the status of the request, the occurrence it started (at rest, as
-/// the admin reads it, `Null` if none) and the instance afterwards.
 /// A new instance of `project` (the package was onboarded by the server's own client, of no
 /// project: the instance is created in the project directly).
 pub(crate) async fn instance_in(h: &Harness, project: &str) -> String {
@@ -283,6 +280,9 @@ pub(crate) async fn instance_in(h: &Harness, project: &str) -> String {
         .to_string()
 }
 
+/// What an INSTANTIATE (`version` 1 or 2) by `token` of a new instance of its `project` naming
+/// VIM `vim_id` leads to: the status of the request, the occurrence it started (at rest, as
+/// the admin reads it, `Null` if none) and the instance afterwards.
 pub(crate) async fn instantiate_on(
     h: &Harness,
     (token, project): (&str, &str),
