@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 use vnfm_descriptor::Vnfd;
-use vnfm_driver_api::ArtifactSource;
+use vnfm_driver_api::{ArtifactSource, ResourceTarget};
 use vnfm_infra_openstack::hot::{self, NfvInputs};
 use vnfm_infra_openstack::{DriverConfig, generate};
 use vnfm_lcm::OperationRequest;
@@ -68,7 +68,7 @@ pub(crate) fn load_vnfd(root: &Path) -> Vnfd {
         .unwrap()
 }
 
-pub(crate) fn instance(vnfd: &Vnfd) -> VnfInstance {
+fn instance(vnfd: &Vnfd) -> VnfInstance {
     serde_json::from_value(json!({
         "id": "inst-1", "vnfdId": vnfd.descriptor_id, "vnfProvider": vnfd.provider,
         "vnfProductName": vnfd.product_name, "vnfSoftwareVersion": vnfd.software_version,
@@ -133,24 +133,28 @@ pub(crate) fn request(vnfd: &Vnfd, flavour: &str) -> InstantiateVnfRequest {
     .unwrap()
 }
 
+/// What the instantiation plan of `req` asks the infrastructure for (its first step's target).
+pub(crate) fn instantiate_target(vnfd: &Vnfd, req: &InstantiateVnfRequest) -> ResourceTarget {
+    let plan = vnfm_lcm::plan(
+        &OperationRequest::Instantiate(req.clone()),
+        vnfd,
+        &instance(vnfd),
+    )
+    .unwrap();
+    plan.infra_steps()
+        .next()
+        .and_then(|s| s.target())
+        .cloned()
+        .unwrap()
+}
+
 /// The `nfv` parameter for instantiating `package` in `flavour`, with where the top template
 /// was found and which nested files came with it.
 fn instantiate_nfv(package: &str, flavour: &str) -> Value {
     let root = tacker(package);
     let vnfd = load_vnfd(&root);
     let req = request(&vnfd, flavour);
-    let plan = vnfm_lcm::plan(
-        &OperationRequest::Instantiate(req.clone()),
-        &vnfd,
-        &instance(&vnfd),
-    )
-    .unwrap();
-    let target = plan
-        .infra_steps()
-        .next()
-        .and_then(|s| s.target())
-        .cloned()
-        .unwrap();
+    let target = instantiate_target(&vnfd, &req);
     let fl = vnfd.flavour(flavour).unwrap();
     let h = hot::load_base_hot(&Dir(root), &vnfd, flavour, &DriverConfig::default())
         .unwrap()
@@ -321,18 +325,7 @@ fn a_package_without_basehot_gets_a_generated_template() {
     let fl = vnfd.flavour("simple").unwrap();
     let h = generate::generate(&vnfd.descriptor_id, fl).unwrap();
     let req = request(&vnfd, "simple");
-    let plan = vnfm_lcm::plan(
-        &OperationRequest::Instantiate(req.clone()),
-        &vnfd,
-        &instance(&vnfd),
-    )
-    .unwrap();
-    let target = plan
-        .infra_steps()
-        .next()
-        .and_then(|s| s.target())
-        .cloned()
-        .unwrap();
+    let target = instantiate_target(&vnfd, &req);
     let nested: Vec<Value> = h
         .files
         .values()

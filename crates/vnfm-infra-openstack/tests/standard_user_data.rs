@@ -8,9 +8,8 @@ use serde_json::{Value, json};
 use vnfm_infra_openstack::hot::{self, NfvInputs};
 use vnfm_infra_openstack::userdata::{self, UserData};
 use vnfm_infra_openstack::{DriverConfig, OpenStackError};
-use vnfm_lcm::OperationRequest;
 
-use crate::corpus_nfv::{Dir, instance, load_vnfd, request, tacker};
+use crate::corpus_nfv::{Dir, instantiate_target, load_vnfd, request, tacker};
 
 /// The template (top-level resources with their `get_param`s) and `nfv` for `package` with
 /// `vnfcs` indexes per VDU; `current` is the `nfv` in force for a scale.
@@ -69,15 +68,7 @@ fn build(package: &str, vnfcs: &BTreeMap<String, BTreeSet<u32>>, current: Option
 fn instantiated(package: &str) -> BTreeMap<String, BTreeSet<u32>> {
     let root = tacker(package);
     let vnfd = load_vnfd(&root);
-    let req = request(&vnfd, "simple");
-    let plan =
-        vnfm_lcm::plan(&OperationRequest::Instantiate(req), &vnfd, &instance(&vnfd)).unwrap();
-    let target = plan
-        .infra_steps()
-        .next()
-        .and_then(|s| s.target())
-        .cloned()
-        .unwrap();
+    let target = instantiate_target(&vnfd, &request(&vnfd, "simple"));
     userdata::next_indexes(&BTreeMap::new(), &target.vdu_instances)
 }
 
