@@ -77,6 +77,18 @@ impl Stack {
         }
     }
 
+    /// When its last action began: its creation while it is being (or failed being) created,
+    /// else its last update.
+    pub fn last_action_started(&self) -> Option<&str> {
+        if self.stack_status.starts_with("CREATE") {
+            self.creation_time.as_deref()
+        } else {
+            self.updated_time
+                .as_deref()
+                .or(self.creation_time.as_deref())
+        }
+    }
+
     /// The `nfv` parameter as an object (`{}` when absent or not an object).
     pub fn nfv(&self) -> Value {
         match self.parameters.get("nfv") {
@@ -168,6 +180,25 @@ pub struct HeatEvent {
     /// Links (`stack` names the stack the resource belongs to).
     #[serde(default)]
     pub links: Vec<Link>,
+}
+
+impl HeatEvent {
+    /// The stack the event's resource belongs to (a nested stack for a nested resource).
+    pub fn stack(&self) -> Option<StackRef> {
+        self.links
+            .iter()
+            .find(|l| l.rel == "stack")
+            .and_then(|l| StackRef::from_href(&l.href))
+    }
+
+    /// Whether the event happened during the last action of `s` (earlier actions may have
+    /// failed too); an event or stack without times counts.
+    pub fn during_last_action_of(&self, s: &Stack) -> bool {
+        match (s.last_action_started(), self.event_time.as_deref()) {
+            (Some(since), Some(t)) => t >= since,
+            _ => true,
+        }
+    }
 }
 
 /// What a stack create or update sends.
@@ -593,22 +624,8 @@ impl<'a> Heat<'a> {
         // Failures of resources (not of stacks: a stack's own events carry its name), deepest
         // first: nested stack names extend their parent's, and a parent only repeats the
         // reason of the child that failed.
-        let stack_of = |e: &HeatEvent| {
-            e.links
-                .iter()
-                .find(|l| l.rel == "stack")
-                .and_then(|l| StackRef::from_href(&l.href))
-        };
         // Only events of the action that failed (earlier actions may have failed too).
-        let since = if s.stack_status.starts_with("CREATE") {
-            s.creation_time.as_deref()
-        } else {
-            s.updated_time.as_deref().or(s.creation_time.as_deref())
-        };
-        let current = |e: &&HeatEvent| match (since, e.event_time.as_deref()) {
-            (Some(since), Some(t)) => t >= since,
-            _ => true,
-        };
+        let current = |e: &&HeatEvent| e.during_last_action_of(s);
         // Siblings Heat stopped because of the failure ("CREATE aborted", "Stack UPDATE
         // cancelled") are consequences, not the cause.
         let consequence = |e: &HeatEvent| {
@@ -624,17 +641,14 @@ impl<'a> Heat<'a> {
             .rev()
             .filter(current)
             .filter(|e| e.resource_status.ends_with("_FAILED"))
-            .filter_map(|e| stack_of(e).map(|st| (e, st)))
+            .filter_map(|e| e.stack().map(|st| (e, st)))
             .filter(|(e, st)| e.resource_name != st.name)
             .max_by_key(|(e, st)| (!consequence(e), st.name.len()))
             .map(|(e, _)| e);
         let (resource, reason) = match leaf {
             Some(e) => {
                 let in_stack = e
-                    .links
-                    .iter()
-                    .find(|l| l.rel == "stack")
-                    .and_then(|l| StackRef::from_href(&l.href))
+                    .stack()
                     .filter(|st| st.name != s.stack_name)
                     .map(|st| format!(" in nested stack {}", st.name))
                     .unwrap_or_default();

@@ -3,7 +3,8 @@
 use super::*;
 
 /// How many times a template update is applied again after the driver removed the reason it
-/// failed ([`OpenStackDriver::update_and_wait`]).
+/// failed ([`OpenStackDriver::update_and_wait`]), besides once per VNFC: Heat stops at the
+/// first failure, so each replaced VNFC holding volumes can cost an attempt of its own.
 const TEMPLATE_RETRIES: usize = 3;
 
 impl OpenStackDriver {
@@ -86,7 +87,8 @@ impl OpenStackDriver {
     /// Updates the stack and waits for the update: with `PATCH` semantics (parameters merge,
     /// the template stays unless given), or, when `fields` has a template, with the complete
     /// new definition. A new template that fails for one of these reasons is applied again
-    /// once the driver removed the reason (at most [`TEMPLATE_RETRIES`] times):
+    /// once the driver removed the reason (at most [`TEMPLATE_RETRIES`] times plus once per
+    /// VNFC):
     ///
     /// - Neutron refused to delete a subnet it replaces, ports still holding addresses on it:
     ///   those ports move to the new subnet (module `subnets`);
@@ -106,7 +108,10 @@ impl OpenStackDriver {
         if fields.template.is_none() {
             return attempt;
         }
-        for _ in 0..TEMPLATE_RETRIES {
+        let vnfcs = inventory::recorded(&ctx.req.instance)
+            .vnfc_resource_info
+            .len();
+        for _ in 0..TEMPLATE_RETRIES + vnfcs {
             let Err(e) = attempt else { return attempt };
             let Some(failed) = heat.show(&stack.reference()).await? else {
                 return Err(e);
@@ -152,15 +157,15 @@ impl OpenStackDriver {
         if holders.is_empty() || !ctx.session.offers(&ctx.req.control, "compute").await? {
             return Ok(0);
         }
+        // The events, not the resource list: after a failed replacement Heat may list the
+        // old resource under the name instead of the new one that failed (seen on the real
+        // Heat). A server Heat stopped because a sibling failed is replaced too, so it counts.
         let failed: Vec<(String, String)> = heat
-            .resources(&stack.reference(), self.config.nested_depth)
+            .events(&stack.reference(), self.config.nested_depth)
             .await?
             .into_iter()
-            .filter(|r| {
-                r.resource_status == "CREATE_FAILED"
-                    && self.config.compute_types.contains(&r.resource_type)
-            })
-            .filter_map(|r| Some((r.stack()?.id, r.resource_name)))
+            .filter(|e| e.resource_status == "CREATE_FAILED" && e.during_last_action_of(stack))
+            .filter_map(|e| Some((e.stack()?.id, e.resource_name)))
             .collect();
         let replaced: Vec<Target> = holders
             .into_iter()

@@ -34,19 +34,11 @@ impl OpenStackDriver {
             return Ok(0);
         }
         let r = stack.reference();
-        let since = stack
-            .updated_time
-            .as_deref()
-            .or(stack.creation_time.as_deref());
         let refused: BTreeSet<String> = heat
             .events(&r, self.config.nested_depth)
             .await?
             .into_iter()
-            .filter(|e| e.resource_status == "DELETE_FAILED")
-            .filter(|e| match (since, e.event_time.as_deref()) {
-                (Some(since), Some(t)) => t >= since,
-                _ => true,
-            })
+            .filter(|e| e.resource_status == "DELETE_FAILED" && e.during_last_action_of(stack))
             .filter_map(|e| e.physical_resource_id)
             .filter(|id| !id.is_empty())
             .collect();
