@@ -8,7 +8,9 @@ Builds every test program once (`cargo test --workspace --no-run`), starts the p
 by `--beside` (a package and a test target, e.g. `vnfm-infra-openstack:integration`) in the
 background with their output kept in a file, runs every other program one after the other
 with its output shown, then the documentation tests (`cargo test --workspace --doc`), waits
-for the background programs and prints their output. Each program runs as Cargo runs it: in
+for the background programs and prints their output. The plugin libraries and binaries that
+build made are gathered in `target/<profile>/built-for-tests` (VNFM_TEST_BUILT_DIR) for the
+tests that load or run them. Each program runs as Cargo runs it: in
 its package's directory, with Cargo's variables (CARGO, CARGO_MANIFEST_DIR, CARGO_PKG_NAME,
 ...). A program whose tests mostly wait on a service (the OpenStack test cloud) then overlaps
 with programs that use the CPU.
@@ -48,20 +50,29 @@ SYSROOT_LIB = os.path.join(
 
 
 def build(cargo_args):
-    """Builds every test program; returns one dict per program (manifest, target, src, exe)."""
+    """Builds every test program; returns one dict per program (manifest, target, src, exe),
+    and the plugin libraries and binaries the build made (file name -> path)."""
     cmd = ["cargo", "test", "--workspace", "--no-run", "--message-format=json-render-diagnostics"]
     proc = subprocess.run(cmd + cargo_args, stdout=subprocess.PIPE, text=True)
     if proc.returncode != 0:
         sys.exit(f"test-programs.py: `{' '.join(cmd + cargo_args)}` failed ({proc.returncode})")
     programs = []
+    built = {}
     for line in proc.stdout.splitlines():
         try:
             msg = json.loads(line)
         except json.JSONDecodeError:
             continue
-        if msg.get("reason") != "compiler-artifact" or not msg.get("executable"):
+        if msg.get("reason") != "compiler-artifact":
             continue
         if not msg.get("profile", {}).get("test"):
+            kinds = msg["target"]["kind"]
+            if "cdylib" in kinds:
+                built.update((os.path.basename(f), f) for f in msg["filenames"] if f.endswith(".so"))
+            elif "bin" in kinds and msg.get("executable"):
+                built[os.path.basename(msg["executable"])] = msg["executable"]
+            continue
+        if not msg.get("executable"):
             continue
         manifest = msg["manifest_path"]
         target = msg["target"]
@@ -75,7 +86,21 @@ def build(cargo_args):
         )
     # Cargo's order: by package, then the library's tests, then the others by source.
     programs.sort(key=lambda p: (p["manifest"], p["src"] != "src/lib.rs", p["src"]))
-    return programs
+    return programs, built
+
+
+def gather(built, into):
+    """Links (or copies) the built plugin libraries and binaries into directory `into` under
+    their usual names, for the tests that load or run them (VNFM_TEST_BUILT_DIR): a test's
+    own `cargo build -p ...` of them would resolve features for those packages only and
+    build much of the workspace again."""
+    shutil.rmtree(into, ignore_errors=True)
+    os.makedirs(into)
+    for name, path in built.items():
+        try:
+            os.link(path, os.path.join(into, name))
+        except OSError:
+            shutil.copy2(path, os.path.join(into, name))
 
 
 def package_names(cargo_args):
@@ -136,7 +161,12 @@ def main():
     args = parser.parse_args()
     cargo_args = ["--locked"] if args.locked else []
 
-    programs = build(cargo_args)
+    programs, built = build(cargo_args)
+    if programs:
+        # Beside the test programs' directory (target/<profile>/deps), in the target directory.
+        built_dir = os.path.join(os.path.dirname(os.path.dirname(programs[0]["exe"])), "built-for-tests")
+        gather(built, built_dir)
+        os.environ["VNFM_TEST_BUILT_DIR"] = built_dir
     names = package_names(cargo_args)
     beside_keys = {tuple(b.split(":", 1)) for b in args.beside}
     found = {(names[p["manifest"]][0], p["target"]) for p in programs}

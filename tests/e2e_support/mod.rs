@@ -14,9 +14,8 @@ pub mod kube;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 
 use axum::routing::post;
 pub use cloud::Cloud;
@@ -32,36 +31,15 @@ pub const KUBERNETES: &str = "ETSINFV.KUBERNETES.V_1";
 /// Where the workspace is.
 pub const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 
-/// Builds (once per test process) the plugin libraries, the isolated plugin runner and the
-/// `vnfm` binary with the test's own cargo, target directory and profile.
+/// The directory holding the plugin libraries, the isolated plugin runner and the `vnfm`
+/// binary ([`vnfm_test_env::built`]).
 pub fn build_binaries() -> PathBuf {
-    static BUILT: OnceLock<PathBuf> = OnceLock::new();
-    BUILT
-        .get_or_init(|| {
-            let exe = std::env::current_exe().unwrap();
-            let profile = exe.parent().and_then(Path::parent).unwrap().to_path_buf();
-            let target = profile.parent().unwrap().to_path_buf();
-            let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-            let mut cmd = Command::new(cargo);
-            cmd.args(["build", "--quiet", "--target-dir"])
-                .arg(&target)
-                .current_dir(ROOT);
-            if profile.file_name().is_some_and(|n| n == "release") {
-                cmd.arg("--release");
-            }
-            for p in [
-                "vnfm-plugin-k8s-cluster",
-                "vnfm-plugin-cnf-check",
-                "vnfm-plugin-host",
-                "vnfm-cli",
-            ] {
-                cmd.arg("-p").arg(p);
-            }
-            let status = cmd.status().expect("cargo runs");
-            assert!(status.success(), "building the plugins and binaries failed");
-            profile
-        })
-        .clone()
+    vnfm_test_env::built(&[
+        "vnfm-plugin-k8s-cluster",
+        "vnfm-plugin-cnf-check",
+        "vnfm-plugin-host",
+        "vnfm-cli",
+    ])
 }
 
 /// Hex SHA-256 of `bytes`.

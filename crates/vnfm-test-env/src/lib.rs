@@ -38,10 +38,12 @@
 //! (every test that reads the corpus carries `#[needs(corpus)]`). A test naming a service its crate's build script does
 //! not list is an `unexpected_cfgs` warning (an error under `clippy -D warnings`).
 
+mod built;
 mod services;
 
 use std::path::{Path, PathBuf};
 
+pub use built::{BUILT_DIR_VAR, built};
 pub use services::{Found, SERVICES, Service, reason, service};
 /// Marks a test as needing services: ignored, with the reason, unless they were there when it
 /// was built; failing at run time when they are not there then. See the crate documentation.

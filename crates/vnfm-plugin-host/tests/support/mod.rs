@@ -1,54 +1,19 @@
-//! Builds the in-tree plugin libraries once per test process (with the same cargo, target
-//! directory and profile as the tests) and finds them.
+//! Finds the in-tree plugin libraries ([`vnfm_test_env::built`]) and makes fake ones.
 
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::OnceLock;
-
-/// `target/<profile>` of the running test executable (`target/<profile>/deps/<test>`).
-pub fn profile_dir() -> PathBuf {
-    let exe = std::env::current_exe().expect("test executable path");
-    exe.parent()
-        .and_then(Path::parent)
-        .expect("target/<profile>/deps/<test>")
-        .to_path_buf()
-}
-
-/// Runs `cargo build -p <package>...` for the in-tree plugins (a no-op when they are fresh).
-pub fn build_plugins() {
-    static BUILT: OnceLock<()> = OnceLock::new();
-    BUILT.get_or_init(|| {
-        let profile = profile_dir();
-        let target = profile.parent().expect("target dir").to_path_buf();
-        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-        let mut cmd = Command::new(cargo);
-        cmd.arg("build")
-            .arg("--quiet")
-            .arg("--target-dir")
-            .arg(&target)
-            .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."));
-        if profile.file_name().is_some_and(|n| n == "release") {
-            cmd.arg("--release");
-        }
-        for p in [
-            "vnfm-plugin-noop",
-            "vnfm-plugin-hello",
-            "vnfm-plugin-probe",
-            "vnfm-plugin-k8s-cluster",
-        ] {
-            cmd.arg("-p").arg(p);
-        }
-        let status = cmd.status().expect("cargo runs");
-        assert!(status.success(), "building the plugin libraries failed");
-    });
-}
 
 /// The built library of plugin `name` (`noop`, `hello`, `probe`, `k8s_cluster`).
 pub fn library(name: &str) -> PathBuf {
-    build_plugins();
-    let p = profile_dir().join(format!("libvnfm_plugin_{name}.so"));
+    let dir = vnfm_test_env::built(&[
+        "vnfm-plugin-noop",
+        "vnfm-plugin-hello",
+        "vnfm-plugin-probe",
+        "vnfm-plugin-k8s-cluster",
+    ]);
+    let p = dir.join(format!("libvnfm_plugin_{name}.so"));
     assert!(p.exists(), "{} was not built", p.display());
     p
 }
