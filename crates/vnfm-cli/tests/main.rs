@@ -11,4 +11,5 @@ mod samples;
 mod serve;
 mod tacker_cnf;
 mod tacker_flows;
+mod tacker_package;
 mod tacker_vm;

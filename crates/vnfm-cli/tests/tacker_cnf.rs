@@ -18,42 +18,10 @@ use std::process::Command;
 use serde_json::{Value, json};
 
 use crate::openstack_client::{Lcm, Setup, wait_for};
+use crate::tacker_package::{onboard_corpus_package, register_vim};
 
 /// A Tacker CNF package of the corpus (its VDU2 Deployment `vdu2` names namespace `default`).
 const PACKAGE: &str = "tacker/v2-cnf-instantiate-resources";
-/// The management script Tacker's functional harness adds to its CNF packages: every hook of
-/// the VNFD does nothing (Tacker's `sample_script.py` protocol: a pickled dict in, the
-/// instance out).
-pub(crate) const SCRIPT: &str = r#"import os
-import pickle
-import sys
-
-
-class SampleScript(object):
-    def __init__(self, inst):
-        self.inst = inst
-
-    def _noop(self):
-        pass
-
-    instantiate_start = instantiate_end = _noop
-    terminate_start = terminate_end = _noop
-    scale_start = scale_end = heal_start = heal_end = _noop
-    modify_information_start = modify_information_end = _noop
-
-
-def main():
-    script_dict = pickle.load(sys.stdin.buffer)
-    script = SampleScript(script_dict['vnf_instance'])
-    getattr(script, script_dict['operation'])()
-    sys.stdout.buffer.write(pickle.dumps({'vnf_instance': script.inst}))
-    sys.stdout.flush()
-
-
-if __name__ == "__main__":
-    main()
-    os._exit(0)
-"#;
 /// The namespace the VIM's `project_name` names (Tacker never deploys there).
 const VIM_NAMESPACE: &str = "tacker-vim-namespace";
 /// The namespaces of Tacker's multi-tenant functional test.
@@ -97,41 +65,6 @@ fn vim_yaml() -> String {
     )
 }
 
-/// The corpus package zipped (with the venv's Python, the client's own toolchain), with the
-/// management script its VNFD names added as Tacker's test harness adds it ([`SCRIPT`]).
-fn package_zip(s: &Setup) -> String {
-    corpus_zip(s, PACKAGE, "cnf")
-}
-
-/// Corpus package `package` (a directory, relative to the corpus) zipped as `<name>.zip` in the test's directory,
-/// with Tacker's no-op management script ([`SCRIPT`]) added as `Scripts/sample_script.py`.
-pub(crate) fn corpus_zip(s: &Setup, package: &str, name: &str) -> String {
-    let copy = s.dir.path().join(name);
-    let status = Command::new("cp")
-        .arg("-r")
-        .arg(vnfm_test_env::corpus(package))
-        .arg(&copy)
-        .status()
-        .unwrap();
-    assert!(status.success(), "copying {package}");
-    std::fs::create_dir_all(copy.join("Scripts")).unwrap();
-    std::fs::write(copy.join("Scripts/sample_script.py"), SCRIPT).unwrap();
-    let zip = s.dir.path().join(format!("{name}.zip"));
-    let entries: Vec<String> = std::fs::read_dir(&copy)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    let status = Command::new(crate::openstack_client::openstack_cli().with_file_name("python"))
-        .args(["-m", "zipfile", "-c"])
-        .arg(&zip)
-        .args(&entries)
-        .current_dir(&copy)
-        .status()
-        .unwrap();
-    assert!(status.success(), "zipping {package}");
-    zip.to_string_lossy().into_owned()
-}
-
 #[vnfm_test_env::needs(keystone, openstack_cli, kubernetes, corpus)]
 #[test]
 fn tackers_multi_namespace_cnf_flow_on_the_real_cluster() {
@@ -149,30 +82,8 @@ fn tackers_multi_namespace_cnf_flow_on_the_real_cluster() {
     }
     let s = Setup::new();
     let os = &s.os;
-    let yaml = s.dir.path().join("k8s-vim.yaml");
-    std::fs::write(&yaml, vim_yaml()).unwrap();
-    let vim = os.json(&[
-        "vim",
-        "register",
-        "--config-file",
-        yaml.to_str().unwrap(),
-        "cluster",
-    ]);
-    let vim_id = vim["id"].as_str().expect("id").to_owned();
-    assert_eq!(vim["type"], "kubernetes", "{vim}");
-
-    let pkg = os.json(&["vnf", "package", "create"])["ID"]
-        .as_str()
-        .expect("ID")
-        .to_owned();
-    os.ok(&["vnf", "package", "upload", "--path", &package_zip(&s), &pkg]);
-    let shown = wait_for("the CNF package to be onboarded", || {
-        let shown = os.json(&["vnf", "package", "show", &pkg]);
-        (shown["Onboarding State"] != "PROCESSING" && shown["Onboarding State"] != "UPLOADING")
-            .then_some(shown)
-    });
-    assert_eq!(shown["Onboarding State"], "ONBOARDED", "{shown}");
-    let vnfd = shown["VNFD ID"].as_str().expect("VNFD ID").to_owned();
+    let vim_id = register_vim(&s, &vim_yaml(), "cluster", "kubernetes");
+    let vnfd = onboard_corpus_package(&s, PACKAGE, "cnf");
 
     // Tacker's v1 guides: a list of VIM connections naming the VIM and its legacy type.
     let lcm = Lcm::new(os, "1");

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use crate::openstack_client::{Lcm, Setup, openstack_cli, wait_for, wait_within};
-use crate::tacker_cnf::corpus_zip;
+use crate::tacker_package::{onboard_corpus_package, register_vim};
 
 /// Tacker's minimal VM sample (its VDUs' image is not in the test cloud: the request names
 /// the cloud's image through `additionalParams.nfv`, as a Tacker user data class would).
@@ -124,37 +124,8 @@ fn settle(lcm: &Lcm<'_>, vnf: &str, state: &str) {
 fn a_v1_request_file_with_vim_type_openstack_instantiates_on_the_real_cloud() {
     let s = Setup::new();
     let os = &s.os;
-    let yaml = s.dir.path().join("vim.yaml");
-    std::fs::write(&yaml, vim_yaml()).unwrap();
-    let vim = os.json(&[
-        "vim",
-        "register",
-        "--config-file",
-        yaml.to_str().unwrap(),
-        "cloud",
-    ]);
-    let vim_id = vim["id"].as_str().expect("id").to_owned();
-    assert_eq!(vim["type"], "openstack", "{vim}");
-
-    let pkg = os.json(&["vnf", "package", "create"])["ID"]
-        .as_str()
-        .expect("ID")
-        .to_owned();
-    os.ok(&[
-        "vnf",
-        "package",
-        "upload",
-        "--path",
-        &corpus_zip(&s, PACKAGE, "vm"),
-        &pkg,
-    ]);
-    let shown = wait_for("the VM package to be onboarded", || {
-        let shown = os.json(&["vnf", "package", "show", &pkg]);
-        (shown["Onboarding State"] != "PROCESSING" && shown["Onboarding State"] != "UPLOADING")
-            .then_some(shown)
-    });
-    assert_eq!(shown["Onboarding State"], "ONBOARDED", "{shown}");
-    let vnfd = shown["VNFD ID"].as_str().expect("VNFD ID").to_owned();
+    let vim_id = register_vim(&s, &vim_yaml(), "cloud", "openstack");
+    let vnfd = onboard_corpus_package(&s, PACKAGE, "vm");
 
     // Tacker's v1 guides: a list of VIM connections naming the VIM and its legacy type.
     let lcm = Lcm::new(os, "1");
