@@ -8,9 +8,9 @@
 //! (`One or more ports have an IP allocation from this subnet`, seen on the real Neutron). No
 //! order of Heat's alone helps (the ports are unchanged resources, in nested stacks), so after
 //! such a failure the driver moves the addresses itself: each port of the network with an
-//! address on a subnet whose deletion Heat reported `DELETE_FAILED` gets an address on the
-//! subnet the stack now holds for that network (same IP version; Neutron allocates it), and
-//! the update runs again, which deletes the old subnet.
+//! address on a subnet whose deletion Heat reported `DELETE_FAILED` gets an address on
+//! another subnet of that network, the one the stack lists if it lists one (same IP version;
+//! Neutron allocates it), and the update runs again, which deletes the old subnet.
 
 use std::collections::BTreeSet;
 
@@ -61,17 +61,19 @@ impl OpenStackDriver {
         let mut moved = 0;
         for network in &networks {
             let subnets = neutron.subnets(network).await?;
-            let old: Vec<_> = subnets
-                .iter()
-                .filter(|s| refused.contains(&s.id) && !held.contains(&s.id))
-                .collect();
+            let (old, kept): (Vec<_>, Vec<_>) =
+                subnets.iter().partition(|s| refused.contains(&s.id));
             if old.is_empty() {
                 continue;
             }
+            // The subnet the stack holds; after a failed replacement Heat may list the old
+            // subnet under the name instead (as it does for servers), so else any other of the
+            // network's.
             let target = |version: u8| {
-                subnets
-                    .iter()
-                    .find(|s| held.contains(&s.id) && s.ip_version == version)
+                let same = || kept.iter().filter(move |s| s.ip_version == version);
+                same()
+                    .find(|s| held.contains(&s.id))
+                    .or_else(|| same().next())
             };
             for port in neutron.ports(network).await? {
                 // Neutron releases the addresses of its own ports (DHCP, router) itself.
