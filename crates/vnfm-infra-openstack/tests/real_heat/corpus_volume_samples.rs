@@ -5,8 +5,9 @@
 //! hold. The packages' images are not in the test cloud: the requests boot the servers and
 //! volumes from `cirros-0.6` through `additionalParams.nfv`. They run as the cloud's
 //! administrator, since the templates create volume types. `v2-vm-basic-lcms-max` and
-//! `v2-vm-individual-vnfc-max` run one after the other (their volume types have fixed names,
-//! which Cinder keeps unique); `v2-vm-userdata-standard` (volume types named after the nested
+//! `v2-vm-individual-vnfc-max` run one after the other, and not beside another test holding
+//! [`support::fixed_volume_type_names`] (their volume types have fixed names, which Cinder
+//! keeps unique); `v2-vm-userdata-standard` (volume types named after the nested
 //! stack) is a test of its own.
 
 use super::*;
@@ -316,7 +317,13 @@ async fn heal_one(env: &Env, sample: &Sample, id: &VnfInstanceId, vdu: &str) {
 /// resource `<vdu>-<index>`, VDU2 keeps its volume. Answers the image's name.
 async fn change_package(env: &Env, sample: &Sample, id: &VnfInstanceId, to: &str) -> String {
     let (vnfd, files) = super::corpus::corpus_package(to);
-    let (to, image) = super::corpus::with_own_image(env, vnfd, files, &format!("{to}-for-{id}"));
+    let (to, image) = super::corpus::with_own_image(
+        env,
+        vnfd,
+        files,
+        &format!("{to}-for-{id}"),
+        super::corpus::ImageHolders::Vdus,
+    );
     let inst = env.instance(id).await;
     let before: BTreeSet<String> = servers(&vnfcs(&inst)).into_iter().collect();
     let ports = env.ports(&vnfcs(&inst)).await;
@@ -450,6 +457,7 @@ async fn run(env: &Env, cloud: &Cloud, sample: &Sample) {
 #[vnfm_test_env::needs(openstack, corpus)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tacker_v2_samples_on_cinder_volumes_through_scale_heal_and_terminate() {
+    let _types = support::fixed_volume_type_names().await;
     let cloud = Cloud::from_env().as_admin();
     let env = env(cloud.clone()).await;
     for sample in SAMPLES {
