@@ -476,29 +476,3 @@ async fn tacker_userdata_standard_scales_and_heals_each_vnfc_on_real_nova_neutro
     run(&env, &cloud, &USERDATA_STANDARD).await;
     env.lcm.shutdown(Duration::from_secs(5)).await;
 }
-
-/// A user data class the driver does not build fails the instantiation with 422, naming the
-/// class, before any stack is made.
-#[vnfm_test_env::needs(openstack, corpus)]
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn another_user_data_class_fails_the_instantiation_with_422_before_any_stack() {
-    let cloud = Cloud::from_env();
-    let env = env(cloud.clone()).await;
-    let vnf = env.create(&env.corpus_vnfd(USERDATA_STANDARD.dir)).await;
-    let mut req = request(&cloud, &USERDATA_STANDARD, &BTreeMap::new());
-    req["additionalParams"]["lcm-operation-user-data"] = json!("./UserData/lcm_user_data.py");
-    req["additionalParams"]["lcm-operation-user-data-class"] = json!("SampleUserData");
-    let op = env
-        .lcm
-        .instantiate(&vnf.id, serde_json::from_value(req).unwrap())
-        .await
-        .unwrap();
-    let done = env.done(op).await;
-    assert_ne!(done.operation_state, LcmOperationStateType::Completed);
-    let error = done.error.expect("the occurrence records the error");
-    assert_eq!(error.status, 422, "{error:?}");
-    let detail = error.detail.clone();
-    assert!(detail.contains("`SampleUserData`"), "{detail}");
-    assert!(env.stack(&vnf.id).await.is_none());
-    env.lcm.shutdown(Duration::from_secs(5)).await;
-}
