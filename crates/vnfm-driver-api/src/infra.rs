@@ -365,18 +365,23 @@ impl InfraRequest {
 
     /// `additionalParams` of the request, when it has any.
     pub fn additional_params(&self) -> Option<&vnfm_types::KeyValuePairs> {
-        match &self.request {
-            OperationParams::Instantiate(r) => r.additional_params.as_ref(),
-            OperationParams::Scale(r) => r.additional_params.as_ref(),
-            OperationParams::ScaleToLevel(r) => r.additional_params.as_ref(),
-            OperationParams::ChangeFlavour(r) => r.additional_params.as_ref(),
-            OperationParams::Terminate(r) => r.additional_params.as_ref(),
-            OperationParams::Heal(r) => r.additional_params.as_ref(),
-            OperationParams::Operate(r) => r.additional_params.as_ref(),
-            OperationParams::ChangeExtConn(r) => r.additional_params.as_ref(),
-            OperationParams::ChangeVnfpkg(r) => r.additional_params.as_ref(),
-            OperationParams::ModifyInfo(_) | OperationParams::Other(_) => None,
-        }
+        additional_params_of(&self.request)
+    }
+}
+
+/// `additionalParams` of `request`, when it has any.
+pub fn additional_params_of(request: &OperationParams) -> Option<&vnfm_types::KeyValuePairs> {
+    match request {
+        OperationParams::Instantiate(r) => r.additional_params.as_ref(),
+        OperationParams::Scale(r) => r.additional_params.as_ref(),
+        OperationParams::ScaleToLevel(r) => r.additional_params.as_ref(),
+        OperationParams::ChangeFlavour(r) => r.additional_params.as_ref(),
+        OperationParams::Terminate(r) => r.additional_params.as_ref(),
+        OperationParams::Heal(r) => r.additional_params.as_ref(),
+        OperationParams::Operate(r) => r.additional_params.as_ref(),
+        OperationParams::ChangeExtConn(r) => r.additional_params.as_ref(),
+        OperationParams::ChangeVnfpkg(r) => r.additional_params.as_ref(),
+        OperationParams::ModifyInfo(_) | OperationParams::Other(_) => None,
     }
 }
 
@@ -464,6 +469,20 @@ pub trait InfraDriver: Send + Sync {
     /// given inline with credentials).
     fn vim_kind(&self) -> Option<std::sync::Arc<dyn crate::VimKind>> {
         None
+    }
+
+    /// Checks what the driver can tell from the request alone, before the operation
+    /// occurrence is stored: an error refuses the request at once (the API answers 422 with
+    /// its message) instead of failing the occurrence once it runs. `step` is the operation's
+    /// first infrastructure step, `request` its parameters. Nothing is asked of the VIM
+    /// here. The default accepts every request.
+    fn check_request(
+        &self,
+        step: &InfraStep,
+        request: &OperationParams,
+    ) -> Result<(), DriverError> {
+        let _ = (step, request);
+        Ok(())
     }
 
     /// Creates the resources of [`InfraStep::Instantiate`].

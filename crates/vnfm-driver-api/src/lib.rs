@@ -142,7 +142,7 @@ pub use error::{DriverError, DriverLayer};
 pub use fault::{FaultId, FaultReport, FaultSink, IndicatorSink, Raised};
 pub use infra::{
     HealScope, HealVnfc, InfraDriver, InfraOperation, InfraOutcome, InfraRequest, InfraStep,
-    InstanceResources, ResourceTarget, execute,
+    InstanceResources, ResourceTarget, additional_params_of, execute,
 };
 pub use mgmt::{
     HookAlarm, HookArtifact, HookCall, HookOutcome, MgmtDriver, ObserveCall, TargetPackage,

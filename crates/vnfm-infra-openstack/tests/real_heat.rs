@@ -34,6 +34,8 @@ mod corpus;
 mod corpus_aspects;
 #[path = "real_heat/corpus_heal_rollback.rs"]
 mod corpus_heal_rollback;
+#[path = "real_heat/corpus_new_volume.rs"]
+mod corpus_new_volume;
 #[path = "real_heat/corpus_volume_samples.rs"]
 mod corpus_volume_samples;
 #[path = "real_heat/corpus_volumes.rs"]

@@ -137,3 +137,76 @@ fn another_user_data_class_is_refused_by_name() {
     assert_eq!(d.status(), 422, "{d}");
     assert!(d.to_string().contains("`SampleUserData`"), "{d}");
 }
+
+/// A request naming a user data class the driver does not build is refused at once with 422
+/// (the driver's check before the occurrence starts), naming the class: no occurrence is
+/// stored and the VIM is never asked (its endpoint here answers nothing).
+#[vnfm_test_env::needs(corpus)]
+#[tokio::test]
+async fn another_user_data_class_is_refused_before_any_occurrence() {
+    let dir = tempfile::tempdir().unwrap();
+    let catalog = vnfm_lcm::MemoryCatalog::new();
+    // A package whose LCM hooks bind no script (no management driver is needed).
+    let root = tacker("v2-vm-change-vnfpkg-new-image");
+    let vnfd_id = catalog.insert(load_vnfd(&root), std::sync::Arc::new(Dir(root)));
+    let driver = std::sync::Arc::new(vnfm_infra_openstack::OpenStackDriver::default());
+    let lcm = crate::support::lcm(dir.path(), catalog, driver).await;
+    let vnf = lcm
+        .create_vnf_identifier(serde_json::from_value(json!({"vnfdId": vnfd_id})).unwrap())
+        .await
+        .unwrap();
+    let request = |file: &str, class: &str| {
+        serde_json::from_value(json!({
+            "flavourId": "simple",
+            "vimConnectionInfo": {"vim1": {
+                "vimId": "nowhere", "vimType": vnfm_infra_openstack::OPENSTACK_VIM_TYPE,
+                "interfaceInfo": {"endpoint": "http://127.0.0.1:9/v3"},
+                "accessInfo": {"username": "u", "password": "p", "project": "p",
+                               "projectDomain": "Default", "userDomain": "Default"}}},
+            "additionalParams": {"lcm-operation-user-data": file,
+                                 "lcm-operation-user-data-class": class}
+        }))
+        .unwrap()
+    };
+    let refused = lcm
+        .instantiate(
+            &vnf.id,
+            request("./UserData/lcm_user_data.py", "SampleUserData"),
+        )
+        .await
+        .expect_err("the driver refuses the class");
+    assert_eq!(
+        refused.kind(),
+        vnfm_types::ErrorKind::Unprocessable,
+        "{refused}"
+    );
+    let text = refused.to_string();
+    assert!(
+        text.contains("`SampleUserData`") && text.contains("StandardUserData"),
+        "{text}"
+    );
+    assert!(
+        matches!(&refused, vnfm_lcm::LcmError::RefusedByDriver { driver, .. } if driver == "openstack"),
+        "{refused:?}"
+    );
+    // Only one of the two keys Tacker needs: refused as well.
+    let mut half = request("./UserData/userdata_standard.py", "StandardUserData");
+    half.additional_params
+        .as_mut()
+        .unwrap()
+        .remove("lcm-operation-user-data-class");
+    let refused = lcm.instantiate(&vnf.id, half).await.expect_err("refused");
+    assert_eq!(
+        refused.kind(),
+        vnfm_types::ErrorKind::Unprocessable,
+        "{refused}"
+    );
+    // Nothing was stored: no occurrence, the instance not instantiated.
+    let occs = lcm.list_op_occs(&Default::default()).await.unwrap();
+    assert!(occs.items.is_empty(), "{:?}", occs.items);
+    let inst = lcm.get_instance(&vnf.id).await.unwrap();
+    assert_eq!(
+        inst.instantiation_state,
+        vnfm_types::InstantiationState::NotInstantiated
+    );
+}

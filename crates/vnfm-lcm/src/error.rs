@@ -471,6 +471,18 @@ pub enum LcmError {
         /// What is wrong.
         message: String,
     },
+    /// An infrastructure driver refused the request before the operation started
+    /// ([`vnfm_driver_api::InfraDriver::check_request`]): it cannot carry it out.
+    #[error("the {driver} infrastructure driver refuses the request: {message}")]
+    RefusedByDriver {
+        /// The driver's name.
+        driver: String,
+        /// What the driver cannot carry out (the refusal's message).
+        message: String,
+        /// The driver's refusal.
+        #[source]
+        source: Cause,
+    },
     /// The record changed concurrently or conflicts with another one.
     #[error("conflict: {message}")]
     Conflict {
@@ -573,7 +585,8 @@ impl LcmError {
             | LcmError::HookArtifactMissing { .. }
             | LcmError::UnsupportedOperation { .. }
             | LcmError::UnknownVim { .. }
-            | LcmError::Unprocessable { .. } => ErrorKind::Unprocessable,
+            | LcmError::Unprocessable { .. }
+            | LcmError::RefusedByDriver { .. } => ErrorKind::Unprocessable,
             LcmError::InvalidRequest { .. } => ErrorKind::Invalid,
             LcmError::NotFound { .. } => ErrorKind::NotFound,
             LcmError::VimInUse { .. }

@@ -23,6 +23,7 @@ mod plan_steps;
 mod plan_validate;
 mod runner_default_vim;
 mod runner_diagnosis;
+mod runner_driver_checks;
 mod runner_failures;
 mod runner_inline_vims;
 mod runner_ops;

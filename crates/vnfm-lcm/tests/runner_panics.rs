@@ -15,8 +15,7 @@ use vnfm_driver_api::{
     DriverError, HookCall, HookOutcome, InfraDriver, InfraOutcome, InfraRequest, MgmtDriver,
 };
 use vnfm_lcm::runner::Clock;
-use vnfm_lcm::testing::SingleCallbackRouter;
-use vnfm_lcm::{InlineVimDirectory, Lcm, LcmConfig, MemoryCatalog};
+use vnfm_lcm::{Lcm, LcmConfig};
 use vnfm_store::{StepOutcome, Timestamp};
 use vnfm_types::{LcmOperationStateType as State, VnfInstance, VnfLcmOpOcc};
 
@@ -62,28 +61,6 @@ impl Clock for Ahead {
     fn now(&self) -> Timestamp {
         Timestamp::now().plus(self.0)
     }
-}
-
-fn lcm_with(
-    env: &Env,
-    infra: Arc<dyn InfraDriver>,
-    mgmt: Arc<dyn MgmtDriver>,
-    config: LcmConfig,
-) -> Lcm {
-    let catalog = MemoryCatalog::new();
-    for id in env.catalog.ids() {
-        catalog.insert_onboarded(env.catalog.get(&id).unwrap());
-    }
-    Lcm::builder(
-        env.store.clone(),
-        Arc::new(InlineVimDirectory),
-        Arc::new(SingleCallbackRouter::new("sub-1", CALLBACK)),
-        Arc::new(catalog),
-    )
-    .infra_driver(infra)
-    .mgmt_driver(mgmt)
-    .config(config)
-    .build()
 }
 
 async fn instantiate(lcm: &Lcm, inst: &VnfInstance) -> VnfLcmOpOcc {

@@ -405,6 +405,17 @@ impl InfraDriver for OpenStackDriver {
         self.observe_stack(req).await
     }
 
+    /// Refuses a request naming a user data class the driver does not build
+    /// ([`UserData::from_params`]), before the occurrence starts.
+    fn check_request(
+        &self,
+        _step: &InfraStep,
+        request: &OperationParams,
+    ) -> Result<(), DriverError> {
+        UserData::from_params(vnfm_driver_api::additional_params_of(request))?;
+        Ok(())
+    }
+
     async fn instantiate(&self, req: &InfraRequest) -> Result<InfraOutcome, DriverError> {
         let InfraStep::Instantiate { target } = &req.step else {
             return Err(wrong_step("instantiate", req));

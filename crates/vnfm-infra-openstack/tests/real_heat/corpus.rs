@@ -9,8 +9,17 @@ use super::*;
 
 /// The corpus package `name`: its VNFD and files.
 pub(super) fn corpus_package(name: &str) -> (vnfm_descriptor::Vnfd, Arc<dyn ArtifactSource>) {
+    corpus_package_importing(name, &[])
+}
+
+/// The corpus package `name`, its VNFD read with the definitions files `also` imported by the
+/// top-level VNFD as well (see [`crate::corpus_nfv::load_vnfd_importing`]).
+pub(super) fn corpus_package_importing(
+    name: &str,
+    also: &[&str],
+) -> (vnfm_descriptor::Vnfd, Arc<dyn ArtifactSource>) {
     let root = crate::corpus_nfv::tacker(name);
-    let vnfd = crate::corpus_nfv::load_vnfd(&root);
+    let vnfd = crate::corpus_nfv::load_vnfd_importing(&root, also);
     (vnfd, Arc::new(crate::corpus_nfv::Dir(root)))
 }
 
@@ -132,14 +141,24 @@ impl ArtifactSource for Overlay {
     }
 }
 
-/// `vnfd` as package `id` in the catalog, every VDU's software image a file the package carries
-/// (a small qcow2 image under a name of this run only: the cloud is shared); answers the
-/// package id and the image name.
+/// The nodes of a VNFD whose software image [`with_own_image`] replaces.
+#[derive(Clone, Copy)]
+pub(super) enum ImageHolders {
+    /// Every VDU (servers booted from the image).
+    Vdus,
+    /// Every virtual storage (volumes made from the image).
+    Storages,
+}
+
+/// `vnfd` as package `id` in the catalog, the software image of every node of `holders` a file
+/// the package carries (a small qcow2 image under a name of this run only: the cloud is
+/// shared); answers the package id and the image name.
 pub(super) fn with_own_image(
     env: &Env,
     vnfd: vnfm_descriptor::Vnfd,
     files: Arc<dyn ArtifactSource>,
     id: &str,
+    holders: ImageHolders,
 ) -> (String, String) {
     let data = support::qcow2_image();
     let sha256 = hex::encode(<sha2::Sha256 as sha2::Digest>::digest(&data));
@@ -150,9 +169,13 @@ pub(super) fn with_own_image(
     let image_name = format!("vnfm-test-image-{}-{stamp}", std::process::id());
     let mut v = serde_json::to_value(&vnfd).unwrap();
     v["descriptorId"] = json!(id);
+    let key = match holders {
+        ImageHolders::Vdus => "vdus",
+        ImageHolders::Storages => "virtualStorages",
+    };
     for flavour in v["flavours"].as_array_mut().unwrap() {
-        for vdu in flavour["vdus"].as_array_mut().unwrap() {
-            vdu["swImage"] = json!({
+        for node in flavour[key].as_array_mut().unwrap() {
+            node["swImage"] = json!({
                 "name": image_name, "checksumAlgorithm": "sha-256", "checksumHash": sha256,
                 "containerFormat": "bare", "diskFormat": "qcow2",
                 "file": "Files/images/new-image.qcow2"
@@ -176,7 +199,13 @@ async fn tacker_change_vnfpkg_new_image_moves_ports_and_rebuilds_from_the_upload
     let env = env(cloud.clone()).await;
     let (vnfd, files) = corpus_package("v2-vm-change-vnfpkg-new-image");
     let from = env.catalog.insert(vnfd.clone(), files.clone());
-    let (to, image_name) = with_own_image(&env, vnfd, files, &format!("{from}-with-image"));
+    let (to, image_name) = with_own_image(
+        &env,
+        vnfd,
+        files,
+        &format!("{from}-with-image"),
+        ImageHolders::Vdus,
+    );
 
     let vnf = env.create(&from).await;
     let image = json!({"vcImageId": "cirros-0.6"});

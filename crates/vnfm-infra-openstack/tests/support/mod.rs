@@ -543,15 +543,29 @@ pub async fn lcm(
     .build()
 }
 
-/// A minimal qcow2 image (version 2 header, 1 MiB virtual size, no data): Glance inspects
-/// uploads and refuses data that does not match the image's `disk_format`; Nova's fake virt
-/// driver boots anything.
+/// A minimal valid qcow2 image (version 2, 1 MiB virtual size, no data): 512-byte clusters
+/// holding the header, the refcount table, one refcount block and the L1 table. Glance
+/// inspects uploads and refuses data that does not match the image's `disk_format`; Cinder
+/// opens an image it makes a volume from with `qemu-img`, which refuses a bare header; Nova's
+/// fake virt driver boots anything.
 pub fn qcow2_image() -> Vec<u8> {
-    let mut data = vec![0u8; 1024];
-    data[0..4].copy_from_slice(b"QFI\xfb");
-    data[4..8].copy_from_slice(&2u32.to_be_bytes());
-    data[20..24].copy_from_slice(&16u32.to_be_bytes());
-    data[24..32].copy_from_slice(&(1u64 << 20).to_be_bytes());
+    const CLUSTER: usize = 512;
+    let mut data = vec![0u8; 4 * CLUSTER];
+    let mut put = |at: usize, bytes: &[u8]| data[at..at + bytes.len()].copy_from_slice(bytes);
+    put(0, b"QFI\xfb");
+    put(4, &2u32.to_be_bytes()); // version
+    put(20, &9u32.to_be_bytes()); // cluster_bits: 512-byte clusters
+    put(24, &(1u64 << 20).to_be_bytes()); // virtual size
+    // One L1 entry per L2 table, each mapping 64 clusters of 512 bytes: 32 for 1 MiB.
+    put(36, &32u32.to_be_bytes()); // l1_size
+    put(40, &(3 * CLUSTER as u64).to_be_bytes()); // l1_table_offset
+    put(48, &(CLUSTER as u64).to_be_bytes()); // refcount_table_offset
+    put(56, &1u32.to_be_bytes()); // refcount_table_clusters
+    // The refcount table points at the refcount block, which counts the four clusters once.
+    put(CLUSTER, &(2 * CLUSTER as u64).to_be_bytes());
+    for c in 0..4 {
+        put(2 * CLUSTER + 2 * c, &1u16.to_be_bytes());
+    }
     data
 }
 
@@ -724,6 +738,14 @@ impl Cloud {
     }
 }
 
+/// Holds the tests whose templates create Cinder volume types under fixed names (`VDU1-multi`
+/// and `VDU2-multi` of Tacker's samples) one after the other while the guard lives: Cinder
+/// keeps volume type names unique, so a second stack making the same type fails.
+pub async fn fixed_volume_type_names() -> tokio::sync::MutexGuard<'static, ()> {
+    static NAMES: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+    NAMES.lock().await
+}
+
 /// The Cinder volume IDs of the storages of `vnfc` (its `storageResourceIds`, resolved through
 /// the instance's `virtualStorageResourceInfo`).
 pub fn volumes_of(i: &VnfInstance, vnfc: &VnfcResourceInfo) -> Vec<String> {
@@ -827,6 +849,18 @@ impl Services {
             }
         }
         all
+    }
+
+    /// Cinder's volume types named `name` (the administrator sees them all).
+    pub async fn volume_types_named(&self, name: &str) -> Vec<Value> {
+        let all = self.get("block-storage", "/types?is_public=None").await;
+        all["volume_types"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|t| t["name"] == name)
+            .cloned()
+            .collect()
     }
 
     /// Asserts that Cinder holds none of these volumes any more.

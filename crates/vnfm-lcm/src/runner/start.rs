@@ -415,7 +415,8 @@ impl Lcm {
                 flavour,
                 &params,
                 Some(step),
-            )?;
+            )?
+            .check_request(step, &params)?;
         }
         Ok(plan)
     }

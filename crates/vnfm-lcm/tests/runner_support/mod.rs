@@ -518,6 +518,29 @@ pub struct Second {
     pub mgmt: Arc<RecordingMgmtDriver>,
 }
 
+/// Another runner on `env`'s store and packages, with `infra`, `mgmt` and `config`.
+pub fn lcm_with(
+    env: &Env,
+    infra: Arc<dyn vnfm_driver_api::InfraDriver>,
+    mgmt: Arc<dyn vnfm_driver_api::MgmtDriver>,
+    config: LcmConfig,
+) -> Lcm {
+    let catalog = MemoryCatalog::new();
+    for id in env.catalog.ids() {
+        catalog.insert_onboarded(env.catalog.get(&id).unwrap());
+    }
+    Lcm::builder(
+        env.store.clone(),
+        Arc::new(InlineVimDirectory),
+        Arc::new(SingleCallbackRouter::new("sub-1", CALLBACK)),
+        Arc::new(catalog),
+    )
+    .infra_driver(infra)
+    .mgmt_driver(mgmt)
+    .config(config)
+    .build()
+}
+
 /// Another runner on `env`'s store, an hour in the future.
 pub fn second_runner(env: &Env, configure: impl FnOnce(LcmConfig) -> LcmConfig) -> Second {
     let catalog = MemoryCatalog::new();

@@ -79,6 +79,34 @@ impl SelectedInfra {
     }
 }
 
+impl SelectedInfra {
+    /// Asks the driver, or each driver of a split, whether it can carry out `request`, whose
+    /// first infrastructure step is `step` ([`InfraDriver::check_request`]), before anything
+    /// of the operation is stored.
+    pub(crate) fn check_request(
+        &self,
+        step: &InfraStep,
+        request: &OperationParams,
+    ) -> Result<(), LcmError> {
+        let drivers: Vec<&Arc<dyn InfraDriver>> = match self {
+            SelectedInfra::One(d) => vec![d],
+            SelectedInfra::Split(s) => s.parts().iter().map(|p| &p.driver).collect(),
+        };
+        for d in drivers {
+            d.check_request(step, request)
+                .map_err(|source| LcmError::RefusedByDriver {
+                    driver: d.name().to_string(),
+                    message: match &source {
+                        DriverError::InvalidInput { message } => message.clone(),
+                        other => other.to_string(),
+                    },
+                    source: crate::error::Cause::new(source),
+                })?;
+        }
+        Ok(())
+    }
+}
+
 /// The infrastructure driver of a step in flavour `flavour_id` of `vnfd`: a
 /// [`SplitByVim`](crate::split::SplitByVim) over the drivers of the instance's VIMs when the
 /// flavour's VDUs map to VIMs of different drivers (a mixed VNF, see [`crate::split`]), else
