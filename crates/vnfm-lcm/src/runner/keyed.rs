@@ -9,8 +9,9 @@
 //! committed and is answered from it ([`KeyOutcome::Committed`]); while the first call runs
 //! in this process, it is refused as in flight (an in-memory marker: nothing to commit); a
 //! call on another replica that reaches its own creating write after the first committed is
-//! rolled back and answered from the first ([`KeyAttachment::Taken`]). The REST server keeps
-//! the first HTTP answer on top of this ([`KeyGuard::keep_answer`]); the embedding API's
+//! rolled back and answered from the first ([`KeyAttachment::Taken`]). The REST server also
+//! commits the first HTTP answer of a creation with the key
+//! ([`vnfm_store::client_key::answer_with`]); the embedding API's
 //! [`Lcm::create_vnf_identifier_keyed`] and [`Lcm::start_keyed`] return the resource.
 
 use std::collections::HashMap;
@@ -75,19 +76,12 @@ pub fn fingerprint(method: &str, route: &str, body: &[u8]) -> RequestFingerprint
     }
 }
 
-/// The keys whose calls run in this process, with their answer once given (until it is
-/// kept in the store).
+/// The keys whose calls run in this process, with their request's fingerprint.
 #[derive(Debug, Default)]
-pub(crate) struct KeysInFlight(Mutex<HashMap<ClientKey, InFlight>>);
-
-#[derive(Debug)]
-struct InFlight {
-    fingerprint: RequestFingerprint,
-    answer: Option<(String, StoredResponse)>,
-}
+pub(crate) struct KeysInFlight(Mutex<HashMap<ClientKey, RequestFingerprint>>);
 
 impl KeysInFlight {
-    fn lock(&self) -> MutexGuard<'_, HashMap<ClientKey, InFlight>> {
+    fn lock(&self) -> MutexGuard<'_, HashMap<ClientKey, RequestFingerprint>> {
         self.0.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
@@ -97,9 +91,9 @@ impl KeysInFlight {
 pub enum KeyOutcome {
     /// The key is new: run the call with [`KeyGuard::run`].
     Run(KeyGuard),
-    /// The key's first call committed the resource `resource_id` (empty: it created
-    /// nothing); `response` is its kept answer, if it was kept (not when its process died
-    /// between the commit and the answer).
+    /// The key's first call committed the resource `resource_id`; `response` is its answer,
+    /// when it was committed with the key (not for a task's, made again from the
+    /// occurrence id).
     Committed {
         /// What the first call created.
         resource_id: String,
@@ -132,28 +126,6 @@ impl KeyGuard {
         // Boxed: a call's future (a whole start) is large, and this nests it once more.
         with_pending_key(self.pending.clone(), Box::pin(call)).await
     }
-
-    /// Keeps `response` as the key's first answer: at once (before the returned future is
-    /// polled) for a repeated call in this process, then, by the future, in the store
-    /// (`resource_id`: what the call created, if anything). The key is held until then.
-    pub fn keep_answer(
-        self,
-        resource_id: Option<String>,
-        response: StoredResponse,
-    ) -> impl std::future::Future<Output = Result<(), LcmError>> + Send + 'static {
-        if let Some(entry) = self.lcm.inner.client_keys.lock().get_mut(&self.key) {
-            entry.answer = Some((resource_id.unwrap_or_default(), response.clone()));
-        }
-        async move {
-            self.lcm
-                .inner
-                .store
-                .keep_idempotency_answer(&self.pending, &response)
-                .await
-                .map(|_| ())
-                .map_err(store_err)
-        }
-    }
 }
 
 impl Drop for KeyGuard {
@@ -173,25 +145,14 @@ impl Lcm {
         let inner = &self.inner;
         {
             let mut running = inner.client_keys.lock();
-            if let Some(entry) = running.get(key) {
-                return Ok(match &entry.answer {
-                    _ if entry.fingerprint != fingerprint => {
-                        KeyOutcome::Mismatch(entry.fingerprint.clone())
-                    }
-                    Some((id, response)) => KeyOutcome::Committed {
-                        resource_id: id.clone(),
-                        response: Some(response.clone()),
-                    },
-                    None => KeyOutcome::InFlight,
+            if let Some(first) = running.get(key) {
+                return Ok(if *first == fingerprint {
+                    KeyOutcome::InFlight
+                } else {
+                    KeyOutcome::Mismatch(first.clone())
                 });
             }
-            running.insert(
-                key.clone(),
-                InFlight {
-                    fingerprint: fingerprint.clone(),
-                    answer: None,
-                },
-            );
+            running.insert(key.clone(), fingerprint.clone());
         }
         let now = inner.now();
         let guard = KeyGuard {
