@@ -18,9 +18,11 @@
 //!   `Location`. A request that created nothing (refused, or failed) keeps nothing: a retry
 //!   runs again;
 //! - the same key with another request is refused with 422, naming the first request;
-//! - while the first request runs in this process, the same key is refused with 409; a
-//!   request with the key on another replica that reaches its creating commit after the
-//!   first one is rolled back and answered from the first.
+//! - while the first request runs in this process, the same key is refused with 409; any
+//!   other request with the key runs (nothing is read before it does) and is answered from
+//!   the first one when it turns out to repeat it: its creating write finds the key
+//!   committed and is rolled back, or it is refused before it writes (e.g. its instance was
+//!   instantiated by the first).
 //!
 //! Requests without the header pass through untouched.
 
@@ -32,7 +34,7 @@ use axum::http::request::Parts;
 use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use vnfm_lcm::runner::keyed::{self, ClientKey, KeyOutcome};
+use vnfm_lcm::runner::keyed::{self, ClientKey, FirstCall, KeyOutcome};
 use vnfm_store::StoredResponse;
 use vnfm_store::client_key::KeyAttachment;
 use vnfm_types::VnfLcmOpOccId;
@@ -86,39 +88,40 @@ pub(crate) async fn layer(
         .path_and_query()
         .map_or(parts.uri.path(), |p| p.as_str());
     let print = keyed::fingerprint(parts.method.as_str(), route, &body);
-    let outcome = match state.lcm.begin_client_key(&key, print).await {
-        Ok(o) => o,
-        Err(e) => return ApiError::from(e).into_response(),
-    };
-    match outcome {
-        KeyOutcome::Run(guard) => {
-            let replay_parts = replay_request_parts(&parts);
-            let request = Request::from_parts(parts, Body::from(body));
-            let (response, attachment) = guard.run(next.run(request)).await;
-            match attachment {
-                KeyAttachment::Taken => {
-                    drop(guard);
-                    answer_committed_elsewhere(&state, &key, &replay_parts).await
-                }
-                KeyAttachment::Attached(_) => {
-                    stall_if_asked(&state, guard.key()).await;
-                    response
-                }
-                KeyAttachment::NotAttached => response,
-            }
+    let guard = match state.lcm.begin_client_key(&key, print) {
+        KeyOutcome::Run(guard) => guard,
+        KeyOutcome::InFlight => return ApiError::from(keyed::in_flight()).into_response(),
+        KeyOutcome::Mismatch(first) => {
+            return ApiError::from(keyed::mismatch(&key, &first)).into_response();
         }
-        KeyOutcome::Committed {
+    };
+    let replay_parts = replay_request_parts(&parts);
+    let request = Request::from_parts(parts, Body::from(body));
+    let (response, attachment) = guard.run(next.run(request)).await;
+    if let KeyAttachment::Attached(_) = attachment {
+        stall_if_asked(&state, guard.key()).await;
+        return response;
+    }
+    // Not committed by this request: a repetition of a committed one is answered from it.
+    let first = guard.first_call().await;
+    drop(guard);
+    match first {
+        Ok(Some(FirstCall::Committed {
             response: Some(first),
             ..
-        } => replay(first),
-        KeyOutcome::Committed {
+        })) => replay(first),
+        Ok(Some(FirstCall::Committed {
             resource_id,
             response: None,
-        } => remake(&state, &parts, &resource_id).await,
-        KeyOutcome::InFlight => ApiError::from(keyed::in_flight()).into_response(),
-        KeyOutcome::Mismatch(first) => {
+        })) => remake(&state, &replay_parts, &resource_id).await,
+        Ok(Some(FirstCall::Mismatch(first))) => {
             ApiError::from(keyed::mismatch(&key, &first)).into_response()
         }
+        Ok(None) if attachment == KeyAttachment::Taken => {
+            ApiError::from(keyed::in_flight()).into_response()
+        }
+        Ok(None) => response,
+        Err(e) => ApiError::from(e).into_response(),
     }
 }
 
@@ -129,20 +132,6 @@ fn replay_request_parts(parts: &Parts) -> Parts {
     *request.uri_mut() = parts.uri.clone();
     *request.headers_mut() = parts.headers.clone();
     request.into_parts().0
-}
-
-/// Another request with the key (on another replica) committed first: answers from it.
-async fn answer_committed_elsewhere(
-    state: &Arc<AppState>,
-    key: &ClientKey,
-    parts: &Parts,
-) -> Response {
-    match state.lcm.committed_key(key).await {
-        Ok(Some((_, _, Some(first)))) => replay(first),
-        Ok(Some((_, resource_id, None))) => remake(state, parts, &resource_id).await,
-        Ok(None) => ApiError::from(keyed::in_flight()).into_response(),
-        Err(e) => ApiError::from(e).into_response(),
-    }
 }
 
 /// The answer of a creation: 201 with the created resource's document and its `Location`

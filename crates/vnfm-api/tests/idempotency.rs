@@ -282,7 +282,7 @@ async fn a_key_in_flight_is_a_conflict_and_once_committed_its_resource_is_the_an
     // A first request holds the key, mid-request.
     let key = ClientKey::new(scope(&h), "k-held");
     let print = fingerprint("POST", uri, &serde_json::to_vec(&body).unwrap());
-    let KeyOutcome::Run(held) = h.state.lcm().begin_client_key(&key, print).await.unwrap() else {
+    let KeyOutcome::Run(held) = h.state.lcm().begin_client_key(&key, print) else {
         panic!("the key was free");
     };
     let retry = keyed(&h, Method::POST, uri, "k-held", &body).await;
@@ -324,7 +324,7 @@ async fn a_key_in_flight_is_a_conflict_and_once_committed_its_resource_is_the_an
     let key = ClientKey::new(scope(&h), "k-sub");
     let route = "/vnflcm/v2/subscriptions";
     let print = fingerprint("POST", route, &serde_json::to_vec(&sub).unwrap());
-    let KeyOutcome::Run(held) = h.state.lcm().begin_client_key(&key, print).await.unwrap() else {
+    let KeyOutcome::Run(held) = h.state.lcm().begin_client_key(&key, print) else {
         panic!("the key was free");
     };
     keyed(&h, Method::POST, route, "k-sub", &sub)

@@ -200,8 +200,8 @@ async fn a_request_killed_between_commit_and_answer_gets_its_answer_on_retry() {
     // Byte for byte but the origin of its `_links`, made absolute with the address this
     // server (on another port) was reached at.
     let replayed_bytes = replayed.bytes().await.unwrap();
-    let [mut replayed, mut created] = [&replayed_bytes, &created_bytes]
-        .map(|b| String::from_utf8(b.to_vec()).unwrap());
+    let [mut replayed, mut created] =
+        [&replayed_bytes, &created_bytes].map(|b| String::from_utf8(b.to_vec()).unwrap());
     for (text, base) in [(&mut replayed, &server.base), (&mut created, &created_base)] {
         *text = text.replace(base.as_str(), "");
     }

@@ -5,11 +5,14 @@
 //! A call with a key runs with the key pending ([`KeyGuard::run`]): the store's transaction
 //! that creates the call's resource (a VNF instance, an occurrence, a subscription, ...)
 //! writes the key with the resource's id ([`vnfm_store::client_key`]), so the key is
-//! committed exactly when the resource is, in one commit. A repeated call finds the key
-//! committed and is answered from it ([`KeyOutcome::Committed`]); while the first call runs
-//! in this process, it is refused as in flight (an in-memory marker: nothing to commit); a
-//! call on another replica that reaches its own creating write after the first committed is
-//! rolled back and answered from the first ([`KeyAttachment::Taken`]). The REST server also
+//! committed exactly when the resource is, in one commit. Nothing is read before a call
+//! runs: while the first call runs in this process, a repeated one is refused as in flight
+//! (an in-memory marker: nothing to commit); any other repeated call runs, and either its
+//! creating write finds the key committed and is rolled back ([`KeyAttachment::Taken`]), or
+//! it is refused before it writes (its instance is busy or has changed since); either way it
+//! is then answered from the first call ([`KeyGuard::first_call`]). So a key costs its first
+//! call one row written in the transaction it commits anyway, and a retry what it takes to
+//! find out that it is one. The REST server also
 //! commits the first HTTP answer of a creation with the key
 //! ([`vnfm_store::client_key::answer_with`]); the embedding API's
 //! [`Lcm::create_vnf_identifier_keyed`] and [`Lcm::start_keyed`] return the resource.
@@ -86,22 +89,30 @@ impl KeysInFlight {
     }
 }
 
-/// What a call with a client key found ([`Lcm::begin_client_key`]).
+/// What a call with a client key found in this process ([`Lcm::begin_client_key`]).
 #[derive(Debug)]
 pub enum KeyOutcome {
-    /// The key is new: run the call with [`KeyGuard::run`].
+    /// No call with the key runs here: run the call with [`KeyGuard::run`].
     Run(KeyGuard),
-    /// The key's first call committed the resource `resource_id`; `response` is its answer,
+    /// A call with the key runs in this process and has not answered yet.
+    InFlight,
+    /// A call with the key runs in this process for another request (this one).
+    Mismatch(RequestFingerprint),
+}
+
+/// The committed first call of a key, found by a call that did not commit it
+/// ([`KeyGuard::first_call`]).
+#[derive(Debug)]
+pub enum FirstCall {
+    /// The same request committed the resource `resource_id`; `response` is its answer,
     /// when it was committed with the key (not for a task's, made again from the
     /// occurrence id).
     Committed {
         /// What the first call created.
         resource_id: String,
-        /// Its answer, when kept.
+        /// Its answer, when committed with the key.
         response: Option<StoredResponse>,
     },
-    /// A call with the key runs in this process and has not answered yet.
-    InFlight,
     /// The key was first used with another request (this one).
     Mismatch(RequestFingerprint),
 }
@@ -126,6 +137,26 @@ impl KeyGuard {
         // Boxed: a call's future (a whole start) is large, and this nests it once more.
         with_pending_key(self.pending.clone(), Box::pin(call)).await
     }
+
+    /// For a call that did not commit the key ([`KeyAttachment::Taken`] or
+    /// [`KeyAttachment::NotAttached`]): the key's committed, unexpired first call, if there
+    /// is one; the call is then a repetition of it and is answered from it.
+    pub async fn first_call(&self) -> Result<Option<FirstCall>, LcmError> {
+        Ok(self
+            .lcm
+            .committed_key(&self.key)
+            .await?
+            .map(|(first, resource_id, response)| {
+                if first == self.pending.fingerprint {
+                    FirstCall::Committed {
+                        resource_id,
+                        response,
+                    }
+                } else {
+                    FirstCall::Mismatch(first)
+                }
+            }))
+    }
 }
 
 impl Drop for KeyGuard {
@@ -136,26 +167,22 @@ impl Drop for KeyGuard {
 
 impl Lcm {
     /// Begins a call with `key` for a request with `fingerprint` (see the
-    /// [module](self) documentation).
-    pub async fn begin_client_key(
-        &self,
-        key: &ClientKey,
-        fingerprint: RequestFingerprint,
-    ) -> Result<KeyOutcome, LcmError> {
+    /// [module](self) documentation): nothing is read from the store.
+    pub fn begin_client_key(&self, key: &ClientKey, fingerprint: RequestFingerprint) -> KeyOutcome {
         let inner = &self.inner;
         {
             let mut running = inner.client_keys.lock();
             if let Some(first) = running.get(key) {
-                return Ok(if *first == fingerprint {
+                return if *first == fingerprint {
                     KeyOutcome::InFlight
                 } else {
                     KeyOutcome::Mismatch(first.clone())
-                });
+                };
             }
             running.insert(key.clone(), fingerprint.clone());
         }
         let now = inner.now();
-        let guard = KeyGuard {
+        KeyOutcome::Run(KeyGuard {
             lcm: self.clone(),
             key: key.clone(),
             pending: PendingKey {
@@ -166,14 +193,6 @@ impl Lcm {
                 now,
                 expires_at: now.plus(inner.config.client_keys.ttl),
             },
-        };
-        Ok(match self.committed_key(key).await? {
-            Some(found) if found.0 != guard.pending.fingerprint => KeyOutcome::Mismatch(found.0),
-            Some((_, resource_id, response)) => KeyOutcome::Committed {
-                resource_id,
-                response,
-            },
-            None => KeyOutcome::Run(guard),
         })
     }
 
@@ -263,17 +282,20 @@ impl Lcm {
     where
         F: std::future::Future<Output = Result<String, LcmError>>,
     {
-        match self.begin_client_key(key, print).await? {
-            KeyOutcome::Run(guard) => match guard.run(call).await {
-                (_, KeyAttachment::Taken) => match self.committed_key(key).await? {
-                    Some((_, id, _)) => Ok(id),
-                    None => Err(in_flight()),
-                },
-                (created, _) => created,
-            },
-            KeyOutcome::Committed { resource_id, .. } => Ok(resource_id),
-            KeyOutcome::InFlight => Err(in_flight()),
-            KeyOutcome::Mismatch(first) => Err(mismatch(key, &first)),
+        let guard = match self.begin_client_key(key, print) {
+            KeyOutcome::Run(guard) => guard,
+            KeyOutcome::InFlight => return Err(in_flight()),
+            KeyOutcome::Mismatch(first) => return Err(mismatch(key, &first)),
+        };
+        let (created, attachment) = guard.run(call).await;
+        if let KeyAttachment::Attached(_) = attachment {
+            return created;
+        }
+        match guard.first_call().await? {
+            Some(FirstCall::Committed { resource_id, .. }) => Ok(resource_id),
+            Some(FirstCall::Mismatch(first)) => Err(mismatch(key, &first)),
+            None if attachment == KeyAttachment::Taken => Err(in_flight()),
+            None => created,
         }
     }
 }
