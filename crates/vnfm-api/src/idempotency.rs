@@ -7,32 +7,34 @@
 //! transaction that creates what the request creates (a VNF instance, an operation
 //! occurrence, a subscription, a VNF package, a PM job or threshold, a VIM) commits the key
 //! with the resource's id. So:
-//! - the first request runs and its answer is kept (2xx, 3xx and 4xx answers except 409 and
-//!   429, which say "try again later"; after a 5xx or one of those a retry runs again): a
-//!   retry is answered with it, the same status, `Location`, `Content-Type` and body, also
-//!   when the resource has changed since;
-//! - a task's and a `PATCH` of an instance's answer (202 with the occurrence's `Location`) is
-//!   made again from the occurrence id committed with the key, exactly; any other answer is
-//!   kept by a write of its own, after the creating commit and off the answer's path (in this
-//!   process a retry is answered from memory until it is stored). A retry that finds a
-//!   created resource committed but no answer kept (the process died in between) is answered
-//!   from the resource: 201 with the resource as it is now and its `Location`;
+//! - the first request runs; a retry after it created its resource is answered as the first
+//!   was, the same status, `Location`, `Content-Type` and body, also when the resource has
+//!   changed since and when the first request's process died before it answered: a
+//!   creation's answer (201 with the new VNF instance) is made from the resource as it is
+//!   written and committed with it and the key ([`creation_answer`]), and a task's and a
+//!   `PATCH` of an instance's answer (202 with the occurrence's `Location`) is made again
+//!   from the occurrence id committed with the key, exactly. On the other creating routes the
+//!   answer is made again from the resource: 201 with the resource as it is now and its
+//!   `Location`. A request that created nothing (refused, or failed) keeps nothing: a retry
+//!   runs again;
 //! - the same key with another request is refused with 422, naming the first request;
-//! - while the first request runs in this process, the same key is refused with 409; a
-//!   request with the key on another replica that reaches its creating commit after the
-//!   first one is rolled back and answered from the first.
+//! - while the first request runs in this process, the same key is refused with 409; any
+//!   other request with the key runs (nothing is read before it does) and is answered from
+//!   the first one when it turns out to repeat it: its creating write finds the key
+//!   committed and is rolled back, or it is refused before it writes (e.g. its instance was
+//!   instantiated by the first).
 //!
 //! Requests without the header pass through untouched.
 
 use std::sync::Arc;
 
-use axum::body::{Body, Bytes, to_bytes};
+use axum::body::{Body, to_bytes};
 use axum::extract::{Request, State};
 use axum::http::request::Parts;
 use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use vnfm_lcm::runner::keyed::{self, ClientKey, KeyGuard, KeyOutcome};
+use vnfm_lcm::runner::keyed::{self, ClientKey, FirstCall, KeyOutcome};
 use vnfm_store::StoredResponse;
 use vnfm_store::client_key::KeyAttachment;
 use vnfm_types::VnfLcmOpOccId;
@@ -86,43 +88,40 @@ pub(crate) async fn layer(
         .path_and_query()
         .map_or(parts.uri.path(), |p| p.as_str());
     let print = keyed::fingerprint(parts.method.as_str(), route, &body);
-    let outcome = match state.lcm.begin_client_key(&key, print).await {
-        Ok(o) => o,
-        Err(e) => return ApiError::from(e).into_response(),
-    };
-    match outcome {
-        KeyOutcome::Run(guard) => {
-            let replay_parts = replay_request_parts(&parts);
-            let remade_exactly = starts_occurrence(&parts.method, parts.uri.path());
-            let request = Request::from_parts(parts, Body::from(body));
-            let (response, attachment) = guard.run(next.run(request)).await;
-            match attachment {
-                KeyAttachment::Taken => {
-                    drop(guard);
-                    answer_committed_elsewhere(&state, &key, &replay_parts).await
-                }
-                KeyAttachment::Attached(_) if remade_exactly => {
-                    // The occurrence's 202 is made again from its id exactly ([`remake`]):
-                    // nothing to keep.
-                    stall_if_asked(&state, guard.key()).await;
-                    response
-                }
-                KeyAttachment::Attached(id) => keep(&state, guard, Some(id), response).await,
-                KeyAttachment::NotAttached => keep(&state, guard, None, response).await,
-            }
+    let guard = match state.lcm.begin_client_key(&key, print) {
+        KeyOutcome::Run(guard) => guard,
+        KeyOutcome::InFlight => return ApiError::from(keyed::in_flight()).into_response(),
+        KeyOutcome::Mismatch(first) => {
+            return ApiError::from(keyed::mismatch(&key, &first)).into_response();
         }
-        KeyOutcome::Committed {
+    };
+    let replay_parts = replay_request_parts(&parts);
+    let request = Request::from_parts(parts, Body::from(body));
+    let (response, attachment) = guard.run(next.run(request)).await;
+    if let KeyAttachment::Attached(_) = attachment {
+        stall_if_asked(&state, guard.key()).await;
+        return response;
+    }
+    // Not committed by this request: a repetition of a committed one is answered from it.
+    let first = guard.first_call().await;
+    drop(guard);
+    match first {
+        Ok(Some(FirstCall::Committed {
             response: Some(first),
             ..
-        } => replay(first),
-        KeyOutcome::Committed {
+        })) => replay(first),
+        Ok(Some(FirstCall::Committed {
             resource_id,
             response: None,
-        } => remake(&state, &parts, &resource_id).await,
-        KeyOutcome::InFlight => ApiError::from(keyed::in_flight()).into_response(),
-        KeyOutcome::Mismatch(first) => {
+        })) => remake(&state, &replay_parts, &resource_id).await,
+        Ok(Some(FirstCall::Mismatch(first))) => {
             ApiError::from(keyed::mismatch(&key, &first)).into_response()
         }
+        Ok(None) if attachment == KeyAttachment::Taken => {
+            ApiError::from(keyed::in_flight()).into_response()
+        }
+        Ok(None) => response,
+        Err(e) => ApiError::from(e).into_response(),
     }
 }
 
@@ -135,77 +134,26 @@ fn replay_request_parts(parts: &Parts) -> Parts {
     request.into_parts().0
 }
 
-/// Another request with the key (on another replica) committed first: answers from it.
-async fn answer_committed_elsewhere(
-    state: &Arc<AppState>,
-    key: &ClientKey,
-    parts: &Parts,
-) -> Response {
-    match state.lcm.committed_key(key).await {
-        Ok(Some((_, _, Some(first)))) => replay(first),
-        Ok(Some((_, resource_id, None))) => remake(state, parts, &resource_id).await,
-        Ok(None) => ApiError::from(keyed::in_flight()).into_response(),
-        Err(e) => ApiError::from(e).into_response(),
-    }
+/// The answer of a creation: 201 with the created resource's document and its `Location`
+/// (`collection`/`id`), as committed with an idempotency key
+/// ([`vnfm_store::client_key::answer_with`]).
+pub(crate) fn creation_answer(
+    collection: &str,
+    id: &str,
+    document: &serde_json::Value,
+) -> Result<StoredResponse, ApiError> {
+    Ok(StoredResponse {
+        status: StatusCode::CREATED.as_u16(),
+        location: Some(format!("{collection}/{id}")),
+        content_type: Some("application/json".to_owned()),
+        body: serde_json::to_vec(document)
+            .map_err(|e| ApiError::Internal(format!("response does not serialize: {e}")))?,
+    })
 }
 
-/// Keeps `response` as the key's first answer when it is one worth repeating, and answers it.
-async fn keep(
-    state: &Arc<AppState>,
-    guard: KeyGuard,
-    resource_id: Option<String>,
-    response: Response,
-) -> Response {
-    let status = response.status();
-    let retry_later = status.is_server_error()
-        || status == StatusCode::CONFLICT
-        || status == StatusCode::TOO_MANY_REQUESTS;
-    if retry_later {
-        // Nothing kept: a retry runs again, or, when the request created its resource
-        // before failing, is answered from it.
-        return response;
-    }
-    let (parts, body) = response.into_parts();
-    let body = match to_bytes(body, usize::MAX).await {
-        Ok(b) => b,
-        Err(e) => {
-            return ApiError::Internal(format!("reading the response to keep it failed: {e}"))
-                .into_response();
-        }
-    };
-    if resource_id.is_some() {
-        // The key is committed with the resource: a crash from here on until the answer is
-        // kept leaves a retry to [`remake`] the answer from the resource.
-        stall_if_asked(state, guard.key()).await;
-    }
-    let text = |name| {
-        parts
-            .headers
-            .get(name)
-            .and_then(|v: &HeaderValue| v.to_str().ok())
-            .map(str::to_owned)
-    };
-    let first = StoredResponse {
-        status: status.as_u16(),
-        location: text(header::LOCATION),
-        content_type: text(header::CONTENT_TYPE),
-        body: body.to_vec(),
-    };
-    // Kept off the answer's path: until the store has it, a retry here is answered from
-    // memory; one elsewhere runs again (the request created nothing) or is answered from the
-    // resource it created ([`remake`]).
-    let kept = guard.keep_answer(resource_id, first);
-    tokio::spawn(async move {
-        if let Err(e) = kept.await {
-            tracing::warn!(error = %e, "could not keep the answer of an idempotency key");
-        }
-    });
-    Response::from_parts(parts, Body::from(body))
-}
-
-/// The first answer again.
-fn replay(first: StoredResponse) -> Response {
-    let mut response = Response::new(Body::from(Bytes::from(first.body)));
+/// The answer `first` (again).
+pub(crate) fn replay(first: StoredResponse) -> Response {
+    let mut response = Response::new(Body::from(first.body));
     *response.status_mut() = StatusCode::from_u16(first.status).unwrap_or(StatusCode::OK);
     let headers = response.headers_mut();
     for (name, value) in [
@@ -220,7 +168,7 @@ fn replay(first: StoredResponse) -> Response {
 }
 
 /// The answer of the request `parts` made again from the resource `resource_id` it created,
-/// its first answer not being kept: 202 with the occurrence's `Location` for a task or a
+/// its first answer not being committed with its key: 202 with the occurrence's `Location` for a task or a
 /// `PATCH` of an instance, else 201 with the resource (read again) and its `Location`.
 async fn remake(state: &Arc<AppState>, parts: &Parts, resource_id: &str) -> Response {
     let path = parts.uri.path();

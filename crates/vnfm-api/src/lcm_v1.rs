@@ -14,7 +14,7 @@ use serde_json::Value;
 use vnfm_lcm::runner::{instance_links, op_occ_links};
 use vnfm_schemas::SchemaId;
 use vnfm_store::{InstanceQuery, Page};
-use vnfm_types::links::ApiVersion;
+use vnfm_types::links::{ApiVersion, ResourceLinks};
 use vnfm_types::{
     HealVnfRequest, OperateVnfRequest, ScaleVnfRequest, ScaleVnfToLevelRequest,
     TerminateVnfRequest, VnfInstance, VnfInstanceId, VnfLcmOpOcc, v1,
@@ -108,20 +108,28 @@ fn internal(e: impl std::fmt::Display) -> ApiError {
 }
 
 /// `instance` in the v2.6.1 shape, its `_links` rendered into `/vnflcm/v1`.
-async fn instance_v1(state: &AppState, mut instance: VnfInstance) -> ApiResult<Value> {
+async fn instance_v1(state: &AppState, instance: VnfInstance) -> ApiResult<Value> {
+    let package = state
+        .packages
+        .package_id_for(instance.vnfd_id.as_str())
+        .await;
+    instance_v1_of(&*state.lcm.config().links, package, instance)
+}
+
+/// `instance` in the v2.6.1 shape, with its package's id `package`.
+fn instance_v1_of(
+    links: &dyn ResourceLinks,
+    package: Option<String>,
+    mut instance: VnfInstance,
+) -> ApiResult<Value> {
     instance.links = instance_links(
-        &*state.lcm.config().links,
+        links,
         &instance.id,
         instance.instantiation_state,
         ApiVersion::V1,
     );
-    let vnfd = instance.vnfd_id.clone();
     let mut converted = v1::VnfInstance::from(instance);
-    converted.vnf_pkg_id = state
-        .packages
-        .package_id_for(vnfd.as_str())
-        .await
-        .map(vnfm_types::VnfPkgId::new);
+    converted.vnf_pkg_id = package.map(vnfm_types::VnfPkgId::new);
     serde_json::to_value(converted).map_err(internal)
 }
 
@@ -165,6 +173,12 @@ impl LcmView for V1 {
 
     async fn instance(state: &AppState, instance: VnfInstance) -> ApiResult<Value> {
         instance_v1(state, instance).await
+    }
+
+    async fn created_instance(state: &AppState, vnfd_id: &str) -> lcm_views::InstanceDocument {
+        let links = Arc::clone(&state.lcm.config().links);
+        let package = state.packages.package_id_for(vnfd_id).await;
+        Box::new(move |instance| instance_v1_of(&*links, package.clone(), instance.clone()))
     }
 
     fn op_occ(state: &AppState, occ: VnfLcmOpOcc) -> ApiResult<Value> {

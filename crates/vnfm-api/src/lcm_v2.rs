@@ -153,6 +153,10 @@ impl LcmView for V2 {
         to_json(&instance)
     }
 
+    async fn created_instance(_: &AppState, _: &str) -> lcm_views::InstanceDocument {
+        Box::new(to_json)
+    }
+
     fn op_occ(_: &AppState, occ: VnfLcmOpOcc) -> ApiResult<Value> {
         to_json(&occ)
     }

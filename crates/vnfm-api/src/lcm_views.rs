@@ -21,7 +21,7 @@ use crate::precondition::with_etag;
 use crate::route_table::{Endpoint, route};
 use crate::scope::Tenancy;
 use crate::state::AppState;
-use crate::util::{json_body, json_response, json_text_response, require_accept, with_location};
+use crate::util::{json_body, json_response, json_text_response, require_accept};
 use crate::version::ApiFamily;
 use utoipa_axum::router::UtoipaMethodRouter;
 use vnfm_sol013::{Op, RequiredStrings, Term};
@@ -62,9 +62,20 @@ pub(crate) trait LcmView: Send + Sync + 'static {
         instance: VnfInstance,
     ) -> impl Future<Output = ApiResult<Value>> + Send;
 
+    /// How an instance created from the package of `vnfd_id` reads as this version's
+    /// document, known before the instance is created: the creation's answer is made with it
+    /// in the creating transaction.
+    fn created_instance(
+        state: &AppState,
+        vnfd_id: &str,
+    ) -> impl Future<Output = InstanceDocument> + Send;
+
     /// An operation occurrence as this version's document.
     fn op_occ(state: &AppState, occ: VnfLcmOpOcc) -> ApiResult<Value>;
 }
+
+/// An instance as a version's document ([`LcmView::created_instance`]).
+pub(crate) type InstanceDocument = Box<dyn Fn(&VnfInstance) -> ApiResult<Value> + Send + Sync>;
 
 /// `GET .../vnf_instances`.
 pub(crate) async fn list_instances<V: LcmView>(
@@ -104,7 +115,8 @@ pub(crate) async fn list_instances<V: LcmView>(
 }
 
 /// `POST .../vnf_instances`: creates the identifier, answered with the new instance and its
-/// `Location`.
+/// `Location`. With an `Idempotency-Key`, that answer is made from the instance as it is
+/// written and committed with it and the key ([`crate::idempotency::creation_answer`]).
 pub(crate) async fn create_instance<V: LcmView>(
     State(state): State<Arc<AppState>>,
     tenancy: Tenancy,
@@ -118,18 +130,25 @@ pub(crate) async fn create_instance<V: LcmView>(
         .ensure_instantiable(req.vnfd_id.as_str(), &tenancy.scope)
         .await?;
     let project = tenancy.project.as_deref();
-    let instance = state.lcm.create_vnf_identifier_in(req, project).await?;
-    let location = format!(
-        "{}{}/vnf_instances/{}",
+    let collection = format!(
+        "{}{}/vnf_instances",
         state.origin(&headers),
-        V::FAMILY.prefix(),
-        instance.id
+        V::FAMILY.prefix()
     );
-    let doc = V::instance(&state, instance).await?;
-    Ok(with_location(
-        json_response(StatusCode::CREATED, &doc),
-        &location,
-    ))
+    let document = V::created_instance(&state, req.vnfd_id.as_str()).await;
+    let answer = Arc::new(move |instance: &VnfInstance| {
+        crate::idempotency::creation_answer(&collection, instance.id.as_str(), &document(instance)?)
+    });
+    let kept = Arc::clone(&answer);
+    vnfm_store::client_key::answer_with(move |written| {
+        kept(written.downcast_ref::<VnfInstance>()?).ok()
+    });
+    let instance = state.lcm.create_vnf_identifier_in(req, project).await?;
+    let first = match vnfm_store::client_key::kept_answer() {
+        Some(kept) => Arc::unwrap_or_clone(kept),
+        None => answer(&instance)?,
+    };
+    Ok(crate::idempotency::replay(first))
 }
 
 /// `GET .../vnf_instances/{id}`, with the instance's entity tag.

@@ -148,21 +148,24 @@ async fn the_same_key_and_request_get_the_first_answer_again() {
     assert_eq!(occurrences(&h, &id, "MODIFY_INFO").await, 1);
 
     // The instance has changed since it was created (instantiated, described): a replay of
-    // its creation is still the first answer, byte for byte, as the store keeps it (not only
-    // this process's memory).
+    // its creation is still the first answer, byte for byte, as the store committed it with
+    // the instance.
     let created_key = ClientKey::new(scope(&h), "k-create");
-    let mut kept = None;
-    for _ in 0..50 {
-        kept = h.state.lcm().committed_key(&created_key).await.unwrap();
-        if kept.as_ref().is_some_and(|k| k.2.is_some()) {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    let (_, kept_id, kept_answer) = kept.expect("the key is committed");
+    let (_, kept_id, kept_answer) = h
+        .state
+        .lcm()
+        .committed_key(&created_key)
+        .await
+        .unwrap()
+        .expect("the key is committed");
     assert_eq!(kept_id, id);
-    let kept_answer = kept_answer.expect("the first answer is kept in the store");
+    let kept_answer = kept_answer.expect("the first answer is committed with the key");
     assert_eq!(kept_answer.status, 201);
+    // As the route answered it: its `_links` are made absolute on the way out, each time.
+    let kept_body: Value = serde_json::from_slice(&kept_answer.body).unwrap();
+    assert_eq!(kept_body["id"], id.as_str());
+    assert_eq!(kept_body["vnfInstanceName"], "replayed");
+    assert_eq!(kept_answer.location.as_deref(), first.header("location"));
     let now = h
         .call(Method::GET, &format!("/vnflcm/v2/vnf_instances/{id}"), None)
         .await
@@ -183,6 +186,21 @@ async fn the_same_key_and_request_get_the_first_answer_again() {
         replay.body, first.body,
         "the first body, not the instance now"
     );
+
+    // The same through v1, whose document is made with the package's id.
+    let v1 = json!({"vnfdId": HELLO_VNFD, "vnfInstanceName": "replayed-v1"});
+    let c1 = keyed(&h, Method::POST, "/vnflcm/v1/vnf_instances", "k-v1", &v1).await;
+    assert_eq!(c1.status, StatusCode::CREATED, "{}", text(&c1));
+    assert!(c1.json()["vnfPkgId"].is_string(), "{}", text(&c1));
+    let c2 = keyed(&h, Method::POST, "/vnflcm/v1/vnf_instances", "k-v1", &v1).await;
+    assert_eq!((c2.status, &c2.body), (StatusCode::CREATED, &c1.body));
+    assert_eq!(c2.header("location"), c1.header("location"));
+    assert!(
+        c1.header("location")
+            .unwrap()
+            .contains("/vnflcm/v1/vnf_instances/")
+    );
+    assert_eq!(named(&h, "replayed-v1").await.len(), 1);
 
     let sub = json!({"callbackUri": "http://127.0.0.1:9/cb"});
     let s1 = keyed(&h, Method::POST, "/vnflcm/v2/subscriptions", "k-sub", &sub).await;
@@ -264,7 +282,7 @@ async fn a_key_in_flight_is_a_conflict_and_once_committed_its_resource_is_the_an
     // A first request holds the key, mid-request.
     let key = ClientKey::new(scope(&h), "k-held");
     let print = fingerprint("POST", uri, &serde_json::to_vec(&body).unwrap());
-    let KeyOutcome::Run(held) = h.state.lcm().begin_client_key(&key, print).await.unwrap() else {
+    let KeyOutcome::Run(held) = h.state.lcm().begin_client_key(&key, print) else {
         panic!("the key was free");
     };
     let retry = keyed(&h, Method::POST, uri, "k-held", &body).await;
@@ -306,7 +324,7 @@ async fn a_key_in_flight_is_a_conflict_and_once_committed_its_resource_is_the_an
     let key = ClientKey::new(scope(&h), "k-sub");
     let route = "/vnflcm/v2/subscriptions";
     let print = fingerprint("POST", route, &serde_json::to_vec(&sub).unwrap());
-    let KeyOutcome::Run(held) = h.state.lcm().begin_client_key(&key, print).await.unwrap() else {
+    let KeyOutcome::Run(held) = h.state.lcm().begin_client_key(&key, print) else {
         panic!("the key was free");
     };
     keyed(&h, Method::POST, route, "k-sub", &sub)

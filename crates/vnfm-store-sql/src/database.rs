@@ -1,6 +1,7 @@
 //! What a backend provides ([`Database`]: read connections and write transactions) and the
 //! one implementation of [`Store`] on top of it, which calls the statements of `crate::sql`.
 
+use std::any::Any;
 use std::collections::VecDeque;
 use std::future::Future;
 use std::ops::DerefMut;
@@ -101,6 +102,7 @@ impl<D: Database> InstanceStore for SqlStore<D> {
         project: Option<&str>,
         notify: &[NewOutboxRow],
     ) -> Result<Version> {
+        let instance_in: &(dyn Any + Sync) = instance;
         let (instance, notify) = (
             instances::EncodedInstance::of(instance)?,
             outbox::encode(notify)?,
@@ -108,7 +110,7 @@ impl<D: Database> InstanceStore for SqlStore<D> {
         let project = project.map(str::to_owned);
         let (rows, id) = (notify.len(), instance.id().to_owned());
         let created = self
-            .write_creating(&id, move |tx| {
+            .write_creating(&id, instance_in, move |tx| {
                 Box::pin(async move {
                     instances::create(tx, &instance, project.as_deref(), &notify).await
                 })
@@ -232,6 +234,7 @@ impl<D: Database> OpOccStore for SqlStore<D> {
         let begun = self
             .write_creating_if(
                 started.id.as_str(),
+                started,
                 move |tx| {
                     Box::pin(async move {
                         op_occs::begin(tx, starting, &lease, &condition, &step).await
@@ -436,9 +439,10 @@ impl<D: Database> OutboxStore for SqlStore<D> {
 #[async_trait]
 impl<D: Database> SubscriptionDocumentStore for SqlStore<D> {
     async fn create_subscription_document(&self, document: &SubscriptionDocument) -> Result<()> {
-        let document = document.clone();
         let id = document.id.as_str().to_owned();
-        self.write_creating(&id, move |tx| {
+        let written: &(dyn Any + Sync) = document;
+        let document = document.clone();
+        self.write_creating(&id, written, move |tx| {
             Box::pin(async move { subscriptions::create(tx, &document).await })
         })
         .await
@@ -571,9 +575,10 @@ impl<D: Database> AlarmStore for SqlStore<D> {
 #[async_trait]
 impl<D: Database, T: PmResource> PmResourceStore<T> for SqlStore<D> {
     async fn create_pm(&self, record: &StoredPm<T>) -> Result<Version> {
-        let record = record.clone();
         let id = record.resource.id().to_owned();
-        self.write_creating(&id, move |tx| {
+        let written: &(dyn Any + Sync) = record;
+        let record = record.clone();
+        self.write_creating(&id, written, move |tx| {
             Box::pin(async move { crate::sql::pm::create(tx, &record).await })
         })
         .await
@@ -705,9 +710,10 @@ impl<D: Database> IndicatorStore for SqlStore<D> {
 #[async_trait]
 impl<D: Database> VimStore for SqlStore<D> {
     async fn create_vim(&self, vim: &VimRecord) -> Result<Version> {
-        let vim = vim.clone();
         let id = vim.id.as_str().to_owned();
-        self.write_creating(&id, move |tx| {
+        let written: &(dyn Any + Sync) = vim;
+        let vim = vim.clone();
+        self.write_creating(&id, written, move |tx| {
             Box::pin(async move { vims::create(tx, &vim).await })
         })
         .await
@@ -750,9 +756,10 @@ impl<D: Database> VimStore for SqlStore<D> {
 #[async_trait]
 impl<D: Database> PackageStore for SqlStore<D> {
     async fn create_package(&self, package: &PackageRecord) -> Result<Version> {
-        let package = package.clone();
         let id = package.id.clone();
-        self.write_creating(&id, move |tx| {
+        let written: &(dyn Any + Sync) = package;
+        let package = package.clone();
+        self.write_creating(&id, written, move |tx| {
             Box::pin(async move { packages::create(tx, &package).await })
         })
         .await
@@ -916,15 +923,22 @@ impl<D: Database> SettingStore for SqlStore<D> {
 }
 
 impl<D: Database> SqlStore<D> {
-    /// [`Database::write`] of `job`, which creates the resource `resource_id`: the running
-    /// request's idempotency key, if it has one ([`vnfm_store::client_key`]), is written in
-    /// the same transaction, with that id.
-    async fn write_creating<T, F>(&self, resource_id: &str, job: F) -> Result<T>
+    /// [`Database::write`] of `job`, which creates `resource` (its id `resource_id`): the
+    /// running request's idempotency key, if it has one ([`vnfm_store::client_key`]), is
+    /// written in the same transaction, with that id and the request's answer made from
+    /// `resource`.
+    async fn write_creating<T, F>(
+        &self,
+        resource_id: &str,
+        resource: &(dyn Any + Sync),
+        job: F,
+    ) -> Result<T>
     where
         T: Send + 'static,
         F: for<'c> FnOnce(&'c mut D::Conn) -> BoxFuture<'c, Result<T>> + Send + 'static,
     {
-        self.write_creating_if(resource_id, job, |_| true).await
+        self.write_creating_if(resource_id, resource, job, |_| true)
+            .await
     }
 
     /// [`SqlStore::write_creating`] of a `job` that created its resource only when `created`
@@ -932,6 +946,7 @@ impl<D: Database> SqlStore<D> {
     async fn write_creating_if<T, F>(
         &self,
         resource_id: &str,
+        resource: &(dyn Any + Sync),
         job: F,
         created: fn(&T) -> bool,
     ) -> Result<T>
@@ -939,17 +954,23 @@ impl<D: Database> SqlStore<D> {
         T: Send + 'static,
         F: for<'c> FnOnce(&'c mut D::Conn) -> BoxFuture<'c, Result<T>> + Send + 'static,
     {
-        let pending = vnfm_store::client_key::take();
+        let pending = vnfm_store::client_key::take(resource);
         let key = pending.clone().map(|k| (k, resource_id.to_owned()));
         let out = self
             .0
             .write(move |tx| {
                 Box::pin(async move {
                     let out = job(&mut *tx).await?;
-                    if let Some((key, id)) = &key
+                    if let Some((taken, id)) = &key
                         && created(&out)
                     {
-                        crate::sql::idempotency::attach(tx, key, id).await?;
+                        crate::sql::idempotency::attach(
+                            tx,
+                            &taken.key,
+                            id,
+                            taken.answer.as_deref(),
+                        )
+                        .await?;
                     }
                     Ok(out)
                 })
@@ -982,7 +1003,7 @@ impl<D: Database> SqlStore<D> {
     ) -> Result<Version> {
         let (owned_occ, lease) = (occ.clone(), lease.clone());
         let started = self
-            .write_creating(occ.id.as_str(), move |tx| {
+            .write_creating(occ.id.as_str(), occ, move |tx| {
                 Box::pin(async move { op_occs::start(tx, &owned_occ, &lease, expected).await })
             })
             .await;

@@ -9,12 +9,33 @@
 //! ([`crate::Conflict::KeyTaken`]) with nothing of it kept. The key travels beside the
 //! store's methods rather than through them so that every creating method carries it without
 //! each caller passing it down.
+//!
+//! A request whose answer is a representation of what it creates says how to make that
+//! answer ([`answer_with`]) before it creates it: the creating write makes the answer from
+//! the resource it writes ([`take`]) and commits it with the key, so the first answer is kept
+//! by the same commit as the resource, and the request answers with it ([`kept_answer`]).
 
+use std::any::Any;
 use std::cell::RefCell;
 use std::future::Future;
+use std::sync::Arc;
 
 use crate::error::{Conflict, StoreError};
-use crate::idempotency::PendingKey;
+use crate::idempotency::{PendingKey, StoredResponse};
+
+/// How a request's answer is made from the resource it creates, as the store's creating
+/// method has it (a `VnfInstance`, a `SubscriptionDocument`, ...; `None` for another type).
+pub type AnswerMaker = Box<dyn Fn(&dyn Any) -> Option<StoredResponse> + Send>;
+
+/// The key a creating write carries ([`take`]), with the answer made from its resource, if
+/// the request said how ([`answer_with`]).
+#[derive(Debug, Clone)]
+pub struct TakenKey {
+    /// The key.
+    pub key: PendingKey,
+    /// The request's first answer, committed with the key.
+    pub answer: Option<Arc<StoredResponse>>,
+}
 
 /// What became of the key of [`with_pending_key`] while its request ran.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -27,10 +48,22 @@ pub enum KeyAttachment {
     Taken,
 }
 
-#[derive(Debug)]
 struct Slot {
     pending: Option<PendingKey>,
     attachment: KeyAttachment,
+    maker: Option<AnswerMaker>,
+    kept: Option<Arc<StoredResponse>>,
+}
+
+impl Slot {
+    fn new(pending: Option<PendingKey>) -> RefCell<Slot> {
+        RefCell::new(Slot {
+            pending,
+            attachment: KeyAttachment::NotAttached,
+            maker: None,
+            kept: None,
+        })
+    }
 }
 
 tokio::task_local! {
@@ -43,11 +76,7 @@ pub async fn with_pending_key<F: Future>(
     key: PendingKey,
     request: F,
 ) -> (F::Output, KeyAttachment) {
-    let slot = RefCell::new(Slot {
-        pending: Some(key),
-        attachment: KeyAttachment::NotAttached,
-    });
-    SLOT.scope(slot, async move {
+    SLOT.scope(Slot::new(Some(key)), async move {
         let out = request.await;
         let attachment = SLOT.with(|s| s.borrow().attachment.clone());
         (out, attachment)
@@ -55,28 +84,62 @@ pub async fn with_pending_key<F: Future>(
     .await
 }
 
-/// For the store's creating methods: the pending key of the running request, if it has one
-/// that no write has taken yet. Hand it back with [`settle`] once the write ended.
-pub fn take() -> Option<PendingKey> {
-    SLOT.try_with(|s| s.borrow_mut().pending.take())
-        .ok()
-        .flatten()
+/// For a request that runs with a key pending: its answer is made by `maker` from the
+/// resource its creating write writes, and committed with the key ([`kept_answer`] after).
+/// Without a pending key nothing is done (`maker` is not even boxed).
+pub fn answer_with<F>(maker: F)
+where
+    F: Fn(&dyn Any) -> Option<StoredResponse> + Send + 'static,
+{
+    let _ = SLOT.try_with(|s| {
+        let mut s = s.borrow_mut();
+        if s.pending.is_some() {
+            s.maker = Some(Box::new(maker));
+        }
+    });
 }
 
-/// For the store's creating methods: records the outcome of the write that carried `key`
+/// The answer the running request's creating write committed with its key, if it made one
+/// ([`answer_with`]), taken: the request answers with it, so that a retry gets the same bytes.
+pub fn kept_answer() -> Option<Arc<StoredResponse>> {
+    SLOT.try_with(|s| s.borrow_mut().kept.take()).ok().flatten()
+}
+
+/// For the store's creating methods, before the write of `resource`: the pending key of the
+/// running request, if it has one that no write has taken yet, with the request's answer
+/// made from `resource`. Hand it back with [`settle`] once the write ended.
+pub fn take(resource: &dyn Any) -> Option<TakenKey> {
+    SLOT.try_with(|s| {
+        let mut s = s.borrow_mut();
+        let key = s.pending.take()?;
+        let answer = s
+            .maker
+            .as_ref()
+            .and_then(|make| make(resource))
+            .map(Arc::new);
+        Some(TakenKey { key, answer })
+    })
+    .ok()
+    .flatten()
+}
+
+/// For the store's creating methods: records the outcome of the write that carried `taken`
 /// (from [`take`]) for the resource `resource_id`: `Ok(true)` committed with the key. A write
 /// that created nothing (`Ok(false)`) or failed for another reason gives the key back, so a
 /// later creating write of the request carries it.
-pub fn settle(key: Option<PendingKey>, resource_id: &str, outcome: Result<bool, &StoreError>) {
-    let Some(key) = key else { return };
+pub fn settle(taken: Option<TakenKey>, resource_id: &str, outcome: Result<bool, &StoreError>) {
+    let Some(taken) = taken else { return };
     let _ = SLOT.try_with(|s| {
         let mut s = s.borrow_mut();
         match outcome {
-            Ok(true) => s.attachment = KeyAttachment::Attached(resource_id.to_owned()),
+            Ok(true) => {
+                s.attachment = KeyAttachment::Attached(resource_id.to_owned());
+                s.kept = taken.answer;
+            }
             Err(StoreError::Conflict(Conflict::KeyTaken { .. })) => {
                 s.attachment = KeyAttachment::Taken;
             }
-            Ok(false) | Err(_) => s.pending = Some(key),
+            Ok(false) | Err(_) => s.pending = Some(taken.key),
         }
     });
 }
@@ -84,11 +147,7 @@ pub fn settle(key: Option<PendingKey>, resource_id: &str, outcome: Result<bool, 
 /// Runs `write` without the running request's key: for a write the request makes that is
 /// not what it was asked to create (a VIM record sealed from inline credentials, say).
 pub async fn without_key<F: Future>(write: F) -> F::Output {
-    let slot = RefCell::new(Slot {
-        pending: None,
-        attachment: KeyAttachment::NotAttached,
-    });
-    SLOT.scope(slot, write).await
+    SLOT.scope(Slot::new(None), write).await
 }
 
 #[cfg(test)]
@@ -114,32 +173,60 @@ mod tests {
 
     #[tokio::test]
     async fn the_key_is_taken_once_and_given_back_after_a_failed_write() {
-        assert!(take().is_none(), "outside a request there is no key");
+        assert!(take(&()).is_none(), "outside a request there is no key");
+        answer_with(|_| panic!("outside a request nothing is answered"));
         let ((), attachment) = with_pending_key(key(), async {
-            let k = take();
+            let k = take(&());
             assert!(k.is_some());
-            assert!(take().is_none(), "taken once");
+            assert!(take(&()).is_none(), "taken once");
             settle(k, "r-1", Err(&StoreError::Backend("down".into())));
-            let k = take();
+            let k = take(&());
             assert!(k.is_some(), "given back after a failed write");
             settle(k, "r-1", Ok(false));
-            let k = take();
+            let k = take(&());
             assert!(k.is_some(), "given back after a write that created nothing");
             assert!(
-                without_key(async { take() }).await.is_none(),
+                without_key(async { take(&()) }).await.is_none(),
                 "hidden from a write that is not the request's"
             );
             settle(k, "r-2", Ok(true));
-            assert!(take().is_none());
+            assert!(take(&()).is_none());
+            assert!(kept_answer().is_none(), "no answer was asked for");
         })
         .await;
         assert_eq!(attachment, KeyAttachment::Attached("r-2".into()));
         let ((), attachment) = with_pending_key(key(), async {
-            let k = take();
+            let k = take(&());
             let taken = StoreError::Conflict(Conflict::KeyTaken { key: "k".into() });
             settle(k, "r-1", Err(&taken));
         })
         .await;
         assert_eq!(attachment, KeyAttachment::Taken);
+    }
+
+    #[tokio::test]
+    async fn the_answer_is_made_from_the_resource_written_and_kept_once_committed() {
+        fn answer(body: &str) -> StoredResponse {
+            StoredResponse {
+                status: 201,
+                location: None,
+                content_type: None,
+                body: body.as_bytes().to_vec(),
+            }
+        }
+        let ((), attachment) = with_pending_key(key(), async {
+            answer_with(|r| r.downcast_ref::<String>().map(|s| answer(s)));
+            let k = take(&7_u32).unwrap();
+            assert!(k.answer.is_none(), "made only from the resource it renders");
+            settle(Some(k), "r-1", Ok(false));
+            let k = take(&"r-2".to_owned()).unwrap();
+            assert_eq!(k.answer.as_deref(), Some(&answer("r-2")));
+            assert!(kept_answer().is_none(), "not kept before the commit");
+            settle(Some(k), "r-2", Ok(true));
+            assert_eq!(kept_answer().as_deref(), Some(&answer("r-2")));
+            assert!(kept_answer().is_none(), "taken once");
+        })
+        .await;
+        assert_eq!(attachment, KeyAttachment::Attached("r-2".into()));
     }
 }

@@ -55,8 +55,7 @@ pub struct IdempotencyRecord {
     pub key: String,
     /// The request it was first used for.
     pub fingerprint: RequestFingerprint,
-    /// The id of what that request created, committed with it; empty for a request that
-    /// created nothing (its answer is kept after it).
+    /// The id of what that request created, committed with it.
     pub resource_id: String,
     /// Who ran the request.
     pub owner: String,
@@ -64,7 +63,7 @@ pub struct IdempotencyRecord {
     pub created_at: Timestamp,
     /// When it expires.
     pub expires_at: Timestamp,
-    /// The first answer, once kept (`None`: the resource is committed, its answer is not yet
-    /// or never was, when the process died in between).
+    /// The first answer, committed with the resource (`None`: the request's answer is made
+    /// again from its resource, e.g. a task's 202 from its occurrence id).
     pub response: Option<StoredResponse>,
 }

@@ -1,7 +1,8 @@
 //! Issue 53: a request with an `Idempotency-Key` whose server dies by `kill -9` after the
 //! commit and before the answer is answered, when retried after a restart, with what it
-//! created: the same instance (201 and its `Location`), the same occurrence (202 and its
-//! `Location`), the same PM job (201, its `Location` and its body), and nothing created twice. The window is held open by the fault hook
+//! created: the same instance (201, its `Location` and the body it was created with, committed
+//! with it), the same occurrence (202 and its `Location`), the same PM job (201, its
+//! `Location` and its body), and nothing created twice. The window is held open by the fault hook
 //! `VNFM_TEST_STALL_AFTER_COMMIT` (honoured only with `--enable-test-vim`): the request with
 //! that key stops after its commit, and the test kills the process.
 
@@ -108,8 +109,11 @@ async fn a_request_killed_between_commit_and_answer_gets_its_answer_on_retry() {
         location.ends_with(&format!("/vnflcm/v2/vnf_instances/{vnf}")),
         "{location}"
     );
-    let body: Value = retried.json().await.unwrap();
+    let created_base = server.base.clone();
+    let created_bytes = retried.bytes().await.unwrap();
+    let body: Value = serde_json::from_slice(&created_bytes).unwrap();
     assert_eq!(body["id"], vnf.as_str());
+    assert_eq!(body["instantiationState"], "NOT_INSTANTIATED", "{body}");
     let (_, _, all) = api
         .json(
             reqwest::Method::GET,
@@ -167,6 +171,41 @@ async fn a_request_killed_between_commit_and_answer_gets_its_answer_on_retry() {
         .unwrap();
     assert_eq!(again.status(), 202);
     assert_eq!(again.headers()["location"].to_str().unwrap(), location);
+
+    // 5. The instance has been instantiated since: the creation's retry still answers the
+    // first answer, byte for byte, the one committed with the instance before the kill.
+    let mut now = Value::Null;
+    for _ in 0..500 {
+        (_, _, now) = api
+            .json(
+                reqwest::Method::GET,
+                &format!("/vnflcm/v2/vnf_instances/{vnf}"),
+                None,
+            )
+            .await;
+        if now["instantiationState"] == "INSTANTIATED" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(now["instantiationState"], "INSTANTIATED", "{now}");
+    let replayed = api
+        .req(reqwest::Method::POST, "/vnflcm/v2/vnf_instances")
+        .header("Idempotency-Key", "\"crash-create\"")
+        .json(&create)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(replayed.status(), 201);
+    // Byte for byte but the origin of its `_links`, made absolute with the address this
+    // server (on another port) was reached at.
+    let replayed_bytes = replayed.bytes().await.unwrap();
+    let [mut replayed, mut created] =
+        [&replayed_bytes, &created_bytes].map(|b| String::from_utf8(b.to_vec()).unwrap());
+    for (text, base) in [(&mut replayed, &server.base), (&mut created, &created_base)] {
+        *text = text.replace(base.as_str(), "");
+    }
+    assert_eq!(replayed, created);
     server.stop();
 }
 

@@ -5,12 +5,16 @@
 //! A call with a key runs with the key pending ([`KeyGuard::run`]): the store's transaction
 //! that creates the call's resource (a VNF instance, an occurrence, a subscription, ...)
 //! writes the key with the resource's id ([`vnfm_store::client_key`]), so the key is
-//! committed exactly when the resource is, in one commit. A repeated call finds the key
-//! committed and is answered from it ([`KeyOutcome::Committed`]); while the first call runs
-//! in this process, it is refused as in flight (an in-memory marker: nothing to commit); a
-//! call on another replica that reaches its own creating write after the first committed is
-//! rolled back and answered from the first ([`KeyAttachment::Taken`]). The REST server keeps
-//! the first HTTP answer on top of this ([`KeyGuard::keep_answer`]); the embedding API's
+//! committed exactly when the resource is, in one commit. Nothing is read before a call
+//! runs: while the first call runs in this process, a repeated one is refused as in flight
+//! (an in-memory marker: nothing to commit); any other repeated call runs, and either its
+//! creating write finds the key committed and is rolled back ([`KeyAttachment::Taken`]), or
+//! it is refused before it writes (its instance is busy or has changed since); either way it
+//! is then answered from the first call ([`KeyGuard::first_call`]). So a key costs its first
+//! call one row written in the transaction it commits anyway, and a retry what it takes to
+//! find out that it is one. The REST server also
+//! commits the first HTTP answer of a creation with the key
+//! ([`vnfm_store::client_key::answer_with`]); the embedding API's
 //! [`Lcm::create_vnf_identifier_keyed`] and [`Lcm::start_keyed`] return the resource.
 
 use std::collections::HashMap;
@@ -75,39 +79,40 @@ pub fn fingerprint(method: &str, route: &str, body: &[u8]) -> RequestFingerprint
     }
 }
 
-/// The keys whose calls run in this process, with their answer once given (until it is
-/// kept in the store).
+/// The keys whose calls run in this process, with their request's fingerprint.
 #[derive(Debug, Default)]
-pub(crate) struct KeysInFlight(Mutex<HashMap<ClientKey, InFlight>>);
-
-#[derive(Debug)]
-struct InFlight {
-    fingerprint: RequestFingerprint,
-    answer: Option<(String, StoredResponse)>,
-}
+pub(crate) struct KeysInFlight(Mutex<HashMap<ClientKey, RequestFingerprint>>);
 
 impl KeysInFlight {
-    fn lock(&self) -> MutexGuard<'_, HashMap<ClientKey, InFlight>> {
+    fn lock(&self) -> MutexGuard<'_, HashMap<ClientKey, RequestFingerprint>> {
         self.0.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
 
-/// What a call with a client key found ([`Lcm::begin_client_key`]).
+/// What a call with a client key found in this process ([`Lcm::begin_client_key`]).
 #[derive(Debug)]
 pub enum KeyOutcome {
-    /// The key is new: run the call with [`KeyGuard::run`].
+    /// No call with the key runs here: run the call with [`KeyGuard::run`].
     Run(KeyGuard),
-    /// The key's first call committed the resource `resource_id` (empty: it created
-    /// nothing); `response` is its kept answer, if it was kept (not when its process died
-    /// between the commit and the answer).
+    /// A call with the key runs in this process and has not answered yet.
+    InFlight,
+    /// A call with the key runs in this process for another request (this one).
+    Mismatch(RequestFingerprint),
+}
+
+/// The committed first call of a key, found by a call that did not commit it
+/// ([`KeyGuard::first_call`]).
+#[derive(Debug)]
+pub enum FirstCall {
+    /// The same request committed the resource `resource_id`; `response` is its answer,
+    /// when it was committed with the key (not for a task's, made again from the
+    /// occurrence id).
     Committed {
         /// What the first call created.
         resource_id: String,
-        /// Its answer, when kept.
+        /// Its answer, when committed with the key.
         response: Option<StoredResponse>,
     },
-    /// A call with the key runs in this process and has not answered yet.
-    InFlight,
     /// The key was first used with another request (this one).
     Mismatch(RequestFingerprint),
 }
@@ -133,26 +138,24 @@ impl KeyGuard {
         with_pending_key(self.pending.clone(), Box::pin(call)).await
     }
 
-    /// Keeps `response` as the key's first answer: at once (before the returned future is
-    /// polled) for a repeated call in this process, then, by the future, in the store
-    /// (`resource_id`: what the call created, if anything). The key is held until then.
-    pub fn keep_answer(
-        self,
-        resource_id: Option<String>,
-        response: StoredResponse,
-    ) -> impl std::future::Future<Output = Result<(), LcmError>> + Send + 'static {
-        if let Some(entry) = self.lcm.inner.client_keys.lock().get_mut(&self.key) {
-            entry.answer = Some((resource_id.unwrap_or_default(), response.clone()));
-        }
-        async move {
-            self.lcm
-                .inner
-                .store
-                .keep_idempotency_answer(&self.pending, &response)
-                .await
-                .map(|_| ())
-                .map_err(store_err)
-        }
+    /// For a call that did not commit the key ([`KeyAttachment::Taken`] or
+    /// [`KeyAttachment::NotAttached`]): the key's committed, unexpired first call, if there
+    /// is one; the call is then a repetition of it and is answered from it.
+    pub async fn first_call(&self) -> Result<Option<FirstCall>, LcmError> {
+        Ok(self
+            .lcm
+            .committed_key(&self.key)
+            .await?
+            .map(|(first, resource_id, response)| {
+                if first == self.pending.fingerprint {
+                    FirstCall::Committed {
+                        resource_id,
+                        response,
+                    }
+                } else {
+                    FirstCall::Mismatch(first)
+                }
+            }))
     }
 }
 
@@ -164,37 +167,22 @@ impl Drop for KeyGuard {
 
 impl Lcm {
     /// Begins a call with `key` for a request with `fingerprint` (see the
-    /// [module](self) documentation).
-    pub async fn begin_client_key(
-        &self,
-        key: &ClientKey,
-        fingerprint: RequestFingerprint,
-    ) -> Result<KeyOutcome, LcmError> {
+    /// [module](self) documentation): nothing is read from the store.
+    pub fn begin_client_key(&self, key: &ClientKey, fingerprint: RequestFingerprint) -> KeyOutcome {
         let inner = &self.inner;
         {
             let mut running = inner.client_keys.lock();
-            if let Some(entry) = running.get(key) {
-                return Ok(match &entry.answer {
-                    _ if entry.fingerprint != fingerprint => {
-                        KeyOutcome::Mismatch(entry.fingerprint.clone())
-                    }
-                    Some((id, response)) => KeyOutcome::Committed {
-                        resource_id: id.clone(),
-                        response: Some(response.clone()),
-                    },
-                    None => KeyOutcome::InFlight,
-                });
+            if let Some(first) = running.get(key) {
+                return if *first == fingerprint {
+                    KeyOutcome::InFlight
+                } else {
+                    KeyOutcome::Mismatch(first.clone())
+                };
             }
-            running.insert(
-                key.clone(),
-                InFlight {
-                    fingerprint: fingerprint.clone(),
-                    answer: None,
-                },
-            );
+            running.insert(key.clone(), fingerprint.clone());
         }
         let now = inner.now();
-        let guard = KeyGuard {
+        KeyOutcome::Run(KeyGuard {
             lcm: self.clone(),
             key: key.clone(),
             pending: PendingKey {
@@ -205,14 +193,6 @@ impl Lcm {
                 now,
                 expires_at: now.plus(inner.config.client_keys.ttl),
             },
-        };
-        Ok(match self.committed_key(key).await? {
-            Some(found) if found.0 != guard.pending.fingerprint => KeyOutcome::Mismatch(found.0),
-            Some((_, resource_id, response)) => KeyOutcome::Committed {
-                resource_id,
-                response,
-            },
-            None => KeyOutcome::Run(guard),
         })
     }
 
@@ -302,17 +282,20 @@ impl Lcm {
     where
         F: std::future::Future<Output = Result<String, LcmError>>,
     {
-        match self.begin_client_key(key, print).await? {
-            KeyOutcome::Run(guard) => match guard.run(call).await {
-                (_, KeyAttachment::Taken) => match self.committed_key(key).await? {
-                    Some((_, id, _)) => Ok(id),
-                    None => Err(in_flight()),
-                },
-                (created, _) => created,
-            },
-            KeyOutcome::Committed { resource_id, .. } => Ok(resource_id),
-            KeyOutcome::InFlight => Err(in_flight()),
-            KeyOutcome::Mismatch(first) => Err(mismatch(key, &first)),
+        let guard = match self.begin_client_key(key, print) {
+            KeyOutcome::Run(guard) => guard,
+            KeyOutcome::InFlight => return Err(in_flight()),
+            KeyOutcome::Mismatch(first) => return Err(mismatch(key, &first)),
+        };
+        let (created, attachment) = guard.run(call).await;
+        if let KeyAttachment::Attached(_) = attachment {
+            return created;
+        }
+        match guard.first_call().await? {
+            Some(FirstCall::Committed { resource_id, .. }) => Ok(resource_id),
+            Some(FirstCall::Mismatch(first)) => Err(mismatch(key, &first)),
+            None if attachment == KeyAttachment::Taken => Err(in_flight()),
+            None => created,
         }
     }
 }

@@ -109,7 +109,7 @@ use crate::ports::{NotificationRouter, OnboardedVnfd, PackageCatalog, VimDirecto
 pub use actions::is_at_rest;
 pub use apply::DRIVER_STATE_KEY;
 pub use dependents::FORCE_WITH_DEPENDENTS;
-pub use keyed::{ClientKey, KeyGuard, KeyOutcome, KeyPolicy};
+pub use keyed::{ClientKey, FirstCall, KeyGuard, KeyOutcome, KeyPolicy};
 pub use progress::{OpOccProgress, StepProgress, StepStatus};
 pub use recovery::RecoveryReport;
 pub use timeline::{OpOccTimeline, TimelineOutcome, TimelineStep};

@@ -1,10 +1,10 @@
-//! Idempotency keys: one row per (scope, key), written by the transaction that creates its
-//! request's resource ([`attach`]), answered once, swept when expired; and the
-//! [`IdempotencyStore`] of [`SqlStore`].
+//! Idempotency keys: one row per (scope, key), written with its request's first answer by
+//! the transaction that creates its request's resource ([`attach`]), swept when expired; and
+//! the [`IdempotencyStore`] of [`SqlStore`].
 //!
-//! The table is migration 0015's: `reserved_id` holds the created resource's id (empty when
-//! the request created nothing), `state` is `IN_FLIGHT` until the answer is kept and
-//! `COMPLETED` after, `locked_until` is no longer used (0). The comments in the migration
+//! The table is migration 0015's: `reserved_id` holds the created resource's id, `state` is
+//! `COMPLETED` when the answer is written with the key and `IN_FLIGHT` when it is not (the
+//! answer is made again from the resource), `locked_until` is no longer used (0). The comments in the migration
 //! still describe the design before this one (a row claimed in flight before its request
 //! ran) and stay as they are: a migration's text, comments included, is checksummed by every
 //! database that applied it, and a changed one is refused by them ("migration 15 was
@@ -96,25 +96,34 @@ async fn get<C: SqlConn>(
     .transpose()
 }
 
-/// Deletes `key` if it expired by its request's `now`: it is free again.
-async fn drop_if_expired<C: SqlConn>(tx: &mut C, key: &PendingKey) -> Result<()> {
-    tx.execute(
-        "DELETE FROM idempotency_keys WHERE scope = $1 AND idem_key = $2 AND expires_at <= $3",
-        &[
-            key.scope.as_str().into(),
-            key.key.as_str().into(),
-            key.now.0.into(),
-        ],
-    )
-    .await?;
-    Ok(())
-}
+/// Writes a key with its resource and answer, or replaces the same key once it expired by its
+/// request's `now` (`$15`): one statement, which changes no row when the key is taken.
+const ATTACH: &str = "INSERT INTO idempotency_keys (scope, idem_key, method, route, body_sha256, \
+     reserved_id, owner, created_at, expires_at, state, locked_until, response_status, \
+     response_location, response_content_type, response_body) \
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 0, $11, $12, $13, $14) \
+     ON CONFLICT (scope, idem_key) DO UPDATE SET method = excluded.method, \
+     route = excluded.route, body_sha256 = excluded.body_sha256, \
+     reserved_id = excluded.reserved_id, owner = excluded.owner, \
+     created_at = excluded.created_at, expires_at = excluded.expires_at, \
+     state = excluded.state, response_status = excluded.response_status, \
+     response_location = excluded.response_location, \
+     response_content_type = excluded.response_content_type, \
+     response_body = excluded.response_body \
+     WHERE idempotency_keys.expires_at <= $15";
 
-/// The columns a new key row is written with, as `$1`..`$9`: scope, key, method, route, body
-/// hash, resource id, owner, created, expires.
-fn new_key_args<'a>(key: &'a PendingKey, resource_id: &'a str) -> Vec<Arg<'a>> {
+/// In the transaction that creates `resource_id`: writes `key` with it and the request's
+/// first `answer`, if it has one. If the key is taken (another request committed it; on
+/// PostgreSQL this waits for that request's transaction), [`Conflict::KeyTaken`], which rolls
+/// the whole transaction back.
+pub(crate) async fn attach<C: SqlConn>(
+    tx: &mut C,
+    key: &PendingKey,
+    resource_id: &str,
+    answer: Option<&StoredResponse>,
+) -> Result<()> {
     let f = &key.fingerprint;
-    vec![
+    let args = [
         key.scope.as_str().into(),
         key.key.as_str().into(),
         f.method.as_str().into(),
@@ -124,31 +133,19 @@ fn new_key_args<'a>(key: &'a PendingKey, resource_id: &'a str) -> Vec<Arg<'a>> {
         key.owner.as_str().into(),
         key.now.0.into(),
         key.expires_at.0.into(),
-    ]
-}
-
-const INSERT_KEY: &str = "INSERT INTO idempotency_keys (scope, idem_key, method, route, \
-     body_sha256, reserved_id, owner, created_at, expires_at, state, locked_until";
-
-/// In the transaction that creates `resource_id`: writes `key` with it. If the key is taken
-/// (another request committed it; on PostgreSQL this waits for that request's transaction),
-/// [`Conflict::KeyTaken`], which rolls the whole transaction back.
-pub(crate) async fn attach<C: SqlConn>(
-    tx: &mut C,
-    key: &PendingKey,
-    resource_id: &str,
-) -> Result<()> {
-    drop_if_expired(tx, key).await?;
-    let inserted = tx
-        .execute(
-            &format!(
-                "{INSERT_KEY}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'IN_FLIGHT', 0) \
-                 ON CONFLICT DO NOTHING"
-            ),
-            &new_key_args(key, resource_id),
-        )
-        .await?;
-    if inserted == 1 {
+        if answer.is_some() {
+            "COMPLETED"
+        } else {
+            "IN_FLIGHT"
+        }
+        .into(),
+        answer.map_or(Arg::NullInt, |a| i64::from(a.status).into()),
+        answer.and_then(|a| a.location.as_deref()).into(),
+        answer.and_then(|a| a.content_type.as_deref()).into(),
+        answer.map(|a| a.body.as_slice()).into(),
+        key.now.0.into(),
+    ];
+    if tx.execute(ATTACH, &args).await? == 1 {
         Ok(())
     } else {
         Err(StoreError::Conflict(Conflict::KeyTaken {
@@ -166,46 +163,6 @@ impl<D: Database> IdempotencyStore for SqlStore<D> {
     ) -> Result<Option<IdempotencyRecord>> {
         let mut conn = self.0.reader().await?;
         get(&mut *conn, scope, key).await
-    }
-
-    async fn keep_idempotency_answer(
-        &self,
-        key: &PendingKey,
-        response: &StoredResponse,
-    ) -> Result<bool> {
-        let (key, r) = (key.clone(), response.clone());
-        self.0
-            .write(move |tx| {
-                Box::pin(async move {
-                    drop_if_expired(tx, &key).await?;
-                    let mut args = new_key_args(&key, "");
-                    args.extend([
-                        i64::from(r.status).into(),
-                        r.location.as_deref().into(),
-                        r.content_type.as_deref().into(),
-                        Arg::Blob(&r.body),
-                    ]);
-                    let n = tx
-                        .execute(
-                            &format!(
-                                "{INSERT_KEY}, response_status, response_location, \
-                                 response_content_type, response_body) \
-                                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'COMPLETED', 0, \
-                                 $10, $11, $12, $13) \
-                                 ON CONFLICT (scope, idem_key) DO UPDATE SET state = 'COMPLETED', \
-                                 response_status = excluded.response_status, \
-                                 response_location = excluded.response_location, \
-                                 response_content_type = excluded.response_content_type, \
-                                 response_body = excluded.response_body \
-                                 WHERE idempotency_keys.state = 'IN_FLIGHT'"
-                            ),
-                            &args,
-                        )
-                        .await?;
-                    Ok(n == 1)
-                })
-            })
-            .await
     }
 
     async fn sweep_idempotency_keys(&self, now: Timestamp) -> Result<u64> {

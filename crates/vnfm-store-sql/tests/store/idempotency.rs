@@ -1,13 +1,14 @@
-//! Idempotency keys: committed with the resource their request creates (and only then),
-//! refused to a second request whose creation is then rolled back, answered once, replaced
-//! when expired, swept; concurrent creations with one key on two stores create one resource.
+//! Idempotency keys: committed with the resource their request creates and the answer made
+//! from it (and only then), refused to a second request whose creation is then rolled back,
+//! replaced when expired, swept; concurrent creations with one key on two stores create one
+//! resource.
 
 use super::*;
-use vnfm_store::client_key::{KeyAttachment, with_pending_key};
+use vnfm_store::client_key::{KeyAttachment, answer_with, with_pending_key};
 use vnfm_store::{Conflict, PendingKey, RequestFingerprint, StoredResponse};
 
 store_tests!(
-    a_key_is_committed_with_its_resource_and_answered_once,
+    a_key_is_committed_with_its_resource_and_its_answer,
     a_taken_key_rolls_the_second_creation_back,
     expired_keys_are_replaced_and_swept,
     concurrent_creations_with_one_key_create_one_resource,
@@ -28,51 +29,55 @@ fn key(scope: &str, key: &str, body: &str, now: i64) -> PendingKey {
     }
 }
 
-fn created() -> StoredResponse {
+/// The answer of the creation of the instance `id`.
+fn created(id: &str) -> StoredResponse {
     StoredResponse {
         status: 201,
-        location: Some("http://vnfm/vnflcm/v2/vnf_instances/i-1".into()),
+        location: Some(format!("http://vnfm/vnflcm/v2/vnf_instances/{id}")),
         content_type: Some("application/json".into()),
-        body: br#"{"id":"i-1"}"#.to_vec(),
+        body: format!(r#"{{"id":"{id}"}}"#).into_bytes(),
     }
 }
 
-/// Creates the instance `id` with `k` pending: the outcome and what became of the key.
+/// Creates the instance `id` with `k` pending, its answer made from the instance written
+/// ([`created`]): the outcome and what became of the key.
 async fn create(
     s: &Arc<dyn Store>,
     k: PendingKey,
     id: &str,
 ) -> (Result<vnfm_store::Version, StoreError>, KeyAttachment) {
     let inst = instance(id, "vnfd-1", None, &[]);
-    with_pending_key(k, s.create_instance(&inst, &[])).await
+    with_pending_key(k, async {
+        answer_with(|written| {
+            written
+                .downcast_ref::<VnfInstance>()
+                .map(|i| created(i.id.as_str()))
+        });
+        s.create_instance(&inst, &[]).await
+    })
+    .await
 }
 
-async fn a_key_is_committed_with_its_resource_and_answered_once(db: &TestDb) {
+async fn a_key_is_committed_with_its_resource_and_its_answer(db: &TestDb) {
     let s = &db.store;
     let (made, attached) = create(s, key("p", "k", "b1", 10), "i-1").await;
     made.unwrap();
     assert_eq!(attached, KeyAttachment::Attached("i-1".into()));
     let got = s.get_idempotency_key("p", "k").await.unwrap().unwrap();
-    assert_eq!((got.resource_id.as_str(), got.response), ("i-1", None));
+    assert_eq!(
+        (got.resource_id.as_str(), got.response),
+        ("i-1", Some(created("i-1")))
+    );
     assert_eq!(got.fingerprint.body_sha256, "b1");
 
-    assert!(
-        s.keep_idempotency_answer(&key("p", "k", "b1", 20), &created())
-            .await
-            .unwrap()
-    );
-    let later = StoredResponse {
-        status: 500,
-        ..created()
-    };
-    assert!(
-        !s.keep_idempotency_answer(&key("p", "k", "b1", 30), &later)
-            .await
-            .unwrap()
-    );
-    let got = s.get_idempotency_key("p", "k").await.unwrap().unwrap();
-    assert_eq!(got.response, Some(created()), "the first answer stays");
-    assert_eq!(got.resource_id, "i-1", "the resource stays");
+    // A request that did not say how to make its answer commits the key without one.
+    let inst = instance("i-4", "vnfd-1", None, &[]);
+    let (made, attached) =
+        with_pending_key(key("p", "k-bare", "b1", 20), s.create_instance(&inst, &[])).await;
+    made.unwrap();
+    assert_eq!(attached, KeyAttachment::Attached("i-4".into()));
+    let got = s.get_idempotency_key("p", "k-bare").await.unwrap().unwrap();
+    assert_eq!((got.resource_id.as_str(), got.response), ("i-4", None));
 
     // A creation that fails commits no key, and gives it back to the request.
     let (made, attached) = create(s, key("p", "k-failed", "b1", 40), "i-1").await;
@@ -112,32 +117,33 @@ async fn a_taken_key_rolls_the_second_creation_back(db: &TestDb) {
     );
     let got = s.get_idempotency_key("p", "k").await.unwrap().unwrap();
     assert_eq!(got.resource_id, "i-1");
+    assert_eq!(got.response, Some(created("i-1")), "the first answer stays");
 }
 
 async fn expired_keys_are_replaced_and_swept(db: &TestDb) {
     let s = &db.store;
     create(s, key("p", "old", "b1", 10), "i-1").await.0.unwrap();
-    s.keep_idempotency_answer(&key("p", "old", "b1", 10), &created())
+    create(s, key("p", "young", "b1", 50_000), "i-3")
         .await
+        .0
         .unwrap();
-    // A request that created nothing keeps its answer under a key of its own.
+    // Not expired yet (at 100_010): taken.
+    let (made, _) = create(s, key("p", "old", "b2", 100_000), "i-2").await;
     assert!(
-        s.keep_idempotency_answer(&key("p", "young", "b1", 50_000), &created())
-            .await
-            .unwrap()
+        matches!(made, Err(StoreError::Conflict(Conflict::KeyTaken { .. }))),
+        "{made:?}"
     );
-    let young = s.get_idempotency_key("p", "young").await.unwrap().unwrap();
-    assert_eq!(
-        (young.resource_id.as_str(), young.response),
-        ("", Some(created()))
-    );
-    // Expired (at 100_010): a new request with the key, even another body, is new.
+    // Expired: a new request with the key, even another body, is new.
     let (made, attached) = create(s, key("p", "old", "b2", 100_020), "i-2").await;
     made.unwrap();
     assert_eq!(attached, KeyAttachment::Attached("i-2".into()));
     let got = s.get_idempotency_key("p", "old").await.unwrap().unwrap();
     assert_eq!(got.fingerprint.body_sha256, "b2");
-    assert_eq!((got.resource_id.as_str(), got.response), ("i-2", None));
+    assert_eq!(
+        (got.resource_id.as_str(), got.response),
+        ("i-2", Some(created("i-2")))
+    );
+    assert_eq!(got.created_at, Timestamp(100_020));
     assert_eq!(
         s.sweep_idempotency_keys(Timestamp(150_000)).await.unwrap(),
         1

@@ -2,7 +2,7 @@
 //! when expired.
 
 use super::Result;
-use crate::idempotency::{IdempotencyRecord, PendingKey, StoredResponse};
+use crate::idempotency::IdempotencyRecord;
 use crate::model::Timestamp;
 use async_trait::async_trait;
 
@@ -10,9 +10,8 @@ use async_trait::async_trait;
 /// Part of [`crate::Store`].
 ///
 /// A key is written by the transaction that creates its request's resource (see
-/// [`crate::client_key`]), so it is committed exactly when the resource is; the request's
-/// answer is kept afterwards ([`IdempotencyStore::keep_idempotency_answer`]), also for a
-/// request that created nothing.
+/// [`crate::client_key`]), so it is committed exactly when the resource is, with the
+/// request's answer when the request said how to make it from the resource.
 #[async_trait]
 pub trait IdempotencyStore: Send + Sync {
     /// The key `key` of `scope`, expired or not.
@@ -21,15 +20,6 @@ pub trait IdempotencyStore: Send + Sync {
         scope: &str,
         key: &str,
     ) -> Result<Option<IdempotencyRecord>>;
-
-    /// Keeps `response` as the first answer of `key`: on the key its request's resource
-    /// committed, or as a new key when the request created nothing (an expired key is
-    /// replaced). A key answered already keeps its first answer (`false`).
-    async fn keep_idempotency_answer(
-        &self,
-        key: &PendingKey,
-        response: &StoredResponse,
-    ) -> Result<bool>;
 
     /// Deletes the keys that expired at `now`; how many.
     async fn sweep_idempotency_keys(&self, now: Timestamp) -> Result<u64>;
