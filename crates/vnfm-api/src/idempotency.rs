@@ -11,7 +11,7 @@
 //!   was, the same status, `Location`, `Content-Type` and body, also when the resource has
 //!   changed since and when the first request's process died before it answered: a
 //!   creation's answer (201 with the new VNF instance) is made from the resource as it is
-//!   written and committed with it and the key ([`creation_answer`]), and a task's and a
+//!   written and committed with it and the key (`creation_answer`), and a task's and a
 //!   `PATCH` of an instance's answer (202 with the occurrence's `Location`) is made again
 //!   from the occurrence id committed with the key, exactly. On the other creating routes the
 //!   answer is made again from the resource: 201 with the resource as it is now and its
