@@ -15,7 +15,9 @@ use super::{
 use crate::sql::chain::Chain;
 use crate::sql::instances::EncodedInstance;
 use crate::sql::outbox::EncodedOutboxRow;
-use crate::sql::{Arg, Col, DbError, Dialect, SqlConn, columns, now_ms, single_int, to_json};
+use crate::sql::{
+    Arg, Col, DbError, Dialect, SqlConn, columns, locked_version, now_ms, single_int, to_json,
+};
 use crate::sql::{instances, outbox};
 use vnfm_store::{Conflict, StoreError};
 use vnfm_store::{Lease, StartCondition, StepRecord, StepWritten, Version, enum_str, state_str};
@@ -427,10 +429,20 @@ async fn refusal_of<C: SqlConn>(tx: &mut C, step: &EncodedStep) -> StoreError {
 /// written only when the move's condition held; the other writes do not wait for it, and a
 /// move or an instance update that did not match fails the step, whose transaction is then
 /// rolled back.
+///
+/// A step that writes the instance locks the instance's row first, in a statement of its
+/// own: every transaction that writes both takes the instance before the occurrence, as
+/// starting an operation does (it locks the instance, then inserts the occurrence, whose
+/// unique index waits for a transaction moving the instance's active occurrence). Moving the
+/// occurrence first deadlocked against a concurrent start on the same instance (PostgreSQL
+/// `40P01`, answered 500), as concurrent conditional `PATCH`es showed.
 async fn record_step_at_once<C: SqlConn>(
     tx: &mut C,
     step: &EncodedStep,
 ) -> Result<StepWritten, StoreError> {
+    if let Some((instance, _)) = &step.instance {
+        locked_version(tx, "vnf_instances", instance.id()).await?;
+    }
     let mut chain = Chain::new();
     chain.push("occ_moved", move_statement(step), &move_args(step));
     let written = chain_writes(&mut chain, step, " FROM occ_moved");
