@@ -159,17 +159,8 @@ pub(crate) fn check_request(state: &AppState, body: &[u8]) -> Result<(), ApiErro
 
 fn additional_params(params: &OperationParams) -> Option<&KeyValuePairs> {
     match params {
-        OperationParams::Instantiate(r) => r.additional_params.as_ref(),
-        OperationParams::Scale(r) => r.additional_params.as_ref(),
-        OperationParams::ScaleToLevel(r) => r.additional_params.as_ref(),
-        OperationParams::ChangeFlavour(r) => r.additional_params.as_ref(),
-        OperationParams::Terminate(r) => r.additional_params.as_ref(),
-        OperationParams::Heal(r) => r.additional_params.as_ref(),
-        OperationParams::Operate(r) => r.additional_params.as_ref(),
-        OperationParams::ChangeExtConn(r) => r.additional_params.as_ref(),
-        OperationParams::ChangeVnfpkg(r) => r.additional_params.as_ref(),
-        OperationParams::ModifyInfo(_) => None,
         OperationParams::Other(map) => map.get("additionalParams").and_then(Value::as_object),
+        known => vnfm_driver_api::additional_params_of(known),
     }
 }
 
