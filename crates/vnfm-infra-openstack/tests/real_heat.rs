@@ -140,6 +140,14 @@ impl Env {
         self.lcm.wait(&occ.id, WAIT).await.unwrap()
     }
 
+    /// Starts a change of instance `id`'s package to the VNFD `to` (no other parameter).
+    async fn change_vnfpkg_to(&self, id: &VnfInstanceId, to: &str) -> VnfLcmOpOcc {
+        self.lcm
+            .change_vnfpkg(id, serde_json::from_value(json!({"vnfdId": to})).unwrap())
+            .await
+            .unwrap()
+    }
+
     async fn completed(&self, occ: VnfLcmOpOcc) -> VnfLcmOpOcc {
         let d = self.done(occ).await;
         assert_eq!(

@@ -261,14 +261,7 @@ async fn tacker_change_vnfpkg_new_image_moves_ports_and_rebuilds_from_the_upload
 
     // change_vnfpkg to the package with its image: uploaded to Glance, and every server
     // rebuilt (or replaced) from it, still on its ports.
-    let op = env
-        .lcm
-        .change_vnfpkg(
-            &vnf.id,
-            serde_json::from_value(json!({"vnfdId": to})).unwrap(),
-        )
-        .await
-        .unwrap();
+    let op = env.change_vnfpkg_to(&vnf.id, &to).await;
     env.completed(op).await;
     let images = services.images_named(&image_name).await;
     assert_eq!(images.len(), 1, "{images:?}");

@@ -124,14 +124,7 @@ async fn tacker_change_vnfpkg_update_failed_is_rolled_back_to_the_servers_and_im
     // fixed address from `VDU2_CP2`, which no request gives, and its VDUs boot from images
     // nobody uploaded. Heat refuses the update (HTTP 400); the servers are the ones from
     // before.
-    let op = env
-        .lcm
-        .change_vnfpkg(
-            &vnf.id,
-            serde_json::from_value(json!({"vnfdId": to})).unwrap(),
-        )
-        .await
-        .unwrap();
+    let op = env.change_vnfpkg_to(&vnf.id, &to).await;
     let failed = env.done(op).await;
     assert_eq!(
         failed.operation_state,

@@ -86,14 +86,7 @@ async fn tacker_change_vnfpkg_new_volume_replaces_the_servers_on_volumes_of_the_
 
     // The change of package: Glance gets the package's image once, and both VNFCs are new
     // servers on new volumes made from it.
-    let op = env
-        .lcm
-        .change_vnfpkg(
-            &vnf.id,
-            serde_json::from_value(json!({"vnfdId": to})).unwrap(),
-        )
-        .await
-        .unwrap();
+    let op = env.change_vnfpkg_to(&vnf.id, &to).await;
     env.completed(op).await;
     let inst = env.instance(&vnf.id).await;
     assert_eq!(inst.vnfd_id.as_str(), to);

@@ -104,14 +104,7 @@ async fn package_change_from_a_generated_template_to_a_base_hot_with_another_int
     let old_servers: BTreeSet<String> = servers(&vdu1).into_iter().collect();
 
     // The change of package: the stack runs the BaseHOT, the ports are on its subnet.
-    let op = env
-        .lcm
-        .change_vnfpkg(
-            &vnf.id,
-            serde_json::from_value(json!({"vnfdId": to})).unwrap(),
-        )
-        .await
-        .unwrap();
+    let op = env.change_vnfpkg_to(&vnf.id, &to).await;
     env.completed(op).await;
     let inst = env.instance(&vnf.id).await;
     assert_eq!(inst.vnfd_id.as_str(), to);
