@@ -14,7 +14,7 @@
 
 use std::collections::BTreeSet;
 
-use crate::neutron::Neutron;
+use crate::neutron::{Neutron, Subnet};
 
 use super::*;
 
@@ -66,15 +66,7 @@ impl OpenStackDriver {
             if old.is_empty() {
                 continue;
             }
-            // The subnet the stack holds; after a failed replacement Heat may list the old
-            // subnet under the name instead (as it does for servers), so else any other of the
-            // network's.
-            let target = |version: u8| {
-                let same = || kept.iter().filter(move |s| s.ip_version == version);
-                same()
-                    .find(|s| held.contains(&s.id))
-                    .or_else(|| same().next())
-            };
+            let target = |version: u8| successor(&kept, &held, version);
             for port in neutron.ports(network).await? {
                 // Neutron releases the addresses of its own ports (DHCP, router) itself.
                 if port.device_owner.starts_with("network:") {
@@ -106,5 +98,55 @@ impl OpenStackDriver {
             }
         }
         Ok(moved)
+    }
+}
+
+/// Where the addresses on a refused subnet of IP version `version` move: of the network's
+/// other subnets (`kept`) of that version, the one the stack lists (`held`), else any. After
+/// a failed replacement Heat may list the old subnet under the resource's name instead of
+/// the new one (as it does for servers), so the stack's list alone can name none.
+fn successor<'a>(kept: &[&'a Subnet], held: &BTreeSet<String>, version: u8) -> Option<&'a Subnet> {
+    let same = || {
+        kept.iter()
+            .copied()
+            .filter(move |s| s.ip_version == version)
+    };
+    same()
+        .find(|s| held.contains(&s.id))
+        .or_else(|| same().next())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn subnet(id: &str, ip_version: u8) -> Subnet {
+        Subnet {
+            id: id.into(),
+            ip_version,
+            cidr: String::new(),
+        }
+    }
+
+    #[test]
+    fn the_listed_subnet_of_the_version_is_the_successor_else_another_one() {
+        let (other, new, v6) = (subnet("other", 4), subnet("new", 4), subnet("v6", 6));
+        let kept = [&other, &new, &v6];
+        let listed: BTreeSet<String> = ["new".to_string()].into();
+        assert_eq!(
+            successor(&kept, &listed, 4).map(|s| s.id.as_str()),
+            Some("new")
+        );
+        assert_eq!(
+            successor(&kept, &listed, 6).map(|s| s.id.as_str()),
+            Some("v6")
+        );
+        // Heat listed the old (refused) subnet: the network's other subnet still takes them.
+        let old_listed: BTreeSet<String> = ["old".to_string()].into();
+        assert_eq!(
+            successor(&[&new], &old_listed, 4).map(|s| s.id.as_str()),
+            Some("new")
+        );
+        assert_eq!(successor(&[&new], &old_listed, 6), None);
     }
 }
