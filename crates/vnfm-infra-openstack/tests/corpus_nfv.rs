@@ -30,15 +30,9 @@ impl ArtifactSource for Dir {
     }
 }
 
+/// The VNFD of the package at `root`, every file of the package given to the reader (which,
+/// like Tacker, also reads the flavour files of `Definitions/` that nothing imports).
 pub(crate) fn load_vnfd(root: &Path) -> Vnfd {
-    load_vnfd_importing(root, &[])
-}
-
-/// The VNFD of the package at `root`, its entry definitions importing the files `also` (paths
-/// relative to the entry) besides its own imports: Tacker reads every file of `Definitions/`,
-/// so its packages can hold a flavour their top-level VNFD does not import, which a TOSCA
-/// reader (this one) only finds through an import.
-pub(crate) fn load_vnfd_importing(root: &Path, also: &[&str]) -> Vnfd {
     fn add(dir: &Path, root: &Path, out: &mut vnfm_tosca::MemFiles) {
         for e in std::fs::read_dir(dir).expect("package directory") {
             let p = e.expect("entry").path();
@@ -61,18 +55,8 @@ pub(crate) fn load_vnfd_importing(root: &Path, also: &[&str]) -> Vnfd {
         .unwrap()
         .trim()
         .to_string();
-    let mut files = vnfm_tosca::MemFiles::new(entry.clone());
+    let mut files = vnfm_tosca::MemFiles::new(entry);
     add(root, root, &mut files);
-    if !also.is_empty() {
-        let top = String::from_utf8(files.files[&entry].clone()).unwrap();
-        let imports: String = also.iter().map(|f| format!("  - {f}\n")).collect();
-        assert!(
-            top.contains("\nimports:\n"),
-            "{entry} has no block of imports"
-        );
-        let top = top.replacen("\nimports:\n", &format!("\nimports:\n{imports}"), 1);
-        files.files.insert(entry, top.into_bytes());
-    }
     let loaded = vnfm_tosca::load(&files);
     assert!(
         !loaded.has_errors(),

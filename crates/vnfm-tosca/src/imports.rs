@@ -14,7 +14,7 @@
 //! content: the bundled type files, the normative types and the ETSI files that every package
 //! carries its own copy of are parsed once per process, whichever path they sit at.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use sha2::{Digest, Sha256};
@@ -453,6 +453,8 @@ struct Reader<'a> {
     sink: &'a mut Sink,
     graph: Graph,
     index: HashMap<String, usize>,
+    /// Package files an import named that could not be read (reported once, not read again).
+    unreadable: HashSet<String>,
     stack: Vec<String>,
     /// SOL001 version in use, for ETSI file names the package does not carry.
     sol001: Option<&'static str>,
@@ -478,6 +480,7 @@ pub(crate) fn read(files: &dyn PackageFiles, sink: &mut Sink) -> Option<Graph> {
         sink,
         graph: Graph::default(),
         index: HashMap::new(),
+        unreadable: HashSet::new(),
         stack: Vec::new(),
         sol001: None,
     };
@@ -488,8 +491,26 @@ pub(crate) fn read(files: &dyn PackageFiles, sink: &mut Sink) -> Option<Graph> {
         unit_for(NORMATIVE),
         None,
     );
-    r.visit(Origin::Package(entry), None, 0)?;
+    r.visit(Origin::Package(entry.clone()), None, 0)?;
+    r.visit_unimported_flavours(&entry);
     Some(r.graph)
+}
+
+/// The `flavour_id` a file's substitution mapping names, when the file is a deployment flavour
+/// (a `topology_template` with `substitution_mappings`); `Some("")` when it names none.
+fn flavour_id_of(unit: &Unit) -> Option<&str> {
+    let mapping = unit
+        .root
+        .as_ref()?
+        .get("topology_template")?
+        .get("substitution_mappings")?;
+    Some(
+        mapping
+            .get("properties")
+            .and_then(|p| p.get("flavour_id"))
+            .and_then(Node::as_str)
+            .unwrap_or(""),
+    )
 }
 
 fn key_of(origin: &Origin) -> String {
@@ -500,6 +521,66 @@ fn key_of(origin: &Origin) -> String {
 }
 
 impl Reader<'_> {
+    /// Reads the deployment flavour files that sit beside the entry definitions without being
+    /// imported. Tacker reads every file of `Definitions/` and finds a flavour by its
+    /// `flavour_id`, so its packages can hold a flavour no file imports (the `volume` flavour of
+    /// its `v2-vm-change-vnfpkg-*` samples); such a flavour is read too, with a warning. Files
+    /// that are not flavours, do not parse, or name a flavour already read are left alone, so
+    /// nothing a package does not import can make it invalid.
+    fn visit_unimported_flavours(&mut self, entry: &str) {
+        let dir = entry.rfind('/').map_or("", |i| &entry[..=i]);
+        let mut known: Vec<String> = self
+            .graph
+            .files
+            .iter()
+            .filter(|f| f.package_path.is_some())
+            .filter_map(|f| flavour_id_of(&f.unit).map(str::to_string))
+            .collect();
+        let mut candidates: Vec<String> = self
+            .files
+            .paths()
+            .into_iter()
+            .filter(|p| {
+                p.strip_prefix(dir).is_some_and(|name| {
+                    !name.contains('/') && (name.ends_with(".yaml") || name.ends_with(".yml"))
+                })
+            })
+            .filter(|p| !self.index.contains_key(p) && !self.unreadable.contains(p))
+            .collect();
+        candidates.sort();
+        for path in candidates {
+            let Ok(unit) = load_package_file(self.files, &path) else {
+                continue;
+            };
+            let Some(id) = flavour_id_of(&unit) else {
+                continue;
+            };
+            if !unit.problems.is_empty() || id.is_empty() || known.iter().any(|k| k == id) {
+                continue;
+            }
+            known.push(id.to_string());
+            let pos = unit
+                .root
+                .as_ref()
+                .and_then(|r| r.get_entry("topology_template"))
+                .map(|(k, _)| k.pos)
+                .unwrap_or_default();
+            self.sink
+                .warning(
+                    &path,
+                    pos,
+                    "tosca.flavour-not-imported",
+                    format!(
+                        "deployment flavour `{id}` is read from this file, which no definitions file imports"
+                    ),
+                )
+                .help = Some(format!(
+                "import it from `{entry}`: it is read because it sits beside the entry definitions, as Tacker reads every file of `Definitions/`, but other TOSCA readers only follow imports"
+            ));
+            self.visit(Origin::Package(path), None, 0);
+        }
+    }
+
     fn push_file(
         &mut self,
         display: String,
@@ -544,6 +625,7 @@ impl Reader<'_> {
                 Ok(unit) => (unit, Some(path), None),
                 Err(d) => {
                     self.sink.push(d);
+                    self.unreadable.insert(path);
                     return None;
                 }
             },
@@ -780,6 +862,9 @@ mod tests {
         }
         fn contains(&self, path: &str) -> bool {
             self.inner.contains(path)
+        }
+        fn paths(&self) -> Vec<String> {
+            self.inner.paths()
         }
     }
 

@@ -102,6 +102,8 @@ pub trait PackageFiles {
     fn read(&self, path: &str) -> std::io::Result<Vec<u8>>;
     /// True when the package has a regular file at `path`.
     fn contains(&self, path: &str) -> bool;
+    /// The package-relative paths of every regular file of the package.
+    fn paths(&self) -> Vec<String>;
     /// Lowercase hex SHA-256 of the file at `path`, when it exists.
     fn sha256_hex(&self, path: &str) -> Option<String> {
         self.read(path)
@@ -148,6 +150,9 @@ impl PackageFiles for MemFiles {
     fn contains(&self, path: &str) -> bool {
         self.files.contains_key(path)
     }
+    fn paths(&self) -> Vec<String> {
+        self.files.keys().cloned().collect()
+    }
 }
 
 /// A SOL004 package (zip or directory) opened by `vnfm-csar`.
@@ -167,6 +172,11 @@ impl PackageFiles for vnfm_csar::Package {
     }
     fn contains(&self, path: &str) -> bool {
         vnfm_csar::Package::contains(self, path)
+    }
+    fn paths(&self) -> Vec<String> {
+        vnfm_csar::Package::files(self)
+            .map(str::to_string)
+            .collect()
     }
     fn sha256_hex(&self, path: &str) -> Option<String> {
         vnfm_csar::Package::sha256_hex(self, path).ok()

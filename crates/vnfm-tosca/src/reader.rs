@@ -8,7 +8,8 @@
 //! The files of a VNFD play three roles: the entry definitions (the top-level VNFD with the VNF
 //! node template, or a flavour itself when it has `substitution_mappings`), the flavour files
 //! (every package file with a `topology_template` holding `substitution_mappings`, normally
-//! imported by the top-level VNFD), and type files. A flavour's inputs are bound to the
+//! imported by the top-level VNFD; one that sits beside the entry definitions unimported is
+//! read too, as Tacker reads every file of `Definitions/`), and type files. A flavour's inputs are bound to the
 //! properties of the substituted VNF node (the top-level VNF node template) and to the values
 //! given in its substitution mapping, so `get_input` in a flavour sees `descriptor_id` and
 //! `flavour_id`.
@@ -54,7 +55,8 @@
 //! Warnings (the descriptor is still returned): `tosca.artifact-file-missing` (an artifact's file
 //! is not in the package: deployment will need it), `tosca.import-bundled` (an ETSI file the
 //! package lacks was taken from the bundled copies), `tosca.ignored-topology` (an imported file's
-//! topology without substitution mappings is not part of the VNFD), and the `tosca.quirk.*`
+//! topology without substitution mappings is not part of the VNFD), `tosca.flavour-not-imported`
+//! (a flavour file beside the entry definitions that no file imports was read), and the `tosca.quirk.*`
 //! codes of [`crate::quirks`].
 
 use vnfm_descriptor::Descriptor;

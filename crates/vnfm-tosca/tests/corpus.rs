@@ -42,7 +42,12 @@ const PACKAGE_WARNINGS: &[(&str, &str)] = &[
     ("v2-vm-change-vnfpkg-new-image", SCALE_BEYOND_PROFILE),
     ("v2-vm-change-vnfpkg-new-volume", SCALE_BEYOND_PROFILE),
     ("v2-vm-change-vnfpkg-update-failed", SCALE_BEYOND_PROFILE),
+    // The `volume` flavour no file imports (Tacker reads every file of `Definitions/`).
+    ("v2-vm-change-vnfpkg-new-image", FLAVOUR_NOT_IMPORTED),
+    ("v2-vm-change-vnfpkg-new-volume", FLAVOUR_NOT_IMPORTED),
 ];
+
+const FLAVOUR_NOT_IMPORTED: &str = "tosca.flavour-not-imported";
 
 const SCALE_BEYOND_PROFILE: &str = "tosca.scale-beyond-vdu-profile";
 
@@ -442,6 +447,34 @@ fn multiple_flavours_with_their_own_node_templates() {
     let complex = flavour(&v, "complex");
     assert_eq!(complex.placement_rules[0].vdus, ["workerNode"]);
     assert_eq!(flavour(&v, "simple").placement_rules.len(), 0);
+}
+
+/// Tacker's change_vnfpkg samples import their `simple` flavour only and keep the `volume`
+/// one beside it in `Definitions/`, where Tacker finds it: both are flavours of the VNFD.
+#[vnfm_test_env::needs(corpus)]
+#[test]
+fn unimported_flavours_of_the_change_vnfpkg_samples() {
+    for (name, file) in [
+        (
+            "v2-vm-change-vnfpkg-new-image",
+            "Definitions/change_vnf_pkg_new_image_df_volume.yaml",
+        ),
+        (
+            "v2-vm-change-vnfpkg-new-volume",
+            "Definitions/change_vnf_pkg_new_volume_df_volume.yaml",
+        ),
+    ] {
+        let v = vnfd(name);
+        assert_eq!(flavour_ids(&v), ["simple", "volume"], "{name}");
+        let volume = flavour(&v, "volume");
+        assert_eq!(volume.file, file, "{name}");
+        assert_eq!(vdu_ids(volume), ["VDU1", "VDU2"], "{name}");
+        assert_eq!(
+            volume.vdus[0].virtual_storages,
+            ["VDU1-VirtualStorage"],
+            "{name}"
+        );
+    }
 }
 
 /// v1-mgmt-multi-flavour is a fragment: one flavour file and the scripts, no TOSCA.meta, no

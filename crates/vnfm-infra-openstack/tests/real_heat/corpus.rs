@@ -9,17 +9,8 @@ use super::*;
 
 /// The corpus package `name`: its VNFD and files.
 pub(super) fn corpus_package(name: &str) -> (vnfm_descriptor::Vnfd, Arc<dyn ArtifactSource>) {
-    corpus_package_importing(name, &[])
-}
-
-/// The corpus package `name`, its VNFD read with the definitions files `also` imported by the
-/// top-level VNFD as well (see [`crate::corpus_nfv::load_vnfd_importing`]).
-pub(super) fn corpus_package_importing(
-    name: &str,
-    also: &[&str],
-) -> (vnfm_descriptor::Vnfd, Arc<dyn ArtifactSource>) {
     let root = crate::corpus_nfv::tacker(name);
-    let vnfd = crate::corpus_nfv::load_vnfd_importing(&root, also);
+    let vnfd = crate::corpus_nfv::load_vnfd(&root);
     (vnfd, Arc::new(crate::corpus_nfv::Dir(root)))
 }
 

@@ -34,18 +34,12 @@ async fn tacker_change_vnfpkg_new_volume_replaces_the_servers_on_volumes_of_the_
     // The templates create volume types: as the administrator, as Tacker's tests run.
     let cloud = Cloud::from_env().as_admin();
     let env = env(cloud.clone()).await;
-    // Both packages' top-level VNFDs import their `simple` flavour only: Tacker finds the
-    // `volume` one among the files of `Definitions/`.
-    let (vnfd, files) = corpus::corpus_package_importing(
-        "v2-vm-change-vnfpkg-new-image",
-        &["change_vnf_pkg_new_image_df_volume.yaml"],
-    );
+    // Both packages' top-level VNFDs import their `simple` flavour only: the reader finds the
+    // `volume` one among the files of `Definitions/`, as Tacker does.
+    let (vnfd, files) = corpus::corpus_package("v2-vm-change-vnfpkg-new-image");
     let from = env.catalog.insert(vnfd, files);
     // Tacker's change_vnfpkg samples share one VNFD id: the target gets an id of its own.
-    let (vnfd, files) = corpus::corpus_package_importing(
-        "v2-vm-change-vnfpkg-new-volume",
-        &["change_vnf_pkg_new_volume_df_volume.yaml"],
-    );
+    let (vnfd, files) = corpus::corpus_package("v2-vm-change-vnfpkg-new-volume");
     let (to, image) = corpus::with_own_image(
         &env,
         vnfd,

@@ -125,6 +125,64 @@ fn duplicate_flavour_id_across_files() {
     );
 }
 
+/// A flavour file beside the entry definitions that nothing imports is read, as Tacker reads
+/// every file of `Definitions/`, with a warning at its topology. Files that could not change
+/// the VNFD without an import are left alone: a second file of an already read flavour, a file
+/// that does not parse, a flavour in a subdirectory.
+#[test]
+fn flavour_beside_the_entry_definitions_is_read_without_an_import() {
+    let large = DF.replace("flavour_id: small", "flavour_id: large");
+    let files = base()
+        .with(
+            "Definitions/types.yaml",
+            TYPES.replace("valid_values: [ small ]", "valid_values: [ small, large ]"),
+        )
+        .with("Definitions/df_large.yaml", large.clone())
+        .with(
+            "Definitions/df_small_copy.yaml",
+            DF.replace("Small", "Copy"),
+        )
+        .with("Definitions/notes.yaml", "key: [unclosed\n")
+        .with(
+            "Definitions/old/df_old.yaml",
+            DF.replace("flavour_id: small", "flavour_id: old"),
+        );
+    let loaded = load(&files);
+    let v = vnfd(&loaded);
+    let ids: Vec<&str> = v.flavours.iter().map(|f| f.id.as_str()).collect();
+    assert_eq!(ids, ["small", "large"]);
+    let small = v.flavour("small").unwrap();
+    assert_eq!(small.description, "Small");
+    let warnings: Vec<&Diagnostic> = loaded
+        .diagnostics
+        .iter()
+        .filter(|d| d.code == "tosca.flavour-not-imported")
+        .collect();
+    assert_eq!(warnings.len(), 1, "{:#?}", loaded.diagnostics);
+    assert_eq!(warnings[0].severity, Severity::Warning);
+    assert_at(
+        warnings[0],
+        "Definitions/df_large.yaml",
+        at(&large, "topology_template"),
+    );
+    assert!(warnings[0].message.contains("`large`"), "{}", warnings[0]);
+    // Imported, the same file is read without the warning.
+    let top = TOP.replace(
+        "  - df_small.yaml\n",
+        "  - df_small.yaml\n  - df_large.yaml\n",
+    );
+    let loaded = load(&files.with("Definitions/top.yaml", top));
+    assert_eq!(vnfd(&loaded).flavours.len(), 2);
+    assert!(
+        !loaded
+            .diagnostics
+            .iter()
+            .any(|d| d.code == "tosca.flavour-not-imported"),
+        "{:#?}",
+        loaded.diagnostics
+    );
+}
+
 #[test]
 fn missing_artifact_file_is_only_a_warning() {
     let mut files = base();
