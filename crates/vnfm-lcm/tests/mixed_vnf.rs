@@ -33,11 +33,13 @@ fn req<T: DeserializeOwned>(v: Value) -> T {
     serde_json::from_value(v).expect("request fixture")
 }
 
-/// Records, across drivers, the order in which they are called (`vm:instantiate`, ...).
+/// Records, across drivers, the order in which they are called (`vm:instantiate`, ...), and
+/// apart, which were asked to check a request.
 struct Tap {
     label: &'static str,
     inner: Arc<MemoryInfraDriver>,
     log: Arc<Mutex<Vec<String>>>,
+    checks: Arc<Mutex<Vec<String>>>,
 }
 
 impl Tap {
@@ -60,6 +62,21 @@ impl InfraDriver for Tap {
     }
     fn vim_kind(&self) -> Option<Arc<dyn vnfm_driver_api::VimKind>> {
         self.inner.vim_kind()
+    }
+    /// Refuses a request whose `additionalParams.refuse` names this driver.
+    fn check_request(
+        &self,
+        _step: &InfraStep,
+        request: &vnfm_types::OperationParams,
+    ) -> Result<(), DriverError> {
+        self.checks.lock().unwrap().push(self.label.to_string());
+        match vnfm_driver_api::additional_params_of(request).and_then(|p| p.get("refuse")) {
+            Some(who) if who == self.label => Err(DriverError::invalid_input(format!(
+                "{} cannot do this",
+                self.label
+            ))),
+            _ => Ok(()),
+        }
     }
     async fn instantiate(&self, req: &InfraRequest) -> Result<InfraOutcome, DriverError> {
         self.call(req).await
@@ -155,6 +172,7 @@ struct Env {
     vm: Arc<MemoryInfraDriver>,
     k8s: Arc<MemoryInfraDriver>,
     log: Arc<Mutex<Vec<String>>>,
+    checks: Arc<Mutex<Vec<String>>>,
     _dir: tempfile::TempDir,
 }
 
@@ -181,6 +199,7 @@ async fn env() -> Env {
             .with_id_prefix("k8s"),
     );
     let log = Arc::new(Mutex::new(Vec::new()));
+    let checks = Arc::new(Mutex::new(Vec::new()));
     let lcm = Lcm::builder(
         store.clone(),
         Arc::new(InlineVimDirectory),
@@ -191,11 +210,13 @@ async fn env() -> Env {
         label: "vm",
         inner: vm.clone(),
         log: log.clone(),
+        checks: checks.clone(),
     }))
     .infra_driver(Arc::new(Tap {
         label: "k8s",
         inner: k8s.clone(),
         log: log.clone(),
+        checks: checks.clone(),
     }))
     .config(LcmConfig::default())
     .build();
@@ -205,6 +226,7 @@ async fn env() -> Env {
         vm,
         k8s,
         log,
+        checks,
         _dir: dir,
     }
 }
@@ -267,6 +289,13 @@ impl Env {
 
     fn log(&self) -> Vec<String> {
         std::mem::take(&mut *self.log.lock().unwrap())
+    }
+
+    /// The drivers asked to check a request since the last call, sorted.
+    fn checks(&self) -> Vec<String> {
+        let mut c = std::mem::take(&mut *self.checks.lock().unwrap());
+        c.sort();
+        c
     }
 
     async fn instantiated(&self, additional: Value) -> VnfInstance {
@@ -680,6 +709,58 @@ async fn a_bad_mapping_is_a_400_before_any_operation_occurrence() {
         env.instance(&inst.id).await.instantiation_state,
         InstantiationState::NotInstantiated
     );
+}
+
+/// Each driver of the split is asked before anything is stored; one refusing (either one)
+/// refuses the whole request with its name and message, and no driver runs a step.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_driver_of_the_split_refusing_refuses_the_request_before_any_occurrence() {
+    let env = env().await;
+    let inst = env.create().await;
+    for refusing in ["vm", "k8s"] {
+        let err = env
+            .lcm
+            .instantiate(
+                &inst.id,
+                req(instantiate_request(json!({"refuse": refusing}))),
+            )
+            .await
+            .expect_err("one driver refuses");
+        assert_eq!(err.kind().status(), 422, "{err}");
+        assert!(
+            matches!(&err, vnfm_lcm::LcmError::RefusedByDriver { driver, message, .. }
+                if driver == refusing && *message == format!("{refusing} cannot do this")),
+            "{err:?}"
+        );
+        assert!(
+            env.checks().contains(&refusing.to_string()),
+            "{refusing} was asked"
+        );
+        assert!(env.log().is_empty(), "no step runs");
+    }
+    let ops = env
+        .lcm
+        .list_op_occs(&OpOccQuery {
+            vnf_instance_id: Some(inst.id.clone()),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    assert!(ops.items.is_empty(), "{:?}", ops.items);
+    assert!(env.vm.calls().is_empty() && env.k8s.calls().is_empty());
+    assert_eq!(
+        env.instance(&inst.id).await.instantiation_state,
+        InstantiationState::NotInstantiated
+    );
+    // Neither refusing, both are asked and the split runs.
+    let op = env
+        .lcm
+        .instantiate(&inst.id, req(instantiate_request(json!({}))))
+        .await
+        .unwrap();
+    env.completed(op).await;
+    assert_eq!(env.checks(), ["k8s", "vm"]);
+    assert_eq!(env.log(), ["vm:instantiate", "k8s:instantiate"]);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
