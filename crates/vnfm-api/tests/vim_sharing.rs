@@ -242,6 +242,47 @@ async fn a_shared_vim_is_read_and_used_by_every_project_and_changed_only_by_its_
         );
     }
 
+    // The VIM's own project sees its instance among the users, not other projects' ones,
+    // and a deletion refused for them counts them without naming them.
+    let demo_instance = id.to_string();
+    let seen = answered(
+        &as_user(&h, d, Method::GET, &format!("/vnfm/v1/vims/{vim_id}"), None).await,
+        200,
+    );
+    assert_eq!(seen["usedByInstances"], json!([demo_instance]), "{seen:#}");
+    let listed = answered(
+        &as_user(&h, d, Method::GET, "/vnfm/v1/vims", None).await,
+        200,
+    );
+    let listed = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|v| v["id"] == json!(vim_id))
+        .expect("the VIM is listed");
+    assert_eq!(
+        listed["usedByInstances"],
+        json!([demo_instance]),
+        "{listed:#}"
+    );
+    let r = as_user(
+        &h,
+        d,
+        Method::DELETE,
+        &format!("/vnfm/v1/vims/{vim_id}"),
+        None,
+    )
+    .await;
+    let refused = answered(&r, 409);
+    let detail = refused["detail"].as_str().unwrap();
+    assert!(
+        detail.contains(&demo_instance) && detail.contains("2 of other projects"),
+        "{refused:#}"
+    );
+    for other in &others_instances {
+        assert!(!detail.contains(other.as_str()), "{refused:#}");
+    }
+
     // While they use it, even the admin cannot stop sharing it.
     let r = as_user(
         &h,

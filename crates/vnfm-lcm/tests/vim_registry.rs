@@ -12,7 +12,7 @@ use vnfm_infra_openstack::OPENSTACK_VIM_TYPE as OPENSTACK;
 use vnfm_lcm::ports::VimDirectory;
 use vnfm_lcm::vim::REDACTED;
 use vnfm_lcm::{Keyring, LcmError, VimRegistry, VimUpdate};
-use vnfm_store::{Store, Version};
+use vnfm_store::{ProjectScope, Store, Version};
 use vnfm_store_sql::SqliteStore;
 use vnfm_types::{VimConnectionInfo, VimId, VnfInstance, VnfInstanceId};
 
@@ -464,6 +464,83 @@ async fn delete_is_refused_while_instances_use_the_vim() {
     let e = reg.show(&id).await.unwrap_err();
     assert_eq!(e.kind().status(), 404);
     assert_eq!(e.to_string(), format!("VIM {id} not found"));
+}
+
+/// A shared VIM used by instances of its own project and of others: its project sees only
+/// its own instances among the users (show, list, a change's answer) and a refused deletion
+/// counts the others without naming them; a caller seeing every project sees them all.
+#[tokio::test]
+async fn a_project_sees_only_its_own_instances_among_a_shared_vims_users() {
+    let db = sqlite().await;
+    let reg = VimRegistry::new(
+        db.store.clone(),
+        ring(&[&Keyring::generate_key()]),
+        all_vim_kinds(),
+    );
+    let id = reg
+        .create_in("lab", &openstack(), Some("demo"), true)
+        .await
+        .unwrap()
+        .id;
+    let uses = json!({"vim1": {"vimId": id.as_str(), "vimType": OPENSTACK}});
+    for (i, project) in [
+        ("inst-demo", Some("demo")),
+        ("inst-other-1", Some("other")),
+        ("inst-other-2", Some("other")),
+        ("inst-admin", None),
+    ] {
+        db.store
+            .create_instance_in(&instance(i, uses.clone()), project, &[])
+            .await
+            .unwrap();
+    }
+    let demo = ProjectScope::Project("demo".into());
+    let ids = |v: &[VnfInstanceId]| v.iter().map(|i| i.to_string()).collect::<Vec<_>>();
+    assert_eq!(
+        ids(&reg.show_in(&id, &demo).await.unwrap().used_by_instances),
+        ["inst-demo"]
+    );
+    let listed = reg.list_in(&demo).await.unwrap();
+    assert_eq!(ids(&listed[0].used_by_instances), ["inst-demo"]);
+    let changed = reg
+        .update_in(
+            &id,
+            &VimUpdate {
+                name: Some("lab-2".into()),
+                ..Default::default()
+            },
+            None,
+            &demo,
+        )
+        .await
+        .unwrap();
+    assert_eq!(ids(&changed.used_by_instances), ["inst-demo"]);
+    let e = reg.delete_in(&id, &demo).await.unwrap_err();
+    assert_eq!(e.kind().status(), 409);
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "VIM {id} is still used by VNF instance(s) inst-demo, 3 of other projects; terminate them or change their vimConnectionInfo first"
+        )
+    );
+    // Seen from another project, the shared VIM shows no users at all.
+    let other = ProjectScope::Project("other".into());
+    assert!(
+        reg.show_in(&id, &other)
+            .await
+            .unwrap()
+            .used_by_instances
+            .is_empty()
+    );
+    // A caller seeing every project sees them all.
+    assert_eq!(
+        ids(&reg
+            .show_in(&id, &ProjectScope::All)
+            .await
+            .unwrap()
+            .used_by_instances),
+        ["inst-admin", "inst-demo", "inst-other-1", "inst-other-2"]
+    );
 }
 
 #[tokio::test]

@@ -249,14 +249,50 @@ impl VimRegistry {
     pub async fn list_in(&self, scope: &ProjectScope) -> Result<Vec<VimView>, LcmError> {
         let records = self.store.list_vims().await.map_err(store_err)?;
         let mut usage = self.usage().await?;
-        Ok(records
-            .iter()
-            .filter(|(r, _)| readable(r, scope))
-            .map(|(r, v)| {
-                let v = view(r, *v, usage.remove(&r.id).unwrap_or_default());
-                seen_from(v, scope)
-            })
-            .collect())
+        let mut out = Vec::new();
+        for (r, v) in records.iter().filter(|(r, _)| readable(r, scope)) {
+            let users = usage.remove(&r.id).unwrap_or_default();
+            let v = seen_from(view(r, *v, Vec::new()), scope);
+            out.push(self.with_users(v, users, scope).await?);
+        }
+        Ok(out)
+    }
+
+    /// `v` with those of `users`, the instances using it, that a caller seeing `scope` may
+    /// see: a VIM's project sees only its own instances among those of every project using it
+    /// when it is shared, and a VIM seen from another project shows none ([`seen_from`]).
+    async fn with_users(
+        &self,
+        mut v: VimView,
+        users: Vec<VnfInstanceId>,
+        scope: &ProjectScope,
+    ) -> Result<VimView, LcmError> {
+        if scope.admits(v.project.as_deref()) {
+            v.used_by_instances = self.users_seen_from(users, scope).await?.0;
+        }
+        Ok(v)
+    }
+
+    /// Of `users`, the instances using a VIM, those a caller seeing `scope` may see, and how
+    /// many others (of projects it does not see) there are.
+    async fn users_seen_from(
+        &self,
+        users: Vec<VnfInstanceId>,
+        scope: &ProjectScope,
+    ) -> Result<(Vec<VnfInstanceId>, usize), LcmError> {
+        if matches!(scope, ProjectScope::All) {
+            return Ok((users, 0));
+        }
+        let mut seen = Vec::with_capacity(users.len());
+        let mut hidden = 0;
+        for user in users {
+            if scope.admits(self.instance_project(&user).await?.as_deref()) {
+                seen.push(user);
+            } else {
+                hidden += 1;
+            }
+        }
+        Ok((seen, hidden))
     }
 
     /// The VIMs the hooks of `instance` registered, redacted, with the instances using each.
@@ -290,8 +326,8 @@ impl VimRegistry {
             .map_err(store_err)?
             .filter(|(r, _)| readable(r, scope))
             .ok_or_else(|| not_found(id))?;
-        let v = view(&record, version, self.users(id).await?);
-        Ok(seen_from(v, scope))
+        let v = seen_from(view(&record, version, Vec::new()), scope);
+        self.with_users(v, self.users(id).await?, scope).await
     }
 
     /// The instances using VIM `id`.
@@ -382,7 +418,8 @@ impl VimRegistry {
         if is_default(&new) {
             self.clear_defaults_except(&new).await?;
         }
-        Ok(view(&new, version, self.users(id).await?))
+        let v = view(&new, version, Vec::new());
+        self.with_users(v, self.users(id).await?, scope).await
     }
 
     /// Removes the [`DEFAULT_FLAG`] from every VIM of `keep`'s project but `keep`, so that
@@ -461,17 +498,20 @@ impl VimRegistry {
     /// [`LcmError::NotFound`].
     pub async fn delete_in(&self, id: &VimId, scope: &ProjectScope) -> Result<(), LcmError> {
         let (_, version) = self.get_in(id, scope).await?;
-        let users = self
-            .store
-            .instances_using_vim(id)
-            .await
-            .map_err(store_err)?;
-        if !users.is_empty() {
-            return Err(in_use(id, users.iter().map(|u| u.to_string()).collect()));
+        let (users, hidden) = self.users_seen_from(self.users(id).await?, scope).await?;
+        if !users.is_empty() || hidden > 0 {
+            let by = users.iter().map(|u| u.to_string()).collect();
+            return Err(in_use(id, by, hidden));
         }
         match self.store.delete_vim(id, version).await {
             Ok(()) => {}
-            Err(StoreError::Conflict(Conflict::InUse { by, .. })) => return Err(in_use(id, by)),
+            Err(StoreError::Conflict(Conflict::InUse { by, .. })) => {
+                // Used since it was read here.
+                let by = by.into_iter().map(VnfInstanceId::new).collect();
+                let (users, hidden) = self.users_seen_from(by, scope).await?;
+                let by = users.iter().map(|u| u.to_string()).collect();
+                return Err(in_use(id, by, hidden));
+            }
             Err(e) => return Err(store_err(e)),
         }
         tracing::info!(vim_id = %id, "VIM deleted");
@@ -615,12 +655,17 @@ fn secret_label(id: &VimId) -> String {
     format!("the secrets of VIM {id}")
 }
 
-fn in_use(id: &VimId, mut by: Vec<String>) -> LcmError {
+/// The refusal to delete VIM `id` while the instances `by` and `hidden` more of projects the
+/// caller does not see (counted, not named) use it.
+fn in_use(id: &VimId, mut by: Vec<String>, hidden: usize) -> LcmError {
     const SHOWN: usize = 10;
     let more = by.len().saturating_sub(SHOWN);
     by.truncate(SHOWN);
     if more > 0 {
         by.push(format!("and {more} more"));
+    }
+    if hidden > 0 {
+        by.push(format!("{hidden} of other projects"));
     }
     LcmError::VimInUse {
         vim_id: id.to_string(),
