@@ -226,3 +226,97 @@ async fn package_images_are_uploaded_to_glance_shared_and_deleted_at_the_last_te
     assert!(services.images_named(&name).await.is_empty());
     lcm.shutdown(Duration::from_secs(5)).await;
 }
+
+/// A test that panics with an instance on the cloud leaves nothing behind: the guard deletes
+/// the instance's stack and the image the driver uploaded for it to Glance.
+#[vnfm_test_env::needs(openstack)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_panicking_test_leaves_neither_its_stack_nor_its_image() {
+    let cloud = Cloud::from_env();
+    let data = support::qcow2_image();
+    let sha256 = hex::encode(sha2::Sha256::digest(&data));
+    let stamp = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos();
+    let name = format!("vnfm-test-image-{}-{stamp}", std::process::id());
+    let catalog = MemoryCatalog::new();
+    catalog.insert(
+        vnfd_with_image("vnfd-glance-panic", &name, &sha256),
+        Arc::new(support::package("").with(IMAGE_FILE, data)),
+    );
+    let driver = Arc::new(OpenStackDriver::new(support::driver_config()));
+    let dir = tempfile::tempdir().unwrap();
+    let lcm = support::lcm(dir.path(), catalog, driver.clone()).await;
+    let vim = ResolvedVim::new(
+        "vim1",
+        serde_json::from_value(cloud.vim_connection()).unwrap(),
+    );
+    let services = support::Services::new(driver.session(&vim).unwrap());
+    let vnf = lcm
+        .create_vnf_identifier(
+            serde_json::from_value(json!({"vnfdId": "vnfd-glance-panic"})).unwrap(),
+        )
+        .await
+        .unwrap();
+    // Watched from the start, as a test does, in case this test itself fails before the end.
+    let outer = support::StackGuard::new(cloud.clone(), driver.clone());
+    outer.watch(&vnf.id);
+    let op = lcm
+        .instantiate(
+            &vnf.id,
+            serde_json::from_value(support::instantiate_request_at(&cloud, "10.10.0.67")).unwrap(),
+        )
+        .await
+        .unwrap();
+    let done = lcm.wait(&op.id, WAIT).await.unwrap();
+    assert_eq!(
+        done.operation_state,
+        LcmOperationStateType::Completed,
+        "{:?}",
+        done.error
+    );
+    assert_eq!(services.images_named(&name).await.len(), 1);
+    let servers: Vec<String> = lcm
+        .get_instance(&vnf.id)
+        .await
+        .unwrap()
+        .instantiated_vnf_info
+        .unwrap()
+        .vnfc_resource_info
+        .unwrap()
+        .into_iter()
+        .map(|v| v.compute_resource.resource_id)
+        .collect();
+
+    // A test thread that panics while its guard watches the instance.
+    let (cloud2, driver2, id) = (cloud.clone(), driver.clone(), vnf.id.clone());
+    let panicked = tokio::task::spawn_blocking(move || {
+        std::thread::spawn(move || {
+            let guard = support::StackGuard::new(cloud2, driver2);
+            guard.watch(&id);
+            panic!("a failed assertion, on purpose");
+        })
+        .join()
+    })
+    .await
+    .unwrap();
+    assert!(panicked.is_err());
+    assert!(
+        services.images_named(&name).await.is_empty(),
+        "the image of {} is still in Glance",
+        vnf.id
+    );
+    // Heat deletes the servers with the stack.
+    let deadline = std::time::Instant::now() + Duration::from_secs(180);
+    for server in &servers {
+        while services.server(server).await.is_some() {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "Nova still holds {server}"
+            );
+            tokio::time::sleep(Duration::from_secs(2)).await;
+        }
+    }
+    lcm.shutdown(Duration::from_secs(5)).await;
+}

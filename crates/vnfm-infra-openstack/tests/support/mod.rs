@@ -647,9 +647,10 @@ pub fn vnfc_info_id(i: &VnfInstance, resource: &VnfcResourceInfo) -> String {
         .unwrap_or_else(|| panic!("no VNFC of resource {}", resource.id))
 }
 
-/// Deletes the Heat stacks of the VNF instances it was given when the test panics (a failed
-/// assertion leaves no servers, ports and networks behind on the shared test cloud); a test
-/// that ends well terminates them itself.
+/// Deletes the Heat stacks of the VNF instances it was given, and the Glance images the driver
+/// uploaded for them, when the test panics (a failed assertion leaves no servers, ports,
+/// networks and images behind on the shared test cloud); a test that ends well terminates
+/// them itself.
 pub struct StackGuard {
     cloud: Cloud,
     driver: std::sync::Arc<vnfm_infra_openstack::OpenStackDriver>,
@@ -706,11 +707,29 @@ impl Drop for StackGuard {
                 else {
                     return;
                 };
+                let glance = vnfm_infra_openstack::glance::Glance::connect(
+                    &session,
+                    &control,
+                    driver.config().poll.clone(),
+                    "vim1",
+                )
+                .await;
                 for id in ids {
                     if let Ok(Some(stack)) = heat.find(&driver.stack_name(id.as_str())).await {
                         match heat.delete(&stack.reference()).await {
                             Ok(()) => eprintln!("deleted the stack of {id} after the panic"),
                             Err(e) => eprintln!("could not delete the stack of {id}: {e}"),
+                        }
+                    }
+                    // The images the driver uploaded to Glance for the instance, as its
+                    // terminate would.
+                    if let Ok(glance) = &glance {
+                        match glance.release(id.as_str()).await {
+                            Ok(deleted) if !deleted.is_empty() => {
+                                eprintln!("deleted the images {deleted:?} of {id} after the panic")
+                            }
+                            Ok(_) => {}
+                            Err(e) => eprintln!("could not delete the images of {id}: {e}"),
                         }
                     }
                 }
