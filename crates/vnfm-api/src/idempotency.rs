@@ -40,7 +40,7 @@ use vnfm_store::client_key::KeyAttachment;
 use vnfm_types::VnfLcmOpOccId;
 
 use crate::auth::Caller;
-use crate::error::ApiError;
+use crate::error::{ApiError, ApiResult};
 use crate::state::AppState;
 use crate::version::ApiFamily;
 
@@ -149,6 +149,31 @@ pub(crate) fn creation_answer(
         body: serde_json::to_vec(document)
             .map_err(|e| ApiError::Internal(format!("response does not serialize: {e}")))?,
     })
+}
+
+/// For a creation that may run with a key: its answer, 201 with the document `made` of the
+/// created resource (a `T`, as the store's creating write has it) and its `Location` under
+/// `collection`, is made by the store from what it writes and committed with the key
+/// ([`vnfm_store::client_key::answer_with`]); [`kept_or`] answers with it. `made` gives the
+/// resource's id and document.
+pub(crate) fn answer_created_with<T: std::any::Any>(
+    collection: String,
+    made: impl Fn(&T) -> Option<(String, serde_json::Value)> + Send + 'static,
+) {
+    vnfm_store::client_key::answer_with(move |written| {
+        let (id, document) = made(written.downcast_ref::<T>()?)?;
+        creation_answer(&collection, &id, &document).ok()
+    });
+}
+
+/// The answer the running request's creating write committed with its key
+/// ([`answer_created_with`]), else the one `made` makes: a retry gets the bytes of the first
+/// answer, not the resource as it is by then.
+pub(crate) fn kept_or(made: impl FnOnce() -> ApiResult<Response>) -> ApiResult<Response> {
+    match vnfm_store::client_key::kept_answer() {
+        Some(kept) => Ok(replay(Arc::unwrap_or_clone(kept))),
+        None => made(),
+    }
 }
 
 /// The answer `first` (again).

@@ -135,20 +135,21 @@ pub(crate) async fn create_instance<V: LcmView>(
         state.origin(&headers),
         V::FAMILY.prefix()
     );
-    let document = V::created_instance(&state, req.vnfd_id.as_str()).await;
-    let answer = Arc::new(move |instance: &VnfInstance| {
-        crate::idempotency::creation_answer(&collection, instance.id.as_str(), &document(instance)?)
-    });
-    let kept = Arc::clone(&answer);
-    vnfm_store::client_key::answer_with(move |written| {
-        kept(written.downcast_ref::<VnfInstance>()?).ok()
+    let document: Arc<InstanceDocument> =
+        Arc::from(V::created_instance(&state, req.vnfd_id.as_str()).await);
+    let kept = Arc::clone(&document);
+    crate::idempotency::answer_created_with::<VnfInstance>(collection.clone(), move |written| {
+        Some((written.id.to_string(), kept(written).ok()?))
     });
     let instance = state.lcm.create_vnf_identifier_in(req, project).await?;
-    let first = match vnfm_store::client_key::kept_answer() {
-        Some(kept) => Arc::unwrap_or_clone(kept),
-        None => answer(&instance)?,
-    };
-    Ok(crate::idempotency::replay(first))
+    crate::idempotency::kept_or(|| {
+        let first = crate::idempotency::creation_answer(
+            &collection,
+            instance.id.as_str(),
+            &document(&instance)?,
+        )?;
+        Ok(crate::idempotency::replay(first))
+    })
 }
 
 /// `GET .../vnf_instances/{id}`, with the instance's entity tag.

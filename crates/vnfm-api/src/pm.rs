@@ -25,7 +25,7 @@ use vnfm_lcm::LcmError;
 use vnfm_lcm::pm::{CallbackResource, PmApi};
 use vnfm_lcm::subscriptions::{CreateOptions, Created};
 use vnfm_schemas::SchemaId;
-use vnfm_store::{Page, PmResource, ProjectScope, Version};
+use vnfm_store::{Page, PmResource, ProjectScope, StoredPm, Version};
 use vnfm_types::{
     CreatePmJobRequest, CreatePmJobRequestV1, CreateThresholdRequest, CreateThresholdRequestV1,
     PmJob, PmSubscription, PmSubscriptionRequest, SubscriptionId, Threshold,
@@ -396,24 +396,35 @@ async fn create<R: Resource, V: PmVersion>(
 ) -> ApiResult<Response> {
     require_accept(&headers, &["application/json"])?;
     let request = V::request::<R>(&headers, &body)?;
-    let doc = R::create(&state, &request, &callback_options(&state), V::API).await?;
-    let location = format!(
-        "{}{}/{}/{}",
+    let collection = format!(
+        "{}{}/{}",
         state.origin(&headers),
         V::FAMILY.prefix(),
-        R::PATH,
-        doc.id()
+        R::PATH
     );
-    Ok(with_etag(
-        with_location(
+    let kept = Arc::clone(&state);
+    crate::idempotency::answer_created_with::<StoredPm<R::Doc>>(
+        collection.clone(),
+        move |written| {
+            let doc = to_value(&written.resource).ok()?;
+            Some((
+                written.resource.id().to_owned(),
+                relinked(&kept, doc, V::API),
+            ))
+        },
+    );
+    let doc = R::create(&state, &request, &callback_options(&state), V::API).await?;
+    let answer = crate::idempotency::kept_or(|| {
+        Ok(with_location(
             json_response(
                 StatusCode::CREATED,
                 &relinked(&state, to_value(&doc)?, V::API),
             ),
-            &location,
-        ),
-        Version::FIRST,
-    ))
+            &format!("{collection}/{}", doc.id()),
+        ))
+    })?;
+    // The first answer is of the first version, whenever it is answered.
+    Ok(with_etag(answer, Version::FIRST))
 }
 
 async fn show<R: Resource, V: PmVersion>(

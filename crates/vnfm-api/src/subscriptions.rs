@@ -20,7 +20,7 @@ use serde_json::Value;
 use vnfm_lcm::LcmError;
 use vnfm_lcm::subscriptions::{CreateOptions, Created};
 use vnfm_schemas::SchemaId;
-use vnfm_store::{Page, ProjectScope};
+use vnfm_store::{Page, ProjectScope, SubscriptionDocument};
 use vnfm_types::{
     LccnSubscription, LccnSubscriptionRequest, PkgmSubscription, PkgmSubscriptionRequest,
     SubscriptionId,
@@ -235,15 +235,25 @@ pub(crate) fn routes<K: Kind>(family: ApiFamily) -> OpenApiRouter<Arc<AppState>>
 /// The JSON of a subscription read through `family`: its `_links.self` is rendered into the
 /// version read.
 fn view<K: Kind>(state: &AppState, family: ApiFamily, sub: &K::Resource) -> ApiResult<Value> {
-    let mut doc = serde_json::to_value(sub)
+    let doc = serde_json::to_value(sub)
         .map_err(|e| ApiError::Internal(format!("subscription does not serialize: {e}")))?;
+    linked(state, family, K::id(sub), doc)
+}
+
+/// The subscription document `doc` of subscription `id` with its `_links` under `family`.
+fn linked(
+    state: &AppState,
+    family: ApiFamily,
+    id: &SubscriptionId,
+    mut doc: Value,
+) -> ApiResult<Value> {
     let (interface, version) = family.links().ok_or_else(|| {
         ApiError::Internal(format!("{} serves no subscriptions", family.prefix()))
     })?;
     let href = state.lcm.config().links.href(LinkTarget::Subscription {
         interface,
         version,
-        id: K::id(sub).as_str(),
+        id: id.as_str(),
     });
     doc["_links"] = serde_json::json!({"self": {"href": href}});
     Ok(doc)
@@ -301,11 +311,22 @@ async fn create<K: Kind>(
         project: tenancy.project,
     };
     let origin = state.origin(&headers);
+    let kept = Arc::clone(&state);
+    crate::idempotency::answer_created_with::<SubscriptionDocument>(
+        format!("{origin}{}/subscriptions", family.prefix()),
+        move |written| {
+            let doc = serde_json::from_str(&written.document).ok()?;
+            let doc = linked(&kept, family, &written.id, doc).ok()?;
+            Some((written.id.to_string(), doc))
+        },
+    );
     match K::create(&state, family, &req, &options).await? {
-        Created::New(sub) => Ok(with_location(
-            json_response(StatusCode::CREATED, &view::<K>(&state, family, &sub)?),
-            &location(family, &origin, K::id(&sub)),
-        )),
+        Created::New(sub) => crate::idempotency::kept_or(|| {
+            Ok(with_location(
+                json_response(StatusCode::CREATED, &view::<K>(&state, family, &sub)?),
+                &location(family, &origin, K::id(&sub)),
+            ))
+        }),
         Created::Existing(sub) => Ok(with_location(
             StatusCode::SEE_OTHER.into_response(),
             &location(family, &origin, K::id(&sub)),

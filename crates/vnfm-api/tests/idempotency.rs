@@ -210,6 +210,48 @@ async fn the_same_key_and_request_get_the_first_answer_again() {
     assert_eq!(s2.header("location"), s1.header("location"));
 }
 
+/// Any keyed creation answers a retry with its first answer's bytes, committed with the
+/// resource, not with the resource as it is by then: a package changed after its creation.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_package_creation_is_answered_again_as_it_was_first_answered() {
+    let h = Harness::new().await;
+    let create = json!({"userDefinedData": {"stage": "first"}});
+    for (packages, key) in [
+        ("/vnfpkgm/v2/vnf_packages", "k-pkg-v2"),
+        ("/vnfpkgm/v1/vnf_packages", "k-pkg-v1"),
+    ] {
+        let first = keyed(&h, Method::POST, packages, key, &create).await;
+        assert_eq!(first.status, StatusCode::CREATED, "{}", text(&first));
+        let id = first.json()["id"].as_str().unwrap().to_owned();
+        let (_, kept_id, kept_answer) = h
+            .state
+            .lcm()
+            .committed_key(&ClientKey::new(scope(&h), key))
+            .await
+            .unwrap()
+            .expect("the key is committed");
+        assert_eq!(kept_id, id);
+        assert!(
+            kept_answer.is_some(),
+            "the first answer is kept with the key"
+        );
+        let changed = keyed(
+            &h,
+            Method::PATCH,
+            &format!("{packages}/{id}"),
+            &format!("{key}-patch"),
+            &json!({"userDefinedData": {"stage": "changed"}}),
+        )
+        .await;
+        assert_eq!(changed.status, StatusCode::OK, "{}", text(&changed));
+        let replay = keyed(&h, Method::POST, packages, key, &create).await;
+        assert_eq!(replay.status, StatusCode::CREATED, "{}", text(&replay));
+        assert_eq!(replay.header("location"), first.header("location"));
+        assert_eq!(replay.body, first.body, "{packages}: the first body");
+        assert_eq!(replay.json()["userDefinedData"]["stage"], "first");
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn another_request_with_a_used_key_is_unprocessable() {
     let h = Harness::new().await;

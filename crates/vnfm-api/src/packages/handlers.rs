@@ -8,7 +8,7 @@ use axum::extract::{OriginalUri, Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde_json::Value;
-use vnfm_store::Page;
+use vnfm_store::{PackageRecord, Page};
 use vnfm_types::links::ApiVersion;
 use vnfm_types::{
     CreateVnfPkgInfoRequest, PackageOnboardingState, UploadVnfPackageFromUriRequest, VnfPkgInfo,
@@ -103,17 +103,22 @@ pub(super) async fn create(
     } else {
         json_body(&headers, &body, None)?
     };
+    let collection = format!("{}{}/vnf_packages", state.origin(&headers), family.prefix());
+    let kept = Arc::clone(&state);
+    crate::idempotency::answer_created_with::<PackageRecord>(collection.clone(), move |written| {
+        let info: VnfPkgInfo = serde_json::from_value(written.info.clone()).ok()?;
+        Some((
+            written.id.clone(),
+            view(&kept.packages, family, &info).ok()?,
+        ))
+    });
     let info = state.packages.create(req, tenancy.project).await?;
-    let location = format!(
-        "{}{}/vnf_packages/{}",
-        state.origin(&headers),
-        family.prefix(),
-        info.id
-    );
-    Ok(with_location(
-        json_response(StatusCode::CREATED, &view(&state.packages, family, &info)?),
-        &location,
-    ))
+    crate::idempotency::kept_or(|| {
+        Ok(with_location(
+            json_response(StatusCode::CREATED, &view(&state.packages, family, &info)?),
+            &format!("{collection}/{}", info.id),
+        ))
+    })
 }
 
 pub(super) async fn show(
