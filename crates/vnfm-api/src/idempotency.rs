@@ -148,21 +148,25 @@ pub(crate) fn creation_answer(
         content_type: Some("application/json".to_owned()),
         body: serde_json::to_vec(document)
             .map_err(|e| ApiError::Internal(format!("response does not serialize: {e}")))?,
+        etag: None,
     })
 }
 
 /// For a creation that may run with a key: its answer, 201 with the document `made` of the
 /// created resource (a `T`, as the store's creating write has it) and its `Location` under
-/// `collection`, is made by the store from what it writes and committed with the key
-/// ([`vnfm_store::client_key::answer_with`]); [`kept_or`] answers with it. `made` gives the
-/// resource's id and document.
+/// `collection` (and `etag`, when the first answer has one), is made by the store from what
+/// it writes and committed with the key ([`vnfm_store::client_key::answer_with`]);
+/// [`kept_or`] answers with it. `made` gives the resource's id and document.
 pub(crate) fn answer_created_with<T: std::any::Any>(
     collection: String,
+    etag: Option<String>,
     made: impl Fn(&T) -> Option<(String, serde_json::Value)> + Send + 'static,
 ) {
     vnfm_store::client_key::answer_with(move |written| {
         let (id, document) = made(written.downcast_ref::<T>()?)?;
-        creation_answer(&collection, &id, &document).ok()
+        let mut answer = creation_answer(&collection, &id, &document).ok()?;
+        answer.etag = etag.clone();
+        Some(answer)
     });
 }
 
@@ -184,6 +188,7 @@ pub(crate) fn replay(first: StoredResponse) -> Response {
     for (name, value) in [
         (header::LOCATION, first.location),
         (header::CONTENT_TYPE, first.content_type),
+        (header::ETAG, first.etag),
     ] {
         if let Some(v) = value.and_then(|v| HeaderValue::from_str(&v).ok()) {
             headers.insert(name, v);

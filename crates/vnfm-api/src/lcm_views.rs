@@ -138,9 +138,11 @@ pub(crate) async fn create_instance<V: LcmView>(
     let document: Arc<InstanceDocument> =
         Arc::from(V::created_instance(&state, req.vnfd_id.as_str()).await);
     let kept = Arc::clone(&document);
-    crate::idempotency::answer_created_with::<VnfInstance>(collection.clone(), move |written| {
-        Some((written.id.to_string(), kept(written).ok()?))
-    });
+    crate::idempotency::answer_created_with::<VnfInstance>(
+        collection.clone(),
+        None,
+        move |written| Some((written.id.to_string(), kept(written).ok()?)),
+    );
     let instance = state.lcm.create_vnf_identifier_in(req, project).await?;
     crate::idempotency::kept_or(|| {
         let first = crate::idempotency::creation_answer(

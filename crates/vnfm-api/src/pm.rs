@@ -405,6 +405,7 @@ async fn create<R: Resource, V: PmVersion>(
     let kept = Arc::clone(&state);
     crate::idempotency::answer_created_with::<StoredPm<R::Doc>>(
         collection.clone(),
+        Some(Version::FIRST.etag()),
         move |written| {
             let doc = to_value(&written.resource).ok()?;
             Some((

@@ -314,6 +314,7 @@ async fn create<K: Kind>(
     let kept = Arc::clone(&state);
     crate::idempotency::answer_created_with::<SubscriptionDocument>(
         format!("{origin}{}/subscriptions", family.prefix()),
+        None,
         move |written| {
             let doc = serde_json::from_str(&written.document).ok()?;
             let doc = linked(&kept, family, &written.id, doc).ok()?;

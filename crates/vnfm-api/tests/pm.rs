@@ -572,3 +572,71 @@ async fn v1_jobs_and_thresholds_have_no_callback_and_notify_subscriptions() {
         assert_eq!(r.status, StatusCode::NO_CONTENT, "{path}");
     }
 }
+
+/// A threshold created with an `Idempotency-Key` is answered again as it was first answered
+/// (body, `Location`, `ETag`), also after a `PATCH` changed it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_keyed_threshold_creation_is_answered_again_as_first_answered() {
+    let metrics = metrics();
+    let h = harness(&metrics).await;
+    let (base, _posts) = receiver().await;
+    h.onboard(zip_dir(Path::new(HELLO))).await;
+    let vnf = h.create_instance().await;
+    let auth = format!("Bearer {}", h.token);
+    let body = json!({"objectType": "Vnf", "objectInstanceId": vnf,
+                      "criteria": {"performanceMetric": "VCpuUsageMeanVnf",
+                                   "thresholdType": "SIMPLE",
+                                   "simpleThresholdDetails": {"thresholdValue": 50,
+                                                              "hysteresis": 5}},
+                      "callbackUri": format!("{base}/threshold")});
+    let headers = [
+        ("authorization", auth.as_str()),
+        ("version", "2.1.0"),
+        ("content-type", "application/json"),
+        ("idempotency-key", "\"k-threshold\""),
+    ];
+    let create = || {
+        h.raw(
+            Method::POST,
+            "/vnfpm/v2/thresholds",
+            &headers,
+            serde_json::to_vec(&body).unwrap(),
+        )
+    };
+    let first = create().await;
+    assert_eq!(first.status, StatusCode::CREATED, "{}", first.json());
+    let id = first.json()["id"].as_str().unwrap().to_owned();
+    let r = h
+        .raw(
+            Method::PATCH,
+            &format!("/vnfpm/v2/thresholds/{id}"),
+            &[
+                ("authorization", &auth),
+                ("version", "2.1.0"),
+                ("content-type", "application/merge-patch+json"),
+            ],
+            serde_json::to_vec(&json!({"callbackUri": format!("{base}/threshold2")})).unwrap(),
+        )
+        .await;
+    assert_eq!(
+        r.status,
+        StatusCode::OK,
+        "{}",
+        String::from_utf8_lossy(&r.body)
+    );
+    let replay = create().await;
+    assert_eq!(replay.status, StatusCode::CREATED);
+    assert_eq!(
+        replay.body, first.body,
+        "the first body, not the threshold now"
+    );
+    assert_eq!(replay.json()["callbackUri"], format!("{base}/threshold"));
+    assert_eq!(replay.header("location"), first.header("location"));
+    assert!(first.header("etag").is_some());
+    assert_eq!(replay.header("etag"), first.header("etag"));
+    let thresholds = h
+        .call(Method::GET, "/vnfpm/v2/thresholds", None)
+        .await
+        .json();
+    assert_eq!(thresholds.as_array().unwrap().len(), 1, "{thresholds}");
+}

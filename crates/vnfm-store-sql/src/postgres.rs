@@ -111,6 +111,11 @@ const MIGRATIONS: &[MigrationSource] = &[
         "outbox trace context",
         include_str!("../migrations/postgres/0017_outbox_trace_context.sql"),
     ),
+    (
+        18,
+        "idempotency answer etag",
+        include_str!("../migrations/postgres/0018_idempotency_answer_etag.sql"),
+    ),
 ];
 
 /// Default size of the connection pool.

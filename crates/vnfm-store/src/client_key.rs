@@ -212,6 +212,7 @@ mod tests {
                 location: None,
                 content_type: None,
                 body: body.as_bytes().to_vec(),
+                etag: None,
             }
         }
         let ((), attachment) = with_pending_key(key(), async {

@@ -25,6 +25,8 @@ pub struct StoredResponse {
     pub content_type: Option<String>,
     /// The body.
     pub body: Vec<u8>,
+    /// The `ETag` header, if any.
+    pub etag: Option<String>,
 }
 
 /// A key a request carries while it runs ([`crate::client_key`]): the transaction that creates

@@ -105,13 +105,17 @@ pub(super) async fn create(
     };
     let collection = format!("{}{}/vnf_packages", state.origin(&headers), family.prefix());
     let kept = Arc::clone(&state);
-    crate::idempotency::answer_created_with::<PackageRecord>(collection.clone(), move |written| {
-        let info: VnfPkgInfo = serde_json::from_value(written.info.clone()).ok()?;
-        Some((
-            written.id.clone(),
-            view(&kept.packages, family, &info).ok()?,
-        ))
-    });
+    crate::idempotency::answer_created_with::<PackageRecord>(
+        collection.clone(),
+        None,
+        move |written| {
+            let info: VnfPkgInfo = serde_json::from_value(written.info.clone()).ok()?;
+            Some((
+                written.id.clone(),
+                view(&kept.packages, family, &info).ok()?,
+            ))
+        },
+    );
     let info = state.packages.create(req, tenancy.project).await?;
     crate::idempotency::kept_or(|| {
         Ok(with_location(

@@ -2,7 +2,7 @@
 //! the transaction that creates its request's resource ([`attach`]), swept when expired; and
 //! the [`IdempotencyStore`] of [`SqlStore`].
 //!
-//! The table is migration 0015's: `reserved_id` holds the created resource's id, `state` is
+//! The table is migration 0015's (with 0018's `response_etag`): `reserved_id` holds the created resource's id, `state` is
 //! `COMPLETED` when the answer is written with the key and `IN_FLIGHT` when it is not (the
 //! answer is made again from the resource), `locked_until` is no longer used (0). The comments in the migration
 //! still describe the design before this one (a row claimed in flight before its request
@@ -21,8 +21,8 @@ use vnfm_store::{
 
 const COLUMNS: &str = "scope, idem_key, method, route, body_sha256, reserved_id, owner, \
      created_at, expires_at, response_status, response_location, \
-     response_content_type, response_body";
-const COLS: [Col; 13] = [
+     response_content_type, response_body, response_etag";
+const COLS: [Col; 14] = [
     Col::Text,
     Col::Text,
     Col::Text,
@@ -36,6 +36,7 @@ const COLS: [Col; 13] = [
     Col::OptText,
     Col::OptText,
     Col::OptBlob,
+    Col::OptText,
 ];
 
 fn record(row: Vec<Cell>) -> Result<IdempotencyRecord> {
@@ -53,6 +54,7 @@ fn record(row: Vec<Cell>) -> Result<IdempotencyRecord> {
         location,
         content_type,
         response_body,
+        etag,
     ] = columns(row)?;
     let response = match status.opt_int()? {
         None => None,
@@ -62,6 +64,7 @@ fn record(row: Vec<Cell>) -> Result<IdempotencyRecord> {
             location: location.opt_text()?,
             content_type: content_type.opt_text()?,
             body: response_body.opt_blob()?.unwrap_or_default(),
+            etag: etag.opt_text()?,
         }),
     };
     Ok(IdempotencyRecord {
@@ -100,8 +103,8 @@ async fn get<C: SqlConn>(
 /// request's `now` (`$15`): one statement, which changes no row when the key is taken.
 const ATTACH: &str = "INSERT INTO idempotency_keys (scope, idem_key, method, route, body_sha256, \
      reserved_id, owner, created_at, expires_at, state, locked_until, response_status, \
-     response_location, response_content_type, response_body) \
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 0, $11, $12, $13, $14) \
+     response_location, response_content_type, response_body, response_etag) \
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 0, $11, $12, $13, $14, $16) \
      ON CONFLICT (scope, idem_key) DO UPDATE SET method = excluded.method, \
      route = excluded.route, body_sha256 = excluded.body_sha256, \
      reserved_id = excluded.reserved_id, owner = excluded.owner, \
@@ -109,7 +112,7 @@ const ATTACH: &str = "INSERT INTO idempotency_keys (scope, idem_key, method, rou
      state = excluded.state, response_status = excluded.response_status, \
      response_location = excluded.response_location, \
      response_content_type = excluded.response_content_type, \
-     response_body = excluded.response_body \
+     response_body = excluded.response_body, response_etag = excluded.response_etag \
      WHERE idempotency_keys.expires_at <= $15";
 
 /// In the transaction that creates `resource_id`: writes `key` with it and the request's
@@ -144,6 +147,7 @@ pub(crate) async fn attach<C: SqlConn>(
         answer.and_then(|a| a.content_type.as_deref()).into(),
         answer.map(|a| a.body.as_slice()).into(),
         key.now.0.into(),
+        answer.and_then(|a| a.etag.as_deref()).into(),
     ];
     if tx.execute(ATTACH, &args).await? == 1 {
         Ok(())

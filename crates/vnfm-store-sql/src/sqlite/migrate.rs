@@ -100,6 +100,11 @@ pub(crate) const MIGRATIONS: &[MigrationSource] = &[
         "outbox trace context",
         include_str!("../../migrations/sqlite/0017_outbox_trace_context.sql"),
     ),
+    (
+        18,
+        "idempotency answer etag",
+        include_str!("../../migrations/sqlite/0018_idempotency_answer_etag.sql"),
+    ),
 ];
 
 /// The checksum sqlx records for a migration's SQL.

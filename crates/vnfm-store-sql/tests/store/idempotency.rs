@@ -29,13 +29,14 @@ fn key(scope: &str, key: &str, body: &str, now: i64) -> PendingKey {
     }
 }
 
-/// The answer of the creation of the instance `id`.
+/// The answer of the creation of the instance `id` (with an `ETag`, as a PM resource's has).
 fn created(id: &str) -> StoredResponse {
     StoredResponse {
         status: 201,
         location: Some(format!("http://vnfm/vnflcm/v2/vnf_instances/{id}")),
         content_type: Some("application/json".into()),
         body: format!(r#"{{"id":"{id}"}}"#).into_bytes(),
+        etag: Some(format!("\"{id}-1\"")),
     }
 }
 
