@@ -42,40 +42,71 @@ fn sorted(tags: &[&str]) -> Vec<String> {
     t
 }
 
+/// What each test starts from: the test cloud, the driver and the services' APIs, and an
+/// image file with a name of this run only (the cloud is shared).
+struct Fixture {
+    cloud: Cloud,
+    data: Vec<u8>,
+    sha256: String,
+    name: String,
+    driver: Arc<OpenStackDriver>,
+    services: support::Services,
+    dir: tempfile::TempDir,
+}
+
+impl Fixture {
+    fn new() -> Fixture {
+        let cloud = Cloud::from_env();
+        let data = support::qcow2_image();
+        let sha256 = hex::encode(sha2::Sha256::digest(&data));
+        let stamp = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos();
+        let name = format!("vnfm-test-image-{}-{stamp}", std::process::id());
+        let driver = Arc::new(OpenStackDriver::new(support::driver_config()));
+        let vim = ResolvedVim::new(
+            "vim1",
+            serde_json::from_value(cloud.vim_connection()).unwrap(),
+        );
+        let services = support::Services::new(driver.session(&vim).unwrap());
+        Fixture {
+            cloud,
+            data,
+            sha256,
+            name,
+            driver,
+            services,
+            dir: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    /// Adds to `catalog` the VNFD `id` booting from the image, its package holding `data` as
+    /// the image file.
+    fn insert(&self, catalog: &MemoryCatalog, id: &str, data: &[u8]) {
+        let package: Arc<dyn ArtifactSource> =
+            Arc::new(support::package("").with(IMAGE_FILE, data.to_vec()));
+        catalog.insert(vnfd_with_image(id, &self.name, &self.sha256), package);
+    }
+
+    /// The core on `catalog` and the driver.
+    async fn lcm(&self, catalog: MemoryCatalog) -> vnfm_lcm::Lcm {
+        support::lcm(self.dir.path(), catalog, self.driver.clone()).await
+    }
+}
+
 #[vnfm_test_env::needs(openstack)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn package_images_are_uploaded_to_glance_shared_and_deleted_at_the_last_terminate() {
-    let cloud = Cloud::from_env();
-    let data = support::qcow2_image();
-    let sha256 = hex::encode(sha2::Sha256::digest(&data));
-    // A name of this run only: the cloud is shared.
-    let stamp = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_nanos();
-    let name = format!("vnfm-test-image-{}-{stamp}", std::process::id());
-    let package = |data: &[u8]| -> Arc<dyn ArtifactSource> {
-        Arc::new(support::package("").with(IMAGE_FILE, data.to_vec()))
-    };
+    let f = Fixture::new();
+    let (cloud, data, sha256, name, driver) = (&f.cloud, &f.data, &f.sha256, &f.name, &f.driver);
     let catalog = MemoryCatalog::new();
-    catalog.insert(
-        vnfd_with_image("vnfd-glance", &name, &sha256),
-        package(&data),
-    );
+    f.insert(&catalog, "vnfd-glance", data);
     let mut corrupt = data.clone();
     corrupt[600] = 1;
-    catalog.insert(
-        vnfd_with_image("vnfd-glance-corrupt", &name, &sha256),
-        package(&corrupt),
-    );
-    let driver = Arc::new(OpenStackDriver::new(support::driver_config()));
-    let dir = tempfile::tempdir().unwrap();
-    let lcm = support::lcm(dir.path(), catalog, driver.clone()).await;
-    let vim = ResolvedVim::new(
-        "vim1",
-        serde_json::from_value(cloud.vim_connection()).unwrap(),
-    );
-    let services = support::Services::new(driver.session(&vim).unwrap());
+    f.insert(&catalog, "vnfd-glance-corrupt", &corrupt);
+    let lcm = f.lcm(catalog).await;
+    let services = &f.services;
     let guard = Arc::new(support::StackGuard::new(cloud.clone(), driver.clone()));
     let run = |vnfd: &'static str, address: &'static str| {
         let lcm = lcm.clone();
@@ -147,7 +178,7 @@ async fn package_images_are_uploaded_to_glance_shared_and_deleted_at_the_last_te
             && detail.contains(IMAGE_FILE),
         "{detail}"
     );
-    assert!(services.images_named(&name).await.is_empty());
+    assert!(services.images_named(name).await.is_empty());
     let op = lcm.rollback(&failed.id).await.unwrap();
     lcm.wait(&op.id, WAIT).await.unwrap();
     let _ = bad;
@@ -160,7 +191,7 @@ async fn package_images_are_uploaded_to_glance_shared_and_deleted_at_the_last_te
         "{:?}",
         done.error
     );
-    let images = services.images_named(&name).await;
+    let images = services.images_named(name).await;
     assert_eq!(images.len(), 1, "{images:?}");
     let image = images[0].clone();
     let id = image["id"].as_str().unwrap().to_string();
@@ -175,7 +206,7 @@ async fn package_images_are_uploaded_to_glance_shared_and_deleted_at_the_last_te
     assert_eq!(image["os_hash_algo"], "sha512");
     assert_eq!(
         image["os_hash_value"],
-        hex::encode(sha2::Sha512::digest(&data)).as_str()
+        hex::encode(sha2::Sha512::digest(data)).as_str()
     );
     let tags = |i: &Value| -> Vec<String> {
         let mut t: Vec<String> = i["tags"]
@@ -201,7 +232,7 @@ async fn package_images_are_uploaded_to_glance_shared_and_deleted_at_the_last_te
         "{:?}",
         done.error
     );
-    let images = services.images_named(&name).await;
+    let images = services.images_named(name).await;
     assert_eq!(images.len(), 1, "{images:?}");
     assert_eq!(images[0]["id"], id.as_str());
     assert_eq!(
@@ -216,14 +247,14 @@ async fn package_images_are_uploaded_to_glance_shared_and_deleted_at_the_last_te
 
     // Terminating the first keeps the image for the second; the last terminate deletes it.
     terminate(a.clone()).await;
-    let images = services.images_named(&name).await;
+    let images = services.images_named(name).await;
     assert_eq!(images.len(), 1, "{images:?}");
     assert_eq!(
         tags(&images[0]),
         sorted(&[MANAGED_TAG, &instance_tag(b.as_str())])
     );
     terminate(b).await;
-    assert!(services.images_named(&name).await.is_empty());
+    assert!(services.images_named(name).await.is_empty());
     lcm.shutdown(Duration::from_secs(5)).await;
 }
 
@@ -232,27 +263,11 @@ async fn package_images_are_uploaded_to_glance_shared_and_deleted_at_the_last_te
 #[vnfm_test_env::needs(openstack)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_panicking_test_leaves_neither_its_stack_nor_its_image() {
-    let cloud = Cloud::from_env();
-    let data = support::qcow2_image();
-    let sha256 = hex::encode(sha2::Sha256::digest(&data));
-    let stamp = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_nanos();
-    let name = format!("vnfm-test-image-{}-{stamp}", std::process::id());
+    let f = Fixture::new();
+    let (cloud, name, driver, services) = (&f.cloud, &f.name, &f.driver, &f.services);
     let catalog = MemoryCatalog::new();
-    catalog.insert(
-        vnfd_with_image("vnfd-glance-panic", &name, &sha256),
-        Arc::new(support::package("").with(IMAGE_FILE, data)),
-    );
-    let driver = Arc::new(OpenStackDriver::new(support::driver_config()));
-    let dir = tempfile::tempdir().unwrap();
-    let lcm = support::lcm(dir.path(), catalog, driver.clone()).await;
-    let vim = ResolvedVim::new(
-        "vim1",
-        serde_json::from_value(cloud.vim_connection()).unwrap(),
-    );
-    let services = support::Services::new(driver.session(&vim).unwrap());
+    f.insert(&catalog, "vnfd-glance-panic", &f.data);
+    let lcm = f.lcm(catalog).await;
     let vnf = lcm
         .create_vnf_identifier(
             serde_json::from_value(json!({"vnfdId": "vnfd-glance-panic"})).unwrap(),
@@ -265,7 +280,7 @@ async fn a_panicking_test_leaves_neither_its_stack_nor_its_image() {
     let op = lcm
         .instantiate(
             &vnf.id,
-            serde_json::from_value(support::instantiate_request_at(&cloud, "10.10.0.67")).unwrap(),
+            serde_json::from_value(support::instantiate_request_at(cloud, "10.10.0.67")).unwrap(),
         )
         .await
         .unwrap();
@@ -276,7 +291,7 @@ async fn a_panicking_test_leaves_neither_its_stack_nor_its_image() {
         "{:?}",
         done.error
     );
-    assert_eq!(services.images_named(&name).await.len(), 1);
+    assert_eq!(services.images_named(name).await.len(), 1);
     let servers: Vec<String> = lcm
         .get_instance(&vnf.id)
         .await
@@ -303,7 +318,7 @@ async fn a_panicking_test_leaves_neither_its_stack_nor_its_image() {
     .unwrap();
     assert!(panicked.is_err());
     assert!(
-        services.images_named(&name).await.is_empty(),
+        services.images_named(name).await.is_empty(),
         "the image of {} is still in Glance",
         vnf.id
     );

@@ -287,6 +287,25 @@ impl Env {
         self.lcm.get_instance(id).await.unwrap()
     }
 
+    /// Asserts that nothing was done to instance `id`: no occurrence, no driver call, still
+    /// not instantiated.
+    async fn assert_untouched(&self, id: &VnfInstanceId) {
+        let ops = self
+            .lcm
+            .list_op_occs(&OpOccQuery {
+                vnf_instance_id: Some(id.clone()),
+                ..Default::default()
+            })
+            .await
+            .unwrap();
+        assert!(ops.items.is_empty(), "{:?}", ops.items);
+        assert!(self.vm.calls().is_empty() && self.k8s.calls().is_empty());
+        assert_eq!(
+            self.instance(id).await.instantiation_state,
+            InstantiationState::NotInstantiated
+        );
+    }
+
     fn log(&self) -> Vec<String> {
         std::mem::take(&mut *self.log.lock().unwrap())
     }
@@ -695,20 +714,7 @@ async fn a_bad_mapping_is_a_400_before_any_operation_occurrence() {
         .unwrap_err();
         assert_eq!(v.kind().status(), 400);
     }
-    let ops = env
-        .lcm
-        .list_op_occs(&OpOccQuery {
-            vnf_instance_id: Some(inst.id.clone()),
-            ..Default::default()
-        })
-        .await
-        .unwrap();
-    assert!(ops.items.is_empty());
-    assert!(env.vm.calls().is_empty() && env.k8s.calls().is_empty());
-    assert_eq!(
-        env.instance(&inst.id).await.instantiation_state,
-        InstantiationState::NotInstantiated
-    );
+    env.assert_untouched(&inst.id).await;
 }
 
 /// Each driver of the split is asked before anything is stored; one refusing (either one)
@@ -738,20 +744,7 @@ async fn one_driver_of_the_split_refusing_refuses_the_request_before_any_occurre
         );
         assert!(env.log().is_empty(), "no step runs");
     }
-    let ops = env
-        .lcm
-        .list_op_occs(&OpOccQuery {
-            vnf_instance_id: Some(inst.id.clone()),
-            ..Default::default()
-        })
-        .await
-        .unwrap();
-    assert!(ops.items.is_empty(), "{:?}", ops.items);
-    assert!(env.vm.calls().is_empty() && env.k8s.calls().is_empty());
-    assert_eq!(
-        env.instance(&inst.id).await.instantiation_state,
-        InstantiationState::NotInstantiated
-    );
+    env.assert_untouched(&inst.id).await;
     // Neither refusing, both are asked and the split runs.
     let op = env
         .lcm
