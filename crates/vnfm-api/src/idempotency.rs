@@ -10,13 +10,13 @@
 //! - the first request runs; a retry after it created its resource is answered as the first
 //!   was, the same status, `Location`, `Content-Type` and body, also when the resource has
 //!   changed since and when the first request's process died before it answered: a
-//!   creation's answer (201 with the new VNF instance) is made from the resource as it is
-//!   written and committed with it and the key (`creation_answer`), and a task's and a
-//!   `PATCH` of an instance's answer (202 with the occurrence's `Location`) is made again
-//!   from the occurrence id committed with the key, exactly. On the other creating routes the
-//!   answer is made again from the resource: 201 with the resource as it is now and its
-//!   `Location`. A request that created nothing (refused, or failed) keeps nothing: a retry
-//!   runs again;
+//!   creation's answer (201 with the new VNF instance, subscription, VNF package, PM job or
+//!   threshold) is made from the resource as it is written and committed with it and the key
+//!   (`answer_created_with`, `kept_or`), and a task's and a `PATCH` of an instance's
+//!   answer (202 with the occurrence's `Location`) is made again from the occurrence id
+//!   committed with the key, exactly. A VIM's creation is answered again from the VIM: 201
+//!   with the VIM as it is now and its `Location`. A request that created nothing (refused,
+//!   or failed) keeps nothing: a retry runs again;
 //! - the same key with another request is refused with 422, naming the first request;
 //! - while the first request runs in this process, the same key is refused with 409; any
 //!   other request with the key runs (nothing is read before it does) and is answered from

@@ -2,9 +2,10 @@
 //! the transaction that creates its request's resource ([`attach`]), swept when expired; and
 //! the [`IdempotencyStore`] of [`SqlStore`].
 //!
-//! The table is migration 0015's (with 0018's `response_etag`): `reserved_id` holds the created resource's id, `state` is
-//! `COMPLETED` when the answer is written with the key and `IN_FLIGHT` when it is not (the
-//! answer is made again from the resource), `locked_until` is no longer used (0). The comments in the migration
+//! The table is migration 0015's, with 0018's `response_etag`: `reserved_id` holds the
+//! created resource's id, `state` is `COMPLETED` when the answer is written with the key and
+//! `IN_FLIGHT` when it is not (the answer is made again from the resource), `locked_until` is
+//! no longer used (0). The comments in the migration
 //! still describe the design before this one (a row claimed in flight before its request
 //! ran) and stay as they are: a migration's text, comments included, is checksummed by every
 //! database that applied it, and a changed one is refused by them ("migration 15 was
