@@ -21,7 +21,8 @@
 //!
 //! Every phase lasts `VNFM_SERVE_LOAD_SECONDS` (10) and reports its rate, the p50 and p99 of
 //! its latencies and the CPU time the server process used per operation (utime + stime from
-//! `/proc/<pid>/stat`, all its threads); the client's own CPU is not in it. After
+//! `/proc/<pid>/stat`, all its threads), and beside it the CPU this load generator used per
+//! operation (`/proc/self/stat`): the two share the machine's cores. After
 //! `VNFM_SERVE_LOAD_RUNS` (3) runs, the medians of the runs, with their range.
 
 use std::collections::BTreeMap;
@@ -96,7 +97,26 @@ struct Figures {
     p99: Duration,
     /// Server CPU per operation.
     cpu: Duration,
+    /// The load generator's own CPU per operation.
+    client_cpu: Duration,
     errors: u64,
+}
+
+/// CPU seconds used so far by the server and by this process, the client.
+#[derive(Clone, Copy)]
+struct Cpu {
+    server: f64,
+    client: f64,
+}
+
+impl std::ops::Sub for Cpu {
+    type Output = Cpu;
+    fn sub(self, earlier: Cpu) -> Cpu {
+        Cpu {
+            server: self.server - earlier.server,
+            client: self.client - earlier.client,
+        }
+    }
 }
 
 impl Figures {
@@ -104,15 +124,19 @@ impl Figures {
         ops: u64,
         mut latencies: Vec<Duration>,
         elapsed: Duration,
-        cpu: f64,
+        cpu: Cpu,
         errors: u64,
     ) -> Figures {
         latencies.sort_unstable();
+        let per_op = |seconds: f64| {
+            Duration::from_secs_f64(if ops == 0 { 0.0 } else { seconds / ops as f64 })
+        };
         Figures {
             rate: ops as f64 / elapsed.as_secs_f64(),
             p50: percentile(&latencies, 0.5),
             p99: percentile(&latencies, 0.99),
-            cpu: Duration::from_secs_f64(if ops == 0 { 0.0 } else { cpu / ops as f64 }),
+            cpu: per_op(cpu.server),
+            client_cpu: per_op(cpu.client),
             errors,
         }
     }
@@ -188,8 +212,12 @@ impl Server {
         }
     }
 
-    fn cpu(&self) -> f64 {
-        cpu_seconds(&self.pid)
+    /// The CPU the server and this client have used so far.
+    fn cpu(&self) -> Cpu {
+        Cpu {
+            server: cpu_seconds(&self.pid),
+            client: cpu_seconds("self"),
+        }
     }
 
     fn get(&self, http: &reqwest::Client, url: &str) -> reqwest::RequestBuilder {
@@ -543,11 +571,12 @@ struct Table {
 impl Table {
     fn add(&mut self, run: u64, name: &str, unit: &str, f: Figures) {
         println!(
-            "run {run}: {name}: {:.0} {unit}/s, p50 {:.2} ms, p99 {:.2} ms, server CPU {:.3} ms per {unit}{}",
+            "run {run}: {name}: {:.0} {unit}/s, p50 {:.2} ms, p99 {:.2} ms, server CPU {:.3} ms per {unit}, client CPU {:.3} ms{}",
             f.rate,
             f.p50.as_secs_f64() * 1e3,
             f.p99.as_secs_f64() * 1e3,
             f.cpu.as_secs_f64() * 1e3,
+            f.client_cpu.as_secs_f64() * 1e3,
             if f.errors > 0 {
                 format!(", {} ERRORS", f.errors)
             } else {
@@ -575,17 +604,20 @@ impl Table {
             "\nmedians of {} runs [min-max]:",
             self.runs.values().next().map_or(0, Vec::len)
         );
-        println!("| measure | per second | p50 ms | p99 ms | server CPU ms per op | errors |");
-        println!("|---|---|---|---|---|---|");
+        println!(
+            "| measure | per second | p50 ms | p99 ms | server CPU ms per op | client CPU ms per op | errors |"
+        );
+        println!("|---|---|---|---|---|---|---|");
         for name in &self.order {
             let runs = &self.runs[name];
             let pick = |f: &dyn Fn(&Figures) -> f64| runs.iter().map(f).collect::<Vec<f64>>();
             println!(
-                "| {name} | {} | {} | {} | {} | {} |",
+                "| {name} | {} | {} | {} | {} | {} | {} |",
                 summary(pick(&|f| f.rate), 0),
                 summary(pick(&|f| f.p50.as_secs_f64() * 1e3), 2),
                 summary(pick(&|f| f.p99.as_secs_f64() * 1e3), 2),
                 summary(pick(&|f| f.cpu.as_secs_f64() * 1e3), 3),
+                summary(pick(&|f| f.client_cpu.as_secs_f64() * 1e3), 3),
                 runs.iter().map(|f| f.errors).sum::<u64>(),
             );
         }

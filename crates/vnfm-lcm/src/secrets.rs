@@ -231,34 +231,21 @@ impl Keyring {
     }
 }
 
-/// A new random identifier in UUID version 4 form (for VIMs and subscriptions).
+/// A new identifier of a stored resource: a time-ordered UUID (version 7, RFC 9562), its
+/// first 48 bits the creation time in milliseconds and the rest random.
+///
+/// Every table keeps its rows in indexes ordered by id (the primary key, and `(state, id)`,
+/// `(project, id)`, ... for keyset pages). Random ids would put each new row on a random leaf
+/// of each of them: one more page changed, written to the WAL and read back per index and per
+/// insert, across the whole index as it grows. Time-ordered ids land on the newest leaves,
+/// which every insert shares.
 pub fn new_id() -> String {
-    let mut b = [0u8; 16];
-    if getrandom::fill(&mut b).is_err() {
-        // No OS randomness: time and a process-wide counter still give unique ids.
-        use std::sync::atomic::{AtomicU64, Ordering};
-        static COUNTER: AtomicU64 = AtomicU64::new(0);
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos())
-            .unwrap_or(0);
-        b[..8].copy_from_slice(&(nanos as u64).to_be_bytes());
-        b[8..].copy_from_slice(&COUNTER.fetch_add(1, Ordering::Relaxed).to_be_bytes());
-    }
-    b[6] = (b[6] & 0x0f) | 0x40;
-    b[8] = (b[8] & 0x3f) | 0x80;
-    let h = hex(&b);
-    let mut id = String::with_capacity(36);
-    for (i, part) in [&h[0..8], &h[8..12], &h[12..16], &h[16..20], &h[20..32]]
-        .into_iter()
-        .enumerate()
-    {
-        if i > 0 {
-            id.push('-');
-        }
-        id.push_str(part);
-    }
-    id
+    uuid::Uuid::now_v7().to_string()
+}
+
+/// A new random UUID (version 4), for values that must say nothing about when they were made.
+pub fn random_uuid() -> String {
+    uuid::Uuid::new_v4().to_string()
 }
 
 /// `bytes` as lowercase hex.
@@ -359,18 +346,24 @@ mod tests {
     }
 
     #[test]
-    fn ids_are_uuid_v4_shaped_and_distinct() {
-        let a = new_id();
-        let b = new_id();
-        assert_ne!(a, b);
-        assert_eq!(a.len(), 36);
-        assert_eq!(&a[14..15], "4");
-        assert!("89ab".contains(&a[19..20]), "{a}");
-        for (i, c) in a.char_indices() {
-            if [8, 13, 18, 23].contains(&i) {
-                assert_eq!(c, '-', "{a}");
-            } else {
-                assert!(c.is_ascii_digit() || ('a'..='f').contains(&c), "{a}");
+    fn ids_are_uuids_that_sort_in_creation_order() {
+        let ids: Vec<String> = (0..1000).map(|_| new_id()).collect();
+        let mut sorted = ids.clone();
+        sorted.sort();
+        assert_eq!(sorted, ids, "a later id sorts after an earlier one");
+        sorted.dedup();
+        assert_eq!(sorted.len(), ids.len());
+        let random = random_uuid();
+        for (id, version) in [(&ids[0], "7"), (&random, "4")] {
+            assert_eq!(id.len(), 36);
+            assert_eq!(&id[14..15], version, "{id}");
+            assert!("89ab".contains(&id[19..20]), "{id}");
+            for (i, c) in id.char_indices() {
+                if [8, 13, 18, 23].contains(&i) {
+                    assert_eq!(c, '-', "{id}");
+                } else {
+                    assert!(c.is_ascii_digit() || ('a'..='f').contains(&c), "{id}");
+                }
             }
         }
         assert_eq!(hex(&[0x00, 0x0f, 0xa5, 0xff]), "000fa5ff");

@@ -65,7 +65,7 @@ impl ClientKey {
 
     /// A fresh random key (a version 4 UUID), for a caller that needs one per change.
     pub fn random_key() -> String {
-        new_uuid()
+        crate::secrets::random_uuid()
     }
 }
 

@@ -246,7 +246,7 @@ pub(crate) fn random_hex(n: usize) -> String {
     crate::secrets::hex(&buf)
 }
 
-/// A random (version 4) UUID string.
+/// A new time-ordered (version 7) UUID string: see [`crate::secrets::new_id`].
 pub(crate) fn new_uuid() -> String {
     crate::secrets::new_id()
 }
