@@ -85,12 +85,12 @@ fn lifecycle_step(
         expected_state: from,
         expected_version: version,
         owner: "worker".into(),
-        journal: Some(JournalStep {
-            step: format!("step-{n}"),
-            outcome: StepOutcome::Completed,
-            at: Timestamp::now(),
-            detail: json!({"n": n}),
-        }),
+        journal: Some(JournalStep::new(
+            format!("step-{n}"),
+            StepOutcome::Completed,
+            Timestamp::now(),
+            &json!({"n": n}),
+        )),
         instance: Some((updated, inst_version)),
         outbox: vec![NewOutboxRow {
             subscription_id: SubscriptionId::new("sub"),

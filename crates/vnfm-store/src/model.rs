@@ -282,7 +282,7 @@ impl StepOutcome {
 }
 
 /// A step-journal row to append.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub struct JournalStep {
     /// Name of the step (stable across restarts: the runner matches on it when resuming).
     pub step: String,
@@ -290,8 +290,40 @@ pub struct JournalStep {
     pub outcome: StepOutcome,
     /// When.
     pub at: Timestamp,
-    /// Step-specific detail (created resource ids, ...).
-    pub detail: Value,
+    /// Step-specific detail (created resource ids, ...), as the JSON text the store keeps: a
+    /// plan row holds whole documents, which the runner encodes once, straight from its types.
+    pub detail: Box<serde_json::value::RawValue>,
+}
+
+impl JournalStep {
+    /// The row of step `step` with `detail` encoded; a detail that cannot be encoded (a map
+    /// with non-string keys) is kept as `null`.
+    pub fn new(
+        step: impl Into<String>,
+        outcome: StepOutcome,
+        at: Timestamp,
+        detail: &impl serde::Serialize,
+    ) -> JournalStep {
+        JournalStep {
+            step: step.into(),
+            outcome,
+            at,
+            detail: serde_json::value::to_raw_value(detail)
+                .unwrap_or_else(|_| serde_json::value::to_raw_value(&Value::Null).expect("null")),
+        }
+    }
+}
+
+impl PartialEq for JournalStep {
+    fn eq(&self, other: &JournalStep) -> bool {
+        (self.step.as_str(), self.outcome, self.at, self.detail.get())
+            == (
+                other.step.as_str(),
+                other.outcome,
+                other.at,
+                other.detail.get(),
+            )
+    }
 }
 
 /// A row of the step journal of an op-occ.

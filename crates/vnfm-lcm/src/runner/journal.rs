@@ -62,16 +62,11 @@ pub(crate) struct StepRow {
 }
 
 pub(crate) fn plan_row(phase: Phase, row: &PlanRow, at: Timestamp) -> JournalStep {
-    JournalStep {
-        step: match phase {
-            Phase::Forward => PLAN_FORWARD,
-            Phase::Rollback => PLAN_ROLLBACK,
-        }
-        .into(),
-        outcome: StepOutcome::Started,
-        at,
-        detail: serde_json::to_value(row).unwrap_or(serde_json::Value::Null),
-    }
+    let step = match phase {
+        Phase::Forward => PLAN_FORWARD,
+        Phase::Rollback => PLAN_ROLLBACK,
+    };
+    JournalStep::new(step, StepOutcome::Started, at, row)
 }
 
 pub(crate) fn step_row(
@@ -80,12 +75,7 @@ pub(crate) fn step_row(
     outcome: StepOutcome,
     at: Timestamp,
 ) -> JournalStep {
-    JournalStep {
-        step: name,
-        outcome,
-        at,
-        detail: serde_json::to_value(row).unwrap_or(serde_json::Value::Null),
-    }
+    JournalStep::new(name, outcome, at, &row)
 }
 
 /// What the journal says about an occurrence.

@@ -56,12 +56,7 @@ fn lease(owner: &str, until: Timestamp) -> Lease {
 }
 
 fn step(name: &str, outcome: StepOutcome) -> JournalStep {
-    JournalStep {
-        step: name.into(),
-        outcome,
-        at: T0,
-        detail: json!({"step": name}),
-    }
+    JournalStep::new(name, outcome, T0, &json!({"step": name}))
 }
 
 fn note(sub: &str, n: i64, not_before: Timestamp) -> NewOutboxRow {

@@ -358,7 +358,7 @@ impl EncodedStep {
                         step: step.step.clone(),
                         outcome: step.outcome.as_str(),
                         at: step.at.0,
-                        detail: to_json("journal detail", &step.detail)?,
+                        detail: step.detail.get().to_owned(),
                     })
                 })
                 .transpose()?,
