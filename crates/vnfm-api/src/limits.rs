@@ -36,18 +36,17 @@ use crate::state::AppState;
 
 /// Longest request target (path and query) answered; longer ones are 414.
 pub const MAX_URI_BYTES: usize = 8 * 1024;
-/// Most header fields in one request; more are 431.
+/// Most header fields in one request; more are 431. hyper parses at most this many and answers
+/// 431 itself for more (made a ProblemDetails by `crate::parse_errors`): up to 100, the
+/// fields it parses are indexed on the stack, while a larger limit makes it allocate and fill
+/// two arrays of that many entries for every request (64 KiB at 1,000).
 pub const MAX_HEADERS: usize = 100;
 /// Largest total size of a request's header fields; larger is 431.
 pub const MAX_HEADER_BYTES: usize = 64 * 1024;
-/// How many header fields hyper parses before answering 431 itself (made a ProblemDetails by
-/// `crate::parse_errors`): above [`MAX_HEADERS`], so that [`check_head`] answers first, with
-/// the counts.
-pub(crate) const HYPER_MAX_HEADERS: usize = 1000;
 
 /// Refuses a request whose target is longer than [`MAX_URI_BYTES`] (414) or whose header
 /// fields exceed [`MAX_HEADERS`] or [`MAX_HEADER_BYTES`] (431), as ProblemDetails. hyper's
-/// own refusals (a head it cannot parse, or beyond its larger limits) are rewritten as
+/// own refusals (a head it cannot parse, more than [`MAX_HEADERS`] fields) are rewritten as
 /// ProblemDetails by `crate::parse_errors`.
 pub(crate) async fn check_head(req: Request, next: Next) -> Response {
     let target = req.uri().path_and_query().map_or(0, |pq| pq.as_str().len());

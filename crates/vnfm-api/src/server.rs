@@ -264,7 +264,7 @@ where
             let connection = hyper::server::conn::http1::Builder::new()
                 .timer(TokioTimer::new())
                 .header_read_timeout(header_timeout)
-                .max_headers(crate::limits::HYPER_MAX_HEADERS)
+                .max_headers(crate::limits::MAX_HEADERS)
                 .title_case_headers(true)
                 .writev(false)
                 .serve_connection(TokioIo::new(Answering::new(io)), service)
