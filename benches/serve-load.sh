@@ -4,8 +4,8 @@
 # process (benches/serve-load/serve_load.rs): 50,000 instances created over REST,
 # distinct-filter list pages at a fixed offered rate (open loop) and closed loop, then
 # instantiate + terminate cycles polled every 10 ms at 1, 8 and 32 instances. Prints every run
-# and the medians of the runs: rates, p50/p99 latencies and the server's own CPU per operation
-# (from /proc/<pid>/stat).
+# and the medians of the runs: rates, p50/p99 latencies, the server's own CPU per operation
+# (from /proc/<pid>/stat) and the generator's (from /proc/self/stat).
 #
 # Usage: benches/serve-load.sh [RUNS]
 #   RUNS   runs, each on a fresh server and data directory (default 3)
