@@ -126,6 +126,14 @@ impl<D: Database> InstanceStore for SqlStore<D> {
         on_reader!(self, |c| crate::sql::project_of(c, kind, id).await)
     }
 
+    async fn projects_of(
+        &self,
+        kind: ScopedKind,
+        ids: &[&str],
+    ) -> Result<Vec<(String, Option<String>)>> {
+        on_reader!(self, |c| crate::sql::projects_of(c, kind, ids).await)
+    }
+
     async fn get_instance(&self, id: &VnfInstanceId) -> Result<Option<(VnfInstance, Version)>> {
         on_reader!(self, |c| instances::get(c, id.as_str()).await)
     }

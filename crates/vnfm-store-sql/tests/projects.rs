@@ -377,6 +377,33 @@ async fn packages_subscriptions_and_alarms_are_listed_by_project(s: &dyn Store) 
     );
 }
 
+/// `projects_of` answers for more ids than one statement binds (the store binds 500 a
+/// statement), with each instance's project or none, and leaves out ids of nothing.
+async fn projects_of_answers_many_ids_in_one_call(s: &dyn Store) {
+    let project_of = |i: usize| match i % 3 {
+        0 => Some("A"),
+        1 => Some("B"),
+        _ => None,
+    };
+    let ids: Vec<String> = (0..520).map(|i| format!("m{i:03}")).collect();
+    for (i, id) in ids.iter().enumerate() {
+        s.create_instance_in(&instance(id, "vnfd", Some(id), &[]), project_of(i), &[])
+            .await
+            .unwrap();
+    }
+    let mut asked: Vec<&str> = ids.iter().map(String::as_str).collect();
+    asked.insert(260, "missing");
+    let mut found = s.projects_of(ScopedKind::Instance, &asked).await.unwrap();
+    found.sort();
+    let expected: Vec<(String, Option<String>)> = ids
+        .iter()
+        .enumerate()
+        .map(|(i, id)| (id.clone(), project_of(i).map(str::to_owned)))
+        .collect();
+    assert_eq!(found, expected);
+    assert_eq!(s.projects_of(ScopedKind::Instance, &[]).await.unwrap(), []);
+}
+
 #[test]
 fn a_scope_admits_its_own_project_only() {
     let a = ProjectScope::of(false, Some("A"));
@@ -398,6 +425,7 @@ async fn sqlite_projects() {
     let db = TestDb::sqlite().await;
     instances_and_op_occs_are_listed_by_project(&*db.store).await;
     packages_subscriptions_and_alarms_are_listed_by_project(&*db.store).await;
+    projects_of_answers_many_ids_in_one_call(&*db.store).await;
     db.finish().await;
 }
 
@@ -407,5 +435,6 @@ async fn postgres_projects() {
     let db = TestDb::postgres().await;
     instances_and_op_occs_are_listed_by_project(&*db.store).await;
     packages_subscriptions_and_alarms_are_listed_by_project(&*db.store).await;
+    projects_of_answers_many_ids_in_one_call(&*db.store).await;
     db.finish().await;
 }

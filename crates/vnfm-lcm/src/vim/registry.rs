@@ -7,7 +7,7 @@
 //! methods take the caller's [`ProjectScope`] and answer a VIM outside it as one that does
 //! not exist; the others see every VIM.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
@@ -283,10 +283,20 @@ impl VimRegistry {
         if matches!(scope, ProjectScope::All) {
             return Ok((users, 0));
         }
+        let ids: Vec<&str> = users.iter().map(|u| u.as_str()).collect();
+        let projects: HashMap<String, Option<String>> = self
+            .store
+            .projects_of(ScopedKind::Instance, &ids)
+            .await
+            .map_err(store_err)?
+            .into_iter()
+            .collect();
         let mut seen = Vec::with_capacity(users.len());
         let mut hidden = 0;
         for user in users {
-            if scope.admits(self.instance_project(&user).await?.as_deref()) {
+            // An instance gone since the usage was read belongs to no project.
+            let project = projects.get(user.as_str()).and_then(|p| p.as_deref());
+            if scope.admits(project) {
                 seen.push(user);
             } else {
                 hidden += 1;

@@ -405,6 +405,33 @@ pub(crate) async fn project_of<C: SqlConn>(
     }
 }
 
+/// Ids bound in one `IN (...)` list of [`projects_of`]: far under the bound-parameter limits of
+/// SQLite (32,766) and PostgreSQL (65,535).
+const IDS_PER_STATEMENT: usize = 500;
+
+/// The projects of the resources `ids` of `kind` that exist: one statement per
+/// [`IDS_PER_STATEMENT`] ids.
+pub(crate) async fn projects_of<C: SqlConn>(
+    conn: &mut C,
+    kind: ScopedKind,
+    ids: &[&str],
+) -> Result<Vec<(String, Option<String>)>, StoreError> {
+    let mut found = Vec::with_capacity(ids.len());
+    for chunk in ids.chunks(IDS_PER_STATEMENT) {
+        let sql = format!(
+            "SELECT id, project FROM {} WHERE id IN ({})",
+            table_of(kind),
+            placeholders(1, chunk.len())
+        );
+        let args: Vec<Arg<'_>> = chunk.iter().map(|&id| id.into()).collect();
+        for row in conn.rows(&sql, &args, &[Col::Text, Col::OptText]).await? {
+            let [id, project] = columns(row)?;
+            found.push((id.text()?, project.opt_text()?));
+        }
+    }
+    Ok(found)
+}
+
 /// The SQL expression of the project of instance `$arg`, which an op-occ or alarm copies
 /// when it is inserted (NULL when the instance is gone or has none).
 pub(crate) fn instance_project(arg: usize) -> String {
