@@ -36,22 +36,14 @@ pub trait InstanceStore: Send + Sync {
     /// belongs to no project.
     async fn project_of(&self, kind: ScopedKind, id: &str) -> Result<Option<Option<String>>>;
 
-    /// The projects of the resources `ids` of `kind`, in one read where the store can: each
-    /// existing resource's id with its project (`None` when it belongs to none); ids of no
-    /// existing resource are left out.
+    /// The projects of the resources `ids` of `kind`, in one read: each existing resource's id
+    /// with its project (`None` when it belongs to none); ids of no existing resource are left
+    /// out.
     async fn projects_of(
         &self,
         kind: ScopedKind,
         ids: &[&str],
-    ) -> Result<Vec<(String, Option<String>)>> {
-        let mut found = Vec::with_capacity(ids.len());
-        for &id in ids {
-            if let Some(project) = self.project_of(kind, id).await? {
-                found.push((id.to_owned(), project));
-            }
-        }
-        Ok(found)
-    }
+    ) -> Result<Vec<(String, Option<String>)>>;
 
     /// The instance and its version.
     async fn get_instance(&self, id: &VnfInstanceId) -> Result<Option<(VnfInstance, Version)>>;
