@@ -1,9 +1,12 @@
 //! The SQLite backend: one database file in WAL mode, one writer connection on a thread of its
-//! own that commits concurrent writes together, and a few read connections.
+//! own that commits concurrent writes together, one that checkpoints the WAL beside it, and a
+//! few read connections.
 //!
 //! # Durability
 //! By default the store runs WAL with `synchronous=NORMAL` ([`Durability::Normal`]): a commit
-//! is written to the WAL before it is answered but the WAL is only fsynced at checkpoints. A
+//! is written to the WAL before it is answered but the WAL is only fsynced at checkpoints,
+//! which a connection of their own runs in the background, at most every
+//! [`checkpointer::CHECKPOINT_INTERVAL`] while writes go on (see `checkpointer`). A
 //! committed transaction survives a crash of the VNFM process (the data is in the OS page
 //! cache and the WAL), and the database is never corrupted, but a power loss or kernel crash
 //! may roll back the transactions committed since the last checkpoint. With
@@ -23,6 +26,7 @@
 //! [`vnfm_store::OpOccStore::claim_expired`] are atomic across all processes sharing the file (another
 //! process's writer waits up to the busy timeout).
 
+mod checkpointer;
 mod conn;
 mod migrate;
 mod readers;
@@ -36,6 +40,7 @@ use futures_core::future::BoxFuture;
 use rusqlite::{Connection, OpenFlags};
 
 use crate::database::{Database, SqlStore};
+use checkpointer::Checkpointer;
 use readers::{ReadConn, Readers};
 use vnfm_store::StoreError;
 use writer::Writer;
@@ -163,6 +168,12 @@ impl SqlStore<SqliteBackend> {
         let conn = tokio::task::spawn_blocking(move || open_writer(&opened, &writer_setup))
             .await
             .map_err(|e| StoreError::Backend(format!("opening the SQLite store failed: {e}")))??;
+        // The checkpointer syncs as the writer would.
+        let checkpoint_setup = ConnectionSetup {
+            busy_timeout: options.busy_timeout,
+            pragmas: format!("PRAGMA synchronous = {synchronous}"),
+        };
+        let checkpoints = Checkpointer::spawn(open_connection(&path, &checkpoint_setup)?)?;
         let reader_setup = ConnectionSetup {
             busy_timeout: options.busy_timeout,
             pragmas: format!(
@@ -172,7 +183,7 @@ impl SqlStore<SqliteBackend> {
         };
         Ok(SqlStore(
             SqliteBackend {
-                writer: Arc::new(Writer::spawn(conn)?),
+                writer: Arc::new(Writer::spawn(conn, checkpoints)?),
                 readers: Arc::new(Readers::new(
                     path,
                     reader_setup,
@@ -329,5 +340,52 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(temp_store, vec![vec![crate::sql::Cell::Int(2)]]);
+    }
+
+    /// Committed pages reach the database file without the writer checkpointing (its own
+    /// automatic checkpoint waits for 10,000 WAL pages, far more than written here), and
+    /// closing the store still checkpoints and removes the WAL.
+    #[tokio::test]
+    async fn commits_are_checkpointed_in_the_background_and_close_removes_the_wal() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("vnfm.db");
+        let store = SqliteStore::open(&path).await.unwrap();
+        let size = || std::fs::metadata(&path).unwrap().len();
+        let before = size();
+        write(
+            &store,
+            "CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT NOT NULL)",
+            false,
+        )
+        .await
+        .unwrap();
+        // About 500 pages of 4 KiB, in the WAL once committed.
+        write(
+            &store,
+            "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 5000) \
+             INSERT INTO t SELECT i, printf('%.400c', 'x') FROM n",
+            false,
+        )
+        .await
+        .unwrap();
+        let deadline = std::time::Instant::now() + Duration::from_secs(20);
+        while size() < before + 2 * 1024 * 1024 {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the database file stayed at {} bytes: nothing was checkpointed",
+                size()
+            );
+            tokio::time::sleep(checkpointer::CHECKPOINT_INTERVAL).await;
+        }
+        let wal = dir.path().join("vnfm.db-wal");
+        assert!(wal.exists(), "the WAL is in use while the store is open");
+        store.close().await;
+        assert!(!wal.exists(), "closing the store removes the WAL");
+        let reopened = SqliteStore::open(&path).await.unwrap();
+        let mut reader = reopened.0.reader().await.unwrap();
+        let rows = crate::sql::single_int(&mut *reader, "SELECT COUNT(*) FROM t", &[])
+            .await
+            .unwrap();
+        assert_eq!(rows, Some(5000));
     }
 }

@@ -20,6 +20,7 @@ use futures_core::future::BoxFuture;
 use rusqlite::Connection;
 use tokio::sync::oneshot;
 
+use super::checkpointer::Checkpointer;
 use super::conn::db_error;
 use vnfm_store::StoreError;
 
@@ -108,12 +109,12 @@ fn closed() -> StoreError {
 }
 
 impl Writer {
-    /// Starts the thread that owns `conn`.
-    pub(super) fn spawn(conn: Connection) -> Result<Writer, StoreError> {
+    /// Starts the thread that owns `conn`, telling `checkpoints` of each commit.
+    pub(super) fn spawn(conn: Connection, checkpoints: Checkpointer) -> Result<Writer, StoreError> {
         let (sender, receiver) = mpsc::channel();
         std::thread::Builder::new()
             .name("vnfm-sqlite-writer".into())
-            .spawn(move || serve(conn, receiver))
+            .spawn(move || serve(conn, checkpoints, receiver))
             .map_err(|e| StoreError::Backend(format!("starting the SQLite writer failed: {e}")))?;
         Ok(Writer { sender })
     }
@@ -145,12 +146,14 @@ impl Writer {
     }
 }
 
-/// The thread's loop: one batch per turn.
-fn serve(mut conn: Connection, receiver: mpsc::Receiver<Message>) {
+/// The thread's loop: one batch per turn. The checkpointer's connection is closed before this
+/// one, so that closing this last connection checkpoints the WAL and removes it.
+fn serve(mut conn: Connection, checkpoints: Checkpointer, receiver: mpsc::Receiver<Message>) {
     while let Ok(message) = receiver.recv() {
         let first = match message {
             Message::Job(job) => job,
             Message::Close(done) => {
+                drop(checkpoints);
                 drop(conn);
                 let _ = done.send(());
                 return;
@@ -199,6 +202,8 @@ fn serve(mut conn: Connection, receiver: mpsc::Receiver<Message>) {
         };
         if committed.is_err() && !conn.is_autocommit() {
             let _ = conn.execute_batch("ROLLBACK");
+        } else if committed.is_ok() {
+            checkpoints.committed();
         }
         for answer in waiting {
             answer(
@@ -209,11 +214,13 @@ fn serve(mut conn: Connection, receiver: mpsc::Receiver<Message>) {
             );
         }
         if let Some(done) = close {
+            drop(checkpoints);
             drop(conn);
             let _ = done.send(());
             return;
         }
     }
+    drop(checkpoints);
 }
 
 /// Runs the transaction-control statement `sql` (BEGIN, SAVEPOINT, RELEASE, COMMIT) from the
