@@ -1,10 +1,8 @@
 //! [`ApiError`]: every way a request can fail, each answered as an
 //! `application/problem+json` ProblemDetails (SOL013 clause 6.4), or as `application/json`
-//! to a client whose `Accept` excludes that (`negotiate_problem_type`).
+//! to a client whose `Accept` excludes that (`negotiate`).
 
-use axum::extract::Request;
 use axum::http::{HeaderValue, StatusCode, header};
-use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use vnfm_lcm::LcmError;
 use vnfm_store::{Conflict, StoreError};
@@ -12,18 +10,6 @@ use vnfm_types::ProblemDetails;
 
 /// The media type of error bodies.
 pub const PROBLEM_JSON: &str = "application/problem+json";
-
-/// Sends a ProblemDetails body as `application/json` when the request's `Accept` rules out
-/// `application/problem+json`: `application/json` is the media type ETSI's own OpenAPI
-/// documents declare for ProblemDetails, so a client that accepts only JSON (or only the zip or
-/// text it asked for) still reads the error with its JSON parser. Without an `Accept`, or when
-/// it allows `application/problem+json`, the body keeps the RFC 9457 type.
-pub(crate) async fn negotiate_problem_type(req: Request, next: Next) -> Response {
-    let problem_accepted = accepts_problem_json(req.headers());
-    let mut response = next.run(req).await;
-    negotiate(&mut response, problem_accepted);
-    response
-}
 
 /// Whether the request's `Accept` allows `application/problem+json` (or is absent).
 pub(crate) fn accepts_problem_json(headers: &axum::http::HeaderMap) -> bool {
@@ -34,7 +20,10 @@ pub(crate) fn accepts_problem_json(headers: &axum::http::HeaderMap) -> bool {
 }
 
 /// Sends a ProblemDetails `response` as `application/json` when the request did not accept
-/// `application/problem+json` ([`negotiate_problem_type`]).
+/// `application/problem+json`: `application/json` is the media type ETSI's own OpenAPI
+/// documents declare for ProblemDetails, so a client that accepts only JSON (or only the zip
+/// or text it asked for) still reads the error with its JSON parser. Without an `Accept`, or
+/// when it allows `application/problem+json`, the body keeps the RFC 9457 type.
 pub(crate) fn negotiate(response: &mut Response, problem_accepted: bool) {
     let is_problem = response
         .headers()

@@ -26,6 +26,7 @@
 mod admission;
 pub mod auth;
 mod dead_letters;
+mod edge;
 pub mod error;
 mod fm;
 pub mod idempotency;
@@ -251,14 +252,7 @@ pub fn router(state: Arc<AppState>) -> Router {
         .layer(RequestBodyTimeoutLayer::new(
             state.options.limits.body_read_timeout,
         ))
-        .layer(middleware::from_fn_with_state(
-            state.clone(),
-            limits::check_length,
-        ))
-        .layer(middleware::from_fn(limits::check_head))
-        .layer(middleware::from_fn(error::negotiate_problem_type))
-        .layer(middleware::from_fn_with_state(state.clone(), ops::observe))
-        .layer(middleware::from_fn(trace_context::request_span))
+        .layer(middleware::from_fn_with_state(state.clone(), edge::edge))
         .with_state(state.clone());
     let routed = Arc::new(routed);
     *state

@@ -2,7 +2,7 @@
 //! and body sizes, each refused before the body is read.
 //!
 //! - **Body size by route**, checked against `Content-Length` before a byte of the body is
-//!   read (`check_length`): [`ServerLimits::max_token_body`] for `/oauth2/token`,
+//!   read (`refusal`): [`ServerLimits::max_token_body`] for `/oauth2/token`,
 //!   `max_package_bytes` for `PUT .../package_content`, `max_json_body` for everything else.
 //!   A body sent without `Content-Length` (chunked) is cut at the same sizes while it is read
 //!   (axum's `DefaultBodyLimit`).
@@ -15,7 +15,7 @@
 //!   `RequestBodyTimeoutLayer`); the connection is closed otherwise.
 //! - **Request head:** a target longer than [`MAX_URI_BYTES`] is 414 and more than
 //!   [`MAX_HEADERS`] header fields (or [`MAX_HEADER_BYTES`]) are 431, as ProblemDetails
-//!   (`check_head`); a head beyond hyper's own limits, or one it cannot parse at all, gets the
+//!   (`refusal`); a head beyond hyper's own limits, or one it cannot parse at all, gets the
 //!   same ProblemDetails statuses through `crate::parse_errors`.
 //! - **Connections:** at most [`ServerLimits::max_connections`] at once, at most
 //!   [`ServerLimits::max_connections_per_peer`] from one address, each sending its first request
@@ -23,12 +23,8 @@
 //! - **Failed authentication** backs off per client and address, and per address
 //!   ([`ServerLimits::auth_backoff`], `crate::auth::throttle`).
 
-use std::sync::Arc;
-
-use axum::extract::{Request, State};
+use axum::http::request::Parts;
 use axum::http::{Method, header};
-use axum::middleware::Next;
-use axum::response::{IntoResponse, Response};
 
 use crate::error::ApiError;
 pub use crate::limit_settings::{AuthBackoff, ServerLimits};
@@ -44,40 +40,38 @@ pub const MAX_HEADERS: usize = 100;
 /// Largest total size of a request's header fields; larger is 431.
 pub const MAX_HEADER_BYTES: usize = 64 * 1024;
 
-/// Refuses a request whose target is longer than [`MAX_URI_BYTES`] (414) or whose header
-/// fields exceed [`MAX_HEADERS`] or [`MAX_HEADER_BYTES`] (431), as ProblemDetails. hyper's
-/// own refusals (a head it cannot parse, more than [`MAX_HEADERS`] fields) are rewritten as
-/// ProblemDetails by `crate::parse_errors`.
-pub(crate) async fn check_head(req: Request, next: Next) -> Response {
-    let target = req.uri().path_and_query().map_or(0, |pq| pq.as_str().len());
+/// The refusal of a request whose target is longer than [`MAX_URI_BYTES`] (414) or whose
+/// header fields exceed [`MAX_HEADERS`] or [`MAX_HEADER_BYTES`] (431), as ProblemDetails.
+/// hyper's own refusals (a head it cannot parse, more than [`MAX_HEADERS`] fields) are
+/// rewritten as ProblemDetails by `crate::parse_errors`.
+fn head_refusal(req: &Parts) -> Option<ApiError> {
+    let target = req.uri.path_and_query().map_or(0, |pq| pq.as_str().len());
     if target > MAX_URI_BYTES {
-        return ApiError::UriTooLong(format!(
+        return Some(ApiError::UriTooLong(format!(
             "the request target has {target} bytes; this server accepts at most {MAX_URI_BYTES} (send long filters as fewer terms)"
-        ))
-        .into_response();
+        )));
     }
-    let count = req.headers().len();
+    let count = req.headers.len();
     let bytes: usize = req
-        .headers()
+        .headers
         .iter()
         .map(|(name, value)| name.as_str().len() + value.len() + 4)
         .sum();
     if count > MAX_HEADERS || bytes > MAX_HEADER_BYTES {
-        return ApiError::HeadersTooLarge(format!(
+        return Some(ApiError::HeadersTooLarge(format!(
             "the request has {count} header fields of {bytes} bytes; this server accepts at most {MAX_HEADERS} fields of {MAX_HEADER_BYTES} bytes"
-        ))
-        .into_response();
+        )));
     }
-    next.run(req).await
+    None
 }
 
 /// Whether `req` uploads package content (the one route with large bodies).
-fn is_package_upload(req: &Request) -> bool {
+fn is_package_upload(req: &Parts) -> bool {
     // The route the request matched (this runs as a layer of the router, after routing): a
     // `PUT` of an onboarded package's content is a wrong method (405), not an upload.
-    req.method() == Method::PUT
+    req.method == Method::PUT
         && req
-            .extensions()
+            .extensions
             .get::<axum::extract::MatchedPath>()
             .is_some_and(|route| {
                 route
@@ -87,8 +81,8 @@ fn is_package_upload(req: &Request) -> bool {
 }
 
 /// The largest body `req`'s route accepts.
-pub(crate) fn body_limit(state: &AppState, req: &Request) -> usize {
-    if req.uri().path() == "/oauth2/token" {
+fn body_limit(state: &AppState, req: &Parts) -> usize {
+    if req.uri.path() == "/oauth2/token" {
         state.options.limits.max_token_body
     } else if is_package_upload(req) {
         state.options.package_limits.max_package_bytes
@@ -117,44 +111,48 @@ async fn authenticate_first(
     }
 }
 
-/// Refuses a request whose `Content-Length` exceeds its route's limit (413), and a package
-/// upload of another media type (415), before the body is read; on routes that need
+/// The refusal of a request whose `Content-Length` exceeds its route's limit (413), or of a
+/// package upload of another media type (415), before the body is read; on routes that need
 /// authentication, a request without valid credentials is refused with 401 first.
-pub(crate) async fn check_length(
-    State(state): State<Arc<AppState>>,
-    req: Request,
-    next: Next,
-) -> Response {
-    let limit = body_limit(&state, &req);
+async fn length_refusal(state: &AppState, req: &Parts) -> Option<ApiError> {
+    let limit = body_limit(state, req);
     let length = req
-        .headers()
+        .headers
         .get(header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.trim().parse::<u64>().ok());
-    if let Some(length) = length
+    let refusal = if let Some(length) = length
         && length > limit as u64
     {
-        let peer = crate::auth::peer_ip(req.extensions());
-        if let Err(e) = authenticate_first(&state, req.uri().path(), req.headers(), peer).await {
-            return e.into_response();
-        }
-        return ApiError::PayloadTooLarge(format!(
+        ApiError::PayloadTooLarge(format!(
             "the body has {length} bytes (Content-Length); {} accepts at most {limit}",
-            crate::util::cut(req.uri().path(), 120)
+            crate::util::cut(req.uri.path(), 120)
         ))
-        .into_response();
-    }
-    if is_package_upload(&req)
+    } else if is_package_upload(req)
         && let Err(e) = crate::util::require_content_type(
-            req.headers(),
+            &req.headers,
             &["application/zip", "application/octet-stream"],
         )
     {
-        let peer = crate::auth::peer_ip(req.extensions());
-        if let Err(e) = authenticate_first(&state, req.uri().path(), req.headers(), peer).await {
-            return e.into_response();
-        }
-        return e.into_response();
+        e
+    } else {
+        return None;
+    };
+    let peer = crate::auth::peer_ip(&req.extensions);
+    Some(
+        match authenticate_first(state, req.uri.path(), &req.headers, peer).await {
+            Err(unauthenticated) => unauthenticated,
+            Ok(()) => refusal,
+        },
+    )
+}
+
+/// The refusal of a request its head already rules out (see the [module](self)
+/// documentation): too long a target or too many header fields, too large a body by its
+/// `Content-Length`, a package upload of another media type.
+pub(crate) async fn refusal(state: &AppState, req: &Parts) -> Option<ApiError> {
+    match head_refusal(req) {
+        Some(refused) => Some(refused),
+        None => length_refusal(state, req).await,
     }
-    next.run(req).await
 }

@@ -1,11 +1,12 @@
-//! Operations endpoints (`/healthz`, `/readyz`, `/metrics`) and the request observer.
+//! Operations endpoints (`/healthz`, `/readyz`, `/metrics`) and what is recorded of every
+//! request (`Observation`).
 
 use std::sync::Arc;
 use std::time::Instant;
 
-use axum::extract::{MatchedPath, Request, State};
-use axum::http::{HeaderValue, StatusCode, header};
-use axum::middleware::Next;
+use axum::extract::{MatchedPath, State};
+use axum::http::request::Parts;
+use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::json;
 
@@ -68,7 +69,7 @@ async fn outbox_stats(
 
 /// Turns an error response that is not ProblemDetails (axum's own rejections: body too large,
 /// missing path parts, ...) into one, keeping its status and using its text as `detail`.
-async fn problemize(response: Response) -> Response {
+pub(crate) async fn problemize(response: Response) -> Response {
     let status = response.status();
     // JSON bodies are already structured (ProblemDetails, or the token endpoint's RFC 6749
     // errors); axum's own rejections are plain text.
@@ -109,37 +110,48 @@ async fn problemize(response: Response) -> Response {
     out
 }
 
-/// Middleware: counts every request by method, route template and status, with its latency,
-/// and logs it (path only: query strings may carry filter values, never secrets, but are cut).
-pub(crate) async fn observe(
-    State(state): State<Arc<AppState>>,
-    request: Request,
-    next: Next,
-) -> Response {
-    let started = Instant::now();
-    let method = request.method().clone();
-    // The route as declared (`/vnflcm/v2/vnf_instances/{vnfInstanceId}`), so the number of
-    // label values stays bounded whatever clients send.
-    let route = request.extensions().get::<MatchedPath>().cloned();
-    // Kept only for the debug log line, which is off by default.
-    let path = tracing::enabled!(target: "vnfm::http", tracing::Level::DEBUG)
-        .then(|| request.uri().path().to_owned());
-    let response = problemize(next.run(request).await).await;
-    let elapsed = started.elapsed();
-    let status = response.status().as_u16();
-    let route = route.as_ref().map_or("unmatched", MatchedPath::as_str);
-    state
-        .metrics
-        .observe_request(method.as_str(), route, status, elapsed);
-    if let Some(path) = path {
-        tracing::debug!(
-            target: "vnfm::http",
-            method = %method,
-            path = %crate::util::cut(&path, 200),
-            status,
-            micros = elapsed.as_micros() as u64,
-            "request"
-        );
+/// What is noted of a request before it runs, to count and log it once answered
+/// ([`Observation::record`]).
+pub(crate) struct Observation {
+    started: Instant,
+    method: Method,
+    /// The route as declared (`/vnflcm/v2/vnf_instances/{vnfInstanceId}`), so the number of
+    /// label values stays bounded whatever clients send.
+    route: Option<MatchedPath>,
+    /// Kept only for the debug log line, which is off by default.
+    path: Option<String>,
+}
+
+impl Observation {
+    /// Starts observing the request of `parts`.
+    pub(crate) fn start(parts: &Parts) -> Observation {
+        Observation {
+            started: Instant::now(),
+            method: parts.method.clone(),
+            route: parts.extensions.get::<MatchedPath>().cloned(),
+            path: tracing::enabled!(target: "vnfm::http", tracing::Level::DEBUG)
+                .then(|| parts.uri.path().to_owned()),
+        }
     }
-    response
+
+    /// Counts the request by method, route template and status, with its latency, and logs it
+    /// (path only: query strings may carry filter values, never secrets, but are cut).
+    pub(crate) fn record(self, state: &AppState, response: &Response) {
+        let elapsed = self.started.elapsed();
+        let status = response.status().as_u16();
+        let route = self.route.as_ref().map_or("unmatched", MatchedPath::as_str);
+        state
+            .metrics
+            .observe_request(self.method.as_str(), route, status, elapsed);
+        if let Some(path) = self.path {
+            tracing::debug!(
+                target: "vnfm::http",
+                method = %self.method,
+                path = %crate::util::cut(&path, 200),
+                status,
+                micros = elapsed.as_micros() as u64,
+                "request"
+            );
+        }
+    }
 }

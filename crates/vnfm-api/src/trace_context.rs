@@ -4,38 +4,35 @@
 //! occurrence, its steps, hooks and driver calls), part of the caller's trace. When nothing
 //! exports traces the layer only checks a flag: no span is made.
 
-use axum::extract::Request;
 use axum::http::HeaderMap;
-use axum::middleware::Next;
-use axum::response::Response;
+use axum::http::request::Parts;
 use opentelemetry::propagation::Extractor;
 use opentelemetry::trace::TraceContextExt;
-use tracing::Instrument;
+use tracing::Span;
 use tracing_opentelemetry::OpenTelemetrySpanExt;
 
-/// The middleware: the request runs inside its span when tracing is enabled.
-pub(crate) async fn request_span(req: Request, next: Next) -> Response {
+/// The span a request runs in, when tracing is enabled (`None` otherwise: nothing is made).
+/// Its `http.response.status_code` is recorded once answered.
+pub(crate) fn request_span(req: &Parts) -> Option<Span> {
     if !vnfm_trace::is_enabled() {
-        return next.run(req).await;
+        return None;
     }
     let span = tracing::info_span!(
         "http.request",
-        otel.name = %format!("{} {}", req.method(), req.uri().path()),
+        otel.name = %format!("{} {}", req.method, req.uri.path()),
         otel.kind = "server",
-        http.request.method = %req.method(),
-        url.path = %req.uri().path(),
+        http.request.method = %req.method,
+        url.path = %req.uri.path(),
         http.response.status_code = tracing::field::Empty,
     );
     // The propagator the exporting process installed (W3C trace context).
     let parent =
-        opentelemetry::global::get_text_map_propagator(|p| p.extract(&Headers(req.headers())));
+        opentelemetry::global::get_text_map_propagator(|p| p.extract(&Headers(&req.headers)));
     if parent.span().span_context().is_valid() {
         // Fails only when no OpenTelemetry layer is installed, and then nothing is exported.
         let _ = span.set_parent(parent);
     }
-    let response = next.run(req).instrument(span.clone()).await;
-    span.record("http.response.status_code", response.status().as_u16());
-    response
+    Some(span)
 }
 
 /// The request's headers as the propagator reads them.

@@ -295,6 +295,42 @@ async fn problem_details_type_follows_the_accept_header() {
     assert_eq!(r.header("content-type"), Some("application/json"));
 }
 
+/// axum's own rejections (plain text) are made ProblemDetails, and these too follow the
+/// `Accept` header: a task body over the limit, sent without `Content-Length`, is cut while it
+/// is read.
+#[tokio::test]
+async fn rejections_made_problem_details_follow_the_accept_header() {
+    let h = Harness::with(|o| o.max_json_body = 1024).await;
+    let auth = format!("Bearer {}", h.token);
+    h.onboard(zip_dir(Path::new(HELLO))).await;
+    let id = h.create_instance().await;
+    let body = serde_json::to_vec(&json!({"flavourId": "x".repeat(4096)})).unwrap();
+    for (accept, expected) in [
+        (None, "application/problem+json"),
+        (Some("application/json"), "application/json"),
+    ] {
+        let mut headers = vec![
+            ("authorization", auth.as_str()),
+            ("version", "2.0.0"),
+            ("content-type", "application/json"),
+        ];
+        if let Some(a) = accept {
+            headers.push(("accept", a));
+        }
+        let r = h
+            .raw(
+                Method::POST,
+                &format!("/vnflcm/v2/vnf_instances/{id}/instantiate"),
+                &headers,
+                body.clone(),
+            )
+            .await;
+        assert_eq!(r.status, StatusCode::PAYLOAD_TOO_LARGE, "{accept:?}");
+        assert_eq!(r.header("content-type"), Some(expected), "{accept:?}");
+        assert_eq!(r.json()["status"], 413, "{accept:?}");
+    }
+}
+
 #[tokio::test]
 async fn body_limits_metrics_and_openapi() {
     let h = Harness::with(|o| o.max_json_body = 1024).await;
