@@ -284,27 +284,33 @@ mod tests {
             .await
     }
 
-    /// A write that changed far more pages than the savepoint's sub-journal keeps before it
-    /// would spill is undone whole, and the writes around it stand.
-    #[tokio::test]
-    async fn a_failed_write_of_many_pages_is_undone_whole() {
-        let store = SqliteStore::memory().await.unwrap();
+    /// Creates table `t` with 5,000 rows of 400 bytes (about 500 pages of 4 KiB), in two
+    /// writes.
+    async fn fill_table(store: &SqliteStore) {
         write(
-            &store,
+            store,
             "CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT NOT NULL)",
             false,
         )
         .await
         .unwrap();
-        // About 500 pages of 4 KiB: 2 MiB in the failed write's sub-journal.
         write(
-            &store,
+            store,
             "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 5000) \
              INSERT INTO t SELECT i, printf('%.400c', 'x') FROM n",
             false,
         )
         .await
         .unwrap();
+    }
+
+    /// A write that changed far more pages than the savepoint's sub-journal keeps before it
+    /// would spill is undone whole, and the writes around it stand.
+    #[tokio::test]
+    async fn a_failed_write_of_many_pages_is_undone_whole() {
+        let store = SqliteStore::memory().await.unwrap();
+        // About 500 pages of 4 KiB: 2 MiB in the failed write's sub-journal.
+        fill_table(&store).await;
         let (kept, failed, added) = tokio::join!(
             write(&store, "UPDATE t SET v = printf('%.400c', 'a')", false),
             write(&store, "UPDATE t SET v = printf('%.400c', 'b')", true),
@@ -352,22 +358,8 @@ mod tests {
         let store = SqliteStore::open(&path).await.unwrap();
         let size = || std::fs::metadata(&path).unwrap().len();
         let before = size();
-        write(
-            &store,
-            "CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT NOT NULL)",
-            false,
-        )
-        .await
-        .unwrap();
         // About 500 pages of 4 KiB, in the WAL once committed.
-        write(
-            &store,
-            "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 5000) \
-             INSERT INTO t SELECT i, printf('%.400c', 'x') FROM n",
-            false,
-        )
-        .await
-        .unwrap();
+        fill_table(&store).await;
         let deadline = std::time::Instant::now() + Duration::from_secs(20);
         while size() < before + 2 * 1024 * 1024 {
             assert!(
