@@ -163,17 +163,20 @@ impl SqlStore<SqliteBackend> {
                 options.writer_cache_kib
             ),
         };
-        // Opening may wait for another process's lock: off the async threads.
-        let opened = path.clone();
-        let conn = tokio::task::spawn_blocking(move || open_writer(&opened, &writer_setup))
-            .await
-            .map_err(|e| StoreError::Backend(format!("opening the SQLite store failed: {e}")))??;
         // The checkpointer syncs as the writer would.
         let checkpoint_setup = ConnectionSetup {
             busy_timeout: options.busy_timeout,
             pragmas: format!("PRAGMA synchronous = {synchronous}"),
         };
-        let checkpoints = Checkpointer::spawn(open_connection(&path, &checkpoint_setup)?)?;
+        // Opening may wait for another process's lock: off the async threads.
+        let opened = path.clone();
+        let (conn, checkpoint_conn) = tokio::task::spawn_blocking(move || {
+            let writer = open_writer(&opened, &writer_setup)?;
+            Ok::<_, StoreError>((writer, open_connection(&opened, &checkpoint_setup)?))
+        })
+        .await
+        .map_err(|e| StoreError::Backend(format!("opening the SQLite store failed: {e}")))??;
+        let checkpoints = Checkpointer::spawn(checkpoint_conn)?;
         let reader_setup = ConnectionSetup {
             busy_timeout: options.busy_timeout,
             pragmas: format!(
