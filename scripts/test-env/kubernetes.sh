@@ -15,6 +15,8 @@
 #                          directory is one independent control plane on its own free ports)
 #   VNFM_KUBE_CACHE        where built binaries are kept, one directory per version (default
 #                          ${XDG_CACHE_HOME:-~/.cache}/vnfm/kubernetes); a second run finds them
+#   VNFM_KUBE_NODES        how many simulated nodes to create (default 2; Tacker's functional
+#                          tests expect one, as Tacker's CI has)
 #   VNFM_KUBE_READY_DELAY  how long a simulated pod takes from being scheduled to Ready
 #                          (default 2s): a lifecycle operation that completes before its pods are
 #                          Ready is then visible to the tests
@@ -258,7 +260,7 @@ print(int(float(m[1]) * (1 if m[2] == "ms" else 1000)))' "$1"
 create_nodes() {
     local i kernel
     kernel=$(uname -r)
-    for i in 0 1; do
+    for ((i = 0; i < ${VNFM_KUBE_NODES:-2}; i++)); do
         api -f -X POST -H 'Content-Type: application/json' "https://127.0.0.1:$API_PORT/api/v1/nodes" -d '{
           "apiVersion": "v1", "kind": "Node",
           "metadata": {"name": "kwok-node-'"$i"'",
