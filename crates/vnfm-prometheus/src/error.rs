@@ -105,15 +105,27 @@ pub enum Error {
         /// The label looked for.
         label: String,
     },
-    /// An `auto_scale` alert whose labels do not say what to scale.
-    #[error("auto_scale alert {alert:?}: label {label:?} is wrong: {reason}")]
-    ScaleLabel {
+    /// An alert of one of Tacker's plugin functions (`auto_scale`, `auto_heal`, `vnfpm`,
+    /// `vnfpm_threshold`) whose labels or annotations do not say what to do.
+    #[error("{function} alert {alert:?}: label {label:?} is wrong: {reason}")]
+    AlertLabel {
+        /// The alert's `function_type`.
+        function: String,
         /// The alert's `alertname` label, or its fingerprint.
         alert: String,
-        /// The label.
+        /// The label (or annotation).
         label: String,
         /// What is wrong with it.
         reason: String,
+    },
+    /// The `pod` label of a fault alert is not a regular expression.
+    #[error("the pod label {pattern:?} is not a regular expression: {source}")]
+    PodPattern {
+        /// The label's value.
+        pattern: String,
+        /// Why it is not one.
+        #[source]
+        source: regex::Error,
     },
     /// A performance metric name that the catalogue does not know.
     #[error("unknown performance metric {name:?}; known metrics: {known}")]

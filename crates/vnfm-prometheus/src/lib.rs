@@ -12,6 +12,9 @@
 //!   needs: VNF instance and VNFC ids, perceived severity, event type, probable cause, fault
 //!   type, fingerprint, firing or resolved. Labels of Tacker's Prometheus plugin are
 //!   understood too.
+//! - [`tacker`]: the alerts of OpenStack Tacker's Prometheus plugin by `function_type`
+//!   ([`PluginFunction`]): `auto_heal` as a [`HealTrigger`], `vnfpm` and `vnfpm_threshold` as
+//!   a [`PmSample`], a fault's `pod` label as the VNFCs it names ([`resource_vnfcs`]).
 //! - [`PmCatalogue`] ([`catalogue`]): the SOL003 / ETSI GS NFV-IFA 027 performance metrics
 //!   (`VCpuUsageMeanVnf`, `ByteIncomingVnfIntCp`, ...) per object type (`Vnf`, `Vnfc`,
 //!   `VnfIntCp`, `VnfExtCp`), each a PromQL template that configuration may override.
@@ -62,6 +65,7 @@ pub mod catalogue;
 pub mod client;
 pub mod metrics;
 pub mod scale;
+pub mod tacker;
 pub mod webhook;
 
 mod error;
@@ -72,8 +76,13 @@ pub use client::{
     Auth, ClientOptions, InstantResult, Labels, Point, PrometheusClient, RangeQuery, Sample, Series,
 };
 pub use error::Error;
-pub use metrics::PrometheusMetrics;
+pub use metrics::{PrometheusMetrics, PushedMetrics};
 pub use scale::{ScaleTrigger, scale_trigger};
+pub use tacker::{
+    HealTrigger, PluginFunction, PmSample, ResourceVnfcs, heal_trigger, named_vnfcs, pm_sample,
+    resource_vnfcs,
+};
 pub use webhook::{
-    Alert, AlertStatus, DEFAULT_WEBHOOK_LIMIT, Webhook, parse_webhook, parse_webhook_limited,
+    Alert, AlertStatus, DEFAULT_WEBHOOK_LIMIT, Webhook, parse_webhook, parse_webhook_lenient,
+    parse_webhook_limited,
 };

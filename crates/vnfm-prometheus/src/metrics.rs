@@ -69,14 +69,44 @@ fn timestamp(t: SystemTime) -> Result<jiff::Timestamp, DriverError> {
         .map_err(|e| DriverError::invalid_input(format!("time out of range: {e}")))
 }
 
+/// Whether `catalogue` measures `metric` on `t`, as the port answers it.
+fn check_in(
+    catalogue: &PmCatalogue,
+    metric: &str,
+    t: vnfm_types::PmObjectType,
+) -> Result<(), DriverError> {
+    let parsed = metric.parse().map_err(driver_error)?;
+    catalogue
+        .template(parsed, t)
+        .map(|_| ())
+        .map_err(driver_error)
+}
+
+/// Measurements that the monitoring system pushes rather than the VNFM reads (OpenStack
+/// Tacker's Prometheus plugin posts each value to `/pm_event` and `/pm_threshold`): PM jobs
+/// and thresholds of the catalogue's metrics are accepted, and reading measures nothing, so
+/// the reports and crossings are the pushed values' only.
+#[derive(Debug, Clone, Default)]
+pub struct PushedMetrics {
+    catalogue: PmCatalogue,
+}
+
+#[async_trait]
+impl MetricsSource for PushedMetrics {
+    fn check(&self, metric: &str, t: vnfm_types::PmObjectType) -> Result<(), DriverError> {
+        check_in(&self.catalogue, metric, t)
+    }
+
+    async fn read(&self, query: &MetricQuery<'_>) -> Result<Vec<MetricSeries>, DriverError> {
+        self.check(query.metric, query.object_type)
+            .map(|()| Vec::new())
+    }
+}
+
 #[async_trait]
 impl MetricsSource for PrometheusMetrics {
     fn check(&self, metric: &str, t: vnfm_types::PmObjectType) -> Result<(), DriverError> {
-        let parsed = metric.parse().map_err(driver_error)?;
-        self.catalogue
-            .template(parsed, t)
-            .map(|_| ())
-            .map_err(driver_error)
+        check_in(&self.catalogue, metric, t)
     }
 
     async fn indicator(
@@ -156,5 +186,36 @@ impl MetricsSource for PrometheusMetrics {
             })
             .filter(|s| !s.points.is_empty())
             .collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use vnfm_types::PmObjectType;
+
+    /// Without a Prometheus to read, Tacker's PM jobs (`VCpuUsageMeanVnf.<instance>`) are
+    /// still accepted, for values pushed to them; reading measures nothing.
+    #[tokio::test]
+    async fn pushed_metrics_accept_the_catalogues_metrics_and_read_nothing() {
+        let m = PushedMetrics::default();
+        assert!(m.check("VCpuUsageMeanVnf.i1", PmObjectType::Vnf).is_ok());
+        assert!(
+            m.check("ByteIncomingVnfIntCp", PmObjectType::VnfIntCp)
+                .is_ok()
+        );
+        let e = m.check("Nope", PmObjectType::Vnf).unwrap_err();
+        assert!(e.to_string().contains("Nope"), "{e}");
+        let now = SystemTime::now();
+        let q = MetricQuery {
+            metric: "VCpuUsageMeanVnf",
+            object_type: PmObjectType::Vnf,
+            object_instance_id: "i1",
+            sub_object_instance_ids: &[],
+            collection_period: Duration::from_secs(5),
+            start: now,
+            end: now,
+        };
+        assert!(m.read(&q).await.unwrap().is_empty());
     }
 }

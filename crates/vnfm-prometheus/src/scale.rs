@@ -5,7 +5,8 @@
 //! alert is a [`ScaleTrigger`]; a resolved one asks for nothing.
 
 use crate::Error;
-use crate::webhook::{Alert, AlertStatus};
+use crate::tacker::{AlertLabels, PluginFunction};
+use crate::webhook::Alert;
 
 /// The `function_type` of alerts that ask for a scaling.
 pub const AUTO_SCALE_FUNCTION: &str = "auto_scale";
@@ -26,39 +27,30 @@ pub struct ScaleTrigger {
 /// The scaling `alert` asks for: `None` when it is not an `auto_scale` alert or is resolved;
 /// an error naming the label when one is missing or wrong.
 pub fn scale_trigger(alert: &Alert) -> Result<Option<ScaleTrigger>, Error> {
-    let label = |k: &str| {
-        alert
-            .labels
-            .get(k)
-            .map(|v| v.trim())
-            .filter(|v| !v.is_empty())
-    };
-    if label("function_type") != Some(AUTO_SCALE_FUNCTION) || alert.status != AlertStatus::Firing {
+    let labels = AlertLabels::new(alert, AUTO_SCALE_FUNCTION);
+    if !labels.firing_of(PluginFunction::AutoScale) {
         return Ok(None);
     }
-    let name = label("alertname").unwrap_or(&alert.fingerprint).to_owned();
-    let bad = |label: &str, reason: String| Error::ScaleLabel {
-        alert: name.clone(),
-        label: label.to_owned(),
-        reason,
-    };
-    let needed = |k: &str| label(k).ok_or_else(|| bad(k, "it is missing".into()));
-    let vnf_instance_id = needed("vnf_instance_id")?.to_owned();
-    let scale_out = match needed("auto_scale_type")?.to_ascii_uppercase().as_str() {
+    let vnf_instance_id = labels.needed("vnf_instance_id")?.to_owned();
+    let scale_out = match labels
+        .needed("auto_scale_type")?
+        .to_ascii_uppercase()
+        .as_str()
+    {
         "SCALE_OUT" => true,
         "SCALE_IN" => false,
         other => {
-            return Err(bad(
+            return Err(labels.bad(
                 "auto_scale_type",
                 format!("{other:?} is neither SCALE_OUT nor SCALE_IN"),
             ));
         }
     };
-    let aspect_id = needed("aspect_id")?.to_owned();
-    let number_of_steps = match label("number_of_steps") {
+    let aspect_id = labels.needed("aspect_id")?.to_owned();
+    let number_of_steps = match labels.get("number_of_steps") {
         None => 1,
         Some(n) => n.parse::<u32>().ok().filter(|n| *n > 0).ok_or_else(|| {
-            bad(
+            labels.bad(
                 "number_of_steps",
                 format!("{n:?} is not a positive integer"),
             )
@@ -150,7 +142,7 @@ mod tests {
         for (labels, label) in cases {
             let e = scale_trigger(&alert("firing", labels)).unwrap_err();
             assert!(
-                matches!(&e, Error::ScaleLabel { label: l, .. } if l == label),
+                matches!(&e, Error::AlertLabel { label: l, .. } if l == label),
                 "{e}"
             );
             assert!(e.to_string().contains(label), "{e}");

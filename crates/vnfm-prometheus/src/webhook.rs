@@ -151,6 +151,45 @@ pub fn parse_webhook_limited(body: &[u8], limit: usize) -> Result<Webhook, Error
     Ok(webhook)
 }
 
+/// Reads a webhook payload of at most [`DEFAULT_WEBHOOK_LIMIT`] bytes as OpenStack Tacker's
+/// Prometheus plugin accepts it: a label or annotation value that is a number or a boolean
+/// is read as its JSON text (Tacker's `annotations.value: 99`), one that is `null` as absent
+/// (Tacker's `sub_object_instance_id: null`); everything else as [`parse_webhook`].
+pub fn parse_webhook_lenient(body: &[u8]) -> Result<Webhook, Error> {
+    if body.len() > DEFAULT_WEBHOOK_LIMIT {
+        return parse_webhook(body);
+    }
+    let Ok(mut doc) = serde_json::from_slice::<serde_json::Value>(body) else {
+        // Not JSON: the strict reading says where.
+        return parse_webhook(body);
+    };
+    let alerts = doc
+        .get_mut("alerts")
+        .and_then(serde_json::Value::as_array_mut)
+        .into_iter()
+        .flatten();
+    let maps = alerts
+        .filter_map(serde_json::Value::as_object_mut)
+        .flat_map(|a| {
+            a.iter_mut()
+                .filter(|(k, _)| *k == "labels" || *k == "annotations")
+                .map(|(_, v)| v)
+        });
+    for map in maps.filter_map(serde_json::Value::as_object_mut) {
+        map.retain(|_, v| !v.is_null());
+        for v in map.values_mut() {
+            if v.is_number() || v.is_boolean() {
+                *v = serde_json::Value::String(v.to_string());
+            }
+        }
+    }
+    let body = serde_json::to_vec(&doc).map_err(|source| Error::WebhookInvalid {
+        pointer: String::new(),
+        source,
+    })?;
+    parse_webhook(&body)
+}
+
 /// The RFC 6901 pointer of a serde path.
 fn json_pointer(path: &serde_path_to_error::Path) -> String {
     let mut pointer = String::new();
@@ -282,6 +321,24 @@ mod tests {
             Err(Error::WebhookVersion(found)) => assert_eq!(found, "5"),
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn the_lenient_reading_takes_tackers_numbers_and_nulls() {
+        let mut v = payload();
+        v["alerts"][0]["labels"]["sub_object_instance_id"] = Value::Null;
+        v["alerts"][0]["annotations"]["value"] = json!(99);
+        v["alerts"][0]["labels"]["up"] = json!(true);
+        assert!(parse(&v).is_err(), "the strict reading refuses them");
+        let w = parse_webhook_lenient(&serde_json::to_vec(&v).unwrap()).unwrap();
+        let a = &w.alerts[0];
+        assert_eq!(a.annotations["value"], "99");
+        assert_eq!(a.labels["up"], "true");
+        assert!(!a.labels.contains_key("sub_object_instance_id"));
+        // Other faults are still named.
+        v["alerts"][0]["labels"]["x"] = json!({"nested": 1});
+        let e = parse_webhook_lenient(&serde_json::to_vec(&v).unwrap()).unwrap_err();
+        assert!(e.to_string().contains("/alerts/0/labels/x"), "{e}");
     }
 
     #[test]
