@@ -42,7 +42,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde_json::{Map, Value, json};
 use vnfm_descriptor::{Flavour, Vnfd};
 use vnfm_driver_api::ArtifactSource;
-use vnfm_types::{ExtManagedVirtualLinkData, ExtVirtualLinkData, ExtVirtualLinkInfo};
+use vnfm_types::{ExtManagedVirtualLinkData, ExtVirtualLinkData};
 
 use crate::config::DriverConfig;
 use crate::error::OpenStackError;
@@ -626,55 +626,6 @@ fn mac_address(cp: &vnfm_types::VnfExtCpData) -> Option<String> {
         .values()
         .flat_map(|c| c.cp_protocol_data.iter().flatten())
         .find_map(|p| p.ip_over_ethernet.as_ref()?.mac_address.clone())
-}
-
-/// The external virtual links recorded on an instance, as request data (to rebuild CP
-/// parameters for operations that do not carry links).
-pub fn links_from_info(info: &[ExtVirtualLinkInfo]) -> Vec<ExtVirtualLinkData> {
-    info.iter()
-        .map(|l| ExtVirtualLinkData {
-            id: l.id.clone(),
-            vim_connection_id: l.resource_handle.vim_connection_id.clone(),
-            resource_provider_id: l.resource_handle.resource_provider_id.clone(),
-            resource_id: l.resource_handle.resource_id.clone(),
-            ext_cps: l.current_vnf_ext_cp_data.clone(),
-            ext_link_ports: l.ext_link_ports.as_ref().map(|ports| {
-                ports
-                    .iter()
-                    .map(|p| vnfm_types::ExtLinkPortData {
-                        id: p.id.clone(),
-                        resource_handle: p.resource_handle.clone(),
-                        trunk_resource_id: p.trunk_resource_id.clone(),
-                    })
-                    .collect()
-            }),
-        })
-        .collect()
-}
-
-/// `current` with the links of `request` laid over it: a link with the same id is replaced,
-/// and a CP the request connects elsewhere leaves its old link.
-pub fn overlay_links(
-    current: &[ExtVirtualLinkData],
-    request: &[ExtVirtualLinkData],
-) -> Vec<ExtVirtualLinkData> {
-    let moved: BTreeSet<&str> = request
-        .iter()
-        .flat_map(|l| l.ext_cps.iter().map(|c| c.cpd_id.as_str()))
-        .collect();
-    let mut out: Vec<ExtVirtualLinkData> = Vec::new();
-    for l in current {
-        if request.iter().any(|r| r.id == l.id) {
-            continue;
-        }
-        let mut l = l.clone();
-        l.ext_cps.retain(|c| !moved.contains(c.cpd_id.as_str()));
-        if !l.ext_cps.is_empty() {
-            out.push(l);
-        }
-    }
-    out.extend(request.iter().cloned());
-    out
 }
 
 /// Tacker's handling of externally managed VLs in a BaseHOT: the network resource of each

@@ -28,11 +28,10 @@ use vnfm_driver_api::inventory::{
 pub use vnfm_driver_api::inventory::{derived_id, recorded};
 use vnfm_types::{
     AffectedVirtualLink, AffectedVirtualStorage, AffectedVnfc, ChangeType, CpInstanceType,
-    CpProtocolInfo, ExtLinkPortInfo, ExtManagedVirtualLinkInfo, ExtVirtualLinkData,
-    ExtVirtualLinkInfo, IpAddressInfo, IpAddressType, IpOverEthernetAddressInfo, LayerProtocol,
-    ResourceChanges, ResourceHandle, VirtualStorageResourceInfo, VnfExtCpInfo, VnfLinkPortInfo,
-    VnfOperationalState, VnfVirtualLinkResourceInfo, VnfcCpInfo, VnfcInfo, VnfcResourceInfo,
-    VnfdId,
+    CpProtocolInfo, ExtLinkPortInfo, ExtManagedVirtualLinkInfo, ExtVirtualLinkData, IpAddressInfo,
+    IpAddressType, IpOverEthernetAddressInfo, LayerProtocol, ResourceChanges, ResourceHandle,
+    VirtualStorageResourceInfo, VnfExtCpInfo, VnfLinkPortInfo, VnfOperationalState,
+    VnfVirtualLinkResourceInfo, VnfcCpInfo, VnfcInfo, VnfcResourceInfo, VnfdId,
 };
 
 use crate::config::DriverConfig;
@@ -55,6 +54,9 @@ pub struct InventoryInputs<'a> {
     pub vnfc_states: &'a BTreeMap<String, VnfOperationalState>,
     /// The state of new VNFCs.
     pub default_state: VnfOperationalState,
+    /// The `nfv` parameter the stack was made with, for the flavour, images and zone each
+    /// VNFC records in its metadata (none when not known).
+    pub nfv: Option<&'a Value>,
 }
 
 struct Indexed<'a> {
@@ -170,35 +172,10 @@ pub fn inventory(
     for m in managed.iter_mut() {
         m.vnf_link_ports = None;
     }
-    let mut ext_links: Vec<ExtVirtualLinkInfo> = inputs
-        .ext_virtual_links
-        .iter()
-        .map(|l| {
-            let mut h = ResourceHandle::new(l.resource_id.clone());
-            h.vim_connection_id = l
-                .vim_connection_id
-                .clone()
-                .or_else(|| Some(vim.to_string()));
-            h.resource_provider_id = l.resource_provider_id.clone();
-            ExtVirtualLinkInfo {
-                id: l.id.clone(),
-                resource_handle: h,
-                ext_link_ports: l.ext_link_ports.as_ref().map(|ports| {
-                    ports
-                        .iter()
-                        .map(|p| ExtLinkPortInfo {
-                            id: p.id.clone(),
-                            resource_handle: p.resource_handle.clone(),
-                            cp_instance_id: None,
-                            secondary_cp_instance_id: None,
-                            trunk_resource_id: p.trunk_resource_id.clone(),
-                        })
-                        .collect()
-                }),
-                current_vnf_ext_cp_data: l.ext_cps.clone(),
-            }
-        })
-        .collect();
+    // The request's link ports come with the links in force; the stack's are added below.
+    let (mut ext_links, request_cps) =
+        crate::ext_links::link_info(inputs.ext_virtual_links, vim, inputs.vnfd_id);
+    out.ext_cp_info = request_cps;
 
     let mut servers: Vec<&HeatResource> = resources
         .iter()
@@ -219,23 +196,36 @@ pub fn inventory(
         let id = derived_id(&[&stack.id, &server.resource_name]);
         let mut meta = stack_meta(&stack, &server.resource_name);
         if let Some(t) = &server.creation_time {
-            meta.insert("creationTime".into(), json!(t));
+            meta.insert(meta_key::CREATION_TIME.into(), json!(t));
         }
+        let mut vdu_idx = None;
         if let Some(member) = idx.owner_of_stack.get(&stack.id)
             && let Some(group_stack) = member.stack()
         {
             let group = idx.owner_of_stack.get(&group_stack.id);
             if group.is_some_and(|g| g.resource_type == "OS::Heat::AutoScalingGroup") {
-                meta.insert("parentStackId".into(), json!(group_stack.id));
-                meta.insert("parentStackName".into(), json!(group_stack.name));
-                meta.insert("parentResourceName".into(), json!(member.resource_name));
+                meta.insert(meta_key::PARENT_STACK_ID.into(), json!(group_stack.id));
+                meta.insert(meta_key::PARENT_STACK_NAME.into(), json!(group_stack.name));
+                meta.insert(
+                    meta_key::PARENT_RESOURCE_NAME.into(),
+                    json!(member.resource_name),
+                );
             } else if let Some((base, i)) = crate::userdata::split_index(&member.resource_name)
                 && base == vdu.id
             {
                 // One resource per VNFC (Tacker's StandardUserData): `VDU1-0`.
-                meta.insert("vduIdx".into(), json!(i));
+                meta.insert(meta_key::VDU_IDX.into(), json!(i));
+                vdu_idx = Some(i);
             }
         }
+        let from_nfv = inputs.nfv.map_or_else(Map::new, |nfv| {
+            nfv_meta(nfv, &vdu.id, &vdu.virtual_storages, vdu_idx)
+        });
+        let zone_id = from_nfv
+            .get(meta_key::ZONE)
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        meta.extend(from_nfv);
         if let Some(addr) = server.attributes.get("addresses").filter(|a| a.is_object()) {
             meta.insert("addresses".into(), addr.clone());
         }
@@ -319,21 +309,22 @@ pub fn inventory(
                     .iter_mut()
                     .find(|l| l.current_vnf_ext_cp_data.iter().any(|c| c.cpd_id == cpd.id))
                 {
-                    let ext_cp_id = format!("cp-{port_id}");
+                    let ext_cp_id = crate::ext_links::ext_cp_id(&port_id);
                     let config_id = link
                         .current_vnf_ext_cp_data
                         .iter()
                         .find(|c| c.cpd_id == cpd.id)
                         .and_then(|c| c.cp_config.keys().next().cloned());
-                    link.ext_link_ports
-                        .get_or_insert_with(Vec::new)
-                        .push(ExtLinkPortInfo {
+                    crate::ext_links::attach_stack_port(
+                        link,
+                        ExtLinkPortInfo {
                             id: port_id.clone(),
                             resource_handle: handle(port, vim),
                             cp_instance_id: Some(ext_cp_id.clone()),
                             secondary_cp_instance_id: None,
                             trunk_resource_id: None,
-                        });
+                        },
+                    );
                     out.ext_cp_info.push(VnfExtCpInfo {
                         id: ext_cp_id.clone(),
                         cpd_id: cpd.id.clone(),
@@ -370,7 +361,7 @@ pub fn inventory(
             vdu_id: vdu.id.clone(),
             vnfd_id: Some(inputs.vnfd_id.clone()),
             compute_resource: handle(server, vim),
-            zone_id: None,
+            zone_id,
             storage_resource_ids: (!storage_ids.is_empty()).then_some(storage_ids),
             reservation_id: None,
             vnfc_cp_info: (!cps.is_empty()).then_some(cps),
@@ -383,11 +374,97 @@ pub fn inventory(
     out
 }
 
+/// The keys of the `metadata` of the resources the inventory records, Tacker's where Tacker
+/// writes the same information (its functional tests read `vdu_idx`, `flavor` and the
+/// `image-*` keys), in Tacker's style otherwise. Records made before these names were
+/// written with camelCase keys (`stackId`, `vduIdx`, ...); [`meta_str`] reads both.
+pub mod meta_key {
+    /// The id of the (nested) stack that holds the resource (Tacker's).
+    pub const STACK_ID: &str = "stack_id";
+    /// The name of that stack.
+    pub const STACK_NAME: &str = "stack_name";
+    /// The resource's name in that stack's template.
+    pub const RESOURCE_NAME: &str = "resource_name";
+    /// When Heat created the server (Tacker's).
+    pub const CREATION_TIME: &str = "creation_time";
+    /// The id of the stack of the `OS::Heat::AutoScalingGroup` the VNFC is a member of
+    /// (Tacker's).
+    pub const PARENT_STACK_ID: &str = "parent_stack_id";
+    /// The name of that stack.
+    pub const PARENT_STACK_NAME: &str = "parent_stack_name";
+    /// The member's resource name in that group (Tacker's).
+    pub const PARENT_RESOURCE_NAME: &str = "parent_resource_name";
+    /// The VNFC's index with one resource per VNFC, `VDU1-<n>` (Tacker's `StandardUserData`;
+    /// Tacker's).
+    pub const VDU_IDX: &str = "vdu_idx";
+    /// The compute flavour the VNFC was made with, from the `nfv` parameter (Tacker's).
+    pub const FLAVOR: &str = "flavor";
+    /// The availability zone the VNFC was placed in, from the `nfv` parameter (Tacker's).
+    pub const ZONE: &str = "zone";
+    /// Prefix of the image of the VDU or of one of its storages, from the `nfv` parameter:
+    /// `image-VDU1`, `image-VDU1-VirtualStorage-0` (Tacker's).
+    pub const IMAGE_PREFIX: &str = "image-";
+
+    /// The key records made before these names used for `key`.
+    pub(crate) fn former(key: &str) -> Option<&'static str> {
+        Some(match key {
+            STACK_ID => "stackId",
+            STACK_NAME => "stackName",
+            RESOURCE_NAME => "resourceName",
+            CREATION_TIME => "creationTime",
+            PARENT_STACK_ID => "parentStackId",
+            PARENT_STACK_NAME => "parentStackName",
+            PARENT_RESOURCE_NAME => "parentResourceName",
+            VDU_IDX => "vduIdx",
+            _ => return None,
+        })
+    }
+}
+
+/// The string under `key` in a VNFC's metadata, or under the key records made before
+/// [`meta_key`] used for it.
+pub fn meta_str<'a>(v: &'a VnfcResourceInfo, key: &str) -> Option<&'a str> {
+    let m = v.metadata.as_ref()?;
+    m.get(key)
+        .or_else(|| meta_key::former(key).and_then(|k| m.get(k)))?
+        .as_str()
+}
+
 fn stack_meta(stack: &StackRef, name: &str) -> Map<String, Value> {
     let mut m = Map::new();
-    m.insert("stackId".into(), json!(stack.id));
-    m.insert("stackName".into(), json!(stack.name));
-    m.insert("resourceName".into(), json!(name));
+    m.insert(meta_key::STACK_ID.into(), json!(stack.id));
+    m.insert(meta_key::STACK_NAME.into(), json!(stack.name));
+    m.insert(meta_key::RESOURCE_NAME.into(), json!(name));
+    m
+}
+
+/// What the `nfv` parameter says of a VNFC of `vdu` (with the storages `storages`; `idx`
+/// with one resource per VNFC), as Tacker records it: `flavor` (`computeFlavourId` or
+/// `flavor`), `image-<name>` per VDU and storage with an image (`vcImageId` or `image`) and
+/// `zone` (`locationConstraints`), under the names `<vdu>` / `<vdu>-<idx>`.
+fn nfv_meta(nfv: &Value, vdu: &str, storages: &[String], idx: Option<u32>) -> Map<String, Value> {
+    let named = |name: &str| match idx {
+        Some(i) => format!("{name}-{i}"),
+        None => name.to_string(),
+    };
+    let entry = |name: &str, keys: &[&str]| -> Option<Value> {
+        let e = nfv.get("VDU")?.get(name)?;
+        keys.iter()
+            .find_map(|k| e.get(*k).filter(|v| v.is_string()).cloned())
+    };
+    let mut m = Map::new();
+    let vdu_name = named(vdu);
+    if let Some(f) = entry(&vdu_name, &["computeFlavourId", "flavor"]) {
+        m.insert(meta_key::FLAVOR.into(), f);
+    }
+    for name in std::iter::once(vdu_name.clone()).chain(storages.iter().map(|s| named(s))) {
+        if let Some(image) = entry(&name, &["vcImageId", "image"]) {
+            m.insert(format!("{}{name}", meta_key::IMAGE_PREFIX), image);
+        }
+    }
+    if let Some(z) = entry(&vdu_name, &["locationConstraints"]) {
+        m.insert(meta_key::ZONE.into(), z);
+    }
     m
 }
 
@@ -457,6 +534,111 @@ mod tests {
             "storageResourceIds": [format!("st-{id}")]
         }))
         .unwrap()
+    }
+
+    /// A VNFC made the way Tacker's `StandardUserData` makes it: the top stack's `VDU1-0`
+    /// is a nested stack holding the server and its volume.
+    fn standard_vnfc() -> Vec<HeatResource> {
+        let res = |name: &str, ty: &str, stack: &str, nested: Option<&str>| {
+            let mut links =
+                vec![json!({"rel": "stack", "href": format!("http://heat/v1/p/stacks/{stack}")})];
+            if let Some(n) = nested {
+                links
+                    .push(json!({"rel": "nested", "href": format!("http://heat/v1/p/stacks/{n}")}));
+            }
+            serde_json::from_value::<HeatResource>(json!({
+                "resource_name": name, "physical_resource_id": format!("id-{name}"),
+                "resource_type": ty, "resource_status": "CREATE_COMPLETE",
+                "creation_time": "2026-01-01T00:00:00Z", "links": links, "attributes": {}
+            }))
+            .unwrap()
+        };
+        vec![
+            res("VDU1-0", "VDU1.yaml", "vnf-1/top", Some("vnf-1-VDU1-0/n0")),
+            res("VDU1", "OS::Nova::Server", "vnf-1-VDU1-0/n0", None),
+            res(
+                "VDU1-VirtualStorage",
+                "OS::Cinder::Volume",
+                "vnf-1-VDU1-0/n0",
+                None,
+            ),
+        ]
+    }
+
+    fn standard_inventory(nfv: Option<&Value>) -> InstanceResources {
+        let flavour: Flavour = serde_json::from_value(json!({
+            "id": "simple", "file": "Definitions/df.yaml",
+            "vdus": [{"id": "VDU1", "name": "VDU1", "kind": "compute",
+                      "nodeType": "tosca.nodes.nfv.Vdu.Compute",
+                      "minInstances": 1, "maxInstances": 3,
+                      "virtualStorages": ["VDU1-VirtualStorage"]}]
+        }))
+        .unwrap();
+        inventory(
+            &standard_vnfc(),
+            &InventoryInputs {
+                flavour: &flavour,
+                vnfd_id: &VnfdId::new("vnfd-1"),
+                vim_connection_id: "vim1",
+                ext_virtual_links: &[],
+                ext_managed_virtual_links: &[],
+                vnfc_states: &BTreeMap::new(),
+                default_state: VnfOperationalState::Started,
+                nfv,
+            },
+            &DriverConfig::default(),
+        )
+    }
+
+    #[test]
+    fn vnfc_metadata_has_the_keys_tacker_writes() {
+        let nfv = json!({"VDU": {
+            "VDU1-0": {"computeFlavourId": "m1.tiny", "locationConstraints": "az-1",
+                       "vcImageId": null},
+            "VDU1-VirtualStorage-0": {"vcImageId": "img-1"}
+        }});
+        let r = standard_inventory(Some(&nfv));
+        let v = &r.vnfc_resource_info[0];
+        let meta = v.metadata.as_ref().unwrap();
+        assert_eq!(meta["vdu_idx"], json!(0), "{meta:?}");
+        assert_eq!(meta["creation_time"], json!("2026-01-01T00:00:00Z"));
+        assert_eq!(meta["stack_id"], json!("n0"));
+        assert_eq!(meta["stack_name"], json!("vnf-1-VDU1-0"));
+        assert_eq!(meta["resource_name"], json!("VDU1"));
+        assert_eq!(meta["flavor"], json!("m1.tiny"));
+        assert_eq!(meta["image-VDU1-VirtualStorage-0"], json!("img-1"));
+        assert_eq!(meta["zone"], json!("az-1"));
+        assert_eq!(v.zone_id.as_deref(), Some("az-1"));
+        // No image of its own (boots from the volume), no camelCase keys.
+        for k in [
+            "image-VDU1-0",
+            "vduIdx",
+            "creationTime",
+            "stackId",
+            "stackName",
+        ] {
+            assert!(!meta.contains_key(k), "{k} in {meta:?}");
+        }
+        // Without the `nfv` parameter, the keys Heat gives.
+        let bare = standard_inventory(None);
+        let meta = bare.vnfc_resource_info[0].metadata.as_ref().unwrap();
+        assert_eq!(meta["vdu_idx"], json!(0));
+        assert!(!meta.contains_key("flavor"), "{meta:?}");
+    }
+
+    #[test]
+    fn metadata_recorded_with_the_former_camel_case_keys_is_still_read() {
+        let old: VnfcResourceInfo = serde_json::from_value(json!({
+            "id": "a", "vduId": "VDU1",
+            "computeResource": {"resourceId": "srv-1"},
+            "metadata": {"stackId": "n0", "resourceName": "VDU1", "vduIdx": 2}
+        }))
+        .unwrap();
+        assert_eq!(meta_str(&old, meta_key::STACK_ID), Some("n0"));
+        assert_eq!(meta_str(&old, meta_key::RESOURCE_NAME), Some("VDU1"));
+        assert_eq!(meta_str(&old, meta_key::STACK_NAME), None);
+        let new = &standard_inventory(None).vnfc_resource_info[0];
+        assert_eq!(meta_str(new, meta_key::STACK_ID), Some("n0"));
     }
 
     #[test]

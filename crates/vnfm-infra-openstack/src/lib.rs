@@ -19,6 +19,8 @@
 //!   leave on a subnet it replaces.
 //! - [`observe`]: what is wrong with an instance's stack outside operations (servers in
 //!   `ERROR`, failed resources), reported for the core to raise as alarms.
+//! - [`ext_links`]: the external virtual links in force from one operation to the next, a
+//!   request's links laid over them, and their link ports (the request's and the stack's).
 //! - [`inventory`]: `vnfcResourceInfo`, `vnfVirtualLinkResourceInfo`,
 //!   `virtualStorageResourceInfo`, external CPs and links, read from the stack's resources.
 //! - [`config`]: the driver's settings and the VIM connection layout it reads.
@@ -45,6 +47,7 @@ pub mod config;
 pub mod depends;
 pub mod driver;
 pub mod error;
+pub mod ext_links;
 pub mod generate;
 pub mod glance;
 pub mod heat;

@@ -10,7 +10,7 @@
 //! | scale, scale to level | VNFCs to remove (the newest of their VDU) are marked unhealthy in their autoscaling group, then `desired_capacity` is updated |
 //! | scale with Tacker's `StandardUserData` | the templates are built again with one resource per VNFC (the highest indexes removed, the lowest unused added) and the stack updated with them ([`crate::userdata`]) |
 //! | heal VNFCs | the servers are marked unhealthy with their VNFCs' volumes, then the stack is updated (Heat replaces them) |
-//! | heal whole VNF | the stack is deleted and created again from its template, files and parameters |
+//! | heal whole VNF | as a heal of every VNFC: networks and ports stay; with `additionalParams.all` true (Tacker's), the stack is deleted and created again from its template, files and parameters |
 //! | change external connectivity | the `CP` part of `nfv` is rebuilt from the links in force and the stack updated |
 //! | change flavour | update with the new flavour's template and counts |
 //! | change package | update with the new package's template and files; when Neutron refuses to delete a subnet it replaces, the ports on that subnet move to the new one, and when a new server fails while the old one holds the VNFC's volumes, the old server is deleted through Nova; then the update runs again |
@@ -44,7 +44,7 @@ use crate::error::OpenStackError;
 use crate::glance::Glance;
 use crate::heat::{Heat, Stack, StackFields, StackRef, is_final};
 use crate::hot::{self, Hot, NfvInputs};
-use crate::inventory::{self, InventoryInputs};
+use crate::inventory::{self, InventoryInputs, meta_key, meta_str};
 use crate::keystone::{Session, sleep_within};
 use crate::nova::{Nova, Power, Target};
 use crate::userdata::UserData;
@@ -380,10 +380,6 @@ fn counts(resources: &InstanceResources) -> BTreeMap<String, u32> {
     c
 }
 
-fn meta_str<'a>(v: &'a VnfcResourceInfo, key: &str) -> Option<&'a str> {
-    v.metadata.as_ref()?.get(key)?.as_str()
-}
-
 #[async_trait]
 impl InfraDriver for OpenStackDriver {
     fn name(&self) -> &str {
@@ -485,7 +481,7 @@ impl InfraDriver for OpenStackDriver {
             return Err(wrong_step("change_ext_conn", req));
         };
         let current = Self::recorded_links(req);
-        let links = hot::overlay_links(&current, &r.ext_virtual_links);
+        let links = crate::ext_links::overlay_links(&current, &r.ext_virtual_links);
         let state: Option<DriverState> = serde_json::from_value(req.driver_state.clone()).ok();
         let previous = Self::previous_of(state.as_ref(), req);
         self.relink(req, links, previous, None).await

@@ -56,14 +56,17 @@ impl OpenStackDriver {
                     .collect();
                 candidates.sort_by_key(|v| {
                     let known = recorded.vnfc_resource_info.iter().any(|o| o.id == v.id);
-                    (!known, meta_str(v, "creationTime").map(str::to_string))
+                    (
+                        !known,
+                        meta_str(v, meta_key::CREATION_TIME).map(str::to_string),
+                    )
                 });
                 let remove = now - want;
                 for v in candidates.iter().rev().take(remove as usize) {
                     let (Some(pid), Some(pname), Some(member)) = (
-                        meta_str(v, "parentStackId"),
-                        meta_str(v, "parentStackName"),
-                        meta_str(v, "parentResourceName"),
+                        meta_str(v, meta_key::PARENT_STACK_ID),
+                        meta_str(v, meta_key::PARENT_STACK_NAME),
+                        meta_str(v, meta_key::PARENT_RESOURCE_NAME),
                     ) else {
                         return Err(DriverError::invalid_input(format!(
                             "cannot remove VNFC {} of VDU {}: it is not a member of an OS::Heat::AutoScalingGroup",
@@ -209,6 +212,9 @@ impl OpenStackDriver {
         }
     }
 
+    /// Heals VNFCs: their servers are replaced (see [`vnfcs_to_heal`] for which) on the
+    /// networks and ports the stack keeps. A whole-VNF heal with `additionalParams.all`
+    /// ([`recreates`]) re-creates the stack instead, as Tacker does.
     pub(super) async fn do_heal(
         &self,
         req: &InfraRequest,
@@ -222,47 +228,33 @@ impl OpenStackDriver {
         let links = Self::recorded_links(req);
         let managed = Self::recorded_managed(req);
         let nfv = stack.nfv();
-        let stack = match scope {
-            HealScope::WholeVnf => {
-                // Re-create: the same template, files and parameters on a new stack.
-                let template = heat.template(&r).await?;
-                let files = heat.files(&r).await?;
-                heat.delete(&r).await?;
-                heat.wait(&r, "DELETE", None, ctx.timeout).await?;
-                let mut fields = ctx.fields(&self.config, None, &nfv);
-                fields.template = Some(template);
-                fields.files.extend(files);
-                let nr = heat.create(&ctx.stack_name, &fields).await?;
-                heat.wait(&nr, "CREATE", None, ctx.timeout)
-                    .await?
-                    .ok_or_else(|| OpenStackError::NoStack {
-                        stack: nr.name.clone(),
-                        instance: req.instance.id.to_string(),
-                    })?
+        let stack = if recreates(scope, req.additional_params()) {
+            // Re-create: the same template, files and parameters on a new stack.
+            let template = heat.template(&r).await?;
+            let files = heat.files(&r).await?;
+            heat.delete(&r).await?;
+            heat.wait(&r, "DELETE", None, ctx.timeout).await?;
+            let mut fields = ctx.fields(&self.config, None, &nfv);
+            fields.template = Some(template);
+            fields.files.extend(files);
+            let nr = heat.create(&ctx.stack_name, &fields).await?;
+            heat.wait(&nr, "CREATE", None, ctx.timeout)
+                .await?
+                .ok_or_else(|| OpenStackError::NoStack {
+                    stack: nr.name.clone(),
+                    instance: req.instance.id.to_string(),
+                })?
+        } else {
+            let live = self.live_inventory(&heat, &ctx, &r, flavour).await?;
+            let targets = vnfcs_to_heal(scope, &live, &ctx.stack_name)?;
+            self.release_errored_servers(&ctx, targets.iter().copied())
+                .await?;
+            let reason = format!("heal by VNF LCM operation {}", req.op_occ_id);
+            for (stack, resource) in unhealthy_marks(&live, &targets) {
+                heat.mark_unhealthy(&stack, resource, &reason).await?;
             }
-            HealScope::Vnfcs { vnfcs } => {
-                let live = self.live_inventory(&heat, &ctx, &r, flavour).await?;
-                let mut targets = Vec::new();
-                for h in vnfcs {
-                    let v = live
-                        .vnfc_resource_info
-                        .iter()
-                        .find(|v| v.id == h.vnfc_resource_id)
-                        .ok_or_else(|| {
-                            DriverError::invalid_input(format!(
-                                "cannot heal VNFC {} (VDU {}): stack {} has no such server",
-                                h.vnfc_resource_id, h.vdu_id, ctx.stack_name
-                            ))
-                        })?;
-                    targets.push(v);
-                }
-                self.release_errored_servers(&ctx, targets.iter().copied())
-                    .await?;
-                let reason = format!("heal by VNF LCM operation {}", req.op_occ_id);
-                Self::mark_with_volumes(&heat, &live, targets, &reason).await?;
-                let fields = ctx.fields(&self.config, None, &nfv);
-                self.update_and_wait(&heat, &ctx, &stack, &fields).await?
-            }
+            let fields = ctx.fields(&self.config, None, &nfv);
+            self.update_and_wait(&heat, &ctx, &stack, &fields).await?
         };
         let state = self.state_after(&ctx, req, &stack, flavour, nfv, None);
         self.outcome(
@@ -276,43 +268,6 @@ impl OpenStackDriver {
             state,
         )
         .await
-    }
-
-    /// Marks the server of each of `vnfcs` unhealthy in its (nested) stack together with the
-    /// volumes of its VNFC, so that the next update replaces them together, as Tacker does:
-    /// Heat builds the new server before it deletes the old one, and Cinder does not let the
-    /// new server take a volume the old one still holds; a volume made from the image is the
-    /// VNFC's initial state. VNFCs without the stack metadata (not made by this driver) are
-    /// left alone.
-    pub(super) async fn mark_with_volumes<'v>(
-        heat: &Heat<'_>,
-        live: &InstanceResources,
-        vnfcs: impl IntoIterator<Item = &'v VnfcResourceInfo>,
-        reason: &str,
-    ) -> Result<(), DriverError> {
-        for v in vnfcs {
-            let (Some(id), Some(name), Some(server)) = (
-                meta_str(v, "stackId"),
-                meta_str(v, "stackName"),
-                meta_str(v, "resourceName"),
-            ) else {
-                continue;
-            };
-            let stack = StackRef {
-                name: name.to_string(),
-                id: id.to_string(),
-            };
-            let volumes = v.storage_resource_ids.iter().flatten().filter_map(|id| {
-                live.virtual_storage_resource_info
-                    .iter()
-                    .find(|s| &s.id == id)
-                    .map(|s| s.virtual_storage_desc_id.as_str())
-            });
-            for resource in std::iter::once(server).chain(volumes) {
-                heat.mark_unhealthy(&stack, resource, reason).await?;
-            }
-        }
-        Ok(())
     }
 
     /// Deletes, through Nova, the servers of `vnfcs` that Nova holds in `ERROR`, before Heat
@@ -387,6 +342,11 @@ impl OpenStackDriver {
         let resources = heat
             .resources(&stack.reference(), self.config.nested_depth)
             .await?;
+        let nfv = ctx
+            .state
+            .as_ref()
+            .map(|s| s.nfv.clone())
+            .unwrap_or_else(|| stack.nfv());
         let inputs = |states| InventoryInputs {
             flavour,
             vnfd_id: &req.instance.vnfd_id,
@@ -395,6 +355,7 @@ impl OpenStackDriver {
             ext_managed_virtual_links: &managed,
             vnfc_states: states,
             default_state,
+            nfv: Some(&nfv),
         };
         let live = inventory::inventory(&resources, &inputs(&states), &self.config);
         let targets: Vec<&VnfcResourceInfo> = if vnfc_ids.is_empty() {
@@ -469,11 +430,6 @@ impl OpenStackDriver {
                     ChangeType::Modified,
                 ));
         }
-        let nfv = ctx
-            .state
-            .as_ref()
-            .map(|s| s.nfv.clone())
-            .unwrap_or_else(|| stack.nfv());
         let state = self.state_after(&ctx, req, &stack, flavour, nfv, None);
         Ok(InfraOutcome {
             resources: after,
@@ -481,5 +437,188 @@ impl OpenStackDriver {
             vnf_state: vnfc_ids.is_empty().then_some(to),
             driver_state: serde_json::to_value(&state).unwrap_or(Value::Null),
         })
+    }
+}
+
+/// Whether a heal re-creates the whole stack: a heal of the whole VNF (no `vnfcInstanceId`)
+/// with `additionalParams.all` true, as Tacker does (its functional test expects a new
+/// stack, networks included). Any other heal replaces servers only.
+pub(super) fn recreates(scope: &HealScope, params: Option<&vnfm_types::KeyValuePairs>) -> bool {
+    matches!(scope, HealScope::WholeVnf)
+        && params.and_then(|p| p.get("all")) == Some(&Value::Bool(true))
+}
+
+/// The VNFCs a heal that keeps the stack replaces: every VNFC of the stack for a heal of the
+/// whole VNF, else those the request names (an error naming the first the stack does not
+/// hold).
+pub(super) fn vnfcs_to_heal<'a>(
+    scope: &HealScope,
+    live: &'a InstanceResources,
+    stack_name: &str,
+) -> Result<Vec<&'a VnfcResourceInfo>, DriverError> {
+    let HealScope::Vnfcs { vnfcs } = scope else {
+        return Ok(live.vnfc_resource_info.iter().collect());
+    };
+    vnfcs
+        .iter()
+        .map(|h| {
+            live.vnfc_resource_info
+                .iter()
+                .find(|v| v.id == h.vnfc_resource_id)
+                .ok_or_else(|| {
+                    DriverError::invalid_input(format!(
+                        "cannot heal VNFC {} (VDU {}): stack {stack_name} has no such server",
+                        h.vnfc_resource_id, h.vdu_id
+                    ))
+                })
+        })
+        .collect()
+}
+
+/// The Heat resources to mark unhealthy, by (nested) stack, so that the next update replaces
+/// the servers of `vnfcs` together with the volumes of their VNFCs, as Tacker does: Heat
+/// builds the new server before it deletes the old one, and Cinder does not let the new
+/// server take a volume the old one still holds; a volume made from the image is the VNFC's
+/// initial state. Networks and ports are not marked: the new servers take the same ports.
+/// VNFCs without the stack metadata (not made by this driver) are left alone.
+pub(super) fn unhealthy_marks<'a>(
+    live: &'a InstanceResources,
+    vnfcs: &[&'a VnfcResourceInfo],
+) -> Vec<(StackRef, &'a str)> {
+    let mut out = Vec::new();
+    for v in vnfcs {
+        let (Some(id), Some(name), Some(server)) = (
+            meta_str(v, meta_key::STACK_ID),
+            meta_str(v, meta_key::STACK_NAME),
+            meta_str(v, meta_key::RESOURCE_NAME),
+        ) else {
+            continue;
+        };
+        let stack = StackRef {
+            name: name.to_string(),
+            id: id.to_string(),
+        };
+        let volumes = v.storage_resource_ids.iter().flatten().filter_map(|id| {
+            live.virtual_storage_resource_info
+                .iter()
+                .find(|s| &s.id == id)
+                .map(|s| s.virtual_storage_desc_id.as_str())
+        });
+        for resource in std::iter::once(server).chain(volumes) {
+            out.push((stack.clone(), resource));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use vnfm_driver_api::HealVnfc;
+
+    use super::*;
+
+    /// Two VNFCs, each in its nested stack with its server and volume, on an internal
+    /// network with their ports.
+    fn live() -> InstanceResources {
+        let vnfc = |i: u32| {
+            json!({
+                "id": format!("c{i}"), "vduId": "VDU1",
+                "computeResource": {"resourceId": format!("srv-{i}"),
+                                    "vimLevelResourceType": "OS::Nova::Server"},
+                "storageResourceIds": [format!("st{i}")],
+                "vnfcCpInfo": [{"id": format!("cp{i}"), "cpdId": "VDU1_CP1",
+                                "vnfLinkPortId": format!("lp{i}")}],
+                "metadata": {"stack_id": format!("n{i}"), "stack_name": format!("vnf-1-VDU1-{i}"),
+                             "resource_name": "VDU1"}
+            })
+        };
+        let storage = |i: u32| {
+            json!({"id": format!("st{i}"), "virtualStorageDescId": "VDU1-VirtualStorage",
+                   "storageResource": {"resourceId": format!("vol-{i}")}})
+        };
+        serde_json::from_value(json!({
+            "vnfcResourceInfo": [vnfc(0), vnfc(1)],
+            "virtualStorageResourceInfo": [storage(0), storage(1)],
+            "vnfVirtualLinkResourceInfo": [{
+                "id": "vl", "vnfVirtualLinkDescId": "internalVL1",
+                "networkResource": {"resourceId": "net-1"},
+                "vnfLinkPorts": [{"id": "lp0", "resourceHandle": {"resourceId": "port-0"}},
+                                 {"id": "lp1", "resourceHandle": {"resourceId": "port-1"}}]
+            }]
+        }))
+        .unwrap()
+    }
+
+    fn marks(scope: &HealScope) -> Vec<(String, String)> {
+        let live = live();
+        let targets = vnfcs_to_heal(scope, &live, "vnf-1").unwrap();
+        unhealthy_marks(&live, &targets)
+            .into_iter()
+            .map(|(s, r)| (s.id, r.to_string()))
+            .collect()
+    }
+
+    fn params(v: Value) -> vnfm_types::KeyValuePairs {
+        serde_json::from_value(v).unwrap()
+    }
+
+    #[test]
+    fn a_whole_vnf_heal_replaces_every_server_and_keeps_the_stack() {
+        assert!(!recreates(&HealScope::WholeVnf, None));
+        assert!(!recreates(
+            &HealScope::WholeVnf,
+            Some(&params(json!({"all": false})))
+        ));
+        // The servers and their volumes of every VNFC; no network, no port.
+        let pair = |s: &str, r: &str| (s.to_string(), r.to_string());
+        assert_eq!(
+            marks(&HealScope::WholeVnf),
+            vec![
+                pair("n0", "VDU1"),
+                pair("n0", "VDU1-VirtualStorage"),
+                pair("n1", "VDU1"),
+                pair("n1", "VDU1-VirtualStorage"),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_whole_vnf_heal_with_all_re_creates_the_stack_as_tacker_does() {
+        let all = params(json!({"all": true}));
+        assert!(recreates(&HealScope::WholeVnf, Some(&all)));
+        // A heal of VNFCs never re-creates the stack.
+        let one = HealScope::Vnfcs {
+            vnfcs: vec![HealVnfc {
+                vnfc_info_id: None,
+                vnfc_resource_id: "c1".into(),
+                vdu_id: "VDU1".into(),
+            }],
+        };
+        assert!(!recreates(&one, Some(&all)));
+        assert_eq!(
+            marks(&one),
+            vec![
+                ("n1".to_string(), "VDU1".to_string()),
+                ("n1".to_string(), "VDU1-VirtualStorage".to_string())
+            ]
+        );
+    }
+
+    #[test]
+    fn a_heal_of_a_vnfc_the_stack_does_not_hold_names_it() {
+        let scope = HealScope::Vnfcs {
+            vnfcs: vec![HealVnfc {
+                vnfc_info_id: None,
+                vnfc_resource_id: "gone".into(),
+                vdu_id: "VDU1".into(),
+            }],
+        };
+        let live = live();
+        let e = vnfcs_to_heal(&scope, &live, "vnf-1").unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("cannot heal VNFC gone (VDU VDU1): stack vnf-1 has no such server"),
+            "{e}"
+        );
     }
 }

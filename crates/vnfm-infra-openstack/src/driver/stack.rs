@@ -171,8 +171,8 @@ impl OpenStackDriver {
             .into_iter()
             .filter(|old| {
                 failed.iter().any(|(stack_id, name)| {
-                    meta_str(old, "stackId") == Some(stack_id.as_str())
-                        && meta_str(old, "resourceName") == Some(name.as_str())
+                    meta_str(old, meta_key::STACK_ID) == Some(stack_id.as_str())
+                        && meta_str(old, meta_key::RESOURCE_NAME) == Some(name.as_str())
                 })
             })
             .map(|old| Target {
@@ -216,6 +216,7 @@ impl OpenStackDriver {
                 ext_managed_virtual_links: &Self::recorded_managed(ctx.req),
                 vnfc_states: &BTreeMap::new(),
                 default_state: VnfOperationalState::Started,
+                nfv: ctx.state.as_ref().map(|s| &s.nfv),
             },
             &self.config,
         ))
@@ -283,6 +284,7 @@ impl OpenStackDriver {
                 ext_managed_virtual_links: managed,
                 vnfc_states: &states,
                 default_state,
+                nfv: Some(&state.nfv),
             },
             &self.config,
         );
@@ -297,7 +299,7 @@ impl OpenStackDriver {
 
     pub(super) fn recorded_links(req: &InfraRequest) -> Vec<ExtVirtualLinkData> {
         let info = inventory::recorded(&req.instance);
-        hot::links_from_info(&info.ext_virtual_link_info)
+        crate::ext_links::links_from_info(&info.ext_virtual_link_info)
     }
 
     pub(super) fn recorded_managed(req: &InfraRequest) -> Vec<ExtManagedVirtualLinkInfo> {

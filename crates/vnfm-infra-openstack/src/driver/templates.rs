@@ -122,7 +122,7 @@ impl OpenStackDriver {
         let vnfcs = (user_data == UserData::Standard)
             .then(|| crate::userdata::next_indexes(&ctx.recorded_indexes(flavour), capacity));
         let hot = templates(&self.config, req, flavour, &managed_data, vnfcs.as_ref())?;
-        let links = hot::overlay_links(
+        let links = crate::ext_links::overlay_links(
             &Self::recorded_links(req),
             ext_links_of_request(req).unwrap_or_default(),
         );

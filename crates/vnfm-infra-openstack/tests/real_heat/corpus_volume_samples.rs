@@ -184,11 +184,11 @@ async fn assert_per_vnfc_resources(
             .iter()
             .map(|v| {
                 let meta = v.metadata.as_ref().unwrap();
-                let idx = meta["vduIdx"]
+                let idx = meta["vdu_idx"]
                     .as_u64()
                     .unwrap_or_else(|| panic!("{meta:?}"));
                 // Heat names a nested stack `<parent>-<resource>-<suffix>`.
-                let stack = meta["stackName"].as_str().unwrap();
+                let stack = meta["stack_name"].as_str().unwrap();
                 assert!(stack.contains(&format!("-{vdu}-{idx}-")), "{stack}");
                 idx
             })
@@ -222,7 +222,7 @@ async fn scale_out_and_in(env: &Env, sample: &Sample, id: &VnfInstanceId, aspect
             .map(|v| v.metadata.unwrap())
             .collect::<Vec<_>>();
         assert_eq!(meta.len(), 1, "{meta:?}");
-        assert_eq!(meta[0]["vduIdx"], before.len(), "{meta:?}");
+        assert_eq!(meta[0]["vdu_idx"], before.len(), "{meta:?}");
     }
     let out = of_vdu(&env.instance(id).await, "VDU1");
     assert_eq!(out.len(), before.len() + 1, "{}: {out:?}", sample.dir);
