@@ -156,14 +156,99 @@ pub struct VnfProduct {
 }
 
 /// A software version in a [`VnfProduct`].
+///
+/// SOL003 makes both versions strings; Tacker also accepts JSON numbers (its functional tests
+/// send `"vnfSoftwareVersion": 1.0, "vnfdVersions": [1.0, 2.0]`), so a number is read as its
+/// JSON text (`"1.0"`, as Tacker stores it) and always written back as a string.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct VnfProductVersion {
     /// The software version.
+    #[serde(deserialize_with = "version_text::one")]
+    #[schemars(schema_with = "version_text::one_schema")]
     pub vnf_software_version: String,
     /// VNFD versions; all when absent.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "version_text::some_list"
+    )]
+    #[schemars(schema_with = "version_text::list_schema")]
     pub vnfd_versions: Option<Vec<String>>,
+}
+
+/// Versions sent as a string or, by Tacker's clients, as a JSON number (see
+/// [`VnfProductVersion`]).
+mod version_text {
+    use std::fmt;
+
+    use schemars::{Schema, SchemaGenerator, json_schema};
+    use serde::Deserialize;
+    use serde::de::{self, Deserializer, Visitor};
+
+    /// A version as a string, or a JSON number read as its JSON text.
+    struct Text(String);
+
+    impl<'de> Deserialize<'de> for Text {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            struct V;
+            impl Visitor<'_> for V {
+                type Value = Text;
+                fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                    f.write_str("a version string")
+                }
+                fn visit_str<E: de::Error>(self, v: &str) -> Result<Text, E> {
+                    Ok(Text(v.to_owned()))
+                }
+                fn visit_string<E: de::Error>(self, v: String) -> Result<Text, E> {
+                    Ok(Text(v))
+                }
+                fn visit_u64<E: de::Error>(self, v: u64) -> Result<Text, E> {
+                    Ok(Text(v.to_string()))
+                }
+                fn visit_i64<E: de::Error>(self, v: i64) -> Result<Text, E> {
+                    Ok(Text(v.to_string()))
+                }
+                fn visit_f64<E: de::Error>(self, v: f64) -> Result<Text, E> {
+                    // serde_json's text of the number: 1.0 stays "1.0".
+                    serde_json::Number::from_f64(v)
+                        .map(|n| Text(n.to_string()))
+                        .ok_or_else(|| E::custom("a version number must be finite"))
+                }
+            }
+            d.deserialize_any(V)
+        }
+    }
+
+    /// `vnfSoftwareVersion`.
+    pub(super) fn one<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+        Text::deserialize(d).map(|t| t.0)
+    }
+
+    /// `vnfdVersions` (`null` is absent, as for the other optional attributes).
+    pub(super) fn some_list<'de, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<Option<Vec<String>>, D::Error> {
+        Option::<Vec<Text>>::deserialize(d)
+            .map(|list| list.map(|list| list.into_iter().map(|t| t.0).collect()))
+    }
+
+    /// The schema of `vnfSoftwareVersion`.
+    pub(super) fn one_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({
+            "description": "The software version (a JSON number, as Tacker's clients send it, is read as its text).",
+            "type": ["string", "number"]
+        })
+    }
+
+    /// The schema of `vnfdVersions`.
+    pub(super) fn list_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({
+            "description": "VNFD versions; all when absent (JSON numbers, as Tacker's clients send them, are read as their text).",
+            "type": ["array", "null"],
+            "items": {"type": ["string", "number"]}
+        })
+    }
 }
 
 /// Authentication scheme towards a notification endpoint.
@@ -218,4 +303,48 @@ pub struct ParamsOauth2ClientCredentials {
     /// Token endpoint.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub token_endpoint: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tackers_number_versions_are_read_as_their_text() {
+        let v: VnfProductVersion = serde_json::from_value(serde_json::json!({
+            "vnfSoftwareVersion": 1.0, "vnfdVersions": [1.0, 2.1, 3, "4.0-rc1"]
+        }))
+        .unwrap();
+        assert_eq!(v.vnf_software_version, "1.0");
+        assert_eq!(
+            v.vnfd_versions.as_deref(),
+            Some(&["1.0".to_owned(), "2.1".into(), "3".into(), "4.0-rc1".into()][..])
+        );
+        // Written back as strings, as SOL003 has them.
+        assert_eq!(
+            serde_json::to_value(&v).unwrap(),
+            serde_json::json!({"vnfSoftwareVersion": "1.0", "vnfdVersions": ["1.0", "2.1", "3", "4.0-rc1"]})
+        );
+        let absent: VnfProductVersion = serde_json::from_value(
+            serde_json::json!({"vnfSoftwareVersion": "1", "vnfdVersions": null}),
+        )
+        .unwrap();
+        assert_eq!(absent.vnfd_versions, None);
+        // Nothing else is loosened: other types, and numbers elsewhere, are still refused.
+        for refused in [
+            serde_json::json!({"vnfSoftwareVersion": true}),
+            serde_json::json!({"vnfSoftwareVersion": ["1.0"]}),
+            serde_json::json!({"vnfSoftwareVersion": "1", "vnfdVersions": [null]}),
+            serde_json::json!({"vnfSoftwareVersion": "1", "vnfdVersions": 1.0}),
+        ] {
+            assert!(
+                serde_json::from_value::<VnfProductVersion>(refused.clone()).is_err(),
+                "{refused}"
+            );
+        }
+        assert!(
+            serde_json::from_value::<VnfProduct>(serde_json::json!({"vnfProductName": 1.0}))
+                .is_err()
+        );
+    }
 }
