@@ -630,6 +630,34 @@ async fn lifecycle_instantiate_scale_heal_change_ext_conn_change_vnfpkg_terminat
             .collect::<Vec<_>>(),
         vec!["VDU1_CP1"]
     );
+    // Each link lists the ports on it now, each once with its external CP: VDU2's port on
+    // ext-2 only, the three VDU1 ports on ext-1.
+    let ports = |id: &str| -> Vec<(String, Option<String>)> {
+        by_id(id)
+            .ext_link_ports
+            .iter()
+            .flatten()
+            .map(|p| (p.id.clone(), p.cp_instance_id.clone()))
+            .collect()
+    };
+    let vdu2_cp = |id: &str| {
+        ports(id)
+            .iter()
+            .filter(|(_, cp)| {
+                inst.instantiated_vnf_info
+                    .as_ref()
+                    .unwrap()
+                    .ext_cp_info
+                    .iter()
+                    .any(|c| Some(&c.id) == cp.as_ref() && c.cpd_id == "VDU2_CP1")
+            })
+            .count()
+    };
+    assert_eq!((ports("ext-1").len(), ports("ext-2").len()), (3, 1));
+    assert_eq!((vdu2_cp("ext-1"), vdu2_cp("ext-2")), (0, 1));
+    for (port, cp) in ports("ext-1").into_iter().chain(ports("ext-2")) {
+        assert!(cp.is_some(), "port {port} without its external CP");
+    }
 
     // A package change whose templates fail: FAILED_TEMP naming the failing resource (the
     // stack keeps the failed template), then the LCM rollback restores the previous one.
@@ -760,12 +788,53 @@ async fn generated_template_whole_vnf_heal_and_package_change_on_real_heat() {
     );
     assert_eq!(nfv["VDU"]["VDU1"]["vcImageId"], "cirros-0.6");
 
-    // Heal the whole VNF: the stack is created again, every VNFC is new.
+    // Heal the whole VNF (Tacker's `additionalParams.all` omitted): the stack stays and is
+    // updated; every VNFC keeps its id and gets a new server on the ports it had.
+    let ports_of = |vs: &[VnfcResourceInfo]| -> Vec<Option<Vec<String>>> {
+        vs.iter()
+            .map(|v| {
+                v.vnfc_cp_info.as_ref().map(|cps| {
+                    cps.iter()
+                        .flat_map(|c| c.cp_protocol_info.iter().flatten())
+                        .filter_map(|p| p.ip_over_ethernet.as_ref()?.mac_address.clone())
+                        .collect()
+                })
+            })
+            .collect()
+    };
     let op = env
         .lcm
         .heal(
             &vnf.id,
-            serde_json::from_value(json!({"cause": "all"})).unwrap(),
+            serde_json::from_value(json!({"cause": "servers"})).unwrap(),
+        )
+        .await
+        .unwrap();
+    let done = env.completed(op).await;
+    let inst = env.instance(&vnf.id).await;
+    let replaced = vnfcs(&inst);
+    assert_eq!(ids(&replaced), ids(&before));
+    assert!(
+        servers(&replaced)
+            .iter()
+            .all(|s| !servers(&before).contains(s)),
+        "{replaced:?}"
+    );
+    assert_eq!(ports_of(&replaced), ports_of(&before));
+    assert_eq!(changes_of(&done, ChangeType::Modified).len(), 3);
+    let (status, _) = env.stack(&vnf.id).await.unwrap();
+    assert_eq!(status, "UPDATE_COMPLETE");
+    env.assert_servers_built(&replaced).await;
+    env.services().assert_servers_gone(&servers(&before)).await;
+    let before = replaced;
+
+    // Heal the whole VNF with `all: true`: the stack is created again, every VNFC is new.
+    let op = env
+        .lcm
+        .heal(
+            &vnf.id,
+            serde_json::from_value(json!({"cause": "all", "additionalParams": {"all": true}}))
+                .unwrap(),
         )
         .await
         .unwrap();
@@ -774,6 +843,8 @@ async fn generated_template_whole_vnf_heal_and_package_change_on_real_heat() {
     let healed = vnfcs(&inst);
     assert_eq!(healed.len(), 3);
     assert!(ids(&healed).is_disjoint(&ids(&before)));
+    let (status, _) = env.stack(&vnf.id).await.unwrap();
+    assert_eq!(status, "CREATE_COMPLETE");
     env.assert_servers_built(&healed).await;
     env.services().assert_servers_gone(&servers(&before)).await;
     assert_eq!(changes_of(&done, ChangeType::Removed).len(), 3);
