@@ -7,6 +7,15 @@
 //! inside a longer string is replaced by the value's text. `$$` is a literal `$`; a `$` not
 //! followed by a name or `{` is kept as it is. A placeholder the parameters do not define is
 //! an error, reported before anything is applied.
+//!
+//! Plain scalars are read as Kubernetes reads them, not as YAML 1.2: kubectl, Helm and the
+//! API machinery turn YAML into JSON with sigs.k8s.io/yaml over go-yaml v2, whose scalars
+//! follow YAML 1.1. So `0666` is the octal 438 (`defaultMode: 0666`), `0x1F` is 31, `1_000`
+//! is 1000, and `y`/`yes`/`on`/`true` and `n`/`no`/`off`/`false` are booleans, while a quoted
+//! scalar (`'0666'`, `"yes"`) stays a string. A float with no fractional part is written as
+//! an integer, as Go's JSON encoder writes it (go-yaml v2 reads `08`, not octal, and `1e3` as
+//! floats; kubectl sends `8` and `1000`). `1:20` stays a string: go-yaml v2 has no base-60
+//! numbers. Descriptors are not read here: they stay YAML 1.2.
 
 use std::collections::BTreeMap;
 
@@ -25,14 +34,20 @@ pub struct Document {
     pub object: Value,
 }
 
-/// Reads every document of a multi-document YAML file. Empty documents are skipped; a `List`
-/// contributes its items. Every object must have `apiVersion` and `kind`.
+/// Reads every document of a multi-document YAML file, its scalars as Kubernetes reads them
+/// (see the module's overview). Empty documents are skipped; a `List` contributes its items.
+/// Every object must have `apiVersion` and `kind`.
 pub fn parse_documents(source: &str, text: &str) -> Result<Vec<Document>, KubeError> {
-    let options = serde_saphyr::options! { strict_booleans: true };
+    // YAML 1.1's octal integers and booleans, as go-yaml v2 resolves untagged plain scalars.
+    let options = serde_saphyr::options! {
+        legacy_octal_numbers: true,
+        strict_booleans: false,
+    };
     let values: Vec<Value> = serde_saphyr::from_str_multiple_with_options(text, options)
         .map_err(|e| KubeError::manifest(source, format!("not valid YAML: {e}")))?;
     let mut out = Vec::new();
-    for v in values {
+    for mut v in values {
+        integral_floats_as_integers(&mut v);
         if v.is_null() {
             continue;
         }
@@ -54,6 +69,26 @@ pub fn parse_documents(source: &str, text: &str) -> Result<Vec<Document>, KubeEr
         }
     }
     Ok(out)
+}
+
+/// Whole floats become integers, as Go's JSON encoder writes a float64 below 1e21 (`8`, not
+/// `8.0`): what kubectl sends for `replicas: 1.0` or `port: 08`.
+fn integral_floats_as_integers(v: &mut Value) {
+    match v {
+        Value::Number(n) if n.is_f64() => {
+            // 2^63: every whole float below it in magnitude is an exact i64.
+            const LIMIT: f64 = 9_223_372_036_854_775_808.0;
+            if let Some(f) = n.as_f64()
+                && f.fract() == 0.0
+                && f.abs() < LIMIT
+            {
+                *v = Value::from(f as i64);
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(integral_floats_as_integers),
+        Value::Object(m) => m.values_mut().for_each(integral_floats_as_integers),
+        _ => {}
+    }
 }
 
 fn check_object(source: &str, index: usize, v: &Value) -> Result<(), KubeError> {
@@ -300,6 +335,81 @@ mod tests {
         assert!(e.to_string().contains("has no `apiVersion`"), "{e}");
         let e = parse_documents("bad.yaml", "a: [\n").unwrap_err();
         assert!(e.to_string().contains("bad.yaml"), "{e}");
+    }
+
+    /// The `data` of a ConfigMap-shaped document read from `yaml` (its members indented by
+    /// two spaces).
+    fn data_of(yaml: &str) -> Value {
+        let text = format!("apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: m}}\ndata:\n{yaml}");
+        let docs = parse_documents("f.yaml", &text).unwrap();
+        docs[0].object["data"].clone()
+    }
+
+    #[test]
+    fn an_octal_file_mode_is_read_as_kubernetes_reads_it_not_as_yaml_1_2() {
+        // Tacker's sample pod_volume.yaml: `defaultMode: 0666` is 438 for kubectl; read as
+        // YAML 1.2 it was 666, which the API server refuses (more than 0777).
+        let text = "apiVersion: v1\nkind: Pod\nmetadata: {name: volume-test}\nspec:\n  volumes:\n  - name: cm-volume\n    configMap:\n      name: cm-data\n      defaultMode: 0666\n  - name: sec-volume\n    secret: {secretName: s, defaultMode: 0600}\n";
+        let pod = &parse_documents("pod_volume.yaml", text).unwrap()[0].object;
+        assert_eq!(
+            pod["spec"]["volumes"][0]["configMap"]["defaultMode"],
+            json!(438)
+        );
+        assert_eq!(
+            pod["spec"]["volumes"][1]["secret"]["defaultMode"],
+            json!(384)
+        );
+    }
+
+    #[test]
+    fn plain_scalars_resolve_as_go_yaml_v2_does_and_quoted_ones_stay_strings() {
+        let data = data_of(concat!(
+            "  octal: 0666\n  signed: -0644\n  plus: +0755\n  grouped: 0_666\n",
+            "  hex: 0x1F\n  HEX: 0X1f\n  o: 0o17\n  bin: 0b101\n  under: 1_000\n",
+            "  zero: 0\n  zeros: 00\n  dec: 42\n  eight: 08\n  whole: 1.0\n  exp: 1e3\n",
+            "  half: .5\n  frac: 2.5\n  sexagesimal: 1:20\n  date: 2001-12-14\n",
+            "  q1: '0666'\n  q2: \"0x1F\"\n  q3: 'yes'\n  q4: \"on\"\n  word: yesterday\n",
+        ));
+        let expected = json!({
+            "octal": 438, "signed": -420, "plus": 493, "grouped": 438,
+            "hex": 31, "HEX": 31, "o": 15, "bin": 5, "under": 1000,
+            "zero": 0, "zeros": 0, "dec": 42, "eight": 8, "whole": 1, "exp": 1000,
+            "half": 0.5, "frac": 2.5, "sexagesimal": "1:20", "date": "2001-12-14",
+            "q1": "0666", "q2": "0x1F", "q3": "yes", "q4": "on", "word": "yesterday",
+        });
+        assert_eq!(data, expected);
+        // Whole floats are integers in the JSON sent, as Go writes them.
+        assert_eq!(data["eight"].to_string(), "8");
+        assert_eq!(data["whole"].to_string(), "1");
+    }
+
+    #[test]
+    fn yaml_1_1_booleans_are_booleans_as_for_go_yaml_v2() {
+        // go-yaml v2's resolve table: y Y yes Yes YES true True TRUE on On ON (and the
+        // negatives n N no No NO false False FALSE off Off OFF).
+        let yes = [
+            "y", "Y", "yes", "Yes", "YES", "true", "True", "TRUE", "on", "On", "ON",
+        ];
+        let no = [
+            "n", "N", "no", "No", "NO", "false", "False", "FALSE", "off", "Off", "OFF",
+        ];
+        for (words, value) in [(yes, true), (no, false)] {
+            for w in words {
+                assert_eq!(data_of(&format!("  b: {w}\n"))["b"], json!(value), "`{w}`");
+                assert_eq!(
+                    data_of(&format!("  b: '{w}'\n"))["b"],
+                    json!(w),
+                    "quoted `{w}`"
+                );
+            }
+        }
+        for null in ["~", "null", "Null", "NULL", ""] {
+            assert_eq!(
+                data_of(&format!("  v: {null}\n"))["v"],
+                Value::Null,
+                "`{null}`"
+            );
+        }
     }
 
     #[test]

@@ -828,3 +828,35 @@ async fn v1_cnf_scale_and_heal_packages() {
     })
     .await;
 }
+
+#[vnfm_test_env::needs(corpus)]
+#[test]
+fn tacker_volume_modes_written_as_yaml_1_1_octals_are_read_as_kubectl_reads_them() {
+    // `defaultMode: 0666` in Tacker's container-update sample: 438 for kubectl (and Tacker);
+    // read as YAML 1.2 it was 666, which the API server refuses as more than 0777.
+    let dir = corpus_dir("v2-cnf-container-update-before").join("Files/kubernetes");
+    for file in ["pod_volume.yaml", "replicaset.yaml"] {
+        let text = std::fs::read_to_string(dir.join(file)).expect("sample manifest");
+        let docs = vnfm_infra_kubernetes::manifest::parse_documents(file, &text).expect(file);
+        let volumes = docs
+            .iter()
+            .find_map(|d| {
+                d.object
+                    .pointer("/spec/volumes")
+                    .or_else(|| d.object.pointer("/spec/template/spec/volumes"))
+            })
+            .and_then(Value::as_array)
+            .unwrap_or_else(|| panic!("{file} has volumes"));
+        let modes: Vec<&Value> = volumes
+            .iter()
+            .map(|v| {
+                &v[if v.get("configMap").is_some() {
+                    "configMap"
+                } else {
+                    "secret"
+                }]["defaultMode"]
+            })
+            .collect();
+        assert_eq!(modes, [&json!(0o666), &json!(0o600)], "{file}");
+    }
+}
