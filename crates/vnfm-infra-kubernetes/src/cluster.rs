@@ -1,5 +1,7 @@
 //! [`Cluster`]: the driver's only door to the API server. It resolves kinds to API resources
-//! (discovery, cached per step), applies objects with server-side apply, creates request-like
+//! (discovery, cached per step; a kind the server's discovery does not list yet while an
+//! Established CustomResourceDefinition defines it is waited for, since discovery follows the
+//! Established condition a moment later), applies objects with server-side apply, creates request-like
 //! objects, deletes (foreground, with a grace period) and lists by label. Every call goes
 //! through kube-rs, so the same code runs against a real cluster and against the emulator.
 //! Steps on the same cluster share one client and its [`Watches`]; each step notes the
@@ -47,6 +49,11 @@ pub enum Written {
 /// How long one request to the API server may go unanswered by default
 /// ([`Cluster::with_request_timeout`]). A watch is not one request: its stream lives on.
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// How long the API server's discovery may lag behind a CustomResourceDefinition that is
+/// Established (the API server serves the kind; its discovery documents are rebuilt a moment
+/// later) before the kind is refused as not served.
+pub const DISCOVERY_LAG: Duration = Duration::from_secs(30);
 
 /// The field manager of every server-side apply.
 pub const FIELD_MANAGER: &str = "vnfm";
@@ -188,7 +195,10 @@ impl Cluster {
         from_kube(e, doing, &self.access.endpoint, &self.access.vim)
     }
 
-    /// Resolves `kind` at `api_version`; `None` when the cluster does not serve it.
+    /// Resolves `kind` at `api_version`; `None` when the cluster does not serve it. A kind that
+    /// discovery does not list while an Established CustomResourceDefinition defines it is
+    /// discovered again until it is listed (within [`DISCOVERY_LAG`]): a CRD established
+    /// before the call is found by it.
     pub async fn kind(&self, api_version: &str, kind: &str) -> Result<Option<Kind>, KubeError> {
         let key = (api_version.to_string(), kind.to_string());
         let cached = self
@@ -207,24 +217,82 @@ impl Cluster {
             None => ("", api_version),
         };
         let gvk = GroupVersionKind::gvk(group, version, kind);
-        let doing = format!("discovering {api_version} {kind}");
-        let found = match self
-            .bounded(&doing, kube::discovery::pinned_kind(&self.client, &gvk))
-            .await?
-        {
-            Ok((resource, caps)) => Some(Kind {
-                resource,
-                namespaced: caps.scope == Scope::Namespaced,
-            }),
-            Err(kube::Error::Discovery(_)) => None,
-            Err(kube::Error::Api(s)) if s.code == 404 => None,
-            Err(e) => return Err(self.err(e, &doing)),
-        };
+        let mut found = self.discover(&gvk).await?;
+        if found.is_none() && !group.is_empty() && self.established_crd_defines(&gvk).await? {
+            let until = tokio::time::Instant::now() + DISCOVERY_LAG;
+            let mut pause = Duration::from_millis(50);
+            while found.is_none() && tokio::time::Instant::now() < until {
+                tokio::time::sleep(pause).await;
+                pause = (pause * 2).min(Duration::from_secs(1));
+                found = self.discover(&gvk).await?;
+            }
+            if found.is_none() {
+                tracing::warn!(
+                    vim = %self.access.vim, api_version, kind, lag = ?DISCOVERY_LAG,
+                    "a CustomResourceDefinition defining the kind is Established, but the API server's discovery has not listed it"
+                );
+            }
+        }
         self.kinds
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .insert(key, found.clone());
         Ok(found)
+    }
+
+    /// What discovery lists now for `gvk`; `None` when it does not list it.
+    async fn discover(&self, gvk: &GroupVersionKind) -> Result<Option<Kind>, KubeError> {
+        let doing = format!("discovering {} {}", gvk.api_version(), gvk.kind);
+        match self
+            .bounded(&doing, kube::discovery::pinned_kind(&self.client, gvk))
+            .await?
+        {
+            Ok((resource, caps)) => Ok(Some(Kind {
+                resource,
+                namespaced: caps.scope == Scope::Namespaced,
+            })),
+            Err(kube::Error::Discovery(_)) => Ok(None),
+            Err(kube::Error::Api(s)) if s.code == 404 => Ok(None),
+            Err(e) => Err(self.err(e, &doing)),
+        }
+    }
+
+    /// Whether an Established CustomResourceDefinition, not being deleted, serves `gvk`.
+    /// CRDs are named `<plural>.<group>`: their names narrow the reads down to the group's.
+    /// A user who may not read CRDs (a namespace-scoped token) learns nothing from them.
+    async fn established_crd_defines(&self, gvk: &GroupVersionKind) -> Result<bool, KubeError> {
+        let crds: Api<DynamicObject> = Api::all_with(self.client.clone(), &crd_resource());
+        let doing = format!("listing the CustomResourceDefinitions of {}", gvk.group);
+        let names: Vec<String> = match self
+            .bounded(&doing, crds.list_metadata(&ListParams::default()))
+            .await?
+        {
+            Ok(list) => list
+                .items
+                .into_iter()
+                .filter_map(|m| m.metadata.name)
+                .filter(|n| {
+                    n.strip_suffix(gvk.group.as_str())
+                        .and_then(|p| p.strip_suffix('.'))
+                        .is_some_and(|plural| !plural.is_empty())
+                })
+                .collect(),
+            Err(kube::Error::Api(_)) => return Ok(false),
+            Err(e) => return Err(self.err(e, &doing)),
+        };
+        for name in names {
+            let doing = format!("reading CustomResourceDefinition {name}");
+            match self.bounded(&doing, crds.get_opt(&name)).await? {
+                Ok(Some(crd))
+                    if crd_serves(&serde_json::to_value(&crd).unwrap_or_default(), gvk) =>
+                {
+                    return Ok(true);
+                }
+                Ok(_) | Err(kube::Error::Api(_)) => {}
+                Err(e) => return Err(self.err(e, &doing)),
+            }
+        }
+        Ok(false)
     }
 
     /// Forgets what discovery said (after CRDs are established).
@@ -472,5 +540,244 @@ impl Cluster {
             .await?
             .map(|l| l.items)
             .map_err(|e| self.err(e, &doing))
+    }
+}
+
+/// The API resource of CustomResourceDefinitions (served by every cluster).
+fn crd_resource() -> ApiResource {
+    ApiResource::from_gvk_with_plural(
+        &GroupVersionKind::gvk("apiextensions.k8s.io", "v1", "CustomResourceDefinition"),
+        "customresourcedefinitions",
+    )
+}
+
+/// Whether `crd` (a CustomResourceDefinition as JSON) defines `gvk`, serves its version, is
+/// Established and is not being deleted.
+fn crd_serves(crd: &Value, gvk: &GroupVersionKind) -> bool {
+    let text = |pointer: &str| crd.pointer(pointer).and_then(Value::as_str);
+    let serves_version = crd
+        .pointer("/spec/versions")
+        .and_then(Value::as_array)
+        .is_some_and(|vs| {
+            vs.iter().any(|v| {
+                v["name"].as_str() == Some(gvk.version.as_str())
+                    && v["served"].as_bool() != Some(false)
+            })
+        });
+    let established = crd
+        .pointer("/status/conditions")
+        .and_then(Value::as_array)
+        .is_some_and(|cs| {
+            cs.iter()
+                .any(|c| c["type"] == "Established" && c["status"] == "True")
+        });
+    text("/spec/group") == Some(gvk.group.as_str())
+        && text("/spec/names/kind") == Some(gvk.kind.as_str())
+        && serves_version
+        && established
+        && crd.pointer("/metadata/deletionTimestamp").is_none()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use serde_json::json;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    use super::*;
+    use crate::access::Credentials;
+
+    /// Answers a request's path (with its query) with a status and a JSON body.
+    type Answer = Arc<dyn Fn(&str) -> (u16, Value) + Send + Sync>;
+
+    /// A cluster whose API server, on a loopback port, answers every request with `answer`.
+    async fn scripted(answer: Answer) -> Cluster {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("a loopback port");
+        let addr = listener.local_addr().expect("its address");
+        tokio::spawn(async move {
+            while let Ok((mut conn, _)) = listener.accept().await {
+                let answer = answer.clone();
+                tokio::spawn(async move {
+                    let mut buf = Vec::new();
+                    loop {
+                        // One request head at a time: the driver's reads have no body.
+                        let end = loop {
+                            if let Some(i) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+                                break i + 4;
+                            }
+                            let mut chunk = [0u8; 4096];
+                            match conn.read(&mut chunk).await {
+                                Ok(0) | Err(_) => return,
+                                Ok(n) => buf.extend_from_slice(&chunk[..n]),
+                            }
+                        };
+                        let head = String::from_utf8_lossy(&buf[..end]).into_owned();
+                        buf.drain(..end);
+                        let (code, body) = answer(head.split(' ').nth(1).unwrap_or("/"));
+                        let body = body.to_string();
+                        let response = format!(
+                            "HTTP/1.1 {code} Scripted\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{body}",
+                            body.len()
+                        );
+                        if conn.write_all(response.as_bytes()).await.is_err() {
+                            return;
+                        }
+                    }
+                });
+            }
+        });
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        Cluster::connect(ClusterAccess {
+            vim: "vim1".into(),
+            endpoint: format!("http://{addr}"),
+            ca_certs: Vec::new(),
+            insecure: false,
+            credentials: Credentials::Token("t".into()),
+            namespace: None,
+        })
+        .expect("a client")
+    }
+
+    const GROUP_VERSION: &str = "/apis/k8s.cni.cncf.io/v1";
+    const CRDS: &str = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
+    const NAD_CRD: &str = "network-attachment-definitions.k8s.cni.cncf.io";
+
+    fn status(code: u16, reason: &str) -> (u16, Value) {
+        (
+            code,
+            json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+                   "message": reason, "reason": reason, "code": code}),
+        )
+    }
+
+    fn resources() -> (u16, Value) {
+        (
+            200,
+            json!({"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": "k8s.cni.cncf.io/v1",
+                   "resources": [{"name": "network-attachment-definitions",
+                                  "singularName": "network-attachment-definition", "namespaced": true,
+                                  "kind": "NetworkAttachmentDefinition",
+                                  "verbs": ["create", "delete", "get", "list", "patch", "update", "watch"]}]}),
+        )
+    }
+
+    /// The NetworkAttachmentDefinition CRD, Established or not.
+    fn crd(established: bool) -> Value {
+        json!({
+            "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": NAD_CRD},
+            "spec": {"group": "k8s.cni.cncf.io", "scope": "Namespaced",
+                     "names": {"kind": "NetworkAttachmentDefinition",
+                               "plural": "network-attachment-definitions"},
+                     "versions": [{"name": "v1", "served": true, "storage": true}]},
+            "status": {"conditions": [{"type": "NamesAccepted", "status": "True"},
+                                      {"type": "Established", "status": if established { "True" } else { "False" }}]}
+        })
+    }
+
+    /// The CRD reads, with `crds` the cluster's CRDs (`Err(code)`: the list is refused).
+    fn crd_answer(path: &str, crds: &Result<Vec<Value>, u16>) -> (u16, Value) {
+        let path = path.split('?').next().unwrap_or(path);
+        match crds {
+            Err(code) => status(*code, "Forbidden"),
+            Ok(crds) if path == CRDS => (
+                200,
+                json!({"kind": "PartialObjectMetadataList", "apiVersion": "meta.k8s.io/v1",
+                       "metadata": {},
+                       "items": crds.iter().map(|c| json!({"kind": "PartialObjectMetadata",
+                           "apiVersion": "meta.k8s.io/v1", "metadata": c["metadata"]})).collect::<Vec<_>>()}),
+            ),
+            Ok(crds) => crds
+                .iter()
+                .find(|c| {
+                    path.strip_prefix(CRDS)
+                        == Some(&format!(
+                            "/{}",
+                            c["metadata"]["name"].as_str().unwrap_or_default()
+                        ))
+                })
+                .map_or_else(|| status(404, "NotFound"), |c| (200, c.clone())),
+        }
+    }
+
+    /// A cluster whose discovery lists the group version from its `listed_from`-th discovery
+    /// on (never for `usize::MAX`), with `crds`; the discoveries are counted in the result.
+    async fn lagging(
+        listed_from: usize,
+        crds: Result<Vec<Value>, u16>,
+    ) -> (Cluster, Arc<AtomicUsize>) {
+        let discoveries = Arc::new(AtomicUsize::new(0));
+        let seen = discoveries.clone();
+        let cluster = scripted(Arc::new(move |path: &str| {
+            if path.split('?').next() == Some(GROUP_VERSION) {
+                if seen.fetch_add(1, Ordering::SeqCst) + 1 >= listed_from {
+                    resources()
+                } else {
+                    status(404, "NotFound")
+                }
+            } else if path.starts_with(CRDS) {
+                crd_answer(path, &crds)
+            } else {
+                status(404, "NotFound")
+            }
+        }))
+        .await;
+        (cluster, discoveries)
+    }
+
+    #[tokio::test]
+    async fn a_kind_whose_crd_is_established_is_found_while_discovery_still_lags_behind_it() {
+        // The flaky shared-network test: the CRD was Established, and the next discovery of
+        // its group version still answered 404 on the real API server.
+        let (cluster, discoveries) = lagging(4, Ok(vec![crd(true)])).await;
+        let k = cluster
+            .kind("k8s.cni.cncf.io/v1", "NetworkAttachmentDefinition")
+            .await
+            .expect("no error")
+            .expect("found once discovery lists it");
+        assert_eq!(k.resource.plural, "network-attachment-definitions");
+        assert!(k.namespaced);
+        assert_eq!(discoveries.load(Ordering::SeqCst), 4);
+        // Found: reused without asking again.
+        cluster
+            .kind("k8s.cni.cncf.io/v1", "NetworkAttachmentDefinition")
+            .await
+            .expect("no error")
+            .expect("cached");
+        assert_eq!(discoveries.load(Ordering::SeqCst), 4);
+    }
+
+    #[tokio::test]
+    async fn a_kind_no_established_crd_defines_is_refused_after_one_discovery() {
+        let mut deleting = crd(true);
+        deleting["metadata"]["deletionTimestamp"] = json!("2025-01-01T00:00:00Z");
+        let mut other_kind = crd(true);
+        other_kind["spec"]["names"]["kind"] = json!("Other");
+        let mut unserved = crd(true);
+        unserved["spec"]["versions"][0]["served"] = json!(false);
+        for (what, crds) in [
+            ("no CRD", Ok(vec![])),
+            ("a CRD not Established", Ok(vec![crd(false)])),
+            ("a CRD being deleted", Ok(vec![deleting])),
+            ("a CRD of another kind", Ok(vec![other_kind])),
+            ("a CRD not serving the version", Ok(vec![unserved])),
+            ("CRDs the user may not read", Err(403)),
+        ] {
+            let (cluster, discoveries) = lagging(usize::MAX, crds).await;
+            let found = cluster
+                .kind("k8s.cni.cncf.io/v1", "NetworkAttachmentDefinition")
+                .await
+                .unwrap_or_else(|e| panic!("{what}: {e}"));
+            assert!(found.is_none(), "{what}");
+            assert_eq!(discoveries.load(Ordering::SeqCst), 1, "{what}");
+            // Not cached: asked again (the kind may appear later).
+            let _ = cluster
+                .kind("k8s.cni.cncf.io/v1", "NetworkAttachmentDefinition")
+                .await;
+            assert_eq!(discoveries.load(Ordering::SeqCst), 2, "{what}");
+        }
     }
 }
