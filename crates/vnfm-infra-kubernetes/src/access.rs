@@ -3,15 +3,23 @@
 //! namespace from a [`ResolvedVim`], and builds a kube-rs [`kube::Client`] in memory (no
 //! kubeconfig, no temporary files).
 //!
+//! A connection that names no CA certificate is not TLS-verified, as OpenStack Tacker does
+//! (its Kubernetes client sets `verify_ssl` only with `ssl_ca_cert`, and its own functional
+//! tests give inline `vimConnectionInfo` with an endpoint and a token only): a warning naming
+//! the VIM (never its credentials) is logged the first time the process connects through it.
+//! A CA certificate, when given, is the only trust: the system's roots are not used.
+//!
 //! | where | key (aliases) | meaning |
 //! |---|---|---|
 //! | `interfaceInfo` | `endpoint` | API server URL (`https://...`) |
-//! | `interfaceInfo` | `ssl_ca_cert` (`caCert`) | PEM CA certificate(s) of the API server |
-//! | `interfaceInfo` | `insecureSkipTlsVerify` (`insecure_skip_tls_verify`) | `true` to skip TLS verification (only without a CA certificate) |
+//! | `interfaceInfo` | `ssl_ca_cert` (`caCert`) | PEM CA certificate(s) of the API server; without one, TLS is not verified |
+//! | `interfaceInfo` | `insecureSkipTlsVerify` (`insecure_skip_tls_verify`) | `true` to skip TLS verification (only without a CA certificate; what its absence does anyway, without the warning) |
 //! | `accessInfo` | `bearer_token` (`bearerToken`) | service-account token |
 //! | `accessInfo` | `username` + `password` | HTTP basic credentials |
 //! | `accessInfo` | `namespace` | default namespace for instances that name none |
 
+use std::collections::HashSet;
+use std::sync::Mutex;
 use std::time::Duration;
 
 use rustls_pki_types::CertificateDer;
@@ -58,7 +66,7 @@ pub struct ClusterAccess {
     pub endpoint: String,
     /// DER certificates to trust, from the PEM CA certificate.
     pub ca_certs: Vec<Vec<u8>>,
-    /// Skip TLS verification.
+    /// Skip TLS verification: asked for, or no CA certificate given (as Tacker).
     pub insecure: bool,
     /// How to authenticate.
     pub credentials: Credentials,
@@ -119,6 +127,7 @@ impl ClusterAccess {
                     .into(),
             ));
         }
+        let unverified_by_default = ca_pem.is_none() && !insecure;
         let ca_certs = match ca_pem {
             None => Vec::new(),
             Some(pem) => CertificateDer::pem_slice_iter(pem.as_bytes())
@@ -156,11 +165,20 @@ impl ClusterAccess {
                 ));
             }
         };
+        if unverified_by_default && endpoint.starts_with("https://") {
+            let vim_id = vim.vim_id().unwrap_or("-");
+            if first_time_unverified(&format!("{vim_id} {} {endpoint}", vim.connection_id)) {
+                tracing::warn!(
+                    vim = %vim.connection_id, vim_id, endpoint = %endpoint,
+                    "the VIM names no CA certificate (interfaceInfo.ssl_ca_cert), so the Kubernetes API server's certificate is not verified, as OpenStack Tacker does; give the cluster's CA to have it verified"
+                );
+            }
+        }
         Ok(ClusterAccess {
             vim: vim.connection_id.clone(),
             endpoint,
             ca_certs,
-            insecure,
+            insecure: insecure || unverified_by_default,
             credentials,
             namespace: str_of(access, &["namespace"]).map(String::from),
         })
@@ -194,6 +212,21 @@ impl ClusterAccess {
     /// A kube-rs client for the cluster. TLS uses rustls with the ring provider; the process
     /// must have installed it as the default (`rustls::crypto::ring::default_provider()`).
     pub fn client(&self) -> Result<kube::Client, KubeError> {
+        let config = self.config()?;
+        let server = config.cluster_url.host().unwrap_or_default().to_owned();
+        let builder =
+            kube::client::ClientBuilder::try_from(config).map_err(|e| KubeError::Access {
+                vim: self.vim.clone(),
+                message: format!("cannot build a client for {}: {e}", self.endpoint),
+            })?;
+        // Each API request in its `infra.request` span, with its traceparent.
+        let traced = vnfm_trace::InfraLayer::new(vnfm_trace::VimType::Kubernetes, &server);
+        Ok(builder.with_layer(&traced).build())
+    }
+
+    /// The kube-rs configuration of [`ClusterAccess::client`]: the URL, the trust (the CA
+    /// certificates alone, or no verification), the credentials and the default namespace.
+    pub fn config(&self) -> Result<kube::Config, KubeError> {
         let url: http::Uri = self.endpoint.parse().map_err(|_| KubeError::Access {
             vim: self.vim.clone(),
             message: format!(
@@ -217,16 +250,19 @@ impl ClusterAccess {
                 config.auth_info.password = Some(secrecy::SecretString::from(password.clone()));
             }
         }
-        let server = config.cluster_url.host().unwrap_or_default().to_owned();
-        let builder =
-            kube::client::ClientBuilder::try_from(config).map_err(|e| KubeError::Access {
-                vim: self.vim.clone(),
-                message: format!("cannot build a client for {}: {e}", self.endpoint),
-            })?;
-        // Each API request in its `infra.request` span, with its traceparent.
-        let traced = vnfm_trace::InfraLayer::new(vnfm_trace::VimType::Kubernetes, &server);
-        Ok(builder.with_layer(&traced).build())
+        Ok(config)
     }
+}
+
+/// Whether the connection `key` (VIM id, connection key and endpoint) is met unverified for
+/// the first time in this process: its warning is logged once, not at every step.
+fn first_time_unverified(key: &str) -> bool {
+    static WARNED: Mutex<Option<HashSet<String>>> = Mutex::new(None);
+    WARNED
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .get_or_insert_with(HashSet::new)
+        .insert(key.to_string())
 }
 
 /// Input echoed in messages is cut short.
@@ -267,6 +303,55 @@ mod tests {
         .unwrap();
         assert!(b.insecure);
         assert!(!format!("{b:?}").contains("secret-pw"));
+    }
+
+    #[test]
+    fn a_connection_without_a_ca_certificate_is_not_verified_as_on_tacker() {
+        // Tacker's own functional tests instantiate with an inline connection of an endpoint
+        // and a token only, against a cluster whose CA is in no system trust store.
+        let inline = ClusterAccess::from_vim(&vim(json!({
+            "vimId": "7d0b9b7e-inline", "vimType": "ETSINFV.KUBERNETES.V_1",
+            "interfaceInfo": {"endpoint": "https://10.0.0.1:6443"},
+            "accessInfo": {"bearer_token": "tok-secret"}
+        })))
+        .unwrap();
+        assert!(inline.insecure && inline.ca_certs.is_empty());
+        let config = inline.config().unwrap();
+        assert!(config.accept_invalid_certs);
+        assert_eq!(config.root_cert, None);
+        // "None", as Tacker's VIM files write no CA, is no CA too.
+        let none = ClusterAccess::from_vim(&vim(json!({
+            "vimType": "ETSINFV.KUBERNETES.V_1",
+            "interfaceInfo": {"endpoint": "https://10.0.0.1:6443", "ssl_ca_cert": "None"},
+            "accessInfo": {"bearer_token": "t"}
+        })))
+        .unwrap();
+        assert!(none.insecure);
+    }
+
+    #[test]
+    fn a_connection_with_a_ca_certificate_trusts_that_ca_alone() {
+        let ca = include_str!("../tests/tls/ca.pem");
+        let a = ClusterAccess::from_vim(&vim(json!({
+            "vimType": "ETSINFV.KUBERNETES.V_1",
+            "interfaceInfo": {"endpoint": "https://10.0.0.1:6443", "ssl_ca_cert": ca},
+            "accessInfo": {"bearer_token": "t"}
+        })))
+        .unwrap();
+        assert!(!a.insecure);
+        let config = a.config().unwrap();
+        assert!(!config.accept_invalid_certs);
+        assert_eq!(config.root_cert.map(|c| c.len()), Some(1));
+    }
+
+    #[test]
+    fn an_unverified_connection_is_warned_about_once() {
+        let key = "vim-once vim1 https://10.9.9.9:6443";
+        assert!(first_time_unverified(key));
+        assert!(!first_time_unverified(key));
+        assert!(first_time_unverified(
+            "vim-other vim1 https://10.9.9.9:6443"
+        ));
     }
 
     #[test]
