@@ -283,8 +283,11 @@ mod tests {
         )
     }
 
-    /// `(link id, [(port resource id, cpInstanceId)])` of every link.
-    fn ports_by_link(r: &InstanceResources) -> Vec<(String, Vec<(String, Option<String>)>)> {
+    /// `(port resource id, cpInstanceId)` of each port of a link.
+    type Ports = Vec<(String, Option<String>)>;
+
+    /// `(link id, ports)` of every link.
+    fn ports_by_link(r: &InstanceResources) -> Vec<(String, Ports)> {
         r.ext_virtual_link_info
             .iter()
             .map(|l| {
