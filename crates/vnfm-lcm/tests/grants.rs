@@ -311,9 +311,18 @@ async fn the_grant_is_kept_for_retry_and_a_failed_request_is_asked_again() {
         .unwrap();
     let failed = env.done(&op).await;
     assert_eq!(failed.operation_state, State_::FailedTemp);
+    // SOL003 VnfLcmOpOcc.grantId: the occurrence names its grant from the grant step on, in
+    // the stored document the v2 API serves as it is and in the v1 shape.
+    assert_eq!(failed.grant_id.as_ref().map(|g| g.as_str()), Some("g1"));
+    let text = env.lcm.get_op_occ_text(&failed.id).await.unwrap();
+    let doc: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(doc["grantId"], "g1", "{doc}");
+    let v1 = vnfm_types::v1::VnfLcmOpOcc::try_from(failed.clone()).unwrap();
+    assert_eq!(serde_json::to_value(&v1).unwrap()["grantId"], "g1");
     let retried = env.lcm.retry(&failed.id).await.unwrap();
     let done = env.done(&retried).await;
     assert_eq!(done.operation_state, State_::Completed);
+    assert_eq!(done.grant_id.as_ref().map(|g| g.as_str()), Some("g1"));
     assert_eq!(nfvo.asked().len(), 1, "retry must not ask for a new grant");
     let grants: Vec<_> = env
         .infra
@@ -336,13 +345,18 @@ async fn the_grant_is_kept_for_retry_and_a_failed_request_is_asked_again() {
         .unwrap();
     let failed = env.done(&op).await;
     assert_eq!(failed.operation_state, State_::FailedTemp);
+    // No grant, no grantId.
+    assert!(failed.grant_id.is_none(), "{:?}", failed.grant_id);
     let detail = failed.error.unwrap().detail;
     assert!(
         detail.contains("grant") && detail.contains("NFVO unreachable"),
         "{detail}"
     );
     let retried = env.lcm.retry(&failed.id).await.unwrap();
-    assert_eq!(env.done(&retried).await.operation_state, State_::Completed);
+    let done = env.done(&retried).await;
+    assert_eq!(done.operation_state, State_::Completed);
+    // The grant asked for by the retry.
+    assert_eq!(done.grant_id.as_ref().map(|g| g.as_str()), Some("g3"));
     assert_eq!(nfvo.asked().len(), 3);
 }
 

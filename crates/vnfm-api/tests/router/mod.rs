@@ -54,6 +54,7 @@ fn own_schema<T: schemars::JsonSchema>() -> jsonschema::Validator {
 }
 
 mod lifecycle;
+mod op_occ_grant;
 mod packages;
 mod protocol;
 mod timeline;

@@ -99,8 +99,9 @@ impl Run {
         Ok(true)
     }
 
-    /// Makes `grant` the occurrence's grant and merges what it adds (VIM connections, external
-    /// virtual links) into the effective request, checked against the VNFD like the client's.
+    /// Makes `grant` the occurrence's grant (its `grantId`) and merges what it adds (VIM
+    /// connections, external virtual links) into the effective request, checked against the
+    /// VNFD like the client's.
     pub(super) fn adopt_grant(&mut self, grant: Arc<Grant>) -> Result<(), LcmError> {
         let (request, added) = granted::merge_into_request(&self.request, &self.ctx.before, &grant);
         if !added.is_empty() {
@@ -121,6 +122,8 @@ impl Run {
             );
         }
         self.request = request;
+        // SOL003 `VnfLcmOpOcc.grantId`, written with the occurrence's next write.
+        self.occ.grant_id = Some(vnfm_types::GrantId::new(grant.id.clone()));
         self.grant = Some(grant);
         Ok(())
     }
