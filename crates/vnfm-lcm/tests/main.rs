@@ -26,6 +26,7 @@ mod runner_diagnosis;
 mod runner_driver_checks;
 mod runner_failures;
 mod runner_inline_vims;
+mod runner_instantiate_state;
 mod runner_ops;
 mod runner_panics;
 mod runner_preview;

@@ -174,77 +174,40 @@ impl Lcm {
         Ok(vims::op_occ_view(occ))
     }
 
-    /// Marks a `FAILED_TEMP` occurrence `FAILED` (final): the instance is released as it is.
+    /// Marks a `FAILED_TEMP` occurrence `FAILED` (final): the instance is released as it is,
+    /// except after an INSTANTIATE ([`failed_instantiate`]).
     pub async fn fail(&self, id: &VnfLcmOpOccId) -> Result<VnfLcmOpOcc, LcmError> {
         let inner = &self.inner;
-        let (occ, version) = self.op_occ_with_version(id).await?;
+        let (mut occ, version) = self.op_occ_with_version(id).await?;
         transition(occ.operation_state, Event::Fail)?;
+        let before = self
+            .journal_view(id)
+            .await
+            .ok()
+            .and_then(|v| v.forward)
+            .and_then(|row| row.instance_before);
+        let (current, instance_version) = self.instance_with_version(&occ.vnf_instance_id).await?;
+        let reset = failed_instantiate(&mut occ, before.as_ref(), &current);
         inner
             .store
             .claim_operation(id, version, &inner.lease(), inner.now())
             .await
             .map_err(store_err)?;
-        match exec::record_transition(inner, &occ, version, Event::Fail, None, None).await {
+        let written = reset.clone().map(|i| (i, instance_version));
+        match exec::record_transition(inner, &occ, version, Event::Fail, None, None, written).await
+        {
             Ok(occ) => {
                 tracing::info!(op_occ_id = %id, "marked FAILED");
-                // The instance keeps the VIM connections the request brought; the sealed VIMs
-                // they replaced are released.
-                let before = self
-                    .journal_view(id)
-                    .await
-                    .ok()
-                    .and_then(|v| v.forward)
-                    .and_then(|row| row.instance_before);
-                let mut after = self.instance_with_version(&occ.vnf_instance_id).await.ok();
-                if let (Some(before), Some(after)) = (&before, &mut after) {
-                    self.drop_failed_instantiate_vims(&occ, before, after).await;
-                }
-                vims::release_after(inner, &occ, before.as_ref(), after.as_ref().map(|(i, _)| i))
-                    .await;
+                // The sealed VIMs the request's connections replaced, or that a failed
+                // INSTANTIATE's brought, are released.
+                let after = reset.unwrap_or(current);
+                vims::release_after(inner, &occ, before.as_ref(), Some(&after)).await;
                 Ok(vims::op_occ_view(occ))
             }
             Err(e) => {
                 self.release(id).await;
                 Err(e)
             }
-        }
-    }
-
-    /// A failed INSTANTIATE leaves the instance without the VIM connections its request
-    /// brought (as Tacker: a later INSTANTIATE takes its own as they are); other operations
-    /// keep them, since their resources are on those VIMs.
-    async fn drop_failed_instantiate_vims(
-        &self,
-        occ: &VnfLcmOpOcc,
-        before: &VnfInstance,
-        after: &mut (VnfInstance, Version),
-    ) {
-        let (instance, version) = after;
-        if occ.operation != LcmOperationType::Instantiate
-            || instance.instantiation_state != InstantiationState::NotInstantiated
-        {
-            return;
-        }
-        let Some(keys) = occ
-            .operation_params
-            .as_ref()
-            .and_then(|p| p.get("vimConnectionInfo"))
-            .and_then(Value::as_object)
-        else {
-            return;
-        };
-        let mut out = instance.clone();
-        let keys: Vec<String> = keys.keys().cloned().collect();
-        apply::restore_vims(&mut out, before, &keys);
-        if out == *instance {
-            return;
-        }
-        match self.inner.store.update_instance(&out, *version).await {
-            Ok(v) => *after = (out, v),
-            Err(e) => tracing::warn!(
-                op_occ_id = %occ.id, vnf_instance_id = %occ.vnf_instance_id, error = %e,
-                "the failed INSTANTIATE's VIM connections could not be removed from the instance"
-            ),
         }
     }
 
@@ -347,4 +310,52 @@ impl Lcm {
     pub fn running_count(&self) -> usize {
         self.inner.running().len()
     }
+}
+
+/// The instance a failed INSTANTIATE leaves, written with the move to `FAILED` (`None` for
+/// other operations, which leave it as it is): `NOT_INSTANTIATED` as before the operation
+/// (SOL003 and Tacker make it `INSTANTIATED` only when the occurrence completes), without the
+/// resources its infrastructure step recorded, and without the VIM connections its request
+/// brought (as Tacker: a later INSTANTIATE takes its own as they are). What the VNFM no
+/// longer records but the VIM still holds is named in the occurrence's `warnings` (its
+/// `resourceChanges` list the resources) and logged: nothing terminates it.
+fn failed_instantiate(
+    occ: &mut VnfLcmOpOcc,
+    before: Option<&VnfInstance>,
+    instance: &VnfInstance,
+) -> Option<VnfInstance> {
+    if occ.operation != LcmOperationType::Instantiate {
+        return None;
+    }
+    let mut out = instance.clone();
+    out.instantiation_state = InstantiationState::NotInstantiated;
+    if let Some(info) = out.instantiated_vnf_info.take() {
+        let vnfcs = info.vnfc_resource_info.as_ref().map_or(0, Vec::len);
+        let links = info
+            .vnf_virtual_link_resource_info
+            .as_ref()
+            .map_or(0, Vec::len);
+        let storages = info
+            .virtual_storage_resource_info
+            .as_ref()
+            .map_or(0, Vec::len);
+        if vnfcs + links + storages > 0 {
+            let warning = format!(
+                "the INSTANTIATE created resources before it failed ({vnfcs} VNFC(s), {links} virtual link(s), {storages} storage(s), listed in resourceChanges); the instance is NOT_INSTANTIATED and no longer records them, so they stay on the VIM until removed there"
+            );
+            tracing::warn!(op_occ_id = %occ.id, vnf_instance_id = %occ.vnf_instance_id, "{warning}");
+            occ.warnings.get_or_insert_default().push(warning);
+        }
+    }
+    if let (Some(before), Some(keys)) = (
+        before,
+        occ.operation_params
+            .as_ref()
+            .and_then(|p| p.get("vimConnectionInfo"))
+            .and_then(Value::as_object),
+    ) {
+        let keys: Vec<String> = keys.keys().cloned().collect();
+        apply::restore_vims(&mut out, before, &keys);
+    }
+    (out != *instance).then_some(out)
 }

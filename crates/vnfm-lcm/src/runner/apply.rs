@@ -320,8 +320,44 @@ pub(crate) fn apply_infra(
         _ => {}
     }
     out.instantiated_vnf_info = Some(info);
-    out.instantiation_state = InstantiationState::Instantiated;
+    // The state stays as it was: an INSTANTIATE makes the instance INSTANTIATED only when its
+    // occurrence completes ([`completed_instantiate`]); until then (a later step failing
+    // leaves it FAILED_TEMP) the store keeps the resources for retry, rollback and fail, and
+    // the instance is shown NOT_INSTANTIATED ([`shown`]).
     out
+}
+
+/// The instance as a completed INSTANTIATE leaves it: `INSTANTIATED`, written in the
+/// transaction that moves the occurrence to `COMPLETED` (as SOL003 and Tacker have it).
+pub(crate) fn completed_instantiate(mut instance: VnfInstance, flavour_id: &str) -> VnfInstance {
+    instance.instantiation_state = InstantiationState::Instantiated;
+    if instance.instantiated_vnf_info.is_none() {
+        instance.instantiated_vnf_info = Some(InstantiatedVnfInfo::started(flavour_id));
+    }
+    instance
+}
+
+/// An instance as the API shows it: a `NOT_INSTANTIATED` one has no `instantiatedVnfInfo`,
+/// although the store keeps the resources an INSTANTIATE still in `FAILED_TEMP` created, for
+/// retry, rollback and fail (SOL003 has `instantiatedVnfInfo` only for an `INSTANTIATED`
+/// instance; Tacker writes an INSTANTIATE's resources into the instance only when it
+/// completes).
+pub(crate) fn shown(mut instance: VnfInstance) -> VnfInstance {
+    if instance.instantiation_state == InstantiationState::NotInstantiated {
+        instance.instantiated_vnf_info = None;
+    }
+    instance
+}
+
+/// [`shown`] of an instance as a JSON document.
+pub(crate) fn shown_document(doc: &mut serde_json::Map<String, serde_json::Value>) {
+    if doc
+        .get("instantiationState")
+        .and_then(serde_json::Value::as_str)
+        == Some("NOT_INSTANTIATED")
+    {
+        doc.remove("instantiatedVnfInfo");
+    }
 }
 
 /// The instance after a hook: VIM connections added, replaced and removed (including the
@@ -379,6 +415,32 @@ mod tests {
             "_links": {"self": {"href": "/i/i1"}}
         }))
         .unwrap()
+    }
+
+    #[test]
+    fn an_instance_is_shown_with_its_resources_only_once_instantiated() {
+        let mut stored = instance();
+        stored.instantiated_vnf_info = Some(InstantiatedVnfInfo::started("simple"));
+        let shown_now = shown(stored.clone());
+        assert!(shown_now.instantiated_vnf_info.is_none());
+        let mut doc = serde_json::to_value(&stored).unwrap();
+        shown_document(doc.as_object_mut().unwrap());
+        assert!(doc.get("instantiatedVnfInfo").is_none(), "{doc}");
+
+        let done = completed_instantiate(stored, "other");
+        assert_eq!(done.instantiation_state, InstantiationState::Instantiated);
+        // The flavour the infrastructure step recorded is kept.
+        assert_eq!(
+            done.instantiated_vnf_info.as_ref().unwrap().flavour_id,
+            "simple"
+        );
+        assert_eq!(shown(done.clone()), done);
+        let mut doc = serde_json::to_value(&done).unwrap();
+        shown_document(doc.as_object_mut().unwrap());
+        assert_eq!(doc["instantiatedVnfInfo"]["flavourId"], "simple");
+        // Without a recorded info (no infrastructure step), the plan's flavour.
+        let bare = completed_instantiate(instance(), "simple");
+        assert_eq!(bare.instantiated_vnf_info.unwrap().flavour_id, "simple");
     }
 
     #[test]

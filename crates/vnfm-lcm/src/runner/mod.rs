@@ -446,6 +446,12 @@ impl std::fmt::Debug for Lcm {
     }
 }
 
+/// An instance as the API shows it: inline VIM secrets redacted ([`vims::instance_view`]), and
+/// without the resources of an INSTANTIATE that has not completed ([`apply::shown`]).
+fn instance_view(instance: VnfInstance) -> VnfInstance {
+    apply::shown(vims::instance_view(instance))
+}
+
 /// Maps a store failure to the core's error.
 pub(crate) fn store_err(e: StoreError) -> LcmError {
     match e {
@@ -711,11 +717,12 @@ impl Lcm {
     }
 
     /// The VNF instance. Inline VIM secrets (kept only by a directory without a registry) are
-    /// shown as `"***"`.
+    /// shown as `"***"`; a `NOT_INSTANTIATED` instance has no `instantiatedVnfInfo`, not
+    /// even while its INSTANTIATE, in `FAILED_TEMP`, keeps the resources it created.
     pub async fn get_instance(&self, id: &VnfInstanceId) -> Result<VnfInstance, LcmError> {
         self.instance_with_version(id)
             .await
-            .map(|(i, _)| vims::instance_view(i))
+            .map(|(i, _)| instance_view(i))
     }
 
     /// [`Lcm::get_instance`] with the instance's version (its HTTP entity tag is
@@ -726,7 +733,7 @@ impl Lcm {
     ) -> Result<(VnfInstance, Version), LcmError> {
         self.instance_with_version(id)
             .await
-            .map(|(i, v)| (vims::instance_view(i), v))
+            .map(|(i, v)| (instance_view(i), v))
     }
 
     async fn instance_with_version(
@@ -744,7 +751,7 @@ impl Lcm {
             })
     }
 
-    /// One page of VNF instances.
+    /// One page of VNF instances, each shown as [`Lcm::get_instance`] shows it.
     pub async fn list_instances(
         &self,
         query: &InstanceQuery,
@@ -755,12 +762,12 @@ impl Lcm {
             .list_instances(query)
             .await
             .map_err(store_err)?;
-        page.items = page.items.into_iter().map(vims::instance_view).collect();
+        page.items = page.items.into_iter().map(instance_view).collect();
         Ok(page)
     }
 
     /// [`Lcm::list_instances`] with each instance as a JSON document (for callers that
-    /// filter and reshape documents anyway). Inline VIM secrets are shown as `"***"`.
+    /// filter and reshape documents anyway), shown as [`Lcm::get_instance`] shows it.
     pub async fn list_instance_documents(
         &self,
         query: &InstanceQuery,
@@ -774,6 +781,7 @@ impl Lcm {
         for doc in &mut page.items {
             if let serde_json::Value::Object(doc) = doc {
                 crate::vim::redact_vim_connections_in(doc);
+                apply::shown_document(doc);
             }
         }
         Ok(page)

@@ -184,7 +184,8 @@ async fn recover_one(
                     "the runner executing this operation occurrence stopped and it cannot be resumed: {e}"
                 ),
             );
-            exec::record_transition(inner, &occ, version, Event::StepFailed, Some(p), None).await?;
+            exec::record_transition(inner, &occ, version, Event::StepFailed, Some(p), None, None)
+                .await?;
             return Ok(false);
         }
     };
@@ -203,7 +204,8 @@ async fn recover_one(
                     max + 1
                 ),
             );
-            exec::record_transition(inner, &occ, version, Event::StepFailed, Some(p), None).await?;
+            exec::record_transition(inner, &occ, version, Event::StepFailed, Some(p), None, None)
+                .await?;
             tracing::warn!(
                 resumes = max,
                 "occurrence keeps stopping before its first step: FAILED_TEMP"
@@ -258,7 +260,16 @@ async fn recover_one(
         StepOutcome::Failed,
         inner.now(),
     );
-    exec::record_transition(inner, &occ, version, Event::StepFailed, Some(p), Some(row)).await?;
+    exec::record_transition(
+        inner,
+        &occ,
+        version,
+        Event::StepFailed,
+        Some(p),
+        Some(row),
+        None,
+    )
+    .await?;
     tracing::info!(step = %name, "interrupted step is not idempotent: FAILED_TEMP");
     Ok(false)
 }

@@ -269,8 +269,8 @@ pub(crate) async fn abort_starting(inner: &Inner, occ: VnfLcmOpOcc, err: &LcmErr
     vims::release_after(inner, &rec.occ, None, None).await;
 }
 
-/// Moves an occurrence this process holds the lease of by `event` (with `error` and a
-/// journal row) in one write, outside any run.
+/// Moves an occurrence this process holds the lease of by `event` (with `error`, a journal
+/// row and the instance at its version, when given) in one write, outside any run.
 pub(crate) async fn record_transition(
     inner: &Inner,
     occ: &VnfLcmOpOcc,
@@ -278,6 +278,7 @@ pub(crate) async fn record_transition(
     event: Event,
     error: Option<ProblemDetails>,
     journal: Option<vnfm_store::JournalStep>,
+    instance: Option<(VnfInstance, Version)>,
 ) -> Result<VnfLcmOpOcc, LcmError> {
     let mut to = moved(inner, occ, event)?;
     log_failure(occ, event, error.as_ref());
@@ -291,7 +292,15 @@ pub(crate) async fn record_transition(
         expected_version: version,
         owner: inner.config.runner_id.clone(),
         journal,
-        instance: None,
+        instance: instance.map(|(mut i, v)| {
+            i.links = instance_links(
+                &*inner.config.links,
+                &i.id,
+                i.instantiation_state,
+                ApiVersion::V2,
+            );
+            (i, v)
+        }),
         outbox: Vec::new(),
         data: Vec::new(),
     };

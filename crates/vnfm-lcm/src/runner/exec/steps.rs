@@ -411,14 +411,21 @@ impl Run {
     }
 
     /// The instance to write with the final transition of `event` ([`Run::finished_instance`]);
-    /// a completed TERMINATE also drops its connections to VIMs other instances' hooks
-    /// registered, so that it no longer keeps their creator from terminating.
+    /// a completed INSTANTIATE makes it `INSTANTIATED` (in this transaction, not with its
+    /// infrastructure step: [`apply::completed_instantiate`]); a completed TERMINATE also
+    /// drops its connections to VIMs other instances' hooks registered, so that it no longer
+    /// keeps their creator from terminating.
     pub(super) async fn final_instance(
         &self,
         event: Event,
         instance: Option<VnfInstance>,
     ) -> Option<VnfInstance> {
         let out = self.finished_instance(event, instance);
+        if event == Event::Succeeded && self.occ.operation == LcmOperationType::Instantiate {
+            let after = out.unwrap_or_else(|| self.instance.clone());
+            let flavour_id = self.flavour_id().unwrap_or_default();
+            return Some(apply::completed_instantiate(after, &flavour_id));
+        }
         if event != Event::Succeeded || self.occ.operation != LcmOperationType::Terminate {
             return out;
         }
