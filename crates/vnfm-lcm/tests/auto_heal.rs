@@ -342,3 +342,80 @@ async fn the_bounds_hold_for_a_fresh_process() {
     tokio::time::sleep(Duration::from_millis(300)).await;
     wait_heals(&env, &id, 1).await;
 }
+
+/// Tacker's `auto_heal` alerts name VNFCs one by one: those asked for within the batch
+/// window heal together in one HEAL (Tacker's `timer_interval`), a VNFC the instance does not
+/// have is left out, and a second HEAL follows at once for a later request (no cooldown by
+/// default, as Tacker).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn heal_requests_within_the_window_heal_their_vnfcs_in_one_heal() {
+    let env = Env::with(vec![hello_vnfd()]).await;
+    let keyring = Arc::new(Keyring::from_key_list(&Keyring::generate_key()).unwrap());
+    let auto = AutoHeal::new(env.lcm.clone(), AutoHealPolicy::default())
+        .with_batch_window(Duration::from_millis(300));
+    let fm = FaultManager::new(env.store.clone(), keyring, Arc::new(FixedAnswer(204)))
+        .with_auto_heal(auto);
+    let (id, _) = instantiated(
+        &env,
+        json!({"isAutohealEnabled": true, "isAutoscaleEnabled": true}),
+        json!({}),
+    )
+    .await;
+    // A second VNFC.
+    let scale = vnfm_lcm::fm::AutoScale::new(env.lcm.clone(), Default::default());
+    match scale.consider(&id, true, "web_scale", 1, "test").await {
+        AutomaticOutcome::Started { op_occ_id } => {
+            let occ = env
+                .lcm
+                .get_op_occ(&op_occ_id.as_str().into())
+                .await
+                .unwrap();
+            env.completed(occ).await;
+        }
+        other => panic!("no scale out: {other}"),
+    }
+    let vnfcs: Vec<String> = env
+        .instance(&id)
+        .await
+        .instantiated_vnf_info
+        .unwrap()
+        .vnfc_info
+        .unwrap()
+        .into_iter()
+        .map(|v| v.id)
+        .collect();
+    assert_eq!(vnfcs.len(), 2, "{vnfcs:?}");
+
+    assert!(fm.request_heal(&id, &vnfcs[..1], "alert VnfcDown"));
+    assert!(fm.request_heal(&id, &[vnfcs[1].clone(), "nope".into()], "alert VnfcDown"));
+    let ops = wait_heals(&env, &id, 1).await;
+    let heal = env.completed(ops[0].clone()).await;
+    assert!(heal.is_automatic_invocation, "{heal:?}");
+    let mut healed: Vec<String> =
+        serde_json::from_value(heal.operation_params.unwrap()["vnfcInstanceId"].clone()).unwrap();
+    healed.sort();
+    let mut expected = vnfcs.clone();
+    expected.sort();
+    assert_eq!(healed, expected);
+
+    // A later request heals again at once: the default policy has no cooldown.
+    let now: Vec<String> = env
+        .instance(&id)
+        .await
+        .instantiated_vnf_info
+        .unwrap()
+        .vnfc_info
+        .unwrap()
+        .into_iter()
+        .map(|v| v.id)
+        .collect();
+    assert!(fm.request_heal(&id, &now[..1], "alert VnfcDown"));
+    wait_heals(&env, &id, 2).await;
+    // Automatic healing off: nothing is asked for.
+    let off = FaultManager::new(
+        env.store.clone(),
+        Arc::new(Keyring::from_key_list(&Keyring::generate_key()).unwrap()),
+        Arc::new(FixedAnswer(204)),
+    );
+    assert!(!off.request_heal(&id, &now, "alert VnfcDown"));
+}

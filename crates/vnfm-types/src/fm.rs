@@ -133,6 +133,10 @@ pub struct Alarm {
     pub alarm_cleared_time: Option<DateTime>,
     /// Acknowledgement state.
     pub ack_state: AckState,
+    /// When the alarm was acknowledged (SOL003 v3.3.1: present while `ackState` is
+    /// `ACKNOWLEDGED`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub alarm_acknowledged_time: Option<DateTime>,
     /// Severity (`CLEARED` once cleared).
     pub perceived_severity: PerceivedSeverity,
     /// When the fault was observed.
@@ -161,7 +165,8 @@ pub struct Alarm {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct AlarmModifications {
-    /// The new acknowledgement state; SOL003 permits only `ACKNOWLEDGED`.
+    /// The new acknowledgement state: `ACKNOWLEDGED`, or `UNACKNOWLEDGED` (SOL003 v3.3.1,
+    /// FM API 1.3.0, permits both; v2.6.1 only the first).
     pub ack_state: AckState,
 }
 

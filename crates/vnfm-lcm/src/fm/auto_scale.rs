@@ -96,12 +96,13 @@ pub struct AutoScalePolicy {
 }
 
 impl Default for AutoScalePolicy {
-    /// 5 minutes of cooldown (time for a scaled VNF's load to settle), at most 12 scalings
-    /// an hour per instance.
+    /// No cooldown, as OpenStack Tacker, which scales on every `auto_scale` alert (a
+    /// scale-in may follow a scale-out at once; give a cooldown for time for a scaled VNF's
+    /// load to settle), and at most 12 scalings an hour per instance.
     fn default() -> Self {
         AutoScalePolicy {
             bounds: Bounds {
-                cooldown: Duration::from_secs(300),
+                cooldown: Duration::ZERO,
                 max_in_window: 12,
                 window: Duration::from_secs(3600),
             },

@@ -37,7 +37,7 @@ use crate::secrets::{Keyring, new_id};
 pub use crate::subscriptions::{ManagedSubscriptions, SubscriptionKind};
 use crate::subscriptions::{NotificationContext, constraint, instance_matches, passes};
 use crate::vim::store_err;
-pub use auto_heal::{AutoHeal, AutoHealPolicy};
+pub use auto_heal::{AutoHeal, AutoHealPolicy, DEFAULT_BATCH_WINDOW};
 pub use auto_scale::{AutoScale, AutoScalePolicy};
 pub use automatic::{AutomaticOutcome, Bounds};
 pub use infra_watch::{InfraWatch, InfraWatchTask, Swept};
@@ -94,12 +94,17 @@ pub fn new_alarm(
     Alarm {
         id: id.to_owned(),
         managed_object_id: fault.instance_id.clone(),
-        vnfc_instance_ids: fault.vnfc_instance_id.clone().map(|c| vec![c]),
+        // A fault of several VNFCs names them comma-separated (an alert's label).
+        vnfc_instance_ids: fault
+            .vnfc_instance_id
+            .as_deref()
+            .map(|c| c.split(',').map(|v| v.trim().to_owned()).collect()),
         root_cause_faulty_resource: report.faulty_resource.clone(),
         alarm_raised_time: now.clone(),
         alarm_changed_time: None,
         alarm_cleared_time: None,
         ack_state: AckState::Unacknowledged,
+        alarm_acknowledged_time: None,
         perceived_severity: report.severity,
         event_time: report.event_time.clone().unwrap_or_else(|| now.clone()),
         event_type: report.event_type,
@@ -223,6 +228,18 @@ impl FaultManager {
             let direction = if scale_out { "SCALE_OUT" } else { "SCALE_IN" };
             outcome.log(&format!("{direction} of {aspect_id} ({cause})"), &instance);
         });
+        true
+    }
+
+    /// A monitoring system asks for a HEAL of `vnfcs` (`vnfcInfo` ids) of `instance` (e.g. a
+    /// firing `auto_heal` alert of Tacker's plugin): gathered with the other requests for the
+    /// instance and healed in the background (see [`AutoHeal::request`]). `false` when
+    /// automatic healing is off.
+    pub fn request_heal(&self, instance: &VnfInstanceId, vnfcs: &[String], cause: &str) -> bool {
+        let Some(auto_heal) = &self.auto_heal else {
+            return false;
+        };
+        auto_heal.request(instance, vnfcs, cause);
         true
     }
 
@@ -397,12 +414,25 @@ impl FaultManager {
         })
     }
 
-    /// Sets `ackState` to `ACKNOWLEDGED` if the alarm is still at version `expected` (when
-    /// given): [`LcmError::AlarmChanged`] if it is not, [`LcmError::Conflict`] if the alarm is
-    /// already acknowledged. Returns the alarm and its new version.
+    /// Sets `ackState` to `ACKNOWLEDGED` (see [`FaultManager::set_ack_state`]).
     pub async fn acknowledge(
         &self,
         id: &str,
+        expected: Option<Version>,
+    ) -> Result<(Alarm, Version), LcmError> {
+        self.set_ack_state(id, AckState::Acknowledged, expected)
+            .await
+    }
+
+    /// Sets `ackState` to `state` if the alarm is still at version `expected` (when given):
+    /// [`LcmError::AlarmChanged`] if it is not, [`LcmError::Conflict`] if the alarm is already
+    /// in that state. Acknowledging sets `alarmAcknowledgedTime` to now; unacknowledging
+    /// (SOL003 v3.3.1, as OpenStack Tacker allows) removes it. Returns the alarm and its new
+    /// version.
+    pub async fn set_ack_state(
+        &self,
+        id: &str,
+        state: AckState,
         expected: Option<Version>,
     ) -> Result<(Alarm, Version), LcmError> {
         let (record, found) = self.record(id).await?;
@@ -413,16 +443,20 @@ impl FaultManager {
                 current: found.etag(),
             });
         }
-        if record.alarm.ack_state == AckState::Acknowledged {
-            return Err(LcmError::conflict(format!(
-                "alarm {id} is already ACKNOWLEDGED"
-            )));
+        if record.alarm.ack_state == state {
+            let name = match state {
+                AckState::Acknowledged => "ACKNOWLEDGED",
+                AckState::Unacknowledged => "UNACKNOWLEDGED",
+            };
+            return Err(LcmError::conflict(format!("alarm {id} is already {name}")));
         }
         let mut record = record;
-        record.alarm.ack_state = AckState::Acknowledged;
+        record.alarm.ack_state = state;
+        record.alarm.alarm_acknowledged_time =
+            (state == AckState::Acknowledged).then(DateTime::now);
         match self.store.update_alarm(&record, version, &[]).await {
             Ok(v) => {
-                tracing::info!(alarm_id = %id, "alarm acknowledged");
+                tracing::info!(alarm_id = %id, ?state, "alarm acknowledgement changed");
                 Ok((record.alarm, v))
             }
             Err(StoreError::VersionMismatch { found, .. }) => Err(LcmError::AlarmChanged {

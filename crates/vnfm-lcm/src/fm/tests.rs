@@ -209,6 +209,42 @@ async fn acknowledge_checks_the_version_and_refuses_a_second_ack() {
     );
 }
 
+/// SOL003 v3.3.1: `alarmAcknowledgedTime` is present while the alarm is acknowledged (it was
+/// never set); Tacker's clients unacknowledge, which removes it.
+#[tokio::test]
+async fn an_acknowledged_alarm_has_its_acknowledged_time_until_unacknowledged() {
+    let f = fixture().await;
+    let (a, _) =
+        f.fm.raise(&report(&fault("i1", None, "x"), PerceivedSeverity::Warning))
+            .await
+            .unwrap();
+    assert_eq!(a.alarm_acknowledged_time, None);
+    let (acked, _) = f.fm.acknowledge(&a.id, None).await.unwrap();
+    let at = acked
+        .alarm_acknowledged_time
+        .clone()
+        .expect("acknowledged time");
+    let (stored, v) = f.fm.get(&a.id).await.unwrap();
+    assert_eq!(stored.alarm_acknowledged_time, Some(at));
+    assert_eq!(
+        serde_json::to_value(&stored).unwrap()["ackState"],
+        "ACKNOWLEDGED"
+    );
+    let (back, _) =
+        f.fm.set_ack_state(&a.id, AckState::Unacknowledged, Some(v))
+            .await
+            .unwrap();
+    assert_eq!(back.ack_state, AckState::Unacknowledged);
+    assert_eq!(back.alarm_acknowledged_time, None);
+    let json = serde_json::to_value(f.fm.get(&a.id).await.unwrap().0).unwrap();
+    assert!(json.get("alarmAcknowledgedTime").is_none(), "{json}");
+    let err =
+        f.fm.set_ack_state(&a.id, AckState::Unacknowledged, None)
+            .await
+            .unwrap_err();
+    assert_eq!(err.kind(), vnfm_types::ErrorKind::Conflict);
+}
+
 #[tokio::test]
 async fn subscriptions_get_only_what_their_filter_selects() {
     let f = fixture().await;

@@ -66,7 +66,7 @@ impl Collector {
     }
 }
 
-fn parse_state<T: serde::de::DeserializeOwned + Default>(state: Option<&str>) -> T {
+pub(super) fn parse_state<T: serde::de::DeserializeOwned + Default>(state: Option<&str>) -> T {
     state
         .and_then(|s| serde_json::from_str(s).ok())
         .unwrap_or_default()
@@ -202,6 +202,22 @@ impl PerformanceManager {
             // Nothing measured: the schedule moves on, nobody is notified.
             return self.write_job_state(&record, version).await;
         }
+        if self.store_report(record, version, entries).await? {
+            out.reports += 1;
+        }
+        Ok(())
+    }
+
+    /// Stores a report of `entries` for the job of `record` (at `version`, with the state it
+    /// carries) and its notifications; `false` when the job changed or was deleted meanwhile
+    /// (nothing written).
+    pub(super) async fn store_report(
+        &self,
+        mut record: PmJobRecord,
+        version: Version,
+        entries: Vec<vnfm_types::PerformanceReportEntry>,
+    ) -> Result<bool, LcmError> {
+        let job = &record.resource;
         let report_id = new_id();
         let href = self.links().href(LinkTarget::PmReport {
             version: version_of(self.links(), &job.links.self_.href),
@@ -252,12 +268,11 @@ impl PerformanceManager {
             .await
         {
             Ok(_) => {
-                out.reports += 1;
                 tracing::info!(pm_job_id = %record.resource.id, report_id, "performance report stored");
-                Ok(())
+                Ok(true)
             }
             // Changed meanwhile (modified, deleted, or reported by another replica).
-            Err(StoreError::VersionMismatch { .. } | StoreError::NotFound { .. }) => Ok(()),
+            Err(StoreError::VersionMismatch { .. } | StoreError::NotFound { .. }) => Ok(false),
             Err(e) => Err(store_err(e)),
         }
     }
@@ -294,12 +309,6 @@ impl PerformanceManager {
         state.next_at = now_s + period.as_secs();
         let th = &record.resource;
         let t = object_type(&th.object_type)?;
-        let Some(details) = th.criteria.simple_threshold_details else {
-            return Err(LcmError::inconsistent(format!(
-                "threshold {} has no simpleThresholdDetails",
-                th.id
-            )));
-        };
         let subs = th.sub_object_instance_ids.clone().unwrap_or_default();
         let metric = th.criteria.performance_metric.clone();
         let at = logic::from_unix_seconds(now_s);
@@ -311,9 +320,31 @@ impl PerformanceManager {
             record.state = Some(to_state(&state)?);
             return self.write_threshold(&record, version, &[]).await.map(drop);
         };
+        self.apply_threshold_values(record, version, state, &series, out)
+            .await
+    }
+
+    /// Follows the threshold of `record` (at `version`, last in `state`) through the last
+    /// value of each of `series`: stores its new state with a notification per crossing and,
+    /// once stored, hands each crossing to automatic scaling (when on).
+    pub(super) async fn apply_threshold_values(
+        &self,
+        mut record: ThresholdRecord,
+        version: Version,
+        mut state: ThresholdState,
+        series: &[MetricSeries],
+        out: &mut Collected,
+    ) -> Result<(), LcmError> {
+        let th = &record.resource;
+        let Some(details) = th.criteria.simple_threshold_details else {
+            return Err(LcmError::inconsistent(format!(
+                "threshold {} has no simpleThresholdDetails",
+                th.id
+            )));
+        };
         let mut rows = Vec::new();
         let mut directions = Vec::new();
-        for s in &series {
+        for s in series {
             let Some(point) = s.points.last() else {
                 continue;
             };

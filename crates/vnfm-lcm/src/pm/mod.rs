@@ -10,9 +10,14 @@
 //! that id; deleting the job drops its pending notifications). The v2.6.1 PM subscriptions
 //! ([`PmKind`], `/subscriptions`) get the notifications their filter selects as well, with
 //! their `subscriptionId`.
+//!
+//! A monitoring system may push the values instead ([`pushed`]: OpenStack Tacker's
+//! Prometheus plugin measures in its alerting rules and posts each value): a pushed value
+//! makes a report or is followed by its threshold as a collected one.
 
 pub mod collector;
 pub mod logic;
+pub mod pushed;
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -496,3 +496,117 @@ async fn jobs_and_thresholds_survive_a_restart_with_their_schedule_and_sides() {
         .collect();
     assert_eq!(directions, ["UP", "DOWN"]);
 }
+
+fn pushed(value: f64, metric: &str) -> pushed::PushedValue {
+    pushed::PushedValue {
+        object_instance_id: "i1".into(),
+        sub_object_instance_id: None,
+        metric: metric.into(),
+        value,
+        at: SystemTime::now(),
+    }
+}
+
+/// Tacker's plugin pushes each measured value (`POST /pm_event`): it makes a report of the
+/// job, notified as a collected one, and the next value within the reporting period waits.
+#[tokio::test]
+async fn a_pushed_value_makes_a_report_and_its_notification() {
+    let f = fixture().await;
+    let opts = CreateOptions::default();
+    let metric = "VCpuUsageMeanVnf.i1";
+    let job =
+        f.pm.create_job(
+            &job_request(json!({"criteria": {"performanceMetric": [metric],
+                "collectionPeriod": 10, "reportingPeriod": 30}})),
+            &opts,
+            PmApi::V2,
+        )
+        .await
+        .unwrap();
+    let done =
+        f.pm.push_job_value(&job.id, &pushed(99.0, metric))
+            .await
+            .unwrap();
+    assert_eq!(done, pushed::Pushed::Reported);
+    let (job, _) = f.pm.get::<PmJob>(&job.id).await.unwrap();
+    let reports = job.reports.clone().unwrap();
+    assert_eq!(reports.len(), 1);
+    let report_id = reports[0].href.rsplit('/').next().unwrap();
+    let report = f.pm.report(&job.id, report_id).await.unwrap();
+    let entry = &report.entries[0];
+    assert_eq!(
+        (
+            entry.object_instance_id.as_str(),
+            entry.performance_metric.as_str()
+        ),
+        ("i1", metric)
+    );
+    assert_eq!(entry.performance_values[0].value, json!(99.0));
+    let sent = outbox(&*f.store).await;
+    assert_eq!(sent.len(), 1, "{sent:?}");
+    assert_eq!(
+        sent[0].2["notificationType"],
+        "PerformanceInformationAvailableNotification"
+    );
+    assert_eq!(sent[0].2["pmJobId"], job.id.as_str());
+
+    // Within the reporting period, and for what the job does not measure: nothing.
+    let again =
+        f.pm.push_job_value(&job.id, &pushed(98.0, metric))
+            .await
+            .unwrap();
+    assert!(matches!(again, pushed::Pushed::Skipped { .. }), "{again:?}");
+    let mut other = pushed(1.0, metric);
+    other.object_instance_id = "i2".into();
+    let skipped = f.pm.push_job_value(&job.id, &other).await.unwrap();
+    assert!(
+        matches!(skipped, pushed::Pushed::Skipped { .. }),
+        "{skipped:?}"
+    );
+    assert_eq!(outbox(&*f.store).await.len(), 1);
+    let e =
+        f.pm.push_job_value("nope", &pushed(1.0, metric))
+            .await
+            .unwrap_err();
+    assert_eq!(e.kind(), vnfm_types::ErrorKind::NotFound);
+}
+
+/// Tacker's plugin pushes threshold values (`POST /pm_threshold`): they cross as evaluated
+/// ones, through the hysteresis band, and a value of another metric is skipped.
+#[tokio::test]
+async fn pushed_threshold_values_cross_up_and_down() {
+    let f = fixture().await;
+    let th =
+        f.pm.create_threshold(&threshold_request(), &CreateOptions::default(), PmApi::V2)
+            .await
+            .unwrap();
+    let metric = "VCpuUsageMeanVnf";
+    let up =
+        f.pm.push_threshold_value(&th.id, &pushed(99.0, metric))
+            .await
+            .unwrap();
+    assert_eq!(up, pushed::Pushed::Evaluated { crossings: 1 });
+    let same =
+        f.pm.push_threshold_value(&th.id, &pushed(97.0, metric))
+            .await
+            .unwrap();
+    assert_eq!(same, pushed::Pushed::Evaluated { crossings: 0 });
+    let down =
+        f.pm.push_threshold_value(&th.id, &pushed(10.0, metric))
+            .await
+            .unwrap();
+    assert_eq!(down, pushed::Pushed::Evaluated { crossings: 1 });
+    let directions: Vec<Value> = outbox(&*f.store)
+        .await
+        .into_iter()
+        .map(|(_, _, p)| p["crossingDirection"].clone())
+        .collect();
+    assert_eq!(directions, [json!("UP"), json!("DOWN")]);
+    let other =
+        f.pm.push_threshold_value(&th.id, &pushed(99.0, "VMemoryUsageMeanVnf"))
+            .await;
+    assert!(
+        matches!(other, Ok(pushed::Pushed::Skipped { .. })),
+        "{other:?}"
+    );
+}
