@@ -145,8 +145,8 @@ pub use infra::{
     InstanceResources, ResourceTarget, additional_params_of, execute,
 };
 pub use mgmt::{
-    HookAlarm, HookArtifact, HookCall, HookOutcome, MgmtDriver, ObserveCall, TargetPackage,
-    VimRegistration,
+    CoordinateCall, CoordinatedVnfc, HookAlarm, HookArtifact, HookCall, HookOutcome, MgmtDriver,
+    ObserveCall, TargetPackage, VimRegistration,
 };
 pub use nfvo::{
     DecideError, DeferredGrants, GrantDecision, LocalNfvo, Nfvo, NfvoAuth, NfvoSettings,

@@ -122,6 +122,76 @@ impl fmt::Debug for ObserveCall {
     }
 }
 
+/// A coordination script to run for one VNFC during a package change: Tacker v2's
+/// `lcm-operation-coordinate-new-vnf` (after the VNFC was moved to the new package) and
+/// `lcm-operation-coordinate-old-vnf` (after a rollback moved it back), which a script runs to
+/// coordinate with the VNF (over SSH) or an EM (SOL002 `LcmCoordRequest`) before the next
+/// VNFC is touched.
+///
+/// The core chooses the VNFCs and gathers what Tacker hands the script; how the script runs
+/// is the management driver's. `Debug` leaves out the parameters (they hold the VNFC's login),
+/// the instance and the coordination request, and redacts the VIM connections.
+#[derive(Clone)]
+pub struct CoordinateCall {
+    /// The operation occurrence.
+    pub op_occ_id: VnfLcmOpOccId,
+    /// The LCM operation of the occurrence.
+    pub lcm_operation: LcmOperationType,
+    /// The script, a path inside the package as the request names it (e.g.
+    /// `./Scripts/coordinate_new_vnf.py`).
+    pub script: String,
+    /// True when the VNFC was moved back by a rollback (the old package's script).
+    pub rollback: bool,
+    /// The VNFC coordinated.
+    pub vnfc: CoordinatedVnfc,
+    /// The `new_vnfc_param` (or, in a rollback, `old_vnfc_param`) of the request's
+    /// `vdu_params` entry for the VNFC's VDU, verbatim (`cp_name`, `username`, `password`, and
+    /// whatever else the script reads).
+    pub params: serde_json::Map<String, serde_json::Value>,
+    /// The coordination request the script may complete and send (SOL002 `LcmCoordRequest`:
+    /// instance, occurrence, operation, links), as JSON.
+    pub coordination_request: serde_json::Value,
+    /// The VNF instance after the infrastructure step that moved the VNFC.
+    pub instance: serde_json::Value,
+    /// The VNFD of the package that holds the script.
+    pub vnfd: Arc<Vnfd>,
+    /// The files of that package (the script among them).
+    pub artifacts: Arc<dyn ArtifactSource>,
+    /// The instance's VIM connections, with secrets.
+    pub vims: Vec<ResolvedVim>,
+    /// Deadline and cancellation.
+    pub control: RunControl,
+}
+
+/// The VNFC a [`CoordinateCall`] is about.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct CoordinatedVnfc {
+    /// Its VDU.
+    pub vdu_id: String,
+    /// Its `vnfcResourceInfo` id.
+    pub resource_id: String,
+    /// The id of its `vnfcInfo` entry, when the instance has one.
+    pub info_id: Option<String>,
+    /// The IP address the instance records for the VNFC on the connection point the
+    /// parameters name (`cp_name`), when it records one.
+    pub address: Option<String>,
+}
+
+impl fmt::Debug for CoordinateCall {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CoordinateCall")
+            .field("op_occ_id", &self.op_occ_id)
+            .field("lcm_operation", &self.lcm_operation)
+            .field("script", &self.script)
+            .field("rollback", &self.rollback)
+            .field("vnfc", &self.vnfc)
+            .field("vnfd_id", &self.vnfd.descriptor_id)
+            .field("vims", &self.vims)
+            .field("control", &self.control)
+            .finish_non_exhaustive()
+    }
+}
+
 /// A package other than the one whose VNFD binds the hook (see [`HookCall::new_package`]).
 #[derive(Clone)]
 pub struct TargetPackage {
@@ -292,6 +362,16 @@ pub trait MgmtDriver: Send + Sync {
         Err(DriverError::unsupported(
             format!("management driver of `{}`", call.artifact.name),
             "observe",
+        ))
+    }
+
+    /// Runs the coordination script of `call` for its VNFC; a failure of the script fails
+    /// the step that moved the VNFC. The default, and a driver that runs no such scripts,
+    /// answer [`DriverError::Unsupported`].
+    async fn coordinate(&self, call: &CoordinateCall) -> Result<(), DriverError> {
+        Err(DriverError::unsupported(
+            format!("management driver (coordination script `{}`)", call.script),
+            "coordinate",
         ))
     }
 }

@@ -144,6 +144,30 @@ impl MgmtDriver for MgmtDriverRouter {
             )),
         }
     }
+
+    /// A coordination script is a file named by the request, not an artifact with a type:
+    /// it goes to the routes' drivers in order, then the fallback, and the first that does not
+    /// answer [`DriverError::Unsupported`] runs it.
+    async fn coordinate(&self, call: &crate::CoordinateCall) -> Result<(), DriverError> {
+        let drivers = self
+            .routes
+            .iter()
+            .map(|(_, d)| d)
+            .chain(self.fallback.as_ref());
+        for driver in drivers {
+            match driver.coordinate(call).await {
+                Err(DriverError::Unsupported { .. }) => continue,
+                answer => return answer,
+            }
+        }
+        Err(DriverError::unsupported(
+            format!(
+                "no configured management driver runs coordination scripts (`{}`)",
+                call.script
+            ),
+            "coordinate",
+        ))
+    }
 }
 
 #[cfg(test)]
@@ -262,6 +286,59 @@ mod tests {
                 .unwrap()
                 .contains("no management driver is configured")
         );
+    }
+
+    /// Runs coordination scripts, recording them (the other drivers of these tests do not).
+    #[derive(Default)]
+    struct Coordinates(Mutex<Vec<String>>);
+
+    #[async_trait]
+    impl MgmtDriver for Coordinates {
+        async fn call(&self, _: &HookCall) -> Result<HookOutcome, DriverError> {
+            Ok(HookOutcome::default())
+        }
+        async fn coordinate(&self, call: &crate::CoordinateCall) -> Result<(), DriverError> {
+            self.0.lock().unwrap().push(call.script.clone());
+            Ok(())
+        }
+    }
+
+    fn coordinate_call() -> crate::CoordinateCall {
+        let hook = call(artifact("a.py", PY));
+        crate::CoordinateCall {
+            op_occ_id: hook.op_occ_id,
+            lcm_operation: LcmOperationType::ChangeVnfpkg,
+            script: "./Scripts/coordinate_new_vnf.py".into(),
+            rollback: false,
+            vnfc: crate::CoordinatedVnfc::default(),
+            params: Default::default(),
+            coordination_request: serde_json::json!({}),
+            instance: hook.instance,
+            vnfd: hook.vnfd,
+            artifacts: hook.artifacts,
+            vims: vec![],
+            control: hook.control,
+        }
+    }
+
+    #[tokio::test]
+    async fn a_coordination_script_goes_to_the_first_driver_that_runs_such_scripts() {
+        let scripts = Arc::new(Coordinates::default());
+        let router = MgmtDriverRouter::new()
+            .route([LIB], Tagged::new("plugins", None))
+            .route([PY], scripts.clone())
+            .fallback(Tagged::new("fallback", None));
+        router.coordinate(&coordinate_call()).await.unwrap();
+        assert_eq!(
+            *scripts.0.lock().unwrap(),
+            ["./Scripts/coordinate_new_vnf.py"]
+        );
+        let none = MgmtDriverRouter::new()
+            .route([LIB], Tagged::new("plugins", None))
+            .fallback(Tagged::new("fallback", None));
+        let err = none.coordinate(&coordinate_call()).await.unwrap_err();
+        assert_eq!(err.kind(), "unsupported");
+        assert!(err.to_string().contains("coordinate_new_vnf.py"), "{err}");
     }
 
     #[test]

@@ -9,6 +9,7 @@ mod auto_heal;
 mod auto_scale;
 mod log_capture;
 
+mod coordinate_scripts;
 mod crash;
 mod grant_use;
 mod grants;

@@ -41,6 +41,7 @@
 //! # let _ = mgmt;
 //! ```
 
+mod coordinate;
 mod error;
 mod merge;
 mod pickle;
@@ -57,7 +58,7 @@ use async_trait::async_trait;
 use serde_json::{Map, Value as Json};
 use vnfm_descriptor::Vnfd;
 use vnfm_driver_api::{
-    ArtifactSource, DriverError, HookArtifact, HookCall, HookOutcome, MgmtDriver,
+    ArtifactSource, CoordinateCall, DriverError, HookArtifact, HookCall, HookOutcome, MgmtDriver,
 };
 
 pub use error::ScriptError;
@@ -340,28 +341,10 @@ impl ScriptMgmtDriver {
             Json::Object(sent_data.clone()),
         );
         let stdin = pickle::encode(&Json::Object(input)).map_err(|e| (e, None))?;
-        let started = Instant::now();
-        let finished = run::run(
-            run::Invocation {
-                python: &self.interpreter().map_err(|e| (e, None))?,
-                args: vec![script.into_os_string()],
-                cwd: dir.path(),
-                env: with_trace_context(self.environment()),
-                stdin,
-                stdout_limit: self.config.stdout_limit,
-                stderr_limit: self.config.stderr_limit,
-            },
-            &call.control,
-        )
-        .await
-        .map_err(|e| (e, None))?;
-        tracing::debug!(
-            hook = %call.operation,
-            artifact = %call.artifact.name,
-            status = %run::describe(finished.status),
-            elapsed_ms = started.elapsed().as_millis() as u64,
-            "hook script finished"
-        );
+        let finished = self
+            .exec(dir.path(), script, stdin, &call.control)
+            .await
+            .map_err(|e| (e, None))?;
         // As Tacker: the output is read whatever the exit status, so that a failing script's
         // error-handling data reaches the retry.
         let decoded = if finished.stdout_overflow {
@@ -376,16 +359,56 @@ impl ScriptMgmtDriver {
                 .ok()
                 .flatten()
                 .and_then(|o| merge::error_data(&o, sent_data));
-            let tail = run::last_lines(&finished.stderr_tail, self.config.stderr_lines);
-            let tail = call.vims.iter().fold(tail, |t, v| v.redact(&t));
-            let e = ScriptError::Exit {
-                status: run::describe(finished.status),
-                stderr_tail: tail,
-            };
-            return Err((e, data));
+            return Err((self.exit_error(&finished, &call.vims), data));
         }
         let output = decoded.map_err(|e| (e, None))?;
         merge::outcome(output, &instance, sent_data).map_err(|e| (e, None))
+    }
+
+    /// Runs `script` (a path in `dir`, the working directory) with `stdin`, within
+    /// `control`'s deadline and cancellation; what it left, whatever its exit status.
+    async fn exec(
+        &self,
+        dir: &Path,
+        script: PathBuf,
+        stdin: Vec<u8>,
+        control: &vnfm_driver_api::RunControl,
+    ) -> Result<run::Finished, ScriptError> {
+        let started = Instant::now();
+        let finished = run::run(
+            run::Invocation {
+                python: &self.interpreter()?,
+                args: vec![script.clone().into_os_string()],
+                cwd: dir,
+                env: with_trace_context(self.environment()),
+                stdin,
+                stdout_limit: self.config.stdout_limit,
+                stderr_limit: self.config.stderr_limit,
+            },
+            control,
+        )
+        .await?;
+        tracing::debug!(
+            script = %script.display(),
+            status = %run::describe(finished.status),
+            elapsed_ms = started.elapsed().as_millis() as u64,
+            "script finished"
+        );
+        Ok(finished)
+    }
+
+    /// The failure of a script that exited unsuccessfully: its status and the last lines of
+    /// its stderr, with the secrets of `vims` redacted.
+    fn exit_error(
+        &self,
+        finished: &run::Finished,
+        vims: &[vnfm_driver_api::ResolvedVim],
+    ) -> ScriptError {
+        let tail = run::last_lines(&finished.stderr_tail, self.config.stderr_lines);
+        ScriptError::Exit {
+            status: run::describe(finished.status),
+            stderr_tail: vims.iter().fold(tail, |t, v| v.redact(&t)),
+        }
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Carried> {
@@ -428,6 +451,18 @@ impl MgmtDriver for ScriptMgmtDriver {
         self.refusal(artifact)
             .or_else(|| self.interpreter().err().map(|e| e.to_string()))
     }
+
+    /// Runs a coordination script as Tacker v2 does (see [`coordinate`]).
+    async fn coordinate(&self, call: &CoordinateCall) -> Result<(), DriverError> {
+        let what = format!(
+            "coordination script {} for VNFC {} (VDU {})",
+            call.script, call.vnfc.resource_id, call.vnfc.vdu_id
+        );
+        call.control.check(&what)?;
+        self.coordinate_vnfc(call)
+            .await
+            .map_err(|e| e.into_driver_error(&what))
+    }
 }
 
 /// `env` with `TRACEPARENT`, the W3C trace context of the hook's span, when tracing is on:
@@ -442,8 +477,14 @@ fn with_trace_context(mut env: Vec<(OsString, OsString)>) -> Vec<(OsString, OsSt
 /// The instance as the script sees it: Tacker's instance carries the resolved VIM
 /// connections (with `accessInfo`), so the call's VIMs replace the entries of the same key.
 fn instance_with_vims(call: &HookCall) -> Json {
-    let mut instance = call.instance.clone();
-    if call.vims.is_empty() {
+    with_vims(&call.instance, &call.vims)
+}
+
+/// `instance` with the entries of its `vimConnectionInfo` replaced by the resolved `vims`
+/// of the same key.
+fn with_vims(instance: &Json, vims: &[vnfm_driver_api::ResolvedVim]) -> Json {
+    let mut instance = instance.clone();
+    if vims.is_empty() {
         return instance;
     }
     if let Json::Object(obj) = &mut instance {
@@ -454,7 +495,7 @@ fn instance_with_vims(call: &HookCall) -> Json {
             *entry = Json::Object(Map::new());
         }
         if let Json::Object(map) = entry {
-            for vim in &call.vims {
+            for vim in vims {
                 if let Ok(v) = serde_json::to_value(vim.connection_info()) {
                     map.insert(vim.connection_id.clone(), v);
                 }

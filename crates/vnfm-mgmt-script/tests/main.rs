@@ -3,6 +3,7 @@
 
 mod support;
 
+mod coordinate;
 mod scripts;
 mod tacker_corpus;
 mod trace_context;

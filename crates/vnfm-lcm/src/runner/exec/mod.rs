@@ -1,6 +1,7 @@
 //! Executing one operation occurrence: the task, its steps, its lease and its cancellation.
 
 mod cancel;
+mod coordinate;
 mod grants;
 pub(super) mod hook_reports;
 mod lease;

@@ -84,7 +84,14 @@ impl Run {
                         .push((crate::split::PROGRESS_KEY.to_owned(), v));
                 }
                 Ok(match result {
-                    Ok(out) => Ok(self.after_infra(s, out)),
+                    Ok(out) => {
+                        // A package change's coordination scripts, before the step is recorded.
+                        let (occ, instance) = self.after_infra(s, out);
+                        let after = instance.clone().unwrap_or_else(|| self.instance.clone());
+                        self.coordinate(s, &after, &vims, (&name, i, n))
+                            .await?
+                            .map(|()| (occ, instance))
+                    }
                     Err(e) => {
                         Err(self.driver_problem(&name, i, n, e, DriverLayer::Infrastructure, &vims))
                     }
