@@ -2,7 +2,10 @@
 //! (`trace_context`), what is recorded of it (`ops::Observation`: metrics, log line), the
 //! refusals its head already earns (`limits::refusal`: 414, 431, 413, 415), then, on the
 //! answer, ProblemDetails for axum's own plain-text rejections (`ops::problemize`) sent in
-//! the media type the client accepts (`error::negotiate`).
+//! the media type the client accepts (`error::negotiate`), and `Accept-Ranges: none` on every
+//! answer that does not serve byte ranges (SOL013 clause 4.2 lists the header; Tacker sends it
+//! on every answer and its functional tests look for it; package content and artifacts, which
+//! honour `Range`, answer `Accept-Ranges: bytes` themselves).
 //!
 //! One layer, not one per concern: an axum `from_fn` layer boxes the request's future and
 //! clones the services beneath it, for every request, and five of them cost more CPU than
@@ -13,6 +16,7 @@ use std::sync::Arc;
 use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::http::request::Parts;
+use axum::http::{HeaderValue, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use tracing::Instrument;
@@ -44,6 +48,12 @@ async fn answer(state: &AppState, parts: Parts, body: Body, next: Next) -> Respo
     };
     let mut response = ops::problemize(routed).await;
     error::negotiate(&mut response, problem_accepted);
+    if !response.headers().contains_key(header::ACCEPT_RANGES) {
+        // A static value: no allocation, no copy.
+        response
+            .headers_mut()
+            .insert(header::ACCEPT_RANGES, HeaderValue::from_static("none"));
+    }
     observation.record(state, &response);
     response
 }

@@ -1,9 +1,10 @@
-//! VNF fault management, SOL003 v2.6.1 (`/vnffm/v1`, API version 1.2.0): alarms (list with
-//! SOL013 filters, read with an `ETag`, `PATCH` of `ackState` with `If-Match`), FM
-//! subscriptions (the shared handlers of [`crate::subscriptions`]), and the receiver of
-//! Prometheus Alertmanager webhooks (`POST /vnffm/v1/alertmanager`): firing alerts raise
-//! alarms, resolved alerts clear them, mapped by `vnfm_prometheus::AlarmMapping`; firing
-//! `auto_scale` alerts (`vnfm_prometheus::scale_trigger`) ask for an automatic SCALE.
+//! VNF fault management, SOL003 v2.6.1 (`/vnffm/v1`, API version 1.3.0 as Tacker's, serving
+//! 1.2.0 clients too): alarms (list with SOL013 filters, read with an `ETag`, `PATCH` of
+//! `ackState` with `If-Match`), FM subscriptions (the shared handlers of
+//! [`crate::subscriptions`]), and the receiver of Prometheus Alertmanager webhooks
+//! (`POST /vnffm/v1/alertmanager`): firing alerts raise alarms, resolved alerts clear them,
+//! mapped by `vnfm_prometheus::AlarmMapping`; firing `auto_scale` alerts
+//! (`vnfm_prometheus::scale_trigger`) ask for an automatic SCALE.
 //!
 //! The receiver accepts the server's usual credentials, or the bearer token configured for
 //! Alertmanager's `http_config` ([`crate::StateOptions::alertmanager_token`]). A payload that
@@ -205,7 +206,7 @@ async fn modify_alarm(
     headers: HeaderMap,
     body: Bytes,
 ) -> ApiResult<Response> {
-    require_accept(&headers, &["application/json"])?;
+    require_accept(&headers, crate::util::PATCH_ANSWER_TYPES)?;
     let expected = crate::precondition::single_expected_version(&headers, "alarm")?;
     let modifications: AlarmModifications = merge_patch_body(&headers, &body, None)?;
     if modifications.ack_state != vnfm_types::AckState::Acknowledged {

@@ -2,7 +2,8 @@
 //! `draft-ietf-httpapi-idempotency-key-header`), one layer over every state-changing route.
 //!
 //! A `POST` or `PATCH` carrying the header (a structured-field string, e.g.
-//! `Idempotency-Key: "8e03978e-40d5-43e8-bc93-6894a57f9324"`) runs with the key of its
+//! `Idempotency-Key: "8e03978e-40d5-43e8-bc93-6894a57f9324"`, or the same without quotes, as
+//! Stripe-style clients send it: `Idempotency-Key: k-1` is the key `k-1`) runs with the key of its
 //! caller (its Keystone project, or its client) pending ([`vnfm_lcm::runner::keyed`]): the
 //! transaction that creates what the request creates (a VNF instance, an operation
 //! occurrence, a subscription, a VNF package, a PM job or threshold, a VIM) commits the key
@@ -291,8 +292,9 @@ fn starts_occurrence(method: &Method, path: &str) -> bool {
     }
 }
 
-/// The key of an `Idempotency-Key` header: a structured-field string (RFC 8941 clause
-/// 3.3.3: printable ASCII between double quotes, `\"` and `\\` escaped), not empty.
+/// The key of an `Idempotency-Key` header, not empty: a structured-field string (RFC 8941
+/// clause 3.3.3: printable ASCII between double quotes, `\"` and `\\` escaped), or, as
+/// Stripe-style clients send it, the key itself without quotes (visible ASCII, no `"`).
 fn parse_key(value: &HeaderValue) -> Result<String, String> {
     let bad = |why: &str| {
         format!(
@@ -303,6 +305,9 @@ fn parse_key(value: &HeaderValue) -> Result<String, String> {
         .to_str()
         .map_err(|_| bad("the value is not ASCII"))?
         .trim_matches(' ');
+    if !text.is_empty() && !text.starts_with('"') {
+        return unquoted_key(text).map_err(|why| bad(&why));
+    }
     let inner = text
         .strip_prefix('"')
         .and_then(|t| t.strip_suffix('"'))
@@ -332,6 +337,22 @@ fn parse_key(value: &HeaderValue) -> Result<String, String> {
     Ok(key)
 }
 
+/// The key of an unquoted `Idempotency-Key` value `text` (trimmed, not empty): visible ASCII
+/// without `"`, at most [`MAX_KEY_LEN`] characters; else why not.
+fn unquoted_key(text: &str) -> Result<String, String> {
+    if let Some(c) = text.chars().find(|&c| !matches!(c, '!'..='~') || c == '"') {
+        return Err(if c == '"' {
+            "an unquoted key has a '\"'".to_owned()
+        } else {
+            "an unquoted key has a space or a character that is not visible ASCII".to_owned()
+        });
+    }
+    if text.len() > MAX_KEY_LEN {
+        return Err(format!("the key is longer than {MAX_KEY_LEN} characters"));
+    }
+    Ok(text.to_owned())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -341,10 +362,29 @@ mod tests {
         let parse = |s: &str| parse_key(&HeaderValue::from_str(s).unwrap());
         assert_eq!(parse("\"abc-1\"").unwrap(), "abc-1");
         assert_eq!(parse(" \"a\\\"b\\\\c\" ").unwrap(), "a\"b\\c");
-        for bad in ["abc", "\"\"", "\"a", "\"a\"b\"", "\"a\\b\"", "\"", ""] {
+        for bad in ["\"\"", "\"a", "\"a\"b\"", "\"a\\b\"", "\"", ""] {
             assert!(parse(bad).is_err(), "{bad:?}");
         }
         assert!(parse(&format!("\"{}\"", "k".repeat(256))).is_err());
+    }
+
+    #[test]
+    fn unquoted_keys_as_stripe_style_clients_send_them_are_accepted() {
+        let parse = |s: &str| parse_key(&HeaderValue::from_str(s).unwrap());
+        assert_eq!(parse("k-1").unwrap(), "k-1");
+        assert_eq!(parse(" k-1 ").unwrap(), "k-1");
+        // The same key, quoted or not.
+        assert_eq!(parse("k-1").unwrap(), parse("\"k-1\"").unwrap());
+        assert_eq!(
+            parse("8e03978e-40d5-43e8-bc93-6894a57f9324").unwrap(),
+            "8e03978e-40d5-43e8-bc93-6894a57f9324"
+        );
+        for bad in ["a\"b", "a b", "k\t1"] {
+            let e = parse(bad).unwrap_err();
+            assert!(e.contains("unquoted key"), "{bad:?}: {e}");
+        }
+        assert!(parse(&"k".repeat(256)).is_err());
+        assert_eq!(parse(&"k".repeat(255)).unwrap().len(), 255);
     }
 
     #[test]

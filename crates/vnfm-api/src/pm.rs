@@ -450,7 +450,7 @@ async fn modify<R: Resource>(
     headers: HeaderMap,
     body: Bytes,
 ) -> ApiResult<Response> {
-    require_accept(&headers, &["application/json"])?;
+    require_accept(&headers, crate::util::PATCH_ANSWER_TYPES)?;
     let expected = crate::precondition::expected_version(&headers, R::Doc::WHAT, || async {
         Ok(state.performance.get::<R::Doc>(&id).await?.1)
     })

@@ -62,20 +62,20 @@ impl Doc {
     fn operation(&self, method: &HttpMethod) -> Operation {
         let mut b = OperationBuilder::new().summary(Some(self.summary));
         if let Some(req) = self.request {
-            let media = if matches!(method, HttpMethod::Patch) {
-                "application/merge-patch+json"
+            // A merge patch is also accepted as `application/json`, as Tacker accepts it.
+            let media: &[&str] = if matches!(method, HttpMethod::Patch) {
+                &["application/merge-patch+json", "application/json"]
             } else {
-                "application/json"
+                &["application/json"]
             };
-            b = b.request_body(Some(
-                RequestBodyBuilder::new()
-                    .content(
-                        media,
-                        ContentBuilder::new().schema(Some(schema_ref(req))).build(),
-                    )
-                    .required(Some(Required::True))
-                    .build(),
-            ));
+            let mut body = RequestBodyBuilder::new();
+            for media in media {
+                body = body.content(
+                    *media,
+                    ContentBuilder::new().schema(Some(schema_ref(req))).build(),
+                );
+            }
+            b = b.request_body(Some(body.required(Some(Required::True)).build()));
         }
         let mut ok = ResponseBuilder::new().description(
             axum::http::StatusCode::from_u16(self.status)

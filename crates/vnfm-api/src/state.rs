@@ -74,9 +74,9 @@ pub struct StateOptions {
     pub package_limits: PackageLimits,
     /// Test the callback URI of a new subscription (`GET`, expecting 204) before creating it.
     pub verify_callbacks: bool,
-    /// Create a lifecycle subscription even when one with the same callback URI and filter
-    /// exists, instead of answering `303 See Other` to that one (SOL003 v2.6.1 clause
-    /// 5.4.18.3.1 allows either).
+    /// Create a `/vnflcm/v1` subscription even when a v1 one with the same callback URI and
+    /// filter exists, instead of answering `303 See Other` to that one (SOL003 v2.6.1 clause
+    /// 5.4.18.3.1 allows either). `/vnflcm/v2` creates every subscription, as Tacker's v2 API.
     pub allow_duplicate_lcm_subscriptions: bool,
     /// The bearer token Alertmanager sends to `POST /vnffm/v1/alertmanager` (its
     /// `http_config.authorization.credentials`), accepted there besides the server's usual

@@ -5,6 +5,14 @@
 //! One store of subscriptions serves both versions of an API: a subscription reads with links
 //! into the version it is read through, and where it was created decides the shape of its
 //! notifications. `authentication` is write-only.
+//!
+//! Duplicates (the same callback and filter) are allowed or answered `303 See Other`, as SOL003
+//! lets the server choose, per kind and version ([`Kind::allow_duplicates`],
+//! [`Kind::duplicates_through`]): a `/vnflcm/v2` subscription is always created, as Tacker's v2
+//! API does and python-tackerclient needs (it follows a 303 with a `POST`, which is 405), and a
+//! `/vnflcm/v1` one is the duplicate only of another v1 subscription, as Tacker's v1 API
+//! answers. A lifecycle subscription read through `/vnflcm/v2` shows its `verbosity`, `FULL`
+//! when it was not given (SOL003 v3.3.1 clause 5.5.2.16).
 
 use std::future::Future;
 use std::sync::{Arc, OnceLock};
@@ -53,6 +61,14 @@ pub(crate) trait Kind: Send + Sync + 'static {
     fn schema() -> &'static Value;
     /// Whether identical subscriptions may coexist (else a duplicate is `303 See Other`).
     fn allow_duplicates(state: &AppState) -> bool;
+    /// Whether a subscription created through `family` is created even when identical to
+    /// another, whatever [`Kind::allow_duplicates`] says.
+    fn duplicates_through(_family: ApiFamily) -> bool {
+        false
+    }
+    /// Completes the document of a subscription read through `family` with what the
+    /// version shows of it beyond what is stored (defaults).
+    fn complete(_family: ApiFamily, _doc: &mut Value) {}
     /// The resource's id.
     fn id(sub: &Self::Resource) -> &SubscriptionId;
     /// Creates a subscription through `family` (which decides its notifications' shape).
@@ -89,7 +105,7 @@ impl Kind for Lccn {
     const REQUEST_SCHEMA: Option<SchemaId> = Some(SchemaId::LccnSubscriptionRequest);
     const DOCS: SubscriptionDocs = SubscriptionDocs {
         list: doc("List subscriptions").returns("[LccnSubscription]"),
-        create: doc("Subscribe (201, or 303 to a duplicate)")
+        create: doc("Subscribe (201; on v1, 303 to a duplicate)")
             .body("LccnSubscriptionRequest")
             .status(201)
             .returns("LccnSubscription"),
@@ -105,6 +121,19 @@ impl Kind for Lccn {
     }
     fn allow_duplicates(state: &AppState) -> bool {
         state.options.allow_duplicate_lcm_subscriptions
+    }
+    fn duplicates_through(family: ApiFamily) -> bool {
+        // Tacker's v2 API creates every subscription (SOL003 lets the VNFM do so).
+        family == ApiFamily::LcmV2
+    }
+    fn complete(family: ApiFamily, doc: &mut Value) {
+        // SOL003 v3.3.1 `LccnSubscription.verbosity`: FULL when not given; v2.6.1 has none.
+        if family == ApiFamily::LcmV2
+            && let Value::Object(map) = doc
+        {
+            map.entry("verbosity")
+                .or_insert_with(|| Value::String("FULL".to_owned()));
+        }
     }
     fn id(sub: &LccnSubscription) -> &SubscriptionId {
         &sub.id
@@ -237,16 +266,18 @@ pub(crate) fn routes<K: Kind>(family: ApiFamily) -> OpenApiRouter<Arc<AppState>>
 fn view<K: Kind>(state: &AppState, family: ApiFamily, sub: &K::Resource) -> ApiResult<Value> {
     let doc = serde_json::to_value(sub)
         .map_err(|e| ApiError::Internal(format!("subscription does not serialize: {e}")))?;
-    linked(state, family, K::id(sub), doc)
+    linked::<K>(state, family, K::id(sub), doc)
 }
 
-/// The subscription document `doc` of subscription `id` with its `_links` under `family`.
-fn linked(
+/// The subscription document `doc` of subscription `id` with its `_links` under `family`,
+/// completed as `family` shows it ([`Kind::complete`]).
+fn linked<K: Kind>(
     state: &AppState,
     family: ApiFamily,
     id: &SubscriptionId,
     mut doc: Value,
 ) -> ApiResult<Value> {
+    K::complete(family, &mut doc);
     let (interface, version) = family.links().ok_or_else(|| {
         ApiError::Internal(format!("{} serves no subscriptions", family.prefix()))
     })?;
@@ -307,7 +338,7 @@ async fn create<K: Kind>(
     let options = CreateOptions {
         verify_callback: state.options.verify_callbacks,
         verify_timeout: Duration::from_secs(5),
-        allow_duplicates: K::allow_duplicates(&state),
+        allow_duplicates: K::duplicates_through(family) || K::allow_duplicates(&state),
         project: tenancy.project,
     };
     let origin = state.origin(&headers);
@@ -317,7 +348,7 @@ async fn create<K: Kind>(
         None,
         move |written| {
             let doc = serde_json::from_str(&written.document).ok()?;
-            let doc = linked(&kept, family, &written.id, doc).ok()?;
+            let doc = linked::<K>(&kept, family, &written.id, doc).ok()?;
             Some((written.id.to_string(), doc))
         },
     );

@@ -4,8 +4,9 @@
 //! is missing). The v1 APIs (SOL003 v2.6.1) accept a request without the header. A `Version`
 //! the API does not offer (another major version, a newer minor or patch version than the one
 //! served, or anything but `MAJOR.MINOR.PATCH`) is refused with 406 naming the versions served.
-//! Every response of a versioned API carries the `Version` it was served with. `api_versions`
-//! resources need no header.
+//! Every response of a versioned API carries the `Version` it was served with, and so does
+//! the answer of an API's `api_versions` resource (`GET /vnflcm/api_versions`: the newest
+//! version it lists, as Tacker answers). `api_versions` resources need no header.
 
 use axum::extract::Request;
 use axum::http::{HeaderName, HeaderValue};
@@ -34,7 +35,8 @@ pub enum ApiFamily {
     PkgmV1,
     /// `/vnfm/v1` (VIM registry, not an ETSI API).
     VimV1,
-    /// `/vnffm/v1` (VNF fault management, SOL003 v2.6.1).
+    /// `/vnffm/v1` (VNF fault management; API version 1.3.0 of SOL003 v3.3.1, which Tacker
+    /// serves and its clients ask for, and which serves the 1.2.0 clients of SOL003 v2.6.1).
     FmV1,
     /// `/vnfpm/v2` (VNF performance management, SOL003 v3.3.1).
     PmV2,
@@ -53,7 +55,7 @@ impl ApiFamily {
             ApiFamily::PkgmV2 => "2.1.0",
             ApiFamily::PkgmV1 => "2.0.0",
             ApiFamily::VimV1 => "1.0.0",
-            ApiFamily::FmV1 => "1.2.0",
+            ApiFamily::FmV1 => "1.3.0",
             ApiFamily::PmV2 => "2.1.0",
             ApiFamily::PmV1 => "1.2.0",
             ApiFamily::IndV1 => "1.2.0",
@@ -219,44 +221,44 @@ pub fn api_version_information(families: &[ApiFamily], uri_prefix: &str) -> serd
     })
 }
 
+/// The `ApiVersionInformation` of `families` (oldest first) under `uri_prefix`, with the
+/// `Version` header of the newest of them.
+fn versions_answer(families: &[ApiFamily], uri_prefix: &str) -> Response {
+    let mut response = json_response(
+        axum::http::StatusCode::OK,
+        &api_version_information(families, uri_prefix),
+    );
+    if let Some(newest) = families.last() {
+        response
+            .headers_mut()
+            .insert(VERSION.clone(), HeaderValue::from_static(newest.version()));
+    }
+    response
+}
+
 /// `GET /vnflcm/api_versions`: every major version served.
 pub async fn lcm_api_versions() -> Response {
-    json_response(
-        axum::http::StatusCode::OK,
-        &api_version_information(&[ApiFamily::LcmV1, ApiFamily::LcmV2], "/vnflcm"),
-    )
+    versions_answer(&[ApiFamily::LcmV1, ApiFamily::LcmV2], "/vnflcm")
 }
 
 /// `GET /vnfpkgm/api_versions`.
 pub async fn pkgm_api_versions() -> Response {
-    json_response(
-        axum::http::StatusCode::OK,
-        &api_version_information(&[ApiFamily::PkgmV1, ApiFamily::PkgmV2], "/vnfpkgm"),
-    )
+    versions_answer(&[ApiFamily::PkgmV1, ApiFamily::PkgmV2], "/vnfpkgm")
 }
 
 /// `GET /vnffm/api_versions`.
 pub async fn fm_api_versions() -> Response {
-    json_response(
-        axum::http::StatusCode::OK,
-        &api_version_information(&[ApiFamily::FmV1], "/vnffm"),
-    )
+    versions_answer(&[ApiFamily::FmV1], "/vnffm")
 }
 
 /// `GET /vnfind/api_versions`.
 pub async fn ind_api_versions() -> Response {
-    json_response(
-        axum::http::StatusCode::OK,
-        &api_version_information(&[ApiFamily::IndV1], "/vnfind"),
-    )
+    versions_answer(&[ApiFamily::IndV1], "/vnfind")
 }
 
 /// `GET /vnfpm/api_versions`.
 pub async fn pm_api_versions() -> Response {
-    json_response(
-        axum::http::StatusCode::OK,
-        &api_version_information(&[ApiFamily::PmV1, ApiFamily::PmV2], "/vnfpm"),
-    )
+    versions_answer(&[ApiFamily::PmV1, ApiFamily::PmV2], "/vnfpm")
 }
 
 /// The `GET /api_versions` route of `family` (its major version's versions), documented with
@@ -280,10 +282,7 @@ where
 
 /// `GET <prefix>/api_versions` of one major version.
 pub fn major_versions(family: ApiFamily) -> Response {
-    json_response(
-        axum::http::StatusCode::OK,
-        &api_version_information(&[family], family.prefix()),
-    )
+    versions_answer(&[family], family.prefix())
 }
 
 #[cfg(test)]
@@ -297,6 +296,21 @@ mod tests {
             b = b.header("Version", v);
         }
         b.body(Body::empty()).unwrap()
+    }
+
+    #[test]
+    fn fault_management_serves_tackers_version_1_3_0_and_the_earlier_1_2_0() {
+        let fm = ApiFamily::FmV1;
+        for served in ["1.3.0", "1.2.0"] {
+            assert!(
+                fm.check(&request("/vnffm/v1/alarms", Some(served))).is_ok(),
+                "{served}"
+            );
+        }
+        assert!(
+            fm.check(&request("/vnffm/v1/alarms", Some("1.4.0")))
+                .is_err()
+        );
     }
 
     #[test]

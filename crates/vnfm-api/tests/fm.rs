@@ -165,7 +165,7 @@ async fn webhook_raises_acknowledges_clears_and_survives_restart() {
     let (headers, b) = patch("");
     h.raw(Method::PATCH, &uri, &headers, b).await.problem(409);
     let (mut headers, _) = patch("");
-    headers[1] = ("content-type", "application/json");
+    headers[1] = ("content-type", "application/xml");
     h.raw(Method::PATCH, &uri, &headers, ack.clone())
         .await
         .problem(415);

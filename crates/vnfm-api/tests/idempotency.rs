@@ -300,7 +300,7 @@ async fn another_request_with_a_used_key_is_unprocessable() {
             uri,
             &[
                 ("authorization", &auth),
-                ("idempotency-key", "not-quoted"),
+                ("idempotency-key", "not\"quoted"),
                 ("version", "2.0.0"),
                 ("content-type", "application/json"),
             ],

@@ -23,6 +23,7 @@ mod pm_prometheus;
 mod preview;
 mod router;
 mod tacker_vims;
+mod tacker_wire;
 mod upload;
 mod vim_projects;
 mod vim_sharing;

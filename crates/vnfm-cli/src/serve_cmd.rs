@@ -53,8 +53,9 @@ pub struct ServeArgs {
     /// Do not test callback URIs (GET, expecting 204) before creating subscriptions.
     #[arg(long)]
     no_callback_check: bool,
-    /// Create a lifecycle subscription even when one with the same callback URI and filter
-    /// exists (by default the request is answered 303 See Other to the existing one).
+    /// Create a `/vnflcm/v1` subscription even when a v1 one with the same callback URI and
+    /// filter exists (by default the request is answered 303 See Other to the existing one);
+    /// `/vnflcm/v2` creates every subscription, as Tacker's v2 API.
     #[arg(long)]
     allow_duplicate_lcm_subscriptions: bool,
     /// File holding the bearer token Prometheus Alertmanager sends to

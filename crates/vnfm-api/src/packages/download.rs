@@ -57,15 +57,11 @@ async fn ranged_stream(
     let h = r.headers_mut();
     h.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
     h.insert(header::CONTENT_LENGTH, HeaderValue::from(len));
-    match range {
-        Some((start, end)) => {
-            if let Ok(v) = HeaderValue::from_str(&format!("bytes {start}-{end}/{total}")) {
-                h.insert(header::CONTENT_RANGE, v);
-            }
-        }
-        None => {
-            h.insert(header::ACCEPT_RANGES, HeaderValue::from_static("bytes"));
-        }
+    h.insert(header::ACCEPT_RANGES, HeaderValue::from_static("bytes"));
+    if let Some((start, end)) = range
+        && let Ok(v) = HeaderValue::from_str(&format!("bytes {start}-{end}/{total}"))
+    {
+        h.insert(header::CONTENT_RANGE, v);
     }
     Ok(r)
 }

@@ -175,7 +175,7 @@ async fn version_header_api_versions_and_fallbacks() {
     assert_valid(&etsi_schema("ApiVersionInformation.schema.json"), &r.json());
     assert_eq!(
         r.json(),
-        json!({"uriPrefix": "/vnffm", "apiVersions": [{"version": "1.2.0", "isDeprecated": false}]})
+        json!({"uriPrefix": "/vnffm", "apiVersions": [{"version": "1.3.0", "isDeprecated": false}]})
     );
     // So has performance management (SOL003 v2.6.1 vnfpm/v1 and v3.3.1 vnfpm/v2).
     let r = h

@@ -43,6 +43,7 @@ impl SubscriptionKind for LccnKind {
     const LABEL: &'static str = "lcm";
     const INTERFACE: Interface = Interface::Lifecycle;
     const DEFAULT_VERSION: ApiVersion = ApiVersion::V2;
+    const VERSIONS_APART: bool = true;
 
     fn callback_uri(request: &LccnSubscriptionRequest) -> &str {
         &request.callback_uri

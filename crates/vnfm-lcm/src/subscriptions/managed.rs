@@ -87,6 +87,11 @@ pub trait SubscriptionKind: Send + Sync + 'static {
     /// The interface version subscriptions are created through unless
     /// [`ManagedSubscriptions::with_version`] says otherwise.
     const DEFAULT_VERSION: ApiVersion;
+    /// Whether the subscriptions of each interface version are apart: a subscription is the
+    /// duplicate only of one created through the same version (lifecycle subscriptions, which
+    /// Tacker keeps as separate resources of its v1 and v2 APIs). Otherwise a duplicate is
+    /// found whatever version created it.
+    const VERSIONS_APART: bool = false;
 
     /// The request's callback URI.
     fn callback_uri(request: &Self::Request) -> &str;
@@ -213,7 +218,7 @@ impl<K: SubscriptionKind> ManagedSubscriptions<K> {
     ) -> Result<Created<K::Resource>, LcmError> {
         validate_request::<K>(request)?;
         let callback = K::callback_uri(request);
-        let canonical = K::canonical_filter(request);
+        let canonical = self.duplicate_key(request);
         if !options.allow_duplicates
             && let Some(existing) = self
                 .store
@@ -244,17 +249,30 @@ impl<K: SubscriptionKind> ManagedSubscriptions<K> {
         });
         let resource = K::resource(id.clone(), request, href);
         let sealed = seal_authentication(&self.keyring, K::authentication(request))?;
+        let mut record =
+            StoredSubscription::new(resource.clone(), sealed).in_project(options.project.clone());
+        record.canonical_filter = canonical;
         self.store
-            .create_subscription(
-                &StoredSubscription::new(resource.clone(), sealed)
-                    .in_project(options.project.clone()),
-            )
+            .create_subscription(&record)
             .await
             .map_err(store_err)?;
         self.cache.invalidate();
         // Not the callback URI: some carry tokens in their query.
         tracing::info!(subscription_id = %id, kind = K::LABEL, "subscription created");
         Ok(Created::New(resource))
+    }
+
+    /// What a duplicate of `request` has in common with it besides its callback: the
+    /// canonical form of its filter, preceded by the interface version it is created through
+    /// when [`SubscriptionKind::VERSIONS_APART`] and that is not the kind's default version
+    /// (the canonical form is JSON text, which never starts with a letter).
+    fn duplicate_key(&self, request: &K::Request) -> String {
+        let canonical = K::canonical_filter(request);
+        if K::VERSIONS_APART && self.version != K::DEFAULT_VERSION {
+            format!("{} {canonical}", self.version.segment())
+        } else {
+            canonical
+        }
     }
 
     /// One subscription. [`LcmError::NotFound`] if it does not exist.
