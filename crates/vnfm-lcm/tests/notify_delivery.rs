@@ -108,7 +108,7 @@ impl Env {
         for n in notes {
             rows.extend(
                 router
-                    .route_with(n, &NotificationContext::default())
+                    .route_with(n, &NotificationContext::default(), None)
                     .await
                     .unwrap(),
             );
@@ -509,6 +509,73 @@ async fn each_instances_notifications_arrive_in_order_through_failures_and_two_d
         let expected: Vec<String> = (0..20).map(|i| format!("{instance}-{i}")).collect();
         assert_eq!(delivered, expected, "{instance}: {attempts:?}");
     }
+    assert_eq!(env.pending().await, 0);
+}
+
+/// A subscriber back after an outage received its backlog only at the next scheduled retry
+/// of the head of its queue (up to `backoff_max` later: 194 s after a 10-minute outage): the
+/// deliverer now probes the callback of notifications waiting in back-off and sends the
+/// backlog, in order, within seconds of the subscriber's return.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_backlog_drains_within_seconds_of_its_subscribers_return() {
+    let env = env().await;
+    // A port nobody listens on: the subscriber is down.
+    let addr = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap();
+    env.subscribe(json!({"callbackUri": format!("http://{addr}/cb")}))
+        .await;
+    let backlog = ids("backlog", 64);
+    env.notify(&backlog, &now_rfc3339()).await;
+    // The head's first retry is 30 s after its failure: long after the bound below.
+    let cfg = DelivererConfig {
+        poll_interval: Duration::from_millis(50),
+        request_timeout: Duration::from_secs(2),
+        backoff_base: Duration::from_secs(30),
+        ..DelivererConfig::new("a")
+    };
+    assert_eq!(cfg.probe_interval, Duration::from_secs(3), "the default");
+    let d = Deliverer::start(
+        env.store.clone(),
+        env.keyring.clone(),
+        callback_sender(),
+        cfg,
+    )
+    .unwrap();
+    let store = env.store.clone();
+    let mut failed = false;
+    for _ in 0..250 {
+        let rows = store.outbox_pending_rows(None, 1).await.unwrap();
+        if rows.first().is_some_and(|r| r.attempts > 0) {
+            failed = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(
+        failed,
+        "the head of the queue was never tried while the subscriber was down"
+    );
+    // Down a little longer, then back on the same address.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let server = Server::start_at(addr).await;
+    let back = std::time::Instant::now();
+    let drained = eventually(Duration::from_secs(10), || server.delivered().len() == 64).await;
+    let took = back.elapsed();
+    d.shutdown().await;
+    assert!(
+        drained,
+        "{} of 64 delivered within 10 s of the subscriber's return",
+        server.delivered().len()
+    );
+    eprintln!("64 queued notifications delivered {took:?} after the subscriber's return");
+    let order: Vec<String> = server
+        .delivered()
+        .iter()
+        .map(|b| b["id"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(order, backlog, "in order, each once");
     assert_eq!(env.pending().await, 0);
 }
 

@@ -23,6 +23,7 @@ use vnfm_store::{
     InstanceQuery, JournalEntry, Lease, NewOutboxRow, OpOccQuery, OutboxRow, OutboxSummary,
     PackageRecord, Page, PmResource, ProjectScope, ScopedKind, StartCondition, StepRecord,
     StepWritten, StoredPm, SubscriptionDocument, SubscriptionKind, Timestamp, Version, VimRecord,
+    WaitingCallback,
 };
 
 /// A database backend: where reads run and how writes are made durable.
@@ -404,6 +405,20 @@ impl<D: Database> OutboxStore for SqlStore<D> {
 
     async fn outbox_delivered(&self, id: i64, now: Timestamp) -> Result<()> {
         in_transaction!(self, |tx| outbox::delivered(tx, id, now).await).await
+    }
+
+    async fn outbox_waiting_callbacks(
+        &self,
+        later_than: Timestamp,
+        limit: u32,
+    ) -> Result<Vec<WaitingCallback>> {
+        on_reader!(self, |c| outbox::waiting_callbacks(c, later_than, limit)
+            .await)
+    }
+
+    async fn outbox_callback_answers(&self, callback_uri: &str, now: Timestamp) -> Result<u64> {
+        let uri = callback_uri.to_owned();
+        in_transaction!(self, |tx| outbox::callback_answers(tx, &uri, now).await).await
     }
 
     async fn outbox_retry(&self, id: i64, next_attempt_at: Timestamp, error: &str) -> Result<()> {

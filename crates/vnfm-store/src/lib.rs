@@ -43,9 +43,9 @@ pub use model::{
     OutboxSummary, PackageRecord, Page, PkgmSubscriptionRecord, PmJobRecord, PmReportRecord,
     PmResource, PmSubscriptionRecord, ProjectScope, ScopedKind, StartCondition, StepOutcome,
     StepRecord, StepWritten, StoredPm, StoredSubscription, SubscriptionRecord,
-    SubscriptionResource, ThresholdRecord, Timestamp, Version, VimRecord, canonical_filter,
-    canonical_fm_filter, canonical_pkgm_filter, canonical_pm_filter, enum_str, page_size,
-    parse_state, state_str,
+    SubscriptionResource, ThresholdRecord, Timestamp, Version, VimRecord, WaitingCallback,
+    canonical_filter, canonical_fm_filter, canonical_pkgm_filter, canonical_pm_filter, enum_str,
+    page_size, parse_state, state_str,
 };
 pub use store::{
     AlarmStore, CONTENT_CHUNK_BYTES, EnqueueListener, IdempotencyStore, IndicatorStore,

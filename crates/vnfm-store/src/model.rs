@@ -411,6 +411,18 @@ pub struct OutboxSummary {
     pub oldest: Timestamp,
 }
 
+/// A callback some pending outbox rows wait for after failed attempts (its subscriber did
+/// not answer): what a deliverer probes to notice the subscriber's return
+/// ([`crate::OutboxStore::outbox_waiting_callbacks`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WaitingCallback {
+    /// The callback URI.
+    pub callback_uri: String,
+    /// A subscription of the waiting rows (the smallest id): whose credentials a probe
+    /// authenticates with.
+    pub subscription_id: SubscriptionId,
+}
+
 /// A kind of subscription resource the store keeps (lifecycle, package management, ...): one
 /// table and one id space for all of them, told apart by [`SubscriptionResource::KIND`].
 pub trait SubscriptionResource:

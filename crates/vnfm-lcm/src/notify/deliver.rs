@@ -7,6 +7,7 @@ use tokio::sync::{Notify, Semaphore, watch};
 use tokio::task::JoinSet;
 use vnfm_driver_api::{CallbackMethod, CallbackRequest, CallbackSender, backoff_delay};
 use vnfm_store::{OutboxRow, Store, Timestamp};
+use vnfm_types::{SubscriptionAuthentication, SubscriptionId};
 
 use crate::LcmError;
 use crate::secrets::Keyring;
@@ -38,12 +39,18 @@ pub struct DelivererConfig {
     pub backoff_base: Duration,
     /// Longest delay between retries.
     pub backoff_max: Duration,
+    /// How often the callbacks whose notifications wait in back-off (their subscriber did
+    /// not answer) are probed with the notification endpoint test (`GET`, SOL003): once one
+    /// answers 2xx, its waiting notifications are sent at once, in order, instead of at
+    /// their next scheduled retry. The probe's time limit is the smaller of this and
+    /// `request_timeout`. [`Duration::ZERO`] turns probing off.
+    pub probe_interval: Duration,
 }
 
 impl DelivererConfig {
     /// Defaults for claim owner `owner`: 16 in flight, batches of 32, 1 s poll, 10 s
     /// requests, retries for 24 h (however many attempts that takes), backoff from 1 s to
-    /// 10 min.
+    /// 10 min, callbacks in back-off probed every 3 s.
     pub fn new(owner: impl Into<String>) -> Self {
         DelivererConfig {
             owner: owner.into(),
@@ -56,6 +63,7 @@ impl DelivererConfig {
             max_age: Duration::from_secs(24 * 3600),
             backoff_base: Duration::from_secs(1),
             backoff_max: Duration::from_secs(600),
+            probe_interval: Duration::from_secs(3),
         }
     }
 
@@ -64,12 +72,12 @@ impl DelivererConfig {
     }
 }
 
-struct Inner {
-    store: Arc<dyn Store>,
+pub(super) struct Inner {
+    pub(super) store: Arc<dyn Store>,
     keyring: Arc<Keyring>,
-    sender: Arc<dyn CallbackSender>,
-    config: DelivererConfig,
-    wake: Arc<Notify>,
+    pub(super) sender: Arc<dyn CallbackSender>,
+    pub(super) config: DelivererConfig,
+    pub(super) wake: Arc<Notify>,
 }
 
 /// Wakes a [`Deliverer`] from elsewhere (e.g. right after notifications were enqueued), so
@@ -139,7 +147,15 @@ impl Deliverer {
             wake: Arc::new(Notify::new()),
         });
         let (stop, stopped) = watch::channel(false);
-        let task = runtime.spawn(run(inner.clone(), stopped));
+        let task = runtime.spawn({
+            let inner = inner.clone();
+            async move {
+                tokio::join!(
+                    run(inner.clone(), stopped.clone()),
+                    super::probe::probe_waiting(inner, stopped)
+                );
+            }
+        });
         tracing::info!(owner = %inner.config.owner, "notification deliverer started");
         Ok(Deliverer {
             inner,
@@ -222,14 +238,36 @@ async fn run(inner: Arc<Inner>, mut stop: watch::Receiver<bool>) {
     while tasks.join_next().await.is_some() {}
 }
 
-async fn deliver(inner: &Inner, row: OutboxRow) {
-    let store = &inner.store;
+/// How a subscription's callback is authenticated to.
+pub(super) enum Credentials {
+    /// As the subscription asks (opened).
+    Of(Option<SubscriptionAuthentication>),
+    /// The subscription was deleted.
+    Gone,
+}
+
+/// The opened callback credentials of `subscription`; an error says what failed.
+pub(super) async fn credentials(
+    inner: &Inner,
+    subscription: &SubscriptionId,
+) -> Result<Credentials, String> {
     // Subscriptions of every kind share one id space; PM jobs and thresholds are notified at
     // their own callbacks, under their ids.
-    let sealed = store.callback_authentication(&row.subscription_id).await;
-    let sealed = match sealed {
+    let sealed = match inner.store.callback_authentication(subscription).await {
         Ok(Some(blob)) => blob,
-        Ok(None) => {
+        Ok(None) => return Ok(Credentials::Gone),
+        Err(e) => return Err(format!("reading the subscription failed: {e}")),
+    };
+    open_sealed(&inner.keyring, subscription, sealed.as_deref())
+        .map(Credentials::Of)
+        .map_err(|e| e.to_string())
+}
+
+async fn deliver(inner: &Inner, row: OutboxRow) {
+    let store = &inner.store;
+    let authentication = match credentials(inner, &row.subscription_id).await {
+        Ok(Credentials::Of(a)) => a,
+        Ok(Credentials::Gone) => {
             record(
                 inner,
                 &row,
@@ -240,15 +278,7 @@ async fn deliver(inner: &Inner, row: OutboxRow) {
             return;
         }
         Err(e) => {
-            failed(inner, &row, format!("reading the subscription failed: {e}")).await;
-            return;
-        }
-    };
-    let authentication = match open_sealed(&inner.keyring, &row.subscription_id, sealed.as_deref())
-    {
-        Ok(a) => a,
-        Err(e) => {
-            failed(inner, &row, e.to_string()).await;
+            failed(inner, &row, e).await;
             return;
         }
     };

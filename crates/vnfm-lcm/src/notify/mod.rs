@@ -19,6 +19,11 @@
 //!
 //! - [`Deliverer`] / [`DelivererConfig`]: the loop, its concurrency bound, retry schedule
 //!   (exponential backoff with jitter), give-up rules and graceful shutdown;
+//! - probing: while notifications to a callback wait in back-off (its subscriber did not
+//!   answer), the deliverer tests the callback every [`DelivererConfig::probe_interval`]
+//!   (`GET`, the SOL003 notification endpoint test); once it answers, the waiting
+//!   notifications are due at once and go out in order, within seconds of the subscriber's
+//!   return rather than at the next scheduled retry (up to `backoff_max` later);
 //! - [`DeliveryWaker`]: wakes the deliverer; the composition root hands it to the store
 //!   ([`vnfm_store::OutboxStore::on_enqueue`]), which calls it after every write that
 //!   enqueued notifications;
@@ -27,6 +32,7 @@
 //!   opened credentials and never logs them.
 
 mod deliver;
+mod probe;
 
 pub use deliver::{Deliverer, DelivererConfig, DeliveryWaker};
 pub use vnfm_driver_api::backoff_delay;

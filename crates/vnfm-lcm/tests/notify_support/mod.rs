@@ -71,6 +71,12 @@ impl Drop for Server {
 
 impl Server {
     pub async fn start() -> Server {
+        Server::start_at("127.0.0.1:0".parse().unwrap()).await
+    }
+
+    /// The endpoint listening on `addr` (a port chosen earlier, nobody listening on it until
+    /// now: a subscriber coming back).
+    pub async fn start_at(addr: SocketAddr) -> Server {
         let endpoint = Arc::new(Endpoint::default());
         endpoint.default_status.store(204, Ordering::SeqCst);
         endpoint.get_status.store(204, Ordering::SeqCst);
@@ -78,7 +84,7 @@ impl Server {
             .route("/cb", post(callback).get(test_get))
             .route("/token", post(token))
             .with_state(endpoint.clone());
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let listener = tokio::net::TcpListener::bind(addr).await.unwrap();
         let addr = listener.local_addr().unwrap();
         let task = tokio::spawn(async move {
             let _ = axum::serve(listener, app).await;

@@ -5,7 +5,9 @@ use vnfm_types::SubscriptionId;
 
 use super::{Col, SqlConn, columns, from_json, limit_clause, now_ms, page_size_of, to_json};
 use vnfm_store::StoreError;
-use vnfm_store::{NewOutboxRow, OutboxRow, OutboxStatus, OutboxSummary, Timestamp};
+use vnfm_store::{
+    NewOutboxRow, OutboxRow, OutboxStatus, OutboxSummary, Timestamp, WaitingCallback,
+};
 
 const OUTBOX: &str = "outbox row";
 const COLUMNS: &str = "id, subscription_id, callback_uri, payload, attempts, next_attempt_at, last_error, status, \
@@ -177,6 +179,11 @@ pub(crate) async fn change<C: SqlConn>(
     Ok(())
 }
 
+/// Makes due at `$1` the rows waiting for a retry after failed attempts whose callback is
+/// the one the caller appends (`= ...`): the subscriber answers again.
+const DUE_AGAIN: &str = "UPDATE outbox SET next_attempt_at = $1 \
+     WHERE status = 'pending' AND next_attempt_at > $1 AND attempts > 0 AND callback_uri";
+
 /// Removes a delivered row. Its callback answers again, so the rows to the same callback
 /// that wait for a retry after failed attempts (the heads of its other queues, each on its
 /// own back-off) become due at `now`: a subscriber back after an outage gets its backlog within
@@ -188,9 +195,7 @@ pub(crate) async fn delivered<C: SqlConn>(
     now: Timestamp,
 ) -> Result<(), StoreError> {
     tx.execute(
-        "UPDATE outbox SET next_attempt_at = $1 \
-         WHERE status = 'pending' AND next_attempt_at > $1 AND attempts > 0 \
-         AND callback_uri = (SELECT callback_uri FROM outbox WHERE id = $2)",
+        &format!("{DUE_AGAIN} = (SELECT callback_uri FROM outbox WHERE id = $2)"),
         &[now.0.into(), id.into()],
     )
     .await?;
@@ -202,6 +207,48 @@ pub(crate) async fn delivered<C: SqlConn>(
         id,
     )
     .await
+}
+
+/// A probe found the subscriber at `callback_uri` answering: its rows waiting for a retry
+/// become due at `now` (see [`delivered`]). How many did.
+pub(crate) async fn callback_answers<C: SqlConn>(
+    tx: &mut C,
+    callback_uri: &str,
+    now: Timestamp,
+) -> Result<u64, StoreError> {
+    let n = tx
+        .execute(
+            &format!("{DUE_AGAIN} = $2"),
+            &[now.0.into(), callback_uri.into()],
+        )
+        .await?;
+    Ok(n)
+}
+
+/// The callbacks of rows in back-off after failed attempts, next tried after `later_than`
+/// (the `outbox_pending` index range), each with its smallest subscription id.
+pub(crate) async fn waiting_callbacks<C: SqlConn>(
+    conn: &mut C,
+    later_than: Timestamp,
+    limit: u32,
+) -> Result<Vec<WaitingCallback>, StoreError> {
+    let sql = format!(
+        "SELECT callback_uri, MIN(subscription_id) FROM outbox \
+         WHERE status = 'pending' AND next_attempt_at > $1 AND attempts > 0 \
+         GROUP BY callback_uri ORDER BY callback_uri{}",
+        limit_clause(page_size_of(limit))
+    );
+    conn.rows(&sql, &[later_than.0.into()], &[Col::Text, Col::Text])
+        .await?
+        .into_iter()
+        .map(|row| {
+            let [callback, subscription] = columns(row)?;
+            Ok(WaitingCallback {
+                callback_uri: callback.text()?,
+                subscription_id: SubscriptionId(subscription.text()?),
+            })
+        })
+        .collect()
 }
 
 /// Records a failed attempt: retried at `next` (`Some`), or dead (`None`).

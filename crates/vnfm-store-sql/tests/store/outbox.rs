@@ -9,6 +9,7 @@ store_tests!(
     dead_letters_are_counted_redelivered_in_their_queue_and_discarded,
     concurrent_senders_keep_each_queue_in_order,
     a_delivery_makes_its_callbacks_backlog_due_at_once,
+    a_probed_callback_that_answers_makes_its_backlog_due,
 );
 
 /// The trace context a row was written with (migration 0017).
@@ -389,4 +390,83 @@ async fn a_delivery_makes_its_callbacks_backlog_due_at_once(db: &TestDb) {
         .map(|r| (r.payload["n"].as_i64().unwrap(), r.next_attempt_at.0))
         .collect();
     assert_eq!(waiting, vec![(11, 400_000), (12, 900_000)]);
+}
+
+/// The callbacks whose rows wait in back-off are listed (one subscription each) for the
+/// deliverer to probe, and a callback that answers its probe has those rows due at once:
+/// before, its backlog waited for the next scheduled retry of each head.
+async fn a_probed_callback_that_answers_makes_its_backlog_due(db: &TestDb) {
+    let s = db.store.as_ref();
+    s.enqueue(&[
+        queued("sub-a", "vnf-1", 1),
+        queued("sub-a", "vnf-1", 2),
+        queued("sub-b", "vnf-1", 3),
+        // Scheduled later, never tried: not waiting in back-off.
+        note("sub-c", 4, Timestamp(90_000)),
+    ])
+    .await
+    .unwrap();
+    assert!(
+        s.outbox_waiting_callbacks(Timestamp(0), 10)
+            .await
+            .unwrap()
+            .is_empty(),
+        "nothing has failed yet"
+    );
+    let heads = s
+        .outbox_due(Timestamp(10), 10, "sender", Timestamp(1_000))
+        .await
+        .unwrap();
+    assert_eq!(numbers(&heads), vec![1, 3]);
+    for h in &heads {
+        s.outbox_retry(h.id, Timestamp(600_000), "connection refused")
+            .await
+            .unwrap();
+    }
+    let waiting = s.outbox_waiting_callbacks(Timestamp(20), 10).await.unwrap();
+    let listed: Vec<(&str, &str)> = waiting
+        .iter()
+        .map(|w| (w.callback_uri.as_str(), w.subscription_id.as_str()))
+        .collect();
+    assert_eq!(
+        listed,
+        [
+            ("http://nfvo/callback/sub-a", "sub-a"),
+            ("http://nfvo/callback/sub-b", "sub-b")
+        ]
+    );
+    // Rows retried before `later_than` need no probe.
+    assert!(
+        s.outbox_waiting_callbacks(Timestamp(600_000), 10)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    assert!(
+        s.outbox_due(Timestamp(30), 10, "sender", Timestamp(1_000))
+            .await
+            .unwrap()
+            .is_empty(),
+        "the heads wait for their retry"
+    );
+    // sub-a's callback answers its probe: its head is due now, sub-b's still waits.
+    let made_due = s
+        .outbox_callback_answers("http://nfvo/callback/sub-a", Timestamp(40))
+        .await
+        .unwrap();
+    assert_eq!(made_due, 1);
+    let due = s
+        .outbox_due(Timestamp(40), 10, "sender", Timestamp(2_000))
+        .await
+        .unwrap();
+    assert_eq!(numbers(&due), vec![1]);
+    let waiting = s.outbox_waiting_callbacks(Timestamp(50), 10).await.unwrap();
+    assert_eq!(waiting.len(), 1);
+    assert_eq!(waiting[0].callback_uri, "http://nfvo/callback/sub-b");
+    assert_eq!(
+        s.outbox_callback_answers("http://nfvo/callback/nobody", Timestamp(60))
+            .await
+            .unwrap(),
+        0
+    );
 }

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use super::Result;
-use crate::model::{NewOutboxRow, OutboxRow, OutboxSummary, Timestamp};
+use crate::model::{NewOutboxRow, OutboxRow, OutboxSummary, Timestamp, WaitingCallback};
 use async_trait::async_trait;
 
 /// What a store calls after a write that enqueued notifications has committed.
@@ -43,6 +43,21 @@ pub trait OutboxStore: Send + Sync {
     /// waits for a retry after failed attempts (the subscriber answers again: its backlog
     /// goes at once, each queue still in order).
     async fn outbox_delivered(&self, id: i64, now: Timestamp) -> Result<()>;
+
+    /// The callbacks that pending rows wait for after failed attempts, whose next attempt
+    /// is later than `later_than` (their subscriber did not answer and the row is in
+    /// back-off), each with one subscription of those rows; at most `limit`, ordered by
+    /// callback URI. Reads only the rows scheduled after `later_than`.
+    async fn outbox_waiting_callbacks(
+        &self,
+        later_than: Timestamp,
+        limit: u32,
+    ) -> Result<Vec<WaitingCallback>>;
+
+    /// The subscriber at `callback_uri` answers again (a probe of its callback succeeded):
+    /// makes due at `now` every row to it that waits for a retry after failed attempts, as
+    /// [`OutboxStore::outbox_delivered`] does after a delivery. Returns how many rows.
+    async fn outbox_callback_answers(&self, callback_uri: &str, now: Timestamp) -> Result<u64>;
 
     /// Records a failed attempt and schedules the next one; releases the claim.
     async fn outbox_retry(&self, id: i64, next_attempt_at: Timestamp, error: &str) -> Result<()>;
