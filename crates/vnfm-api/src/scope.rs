@@ -3,8 +3,13 @@
 //! `vnfm serve --keystone-admin-roles`) sees, lists and changes only the resources of its
 //! token's project.
 //!
-//! - **Creation** records the project ([`Tenancy::project`]) on the instance, package or
-//!   subscription; op-occs and alarms belong to their instance's project (the store copies it).
+//! - **Creation** records the project ([`Tenancy::project`]) on the instance or package, and
+//!   [`Tenancy::subscriber_project`] on a subscription; op-occs and alarms belong to their
+//!   instance's project (the store copies it).
+//! - **Notifications** go to the subscriptions of the project of what they are about, and to
+//!   those of no project (`vnfm_lcm::subscriptions::Routing`): a subscription created by a
+//!   caller that sees every project belongs to no project and receives every project's
+//!   notifications, as that caller's lists show every project's resources.
 //! - **Lists** carry the caller's [`ProjectScope`] down to the store, where it is a predicate of
 //!   the query: pages stay full and the paging cursor exact.
 //! - **Every request naming one resource** (`/vnf_instances/{id}/...`,
@@ -18,8 +23,8 @@
 //!
 //! OAuth 2.0 and Basic clients, and Keystone callers with an admin role, see every project
 //! ([`ProjectScope::All`]); what they create belongs to no project (to the token's project for
-//! a Keystone admin), and resources of no project (among them every one created before the
-//! store's migration 11) are seen only by such callers.
+//! a Keystone admin, except its subscriptions), and resources of no project (among them every
+//! one created before the store's migration 11) are seen only by such callers.
 
 use std::sync::Arc;
 
@@ -54,6 +59,24 @@ impl Tenancy {
         Tenancy {
             scope: ProjectScope::of(caller.all_projects, project.as_deref()),
             project,
+        }
+    }
+}
+
+impl Tenancy {
+    /// The project of a subscription the caller creates, which is also the project whose
+    /// notifications it receives: none for a caller that sees every project (its
+    /// subscription receives the notifications about every resource), its token's project
+    /// for the others. A caller that sees no project (a non-admin token scoped to none) may
+    /// not subscribe: its subscription would belong to no project, whose notifications are
+    /// every project's.
+    pub fn subscriber_project(&self) -> ApiResult<Option<String>> {
+        match &self.scope {
+            ProjectScope::All => Ok(None),
+            ProjectScope::Project(p) => Ok(Some(p.clone())),
+            ProjectScope::Nothing => Err(ApiError::Forbidden(
+                "a token scoped to no project may not subscribe: a subscription receives the notifications of its creator's project (use a token scoped to a project, or one with an admin role for every project's)".into(),
+            )),
         }
     }
 }
@@ -287,6 +310,34 @@ mod tests {
         assert_eq!(admin.project.as_deref(), Some("p1"));
         let unscoped = Tenancy::of(Some(&keystone(false, None)));
         assert_eq!(unscoped.scope, ProjectScope::Nothing);
+    }
+
+    /// Issue 67: a member's subscription is its project's, and receives that project's
+    /// notifications only; an admin's (or an OAuth 2.0 client's) is of no project and
+    /// receives every project's; a caller that sees no project cannot subscribe.
+    #[test]
+    fn a_subscription_belongs_to_the_project_whose_notifications_it_receives() {
+        let keystone = |all, project: Option<&str>| Caller {
+            client_id: "u".into(),
+            keystone: Some(KeystoneCaller {
+                user_id: "u".into(),
+                user_name: "user".into(),
+                project_id: project.map(str::to_owned),
+                project_name: None,
+                roles: vec!["member".into()],
+            }),
+            may_write: true,
+            all_projects: all,
+        };
+        let member = Tenancy::of(Some(&keystone(false, Some("p1"))));
+        assert_eq!(member.subscriber_project().unwrap().as_deref(), Some("p1"));
+        let admin = Tenancy::of(Some(&keystone(true, Some("p1"))));
+        assert_eq!(admin.subscriber_project().unwrap(), None);
+        let client = Tenancy::of(Some(&Caller::client("c")));
+        assert_eq!(client.subscriber_project().unwrap(), None);
+        let unscoped = Tenancy::of(Some(&keystone(false, None)));
+        let refused = unscoped.subscriber_project().unwrap_err();
+        assert_eq!(refused.status(), axum::http::StatusCode::FORBIDDEN);
     }
 
     #[test]

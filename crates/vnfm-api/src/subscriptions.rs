@@ -339,7 +339,7 @@ async fn create<K: Kind>(
         verify_callback: state.options.verify_callbacks,
         verify_timeout: Duration::from_secs(5),
         allow_duplicates: K::duplicates_through(family) || K::allow_duplicates(&state),
-        project: tenancy.project,
+        project: tenancy.subscriber_project()?,
     };
     let origin = state.origin(&headers);
     let kept = Arc::clone(&state);

@@ -30,7 +30,7 @@
 //! assert!(!matches(Some(&filter), PackageEvent::Onboarded.notification_type(), &package));
 //! ```
 
-use vnfm_store::{NewOutboxRow, Timestamp, canonical_pkgm_filter};
+use vnfm_store::{NewOutboxRow, ScopedKind, Timestamp, canonical_pkgm_filter};
 use vnfm_types::links::{ApiVersion, Interface, LinkTarget, ResourceLinks};
 use vnfm_types::{
     DateTime, Link, NotificationId, PackageChangeType, PkgmLinks, PkgmNotification,
@@ -236,7 +236,8 @@ impl ManagedSubscriptions<PkgmKind> {
     /// notification in that subscription's API version and `ordering_key` the package id.
     ///
     /// Subscriptions are read from the store on every call (package changes are rare), so a
-    /// subscription created by another replica is seen at once.
+    /// subscription created by another replica is seen at once. Only the subscriptions of the
+    /// package's project, and those of no project, receive them.
     pub async fn route(&self, change: &PackageChange<'_>) -> Result<Vec<NewOutboxRow>, LcmError> {
         let package = change.package;
         if package.vnfd_id.is_none() {
@@ -247,12 +248,16 @@ impl ManagedSubscriptions<PkgmKind> {
         let at = DateTime::now();
         let mut rows = Vec::new();
         let traceparent = crate::notify::current_traceparent();
-        for sub in self.all().await? {
+        let subs = self.routing().await?;
+        let project = subs
+            .project_of(&**self.store(), ScopedKind::Package, &package.id)
+            .await?;
+        for sub in subs.receiving(project.as_deref()) {
             if !matches(sub.filter.as_ref(), ty, package) {
                 continue;
             }
             let id = NotificationId::new(new_id());
-            let Some(n) = notification_for(change, &sub, &**self.links(), id, at.clone()) else {
+            let Some(n) = notification_for(change, sub, &**self.links(), id, at.clone()) else {
                 continue;
             };
             let payload = serde_json::to_value(&n).map_err(|e| {

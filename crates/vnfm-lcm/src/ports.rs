@@ -190,6 +190,20 @@ pub trait NotificationRouter: Send + Sync {
         notification: &LccnNotification,
         instance: Option<&VnfInstance>,
     ) -> Result<Vec<NewOutboxRow>, LcmError>;
+
+    /// [`NotificationRouter::route`] for a notification about `instance`, of `project`
+    /// (`None`: of no project), before the instance is stored (its creation): a router that
+    /// gives subscriptions only their own project's notifications cannot look its project
+    /// up yet. Routers that do not divide notifications by project route it as `route` does.
+    async fn route_created(
+        &self,
+        notification: &LccnNotification,
+        instance: &VnfInstance,
+        project: Option<&str>,
+    ) -> Result<Vec<NewOutboxRow>, LcmError> {
+        let _ = project;
+        self.route(notification, Some(instance)).await
+    }
 }
 
 /// An onboarded VNF package, as the runner needs it.

@@ -329,6 +329,57 @@ async fn package_changes_are_delivered_in_order_to_matching_subscriptions() {
     );
 }
 
+/// Issue 67: a package's notifications reach the subscriptions of the package's project and
+/// those of no project (created by callers that see every project), not another project's;
+/// a package of no project (an OAuth 2.0 client's, one fetched from the NFVO) reaches only
+/// the subscriptions of no project.
+#[tokio::test]
+async fn package_notifications_stay_in_the_packages_project() {
+    let db = sqlite().await;
+    let subs = PkgmSubscriptions::new(db.store.clone(), db.keyring.clone(), callback_sender());
+    for (uri, project) in [
+        ("http://a/demo", Some("demo")),
+        ("http://a/other", Some("other")),
+        ("http://a/admin", None),
+    ] {
+        let opts = CreateOptions {
+            project: project.map(str::to_owned),
+            ..CreateOptions::default()
+        };
+        subs.create(&req(json!({"callbackUri": uri})), &opts)
+            .await
+            .unwrap();
+    }
+    for (id, project) in [("pkg-demo", Some("demo")), ("pkg-none", None)] {
+        let info = package(id, "ENABLED");
+        db.store
+            .create_package(&PackageRecord {
+                id: info.id.clone(),
+                vnfd_id: info.vnfd_id.clone(),
+                info: serde_json::to_value(&info).unwrap(),
+                project: project.map(str::to_owned),
+            })
+            .await
+            .unwrap();
+    }
+    for (id, want) in [
+        ("pkg-demo", &["http://a/admin", "http://a/demo"][..]),
+        ("pkg-none", &["http://a/admin"][..]),
+    ] {
+        let info = package(id, "ENABLED");
+        let rows = subs
+            .route(&PackageChange {
+                event: PackageEvent::Onboarded,
+                package: &info,
+            })
+            .await
+            .unwrap();
+        let mut uris: Vec<String> = rows.into_iter().map(|r| r.callback_uri).collect();
+        uris.sort();
+        assert_eq!(uris, want, "{id}");
+    }
+}
+
 /// The HTTP implementation of the callback port.
 fn callback_sender() -> std::sync::Arc<dyn vnfm_driver_api::CallbackSender> {
     vnfm_outbound::install_crypto_provider();

@@ -399,7 +399,7 @@ async fn router_matches_filters_and_sees_changes() {
     );
     let ctx = NotificationContext::from_instance(&new);
     assert_eq!(
-        routed(&router.route_with(&creation, &ctx).await.unwrap()),
+        routed(&router.route_with(&creation, &ctx, None).await.unwrap()),
         routed(&rows)
     );
 
@@ -428,6 +428,79 @@ async fn router_matches_filters_and_sees_changes() {
         .await
         .unwrap();
     assert_eq!(routed(&rows), ["http://a/core", "http://b/replica"]);
+}
+
+/// Issue 67: tenants' notifications apart. A subscription of a project receives the
+/// notifications about its project's instances only, one of no project (created by a caller
+/// that sees every project) about every instance; an instance of no project reaches only the
+/// subscriptions of no project. The creation of an instance, routed before it is stored, is
+/// routed by the project its creator gives.
+#[tokio::test]
+async fn a_subscription_receives_only_its_own_projects_notifications() {
+    let db = sqlite().await;
+    let subs = Subscriptions::new(db.store.clone(), keyring(), callback_sender());
+    let router = subs.router();
+    for (uri, project) in [
+        ("http://a/demo", Some("demo")),
+        ("http://a/other", Some("other")),
+        ("http://a/admin", None),
+    ] {
+        let opts = CreateOptions {
+            project: project.map(str::to_owned),
+            ..CreateOptions::default()
+        };
+        subs.create(&req(json!({"callbackUri": uri})), &opts)
+            .await
+            .unwrap();
+    }
+    for (id, project) in [("i-demo", Some("demo")), ("i-none", None)] {
+        db.store
+            .create_instance_in(&instance(id, "vnfd-a", id), project, &[])
+            .await
+            .unwrap();
+    }
+    let routed = |rows: Vec<vnfm_store::NewOutboxRow>| {
+        let mut uris: Vec<String> = rows.into_iter().map(|r| r.callback_uri).collect();
+        uris.sort();
+        uris
+    };
+    let demo = router
+        .route(&op_occ("i-demo", "SCALE", "COMPLETED"), None)
+        .await
+        .unwrap();
+    assert_eq!(routed(demo), ["http://a/admin", "http://a/demo"]);
+    let stored = instance("i-demo", "vnfd-a", "i-demo");
+    let demo = router
+        .route(&op_occ("i-demo", "HEAL", "STARTING"), Some(&stored))
+        .await
+        .unwrap();
+    assert_eq!(routed(demo), ["http://a/admin", "http://a/demo"]);
+    let none = router
+        .route(&op_occ("i-none", "SCALE", "COMPLETED"), None)
+        .await
+        .unwrap();
+    assert_eq!(routed(none), ["http://a/admin"]);
+    // An instance that is not stored (any more) is of no project.
+    let gone = router
+        .route(&op_occ("i-gone", "SCALE", "COMPLETED"), None)
+        .await
+        .unwrap();
+    assert_eq!(routed(gone), ["http://a/admin"]);
+
+    let creation = LccnNotification::from_value(json!({
+        "id": "c1", "notificationType": "VnfIdentifierCreationNotification",
+        "subscriptionId": "", "timeStamp": "2024-01-01T00:00:00Z", "vnfInstanceId": "i-new",
+        "_links": {"vnfInstance": {"href": "/i"}, "subscription": {"href": ""}}
+    }))
+    .unwrap();
+    let new = instance("i-new", "vnfd-a", "new");
+    let rows = router
+        .route_created(&creation, &new, Some("other"))
+        .await
+        .unwrap();
+    assert_eq!(routed(rows), ["http://a/admin", "http://a/other"]);
+    let rows = router.route_created(&creation, &new, None).await.unwrap();
+    assert_eq!(routed(rows), ["http://a/admin"]);
 }
 
 /// The HTTP implementation of the callback port.

@@ -22,7 +22,8 @@ use async_trait::async_trait;
 use vnfm_driver_api::fault::{FaultId, FaultReport, FaultSink, Raised};
 use vnfm_driver_api::{CallbackSender, DriverError};
 use vnfm_store::{
-    AlarmRecord, Conflict, NewOutboxRow, Page, ProjectScope, Store, StoreError, Timestamp, Version,
+    AlarmRecord, Conflict, NewOutboxRow, Page, ProjectScope, ScopedKind, Store, StoreError,
+    Timestamp, Version,
 };
 use vnfm_types::links::{ApiVersion, LinkTarget, ResourceLinks};
 use vnfm_types::{
@@ -528,10 +529,26 @@ impl FaultManager {
         ty: FmNotificationType,
         alarm: Option<&Alarm>,
     ) -> Result<Vec<NewOutboxRow>, LcmError> {
-        let subs = self.subscriptions.all().await?;
+        let subs = self.subscriptions.routing().await?;
         if subs.is_empty() {
             return Ok(Vec::new());
         }
+        // An alarm is its instance's project's; a rebuilt alarm list concerns no project.
+        let project = match alarm {
+            Some(a) => {
+                subs.project_of(
+                    &*self.store,
+                    ScopedKind::Instance,
+                    a.managed_object_id.as_str(),
+                )
+                .await?
+            }
+            None => None,
+        };
+        let receivers: Vec<&FmSubscription> = match alarm {
+            Some(_) => subs.receiving(project.as_deref()).collect(),
+            None => subs.everyone().collect(),
+        };
         let ctx = match alarm {
             Some(a) => match self
                 .store
@@ -548,8 +565,8 @@ impl FaultManager {
         let at = DateTime::now();
         let mut rows = Vec::new();
         let traceparent = crate::notify::current_traceparent();
-        for sub in subs
-            .iter()
+        for sub in receivers
+            .into_iter()
             .filter(|s| matches(s.filter.as_ref(), ty, alarm, &ctx))
         {
             let links = &**self.subscriptions.links();

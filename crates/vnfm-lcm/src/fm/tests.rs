@@ -305,6 +305,65 @@ async fn subscriptions_get_only_what_their_filter_selects() {
     assert_eq!(f.fm.announce_rebuilt().await.unwrap(), 3);
 }
 
+/// Issue 67: an alarm is notified to the subscriptions of its instance's project and to
+/// those of no project, never to another project's; a rebuilt alarm list, about no
+/// instance, to every subscription.
+#[tokio::test]
+async fn alarms_are_notified_within_their_instances_project() {
+    let f = fixture().await;
+    let mut subs = Vec::new();
+    for project in [Some("demo"), Some("other"), None] {
+        let request = FmSubscriptionRequest {
+            filter: None,
+            callback_uri: format!("http://127.0.0.1:9/{}", new_id()),
+            authentication: None,
+        };
+        let options = CreateOptions {
+            project: project.map(str::to_owned),
+            ..CreateOptions::default()
+        };
+        let created = f.fm.subscriptions().create(&request, &options).await;
+        subs.push(created.unwrap().subscription().id.to_string());
+    }
+    let (demo, other, admin) = (subs[0].clone(), subs[1].clone(), subs[2].clone());
+    let instance: vnfm_types::VnfInstance = serde_json::from_value(json!({
+        "id": "i-demo", "vnfdId": "d", "vnfProvider": "p", "vnfProductName": "n",
+        "vnfSoftwareVersion": "1", "vnfdVersion": "1", "instantiationState": "NOT_INSTANTIATED",
+        "_links": {"self": {"href": "/i"}}
+    }))
+    .unwrap();
+    f.store
+        .create_instance_in(&instance, Some("demo"), &[])
+        .await
+        .unwrap();
+    let (a, _) =
+        f.fm.raise(&report(
+            &fault("i-demo", None, "disk full"),
+            PerceivedSeverity::Major,
+        ))
+        .await
+        .unwrap();
+    let (b, _) =
+        f.fm.raise(&report(
+            &fault("i-unknown", None, "disk full"),
+            PerceivedSeverity::Major,
+        ))
+        .await
+        .unwrap();
+    let mut got = outbox(&*f.store).await;
+    got.sort();
+    let n = "AlarmNotification".to_owned();
+    let mut want = vec![
+        (demo.clone(), n.clone(), a.id.clone()),
+        (admin.clone(), n.clone(), a.id.clone()),
+        (admin.clone(), n, b.id.clone()),
+    ];
+    want.sort();
+    assert_eq!(got, want);
+    assert!(!got.iter().any(|(s, _, _)| *s == other));
+    assert_eq!(f.fm.announce_rebuilt().await.unwrap(), 3);
+}
+
 #[test]
 fn filter_matching_is_per_attribute() {
     let alarm = new_alarm(

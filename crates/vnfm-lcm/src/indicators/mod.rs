@@ -20,7 +20,7 @@ use std::sync::Arc;
 use serde_json::Value;
 use vnfm_descriptor::vnfd::IndicatorDef;
 use vnfm_driver_api::metrics::MetricsSource;
-use vnfm_store::{NewOutboxRow, Page, ProjectScope, Store, Timestamp};
+use vnfm_store::{NewOutboxRow, Page, ProjectScope, ScopedKind, Store, Timestamp};
 use vnfm_types::links::{ApiVersion, Interface, LinkTarget, ResourceLinks};
 use vnfm_types::{
     DateTime, InstantiationState, Link, NotificationId, SubscriptionId, VNF_INDICATOR_VALUE_CHANGE,
@@ -243,12 +243,15 @@ impl IndicatorManager {
         indicator: &VnfIndicator,
     ) -> Result<Vec<NewOutboxRow>, LcmError> {
         let subs = self.subscriptions.cached().await?;
+        let project = subs
+            .project_of(&*self.store, ScopedKind::Instance, instance.id.as_str())
+            .await?;
         let ctx = NotificationContext::from_instance(instance);
         let now = Timestamp::now();
         let stamp = DateTime::now();
         let traceparent = crate::notify::current_traceparent();
         Ok(subs
-            .iter()
+            .receiving(project.as_deref())
             .filter(|s| matches(s, indicator, &ctx))
             .map(|s| {
                 let body = VnfIndicatorValueChangeNotification {

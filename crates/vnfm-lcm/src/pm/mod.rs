@@ -25,7 +25,7 @@ use std::time::Duration;
 use vnfm_driver_api::CallbackSender;
 use vnfm_driver_api::metrics::MetricsSource;
 use vnfm_store::{
-    NewOutboxRow, Page, PmResource, Store, StoreError, StoredPm, Timestamp, Version,
+    NewOutboxRow, Page, PmResource, ScopedKind, Store, StoreError, StoredPm, Timestamp, Version,
     canonical_pm_filter,
 };
 use vnfm_types::links::{ApiVersion, Interface, LinkTarget, ResourceLinks};
@@ -623,17 +623,20 @@ impl PerformanceManager {
             })
             .into_iter()
             .collect();
-        let subs = self.subscriptions.all().await?;
+        let subs = self.subscriptions.routing().await?;
         if subs.is_empty() {
             return Ok(rows);
         }
+        let project = subs
+            .project_of(&*self.store, ScopedKind::Instance, instance)
+            .await?;
         let id = VnfInstanceId::new(instance);
         let ctx = match self.store.get_instance(&id).await.map_err(store_err)? {
             Some((i, _)) => NotificationContext::from_instance(&i),
             None => NotificationContext::default(),
         };
         for sub in subs
-            .iter()
+            .receiving(project.as_deref())
             .filter(|s| matches(s.filter.as_ref(), ty, &id, &ctx))
         {
             let body = payload(Some(sub), NotificationId::new(new_id()));

@@ -636,7 +636,10 @@ impl Lcm {
             &*inner.config.links,
             inner.now_datetime(),
         );
-        let rows = inner.router.route(&note, Some(&instance)).await?;
+        let rows = inner
+            .router
+            .route_created(&note, &instance, project)
+            .await?;
         inner
             .store
             .create_instance_in(&instance, project, &rows)

@@ -8,23 +8,24 @@
 //!
 //! [`SubscriptionRouter`] implements [`NotificationRouter`]: a notification becomes one outbox
 //! row per subscription whose filter matches ([`matches()`]), with `subscriptionId` and
-//! `_links.subscription` filled in. Subscriptions are read through the snapshot that create
-//! and delete invalidate and that expires after a short TTL (other replicas create and
-//! delete too).
+//! `_links.subscription` filled in, among the subscriptions that receive the notifications
+//! of the instance's project ([`super::managed::Routing`]). Subscriptions are read through the
+//! snapshot that create and delete invalidate and that expires after a short TTL (other
+//! replicas create and delete too).
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
 use serde_json::Value;
-use vnfm_store::{NewOutboxRow, Store, Timestamp, canonical_filter};
+use vnfm_store::{NewOutboxRow, ScopedKind, Store, Timestamp, canonical_filter};
 use vnfm_types::links::{ApiVersion, Interface, ResourceLinks, SolLinks};
 use vnfm_types::{
     LccnNotification, LccnSubscription, LccnSubscriptionRequest, LcmOpOccNotificationVerbosityType,
     NotificationType, SubscriptionAuthentication, SubscriptionId, VnfInstance,
 };
 
-use super::managed::{ManagedSubscriptions, SubscriptionCache, SubscriptionKind};
+use super::managed::{ManagedSubscriptions, Routing, SubscriptionCache, SubscriptionKind};
 use super::matching::{NotificationContext, constraint, matches, notification_instance};
 use crate::LcmError;
 use crate::ports::NotificationRouter;
@@ -216,19 +217,36 @@ impl SubscriptionRouter {
         self
     }
 
-    /// The outbox rows for `n` about an instance described by `ctx`. Use this when the
-    /// instance is not in the store (yet): a `VnfIdentifierCreationNotification` is routed
-    /// before the instance is written, in the same transaction.
+    /// The outbox rows for `n` about an instance described by `ctx`, of `project` (`None`:
+    /// of no project). Use this when the instance is not in the store (yet): a
+    /// `VnfIdentifierCreationNotification` is routed before the instance is written, in the
+    /// same transaction.
     pub async fn route_with(
         &self,
         n: &LccnNotification,
         ctx: &NotificationContext,
+        project: Option<&str>,
     ) -> Result<Vec<NewOutboxRow>, LcmError> {
         let subs = self.cache.all::<LccnKind>(self.store.as_ref()).await?;
+        self.rows(n, ctx, &subs, project)
+    }
+
+    /// The outbox rows for `n` to the subscriptions of `subs` that receive `project`'s
+    /// notifications and whose filters select it.
+    fn rows(
+        &self,
+        n: &LccnNotification,
+        ctx: &NotificationContext,
+        subs: &Routing<LccnSubscription>,
+        project: Option<&str>,
+    ) -> Result<Vec<NewOutboxRow>, LcmError> {
         let now = Timestamp::now();
         let mut rows = Vec::new();
         let traceparent = crate::notify::current_traceparent();
-        for sub in subs.iter().filter(|s| matches(s.filter.as_ref(), n, ctx)) {
+        for sub in subs
+            .receiving(project)
+            .filter(|s| matches(s.filter.as_ref(), n, ctx))
+        {
             rows.push(NewOutboxRow {
                 subscription_id: sub.id.clone(),
                 callback_uri: sub.callback_uri.clone(),
@@ -252,12 +270,17 @@ impl SubscriptionRouter {
 impl NotificationRouter for SubscriptionRouter {
     /// Uses `instance` for the filter's instance attributes; without it, looks the instance up
     /// in the store, and when it is not there only `vnfInstanceIds` can match (see
-    /// [`SubscriptionRouter::route_with`]).
+    /// [`SubscriptionRouter::route_with`]). The instance's project is looked up in the store
+    /// when some subscription receives one project's notifications only.
     async fn route(
         &self,
         n: &LccnNotification,
         instance: Option<&VnfInstance>,
     ) -> Result<Vec<NewOutboxRow>, LcmError> {
+        let subs = self.cache.all::<LccnKind>(self.store.as_ref()).await?;
+        if subs.is_empty() {
+            return Ok(Vec::new());
+        }
         let ctx = match instance {
             Some(instance) => NotificationContext::from_instance(instance),
             None => match self
@@ -270,6 +293,23 @@ impl NotificationRouter for SubscriptionRouter {
                 None => NotificationContext::default(),
             },
         };
-        self.route_with(n, &ctx).await
+        let project = subs
+            .project_of(
+                &*self.store,
+                ScopedKind::Instance,
+                notification_instance(n).as_str(),
+            )
+            .await?;
+        self.rows(n, &ctx, &subs, project.as_deref())
+    }
+
+    async fn route_created(
+        &self,
+        n: &LccnNotification,
+        instance: &VnfInstance,
+        project: Option<&str>,
+    ) -> Result<Vec<NewOutboxRow>, LcmError> {
+        self.route_with(n, &NotificationContext::from_instance(instance), project)
+            .await
     }
 }

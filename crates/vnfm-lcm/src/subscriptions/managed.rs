@@ -2,6 +2,10 @@
 //! sealed credentials), get, list, delete and credential lookup that every SOL003
 //! subscription resource shares, written once over [`SubscriptionKind`], with a cache of all
 //! subscriptions for routing notifications that create and delete invalidate.
+//!
+//! Tenants' notifications are kept apart: a subscription receives notifications about the
+//! resources of its own project only ([`Routing::receiving`]), one of no project (created by a
+//! caller that sees every project) about every resource, as the lists of their creators show.
 
 use std::marker::PhantomData;
 use std::sync::Arc;
@@ -9,8 +13,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use vnfm_store::{
-    MAX_PAGE_SIZE, Page, ProjectScope, Store, StoreError, StoredSubscription, SubscriptionResource,
-    SubscriptionStore,
+    MAX_PAGE_SIZE, Page, ProjectScope, ScopedKind, Store, StoreError, StoredSubscription,
+    SubscriptionResource, SubscriptionStore,
 };
 use vnfm_types::links::{ApiVersion, Interface, LinkTarget, ResourceLinks, SolLinks};
 use vnfm_types::{SubscriptionAuthentication, SubscriptionId};
@@ -40,7 +44,9 @@ pub struct CreateOptions {
     pub allow_duplicates: bool,
     /// The project the subscription belongs to (that of the caller creating it; `None`: no
     /// project, seen only by callers that see every project). A subscription of another
-    /// project is never answered as the duplicate of this one.
+    /// project is never answered as the duplicate of this one. It is also the project whose
+    /// notifications the subscription receives: those about resources of that project only,
+    /// or, without a project, about every resource ([`Routing`]).
     pub project: Option<String>,
 }
 
@@ -303,10 +309,18 @@ impl<K: SubscriptionKind> ManagedSubscriptions<K> {
         all_of::<K>(&*self.store).await
     }
 
-    /// Every subscription, from a snapshot at most one cache TTL old unless this process
-    /// created or deleted one since (then read again): for routing frequent notifications.
-    pub async fn cached(&self) -> Result<Arc<Vec<K::Resource>>, LcmError> {
+    /// Every subscription with the projects it receives notifications about, from a snapshot
+    /// at most one cache TTL old unless this process created or deleted one since (then read
+    /// again): for routing frequent notifications.
+    pub async fn cached(&self) -> Result<Arc<Routing<K::Resource>>, LcmError> {
         self.cache.all::<K>(&*self.store).await
+    }
+
+    /// Every subscription with the projects it receives notifications about, read from the
+    /// store now: for routing rare notifications, so that a subscription another replica
+    /// created is routed to at once.
+    pub async fn routing(&self) -> Result<Routing<K::Resource>, LcmError> {
+        routing_of::<K>(&*self.store).await
     }
 
     /// Deletes a subscription (and its undelivered notifications).
@@ -351,6 +365,17 @@ fn not_found(id: &SubscriptionId) -> LcmError {
 
 /// Every subscription of kind `K` in `store`, page by page.
 async fn all_of<K: SubscriptionKind>(store: &dyn Store) -> Result<Vec<K::Resource>, LcmError> {
+    Ok(records_of::<K>(store)
+        .await?
+        .into_iter()
+        .map(|r| r.subscription)
+        .collect())
+}
+
+/// Every stored subscription of kind `K` in `store`, page by page.
+async fn records_of<K: SubscriptionKind>(
+    store: &dyn Store,
+) -> Result<Vec<StoredSubscription<K::Resource>>, LcmError> {
     let mut out = Vec::new();
     let mut after: Option<String> = None;
     loop {
@@ -358,7 +383,7 @@ async fn all_of<K: SubscriptionKind>(store: &dyn Store) -> Result<Vec<K::Resourc
             .list_subscriptions::<K::Resource>(&ProjectScope::All, after.as_deref(), MAX_PAGE_SIZE)
             .await
             .map_err(store_err)?;
-        out.extend(page.items.into_iter().map(|r| r.subscription));
+        out.extend(page.items);
         match page.next {
             Some(n) => after = Some(n),
             None => return Ok(out),
@@ -366,7 +391,107 @@ async fn all_of<K: SubscriptionKind>(store: &dyn Store) -> Result<Vec<K::Resourc
     }
 }
 
-type Snapshot<R> = Arc<Vec<R>>;
+/// Every subscription of kind `K` in `store` with its audience.
+async fn routing_of<K: SubscriptionKind>(
+    store: &dyn Store,
+) -> Result<Routing<K::Resource>, LcmError> {
+    Ok(Routing::new(
+        records_of::<K>(store)
+            .await?
+            .into_iter()
+            .map(|r| (r.subscription, r.project)),
+    ))
+}
+
+/// The subscriptions notifications are routed to, each with the projects whose notifications
+/// it receives (its audience): a subscription of a project receives the notifications about
+/// that project's resources only, one of no project (created by a caller that sees every
+/// project: an administrator, an OAuth 2.0 client) those about every resource.
+#[derive(Debug, Clone)]
+pub struct Routing<R> {
+    subscriptions: Vec<(R, ProjectScope)>,
+    scoped: bool,
+}
+
+impl<R> Default for Routing<R> {
+    fn default() -> Self {
+        Routing {
+            subscriptions: Vec::new(),
+            scoped: false,
+        }
+    }
+}
+
+impl<R> Routing<R> {
+    /// The subscriptions given with the project each belongs to (`None`: none).
+    pub fn new(subscriptions: impl IntoIterator<Item = (R, Option<String>)>) -> Self {
+        let subscriptions: Vec<(R, ProjectScope)> = subscriptions
+            .into_iter()
+            .map(|(sub, project)| {
+                let audience = match project {
+                    None => ProjectScope::All,
+                    Some(p) => ProjectScope::Project(p),
+                };
+                (sub, audience)
+            })
+            .collect();
+        let scoped = subscriptions
+            .iter()
+            .any(|(_, audience)| *audience != ProjectScope::All);
+        Routing {
+            subscriptions,
+            scoped,
+        }
+    }
+
+    /// Whether there is no subscription.
+    pub fn is_empty(&self) -> bool {
+        self.subscriptions.is_empty()
+    }
+
+    /// Whether some subscription receives the notifications of one project only: only then
+    /// does a router need the project of what a notification is about.
+    pub fn scoped(&self) -> bool {
+        self.scoped
+    }
+
+    /// The subscriptions that receive notifications about a resource of `project` (`None`:
+    /// of no project, which only the subscriptions of no project receive).
+    pub fn receiving<'a>(&'a self, project: Option<&'a str>) -> impl Iterator<Item = &'a R> {
+        self.subscriptions
+            .iter()
+            .filter(move |(_, audience)| audience.admits(project))
+            .map(|(sub, _)| sub)
+    }
+
+    /// Every subscription, for notifications about no resource at all (an alarm list
+    /// rebuilt), which tell nothing of any project.
+    pub fn everyone(&self) -> impl Iterator<Item = &R> {
+        self.subscriptions.iter().map(|(sub, _)| sub)
+    }
+
+    /// The project of the resource `id` of `kind` as [`Routing::receiving`] needs it: looked
+    /// up in `store` only when [`Routing::scoped`] (otherwise every subscription receives it
+    /// whatever its project, and `None` is returned). A resource that is not stored is of no
+    /// project.
+    pub(crate) async fn project_of(
+        &self,
+        store: &dyn Store,
+        kind: ScopedKind,
+        id: &str,
+    ) -> Result<Option<String>, LcmError> {
+        if !self.scoped {
+            return Ok(None);
+        }
+        Ok(store
+            .project_of(kind, id)
+            .await
+            .map_err(store_err)?
+            .flatten())
+    }
+}
+
+type Snapshot<R> = Arc<Routing<R>>;
 
 /// All subscriptions of one kind, read from the store at most once per TTL unless
 /// invalidated.
@@ -405,12 +530,41 @@ impl<R: SubscriptionResource> SubscriptionCache<R> {
             return Ok(snap.clone());
         }
         let generation = self.generation.load(Ordering::SeqCst);
-        let snap = Arc::new(all_of::<K>(store).await?);
+        let snap = Arc::new(routing_of::<K>(store).await?);
         if let Ok(mut s) = self.state.lock()
             && self.generation.load(Ordering::SeqCst) == generation
         {
             *s = Some((Instant::now(), snap.clone()));
         }
         Ok(snap)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_subscription_receives_its_projects_notifications_or_every_one_without_a_project() {
+        let routing = Routing::new([
+            ("demo", Some("demo".to_owned())),
+            ("other", Some("other".to_owned())),
+            ("admin", None),
+        ]);
+        assert!(routing.scoped());
+        let receiving = |project| routing.receiving(project).copied().collect::<Vec<_>>();
+        assert_eq!(receiving(Some("demo")), ["demo", "admin"]);
+        assert_eq!(receiving(Some("other")), ["other", "admin"]);
+        assert_eq!(receiving(Some("third")), ["admin"]);
+        assert_eq!(receiving(None), ["admin"]);
+        assert_eq!(
+            routing.everyone().copied().collect::<Vec<_>>(),
+            ["demo", "other", "admin"]
+        );
+        // Without subscriptions of a project, the project of a resource is not needed.
+        let unscoped = Routing::new([("a", None), ("b", None)]);
+        assert!(!unscoped.scoped());
+        assert_eq!(unscoped.receiving(Some("demo")).count(), 2);
+        assert!(Routing::<&str>::default().is_empty());
     }
 }

@@ -6,7 +6,9 @@
 //!   detection (same canonical filter and callback: [`Created::Existing`], for SOL003's
 //!   `303 See Other`), the optional `GET` test of the callback (must answer
 //!   `204 No Content`), callback credentials sealed with the [`crate::Keyring`] (never
-//!   returned), and a snapshot of all subscriptions for routing.
+//!   returned), and a snapshot of all subscriptions for routing, each with the projects whose
+//!   notifications it receives ([`Routing`]: its own project's, or every project's for a
+//!   subscription of no project).
 //! - [`lccn`]: lifecycle change notification subscriptions ([`LccnKind`], [`Subscriptions`])
 //!   and their [`SubscriptionRouter`]; [`crate::pkgm_subscriptions`] and
 //!   [`crate::fm`] hold the package management and fault management kinds.
@@ -22,7 +24,7 @@ pub(crate) use checks::{
 };
 pub use lccn::{LccnKind, SubscriptionRouter, Subscriptions, payload_for, validate_request};
 pub use managed::{
-    CreateOptions, Created, DEFAULT_CACHE_TTL, ManagedSubscriptions, SubscriptionKind,
+    CreateOptions, Created, DEFAULT_CACHE_TTL, ManagedSubscriptions, Routing, SubscriptionKind,
 };
 pub use matching::{NotificationContext, matches, notification_instance};
 pub(crate) use matching::{constraint, instance_matches, passes, products_match};
