@@ -11,6 +11,7 @@
 //! 2 usage error (unknown option, missing argument, unreadable option file), 3 the server
 //! could not be reached or refused the credentials, 4 `--timeout` expired.
 
+use std::ffi::OsString;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -124,9 +125,59 @@ struct ShowArgs {
     check: CheckOptions,
 }
 
+/// The command line `args` (the program name first) with the client's connection and output
+/// options given before the subcommand (`vnfm --os-cloud demo vim list`, as docs/cli.md
+/// shows) moved behind the subcommand's name, where the client command groups take them
+/// (`vnfm vim --os-cloud demo list`). The options are those clap defines for
+/// [`client::config::ClientArgs`]; anything else before the subcommand stops the move, and a
+/// command line without a subcommand after them is left as it is for clap to refuse.
+fn with_connection_options_after_the_subcommand(args: Vec<OsString>) -> Vec<OsString> {
+    let options = client::config::ClientArgs::augment_args(clap::Command::new("connection"));
+    // The option a token names, and whether it takes its value from the next token.
+    let option = |token: &str| -> Option<bool> {
+        let takes_value = |a: &clap::Arg| a.get_action().takes_values();
+        if let Some(long) = token.strip_prefix("--") {
+            let (name, inline) = long
+                .split_once('=')
+                .map_or((long, false), |(name, _)| (name, true));
+            let arg = options
+                .get_arguments()
+                .find(|a| a.get_long() == Some(name))?;
+            Some(takes_value(arg) && !inline)
+        } else {
+            let mut chars = token.strip_prefix('-')?.chars();
+            let short = chars.next()?;
+            let arg = options
+                .get_arguments()
+                .find(|a| a.get_short() == Some(short))?;
+            Some(takes_value(arg) && chars.as_str().is_empty())
+        }
+    };
+    let mut moved = Vec::new();
+    let mut i = 1;
+    while let Some(token) = args.get(i).and_then(|t| t.to_str()) {
+        let Some(value_follows) = option(token) else {
+            break;
+        };
+        let end = (i + 1 + usize::from(value_follows)).min(args.len());
+        moved.extend_from_slice(&args[i..end]);
+        i = end;
+    }
+    if moved.is_empty() || i >= args.len() {
+        return args;
+    }
+    let mut out = Vec::with_capacity(args.len());
+    out.push(args[0].clone());
+    out.push(args[i].clone());
+    out.extend(moved);
+    out.extend_from_slice(&args[i + 1..]);
+    out
+}
+
 /// Runs the command line of this process; returns its exit code.
 pub fn main() -> ExitCode {
-    match Cli::parse().command {
+    let args = with_connection_options_after_the_subcommand(std::env::args_os().collect());
+    match Cli::parse_from(args).command {
         Command::Package(command) => finish(run_package(command)),
         Command::Serve(args) => finish(serve_cmd::run(*args)),
         Command::Pkg(g) => client::run(client::Group::Pkg(g)),
@@ -167,6 +218,60 @@ mod tests {
     #[test]
     fn the_command_line_definition_is_consistent() {
         Cli::command().debug_assert();
+    }
+
+    fn parsed(line: &[&str]) -> Result<Cli, clap::Error> {
+        let args = line.iter().map(OsString::from).collect();
+        Cli::try_parse_from(with_connection_options_after_the_subcommand(args))
+    }
+
+    /// `vnfm --os-cloud NAME vim list`, the form docs/cli.md shows, was a usage error: the
+    /// connection options were taken only after the subcommand.
+    #[test]
+    fn connection_options_before_the_subcommand_are_taken() {
+        let cli = parsed(&["vnfm", "--os-cloud", "demo", "vim", "list"]).unwrap();
+        let Command::Vim(group) = cli.command else {
+            panic!("not vim");
+        };
+        assert_eq!(group.conn.os_cloud.as_deref(), Some("demo"));
+        let cli = parsed(&[
+            "vnfm",
+            "--url=http://vnfm:9890",
+            "--no-token-cache",
+            "-o",
+            "json",
+            "--client-id",
+            "c",
+            "sub",
+            "list",
+        ])
+        .unwrap();
+        let Command::Sub(group) = cli.command else {
+            panic!("not sub");
+        };
+        let conn = group.conn;
+        assert_eq!(conn.url.as_deref(), Some("http://vnfm:9890"));
+        assert!(conn.no_token_cache);
+        assert_eq!(conn.output, client::config::OutputFormat::Json);
+        assert_eq!(conn.client_id.as_deref(), Some("c"));
+        let cli = parsed(&["vnfm", "-oyaml", "vnf", "list"]).unwrap();
+        let Command::Vnf(group) = cli.command else {
+            panic!("not vnf");
+        };
+        assert_eq!(group.conn.output, client::config::OutputFormat::Yaml);
+        // After the subcommand, as before.
+        assert!(parsed(&["vnfm", "vim", "--os-cloud", "demo", "list"]).is_ok());
+        assert!(parsed(&["vnfm", "vim", "list", "--os-cloud", "demo"]).is_ok());
+        // Commands that take no connection options still refuse them, and a line without a
+        // subcommand is still a usage error.
+        for refused in [
+            &["vnfm", "--os-cloud", "demo", "serve"][..],
+            &["vnfm", "--os-cloud", "demo"],
+            &["vnfm", "--os-cloud"],
+            &["vnfm", "--listen", "x", "serve"],
+        ] {
+            assert!(parsed(refused).is_err(), "{refused:?}");
+        }
     }
 
     /// Every command is a subcommand of the one program; the plugin runner is there but hidden.

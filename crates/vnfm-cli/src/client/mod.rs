@@ -33,7 +33,7 @@ use http::Api;
 #[derive(Debug, Args)]
 pub struct PkgGroup {
     #[command(flatten)]
-    conn: ClientArgs,
+    pub(crate) conn: ClientArgs,
     #[command(subcommand)]
     cmd: pkg::PkgCommand,
 }
@@ -42,7 +42,7 @@ pub struct PkgGroup {
 #[derive(Debug, Args)]
 pub struct VimGroup {
     #[command(flatten)]
-    conn: ClientArgs,
+    pub(crate) conn: ClientArgs,
     #[command(subcommand)]
     cmd: vim::VimCommand,
 }
@@ -51,7 +51,7 @@ pub struct VimGroup {
 #[derive(Debug, Args)]
 pub struct VnfGroup {
     #[command(flatten)]
-    conn: ClientArgs,
+    pub(crate) conn: ClientArgs,
     #[command(subcommand)]
     cmd: vnf::VnfCommand,
 }
@@ -60,7 +60,7 @@ pub struct VnfGroup {
 #[derive(Debug, Args)]
 pub struct OpGroup {
     #[command(flatten)]
-    conn: ClientArgs,
+    pub(crate) conn: ClientArgs,
     #[command(subcommand)]
     cmd: op::OpCommand,
 }
@@ -69,7 +69,7 @@ pub struct OpGroup {
 #[derive(Debug, Args)]
 pub struct SubGroup {
     #[command(flatten)]
-    conn: ClientArgs,
+    pub(crate) conn: ClientArgs,
     #[command(subcommand)]
     cmd: sub::SubCommand,
 }
@@ -78,7 +78,7 @@ pub struct SubGroup {
 #[derive(Debug, Args)]
 pub struct AlarmGroup {
     #[command(flatten)]
-    conn: ClientArgs,
+    pub(crate) conn: ClientArgs,
     #[command(subcommand)]
     cmd: alarm::AlarmCommand,
 }
@@ -87,7 +87,7 @@ pub struct AlarmGroup {
 #[derive(Debug, Args)]
 pub struct IndicatorGroup {
     #[command(flatten)]
-    conn: ClientArgs,
+    pub(crate) conn: ClientArgs,
     #[command(subcommand)]
     cmd: indicator::IndicatorCommand,
 }
@@ -96,7 +96,7 @@ pub struct IndicatorGroup {
 #[derive(Debug, Args)]
 pub struct PmGroup {
     #[command(flatten)]
-    conn: ClientArgs,
+    pub(crate) conn: ClientArgs,
     #[command(subcommand)]
     cmd: pm::PmCommand,
 }
