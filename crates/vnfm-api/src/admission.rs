@@ -8,17 +8,24 @@
 //!   [`ServerLimits::first_request_timeout`], or it is closed (without an answer: there is no
 //!   request to answer).
 //! - **When every slot is taken** ([`ServerLimits::max_connections`]), a new connection takes
-//!   the slot of the oldest connection that has not sent a request yet, which is closed; when
-//!   every connection has sent one, the new connection waits until one closes (and further ones
-//!   wait in the kernel's accept queue).
+//!   the slot of the oldest connection that has not sent a request yet, else of the idlest
+//!   kept-alive connection (the one whose last answer went out longest ago, whatever it asked
+//!   before), which is closed; a connection in the middle of a request or an answer is never
+//!   closed for room. When every connection is busy, the new connection waits until one
+//!   closes (and further ones wait in the kernel's accept queue); a request cannot be busy
+//!   for longer than its deadline while it arrives ([`ServerLimits::request_timeout`]).
+//! - **Crowded** ([`Admission::crowded`]): from half the slots taken on, the answer to a
+//!   request without credentials closes its connection (`Connection: close`), so that
+//!   anonymous requests (`/healthz`, `/oauth2/token`) cannot keep connections open.
 //!
 //! [`ServerLimits::max_connections_per_peer`]: crate::limits::ServerLimits::max_connections_per_peer
 //! [`ServerLimits::first_request_timeout`]: crate::limits::ServerLimits::first_request_timeout
 //! [`ServerLimits::max_connections`]: crate::limits::ServerLimits::max_connections
+//! [`ServerLimits::request_timeout`]: crate::limits::ServerLimits::request_timeout
 
 use std::collections::{BTreeMap, HashMap};
 use std::net::IpAddr;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use tokio::sync::Notify;
@@ -37,14 +44,29 @@ pub(crate) fn address_key(ip: IpAddr) -> IpAddr {
     }
 }
 
-/// The connections of one listener: how many each address holds, and which have not sent a
-/// request yet.
+/// The connections that may be closed to make room, each with the signal that closes it,
+/// in the order they became closable (oldest first).
+#[derive(Default)]
+struct Closable {
+    /// Connections that have not sent a request yet.
+    fresh: BTreeMap<u64, Arc<Notify>>,
+    /// Kept-alive connections between two requests.
+    idle: BTreeMap<u64, Arc<Notify>>,
+}
+
+/// The connections of one listener: how many each address holds, and which may be closed to
+/// make room.
 pub(crate) struct Admission {
     /// Connections one address may hold (0: no limit).
     per_peer: usize,
+    /// Connections served at once (0: not counted, e.g. TLS handshakes).
+    max: usize,
+    /// Connections counted now.
+    held: AtomicUsize,
     peers: Mutex<HashMap<IpAddr, usize>>,
-    /// Connections without a request yet, oldest first, with the signal that closes each.
-    fresh: Mutex<BTreeMap<u64, Arc<Notify>>>,
+    closable: Mutex<Closable>,
+    /// Signalled when a connection becomes closable (idle after an answer).
+    closable_again: Notify,
     next: AtomicU64,
 }
 
@@ -53,12 +75,16 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl Admission {
-    /// At most `per_peer` connections per address (0: no limit).
-    pub(crate) fn new(per_peer: usize) -> Arc<Admission> {
+    /// At most `per_peer` connections per address (0: no limit), of `max` served at once (0:
+    /// never [`Admission::crowded`]).
+    pub(crate) fn new(per_peer: usize, max: usize) -> Arc<Admission> {
         Arc::new(Admission {
             per_peer,
+            max,
+            held: AtomicUsize::new(0),
             peers: Mutex::new(HashMap::new()),
-            fresh: Mutex::new(BTreeMap::new()),
+            closable: Mutex::new(Closable::default()),
+            closable_again: Notify::new(),
             next: AtomicU64::new(0),
         })
     }
@@ -72,28 +98,51 @@ impl Admission {
             return None;
         }
         *held += 1;
+        self.held.fetch_add(1, Ordering::Relaxed);
         Some(PeerGuard {
             admission: self.clone(),
             ip,
         })
     }
 
-    /// Registers a connection that has not sent a request yet; its guard leaves the register
-    /// when dropped (at the first request, or when the connection ends).
-    pub(crate) fn fresh(self: &Arc<Self>) -> FreshGuard {
-        let id = self.next.fetch_add(1, Ordering::Relaxed);
-        let evicted = Arc::new(Notify::new());
-        lock(&self.fresh).insert(id, evicted.clone());
-        FreshGuard {
-            admission: self.clone(),
-            id,
-            evicted,
-        }
+    /// Whether half the connection slots or more are taken: then an answer to a request
+    /// without credentials closes its connection.
+    pub(crate) fn crowded(&self) -> bool {
+        self.max > 0 && self.held.load(Ordering::Relaxed) * 2 >= self.max
     }
 
-    /// Closes the oldest connection that has not sent a request; false when there is none.
-    pub(crate) fn evict_oldest_fresh(&self) -> bool {
-        match lock(&self.fresh).pop_first() {
+    /// Follows a new connection, which has not sent a request yet; it leaves the registers
+    /// when [`Tracked`] is dropped (when the connection ends).
+    pub(crate) fn track(self: &Arc<Self>) -> Arc<Tracked> {
+        let key = self.next.fetch_add(1, Ordering::Relaxed);
+        let evicted = Arc::new(Notify::new());
+        lock(&self.closable).fresh.insert(key, evicted.clone());
+        Arc::new(Tracked {
+            admission: self.clone(),
+            evicted,
+            state: Mutex::new(TrackState {
+                place: Some(Place::Fresh(key)),
+                requests: 0,
+                busy: 0,
+            }),
+        })
+    }
+
+    /// Completes when a connection has become closable since the last call (for a new
+    /// connection waiting while every one was busy).
+    pub(crate) async fn became_closable(&self) {
+        self.closable_again.notified().await;
+    }
+
+    /// Closes the oldest connection that has not sent a request, else the idlest kept-alive
+    /// one; false when every connection is busy.
+    pub(crate) fn evict_one(&self) -> bool {
+        let mut closable = lock(&self.closable);
+        let chosen = match closable.fresh.pop_first() {
+            Some(fresh) => Some(fresh),
+            None => closable.idle.pop_first(),
+        };
+        match chosen {
             Some((_, evicted)) => {
                 evicted.notify_one();
                 true
@@ -111,6 +160,7 @@ pub(crate) struct PeerGuard {
 
 impl Drop for PeerGuard {
     fn drop(&mut self) {
+        self.admission.held.fetch_sub(1, Ordering::Relaxed);
         let mut peers = lock(&self.admission.peers);
         if let Some(held) = peers.get_mut(&self.ip) {
             *held = held.saturating_sub(1);
@@ -121,23 +171,93 @@ impl Drop for PeerGuard {
     }
 }
 
-/// A connection that has not sent a request yet (see [`Admission::fresh`]).
-pub(crate) struct FreshGuard {
-    admission: Arc<Admission>,
-    id: u64,
-    evicted: Arc<Notify>,
+/// Where a connection is in the registers of closable connections.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Place {
+    Fresh(u64),
+    Idle(u64),
 }
 
-impl FreshGuard {
+struct TrackState {
+    /// `None` while busy.
+    place: Option<Place>,
+    requests: u64,
+    /// Requests begun and not yet answered in full.
+    busy: usize,
+}
+
+/// A connection followed by its [`Admission`] (see [`Admission::track`]): closable for room
+/// while it has sent no request or is idle between two, never while busy.
+pub(crate) struct Tracked {
+    admission: Arc<Admission>,
+    evicted: Arc<Notify>,
+    state: Mutex<TrackState>,
+}
+
+impl Tracked {
     /// Completes when the connection is chosen to make room for a new one.
     pub(crate) fn evicted(&self) -> Arc<Notify> {
         self.evicted.clone()
     }
+
+    /// Whether the connection has sent a request.
+    pub(crate) fn has_requested(&self) -> bool {
+        lock(&self.state).requests > 0
+    }
+
+    /// The admission the connection is counted by.
+    pub(crate) fn admission(&self) -> &Admission {
+        &self.admission
+    }
+
+    /// A request began: the connection is busy (not closable) until the returned guard is
+    /// dropped, when its answer has gone out in full.
+    pub(crate) fn begin(self: &Arc<Self>) -> Busy {
+        let mut state = lock(&self.state);
+        state.requests += 1;
+        state.busy += 1;
+        if let Some(place) = state.place.take() {
+            self.leave(place);
+        }
+        Busy(self.clone())
+    }
+
+    fn leave(&self, place: Place) {
+        let mut closable = lock(&self.admission.closable);
+        match place {
+            Place::Fresh(key) => closable.fresh.remove(&key),
+            Place::Idle(key) => closable.idle.remove(&key),
+        };
+    }
+
+    fn end(&self) {
+        let mut state = lock(&self.state);
+        state.busy = state.busy.saturating_sub(1);
+        if state.busy == 0 && state.place.is_none() {
+            let key = self.admission.next.fetch_add(1, Ordering::Relaxed);
+            lock(&self.admission.closable)
+                .idle
+                .insert(key, self.evicted.clone());
+            state.place = Some(Place::Idle(key));
+            self.admission.closable_again.notify_one();
+        }
+    }
 }
 
-impl Drop for FreshGuard {
+impl Drop for Tracked {
     fn drop(&mut self) {
-        lock(&self.admission.fresh).remove(&self.id);
+        if let Some(place) = lock(&self.state).place.take() {
+            self.leave(place);
+        }
+    }
+}
+
+/// A request in progress on a [`Tracked`] connection (see [`Tracked::begin`]).
+pub(crate) struct Busy(Arc<Tracked>);
+
+impl Drop for Busy {
+    fn drop(&mut self) {
+        self.0.end();
     }
 }
 
@@ -145,9 +265,14 @@ impl Drop for FreshGuard {
 mod tests {
     use super::*;
 
+    fn is_closable(a: &Admission) -> (usize, usize) {
+        let c = lock(&a.closable);
+        (c.fresh.len(), c.idle.len())
+    }
+
     #[test]
     fn an_address_holds_at_most_its_limit_and_gets_room_back() {
-        let a = Admission::new(2);
+        let a = Admission::new(2, 0);
         let one: IpAddr = "127.0.0.2".parse().unwrap();
         let other: IpAddr = "127.0.0.1".parse().unwrap();
         let first = a.admit(one).unwrap();
@@ -157,26 +282,90 @@ mod tests {
         drop(first);
         assert!(a.admit(one).is_some());
         // One IPv6 host: its /64.
-        let v6 = Admission::new(1);
+        let v6 = Admission::new(1, 0);
         let _held = v6.admit("2001:db8::1".parse().unwrap()).unwrap();
         assert!(v6.admit("2001:db8::2".parse().unwrap()).is_none());
         assert!(v6.admit("2001:db8:0:1::1".parse().unwrap()).is_some());
-        let unlimited = Admission::new(0);
+        let unlimited = Admission::new(0, 0);
         let held: Vec<_> = (0..100).map(|_| unlimited.admit(one).unwrap()).collect();
         assert_eq!(held.len(), 100);
+        assert!(!unlimited.crowded());
     }
 
     #[test]
     fn the_oldest_connection_without_a_request_is_evicted_first() {
-        let a = Admission::new(0);
-        let oldest = a.fresh();
-        let newer = a.fresh();
-        let started = a.fresh();
+        let a = Admission::new(0, 0);
+        let oldest = a.track();
+        let newer = a.track();
+        let started = a.track();
         drop(started);
-        assert!(a.evict_oldest_fresh());
-        assert!(lock(&a.fresh).contains_key(&newer.id));
-        assert!(!lock(&a.fresh).contains_key(&oldest.id));
-        assert!(a.evict_oldest_fresh());
-        assert!(!a.evict_oldest_fresh());
+        assert!(a.evict_one());
+        assert!(
+            lock(&a.closable)
+                .fresh
+                .values()
+                .any(|n| Arc::ptr_eq(n, &newer.evicted))
+        );
+        assert!(
+            !lock(&a.closable)
+                .fresh
+                .values()
+                .any(|n| Arc::ptr_eq(n, &oldest.evicted))
+        );
+        assert!(a.evict_one());
+        assert!(!a.evict_one());
+    }
+
+    /// Issue 67: a kept-alive connection that has sent a request is closable again once its
+    /// answer went out, after every connection without a request, the idlest first; one in
+    /// the middle of a request is not.
+    #[test]
+    fn kept_alive_connections_are_evicted_idlest_first_and_busy_ones_never() {
+        let a = Admission::new(0, 0);
+        let (first, second, busy) = (a.track(), a.track(), a.track());
+        let answered_first = first.begin();
+        let answered_second = second.begin();
+        let _in_progress = busy.begin();
+        assert_eq!(is_closable(&a), (0, 0));
+        assert!(!a.evict_one(), "every connection is busy");
+        // The second's answer goes out first: it is the idlest.
+        drop(answered_second);
+        drop(answered_first);
+        assert_eq!(is_closable(&a), (0, 2));
+        assert!(first.has_requested() && second.has_requested());
+        let fresh = a.track();
+        assert!(!fresh.has_requested());
+        assert!(a.evict_one());
+        assert_eq!(is_closable(&a), (0, 2), "the fresh one goes first");
+        assert!(a.evict_one());
+        assert_eq!(
+            lock(&a.closable)
+                .idle
+                .values()
+                .next()
+                .map(|n| Arc::ptr_eq(n, &first.evicted)),
+            Some(true),
+            "then the idlest"
+        );
+        assert!(a.evict_one());
+        assert!(!a.evict_one(), "the busy one stays");
+        // A connection that ends leaves the registers.
+        let again = first.begin();
+        drop(again);
+        assert_eq!(is_closable(&a), (0, 1));
+        drop(first);
+        assert_eq!(is_closable(&a), (0, 0));
+    }
+
+    #[test]
+    fn the_server_is_crowded_from_half_its_slots_on() {
+        let a = Admission::new(0, 4);
+        let ip: IpAddr = "127.0.0.1".parse().unwrap();
+        let one = a.admit(ip).unwrap();
+        assert!(!a.crowded());
+        let two = a.admit(ip).unwrap();
+        assert!(a.crowded());
+        drop((one, two));
+        assert!(!a.crowded());
     }
 }

@@ -80,6 +80,9 @@ pub enum ApiError {
     /// The body is larger than the configured limit.
     #[error("{0}")]
     PayloadTooLarge(String),
+    /// The request did not arrive in full within its deadline.
+    #[error("{0}")]
+    RequestTimeout(String),
     /// The request target is longer than the server accepts.
     #[error("{0}")]
     UriTooLong(String),
@@ -142,6 +145,7 @@ impl ApiError {
             ApiError::NotAcceptable(_) => StatusCode::NOT_ACCEPTABLE,
             ApiError::Conflict(_) => StatusCode::CONFLICT,
             ApiError::PreconditionFailed(_) => StatusCode::PRECONDITION_FAILED,
+            ApiError::RequestTimeout(_) => StatusCode::REQUEST_TIMEOUT,
             ApiError::UriTooLong(_) => StatusCode::URI_TOO_LONG,
             ApiError::HeadersTooLarge(_) => StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
             ApiError::PayloadTooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,

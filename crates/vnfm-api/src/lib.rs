@@ -25,6 +25,7 @@
 
 mod admission;
 pub mod auth;
+mod connection;
 mod dead_letters;
 mod edge;
 pub mod error;

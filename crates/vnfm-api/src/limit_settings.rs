@@ -12,6 +12,12 @@ pub struct ServerLimits {
     pub header_read_timeout: Duration,
     /// Longest pause between two chunks of a request body.
     pub body_read_timeout: Duration,
+    /// Time a request's body has, from its head's arrival, to arrive in full (a package
+    /// upload has [`ServerLimits::upload_timeout`]); past it the request is answered 408 and
+    /// its connection closed.
+    pub request_timeout: Duration,
+    /// [`ServerLimits::request_timeout`] of a package upload (`PUT .../package_content`).
+    pub upload_timeout: Duration,
     /// Largest `/oauth2/token` body, in bytes.
     pub max_token_body: usize,
     /// Connections one IP address may hold at once (0: no limit per address, for a server
@@ -30,6 +36,8 @@ impl Default for ServerLimits {
             max_connections: 1024,
             header_read_timeout: Duration::from_secs(30),
             body_read_timeout: Duration::from_secs(30),
+            request_timeout: Duration::from_secs(60),
+            upload_timeout: Duration::from_secs(3600),
             max_token_body: 16 * 1024,
             max_connections_per_peer: 256,
             first_request_timeout: Duration::from_secs(10),

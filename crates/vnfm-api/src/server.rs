@@ -19,10 +19,8 @@ use tokio::sync::mpsc;
 use tokio_rustls::TlsAcceptor;
 use tokio_rustls::server::TlsStream;
 
-use hyper::Request;
-use hyper::body::Incoming;
-
 use crate::admission::Admission;
+use crate::connection::{ConnectionService, Deadlines};
 use crate::limits::ServerLimits;
 use crate::parse_errors::Answering;
 use crate::state::{AppState, StateError, StateOptions};
@@ -124,7 +122,7 @@ impl TlsListener {
     ) -> io::Result<TlsListener> {
         let local = tcp.local_addr()?;
         let (tx, ready) = mpsc::channel(64);
-        let handshakes = Admission::new(limits.max_connections_per_peer);
+        let handshakes = Admission::new(limits.max_connections_per_peer, 0);
         let timeout = limits.first_request_timeout;
         tokio::spawn(async move {
             loop {
@@ -213,49 +211,46 @@ where
     let (stop, stopped) = tokio::sync::watch::channel(false);
     let mut connections = tokio::task::JoinSet::new();
     let mut shutdown = std::pin::pin!(shutdown);
-    let slots = Arc::new(tokio::sync::Semaphore::new(limits.max_connections.max(1)));
-    let admission = Admission::new(limits.max_connections_per_peer);
+    let max_connections = limits.max_connections.max(1);
+    let slots = Arc::new(tokio::sync::Semaphore::new(max_connections));
+    let admission = Admission::new(limits.max_connections_per_peer, max_connections);
     let header_timeout = limits.header_read_timeout;
     let first_request_timeout = limits.first_request_timeout;
-    loop {
+    let deadlines = Deadlines::of(limits);
+    'serve: loop {
         let (io, peer) = tokio::select! {
             accepted = listener.accept() => accepted,
-            () = &mut shutdown => break,
+            () = &mut shutdown => break 'serve,
         };
         let Some(counted) = admission.admit(peer.ip()) else {
             tracing::debug!(%peer, "too many connections from one address: closed");
             continue;
         };
-        // Every slot taken: the oldest connection without a request makes room, else this
-        // one waits for a slot (and further ones in the kernel's accept queue).
+        // Every slot taken: the oldest connection without a request makes room, else the
+        // idlest kept-alive one, else this one waits for a slot (and further ones in the
+        // kernel's accept queue).
+        // While it waits, a connection that becomes idle is closed for it.
         let slot = match slots.clone().try_acquire_owned() {
             Ok(slot) => slot,
-            Err(_) => {
-                admission.evict_oldest_fresh();
+            Err(_) => loop {
+                let evicted = admission.evict_one();
+                if evicted {
+                    tracing::debug!(%peer, "every connection slot taken: an idle connection closed to make room");
+                }
                 tokio::select! {
                     slot = slots.clone().acquire_owned() => match slot {
-                        Ok(slot) => slot,
-                        Err(_) => break,
+                        Ok(slot) => break slot,
+                        Err(_) => break 'serve,
                     },
-                    () = &mut shutdown => break,
+                    () = admission.became_closable(), if !evicted => {}
+                    () = &mut shutdown => break 'serve,
                 }
-            }
+            },
         };
         while connections.try_join_next().is_some() {}
-        let fresh = admission.fresh();
-        let evicted = fresh.evicted();
-        let fresh = Arc::new(std::sync::Mutex::new(Some(fresh)));
-        let service = {
-            let fresh = fresh.clone();
-            tower::util::MapRequest::new(app.clone(), move |mut request: Request<Incoming>| {
-                // The first request: the connection is no longer one that sent none.
-                fresh.lock().unwrap_or_else(|e| e.into_inner()).take();
-                request
-                    .extensions_mut()
-                    .insert(axum::extract::ConnectInfo(peer));
-                request
-            })
-        };
+        let tracked = admission.track();
+        let evicted = tracked.evicted();
+        let service = ConnectionService::new(app.clone(), tracked.clone(), peer, deadlines);
         let service = TowerToHyperService::new(service);
         let mut stopped = stopped.clone();
         connections.spawn(async move {
@@ -272,7 +267,7 @@ where
             let mut connection = std::pin::pin!(connection);
             let no_first_request = async {
                 tokio::time::sleep(first_request_timeout).await;
-                if fresh.lock().unwrap_or_else(|e| e.into_inner()).is_none() {
+                if tracked.has_requested() {
                     std::future::pending::<()>().await;
                 }
             };
@@ -280,7 +275,7 @@ where
                 _ = connection.as_mut() => return,
                 _ = stopped.wait_for(|stop| *stop) => {}
                 () = evicted.notified() => {
-                    tracing::debug!(%peer, "connection without a request closed to make room");
+                    tracing::debug!(%peer, "idle connection closed to make room");
                     return;
                 }
                 () = no_first_request => {

@@ -1,6 +1,7 @@
 //! What one client can make the server hold: bodies refused by their `Content-Length` (and a
-//! package upload by its `Content-Type`) before a byte of them is read, and connections beyond
-//! the limit left waiting until one closes.
+//! package upload by its `Content-Type`) before a byte of them is read, connections beyond
+//! the limit left waiting while every one is busy, kept-alive ones closed to make room, and
+//! requests cut at their deadline.
 
 use crate::support;
 
@@ -137,24 +138,48 @@ async fn status_line(stream: &mut tokio::net::TcpStream) -> String {
         .to_owned()
 }
 
-#[tokio::test]
-async fn connections_beyond_the_limit_wait_until_one_closes() {
-    let h = Harness::new().await;
+/// Serves `h`'s router on a loopback port with `limits`, as `vnfm serve` does.
+async fn serve_limited(h: &Harness, limits: ServerLimits) -> std::net::SocketAddr {
     let tcp = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = tcp.local_addr().unwrap();
-    let limits = ServerLimits {
-        max_connections: 1,
-        ..ServerLimits::default()
-    };
     let app = h.app.clone();
     tokio::spawn(async move {
         let _ =
             vnfm_api::server::serve_http1_limited(tcp, app, std::future::pending(), &limits).await;
     });
+    addr
+}
+
+/// Reads until the connection ends or `limit` passes; `None` if it is still open then.
+async fn read_to_end_within(stream: &mut tokio::net::TcpStream, limit: Duration) -> Option<String> {
+    let mut all = Vec::new();
+    match tokio::time::timeout(limit, stream.read_to_end(&mut all)).await {
+        Ok(_) => Some(String::from_utf8_lossy(&all).into_owned()),
+        Err(_) => None,
+    }
+}
+
+/// A connection in the middle of a request (its body not sent in full) is never closed to
+/// make room: a new connection waits until it closes.
+#[tokio::test]
+async fn connections_beyond_the_limit_wait_while_every_one_is_busy() {
+    let h = Harness::new().await;
+    let addr = serve_limited(
+        &h,
+        ServerLimits {
+            max_connections: 1,
+            ..ServerLimits::default()
+        },
+    )
+    .await;
     let mut first = tokio::net::TcpStream::connect(addr).await.unwrap();
-    first.write_all(HEALTH).await.unwrap();
-    assert!(status_line(&mut first).await.contains("200"));
-    // The first connection stays open (keep-alive): the second is not served meanwhile.
+    first
+        .write_all(
+            b"POST /oauth2/token HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 100\r\n\r\ngrant_type",
+        )
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(100)).await;
     let mut second = tokio::net::TcpStream::connect(addr).await.unwrap();
     second.write_all(HEALTH).await.unwrap();
     let closed = Arc::new(AtomicBool::new(false));
@@ -167,12 +192,138 @@ async fn connections_beyond_the_limit_wait_until_one_closes() {
     assert!(status_line(&mut second).await.contains("200"));
     assert!(
         closed.load(Ordering::SeqCst),
-        "the second connection was served while the first was open"
+        "the second connection was served while the first was busy"
     );
     assert_eq!(
         h.call(Method::GET, "/healthz", None).await.status,
         StatusCode::OK
     );
+}
+
+/// Issue 67: kept-alive connections that have each sent one request and hold every slot do
+/// not keep a new client out: the idlest is closed to make room, and the new client is
+/// answered.
+#[tokio::test]
+async fn kept_alive_connections_make_room_for_a_new_client() {
+    const SLOTS: usize = 20;
+    let h = Harness::new().await;
+    let addr = serve_limited(
+        &h,
+        ServerLimits {
+            max_connections: SLOTS,
+            ..ServerLimits::default()
+        },
+    )
+    .await;
+    // With credentials, so that a crowded server does not close them after the answer.
+    let kept = format!(
+        "GET /healthz HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {}\r\n\r\n",
+        h.token
+    );
+    let mut held = Vec::new();
+    for _ in 0..SLOTS {
+        let mut c = tokio::net::TcpStream::connect(addr).await.unwrap();
+        c.write_all(kept.as_bytes()).await.unwrap();
+        let line = status_line(&mut c).await;
+        assert!(line.contains("200"), "{line}");
+        held.push(c);
+    }
+    let mut newcomer = tokio::net::TcpStream::connect(addr).await.unwrap();
+    newcomer.write_all(HEALTH).await.unwrap();
+    let answered = tokio::time::timeout(Duration::from_secs(20), status_line(&mut newcomer)).await;
+    let line = answered
+        .expect("the new client was not answered while kept-alive connections held every slot");
+    assert!(line.contains("200"), "{line}");
+    // The idlest of them, the first answered, was closed for it.
+    let first = read_to_end_within(&mut held[0], Duration::from_secs(20)).await;
+    assert_eq!(
+        first.as_deref(),
+        Some(""),
+        "the idlest connection is still open"
+    );
+}
+
+/// Issue 67: once half the slots are taken, the answer to a request without credentials
+/// closes its connection, so that anonymous requests cannot keep connections open; one with
+/// credentials is kept alive.
+#[tokio::test]
+async fn a_crowded_server_closes_connections_after_anonymous_answers() {
+    let h = Harness::new().await;
+    let addr = serve_limited(
+        &h,
+        ServerLimits {
+            max_connections: 2,
+            ..ServerLimits::default()
+        },
+    )
+    .await;
+    let mut anonymous = tokio::net::TcpStream::connect(addr).await.unwrap();
+    anonymous.write_all(HEALTH).await.unwrap();
+    let text = read_to_end_within(&mut anonymous, Duration::from_secs(20))
+        .await
+        .expect("the anonymous connection was kept alive");
+    assert!(text.starts_with("HTTP/1.1 200"), "{text}");
+    assert!(text.to_lowercase().contains("connection: close"), "{text}");
+    let mut known = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let request = format!(
+        "GET /healthz HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {}\r\n\r\n",
+        h.token
+    );
+    known.write_all(request.as_bytes()).await.unwrap();
+    let mut buf = vec![0u8; 4096];
+    let n = known.read(&mut buf).await.unwrap();
+    let text = String::from_utf8_lossy(&buf[..n]).to_lowercase();
+    assert!(text.starts_with("http/1.1 200"), "{text}");
+    assert!(!text.contains("connection: close"), "{text}");
+    assert_eq!(
+        read_to_end_within(&mut known, Duration::from_millis(300)).await,
+        None,
+        "the connection with credentials was closed"
+    );
+}
+
+/// Issue 67: a body sent a byte at a time, each within the pause allowed between two chunks,
+/// is cut at the request's total deadline: 408 with ProblemDetails, and the connection is
+/// closed.
+#[tokio::test]
+async fn a_body_trickling_in_is_cut_at_the_request_deadline() {
+    let h = Harness::new().await;
+    let addr = serve_limited(
+        &h,
+        ServerLimits {
+            request_timeout: Duration::from_secs(1),
+            ..ServerLimits::default()
+        },
+    )
+    .await;
+    let stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let (mut reader, mut writer) = stream.into_split();
+    writer
+        .write_all(
+            b"POST /oauth2/token HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 1000\r\n\r\n",
+        )
+        .await
+        .unwrap();
+    // One byte every 100 ms: well within the 30 s allowed between two chunks.
+    let trickle = tokio::spawn(async move {
+        for _ in 0..1000 {
+            if writer.write_all(b"a").await.is_err() {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    });
+    let mut all = Vec::new();
+    let read = tokio::time::timeout(Duration::from_secs(30), reader.read_to_end(&mut all)).await;
+    trickle.abort();
+    assert!(read.is_ok(), "the trickling request is still open");
+    let text = String::from_utf8_lossy(&all).to_lowercase();
+    assert!(text.starts_with("http/1.1 408"), "{text}");
+    assert!(
+        text.contains("content-type: application/problem+json"),
+        "{text}"
+    );
+    assert!(text.contains("\"status\":408"), "{text}");
 }
 
 #[tokio::test]

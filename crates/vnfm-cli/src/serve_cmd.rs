@@ -136,6 +136,13 @@ pub struct ServeArgs {
     /// Longest pause, in seconds, between two chunks of a request body.
     #[arg(long, default_value_t = 30, value_name = "SECONDS")]
     body_timeout: u64,
+    /// Seconds a request's body has, from its head's arrival, to arrive in full; later it is
+    /// answered 408 and the connection closed.
+    #[arg(long, default_value_t = 60, value_name = "SECONDS")]
+    request_timeout: u64,
+    /// `--request-timeout` of a package upload (`PUT .../package_content`).
+    #[arg(long, default_value_t = 3600, value_name = "SECONDS")]
+    upload_timeout: u64,
     /// Seconds an `Idempotency-Key` is kept after its first use: a retry with it within
     /// this period gets the first answer again; later, the key is new.
     #[arg(
@@ -477,6 +484,8 @@ pub fn run(args: ServeArgs) -> Result<ExitCode, ServeError> {
     };
     state.limits.header_read_timeout = Duration::from_secs(args.header_timeout.max(1));
     state.limits.body_read_timeout = Duration::from_secs(args.body_timeout.max(1));
+    state.limits.request_timeout = Duration::from_secs(args.request_timeout.max(1));
+    state.limits.upload_timeout = Duration::from_secs(args.upload_timeout.max(1));
     state.metrics = Some(metrics);
     let keystone = args.keystone.validator()?;
     state.keystone = keystone.clone();
