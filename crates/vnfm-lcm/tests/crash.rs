@@ -67,15 +67,26 @@ fn below(n: u64) -> u64 {
 
 // ----- the worker -----
 
-/// The memory driver behind a random delay of `base..=base+jitter` ms per call.
+/// The memory driver behind a random delay of `base..=base+jitter` ms per call; with a call
+/// log, each call's occurrence and start time (ms since the epoch) are appended to it first,
+/// one `write(2)` each.
 struct Jittery {
     inner: MemoryInfraDriver,
     base_ms: u64,
     jitter_ms: u64,
+    calls: Option<std::sync::Mutex<std::fs::File>>,
 }
 
 impl Jittery {
-    async fn pause(&self) {
+    async fn pause(&self, req: &InfraRequest) {
+        if let Some(log) = &self.calls {
+            use std::io::Write;
+            let line = format!("{} {}\n", req.op_occ_id, Timestamp::now().0);
+            let _ = log
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .write_all(line.as_bytes());
+        }
         let ms = self.base_ms + below(self.jitter_ms + 1);
         tokio::time::sleep(Duration::from_millis(ms)).await;
     }
@@ -95,7 +106,7 @@ macro_rules! jittery_impl {
 
             $(
                 async fn $m(&self, req: &InfraRequest) -> Result<InfraOutcome, DriverError> {
-                    self.pause().await;
+                    self.pause(req).await;
                     self.inner.$m(req).await
                 }
             )*
@@ -119,7 +130,7 @@ jittery_impl!(
     rollback_change_vnfpkg
 );
 
-fn catalog() -> MemoryCatalog {
+pub(crate) fn catalog() -> MemoryCatalog {
     let c = MemoryCatalog::new();
     let files = Arc::new(MemArtifacts::new().with("Scripts/mgmt.so", b"plugin".to_vec()));
     c.insert(hello_vnfd(), files.clone());
@@ -135,6 +146,10 @@ struct WorkerCfg {
     base_ms: u64,
     jitter_ms: u64,
     loops: usize,
+    /// Where the infrastructure calls are logged (see [`Jittery`]).
+    calls: Option<String>,
+    /// Whether SIGTERM shuts the runner down (releasing its leases) before the worker exits.
+    sigterm: bool,
 }
 
 fn worker_cfg() -> Option<WorkerCfg> {
@@ -147,6 +162,8 @@ fn worker_cfg() -> Option<WorkerCfg> {
         base_ms: v["baseMs"].as_u64()?,
         jitter_ms: v["jitterMs"].as_u64()?,
         loops: usize::try_from(v["loops"].as_u64()?).ok()?,
+        calls: v["calls"].as_str().map(str::to_owned),
+        sigterm: v["sigterm"].as_bool().unwrap_or(false),
     })
 }
 
@@ -162,7 +179,24 @@ async fn crash_worker() {
         inner: MemoryInfraDriver::new(),
         base_ms: cfg.base_ms,
         jitter_ms: cfg.jitter_ms,
+        calls: cfg.calls.as_ref().map(|path| {
+            std::sync::Mutex::new(
+                std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(path)
+                    .expect("call log"),
+            )
+        }),
     });
+    // A lease of 0 ms: the defaults, with the sweep of the composition root (`vnfm serve`).
+    let (config, sweep) = match cfg.lease_ms {
+        0 => (LcmConfig::default(), Duration::from_secs(30)),
+        ms => (
+            LcmConfig::default().with_lease_ttl(Duration::from_millis(ms)),
+            Duration::from_millis(100),
+        ),
+    };
     let lcm = Lcm::builder(
         store.clone(),
         Arc::new(InlineVimDirectory),
@@ -173,11 +207,22 @@ async fn crash_worker() {
     .mgmt_driver(Arc::new(
         RecordingMgmtDriver::new().with_delay(Duration::from_millis(2)),
     ))
-    .config(LcmConfig::default().with_lease_ttl(Duration::from_millis(cfg.lease_ms)))
+    .config(config)
     .build();
     // Take over what the previous lifetime left, now and whenever its leases expire.
     let _ = lcm.recover().await;
-    let _sweeper = lcm.spawn_recovery(Duration::from_millis(100));
+    let _sweeper = lcm.spawn_recovery(sweep);
+    if cfg.sigterm {
+        let lcm = lcm.clone();
+        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+            .expect("SIGTERM handler");
+        tokio::spawn(async move {
+            term.recv().await;
+            // What `vnfm serve` does once its connections are drained.
+            lcm.shutdown(Duration::from_secs(30)).await;
+            std::process::exit(0);
+        });
+    }
     let log = Arc::new(std::sync::Mutex::new(
         std::fs::OpenOptions::new()
             .create(true)
@@ -348,7 +393,7 @@ async fn next_operation(
 /// SIGKILL lands before or after it, and a later lifetime never appends to a file an earlier
 /// one may have cut short. The one thing a kill can still leave (a write cut at a page
 /// boundary) is a last record without its newline: [`read`] reports that as torn.
-mod started_log {
+pub(crate) mod started_log {
     use std::io::Write;
     use std::path::{Path, PathBuf};
 
@@ -479,10 +524,15 @@ fn spawn_worker(
     base_ms: u64,
     jitter_ms: u64,
 ) -> Child {
-    let cfg = json!({
+    spawn_worker_with(json!({
         "store": store, "log": log.display().to_string(), "tag": tag,
         "leaseMs": lease_ms, "baseMs": base_ms, "jitterMs": jitter_ms, "loops": 4
-    });
+    }))
+}
+
+/// A worker process with the settings `cfg` (see [`WorkerCfg`]: `store`, `log`, `tag`,
+/// `leaseMs`, `baseMs`, `jitterMs`, `loops`, and optionally `calls` and `sigterm`).
+pub(crate) fn spawn_worker_with(cfg: Value) -> Child {
     Command::new(std::env::current_exe().expect("test binary"))
         .args([
             "--exact",
@@ -507,13 +557,13 @@ fn report_torn(logged: &started_log::Started) {
     }
 }
 
-fn kill(mut child: Child) {
+pub(crate) fn kill(mut child: Child) {
     // SIGKILL on Unix: no destructor, no lease release, no flush.
     let _ = child.kill();
     let _ = child.wait();
 }
 
-async fn all_op_occs(store: &Arc<dyn Store>) -> Vec<VnfLcmOpOcc> {
+pub(crate) async fn all_op_occs(store: &Arc<dyn Store>) -> Vec<VnfLcmOpOcc> {
     let mut out = Vec::new();
     let mut after = None;
     loop {
@@ -533,7 +583,7 @@ async fn all_op_occs(store: &Arc<dyn Store>) -> Vec<VnfLcmOpOcc> {
     }
 }
 
-fn running(state: State) -> bool {
+pub(crate) fn running(state: State) -> bool {
     matches!(
         state,
         State::Starting | State::Processing | State::RollingBack
@@ -541,7 +591,7 @@ fn running(state: State) -> bool {
 }
 
 /// The journal of `occ` agrees with its state; returns the number of completed steps.
-async fn check_journal(store: &Arc<dyn Store>, occ: &VnfLcmOpOcc) -> usize {
+pub(crate) async fn check_journal(store: &Arc<dyn Store>, occ: &VnfLcmOpOcc) -> usize {
     let journal = store.journal(&occ.id).await.expect("journal");
     let mut plans: BTreeMap<String, Vec<String>> = BTreeMap::new();
     let mut completed: HashSet<(String, u64)> = HashSet::new();
@@ -642,7 +692,11 @@ fn step_name(step: &Value) -> String {
 }
 
 /// A runner that recovers in the parent process.
-fn parent_lcm(store: Arc<dyn Store>, infra: Arc<MemoryInfraDriver>, lease: Duration) -> Lcm {
+pub(crate) fn parent_lcm(
+    store: Arc<dyn Store>,
+    infra: Arc<MemoryInfraDriver>,
+    lease: Duration,
+) -> Lcm {
     Lcm::builder(
         store,
         Arc::new(InlineVimDirectory),

@@ -35,6 +35,7 @@ mod runner_recovery;
 mod runner_subscriptions;
 mod subscriptions_matching;
 mod subscriptions_store;
+mod takeover;
 mod vim_dependents;
 mod vim_keyring;
 mod vim_registry;

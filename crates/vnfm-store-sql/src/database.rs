@@ -355,6 +355,10 @@ impl<D: Database> OpOccStore for SqlStore<D> {
         .await
     }
 
+    async fn has_expired_leases(&self, now: Timestamp) -> Result<bool> {
+        on_reader!(self, |c| op_occs::has_expired(c, now).await)
+    }
+
     async fn get_op_occ_data(&self, op_occ_id: &VnfLcmOpOccId, key: &str) -> Result<Option<Value>> {
         on_reader!(self, |c| op_occs::get_data(c, op_occ_id.as_str(), key)
             .await)

@@ -61,19 +61,16 @@ impl Lcm {
         let inner = &self.inner;
         let instance = self.instance_with_version(&occ.vnf_instance_id).await?;
         let request = exec::request_of(&occ)?;
+        let lease = inner.lease();
         inner
             .store
-            .claim_operation(&occ.id, version, &inner.lease(), inner.now())
+            .claim_operation(&occ.id, version, &lease, inner.now())
             .await
             .map_err(store_err)?;
-        Ok(Run::new(
-            inner.clone(),
-            occ,
-            version,
-            instance,
-            ctx,
-            request,
-        ))
+        Ok(
+            Run::new(inner.clone(), occ, version, instance, ctx, request)
+                .holding_until(lease.expires_at),
+        )
     }
 
     async fn ctx_of(&self, occ: &VnfLcmOpOcc, view: &JournalView) -> Result<exec::Ctx, LcmError> {

@@ -42,7 +42,10 @@
 //!
 //! While a task runs it renews its lease ([`LcmConfig::lease_ttl`]); a runner that dies loses
 //! its leases and [`Lcm::recover`] in a live process takes the occurrences over (see
-//! [`recovery`](mod@recovery) for the rule that decides between resuming and `FAILED_TEMP`).
+//! [`recovery`](mod@recovery) for the rule that decides between resuming and `FAILED_TEMP`);
+//! [`Lcm::spawn_recovery`] notices expired and released leases within
+//! [`LcmConfig::takeover_poll`]. A run confirms its lease before each step, so a runner that
+//! was stopped and wakes up never starts a step of an occurrence another one took over.
 //!
 //! # The journal
 //! Every occurrence's step journal ([`vnfm_store::OpOccStore::journal`]) holds:
@@ -138,11 +141,19 @@ pub struct LcmConfig {
     /// unique per process incarnation (the default is `host:pid:random`), because it fences
     /// the writes of a runner whose leases were taken over.
     pub runner_id: String,
-    /// How long a lease lasts unless renewed. A runner that dies is noticed this long after
-    /// its last renewal.
+    /// How long a lease lasts unless renewed (default 6 s). A runner that dies is noticed
+    /// this long after its last renewal; a runner whose lease lapsed (stopped, or cut off
+    /// from the store) starts no further step without renewing it, and stops the step in
+    /// progress. The runners' clocks must agree to well within it.
     pub lease_ttl: Duration,
-    /// How often a running occurrence's lease is renewed (must be well below `lease_ttl`).
+    /// How often a running occurrence's lease is renewed (default 2 s; must be well below
+    /// `lease_ttl`). A step starts only while at least this much of the lease is left.
     pub lease_renew_interval: Duration,
+    /// How often [`Lcm::spawn_recovery`]'s task looks for occurrences whose lease expired or
+    /// was released (one indexed read; a claim only when there are some), between its full
+    /// sweeps (default 1 s): a dead runner's occurrences are taken over about `lease_ttl`
+    /// plus this after its last renewal, a released one within this.
+    pub takeover_poll: Duration,
     /// How often a running occurrence checks the store for a cancellation requested through
     /// another process.
     pub cancel_poll_interval: Duration,
@@ -179,6 +190,7 @@ impl std::fmt::Debug for LcmConfig {
             .field("runner_id", &self.runner_id)
             .field("lease_ttl", &self.lease_ttl)
             .field("lease_renew_interval", &self.lease_renew_interval)
+            .field("takeover_poll", &self.takeover_poll)
             .field("cancel_poll_interval", &self.cancel_poll_interval)
             .field("step_timeout", &self.step_timeout)
             .field("forceful_grace", &self.forceful_grace)
@@ -195,8 +207,9 @@ impl Default for LcmConfig {
     fn default() -> Self {
         LcmConfig {
             runner_id: default_runner_id(),
-            lease_ttl: Duration::from_secs(30),
-            lease_renew_interval: Duration::from_secs(10),
+            lease_ttl: Duration::from_secs(6),
+            lease_renew_interval: Duration::from_secs(2),
+            takeover_poll: Duration::from_secs(1),
             cancel_poll_interval: Duration::from_secs(1),
             step_timeout: Duration::from_secs(3600),
             forceful_grace: Duration::from_secs(5),

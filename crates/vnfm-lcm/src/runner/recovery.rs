@@ -30,7 +30,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use tracing::Instrument;
-use vnfm_store::{StepOutcome, Version};
+use vnfm_store::{StepOutcome, Timestamp, Version};
 use vnfm_types::{
     ErrorKind, LcmOperationStateType as State, ProblemDetails, VnfLcmOpOcc, VnfLcmOpOccId,
 };
@@ -75,14 +75,10 @@ impl Lcm {
         let mut seen = HashSet::new();
         loop {
             let now = inner.now();
+            let until = now.plus(inner.config.lease_ttl);
             let batch = inner
                 .store
-                .claim_expired(
-                    &inner.config.runner_id,
-                    now,
-                    now.plus(inner.config.lease_ttl),
-                    BATCH,
-                )
+                .claim_expired(&inner.config.runner_id, now, until, BATCH)
                 .await
                 .map_err(store_err)?;
             let full = batch.len() == BATCH as usize;
@@ -100,7 +96,10 @@ impl Lcm {
                 }
                 let id = occ.id.clone();
                 let span = exec::op_span(&occ);
-                match recover_one(inner, occ, version).instrument(span).await {
+                match recover_one(inner, occ, version, until)
+                    .instrument(span)
+                    .await
+                {
                     Ok(true) => report.resumed.push(id),
                     Ok(false) => report.failed.push(id),
                     Err(e) => {
@@ -128,33 +127,54 @@ impl Lcm {
     }
 
     /// Runs [`Lcm::recover`] (and [`Lcm::sweep_client_keys`]) every `every` until
-    /// [`Lcm::shutdown`].
+    /// [`Lcm::shutdown`], and in between, every [`LcmConfig::takeover_poll`], as soon as an
+    /// occurrence's lease has expired or was released
+    /// ([`vnfm_store::OpOccStore::has_expired_leases`], a read): the occurrences of a runner
+    /// that died are taken over within seconds of its lease's end, those of one that shut
+    /// down within the poll.
     pub fn spawn_recovery(&self, every: Duration) -> tokio::task::JoinHandle<()> {
         let lcm = self.clone();
         tokio::spawn(async move {
             let mut stop = lcm.inner.shutdown.subscribe();
+            let poll = lcm.inner.config.takeover_poll.min(every);
+            let mut swept = tokio::time::Instant::now();
             loop {
                 tokio::select! {
-                    () = tokio::time::sleep(every) => {}
+                    () = tokio::time::sleep(poll) => {}
                     _ = stop.wait_for(|s| *s) => return,
+                }
+                let full = swept.elapsed() >= every;
+                if !full {
+                    match lcm.inner.store.has_expired_leases(lcm.inner.now()).await {
+                        Ok(true) => {}
+                        Ok(false) => continue,
+                        Err(e) => {
+                            tracing::warn!(error = %e, "looking for expired leases failed");
+                            continue;
+                        }
+                    }
                 }
                 if let Err(e) = lcm.recover().await {
                     tracing::warn!(error = %e, "recovery sweep failed");
                 }
-                // Expired client keys go with the same sweep.
-                if let Err(e) = lcm.sweep_client_keys().await {
-                    tracing::warn!(error = %e, "sweeping expired idempotency keys failed");
+                if full {
+                    swept = tokio::time::Instant::now();
+                    // Expired client keys go with the periodic sweep.
+                    if let Err(e) = lcm.sweep_client_keys().await {
+                        tracing::warn!(error = %e, "sweeping expired idempotency keys failed");
+                    }
                 }
             }
         })
     }
 }
 
-/// Resumes (true) or fails (false) one claimed occurrence.
+/// Resumes (true) or fails (false) one occurrence claimed until `until`.
 async fn recover_one(
     inner: &Arc<Inner>,
     occ: VnfLcmOpOcc,
     version: Version,
+    until: Timestamp,
 ) -> Result<bool, LcmError> {
     let entries = inner.store.journal(&occ.id).await.map_err(store_err)?;
     let view = JournalView::read(&entries)?;
@@ -213,7 +233,9 @@ async fn recover_one(
             return Ok(false);
         }
         tracing::info!("resuming an occurrence that had not started");
-        Run::new(inner.clone(), occ, version, instance, ctx, request).spawn(Entry::Orphan);
+        Run::new(inner.clone(), occ, version, instance, ctx, request)
+            .holding_until(until)
+            .spawn(Entry::Orphan);
         return Ok(true);
     }
     let plan = ctx.plan(phase);
@@ -238,6 +260,7 @@ async fn recover_one(
             "resuming"
         );
         Run::new(inner.clone(), occ, version, instance, ctx, request)
+            .holding_until(until)
             .spawn(Entry::Resume { phase, next });
         return Ok(true);
     } else {

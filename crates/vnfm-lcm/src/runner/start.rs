@@ -231,7 +231,8 @@ impl Lcm {
                 (instance, version),
                 ctx,
                 req.to_params(),
-            );
+            )
+            .holding_until(lease.expires_at);
             match run.begin_at_once(lease.clone(), condition).await {
                 Ok(exec::AtOnce::Begun(run)) => {
                     let begun = run.occ().clone();
@@ -302,7 +303,8 @@ impl Lcm {
                     (fresh, fresh_version),
                     ctx,
                     req.to_params(),
-                );
+                )
+                .holding_until(lease.expires_at);
                 run.spawn(exec::Entry::Fresh);
                 Ok(vims::op_occ_view(occ))
             }

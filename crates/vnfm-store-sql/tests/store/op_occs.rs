@@ -10,6 +10,7 @@ store_tests!(
     record_step_is_atomic_across_op_occ_instance_journal_outbox,
     failed_temp_drops_the_lease_and_operator_claims_it,
     claim_expired_gives_each_op_occ_to_exactly_one_claimer,
+    expired_and_released_leases_are_seen_without_a_claim,
     list_op_occs_filters_and_pages,
     op_occ_data_survives_and_is_scoped,
     a_step_writes_its_data_and_journal_only_when_it_moves,
@@ -487,6 +488,36 @@ async fn failed_temp_drops_the_lease_and_operator_claims_it(db: &TestDb) {
         .unwrap();
     assert_eq!(claimed.len(), 1);
     assert_eq!(claimed[0].0.id.as_str(), "o-ft-2");
+}
+
+/// What a live runner polls every second to take over a dead or stopping one's work within
+/// seconds: whether any running occurrence's lease expired or was released, read without
+/// claiming anything.
+async fn expired_and_released_leases_are_seen_without_a_claim(db: &TestDb) {
+    let s = db.store.as_ref();
+    s.create_instance(&instance("hel-1", "vnfd", None, &[]), &[])
+        .await
+        .unwrap();
+    let occ = op_occ("hel-1-op", "hel-1", S::Starting);
+    assert!(!s.has_expired_leases(Timestamp(5_000)).await.unwrap());
+    s.start_operation(&occ, &lease("a", Timestamp(5_000)))
+        .await
+        .unwrap();
+    assert!(!s.has_expired_leases(Timestamp(4_999)).await.unwrap());
+    assert!(s.has_expired_leases(Timestamp(5_001)).await.unwrap());
+    // Seen, not taken: the lease is still A's, which renews it.
+    assert_eq!(s.lease(&occ.id).await.unwrap().unwrap().owner, "a");
+    s.renew_lease(&occ.id, "a", Timestamp(9_000)).await.unwrap();
+    assert!(!s.has_expired_leases(Timestamp(5_001)).await.unwrap());
+    // Released at shutdown: seen at once.
+    s.release_lease(&occ.id, "a").await.unwrap();
+    assert!(s.has_expired_leases(Timestamp(0)).await.unwrap());
+    let claimed = s
+        .claim_expired("b", Timestamp(0), Timestamp(6_000), 10)
+        .await
+        .unwrap();
+    assert_eq!(claimed.len(), 1);
+    assert!(!s.has_expired_leases(Timestamp(5_999)).await.unwrap());
 }
 
 async fn claim_expired_gives_each_op_occ_to_exactly_one_claimer(db: &TestDb) {

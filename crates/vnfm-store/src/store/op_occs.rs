@@ -131,6 +131,12 @@ pub trait OpOccStore: Send + Sync {
         limit: u32,
     ) -> Result<Vec<(VnfLcmOpOcc, Version)>>;
 
+    /// Whether any op-occ in `STARTING`, `PROCESSING` or `ROLLING_BACK` has a lease that
+    /// expired before `now` or was released: what [`crate::OpOccStore::claim_expired`] would
+    /// take. One indexed read, no write: a live runner asks it often to take over a dead
+    /// one's work within seconds.
+    async fn has_expired_leases(&self, now: Timestamp) -> Result<bool>;
+
     /// Op-occ-scoped data of MgmtDriver hooks (error-handling data that survives retries).
     async fn get_op_occ_data(&self, op_occ_id: &VnfLcmOpOccId, key: &str) -> Result<Option<Value>>;
 

@@ -15,7 +15,7 @@ use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::time::Duration;
 
 use futures_util::FutureExt;
@@ -27,7 +27,7 @@ use vnfm_driver_api::{
     InfraOutcome, InfraRequest, InfraStep, ResolvedVim, RunControl, TargetPackage,
 };
 use vnfm_store::{
-    Lease, StartCondition, StepOutcome, StepRecord, StepWritten, StoreError, Version,
+    Lease, StartCondition, StepOutcome, StepRecord, StepWritten, StoreError, Timestamp, Version,
 };
 use vnfm_types::links::{ApiVersion, LinkTarget, ResourceLinks};
 use vnfm_types::{
@@ -262,6 +262,9 @@ pub(crate) struct Run {
     cancel_rx: watch::Receiver<Option<CancelModeType>>,
     pending: Option<CancelModeType>,
     lost: Arc<AtomicBool>,
+    /// Until when this run holds its lease (milliseconds of the runner's clock), as taken or
+    /// last renewed: no step starts past it without renewing first ([`Run::confirm_lease`]).
+    lease_until: Arc<AtomicI64>,
     /// The occurrence's span (`lcm.op_occ`) this run executes in.
     span: tracing::Span,
 }
@@ -283,6 +286,11 @@ impl Run {
             .map(|t| (TRACE_CONTEXT_KEY.to_owned(), serde_json::Value::String(t)))
             .into_iter()
             .collect();
+        // A lease taken a moment ago, unless the caller says when it ends
+        // ([`Run::holding_until`]).
+        let lease_until = Arc::new(AtomicI64::new(
+            inner.now().plus(inner.config.lease_ttl).millis(),
+        ));
         Run {
             inner,
             occ,
@@ -303,8 +311,15 @@ impl Run {
             cancel_rx,
             pending: None,
             lost: Arc::new(AtomicBool::new(false)),
+            lease_until,
             span,
         }
+    }
+
+    /// Sets until when the run holds its lease: the expiry its caller took or claimed it with.
+    pub(crate) fn holding_until(self, until: Timestamp) -> Run {
+        self.lease_until.store(until.millis(), Ordering::SeqCst);
+        self
     }
 
     /// The occurrence as last written.
@@ -371,6 +386,7 @@ impl Run {
                         id.clone(),
                         run.cancel_tx.clone(),
                         run.lost.clone(),
+                        run.lease_until.clone(),
                         run.flag.clone(),
                     )
                     .in_current_span(),

@@ -226,9 +226,7 @@ impl Run {
         if *self.inner.shutdown.borrow() {
             return Err(Stop::Shutdown);
         }
-        if self.lost.load(Ordering::SeqCst) {
-            return Err(Stop::Lost("the lease could not be renewed".into()));
-        }
+        self.confirm_lease().await?;
         if let Some(mode) = self.cancel_now() {
             let error = cancel_problem(mode, format!("before step {name} ({}/{n})", i + 1));
             let from = self.occ.clone();

@@ -518,6 +518,22 @@ pub(crate) async fn claim<C: SqlConn>(
     })
 }
 
+/// Whether some running occurrence's lease expired before `now` or was released.
+pub(crate) async fn has_expired<C: SqlConn>(
+    conn: &mut C,
+    now: Timestamp,
+) -> Result<bool, StoreError> {
+    let sql = format!(
+        "SELECT id FROM op_occs WHERE state IN {RUNNING} \
+         AND (lease_expires_at IS NULL OR lease_expires_at < $1){}",
+        limit_clause(1)
+    );
+    Ok(conn
+        .row(&sql, &[now.0.into()], &[Col::Text])
+        .await?
+        .is_some())
+}
+
 /// Takes over up to `limit` running occurrences whose lease expired or was released.
 pub(crate) async fn claim_expired<C: SqlConn>(
     tx: &mut C,
