@@ -17,6 +17,7 @@ mod keystone;
 mod keystone_projects;
 mod limits;
 mod mgmt_scripts;
+mod notification_projects;
 mod pkgm_notifications;
 mod pm;
 mod pm_prometheus;
