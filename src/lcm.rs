@@ -610,8 +610,19 @@ impl Builder {
         self
     }
 
+    /// How long the runner's lease on an occurrence lasts unless renewed, and how often it is
+    /// renewed (defaults 6 s and 2 s, see [`LcmConfig::lease_ttl`]): replicas on one store
+    /// take over a dead one's running occurrences about `ttl` after its last renewal, and a
+    /// replica that was stopped longer than `ttl` starts no further step of them.
+    pub fn leases(mut self, ttl: Duration, renew_every: Duration) -> Self {
+        self.config.lease_ttl = ttl;
+        self.config.lease_renew_interval = renew_every;
+        self
+    }
+
     /// How often to sweep for occurrences of dead runners after start-up (default 30 s;
-    /// `None`: only at start-up). The sweep stops at [`Lcm::shutdown`].
+    /// `None`: only at start-up). Between sweeps, expired and released leases are looked
+    /// for every [`LcmConfig::takeover_poll`] (1 s). The sweep stops at [`Lcm::shutdown`].
     pub fn recovery_interval(mut self, every: Option<Duration>) -> Self {
         self.recovery_interval = every;
         self

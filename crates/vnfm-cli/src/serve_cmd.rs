@@ -153,6 +153,14 @@ pub struct ServeArgs {
         value_parser = clap::value_parser!(u64).range(1..)
     )]
     idempotency_key_ttl: u64,
+    /// Seconds a replica's lease on a running operation occurrence lasts unless renewed:
+    /// another replica on the same store takes over a dead one's occurrences about this
+    /// long after its last renewal (replicas' clocks must agree to well within it).
+    #[arg(long, default_value_t = 6, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..))]
+    lease_ttl: u64,
+    /// Seconds between renewals of a running occurrence's lease (below --lease-ttl).
+    #[arg(long, default_value_t = 2, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..))]
+    lease_renew_interval: u64,
     /// Hours an undeliverable notification is retried before it is given up.
     #[arg(long, default_value_t = 24, value_name = "HOURS")]
     notify_max_age_hours: u64,
@@ -381,6 +389,19 @@ fn nfvo_from_args(args: &ServeArgs, url: &str) -> Result<vnfm::lcm::NfvoSettings
 }
 
 /// Runs the server; returns the exit code, or a usage error.
+/// The lease length and renewal interval (`--lease-ttl`, `--lease-renew-interval`).
+fn leases(args: &ServeArgs) -> Result<(Duration, Duration), ServeError> {
+    if args.lease_renew_interval >= args.lease_ttl {
+        return Err(ServeError::Options(
+            "--lease-renew-interval must be shorter than --lease-ttl",
+        ));
+    }
+    Ok((
+        Duration::from_secs(args.lease_ttl),
+        Duration::from_secs(args.lease_renew_interval),
+    ))
+}
+
 pub fn run(args: ServeArgs) -> Result<ExitCode, ServeError> {
     let metrics = Arc::new(Metrics::default());
     let exporting = init_logging(&args, metrics.clone())?;
@@ -398,8 +419,10 @@ pub fn run(args: ServeArgs) -> Result<ExitCode, ServeError> {
         }
         None => Vec::new(),
     };
+    let (lease_ttl, lease_renewal) = leases(&args)?;
     // The composition root: every service of the VNFM, assembled by the `vnfm` builder.
     let mut services = vnfm::lcm::builder()
+        .leases(lease_ttl, lease_renewal)
         .data_dir(&args.data_dir)
         .max_package_bytes(args.max_package_mib.saturating_mul(1024 * 1024))
         .upload_allow_list(args.upload_allow.clone())
@@ -663,6 +686,22 @@ mod tests {
                 "{bad}: {e}"
             );
         }
+    }
+
+    #[test]
+    fn leases_last_6_s_renewed_every_2_s_unless_told_otherwise() {
+        let leases = |line: &[&str]| leases(&serve_args(line).unwrap());
+        assert_eq!(
+            leases(&[]).unwrap(),
+            (Duration::from_secs(6), Duration::from_secs(2))
+        );
+        assert_eq!(
+            leases(&["--lease-ttl", "30", "--lease-renew-interval", "10"]).unwrap(),
+            (Duration::from_secs(30), Duration::from_secs(10))
+        );
+        let e = leases(&["--lease-ttl", "2"]).unwrap_err();
+        assert!(e.to_string().contains("--lease-renew-interval"), "{e}");
+        assert!(serve_args(&["--lease-ttl", "0"]).is_err());
     }
 
     #[test]
