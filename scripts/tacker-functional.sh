@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Runs OpenStack Tacker's own v2 functional test suites, unchanged, against `vnfm serve`:
 # `tacker/tests/functional/sol_kubernetes_v2` (on a real Kubernetes control plane with one
-# KWOK node, Helm, Prometheus and Alertmanager) and `sol_v2/vnflcm` (on the real OpenStack
-# test cloud), from Tacker's source distribution on the package index, with `stestr` as
-# Tacker's `tox -e ft-v2-k8s` runs them. Compares every test's outcome with
+# KWOK node, Helm, Prometheus) and `sol_v2/vnflcm` (on the real OpenStack test cloud), from
+# Tacker's source distribution on the package index, with `stestr` as Tacker's
+# `tox -e ft-v2-k8s` runs them. Compares every test's outcome with
 # tests/tacker-functional/expected.tsv and exits non-zero when one differs.
 #
 #   scripts/tacker-functional.sh [--suite k8s|vm]... [--work DIR] [--filter REGEX]
@@ -11,9 +11,13 @@
 #
 # Needs the test services of scripts/test-env started and their variables exported (what
 # scripts/test.sh does): openstack.sh (Keystone, the `openstack` client; the VM suite uses the
-# whole cloud), prometheus.sh, helm.sh (VNFM_HELM_C_LIB). It starts its own Kubernetes control
-# plane (kubernetes.sh, one simulated node as in Tacker's CI) and its own `vnfm serve` (the
-# debug build of this checkout, or VNFM_BIN), and stops both on exit.
+# whole cloud), prometheus.sh, helm.sh (VNFM_HELM_C_LIB). Each suite runs in network and mount
+# namespaces of its own, so the suites run side by side (Tacker's tests listen on the fixed
+# port 9990 and switch failures with fixed files under /tmp): there it gets its own `vnfm
+# serve` (the debug build of this checkout, or VNFM_BIN) on 127.0.0.1:9890, its own Kubernetes
+# control plane (kubernetes.sh, one simulated node as in Tacker's CI), a private /tmp, and
+# forwarders to the host's test services on the same loopback ports (socat through Unix
+# sockets), so the URLs in Keystone's catalog hold inside too.
 #
 # Environment: VNFM_TACKER_CACHE (default ~/.cache/vnfm/tacker-16.0.0: the source
 # distribution, unpacked, and the virtualenv with its requirements and test requirements),
@@ -21,18 +25,18 @@
 #
 # What is shimmed, and why (nothing of Tacker's test code or assertions is changed):
 # - /etc/tacker/tacker.conf: the tests' base class reads this fixed path; an empty file is
-#   mounted there in a private mount namespace (the v2 suites read no option from it).
+#   mounted there (the v2 suites read no option from it).
 # - samples/tests/etc/samples/local-vim.yaml, local-k8s-vim.yaml, local-k8s-vim-helm.yaml:
 #   rewritten as Tacker's CI rewrites them (Keystone URL, API server, bearer token, CA).
-# - tools/test-setup-k8s-vim.sh (Tacker's own VIM registration) is run with its sample
-#   directory and Keystone URL rewritten, as Tacker's CI's Ansible role does.
+# - tools/test-setup-default-vim.sh and test-setup-k8s-vim.sh (Tacker's own VIM registration)
+#   are run with their sample directory and Keystone URL rewritten, as Tacker's CI's Ansible
+#   role (roles/setup-default-vim) does.
 # - Keystone holds what devstack creates for Tacker: project `nfv`, user `nfv_user` /
 #   `devstack` with role `admin`, and the `nfv-orchestration` service whose endpoint is
-#   `vnfm serve` (the tests find the server through the catalog).
+#   `vnfm serve` (the tests find the server through the catalog); the VM suite's networks
+#   and image as Tacker's devstack plugin creates them (prepare_cloud below).
 # - Management scripts run with the virtualenv's Python, where `tacker` is importable, as
 #   Tacker's conductor runs them (one test's script imports `tacker.*`).
-# - The tests' fake notification server listens on 127.0.0.1:9990 and their failure switch
-#   files are /tmp/<OPERATION>: the suites run one after the other.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 TACKER_VERSION=16.0.0
@@ -40,7 +44,121 @@ CACHE="${VNFM_TACKER_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/vnfm/tacker-$TACKER_
 SRC="$CACHE/tacker-$TACKER_VERSION"
 VENV="$CACHE/venv"
 EXPECTED="$ROOT/tests/tacker-functional/expected.tsv"
+SERVER_PORT=9890
+declare -A PATHS=([k8s]=tacker/tests/functional/sol_kubernetes_v2 [vm]=tacker/tests/functional/sol_v2/vnflcm)
 
+die() { echo "tacker-functional: $*" >&2; exit 1; }
+need() { [[ -n "${!1:-}" ]] || die "$1 is not set: start the test services first (scripts/test.sh does)"; }
+
+openstack_admin() {
+    "$VENV/bin/openstack" --os-auth-url "$VNFM_TEST_KEYSTONE_URL" --os-identity-api-version 3 \
+        --os-username "${VNFM_TEST_OS_ADMIN_USERNAME:-admin}" --os-password "$VNFM_TEST_OS_ADMIN_PASSWORD" \
+        --os-project-name "${VNFM_TEST_OS_ADMIN_PROJECT:-admin}" --os-user-domain-name Default \
+        --os-project-domain-name Default "$@"
+}
+
+# ---- inside a suite's namespaces -------------------------------------------------------------
+# run_suite SUITE WORK FILTER: everything of one suite, in its own network and mount namespaces.
+run_suite() {
+    local suite=$1 work=$2 filter=$3
+    local path=${PATHS[$suite]} tree="$work/tacker"
+    # Globals: the exit trap runs after this function has returned.
+    SUITE_KUBE_DIR="$work/kube"
+    SUITE_PIDS=()
+    cleanup_suite() {
+        local pid
+        for pid in "${SUITE_PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
+        VNFM_KUBE_DIR="$SUITE_KUBE_DIR" "$ROOT/scripts/test-env/kubernetes.sh" stop >/dev/null 2>&1 || true
+    }
+    trap cleanup_suite EXIT
+    ip link set lo up
+    # The host's test services, on the same ports (their Unix sockets are made by the host side).
+    local sock port
+    for sock in "$work/../forward"/*.sock; do
+        port=$(basename "$sock" .sock)
+        socat "TCP-LISTEN:$port,bind=127.0.0.1,fork,reuseaddr" "UNIX-CONNECT:$sock" </dev/null >/dev/null 2>&1 &
+        SUITE_PIDS+=($!)
+    done
+    mkdir -p "$work/tmp" "$work/etc-tacker"
+    chmod 1777 "$work/tmp"
+    mount --bind "$work/tmp" /tmp
+    : >"$work/etc-tacker/tacker.conf"
+    mount --bind "$work/etc-tacker" /etc/tacker
+
+    # A copy of the source tree: the VIM files are rewritten in it, stestr keeps its repository there.
+    mkdir -p "$tree"
+    cp -a "$SRC/." "$tree"
+
+    echo "== tacker-functional [$suite]: a Kubernetes control plane with one node, as in Tacker's CI"
+    mkdir -p "$SUITE_KUBE_DIR"
+    local kube_env kube_server kube_token kube_ca
+    kube_env=$(VNFM_KUBE_DIR="$SUITE_KUBE_DIR" VNFM_KUBE_NODES=1 "$ROOT/scripts/test-env/kubernetes.sh" start)
+    kube_server=$(sed -n 's/^export VNFM_TEST_KUBE_SERVER=//p' <<<"$kube_env")
+    kube_token=$(cat "$(sed -n 's/^export VNFM_TEST_KUBE_TOKEN_FILE=//p' <<<"$kube_env")")
+    kube_ca=$(sed -n 's/^export VNFM_TEST_KUBE_CA_FILE=//p' <<<"$kube_env")
+
+    # The VIM files, as Tacker's CI writes them (roles/setup-default-vim and the k8s roles).
+    local samples="$tree/samples/tests/etc/samples" ks_base=${VNFM_TEST_KEYSTONE_URL%/v3}
+    python3 - "$samples" "$ks_base" "$kube_server" "$kube_token" "$kube_ca" <<'EOF'
+import sys
+samples, keystone, server, token, ca_file = sys.argv[1:]
+ca = open(ca_file).read().strip()
+def rewrite(name, values):
+    path = f"{samples}/{name}"
+    kept = [l for l in open(path).read().splitlines() if l.split(":", 1)[0] not in values]
+    open(path, "w").write("\n".join([f"{k}: {v}" for k, v in values.items()] + kept) + "\n")
+rewrite("local-vim.yaml", {"auth_url": keystone})
+for name in ("local-k8s-vim.yaml", "local-k8s-vim-helm.yaml"):
+    rewrite(name, {"auth_url": f'"{server}"', "bearer_token": f'"{token}"',
+                   "ssl_ca_cert": '"' + ca.replace("\n", "\\n") + '"'})
+EOF
+
+    echo "== tacker-functional [$suite]: vnfm serve on 127.0.0.1:$SERVER_PORT"
+    "$VNFM" serve --data-dir "$work/vnfm-data" --listen "127.0.0.1:$SERVER_PORT" \
+        --keystone-url "$VNFM_TEST_KEYSTONE_URL" --keystone-user vnfm-tacker-ft \
+        --keystone-password-file "$work/../keystone-password" --keystone-project nfv \
+        --helm-library "$VNFM_HELM_C_LIB" --prometheus-url "$VNFM_TEST_PROMETHEUS_URL" \
+        --python "$VENV/bin/python" </dev/null >"$work/vnfm.log" 2>&1 &
+    local server_pid=$!
+    SUITE_PIDS+=("$server_pid")
+    local _
+    for _ in $(seq 150); do
+        curl -sf "http://127.0.0.1:$SERVER_PORT/healthz" >/dev/null && break
+        kill -0 "$server_pid" 2>/dev/null || { tail -20 "$work/vnfm.log"; die "vnfm serve exited while starting"; }
+        sleep 0.2
+    done
+
+    echo "== tacker-functional [$suite]: the VIMs, registered by Tacker's tools/test-setup-default-vim.sh and test-setup-k8s-vim.sh"
+    # Rewritten as Tacker's CI's Ansible role (roles/setup-default-vim) rewrites them: the
+    # Keystone URL and the sample directory.
+    local tool
+    for tool in test-setup-default-vim.sh test-setup-k8s-vim.sh; do
+        sed -e "s|/opt/stack/tacker/|$tree/|g" -e "s|http://127.0.0.1/identity|$ks_base|g" \
+            "$tree/tacker/tests/functional/tools/$tool" >"$work/$tool"
+        PATH="$VENV/bin:$PATH" bash "$work/$tool" >>"$work/vim-register.log" 2>&1 || {
+            cat "$work/vim-register.log"
+            die "$tool failed"
+        }
+    done
+
+    echo "== tacker-functional [$suite]: $path"
+    local started=$SECONDS
+    (
+        cd "$tree"
+        "$VENV/bin/stestr" --test-path="./$path" run --concurrency 1 ${filter:+"$filter"} \
+            >"$work/stestr.out" 2>&1 || true
+        "$VENV/bin/stestr" last --subunit | "$VENV/bin/subunit2csv" >"$work/results.csv" || true
+    )
+    echo "== tacker-functional [$suite]: done in $((SECONDS - started)) s ($(grep -c . "$work/results.csv" || true) rows; output in $work/stestr.out)"
+}
+
+if [[ "${1:-}" == --inside ]]; then
+    VNFM=$5
+    run_suite "$2" "$3" "$4"
+    exit 0
+fi
+
+# ---- on the host ------------------------------------------------------------------------------
 suites=()
 work=""
 filter=""
@@ -57,17 +175,7 @@ while (($#)); do
     esac
 done
 ((${#suites[@]})) || suites=(k8s vm)
-
-die() { echo "tacker-functional: $*" >&2; exit 1; }
-need() { [[ -n "${!1:-}" ]] || die "$1 is not set: start the test services first (scripts/test.sh does)"; }
-
-# Re-run inside a private mount namespace, where /etc/tacker is ours.
-if [[ -z "${VNFM_TACKER_NS:-}" ]]; then
-    [[ -d /etc/tacker ]] || mkdir -p /etc/tacker
-    exec env VNFM_TACKER_NS=1 unshare --mount --propagation private "$0" \
-        $(printf -- '--suite %s ' "${suites[@]}") ${work:+--work "$work"} ${filter:+--filter "$filter"} \
-        $( ((update)) && echo --update-expected) ${table:+--table "$table"}
-fi
+for suite in "${suites[@]}"; do [[ -n "${PATHS[$suite]:-}" ]] || die "unknown suite $suite (k8s, vm)"; done
 
 ensure_tacker() {
     local python=${PYTHON:-}
@@ -89,120 +197,7 @@ ensure_tacker() {
             testtools WebTest python-barbicanclient requests-mock PyMySQL freezegun PyJWT \
             python-openstackclient
     fi
-}
-
-ensure_tacker
-need VNFM_TEST_KEYSTONE_URL
-need VNFM_TEST_OS_ADMIN_PASSWORD
-need VNFM_HELM_C_LIB
-need VNFM_TEST_PROMETHEUS_URL
-
-[[ -n "$work" ]] || work=$(mktemp -d /tmp/vnfm-tacker-ft.XXXXXX)
-mkdir -p "$work"
-work=$(cd "$work" && pwd)
-STARTED_KUBE=""
-SERVER_PID=""
-cleanup() {
-    [[ -z "$SERVER_PID" ]] || kill "$SERVER_PID" 2>/dev/null || true
-    [[ -z "$STARTED_KUBE" ]] || VNFM_KUBE_DIR="$STARTED_KUBE" "$ROOT/scripts/test-env/kubernetes.sh" stop >/dev/null 2>&1 || true
-}
-trap cleanup EXIT
-
-# A copy of the source tree: the VIM files are rewritten in it, and stestr keeps its
-# repository there.
-tree="$work/tacker"
-rm -rf "$tree"
-cp -a "$SRC" "$tree"
-mkdir -p "$work/etc-tacker"
-: >"$work/etc-tacker/tacker.conf"
-mount --bind "$work/etc-tacker" /etc/tacker
-
-ks_base=${VNFM_TEST_KEYSTONE_URL%/v3}
-openstack_admin() {
-    "$VENV/bin/openstack" --os-auth-url "$VNFM_TEST_KEYSTONE_URL" --os-identity-api-version 3 \
-        --os-username "${VNFM_TEST_OS_ADMIN_USERNAME:-admin}" --os-password "$VNFM_TEST_OS_ADMIN_PASSWORD" \
-        --os-project-name "${VNFM_TEST_OS_ADMIN_PROJECT:-admin}" --os-user-domain-name Default \
-        --os-project-domain-name Default "$@"
-}
-
-echo "== tacker-functional: Keystone as devstack prepares it for Tacker"
-openstack_admin project show nfv >/dev/null 2>&1 || openstack_admin project create nfv >/dev/null
-openstack_admin user show nfv_user >/dev/null 2>&1 ||
-    openstack_admin user create --project nfv --password devstack nfv_user >/dev/null
-openstack_admin role add --project nfv --user nfv_user admin
-# The server's own identity, which validates the callers' tokens.
-openstack_admin user show vnfm-tacker-ft >/dev/null 2>&1 ||
-    openstack_admin user create --project nfv --password vnfm-tacker-ft vnfm-tacker-ft >/dev/null
-openstack_admin role add --project nfv --user vnfm-tacker-ft admin
-echo vnfm-tacker-ft >"$work/keystone-password"
-chmod 600 "$work/keystone-password"
-
-port=$(python3 "$ROOT/scripts/test-env/free_ports.py" 1)
-# One nfv-orchestration endpoint in the catalog, this server's: an earlier run's is replaced.
-for id in $(openstack_admin endpoint list --service nfv-orchestration -f value -c ID 2>/dev/null); do
-    openstack_admin endpoint delete "$id"
-done
-openstack_admin service show nfv-orchestration >/dev/null 2>&1 ||
-    openstack_admin service create --name tacker nfv-orchestration >/dev/null
-for iface in public internal admin; do
-    openstack_admin endpoint create --region RegionOne nfv-orchestration "$iface" "http://127.0.0.1:$port" >/dev/null
-done
-
-echo "== tacker-functional: a Kubernetes control plane with one node, as in Tacker's CI"
-STARTED_KUBE="$work/kube"
-mkdir -p "$STARTED_KUBE"
-kube_env=$(VNFM_KUBE_DIR="$STARTED_KUBE" VNFM_KUBE_NODES=1 "$ROOT/scripts/test-env/kubernetes.sh" start)
-kube_server=$(echo "$kube_env" | sed -n 's/^export VNFM_TEST_KUBE_SERVER=//p')
-kube_token=$(cat "$(echo "$kube_env" | sed -n 's/^export VNFM_TEST_KUBE_TOKEN_FILE=//p')")
-kube_ca=$(echo "$kube_env" | sed -n 's/^export VNFM_TEST_KUBE_CA_FILE=//p')
-
-# The VIM files, as Tacker's CI writes them (roles/setup-default-vim and the k8s roles).
-samples="$tree/samples/tests/etc/samples"
-python3 - "$samples" "$ks_base" "$kube_server" "$kube_token" "$kube_ca" <<'EOF'
-import sys
-samples, keystone, server, token, ca_file = sys.argv[1:]
-ca = open(ca_file).read().strip()
-def rewrite(name, values):
-    path = f"{samples}/{name}"
-    out = []
-    for line in open(path).read().splitlines():
-        key = line.split(":", 1)[0]
-        if key in values:
-            continue
-        out.append(line)
-    head = [f"{k}: {v}" for k, v in values.items()]
-    open(path, "w").write("\n".join(head + out) + "\n")
-rewrite("local-vim.yaml", {"auth_url": keystone})
-ca_block = '"' + ca.replace("\n", "\\n") + '"'
-for name in ("local-k8s-vim.yaml", "local-k8s-vim-helm.yaml"):
-    rewrite(name, {"auth_url": f'"{server}"', "bearer_token": f'"{token}"', "ssl_ca_cert": ca_block})
-EOF
-
-echo "== tacker-functional: vnfm serve on 127.0.0.1:$port"
-vnfm=${VNFM_BIN:-}
-if [[ -z "$vnfm" ]]; then
-    (cd "$ROOT" && cargo build --quiet --locked -p vnfm-cli)
-    vnfm="$ROOT/target/debug/vnfm"
-fi
-"$vnfm" serve --data-dir "$work/vnfm-data" --listen "127.0.0.1:$port" \
-    --keystone-url "$VNFM_TEST_KEYSTONE_URL" --keystone-user vnfm-tacker-ft \
-    --keystone-password-file "$work/keystone-password" --keystone-project nfv \
-    --helm-library "$VNFM_HELM_C_LIB" --prometheus-url "$VNFM_TEST_PROMETHEUS_URL" \
-    --python "$VENV/bin/python" >"$work/vnfm.log" 2>&1 &
-SERVER_PID=$!
-for _ in $(seq 100); do
-    curl -sf "http://127.0.0.1:$port/healthz" >/dev/null && break
-    kill -0 "$SERVER_PID" 2>/dev/null || { tail -20 "$work/vnfm.log"; die "vnfm serve exited while starting"; }
-    sleep 0.2
-done
-
-echo "== tacker-functional: the VIMs, registered by Tacker's tools/test-setup-k8s-vim.sh"
-sed -e "s|^conf_dir=.*|conf_dir=$samples|" -e "s|--os-auth-url [^ ]*|--os-auth-url $ks_base|" \
-    -e "s|^\s*openstack vim register|    \"$VENV/bin/openstack\" vim register|" \
-    "$tree/tacker/tests/functional/tools/test-setup-k8s-vim.sh" >"$work/test-setup-k8s-vim.sh"
-bash "$work/test-setup-k8s-vim.sh" >"$work/vim-register.log" 2>&1 || {
-    cat "$work/vim-register.log"
-    die "VIM registration failed"
+    command -v socat >/dev/null || apt-get install -y -qq socat >&2 || die "socat is missing and could not be installed"
 }
 
 # What Tacker's devstack plugin creates for the VM suite (devstack/lib/tacker,
@@ -224,26 +219,77 @@ prepare_cloud() {
     done
 }
 
-declare -A paths=([k8s]=tacker/tests/functional/sol_kubernetes_v2 [vm]=tacker/tests/functional/sol_v2/vnflcm)
+ensure_tacker
+need VNFM_TEST_KEYSTONE_URL
+need VNFM_TEST_OS_ADMIN_PASSWORD
+need VNFM_HELM_C_LIB
+need VNFM_TEST_PROMETHEUS_URL
+
+[[ -n "$work" ]] || work=$(mktemp -d /var/tmp/vnfm-tacker-ft.XXXXXX)
+mkdir -p "$work"
+work=$(cd "$work" && pwd)
+[[ "$work" != /tmp/* ]] || die "--work must not be under /tmp (each suite mounts a /tmp of its own)"
+FORWARDERS=()
+cleanup() {
+    local pid
+    for pid in "${FORWARDERS[@]}"; do kill "$pid" 2>/dev/null || true; done
+}
+trap cleanup EXIT
+
+echo "== tacker-functional: Keystone as devstack prepares it for Tacker"
+openstack_admin project show nfv >/dev/null 2>&1 || openstack_admin project create nfv >/dev/null
+openstack_admin user show nfv_user >/dev/null 2>&1 ||
+    openstack_admin user create --project nfv --password devstack nfv_user >/dev/null
+openstack_admin role add --project nfv --user nfv_user admin
+# The server's own identity, which validates the callers' tokens.
+openstack_admin user show vnfm-tacker-ft >/dev/null 2>&1 ||
+    openstack_admin user create --project nfv --password vnfm-tacker-ft vnfm-tacker-ft >/dev/null
+openstack_admin role add --project nfv --user vnfm-tacker-ft admin
+echo vnfm-tacker-ft >"$work/keystone-password"
+chmod 600 "$work/keystone-password"
+# One nfv-orchestration endpoint, in the region the suites' clients find first: every suite's
+# server listens on that port in its own network namespace.
+openstack_admin service show nfv-orchestration >/dev/null 2>&1 ||
+    openstack_admin service create --name tacker nfv-orchestration >/dev/null
+for id in $(openstack_admin endpoint list --service nfv-orchestration --region RegionOne -f value -c ID); do
+    openstack_admin endpoint delete "$id"
+done
+for iface in public internal admin; do
+    openstack_admin endpoint create --region RegionOne nfv-orchestration "$iface" "http://127.0.0.1:$SERVER_PORT" >/dev/null
+done
+[[ " ${suites[*]} " != *" vm "* ]] || prepare_cloud
+
+# The host side of the forwarders: every service of the catalog but the VNFM, and Prometheus.
+mkdir -p "$work/forward"
+ports=$( (openstack_admin endpoint list -f value -c URL; echo "$VNFM_TEST_PROMETHEUS_URL") |
+    sed -n 's|^https\?://127\.0\.0\.1:\([0-9]*\).*|\1|p' | sort -u | grep -vx "$SERVER_PORT")
+for port in $ports; do
+    socat "UNIX-LISTEN:$work/forward/$port.sock,fork,mode=600" "TCP:127.0.0.1:$port" </dev/null >/dev/null 2>&1 &
+    FORWARDERS+=($!)
+done
+
+VNFM=${VNFM_BIN:-}
+if [[ -z "$VNFM" ]]; then
+    (cd "$ROOT" && cargo build --quiet --locked -p vnfm-cli)
+    VNFM="$ROOT/target/debug/vnfm"
+fi
+
+[[ -d /etc/tacker ]] || mkdir -p /etc/tacker
+pids=()
+for suite in "${suites[@]}"; do
+    mkdir -p "$work/$suite"
+    unshare --net --mount --propagation private "$0" --inside "$suite" "$work/$suite" "$filter" "$VNFM" \
+        > >(sed -u "s/^/[$suite] /") 2>&1 &
+    pids+=($!)
+done
+for pid in "${pids[@]}"; do wait "$pid" || true; done
+
 results="$work/results.tsv"
 : >"$results"
 for suite in "${suites[@]}"; do
-    path=${paths[$suite]:-}
-    [[ -n "$path" ]] || die "unknown suite $suite (k8s, vm)"
-    echo "== tacker-functional: $path"
-    [[ $suite != vm ]] || prepare_cloud
-    (
-        cd "$tree"
-        export OS_AUTH_URL="$VNFM_TEST_KEYSTONE_URL"
-        "$VENV/bin/stestr" --test-path="./$path" run --concurrency 1 ${filter:+"$filter"} \
-            >"$work/$suite.out" 2>&1 || true
-        "$VENV/bin/stestr" last --subunit | "$VENV/bin/subunit2csv" >"$work/$suite.csv" || true
-    )
-    python3 "$ROOT/scripts/tacker_functional.py" collect "$suite" "$work/$suite.csv" >>"$results"
-    tail -5 "$work/$suite.out"
-    rm -rf "$tree/.stestr"
+    [[ -f "$work/$suite/results.csv" ]] || die "the $suite suite made no results (see $work/$suite)"
+    python3 "$ROOT/scripts/tacker_functional.py" collect "$suite" "$work/$suite/results.csv" >>"$results"
 done
-
 args=(compare "$results" "$EXPECTED")
 ((update)) && args+=(--update)
 [[ -n "$table" ]] && args+=(--table "$table")
