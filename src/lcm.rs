@@ -131,7 +131,7 @@ pub use vnfm_outbound::{
     HttpCallbackSender, HttpContentFetcher, NfvoTimings, OutboundError, Sol003Nfvo,
     install_crypto_provider,
 };
-pub use vnfm_prometheus::{ClientOptions as PrometheusOptions, PromqlOverrides};
+pub use vnfm_prometheus::{ClientOptions as PrometheusOptions, PromqlOverrides, PushedMetrics};
 pub use vnfm_store::{InstanceQuery, OpOccQuery, Page, Store, StoreError};
 pub use vnfm_types as types;
 

@@ -20,16 +20,13 @@ use axum::body::Bytes;
 use axum::extract::{OriginalUri, Path, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use serde_json::{Value, json};
-use vnfm_driver_api::fault::{FaultId, FaultReport};
+use serde_json::Value;
 use vnfm_lcm::LcmError;
 use vnfm_lcm::subscriptions::{CreateOptions, Created};
-use vnfm_prometheus::{AlarmCandidate, AlarmMapping};
 use vnfm_schemas::SchemaId;
 use vnfm_store::{Page, ProjectScope};
 use vnfm_types::{
-    Alarm, AlarmModifications, DateTime, FmSubscription, FmSubscriptionRequest, SubscriptionId,
-    VnfInstanceId,
+    Alarm, AlarmModifications, FmSubscription, FmSubscriptionRequest, SubscriptionId,
 };
 
 use crate::error::{ApiError, ApiResult};
@@ -198,8 +195,9 @@ async fn show_alarm(
     ))
 }
 
-/// `PATCH /alarms/{id}`: `{"ackState": "ACKNOWLEDGED"}` as a merge patch; answers the
-/// modifications (SOL003 clause 7.4.3.3.4) with the new `ETag`.
+/// `PATCH /alarms/{id}`: `{"ackState": "ACKNOWLEDGED"}` (or `"UNACKNOWLEDGED"`, SOL003
+/// v3.3.1 and Tacker) as a merge patch; answers the modifications (SOL003 clause 7.4.3.3.4)
+/// with the new `ETag`; 409 when the alarm already has that state.
 async fn modify_alarm(
     State(state): State<Arc<AppState>>,
     Path(id): Path<String>,
@@ -209,13 +207,10 @@ async fn modify_alarm(
     require_accept(&headers, crate::util::PATCH_ANSWER_TYPES)?;
     let expected = crate::precondition::single_expected_version(&headers, "alarm")?;
     let modifications: AlarmModifications = merge_patch_body(&headers, &body, None)?;
-    if modifications.ack_state != vnfm_types::AckState::Acknowledged {
-        return Err(ApiError::invalid(
-            "/ackState",
-            "only ACKNOWLEDGED may be set (SOL003 AlarmModifications)",
-        ));
-    }
-    let (_, version) = state.faults.acknowledge(&id, expected).await?;
+    let (_, version) = state
+        .faults
+        .set_ack_state(&id, modifications.ack_state, expected)
+        .await?;
     Ok(with_etag(
         json_response(StatusCode::OK, &modifications),
         version,
@@ -255,32 +250,6 @@ fn has_receiver_token(state: &AppState, headers: &HeaderMap) -> bool {
     Sha256::digest(given.trim().as_bytes()) == Sha256::digest(token.expose().as_bytes())
 }
 
-fn date_time(t: &jiff::Timestamp) -> Option<DateTime> {
-    DateTime::parse(&t.to_string()).ok()
-}
-
-/// The fault an alert reports: instance, VNFC(s), fault type (else the alert name) and
-/// probable cause; the same for the firing and the resolved alert.
-fn fault_of(c: &AlarmCandidate) -> FaultId {
-    FaultId {
-        instance_id: VnfInstanceId::new(c.vnf_instance_id.clone()),
-        vnfc_instance_id: (!c.vnfc_instance_ids.is_empty()).then(|| c.vnfc_instance_ids.join(",")),
-        fault_type: c.fault_type.clone().or_else(|| c.alert_name.clone()),
-        probable_cause: c.probable_cause.clone(),
-    }
-}
-
-fn report_of(c: &AlarmCandidate) -> ApiResult<FaultReport> {
-    let severity = serde_json::from_value(json!(c.perceived_severity.as_str()))
-        .map_err(|e| ApiError::Internal(format!("severity mapping: {e}")))?;
-    let event_type = serde_json::from_value(json!(c.event_type.as_str()))
-        .map_err(|e| ApiError::Internal(format!("event type mapping: {e}")))?;
-    let mut report = FaultReport::new(fault_of(c), severity, event_type);
-    report.event_time = date_time(&c.starts_at);
-    report.details = c.fault_details.clone();
-    Ok(report)
-}
-
 /// Authenticates an Alertmanager webhook: Alertmanager's own token, or the server's usual
 /// credentials.
 pub(crate) async fn authenticate_webhook(
@@ -308,83 +277,15 @@ pub(crate) async fn alertmanager_webhook(
         }
         _ => ApiError::bad_request(e.to_string()),
     })?;
-    let mapping = AlarmMapping::default();
-    let (mut raised, mut cleared, mut refused) = (0usize, 0usize, Vec::new());
-    let mut scalings = 0usize;
-    for (i, alert) in webhook.alerts.iter().enumerate() {
-        match vnfm_prometheus::scale_trigger(alert) {
-            Ok(Some(t)) => {
-                let cause = format!(
-                    "alert {}",
-                    alert.labels.get("alertname").map_or("", String::as_str)
-                );
-                let id = vnfm_types::VnfInstanceId::new(t.vnf_instance_id);
-                if state.faults.request_scale(
-                    &id,
-                    t.scale_out,
-                    &t.aspect_id,
-                    t.number_of_steps,
-                    &cause,
-                ) {
-                    scalings += 1;
-                } else {
-                    tracing::warn!(
-                        alert = i,
-                        "an auto_scale alert arrived, but automatic scaling is off"
-                    );
-                }
-                continue;
-            }
-            Ok(None) => {}
-            Err(e) => {
-                refused.push(format!("/alerts/{i}/labels: {e}"));
-                continue;
-            }
-        }
-        let candidate = match mapping.candidate(alert) {
-            Ok(Some(c)) => c,
-            Ok(None) => continue,
-            Err(e) => {
-                refused.push(format!("/alerts/{i}/labels: {e}"));
-                continue;
-            }
-        };
-        for w in &candidate.warnings {
-            tracing::warn!(alert = i, "{w}");
-        }
-        if candidate.is_clear() {
-            let at = candidate.ends_at.as_ref().and_then(date_time);
-            state
-                .faults
-                .clear(&fault_of(&candidate), at)
-                .await
-                .map_err(unavailable)?;
-            cleared += 1;
-        } else {
-            match state.faults.raise(&report_of(&candidate)?).await {
-                Ok(_) => raised += 1,
-                Err(e) if e.kind() == vnfm_types::ErrorKind::Invalid => {
-                    refused.push(format!("/alerts/{i}: {e}"));
-                }
-                Err(e) => return Err(unavailable(e)),
-            }
-        }
-    }
-    tracing::info!(
-        alerts = webhook.alerts.len(),
-        raised,
-        cleared,
-        scalings,
-        refused = refused.len(),
-        "Alertmanager webhook received"
-    );
+    let applied = crate::alert_receivers::apply_alerts(&state, &webhook, None).await?;
+    let refused = applied.refused;
     if let Some(first) = refused.first() {
         let pointer = first.split(':').next().unwrap_or("/alerts").to_owned();
         return Err(ApiError::invalid(
             pointer,
             format!(
-                "{} of {} alerts could not be mapped to an alarm (the others were processed): {}; \
-                 give each alert a vnf_instance_id label (see docs/fault-and-performance.md)",
+                "{} of {} alerts could not be read (the others were processed): {}; \
+                 see docs/fault-and-performance.md for the labels",
                 refused.len(),
                 webhook.alerts.len(),
                 refused.join("; ")
@@ -392,12 +293,4 @@ pub(crate) async fn alertmanager_webhook(
         ));
     }
     Ok(StatusCode::NO_CONTENT.into_response())
-}
-
-/// A core failure while processing alerts: 503, so that Alertmanager sends the batch again.
-fn unavailable(e: LcmError) -> ApiError {
-    tracing::error!(error = %e, "processing an Alertmanager webhook failed");
-    ApiError::Unavailable(format!(
-        "the alarms could not be stored ({e}); the webhook may be sent again"
-    ))
 }

@@ -11,6 +11,7 @@
 //! | `/vnfpm/v1` | VNF performance management, SOL003 v2.6.1: the same PM jobs, reports, thresholds and subscriptions, created without object type or callback |
 //! | `/vnfm/v1/vims` | the VIM registry (secrets are write-only) |
 //! | `/v1.0/vims` | the same registry through Tacker's VIM API (`openstack vim ...`) |
+//! | `/alert`, `/alert/auto_scaling`, `/alert/auto_healing`, `/pm_event`, `/pm_threshold` | Tacker's Prometheus-plugin receivers: alarms, automatic SCALE and HEAL, pushed PM values |
 //! | `/oauth2/token` | OAuth 2.0 client credentials token endpoint |
 //! | `/openapi.json`, `/healthz`, `/readyz`, `/metrics` | operations |
 //!
@@ -24,6 +25,7 @@
 //! `tower::ServiceExt::oneshot`); [`server::serve`] runs it.
 
 mod admission;
+mod alert_receivers;
 pub mod auth;
 mod connection;
 mod dead_letters;
@@ -201,6 +203,8 @@ fn public_routes(limits: RouteLimits) -> OpenApiRouter<Arc<AppState>> {
             )
             .map(|r| r.layer(DefaultBodyLimit::max(vnfm_prometheus::DEFAULT_WEBHOOK_LIMIT)))],
         ))))
+        // Tacker's Prometheus-plugin endpoints, authenticated as the Alertmanager receiver.
+        .merge(route_table::secured(alert_receivers::routes()))
 }
 
 /// The operations of the route table, as the OpenAPI document lists them (without schemas).

@@ -103,6 +103,9 @@ async fn authenticate_first(
     match path {
         "/oauth2/token" | "/healthz" | "/readyz" => Ok(()),
         "/vnffm/v1/alertmanager" => crate::fm::authenticate_webhook(state, headers, peer).await,
+        p if crate::alert_receivers::PATHS.contains(&p) => {
+            crate::fm::authenticate_webhook(state, headers, peer).await
+        }
         _ => state
             .auth
             .authenticate_from(headers, peer)

@@ -169,8 +169,29 @@ async fn webhook_raises_acknowledges_clears_and_survives_restart() {
     h.raw(Method::PATCH, &uri, &headers, ack.clone())
         .await
         .problem(415);
+    // SOL003 v3.3.1: an acknowledged alarm says when; Tacker's clients unacknowledge it
+    // again (FM API 1.3.0), which removes the time.
+    let acked = h.call(Method::GET, &uri, None).await.json();
+    assert!(acked["alarmAcknowledgedTime"].is_string(), "{acked}");
     let (headers, _) = patch("");
-    let bad = serde_json::to_vec(&json!({"ackState": "UNACKNOWLEDGED"})).unwrap();
+    let unack = serde_json::to_vec(&json!({"ackState": "UNACKNOWLEDGED"})).unwrap();
+    let r = h.raw(Method::PATCH, &uri, &headers, unack).await;
+    assert_eq!(
+        r.status,
+        StatusCode::OK,
+        "{}",
+        String::from_utf8_lossy(&r.body)
+    );
+    let back = h.call(Method::GET, &uri, None).await.json();
+    assert_eq!(back["ackState"], "UNACKNOWLEDGED");
+    assert!(back.get("alarmAcknowledgedTime").is_none(), "{back}");
+    let (headers, b) = patch("");
+    assert_eq!(
+        h.raw(Method::PATCH, &uri, &headers, b).await.status,
+        StatusCode::OK
+    );
+    let bad = serde_json::to_vec(&json!({"ackState": "MAYBE"})).unwrap();
+    let (headers, _) = patch("");
     h.raw(Method::PATCH, &uri, &headers, bad).await.problem(400);
     h.call(Method::GET, "/vnffm/v1/alarms/nope", None)
         .await
@@ -194,7 +215,7 @@ async fn webhook_raises_acknowledges_clears_and_survives_restart() {
     let one = h.call(Method::GET, &uri, None).await;
     assert_eq!(one.json()["perceivedSeverity"], "CRITICAL");
     assert!(one.json()["alarmChangedTime"].is_string());
-    assert_eq!(one.header("etag"), Some("\"3\""));
+    assert_eq!(one.header("etag"), Some("\"5\""));
     let p = h
         .call(
             Method::POST,
@@ -312,15 +333,25 @@ async fn bad_webhooks_say_where_and_lose_no_good_alert() {
     let alarms = h.call(Method::GET, "/vnffm/v1/alarms", None).await.json();
     assert_eq!(alarms.as_array().unwrap().len(), 1, "{alarms}");
 
-    // Alerts of other functions (Tacker's PM and scaling alerts) are not faults.
-    let pm = webhook(vec![alert(
+    // Alerts of other functions (Tacker's PM and scaling alerts) are not faults: a PM value
+    // for a job that does not exist is logged and answered 204; one that does not say which
+    // job is refused naming the label.
+    let mut pm_alert = alert(
         "firing",
-        json!({"alertname": "Pm", "vnf_instance_id": "i1", "function_type": "vnfpm"}),
-    )]);
+        json!({"alertname": "Pm", "function_type": "vnfpm", "job_id": "nope",
+               "object_instance_id": "i1", "metric": "VCpuUsageMeanVnf.i1"}),
+    );
+    pm_alert["annotations"]["value"] = json!("99");
+    let pm = webhook(vec![pm_alert.clone()]);
     assert_eq!(
         post_webhook(&h, Some(TOKEN), &pm).await.status,
         StatusCode::NO_CONTENT
     );
+    pm_alert["labels"].as_object_mut().unwrap().remove("job_id");
+    let p = post_webhook(&h, Some(TOKEN), &webhook(vec![pm_alert]))
+        .await
+        .problem(400);
+    assert!(p["detail"].as_str().unwrap().contains("job_id"), "{p}");
     let alarms = h.call(Method::GET, "/vnffm/v1/alarms", None).await.json();
     assert_eq!(alarms.as_array().unwrap().len(), 1);
 

@@ -22,6 +22,7 @@ mod pkgm_notifications;
 mod pm;
 mod pm_prometheus;
 mod preview;
+mod prometheus_plugin;
 mod router;
 mod tacker_vims;
 mod tacker_wire;

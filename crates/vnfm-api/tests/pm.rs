@@ -22,7 +22,7 @@ use vnfm_driver_api::metrics::StaticMetrics;
 use vnfm_lcm::DelivererConfig;
 use vnfm_types::{PmObjectType, Threshold};
 
-type Posts = Arc<Mutex<Vec<(String, Value)>>>;
+pub(crate) type Posts = Arc<Mutex<Vec<(String, Value)>>>;
 
 async fn record(State(posts): State<Posts>, uri: axum::http::Uri, body: Bytes) -> StatusCode {
     posts.lock().unwrap().push((
@@ -33,7 +33,7 @@ async fn record(State(posts): State<Posts>, uri: axum::http::Uri, body: Bytes) -
 }
 
 /// A notification receiver on 127.0.0.1: its base URL and what it received (path, body).
-async fn receiver() -> (String, Posts) {
+pub(crate) async fn receiver() -> (String, Posts) {
     let posts = Posts::default();
     let app = Router::new()
         .route(
@@ -47,7 +47,7 @@ async fn receiver() -> (String, Posts) {
     (base, posts)
 }
 
-async fn eventually<T>(what: &str, mut probe: impl FnMut() -> Option<T>) -> T {
+pub(crate) async fn eventually<T>(what: &str, mut probe: impl FnMut() -> Option<T>) -> T {
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
         if let Some(v) = probe() {

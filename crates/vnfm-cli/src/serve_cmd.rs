@@ -64,7 +64,8 @@ pub struct ServeArgs {
     #[arg(long, value_name = "FILE")]
     alertmanager_token_file: Option<PathBuf>,
     /// The Prometheus server performance management reads its metrics from (its HTTP query
-    /// API, e.g. `http://prometheus:9090`). Without it, PM jobs and thresholds are refused.
+    /// API, e.g. `http://prometheus:9090`). Without it, PM jobs and thresholds take only the
+    /// values pushed to `/pm_event` and `/pm_threshold` (Tacker's Prometheus plugin).
     #[arg(long, value_name = "URL")]
     prometheus_url: Option<String>,
     /// PromQL replacing or adding to the default query of metrics (YAML or JSON: metric name
@@ -84,8 +85,9 @@ pub struct ServeArgs {
     /// The least severe alarm that heals an instance with `isAutohealEnabled` automatically.
     #[arg(long, default_value = "MAJOR", value_name = "SEVERITY", value_parser = parse_severity)]
     auto_heal_min_severity: vnfm_types::PerceivedSeverity,
-    /// Seconds after an automatic heal of an instance before the next one may start.
-    #[arg(long, default_value_t = 120, value_name = "SECONDS")]
+    /// Seconds after an automatic heal of an instance before the next one may start (0, as
+    /// OpenStack Tacker: none).
+    #[arg(long, default_value_t = 0, value_name = "SECONDS")]
     auto_heal_cooldown: u64,
     /// Automatic heals of one instance an hour, at most.
     #[arg(long, default_value_t = 5, value_name = "N")]
@@ -98,8 +100,9 @@ pub struct ServeArgs {
     /// Scale nothing automatically, whatever an instance's `isAutoscaleEnabled` says.
     #[arg(long)]
     no_auto_scale: bool,
-    /// Seconds after an automatic scaling of an instance before the next one may start.
-    #[arg(long, default_value_t = 300, value_name = "SECONDS")]
+    /// Seconds after an automatic scaling of an instance before the next one may start (0,
+    /// as OpenStack Tacker: none).
+    #[arg(long, default_value_t = 0, value_name = "SECONDS")]
     auto_scale_cooldown: u64,
     /// Automatic scalings of one instance an hour, at most.
     #[arg(long, default_value_t = 12, value_name = "N")]
@@ -466,9 +469,12 @@ pub fn run(args: ServeArgs) -> Result<ExitCode, ServeError> {
             bounds: hourly(args.auto_scale_cooldown, args.auto_scale_max_per_hour),
         }));
     services = services.infra_watch(infra_watch(args.infra_watch_interval));
-    if let Some(url) = &args.prometheus_url {
-        services = prometheus(services, url, args.promql_file.as_deref())?;
-    }
+    services = match &args.prometheus_url {
+        Some(url) => prometheus(services, url, args.promql_file.as_deref())?,
+        // PM jobs and thresholds still take the values a monitoring system pushes
+        // (Tacker's `/pm_event` and `/pm_threshold`).
+        None => services.metrics_source(Arc::new(vnfm::lcm::PushedMetrics::default())),
+    };
     services = services.performance(pm_options(&args), Duration::from_secs(5));
     services = services.mgmt_scripts(vnfm::lcm::ScriptConfig {
         python: args.python.clone(),
