@@ -3,8 +3,9 @@
 //! `ackState` with `If-Match`), FM subscriptions (the shared handlers of
 //! [`crate::subscriptions`]), and the receiver of Prometheus Alertmanager webhooks
 //! (`POST /vnffm/v1/alertmanager`): firing alerts raise alarms, resolved alerts clear them,
-//! mapped by `vnfm_prometheus::AlarmMapping`; firing `auto_scale` alerts
-//! (`vnfm_prometheus::scale_trigger`) ask for an automatic SCALE.
+//! mapped by `vnfm_prometheus::AlarmMapping`; the alerts of Tacker's other plugin functions
+//! ask for an automatic SCALE or HEAL or push PM values (one path with Tacker's own
+//! receivers: [`crate::alert_receivers::apply_alerts`]).
 //!
 //! The receiver accepts the server's usual credentials, or the bearer token configured for
 //! Alertmanager's `http_config` ([`crate::StateOptions::alertmanager_token`]). A payload that
