@@ -256,6 +256,16 @@ impl IntoResponse for ApiError {
             problem.extra.insert("reference".into(), reference.into());
         } else if status.is_server_error() {
             tracing::warn!(status = status.as_u16(), error = %self, "request failed");
+        } else {
+            // What the client is told, so that an operator can read why a client's request
+            // was refused without the client's help (nothing here the client did not get).
+            tracing::info!(
+                target: "vnfm::http",
+                status = status.as_u16(),
+                title = problem.title.as_deref().unwrap_or_default(),
+                detail = %crate::util::cut(&problem.detail, 500),
+                "request refused"
+            );
         }
         let body = serde_json::to_vec(&problem).unwrap_or_default();
         let mut response = (status, body).into_response();

@@ -3,7 +3,7 @@
 //! admin token. Ignored, saying so, when built without Keystone's variables
 //! (`#[vnfm_test_env::needs(keystone)]`).
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use axum::http::{Method, StatusCode};
@@ -118,32 +118,12 @@ async fn members_list_and_create_readers_only_list_and_oauth_stays_on() {
     );
 }
 
-/// Collects every event field logged while it is the default subscriber.
-#[derive(Clone, Default)]
-struct Capture(Arc<Mutex<String>>);
-
-struct Fields<'a>(&'a mut String);
-
-impl tracing::field::Visit for Fields<'_> {
-    fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
-        self.0.push_str(&format!(" {}={value:?}", field.name()));
-    }
-}
-
-impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for Capture {
-    fn on_event(&self, event: &tracing::Event<'_>, _: tracing_subscriber::layer::Context<'_, S>) {
-        let mut text = self.0.lock().unwrap();
-        text.push('\n');
-        event.record(&mut Fields(&mut text));
-    }
-}
-
 #[vnfm_test_env::needs(keystone)]
 #[tokio::test]
 async fn revoked_expired_and_garbage_tokens_are_401_and_keystone_down_is_503() {
     use tracing_subscriber::layer::SubscriberExt;
     let ks = TestKeystone::from_env().await;
-    let capture = Capture::default();
+    let capture = LogCapture::default();
     let _guard =
         tracing::subscriber::set_default(tracing_subscriber::registry().with(capture.clone()));
     let (svc, credentials) = ks.service_user().await;

@@ -405,3 +405,32 @@ async fn an_unquoted_idempotency_key_is_the_same_key_as_the_quoted_one() {
     }
     assert!(ids.iter().all(|id| *id == ids[0]), "{ids:?}");
 }
+
+/// A refused request is logged with what the client was told, so that an operator (or a
+/// test harness such as Tacker's functional suites) can read why without the client's output.
+#[tokio::test]
+async fn a_refused_request_is_logged_with_its_problem_details() {
+    let capture = LogCapture::global();
+    let h = Harness::new().await;
+    let nanos = std::time::UNIX_EPOCH.elapsed().unwrap().as_nanos();
+    let vnfd_id = format!("no-such-vnfd-{nanos}");
+    let r = h
+        .call(
+            Method::POST,
+            "/vnflcm/v2/vnf_instances",
+            Some(json!({"vnfdId": vnfd_id})),
+        )
+        .await;
+    assert!(r.status.is_client_error(), "{:?}", r.status);
+    let detail = r.json()["detail"].as_str().unwrap().to_owned();
+    let logs = capture.text();
+    let line = logs
+        .lines()
+        .find(|l| l.contains("request refused") && l.contains(&vnfd_id))
+        .unwrap_or_else(|| panic!("no refusal logged:\n{logs}"));
+    assert!(
+        line.contains(&format!("status={}", r.status.as_u16())),
+        "{line}"
+    );
+    assert!(line.contains(&detail), "{line} lacks {detail}");
+}

@@ -328,3 +328,50 @@ pub fn hook_warnings(pkg: &Value) -> Vec<String> {
         .map(str::to_owned)
         .collect()
 }
+
+/// Collects every event field logged while it is the default subscriber
+/// (`tracing::subscriber::set_default(tracing_subscriber::registry().with(capture.clone()))`).
+#[derive(Clone, Default)]
+pub struct LogCapture(pub std::sync::Arc<std::sync::Mutex<String>>);
+
+impl LogCapture {
+    /// The capture installed as the process's global subscriber, once: a test that reads
+    /// what the server logs from any thread uses it and looks for its own unique values
+    /// (a scoped subscriber misses events of callsites whose interest another test's thread
+    /// cached first).
+    pub fn global() -> LogCapture {
+        static GLOBAL: std::sync::OnceLock<LogCapture> = std::sync::OnceLock::new();
+        GLOBAL
+            .get_or_init(|| {
+                use tracing_subscriber::layer::SubscriberExt;
+                let capture = LogCapture::default();
+                tracing::subscriber::set_global_default(
+                    tracing_subscriber::registry().with(capture.clone()),
+                )
+                .expect("no other global subscriber in the API tests");
+                capture
+            })
+            .clone()
+    }
+
+    /// Everything logged so far, one event a line.
+    pub fn text(&self) -> String {
+        self.0.lock().unwrap().clone()
+    }
+}
+
+struct LogFields<'a>(&'a mut String);
+
+impl tracing::field::Visit for LogFields<'_> {
+    fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
+        self.0.push_str(&format!(" {}={value:?}", field.name()));
+    }
+}
+
+impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for LogCapture {
+    fn on_event(&self, event: &tracing::Event<'_>, _: tracing_subscriber::layer::Context<'_, S>) {
+        let mut text = self.0.lock().unwrap();
+        text.push('\n');
+        event.record(&mut LogFields(&mut text));
+    }
+}
