@@ -152,6 +152,9 @@ EOF
     echo "== tacker-functional [$suite]: done in $((SECONDS - started)) s ($(grep -c . "$work/results.csv" || true) rows; output in $work/stestr.out)"
 }
 
+# A signal ends the script through its exit trap, which stops what it started.
+trap 'exit 143' TERM INT
+
 if [[ "${1:-}" == --inside ]]; then
     VNFM=$5
     run_suite "$2" "$3" "$4"
@@ -230,8 +233,11 @@ mkdir -p "$work"
 work=$(cd "$work" && pwd)
 [[ "$work" != /tmp/* ]] || die "--work must not be under /tmp (each suite mounts a /tmp of its own)"
 FORWARDERS=()
+SUITES_RUNNING=()
 cleanup() {
     local pid
+    for pid in "${SUITES_RUNNING[@]}"; do kill "$pid" 2>/dev/null || true; done
+    for pid in "${SUITES_RUNNING[@]}"; do wait "$pid" 2>/dev/null || true; done
     for pid in "${FORWARDERS[@]}"; do kill "$pid" 2>/dev/null || true; done
 }
 trap cleanup EXIT
@@ -275,14 +281,14 @@ if [[ -z "$VNFM" ]]; then
 fi
 
 [[ -d /etc/tacker ]] || mkdir -p /etc/tacker
-pids=()
 for suite in "${suites[@]}"; do
     mkdir -p "$work/$suite"
     unshare --net --mount --propagation private "$0" --inside "$suite" "$work/$suite" "$filter" "$VNFM" \
         > >(sed -u "s/^/[$suite] /") 2>&1 &
-    pids+=($!)
+    SUITES_RUNNING+=($!)
 done
-for pid in "${pids[@]}"; do wait "$pid" || true; done
+for pid in "${SUITES_RUNNING[@]}"; do wait "$pid" || true; done
+SUITES_RUNNING=()
 
 results="$work/results.tsv"
 : >"$results"

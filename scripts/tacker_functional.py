@@ -73,8 +73,6 @@ def compare(results_path, expected_path, update=False, table=None):
     counts = {}
     for result, _ in results.values():
         counts[result] = counts.get(result, 0) + 1
-    summary = ", ".join(f"{n} {r}" for r, n in sorted(counts.items()))
-    print(f"tacker-functional: {len(results)} tests: {summary}")
     for (suite, module, name), want, got in differ:
         reason = expected.get((suite, module, name), ["", ""])[1]
         print(f"  DIFFERS {suite} {module}.{name}: expected {want}, got {got}" + (f" ({reason})" if reason else ""))
@@ -88,9 +86,10 @@ def compare(results_path, expected_path, update=False, table=None):
         differ = []
     if table:
         _write_table(table, results, expected)
-    passed = counts.get("pass", 0)
-    failed = counts.get("fail", 0)
-    print(f"tacker-functional: {passed} passed, {failed} failed")
+    print(
+        f"tacker-functional: {len(results)} tests, {counts.get('pass', 0)} pass and "
+        f"{counts.get('fail', 0)} fail, {len(differ)} differ from {expected_path}"
+    )
     return 1 if differ else 0
 
 
