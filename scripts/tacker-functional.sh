@@ -6,15 +6,16 @@
 # `tox -e ft-v2-k8s` runs them. Compares every test's outcome with
 # tests/tacker-functional/expected.tsv and exits non-zero when one differs.
 #
-#   scripts/tacker-functional.sh [--suite k8s|vm]... [--work DIR] [--filter REGEX]
-#                                [--update-expected] [--table FILE]
+#   scripts/tacker-functional.sh [--suite k8s|vm]... [--shards N] [--work DIR]
+#                                [--filter REGEX] [--update-expected] [--table FILE]
 #
 # Needs the test services of scripts/test-env started and their variables exported (what
 # scripts/test.sh does): openstack.sh (Keystone, the `openstack` client; the VM suite uses the
 # whole cloud), prometheus.sh, helm.sh (VNFM_HELM_C_LIB). Each suite runs in network and mount
 # namespaces of its own, so the suites run side by side (Tacker's tests listen on the fixed
-# port 9990 and switch failures with fixed files under /tmp): there it gets its own `vnfm
-# serve` (the debug build of this checkout, or VNFM_BIN) on 127.0.0.1:9890, its own Kubernetes
+# port 9990 and switch failures with fixed files under /tmp), each split into --shards
+# (default 2) parts that also run side by side, whole test classes each (the tests mostly
+# wait on the services): every part gets its own `vnfm serve` (the debug build of this checkout, or VNFM_BIN) on 127.0.0.1:9890, its own Kubernetes
 # control plane (kubernetes.sh, one simulated node as in Tacker's CI), a private /tmp, and
 # forwarders to the host's test services on the same loopback ports (socat through Unix
 # sockets), so the URLs in Keystone's catalog hold inside too.
@@ -58,9 +59,10 @@ openstack_admin() {
 }
 
 # ---- inside a suite's namespaces -------------------------------------------------------------
-# run_suite SUITE WORK FILTER: everything of one suite, in its own network and mount namespaces.
+# run_suite SUITE WORK LOAD_LIST: the tests of LOAD_LIST (test ids of SUITE), in network and
+# mount namespaces of their own.
 run_suite() {
-    local suite=$1 work=$2 filter=$3
+    local suite=$1 work=$2 load_list=$3
     local path=${PATHS[$suite]} tree="$work/tacker"
     # Globals: the exit trap runs after this function has returned.
     SUITE_KUBE_DIR="$work/kube"
@@ -141,11 +143,11 @@ EOF
         }
     done
 
-    echo "== tacker-functional [$suite]: $path"
+    echo "== tacker-functional [$suite]: $(grep -c . "$load_list") tests of $path"
     local started=$SECONDS
     (
         cd "$tree"
-        "$VENV/bin/stestr" --test-path="./$path" run --concurrency 1 ${filter:+"$filter"} \
+        "$VENV/bin/stestr" --test-path="./$path" run --concurrency 1 --load-list "$load_list" \
             >"$work/stestr.out" 2>&1 || true
         "$VENV/bin/stestr" last --subunit | "$VENV/bin/subunit2csv" >"$work/results.csv" || true
     )
@@ -163,6 +165,7 @@ fi
 
 # ---- on the host ------------------------------------------------------------------------------
 suites=()
+shards=2
 work=""
 filter=""
 update=0
@@ -170,11 +173,12 @@ table=""
 while (($#)); do
     case $1 in
     --suite) suites+=("$2"); shift 2 ;;
+    --shards) shards=$2; shift 2 ;;
     --work) work=$2; shift 2 ;;
     --filter) filter=$2; shift 2 ;;
     --update-expected) update=1; shift ;;
     --table) table=$2; shift 2 ;;
-    *) echo "usage: $0 [--suite k8s|vm]... [--work DIR] [--filter REGEX] [--update-expected] [--table FILE]" >&2; exit 2 ;;
+    *) echo "usage: $0 [--suite k8s|vm]... [--shards N] [--work DIR] [--filter REGEX] [--update-expected] [--table FILE]" >&2; exit 2 ;;
     esac
 done
 ((${#suites[@]})) || suites=(k8s vm)
@@ -281,10 +285,24 @@ if [[ -z "$VNFM" ]]; then
 fi
 
 [[ -d /etc/tacker ]] || mkdir -p /etc/tacker
+# Each suite's tests, split into parts of whole classes.
+parts=()
 for suite in "${suites[@]}"; do
-    mkdir -p "$work/$suite"
-    unshare --net --mount --propagation private "$0" --inside "$suite" "$work/$suite" "$filter" "$VNFM" \
-        > >(sed -u "s/^/[$suite] /") 2>&1 &
+    mkdir -p "$work/list"
+    (cd "$work/list" && { [[ -d .stestr ]] || "$VENV/bin/stestr" init >/dev/null; } &&
+        "$VENV/bin/stestr" --test-path="$SRC/${PATHS[$suite]}" --top-dir="$SRC" list ${filter:+"$filter"} 2>/dev/null) \
+        >"$work/$suite.list" || true
+    grep -q '^tacker\.' "$work/$suite.list" || { echo "tacker-functional: no $suite test matches" >&2; continue; }
+    python3 "$ROOT/scripts/tacker_functional.py" shard "$work/$suite.list" "$shards" "$work/$suite.part"
+    for ((i = 1; i <= shards; i++)); do
+        [[ -s "$work/$suite.part$i" ]] && parts+=("$suite $i")
+    done
+done
+for part in "${parts[@]}"; do
+    read -r suite i <<<"$part"
+    mkdir -p "$work/$suite-$i"
+    unshare --net --mount --propagation private "$0" --inside "$suite" "$work/$suite-$i" \
+        "$work/$suite.part$i" "$VNFM" > >(sed -u "s/^/[$suite-$i] /") 2>&1 &
     SUITES_RUNNING+=($!)
 done
 for pid in "${SUITES_RUNNING[@]}"; do wait "$pid" || true; done
@@ -292,9 +310,10 @@ SUITES_RUNNING=()
 
 results="$work/results.tsv"
 : >"$results"
-for suite in "${suites[@]}"; do
-    [[ -f "$work/$suite/results.csv" ]] || die "the $suite suite made no results (see $work/$suite)"
-    python3 "$ROOT/scripts/tacker_functional.py" collect "$suite" "$work/$suite/results.csv" >>"$results"
+for part in "${parts[@]}"; do
+    read -r suite i <<<"$part"
+    [[ -f "$work/$suite-$i/results.csv" ]] || die "part $i of the $suite suite made no results (see $work/$suite-$i)"
+    python3 "$ROOT/scripts/tacker_functional.py" collect "$suite" "$work/$suite-$i/results.csv" >>"$results"
 done
 args=(compare "$results" "$EXPECTED")
 ((update)) && args+=(--update)

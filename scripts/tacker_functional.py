@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Results of Tacker's functional suites run by scripts/tacker-functional.sh.
 
+    tacker_functional.py shard LIST N PREFIX          # test ids -> PREFIX1 .. PREFIXN, by class
     tacker_functional.py collect SUITE CSV            # subunit2csv output -> result rows on stdout
     tacker_functional.py compare RESULTS EXPECTED [--update] [--table MARKDOWN]
 
@@ -26,6 +27,24 @@ def _seconds(start, stop):
         return (datetime.fromisoformat(stop) - datetime.fromisoformat(start)).total_seconds()
     except ValueError:
         return 0.0
+
+
+def shard(list_path, count, prefix):
+    """Splits the test ids of LIST (one a line, as `stestr list` prints them) into COUNT load
+    lists, keeping each test class whole (its tests share a class set-up): the largest class
+    first, each into the list with the fewest tests so far."""
+    classes = {}
+    with open(list_path) as f:
+        for line in f:
+            test = line.strip()
+            if test.startswith("tacker."):
+                classes.setdefault(test.split("[")[0].rsplit(".", 1)[0], []).append(test)
+    shards = [[] for _ in range(count)]
+    for tests in sorted(classes.values(), key=len, reverse=True):
+        min(shards, key=len).extend(tests)
+    for i, tests in enumerate(shards, 1):
+        with open(f"{prefix}{i}", "w") as f:
+            f.write("".join(t + "\n" for t in tests))
 
 
 def collect(suite, path):
@@ -110,6 +129,9 @@ def _write_table(path, results, expected):
 
 
 def main(argv):
+    if len(argv) == 4 and argv[0] == "shard":
+        shard(argv[1], int(argv[2]), argv[3])
+        return 0
     if len(argv) == 3 and argv[0] == "collect":
         collect(argv[1], argv[2])
         return 0
