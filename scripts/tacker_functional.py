@@ -40,11 +40,15 @@ def shard(list_path, count, prefix):
             if test.startswith("tacker."):
                 classes.setdefault(test.split("[")[0].rsplit(".", 1)[0], []).append(test)
     shards = [[] for _ in range(count)]
-    for tests in sorted(classes.values(), key=len, reverse=True):
-        min(shards, key=len).extend(tests)
-    for i, tests in enumerate(shards, 1):
+    for name in sorted(classes, key=lambda c: len(classes[c]), reverse=True):
+        min(shards, key=lambda s: sum(len(classes[c]) for c in s)).append(name)
+    # Each part keeps the list's order: a failed Tacker test leaves its resources to the
+    # tests after it, so the recorded outcomes hold for that order.
+    order = list(classes)
+    for i, names in enumerate(shards, 1):
         with open(f"{prefix}{i}", "w") as f:
-            f.write("".join(t + "\n" for t in tests))
+            for name in sorted(names, key=order.index):
+                f.write("".join(t + "\n" for t in classes[name]))
 
 
 def collect(suite, path):
