@@ -136,7 +136,8 @@ echo "== OpenStack Tacker's functional suites (beside the cargo tests)"
 # conformance suites' build below would build it.
 cargo build --quiet --locked -p vnfm-cli
 TACKER_FT_WORK=$(mktemp -d /var/tmp/vnfm-tacker-ft.XXXXXX)
-VNFM_BIN="$PWD/target/debug/vnfm" scripts/tacker-functional.sh --suite k8s --shards 1 \
+# Bounded (its parts are stopped, and the run fails) should a service hang.
+VNFM_BIN="$PWD/target/debug/vnfm" timeout 2400 scripts/tacker-functional.sh --suite k8s --shards 1 \
     --work "$TACKER_FT_WORK" >"$TACKER_FT_WORK/run.log" 2>&1 &
 TACKER_FT_PID=$!
 echo "Tacker's functional suites started (log: $TACKER_FT_WORK/run.log)"

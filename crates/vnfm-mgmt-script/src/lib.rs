@@ -452,7 +452,7 @@ impl MgmtDriver for ScriptMgmtDriver {
             .or_else(|| self.interpreter().err().map(|e| e.to_string()))
     }
 
-    /// Runs a coordination script as Tacker v2 does (see [`coordinate`]).
+    /// Runs a coordination script as Tacker v2 does (see the `coordinate` module).
     async fn coordinate(&self, call: &CoordinateCall) -> Result<(), DriverError> {
         let what = format!(
             "coordination script {} for VNFC {} (VDU {})",

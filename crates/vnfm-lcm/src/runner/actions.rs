@@ -172,7 +172,8 @@ impl Lcm {
     }
 
     /// Marks a `FAILED_TEMP` occurrence `FAILED` (final): the instance is released as it is,
-    /// except after an INSTANTIATE ([`failed_instantiate`]).
+    /// except after an INSTANTIATE, whose instance goes back to `NOT_INSTANTIATED` without
+    /// the resources it had made (they stay on the VIM, named in the occurrence's warnings).
     pub async fn fail(&self, id: &VnfLcmOpOccId) -> Result<VnfLcmOpOcc, LcmError> {
         let inner = &self.inner;
         let (mut occ, version) = self.op_occ_with_version(id).await?;
