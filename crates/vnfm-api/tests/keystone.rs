@@ -136,9 +136,9 @@ async fn revoked_expired_and_garbage_tokens_are_401_and_keystone_down_is_503() {
     // A real expired token: valid, then past its expiry (Keystone ends a trust-scoped token
     // with its trust), refused although the server had cached it as valid.
     // Long enough for its first use on a loaded machine (each Keystone login hashes a
-    // password).
+    // password; 10 s ran out while Tacker's suite ran beside the tests).
     let (expiring, expires) = ks
-        .expiring_token(&member, "member", Duration::from_secs(10))
+        .expiring_token(&member, "member", Duration::from_secs(30))
         .await;
     let r = ks_call(&h, Method::GET, PACKAGES, &expiring).await;
     assert_eq!(
