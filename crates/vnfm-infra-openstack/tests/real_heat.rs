@@ -790,15 +790,18 @@ async fn generated_template_whole_vnf_heal_and_package_change_on_real_heat() {
 
     // Heal the whole VNF (Tacker's `additionalParams.all` omitted): the stack stays and is
     // updated; every VNFC keeps its id and gets a new server on the ports it had.
-    let ports_of = |vs: &[VnfcResourceInfo]| -> Vec<Option<Vec<String>>> {
+    // By VNFC id: the inventory lists the healed VNFCs in another order (their new servers'
+    // order).
+    let ports_of = |vs: &[VnfcResourceInfo]| -> BTreeMap<String, Option<Vec<String>>> {
         vs.iter()
             .map(|v| {
-                v.vnfc_cp_info.as_ref().map(|cps| {
+                let macs = v.vnfc_cp_info.as_ref().map(|cps| {
                     cps.iter()
                         .flat_map(|c| c.cp_protocol_info.iter().flatten())
                         .filter_map(|p| p.ip_over_ethernet.as_ref()?.mac_address.clone())
                         .collect()
-                })
+                });
+                (v.id.clone(), macs)
             })
             .collect()
     };
