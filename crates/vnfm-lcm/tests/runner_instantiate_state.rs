@@ -163,15 +163,7 @@ async fn fail_of_a_failed_temp_instantiate_leaves_it_not_instantiated() {
         .await
         .unwrap_err();
     assert!(matches!(err, LcmError::NotInstantiated { .. }), "{err}");
-    let op = env
-        .lcm
-        .instantiate(
-            &inst.id,
-            req(json!({"flavourId": "simple", "vimConnectionInfo": memory_vims()})),
-        )
-        .await
-        .unwrap();
-    env.completed(op).await;
+    env.instantiated(&inst.id).await;
     assert_eq!(
         env.instance(&inst.id).await.instantiation_state,
         InstantiationState::Instantiated
@@ -214,15 +206,7 @@ async fn rollback_of_a_failed_temp_instantiate_removes_what_it_created() {
 async fn a_failed_scale_leaves_the_instance_instantiated() {
     let env = Env::builder().build().await;
     let inst = env.create("vnfd-hooks").await;
-    let op = env
-        .lcm
-        .instantiate(
-            &inst.id,
-            req(json!({"flavourId": "simple", "vimConnectionInfo": memory_vims()})),
-        )
-        .await
-        .unwrap();
-    env.completed(op).await;
+    env.instantiated(&inst.id).await;
     env.mgmt
         .fail_next("scale_end", DriverError::permanent("scale_end broke"));
     let op = env

@@ -400,6 +400,20 @@ impl Env {
         self.lcm.wait(&occ.id, WAIT).await.expect("wait")
     }
 
+    /// Instantiates `id` in flavour `simple` on the in-memory VIMs and waits for it to
+    /// complete.
+    pub async fn instantiated(&self, id: &VnfInstanceId) -> VnfLcmOpOcc {
+        let op = self
+            .lcm
+            .instantiate(
+                id,
+                req(json!({"flavourId": "simple", "vimConnectionInfo": memory_vims()})),
+            )
+            .await
+            .unwrap();
+        self.completed(op).await
+    }
+
     /// Waits for `occ` and asserts it COMPLETED.
     pub async fn completed(&self, occ: VnfLcmOpOcc) -> VnfLcmOpOcc {
         let done = self.done(&occ).await;
