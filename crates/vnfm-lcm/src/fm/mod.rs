@@ -71,11 +71,14 @@ pub fn matches(
         .root_cause_faulty_resource
         .as_ref()
         .map(|r| r.faulty_resource_type);
+    // A cleared alarm is also found by the severity it was raised with (the caller routes
+    // it so): a subscriber to WARNING alarms hears that its WARNING alarm cleared.
+    let severities = constraint(&f.perceived_severities);
+    let severity_passes = passes(severities, Some(&alarm.perceived_severity))
+        || (ty == FmNotificationType::AlarmClearedNotification
+            && passes(severities, Some(&PerceivedSeverity::Cleared)));
     passes(constraint(&f.faulty_resource_types), resource_type.as_ref())
-        && passes(
-            constraint(&f.perceived_severities),
-            Some(&alarm.perceived_severity),
-        )
+        && severity_passes
         && passes(constraint(&f.event_types), Some(&alarm.event_type))
         && passes(constraint(&f.probable_causes), Some(&alarm.probable_cause))
         && f.vnf_instance_subscription_filter
@@ -334,11 +337,15 @@ impl FaultManager {
             };
             let now = DateTime::now();
             let mut alarm = open.alarm;
+            let raised_as = alarm.perceived_severity;
             alarm.perceived_severity = PerceivedSeverity::Cleared;
             alarm.alarm_cleared_time = Some(at.clone().unwrap_or_else(|| now.clone()));
             alarm.alarm_changed_time = Some(now);
             let ty = FmNotificationType::AlarmClearedNotification;
-            if let Some(alarm) = self.write(alarm, &key, ty, Some(version)).await? {
+            let written = self
+                .write_routed(alarm, &key, ty, Some(version), Some(raised_as))
+                .await?;
+            if let Some(alarm) = written {
                 tracing::info!(alarm_id = %alarm.id, "alarm cleared");
                 return Ok(Some(alarm));
             }
@@ -358,7 +365,27 @@ impl FaultManager {
         ty: FmNotificationType,
         version: Option<Version>,
     ) -> Result<Option<Alarm>, LcmError> {
-        let rows = self.route(ty, Some(&alarm)).await?;
+        self.write_routed(alarm, key, ty, version, None).await
+    }
+
+    /// [`Self::write`], the subscriptions matched as if the alarm's severity were
+    /// `routed_severity` when given (a cleared alarm is routed by the severity it had).
+    async fn write_routed(
+        &self,
+        alarm: Alarm,
+        key: &str,
+        ty: FmNotificationType,
+        version: Option<Version>,
+        routed_severity: Option<PerceivedSeverity>,
+    ) -> Result<Option<Alarm>, LcmError> {
+        let rows = match routed_severity {
+            Some(severity) => {
+                let mut routed = alarm.clone();
+                routed.perceived_severity = severity;
+                self.route(ty, Some(&routed)).await?
+            }
+            None => self.route(ty, Some(&alarm)).await?,
+        };
         let record = AlarmRecord {
             alarm,
             dedup_key: key.to_owned(),

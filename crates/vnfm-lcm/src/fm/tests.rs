@@ -264,6 +264,8 @@ async fn subscriptions_get_only_what_their_filter_selects() {
         json!({"probableCauses": ["disk full"], "eventTypes": ["QOS_ALARM"]}),
     )
     .await;
+    let cleared_severity = subscribe(&f.fm, json!({"perceivedSeverities": ["CLEARED"]})).await;
+    let minor = subscribe(&f.fm, json!({"perceivedSeverities": ["MINOR"]})).await;
 
     let disk = fault("i2", None, "disk full");
     let (a, _) =
@@ -277,6 +279,18 @@ async fn subscriptions_get_only_what_their_filter_selects() {
         (
             critical.clone(),
             "AlarmNotification".to_owned(),
+            a.id.clone(),
+        ),
+        // The clearing of a CRITICAL alarm reaches the subscribers to CRITICAL alarms (as
+        // on Tacker) and to CLEARED ones; MINOR ones hear of neither.
+        (
+            critical.clone(),
+            "AlarmClearedNotification".to_owned(),
+            a.id.clone(),
+        ),
+        (
+            cleared_severity.clone(),
+            "AlarmClearedNotification".to_owned(),
             a.id.clone(),
         ),
         (i2.clone(), "AlarmNotification".to_owned(), a.id.clone()),
@@ -299,10 +313,10 @@ async fn subscriptions_get_only_what_their_filter_selects() {
     ];
     want.sort();
     assert_eq!(got, want);
-    // The cleared notification of `critical` is filtered out: its severity is now CLEARED.
+    assert!(!got.iter().any(|(s, _, _)| *s == minor), "{got:?}");
 
     // A rebuilt list goes to every subscription whose types allow it.
-    assert_eq!(f.fm.announce_rebuilt().await.unwrap(), 3);
+    assert_eq!(f.fm.announce_rebuilt().await.unwrap(), 5);
 }
 
 /// Issue 67: an alarm is notified to the subscriptions of its instance's project and to
