@@ -58,6 +58,13 @@ openstack_admin() {
         --os-project-domain-name Default "$@"
 }
 
+# kill_tree PID: stops PID and every process under it (the tests' runner starts its own).
+kill_tree() {
+    local child
+    for child in $(pgrep -P "$1" 2>/dev/null); do kill_tree "$child"; done
+    kill "$1" 2>/dev/null || true
+}
+
 # ---- inside a suite's namespaces -------------------------------------------------------------
 # run_suite SUITE WORK LOAD_LIST: the tests of LOAD_LIST (test ids of SUITE), in network and
 # mount namespaces of their own.
@@ -69,7 +76,7 @@ run_suite() {
     SUITE_PIDS=()
     cleanup_suite() {
         local pid
-        for pid in "${SUITE_PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
+        for pid in "${SUITE_PIDS[@]}"; do kill_tree "$pid"; done
         VNFM_KUBE_DIR="$SUITE_KUBE_DIR" "$ROOT/scripts/test-env/kubernetes.sh" stop >/dev/null 2>&1 || true
     }
     trap cleanup_suite EXIT
@@ -145,12 +152,16 @@ EOF
 
     echo "== tacker-functional [$suite]: $(grep -c . "$load_list") tests of $path"
     local started=$SECONDS
+    # In the background, waited for: a signal then ends this part at once (bash runs a trap
+    # only when a foreground command returns), and the exit trap stops the tests' processes.
     (
         cd "$tree"
         "$VENV/bin/stestr" --test-path="./$path" run --concurrency 1 --load-list "$load_list" \
             >"$work/stestr.out" 2>&1 || true
         "$VENV/bin/stestr" last --subunit | "$VENV/bin/subunit2csv" >"$work/results.csv" || true
-    )
+    ) &
+    SUITE_PIDS+=($!)
+    wait "$!"
     echo "== tacker-functional [$suite]: done in $((SECONDS - started)) s ($(grep -c . "$work/results.csv" || true) rows; output in $work/stestr.out)"
 }
 
@@ -261,11 +272,15 @@ chmod 600 "$work/keystone-password"
 # server listens on that port in its own network namespace.
 openstack_admin service show nfv-orchestration >/dev/null 2>&1 ||
     openstack_admin service create --name tacker nfv-orchestration >/dev/null
-for id in $(openstack_admin endpoint list --service nfv-orchestration --region RegionOne -f value -c ID); do
-    openstack_admin endpoint delete "$id"
-done
+# Kept when already right, so a run beside another one does not take the catalog's endpoint
+# away from it.
+endpoints=$(openstack_admin endpoint list --service nfv-orchestration --region RegionOne -f value -c ID -c Interface -c URL)
+while read -r id iface url; do
+    [[ -z "$id" || "$url" == "http://127.0.0.1:$SERVER_PORT" ]] || openstack_admin endpoint delete "$id"
+done <<<"$endpoints"
 for iface in public internal admin; do
-    openstack_admin endpoint create --region RegionOne nfv-orchestration "$iface" "http://127.0.0.1:$SERVER_PORT" >/dev/null
+    grep -q " $iface http://127.0.0.1:$SERVER_PORT\$" <<<"$endpoints" ||
+        openstack_admin endpoint create --region RegionOne nfv-orchestration "$iface" "http://127.0.0.1:$SERVER_PORT" >/dev/null
 done
 [[ " ${suites[*]} " != *" vm "* ]] || prepare_cloud
 
@@ -293,9 +308,11 @@ for suite in "${suites[@]}"; do
         "$VENV/bin/stestr" --test-path="$SRC/${PATHS[$suite]}" --top-dir="$SRC" list ${filter:+"$filter"} 2>/dev/null) \
         >"$work/$suite.list" || true
     grep -q '^tacker\.' "$work/$suite.list" || { echo "tacker-functional: no $suite test matches" >&2; continue; }
-    python3 "$ROOT/scripts/tacker_functional.py" shard "$work/$suite.list" "$shards" "$work/$suite.part"
-    for ((i = 1; i <= shards; i++)); do
-        [[ -s "$work/$suite.part$i" ]] && parts+=("$suite $i")
+    python3 "$ROOT/scripts/tacker_functional.py" shard "$work/$suite.list" "$shards" "$work/$suite.part" \
+        "$suite" "$EXPECTED"
+    for ((i = 1; ; i++)); do
+        [[ -s "$work/$suite.part$i" ]] || break
+        parts+=("$suite $i")
     done
 done
 for part in "${parts[@]}"; do
