@@ -326,6 +326,9 @@ pub struct InfraRequest {
     /// The NFVO's grant for the operation (SOL003 clause 9): VIM zones and assets (images,
     /// flavours) to use. `None` for steps that need none (rollbacks reuse the forward grant).
     pub grant: Option<Arc<vnfm_types::Grant>>,
+    /// The grant request [`InfraRequest::grant`] answers, as the VNFM sent it to the NFVO
+    /// (its `addResources`, `removeResources`, `dstVnfdId`, ...), when known.
+    pub grant_request: Option<Arc<vnfm_types::GrantRequest>>,
     /// Deadline and cancellation.
     pub control: RunControl,
 }
@@ -383,6 +386,25 @@ pub fn additional_params_of(request: &OperationParams) -> Option<&vnfm_types::Ke
         OperationParams::ChangeVnfpkg(r) => r.additional_params.as_ref(),
         OperationParams::ModifyInfo(_) | OperationParams::Other(_) => None,
     }
+}
+
+/// `request` as its SOL003 request body (JSON), whatever its operation.
+pub fn request_body_of(request: &OperationParams) -> serde_json::Value {
+    let body = match request {
+        OperationParams::Instantiate(r) => serde_json::to_value(r),
+        OperationParams::Scale(r) => serde_json::to_value(r),
+        OperationParams::ScaleToLevel(r) => serde_json::to_value(r),
+        OperationParams::ChangeFlavour(r) => serde_json::to_value(r),
+        OperationParams::Terminate(r) => serde_json::to_value(r),
+        OperationParams::Heal(r) => serde_json::to_value(r),
+        OperationParams::Operate(r) => serde_json::to_value(r),
+        OperationParams::ChangeExtConn(r) => serde_json::to_value(r),
+        OperationParams::ModifyInfo(r) => serde_json::to_value(r),
+        OperationParams::ChangeVnfpkg(r) => serde_json::to_value(r),
+        OperationParams::Other(r) => serde_json::to_value(r),
+    };
+    // The request types serialize to JSON objects; nothing else can fail.
+    body.unwrap_or(serde_json::Value::Null)
 }
 
 impl fmt::Debug for InfraRequest {

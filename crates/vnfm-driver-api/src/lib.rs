@@ -20,6 +20,8 @@
 //! - [`ObserveRequest`] and [`ObservedCondition`] ([`observe`]): what a driver sees wrong
 //!   with an instance's resources outside any operation, which the core raises as alarms.
 //! - [`RunControl`] ([`control`]): the deadline and cancellation flag of a step.
+//! - [`UserDataScripts`] ([`userdata`]): runs a package's own user data class (Tacker's
+//!   `lcm-operation-user-data`) for an infrastructure driver that builds stacks with it.
 //! - [`inventory`]: the VIM-independent parts of a driver's inventory (recorded resources,
 //!   stable ids, resource changes).
 //! - [`memory`]: in-memory drivers for tests and benchmarks.
@@ -102,6 +104,7 @@
 //!     artifacts: Arc::new(NoArtifacts),
 //!     driver_state: serde_json::Value::Null,
 //!     grant: None,
+//!     grant_request: None,
 //!     control: RunControl::with_timeout(Duration::from_secs(60)),
 //! };
 //! let out = execute(&Tiny, &req).await.unwrap();
@@ -129,6 +132,7 @@ pub mod nfvo;
 pub mod observe;
 pub mod retry;
 pub mod router;
+pub mod userdata;
 pub mod vim;
 pub mod vim_kind;
 
@@ -142,7 +146,7 @@ pub use error::{DriverError, DriverLayer};
 pub use fault::{FaultId, FaultReport, FaultSink, IndicatorSink, Raised};
 pub use infra::{
     HealScope, HealVnfc, InfraDriver, InfraOperation, InfraOutcome, InfraRequest, InfraStep,
-    InstanceResources, ResourceTarget, additional_params_of, execute,
+    InstanceResources, ResourceTarget, additional_params_of, execute, request_body_of,
 };
 pub use mgmt::{
     CoordinateCall, CoordinatedVnfc, HookAlarm, HookArtifact, HookCall, HookOutcome, MgmtDriver,
@@ -154,5 +158,6 @@ pub use nfvo::{
 pub use observe::{ObserveRequest, ObservedCondition};
 pub use retry::backoff_delay;
 pub use router::MgmtDriverRouter;
+pub use userdata::{UserDataCall, UserDataScripts};
 pub use vim::{RedactedVimInfo, ResolvedVim};
 pub use vim_kind::{InvalidVimInfo, VimKind, VimKindError, VimKinds};

@@ -80,6 +80,7 @@ fn request(step: InfraStep, params: OperationParams) -> InfraRequest {
         artifacts: Arc::new(MemArtifacts::new()),
         driver_state: serde_json::Value::Null,
         grant: None,
+        grant_request: None,
         control: RunControl::with_timeout(Duration::from_secs(30)),
     }
 }

@@ -247,6 +247,7 @@ fn request(uri: &str, recorded: &str, body: Value, control: RunControl) -> Infra
         artifacts: Arc::new(MemArtifacts::new()),
         driver_state: Value::Null,
         grant: None,
+        grant_request: None,
         control,
     }
 }

@@ -43,6 +43,7 @@ async fn run(
             artifacts: Arc::new(MemArtifacts::new()),
             driver_state: Value::Null,
             grant: None,
+            grant_request: None,
             control: RunControl::with_timeout(Duration::from_secs(10)),
         };
         let out = execute(driver, &infra).await.expect("driver step");

@@ -183,6 +183,7 @@ impl Call {
             artifacts: self.files.clone(),
             driver_state: self.state.clone(),
             grant: None,
+            grant_request: None,
             control: RunControl::with_timeout(Duration::from_secs(60)),
         }
     }

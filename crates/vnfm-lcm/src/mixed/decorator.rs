@@ -258,6 +258,7 @@ impl SplitByVim {
                 artifacts: req.artifacts.clone(),
                 driver_state: views[i].state.clone(),
                 grant: req.grant.clone(),
+                grant_request: req.grant_request.clone(),
                 control: req.control.clone(),
             };
             tracing::info!(vim_connection = %part.key, driver = part.driver.name(), step = %req.step.operation(), "running the step on one VIM of a mixed VNF");

@@ -72,6 +72,8 @@ impl Run {
                     artifacts: self.ctx.vnfd.files.clone(),
                     driver_state: apply::driver_state(&self.instance),
                     grant,
+                    // As hooks get it: Tacker's user data classes read it.
+                    grant_request: self.grant_request.clone(),
                     control: RunControl::new(budget, self.flag.clone()),
                 };
                 let fut: StepFuture<InfraOutcome> = Box::pin(panics::caught(&name, async move {
