@@ -68,7 +68,7 @@ pub(crate) fn input(call: &CoordinateCall) -> Map<String, Json> {
 /// The package path of a script the request names as Tacker's samples do
 /// (`./Scripts/coordinate_vnf.py` is `Scripts/coordinate_vnf.py`); an absolute path or one
 /// that climbs out of the package is refused.
-fn package_path(script: &str) -> Result<String, ScriptError> {
+pub(crate) fn package_path(script: &str) -> Result<String, ScriptError> {
     let unsafe_path = || ScriptError::UnsafePath(script.to_string());
     if script.starts_with('/') {
         return Err(unsafe_path());

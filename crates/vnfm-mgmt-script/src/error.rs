@@ -97,6 +97,10 @@ pub enum ScriptError {
         .0.join(", ")
     )]
     UnsupportedChange(Vec<String>),
+    /// A user data class cannot be called as named: its module has no such class, or the
+    /// class no such method.
+    #[error("{0}")]
+    UserDataClass(String),
     /// The deadline passed while the script ran; its process group was killed.
     #[error("the script did not finish within {0:?}")]
     Timeout(Duration),
@@ -125,6 +129,8 @@ impl ScriptError {
             ScriptError::Timeout(budget) => DriverError::timeout(what, budget),
             ScriptError::Cancelled => DriverError::cancelled(what),
             ScriptError::NotRunnable(m) => DriverError::invalid_input(format!("{what}: {m}")),
+            // The package does not change: running it again cannot help.
+            ScriptError::UserDataClass(m) => DriverError::permanent(format!("{what}: {m}")),
             e @ ScriptError::NoInterpreter { .. } => {
                 DriverError::invalid_input(format!("{what}: {e}")).with_source(e)
             }

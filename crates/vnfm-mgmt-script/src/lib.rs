@@ -21,6 +21,11 @@
 //! `docs/mgmt-scripts.md` for the protocol, the configuration and the differences from
 //! Tacker.
 //!
+//! The same driver runs Tacker's user data classes for the OpenStack infrastructure driver
+//! (it implements [`vnfm_driver_api::UserDataScripts`]: the class a request names in
+//! `additionalParams.lcm-operation-user-data(-class)`, called for the operation in a copy of
+//! the package as Tacker's `userdata_main.py` calls it; see the `userdata` module).
+//!
 //! The script runs as the server's user with the temporary directory as its working
 //! directory and a reduced environment. **It is not sandboxed**: it can read and write
 //! anything that user can, outside its directory included. Only run packages you trust.
@@ -46,6 +51,7 @@ mod error;
 mod merge;
 mod pickle;
 mod run;
+mod userdata;
 
 use std::collections::{BTreeSet, HashMap, VecDeque};
 use std::ffi::OsString;
@@ -374,11 +380,29 @@ impl ScriptMgmtDriver {
         stdin: Vec<u8>,
         control: &vnfm_driver_api::RunControl,
     ) -> Result<run::Finished, ScriptError> {
+        let python = self.interpreter()?;
+        let label = script.display().to_string();
+        let args = vec![script.into_os_string()];
+        self.exec_args(dir, &python, args, &label, stdin, control)
+            .await
+    }
+
+    /// Runs `python` with `args` in `dir` (the working directory) with `stdin`, within
+    /// `control`'s deadline and cancellation; `label` names the run in the log.
+    async fn exec_args(
+        &self,
+        dir: &Path,
+        python: &Path,
+        args: Vec<OsString>,
+        label: &str,
+        stdin: Vec<u8>,
+        control: &vnfm_driver_api::RunControl,
+    ) -> Result<run::Finished, ScriptError> {
         let started = Instant::now();
         let finished = run::run(
             run::Invocation {
-                python: &self.interpreter()?,
-                args: vec![script.clone().into_os_string()],
+                python,
+                args,
                 cwd: dir,
                 env: with_trace_context(self.environment()),
                 stdin,
@@ -389,7 +413,7 @@ impl ScriptMgmtDriver {
         )
         .await?;
         tracing::debug!(
-            script = %script.display(),
+            script = label,
             status = %run::describe(finished.status),
             elapsed_ms = started.elapsed().as_millis() as u64,
             "script finished"

@@ -7,3 +7,4 @@ mod coordinate;
 mod scripts;
 mod tacker_corpus;
 mod trace_context;
+mod userdata;
