@@ -6,7 +6,9 @@
 //!   ([`generate`]), with the `nfv` parameter convention Tacker packages use.
 //! - [`depends`]: nested stacks ordered after the subnets of the networks they are given.
 //! - [`userdata`]: Tacker's user data classes; `StandardUserData`'s one resource per VNFC
-//!   (`VDU1-0`, `VDU1-1`, ...) built natively.
+//!   (`VDU1-0`, `VDU1-1`, ...) built natively; any other class of the package run through a
+//!   [`vnfm_driver_api::UserDataScripts`] given with
+//!   [`OpenStackDriver::with_user_data_scripts`].
 //! - [`capacity`]: autoscaling groups of a constant size read their instance count from `nfv`.
 //! - [`keystone`]: authentication (password, application credential), token cache with
 //!   re-authentication, endpoint selection from the service catalog, retries.

@@ -2,7 +2,8 @@
 //! a request's `additionalParams`): which template and `nfv` convention a stack follows.
 //!
 //! Tacker runs a Python class that turns the BaseHOT into the stack's template and parameters.
-//! The driver runs no Python; it knows the two classes Tacker ships and builds what they build:
+//! The driver builds what Tacker's two shipped classes build itself, and runs any other class
+//! through a [`vnfm_driver_api::UserDataScripts`] when it was given one:
 //!
 //! - [`UserData::Default`] (`userdata_default.py`, `DefaultUserData`, also when the request
 //!   names none): the BaseHOT as it is, [`crate::hot::build_nfv`].
@@ -14,8 +15,9 @@
 //!   `VDU1` ([`nfv`]). A scale out adds the lowest unused indexes, a scale in removes the
 //!   highest ones (Tacker removes the newest VNFC, which has the highest index)
 //!   ([`next_indexes`]).
-//!
-//! Other classes are refused ([`UserData::from_params`]).
+//! - [`UserData::Script`]: any other class, the package's own: the driver calls its method
+//!   for the operation and applies the stack fields it returns as Tacker does (module
+//!   `driver::scripted`).
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -31,7 +33,7 @@ pub const USER_DATA_FILE: &str = "lcm-operation-user-data";
 pub const USER_DATA_CLASS: &str = "lcm-operation-user-data-class";
 
 /// The template and `nfv` convention of a stack.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub enum UserData {
     /// Tacker's `DefaultUserData`: the BaseHOT as it is.
@@ -39,13 +41,23 @@ pub enum UserData {
     Default,
     /// Tacker's `StandardUserData`: one top-level resource per VNFC.
     Standard,
+    /// A class of the package, run through the driver's
+    /// [`vnfm_driver_api::UserDataScripts`].
+    #[serde(rename_all = "camelCase")]
+    Script {
+        /// The file, as the request names it (`./UserData/userdata.py`).
+        file: String,
+        /// The class (`UserData`).
+        class: String,
+    },
 }
 
 impl UserData {
     /// The convention `params` (a request's `additionalParams`) name: `None` when they name
-    /// none. Tacker's standard and default classes are known, by file name (any directory,
-    /// whether or not the package carries the file) and class name; any other class, or only
-    /// one of the two keys (Tacker needs both), is refused.
+    /// none. Tacker's standard and default classes are known by file name (any directory,
+    /// whether or not the package carries the file) and class name; any other class is a
+    /// [`UserData::Script`]. Only one of the two keys (Tacker needs both), or a key that is
+    /// not a string, is refused.
     pub fn from_params(
         params: Option<&Map<String, Value>>,
     ) -> Result<Option<Self>, OpenStackError> {
@@ -60,12 +72,24 @@ impl UserData {
             )));
         };
         let name = file.rsplit('/').next().unwrap_or(file);
-        match (name, class.as_str()) {
-            ("userdata_standard.py", "StandardUserData") => Ok(Some(UserData::Standard)),
-            ("userdata_default.py", "DefaultUserData") => Ok(Some(UserData::Default)),
-            _ => Err(OpenStackError::Input(format!(
-                "user data class `{class}` of `{file}` is not supported: the OpenStack driver runs no Python and builds the stack the way Tacker's `StandardUserData` (userdata_standard.py) or `DefaultUserData` (userdata_default.py) does; name one of them, or pass what the class would compute in additionalParams.nfv without naming a class"
+        Ok(Some(match (name, class.as_str()) {
+            ("userdata_standard.py", "StandardUserData") => UserData::Standard,
+            ("userdata_default.py", "DefaultUserData") => UserData::Default,
+            _ => UserData::Script {
+                file: file.clone(),
+                class: class.clone(),
+            },
+        }))
+    }
+
+    /// `self`, or the refusal of a [`UserData::Script`] when the driver has no
+    /// [`vnfm_driver_api::UserDataScripts`] (`runnable` false) to run it with.
+    pub fn runnable(self, runnable: bool) -> Result<Self, OpenStackError> {
+        match &self {
+            UserData::Script { file, class } if !runnable => Err(OpenStackError::Input(format!(
+                "user data class `{class}` of `{file}` cannot run: this OpenStack driver was not given a runner for Python user data classes (`vnfm serve` gives it one, with the --python interpreter; an embedder passes one to `OpenStackDriver::with_user_data_scripts`). Without one, the driver builds what Tacker's `StandardUserData` (userdata_standard.py) or `DefaultUserData` (userdata_default.py) builds; name one of them, or pass what the class would compute in additionalParams.nfv without naming a class"
             ))),
+            _ => Ok(self),
         }
     }
 }
@@ -255,7 +279,7 @@ mod tests {
     }
 
     #[test]
-    fn the_standard_and_default_classes_are_known_others_refused_by_name() {
+    fn the_standard_and_default_classes_are_known_others_run_as_scripts() {
         let std = params(
             json!({USER_DATA_FILE: "./UserData/userdata_standard.py", USER_DATA_CLASS: "StandardUserData"}),
         );
@@ -278,14 +302,42 @@ mod tests {
         let other = params(
             json!({USER_DATA_FILE: "./UserData/lcm_user_data.py", USER_DATA_CLASS: "SampleUserData"}),
         );
-        let e = UserData::from_params(Some(&other)).unwrap_err().to_string();
+        let script = UserData::from_params(Some(&other)).unwrap().unwrap();
+        assert_eq!(
+            script,
+            UserData::Script {
+                file: "./UserData/lcm_user_data.py".into(),
+                class: "SampleUserData".into()
+            }
+        );
+        assert_eq!(script.clone().runnable(true).unwrap(), script);
+        let e = script.runnable(false).unwrap_err().to_string();
         assert!(
             e.contains("`SampleUserData`") && e.contains("lcm_user_data.py"),
             "{e}"
         );
+        assert!(e.contains("with_user_data_scripts"), "{e}");
+        assert_eq!(
+            UserData::Standard.runnable(false).unwrap(),
+            UserData::Standard
+        );
         let half = params(json!({USER_DATA_FILE: "./UserData/userdata_standard.py"}));
         let e = UserData::from_params(Some(&half)).unwrap_err().to_string();
         assert!(e.contains(USER_DATA_CLASS), "{e}");
+        // Recorded in the driver state.
+        let recorded = serde_json::to_value(UserData::Script {
+            file: "./UserData/userdata.py".into(),
+            class: "UserData".into(),
+        })
+        .unwrap();
+        assert_eq!(
+            recorded,
+            json!({"script": {"file": "./UserData/userdata.py", "class": "UserData"}})
+        );
+        assert_eq!(
+            serde_json::to_value(UserData::Standard).unwrap(),
+            json!("standard")
+        );
     }
 
     #[test]

@@ -10,5 +10,7 @@ mod real_glance;
 mod real_heat;
 mod real_heat_watch;
 mod real_trace;
+mod real_user_data;
 mod shared_ext_network;
 mod standard_user_data;
+mod user_data_class;

@@ -126,19 +126,21 @@ fn v2_userdata_standard_scale_out_keeps_the_vnfcs_in_force_and_scale_in_removes_
     );
 }
 
-/// A class other than Tacker's two is refused, naming it; the error is an input error (422).
+/// A class other than Tacker's two, without a runner for it, is refused, naming it; the
+/// error is an input error (422).
 #[test]
 fn another_user_data_class_is_refused_by_name() {
     let params = json!({"lcm-operation-user-data": "./UserData/lcm_user_data.py",
                         "lcm-operation-user-data-class": "SampleUserData"});
-    let e = UserData::from_params(params.as_object()).unwrap_err();
+    let named = UserData::from_params(params.as_object()).unwrap().unwrap();
+    let e = named.runnable(false).unwrap_err();
     assert!(matches!(e, OpenStackError::Input(_)), "{e:?}");
     let d: vnfm_driver_api::DriverError = e.into();
     assert_eq!(d.status(), 422, "{d}");
     assert!(d.to_string().contains("`SampleUserData`"), "{d}");
 }
 
-/// A request naming a user data class the driver does not build is refused at once with 422
+/// A request naming a user data class the driver has no runner for is refused at once with 422
 /// (the driver's check before the occurrence starts), naming the class: no occurrence is
 /// stored and the VIM is never asked (its endpoint here answers nothing).
 #[vnfm_test_env::needs(corpus)]

@@ -16,6 +16,7 @@
 //! | change package | update with the new package's template and files; when Neutron refuses to delete a subnet it replaces, the ports on that subnet move to the new one, and when a new server fails while the old one holds the VNFC's volumes, the old server is deleted through Nova; then the update runs again |
 //! | rollbacks | instantiate: delete; scale: back to the recorded counts (VNFCs the scale added go first); external connectivity and package: the previous parameters / templates |
 //! | operate | no stack change: the VNFCs' servers are started / stopped through Nova (`os-start`, `os-stop`) until `ACTIVE` / `SHUTOFF`; GRACEFUL stop waits the graceful timeout first |
+//! | any step whose request names a user data class of the package | the class's method for the step builds the template, files and `nfv` (create), or what is merged over the stack's (updates), as in Tacker; what the driver does around them (images, marking VNFCs unhealthy, inventory, rollback records) stays (module `scripted`) |
 //!
 //! After each step the inventory is read back from the stack's resources
 //! ([`crate::inventory`]) and `driver_state` records the stack and what it was made from
@@ -31,7 +32,7 @@ use serde_json::{Map, Value, json};
 use vnfm_descriptor::Flavour;
 use vnfm_driver_api::{
     DriverError, HealScope, InfraDriver, InfraOutcome, InfraRequest, InfraStep, InstanceResources,
-    ResolvedVim, ResourceTarget,
+    ResolvedVim, ResourceTarget, UserDataScripts,
 };
 use vnfm_types::{
     ChangeType, ExtManagedVirtualLinkData, ExtManagedVirtualLinkInfo, ExtVirtualLinkData,
@@ -50,6 +51,7 @@ use crate::nova::{Nova, Power, Target};
 use crate::userdata::UserData;
 
 mod resources;
+mod scripted;
 mod stack;
 mod subnets;
 mod templates;
@@ -117,12 +119,15 @@ pub struct Previous {
 pub struct OpenStackDriver {
     config: DriverConfig,
     sessions: Mutex<HashMap<String, Arc<Session>>>,
+    /// Runs the user data classes of packages ([`UserData::Script`]), when given.
+    user_data_scripts: Option<Arc<dyn UserDataScripts>>,
 }
 
 impl std::fmt::Debug for OpenStackDriver {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("OpenStackDriver")
             .field("config", &self.config)
+            .field("user_data_scripts", &self.user_data_scripts.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -142,7 +147,17 @@ impl OpenStackDriver {
         OpenStackDriver {
             config,
             sessions: Mutex::new(HashMap::new()),
+            user_data_scripts: None,
         }
+    }
+
+    /// The driver, running the user data classes packages carry (Tacker's
+    /// `lcm-operation-user-data` / `lcm-operation-user-data-class` naming a class other than
+    /// `DefaultUserData` and `StandardUserData`) with `scripts`, e.g. the script management
+    /// driver of `vnfm-mgmt-script`. Without it, such a request is refused.
+    pub fn with_user_data_scripts(mut self, scripts: Arc<dyn UserDataScripts>) -> Self {
+        self.user_data_scripts = Some(scripts);
+        self
     }
 
     /// The configuration.
@@ -203,6 +218,7 @@ impl OpenStackDriver {
             stack_name: self.stack_name(req.instance.id.as_str()),
             state,
             timeout,
+            scripts: self.user_data_scripts.clone(),
         })
     }
 }
@@ -215,6 +231,7 @@ struct Ctx<'r> {
     stack_name: String,
     state: Option<DriverState>,
     timeout: Duration,
+    scripts: Option<Arc<dyn UserDataScripts>>,
 }
 
 impl Ctx<'_> {
@@ -243,11 +260,18 @@ impl Ctx<'_> {
         self.req.additional_params().and_then(|p| p.get("nfv"))
     }
 
-    /// The convention of this step: the one the request names, else the recorded one.
+    /// The convention of this step: the one the request names (for a rollback: the request
+    /// of the operation rolled back), else `StandardUserData` when the stack was made with
+    /// it, else `DefaultUserData`. A class of the package is run only for a request that
+    /// names it, as Tacker reads the class from the request alone; one the driver has no
+    /// runner for is refused.
     fn user_data(&self) -> Result<UserData, DriverError> {
-        Ok(UserData::from_params(self.req.additional_params())?
-            .or(self.state.as_ref().map(|s| s.user_data))
-            .unwrap_or_default())
+        let named = UserData::from_params(self.req.additional_params())?;
+        let user_data = named.unwrap_or_else(|| match self.state.as_ref().map(|s| &s.user_data) {
+            Some(UserData::Standard) => UserData::Standard,
+            _ => UserData::Default,
+        });
+        Ok(user_data.runnable(self.scripts.is_some())?)
     }
 
     /// The VNFC indexes per VDU the recorded template holds (Tacker's `StandardUserData`).
@@ -262,11 +286,12 @@ fn vdu_ids(flavour: &Flavour) -> Vec<String> {
     flavour.vdus.iter().map(|v| v.id.clone()).collect()
 }
 
-/// The `nfv` parameter of `user_data` for templates that read `paths`.
-fn build_nfv(user_data: UserData, paths: &[Vec<hot::Seg>], inputs: &NfvInputs<'_>) -> Value {
+/// The `nfv` parameter of `user_data` for templates that read `paths` (a class of the
+/// package builds its own: the default convention's is built for it).
+fn build_nfv(user_data: &UserData, paths: &[Vec<hot::Seg>], inputs: &NfvInputs<'_>) -> Value {
     match user_data {
-        UserData::Default => hot::build_nfv(paths, inputs),
         UserData::Standard => crate::userdata::nfv(paths, inputs),
+        UserData::Default | UserData::Script { .. } => hot::build_nfv(paths, inputs),
     }
 }
 
@@ -401,14 +426,17 @@ impl InfraDriver for OpenStackDriver {
         self.observe_stack(req).await
     }
 
-    /// Refuses a request naming a user data class the driver does not build
-    /// ([`UserData::from_params`]), before the occurrence starts.
+    /// Refuses a request naming a user data class the driver cannot run
+    /// ([`UserData::from_params`], [`UserData::runnable`]), before the occurrence starts.
     fn check_request(
         &self,
         _step: &InfraStep,
         request: &OperationParams,
     ) -> Result<(), DriverError> {
-        UserData::from_params(vnfm_driver_api::additional_params_of(request))?;
+        if let Some(named) = UserData::from_params(vnfm_driver_api::additional_params_of(request))?
+        {
+            named.runnable(self.user_data_scripts.is_some())?;
+        }
         Ok(())
     }
 
@@ -538,21 +566,32 @@ impl InfraDriver for OpenStackDriver {
             )));
         };
         let flavour = flavour(req, &req.flavour_id)?;
-        let hot = Hot {
-            source: prev.hot_source.clone(),
-            template: prev.template.clone(),
-            files: prev.files.clone(),
+        let ctx = self.context(req)?;
+        let (hot, nfv, parameters) = match ctx.user_data()? {
+            // The class's `change_vnfpkg_rollback`, as Tacker runs it.
+            UserData::Script { file, class } => {
+                self.scripted_templates(&ctx, flavour, (&file, &class), &BTreeMap::new())
+                    .await?
+            }
+            _ => {
+                let hot = Hot {
+                    source: prev.hot_source.clone(),
+                    template: prev.template.clone(),
+                    files: prev.files.clone(),
+                };
+                (hot, prev.nfv.clone(), Map::new())
+            }
         };
         self.retemplate(
             req,
             flavour,
             hot,
-            prev.nfv.clone(),
+            nfv,
             prev.ext_virtual_links.clone(),
             Self::recorded_managed(req),
             restore_vnfd_id.clone(),
-            prev.user_data,
-            None,
+            (prev.user_data, None),
+            parameters,
         )
         .await
     }

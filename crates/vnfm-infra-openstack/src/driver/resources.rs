@@ -13,11 +13,19 @@ impl OpenStackDriver {
         let flavour = flavour(req, &target.flavour_id)?;
         let heat = Heat::connect(&ctx.session, &req.control, self.config.poll.clone()).await?;
         let stack = self.existing(&heat, &ctx).await?;
-        if ctx.user_data()? == UserData::Standard {
+        let user_data = ctx.user_data()?;
+        if user_data == UserData::Standard {
             return self
                 .rescale_vnfcs(&heat, &ctx, stack, flavour, target)
                 .await;
         }
+        // A class of the package decides the template and `nfv` (its `scale`,
+        // `scale_rollback`, ...); the VNFCs to remove from autoscaling groups are marked as
+        // for any stack, those outside a group are left to the template the class returns.
+        let script = match &user_data {
+            UserData::Script { file, class } => Some((file.as_str(), class.as_str())),
+            _ => None,
+        };
         let r = stack.reference();
         let template = heat.template(&r).await?;
         let files = ctx
@@ -39,7 +47,7 @@ impl OpenStackDriver {
             if want == now && !scalable.contains(&vdu.id) {
                 continue;
             }
-            if !scalable.contains(&vdu.id) {
+            if !scalable.contains(&vdu.id) && script.is_none() {
                 return Err(DriverError::invalid_input(format!(
                     "VDU {} cannot go from {now} to {want} instance(s): the stack's template sets no `desired_capacity` for it (get_param [nfv, VDU, {}, desired_capacity] in an OS::Heat::AutoScalingGroup)",
                     vdu.id, vdu.id
@@ -68,6 +76,9 @@ impl OpenStackDriver {
                         meta_str(v, meta_key::PARENT_STACK_NAME),
                         meta_str(v, meta_key::PARENT_RESOURCE_NAME),
                     ) else {
+                        if script.is_some() {
+                            continue;
+                        }
                         return Err(DriverError::invalid_input(format!(
                             "cannot remove VNFC {} of VDU {}: it is not a member of an OS::Heat::AutoScalingGroup",
                             v.id, vdu.id
@@ -87,15 +98,34 @@ impl OpenStackDriver {
             }
             patch.insert(vdu.id.clone(), json!({ "desired_capacity": want }));
         }
-        let mut nfv = stack.nfv();
-        json_patch::merge(&mut nfv, &json!({ "VDU": patch }));
-        let stack = if changed || stack.stack_status.ends_with("_FAILED") {
-            let fields = ctx.fields(&self.config, None, &nfv);
-            self.update_and_wait(&heat, &ctx, &stack, &fields).await?
+        let (stack, nfv, applied) = if let Some(class) = script {
+            // Tacker updates the stack with what the class returned, whatever it is.
+            let images = if req.step.operation().is_rollback() {
+                BTreeMap::new()
+            } else {
+                self.upload_images(&ctx, flavour).await?
+            };
+            let applied = self
+                .scripted_update(&heat, &ctx, &stack, flavour, class, &images)
+                .await?;
+            let fields = ctx.applied_fields(&self.config, &applied);
+            let stack = self.update_and_wait(&heat, &ctx, &stack, &fields).await?;
+            (stack, applied.nfv.clone(), Some(applied))
         } else {
-            stack
+            let mut nfv = stack.nfv();
+            json_patch::merge(&mut nfv, &json!({ "VDU": patch }));
+            let stack = if changed || stack.stack_status.ends_with("_FAILED") {
+                let fields = ctx.fields(&self.config, None, &nfv);
+                self.update_and_wait(&heat, &ctx, &stack, &fields).await?
+            } else {
+                stack
+            };
+            (stack, nfv, None)
         };
-        let state = self.state_after(&ctx, req, &stack, flavour, nfv, None);
+        let mut state = self.state_after(&ctx, req, &stack, flavour, nfv, None);
+        if let Some(applied) = applied {
+            applied.record(&mut state, &user_data);
+        }
         self.outcome(
             &heat,
             &ctx,
@@ -205,7 +235,10 @@ impl OpenStackDriver {
                 .as_ref()
                 .map(|b| b.template.clone())
                 .unwrap_or(Value::Null),
-            user_data: base.as_ref().map(|b| b.user_data).unwrap_or_default(),
+            user_data: base
+                .as_ref()
+                .map(|b| b.user_data.clone())
+                .unwrap_or_default(),
             files: base.map(|b| b.files).unwrap_or_default(),
             nfv,
             previous: previous.map(Box::new),
@@ -227,14 +260,43 @@ impl OpenStackDriver {
         let r = stack.reference();
         let links = Self::recorded_links(req);
         let managed = Self::recorded_managed(req);
-        let nfv = stack.nfv();
+        let user_data = ctx.user_data()?;
+        // A class of the package gives the `nfv` (Tacker's `DefaultUserData.heal` an empty
+        // patch: the stack's), and may give templates.
+        let applied = match &user_data {
+            UserData::Script { file, class } => Some(
+                self.scripted_update(
+                    &heat,
+                    &ctx,
+                    &stack,
+                    flavour,
+                    (file, class),
+                    &BTreeMap::new(),
+                )
+                .await?,
+            ),
+            _ => None,
+        };
+        let nfv = applied
+            .as_ref()
+            .map_or_else(|| stack.nfv(), |a| a.nfv.clone());
         let stack = if recreates(scope, req.additional_params()) {
-            // Re-create: the same template, files and parameters on a new stack.
-            let template = heat.template(&r).await?;
-            let files = heat.files(&r).await?;
+            // Re-create: the same template, files and parameters on a new stack (those the
+            // class returned, else the stack's).
+            let template = match applied.as_ref().and_then(|a| a.template.clone()) {
+                Some(t) => t,
+                None => heat.template(&r).await?,
+            };
+            let mut files = heat.files(&r).await?;
+            if let Some(a) = &applied {
+                files.extend(a.files.clone());
+            }
             heat.delete(&r).await?;
             heat.wait(&r, "DELETE", None, ctx.timeout).await?;
-            let mut fields = ctx.fields(&self.config, None, &nfv);
+            let mut fields = match &applied {
+                Some(a) => ctx.applied_fields(&self.config, a),
+                None => ctx.fields(&self.config, None, &nfv),
+            };
             fields.template = Some(template);
             fields.files.extend(files);
             let nr = heat.create(&ctx.stack_name, &fields).await?;
@@ -253,10 +315,16 @@ impl OpenStackDriver {
             for (stack, resource) in unhealthy_marks(&live, &targets) {
                 heat.mark_unhealthy(&stack, resource, &reason).await?;
             }
-            let fields = ctx.fields(&self.config, None, &nfv);
+            let fields = match &applied {
+                Some(a) => ctx.applied_fields(&self.config, a),
+                None => ctx.fields(&self.config, None, &nfv),
+            };
             self.update_and_wait(&heat, &ctx, &stack, &fields).await?
         };
-        let state = self.state_after(&ctx, req, &stack, flavour, nfv, None);
+        let mut state = self.state_after(&ctx, req, &stack, flavour, nfv, None);
+        if let Some(applied) = applied {
+            applied.record(&mut state, &user_data);
+        }
         self.outcome(
             &heat,
             &ctx,
@@ -436,6 +504,7 @@ impl OpenStackDriver {
             resource_changes,
             vnf_state: vnfc_ids.is_empty().then_some(to),
             driver_state: serde_json::to_value(&state).unwrap_or(Value::Null),
+            published_metadata: Default::default(),
         })
     }
 }

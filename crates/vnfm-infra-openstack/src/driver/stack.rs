@@ -294,6 +294,7 @@ impl OpenStackDriver {
             resource_changes,
             vnf_state: None,
             driver_state: serde_json::to_value(&state).unwrap_or(Value::Null),
+            published_metadata: Default::default(),
         })
     }
 
@@ -313,27 +314,45 @@ impl OpenStackDriver {
     ) -> Result<InfraOutcome, DriverError> {
         let ctx = self.context(req)?;
         let flavour = flavour(req, &target.flavour_id)?;
-        // Refused before anything is made: a class the driver cannot build.
+        // Refused before anything is made: a class the driver cannot run.
         let user_data = ctx.user_data()?;
-        let vnfcs = (user_data == UserData::Standard)
-            .then(|| crate::userdata::next_indexes(&BTreeMap::new(), &target.vdu_instances));
         let managed_req = managed_of_request(req).unwrap_or_default();
-        let hot = templates(&self.config, req, flavour, managed_req, vnfcs.as_ref())?;
         let links = ext_links_of_request(req).unwrap_or_default().to_vec();
-        let images = self.upload_images(&ctx, flavour).await?;
-        let nfv = build_nfv(
-            user_data,
-            &paths_of(&hot.template, &hot.files),
-            &NfvInputs {
-                flavour,
-                capacity: Some(&target.vdu_instances),
-                ext_virtual_links: &links,
-                additional: ctx.additional_nfv(),
-                grant: req.grant.as_deref(),
-                images: Some(&images),
-            },
-        );
-        let fields = ctx.fields(&self.config, Some(&hot), &nfv);
+        let (hot, nfv, fields) = if let UserData::Script { file, class } = &user_data {
+            // The package's class builds template, files and `nfv` (module `scripted`).
+            let images = self.upload_images(&ctx, flavour).await?;
+            let what = format!("user data class `{class}` of `{file}`");
+            let applied = ctx
+                .run_user_data((file, class), flavour, &images)
+                .await?
+                .created(&what)?;
+            let fields = ctx.applied_fields(&self.config, &applied);
+            let hot = Hot {
+                source: what,
+                template: applied.template.unwrap_or_default(),
+                files: applied.files,
+            };
+            (hot, applied.nfv, fields)
+        } else {
+            let vnfcs = (user_data == UserData::Standard)
+                .then(|| crate::userdata::next_indexes(&BTreeMap::new(), &target.vdu_instances));
+            let hot = templates(&self.config, req, flavour, managed_req, vnfcs.as_ref())?;
+            let images = self.upload_images(&ctx, flavour).await?;
+            let nfv = build_nfv(
+                &user_data,
+                &paths_of(&hot.template, &hot.files),
+                &NfvInputs {
+                    flavour,
+                    capacity: Some(&target.vdu_instances),
+                    ext_virtual_links: &links,
+                    additional: ctx.additional_nfv(),
+                    grant: req.grant.as_deref(),
+                    images: Some(&images),
+                },
+            );
+            let fields = ctx.fields(&self.config, Some(&hot), &nfv);
+            (hot, nfv, fields)
+        };
         let heat = Heat::connect(&ctx.session, &req.control, self.config.poll.clone()).await?;
         let existing = match heat.find(&ctx.stack_name).await? {
             Some(s) => self.settle(&heat, &ctx, s).await?,
@@ -462,6 +481,7 @@ impl OpenStackDriver {
             resources: InstanceResources::default(),
             vnf_state: None,
             driver_state: Value::Null,
+            published_metadata: Default::default(),
         })
     }
 }

@@ -17,38 +17,51 @@ impl OpenStackDriver {
         let heat = Heat::connect(&ctx.session, &req.control, self.config.poll.clone()).await?;
         let stack = self.existing(&heat, &ctx).await?;
         let r = stack.reference();
-        let nfv = match nfv_override {
-            Some(n) => n,
-            None => {
-                let template = heat.template(&r).await?;
-                let files = ctx
-                    .state
-                    .as_ref()
-                    .map(|s| s.files.clone())
-                    .unwrap_or_default();
-                let rebuilt = build_nfv(
-                    user_data,
-                    &paths_of(&template, &files),
-                    &NfvInputs {
-                        flavour,
-                        capacity: None,
-                        ext_virtual_links: &links,
-                        additional: ctx.additional_nfv(),
-                        grant: req.grant.as_deref(),
-                        images: None,
-                    },
-                );
-                let mut nfv = stack.nfv();
-                if let Some(cp) = rebuilt.get("CP") {
-                    json_patch::merge(&mut nfv, &json!({ "CP": cp }));
+        let (fields, nfv, applied) = if let UserData::Script { file, class } = &user_data {
+            // The class's `change_ext_conn` (`_rollback`), as Tacker runs it.
+            let images = BTreeMap::new();
+            let applied = self
+                .scripted_update(&heat, &ctx, &stack, flavour, (file, class), &images)
+                .await?;
+            let fields = ctx.applied_fields(&self.config, &applied);
+            (fields, applied.nfv.clone(), Some(applied))
+        } else {
+            let nfv = match nfv_override {
+                Some(n) => n,
+                None => {
+                    let template = heat.template(&r).await?;
+                    let files = ctx
+                        .state
+                        .as_ref()
+                        .map(|s| s.files.clone())
+                        .unwrap_or_default();
+                    let rebuilt = build_nfv(
+                        &user_data,
+                        &paths_of(&template, &files),
+                        &NfvInputs {
+                            flavour,
+                            capacity: None,
+                            ext_virtual_links: &links,
+                            additional: ctx.additional_nfv(),
+                            grant: req.grant.as_deref(),
+                            images: None,
+                        },
+                    );
+                    let mut nfv = stack.nfv();
+                    if let Some(cp) = rebuilt.get("CP") {
+                        json_patch::merge(&mut nfv, &json!({ "CP": cp }));
+                    }
+                    nfv
                 }
-                nfv
-            }
+            };
+            (ctx.fields(&self.config, None, &nfv), nfv, None)
         };
-        let fields = ctx.fields(&self.config, None, &nfv);
         let stack = self.update_and_wait(&heat, &ctx, &stack, &fields).await?;
         let managed = Self::recorded_managed(req);
-        let state = self.state_after(&ctx, req, &stack, flavour, nfv, previous);
+        let mut state = self.state_after(&ctx, req, &stack, flavour, nfv, previous);
+        if let Some(applied) = applied {
+            applied.record(&mut state, &user_data);
+        }
         self.outcome(
             &heat,
             &ctx,
@@ -62,7 +75,8 @@ impl OpenStackDriver {
         .await
     }
 
-    /// Replaces the stack's templates (change of package or flavour, and their rollbacks).
+    /// Replaces the stack's templates (change of package or flavour, and their rollbacks);
+    /// `parameters` are added to `nfv` (those a user data class returned besides it).
     #[allow(clippy::too_many_arguments)]
     pub(super) async fn retemplate(
         &self,
@@ -73,13 +87,15 @@ impl OpenStackDriver {
         links: Vec<ExtVirtualLinkData>,
         managed: Vec<ExtManagedVirtualLinkInfo>,
         vnfd_id: vnfm_types::VnfdId,
-        user_data: UserData,
-        previous: Option<Previous>,
+        (user_data, previous): (UserData, Option<Previous>),
+        parameters: Map<String, Value>,
     ) -> Result<InfraOutcome, DriverError> {
         let ctx = self.context(req)?;
         let heat = Heat::connect(&ctx.session, &req.control, self.config.poll.clone()).await?;
         let stack = self.existing(&heat, &ctx).await?;
-        let fields = ctx.fields(&self.config, Some(&hot), &nfv);
+        let mut fields = ctx.fields(&self.config, Some(&hot), &nfv);
+        // Parameters other than `nfv` a user data class returned.
+        fields.parameters.extend(parameters);
         let stack = self.update_and_wait(&heat, &ctx, &stack, &fields).await?;
         let state = DriverState {
             stack_id: stack.id.clone(),
@@ -117,28 +133,36 @@ impl OpenStackDriver {
         let managed_data = managed_req
             .clone()
             .unwrap_or_else(|| managed_as_data(&Self::recorded_managed(req)));
-        // The VNFCs keep their indexes (Tacker's `StandardUserData`).
         let user_data = ctx.user_data()?;
-        let vnfcs = (user_data == UserData::Standard)
-            .then(|| crate::userdata::next_indexes(&ctx.recorded_indexes(flavour), capacity));
-        let hot = templates(&self.config, req, flavour, &managed_data, vnfcs.as_ref())?;
         let links = crate::ext_links::overlay_links(
             &Self::recorded_links(req),
             ext_links_of_request(req).unwrap_or_default(),
         );
-        let images = self.upload_images(&ctx, flavour).await?;
-        let nfv = build_nfv(
-            user_data,
-            &paths_of(&hot.template, &hot.files),
-            &NfvInputs {
-                flavour,
-                capacity: Some(capacity),
-                ext_virtual_links: &links,
-                additional: ctx.additional_nfv(),
-                grant: req.grant.as_deref(),
-                images: Some(&images),
-            },
-        );
+        let (hot, nfv, parameters) = if let UserData::Script { file, class } = &user_data {
+            // The class's `change_vnfpkg` (`change_flavour`), on the new package.
+            let images = self.upload_images(&ctx, flavour).await?;
+            self.scripted_templates(&ctx, flavour, (file, class), &images)
+                .await?
+        } else {
+            // The VNFCs keep their indexes (Tacker's `StandardUserData`).
+            let vnfcs = (user_data == UserData::Standard)
+                .then(|| crate::userdata::next_indexes(&ctx.recorded_indexes(flavour), capacity));
+            let hot = templates(&self.config, req, flavour, &managed_data, vnfcs.as_ref())?;
+            let images = self.upload_images(&ctx, flavour).await?;
+            let nfv = build_nfv(
+                &user_data,
+                &paths_of(&hot.template, &hot.files),
+                &NfvInputs {
+                    flavour,
+                    capacity: Some(capacity),
+                    ext_virtual_links: &links,
+                    additional: ctx.additional_nfv(),
+                    grant: req.grant.as_deref(),
+                    images: Some(&images),
+                },
+            );
+            (hot, nfv, Map::new())
+        };
         let managed = match managed_req {
             Some(m) => managed_info(&m, vnfd_id, &ctx.vim_connection_id),
             None => Self::recorded_managed(req),
@@ -156,8 +180,8 @@ impl OpenStackDriver {
             links,
             managed,
             vnfd_id.clone(),
-            user_data,
-            previous,
+            (user_data, previous),
+            parameters,
         )
         .await
     }
@@ -174,7 +198,7 @@ impl OpenStackDriver {
             template: s.template.clone(),
             files: s.files.clone(),
             nfv: s.nfv.clone(),
-            user_data: s.user_data,
+            user_data: s.user_data.clone(),
             ext_virtual_links: Self::recorded_links(req),
         })
     }
