@@ -109,7 +109,7 @@ pub use vnfm_driver_api::memory::{MEMORY_VIM_TYPE, MemoryInfraDriver, RecordingM
 pub use vnfm_driver_api::{
     ArtifactSource, CallbackSender, ContentError, ContentFetcher, ContentRequest, ContentSink,
     DeferredGrants, DriverError, GrantDecision, InfraDriver, LocalNfvo, MgmtDriver, Nfvo, NfvoAuth,
-    NfvoSettings, NoContent, VimKind, VimKinds,
+    NfvoSettings, NoContent, UserDataCall, UserDataScripts, VimKind, VimKinds,
 };
 pub use vnfm_lcm::fm::{AutoHealPolicy, AutoScalePolicy, AutomaticOutcome, Bounds};
 pub use vnfm_lcm::nfvo::{load_nfvo_settings, save_nfvo_settings};
@@ -423,6 +423,11 @@ impl Builder {
     /// Runs the hooks VNFDs bind to Python scripts (`tosca.artifacts.Implementation.Python`,
     /// OpenStack Tacker v2 management scripts, run unchanged) with a [`ScriptMgmtDriver`]
     /// configured by `config`; hooks of other artifact types go to [`Builder::mgmt_driver`].
+    ///
+    /// The user data classes of OpenStack requests (Tacker's `lcm-operation-user-data`) are the
+    /// OpenStack driver's business: give it a runner with the same configuration,
+    /// `OpenStackDriver::new(..).with_user_data_scripts(Arc::new(ScriptMgmtDriver::new(config)))`
+    /// (a [`ScriptMgmtDriver`] is a [`UserDataScripts`]), as `vnfm serve` does.
     pub fn mgmt_scripts(mut self, config: ScriptConfig) -> Self {
         self.scripts = Some(config);
         self

@@ -218,9 +218,11 @@ pub struct ServeArgs {
     #[arg(long, default_value = "process", value_parser = ["process", "in-process"])]
     plugin_isolation: String,
     /// The Python interpreter that runs the management scripts VNF packages bind to hooks
-    /// (`tosca.artifacts.Implementation.Python`, OpenStack Tacker v2 scripts): a path, or a
-    /// name looked up on PATH. A package with such hooks onboards with a warning when it is
-    /// not found.
+    /// (`tosca.artifacts.Implementation.Python`, OpenStack Tacker v2 scripts) and the user
+    /// data classes OpenStack requests name (`lcm-operation-user-data`): a path, or a name
+    /// looked up on PATH. A package with such hooks onboards with a warning when it is not
+    /// found. Tacker's classes import Tacker's own modules: give an interpreter that can
+    /// import `tacker` for them.
     #[arg(long, default_value = "python3", value_name = "PATH")]
     python: PathBuf,
     #[command(flatten)]
@@ -307,10 +309,24 @@ fn infra_drivers(args: &ServeArgs) -> Result<Vec<Arc<dyn vnfm::lcm::InfraDriver>
         })?;
         kubernetes = kubernetes.with_helm(Arc::new(helm));
     }
+    // Tacker's user data classes (`lcm-operation-user-data`) run with the interpreter of the
+    // management scripts.
+    let user_data = Arc::new(vnfm::lcm::ScriptMgmtDriver::new(script_config(args)));
     Ok(vec![
-        Arc::new(vnfm_infra_openstack::OpenStackDriver::new(openstack)),
+        Arc::new(
+            vnfm_infra_openstack::OpenStackDriver::new(openstack).with_user_data_scripts(user_data),
+        ),
         Arc::new(kubernetes),
     ])
+}
+
+/// How Python scripts run: the management scripts VNF packages bind to hooks, and the user
+/// data classes of their OpenStack requests.
+fn script_config(args: &ServeArgs) -> vnfm::lcm::ScriptConfig {
+    vnfm::lcm::ScriptConfig {
+        python: args.python.clone(),
+        ..vnfm::lcm::ScriptConfig::default()
+    }
 }
 
 /// The management-driver host: installed plugins from `--plugin`, package libraries with
@@ -476,10 +492,7 @@ pub fn run(args: ServeArgs) -> Result<ExitCode, ServeError> {
         None => services.metrics_source(Arc::new(vnfm::lcm::PushedMetrics::default())),
     };
     services = services.performance(pm_options(&args), Duration::from_secs(5));
-    services = services.mgmt_scripts(vnfm::lcm::ScriptConfig {
-        python: args.python.clone(),
-        ..vnfm::lcm::ScriptConfig::default()
-    });
+    services = services.mgmt_scripts(script_config(&args));
     let mut state = StateOptions::new(&args.data_dir);
     state.clients = clients;
     state.allow_basic_auth = args.allow_basic_auth;
