@@ -471,6 +471,12 @@ pub struct InfraOutcome {
     /// (`null` to clear it).
     #[serde(default)]
     pub driver_state: serde_json::Value,
+    /// Keys the driver publishes in `instantiatedVnfInfo.metadata`, which clients and
+    /// management scripts read (e.g. Tacker's `namespace` and `vdu_reses` of a CNF); each
+    /// replaces the recorded key of that name, a `null` value removes it, and keys not named
+    /// are kept.
+    #[serde(default, skip_serializing_if = "serde_json::Map::is_empty")]
+    pub published_metadata: serde_json::Map<String, serde_json::Value>,
 }
 
 /// An infrastructure driver: deploys and changes VNF resources on one family of VIMs.

@@ -73,6 +73,24 @@ async fn a_package_change_rolls_pods_and_a_failed_one_rolls_back() {
         .collect();
     assert_eq!(before.len(), 2);
     assert_pods_ready(&kube, &ns, "instantiate").await;
+    // What Tacker's driver records in instantiatedVnfInfo.metadata, and its label.
+    let meta = &out.published_metadata;
+    assert_eq!(meta["namespace"], json!(ns));
+    assert_eq!(meta["tenant"], json!(ns));
+    assert_eq!(
+        meta["lcm-kubernetes-def-files"],
+        json!(["Files/kubernetes/namespace.yaml", "Files/kubernetes/deployment.yaml"])
+    );
+    let vdu2 = &meta["vdu_reses"]["VDU2"];
+    assert_eq!(vdu2["kind"], "Deployment", "{meta:?}");
+    assert_eq!(vdu2["spec"]["replicas"], 2, "{vdu2}");
+    let label = &vdu2["metadata"]["labels"]["tacker_vnf_instance_id"];
+    assert_eq!(label, &json!(call.instance.id.as_str()), "{vdu2}");
+    let live = kube
+        .object("apps/v1", "Deployment", Some(&ns), "vdu2")
+        .await
+        .expect("deployment");
+    assert_eq!(&live["metadata"]["labels"]["tacker_vnf_instance_id"], label);
 
     // Change to the new package: the pod template now names the new VNFD, so pods roll.
     call.vnfd = Arc::new(new.clone());

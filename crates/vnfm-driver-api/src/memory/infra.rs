@@ -514,6 +514,7 @@ impl MemoryInfraDriver {
                 _ => None,
             },
             driver_state,
+            published_metadata: Default::default(),
         })
     }
 }

@@ -383,6 +383,7 @@ impl Ctx<'_> {
         state: Option<&DriverState>,
     ) -> InfraOutcome {
         let changes = inventory::changes(before, &resources);
+        let published_metadata = tacker_metadata(state);
         let driver_state = match state {
             Some(s) => {
                 let mut s = s.clone();
@@ -399,6 +400,7 @@ impl Ctx<'_> {
             resource_changes: changes,
             vnf_state: None,
             driver_state,
+            published_metadata,
         }
     }
 
@@ -437,4 +439,36 @@ impl Ctx<'_> {
             counts,
         }
     }
+}
+
+/// What Tacker's Kubernetes driver records in `instantiatedVnfInfo.metadata`, which its
+/// clients and management scripts read: `namespace` (and `tenant`, the same), `vdu_reses`
+/// (each VDU's workload as applied, by VDU id) and `lcm-kubernetes-def-files`. Without a
+/// state (after terminate) the keys are removed.
+fn tacker_metadata(state: Option<&DriverState>) -> Map<String, Value> {
+    let keys = [
+        "namespace",
+        "tenant",
+        "vdu_reses",
+        "lcm-kubernetes-def-files",
+    ];
+    let Some(state) = state else {
+        return keys.iter().map(|k| (k.to_string(), Value::Null)).collect();
+    };
+    let vdu_reses: Map<String, Value> = state
+        .objects
+        .iter()
+        .filter(|p| is_workload(p.group(), p.kind()) && !is_redacted(p))
+        .filter_map(|p| Some((p.vdu.clone()?, p.object.clone())))
+        .collect();
+    let files = match state.def_files.is_empty() {
+        true => Value::Null,
+        false => json!(state.def_files),
+    };
+    Map::from_iter([
+        ("namespace".to_string(), json!(state.namespace)),
+        ("tenant".to_string(), json!(state.namespace)),
+        ("vdu_reses".to_string(), Value::Object(vdu_reses)),
+        ("lcm-kubernetes-def-files".to_string(), files),
+    ])
 }

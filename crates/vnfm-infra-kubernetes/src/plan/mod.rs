@@ -37,6 +37,9 @@ use sources::{check_lifecycle_params, read_text, vdu_manifests};
 
 /// Label carrying the VNF instance id on every object the driver creates.
 pub const INSTANCE_LABEL: &str = "vnfm.io/vnf-instance-id";
+/// Tacker's label with the VNF instance id, also set on every object the driver creates (not
+/// on pods): tools written for Tacker select an instance's objects by it.
+pub const TACKER_INSTANCE_LABEL: &str = "tacker_vnf_instance_id";
 /// Label carrying the VDU id on workloads and their pods.
 pub const VDU_LABEL: &str = "vnfm.io/vdu";
 /// `app.kubernetes.io/managed-by` value of the driver's objects.

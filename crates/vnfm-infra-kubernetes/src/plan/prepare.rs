@@ -7,7 +7,7 @@ use vnfm_descriptor::Flavour;
 
 use super::{
     INSTANCE_LABEL, MANAGED_BY, PERSISTENT_LABEL, Planned, Raw, RenderInput, SHARED_LABEL,
-    VDU_LABEL, VNFD_ANNOTATION, known_cluster_scoped, label_value,
+    TACKER_INSTANCE_LABEL, VDU_LABEL, VNFD_ANNOTATION, known_cluster_scoped, label_value,
 };
 use crate::KubeError;
 use crate::order::{group_of, is_request_kind, is_workload, tier};
@@ -154,6 +154,7 @@ pub(super) fn prepare(raw: Raw, input: &RenderInput<'_>) -> Result<Planned, Kube
             labels.insert(SHARED_LABEL.into(), json!("true"));
         } else {
             labels.insert(INSTANCE_LABEL.into(), json!(instance));
+            labels.insert(TACKER_INSTANCE_LABEL.into(), json!(instance));
         }
         if let Some(v) = &vdu {
             labels.insert(VDU_LABEL.into(), json!(label_value(v)));

@@ -27,6 +27,7 @@ impl SplitByVim {
                     if out.vnf_state.is_none() {
                         out.vnf_state = o.vnf_state;
                     }
+                    out.published_metadata.extend(o.published_metadata);
                     (o.resources, o.driver_state)
                 }
                 None => (view.resources, view.state),

@@ -270,6 +270,16 @@ pub(crate) fn apply_infra(
     } else {
         metadata.insert(DRIVER_STATE_KEY.into(), outcome.driver_state.clone());
     }
+    for (key, value) in &outcome.published_metadata {
+        if key == DRIVER_STATE_KEY {
+            continue;
+        }
+        if value.is_null() {
+            metadata.remove(key);
+        } else {
+            metadata.insert(key.clone(), value.clone());
+        }
+    }
     info.metadata = (!metadata.is_empty()).then_some(metadata);
 
     match (step, cx.request) {
