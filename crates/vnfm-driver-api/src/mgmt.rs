@@ -267,6 +267,12 @@ pub struct HookOutcome {
     /// JSON Merge Patch to apply to the instance's `extensions`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub extensions: Option<KeyValuePairs>,
+    /// JSON Merge Patch to apply to the instance's `instantiatedVnfInfo` (a Tacker script
+    /// returns the whole instance, and Tacker takes its `instantiatedVnfInfo` over, e.g. the
+    /// VNFCs a container update replaced); the drivers' private state in its `metadata` is
+    /// kept as recorded. Ignored when the instance is not instantiated.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instantiated_vnf_info: Option<KeyValuePairs>,
     /// VIMs the hook created, to register.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub vims_to_register: Vec<VimRegistration>,
@@ -330,6 +336,14 @@ impl fmt::Debug for HookOutcome {
             )
             .field("metadata", &self.metadata)
             .field("extensions", &self.extensions)
+            // Only the attributes changed: the patch can be large.
+            .field(
+                "instantiated_vnf_info",
+                &self
+                    .instantiated_vnf_info
+                    .as_ref()
+                    .map(|p| p.keys().collect::<Vec<_>>()),
+            )
             .field("vims_to_register", &self.vims_to_register)
             .field("vims_to_deregister", &self.vims_to_deregister)
             .field("error_handling_data", &self.error_handling_data)

@@ -9,13 +9,14 @@
 //! field becomes:
 //! - `vimConnectionInfo`: entries added or changed go to `vim_connection_info_add`, entries
 //!   gone to `vim_connection_info_remove`;
-//! - `metadata`, `extensions`: the JSON Merge Patch that turns the old value into the new one;
+//! - `metadata`, `extensions`, `instantiatedVnfInfo`: the JSON Merge Patch that turns the old
+//!   value into the new one (an `instantiatedVnfInfo` that no longer reads as one is an error);
 //! - any other field: an error ([`ScriptError::UnsupportedChange`]), since a hook outcome
 //!   cannot carry it (and dropping it silently would lose what the script meant).
 
 use serde_json::{Map, Value as Json};
 use vnfm_driver_api::HookOutcome;
-use vnfm_types::VimConnectionInfo;
+use vnfm_types::{InstantiatedVnfInfo, VimConnectionInfo};
 
 use crate::ScriptError;
 
@@ -59,6 +60,16 @@ pub(crate) fn outcome(
         match field.as_str() {
             "vimConnectionInfo" => vim_changes(old, new, &mut out)?,
             "metadata" => out.metadata = Some(diff(old, new)),
+            "instantiatedVnfInfo" => {
+                // Taken over as Tacker does, once it is known to still be an
+                // instantiatedVnfInfo.
+                if let Err(e) = serde_json::from_value::<InstantiatedVnfInfo>(new.clone()) {
+                    return Err(ScriptError::OutputShape(format!(
+                        "has a vnf_instance.instantiatedVnfInfo that is not a SOL003 InstantiatedVnfInfo: {e}"
+                    )));
+                }
+                out.instantiated_vnf_info = Some(diff(old, new));
+            }
             "extensions" => out.extensions = Some(diff(old, new)),
             _ => unsupported.push(field.clone()),
         }
@@ -210,17 +221,40 @@ mod tests {
         assert_eq!(Json::Object(out.extensions.unwrap()), json!({"e": "x"}));
         assert_eq!(out.error_handling_data, None);
 
-        let output = json!({"vnf_instance": {"vnfInstanceName": "m", "instantiatedVnfInfo": {}}});
+        let output = json!({"vnf_instance": {"vnfInstanceName": "m", "vnfdId": "d2"}});
         let err = outcome(Some(output), &sent, &data).unwrap_err().to_string();
-        assert!(
-            err.contains("vnfInstanceName, instantiatedVnfInfo"),
-            "{err}"
-        );
+        assert!(err.contains("vnfInstanceName, vnfdId"), "{err}");
         let output = json!({"vnf_instance": {"vimConnectionInfo": {"x": {"bogus": 1}}}});
         assert!(matches!(
             outcome(Some(output), &sent, &data),
             Err(ScriptError::VimConnection { .. })
         ));
+    }
+
+    /// Tacker takes a script's instantiatedVnfInfo over (a container update replaces VNFCs).
+    #[test]
+    fn a_changed_instantiated_vnf_info_is_a_patch_and_must_stay_one() {
+        let vnfc = |id: &str| {
+            json!({"id": id, "vduId": "VDU1",
+                   "computeResource": {"resourceId": id, "vimLevelResourceType": "Deployment"}})
+        };
+        let info = |pods: &[&str]| {
+            json!({"flavourId": "simple", "vnfState": "STARTED",
+                   "vnfcResourceInfo": pods.iter().map(|p| vnfc(p)).collect::<Vec<_>>(),
+                   "metadata": {"namespace": "default", "driverState": {"v": 1}}})
+        };
+        let sent = json!({"id": "i1", "instantiatedVnfInfo": info(&["vdu1-a"])});
+        let data = Map::new();
+        let output =
+            json!({"vnf_instance": {"id": "i1", "instantiatedVnfInfo": info(&["vdu1-b"])}});
+        let out = outcome(Some(output), &sent, &data).unwrap();
+        let patch = Json::Object(out.instantiated_vnf_info.unwrap());
+        assert_eq!(patch, json!({"vnfcResourceInfo": [vnfc("vdu1-b")]}));
+
+        let output = json!({"vnf_instance": {"instantiatedVnfInfo": {"vnfcResourceInfo": 3}}});
+        let err = outcome(Some(output), &sent, &data).unwrap_err();
+        assert!(matches!(err, ScriptError::OutputShape(_)), "{err}");
+        assert!(err.to_string().contains("instantiatedVnfInfo"), "{err}");
     }
 
     #[test]

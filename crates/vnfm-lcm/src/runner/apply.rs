@@ -406,7 +406,34 @@ pub(crate) fn apply_hook(
     if let Some(p) = &outcome.extensions {
         out.extensions = merged(out.extensions.as_ref(), Some(p));
     }
+    if let (Some(p), Some(info)) = (&outcome.instantiated_vnf_info, &out.instantiated_vnf_info) {
+        out.instantiated_vnf_info = Some(patched_info(info, p));
+    }
     out
+}
+
+/// `info` merge-patched with `patch`, the drivers' private state kept as recorded; `info` as it
+/// is when the patch does not leave an `instantiatedVnfInfo` (the script management driver
+/// checks that before).
+fn patched_info(info: &InstantiatedVnfInfo, patch: &KeyValuePairs) -> InstantiatedVnfInfo {
+    let Ok(serde_json::Value::Object(mut json)) = serde_json::to_value(info) else {
+        return info.clone();
+    };
+    merge_object(&mut json, patch);
+    let Ok(mut patched) = serde_json::from_value::<InstantiatedVnfInfo>(json.into()) else {
+        tracing::warn!(
+            "a hook's instantiatedVnfInfo patch was not applied: it does not leave an instantiatedVnfInfo"
+        );
+        return info.clone();
+    };
+    let state = info.metadata.as_ref().and_then(|m| m.get(DRIVER_STATE_KEY));
+    let mut metadata = patched.metadata.take().unwrap_or_default();
+    match state {
+        Some(s) => metadata.insert(DRIVER_STATE_KEY.into(), s.clone()),
+        None => metadata.remove(DRIVER_STATE_KEY),
+    };
+    patched.metadata = (!metadata.is_empty()).then_some(metadata);
+    patched
 }
 
 #[cfg(test)]
@@ -523,6 +550,38 @@ mod tests {
         with_k8s.vim_connection_info = Some(map);
         let out = apply_hook(&with_k8s, &HookOutcome::default(), &[], &["k8s-1".into()]);
         assert!(out.vim_connection_info.unwrap().is_empty());
+    }
+
+    /// A script's instantiatedVnfInfo is taken over; the driver's private state is not.
+    #[test]
+    fn hook_outcome_patches_instantiated_vnf_info_but_not_the_driver_state() {
+        let mut inst = instance();
+        inst.instantiated_vnf_info = Some(
+            serde_json::from_value(json!({
+                "flavourId": "simple", "vnfState": "STARTED",
+                "vnfcResourceInfo": [{"id": "a", "vduId": "VDU1",
+                    "computeResource": {"resourceId": "a"}}],
+                "metadata": {"namespace": "ns", DRIVER_STATE_KEY: {"objects": 1}}
+            }))
+            .unwrap(),
+        );
+        let patch = |p: serde_json::Value| HookOutcome {
+            instantiated_vnf_info: Some(p.as_object().unwrap().clone()),
+            ..Default::default()
+        };
+        let outcome = patch(json!({
+            "vnfcResourceInfo": [{"id": "b", "vduId": "VDU1", "computeResource": {"resourceId": "b"}}],
+            "metadata": {DRIVER_STATE_KEY: null, "namespace": "other"}
+        }));
+        let out = apply_hook(&inst, &outcome, &[], &[]);
+        let info = out.instantiated_vnf_info.unwrap();
+        assert_eq!(info.vnfc_resource_info.unwrap()[0].id, "b");
+        let meta = info.metadata.unwrap();
+        assert_eq!(meta["namespace"], "other");
+        assert_eq!(meta[DRIVER_STATE_KEY], json!({"objects": 1}));
+        // A patch that leaves no instantiatedVnfInfo changes nothing.
+        let out = apply_hook(&inst, &patch(json!({"vnfState": 7})), &[], &[]);
+        assert_eq!(out.instantiated_vnf_info, inst.instantiated_vnf_info);
     }
 
     #[test]
