@@ -154,6 +154,8 @@ pub fn outcome(output: HookOutput) -> Result<HookOutcome, String> {
         vim_connection_info_remove: output.vim_connection_info_remove,
         metadata: output.metadata,
         extensions: output.extensions,
+        // The plugin ABI has no instantiatedVnfInfo: a plugin reports through its inventory.
+        instantiated_vnf_info: None,
         vims_to_register: output
             .vims_to_register
             .into_iter()
