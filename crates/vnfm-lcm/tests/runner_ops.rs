@@ -376,6 +376,44 @@ async fn hook_outcomes_change_the_instance_and_register_vims() {
     env.completed(op).await;
 }
 
+/// A hook that changes only `instantiatedVnfInfo` (a Tacker container-update script) changes
+/// the stored instance; the driver's private state stays.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hook_outcome_patching_only_instantiated_vnf_info_is_stored() {
+    let env = Env::builder().build().await;
+    env.mgmt.set_outcome(
+        "instantiate_end",
+        HookOutcome {
+            instantiated_vnf_info: Some(
+                json!({"metadata": {"note": "from the script"}, "vnfcInfo": null})
+                    .as_object()
+                    .unwrap()
+                    .clone(),
+            ),
+            ..Default::default()
+        },
+    );
+    let inst = env.create("vnfd-hooks").await;
+    let op = env
+        .lcm
+        .instantiate(
+            &inst.id,
+            req(json!({"flavourId": "simple", "vimConnectionInfo": memory_vims()})),
+        )
+        .await
+        .unwrap();
+    env.completed(op).await;
+    let info = env.instance(&inst.id).await.instantiated_vnf_info.unwrap();
+    let meta = info.metadata.unwrap();
+    assert_eq!(meta["note"], "from the script");
+    assert!(
+        meta.contains_key(vnfm_lcm::runner::DRIVER_STATE_KEY),
+        "{meta:?}"
+    );
+    assert!(info.vnfc_info.is_none());
+    assert!(!info.vnfc_resource_info.unwrap_or_default().is_empty());
+}
+
 #[vnfm_test_env::needs(corpus)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn corpus_vnfds_instantiate_scale_heal_change_ext_conn_terminate() {

@@ -359,7 +359,8 @@ impl Run {
             || !registered.is_empty()
             || !out.vims_to_deregister.is_empty()
             || out.metadata.is_some()
-            || out.extensions.is_some();
+            || out.extensions.is_some()
+            || out.instantiated_vnf_info.is_some();
         let instance = changes_instance
             .then(|| apply::apply_hook(&self.instance, &out, &registered, &out.vims_to_deregister));
         if out.vims_to_deregister.is_empty() {
