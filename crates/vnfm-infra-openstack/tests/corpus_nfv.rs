@@ -403,3 +403,95 @@ fn grant_assets_and_zones_reach_the_nfv_parameter() {
     assert_eq!(with["VDU"]["VDU1"]["vcImageId"], "img-granted");
     assert_eq!(with["VDU"]["VDU1"]["locationConstraints"], "az-2");
 }
+
+/// The `nfv` a CHANGE_VNFPKG sends with the default user data (Tacker's `DefaultUserData`),
+/// built for the BaseHOT of `package` in `flavour` from the links recorded on the instance with
+/// the request's `links` laid over them, as the driver builds it.
+fn change_vnfpkg_nfv(package: &str, flavour: &str, links: Value) -> Value {
+    // As recorded after `paramgen.change_vnfpkg_instantiate` (Tacker's functional tests):
+    // VDU1_CP1 with an address Neutron picks, VDU2_CP1 at the fixed address 10.10.0.101.
+    let recorded: Vec<vnfm_types::ExtVirtualLinkInfo> = serde_json::from_value(json!([{
+        "id": "af775baf-ef37-4b2b-b6b9-18ca201bfce9",
+        "resourceHandle": {"vimConnectionId": "vim1", "resourceId": "net0-uuid"},
+        "extLinkPorts": [
+            {"id": "lp-1", "resourceHandle": {"vimConnectionId": "vim1", "resourceId": "port-1",
+             "vimLevelResourceType": "OS::Neutron::Port"}, "cpInstanceId": "cp-lp-1"},
+            {"id": "lp-2", "resourceHandle": {"vimConnectionId": "vim1", "resourceId": "port-2",
+             "vimLevelResourceType": "OS::Neutron::Port"}, "cpInstanceId": "cp-lp-2"}],
+        "currentVnfExtCpData": [
+            {"cpdId": "VDU1_CP1", "cpConfig": {"VDU1_CP1_1": {"cpProtocolData": [
+                {"layerProtocol": "IP_OVER_ETHERNET", "ipOverEthernet": {"ipAddresses": [
+                    {"type": "IPV4", "numDynamicAddresses": 1}]}}]}}},
+            {"cpdId": "VDU2_CP1", "cpConfig": {"VDU2_CP1_1": {"cpProtocolData": [
+                {"layerProtocol": "IP_OVER_ETHERNET", "ipOverEthernet": {"ipAddresses": [
+                    {"type": "IPV4", "fixedAddresses": ["10.10.0.101"]}]}}]}}}]
+    }]))
+    .unwrap();
+    let request: Vec<vnfm_types::ExtVirtualLinkData> = serde_json::from_value(links).unwrap();
+    let links = vnfm_infra_openstack::ext_links::overlay_links(
+        &vnfm_infra_openstack::ext_links::links_from_info(&recorded),
+        &request,
+    );
+    let root = tacker(package);
+    let vnfd = load_vnfd(&root);
+    let h = hot::load_base_hot(&Dir(root), &vnfd, flavour, &DriverConfig::default())
+        .unwrap()
+        .unwrap_or_else(|| panic!("{package}: no BaseHOT for {flavour}"));
+    let capacity = [("VDU1".to_string(), 1), ("VDU2".to_string(), 1)].into();
+    hot::build_nfv(
+        &hot::nfv_paths([&h.template]),
+        &NfvInputs {
+            flavour: vnfd.flavour(flavour).unwrap(),
+            capacity: Some(&capacity),
+            ext_virtual_links: &links,
+            additional: None,
+            grant: None,
+            images: None,
+        },
+    )
+}
+
+/// Tacker's `change_vnfpkg` functional tests change the package of an instance whose VDU2_CP1
+/// has a fixed address, without `extVirtualLinks` (`paramgen.change_vnfpkg`) or moving VDU1_CP1
+/// to another network (`change_vnfpkg_with_ext_vl`): the new BaseHOT reads VDU2_CP1's network
+/// and address, and gets them from the links recorded on the instance. The package of
+/// `test_change_vnfpkg_failed_in_update` reads the address of `VDU2_CP2`, a CP no link has, on
+/// purpose: it gets none, and Heat refuses the update (`Error validating value ''`), as it
+/// does for Tacker, whose test expects the failure.
+#[vnfm_test_env::needs(corpus)]
+#[test]
+fn change_vnfpkg_keeps_the_fixed_address_recorded_for_vdu2_cp1() {
+    let vdu2_cp1 = json!({"network": "net0-uuid", "fixed_ips": [{"ip_address": "10.10.0.101"}]});
+    for (package, flavour) in [
+        ("v2-vm-change-vnfpkg-new-image", "simple"),
+        ("v2-vm-change-vnfpkg-new-image", "volume"),
+        ("v2-vm-change-vnfpkg-new-volume", "simple"),
+        ("v2-vm-change-vnfpkg-new-volume", "volume"),
+    ] {
+        let nfv = change_vnfpkg_nfv(package, flavour, json!([]));
+        assert_eq!(
+            nfv["CP"]["VDU2_CP1"], vdu2_cp1,
+            "{package} {flavour}: {nfv}"
+        );
+        assert_eq!(nfv["CP"]["VDU1_CP1"]["network"], "net0-uuid", "{package}");
+    }
+    // `change_vnfpkg_with_ext_vl`: VDU1_CP1 moves to net1, VDU2_CP1 stays where it was.
+    let moved = json!([{"id": "ext-net1", "resourceId": "net1-uuid", "extCps": [
+        {"cpdId": "VDU1_CP1", "cpConfig": {"VDU1_CP1_1": {"cpProtocolData": [
+            {"layerProtocol": "IP_OVER_ETHERNET", "ipOverEthernet": {"ipAddresses": [
+                {"type": "IPV4", "numDynamicAddresses": 1}]}}]}}}]}]);
+    let nfv = change_vnfpkg_nfv("v2-vm-change-vnfpkg-new-image", "simple", moved);
+    assert_eq!(nfv["CP"]["VDU2_CP1"], vdu2_cp1, "{nfv}");
+    assert_eq!(nfv["CP"]["VDU1_CP1"]["network"], "net1-uuid");
+    // The package broken on purpose.
+    let nfv = change_vnfpkg_nfv("v2-vm-change-vnfpkg-update-failed", "simple", json!([]));
+    assert_eq!(
+        nfv["CP"]["VDU2_CP1"],
+        json!({"network": "net0-uuid"}),
+        "{nfv}"
+    );
+    assert_eq!(
+        nfv["CP"]["VDU2_CP2"]["fixed_ips"][0]["ip_address"],
+        Value::Null
+    );
+}
