@@ -4,6 +4,10 @@
 #   scripts/test-env/postgres.sh start   # initdb (first time) + start; prints the URL
 #   scripts/test-env/postgres.sh url     # prints the URL
 #   scripts/test-env/postgres.sh stop    # stops the server and removes its data
+#   scripts/test-env/postgres.sh halt    # stops the server, keeping its data (start again)
+#   scripts/test-env/postgres.sh standby PRIMARY_PORT  # a streaming-replication standby of
+#                                        # the server on PRIMARY_PORT (pg_basebackup -R), started
+#   scripts/test-env/postgres.sh promote # makes a standby the primary (pg_ctl promote)
 #
 # Tests read the URL from VNFM_TEST_POSTGRES_URL:
 #   export VNFM_TEST_POSTGRES_URL=$(scripts/test-env/postgres.sh start)
@@ -83,19 +87,60 @@ start() {
 }
 
 stop() {
+    halt
+    rm -rf "$DIR"
+}
+
+halt() {
     if running; then
         as_pg "$BIN/pg_ctl" -D "$DIR/data" -w -m fast stop >/dev/null
     fi
-    rm -rf "$DIR"
+}
+
+# A standby of the server on 127.0.0.1:$1, replicating by streaming (the primary's default
+# pg_hba.conf of initdb trusts replication from 127.0.0.1), started on $PORT.
+standby() {
+    local primary="$1"
+    if [[ -f "$DIR/data/PG_VERSION" ]]; then
+        echo "postgres.sh: $DIR/data exists already" >&2
+        exit 1
+    fi
+    if [[ $(id -u) -eq 0 ]]; then
+        id postgres >/dev/null 2>&1 || useradd --system --home-dir "$DIR" --shell /bin/sh postgres
+    fi
+    mkdir -p "$DIR"
+    if [[ $(id -u) -eq 0 ]]; then
+        chown postgres: "$DIR"
+        chmod 700 "$DIR"
+    fi
+    as_pg "$BIN/pg_basebackup" -h 127.0.0.1 -p "$primary" -U postgres -D "$DIR/data" -R \
+        -X stream -c fast >"$DIR/basebackup.log" 2>&1 || {
+        cat "$DIR/basebackup.log" >&2
+        exit 1
+    }
+    start
+}
+
+promote() {
+    as_pg "$BIN/pg_ctl" -D "$DIR/data" -w -t 60 promote >/dev/null
 }
 
 BIN=$(find_bin)
 case "${1:-}" in
     start) start ;;
     stop) stop ;;
+    halt) halt ;;
+    standby)
+        [[ -n "${2:-}" ]] || {
+            echo "usage: $0 standby PRIMARY_PORT" >&2
+            exit 2
+        }
+        standby "$2"
+        ;;
+    promote) promote ;;
     url) echo "$URL" ;;
     *)
-        echo "usage: $0 start|stop|url" >&2
+        echo "usage: $0 start|stop|halt|standby PRIMARY_PORT|promote|url" >&2
         exit 2
         ;;
 esac
