@@ -52,7 +52,9 @@ const READERS_RANGE: std::ops::RangeInclusive<u32> = 1..=64;
 ///   `readers=N` sets how many read connections there are (1 to 64, each with its own
 ///   cache), e.g. `sqlite:///var/lib/vnfm/vnfm.db?synchronous=full&writer_cache_kib=16384`;
 /// - `sqlite::memory:`: a private in-memory SQLite database;
-/// - `postgres://...` or `postgresql://...`: a PostgreSQL database.
+/// - `postgres://...` or `postgresql://...`: a PostgreSQL database, on one host or on the
+///   first of several that takes writes (`postgres://u@db1:5432,db2:5432/vnfm`, see
+///   [`PostgresStore::connect`]).
 ///
 /// The schema is migrated before the store is returned.
 pub async fn open(url: &str) -> Result<Arc<dyn Store>> {

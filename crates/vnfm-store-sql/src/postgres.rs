@@ -7,18 +7,21 @@
 //! claimers never wait on each other and never take the same row. Each write is its own
 //! transaction: PostgreSQL's commit already groups the WAL flushes of concurrent commits.
 
+mod link;
+
 use std::future::Future;
-use std::str::FromStr;
+use std::sync::Arc;
 
 use futures_core::future::BoxFuture;
 use sqlx::migrate::{Migration, MigrationType, Migrator};
 use sqlx::pool::PoolConnection;
-use sqlx::postgres::{PgArguments, PgConnectOptions, PgConnection, PgPool, PgPoolOptions, PgRow};
-use sqlx::{AssertSqlSafe, Postgres, Row, SqlSafeStr};
+use sqlx::postgres::{PgArguments, PgConnectOptions, PgConnection, PgPool, PgRow};
+use sqlx::{AssertSqlSafe, Connection, Postgres, Row, SqlSafeStr};
 
-use crate::backend::{backend, redact_url};
+use crate::backend::backend;
 use crate::database::{Database, SqlStore};
 use crate::sql::{Arg, Cell, Col, DbError, Dialect, SqlConn};
+use link::Link;
 use vnfm_store::StoreError;
 
 /// A schema migration: version, description, SQL.
@@ -124,22 +127,30 @@ pub const DEFAULT_MAX_CONNECTIONS: u32 = 10;
 /// A [`vnfm_store::Store`] on a PostgreSQL database.
 pub type PostgresStore = SqlStore<PostgresBackend>;
 
-/// The PostgreSQL backend: a connection pool.
+/// The PostgreSQL backend: the link to the server (its connection pool, and the monitor that
+/// finds the server again after it went away, see `link`).
 ///
 /// Public only inside a private module: the store's implementation detail, not its API.
 #[derive(Debug, Clone)]
 pub struct PostgresBackend {
-    pool: PgPool,
+    link: Arc<Link>,
 }
 
 impl SqlStore<PostgresBackend> {
-    /// Connects to `url` (`postgres://user[:password]@host[:port]/database`) with a pool of
-    /// [`DEFAULT_MAX_CONNECTIONS`] and migrates the database.
+    /// Connects to `url` with a pool of [`DEFAULT_MAX_CONNECTIONS`] and migrates the database.
+    ///
+    /// `url` is `postgres://user[:password]@host[:port]/database[?...]`, or names several hosts
+    /// as libpq does (`postgres://user@db1:5432,db2:5432/database`): the store then uses the
+    /// first one, in that order, that accepts a connection and takes writes (a standby is
+    /// passed over), and moves to another one when that server goes away.
+    /// `target_session_attrs=read-write` (or `primary`) asks for a server that takes writes
+    /// with one host too; `any` takes the first host that answers.
+    ///
+    /// While the server cannot be reached every call fails at once with
+    /// [`StoreError::Unavailable`]; the store finds it again by itself (checking it every
+    /// second, trying the hosts every 250 ms while none answers).
     pub async fn connect(url: &str) -> Result<PostgresStore, StoreError> {
-        let options = PgConnectOptions::from_str(url).map_err(|e| {
-            StoreError::Backend(format!("invalid PostgreSQL URL {}: {e}", redact_url(url)))
-        })?;
-        Self::connect_with(options, DEFAULT_MAX_CONNECTIONS).await
+        Self::open_targets(link::targets(url)?, DEFAULT_MAX_CONNECTIONS).await
     }
 
     /// Connects with explicit options and pool size, and migrates the database.
@@ -147,18 +158,21 @@ impl SqlStore<PostgresBackend> {
         options: PgConnectOptions,
         max_connections: u32,
     ) -> Result<PostgresStore, StoreError> {
-        let pool = PgPoolOptions::new()
-            .max_connections(max_connections.max(1))
-            .connect_with(options)
-            .await
-            .map_err(backend)?;
-        migrate(&pool).await?;
-        Ok(SqlStore(PostgresBackend { pool }, Default::default()))
+        Self::open_targets(link::Targets::one(options), max_connections).await
+    }
+
+    async fn open_targets(
+        targets: link::Targets,
+        max_connections: u32,
+    ) -> Result<PostgresStore, StoreError> {
+        let link = Link::open(targets, max_connections).await?;
+        migrate(&link.pool()).await?;
+        Ok(SqlStore(PostgresBackend { link }, Default::default()))
     }
 
     /// Closes all connections.
     pub async fn close(&self) {
-        self.0.pool.close().await;
+        self.0.link.close().await;
     }
 }
 
@@ -211,7 +225,7 @@ impl Database for PostgresBackend {
     type Reader = PoolConnection<Postgres>;
 
     async fn reader(&self) -> Result<PoolConnection<Postgres>, StoreError> {
-        self.pool.acquire().await.map_err(backend)
+        self.link.acquire().await
     }
 
     async fn write<T, F>(&self, job: F) -> Result<T, StoreError>
@@ -221,10 +235,13 @@ impl Database for PostgresBackend {
             + Send
             + 'static,
     {
-        let mut tx = self.pool.begin().await.map_err(backend)?;
+        let mut conn = self.link.acquire().await?;
+        let mut tx = conn.begin().await.map_err(|e| self.link.failed(e))?;
         let out = job(&mut tx).await;
-        if out.is_ok() {
-            tx.commit().await.map_err(backend)?;
+        match &out {
+            Ok(_) => tx.commit().await.map_err(|e| self.link.failed(e))?,
+            Err(e) if e.is_unavailable() => self.link.suspect(),
+            Err(_) => {}
         }
         out
     }
@@ -248,11 +265,16 @@ fn bound<'q>(sql: &str, args: &[Arg<'q>]) -> sqlx::query::Query<'q, Postgres, Pg
 
 fn db_error(e: sqlx::Error) -> DbError {
     let unique = matches!(&e, sqlx::Error::Database(db) if db.is_unique_violation());
+    let unavailable = link::is_unavailable(&e);
     let message = match backend(e) {
         StoreError::Backend(m) => m,
         other => other.to_string(),
     };
-    DbError { unique, message }
+    DbError {
+        unique,
+        unavailable,
+        message,
+    }
 }
 
 /// A row's columns read as `cols`.

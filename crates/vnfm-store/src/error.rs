@@ -35,9 +35,14 @@ pub enum StoreError {
         /// The version in the store.
         found: Version,
     },
-    /// The database failed (I/O, connection, constraint the store did not anticipate).
+    /// The database failed (a statement or constraint the store did not anticipate).
     #[error("database error: {0}")]
     Backend(String),
+    /// The database cannot be reached now (it is restarting, a standby is being promoted, the
+    /// network is cut, or no connection was free in time): nothing was written, and the same
+    /// call may succeed later. Servers answer it 503.
+    #[error("the database is unavailable: {0}")]
+    Unavailable(String),
     /// A stored record does not decode.
     #[error("corrupt {kind} record {id}: {reason}")]
     Corrupt {
@@ -196,6 +201,12 @@ impl StoreError {
     /// Whether this is a [`Conflict::LeaseLost`]: the runner must stop working on the op-occ.
     pub fn is_lease_lost(&self) -> bool {
         matches!(self, Self::Conflict(Conflict::LeaseLost { .. }))
+    }
+
+    /// Whether this is [`StoreError::Unavailable`]: the database could not be reached, and
+    /// the call may succeed later.
+    pub fn is_unavailable(&self) -> bool {
+        matches!(self, Self::Unavailable(_))
     }
 }
 

@@ -196,13 +196,20 @@ fn unexpected(wanted: &str, found: &Cell) -> StoreError {
 pub(crate) struct DbError {
     /// A unique constraint or primary key was violated.
     pub unique: bool,
+    /// The database could not be used (the connection broke, the server is going down or
+    /// became read-only): [`StoreError::Unavailable`], not a fault of the statement.
+    pub unavailable: bool,
     /// The backend's message (with its code); never a bound value.
     pub message: String,
 }
 
 impl From<DbError> for StoreError {
     fn from(e: DbError) -> Self {
-        StoreError::Backend(e.message)
+        if e.unavailable {
+            StoreError::Unavailable(e.message)
+        } else {
+            StoreError::Backend(e.message)
+        }
     }
 }
 

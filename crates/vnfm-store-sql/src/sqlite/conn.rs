@@ -129,7 +129,11 @@ pub(super) fn db_error(e: rusqlite::Error) -> DbError {
         }
         other => other.to_string(),
     };
-    DbError { unique, message }
+    DbError {
+        unique,
+        unavailable: false,
+        message,
+    }
 }
 
 /// Whether the error is SQLite's "the database is locked by another connection".
