@@ -233,6 +233,11 @@ impl From<StoreError> for ApiError {
             | StoreError::Conflict(Conflict::InstanceBusy { .. }) => {
                 ApiError::Conflict(e.to_string())
             }
+            // The cause (a host, a connection error) is logged by the store when it notices
+            // the database gone; the client learns only that a retry may succeed.
+            StoreError::Unavailable(_) => {
+                ApiError::Unavailable("the database is unavailable; retry in a moment".into())
+            }
             _ => {
                 tracing::error!(error = %e, "store failure");
                 ApiError::Internal(format!("the store failed: {e}"))
@@ -363,6 +368,27 @@ mod tests {
         let reference = p["reference"].as_str().unwrap_or_default();
         assert_eq!(reference.len(), 16, "{p}");
         assert!(detail.contains(reference), "{detail}");
+    }
+
+    #[tokio::test]
+    async fn an_unavailable_database_is_a_503_that_names_no_host() {
+        let e = ApiError::from(StoreError::Unavailable(
+            "db1:5432: connection refused".into(),
+        ));
+        assert_eq!(e.status(), StatusCode::SERVICE_UNAVAILABLE);
+        let e = ApiError::Lcm(LcmError::store(StoreError::Unavailable(
+            "db1:5432: connection refused".into(),
+        )));
+        assert_eq!(e.status(), StatusCode::SERVICE_UNAVAILABLE);
+        let response = e.into_response();
+        let body = axum::body::to_bytes(response.into_body(), usize::MAX)
+            .await
+            .unwrap_or_default();
+        let text = String::from_utf8_lossy(&body);
+        assert!(
+            !text.contains("db1") && text.contains("unavailable"),
+            "{text}"
+        );
     }
 
     #[test]

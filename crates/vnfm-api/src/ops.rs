@@ -19,14 +19,25 @@ pub(crate) async fn healthz() -> Response {
     json_response(StatusCode::OK, &json!({"status": "ok"}))
 }
 
-/// `GET /readyz`: the store answers and the server is not shutting down.
+/// `GET /readyz`: the store answers and the server is not shutting down. While the database
+/// is away (a PostgreSQL restart or switch-over) the store answers at once that it is
+/// unavailable, so this does too.
 pub(crate) async fn readyz(State(state): State<Arc<AppState>>) -> Response {
     if !state.is_ready() {
         return ApiError::Unavailable("the server is shutting down".into()).into_response();
     }
     match state.store.schema_version().await {
         Ok(_) => json_response(StatusCode::OK, &json!({"status": "ready"})),
-        Err(e) => ApiError::Unavailable(format!("the store does not answer: {e}")).into_response(),
+        // Unauthenticated: the cause (hosts, paths) goes to the log only.
+        Err(e) => {
+            tracing::debug!(error = %e, "not ready: the store does not answer");
+            let why = if e.is_unavailable() {
+                "the database is unavailable"
+            } else {
+                "the store does not answer"
+            };
+            ApiError::Unavailable(why.into()).into_response()
+        }
     }
 }
 

@@ -538,6 +538,11 @@ pub enum LcmError {
     /// The store failed.
     #[error("store: {0}")]
     Store(#[source] Cause),
+    /// The store's database cannot be reached now (restarting, a standby being promoted):
+    /// nothing was done, and the same call may succeed in a moment. The cause (kept as the
+    /// source) is logged where the store notices it; the message names none.
+    #[error("the database is unavailable; retry in a moment")]
+    StoreUnavailable(#[source] Cause),
     /// The NFVO could not be asked for a grant, or refused it after the operation started.
     #[error("grant from the NFVO ({nfvo}) failed: {message}")]
     Grant {
@@ -599,7 +604,7 @@ impl LcmError {
             | LcmError::Keys { .. }
             | LcmError::Decrypt { .. }
             | LcmError::Store(_) => ErrorKind::Internal,
-            LcmError::Grant { .. } => ErrorKind::Unavailable,
+            LcmError::Grant { .. } | LcmError::StoreUnavailable(_) => ErrorKind::Unavailable,
         }
     }
 
@@ -641,9 +646,17 @@ impl LcmError {
         self
     }
 
-    /// An [`LcmError::Store`] with the store's error as its cause.
+    /// An [`LcmError::Store`] with the store's error as its cause
+    /// ([`LcmError::StoreUnavailable`] for a [`vnfm_store::StoreError::Unavailable`]).
     pub fn store(source: impl std::error::Error + Send + Sync + 'static) -> Self {
-        LcmError::Store(Cause::new(source))
+        let unavailable = (&source as &(dyn std::error::Error + 'static))
+            .downcast_ref::<vnfm_store::StoreError>()
+            .is_some_and(vnfm_store::StoreError::is_unavailable);
+        if unavailable {
+            LcmError::StoreUnavailable(Cause::new(source))
+        } else {
+            LcmError::Store(Cause::new(source))
+        }
     }
 
     /// An [`LcmError::InvalidRequest`].
@@ -802,6 +815,19 @@ mod tests {
             e.to_string()
                 .starts_with("retry is not allowed while the operation occurrence is COMPLETED")
         );
+    }
+
+    #[test]
+    fn an_unavailable_store_is_unavailable_and_names_no_cause() {
+        use std::error::Error as _;
+        let e = LcmError::store(vnfm_store::StoreError::Unavailable(
+            "127.0.0.1:5432: connection refused".into(),
+        ));
+        assert_eq!(e.kind(), ErrorKind::Unavailable);
+        assert!(!e.to_string().contains("refused"), "{e}");
+        assert!(e.source().unwrap().to_string().contains("refused"));
+        let e = LcmError::store(vnfm_store::StoreError::Backend("syntax".into()));
+        assert_eq!(e.kind(), ErrorKind::Internal);
     }
 
     #[test]

@@ -150,8 +150,17 @@ impl WriteError {
     }
 }
 
+/// How long a write of the runner waits for a database that is unavailable
+/// ([`StoreError::Unavailable`]: restarting, a standby being promoted) before the run gives up
+/// and leaves the occurrence to recovery.
+pub(crate) const UNAVAILABLE_PATIENCE: Duration = Duration::from_secs(300);
+
 /// Routes `notes` into `rec.outbox` and writes `rec` in one transaction, retrying a few times
-/// when the database fails transiently.
+/// when the database fails transiently, and for up to [`UNAVAILABLE_PATIENCE`] (unless the
+/// runner shuts down) while it is unavailable: the outcome of a step that ran is recorded
+/// once the database is back, rather than the step run again by recovery. The write is
+/// fenced by the lease's owner, so it is refused ([`WriteError::Lost`]) if another runner
+/// took the occurrence over meanwhile.
 pub(crate) async fn write(
     inner: &Inner,
     rec: &mut StepRecord,
@@ -162,9 +171,13 @@ pub(crate) async fn write(
         .await
         .map_err(WriteError::Failed)?;
     let mut attempt = 0u32;
+    let mut unavailable: Option<(tokio::time::Instant, Duration)> = None;
     loop {
         match inner.store.record_step(rec).await {
             Ok(w) => {
+                if let Some((since, _)) = unavailable {
+                    tracing::info!(op_occ_id = %rec.occ.id, waited_ms = since.elapsed().as_millis() as u64, "the database is back: written");
+                }
                 if rec.occ.operation_state != rec.expected_state {
                     tracing::info!(
                         op_occ_id = %rec.occ.id,
@@ -184,6 +197,22 @@ pub(crate) async fn write(
                 attempt += 1;
                 tracing::warn!(error = %m, attempt, "store write failed; retrying");
                 tokio::time::sleep(Duration::from_millis(50 * u64::from(attempt))).await;
+            }
+            Err(StoreError::Unavailable(m))
+                if !*inner.shutdown.borrow()
+                    && unavailable
+                        .is_none_or(|(since, _)| since.elapsed() < UNAVAILABLE_PATIENCE) =>
+            {
+                let (_, pause) = unavailable.get_or_insert_with(|| {
+                    tracing::warn!(op_occ_id = %rec.occ.id, error = %m, "the database is unavailable: the write waits for it");
+                    (tokio::time::Instant::now(), Duration::from_millis(100))
+                });
+                let mut stop = inner.shutdown.subscribe();
+                tokio::select! {
+                    () = tokio::time::sleep(*pause) => {}
+                    _ = stop.wait_for(|s| *s) => {}
+                }
+                *pause = (*pause * 2).min(Duration::from_secs(1));
             }
             Err(e) => return Err(WriteError::Failed(store_err(e))),
         }
