@@ -1,5 +1,5 @@
 //! Builds the tests that need a service (keystone, openstack_cli, otel_collector, kubernetes,
-//! openstack)
+//! openstack, corpus, postgres)
 //! to run when it is there, ignored with the reason otherwise (see the `vnfm-test-env` crate).
 
 fn main() {
@@ -10,5 +10,6 @@ fn main() {
         "kubernetes",
         "openstack",
         "corpus",
+        "postgres",
     ]);
 }

@@ -1,8 +1,9 @@
 //! `vnfm serve` over real HTTP on loopback, the binary started on the embedded defaults:
 //! a whole VNF life with every notification, and a restart on the same data directory
 //! (`end_to_end`); what it refuses and how it keeps serving (`bad_input`); notifications held,
-//! given up and redelivered (`delivery`); what survives a `kill -9` (`restarts`). The helpers
-//! shared by these are here.
+//! given up and redelivered (`delivery`); what survives a `kill -9` (`restarts`); PostgreSQL
+//! restarted or switched to its standby under load (`database`). The helpers shared by these
+//! are here.
 
 use std::io::{Read, Write};
 use std::net::SocketAddr;
@@ -21,6 +22,7 @@ use crate::support;
 use support::Server;
 
 mod bad_input;
+mod database;
 mod delivery;
 mod end_to_end;
 mod idempotent_crash;
