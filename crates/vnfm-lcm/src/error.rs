@@ -538,6 +538,10 @@ pub enum LcmError {
     /// The store failed.
     #[error("store: {0}")]
     Store(#[source] Cause),
+    /// The runner is shutting down ([`crate::Lcm::shutdown`]): it starts no operation. Another
+    /// replica (or this one once restarted) takes the request.
+    #[error("this server is shutting down and starts no operation: send the request again (to another replica)")]
+    ShuttingDown,
     /// The store's database cannot be reached now (restarting, a standby being promoted):
     /// nothing was done, and the same call may succeed in a moment. The cause (kept as the
     /// source) is logged where the store notices it; the message names none.
@@ -604,7 +608,9 @@ impl LcmError {
             | LcmError::Keys { .. }
             | LcmError::Decrypt { .. }
             | LcmError::Store(_) => ErrorKind::Internal,
-            LcmError::Grant { .. } | LcmError::StoreUnavailable(_) => ErrorKind::Unavailable,
+            LcmError::Grant { .. } | LcmError::StoreUnavailable(_) | LcmError::ShuttingDown => {
+                ErrorKind::Unavailable
+            }
         }
     }
 

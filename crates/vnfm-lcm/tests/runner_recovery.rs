@@ -116,6 +116,34 @@ async fn an_interrupted_occurrence_with_a_hook_left_goes_to_failed_temp() {
     assert!(b.infra.inventory(&inst.id).is_some());
 }
 
+/// A runner that shuts down stops at a step boundary and says so: the runner that takes the
+/// occurrence over runs the step it did not start, a hook too (an interrupted hook would leave
+/// it FAILED_TEMP, as above). Before, a SIGTERM hand-over before a hook ended FAILED_TEMP.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_shut_down_runners_occurrence_is_resumed_at_the_hook_it_did_not_start() {
+    let env = Env::builder()
+        .infra_delay(Duration::from_millis(500))
+        .build()
+        .await;
+    let (inst, op) = instantiating(&env, "vnfd-hooks").await;
+    // The infrastructure step in progress finishes; the end hook does not start.
+    env.lcm.shutdown(WAIT).await;
+    let occ = env.lcm.get_op_occ(&op.id).await.unwrap();
+    assert_eq!(occ.operation_state, State::Processing);
+    assert!(env.store.lease(&op.id).await.unwrap().is_none());
+    assert_eq!(env.mgmt.operations(), ["instantiate_start"]);
+    let b = second_runner(&env, |c| c);
+    let report = b.lcm.recover().await.unwrap();
+    assert_eq!(report.resumed, std::slice::from_ref(&op.id));
+    let done = b.lcm.wait(&op.id, WAIT).await.unwrap();
+    assert_eq!(done.operation_state, State::Completed, "{:?}", done.error);
+    assert_eq!(b.mgmt.operations(), ["instantiate_end"]);
+    assert!(b.infra.calls().is_empty());
+    assert!(env.infra.inventory(&inst.id).is_some());
+    // Taken over once: a later recovery finds nothing handed over.
+    assert_eq!(b.lcm.recover().await.unwrap(), Default::default());
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn resuming_can_be_turned_off() {
     let env = Env::builder()

@@ -16,6 +16,11 @@
 //!   `error` naming the interrupted step and a journal row marked `interrupted`, and the
 //!   operator retries, rolls back or fails it.
 //!
+//! A runner that shut down (`Lcm::shutdown`) stopped at a step boundary and says so
+//! ([`note_handover`]: the phase and the step it did not start, op-occ data
+//! [`HANDOVER_KEY`]): that step is resumed whatever it is, a hook too, as nothing of it ran,
+//! and the resume is not counted against [`LcmConfig::max_resume_attempts`].
+//!
 //! A step that brings its process down every time would be resumed after every restart:
 //! recovery counts the resumes of each step ([`LcmConfig::max_resume_attempts`], reset when
 //! the operator retries or rolls back) and past that count goes to `FAILED_TEMP` instead,
@@ -29,6 +34,7 @@ use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
 
+use serde::{Deserialize, Serialize};
 use tracing::Instrument;
 use vnfm_store::{StepOutcome, Timestamp, Version};
 use vnfm_types::{
@@ -44,6 +50,70 @@ use crate::state::Event;
 
 /// How many occurrences one claim takes.
 const BATCH: u32 = 32;
+
+/// Op-occ data key of a hand-over at a step boundary ([`HandedOver`]).
+pub(crate) const HANDOVER_KEY: &str = "handedOver";
+
+/// What a runner that shut down left for the one that takes its occurrence over: it stopped
+/// before it started step `next` of `phase`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct HandedOver {
+    phase: Phase,
+    next: usize,
+    /// The runner that stopped.
+    by: String,
+}
+
+/// Records that this runner, shutting down, stopped `id` before step `next` of `phase` (before
+/// it releases the lease: the step is not started by anybody until the lease is claimed).
+pub(crate) async fn note_handover(
+    inner: &Inner,
+    id: &VnfLcmOpOccId,
+    phase: Phase,
+    next: usize,
+) -> Result<(), LcmError> {
+    let row = HandedOver {
+        phase,
+        next,
+        by: inner.config.runner_id.clone(),
+    };
+    let value = serde_json::to_value(row).map_err(|e| {
+        LcmError::inconsistent(format!("a hand-over of {id} does not encode: {e}"))
+    })?;
+    inner
+        .store
+        .put_op_occ_data(id, HANDOVER_KEY, &value)
+        .await
+        .map_err(store_err)
+}
+
+/// Whether `id` was handed over before step `next` of `phase`, which has not run since; the
+/// record is cleared (a later recovery of the same step finds it interrupted, not handed over).
+async fn take_handover(
+    inner: &Inner,
+    id: &VnfLcmOpOccId,
+    phase: Phase,
+    next: usize,
+) -> Result<Option<HandedOver>, LcmError> {
+    let Some(row) = inner
+        .store
+        .get_op_occ_data(id, HANDOVER_KEY)
+        .await
+        .map_err(store_err)?
+        .filter(|v| !v.is_null())
+    else {
+        return Ok(None);
+    };
+    inner
+        .store
+        .put_op_occ_data(id, HANDOVER_KEY, &serde_json::Value::Null)
+        .await
+        .map_err(store_err)?;
+    Ok(serde_json::from_value::<HandedOver>(row)
+        .ok()
+        .filter(|h| h.phase == phase && h.next == next))
+}
 
 /// What [`Lcm::recover`] did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -240,6 +310,18 @@ async fn recover_one(
     }
     let plan = ctx.plan(phase);
     let next = view.next(phase);
+    if let Some(handed) = take_handover(inner, &occ.id, phase, next).await? {
+        tracing::info!(
+            phase = phase.as_str(),
+            from_step = next,
+            from = %handed.by,
+            "resuming an occurrence handed over at a step boundary"
+        );
+        Run::new(inner.clone(), occ, version, instance, ctx, request)
+            .holding_until(until)
+            .spawn(Entry::Resume { phase, next });
+        return Ok(true);
+    }
     let remaining = plan.steps.get(next..).unwrap_or(&[]);
     let n = plan.steps.len();
     let name = plan

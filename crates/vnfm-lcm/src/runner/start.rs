@@ -182,7 +182,7 @@ impl Lcm {
     ) -> Result<VnfLcmOpOcc, LcmError> {
         let inner = &self.inner;
         if *inner.shutdown.borrow() {
-            return Err(LcmError::conflict("the lifecycle runner is shutting down"));
+            return Err(LcmError::ShuttingDown);
         }
         let changed = |current: Version| LcmError::Changed {
             kind: "VNF instance",

@@ -180,8 +180,14 @@ pub(crate) struct Unstored {
 enum Stop {
     /// Another runner owns the occurrence.
     Lost(String),
-    /// The runner is shutting down.
-    Shutdown,
+    /// The runner is shutting down: the run stopped before it started step `next` of
+    /// `phase`.
+    Shutdown {
+        /// The phase it was in.
+        phase: Phase,
+        /// The step it did not start.
+        next: usize,
+    },
     /// A write or an internal check failed.
     Failed(LcmError),
     /// The runner's own code panicked; the occurrence was moved to `FAILED_TEMP`.
@@ -406,8 +412,19 @@ impl Run {
                         false
                     }
                     Err(Stop::Panicked) => false,
-                    Err(Stop::Shutdown) => {
-                        tracing::info!("stopped at a step boundary: the runner is shutting down");
+                    Err(Stop::Shutdown { phase, next }) => {
+                        tracing::info!(
+                            phase = phase.as_str(),
+                            next_step = next,
+                            "stopped at a step boundary: the runner is shutting down"
+                        );
+                        // Whoever takes it over resumes the step that was not started, be it
+                        // a hook.
+                        if let Err(e) =
+                            super::recovery::note_handover(&inner, &id, phase, next).await
+                        {
+                            tracing::warn!(error = %e, "could not record the hand-over; recovery will treat the occurrence as interrupted");
+                        }
                         true
                     }
                     Err(Stop::Failed(e)) => {

@@ -224,7 +224,7 @@ impl Run {
         };
         let name = step.name();
         if *self.inner.shutdown.borrow() {
-            return Err(Stop::Shutdown);
+            return Err(Stop::Shutdown { phase, next: i });
         }
         self.confirm_lease().await?;
         if let Some(mode) = self.cancel_now() {
