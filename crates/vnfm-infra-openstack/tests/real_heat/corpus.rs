@@ -11,7 +11,39 @@ use super::*;
 pub(super) fn corpus_package(name: &str) -> (vnfm_descriptor::Vnfd, Arc<dyn ArtifactSource>) {
     let root = crate::corpus_nfv::tacker(name);
     let vnfd = crate::corpus_nfv::load_vnfd(&root);
-    (vnfd, Arc::new(crate::corpus_nfv::Dir(root)))
+    let files = Arc::new(crate::corpus_nfv::Dir(root));
+    (vnfd, Arc::new(OwnVolumeTypeNames(files)))
+}
+
+/// A corpus package whose templates name the Cinder volume types they create with
+/// [`support::VOLUME_TYPE_SUFFIX`] appended (`VDU1-multi` becomes `VDU1-multi-vnfm-test`):
+/// volume type names are unique in the whole cloud, and Tacker's own functional tests, which
+/// the test command runs on the same cloud at the same time, create these types under
+/// Tacker's names.
+struct OwnVolumeTypeNames(Arc<dyn ArtifactSource>);
+
+impl ArtifactSource for OwnVolumeTypeNames {
+    fn read(&self, path: &str) -> std::io::Result<Vec<u8>> {
+        let bytes = self.0.read(path)?;
+        if !path.starts_with("BaseHOT/") {
+            return Ok(bytes);
+        }
+        let Ok(text) = String::from_utf8(bytes.clone()) else {
+            return Ok(bytes);
+        };
+        let mut out = text;
+        for name in support::FIXED_VOLUME_TYPES {
+            out = out.replace(
+                &format!("name: {name}\n"),
+                &format!("name: {name}{}\n", support::VOLUME_TYPE_SUFFIX),
+            );
+        }
+        Ok(out.into_bytes())
+    }
+
+    fn paths(&self) -> Option<Vec<String>> {
+        self.0.paths()
+    }
 }
 
 #[vnfm_test_env::needs(openstack, corpus)]

@@ -14,10 +14,11 @@ use super::*;
 const VDU2_ADDRESS: &str = "10.10.0.73";
 
 /// Asserts that Cinder holds the volume types of the new package's template, `VDU1-multi` and
-/// `VDU2-multi`, each once, multi-attach.
+/// `VDU2-multi` (renamed for these tests, see `corpus_package`), each once, multi-attach.
 async fn assert_volume_types(services: &support::Services) {
-    for name in ["VDU1-multi", "VDU2-multi"] {
-        let types = services.volume_types_named(name).await;
+    for name in support::FIXED_VOLUME_TYPES {
+        let name = format!("{name}{}", support::VOLUME_TYPE_SUFFIX);
+        let types = services.volume_types_named(&name).await;
         assert_eq!(types.len(), 1, "{name}: {types:?}");
         assert_eq!(
             types[0]["extra_specs"]["multiattach"], "<is> True",
@@ -112,8 +113,12 @@ async fn tacker_change_vnfpkg_new_volume_replaces_the_servers_on_volumes_of_the_
     env.terminate_and_check_gone(&vnf.id, &servers(&all), &ports)
         .await;
     services.assert_volumes_gone(&new_volumes).await;
-    for name in ["VDU1-multi", "VDU2-multi"] {
-        assert!(services.volume_types_named(name).await.is_empty(), "{name}");
+    for name in support::FIXED_VOLUME_TYPES {
+        let name = format!("{name}{}", support::VOLUME_TYPE_SUFFIX);
+        assert!(
+            services.volume_types_named(&name).await.is_empty(),
+            "{name}"
+        );
     }
     assert!(services.images_named(&image).await.is_empty(), "{image}");
     env.lcm.shutdown(Duration::from_secs(5)).await;

@@ -757,9 +757,16 @@ impl Cloud {
     }
 }
 
-/// Holds the tests whose templates create Cinder volume types under fixed names (`VDU1-multi`
-/// and `VDU2-multi` of Tacker's samples) one after the other while the guard lives: Cinder
-/// keeps volume type names unique, so a second stack making the same type fails.
+/// The volume type names Tacker's samples create (`name: VDU1-multi` in their templates).
+pub const FIXED_VOLUME_TYPES: [&str; 2] = ["VDU1-multi", "VDU2-multi"];
+
+/// What the corpus packages of these tests append to [`FIXED_VOLUME_TYPES`], so that they do
+/// not meet the types Tacker's own tests make on the same cloud at the same time.
+pub const VOLUME_TYPE_SUFFIX: &str = "-vnfm-test";
+
+/// Holds the tests whose templates create Cinder volume types under fixed names
+/// ([`FIXED_VOLUME_TYPES`] with [`VOLUME_TYPE_SUFFIX`]) one after the other while the guard
+/// lives: Cinder keeps volume type names unique, so a second stack making the same type fails.
 pub async fn fixed_volume_type_names() -> tokio::sync::MutexGuard<'static, ()> {
     static NAMES: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
     NAMES.lock().await
