@@ -2,10 +2,13 @@
 //! connections are taken (`crate::admission`), ProblemDetails for request heads hyper refuses
 //! (`crate::parse_errors`), notification delivery, and graceful shutdown.
 //!
-//! On `SIGINT`/`SIGTERM` the server stops accepting connections, answers `/readyz` with 503,
-//! lets in-flight requests finish, then asks the lifecycle core to stop: running steps finish
-//! (or are journaled) and the leases are released so another replica, or the next start,
-//! continues the occurrences at once. The notification deliverer stops last.
+//! On `SIGINT`/`SIGTERM` the server stops accepting connections, answers `/readyz` with 503
+//! and, at the same time, asks the lifecycle core to stop: no further step starts, each
+//! running occurrence stops at the end of its step in progress and its lease is released, so
+//! another replica (or the next start) continues it at once, however long the server's
+//! clients take. Requests in flight finish (one that would start an operation is answered 503:
+//! another replica takes it), for up to the shutdown timeout, after which the connections
+//! still open are closed. The notification deliverer stops last.
 
 use std::io;
 use std::net::SocketAddr;
@@ -361,27 +364,56 @@ pub async fn serve(
     on_start(&started);
     let app = crate::router(state.clone());
     let limits = options.state.limits.clone();
+    let (signalled, on_signal) = tokio::sync::oneshot::channel::<Instant>();
     let shutdown = {
         let state = state.clone();
+        let timeout = options.shutdown_timeout;
         async move {
             shutdown_signal().await;
-            tracing::info!("shutting down: no new connections, finishing in-flight requests");
+            tracing::info!(
+                "shutting down: no new connections or lifecycle steps, finishing in-flight requests and steps"
+            );
             state.set_not_ready();
+            // The runner stops now, not once the last client is done: each occurrence is
+            // handed over at the end of its step in progress.
+            let lcm = state.lcm().clone();
+            tokio::spawn(async move { lcm.shutdown(timeout).await });
+            let _ = signalled.send(Instant::now());
         }
     };
-    let served = match tls {
-        Some(acceptor) => {
-            let listener = TlsListener::start(tcp, acceptor, &limits).map_err(ServeError::Serve)?;
-            serve_http1_limited(listener, app, shutdown, &limits).await
+    // Requests in flight get the shutdown timeout to finish; then their connections close.
+    let drain_bound = {
+        let timeout = options.shutdown_timeout;
+        async move {
+            let Ok(at) = on_signal.await else {
+                return std::future::pending().await;
+            };
+            tokio::time::sleep_until((at + timeout).into()).await;
+            tracing::warn!(
+                seconds = timeout.as_secs(),
+                "requests still in flight after the shutdown timeout: their connections are closed"
+            );
         }
-        None => {
-            use axum::serve::ListenerExt;
-            let listener = tcp.tap_io(|s| {
-                // Nagle's algorithm delays small keep-alive responses by ~40 ms.
-                let _ = s.set_nodelay(true);
-            });
-            serve_http1_limited(listener, app, shutdown, &limits).await
-        }
+    };
+    let serving: std::pin::Pin<Box<dyn std::future::Future<Output = io::Result<()>> + Send + '_>> =
+        match tls {
+            Some(acceptor) => {
+                let listener =
+                    TlsListener::start(tcp, acceptor, &limits).map_err(ServeError::Serve)?;
+                Box::pin(serve_http1_limited(listener, app, shutdown, &limits))
+            }
+            None => {
+                use axum::serve::ListenerExt;
+                let listener = tcp.tap_io(|s| {
+                    // Nagle's algorithm delays small keep-alive responses by ~40 ms.
+                    let _ = s.set_nodelay(true);
+                });
+                Box::pin(serve_http1_limited(listener, app, shutdown, &limits))
+            }
+        };
+    let served = tokio::select! {
+        served = serving => served,
+        () = drain_bound => Ok(()),
     };
     let started_stop = Instant::now();
     state.shutdown(options.shutdown_timeout).await;
