@@ -26,6 +26,7 @@ mod database;
 mod delivery;
 mod end_to_end;
 mod idempotent_crash;
+mod replicas;
 mod restarts;
 mod traces;
 
