@@ -2,8 +2,8 @@
 //! a whole VNF life with every notification, and a restart on the same data directory
 //! (`end_to_end`); what it refuses and how it keeps serving (`bad_input`); notifications held,
 //! given up and redelivered (`delivery`); what survives a `kill -9` (`restarts`); PostgreSQL
-//! restarted or switched to its standby under load (`database`). The helpers shared by these
-//! are here.
+//! restarted or switched to its standby under load (`database`); a replica sent SIGTERM
+//! beside another (`replicas`). The helpers shared by these are here.
 
 use std::io::{Read, Write};
 use std::net::SocketAddr;
