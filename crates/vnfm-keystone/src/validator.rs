@@ -14,6 +14,12 @@ use crate::config::{Access, KeystoneConfig, RolePolicy, ServiceCredentials};
 use crate::error::{KeystoneError, Step, keystone_message};
 use crate::identity::{KeystoneIdentity, TokenDocument};
 
+/// How many times a token validation asks a Keystone that does not answer (a refused
+/// connection, a timeout) before the request is answered 503: as keystonemiddleware, which
+/// retries such requests (`http_request_max_retries`), a busy Keystone delays a request
+/// rather than failing it.
+const UNREACHABLE_ATTEMPTS: u32 = 3;
+
 /// Longest token accepted for validation; longer values are refused without asking Keystone
 /// (Fernet tokens are under 300 bytes, PKI tokens of old releases a few KiB).
 const MAX_TOKEN_LEN: usize = 16 * 1024;
@@ -144,7 +150,17 @@ impl KeystoneValidator {
             Lookup::Ask => {}
         }
         let asked = Instant::now();
-        match self.ask(&subject).await {
+        let mut attempt = 1;
+        let answer = loop {
+            match self.ask(&subject).await {
+                Err(e @ KeystoneError::Unreachable { .. }) if attempt < UNREACHABLE_ATTEMPTS => {
+                    tracing::warn!(attempt, error = %e, "Keystone did not answer a token validation; asking again");
+                    attempt += 1;
+                }
+                answer => break answer,
+            }
+        };
+        match answer {
             Ok(identity) if identity.expires_at > SystemTime::now() => {
                 let identity = Arc::new(identity);
                 self.cache.confirm(k, identity.clone(), asked);
@@ -381,6 +397,64 @@ mod tests {
         assert!(identity_base("ftp://x/v3").is_err());
         assert!(identity_base("keystone:5000").is_err());
         assert!(identity_base("http://k/v3?x=1").is_err());
+    }
+
+    /// A Keystone that takes longer than the request timeout to answer the first validation
+    /// (busy): the validation asks again and succeeds, as keystonemiddleware does.
+    #[tokio::test]
+    async fn a_validation_keystone_does_not_answer_in_time_is_asked_again() {
+        use std::sync::atomic::{AtomicU32, Ordering};
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let validations = Arc::new(AtomicU32::new(0));
+        let seen = validations.clone();
+        tokio::spawn(async move {
+            loop {
+                let (mut conn, _) = listener.accept().await.unwrap();
+                let seen = seen.clone();
+                tokio::spawn(async move {
+                    let mut buf = vec![0u8; 16 * 1024];
+                    let n = conn.read(&mut buf).await.unwrap_or(0);
+                    let head = String::from_utf8_lossy(&buf[..n]).to_string();
+                    let expires = "2999-01-01T00:00:00.000000Z";
+                    let (status, extra, body) = if head.starts_with("POST") {
+                        let body = json!({"token": {"expires_at": expires,
+                            "user": {"id": "svc"}}});
+                        ("201 Created", "X-Subject-Token: service\r\n", body)
+                    } else {
+                        if seen.fetch_add(1, Ordering::SeqCst) == 0 {
+                            // Busy: no answer within the client's timeout.
+                            tokio::time::sleep(Duration::from_secs(30)).await;
+                        }
+                        let body = json!({"token": {"expires_at": expires,
+                            "user": {"id": "u1", "name": "alice"},
+                            "project": {"id": "p1", "name": "demo"},
+                            "roles": [{"name": "reader"}]}});
+                        ("200 OK", "", body)
+                    };
+                    let body = body.to_string();
+                    let answer = format!(
+                        "HTTP/1.1 {status}\r\n{extra}Content-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                        body.len()
+                    );
+                    let _ = conn.write_all(answer.as_bytes()).await;
+                });
+            }
+        });
+        let mut config = KeystoneConfig::new(
+            format!("http://127.0.0.1:{port}/v3"),
+            ServiceCredentials::ApplicationCredential {
+                id: "x".into(),
+                secret: SecretString::new("y"),
+            },
+        );
+        config.request_timeout = Duration::from_millis(500);
+        let v = KeystoneValidator::new(config).unwrap();
+        let identity = v.validate("a-user-token").await.unwrap();
+        assert_eq!(identity.project_id.as_deref(), Some("p1"));
+        assert_eq!(validations.load(Ordering::SeqCst), 2);
     }
 
     #[tokio::test]
