@@ -540,7 +540,9 @@ pub enum LcmError {
     Store(#[source] Cause),
     /// The runner is shutting down ([`crate::Lcm::shutdown`]): it starts no operation. Another
     /// replica (or this one once restarted) takes the request.
-    #[error("this server is shutting down and starts no operation: send the request again (to another replica)")]
+    #[error(
+        "this server is shutting down and starts no operation: send the request again (to another replica)"
+    )]
     ShuttingDown,
     /// The store's database cannot be reached now (restarting, a standby being promoted):
     /// nothing was done, and the same call may succeed in a moment. The cause (kept as the

@@ -16,10 +16,10 @@
 //!   `error` naming the interrupted step and a journal row marked `interrupted`, and the
 //!   operator retries, rolls back or fails it.
 //!
-//! A runner that shut down (`Lcm::shutdown`) stopped at a step boundary and says so
-//! ([`note_handover`]: the phase and the step it did not start, op-occ data
-//! [`HANDOVER_KEY`]): that step is resumed whatever it is, a hook too, as nothing of it ran,
-//! and the resume is not counted against [`LcmConfig::max_resume_attempts`].
+//! A runner that shut down ([`Lcm::shutdown`]) stopped at a step boundary and says so (the
+//! phase and the step it did not start, in the op-occ data `handedOver`): that step is
+//! resumed whatever it is, a hook too, as nothing of it ran, and the resume is not counted
+//! against [`LcmConfig::max_resume_attempts`].
 //!
 //! A step that brings its process down every time would be resumed after every restart:
 //! recovery counts the resumes of each step ([`LcmConfig::max_resume_attempts`], reset when
@@ -78,9 +78,8 @@ pub(crate) async fn note_handover(
         next,
         by: inner.config.runner_id.clone(),
     };
-    let value = serde_json::to_value(row).map_err(|e| {
-        LcmError::inconsistent(format!("a hand-over of {id} does not encode: {e}"))
-    })?;
+    let value = serde_json::to_value(row)
+        .map_err(|e| LcmError::inconsistent(format!("a hand-over of {id} does not encode: {e}")))?;
     inner
         .store
         .put_op_occ_data(id, HANDOVER_KEY, &value)
