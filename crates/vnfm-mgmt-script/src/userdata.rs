@@ -191,8 +191,7 @@ impl ScriptMgmtDriver {
 
 #[async_trait]
 impl UserDataScripts for ScriptMgmtDriver {
-    /// Runs the class's method as Tacker's OpenStack driver does (see the
-    /// [`userdata`](self) module).
+    /// Runs the class's method as Tacker's OpenStack driver does (see docs/mgmt-scripts.md).
     async fn run(&self, call: &UserDataCall) -> Result<Json, DriverError> {
         let what = call.describe();
         call.control.check(&what)?;
