@@ -278,7 +278,6 @@ mod tests {
                 vnfc_states: &BTreeMap::new(),
                 default_state: VnfOperationalState::Started,
                 nfv: None,
-                recorded: None,
             },
             &DriverConfig::default(),
         )

@@ -11,12 +11,9 @@
 //!   the VNFC's storage;
 //! - a network (`OS::Neutron::Net`) named after a VL of the flavour is that VL.
 //!
-//! A VNFC and a storage follow their server and volume, as Tacker records them: the id is
-//! the one the instance recorded for the same server (volume), else the server's (volume's)
-//! own id, so a server Heat replaces (a heal, a change of package, their rollbacks) is a new
-//! VNFC and its new volume a new storage ([`InventoryInputs::recorded`]). Ports and networks
-//! have ids derived from the stack that holds them and their name: they stay while the stack
-//! does and are new after a scale-out or a whole-VNF re-creation.
+//! Ids are derived from the stack that holds the resource and the resource's name, so they are
+//! stable across stack updates and per-VNFC heals (only the compute resource id changes) and
+//! new for VNFCs created by a scale-out or a whole-VNF re-creation.
 
 use std::collections::BTreeMap;
 
@@ -60,9 +57,6 @@ pub struct InventoryInputs<'a> {
     /// The `nfv` parameter the stack was made with, for the flavour, images and zone each
     /// VNFC records in its metadata (none when not known).
     pub nfv: Option<&'a Value>,
-    /// The resources the instance recorded before the step: a VNFC whose server, or a storage
-    /// whose volume, the instance recorded keeps its recorded id (none: every id is new).
-    pub recorded: Option<&'a InstanceResources>,
 }
 
 struct Indexed<'a> {
@@ -85,24 +79,6 @@ fn index(resources: &[HeatResource]) -> Indexed<'_> {
         by_stack,
         owner_of_stack,
     }
-}
-
-/// The id of the record of `r`, a server or a volume: the id the instance recorded for the
-/// same VIM resource (`recorded`: record ids with their resource ids), so that it stays
-/// while the resource lives; else the resource's own id, as Tacker records it, so that a
-/// resource Heat replaced is a new record; one Heat has not made yet (no physical id) gets
-/// an id derived from its stack and name.
-fn record_id<'r>(
-    r: &HeatResource,
-    stack_id: &str,
-    mut recorded: impl Iterator<Item = (&'r str, &'r str)>,
-) -> String {
-    if r.physical_resource_id.is_empty() {
-        return derived_id(&[stack_id, &r.resource_name]);
-    }
-    recorded
-        .find(|(_, resource)| *resource == r.physical_resource_id)
-        .map_or_else(|| r.physical_resource_id.clone(), |(id, _)| id.to_string())
 }
 
 fn handle(r: &HeatResource, vim: &str) -> ResourceHandle {
@@ -217,12 +193,7 @@ pub fn inventory(
         let Some(vdu) = flavour.vdu(&server.resource_name) else {
             continue;
         };
-        let recorded_vnfcs = inputs
-            .recorded
-            .into_iter()
-            .flat_map(|r| &r.vnfc_resource_info)
-            .map(|v| (v.id.as_str(), v.compute_resource.resource_id.as_str()));
-        let id = record_id(server, &stack.id, recorded_vnfcs);
+        let id = derived_id(&[&stack.id, &server.resource_name]);
         let mut meta = stack_meta(&stack, &server.resource_name);
         if let Some(t) = &server.creation_time {
             meta.insert(meta_key::CREATION_TIME.into(), json!(t));
@@ -268,12 +239,7 @@ pub fn inventory(
             if !is(&config.storage_types, r) {
                 continue;
             }
-            let recorded_storages = inputs
-                .recorded
-                .into_iter()
-                .flat_map(|r| &r.virtual_storage_resource_info)
-                .map(|s| (s.id.as_str(), s.storage_resource.resource_id.as_str()));
-            let vs_id = record_id(r, &stack.id, recorded_storages);
+            let vs_id = derived_id(&[&stack.id, sid]);
             storage_ids.push(vs_id.clone());
             out.virtual_storage_resource_info
                 .push(VirtualStorageResourceInfo {
@@ -600,15 +566,6 @@ mod tests {
     }
 
     fn standard_inventory(nfv: Option<&Value>) -> InstanceResources {
-        inventory_of(&standard_vnfc(), nfv, None)
-    }
-
-    /// The inventory of `resources`, VNFCs of VDU1 with a volume each, over `recorded`.
-    fn inventory_of(
-        resources: &[HeatResource],
-        nfv: Option<&Value>,
-        recorded: Option<&InstanceResources>,
-    ) -> InstanceResources {
         let flavour: Flavour = serde_json::from_value(json!({
             "id": "simple", "file": "Definitions/df.yaml",
             "vdus": [{"id": "VDU1", "name": "VDU1", "kind": "compute",
@@ -618,7 +575,7 @@ mod tests {
         }))
         .unwrap();
         inventory(
-            resources,
+            &standard_vnfc(),
             &InventoryInputs {
                 flavour: &flavour,
                 vnfd_id: &VnfdId::new("vnfd-1"),
@@ -628,120 +585,9 @@ mod tests {
                 vnfc_states: &BTreeMap::new(),
                 default_state: VnfOperationalState::Started,
                 nfv,
-                recorded,
             },
             &DriverConfig::default(),
         )
-    }
-
-    /// `(VNFC id, its storage ids)` of every VNFC.
-    fn vnfc_ids(r: &InstanceResources) -> Vec<(String, Vec<String>)> {
-        r.vnfc_resource_info
-            .iter()
-            .map(|v| {
-                (
-                    v.id.clone(),
-                    v.storage_resource_ids.clone().unwrap_or_default(),
-                )
-            })
-            .collect()
-    }
-
-    /// `resources` with the server and the volume Heat holds under other ids.
-    fn replaced(resources: &[HeatResource], server: &str, volume: &str) -> Vec<HeatResource> {
-        let mut out = resources.to_vec();
-        for r in &mut out {
-            match r.resource_type.as_str() {
-                "OS::Nova::Server" => r.physical_resource_id = server.into(),
-                "OS::Cinder::Volume" => r.physical_resource_id = volume.into(),
-                _ => {}
-            }
-        }
-        out
-    }
-
-    #[test]
-    fn a_vnfc_and_its_storage_are_recorded_by_their_server_and_volume() {
-        // Instantiated: Tacker's ids, the server's and the volume's.
-        let first = inventory_of(&standard_vnfc(), None, None);
-        assert_eq!(
-            vnfc_ids(&first),
-            [("id-VDU1".into(), vec!["id-VDU1-VirtualStorage".into()])]
-        );
-        assert_eq!(first.vnfc_info[0].id, "VDU1-id-VDU1");
-        // The same server and volume after an update: the same records.
-        let again = inventory_of(&standard_vnfc(), None, Some(&first));
-        assert_eq!(again, first);
-        // Heat replaced both (a heal, a package change or its rollback): a new VNFC and a
-        // new storage in the same place, the old ones removed.
-        let healed = replaced(&standard_vnfc(), "srv-new", "vol-new");
-        let after = inventory_of(&healed, None, Some(&first));
-        assert_eq!(
-            vnfc_ids(&after),
-            [("srv-new".into(), vec!["vol-new".into()])]
-        );
-        assert_eq!(after.vnfc_info[0].id, "VDU1-srv-new");
-        let c = changes(&first, &after);
-        let vnfcs: Vec<(String, ChangeType)> = c
-            .affected_vnfcs
-            .unwrap()
-            .into_iter()
-            .map(|a| (a.id, a.change_type))
-            .collect();
-        assert_eq!(
-            vnfcs,
-            [
-                ("srv-new".into(), ChangeType::Added),
-                ("id-VDU1".into(), ChangeType::Removed)
-            ]
-        );
-        let storages: Vec<(String, ChangeType)> = c
-            .affected_virtual_storages
-            .unwrap()
-            .into_iter()
-            .map(|a| (a.id, a.change_type))
-            .collect();
-        assert_eq!(
-            storages,
-            [
-                ("vol-new".into(), ChangeType::Added),
-                ("id-VDU1-VirtualStorage".into(), ChangeType::Removed)
-            ]
-        );
-    }
-
-    #[test]
-    fn ids_recorded_before_are_kept_while_their_server_and_volume_are() {
-        // Recorded by an earlier version, with ids derived from the stack and the name.
-        let mut old = inventory_of(&standard_vnfc(), None, None);
-        let (vnfc, storage) = (
-            derived_id(&["n0", "VDU1"]),
-            derived_id(&["n0", "VDU1-VirtualStorage"]),
-        );
-        old.vnfc_resource_info[0].id = vnfc.clone();
-        old.vnfc_resource_info[0].storage_resource_ids = Some(vec![storage.clone()]);
-        old.virtual_storage_resource_info[0].id = storage.clone();
-        let now = inventory_of(&standard_vnfc(), None, Some(&old));
-        assert_eq!(vnfc_ids(&now), [(vnfc.clone(), vec![storage.clone()])]);
-        assert_eq!(now.vnfc_info[0].id, format!("VDU1-{vnfc}"));
-        assert_eq!(changes(&old, &now), ResourceChanges::default());
-        // Only the server replaced: a new VNFC on the volume it had.
-        let healed = replaced(&standard_vnfc(), "srv-new", "id-VDU1-VirtualStorage");
-        let after = inventory_of(&healed, None, Some(&old));
-        assert_eq!(vnfc_ids(&after), [("srv-new".into(), vec![storage])]);
-    }
-
-    #[test]
-    fn a_resource_heat_has_not_made_yet_gets_an_id_of_its_place() {
-        let pending = replaced(&standard_vnfc(), "", "");
-        let r = inventory_of(&pending, None, None);
-        assert_eq!(
-            vnfc_ids(&r),
-            [(
-                derived_id(&["n0", "VDU1"]),
-                vec![derived_id(&["n0", "VDU1-VirtualStorage"])]
-            )]
-        );
     }
 
     #[test]
