@@ -8,6 +8,7 @@
 #
 #   scripts/tacker-functional.sh [--suite k8s|vm]... [--shards N] [--work DIR]
 #                                [--filter REGEX] [--update-expected] [--table FILE]
+#   scripts/tacker-functional.sh --source    # fetch the source distribution, print its path
 #
 # Needs the test services of scripts/test-env started and their variables exported (what
 # scripts/test.sh does): openstack.sh (Keystone, the `openstack` client; the VM suite uses the
@@ -56,6 +57,13 @@ openstack_admin() {
         --os-username "${VNFM_TEST_OS_ADMIN_USERNAME:-admin}" --os-password "$VNFM_TEST_OS_ADMIN_PASSWORD" \
         --os-project-name "${VNFM_TEST_OS_ADMIN_PROJECT:-admin}" --os-user-domain-name Default \
         --os-project-domain-name Default "$@"
+}
+
+# openstack_nfv ARGS: the `openstack` client as Tacker's tests' user, in project nfv.
+openstack_nfv() {
+    "$VENV/bin/openstack" --os-auth-url "$VNFM_TEST_KEYSTONE_URL" --os-identity-api-version 3 \
+        --os-username nfv_user --os-password devstack --os-project-name nfv \
+        --os-user-domain-name Default --os-project-domain-name Default "$@"
 }
 
 # kill_tree PID: stops PID and every process under it (the tests' runner starts its own).
@@ -181,6 +189,7 @@ work=""
 filter=""
 update=0
 table=""
+source_only=0
 while (($#)); do
     case $1 in
     --suite) suites+=("$2"); shift 2 ;;
@@ -189,22 +198,29 @@ while (($#)); do
     --filter) filter=$2; shift 2 ;;
     --update-expected) update=1; shift ;;
     --table) table=$2; shift 2 ;;
-    *) echo "usage: $0 [--suite k8s|vm]... [--shards N] [--work DIR] [--filter REGEX] [--update-expected] [--table FILE]" >&2; exit 2 ;;
+    --source) source_only=1; shift ;;
+    *) echo "usage: $0 [--suite k8s|vm]... [--shards N] [--work DIR] [--filter REGEX] [--update-expected] [--table FILE] | --source" >&2; exit 2 ;;
     esac
 done
 ((${#suites[@]})) || suites=(k8s vm)
 for suite in "${suites[@]}"; do [[ -n "${PATHS[$suite]:-}" ]] || die "unknown suite $suite (k8s, vm)"; done
 
+# fetch_source: Tacker's source distribution, unpacked in the cache (its tests, samples and
+# sample configuration are not in the wheel).
+fetch_source() {
+    if [[ ! -f "$SRC/tox.ini" ]]; then
+        mkdir -p "$CACHE"
+        echo "== tacker-functional: fetching Tacker $TACKER_VERSION's source distribution" >&2
+        "${python:-python3}" -m pip download --quiet --disable-pip-version-check --no-deps --no-binary :all: \
+            "tacker==$TACKER_VERSION" -d "$CACHE" >&2
+        tar -xzf "$CACHE/tacker-$TACKER_VERSION.tar.gz" -C "$CACHE"
+    fi
+}
+
 ensure_tacker() {
     local python=${PYTHON:-}
     [[ -n "$python" ]] || python=$(command -v python3.11 || command -v python3)
-    if [[ ! -f "$SRC/tox.ini" ]]; then
-        mkdir -p "$CACHE"
-        echo "== tacker-functional: fetching Tacker $TACKER_VERSION's source distribution"
-        "$python" -m pip download --quiet --disable-pip-version-check --no-deps --no-binary :all: \
-            "tacker==$TACKER_VERSION" -d "$CACHE"
-        tar -xzf "$CACHE/tacker-$TACKER_VERSION.tar.gz" -C "$CACHE"
-    fi
+    fetch_source
     if [[ ! -x "$VENV/bin/stestr" ]]; then
         echo "== tacker-functional: installing Tacker $TACKER_VERSION and its test requirements into $VENV"
         rm -rf "$VENV"
@@ -236,6 +252,35 @@ prepare_cloud() {
                 --ip-version 4 "$sub" >/dev/null
     done
 }
+
+# What a stopped earlier run left in project nfv: Tacker's tests remove their stacks, their
+# ft-net networks and their named ports (VDU2_CP1-1, ...) in clean-ups that a stopped run
+# skips, and the next tests, which create them anew and find them by name, would meet them
+# (a fresh cloud, as in CI, has none).
+remove_leftovers() {
+    local project ids
+    project=$(openstack_admin project show nfv -f value -c id)
+    ids=$(openstack_nfv stack list -f value -c ID -c Project | awk -v p="$project" '$2 == p {print $1}')
+    if [[ -n "$ids" ]]; then
+        echo "== tacker-functional: removing the stacks an earlier run left in project nfv"
+        # shellcheck disable=SC2086
+        openstack_nfv stack delete -y --wait $ids >/dev/null 2>&1 || true
+    fi
+    ids=$(openstack_admin port list --project "$project" -f value -c ID -c Name | awk '$2 ~ /^VDU[0-9]+_CP[0-9-]+$/ {print $1}')
+    # shellcheck disable=SC2086
+    [[ -z "$ids" ]] || openstack_admin port delete $ids >/dev/null 2>&1 || true
+    ids=$(openstack_admin network list --project "$project" -f value -c ID -c Name | awk '$2 ~ /^ft-net/ {print $1}')
+    # shellcheck disable=SC2086
+    [[ -z "$ids" ]] || openstack_admin network delete $ids >/dev/null 2>&1 || true
+}
+
+# --source: only fetch the source distribution and print where it is, for the cargo tests
+# that read Tacker's sample files (crates/vnfm-test-env: the `tacker_source` service).
+if ((source_only)); then
+    fetch_source
+    echo "export VNFM_TEST_TACKER_SOURCE=$SRC"
+    exit 0
+fi
 
 ensure_tacker
 need VNFM_TEST_KEYSTONE_URL
@@ -282,7 +327,10 @@ for iface in public internal admin; do
     grep -q " $iface http://127.0.0.1:$SERVER_PORT\$" <<<"$endpoints" ||
         openstack_admin endpoint create --region RegionOne nfv-orchestration "$iface" "http://127.0.0.1:$SERVER_PORT" >/dev/null
 done
-[[ " ${suites[*]} " != *" vm "* ]] || prepare_cloud
+if [[ " ${suites[*]} " == *" vm "* ]]; then
+    prepare_cloud
+    remove_leftovers
+fi
 
 # The host side of the forwarders: every service of the catalog but the VNFM, and Prometheus.
 mkdir -p "$work/forward"

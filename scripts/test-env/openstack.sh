@@ -133,7 +133,7 @@ export VNFM_TEST_OS_PROJECT=vnfm
 export VNFM_TEST_OS_PROJECT_DOMAIN=Default
 export VNFM_TEST_OS_USER_DOMAIN=Default
 export VNFM_TEST_OS_REGION=RegionOne
-export VNFM_TEST_HEAT_URL=http://127.0.0.1:$HEAT_PORT/v1
+export VNFM_TEST_HEAT_URL=http://127.0.0.1:$HEAT_PORT/heat-api/v1
 export VNFM_TEST_OS_ADMIN_USERNAME=admin
 export VNFM_TEST_OS_ADMIN_PASSWORD=$ADMIN_PW
 export VNFM_TEST_OS_ADMIN_PROJECT=admin
@@ -333,7 +333,9 @@ domain_admin = create("user", {"name": "heat_domain_admin", "domain_id": heat_do
 call("PUT", f"/domains/{heat_domain}/users/{domain_admin}/roles/{roles['admin']}", token=tok)
 
 svc = create("service", {"name": "heat", "type": "orchestration", "enabled": True})
-url = f"http://127.0.0.1:{e['HEAT_PORT']}/v1/%(tenant_id)s"
+# Under /heat-api as devstack serves it: Tacker's functional tests read a stack's name from
+# a fixed segment of Heat's resource links, which this prefix puts in place.
+url = f"http://127.0.0.1:{e['HEAT_PORT']}/heat-api/v1/%(tenant_id)s"
 for iface in ("public", "internal", "admin"):
     create("endpoint", {"service_id": svc, "interface": iface, "url": url, "region_id": "RegionOne"})
 # Heat's CloudFormation-compatible API: the metadata and wait condition URLs Heat gives a
@@ -448,7 +450,7 @@ run_heat() {
     spawn heat-engine "$VENV/bin/heat-engine" --config-file "$DIR/heat/heat.conf"
     # One thread per process, as for Keystone (whose request contexts leak between threads).
     spawn heat-api "$VENV/bin/uwsgi" --http "127.0.0.1:$HEAT_PORT" --http-keepalive --http-timeout 300 \
-        --wsgi-file "$SITE/heat/wsgi/api.py" --pyargv "--config-file $DIR/heat/heat.conf" \
+        --mount "/heat-api=$SITE/heat/wsgi/api.py" --manage-script-name --pyargv "--config-file $DIR/heat/heat.conf" \
         --master --processes 3 --threads 1 --die-on-term --need-app --disable-logging \
         --hook-master-start "unix_signal:15 gracefully_kill_them_all"
     spawn heat-api-cfn "$VENV/bin/uwsgi" --http "127.0.0.1:$CFN_PORT" --http-keepalive --http-timeout 300 \

@@ -278,6 +278,7 @@ mod tests {
                 vnfc_states: &BTreeMap::new(),
                 default_state: VnfOperationalState::Started,
                 nfv: None,
+                recorded: None,
             },
             &DriverConfig::default(),
         )

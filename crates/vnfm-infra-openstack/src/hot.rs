@@ -551,6 +551,38 @@ fn image_name(flavour: &Flavour, name: &str) -> Option<Value> {
         .map(|img| json!(img.name))
 }
 
+/// `stack_nfv` with the `CP` entries of `rebuilt` (an `nfv` built for `links`) merged over it
+/// for the CPs `links` connect, as Tacker's `DefaultUserData.change_ext_conn` changes a
+/// stack: the other CPs keep their values (a port an INSTANTIATE's `additionalParams.nfv`
+/// gave, say), and so do the values of a connected CP that `links` do not fill.
+pub fn merge_connected_cps(
+    mut stack_nfv: Value,
+    rebuilt: &Value,
+    links: &[ExtVirtualLinkData],
+) -> Value {
+    let mut cps = Map::new();
+    for (name, entry) in rebuilt
+        .get("CP")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+    {
+        let Value::Object(keys) = entry else { continue };
+        if find_ext_cp(links, name).is_none() {
+            continue;
+        }
+        // A `null` would remove the stack's value in the merge.
+        let filled: Map<String, Value> = keys
+            .iter()
+            .filter(|(_, v)| !v.is_null())
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        cps.insert(name.clone(), Value::Object(filled));
+    }
+    json_patch::merge(&mut stack_nfv, &json!({ "CP": cps }));
+    stack_nfv
+}
+
 fn find_ext_cp<'a>(
     vls: &'a [ExtVirtualLinkData],
     cpd: &str,

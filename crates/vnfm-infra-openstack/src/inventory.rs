@@ -11,11 +11,14 @@
 //!   the VNFC's storage;
 //! - a network (`OS::Neutron::Net`) named after a VL of the flavour is that VL.
 //!
-//! Ids are derived from the stack that holds the resource and the resource's name, so they are
-//! stable across stack updates and per-VNFC heals (only the compute resource id changes) and
-//! new for VNFCs created by a scale-out or a whole-VNF re-creation.
+//! A VNFC and a storage follow their server and volume, as Tacker records them: the id is
+//! the one the instance recorded for the same server (volume), else the server's (volume's)
+//! own id, so a server Heat replaces (a heal, a change of package, their rollbacks) is a new
+//! VNFC and its new volume a new storage ([`InventoryInputs::recorded`]). Ports and networks
+//! have ids derived from the stack that holds them and their name: they stay while the stack
+//! does and are new after a scale-out or a whole-VNF re-creation.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{Map, Value, json};
 use vnfm_descriptor::Flavour;
@@ -27,10 +30,10 @@ use vnfm_driver_api::inventory::{
 /// Re-exported from [`vnfm_driver_api::inventory`], where every driver's inventory finds them.
 pub use vnfm_driver_api::inventory::{derived_id, recorded};
 use vnfm_types::{
-    AffectedVirtualLink, AffectedVirtualStorage, AffectedVnfc, ChangeType, CpInstanceType,
-    CpProtocolInfo, ExtLinkPortInfo, ExtManagedVirtualLinkInfo, ExtVirtualLinkData, IpAddressInfo,
-    IpAddressType, IpOverEthernetAddressInfo, LayerProtocol, ResourceChanges, ResourceHandle,
-    VirtualStorageResourceInfo, VnfExtCpInfo, VnfLinkPortInfo, VnfOperationalState,
+    AffectedExtLinkPort, AffectedVirtualLink, AffectedVirtualStorage, AffectedVnfc, ChangeType,
+    CpInstanceType, CpProtocolInfo, ExtLinkPortInfo, ExtManagedVirtualLinkInfo, ExtVirtualLinkData,
+    IpAddressInfo, IpAddressType, IpOverEthernetAddressInfo, LayerProtocol, ResourceChanges,
+    ResourceHandle, VirtualStorageResourceInfo, VnfExtCpInfo, VnfLinkPortInfo, VnfOperationalState,
     VnfVirtualLinkResourceInfo, VnfcCpInfo, VnfcInfo, VnfcResourceInfo, VnfdId,
 };
 
@@ -57,6 +60,9 @@ pub struct InventoryInputs<'a> {
     /// The `nfv` parameter the stack was made with, for the flavour, images and zone each
     /// VNFC records in its metadata (none when not known).
     pub nfv: Option<&'a Value>,
+    /// The resources the instance recorded before the step: a VNFC whose server, or a storage
+    /// whose volume, the instance recorded keeps its recorded id (none: every id is new).
+    pub recorded: Option<&'a InstanceResources>,
 }
 
 struct Indexed<'a> {
@@ -79,6 +85,79 @@ fn index(resources: &[HeatResource]) -> Indexed<'_> {
         by_stack,
         owner_of_stack,
     }
+}
+
+/// The id of the record of `r`, a server or a volume: the id the instance recorded for the
+/// same VIM resource (`recorded`: record ids with their resource ids), so that it stays
+/// while the resource lives; else the resource's own id, as Tacker records it, so that a
+/// resource Heat replaced is a new record; one Heat has not made yet (no physical id) gets
+/// an id derived from its stack and name.
+fn record_id<'r>(
+    r: &HeatResource,
+    stack_id: &str,
+    mut recorded: impl Iterator<Item = (&'r str, &'r str)>,
+) -> String {
+    if r.physical_resource_id.is_empty() {
+        return derived_id(&[stack_id, &r.resource_name]);
+    }
+    recorded
+        .find(|(_, resource)| *resource == r.physical_resource_id)
+        .map_or_else(|| r.physical_resource_id.clone(), |(id, _)| id.to_string())
+}
+
+/// The link ports `r` recorded, `(id, port id)`: on internal, external and externally
+/// managed virtual links.
+fn recorded_ports(r: &InstanceResources) -> impl Iterator<Item = (&str, &str)> {
+    let internal = r
+        .vnf_virtual_link_resource_info
+        .iter()
+        .flat_map(|v| v.vnf_link_ports.iter().flatten())
+        .map(|p| (p.id.as_str(), p.resource_handle.resource_id.as_str()));
+    let managed = r
+        .ext_managed_virtual_link_info
+        .iter()
+        .flat_map(|m| m.vnf_link_ports.iter().flatten())
+        .map(|p| (p.id.as_str(), p.resource_handle.resource_id.as_str()));
+    let external =
+        ext_link_ports(r).map(|p| (p.id.as_str(), p.resource_handle.resource_id.as_str()));
+    internal.chain(managed).chain(external)
+}
+
+/// Every external link port of `r`.
+fn ext_link_ports(r: &InstanceResources) -> impl Iterator<Item = &ExtLinkPortInfo> {
+    r.ext_virtual_link_info
+        .iter()
+        .flat_map(|l| l.ext_link_ports.iter().flatten())
+}
+
+/// The external link ports of `after` that `before` does not have (`ADDED`), and those of
+/// `before` that `after` does not have (`REMOVED`), by id.
+fn affected_ext_link_ports(
+    before: &InstanceResources,
+    after: &InstanceResources,
+) -> Vec<AffectedExtLinkPort> {
+    let ids = |r| {
+        ext_link_ports(r)
+            .map(|p| p.id.clone())
+            .collect::<BTreeSet<_>>()
+    };
+    let (ids_before, ids_after) = (ids(before), ids(after));
+    let affected = |p: &ExtLinkPortInfo, change_type| AffectedExtLinkPort {
+        id: p.id.clone(),
+        change_type,
+        ext_cp_instance_id: p.cp_instance_id.clone().unwrap_or_default(),
+        resource_handle: p.resource_handle.clone(),
+        resource_definition_id: None,
+    };
+    ext_link_ports(after)
+        .filter(|p| !ids_before.contains(&p.id))
+        .map(|p| affected(p, ChangeType::Added))
+        .chain(
+            ext_link_ports(before)
+                .filter(|p| !ids_after.contains(&p.id))
+                .map(|p| affected(p, ChangeType::Removed)),
+        )
+        .collect()
 }
 
 fn handle(r: &HeatResource, vim: &str) -> ResourceHandle {
@@ -193,7 +272,12 @@ pub fn inventory(
         let Some(vdu) = flavour.vdu(&server.resource_name) else {
             continue;
         };
-        let id = derived_id(&[&stack.id, &server.resource_name]);
+        let recorded_vnfcs = inputs
+            .recorded
+            .into_iter()
+            .flat_map(|r| &r.vnfc_resource_info)
+            .map(|v| (v.id.as_str(), v.compute_resource.resource_id.as_str()));
+        let id = record_id(server, &stack.id, recorded_vnfcs);
         let mut meta = stack_meta(&stack, &server.resource_name);
         if let Some(t) = &server.creation_time {
             meta.insert(meta_key::CREATION_TIME.into(), json!(t));
@@ -239,7 +323,12 @@ pub fn inventory(
             if !is(&config.storage_types, r) {
                 continue;
             }
-            let vs_id = derived_id(&[&stack.id, sid]);
+            let recorded_storages = inputs
+                .recorded
+                .into_iter()
+                .flat_map(|r| &r.virtual_storage_resource_info)
+                .map(|s| (s.id.as_str(), s.storage_resource.resource_id.as_str()));
+            let vs_id = record_id(r, &stack.id, recorded_storages);
             storage_ids.push(vs_id.clone());
             out.virtual_storage_resource_info
                 .push(VirtualStorageResourceInfo {
@@ -277,7 +366,10 @@ pub fn inventory(
                 metadata: None,
             };
             if let Some(port) = port {
-                let port_id = derived_id(&[&stack.id, &cpd.id]);
+                // As a server, a port is recorded by its own id (Tacker's), an id recorded
+                // for the same port kept: a port Heat replaced is a new link port.
+                let recorded_ports = inputs.recorded.into_iter().flat_map(recorded_ports);
+                let port_id = record_id(port, &stack.id, recorded_ports);
                 let link_port = VnfLinkPortInfo {
                     id: port_id.clone(),
                     resource_handle: handle(port, vim),
@@ -470,7 +562,8 @@ fn nfv_meta(nfv: &Value, vdu: &str, storages: &[String], idx: Option<u32>) -> Ma
 
 /// What changed from the recorded resources `before` to `after`: VNFCs, VLs and storages that
 /// appeared (`ADDED`), disappeared (`REMOVED`) or kept their id with a new backing resource
-/// (`MODIFIED`, e.g. a healed server).
+/// (`MODIFIED`, e.g. a healed server), and external link ports that appeared or disappeared
+/// (a port Heat replaced, as a CHANGE_EXT_CONN replaces them, is both).
 pub fn changes(before: &InstanceResources, after: &InstanceResources) -> ResourceChanges {
     let storage_of = |v: &VnfcResourceInfo| v.storage_resource_ids.clone().unwrap_or_default();
     let d = diff(&before.vnfc_resource_info, &after.vnfc_resource_info);
@@ -515,10 +608,11 @@ pub fn changes(before: &InstanceResources, after: &InstanceResources) -> Resourc
                 .map(|s| affected_storage(s, ChangeType::Removed)),
         )
         .collect();
+    let ports = affected_ext_link_ports(before, after);
     ResourceChanges {
         affected_vnfcs: (!vnfcs.is_empty()).then_some(vnfcs),
         affected_virtual_links: (!vls.is_empty()).then_some(vls),
-        affected_ext_link_ports: None,
+        affected_ext_link_ports: (!ports.is_empty()).then_some(ports),
         affected_virtual_storages: (!storages.is_empty()).then_some(storages),
     }
 }
@@ -566,6 +660,15 @@ mod tests {
     }
 
     fn standard_inventory(nfv: Option<&Value>) -> InstanceResources {
+        inventory_of(&standard_vnfc(), nfv, None)
+    }
+
+    /// The inventory of `resources`, VNFCs of VDU1 with a volume each, over `recorded`.
+    fn inventory_of(
+        resources: &[HeatResource],
+        nfv: Option<&Value>,
+        recorded: Option<&InstanceResources>,
+    ) -> InstanceResources {
         let flavour: Flavour = serde_json::from_value(json!({
             "id": "simple", "file": "Definitions/df.yaml",
             "vdus": [{"id": "VDU1", "name": "VDU1", "kind": "compute",
@@ -574,20 +677,198 @@ mod tests {
                       "virtualStorages": ["VDU1-VirtualStorage"]}]
         }))
         .unwrap();
+        inventory_with(resources, &flavour, &[], nfv, recorded)
+    }
+
+    /// The inventory of `resources` made for `flavour` and the external links `links`.
+    fn inventory_with(
+        resources: &[HeatResource],
+        flavour: &Flavour,
+        links: &[ExtVirtualLinkData],
+        nfv: Option<&Value>,
+        recorded: Option<&InstanceResources>,
+    ) -> InstanceResources {
         inventory(
-            &standard_vnfc(),
+            resources,
             &InventoryInputs {
-                flavour: &flavour,
+                flavour,
                 vnfd_id: &VnfdId::new("vnfd-1"),
                 vim_connection_id: "vim1",
-                ext_virtual_links: &[],
+                ext_virtual_links: links,
                 ext_managed_virtual_links: &[],
                 vnfc_states: &BTreeMap::new(),
                 default_state: VnfOperationalState::Started,
                 nfv,
+                recorded,
             },
             &DriverConfig::default(),
         )
+    }
+
+    /// `(VNFC id, its storage ids)` of every VNFC.
+    fn vnfc_ids(r: &InstanceResources) -> Vec<(String, Vec<String>)> {
+        r.vnfc_resource_info
+            .iter()
+            .map(|v| {
+                (
+                    v.id.clone(),
+                    v.storage_resource_ids.clone().unwrap_or_default(),
+                )
+            })
+            .collect()
+    }
+
+    /// `resources` with the server and the volume Heat holds under other ids.
+    fn replaced(resources: &[HeatResource], server: &str, volume: &str) -> Vec<HeatResource> {
+        let mut out = resources.to_vec();
+        for r in &mut out {
+            match r.resource_type.as_str() {
+                "OS::Nova::Server" => r.physical_resource_id = server.into(),
+                "OS::Cinder::Volume" => r.physical_resource_id = volume.into(),
+                _ => {}
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn a_vnfc_and_its_storage_are_recorded_by_their_server_and_volume() {
+        // Instantiated: Tacker's ids, the server's and the volume's.
+        let first = inventory_of(&standard_vnfc(), None, None);
+        assert_eq!(
+            vnfc_ids(&first),
+            [("id-VDU1".into(), vec!["id-VDU1-VirtualStorage".into()])]
+        );
+        assert_eq!(first.vnfc_info[0].id, "VDU1-id-VDU1");
+        // The same server and volume after an update: the same records.
+        let again = inventory_of(&standard_vnfc(), None, Some(&first));
+        assert_eq!(again, first);
+        // Heat replaced both (a heal, a package change or its rollback): a new VNFC and a
+        // new storage in the same place, the old ones removed.
+        let healed = replaced(&standard_vnfc(), "srv-new", "vol-new");
+        let after = inventory_of(&healed, None, Some(&first));
+        assert_eq!(
+            vnfc_ids(&after),
+            [("srv-new".into(), vec!["vol-new".into()])]
+        );
+        assert_eq!(after.vnfc_info[0].id, "VDU1-srv-new");
+        let c = changes(&first, &after);
+        let vnfcs: Vec<(String, ChangeType)> = c
+            .affected_vnfcs
+            .unwrap()
+            .into_iter()
+            .map(|a| (a.id, a.change_type))
+            .collect();
+        assert_eq!(
+            vnfcs,
+            [
+                ("srv-new".into(), ChangeType::Added),
+                ("id-VDU1".into(), ChangeType::Removed)
+            ]
+        );
+        let storages: Vec<(String, ChangeType)> = c
+            .affected_virtual_storages
+            .unwrap()
+            .into_iter()
+            .map(|a| (a.id, a.change_type))
+            .collect();
+        assert_eq!(
+            storages,
+            [
+                ("vol-new".into(), ChangeType::Added),
+                ("id-VDU1-VirtualStorage".into(), ChangeType::Removed)
+            ]
+        );
+    }
+
+    #[test]
+    fn a_port_heat_replaced_is_a_new_external_link_port() {
+        let flavour: Flavour = serde_json::from_value(json!({
+            "id": "simple", "file": "Definitions/df.yaml",
+            "vdus": [{"id": "VDU1", "name": "VDU1", "kind": "compute",
+                      "nodeType": "tosca.nodes.nfv.Vdu.Compute",
+                      "minInstances": 1, "maxInstances": 1}],
+            "vduCps": [{"id": "VDU1_CP1", "vdu": "VDU1", "order": 0}]
+        }))
+        .unwrap();
+        let links: Vec<ExtVirtualLinkData> = serde_json::from_value(json!([{
+            "id": "ext-1", "resourceId": "net-1",
+            "extCps": [{"cpdId": "VDU1_CP1", "cpConfig": {"c1": {"cpProtocolData": [{
+                "layerProtocol": "IP_OVER_ETHERNET",
+                "ipOverEthernet": {"ipAddresses": [{"type": "IPV4", "numDynamicAddresses": 1}]}}]}}}]
+        }]))
+        .unwrap();
+        let mut resources = standard_vnfc();
+        let mut port = resources[1].clone();
+        port.resource_name = "VDU1_CP1".into();
+        port.resource_type = "OS::Neutron::Port".into();
+        port.physical_resource_id = "port-old".into();
+        resources.push(port);
+        let run = |resources: &[HeatResource], recorded: Option<&InstanceResources>| {
+            inventory_with(resources, &flavour, &links, None, recorded)
+        };
+        let ports = |r: &InstanceResources| {
+            ext_link_ports(r)
+                .map(|p| (p.id.clone(), p.resource_handle.resource_id.clone()))
+                .collect::<Vec<_>>()
+        };
+        let first = run(&resources, None);
+        assert_eq!(ports(&first), [("port-old".into(), "port-old".into())]);
+        // The same port again: the same record, nothing changed.
+        let again = run(&resources, Some(&first));
+        assert_eq!(ports(&again), ports(&first));
+        assert_eq!(changes(&first, &again).affected_ext_link_ports, None);
+        // Heat replaced the port (a CHANGE_EXT_CONN): a new link port, the old one removed.
+        resources[3].physical_resource_id = "port-new".into();
+        let after = run(&resources, Some(&first));
+        assert_eq!(ports(&after), [("port-new".into(), "port-new".into())]);
+        let affected: Vec<(String, ChangeType)> = changes(&first, &after)
+            .affected_ext_link_ports
+            .unwrap()
+            .into_iter()
+            .map(|a| (a.id, a.change_type))
+            .collect();
+        assert_eq!(
+            affected,
+            [
+                ("port-new".into(), ChangeType::Added),
+                ("port-old".into(), ChangeType::Removed)
+            ]
+        );
+    }
+
+    #[test]
+    fn ids_recorded_before_are_kept_while_their_server_and_volume_are() {
+        // Recorded by an earlier version, with ids derived from the stack and the name.
+        let mut old = inventory_of(&standard_vnfc(), None, None);
+        let (vnfc, storage) = (
+            derived_id(&["n0", "VDU1"]),
+            derived_id(&["n0", "VDU1-VirtualStorage"]),
+        );
+        old.vnfc_resource_info[0].id = vnfc.clone();
+        old.vnfc_resource_info[0].storage_resource_ids = Some(vec![storage.clone()]);
+        old.virtual_storage_resource_info[0].id = storage.clone();
+        let now = inventory_of(&standard_vnfc(), None, Some(&old));
+        assert_eq!(vnfc_ids(&now), [(vnfc.clone(), vec![storage.clone()])]);
+        assert_eq!(now.vnfc_info[0].id, format!("VDU1-{vnfc}"));
+        assert_eq!(changes(&old, &now), ResourceChanges::default());
+        // Only the server replaced: a new VNFC on the volume it had.
+        let healed = replaced(&standard_vnfc(), "srv-new", "id-VDU1-VirtualStorage");
+        let after = inventory_of(&healed, None, Some(&old));
+        assert_eq!(vnfc_ids(&after), [("srv-new".into(), vec![storage])]);
+    }
+
+    #[test]
+    fn a_resource_heat_has_not_made_yet_gets_an_id_of_its_place() {
+        let pending = replaced(&standard_vnfc(), "", "");
+        let r = inventory_of(&pending, None, None);
+        assert_eq!(
+            vnfc_ids(&r),
+            [(
+                derived_id(&["n0", "VDU1"]),
+                vec![derived_id(&["n0", "VDU1-VirtualStorage"])]
+            )]
+        );
     }
 
     #[test]

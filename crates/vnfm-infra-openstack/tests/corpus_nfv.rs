@@ -495,3 +495,63 @@ fn change_vnfpkg_keeps_the_fixed_address_recorded_for_vdu2_cp1() {
         Value::Null
     );
 }
+
+/// CHANGE_EXT_CONN of Tacker's `test_basic_lcms_max` (`change_ext_conn_max`): only the CPs
+/// the request connects change; VDU2_CP1-2's port, which the INSTANTIATE's
+/// `additionalParams.nfv` gave over its `extLinkPorts` placeholder, stays.
+#[vnfm_test_env::needs(corpus)]
+#[test]
+fn a_change_of_connectivity_changes_only_the_cps_it_connects() {
+    let root = tacker("v2-vm-basic-lcms-max");
+    let vnfd = load_vnfd(&root);
+    let fl = vnfd.flavour("simple").unwrap();
+    let h = hot::load_base_hot(&Dir(root), &vnfd, "simple", &DriverConfig::default())
+        .unwrap()
+        .unwrap();
+    let paths = hot::nfv_paths([&h.template]);
+    let mut stack_nfv = json!({"CP": {
+        "VDU1_CP1": {"network": "net0-uuid", "fixed_ips": [{"subnet": "subnet0-uuid"}]},
+        "VDU2_CP1-2": {"port": "port-from-additional-params"},
+        "VDU2_CP2": {"network": "ft-net0-uuid",
+            "fixed_ips": [{"ip_address": "10.10.1.102", "subnet": "a"}, {"subnet": "b"}]}
+    }});
+    stack_nfv["VDU"] = json!({"VDU1": {"desired_capacity": 1}});
+    let links: Vec<vnfm_types::ExtVirtualLinkData> = serde_json::from_value(json!([{
+        "id": "ext-vl-1", "resourceId": "ft-net1-uuid",
+        "extCps": [
+            {"cpdId": "VDU1_CP1", "cpConfig": {"VDU1_CP1": {"cpProtocolData": [{
+                "layerProtocol": "IP_OVER_ETHERNET", "ipOverEthernet": {"ipAddresses": [
+                    {"type": "IPV4", "numDynamicAddresses": 1, "subnetId": "ft-subnet1-uuid"}]}}]}}},
+            {"cpdId": "VDU2_CP2", "cpConfig": {"VDU2_CP2": {"cpProtocolData": [{
+                "layerProtocol": "IP_OVER_ETHERNET", "ipOverEthernet": {"ipAddresses": [
+                    {"type": "IPV4", "fixedAddresses": ["22.22.22.101"], "subnetId": "ft-subnet1-uuid"},
+                    {"type": "IPV6", "numDynamicAddresses": 1, "subnetId": "ft-ipv6-subnet1-uuid"}]}}]}}}
+        ]
+    }]))
+    .unwrap();
+    let rebuilt = hot::build_nfv(
+        &paths,
+        &NfvInputs {
+            flavour: fl,
+            capacity: None,
+            ext_virtual_links: &links,
+            additional: None,
+            grant: None,
+            images: None,
+        },
+    );
+    let nfv = hot::merge_connected_cps(stack_nfv.clone(), &rebuilt, &links);
+    assert_eq!(nfv["CP"]["VDU2_CP1-2"], stack_nfv["CP"]["VDU2_CP1-2"]);
+    assert_eq!(nfv["VDU"], stack_nfv["VDU"]);
+    assert_eq!(nfv["CP"]["VDU1_CP1"]["network"], "ft-net1-uuid");
+    assert_eq!(
+        nfv["CP"]["VDU1_CP1"]["fixed_ips"][0]["subnet"],
+        "ft-subnet1-uuid"
+    );
+    assert_eq!(nfv["CP"]["VDU2_CP2"]["network"], "ft-net1-uuid");
+    assert_eq!(
+        nfv["CP"]["VDU2_CP2"]["fixed_ips"],
+        json!([{"ip_address": "22.22.22.101", "subnet": "ft-subnet1-uuid"},
+               {"subnet": "ft-ipv6-subnet1-uuid"}])
+    );
+}

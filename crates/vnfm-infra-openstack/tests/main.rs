@@ -6,6 +6,7 @@ mod support;
 mod corpus_nfv;
 mod mock_api;
 mod nova_operate;
+mod package_rollback;
 mod real_glance;
 mod real_heat;
 mod real_heat_watch;

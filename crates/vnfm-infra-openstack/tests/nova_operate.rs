@@ -100,7 +100,9 @@ const TOP: (&str, &str) = ("vnf-i1", "sid-1");
 const M1: (&str, &str) = ("vnf-i1-VDU1_group-m1", "ms-1");
 const M2: (&str, &str) = ("vnf-i1-VDU1_group-m2", "ms-2");
 
-/// The VNFC ids the inventory derives for the three servers.
+/// The VNFC ids recorded for the three servers by an earlier version of the driver (derived
+/// from the stack and the server's name): the inventory keeps them while the servers are the
+/// same.
 fn vnfc_ids() -> [String; 3] {
     [
         derived_id(&[M1.1, "VDU1"]),

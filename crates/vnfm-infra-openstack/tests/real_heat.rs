@@ -15,6 +15,7 @@ use vnfm_driver_api::memory::{MemArtifacts, RecordingMgmtDriver};
 use vnfm_driver_api::{ArtifactSource, ResolvedVim, RunControl};
 use vnfm_infra_openstack::OpenStackDriver;
 use vnfm_infra_openstack::heat::{Heat, HeatResource};
+use vnfm_infra_openstack::inventory::{meta_key, meta_str};
 use vnfm_infra_openstack::keystone::Session;
 use vnfm_lcm::testing::NoSubscribers;
 use vnfm_lcm::{InlineVimDirectory, Lcm, LcmConfig, MemoryCatalog};
@@ -372,6 +373,24 @@ fn ids(v: &[VnfcResourceInfo]) -> BTreeSet<String> {
     v.iter().map(|v| v.id.clone()).collect()
 }
 
+/// Where a VNFC's server is: the (nested) stack that holds it and its name there. A server
+/// Heat replaces is a new VNFC in the same place.
+fn place(v: &VnfcResourceInfo) -> (String, String) {
+    let meta = |k| meta_str(v, k).unwrap_or_default().to_string();
+    (meta(meta_key::STACK_ID), meta(meta_key::RESOURCE_NAME))
+}
+
+/// Asserts that the VNFCs `healed` replaced those of `before`: a new server is a new VNFC (a
+/// new id, as Tacker records it), in the place of the old one.
+fn assert_replaced_in_place(healed: &[VnfcResourceInfo], before: &[VnfcResourceInfo]) {
+    assert!(
+        ids(healed).is_disjoint(&ids(before)),
+        "{healed:?} {before:?}"
+    );
+    let places = |v: &[VnfcResourceInfo]| v.iter().map(place).collect::<BTreeSet<_>>();
+    assert_eq!(places(healed), places(before));
+}
+
 fn changes_of(occ: &VnfLcmOpOcc, change: ChangeType) -> Vec<String> {
     occ.resource_changes
         .as_ref()
@@ -534,7 +553,9 @@ async fn lifecycle_instantiate_scale_heal_change_ext_conn_change_vnfpkg_terminat
     env.services().assert_servers_gone([&gone]).await;
     env.assert_servers_built(&after_in).await;
 
-    // Heal one of the original VNFCs: same VNFC id, new server; the others untouched.
+    // Heal one of the original VNFCs: Heat replaces its server in the same place, so it is a
+    // new VNFC (the old one REMOVED, the new one ADDED, as Tacker reports it); the others
+    // untouched.
     let target = &vdu1[0];
     let info_id = support::vnfc_info_id(&inst, target);
     let before_heal = vnfcs(&inst);
@@ -548,24 +569,31 @@ async fn lifecycle_instantiate_scale_heal_change_ext_conn_change_vnfpkg_terminat
         .unwrap();
     let done = env.completed(op).await;
     assert_eq!(
-        changes_of(&done, ChangeType::Modified),
+        changes_of(&done, ChangeType::Removed),
         vec![target.id.clone()]
     );
+    let added = changes_of(&done, ChangeType::Added);
+    assert_eq!(added.len(), 1, "{:?}", done.resource_changes);
+    assert!(changes_of(&done, ChangeType::Modified).is_empty());
     let inst = env.instance(&vnf.id).await;
     let after_heal = vnfcs(&inst);
-    assert_eq!(ids(&after_heal), ids(&before_heal));
+    let mut expected = ids(&before_heal);
+    expected.remove(&target.id);
+    expected.insert(added[0].clone());
+    assert_eq!(ids(&after_heal), expected);
     for v in &after_heal {
-        let old = before_heal.iter().find(|o| o.id == v.id).unwrap();
-        if v.id == target.id {
+        if v.id == added[0] {
+            assert_eq!(place(v), place(target));
             assert_ne!(
                 v.compute_resource.resource_id,
-                old.compute_resource.resource_id
+                target.compute_resource.resource_id
             );
             // Nova replaced the server.
             env.services()
-                .assert_servers_gone([&old.compute_resource.resource_id])
+                .assert_servers_gone([&target.compute_resource.resource_id])
                 .await;
         } else {
+            let old = before_heal.iter().find(|o| o.id == v.id).unwrap();
             assert_eq!(
                 v.compute_resource.resource_id,
                 old.compute_resource.resource_id
@@ -789,10 +817,11 @@ async fn generated_template_whole_vnf_heal_and_package_change_on_real_heat() {
     assert_eq!(nfv["VDU"]["VDU1"]["vcImageId"], "cirros-0.6");
 
     // Heal the whole VNF (Tacker's `additionalParams.all` omitted): the stack stays and is
-    // updated; every VNFC keeps its id and gets a new server on the ports it had.
-    // By VNFC id: the inventory lists the healed VNFCs in another order (their new servers'
+    // updated; every VNFC gets a new server (so a new id, as Tacker records it) in the place
+    // of the old one, on the ports it had.
+    // By place: the inventory lists the healed VNFCs in another order (their new servers'
     // order).
-    let ports_of = |vs: &[VnfcResourceInfo]| -> BTreeMap<String, Option<Vec<String>>> {
+    let ports_of = |vs: &[VnfcResourceInfo]| -> BTreeMap<(String, String), Option<Vec<String>>> {
         vs.iter()
             .map(|v| {
                 let macs = v.vnfc_cp_info.as_ref().map(|cps| {
@@ -801,7 +830,7 @@ async fn generated_template_whole_vnf_heal_and_package_change_on_real_heat() {
                         .filter_map(|p| p.ip_over_ethernet.as_ref()?.mac_address.clone())
                         .collect()
                 });
-                (v.id.clone(), macs)
+                (place(v), macs)
             })
             .collect()
     };
@@ -816,7 +845,8 @@ async fn generated_template_whole_vnf_heal_and_package_change_on_real_heat() {
     let done = env.completed(op).await;
     let inst = env.instance(&vnf.id).await;
     let replaced = vnfcs(&inst);
-    assert_eq!(ids(&replaced), ids(&before));
+    assert_eq!(replaced.len(), before.len());
+    assert!(ids(&replaced).is_disjoint(&ids(&before)), "{replaced:?}");
     assert!(
         servers(&replaced)
             .iter()
@@ -824,7 +854,8 @@ async fn generated_template_whole_vnf_heal_and_package_change_on_real_heat() {
         "{replaced:?}"
     );
     assert_eq!(ports_of(&replaced), ports_of(&before));
-    assert_eq!(changes_of(&done, ChangeType::Modified).len(), 3);
+    assert_eq!(changes_of(&done, ChangeType::Removed).len(), 3);
+    assert_eq!(changes_of(&done, ChangeType::Added).len(), 3);
     let (status, _) = env.stack(&vnf.id).await.unwrap();
     assert_eq!(status, "UPDATE_COMPLETE");
     env.assert_servers_built(&replaced).await;

@@ -17,10 +17,13 @@ use vnfm_driver_api::memory::RecordingMgmtDriver;
 use vnfm_driver_api::{ArtifactSource, FixedAnswer, ResolvedVim, RunControl};
 use vnfm_infra_openstack::OpenStackDriver;
 use vnfm_infra_openstack::heat::Heat;
+use vnfm_infra_openstack::inventory::{meta_key, meta_str};
 use vnfm_lcm::fm::{AutoHeal, AutoHealPolicy, InfraWatch, Swept};
 use vnfm_lcm::testing::NoSubscribers;
 use vnfm_lcm::{FaultManager, InlineVimDirectory, Keyring, Lcm, LcmConfig, MemoryCatalog};
-use vnfm_types::{LcmOperationStateType, LcmOperationType, PerceivedSeverity, VnfInstance};
+use vnfm_types::{
+    LcmOperationStateType, LcmOperationType, PerceivedSeverity, VnfInstance, VnfcResourceInfo,
+};
 
 const WAIT: Duration = Duration::from_secs(600);
 
@@ -315,7 +318,7 @@ async fn a_server_heat_holds_failed_raises_an_alarm_on_its_vnfc_until_healed() {
         .unwrap()
         .vnfc_resource_info
         .unwrap();
-    let healed = healed.iter().find(|v| v.id == target.id).unwrap();
+    let healed = in_place_of(&healed, &target);
     let new_server = healed.compute_resource.resource_id.clone();
     assert_ne!(new_server, server_id);
     services.assert_servers_gone([&server_id]).await;
@@ -378,11 +381,8 @@ async fn auto_heal_of_a_server_in_error(cloud: &Cloud, w: Watched) {
         .instantiated_vnf_info
         .as_ref()
         .and_then(|i| i.vnfc_resource_info.as_ref())
-        .unwrap()
-        .iter()
-        .find(|v| v.id == target.id)
-        .unwrap()
-        .clone();
+        .unwrap();
+    let healed = in_place_of(healed, &target).clone();
     let new_server = healed.compute_resource.resource_id.clone();
     assert_ne!(new_server, server_id);
     services.assert_servers_gone([&server_id]).await;
@@ -434,4 +434,21 @@ async fn tacker_basic_lcms_min_server_in_error_is_healed_automatically() {
     });
     let w = watched_package(&cloud, true, (vnfd, files), request).await;
     auto_heal_of_a_server_in_error(&cloud, w).await;
+}
+
+/// The VNFC of `vnfcs` in the place of `old` (the same stack and server name): after a heal,
+/// a new VNFC with its own id (a new server, as Tacker records it).
+fn in_place_of<'v>(vnfcs: &'v [VnfcResourceInfo], old: &VnfcResourceInfo) -> &'v VnfcResourceInfo {
+    let place = |v: &VnfcResourceInfo| {
+        (
+            meta_str(v, meta_key::STACK_ID).map(str::to_string),
+            meta_str(v, meta_key::RESOURCE_NAME).map(str::to_string),
+        )
+    };
+    let new = vnfcs
+        .iter()
+        .find(|v| place(v) == place(old))
+        .expect("a VNFC in the place of the healed one");
+    assert_ne!(new.id, old.id, "a new server is a new VNFC");
+    new
 }

@@ -1,7 +1,7 @@
 //! The bounded cache of validated tokens: keyed by the SHA-256 of the token (the token itself
 //! is never kept), an entry is used until the token expires but no longer than the
-//! revalidation bound after Keystone last confirmed it; the least recently used entry goes
-//! when the cache is full.
+//! revalidation bound after Keystone last confirmed it (longer, up to a grace, while Keystone
+//! does not answer); the least recently used entry goes when the cache is full.
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
@@ -10,6 +10,11 @@ use hashlink::LruCache;
 use sha2::{Digest, Sha256};
 
 use crate::identity::KeystoneIdentity;
+
+/// How long after Keystone confirmed a token its validation still stands while Keystone does
+/// not answer (keystonemiddleware's default `token_cache_time`, for which it does not ask
+/// Keystone at all).
+pub(crate) const STALE_GRACE: Duration = Duration::from_secs(300);
 
 /// The cache key of a token.
 pub(crate) type TokenKey = [u8; 32];
@@ -67,6 +72,21 @@ impl TokenCache {
         Lookup::Ask
     }
 
+    /// The identity of a token Keystone confirmed within [`STALE_GRACE`] and that has not
+    /// expired, for when Keystone cannot be asked again.
+    pub(crate) fn stale(
+        &self,
+        key: &TokenKey,
+        now: Instant,
+        wall: SystemTime,
+    ) -> Option<(Arc<KeystoneIdentity>, Duration)> {
+        let mut entries = self.entries();
+        let entry = entries.get(key)?;
+        let age = now.saturating_duration_since(entry.confirmed);
+        (entry.identity.expires_at > wall && age < STALE_GRACE)
+            .then(|| (entry.identity.clone(), age))
+    }
+
     pub(crate) fn confirm(&self, key: TokenKey, identity: Arc<KeystoneIdentity>, now: Instant) {
         self.entries().insert(
             key,
@@ -104,6 +124,31 @@ mod tests {
             expires_at: SystemTime::now() + expires_in,
             is_admin_project: true,
         })
+    }
+
+    #[test]
+    fn a_confirmed_token_stands_for_the_grace_while_keystone_does_not_answer() {
+        let cache = TokenCache::new(10, Duration::from_secs(60));
+        let t0 = Instant::now();
+        let wall = SystemTime::now();
+        let k = key("gAAAAA-token");
+        assert_eq!(cache.stale(&k, t0, wall), None);
+        let id = identity(Duration::from_secs(3600));
+        cache.confirm(k, id.clone(), t0);
+        let later = t0 + Duration::from_secs(120);
+        assert_eq!(cache.lookup(&k, later, wall), Lookup::Ask);
+        assert_eq!(
+            cache.stale(&k, later, wall),
+            Some((id, Duration::from_secs(120)))
+        );
+        assert_eq!(cache.stale(&k, t0 + STALE_GRACE, wall), None);
+        // An expired token never stands.
+        let gone = key("gAAAAA-expired");
+        cache.confirm(gone, identity(Duration::from_secs(1)), t0);
+        assert_eq!(
+            cache.stale(&gone, later, wall + Duration::from_secs(2)),
+            None
+        );
     }
 
     #[test]

@@ -133,7 +133,8 @@ impl KeystoneValidator {
     }
 
     /// The caller behind `token`: from the cache when Keystone confirmed it within
-    /// [`KeystoneConfig::revalidate_after`] and it has not expired, else from Keystone.
+    /// [`KeystoneConfig::revalidate_after`] and it has not expired, else from Keystone; when
+    /// Keystone does not answer, from a confirmation of the last 5 minutes.
     ///
     /// [`KeystoneError::InvalidToken`] when the token is unknown, malformed, expired or
     /// revoked; any other error when Keystone could not tell.
@@ -169,6 +170,17 @@ impl KeystoneValidator {
             Ok(_) | Err(KeystoneError::InvalidToken) => {
                 self.cache.forget(&k);
                 Err(KeystoneError::InvalidToken)
+            }
+            Err(e @ KeystoneError::Unreachable { .. }) => {
+                // As keystonemiddleware, which asks nothing for its token_cache_time: a busy
+                // or restarting Keystone does not turn away callers it confirmed recently.
+                match self.cache.stale(&k, Instant::now(), SystemTime::now()) {
+                    Some((identity, age)) => {
+                        tracing::warn!(error = %e, confirmed_secs_ago = age.as_secs(), "Keystone did not answer a token validation; the token's last confirmation stands");
+                        Ok(identity)
+                    }
+                    None => Err(e),
+                }
             }
             Err(e) => Err(e),
         }

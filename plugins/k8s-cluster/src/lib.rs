@@ -794,11 +794,13 @@ impl MgmtDriver for K8sCluster {
     fn heal_end(&self, ctx: &HookContext<'_>) -> HookResult {
         let instance = &ctx.instance_as::<VnfInstance>()?;
         let (mut record, params) = recorded(ctx)?;
-        let targets = healed_vnfcs(ctx, instance)?;
+        // heal_start took the healed workers out of the record; whatever worker the instance
+        // has now that the record lacks is one of them, under its old VNFC id or, where the
+        // infrastructure gives a replaced server a new one (Tacker's scheme), under that.
         let current = current_workers(instance, &params)?;
         let rejoin: Vec<NodeRecord> = current
             .iter()
-            .filter(|w| targets.contains(&w.vnfc_id))
+            .filter(|w| !record.workers.iter().any(|r| r.vnfc_id == w.vnfc_id))
             .cloned()
             .collect();
         for r in &rejoin {

@@ -336,6 +336,35 @@ fn builds_scales_heals_and_terminates_a_cluster() {
     let rec = record(&out);
     assert_eq!(names(&rec["workers"]), ["worker-vnfc-w1", "worker-vnfc-w2"]);
 
+    // A heal that gives the rebuilt server a new VNFC id: heal_end joins the replacement,
+    // which the request (naming the old id) does not name.
+    let req = json!({"vnfcInstanceId": ["workerNode-vnfc-w2"]});
+    let out = f
+        .harness(req.clone(), instance(m, &two, 0, Some(&rec)))
+        .run("heal_start")
+        .unwrap();
+    f.steps();
+    let after = [("vnfc-w1", w1), ("vnfc-w2b", w2)];
+    let out = f
+        .harness(req, instance(m, &after, 0, Some(&record(&out))))
+        .run("heal_end")
+        .unwrap();
+    let steps = f.steps();
+    assert_eq!(steps.len(), 2, "{steps:?}");
+    assert!(
+        steps[1]
+            .1
+            .starts_with("join-worker --node-name worker-vnfc-w2b"),
+        "{}",
+        steps[1].1
+    );
+    let rec = record(&out);
+    assert_eq!(
+        names(&rec["workers"]),
+        ["worker-vnfc-w1", "worker-vnfc-w2b"]
+    );
+    let two = after;
+
     // Healing the control plane is refused before anything runs.
     let req = json!({"vnfcInstanceId": ["masterNode-vnfc-m1"]});
     let err = f

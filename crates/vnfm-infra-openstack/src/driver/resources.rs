@@ -424,6 +424,7 @@ impl OpenStackDriver {
             vnfc_states: states,
             default_state,
             nfv: Some(&nfv),
+            recorded: Some(&before),
         };
         let live = inventory::inventory(&resources, &inputs(&states), &self.config);
         let targets: Vec<&VnfcResourceInfo> = if vnfc_ids.is_empty() {

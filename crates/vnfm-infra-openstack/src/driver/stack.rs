@@ -198,7 +198,7 @@ impl OpenStackDriver {
     }
 
     /// The resources the stack `r` holds now, read as the VNFCs of `flavour` with the links
-    /// recorded on the instance.
+    /// recorded on the instance (and its ids, for the servers and volumes it recorded).
     pub(super) async fn live_inventory(
         &self,
         heat: &Heat<'_>,
@@ -206,6 +206,7 @@ impl OpenStackDriver {
         r: &StackRef,
         flavour: &Flavour,
     ) -> Result<InstanceResources, DriverError> {
+        let recorded = inventory::recorded(&ctx.req.instance);
         Ok(inventory::inventory(
             &heat.resources(r, self.config.nested_depth).await?,
             &InventoryInputs {
@@ -217,6 +218,7 @@ impl OpenStackDriver {
                 vnfc_states: &BTreeMap::new(),
                 default_state: VnfOperationalState::Started,
                 nfv: ctx.state.as_ref().map(|s| &s.nfv),
+                recorded: Some(&recorded),
             },
             &self.config,
         ))
@@ -285,6 +287,7 @@ impl OpenStackDriver {
                 vnfc_states: &states,
                 default_state,
                 nfv: Some(&state.nfv),
+                recorded: Some(&before),
             },
             &self.config,
         );

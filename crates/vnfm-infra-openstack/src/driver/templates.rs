@@ -35,23 +35,28 @@ impl OpenStackDriver {
                         .as_ref()
                         .map(|s| s.files.clone())
                         .unwrap_or_default();
-                    let rebuilt = build_nfv(
+                    // As Tacker's `DefaultUserData.change_ext_conn`: only the CPs the
+                    // request connects change, and only in what the request says of them,
+                    // merged over the stack's `nfv`; the rest (a port an INSTANTIATE's
+                    // additionalParams.nfv gave, say) stays. A rollback without a restore
+                    // point rebuilds every CP from the recorded links.
+                    let named = match &req.request {
+                        OperationParams::ChangeExtConn(r) => r.ext_virtual_links.as_slice(),
+                        _ => links.as_slice(),
+                    };
+                    relinked_nfv(
+                        stack.nfv(),
                         &user_data,
                         &paths_of(&template, &files),
                         &NfvInputs {
                             flavour,
                             capacity: None,
-                            ext_virtual_links: &links,
+                            ext_virtual_links: named,
                             additional: ctx.additional_nfv(),
                             grant: req.grant.as_deref(),
                             images: None,
                         },
-                    );
-                    let mut nfv = stack.nfv();
-                    if let Some(cp) = rebuilt.get("CP") {
-                        json_patch::merge(&mut nfv, &json!({ "CP": cp }));
-                    }
-                    nfv
+                    )
                 }
             };
             (ctx.fields(&self.config, None, &nfv), nfv, None)
@@ -223,4 +228,16 @@ impl OpenStackDriver {
             ext_virtual_links: Self::recorded_links(req),
         })
     }
+}
+
+/// The stack's `nfv` with the CPs `inputs` connect rebuilt from them
+/// ([`hot::merge_connected_cps`]).
+fn relinked_nfv(
+    stack_nfv: Value,
+    user_data: &UserData,
+    paths: &[Vec<hot::Seg>],
+    inputs: &NfvInputs<'_>,
+) -> Value {
+    let rebuilt = build_nfv(user_data, paths, inputs);
+    hot::merge_connected_cps(stack_nfv, &rebuilt, inputs.ext_virtual_links)
 }

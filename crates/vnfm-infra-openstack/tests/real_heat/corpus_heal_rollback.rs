@@ -67,13 +67,18 @@ async fn tacker_individual_vnfc_min_heals_each_vnfc_with_a_new_nova_server_on_it
             .await
             .unwrap();
         let done = env.completed(op).await;
+        // The new server is a new VNFC (Tacker's): the old one REMOVED, the new one ADDED.
         assert_eq!(
-            changes_of(&done, ChangeType::Modified),
+            changes_of(&done, ChangeType::Removed),
             vec![target.id.clone()]
         );
         let inst = env.instance(&vnf.id).await;
         let healed = of_vdu(&inst, vdu);
-        assert_eq!(ids(&healed), ids(std::slice::from_ref(&target)));
+        assert_eq!(
+            changes_of(&done, ChangeType::Added),
+            vec![healed[0].id.clone()]
+        );
+        assert_replaced_in_place(&healed, std::slice::from_ref(&target));
         let new = healed[0].compute_resource.resource_id.clone();
         assert_ne!(new, old, "{vdu}'s server was not replaced");
         services.assert_servers_gone([&old]).await;

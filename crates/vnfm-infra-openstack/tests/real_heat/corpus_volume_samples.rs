@@ -272,15 +272,21 @@ async fn heal_one(env: &Env, sample: &Sample, id: &VnfInstanceId, vdu: &str) {
     let old_volumes: BTreeSet<String> = support::volumes_of(&inst, &target).into_iter().collect();
     let old_ports = env.ports(std::slice::from_ref(&target)).await;
     let done = env.heal_vnfcs_ok(id, std::slice::from_ref(&target)).await;
+    // The new server is a new VNFC (Tacker's): the old one REMOVED, the new one ADDED.
     assert_eq!(
-        changes_of(&done, ChangeType::Modified),
+        changes_of(&done, ChangeType::Removed),
         vec![target.id.clone()]
     );
     let inst = env.instance(id).await;
     let healed: Vec<VnfcResourceInfo> = vnfcs(&inst)
         .into_iter()
-        .filter(|v| v.id == target.id)
+        .filter(|v| place(v) == place(&target))
         .collect();
+    assert_eq!(
+        changes_of(&done, ChangeType::Added),
+        ids(&healed).into_iter().collect::<Vec<_>>()
+    );
+    assert_replaced_in_place(&healed, std::slice::from_ref(&target));
     assert_ne!(
         healed[0].compute_resource.resource_id, target.compute_resource.resource_id,
         "{}: {vdu}'s server was not replaced",
@@ -300,7 +306,7 @@ async fn heal_one(env: &Env, sample: &Sample, id: &VnfInstanceId, vdu: &str) {
     assert_eq!(env.ports(&healed).await, old_ports);
     let kept: Vec<VnfcResourceInfo> = vnfcs(&inst)
         .into_iter()
-        .filter(|v| v.id != target.id)
+        .filter(|v| v.id != healed[0].id)
         .collect();
     assert_eq!(
         servers(&kept),

@@ -127,7 +127,7 @@ async fn tacker_v1_functional_boots_from_cinder_volumes_through_scale_heal_and_t
     heal_vnfc(&env, &vnf.id, &vdu1[0]).await;
     let inst = env.instance(&vnf.id).await;
     let healed = of_vdu(&inst, "VDU1");
-    assert_eq!(ids(&healed), ids(&vdu1));
+    assert_replaced_in_place(&healed, &vdu1);
     let new = healed[0].compute_resource.resource_id.clone();
     assert_ne!(new, old);
     services.assert_servers_gone(&BTreeSet::from([old])).await;
