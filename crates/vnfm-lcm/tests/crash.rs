@@ -167,10 +167,11 @@ fn worker_cfg() -> Option<WorkerCfg> {
     })
 }
 
-/// The worker process (a no-op unless [`WORKER_ENV`] is set).
+/// The worker process, started by the tests below with [`WORKER_ENV`] set.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "the worker process of the crash tests, which run it with --ignored"]
 async fn crash_worker() {
-    let Some(cfg) = worker_cfg() else { return };
+    let cfg = worker_cfg().unwrap_or_else(|| panic!("{WORKER_ENV} is set by the crash tests"));
     seed(u64::from(std::process::id()).wrapping_mul(0x1000_0001) ^ Timestamp::now().0 as u64);
     let store = vnfm_store_sql::open(&cfg.store)
         .await
@@ -535,6 +536,7 @@ fn spawn_worker(
 pub(crate) fn spawn_worker_with(cfg: Value) -> Child {
     Command::new(std::env::current_exe().expect("test binary"))
         .args([
+            "--ignored",
             "--exact",
             &worker_test_name(),
             "--test-threads=1",

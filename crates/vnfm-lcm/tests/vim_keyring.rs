@@ -11,11 +11,11 @@ use vnfm_lcm::Keyring;
 const PY_KEY: &str = "rSO-O6_9ma47xTJ4z5c0Ms_oraxmGS4FK5CzrytS8Os=";
 const PY_TOKEN: &str = "gAAAAABrAU8LIWbpoqjnpeLfxNY8GCLj46-Ab4RSu-PgE0oamh0Veb5p1yPQx1KPvwL0o3r8R93OmZj8_AVJWN3eVNWyyy2R_mgc1KhaUATGb7MYVmuykSk=";
 
-fn python_has_cryptography() -> bool {
-    Command::new("python3")
-        .args(["-c", "import cryptography"])
-        .output()
-        .is_ok_and(|o| o.status.success())
+/// The Python of the OpenStack client's environment (`scripts/test-env/openstack.sh`), which
+/// has the `cryptography` Tacker uses.
+fn python_with_cryptography() -> std::path::PathBuf {
+    let cli = std::env::var("VNFM_TEST_OPENSTACK_CLI").expect("VNFM_TEST_OPENSTACK_CLI");
+    std::path::Path::new(&cli).with_file_name("python")
 }
 
 #[test]
@@ -82,18 +82,14 @@ fn fixed_python_token_decrypts() {
 }
 
 #[test]
+#[vnfm_test_env::needs(openstack_cli)]
 fn interoperates_with_python_cryptography_both_ways() {
-    if !python_has_cryptography() {
-        eprintln!(
-            "python3 with cryptography not available: covered by fixed_python_token_decrypts"
-        );
-        return;
-    }
+    let python = python_with_cryptography();
     let key = Keyring::generate_key();
     let ring = Keyring::from_key_list(&key).unwrap();
 
     // Python encrypts, Rust decrypts.
-    let out = Command::new("python3")
+    let out = Command::new(&python)
         .args([
             "-c",
             "import sys; from cryptography.fernet import Fernet; \
@@ -115,7 +111,7 @@ fn interoperates_with_python_cryptography_both_ways() {
 
     // Rust encrypts, Python (MultiFernet with the key second) decrypts.
     let blob = String::from_utf8(ring.encrypt(b"from-rust")).unwrap();
-    let out = Command::new("python3")
+    let out = Command::new(&python)
         .args([
             "-c",
             "import sys; from cryptography.fernet import Fernet, MultiFernet; \

@@ -124,6 +124,14 @@ pub fn corpus(rel: impl AsRef<Path>) -> PathBuf {
     corpus_dir().join(rel)
 }
 
+/// The file `rel` of OpenStack Tacker's source distribution (the `tacker_source` service:
+/// `VNFM_TEST_TACKER_SOURCE`), e.g. `etc/tacker/enhanced_tacker_policy.yaml.sample`.
+pub fn tacker_source(rel: impl AsRef<Path>) -> PathBuf {
+    let dir = std::env::var_os("VNFM_TEST_TACKER_SOURCE")
+        .expect("VNFM_TEST_TACKER_SOURCE is set (the tacker_source service)");
+    PathBuf::from(dir).join(rel)
+}
+
 /// Whether service `s` is there now.
 fn is_there(s: &Service) -> bool {
     match s.found {

@@ -93,6 +93,14 @@ pub const SERVICES: &[Service] = &[
         found: Found::VarsSet,
     },
     Service {
+        name: "tacker_source",
+        what: "OpenStack Tacker's source distribution (its sample files)",
+        vars: &["VNFM_TEST_TACKER_SOURCE"],
+        start: "eval \"$(scripts/tacker-functional.sh --source)\"",
+        in_ci: true,
+        found: Found::VarsSet,
+    },
+    Service {
         name: "prometheus",
         what: "Prometheus and Alertmanager",
         vars: &[
@@ -109,6 +117,19 @@ pub const SERVICES: &[Service] = &[
         what: "the OpenTelemetry Collector",
         vars: &["VNFM_TEST_OTLP_URL", "VNFM_TEST_OTLP_SPANS_FILE"],
         start: "export VNFM_OTELCOL_DIR=$(mktemp -d); eval \"$(scripts/test-env/otel-collector.sh start)\"",
+        in_ci: true,
+        found: Found::VarsSet,
+    },
+    Service {
+        name: "keycloak",
+        what: "Keycloak (an external OAuth 2.0 authorization server)",
+        vars: &[
+            "VNFM_TEST_KEYCLOAK_URL",
+            "VNFM_TEST_KEYCLOAK_ISSUER",
+            "VNFM_TEST_KEYCLOAK_ADMIN_PASSWORD",
+            "VNFM_TEST_KEYCLOAK_DIR",
+        ],
+        start: "export VNFM_KEYCLOAK_DIR=$(mktemp -d); eval \"$(scripts/test-env/keycloak.sh start)\"",
         in_ci: true,
         found: Found::VarsSet,
     },
