@@ -9,19 +9,40 @@
 #
 # Usage: benches/serve-load.sh [RUNS]
 #   RUNS   runs, each on a fresh server and data directory (default 3)
+#
+# On PostgreSQL: VNFM_SERVE_LOAD_STORE=postgres starts a PostgreSQL server of the script's own
+# through scripts/test-env/postgres.sh (VNFM_PG_DIR, default /var/tmp/vnfm-serve-load-postgres;
+# VNFM_PG_PORT, default 55490; the test server's settings: fsync=off), stopped and removed at
+# the end; or VNFM_SERVE_LOAD_STORE_URL=postgres://.../db names a running server (a fresh
+# database is created on it for each run and dropped after it; VNFM_SERVE_LOAD_PG_PID, the
+# postmaster's pid, adds its CPU per operation). VNFM_SERVE_LOAD_REPLICAS=2 runs two
+# `vnfm serve` replicas on the one database, the client sending its requests to each in turn.
+#   VNFM_SERVE_LOAD_STORE=postgres VNFM_SERVE_LOAD_REPLICAS=2 benches/serve-load.sh
 # Environment (see benches/serve-load/serve_load.rs): VNFM_SERVE_LOAD_INSTANCES (50000),
 #   VNFM_SERVE_LOAD_SECONDS (10), VNFM_SERVE_LOAD_RATE (5000), VNFM_SERVE_LOAD_CONNECTIONS (200),
 #   VNFM_SERVE_LOAD_POLL_MS (10), VNFM_SERVE_LOAD_CLIENTS (1,8,32),
 #   VNFM_SERVE_LOAD_PHASES (pages,cycles); CARGO_TARGET_DIR as cargo reads it;
 #   VNFM_SERVE_LOAD_OTLP_ENDPOINT: when set, the server exports its traces to this OTLP/HTTP
 #   collector (e.g. the VNFM_TEST_OTLP_URL of scripts/test-env/otel-collector.sh), as
-#   `--otlp-endpoint` does: the cost of tracing is the difference to a run without it.
+#   `--otlp-endpoint` does: the cost of tracing is the difference to a run without it;
+#   VNFM_SERVE_BIN: a `vnfm` binary to load instead of building this tree's (to compare builds).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export VNFM_SERVE_LOAD_RUNS=${1:-3}
 log=$(mktemp)
-trap 'rm -f "$log"' EXIT
-cargo build --release --locked --quiet -p vnfm-cli --bin vnfm
+pg_started=
+cleanup() {
+    rm -f "$log"
+    if [[ -n "$pg_started" ]]; then
+        scripts/test-env/postgres.sh stop || true
+    fi
+}
+trap cleanup EXIT
+if [[ -z "${VNFM_SERVE_BIN:-}" ]]; then
+    cargo build --release --locked --quiet -p vnfm-cli --bin vnfm
+    VNFM_SERVE_BIN=${CARGO_TARGET_DIR:-$PWD/target}/release/vnfm
+fi
+export VNFM_SERVE_BIN
 cargo build --release --locked -p vnfm-serve-load --bench serve_load \
     --message-format=json-render-diagnostics >"$log"
 bench=$(grep -o '"executable":"[^"]*serve_load-[^"]*"' "$log" | tail -n 1 | cut -d'"' -f4)
@@ -35,6 +56,22 @@ if [[ -n "${VNFM_SERVE_LOAD_OTLP_ENDPOINT:-}" ]]; then
 else
     echo "traces not exported"
 fi
+case "${VNFM_SERVE_LOAD_STORE:-sqlite}" in
+    sqlite) ;;
+    postgres)
+        export VNFM_PG_DIR=${VNFM_PG_DIR:-/var/tmp/vnfm-serve-load-postgres}
+        export VNFM_PG_PORT=${VNFM_PG_PORT:-55490}
+        pg_started=1
+        VNFM_SERVE_LOAD_STORE_URL=$(scripts/test-env/postgres.sh start)
+        VNFM_SERVE_LOAD_PG_PID=$(head -n 1 "$VNFM_PG_DIR/data/postmaster.pid")
+        export VNFM_SERVE_LOAD_STORE_URL VNFM_SERVE_LOAD_PG_PID
+        echo "PostgreSQL of scripts/test-env/postgres.sh at $VNFM_SERVE_LOAD_STORE_URL (fsync=off), pid $VNFM_SERVE_LOAD_PG_PID"
+        ;;
+    *)
+        echo "VNFM_SERVE_LOAD_STORE is sqlite or postgres" >&2
+        exit 2
+        ;;
+esac
 echo "uptime before: $(uptime)"
-VNFM_SERVE_BIN=${CARGO_TARGET_DIR:-$PWD/target}/release/vnfm "$bench"
+"$bench"
 echo "uptime after: $(uptime)"

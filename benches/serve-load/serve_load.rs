@@ -24,6 +24,17 @@
 //! `/proc/<pid>/stat`, all its threads), and beside it the CPU this load generator used per
 //! operation (`/proc/self/stat`): the two share the machine's cores. After
 //! `VNFM_SERVE_LOAD_RUNS` (3) runs, the medians of the runs, with their range.
+//!
+//! **On PostgreSQL** (`VNFM_SERVE_LOAD_STORE_URL`, a URL of a database on that server the
+//! generator may create databases from, e.g. the URL `scripts/test-env/postgres.sh start`
+//! prints): each run creates a fresh database with `psql` (`CREATE DATABASE`), starts the
+//! server(s) with `--store-url` naming it and drops it after the run. With
+//! `VNFM_SERVE_LOAD_PG_PID` (the postmaster's pid) the CPU the PostgreSQL server used per
+//! operation is reported too (the postmaster, its live children and the children it reaped).
+//! `VNFM_SERVE_LOAD_REPLICAS=2` starts two `vnfm serve` replicas on that one database (the
+//! second with the first's `fernet.keys` and `token.keys`, as the operations guide says) and
+//! sends each request to them in turn, a client holding one connection to each: an
+//! occurrence is polled on either replica, whichever ran it. The server CPU is both replicas'.
 
 use std::collections::BTreeMap;
 use std::io::BufRead;
@@ -68,6 +79,35 @@ fn cpu_seconds(pid: &str) -> f64 {
     }
 }
 
+/// CPU time (user + system) of the PostgreSQL server whose postmaster is `pid`, in seconds:
+/// the postmaster's own, its children's that it reaped (backends of closed connections), and
+/// that of its live children (backends, background workers).
+fn postgres_cpu_seconds(pid: &str) -> f64 {
+    let fields = |stat: &str| -> Vec<String> {
+        stat.rsplit_once(')')
+            .map(|(_, rest)| rest.split_whitespace().map(str::to_owned).collect())
+            .unwrap_or_default()
+    };
+    let ticks = |f: &[String], range: std::ops::Range<usize>| -> f64 {
+        range
+            .filter_map(|i| f.get(i).and_then(|v| v.parse::<f64>().ok()))
+            .sum()
+    };
+    let own = fields(&std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default());
+    // utime, stime, cutime, cstime.
+    let mut total = ticks(&own, 11..15);
+    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+            continue;
+        };
+        let f = fields(&stat);
+        if f.get(1).map(String::as_str) == Some(pid) {
+            total += ticks(&f, 11..13);
+        }
+    }
+    total / 100.0
+}
+
 /// A line of `/proc/<pid>/status` (`VmRSS`), in MiB.
 fn status_mib(pid: &str, key: &str) -> f64 {
     std::fs::read_to_string(format!("/proc/{pid}/status"))
@@ -99,6 +139,8 @@ struct Figures {
     cpu: Duration,
     /// The load generator's own CPU per operation.
     client_cpu: Duration,
+    /// The PostgreSQL server's CPU per operation, when it is measured.
+    db_cpu: Option<Duration>,
     errors: u64,
 }
 
@@ -107,6 +149,8 @@ struct Figures {
 struct Cpu {
     server: f64,
     client: f64,
+    /// The PostgreSQL server's, when it is measured.
+    db: Option<f64>,
 }
 
 impl std::ops::Sub for Cpu {
@@ -115,6 +159,7 @@ impl std::ops::Sub for Cpu {
         Cpu {
             server: self.server - earlier.server,
             client: self.client - earlier.client,
+            db: self.db.zip(earlier.db).map(|(now, then)| now - then),
         }
     }
 }
@@ -137,58 +182,212 @@ impl Figures {
             p99: percentile(&latencies, 0.99),
             cpu: per_op(cpu.server),
             client_cpu: per_op(cpu.client),
+            db_cpu: cpu.db.map(per_op),
             errors,
         }
     }
 }
 
-/// The server under load: its process, base URL and token.
-struct Server {
+/// Where the server keeps its data: its data directory's SQLite file, or a fresh database on
+/// a PostgreSQL server.
+struct Store {
+    /// The URL of a database on the PostgreSQL server to create run databases from, if any.
+    postgres: Option<String>,
+    /// The postmaster's pid, when its CPU is measured.
+    postgres_pid: Option<String>,
+    /// `vnfm serve` processes on the store (2 only on PostgreSQL).
+    replicas: usize,
+}
+
+impl Store {
+    fn from_env() -> Store {
+        let postgres = std::env::var("VNFM_SERVE_LOAD_STORE_URL")
+            .ok()
+            .filter(|u| !u.is_empty());
+        let replicas = env_or("VNFM_SERVE_LOAD_REPLICAS", 1).max(1) as usize;
+        assert!(
+            replicas == 1 || postgres.is_some(),
+            "VNFM_SERVE_LOAD_REPLICAS={replicas} needs VNFM_SERVE_LOAD_STORE_URL (replicas share a PostgreSQL database)"
+        );
+        Store {
+            postgres,
+            postgres_pid: std::env::var("VNFM_SERVE_LOAD_PG_PID")
+                .ok()
+                .filter(|p| !p.is_empty()),
+            replicas,
+        }
+    }
+
+    fn describe(&self) -> String {
+        match &self.postgres {
+            None => "SQLite in a fresh data directory".into(),
+            Some(_) => format!(
+                "PostgreSQL, a fresh database a run, {} replica{}",
+                self.replicas,
+                if self.replicas == 1 { "" } else { "s" }
+            ),
+        }
+    }
+}
+
+/// `url` naming database `name` instead of its own.
+fn with_database(url: &str, name: &str) -> String {
+    let (base, query) = url
+        .split_once('?')
+        .map_or((url, None), |(b, q)| (b, Some(q)));
+    let (server, _) = base
+        .rsplit_once('/')
+        .expect("a database URL ends with /database");
+    match query {
+        Some(q) => format!("{server}/{name}?{q}"),
+        None => format!("{server}/{name}"),
+    }
+}
+
+/// Runs `sql` on the database of `url` with `psql`.
+fn psql(url: &str, sql: &str) {
+    let out = Command::new("psql")
+        .args(["-X", "-q", "-v", "ON_ERROR_STOP=1", "-d", url, "-c", sql])
+        .output()
+        .expect("psql (PostgreSQL's client) on PATH");
+    assert!(
+        out.status.success(),
+        "psql {sql}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// One `vnfm serve` process.
+struct Replica {
     child: Child,
     pid: String,
     base: String,
-    token: String,
-    _dir: tempfile::TempDir,
+    credentials: PathBuf,
+    dir: tempfile::TempDir,
 }
 
-impl Server {
-    /// Starts `bin serve` on its defaults in a fresh data directory and gets a token for its
-    /// bootstrap client.
-    async fn start(bin: &PathBuf) -> Server {
+impl Replica {
+    /// Starts `bin serve` in a fresh data directory (holding `keys` first: file name and
+    /// contents), on `store_url` when given, and reads where it listens.
+    async fn start(bin: &PathBuf, store_url: Option<&str>, keys: &[(String, Vec<u8>)]) -> Replica {
         let dir = tempfile::tempdir().expect("temp dir");
+        let data = dir.path().join("data");
+        std::fs::create_dir_all(&data).expect("data dir");
+        for (name, contents) in keys {
+            use std::os::unix::fs::PermissionsExt;
+            let path = data.join(name);
+            std::fs::write(&path, contents).expect("key file");
+            // The server refuses key files the group or others may read.
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600))
+                .expect("key file mode");
+        }
         let log = std::fs::File::create(dir.path().join("serve.log")).expect("log file");
-        let mut child = Command::new(bin)
+        let mut command = Command::new(bin);
+        command
             .args(["serve", "--enable-test-vim", "--listen", "127.0.0.1:0"])
             .arg("--data-dir")
-            .arg(dir.path().join("data"))
+            .arg(&data)
+            .env_remove("VNFM_STORE_URL");
+        if let Some(url) = store_url {
+            command.arg("--store-url").arg(url);
+        }
+        let mut child = command
             .stdout(Stdio::piped())
             .stderr(log)
             .spawn()
             .unwrap_or_else(|e| panic!("cannot start {}: {e}", bin.display()));
         let pid = child.id().to_string();
         let stdout = child.stdout.take().expect("stdout");
-        let (base, credentials) = tokio::task::spawn_blocking(move || {
+        let started = tokio::task::spawn_blocking(move || {
             let mut base = None;
-            for line in std::io::BufReader::new(stdout).lines() {
-                let line = line.expect("server output");
+            let mut lines = std::io::BufReader::new(stdout).lines();
+            for line in lines.by_ref() {
+                let line = line.ok()?;
                 if let Some(url) = line.strip_prefix("vnfm listening on ") {
                     base = Some(url.trim().to_owned());
                 }
                 if let Some(rest) = line.strip_prefix("credentials: ") {
                     let path = rest.rsplit_once(" (client_id").map_or(rest, |(p, _)| p);
-                    return (base.expect("listening line first"), PathBuf::from(path));
+                    let found = (base?, PathBuf::from(path));
+                    // Keep reading what the server prints, so that it never blocks on a full pipe.
+                    std::thread::spawn(move || lines.for_each(drop));
+                    return Some(found);
                 }
             }
-            panic!("vnfm serve ended before it listened (see its log)");
+            None
         })
         .await
         .expect("start lines");
-        let credentials: Value =
-            serde_json::from_str(&std::fs::read_to_string(&credentials).expect("credentials"))
-                .expect("credentials json");
+        let Some((base, credentials)) = started else {
+            let _ = child.kill();
+            let _ = child.wait();
+            let log = std::fs::read_to_string(dir.path().join("serve.log")).unwrap_or_default();
+            let tail: Vec<&str> = log.lines().rev().take(20).collect();
+            let tail: Vec<&str> = tail.into_iter().rev().collect();
+            panic!(
+                "vnfm serve ended before it listened; its log ends:\n{}",
+                tail.join("\n")
+            );
+        };
+        Replica {
+            child,
+            pid,
+            base,
+            credentials,
+            dir,
+        }
+    }
+}
+
+/// The server under load: its processes (one, or two replicas on one database), their base
+/// URLs and a token.
+struct Server {
+    replicas: Vec<Replica>,
+    /// The next replica to send a request to.
+    turn: AtomicU64,
+    token: String,
+    /// The run's database on the PostgreSQL server: (server URL, database name).
+    database: Option<(String, String)>,
+    postgres_pid: Option<String>,
+}
+
+impl Server {
+    /// Starts the server on `store` (a fresh data directory, and a fresh database of run
+    /// `run` on PostgreSQL) and gets a token for its bootstrap client.
+    async fn start(bin: &PathBuf, store: &Store, run: u64) -> Server {
+        let database = store.postgres.as_ref().map(|url| {
+            let name = format!("vnfm_load_{}_{run}", std::process::id());
+            psql(url, &format!("DROP DATABASE IF EXISTS {name}"));
+            psql(url, &format!("CREATE DATABASE {name}"));
+            (url.clone(), name)
+        });
+        let store_url = database
+            .as_ref()
+            .map(|(url, name)| with_database(url, name));
+        let first = Replica::start(bin, store_url.as_deref(), &[]).await;
+        let mut replicas = vec![first];
+        if store.replicas > 1 {
+            // Every replica seals and accepts with the same keys (docs/rest-api.md, Replicas).
+            let data = replicas[0].dir.path().join("data");
+            let keys: Vec<(String, Vec<u8>)> = ["fernet.keys", "token.keys"]
+                .iter()
+                .map(|name| {
+                    let contents = std::fs::read(data.join(name))
+                        .unwrap_or_else(|e| panic!("{name} of the first replica: {e}"));
+                    ((*name).to_owned(), contents)
+                })
+                .collect();
+            for _ in 1..store.replicas {
+                replicas.push(Replica::start(bin, store_url.as_deref(), &keys).await);
+            }
+        }
+        let credentials: Value = serde_json::from_str(
+            &std::fs::read_to_string(&replicas[0].credentials).expect("credentials"),
+        )
+        .expect("credentials json");
         let http = client();
         let token: Value = http
-            .post(format!("{base}/oauth2/token"))
+            .post(format!("{}/oauth2/token", replicas[0].base))
             .basic_auth(
                 credentials["client_id"].as_str().expect("client_id"),
                 credentials["client_secret"].as_str(),
@@ -201,33 +400,62 @@ impl Server {
             .await
             .expect("token json");
         Server {
-            child,
-            pid,
-            base,
+            replicas,
+            turn: AtomicU64::new(0),
             token: token["access_token"]
                 .as_str()
                 .expect("access_token")
                 .to_owned(),
-            _dir: dir,
+            database,
+            postgres_pid: store.postgres_pid.clone(),
         }
     }
 
-    /// The CPU the server and this client have used so far.
+    /// The base URL of the replica whose turn it is (they take requests in turn).
+    fn base(&self) -> &str {
+        let n = self.replicas.len() as u64;
+        let i = if n == 1 {
+            0
+        } else {
+            self.turn.fetch_add(1, Ordering::Relaxed) % n
+        };
+        &self.replicas[i as usize].base
+    }
+
+    /// The CPU the server (every replica), this client and PostgreSQL have used so far.
     fn cpu(&self) -> Cpu {
         Cpu {
-            server: cpu_seconds(&self.pid),
+            server: self.replicas.iter().map(|r| cpu_seconds(&r.pid)).sum(),
             client: cpu_seconds("self"),
+            db: self.postgres_pid.as_deref().map(postgres_cpu_seconds),
         }
+    }
+
+    /// The resident memory of every replica, in MiB.
+    fn rss_mib(&self) -> f64 {
+        self.replicas
+            .iter()
+            .map(|r| status_mib(&r.pid, "VmRSS:"))
+            .sum()
+    }
+
+    /// `url` (absolute, on any replica, or a path) on the replica whose turn it is.
+    fn url(&self, url: &str) -> String {
+        let path = match url.find("://") {
+            Some(i) => url[i + 3..].find('/').map_or("/", |j| &url[i + 3 + j..]),
+            None => url,
+        };
+        format!("{}{path}", self.base())
     }
 
     fn get(&self, http: &reqwest::Client, url: &str) -> reqwest::RequestBuilder {
-        http.get(url)
+        http.get(self.url(url))
             .bearer_auth(&self.token)
             .header("Version", "2.0.0")
     }
 
     fn post(&self, http: &reqwest::Client, path: &str, body: &Value) -> reqwest::RequestBuilder {
-        http.post(format!("{}{path}", self.base))
+        http.post(self.url(path))
             .bearer_auth(&self.token)
             .header("Version", "2.0.0")
             .json(body)
@@ -248,9 +476,9 @@ impl Server {
             .await
             .expect("package json");
         let id = pkg["id"].as_str().expect("package id");
-        let url = format!("{}/vnfpkgm/v2/vnf_packages/{id}", self.base);
+        let path = format!("/vnfpkgm/v2/vnf_packages/{id}");
         let r = http
-            .put(format!("{url}/package_content"))
+            .put(self.url(&format!("{path}/package_content")))
             .bearer_auth(&self.token)
             .header("Version", "2.0.0")
             .header("Content-Type", "application/zip")
@@ -261,7 +489,7 @@ impl Server {
         assert!(r.status().is_success(), "upload: {}", r.status());
         for _ in 0..600 {
             let p: Value = self
-                .get(&http, &url)
+                .get(&http, &path)
                 .send()
                 .await
                 .expect("package")
@@ -295,10 +523,20 @@ impl Server {
     }
 }
 
-impl Drop for Server {
+impl Drop for Replica {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        // The replicas first: a database is dropped once nothing is connected to it.
+        self.replicas.clear();
+        if let Some((url, name)) = &self.database {
+            psql(url, &format!("DROP DATABASE IF EXISTS {name}"));
+        }
     }
 }
 
@@ -422,8 +660,7 @@ async fn pages(
                 }
                 let n = filters.fetch_add(1, Ordering::Relaxed);
                 let url = format!(
-                    "{}/vnflcm/v2/vnf_instances?filter=(eq,instantiationState,NOT_INSTANTIATED);(neq,vnfInstanceName,vnf-{n:05})",
-                    server.base
+                    "/vnflcm/v2/vnf_instances?filter=(eq,instantiationState,NOT_INSTANTIATED);(neq,vnfInstanceName,vnf-{n:05})"
                 );
                 match server.get(&http, &url).send().await {
                     Ok(r) if r.status().is_success() => match r.bytes().await {
@@ -571,12 +808,16 @@ struct Table {
 impl Table {
     fn add(&mut self, run: u64, name: &str, unit: &str, f: Figures) {
         println!(
-            "run {run}: {name}: {:.0} {unit}/s, p50 {:.2} ms, p99 {:.2} ms, server CPU {:.3} ms per {unit}, client CPU {:.3} ms{}",
+            "run {run}: {name}: {:.0} {unit}/s, p50 {:.2} ms, p99 {:.2} ms, server CPU {:.3} ms per {unit}, client CPU {:.3} ms{}{}",
             f.rate,
             f.p50.as_secs_f64() * 1e3,
             f.p99.as_secs_f64() * 1e3,
             f.cpu.as_secs_f64() * 1e3,
             f.client_cpu.as_secs_f64() * 1e3,
+            f.db_cpu.map_or(String::new(), |d| format!(
+                ", PostgreSQL CPU {:.3} ms",
+                d.as_secs_f64() * 1e3
+            )),
             if f.errors > 0 {
                 format!(", {} ERRORS", f.errors)
             } else {
@@ -604,15 +845,35 @@ impl Table {
             "\nmedians of {} runs [min-max]:",
             self.runs.values().next().map_or(0, Vec::len)
         );
+        let db = self.runs.values().flatten().any(|f| f.db_cpu.is_some());
         println!(
-            "| measure | per second | p50 ms | p99 ms | server CPU ms per op | client CPU ms per op | errors |"
+            "| measure | per second | p50 ms | p99 ms | server CPU ms per op | client CPU ms per op |{} errors |",
+            if db {
+                " PostgreSQL CPU ms per op |"
+            } else {
+                ""
+            }
         );
-        println!("|---|---|---|---|---|---|---|");
+        println!(
+            "|---|---|---|---|---|---|{}---|",
+            if db { "---|" } else { "" }
+        );
         for name in &self.order {
             let runs = &self.runs[name];
             let pick = |f: &dyn Fn(&Figures) -> f64| runs.iter().map(f).collect::<Vec<f64>>();
+            let db_cpu = if db {
+                format!(
+                    " {} |",
+                    summary(
+                        pick(&|f| f.db_cpu.unwrap_or_default().as_secs_f64() * 1e3),
+                        3
+                    )
+                )
+            } else {
+                String::new()
+            };
             println!(
-                "| {name} | {} | {} | {} | {} | {} | {} |",
+                "| {name} | {} | {} | {} | {} | {} |{db_cpu} {} |",
                 summary(pick(&|f| f.rate), 0),
                 summary(pick(&|f| f.p50.as_secs_f64() * 1e3), 2),
                 summary(pick(&|f| f.p99.as_secs_f64() * 1e3), 2),
@@ -642,6 +903,7 @@ fn main() {
         .split(',')
         .filter_map(|c| c.trim().parse().ok())
         .collect();
+    let store = Store::from_env();
     let phases = std::env::var("VNFM_SERVE_LOAD_PHASES").unwrap_or_else(|_| "pages,cycles".into());
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(env_or("VNFM_SERVE_LOAD_THREADS", 2) as usize)
@@ -649,18 +911,16 @@ fn main() {
         .build()
         .expect("runtime");
     println!(
-        "server {}; {runs} runs; {instances} instances; {seconds} s a phase; load average {}",
+        "server {} on {}; {runs} runs; {instances} instances; {seconds} s a phase; load average {}",
         bin.display(),
+        store.describe(),
         load_average()
     );
     let mut table = Table::default();
     runtime.block_on(async {
         for run in 1..=runs {
-            let server = Arc::new(Server::start(&bin).await);
-            table.note(
-                "server RSS at start, MiB",
-                status_mib(&server.pid, "VmRSS:"),
-            );
+            let server = Arc::new(Server::start(&bin, &store, run).await);
+            table.note("server RSS at start, MiB", server.rss_mib());
             let vnfd_id = server.onboard().await;
             let f = seed(&server, &vnfd_id, instances).await;
             table.add(run, "create VNF instance, 16 clients", "create", f);
@@ -679,10 +939,7 @@ fn main() {
                 let f = pages(&server, &connections, seconds, None, &filters).await;
                 let name = format!("same, closed loop, {} connections", connections.len());
                 table.add(run, &name, "page", f);
-                table.note(
-                    "server RSS after the pages, MiB",
-                    status_mib(&server.pid, "VmRSS:"),
-                );
+                table.note("server RSS after the pages, MiB", server.rss_mib());
             }
             if phases.contains("cycles") {
                 for (round, &n) in clients.iter().enumerate() {
@@ -695,10 +952,7 @@ fn main() {
                     table.add(run, &name, "cycle", f);
                     table.note(&format!("polls per cycle, {n} instances"), polls);
                 }
-                table.note(
-                    "server RSS after the cycles, MiB",
-                    status_mib(&server.pid, "VmRSS:"),
-                );
+                table.note("server RSS after the cycles, MiB", server.rss_mib());
             }
             println!("run {run} done; load average {}", load_average());
         }

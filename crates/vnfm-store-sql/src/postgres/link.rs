@@ -43,6 +43,14 @@ pub(crate) const PROBE_TIMEOUT: Duration = Duration::from_secs(2);
 /// before it fails with [`StoreError::Unavailable`].
 pub(crate) const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// How long a pooled connection may stay idle and still be handed out untested. One idle
+/// longer is tested first (a round trip: the server may have restarted since); one in steady
+/// use is not, which saved a round trip on every store call (sqlx tests every connection it
+/// hands out by default). A connection lost meanwhile fails its statement as a lost connection
+/// does, which wakes the monitor; finding the server restarted, the monitor gives the link a
+/// new pool.
+pub(crate) const TEST_IDLE_AFTER: Duration = Duration::from_secs(1);
+
 /// The servers a store URL names, in order.
 #[derive(Debug, Clone)]
 pub(crate) struct Targets {
@@ -188,6 +196,15 @@ fn new_pool(options: PgConnectOptions, max_connections: u32) -> PgPool {
     PgPoolOptions::new()
         .max_connections(max_connections.max(1))
         .acquire_timeout(ACQUIRE_TIMEOUT)
+        .test_before_acquire(false)
+        .before_acquire(|conn, meta| {
+            Box::pin(async move {
+                if meta.idle_for >= TEST_IDLE_AFTER {
+                    conn.ping().await?;
+                }
+                Ok(true)
+            })
+        })
         .connect_lazy_with(options)
 }
 
@@ -324,8 +341,8 @@ impl Link {
         self.health.send_replace(Health { up: false, why });
     }
 
-    /// Up again on host `host`, over a new pool.
-    fn up(&self, host: usize, since: Instant) {
+    /// A new pool to host `host` in place of the one in use, which is closed.
+    fn renew(&self, host: usize) {
         let old = {
             let mut current = self.current.write().expect("pool lock");
             let fresh = Current {
@@ -335,6 +352,11 @@ impl Link {
             std::mem::replace(&mut *current, fresh)
         };
         tokio::spawn(async move { old.pool.close().await });
+    }
+
+    /// Up again on host `host`, over a new pool.
+    fn up(&self, host: usize, since: Instant) {
+        self.renew(host);
         tracing::info!(
             host = %self.targets.names[host],
             after_ms = since.elapsed().as_millis() as u64,
@@ -376,9 +398,19 @@ async fn monitor(link: Weak<Link>, wake: Arc<Notify>, probe: PgConnection) {
                     continue;
                 }
                 // The check's own connection may be all that broke: a new one settles it.
+                // The server may also have restarted between two checks: the pooled
+                // connections, to the server that went away, are then replaced too (those in
+                // steady use are not tested before use, see TEST_IDLE_AFTER).
                 let host = link.current.read().expect("pool lock").host;
                 match connect(targets, host).await {
-                    Ok(conn) => probe = Some(conn),
+                    Ok(conn) => {
+                        probe = Some(conn);
+                        tracing::info!(
+                            host = %targets.names[host],
+                            "the database connection was lost and a new one made: the pool is renewed"
+                        );
+                        link.renew(host);
+                    }
                     Err(why) => {
                         probe = None;
                         link.down(format!("{}: {why}", targets.names[host]));
