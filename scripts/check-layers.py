@@ -41,6 +41,8 @@ RULES = [
     ("vnfm-outbound", {"vnfm-lcm", "vnfm-api", "vnfm-store"}, "adapters never see the core"),
     ("vnfm-keystone", {"vnfm-lcm", "vnfm-api", "vnfm-store", "vnfm-driver-api"} | DRIVERS | SQL,
      "Keystone token validation is a leaf the REST facade uses"),
+    ("vnfm-oauth", {"vnfm-lcm", "vnfm-api", "vnfm-store", "vnfm-driver-api", "vnfm-types", "vnfm-keystone"} | DRIVERS | SQL,
+     "the external authorization server's token verification is a leaf the REST facade uses"),
     ("vnfm-plugin-abi", ANY_OF_OURS, "the plugin ABI is frozen: nothing of ours may change it"),
     ("vnfm-plugin-host", {"vnfm-plugin-sdk"}, "the host speaks the ABI crate, not the author SDK"),
 ]

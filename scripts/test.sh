@@ -122,6 +122,20 @@ VNFM_OTELCOL_ENV=$(scripts/test-env/otel-collector.sh start) ||
     VNFM_OTELCOL_ENV=$(scripts/test-env/otel-collector.sh start)
 eval "$VNFM_OTELCOL_ENV"
 echo "OpenTelemetry Collector: $VNFM_TEST_OTLP_URL (spans in $VNFM_TEST_OTLP_SPANS_FILE)"
+# Keycloak, an external OAuth 2.0 authorization server (its distribution from Maven Central,
+# cached outside the checkout; development mode on 127.0.0.1, H2 in its own directory, a
+# realm with the tests' clients, roles, mappers and keys): about 25 s to start, 0.5 GiB of
+# memory; prints the VNFM_TEST_KEYCLOAK_* variables (#[needs(keycloak)]).
+VNFM_KEYCLOAK_DIR=$(mktemp -d /tmp/vnfm-test-keycloak.XXXXXX)
+export VNFM_KEYCLOAK_DIR
+STARTED+=(keycloak)
+VNFM_KEYCLOAK_ENV=$(scripts/test-env/keycloak.sh start) ||
+    VNFM_KEYCLOAK_ENV=$(scripts/test-env/keycloak.sh start)
+eval "$VNFM_KEYCLOAK_ENV"
+echo "Keycloak: $VNFM_TEST_KEYCLOAK_ISSUER"
+
+echo "== OpenStack Tacker's source distribution (sample files some cargo tests read)"
+eval "$(scripts/tacker-functional.sh --source)"
 
 echo "== OpenStack Tacker's functional suites (beside the cargo tests)"
 # Tacker 16.0.0's own sol_kubernetes_v2 tests, unchanged, against `vnfm serve`

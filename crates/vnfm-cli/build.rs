@@ -1,5 +1,5 @@
 //! Builds the tests that need a service (keystone, openstack_cli, otel_collector, kubernetes,
-//! openstack, corpus, postgres)
+//! openstack, corpus, postgres, tacker_source, keycloak)
 //! to run when it is there, ignored with the reason otherwise (see the `vnfm-test-env` crate).
 
 fn main() {
@@ -11,5 +11,7 @@ fn main() {
         "openstack",
         "corpus",
         "postgres",
+        "tacker_source",
+        "keycloak",
     ]);
 }

@@ -1,7 +1,9 @@
 //! Authentication: OAuth 2.0 client credentials (RFC 6749 clause 4.4) with a built-in token
-//! endpoint, HTTP Basic as an option, and OpenStack Keystone tokens (`X-Auth-Token`) when a
+//! endpoint, HTTP Basic as an option, OpenStack Keystone tokens (`X-Auth-Token`) when a
 //! [`KeystoneValidator`] is configured ([`Authenticator::with_keystone`]; see the `keystone`
-//! module for the answers).
+//! module for the answers), and bearer tokens of an external OAuth 2.0 authorization server
+//! when an [`OAuthVerifier`] is configured ([`Authenticator::with_oauth`]; the `oauth`
+//! module).
 //!
 //! Access tokens are Fernet tokens (sealed with the server's token keyring) carrying the
 //! client id and the expiry: every replica that shares the token key file accepts them, no
@@ -26,10 +28,12 @@ use vnfm_store::{Store, StoreError};
 use vnfm_types::SecretString;
 
 use vnfm_keystone::KeystoneValidator;
+use vnfm_oauth::OAuthVerifier;
 
 use crate::error::ApiError;
 
 mod keystone;
+mod oauth;
 mod throttle;
 
 /// Default lifetime of access tokens.
@@ -87,6 +91,8 @@ pub struct Authenticator {
     tokens: Arc<Keyring>,
     /// Validates `X-Auth-Token` headers, when Keystone authentication is on.
     keystone: Option<Arc<KeystoneValidator>>,
+    /// Verifies bearer tokens of an external authorization server, when one is configured.
+    oauth: Option<Arc<OAuthVerifier>>,
     /// The back-off after failed client secrets.
     throttle: throttle::Throttle,
 }
@@ -101,6 +107,7 @@ impl std::fmt::Debug for Authenticator {
             .field("allow_basic", &self.allow_basic)
             .field("token_ttl", &self.token_ttl)
             .field("keystone", &self.keystone.as_ref().map(|k| k.url()))
+            .field("oauth", &self.oauth.as_ref().map(|o| o.issuer()))
             .finish()
     }
 }
@@ -142,6 +149,11 @@ pub struct Caller {
     /// Whether the caller sees every project's resources; always for OAuth 2.0 and Basic
     /// clients, from the roles for Keystone callers.
     pub all_projects: bool,
+    /// The issuer of the caller's token when an external OAuth 2.0 authorization server
+    /// authenticated it (`vnfm serve --oauth-issuer`): its subject, project and roles are then
+    /// in [`Caller::keystone`], as a Keystone token's are, so that project scoping treats
+    /// both identity sources alike.
+    pub oauth_issuer: Option<String>,
 }
 
 /// The Keystone side of a [`Caller`].
@@ -167,6 +179,7 @@ impl Caller {
             keystone: None,
             may_write: true,
             all_projects: true,
+            oauth_issuer: None,
         }
     }
 }
@@ -190,6 +203,7 @@ impl Authenticator {
             token_ttl,
             tokens,
             keystone: None,
+            oauth: None,
             throttle: throttle::Throttle::new(crate::limit_settings::AuthBackoff::default()),
         }
     }
@@ -235,8 +249,17 @@ impl Authenticator {
         self
     }
 
+    /// Also accepts bearer tokens of an external OAuth 2.0 authorization server, verified by
+    /// `verifier`; this server's own tokens (from `POST /oauth2/token`) stay accepted.
+    pub fn with_oauth(mut self, verifier: Arc<OAuthVerifier>) -> Authenticator {
+        self.oauth = Some(verifier);
+        self
+    }
+
     /// The caller behind a request's headers: its `X-Auth-Token` when Keystone authentication
-    /// is on and the header is present, else its `Authorization`.
+    /// is on and the header is present, else its `Authorization` (a bearer token that is not
+    /// one of this server's own goes to the external authorization server, when one is
+    /// configured).
     pub async fn authenticate_request(&self, headers: &HeaderMap) -> Result<Caller, ApiError> {
         let authorization = headers
             .get(header::AUTHORIZATION)
@@ -252,7 +275,31 @@ impl Authenticator {
                 "authentication required: send `X-Auth-Token` with a Keystone token, or `Authorization: Bearer <token>` with a token from POST /oauth2/token"
                     .into(),
             )),
-            _ => self.authenticate_shared(authorization).await,
+            _ => self.authenticate_bearer(authorization).await,
+        }
+    }
+
+    /// [`Authenticator::authenticate_shared`], or the external authorization server for a
+    /// bearer token that is not this server's own (and for one that looks like it but is not,
+    /// when that server introspects opaque tokens).
+    async fn authenticate_bearer(&self, authorization: Option<&str>) -> Result<Caller, ApiError> {
+        let external = self
+            .oauth
+            .as_ref()
+            .zip(authorization.and_then(bearer_token));
+        if let Some((verifier, token)) = external
+            && !oauth::is_own_token(token)
+        {
+            return oauth::authenticate(verifier, token).await;
+        }
+        let own = self.authenticate_shared(authorization).await;
+        match external {
+            Some((verifier, token))
+                if own.is_err() && verifier.config().check != vnfm_oauth::TokenCheck::Jwt =>
+            {
+                oauth::authenticate(verifier, token).await
+            }
+            _ => own,
         }
     }
 
@@ -385,7 +432,7 @@ impl Authenticator {
         let credentials = credentials.trim();
         if scheme.eq_ignore_ascii_case("bearer") {
             let invalid = || {
-                ApiError::Unauthorized(
+                ApiError::InvalidToken(
                     "the bearer token is invalid or expired: request a new one from POST /oauth2/token"
                         .into(),
                 )
@@ -468,6 +515,13 @@ async fn stored_clients(store: &dyn Store) -> Result<Vec<SharedClient>, StoreErr
         .collect())
 }
 
+/// The token of an `Authorization: Bearer` value.
+fn bearer_token(authorization: &str) -> Option<&str> {
+    let (scheme, rest) = authorization.trim().split_once(' ')?;
+    let token = rest.trim();
+    (scheme.eq_ignore_ascii_case("bearer") && !token.is_empty()).then_some(token)
+}
+
 /// The client id and secret of an `Authorization: Basic` value.
 fn basic_credentials(authorization: &str) -> Option<(String, String)> {
     let (scheme, rest) = authorization.trim().split_once(' ')?;
@@ -518,7 +572,12 @@ pub async fn require_auth(
         Ok(caller) => caller,
         Err(e) => return e.into_response(),
     };
-    if let Err(e) = keystone::check_method(&caller, request.method()) {
+    let allowed = if caller.oauth_issuer.is_some() {
+        oauth::check_method(&caller, request.method())
+    } else {
+        keystone::check_method(&caller, request.method())
+    };
+    if let Err(e) = allowed {
         return e.into_response();
     }
     request.extensions_mut().insert(caller);

@@ -52,9 +52,17 @@ pub enum ApiError {
     /// No or invalid credentials.
     #[error("{0}")]
     Unauthorized(String),
+    /// A bearer token that is invalid, expired or revoked: `401` with RFC 6750's
+    /// `error="invalid_token"` challenge.
+    #[error("{0}")]
+    InvalidToken(String),
     /// Authenticated, but not allowed.
     #[error("{0}")]
     Forbidden(String),
+    /// Authenticated by a bearer token whose roles or scopes do not allow the request: `403`
+    /// with RFC 6750's `error="insufficient_scope"` challenge.
+    #[error("{0}")]
+    InsufficientScope(String),
     /// The resource does not exist.
     #[error("{0}")]
     NotFound(String),
@@ -138,8 +146,8 @@ impl ApiError {
     pub fn status(&self) -> StatusCode {
         match self {
             ApiError::BadRequest { .. } => StatusCode::BAD_REQUEST,
-            ApiError::Unauthorized(_) => StatusCode::UNAUTHORIZED,
-            ApiError::Forbidden(_) => StatusCode::FORBIDDEN,
+            ApiError::Unauthorized(_) | ApiError::InvalidToken(_) => StatusCode::UNAUTHORIZED,
+            ApiError::Forbidden(_) | ApiError::InsufficientScope(_) => StatusCode::FORBIDDEN,
             ApiError::NotFound(_) => StatusCode::NOT_FOUND,
             ApiError::MethodNotAllowed { .. } => StatusCode::METHOD_NOT_ALLOWED,
             ApiError::NotAcceptable(_) => StatusCode::NOT_ACCEPTABLE,
@@ -276,10 +284,18 @@ impl IntoResponse for ApiError {
         let mut response = (status, body).into_response();
         let headers = response.headers_mut();
         headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(PROBLEM_JSON));
-        if status == StatusCode::UNAUTHORIZED {
+        let challenge = match &self {
+            ApiError::InvalidToken(_) => Some("Bearer realm=\"vnfm\", error=\"invalid_token\""),
+            ApiError::InsufficientScope(_) => {
+                Some("Bearer realm=\"vnfm\", error=\"insufficient_scope\"")
+            }
+            _ if status == StatusCode::UNAUTHORIZED => Some("Bearer realm=\"vnfm\""),
+            _ => None,
+        };
+        if let Some(challenge) = challenge {
             headers.insert(
                 header::WWW_AUTHENTICATE,
-                HeaderValue::from_static("Bearer realm=\"vnfm\""),
+                HeaderValue::from_static(challenge),
             );
         }
         if let Some(v) = self.retry_after() {
@@ -389,6 +405,37 @@ mod tests {
             !text.contains("db1") && text.contains("unavailable"),
             "{text}"
         );
+    }
+
+    #[test]
+    fn bearer_refusals_carry_rfc_6750_challenges() {
+        let cases = [
+            (
+                ApiError::InvalidToken("expired".into()),
+                401,
+                Some("Bearer realm=\"vnfm\", error=\"invalid_token\""),
+            ),
+            (
+                ApiError::InsufficientScope("read-only".into()),
+                403,
+                Some("Bearer realm=\"vnfm\", error=\"insufficient_scope\""),
+            ),
+            (
+                ApiError::Unauthorized("no credentials".into()),
+                401,
+                Some("Bearer realm=\"vnfm\""),
+            ),
+            (ApiError::Forbidden("no".into()), 403, None),
+        ];
+        for (e, status, challenge) in cases {
+            let r = e.into_response();
+            assert_eq!(r.status().as_u16(), status);
+            let got = r
+                .headers()
+                .get(header::WWW_AUTHENTICATE)
+                .map(|v| v.to_str().unwrap());
+            assert_eq!(got, challenge);
+        }
     }
 
     #[test]

@@ -30,6 +30,7 @@ pub mod auth;
 mod connection;
 mod dead_letters;
 mod edge;
+mod enhanced_policy;
 pub mod error;
 mod fm;
 pub mod idempotency;
@@ -238,6 +239,10 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route_layer(middleware::from_fn_with_state(
             state.clone(),
             idempotency::layer,
+        ))
+        .route_layer(middleware::from_fn_with_state(
+            state.clone(),
+            enhanced_policy::layer,
         ))
         .route_layer(middleware::from_fn_with_state(state.clone(), scope::guard))
         .layer(middleware::from_fn_with_state(

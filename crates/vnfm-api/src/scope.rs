@@ -21,6 +21,9 @@
 //! Performance management (`/vnfpm`: PM jobs and thresholds name instances of any project)
 //! records no project yet, so a caller limited to one project is refused it (`403`).
 //!
+//! Callers authenticated by an external OAuth 2.0 authorization server (`vnfm serve
+//! --oauth-issuer`) are scoped the same way, by the project and roles their token carries.
+//!
 //! OAuth 2.0 and Basic clients, and Keystone callers with an admin role, see every project
 //! ([`ProjectScope::All`]); what they create belongs to no project (to the token's project for
 //! a Keystone admin, except its subscriptions), and resources of no project (among them every
@@ -301,6 +304,7 @@ mod tests {
             }),
             may_write: true,
             all_projects: all,
+            oauth_issuer: None,
         };
         let member = Tenancy::of(Some(&keystone(false, Some("p1"))));
         assert_eq!(member.scope, ProjectScope::Project("p1".into()));
@@ -328,6 +332,7 @@ mod tests {
             }),
             may_write: true,
             all_projects: all,
+            oauth_issuer: None,
         };
         let member = Tenancy::of(Some(&keystone(false, Some("p1"))));
         assert_eq!(member.subscriber_project().unwrap().as_deref(), Some("p1"));

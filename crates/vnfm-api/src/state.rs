@@ -58,6 +58,9 @@ pub struct StateOptions {
     pub allow_basic_auth: bool,
     /// Accept Keystone tokens (`X-Auth-Token`), validated by this validator.
     pub keystone: Option<Arc<vnfm_keystone::KeystoneValidator>>,
+    /// Accept bearer tokens of an external OAuth 2.0 authorization server, verified by this
+    /// verifier.
+    pub oauth: Option<Arc<vnfm_oauth::OAuthVerifier>>,
     /// Lifetime of access tokens.
     pub token_ttl: Duration,
     /// Accept the test VIM's request parameters (`additionalParams.testVim`): set it when the
@@ -85,6 +88,10 @@ pub struct StateOptions {
     /// The metrics registry (share it with [`crate::server::step_metrics_layer`] to record
     /// step latencies); a fresh one when `None`.
     pub metrics: Option<Arc<Metrics>>,
+    /// Tacker's enhanced policy (`vnfm serve --enhanced-policy FILE`): the rules that decide,
+    /// from the caller's `AREA_`/`VENDOR_`/`TENANT_` roles, which instances, packages and
+    /// VIMs it lists, reads and changes. Off (`None`) by default, as in Tacker.
+    pub enhanced_policy: Option<Arc<vnfm_policy::Policy>>,
 }
 
 impl std::fmt::Debug for StateOptions {
@@ -94,6 +101,7 @@ impl std::fmt::Debug for StateOptions {
             .field("clients", &self.clients)
             .field("allow_basic_auth", &self.allow_basic_auth)
             .field("keystone", &self.keystone)
+            .field("oauth", &self.oauth)
             .field("enable_test_vim", &self.enable_test_vim)
             .field("limits", &self.limits)
             .finish_non_exhaustive()
@@ -109,6 +117,7 @@ impl StateOptions {
             clients: Vec::new(),
             allow_basic_auth: false,
             keystone: None,
+            oauth: None,
             token_ttl: DEFAULT_TOKEN_TTL,
             enable_test_vim: false,
             max_json_body: 1024 * 1024,
@@ -118,6 +127,7 @@ impl StateOptions {
             allow_duplicate_lcm_subscriptions: false,
             alertmanager_token: None,
             metrics: None,
+            enhanced_policy: None,
         }
     }
 }
@@ -227,6 +237,9 @@ impl AppState {
         auth = auth.with_backoff(options.limits.auth_backoff.clone());
         if let Some(validator) = &options.keystone {
             auth = auth.with_keystone(validator.clone());
+        }
+        if let Some(verifier) = &options.oauth {
+            auth = auth.with_oauth(verifier.clone());
         }
         let auth = Arc::new(auth);
         let store = services.store.clone();

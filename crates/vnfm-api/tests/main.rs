@@ -7,6 +7,7 @@ mod prom;
 mod support;
 
 mod conditional;
+mod enhanced_policy;
 mod fm;
 mod fm_prometheus;
 mod hardening;
@@ -18,6 +19,7 @@ mod keystone_projects;
 mod limits;
 mod mgmt_scripts;
 mod notification_projects;
+mod oauth;
 mod pkgm_notifications;
 mod pm;
 mod pm_prometheus;

@@ -23,6 +23,7 @@ mod render;
 mod serve_cmd;
 mod serve_error;
 mod serve_keystone;
+mod serve_oauth;
 mod serve_otel;
 
 /// ETSI NFV SOL-compliant VNF Manager.

@@ -58,6 +58,16 @@ pub struct ServeArgs {
     /// `/vnflcm/v2` creates every subscription, as Tacker's v2 API.
     #[arg(long)]
     allow_duplicate_lcm_subscriptions: bool,
+    /// Tacker's enhanced policy: a Tacker policy file (YAML or JSON, e.g. Tacker's
+    /// `enhanced_tacker_policy.yaml.sample`) whose rules decide, from the Keystone callers'
+    /// `AREA_`, `VENDOR_` and `TENANT_` roles, which VNF instances, packages and VIMs they
+    /// list, read and change. Off by default, as in Tacker.
+    #[arg(
+        long = "enhanced-policy",
+        visible_alias = "policy-file",
+        value_name = "FILE"
+    )]
+    enhanced_policy: Option<PathBuf>,
     /// File holding the bearer token Prometheus Alertmanager sends to
     /// `POST /vnffm/v1/alertmanager` (its `http_config.authorization.credentials_file`),
     /// accepted there besides the server's usual credentials.
@@ -227,6 +237,8 @@ pub struct ServeArgs {
     python: PathBuf,
     #[command(flatten)]
     keystone: crate::serve_keystone::KeystoneArgs,
+    #[command(flatten)]
+    oauth: crate::serve_oauth::OAuthArgs,
     #[command(flatten)]
     otel: crate::serve_otel::OtelArgs,
     /// Log format.
@@ -500,6 +512,17 @@ pub fn run(args: ServeArgs) -> Result<ExitCode, ServeError> {
     state.enable_test_vim = args.enable_test_vim;
     state.verify_callbacks = !args.no_callback_check;
     state.allow_duplicate_lcm_subscriptions = args.allow_duplicate_lcm_subscriptions;
+    if let Some(path) = &args.enhanced_policy {
+        let policy = vnfm_policy::Policy::load(path).map_err(ServeError::Policy)?;
+        for (rule, missing) in policy.undefined_references() {
+            tracing::warn!(
+                rule,
+                missing,
+                "--enhanced-policy: a rule refers to a rule the file does not define (that check fails)"
+            );
+        }
+        state.enhanced_policy = Some(Arc::new(policy));
+    }
     if let Some(path) = &args.alertmanager_token_file {
         let token = std::fs::read_to_string(path).map_err(|source| ServeError::ReadFile {
             option: "alertmanager-token-file",
@@ -531,6 +554,8 @@ pub fn run(args: ServeArgs) -> Result<ExitCode, ServeError> {
     state.metrics = Some(metrics);
     let keystone = args.keystone.validator()?;
     state.keystone = keystone.clone();
+    let oauth = args.oauth.verifier()?;
+    state.oauth = oauth.clone();
     let options = ServeOptions {
         listen: args.listen,
         tls_cert: args.tls_cert.clone(),
@@ -550,7 +575,15 @@ pub fn run(args: ServeArgs) -> Result<ExitCode, ServeError> {
             tracing::warn!(url = validator.url(), error = %e, "the Keystone service identity cannot authenticate");
         }
     }
+    if let Some(verifier) = &oauth {
+        // A wrong issuer shows now; the server starts anyway (the authorization server may
+        // come up later) and reads its metadata and keys at the first token.
+        if let Err(e) = runtime.block_on(verifier.prepare()) {
+            tracing::warn!(issuer = verifier.issuer(), error = %e, "the authorization server's metadata or keys cannot be read");
+        }
+    }
     let keystone_url = keystone.as_ref().map(|k| k.url().to_owned());
+    let oauth_issuer = oauth.as_ref().map(|o| o.issuer().to_owned());
     let outcome = runtime.block_on(vnfm_api::serve(services, options, |s| {
         let base = format!("{}://{}", s.scheme, s.addr);
         let mut lines = vec![
@@ -573,6 +606,11 @@ pub fn run(args: ServeArgs) -> Result<ExitCode, ServeError> {
         if let Some(url) = &keystone_url {
             lines.push(format!(
                 "Keystone tokens (X-Auth-Token) are accepted too, validated by {url}"
+            ));
+        }
+        if let Some(issuer) = &oauth_issuer {
+            lines.push(format!(
+                "bearer tokens of the authorization server {issuer} are accepted too"
             ));
         }
         // The start lines are a courtesy: a closed or broken standard output (a pipe whose

@@ -111,6 +111,18 @@ pub enum ServeError {
         #[source]
         source: vnfm_keystone::KeystoneError,
     },
+    /// The enhanced policy file cannot be read or does not parse (the error says file:line).
+    #[error("--enhanced-policy {0}")]
+    Policy(#[source] vnfm_policy::PolicyError),
+    /// The external authorization server's verifier refused its configuration.
+    #[error("--oauth-issuer {issuer}: {source}")]
+    OAuth {
+        /// The issuer given.
+        issuer: String,
+        /// The cause.
+        #[source]
+        source: vnfm_oauth::OAuthError,
+    },
     /// The async runtime cannot be started.
     #[error("cannot start the runtime: {0}")]
     Runtime(#[source] std::io::Error),

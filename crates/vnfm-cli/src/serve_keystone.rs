@@ -86,7 +86,7 @@ pub struct KeystoneArgs {
 }
 
 /// Reads a one-line secret file (the trailing line break is not part of the secret).
-fn secret_file(option: &'static str, path: &Path) -> Result<SecretString, ServeError> {
+pub(crate) fn secret_file(option: &'static str, path: &Path) -> Result<SecretString, ServeError> {
     let text = std::fs::read_to_string(path).map_err(|source| ServeError::ReadFile {
         option,
         path: path.to_owned(),
@@ -102,7 +102,7 @@ fn secret_file(option: &'static str, path: &Path) -> Result<SecretString, ServeE
     Ok(SecretString::new(secret))
 }
 
-fn roles(names: &[String]) -> std::collections::BTreeSet<String> {
+pub(crate) fn roles(names: &[String]) -> std::collections::BTreeSet<String> {
     names
         .iter()
         .map(|r| r.trim().to_owned())

@@ -57,6 +57,7 @@ pub(crate) async fn authenticate(
         keystone: Some(keystone),
         may_write: access.write,
         all_projects: access.all_projects,
+        oauth_issuer: None,
     })
 }
 
@@ -86,7 +87,7 @@ fn edge_error(e: KeystoneError) -> ApiError {
 }
 
 /// Whether `method` changes resources.
-fn changes(method: &Method) -> bool {
+pub(super) fn changes(method: &Method) -> bool {
     matches!(
         *method,
         Method::POST | Method::PUT | Method::PATCH | Method::DELETE
@@ -109,7 +110,8 @@ pub(crate) fn check_method(caller: &Caller, method: &Method) -> Result<(), ApiEr
 }
 
 impl KeystoneCaller {
-    fn scope(&self) -> String {
+    /// The token's project, for messages.
+    pub(super) fn scope(&self) -> String {
         match (&self.project_name, &self.project_id) {
             (Some(name), Some(id)) => format!("project `{name}` ({id})"),
             (None, Some(id)) => format!("project {id}"),
@@ -134,6 +136,7 @@ mod tests {
             }),
             may_write: false,
             all_projects: false,
+            oauth_issuer: None,
         }
     }
 

@@ -3,7 +3,7 @@
 //! (`end_to_end`); what it refuses and how it keeps serving (`bad_input`); notifications held,
 //! given up and redelivered (`delivery`); what survives a `kill -9` (`restarts`); PostgreSQL
 //! restarted or switched to its standby under load (`database`); a replica sent SIGTERM
-//! beside another (`replicas`). The helpers shared by these are here.
+//! beside another (`replicas`); an external OAuth 2.0 authorization server's tokens (`oauth`). The helpers shared by these are here.
 
 use std::io::{Read, Write};
 use std::net::SocketAddr;
@@ -25,7 +25,9 @@ mod bad_input;
 mod database;
 mod delivery;
 mod end_to_end;
+mod enhanced_policy;
 mod idempotent_crash;
+mod oauth;
 mod replicas;
 mod restarts;
 mod traces;

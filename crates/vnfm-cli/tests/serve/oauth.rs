@@ -1,0 +1,199 @@
+//! `vnfm serve --oauth-issuer` against the real Keycloak of `scripts/test-env/keycloak.sh
+//! start`: the options as an operator gives them (introspection by client_secret_post, its
+//! secret from a file), a member's JWT accepted, a reader's change refused with
+//! `insufficient_scope`, another project's instance answered 404, an opaque token introspected
+//! and refused, hostile tokens 401 `invalid_token`, and nothing of any token in the server's
+//! debug log.
+
+use std::path::Path;
+
+use serde_json::{Value, json};
+use vnfm_oauth::testing::TestKeycloak;
+
+use super::{start_with, zip_dir};
+
+async fn send(
+    http: &reqwest::Client,
+    method: reqwest::Method,
+    url: String,
+    token: &str,
+    body: Option<Value>,
+) -> (u16, String, Value) {
+    let mut r = http
+        .request(method, url)
+        .bearer_auth(token)
+        .header("Version", "2.0.0");
+    if let Some(b) = body {
+        r = r.json(&b);
+    }
+    let resp = r.send().await.unwrap();
+    let status = resp.status().as_u16();
+    let challenge = resp
+        .headers()
+        .get("www-authenticate")
+        .map(|v| v.to_str().unwrap().to_owned())
+        .unwrap_or_default();
+    let body = serde_json::from_str(&resp.text().await.unwrap()).unwrap_or(Value::Null);
+    (status, challenge, body)
+}
+
+#[vnfm_test_env::needs(keycloak)]
+#[tokio::test]
+async fn serve_takes_the_realms_tokens_and_logs_nothing_of_them() {
+    let kc = TestKeycloak::from_env();
+    let dir = tempfile::tempdir().unwrap();
+    let secret = dir.path().join("oauth-secret");
+    std::fs::write(&secret, format!("{}\n", kc.secret("vnfm"))).unwrap();
+    let log = dir.path().join("serve.log");
+    let data = dir.path().join("data");
+    let server = start_with(
+        &data,
+        &[
+            "--oauth-issuer",
+            &kc.issuer,
+            "--oauth-audience",
+            "vnfm",
+            "--oauth-client-id",
+            "vnfm",
+            "--oauth-client-auth",
+            "client_secret_post",
+            "--oauth-client-secret-file",
+            secret.to_str().unwrap(),
+            "--oauth-introspection-cache-secs",
+            "0",
+        ],
+        Some(&log),
+    );
+    let base = server.base.clone();
+    let http = reqwest::Client::new();
+    let (a, b, reader) = (
+        kc.token("tenant-a").await,
+        kc.token("tenant-b").await,
+        kc.token("reader-a").await,
+    );
+    let url = |p: &str| format!("{base}{p}");
+
+    // tenant-a onboards the hello package and creates an instance: proj-a's.
+    let (status, _, pkg) = send(
+        &http,
+        reqwest::Method::POST,
+        url("/vnfpkgm/v2/vnf_packages"),
+        &a,
+        Some(json!({})),
+    )
+    .await;
+    assert_eq!(status, 201, "{pkg}");
+    let pkg = pkg["id"].as_str().unwrap().to_owned();
+    let r = http
+        .put(url(&format!(
+            "/vnfpkgm/v2/vnf_packages/{pkg}/package_content"
+        )))
+        .bearer_auth(&a)
+        .header("content-type", "application/zip")
+        .header("Version", "2.1.0")
+        .body(zip_dir(Path::new(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../vnfd-samples/hello-vnf"
+        ))))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 202);
+    for _ in 0..300 {
+        let (_, _, info) = send(
+            &http,
+            reqwest::Method::GET,
+            url(&format!("/vnfpkgm/v2/vnf_packages/{pkg}")),
+            &a,
+            None,
+        )
+        .await;
+        if info["onboardingState"] == "ONBOARDED" {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    let body = json!({"vnfdId": "6f0b7e1c-2d55-4c5e-9b3a-4e110a000001"});
+    let (status, _, inst) = send(
+        &http,
+        reqwest::Method::POST,
+        url("/vnflcm/v2/vnf_instances"),
+        &a,
+        Some(body),
+    )
+    .await;
+    assert_eq!(status, 201, "{inst}");
+    let inst_url = url(&format!(
+        "/vnflcm/v2/vnf_instances/{}",
+        inst["id"].as_str().unwrap()
+    ));
+
+    assert_eq!(
+        send(&http, reqwest::Method::GET, inst_url.clone(), &a, None)
+            .await
+            .0,
+        200
+    );
+    assert_eq!(
+        send(&http, reqwest::Method::GET, inst_url.clone(), &b, None)
+            .await
+            .0,
+        404
+    );
+    assert_eq!(
+        send(&http, reqwest::Method::GET, inst_url.clone(), &reader, None)
+            .await
+            .0,
+        200
+    );
+    let (status, challenge, _) = send(
+        &http,
+        reqwest::Method::DELETE,
+        inst_url.clone(),
+        &reader,
+        None,
+    )
+    .await;
+    assert_eq!(status, 403);
+    assert!(challenge.contains("insufficient_scope"), "{challenge}");
+
+    // Refused: an opaque token (introspected: inactive), alg none, tampered claims.
+    let parts: Vec<&str> = a.split('.').collect();
+    let none = format!("eyJhbGciOiJub25lIn0.{}.", parts[1]);
+    let tampered = format!("{}.{}x.{}", parts[0], parts[1], parts[2]);
+    let refused = [
+        "opaque-9f8e7d6c5b4a39281706f5e4d3c2b1a0",
+        none.as_str(),
+        tampered.as_str(),
+    ];
+    for token in refused {
+        let (status, challenge, p) = send(
+            &http,
+            reqwest::Method::GET,
+            url("/vnflcm/v2/vnf_instances"),
+            token,
+            None,
+        )
+        .await;
+        assert_eq!(status, 401, "{p}");
+        assert!(challenge.contains("error=\"invalid_token\""), "{challenge}");
+    }
+    server.stop();
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert!(
+        text.contains("the bearer token is refused"),
+        "the refusals are logged"
+    );
+    for token in [a.as_str(), b.as_str(), reader.as_str()]
+        .into_iter()
+        .chain(refused)
+    {
+        for part in token.split('.').filter(|p| p.len() >= 16) {
+            assert!(!text.contains(part), "a token reached the log");
+        }
+    }
+    assert!(
+        !text.contains(&kc.secret("vnfm")),
+        "the client secret reached the log"
+    );
+}

@@ -1,0 +1,347 @@
+#!/usr/bin/env bash
+# A real OAuth 2.0 authorization server for the external-authorization tests: Keycloak's server
+# distribution (org.keycloak:keycloak-quarkus-dist from Maven Central, fetched once into a cache
+# outside the checkout) in development mode (`kc.sh start-dev`) on 127.0.0.1, with an H2 file
+# database in its own directory, and a realm `vnfm` whose clients, roles, claim mappers and keys
+# this script sets up through Keycloak's admin REST API.
+#
+#   eval "$(scripts/test-env/keycloak.sh start)"   # prints `export VNFM_TEST_KEYCLOAK_...=...` lines
+#   scripts/test-env/keycloak.sh env               # prints them again
+#   scripts/test-env/keycloak.sh fetch             # only fetches (or finds) the distribution
+#   scripts/test-env/keycloak.sh stop              # stops it, removes the directory
+#
+# Environment:
+#   VNFM_KEYCLOAK_DIR    working directory for the database, the generated secrets and key, the
+#                        log and the pid file (required for start/stop; give a fresh
+#                        `mktemp -d`; each directory is one independent server on its own ports)
+#   VNFM_KEYCLOAK_CACHE  where the distribution is kept, one per version (default
+#                        ${XDG_CACHE_HOME:-~/.cache}/vnfm/keycloak); a second run finds it
+#   VNFM_KEYCLOAK_JAVA   the Java (21 or later) to run it with (default: Temurin 25 at
+#                        /usr/lib/jvm/temurin-25-jdk-amd64, else the first JDK >= 21 there)
+#
+# `start` prints:
+#   VNFM_TEST_KEYCLOAK_URL             http://127.0.0.1:<port>, Keycloak's base URL
+#   VNFM_TEST_KEYCLOAK_ISSUER          <base>/realms/vnfm, the realm's issuer
+#   VNFM_TEST_KEYCLOAK_ADMIN_PASSWORD  the password of the master realm's `admin` (admin REST API)
+#   VNFM_TEST_KEYCLOAK_DIR             the working directory, holding
+#     clients.json     {"<client id>": "<secret>"} of every confidential client below
+#     client-key.pem   the private key (RSA, PKCS#8) of the private_key_jwt client `vnfm-pkjwt`,
+#                      registered with kid `vnfm-pkjwt-1`
+#
+# The realm `vnfm` (access tokens are JWTs with the audience `vnfm` (and the VNFM's other
+# introspecting clients: Keycloak introspects a token only for a client of its audience), the realm roles in
+# `realm_access.roles` and the project in `project_id`, by mappers of each caller's client):
+#   roles            realm roles `reader`, `member`, `admin` (Keystone's names)
+#   tenant-a         client credentials; roles member; claim project_id=proj-a, project_name=Project A
+#   tenant-b         client credentials; member; project_id=proj-b
+#   reader-a         client credentials; reader; project_id=proj-a
+#   nobody-a         client credentials; no mapped role; project_id=proj-a
+#   cloud-admin      client credentials; admin and member; no project
+#   other-audience   client credentials; member; project_id=proj-a; without the audience
+#                    mapper (its tokens are for another audience)
+#   short-lived      client credentials; member; project_id=proj-a; tokens live 5 s
+#   tenant-a-es256, tenant-a-eddsa   as tenant-a, tokens signed ES256 (P-256) and EdDSA (Ed25519)
+#   vnfm             the VNFM's own client at the introspection endpoint, client_secret_basic or
+#                    client_secret_post
+#   vnfm-jwt         the same by client_secret_jwt
+#   vnfm-pkjwt       the same by private_key_jwt (client-key.pem)
+#
+# `start` is idempotent: when the server of VNFM_KEYCLOAK_DIR is up, it only prints the
+# variables. Start-up: about 25 s on 2 cores (the first start after a fetch also
+# "augments" the distribution in the cache, 25 s more, once); memory: a heap of at most 512 MiB,
+# about 0.5 GiB resident. Needs Java >= 21, Maven (`mvn`, for the first fetch), python3, curl
+# and openssl.
+set -euo pipefail
+
+HERE=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=scripts/test-env/common.sh
+# die, log_tail, need_dir
+. "$HERE/common.sh"
+DIR="${VNFM_KEYCLOAK_DIR:-}"
+VERSION=26.7.3
+CACHE="${VNFM_KEYCLOAK_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/vnfm/keycloak}"
+HOME_DIR="$CACHE/keycloak-$VERSION"
+REALM=vnfm
+
+find_java() {
+    if [[ -n "${VNFM_KEYCLOAK_JAVA:-}" ]]; then
+        echo "$VNFM_KEYCLOAK_JAVA"
+        return
+    fi
+    local d v
+    for d in /usr/lib/jvm/temurin-25-jdk-amd64 /usr/lib/jvm/*; do
+        [[ -x "$d/bin/java" ]] || continue
+        v=$("$d/bin/java" -version 2>&1 | sed -n 's/.*version "\([0-9]*\).*/\1/p' | head -n 1)
+        if [[ -n "$v" && "$v" -ge 21 ]]; then
+            echo "$d/bin/java"
+            return
+        fi
+    done
+    die "Keycloak $VERSION needs Java 21 or later (none under /usr/lib/jvm; set VNFM_KEYCLOAK_JAVA)"
+}
+
+# Fetches the distribution from Maven Central into the cache (once per version) and prepares
+# it for development mode (Keycloak's build step, which writes into the distribution).
+fetch() {
+    if [[ -f "$HOME_DIR/.vnfm-ready" ]]; then
+        echo "keycloak.sh: Keycloak $VERSION from $HOME_DIR" >&2
+        return
+    fi
+    command -v mvn >/dev/null || die "Maven (mvn) is needed to fetch Keycloak $VERSION from Maven Central"
+    local work started java
+    mkdir -p "$CACHE"
+    work=$(mktemp -d "$CACHE/fetch.XXXXXX")
+    started=$(date +%s)
+    echo "keycloak.sh: fetching org.keycloak:keycloak-quarkus-dist:$VERSION from Maven Central into $CACHE" >&2
+    # A Maven repository of its own, deleted afterwards: only the archive is kept.
+    if ! mvn -B -q dependency:copy "-Dartifact=org.keycloak:keycloak-quarkus-dist:$VERSION:tar.gz" \
+        "-DoutputDirectory=$work" "-Dmaven.repo.local=$work/m2" >"$work/mvn.log" 2>&1; then
+        tail -n 40 "$work/mvn.log" >&2
+        rm -rf "$work"
+        die "fetching Keycloak $VERSION from Maven Central failed; the log's end is above"
+    fi
+    tar -xzf "$work/keycloak-quarkus-dist-$VERSION.tar.gz" -C "$work"
+    rm -rf "$HOME_DIR"
+    mv "$work/keycloak-$VERSION" "$HOME_DIR"
+    rm -rf "$work"
+    java=$(find_java)
+    # Development mode's build step ("augmentation": Keycloak's build-time options, here the
+    # health endpoints), done here once rather than by the first start. `kc.sh build` refuses
+    # the dev profile, so start-dev runs until the build is done (it then starts the server
+    # in a new JVM, which is stopped at once).
+    local build="$CACHE/build.$$"
+    mkdir -p "$build"
+    JAVA_HOME=$(dirname "$(dirname "$java")") KC_BOOTSTRAP_ADMIN_USERNAME=admin \
+        KC_BOOTSTRAP_ADMIN_PASSWORD=unused setsid "$HOME_DIR/bin/kc.sh" start-dev \
+        --http-host=127.0.0.1 --http-port=0 --http-management-port=0 --health-enabled=true \
+        "--db-url=jdbc:h2:file:$build/h2/keycloakdb;NON_KEYWORDS=VALUE" \
+        >"$build/log" 2>&1 </dev/null &
+    local pid=$! built=""
+    for _ in $(seq 1200); do
+        if grep -qs "Running the server in development mode" "$build/log"; then
+            built=yes
+            break
+        fi
+        kill -0 "$pid" 2>/dev/null || break
+        sleep 0.25
+    done
+    kill -TERM -- "-$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+    if [[ -z "$built" ]]; then
+        tail -n 40 "$build/log" >&2
+        rm -rf "$build"
+        die "Keycloak's build step failed; the log's end is above"
+    fi
+    rm -rf "$build" "$HOME_DIR/data"
+    touch "$HOME_DIR/.vnfm-ready"
+    echo "keycloak.sh: Keycloak $VERSION fetched and built in $(($(date +%s) - started)) s ($(du -sh "$HOME_DIR" | cut -f1))" >&2
+}
+
+alive() {
+    [[ -f "$DIR/keycloak.pid" ]] && kill -0 "$(cat "$DIR/keycloak.pid")" 2>/dev/null
+}
+
+# Waits until the master realm's metadata answers.
+wait_ready() {
+    local url=$1
+    for _ in $(seq 480); do
+        if curl -sf -o /dev/null "$url/realms/master/.well-known/openid-configuration"; then
+            return 0
+        fi
+        alive || { log_tail keycloak.log; die "Keycloak exited while starting"; }
+        sleep 0.25
+    done
+    log_tail keycloak.log
+    die "Keycloak did not answer at $url within 120 s"
+}
+
+# The admin REST API: `admin METHOD PATH [JSON]`, with the master admin's token.
+admin() {
+    local method=$1 path=$2 body=${3:-}
+    local args=(-sS -f -X "$method" -H "Authorization: Bearer $ADMIN_TOKEN")
+    [[ -z "$body" ]] || args+=(-H 'Content-Type: application/json' --data-binary "$body")
+    curl "${args[@]}" "$BASE/admin/realms$path"
+}
+
+# The realm, its roles, clients, scopes, mappers and service accounts, as one JSON document
+# (POST /admin/realms takes a whole realm representation).
+realm_json() {
+    python3 - "$DIR" "$REALM" <<'EOF'
+import json, secrets, subprocess, sys, base64
+d, realm = sys.argv[1], sys.argv[2]
+secret = {c: secrets.token_urlsafe(24) for c in ["tenant-a", "tenant-b", "reader-a", "nobody-a", "cloud-admin", "other-audience", "short-lived", "tenant-a-es256", "tenant-a-eddsa", "vnfm", "vnfm-jwt", "vnfm-pkjwt"]}
+del secret["vnfm-pkjwt"]
+json.dump(secret, open(f"{d}/clients.json", "w"), indent=1)
+# The RSA key of vnfm-pkjwt: its public half as a JWK.
+modulus = subprocess.run(["openssl", "pkey", "-in", f"{d}/client-key.pem", "-noout", "-text"], capture_output=True, text=True, check=True).stdout
+hexs = "".join(modulus.split("modulus:")[1].split("publicExponent")[0].split()).replace(":", "")
+n = bytes.fromhex(hexs).lstrip(b"\0")
+b64 = lambda b: base64.urlsafe_b64encode(b).rstrip(b"=").decode()
+jwks = {"keys": [{"kty": "RSA", "kid": "vnfm-pkjwt-1", "use": "sig", "alg": "RS256", "n": b64(n), "e": "AQAB"}]}
+
+def claim(name, value):
+    return {"name": name, "protocol": "openid-connect", "protocolMapper": "oidc-hardcoded-claim-mapper",
+            "config": {"claim.name": name, "claim.value": value, "jsonType.label": "String",
+                       "access.token.claim": "true", "introspection.token.claim": "true",
+                       "id.token.claim": "false", "userinfo.token.claim": "false"}}
+
+def mapper(name, kind, **config):
+    config = {k.replace("_", "."): v for k, v in config.items()}
+    config.update({"access.token.claim": "true", "introspection.token.claim": "true",
+                   "id.token.claim": "false", "userinfo.token.claim": "false"})
+    return {"name": name, "protocol": "openid-connect", "protocolMapper": kind, "config": config}
+
+def caller(cid, project=None, audience=True, attrs=None):
+    # The realm roles in realm_access.roles (Keycloak's own place for them), the audience
+    # `vnfm`, and the project as hard-coded claims.
+    mappers = [mapper("realm roles", "oidc-usermodel-realm-role-mapper",
+                      claim_name="realm_access.roles", multivalued="true", jsonType_label="String")]
+    if audience:
+        # Keycloak 26 introspects a token only for a client of its audience: the VNFM's
+        # clients at the introspection endpoint are audiences too.
+        for aud in ["vnfm", "vnfm-jwt", "vnfm-pkjwt"]:
+            mappers.append(mapper(f"audience {aud}", "oidc-audience-mapper", included_custom_audience=aud))
+    if project:
+        mappers.append(claim("project_id", project))
+    if project == "proj-a":
+        mappers.append(claim("project_name", "Project A"))
+    return {"clientId": cid, "enabled": True, "publicClient": False, "secret": secret[cid],
+            "clientAuthenticatorType": "client-secret", "serviceAccountsEnabled": True,
+            "standardFlowEnabled": False, "directAccessGrantsEnabled": False,
+            "protocol": "openid-connect", "protocolMappers": mappers,
+            "attributes": attrs or {}}
+
+def introspector(cid, authenticator, attrs=None):
+    c = {"clientId": cid, "enabled": True, "publicClient": False, "bearerOnly": False,
+         "clientAuthenticatorType": authenticator, "serviceAccountsEnabled": False,
+         "standardFlowEnabled": False, "directAccessGrantsEnabled": False,
+         "protocol": "openid-connect", "attributes": attrs or {}}
+    if cid in secret:
+        c["secret"] = secret[cid]
+    return c
+
+clients = [
+    caller("tenant-a", "proj-a"), caller("tenant-b", "proj-b"), caller("reader-a", "proj-a"),
+    caller("nobody-a", "proj-a"), caller("cloud-admin"), caller("other-audience", "proj-a", audience=False),
+    caller("short-lived", "proj-a", attrs={"access.token.lifespan": "5"}),
+    caller("tenant-a-es256", "proj-a", attrs={"access.token.signed.response.alg": "ES256"}),
+    caller("tenant-a-eddsa", "proj-a", attrs={"access.token.signed.response.alg": "EdDSA"}),
+    introspector("vnfm", "client-secret"),
+    introspector("vnfm-jwt", "client-secret-jwt", {"token.endpoint.auth.signing.alg": "HS256"}),
+    introspector("vnfm-pkjwt", "client-jwt", {"use.jwks.string": "true", "jwks.string": json.dumps(jwks),
+                                              "token.endpoint.auth.signing.alg": "RS256"}),
+]
+roles = {"tenant-a": ["member"], "tenant-b": ["member"], "reader-a": ["reader"], "nobody-a": [],
+         "cloud-admin": ["admin", "member"], "other-audience": ["member"], "short-lived": ["member"],
+         "tenant-a-es256": ["member"], "tenant-a-eddsa": ["member"]}
+users = [{"username": f"service-account-{c}", "enabled": True, "serviceAccountClientId": c,
+          "realmRoles": r + [f"default-roles-{realm}"]} for c, r in roles.items()]
+doc = {"realm": realm, "enabled": True, "accessTokenLifespan": 300, "sslRequired": "none",
+       "roles": {"realm": [{"name": n} for n in ["reader", "member", "admin"]]},
+       "clients": clients, "users": users}
+print(json.dumps(doc))
+EOF
+}
+
+# Adds a key provider to the realm: `key_provider NAME PROVIDER PRIORITY [KEY VALUE]...`.
+key_provider() {
+    local name=$1 provider=$2 priority=$3
+    shift 3
+    local config="\"priority\": [\"$priority\"], \"active\": [\"true\"], \"enabled\": [\"true\"]"
+    while (($# >= 2)); do
+        config+=", \"$1\": [\"$2\"]"
+        shift 2
+    done
+    admin POST "/$REALM/components" "{\"name\": \"$name\", \"providerId\": \"$provider\", \"providerType\": \"org.keycloak.keys.KeyProvider\", \"parentId\": \"$REALM_ID\", \"config\": {$config}}"
+}
+
+setup_realm() {
+    ADMIN_TOKEN=$(curl -sS -f "$BASE/realms/master/protocol/openid-connect/token" \
+        -d grant_type=password -d client_id=admin-cli -d username=admin \
+        --data-urlencode "password=$ADMIN_PASSWORD" | python3 -c 'import json,sys; print(json.load(sys.stdin)["access_token"])')
+    openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out "$DIR/client-key.pem" 2>/dev/null
+    chmod 600 "$DIR/client-key.pem"
+    admin POST "" "$(realm_json)"
+    chmod 600 "$DIR/clients.json"
+    REALM_ID=$(admin GET "/$REALM" | python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])')
+    # Signing keys for ES256 and EdDSA tokens, beside the realm's RS256 key.
+    key_provider ecdsa ecdsa-generated 90 ecdsaEllipticCurveKey P-256
+    key_provider eddsa eddsa-generated 80 eddsaEllipticCurveKey Ed25519
+}
+
+write_env() {
+    cat >"$DIR/env" <<EOF
+export VNFM_TEST_KEYCLOAK_URL=$BASE
+export VNFM_TEST_KEYCLOAK_ISSUER=$BASE/realms/$REALM
+export VNFM_TEST_KEYCLOAK_ADMIN_PASSWORD=$ADMIN_PASSWORD
+export VNFM_TEST_KEYCLOAK_DIR=$DIR
+EOF
+    chmod 600 "$DIR/env"
+}
+
+start() {
+    need_dir VNFM_KEYCLOAK_DIR
+    if [[ -f "$DIR/env" ]] && alive; then
+        cat "$DIR/env"
+        return
+    fi
+    fetch
+    stop_process
+    rm -rf "${DIR:?}/h2" "$DIR/tx" "$DIR/keycloak.log" "$DIR/env"
+    local java port mgmt started
+    java=$(find_java)
+    read -r port mgmt <<<"$(python3 "$HERE/free_ports.py" 2 | tr '\n' ' ')"
+    BASE="http://127.0.0.1:$port"
+    ADMIN_PASSWORD=$(python3 -c 'import secrets; print(secrets.token_urlsafe(18))')
+    started=$(date +%s)
+    # Its own session, so `stop` ends it with its whole process group. The database and the
+    # transaction log are this directory's; the distribution in the cache is only read.
+    JAVA_HOME=$(dirname "$(dirname "$java")") \
+        JAVA_OPTS_KC_HEAP="-Xms64m -Xmx512m" \
+        JAVA_OPTS_APPEND="-XX:TieredStopAtLevel=1 -Dquarkus.transaction-manager.object-store.directory=$DIR/tx" \
+        KC_BOOTSTRAP_ADMIN_USERNAME=admin KC_BOOTSTRAP_ADMIN_PASSWORD="$ADMIN_PASSWORD" \
+        setsid "$HOME_DIR/bin/kc.sh" start-dev \
+        --http-host=127.0.0.1 --http-port="$port" --http-management-port="$mgmt" \
+        --health-enabled=true \
+        "--db-url=jdbc:h2:file:$DIR/h2/keycloakdb;NON_KEYWORDS=VALUE" \
+        >>"$DIR/keycloak.log" 2>&1 </dev/null &
+    echo $! >"$DIR/keycloak.pid"
+    wait_ready "$BASE"
+    setup_realm || { log_tail keycloak.log; die "setting up the realm $REALM failed"; }
+    write_env
+    echo "keycloak.sh: Keycloak $VERSION at $BASE (realm $REALM) ready in $(($(date +%s) - started)) s" >&2
+    cat "$DIR/env"
+}
+
+stop_process() {
+    [[ -f "$DIR/keycloak.pid" ]] || return 0
+    local pid
+    pid=$(cat "$DIR/keycloak.pid")
+    kill -TERM -- "-$pid" 2>/dev/null || true
+    for _ in $(seq 60); do
+        kill -0 -- "-$pid" 2>/dev/null || break
+        sleep 0.25
+    done
+    kill -KILL -- "-$pid" 2>/dev/null || true
+    rm -f "$DIR/keycloak.pid"
+}
+
+stop() {
+    need_dir VNFM_KEYCLOAK_DIR
+    stop_process
+    rm -rf "${DIR:?}"
+}
+
+case "${1:-}" in
+    fetch) fetch ;;
+    start) start ;;
+    stop) stop ;;
+    env)
+        need_dir VNFM_KEYCLOAK_DIR
+        cat "$DIR/env"
+        ;;
+    *)
+        echo "usage: $0 fetch|start|stop|env" >&2
+        exit 2
+        ;;
+esac
