@@ -97,7 +97,8 @@ pub trait VimDirectory: Send + Sync {
     ///
     /// A registry validates the access information (errors point into the request, e.g.
     /// `/vimConnectionInfo/vim1/accessInfo/password`), stores it with its secrets encrypted as
-    /// a VIM owned by `owner`, and returns an entry that references it (no `accessInfo`).
+    /// a VIM owned by `owner`, and returns an entry that references it (`vimId` the VIM's, an
+    /// empty `accessInfo` marking it as sealed for [`VimDirectory::shown`]).
     /// `current` is the instance's entry under the same key, if any: when it references such a
     /// VIM with the same content, that VIM is reused instead of registering a duplicate.
     ///
@@ -110,6 +111,24 @@ pub trait VimDirectory: Send + Sync {
         owner: &VnfInstanceId,
         current: Option<&VimConnectionInfo>,
     ) -> Result<SealedVim, LcmError>;
+
+    /// The entry `key` of the `vimConnectionInfo` of instance `owner` as users see it, when it
+    /// is a reference [`VimDirectory::seal_inline`] returned (marked by an empty `accessInfo`):
+    /// what the request gave, with the NFVO's `vimId` (the sealed VIM's when the request gave
+    /// none) and `accessInfo` without its secret members (SOL003 shows no passwords in
+    /// responses). `None` when the entry is not such a reference or its VIM is gone; the
+    /// runner then shows the reference.
+    ///
+    /// The default has none (a directory that never seals).
+    async fn shown(
+        &self,
+        key: &str,
+        entry: &VimConnectionInfo,
+        owner: &VnfInstanceId,
+    ) -> Result<Option<VimConnectionInfo>, LcmError> {
+        let _ = (key, entry, owner);
+        Ok(None)
+    }
 
     /// Deletes those of `candidates` that [`VimDirectory::seal_inline`] registered for `owner`
     /// and that no instance references any more; returns the ids deleted. The runner calls it

@@ -28,7 +28,7 @@ use vnfm_store::{InstanceQuery, OpOccQuery, Store};
 use vnfm_store_sql::SqliteStore;
 use vnfm_types::{
     CreateVnfRequest, LcmOperationStateType as State, VimConnectionInfo, VimId, VnfInstance,
-    VnfLcmOpOcc,
+    VnfInstanceId, VnfLcmOpOcc,
 };
 
 use runner_support::{hooks_vnfd, req};
@@ -203,6 +203,11 @@ fn world_on(
 }
 
 impl World {
+    /// The instance as stored (its `vimConnectionInfo` holds references to sealed VIMs).
+    async fn stored(&self, id: &VnfInstanceId) -> VnfInstance {
+        self.store.get_instance(id).await.unwrap().unwrap().0
+    }
+
     async fn create(&self) -> VnfInstance {
         self.lcm
             .create_vnf_identifier(CreateVnfRequest {
@@ -275,11 +280,11 @@ fn assert_no_secret(what: &str, text: &str) {
 }
 
 /// The `vimId` the entry `key` of a `vimConnectionInfo` JSON object references; asserts the
-/// entry carries no `accessInfo`.
+/// entry carries no `accessInfo` (or, stored, the empty one that marks a sealed reference).
 fn reference(vims: &Value, key: &str) -> VimId {
     let entry = &vims[key];
     assert!(
-        entry.get("accessInfo").is_none(),
+        entry.get("accessInfo").is_none_or(|a| a == &json!({})),
         "entry {key} still carries accessInfo: {entry}"
     );
     VimId::new(entry["vimId"].as_str().expect("a vimId"))
@@ -345,11 +350,31 @@ async fn inline_credentials_are_sealed_before_anything_is_stored() {
         json!("https://k8s.inline.example:6443")
     );
 
-    // The instance references the same VIMs.
+    // The instance shows each connection as the request gave it, less its secret members
+    // (SOL003: no passwords in responses), under the sealed VIM's id, as the request gave none.
     let instance = w.lcm.get_instance(&vnf.id).await.unwrap();
     let iv = instance_vims(&instance);
-    assert_eq!(reference(&iv, "vim-os"), os_id);
-    assert_eq!(reference(&iv, "vim-k8s"), k8s_id);
+    let mut given = openstack_inline();
+    given["accessInfo"]
+        .as_object_mut()
+        .unwrap()
+        .remove("password");
+    given["vimId"] = json!(os_id.to_string());
+    assert_eq!(iv["vim-os"], given);
+    assert_eq!(
+        iv["vim-k8s"],
+        json!({
+            "vimId": k8s_id.to_string(),
+            "vimType": KUBERNETES,
+            "interfaceInfo": {"endpoint": "https://k8s.inline.example:6443"},
+            "accessInfo": {"namespace": "vnf-ns"}
+        })
+    );
+    // Stored, it references the sealed VIMs.
+    let sv = instance_vims(&w.stored(&vnf.id).await);
+    assert_eq!(sv["vim-os"]["vimId"], json!(os_id.to_string()));
+    assert_eq!(sv["vim-k8s"]["vimId"], json!(k8s_id.to_string()));
+    assert_eq!(sv["vim-os"]["accessInfo"], json!({}));
 
     // The driver received the decrypted secrets.
     assert_eq!(
@@ -511,7 +536,7 @@ async fn the_same_credentials_reuse_their_vim_and_new_ones_replace_it() {
         .await
         .unwrap();
     w.completed(&occ).await;
-    let first = instance_vims(&w.lcm.get_instance(&vnf.id).await.unwrap());
+    let first = instance_vims(&w.stored(&vnf.id).await);
     let (os1, k8s1) = (reference(&first, "vim-os"), reference(&first, "vim-k8s"));
     let occ = w
         .lcm
@@ -556,6 +581,74 @@ async fn the_same_credentials_reuse_their_vim_and_new_ones_replace_it() {
         assert!(!contains(&file, s), "{s} is in the database files");
     }
     assert_no_secret("the notifications", &w.outbox().await);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn modify_info_shows_the_nfvo_vim_id_and_access_info_without_secrets() {
+    // As OpenStack Tacker's basic_max functional test reads back a VIM given to MODIFY_INFO.
+    let w = world(true).await;
+    let vnf = w.create().await;
+    let occ = w
+        .lcm
+        .instantiate(&vnf.id, req(instantiate_both()))
+        .await
+        .unwrap();
+    w.completed(&occ).await;
+    let mut vim2 = openstack_inline();
+    vim2["vimId"] = json!("ac2d2ece-5e49-4b15-b92d-b681e9c096d8");
+    vim2["extra"] = json!({"dummy-key": "dummy-val"});
+    let modify = json!({"vimConnectionInfo": {"vim2": vim2}});
+    let occ = w.lcm.modify_info(&vnf.id, req(modify)).await.unwrap();
+    w.completed(&occ).await;
+
+    let mut want = vim2.clone();
+    want["accessInfo"]
+        .as_object_mut()
+        .unwrap()
+        .remove("password");
+    let shown = instance_vims(&w.lcm.get_instance(&vnf.id).await.unwrap());
+    assert_eq!(shown["vim2"], want);
+    let listed = w
+        .lcm
+        .list_instance_documents(&InstanceQuery::default())
+        .await
+        .unwrap();
+    assert_eq!(listed.items[0]["vimConnectionInfo"]["vim2"], want);
+    let listed = w
+        .lcm
+        .list_instances(&InstanceQuery::default())
+        .await
+        .unwrap();
+    assert_eq!(instance_vims(&listed.items[0])["vim2"], want);
+
+    // Stored, the entry references a VIM of its own, not the NFVO's id.
+    let sealed = reference(&instance_vims(&w.stored(&vnf.id).await), "vim2");
+    assert_ne!(sealed.as_str(), "ac2d2ece-5e49-4b15-b92d-b681e9c096d8");
+    // The same content again (with its NFVO id) reuses that VIM; another NFVO id does not.
+    let modify = json!({"vimConnectionInfo": {"vim2": vim2}});
+    let occ = w.lcm.modify_info(&vnf.id, req(modify)).await.unwrap();
+    w.completed(&occ).await;
+    assert_eq!(
+        reference(&instance_vims(&w.stored(&vnf.id).await), "vim2"),
+        sealed
+    );
+    vim2["vimId"] = json!("7e0f5c5e-0000-4000-8000-000000000002");
+    let modify = json!({"vimConnectionInfo": {"vim2": vim2}});
+    let occ = w.lcm.modify_info(&vnf.id, req(modify)).await.unwrap();
+    w.completed(&occ).await;
+    let shown = instance_vims(&w.lcm.get_instance(&vnf.id).await.unwrap());
+    assert_eq!(
+        shown["vim2"]["vimId"],
+        json!("7e0f5c5e-0000-4000-8000-000000000002")
+    );
+    assert!(
+        !w.vim_ids().await.contains(&sealed),
+        "the replaced one is released"
+    );
+    assert_no_secret(
+        "the instance",
+        &serde_json::to_string(&w.lcm.get_instance(&vnf.id).await.unwrap()).unwrap(),
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -748,7 +841,8 @@ async fn inline_entries_are_resolved_like_references_after_sealing() {
         .await
         .unwrap();
     assert!(sealed.created);
-    assert!(sealed.reference.access_info.is_none());
+    // A reference: an empty accessInfo, which marks it as sealed.
+    assert_eq!(sealed.reference.access_info, Some(Default::default()));
     assert!(!format!("{sealed:?}").contains(K8S_TOKEN));
     let r = w
         .registry()

@@ -459,10 +459,10 @@ impl std::fmt::Debug for Lcm {
     }
 }
 
-/// An instance as the API shows it: inline VIM secrets redacted ([`vims::instance_view`]), and
-/// without the resources of an INSTANTIATE that has not completed ([`apply::shown`]).
-fn instance_view(instance: VnfInstance) -> VnfInstance {
-    apply::shown(vims::instance_view(instance))
+/// An instance as the API shows it: its VIM connections as [`vims::instance_view`] shows them,
+/// and without the resources of an INSTANTIATE that has not completed ([`apply::shown`]).
+async fn instance_view(inner: &Inner, instance: VnfInstance) -> Result<VnfInstance, LcmError> {
+    Ok(apply::shown(vims::instance_view(inner, instance).await?))
 }
 
 /// Maps a store failure to the core's error.
@@ -736,9 +736,8 @@ impl Lcm {
     /// shown as `"***"`; a `NOT_INSTANTIATED` instance has no `instantiatedVnfInfo`, not
     /// even while its INSTANTIATE, in `FAILED_TEMP`, keeps the resources it created.
     pub async fn get_instance(&self, id: &VnfInstanceId) -> Result<VnfInstance, LcmError> {
-        self.instance_with_version(id)
-            .await
-            .map(|(i, _)| instance_view(i))
+        let (instance, _) = self.instance_with_version(id).await?;
+        instance_view(&self.inner, instance).await
     }
 
     /// [`Lcm::get_instance`] with the instance's version (its HTTP entity tag is
@@ -747,9 +746,8 @@ impl Lcm {
         &self,
         id: &VnfInstanceId,
     ) -> Result<(VnfInstance, Version), LcmError> {
-        self.instance_with_version(id)
-            .await
-            .map(|(i, v)| (instance_view(i), v))
+        let (instance, version) = self.instance_with_version(id).await?;
+        Ok((instance_view(&self.inner, instance).await?, version))
     }
 
     async fn instance_with_version(
@@ -778,7 +776,11 @@ impl Lcm {
             .list_instances(query)
             .await
             .map_err(store_err)?;
-        page.items = page.items.into_iter().map(instance_view).collect();
+        let mut shown = Vec::with_capacity(page.items.len());
+        for instance in std::mem::take(&mut page.items) {
+            shown.push(instance_view(&self.inner, instance).await?);
+        }
+        page.items = shown;
         Ok(page)
     }
 
@@ -796,7 +798,7 @@ impl Lcm {
             .map_err(store_err)?;
         for doc in &mut page.items {
             if let serde_json::Value::Object(doc) = doc {
-                crate::vim::redact_vim_connections_in(doc);
+                vims::instance_document_view(&self.inner, doc).await?;
                 apply::shown_document(doc);
             }
         }

@@ -23,7 +23,7 @@ use vnfm_types::{
 use super::Inner;
 use crate::error::LcmError;
 use crate::plan::OperationRequest;
-use crate::vim::{redact_connection, redact_vim_connections_in};
+use crate::vim::{is_sealed_reference, redact_connection, redact_vim_connections_in};
 
 /// What sealing a request registered or reused.
 #[derive(Debug, Default)]
@@ -106,7 +106,7 @@ pub(crate) async fn seal_request(
                         "inline VIM credentials (accessInfo) are stored as given: no VIM registry is configured; configure an encryption keyring to store them encrypted"
                     );
                 }
-                let reference = s.reference.access_info.is_none();
+                let reference = !in_clear;
                 match (&s.reference.vim_id, s.created, reference) {
                     (Some(id), true, _) => sealed.created.push(id.clone()),
                     (Some(id), false, true) => sealed.reused.push(id.clone()),
@@ -204,13 +204,53 @@ pub(crate) async fn release_after(
     }
 }
 
-/// An instance as the API shows it: inline VIM secrets (stored as given by a directory without
-/// a registry) replaced by `"***"`.
-pub(crate) fn instance_view(mut instance: VnfInstance) -> VnfInstance {
-    for v in instance.vim_connection_info.iter_mut().flatten() {
-        redact_connection(v.1);
+/// An instance as the API shows it: each reference to sealed inline credentials as the request
+/// gave them ([`VimDirectory::shown`]: the NFVO's `vimId`, `accessInfo` without secrets), and
+/// inline VIM secrets (stored as given by a directory without a registry) replaced by `"***"`.
+///
+/// [`VimDirectory::shown`]: crate::ports::VimDirectory::shown
+pub(crate) async fn instance_view(
+    inner: &Inner,
+    mut instance: VnfInstance,
+) -> Result<VnfInstance, LcmError> {
+    let owner = instance.id.clone();
+    for (key, entry) in instance.vim_connection_info.iter_mut().flatten() {
+        if is_sealed_reference(entry)
+            && let Some(given) = inner.vims.shown(key, entry, &owner).await?
+        {
+            *entry = given;
+        }
+        redact_connection(entry);
     }
-    instance
+    Ok(instance)
+}
+
+/// [`instance_view`] of an instance as a JSON document.
+pub(crate) async fn instance_document_view(
+    inner: &Inner,
+    doc: &mut serde_json::Map<String, serde_json::Value>,
+) -> Result<(), LcmError> {
+    let owner = doc
+        .get("id")
+        .and_then(|v| v.as_str())
+        .map(VnfInstanceId::from);
+    if let (Some(owner), Some(serde_json::Value::Object(map))) =
+        (owner, doc.get_mut("vimConnectionInfo"))
+    {
+        for (key, value) in map.iter_mut() {
+            let Ok(entry) = serde_json::from_value::<VimConnectionInfo>(value.clone()) else {
+                continue;
+            };
+            if is_sealed_reference(&entry)
+                && let Some(given) = inner.vims.shown(key, &entry, &owner).await?
+                && let Ok(v) = serde_json::to_value(given)
+            {
+                *value = v;
+            }
+        }
+    }
+    redact_vim_connections_in(doc);
+    Ok(())
 }
 
 /// An occurrence as the API shows it: inline VIM secrets in `operationParams` and

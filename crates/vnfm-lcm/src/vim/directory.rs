@@ -93,9 +93,11 @@ impl VimDirectory for VimRegistry {
         let pointer = format!("/vimConnectionInfo/{}", pointer_token(key));
         // The NFVO's vimId (if any) names the VIM in its own inventory; the sealed copy gets
         // an id of its own, so that two instances (or two operations) never collide on it.
+        // The NFVO's is kept in the copy's public part, to be shown back (`shown`).
         let mut probe = info.clone();
         probe.vim_id = None;
         let mut canonical = self.canonical(&probe).map_err(|e| under(e, &pointer))?;
+        canonical.vim_id = info.vim_id.clone();
         if let Some(existing) = self.reusable(current, owner, &canonical).await? {
             tracing::debug!(vim_id = %existing, connection = key, "inline VIM credentials unchanged; reusing their VIM");
             return Ok(SealedVim {
@@ -104,7 +106,6 @@ impl VimDirectory for VimRegistry {
             });
         }
         let id = VimId::new(new_id());
-        canonical.vim_id = Some(id.clone());
         let mut record = self.seal(
             &id,
             &inline_name(owner, key),
@@ -127,6 +128,40 @@ impl VimDirectory for VimRegistry {
             reference: reference_to(id, &canonical),
             created: true,
         })
+    }
+
+    async fn shown(
+        &self,
+        _key: &str,
+        entry: &VimConnectionInfo,
+        owner: &VnfInstanceId,
+    ) -> Result<Option<VimConnectionInfo>, LcmError> {
+        let (Some(id), true) = (&entry.vim_id, is_sealed_reference(entry)) else {
+            return Ok(None);
+        };
+        let Some((record, _)) = self.store.get_vim(id).await.map_err(store_err)? else {
+            return Ok(None);
+        };
+        if !is_inline_of(&record, owner) {
+            return Ok(None);
+        }
+        let Ok(given) = serde_json::from_value::<VimConnectionInfo>(record.public.clone()) else {
+            return Ok(None);
+        };
+        let secret = self.kinds.secret_members(&record.vim_type);
+        let access_info = given.access_info.map(|mut a| {
+            a.retain(|k, _| !secret.contains(&k.as_str()));
+            a
+        });
+        Ok(Some(VimConnectionInfo {
+            // Without the NFVO's (none given, or sealed before it was kept): the copy's own,
+            // which the VIM API shows.
+            vim_id: given.vim_id.or(Some(record.id)),
+            vim_type: record.vim_type,
+            interface_info: entry.interface_info.clone(),
+            access_info: access_info.filter(|a| !a.is_empty()),
+            extra: entry.extra.clone(),
+        }))
     }
 
     async fn release_inline(
@@ -278,7 +313,13 @@ impl VimRegistry {
             return Ok(None);
         }
         let mut stored = self.open(&record)?;
-        stored.vim_id = None;
+        // Compared with the NFVO's vimId the copy keeps, not the copy's own.
+        stored.vim_id = record
+            .public
+            .get("vimId")
+            .and_then(|v| v.as_str())
+            .filter(|v| *v != record.id.as_str())
+            .map(VimId::from);
         Ok((&stored == canonical).then(|| id.clone()))
     }
 
@@ -309,15 +350,22 @@ fn is_inline_of(record: &VimRecord, owner: &VnfInstanceId) -> bool {
         && record.name.starts_with(&inline_prefix(owner))
 }
 
-/// The `vimConnectionInfo` entry referencing VIM `id` (no `accessInfo`: a reference).
+/// The `vimConnectionInfo` entry referencing the VIM `id` sealed from inline credentials: its
+/// empty `accessInfo` carries nothing (a reference, as resolution reads it) and marks it for
+/// [`VimDirectory::shown`].
 fn reference_to(id: VimId, canonical: &VimConnectionInfo) -> VimConnectionInfo {
     VimConnectionInfo {
         vim_id: Some(id),
         vim_type: canonical.vim_type.clone(),
         interface_info: canonical.interface_info.clone(),
-        access_info: None,
+        access_info: Some(Default::default()),
         extra: canonical.extra.clone(),
     }
+}
+
+/// Whether `entry` is a reference [`reference_to`] made (an empty `accessInfo`).
+pub(crate) fn is_sealed_reference(entry: &VimConnectionInfo) -> bool {
+    entry.access_info.as_ref().is_some_and(|a| a.is_empty())
 }
 
 /// `e` with its JSON pointer (relative to a `vimConnectionInfo` entry) put under `prefix`.

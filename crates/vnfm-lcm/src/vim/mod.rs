@@ -18,8 +18,10 @@
 //! is validated like a registration (errors point into the request:
 //! `/vimConnectionInfo/<key>/accessInfo/password`) and stored as a VIM of its own, named
 //! `inline:<instanceId>:<key>` and owned by the instance (`createdByInstance`), with a new
-//! `vimId` (the NFVO's `vimId`, if the entry had one, is not kept). The request, and everything
-//! the runner stores after it, holds only a reference to it. An entry whose content equals the
+//! `vimId` (the NFVO's `vimId`, if the entry had one, is kept in its public part). The request,
+//! and everything the runner stores after it, holds only a reference to it (an empty
+//! `accessInfo` marks it); an instance shows such an entry as the request gave it, with the
+//! NFVO's `vimId` and without the secret members of `accessInfo` ([`VimDirectory::shown`]). An entry whose content equals the
 //! VIM the instance already references under the same key reuses that VIM; otherwise a new one
 //! is registered, and the one it replaces is deleted once the operation has ended and nothing
 //! references it ([`VimDirectory::release_inline`]), so a rollback can put the old reference
@@ -38,6 +40,7 @@
 //! [`VimDirectory::resolve`]: crate::ports::VimDirectory::resolve
 //! [`VimDirectory::seal_inline`]: crate::ports::VimDirectory::seal_inline
 //! [`VimDirectory::release_inline`]: crate::ports::VimDirectory::release_inline
+//! [`VimDirectory::shown`]: crate::ports::VimDirectory::shown
 //! [`VimDirectory::release_owned`]: crate::ports::VimDirectory::release_owned
 
 use vnfm_store::StoreError;
@@ -51,6 +54,7 @@ mod registry;
 #[cfg(test)]
 mod tests;
 
+pub(crate) use directory::is_sealed_reference;
 pub use inline::InlineVimDirectory;
 pub use redact::{
     is_secret_member, redact_access_info, redact_connection, redact_vim_connections_in,

@@ -55,22 +55,34 @@ fn redact_nested(v: &mut Value) {
 }
 
 /// `info` as shown to users: inline `accessInfo` secrets replaced by `"***"` (a reference to
-/// a registered VIM has none).
+/// a registered VIM has none), and the empty `accessInfo` that marks a reference to sealed
+/// inline credentials left out.
 pub fn redact_connection(info: &mut VimConnectionInfo) {
+    if info.access_info.as_ref().is_some_and(|a| a.is_empty()) {
+        info.access_info = None;
+    }
     if let Some(a) = info.access_info.as_mut() {
         redact_access_info(a);
     }
 }
 
 /// Redacts the entries of a `vimConnectionInfo` member of a JSON object (a request body or
-/// `changedInfo`); `null` entries (removals in a merge patch) stay.
+/// `changedInfo`) as [`redact_connection`] does; `null` entries (removals in a merge patch)
+/// stay.
 pub fn redact_vim_connections_in(doc: &mut KeyValuePairs) {
     let Some(Value::Object(map)) = doc.get_mut("vimConnectionInfo") else {
         return;
     };
     for entry in map.values_mut() {
-        if let Some(Value::Object(a)) = entry.get_mut("accessInfo") {
-            redact_access_info(a);
+        let Value::Object(entry) = entry else {
+            continue;
+        };
+        match entry.get_mut("accessInfo") {
+            Some(Value::Object(a)) if a.is_empty() => {
+                entry.remove("accessInfo");
+            }
+            Some(Value::Object(a)) => redact_access_info(a),
+            _ => {}
         }
     }
 }

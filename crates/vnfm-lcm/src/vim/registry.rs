@@ -113,7 +113,7 @@ impl std::fmt::Debug for VimUpdate {
 pub struct VimRegistry {
     pub(super) store: Arc<dyn Store>,
     pub(super) keyring: Arc<Keyring>,
-    kinds: VimKinds,
+    pub(super) kinds: VimKinds,
 }
 
 impl std::fmt::Debug for VimRegistry {
