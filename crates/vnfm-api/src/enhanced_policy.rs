@@ -627,6 +627,21 @@ pub(crate) async fn layer(
     }
 }
 
+/// `request` with its body read whole (the rule looks into it; the handler gets it again), or
+/// the refusal of a body over the JSON limit.
+async fn buffered(
+    state: &AppState,
+    request: Request,
+) -> Result<(axum::http::request::Parts, axum::body::Bytes), Response> {
+    let (parts, body) = request.into_parts();
+    match axum::body::to_bytes(body, state.options.max_json_body).await {
+        Ok(bytes) => Ok((parts, bytes)),
+        Err(_) => {
+            Err(ApiError::PayloadTooLarge("the request body is too large".into()).into_response())
+        }
+    }
+}
+
 /// `POST .../vnf_instances`: the rule sees the vendor of the package the body's `vnfdId`
 /// names (a body that does not parse, or names no package, is the handler's to refuse).
 async fn create(
@@ -637,13 +652,9 @@ async fn create(
     request: Request,
     next: Next,
 ) -> Response {
-    let (parts, body) = request.into_parts();
-    let bytes = match axum::body::to_bytes(body, state.options.max_json_body).await {
+    let (parts, bytes) = match buffered(state, request).await {
         Ok(b) => b,
-        Err(_) => {
-            return ApiError::PayloadTooLarge("the request body is too large".into())
-                .into_response();
-        }
+        Err(refused) => return refused,
     };
     let vnfd = serde_json::from_slice::<Value>(&bytes)
         .ok()
@@ -674,13 +685,9 @@ async fn create_vim(
     request: Request,
     next: Next,
 ) -> Response {
-    let (parts, body) = request.into_parts();
-    let bytes = match axum::body::to_bytes(body, state.options.max_json_body).await {
+    let (parts, bytes) = match buffered(state, request).await {
         Ok(b) => b,
-        Err(_) => {
-            return ApiError::PayloadTooLarge("the request body is too large".into())
-                .into_response();
-        }
+        Err(refused) => return refused,
     };
     if let Ok(body) = serde_json::from_slice::<Value>(&bytes) {
         let vim = body.get("vim").unwrap_or(&body);
