@@ -68,6 +68,18 @@ pub struct ClientArgs {
         help_heading = "Connection"
     )]
     pub credentials_file: Option<PathBuf>,
+    /// Get tokens from this OAuth 2.0 authorization server (the issuer the server was given
+    /// with `--oauth-issuer`, e.g. `https://keycloak.example/realms/nfv`) instead of the
+    /// server's own `/oauth2/token`: by client credentials (--client-id, --client-secret of a
+    /// client of that server) at the token endpoint its metadata names.
+    #[arg(
+        long,
+        env = "VNFM_OAUTH_ISSUER",
+        global = true,
+        value_name = "URL",
+        help_heading = "Connection"
+    )]
+    pub oauth_issuer: Option<String>,
     /// Log in through Keystone as the user of this cloud of `clouds.yaml` (as `openstack
     /// --os-cloud`); without it, the `OS_*` variables (`OS_AUTH_URL`, ...) log in when no
     /// OAuth 2.0 client is given.
@@ -122,6 +134,7 @@ struct ConfigFile {
     client_id: Option<String>,
     client_secret: Option<String>,
     credentials_file: Option<PathBuf>,
+    oauth_issuer: Option<String>,
     ca_cert: Option<PathBuf>,
 }
 
@@ -141,6 +154,9 @@ pub struct Settings {
     pub client_id: String,
     /// OAuth 2.0 client secret.
     pub client_secret: String,
+    /// The external authorization server that issues the tokens (`None`: the VNFM's own
+    /// `/oauth2/token`).
+    pub oauth_issuer: Option<String>,
     /// Extra trusted CA certificates (PEM bytes).
     pub ca_pem: Option<Vec<u8>>,
     /// Where tokens are cached; `None` disables the cache.
@@ -156,6 +172,7 @@ impl std::fmt::Debug for Settings {
         f.debug_struct("Settings")
             .field("url", &self.url)
             .field("client_id", &self.client_id)
+            .field("oauth_issuer", &self.oauth_issuer)
             .field("token_cache_dir", &self.token_cache_dir)
             .finish_non_exhaustive()
     }
@@ -204,7 +221,9 @@ fn read_config(path: &Path) -> Result<ConfigFile, ClientError> {
     serde_saphyr::from_str(&text).map_err(|e| ClientError::BadFile {
         what: "configuration file",
         path: path.to_owned(),
-        message: format!("{e} (members: url, client_id, client_secret, credentials_file, ca_cert)"),
+        message: format!(
+            "{e} (members: url, client_id, client_secret, credentials_file, oauth_issuer, ca_cert)"
+        ),
     })
 }
 
@@ -261,6 +280,7 @@ impl ClientArgs {
                 url,
                 client_id: String::new(),
                 client_secret: String::new(),
+                oauth_issuer: None,
                 ca_pem,
                 token_cache_dir: None,
                 keystone: Some(login),
@@ -291,6 +311,21 @@ impl ClientArgs {
                 "no client credentials: give --client-id and --client-secret (or VNFM_CLIENT_ID and VNFM_CLIENT_SECRET), --credentials-file with the server's credentials.json, client_id/client_secret in the configuration file, or log in through Keystone with --os-cloud (or OS_CLOUD, or the OS_* variables)".into(),
             ));
         };
+        let oauth_issuer = self
+            .oauth_issuer
+            .clone()
+            .or(file.oauth_issuer)
+            .map(|i| i.trim().trim_end_matches('/').to_owned());
+        if let Some(issuer) = &oauth_issuer {
+            match reqwest::Url::parse(issuer) {
+                Ok(u) if matches!(u.scheme(), "http" | "https") && u.host().is_some() => {}
+                _ => {
+                    return Err(ClientError::Config(format!(
+                        "the OAuth 2.0 issuer `{issuer}` is not an http(s) URL (e.g. https://keycloak.example/realms/nfv)"
+                    )));
+                }
+            }
+        }
         let ca = self.ca_cert.clone().or(file.ca_cert.map(in_file));
         let ca_pem = match ca {
             Some(p) => Some(read("CA certificate", &p)?),
@@ -300,6 +335,7 @@ impl ClientArgs {
             url,
             client_id,
             client_secret,
+            oauth_issuer,
             ca_pem,
             token_cache_dir: if self.no_token_cache {
                 None
@@ -321,6 +357,7 @@ mod tests {
             client_id: None,
             client_secret: None,
             credentials_file: None,
+            oauth_issuer: None,
             config: None,
             os_cloud: None,
             ca_cert: None,

@@ -148,8 +148,10 @@ impl Api {
     fn cache_file(&self) -> Option<PathBuf> {
         let dir = self.settings.token_cache_dir.as_ref()?;
         let mut h = Sha256::new();
+        let issuer = self.settings.oauth_issuer.clone().unwrap_or_default();
         for part in [
             &self.settings.url,
+            &issuer,
             &self.settings.client_id,
             &self.settings.client_secret,
         ] {
@@ -251,7 +253,10 @@ impl Api {
             *slot = Some(t);
             return Ok(token);
         }
-        let url = format!("{}/oauth2/token", self.settings.url);
+        let url = match &self.settings.oauth_issuer {
+            Some(issuer) => self.token_endpoint(issuer).await?,
+            None => format!("{}/oauth2/token", self.settings.url),
+        };
         let resp = self
             .http
             .post(&url)
@@ -283,12 +288,12 @@ impl Api {
             });
         }
         let body: Value = serde_json::from_str(&text).map_err(|e| ClientError::Unexpected {
-            what: "POST /oauth2/token".into(),
+            what: format!("POST {url}"),
             message: format!("the body is not JSON: {e}"),
         })?;
         let Some(access_token) = body.get("access_token").and_then(Value::as_str) else {
             return Err(ClientError::Unexpected {
-                what: "POST /oauth2/token".into(),
+                what: format!("POST {url}"),
                 message: "no access_token in the answer".into(),
             });
         };
@@ -303,6 +308,43 @@ impl Api {
         let token = t.access_token.clone();
         *slot = Some(t);
         Ok(token)
+    }
+
+    /// The token endpoint of authorization server `issuer`, from its metadata (OpenID Connect
+    /// discovery, else RFC 8414).
+    async fn token_endpoint(&self, issuer: &str) -> Result<String, ClientError> {
+        let mut last = String::new();
+        for well_known in ["openid-configuration", "oauth-authorization-server"] {
+            let url = format!("{issuer}/.well-known/{well_known}");
+            let resp = self
+                .http
+                .get(&url)
+                .send()
+                .await
+                .map_err(|e| ClientError::Connect {
+                    url: url.clone(),
+                    message: chain(&e),
+                })?;
+            if !resp.status().is_success() {
+                last = format!("GET {url} answered {}", resp.status());
+                continue;
+            }
+            let meta: Value = resp.json().await.map_err(|e| ClientError::Unexpected {
+                what: format!("GET {url}"),
+                message: format!("the metadata is not JSON: {}", chain(&e)),
+            })?;
+            return meta
+                .get("token_endpoint")
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+                .ok_or_else(|| ClientError::Unexpected {
+                    what: format!("GET {url}"),
+                    message: "the metadata names no token_endpoint".into(),
+                });
+        }
+        Err(ClientError::Config(format!(
+            "no metadata of the OAuth 2.0 issuer {issuer}: {last}; check --oauth-issuer"
+        )))
     }
 
     fn url(&self, path: &str) -> String {
@@ -611,6 +653,7 @@ mod tests {
             url,
             client_id: "c".into(),
             client_secret: "s".into(),
+            oauth_issuer: None,
             ca_pem: None,
             token_cache_dir: None,
             keystone: None,

@@ -2,8 +2,8 @@
 //! start`: the options as an operator gives them (introspection by client_secret_post, its
 //! secret from a file), a member's JWT accepted, a reader's change refused with
 //! `insufficient_scope`, another project's instance answered 404, an opaque token introspected
-//! and refused, hostile tokens 401 `invalid_token`, and nothing of any token in the server's
-//! debug log.
+//! and refused, hostile tokens 401 `invalid_token`, the `vnfm` client logging in at the realm,
+//! and nothing of any token in the server's debug log.
 
 use std::path::Path;
 
@@ -146,6 +146,51 @@ async fn serve_takes_the_realms_tokens_and_logs_nothing_of_them() {
             .0,
         200
     );
+    // The `vnfm` client logs in at the realm (token endpoint from its metadata) and sees
+    // its project's instance; another project's client does not.
+    let inst_id = inst["id"].as_str().unwrap();
+    for (client_id, sees) in [("tenant-a", true), ("tenant-b", false)] {
+        let listed = super::client_ok(
+            &server,
+            &data,
+            &[
+                "vnf",
+                "list",
+                "-o",
+                "json",
+                "--oauth-issuer",
+                &kc.issuer,
+                "--client-id",
+                client_id,
+                "--client-secret",
+                &kc.secret(client_id),
+            ],
+        );
+        assert_eq!(listed.contains(inst_id), sees, "{client_id}: {listed}");
+    }
+    let wrong = super::client(
+        &server,
+        &data,
+        &[
+            "vnf",
+            "list",
+            "--oauth-issuer",
+            &kc.issuer,
+            "--client-id",
+            "tenant-a",
+            "--client-secret",
+            "not-the-secret",
+        ],
+    );
+    assert!(!wrong.status.success());
+    let stderr = String::from_utf8_lossy(&wrong.stderr);
+    assert!(
+        stderr.contains("401")
+            || stderr.contains("unauthorized_client")
+            || stderr.contains("invalid_client"),
+        "{stderr}"
+    );
+
     let (status, challenge, _) = send(
         &http,
         reqwest::Method::DELETE,
