@@ -47,9 +47,11 @@ pub enum ClientError {
     },
     /// The token endpoint refused the client credentials.
     #[error(
-        "the VNFM refused the client credentials ({status}): {detail}; check --client-id/--client-secret (or VNFM_CLIENT_ID/VNFM_CLIENT_SECRET)"
+        "{by} refused the client credentials ({status}): {detail}; check --client-id/--client-secret (or VNFM_CLIENT_ID/VNFM_CLIENT_SECRET)"
     )]
     Auth {
+        /// Who refused them: the VNFM, or the authorization server (by its issuer).
+        by: String,
         /// HTTP status.
         status: u16,
         /// The server's explanation.

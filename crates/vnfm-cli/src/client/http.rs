@@ -283,6 +283,10 @@ impl Api {
                 .unwrap_or("no detail given")
                 .to_owned();
             return Err(ClientError::Auth {
+                by: match &self.settings.oauth_issuer {
+                    Some(issuer) => format!("the authorization server {issuer}"),
+                    None => "the VNFM".to_owned(),
+                },
                 status: status.as_u16(),
                 detail,
             });
