@@ -212,7 +212,7 @@ fn accepted(origin: &str, occ: &VnfLcmOpOcc) -> Response {
 }
 
 macro_rules! same_shape_task {
-    ($name:ident, $req:ty, $schema:expr, $call:ident) => {
+    ($name:ident, $req:ty, $schema:expr) => {
         async fn $name(
             State(state): State<Arc<AppState>>,
             Path(id): Path<String>,
@@ -251,7 +251,7 @@ fn v261_names(mut body: Value) -> Value {
 }
 
 macro_rules! converted_task {
-    ($name:ident, $v1:ty, $v2:ty, $call:ident) => {
+    ($name:ident, $v1:ty, $v2:ty) => {
         async fn $name(
             State(state): State<Arc<AppState>>,
             Path(id): Path<String>,
@@ -275,38 +275,28 @@ macro_rules! converted_task {
 converted_task!(
     instantiate,
     v1::InstantiateVnfRequest,
-    vnfm_types::InstantiateVnfRequest,
-    instantiate
+    vnfm_types::InstantiateVnfRequest
 );
 same_shape_task!(
     terminate,
     TerminateVnfRequest,
-    Some(SchemaId::TerminateVnfRequest),
-    terminate
+    Some(SchemaId::TerminateVnfRequest)
 );
-same_shape_task!(heal, HealVnfRequest, Some(SchemaId::HealVnfRequest), heal);
-same_shape_task!(
-    scale,
-    ScaleVnfRequest,
-    Some(SchemaId::ScaleVnfRequest),
-    scale
-);
-same_shape_task!(scale_to_level, ScaleVnfToLevelRequest, None, scale_to_level);
+same_shape_task!(heal, HealVnfRequest, Some(SchemaId::HealVnfRequest));
+same_shape_task!(scale, ScaleVnfRequest, Some(SchemaId::ScaleVnfRequest));
+same_shape_task!(scale_to_level, ScaleVnfToLevelRequest, None);
 converted_task!(
     change_flavour,
     v1::ChangeVnfFlavourRequest,
-    vnfm_types::ChangeVnfFlavourRequest,
-    change_flavour
+    vnfm_types::ChangeVnfFlavourRequest
 );
 same_shape_task!(
     operate,
     OperateVnfRequest,
-    Some(SchemaId::OperateVnfRequest),
-    operate
+    Some(SchemaId::OperateVnfRequest)
 );
 converted_task!(
     change_ext_conn,
     v1::ChangeExtVnfConnectivityRequest,
-    vnfm_types::ChangeExtVnfConnectivityRequest,
-    change_ext_conn
+    vnfm_types::ChangeExtVnfConnectivityRequest
 );

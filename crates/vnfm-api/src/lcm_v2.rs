@@ -189,7 +189,7 @@ pub(crate) fn accepted(origin: &str, occ: &VnfLcmOpOcc) -> Response {
 }
 
 macro_rules! task {
-    ($name:ident, $req:ty, $schema:expr, $call:ident, $variant:ident) => {
+    ($name:ident, $req:ty, $schema:expr, $variant:ident) => {
         async fn $name(
             State(state): State<Arc<AppState>>,
             Path(id): Path<String>,
@@ -223,56 +223,43 @@ task!(
     instantiate,
     InstantiateVnfRequest,
     Some(SchemaId::InstantiateVnfRequest),
-    instantiate,
     Instantiate
 );
 task!(
     terminate,
     TerminateVnfRequest,
     Some(SchemaId::TerminateVnfRequest),
-    terminate,
     Terminate
 );
-task!(
-    heal,
-    HealVnfRequest,
-    Some(SchemaId::HealVnfRequest),
-    heal,
-    Heal
-);
+task!(heal, HealVnfRequest, Some(SchemaId::HealVnfRequest), Heal);
 task!(
     scale,
     ScaleVnfRequest,
     Some(SchemaId::ScaleVnfRequest),
-    scale,
     Scale
 );
 task!(
     scale_to_level,
     ScaleVnfToLevelRequest,
     Some(SchemaId::ScaleVnfToLevelRequest),
-    scale_to_level,
     ScaleToLevel
 );
 task!(
     change_flavour,
     ChangeVnfFlavourRequest,
     Some(SchemaId::ChangeVnfFlavourRequest),
-    change_flavour,
     ChangeFlavour
 );
 task!(
     operate,
     OperateVnfRequest,
     Some(SchemaId::OperateVnfRequest),
-    operate,
     Operate
 );
 task!(
     change_ext_conn,
     ChangeExtVnfConnectivityRequest,
     Some(SchemaId::ChangeExtVnfConnectivityRequest),
-    change_ext_conn,
     ChangeExtConn
 );
 
