@@ -860,7 +860,9 @@ mod tests {
         );
         let (stored, _) = store.get_op_occ(&occ.id).await.unwrap().unwrap();
         let entry = &stored.operation_params.unwrap()["vimConnectionInfo"]["k8s"];
-        assert!(entry.get("accessInfo").is_none(), "{entry}");
+        // A reference: an empty accessInfo marks a sealed one, the token is not there.
+        assert_eq!(entry["accessInfo"], json!({}), "{entry}");
+        assert!(!entry.to_string().contains(TOKEN), "{entry}");
         let vim_id = types::VimId::new(entry["vimId"].as_str().unwrap());
         // The default directory is a registry over the same store and keyring.
         let registry = VimRegistry::new(
