@@ -238,11 +238,19 @@ pub(crate) async fn instance_document_view(
         (owner, doc.get_mut("vimConnectionInfo"))
     {
         for (key, value) in map.iter_mut() {
+            // Only a sealed reference (an empty accessInfo) is looked up; the others are not
+            // decoded at all, as a list shows many.
+            let sealed = value
+                .get("accessInfo")
+                .and_then(|a| a.as_object())
+                .is_some_and(|a| a.is_empty());
+            if !sealed {
+                continue;
+            }
             let Ok(entry) = serde_json::from_value::<VimConnectionInfo>(value.clone()) else {
                 continue;
             };
-            if is_sealed_reference(&entry)
-                && let Some(given) = inner.vims.shown(key, &entry, &owner).await?
+            if let Some(given) = inner.vims.shown(key, &entry, &owner).await?
                 && let Ok(v) = serde_json::to_value(given)
             {
                 *value = v;
