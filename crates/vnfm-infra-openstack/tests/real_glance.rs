@@ -16,8 +16,10 @@ use support::Cloud;
 use vnfm_driver_api::{ArtifactSource, ResolvedVim};
 use vnfm_infra_openstack::OpenStackDriver;
 use vnfm_infra_openstack::glance::{MANAGED_TAG, instance_tag};
+use vnfm_infra_openstack::DriverState;
 use vnfm_lcm::MemoryCatalog;
-use vnfm_types::{LcmOperationStateType, VnfInstance, VnfInstanceId};
+use vnfm_mgmt_script::{ScriptConfig, ScriptMgmtDriver};
+use vnfm_types::{LcmOperationStateType, VnfInstance, VnfInstanceId, VnfLcmOpOcc};
 
 const WAIT: Duration = Duration::from_secs(600);
 const IMAGE_FILE: &str = "Files/images/vnfm-test.qcow2";
@@ -333,5 +335,105 @@ async fn a_panicking_test_leaves_neither_its_stack_nor_its_image() {
             tokio::time::sleep(Duration::from_secs(2)).await;
         }
     }
+    lcm.shutdown(Duration::from_secs(5)).await;
+}
+
+/// A heal by a package's user data class gets, in its grant, the software image of the
+/// instance's current package uploaded to Glance, as Tacker's NFVO grants it for a heal: after
+/// a MODIFY_INFO onto a package whose image has a file, Tacker's `StandardUserData.heal`
+/// rebuilds the healed VNFCs on that image (Tacker's `test_basic_lcms_min` of
+/// `st_userdata`). The last terminate deletes the image.
+#[vnfm_test_env::needs(openstack)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_heal_after_a_package_change_gets_the_new_packages_image_in_its_grant() {
+    const CLASS_FILE: &str = "UserData/userdata.py";
+    let mut f = Fixture::new();
+    let scripts = Arc::new(ScriptMgmtDriver::new(ScriptConfig::default()));
+    f.driver =
+        Arc::new(OpenStackDriver::new(support::driver_config()).with_user_data_scripts(scripts));
+    let catalog = MemoryCatalog::new();
+    // The first package boots from the cloud's image by name; the second carries an image file.
+    let class = support::package("").with(CLASS_FILE, crate::real_user_data::CLASS);
+    catalog.insert(support::vnfd("vnfd-heal-image-a"), Arc::new(class.clone()));
+    catalog.insert(
+        vnfd_with_image("vnfd-heal-image-b", &f.name, &f.sha256),
+        Arc::new(class.with(IMAGE_FILE, f.data.clone())),
+    );
+    let lcm = f.lcm(catalog).await;
+    let guard = support::StackGuard::new(f.cloud.clone(), f.driver.clone());
+    let vnf = lcm
+        .create_vnf_identifier(
+            serde_json::from_value(json!({"vnfdId": "vnfd-heal-image-a"})).unwrap(),
+        )
+        .await
+        .unwrap();
+    guard.watch(&vnf.id);
+    let with_class = json!({
+        "lcm-operation-user-data": "./UserData/userdata.py",
+        "lcm-operation-user-data-class": "UserData"
+    });
+    let completed = |op: VnfLcmOpOcc| {
+        assert_eq!(
+            op.operation_state,
+            LcmOperationStateType::Completed,
+            "{:?}",
+            op.error
+        );
+    };
+    let mut request = support::instantiate_request_at(&f.cloud, "10.10.0.93");
+    request["additionalParams"] = with_class.clone();
+    let op = lcm
+        .instantiate(&vnf.id, serde_json::from_value(request).unwrap())
+        .await
+        .unwrap();
+    completed(lcm.wait(&op.id, WAIT).await.unwrap());
+    assert!(f.services.images_named(&f.name).await.is_empty());
+
+    let op = lcm
+        .modify_info(
+            &vnf.id,
+            serde_json::from_value(json!({"vnfdId": "vnfd-heal-image-b"})).unwrap(),
+        )
+        .await
+        .unwrap();
+    completed(lcm.wait(&op.id, WAIT).await.unwrap());
+    let op = lcm
+        .heal(
+            &vnf.id,
+            serde_json::from_value(json!({"additionalParams": with_class})).unwrap(),
+        )
+        .await
+        .unwrap();
+    completed(lcm.wait(&op.id, WAIT).await.unwrap());
+
+    let images = f.services.images_named(&f.name).await;
+    assert_eq!(images.len(), 1, "{images:?}");
+    let uploaded = images[0]["id"].as_str().unwrap().to_string();
+    let inst = lcm.get_instance(&vnf.id).await.unwrap();
+    let info = inst.instantiated_vnf_info.as_ref().unwrap();
+    let state: DriverState =
+        serde_json::from_value(info.metadata.as_ref().unwrap()["driverState"].clone()).unwrap();
+    assert_eq!(state.nfv["VDU"]["VDU1"]["vcImageId"], uploaded.as_str());
+    // VDU2 was not given the image by the class: it stays on the cloud's image.
+    assert_eq!(state.nfv["VDU"]["VDU2"]["vcImageId"], "cirros-0.6");
+    let vdu1: Vec<_> = info
+        .vnfc_resource_info
+        .iter()
+        .flatten()
+        .filter(|v| v.vdu_id == "VDU1")
+        .cloned()
+        .collect();
+    assert_eq!(vdu1.len(), 2);
+    f.services.assert_servers_built(&vdu1, &f.name).await;
+
+    let op = lcm
+        .terminate(
+            &vnf.id,
+            serde_json::from_value(json!({"terminationType": "FORCEFUL"})).unwrap(),
+        )
+        .await
+        .unwrap();
+    completed(lcm.wait(&op.id, WAIT).await.unwrap());
+    assert!(f.services.images_named(&f.name).await.is_empty());
     lcm.shutdown(Duration::from_secs(5)).await;
 }

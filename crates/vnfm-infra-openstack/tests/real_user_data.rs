@@ -24,7 +24,7 @@ const WAIT: Duration = Duration::from_secs(600);
 
 /// What `DefaultUserData.instantiate` computes for the test package's BaseHOT, written out
 /// for it (the template and nested file as the package has them, as text).
-const CLASS: &str = r#"
+pub(crate) const CLASS: &str = r#"
 import os
 
 
@@ -73,6 +73,11 @@ class UserData:
         }
         return {'template': template, 'files': {'VDU1_nested.yaml': nested},
                 'parameters': {'nfv': nfv}}
+
+    @staticmethod
+    def heal(req, inst, grant_req, grant, tmp_csar_dir):
+        # As Tacker's StandardUserData.heal: the healed servers' image from the grant.
+        return {'parameters': {'nfv': {'VDU': {'VDU1': {'vcImageId': _image(grant, 'VDU1')}}}}}
 "#;
 
 fn vnfcs_of(i: &VnfInstance, vdu: &str) -> usize {

@@ -262,19 +262,18 @@ impl OpenStackDriver {
         let managed = Self::recorded_managed(req);
         let user_data = ctx.user_data()?;
         // A class of the package gives the `nfv` (Tacker's `DefaultUserData.heal` an empty
-        // patch: the stack's), and may give templates.
+        // patch: the stack's), and may give templates. It gets the package's uploaded images
+        // in the grant, as Tacker's NFVO grants them for a heal: after a MODIFY_INFO that
+        // changed the package, `StandardUserData.heal` rebuilds the healed VNFCs on the new
+        // package's image.
         let applied = match &user_data {
-            UserData::Script { file, class } => Some(
-                self.scripted_update(
-                    &heat,
-                    &ctx,
-                    &stack,
-                    flavour,
-                    (file, class),
-                    &BTreeMap::new(),
+            UserData::Script { file, class } => {
+                let images = self.upload_images(&ctx, flavour).await?;
+                Some(
+                    self.scripted_update(&heat, &ctx, &stack, flavour, (file, class), &images)
+                        .await?,
                 )
-                .await?,
-            ),
+            }
             _ => None,
         };
         let nfv = applied
