@@ -74,6 +74,17 @@ pub enum ClientAuth {
         /// The `kid` the authorization server knows the key by, if it needs one.
         key_id: Option<String>,
     },
+    /// `tls_client_auth` (RFC 8705 clause 2.1): mutual TLS with this certificate and key on
+    /// the connection to the authorization server, and `client_id` in the form; the
+    /// authorization server recognises the client by the certificate's subject or
+    /// subjectAltName registered for it. The introspection endpoint is then the metadata's
+    /// `mtls_endpoint_aliases.introspection_endpoint` when it names one (RFC 8705 clause 5).
+    TlsClientAuth {
+        /// The client certificate (PEM; its chain may follow it).
+        cert_pem: String,
+        /// The certificate's private key (PEM: PKCS#8, PKCS#1 or SEC1).
+        key_pem: Secret,
+    },
 }
 
 impl ClientAuth {
@@ -84,6 +95,7 @@ impl ClientAuth {
             ClientAuth::SecretPost(_) => "client_secret_post",
             ClientAuth::SecretJwt(_) => "client_secret_jwt",
             ClientAuth::PrivateKeyJwt { .. } => "private_key_jwt",
+            ClientAuth::TlsClientAuth { .. } => "tls_client_auth",
         }
     }
 }
@@ -255,6 +267,9 @@ pub struct OAuthConfig {
     pub claims: ClaimMapping,
     /// Which roles grant what.
     pub roles: RoleMapping,
+    /// CA certificates (PEM) trusted for the authorization server's TLS certificate, instead
+    /// of the system's; `None` trusts the system's.
+    pub ca_pem: Option<String>,
 }
 
 impl OAuthConfig {
@@ -272,6 +287,7 @@ impl OAuthConfig {
             request_timeout: DEFAULT_REQUEST_TIMEOUT,
             claims: ClaimMapping::default(),
             roles: RoleMapping::default(),
+            ca_pem: None,
         }
     }
 
@@ -312,5 +328,11 @@ mod tests {
         };
         let shown = format!("{key:?}");
         assert!(shown.contains("k1") && !shown.contains("xyz"), "{shown}");
+        let tls = ClientAuth::TlsClientAuth {
+            cert_pem: "-----BEGIN CERTIFICATE-----abc".into(),
+            key_pem: Secret::new("-----BEGIN PRIVATE KEY-----xyz"),
+        };
+        let shown = format!("{tls:?}");
+        assert!(shown == "tls_client_auth", "{shown}");
     }
 }

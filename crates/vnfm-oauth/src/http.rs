@@ -49,6 +49,9 @@ pub(crate) struct Metadata {
     pub(crate) jwks_uri: Option<String>,
     pub(crate) introspection_endpoint: Option<String>,
     pub(crate) token_endpoint: Option<String>,
+    /// `mtls_endpoint_aliases.introspection_endpoint` (RFC 8705 clause 5): where clients
+    /// authenticating with mutual TLS introspect.
+    pub(crate) mtls_introspection_endpoint: Option<String>,
 }
 
 /// RFC 8414's metadata URL of `issuer`: the well-known segment goes between the host and the
@@ -90,6 +93,11 @@ pub(crate) async fn discover(http: &reqwest::Client, issuer: &str) -> Result<Met
         jwks_uri: endpoint("jwks_uri"),
         introspection_endpoint: endpoint("introspection_endpoint"),
         token_endpoint: endpoint("token_endpoint"),
+        mtls_introspection_endpoint: doc
+            .get("mtls_endpoint_aliases")
+            .and_then(|a| a.get("introspection_endpoint"))
+            .and_then(Value::as_str)
+            .map(str::to_owned),
     })
 }
 

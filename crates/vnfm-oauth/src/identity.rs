@@ -33,6 +33,11 @@ pub struct TokenIdentity {
     pub roles: Vec<String>,
     /// When the token expires (`exp`), if it says.
     pub expires_at: Option<SystemTime>,
+    /// The client certificate the token is bound to (RFC 8705 clause 3.1, the confirmation
+    /// `cnf.x5t#S256`): the base64url SHA-256 thumbprint (no padding) of its DER. Such a token
+    /// is good only on a TLS connection whose client certificate has this thumbprint; the
+    /// resource server checks that (this crate does not see connections).
+    pub certificate_thumbprint: Option<String>,
     /// How it was verified.
     pub verified: Verified,
 }
@@ -117,6 +122,12 @@ impl TokenIdentity {
                 .and_then(|p| text(claims, p)),
             roles,
             expires_at: instant(claims, "exp"),
+            certificate_thumbprint: claims
+                .get("cnf")
+                .and_then(Value::as_object)
+                .and_then(|cnf| cnf.get("x5t#S256"))
+                .and_then(Value::as_str)
+                .map(str::to_owned),
             verified,
         }
     }
@@ -173,5 +184,22 @@ mod tests {
         assert_eq!(id.roles, ["admin", "vnfm.read"]);
         assert_eq!(id.project_id.as_deref(), Some("42"));
         assert_eq!(id.project_name, None);
+        assert_eq!(id.certificate_thumbprint, None);
+    }
+
+    #[test]
+    fn a_certificate_bound_token_names_its_thumbprint() {
+        let c = claims(json!({
+            "sub": "u1", "cnf": {"x5t#S256": "bwcK0esc3ACC3DB2Y5_lESsXE8o9ltc05O89jdN-dg2"}
+        }));
+        let id = TokenIdentity::from_claims(&c, &ClaimMapping::default(), Verified::Jwt);
+        assert_eq!(
+            id.certificate_thumbprint.as_deref(),
+            Some("bwcK0esc3ACC3DB2Y5_lESsXE8o9ltc05O89jdN-dg2")
+        );
+        // Another confirmation method (a DPoP key) binds to no certificate.
+        let c = claims(json!({"sub": "u1", "cnf": {"jkt": "0ZcOCORZNYy"}}));
+        let id = TokenIdentity::from_claims(&c, &ClaimMapping::default(), Verified::Jwt);
+        assert_eq!(id.certificate_thumbprint, None);
     }
 }

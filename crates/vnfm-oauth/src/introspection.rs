@@ -241,6 +241,8 @@ impl Introspector {
                 form.push(("client_assertion_type", ASSERTION_TYPE.to_owned()));
                 form.push(("client_assertion", jwt));
             }
+            // The certificate went with the TLS handshake (the HTTP client holds it).
+            ClientAuth::TlsClientAuth { .. } => form.push(("client_id", client_id.to_owned())),
         }
         let doc = crate::http::json(Step::Introspection, url, request.form(&form)).await;
         if let Err(OAuthError::Status { status, .. }) = &doc

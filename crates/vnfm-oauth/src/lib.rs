@@ -18,8 +18,9 @@
 //!   audience, `exp` and `nbf` hold within [`OAuthConfig::leeway`]. A token longer than
 //!   [`OAuthConfig::max_token_bytes`] is refused before anything of it is parsed.
 //! - **Opaque tokens are introspected** (RFC 7662), this server authenticating as its own
-//!   client by `client_secret_basic`, `client_secret_post`, `client_secret_jwt` or
-//!   `private_key_jwt` ([`ClientAuth`]). Answers are cached by the SHA-256 of the token
+//!   client by `client_secret_basic`, `client_secret_post`, `client_secret_jwt`,
+//!   `private_key_jwt` or `tls_client_auth` (a client certificate, RFC 8705)
+//!   ([`ClientAuth`]). Answers are cached by the SHA-256 of the token
 //!   (never the token), at most [`IntrospectionConfig::cache_capacity`] of them, for
 //!   [`IntrospectionConfig::cache_ttl`] and never past the token's `exp`; an inactive token is
 //!   refused at once. [`TokenCheck::Introspection`] introspects JWTs too (revocation shows as
@@ -27,6 +28,9 @@
 //! - [`OAuthError::Invalid`] means the token is at fault (answer `401`); every other error
 //!   means the authorization server could not tell (answer `503`). Keys already held keep
 //!   verifying JWTs while the server is away.
+//! - A token bound to a client certificate (RFC 8705, `cnf.x5t#S256`) says so in
+//!   [`TokenIdentity::certificate_thumbprint`]; the resource server, which sees the TLS
+//!   connection, checks it.
 //! - Tokens, claim values and client secrets never appear in errors, logs or `Debug` output.
 //!
 //! ```no_run

@@ -5,7 +5,7 @@
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
-use crate::config::{Access, OAuthConfig, TokenCheck};
+use crate::config::{Access, ClientAuth, IntrospectionConfig, OAuthConfig, TokenCheck};
 use crate::error::{OAuthError, Refusal, Step};
 use crate::http::Metadata;
 use crate::identity::{TokenIdentity, Verified};
@@ -56,6 +56,46 @@ fn check_url(what: &str, url: &str) -> Result<(), OAuthError> {
     Ok(())
 }
 
+/// The HTTP client towards the authorization server: the configured CAs, and the client
+/// certificate of `tls_client_auth`.
+fn http_client(config: &OAuthConfig) -> Result<reqwest::Client, OAuthError> {
+    let mut builder = reqwest::Client::builder()
+        .timeout(config.request_timeout)
+        .connect_timeout(config.request_timeout.min(Duration::from_secs(5)))
+        // Tokens and client secrets go to the configured server only.
+        .redirect(reqwest::redirect::Policy::none())
+        .user_agent(concat!("vnfm-oauth/", env!("CARGO_PKG_VERSION")));
+    if let Some(pem) = &config.ca_pem {
+        let certs = reqwest::Certificate::from_pem_bundle(pem.as_bytes())
+            .ok()
+            .filter(|c| !c.is_empty())
+            .ok_or_else(|| {
+                OAuthError::Config(
+                    "the CA file for the authorization server holds no PEM certificate".into(),
+                )
+            })?;
+        builder = builder.tls_certs_only(certs);
+    }
+    if let Some(IntrospectionConfig {
+        auth: ClientAuth::TlsClientAuth { cert_pem, key_pem },
+        ..
+    }) = &config.introspection
+    {
+        // Errors about the key never quote it.
+        let mut pem = Vec::with_capacity(cert_pem.len() + key_pem.expose().len() + 1);
+        pem.extend_from_slice(key_pem.expose().as_bytes());
+        pem.push(b'\n');
+        pem.extend_from_slice(cert_pem.as_bytes());
+        let identity = reqwest::Identity::from_pem(&pem).map_err(|_| {
+            OAuthError::Config(
+                "the client certificate and key for tls_client_auth are not a PEM certificate and its private key (PKCS#8, PKCS#1 or SEC1)".into(),
+            )
+        })?;
+        builder = builder.identity(identity);
+    }
+    builder.build().map_err(OAuthError::Client)
+}
+
 impl OAuthVerifier {
     /// A verifier for `config` (no request is made yet; see [`OAuthVerifier::prepare`]). The
     /// process must have installed a rustls crypto provider (ring) before.
@@ -84,14 +124,7 @@ impl OAuthVerifier {
             }
             None => None,
         };
-        let http = reqwest::Client::builder()
-            .timeout(config.request_timeout)
-            .connect_timeout(config.request_timeout.min(Duration::from_secs(5)))
-            // Tokens and client secrets go to the configured server only.
-            .redirect(reqwest::redirect::Policy::none())
-            .user_agent(concat!("vnfm-oauth/", env!("CARGO_PKG_VERSION")))
-            .build()
-            .map_err(OAuthError::Client)?;
+        let http = http_client(&config)?;
         Ok(OAuthVerifier {
             config,
             http,
@@ -293,18 +326,20 @@ impl OAuthVerifier {
         Ok(m)
     }
 
+    /// The introspection endpoint: as configured, else the metadata's (its mutual-TLS alias
+    /// for `tls_client_auth`, when it names one).
     async fn introspection_url(&self) -> Result<String, OAuthError> {
-        if let Some(url) = self
-            .introspector
-            .as_ref()
-            .and_then(|i| i.config().url.clone())
-        {
+        let introspector = self.introspector.as_ref();
+        if let Some(url) = introspector.and_then(|i| i.config().url.clone()) {
             return Ok(url);
         }
-        self.metadata()
-            .await?
-            .introspection_endpoint
-            .clone()
+        let metadata = self.metadata().await?;
+        let mutual = introspector
+            .is_some_and(|i| matches!(i.config().auth, ClientAuth::TlsClientAuth { .. }));
+        mutual
+            .then(|| metadata.mtls_introspection_endpoint.clone())
+            .flatten()
+            .or_else(|| metadata.introspection_endpoint.clone())
             .ok_or(OAuthError::NoEndpoint("introspection_endpoint"))
     }
 
@@ -316,7 +351,9 @@ impl OAuthVerifier {
         }
         if matches!(
             introspector.config().auth,
-            crate::ClientAuth::SecretBasic(_) | crate::ClientAuth::SecretPost(_)
+            ClientAuth::SecretBasic(_)
+                | ClientAuth::SecretPost(_)
+                | ClientAuth::TlsClientAuth { .. }
         ) {
             return String::new();
         }

@@ -516,3 +516,286 @@ fn configurations_that_cannot_work_are_refused() {
     c.check = TokenCheck::Introspection;
     assert!(OAuthVerifier::new(c).is_err());
 }
+
+#[path = "support/pki.rs"]
+mod pki;
+
+/// What the mutual TLS authorization server saw of one request: the CN of the client
+/// certificate, the request line and the form.
+#[derive(Debug, Clone)]
+struct Seen {
+    client_cn: Option<String>,
+    request_line: String,
+    form: Vec<(String, String)>,
+    authorization: bool,
+}
+
+/// An authorization server on HTTPS that requires a client certificate from `client_ca` at the
+/// handshake (as Keycloak with `https-client-auth=required`): its metadata names a plain and a
+/// mutual-TLS (`mtls_endpoint_aliases`) introspection endpoint; the latter answers `answer`
+/// when the form's `client_id` is `vnfm` and the certificate's CN `vnfm-client`, else 401.
+async fn mtls_server(
+    server: &pki::Issued,
+    client_ca: &str,
+    answer: Value,
+) -> (String, Arc<Mutex<Vec<Seen>>>) {
+    use rustls_pki_types::pem::PemObject;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let mut roots = rustls::RootCertStore::empty();
+    for ca in rustls_pki_types::CertificateDer::pem_slice_iter(client_ca.as_bytes()) {
+        roots.add(ca.unwrap()).unwrap();
+    }
+    let verifier = rustls::server::WebPkiClientVerifier::builder(Arc::new(roots))
+        .build()
+        .unwrap();
+    let certs = rustls_pki_types::CertificateDer::pem_slice_iter(server.cert_pem.as_bytes())
+        .collect::<Result<Vec<_>, _>>()
+        .unwrap();
+    let key = rustls_pki_types::PrivateKeyDer::from_pem_slice(server.key_pem.as_bytes()).unwrap();
+    let config = rustls::ServerConfig::builder()
+        .with_client_cert_verifier(verifier)
+        .with_single_cert(certs, key)
+        .unwrap();
+    let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("https://{}", listener.local_addr().unwrap());
+    let issuer = format!("{base}/realms/test");
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let log = seen.clone();
+    let realm = issuer.clone();
+    tokio::spawn(async move {
+        loop {
+            let Ok((tcp, _)) = listener.accept().await else {
+                return;
+            };
+            let acceptor = acceptor.clone();
+            let (log, issuer, answer) = (log.clone(), realm.clone(), answer.clone());
+            tokio::spawn(async move {
+                // A client without a certificate from the CA fails here.
+                let Ok(mut tls) = acceptor.accept(tcp).await else {
+                    return;
+                };
+                let client_cn = tls
+                    .get_ref()
+                    .1
+                    .peer_certificates()
+                    .and_then(|c| c.first())
+                    .and_then(|der| openssl::x509::X509::from_der(der).ok())
+                    .and_then(|x| {
+                        x.subject_name()
+                            .entries_by_nid(openssl::nid::Nid::COMMONNAME)
+                            .next()
+                            .map(|e| e.data().to_string().unwrap())
+                    });
+                let mut buf = Vec::new();
+                let mut chunk = [0u8; 4096];
+                let head_end = loop {
+                    let n = tls.read(&mut chunk).await.unwrap_or(0);
+                    if n == 0 {
+                        return;
+                    }
+                    buf.extend_from_slice(&chunk[..n]);
+                    if let Some(i) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+                        break i + 4;
+                    }
+                };
+                let head = String::from_utf8_lossy(&buf[..head_end]).to_string();
+                let length = head
+                    .lines()
+                    .find_map(|l| {
+                        let (k, v) = l.split_once(':')?;
+                        k.eq_ignore_ascii_case("content-length")
+                            .then(|| v.trim().parse::<usize>().ok())?
+                    })
+                    .unwrap_or(0);
+                while buf.len() < head_end + length {
+                    let n = tls.read(&mut chunk).await.unwrap_or(0);
+                    if n == 0 {
+                        break;
+                    }
+                    buf.extend_from_slice(&chunk[..n]);
+                }
+                // The test's values need no percent-decoding.
+                let form: Vec<(String, String)> = String::from_utf8_lossy(&buf[head_end..])
+                    .split('&')
+                    .filter_map(|pair| pair.split_once('='))
+                    .map(|(k, v)| (k.to_owned(), v.to_owned()))
+                    .collect();
+                let request_line = head.lines().next().unwrap_or_default().to_owned();
+                let authorization = head
+                    .lines()
+                    .any(|l| l.to_ascii_lowercase().starts_with("authorization:"));
+                let field = |name: &str| {
+                    form.iter()
+                        .find(|(k, _)| k == name)
+                        .map(|(_, v)| v.as_str())
+                };
+                let (status, body) = if request_line
+                    .starts_with("GET /realms/test/.well-known/openid-configuration")
+                {
+                    (
+                        "200 OK",
+                        json!({
+                            "issuer": issuer,
+                            "introspection_endpoint": format!("{issuer}/introspect"),
+                            "mtls_endpoint_aliases": {
+                                "introspection_endpoint": format!("{issuer}/mtls/introspect")
+                            },
+                        }),
+                    )
+                } else if request_line.starts_with("POST /realms/test/mtls/introspect ")
+                    && field("client_id") == Some("vnfm")
+                    && client_cn.as_deref() == Some("vnfm-client")
+                {
+                    ("200 OK", answer)
+                } else {
+                    ("401 Unauthorized", json!({"error": "invalid_client"}))
+                };
+                log.lock().unwrap().push(Seen {
+                    client_cn,
+                    request_line,
+                    form,
+                    authorization,
+                });
+                let body = body.to_string();
+                let reply = format!(
+                    "HTTP/1.1 {status}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+                let _ = tls.write_all(reply.as_bytes()).await;
+                let _ = tls.shutdown().await;
+            });
+        }
+    });
+    (issuer, seen)
+}
+
+/// A verifier that introspects at `issuer` by tls_client_auth with `client`, trusting `ca`.
+fn tls_client_auth(
+    issuer: &str,
+    ca: &str,
+    client: &pki::Issued,
+) -> Result<OAuthVerifier, OAuthError> {
+    let mut config = OAuthConfig::new(issuer, "vnfm");
+    config.check = TokenCheck::Introspection;
+    config.ca_pem = Some(ca.to_owned());
+    config.introspection = Some(IntrospectionConfig::new(
+        "vnfm",
+        ClientAuth::TlsClientAuth {
+            cert_pem: client.cert_pem.clone(),
+            key_pem: Secret::new(client.key_pem.clone()),
+        },
+    ));
+    OAuthVerifier::new(config)
+}
+
+#[tokio::test]
+async fn tls_client_auth_presents_the_client_certificate_at_the_mutual_tls_alias_and_sends_only_the_client_id()
+ {
+    let ca = pki::Pki::new("test CA");
+    let server = ca.server("localhost", &[pki::San::Ip("127.0.0.1")]);
+    let answer = json!({"active": true, "sub": "u-9", "client_id": "tenant-a",
+                        "scope": "member", "project_id": "proj-a", "exp": now() + 300,
+                        "cnf": {"x5t#S256": "bound-thumbprint"}});
+    let (issuer, seen) = mtls_server(&server, &ca.ca_pem, answer).await;
+    let client = ca.client("vnfm-client", &[]);
+    let v = tls_client_auth(&issuer, &ca.ca_pem, &client).unwrap();
+    assert_eq!(
+        v.config().introspection.as_ref().unwrap().auth.method(),
+        "tls_client_auth"
+    );
+    let id = v.verify("opaque-mtls").await.unwrap();
+    assert_eq!(id.verified, Verified::Introspection);
+    assert_eq!(id.project_id.as_deref(), Some("proj-a"));
+    assert_eq!(id.roles, ["member"]);
+    assert_eq!(
+        id.certificate_thumbprint.as_deref(),
+        Some("bound-thumbprint")
+    );
+    let requests = seen.lock().unwrap().clone();
+    let introspection = requests
+        .iter()
+        .find(|s| s.request_line.starts_with("POST "))
+        .expect("an introspection request");
+    // The metadata's mutual-TLS alias, the certificate at the handshake, and in the form the
+    // token and the client id only: no secret, no assertion, no Authorization.
+    assert!(
+        introspection
+            .request_line
+            .starts_with("POST /realms/test/mtls/introspect "),
+        "{introspection:?}"
+    );
+    assert_eq!(introspection.client_cn.as_deref(), Some("vnfm-client"));
+    let mut names: Vec<&str> = introspection.form.iter().map(|(k, _)| k.as_str()).collect();
+    names.sort_unstable();
+    assert_eq!(names, ["client_id", "token", "token_type_hint"]);
+    assert!(!introspection.authorization);
+
+    // A client certificate of another CA fails the handshake: the server could not be
+    // asked (503 for the API), not a refusal of the token.
+    let stranger = pki::Pki::new("another CA").client("vnfm-client", &[]);
+    let v = tls_client_auth(&issuer, &ca.ca_pem, &stranger).unwrap();
+    let e = v.verify("opaque-mtls-2").await.unwrap_err();
+    assert!(!e.is_invalid_token(), "{e}");
+    // The right CA, another client: the authorization server refuses this server's client.
+    let other = ca.client("someone-else", &[]);
+    let v = tls_client_auth(&issuer, &ca.ca_pem, &other).unwrap();
+    let e = v.verify("opaque-mtls-3").await.unwrap_err();
+    assert!(matches!(e, OAuthError::Status { status: 401, .. }), "{e}");
+    // Without the CA of the server's certificate (the system's roots), nothing is sent.
+    let mut config = OAuthConfig::new(&issuer, "vnfm");
+    config.check = TokenCheck::Introspection;
+    config.introspection = Some(IntrospectionConfig::new(
+        "vnfm",
+        ClientAuth::TlsClientAuth {
+            cert_pem: client.cert_pem.clone(),
+            key_pem: Secret::new(client.key_pem.clone()),
+        },
+    ));
+    let before = seen.lock().unwrap().len();
+    let e = OAuthVerifier::new(config)
+        .unwrap()
+        .verify("opaque-mtls-4")
+        .await
+        .unwrap_err();
+    assert!(!e.is_invalid_token(), "{e}");
+    assert_eq!(seen.lock().unwrap().len(), before);
+}
+
+#[test]
+fn tls_client_auth_without_a_certificate_and_key_is_refused_at_start() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let ca = pki::Pki::new("test CA");
+    let client = ca.client("vnfm-client", &[]);
+    let bad = pki::Issued {
+        cert_pem: client.cert_pem.clone(),
+        key_pem: "-----BEGIN PRIVATE KEY-----\nc2VjcmV0LWtleQ==\n-----END PRIVATE KEY-----\n"
+            .into(),
+        der: client.der.clone(),
+    };
+    for (cert, key) in [
+        (client.cert_pem.as_str(), "no key at all"),
+        ("no certificate", client.key_pem.as_str()),
+    ] {
+        let broken = pki::Issued {
+            cert_pem: cert.into(),
+            key_pem: key.into(),
+            der: Vec::new(),
+        };
+        let e = tls_client_auth("https://127.0.0.1:1/realms/x", &ca.ca_pem, &broken)
+            .err()
+            .unwrap();
+        assert!(e.to_string().contains("tls_client_auth"), "{e}");
+        assert!(!e.to_string().contains("BEGIN"), "{e}");
+    }
+    // A key that is no key is refused when the TLS client is built, or at the handshake; it
+    // is never quoted.
+    if let Err(e) = tls_client_auth("https://127.0.0.1:1/realms/x", &ca.ca_pem, &bad) {
+        assert!(!e.to_string().contains("c2VjcmV0"), "{e}");
+    }
+    let e = tls_client_auth("https://127.0.0.1:1/realms/x", "no CA here", &client)
+        .err()
+        .unwrap();
+    assert!(e.to_string().contains("CA file"), "{e}");
+}
