@@ -356,7 +356,7 @@ async fn receive(
     body: Bytes,
     function: PluginFunction,
 ) -> ApiResult<Response> {
-    crate::fm::authenticate_webhook(&state, &headers, crate::auth::peer_ip(&extensions)).await?;
+    crate::fm::authenticate_webhook(&state, &headers, crate::auth::Peer::of(&extensions)).await?;
     let off = match function {
         PluginFunction::AutoScale => state
             .faults

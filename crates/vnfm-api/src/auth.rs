@@ -1,9 +1,13 @@
 //! Authentication: OAuth 2.0 client credentials (RFC 6749 clause 4.4) with a built-in token
 //! endpoint, HTTP Basic as an option, OpenStack Keystone tokens (`X-Auth-Token`) when a
 //! [`KeystoneValidator`] is configured ([`Authenticator::with_keystone`]; see the `keystone`
-//! module for the answers), and bearer tokens of an external OAuth 2.0 authorization server
+//! module for the answers), bearer tokens of an external OAuth 2.0 authorization server
 //! when an [`OAuthVerifier`] is configured ([`Authenticator::with_oauth`]; the `oauth`
-//! module).
+//! module), and TLS client certificates when a certificate map is configured
+//! ([`Authenticator::with_certificates`]; the `certificate` module and [`crate::mtls`]). A
+//! request's credentials (`Authorization`, `X-Auth-Token`) decide who it is when it has
+//! some; a certificate identifies only requests without; a certificate-bound token (RFC 8705)
+//! is accepted only with its certificate.
 //!
 //! Access tokens are Fernet tokens (sealed with the server's token keyring) carrying the
 //! client id and the expiry: every replica that shares the token key file accepts them, no
@@ -31,7 +35,9 @@ use vnfm_keystone::KeystoneValidator;
 use vnfm_oauth::OAuthVerifier;
 
 use crate::error::ApiError;
+use crate::mtls::{CertificateIdentities, ClientCertificate};
 
+mod certificate;
 mod keystone;
 mod oauth;
 mod throttle;
@@ -93,6 +99,8 @@ pub struct Authenticator {
     keystone: Option<Arc<KeystoneValidator>>,
     /// Verifies bearer tokens of an external authorization server, when one is configured.
     oauth: Option<Arc<OAuthVerifier>>,
+    /// The callers client certificates identify, when a map is configured.
+    certificates: Option<Arc<CertificateIdentities>>,
     /// The back-off after failed client secrets.
     throttle: throttle::Throttle,
 }
@@ -108,6 +116,7 @@ impl std::fmt::Debug for Authenticator {
             .field("token_ttl", &self.token_ttl)
             .field("keystone", &self.keystone.as_ref().map(|k| k.url()))
             .field("oauth", &self.oauth.as_ref().map(|o| o.issuer()))
+            .field("certificates", &self.certificates.as_ref().map(|c| c.len()))
             .finish()
     }
 }
@@ -154,6 +163,10 @@ pub struct Caller {
     /// in [`Caller::keystone`], as a Keystone token's are, so that project scoping treats
     /// both identity sources alike.
     pub oauth_issuer: Option<String>,
+    /// The thumbprint (RFC 8705 `x5t#S256`) of the client certificate that identified the
+    /// caller (`vnfm serve --tls-client-map`): its client id, project and roles are then in
+    /// [`Caller::keystone`] too.
+    pub certificate: Option<String>,
 }
 
 /// The Keystone side of a [`Caller`].
@@ -180,6 +193,48 @@ impl Caller {
             may_write: true,
             all_projects: true,
             oauth_issuer: None,
+            certificate: None,
+        }
+    }
+
+    /// A caller with a user, a project and roles (of a Keystone token, of an external
+    /// authorization server's token, of a mapped client certificate), that may write and see
+    /// every project as its roles say.
+    pub(crate) fn with_roles(
+        client_id: String,
+        who: KeystoneCaller,
+        may_write: bool,
+        all_projects: bool,
+    ) -> Caller {
+        Caller {
+            client_id,
+            keystone: Some(who),
+            may_write,
+            all_projects,
+            oauth_issuer: None,
+            certificate: None,
+        }
+    }
+}
+
+/// What the connection of a request tells about its client: its address and the certificate
+/// it presented (mutual TLS).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Peer<'a> {
+    /// The client's address, when the request came through [`crate::server`].
+    pub ip: Option<IpAddr>,
+    /// The client's verified TLS certificate.
+    pub certificate: Option<&'a ClientCertificate>,
+}
+
+impl<'a> Peer<'a> {
+    /// The peer of a request with `extensions` (what [`crate::server`] puts there).
+    pub fn of(extensions: &'a Extensions) -> Peer<'a> {
+        Peer {
+            ip: peer_ip(extensions),
+            certificate: extensions
+                .get::<Arc<ClientCertificate>>()
+                .map(|c| c.as_ref()),
         }
     }
 }
@@ -204,6 +259,7 @@ impl Authenticator {
             tokens,
             keystone: None,
             oauth: None,
+            certificates: None,
             throttle: throttle::Throttle::new(crate::limit_settings::AuthBackoff::default()),
         }
     }
@@ -216,12 +272,25 @@ impl Authenticator {
 
     /// [`Authenticator::authenticate_request`] for a client at `peer`, with the back-off of
     /// failed client secrets (HTTP Basic): 429 while the client id at that address, or the
-    /// address, backs off.
+    /// address, backs off. A request without credentials whose client certificate the
+    /// certificate map knows is that certificate's caller.
     pub async fn authenticate_from(
         &self,
         headers: &HeaderMap,
-        peer: Option<IpAddr>,
+        from: Peer<'_>,
     ) -> Result<Caller, ApiError> {
+        let credentials = headers.contains_key(header::AUTHORIZATION)
+            || headers.contains_key(keystone::X_AUTH_TOKEN);
+        if !credentials
+            && let Some(caller) = self
+                .certificates
+                .as_deref()
+                .zip(from.certificate)
+                .and_then(|(map, cert)| certificate::caller(map, cert))
+        {
+            return Ok(caller);
+        }
+        let peer = from.ip;
         let keystone_token =
             self.keystone.is_some() && headers.contains_key(keystone::X_AUTH_TOKEN);
         let basic = headers
@@ -230,12 +299,12 @@ impl Authenticator {
             .and_then(basic_credentials)
             .filter(|_| self.allow_basic && !keystone_token);
         let Some((client, _)) = basic else {
-            return self.authenticate_request(headers).await;
+            return self.authenticate_request(headers, from.certificate).await;
         };
         self.throttle
             .check(&client, peer)
             .map_err(|left| too_many_failures(&client, left))?;
-        let result = self.authenticate_request(headers).await;
+        let result = self.authenticate_request(headers, from.certificate).await;
         match &result {
             Ok(_) => self.throttle.succeeded(&client, peer),
             Err(_) => self.throttle.failed(&client, peer),
@@ -256,11 +325,23 @@ impl Authenticator {
         self
     }
 
+    /// Also identifies requests without credentials by their TLS client certificate, as
+    /// `certificates` maps them.
+    pub fn with_certificates(mut self, certificates: Arc<CertificateIdentities>) -> Authenticator {
+        self.certificates = Some(certificates);
+        self
+    }
+
     /// The caller behind a request's headers: its `X-Auth-Token` when Keystone authentication
     /// is on and the header is present, else its `Authorization` (a bearer token that is not
     /// one of this server's own goes to the external authorization server, when one is
-    /// configured).
-    pub async fn authenticate_request(&self, headers: &HeaderMap) -> Result<Caller, ApiError> {
+    /// configured). `certificate`, the connection's client certificate, is what a
+    /// certificate-bound token must have been issued for.
+    pub async fn authenticate_request(
+        &self,
+        headers: &HeaderMap,
+        certificate: Option<&ClientCertificate>,
+    ) -> Result<Caller, ApiError> {
         let authorization = headers
             .get(header::AUTHORIZATION)
             .and_then(|v| v.to_str().ok());
@@ -275,14 +356,18 @@ impl Authenticator {
                 "authentication required: send `X-Auth-Token` with a Keystone token, or `Authorization: Bearer <token>` with a token from POST /oauth2/token"
                     .into(),
             )),
-            _ => self.authenticate_bearer(authorization).await,
+            _ => self.authenticate_bearer(authorization, certificate).await,
         }
     }
 
     /// [`Authenticator::authenticate_shared`], or the external authorization server for a
     /// bearer token that is not this server's own (and for one that looks like it but is not,
     /// when that server introspects opaque tokens).
-    async fn authenticate_bearer(&self, authorization: Option<&str>) -> Result<Caller, ApiError> {
+    async fn authenticate_bearer(
+        &self,
+        authorization: Option<&str>,
+        certificate: Option<&ClientCertificate>,
+    ) -> Result<Caller, ApiError> {
         let external = self
             .oauth
             .as_ref()
@@ -290,14 +375,14 @@ impl Authenticator {
         if let Some((verifier, token)) = external
             && !oauth::is_own_token(token)
         {
-            return oauth::authenticate(verifier, token).await;
+            return oauth::authenticate(verifier, token, certificate).await;
         }
         let own = self.authenticate_shared(authorization).await;
         match external {
             Some((verifier, token))
                 if own.is_err() && verifier.config().check != vnfm_oauth::TokenCheck::Jwt =>
             {
-                oauth::authenticate(verifier, token).await
+                oauth::authenticate(verifier, token, certificate).await
             }
             _ => own,
         }
@@ -567,13 +652,15 @@ pub async fn require_auth(
     mut request: Request,
     next: Next,
 ) -> Response {
-    let peer = peer_ip(request.extensions());
+    let peer = Peer::of(request.extensions());
     let caller = match auth.authenticate_from(request.headers(), peer).await {
         Ok(caller) => caller,
         Err(e) => return e.into_response(),
     };
     let allowed = if caller.oauth_issuer.is_some() {
         oauth::check_method(&caller, request.method())
+    } else if caller.certificate.is_some() {
+        certificate::check_method(&caller, request.method())
     } else {
         keystone::check_method(&caller, request.method())
     };

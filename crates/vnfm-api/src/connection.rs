@@ -38,6 +38,7 @@ use hyper::body::{Body as HttpBody, Frame, Incoming, SizeHint};
 use crate::admission::{Busy, Tracked};
 use crate::error::ApiError;
 use crate::limits::ServerLimits;
+use crate::mtls::ClientCertificate;
 
 /// The deadlines of the requests of a connection.
 #[derive(Debug, Clone, Copy)]
@@ -74,21 +75,25 @@ pub(crate) struct ConnectionService {
     app: axum::Router,
     tracked: Arc<Tracked>,
     peer: SocketAddr,
+    /// The client certificate of a mutual TLS connection.
+    certificate: Option<Arc<ClientCertificate>>,
     deadlines: Deadlines,
 }
 
 impl ConnectionService {
-    /// `app` serving the connection `tracked` from `peer`.
+    /// `app` serving the connection `tracked` from `peer`, which presented `certificate`.
     pub(crate) fn new(
         app: axum::Router,
         tracked: Arc<Tracked>,
         peer: SocketAddr,
+        certificate: Option<Arc<ClientCertificate>>,
         deadlines: Deadlines,
     ) -> ConnectionService {
         ConnectionService {
             app,
             tracked,
             peer,
+            certificate,
             deadlines,
         }
     }
@@ -115,6 +120,9 @@ impl tower::Service<Request<Incoming>> for ConnectionService {
         parts
             .extensions
             .insert(axum::extract::ConnectInfo(self.peer));
+        if let Some(certificate) = &self.certificate {
+            parts.extensions.insert(certificate.clone());
+        }
         let body = Body::new(Deadline::new(body, deadline, expired.clone()));
         let answer = tower::ServiceExt::oneshot(self.app.clone(), Request::from_parts(parts, body));
         let tracked = self.tracked.clone();

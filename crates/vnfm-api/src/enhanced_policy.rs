@@ -820,6 +820,7 @@ mod tests {
             may_write: true,
             all_projects: true,
             oauth_issuer: None,
+            certificate: None,
         };
         let c = credentials(&policy, Some(&keystone));
         assert_eq!(c["is_admin"], false, "the file's context_is_admin decides");

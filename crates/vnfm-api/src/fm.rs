@@ -256,7 +256,7 @@ fn has_receiver_token(state: &AppState, headers: &HeaderMap) -> bool {
 pub(crate) async fn authenticate_webhook(
     state: &AppState,
     headers: &HeaderMap,
-    peer: Option<std::net::IpAddr>,
+    peer: crate::auth::Peer<'_>,
 ) -> ApiResult<()> {
     if !has_receiver_token(state, headers) {
         state.auth.authenticate_from(headers, peer).await?;
@@ -271,7 +271,7 @@ pub(crate) async fn alertmanager_webhook(
     headers: HeaderMap,
     body: Bytes,
 ) -> ApiResult<Response> {
-    authenticate_webhook(&state, &headers, crate::auth::peer_ip(&extensions)).await?;
+    authenticate_webhook(&state, &headers, crate::auth::Peer::of(&extensions)).await?;
     let webhook = vnfm_prometheus::parse_webhook(&body).map_err(|e| match &e {
         vnfm_prometheus::Error::WebhookInvalid { pointer, .. } => {
             ApiError::invalid(pointer.clone(), e.to_string())

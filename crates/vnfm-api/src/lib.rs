@@ -16,10 +16,10 @@
 //! | `/openapi.json`, `/healthz`, `/readyz`, `/metrics` | operations |
 //!
 //! Every endpoint except the token endpoint, `/healthz` and `/readyz` requires
-//! authentication ([`auth`]: an OAuth 2.0 bearer token, or a Keystone `X-Auth-Token` when a
-//! validator is configured). Errors are `application/problem+json` ProblemDetails
-//! ([`ApiError`]). Lists follow SOL013: attribute filters, attribute selectors and paging with
-//! `nextpage_opaque_marker` ([`listing`]).
+//! authentication ([`auth`]: an OAuth 2.0 bearer token, a Keystone `X-Auth-Token` when a
+//! validator is configured, or a mapped TLS client certificate: [`mtls`]). Errors are
+//! `application/problem+json` ProblemDetails ([`ApiError`]). Lists follow SOL013: attribute
+//! filters, attribute selectors and paging with `nextpage_opaque_marker` ([`listing`]).
 //!
 //! [`router`] builds the router from an [`AppState`] without a socket (tests call it with
 //! `tower::ServiceExt::oneshot`); [`server::serve`] runs it.
@@ -44,6 +44,7 @@ pub mod limits;
 mod links;
 pub mod listing;
 pub mod metrics;
+pub mod mtls;
 mod op_occs;
 pub mod openapi;
 mod ops;

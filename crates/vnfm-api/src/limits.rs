@@ -98,7 +98,7 @@ async fn authenticate_first(
     state: &AppState,
     path: &str,
     headers: &axum::http::HeaderMap,
-    peer: Option<std::net::IpAddr>,
+    peer: crate::auth::Peer<'_>,
 ) -> Result<(), ApiError> {
     match path {
         "/oauth2/token" | "/healthz" | "/readyz" => Ok(()),
@@ -141,7 +141,7 @@ async fn length_refusal(state: &AppState, req: &Parts) -> Option<ApiError> {
     } else {
         return None;
     };
-    let peer = crate::auth::peer_ip(&req.extensions);
+    let peer = crate::auth::Peer::of(&req.extensions);
     Some(
         match authenticate_first(state, req.uri.path(), &req.headers, peer).await {
             Err(unauthenticated) => unauthenticated,

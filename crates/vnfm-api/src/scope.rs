@@ -305,6 +305,7 @@ mod tests {
             may_write: true,
             all_projects: all,
             oauth_issuer: None,
+            certificate: None,
         };
         let member = Tenancy::of(Some(&keystone(false, Some("p1"))));
         assert_eq!(member.scope, ProjectScope::Project("p1".into()));
@@ -333,6 +334,7 @@ mod tests {
             may_write: true,
             all_projects: all,
             oauth_issuer: None,
+            certificate: None,
         };
         let member = Tenancy::of(Some(&keystone(false, Some("p1"))));
         assert_eq!(member.subscriber_project().unwrap().as_deref(), Some("p1"));

@@ -25,6 +25,7 @@ use tokio_rustls::server::TlsStream;
 use crate::admission::Admission;
 use crate::connection::{ConnectionService, Deadlines};
 use crate::limits::ServerLimits;
+use crate::mtls::{ClientCertMode, ClientCertificate};
 use crate::parse_errors::Answering;
 use crate::state::{AppState, StateError, StateOptions};
 
@@ -37,6 +38,11 @@ pub struct ServeOptions {
     pub tls_cert: Option<PathBuf>,
     /// TLS private key (PEM).
     pub tls_key: Option<PathBuf>,
+    /// Mutual TLS: CA certificates (PEM files) whose client certificates are accepted.
+    pub tls_client_ca: Vec<PathBuf>,
+    /// Mutual TLS: whether clients must present a certificate from `tls_client_ca`; `None`
+    /// asks for none (then `tls_client_ca` must be empty).
+    pub tls_client_auth: Option<ClientCertMode>,
     /// How long graceful shutdown waits for running steps.
     pub shutdown_timeout: Duration,
     /// The API's own options.
@@ -83,7 +89,13 @@ pub struct Started {
     pub basic_auth: bool,
 }
 
-fn tls_acceptor(cert: &PathBuf, key: &PathBuf) -> Result<TlsAcceptor, ServeError> {
+/// The TLS acceptor of `options`: its certificate and key, and the client certificates it asks
+/// for (mutual TLS).
+fn tls_acceptor(
+    cert: &PathBuf,
+    key: &PathBuf,
+    options: &ServeOptions,
+) -> Result<TlsAcceptor, ServeError> {
     use rustls_pki_types::pem::PemObject;
     use rustls_pki_types::{CertificateDer, PrivateKeyDer};
     let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(cert)
@@ -98,22 +110,125 @@ fn tls_acceptor(cert: &PathBuf, key: &PathBuf) -> Result<TlsAcceptor, ServeError
     }
     let key = PrivateKeyDer::from_pem_file(key)
         .map_err(|e| ServeError::Tls(format!("{}: {e}", key.display())))?;
-    let config = rustls::ServerConfig::builder_with_provider(Arc::new(
+    let builder = rustls::ServerConfig::builder_with_provider(Arc::new(
         rustls::crypto::ring::default_provider(),
     ))
     .with_safe_default_protocol_versions()
-    .map_err(|e| ServeError::Tls(e.to_string()))?
-    .with_no_client_auth()
-    .with_single_cert(certs, key)
     .map_err(|e| ServeError::Tls(e.to_string()))?;
+    let builder = match options.tls_client_auth {
+        None if options.tls_client_ca.is_empty() => builder.with_no_client_auth(),
+        None => {
+            return Err(ServeError::Tls(
+                "--tls-client-ca needs --tls-client-auth required or optional".into(),
+            ));
+        }
+        Some(mode) => {
+            let mut cas = Vec::new();
+            for path in &options.tls_client_ca {
+                let pem = std::fs::read(path)
+                    .map_err(|e| ServeError::Tls(format!("{}: {e}", path.display())))?;
+                cas.push((path.display().to_string(), pem));
+            }
+            let verifier = crate::mtls::client_verifier(&cas, mode).map_err(ServeError::Tls)?;
+            builder.with_client_cert_verifier(verifier)
+        }
+    };
+    let config = builder
+        .with_single_cert(certs, key)
+        .map_err(|e| ServeError::Tls(e.to_string()))?;
     Ok(TlsAcceptor::from(Arc::new(config)))
+}
+
+/// What a connection tells about its client beyond its address: the certificate it presented
+/// in the TLS handshake (mutual TLS), which then goes with each of its requests as a request
+/// extension (`Arc<ClientCertificate>`). Connections without TLS have none.
+pub trait PeerCertificate {
+    /// The client's verified certificate, if it presented one.
+    fn client_certificate(&self) -> Option<Arc<ClientCertificate>> {
+        None
+    }
+}
+
+impl PeerCertificate for TcpStream {}
+
+/// A TLS connection and the certificate its client presented, read once after the handshake.
+pub struct TlsConnection {
+    stream: TlsStream<TcpStream>,
+    certificate: Option<Arc<ClientCertificate>>,
+}
+
+impl TlsConnection {
+    fn new(stream: TlsStream<TcpStream>) -> TlsConnection {
+        let certificate = stream
+            .get_ref()
+            .1
+            .peer_certificates()
+            .and_then(<[_]>::first)
+            .map(|leaf| Arc::new(ClientCertificate::from_der(leaf)));
+        TlsConnection {
+            stream,
+            certificate,
+        }
+    }
+}
+
+impl PeerCertificate for TlsConnection {
+    fn client_certificate(&self) -> Option<Arc<ClientCertificate>> {
+        self.certificate.clone()
+    }
+}
+
+impl tokio::io::AsyncRead for TlsConnection {
+    fn poll_read(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<io::Result<()>> {
+        std::pin::Pin::new(&mut self.get_mut().stream).poll_read(cx, buf)
+    }
+}
+
+impl tokio::io::AsyncWrite for TlsConnection {
+    fn poll_write(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &[u8],
+    ) -> std::task::Poll<io::Result<usize>> {
+        std::pin::Pin::new(&mut self.get_mut().stream).poll_write(cx, buf)
+    }
+
+    fn poll_flush(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<io::Result<()>> {
+        std::pin::Pin::new(&mut self.get_mut().stream).poll_flush(cx)
+    }
+
+    fn poll_shutdown(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<io::Result<()>> {
+        std::pin::Pin::new(&mut self.get_mut().stream).poll_shutdown(cx)
+    }
+
+    fn poll_write_vectored(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> std::task::Poll<io::Result<usize>> {
+        std::pin::Pin::new(&mut self.get_mut().stream).poll_write_vectored(cx, bufs)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.stream.is_write_vectored()
+    }
 }
 
 /// A listener that completes TLS handshakes in their own tasks (a slow client cannot hold
 /// up others; at most `max_connections_per_peer` handshakes of one address at once, each within
 /// the first-request timeout) and hands over finished connections.
 struct TlsListener {
-    ready: mpsc::Receiver<(TlsStream<TcpStream>, SocketAddr)>,
+    ready: mpsc::Receiver<(TlsConnection, SocketAddr)>,
     local: SocketAddr,
 }
 
@@ -145,7 +260,7 @@ impl TlsListener {
                     drop(counted);
                     match handshake {
                         Ok(Ok(tls)) => {
-                            let _ = handed.send((tls, peer)).await;
+                            let _ = handed.send((TlsConnection::new(tls), peer)).await;
                         }
                         Ok(Err(e)) => tracing::debug!(%peer, error = %e, "TLS handshake failed"),
                         Err(_) => tracing::debug!(%peer, "TLS handshake timed out"),
@@ -161,7 +276,7 @@ impl TlsListener {
 }
 
 impl Listener for TlsListener {
-    type Io = TlsStream<TcpStream>;
+    type Io = TlsConnection;
     type Addr = SocketAddr;
 
     async fn accept(&mut self) -> (Self::Io, Self::Addr) {
@@ -192,6 +307,7 @@ pub async fn serve_http1<L>(
 ) -> io::Result<()>
 where
     L: Listener<Addr = SocketAddr>,
+    L::Io: PeerCertificate,
 {
     serve_http1_limited(listener, app, shutdown, &ServerLimits::default()).await
 }
@@ -199,6 +315,8 @@ where
 /// [`serve_http1`] with `limits`' connection counts and timeouts (see `crate::admission`).
 /// Requests carry the client's address as [`axum::extract::ConnectInfo`]`<SocketAddr>`, and
 /// request heads hyper cannot parse are answered with ProblemDetails (`crate::parse_errors`).
+/// A client certificate the connection presented goes with each request too
+/// ([`PeerCertificate`]).
 pub async fn serve_http1_limited<L>(
     mut listener: L,
     app: axum::Router,
@@ -207,6 +325,7 @@ pub async fn serve_http1_limited<L>(
 ) -> io::Result<()>
 where
     L: Listener<Addr = SocketAddr>,
+    L::Io: PeerCertificate,
 {
     use hyper_util::rt::{TokioIo, TokioTimer};
     use hyper_util::service::TowerToHyperService;
@@ -253,7 +372,13 @@ where
         while connections.try_join_next().is_some() {}
         let tracked = admission.track();
         let evicted = tracked.evicted();
-        let service = ConnectionService::new(app.clone(), tracked.clone(), peer, deadlines);
+        let service = ConnectionService::new(
+            app.clone(),
+            tracked.clone(),
+            peer,
+            io.client_certificate(),
+            deadlines,
+        );
         let service = TowerToHyperService::new(service);
         let mut stopped = stopped.clone();
         connections.spawn(async move {
@@ -329,7 +454,12 @@ pub async fn serve(
     // rustls's process-wide provider (ring), for the TLS listener.
     let _ = rustls::crypto::ring::default_provider().install_default();
     let tls = match (&options.tls_cert, &options.tls_key) {
-        (Some(c), Some(k)) => Some(tls_acceptor(c, k)?),
+        (Some(c), Some(k)) => Some(tls_acceptor(c, k, &options)?),
+        (None, None) if options.tls_client_auth.is_some() || !options.tls_client_ca.is_empty() => {
+            return Err(ServeError::Tls(
+                "client certificates (--tls-client-auth, --tls-client-ca) need TLS: give --tls-cert and --tls-key".into(),
+            ));
+        }
         (None, None) => None,
         _ => return Err(ServeError::Tls("give both --tls-cert and --tls-key".into())),
     };

@@ -61,6 +61,9 @@ pub struct StateOptions {
     /// Accept bearer tokens of an external OAuth 2.0 authorization server, verified by this
     /// verifier.
     pub oauth: Option<Arc<vnfm_oauth::OAuthVerifier>>,
+    /// Identify requests without credentials by their TLS client certificate, as this map
+    /// says (with `ServeOptions::tls_client_auth`).
+    pub client_certificates: Option<Arc<crate::mtls::CertificateIdentities>>,
     /// Lifetime of access tokens.
     pub token_ttl: Duration,
     /// Accept the test VIM's request parameters (`additionalParams.testVim`): set it when the
@@ -102,6 +105,7 @@ impl std::fmt::Debug for StateOptions {
             .field("allow_basic_auth", &self.allow_basic_auth)
             .field("keystone", &self.keystone)
             .field("oauth", &self.oauth)
+            .field("client_certificates", &self.client_certificates)
             .field("enable_test_vim", &self.enable_test_vim)
             .field("limits", &self.limits)
             .finish_non_exhaustive()
@@ -118,6 +122,7 @@ impl StateOptions {
             allow_basic_auth: false,
             keystone: None,
             oauth: None,
+            client_certificates: None,
             token_ttl: DEFAULT_TOKEN_TTL,
             enable_test_vim: false,
             max_json_body: 1024 * 1024,
@@ -240,6 +245,9 @@ impl AppState {
         }
         if let Some(verifier) = &options.oauth {
             auth = auth.with_oauth(verifier.clone());
+        }
+        if let Some(map) = &options.client_certificates {
+            auth = auth.with_certificates(map.clone());
         }
         let auth = Arc::new(auth);
         let store = services.store.clone();

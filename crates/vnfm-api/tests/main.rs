@@ -18,6 +18,7 @@ mod keystone;
 mod keystone_projects;
 mod limits;
 mod mgmt_scripts;
+mod mtls;
 mod notification_projects;
 mod oauth;
 mod pkgm_notifications;

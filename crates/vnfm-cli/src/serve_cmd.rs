@@ -186,6 +186,31 @@ pub struct ServeArgs {
     /// TLS private key (PEM).
     #[arg(long, value_name = "PEM", requires = "tls_cert")]
     tls_key: Option<PathBuf>,
+    /// Mutual TLS: ask clients for a certificate; `required` (a client without one from
+    /// --tls-client-ca fails the TLS handshake) or `optional` (a client may present one, which
+    /// must then be from --tls-client-ca; one without authenticates as it would without).
+    #[arg(
+        long,
+        value_name = "MODE",
+        value_parser = ["required", "optional"],
+        requires_all = ["tls_cert", "tls_client_ca"]
+    )]
+    tls_client_auth: Option<String>,
+    /// Mutual TLS: a CA certificate file (PEM) whose client certificates are accepted;
+    /// repeatable.
+    #[arg(
+        long = "tls-client-ca",
+        value_name = "PEM",
+        requires = "tls_client_auth"
+    )]
+    tls_client_ca: Vec<PathBuf>,
+    /// Mutual TLS: a JSON file mapping client certificates to callers, so that a request
+    /// without credentials is identified by its certificate:
+    /// `[{"subject_cn": "nfvo-1", "client_id": "nfvo", "roles": ["member"], "project_id": "..."}]`
+    /// (or `san_dns`, `san_uri`, `san_email` instead of `subject_cn`); roles are read as
+    /// --oauth-reader-roles, --oauth-writer-roles and --oauth-admin-roles say.
+    #[arg(long, value_name = "FILE", requires = "tls_client_auth")]
+    tls_client_map: Option<PathBuf>,
     /// A remote SOL003 NFVO to ask for grants and for packages of VNFDs not onboarded here
     /// (`https://nfvo.example:9443`). The connection is kept in the store, its secret sealed
     /// with the data directory's keyring, and used by later starts (and by every replica on
@@ -419,6 +444,27 @@ fn nfvo_from_args(args: &ServeArgs, url: &str) -> Result<vnfm::lcm::NfvoSettings
     Ok(settings)
 }
 
+/// The callers client certificates identify (`--tls-client-map`), their roles read by the
+/// `--oauth-*-roles` mapping.
+fn client_certificate_map(
+    args: &ServeArgs,
+) -> Result<Option<Arc<vnfm_api::mtls::CertificateIdentities>>, ServeError> {
+    let Some(path) = &args.tls_client_map else {
+        return Ok(None);
+    };
+    let text = std::fs::read_to_string(path).map_err(|source| ServeError::ReadFile {
+        option: "tls-client-map",
+        path: path.clone(),
+        source,
+    })?;
+    let map = vnfm_api::mtls::CertificateIdentities::from_json(&text, args.oauth.role_mapping())
+        .map_err(|reason| ServeError::ClientCertMap {
+            path: path.clone(),
+            reason,
+        })?;
+    Ok(Some(Arc::new(map)))
+}
+
 /// Runs the server; returns the exit code, or a usage error.
 /// The lease length and renewal interval (`--lease-ttl`, `--lease-renew-interval`).
 fn leases(args: &ServeArgs) -> Result<(Duration, Duration), ServeError> {
@@ -556,10 +602,17 @@ pub fn run(args: ServeArgs) -> Result<ExitCode, ServeError> {
     state.keystone = keystone.clone();
     let oauth = args.oauth.verifier()?;
     state.oauth = oauth.clone();
+    state.client_certificates = client_certificate_map(&args)?;
     let options = ServeOptions {
         listen: args.listen,
         tls_cert: args.tls_cert.clone(),
         tls_key: args.tls_key.clone(),
+        tls_client_ca: args.tls_client_ca.clone(),
+        tls_client_auth: match args.tls_client_auth.as_deref() {
+            Some("required") => Some(vnfm_api::mtls::ClientCertMode::Required),
+            Some(_) => Some(vnfm_api::mtls::ClientCertMode::Optional),
+            None => None,
+        },
         shutdown_timeout: Duration::from_secs(30),
         state,
     };
@@ -584,6 +637,17 @@ pub fn run(args: ServeArgs) -> Result<ExitCode, ServeError> {
     }
     let keystone_url = keystone.as_ref().map(|k| k.url().to_owned());
     let oauth_issuer = oauth.as_ref().map(|o| o.issuer().to_owned());
+    let client_certificates = args.tls_client_auth.clone().map(|mode| {
+        let mapped = options
+            .state
+            .client_certificates
+            .as_ref()
+            .map_or(0, |m| m.len());
+        format!(
+            "client certificates ({mode}) of {} CA file(s) are asked for at the TLS handshake; {mapped} mapped to callers (--tls-client-map)",
+            args.tls_client_ca.len()
+        )
+    });
     let outcome = runtime.block_on(vnfm_api::serve(services, options, |s| {
         let base = format!("{}://{}", s.scheme, s.addr);
         let mut lines = vec![
@@ -612,6 +676,9 @@ pub fn run(args: ServeArgs) -> Result<ExitCode, ServeError> {
             lines.push(format!(
                 "bearer tokens of the authorization server {issuer} are accepted too"
             ));
+        }
+        if let Some(line) = &client_certificates {
+            lines.push(line.clone());
         }
         // The start lines are a courtesy: a closed or broken standard output (a pipe whose
         // reader is gone) must not stop the server, as `println!` would by panicking.
@@ -759,6 +826,81 @@ mod tests {
         let e = leases(&["--lease-ttl", "2"]).unwrap_err();
         assert!(e.to_string().contains("--lease-renew-interval"), "{e}");
         assert!(serve_args(&["--lease-ttl", "0"]).is_err());
+    }
+
+    #[test]
+    fn client_certificates_need_tls_a_ca_and_a_mode_and_the_map_is_checked_at_start() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = |name: &str, text: &str| {
+            let path = dir.path().join(name);
+            std::fs::write(&path, text).unwrap();
+            path.to_str().unwrap().to_owned()
+        };
+        let (cert, key, ca) = (file("c.pem", ""), file("k.pem", ""), file("ca.pem", ""));
+        // A mode without a CA or without TLS, a CA or a map without a mode.
+        for line in [
+            vec!["--tls-client-auth", "required"],
+            vec![
+                "--tls-cert",
+                &cert,
+                "--tls-key",
+                &key,
+                "--tls-client-auth",
+                "required",
+            ],
+            vec!["--tls-client-auth", "optional", "--tls-client-ca", &ca],
+            vec![
+                "--tls-cert",
+                &cert,
+                "--tls-key",
+                &key,
+                "--tls-client-ca",
+                &ca,
+            ],
+            vec!["--tls-client-map", &ca],
+            vec![
+                "--tls-cert",
+                &cert,
+                "--tls-key",
+                &key,
+                "--tls-client-ca",
+                &ca,
+                "--tls-client-auth",
+                "request",
+            ],
+        ] {
+            assert!(serve_args(&line).is_err(), "{line:?}");
+        }
+        let map = file(
+            "map.json",
+            r#"[{"san_uri": "spiffe://nfv/nfvo", "client_id": "nfvo", "roles": ["vnf_operator"]}]"#,
+        );
+        let base = [
+            "--tls-cert",
+            &cert,
+            "--tls-key",
+            &key,
+            "--tls-client-ca",
+            &ca,
+            "--tls-client-ca",
+            &ca,
+            "--tls-client-auth",
+            "optional",
+            "--tls-client-map",
+            &map,
+        ];
+        let args = serve_args(&base).unwrap();
+        assert_eq!(args.tls_client_ca.len(), 2);
+        // `vnf_operator` is no role the default mapping knows: refused at start ...
+        let e = client_certificate_map(&args).unwrap_err();
+        assert!(e.to_string().contains("allow nothing"), "{e}");
+        // ... and one with --oauth-writer-roles vnf_operator.
+        let mut line = base.to_vec();
+        line.extend(["--oauth-writer-roles", "vnf_operator"]);
+        let map = client_certificate_map(&serve_args(&line).unwrap())
+            .unwrap()
+            .unwrap();
+        assert_eq!(map.len(), 1);
     }
 
     #[test]

@@ -40,6 +40,14 @@ pub enum ServeError {
         #[source]
         source: serde_json::Error,
     },
+    /// The client certificate map cannot be used.
+    #[error("--tls-client-map {}: expected [{{\"subject_cn\" (or san_dns, san_uri, san_email): ..., \"client_id\": ..., \"roles\": [...], \"project_id\": ...}}]: {reason}", path.display())]
+    ClientCertMap {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong with it.
+        reason: String,
+    },
     /// Options that need each other were not given together (the message says which).
     #[error("{0}")]
     Options(&'static str),

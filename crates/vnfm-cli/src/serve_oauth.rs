@@ -47,21 +47,31 @@ pub struct OAuthArgs {
     #[arg(long, value_name = "ID", requires = "oauth_issuer")]
     oauth_client_id: Option<String>,
     /// How this server authenticates to the introspection endpoint: client_secret_basic,
-    /// client_secret_post, client_secret_jwt (with --oauth-client-secret-file) or
-    /// private_key_jwt (with --oauth-client-key-file).
+    /// client_secret_post, client_secret_jwt (with --oauth-client-secret-file),
+    /// private_key_jwt (with --oauth-client-key-file) or tls_client_auth (RFC 8705: mutual
+    /// TLS with --oauth-client-cert-file and --oauth-client-key-file).
     #[arg(
         long,
         value_name = "METHOD",
         default_value = "client_secret_basic",
-        value_parser = ["client_secret_basic", "client_secret_post", "client_secret_jwt", "private_key_jwt"]
+        value_parser = ["client_secret_basic", "client_secret_post", "client_secret_jwt", "private_key_jwt", "tls_client_auth"]
     )]
     oauth_client_auth: String,
     /// File holding the client secret (one line; never given on the command line).
     #[arg(long, value_name = "FILE", requires = "oauth_client_id")]
     oauth_client_secret_file: Option<PathBuf>,
-    /// The client's private key (PEM: RSA, P-256 or Ed25519) for private_key_jwt.
+    /// The client's private key (PEM: RSA, P-256 or Ed25519) for private_key_jwt; for
+    /// tls_client_auth, the key of --oauth-client-cert-file.
     #[arg(long, value_name = "PEM", requires = "oauth_client_id")]
     oauth_client_key_file: Option<PathBuf>,
+    /// The client certificate (PEM, its chain may follow) this server presents to the
+    /// authorization server for tls_client_auth.
+    #[arg(long, value_name = "PEM", requires = "oauth_client_id")]
+    oauth_client_cert_file: Option<PathBuf>,
+    /// CA certificates (PEM) to trust for the authorization server's TLS certificate, instead
+    /// of the system's.
+    #[arg(long, value_name = "PEM", requires = "oauth_issuer")]
+    oauth_ca_file: Option<PathBuf>,
     /// The `kid` the authorization server knows that key by.
     #[arg(long, value_name = "KID", requires = "oauth_client_key_file")]
     oauth_client_key_id: Option<String>,
@@ -130,7 +140,27 @@ fn optional(claim: &str) -> Option<String> {
     (!claim.is_empty()).then(|| claim.to_owned())
 }
 
+/// The text of the file `path` given to `--option`.
+fn read(option: &'static str, path: &PathBuf) -> Result<String, ServeError> {
+    std::fs::read_to_string(path).map_err(|source| ServeError::ReadFile {
+        option,
+        path: path.clone(),
+        source,
+    })
+}
+
 impl OAuthArgs {
+    /// Which roles grant reading, writing and every project (`--oauth-reader-roles`,
+    /// `--oauth-writer-roles`, `--oauth-admin-roles`): of the authorization server's tokens,
+    /// and of the client certificates of `--tls-client-map`.
+    pub fn role_mapping(&self) -> RoleMapping {
+        RoleMapping {
+            reader: roles(&self.oauth_reader_roles),
+            writer: roles(&self.oauth_writer_roles),
+            admin: roles(&self.oauth_admin_roles),
+        }
+    }
+
     /// The verifier the options describe; `None` without `--oauth-issuer`.
     pub fn verifier(&self) -> Result<Option<Arc<OAuthVerifier>>, ServeError> {
         let Some(issuer) = &self.oauth_issuer else {
@@ -155,10 +185,10 @@ impl OAuthArgs {
             project_claim: optional(&self.oauth_project_claim),
             project_name_claim: optional(&self.oauth_project_name_claim),
         };
-        config.roles = RoleMapping {
-            reader: roles(&self.oauth_reader_roles),
-            writer: roles(&self.oauth_writer_roles),
-            admin: roles(&self.oauth_admin_roles),
+        config.roles = self.role_mapping();
+        config.ca_pem = match &self.oauth_ca_file {
+            Some(path) => Some(read("oauth-ca-file", path)?),
+            None => None,
         };
         config.introspection = self.introspection()?;
         config.check = match self.oauth_token_check.as_deref() {
@@ -205,14 +235,22 @@ impl OAuthArgs {
                     .ok_or(ServeError::Options(
                         "--oauth-client-auth private_key_jwt needs --oauth-client-key-file",
                     ))?;
-                let pem = std::fs::read_to_string(path).map_err(|source| ServeError::ReadFile {
-                    option: "oauth-client-key-file",
-                    path: path.clone(),
-                    source,
-                })?;
                 ClientAuth::PrivateKeyJwt {
-                    pem: Secret::new(pem),
+                    pem: Secret::new(read("oauth-client-key-file", path)?),
                     key_id: self.oauth_client_key_id.clone(),
+                }
+            }
+            "tls_client_auth" => {
+                let (Some(cert), Some(key)) =
+                    (&self.oauth_client_cert_file, &self.oauth_client_key_file)
+                else {
+                    return Err(ServeError::Options(
+                        "--oauth-client-auth tls_client_auth needs --oauth-client-cert-file and --oauth-client-key-file",
+                    ));
+                };
+                ClientAuth::TlsClientAuth {
+                    cert_pem: read("oauth-client-cert-file", cert)?,
+                    key_pem: Secret::new(read("oauth-client-key-file", key)?),
                 }
             }
             _ => ClientAuth::SecretBasic(secret()?),
@@ -319,5 +357,70 @@ mod tests {
         .verifier()
         .unwrap_err();
         assert!(e.to_string().contains("--oauth-client-secret-file"), "{e}");
+    }
+
+    #[test]
+    fn tls_client_auth_needs_a_certificate_and_its_key_and_the_ca_file_a_certificate() {
+        let dir = tempfile::tempdir().unwrap();
+        let (cert, key) = (dir.path().join("c.pem"), dir.path().join("k.pem"));
+        let made = std::process::Command::new("openssl")
+            .args(["req", "-x509", "-newkey", "ec", "-pkeyopt"])
+            .args([
+                "ec_paramgen_curve:P-256",
+                "-nodes",
+                "-days",
+                "1",
+                "-subj",
+                "/CN=vnfm",
+            ])
+            .arg("-keyout")
+            .arg(&key)
+            .arg("-out")
+            .arg(&cert)
+            .output()
+            .expect("openssl runs");
+        assert!(made.status.success(), "{made:?}");
+        let (cert, key) = (cert.to_str().unwrap(), key.to_str().unwrap());
+        let base = [
+            "--oauth-issuer",
+            "https://127.0.0.1:8443/realms/nfv",
+            "--oauth-audience",
+            "vnfm",
+            "--oauth-client-id",
+            "vnfm",
+            "--oauth-client-auth",
+            "tls_client_auth",
+        ];
+        let e = parse(&base).unwrap().oauth.verifier().unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("--oauth-client-cert-file and --oauth-client-key-file"),
+            "{e}"
+        );
+        let mut line = base.to_vec();
+        line.extend([
+            "--oauth-client-cert-file",
+            cert,
+            "--oauth-client-key-file",
+            key,
+        ]);
+        let mut with_ca = line.clone();
+        with_ca.extend(["--oauth-ca-file", cert]);
+        let v = parse(&with_ca).unwrap().oauth.verifier().unwrap().unwrap();
+        let c = v.config();
+        assert_eq!(c.check, TokenCheck::Auto);
+        let i = c.introspection.as_ref().unwrap();
+        assert_eq!(i.auth.method(), "tls_client_auth");
+        assert!(
+            c.ca_pem
+                .as_deref()
+                .is_some_and(|p| p.contains("CERTIFICATE"))
+        );
+        assert!(!format!("{v:?}").contains("PRIVATE KEY"));
+        // A CA file without a certificate (the key file) is refused at start.
+        line.extend(["--oauth-ca-file", key]);
+        let e = parse(&line).unwrap().oauth.verifier().unwrap_err();
+        assert!(e.to_string().contains("CA file"), "{e}");
+        assert!(!e.to_string().contains("PRIVATE KEY"), "{e}");
     }
 }

@@ -52,13 +52,12 @@ pub(crate) async fn authenticate(
             keystone.scope()
         )));
     }
-    Ok(Caller {
-        client_id: identity.user_id.clone(),
-        keystone: Some(keystone),
-        may_write: access.write,
-        all_projects: access.all_projects,
-        oauth_issuer: None,
-    })
+    Ok(Caller::with_roles(
+        identity.user_id.clone(),
+        keystone,
+        access.write,
+        access.all_projects,
+    ))
 }
 
 fn invalid() -> ApiError {
@@ -137,6 +136,7 @@ mod tests {
             may_write: false,
             all_projects: false,
             oauth_issuer: None,
+            certificate: None,
         }
     }
 

@@ -10,6 +10,7 @@
 //! | token valid, a writer role | reads and writes |
 //! | token valid, none of the mapped roles | `403` `insufficient_scope` |
 //! | token malformed, forged, of another issuer or audience, expired, inactive, too large | `401` `invalid_token` |
+//! | token bound to a client certificate (`cnf.x5t#S256`, RFC 8705) on a connection without that certificate | `401` `invalid_token` |
 //! | the authorization server cannot be asked (introspection, or keys not yet read) | `503` |
 //!
 //! Nothing of the token is logged or answered: refusals name the reason only.
@@ -19,6 +20,7 @@ use vnfm_oauth::{OAuthError, OAuthVerifier};
 
 use super::{Caller, KeystoneCaller};
 use crate::error::ApiError;
+use crate::mtls::ClientCertificate;
 
 /// Whether `token` is one of this server's own access tokens (Fernet: version byte 0x80,
 /// base64url `gAAAAA...`), which the built-in token endpoint issues.
@@ -30,8 +32,12 @@ pub(crate) fn is_own_token(token: &str) -> bool {
 pub(crate) async fn authenticate(
     verifier: &OAuthVerifier,
     token: &str,
+    certificate: Option<&ClientCertificate>,
 ) -> Result<Caller, ApiError> {
     let identity = verifier.verify(token).await.map_err(edge_error)?;
+    if let Some(bound) = &identity.certificate_thumbprint {
+        check_binding(bound, certificate)?;
+    }
     let access = verifier.access(&identity);
     let who = KeystoneCaller {
         user_id: identity.subject.clone(),
@@ -49,15 +55,32 @@ pub(crate) async fn authenticate(
         )));
     }
     Ok(Caller {
-        client_id: identity
-            .client_id
-            .clone()
-            .unwrap_or_else(|| identity.subject.clone()),
-        keystone: Some(who),
-        may_write: access.write,
-        all_projects: access.all_projects,
         oauth_issuer: Some(verifier.issuer().to_owned()),
+        ..Caller::with_roles(
+            identity
+                .client_id
+                .clone()
+                .unwrap_or_else(|| identity.subject.clone()),
+            who,
+            access.write,
+            access.all_projects,
+        )
     })
+}
+
+/// `401` `invalid_token` unless the connection's client certificate is the one a
+/// certificate-bound token (RFC 8705 clause 3) was issued for: the token's `cnf.x5t#S256` is
+/// `bound`, the certificate's SHA-256 thumbprint must equal it.
+fn check_binding(bound: &str, certificate: Option<&ClientCertificate>) -> Result<(), ApiError> {
+    match certificate {
+        Some(cert) if cert.thumbprint() == bound => Ok(()),
+        Some(_) => Err(ApiError::InvalidToken(
+            "the bearer token is bound to another client certificate than the one this connection presented (RFC 8705): send it over mutual TLS with the certificate it was issued for".into(),
+        )),
+        None => Err(ApiError::InvalidToken(
+            "the bearer token is bound to a client certificate (RFC 8705) and this connection presented none: send it over mutual TLS with the certificate it was issued for".into(),
+        )),
+    }
 }
 
 /// `401` `invalid_token` for a token at fault (the reason only, never the token), `503` when
@@ -122,6 +145,20 @@ mod tests {
     }
 
     #[test]
+    fn a_certificate_bound_token_needs_its_certificate() {
+        let der = b"a certificate";
+        let cert = ClientCertificate::from_der(der);
+        let bound = crate::mtls::thumbprint(der);
+        assert!(check_binding(&bound, Some(&cert)).is_ok());
+        let other = ClientCertificate::from_der(b"another certificate");
+        for (presented, why) in [(None, "presented none"), (Some(&other), "another client")] {
+            let e = check_binding(&bound, presented).unwrap_err();
+            assert!(matches!(e, ApiError::InvalidToken(_)), "{e}");
+            assert!(e.to_string().contains(why), "{e}");
+        }
+    }
+
+    #[test]
     fn read_only_callers_get_insufficient_scope_on_changes() {
         let reader = Caller {
             client_id: "reader-a".into(),
@@ -135,6 +172,7 @@ mod tests {
             may_write: false,
             all_projects: false,
             oauth_issuer: Some("https://as.example".into()),
+            certificate: None,
         };
         assert!(check_method(&reader, &Method::GET).is_ok());
         let e = check_method(&reader, &Method::POST).unwrap_err();
