@@ -23,10 +23,15 @@
 #   VNFM_TEST_KEYCLOAK_URL             http://127.0.0.1:<port>, Keycloak's base URL
 #   VNFM_TEST_KEYCLOAK_ISSUER          <base>/realms/vnfm, the realm's issuer
 #   VNFM_TEST_KEYCLOAK_ADMIN_PASSWORD  the password of the master realm's `admin` (admin REST API)
+#   VNFM_TEST_KEYCLOAK_TLS_URL         https://127.0.0.1:<port>, the same Keycloak over HTTPS,
+#                                      asking clients for a certificate (mutual TLS, optional)
 #   VNFM_TEST_KEYCLOAK_DIR             the working directory, holding
 #     clients.json     {"<client id>": "<secret>"} of every confidential client below
 #     client-key.pem   the private key (RSA, PKCS#8) of the private_key_jwt client `vnfm-pkjwt`,
 #                      registered with kid `vnfm-pkjwt-1`
+#     tls/ca.pem       the CA of Keycloak's HTTPS certificate and of the client certificates
+#     tls/<client>.pem, tls/<client>.key   the certificates (CN=<client>) and keys (PKCS#8)
+#                      of the mutual TLS clients `vnfm-mtls` and `tenant-a-mtls`
 #
 # The realm `vnfm` (access tokens are JWTs with the audience `vnfm` (and the VNFM's other
 # introspecting clients: Keycloak introspects a token only for a client of its audience), the realm roles in
@@ -45,6 +50,10 @@
 #                    client_secret_post
 #   vnfm-jwt         the same by client_secret_jwt
 #   vnfm-pkjwt       the same by private_key_jwt (client-key.pem)
+#   vnfm-mtls        the same by tls_client_auth (tls/vnfm-mtls.pem, subject CN=vnfm-mtls)
+#   tenant-a-mtls    as tenant-a, authenticating by its certificate (tls/tenant-a-mtls.pem) at
+#                    the HTTPS endpoint; its tokens are bound to that certificate (RFC 8705,
+#                    cnf.x5t#S256)
 #
 # `start` is idempotent: when the server of VNFM_KEYCLOAK_DIR is up, it only prints the
 # variables. Start-up: about 25 s on 2 cores (the first start after a fetch also
@@ -170,6 +179,8 @@ realm_json() {
 import json, secrets, subprocess, sys, base64
 d, realm = sys.argv[1], sys.argv[2]
 secret = {c: secrets.token_urlsafe(24) for c in ["tenant-a", "tenant-b", "reader-a", "nobody-a", "cloud-admin", "other-audience", "short-lived", "tenant-a-es256", "tenant-a-eddsa", "vnfm", "vnfm-jwt", "vnfm-pkjwt"]}
+# Clients authenticating by their certificate (CN=<client id>, tls/), mutual TLS.
+x509 = lambda cid: {"x509.subjectdn": f"CN={cid}", "x509.allow.regex.pattern.comparison": "false"}
 del secret["vnfm-pkjwt"]
 json.dump(secret, open(f"{d}/clients.json", "w"), indent=1)
 # The RSA key of vnfm-pkjwt: its public half as a JWK.
@@ -199,17 +210,21 @@ def caller(cid, project=None, audience=True, attrs=None):
     if audience:
         # Keycloak 26 introspects a token only for a client of its audience: the VNFM's
         # clients at the introspection endpoint are audiences too.
-        for aud in ["vnfm", "vnfm-jwt", "vnfm-pkjwt"]:
+        for aud in ["vnfm", "vnfm-jwt", "vnfm-pkjwt", "vnfm-mtls"]:
             mappers.append(mapper(f"audience {aud}", "oidc-audience-mapper", included_custom_audience=aud))
     if project:
         mappers.append(claim("project_id", project))
     if project == "proj-a":
         mappers.append(claim("project_name", "Project A"))
-    return {"clientId": cid, "enabled": True, "publicClient": False, "secret": secret[cid],
-            "clientAuthenticatorType": "client-secret", "serviceAccountsEnabled": True,
-            "standardFlowEnabled": False, "directAccessGrantsEnabled": False,
-            "protocol": "openid-connect", "protocolMappers": mappers,
-            "attributes": attrs or {}}
+    c = {"clientId": cid, "enabled": True, "publicClient": False,
+         "clientAuthenticatorType": "client-secret" if cid in secret else "client-x509",
+         "serviceAccountsEnabled": True,
+         "standardFlowEnabled": False, "directAccessGrantsEnabled": False,
+         "protocol": "openid-connect", "protocolMappers": mappers,
+         "attributes": attrs or {}}
+    if cid in secret:
+        c["secret"] = secret[cid]
+    return c
 
 def introspector(cid, authenticator, attrs=None):
     c = {"clientId": cid, "enabled": True, "publicClient": False, "bearerOnly": False,
@@ -230,10 +245,13 @@ clients = [
     introspector("vnfm-jwt", "client-secret-jwt", {"token.endpoint.auth.signing.alg": "HS256"}),
     introspector("vnfm-pkjwt", "client-jwt", {"use.jwks.string": "true", "jwks.string": json.dumps(jwks),
                                               "token.endpoint.auth.signing.alg": "RS256"}),
+    introspector("vnfm-mtls", "client-x509", x509("vnfm-mtls")),
+    caller("tenant-a-mtls", "proj-a",
+           attrs={**x509("tenant-a-mtls"), "tls.client.certificate.bound.access.tokens": "true"}),
 ]
 roles = {"tenant-a": ["member"], "tenant-b": ["member"], "reader-a": ["reader"], "nobody-a": [],
          "cloud-admin": ["admin", "member"], "other-audience": ["member"], "short-lived": ["member"],
-         "tenant-a-es256": ["member"], "tenant-a-eddsa": ["member"]}
+         "tenant-a-es256": ["member"], "tenant-a-eddsa": ["member"], "tenant-a-mtls": ["member"]}
 users = [{"username": f"service-account-{c}", "enabled": True, "serviceAccountClientId": c,
           "realmRoles": r + [f"default-roles-{realm}"]} for c, r in roles.items()]
 doc = {"realm": realm, "enabled": True, "accessTokenLifespan": 300, "sslRequired": "none",
@@ -255,6 +273,39 @@ key_provider() {
     admin POST "/$REALM/components" "{\"name\": \"$name\", \"providerId\": \"$provider\", \"providerType\": \"org.keycloak.keys.KeyProvider\", \"parentId\": \"$REALM_ID\", \"config\": {$config}}"
 }
 
+# A CA of the test's own (tls/ca.pem), Keycloak's HTTPS certificate for 127.0.0.1 from it,
+# the certificates of the mutual TLS clients (CN=<client id>), and the PKCS#12 trust store of
+# the CA that Keycloak checks client certificates against.
+tls_material() {
+    local t=$DIR/tls keytool=$1
+    rm -rf "$t"
+    mkdir -p "$t"
+    openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 7 \
+        -subj /CN=vnfm-test-keycloak-ca -addext basicConstraints=critical,CA:TRUE \
+        -addext keyUsage=critical,keyCertSign,cRLSign \
+        -keyout "$t/ca.key" -out "$t/ca.pem" 2>/dev/null
+    local name cn ext
+    for name in server vnfm-mtls tenant-a-mtls; do
+        if [[ $name == server ]]; then
+            cn=127.0.0.1
+            ext='subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth'
+        else
+            cn=$name
+            ext='extendedKeyUsage=clientAuth'
+        fi
+        openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj "/CN=$cn" \
+            -keyout "$t/$name.key" -out "$t/$name.csr" 2>/dev/null
+        # shellcheck disable=SC2059 # the extensions hold \n on purpose
+        openssl x509 -req -in "$t/$name.csr" -CA "$t/ca.pem" -CAkey "$t/ca.key" \
+            -CAcreateserial -days 7 -out "$t/$name.pem" \
+            -extfile <(printf "basicConstraints=critical,CA:FALSE\n$ext\n") 2>/dev/null
+        rm -f "$t/$name.csr"
+    done
+    "$keytool" -importcert -noprompt -storetype PKCS12 -keystore "$t/truststore.p12" \
+        -storepass vnfm-test -alias ca -file "$t/ca.pem" >/dev/null 2>&1
+    chmod 600 "$t"/*.key
+}
+
 setup_realm() {
     ADMIN_TOKEN=$(curl -sS -f "$BASE/realms/master/protocol/openid-connect/token" \
         -d grant_type=password -d client_id=admin-cli -d username=admin \
@@ -273,6 +324,7 @@ write_env() {
     cat >"$DIR/env" <<EOF
 export VNFM_TEST_KEYCLOAK_URL=$BASE
 export VNFM_TEST_KEYCLOAK_ISSUER=$BASE/realms/$REALM
+export VNFM_TEST_KEYCLOAK_TLS_URL=$TLS_BASE
 export VNFM_TEST_KEYCLOAK_ADMIN_PASSWORD=$ADMIN_PASSWORD
 export VNFM_TEST_KEYCLOAK_DIR=$DIR
 EOF
@@ -288,10 +340,12 @@ start() {
     fetch
     stop_process
     rm -rf "${DIR:?}/h2" "$DIR/tx" "$DIR/keycloak.log" "$DIR/env"
-    local java port mgmt started
+    local java port mgmt tls started
     java=$(find_java)
-    read -r port mgmt <<<"$(python3 "$HERE/free_ports.py" 2 | tr '\n' ' ')"
+    read -r port mgmt tls <<<"$(python3 "$HERE/free_ports.py" 3 | tr '\n' ' ')"
     BASE="http://127.0.0.1:$port"
+    TLS_BASE="https://127.0.0.1:$tls"
+    tls_material "$(dirname "$java")/keytool"
     ADMIN_PASSWORD=$(python3 -c 'import secrets; print(secrets.token_urlsafe(18))')
     started=$(date +%s)
     # Its own session, so `stop` ends it with its whole process group. The database and the
@@ -302,6 +356,10 @@ start() {
         KC_BOOTSTRAP_ADMIN_USERNAME=admin KC_BOOTSTRAP_ADMIN_PASSWORD="$ADMIN_PASSWORD" \
         setsid "$HOME_DIR/bin/kc.sh" start-dev \
         --http-host=127.0.0.1 --http-port="$port" --http-management-port="$mgmt" \
+        --https-port="$tls" --https-certificate-file="$DIR/tls/server.pem" \
+        --https-certificate-key-file="$DIR/tls/server.key" --https-client-auth=request \
+        --https-trust-store-file="$DIR/tls/truststore.p12" --https-trust-store-password=vnfm-test \
+        --https-trust-store-type=PKCS12 \
         --health-enabled=true \
         "--db-url=jdbc:h2:file:$DIR/h2/keycloakdb;NON_KEYWORDS=VALUE" \
         >>"$DIR/keycloak.log" 2>&1 </dev/null &

@@ -3,7 +3,9 @@
 //! and a reqwest client presenting them. Required mode refuses a client without a certificate
 //! from the configured CA at the handshake; optional mode serves it, but not with a
 //! certificate-bound token (RFC 8705), which is good only with its own certificate; a mapped
-//! certificate is a caller with the roles and project of its map entry.
+//! certificate is a caller with the roles and project of its map entry. Against the test
+//! Keycloak (`#[vnfm_test_env::needs(keycloak)]`): tokens it binds to a client certificate,
+//! verified as JWTs and introspected by `tls_client_auth`.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -42,6 +44,15 @@ impl Server {
     /// `vnfm serve` with TLS, asking for client certificates of its CA as `mode` says, with
     /// `tweak` applied to its API options.
     async fn start(mode: ClientCertMode, tweak: impl FnOnce(&mut StateOptions)) -> Server {
+        Server::start_with(mode, &[], tweak).await
+    }
+
+    /// [`Server::start`], also accepting client certificates of the CAs `client_cas` (PEM).
+    async fn start_with(
+        mode: ClientCertMode,
+        client_cas: &[String],
+        tweak: impl FnOnce(&mut StateOptions),
+    ) -> Server {
         vnfm::lcm::install_crypto_provider();
         let dir = tempfile::tempdir().unwrap();
         let ca = Pki::new("vnfm test client CA");
@@ -59,7 +70,11 @@ impl Server {
             listen: "127.0.0.1:0".parse().unwrap(),
             tls_cert: Some(write("server.pem", &server.cert_pem)),
             tls_key: Some(write("server.key", &server.key_pem)),
-            tls_client_ca: vec![write("client-ca.pem", &ca.ca_pem)],
+            tls_client_ca: std::iter::once(ca.ca_pem.as_str())
+                .chain(client_cas.iter().map(String::as_str))
+                .enumerate()
+                .map(|(i, pem)| write(&format!("client-ca-{i}.pem"), pem))
+                .collect(),
             tls_client_auth: Some(mode),
             shutdown_timeout: Duration::from_secs(1),
             state,
@@ -402,5 +417,67 @@ async fn client_certificate_options_that_cannot_work_stop_the_start() {
             .await
             .unwrap_err();
         assert!(e.to_string().contains(want), "{want}: {e}");
+    }
+}
+
+/// Keycloak's certificate-bound tokens (its client `tenant-a-mtls` gets them over mutual TLS at
+/// the HTTPS endpoint, `cnf.x5t#S256`), verified as JWTs and introspected by `tls_client_auth`
+/// (the VNFM's client `vnfm-mtls` presenting its certificate), on a server accepting client
+/// certificates of Keycloak's CA: good with their certificate only.
+#[vnfm_test_env::needs(keycloak)]
+#[tokio::test]
+async fn keycloak_bound_tokens_need_their_certificate_introspected_by_tls_client_auth_or_not() {
+    let kc = vnfm_oauth::testing::TestKeycloak::from_env();
+    let holder = Issued {
+        cert_pem: kc.tls_file("tenant-a-mtls.pem"),
+        key_pem: kc.tls_file("tenant-a-mtls.key"),
+        der: Vec::new(),
+    };
+    // Another certificate of the same CA (the VNFM's own client certificate).
+    let other = Issued {
+        cert_pem: kc.tls_file("vnfm-mtls.pem"),
+        key_pem: kc.tls_file("vnfm-mtls.key"),
+        der: Vec::new(),
+    };
+    for check in [TokenCheck::Introspection, TokenCheck::Jwt] {
+        let mut config = OAuthConfig::new(kc.tls_issuer(), vnfm_oauth::testing::AUDIENCE);
+        config.check = check;
+        config.ca_pem = Some(kc.tls_file("ca.pem"));
+        if check == TokenCheck::Introspection {
+            config.introspection = Some(kc.tls_introspection());
+        }
+        let oauth = Arc::new(OAuthVerifier::new(config).unwrap());
+        let server = Server::start_with(ClientCertMode::Optional, &[kc.tls_file("ca.pem")], |o| {
+            o.oauth = Some(oauth.clone())
+        })
+        .await;
+        let token = kc.bound_token("tenant-a-mtls").await;
+        let what = format!("{check:?}");
+        let r = server
+            .get(&server.client(Some(&holder)), INSTANCES, Some(&token))
+            .await
+            .unwrap();
+        assert_eq!(
+            r.status(),
+            StatusCode::OK,
+            "{what}: {}",
+            r.text().await.unwrap()
+        );
+        let r = server
+            .get(&server.client(None), INSTANCES, Some(&token))
+            .await
+            .unwrap();
+        invalid_token(r, &token, &format!("{what}, no certificate")).await;
+        let r = server
+            .get(&server.client(Some(&other)), INSTANCES, Some(&token))
+            .await
+            .unwrap();
+        invalid_token(r, &token, &format!("{what}, another certificate")).await;
+        if check == TokenCheck::Introspection {
+            assert!(
+                oauth.cached_answers() >= 1,
+                "introspected by tls_client_auth"
+            );
+        }
     }
 }

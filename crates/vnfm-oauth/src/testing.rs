@@ -97,6 +97,58 @@ impl TestKeycloak {
         body["access_token"].as_str().unwrap().to_owned()
     }
 
+    /// The same Keycloak over HTTPS, asking clients for a certificate (mutual TLS).
+    pub fn tls_url(&self) -> String {
+        vnfm_test_env::var("VNFM_TEST_KEYCLOAK_TLS_URL")
+    }
+
+    /// The realm's issuer as the HTTPS endpoint names it (the `iss` of tokens got there).
+    pub fn tls_issuer(&self) -> String {
+        format!("{}/realms/{REALM}", self.tls_url())
+    }
+
+    /// A file of the script's TLS material (`ca.pem`, `<client>.pem`, `<client>.key`).
+    pub fn tls_file(&self, name: &str) -> String {
+        let path = self.dir.join("tls").join(name);
+        std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+    }
+
+    /// Introspection at the HTTPS endpoint as `vnfm-mtls`, by `tls_client_auth` with its
+    /// certificate.
+    pub fn tls_introspection(&self) -> IntrospectionConfig {
+        IntrospectionConfig::new(
+            "vnfm-mtls",
+            ClientAuth::TlsClientAuth {
+                cert_pem: self.tls_file("vnfm-mtls.pem"),
+                key_pem: Secret::new(self.tls_file("vnfm-mtls.key")),
+            },
+        )
+    }
+
+    /// An access token of the certificate client `client` (`tenant-a-mtls`): the client
+    /// credentials grant at the HTTPS endpoint, authenticated by its certificate, so that the
+    /// token is bound to it (`cnf.x5t#S256`).
+    pub async fn bound_token(&self, client: &str) -> String {
+        let identity = format!(
+            "{}{}",
+            self.tls_file(&format!("{client}.pem")),
+            self.tls_file(&format!("{client}.key"))
+        );
+        let ca = reqwest::Certificate::from_pem(self.tls_file("ca.pem").as_bytes()).unwrap();
+        let http = reqwest::Client::builder()
+            .tls_certs_only([ca])
+            .identity(reqwest::Identity::from_pem(identity.as_bytes()).unwrap())
+            .build()
+            .unwrap();
+        let url = format!("{}/protocol/openid-connect/token", self.tls_issuer());
+        let form = [("grant_type", "client_credentials"), ("client_id", client)];
+        let r = http.post(&url).form(&form).send().await.unwrap();
+        let status = r.status();
+        let body: Value = r.json().await.unwrap();
+        assert!(status.is_success(), "token of {client}: {status} {body}");
+        body["access_token"].as_str().unwrap().to_owned()
+    }
+
     /// Revokes `token` of `client` (RFC 7009 at the realm's revocation endpoint).
     pub async fn revoke(&self, client: &str, token: &str) {
         let url = format!("{}/protocol/openid-connect/revoke", self.issuer);
