@@ -13,7 +13,8 @@
 //!   byte at a time, which [`ServerLimits::body_read_timeout`] (a pause between two chunks)
 //!   does not.
 //! - **Crowded server:** the answer to a request without `Authorization` or `X-Auth-Token`
-//!   closes its connection (`Connection: close`) once half the connection slots are taken.
+//!   (on a connection without a client certificate, which may identify the caller) closes its
+//!   connection (`Connection: close`) once half the connection slots are taken.
 //!
 //! [`ServerLimits::request_timeout`]: crate::limits::ServerLimits::request_timeout
 //! [`ServerLimits::upload_timeout`]: crate::limits::ServerLimits::upload_timeout
@@ -110,7 +111,9 @@ impl tower::Service<Request<Incoming>> for ConnectionService {
 
     fn call(&mut self, request: Request<Incoming>) -> Self::Future {
         let busy = self.tracked.begin();
-        let anonymous = !request.headers().contains_key(header::AUTHORIZATION)
+        // A verified client certificate may identify the caller (mutual TLS).
+        let anonymous = self.certificate.is_none()
+            && !request.headers().contains_key(header::AUTHORIZATION)
             && !request.headers().contains_key("x-auth-token");
         let deadline = self
             .deadlines
