@@ -3,7 +3,8 @@
 //! secret from a file), a member's JWT accepted, a reader's change refused with
 //! `insufficient_scope`, another project's instance answered 404, an opaque token introspected
 //! and refused, hostile tokens 401 `invalid_token`, the `vnfm` client logging in at the realm,
-//! and nothing of any token in the server's debug log.
+//! and nothing of any token in the server's debug log; with mutual TLS, tokens bound to a
+//! client certificate and the VNFM introspecting by `tls_client_auth`.
 
 use std::path::Path;
 
@@ -242,5 +243,127 @@ async fn serve_takes_the_realms_tokens_and_logs_nothing_of_them() {
     assert!(
         !text.contains(&kc.secret("vnfm")),
         "the client secret reached the log"
+    );
+}
+
+/// `vnfm serve` with mutual TLS, as an operator configures it against the Keycloak's HTTPS
+/// endpoint: the client certificates of Keycloak's CA asked for (`--tls-client-auth
+/// optional`), one of them mapped to a reader of proj-a, introspection by `tls_client_auth`.
+/// A token Keycloak bound to a certificate works with that certificate only; the mapped
+/// certificate without a token reads and may not write; nothing of the token is logged.
+#[vnfm_test_env::needs(keycloak)]
+#[tokio::test]
+async fn serve_with_client_certificates_takes_bound_tokens_with_their_certificate_only() {
+    let kc = TestKeycloak::from_env();
+    let tls = |name: &str| kc.dir.join("tls").join(name).to_str().unwrap().to_owned();
+    let dir = tempfile::tempdir().unwrap();
+    let map = dir.path().join("client-map.json");
+    std::fs::write(
+        &map,
+        r#"[{"subject_cn": "tenant-a-mtls", "client_id": "monitor-a", "roles": ["reader"],
+             "project_id": "proj-a"}]"#,
+    )
+    .unwrap();
+    let log = dir.path().join("serve.log");
+    let issuer = kc.tls_issuer();
+    let server = start_with(
+        &dir.path().join("data"),
+        &[
+            "--tls-cert",
+            &tls("server.pem"),
+            "--tls-key",
+            &tls("server.key"),
+            "--tls-client-ca",
+            &tls("ca.pem"),
+            "--tls-client-auth",
+            "optional",
+            "--tls-client-map",
+            map.to_str().unwrap(),
+            "--oauth-issuer",
+            &issuer,
+            "--oauth-audience",
+            "vnfm",
+            "--oauth-ca-file",
+            &tls("ca.pem"),
+            "--oauth-client-id",
+            "vnfm-mtls",
+            "--oauth-client-auth",
+            "tls_client_auth",
+            "--oauth-client-cert-file",
+            &tls("vnfm-mtls.pem"),
+            "--oauth-client-key-file",
+            &tls("vnfm-mtls.key"),
+            "--oauth-token-check",
+            "introspection",
+            "--oauth-introspection-cache-secs",
+            "0",
+        ],
+        Some(&log),
+    );
+    assert!(server.base.starts_with("https://"), "{}", server.base);
+    let client = |who: Option<&str>| {
+        let ca = reqwest::Certificate::from_pem(kc.tls_file("ca.pem").as_bytes()).unwrap();
+        let mut b = reqwest::Client::builder().tls_certs_only([ca]);
+        if let Some(who) = who {
+            let pem = format!(
+                "{}{}",
+                kc.tls_file(&format!("{who}.pem")),
+                kc.tls_file(&format!("{who}.key"))
+            );
+            b = b.identity(reqwest::Identity::from_pem(pem.as_bytes()).unwrap());
+        }
+        b.build().unwrap()
+    };
+    let (holder, other, plain) = (
+        client(Some("tenant-a-mtls")),
+        client(Some("vnfm-mtls")),
+        client(None),
+    );
+    let token = kc.bound_token("tenant-a-mtls").await;
+    let url = format!("{}/vnflcm/v2/vnf_instances", server.base);
+    let get = reqwest::Method::GET;
+    // The token with its certificate: introspected by tls_client_auth, a member of proj-a.
+    let (status, _, body) = send(&holder, get.clone(), url.clone(), &token, None).await;
+    assert_eq!(status, 200, "{body}");
+    // Without a certificate, or with another one: 401 invalid_token.
+    for (who, http) in [("no certificate", &plain), ("another certificate", &other)] {
+        let (status, challenge, body) = send(http, get.clone(), url.clone(), &token, None).await;
+        assert_eq!(status, 401, "{who}: {body}");
+        assert!(
+            challenge.contains("error=\"invalid_token\""),
+            "{who}: {challenge}"
+        );
+    }
+    // The mapped certificate without a token: a reader of proj-a.
+    let r = holder
+        .get(&url)
+        .header("Version", "2.0.0")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    let r = holder
+        .post(format!("{}/vnflcm/v2/subscriptions", server.base))
+        .header("Version", "2.0.0")
+        .json(&json!({"callbackUri": "http://127.0.0.1:9/cb"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 403);
+    let r = plain
+        .get(&url)
+        .header("Version", "2.0.0")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 401);
+    server.stop();
+    let logged = std::fs::read_to_string(&log).unwrap();
+    for part in token.split('.').filter(|p| p.len() >= 16) {
+        assert!(!logged.contains(part), "the token reached the log");
+    }
+    assert!(
+        !logged.contains(&kc.tls_file("vnfm-mtls.key")[40..80]),
+        "the client key reached the log"
     );
 }
