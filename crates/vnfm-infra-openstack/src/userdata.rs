@@ -269,6 +269,40 @@ pub fn scaled_nfv(paths: &[Vec<Seg>], inputs: &NfvInputs<'_>, current: &Value) -
     out
 }
 
+/// What Tacker's `StandardUserData.heal` changes in `nfv`: each healed VNFC (its VDU and
+/// index) boots from the image the grant gives its VDU, else from the package's image of that
+/// VDU the driver uploaded to Glance (`images`, by `sw_image_data.name`, as Tacker's NFVO
+/// grants it); with neither, its entry keeps its image (Tacker's `fallback_vnfd=False`). After
+/// a MODIFY_INFO onto another package, a heal so rebuilds the VNFC on that package's image.
+pub fn heal_images(
+    nfv: &mut Value,
+    healed: &[(String, u32)],
+    flavour: &vnfm_descriptor::Flavour,
+    grant: Option<&vnfm_types::Grant>,
+    images: &BTreeMap<String, String>,
+) {
+    for (vdu, index) in healed {
+        let uploaded = || {
+            let sw = flavour
+                .vdus
+                .iter()
+                .find(|v| &v.id == vdu)?
+                .sw_image
+                .as_ref()?;
+            images.get(&sw.name).map(String::as_str)
+        };
+        let Some(image) = grant.and_then(|g| g.image_for(vdu)).or_else(uploaded) else {
+            continue;
+        };
+        if let Some(Value::Object(entry)) = nfv
+            .get_mut("VDU")
+            .and_then(|v| v.get_mut(with_index(vdu, *index)))
+        {
+            entry.insert("vcImageId".into(), Value::String(image.to_owned()));
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -276,6 +310,48 @@ mod tests {
 
     fn params(v: Value) -> Map<String, Value> {
         v.as_object().unwrap().clone()
+    }
+
+    /// Tacker's `StandardUserData.heal`: the healed VNFCs' `vcImageId` becomes the grant's
+    /// image of their VDU, else the package's uploaded one; others, and VDUs with neither,
+    /// keep theirs.
+    #[test]
+    fn a_heal_gives_the_healed_vnfcs_the_granted_or_uploaded_image() {
+        let flavour: vnfm_descriptor::Flavour = serde_json::from_value(json!({
+            "id": "simple", "file": "Definitions/df.yaml",
+            "vdus": [{"id": "VDU1", "name": "VDU1", "kind": "compute",
+                      "nodeType": "tosca.nodes.nfv.Vdu.Compute", "minInstances": 1,
+                      "maxInstances": 3, "swImage": {"name": "img-vdu1", "file": "Files/a.img"}},
+                     {"id": "VDU2", "name": "VDU2", "kind": "compute",
+                      "nodeType": "tosca.nodes.nfv.Vdu.Compute", "minInstances": 1,
+                      "maxInstances": 1, "swImage": {"name": "img-vdu2"}},
+                     {"id": "VDU3", "name": "VDU3", "kind": "compute",
+                      "nodeType": "tosca.nodes.nfv.Vdu.Compute", "minInstances": 1,
+                      "maxInstances": 1, "swImage": {"name": "img-vdu3"}}]
+        }))
+        .unwrap();
+        let entry = |image: &str| json!({"computeFlavourId": "m1.tiny", "vcImageId": image});
+        let mut nfv = json!({"VDU": {"VDU1-0": entry("old"), "VDU1-1": entry("old"),
+                                     "VDU2-0": entry("old"), "VDU3-0": entry("old")}});
+        let images = BTreeMap::from([("img-vdu1".to_string(), "glance-1".to_string())]);
+        let grant: vnfm_types::Grant = serde_json::from_value(json!({
+            "id": "g", "vnfInstanceId": "i", "vnfLcmOpOccId": "o",
+            "vimAssets": {"softwareImages": [
+                {"vnfdSoftwareImageId": "VDU2", "vimSoftwareImageId": "granted-2"}]},
+            "_links": {"vnfLcmOpOcc": {"href": "x"}, "vnfInstance": {"href": "y"}}
+        }))
+        .unwrap();
+        let healed = [
+            ("VDU1".to_string(), 1),
+            ("VDU2".to_string(), 0),
+            ("VDU3".to_string(), 0),
+        ];
+        heal_images(&mut nfv, &healed, &flavour, Some(&grant), &images);
+        assert_eq!(
+            nfv["VDU"],
+            json!({"VDU1-0": entry("old"), "VDU1-1": entry("glance-1"),
+                   "VDU2-0": entry("granted-2"), "VDU3-0": entry("old")})
+        );
     }
 
     #[test]

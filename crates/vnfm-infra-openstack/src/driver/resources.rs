@@ -276,10 +276,24 @@ impl OpenStackDriver {
             }
             _ => None,
         };
-        let nfv = applied
+        let mut nfv = applied
             .as_ref()
             .map_or_else(|| stack.nfv(), |a| a.nfv.clone());
+        // The driver's own StandardUserData gives the healed VNFCs the images of the grant or
+        // of the current package, as Tacker's class does.
+        let standard_images = match &user_data {
+            UserData::Standard => Some(self.upload_images(&ctx, flavour).await?),
+            _ => None,
+        };
+        let heal_images = |nfv: &mut Value, healed: Vec<&VnfcResourceInfo>| {
+            if let Some(images) = &standard_images {
+                let healed: Vec<(String, u32)> = healed.into_iter().filter_map(vdu_index).collect();
+                crate::userdata::heal_images(nfv, &healed, flavour, req.grant.as_deref(), images);
+            }
+        };
         let stack = if recreates(scope, req.additional_params()) {
+            let recorded = inventory::recorded(&req.instance);
+            heal_images(&mut nfv, recorded.vnfc_resource_info.iter().collect());
             // Re-create: the same template, files and parameters on a new stack (those the
             // class returned, else the stack's).
             let template = match applied.as_ref().and_then(|a| a.template.clone()) {
@@ -308,6 +322,7 @@ impl OpenStackDriver {
         } else {
             let live = self.live_inventory(&heat, &ctx, &r, flavour).await?;
             let targets = vnfcs_to_heal(scope, &live, &ctx.stack_name)?;
+            heal_images(&mut nfv, targets.clone());
             self.release_errored_servers(&ctx, targets.iter().copied())
                 .await?;
             let reason = format!("heal by VNF LCM operation {}", req.op_occ_id);
@@ -512,6 +527,16 @@ impl OpenStackDriver {
 /// Whether a heal re-creates the whole stack: a heal of the whole VNF (no `vnfcInstanceId`)
 /// with `additionalParams.all` true, as Tacker does (its functional test expects a new
 /// stack, networks included). Any other heal replaces servers only.
+/// The VDU of a VNFC made with one resource per VNFC and its index (Tacker's `vdu_idx`).
+fn vdu_index(v: &VnfcResourceInfo) -> Option<(String, u32)> {
+    let index = v
+        .metadata
+        .as_ref()?
+        .get(inventory::meta_key::VDU_IDX)?
+        .as_u64()?;
+    Some((v.vdu_id.clone(), u32::try_from(index).ok()?))
+}
+
 pub(super) fn recreates(scope: &HealScope, params: Option<&vnfm_types::KeyValuePairs>) -> bool {
     matches!(scope, HealScope::WholeVnf)
         && params.and_then(|p| p.get("all")) == Some(&Value::Bool(true))
