@@ -47,10 +47,13 @@
 #   short-lived      client credentials; member; project_id=proj-a; tokens live 5 s
 #   tenant-a-es256, tenant-a-eddsa   as tenant-a, tokens signed ES256 (P-256) and EdDSA (Ed25519)
 #   vnfm             the VNFM's own client at the introspection endpoint, client_secret_basic or
-#                    client_secret_post
+#                    client_secret_post; also the client of its outgoing calls (client
+#                    credentials: its tokens, without roles, have the audience `nfvo`)
 #   vnfm-jwt         the same by client_secret_jwt
 #   vnfm-pkjwt       the same by private_key_jwt (client-key.pem)
 #   vnfm-mtls        the same by tls_client_auth (tls/vnfm-mtls.pem, subject CN=vnfm-mtls)
+#   nfvo             the client of an NFVO or notification subscriber that the VNFM calls with
+#                    tokens of the realm: it introspects them (client_secret_basic)
 #   tenant-a-mtls    as tenant-a, authenticating by its certificate (tls/tenant-a-mtls.pem) at
 #                    the HTTPS endpoint; its tokens are bound to that certificate (RFC 8705,
 #                    cnf.x5t#S256)
@@ -178,7 +181,7 @@ realm_json() {
     python3 - "$DIR" "$REALM" <<'EOF'
 import json, secrets, subprocess, sys, base64
 d, realm = sys.argv[1], sys.argv[2]
-secret = {c: secrets.token_urlsafe(24) for c in ["tenant-a", "tenant-b", "reader-a", "nobody-a", "cloud-admin", "other-audience", "short-lived", "tenant-a-es256", "tenant-a-eddsa", "vnfm", "vnfm-jwt", "vnfm-pkjwt"]}
+secret = {c: secrets.token_urlsafe(24) for c in ["tenant-a", "tenant-b", "reader-a", "nobody-a", "cloud-admin", "other-audience", "short-lived", "tenant-a-es256", "tenant-a-eddsa", "vnfm", "vnfm-jwt", "vnfm-pkjwt", "nfvo"]}
 # Clients authenticating by their certificate (CN=<client id>, tls/), mutual TLS.
 x509 = lambda cid: {"x509.subjectdn": f"CN={cid}", "x509.allow.regex.pattern.comparison": "false"}
 del secret["vnfm-pkjwt"]
@@ -226,11 +229,15 @@ def caller(cid, project=None, audience=True, attrs=None):
         c["secret"] = secret[cid]
     return c
 
-def introspector(cid, authenticator, attrs=None):
+def introspector(cid, authenticator, attrs=None, outgoing=True):
+    # The VNFM's clients get tokens for its outgoing calls too (client credentials): for the
+    # NFVO or subscriber stand-in `nfvo`, which introspects them (so it is their audience).
     c = {"clientId": cid, "enabled": True, "publicClient": False, "bearerOnly": False,
-         "clientAuthenticatorType": authenticator, "serviceAccountsEnabled": False,
+         "clientAuthenticatorType": authenticator, "serviceAccountsEnabled": outgoing,
          "standardFlowEnabled": False, "directAccessGrantsEnabled": False,
-         "protocol": "openid-connect", "attributes": attrs or {}}
+         "protocol": "openid-connect", "attributes": attrs or {},
+         "protocolMappers": [mapper("audience nfvo", "oidc-audience-mapper",
+                                    included_custom_audience="nfvo")] if outgoing else []}
     if cid in secret:
         c["secret"] = secret[cid]
     return c
@@ -246,12 +253,14 @@ clients = [
     introspector("vnfm-pkjwt", "client-jwt", {"use.jwks.string": "true", "jwks.string": json.dumps(jwks),
                                               "token.endpoint.auth.signing.alg": "RS256"}),
     introspector("vnfm-mtls", "client-x509", x509("vnfm-mtls")),
+    introspector("nfvo", "client-secret", outgoing=False),
     caller("tenant-a-mtls", "proj-a",
            attrs={**x509("tenant-a-mtls"), "tls.client.certificate.bound.access.tokens": "true"}),
 ]
 roles = {"tenant-a": ["member"], "tenant-b": ["member"], "reader-a": ["reader"], "nobody-a": [],
          "cloud-admin": ["admin", "member"], "other-audience": ["member"], "short-lived": ["member"],
-         "tenant-a-es256": ["member"], "tenant-a-eddsa": ["member"], "tenant-a-mtls": ["member"]}
+         "tenant-a-es256": ["member"], "tenant-a-eddsa": ["member"], "tenant-a-mtls": ["member"],
+         "vnfm": [], "vnfm-jwt": [], "vnfm-pkjwt": [], "vnfm-mtls": []}
 users = [{"username": f"service-account-{c}", "enabled": True, "serviceAccountClientId": c,
           "realmRoles": r + [f"default-roles-{realm}"]} for c, r in roles.items()]
 doc = {"realm": realm, "enabled": True, "accessTokenLifespan": 300, "sslRequired": "none",

@@ -69,6 +69,9 @@ pub enum Step {
     Keys,
     /// Introspecting a token (RFC 7662).
     Introspection,
+    /// Getting an access token for this server's own calls (the client credentials grant at
+    /// the token endpoint, [`crate::ClientCredentials`]).
+    Token,
 }
 
 impl fmt::Display for Step {
@@ -77,6 +80,7 @@ impl fmt::Display for Step {
             Step::Metadata => "reading the authorization server's metadata",
             Step::Keys => "reading the authorization server's keys (JWKS)",
             Step::Introspection => "introspecting a token",
+            Step::Token => "getting an access token (client credentials)",
         })
     }
 }

@@ -1,8 +1,11 @@
 //! The requests to the authorization server: JSON answers read with a size bound, and its
 //! metadata (OpenID Connect Discovery, else RFC 8414).
 
+use std::time::Duration;
+
 use serde_json::Value;
 
+use crate::config::ClientAuth;
 use crate::error::{OAuthError, Step};
 
 /// Largest answer read from the authorization server (metadata, key set, introspection).
@@ -43,6 +46,47 @@ pub(crate) async fn json(
     serde_json::from_slice(&body).map_err(|_| unusable("not JSON"))
 }
 
+/// The HTTP client towards the authorization server: `request_timeout` per request, no
+/// redirects, the CAs of `ca_pem` (instead of the system's) when given, and the client
+/// certificate of `tls_client_auth` when `auth` is that method.
+pub(crate) fn client(
+    request_timeout: Duration,
+    ca_pem: Option<&str>,
+    auth: Option<&ClientAuth>,
+) -> Result<reqwest::Client, OAuthError> {
+    let mut builder = reqwest::Client::builder()
+        .timeout(request_timeout)
+        .connect_timeout(request_timeout.min(Duration::from_secs(5)))
+        // Tokens and client secrets go to the configured server only.
+        .redirect(reqwest::redirect::Policy::none())
+        .user_agent(concat!("vnfm-oauth/", env!("CARGO_PKG_VERSION")));
+    if let Some(pem) = ca_pem {
+        let certs = reqwest::Certificate::from_pem_bundle(pem.as_bytes())
+            .ok()
+            .filter(|c| !c.is_empty())
+            .ok_or_else(|| {
+                OAuthError::Config(
+                    "the CA file for the authorization server holds no PEM certificate".into(),
+                )
+            })?;
+        builder = builder.tls_certs_only(certs);
+    }
+    if let Some(ClientAuth::TlsClientAuth { cert_pem, key_pem }) = auth {
+        // Errors about the key never quote it.
+        let mut pem = Vec::with_capacity(cert_pem.len() + key_pem.expose().len() + 1);
+        pem.extend_from_slice(key_pem.expose().as_bytes());
+        pem.push(b'\n');
+        pem.extend_from_slice(cert_pem.as_bytes());
+        let identity = reqwest::Identity::from_pem(&pem).map_err(|_| {
+            OAuthError::Config(
+                "the client certificate and key for tls_client_auth are not a PEM certificate and its private key (PKCS#8, PKCS#1 or SEC1)".into(),
+            )
+        })?;
+        builder = builder.identity(identity);
+    }
+    builder.build().map_err(OAuthError::Client)
+}
+
 /// The endpoints of the authorization server's metadata this server uses.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct Metadata {
@@ -52,6 +96,8 @@ pub(crate) struct Metadata {
     /// `mtls_endpoint_aliases.introspection_endpoint` (RFC 8705 clause 5): where clients
     /// authenticating with mutual TLS introspect.
     pub(crate) mtls_introspection_endpoint: Option<String>,
+    /// `mtls_endpoint_aliases.token_endpoint`: where they get tokens.
+    pub(crate) mtls_token_endpoint: Option<String>,
 }
 
 /// RFC 8414's metadata URL of `issuer`: the well-known segment goes between the host and the
@@ -89,15 +135,18 @@ pub(crate) async fn discover(http: &reqwest::Client, issuer: &str) -> Result<Met
         });
     }
     let endpoint = |name: &str| doc.get(name).and_then(Value::as_str).map(str::to_owned);
+    let alias = |name: &str| {
+        doc.get("mtls_endpoint_aliases")
+            .and_then(|a| a.get(name))
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+    };
     Ok(Metadata {
         jwks_uri: endpoint("jwks_uri"),
         introspection_endpoint: endpoint("introspection_endpoint"),
         token_endpoint: endpoint("token_endpoint"),
-        mtls_introspection_endpoint: doc
-            .get("mtls_endpoint_aliases")
-            .and_then(|a| a.get("introspection_endpoint"))
-            .and_then(Value::as_str)
-            .map(str::to_owned),
+        mtls_introspection_endpoint: alias("introspection_endpoint"),
+        mtls_token_endpoint: alias("token_endpoint"),
     })
 }
 

@@ -2,90 +2,16 @@
 //! 6749 clause 2.3 and RFC 7523), the checks of the answer, and the bounded cache of answers.
 
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Instant, SystemTime};
 
-use base64::Engine;
 use hashlink::LruCache;
-use jsonwebtoken::{Algorithm, EncodingKey};
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
-use crate::config::{ClientAuth, IntrospectionConfig, OAuthConfig};
+use crate::client_auth::ClientAuthenticator;
+use crate::config::{IntrospectionConfig, OAuthConfig};
 use crate::error::{OAuthError, Refusal, Step};
 use crate::identity::{TokenIdentity, Verified, claim, instant};
-
-/// How long a client assertion is valid.
-const ASSERTION_LIFETIME: Duration = Duration::from_secs(60);
-
-/// The key that signs `private_key_jwt` assertions, read once.
-pub(crate) struct AssertionKey {
-    key: EncodingKey,
-    alg: Algorithm,
-}
-
-impl AssertionKey {
-    /// The key of a PEM file: RSA (RS256), P-256 (ES256) or Ed25519 (EdDSA).
-    pub(crate) fn from_pem(pem: &str) -> Result<AssertionKey, OAuthError> {
-        let bytes = pem.as_bytes();
-        let (key, alg) = if let Ok(k) = EncodingKey::from_rsa_pem(bytes) {
-            (k, Algorithm::RS256)
-        } else if let Ok(k) = EncodingKey::from_ec_pem(bytes) {
-            (k, Algorithm::ES256)
-        } else if let Ok(k) = EncodingKey::from_ed_pem(bytes) {
-            (k, Algorithm::EdDSA)
-        } else {
-            return Err(OAuthError::Config(
-                "the private key for private_key_jwt is not an RSA, P-256 or Ed25519 key in PEM (PKCS#8, or PKCS#1 for RSA)".into(),
-            ));
-        };
-        // A key that cannot sign fails now rather than at the first introspection.
-        jsonwebtoken::encode(&jsonwebtoken::Header::new(alg), &json!({}), &key).map_err(|_| {
-            OAuthError::Config("the private key for private_key_jwt cannot sign".into())
-        })?;
-        Ok(AssertionKey { key, alg })
-    }
-}
-
-/// 16 random bytes, base64url: a `jti`.
-fn random_id() -> String {
-    let mut buf = [0u8; 16];
-    if getrandom::fill(&mut buf).is_err() {
-        let nanos = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos());
-        buf = nanos.to_be_bytes();
-    }
-    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(buf)
-}
-
-/// A client assertion (RFC 7523 clause 3) of `client_id` for `audience`.
-fn assertion(
-    client_id: &str,
-    audience: &str,
-    key: &EncodingKey,
-    alg: Algorithm,
-    kid: Option<&str>,
-) -> Result<String, OAuthError> {
-    let now = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
-    let claims = json!({
-        "iss": client_id, "sub": client_id, "aud": audience, "jti": random_id(),
-        "iat": now, "exp": now + ASSERTION_LIFETIME.as_secs(),
-    });
-    let mut header = jsonwebtoken::Header::new(alg);
-    header.kid = kid.map(str::to_owned);
-    jsonwebtoken::encode(&header, &claims, key)
-        .map_err(|_| OAuthError::Config("signing the client assertion failed".into()))
-}
-
-/// RFC 6749 appendix B: the client id and secret are form-encoded before Basic encoding.
-fn form_encoded(s: &str) -> String {
-    reqwest::Url::parse_with_params("x:", [("v", s)])
-        .ok()
-        .and_then(|u| u.query().map(|q| q.trim_start_matches("v=").to_owned()))
-        .unwrap_or_default()
-}
 
 /// One answer of the cache.
 struct Entry {
@@ -97,20 +23,17 @@ struct Entry {
 /// token itself is never kept).
 pub(crate) struct Introspector {
     config: IntrospectionConfig,
-    key: Option<AssertionKey>,
+    client: ClientAuthenticator,
     cache: Mutex<LruCache<[u8; 32], Entry>>,
 }
 
 impl Introspector {
     pub(crate) fn new(config: IntrospectionConfig) -> Result<Introspector, OAuthError> {
-        let key = match &config.auth {
-            ClientAuth::PrivateKeyJwt { pem, .. } => Some(AssertionKey::from_pem(pem.expose())?),
-            _ => None,
-        };
+        let client = ClientAuthenticator::new(config.client_id.clone(), config.auth.clone())?;
         Ok(Introspector {
             cache: Mutex::new(LruCache::new(config.cache_capacity.max(1))),
             config,
-            key,
+            client,
         })
     }
 
@@ -197,53 +120,10 @@ impl Introspector {
             ("token", token.to_owned()),
             ("token_type_hint", "access_token".to_owned()),
         ];
-        let mut request = http.post(url).header("accept", "application/json");
-        const ASSERTION_TYPE: &str = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer";
-        match &self.config.auth {
-            ClientAuth::SecretBasic(secret) => {
-                let pair = format!(
-                    "{}:{}",
-                    form_encoded(client_id),
-                    form_encoded(secret.expose())
-                );
-                let mut value = reqwest::header::HeaderValue::from_str(&format!(
-                    "Basic {}",
-                    base64::engine::general_purpose::STANDARD.encode(pair)
-                ))
-                .map_err(|_| OAuthError::Config("the client id cannot be sent".into()))?;
-                value.set_sensitive(true);
-                request = request.header(reqwest::header::AUTHORIZATION, value);
-            }
-            ClientAuth::SecretPost(secret) => {
-                form.push(("client_id", client_id.to_owned()));
-                form.push(("client_secret", secret.expose().to_owned()));
-            }
-            ClientAuth::SecretJwt(secret) => {
-                let key = EncodingKey::from_secret(secret.expose().as_bytes());
-                let jwt = assertion(client_id, assertion_audience, &key, Algorithm::HS256, None)?;
-                form.push(("client_id", client_id.to_owned()));
-                form.push(("client_assertion_type", ASSERTION_TYPE.to_owned()));
-                form.push(("client_assertion", jwt));
-            }
-            ClientAuth::PrivateKeyJwt { key_id, .. } => {
-                let key = self
-                    .key
-                    .as_ref()
-                    .ok_or_else(|| OAuthError::Config("no private key was read".into()))?;
-                let jwt = assertion(
-                    client_id,
-                    assertion_audience,
-                    &key.key,
-                    key.alg,
-                    key_id.as_deref(),
-                )?;
-                form.push(("client_id", client_id.to_owned()));
-                form.push(("client_assertion_type", ASSERTION_TYPE.to_owned()));
-                form.push(("client_assertion", jwt));
-            }
-            // The certificate went with the TLS handshake (the HTTP client holds it).
-            ClientAuth::TlsClientAuth { .. } => form.push(("client_id", client_id.to_owned())),
-        }
+        let request = http.post(url).header("accept", "application/json");
+        let request = self
+            .client
+            .authenticate(request, &mut form, assertion_audience)?;
         let doc = crate::http::json(Step::Introspection, url, request.form(&form)).await;
         if let Err(OAuthError::Status { status, .. }) = &doc
             && matches!(status, 400 | 401 | 403)
@@ -303,6 +183,10 @@ fn judge(doc: &Value, config: &OAuthConfig) -> Result<Arc<TokenIdentity>, Refusa
 
 #[cfg(test)]
 mod tests {
+    use std::time::UNIX_EPOCH;
+
+    use serde_json::json;
+
     use super::*;
 
     fn config() -> OAuthConfig {
@@ -342,21 +226,5 @@ mod tests {
         }
         // A bare answer (no iss, aud or exp) is the server's word.
         assert!(judge(&json!({"active": true, "client_id": "c"}), &c).is_ok());
-    }
-
-    #[test]
-    fn basic_credentials_are_form_encoded_first() {
-        assert_eq!(form_encoded("a b:c/é"), "a+b%3Ac%2F%C3%A9");
-        assert_eq!(form_encoded("plain-id_1.x"), "plain-id_1.x");
-    }
-
-    #[test]
-    fn a_file_that_is_no_key_is_refused_at_start() {
-        let e = AssertionKey::from_pem(
-            "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n",
-        )
-        .err()
-        .unwrap();
-        assert!(e.to_string().contains("RSA, P-256 or Ed25519"), "{e}");
     }
 }

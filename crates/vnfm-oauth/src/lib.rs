@@ -33,6 +33,11 @@
 //!   connection, checks it.
 //! - Tokens, claim values and client secrets never appear in errors, logs or `Debug` output.
 //!
+//! The same client, with the same authentication methods, gets access tokens for this
+//! server's own calls to services of the same authorization server (an NFVO, notification
+//! subscribers): [`ClientCredentials`] (the client credentials grant, the token endpoint from
+//! the metadata, tokens kept until shortly before they expire).
+//!
 //! ```no_run
 //! use vnfm_oauth::{OAuthConfig, OAuthVerifier};
 //!
@@ -47,6 +52,8 @@
 //! # }
 //! ```
 
+mod client_auth;
+mod client_credentials;
 mod config;
 mod error;
 mod http;
@@ -57,6 +64,7 @@ mod jwt;
 pub mod testing;
 mod verifier;
 
+pub use client_credentials::{ClientCredentials, ClientCredentialsConfig};
 pub use config::{
     Access, ClaimMapping, ClientAuth, DEFAULT_CACHE_CAPACITY, DEFAULT_INTROSPECTION_CACHE_TTL,
     DEFAULT_JWKS_MIN_REFRESH, DEFAULT_JWKS_REFRESH, DEFAULT_LEEWAY, DEFAULT_MAX_TOKEN_BYTES,

@@ -3,9 +3,9 @@
 //! configured).
 
 use std::sync::{Arc, Mutex, RwLock};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-use crate::config::{Access, ClientAuth, IntrospectionConfig, OAuthConfig, TokenCheck};
+use crate::config::{Access, ClientAuth, OAuthConfig, TokenCheck};
 use crate::error::{OAuthError, Refusal, Step};
 use crate::http::Metadata;
 use crate::identity::{TokenIdentity, Verified};
@@ -45,7 +45,7 @@ impl std::fmt::Debug for OAuthVerifier {
     }
 }
 
-fn check_url(what: &str, url: &str) -> Result<(), OAuthError> {
+pub(crate) fn check_url(what: &str, url: &str) -> Result<(), OAuthError> {
     let parsed = reqwest::Url::parse(url)
         .map_err(|e| OAuthError::Config(format!("{what} `{url}` is not a URL: {e}")))?;
     if !matches!(parsed.scheme(), "http" | "https") {
@@ -59,41 +59,11 @@ fn check_url(what: &str, url: &str) -> Result<(), OAuthError> {
 /// The HTTP client towards the authorization server: the configured CAs, and the client
 /// certificate of `tls_client_auth`.
 fn http_client(config: &OAuthConfig) -> Result<reqwest::Client, OAuthError> {
-    let mut builder = reqwest::Client::builder()
-        .timeout(config.request_timeout)
-        .connect_timeout(config.request_timeout.min(Duration::from_secs(5)))
-        // Tokens and client secrets go to the configured server only.
-        .redirect(reqwest::redirect::Policy::none())
-        .user_agent(concat!("vnfm-oauth/", env!("CARGO_PKG_VERSION")));
-    if let Some(pem) = &config.ca_pem {
-        let certs = reqwest::Certificate::from_pem_bundle(pem.as_bytes())
-            .ok()
-            .filter(|c| !c.is_empty())
-            .ok_or_else(|| {
-                OAuthError::Config(
-                    "the CA file for the authorization server holds no PEM certificate".into(),
-                )
-            })?;
-        builder = builder.tls_certs_only(certs);
-    }
-    if let Some(IntrospectionConfig {
-        auth: ClientAuth::TlsClientAuth { cert_pem, key_pem },
-        ..
-    }) = &config.introspection
-    {
-        // Errors about the key never quote it.
-        let mut pem = Vec::with_capacity(cert_pem.len() + key_pem.expose().len() + 1);
-        pem.extend_from_slice(key_pem.expose().as_bytes());
-        pem.push(b'\n');
-        pem.extend_from_slice(cert_pem.as_bytes());
-        let identity = reqwest::Identity::from_pem(&pem).map_err(|_| {
-            OAuthError::Config(
-                "the client certificate and key for tls_client_auth are not a PEM certificate and its private key (PKCS#8, PKCS#1 or SEC1)".into(),
-            )
-        })?;
-        builder = builder.identity(identity);
-    }
-    builder.build().map_err(OAuthError::Client)
+    crate::http::client(
+        config.request_timeout,
+        config.ca_pem.as_deref(),
+        config.introspection.as_ref().map(|i| &i.auth),
+    )
 }
 
 impl OAuthVerifier {

@@ -3,13 +3,18 @@
 //!
 //! Tokens are fetched from the token endpoint with the client credentials grant (form-encoded
 //! body, client id and secret in HTTP Basic authentication, RFC 6749 §4.4), cached until
-//! shortly before `expires_in`, and fetched again when the server answers 401. Neither
-//! credentials nor tokens appear in errors or logs: reqwest marks the `Authorization` header
-//! sensitive, and every error is built from status codes and URLs only.
+//! shortly before `expires_in`, and fetched again when the server answers 401. Tokens of the
+//! server's own authorization server ([`Credentials::Issuer`]) come from a
+//! [`vnfm_oauth::ClientCredentials`], which authenticates by any of its five methods and keeps
+//! its token the same way. Neither credentials nor tokens appear in errors or logs: reqwest
+//! marks the `Authorization` header sensitive, and every error is built from status codes and
+//! URLs only.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
+
 use std::time::{Duration, Instant};
+use vnfm_oauth::ClientCredentials;
 
 use reqwest::{Client, Method, StatusCode};
 use serde::Deserialize;
@@ -24,7 +29,7 @@ const DEFAULT_TOKEN_LIFETIME: Duration = Duration::from_secs(60);
 const MAX_TOKEN_RESPONSE: usize = 64 * 1024;
 
 /// How the VNFM authenticates to one endpoint.
-#[derive(Clone, PartialEq)]
+#[derive(Clone)]
 pub(crate) enum Credentials {
     /// No authentication.
     None,
@@ -35,6 +40,9 @@ pub(crate) enum Credentials {
     },
     /// OAuth 2.0 client credentials.
     OAuth2(OAuth2Client),
+    /// OAuth 2.0 client credentials at the server's own authorization server (the issuer of
+    /// `vnfm serve --oauth-issuer`), as its client there.
+    Issuer(Arc<ClientCredentials>),
 }
 
 /// OAuth 2.0 client credentials and where to exchange them for tokens.
@@ -52,6 +60,9 @@ impl std::fmt::Debug for Credentials {
             Credentials::Basic { user, .. } => write!(f, "Basic({user}:***)"),
             Credentials::OAuth2(c) => {
                 write!(f, "OAuth2({} at {})", c.client_id, c.token_endpoint)
+            }
+            Credentials::Issuer(c) => {
+                write!(f, "OAuth2({} at the issuer {})", c.client_id(), c.issuer())
             }
         }
     }
@@ -296,6 +307,7 @@ pub(crate) async fn exchange(
             req = req.json(b);
         }
         let mut used = None;
+        let mut issued = None;
         match credentials {
             Credentials::None => {}
             Credentials::Basic { user, password } => {
@@ -306,6 +318,17 @@ pub(crate) async fn exchange(
                 req = req.bearer_auth(token.expose());
                 used = Some(token);
             }
+            Credentials::Issuer(c) => {
+                let token = c
+                    .token()
+                    .await
+                    .map_err(|source| OutboundError::IssuerToken {
+                        issuer: c.issuer().to_owned(),
+                        source,
+                    })?;
+                req = req.bearer_auth(token.expose());
+                issued = Some(token);
+            }
         }
         // The caller's span (a grant, a notification delivery) continues at the other end.
         let resp = vnfm_trace_reqwest::with_current_context(req)
@@ -313,13 +336,26 @@ pub(crate) async fn exchange(
             .await
             .map_err(|e| OutboundError::Transport(e.without_url()))?;
         let status = resp.status();
-        if status == StatusCode::UNAUTHORIZED
-            && let (Credentials::OAuth2(c), Some(token)) = (credentials, &used)
-            && !refreshed
-        {
-            tokens.forget(c, token).await;
-            refreshed = true;
-            continue;
+        if status == StatusCode::UNAUTHORIZED && !refreshed {
+            // The token may have been revoked or have expired early: once, with a new one.
+            match (credentials, &used, &issued) {
+                (Credentials::OAuth2(c), Some(token), _) => {
+                    tokens.forget(c, token).await;
+                    refreshed = true;
+                    continue;
+                }
+                (Credentials::Issuer(c), _, Some(token)) => {
+                    tracing::debug!(
+                        url = x.url,
+                        client_id = c.client_id(),
+                        "the access token was refused (401); getting a new one"
+                    );
+                    c.rejected(token).await;
+                    refreshed = true;
+                    continue;
+                }
+                _ => {}
+            }
         }
         let location = resp
             .headers()

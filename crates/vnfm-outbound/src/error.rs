@@ -57,6 +57,23 @@ pub enum OutboundError {
         /// Where parsing failed.
         column: usize,
     },
+    /// No access token could be got from the server's own authorization server (its
+    /// metadata or token endpoint unreachable, the client's authentication refused).
+    #[error("getting an access token from the authorization server {issuer}: {source}")]
+    IssuerToken {
+        /// The issuer.
+        issuer: String,
+        /// What failed (URLs and statuses only).
+        #[source]
+        source: vnfm_oauth::OAuthError,
+    },
+    /// A callback URI prefix given for the authorization server's tokens is not an http or
+    /// https URL.
+    #[error("the callback URI prefix `{prefix}` is not an http or https URL")]
+    CallbackPrefix {
+        /// The prefix.
+        prefix: String,
+    },
     /// The request got no answer (connection refused, timeout, TLS failure).
     #[error("{}", describe(.0))]
     Transport(#[source] reqwest::Error),

@@ -7,7 +7,8 @@
 //!   VNFMs that take packages from the NFVO; `.../{vnfdId}/vnfd`: the VNFD alone (a zip).
 //!
 //! Authentication: none, HTTP Basic, or OAuth 2.0 client credentials (tokens cached and renewed
-//! on `401`). A CA certificate can be given for TLS. Connection failures, `5xx` and `429` are
+//! on `401`), either with a token endpoint and client secret of the NFVO's settings or, with
+//! [`Sol003Nfvo::with_issuer_tokens`], from the server's own authorization server. A CA certificate can be given for TLS. Connection failures, `5xx` and `429` are
 //! retried with exponential backoff; other answers are not.
 
 use std::time::{Duration, Instant};
@@ -129,6 +130,16 @@ impl Sol003Nfvo {
             settings.ca_pem.as_deref().map(str::as_bytes),
             timings,
         )
+    }
+
+    /// Calls the NFVO with access tokens of `tokens` (the server's own authorization server,
+    /// by client credentials) instead of the authentication of its settings.
+    pub fn with_issuer_tokens(
+        mut self,
+        tokens: std::sync::Arc<vnfm_oauth::ClientCredentials>,
+    ) -> Sol003Nfvo {
+        self.auth = Credentials::Issuer(tokens);
+        self
     }
 
     /// Sets the largest package content accepted from the NFVO (default
