@@ -128,8 +128,8 @@ pub use vnfm_lcm::{
 };
 pub use vnfm_mgmt_script::{PYTHON_ARTIFACT_TYPE, ScriptConfig, ScriptMgmtDriver};
 pub use vnfm_outbound::{
-    HttpCallbackSender, HttpContentFetcher, NfvoTimings, OutboundError, Sol003Nfvo,
-    install_crypto_provider,
+    ClientCredentials, HttpCallbackSender, HttpContentFetcher, NfvoTimings, OutboundError,
+    OutboundOAuth, Sol003Nfvo, install_crypto_provider,
 };
 pub use vnfm_prometheus::{ClientOptions as PrometheusOptions, PromqlOverrides, PushedMetrics};
 pub use vnfm_store::{InstanceQuery, OpOccQuery, Page, Store, StoreError};
@@ -293,6 +293,7 @@ pub fn builder() -> Builder {
         upload_allow_list: Vec::new(),
         sender: None,
         content: None,
+        outbound_oauth: None,
         delivery: None,
         vim_kinds: VimKinds::new(),
         auto_heal: Some(AutoHealPolicy::default()),
@@ -346,6 +347,7 @@ pub struct Builder {
     upload_allow_list: Vec<String>,
     sender: Option<Arc<dyn CallbackSender>>,
     content: Option<Arc<dyn ContentFetcher>>,
+    outbound_oauth: Option<OutboundOAuth>,
     delivery: Option<DelivererConfig>,
     vim_kinds: VimKinds,
     auto_heal: Option<AutoHealPolicy>,
@@ -539,6 +541,17 @@ impl Builder {
     /// [`HttpCallbackSender`]).
     pub fn callback_sender(mut self, sender: Arc<dyn CallbackSender>) -> Self {
         self.sender = Some(sender);
+        self
+    }
+
+    /// Calls the remote NFVO and/or the subscribers' callbacks under the given prefixes with
+    /// access tokens of the server's own authorization server ([`OutboundOAuth`]). Applies to
+    /// the default [`HttpCallbackSender`] and to the remote NFVO kept in the store, not to a
+    /// [`Builder::callback_sender`] or [`Builder::nfvo`] given. For a callback, a
+    /// subscription's own `authentication` wins; for the NFVO, these tokens replace the
+    /// authentication kept with its connection.
+    pub fn outbound_oauth(mut self, oauth: OutboundOAuth) -> Self {
+        self.outbound_oauth = Some(oauth);
         self
     }
 

@@ -11,7 +11,9 @@ use std::time::Duration;
 
 use vnfm_driver_api::{CallbackSender, ContentFetcher, MgmtDriver, Nfvo, NfvoSettings};
 use vnfm_lcm::{Deliverer, Keyring, Lcm, PkgmSubscriptions, Subscriptions, VimRegistry};
-use vnfm_outbound::{HttpCallbackSender, HttpContentFetcher, NfvoTimings, Sol003Nfvo};
+use vnfm_outbound::{
+    HttpCallbackSender, HttpContentFetcher, NfvoTimings, OutboundOAuth, Sol003Nfvo,
+};
 use vnfm_store::Store;
 
 use super::{Builder, EmbedError, PackageLimits, Packages, StoreCatalog, mgmt_of, start_runner};
@@ -230,14 +232,29 @@ impl Builder {
     pub async fn assemble(mut self) -> Result<Vnfm, EmbedError> {
         let (store, catalog) = self.open_store_and_catalog().await?;
         let keyring = self.open_keyring()?.ok_or(EmbedError::NoKeyring)?;
+        let outbound_oauth = self.outbound_oauth.take();
         let sender = match self.sender.take() {
             Some(s) => s,
-            None => Arc::new(HttpCallbackSender::new(CALLBACK_CONNECT_TIMEOUT).map_err(
-                |source| EmbedError::Outbound {
+            None => {
+                let outbound = |source| EmbedError::Outbound {
                     what: "the HTTP client for notifications",
                     source,
-                },
-            )?),
+                };
+                let mut sender =
+                    HttpCallbackSender::new(CALLBACK_CONNECT_TIMEOUT).map_err(outbound)?;
+                if let Some(o) = outbound_oauth.as_ref().filter(|o| !o.callbacks.is_empty()) {
+                    sender = sender
+                        .with_issuer_tokens(o.tokens.clone(), &o.callbacks)
+                        .map_err(outbound)?;
+                    tracing::info!(
+                        issuer = o.tokens.issuer(),
+                        client_id = o.tokens.client_id(),
+                        prefixes = ?o.callbacks,
+                        "callbacks under these prefixes get the authorization server's access tokens unless their subscription authenticates otherwise"
+                    );
+                }
+                Arc::new(sender)
+            }
         };
         let content = match self.content.take() {
             Some(c) => c,
@@ -256,6 +273,7 @@ impl Builder {
                     &keyring,
                     &self.nfvo_setting,
                     self.max_package_bytes,
+                    outbound_oauth.as_ref().filter(|o| o.nfvo),
                 )
                 .await?
             }
@@ -433,6 +451,7 @@ async fn stored_nfvo(
     keyring: &Keyring,
     setting: &NfvoSetting,
     max_package_bytes: usize,
+    oauth: Option<&OutboundOAuth>,
 ) -> Result<Option<Arc<dyn Nfvo>>, EmbedError> {
     use vnfm_lcm::nfvo::{load_nfvo_settings, save_nfvo_settings};
     match setting {
@@ -448,15 +467,29 @@ async fn stored_nfvo(
         .await
         .map_err(EmbedError::NfvoSettings)?
     else {
+        if oauth.is_some() {
+            tracing::warn!(
+                "the NFVO is to be called with the authorization server's tokens, but no remote NFVO is configured (the built-in one grants)"
+            );
+        }
         return Ok(None);
     };
     tracing::info!(url = %settings.url, "remote NFVO");
-    let nfvo = Sol003Nfvo::from_settings(&settings, NfvoTimings::default())
+    let mut nfvo = Sol003Nfvo::from_settings(&settings, NfvoTimings::default())
         .map_err(|source| EmbedError::Outbound {
             what: "the remote NFVO",
             source,
         })?
         .with_max_package_bytes(max_package_bytes);
+    if let Some(o) = oauth {
+        tracing::info!(
+            url = %settings.url,
+            issuer = o.tokens.issuer(),
+            client_id = o.tokens.client_id(),
+            "the remote NFVO is called with the authorization server's access tokens (the authentication kept with its connection is not used)"
+        );
+        nfvo = nfvo.with_issuer_tokens(o.tokens.clone());
+    }
     Ok(Some(Arc::new(nfvo)))
 }
 

@@ -230,6 +230,26 @@ pub struct ServeArgs {
     /// CA certificate (PEM) to trust for the NFVO's TLS certificate.
     #[arg(long, value_name = "PEM", requires = "nfvo_url")]
     nfvo_ca: Option<PathBuf>,
+    /// Call the remote NFVO (grants, package and VNFD fetches) with access tokens of the
+    /// --oauth-issuer authorization server, got by client credentials as --oauth-client-id
+    /// (authenticating by --oauth-client-auth, as for introspection), instead of the
+    /// authentication kept with the NFVO connection. Given at each start, as --oauth-issuer
+    /// is: it is not stored with the connection.
+    #[arg(long, requires = "oauth_client_id", conflicts_with_all = ["nfvo_client_id", "nfvo_local"])]
+    nfvo_oauth_from_issuer: bool,
+    /// Call subscribers' callback URIs under these prefixes (`https://nfvo.example:9443/notify`,
+    /// comma-separated or repeated; the same scheme, host and port, and a path at or below
+    /// the prefix's) with those access tokens, when the subscription gives no authentication
+    /// of its own: a subscription's own BASIC or OAUTH2_CLIENT_CREDENTIALS parameters win.
+    /// Other callbacks get no token (a token sent to any URI a subscriber names would be
+    /// given away).
+    #[arg(
+        long,
+        value_name = "URL_PREFIX",
+        value_delimiter = ',',
+        requires = "oauth_client_id"
+    )]
+    notify_oauth_from_issuer: Vec<String>,
     /// A Heat environment file (YAML or JSON: `resource_registry`, `parameter_defaults`)
     /// sent with every stack the OpenStack driver creates or updates; templates its
     /// `resource_registry` names by relative path are read from the file's directory.
@@ -444,6 +464,30 @@ fn nfvo_from_args(args: &ServeArgs, url: &str) -> Result<vnfm::lcm::NfvoSettings
     Ok(settings)
 }
 
+/// The authorization server's access tokens for outgoing calls, when `--nfvo-oauth-from-issuer`
+/// or `--notify-oauth-from-issuer` asks for them.
+fn outbound_oauth(args: &ServeArgs) -> Result<Option<vnfm::lcm::OutboundOAuth>, ServeError> {
+    let callbacks: Vec<String> = args
+        .notify_oauth_from_issuer
+        .iter()
+        .map(|p| p.trim().to_owned())
+        .filter(|p| !p.is_empty())
+        .collect();
+    if !args.nfvo_oauth_from_issuer && callbacks.is_empty() {
+        return Ok(None);
+    }
+    let Some(tokens) = args.oauth.client_credentials()? else {
+        return Err(ServeError::Options(
+            "--nfvo-oauth-from-issuer and --notify-oauth-from-issuer need --oauth-issuer and --oauth-client-id",
+        ));
+    };
+    Ok(Some(vnfm::lcm::OutboundOAuth {
+        tokens,
+        nfvo: args.nfvo_oauth_from_issuer,
+        callbacks,
+    }))
+}
+
 /// The callers client certificates identify (`--tls-client-map`), their roles read by the
 /// `--oauth-*-roles` mapping.
 fn client_certificate_map(
@@ -517,6 +561,9 @@ pub fn run(args: ServeArgs) -> Result<ExitCode, ServeError> {
         services = services.nfvo_setting(vnfm::lcm::NfvoSetting::Set(nfvo_from_args(&args, url)?));
     } else if args.nfvo_local {
         services = services.nfvo_setting(vnfm::lcm::NfvoSetting::Clear);
+    }
+    if let Some(oauth) = outbound_oauth(&args)? {
+        services = services.outbound_oauth(oauth);
     }
     if args.enable_test_vim {
         services = services
@@ -942,5 +989,81 @@ mod tests {
         assert!(e.to_string().contains("CpuLoad"), "{e}");
         let e = prometheus(vnfm::lcm::builder(), "not a url", None).unwrap_err();
         assert!(e.to_string().contains("--prometheus-url not a url"), "{e}");
+    }
+
+    #[test]
+    fn outgoing_tokens_from_the_issuer_need_its_client_and_take_the_place_of_the_nfvo_secret() {
+        let dir = tempfile::tempdir().unwrap();
+        let secret = dir.path().join("secret");
+        std::fs::write(&secret, "s3cret-of-vnfm\n").unwrap();
+        let secret = secret.to_str().unwrap();
+        let issuer = [
+            "--oauth-issuer",
+            "http://127.0.0.1:8080/realms/nfv",
+            "--oauth-audience",
+            "vnfm",
+        ];
+        let client = [
+            "--oauth-client-id",
+            "vnfm",
+            "--oauth-client-secret-file",
+            secret,
+        ];
+        // Without the flags: no outgoing tokens.
+        let line: Vec<&str> = issuer.iter().chain(&client).copied().collect();
+        assert!(
+            outbound_oauth(&serve_args(&line).unwrap())
+                .unwrap()
+                .is_none()
+        );
+        // Without the issuer's client, or beside the NFVO's own credentials: refused.
+        let mut no_client = issuer.to_vec();
+        no_client.push("--nfvo-oauth-from-issuer");
+        assert!(serve_args(&no_client).is_err());
+        let mut both = line.clone();
+        both.extend([
+            "--nfvo-url",
+            "https://nfvo.example",
+            "--nfvo-client-id",
+            "vnfm",
+            "--nfvo-oauth-from-issuer",
+        ]);
+        assert!(serve_args(&both).is_err());
+        let mut full = line.clone();
+        full.extend([
+            "--nfvo-url",
+            "https://nfvo.example",
+            "--nfvo-oauth-from-issuer",
+            "--notify-oauth-from-issuer",
+            "https://nfvo.example/notify, https://oss.example:8443/",
+            "--oauth-outbound-scope",
+            "nfvo",
+        ]);
+        let o = outbound_oauth(&serve_args(&full).unwrap())
+            .unwrap()
+            .unwrap();
+        assert!(o.nfvo);
+        assert_eq!(
+            o.callbacks,
+            ["https://nfvo.example/notify", "https://oss.example:8443/"]
+        );
+        assert_eq!(o.tokens.client_id(), "vnfm");
+        assert_eq!(o.tokens.method(), "client_secret_basic");
+        assert!(!format!("{o:?}").contains("s3cret-of-vnfm"));
+        // Notifications only, by private_key_jwt: a key file that is no key fails at start.
+        let mut pk = issuer.to_vec();
+        pk.extend([
+            "--oauth-client-id",
+            "vnfm-pkjwt",
+            "--oauth-client-auth",
+            "private_key_jwt",
+            "--oauth-client-key-file",
+            secret,
+            "--notify-oauth-from-issuer",
+            "https://nfvo.example/",
+        ]);
+        let e = outbound_oauth(&serve_args(&pk).unwrap()).unwrap_err();
+        assert!(e.to_string().contains("private_key_jwt"), "{e}");
+        assert!(!e.to_string().contains("s3cret"), "{e}");
     }
 }

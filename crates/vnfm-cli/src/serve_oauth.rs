@@ -1,6 +1,9 @@
 //! The external authorization server options of `vnfm serve`: accept bearer tokens of an
 //! OAuth 2.0 authorization server (Keycloak, ...) next to the built-in OAuth 2.0 clients and
-//! Keystone: JWTs verified against the issuer's keys, opaque tokens by introspection.
+//! Keystone: JWTs verified against the issuer's keys, opaque tokens by introspection; and the
+//! same client (`--oauth-client-id`, authenticating as for introspection) getting access
+//! tokens there for the server's outgoing calls (`--nfvo-oauth-from-issuer`,
+//! `--notify-oauth-from-issuer`).
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -8,8 +11,8 @@ use std::time::Duration;
 
 use clap::Args;
 use vnfm_oauth::{
-    ClaimMapping, ClientAuth, IntrospectionConfig, OAuthConfig, OAuthVerifier, RoleMapping, Secret,
-    TokenCheck,
+    ClaimMapping, ClientAuth, ClientCredentials, ClientCredentialsConfig, IntrospectionConfig,
+    OAuthConfig, OAuthVerifier, RoleMapping, Secret, TokenCheck,
 };
 
 use crate::serve_error::ServeError;
@@ -79,6 +82,15 @@ pub struct OAuthArgs {
     /// token endpoint of the metadata.
     #[arg(long, value_name = "URL", requires = "oauth_client_id")]
     oauth_assertion_audience: Option<String>,
+    /// The `scope` asked for with the access tokens of this server's outgoing calls
+    /// (--nfvo-oauth-from-issuer, --notify-oauth-from-issuer), space-separated; none by
+    /// default (the client's default scopes).
+    #[arg(long, value_name = "SCOPE", requires = "oauth_client_id")]
+    oauth_outbound_scope: Option<String>,
+    /// The token endpoint of those access tokens, instead of the metadata's `token_endpoint`
+    /// (`mtls_endpoint_aliases.token_endpoint` for tls_client_auth).
+    #[arg(long, value_name = "URL", requires = "oauth_client_id")]
+    oauth_token_url: Option<String>,
     /// Seconds an introspection answer is kept: a revoked token is refused at most this long
     /// after its revocation (never past the token's expiry); 0 keeps none.
     #[arg(long, default_value_t = 30, value_name = "SECONDS")]
@@ -217,6 +229,19 @@ impl OAuthArgs {
         let Some(client_id) = &self.oauth_client_id else {
             return Ok(None);
         };
+        let auth = self.client_auth()?;
+        let mut config = IntrospectionConfig::new(client_id.clone(), auth);
+        config.url = self.oauth_introspection_url.clone();
+        config.assertion_audience = self.oauth_assertion_audience.clone();
+        config.cache_ttl = Duration::from_secs(self.oauth_introspection_cache_secs);
+        config.cache_capacity = self.oauth_cache_size.max(1);
+        Ok(Some(config))
+    }
+
+    /// How this server authenticates as `--oauth-client-id` (`--oauth-client-auth` with its
+    /// secret, key or certificate file): at the introspection endpoint and at the token
+    /// endpoint alike.
+    fn client_auth(&self) -> Result<ClientAuth, ServeError> {
         let secret = || -> Result<Secret, ServeError> {
             let path = self.oauth_client_secret_file.as_deref().ok_or(ServeError::Options(
                 "--oauth-client-auth client_secret_basic, client_secret_post and client_secret_jwt need --oauth-client-secret-file",
@@ -225,7 +250,7 @@ impl OAuthArgs {
                 secret_file("oauth-client-secret-file", path)?.expose(),
             ))
         };
-        let auth = match self.oauth_client_auth.as_str() {
+        Ok(match self.oauth_client_auth.as_str() {
             "client_secret_post" => ClientAuth::SecretPost(secret()?),
             "client_secret_jwt" => ClientAuth::SecretJwt(secret()?),
             "private_key_jwt" => {
@@ -254,13 +279,31 @@ impl OAuthArgs {
                 }
             }
             _ => ClientAuth::SecretBasic(secret()?),
+        })
+    }
+
+    /// The access tokens of this server's outgoing calls: the client credentials grant at
+    /// `--oauth-issuer` as `--oauth-client-id`, authenticating as for introspection; `None`
+    /// without a client id.
+    pub fn client_credentials(&self) -> Result<Option<Arc<ClientCredentials>>, ServeError> {
+        let (Some(issuer), Some(client_id)) = (&self.oauth_issuer, &self.oauth_client_id) else {
+            return Ok(None);
         };
-        let mut config = IntrospectionConfig::new(client_id.clone(), auth);
-        config.url = self.oauth_introspection_url.clone();
+        let mut config =
+            ClientCredentialsConfig::new(issuer.clone(), client_id.clone(), self.client_auth()?);
+        config.token_url = self.oauth_token_url.clone();
+        config.scope = self.oauth_outbound_scope.clone();
         config.assertion_audience = self.oauth_assertion_audience.clone();
-        config.cache_ttl = Duration::from_secs(self.oauth_introspection_cache_secs);
-        config.cache_capacity = self.oauth_cache_size.max(1);
-        Ok(Some(config))
+        config.ca_pem = match &self.oauth_ca_file {
+            Some(path) => Some(read("oauth-ca-file", path)?),
+            None => None,
+        };
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let tokens = ClientCredentials::new(config).map_err(|source| ServeError::OAuth {
+            issuer: issuer.clone(),
+            source,
+        })?;
+        Ok(Some(Arc::new(tokens)))
     }
 }
 

@@ -26,3 +26,20 @@ pub use callback::HttpCallbackSender;
 pub use content::HttpContentFetcher;
 pub use error::OutboundError;
 pub use nfvo::{DEFAULT_MAX_PACKAGE_BYTES, NfvoTimings, Sol003Nfvo};
+pub use vnfm_oauth::ClientCredentials;
+
+/// Access tokens of the server's own authorization server for its outgoing calls, and which
+/// calls carry them (what `vnfm serve --nfvo-oauth-from-issuer` and
+/// `--notify-oauth-from-issuer` configure).
+#[derive(Debug, Clone)]
+pub struct OutboundOAuth {
+    /// Where the tokens come from: the client credentials grant at the issuer.
+    pub tokens: std::sync::Arc<ClientCredentials>,
+    /// Whether the remote NFVO (grants, package and VNFD fetches) is called with them,
+    /// instead of the authentication kept with its connection
+    /// ([`Sol003Nfvo::with_issuer_tokens`]).
+    pub nfvo: bool,
+    /// The callback URI prefixes of subscribers called with them when a subscription gives no
+    /// authentication of its own ([`HttpCallbackSender::with_issuer_tokens`]); empty: none.
+    pub callbacks: Vec<String>,
+}

@@ -367,3 +367,289 @@ async fn serve_with_client_certificates_takes_bound_tokens_with_their_certificat
         "the client key reached the log"
     );
 }
+
+/// The NFVO and notification subscriber that `vnfm serve` calls, on loopback: every request's
+/// bearer token is introspected at the realm as the client `nfvo`, and only an active token
+/// of the expected client is taken. It grants everything, serves the hello package, and
+/// answers callbacks 204; it can refuse the next request(s) with 401.
+#[derive(Clone)]
+struct Receiver {
+    seen: std::sync::Arc<std::sync::Mutex<Vec<Received>>>,
+    refuse_next: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    expected: String,
+    introspect: String,
+    secret: String,
+    package: std::sync::Arc<Vec<u8>>,
+    http: reqwest::Client,
+}
+
+/// A request the receiver got: its method and path, its bearer token, whose token Keycloak
+/// says it is, and the status answered.
+#[derive(Debug, Clone)]
+struct Received {
+    what: String,
+    token: Option<String>,
+    client: Option<String>,
+    status: u16,
+}
+
+async fn receive(
+    axum::extract::State(r): axum::extract::State<Receiver>,
+    method: axum::http::Method,
+    uri: axum::http::Uri,
+    headers: axum::http::HeaderMap,
+    body: axum::body::Bytes,
+) -> axum::response::Response {
+    use axum::response::IntoResponse;
+    use std::sync::atomic::Ordering;
+    let token = headers
+        .get("authorization")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .map(str::to_owned);
+    let mut client = None;
+    if let Some(t) = &token {
+        let answer: Value = r
+            .http
+            .post(&r.introspect)
+            .basic_auth("nfvo", Some(&r.secret))
+            .form(&[("token", t.as_str())])
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        if answer["active"] == true {
+            client = answer["client_id"].as_str().map(str::to_owned);
+        }
+    }
+    let refused = r
+        .refuse_next
+        .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
+        .is_ok();
+    let path = uri.path().to_owned();
+    let response = if refused || client.as_deref() != Some(r.expected.as_str()) {
+        axum::http::StatusCode::UNAUTHORIZED.into_response()
+    } else if path == "/grant/v1/grants" {
+        let req: Value = serde_json::from_slice(&body).unwrap();
+        (
+            axum::http::StatusCode::CREATED,
+            axum::Json(json!({"id": "g-1", "vnfInstanceId": req["vnfInstanceId"],
+                              "vnfLcmOpOccId": req["vnfLcmOpOccId"]})),
+        )
+            .into_response()
+    } else if path.ends_with("/package_content") {
+        r.package.as_ref().clone().into_response()
+    } else {
+        axum::http::StatusCode::NO_CONTENT.into_response()
+    };
+    r.seen.lock().unwrap().push(Received {
+        what: format!("{method} {path}"),
+        token,
+        client,
+        status: response.status().as_u16(),
+    });
+    response
+}
+
+impl Receiver {
+    async fn start(kc: &TestKeycloak, expected: &str) -> (String, Receiver) {
+        let r = Receiver {
+            seen: Default::default(),
+            refuse_next: Default::default(),
+            expected: expected.to_owned(),
+            introspect: format!("{}/protocol/openid-connect/token/introspect", kc.issuer),
+            secret: kc.secret("nfvo"),
+            package: std::sync::Arc::new(zip_dir(Path::new(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/../../vnfd-samples/hello-vnf"
+            )))),
+            http: reqwest::Client::new(),
+        };
+        let app = axum::Router::new().fallback(receive).with_state(r.clone());
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+        (format!("http://{addr}"), r)
+    }
+
+    fn seen(&self) -> Vec<Received> {
+        self.seen.lock().unwrap().clone()
+    }
+
+    /// Waits until a request whose `what` starts with `prefix` has been answered `status`.
+    async fn wait_for(&self, prefix: &str, status: u16) -> Received {
+        for _ in 0..500 {
+            if let Some(r) = self
+                .seen()
+                .into_iter()
+                .find(|r| r.what.starts_with(prefix) && r.status == status)
+            {
+                return r;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+        panic!("no {prefix} answered {status}: {:#?}", self.seen());
+    }
+}
+
+/// `vnfm serve --nfvo-oauth-from-issuer --notify-oauth-from-issuer` as an operator gives them,
+/// the VNFM's client `client` authenticating by `extra`'s method: the package comes from the
+/// NFVO, the subscription's callback test, the notification and the grant reach the receiver
+/// with the realm's tokens of that client; the grant refused once with 401 goes again with a
+/// new token; nothing of a token, the secret or the key in the debug log.
+async fn serve_calls_out_with_the_realms_tokens(client: &str, extra: &[&str], secrets: &[String]) {
+    let kc = TestKeycloak::from_env();
+    let (nfvo, receiver) = Receiver::start(&kc, client).await;
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("serve.log");
+    let data = dir.path().join("data");
+    let notify = format!("{nfvo}/notify");
+    let mut line = vec![
+        "--oauth-issuer",
+        &kc.issuer,
+        "--oauth-audience",
+        "vnfm",
+        "--oauth-client-id",
+        client,
+        "--nfvo-url",
+        &nfvo,
+        "--nfvo-oauth-from-issuer",
+        "--notify-oauth-from-issuer",
+        &notify,
+    ];
+    line.extend(extra);
+    let server = start_with(&data, &line, Some(&log));
+    let api = super::Api::connect(&server.base, &data).await;
+
+    // The subscription's callback test carries a token.
+    let (status, _, sub) = api
+        .json(
+            reqwest::Method::POST,
+            "/vnflcm/v2/subscriptions",
+            Some(json!({"callbackUri": format!("{notify}/lcm")})),
+        )
+        .await;
+    assert_eq!(status, 201, "{sub}");
+    // The VNFD is the NFVO's: its package is fetched with a token.
+    let (status, _, inst) = api
+        .json(
+            reqwest::Method::POST,
+            "/vnflcm/v2/vnf_instances",
+            Some(json!({"vnfdId": "6f0b7e1c-2d55-4c5e-9b3a-4e110a000001"})),
+        )
+        .await;
+    assert_eq!(status, 201, "{inst}");
+    receiver.wait_for("POST /notify/lcm", 204).await;
+    // The grant is refused once: a new token, and it goes through.
+    receiver
+        .refuse_next
+        .store(1, std::sync::atomic::Ordering::SeqCst);
+    let id = inst["id"].as_str().unwrap();
+    api.task(
+        id,
+        "instantiate",
+        json!({"flavourId": "simple", "vimConnectionInfo": {"v": {"vimType": "TEST.NOOP.V_1"}}}),
+    )
+    .await;
+    receiver.wait_for("POST /grant/v1/grants", 201).await;
+    let seen = receiver.seen();
+    let kinds = |prefix: &str| -> Vec<&Received> {
+        seen.iter().filter(|r| r.what.starts_with(prefix)).collect()
+    };
+    assert_eq!(kinds("GET /notify/lcm").len(), 1, "{seen:#?}");
+    assert_eq!(
+        kinds("GET /vnfpkgm/v2/onboarded_vnf_packages/").len(),
+        1,
+        "{seen:#?}"
+    );
+    let grants = kinds("POST /grant/v1/grants");
+    assert_eq!(
+        grants.iter().map(|g| g.status).collect::<Vec<_>>(),
+        [401, 201],
+        "{seen:#?}"
+    );
+    // Every request came with a token of the VNFM's client; one token until the 401, then
+    // another.
+    for r in &seen {
+        assert_eq!(r.client.as_deref(), Some(client), "{r:?}");
+    }
+    let first = seen[0].token.clone().unwrap();
+    assert_eq!(grants[0].token.as_deref(), Some(first.as_str()));
+    assert_ne!(grants[1].token.as_deref(), Some(first.as_str()));
+    let before_401: Vec<&Received> = seen.iter().take_while(|r| r.status != 401).collect();
+    assert!(before_401.len() >= 3, "{seen:#?}");
+    assert!(
+        before_401
+            .iter()
+            .all(|r| r.token.as_deref() == Some(first.as_str())),
+        "one token reused until refused: {seen:#?}"
+    );
+    server.stop();
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert!(
+        text.contains("access token fetched"),
+        "the debug log is there"
+    );
+    for r in &seen {
+        for part in r
+            .token
+            .as_deref()
+            .unwrap()
+            .split('.')
+            .filter(|p| p.len() >= 16)
+        {
+            assert!(!text.contains(part), "a token reached the log");
+        }
+    }
+    for s in secrets {
+        assert!(!text.contains(s.as_str()), "a secret reached the log");
+    }
+}
+
+#[vnfm_test_env::needs(keycloak)]
+#[tokio::test]
+async fn serve_calls_the_nfvo_and_subscribers_with_tokens_by_client_secret_basic() {
+    let kc = TestKeycloak::from_env();
+    let dir = tempfile::tempdir().unwrap();
+    let secret = dir.path().join("secret");
+    std::fs::write(&secret, format!("{}\n", kc.secret("vnfm"))).unwrap();
+    serve_calls_out_with_the_realms_tokens(
+        "vnfm",
+        &[
+            "--oauth-client-auth",
+            "client_secret_basic",
+            "--oauth-client-secret-file",
+            secret.to_str().unwrap(),
+        ],
+        &[kc.secret("vnfm")],
+    )
+    .await;
+}
+
+#[vnfm_test_env::needs(keycloak)]
+#[tokio::test]
+async fn serve_calls_the_nfvo_and_subscribers_with_tokens_by_private_key_jwt() {
+    let kc = TestKeycloak::from_env();
+    let key = kc.dir.join("client-key.pem");
+    let pem = kc.client_key_pem();
+    let key_body: String = pem
+        .lines()
+        .filter(|l| !l.starts_with("-----"))
+        .take(2)
+        .collect();
+    serve_calls_out_with_the_realms_tokens(
+        "vnfm-pkjwt",
+        &[
+            "--oauth-client-auth",
+            "private_key_jwt",
+            "--oauth-client-key-file",
+            key.to_str().unwrap(),
+            "--oauth-client-key-id",
+            "vnfm-pkjwt-1",
+        ],
+        &[key_body],
+    )
+    .await;
+}
