@@ -454,18 +454,29 @@ async fn receive(
 }
 
 impl Receiver {
-    async fn start(kc: &TestKeycloak, expected: &str) -> (String, Receiver) {
+    /// A receiver taking tokens of `expected`, introspecting them at `issuer` (trusting
+    /// `ca_pem` for it when given).
+    async fn start(
+        kc: &TestKeycloak,
+        issuer: &str,
+        ca_pem: Option<&str>,
+        expected: &str,
+    ) -> (String, Receiver) {
+        let mut http = reqwest::Client::builder();
+        if let Some(pem) = ca_pem {
+            http = http.tls_certs_only([reqwest::Certificate::from_pem(pem.as_bytes()).unwrap()]);
+        }
         let r = Receiver {
             seen: Default::default(),
             refuse_next: Default::default(),
             expected: expected.to_owned(),
-            introspect: format!("{}/protocol/openid-connect/token/introspect", kc.issuer),
+            introspect: format!("{issuer}/protocol/openid-connect/token/introspect"),
             secret: kc.secret("nfvo"),
             package: std::sync::Arc::new(zip_dir(Path::new(concat!(
                 env!("CARGO_MANIFEST_DIR"),
                 "/../../vnfd-samples/hello-vnf"
             )))),
-            http: reqwest::Client::new(),
+            http: http.build().unwrap(),
         };
         let app = axum::Router::new().fallback(receive).with_state(r.clone());
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -495,20 +506,27 @@ impl Receiver {
 }
 
 /// `vnfm serve --nfvo-oauth-from-issuer --notify-oauth-from-issuer` as an operator gives them,
-/// the VNFM's client `client` authenticating by `extra`'s method: the package comes from the
+/// with the realm at `issuer` (its CA `ca_pem`), the VNFM's client `client` authenticating by
+/// `extra`'s method: the package comes from the
 /// NFVO, the subscription's callback test, the notification and the grant reach the receiver
 /// with the realm's tokens of that client; the grant refused once with 401 goes again with a
 /// new token; nothing of a token, the secret or the key in the debug log.
-async fn serve_calls_out_with_the_realms_tokens(client: &str, extra: &[&str], secrets: &[String]) {
+async fn serve_calls_out_with_the_realms_tokens(
+    issuer: &str,
+    ca_pem: Option<&str>,
+    client: &str,
+    extra: &[&str],
+    secrets: &[String],
+) {
     let kc = TestKeycloak::from_env();
-    let (nfvo, receiver) = Receiver::start(&kc, client).await;
+    let (nfvo, receiver) = Receiver::start(&kc, issuer, ca_pem, client).await;
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("serve.log");
     let data = dir.path().join("data");
     let notify = format!("{nfvo}/notify");
     let mut line = vec![
         "--oauth-issuer",
-        &kc.issuer,
+        issuer,
         "--oauth-audience",
         "vnfm",
         "--oauth-client-id",
@@ -616,6 +634,8 @@ async fn serve_calls_the_nfvo_and_subscribers_with_tokens_by_client_secret_basic
     let secret = dir.path().join("secret");
     std::fs::write(&secret, format!("{}\n", kc.secret("vnfm"))).unwrap();
     serve_calls_out_with_the_realms_tokens(
+        &kc.issuer,
+        None,
         "vnfm",
         &[
             "--oauth-client-auth",
@@ -640,6 +660,8 @@ async fn serve_calls_the_nfvo_and_subscribers_with_tokens_by_private_key_jwt() {
         .take(2)
         .collect();
     serve_calls_out_with_the_realms_tokens(
+        &kc.issuer,
+        None,
         "vnfm-pkjwt",
         &[
             "--oauth-client-auth",
@@ -648,6 +670,38 @@ async fn serve_calls_the_nfvo_and_subscribers_with_tokens_by_private_key_jwt() {
             key.to_str().unwrap(),
             "--oauth-client-key-id",
             "vnfm-pkjwt-1",
+        ],
+        &[key_body],
+    )
+    .await;
+}
+
+/// The same with `tls_client_auth` at Keycloak's HTTPS endpoint: the client certificate goes
+/// with the handshake to the metadata's mutual-TLS token endpoint.
+#[vnfm_test_env::needs(keycloak)]
+#[tokio::test]
+async fn serve_calls_the_nfvo_and_subscribers_with_tokens_by_tls_client_auth() {
+    let kc = TestKeycloak::from_env();
+    let tls = |name: &str| kc.dir.join("tls").join(name).to_str().unwrap().to_owned();
+    let ca = kc.tls_file("ca.pem");
+    let key_body: String = kc
+        .tls_file("vnfm-mtls.key")
+        .lines()
+        .filter(|l| !l.starts_with("-----"))
+        .collect();
+    serve_calls_out_with_the_realms_tokens(
+        &kc.tls_issuer(),
+        Some(&ca),
+        "vnfm-mtls",
+        &[
+            "--oauth-ca-file",
+            &tls("ca.pem"),
+            "--oauth-client-auth",
+            "tls_client_auth",
+            "--oauth-client-cert-file",
+            &tls("vnfm-mtls.pem"),
+            "--oauth-client-key-file",
+            &tls("vnfm-mtls.key"),
         ],
         &[key_body],
     )
