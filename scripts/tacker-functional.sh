@@ -6,7 +6,7 @@
 # `tox -e ft-v2-k8s` runs them. Compares every test's outcome with
 # tests/tacker-functional/expected.tsv and exits non-zero when one differs.
 #
-#   scripts/tacker-functional.sh [--suite k8s|vm]... [--shards N] [--work DIR]
+#   scripts/tacker-functional.sh [--suite k8s|vm]... [--shards N] [--vm-clouds N] [--work DIR]
 #                                [--filter REGEX] [--update-expected] [--table FILE]
 #   scripts/tacker-functional.sh --source    # fetch the source distribution, print its path
 #
@@ -16,10 +16,15 @@
 # namespaces of its own, so the suites run side by side (Tacker's tests listen on the fixed
 # port 9990 and switch failures with fixed files under /tmp), each split into --shards
 # (default 2) parts that also run side by side, whole test classes each (the tests mostly
-# wait on the services): every part gets its own `vnfm serve` (the debug build of this checkout, or VNFM_BIN) on 127.0.0.1:9890, its own Kubernetes
-# control plane (kubernetes.sh, one simulated node as in Tacker's CI), a private /tmp, and
-# forwarders to the host's test services on the same loopback ports (socat through Unix
-# sockets), so the URLs in Keystone's catalog hold inside too.
+# wait on the services; classes that share resources of fixed names on one cloud stay in one
+# part, see TOGETHER). With --vm-clouds N (default 1), the VM suite runs in N parts instead,
+# each on a cloud of its own, the first the test services' one and the others started here
+# (openstack.sh, stopped on exit), as Tacker's CI runs its VM modules each on a devstack of
+# its own. Every part gets its own `vnfm serve` (the debug build of this checkout, or
+# VNFM_BIN) on 127.0.0.1:9890, for the Kubernetes suite its own control plane (kubernetes.sh,
+# one simulated node as in Tacker's CI), a private /tmp, and forwarders to the host's test
+# services on the same loopback ports (socat through Unix sockets), so the URLs in
+# Keystone's catalogs hold inside too.
 #
 # Environment: VNFM_TACKER_CACHE (default ~/.cache/vnfm/tacker-16.0.0: the source
 # distribution, unpacked, and the virtualenv with its requirements and test requirements),
@@ -36,7 +41,7 @@
 # - Keystone holds what devstack creates for Tacker: project `nfv`, user `nfv_user` /
 #   `devstack` with role `admin`, and the `nfv-orchestration` service whose endpoint is
 #   `vnfm serve` (the tests find the server through the catalog); the VM suite's networks
-#   and image as Tacker's devstack plugin creates them (prepare_cloud below).
+#   and image as Tacker's devstack plugin creates them (`tacker_functional.py prepare-cloud`).
 # - Management scripts run with the virtualenv's Python, where `tacker` is importable, as
 #   Tacker's conductor runs them (one test's script imports `tacker.*`).
 set -euo pipefail
@@ -48,23 +53,17 @@ VENV="$CACHE/venv"
 EXPECTED="$ROOT/tests/tacker-functional/expected.tsv"
 SERVER_PORT=9890
 declare -A PATHS=([k8s]=tacker/tests/functional/sol_kubernetes_v2 [vm]=tacker/tests/functional/sol_v2/vnflcm)
+# Test classes of a suite that run in one part, one after another, because they share
+# resources of fixed names on the cloud: in the VM suite, every class but the smallest (the
+# Cinder volume types VDU1-multi and VDU2-multi of most of its packages, which Cinder allows
+# once; the networks ft-net0 and ft-net1, some made for a whole class, which the tests look up
+# by name among every project's networks, their user being an admin; the images of the max
+# package, whose deletion at terminate a test checks by name). Tacker's CI gives each module
+# a cloud of its own.
+declare -A TOGETHER=([k8s]="" [vm]='.')
 
 die() { echo "tacker-functional: $*" >&2; exit 1; }
 need() { [[ -n "${!1:-}" ]] || die "$1 is not set: start the test services first (scripts/test.sh does)"; }
-
-openstack_admin() {
-    "$VENV/bin/openstack" --os-auth-url "$VNFM_TEST_KEYSTONE_URL" --os-identity-api-version 3 \
-        --os-username "${VNFM_TEST_OS_ADMIN_USERNAME:-admin}" --os-password "$VNFM_TEST_OS_ADMIN_PASSWORD" \
-        --os-project-name "${VNFM_TEST_OS_ADMIN_PROJECT:-admin}" --os-user-domain-name Default \
-        --os-project-domain-name Default "$@"
-}
-
-# openstack_nfv ARGS: the `openstack` client as Tacker's tests' user, in project nfv.
-openstack_nfv() {
-    "$VENV/bin/openstack" --os-auth-url "$VNFM_TEST_KEYSTONE_URL" --os-identity-api-version 3 \
-        --os-username nfv_user --os-password devstack --os-project-name nfv \
-        --os-user-domain-name Default --os-project-domain-name Default "$@"
-}
 
 # kill_tree PID: stops PID and every process under it (the tests' runner starts its own).
 kill_tree() {
@@ -106,26 +105,31 @@ run_suite() {
     mkdir -p "$tree"
     cp -a "$SRC/." "$tree"
 
-    echo "== tacker-functional [$suite]: a Kubernetes control plane with one node, as in Tacker's CI"
-    mkdir -p "$SUITE_KUBE_DIR"
-    local kube_env kube_server kube_token kube_ca
-    kube_env=$(VNFM_KUBE_DIR="$SUITE_KUBE_DIR" VNFM_KUBE_NODES=1 "$ROOT/scripts/test-env/kubernetes.sh" start)
-    kube_server=$(sed -n 's/^export VNFM_TEST_KUBE_SERVER=//p' <<<"$kube_env")
-    kube_token=$(cat "$(sed -n 's/^export VNFM_TEST_KUBE_TOKEN_FILE=//p' <<<"$kube_env")")
-    kube_ca=$(sed -n 's/^export VNFM_TEST_KUBE_CA_FILE=//p' <<<"$kube_env")
+    # The Kubernetes suite's control plane; the VM suite needs none (its VIM is the cloud).
+    local kube_server="" kube_token="" kube_ca="" vim_tools=(test-setup-default-vim.sh)
+    if [[ $suite == k8s ]]; then
+        echo "== tacker-functional [$suite]: a Kubernetes control plane with one node, as in Tacker's CI"
+        mkdir -p "$SUITE_KUBE_DIR"
+        local kube_env
+        kube_env=$(VNFM_KUBE_DIR="$SUITE_KUBE_DIR" VNFM_KUBE_NODES=1 "$ROOT/scripts/test-env/kubernetes.sh" start)
+        kube_server=$(sed -n 's/^export VNFM_TEST_KUBE_SERVER=//p' <<<"$kube_env")
+        kube_token=$(cat "$(sed -n 's/^export VNFM_TEST_KUBE_TOKEN_FILE=//p' <<<"$kube_env")")
+        kube_ca=$(sed -n 's/^export VNFM_TEST_KUBE_CA_FILE=//p' <<<"$kube_env")
+        vim_tools+=(test-setup-k8s-vim.sh)
+    fi
 
     # The VIM files, as Tacker's CI writes them (roles/setup-default-vim and the k8s roles).
     local samples="$tree/samples/tests/etc/samples" ks_base=${VNFM_TEST_KEYSTONE_URL%/v3}
     python3 - "$samples" "$ks_base" "$kube_server" "$kube_token" "$kube_ca" <<'EOF'
 import sys
 samples, keystone, server, token, ca_file = sys.argv[1:]
-ca = open(ca_file).read().strip()
+ca = open(ca_file).read().strip() if ca_file else ""
 def rewrite(name, values):
     path = f"{samples}/{name}"
     kept = [l for l in open(path).read().splitlines() if l.split(":", 1)[0] not in values]
     open(path, "w").write("\n".join([f"{k}: {v}" for k, v in values.items()] + kept) + "\n")
 rewrite("local-vim.yaml", {"auth_url": keystone})
-for name in ("local-k8s-vim.yaml", "local-k8s-vim-helm.yaml"):
+for name in ("local-k8s-vim.yaml", "local-k8s-vim-helm.yaml") if server else ():
     rewrite(name, {"auth_url": f'"{server}"', "bearer_token": f'"{token}"',
                    "ssl_ca_cert": '"' + ca.replace("\n", "\\n") + '"'})
 EOF
@@ -145,11 +149,11 @@ EOF
         sleep 0.2
     done
 
-    echo "== tacker-functional [$suite]: the VIMs, registered by Tacker's tools/test-setup-default-vim.sh and test-setup-k8s-vim.sh"
+    echo "== tacker-functional [$suite]: the VIMs, registered by Tacker's tools/${vim_tools[*]}"
     # Rewritten as Tacker's CI's Ansible role (roles/setup-default-vim) rewrites them: the
     # Keystone URL and the sample directory.
     local tool
-    for tool in test-setup-default-vim.sh test-setup-k8s-vim.sh; do
+    for tool in "${vim_tools[@]}"; do
         sed -e "s|/opt/stack/tacker/|$tree/|g" -e "s|http://127.0.0.1/identity|$ks_base|g" \
             "$tree/tacker/tests/functional/tools/$tool" >"$work/$tool"
         PATH="$VENV/bin:$PATH" bash "$work/$tool" >>"$work/vim-register.log" 2>&1 || {
@@ -158,15 +162,22 @@ EOF
         }
     done
 
-    echo "== tacker-functional [$suite]: $(grep -c . "$load_list") tests of $path"
+    echo "== tacker-functional [$suite]: $(cat "$load_list" "$load_list".last 2>/dev/null | grep -c .) tests of $path"
     local started=$SECONDS
     # In the background, waited for: a signal then ends this part at once (bash runs a trap
     # only when a foreground command returns), and the exit trap stops the tests' processes.
+    # The tests expected to fail of a group that shares resources (tacker_functional.py shard)
+    # run after the part's others, in a second run.
     (
         cd "$tree"
-        "$VENV/bin/stestr" --test-path="./$path" run --concurrency 1 --load-list "$load_list" \
-            >"$work/stestr.out" 2>&1 || true
-        "$VENV/bin/stestr" last --subunit | "$VENV/bin/subunit2csv" >"$work/results.csv" || true
+        : >"$work/stestr.out"
+        : >"$work/results.csv"
+        for list in "$load_list" "$load_list.last"; do
+            [[ -s "$list" ]] || continue
+            "$VENV/bin/stestr" --test-path="./$path" run --concurrency 1 --load-list "$list" \
+                >>"$work/stestr.out" 2>&1 || true
+            "$VENV/bin/stestr" last --subunit | "$VENV/bin/subunit2csv" >>"$work/results.csv" || true
+        done
     ) &
     SUITE_PIDS+=($!)
     wait "$!"
@@ -178,6 +189,13 @@ trap 'exit 143' TERM INT
 
 if [[ "${1:-}" == --inside ]]; then
     VNFM=$5
+    # A part on a cloud of its own: that cloud's variables.
+    if [[ -n "${6:-}" ]]; then
+        set -a
+        # shellcheck disable=SC1090
+        source "$6"
+        set +a
+    fi
     run_suite "$2" "$3" "$4"
     exit 0
 fi
@@ -185,6 +203,7 @@ fi
 # ---- on the host ------------------------------------------------------------------------------
 suites=()
 shards=2
+vm_clouds=1
 work=""
 filter=""
 update=0
@@ -194,12 +213,13 @@ while (($#)); do
     case $1 in
     --suite) suites+=("$2"); shift 2 ;;
     --shards) shards=$2; shift 2 ;;
+    --vm-clouds) vm_clouds=$2; shift 2 ;;
     --work) work=$2; shift 2 ;;
     --filter) filter=$2; shift 2 ;;
     --update-expected) update=1; shift ;;
     --table) table=$2; shift 2 ;;
     --source) source_only=1; shift ;;
-    *) echo "usage: $0 [--suite k8s|vm]... [--shards N] [--work DIR] [--filter REGEX] [--update-expected] [--table FILE] | --source" >&2; exit 2 ;;
+    *) echo "usage: $0 [--suite k8s|vm]... [--shards N] [--vm-clouds N] [--work DIR] [--filter REGEX] [--update-expected] [--table FILE] | --source" >&2; exit 2 ;;
     esac
 done
 ((${#suites[@]})) || suites=(k8s vm)
@@ -234,46 +254,6 @@ ensure_tacker() {
     command -v socat >/dev/null || apt-get install -y -qq socat >&2 || die "socat is missing and could not be installed"
 }
 
-# What Tacker's devstack plugin creates for the VM suite (devstack/lib/tacker,
-# devstack/settings): the networks net_mgmt, net0 and net1 with their subnets in the `nfv`
-# project, and the public image cirros-0.5.2-x86_64-disk (a few bytes here: the test cloud's
-# Nova runs the fake virt driver, which boots anything).
-prepare_cloud() {
-    local net sub range
-    openstack_admin image show cirros-0.5.2-x86_64-disk >/dev/null 2>&1 ||
-        openstack_admin image create --public --disk-format raw --container-format bare \
-            --file "$ROOT/scripts/tacker-functional.sh" cirros-0.5.2-x86_64-disk >/dev/null
-    for net in "net_mgmt subnet_mgmt 192.168.120.0/24" "net0 subnet0 10.10.0.0/24" "net1 subnet1 10.10.1.0/24"; do
-        read -r net sub range <<<"$net"
-        openstack_admin network show "$net" >/dev/null 2>&1 ||
-            openstack_admin network create --project nfv "$net" >/dev/null
-        openstack_admin subnet show "$sub" >/dev/null 2>&1 ||
-            openstack_admin subnet create --project nfv --network "$net" --subnet-range "$range" \
-                --ip-version 4 "$sub" >/dev/null
-    done
-}
-
-# What a stopped earlier run left in project nfv: Tacker's tests remove their stacks, their
-# ft-net networks and their named ports (VDU2_CP1-1, ...) in clean-ups that a stopped run
-# skips, and the next tests, which create them anew and find them by name, would meet them
-# (a fresh cloud, as in CI, has none).
-remove_leftovers() {
-    local project ids
-    project=$(openstack_admin project show nfv -f value -c id)
-    ids=$(openstack_nfv stack list -f value -c ID -c Project | awk -v p="$project" '$2 == p {print $1}')
-    if [[ -n "$ids" ]]; then
-        echo "== tacker-functional: removing the stacks an earlier run left in project nfv"
-        # shellcheck disable=SC2086
-        openstack_nfv stack delete -y --wait $ids >/dev/null 2>&1 || true
-    fi
-    ids=$(openstack_admin port list --project "$project" -f value -c ID -c Name | awk '$2 ~ /^VDU[0-9]+_CP[0-9-]+$/ {print $1}')
-    # shellcheck disable=SC2086
-    [[ -z "$ids" ]] || openstack_admin port delete $ids >/dev/null 2>&1 || true
-    ids=$(openstack_admin network list --project "$project" -f value -c ID -c Name | awk '$2 ~ /^ft-net/ {print $1}')
-    # shellcheck disable=SC2086
-    [[ -z "$ids" ]] || openstack_admin network delete $ids >/dev/null 2>&1 || true
-}
-
 # --source: only fetch the source distribution and print where it is, for the cargo tests
 # that read Tacker's sample files (crates/vnfm-test-env: the `tacker_source` service).
 if ((source_only)); then
@@ -294,48 +274,56 @@ work=$(cd "$work" && pwd)
 [[ "$work" != /tmp/* ]] || die "--work must not be under /tmp (each suite mounts a /tmp of its own)"
 FORWARDERS=()
 SUITES_RUNNING=()
+CLOUDS=()
 cleanup() {
-    local pid
+    local pid dir
     for pid in "${SUITES_RUNNING[@]}"; do kill "$pid" 2>/dev/null || true; done
     for pid in "${SUITES_RUNNING[@]}"; do wait "$pid" 2>/dev/null || true; done
     for pid in "${FORWARDERS[@]}"; do kill "$pid" 2>/dev/null || true; done
+    for dir in "${CLOUDS[@]}"; do
+        VNFM_OS_DIR="$dir" "$ROOT/scripts/test-env/openstack.sh" stop >/dev/null 2>&1 || true
+    done
 }
 trap cleanup EXIT
 
-echo "== tacker-functional: Keystone as devstack prepares it for Tacker"
-openstack_admin project show nfv >/dev/null 2>&1 || openstack_admin project create nfv >/dev/null
-openstack_admin user show nfv_user >/dev/null 2>&1 ||
-    openstack_admin user create --project nfv --password devstack nfv_user >/dev/null
-openstack_admin role add --project nfv --user nfv_user admin
-# The server's own identity, which validates the callers' tokens.
-openstack_admin user show vnfm-tacker-ft >/dev/null 2>&1 ||
-    openstack_admin user create --project nfv --password vnfm-tacker-ft vnfm-tacker-ft >/dev/null
-openstack_admin role add --project nfv --user vnfm-tacker-ft admin
+vm_parts=1
+if [[ " ${suites[*]} " == *" vm "* ]]; then
+    vm_parts=$vm_clouds
+fi
+# The VM suite's clouds past the first (the test services' one): each a set of services of
+# its own (scripts/test-env/openstack.sh, in $work/cloud<k>), stopped on exit.
+# Their PostgreSQL runs as user postgres, which must reach their directories.
+((vm_parts < 2)) || chmod 755 "$work"
+starting=()
+for ((k = 2; k <= vm_parts; k++)); do
+    echo "== tacker-functional: an OpenStack cloud of its own for part $k of the VM suite"
+    mkdir -p "$work/cloud$k"
+    CLOUDS+=("$work/cloud$k")
+    VNFM_OS_DIR="$work/cloud$k" "$ROOT/scripts/test-env/openstack.sh" start >"$work/cloud$k.env" &
+    starting+=($!)
+done
+for ((k = 2; k <= vm_parts; k++)); do
+    wait "${starting[k - 2]}" || die "the cloud of part $k did not start (see $work/cloud$k)"
+done
+echo "== tacker-functional: Keystone (and the VM suite's networks and image) as devstack prepares them for Tacker"
 echo vnfm-tacker-ft >"$work/keystone-password"
 chmod 600 "$work/keystone-password"
-# One nfv-orchestration endpoint, in the region the suites' clients find first: every suite's
-# server listens on that port in its own network namespace.
-openstack_admin service show nfv-orchestration >/dev/null 2>&1 ||
-    openstack_admin service create --name tacker nfv-orchestration >/dev/null
-# Kept when already right, so a run beside another one does not take the catalog's endpoint
-# away from it.
-endpoints=$(openstack_admin endpoint list --service nfv-orchestration --region RegionOne -f value -c ID -c Interface -c URL)
-while read -r id iface url; do
-    [[ -z "$id" || "$url" == "http://127.0.0.1:$SERVER_PORT" ]] || openstack_admin endpoint delete "$id"
-done <<<"$endpoints"
-for iface in public internal admin; do
-    grep -q " $iface http://127.0.0.1:$SERVER_PORT\$" <<<"$endpoints" ||
-        openstack_admin endpoint create --region RegionOne nfv-orchestration "$iface" "http://127.0.0.1:$SERVER_PORT" >/dev/null
+# Every suite's server listens on the nfv-orchestration endpoint's port in its own network
+# namespace (tacker_functional.py prepare-cloud says what it makes).
+vm_flag=()
+[[ " ${suites[*]} " != *" vm "* ]] || vm_flag=(--vm)
+ports=$("$VENV/bin/python" "$ROOT/scripts/tacker_functional.py" prepare-cloud \
+    "http://127.0.0.1:$SERVER_PORT" "${vm_flag[@]}") || die "preparing the test services' cloud failed"
+for ((k = 2; k <= vm_parts; k++)); do
+    ports+=$'\n'$( (set -a && source "$work/cloud$k.env" && "$VENV/bin/python" \
+        "$ROOT/scripts/tacker_functional.py" prepare-cloud "http://127.0.0.1:$SERVER_PORT" --vm)) ||
+        die "preparing the cloud of part $k failed"
 done
-if [[ " ${suites[*]} " == *" vm "* ]]; then
-    prepare_cloud
-    remove_leftovers
-fi
 
-# The host side of the forwarders: every service of the catalog but the VNFM, and Prometheus.
+# The host side of the forwarders: every service of the catalogs but the VNFM, and Prometheus.
 mkdir -p "$work/forward"
-ports=$( (openstack_admin endpoint list -f value -c URL; echo "$VNFM_TEST_PROMETHEUS_URL") |
-    sed -n 's|^https\?://127\.0\.0\.1:\([0-9]*\).*|\1|p' | sort -u | grep -vx "$SERVER_PORT")
+ports=$( (echo "$ports"; sed -n 's|^https\?://127\.0\.0\.1:\([0-9]*\).*|\1|p' <<<"$VNFM_TEST_PROMETHEUS_URL") |
+    grep -E '^[0-9]+$' | sort -u | grep -vx "$SERVER_PORT")
 for port in $ports; do
     socat "UNIX-LISTEN:$work/forward/$port.sock,fork,mode=600" "TCP:127.0.0.1:$port" </dev/null >/dev/null 2>&1 &
     FORWARDERS+=($!)
@@ -356,8 +344,14 @@ for suite in "${suites[@]}"; do
         "$VENV/bin/stestr" --test-path="$SRC/${PATHS[$suite]}" --top-dir="$SRC" list ${filter:+"$filter"} 2>/dev/null) \
         >"$work/$suite.list" || true
     grep -q '^tacker\.' "$work/$suite.list" || { echo "tacker-functional: no $suite test matches" >&2; continue; }
-    python3 "$ROOT/scripts/tacker_functional.py" shard "$work/$suite.list" "$shards" "$work/$suite.part" \
-        "$suite" "$EXPECTED"
+    if [[ $suite == vm ]] && ((vm_parts > 1)); then
+        # A part per cloud: each runs its classes one after another on a cloud of its own.
+        python3 "$ROOT/scripts/tacker_functional.py" shard "$work/$suite.list" "$vm_parts" "$work/$suite.part" \
+            "$suite" "$EXPECTED" "" own-clouds
+    else
+        python3 "$ROOT/scripts/tacker_functional.py" shard "$work/$suite.list" "$shards" "$work/$suite.part" \
+            "$suite" "$EXPECTED" "${TOGETHER[$suite]}"
+    fi
     for ((i = 1; ; i++)); do
         [[ -s "$work/$suite.part$i" ]] || break
         parts+=("$suite $i")
@@ -366,8 +360,10 @@ done
 for part in "${parts[@]}"; do
     read -r suite i <<<"$part"
     mkdir -p "$work/$suite-$i"
+    cloud_env=""
+    [[ $suite != vm || ! -f "$work/cloud$i.env" ]] || cloud_env="$work/cloud$i.env"
     unshare --net --mount --propagation private "$0" --inside "$suite" "$work/$suite-$i" \
-        "$work/$suite.part$i" "$VNFM" > >(sed -u "s/^/[$suite-$i] /") 2>&1 &
+        "$work/$suite.part$i" "$VNFM" "$cloud_env" > >(sed -u "s/^/[$suite-$i] /") 2>&1 &
     SUITES_RUNNING+=($!)
 done
 for pid in "${SUITES_RUNNING[@]}"; do wait "$pid" || true; done
