@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The store's and the REST server's targets (docs/performance.md, "Where the targets stand"),
+# The store's and the REST server's targets (docs/performance.md, "REST server, in process"),
 # measured in one command: median [min-max] of RUNS runs of `api_load` on a fresh database
 # each, then one line per target with the figure it asks for.
 #

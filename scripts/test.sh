@@ -38,12 +38,6 @@ cargo fmt --all -- --check
 echo "== layer rules (docs/architecture.md)"
 scripts/check-layers.py
 
-echo "== cargo clippy (deny warnings)"
-cargo clippy --workspace --all-targets --locked -- -D warnings
-
-echo "== cargo doc (deny warnings)"
-RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked --quiet
-
 echo "== test services"
 # Every service is started, and its variables exported, before `cargo test`: the tests that
 # need one are built ignored when its variables are not set at build time (vnfm-test-env,
@@ -137,27 +131,31 @@ echo "Keycloak: $VNFM_TEST_KEYCLOAK_ISSUER"
 echo "== OpenStack Tacker's source distribution (sample files some cargo tests read)"
 eval "$(scripts/tacker-functional.sh --source)"
 
-echo "== OpenStack Tacker's functional suites (beside the cargo tests)"
-# Tacker 16.0.0's own sol_kubernetes_v2 tests, unchanged, against `vnfm serve`
-# (scripts/tacker-functional.sh: in network and mount namespaces of their own, with
-# their own server and control plane, on this run's Keystone, Prometheus and Helm library;
-# one part, in the order of the recorded outcomes, since a failed Tacker test leaves its
-# resources to the tests after it: 12 minutes alone, 22 to 37 beside the cargo tests, with the
-# cold installation of Tacker's requirements first; 40 and more on a machine loaded by other
-# work). They
-# mostly wait on the services, so they run while the cargo tests run; their outcome is
-# checked after the conformance suites. The VM suite (`--suite vm`, sol_v2/vnflcm on the test
-# cloud) is not run here: over an hour of Heat operations on this machine (see
-# docs/conformance.md). The server is built here, with the services' variables set, as the
-# conformance suites' build below would build it.
+echo "== OpenStack Tacker's functional suites (beside the lints and the cargo tests)"
+# Tacker 16.0.0's own v2 functional tests, unchanged, against `vnfm serve`
+# (scripts/tacker-functional.sh): sol_kubernetes_v2 (24 tests) on a control plane of its own
+# with this run's Keystone, Prometheus and Helm library, in the order of the recorded
+# outcomes (a failed Tacker test leaves its resources to the tests after it); sol_v2/vnflcm
+# (31 tests) in three parts, one on this run's OpenStack cloud and two on clouds of their own
+# the script starts (its classes share named cloud resources, so one cloud runs them one after
+# another; Tacker's CI gives each VM module a devstack of its own). All in network and mount
+# namespaces of their own, side by side. They mostly wait on the services, so they start
+# before the lints and run beside everything after; their outcome is checked at the end. The
+# server is built here, as the cargo tests' build below would build it.
 cargo build --quiet --locked -p vnfm-cli
 TACKER_FT_WORK=$(mktemp -d /var/tmp/vnfm-tacker-ft.XXXXXX)
 # Bounded (its parts are stopped, and the run fails) should a service hang; the bound is
-# above what the cargo tests beside it take, so it never lengthens a run that does not hang.
-VNFM_BIN="$PWD/target/debug/vnfm" timeout 3600 scripts/tacker-functional.sh --suite k8s --shards 1 \
-    --work "$TACKER_FT_WORK" >"$TACKER_FT_WORK/run.log" 2>&1 &
+# above what the rest of the run takes, so it never lengthens a run that does not hang.
+VNFM_BIN="$PWD/target/debug/vnfm" timeout 4200 scripts/tacker-functional.sh --suite k8s --suite vm \
+    --shards 1 --vm-clouds 3 --work "$TACKER_FT_WORK" >"$TACKER_FT_WORK/run.log" 2>&1 &
 TACKER_FT_PID=$!
 echo "Tacker's functional suites started (log: $TACKER_FT_WORK/run.log)"
+
+echo "== cargo clippy (deny warnings)"
+cargo clippy --workspace --all-targets --locked -- -D warnings
+
+echo "== cargo doc (deny warnings)"
+RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked --quiet
 
 echo "== cargo test"
 # Free disk before and after the largest build step: a link that runs out of it fails with a
