@@ -128,7 +128,7 @@ pub use vnfm_lcm::{
 };
 pub use vnfm_mgmt_script::{PYTHON_ARTIFACT_TYPE, ScriptConfig, ScriptMgmtDriver};
 pub use vnfm_outbound::{
-    ClientCredentials, HttpCallbackSender, HttpContentFetcher, NfvoTimings, OutboundError,
+    HttpCallbackSender, HttpContentFetcher, IssuerTokens, NfvoTimings, OutboundError,
     OutboundOAuth, Sol003Nfvo, install_crypto_provider,
 };
 pub use vnfm_prometheus::{ClientOptions as PrometheusOptions, PromqlOverrides, PushedMetrics};

@@ -26,7 +26,9 @@ pub use callback::HttpCallbackSender;
 pub use content::HttpContentFetcher;
 pub use error::OutboundError;
 pub use nfvo::{DEFAULT_MAX_PACKAGE_BYTES, NfvoTimings, Sol003Nfvo};
-pub use vnfm_oauth::ClientCredentials;
+/// Access tokens of the server's own authorization server by the client credentials grant
+/// (`vnfm_oauth::ClientCredentials`, named apart from the REST server's own OAuth 2.0 clients).
+pub use vnfm_oauth::ClientCredentials as IssuerTokens;
 
 /// Access tokens of the server's own authorization server for its outgoing calls, and which
 /// calls carry them (what `vnfm serve --nfvo-oauth-from-issuer` and
@@ -34,7 +36,7 @@ pub use vnfm_oauth::ClientCredentials;
 #[derive(Debug, Clone)]
 pub struct OutboundOAuth {
     /// Where the tokens come from: the client credentials grant at the issuer.
-    pub tokens: std::sync::Arc<ClientCredentials>,
+    pub tokens: std::sync::Arc<IssuerTokens>,
     /// Whether the remote NFVO (grants, package and VNFD fetches) is called with them,
     /// instead of the authentication kept with its connection
     /// ([`Sol003Nfvo::with_issuer_tokens`]).
