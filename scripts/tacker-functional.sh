@@ -9,6 +9,8 @@
 #   scripts/tacker-functional.sh [--suite k8s|vm]... [--shards N] [--vm-clouds N] [--work DIR]
 #                                [--filter REGEX] [--update-expected] [--table FILE]
 #   scripts/tacker-functional.sh --source    # fetch the source distribution, print its path
+#   scripts/tacker-functional.sh --prepare [--vm-clouds N] --work DIR
+#                                # install Tacker and start the VM suite's extra clouds ahead
 #
 # Needs the test services of scripts/test-env started and their variables exported (what
 # scripts/test.sh does): openstack.sh (Keystone, the `openstack` client; the VM suite uses the
@@ -20,7 +22,9 @@
 # part, see TOGETHER). With --vm-clouds N (default 1), the VM suite runs in N parts instead,
 # each on a cloud of its own, the first the test services' one and the others started here
 # (openstack.sh, stopped on exit), as Tacker's CI runs its VM modules each on a devstack of
-# its own. Every part gets its own `vnfm serve` (the debug build of this checkout, or
+# its own. `--prepare` does the slow part of that ahead (Tacker's virtualenv, the extra clouds,
+# side by side) while the caller does other work; a later run with the same --work uses the
+# clouds it started (and stops them on exit). Every part gets its own `vnfm serve` (the debug build of this checkout, or
 # VNFM_BIN) on 127.0.0.1:9890, for the Kubernetes suite its own control plane (kubernetes.sh,
 # one simulated node as in Tacker's CI), a private /tmp, and forwarders to the host's test
 # services on the same loopback ports (socat through Unix sockets), so the URLs in
@@ -209,6 +213,7 @@ filter=""
 update=0
 table=""
 source_only=0
+prepare_only=0
 while (($#)); do
     case $1 in
     --suite) suites+=("$2"); shift 2 ;;
@@ -219,7 +224,8 @@ while (($#)); do
     --update-expected) update=1; shift ;;
     --table) table=$2; shift 2 ;;
     --source) source_only=1; shift ;;
-    *) echo "usage: $0 [--suite k8s|vm]... [--shards N] [--vm-clouds N] [--work DIR] [--filter REGEX] [--update-expected] [--table FILE] | --source" >&2; exit 2 ;;
+    --prepare) prepare_only=1; shift ;;
+    *) echo "usage: $0 [--suite k8s|vm]... [--shards N] [--vm-clouds N] [--work DIR] [--filter REGEX] [--update-expected] [--table FILE] | --source | --prepare [--vm-clouds N] --work DIR" >&2; exit 2 ;;
     esac
 done
 ((${#suites[@]})) || suites=(k8s vm)
@@ -251,14 +257,61 @@ ensure_tacker() {
             testtools WebTest python-barbicanclient requests-mock PyMySQL freezegun PyJWT \
             python-openstackclient
     fi
+    ensure_socat
+}
+
+# socat, for the forwarders into the suites' namespaces.
+ensure_socat() {
     command -v socat >/dev/null || apt-get install -y -qq socat >&2 || die "socat is missing and could not be installed"
 }
 
+# start_clouds WORK N: the VM suite's clouds 2..N (scripts/test-env/openstack.sh, each in
+# WORK/cloud<k>, its variables in WORK/cloud<k>.env), started side by side; a cloud a
+# --prepare run started already is kept. Each is recorded in CLOUDS (stopped on exit).
+start_clouds() {
+    local work=$1 n=$2 k starting=()
+    # Their PostgreSQL runs as user postgres, which must reach their directories.
+    ((n < 2)) || chmod 755 "$work"
+    for ((k = 2; k <= n; k++)); do
+        CLOUDS+=("$work/cloud$k")
+        if [[ -s "$work/cloud$k.env" ]]; then
+            echo "== tacker-functional: part $k of the VM suite on the cloud started ahead in $work/cloud$k"
+            starting+=(0)
+            continue
+        fi
+        echo "== tacker-functional: an OpenStack cloud of its own for part $k of the VM suite"
+        mkdir -p "$work/cloud$k"
+        VNFM_OS_DIR="$work/cloud$k" "$ROOT/scripts/test-env/openstack.sh" start >"$work/cloud$k.env.new" &&
+            mv "$work/cloud$k.env.new" "$work/cloud$k.env" &
+        starting+=($!)
+    done
+    for ((k = 2; k <= n; k++)); do
+        ((starting[k - 2] == 0)) || wait "${starting[k - 2]}" ||
+            die "the cloud of part $k did not start (see $work/cloud$k)"
+    done
+}
+
 # --source: only fetch the source distribution and print where it is, for the cargo tests
-# that read Tacker's sample files (crates/vnfm-test-env: the `tacker_source` service).
+# that read Tacker's sample files (crates/vnfm-test-env: the `tacker_source` service); and
+# install socat when missing, while no other installation runs.
 if ((source_only)); then
     fetch_source
+    ensure_socat
     echo "export VNFM_TEST_TACKER_SOURCE=$SRC"
+    exit 0
+fi
+
+CLOUDS=()
+# --prepare: Tacker's virtualenv and the extra clouds, side by side, left for a later run
+# with the same --work (which stops the clouds on exit; so must the caller, should that run
+# never come).
+if ((prepare_only)); then
+    [[ -n "$work" ]] || die "--prepare needs --work DIR"
+    mkdir -p "$work"
+    ensure_tacker &
+    installing=$!
+    start_clouds "$(cd "$work" && pwd)" "$vm_clouds"
+    wait "$installing" || die "installing Tacker failed"
     exit 0
 fi
 
@@ -274,7 +327,6 @@ work=$(cd "$work" && pwd)
 [[ "$work" != /tmp/* ]] || die "--work must not be under /tmp (each suite mounts a /tmp of its own)"
 FORWARDERS=()
 SUITES_RUNNING=()
-CLOUDS=()
 cleanup() {
     local pid dir
     for pid in "${SUITES_RUNNING[@]}"; do kill "$pid" 2>/dev/null || true; done
@@ -291,20 +343,8 @@ if [[ " ${suites[*]} " == *" vm "* ]]; then
     vm_parts=$vm_clouds
 fi
 # The VM suite's clouds past the first (the test services' one): each a set of services of
-# its own (scripts/test-env/openstack.sh, in $work/cloud<k>), stopped on exit.
-# Their PostgreSQL runs as user postgres, which must reach their directories.
-((vm_parts < 2)) || chmod 755 "$work"
-starting=()
-for ((k = 2; k <= vm_parts; k++)); do
-    echo "== tacker-functional: an OpenStack cloud of its own for part $k of the VM suite"
-    mkdir -p "$work/cloud$k"
-    CLOUDS+=("$work/cloud$k")
-    VNFM_OS_DIR="$work/cloud$k" "$ROOT/scripts/test-env/openstack.sh" start >"$work/cloud$k.env" &
-    starting+=($!)
-done
-for ((k = 2; k <= vm_parts; k++)); do
-    wait "${starting[k - 2]}" || die "the cloud of part $k did not start (see $work/cloud$k)"
-done
+# its own, stopped on exit.
+start_clouds "$work" "$vm_parts"
 echo "== tacker-functional: Keystone (and the VM suite's networks and image) as devstack prepares them for Tacker"
 echo vnfm-tacker-ft >"$work/keystone-password"
 chmod 600 "$work/keystone-password"
