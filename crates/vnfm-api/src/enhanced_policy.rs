@@ -586,7 +586,7 @@ pub(crate) async fn layer(
     request: Request,
     next: Next,
 ) -> Response {
-    let Some(policy) = state.options.enhanced_policy.clone() else {
+    let Some(policy) = state.options.enhanced_policy.as_ref().map(|f| f.current()) else {
         return next.run(request).await;
     };
     let Some((name, kind, op)) = matched

@@ -93,8 +93,10 @@ pub struct StateOptions {
     pub metrics: Option<Arc<Metrics>>,
     /// Tacker's enhanced policy (`vnfm serve --enhanced-policy FILE`): the rules that decide,
     /// from the caller's `AREA_`/`VENDOR_`/`TENANT_` roles, which instances, packages and
-    /// VIMs it lists, reads and changes. Off (`None`) by default, as in Tacker.
-    pub enhanced_policy: Option<Arc<vnfm_policy::Policy>>,
+    /// VIMs it lists, reads and changes. Off (`None`) by default, as in Tacker. Each request
+    /// reads the rules in force ([`vnfm_policy::PolicyFile::current`]): whoever reloads the
+    /// file changes them without a restart.
+    pub enhanced_policy: Option<Arc<vnfm_policy::PolicyFile>>,
 }
 
 impl std::fmt::Debug for StateOptions {

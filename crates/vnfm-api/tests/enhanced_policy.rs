@@ -79,6 +79,12 @@ async fn issue() -> axum::response::Response {
 
 /// A harness validating the scripted tokens, with Tacker's sample policy when `enhanced`.
 async fn harness(enhanced: bool) -> Harness {
+    let policy = enhanced.then(|| Arc::new(vnfm_policy::PolicyFile::open(&sample()).unwrap()));
+    harness_with(policy).await
+}
+
+/// The router with the scripted Keystone and the enhanced policy `policy` (off when `None`).
+async fn harness_with(policy: Option<Arc<vnfm_policy::PolicyFile>>) -> Harness {
     vnfm::lcm::install_crypto_provider();
     let app =
         axum::Router::new().route("/v3/auth/tokens", axum::routing::get(validate).post(issue));
@@ -96,7 +102,6 @@ async fn harness(enhanced: bool) -> Harness {
     };
     let validator =
         Arc::new(KeystoneValidator::new(KeystoneConfig::new(url, credentials)).unwrap());
-    let policy = enhanced.then(|| Arc::new(vnfm_policy::Policy::load(&sample()).unwrap()));
     Harness::with_services(
         |b| b,
         |o| {
@@ -353,6 +358,63 @@ async fn on_each_caller_sees_what_its_attributes_allow() {
     enforced(&world(harness(true).await, scripted_tokens()).await).await;
 }
 
+/// An operator edits the policy file of a running server: once the file is read again, the
+/// new rule decides; an edit that does not parse is refused and the rules in force stay.
+#[vnfm_test_env::needs(tacker_source)]
+#[tokio::test]
+async fn an_edited_policy_file_decides_once_reloaded_and_a_broken_edit_changes_nothing() {
+    const SHOW: &str = "\"os_nfv_orchestration_api_v2:vnf_instances:show\":";
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("policy.yaml");
+    let sample_text = std::fs::read_to_string(sample()).unwrap();
+    std::fs::write(&path, &sample_text).unwrap();
+    let file = Arc::new(vnfm_policy::PolicyFile::open(&path).unwrap());
+    let w = world(harness_with(Some(file.clone())).await, scripted_tokens()).await;
+    let show = format!("/vnflcm/v2/vnf_instances/{}", w.ns2);
+    ok(
+        &as_user(&w.h, w.t("ns1"), Method::GET, &show, None).await,
+        403,
+    );
+
+    // The show rule widened to anyone: one line of the sample replaced.
+    let mut replaced = 0;
+    let widened: String = sample_text
+        .lines()
+        .map(|l| {
+            if l.trim_start().starts_with(SHOW) {
+                replaced += 1;
+                format!("{SHOW} \"@\"\n")
+            } else {
+                format!("{l}\n")
+            }
+        })
+        .collect();
+    assert_eq!(replaced, 1, "the sample states the show rule on one line");
+    std::fs::write(&path, &widened).unwrap();
+    ok(
+        &as_user(&w.h, w.t("ns1"), Method::GET, &show, None).await,
+        403,
+    );
+    assert!(matches!(
+        file.reload_if_changed(),
+        vnfm_policy::Reload::Reloaded
+    ));
+    ok(
+        &as_user(&w.h, w.t("ns1"), Method::GET, &show, None).await,
+        200,
+    );
+
+    std::fs::write(&path, format!("{widened}\"broken\": \"role:x or\"\n")).unwrap();
+    assert!(matches!(
+        file.reload_if_changed(),
+        vnfm_policy::Reload::Refused(_)
+    ));
+    ok(
+        &as_user(&w.h, w.t("ns1"), Method::GET, &show, None).await,
+        200,
+    );
+}
+
 /// The same callers in a project of the real test Keystone, with real roles named as
 /// Tacker's guide names them.
 #[vnfm_test_env::needs(keystone, tacker_source)]
@@ -369,7 +431,7 @@ async fn on_with_real_keystone_roles() {
     let (_service, credentials) = ks.service_user().await;
     let validator =
         Arc::new(KeystoneValidator::new(KeystoneConfig::new(ks.url.clone(), credentials)).unwrap());
-    let policy = Arc::new(vnfm_policy::Policy::load(&sample()).unwrap());
+    let policy = Arc::new(vnfm_policy::PolicyFile::open(&sample()).unwrap());
     let h = Harness::with_services(
         |b| b,
         |o| {

@@ -606,14 +606,8 @@ pub fn run(args: ServeArgs) -> Result<ExitCode, ServeError> {
     state.verify_callbacks = !args.no_callback_check;
     state.allow_duplicate_lcm_subscriptions = args.allow_duplicate_lcm_subscriptions;
     if let Some(path) = &args.enhanced_policy {
-        let policy = vnfm_policy::Policy::load(path).map_err(ServeError::Policy)?;
-        for (rule, missing) in policy.undefined_references() {
-            tracing::warn!(
-                rule,
-                missing,
-                "--enhanced-policy: a rule refers to a rule the file does not define (that check fails)"
-            );
-        }
+        let policy = vnfm_policy::PolicyFile::open(path).map_err(ServeError::Policy)?;
+        warn_undefined_references(&policy.current());
         state.enhanced_policy = Some(Arc::new(policy));
     }
     if let Some(path) = &args.alertmanager_token_file {
@@ -695,6 +689,9 @@ pub fn run(args: ServeArgs) -> Result<ExitCode, ServeError> {
             args.tls_client_ca.len()
         )
     });
+    if let Some(policy) = &options.state.enhanced_policy {
+        runtime.spawn(reload_policy_on_change(policy.clone()));
+    }
     let outcome = runtime.block_on(vnfm_api::serve(services, options, |s| {
         let base = format!("{}://{}", s.scheme, s.addr);
         let mut lines = vec![
@@ -745,6 +742,50 @@ pub fn run(args: ServeArgs) -> Result<ExitCode, ServeError> {
         Err(e) => {
             eprintln!("vnfm serve: {e}");
             Ok(ExitCode::from(1))
+        }
+    }
+}
+
+/// How often the enhanced policy file is read again for changes.
+const POLICY_RELOAD_EVERY: Duration = Duration::from_secs(2);
+
+/// Warns of each `rule:NAME` of `policy` that names no rule of the file (such a check fails).
+fn warn_undefined_references(policy: &vnfm_policy::Policy) {
+    for (rule, missing) in policy.undefined_references() {
+        tracing::warn!(
+            rule,
+            missing,
+            "--enhanced-policy: a rule refers to a rule the file does not define (that check fails)"
+        );
+    }
+}
+
+/// Puts the enhanced policy file's edits in force while the server runs, as oslo.policy does
+/// in Tacker: an edit that does not parse is logged with its file:line and the rules in force
+/// stay.
+async fn reload_policy_on_change(policy: Arc<vnfm_policy::PolicyFile>) {
+    let mut ticks = tokio::time::interval(POLICY_RELOAD_EVERY);
+    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        ticks.tick().await;
+        let file = policy.clone();
+        let Ok(reload) = tokio::task::spawn_blocking(move || file.reload_if_changed()).await else {
+            continue;
+        };
+        match reload {
+            vnfm_policy::Reload::Unchanged => {}
+            vnfm_policy::Reload::Reloaded => {
+                let current = policy.current();
+                tracing::info!(
+                    rules = current.names().count(),
+                    "--enhanced-policy: the edited policy file is in force"
+                );
+                warn_undefined_references(&current);
+            }
+            vnfm_policy::Reload::Refused(error) => tracing::error!(
+                error = %error,
+                "--enhanced-policy: the edited policy file is refused; the rules in force stay"
+            ),
         }
     }
 }

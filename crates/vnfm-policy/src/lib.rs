@@ -26,8 +26,9 @@
 //! assert_eq!(decision, Decision::Allowed);
 //! ```
 //!
-//! The rule language is in [`rule`], the enhanced attributes in [`enhanced`]. Nothing here
-//! does I/O but [`Policy::load`] reading the file.
+//! The rule language is in [`rule`], the enhanced attributes in [`enhanced`], a file kept
+//! current as it is edited in [`file`]. Nothing here does I/O but reading the file
+//! ([`Policy::load`], [`PolicyFile`]).
 
 use std::path::{Path, PathBuf};
 
@@ -36,8 +37,10 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 pub mod enhanced;
+pub mod file;
 pub mod rule;
 
+pub use file::{PolicyFile, Reload};
 pub use rule::Rule;
 
 /// What can go wrong reading a policy file.
