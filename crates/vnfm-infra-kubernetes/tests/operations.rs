@@ -1,5 +1,7 @@
 //! Package changes that name no manifests, shared networks used by concurrent instances,
 //! operate (stop and start) and change of flavour, on the real control plane.
+//!
+//! The file stays whole: its scenarios share the requests, descriptors and readers at its top.
 
 use crate::support;
 

@@ -19,6 +19,9 @@
 //! - [`two_runners_on_postgres_one_takes_over`]: a worker and an in-process runner share a
 //!   PostgreSQL database; while the worker lives the other runner takes none of its
 //!   occurrences; after the kill it recovers them, and no step completes twice.
+//!
+//! The file stays whole: the worker and the checks are two halves of one protocol (the
+//! worker's configuration, the records it logs), which change together.
 
 use crate::runner_support;
 

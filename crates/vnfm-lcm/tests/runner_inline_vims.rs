@@ -4,6 +4,9 @@
 //! never hold them in clear, while drivers still receive them decrypted; the sealed VIMs go
 //! away when a rollback drops them, when a later request replaces them and with the VNF
 //! identifier. Without a registry ([`InlineVimDirectory`]) the API views still redact them.
+//!
+//! The file stays whole: every test is one case of the same guarantee, on the same `World`
+//! (runner, registry, database file) and the same scans for secrets.
 
 use crate::log_capture::logs;
 use crate::runner_support;

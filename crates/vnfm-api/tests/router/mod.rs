@@ -55,6 +55,7 @@ fn own_schema<T: schemars::JsonSchema>() -> jsonschema::Validator {
 
 mod lifecycle;
 mod op_occ_grant;
+mod package_subscriptions;
 mod packages;
 mod protocol;
 mod timeline;

@@ -151,3 +151,4 @@ fn vnfc_count(vnf: &Value) -> usize {
 mod fm_pm;
 mod lifecycle;
 mod usage;
+mod watch;

@@ -130,6 +130,7 @@ mod begin;
 mod database;
 mod idempotency;
 mod instances;
+mod leases;
 mod op_occs;
 mod outbox;
 mod packages;
