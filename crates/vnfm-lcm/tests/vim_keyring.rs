@@ -81,8 +81,8 @@ fn fixed_python_token_decrypts() {
     );
 }
 
-#[test]
 #[vnfm_test_env::needs(openstack_cli)]
+#[test]
 fn interoperates_with_python_cryptography_both_ways() {
     let python = python_with_cryptography();
     let key = Keyring::generate_key();
