@@ -37,7 +37,7 @@ use vnfm_prometheus::{
 use vnfm_types::{DateTime, ErrorKind, FaultyResourceInfo, VnfInstanceId};
 
 use crate::error::{ApiError, ApiResult};
-use crate::route_table::{doc, post, route};
+use crate::route_table::{Scope, doc, post, route};
 use crate::state::AppState;
 
 /// What the alerts of one payload did.
@@ -324,6 +324,7 @@ fn endpoint(
 ) -> utoipa_axum::router::UtoipaMethodRouter<Arc<AppState>> {
     route(
         path,
+        Scope::Public,
         [post(
             move |state: State<Arc<AppState>>,
                   extensions: axum::http::Extensions,

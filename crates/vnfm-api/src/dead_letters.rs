@@ -12,7 +12,7 @@ use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 
 use crate::error::{ApiError, ApiResult};
-use crate::route_table::{delete, doc, get, post, route};
+use crate::route_table::{Scope, delete, doc, get, post, route};
 use crate::state::AppState;
 use crate::util::{json_response, require_accept};
 use crate::version::{ApiFamily, versioned_routes};
@@ -25,6 +25,7 @@ pub(crate) fn routes() -> OpenApiRouter<Arc<AppState>> {
     let routes = OpenApiRouter::new()
         .routes(route(
             "/notifications/dead",
+            Scope::Unnamed,
             [get(
                 list,
                 doc("List the notifications given up after their retry time (oldest first, 100 per page; after=<id> for the next)")
@@ -33,6 +34,7 @@ pub(crate) fn routes() -> OpenApiRouter<Arc<AppState>> {
         ))
         .routes(route(
             "/notifications/dead/{id}",
+            Scope::Unnamed,
             [delete(
                 discard,
                 doc("Discard a given-up notification for good").status(204),
@@ -40,6 +42,7 @@ pub(crate) fn routes() -> OpenApiRouter<Arc<AppState>> {
         ))
         .routes(route(
             "/notifications/dead/{id}/redeliver",
+            Scope::Unnamed,
             [post(
                 redeliver,
                 doc("Send a given-up notification again: back in its queue (the next of its subscription and VNF instance), due now, retried under the current policy")

@@ -33,7 +33,7 @@ use vnfm_types::{
 use crate::error::{ApiError, ApiResult};
 use crate::listing::{ListRequest, PAGE_SIZE};
 use crate::precondition::with_etag;
-use crate::route_table::{doc, get, patch, post, route};
+use crate::route_table::{Scope, doc, get, patch, post, route};
 use crate::state::AppState;
 use crate::subscriptions::Kind;
 use crate::subscriptions::SubscriptionDocs;
@@ -52,6 +52,7 @@ pub(crate) fn routes() -> OpenApiRouter<Arc<AppState>> {
         ))
         .routes(route(
             "/alarms",
+            Scope::Unnamed,
             [get(
                 list_alarms,
                 doc("List alarms (SOL013 filter, paging)").returns("[Alarm]"),
@@ -59,6 +60,7 @@ pub(crate) fn routes() -> OpenApiRouter<Arc<AppState>> {
         ))
         .routes(route(
             "/alarms/{alarmId}",
+            Scope::ALARM,
             [
                 get(
                     show_alarm,
@@ -74,6 +76,7 @@ pub(crate) fn routes() -> OpenApiRouter<Arc<AppState>> {
         ))
         .routes(route(
             "/alarms/{alarmId}/escalate",
+            Scope::ALARM,
             [post(
                 escalate_alarm,
                 doc("Escalate an open alarm's perceived severity (SOL002 EM task)")

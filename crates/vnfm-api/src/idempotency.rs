@@ -42,8 +42,9 @@ use vnfm_types::VnfLcmOpOccId;
 
 use crate::auth::Caller;
 use crate::error::{ApiError, ApiResult};
+use crate::route_facts::RouteFacts;
+use crate::route_table::Effect;
 use crate::state::AppState;
-use crate::version::ApiFamily;
 
 /// The request header.
 pub const IDEMPOTENCY_KEY: &str = "idempotency-key";
@@ -73,6 +74,7 @@ pub(crate) async fn layer(
         Err(detail) => return ApiError::bad_request(detail).into_response(),
     };
     let key = ClientKey::new(scope_of(request.extensions().get::<Caller>()), key);
+    let facts = state.route_of(request.extensions());
     let (parts, body) = request.into_parts();
     let body = match to_bytes(body, state.options.max_json_body).await {
         Ok(b) => b,
@@ -114,7 +116,7 @@ pub(crate) async fn layer(
         Ok(Some(FirstCall::Committed {
             resource_id,
             response: None,
-        })) => remake(&state, &replay_parts, &resource_id).await,
+        })) => remake(&state, &replay_parts, facts, &resource_id).await,
         Ok(Some(FirstCall::Mismatch(first))) => {
             ApiError::from(keyed::mismatch(&key, &first)).into_response()
         }
@@ -198,18 +200,21 @@ pub(crate) fn replay(first: StoredResponse) -> Response {
     response
 }
 
-/// The answer of the request `parts` made again from the resource `resource_id` it created,
-/// its first answer not being committed with its key: 202 with the occurrence's `Location` for a task or a
-/// `PATCH` of an instance, else 201 with the resource (read again) and its `Location`.
-async fn remake(state: &Arc<AppState>, parts: &Parts, resource_id: &str) -> Response {
-    let path = parts.uri.path();
+/// The answer of the request `parts` to `route` made again from the resource `resource_id` it
+/// created, its first answer not being committed with its key: 202 with the occurrence's
+/// `Location` for a task (a `PATCH` of an instance among them), else 201 with the resource
+/// (read again) and its `Location`.
+async fn remake(
+    state: &Arc<AppState>,
+    parts: &Parts,
+    route: Option<&RouteFacts>,
+    resource_id: &str,
+) -> Response {
     let origin = state.origin(&parts.headers);
-    if starts_occurrence(&parts.method, path) {
-        let family = if path.starts_with("/vnflcm/v1/") {
-            ApiFamily::LcmV1
-        } else {
-            ApiFamily::LcmV2
-        };
+    if let Some(route) = route
+        && route.effect(&parts.method) == Effect::Task
+        && let Some(family) = route.family
+    {
         let id = VnfLcmOpOccId::new(resource_id.to_owned());
         return crate::op_occs::accepted_in(family, &origin, &id);
     }
@@ -218,7 +223,7 @@ async fn remake(state: &Arc<AppState>, parts: &Parts, resource_id: &str) -> Resp
         .read()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
         .upgrade();
-    let (Some(router), Some(created)) = (router, created_at(parts, resource_id)) else {
+    let (Some(router), Some(created)) = (router, created_at(parts, route, resource_id)) else {
         return ApiError::from(keyed::in_flight()).into_response();
     };
     let mut read = Request::new(Body::empty());
@@ -242,10 +247,10 @@ async fn remake(state: &Arc<AppState>, parts: &Parts, resource_id: &str) -> Resp
     answer
 }
 
-/// The path of the resource `id` a `POST` to the collection `parts` addresses created.
-fn created_at(parts: &Parts, id: &str) -> Option<String> {
-    (parts.method == Method::POST && !id.is_empty())
-        .then(|| format!("{}/{id}", parts.uri.path().trim_end_matches('/')))
+/// The path of the resource `id` a creation in the collection `parts` addresses created.
+fn created_at(parts: &Parts, route: Option<&RouteFacts>, id: &str) -> Option<String> {
+    let creation = route.is_some_and(|r| r.effect(&parts.method) == Effect::Creation);
+    (creation && !id.is_empty()).then(|| format!("{}/{id}", parts.uri.path().trim_end_matches('/')))
 }
 
 /// The fault hook of the crash tests ([`STALL_AFTER_COMMIT_ENV`]), honoured only with the
@@ -269,26 +274,6 @@ fn scope_of(caller: Option<&Caller>) -> String {
             None => format!("client:{}", c.client_id),
         },
         None => "anonymous".into(),
-    }
-}
-
-/// Whether the route starts an operation occurrence (`POST /vnflcm/vN/vnf_instances/{id}/{task}`,
-/// `PATCH /vnflcm/vN/vnf_instances/{id}`).
-fn starts_occurrence(method: &Method, path: &str) -> bool {
-    let Some(rest) = path
-        .strip_prefix("/vnflcm/v1/vnf_instances")
-        .or_else(|| path.strip_prefix("/vnflcm/v2/vnf_instances"))
-    else {
-        return false;
-    };
-    if !(rest.is_empty() || rest.starts_with('/')) {
-        return false;
-    }
-    let segments: Vec<&str> = rest.split('/').skip(1).collect();
-    match (method, segments.as_slice()) {
-        (&Method::POST, [id, task]) => !id.is_empty() && !task.is_empty(),
-        (&Method::PATCH, [id]) => !id.is_empty(),
-        _ => false,
     }
 }
 
@@ -389,21 +374,29 @@ mod tests {
 
     #[test]
     fn tasks_and_instance_modification_start_occurrences() {
+        let effect = |method: Method, template| {
+            crate::route_facts_tests::declared(template).map(|route| route.effect(&method))
+        };
         for (m, p) in [
-            (Method::POST, "/vnflcm/v1/vnf_instances/x/instantiate"),
-            (Method::PATCH, "/vnflcm/v2/vnf_instances/x"),
+            (
+                Method::POST,
+                "/vnflcm/v1/vnf_instances/{vnfInstanceId}/instantiate",
+            ),
+            (Method::PATCH, "/vnflcm/v2/vnf_instances/{vnfInstanceId}"),
         ] {
-            assert!(starts_occurrence(&m, p), "{m} {p}");
+            assert_eq!(effect(m.clone(), p), Some(Effect::Task), "{m} {p}");
         }
         for (m, p) in [
             (Method::POST, "/vnflcm/v2/vnf_instances"),
             (Method::POST, "/vnflcm/v2/subscriptions"),
-            (Method::POST, "/vnflcm/v2/vnf_lcm_op_occs/x/retry"),
+            (
+                Method::POST,
+                "/vnflcm/v2/vnf_lcm_op_occs/{vnfLcmOpOccId}/retry",
+            ),
             (Method::PATCH, "/vnflcm/v2/vnf_instances"),
-            (Method::POST, "/vnflcm/v2/vnf_instances/x"),
-            (Method::POST, "/vnflcm/v2/vnf_instances_other"),
+            (Method::POST, "/vnflcm/v2/vnf_instances/{vnfInstanceId}"),
         ] {
-            assert!(!starts_occurrence(&m, p), "{m} {p}");
+            assert_ne!(effect(m.clone(), p), Some(Effect::Task), "{m} {p}");
         }
     }
 }

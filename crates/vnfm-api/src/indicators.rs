@@ -26,7 +26,7 @@ use vnfm_types::{
 
 use crate::error::{ApiError, ApiResult};
 use crate::listing::{ListRequest, PAGE_SIZE};
-use crate::route_table::{doc, get, put, route};
+use crate::route_table::{Scope, doc, get, put, route};
 use crate::scope::Tenancy;
 use crate::state::AppState;
 use crate::subscriptions::Kind;
@@ -46,6 +46,7 @@ pub(crate) fn routes() -> OpenApiRouter<Arc<AppState>> {
         ))
         .routes(route(
             "/indicators",
+            Scope::Unnamed,
             [get(
                 list_all,
                 doc("List the indicator values of every VNF instance (SOL013 filter, paging)")
@@ -54,6 +55,7 @@ pub(crate) fn routes() -> OpenApiRouter<Arc<AppState>> {
         ))
         .routes(route(
             "/indicators/{vnfInstanceId}",
+            Scope::INSTANCE,
             [get(
                 list_of_instance,
                 doc("List the indicator values of one VNF instance (SOL013 filter, paging)")
@@ -62,6 +64,7 @@ pub(crate) fn routes() -> OpenApiRouter<Arc<AppState>> {
         ))
         .routes(route(
             "/indicators/{vnfInstanceId}/{indicatorId}",
+            Scope::INSTANCE,
             [get(
                 show,
                 doc("Read one indicator value of a VNF instance").returns("VnfIndicator"),
@@ -219,6 +222,7 @@ async fn show(
 pub(crate) fn push_routes() -> OpenApiRouter<Arc<AppState>> {
     OpenApiRouter::new().routes(route(
         "/indicators/{vnfInstanceId}/{indicatorId}",
+        Scope::INSTANCE,
         [put(
             push,
             doc("Set the value of an indicator the instance's VNFD declares (not ETSI: for an EM or a script); a change is notified")

@@ -15,7 +15,7 @@ use utoipa_axum::router::OpenApiRouter;
 use vnfm_types::VnfLcmOpOccId;
 
 use crate::error::ApiResult;
-use crate::route_table::{doc, get, route};
+use crate::route_table::{Scope, doc, get, route};
 use crate::state::AppState;
 use crate::util::{json_response, require_accept};
 use crate::version::{ApiFamily, versioned_routes};
@@ -26,6 +26,7 @@ pub(crate) fn routes() -> OpenApiRouter<Arc<AppState>> {
         OpenApiRouter::new()
             .routes(route(
                 "/vnf_lcm_op_occs/{vnfLcmOpOccId}/progress",
+                Scope::OP_OCC,
                 [get(
                     progress,
                     doc("Where an operation occurrence stands in its plan (steps done, running, left)")
@@ -34,6 +35,7 @@ pub(crate) fn routes() -> OpenApiRouter<Arc<AppState>> {
             ))
             .routes(route(
                 "/vnf_lcm_op_occs/{vnfLcmOpOccId}/timeline",
+                Scope::OP_OCC,
                 [get(
                     timeline,
                     doc("When each step of an operation occurrence ran, for how long and how it ended")

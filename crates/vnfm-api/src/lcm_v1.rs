@@ -23,7 +23,7 @@ use vnfm_types::{
 use crate::error::{ApiError, ApiResult};
 use crate::lcm_views::{self, LcmView};
 use crate::lcm_views::{instance_if_match, start_modify_info, task};
-use crate::route_table::{delete, doc, get, patch, post, route};
+use crate::route_table::{Scope, delete, doc, get, patch, post, route};
 use crate::state::AppState;
 use crate::util::{json_body, merge_patch_body, value_as};
 use crate::version::{ApiFamily, api_versions_route, versioned_routes};
@@ -38,6 +38,7 @@ pub(crate) fn routes() -> OpenApiRouter<Arc<AppState>> {
         .routes(api_versions_route(FAMILY, "API versions of VNF LCM v1"))
         .routes(route(
             "/vnf_instances",
+            Scope::Unnamed,
             [
                 get(
                     lcm_views::list_instances::<V1>,
@@ -46,11 +47,13 @@ pub(crate) fn routes() -> OpenApiRouter<Arc<AppState>> {
                 post(
                     lcm_views::create_instance::<V1>,
                     doc("Create a VNF instance identifier (SOL003 v2.6.1 shape)").status(201),
-                ),
+                )
+                .creation(),
             ],
         ))
         .routes(route(
             "/vnf_instances/{vnfInstanceId}",
+            Scope::INSTANCE,
             [
                 get(
                     lcm_views::get_instance::<V1>,
@@ -60,7 +63,8 @@ pub(crate) fn routes() -> OpenApiRouter<Arc<AppState>> {
                     modify_instance,
                     doc("Modify VNF information (SOL003 v2.6.1 shape, merge patch, If-Match)")
                         .status(202),
-                ),
+                )
+                .task(),
                 delete(
                     lcm_views::delete_instance,
                     doc("Delete a NOT_INSTANTIATED VNF instance identifier").status(204),

@@ -23,7 +23,7 @@ use crate::lcm_views::{
     self, LcmView, delete_instance, instance_if_match, start_modify_info, task,
 };
 use crate::op_occs::{accepted_in, op_occ_routes};
-use crate::route_table::{delete, doc, get, patch, post, route};
+use crate::route_table::{Scope, delete, doc, get, patch, post, route};
 use crate::state::AppState;
 use crate::util::{json_body, merge_patch_body};
 use crate::version::{ApiFamily, api_versions_route, versioned_routes};
@@ -35,6 +35,7 @@ pub(crate) fn routes() -> OpenApiRouter<Arc<AppState>> {
         .routes(api_versions_route(FAMILY, "API versions of VNF LCM v2"))
         .routes(route(
             "/vnf_instances",
+            Scope::Unnamed,
             [
                 get(
                     lcm_views::list_instances::<V2>,
@@ -47,11 +48,13 @@ pub(crate) fn routes() -> OpenApiRouter<Arc<AppState>> {
                         .body("CreateVnfRequest")
                         .status(201)
                         .returns("VnfInstance"),
-                ),
+                )
+                .creation(),
             ],
         ))
         .routes(route(
             "/vnf_instances/{vnfInstanceId}",
+            Scope::INSTANCE,
             [
                 get(
                     lcm_views::get_instance::<V2>,
@@ -62,7 +65,8 @@ pub(crate) fn routes() -> OpenApiRouter<Arc<AppState>> {
                     doc("Modify VNF information (merge patch, If-Match)")
                         .body("VnfInfoModificationRequest")
                         .status(202),
-                ),
+                )
+                .task(),
                 delete(
                     delete_instance,
                     doc("Delete a NOT_INSTANTIATED VNF instance identifier").status(204),

@@ -18,7 +18,7 @@ use vnfm_types::{CreateVnfRequest, VnfInstance, VnfInstanceId, VnfLcmOpOcc, VnfL
 use crate::error::ApiResult;
 use crate::listing::{ListRequest, PAGE_SIZE};
 use crate::precondition::with_etag;
-use crate::route_table::{Endpoint, route};
+use crate::route_table::{Endpoint, Scope, route};
 use crate::scope::Tenancy;
 use crate::state::AppState;
 use crate::util::{json_body, json_response, json_text_response, require_accept};
@@ -421,6 +421,7 @@ pub(crate) fn task(
 ) -> UtoipaMethodRouter<Arc<AppState>> {
     route(
         &format!("/vnf_instances/{{vnfInstanceId}}/{name}"),
-        [endpoint.status(202)],
+        Scope::INSTANCE,
+        [endpoint.status(202).task()],
     )
 }

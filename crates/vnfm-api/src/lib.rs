@@ -55,6 +55,9 @@ mod precondition;
 mod preview;
 #[cfg(test)]
 mod pushdown_tests;
+mod route_facts;
+#[cfg(test)]
+mod route_facts_tests;
 mod route_table;
 pub mod scope;
 pub mod server;
@@ -76,7 +79,7 @@ use axum::middleware;
 use tower_http::timeout::RequestBodyTimeoutLayer;
 use utoipa_axum::router::OpenApiRouter;
 
-use route_table::{doc, get, post, route};
+use route_table::{Scope, doc, get, post, route};
 
 pub use error::{ApiError, ApiResult};
 pub use limits::{AuthBackoff, ServerLimits};
@@ -101,6 +104,14 @@ impl RouteLimits {
             max_token_body: state.options.limits.max_token_body,
         }
     }
+
+    /// Limits for a route table that serves no request (its document, its route facts).
+    fn unlimited() -> Self {
+        Self {
+            max_package_bytes: 0,
+            max_token_body: 0,
+        }
+    }
 }
 
 /// `GET <api>/api_versions`: the major versions of one API.
@@ -115,6 +126,7 @@ where
 {
     route(
         path,
+        Scope::Unnamed,
         [get(handler, doc(summary).returns("ApiVersionInformation"))],
     )
 }
@@ -171,10 +183,12 @@ fn authenticated_routes(limits: RouteLimits) -> OpenApiRouter<Arc<AppState>> {
         ))
         .routes(route(
             "/openapi.json",
+            Scope::Unnamed,
             [get(openapi::serve_document, doc("This document"))],
         ))
         .routes(route(
             "/metrics",
+            Scope::Unnamed,
             [get(ops::metrics, doc("Prometheus metrics"))],
         ))
 }
@@ -185,6 +199,7 @@ fn public_routes(limits: RouteLimits) -> OpenApiRouter<Arc<AppState>> {
     OpenApiRouter::new()
         .routes(route(
             "/oauth2/token",
+            Scope::Public,
             [post(
                 |State(state): State<Arc<AppState>>, extensions, headers, form| {
                     auth::token_endpoint(State(state.auth.clone()), extensions, headers, form)
@@ -193,11 +208,20 @@ fn public_routes(limits: RouteLimits) -> OpenApiRouter<Arc<AppState>> {
             )
             .map(|r| r.layer(DefaultBodyLimit::max(limits.max_token_body)))],
         ))
-        .routes(route("/healthz", [get(ops::healthz, doc("Liveness"))]))
-        .routes(route("/readyz", [get(ops::readyz, doc("Readiness"))]))
+        .routes(route(
+            "/healthz",
+            Scope::Public,
+            [get(ops::healthz, doc("Liveness"))],
+        ))
+        .routes(route(
+            "/readyz",
+            Scope::Public,
+            [get(ops::readyz, doc("Readiness"))],
+        ))
         // Authenticated by the handler: the server's credentials or Alertmanager's token.
         .merge(route_table::secured(OpenApiRouter::new().routes(route(
             "/vnffm/v1/alertmanager",
+            Scope::Public,
             [post(
                 fm::alertmanager_webhook,
                 doc("Alertmanager webhook receiver (payload version 4): alerts raise and clear alarms, or ask for automatic scaling")
@@ -209,15 +233,18 @@ fn public_routes(limits: RouteLimits) -> OpenApiRouter<Arc<AppState>> {
         .merge(route_table::secured(alert_receivers::routes()))
 }
 
+/// The operations of the route table as declared, each with its route facts
+/// (`route_facts`), under its full path template.
+pub(crate) fn declared_operations() -> utoipa::openapi::OpenApi {
+    let limits = RouteLimits::unlimited();
+    route_table::secured(authenticated_routes(limits))
+        .merge(public_routes(limits))
+        .into_openapi()
+}
+
 /// The operations of the route table, as the OpenAPI document lists them (without schemas).
 pub(crate) fn documented_operations() -> utoipa::openapi::OpenApi {
-    let limits = RouteLimits {
-        max_package_bytes: 0,
-        max_token_body: 0,
-    };
-    let mut api = route_table::secured(authenticated_routes(limits))
-        .merge(public_routes(limits))
-        .into_openapi();
+    let mut api = declared_operations();
     route_table::finish_operations(&mut api);
     api
 }
@@ -225,8 +252,13 @@ pub(crate) fn documented_operations() -> utoipa::openapi::OpenApi {
 /// The whole API.
 pub fn router(state: Arc<AppState>) -> Router {
     let limits = RouteLimits::of(&state);
-    let (authenticated, _) = authenticated_routes(limits).split_for_parts();
-    let (public, _) = public_routes(limits).split_for_parts();
+    let (authenticated, authenticated_api) = authenticated_routes(limits).split_for_parts();
+    let (public, public_api) = public_routes(limits).split_for_parts();
+    // The same table for every router of the state: a second router leaves the first's.
+    let _ = state.routes.set(route_facts::RouteTable::of([
+        &authenticated_api,
+        &public_api,
+    ]));
     // The test VIM is a layer of its own, added only when it is enabled.
     let authenticated = if state.options.enable_test_vim {
         authenticated.route_layer(middleware::from_fn_with_state(

@@ -23,11 +23,12 @@
 //! - **Failed authentication** backs off per client and address, and per address
 //!   ([`ServerLimits::auth_backoff`], `crate::auth::throttle`).
 
+use axum::http::header;
 use axum::http::request::Parts;
-use axum::http::{Method, header};
 
 use crate::error::ApiError;
 pub use crate::limit_settings::{AuthBackoff, ServerLimits};
+use crate::route_table::Effect;
 use crate::state::AppState;
 
 /// Longest request target (path and query) answered; longer ones are 414.
@@ -65,26 +66,20 @@ fn head_refusal(req: &Parts) -> Option<ApiError> {
     None
 }
 
-/// Whether `req` uploads package content (the one route with large bodies).
-fn is_package_upload(req: &Parts) -> bool {
-    // The route the request matched (this runs as a layer of the router, after routing): a
+/// Whether `req` uploads package content (the one endpoint with large bodies).
+fn is_package_upload(state: &AppState, req: &Parts) -> bool {
+    // The endpoint the request matched (this runs as a layer of the router, after routing): a
     // `PUT` of an onboarded package's content is a wrong method (405), not an upload.
-    req.method == Method::PUT
-        && req
-            .extensions
-            .get::<axum::extract::MatchedPath>()
-            .is_some_and(|route| {
-                route
-                    .as_str()
-                    .ends_with("/vnf_packages/{vnfPkgId}/package_content")
-            })
+    state
+        .route_of(&req.extensions)
+        .is_some_and(|route| route.effect(&req.method) == Effect::PackageUpload)
 }
 
 /// The largest body `req`'s route accepts.
 fn body_limit(state: &AppState, req: &Parts) -> usize {
     if req.uri.path() == "/oauth2/token" {
         state.options.limits.max_token_body
-    } else if is_package_upload(req) {
+    } else if is_package_upload(state, req) {
         state.options.package_limits.max_package_bytes
     } else {
         state.options.max_json_body
@@ -131,7 +126,7 @@ async fn length_refusal(state: &AppState, req: &Parts) -> Option<ApiError> {
             "the body has {length} bytes (Content-Length); {} accepts at most {limit}",
             crate::util::cut(req.uri.path(), 120)
         ))
-    } else if is_package_upload(req)
+    } else if is_package_upload(state, req)
         && let Err(e) = crate::util::require_content_type(
             &req.headers,
             &["application/zip", "application/octet-stream"],

@@ -14,7 +14,7 @@ use vnfm_types::{CancelMode, VnfLcmOpOccId};
 
 use crate::error::ApiResult;
 use crate::lcm_views::{self, LcmView};
-use crate::route_table::{Doc, doc, get, post, route};
+use crate::route_table::{Doc, Scope, doc, get, post, route};
 use crate::state::AppState;
 use crate::util::{json_body, with_location};
 use crate::version::ApiFamily;
@@ -31,6 +31,7 @@ pub(crate) fn op_occ_routes<V: LcmView>(family: ApiFamily) -> OpenApiRouter<Arc<
     OpenApiRouter::new()
         .routes(route(
             "/vnf_lcm_op_occs",
+            Scope::Unnamed,
             [get(
                 lcm_views::list_op_occs::<V>,
                 returns(doc("List operation occurrences"), "[VnfLcmOpOcc]"),
@@ -38,6 +39,7 @@ pub(crate) fn op_occ_routes<V: LcmView>(family: ApiFamily) -> OpenApiRouter<Arc<
         ))
         .routes(route(
             "/vnf_lcm_op_occs/{vnfLcmOpOccId}",
+            Scope::OP_OCC,
             [get(
                 lcm_views::get_op_occ::<V>,
                 returns(doc("Read an operation occurrence"), "VnfLcmOpOcc"),
@@ -45,6 +47,7 @@ pub(crate) fn op_occ_routes<V: LcmView>(family: ApiFamily) -> OpenApiRouter<Arc<
         ))
         .routes(route(
             "/vnf_lcm_op_occs/{vnfLcmOpOccId}/retry",
+            Scope::OP_OCC,
             [post(
                 move |s, p, h| retry(family, s, p, h),
                 doc("Retry a FAILED_TEMP occurrence").status(202),
@@ -52,6 +55,7 @@ pub(crate) fn op_occ_routes<V: LcmView>(family: ApiFamily) -> OpenApiRouter<Arc<
         ))
         .routes(route(
             "/vnf_lcm_op_occs/{vnfLcmOpOccId}/rollback",
+            Scope::OP_OCC,
             [post(
                 move |s, p, h| rollback(family, s, p, h),
                 doc("Roll back a FAILED_TEMP occurrence").status(202),
@@ -59,6 +63,7 @@ pub(crate) fn op_occ_routes<V: LcmView>(family: ApiFamily) -> OpenApiRouter<Arc<
         ))
         .routes(route(
             "/vnf_lcm_op_occs/{vnfLcmOpOccId}/fail",
+            Scope::OP_OCC,
             [post(
                 lcm_views::fail::<V>,
                 returns(doc("Mark a FAILED_TEMP occurrence FAILED"), "VnfLcmOpOcc"),
@@ -66,6 +71,7 @@ pub(crate) fn op_occ_routes<V: LcmView>(family: ApiFamily) -> OpenApiRouter<Arc<
         ))
         .routes(route(
             "/vnf_lcm_op_occs/{vnfLcmOpOccId}/cancel",
+            Scope::OP_OCC,
             [post(
                 move |s, p, h, b| cancel(family, s, p, h, b),
                 doc("Cancel a running occurrence")

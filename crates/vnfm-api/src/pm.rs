@@ -34,7 +34,7 @@ use vnfm_types::{
 use crate::error::{ApiError, ApiResult};
 use crate::listing::{ListRequest, PAGE_SIZE};
 use crate::precondition::with_etag;
-use crate::route_table::{Doc, delete, doc, get, patch, post, route};
+use crate::route_table::{Doc, Scope, delete, doc, get, patch, post, route};
 use crate::state::AppState;
 use crate::subscriptions::Kind;
 use crate::subscriptions::SubscriptionDocs;
@@ -58,6 +58,7 @@ fn version_routes<V: PmVersion>(versions_summary: &'static str) -> OpenApiRouter
         .merge(resource_routes::<Jobs, V>())
         .routes(route(
             "/pm_jobs/{pmJobId}/reports/{reportId}",
+            Scope::EveryProject,
             [get(
                 show_report,
                 doc("Read a performance report").returns("PerformanceReport"),
@@ -86,13 +87,15 @@ fn resource_routes<R: Resource, V: PmVersion>() -> OpenApiRouter<Arc<AppState>> 
     OpenApiRouter::new()
         .routes(route(
             &format!("/{}", R::PATH),
+            Scope::EveryProject,
             [
                 get(list::<R, V>, docs.list),
-                post(create::<R, V>, create_doc),
+                post(create::<R, V>, create_doc).creation(),
             ],
         ))
         .routes(route(
             &format!("/{}/{{{}}}", R::PATH, docs.id_param),
+            Scope::EveryProject,
             individual,
         ))
 }
@@ -176,6 +179,9 @@ impl Kind for Pm {
         read: doc("Read a PM subscription").returns("PmSubscription"),
         delete: doc("Delete a PM subscription").status(204),
     };
+    // Performance management records no project yet.
+    const COLLECTION_SCOPE: Scope = Scope::EveryProject;
+    const SCOPE: Scope = Scope::EveryProject;
 
     fn schema() -> &'static Value {
         static S: OnceLock<Value> = OnceLock::new();

@@ -16,7 +16,9 @@
 //!   `/vnf_lcm_op_occs/{id}/...`, `/vnf_packages/{id}/...`, `/onboarded_vnf_packages/{vnfdId}/...`,
 //!   `/subscriptions/{id}`, `/alarms/{id}`) goes through `guard` first: a resource of another
 //!   project (or of none) answers the same `404` as an id that does not exist, which the guard
-//!   answers too, so ids do not leak, and nothing of the request is carried out.
+//!   answers too, so ids do not leak, and nothing of the request is carried out. Each route
+//!   declares in the route table which resource it names and by which path parameter
+//!   (`crate::route_facts::Scope`).
 //!
 //! Performance management (`/vnfpm`: PM jobs and thresholds name instances of any project)
 //! records no project yet, so a caller limited to one project is refused it (`403`).
@@ -31,7 +33,7 @@
 
 use std::sync::Arc;
 
-use axum::extract::{FromRequestParts, OriginalUri, Request, State};
+use axum::extract::{FromRequestParts, RawPathParams, Request, State};
 use axum::http::request::Parts;
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
@@ -40,6 +42,7 @@ use vnfm_store::{ProjectScope, ScopedKind};
 
 use crate::auth::Caller;
 use crate::error::{ApiError, ApiResult};
+use crate::route_table::{Resource, Scope};
 use crate::state::AppState;
 
 /// What a request may see and the project what it creates belongs to, from its [`Caller`]
@@ -92,83 +95,26 @@ impl<S: Send + Sync> FromRequestParts<S> for Tenancy {
     }
 }
 
-/// What a request path names: a resource of one kind by id, or a package by `vnfdId`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Named {
-    /// A resource addressed by its id.
-    Id(ScopedKind),
-    /// A package addressed by the `vnfdId` of its VNFD.
-    PackageByVnfd,
-}
-
-/// The resource a request path names, with its id (percent-decoded): the segment after the
-/// first collection segment of a scoped kind. `None` for paths naming no such resource.
-fn named(path: &str) -> Option<(Named, String)> {
-    let mut segments = path.split('/');
-    while let Some(segment) = segments.next() {
-        let named = match segment {
-            "vnf_instances" => Named::Id(ScopedKind::Instance),
-            "vnf_lcm_op_occs" => Named::Id(ScopedKind::OpOcc),
-            "vnf_packages" => Named::Id(ScopedKind::Package),
-            "onboarded_vnf_packages" => Named::PackageByVnfd,
-            "subscriptions" => Named::Id(ScopedKind::Subscription),
-            "alarms" => Named::Id(ScopedKind::Alarm),
-            // `/vnfind/v1/indicators/{vnfInstanceId}[/{indicatorId}]`.
-            "indicators" => Named::Id(ScopedKind::Instance),
-            _ => continue,
-        };
-        let id = segments.next().filter(|id| !id.is_empty())?;
-        return Some((named, percent_decoded(id)?));
-    }
-    None
-}
-
-/// Whether `path` belongs to an interface whose resources record no project yet
-/// (performance management: PM jobs and thresholds name instances of any project), which a
-/// caller limited to one project must not reach at all. Its `api_versions` stay open.
-fn unscoped(path: &str) -> bool {
-    path.starts_with("/vnfpm/") && !path.ends_with("/api_versions")
-}
-
-/// `segment` with its `%XX` escapes decoded, as the router decodes path parameters; `None`
-/// when it is not UTF-8 or holds a broken escape (the router refuses such paths itself).
-fn percent_decoded(segment: &str) -> Option<String> {
-    let bytes = segment.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' {
-            let hex = segment.get(i + 1..i + 3)?;
-            out.push(u8::from_str_radix(hex, 16).ok()?);
-            i += 3;
-        } else {
-            out.push(bytes[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8(out).ok()
-}
-
 /// The answer to a resource that does not exist, word for word what its handler answers, so
 /// that a resource of another project cannot be told from a missing one.
-fn not_found(named: Named, id: &str) -> ApiError {
-    let kind = match named {
-        Named::Id(ScopedKind::Package) => {
+fn not_found(resource: Resource, id: &str) -> ApiError {
+    let kind = match resource {
+        Resource::Package => {
             return ApiError::NotFound(format!(
                 "VNF package {} does not exist",
                 crate::util::cut(id, 100)
             ));
         }
-        Named::PackageByVnfd => {
+        Resource::PackageByVnfd => {
             return ApiError::NotFound(format!(
                 "no onboarded VNF package has vnfdId {}",
                 crate::util::cut(id, 100)
             ));
         }
-        Named::Id(ScopedKind::Instance) => "VNF instance",
-        Named::Id(ScopedKind::OpOcc) => "operation occurrence",
-        Named::Id(ScopedKind::Subscription) => "subscription",
-        Named::Id(ScopedKind::Alarm) => "alarm",
+        Resource::Instance => "VNF instance",
+        Resource::OpOcc => "operation occurrence",
+        Resource::Subscription => "subscription",
+        Resource::Alarm => "alarm",
     };
     LcmError::NotFound {
         kind,
@@ -181,25 +127,40 @@ fn not_found(named: Named, id: &str) -> ApiError {
 async fn visible(
     state: &AppState,
     scope: &ProjectScope,
-    named: Named,
+    resource: Resource,
     id: &str,
 ) -> ApiResult<bool> {
-    let project = match named {
-        Named::Id(kind) => state.store.project_of(kind, id).await?,
-        Named::PackageByVnfd => state
-            .store
-            .package_by_vnfd(id)
-            .await?
-            .map(|(p, _)| p.project),
+    let kind = match resource {
+        Resource::Instance => ScopedKind::Instance,
+        Resource::OpOcc => ScopedKind::OpOcc,
+        Resource::Package => ScopedKind::Package,
+        Resource::Subscription => ScopedKind::Subscription,
+        Resource::Alarm => ScopedKind::Alarm,
+        Resource::PackageByVnfd => {
+            let package = state.store.package_by_vnfd(id).await?;
+            return Ok(package.is_some_and(|(p, _)| scope.admits(p.project.as_deref())));
+        }
     };
+    let project = state.store.project_of(kind, id).await?;
     Ok(project.is_some_and(|p| scope.admits(p.as_deref())))
 }
 
+/// The value of the path parameter `param` of the request `parts` matched, percent-decoded by
+/// the router; `None` when it is not UTF-8 (the handler's extractor refuses it).
+async fn path_param(parts: &mut Parts, param: &str) -> Option<String> {
+    let params = RawPathParams::from_request_parts(parts, &()).await.ok()?;
+    params
+        .iter()
+        .find(|(name, _)| *name == param)
+        .map(|(_, value)| value.to_owned())
+}
+
 /// Middleware on the authenticated routes: refuses with `404` a request naming one resource
-/// that the caller's project does not own, before its handler runs. A resource that does not
-/// exist is refused here too, with the same answer, so that nothing the handler checks before
-/// its lookup (the body, the `Accept` header) tells the two apart. Callers that see every
-/// project pass without a lookup, to the handlers' own answers.
+/// (its route's [`Scope`], `crate::route_facts`) that the caller's project does not own, before
+/// its handler runs. A resource that does not exist is refused here too, with the same answer,
+/// so that nothing the handler checks before its lookup (the body, the `Accept` header) tells
+/// the two apart. Callers that see every project pass without a lookup, to the handlers' own
+/// answers; the others are refused the routes of resources that record no project yet.
 pub(crate) async fn guard(
     State(state): State<Arc<AppState>>,
     tenancy: Tenancy,
@@ -209,23 +170,26 @@ pub(crate) async fn guard(
     if tenancy.scope == ProjectScope::All {
         return next.run(request).await;
     }
-    // The whole path, whatever the nesting of the router around this layer stripped.
-    let path = match request.extensions().get::<OriginalUri>() {
-        Some(OriginalUri(uri)) => uri.path(),
-        None => request.uri().path(),
-    };
-    if unscoped(path) {
-        return ApiError::Forbidden(
-            "performance management (/vnfpm) is not divided by project yet: it is open to tokens with an admin role (vnfm serve --keystone-admin-roles) and to OAuth 2.0 clients only".into(),
-        )
-        .into_response();
-    }
-    let Some((named, id)) = named(path) else {
+    let Some(route) = state.route_of(request.extensions()) else {
         return next.run(request).await;
     };
-    match visible(&state, &tenancy.scope, named, &id).await {
-        Ok(true) => next.run(request).await,
-        Ok(false) => not_found(named, &id).into_response(),
+    let (resource, param) = match &route.scope {
+        Scope::Names { resource, param } => (*resource, param),
+        Scope::EveryProject => {
+            return ApiError::Forbidden(
+                "performance management (/vnfpm) is not divided by project yet: it is open to tokens with an admin role (vnfm serve --keystone-admin-roles) and to OAuth 2.0 clients only".into(),
+            )
+            .into_response();
+        }
+        Scope::Unnamed | Scope::Public => return next.run(request).await,
+    };
+    let (mut parts, body) = request.into_parts();
+    let Some(id) = path_param(&mut parts, param).await else {
+        return next.run(Request::from_parts(parts, body)).await;
+    };
+    match visible(&state, &tenancy.scope, resource, &id).await {
+        Ok(true) => next.run(Request::from_parts(parts, body)).await,
+        Ok(false) => not_found(resource, &id).into_response(),
         Err(e) => e.into_response(),
     }
 }
@@ -236,57 +200,68 @@ mod tests {
     use crate::auth::KeystoneCaller;
 
     #[test]
-    fn paths_name_the_resource_after_its_collection() {
-        let id = |kind| Some((Named::Id(kind), "a b".to_owned()));
+    fn routes_name_the_resource_after_its_collection() {
         let cases = [
             (
-                "/vnflcm/v2/vnf_instances/a%20b/instantiate",
-                id(ScopedKind::Instance),
+                "/vnflcm/v2/vnf_instances/{vnfInstanceId}/instantiate",
+                Scope::INSTANCE,
             ),
             (
-                "/vnflcm/v1/vnf_lcm_op_occs/a b/retry",
-                id(ScopedKind::OpOcc),
+                "/vnflcm/v1/vnf_lcm_op_occs/{vnfLcmOpOccId}/retry",
+                Scope::OP_OCC,
             ),
             (
-                "/vnfm/v1/vnf_lcm_op_occs/a%20b/progress",
-                id(ScopedKind::OpOcc),
+                "/vnfm/v1/vnf_lcm_op_occs/{vnfLcmOpOccId}/progress",
+                Scope::OP_OCC,
             ),
             (
-                "/vnfpkgm/v1/vnf_packages/a%20b/artifacts/x/y",
-                id(ScopedKind::Package),
+                "/vnfpkgm/v1/vnf_packages/{vnfPkgId}/artifacts/{*artifactPath}",
+                Scope::PACKAGE,
             ),
             (
-                "/vnfpkgm/v2/onboarded_vnf_packages/a%20b/vnfd",
-                Some((Named::PackageByVnfd, "a b".to_owned())),
+                "/vnfpkgm/v2/onboarded_vnf_packages/{vnfdId}/vnfd",
+                Scope::PACKAGE_BY_VNFD,
             ),
             (
-                "/vnffm/v1/subscriptions/a%20b",
-                id(ScopedKind::Subscription),
+                "/vnffm/v1/subscriptions/{subscriptionId}",
+                Scope::SUBSCRIPTION,
             ),
-            ("/vnffm/v1/alarms/a%20b", id(ScopedKind::Alarm)),
-            ("/vnfind/v1/indicators/a%20b/load", id(ScopedKind::Instance)),
-            ("/vnfind/v1/indicators", None),
-            ("/vnflcm/v2/vnf_instances", None),
-            ("/vnflcm/v2/vnf_instances/", None),
-            ("/vnflcm/v2/vnf_instances/%zz", None),
-            ("/vnfm/v1/vims/a", None),
-            ("/vnfm/v1/notifications/dead/1", None),
+            ("/vnffm/v1/alarms/{alarmId}", Scope::ALARM),
+            (
+                "/vnfind/v1/indicators/{vnfInstanceId}/{indicatorId}",
+                Scope::INSTANCE,
+            ),
+            (
+                "/vnfm/v1/indicators/{vnfInstanceId}/{indicatorId}",
+                Scope::INSTANCE,
+            ),
+            ("/vnfind/v1/indicators", Scope::Unnamed),
+            ("/vnflcm/v2/vnf_instances", Scope::Unnamed),
+            ("/vnfm/v1/vims/{vimId}", Scope::Unnamed),
+            ("/vnfm/v1/notifications/dead/{id}", Scope::Unnamed),
         ];
-        for (path, want) in cases {
-            assert_eq!(named(path), want, "{path}");
+        for (template, want) in cases {
+            let route = crate::route_facts_tests::declared(template);
+            assert_eq!(route.map(|r| &r.scope), Some(&want), "{template}");
         }
-        assert_eq!(percent_decoded("%C3%A9t%C3%A9").as_deref(), Some("été"));
-        assert_eq!(percent_decoded("%FF"), None);
     }
 
     #[test]
     fn performance_management_is_unscoped_but_its_versions() {
-        assert!(unscoped("/vnfpm/v2/pm_jobs"));
-        assert!(unscoped("/vnfpm/v2/thresholds/t1"));
-        assert!(unscoped("/vnfpm/v2/subscriptions"));
-        assert!(!unscoped("/vnfpm/v2/api_versions"));
-        assert!(!unscoped("/vnfpm/api_versions"));
-        assert!(!unscoped("/vnflcm/v2/vnf_instances"));
+        let scope =
+            |template| crate::route_facts_tests::declared(template).map(|r| r.scope.clone());
+        for template in [
+            "/vnfpm/v2/pm_jobs",
+            "/vnfpm/v2/thresholds/{thresholdId}",
+            "/vnfpm/v2/subscriptions",
+            "/vnfpm/v1/subscriptions/{subscriptionId}",
+            "/vnfpm/v1/pm_jobs/{pmJobId}/reports/{reportId}",
+        ] {
+            assert_eq!(scope(template), Some(Scope::EveryProject), "{template}");
+        }
+        for template in ["/vnfpm/v2/api_versions", "/vnfpm/api_versions"] {
+            assert_eq!(scope(template), Some(Scope::Unnamed), "{template}");
+        }
     }
 
     #[test]
@@ -349,7 +324,7 @@ mod tests {
 
     #[test]
     fn a_hidden_resource_answers_like_a_missing_one() {
-        let e = not_found(Named::Id(ScopedKind::Instance), "i-1").to_string();
+        let e = not_found(Resource::Instance, "i-1").to_string();
         assert!(e.contains("VNF instance") && e.contains("i-1"), "{e}");
     }
 }

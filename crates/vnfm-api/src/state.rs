@@ -13,6 +13,7 @@ use vnfm_store::Store;
 
 use crate::auth::{Authenticator, ClientCredentials, DEFAULT_TOKEN_TTL};
 use crate::metrics::Metrics;
+use crate::route_facts::{RouteFacts, RouteTable};
 use vnfm::lcm::{PackageLimits, Packages};
 
 /// The VIM type of the test VIM (`--enable-test-vim`): backed by the in-memory driver.
@@ -164,6 +165,9 @@ pub struct AppState {
     /// The router, for answering a repeated `Idempotency-Key` from what its first request
     /// created ([`crate::idempotency`]); weak, as the router holds this state.
     pub(crate) replay_router: std::sync::RwLock<std::sync::Weak<axum::Router>>,
+    /// The facts of the routes the router serves (`crate::route_facts`), read from its route
+    /// table when it is built.
+    pub(crate) routes: std::sync::OnceLock<RouteTable>,
     ready: AtomicBool,
 }
 
@@ -297,8 +301,15 @@ impl AppState {
             options,
             credentials_file,
             replay_router: Default::default(),
+            routes: Default::default(),
             ready: AtomicBool::new(true),
         }))
+    }
+
+    /// The facts of the route a request matched, from its `extensions` (`None` before
+    /// routing, or when it matched none).
+    pub(crate) fn route_of(&self, extensions: &axum::http::Extensions) -> Option<&RouteFacts> {
+        self.routes.get()?.matched(extensions)
     }
 
     /// The origin (`scheme://host[:port]`) of absolute URIs in answers to a request with

@@ -38,7 +38,7 @@ use vnfm_types::links::LinkTarget;
 
 use crate::error::{ApiError, ApiResult};
 use crate::listing::{ListRequest, PAGE_SIZE};
-use crate::route_table::{self, Doc, doc, get, post, route};
+use crate::route_table::{self, Doc, Scope, doc, get, post, route};
 use crate::scope::Tenancy;
 use crate::state::AppState;
 use crate::util::{json_body, json_response, require_accept, with_location};
@@ -56,6 +56,10 @@ pub(crate) trait Kind: Send + Sync + 'static {
     const REQUEST_SCHEMA: Option<SchemaId>;
     /// How the four operations are documented.
     const DOCS: SubscriptionDocs;
+    /// What `/subscriptions` is to project scoping.
+    const COLLECTION_SCOPE: Scope = Scope::Unnamed;
+    /// What `/subscriptions/{subscriptionId}` is to project scoping.
+    const SCOPE: Scope = Scope::SUBSCRIPTION;
 
     /// The resource's JSON schema (filters on attributes it does not have are refused).
     fn schema() -> &'static Value;
@@ -241,6 +245,7 @@ pub(crate) fn routes<K: Kind>(family: ApiFamily) -> OpenApiRouter<Arc<AppState>>
     OpenApiRouter::new()
         .routes(route(
             "/subscriptions",
+            K::COLLECTION_SCOPE,
             [
                 get(
                     move |s, t, u, h| list::<K>(family, s, t, u, h),
@@ -249,11 +254,13 @@ pub(crate) fn routes<K: Kind>(family: ApiFamily) -> OpenApiRouter<Arc<AppState>>
                 post(
                     move |s, t, h, b| create::<K>(family, s, t, h, b),
                     K::DOCS.create,
-                ),
+                )
+                .creation(),
             ],
         ))
         .routes(route(
             "/subscriptions/{subscriptionId}",
+            K::SCOPE,
             [
                 get(move |s, p, h| show::<K>(family, s, p, h), K::DOCS.read),
                 route_table::delete(delete::<K>, K::DOCS.delete),

@@ -51,7 +51,7 @@ use vnfm_lcm::vim::VimView;
 use vnfm_types::VimId;
 
 use crate::error::{ApiError, PROBLEM_JSON};
-use crate::route_table::{self, doc, get, post, put, route};
+use crate::route_table::{self, Scope, doc, get, post, put, route};
 use crate::scope::Tenancy;
 use crate::state::AppState;
 use crate::util::{json_body, json_response, require_accept};
@@ -72,15 +72,17 @@ pub(crate) fn routes() -> OpenApiRouter<Arc<AppState>> {
                 create,
                 doc("OpenStack Tacker's VIM API: register a VIM (openstack vim register)")
                     .status(201),
-            ),
+            )
+            .creation(),
         ]
     };
     OpenApiRouter::new()
-        .routes(route("/vims", collection()))
+        .routes(route("/vims", Scope::Unnamed, collection()))
         // Tacker's client also asks for the collection with a `.json` suffix.
-        .routes(route("/vims.json", collection()))
+        .routes(route("/vims.json", Scope::Unnamed, collection()))
         .routes(route(
             "/vims/{vimId}",
+            Scope::Unnamed,
             [
                 get(show, doc("OpenStack Tacker's VIM API: show a VIM")),
                 put(update, doc("OpenStack Tacker's VIM API: update a VIM")),

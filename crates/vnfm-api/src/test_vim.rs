@@ -31,7 +31,7 @@ use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use axum::body::{Body, Bytes};
-use axum::extract::{FromRequest, MatchedPath, Request, State};
+use axum::extract::{FromRequest, Request, State};
 use axum::http::{Method, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
@@ -42,6 +42,7 @@ use vnfm_driver_api::{DriverError, InfraDriver, InfraOutcome, InfraRequest};
 use vnfm_types::{KeyValuePairs, OperationParams, VnfLcmOpOccId};
 
 use crate::error::ApiError;
+use crate::route_table::Effect;
 use crate::state::AppState;
 
 /// Longest delay honoured (a step deadline normally ends it sooner).
@@ -86,13 +87,9 @@ pub(crate) async fn check_task_requests(
     next: Next,
 ) -> Response {
     let is_task = request.method() == Method::POST
-        && request
-            .extensions()
-            .get::<MatchedPath>()
-            .is_some_and(|route| {
-                route.as_str().starts_with("/vnflcm/")
-                    && route.as_str().contains("/vnf_instances/{vnfInstanceId}/")
-            })
+        && state
+            .route_of(request.extensions())
+            .is_some_and(|route| route.effect(&Method::POST) == Effect::Task)
         && request
             .headers()
             .get(header::CONTENT_TYPE)

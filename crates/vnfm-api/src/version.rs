@@ -23,7 +23,7 @@ use crate::util::json_response;
 pub static VERSION: HeaderName = HeaderName::from_static("version");
 
 /// One versioned API of the server.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum ApiFamily {
     /// `/vnflcm/v2` (SOL003 v3.3.1).
     LcmV2,
@@ -195,7 +195,8 @@ pub async fn versioned(family: ApiFamily, request: Request, next: Next) -> Respo
 }
 
 /// `routes` served as API version `family`: the `Version` header is checked and set
-/// ([`versioned`]), and documented where the family requires it.
+/// ([`versioned`]), and documented where the family requires it; the routes are declared to
+/// belong to `family` (`crate::route_facts`).
 pub(crate) fn versioned_routes<S>(family: ApiFamily, routes: OpenApiRouter<S>) -> OpenApiRouter<S>
 where
     S: Clone + Send + Sync + 'static,
@@ -203,6 +204,7 @@ where
     let routes = routes.layer(axum::middleware::from_fn(move |req, next| {
         versioned(family, req, next)
     }));
+    let routes = crate::route_table::in_family(routes, family);
     if family.requires_version_header() {
         crate::route_table::document_version_header(routes)
     } else {
@@ -270,9 +272,10 @@ pub(crate) fn api_versions_route<S>(
 where
     S: Clone + Send + Sync + 'static,
 {
-    use crate::route_table::{doc, get, route};
+    use crate::route_table::{Scope, doc, get, route};
     route(
         "/api_versions",
+        Scope::Unnamed,
         [get(
             move || async move { major_versions(family) },
             doc(summary).returns("ApiVersionInformation"),

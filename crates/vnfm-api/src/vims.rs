@@ -24,7 +24,7 @@ use vnfm_store::{ProjectScope, Version};
 use vnfm_types::{VimConnectionInfo, VimId};
 
 use crate::error::{ApiError, ApiResult};
-use crate::route_table::{self, doc, get, patch, post, route};
+use crate::route_table::{self, Scope, doc, get, patch, post, route};
 use crate::scope::Tenancy;
 use crate::state::AppState;
 use crate::util::{
@@ -39,6 +39,7 @@ pub(crate) fn routes() -> OpenApiRouter<Arc<AppState>> {
     let routes = OpenApiRouter::new()
         .routes(route(
             "/vims",
+            Scope::Unnamed,
             [
                 get(
                     list,
@@ -50,11 +51,13 @@ pub(crate) fn routes() -> OpenApiRouter<Arc<AppState>> {
                         .body("VimCreate")
                         .status(201)
                         .returns("VimView"),
-                ),
+                )
+                .creation(),
             ],
         ))
         .routes(route(
             "/vims/{vimId}",
+            Scope::Unnamed,
             [
                 get(show, doc("Read a VIM").returns("VimView")),
                 patch(

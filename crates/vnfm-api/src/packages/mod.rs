@@ -25,7 +25,7 @@ use std::sync::Arc;
 
 use axum::extract::DefaultBodyLimit;
 
-use crate::route_table::{self, doc, get, patch, post, put, route};
+use crate::route_table::{self, Scope, doc, get, patch, post, put, route};
 use crate::state::AppState;
 use crate::version::{ApiFamily, api_versions_route, versioned_routes};
 use utoipa_axum::router::OpenApiRouter;
@@ -52,6 +52,7 @@ pub(crate) fn routes(family: ApiFamily, max_package_bytes: usize) -> OpenApiRout
         ))
         .routes(route(
             "/vnf_packages",
+            Scope::Unnamed,
             [
                 get(
                     move |s, t, u, h| list(family, false, s, t, u, h),
@@ -63,11 +64,13 @@ pub(crate) fn routes(family: ApiFamily, max_package_bytes: usize) -> OpenApiRout
                         .body("CreateVnfPkgInfoRequest")
                         .status(201)
                         .returns("VnfPkgInfo"),
-                ),
+                )
+                .creation(),
             ],
         ))
         .routes(route(
             "/vnf_packages/{vnfPkgId}",
+            Scope::PACKAGE,
             [
                 get(
                     move |s, p, u, h| show(family, s, p, u, h),
@@ -84,6 +87,7 @@ pub(crate) fn routes(family: ApiFamily, max_package_bytes: usize) -> OpenApiRout
         ))
         .routes(route(
             "/vnf_packages/{vnfPkgId}/package_content",
+            Scope::PACKAGE,
             [
                 get(package_content, doc("Download the CSAR (Range supported)")),
                 put(
@@ -91,11 +95,13 @@ pub(crate) fn routes(family: ApiFamily, max_package_bytes: usize) -> OpenApiRout
                     doc("Upload the CSAR (application/zip); onboarding runs asynchronously")
                         .status(202),
                 )
+                .package_upload()
                 .map(|r| r.layer(DefaultBodyLimit::max(max_package_bytes))),
             ],
         ))
         .routes(route(
             "/vnf_packages/{vnfPkgId}/package_content/upload_from_uri",
+            Scope::PACKAGE,
             [post(
                 upload_from_uri,
                 doc("Upload from an allow-listed URI")
@@ -105,6 +111,7 @@ pub(crate) fn routes(family: ApiFamily, max_package_bytes: usize) -> OpenApiRout
         ))
         .routes(route(
             "/vnf_packages/{vnfPkgId}/vnfd",
+            Scope::PACKAGE,
             [get(
                 vnfd,
                 doc("The VNFD (text/plain single file, or application/zip)"),
@@ -112,11 +119,13 @@ pub(crate) fn routes(family: ApiFamily, max_package_bytes: usize) -> OpenApiRout
         ))
         .routes(route(
             "/vnf_packages/{vnfPkgId}/artifacts/{*artifactPath}",
+            Scope::PACKAGE,
             [get(artifact, doc("One artifact (Range supported)"))],
         ))
         // SOL003 v2.6.1 clause 10.4.2a-10.4.5a: the same resources addressed by vnfdId.
         .routes(route(
             "/onboarded_vnf_packages",
+            Scope::Unnamed,
             [get(
                 move |s, t, u, h| list(family, true, s, t, u, h),
                 doc("List the ONBOARDED VNF packages").returns("[VnfPkgInfo]"),
@@ -124,6 +133,7 @@ pub(crate) fn routes(family: ApiFamily, max_package_bytes: usize) -> OpenApiRout
         ))
         .routes(route(
             "/onboarded_vnf_packages/{vnfdId}",
+            Scope::PACKAGE_BY_VNFD,
             [get(
                 move |s, p, u, h| onboarded_show(family, s, p, u, h),
                 doc("Read the VNF package of a vnfdId").returns("VnfPkgInfo"),
@@ -131,6 +141,7 @@ pub(crate) fn routes(family: ApiFamily, max_package_bytes: usize) -> OpenApiRout
         ))
         .routes(route(
             "/onboarded_vnf_packages/{vnfdId}/package_content",
+            Scope::PACKAGE_BY_VNFD,
             [get(
                 onboarded_content,
                 doc("Download the CSAR of a vnfdId (Range supported)"),
@@ -138,6 +149,7 @@ pub(crate) fn routes(family: ApiFamily, max_package_bytes: usize) -> OpenApiRout
         ))
         .routes(route(
             "/onboarded_vnf_packages/{vnfdId}/vnfd",
+            Scope::PACKAGE_BY_VNFD,
             [get(
                 onboarded_vnfd,
                 doc("The VNFD of a vnfdId (text/plain single file, or application/zip)"),
@@ -145,6 +157,7 @@ pub(crate) fn routes(family: ApiFamily, max_package_bytes: usize) -> OpenApiRout
         ))
         .routes(route(
             "/onboarded_vnf_packages/{vnfdId}/artifacts/{*artifactPath}",
+            Scope::PACKAGE_BY_VNFD,
             [get(
                 onboarded_artifact,
                 doc("One artifact of the package of a vnfdId (Range supported)"),
