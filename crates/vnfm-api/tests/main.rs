@@ -26,6 +26,7 @@ mod pm;
 mod pm_prometheus;
 mod preview;
 mod prometheus_plugin;
+mod route_scopes;
 mod router;
 mod tacker_vims;
 mod tacker_wire;

@@ -9,79 +9,16 @@
 //! Keystone's variables).
 
 use std::collections::BTreeSet;
-use std::sync::Arc;
-use std::time::Duration;
 
-use axum::Json;
-use axum::http::{HeaderMap, Method, StatusCode};
-use axum::response::IntoResponse;
-use serde_json::{Value, json};
+use axum::http::{Method, StatusCode};
+use serde_json::json;
 use vnfm_keystone::testing::TestKeystone;
-use vnfm_keystone::{KeystoneConfig, KeystoneValidator, ServiceCredentials};
 
-use crate::support::keystone::{Tenant, as_user, as_user_raw, keystone_harness};
-use crate::support::{HELLO, HELLO_VNFD, Harness, zip_dir};
-
-/// A Keystone token document of `user` in `project` with `roles`.
-fn token_document(user: &str, project: &str, roles: &[&str], admin_project: bool) -> Value {
-    let domain = json!({"id": "default", "name": "Default"});
-    json!({"token": {
-        "expires_at": "2099-01-01T00:00:00.000000Z",
-        "user": {"id": user, "name": user, "domain": domain},
-        "project": {"id": project, "name": project, "domain": domain},
-        "roles": roles.iter().map(|r| json!({"id": r, "name": r})).collect::<Vec<_>>(),
-        "is_admin_project": admin_project,
-    }})
-}
-
-/// `GET /v3/auth/tokens`: the identity behind `X-Subject-Token` (`demo`, `other`, `admin`).
-async fn validate(headers: HeaderMap) -> axum::response::Response {
-    let subject = headers
-        .get("x-subject-token")
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("");
-    let doc = match subject {
-        "demo" => token_document("alice", "demo", &["member", "reader"], false),
-        "other" => token_document("bob", "other", &["member", "reader"], false),
-        "admin" => token_document("root", "admin", &["admin", "member", "reader"], true),
-        _ => return StatusCode::NOT_FOUND.into_response(),
-    };
-    Json(doc).into_response()
-}
-
-/// `POST /v3/auth/tokens`: the service token.
-async fn issue() -> axum::response::Response {
-    let doc = token_document("vnfm", "service", &["service"], false);
-    (
-        StatusCode::CREATED,
-        [("x-subject-token", "service-token")],
-        Json(doc),
-    )
-        .into_response()
-}
-
-/// A harness whose Keystone is a scripted one on loopback knowing the tokens `demo`,
-/// `other` (members of those projects) and `admin` (an admin).
-async fn scripted_keystone_harness() -> Harness {
-    vnfm::lcm::install_crypto_provider();
-    let app =
-        axum::Router::new().route("/v3/auth/tokens", axum::routing::get(validate).post(issue));
-    let tcp = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}/v3", tcp.local_addr().unwrap());
-    tokio::spawn(async move {
-        let _ = axum::serve(tcp, app).await;
-    });
-    let credentials = ServiceCredentials::Password {
-        user: "vnfm".into(),
-        password: vnfm_types::SecretString::new("scripted".to_owned()),
-        user_domain: "Default".into(),
-        project: "service".into(),
-        project_domain: "Default".into(),
-    };
-    let validator =
-        Arc::new(KeystoneValidator::new(KeystoneConfig::new(url, credentials)).unwrap());
-    Harness::with_services(|b| b, |o| o.keystone = Some(validator)).await
-}
+use crate::support::HELLO_VNFD;
+use crate::support::Harness;
+use crate::support::keystone::{
+    Tenant, as_user, keystone_harness, onboard_hello_as, scripted_keystone_harness,
+};
 
 /// Subscribes as `token` through each of `lists`; the new subscriptions' ids.
 async fn subscribe(h: &Harness, token: &str, lists: &[&str]) -> Vec<String> {
@@ -113,32 +50,7 @@ async fn notifications_stay_in_their_project(h: &Harness, demo: &str, other: &st
     let admin_subs = subscribe(h, admin, &lists).await;
 
     // `demo` onboards a package and creates an instance from it.
-    let r = as_user(
-        h,
-        demo,
-        Method::POST,
-        "/vnfpkgm/v2/vnf_packages",
-        Some(json!({})),
-    )
-    .await;
-    assert_eq!(r.status, StatusCode::CREATED);
-    let pkg = r.json()["id"].as_str().unwrap().to_owned();
-    let content = format!("/vnfpkgm/v2/vnf_packages/{pkg}/package_content");
-    let zip = Some(("application/zip", zip_dir(HELLO.as_ref())));
-    let r = as_user_raw(h, demo, Method::PUT, &content, zip).await;
-    assert_eq!(r.status, StatusCode::ACCEPTED);
-    let pkg_uri = format!("/vnfpkgm/v2/vnf_packages/{pkg}");
-    let mut onboarded = false;
-    for _ in 0..300 {
-        let info = as_user(h, demo, Method::GET, &pkg_uri, None).await.json();
-        if info["onboardingState"] == "ONBOARDED" {
-            onboarded = true;
-            break;
-        }
-        assert_ne!(info["onboardingState"], "ERROR", "{info}");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    assert!(onboarded, "package {pkg} was not onboarded");
+    onboard_hello_as(h, demo).await;
     let r = as_user(
         h,
         demo,
