@@ -104,6 +104,8 @@ pub use assembly::{NfvoSetting, Vnfm, key_file};
 pub use catalog::{LocalContent, StoreCatalog};
 pub use packages::{PackageLimits, Packages};
 
+pub use vnfm_assurance::fm::{AutoHealPolicy, AutoScalePolicy, AutomaticOutcome, Bounds};
+pub use vnfm_assurance::pm::{PerformanceManager, PmOptions};
 pub use vnfm_driver_api::MgmtDriverRouter;
 pub use vnfm_driver_api::memory::{MEMORY_VIM_TYPE, MemoryInfraDriver, RecordingMgmtDriver};
 pub use vnfm_driver_api::{
@@ -111,9 +113,7 @@ pub use vnfm_driver_api::{
     DeferredGrants, DriverError, GrantDecision, InfraDriver, LocalNfvo, MgmtDriver, Nfvo, NfvoAuth,
     NfvoSettings, NoContent, UserDataCall, UserDataScripts, VimKind, VimKinds,
 };
-pub use vnfm_lcm::fm::{AutoHealPolicy, AutoScalePolicy, AutomaticOutcome, Bounds};
 pub use vnfm_lcm::nfvo::{load_nfvo_settings, save_nfvo_settings};
-pub use vnfm_lcm::pm::{PerformanceManager, PmOptions};
 pub use vnfm_lcm::ports::{
     NotificationRouter, OnboardedVnfd, PackageCatalog, SealedVim, VimDirectory,
 };
@@ -305,7 +305,7 @@ pub fn builder() -> Builder {
     }
 }
 
-/// How the infrastructure watch ([`vnfm_lcm::fm::infra_watch`]) runs: how often it asks the
+/// How the infrastructure watch ([`vnfm_assurance::fm::infra_watch`]) runs: how often it asks the
 /// drivers about every instantiated instance, and how long one instance's observation may
 /// take.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -583,7 +583,7 @@ impl Builder {
         self
     }
 
-    /// The bounds of automatic healing ([`vnfm_lcm::fm::auto_heal`]; default
+    /// The bounds of automatic healing ([`vnfm_assurance::fm::auto_heal`]; default
     /// [`AutoHealPolicy::default`]); `None` turns it off for every instance. Each instance
     /// opts in with `vnfConfigurableProperties.isAutohealEnabled: true`. Used by
     /// [`Builder::assemble`], whose fault manager starts the heals.
@@ -592,7 +592,7 @@ impl Builder {
         self
     }
 
-    /// The bounds of automatic scaling ([`vnfm_lcm::fm::auto_scale`]; default
+    /// The bounds of automatic scaling ([`vnfm_assurance::fm::auto_scale`]; default
     /// [`AutoScalePolicy::default`]); `None` turns it off for every instance. Each instance
     /// opts in with `vnfConfigurableProperties.isAutoscaleEnabled: true`; the requests come
     /// from the monitoring system (`auto_scale` alerts at the Alertmanager receiver).

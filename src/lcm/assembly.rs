@@ -49,11 +49,11 @@ pub struct Vnfm {
     pub pkgm_subscriptions: PkgmSubscriptions,
     /// VNF fault management: alarms and FM subscriptions; as a `FaultSink` it is where
     /// drivers, plugins and monitoring receivers raise and clear alarms.
-    pub faults: vnfm_lcm::FaultManager,
+    pub faults: vnfm_assurance::FaultManager,
     /// VNF performance management: PM jobs, reports, thresholds, PM subscriptions.
-    pub performance: vnfm_lcm::PerformanceManager,
+    pub performance: vnfm_assurance::PerformanceManager,
     /// VNF indicators: values (from the VNFDs' PromQL, or pushed), indicator subscriptions.
-    pub indicators: vnfm_lcm::IndicatorManager,
+    pub indicators: vnfm_assurance::IndicatorManager,
     /// The VIM registry.
     pub vims: VimRegistry,
     /// The onboarded VNFDs the core reads: the store's onboarded packages, parsed once.
@@ -74,15 +74,15 @@ pub struct Vnfm {
     /// How often the PM collector runs, when a metrics source is configured.
     collect_every: Option<Duration>,
     /// The PM collector, once started.
-    collector: Mutex<Option<vnfm_lcm::pm::collector::Collector>>,
+    collector: Mutex<Option<vnfm_assurance::pm::collector::Collector>>,
     /// How often the indicator collector runs.
     indicator_every: Duration,
     /// The indicator collector, once started.
-    indicator_collector: Mutex<Option<vnfm_lcm::indicators::collector::IndicatorCollector>>,
+    indicator_collector: Mutex<Option<vnfm_assurance::indicators::collector::IndicatorCollector>>,
     /// How the infrastructure watch runs, when it does.
     infra_watch: Option<super::InfraWatchOptions>,
     /// The infrastructure watch, once started.
-    infra_watch_task: Mutex<Option<vnfm_lcm::fm::InfraWatchTask>>,
+    infra_watch_task: Mutex<Option<vnfm_assurance::fm::InfraWatchTask>>,
 }
 
 enum Delivery {
@@ -146,7 +146,7 @@ impl Vnfm {
         if let Some(every) = self.collect_every {
             let mut collector = self.collector.lock().unwrap_or_else(|e| e.into_inner());
             if collector.is_none() {
-                *collector = Some(vnfm_lcm::pm::collector::Collector::start(
+                *collector = Some(vnfm_assurance::pm::collector::Collector::start(
                     self.performance.clone(),
                     every,
                 ));
@@ -159,10 +159,12 @@ impl Vnfm {
             .lock()
             .unwrap_or_else(|e| e.into_inner());
         if indicators.is_none() {
-            *indicators = Some(vnfm_lcm::indicators::collector::IndicatorCollector::start(
-                self.indicators.clone(),
-                self.indicator_every,
-            ));
+            *indicators = Some(
+                vnfm_assurance::indicators::collector::IndicatorCollector::start(
+                    self.indicators.clone(),
+                    self.indicator_every,
+                ),
+            );
         }
         drop(indicators);
         if let Some(options) = self.infra_watch {
@@ -171,12 +173,15 @@ impl Vnfm {
                 .lock()
                 .unwrap_or_else(|e| e.into_inner());
             if task.is_none() {
-                let watch = vnfm_lcm::fm::InfraWatch::new(
+                let watch = vnfm_assurance::fm::InfraWatch::new(
                     self.lcm.clone(),
                     self.faults.clone(),
                     options.timeout,
                 );
-                *task = Some(vnfm_lcm::fm::InfraWatchTask::start(watch, options.every));
+                *task = Some(vnfm_assurance::fm::InfraWatchTask::start(
+                    watch,
+                    options.every,
+                ));
             }
         }
         Ok(())
@@ -322,17 +327,20 @@ impl Builder {
             .with_mgmt_driver(mgmt.clone())
             .with_links(links.clone()),
         );
-        let faults = vnfm_lcm::FaultManager::new(store.clone(), keyring.clone(), sender.clone())
-            .with_links(links.clone());
+        let faults =
+            vnfm_assurance::FaultManager::new(store.clone(), keyring.clone(), sender.clone())
+                .with_links(links.clone());
         let faults = match self.auto_heal {
-            Some(policy) => faults.with_auto_heal(vnfm_lcm::fm::AutoHeal::new(lcm.clone(), policy)),
+            Some(policy) => {
+                faults.with_auto_heal(vnfm_assurance::fm::AutoHeal::new(lcm.clone(), policy))
+            }
             None => faults,
         };
         // One automatic scaling for alerts, threshold crossings and indicator rules, so that
         // its cooldown and rate limit bound them together.
         let auto_scale = self
             .auto_scale
-            .map(|policy| vnfm_lcm::fm::AutoScale::new(lcm.clone(), policy));
+            .map(|policy| vnfm_assurance::fm::AutoScale::new(lcm.clone(), policy));
         let faults = match &auto_scale {
             Some(auto_scale) => faults.with_auto_scale(auto_scale.clone()),
             None => faults,
@@ -343,7 +351,7 @@ impl Builder {
             Arc::new(vnfm_driver_api::metrics::NoMetrics)
                 as Arc<dyn vnfm_driver_api::metrics::MetricsSource>
         });
-        let indicators = vnfm_lcm::IndicatorManager::new(
+        let indicators = vnfm_assurance::IndicatorManager::new(
             store.clone(),
             keyring.clone(),
             sender.clone(),
@@ -358,7 +366,7 @@ impl Builder {
         // The runner reports hooks' alarms and indicator values to these from now on.
         let _ = late_faults.0.set(faults.clone());
         let _ = late_indicators.0.set(indicators.clone());
-        let performance = vnfm_lcm::PerformanceManager::new(
+        let performance = vnfm_assurance::PerformanceManager::new(
             store.clone(),
             keyring.clone(),
             sender.clone(),

@@ -6,8 +6,8 @@
 use std::sync::{Arc, OnceLock};
 
 use async_trait::async_trait;
+use vnfm_assurance::{FaultManager, IndicatorManager};
 use vnfm_driver_api::{DriverError, FaultId, FaultReport, FaultSink, IndicatorSink, Raised};
-use vnfm_lcm::{FaultManager, IndicatorManager};
 use vnfm_types::{DateTime, VnfInstanceId};
 
 fn not_bound(what: &str) -> DriverError {

@@ -28,9 +28,9 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde_json::json;
 use utoipa_axum::router::OpenApiRouter;
+use vnfm_assurance::pm::pushed::{Pushed, PushedValue};
 use vnfm_driver_api::fault::{FaultId, FaultReport};
 use vnfm_lcm::LcmError;
-use vnfm_lcm::pm::pushed::{Pushed, PushedValue};
 use vnfm_prometheus::{
     AlarmCandidate, AlarmMapping, Alert, PluginFunction, ResourceVnfcs, Webhook,
 };

@@ -7,7 +7,7 @@
 //! `PATCH`.
 //!
 //! Notifications about a job or threshold go to its own `callbackUri` (v3.3.1; a v1 one has
-//! none) and to the PM subscriptions whose filter selects them; see `vnfm_lcm::pm`. A
+//! none) and to the PM subscriptions whose filter selects them; see `vnfm_assurance::pm`. A
 //! resource read through one version links to that version's resources.
 
 use std::future::Future;
@@ -21,8 +21,8 @@ use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
+use vnfm_assurance::pm::{CallbackResource, PmApi};
 use vnfm_lcm::LcmError;
-use vnfm_lcm::pm::{CallbackResource, PmApi};
 use vnfm_lcm::subscriptions::{CreateOptions, Created};
 use vnfm_schemas::SchemaId;
 use vnfm_store::{Page, PmResource, ProjectScope, StoredPm, Version};
@@ -228,7 +228,7 @@ impl Kind for Pm {
 }
 
 /// A PM resource (PM jobs, thresholds): one set of handlers over the core's one path for
-/// both ([`vnfm_lcm::PerformanceManager::get`] and the others); what differs is how its
+/// both ([`vnfm_assurance::PerformanceManager::get`] and the others); what differs is how its
 /// creation request is checked and how it is documented.
 trait Resource: Send + Sync + 'static {
     /// The resource.

@@ -148,12 +148,12 @@ pub struct AppState {
     pub(crate) subscriptions_v1: Subscriptions,
     pub(crate) pkgm_subscriptions: PkgmSubscriptions,
     pub(crate) pkgm_subscriptions_v1: PkgmSubscriptions,
-    pub(crate) faults: vnfm_lcm::FaultManager,
-    pub(crate) performance: vnfm_lcm::PerformanceManager,
+    pub(crate) faults: vnfm_assurance::FaultManager,
+    pub(crate) performance: vnfm_assurance::PerformanceManager,
     /// The PM subscriptions created through `/vnfpm/v1` (links into that version).
     pub(crate) pm_subscriptions_v1:
-        vnfm_lcm::subscriptions::ManagedSubscriptions<vnfm_lcm::pm::PmKind>,
-    pub(crate) indicators: vnfm_lcm::IndicatorManager,
+        vnfm_lcm::subscriptions::ManagedSubscriptions<vnfm_assurance::pm::PmKind>,
+    pub(crate) indicators: vnfm_assurance::IndicatorManager,
     pub(crate) vims: VimRegistry,
     pub(crate) packages: Arc<Packages>,
     pub(crate) auth: Arc<Authenticator>,

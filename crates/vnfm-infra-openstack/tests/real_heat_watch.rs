@@ -13,14 +13,15 @@ use std::time::Duration;
 
 use serde_json::json;
 use support::Cloud;
+use vnfm_assurance::FaultManager;
+use vnfm_assurance::fm::{AutoHeal, AutoHealPolicy, InfraWatch, Swept};
 use vnfm_driver_api::memory::RecordingMgmtDriver;
 use vnfm_driver_api::{ArtifactSource, FixedAnswer, ResolvedVim, RunControl};
 use vnfm_infra_openstack::OpenStackDriver;
 use vnfm_infra_openstack::heat::Heat;
 use vnfm_infra_openstack::inventory::{meta_key, meta_str};
-use vnfm_lcm::fm::{AutoHeal, AutoHealPolicy, InfraWatch, Swept};
 use vnfm_lcm::testing::NoSubscribers;
-use vnfm_lcm::{FaultManager, InlineVimDirectory, Keyring, Lcm, LcmConfig, MemoryCatalog};
+use vnfm_lcm::{InlineVimDirectory, Keyring, Lcm, LcmConfig, MemoryCatalog};
 use vnfm_types::{
     LcmOperationStateType, LcmOperationType, PerceivedSeverity, VnfInstance, VnfcResourceInfo,
 };

@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use vnfm_types::{ErrorKind, LcmOperationType};
 
-use crate::state::InvalidTransition;
+use crate::state::{InvalidTransition, state_name};
 
 /// How many known values an error message lists before it says "and N more".
 const MAX_LISTED: usize = 12;
@@ -738,14 +738,6 @@ pub(crate) fn op_name(op: LcmOperationType) -> String {
         .ok()
         .and_then(|v| v.as_str().map(str::to_owned))
         .unwrap_or_else(|| format!("{op:?}"))
-}
-
-/// The state's SOL003 name (`FAILED_TEMP`).
-pub(crate) fn state_name(state: vnfm_types::LcmOperationStateType) -> String {
-    serde_json::to_value(state)
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_owned))
-        .unwrap_or_else(|| format!("{state:?}"))
 }
 
 /// `s` cut to [`MAX_ECHO`] characters: request values are repeated in messages, and a long

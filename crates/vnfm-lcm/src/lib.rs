@@ -1,27 +1,40 @@
 //! The lifecycle management core.
 //!
+//! Its modules, from the bottom floor up: a module uses the ones listed before it, not the
+//! ones after (the mixed-VNF views read the runner's [`runner::DRIVER_STATE_KEY`]).
+//!
 //! - [`state`]: the operation-occurrence state machine of ETSI SOL003 (pure and table-driven).
+//! - [`error`]: [`LcmError`], with the kind of each refusal (conflict, invalid, ...).
+//! - [`secrets`]: the [`Keyring`] that seals secrets at rest, and new record ids.
+//! - [`automation`]: the names of the configurable properties that switch automatic healing
+//!   and scaling on (their operations are the `vnfm-assurance` crate's).
+//! - [`periodic`]: background jobs run every period.
+//! - [`ports`]: the traits the core calls (VIM directory, package catalog, notification
+//!   router).
 //! - [`request`]: the typed operation request; [`validate`](mod@validate): request checks
 //!   against the VNFD and the instance, before an occurrence exists (they and the planner look
 //!   names up through one internal `lookup` module, so neither imports the other).
 //! - [`plan`](mod@plan): the planner (pure): an operation request becomes an ordered list of hook,
 //!   infrastructure and bookkeeping steps; rollback plans and retry points come from it.
-//! - [`error`]: [`LcmError`], with the kind of each refusal (conflict, invalid, ...).
+//! - [`package_change`], [`nfvo`]: what a package change keeps, and the NFVO settings.
+//! - [`vim`]: the VIM directories: [`VimRegistry`] (secrets encrypted at rest) and
+//!   [`InlineVimDirectory`] (no registry: inline access information used as given).
+//! - [`catalog`]: [`MemoryCatalog`], onboarded VNFDs held in memory.
 //! - [`subscriptions`]: one subscription stack generic over the kind
 //!   ([`subscriptions::ManagedSubscriptions`] over a [`subscriptions::SubscriptionKind`]),
 //!   the lifecycle kind with its filter (pure matching) and the routing of notifications to
 //!   the outbox, which [`notify`]'s [`Deliverer`] delivers; [`pkgm_subscriptions`]: the VNF
 //!   package management kind and its routing.
-//! - [`fm`]: VNF fault management: alarms raised and cleared through the `FaultSink` port,
-//!   de-duplicated, acknowledged, and the FM subscription kind.
-//! - [`vim`]: the VIM directories: [`VimRegistry`] (secrets encrypted at rest) and
-//!   [`InlineVimDirectory`] (no registry: inline access information used as given).
-//! - [`catalog`]: [`MemoryCatalog`], onboarded VNFDs held in memory.
 //! - `testing` (cargo feature `testing`, for tests and benchmarks only): notification routers
 //!   that need no subscription store.
-//! - [`mixed`] (old name [`split`]): mixed VNFs, whose VDUs run on VIMs of different drivers
-//!   (VMs on OpenStack, containers on Kubernetes): which VIM each VDU goes to, and the driver
-//!   decorator that runs each step on every driver concerned.
+//! - [`mixed`]: mixed VNFs, whose VDUs run on VIMs of different drivers (VMs on OpenStack,
+//!   containers on Kubernetes): which VIM each VDU goes to, and the driver decorator that runs
+//!   each step on every driver concerned.
+//! - [`runner`]: [`Lcm`], which starts operations, runs their plans step by step through the
+//!   drivers and persists each step.
+//!
+//! Fault management, performance management and VNF indicators build on this crate in
+//! `vnfm-assurance`.
 //!
 //! ```
 //! use serde_json::json;
@@ -67,10 +80,9 @@
 //! assert_eq!(err.kind(), vnfm_types::ErrorKind::Conflict);
 //! ```
 
+pub mod automation;
 pub mod catalog;
 pub mod error;
-pub mod fm;
-pub mod indicators;
 mod lookup;
 pub mod mixed;
 pub mod nfvo;
@@ -79,16 +91,10 @@ pub mod package_change;
 pub mod periodic;
 pub mod pkgm_subscriptions;
 pub mod plan;
-pub mod pm;
 pub mod ports;
 pub mod request;
 pub mod runner;
 pub mod secrets;
-/// The old name of [`mixed`]: every public item of [`mixed`], at the paths it had when the
-/// module was `split.rs`.
-pub mod split {
-    pub use crate::mixed::*;
-}
 pub mod state;
 pub mod subscriptions;
 #[cfg(feature = "testing")]
@@ -98,15 +104,12 @@ pub mod vim;
 
 pub use catalog::MemoryCatalog;
 pub use error::{Cause, DependentInstance, GuardedAction, LcmError};
-pub use fm::FaultManager;
-pub use indicators::IndicatorManager;
 pub use notify::{Deliverer, DelivererConfig, DeliveryWaker};
 pub use pkgm_subscriptions::{PackageChange, PackageEvent, PkgmSubscriptions};
 pub use plan::{
     HookStep, OperationRequest, Plan, PlanKind, RollbackHooks, Step, plan, remaining,
     rollback_plan, validate,
 };
-pub use pm::PerformanceManager;
 pub use runner::preview::{GrantPreview, Preview, PreviewStep};
 pub use runner::{Lcm, LcmBuilder, LcmConfig, OpOccProgress, StepProgress, StepStatus};
 pub use secrets::Keyring;

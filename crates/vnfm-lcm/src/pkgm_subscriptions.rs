@@ -247,7 +247,7 @@ impl ManagedSubscriptions<PkgmKind> {
         let now = Timestamp::now();
         let at = DateTime::now();
         let mut rows = Vec::new();
-        let traceparent = crate::notify::current_traceparent();
+        let traceparent = crate::subscriptions::current_traceparent();
         let subs = self.routing().await?;
         let project = subs
             .project_of(&**self.store(), ScopedKind::Package, &package.id)

@@ -122,7 +122,7 @@ const TRANSITIONS: &[(State, Event, State)] = &[
 #[error(
     "{} is not allowed while the operation occurrence is {}{}",
     event.action(),
-    crate::error::state_name(*from),
+    state_name(*from),
     hint(*from, *event)
 )]
 pub struct InvalidTransition {
@@ -130,6 +130,14 @@ pub struct InvalidTransition {
     pub from: State,
     /// The refused event.
     pub event: Event,
+}
+
+/// The state's SOL003 name (`FAILED_TEMP`).
+pub(crate) fn state_name(state: State) -> String {
+    serde_json::to_value(state)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_owned))
+        .unwrap_or_else(|| format!("{state:?}"))
 }
 
 fn hint(from: State, event: Event) -> &'static str {

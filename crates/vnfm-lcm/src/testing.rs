@@ -74,7 +74,7 @@ impl NotificationRouter for SingleCallbackRouter {
             payload,
             not_before: Timestamp::now(),
             ordering_key: crate::subscriptions::notification_instance(n).to_string(),
-            traceparent: crate::notify::current_traceparent(),
+            traceparent: crate::subscriptions::current_traceparent(),
         }])
     }
 }

@@ -68,7 +68,7 @@ pub(crate) fn check_request(
             let vims = vim_ids(instance, r.vim_connection_info.as_ref());
             check_ext_links(f, r.ext_virtual_links.as_deref(), "/extVirtualLinks", &vims)?;
             check_ext_managed(f, r.ext_managed_virtual_links.as_deref(), &vims)?;
-            crate::split::check_explicit(r.additional_params.as_ref(), f, &vims)?;
+            crate::mixed::check_explicit(r.additional_params.as_ref(), f, &vims)?;
         }
         OperationRequest::Terminate(r) => {
             instantiated(instance, op)?;

@@ -1,20 +1,16 @@
 //! The integration tests of `vnfm-lcm`, a module each, built as one test program: one link and
 //! one binary instead of one per file, which keeps a cold build's disk use and link time down.
 
+mod log_capture;
 mod notify_support;
 mod plan_support;
 mod runner_support;
-
-mod auto_heal;
-mod auto_scale;
-mod log_capture;
 
 mod coordinate_scripts;
 mod crash;
 mod grant_use;
 mod grants;
 mod hook_reports;
-mod infra_watch;
 mod mixed_vnf;
 mod notify_delivery;
 mod pkgm_subscriptions;

@@ -16,7 +16,7 @@ use vnfm_driver_api::memory::{MemArtifacts, MemoryInfraDriver};
 use vnfm_driver_api::{
     DriverError, HealScope, InfraDriver, InfraOperation, InfraOutcome, InfraRequest, InfraStep,
 };
-use vnfm_lcm::split::PROGRESS_KEY;
+use vnfm_lcm::mixed::PROGRESS_KEY;
 use vnfm_lcm::testing::NoSubscribers;
 use vnfm_lcm::{InlineVimDirectory, Lcm, LcmConfig, MemoryCatalog};
 use vnfm_store::{OpOccQuery, Store};

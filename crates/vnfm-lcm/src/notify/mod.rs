@@ -36,10 +36,3 @@ mod probe;
 
 pub use deliver::{Deliverer, DelivererConfig, DeliveryWaker};
 pub use vnfm_driver_api::backoff_delay;
-
-/// The W3C `traceparent` of the current span, kept with the outbox rows written in it
-/// ([`vnfm_store::NewOutboxRow::traceparent`]) so that their delivery continues its trace;
-/// `None` with tracing off (one flag read).
-pub(crate) fn current_traceparent() -> Option<String> {
-    vnfm_trace::traceparent(&tracing::Span::current())
-}

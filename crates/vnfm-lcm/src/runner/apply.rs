@@ -10,9 +10,9 @@ use vnfm_types::{
 };
 
 use super::start::DEFAULT_VIM_KEY;
-use crate::fm::auto_heal::AUTOHEAL_PROPERTY;
-use crate::fm::auto_scale::{AUTOSCALE_PROPERTY, THRESHOLD_SCALING_PROPERTY};
-use crate::fm::indicator_scaling::INDICATOR_SCALING_PROPERTY;
+use crate::automation::{
+    AUTOHEAL_PROPERTY, AUTOSCALE_PROPERTY, INDICATOR_SCALING_PROPERTY, THRESHOLD_SCALING_PROPERTY,
+};
 use crate::plan::merge_object;
 
 /// Key of `instantiatedVnfInfo.metadata` under which a driver's private state is kept between

@@ -465,8 +465,9 @@ async fn instance_view(inner: &Inner, instance: VnfInstance) -> Result<VnfInstan
     Ok(apply::shown(vims::instance_view(inner, instance).await?))
 }
 
-/// Maps a store failure to the core's error.
-pub(crate) fn store_err(e: StoreError) -> LcmError {
+/// Maps a store failure to the core's error: a busy instance and a leased occurrence keep
+/// their own errors, and a version mismatch asks to try again.
+pub fn store_err(e: StoreError) -> LcmError {
     match e {
         StoreError::NotFound { kind, id } => LcmError::NotFound { kind, id },
         StoreError::Conflict(Conflict::InstanceBusy {

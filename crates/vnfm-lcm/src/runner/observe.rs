@@ -20,7 +20,7 @@ use super::Lcm;
 use super::apply::driver_state;
 use super::exec::{resolve_vims, select_driver};
 use crate::LcmError;
-use crate::split::SplitState;
+use crate::mixed::SplitState;
 
 /// What the management driver answered for one hook artifact of an instance's VNFD.
 #[derive(Debug)]

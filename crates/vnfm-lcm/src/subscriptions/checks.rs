@@ -14,7 +14,7 @@ use crate::secrets::Keyring;
 /// The SOL003 notification endpoint test: `GET callback_uri` with the subscription's
 /// authentication must answer `204 No Content` within `timeout` (422 pointing at
 /// `/callbackUri` otherwise).
-pub(crate) async fn verify_callback(
+pub async fn verify_callback(
     sender: &dyn CallbackSender,
     callback_uri: &str,
     authentication: Option<&SubscriptionAuthentication>,
@@ -49,7 +49,7 @@ pub(crate) async fn verify_callback(
 }
 
 /// Seals `authentication` with the keyring (what the store keeps).
-pub(crate) fn seal_authentication(
+pub fn seal_authentication(
     keyring: &Keyring,
     authentication: Option<&SubscriptionAuthentication>,
 ) -> Result<Option<Vec<u8>>, LcmError> {
@@ -87,7 +87,7 @@ pub(crate) fn open_sealed(
 /// Checks the `authentication` of a subscription request: at least one scheme, complete
 /// `BASIC` / `OAUTH2_CLIENT_CREDENTIALS` parameters (a `tokenEndpoint` that is an http(s)
 /// URI), and no `TLS_CERT` (422: not supported).
-pub(crate) fn validate_authentication(
+pub fn validate_authentication(
     authentication: Option<&SubscriptionAuthentication>,
 ) -> Result<(), LcmError> {
     if let Some(auth) = authentication {
@@ -155,7 +155,9 @@ pub(crate) fn validate_authentication(
     Ok(())
 }
 
-pub(crate) fn check_url(uri: &str, pointer: &str) -> Result<(), LcmError> {
+/// Checks a callback URI: an http(s) URI with a host and without user information (400
+/// pointing at `pointer` otherwise).
+pub fn check_url(uri: &str, pointer: &str) -> Result<(), LcmError> {
     let url = url::Url::parse(uri)
         .map_err(|e| LcmError::invalid(pointer, format!("`{}` is not a URI: {e}", echo(uri))))?;
     if !matches!(url.scheme(), "http" | "https") || url.host().is_none() {

@@ -242,7 +242,7 @@ impl SubscriptionRouter {
     ) -> Result<Vec<NewOutboxRow>, LcmError> {
         let now = Timestamp::now();
         let mut rows = Vec::new();
-        let traceparent = crate::notify::current_traceparent();
+        let traceparent = crate::subscriptions::current_traceparent();
         for sub in subs
             .receiving(project)
             .filter(|s| matches(s.filter.as_ref(), n, ctx))

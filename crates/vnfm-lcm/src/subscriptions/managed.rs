@@ -474,7 +474,7 @@ impl<R> Routing<R> {
     /// up in `store` only when [`Routing::scoped`] (otherwise every subscription receives it
     /// whatever its project, and `None` is returned). A resource that is not stored is of no
     /// project.
-    pub(crate) async fn project_of(
+    pub async fn project_of(
         &self,
         store: &dyn Store,
         kind: ScopedKind,

@@ -52,12 +52,12 @@ pub fn notification_instance(n: &LccnNotification) -> &VnfInstanceId {
 
 /// `Some(list)` when the filter attribute constrains (absent and empty lists match all, as
 /// in the store's canonical filter).
-pub(crate) fn constraint<T>(v: &Option<Vec<T>>) -> Option<&[T]> {
+pub fn constraint<T>(v: &Option<Vec<T>>) -> Option<&[T]> {
     v.as_deref().filter(|l| !l.is_empty())
 }
 
 /// Whether `value` passes a filter attribute.
-pub(crate) fn passes<T, V: ?Sized>(list: Option<&[T]>, value: Option<&V>) -> bool
+pub fn passes<T, V: ?Sized>(list: Option<&[T]>, value: Option<&V>) -> bool
 where
     T: PartialEq<V>,
 {
@@ -98,7 +98,9 @@ pub fn matches(
     }
 }
 
-pub(crate) fn instance_matches(
+/// Whether a `vnfInstanceSubscriptionFilter` selects instance `id` (described by `ctx`),
+/// for every subscription kind whose filter has one.
+pub fn instance_matches(
     f: &VnfInstanceSubscriptionFilter,
     id: &VnfInstanceId,
     ctx: &NotificationContext,

@@ -10,8 +10,9 @@
 //!   notifications it receives ([`Routing`]: its own project's, or every project's for a
 //!   subscription of no project).
 //! - [`lccn`]: lifecycle change notification subscriptions ([`LccnKind`], [`Subscriptions`])
-//!   and their [`SubscriptionRouter`]; [`crate::pkgm_subscriptions`] and
-//!   [`crate::fm`] hold the package management and fault management kinds.
+//!   and their [`SubscriptionRouter`]; [`crate::pkgm_subscriptions`] holds the package
+//!   management kind (the fault management, performance management and indicator kinds are
+//!   `vnfm-assurance`'s).
 //! - [`matching`]: the SOL003 filter semantics the kinds share (pure).
 
 mod checks;
@@ -19,12 +20,21 @@ pub mod lccn;
 pub mod managed;
 pub mod matching;
 
-pub(crate) use checks::{
-    check_url, open_sealed, seal_authentication, validate_authentication, verify_callback,
-};
+pub(crate) use checks::open_sealed;
+pub use checks::{check_url, seal_authentication, validate_authentication, verify_callback};
 pub use lccn::{LccnKind, SubscriptionRouter, Subscriptions, payload_for, validate_request};
 pub use managed::{
     CreateOptions, Created, DEFAULT_CACHE_TTL, ManagedSubscriptions, Routing, SubscriptionKind,
 };
-pub use matching::{NotificationContext, matches, notification_instance};
-pub(crate) use matching::{constraint, instance_matches, passes, products_match};
+pub(crate) use matching::products_match;
+pub use matching::{
+    NotificationContext, constraint, instance_matches, matches, notification_instance, passes,
+};
+
+/// The W3C `traceparent` of the current span, kept with the outbox rows written in it
+/// ([`vnfm_store::NewOutboxRow::traceparent`]) so that their delivery continues its trace;
+/// `None` with tracing off (one flag read). Every routing of notifications to the outbox
+/// takes it, this crate's and `vnfm-assurance`'s.
+pub fn current_traceparent() -> Option<String> {
+    vnfm_trace::traceparent(&tracing::Span::current())
+}

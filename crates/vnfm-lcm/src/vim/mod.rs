@@ -72,8 +72,9 @@ pub const REDACTED: &str = "***";
 /// [`VimDirectory::default_vim`]: crate::ports::VimDirectory::default_vim
 pub const DEFAULT_FLAG: &str = "isDefault";
 /// A store failure as an [`LcmError`]: missing records are not found, concurrent changes
-/// conflicts.
-pub(crate) fn store_err(e: StoreError) -> LcmError {
+/// conflicts (for records of no operation occurrence; the runner's [`crate::runner::store_err`]
+/// tells busy instances and leased occurrences apart).
+pub fn store_err(e: StoreError) -> LcmError {
     match e {
         StoreError::NotFound { kind, id } => LcmError::NotFound { kind, id },
         e @ (StoreError::VersionMismatch { .. } | StoreError::Conflict(_)) => {

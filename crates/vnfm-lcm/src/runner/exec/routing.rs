@@ -61,7 +61,7 @@ pub(crate) enum SelectedInfra {
     /// One driver.
     One(Arc<dyn InfraDriver>),
     /// A mixed VNF's split over several.
-    Split(crate::split::SplitByVim),
+    Split(crate::mixed::SplitByVim),
 }
 
 impl SelectedInfra {
@@ -69,7 +69,7 @@ impl SelectedInfra {
     /// `progress` (none when the step is not run, e.g. in a preview).
     pub(crate) fn driver(
         self,
-        progress: Option<crate::split::PartsProgress>,
+        progress: Option<crate::mixed::PartsProgress>,
     ) -> Arc<dyn InfraDriver> {
         match (self, progress) {
             (SelectedInfra::One(d), _) => d,
@@ -108,8 +108,8 @@ impl SelectedInfra {
 }
 
 /// The infrastructure driver of a step in flavour `flavour_id` of `vnfd`: a
-/// [`SplitByVim`](crate::split::SplitByVim) over the drivers of the instance's VIMs when the
-/// flavour's VDUs map to VIMs of different drivers (a mixed VNF, see [`crate::split`]), else
+/// [`SplitByVim`](crate::mixed::SplitByVim) over the drivers of the instance's VIMs when the
+/// flavour's VDUs map to VIMs of different drivers (a mixed VNF, see [`crate::mixed`]), else
 /// [`select_driver`]. Whether an instance is mixed is decided when it is instantiated: an
 /// instantiated instance without a recorded split state keeps its one driver. A mixed
 /// instance whose recorded VIMs the step's mapping no longer covers (a change of flavour or
@@ -123,7 +123,7 @@ pub(crate) fn select_infra(
     request: &OperationParams,
     step: Option<&InfraStep>,
 ) -> Result<SelectedInfra, LcmError> {
-    use crate::split::{SplitByVim, SplitState, explicit_mapping};
+    use crate::mixed::{SplitByVim, SplitState, explicit_mapping};
     let state = apply::driver_state(instance);
     let recorded = SplitState::of(&state);
     // An instance instantiated on one driver stays on it, whatever VIMs it gains later.

@@ -46,7 +46,7 @@ impl Run {
                     .map(|t| t.flavour_id.clone())
                     .or_else(|| self.flavour_id())
                     .unwrap_or_default();
-                let parts = crate::split::PartsProgress::new(self.inner.store.clone());
+                let parts = crate::mixed::PartsProgress::new(self.inner.store.clone());
                 let driver = match select_infra(
                     &self.inner,
                     &self.instance,
@@ -83,7 +83,7 @@ impl Run {
                 // What the parts of a mixed VNF did, written with the end of this step.
                 if let Some(v) = parts.take() {
                     self.unsaved_data
-                        .push((crate::split::PROGRESS_KEY.to_owned(), v));
+                        .push((crate::mixed::PROGRESS_KEY.to_owned(), v));
                 }
                 Ok(match result {
                     Ok(out) => {

@@ -13,7 +13,7 @@ use vnfm_store_sql::SqliteStore;
 use vnfm_types::{PmObjectType, VnfInstance};
 
 use super::*;
-use crate::subscriptions::{CreateOptions, Created};
+use vnfm_lcm::subscriptions::{CreateOptions, Created};
 
 struct Fixture {
     _dir: tempfile::TempDir,

@@ -13,7 +13,7 @@ use vnfm_types::{
     PerformanceReportEntry, PerformanceValue, PmObjectType, SimpleThresholdDetails, ThresholdType,
 };
 
-use crate::LcmError;
+use vnfm_lcm::LcmError;
 
 /// The metric groups of ETSI GS NFV-IFA 027 and the metrics each stands for.
 pub const METRIC_GROUPS: &[(&str, &[&str])] = &[

@@ -1,7 +1,7 @@
 //! VNF fault management (SOL003 v2.6.1 `vnffm/v1`), without HTTP or monitoring types: alarms
 //! raised and cleared through the [`FaultSink`] port, de-duplicated in the store (one open
 //! alarm per [`FaultId`]), acknowledged under a version precondition, and reported to FM
-//! subscriptions ([`subscriptions`]) through the outbox the [`crate::Deliverer`] delivers.
+//! subscriptions ([`subscriptions`]) through the outbox the [`vnfm_lcm::Deliverer`] delivers.
 //!
 //! Every alarm write enqueues its notifications in the same store transaction
 //! (`vnfm_store::AlarmStore::create_alarm`, `vnfm_store::AlarmStore::update_alarm`): an alarm change is never lost between the
@@ -33,16 +33,16 @@ use vnfm_types::{
     FmSubscription, Link, NotificationId, PerceivedSeverity, VnfInstanceId,
 };
 
-use crate::LcmError;
-use crate::secrets::{Keyring, new_id};
-pub use crate::subscriptions::{ManagedSubscriptions, SubscriptionKind};
-use crate::subscriptions::{NotificationContext, constraint, instance_matches, passes};
-use crate::vim::store_err;
 pub use auto_heal::{AutoHeal, AutoHealPolicy, DEFAULT_BATCH_WINDOW};
 pub use auto_scale::{AutoScale, AutoScalePolicy};
 pub use automatic::{AutomaticOutcome, Bounds};
 pub use infra_watch::{InfraWatch, InfraWatchTask, Swept};
 pub use subscriptions::FmKind;
+use vnfm_lcm::LcmError;
+use vnfm_lcm::secrets::{Keyring, new_id};
+pub use vnfm_lcm::subscriptions::{ManagedSubscriptions, SubscriptionKind};
+use vnfm_lcm::subscriptions::{NotificationContext, constraint, instance_matches, passes};
+use vnfm_lcm::vim::store_err;
 
 /// How often a write is tried again when a concurrent writer changed the same alarm.
 const ATTEMPTS: usize = 5;
@@ -591,7 +591,7 @@ impl FaultManager {
         let now = Timestamp::now();
         let at = DateTime::now();
         let mut rows = Vec::new();
-        let traceparent = crate::notify::current_traceparent();
+        let traceparent = vnfm_lcm::subscriptions::current_traceparent();
         for sub in receivers
             .into_iter()
             .filter(|s| matches(s.filter.as_ref(), ty, alarm, &ctx))

@@ -17,7 +17,7 @@ use vnfm_store::OpOccQuery;
 use vnfm_types::time::{Timestamp, parse_rfc3339};
 use vnfm_types::{InstantiationState, LcmOperationType, VnfInstance, VnfInstanceId};
 
-use crate::{Lcm, LcmError, OperationRequest};
+use vnfm_lcm::{Lcm, LcmError, OperationRequest};
 
 /// How often automatic operations of one kind may start on one instance.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -27,9 +27,9 @@ use vnfm_types::{
 
 use super::logic::{self, JobState, ThresholdState};
 use super::{PerformanceManager, PmApi, to_state};
-use crate::LcmError;
-use crate::secrets::new_id;
-use crate::vim::store_err;
+use vnfm_lcm::LcmError;
+use vnfm_lcm::secrets::new_id;
+use vnfm_lcm::vim::store_err;
 
 /// What one run of the collector did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -47,14 +47,14 @@ pub struct Collected {
 /// The background task running the collector.
 #[derive(Debug)]
 pub struct Collector {
-    _task: crate::periodic::Periodic,
+    _task: vnfm_lcm::periodic::Periodic,
 }
 
 impl Collector {
     /// Runs `pm`'s collector every `tick` until dropped. Must be called inside a tokio
     /// runtime.
     pub fn start(pm: PerformanceManager, tick: Duration) -> Collector {
-        let task = crate::periodic::Periodic::start(tick, move || {
+        let task = vnfm_lcm::periodic::Periodic::start(tick, move || {
             let pm = pm.clone();
             async move {
                 if let Err(e) = pm.collect_due(SystemTime::now()).await {

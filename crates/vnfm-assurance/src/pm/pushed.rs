@@ -20,7 +20,7 @@ use vnfm_types::{PmJob, PmObjectType, Threshold};
 use super::PerformanceManager;
 use super::collector::{Collected, parse_state};
 use super::logic::{self, ThresholdState};
-use crate::LcmError;
+use vnfm_lcm::LcmError;
 
 /// How many times a push is tried again when the job changed under it.
 const ATTEMPTS: usize = 3;

@@ -34,9 +34,9 @@ use vnfm_types::{
 };
 
 use super::FaultManager;
-use crate::runner::observe::Observation;
-use crate::runner::store_err;
-use crate::{Lcm, LcmError};
+use vnfm_lcm::runner::observe::Observation;
+use vnfm_lcm::runner::store_err;
+use vnfm_lcm::{Lcm, LcmError};
 
 /// The start of the `faultType` of every alarm the watch raises (followed by the driver's
 /// name).
@@ -332,13 +332,13 @@ impl InfraWatch {
 /// The background task running the watch.
 #[derive(Debug)]
 pub struct InfraWatchTask {
-    _task: crate::periodic::Periodic,
+    _task: vnfm_lcm::periodic::Periodic,
 }
 
 impl InfraWatchTask {
     /// Sweeps with `watch` every `every` until dropped. Must be called inside a tokio runtime.
     pub fn start(watch: InfraWatch, every: Duration) -> InfraWatchTask {
-        let task = crate::periodic::Periodic::start(every, move || {
+        let task = vnfm_lcm::periodic::Periodic::start(every, move || {
             let watch = watch.clone();
             async move {
                 match watch.sweep().await {

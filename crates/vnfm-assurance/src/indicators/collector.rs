@@ -9,8 +9,8 @@ use vnfm_store::{InstanceQuery, MAX_PAGE_SIZE, ProjectScope};
 use vnfm_types::{InstantiationState, VnfInstance, VnfInstanceId};
 
 use super::IndicatorManager;
-use crate::LcmError;
-use crate::runner::store_err;
+use vnfm_lcm::LcmError;
+use vnfm_lcm::runner::store_err;
 
 /// What one evaluation did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -28,14 +28,14 @@ pub struct Evaluated {
 /// The background task running the collector.
 #[derive(Debug)]
 pub struct IndicatorCollector {
-    _task: crate::periodic::Periodic,
+    _task: vnfm_lcm::periodic::Periodic,
 }
 
 impl IndicatorCollector {
     /// Evaluates `indicators` every `tick` until dropped. Must be called inside a tokio
     /// runtime.
     pub fn start(indicators: IndicatorManager, tick: Duration) -> IndicatorCollector {
-        let task = crate::periodic::Periodic::start(tick, move || {
+        let task = vnfm_lcm::periodic::Periodic::start(tick, move || {
             let indicators = indicators.clone();
             async move {
                 if let Err(e) = indicators.evaluate_all().await {

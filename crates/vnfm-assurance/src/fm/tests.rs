@@ -14,7 +14,7 @@ use vnfm_types::{
 };
 
 use super::*;
-use crate::subscriptions::{CreateOptions, Created};
+use vnfm_lcm::subscriptions::{CreateOptions, Created};
 
 struct Fixture {
     _dir: tempfile::TempDir,

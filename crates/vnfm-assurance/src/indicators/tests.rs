@@ -14,8 +14,8 @@ use vnfm_store_sql::SqliteStore;
 use vnfm_types::{VnfIndicatorSubscriptionRequest, VnfInstance};
 
 use super::*;
-use crate::MemoryCatalog;
-use crate::subscriptions::CreateOptions;
+use vnfm_lcm::MemoryCatalog;
+use vnfm_lcm::subscriptions::CreateOptions;
 
 struct Fixture {
     _dir: tempfile::TempDir,

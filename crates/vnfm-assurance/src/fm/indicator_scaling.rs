@@ -16,8 +16,7 @@
 
 use serde::Deserialize;
 
-/// The `vnfConfigurableProperties` member mapping an indicator id to its scaling rule.
-pub const INDICATOR_SCALING_PROPERTY: &str = "indicatorScaling";
+pub use vnfm_lcm::automation::INDICATOR_SCALING_PROPERTY;
 
 /// One indicator's scaling rule.
 #[derive(Debug, Clone, PartialEq)]

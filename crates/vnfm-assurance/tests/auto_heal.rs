@@ -10,10 +10,11 @@ use std::time::Duration;
 
 use runner_support::*;
 use serde_json::json;
+use vnfm_assurance::FaultManager;
+use vnfm_assurance::fm::{AutoHeal, AutoHealPolicy, AutomaticOutcome, Bounds};
 use vnfm_driver_api::FixedAnswer;
 use vnfm_driver_api::fault::{FaultId, FaultReport};
-use vnfm_lcm::fm::{AutoHeal, AutoHealPolicy, AutomaticOutcome, Bounds};
-use vnfm_lcm::{FaultManager, Keyring};
+use vnfm_lcm::Keyring;
 use vnfm_store::OpOccQuery;
 use vnfm_types::{
     EventType, LcmOperationStateType, LcmOperationType, PerceivedSeverity, VnfInstanceId,
@@ -362,7 +363,7 @@ async fn heal_requests_within_the_window_heal_their_vnfcs_in_one_heal() {
     )
     .await;
     // A second VNFC.
-    let scale = vnfm_lcm::fm::AutoScale::new(env.lcm.clone(), Default::default());
+    let scale = vnfm_assurance::fm::AutoScale::new(env.lcm.clone(), Default::default());
     match scale.consider(&id, true, "web_scale", 1, "test").await {
         AutomaticOutcome::Started { op_occ_id } => {
             let occ = env

@@ -30,7 +30,7 @@ use super::automatic::{
     AutomaticOutcome, Bounds, Limiter, instance_of, start_bounded, switched_on,
 };
 use super::indicator_scaling::{INDICATOR_SCALING_PROPERTY, IndicatorAction, IndicatorRule};
-use crate::{Lcm, OperationRequest};
+use vnfm_lcm::{Lcm, OperationRequest};
 
 /// The operations whose automatic starts the scaling bounds count together.
 const SCALES: &[vnfm_types::LcmOperationType] = &[
@@ -38,12 +38,7 @@ const SCALES: &[vnfm_types::LcmOperationType] = &[
     vnfm_types::LcmOperationType::ScaleToLevel,
 ];
 
-/// The `vnfConfigurableProperties` member that turns automatic scaling on for an instance.
-pub const AUTOSCALE_PROPERTY: &str = "isAutoscaleEnabled";
-
-/// The `vnfConfigurableProperties` member mapping a performance metric to the aspect a
-/// threshold crossing on it scales.
-pub const THRESHOLD_SCALING_PROPERTY: &str = "thresholdScaling";
+pub use vnfm_lcm::automation::{AUTOSCALE_PROPERTY, THRESHOLD_SCALING_PROPERTY};
 
 /// What a threshold crossing on one metric scales: `numberOfSteps` (default 1) of
 /// `aspectId`, out when the value crosses up, in when it crosses down.

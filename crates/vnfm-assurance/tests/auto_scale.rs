@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use runner_support::*;
 use serde_json::json;
-use vnfm_lcm::fm::{AutoScale, AutoScalePolicy, AutomaticOutcome, Bounds};
+use vnfm_assurance::fm::{AutoScale, AutoScalePolicy, AutomaticOutcome, Bounds};
 use vnfm_types::{LcmOperationType, VnfInstanceId};
 
 fn auto_scale(env: &Env, cooldown: Duration) -> AutoScale {
@@ -137,14 +137,14 @@ fn performance(
     env: &Env,
     metrics: &vnfm_driver_api::metrics::StaticMetrics,
     auto: &AutoScale,
-) -> vnfm_lcm::PerformanceManager {
+) -> vnfm_assurance::PerformanceManager {
     let keyring = vnfm_lcm::Keyring::from_key_list(&vnfm_lcm::Keyring::generate_key()).unwrap();
-    vnfm_lcm::PerformanceManager::new(
+    vnfm_assurance::PerformanceManager::new(
         env.store.clone(),
         std::sync::Arc::new(keyring),
         std::sync::Arc::new(vnfm_driver_api::FixedAnswer(204)),
         std::sync::Arc::new(metrics.clone()),
-        vnfm_lcm::pm::PmOptions {
+        vnfm_assurance::pm::PmOptions {
             threshold_period: Duration::from_secs(10),
             max_reports: 2,
         },
@@ -202,7 +202,7 @@ async fn a_threshold_crossing_scales_by_the_instances_rule() {
                 "callbackUri": "http://127.0.0.1:9/threshold"
             })),
             &vnfm_lcm::CreateOptions::default(),
-            vnfm_lcm::pm::PmApi::V2,
+            vnfm_assurance::pm::PmApi::V2,
         )
         .await
         .unwrap();
@@ -334,7 +334,7 @@ async fn indicator_rules_scale_by_steps_and_to_levels_when_the_value_changes_ban
     }
     let env = Env::with(vec![vnfd]).await;
     let keyring = vnfm_lcm::Keyring::from_key_list(&vnfm_lcm::Keyring::generate_key()).unwrap();
-    let indicators = vnfm_lcm::IndicatorManager::new(
+    let indicators = vnfm_assurance::IndicatorManager::new(
         env.store.clone(),
         std::sync::Arc::new(keyring),
         std::sync::Arc::new(vnfm_driver_api::FixedAnswer(204)),

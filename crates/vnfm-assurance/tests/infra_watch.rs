@@ -12,10 +12,11 @@ use std::time::Duration;
 
 use runner_support::*;
 use serde_json::json;
+use vnfm_assurance::FaultManager;
+use vnfm_assurance::fm::infra_watch::FAULT_TYPE_PREFIX;
+use vnfm_assurance::fm::{AutoHeal, AutoHealPolicy, InfraWatch, Swept};
 use vnfm_driver_api::{DriverError, FixedAnswer, InfraOperation};
-use vnfm_lcm::fm::infra_watch::FAULT_TYPE_PREFIX;
-use vnfm_lcm::fm::{AutoHeal, AutoHealPolicy, InfraWatch, Swept};
-use vnfm_lcm::{FaultManager, Keyring};
+use vnfm_lcm::Keyring;
 use vnfm_store::OpOccQuery;
 use vnfm_types::{
     Alarm, FaultyResourceType, LcmOperationStateType, LcmOperationType, PerceivedSeverity,

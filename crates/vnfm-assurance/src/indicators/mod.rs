@@ -29,11 +29,11 @@ use vnfm_types::{
 };
 
 use crate::fm::AutoScale;
-use crate::ports::PackageCatalog;
-use crate::runner::store_err;
-use crate::secrets::new_id;
-use crate::subscriptions::{ManagedSubscriptions, NotificationContext, instance_matches};
-use crate::{Keyring, LcmError};
+use vnfm_lcm::ports::PackageCatalog;
+use vnfm_lcm::runner::store_err;
+use vnfm_lcm::secrets::new_id;
+use vnfm_lcm::subscriptions::{ManagedSubscriptions, NotificationContext, instance_matches};
+use vnfm_lcm::{Keyring, LcmError};
 
 pub use subscriptions::IndicatorKind;
 
@@ -249,7 +249,7 @@ impl IndicatorManager {
         let ctx = NotificationContext::from_instance(instance);
         let now = Timestamp::now();
         let stamp = DateTime::now();
-        let traceparent = crate::notify::current_traceparent();
+        let traceparent = vnfm_lcm::subscriptions::current_traceparent();
         Ok(subs
             .receiving(project.as_deref())
             .filter(|s| matches(s, indicator, &ctx))

@@ -2,7 +2,7 @@
 //! PM jobs and thresholds checked against what the [`MetricsSource`] port can measure and
 //! kept in the store, performance reports collected through that port ([`collector`]),
 //! threshold crossings with hysteresis ([`logic::crossing`]), and the notifications about them
-//! written to the outbox the [`crate::Deliverer`] delivers.
+//! written to the outbox the [`vnfm_lcm::Deliverer`] delivers.
 //!
 //! Where notifications go: SOL003 v3.3.1 gives each PM job and threshold its own
 //! `callbackUri` (and credentials), so each notification goes there, as an outbox row whose
@@ -36,15 +36,15 @@ use vnfm_types::{
     ThresholdModifications, VnfInstanceId,
 };
 
-use crate::LcmError;
 use crate::fm::AutoScale;
-use crate::secrets::{Keyring, new_id};
-use crate::subscriptions::{
+use vnfm_lcm::LcmError;
+use vnfm_lcm::secrets::{Keyring, new_id};
+use vnfm_lcm::subscriptions::{
     CreateOptions, ManagedSubscriptions, NotificationContext, SubscriptionKind, check_url,
     constraint, instance_matches, passes, seal_authentication, validate_authentication,
     verify_callback,
 };
-use crate::vim::store_err;
+use vnfm_lcm::vim::store_err;
 
 /// The version of the PM interface a job or threshold is created through: its `_links` (and
 /// those of its notifications) name the resources of that version (`V1`: `vnfpm/v1` with
@@ -604,7 +604,7 @@ impl PerformanceManager {
         payload: impl Fn(Option<&PmSubscription>, NotificationId) -> serde_json::Value,
     ) -> Result<Vec<NewOutboxRow>, LcmError> {
         let now = Timestamp::now();
-        let traceparent = crate::notify::current_traceparent();
+        let traceparent = vnfm_lcm::subscriptions::current_traceparent();
         let row = |sub: SubscriptionId, uri: &str, body| NewOutboxRow {
             subscription_id: sub,
             callback_uri: uri.to_owned(),

@@ -27,10 +27,9 @@ use vnfm_types::{Alarm, HealVnfRequest, PerceivedSeverity, VnfInstance, VnfInsta
 use super::automatic::{
     AutomaticOutcome, Bounds, Limiter, instance_of, start_bounded, switched_on,
 };
-use crate::{Lcm, OperationRequest};
+use vnfm_lcm::{Lcm, OperationRequest};
 
-/// The `vnfConfigurableProperties` member that turns automatic healing on for an instance.
-pub const AUTOHEAL_PROPERTY: &str = "isAutohealEnabled";
+pub use vnfm_lcm::automation::AUTOHEAL_PROPERTY;
 
 /// The bounds of automatic healing, the same for every instance.
 #[derive(Debug, Clone, PartialEq, Eq)]

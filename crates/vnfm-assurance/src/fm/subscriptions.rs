@@ -7,8 +7,8 @@ use vnfm_types::{
 };
 
 #[cfg(doc)]
-use crate::subscriptions::ManagedSubscriptions;
-use crate::subscriptions::SubscriptionKind;
+use vnfm_lcm::subscriptions::ManagedSubscriptions;
+use vnfm_lcm::subscriptions::SubscriptionKind;
 
 /// VNF fault management subscriptions (`vnffm/v1`).
 #[derive(Debug, Clone, Copy)]
