@@ -20,28 +20,33 @@ HTTP = {"reqwest", "hyper", "hyper-util", "axum", "ureq", "http-body-util", "tow
 SQL = {"sqlx", "sqlx-core", "rusqlite", "libsqlite3-sys", "tokio-postgres", "postgres"}
 YAML = {"serde-saphyr", "granit-parser", "serde_yaml", "saphyr", "yaml-rust2"}
 DRIVERS = {"vnfm-infra-openstack", "vnfm-infra-kubernetes", "vnfm-plugin-host"}
+# The lifecycle core and the service assurance built on it (fault and performance management,
+# VNF indicators): both call ports only.
+CORE = ("vnfm-lcm", "vnfm-assurance")
 # Stands for every crate of the workspace (`vnfm` and `vnfm-*`) other than the one checked.
 ANY_OF_OURS = "any crate of this workspace"
 
 # (crate, forbidden dependencies, why)
 RULES = [
-    ("vnfm-lcm", HTTP, "the lifecycle core calls ports; HTTP clients live behind them"),
-    ("vnfm-lcm", SQL, "the lifecycle core reaches storage through the Store trait"),
-    ("vnfm-lcm", YAML, "descriptors reach the core parsed (vnfm-descriptor)"),
-    ("vnfm-lcm", DRIVERS, "drivers are plugged in by the composition root"),
+    *((core, HTTP, "the lifecycle core calls ports; HTTP clients live behind them") for core in CORE),
+    *((core, SQL, "the lifecycle core reaches storage through the Store trait") for core in CORE),
+    *((core, YAML, "descriptors reach the core parsed (vnfm-descriptor)") for core in CORE),
+    *((core, DRIVERS, "drivers are plugged in by the composition root") for core in CORE),
+    ("vnfm-lcm", {"vnfm-assurance"},
+     "fault and performance management build on the lifecycle core, never under it"),
     ("vnfm-descriptor", HTTP | SQL | YAML, "the descriptor model is pure data"),
     ("vnfm-store", HTTP | SQL | YAML, "the store port is pure; the SQL drivers live in vnfm-store-sql"),
-    ("vnfm-store-sql", {"vnfm-lcm", "vnfm-api"} | HTTP, "the store implementations see only the port"),
-    ("vnfm-driver-api", HTTP | SQL | YAML | {"vnfm-lcm"}, "the driver contract is pure"),
-    ("vnfm-infra-openstack", {"vnfm-lcm", "vnfm-api", "vnfm-store"}, "drivers never see the core"),
-    ("vnfm-infra-kubernetes", {"vnfm-lcm", "vnfm-api", "vnfm-store"}, "drivers never see the core"),
-    ("vnfm-plugin-host", {"vnfm-lcm", "vnfm-api", "vnfm-store"}, "drivers never see the core"),
-    ("vnfm-plugin-sdk", {"vnfm-types", "vnfm-lcm", "vnfm-driver-api"}, "plugins build against the frozen wire format only"),
+    ("vnfm-store-sql", {*CORE, "vnfm-api"} | HTTP, "the store implementations see only the port"),
+    ("vnfm-driver-api", HTTP | SQL | YAML | set(CORE), "the driver contract is pure"),
+    ("vnfm-infra-openstack", {*CORE, "vnfm-api", "vnfm-store"}, "drivers never see the core"),
+    ("vnfm-infra-kubernetes", {*CORE, "vnfm-api", "vnfm-store"}, "drivers never see the core"),
+    ("vnfm-plugin-host", {*CORE, "vnfm-api", "vnfm-store"}, "drivers never see the core"),
+    ("vnfm-plugin-sdk", {"vnfm-types", *CORE, "vnfm-driver-api"}, "plugins build against the frozen wire format only"),
     ("vnfm-api", DRIVERS | {"vnfm-outbound"}, "the REST facade receives assembled services"),
-    ("vnfm-outbound", {"vnfm-lcm", "vnfm-api", "vnfm-store"}, "adapters never see the core"),
-    ("vnfm-keystone", {"vnfm-lcm", "vnfm-api", "vnfm-store", "vnfm-driver-api"} | DRIVERS | SQL,
+    ("vnfm-outbound", {*CORE, "vnfm-api", "vnfm-store"}, "adapters never see the core"),
+    ("vnfm-keystone", {*CORE, "vnfm-api", "vnfm-store", "vnfm-driver-api"} | DRIVERS | SQL,
      "Keystone token validation is a leaf the REST facade uses"),
-    ("vnfm-oauth", {"vnfm-lcm", "vnfm-api", "vnfm-store", "vnfm-driver-api", "vnfm-types", "vnfm-keystone"} | DRIVERS | SQL,
+    ("vnfm-oauth", {*CORE, "vnfm-api", "vnfm-store", "vnfm-driver-api", "vnfm-types", "vnfm-keystone"} | DRIVERS | SQL,
      "the external authorization server's token verification is a leaf the REST facade uses"),
     ("vnfm-plugin-abi", ANY_OF_OURS, "the plugin ABI is frozen: nothing of ours may change it"),
     ("vnfm-plugin-host", {"vnfm-plugin-sdk"}, "the host speaks the ABI crate, not the author SDK"),
@@ -54,14 +59,19 @@ SOURCE_RULES = [
     ("vnfm-api", "SqliteStore", "the REST facade names no concrete store"),
     ("vnfm-api", "PostgresStore", "the REST facade names no concrete store"),
     ("vnfm-api", "reqwest", "the REST facade's outbound HTTP goes through the ports (vnfm-outbound)"),
-    ("vnfm-lcm", "reqwest", "the lifecycle core calls ports; HTTP clients live behind them"),
-    ("vnfm-lcm", ".status()", "the core names error kinds; ProblemDetails::of_kind and the API give them statuses"),
-    ("vnfm-lcm", "ProblemDetails::new(", "the core names error kinds; ProblemDetails::of_kind gives them statuses"),
-    ("vnfm-lcm", re.compile(r"\bstatus\s*(==|!=|<=|>=|<|>)\s*[0-9]"),
-     "the core knows no HTTP status: the CallbackAnswer says what its status means"),
-    ("vnfm-lcm", "ETSINFV.", "VIM types are known through their drivers' VimKind, not by the core"),
-    ("vnfm-lcm", "KUBERNETES", "VIM types are known through their drivers' VimKind, not by the core"),
-    ("vnfm-lcm", "OPENSTACK", "VIM types are known through their drivers' VimKind, not by the core"),
+] + [
+    (core, text, why)
+    for core in CORE
+    for text, why in [
+        ("reqwest", "the lifecycle core calls ports; HTTP clients live behind them"),
+        (".status()", "the core names error kinds; ProblemDetails::of_kind and the API give them statuses"),
+        ("ProblemDetails::new(", "the core names error kinds; ProblemDetails::of_kind gives them statuses"),
+        (re.compile(r"\bstatus\s*(==|!=|<=|>=|<|>)\s*[0-9]"),
+         "the core knows no HTTP status: the CallbackAnswer says what its status means"),
+        ("ETSINFV.", "VIM types are known through their drivers' VimKind, not by the core"),
+        ("KUBERNETES", "VIM types are known through their drivers' VimKind, not by the core"),
+        ("OPENSTACK", "VIM types are known through their drivers' VimKind, not by the core"),
+    ]
 ]
 
 # (crate, dependency): why it is still there.
@@ -71,7 +81,7 @@ KNOWN = {
 # A REST path in a string literal: the core builds no URL (it names link targets, and the
 # `ResourceLinks` port the composition root gives it makes the `href`s).
 REST_PATH = re.compile(r'"[^"]*/(vnflcm|vnfpkgm|vnfpm|vnffm|vnfind)/v[0-9]')
-REST_PATH_RULE = ("vnfm-lcm", "the core builds no URL: it asks the ResourceLinks port for hrefs")
+REST_PATH_WHY = "the core builds no URL: it asks the ResourceLinks port for hrefs"
 
 
 def source_hits(src_dir, text):
@@ -347,9 +357,11 @@ def main() -> int:
             f"vnfm-api: an import cycle spans {len(cycle)} files ({', '.join(m or 'lib' for m in cycle)});"
             f" at most {API_MAX_CYCLE} may: move what the lower file needs below it"
         )
-    crate, why = REST_PATH_RULE
-    for rel, lines in sorted(rest_path_hits(src_dirs[crate]).items()):
-        failures.append(f"{crate}/{rel}:{','.join(map(str, lines))}: a REST path literal: {why}")
+    for crate in CORE:
+        for rel, lines in sorted(rest_path_hits(src_dirs[crate]).items()):
+            failures.append(
+                f"{crate}/{rel}:{','.join(map(str, lines))}: a REST path literal: {REST_PATH_WHY}"
+            )
     for crate, dep in sorted(set(KNOWN) - found):
         failures.append(
             f"{crate} no longer depends on {dep}: delete its entry from KNOWN in {sys.argv[0]}"
