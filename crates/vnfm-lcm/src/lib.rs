@@ -12,8 +12,9 @@
 //! - [`ports`]: the traits the core calls (VIM directory, package catalog, notification
 //!   router).
 //! - [`request`]: the typed operation request; [`validate`](mod@validate): request checks
-//!   against the VNFD and the instance, before an occurrence exists (they and the planner look
-//!   names up through one internal `lookup` module, so neither imports the other).
+//!   against the VNFD and the instance, before an occurrence exists, a mixed VNF's explicit
+//!   VDU-to-VIM choices among them (they and the planner look names up through one internal
+//!   `lookup` module, so neither imports the other).
 //! - [`plan`](mod@plan): the planner (pure): an operation request becomes an ordered list of hook,
 //!   infrastructure and bookkeeping steps; rollback plans and retry points come from it.
 //! - [`package_change`], [`nfvo`]: what a package change keeps, and the NFVO settings.

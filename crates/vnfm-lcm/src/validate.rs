@@ -13,7 +13,7 @@ use std::collections::BTreeSet;
 use vnfm_descriptor::{Flavour, Vnfd};
 use vnfm_types::{
     ExtManagedVirtualLinkData, ExtVirtualLinkData, InstantiatedVnfInfo, InstantiationState,
-    StopType, TerminationType, VnfInstance, VnfOperationalState,
+    KeyValuePairs, StopType, TerminationType, VnfInstance, VnfOperationalState,
 };
 
 use crate::error::{LcmError, echo};
@@ -26,6 +26,9 @@ use crate::request::OperationRequest;
 /// The longest graceful termination or stop timeout accepted, in seconds (one day): a longer
 /// wait is almost certainly a unit mistake, and it would hold the instance that long.
 pub const MAX_GRACEFUL_TIMEOUT_SECONDS: u32 = 86_400;
+
+/// The `additionalParams` member of an INSTANTIATE request that maps VDUs to VIM connections.
+pub const VDU_VIM_CONNECTIONS: &str = "vduVimConnections";
 
 /// The state, reference and either-or checks; the planner adds the bounds checks that need
 /// computed targets.
@@ -68,7 +71,7 @@ pub(crate) fn check_request(
             let vims = vim_ids(instance, r.vim_connection_info.as_ref());
             check_ext_links(f, r.ext_virtual_links.as_deref(), "/extVirtualLinks", &vims)?;
             check_ext_managed(f, r.ext_managed_virtual_links.as_deref(), &vims)?;
-            crate::mixed::check_explicit(r.additional_params.as_ref(), f, &vims)?;
+            check_explicit(r.additional_params.as_ref(), f, &vims)?;
         }
         OperationRequest::Terminate(r) => {
             instantiated(instance, op)?;
@@ -433,4 +436,61 @@ fn resource_on_vim(info: &InstantiatedVnfInfo, id: &str) -> Option<String> {
                 .find(|r| on(&r.resource_handle))
                 .map(|r| format!("extVirtualLinkInfo {}", r.id))
         })
+}
+
+/// `s` escaped as one JSON pointer token (RFC 6901).
+fn pointer_token(s: &str) -> String {
+    s.replace('~', "~0").replace('/', "~1")
+}
+
+/// Checks `additionalParams.vduVimConnections` of an INSTANTIATE request: an object whose
+/// members name VDUs of `flavour` and whose values are keys of `vim_keys` (the request's and
+/// the instance's VIM connections). Errors are 400s pointing at the offending member.
+pub fn check_explicit(
+    params: Option<&KeyValuePairs>,
+    flavour: &Flavour,
+    vim_keys: &[String],
+) -> Result<(), LcmError> {
+    let Some(value) = params.and_then(|p| p.get(VDU_VIM_CONNECTIONS)) else {
+        return Ok(());
+    };
+    let base = format!("/additionalParams/{VDU_VIM_CONNECTIONS}");
+    let Some(map) = value.as_object() else {
+        return Err(LcmError::invalid(
+            base,
+            "must be an object mapping VDU ids to keys of vimConnectionInfo",
+        ));
+    };
+    for (vdu, key) in map {
+        let pointer = format!("{base}/{}", pointer_token(vdu));
+        if flavour.vdu(vdu).is_none() {
+            let known: Vec<&str> = flavour.vdus.iter().map(|v| v.id.as_str()).collect();
+            return Err(LcmError::invalid(
+                pointer,
+                format!(
+                    "flavour `{}` has no VDU `{}`; its VDUs: {}",
+                    flavour.id,
+                    echo(vdu),
+                    known.join(", ")
+                ),
+            ));
+        }
+        let Some(key) = key.as_str() else {
+            return Err(LcmError::invalid(
+                pointer,
+                "must be a string: the key of a vimConnectionInfo entry",
+            ));
+        };
+        if !vim_keys.iter().any(|k| k == key) {
+            return Err(LcmError::invalid(
+                pointer,
+                format!(
+                    "no VIM connection `{}` in the request or the instance; known VIM connections: {}",
+                    echo(key),
+                    vim_keys.join(", ")
+                ),
+            ));
+        }
+    }
+    Ok(())
 }

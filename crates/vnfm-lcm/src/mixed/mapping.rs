@@ -1,20 +1,18 @@
 //! Which VIM connection each VDU of a mixed VNF goes to (see the [module
 //! documentation](super)): the explicit choices of an INSTANTIATE request (checked before an
 //! operation occurrence exists), the mapping recorded with the instance, and the convention
-//! by VDU kind. Pure: no driver is called and nothing is stored.
+//! by VDU kind. Pure: no driver is called and nothing is stored. The explicit choices are
+//! checked with the other request checks, [`crate::validate::check_explicit`].
 
 use std::collections::BTreeMap;
 
 use indexmap::IndexMap;
 use serde_json::Value;
 use vnfm_descriptor::{Flavour, Vdu, VduKind};
-use vnfm_types::{KeyValuePairs, OperationParams, VimConnectionInfo};
+use vnfm_types::{OperationParams, VimConnectionInfo};
 
 use super::SplitState;
-use crate::error::{LcmError, echo};
-
-/// The `additionalParams` member of an INSTANTIATE request that maps VDUs to VIM connections.
-pub const VDU_VIM_CONNECTIONS: &str = "vduVimConnections";
+use crate::validate::VDU_VIM_CONNECTIONS;
 
 /// Whether the VIMs `driver` serves run containers (its [`VimKind`] says so).
 ///
@@ -23,65 +21,8 @@ pub fn runs_containers(driver: &dyn vnfm_driver_api::InfraDriver) -> bool {
     driver.vim_kind().is_some_and(|k| k.runs_containers())
 }
 
-/// `s` escaped as one JSON pointer token (RFC 6901).
-fn pointer_token(s: &str) -> String {
-    s.replace('~', "~0").replace('/', "~1")
-}
-
-/// Checks `additionalParams.vduVimConnections` of an INSTANTIATE request: an object whose
-/// members name VDUs of `flavour` and whose values are keys of `vim_keys` (the request's and
-/// the instance's VIM connections). Errors are 400s pointing at the offending member.
-pub fn check_explicit(
-    params: Option<&KeyValuePairs>,
-    flavour: &Flavour,
-    vim_keys: &[String],
-) -> Result<(), LcmError> {
-    let Some(value) = params.and_then(|p| p.get(VDU_VIM_CONNECTIONS)) else {
-        return Ok(());
-    };
-    let base = format!("/additionalParams/{VDU_VIM_CONNECTIONS}");
-    let Some(map) = value.as_object() else {
-        return Err(LcmError::invalid(
-            base,
-            "must be an object mapping VDU ids to keys of vimConnectionInfo",
-        ));
-    };
-    for (vdu, key) in map {
-        let pointer = format!("{base}/{}", pointer_token(vdu));
-        if flavour.vdu(vdu).is_none() {
-            let known: Vec<&str> = flavour.vdus.iter().map(|v| v.id.as_str()).collect();
-            return Err(LcmError::invalid(
-                pointer,
-                format!(
-                    "flavour `{}` has no VDU `{}`; its VDUs: {}",
-                    flavour.id,
-                    echo(vdu),
-                    known.join(", ")
-                ),
-            ));
-        }
-        let Some(key) = key.as_str() else {
-            return Err(LcmError::invalid(
-                pointer,
-                "must be a string: the key of a vimConnectionInfo entry",
-            ));
-        };
-        if !vim_keys.iter().any(|k| k == key) {
-            return Err(LcmError::invalid(
-                pointer,
-                format!(
-                    "no VIM connection `{}` in the request or the instance; known VIM connections: {}",
-                    echo(key),
-                    vim_keys.join(", ")
-                ),
-            ));
-        }
-    }
-    Ok(())
-}
-
 /// The explicit mapping in force for an operation: the INSTANTIATE request's
-/// `additionalParams.vduVimConnections` (checked with [`check_explicit`] before the
+/// `additionalParams.vduVimConnections` (checked with [`check_explicit`](crate::validate::check_explicit) before the
 /// occurrence was created; members that are not strings are ignored here), else the mapping
 /// recorded in the instance's [`SplitState`].
 pub fn explicit_mapping(
@@ -165,6 +106,7 @@ impl VduVimMap {
 mod tests {
     use super::super::fixtures::*;
     use super::*;
+    use crate::validate::check_explicit;
     use serde_json::json;
 
     #[test]

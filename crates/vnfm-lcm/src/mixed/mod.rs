@@ -87,8 +87,9 @@
 //!
 //! # Layout
 //!
-//! - `mapping`: which VIM connection each VDU goes to ([`VduVimMap`], [`check_explicit`],
-//!   [`explicit_mapping`]); pure.
+//! - `mapping`: which VIM connection each VDU goes to ([`VduVimMap`], [`explicit_mapping`]);
+//!   pure. The explicit choices are checked with the other request checks
+//!   ([`check_explicit`], of [`crate::validate`](mod@crate::validate)).
 //! - `projection`: the VNFD and the request as one part gets them; [`restrict_vnfd`] is
 //!   [`Vnfd::project`](vnfm_descriptor::Vnfd::project) with the VDUs of one VIM; pure.
 //! - `decorator`: [`SplitByVim`] and its parts ([`VimPart`]): resolution and the step loop.
@@ -108,10 +109,9 @@ mod select;
 mod state;
 mod view;
 
+pub use crate::validate::{VDU_VIM_CONNECTIONS, check_explicit};
 pub use decorator::{SplitByVim, VimPart};
-pub use mapping::{
-    VDU_VIM_CONNECTIONS, VduVimMap, check_explicit, explicit_mapping, runs_containers,
-};
+pub use mapping::{VduVimMap, explicit_mapping, runs_containers};
 pub use projection::{restrict_flavour, restrict_vnfd};
 pub use state::{PROGRESS_KEY, PartsProgress, SplitState};
 
