@@ -14,8 +14,9 @@ export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"
 
 # A cold run needs about 8 GB of disk (measured on 2026-11-29: target/ 5.0 GB, the test
 # services' cache 2.3 GB (virtualenvs, Keycloak, the Kubernetes control plane's binaries), crates
-# 0.4 GB; the control plane's build needs 5.5 GB for a while before anything else is built). With less, a link can fail with "ld terminated with signal 7 [Bus error]"
-# rather than a clear message, so say so first.
+# 0.4 GB; the control plane's build needs 5.5 GB for a while before anything else is built).
+# With less, a link can fail with "ld terminated with signal 7 [Bus error]" rather than a
+# clear message, so say so first.
 free_kib=$(df -k --output=avail . | tail -1 | tr -d ' ')
 echo "disk free: $((free_kib / 1048576)) GB"
 if ((free_kib < 8 * 1048576)); then
