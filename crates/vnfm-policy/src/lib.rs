@@ -27,7 +27,7 @@
 //! ```
 //!
 //! The rule language is in [`rule`], the enhanced attributes in [`enhanced`], a file kept
-//! current as it is edited in [`file`]. Nothing here does I/O but reading the file
+//! current as it is edited in [`mod@file`]. Nothing here does I/O but reading the file
 //! ([`Policy::load`], [`PolicyFile`]).
 
 use std::path::{Path, PathBuf};
