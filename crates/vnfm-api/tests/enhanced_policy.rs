@@ -19,10 +19,10 @@ use axum::response::IntoResponse;
 use serde_json::{Value, json};
 use sha2::Digest;
 use vnfm_keystone::testing::TestKeystone;
-use vnfm_keystone::{KeystoneConfig, KeystoneValidator, ServiceCredentials};
+use vnfm_keystone::{KeystoneConfig, KeystoneValidator};
 use vnfm_types::VnfInstanceId;
 
-use crate::support::keystone::{as_user, as_user_raw};
+use crate::support::keystone::{as_user, as_user_raw, scripted_keystone};
 use crate::support::{HELLO, HELLO_VNFD, Harness, zip_dir};
 
 /// Tacker's sample enhanced policy file, as its source distribution ships it.
@@ -68,15 +68,6 @@ async fn validate(headers: HeaderMap) -> axum::response::Response {
     }
 }
 
-async fn issue() -> axum::response::Response {
-    (
-        StatusCode::CREATED,
-        [("x-subject-token", "service-token")],
-        Json(token_document("vnfm", &["service"])),
-    )
-        .into_response()
-}
-
 /// A harness validating the scripted tokens, with Tacker's sample policy when `enhanced`.
 async fn harness(enhanced: bool) -> Harness {
     let policy = enhanced.then(|| Arc::new(vnfm_policy::PolicyFile::open(&sample()).unwrap()));
@@ -85,23 +76,7 @@ async fn harness(enhanced: bool) -> Harness {
 
 /// The router with the scripted Keystone and the enhanced policy `policy` (off when `None`).
 async fn harness_with(policy: Option<Arc<vnfm_policy::PolicyFile>>) -> Harness {
-    vnfm::lcm::install_crypto_provider();
-    let app =
-        axum::Router::new().route("/v3/auth/tokens", axum::routing::get(validate).post(issue));
-    let tcp = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}/v3", tcp.local_addr().unwrap());
-    tokio::spawn(async move {
-        let _ = axum::serve(tcp, app).await;
-    });
-    let credentials = ServiceCredentials::Password {
-        user: "vnfm".into(),
-        password: vnfm_types::SecretString::new("scripted".to_owned()),
-        user_domain: "Default".into(),
-        project: "service".into(),
-        project_domain: "Default".into(),
-    };
-    let validator =
-        Arc::new(KeystoneValidator::new(KeystoneConfig::new(url, credentials)).unwrap());
+    let validator = scripted_keystone(axum::routing::get(validate)).await;
     Harness::with_services(
         |b| b,
         |o| {

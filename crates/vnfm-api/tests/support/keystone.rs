@@ -92,9 +92,15 @@ async fn issue() -> axum::response::Response {
 /// A harness whose Keystone is a scripted one on loopback knowing the tokens `demo`,
 /// `other` (members of those projects) and `admin` (an admin).
 pub async fn scripted_keystone_harness() -> Harness {
+    let validator = scripted_keystone(axum::routing::get(validate)).await;
+    Harness::with_services(|b| b, |o| o.keystone = Some(validator)).await
+}
+
+/// A scripted Keystone on loopback whose token validation (`GET /v3/auth/tokens`) is
+/// `validate`, and which issues the service token; the validator the server uses with it.
+pub async fn scripted_keystone(validate: axum::routing::MethodRouter) -> Arc<KeystoneValidator> {
     vnfm::lcm::install_crypto_provider();
-    let app =
-        axum::Router::new().route("/v3/auth/tokens", axum::routing::get(validate).post(issue));
+    let app = axum::Router::new().route("/v3/auth/tokens", validate.post(issue));
     let tcp = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}/v3", tcp.local_addr().unwrap());
     tokio::spawn(async move {
@@ -107,9 +113,7 @@ pub async fn scripted_keystone_harness() -> Harness {
         project: "service".into(),
         project_domain: "Default".into(),
     };
-    let validator =
-        Arc::new(KeystoneValidator::new(KeystoneConfig::new(url, credentials)).unwrap());
-    Harness::with_services(|b| b, |o| o.keystone = Some(validator)).await
+    Arc::new(KeystoneValidator::new(KeystoneConfig::new(url, credentials)).unwrap())
 }
 
 /// A request with `X-Auth-Token: token` and an optional body of a content type.
