@@ -46,6 +46,10 @@
 #   `devstack` with role `admin`, and the `nfv-orchestration` service whose endpoint is
 #   `vnfm serve` (the tests find the server through the catalog); the VM suite's networks
 #   and image as Tacker's devstack plugin creates them (`tacker_functional.py prepare-cloud`).
+# - The VM suite's server pages lists of VNF instances and of occurrences one item at a time
+#   (`--page-size-of`), as Tacker's CI configures Tacker for these tests
+#   (`[v2_vnfm] vnf_instance_page_size = 1`, `lcm_op_occ_page_size = 1`): st_userdata's
+#   tests check a list's `Link` header with two instances.
 # - Management scripts run with the virtualenv's Python, where `tacker` is importable, as
 #   Tacker's conductor runs them (one test's script imports `tacker.*`).
 set -euo pipefail
@@ -139,11 +143,13 @@ for name in ("local-k8s-vim.yaml", "local-k8s-vim-helm.yaml") if server else ():
 EOF
 
     echo "== tacker-functional [$suite]: vnfm serve on 127.0.0.1:$SERVER_PORT"
+    local page_sizes=()
+    [[ $suite == vm ]] && page_sizes=(--page-size-of vnf_instances=1 --page-size-of vnf_lcm_op_occs=1)
     "$VNFM" serve --data-dir "$work/vnfm-data" --listen "127.0.0.1:$SERVER_PORT" \
         --keystone-url "$VNFM_TEST_KEYSTONE_URL" --keystone-user vnfm-tacker-ft \
         --keystone-password-file "$work/../keystone-password" --keystone-project nfv \
         --helm-library "$VNFM_HELM_C_LIB" --prometheus-url "$VNFM_TEST_PROMETHEUS_URL" \
-        --python "$VENV/bin/python" </dev/null >"$work/vnfm.log" 2>&1 &
+        --python "$VENV/bin/python" "${page_sizes[@]}" </dev/null >"$work/vnfm.log" 2>&1 &
     local server_pid=$!
     SUITE_PIDS+=("$server_pid")
     local _

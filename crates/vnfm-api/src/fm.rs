@@ -31,7 +31,7 @@ use vnfm_types::{
 };
 
 use crate::error::{ApiError, ApiResult};
-use crate::listing::{ListRequest, PAGE_SIZE};
+use crate::listing::{ListRequest, Listed};
 use crate::precondition::with_etag;
 use crate::route_table::{Scope, doc, get, patch, post, route};
 use crate::state::AppState;
@@ -132,12 +132,9 @@ impl Kind for Fm {
         state: &AppState,
         scope: &ProjectScope,
         after: Option<&str>,
+        limit: u32,
     ) -> Result<Page<FmSubscription>, LcmError> {
-        state
-            .faults
-            .subscriptions()
-            .list(scope, after, PAGE_SIZE)
-            .await
+        state.faults.subscriptions().list(scope, after, limit).await
     }
     async fn delete(state: &AppState, id: &SubscriptionId) -> Result<(), LcmError> {
         state.faults.subscriptions().delete(id).await
@@ -161,16 +158,15 @@ async fn list_alarms(
     headers: HeaderMap,
 ) -> ApiResult<Response> {
     require_accept(&headers, &["application/json"])?;
-    let list = ListRequest::parse(&uri, alarm_schema())?;
+    let list = ListRequest::parse(&uri, alarm_schema())?
+        .paged(state.options.page_sizes.of(Listed::Alarms));
+    let limit = list.page_size();
     list.run(
         |after| {
             let state = state.clone();
             let scope = tenancy.scope.clone();
             async move {
-                let page = state
-                    .faults
-                    .list(&scope, after.as_deref(), PAGE_SIZE)
-                    .await?;
+                let page = state.faults.list(&scope, after.as_deref(), limit).await?;
                 Ok(Page {
                     items: page
                         .items

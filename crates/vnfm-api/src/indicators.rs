@@ -25,7 +25,7 @@ use vnfm_types::{
 };
 
 use crate::error::{ApiError, ApiResult};
-use crate::listing::{ListRequest, PAGE_SIZE};
+use crate::listing::{ListRequest, Listed};
 use crate::route_table::{Scope, doc, get, put, route};
 use crate::scope::Tenancy;
 use crate::state::AppState;
@@ -126,11 +126,12 @@ impl Kind for Ind {
         state: &AppState,
         scope: &ProjectScope,
         after: Option<&str>,
+        limit: u32,
     ) -> Result<Page<VnfIndicatorSubscription>, LcmError> {
         state
             .indicators
             .subscriptions()
-            .list(scope, after, PAGE_SIZE)
+            .list(scope, after, limit)
             .await
     }
     async fn delete(state: &AppState, id: &SubscriptionId) -> Result<(), LcmError> {
@@ -156,7 +157,9 @@ async fn list(
     headers: &HeaderMap,
 ) -> ApiResult<Response> {
     require_accept(headers, &["application/json"])?;
-    let list = ListRequest::parse(uri, indicator_schema())?;
+    let list = ListRequest::parse(uri, indicator_schema())?
+        .paged(state.options.page_sizes.of(Listed::Indicators));
+    let limit = list.page_size();
     list.run(
         |after| {
             let state = state.clone();
@@ -165,7 +168,7 @@ async fn list(
             async move {
                 let page = state
                     .indicators
-                    .list(&scope, instance.as_ref(), after.as_deref(), PAGE_SIZE)
+                    .list(&scope, instance.as_ref(), after.as_deref(), limit)
                     .await?;
                 Ok(Page {
                     items: page

@@ -16,7 +16,7 @@ use vnfm_store::{InstanceQuery, Page};
 use vnfm_types::{CreateVnfRequest, VnfInstance, VnfInstanceId, VnfLcmOpOcc, VnfLcmOpOccId};
 
 use crate::error::ApiResult;
-use crate::listing::{ListRequest, PAGE_SIZE};
+use crate::listing::{ListRequest, Listed};
 use crate::precondition::with_etag;
 use crate::route_table::{Endpoint, Scope, route};
 use crate::scope::Tenancy;
@@ -85,7 +85,9 @@ pub(crate) async fn list_instances<V: LcmView>(
     headers: HeaderMap,
 ) -> ApiResult<Response> {
     require_accept(&headers, &["application/json"])?;
-    let mut list = ListRequest::parse(&uri, instance_schema())?;
+    let mut list = ListRequest::parse(&uri, instance_schema())?
+        .paged(state.options.page_sizes.of(Listed::VnfInstances));
+    let limit = list.page_size();
     let mut base = instance_query(&list);
     base.scope = tenancy.scope;
     if V::STORED_DOCUMENT {
@@ -97,7 +99,7 @@ pub(crate) async fn list_instances<V: LcmView>(
         // the page is those texts joined, with no document parsed or encoded.
         let mut q = base;
         q.after = list.after.clone();
-        q.limit = Some(PAGE_SIZE);
+        q.limit = Some(limit);
         let page = state.store.list_instance_default_views(&q).await?;
         return Ok(list.texts_page(&page.items, page.next));
     }
@@ -106,7 +108,7 @@ pub(crate) async fn list_instances<V: LcmView>(
             let state = state.clone();
             let mut q = base.clone();
             q.after = after;
-            q.limit = Some(PAGE_SIZE);
+            q.limit = Some(limit);
             async move { V::instances(&state, q).await }
         },
         V::INSTANCE_EXCLUDED,
@@ -180,7 +182,9 @@ pub(crate) async fn list_op_occs<V: LcmView>(
     headers: HeaderMap,
 ) -> ApiResult<Response> {
     require_accept(&headers, &["application/json"])?;
-    let mut list = ListRequest::parse(&uri, op_occ_schema())?;
+    let mut list = ListRequest::parse(&uri, op_occ_schema())?
+        .paged(state.options.page_sizes.of(Listed::LcmOpOccs));
+    let limit = list.page_size();
     let mut base = op_occ_query(&list);
     base.scope = tenancy.scope;
     if V::STORED_DOCUMENT {
@@ -193,7 +197,7 @@ pub(crate) async fn list_op_occs<V: LcmView>(
             let state = state.clone();
             let mut q = base.clone();
             q.after = after;
-            q.limit = Some(PAGE_SIZE);
+            q.limit = Some(limit);
             async move {
                 let page = state.lcm.list_op_occs(&q).await?;
                 Ok(Page {

@@ -3,9 +3,10 @@
 //! default exclusions of each resource, and paging with `nextpage_opaque_marker` and a
 //! `Link: <...>; rel="next"` header.
 //!
-//! A page holds at most [`PAGE_SIZE`] items. When a filter matches few documents, one request
-//! reads at most [`SCAN_LIMIT`] documents and then answers with what it found and a marker
-//! to continue: a page may be shorter than [`PAGE_SIZE`] and still have a next page, which
+//! A page holds at most its list's page size of items ([`PageSizes`]: [`PAGE_SIZE`] unless the
+//! operator sets another, for every list or for one). When a filter matches few documents, one
+//! request reads at most [`SCAN_LIMIT`] documents and then answers with what it found and a
+//! marker to continue: a page may be shorter than its size and still have a next page, which
 //! SOL013 allows.
 
 use std::future::Future;
@@ -19,8 +20,131 @@ use vnfm_store::Page;
 use crate::error::{ApiError, ApiResult};
 use axum::response::IntoResponse;
 
-/// Items per page.
+/// Items per page unless the operator sets another ([`PageSizes`]).
 pub const PAGE_SIZE: u32 = 100;
+
+/// The lists whose page size an operator may set apart from the others, as OpenStack
+/// Tacker's `[v2_vnfm]` options `vnf_instance_page_size`, `lcm_op_occ_page_size`,
+/// `subscription_page_size`, `vnffm_alarm_page_size`, `vnfpm_pmjob_page_size` and
+/// `vnfpm_pmthreshold_page_size` do.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Listed {
+    /// `GET .../vnf_instances`.
+    VnfInstances,
+    /// `GET .../vnf_lcm_op_occs`.
+    LcmOpOccs,
+    /// `GET .../subscriptions`, of every interface.
+    Subscriptions,
+    /// `GET /vnffm/v1/alarms`.
+    Alarms,
+    /// `GET /vnfpm/.../pm_jobs`.
+    PmJobs,
+    /// `GET /vnfpm/.../thresholds`.
+    PmThresholds,
+    /// `GET /vnfpkgm/.../vnf_packages` (and the onboarded packages of v1).
+    VnfPackages,
+    /// `GET /vnfind/v1/indicators` and an instance's indicators.
+    Indicators,
+}
+
+impl Listed {
+    /// The list and size an operator gives as `NAME=SIZE` (`vnf_instances=1`).
+    pub fn parse_size(setting: &str) -> Result<(Listed, u32), String> {
+        let (name, size) = setting
+            .split_once('=')
+            .ok_or_else(|| format!("{setting:?} is not NAME=SIZE, e.g. vnf_instances=1"))?;
+        let list = Listed::ALL
+            .into_iter()
+            .find(|l| l.name() == name.trim())
+            .ok_or_else(|| {
+                let names: Vec<&str> = Listed::ALL.iter().map(|l| l.name()).collect();
+                format!(
+                    "no list is named {name:?}: the lists are {}",
+                    names.join(", ")
+                )
+            })?;
+        let size = size
+            .trim()
+            .parse::<u32>()
+            .map_err(|_| format!("the page size of {name} is not a whole number: {size:?}"))?;
+        Ok((list, checked_size(size)?))
+    }
+
+    /// Every list, in the order of their names.
+    pub const ALL: [Listed; 8] = [
+        Listed::VnfInstances,
+        Listed::LcmOpOccs,
+        Listed::Subscriptions,
+        Listed::Alarms,
+        Listed::PmJobs,
+        Listed::PmThresholds,
+        Listed::VnfPackages,
+        Listed::Indicators,
+    ];
+
+    /// The name an operator gives the list (`vnf_instances`), its collection's path segment.
+    pub fn name(self) -> &'static str {
+        match self {
+            Listed::VnfInstances => "vnf_instances",
+            Listed::LcmOpOccs => "vnf_lcm_op_occs",
+            Listed::Subscriptions => "subscriptions",
+            Listed::Alarms => "alarms",
+            Listed::PmJobs => "pm_jobs",
+            Listed::PmThresholds => "thresholds",
+            Listed::VnfPackages => "vnf_packages",
+            Listed::Indicators => "indicators",
+        }
+    }
+}
+
+/// Items per page of each list: one size for every list, and sizes of single lists that
+/// replace it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PageSizes {
+    every: u32,
+    single: std::collections::BTreeMap<Listed, u32>,
+}
+
+impl Default for PageSizes {
+    fn default() -> Self {
+        PageSizes {
+            every: PAGE_SIZE,
+            single: Default::default(),
+        }
+    }
+}
+
+impl PageSizes {
+    /// `size` items per page of every list (1 to [`vnfm_store::MAX_PAGE_SIZE`]).
+    pub fn every(size: u32) -> Result<PageSizes, String> {
+        Ok(PageSizes {
+            every: checked_size(size)?,
+            single: Default::default(),
+        })
+    }
+
+    /// The same, with `size` items per page of `list`.
+    pub fn with(mut self, list: Listed, size: u32) -> Result<PageSizes, String> {
+        self.single.insert(list, checked_size(size)?);
+        Ok(self)
+    }
+
+    /// Items per page of `list`.
+    pub fn of(&self, list: Listed) -> u32 {
+        self.single.get(&list).copied().unwrap_or(self.every)
+    }
+}
+
+fn checked_size(size: u32) -> Result<u32, String> {
+    if (1..=vnfm_store::MAX_PAGE_SIZE).contains(&size) {
+        Ok(size)
+    } else {
+        Err(format!(
+            "a page size is 1 to {}, not {size} (a list always has pages: ask for the next with its Link)",
+            vnfm_store::MAX_PAGE_SIZE
+        ))
+    }
+}
 /// Documents read per request at most, matching or not.
 pub const SCAN_LIMIT: usize = 10_000;
 
@@ -40,11 +164,14 @@ pub struct ListRequest {
     /// Whether a response holds what one store page gives
     /// ([`ListRequest::bound_document_search`]).
     one_store_page: bool,
+    /// Items per page.
+    page_size: u32,
 }
 
 impl ListRequest {
     /// Parses the query of `uri`; `schema` is the JSON schema of the listed resource (filters
-    /// on attributes it does not have are refused).
+    /// on attributes it does not have are refused). Its pages have [`PAGE_SIZE`] items unless
+    /// [`ListRequest::paged`] says otherwise.
     pub fn parse(uri: &Uri, schema: &Value) -> ApiResult<ListRequest> {
         let query = uri.query().unwrap_or("");
         let params = ListParams::from_query(query).map_err(sol013_error)?;
@@ -72,7 +199,19 @@ impl ListRequest {
             query: query.to_owned(),
             mandatory: vnfm_sol013::ALWAYS_MANDATORY,
             one_store_page: false,
+            page_size: PAGE_SIZE,
         })
+    }
+
+    /// The same request, answered in pages of `size` items.
+    pub fn paged(mut self, size: u32) -> Self {
+        self.page_size = size;
+        self
+    }
+
+    /// Items per page: the store page size to ask for.
+    pub fn page_size(&self) -> u32 {
+        self.page_size
     }
 
     /// The same request, never removing the complex attributes `mandatory` (which must name
@@ -124,7 +263,8 @@ impl ListRequest {
                     items.push(doc);
                 }
                 let last_of_store = i + 1 == count && store_next.is_none();
-                if (items.len() as u32 >= PAGE_SIZE || scanned >= SCAN_LIMIT) && !last_of_store {
+                if (items.len() as u32 >= self.page_size || scanned >= SCAN_LIMIT) && !last_of_store
+                {
                     next = Some(id);
                     break 'pages;
                 }
@@ -282,6 +422,36 @@ mod tests {
             .map(|d| d["id"].as_str().unwrap().to_owned())
             .collect();
         (ids, link)
+    }
+
+    #[test]
+    fn a_list_size_is_named_as_its_collection_and_kept_in_range() {
+        assert_eq!(
+            Listed::parse_size("vnf_lcm_op_occs=1"),
+            Ok((Listed::LcmOpOccs, 1))
+        );
+        let sizes = PageSizes::every(7)
+            .and_then(|s| s.with(Listed::Alarms, 3))
+            .unwrap();
+        assert_eq!(sizes.of(Listed::Alarms), 3);
+        assert_eq!(sizes.of(Listed::VnfInstances), 7);
+        assert_eq!(PageSizes::default().of(Listed::PmJobs), PAGE_SIZE);
+        let unknown = Listed::parse_size("vnf_instance_page_size=1").unwrap_err();
+        assert!(
+            unknown.contains("vnf_instances, vnf_lcm_op_occs"),
+            "names the lists: {unknown}"
+        );
+        assert!(
+            Listed::parse_size("alarms=0")
+                .unwrap_err()
+                .contains("1 to 1000")
+        );
+        assert!(
+            Listed::parse_size("alarms")
+                .unwrap_err()
+                .contains("NAME=SIZE")
+        );
+        assert!(PageSizes::every(1001).is_err());
     }
 
     #[tokio::test]

@@ -32,7 +32,7 @@ use vnfm_types::{
 };
 
 use crate::error::{ApiError, ApiResult};
-use crate::listing::{ListRequest, PAGE_SIZE};
+use crate::listing::{ListRequest, Listed};
 use crate::precondition::with_etag;
 use crate::route_table::{Doc, Scope, delete, doc, get, patch, post, route};
 use crate::state::AppState;
@@ -215,11 +215,12 @@ impl Kind for Pm {
         state: &AppState,
         scope: &ProjectScope,
         after: Option<&str>,
+        limit: u32,
     ) -> Result<Page<PmSubscription>, LcmError> {
         state
             .performance
             .subscriptions()
-            .list(scope, after, PAGE_SIZE)
+            .list(scope, after, limit)
             .await
     }
     async fn delete(state: &AppState, id: &SubscriptionId) -> Result<(), LcmError> {
@@ -241,6 +242,8 @@ trait Resource: Send + Sync + 'static {
     type RequestV1: DeserializeOwned + Into<Self::Request> + Send + Sync;
     /// The collection's path under the API prefix (`pm_jobs`).
     const PATH: &'static str;
+    /// Which list's page size its list takes.
+    const LISTED: Listed;
     /// What a list leaves out unless the request selects it (SOL003 clause 6.4.2.3.2: a PM
     /// job's `reports`).
     const DEFAULT_EXCLUDED: &'static [&'static str] = &[];
@@ -262,6 +265,7 @@ trait Resource: Send + Sync + 'static {
 struct Jobs;
 
 impl Resource for Jobs {
+    const LISTED: Listed = Listed::PmJobs;
     const DOCS: ResourceDocs = ResourceDocs {
         id_param: "pmJobId",
         list: doc("List PM jobs (SOL013 filter, paging)").returns("[PmJob]"),
@@ -306,6 +310,7 @@ impl Resource for Jobs {
 struct Thresholds;
 
 impl Resource for Thresholds {
+    const LISTED: Listed = Listed::PmThresholds;
     const DOCS: ResourceDocs = ResourceDocs {
         id_param: "thresholdId",
         list: doc("List thresholds (SOL013 filter, paging)").returns("[Threshold]"),
@@ -370,14 +375,17 @@ async fn list<R: Resource, V: PmVersion>(
     headers: HeaderMap,
 ) -> ApiResult<Response> {
     require_accept(&headers, &["application/json"])?;
-    let list = ListRequest::parse(&uri, R::schema())?.with_mandatory(R::MANDATORY);
+    let list = ListRequest::parse(&uri, R::schema())?
+        .with_mandatory(R::MANDATORY)
+        .paged(state.options.page_sizes.of(R::LISTED));
+    let limit = list.page_size();
     list.run(
         |after| {
             let state = state.clone();
             async move {
                 let page = state
                     .performance
-                    .list::<R::Doc>(after.as_deref(), PAGE_SIZE)
+                    .list::<R::Doc>(after.as_deref(), limit)
                     .await?;
                 Ok(Page {
                     items: page

@@ -98,6 +98,8 @@ pub struct StateOptions {
     /// reads the rules in force ([`vnfm_policy::PolicyFile::current`]): whoever reloads the
     /// file changes them without a restart.
     pub enhanced_policy: Option<Arc<vnfm_policy::PolicyFile>>,
+    /// Items per page of the lists (`vnfm serve --page-size`).
+    pub page_sizes: crate::listing::PageSizes,
 }
 
 impl std::fmt::Debug for StateOptions {
@@ -133,6 +135,7 @@ impl StateOptions {
             package_limits: PackageLimits::default(),
             verify_callbacks: true,
             allow_duplicate_lcm_subscriptions: false,
+            page_sizes: Default::default(),
             alertmanager_token: None,
             metrics: None,
             enhanced_policy: None,

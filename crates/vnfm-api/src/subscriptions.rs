@@ -37,7 +37,7 @@ use vnfm_types::{
 use vnfm_types::links::LinkTarget;
 
 use crate::error::{ApiError, ApiResult};
-use crate::listing::{ListRequest, PAGE_SIZE};
+use crate::listing::{ListRequest, Listed};
 use crate::route_table::{self, Doc, Scope, doc, get, post, route};
 use crate::scope::Tenancy;
 use crate::state::AppState;
@@ -92,6 +92,7 @@ pub(crate) trait Kind: Send + Sync + 'static {
         state: &AppState,
         scope: &ProjectScope,
         after: Option<&str>,
+        limit: u32,
     ) -> impl Future<Output = Result<Page<Self::Resource>, LcmError>> + Send;
     /// Deletes a subscription.
     fn delete(
@@ -162,8 +163,9 @@ impl Kind for Lccn {
         state: &AppState,
         scope: &ProjectScope,
         after: Option<&str>,
+        limit: u32,
     ) -> Result<Page<LccnSubscription>, LcmError> {
-        state.subscriptions.list(scope, after, PAGE_SIZE).await
+        state.subscriptions.list(scope, after, limit).await
     }
     async fn delete(state: &AppState, id: &SubscriptionId) -> Result<(), LcmError> {
         state.subscriptions.delete(id).await
@@ -220,8 +222,9 @@ impl Kind for Pkgm {
         state: &AppState,
         scope: &ProjectScope,
         after: Option<&str>,
+        limit: u32,
     ) -> Result<Page<PkgmSubscription>, LcmError> {
-        state.pkgm_subscriptions.list(scope, after, PAGE_SIZE).await
+        state.pkgm_subscriptions.list(scope, after, limit).await
     }
     async fn delete(state: &AppState, id: &SubscriptionId) -> Result<(), LcmError> {
         state.pkgm_subscriptions.delete(id).await
@@ -309,13 +312,15 @@ async fn list<K: Kind>(
     headers: HeaderMap,
 ) -> ApiResult<Response> {
     require_accept(&headers, &["application/json"])?;
-    let list = ListRequest::parse(&uri, K::schema())?;
+    let list = ListRequest::parse(&uri, K::schema())?
+        .paged(state.options.page_sizes.of(Listed::Subscriptions));
+    let limit = list.page_size();
     list.run(
         |after| {
             let state = state.clone();
             let scope = tenancy.scope.clone();
             async move {
-                let page = K::list(&state, &scope, after.as_deref()).await?;
+                let page = K::list(&state, &scope, after.as_deref(), limit).await?;
                 Ok(Page {
                     items: page
                         .items

@@ -58,6 +58,16 @@ pub struct ServeArgs {
     /// `/vnflcm/v2` creates every subscription, as Tacker's v2 API.
     #[arg(long)]
     allow_duplicate_lcm_subscriptions: bool,
+    /// Items per page of every list (SOL013 paging: a longer list is continued at the URI
+    /// of the page's `Link` header).
+    #[arg(long, default_value_t = 100, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1000))]
+    page_size: u32,
+    /// Items per page of one list, in place of --page-size (repeatable): `NAME=N`, NAME one of
+    /// vnf_instances, vnf_lcm_op_occs, subscriptions, alarms, pm_jobs, thresholds,
+    /// vnf_packages, indicators (Tacker's `[v2_vnfm] vnf_instance_page_size`,
+    /// `lcm_op_occ_page_size`, ... are `--page-size-of vnf_instances=N`, ...).
+    #[arg(long = "page-size-of", value_name = "NAME=N", value_parser = vnfm_api::listing::Listed::parse_size)]
+    page_size_of: Vec<(vnfm_api::listing::Listed, u32)>,
     /// Tacker's enhanced policy: a Tacker policy file (YAML or JSON, e.g. Tacker's
     /// `enhanced_tacker_policy.yaml.sample`) whose rules decide, from the Keystone callers'
     /// `AREA_`, `VENDOR_` and `TENANT_` roles, which VNF instances, packages and VIMs they
@@ -605,6 +615,7 @@ pub fn run(args: ServeArgs) -> Result<ExitCode, ServeError> {
     state.enable_test_vim = args.enable_test_vim;
     state.verify_callbacks = !args.no_callback_check;
     state.allow_duplicate_lcm_subscriptions = args.allow_duplicate_lcm_subscriptions;
+    state.page_sizes = page_sizes(&args)?;
     if let Some(path) = &args.enhanced_policy {
         let policy = vnfm_policy::PolicyFile::open(path).map_err(ServeError::Policy)?;
         warn_undefined_references(&policy.current());
@@ -806,6 +817,18 @@ fn pm_options(args: &ServeArgs) -> vnfm::lcm::PmOptions {
         threshold_period: Duration::from_secs(args.pm_threshold_period.max(1)),
         max_reports: args.pm_reports_kept as usize,
     }
+}
+
+/// The page sizes of `--page-size` and `--page-size-of`.
+fn page_sizes(args: &ServeArgs) -> Result<vnfm_api::listing::PageSizes, ServeError> {
+    let mut sizes = vnfm_api::listing::PageSizes::every(args.page_size)
+        .map_err(|message| ServeError::PageSize { message })?;
+    for &(list, size) in &args.page_size_of {
+        sizes = sizes
+            .with(list, size)
+            .map_err(|message| ServeError::PageSize { message })?;
+    }
+    Ok(sizes)
 }
 
 fn parse_severity(s: &str) -> Result<vnfm_types::PerceivedSeverity, String> {

@@ -51,6 +51,12 @@ pub enum ServeError {
     /// Options that need each other were not given together (the message says which).
     #[error("{0}")]
     Options(&'static str),
+    /// A page size out of range.
+    #[error("--page-size: {message}")]
+    PageSize {
+        /// What is wrong.
+        message: String,
+    },
     /// `--nfvo-client-id` without its secret in the environment.
     #[error("--nfvo-client-id needs the secret in the environment variable VNFM_NFVO_SECRET")]
     NfvoSecret(#[source] std::env::VarError),

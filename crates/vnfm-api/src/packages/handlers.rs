@@ -55,7 +55,13 @@ pub(super) async fn list(
     headers: HeaderMap,
 ) -> ApiResult<Response> {
     require_accept(&headers, &["application/json"])?;
-    let list = ListRequest::parse(&uri, schema())?;
+    let list = ListRequest::parse(&uri, schema())?.paged(
+        state
+            .options
+            .page_sizes
+            .of(crate::listing::Listed::VnfPackages),
+    );
+    let limit = list.page_size();
     let excluded = if family == ApiFamily::PkgmV1 {
         vnfm_sol013::defaults::vnfpkgm::V1_VNF_PKG_INFO_EXCLUDED
     } else {
@@ -68,7 +74,7 @@ pub(super) async fn list(
             async move {
                 let page = state
                     .store
-                    .list_packages(&scope, after.as_deref(), crate::listing::PAGE_SIZE)
+                    .list_packages(&scope, after.as_deref(), limit)
                     .await?;
                 let mut items = Vec::with_capacity(page.items.len());
                 for record in &page.items {

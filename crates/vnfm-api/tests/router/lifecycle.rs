@@ -378,6 +378,69 @@ async fn failed_temp_retry_rollback_fail() {
     .problem(404);
 }
 
+/// The sizes of the pages of every list (`page_size`), a list's own replacing it, as
+/// Tacker's CI sets `vnf_instance_page_size` to 1 for its VM tests: each page has as many
+/// items, links the next, and the pages together give each item once.
+#[vnfm_test_env::needs(corpus)]
+#[tokio::test]
+async fn page_sizes_are_set_for_every_list_and_for_one() {
+    use vnfm_api::listing::{Listed, PageSizes};
+    let h = Harness::with(|o| {
+        o.page_sizes = PageSizes::every(2)
+            .and_then(|s| s.with(Listed::VnfInstances, 1))
+            .expect("sizes in range");
+    })
+    .await;
+    h.onboard(zip_dir(Path::new(HELLO))).await;
+    let mut instances = Vec::new();
+    for _ in 0..3 {
+        let id = h.create_instance().await;
+        let occ = h
+            .task(
+                &id,
+                "instantiate",
+                json!({"flavourId": "simple", "vimConnectionInfo": {"v": {"vimType": FLAKY}}}),
+            )
+            .await;
+        assert_eq!(occ["operationState"], "COMPLETED", "{occ:#}");
+        instances.push(id);
+    }
+    instances.sort();
+    // Follows each page's Link: the size of each page and every id seen.
+    let walk = |first: &'static str| {
+        let h = &h;
+        async move {
+            let (mut sizes, mut ids) = (Vec::new(), Vec::new());
+            let mut next = Some(first.to_owned());
+            while let Some(uri) = next.take() {
+                let r = h.call(Method::GET, &uri, None).await;
+                assert_eq!(r.status, StatusCode::OK, "{uri}");
+                let page = r.json();
+                sizes.push(page.as_array().unwrap().len());
+                ids.extend(
+                    page.as_array()
+                        .unwrap()
+                        .iter()
+                        .map(|d| d["id"].as_str().unwrap().to_owned()),
+                );
+                next = r.header("link").map(|link| {
+                    assert!(link.ends_with("rel=\"next\""), "{link}");
+                    link[link.find('<').unwrap() + 1..link.find('>').unwrap()].to_owned()
+                });
+            }
+            (sizes, ids)
+        }
+    };
+    let (sizes, ids) = walk("/vnflcm/v2/vnf_instances").await;
+    assert_eq!(sizes, [1, 1, 1], "vnf_instances pages of 1");
+    assert_eq!(ids, instances);
+    let (sizes, _) = walk("/vnflcm/v1/vnf_instances").await;
+    assert_eq!(sizes, [1, 1, 1], "the v1 list is the same list");
+    let (sizes, ids) = walk("/vnflcm/v2/vnf_lcm_op_occs").await;
+    assert_eq!(sizes, [2, 1], "every other list pages of 2");
+    assert_eq!(ids.len(), 3);
+}
+
 #[vnfm_test_env::needs(corpus)]
 #[tokio::test]
 async fn lists_filter_select_and_page() {

@@ -256,3 +256,29 @@ fn outgoing_tokens_from_the_issuer_need_its_client_and_take_the_place_of_the_nfv
     assert!(e.to_string().contains("private_key_jwt"), "{e}");
     assert!(!e.to_string().contains("s3cret"), "{e}");
 }
+
+#[test]
+fn lists_have_pages_of_100_unless_told_otherwise_for_every_list_or_one() {
+    use vnfm_api::listing::Listed;
+    let sizes = page_sizes(&serve_args(&[]).unwrap()).unwrap();
+    assert_eq!(sizes.of(Listed::VnfInstances), 100);
+    let args = serve_args(&[
+        "--page-size",
+        "20",
+        "--page-size-of",
+        "vnf_instances=1",
+        "--page-size-of",
+        "vnf_lcm_op_occs=1",
+    ])
+    .unwrap();
+    let sizes = page_sizes(&args).unwrap();
+    assert_eq!(sizes.of(Listed::VnfInstances), 1);
+    assert_eq!(sizes.of(Listed::LcmOpOccs), 1);
+    assert_eq!(sizes.of(Listed::Alarms), 20);
+    let refused = serve_args(&["--page-size-of", "instances=1"])
+        .unwrap_err()
+        .to_string();
+    assert!(refused.contains("no list is named"), "{refused}");
+    assert!(serve_args(&["--page-size", "0"]).is_err());
+    assert!(serve_args(&["--page-size-of", "alarms=5000"]).is_err());
+}
