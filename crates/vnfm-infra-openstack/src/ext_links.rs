@@ -279,6 +279,7 @@ mod tests {
                 default_state: VnfOperationalState::Started,
                 nfv: None,
                 recorded: None,
+                vnfc_names: None,
             },
             &DriverConfig::default(),
         )

@@ -63,6 +63,38 @@ pub struct InventoryInputs<'a> {
     /// The resources the instance recorded before the step: a VNFC whose server, or a storage
     /// whose volume, the instance recorded keeps its recorded id (none: every id is new).
     pub recorded: Option<&'a InstanceResources>,
+    /// The `vnfcInfo` ids the instance's metadata gives its VNFCs ([`vnfc_names`]).
+    pub vnfc_names: Option<&'a Value>,
+}
+
+/// The instance `metadata` member naming VNFCs: per VDU, the `vnfcInfo` ids of its VNFCs in
+/// the order of their index (`{"VDU1": ["a-001", "a-010"]}`), as OpenStack Tacker reads it
+/// for VNFCs made one resource each (`VDU1-0`, `VDU1-1`, Tacker's `StandardUserData`).
+pub const VNFC_NAMES_KEY: &str = "VDU_VNFc_mapping";
+
+/// The `vnfcInfo` ids `instance`'s metadata gives its VNFCs ([`VNFC_NAMES_KEY`]), if any.
+pub fn vnfc_names(instance: &vnfm_types::VnfInstance) -> Option<&Value> {
+    instance.metadata.as_ref()?.get(VNFC_NAMES_KEY)
+}
+
+/// The `vnfcInfo` id of the VNFC `resource_id` of `vdu` with index `vdu_idx`: the one
+/// `names` gives it, else `<VDU>-<resource id>`.
+fn vnfc_info_id(
+    names: Option<&Value>,
+    vdu: &str,
+    vdu_idx: Option<u32>,
+    resource_id: &str,
+) -> String {
+    vdu_idx
+        .and_then(|i| {
+            names?
+                .get(vdu)?
+                .as_array()?
+                .get(usize::try_from(i).ok()?)?
+                .as_str()
+        })
+        .filter(|name| !name.is_empty())
+        .map_or_else(|| format!("{vdu}-{resource_id}"), str::to_owned)
 }
 
 struct Indexed<'a> {
@@ -436,7 +468,7 @@ pub fn inventory(
             cps.push(cp);
         }
 
-        let info_id = format!("{}-{id}", vdu.id);
+        let info_id = vnfc_info_id(inputs.vnfc_names, &vdu.id, vdu_idx, &id);
         out.vnfc_info.push(VnfcInfo {
             id: info_id.clone(),
             vdu_id: vdu.id.clone(),

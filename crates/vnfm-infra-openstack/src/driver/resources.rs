@@ -439,6 +439,7 @@ impl OpenStackDriver {
             default_state,
             nfv: Some(&nfv),
             recorded: Some(&before),
+            vnfc_names: inventory::vnfc_names(&req.instance),
         };
         let live = inventory::inventory(&resources, &inputs(&states), &self.config);
         let targets: Vec<&VnfcResourceInfo> = if vnfc_ids.is_empty() {

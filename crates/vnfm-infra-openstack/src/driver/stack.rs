@@ -219,6 +219,7 @@ impl OpenStackDriver {
                 default_state: VnfOperationalState::Started,
                 nfv: ctx.state.as_ref().map(|s| &s.nfv),
                 recorded: Some(&recorded),
+                vnfc_names: inventory::vnfc_names(&ctx.req.instance),
             },
             &self.config,
         ))
@@ -288,6 +289,7 @@ impl OpenStackDriver {
                 default_state,
                 nfv: Some(&state.nfv),
                 recorded: Some(&before),
+                vnfc_names: inventory::vnfc_names(&ctx.req.instance),
             },
             &self.config,
         );

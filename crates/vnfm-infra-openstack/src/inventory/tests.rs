@@ -78,6 +78,7 @@ fn inventory_with(
             default_state: VnfOperationalState::Started,
             nfv,
             recorded,
+            vnfc_names: None,
         },
         &DriverConfig::default(),
     )
@@ -326,4 +327,30 @@ fn changes_report_added_removed_and_replaced_servers() {
         ]
     );
     assert!(changes(&after, &after).affected_vnfcs.is_none());
+}
+
+/// Tacker's `VDU_VNFc_mapping` names the VNFCs made one resource each by their index; a VNFC
+/// it does not name (no index, an index past its list, a VDU it lists not) keeps
+/// `<VDU>-<resource id>`.
+#[test]
+fn the_instance_metadata_names_vnfcs_by_their_index() {
+    let names = serde_json::json!({"VDU1": ["a-001", "a-010"], "VDU2": ["b-000"]});
+    let id = |vdu: &str, idx: Option<u32>| super::vnfc_info_id(Some(&names), vdu, idx, "srv");
+    assert_eq!(id("VDU1", Some(0)), "a-001");
+    assert_eq!(id("VDU1", Some(1)), "a-010");
+    assert_eq!(id("VDU1", Some(2)), "VDU1-srv");
+    assert_eq!(id("VDU1", None), "VDU1-srv");
+    assert_eq!(id("VDU3", Some(0)), "VDU3-srv");
+    assert_eq!(
+        super::vnfc_info_id(None, "VDU2", Some(0), "srv"),
+        "VDU2-srv"
+    );
+    let instance: vnfm_types::VnfInstance = serde_json::from_value(serde_json::json!({
+        "id": "i", "vnfdId": "d", "vnfProvider": "p", "vnfProductName": "n",
+        "vnfSoftwareVersion": "1", "vnfdVersion": "1", "instantiationState": "NOT_INSTANTIATED",
+        "metadata": {"VDU_VNFc_mapping": names.clone()},
+        "_links": {"self": {"href": "/i"}}
+    }))
+    .expect("an instance");
+    assert_eq!(super::vnfc_names(&instance), Some(&names));
 }
