@@ -329,6 +329,11 @@ pub struct InfraRequest {
     /// The grant request [`InfraRequest::grant`] answers, as the VNFM sent it to the NFVO
     /// (its `addResources`, `removeResources`, `dstVnfdId`, ...), when known.
     pub grant_request: Option<Arc<vnfm_types::GrantRequest>>,
+    /// For a rollback of CHANGE_VNFPKG: the package it restores, the instance's own before
+    /// the change ([`InfraRequest::vnfd`] and [`InfraRequest::artifacts`] stay the package
+    /// changed to, whose objects a driver may have to find). Tacker's user data classes build
+    /// the restored stack from it. `None` for every other step.
+    pub restored_package: Option<crate::mgmt::TargetPackage>,
     /// Deadline and cancellation.
     pub control: RunControl,
 }
@@ -422,6 +427,7 @@ impl fmt::Debug for InfraRequest {
                 &RedactedVims::of(self.instance.vim_connection_info.iter().flatten()),
             )
             .field("driver_state", &self.driver_state)
+            .field("restored_package", &self.restored_package)
             .field("control", &self.control)
             .finish_non_exhaustive()
     }

@@ -105,6 +105,7 @@
 //!     driver_state: serde_json::Value::Null,
 //!     grant: None,
 //!     grant_request: None,
+//!     restored_package: None,
 //!     control: RunControl::with_timeout(Duration::from_secs(60)),
 //! };
 //! let out = execute(&Tiny, &req).await.unwrap();

@@ -81,6 +81,7 @@ fn request(step: InfraStep, params: OperationParams) -> InfraRequest {
         driver_state: serde_json::Value::Null,
         grant: None,
         grant_request: None,
+        restored_package: None,
         control: RunControl::with_timeout(Duration::from_secs(30)),
     }
 }

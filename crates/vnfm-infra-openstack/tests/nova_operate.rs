@@ -250,6 +250,7 @@ fn request(uri: &str, recorded: &str, body: Value, control: RunControl) -> Infra
         driver_state: Value::Null,
         grant: None,
         grant_request: None,
+        restored_package: None,
         control,
     }
 }

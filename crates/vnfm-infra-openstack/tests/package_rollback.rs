@@ -157,6 +157,7 @@ fn instance(uri: &str, resources: &[Value], state: &DriverState) -> VnfInstance 
             default_state: VnfOperationalState::Started,
             nfv: Some(&state.nfv),
             recorded: None,
+            vnfc_names: None,
         },
         &DriverConfig::default(),
     );
@@ -292,6 +293,7 @@ async fn a_server_and_volume_the_rollback_replaces_are_a_new_vnfc_and_storage() 
         driver_state: serde_json::to_value(&state).unwrap(),
         grant: None,
         grant_request: None,
+        restored_package: None,
         control: RunControl::with_timeout(Duration::from_secs(30)),
     };
     let out = driver().rollback_change_vnfpkg(&request).await.unwrap();

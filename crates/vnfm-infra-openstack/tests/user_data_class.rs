@@ -3,7 +3,8 @@
 //! fakes, with Keystone and Heat answered by wiremock (the shapes of the other mock tests):
 //! the stack is created from what the class's `instantiate` returns; a scale naming the class
 //! updates the stack with the `nfv` its `scale` returns merged over the stack's; a scale
-//! naming none runs no class (Tacker reads the class from the request alone).
+//! naming none runs no class (Tacker reads the class from the request alone); the rollback
+//! of a package change runs the class's `change_vnfpkg_rollback` with the restored package.
 
 use crate::support;
 
@@ -56,6 +57,10 @@ impl UserDataScripts for Class {
                                                         "computeFlavourId": "m1.tiny"}}}}
             }),
             "scale" => json!({"parameters": {"nfv": {"VDU": {"VDU1": {"desired_capacity": 3}}}}}),
+            "change_vnfpkg_rollback" => json!({
+                "template": TEMPLATE,
+                "parameters": {"nfv": {"VDU": {"VDU1": {"desired_capacity": 3}}}}
+            }),
             other => return Err(DriverError::permanent(format!("no method {other}"))),
         })
     }
@@ -169,6 +174,7 @@ fn request(uri: &str, step: InfraStep, params: OperationParams, state: Value) ->
         driver_state: state,
         grant: None,
         grant_request: None,
+        restored_package: None,
         control: RunControl::with_timeout(Duration::from_secs(30)),
     }
 }
@@ -342,10 +348,73 @@ async fn a_class_of_the_package_builds_the_stack_and_its_scale_patch_merges_over
         .mount(&server)
         .await;
     driver
-        .scale(&scale(&uri, false, out.driver_state))
+        .scale(&scale(&uri, false, out.driver_state.clone()))
         .await
         .unwrap();
     assert!(class.calls.lock().unwrap().is_empty(), "no class was run");
+
+    // The rollback of a package change naming the class: its `change_vnfpkg_rollback` gets
+    // the package restored (as Tacker's conductor gives it the instance's own VNFD), not the
+    // one the change was to, whose files would rebuild the new stack.
+    let server = cloud().await;
+    let uri = server.uri();
+    for (verb, route, answer) in [
+        (
+            "GET",
+            "/stacks/vnf-i1",
+            ResponseTemplate::new(200).set_body_json(stack("UPDATE_COMPLETE", &scaled_nfv)),
+        ),
+        (
+            "GET",
+            "/stacks/vnf-i1/sid-1/template",
+            ResponseTemplate::new(200).set_body_json(state.template.clone()),
+        ),
+        (
+            "GET",
+            "/stacks/vnf-i1/sid-1/files",
+            ResponseTemplate::new(200).set_body_json(json!({})),
+        ),
+        ("PATCH", "/stacks/vnf-i1/sid-1", ResponseTemplate::new(202)),
+        ("PUT", "/stacks/vnf-i1/sid-1", ResponseTemplate::new(202)),
+        (
+            "GET",
+            "/stacks/vnf-i1/sid-1",
+            ResponseTemplate::new(200).set_body_json(stack("UPDATE_COMPLETE", &scaled_nfv)),
+        ),
+    ] {
+        Mock::given(method(verb))
+            .and(path(format!("/v1/{PROJECT}{route}")))
+            .respond_with(answer)
+            .mount(&server)
+            .await;
+    }
+    let body = serde_json::from_value(
+        json!({"vnfdId": "vnfd-heat-test", "additionalParams": additional(true)}),
+    )
+    .unwrap();
+    let mut rollback = request(
+        &uri,
+        InfraStep::RollbackChangeVnfpkg {
+            restore_vnfd_id: vnfm_types::VnfdId::new("vnfd-old"),
+        },
+        OperationParams::ChangeVnfpkg(body),
+        out.driver_state,
+    );
+    rollback.operation = LcmOperationType::ChangeVnfpkg;
+    rollback.restored_package = Some(vnfm_driver_api::TargetPackage {
+        vnfd: Arc::new(support::vnfd("vnfd-old")),
+        files: Arc::new(
+            MemArtifacts::new().with("UserData/userdata.py", "# the old package's class"),
+        ),
+    });
+    driver.rollback_change_vnfpkg(&rollback).await.unwrap();
+    let call = class.calls.lock().unwrap().pop().expect("the class ran");
+    assert_eq!(call.method, "change_vnfpkg_rollback");
+    assert_eq!(call.vnfd.descriptor_id.as_str(), "vnfd-old");
+    assert_eq!(
+        call.artifacts.read("UserData/userdata.py").unwrap(),
+        b"# the old package's class"
+    );
 }
 
 /// Without a runner, a request naming a class of the package is refused with a message

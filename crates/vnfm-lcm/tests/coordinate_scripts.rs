@@ -9,6 +9,7 @@ use crate::runner_support;
 use std::sync::Arc;
 
 use serde_json::{Value, json};
+use vnfm_driver_api::infra::InfraOperation;
 use vnfm_driver_api::memory::{MemArtifacts, MemoryInfraDriver};
 use vnfm_lcm::testing::SingleCallbackRouter;
 use vnfm_lcm::{InlineVimDirectory, Lcm, LcmConfig, MemoryCatalog};
@@ -40,6 +41,7 @@ os._exit(1)
 
 struct Env {
     lcm: Lcm,
+    infra: Arc<MemoryInfraDriver>,
     _dir: tempfile::TempDir,
 }
 
@@ -71,20 +73,25 @@ async fn env() -> Env {
                 .with("Scripts/error_coordinate_new_vnf.py", FAILING),
         ),
     );
-    let infra =
-        MemoryInfraDriver::new().with_address_pool(vec!["192.0.2.11".into(), "192.0.2.12".into()]);
+    let infra = Arc::new(
+        MemoryInfraDriver::new().with_address_pool(vec!["192.0.2.11".into(), "192.0.2.12".into()]),
+    );
     let lcm = Lcm::builder(
         store,
         Arc::new(InlineVimDirectory),
         Arc::new(SingleCallbackRouter::new("sub-1", runner_support::CALLBACK)),
         Arc::new(catalog),
     )
-    .infra_driver(Arc::new(infra))
+    .infra_driver(infra.clone())
     .mgmt_driver(Arc::new(ScriptMgmtDriver::new(ScriptConfig::default())))
     .nfvo(Arc::new(vnfm_driver_api::LocalNfvo))
     .config(LcmConfig::default())
     .build();
-    Env { lcm, _dir: dir }
+    Env {
+        lcm,
+        infra,
+        _dir: dir,
+    }
 }
 
 /// An instantiated `hello-vnf` instance.
@@ -246,4 +253,26 @@ async fn a_failing_coordination_script_fails_the_change_and_the_rollback_runs_th
     }
     let back = env.lcm.get_instance(&inst.id).await.unwrap();
     assert_eq!(back.vnfd_id.as_str(), V1);
+    // The driver's rollback step gets the package it restores beside the one changed to
+    // (Tacker's user data classes rebuild the stack from the restored one).
+    let calls = env.infra.calls();
+    let change = calls
+        .iter()
+        .find(|c| c.operation == InfraOperation::ChangeVnfpkg)
+        .expect("the change step");
+    assert_eq!(
+        (change.vnfd_id.as_str(), change.restored_vnfd_id.as_deref()),
+        ("hello-v2", None)
+    );
+    let rollback = calls
+        .iter()
+        .find(|c| c.operation == InfraOperation::RollbackChangeVnfpkg)
+        .expect("the rollback step");
+    assert_eq!(
+        (
+            rollback.vnfd_id.as_str(),
+            rollback.restored_vnfd_id.as_deref()
+        ),
+        ("hello-v2", Some(V1))
+    );
 }

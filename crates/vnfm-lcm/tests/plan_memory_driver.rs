@@ -44,6 +44,7 @@ async fn run(
             driver_state: Value::Null,
             grant: None,
             grant_request: None,
+            restored_package: None,
             control: RunControl::with_timeout(Duration::from_secs(10)),
         };
         let out = execute(driver, &infra).await.expect("driver step");

@@ -43,6 +43,11 @@ pub struct InfraCall {
     pub instance_vdu_ids: Vec<String>,
     /// The driver state the request carried.
     pub driver_state: serde_json::Value,
+    /// The VNFD of the request ([`InfraRequest::vnfd`]).
+    pub vnfd_id: String,
+    /// The VNFD of the package a rollback of CHANGE_VNFPKG restores
+    /// ([`InfraRequest::restored_package`]).
+    pub restored_vnfd_id: Option<String>,
 }
 
 /// A VNFC in the fake VIM.
@@ -329,6 +334,11 @@ impl MemoryInfraDriver {
                         .map(|r| r.vdu_id.clone())
                         .collect(),
                     driver_state: req.driver_state.clone(),
+                    vnfd_id: req.vnfd.descriptor_id.to_string(),
+                    restored_vnfd_id: req
+                        .restored_package
+                        .as_ref()
+                        .map(|p| p.vnfd.descriptor_id.to_string()),
                 });
                 (index, Some(st.calls.len() - 1))
             }

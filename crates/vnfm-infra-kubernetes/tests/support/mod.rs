@@ -184,6 +184,7 @@ impl Call {
             driver_state: self.state.clone(),
             grant: None,
             grant_request: None,
+            restored_package: None,
             control: RunControl::with_timeout(Duration::from_secs(60)),
         }
     }

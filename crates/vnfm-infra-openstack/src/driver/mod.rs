@@ -559,6 +559,20 @@ impl InfraDriver for OpenStackDriver {
         let InfraStep::RollbackChangeVnfpkg { restore_vnfd_id } = &req.step else {
             return Err(wrong_step("rollback_change_vnfpkg", req));
         };
+        // The stack is made again for the restored package: its flavour and, for a user data
+        // class, its files (Tacker's `change_vnfpkg_rollback` builds from them).
+        let restored;
+        let req = match &req.restored_package {
+            Some(package) => {
+                restored = InfraRequest {
+                    vnfd: package.vnfd.clone(),
+                    artifacts: package.files.clone(),
+                    ..req.clone()
+                };
+                &restored
+            }
+            None => req,
+        };
         let Some(prev) = Self::restore_point(req) else {
             return Err(DriverError::invalid_input(format!(
                 "cannot roll back the package change of instance {}: the driver state does not hold the previous templates",

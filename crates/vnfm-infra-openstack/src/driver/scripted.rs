@@ -607,6 +607,7 @@ mod tests {
             driver_state: Value::Null,
             grant: Some(Arc::new(grant)),
             grant_request: Some(Arc::new(grant_request)),
+            restored_package: None,
             control: vnfm_driver_api::RunControl::with_timeout(Duration::from_secs(5)),
         }
     }

@@ -259,6 +259,7 @@ impl SplitByVim {
                 driver_state: views[i].state.clone(),
                 grant: req.grant.clone(),
                 grant_request: req.grant_request.clone(),
+                restored_package: None,
                 control: req.control.clone(),
             };
             tracing::info!(vim_connection = %part.key, driver = part.driver.name(), step = %req.step.operation(), "running the step on one VIM of a mixed VNF");

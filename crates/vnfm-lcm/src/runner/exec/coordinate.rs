@@ -79,14 +79,9 @@ impl Run {
         };
         // The script is in the package the VNFCs were moved to: the new one, or for a
         // rollback the one it restores.
-        let package = match step {
-            InfraStep::RollbackChangeVnfpkg { restore_vnfd_id } => {
-                match self.inner.onboarded(restore_vnfd_id.as_str()).await {
-                    Ok(p) => p,
-                    Err(e) => return Ok(Err(lcm_problem(name, i, n, &e, vims))),
-                }
-            }
-            _ => self.ctx.vnfd.clone(),
+        let package = match self.restored_package(step).await {
+            Ok(restored) => restored.unwrap_or_else(|| self.ctx.vnfd.clone()),
+            Err(e) => return Ok(Err(lcm_problem(name, i, n, &e, vims))),
         };
         let instance = serde_json::to_value(after).unwrap_or(Json::Null);
         let coordination_request = self.coordination_request(after);

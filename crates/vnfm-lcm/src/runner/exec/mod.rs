@@ -584,6 +584,19 @@ impl Run {
         Some(out)
     }
 
+    /// The package a rollback of CHANGE_VNFPKG restores, the instance's own before the change
+    /// (the occurrence's VNFD is the package changed to); `None` for every other step.
+    async fn restored_package(&self, step: &InfraStep) -> Result<Option<OnboardedVnfd>, LcmError> {
+        match step {
+            InfraStep::RollbackChangeVnfpkg { restore_vnfd_id } => self
+                .inner
+                .onboarded(restore_vnfd_id.as_str())
+                .await
+                .map(Some),
+            _ => Ok(None),
+        }
+    }
+
     fn budget(&self, step: &Step) -> Duration {
         let base = self.inner.config.step_timeout;
         let extra = |s: Option<u32>| Duration::from_secs(u64::from(s.unwrap_or(0)));

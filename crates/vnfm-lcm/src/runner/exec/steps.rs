@@ -59,6 +59,13 @@ impl Run {
                     Ok(d) => d.driver(Some(parts.clone())),
                     Err(e) => return Ok(Err(lcm_problem(&name, i, n, &e, &vims))),
                 };
+                let restored_package = match self.restored_package(s).await {
+                    Ok(p) => p.map(|p| TargetPackage {
+                        vnfd: p.vnfd,
+                        files: p.files,
+                    }),
+                    Err(e) => return Ok(Err(lcm_problem(&name, i, n, &e, &vims))),
+                };
                 let budget = self.budget(step);
                 let req = InfraRequest {
                     op_occ_id: self.occ.id.clone(),
@@ -74,6 +81,7 @@ impl Run {
                     grant,
                     // As hooks get it: Tacker's user data classes read it.
                     grant_request: self.grant_request.clone(),
+                    restored_package,
                     control: RunControl::new(budget, self.flag.clone()),
                 };
                 let fut: StepFuture<InfraOutcome> = Box::pin(panics::caught(&name, async move {
