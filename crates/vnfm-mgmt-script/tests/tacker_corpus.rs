@@ -161,14 +161,16 @@ async fn tacker_sample_package_runs_its_hooks_from_the_declared_script_path() {
     assert_eq!(data["done"], json!(hooks));
 }
 
+/// Tacker's own `sample_script.py` of the `basic_lcms_min` sample (in Tacker's source
+/// distribution; the corpus copy of the package omits its Python) runs every hook the VNFD
+/// binds, unchanged.
+#[vnfm_test_env::needs(corpus, tacker_source)]
 #[tokio::test]
-#[ignore = "needs Tacker's basic_lcms_min Scripts/sample_script.py (VNFM_TACKER_SAMPLE_SCRIPT) and the corpus; the corpus copy omits Python"]
 async fn tacker_sample_script_runs_unchanged() {
-    // Ignored whatever is there (Tacker's script is not in the corpus), so the guard of
-    // `#[needs(corpus)]` is called by hand: run with --ignored, it names a missing corpus.
-    vnfm_test_env::require(&["corpus"]);
     let root = corpus().join(PACKAGE);
-    let real = std::env::var_os("VNFM_TACKER_SAMPLE_SCRIPT").expect("VNFM_TACKER_SAMPLE_SCRIPT");
+    let real = vnfm_test_env::tacker_source(
+        "samples/tests/functional/sol_v2_common/basic_lcms_min/contents/Scripts/sample_script.py",
+    );
     let (script, hooks) = python_hooks(&root);
     let files = Arc::new(Dir {
         root,
