@@ -554,11 +554,15 @@ fn image_name(flavour: &Flavour, name: &str) -> Option<Value> {
 /// `stack_nfv` with the `CP` entries of `rebuilt` (an `nfv` built for `links`) merged over it
 /// for the CPs `links` connect, as Tacker's `DefaultUserData.change_ext_conn` changes a
 /// stack: the other CPs keep their values (a port an INSTANTIATE's `additionalParams.nfv`
-/// gave, say), and so do the values of a connected CP that `links` do not fill.
+/// gave, say), and so do the values of a connected CP that `links` do not fill. With
+/// `indexed` (Tacker's `StandardUserData`, whose CPs are `VDU1_CP1-0`, `VDU1_CP1-1`, one per
+/// VNFC), an entry is the CP its name less the index names, as that class's `change_ext_conn`
+/// reads them.
 pub fn merge_connected_cps(
     mut stack_nfv: Value,
     rebuilt: &Value,
     links: &[ExtVirtualLinkData],
+    indexed: bool,
 ) -> Value {
     let mut cps = Map::new();
     for (name, entry) in rebuilt
@@ -568,7 +572,11 @@ pub fn merge_connected_cps(
         .flatten()
     {
         let Value::Object(keys) = entry else { continue };
-        if find_ext_cp(links, name).is_none() {
+        let cpd = match crate::userdata::split_index(name) {
+            Some((base, _)) if indexed => base,
+            _ => name.as_str(),
+        };
+        if find_ext_cp(links, cpd).is_none() {
             continue;
         }
         // A `null` would remove the stack's value in the merge.

@@ -540,7 +540,7 @@ fn a_change_of_connectivity_changes_only_the_cps_it_connects() {
             images: None,
         },
     );
-    let nfv = hot::merge_connected_cps(stack_nfv.clone(), &rebuilt, &links);
+    let nfv = hot::merge_connected_cps(stack_nfv.clone(), &rebuilt, &links, false);
     assert_eq!(nfv["CP"]["VDU2_CP1-2"], stack_nfv["CP"]["VDU2_CP1-2"]);
     assert_eq!(nfv["VDU"], stack_nfv["VDU"]);
     assert_eq!(nfv["CP"]["VDU1_CP1"]["network"], "ft-net1-uuid");
@@ -553,5 +553,38 @@ fn a_change_of_connectivity_changes_only_the_cps_it_connects() {
         nfv["CP"]["VDU2_CP2"]["fixed_ips"],
         json!([{"ip_address": "22.22.22.101", "subnet": "ft-subnet1-uuid"},
                {"subnet": "ft-ipv6-subnet1-uuid"}])
+    );
+}
+
+/// Tacker's `StandardUserData` names a CP once per VNFC (`VDU1_CP1-0`): a change of
+/// connectivity of `VDU1_CP1` changes every one of them (its `change_ext_conn` reads the CP
+/// less its index), and leaves the CPs it does not connect; without the index style, an
+/// indexed name is a CP of its own.
+#[test]
+fn a_change_of_connectivity_reaches_the_cps_of_each_vnfc_of_standard_user_data() {
+    let stack_nfv = json!({"CP": {
+        "VDU1_CP1-0": {"network": "net0-uuid", "fixed_ips": [{"subnet": "subnet0-uuid"}]},
+        "VDU1_CP1-1": {"network": "net0-uuid", "fixed_ips": [{"subnet": "subnet0-uuid"}]},
+        "VDU1_CP2-0": {"network": "ft-net0-uuid"}
+    }});
+    let rebuilt = json!({"CP": {
+        "VDU1_CP1-0": {"network": "ft-net1-uuid", "fixed_ips": [{"subnet": "ft-subnet1-uuid"}]},
+        "VDU1_CP1-1": {"network": "ft-net1-uuid", "fixed_ips": [{"subnet": "ft-subnet1-uuid"}]},
+        "VDU1_CP2-0": {"network": "elsewhere"}
+    }});
+    let links: Vec<vnfm_types::ExtVirtualLinkData> = serde_json::from_value(json!([{
+        "id": "ext-vl-1", "resourceId": "ft-net1-uuid",
+        "extCps": [{"cpdId": "VDU1_CP1", "cpConfig": {"VDU1_CP1": {}}}]
+    }]))
+    .unwrap();
+    let nfv = hot::merge_connected_cps(stack_nfv.clone(), &rebuilt, &links, true);
+    for cp in ["VDU1_CP1-0", "VDU1_CP1-1"] {
+        assert_eq!(nfv["CP"][cp], rebuilt["CP"][cp], "{cp}");
+    }
+    assert_eq!(nfv["CP"]["VDU1_CP2-0"], stack_nfv["CP"]["VDU1_CP2-0"]);
+    let unindexed = hot::merge_connected_cps(stack_nfv.clone(), &rebuilt, &links, false);
+    assert_eq!(
+        unindexed, stack_nfv,
+        "VDU1_CP1-0 is not VDU1_CP1 without the index style"
     );
 }

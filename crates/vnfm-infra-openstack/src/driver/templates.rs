@@ -239,5 +239,6 @@ fn relinked_nfv(
     inputs: &NfvInputs<'_>,
 ) -> Value {
     let rebuilt = build_nfv(user_data, paths, inputs);
-    hot::merge_connected_cps(stack_nfv, &rebuilt, inputs.ext_virtual_links)
+    let indexed = matches!(user_data, UserData::Standard);
+    hot::merge_connected_cps(stack_nfv, &rebuilt, inputs.ext_virtual_links, indexed)
 }
