@@ -277,7 +277,8 @@ work_run() {
 # work_done: removes WORK (a module cache is read-only by design); WORK_CACHES, the sizes of
 # the Go caches it held ("<dir> <size>, ..."), and WORK_SECONDS, the time since cache_work.
 work_done() {
-    WORK_CACHES=$(du -sh "$WORK/go-build" "$WORK/mod" 2>/dev/null | awk '{printf "%s %s, ", $2, $1}')
+    # (du fails for a cache that is not there: a fetch has none)
+    WORK_CACHES=$(du -sh "$WORK/go-build" "$WORK/mod" 2>/dev/null | awk '{printf "%s %s, ", $2, $1}' || true)
     WORK_CACHES=${WORK_CACHES%, }
     # shellcheck disable=SC2034 # for the caller
     WORK_SECONDS=$(($(date +%s) - WORK_STARTED))
