@@ -8,6 +8,10 @@ and dev dependencies do not): tests and benches may use anything.
 A violation that exists today and is being removed is listed in KNOWN with the reason; the
 list may only shrink: a listed violation that is gone fails the check too, so that its entry
 is deleted with the change that removed it.
+
+Also checks the test services' scripts (scripts/test-env): every helper of their library,
+common.sh, is defined there only, and its idioms (starting, stopping and waiting for
+processes, writing the env file, installing packages) are written there only.
 """
 
 import json
@@ -292,6 +296,39 @@ def reexports(src_dir, dep):
     return names
 
 
+TEST_ENV = os.path.join(os.path.dirname(os.path.abspath(__file__)), "test-env")
+# (pattern, the helper of common.sh to use): code outside common.sh must not match.
+TEST_ENV_IDIOMS = [
+    (re.compile(r"\bsetsid\b"), "spawn"),
+    (re.compile(r"\bkill -(TERM|KILL|0)\b"), "stop_processes, alive"),
+    (re.compile(r"\bapt-get\b"), "apt_install, need_program"),
+    (re.compile(r"-m venv\b|\bpip\b.* install\b"), "venv_install"),
+    (re.compile(r">>?\s*\"?\$DIR/env\b"), "write_env"),
+]
+
+
+def test_env_failures():
+    """Where a script of scripts/test-env defines a helper of common.sh again, or writes one
+    of its idioms itself."""
+    with open(os.path.join(TEST_ENV, "common.sh"), encoding="utf-8") as f:
+        helpers = set(re.findall(r"^([a-z_]+)\(\) \{", f.read(), re.M))
+    failures = []
+    for name in sorted(os.listdir(TEST_ENV)):
+        if not name.endswith(".sh") or name == "common.sh":
+            continue
+        path = os.path.join("scripts/test-env", name)
+        with open(os.path.join(TEST_ENV, name), encoding="utf-8") as f:
+            for n, line in enumerate(f, 1):
+                code = line.split("#", 1)[0] if line.lstrip().startswith("#") else line
+                m = re.match(r"\s*([a-z_]+)\(\) \{", code)
+                if m and m.group(1) in helpers:
+                    failures.append(f"{path}:{n}: defines {m.group(1)}, a helper of common.sh (use that one)")
+                for pattern, helper in TEST_ENV_IDIOMS:
+                    if pattern.search(code):
+                        failures.append(f"{path}:{n}: `{pattern.pattern}`: common.sh's {helper} does that")
+    return failures
+
+
 def main() -> int:
     host = next(
         line.split(":", 1)[1].strip()
@@ -362,6 +399,7 @@ def main() -> int:
             failures.append(
                 f"{crate}/{rel}:{','.join(map(str, lines))}: a REST path literal: {REST_PATH_WHY}"
             )
+    failures += test_env_failures()
     for crate, dep in sorted(set(KNOWN) - found):
         failures.append(
             f"{crate} no longer depends on {dep}: delete its entry from KNOWN in {sys.argv[0]}"

@@ -8,8 +8,11 @@
 # The cache is reused across runs (VNFM_HELM_VENV overrides its place); progress goes to
 # stderr so stdout is only the path.
 set -euo pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=scripts/test-env/common.sh
+. "$HERE/common.sh"
 VERSION="${HELM_PYTHON_SDK_VERSION:-0.2.2}"
-VENV="${VNFM_HELM_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/vnfm/helm-python-sdk-$VERSION}"
+VENV="${VNFM_HELM_VENV:-$VNFM_CACHE/helm-python-sdk-$VERSION}"
 
 find_lib() {
   find "$VENV" -path '*/helm_python/lib/libhelm_c.so' -print -quit 2>/dev/null || true
@@ -18,12 +21,8 @@ find_lib() {
 LIB=$(find_lib)
 if [ -z "$LIB" ]; then
   echo "installing helm-python-sdk $VERSION into $VENV" >&2
-  python3 -m venv "$VENV" >&2
-  "$VENV/bin/pip" install --quiet --disable-pip-version-check "helm-python-sdk==$VERSION" >&2
+  venv_install "$VENV" "helm-python-sdk==$VERSION"
   LIB=$(find_lib)
 fi
-if [ -z "$LIB" ]; then
-  echo "helm-python-sdk $VERSION did not provide libhelm_c.so" >&2
-  exit 1
-fi
-echo "$LIB"
+[ -n "$LIB" ] || die "helm-python-sdk $VERSION did not provide libhelm_c.so"
+print_var helm VNFM_HELM_C_LIB "$LIB"

@@ -19,13 +19,8 @@
 #   VNFM_KEYCLOAK_JAVA   the Java (21 or later) to run it with (default: Temurin 25 at
 #                        /usr/lib/jvm/temurin-25-jdk-amd64, else the first JDK >= 21 there)
 #
-# `start` prints:
-#   VNFM_TEST_KEYCLOAK_URL             http://127.0.0.1:<port>, Keycloak's base URL
-#   VNFM_TEST_KEYCLOAK_ISSUER          <base>/realms/vnfm, the realm's issuer
-#   VNFM_TEST_KEYCLOAK_ADMIN_PASSWORD  the password of the master realm's `admin` (admin REST API)
-#   VNFM_TEST_KEYCLOAK_TLS_URL         https://127.0.0.1:<port>, the same Keycloak over HTTPS,
-#                                      asking clients for a certificate (mutual TLS, optional)
-#   VNFM_TEST_KEYCLOAK_DIR             the working directory, holding
+# `start` prints the variables of services.tsv's service `keycloak`; VNFM_TEST_KEYCLOAK_DIR,
+# the working directory, holds
 #     clients.json     {"<client id>": "<secret>"} of every confidential client below
 #     client-key.pem   the private key (RSA, PKCS#8) of the private_key_jwt client `vnfm-pkjwt`,
 #                      registered with kid `vnfm-pkjwt-1`
@@ -67,11 +62,10 @@ set -euo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=scripts/test-env/common.sh
-# die, log_tail, need_dir
 . "$HERE/common.sh"
 DIR="${VNFM_KEYCLOAK_DIR:-}"
 VERSION=26.7.3
-CACHE="${VNFM_KEYCLOAK_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/vnfm/keycloak}"
+CACHE="${VNFM_KEYCLOAK_CACHE:-$VNFM_CACHE/keycloak}"
 HOME_DIR="$CACHE/keycloak-$VERSION"
 REALM=vnfm
 
@@ -100,71 +94,37 @@ fetch() {
         return
     fi
     command -v mvn >/dev/null || die "Maven (mvn) is needed to fetch Keycloak $VERSION from Maven Central"
-    local work started java
-    mkdir -p "$CACHE"
-    work=$(mktemp -d "$CACHE/fetch.XXXXXX")
-    started=$(date +%s)
+    local java
+    cache_work "$CACHE" fetch
     echo "keycloak.sh: fetching org.keycloak:keycloak-quarkus-dist:$VERSION from Maven Central into $CACHE" >&2
     # A Maven repository of its own, deleted afterwards: only the archive is kept.
-    if ! mvn -B -q dependency:copy "-Dartifact=org.keycloak:keycloak-quarkus-dist:$VERSION:tar.gz" \
-        "-DoutputDirectory=$work" "-Dmaven.repo.local=$work/m2" >"$work/mvn.log" 2>&1; then
-        tail -n 40 "$work/mvn.log" >&2
-        rm -rf "$work"
-        die "fetching Keycloak $VERSION from Maven Central failed; the log's end is above"
-    fi
-    tar -xzf "$work/keycloak-quarkus-dist-$VERSION.tar.gz" -C "$work"
+    work_run mvn.log "fetching Keycloak $VERSION from Maven Central failed" \
+        mvn -B -q dependency:copy "-Dartifact=org.keycloak:keycloak-quarkus-dist:$VERSION:tar.gz" \
+        "-DoutputDirectory=$WORK" "-Dmaven.repo.local=$WORK/m2"
+    tar -xzf "$WORK/keycloak-quarkus-dist-$VERSION.tar.gz" -C "$WORK"
     rm -rf "$HOME_DIR"
-    mv "$work/keycloak-$VERSION" "$HOME_DIR"
-    rm -rf "$work"
+    mv "$WORK/keycloak-$VERSION" "$HOME_DIR"
+    rm -rf "$WORK/m2" "$WORK/keycloak-quarkus-dist-$VERSION.tar.gz"
     java=$(find_java)
     # Development mode's build step ("augmentation": Keycloak's build-time options, here the
     # health endpoints), done here once rather than by the first start. `kc.sh build` refuses
-    # the dev profile, so start-dev runs until the build is done (it then starts the server
-    # in a new JVM, which is stopped at once).
-    local build="$CACHE/build.$$"
-    mkdir -p "$build"
-    JAVA_HOME=$(dirname "$(dirname "$java")") KC_BOOTSTRAP_ADMIN_USERNAME=admin \
-        KC_BOOTSTRAP_ADMIN_PASSWORD=unused setsid "$HOME_DIR/bin/kc.sh" start-dev \
+    # the dev profile, so start-dev runs (as the process `build` of the work directory) until
+    # the build is done (it then starts the server in a new JVM, which is stopped at once).
+    local DIR=$WORK
+    spawn build env JAVA_HOME="$(dirname "$(dirname "$java")")" KC_BOOTSTRAP_ADMIN_USERNAME=admin \
+        KC_BOOTSTRAP_ADMIN_PASSWORD=unused "$HOME_DIR/bin/kc.sh" start-dev \
         --http-host=127.0.0.1 --http-port=0 --http-management-port=0 --health-enabled=true \
-        "--db-url=jdbc:h2:file:$build/h2/keycloakdb;NON_KEYWORDS=VALUE" \
-        >"$build/log" 2>&1 </dev/null &
-    local pid=$! built=""
-    for _ in $(seq 1200); do
-        if grep -qs "Running the server in development mode" "$build/log"; then
-            built=yes
-            break
-        fi
-        kill -0 "$pid" 2>/dev/null || break
-        sleep 0.25
-    done
-    kill -TERM -- "-$pid" 2>/dev/null || true
-    wait "$pid" 2>/dev/null || true
-    if [[ -z "$built" ]]; then
-        tail -n 40 "$build/log" >&2
-        rm -rf "$build"
+        "--db-url=jdbc:h2:file:$WORK/h2/keycloakdb;NON_KEYWORDS=VALUE"
+    if ! (wait_for "Keycloak's build step" 300 build grep -qs "Running the server in development mode" "$WORK/build.log"); then
+        stop_processes build
+        work_done
         die "Keycloak's build step failed; the log's end is above"
     fi
-    rm -rf "$build" "$HOME_DIR/data"
+    stop_processes build
+    work_done
+    rm -rf "$HOME_DIR/data"
     touch "$HOME_DIR/.vnfm-ready"
-    echo "keycloak.sh: Keycloak $VERSION fetched and built in $(($(date +%s) - started)) s ($(du -sh "$HOME_DIR" | cut -f1))" >&2
-}
-
-alive() {
-    [[ -f "$DIR/keycloak.pid" ]] && kill -0 "$(cat "$DIR/keycloak.pid")" 2>/dev/null
-}
-
-# Waits until the master realm's metadata answers.
-wait_ready() {
-    local url=$1
-    for _ in $(seq 480); do
-        if curl -sf -o /dev/null "$url/realms/master/.well-known/openid-configuration"; then
-            return 0
-        fi
-        alive || { log_tail keycloak.log; die "Keycloak exited while starting"; }
-        sleep 0.25
-    done
-    log_tail keycloak.log
-    die "Keycloak did not answer at $url within 120 s"
+    echo "keycloak.sh: Keycloak $VERSION fetched and built in $WORK_SECONDS s ($(du -sh "$HOME_DIR" | cut -f1))" >&2
 }
 
 # The admin REST API: `admin METHOD PATH [JSON]`, with the master admin's token.
@@ -329,25 +289,11 @@ setup_realm() {
     key_provider eddsa eddsa-generated 80 eddsaEllipticCurveKey Ed25519
 }
 
-write_env() {
-    cat >"$DIR/env" <<EOF
-export VNFM_TEST_KEYCLOAK_URL=$BASE
-export VNFM_TEST_KEYCLOAK_ISSUER=$BASE/realms/$REALM
-export VNFM_TEST_KEYCLOAK_TLS_URL=$TLS_BASE
-export VNFM_TEST_KEYCLOAK_ADMIN_PASSWORD=$ADMIN_PASSWORD
-export VNFM_TEST_KEYCLOAK_DIR=$DIR
-EOF
-    chmod 600 "$DIR/env"
-}
-
 start() {
     need_dir VNFM_KEYCLOAK_DIR
-    if [[ -f "$DIR/env" ]] && alive; then
-        cat "$DIR/env"
-        return
-    fi
+    running_env keycloak && return
     fetch
-    stop_process
+    stop_processes -w 15 keycloak
     rm -rf "${DIR:?}/h2" "$DIR/tx" "$DIR/keycloak.log" "$DIR/env"
     local java port mgmt tls started
     java=$(find_java)
@@ -357,45 +303,37 @@ start() {
     tls_material "$(dirname "$java")/keytool"
     ADMIN_PASSWORD=$(python3 -c 'import secrets; print(secrets.token_urlsafe(18))')
     started=$(date +%s)
-    # Its own session, so `stop` ends it with its whole process group. The database and the
-    # transaction log are this directory's; the distribution in the cache is only read.
-    JAVA_HOME=$(dirname "$(dirname "$java")") \
+    # The database and the transaction log are this directory's; the distribution in the cache
+    # is only read.
+    spawn keycloak env JAVA_HOME="$(dirname "$(dirname "$java")")" \
         JAVA_OPTS_KC_HEAP="-Xms64m -Xmx512m" \
         JAVA_OPTS_APPEND="-XX:TieredStopAtLevel=1 -Dquarkus.transaction-manager.object-store.directory=$DIR/tx" \
         KC_BOOTSTRAP_ADMIN_USERNAME=admin KC_BOOTSTRAP_ADMIN_PASSWORD="$ADMIN_PASSWORD" \
-        setsid "$HOME_DIR/bin/kc.sh" start-dev \
+        "$HOME_DIR/bin/kc.sh" start-dev \
         --http-host=127.0.0.1 --http-port="$port" --http-management-port="$mgmt" \
         --https-port="$tls" --https-certificate-file="$DIR/tls/server.pem" \
         --https-certificate-key-file="$DIR/tls/server.key" --https-client-auth=request \
         --https-trust-store-file="$DIR/tls/truststore.p12" --https-trust-store-password=vnfm-test \
         --https-trust-store-type=PKCS12 \
         --health-enabled=true \
-        "--db-url=jdbc:h2:file:$DIR/h2/keycloakdb;NON_KEYWORDS=VALUE" \
-        >>"$DIR/keycloak.log" 2>&1 </dev/null &
-    echo $! >"$DIR/keycloak.pid"
-    wait_ready "$BASE"
+        "--db-url=jdbc:h2:file:$DIR/h2/keycloakdb;NON_KEYWORDS=VALUE"
+    # Ready when the master realm's metadata answers.
+    wait_for "Keycloak answering at $BASE" 120 keycloak http_ok "$BASE/realms/master/.well-known/openid-configuration"
     setup_realm || { log_tail keycloak.log; die "setting up the realm $REALM failed"; }
-    write_env
+    write_env keycloak \
+        VNFM_TEST_KEYCLOAK_URL="$BASE" \
+        VNFM_TEST_KEYCLOAK_ISSUER="$BASE/realms/$REALM" \
+        VNFM_TEST_KEYCLOAK_TLS_URL="$TLS_BASE" \
+        VNFM_TEST_KEYCLOAK_ADMIN_PASSWORD="$ADMIN_PASSWORD" \
+        VNFM_TEST_KEYCLOAK_DIR="$DIR"
+    chmod 600 "$DIR/env"
     echo "keycloak.sh: Keycloak $VERSION at $BASE (realm $REALM) ready in $(($(date +%s) - started)) s" >&2
     cat "$DIR/env"
 }
 
-stop_process() {
-    [[ -f "$DIR/keycloak.pid" ]] || return 0
-    local pid
-    pid=$(cat "$DIR/keycloak.pid")
-    kill -TERM -- "-$pid" 2>/dev/null || true
-    for _ in $(seq 60); do
-        kill -0 -- "-$pid" 2>/dev/null || break
-        sleep 0.25
-    done
-    kill -KILL -- "-$pid" 2>/dev/null || true
-    rm -f "$DIR/keycloak.pid"
-}
-
 stop() {
     need_dir VNFM_KEYCLOAK_DIR
-    stop_process
+    stop_processes -w 15 keycloak
     rm -rf "${DIR:?}"
 }
 

@@ -21,19 +21,8 @@
 #                          (default 2s): a lifecycle operation that completes before its pods are
 #                          Ready is then visible to the tests
 #
-# `start` prints:
-#   KUBECONFIG                       a kubeconfig whose context is the cluster administrator
-#   VNFM_TEST_KUBE_SERVER            https://127.0.0.1:<port>
-#   VNFM_TEST_KUBE_CA_FILE           the PEM CA certificate the server's certificate chains to
-#   VNFM_TEST_KUBE_TOKEN_FILE        a bearer token of a user in the group system:masters
-#   VNFM_TEST_KUBE_NS_TOKEN_FILE     a bearer token of a user that is `admin` of one namespace only
-#   VNFM_TEST_KUBE_NS                that namespace
-#   VNFM_TEST_KUBE_READY_DELAY_MS    the pods' readiness delay in milliseconds
-#   VNFM_TEST_KUBE_VERSION           the control plane's version (e.g. v1.37.2)
-#   VNFM_TEST_KUBE_FAILING_IMAGE     a container image whose simulated pods stay in ImagePullBackOff
-#   VNFM_TEST_KUBE_DIR               the working directory (logs: *.log)
-#   VNFM_TEST_KUBE_AUDIT_LOG         the API server's audit log (JSON lines, level Metadata) of
-#                                    every request but the control plane's and KWOK's own
+# `start` prints the variables of services.tsv's service `kubernetes` (KUBECONFIG and
+# VNFM_TEST_KUBE_*).
 #
 # Simulated pods (KWOK stages, kubernetes/kwok-stages.yaml): every pod becomes Running and,
 # after VNFM_KUBE_READY_DELAY, Ready; a pod of a Job (restartPolicy Never or OnFailure)
@@ -55,14 +44,13 @@ set -euo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=scripts/test-env/common.sh
-# die, log_tail, need_dir
 . "$HERE/common.sh"
 MODDIR="$HERE/kubernetes"
 DIR="${VNFM_KUBE_DIR:-}"
 KUBE_VERSION=$(awk '$1 == "k8s.io/kubernetes" { print $2; exit }' "$MODDIR/go.mod")
 GO_TOOLCHAIN=$(awk '$1 == "toolchain" { print $2; exit }' "$MODDIR/go.mod")
 KWOK_VERSION=v0.8.0
-CACHE="${VNFM_KUBE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/vnfm/kubernetes}"
+CACHE="${VNFM_KUBE_CACHE:-$VNFM_CACHE/kubernetes}"
 BIN="$CACHE/$KUBE_VERSION-kwok-$KWOK_VERSION"
 ETCD=/usr/bin/etcd
 READY_DELAY="${VNFM_KUBE_READY_DELAY:-2s}"
@@ -79,91 +67,39 @@ build() {
         echo "kubernetes.sh: Kubernetes $KUBE_VERSION and KWOK $KWOK_VERSION from $BIN" >&2
         return
     fi
-    command -v go >/dev/null || die "Go is needed to build Kubernetes $KUBE_VERSION (install golang-go or go.dev/dl)"
-    local work started minor
-    mkdir -p "$CACHE"
-    work=$(mktemp -d "$CACHE/build.XXXXXX")
-    started=$(date +%s)
+    go_work "$CACHE" "Kubernetes $KUBE_VERSION"
+    local minor
     minor=${KUBE_VERSION#v1.}
     minor=${minor%%.*}
     echo "kubernetes.sh: building Kubernetes $KUBE_VERSION and KWOK $KWOK_VERSION with $GO_TOOLCHAIN into $BIN (5 to 30 minutes on 2 cores)" >&2
-    # Own Go caches, deleted afterwards: the build needs several GB of them and they serve no
-    # later run (the binaries are kept).
-    local goenv=(env GOTOOLCHAIN="$GO_TOOLCHAIN" GOCACHE="$work/go-build" GOMODCACHE="$work/mod"
-        GOFLAGS=-buildvcs=false CGO_ENABLED=0 GOWORK=off)
+    local goenv=("${GO_ENV[@]}" GOTOOLCHAIN="$GO_TOOLCHAIN")
     local ldflags="-s -w -X k8s.io/component-base/version.gitVersion=$KUBE_VERSION
         -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$minor
         -X k8s.io/component-base/version.gitTreeState=clean"
-    if ! (cd "$MODDIR" && "${goenv[@]}" go build -trimpath -ldflags "$ldflags" -o "$work/bin/" \
+    local failed="building Kubernetes $KUBE_VERSION or KWOK $KWOK_VERSION failed (Go $GO_TOOLCHAIN through the module proxy)"
+    work_run build.log "$failed" "${goenv[@]}" go -C "$MODDIR" build -trimpath -ldflags "$ldflags" -o "$WORK/bin/" \
         k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager \
-        k8s.io/kubernetes/cmd/kube-scheduler) >"$work/build.log" 2>&1 ||
-        ! "${goenv[@]}" GOBIN="$work/bin" go install -trimpath -ldflags "-s -w" \
-            "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION" >>"$work/build.log" 2>&1; then
-        tail -n 40 "$work/build.log" >&2
-        chmod -R u+w "$work" 2>/dev/null || true
-        rm -rf "$work"
-        die "building Kubernetes $KUBE_VERSION or KWOK $KWOK_VERSION failed (Go $GO_TOOLCHAIN through the module proxy); the log's end is above"
-    fi
+        k8s.io/kubernetes/cmd/kube-scheduler
+    work_run build.log "$failed" "${goenv[@]}" GOBIN="$WORK/bin" go install -trimpath -ldflags "-s -w" \
+        "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION"
     # KWOK's own stages of simulated nodes (Ready at once, status and lease kept fresh as a
     # kubelet does), from its module; the pods' stages are ours (kubernetes/kwok-pod-stages.yaml).
-    local stages="$work/mod/sigs.k8s.io/kwok@$KWOK_VERSION/kustomize/stage/node"
-    mkdir -p "$work/bin/stages"
-    cp "$stages/fast/node-initialize.yaml" "$stages/heartbeat-with-lease/node-heartbeat-with-lease.yaml" \
-        "$work/bin/stages/" || die "KWOK $KWOK_VERSION has no node stages at $stages"
-    chmod u+w "$work/bin/stages/"*
-    touch "$work/bin/stages/$NODE_STAGES_OK"
-    local caches
-    caches=$(du -sh "$work/go-build" "$work/mod" 2>/dev/null | awk '{printf "%s %s, ", $2, $1}')
+    local stages="$WORK/mod/sigs.k8s.io/kwok@$KWOK_VERSION/kustomize/stage/node"
+    mkdir -p "$WORK/bin/stages"
+    work_run build.log "KWOK $KWOK_VERSION has no node stages at $stages" \
+        cp "$stages/fast/node-initialize.yaml" "$stages/heartbeat-with-lease/node-heartbeat-with-lease.yaml" \
+        "$WORK/bin/stages/"
+    chmod u+w "$WORK/bin/stages/"*
+    touch "$WORK/bin/stages/$NODE_STAGES_OK"
     rm -rf "$BIN"
-    mv "$work/bin" "$BIN"
-    # The module cache is read-only by design.
-    chmod -R u+w "$work" 2>/dev/null || true
-    rm -rf "$work"
-    echo "kubernetes.sh: built Kubernetes $KUBE_VERSION and KWOK $KWOK_VERSION in $(($(date +%s) - started)) s; binaries $(du -sh "$BIN" | cut -f1), Go caches deleted (${caches%, })" >&2
-}
-
-# Installs Debian's etcd-server when etcd is missing.
-ensure_etcd() {
-    [[ -x "$ETCD" ]] && return 0
-    [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null ||
-        die "$ETCD missing: install the Debian package etcd-server"
-    echo "kubernetes.sh: installing etcd-server with apt-get" >&2
-    local install=(apt-get install -y -qq --no-install-recommends etcd-server)
-    DEBIAN_FRONTEND=noninteractive "${install[@]}" >&2 ||
-        { apt-get update -qq >&2 && DEBIAN_FRONTEND=noninteractive "${install[@]}" >&2; }
-    [[ -x "$ETCD" ]] || die "the package etcd-server did not install $ETCD"
-}
-
-# Starts "$@" in its own session (so `stop` can end it with its whole process group) and
-# records the pid in $DIR/<name>.pid.
-spawn() {
-    local name=$1
-    shift
-    setsid "$@" >>"$DIR/$name.log" 2>&1 </dev/null &
-    echo $! >"$DIR/$name.pid"
-}
-
-alive() {
-    local f="$DIR/$1.pid"
-    [[ -f "$f" ]] && kill -0 "$(cat "$f")" 2>/dev/null
+    mv "$WORK/bin" "$BIN"
+    work_done
+    echo "kubernetes.sh: built Kubernetes $KUBE_VERSION and KWOK $KWOK_VERSION in $WORK_SECONDS s; binaries $(du -sh "$BIN" | cut -f1), Go caches deleted ($WORK_CACHES)" >&2
 }
 
 # curl against the API server as the administrator.
 api() {
     curl -sS --max-time 10 --cacert "$DIR/pki/ca.crt" -H "Authorization: Bearer $(cat "$DIR/admin.token")" "$@"
-}
-
-# Waits until `check` succeeds, failing when `name` exits or `tries` quarter seconds pass.
-wait_for() {
-    local what=$1 name=$2 tries=$3
-    shift 3
-    for _ in $(seq "$tries"); do
-        "$@" >/dev/null 2>&1 && return 0
-        alive "$name" || { log_tail "$name.log"; die "$name exited while waiting for $what"; }
-        sleep 0.25
-    done
-    log_tail "$name.log"
-    die "$what: not within $((tries / 4)) s (logs in $DIR)"
 }
 
 etcd_healthy() {
@@ -290,36 +226,16 @@ create_scoped_namespace() {
         die "could not bind the namespace-scoped user to admin of $SCOPED_NS"
 }
 
-write_env() {
-    cat >"$DIR/env" <<EOF
-export KUBECONFIG=$DIR/admin.kubeconfig
-export VNFM_TEST_KUBE_SERVER=https://127.0.0.1:$API_PORT
-export VNFM_TEST_KUBE_CA_FILE=$DIR/pki/ca.crt
-export VNFM_TEST_KUBE_TOKEN_FILE=$DIR/admin.token
-export VNFM_TEST_KUBE_NS_TOKEN_FILE=$DIR/namespaced.token
-export VNFM_TEST_KUBE_NS=$SCOPED_NS
-export VNFM_TEST_KUBE_READY_DELAY_MS=$READY_MS
-export VNFM_TEST_KUBE_FAILING_IMAGE=$FAILING_IMAGE
-export VNFM_TEST_KUBE_VERSION=$KUBE_VERSION
-export VNFM_TEST_KUBE_DIR=$DIR
-export VNFM_TEST_KUBE_AUDIT_LOG=$DIR/audit.log
-EOF
-}
-
 SCOPED_NS=vnfm-test-scoped
 # Pods with this image stay in ImagePullBackOff.
 FAILING_IMAGE=registry.invalid/vnfm-test/image:does-not-exist
 
 start() {
     need_dir VNFM_KUBE_DIR
-    if [[ -f "$DIR/env" ]] && alive etcd && alive kube-apiserver && alive kube-controller-manager &&
-        alive kube-scheduler && alive kwok; then
-        cat "$DIR/env"
-        return
-    fi
+    running_env etcd kube-apiserver kube-controller-manager kube-scheduler kwok && return
     build
-    ensure_etcd
-    stop_processes
+    need_program "$ETCD" --no-install-recommends etcd-server
+    stop_processes kwok kube-scheduler kube-controller-manager kube-apiserver etcd
     rm -rf "${DIR:?}/etcd-data" "$DIR"/*.log "$DIR/env"
     local started
     started=$(date +%s.%N)
@@ -360,7 +276,7 @@ EOF
         --listen-peer-urls="http://127.0.0.1:$PEER_PORT" --initial-advertise-peer-urls="http://127.0.0.1:$PEER_PORT" \
         --initial-cluster="vnfm-test=http://127.0.0.1:$PEER_PORT" --listen-metrics-urls= \
         --quota-backend-bytes=2147483648 --snapshot-count=10000
-    wait_for "etcd answering /health on port $ETCD_PORT" etcd 120 etcd_healthy
+    wait_for "etcd answering /health on port $ETCD_PORT" 30 etcd etcd_healthy
 
     # Debian's etcd 3.4 cannot report watch progress, so the API server cannot serve the
     # streaming lists (WatchList) client-go asks for first, and answered them with a watch that
@@ -384,7 +300,7 @@ EOF
         --audit-policy-file="$DIR/audit-policy.yaml" --audit-log-path="$DIR/audit.log" \
         --audit-log-format=json --audit-log-mode=blocking --audit-log-maxsize=500 --audit-log-maxbackup=1 \
         --profiling=false
-    wait_for "kube-apiserver answering /readyz with ok on port $API_PORT" kube-apiserver 480 api_ready
+    wait_for "kube-apiserver answering /readyz with ok on port $API_PORT" 120 kube-apiserver api_ready
 
     spawn kube-controller-manager env KUBE_FEATURE_WatchListClient=false "$BIN/kube-controller-manager" \
         --kubeconfig="$DIR/controller-manager.kubeconfig" \
@@ -405,38 +321,33 @@ EOF
         --cidr=10.0.0.0/12 --node-ip=127.0.0.1
     create_nodes
     create_scoped_namespace
-    wait_for "the simulated nodes becoming Ready" kwok 240 nodes_ready
+    wait_for "the simulated nodes becoming Ready" 60 kwok nodes_ready
     # Pods are refused until their namespace's default ServiceAccount exists, which the
     # controller-manager creates.
-    wait_for "the controller-manager creating the default ServiceAccount" kube-controller-manager 480 default_service_account
-    alive kube-scheduler || { log_tail kube-scheduler.log; die "kube-scheduler exited"; }
-    write_env
+    wait_for "the controller-manager creating the default ServiceAccount" 120 kube-controller-manager default_service_account
+    check_alive kube-scheduler
+    write_env kubernetes \
+        KUBECONFIG="$DIR/admin.kubeconfig" \
+        VNFM_TEST_KUBE_SERVER="https://127.0.0.1:$API_PORT" \
+        VNFM_TEST_KUBE_CA_FILE="$DIR/pki/ca.crt" \
+        VNFM_TEST_KUBE_TOKEN_FILE="$DIR/admin.token" \
+        VNFM_TEST_KUBE_NS_TOKEN_FILE="$DIR/namespaced.token" \
+        VNFM_TEST_KUBE_NS="$SCOPED_NS" \
+        VNFM_TEST_KUBE_READY_DELAY_MS="$READY_MS" \
+        VNFM_TEST_KUBE_FAILING_IMAGE="$FAILING_IMAGE" \
+        VNFM_TEST_KUBE_VERSION="$KUBE_VERSION" \
+        VNFM_TEST_KUBE_DIR="$DIR" \
+        VNFM_TEST_KUBE_AUDIT_LOG="$DIR/audit.log"
     local version
     version=$(api "https://127.0.0.1:$API_PORT/version" | python3 -c 'import json, sys; print(json.load(sys.stdin)["gitVersion"])')
     echo "kubernetes.sh: Kubernetes $version (kube-apiserver, kube-controller-manager, kube-scheduler; etcd $("$ETCD" --version | awk '/etcd Version/ {print $3}'); KWOK $KWOK_VERSION, pods Ready ${READY_MS} ms after they run) at https://127.0.0.1:$API_PORT, up in $(python3 -c "import sys; print(round(float(sys.argv[2]) - float(sys.argv[1]), 1))" "$started" "$(date +%s.%N)") s; logs in $DIR" >&2
     cat "$DIR/env"
 }
 
-stop_processes() {
-    local name pid
-    # Clients first, etcd last.
-    for name in kwok kube-scheduler kube-controller-manager kube-apiserver etcd; do
-        [[ -f "$DIR/$name.pid" ]] || continue
-        pid=$(cat "$DIR/$name.pid")
-        # Each component runs in its own session: end the whole process group.
-        kill -TERM -- "-$pid" 2>/dev/null || true
-        for _ in $(seq 40); do
-            kill -0 -- "-$pid" 2>/dev/null || break
-            sleep 0.25
-        done
-        kill -KILL -- "-$pid" 2>/dev/null || true
-        rm -f "$DIR/$name.pid"
-    done
-}
-
 stop() {
     need_dir VNFM_KUBE_DIR
-    stop_processes
+    # Clients first, etcd last.
+    stop_processes kwok kube-scheduler kube-controller-manager kube-apiserver etcd
     rm -rf "${DIR:?}"
 }
 

@@ -1,7 +1,8 @@
+# shellcheck shell=bash
 # Sourced by scripts/test-env/openstack.sh: Cinder of the test cloud (cinder-api, -scheduler
 # and -volume of the same release as the other services). Uses the variables and helpers of
 # openstack.sh and openstack-services.sh (DIR, VENV, SITE, HERE, the *_PORT and *_PW
-# variables, spawn, manage, pg_url, authtoken_section, serve_wsgi, die).
+# variables, manage, pg_url, authtoken_section, service_auth_section, serve_wsgi) and common.sh.
 #
 # What differs from a production cloud (docs/openstack.md has the full list): the volume
 # backend is `vnfm_cinder_backend.ImageRecordingDriver` (next to this file), Cinder's own fake
@@ -12,7 +13,7 @@
 
 # qemu-img: Cinder inspects a downloaded image with it before copying it to a volume.
 ensure_qemu_img() {
-    command -v qemu-img >/dev/null || ensure_debian_package qemu-utils
+    need_program qemu-img qemu-utils
 }
 
 write_cinder_conf() {
@@ -56,17 +57,7 @@ heartbeat_timeout_threshold = 0
 backend_url = file://$DIR/cinder/state
 EOF
         authtoken_section cinder
-        cat <<EOF
-[nova]
-auth_type = password
-auth_url = http://127.0.0.1:$KS_PORT/v3
-username = nova
-password = $SVC_PW
-project_name = service
-user_domain_name = Default
-project_domain_name = Default
-region_name = RegionOne
-EOF
+        service_auth_section nova nova
     } >"$DIR/cinder/cinder.conf"
 }
 
@@ -77,10 +68,7 @@ cinder_db() {
 
 run_cinder() {
     local conf="$DIR/cinder/cinder.conf"
-    spawn cinder-api "$VENV/bin/uwsgi" --http "127.0.0.1:$CINDER_PORT" --http-keepalive --http-timeout 300 \
-        --wsgi-file "$SITE/cinder/wsgi/api.py" --pyargv "--config-file $conf" \
-        --master --processes 2 --threads 1 --die-on-term --need-app --disable-logging \
-        --hook-master-start "unix_signal:15 gracefully_kill_them_all"
+    serve_wsgi cinder-api "$CINDER_PORT" 2 --wsgi-file "$SITE/cinder/wsgi/api.py" --pyargv "--config-file $conf"
     spawn cinder-scheduler "$VENV/bin/cinder-scheduler" --config-file "$conf"
     # The backend module lives next to this script.
     spawn cinder-volume env PYTHONPATH="$HERE" "$VENV/bin/cinder-volume" --config-file "$conf"
@@ -92,16 +80,12 @@ cinder_up() { cinder_db && run_cinder; }
 # Waits until Cinder's API answers and its volume service is up (the scheduler then places
 # volumes on it).
 wait_cinder() {
-    wait_port "$CINDER_PORT" cinder-api cinder-api
-    local name i
-    for name in cinder-scheduler cinder-volume; do
-        alive "$name" || { log_tail "$name.log"; die "$name exited while starting"; }
-    done
-    for i in $(seq 240); do
-        "$VENV/bin/cinder-manage" --config-file "$DIR/cinder/cinder.conf" service list \
-            2>/dev/null | grep -q "cinder-volume .*enabled *:-)" && return 0
-        alive cinder-volume || { log_tail cinder-volume.log; die "cinder-volume exited while starting"; }
-        [[ $i -lt 240 ]] || { log_tail cinder-volume.log; die "cinder-volume did not report in time"; }
-        sleep 0.5
-    done
+    wait_port cinder-api "$CINDER_PORT"
+    check_alive cinder-scheduler cinder-volume
+    wait_for "cinder-volume reporting up" 600 cinder-volume cinder_volume_up
+}
+
+cinder_volume_up() {
+    "$VENV/bin/cinder-manage" --config-file "$DIR/cinder/cinder.conf" service list 2>/dev/null |
+        grep -q "cinder-volume .*enabled *:-)"
 }

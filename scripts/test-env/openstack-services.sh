@@ -1,7 +1,8 @@
+# shellcheck shell=bash
 # Sourced by scripts/test-env/openstack.sh: Placement, Glance, Neutron and Nova of the test
 # cloud (configuration, database schemas, processes) and the resources every test expects
 # (flavours, an image, shared external networks). Uses the variables and helpers of
-# openstack.sh (DIR, VENV, SITE, the *_PORT and *_PW variables, spawn, wait_port, log_tail, die).
+# openstack.sh (DIR, VENV, SITE, the *_PORT and *_PW variables) and common.sh.
 #
 # What differs from a production cloud, and why (docs/openstack.md has the full list):
 # - nova-compute runs Nova's own `fake.FakeDriver` (servers are rows and state, no guest runs);
@@ -46,16 +47,7 @@ EOF
 # d553edeb540f runs `ALTER TABLE tags CONVERT TO CHARACTER SET utf8mb4`, a syntax error on
 # PostgreSQL). The server comes from Debian's mariadb-server, installed when missing.
 ensure_mariadb() {
-    [[ -x /usr/sbin/mariadbd ]] || ensure_debian_package mariadb-server
-}
-
-# Installs Debian package $1 with apt-get (the services' own programs come from PyPI).
-ensure_debian_package() {
-    [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null ||
-        die "$1 is not installed and apt-get cannot install it (needs root)"
-    echo "openstack.sh: installing $1 with apt-get" >&2
-    apt-get update -qq >&2
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$1" >&2
+    need_program /usr/sbin/mariadbd mariadb-server
 }
 
 start_mariadb() {
@@ -71,7 +63,7 @@ start_mariadb() {
         --bind-address=127.0.0.1 --port="$MY_PORT" --socket="$base/mysqld.sock" \
         --pid-file="$base/mysqld.pid" --skip-name-resolve --innodb-flush-log-at-trx-commit=0 \
         --innodb-buffer-pool-size=64M --max-connections=300 --log-error="$DIR/mariadb.log"
-    wait_port "$MY_PORT" MariaDB mariadb 120
+    wait_port mariadb "$MY_PORT"
     manage mariadb-install /usr/bin/mariadb --no-defaults -S "$base/mysqld.sock" -u root -e \
         "CREATE DATABASE neutron CHARACTER SET utf8mb4; CREATE USER 'neutron'@'127.0.0.1' IDENTIFIED BY '$SVC_PW'; GRANT ALL ON neutron.* TO 'neutron'@'127.0.0.1';"
 }
@@ -90,16 +82,27 @@ manage() {
     }
 }
 
-# Serves a WSGI application with uwsgi: $1 name (log, pid), $2 port, $3 wsgi file, then
-# environment assignments for it. One thread per process (as for Keystone). The HTTP router
-# waits 5 minutes for an answer (uwsgi's default is 60 s): on a loaded 2-core machine Nova's
-# POST /servers took longer, the router dropped it, and Heat sent the request again (a second
-# server on the same port: `PortInUse`).
+# serve_wsgi NAME PORT PROCESSES UWSGI-ARGS... [-- VAR=VALUE...]: serves a WSGI application
+# (UWSGI-ARGS: `--wsgi-file FILE` and the like) with uwsgi on 127.0.0.1:PORT as the process
+# NAME (spawn), in PROCESSES processes, with the environment assignments after `--`.
+# `--http` (not `--http-socket`): uwsgi's HTTP router keeps connections alive properly. One
+# thread per process: with two threads, concurrent requests of one Keystone 30 process see
+# each other's token roles (a service-only user's application credential was refused for
+# lacking the admin's "member" role, in 5-10% of concurrent creations); the other services'
+# request contexts would leak between threads likewise. The HTTP router waits 5 minutes for an
+# answer (uwsgi's default is 60 s): on a loaded 2-core machine Nova's POST /servers took
+# longer, the router dropped it, and Heat sent the request again (a second server on the same
+# port: `PortInUse`).
 serve_wsgi() {
-    local name=$1 port=$2 file=$3
+    local name=$1 port=$2 processes=$3 app=()
     shift 3
+    while (($#)) && [[ $1 != -- ]]; do
+        app+=("$1")
+        shift
+    done
+    (($#)) && shift
     spawn "$name" env "$@" "$VENV/bin/uwsgi" --http "127.0.0.1:$port" --http-keepalive --http-timeout 300 \
-        --wsgi-file "$file" --master --processes 2 --threads 1 --die-on-term --need-app \
+        "${app[@]}" --master --processes "$processes" --threads 1 --die-on-term --need-app \
         --disable-logging --hook-master-start "unix_signal:15 gracefully_kill_them_all"
 }
 
@@ -124,7 +127,7 @@ placement_db() {
 }
 
 run_placement() {
-    serve_wsgi placement-api "$PLACEMENT_PORT" "$SITE/placement/wsgi/api.py" \
+    serve_wsgi placement-api "$PLACEMENT_PORT" 2 --wsgi-file "$SITE/placement/wsgi/api.py" -- \
         OS_PLACEMENT_CONFIG_DIR="$DIR/placement"
 }
 
@@ -164,7 +167,7 @@ glance_db() {
 }
 
 run_glance() {
-    serve_wsgi glance-api "$GLANCE_PORT" "$SITE/glance/wsgi/api.py" \
+    serve_wsgi glance-api "$GLANCE_PORT" 2 --wsgi-file "$SITE/glance/wsgi/api.py" -- \
         OS_GLANCE_CONFIG_DIR="$DIR/glance"
 }
 
@@ -223,7 +226,7 @@ neutron_db() {
 }
 
 run_neutron() {
-    serve_wsgi neutron-api "$NEUTRON_PORT" "$SITE/neutron/wsgi/api.py" \
+    serve_wsgi neutron-api "$NEUTRON_PORT" 2 --wsgi-file "$SITE/neutron/wsgi/api.py" -- \
         OS_NEUTRON_CONFIG_DIR="$DIR/neutron" OS_NEUTRON_CONFIG_FILES=neutron.conf
     spawn neutron-rpc "$VENV/bin/neutron-rpc-server" --config-file "$DIR/neutron/neutron.conf"
 }
@@ -354,7 +357,7 @@ nova_db() {
 }
 
 run_nova() {
-    serve_wsgi nova-api "$NOVA_PORT" "$SITE/nova/wsgi/osapi_compute.py" \
+    serve_wsgi nova-api "$NOVA_PORT" 2 --wsgi-file "$SITE/nova/wsgi/osapi_compute.py" -- \
         OS_NOVA_CONFIG_DIR="$DIR/nova" OS_NOVA_CONFIG_FILES="api-paste.ini;nova.conf"
     spawn nova-conductor "$VENV/bin/nova-conductor" --config-file "$DIR/nova/nova.conf"
     spawn nova-scheduler "$VENV/bin/nova-scheduler" --config-file "$DIR/nova/nova.conf"
@@ -368,36 +371,20 @@ neutron_up() { neutron_db && run_neutron; }
 # start once their users exist.
 nova_up() {
     nova_db
-    local _
-    for _ in $(seq 600); do
-        [[ -f "$DIR/identity-ready" ]] && break
-        sleep 0.5
-    done
-    [[ -f "$DIR/identity-ready" ]] || die "Keystone's users and catalog were not ready in time"
+    wait_for "Keystone's users and catalog" 300 "" test -f "$DIR/identity-ready"
     run_nova
 }
 
 # Waits until every service answers and the compute host is mapped to its cell, then creates
 # what the tests expect: flavours, an image, shared external networks.
 finish_cloud() {
-    wait_port "$PLACEMENT_PORT" Placement placement-api
-    wait_port "$GLANCE_PORT" Glance glance-api
-    wait_port "$NEUTRON_PORT" Neutron neutron-api
-    wait_port "$NOVA_PORT" nova-api nova-api
+    wait_port placement-api "$PLACEMENT_PORT"
+    wait_port glance-api "$GLANCE_PORT"
+    wait_port neutron-api "$NEUTRON_PORT"
+    wait_port nova-api "$NOVA_PORT"
     register_ovs_agent
-    local name
-    for name in nova-conductor nova-scheduler nova-compute neutron-rpc; do
-        alive "$name" || { log_tail "$name.log"; die "$name exited while starting"; }
-    done
-    local nm=("$VENV/bin/nova-manage" --config-file "$DIR/nova/nova.conf")
-    local i
-    for i in $(seq 240); do
-        "${nm[@]}" cell_v2 discover_hosts --verbose >>"$DIR/nova-manage.log" 2>&1 || true
-        grep -q "$COMPUTE_HOST" <("${nm[@]}" cell_v2 list_hosts 2>/dev/null) && break
-        alive nova-compute || { log_tail nova-compute.log; die "nova-compute exited while starting"; }
-        [[ $i -lt 240 ]] || { log_tail nova-compute.log; die "nova-compute did not register in time"; }
-        sleep 0.5
-    done
+    check_alive nova-conductor nova-scheduler nova-compute neutron-rpc
+    wait_for "nova-compute's host mapped to cell1" 600 nova-compute compute_host_mapped
     # shellcheck disable=SC1091
     (. "$DIR/env" && "$VENV/bin/python" - >>"$DIR/cloud-setup.log" 2>&1 <<'EOF') || { log_tail cloud-setup.log; die "creating the test cloud's flavours, image and networks failed"; }
 import os, time
@@ -434,6 +421,13 @@ else:
     raise SystemExit("the compute host never appeared in Placement")
 print("test cloud resources created")
 EOF
+}
+
+# Whether the compute host is mapped to its cell, after mapping the hosts found.
+compute_host_mapped() {
+    local nm=("$VENV/bin/nova-manage" --config-file "$DIR/nova/nova.conf")
+    "${nm[@]}" cell_v2 discover_hosts --verbose >>"$DIR/nova-manage.log" 2>&1 || true
+    grep -q "$COMPUTE_HOST" <("${nm[@]}" cell_v2 list_hosts 2>/dev/null)
 }
 
 # The services' versions, for the log of a run.

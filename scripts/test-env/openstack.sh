@@ -23,7 +23,7 @@
 #                 its `openstack`; an older venv without the Tacker client gets it on `start`)
 #   VNFM_OS_PYTHON  the Python 3.11+ interpreter for a new venv (default: python3.11, python3)
 #
-# `start` is idempotent: when the services of VNFM_OS_DIR are already up, it only prints the
+# `start` prints the variables of services.tsv's service `openstack`. It is idempotent: when the services of VNFM_OS_DIR are already up, it only prints the
 # variables. RabbitMQ is installed with apt-get when missing (needs root). Logs are in
 # VNFM_OS_DIR/*.log; `start` prints the tail of the relevant one when something fails.
 set -euo pipefail
@@ -38,51 +38,21 @@ OS_SERVICES=(nova==34.0.0 neutron==29.0.0 openstack-placement==16.0.0 glance==33
 PIP_PACKAGES=(keystone==30.0.0 openstack-heat==27.0.1 "${OS_SERVICES[@]}" uwsgi==2.0.31 psycopg2-binary PyMySQL python-heatclient python-openstackclient "$TACKERCLIENT")
 HERE=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=scripts/test-env/common.sh
-# die, log_tail, need_dir
 . "$HERE/common.sh"
 # shellcheck source=scripts/test-env/openstack-services.sh
 . "$HERE/openstack-services.sh"
 # shellcheck source=scripts/test-env/openstack-cinder.sh
 . "$HERE/openstack-cinder.sh"
 
-# Starts "$@" in its own session (so `stop` can end it with its whole process group) and
-# records the pid in $DIR/<name>.pid.
-spawn() {
-    local name=$1
-    shift
-    setsid "$@" >>"$DIR/$name.log" 2>&1 </dev/null &
-    echo $! >"$DIR/$name.pid"
-}
-
-alive() {
-    local f="$DIR/$1.pid"
-    [[ -f "$f" ]] && kill -0 "$(cat "$f")" 2>/dev/null
-}
-
-wait_port() {
-    local port=$1 what=$2 logname=$3 tries=${4:-120}
-    for _ in $(seq "$tries"); do
-        if "$VENV/bin/python" -c "import socket,sys; s=socket.socket(); s.settimeout(1); sys.exit(s.connect_ex(('127.0.0.1', $port)))" 2>/dev/null; then
-            return 0
-        fi
-        alive "$logname" || { log_tail "$logname.log"; die "$what exited while starting"; }
-        sleep 0.5
-    done
-    log_tail "$logname.log"
-    die "$what did not open port $port in time"
-}
-
 ensure_venv() {
     if [[ -x "$VENV/bin/heat-engine" && -x "$VENV/bin/keystone-manage" && -x "$VENV/bin/uwsgi" ]]; then
         # A venv from before the databases moved to PostgreSQL lacks the driver.
-        "$VENV/bin/python" -c 'import psycopg2' 2>/dev/null ||
-            "$VENV/bin/pip" install -q psycopg2-binary >&2
+        "$VENV/bin/python" -c 'import psycopg2' 2>/dev/null || venv_install "$VENV" psycopg2-binary
         # A venv from before the client tests lacks the Tacker client plugin.
-        "$VENV/bin/python" -c 'import tackerclient' 2>/dev/null ||
-            "$VENV/bin/pip" install -q "$TACKERCLIENT" >&2
+        "$VENV/bin/python" -c 'import tackerclient' 2>/dev/null || venv_install "$VENV" "$TACKERCLIENT"
         # A venv from before the compute, network, image and block storage services lacks them.
         [[ -x "$VENV/bin/nova-compute" && -x "$VENV/bin/neutron-rpc-server" && -x "$VENV/bin/placement-manage" && -x "$VENV/bin/glance-manage" && -x "$VENV/bin/cinder-volume" ]] ||
-            "$VENV/bin/pip" install -q "${OS_SERVICES[@]}" PyMySQL >&2
+            venv_install "$VENV" "${OS_SERVICES[@]}" PyMySQL
         return
     fi
     local py="${VNFM_OS_PYTHON:-}"
@@ -96,54 +66,13 @@ ensure_venv() {
     local headers
     headers=$("$py" -c 'import sysconfig; print(sysconfig.get_paths()["include"])')
     if ! command -v cc >/dev/null || [[ ! -f "$headers/Python.h" ]] || ! "$py" -c 'import ensurepip' 2>/dev/null; then
-        [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null ||
-            die "building the venv needs a C compiler, the headers and the venv module of $py"
         local ver
         ver=$("$py" -c 'import sys; print(f"{sys.version_info[0]}.{sys.version_info[1]}")')
-        echo "openstack.sh: installing build tools and python$ver-dev/-venv with apt-get" >&2
-        apt-get update -qq >&2
-        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq build-essential \
-            "python$ver-dev" "python$ver-venv" >&2
+        apt_install build-essential "python$ver-dev" "python$ver-venv"
     fi
     echo "openstack.sh: creating $VENV (Keystone + Heat from PyPI, takes a few minutes)" >&2
-    mkdir -p "$(dirname "$VENV")"
-    "$py" -m venv "$VENV" >&2
-    "$VENV/bin/pip" install -q --upgrade pip >&2
-    "$VENV/bin/pip" install -q "${PIP_PACKAGES[@]}" >&2
-}
-
-ensure_rabbitmq() {
-    if [[ -x /usr/lib/rabbitmq/bin/rabbitmq-server ]]; then
-        return
-    fi
-    [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null ||
-        die "RabbitMQ is not installed and apt-get cannot install it (needs root)"
-    echo "openstack.sh: installing rabbitmq-server with apt-get" >&2
-    apt-get update -qq >&2
-    # No init system starts it: policy-rc.d or its absence keep the package from starting a node.
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq rabbitmq-server >&2
-}
-
-write_env() {
-    cat >"$DIR/env" <<EOF
-export VNFM_TEST_KEYSTONE_URL=http://127.0.0.1:$KS_PORT/v3
-export VNFM_TEST_OS_USERNAME=vnfm
-export VNFM_TEST_OS_PASSWORD=$USER_PW
-export VNFM_TEST_OS_PROJECT=vnfm
-export VNFM_TEST_OS_PROJECT_DOMAIN=Default
-export VNFM_TEST_OS_USER_DOMAIN=Default
-export VNFM_TEST_OS_REGION=RegionOne
-export VNFM_TEST_HEAT_URL=http://127.0.0.1:$HEAT_PORT/heat-api/v1
-export VNFM_TEST_OS_ADMIN_USERNAME=admin
-export VNFM_TEST_OS_ADMIN_PASSWORD=$ADMIN_PW
-export VNFM_TEST_OS_ADMIN_PROJECT=admin
-export VNFM_TEST_OPENSTACK_CLI=$VENV/bin/openstack
-export VNFM_TEST_NOVA_URL=http://127.0.0.1:$NOVA_PORT/v2.1
-export VNFM_TEST_NEUTRON_URL=http://127.0.0.1:$NEUTRON_PORT
-export VNFM_TEST_GLANCE_URL=http://127.0.0.1:$GLANCE_PORT
-export VNFM_TEST_PLACEMENT_URL=http://127.0.0.1:$PLACEMENT_PORT
-export VNFM_TEST_CINDER_URL=http://127.0.0.1:$CINDER_PORT/v3
-EOF
+    VENV_PYTHON=$py venv_install "$VENV" --upgrade pip
+    venv_install "$VENV" "${PIP_PACKAGES[@]}"
 }
 
 heat_answers() {
@@ -182,7 +111,7 @@ EOF
     # A private epmd on its own port: the Erlang distribution stays on 127.0.0.1 and `stop`
     # ends exactly what this run started.
     spawn epmd /usr/bin/epmd -address 127.0.0.1 -port "$EPMD_PORT"
-    wait_port "$EPMD_PORT" epmd epmd 40
+    wait_port epmd "$EPMD_PORT" 20
     spawn rabbitmq env \
         HOME="$base/home" \
         ERL_EPMD_ADDRESS=127.0.0.1 ERL_EPMD_PORT="$EPMD_PORT" \
@@ -195,7 +124,7 @@ EOF
         RABBITMQ_PID_FILE="$base/rabbit.pid" \
         RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS="-kernel inet_dist_use_interface {127,0,0,1}" \
         /usr/lib/rabbitmq/bin/rabbitmq-server
-    wait_port "$RMQ_PORT" RabbitMQ rabbitmq 240
+    wait_port rabbitmq "$RMQ_PORT" 120
 }
 
 start_postgres() {
@@ -254,15 +183,9 @@ start_keystone() {
         log_tail keystone-manage.log
         die "keystone-manage failed"
     }
-    # `--http` (not `--http-socket`): uwsgi's HTTP router keeps connections alive properly.
-    # One thread per process: with two threads, concurrent requests of one Keystone 30 process
-    # see each other's token roles (a service-only user's application credential was refused
-    # for lacking the admin's "member" role, in 5-10% of concurrent creations).
-    spawn keystone env OS_KEYSTONE_CONFIG_FILES="$DIR/keystone/keystone.conf" \
-        "$VENV/bin/uwsgi" --http "127.0.0.1:$KS_PORT" --http-keepalive --http-timeout 300 \
-        --wsgi-file "$SITE/keystone/wsgi/api.py" --master --processes 4 --threads 1 \
-        --die-on-term --need-app --disable-logging --hook-master-start "unix_signal:15 gracefully_kill_them_all"
-    wait_port "$KS_PORT" Keystone keystone
+    serve_wsgi keystone "$KS_PORT" 4 --wsgi-file "$SITE/keystone/wsgi/api.py" -- \
+        OS_KEYSTONE_CONFIG_FILES="$DIR/keystone/keystone.conf"
+    wait_port keystone "$KS_PORT"
 }
 
 # Users, projects, roles, the orchestration service and its endpoints, through Keystone's API.
@@ -378,13 +301,11 @@ resp, _ = call("POST", "/auth/tokens", {"auth": {
     "scope": {"project": {"name": "vnfm", "domain": {"id": "default"}}}}})
 _, out = call("POST", f"/users/{vnfm_user}/application_credentials",
               {"application_credential": {"name": "vnfm-test"}}, resp.headers["X-Subject-Token"])
+# Its id and secret, one a line, for the env file.
 with open(e["APP_CRED_FILE"], "w") as f:
-    f.write(f"export VNFM_TEST_OS_APP_CRED_ID={out['application_credential']['id']}\n")
-    f.write(f"export VNFM_TEST_OS_APP_CRED_SECRET={out['application_credential']['secret']}\n")
+    f.write(f"{out['application_credential']['id']}\n{out['application_credential']['secret']}\n")
 print("identity bootstrap done")
 EOF
-    cat "$DIR/app-cred" >>"$DIR/env"
-    rm -f "$DIR/app-cred"
 }
 
 write_heat_conf() {
@@ -448,35 +369,23 @@ heat_db() {
 
 run_heat() {
     spawn heat-engine "$VENV/bin/heat-engine" --config-file "$DIR/heat/heat.conf"
-    # One thread per process, as for Keystone (whose request contexts leak between threads).
-    spawn heat-api "$VENV/bin/uwsgi" --http "127.0.0.1:$HEAT_PORT" --http-keepalive --http-timeout 300 \
-        --mount "/heat-api=$SITE/heat/wsgi/api.py" --manage-script-name --pyargv "--config-file $DIR/heat/heat.conf" \
-        --master --processes 3 --threads 1 --die-on-term --need-app --disable-logging \
-        --hook-master-start "unix_signal:15 gracefully_kill_them_all"
-    spawn heat-api-cfn "$VENV/bin/uwsgi" --http "127.0.0.1:$CFN_PORT" --http-keepalive --http-timeout 300 \
-        --wsgi-file "$SITE/heat/wsgi/cfn.py" --pyargv "--config-file $DIR/heat/heat.conf" \
-        --master --processes 1 --threads 1 --die-on-term --need-app --disable-logging \
-        --hook-master-start "unix_signal:15 gracefully_kill_them_all"
+    serve_wsgi heat-api "$HEAT_PORT" 3 --mount "/heat-api=$SITE/heat/wsgi/api.py" --manage-script-name \
+        --pyargv "--config-file $DIR/heat/heat.conf"
+    serve_wsgi heat-api-cfn "$CFN_PORT" 1 --wsgi-file "$SITE/heat/wsgi/cfn.py" \
+        --pyargv "--config-file $DIR/heat/heat.conf"
 }
 
 wait_heat() {
-    wait_port "$HEAT_PORT" heat-api heat-api
-    wait_port "$CFN_PORT" heat-api-cfn heat-api-cfn
-    for _ in $(seq 240); do
-        heat_answers && return 0
-        alive heat-engine || { log_tail heat-engine.log; die "heat-engine exited while starting"; }
-        alive heat-api || { log_tail heat-api.log; die "heat-api exited while starting"; }
-        sleep 0.5
-    done
-    log_tail heat-api.log
-    log_tail heat-engine.log
-    die "Heat did not answer in time"
+    wait_port heat-api "$HEAT_PORT"
+    wait_port heat-api-cfn "$CFN_PORT"
+    wait_for "Heat listing the test project's stacks" 300 heat-engine,heat-api heat_answers
 }
 
 start() {
     need_dir VNFM_OS_DIR
     ensure_venv
-    ensure_rabbitmq
+    # No init system starts it: policy-rc.d or its absence keep the package from starting a node.
+    need_program /usr/lib/rabbitmq/bin/rabbitmq-server rabbitmq-server
     ensure_mariadb
     ensure_qemu_img
     SITE=$("$VENV/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
@@ -485,7 +394,7 @@ start() {
         return
     fi
     # A half-started set from an earlier attempt: begin again from scratch.
-    stop_processes
+    stop_services
     rm -rf "${DIR:?}/keystone" "${DIR:?}/heat" "${DIR:?}/rabbitmq" "${DIR:?}/pg" "$DIR"/*.log "$DIR/env" "$DIR/identity-ready" \
         "${DIR:?}/nova" "${DIR:?}/neutron" "${DIR:?}/glance" "${DIR:?}/placement" "${DIR:?}/mariadb" "${DIR:?}/cinder"
     read -r KS_PORT HEAT_PORT RMQ_PORT DIST_PORT EPMD_PORT PG_PORT NOVA_PORT NEUTRON_PORT \
@@ -499,13 +408,35 @@ start() {
     USER_PW=$("$VENV/bin/python" -c 'import secrets; print(secrets.token_hex(18))')
     SVC_PW=$("$VENV/bin/python" -c 'import secrets; print(secrets.token_hex(18))')
     umask 077
-    write_env
     print_versions
     start_postgres
     # Side by side (two cores: the schema migrations are mostly Python start-up): the message
     # queue, Keystone with its users and catalog, every other service's database schema and
     # then its processes (which connect to RabbitMQ and Keystone when they are up).
     in_parallel start_rabbitmq identity_up placement_up glance_up neutron_up nova_up heat_up cinder_up
+    local app_cred_id app_cred_secret
+    { read -r app_cred_id && read -r app_cred_secret; } <"$DIR/app-cred"
+    rm -f "$DIR/app-cred"
+    write_env openstack \
+        VNFM_TEST_KEYSTONE_URL="http://127.0.0.1:$KS_PORT/v3" \
+        VNFM_TEST_OS_USERNAME=vnfm \
+        VNFM_TEST_OS_PASSWORD="$USER_PW" \
+        VNFM_TEST_OS_PROJECT=vnfm \
+        VNFM_TEST_OS_PROJECT_DOMAIN=Default \
+        VNFM_TEST_OS_USER_DOMAIN=Default \
+        VNFM_TEST_OS_REGION=RegionOne \
+        VNFM_TEST_HEAT_URL="http://127.0.0.1:$HEAT_PORT/heat-api/v1" \
+        VNFM_TEST_OS_ADMIN_USERNAME=admin \
+        VNFM_TEST_OS_ADMIN_PASSWORD="$ADMIN_PW" \
+        VNFM_TEST_OS_ADMIN_PROJECT=admin \
+        VNFM_TEST_OPENSTACK_CLI="$VENV/bin/openstack" \
+        VNFM_TEST_NOVA_URL="http://127.0.0.1:$NOVA_PORT/v2.1" \
+        VNFM_TEST_NEUTRON_URL="http://127.0.0.1:$NEUTRON_PORT" \
+        VNFM_TEST_GLANCE_URL="http://127.0.0.1:$GLANCE_PORT" \
+        VNFM_TEST_PLACEMENT_URL="http://127.0.0.1:$PLACEMENT_PORT" \
+        VNFM_TEST_CINDER_URL="http://127.0.0.1:$CINDER_PORT/v3" \
+        VNFM_TEST_OS_APP_CRED_ID="$app_cred_id" \
+        VNFM_TEST_OS_APP_CRED_SECRET="$app_cred_secret"
     wait_heat
     finish_cloud
     wait_cinder
@@ -535,21 +466,9 @@ in_parallel() {
     [[ $failed -eq 0 ]] || die "the test cloud did not start (see the messages above)"
 }
 
-stop_processes() {
-    local name pid
-    for name in cinder-volume cinder-scheduler cinder-api nova-compute nova-scheduler nova-conductor nova-api neutron-rpc neutron-api \
-        glance-api placement-api heat-api-cfn heat-api heat-engine keystone mariadb rabbitmq epmd; do
-        [[ -f "$DIR/$name.pid" ]] || continue
-        pid=$(cat "$DIR/$name.pid")
-        # Each component runs in its own session: end the whole process group.
-        kill -TERM -- "-$pid" 2>/dev/null || true
-        for _ in $(seq 40); do
-            kill -0 -- "-$pid" 2>/dev/null || break
-            sleep 0.25
-        done
-        kill -KILL -- "-$pid" 2>/dev/null || true
-        rm -f "$DIR/$name.pid"
-    done
+stop_services() {
+    stop_processes cinder-volume cinder-scheduler cinder-api nova-compute nova-scheduler nova-conductor nova-api \
+        neutron-rpc neutron-api glance-api placement-api heat-api-cfn heat-api heat-engine keystone mariadb rabbitmq epmd
     if [[ -f "$DIR/pg-port" ]]; then
         VNFM_PG_DIR="$DIR/pg" VNFM_PG_PORT="$(cat "$DIR/pg-port")" "$HERE/postgres.sh" stop >/dev/null 2>&1 || true
         rm -f "$DIR/pg-port"
@@ -558,7 +477,7 @@ stop_processes() {
 
 stop() {
     need_dir VNFM_OS_DIR
-    stop_processes
+    stop_services
     rm -rf "${DIR:?}"
 }
 

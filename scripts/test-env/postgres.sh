@@ -17,6 +17,9 @@
 # Runs as root (the server then runs as the `postgres` user) or as any other user.
 set -euo pipefail
 
+HERE=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=scripts/test-env/common.sh
+. "$HERE/common.sh"
 DIR="${VNFM_PG_DIR:-/tmp/vnfm-test-postgres}"
 PORT="${VNFM_PG_PORT:-55432}"
 URL="postgres://postgres@127.0.0.1:${PORT}/postgres"
@@ -27,19 +30,21 @@ find_bin() {
         return
     fi
     local d
-    d=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1 || true)
+    d=$(newest_bin)
     if [[ -z "$d" ]]; then
-        if [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null; then
-            echo "postgres.sh: PostgreSQL not found, installing it with apt-get" >&2
-            apt-get update -qq >&2 && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >&2
-            d=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1 || true)
-        fi
+        apt_install postgresql
+        d=$(newest_bin)
     fi
-    if [[ -z "$d" ]]; then
-        echo "postgres.sh: no PostgreSQL server binaries under /usr/lib/postgresql/*/bin" >&2
-        exit 1
-    fi
+    [[ -n "$d" ]] || die "no PostgreSQL server binaries under /usr/lib/postgresql/*/bin"
     echo "$d"
+}
+
+# The newest server's directory of programs, if any.
+newest_bin() {
+    local d
+    for d in /usr/lib/postgresql/*/bin; do
+        [[ -d $d ]] && echo "$d"
+    done | sort -V | tail -n 1 || true
 }
 
 # Runs a command as the owner of the data directory.
@@ -56,7 +61,9 @@ running() {
     [[ -f "$DIR/data/postmaster.pid" ]] && as_pg "$BIN/pg_ctl" -D "$DIR/data" status >/dev/null 2>&1
 }
 
-start() {
+# The directory of the server's files, owned by the user it runs as (`postgres`, made if
+# missing, when we are root).
+make_dir() {
     if [[ $(id -u) -eq 0 ]]; then
         id postgres >/dev/null 2>&1 || useradd --system --home-dir "$DIR" --shell /bin/sh postgres
     fi
@@ -65,8 +72,12 @@ start() {
         chown postgres: "$DIR"
         chmod 700 "$DIR"
     fi
+}
+
+start() {
+    make_dir
     if running; then
-        echo "$URL"
+        print_var postgres VNFM_TEST_POSTGRES_URL "$URL"
         return
     fi
     if [[ ! -f "$DIR/data/PG_VERSION" ]]; then
@@ -83,7 +94,7 @@ start() {
         cat "$DIR/server.log" >&2
         exit 1
     }
-    echo "$URL"
+    print_var postgres VNFM_TEST_POSTGRES_URL "$URL"
 }
 
 stop() {
@@ -101,18 +112,8 @@ halt() {
 # pg_hba.conf of initdb trusts replication from 127.0.0.1), started on $PORT.
 standby() {
     local primary="$1"
-    if [[ -f "$DIR/data/PG_VERSION" ]]; then
-        echo "postgres.sh: $DIR/data exists already" >&2
-        exit 1
-    fi
-    if [[ $(id -u) -eq 0 ]]; then
-        id postgres >/dev/null 2>&1 || useradd --system --home-dir "$DIR" --shell /bin/sh postgres
-    fi
-    mkdir -p "$DIR"
-    if [[ $(id -u) -eq 0 ]]; then
-        chown postgres: "$DIR"
-        chmod 700 "$DIR"
-    fi
+    [[ ! -f "$DIR/data/PG_VERSION" ]] || die "$DIR/data exists already"
+    make_dir
     as_pg "$BIN/pg_basebackup" -h 127.0.0.1 -p "$primary" -U postgres -D "$DIR/data" -R \
         -X stream -c fast >"$DIR/basebackup.log" 2>&1 || {
         cat "$DIR/basebackup.log" >&2
@@ -138,7 +139,7 @@ case "${1:-}" in
         standby "$2"
         ;;
     promote) promote ;;
-    url) echo "$URL" ;;
+    url) print_var postgres VNFM_TEST_POSTGRES_URL "$URL" ;;
     *)
         echo "usage: $0 start|stop|halt|standby PRIMARY_PORT|promote|url" >&2
         exit 2

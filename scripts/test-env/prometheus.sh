@@ -13,10 +13,8 @@
 #                   start/stop; give a fresh `mktemp -d`; each directory is one independent
 #                   pair of services on its own free ports)
 #
-# `start` prints:
-#   VNFM_TEST_PROMETHEUS_URL    http://127.0.0.1:<port> of Prometheus (lifecycle API enabled)
-#   VNFM_TEST_ALERTMANAGER_URL  http://127.0.0.1:<port> of Alertmanager
-#   VNFM_TEST_PROM_DIR          the working directory, where tests change what is monitored:
+# `start` prints the variables of services.tsv's service `prometheus`; VNFM_TEST_PROM_DIR,
+# the working directory, is where tests change what is monitored:
 #     targets/*.json    file_sd target files of the scrape job `vnfm-test` (Prometheus reads
 #                       new and changed files by itself within a few seconds; no reload)
 #     rules/*.yml       rule files; after writing one, POST $VNFM_TEST_PROMETHEUS_URL/-/reload
@@ -27,66 +25,17 @@
 # `start` is idempotent: when the services of VNFM_PROM_DIR are up, it only prints the
 # variables. The packages `prometheus` and `prometheus-alertmanager` are installed with
 # apt-get when missing (needs root). Logs are VNFM_PROM_DIR/{prometheus,alertmanager}.log;
-# `start` prints the tail of the relevant one when something fails.
+# `start` prints the tail of the relevant one when something fails. Needs python3 and curl.
 set -euo pipefail
 
 DIR="${VNFM_PROM_DIR:-}"
 HERE=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=scripts/test-env/common.sh
-# die, log_tail, need_dir
 . "$HERE/common.sh"
 PROMETHEUS=/usr/bin/prometheus
 ALERTMANAGER=/usr/bin/prometheus-alertmanager
 # Where the webhook URL points until a test sets it: a port nobody listens on.
 UNSET_WEBHOOK=http://127.0.0.1:9/unset
-
-ensure_packages() {
-    [[ -x "$PROMETHEUS" && -x "$ALERTMANAGER" ]] && return 0
-    [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null ||
-        die "$PROMETHEUS or $ALERTMANAGER missing: install the Debian packages prometheus and prometheus-alertmanager"
-    echo "prometheus.sh: installing prometheus and prometheus-alertmanager with apt-get" >&2
-    local install=(apt-get install -y -qq --no-install-recommends prometheus prometheus-alertmanager)
-    # The package lists may be missing or stale on a fresh machine: update them and try again.
-    DEBIAN_FRONTEND=noninteractive "${install[@]}" >&2 ||
-        { apt-get update -qq >&2 && DEBIAN_FRONTEND=noninteractive "${install[@]}" >&2; }
-    [[ -x "$PROMETHEUS" && -x "$ALERTMANAGER" ]] || die "the packages did not install $PROMETHEUS and $ALERTMANAGER"
-}
-
-# Starts "$@" in its own session (so `stop` can end it with its whole process group) and
-# records the pid in $DIR/<name>.pid.
-spawn() {
-    local name=$1
-    shift
-    setsid "$@" >>"$DIR/$name.log" 2>&1 </dev/null &
-    echo $! >"$DIR/$name.pid"
-}
-
-alive() {
-    local f="$DIR/$1.pid"
-    [[ -f "$f" ]] && kill -0 "$(cat "$f")" 2>/dev/null
-}
-
-# Waits until GET <url>/-/ready answers 200.
-wait_ready() {
-    local url=$1 name=$2
-    for _ in $(seq 120); do
-        if python3 -c "import sys, urllib.request; sys.exit(0 if urllib.request.urlopen('$url/-/ready', timeout=1).status == 200 else 1)" 2>/dev/null; then
-            return 0
-        fi
-        alive "$name" || { log_tail "$name.log"; die "$name exited while starting"; }
-        sleep 0.25
-    done
-    log_tail "$name.log"
-    die "$name did not become ready at $url in time"
-}
-
-write_env() {
-    cat >"$DIR/env" <<EOF
-export VNFM_TEST_PROMETHEUS_URL=http://127.0.0.1:$PROM_PORT
-export VNFM_TEST_ALERTMANAGER_URL=http://127.0.0.1:$AM_PORT
-export VNFM_TEST_PROM_DIR=$DIR
-EOF
-}
 
 write_configs() {
     mkdir -p "$DIR/targets" "$DIR/rules" "$DIR/prometheus-data" "$DIR/alertmanager-data"
@@ -128,12 +77,9 @@ EOF
 
 start() {
     need_dir VNFM_PROM_DIR
-    if [[ -f "$DIR/env" ]] && alive prometheus && alive alertmanager; then
-        cat "$DIR/env"
-        return
-    fi
-    ensure_packages
-    stop_processes
+    running_env prometheus alertmanager && return
+    need_program "$PROMETHEUS $ALERTMANAGER" --no-install-recommends prometheus prometheus-alertmanager
+    stop_processes prometheus alertmanager
     rm -rf "${DIR:?}/prometheus-data" "${DIR:?}/alertmanager-data" "$DIR"/*.log "$DIR/env"
     read -r PROM_PORT AM_PORT <<<"$(python3 "$HERE/free_ports.py" 2 | tr '\n' ' ')"
     write_configs
@@ -152,31 +98,18 @@ start() {
         --web.external-url="http://127.0.0.1:$PROM_PORT/" \
         --web.enable-lifecycle \
         --rules.alert.resend-delay=1s
-    wait_ready "http://127.0.0.1:$AM_PORT" alertmanager
-    wait_ready "http://127.0.0.1:$PROM_PORT" prometheus
-    write_env
+    wait_for "Alertmanager ready at http://127.0.0.1:$AM_PORT" 30 alertmanager http_ok "http://127.0.0.1:$AM_PORT/-/ready"
+    wait_for "Prometheus ready at http://127.0.0.1:$PROM_PORT" 30 prometheus http_ok "http://127.0.0.1:$PROM_PORT/-/ready"
+    write_env prometheus \
+        VNFM_TEST_PROMETHEUS_URL="http://127.0.0.1:$PROM_PORT" \
+        VNFM_TEST_ALERTMANAGER_URL="http://127.0.0.1:$AM_PORT" \
+        VNFM_TEST_PROM_DIR="$DIR"
     cat "$DIR/env"
-}
-
-stop_processes() {
-    local name pid
-    for name in prometheus alertmanager; do
-        [[ -f "$DIR/$name.pid" ]] || continue
-        pid=$(cat "$DIR/$name.pid")
-        # Each service runs in its own session: end the whole process group.
-        kill -TERM -- "-$pid" 2>/dev/null || true
-        for _ in $(seq 40); do
-            kill -0 -- "-$pid" 2>/dev/null || break
-            sleep 0.25
-        done
-        kill -KILL -- "-$pid" 2>/dev/null || true
-        rm -f "$DIR/$name.pid"
-    done
 }
 
 stop() {
     need_dir VNFM_PROM_DIR
-    stop_processes
+    stop_processes prometheus alertmanager
     rm -rf "${DIR:?}"
 }
 

@@ -32,9 +32,11 @@
 # Installs openssh-server with apt-get when sshd is missing and we are root.
 set -euo pipefail
 
+HERE=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=scripts/test-env/common.sh
+. "$HERE/common.sh"
 DIR="${VNFM_SSHD_DIR:-/tmp/vnfm-test-sshd}"
 NET="${VNFM_SSHD_NET:-127.0.1}"
-HERE=$(cd "$(dirname "$0")" && pwd)
 # The password user is per state directory: two environments started side by side must not
 # reset each other's password.
 PW_USER="vnfm-ssh-$(printf '%s' "$DIR" | sha256sum | cut -c1-8)"
@@ -44,16 +46,10 @@ find_sshd() {
     s=$(command -v sshd || true)
     [[ -z "$s" && -x /usr/sbin/sshd ]] && s=/usr/sbin/sshd
     if [[ -z "$s" ]]; then
-        if [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null; then
-            echo "sshd.sh: sshd not found, installing openssh-server with apt-get" >&2
-            apt-get update -qq >&2 && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openssh-server >&2
-            s=/usr/sbin/sshd
-        fi
+        apt_install openssh-server
+        s=/usr/sbin/sshd
     fi
-    if [[ -z "$s" || ! -x "$s" ]]; then
-        echo "sshd.sh: no sshd binary (install openssh-server)" >&2
-        exit 1
-    fi
+    [[ -x "$s" ]] || die "no sshd binary (install openssh-server)"
     echo "$s"
 }
 
@@ -71,10 +67,14 @@ free_any_port() {
 
 stop() {
     if [[ -d "$DIR" ]]; then
-        for pidfile in "$DIR"/h*/sshd.pid; do
-            [[ -f "$pidfile" ]] || continue
-            kill "$(cat "$pidfile")" 2>/dev/null || true
+        # Each sshd writes its pid file itself (h<i>/sshd.pid) and, as a daemon, leads its own
+        # process group (each connection's process a session of its own).
+        local names=() h
+        for h in "$DIR"/h*/; do
+            h=${h%/}
+            names+=("${h##*/}/sshd")
         done
+        stop_processes "${names[@]}"
         rm -rf "$DIR"
     fi
     if [[ $(id -u) -eq 0 ]] && id "$PW_USER" >/dev/null 2>&1; then
@@ -163,23 +163,12 @@ EOF
     "$sshd" -t -f "$h/sshd_config"
     "$sshd" -f "$h/sshd_config" -E "$h/sshd.log"
     echo "$any_port $(ssh-keygen -l -E sha256 -f "$h/host_ed25519.pub" | awk '{print $2}')" >"$DIR/any_host"
-    echo "127.0.0.1 $any_port" >"$DIR/wait"
     # Wait until every server accepts connections.
-    python3 - "$DIR/hosts" "$DIR/wait" <<'EOF'
-import socket, sys, time
-hosts = [l.split()[:2] for f in sys.argv[1:] for l in open(f) if l.strip()]
-deadline = time.time() + 20
-for addr, port in hosts:
-    while True:
-        try:
-            socket.create_connection((addr, int(port)), timeout=1).close()
-            break
-        except OSError:
-            if time.time() > deadline:
-                sys.exit(f"sshd.sh: {addr}:{port} does not accept connections")
-            time.sleep(0.05)
-EOF
-    echo "$DIR"
+    for ((i = 1; i <= n; i++)); do
+        wait_for "sshd h$i accepting connections at $NET.$i:$port" 20 "" port_open "$NET.$i" "$port"
+    done
+    wait_for "sshd h0 accepting connections at 127.0.0.1:$any_port" 20 "" port_open "$any_port"
+    print_var sshd VNFM_TEST_SSHD "$DIR"
 }
 
 case "${1:-}" in

@@ -11,6 +11,8 @@ pub struct Service {
     /// What it is, as the ignore reason names it.
     pub what: &'static str,
     /// The variables that describe it; the service is there when all are set (non-empty).
+    /// Each is one that the script of [`Service::start`] declares in
+    /// `scripts/test-env/services.tsv` (the test `services_tsv` checks).
     pub vars: &'static [&'static str],
     /// How to start it: a shell command that sets [`Service::vars`].
     pub start: &'static str,
