@@ -44,7 +44,11 @@ impl ScriptMgmtDriver {
         if finished.status.success() {
             Ok(())
         } else {
-            Err(self.exit_error(&finished, &call.vims))
+            Err(self.exit_error(
+                format!("coordination script {}", call.script),
+                &finished,
+                &call.vims,
+            ))
         }
     }
 }

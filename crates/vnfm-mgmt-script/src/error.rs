@@ -62,9 +62,14 @@ pub enum ScriptError {
     /// Waiting for the script or reading its output failed.
     #[error("waiting for the script failed")]
     Wait(#[source] std::io::Error),
-    /// The script exited with a non-zero status (or was killed by a signal).
-    #[error("the script failed ({status}); last lines of its stderr:\n{stderr_tail}")]
+    /// The script exited with a non-zero status (or was killed by a signal). The text says
+    /// `<what> failed`, as Tacker's does (`instantiate_end failed: ...`), which its clients
+    /// and functional tests look for.
+    #[error("{subject} failed ({status}); last lines of its stderr:\n{stderr_tail}")]
     Exit {
+        /// What ran: the hook (`instantiate_end`), the coordination script, the user data
+        /// class's method.
+        subject: String,
         /// `exit status 3`, `killed by signal 9`.
         status: String,
         /// The last lines of stderr (secrets of the call's VIMs redacted).

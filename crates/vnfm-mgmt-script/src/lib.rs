@@ -365,7 +365,10 @@ impl ScriptMgmtDriver {
                 .ok()
                 .flatten()
                 .and_then(|o| merge::error_data(&o, sent_data));
-            return Err((self.exit_error(&finished, &call.vims), data));
+            return Err((
+                self.exit_error(call.operation.clone(), &finished, &call.vims),
+                data,
+            ));
         }
         let output = decoded.map_err(|e| (e, None))?;
         merge::outcome(output, &instance, sent_data).map_err(|e| (e, None))
@@ -421,15 +424,17 @@ impl ScriptMgmtDriver {
         Ok(finished)
     }
 
-    /// The failure of a script that exited unsuccessfully: its status and the last lines of
-    /// its stderr, with the secrets of `vims` redacted.
+    /// The failure of the script that ran `subject` and exited unsuccessfully: its status and
+    /// the last lines of its stderr, with the secrets of `vims` redacted.
     fn exit_error(
         &self,
+        subject: String,
         finished: &run::Finished,
         vims: &[vnfm_driver_api::ResolvedVim],
     ) -> ScriptError {
         let tail = run::last_lines(&finished.stderr_tail, self.config.stderr_lines);
         ScriptError::Exit {
+            subject,
             status: run::describe(finished.status),
             stderr_tail: vims.iter().fold(tail, |t, v| v.redact(&t)),
         }

@@ -159,7 +159,11 @@ impl ScriptMgmtDriver {
         }
         let finished = result?;
         if !finished.status.success() {
-            let error = self.exit_error(&finished, &call.vims);
+            let error = self.exit_error(
+                format!("{}.{}", call.class, call.method),
+                &finished,
+                &call.vims,
+            );
             return Err(match (finished.status.code(), error) {
                 (Some(NO_SUCH_NAME), ScriptError::Exit { stderr_tail, .. }) => {
                     ScriptError::UserDataClass(

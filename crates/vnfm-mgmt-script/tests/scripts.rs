@@ -173,7 +173,10 @@ sys.exit(3)
         msg.starts_with("hook instantiate_start (artifact `mgmt_script`, Scripts/hook.py)"),
         "{msg}"
     );
-    assert!(msg.contains("exit status 3"), "{msg}");
+    assert!(
+        msg.contains("instantiate_start failed (exit status 3)"),
+        "the hook's name, then `failed`, as Tacker says it: {msg}"
+    );
     assert!(
         msg.contains("Exception: instantiate_start failed on purpose"),
         "{msg}"
