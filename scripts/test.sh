@@ -52,6 +52,7 @@ stop_services() {
     local s
     [[ -z "${TACKER_FT_PID:-}" ]] || { kill "$TACKER_FT_PID" 2>/dev/null; wait "$TACKER_FT_PID" 2>/dev/null; } || true
     [[ -z "${TACKER_PREP_PID:-}" ]] || { kill "$TACKER_PREP_PID" 2>/dev/null; wait "$TACKER_PREP_PID" 2>/dev/null; } || true
+    [[ -z "${TACKER_VM_PID:-}" ]] || { kill "$TACKER_VM_PID" 2>/dev/null; wait "$TACKER_VM_PID" 2>/dev/null; } || true
     # Any cloud of Tacker's VM suite started ahead (--prepare --vm-clouds; its run stops them too).
     for s in "${TACKER_FT_WORK:-/nonexistent}"/cloud*/; do
         [[ -d "$s" ]] && VNFM_OS_DIR="$s" scripts/test-env/openstack.sh stop >/dev/null 2>&1 || true
@@ -149,11 +150,12 @@ echo "== OpenStack Tacker's Kubernetes functional suite (beside the lints and th
 # own server and control plane, on this run's Keystone, Prometheus and Helm library; one
 # part, in the order of the recorded outcomes (a failed Tacker test leaves its resources to
 # the tests after it). They mostly wait on the services, so they start before the lints and
-# run beside everything after; their outcome is checked at the end. Tacker's VM suite
-# (sol_v2/vnflcm, 31 tests) is not run here: about 90 minutes of Heat operations on one cloud,
-# and three clouds beside the cargo tests overload 2 cores (Keystone stops answering in time);
-# `scripts/tacker-functional.sh --suite vm --vm-clouds 3` runs it (docs/conformance.md). The
-# server is built here, as the cargo tests' build below would build it.
+# run beside everything after; their outcome is checked at the end. Of Tacker's VM suite
+# (sol_v2/vnflcm, 31 tests) a part runs after the cargo tests (below); the whole suite is about
+# 75 minutes of Heat operations on one cloud, and three clouds beside the cargo tests overload
+# 2 cores (Keystone stops answering in time): `scripts/tacker-functional.sh --suite vm
+# --vm-clouds 3` runs it (docs/conformance.md). The server is built here, as the cargo tests'
+# build below would build it.
 cargo build --quiet --locked -p vnfm-cli
 wait "$TACKER_PREP_PID" || { cat "$TACKER_FT_WORK/prepare.log" >&2; echo "preparing Tacker's functional suites failed" >&2; exit 1; }
 TACKER_PREP_PID=""
@@ -181,6 +183,18 @@ echo "disk free: $(df -h --output=avail . | tail -1 | tr -d ' ')"
 scripts/test-programs.py --locked --beside vnfm-infra-openstack:integration
 echo "disk free: $(df -h --output=avail . | tail -1 | tr -d ' '), target/: $(du -sh target | cut -f1)"
 
+echo "== OpenStack Tacker's VM functional tests, a part (beside the conformance suites)"
+# On this run's test cloud once the cargo tests are done with it (the suite's classes make
+# cloud-wide resources under fixed names, and Heat operations beside the cargo tests overload
+# 2 cores): the classes of both user data styles that fit in about 15 minutes, a package's
+# life (basic_min), package changes and their failures, error handling (rollback and
+# fail) and StandardUserData's package changes. The other VM tests run with
+# `scripts/tacker-functional.sh --suite vm --vm-clouds 3`.
+TACKER_VM_PART='df_userdata\.(basic_min|change_vnfpkg)\.|df_userdata\.err_handling\..*\.test_(fail_instantiate|rollback_instantiate|rollback_update|rollback_chgextconn)$|st_userdata\.change_vnfpkg\.'
+VNFM_BIN="$PWD/target/debug/vnfm" timeout 2400 scripts/tacker-functional.sh --suite vm \
+    --filter "$TACKER_VM_PART" --work "$TACKER_FT_WORK/vm" >"$TACKER_FT_WORK/vm.log" 2>&1 &
+TACKER_VM_PID=$!
+
 echo "== ETSI SOL002 and SOL003 conformance suites"
 # Robot Framework suites against `vnfm serve`; fails when any test's outcome differs from
 # tests/conformance/expected.tsv (see docs/conformance.md).
@@ -191,5 +205,9 @@ echo "== OpenStack Tacker's functional suites"
 # docs/conformance.md).
 tacker_rc=0
 wait "$TACKER_FT_PID" || tacker_rc=$?
+TACKER_FT_PID=""
 grep -v "socat\[" "$TACKER_FT_WORK/run.log" | tail -n 60
+wait "$TACKER_VM_PID" || tacker_rc=$?
+TACKER_VM_PID=""
+grep -v "socat\[" "$TACKER_FT_WORK/vm.log" | tail -n 40
 exit "$tacker_rc"
