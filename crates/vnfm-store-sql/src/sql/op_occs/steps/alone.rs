@@ -14,6 +14,11 @@
 //! transaction, which writes it or says why not exactly as before: the statement alone never
 //! has to explain a refusal. Writes that enqueue notifications (outbox rows, numbered in the
 //! order they are inserted) keep the transaction.
+//!
+//! A connection lost while the statement runs leaves it unknown whether it committed, as a
+//! connection lost during `COMMIT` did: the caller gets [`StoreError::Unavailable`], and a
+//! runner that writes its step again finds it written (a stale version) and leaves the
+//! occurrence to recovery, as then.
 
 use super::*;
 
