@@ -1,6 +1,6 @@
 //! What a backend provides ([`Database`]: read connections and write transactions) and the
 //! one implementation of [`Store`] on top of it, which calls the statements of `crate::sql`
-//! (the package and VIM stores in modules of their own).
+//! (the package, VIM and operation occurrence stores in modules of their own).
 
 use std::any::Any;
 use std::collections::VecDeque;
@@ -12,16 +12,15 @@ use async_trait::async_trait;
 use futures_core::future::BoxFuture;
 use futures_core::stream::BoxStream;
 use serde_json::Value;
-use vnfm_types::{SubscriptionId, VnfInstance, VnfInstanceId, VnfLcmOpOcc, VnfLcmOpOccId};
+use vnfm_types::{SubscriptionId, VnfInstance, VnfInstanceId};
 
-use crate::sql::{SqlConn, instances, op_occs, outbox, settings, subscriptions};
+use crate::sql::{SqlConn, instances, outbox, settings, subscriptions};
 use vnfm_store::prelude::*;
-use vnfm_store::{Conflict, StoreError};
 use vnfm_store::{EnqueueListener, Result};
 use vnfm_store::{
-    InstanceQuery, JournalEntry, Lease, NewOutboxRow, OpOccQuery, OutboxRow, OutboxSummary, Page,
-    PmResource, ProjectScope, ScopedKind, StartCondition, StepRecord, StepWritten, StoredPm,
-    SubscriptionDocument, SubscriptionKind, Timestamp, Version, WaitingCallback,
+    InstanceQuery, NewOutboxRow, OutboxRow, OutboxSummary, Page, PmResource, ProjectScope,
+    ScopedKind, StoredPm, SubscriptionDocument, SubscriptionKind, Timestamp, Version,
+    WaitingCallback,
 };
 
 /// A database backend: where reads run and how writes are made durable.
@@ -42,6 +41,16 @@ pub trait Database: Clone + Send + Sync + 'static {
     /// transaction (group commit): each job still sees only committed data and its own
     /// writes, and a failing job does not affect the others.
     fn write<T, F>(&self, job: F) -> impl Future<Output = Result<T>> + Send
+    where
+        T: Send + 'static,
+        F: for<'c> FnOnce(&'c mut Self::Conn) -> BoxFuture<'c, Result<T>> + Send + 'static;
+
+    /// Runs `job`, which makes exactly one statement, as that statement alone: on PostgreSQL
+    /// the statement commits by itself, one round trip with no `BEGIN` and no `COMMIT`. The
+    /// statement must therefore write all of what it writes or nothing (its writes chained,
+    /// each under the checks of the others, see `sql::chain`). SQLite, whose statements are
+    /// calls within the process, runs `job` as [`Database::write`] does.
+    fn write_alone<T, F>(&self, job: F) -> impl Future<Output = Result<T>> + Send
     where
         T: Send + 'static,
         F: for<'c> FnOnce(&'c mut Self::Conn) -> BoxFuture<'c, Result<T>> + Send + 'static;
@@ -79,6 +88,7 @@ macro_rules! in_notifying_transaction {
 }
 
 // After the macros, which they use.
+mod occurrences;
 mod packages;
 mod vims;
 
@@ -213,170 +223,6 @@ impl<D: Database> InstanceStore for SqlStore<D> {
                 }
             }
         }))
-    }
-}
-
-#[async_trait]
-impl<D: Database> OpOccStore for SqlStore<D> {
-    async fn start_operation(&self, occ: &VnfLcmOpOcc, lease: &Lease) -> Result<Version> {
-        self.start(occ, lease, None).await
-    }
-
-    async fn start_operation_at(
-        &self,
-        occ: &VnfLcmOpOcc,
-        lease: &Lease,
-        expected: Version,
-    ) -> Result<Version> {
-        self.start(occ, lease, Some(expected)).await
-    }
-
-    async fn begin_operation(
-        &self,
-        started: &VnfLcmOpOcc,
-        lease: &Lease,
-        condition: &StartCondition,
-        record: &StepRecord,
-    ) -> Result<Option<StepWritten>> {
-        let step = op_occs::EncodedStep::of(record)?;
-        let starting = op_occs::Started::of(started, lease, record);
-        let (lease, condition) = (lease.clone(), *condition);
-        let rows = record.outbox.len();
-        let begun = self
-            .write_creating_if(
-                started.id.as_str(),
-                started,
-                move |tx| {
-                    Box::pin(async move {
-                        op_occs::begin(tx, starting, &lease, &condition, &step).await
-                    })
-                },
-                Option::is_some,
-            )
-            .await;
-        if begun.is_ok() && rows > 0 {
-            self.enqueued();
-        }
-        self.busy_or(started, begun).await
-    }
-
-    async fn record_step(&self, record: &StepRecord) -> Result<StepWritten> {
-        let step = op_occs::EncodedStep::of(record)?;
-        in_notifying_transaction!(self, record.outbox.len(), |tx| op_occs::record_step(
-            tx, &step
-        )
-        .await)
-        .await
-    }
-
-    async fn get_op_occ(&self, id: &VnfLcmOpOccId) -> Result<Option<(VnfLcmOpOcc, Version)>> {
-        on_reader!(self, |c| op_occs::get(c, id.as_str()).await)
-    }
-
-    async fn get_op_occ_text(&self, id: &VnfLcmOpOccId) -> Result<Option<String>> {
-        on_reader!(self, |c| op_occs::get_text(c, id.as_str()).await)
-    }
-
-    async fn active_op_occ(
-        &self,
-        instance_id: &VnfInstanceId,
-    ) -> Result<Option<(VnfLcmOpOcc, Version)>> {
-        on_reader!(self, |c| op_occs::active(c, instance_id.as_str()).await)
-    }
-
-    async fn list_op_occs(&self, query: &OpOccQuery) -> Result<Page<VnfLcmOpOcc>> {
-        on_reader!(self, |c| op_occs::page_of(c, query).await)
-    }
-
-    async fn count_op_occs_by_state(&self) -> Result<Vec<(String, i64)>> {
-        on_reader!(self, |c| op_occs::count_by_state(c).await)
-    }
-
-    async fn journal(&self, op_occ_id: &VnfLcmOpOccId) -> Result<Vec<JournalEntry>> {
-        on_reader!(self, |c| op_occs::journal(c, op_occ_id.as_str()).await)
-    }
-
-    async fn last_completed_step(&self, op_occ_id: &VnfLcmOpOccId) -> Result<Option<JournalEntry>> {
-        on_reader!(self, |c| op_occs::last_completed_step(
-            c,
-            op_occ_id.as_str()
-        )
-        .await)
-    }
-
-    async fn lease(&self, op_occ_id: &VnfLcmOpOccId) -> Result<Option<Lease>> {
-        on_reader!(self, |c| op_occs::lease(c, op_occ_id.as_str()).await)
-    }
-
-    async fn renew_lease(
-        &self,
-        op_occ_id: &VnfLcmOpOccId,
-        owner: &str,
-        expires_at: Timestamp,
-    ) -> Result<()> {
-        let (id, owner) = (op_occ_id.clone(), owner.to_owned());
-        in_transaction!(self, |tx| op_occs::set_lease(
-            tx,
-            &id,
-            &owner,
-            Some(expires_at)
-        )
-        .await)
-        .await
-    }
-
-    async fn release_lease(&self, op_occ_id: &VnfLcmOpOccId, owner: &str) -> Result<()> {
-        let (id, owner) = (op_occ_id.clone(), owner.to_owned());
-        in_transaction!(self, |tx| op_occs::set_lease(tx, &id, &owner, None).await).await
-    }
-
-    async fn claim_operation(
-        &self,
-        op_occ_id: &VnfLcmOpOccId,
-        expected: Version,
-        lease: &Lease,
-        now: Timestamp,
-    ) -> Result<()> {
-        let (id, lease) = (op_occ_id.clone(), lease.clone());
-        in_transaction!(self, |tx| op_occs::claim(tx, &id, expected, &lease, now)
-            .await)
-        .await
-    }
-
-    async fn claim_expired(
-        &self,
-        owner: &str,
-        now: Timestamp,
-        new_expiry: Timestamp,
-        limit: u32,
-    ) -> Result<Vec<(VnfLcmOpOcc, Version)>> {
-        let owner = owner.to_owned();
-        in_transaction!(self, |tx| {
-            op_occs::claim_expired(tx, &owner, now, new_expiry, limit).await
-        })
-        .await
-    }
-
-    async fn has_expired_leases(&self, now: Timestamp) -> Result<bool> {
-        on_reader!(self, |c| op_occs::has_expired(c, now).await)
-    }
-
-    async fn get_op_occ_data(&self, op_occ_id: &VnfLcmOpOccId, key: &str) -> Result<Option<Value>> {
-        on_reader!(self, |c| op_occs::get_data(c, op_occ_id.as_str(), key)
-            .await)
-    }
-
-    async fn put_op_occ_data(
-        &self,
-        op_occ_id: &VnfLcmOpOccId,
-        key: &str,
-        value: &Value,
-    ) -> Result<()> {
-        let (id, key, value) = (op_occ_id.clone(), key.to_owned(), value.clone());
-        in_transaction!(self, |tx| {
-            op_occs::put_data_checked(tx, id.as_str(), &key, &value).await
-        })
-        .await
     }
 }
 
@@ -785,6 +631,22 @@ impl<D: Database> SqlStore<D> {
         F: for<'c> FnOnce(&'c mut D::Conn) -> BoxFuture<'c, Result<T>> + Send + 'static,
     {
         let pending = vnfm_store::client_key::take(resource);
+        self.write_carrying(pending, resource_id, job, created)
+            .await
+    }
+
+    /// [`SqlStore::write_creating_if`] with the request's key already taken (`pending`).
+    async fn write_carrying<T, F>(
+        &self,
+        pending: Option<vnfm_store::client_key::TakenKey>,
+        resource_id: &str,
+        job: F,
+        created: fn(&T) -> bool,
+    ) -> Result<T>
+    where
+        T: Send + 'static,
+        F: for<'c> FnOnce(&'c mut D::Conn) -> BoxFuture<'c, Result<T>> + Send + 'static,
+    {
         let key = pending.clone().map(|k| (k, resource_id.to_owned()));
         let out = self
             .0
@@ -822,46 +684,5 @@ impl<D: Database> SqlStore<D> {
         if let Some(listener) = listener {
             listener();
         }
-    }
-
-    /// [`vnfm_store::OpOccStore::start_operation`], under the condition that the instance is at `expected`.
-    async fn start(
-        &self,
-        occ: &VnfLcmOpOcc,
-        lease: &Lease,
-        expected: Option<Version>,
-    ) -> Result<Version> {
-        let (owned_occ, lease) = (occ.clone(), lease.clone());
-        let started = self
-            .write_creating(occ.id.as_str(), occ, move |tx| {
-                Box::pin(async move { op_occs::start(tx, &owned_occ, &lease, expected).await })
-            })
-            .await;
-        self.busy_or(occ, started).await
-    }
-
-    /// `result` of inserting `occ`, where a unique violation (the insert hit a unique index:
-    /// a concurrent start took the instance, or the id is taken) is told apart by looking
-    /// again outside the transaction, which is gone: [`Conflict::InstanceBusy`] naming the
-    /// holder, else [`Conflict::AlreadyExists`].
-    async fn busy_or<T>(&self, occ: &VnfLcmOpOcc, result: Result<T>) -> Result<T> {
-        let Err(StoreError::Conflict(Conflict::AlreadyExists { .. })) = result else {
-            return result;
-        };
-        let instance_id = occ.vnf_instance_id.as_str();
-        let busy = on_reader!(self, |c| op_occs::holder(c, instance_id).await)?;
-        Err(match busy {
-            Some((op_occ_id, state)) if op_occ_id != occ.id => {
-                StoreError::Conflict(Conflict::InstanceBusy {
-                    instance_id: instance_id.to_owned(),
-                    op_occ_id,
-                    state,
-                })
-            }
-            _ => StoreError::Conflict(Conflict::AlreadyExists {
-                kind: op_occs::OP_OCC,
-                id: occ.id.0.clone(),
-            }),
-        })
     }
 }

@@ -245,6 +245,23 @@ impl Database for PostgresBackend {
         }
         out
     }
+
+    async fn write_alone<T, F>(&self, job: F) -> Result<T, StoreError>
+    where
+        T: Send + 'static,
+        F: for<'c> FnOnce(&'c mut PgConnection) -> BoxFuture<'c, Result<T, StoreError>>
+            + Send
+            + 'static,
+    {
+        let mut conn = self.link.acquire().await?;
+        let out = job(&mut conn).await;
+        if let Err(e) = &out
+            && e.is_unavailable()
+        {
+            self.link.suspect();
+        }
+        out
+    }
 }
 
 /// `sql` with `args` bound.

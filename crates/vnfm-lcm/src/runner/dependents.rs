@@ -204,6 +204,12 @@ pub(crate) struct Guarded {
     /// write that records it checks ([`vnfm_store::StartCondition::no_vims_created`]); no
     /// other request becomes contested meanwhile, since a VIM's creator never changes.
     pub(crate) contested: bool,
+    /// Whether the guard of a TERMINATE was not run ([`check_start_deferring`]): the write
+    /// that records the occurrence begun checks that the instance registered no VIM
+    /// ([`vnfm_store::StartCondition::no_vims_created`]), and when that write finds one (or
+    /// anything else changed), the guard runs in full before the occurrence starts the
+    /// ordinary way.
+    pub(crate) deferred: bool,
 }
 
 /// The guards of this module for `req` on `instance`.
@@ -227,6 +233,7 @@ pub(crate) async fn check_start(
             return Ok(Guarded {
                 left: dependents,
                 contested: true,
+                deferred: false,
             });
         }
         return Err(refusal(&instance.id, GuardedAction::Terminate, dependents));
@@ -235,7 +242,28 @@ pub(crate) async fn check_start(
     Ok(Guarded {
         left: Vec::new(),
         contested,
+        deferred: false,
     })
+}
+
+/// [`check_start`] for a start that records its occurrence already begun, in one write that
+/// checks the instance registered no VIM: a TERMINATE's guard (reading the VIMs the instance
+/// registered, then their users) is left to that write's condition, and run in full only when
+/// it does not hold ([`Guarded::deferred`]); the guards of other requests run as ever. An
+/// instance that registered no VIM, the common case, is terminated without reading them.
+pub(crate) async fn check_start_deferring(
+    inner: &Inner,
+    instance: &VnfInstance,
+    req: &OperationRequest,
+) -> Result<Guarded, LcmError> {
+    if let OperationRequest::Terminate(r) = req {
+        forced(r)?;
+        return Ok(Guarded {
+            deferred: true,
+            ..Guarded::default()
+        });
+    }
+    check_start(inner, instance, req).await
 }
 
 /// Refuses references `req` brings to VIMs whose creator is going away or gone; whether it

@@ -93,7 +93,7 @@ impl Lcm {
             plan,
             guarded,
             ..
-        } = self.checked(id, &mut req, caller).await?;
+        } = self.checked(id, &mut req, caller, false).await?;
         let warnings = if guarded.left.is_empty() {
             Vec::new()
         } else {

@@ -189,13 +189,16 @@ impl Lcm {
             id: id.to_string(),
             current: current.etag(),
         };
+        // Nobody is to be asked or waited for before the operation begins: it may be stored
+        // already begun (below).
+        let at_once = inner.nfvo.grants_locally() && inner.vims.resolves_locally();
         let Checked {
             mut instance,
             version,
             mut onboarded,
             mut plan,
             guarded,
-        } = self.checked(id, &mut req, caller).await?;
+        } = self.checked(id, &mut req, caller, at_once).await?;
         // Refused early when already stale; the store compares again when it starts the
         // occurrence, which is what makes the condition hold under concurrency.
         if let Some(expected) = expected
@@ -218,7 +221,7 @@ impl Lcm {
         let lease = inner.lease();
         // Nobody is to be asked or waited for before the operation begins and no other start
         // can race with this one: the occurrence is stored already begun, in one write.
-        if inner.nfvo.grants_locally() && inner.vims.resolves_locally() && !guarded.contested {
+        if at_once && !guarded.contested {
             let condition = StartCondition {
                 instance_version: version,
                 no_vims_created: matches!(req, OperationRequest::Terminate(_)),
@@ -242,6 +245,23 @@ impl Lcm {
                 // The instance changed since it was read: the ordinary way below plans again.
                 Ok(exec::AtOnce::NotStored(run)) => {
                     (occ, instance, onboarded, plan) = run.into_parts();
+                    // A TERMINATE whose guard was left to the write's condition (the
+                    // instance registered no VIM): the guard, in full, before the ordinary
+                    // way records the occurrence.
+                    if guarded.deferred {
+                        match dependents::check_start(inner, &instance, &req).await {
+                            Ok(full) if !full.left.is_empty() => {
+                                let warning = dependents::forced_warning(&full.left);
+                                tracing::warn!(vnf_instance_id = %instance.id, op_occ_id = %occ.id, "{warning}");
+                                occ.warnings = Some(vec![warning]);
+                            }
+                            Ok(_) => {}
+                            Err(e) => {
+                                vims::release_created(inner, &instance_id, &sealed).await;
+                                return Err(e);
+                            }
+                        }
+                    }
                 }
                 Err(e) => {
                     vims::release_created(inner, &instance_id, &sealed).await;
@@ -319,11 +339,16 @@ impl Lcm {
     /// [`Lcm::start`] and [`Lcm::preview`], so a preview refuses exactly what starting would.
     /// An INSTANTIATE that names no VIM gets the default VIM here (see [`with_default_vim`]).
     /// `caller` is what the caller sees (see [`Lcm::start_as`]).
+    ///
+    /// With `at_once` (the operation may be stored already begun, in one write that checks the
+    /// instance registered no VIM), a TERMINATE's guard is left to that write
+    /// ([`dependents::check_start_deferring`]).
     pub(super) async fn checked(
         &self,
         id: &VnfInstanceId,
         req: &mut OperationRequest,
         caller: &ProjectScope,
+        at_once: bool,
     ) -> Result<Checked, LcmError> {
         let inner = &self.inner;
         let (instance, version) = self.instance_with_version(id).await?;
@@ -364,7 +389,11 @@ impl Lcm {
         // Instances using VIMs this one's hooks registered, and VIMs whose creator is going
         // away: refused before anything is stored (and, by `start`, checked again under the
         // lock).
-        let guarded = dependents::check_start(inner, &instance, req).await?;
+        let guarded = if at_once {
+            dependents::check_start_deferring(inner, &instance, req).await?
+        } else {
+            dependents::check_start(inner, &instance, req).await?
+        };
         Ok(Checked {
             instance,
             version,

@@ -31,10 +31,25 @@ impl<'a> Chain<'a> {
     /// Adds `sql`, whose placeholders `$1`..`$n` are `args`, as the expression `name`, which
     /// the writes added after it and the final `SELECT` may read.
     pub(crate) fn push(&mut self, name: &str, sql: &str, args: &[Arg<'a>]) {
+        self.push_as(name, "", sql, args);
+    }
+
+    /// [`Chain::push`] of a read that is evaluated once, on its own, before the expressions
+    /// that read it (`AS MATERIALIZED`): a `SELECT ... FOR UPDATE` whose row lock the writes
+    /// reading it must find taken.
+    pub(crate) fn push_materialized(&mut self, name: &str, sql: &str, args: &[Arg<'a>]) {
+        self.push_as(name, " MATERIALIZED", sql, args);
+    }
+
+    fn push_as(&mut self, name: &str, how: &str, sql: &str, args: &[Arg<'a>]) {
         self.sql
             .push_str(if self.sql.is_empty() { "WITH " } else { ", " });
         // Writing to a String cannot fail.
-        let _ = write!(self.sql, "{name} AS ({})", renumbered(sql, self.args.len()));
+        let _ = write!(
+            self.sql,
+            "{name} AS{how} ({})",
+            renumbered(sql, self.args.len())
+        );
         self.args.extend_from_slice(args);
     }
 

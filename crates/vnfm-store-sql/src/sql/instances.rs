@@ -139,13 +139,19 @@ impl EncodedInstance {
 /// the index entries of a column whose value did not change alone), and the VIM index is
 /// brought to the document's VIMs by the chain's own `DELETE` and `INSERT`, which read the
 /// updated row: they run only when the version matched, after the row is locked (as every
-/// other writer of the instance locks it first).
+/// other writer of the instance locks it first). With `gate`, the name of an expression of
+/// the chain, the update is made only when that expression has a row: a statement that commits
+/// by itself writes the instance only when its other writes happen too.
 pub(crate) fn update_in<'a>(
     chain: &mut Chain<'a>,
     instance: &'a EncodedInstance,
     expected: Version,
+    gate: Option<&str>,
 ) {
     let id = instance.id.as_str();
+    let gated = gate
+        .map(|gate| format!(" AND EXISTS (SELECT 1 FROM {gate})"))
+        .unwrap_or_default();
     chain.push(
         "instance_vims_wanted",
         "SELECT value AS vim_id FROM jsonb_array_elements_text($1::jsonb)",
@@ -157,7 +163,7 @@ pub(crate) fn update_in<'a>(
             "UPDATE vnf_instances SET version = version + 1, doc = $3, default_view = {}, \
              updated_at = $4, vnfd_id = $5, vnf_provider = $6, vnf_product_name = $7, \
              instantiation_state = $8, vnf_instance_name = $9 \
-             WHERE id = $1 AND version = $2 RETURNING version",
+             WHERE id = $1 AND version = $2{gated} RETURNING version",
             default_view_of(Dialect::Postgres, 3)
         ),
         &[
@@ -207,7 +213,7 @@ async fn update_at_once<C: SqlConn>(
     expected: Version,
 ) -> Result<Version, StoreError> {
     let mut chain = Chain::new();
-    update_in(&mut chain, instance, expected);
+    update_in(&mut chain, instance, expected, None);
     let (sql, args) = chain.finish("SELECT version FROM instance_moved");
     let Some(row) = tx.row(&sql, &args, &[Col::Int]).await? else {
         return Err(stale_update(tx, &instance.id, expected).await);

@@ -264,6 +264,16 @@ impl Database for SqliteBackend {
     {
         self.writer.write(job).await
     }
+
+    async fn write_alone<T, F>(&self, job: F) -> Result<T, StoreError>
+    where
+        T: Send + 'static,
+        F: for<'c> FnOnce(&'c mut Connection) -> BoxFuture<'c, Result<T, StoreError>>
+            + Send
+            + 'static,
+    {
+        self.writer.write(job).await
+    }
 }
 
 #[cfg(test)]

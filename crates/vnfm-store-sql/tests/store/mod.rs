@@ -126,6 +126,7 @@ fn assert_busy(err: StoreError, holder: &str, state: vnfm_types::LcmOperationSta
     }
 }
 
+mod alone;
 mod begin;
 mod database;
 mod idempotency;

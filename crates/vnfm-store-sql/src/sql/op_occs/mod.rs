@@ -19,7 +19,10 @@ use vnfm_store::{
 
 mod steps;
 
-pub(crate) use steps::{EncodedStep, Started, begin, record_step, start};
+pub(crate) use steps::{
+    Alone, EncodedStep, Started, begin, begin_alone, record_step, record_step_alone, start,
+    steps_alone,
+};
 
 pub(crate) const OP_OCC: &str = "op-occ";
 const INSTANCE: &str = "VNF instance";
@@ -96,6 +99,18 @@ fn data_statement<'a>(
     op_occ_id: &'a str,
     texts: &'a BTreeMap<String, String>,
 ) -> (String, Vec<Arg<'a>>) {
+    data_statement_if(op_occ_id, texts, None)
+}
+
+/// [`data_statement`]; with `gate`, the name of an expression of a [`Chain`] statement
+/// (PostgreSQL), the entries are written only when that expression has a row.
+///
+/// [`Chain`]: crate::sql::chain::Chain
+fn data_statement_if<'a>(
+    op_occ_id: &'a str,
+    texts: &'a BTreeMap<String, String>,
+    gate: Option<&str>,
+) -> (String, Vec<Arg<'a>>) {
     let mut args: Vec<Arg<'_>> = vec![op_occ_id.into(), now_ms().into()];
     let mut rows = Vec::with_capacity(texts.len());
     for (key, text) in texts {
@@ -103,11 +118,17 @@ fn data_statement<'a>(
         args.push(text.as_str().into());
         rows.push(format!("($1, ${}, ${}, $2)", args.len() - 1, args.len()));
     }
+    let rows = rows.join(", ");
+    let source = match gate {
+        None => format!("VALUES {rows}"),
+        Some(gate) => {
+            format!("SELECT * FROM (VALUES {rows}) AS v WHERE EXISTS (SELECT 1 FROM {gate})")
+        }
+    };
     let sql = format!(
-        "INSERT INTO op_occ_data (op_occ_id, data_key, value, updated_at) VALUES {} \
+        "INSERT INTO op_occ_data (op_occ_id, data_key, value, updated_at) {source} \
          ON CONFLICT (op_occ_id, data_key) \
-         DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
-        rows.join(", ")
+         DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at"
     );
     (sql, args)
 }

@@ -10,7 +10,8 @@ use std::collections::BTreeMap;
 use vnfm_types::{LcmOperationStateType, VnfLcmOpOcc, VnfLcmOpOccId};
 
 use super::{
-    HOLDING, INSTANCE, OP_OCC, data_statement, data_texts, holder, parsed_state, runner_refusal,
+    HOLDING, INSTANCE, OP_OCC, data_statement, data_statement_if, data_texts, holder, parsed_state,
+    runner_refusal,
 };
 use crate::sql::chain::Chain;
 use crate::sql::instances::EncodedInstance;
@@ -21,6 +22,10 @@ use crate::sql::{
 use crate::sql::{instances, outbox};
 use vnfm_store::{Conflict, StoreError};
 use vnfm_store::{Lease, StartCondition, StepRecord, StepWritten, Version, enum_str, state_str};
+
+mod alone;
+
+pub(crate) use alone::{Alone, begin_alone, record_step_alone, steps_alone};
 
 /// The version of an occurrence stored already begun: its start and its first move.
 const BEGUN: Version = Version(2);
@@ -123,10 +128,10 @@ async fn insert_begun_at_once<C: SqlConn>(
     step: &EncodedStep,
     lease: Option<&Lease>,
 ) -> Result<StepWritten, StoreError> {
-    let (insert_sql, insert_args) = insert_statement(&step.occ, lease, BEGUN, &step.doc);
+    let (insert_sql, insert_args) = insert_statement(&step.occ, lease, BEGUN, &step.doc, None);
     let mut chain = Chain::new();
     chain.push("occ_inserted", &insert_sql, &insert_args);
-    let written = chain_writes(&mut chain, step, "");
+    let written = chain_writes(&mut chain, step, "", None);
     let (sql, args) = chain.finish(&format!("SELECT {written}"));
     let row = tx
         .row(&sql, &args, &[Col::OptInt, Col::OptInt])
@@ -261,18 +266,26 @@ impl OccColumns {
 }
 
 /// The statement inserting the occurrence `occ` (its document `doc`) in its state at
-/// `version`, under `lease` if any, and its arguments.
+/// `version`, under `lease` if any, and its arguments. With `gate`, the name of an expression
+/// of a [`Chain`] statement, the row is inserted only when that expression has a row.
 fn insert_statement<'a>(
     occ: &'a OccColumns,
     lease: Option<&'a Lease>,
     version: Version,
     doc: &'a str,
+    gate: Option<&str>,
 ) -> (String, Vec<Arg<'a>>) {
+    let values = format!(
+        "$1, $2, $3, $4, $5, $6, $7, $8, $9, $9, {}",
+        crate::sql::instance_project(2)
+    );
+    let source = match gate {
+        None => format!("VALUES ({values})"),
+        Some(gate) => format!("SELECT {values} FROM {gate}"),
+    };
     let sql = format!(
         "INSERT INTO op_occs (id, instance_id, operation, state, version, \
-         lease_owner, lease_expires_at, doc, created_at, updated_at, project) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9, {})",
-        crate::sql::instance_project(2)
+         lease_owner, lease_expires_at, doc, created_at, updated_at, project) {source}"
     );
     let args = vec![
         occ.id.as_str().into(),
@@ -310,7 +323,7 @@ async fn insert<C: SqlConn>(
     version: Version,
     doc: &str,
 ) -> Result<(), StoreError> {
-    let (sql, args) = insert_statement(occ, lease, version, doc);
+    let (sql, args) = insert_statement(occ, lease, version, doc, None);
     tx.execute(&sql, &args)
         .await
         .map_err(|e| insert_error(&occ.id, e))?;
@@ -444,8 +457,8 @@ async fn record_step_at_once<C: SqlConn>(
         locked_version(tx, "vnf_instances", instance.id()).await?;
     }
     let mut chain = Chain::new();
-    chain.push("occ_moved", move_statement(step), &move_args(step));
-    let written = chain_writes(&mut chain, step, " FROM occ_moved");
+    chain.push("occ_moved", &move_statement(step, ""), &move_args(step));
+    let written = chain_writes(&mut chain, step, " FROM occ_moved", None);
     let (sql, args) = chain.finish(&format!(
         "SELECT (SELECT version FROM occ_moved), {written}"
     ));
@@ -468,8 +481,14 @@ async fn record_step_at_once<C: SqlConn>(
 
 /// Adds the journal row (read from `journal_source`), data and instance of `step` to
 /// `chain`; the `SELECT` list of the journal row's number and the instance's new version
-/// (`NULL` for what the step does not write).
-fn chain_writes<'a>(chain: &mut Chain<'a>, step: &'a EncodedStep, journal_source: &str) -> String {
+/// (`NULL` for what the step does not write). With `gate`, the name of an expression of the
+/// chain, the data and the instance are written only when that expression has a row.
+fn chain_writes<'a>(
+    chain: &mut Chain<'a>,
+    step: &'a EncodedStep,
+    journal_source: &str,
+    gate: Option<&str>,
+) -> String {
     let occ_id = step.occ.id.as_str();
     let mut journal_seq = "NULL::bigint";
     if let Some(journal) = &step.journal {
@@ -481,12 +500,12 @@ fn chain_writes<'a>(chain: &mut Chain<'a>, step: &'a EncodedStep, journal_source
         journal_seq = "(SELECT seq FROM journal_noted)";
     }
     if !step.data.is_empty() {
-        let (sql, args) = data_statement(occ_id, &step.data);
+        let (sql, args) = data_statement_if(occ_id, &step.data, gate);
         chain.push("data_put", &sql, &args);
     }
     let mut instance_version = "NULL::bigint";
     if let Some((instance, expected)) = &step.instance {
-        instances::update_in(chain, instance, *expected);
+        instances::update_in(chain, instance, *expected, gate);
         instance_version = "(SELECT version FROM instance_moved)";
     }
     format!("{journal_seq}, {instance_version}")
@@ -509,18 +528,18 @@ async fn chained_instance_version<C: SqlConn>(
 }
 
 /// The conditional update that moves the occurrence as `step` says, its arguments `$1` to
-/// `$8`, returning the new version.
-fn move_statement(step: &EncodedStep) -> &'static str {
-    if step.drops_lease() {
-        "UPDATE op_occs SET state = $1, doc = $2, version = version + 1, \
-         updated_at = $3, lease_owner = NULL, lease_expires_at = NULL \
-         WHERE id = $4 AND instance_id = $5 AND version = $6 AND state = $7 \
-         AND lease_owner = $8 RETURNING version"
+/// `$8`, returning the new version; `also` is added to its condition (`""`: nothing).
+fn move_statement(step: &EncodedStep, also: &str) -> String {
+    let lease = if step.drops_lease() {
+        ", lease_owner = NULL, lease_expires_at = NULL"
     } else {
-        "UPDATE op_occs SET state = $1, doc = $2, version = version + 1, updated_at = $3 \
+        ""
+    };
+    format!(
+        "UPDATE op_occs SET state = $1, doc = $2, version = version + 1, updated_at = $3{lease} \
          WHERE id = $4 AND instance_id = $5 AND version = $6 AND state = $7 \
-         AND lease_owner = $8 RETURNING version"
-    }
+         AND lease_owner = $8{also} RETURNING version"
+    )
 }
 
 /// The arguments of [`move_statement`].
@@ -544,7 +563,7 @@ async fn move_occ<C: SqlConn>(
     step: &EncodedStep,
 ) -> Result<Option<Version>, StoreError> {
     let Some(row) = tx
-        .row(move_statement(step), &move_args(step), &[Col::Int])
+        .row(&move_statement(step, ""), &move_args(step), &[Col::Int])
         .await?
     else {
         return Ok(None);
