@@ -12,7 +12,7 @@
 #
 # On PostgreSQL: VNFM_SERVE_LOAD_STORE=postgres starts a PostgreSQL server of the script's own
 # through scripts/test-env/postgres.sh (VNFM_PG_DIR, default /var/tmp/vnfm-serve-load-postgres;
-# VNFM_PG_PORT, default 55490; the test server's settings: fsync=off), stopped and removed at
+# VNFM_PG_PORT, default a free port; the test server's settings: fsync=off), stopped and removed at
 # the end; or VNFM_SERVE_LOAD_STORE_URL=postgres://.../db names a running server (a fresh
 # database is created on it for each run and dropped after it; VNFM_SERVE_LOAD_PG_PID, the
 # postmaster's pid, adds its CPU per operation). VNFM_SERVE_LOAD_REPLICAS=2 runs two
@@ -60,7 +60,8 @@ case "${VNFM_SERVE_LOAD_STORE:-sqlite}" in
     sqlite) ;;
     postgres)
         export VNFM_PG_DIR=${VNFM_PG_DIR:-/var/tmp/vnfm-serve-load-postgres}
-        export VNFM_PG_PORT=${VNFM_PG_PORT:-55490}
+        # A free port: a fixed one can be held by another program's ephemeral port.
+        export VNFM_PG_PORT=${VNFM_PG_PORT:-$(scripts/test-env/free_ports.py 1)}
         pg_started=1
         VNFM_SERVE_LOAD_STORE_URL=$(scripts/test-env/postgres.sh start)
         VNFM_SERVE_LOAD_PG_PID=$(head -n 1 "$VNFM_PG_DIR/data/postmaster.pid")
