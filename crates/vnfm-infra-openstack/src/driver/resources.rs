@@ -326,9 +326,7 @@ impl OpenStackDriver {
             self.release_errored_servers(&ctx, targets.iter().copied())
                 .await?;
             let reason = format!("heal by VNF LCM operation {}", req.op_occ_id);
-            let all =
-                req.additional_params().and_then(|p| p.get("all")) == Some(&Value::Bool(true));
-            for (stack, resource) in unhealthy_marks(&live, &targets, flavour, all) {
+            for (stack, resource) in unhealthy_marks(&live, &targets) {
                 heat.mark_unhealthy(&stack, resource, &reason).await?;
             }
             let fields = match &applied {
@@ -573,28 +571,15 @@ pub(super) fn vnfcs_to_heal<'a>(
 }
 
 /// The Heat resources to mark unhealthy, by (nested) stack, so that the next update replaces
-/// the servers of `vnfcs` together with the volumes made from an image (`flavour`'s virtual
-/// storages with a software image): Heat builds the new server before it deletes the old
-/// one, and Cinder does not let the new server take a volume the old one still holds; a
-/// volume made from the image is the VNFC's initial state. A volume without an image holds
-/// the VNFC's data and stays (re-attached to the new server) unless `all` (the request's
-/// `additionalParams.all`), as Tacker heals storage only then. Networks and ports are not
-/// marked: the new servers take the same ports. VNFCs without the stack metadata (not made by
-/// this driver) are left alone.
+/// the servers of `vnfcs` together with the volumes of their VNFCs, as Tacker does: Heat
+/// builds the new server before it deletes the old one, and Cinder does not let the new
+/// server take a volume the old one still holds; a volume made from the image is the VNFC's
+/// initial state. Networks and ports are not marked: the new servers take the same ports.
+/// VNFCs without the stack metadata (not made by this driver) are left alone.
 pub(super) fn unhealthy_marks<'a>(
     live: &'a InstanceResources,
     vnfcs: &[&'a VnfcResourceInfo],
-    flavour: &Flavour,
-    all: bool,
 ) -> Vec<(StackRef, &'a str)> {
-    // A storage the VNFD does not describe is treated as the VNFC's own, as before.
-    let replaced = |desc: &str| {
-        all || flavour
-            .virtual_storages
-            .iter()
-            .find(|s| s.id == desc)
-            .is_none_or(|s| s.sw_image.is_some())
-    };
     let mut out = Vec::new();
     for v in vnfcs {
         let (Some(id), Some(name), Some(server)) = (
@@ -613,7 +598,6 @@ pub(super) fn unhealthy_marks<'a>(
                 .iter()
                 .find(|s| &s.id == id)
                 .map(|s| s.virtual_storage_desc_id.as_str())
-                .filter(|desc| replaced(desc))
         });
         for resource in std::iter::once(server).chain(volumes) {
             out.push((stack.clone(), resource));
@@ -660,62 +644,13 @@ mod tests {
         .unwrap()
     }
 
-    /// The flavour of [`live`]'s VNFCs: their volume made from an image (`from_image`) or
-    /// blank, holding data.
-    fn flavour(from_image: bool) -> Flavour {
-        let mut f = Flavour::empty("simple");
-        f.virtual_storages.push(vnfm_descriptor::VirtualStorage {
-            id: "VDU1-VirtualStorage".into(),
-            kind: vnfm_descriptor::StorageKind::Block,
-            size_bytes: Some(1 << 30),
-            sw_image: from_image.then(|| vnfm_descriptor::SwImage {
-                name: "image-VDU1".into(),
-                ..Default::default()
-            }),
-            properties: Default::default(),
-        });
-        f
-    }
-
-    fn marks_of(scope: &HealScope, flavour: &Flavour, all: bool) -> Vec<(String, String)> {
+    fn marks(scope: &HealScope) -> Vec<(String, String)> {
         let live = live();
         let targets = vnfcs_to_heal(scope, &live, "vnf-1").unwrap();
-        unhealthy_marks(&live, &targets, flavour, all)
+        unhealthy_marks(&live, &targets)
             .into_iter()
             .map(|(s, r)| (s.id, r.to_string()))
             .collect()
-    }
-
-    fn marks(scope: &HealScope) -> Vec<(String, String)> {
-        marks_of(scope, &flavour(true), false)
-    }
-
-    /// Tacker's `test_instantiate_attach_non_boot_volume`: a VNFC's blank volume, attached to
-    /// its server, keeps its data through a heal of the VNFC, and is replaced with it only when
-    /// the request says `all`.
-    #[test]
-    fn a_volume_without_an_image_stays_through_a_heal_unless_all() {
-        let one = HealScope::Vnfcs {
-            vnfcs: vec![HealVnfc {
-                vnfc_info_id: Some("a-001".into()),
-                vnfc_resource_id: "c1".into(),
-                vdu_id: "VDU1".into(),
-            }],
-        };
-        let pair = |s: &str, r: &str| (s.to_string(), r.to_string());
-        assert_eq!(
-            marks_of(&one, &flavour(false), false),
-            vec![pair("n1", "VDU1")]
-        );
-        assert_eq!(
-            marks_of(&one, &flavour(false), true),
-            vec![pair("n1", "VDU1"), pair("n1", "VDU1-VirtualStorage")]
-        );
-        assert_eq!(
-            marks_of(&one, &Flavour::empty("simple"), false),
-            vec![pair("n1", "VDU1"), pair("n1", "VDU1-VirtualStorage")],
-            "a storage the VNFD does not describe goes with its server"
-        );
     }
 
     fn params(v: Value) -> vnfm_types::KeyValuePairs {
