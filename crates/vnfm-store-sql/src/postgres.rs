@@ -241,7 +241,14 @@ impl Database for PostgresBackend {
         match &out {
             Ok(_) => tx.commit().await.map_err(|e| self.link.failed(e))?,
             Err(e) if e.is_unavailable() => self.link.suspect(),
-            Err(_) => {}
+            // Rolled back now rather than when the connection is next used, so that the rows a
+            // refused write locked are free before its refusal is answered (a recovery scan's
+            // `SKIP LOCKED` would otherwise pass over them).
+            Err(_) => {
+                if let Err(e) = tx.rollback().await {
+                    self.link.failed(e);
+                }
+            }
         }
         out
     }
