@@ -15,7 +15,7 @@ use vnfm_schemas::SchemaId;
 use vnfm_store::{InstanceQuery, Page};
 use vnfm_types::{CreateVnfRequest, VnfInstance, VnfInstanceId, VnfLcmOpOcc, VnfLcmOpOccId};
 
-use crate::error::ApiResult;
+use crate::error::{ApiError, ApiResult};
 use crate::listing::{ListRequest, Listed};
 use crate::precondition::with_etag;
 use crate::route_table::{Endpoint, Scope, route};
@@ -127,6 +127,7 @@ pub(crate) async fn create_instance<V: LcmView>(
 ) -> ApiResult<Response> {
     require_accept(&headers, &["application/json"])?;
     let req: CreateVnfRequest = json_body(&headers, &body, Some(SchemaId::CreateVnfRequest))?;
+    check_vnfc_names(req.metadata.as_ref(), false)?;
     state
         .packages
         .ensure_instantiable(req.vnfd_id.as_str(), &tenancy.scope)
@@ -154,6 +155,27 @@ pub(crate) async fn create_instance<V: LcmView>(
         )?;
         Ok(crate::idempotency::replay(first))
     })
+}
+
+/// Refuses a request's `metadata.VDU_VNFc_mapping` that cannot name VNFCs
+/// ([`vnfm_driver_api::vnfc_names::check`]). In a merge patch (`patch`), a `null` removes
+/// the mapping or one VDU's names and passes.
+fn check_vnfc_names(metadata: Option<&vnfm_types::KeyValuePairs>, patch: bool) -> ApiResult<()> {
+    use serde_json::Value;
+    use vnfm_driver_api::vnfc_names::{METADATA_KEY, check};
+    let mapping = match metadata.and_then(|m| m.get(METADATA_KEY)) {
+        None => return Ok(()),
+        Some(Value::Null) if patch => return Ok(()),
+        Some(Value::Object(vdus)) if patch => Value::Object(
+            vdus.iter()
+                .filter(|(_, ids)| !ids.is_null())
+                .map(|(vdu, ids)| (vdu.clone(), ids.clone()))
+                .collect(),
+        ),
+        Some(other) => other.clone(),
+    };
+    check(&mapping)
+        .map_err(|e| ApiError::invalid(format!("/metadata/{METADATA_KEY}{}", e.pointer), e.detail))
 }
 
 /// `GET .../vnf_instances/{id}`, with the instance's entity tag.
@@ -400,6 +422,7 @@ pub(crate) async fn start_modify_info(
     expected: Option<Version>,
     tenancy: &Tenancy,
 ) -> ApiResult<VnfLcmOpOcc> {
+    check_vnfc_names(req.metadata.as_ref(), true)?;
     let req = vnfm_lcm::OperationRequest::from(req);
     Ok(state
         .lcm

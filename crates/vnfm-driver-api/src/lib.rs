@@ -136,6 +136,7 @@ pub mod router;
 pub mod userdata;
 pub mod vim;
 pub mod vim_kind;
+pub mod vnfc_names;
 
 pub use artifact::{ArtifactSource, NoArtifacts};
 pub use callback::{

@@ -67,14 +67,10 @@ pub struct InventoryInputs<'a> {
     pub vnfc_names: Option<&'a Value>,
 }
 
-/// The instance `metadata` member naming VNFCs: per VDU, the `vnfcInfo` ids of its VNFCs in
-/// the order of their index (`{"VDU1": ["a-001", "a-010"]}`), as OpenStack Tacker reads it
-/// for VNFCs made one resource each (`VDU1-0`, `VDU1-1`, Tacker's `StandardUserData`).
-pub const VNFC_NAMES_KEY: &str = "VDU_VNFc_mapping";
-
-/// The `vnfcInfo` ids `instance`'s metadata gives its VNFCs ([`VNFC_NAMES_KEY`]), if any.
+/// The `vnfcInfo` ids `instance`'s metadata gives its VNFCs
+/// ([`vnfm_driver_api::vnfc_names`]), if any.
 pub fn vnfc_names(instance: &vnfm_types::VnfInstance) -> Option<&Value> {
-    instance.metadata.as_ref()?.get(VNFC_NAMES_KEY)
+    vnfm_driver_api::vnfc_names::of(instance)
 }
 
 /// The `vnfcInfo` id of the VNFC `resource_id` of `vdu` with index `vdu_idx`: the one
