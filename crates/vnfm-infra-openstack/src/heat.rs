@@ -18,7 +18,7 @@ use crate::error::{OpenStackError, cut};
 use crate::keystone::{ServiceApi, Session, sleep_within};
 
 /// A stack's name and id: enough to address it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub struct StackRef {
     /// The stack name.
     pub name: String,

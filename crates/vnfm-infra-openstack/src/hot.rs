@@ -721,9 +721,51 @@ pub fn scalable_vdus(paths: &[Vec<Seg>]) -> BTreeSet<String> {
         .collect()
 }
 
+/// The volumes `template` attaches to a server with an `OS::Cinder::VolumeAttachment`
+/// (`volume_id: {get_resource: <name>}`): data disks, apart from a server's boot volume
+/// (its `block_device_mapping`), which is made with the server and goes with it.
+pub fn attached_volumes(template: &Value) -> BTreeSet<String> {
+    let Some(resources) = template.get("resources").and_then(Value::as_object) else {
+        return BTreeSet::new();
+    };
+    resources
+        .values()
+        .filter(|r| r.get("type").and_then(Value::as_str) == Some("OS::Cinder::VolumeAttachment"))
+        .filter_map(|r| {
+            r.pointer("/properties/volume_id/get_resource")
+                .and_then(Value::as_str)
+                .map(str::to_string)
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Tacker's `userdata_standard_with_non_boot_volume` VDU template: its attached volume
+    /// is found, a boot volume and a volume named by a parameter are not.
+    #[test]
+    fn attached_volumes_are_those_of_volume_attachments_by_resource() {
+        let t = json!({"resources": {
+            "VDU1": {"type": "OS::Nova::Server", "properties": {
+                "block_device_mapping_v2": [{"volume_id": {"get_resource": "VDU1-BootStorage"}}]}},
+            "VDU1-BootStorage": {"type": "OS::Cinder::Volume"},
+            "VDU1-VirtualStorage": {"type": "OS::Cinder::Volume"},
+            "volume_attachment": {"type": "OS::Cinder::VolumeAttachment", "properties": {
+                "instance_uuid": {"get_resource": "VDU1"},
+                "volume_id": {"get_resource": "VDU1-VirtualStorage"},
+                "mountpoint": "/dev/vdb"}},
+            "other_attachment": {"type": "OS::Cinder::VolumeAttachment", "properties": {
+                "instance_uuid": {"get_resource": "VDU1"},
+                "volume_id": {"get_param": "shared_volume"}}}
+        }});
+        assert_eq!(
+            attached_volumes(&t),
+            BTreeSet::from(["VDU1-VirtualStorage".to_string()])
+        );
+        assert!(attached_volumes(&json!({"heat_template_version": "2013-05-23"})).is_empty());
+    }
 
     #[test]
     fn skeleton_follows_the_paths_with_lists_for_indices() {

@@ -37,6 +37,8 @@ mod corpus_aspects;
 mod corpus_heal_rollback;
 #[path = "real_heat/corpus_new_volume.rs"]
 mod corpus_new_volume;
+#[path = "real_heat/corpus_non_boot_volume.rs"]
+mod corpus_non_boot_volume;
 #[path = "real_heat/corpus_volume_samples.rs"]
 mod corpus_volume_samples;
 #[path = "real_heat/corpus_volumes.rs"]

@@ -326,7 +326,16 @@ impl OpenStackDriver {
             self.release_errored_servers(&ctx, targets.iter().copied())
                 .await?;
             let reason = format!("heal by VNF LCM operation {}", req.op_occ_id);
-            for (stack, resource) in unhealthy_marks(&live, &targets) {
+            // Data disks stay with the VNFC unless the request heals its storage too, as
+            // Tacker heals storage only with `all`.
+            let all =
+                req.additional_params().and_then(|p| p.get("all")) == Some(&Value::Bool(true));
+            let kept = if all {
+                BTreeSet::new()
+            } else {
+                attached_volumes(&heat, &targets).await?
+            };
+            for (stack, resource) in unhealthy_marks(&live, &targets, &kept) {
                 heat.mark_unhealthy(&stack, resource, &reason).await?;
             }
             let fields = match &applied {
@@ -525,9 +534,6 @@ impl OpenStackDriver {
     }
 }
 
-/// Whether a heal re-creates the whole stack: a heal of the whole VNF (no `vnfcInstanceId`)
-/// with `additionalParams.all` true, as Tacker does (its functional test expects a new
-/// stack, networks included). Any other heal replaces servers only.
 /// The VDU of a VNFC made with one resource per VNFC and its index (Tacker's `vdu_idx`).
 fn vdu_index(v: &VnfcResourceInfo) -> Option<(String, u32)> {
     let index = v
@@ -538,6 +544,9 @@ fn vdu_index(v: &VnfcResourceInfo) -> Option<(String, u32)> {
     Some((v.vdu_id.clone(), u32::try_from(index).ok()?))
 }
 
+/// Whether a heal re-creates the whole stack: a heal of the whole VNF (no `vnfcInstanceId`)
+/// with `additionalParams.all` true, as Tacker does (its functional test expects a new
+/// stack, networks included). Any other heal replaces servers only.
 pub(super) fn recreates(scope: &HealScope, params: Option<&vnfm_types::KeyValuePairs>) -> bool {
     matches!(scope, HealScope::WholeVnf)
         && params.and_then(|p| p.get("all")) == Some(&Value::Bool(true))
@@ -570,19 +579,49 @@ pub(super) fn vnfcs_to_heal<'a>(
         .collect()
 }
 
+/// The volumes attached to the servers of `vnfcs` by an `OS::Cinder::VolumeAttachment`, as
+/// (stack id, resource name), read from the templates of the stacks that hold them (one read
+/// per stack, for VNFCs with storage only).
+async fn attached_volumes(
+    heat: &Heat<'_>,
+    vnfcs: &[&VnfcResourceInfo],
+) -> Result<BTreeSet<(String, String)>, DriverError> {
+    let stacks: BTreeSet<StackRef> = vnfcs
+        .iter()
+        .filter(|v| v.storage_resource_ids.iter().flatten().next().is_some())
+        .filter_map(|v| {
+            Some(StackRef {
+                name: meta_str(v, meta_key::STACK_NAME)?.to_string(),
+                id: meta_str(v, meta_key::STACK_ID)?.to_string(),
+            })
+        })
+        .collect();
+    let mut out = BTreeSet::new();
+    for stack in stacks {
+        let template = heat.template(&stack).await?;
+        for volume in hot::attached_volumes(&template) {
+            out.insert((stack.id.clone(), volume));
+        }
+    }
+    Ok(out)
+}
+
 /// The Heat resources to mark unhealthy, by (nested) stack, so that the next update replaces
-/// the servers of `vnfcs` together with the volumes of their VNFCs, as Tacker does: Heat
-/// builds the new server before it deletes the old one, and Cinder does not let the new
-/// server take a volume the old one still holds; a volume made from the image is the VNFC's
-/// initial state. Networks and ports are not marked: the new servers take the same ports.
+/// the servers of `vnfcs` together with the volumes of their VNFCs but those in `kept` (stack
+/// id, resource name): Heat builds the new server before it deletes the old one, and Cinder
+/// does not let the new server boot from a volume the old one still holds; a volume made from
+/// the image is the VNFC's initial state. A kept volume (a data disk attached by an
+/// `OS::Cinder::VolumeAttachment`) is moved to the new server by Heat's update of the
+/// attachment. Networks and ports are not marked: the new servers take the same ports.
 /// VNFCs without the stack metadata (not made by this driver) are left alone.
 pub(super) fn unhealthy_marks<'a>(
     live: &'a InstanceResources,
     vnfcs: &[&'a VnfcResourceInfo],
+    kept: &BTreeSet<(String, String)>,
 ) -> Vec<(StackRef, &'a str)> {
     let mut out = Vec::new();
     for v in vnfcs {
-        let (Some(id), Some(name), Some(server)) = (
+        let (Some(stack_id), Some(name), Some(server)) = (
             meta_str(v, meta_key::STACK_ID),
             meta_str(v, meta_key::STACK_NAME),
             meta_str(v, meta_key::RESOURCE_NAME),
@@ -591,14 +630,19 @@ pub(super) fn unhealthy_marks<'a>(
         };
         let stack = StackRef {
             name: name.to_string(),
-            id: id.to_string(),
+            id: stack_id.to_string(),
         };
-        let volumes = v.storage_resource_ids.iter().flatten().filter_map(|id| {
-            live.virtual_storage_resource_info
-                .iter()
-                .find(|s| &s.id == id)
-                .map(|s| s.virtual_storage_desc_id.as_str())
-        });
+        let volumes = v
+            .storage_resource_ids
+            .iter()
+            .flatten()
+            .filter_map(|storage| {
+                live.virtual_storage_resource_info
+                    .iter()
+                    .find(|s| &s.id == storage)
+                    .map(|s| s.virtual_storage_desc_id.as_str())
+                    .filter(|desc| !kept.contains(&(stack_id.to_string(), desc.to_string())))
+            });
         for resource in std::iter::once(server).chain(volumes) {
             out.push((stack.clone(), resource));
         }
@@ -644,13 +688,44 @@ mod tests {
         .unwrap()
     }
 
-    fn marks(scope: &HealScope) -> Vec<(String, String)> {
+    fn marks_keeping(scope: &HealScope, kept: &[(&str, &str)]) -> Vec<(String, String)> {
         let live = live();
         let targets = vnfcs_to_heal(scope, &live, "vnf-1").unwrap();
-        unhealthy_marks(&live, &targets)
+        let kept = kept
+            .iter()
+            .map(|(s, r)| (s.to_string(), r.to_string()))
+            .collect();
+        unhealthy_marks(&live, &targets, &kept)
             .into_iter()
             .map(|(s, r)| (s.id, r.to_string()))
             .collect()
+    }
+
+    fn marks(scope: &HealScope) -> Vec<(String, String)> {
+        marks_keeping(scope, &[])
+    }
+
+    /// Tacker's `test_instantiate_attach_non_boot_volume`: a data disk attached in the
+    /// VNFC's stack stays through a heal of the VNFC; the same disk in another VNFC's stack
+    /// does not keep this VNFC's.
+    #[test]
+    fn a_kept_volume_is_not_marked_in_its_own_stack_only() {
+        let one = HealScope::Vnfcs {
+            vnfcs: vec![HealVnfc {
+                vnfc_info_id: Some("a-001".into()),
+                vnfc_resource_id: "c1".into(),
+                vdu_id: "VDU1".into(),
+            }],
+        };
+        let pair = |s: &str, r: &str| (s.to_string(), r.to_string());
+        assert_eq!(
+            marks_keeping(&one, &[("n1", "VDU1-VirtualStorage")]),
+            vec![pair("n1", "VDU1")]
+        );
+        assert_eq!(
+            marks_keeping(&one, &[("n0", "VDU1-VirtualStorage")]),
+            vec![pair("n1", "VDU1"), pair("n1", "VDU1-VirtualStorage")]
+        );
     }
 
     fn params(v: Value) -> vnfm_types::KeyValuePairs {
