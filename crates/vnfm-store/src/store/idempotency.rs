@@ -1,17 +1,18 @@
-//! Idempotency keys: written with the resource their request creates, answered once, swept
-//! when expired.
+//! Idempotency keys: written with the resource their request creates, answered again by their
+//! caller, swept when expired.
 
 use super::Result;
-use crate::idempotency::IdempotencyRecord;
+use crate::idempotency::{IdempotencyRecord, PendingKey};
 use crate::model::Timestamp;
 use async_trait::async_trait;
 
 /// Idempotency keys, unique per scope and key across every process sharing the database.
 /// Part of [`crate::Store`].
 ///
-/// A key is written by the transaction that creates its request's resource (see
-/// [`crate::client_key`]), so it is committed exactly when the resource is, with the
-/// request's answer when the request said how to make it from the resource.
+/// A key is written by the transaction that creates its request's resource (the creating
+/// methods ending in `_keyed` take it as [`PendingKey`]), so it is committed exactly when the
+/// resource is; a key committed by another request meanwhile refuses that write
+/// ([`crate::Conflict::KeyTaken`]) and rolls it back.
 #[async_trait]
 pub trait IdempotencyStore: Send + Sync {
     /// The key `key` of `scope`, expired or not.
@@ -20,6 +21,16 @@ pub trait IdempotencyStore: Send + Sync {
         scope: &str,
         key: &str,
     ) -> Result<Option<IdempotencyRecord>>;
+
+    /// Keeps `answer` (the caller's bytes, not read by the store) with `key`, if the key is
+    /// still the one `key`'s attempt committed with `resource_id` and has no answer yet:
+    /// whether it was kept.
+    async fn keep_idempotency_answer(
+        &self,
+        key: &PendingKey,
+        resource_id: &str,
+        answer: &[u8],
+    ) -> Result<bool>;
 
     /// Deletes the keys that expired at `now`; how many.
     async fn sweep_idempotency_keys(&self, now: Timestamp) -> Result<u64>;
