@@ -22,7 +22,7 @@ fn start_stalling(data: &Path, stall_key: Option<&str>) -> Server {
         .args(["--prometheus-url", "http://127.0.0.1:9"])
         .stderr(Stdio::inherit());
     if let Some(key) = stall_key {
-        command.env(vnfm_api::idempotency::STALL_AFTER_COMMIT_ENV, key);
+        command.env(vnfm_api::STALL_AFTER_COMMIT_ENV, key);
     }
     Server::spawn(command, 3).0
 }
