@@ -9,15 +9,16 @@
 //! ([`RetryKey`]); a handler that creates something (a VNF instance, an operation
 //! occurrence, a subscription, a VNF package, a PM job or threshold, a VIM) passes it to the
 //! core, whose store transaction commits the key with the created resource's id. So:
-//! - the first request runs; once it committed its key, the layer keeps its answer (status,
-//!   `Location`, `Content-Type`, `ETag`, body: [`KeptAnswer`]) with the key, and a retry is
-//!   answered with those bytes, also when the resource has changed since;
-//! - a retry whose first request died after its commit and before its answer was kept is
-//!   answered from what it created: a task's (and an instance `PATCH`'s) 202 from the
-//!   occurrence id committed with the key, a creation's 201 by its handler from the resource
-//!   as it is now ([`Retry::Replay`]), which is the first answer as long as the resource has
-//!   not changed. A request that created nothing (refused, or failed) keeps nothing: a retry
-//!   runs again;
+//! - the first request runs; once a creation committed its key, the layer keeps its 201
+//!   (status, `Location`, `Content-Type`, `ETag`, body: [`KeptAnswer`]) with the key, in one
+//!   write that also tells it the request committed the key, and a retry is answered with
+//!   those bytes, also when the resource has changed since. A task's (and an instance
+//!   `PATCH`'s) 202 is made again, exactly, from the occurrence id committed with the key;
+//! - a retry of a creation whose first request died after its commit and before its answer
+//!   was kept (or whose key was written before migration 0019) is answered by the creation's
+//!   handler from the resource as it is now ([`Retry::Replay`]), which is the first answer as
+//!   long as the resource has not changed. A request that created nothing (refused, or
+//!   failed) keeps nothing: a retry runs again;
 //! - the same key with another request is refused with 422, naming the first request;
 //! - while the first request runs in this process, the same key is refused with 409; any
 //!   other request with the key runs (nothing is read before it does) and is answered from
@@ -218,10 +219,24 @@ pub(crate) async fn layer(
         .extensions_mut()
         .insert(Retry::Key(guard.pending().clone()));
     let response = next.clone().run(first).await;
-    let settled = guard.settle().await;
-    match settled {
-        Ok(KeySettled::Committed(resource_id)) => keep(&guard, &resource_id, response).await,
-        Ok(KeySettled::Unused) => response,
+    let effect = facts
+        .as_ref()
+        .map_or(Effect::Other, |r| r.effect(&parts.method));
+    let response = if response.status().is_success() {
+        match effect {
+            // Its 202 is made again exactly from the occurrence id committed with the key.
+            Effect::Task => return response,
+            Effect::Creation => match keep(&guard, response).await {
+                Kept::Kept(response) => return response,
+                Kept::NotOurs(response) => response,
+            },
+            _ => response,
+        }
+    } else {
+        response
+    };
+    match guard.settle().await {
+        Ok(KeySettled::Committed(_) | KeySettled::Unused) => response,
         Ok(KeySettled::Mismatch(first)) => {
             ApiError::from(keyed::mismatch(&key, &first)).into_response()
         }
@@ -243,18 +258,26 @@ pub(crate) async fn layer(
     }
 }
 
-/// The answer `response` of the request that committed its key with `resource_id`: kept with
-/// the key when it is a success, for the request's retries, and sent.
-async fn keep(guard: &KeyGuard, resource_id: &str, response: Response) -> Response {
-    if !response.status().is_success() {
-        return response;
-    }
+/// What [`keep`] did with an answer.
+enum Kept {
+    /// Kept with the key its request committed: the answer to send.
+    Kept(Response),
+    /// Not kept, the request not having committed the key (or the store failing): the answer,
+    /// to be checked against the key's first request.
+    NotOurs(Response),
+}
+
+/// The success `response` of a creation, kept with its request's key if that request
+/// committed the key (one write, which also tells whether it did).
+async fn keep(guard: &KeyGuard, response: Response) -> Kept {
     let (parts, body) = response.into_parts();
     let body = match to_bytes(body, usize::MAX).await {
         Ok(b) => b,
         Err(e) => {
             tracing::warn!(error = %e, "the answer of a request with an Idempotency-Key could not be read");
-            return ApiError::Internal("the answer could not be read".into()).into_response();
+            return Kept::Kept(
+                ApiError::Internal("the answer could not be read".into()).into_response(),
+            );
         }
     };
     let header = |name: header::HeaderName| {
@@ -271,11 +294,17 @@ async fn keep(guard: &KeyGuard, resource_id: &str, response: Response) -> Respon
         etag: header(header::ETAG),
         body: body.to_vec(),
     };
-    // Not kept (the store failed): a retry is answered from the resource instead.
-    if let Err(e) = guard.keep_answer(resource_id, &kept.encode()).await {
-        tracing::warn!(error = %e, resource_id, "the first answer of an Idempotency-Key was not kept");
+    let kept_it = guard.keep_answer(&kept.encode()).await;
+    let response = Response::from_parts(parts, Body::from(body));
+    match kept_it {
+        Ok(true) => Kept::Kept(response),
+        Ok(false) => Kept::NotOurs(response),
+        Err(e) => {
+            // A retry is answered from the resource instead.
+            tracing::warn!(error = %e, "the first answer of an Idempotency-Key was not kept");
+            Kept::NotOurs(response)
+        }
     }
-    Response::from_parts(parts, Body::from(body))
 }
 
 /// The answer of `request`, a repetition of one that created `resource_id` and whose answer
@@ -393,6 +422,30 @@ fn unquoted_key(text: &str) -> Result<String, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_kept_answer_reads_back_as_it_was_kept() {
+        let answer = KeptAnswer {
+            status: 201,
+            location: Some("http://vnfm/vnfpm/v2/pm_jobs/j-1".into()),
+            content_type: Some("application/json".into()),
+            etag: Some("\"1\"".into()),
+            body: b"{\"id\":\"j-1\"}\n\nnot json either".to_vec(),
+        };
+        assert_eq!(KeptAnswer::decode(&answer.encode()), Some(answer.clone()));
+        let bare = KeptAnswer {
+            location: None,
+            content_type: None,
+            etag: None,
+            body: Vec::new(),
+            ..answer
+        };
+        assert_eq!(KeptAnswer::decode(&bare.encode()), Some(bare));
+        // Bytes of another encoding are no answer: the request is answered from its resource.
+        for other in [&b""[..], b"{\"v\":2,\"status\":201}\n", b"201 Created"] {
+            assert_eq!(KeptAnswer::decode(other), None, "{other:?}");
+        }
+    }
 
     #[test]
     fn keys_are_structured_field_strings() {

@@ -164,14 +164,14 @@ impl KeyGuard {
         })
     }
 
-    /// For a call that committed the key with `resource_id` ([`KeySettled::Committed`]):
-    /// keeps `answer` (bytes the caller reads back, the store does not) with the key, for its
-    /// repetitions. Whether it was kept (not when the key expired and was taken meanwhile).
-    pub async fn keep_answer(&self, resource_id: &str, answer: &[u8]) -> Result<bool, LcmError> {
+    /// Keeps `answer` (bytes the caller reads back, the store does not) with the key, for the
+    /// call's repetitions, if this call committed the key: whether it did (without a read, so
+    /// a call that created something learns it committed the key in the same write).
+    pub async fn keep_answer(&self, answer: &[u8]) -> Result<bool, LcmError> {
         self.lcm
             .inner
             .store
-            .keep_idempotency_answer(&self.pending, resource_id, answer)
+            .keep_idempotency_answer(&self.pending, answer)
             .await
             .map_err(store_err)
     }

@@ -124,25 +124,19 @@ pub(crate) async fn attach<C: SqlConn>(
     }
 }
 
-/// Keeps `answer` with `key`, if the row is still the one `key`'s attempt wrote with
-/// `resource_id` and keeps no answer yet: whether it did.
-async fn keep_answer<C: SqlConn>(
-    tx: &mut C,
-    key: &PendingKey,
-    resource_id: &str,
-    answer: &[u8],
-) -> Result<bool> {
+/// Keeps `answer` with `key`, if the row is the one `key`'s attempt wrote and keeps no answer
+/// yet: whether it did.
+async fn keep_answer<C: SqlConn>(tx: &mut C, key: &PendingKey, answer: &[u8]) -> Result<bool> {
     let changed = tx
         .execute(
             "UPDATE idempotency_keys SET kept_answer = $1, state = 'COMPLETED' \
-             WHERE scope = $2 AND idem_key = $3 AND owner = $4 AND reserved_id = $5 \
-             AND created_at = $6 AND kept_answer IS NULL",
+             WHERE scope = $2 AND idem_key = $3 AND owner = $4 AND created_at = $5 \
+             AND kept_answer IS NULL",
             &[
                 answer.into(),
                 key.scope.as_str().into(),
                 key.key.as_str().into(),
                 key.owner.as_str().into(),
-                resource_id.into(),
                 key.now.0.into(),
             ],
         )
@@ -161,17 +155,10 @@ impl<D: Database> IdempotencyStore for SqlStore<D> {
         get(&mut *conn, scope, key).await
     }
 
-    async fn keep_idempotency_answer(
-        &self,
-        key: &PendingKey,
-        resource_id: &str,
-        answer: &[u8],
-    ) -> Result<bool> {
-        let (key, resource_id, answer) = (key.clone(), resource_id.to_owned(), answer.to_vec());
+    async fn keep_idempotency_answer(&self, key: &PendingKey, answer: &[u8]) -> Result<bool> {
+        let (key, answer) = (key.clone(), answer.to_vec());
         self.0
-            .write(move |tx| {
-                Box::pin(async move { keep_answer(tx, &key, &resource_id, &answer).await })
-            })
+            .write(move |tx| Box::pin(async move { keep_answer(tx, &key, &answer).await }))
             .await
     }
 

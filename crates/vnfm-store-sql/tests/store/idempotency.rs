@@ -140,24 +140,19 @@ async fn an_answer_is_kept_only_by_the_attempt_that_committed_the_key(db: &TestD
     create(s, &first, "i-1").await.unwrap();
     let other_attempt = key("p", "k", "b1", 11);
     assert!(
-        !s.keep_idempotency_answer(&other_attempt, "i-1", b"theirs")
+        !s.keep_idempotency_answer(&other_attempt, b"theirs")
             .await
             .unwrap()
     );
+    // A key that was never committed keeps nothing.
     assert!(
-        !s.keep_idempotency_answer(&first, "i-2", b"other id")
+        !s.keep_idempotency_answer(&key("p", "k-none", "b1", 10), b"none")
             .await
             .unwrap()
     );
+    assert!(s.keep_idempotency_answer(&first, b"first").await.unwrap());
     assert!(
-        s.keep_idempotency_answer(&first, "i-1", b"first")
-            .await
-            .unwrap()
-    );
-    assert!(
-        !s.keep_idempotency_answer(&first, "i-1", b"again")
-            .await
-            .unwrap(),
+        !s.keep_idempotency_answer(&first, b"again").await.unwrap(),
         "kept once"
     );
     let got = s.get_idempotency_key("p", "k").await.unwrap().unwrap();
@@ -168,7 +163,7 @@ async fn a_taken_key_rolls_the_second_creation_back(db: &TestDb) {
     let s = &db.store;
     create(s, &key("p", "k", "b1", 10), "i-1").await.unwrap();
     assert!(
-        s.keep_idempotency_answer(&key("p", "k", "b1", 10), "i-1", b"a")
+        s.keep_idempotency_answer(&key("p", "k", "b1", 10), b"a")
             .await
             .unwrap()
     );
@@ -197,7 +192,7 @@ async fn expired_keys_are_replaced_and_swept(db: &TestDb) {
     let s = &db.store;
     create(s, &key("p", "old", "b1", 10), "i-1").await.unwrap();
     assert!(
-        s.keep_idempotency_answer(&key("p", "old", "b1", 10), "i-1", b"a")
+        s.keep_idempotency_answer(&key("p", "old", "b1", 10), b"a")
             .await
             .unwrap()
     );

@@ -22,15 +22,11 @@ pub trait IdempotencyStore: Send + Sync {
         key: &str,
     ) -> Result<Option<IdempotencyRecord>>;
 
-    /// Keeps `answer` (the caller's bytes, not read by the store) with `key`, if the key is
-    /// still the one `key`'s attempt committed with `resource_id` and has no answer yet:
-    /// whether it was kept.
-    async fn keep_idempotency_answer(
-        &self,
-        key: &PendingKey,
-        resource_id: &str,
-        answer: &[u8],
-    ) -> Result<bool>;
+    /// Keeps `answer` (the caller's bytes, not read by the store) with `key`, if the stored
+    /// key is the one `key`'s attempt committed ([`PendingKey::owner`]) and has no answer
+    /// yet: whether it was kept (`false` also tells a caller that its attempt did not commit
+    /// the key).
+    async fn keep_idempotency_answer(&self, key: &PendingKey, answer: &[u8]) -> Result<bool>;
 
     /// Deletes the keys that expired at `now`; how many.
     async fn sweep_idempotency_keys(&self, now: Timestamp) -> Result<u64>;
