@@ -17,7 +17,8 @@
 //! - a retry of a creation whose first request died after its commit and before its answer
 //!   was kept (or whose key was written before migration 0019) is answered by the creation's
 //!   handler from the resource as it is now ([`Retry::Replay`]), which is the first answer as
-//!   long as the resource has not changed. A request that created nothing (refused, or
+//!   long as the resource has not changed; that answer is kept then, so later retries get the
+//!   same bytes whatever becomes of the resource. A request that created nothing (refused, or
 //!   failed) keeps nothing: a retry runs again;
 //! - the same key with another request is refused with 422, naming the first request;
 //! - while the first request runs in this process, the same key is refused with 409; any
@@ -226,7 +227,7 @@ pub(crate) async fn layer(
         match effect {
             // Its 202 is made again exactly from the occurrence id committed with the key.
             Effect::Task => return response,
-            Effect::Creation => match keep(&guard, response).await {
+            Effect::Creation => match keep(&guard, None, response).await {
                 Kept::Kept(response) => return response,
                 Kept::NotOurs(response) => response,
             },
@@ -242,9 +243,9 @@ pub(crate) async fn layer(
         }
         Ok(KeySettled::Repeated {
             resource_id,
+            committed_by,
             kept_answer,
         }) => {
-            drop(guard);
             if let Some(kept) = kept_answer.as_deref().and_then(KeptAnswer::decode) {
                 return kept.into_response();
             }
@@ -252,7 +253,15 @@ pub(crate) async fn layer(
             replay
                 .extensions_mut()
                 .insert(Retry::Replay(resource_id.clone()));
-            remake(&state, replay, next, facts.as_ref(), &resource_id).await
+            let remade = remake(&state, replay, next, facts.as_ref(), &resource_id).await;
+            if effect != Effect::Creation || !remade.status().is_success() {
+                return remade;
+            }
+            // The first answer made: later repetitions get these bytes, whatever becomes of
+            // the resource.
+            match keep(&guard, Some(&committed_by), remade).await {
+                Kept::Kept(r) | Kept::NotOurs(r) => r,
+            }
         }
         Err(e) => ApiError::from(e).into_response(),
     }
@@ -268,8 +277,9 @@ enum Kept {
 }
 
 /// The success `response` of a creation, kept with its request's key if that request
-/// committed the key (one write, which also tells whether it did).
-async fn keep(guard: &KeyGuard, response: Response) -> Kept {
+/// committed the key (one write, which also tells whether it did); or, for a repetition
+/// whose first request (`committed_by`) kept no answer, the answer it made again.
+async fn keep(guard: &KeyGuard, committed_by: Option<&str>, response: Response) -> Kept {
     let (parts, body) = response.into_parts();
     let body = match to_bytes(body, usize::MAX).await {
         Ok(b) => b,
@@ -294,7 +304,10 @@ async fn keep(guard: &KeyGuard, response: Response) -> Kept {
         etag: header(header::ETAG),
         body: body.to_vec(),
     };
-    let kept_it = guard.keep_answer(&kept.encode()).await;
+    let kept_it = match committed_by {
+        None => guard.keep_answer(&kept.encode()).await,
+        Some(first) => guard.keep_answer_of(first, &kept.encode()).await,
+    };
     let response = Response::from_parts(parts, Body::from(body));
     match kept_it {
         Ok(true) => Kept::Kept(response),

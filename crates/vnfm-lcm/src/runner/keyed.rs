@@ -110,6 +110,8 @@ pub enum KeySettled {
     Repeated {
         /// What the first call created.
         resource_id: String,
+        /// The first call ([`PendingKey::owner`]).
+        committed_by: String,
         /// What the first call's caller kept of its answer ([`KeyGuard::keep_answer`]), if it
         /// did before it ended.
         kept_answer: Option<Vec<u8>>,
@@ -157,6 +159,7 @@ impl KeyGuard {
             Some(r) if r.expires_at <= self.lcm.inner.now() => KeySettled::Unused,
             Some(r) if r.fingerprint == self.pending.fingerprint => KeySettled::Repeated {
                 resource_id: r.resource_id,
+                committed_by: r.owner,
                 kept_answer: r.kept_answer,
             },
             Some(r) => KeySettled::Mismatch(r.fingerprint),
@@ -168,10 +171,23 @@ impl KeyGuard {
     /// call's repetitions, if this call committed the key: whether it did (without a read, so
     /// a call that created something learns it committed the key in the same write).
     pub async fn keep_answer(&self, answer: &[u8]) -> Result<bool, LcmError> {
+        self.keep_answer_of(&self.pending.owner, answer).await
+    }
+
+    /// For a repetition ([`KeySettled::Repeated`]) answered without a kept answer: keeps
+    /// `answer`, the answer it made again, with the key the call `committed_by` committed,
+    /// if that call kept none meanwhile; so later repetitions get these bytes. Whether it
+    /// was kept.
+    pub async fn keep_answer_of(
+        &self,
+        committed_by: &str,
+        answer: &[u8],
+    ) -> Result<bool, LcmError> {
+        let key = &self.pending;
         self.lcm
             .inner
             .store
-            .keep_idempotency_answer(&self.pending, answer)
+            .keep_idempotency_answer(&key.scope, &key.key, committed_by, answer)
             .await
             .map_err(store_err)
     }

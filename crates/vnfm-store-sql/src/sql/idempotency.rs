@@ -124,21 +124,18 @@ pub(crate) async fn attach<C: SqlConn>(
     }
 }
 
-/// Keeps `answer` with `key`, if the row is the one `key`'s attempt wrote and keeps no answer
-/// yet: whether it did.
-async fn keep_answer<C: SqlConn>(tx: &mut C, key: &PendingKey, answer: &[u8]) -> Result<bool> {
+/// Keeps `answer` with the key `key` of `scope`, if the attempt `owner` wrote its row and it
+/// keeps no answer yet: whether it did.
+async fn keep_answer<C: SqlConn>(
+    tx: &mut C,
+    [scope, key, owner]: [&str; 3],
+    answer: &[u8],
+) -> Result<bool> {
     let changed = tx
         .execute(
             "UPDATE idempotency_keys SET kept_answer = $1, state = 'COMPLETED' \
-             WHERE scope = $2 AND idem_key = $3 AND owner = $4 AND created_at = $5 \
-             AND kept_answer IS NULL",
-            &[
-                answer.into(),
-                key.scope.as_str().into(),
-                key.key.as_str().into(),
-                key.owner.as_str().into(),
-                key.now.0.into(),
-            ],
+             WHERE scope = $2 AND idem_key = $3 AND owner = $4 AND kept_answer IS NULL",
+            &[answer.into(), scope.into(), key.into(), owner.into()],
         )
         .await?;
     Ok(changed == 1)
@@ -155,10 +152,22 @@ impl<D: Database> IdempotencyStore for SqlStore<D> {
         get(&mut *conn, scope, key).await
     }
 
-    async fn keep_idempotency_answer(&self, key: &PendingKey, answer: &[u8]) -> Result<bool> {
-        let (key, answer) = (key.clone(), answer.to_vec());
+    async fn keep_idempotency_answer(
+        &self,
+        scope: &str,
+        key: &str,
+        owner: &str,
+        answer: &[u8],
+    ) -> Result<bool> {
+        let ids = [scope.to_owned(), key.to_owned(), owner.to_owned()];
+        let answer = answer.to_vec();
         self.0
-            .write(move |tx| Box::pin(async move { keep_answer(tx, &key, &answer).await }))
+            .write(move |tx| {
+                Box::pin(async move {
+                    let [scope, key, owner] = &ids;
+                    keep_answer(tx, [scope, key, owner], &answer).await
+                })
+            })
             .await
     }
 

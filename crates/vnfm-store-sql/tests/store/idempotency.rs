@@ -32,6 +32,12 @@ fn key(scope: &str, key: &str, body: &str, now: i64) -> PendingKey {
     }
 }
 
+/// Keeps `answer` with `k`, if `k`'s attempt committed it.
+async fn keep(s: &Arc<dyn Store>, k: &PendingKey, answer: &[u8]) -> Result<bool, StoreError> {
+    s.keep_idempotency_answer(&k.scope, &k.key, &k.owner, answer)
+        .await
+}
+
 /// Creates the instance `id` carrying `k`.
 async fn create(s: &Arc<dyn Store>, k: &PendingKey, id: &str) -> Result<Version, StoreError> {
     let inst = instance(id, "vnfd-1", None, &[]);
@@ -139,22 +145,15 @@ async fn an_answer_is_kept_only_by_the_attempt_that_committed_the_key(db: &TestD
     let first = key("p", "k", "b1", 10);
     create(s, &first, "i-1").await.unwrap();
     let other_attempt = key("p", "k", "b1", 11);
-    assert!(
-        !s.keep_idempotency_answer(&other_attempt, b"theirs")
-            .await
-            .unwrap()
-    );
+    assert!(!keep(s, &other_attempt, b"theirs").await.unwrap());
     // A key that was never committed keeps nothing.
     assert!(
-        !s.keep_idempotency_answer(&key("p", "k-none", "b1", 10), b"none")
+        !keep(s, &key("p", "k-none", "b1", 10), b"none")
             .await
             .unwrap()
     );
-    assert!(s.keep_idempotency_answer(&first, b"first").await.unwrap());
-    assert!(
-        !s.keep_idempotency_answer(&first, b"again").await.unwrap(),
-        "kept once"
-    );
+    assert!(keep(s, &first, b"first").await.unwrap());
+    assert!(!keep(s, &first, b"again").await.unwrap(), "kept once");
     let got = s.get_idempotency_key("p", "k").await.unwrap().unwrap();
     assert_eq!(got.kept_answer.as_deref(), Some(&b"first"[..]));
 }
@@ -162,11 +161,7 @@ async fn an_answer_is_kept_only_by_the_attempt_that_committed_the_key(db: &TestD
 async fn a_taken_key_rolls_the_second_creation_back(db: &TestDb) {
     let s = &db.store;
     create(s, &key("p", "k", "b1", 10), "i-1").await.unwrap();
-    assert!(
-        s.keep_idempotency_answer(&key("p", "k", "b1", 10), b"a")
-            .await
-            .unwrap()
-    );
+    assert!(keep(s, &key("p", "k", "b1", 10), b"a").await.unwrap());
     let made = create(s, &key("p", "k", "b1", 20), "i-2").await;
     assert!(
         matches!(made, Err(StoreError::Conflict(Conflict::KeyTaken { ref key })) if key == "k"),
@@ -191,11 +186,7 @@ async fn a_taken_key_rolls_the_second_creation_back(db: &TestDb) {
 async fn expired_keys_are_replaced_and_swept(db: &TestDb) {
     let s = &db.store;
     create(s, &key("p", "old", "b1", 10), "i-1").await.unwrap();
-    assert!(
-        s.keep_idempotency_answer(&key("p", "old", "b1", 10), b"a")
-            .await
-            .unwrap()
-    );
+    assert!(keep(s, &key("p", "old", "b1", 10), b"a").await.unwrap());
     create(s, &key("p", "young", "b1", 50_000), "i-3")
         .await
         .unwrap();

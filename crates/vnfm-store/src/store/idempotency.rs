@@ -2,7 +2,7 @@
 //! caller, swept when expired.
 
 use super::Result;
-use crate::idempotency::{IdempotencyRecord, PendingKey};
+use crate::idempotency::IdempotencyRecord;
 use crate::model::Timestamp;
 use async_trait::async_trait;
 
@@ -10,7 +10,7 @@ use async_trait::async_trait;
 /// Part of [`crate::Store`].
 ///
 /// A key is written by the transaction that creates its request's resource (the creating
-/// methods ending in `_keyed` take it as [`PendingKey`]), so it is committed exactly when the
+/// methods ending in `_keyed` take it as [`crate::PendingKey`]), so it is committed exactly when the
 /// resource is; a key committed by another request meanwhile refuses that write
 /// ([`crate::Conflict::KeyTaken`]) and rolls it back.
 #[async_trait]
@@ -22,11 +22,17 @@ pub trait IdempotencyStore: Send + Sync {
         key: &str,
     ) -> Result<Option<IdempotencyRecord>>;
 
-    /// Keeps `answer` (the caller's bytes, not read by the store) with `key`, if the stored
-    /// key is the one `key`'s attempt committed ([`PendingKey::owner`]) and has no answer
-    /// yet: whether it was kept (`false` also tells a caller that its attempt did not commit
-    /// the key).
-    async fn keep_idempotency_answer(&self, key: &PendingKey, answer: &[u8]) -> Result<bool>;
+    /// Keeps `answer` (the caller's bytes, not read by the store) with the key `key` of
+    /// `scope`, if the stored key is the one the attempt `owner` committed
+    /// ([`PendingKey::owner`]) and has no answer yet: whether it was kept (`false` also tells
+    /// an attempt that it did not commit the key).
+    async fn keep_idempotency_answer(
+        &self,
+        scope: &str,
+        key: &str,
+        owner: &str,
+        answer: &[u8],
+    ) -> Result<bool>;
 
     /// Deletes the keys that expired at `now`; how many.
     async fn sweep_idempotency_keys(&self, now: Timestamp) -> Result<u64>;
