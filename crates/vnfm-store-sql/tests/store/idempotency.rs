@@ -15,6 +15,7 @@ store_tests!(
     a_taken_key_rolls_the_second_creation_back,
     expired_keys_are_replaced_and_swept,
     concurrent_creations_with_one_key_create_one_resource,
+    a_key_written_before_0019_reads_with_no_kept_answer,
 );
 
 fn key(scope: &str, key: &str, body: &str, now: i64) -> PendingKey {
@@ -253,4 +254,32 @@ async fn concurrent_creations_with_one_key_create_one_resource(db: &TestDb) {
             .unwrap();
         assert_eq!(found.is_some(), id == made[0], "{id}");
     }
+}
+
+/// A key an older build wrote (its answer in the `response_*` columns of migrations 0015 and
+/// 0018) reads with its resource and no kept answer: its request is answered again from the
+/// resource, and that answer can be kept.
+async fn a_key_written_before_0019_reads_with_no_kept_answer(db: &TestDb) {
+    db.execute_raw(
+        "INSERT INTO idempotency_keys (scope, idem_key, method, route, body_sha256, \
+         reserved_id, owner, created_at, expires_at, state, locked_until, response_status, \
+         response_location, response_content_type, response_body, response_etag) \
+         VALUES ('p', 'old', 'POST', '/vnflcm/v2/vnf_instances', 'b1', 'i-old', 'runner-0', \
+         10, 100000, 'COMPLETED', 0, 201, 'http://vnfm/vnflcm/v2/vnf_instances/i-old', \
+         'application/json', NULL, NULL)",
+    )
+    .await;
+    let s = &db.store;
+    let got = s.get_idempotency_key("p", "old").await.unwrap().unwrap();
+    assert_eq!(
+        (got.resource_id.as_str(), got.owner.as_str(), got.kept_answer),
+        ("i-old", "runner-0", None)
+    );
+    assert!(
+        s.keep_idempotency_answer("p", "old", "runner-0", b"remade")
+            .await
+            .unwrap()
+    );
+    let got = s.get_idempotency_key("p", "old").await.unwrap().unwrap();
+    assert_eq!(got.kept_answer.as_deref(), Some(&b"remade"[..]));
 }
