@@ -272,7 +272,11 @@ async fn a_key_written_before_0019_reads_with_no_kept_answer(db: &TestDb) {
     let s = &db.store;
     let got = s.get_idempotency_key("p", "old").await.unwrap().unwrap();
     assert_eq!(
-        (got.resource_id.as_str(), got.owner.as_str(), got.kept_answer),
+        (
+            got.resource_id.as_str(),
+            got.owner.as_str(),
+            got.kept_answer
+        ),
         ("i-old", "runner-0", None)
     );
     assert!(
