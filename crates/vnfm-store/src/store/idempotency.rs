@@ -24,7 +24,7 @@ pub trait IdempotencyStore: Send + Sync {
 
     /// Keeps `answer` (the caller's bytes, not read by the store) with the key `key` of
     /// `scope`, if the stored key is the one the attempt `owner` committed
-    /// ([`PendingKey::owner`]) and has no answer yet: whether it was kept (`false` also tells
+    /// ([`crate::PendingKey::owner`]) and has no answer yet: whether it was kept (`false` also tells
     /// an attempt that it did not commit the key).
     async fn keep_idempotency_answer(
         &self,
