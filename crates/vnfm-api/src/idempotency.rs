@@ -4,20 +4,22 @@
 //! A `POST` or `PATCH` carrying the header (a structured-field string, e.g.
 //! `Idempotency-Key: "8e03978e-40d5-43e8-bc93-6894a57f9324"`, or the same without quotes, as
 //! Stripe-style clients send it: `Idempotency-Key: k-1` is the key `k-1`) runs with the key of its
-//! caller (its Keystone project, or its client) pending ([`vnfm_lcm::runner::keyed`]): the
-//! transaction that creates what the request creates (a VNF instance, an operation
-//! occurrence, a subscription, a VNF package, a PM job or threshold, a VIM) commits the key
-//! with the resource's id. So:
-//! - the first request runs; a retry after it created its resource is answered as the first
-//!   was, the same status, `Location`, `Content-Type` and body, also when the resource has
-//!   changed since and when the first request's process died before it answered: a
-//!   creation's answer (201 with the new VNF instance, subscription, VNF package, PM job or
-//!   threshold) is made from the resource as it is written and committed with it and the key
-//!   (`answer_created_with`, `kept_or`), and a task's and a `PATCH` of an instance's
-//!   answer (202 with the occurrence's `Location`) is made again from the occurrence id
-//!   committed with the key, exactly. A VIM's creation is answered again from the VIM: 201
-//!   with the VIM as it is now and its `Location`. A request that created nothing (refused,
-//!   or failed) keeps nothing: a retry runs again;
+//! caller (its Keystone project, or its client) held in this process
+//! ([`vnfm_lcm::runner::keyed`]). The layer hands the key to the handler as a value
+//! ([`RetryKey`]); a handler that creates something (a VNF instance, an operation
+//! occurrence, a subscription, a VNF package, a PM job or threshold, a VIM) passes it to the
+//! core, whose store transaction commits the key with the created resource's id. So:
+//! - the first request runs; once a creation committed its key, the layer keeps its 201
+//!   (status, `Location`, `Content-Type`, `ETag`, body: [`KeptAnswer`]) with the key, in one
+//!   write that also tells it the request committed the key, and a retry is answered with
+//!   those bytes, also when the resource has changed since. A task's (and an instance
+//!   `PATCH`'s) 202 is made again, exactly, from the occurrence id committed with the key;
+//! - a retry of a creation whose first request died after its commit and before its answer
+//!   was kept (or whose key was written before migration 0019) is answered by the creation's
+//!   handler from the resource as it is now ([`Retry::Replay`]), which is the first answer as
+//!   long as the resource has not changed; that answer is kept then, so later retries get the
+//!   same bytes whatever becomes of the resource. A request that created nothing (refused, or
+//!   failed) keeps nothing: a retry runs again;
 //! - the same key with another request is refused with 422, naming the first request;
 //! - while the first request runs in this process, the same key is refused with 409; any
 //!   other request with the key runs (nothing is read before it does) and is answered from
@@ -30,18 +32,17 @@
 use std::sync::Arc;
 
 use axum::body::{Body, to_bytes};
-use axum::extract::{Request, State};
+use axum::extract::{FromRequestParts, Request, State};
 use axum::http::request::Parts;
-use axum::http::{HeaderValue, Method, StatusCode, header};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use vnfm_lcm::runner::keyed::{self, ClientKey, FirstCall, KeyOutcome};
-use vnfm_store::StoredResponse;
-use vnfm_store::client_key::KeyAttachment;
-use vnfm_types::VnfLcmOpOccId;
+use serde::{Deserialize, Serialize};
+use vnfm_lcm::runner::keyed::{self, ClientKey, KeyGuard, KeyOutcome, KeySettled};
+use vnfm_store::PendingKey;
 
 use crate::auth::Caller;
-use crate::error::{ApiError, ApiResult};
+use crate::error::ApiError;
 use crate::route_facts::RouteFacts;
 use crate::route_table::Effect;
 use crate::state::AppState;
@@ -52,10 +53,126 @@ pub const IDEMPOTENCY_KEY: &str = "idempotency-key";
 /// Longest key accepted, in characters.
 const MAX_KEY_LEN: usize = 255;
 
-/// With `vnfm serve --enable-test-vim` only: a request carrying this key (the environment
-/// variable's value) stops for good after its change is committed and before it is answered,
-/// so a test can kill the process in that window.
-pub const STALL_AFTER_COMMIT_ENV: &str = "VNFM_TEST_STALL_AFTER_COMMIT";
+/// What the layer hands the handler of a request with an `Idempotency-Key` (a request
+/// extension, read with the [`RetryKey`] extractor).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Retry {
+    /// The request runs: what it creates is committed with this key.
+    Key(PendingKey),
+    /// The request repeats one that created the resource with this id, whose answer was not
+    /// kept: the handler answers as the first request would have, from that resource as it is
+    /// now, and creates nothing.
+    Replay(String),
+}
+
+/// The extractor of [`Retry`]: empty for a request without an `Idempotency-Key`.
+#[derive(Debug, Clone, Default)]
+pub struct RetryKey(pub Option<Retry>);
+
+impl RetryKey {
+    /// The key to commit with what the request creates, if it runs with one.
+    pub fn key(&self) -> Option<&PendingKey> {
+        match &self.0 {
+            Some(Retry::Key(k)) => Some(k),
+            _ => None,
+        }
+    }
+
+    /// The id of the resource to answer with instead of creating one ([`Retry::Replay`]).
+    pub fn replay(&self) -> Option<&str> {
+        match &self.0 {
+            Some(Retry::Replay(id)) => Some(id),
+            _ => None,
+        }
+    }
+}
+
+impl<S: Send + Sync> FromRequestParts<S> for RetryKey {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
+        Ok(RetryKey(parts.extensions.get::<Retry>().cloned()))
+    }
+}
+
+/// A request's first answer, as the layer keeps it with the key (the store keeps the bytes
+/// of [`KeptAnswer::encode`] without reading them).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeptAnswer {
+    /// The HTTP status.
+    pub status: u16,
+    /// The `Location` header, if any.
+    pub location: Option<String>,
+    /// The `Content-Type` header, if any.
+    pub content_type: Option<String>,
+    /// The `ETag` header, if any.
+    pub etag: Option<String>,
+    /// The body.
+    pub body: Vec<u8>,
+}
+
+/// The headers of a [`KeptAnswer`], the first line of its encoding.
+#[derive(Serialize, Deserialize)]
+struct KeptHeaders {
+    /// The encoding's version.
+    v: u8,
+    status: u16,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    location: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    content_type: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    etag: Option<String>,
+}
+
+impl KeptAnswer {
+    /// The headers as one JSON line (JSON escapes every newline), then the body as it is.
+    pub fn encode(&self) -> Vec<u8> {
+        let headers = KeptHeaders {
+            v: 1,
+            status: self.status,
+            location: self.location.clone(),
+            content_type: self.content_type.clone(),
+            etag: self.etag.clone(),
+        };
+        // Strings and a number: it always serializes.
+        let mut out = serde_json::to_vec(&headers).unwrap_or_default();
+        out.push(b'\n');
+        out.extend_from_slice(&self.body);
+        out
+    }
+
+    /// The answer `bytes` encode ([`KeptAnswer::encode`]); `None` for bytes of another
+    /// encoding.
+    pub fn decode(bytes: &[u8]) -> Option<KeptAnswer> {
+        let end = bytes.iter().position(|&b| b == b'\n')?;
+        let headers: KeptHeaders = serde_json::from_slice(&bytes[..end]).ok()?;
+        (headers.v == 1).then(|| KeptAnswer {
+            status: headers.status,
+            location: headers.location,
+            content_type: headers.content_type,
+            etag: headers.etag,
+            body: bytes[end + 1..].to_vec(),
+        })
+    }
+
+    /// The answer again.
+    fn into_response(self) -> Response {
+        let mut response = Response::new(Body::from(self.body));
+        *response.status_mut() = StatusCode::from_u16(self.status).unwrap_or(StatusCode::OK);
+        let headers = response.headers_mut();
+        for (name, value) in [
+            (header::LOCATION, self.location),
+            (header::CONTENT_TYPE, self.content_type),
+            (header::ETAG, self.etag),
+        ] {
+            if let Some(v) = value.and_then(|v| HeaderValue::from_str(&v).ok()) {
+                headers.insert(name, v);
+            }
+        }
+        response
+    }
+}
 
 /// The layer (see the [module](self) documentation).
 pub(crate) async fn layer(
@@ -74,7 +191,7 @@ pub(crate) async fn layer(
         Err(detail) => return ApiError::bad_request(detail).into_response(),
     };
     let key = ClientKey::new(scope_of(request.extensions().get::<Caller>()), key);
-    let facts = state.route_of(request.extensions());
+    let facts = state.route_of(request.extensions()).cloned();
     let (parts, body) = request.into_parts();
     let body = match to_bytes(body, state.options.max_json_body).await {
         Ok(b) => b,
@@ -98,172 +215,149 @@ pub(crate) async fn layer(
             return ApiError::from(keyed::mismatch(&key, &first)).into_response();
         }
     };
-    let replay_parts = replay_request_parts(&parts);
-    let request = Request::from_parts(parts, Body::from(body));
-    let (response, attachment) = guard.run(next.run(request)).await;
-    if let KeyAttachment::Attached(_) = attachment {
-        stall_if_asked(&state, guard.key()).await;
-        return response;
-    }
-    // Not committed by this request: a repetition of a committed one is answered from it.
-    let first = guard.first_call().await;
-    drop(guard);
-    match first {
-        Ok(Some(FirstCall::Committed {
-            response: Some(first),
-            ..
-        })) => replay(first),
-        Ok(Some(FirstCall::Committed {
-            resource_id,
-            response: None,
-        })) => remake(&state, &replay_parts, facts, &resource_id).await,
-        Ok(Some(FirstCall::Mismatch(first))) => {
+    let mut first = Request::from_parts(parts.clone(), Body::from(body.clone()));
+    first
+        .extensions_mut()
+        .insert(Retry::Key(guard.pending().clone()));
+    let response = next.clone().run(first).await;
+    let effect = facts
+        .as_ref()
+        .map_or(Effect::Other, |r| r.effect(&parts.method));
+    let response = if response.status().is_success() {
+        match effect {
+            // Its 202 is made again exactly from the occurrence id committed with the key.
+            Effect::Task => return response,
+            Effect::Creation => match keep(&guard, None, response).await {
+                Kept::Kept(response) => return response,
+                Kept::NotOurs(response) => response,
+            },
+            _ => response,
+        }
+    } else {
+        response
+    };
+    match guard.settle().await {
+        Ok(KeySettled::Committed(_) | KeySettled::Unused) => response,
+        Ok(KeySettled::Mismatch(first)) => {
             ApiError::from(keyed::mismatch(&key, &first)).into_response()
         }
-        Ok(None) if attachment == KeyAttachment::Taken => {
-            ApiError::from(keyed::in_flight()).into_response()
+        Ok(KeySettled::Repeated {
+            resource_id,
+            committed_by,
+            kept_answer,
+        }) => {
+            if let Some(kept) = kept_answer.as_deref().and_then(KeptAnswer::decode) {
+                return kept.into_response();
+            }
+            let mut replay = Request::from_parts(parts, Body::from(body));
+            replay
+                .extensions_mut()
+                .insert(Retry::Replay(resource_id.clone()));
+            let remade = remake(&state, replay, next, facts.as_ref(), &resource_id).await;
+            if effect != Effect::Creation || !remade.status().is_success() {
+                return remade;
+            }
+            // The first answer made: later repetitions get these bytes, whatever becomes of
+            // the resource.
+            match keep(&guard, Some(&committed_by), remade).await {
+                Kept::Kept(r) | Kept::NotOurs(r) => r,
+            }
         }
-        Ok(None) => response,
         Err(e) => ApiError::from(e).into_response(),
     }
 }
 
-/// The parts of a request needed to remake its answer later (its body is gone by then).
-fn replay_request_parts(parts: &Parts) -> Parts {
-    let mut request = Request::new(());
-    *request.method_mut() = parts.method.clone();
-    *request.uri_mut() = parts.uri.clone();
-    *request.headers_mut() = parts.headers.clone();
-    request.into_parts().0
+/// What [`keep`] did with an answer.
+enum Kept {
+    /// Kept with the key its request committed: the answer to send.
+    Kept(Response),
+    /// Not kept, the request not having committed the key (or the store failing): the answer,
+    /// to be checked against the key's first request.
+    NotOurs(Response),
 }
 
-/// The answer of a creation: 201 with the created resource's document and its `Location`
-/// (`collection`/`id`), as committed with an idempotency key
-/// ([`vnfm_store::client_key::answer_with`]).
-pub(crate) fn creation_answer(
-    collection: &str,
-    id: &str,
-    document: &serde_json::Value,
-) -> Result<StoredResponse, ApiError> {
-    Ok(StoredResponse {
-        status: StatusCode::CREATED.as_u16(),
-        location: Some(format!("{collection}/{id}")),
-        content_type: Some("application/json".to_owned()),
-        body: serde_json::to_vec(document)
-            .map_err(|e| ApiError::Internal(format!("response does not serialize: {e}")))?,
-        etag: None,
-    })
-}
-
-/// For a creation that may run with a key: its answer, 201 with the document `made` of the
-/// created resource (a `T`, as the store's creating write has it) and its `Location` under
-/// `collection` (and `etag`, when the first answer has one), is made by the store from what
-/// it writes and committed with the key ([`vnfm_store::client_key::answer_with`]);
-/// [`kept_or`] answers with it. `made` gives the resource's id and document.
-pub(crate) fn answer_created_with<T: std::any::Any>(
-    collection: String,
-    etag: Option<String>,
-    made: impl Fn(&T) -> Option<(String, serde_json::Value)> + Send + 'static,
-) {
-    vnfm_store::client_key::answer_with(move |written| {
-        let (id, document) = made(written.downcast_ref::<T>()?)?;
-        let mut answer = creation_answer(&collection, &id, &document).ok()?;
-        answer.etag = etag.clone();
-        Some(answer)
-    });
-}
-
-/// The answer the running request's creating write committed with its key
-/// ([`answer_created_with`]), else the one `made` makes: a retry gets the bytes of the first
-/// answer, not the resource as it is by then.
-pub(crate) fn kept_or(made: impl FnOnce() -> ApiResult<Response>) -> ApiResult<Response> {
-    match vnfm_store::client_key::kept_answer() {
-        Some(kept) => Ok(replay(Arc::unwrap_or_clone(kept))),
-        None => made(),
-    }
-}
-
-/// The answer `first` (again).
-pub(crate) fn replay(first: StoredResponse) -> Response {
-    let mut response = Response::new(Body::from(first.body));
-    *response.status_mut() = StatusCode::from_u16(first.status).unwrap_or(StatusCode::OK);
-    let headers = response.headers_mut();
-    for (name, value) in [
-        (header::LOCATION, first.location),
-        (header::CONTENT_TYPE, first.content_type),
-        (header::ETAG, first.etag),
-    ] {
-        if let Some(v) = value.and_then(|v| HeaderValue::from_str(&v).ok()) {
-            headers.insert(name, v);
+/// The success `response` of a creation, kept with its request's key if that request
+/// committed the key (one write, which also tells whether it did); or, for a repetition
+/// whose first request (`committed_by`) kept no answer, the answer it made again.
+async fn keep(guard: &KeyGuard, committed_by: Option<&str>, response: Response) -> Kept {
+    let (parts, body) = response.into_parts();
+    let body = match to_bytes(body, usize::MAX).await {
+        Ok(b) => b,
+        Err(e) => {
+            tracing::warn!(error = %e, "the answer of a request with an Idempotency-Key could not be read");
+            return Kept::Kept(
+                ApiError::Internal("the answer could not be read".into()).into_response(),
+            );
+        }
+    };
+    let header = |name: header::HeaderName| {
+        parts
+            .headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned)
+    };
+    let kept = KeptAnswer {
+        status: parts.status.as_u16(),
+        location: header(header::LOCATION),
+        content_type: header(header::CONTENT_TYPE),
+        etag: header(header::ETAG),
+        body: body.to_vec(),
+    };
+    let kept_it = match committed_by {
+        None => guard.keep_answer(&kept.encode()).await,
+        Some(first) => guard.keep_answer_of(first, &kept.encode()).await,
+    };
+    let response = Response::from_parts(parts, Body::from(body));
+    match kept_it {
+        Ok(true) => Kept::Kept(response),
+        Ok(false) => Kept::NotOurs(response),
+        Err(e) => {
+            // A retry is answered from the resource instead.
+            tracing::warn!(error = %e, "the first answer of an Idempotency-Key was not kept");
+            Kept::NotOurs(response)
         }
     }
-    response
 }
 
-/// The answer of the request `parts` to `route` made again from the resource `resource_id` it
-/// created, its first answer not being committed with its key: 202 with the occurrence's
-/// `Location` for a task (a `PATCH` of an instance among them), else 201 with the resource
-/// (read again) and its `Location`.
+/// The answer of `request`, a repetition of one that created `resource_id` and whose answer
+/// was not kept: 202 with the occurrence's `Location` for a task (a `PATCH` of an instance
+/// among them), else the creation's handler's answer from the resource ([`Retry::Replay`]).
 async fn remake(
-    state: &Arc<AppState>,
-    parts: &Parts,
+    state: &AppState,
+    request: Request,
+    next: Next,
     route: Option<&RouteFacts>,
     resource_id: &str,
 ) -> Response {
-    let origin = state.origin(&parts.headers);
-    if let Some(route) = route
-        && route.effect(&parts.method) == Effect::Task
-        && let Some(family) = route.family
-    {
-        let id = VnfLcmOpOccId::new(resource_id.to_owned());
-        return crate::op_occs::accepted_in(family, &origin, &id);
+    let method = request.method().clone();
+    let effect = route.map_or(Effect::Other, |r| r.effect(&method));
+    match (effect, route.and_then(|r| r.family)) {
+        (Effect::Task, Some(family)) => {
+            let location = format!(
+                "{}{}/vnf_lcm_op_occs/{resource_id}",
+                state.origin(request.headers()),
+                family.prefix()
+            );
+            crate::util::with_location(StatusCode::ACCEPTED.into_response(), &location)
+        }
+        (Effect::Creation, _) => next.run(request).await,
+        _ => ApiError::from(keyed::in_flight()).into_response(),
     }
-    let router = state
-        .replay_router
-        .read()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-        .upgrade();
-    let (Some(router), Some(created)) = (router, created_at(parts, route, resource_id)) else {
-        return ApiError::from(keyed::in_flight()).into_response();
-    };
-    let mut read = Request::new(Body::empty());
-    *read.method_mut() = Method::GET;
-    *read.headers_mut() = parts.headers.clone();
-    read.headers_mut().remove(header::CONTENT_TYPE);
-    read.headers_mut().remove(header::CONTENT_LENGTH);
-    read.headers_mut().remove(IDEMPOTENCY_KEY);
-    *read.uri_mut() = match created.parse() {
-        Ok(u) => u,
-        Err(_) => return ApiError::from(keyed::in_flight()).into_response(),
-    };
-    let mut answer = match tower::ServiceExt::oneshot(axum::Router::clone(&router), read).await {
-        Ok(a) => a,
-        Err(never) => match never {},
-    };
-    if answer.status() == StatusCode::OK {
-        *answer.status_mut() = StatusCode::CREATED;
-        answer = crate::util::with_location(answer, &format!("{origin}{created}"));
-    }
-    answer
 }
 
-/// The path of the resource `id` a creation in the collection `parts` addresses created.
-fn created_at(parts: &Parts, route: Option<&RouteFacts>, id: &str) -> Option<String> {
-    let creation = route.is_some_and(|r| r.effect(&parts.method) == Effect::Creation);
-    (creation && !id.is_empty()).then(|| format!("{}/{id}", parts.uri.path().trim_end_matches('/')))
+/// The answer of a creation: 201 with the created resource's document and its `Location`
+/// (`collection`/`id`), whether first or made again from the resource ([`Retry::Replay`]).
+pub(crate) fn creation_answer<T: Serialize>(collection: &str, id: &str, document: &T) -> Response {
+    crate::util::with_location(
+        crate::util::json_response(StatusCode::CREATED, document),
+        &format!("{collection}/{id}"),
+    )
 }
 
-/// The fault hook of the crash tests ([`STALL_AFTER_COMMIT_ENV`]), honoured only with the
-/// test VIM enabled.
-async fn stall_if_asked(state: &AppState, key: &ClientKey) {
-    if state.options.enable_test_vim
-        && std::env::var(STALL_AFTER_COMMIT_ENV).is_ok_and(|k| k == key.key)
-    {
-        tracing::warn!(
-            "{STALL_AFTER_COMMIT_ENV}: the request is committed and will not be answered"
-        );
-        std::future::pending::<()>().await;
-    }
+/// The key of the `Idempotency-Key` header of `headers`, if it has a valid one.
+pub(crate) fn key_of(headers: &HeaderMap) -> Option<String> {
+    parse_key(headers.get(IDEMPOTENCY_KEY)?).ok()
 }
 
 /// Whose keys a request's key is among: its Keystone project, else its client.
@@ -341,6 +435,30 @@ fn unquoted_key(text: &str) -> Result<String, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_kept_answer_reads_back_as_it_was_kept() {
+        let answer = KeptAnswer {
+            status: 201,
+            location: Some("http://vnfm/vnfpm/v2/pm_jobs/j-1".into()),
+            content_type: Some("application/json".into()),
+            etag: Some("\"1\"".into()),
+            body: b"{\"id\":\"j-1\"}\n\nnot json either".to_vec(),
+        };
+        assert_eq!(KeptAnswer::decode(&answer.encode()), Some(answer.clone()));
+        let bare = KeptAnswer {
+            location: None,
+            content_type: None,
+            etag: None,
+            body: Vec::new(),
+            ..answer
+        };
+        assert_eq!(KeptAnswer::decode(&bare.encode()), Some(bare));
+        // Bytes of another encoding are no answer: the request is answered from its resource.
+        for other in [&b""[..], b"{\"v\":2,\"status\":201}\n", b"201 Created"] {
+            assert_eq!(KeptAnswer::decode(other), None, "{other:?}");
+        }
+    }
 
     #[test]
     fn keys_are_structured_field_strings() {

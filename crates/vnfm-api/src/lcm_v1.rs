@@ -193,6 +193,7 @@ impl LcmView for V1 {
 async fn modify_instance(
     State(state): State<Arc<AppState>>,
     tenancy: crate::scope::Tenancy,
+    retry: crate::idempotency::RetryKey,
     Path(id): Path<String>,
     headers: HeaderMap,
     body: Bytes,
@@ -207,7 +208,7 @@ async fn modify_instance(
             .ensure_instantiable(vnfd.as_str(), &tenancy.scope)
             .await?;
     }
-    let occ = start_modify_info(&state, &id, req, expected, &tenancy).await?;
+    let occ = start_modify_info(&state, &id, req, expected, &tenancy, &retry).await?;
     Ok(accepted(&state.origin(&headers), &occ))
 }
 
@@ -221,6 +222,7 @@ macro_rules! same_shape_task {
             State(state): State<Arc<AppState>>,
             Path(id): Path<String>,
             tenancy: crate::scope::Tenancy,
+            retry: crate::idempotency::RetryKey,
             headers: HeaderMap,
             body: Bytes,
         ) -> ApiResult<Response> {
@@ -228,7 +230,7 @@ macro_rules! same_shape_task {
             let req: $req = json_body(&headers, &body, $schema)?;
             let occ = state
                 .lcm
-                .start_as(&tenancy.scope, &id, req.into(), None)
+                .start_as(&tenancy.scope, &id, req.into(), None, retry.key())
                 .await?;
             Ok(accepted(&state.origin(&headers), &occ))
         }
@@ -260,6 +262,7 @@ macro_rules! converted_task {
             State(state): State<Arc<AppState>>,
             Path(id): Path<String>,
             tenancy: crate::scope::Tenancy,
+            retry: crate::idempotency::RetryKey,
             headers: HeaderMap,
             body: Bytes,
         ) -> ApiResult<Response> {
@@ -269,7 +272,7 @@ macro_rules! converted_task {
             let req = <$v2>::try_from(req).map_err(conversion)?;
             let occ = state
                 .lcm
-                .start_as(&tenancy.scope, &id, req.into(), None)
+                .start_as(&tenancy.scope, &id, req.into(), None, retry.key())
                 .await?;
             Ok(accepted(&state.origin(&headers), &occ))
         }

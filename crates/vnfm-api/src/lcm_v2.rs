@@ -169,6 +169,7 @@ impl LcmView for V2 {
 async fn modify_instance(
     State(state): State<Arc<AppState>>,
     tenancy: crate::scope::Tenancy,
+    retry: crate::idempotency::RetryKey,
     Path(id): Path<String>,
     headers: HeaderMap,
     body: Bytes,
@@ -183,7 +184,7 @@ async fn modify_instance(
             .ensure_instantiable(vnfd.as_str(), &tenancy.scope)
             .await?;
     }
-    let occ = start_modify_info(&state, &id, req, expected, &tenancy).await?;
+    let occ = start_modify_info(&state, &id, req, expected, &tenancy, &retry).await?;
     Ok(accepted(&state.origin(&headers), &occ))
 }
 
@@ -199,6 +200,7 @@ macro_rules! task {
             Path(id): Path<String>,
             OriginalUri(uri): OriginalUri,
             tenancy: crate::scope::Tenancy,
+            retry: crate::idempotency::RetryKey,
             headers: HeaderMap,
             body: Bytes,
         ) -> ApiResult<Response> {
@@ -216,7 +218,7 @@ macro_rules! task {
             }
             let occ = state
                 .lcm
-                .start_as(&tenancy.scope, &id, req.into(), None)
+                .start_as(&tenancy.scope, &id, req.into(), None, retry.key())
                 .await?;
             Ok(accepted(&state.origin(&headers), &occ))
         }
@@ -270,6 +272,7 @@ task!(
 async fn change_vnfpkg(
     State(state): State<Arc<AppState>>,
     tenancy: crate::scope::Tenancy,
+    retry: crate::idempotency::RetryKey,
     Path(id): Path<String>,
     OriginalUri(uri): OriginalUri,
     headers: HeaderMap,
@@ -301,6 +304,7 @@ async fn change_vnfpkg(
             &id,
             OperationRequest::ChangeVnfPkg(req),
             None,
+            retry.key(),
         )
         .await?;
     Ok(accepted(&state.origin(&headers), &occ))

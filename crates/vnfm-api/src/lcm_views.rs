@@ -16,6 +16,7 @@ use vnfm_store::{InstanceQuery, Page};
 use vnfm_types::{CreateVnfRequest, VnfInstance, VnfInstanceId, VnfLcmOpOcc, VnfLcmOpOccId};
 
 use crate::error::{ApiError, ApiResult};
+use crate::idempotency::{RetryKey, creation_answer};
 use crate::listing::{ListRequest, Listed};
 use crate::precondition::with_etag;
 use crate::route_table::{Endpoint, Scope, route};
@@ -116,12 +117,13 @@ pub(crate) async fn list_instances<V: LcmView>(
     .await
 }
 
-/// `POST .../vnf_instances`: creates the identifier, answered with the new instance and its
-/// `Location`. With an `Idempotency-Key`, that answer is made from the instance as it is
-/// written and committed with it and the key ([`crate::idempotency::creation_answer`]).
+/// `POST .../vnf_instances`: creates the identifier (committing the request's
+/// `Idempotency-Key` with it), answered with the new instance and its `Location`; a replay
+/// ([`crate::idempotency::Retry::Replay`]) answers the same from the instance it names.
 pub(crate) async fn create_instance<V: LcmView>(
     State(state): State<Arc<AppState>>,
     tenancy: Tenancy,
+    retry: RetryKey,
     headers: HeaderMap,
     body: Bytes,
 ) -> ApiResult<Response> {
@@ -138,23 +140,21 @@ pub(crate) async fn create_instance<V: LcmView>(
         state.origin(&headers),
         V::FAMILY.prefix()
     );
-    let document: Arc<InstanceDocument> =
-        Arc::from(V::created_instance(&state, req.vnfd_id.as_str()).await);
-    let kept = Arc::clone(&document);
-    crate::idempotency::answer_created_with::<VnfInstance>(
-        collection.clone(),
-        None,
-        move |written| Some((written.id.to_string(), kept(written).ok()?)),
-    );
-    let instance = state.lcm.create_vnf_identifier_in(req, project).await?;
-    crate::idempotency::kept_or(|| {
-        let first = crate::idempotency::creation_answer(
-            &collection,
-            instance.id.as_str(),
-            &document(&instance)?,
-        )?;
-        Ok(crate::idempotency::replay(first))
-    })
+    let document = V::created_instance(&state, req.vnfd_id.as_str()).await;
+    let instance = match retry.replay() {
+        Some(id) => state.lcm.get_instance(&VnfInstanceId::new(id)).await?,
+        None => {
+            state
+                .lcm
+                .create_vnf_identifier_with_key(req, project, retry.key())
+                .await?
+        }
+    };
+    Ok(creation_answer(
+        &collection,
+        instance.id.as_str(),
+        &document(&instance)?,
+    ))
 }
 
 /// Refuses a request's `metadata.VDU_VNFc_mapping` that cannot name VNFCs
@@ -414,19 +414,21 @@ pub(crate) async fn instance_if_match(
 }
 
 /// MODIFY_INFO, conditional on `expected` (the instance's version `If-Match` named) when
-/// given: the core compares it in the transaction that starts the change.
+/// given: the core compares it in the transaction that starts the change, and commits the
+/// request's `Idempotency-Key` (`retry`) with the occurrence.
 pub(crate) async fn start_modify_info(
     state: &AppState,
     id: &VnfInstanceId,
     req: VnfInfoModificationRequest,
     expected: Option<Version>,
     tenancy: &Tenancy,
+    retry: &RetryKey,
 ) -> ApiResult<VnfLcmOpOcc> {
     check_vnfc_names(req.metadata.as_ref(), true)?;
     let req = vnfm_lcm::OperationRequest::from(req);
     Ok(state
         .lcm
-        .start_as(&tenancy.scope, id, req, expected)
+        .start_as(&tenancy.scope, id, req, expected, retry.key())
         .await?)
 }
 

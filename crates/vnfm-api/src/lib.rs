@@ -85,7 +85,7 @@ pub use error::{ApiError, ApiResult};
 pub use limits::{AuthBackoff, ServerLimits};
 pub use server::{ServeOptions, serve};
 pub use state::{AppState, StateOptions};
-pub use test_vim::test_vim_driver;
+pub use test_vim::{STALL_AFTER_COMMIT_ENV, test_vim_driver};
 pub use test_vim_kind::test_vim_kind;
 
 /// The body limits the route table applies to single routes.
@@ -261,10 +261,12 @@ pub fn router(state: Arc<AppState>) -> Router {
     ]));
     // The test VIM is a layer of its own, added only when it is enabled.
     let authenticated = if state.options.enable_test_vim {
-        authenticated.route_layer(middleware::from_fn_with_state(
-            state.clone(),
-            test_vim::check_task_requests,
-        ))
+        authenticated
+            .route_layer(middleware::from_fn(test_vim::stall_after_commit))
+            .route_layer(middleware::from_fn_with_state(
+                state.clone(),
+                test_vim::check_task_requests,
+            ))
     } else {
         authenticated
     };
@@ -297,11 +299,6 @@ pub fn router(state: Arc<AppState>) -> Router {
         ))
         .layer(middleware::from_fn_with_state(state.clone(), edge::edge))
         .with_state(state.clone());
-    let routed = Arc::new(routed);
-    *state
-        .replay_router
-        .write()
-        .unwrap_or_else(std::sync::PoisonError::into_inner) = Arc::downgrade(&routed);
     // axum sets `Allow` on a 405 outside every layer of the router that routed it: the
     // answer is completed one level up.
     Router::new()

@@ -25,20 +25,21 @@ use vnfm_assurance::pm::{CallbackResource, PmApi};
 use vnfm_lcm::LcmError;
 use vnfm_lcm::subscriptions::{CreateOptions, Created};
 use vnfm_schemas::SchemaId;
-use vnfm_store::{Page, PmResource, ProjectScope, StoredPm, Version};
+use vnfm_store::{Page, PmResource, ProjectScope, Version};
 use vnfm_types::{
     CreatePmJobRequest, CreatePmJobRequestV1, CreateThresholdRequest, CreateThresholdRequestV1,
     PmJob, PmSubscription, PmSubscriptionRequest, SubscriptionId, Threshold,
 };
 
 use crate::error::{ApiError, ApiResult};
+use crate::idempotency::{RetryKey, creation_answer};
 use crate::listing::{ListRequest, Listed};
 use crate::precondition::with_etag;
 use crate::route_table::{Doc, Scope, delete, doc, get, patch, post, route};
 use crate::state::AppState;
 use crate::subscriptions::Kind;
 use crate::subscriptions::SubscriptionDocs;
-use crate::util::{json_body, json_response, merge_patch_body, require_accept, with_location};
+use crate::util::{json_body, json_response, merge_patch_body, require_accept};
 use crate::version::{ApiFamily, api_versions_route, versioned_routes};
 use utoipa_axum::router::OpenApiRouter;
 
@@ -366,6 +367,7 @@ fn callback_options(state: &AppState) -> CreateOptions {
         verify_timeout: Duration::from_secs(5),
         allow_duplicates: true,
         project: None,
+        key: None,
     }
 }
 
@@ -402,9 +404,12 @@ async fn list<R: Resource, V: PmVersion>(
     .await
 }
 
-/// `201 Created` with the resource and its `Location` and `ETag`.
+/// `201 Created` with the resource (committing the request's `Idempotency-Key` with it) and
+/// its `Location` and `ETag`; a replay ([`crate::idempotency::Retry::Replay`]) answers the
+/// same from the resource it names.
 async fn create<R: Resource, V: PmVersion>(
     State(state): State<Arc<AppState>>,
+    retry: RetryKey,
     headers: HeaderMap,
     body: Bytes,
 ) -> ApiResult<Response> {
@@ -416,28 +421,21 @@ async fn create<R: Resource, V: PmVersion>(
         V::FAMILY.prefix(),
         R::PATH
     );
-    let kept = Arc::clone(&state);
-    crate::idempotency::answer_created_with::<StoredPm<R::Doc>>(
-        collection.clone(),
-        Some(Version::FIRST.etag()),
-        move |written| {
-            let doc = to_value(&written.resource).ok()?;
-            Some((
-                written.resource.id().to_owned(),
-                relinked(&kept, doc, V::API),
-            ))
-        },
+    let doc = match retry.replay() {
+        Some(id) => state.performance.get::<R::Doc>(id).await?.0,
+        None => {
+            let options = CreateOptions {
+                key: retry.key().cloned(),
+                ..callback_options(&state)
+            };
+            R::create(&state, &request, &options, V::API).await?
+        }
+    };
+    let answer = creation_answer(
+        &collection,
+        doc.id(),
+        &relinked(&state, to_value(&doc)?, V::API),
     );
-    let doc = R::create(&state, &request, &callback_options(&state), V::API).await?;
-    let answer = crate::idempotency::kept_or(|| {
-        Ok(with_location(
-            json_response(
-                StatusCode::CREATED,
-                &relinked(&state, to_value(&doc)?, V::API),
-            ),
-            &format!("{collection}/{}", doc.id()),
-        ))
-    })?;
     // The first answer is of the first version, whenever it is answered.
     Ok(with_etag(answer, Version::FIRST))
 }

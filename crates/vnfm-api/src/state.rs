@@ -165,9 +165,6 @@ pub struct AppState {
     services: Vnfm,
     pub(crate) options: StateOptions,
     pub(crate) credentials_file: PathBuf,
-    /// The router, for answering a repeated `Idempotency-Key` from what its first request
-    /// created ([`crate::idempotency`]); weak, as the router holds this state.
-    pub(crate) replay_router: std::sync::RwLock<std::sync::Weak<axum::Router>>,
     /// The facts of the routes the router serves (`crate::route_facts`), read from its route
     /// table when it is built.
     pub(crate) routes: std::sync::OnceLock<RouteTable>,
@@ -303,7 +300,6 @@ impl AppState {
             services,
             options,
             credentials_file,
-            replay_router: Default::default(),
             routes: Default::default(),
             ready: AtomicBool::new(true),
         }))

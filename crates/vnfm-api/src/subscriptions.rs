@@ -28,7 +28,7 @@ use serde_json::Value;
 use vnfm_lcm::LcmError;
 use vnfm_lcm::subscriptions::{CreateOptions, Created};
 use vnfm_schemas::SchemaId;
-use vnfm_store::{Page, ProjectScope, SubscriptionDocument};
+use vnfm_store::{Page, ProjectScope};
 use vnfm_types::{
     LccnSubscription, LccnSubscriptionRequest, PkgmSubscription, PkgmSubscriptionRequest,
     SubscriptionId,
@@ -37,6 +37,7 @@ use vnfm_types::{
 use vnfm_types::links::LinkTarget;
 
 use crate::error::{ApiError, ApiResult};
+use crate::idempotency::RetryKey;
 use crate::listing::{ListRequest, Listed};
 use crate::route_table::{self, Doc, Scope, doc, get, post, route};
 use crate::scope::Tenancy;
@@ -255,7 +256,7 @@ pub(crate) fn routes<K: Kind>(family: ApiFamily) -> OpenApiRouter<Arc<AppState>>
                     K::DOCS.list,
                 ),
                 post(
-                    move |s, t, h, b| create::<K>(family, s, t, h, b),
+                    move |s, t, r, h, b| create::<K>(family, s, t, r, h, b),
                     K::DOCS.create,
                 )
                 .creation(),
@@ -336,12 +337,15 @@ async fn list<K: Kind>(
     .await
 }
 
-/// `201 Created` with the new subscription, or `303 See Other` to the existing one; either
-/// with its `Location` under `family`.
+/// `201 Created` with the new subscription (committing the request's `Idempotency-Key` with
+/// it), or `303 See Other` to the existing one; either with its `Location` under `family`. A
+/// replay ([`crate::idempotency::Retry::Replay`]) answers the 201 from the subscription it
+/// names.
 async fn create<K: Kind>(
     family: ApiFamily,
     State(state): State<Arc<AppState>>,
     tenancy: Tenancy,
+    retry: RetryKey,
     headers: HeaderMap,
     body: Bytes,
 ) -> ApiResult<Response> {
@@ -352,25 +356,18 @@ async fn create<K: Kind>(
         verify_timeout: Duration::from_secs(5),
         allow_duplicates: K::duplicates_through(family) || K::allow_duplicates(&state),
         project: tenancy.subscriber_project()?,
+        key: retry.key().cloned(),
     };
     let origin = state.origin(&headers);
-    let kept = Arc::clone(&state);
-    crate::idempotency::answer_created_with::<SubscriptionDocument>(
-        format!("{origin}{}/subscriptions", family.prefix()),
-        None,
-        move |written| {
-            let doc = serde_json::from_str(&written.document).ok()?;
-            let doc = linked::<K>(&kept, family, &written.id, doc).ok()?;
-            Some((written.id.to_string(), doc))
-        },
-    );
-    match K::create(&state, family, &req, &options).await? {
-        Created::New(sub) => crate::idempotency::kept_or(|| {
-            Ok(with_location(
-                json_response(StatusCode::CREATED, &view::<K>(&state, family, &sub)?),
-                &location(family, &origin, K::id(&sub)),
-            ))
-        }),
+    let created = match retry.replay() {
+        Some(id) => Created::New(K::get(&state, &SubscriptionId::new(id)).await?),
+        None => K::create(&state, family, &req, &options).await?,
+    };
+    match created {
+        Created::New(sub) => Ok(with_location(
+            json_response(StatusCode::CREATED, &view::<K>(&state, family, &sub)?),
+            &location(family, &origin, K::id(&sub)),
+        )),
         Created::Existing(sub) => Ok(with_location(
             StatusCode::SEE_OTHER.into_response(),
             &location(family, &origin, K::id(&sub)),

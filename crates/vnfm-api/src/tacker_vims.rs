@@ -193,9 +193,12 @@ async fn unique_name(
     }
 }
 
+/// `201 Created` with the new VIM (committing the request's `Idempotency-Key` with it); a
+/// replay ([`crate::idempotency::Retry::Replay`]) answers the same from the VIM it names.
 async fn create(
     State(state): State<Arc<AppState>>,
     tenancy: Tenancy,
+    retry: crate::idempotency::RetryKey,
     headers: HeaderMap,
     body: Bytes,
 ) -> Reply {
@@ -209,10 +212,14 @@ async fn create(
     let project = owner(&tenancy, vim.tenant_id.as_ref().or(vim.project_id.as_ref()))?;
     let shared = vim.shared(&tenancy)?.unwrap_or(false);
     let info = connection(&vim)?;
+    if let Some(id) = retry.replay() {
+        let view = state.vims.show_in(&vim_id(id), &tenancy.scope).await?;
+        return Ok(one(StatusCode::CREATED, &view));
+    }
     unique_name(&state, &name, project.as_deref(), None).await?;
     let view = state
         .vims
-        .create_in(&name, &info, project.as_deref(), shared)
+        .create_in_with_key(&name, &info, project.as_deref(), shared, retry.key())
         .await?;
     Ok(one(StatusCode::CREATED, &view))
 }

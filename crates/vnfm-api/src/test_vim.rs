@@ -78,6 +78,27 @@ impl Faults {
     }
 }
 
+/// The fault hook of the crash tests, honoured only with `vnfm serve --enable-test-vim`: a
+/// request whose `Idempotency-Key` is this environment variable's value stops for good once
+/// its handler answered it with a success (its change committed) and before the idempotency
+/// layer keeps that answer, so a test can kill the process in that window.
+pub const STALL_AFTER_COMMIT_ENV: &str = "VNFM_TEST_STALL_AFTER_COMMIT";
+
+/// Middleware the router adds only when the test VIM is enabled, inside the idempotency
+/// layer: the hook of [`STALL_AFTER_COMMIT_ENV`].
+pub(crate) async fn stall_after_commit(request: Request, next: Next) -> Response {
+    let stall = std::env::var(STALL_AFTER_COMMIT_ENV)
+        .is_ok_and(|k| crate::idempotency::key_of(request.headers()).is_some_and(|key| key == k));
+    let response = next.run(request).await;
+    if stall && response.status().is_success() {
+        tracing::warn!(
+            "{STALL_AFTER_COMMIT_ENV}: the request is committed and will not be answered"
+        );
+        std::future::pending::<()>().await;
+    }
+    response
+}
+
 /// Middleware the router adds only when the test VIM is enabled (`--enable-test-vim`): a
 /// lifecycle task's JSON body is checked with [`check_request`] before the task's handler
 /// runs, so the handlers of the production path know nothing of the test VIM.

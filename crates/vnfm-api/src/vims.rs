@@ -24,6 +24,7 @@ use vnfm_store::{ProjectScope, Version};
 use vnfm_types::{VimConnectionInfo, VimId};
 
 use crate::error::{ApiError, ApiResult};
+use crate::idempotency::RetryKey;
 use crate::route_table::{self, Scope, doc, get, patch, post, route};
 use crate::scope::Tenancy;
 use crate::state::AppState;
@@ -99,9 +100,13 @@ async fn list(
     ))
 }
 
+/// `201 Created` with the new VIM (committing the request's `Idempotency-Key` with it), its
+/// `Location` and `ETag`; a replay ([`crate::idempotency::Retry::Replay`]) answers the same
+/// from the VIM it names, as it is now.
 async fn create(
     State(state): State<Arc<AppState>>,
     tenancy: Tenancy,
+    retry: RetryKey,
     headers: HeaderMap,
     body: Bytes,
 ) -> ApiResult<Response> {
@@ -112,10 +117,21 @@ async fn create(
         may_share(&tenancy, "/shared")?;
     }
     let info: VimConnectionInfo = value_as(serde_json::Value::Object(req.connection))?;
-    let view = state
-        .vims
-        .create_in(&req.name, &info, tenancy.project.as_deref(), shared)
-        .await?;
+    let view = match retry.replay() {
+        Some(id) => state.vims.show_in(&VimId::new(id), &tenancy.scope).await?,
+        None => {
+            state
+                .vims
+                .create_in_with_key(
+                    &req.name,
+                    &info,
+                    tenancy.project.as_deref(),
+                    shared,
+                    retry.key(),
+                )
+                .await?
+        }
+    };
     let location = format!(
         "{}{}/vims/{}",
         state.origin(&headers),

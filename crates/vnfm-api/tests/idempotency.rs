@@ -13,8 +13,8 @@ use std::time::Duration;
 use axum::http::{Method, StatusCode};
 use serde_json::{Value, json};
 use support::*;
-use vnfm_lcm::runner::keyed::{ClientKey, KeyOutcome, fingerprint};
-use vnfm_store::client_key::KeyAttachment;
+use vnfm_api::idempotency::{KeptAnswer, Retry};
+use vnfm_lcm::runner::keyed::{ClientKey, KeyGuard, KeyOutcome, KeySettled, fingerprint};
 
 /// A request through `h` with `Idempotency-Key: "key"` (v2 headers on v2 paths).
 async fn keyed(h: &Harness, method: Method, uri: &str, key: &str, body: &Value) -> Reply {
@@ -37,6 +37,38 @@ async fn keyed(h: &Harness, method: Method, uri: &str, key: &str, body: &Value) 
     ));
     h.raw(method, uri, &headers, serde_json::to_vec(body).unwrap())
         .await
+}
+
+/// A request through `h` without an `Idempotency-Key` header, run with `held`'s key as the
+/// idempotency layer hands it to the handler.
+async fn run_holding(h: &Harness, held: &KeyGuard, uri: &str, body: &Value) -> Reply {
+    use tower::ServiceExt;
+    let mut request = axum::http::Request::builder()
+        .method(Method::POST)
+        .uri(uri)
+        .header("authorization", format!("Bearer {}", h.token))
+        .header("content-type", "application/json");
+    if uri.contains("/v2/") {
+        request = request.header("version", "2.0.0");
+    }
+    let mut request = request
+        .body(axum::body::Body::from(serde_json::to_vec(body).unwrap()))
+        .unwrap();
+    request
+        .extensions_mut()
+        .insert(Retry::Key(held.pending().clone()));
+    let response = h.app.clone().oneshot(request).await.unwrap();
+    let status = response.status();
+    let headers = response.headers().clone();
+    let body = axum::body::to_bytes(response.into_body(), usize::MAX)
+        .await
+        .unwrap()
+        .to_vec();
+    Reply {
+        status,
+        headers,
+        body,
+    }
 }
 
 fn text(r: &Reply) -> String {
@@ -160,6 +192,7 @@ async fn the_same_key_and_request_get_the_first_answer_again() {
         .expect("the key is committed");
     assert_eq!(kept_id, id);
     let kept_answer = kept_answer.expect("the first answer is committed with the key");
+    let kept_answer = KeptAnswer::decode(&kept_answer).expect("in the layer's encoding");
     assert_eq!(kept_answer.status, 201);
     // As the route answered it: its `_links` are made absolute on the way out, each time.
     let kept_body: Value = serde_json::from_slice(&kept_answer.body).unwrap();
@@ -344,11 +377,16 @@ async fn a_key_in_flight_is_a_conflict_and_once_committed_its_resource_is_the_an
     // The first request commits its instance (the key with it), then dies before answering:
     // the retry is answered from what was committed.
     let lcm = h.state.lcm();
-    let (created, attachment) = held
-        .run(lcm.create_vnf_identifier_in(serde_json::from_value(body.clone()).unwrap(), None))
+    let created = lcm
+        .create_vnf_identifier_with_key(
+            serde_json::from_value(body.clone()).unwrap(),
+            None,
+            Some(held.pending()),
+        )
         .await;
+    let attachment = held.settle().await.unwrap();
     let created = created.unwrap();
-    assert_eq!(attachment, KeyAttachment::Attached(created.id.to_string()));
+    assert_eq!(attachment, KeySettled::Committed(created.id.to_string()));
     drop(held);
     let retry = keyed(&h, Method::POST, uri, "k-held", &body).await;
     assert_eq!(retry.status, StatusCode::CREATED, "{}", text(&retry));
@@ -372,13 +410,13 @@ async fn a_key_in_flight_is_a_conflict_and_once_committed_its_resource_is_the_an
     keyed(&h, Method::POST, route, "k-sub", &sub)
         .await
         .problem(409);
-    // The request, without its header, runs with the key pending as the layer would run it.
-    let (first, attachment) = held
-        .run(h.call(Method::POST, route, Some(sub.clone())))
-        .await;
+    // The request, without its header, runs with the key as the layer would hand it over,
+    // and its answer is not kept.
+    let first = run_holding(&h, &held, route, &sub).await;
+    let attachment = held.settle().await.unwrap();
     assert_eq!(first.status, StatusCode::CREATED, "{}", text(&first));
     let id = first.json()["id"].as_str().unwrap().to_owned();
-    assert_eq!(attachment, KeyAttachment::Attached(id.clone()));
+    assert_eq!(attachment, KeySettled::Committed(id.clone()));
     drop(held);
     let retry = keyed(&h, Method::POST, route, "k-sub", &sub).await;
     assert_eq!(retry.status, StatusCode::CREATED, "{}", text(&retry));

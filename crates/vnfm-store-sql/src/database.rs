@@ -2,7 +2,6 @@
 //! one implementation of [`Store`] on top of it, which calls the statements of `crate::sql`
 //! (the package, VIM and operation occurrence stores in modules of their own).
 
-use std::any::Any;
 use std::collections::VecDeque;
 use std::future::Future;
 use std::ops::DerefMut;
@@ -18,8 +17,8 @@ use crate::sql::{SqlConn, instances, outbox, settings, subscriptions};
 use vnfm_store::prelude::*;
 use vnfm_store::{EnqueueListener, Result};
 use vnfm_store::{
-    InstanceQuery, NewOutboxRow, OutboxRow, OutboxSummary, Page, PmResource, ProjectScope,
-    ScopedKind, StoredPm, SubscriptionDocument, SubscriptionKind, Timestamp, Version,
+    InstanceQuery, NewOutboxRow, OutboxRow, OutboxSummary, Page, PendingKey, PmResource,
+    ProjectScope, ScopedKind, StoredPm, SubscriptionDocument, SubscriptionKind, Timestamp, Version,
     WaitingCallback,
 };
 
@@ -109,13 +108,13 @@ impl std::fmt::Debug for EnqueueListeners {
 
 #[async_trait]
 impl<D: Database> InstanceStore for SqlStore<D> {
-    async fn create_instance_in(
+    async fn create_instance_keyed(
         &self,
         instance: &VnfInstance,
         project: Option<&str>,
         notify: &[NewOutboxRow],
+        key: Option<&PendingKey>,
     ) -> Result<Version> {
-        let instance_in: &(dyn Any + Sync) = instance;
         let (instance, notify) = (
             instances::EncodedInstance::of(instance)?,
             outbox::encode(notify)?,
@@ -123,7 +122,7 @@ impl<D: Database> InstanceStore for SqlStore<D> {
         let project = project.map(str::to_owned);
         let (rows, id) = (notify.len(), instance.id().to_owned());
         let created = self
-            .write_creating(&id, instance_in, move |tx| {
+            .write_creating(key, &id, move |tx| {
                 Box::pin(async move {
                     instances::create(tx, &instance, project.as_deref(), &notify).await
                 })
@@ -313,11 +312,14 @@ impl<D: Database> OutboxStore for SqlStore<D> {
 
 #[async_trait]
 impl<D: Database> SubscriptionDocumentStore for SqlStore<D> {
-    async fn create_subscription_document(&self, document: &SubscriptionDocument) -> Result<()> {
+    async fn create_subscription_document_keyed(
+        &self,
+        document: &SubscriptionDocument,
+        key: Option<&PendingKey>,
+    ) -> Result<()> {
         let id = document.id.as_str().to_owned();
-        let written: &(dyn Any + Sync) = document;
         let document = document.clone();
-        self.write_creating(&id, written, move |tx| {
+        self.write_creating(key, &id, move |tx| {
             Box::pin(async move { subscriptions::create(tx, &document).await })
         })
         .await
@@ -449,11 +451,14 @@ impl<D: Database> AlarmStore for SqlStore<D> {
 
 #[async_trait]
 impl<D: Database, T: PmResource> PmResourceStore<T> for SqlStore<D> {
-    async fn create_pm(&self, record: &StoredPm<T>) -> Result<Version> {
+    async fn create_pm_keyed(
+        &self,
+        record: &StoredPm<T>,
+        key: Option<&PendingKey>,
+    ) -> Result<Version> {
         let id = record.resource.id().to_owned();
-        let written: &(dyn Any + Sync) = record;
         let record = record.clone();
-        self.write_creating(&id, written, move |tx| {
+        self.write_creating(key, &id, move |tx| {
             Box::pin(async move { crate::sql::pm::create(tx, &record).await })
         })
         .await
@@ -599,46 +604,27 @@ impl<D: Database> SettingStore for SqlStore<D> {
 }
 
 impl<D: Database> SqlStore<D> {
-    /// [`Database::write`] of `job`, which creates `resource` (its id `resource_id`): the
-    /// running request's idempotency key, if it has one ([`vnfm_store::client_key`]), is
-    /// written in the same transaction, with that id and the request's answer made from
-    /// `resource`.
+    /// [`Database::write`] of `job`, which creates the resource `resource_id`: `key`, if
+    /// given, is written in the same transaction with that id.
     async fn write_creating<T, F>(
         &self,
+        key: Option<&PendingKey>,
         resource_id: &str,
-        resource: &(dyn Any + Sync),
         job: F,
     ) -> Result<T>
     where
         T: Send + 'static,
         F: for<'c> FnOnce(&'c mut D::Conn) -> BoxFuture<'c, Result<T>> + Send + 'static,
     {
-        self.write_creating_if(resource_id, resource, job, |_| true)
+        self.write_creating_if(key, resource_id, job, |_| true)
             .await
     }
 
     /// [`SqlStore::write_creating`] of a `job` that created its resource only when `created`
-    /// says so of its result.
+    /// says so of its result: the key is written only then.
     async fn write_creating_if<T, F>(
         &self,
-        resource_id: &str,
-        resource: &(dyn Any + Sync),
-        job: F,
-        created: fn(&T) -> bool,
-    ) -> Result<T>
-    where
-        T: Send + 'static,
-        F: for<'c> FnOnce(&'c mut D::Conn) -> BoxFuture<'c, Result<T>> + Send + 'static,
-    {
-        let pending = vnfm_store::client_key::take(resource);
-        self.write_carrying(pending, resource_id, job, created)
-            .await
-    }
-
-    /// [`SqlStore::write_creating_if`] with the request's key already taken (`pending`).
-    async fn write_carrying<T, F>(
-        &self,
-        pending: Option<vnfm_store::client_key::TakenKey>,
+        key: Option<&PendingKey>,
         resource_id: &str,
         job: F,
         created: fn(&T) -> bool,
@@ -647,30 +633,20 @@ impl<D: Database> SqlStore<D> {
         T: Send + 'static,
         F: for<'c> FnOnce(&'c mut D::Conn) -> BoxFuture<'c, Result<T>> + Send + 'static,
     {
-        let key = pending.clone().map(|k| (k, resource_id.to_owned()));
-        let out = self
-            .0
+        let key = key.map(|k| (k.clone(), resource_id.to_owned()));
+        self.0
             .write(move |tx| {
                 Box::pin(async move {
                     let out = job(&mut *tx).await?;
-                    if let Some((taken, id)) = &key
+                    if let Some((key, id)) = &key
                         && created(&out)
                     {
-                        crate::sql::idempotency::attach(
-                            tx,
-                            &taken.key,
-                            id,
-                            taken.answer.as_deref(),
-                        )
-                        .await?;
+                        crate::sql::idempotency::attach(tx, key, id).await?;
                     }
                     Ok(out)
                 })
             })
-            .await;
-        let attached = out.as_ref().map(created);
-        vnfm_store::client_key::settle(pending, resource_id, attached);
-        out
+            .await
     }
 
     /// A write enqueued notifications and committed: tells the listener, if any.

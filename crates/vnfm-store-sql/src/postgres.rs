@@ -119,6 +119,11 @@ const MIGRATIONS: &[MigrationSource] = &[
         "idempotency answer etag",
         include_str!("../migrations/postgres/0018_idempotency_answer_etag.sql"),
     ),
+    (
+        19,
+        "idempotency kept answer",
+        include_str!("../migrations/postgres/0019_idempotency_kept_answer.sql"),
+    ),
 ];
 
 /// Default size of the connection pool.

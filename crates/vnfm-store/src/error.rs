@@ -131,8 +131,8 @@ pub enum Conflict {
         /// Its identifier.
         id: String,
     },
-    /// The idempotency key a creating write carried was committed by another request
-    /// meanwhile ([`crate::client_key`]): nothing of this write was kept.
+    /// The idempotency key a creating write carried ([`crate::PendingKey`]) was committed by
+    /// another request meanwhile: nothing of this write was kept.
     KeyTaken {
         /// The key.
         key: String,

@@ -1,5 +1,12 @@
 //! The records of idempotency keys ([`crate::IdempotencyStore`]): a caller's key, the request it
-//! was first used for, the id of what that request created, and its first answer.
+//! was first used for, the id of what that request created, and what the caller kept of its
+//! first answer.
+//!
+//! A key is an explicit value ([`PendingKey`]) that a caller hands to a creating write (a
+//! store method ending in `_keyed`); the write commits the key with the created resource's id
+//! in its own transaction, so the key is committed exactly when the resource is. How a
+//! repeated request is answered is the caller's business: the store keeps the caller's bytes
+//! ([`crate::IdempotencyStore::keep_idempotency_answer`]) without reading them.
 
 use crate::model::Timestamp;
 
@@ -14,24 +21,8 @@ pub struct RequestFingerprint {
     pub body_sha256: String,
 }
 
-/// A key's first answer, kept to be sent again.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct StoredResponse {
-    /// The HTTP status.
-    pub status: u16,
-    /// The `Location` header, if any.
-    pub location: Option<String>,
-    /// The `Content-Type` header, if any.
-    pub content_type: Option<String>,
-    /// The body.
-    pub body: Vec<u8>,
-    /// The `ETag` header, if any.
-    pub etag: Option<String>,
-}
-
-/// A key a request carries while it runs ([`crate::client_key`]): the transaction that creates
-/// its resource writes it, with the resource's id, so the key is committed exactly when the
-/// resource is.
+/// The key of a request that may create a resource, handed to the store's creating write:
+/// that write commits it with the resource's id, in the same transaction.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PendingKey {
     /// Whose key it is (a project, a client): keys of different scopes never meet.
@@ -40,7 +31,8 @@ pub struct PendingKey {
     pub key: String,
     /// The request it comes with.
     pub fingerprint: RequestFingerprint,
-    /// Who runs the request (a process incarnation), for diagnosis.
+    /// Who runs the request: unique per attempt, so the attempt that committed the key can
+    /// tell its own record from another's.
     pub owner: String,
     /// Now, as the caller's clock says; a stored key that expired by then is replaced.
     pub now: Timestamp,
@@ -59,13 +51,13 @@ pub struct IdempotencyRecord {
     pub fingerprint: RequestFingerprint,
     /// The id of what that request created, committed with it.
     pub resource_id: String,
-    /// Who ran the request.
+    /// The attempt that committed it ([`PendingKey::owner`]).
     pub owner: String,
     /// When the key was first used.
     pub created_at: Timestamp,
     /// When it expires.
     pub expires_at: Timestamp,
-    /// The first answer, committed with the resource (`None`: the request's answer is made
-    /// again from its resource, e.g. a task's 202 from its occurrence id).
-    pub response: Option<StoredResponse>,
+    /// What the caller kept of its first answer, opaque to the store; `None` until it is kept
+    /// (the caller then answers again from the resource).
+    pub kept_answer: Option<Vec<u8>>,
 }

@@ -24,7 +24,6 @@
 //!   transaction ([`crate::PackageStore::update_package_and_notify`]);
 //! - idempotency keys of retry-safe requests ([`IdempotencyStore`]).
 
-pub mod client_key;
 mod error;
 mod idempotency;
 mod indicator;
@@ -34,7 +33,7 @@ mod store;
 mod subscriptions;
 
 pub use error::{Conflict, StoreError};
-pub use idempotency::{IdempotencyRecord, PendingKey, RequestFingerprint, StoredResponse};
+pub use idempotency::{IdempotencyRecord, PendingKey, RequestFingerprint};
 pub use indicator::{IndicatorSubscriptionRecord, canonical_indicator_filter};
 pub use json::{document_from_json, document_to_json};
 pub use model::{

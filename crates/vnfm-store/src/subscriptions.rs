@@ -103,7 +103,18 @@ pub trait SubscriptionStore: SubscriptionDocumentStore {
         &self,
         record: &StoredSubscription<S>,
     ) -> Result<()> {
-        self.create_subscription_document(&SubscriptionDocument::of(record)?)
+        self.create_subscription_keyed(record, None).await
+    }
+
+    /// [`SubscriptionStore::create_subscription`] that also commits `key`, if given, with the
+    /// subscription's id in the same transaction; [`crate::Conflict::KeyTaken`] (nothing
+    /// written) when another request committed the key first.
+    async fn create_subscription_keyed<S: SubscriptionResource>(
+        &self,
+        record: &StoredSubscription<S>,
+        key: Option<&crate::PendingKey>,
+    ) -> Result<()> {
+        self.create_subscription_document_keyed(&SubscriptionDocument::of(record)?, key)
             .await
     }
 

@@ -217,6 +217,18 @@ impl Packages {
         req: CreateVnfPkgInfoRequest,
         project: Option<String>,
     ) -> PackageResult<VnfPkgInfo> {
+        self.create_with_key(req, project, None).await
+    }
+
+    /// [`Packages::create`] that commits `key`, the client key of a retry-safe request
+    /// ([`vnfm_lcm::runner::keyed`]), with the package in the transaction that creates it; a
+    /// key committed by another request first refuses the creation with nothing stored.
+    pub async fn create_with_key(
+        &self,
+        req: CreateVnfPkgInfoRequest,
+        project: Option<String>,
+        key: Option<&vnfm_store::PendingKey>,
+    ) -> PackageResult<VnfPkgInfo> {
         let id = vnfm_lcm::secrets::new_id();
         let info = VnfPkgInfo {
             links: self.links(&id, false, vnfm_types::links::ApiVersion::V2),
@@ -244,7 +256,7 @@ impl Packages {
             project,
             ..record_of(&info)?
         };
-        self.store.create_package(&record).await?;
+        self.store.create_package_keyed(&record, key).await?;
         Ok(info)
     }
 

@@ -8,7 +8,7 @@ use axum::extract::{OriginalUri, Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde_json::Value;
-use vnfm_store::{PackageRecord, Page};
+use vnfm_store::Page;
 use vnfm_types::links::ApiVersion;
 use vnfm_types::{
     CreateVnfPkgInfoRequest, PackageOnboardingState, UploadVnfPackageFromUriRequest, VnfPkgInfo,
@@ -18,7 +18,7 @@ use vnfm_types::{
 use crate::error::{ApiError, ApiResult};
 use crate::listing::ListRequest;
 use crate::state::AppState;
-use crate::util::{json_body, json_response, merge_patch_body, require_accept, with_location};
+use crate::util::{json_body, json_response, merge_patch_body, require_accept};
 use crate::version::ApiFamily;
 
 use super::Packages;
@@ -96,10 +96,14 @@ pub(super) async fn list(
     .await
 }
 
+/// `201 Created` with the new package (committing the request's `Idempotency-Key` with it)
+/// and its `Location`; a replay ([`crate::idempotency::Retry::Replay`]) answers the same from
+/// the package it names.
 pub(super) async fn create(
     family: ApiFamily,
     State(state): State<Arc<AppState>>,
     tenancy: crate::scope::Tenancy,
+    retry: crate::idempotency::RetryKey,
     headers: HeaderMap,
     body: Bytes,
 ) -> ApiResult<Response> {
@@ -110,25 +114,20 @@ pub(super) async fn create(
         json_body(&headers, &body, None)?
     };
     let collection = format!("{}{}/vnf_packages", state.origin(&headers), family.prefix());
-    let kept = Arc::clone(&state);
-    crate::idempotency::answer_created_with::<PackageRecord>(
-        collection.clone(),
-        None,
-        move |written| {
-            let info: VnfPkgInfo = serde_json::from_value(written.info.clone()).ok()?;
-            Some((
-                written.id.clone(),
-                view(&kept.packages, family, &info).ok()?,
-            ))
-        },
-    );
-    let info = state.packages.create(req, tenancy.project).await?;
-    crate::idempotency::kept_or(|| {
-        Ok(with_location(
-            json_response(StatusCode::CREATED, &view(&state.packages, family, &info)?),
-            &format!("{collection}/{}", info.id),
-        ))
-    })
+    let info = match retry.replay() {
+        Some(id) => state.packages.get(id).await?.0,
+        None => {
+            state
+                .packages
+                .create_with_key(req, tenancy.project, retry.key())
+                .await?
+        }
+    };
+    Ok(crate::idempotency::creation_answer(
+        &collection,
+        &info.id,
+        &view(&state.packages, family, &info)?,
+    ))
 }
 
 pub(super) async fn show(

@@ -59,7 +59,7 @@ pub(crate) fn routes(family: ApiFamily, max_package_bytes: usize) -> OpenApiRout
                     doc("List VNF packages").returns("[VnfPkgInfo]"),
                 ),
                 post(
-                    move |s, t, h, b| create(family, s, t, h, b),
+                    move |s, t, r, h, b| create(family, s, t, r, h, b),
                     doc("Create a VNF package resource")
                         .body("CreateVnfPkgInfoRequest")
                         .status(201)

@@ -360,12 +360,12 @@ impl PerformanceManager {
         let state = logic::JobState {
             next_report_at: now + job.criteria.reporting_period,
         };
-        self.store_new(StoredPm {
+        let record = StoredPm {
             resource: job,
             authentication: callback.sealed,
             state: Some(to_state(&state)?),
-        })
-        .await
+        };
+        self.store_new(record, options.key.as_ref()).await
     }
 
     /// The report `report_id` of PM job `job_id`.
@@ -423,19 +423,24 @@ impl PerformanceManager {
                 }))),
             },
         };
-        self.store_new(StoredPm {
+        let record = StoredPm {
             resource: threshold,
             authentication: callback.sealed,
             state: Some(to_state(&logic::ThresholdState::default())?),
-        })
-        .await
+        };
+        self.store_new(record, options.key.as_ref()).await
     }
 
-    /// Stores a new resource (its callback checked, its credentials sealed).
-    async fn store_new<T: PmResource>(&self, record: StoredPm<T>) -> Result<T, LcmError> {
+    /// Stores a new resource (its callback checked, its credentials sealed), committing `key`
+    /// (the request's client key) with it.
+    async fn store_new<T: PmResource>(
+        &self,
+        record: StoredPm<T>,
+        key: Option<&vnfm_store::PendingKey>,
+    ) -> Result<T, LcmError> {
         self.store
             .pm::<T>()
-            .create_pm(&record)
+            .create_pm_keyed(&record, key)
             .await
             .map_err(store_err)?;
         tracing::info!(

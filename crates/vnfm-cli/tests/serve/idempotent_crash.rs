@@ -1,10 +1,11 @@
 //! Issue 53: a request with an `Idempotency-Key` whose server dies by `kill -9` after the
 //! commit and before the answer is answered, when retried after a restart, with what it
-//! created: the same instance (201, its `Location` and the body it was created with, committed
-//! with it), the same occurrence (202 and its `Location`), the same PM job (201, its
-//! `Location` and its body), and nothing created twice. The window is held open by the fault hook
-//! `VNFM_TEST_STALL_AFTER_COMMIT` (honoured only with `--enable-test-vim`): the request with
-//! that key stops after its commit, and the test kills the process.
+//! created: the same instance (201, its `Location` and the body it was created with, made
+//! again from the instance and kept with the key for later retries), the same occurrence
+//! (202 and its `Location`), the same PM job (201, its `Location` and its body), and nothing
+//! created twice. The window is held open by the fault hook `VNFM_TEST_STALL_AFTER_COMMIT` of
+//! the test-VIM layers (honoured only with `--enable-test-vim`): the request with that key
+//! stops after its commit, before its answer is kept, and the test kills the process.
 
 use super::*;
 
@@ -22,7 +23,7 @@ fn start_stalling(data: &Path, stall_key: Option<&str>) -> Server {
         .args(["--prometheus-url", "http://127.0.0.1:9"])
         .stderr(Stdio::inherit());
     if let Some(key) = stall_key {
-        command.env(vnfm_api::idempotency::STALL_AFTER_COMMIT_ENV, key);
+        command.env(vnfm_api::STALL_AFTER_COMMIT_ENV, key);
     }
     Server::spawn(command, 3).0
 }
@@ -173,7 +174,7 @@ async fn a_request_killed_between_commit_and_answer_gets_its_answer_on_retry() {
     assert_eq!(again.headers()["location"].to_str().unwrap(), location);
 
     // 5. The instance has been instantiated since: the creation's retry still answers the
-    // first answer, byte for byte, the one committed with the instance before the kill.
+    // first answer, byte for byte, the one the first retry made and kept with the key.
     let mut now = Value::Null;
     for _ in 0..500 {
         (_, _, now) = api

@@ -2,19 +2,20 @@
 //! at most once, however often the call is repeated, whichever process answers it and
 //! whether or not the first call's process died.
 //!
-//! A call with a key runs with the key pending ([`KeyGuard::run`]): the store's transaction
-//! that creates the call's resource (a VNF instance, an occurrence, a subscription, ...)
-//! writes the key with the resource's id ([`vnfm_store::client_key`]), so the key is
-//! committed exactly when the resource is, in one commit. Nothing is read before a call
-//! runs: while the first call runs in this process, a repeated one is refused as in flight
-//! (an in-memory marker: nothing to commit); any other repeated call runs, and either its
-//! creating write finds the key committed and is rolled back ([`KeyAttachment::Taken`]), or
-//! it is refused before it writes (its instance is busy or has changed since); either way it
-//! is then answered from the first call ([`KeyGuard::first_call`]). So a key costs its first
-//! call one row written in the transaction it commits anyway, and a retry what it takes to
-//! find out that it is one. The REST server also
-//! commits the first HTTP answer of a creation with the key
-//! ([`vnfm_store::client_key::answer_with`]); the embedding API's
+//! A call with a key begins in this process ([`Lcm::begin_client_key`]) and hands the key, a
+//! plain value ([`KeyGuard::pending`]), to the method that creates its resource (a VNF
+//! instance, an occurrence, a subscription, ...: [`Lcm::create_vnf_identifier_with_key`],
+//! [`Lcm::start_as`], ...); the store's transaction that creates the resource writes the key
+//! with the resource's id, so the key is committed exactly when the resource is, in one
+//! commit. Nothing is read before a call runs: while the first call runs in this process, a
+//! repeated one is refused as in flight (an in-memory marker: nothing to commit); any other
+//! repeated call runs, and either its creating write finds the key committed and is rolled
+//! back ([`vnfm_store::Conflict::KeyTaken`]), or it is refused before it writes (its
+//! instance is busy or has changed since); either way it is then answered from the first
+//! call ([`KeyGuard::settle`]). So a key costs its first call one row written in the
+//! transaction it commits anyway, and a retry what it takes to find out that it is one. A
+//! caller may keep what it needs to answer again with the key ([`KeyGuard::keep_answer`]:
+//! the REST server keeps its HTTP answer); the embedding API's
 //! [`Lcm::create_vnf_identifier_keyed`] and [`Lcm::start_keyed`] return the resource.
 
 use std::collections::HashMap;
@@ -22,8 +23,7 @@ use std::sync::MutexGuard;
 use std::time::Duration;
 
 use sha2::{Digest, Sha256};
-use vnfm_store::client_key::{KeyAttachment, with_pending_key};
-use vnfm_store::{PendingKey, RequestFingerprint, StoredResponse};
+use vnfm_store::{PendingKey, ProjectScope, RequestFingerprint};
 
 use super::*;
 
@@ -92,7 +92,7 @@ impl KeysInFlight {
 /// What a call with a client key found in this process ([`Lcm::begin_client_key`]).
 #[derive(Debug)]
 pub enum KeyOutcome {
-    /// No call with the key runs here: run the call with [`KeyGuard::run`].
+    /// No call with the key runs here: run the call, handing it [`KeyGuard::pending`].
     Run(KeyGuard),
     /// A call with the key runs in this process and has not answered yet.
     InFlight,
@@ -100,21 +100,26 @@ pub enum KeyOutcome {
     Mismatch(RequestFingerprint),
 }
 
-/// The committed first call of a key, found by a call that did not commit it
-/// ([`KeyGuard::first_call`]).
-#[derive(Debug)]
-pub enum FirstCall {
-    /// The same request committed the resource `resource_id`; `response` is its answer,
-    /// when it was committed with the key (not for a task's, made again from the
-    /// occurrence id).
-    Committed {
+/// What became of a key once its call ran ([`KeyGuard::settle`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum KeySettled {
+    /// This call committed the key with the resource it created (this id).
+    Committed(String),
+    /// An earlier call of the same request committed the key with `resource_id`: this call
+    /// is a repetition of it and is answered from it.
+    Repeated {
         /// What the first call created.
         resource_id: String,
-        /// Its answer, when committed with the key.
-        response: Option<StoredResponse>,
+        /// The first call ([`PendingKey::owner`]).
+        committed_by: String,
+        /// What the first call's caller kept of its answer ([`KeyGuard::keep_answer`]), if it
+        /// did before it ended.
+        kept_answer: Option<Vec<u8>>,
     },
     /// The key was first used with another request (this one).
     Mismatch(RequestFingerprint),
+    /// No unexpired call committed the key: this call created nothing.
+    Unused,
 }
 
 /// The hold of a call on its client key, in this process: dropped, the key is free here again.
@@ -131,31 +136,60 @@ impl KeyGuard {
         &self.key
     }
 
-    /// Runs `call` with the key pending: the store's creating write in it commits the key with
-    /// its resource. What `call` returned, and what became of the key.
-    pub async fn run<F: std::future::Future>(&self, call: F) -> (F::Output, KeyAttachment) {
-        // Boxed: a call's future (a whole start) is large, and this nests it once more.
-        with_pending_key(self.pending.clone(), Box::pin(call)).await
+    /// The key as the call hands it to its creating method, which commits it with the
+    /// resource; unique to this call ([`PendingKey::owner`]).
+    pub fn pending(&self) -> &PendingKey {
+        &self.pending
     }
 
-    /// For a call that did not commit the key ([`KeyAttachment::Taken`] or
-    /// [`KeyAttachment::NotAttached`]): the key's committed, unexpired first call, if there
-    /// is one; the call is then a repetition of it and is answered from it.
-    pub async fn first_call(&self) -> Result<Option<FirstCall>, LcmError> {
-        Ok(self
+    /// Once the call ran: whether it committed the key, or an earlier call did (see
+    /// [`KeySettled`]).
+    pub async fn settle(&self) -> Result<KeySettled, LcmError> {
+        let found = self
             .lcm
-            .committed_key(&self.key)
-            .await?
-            .map(|(first, resource_id, response)| {
-                if first == self.pending.fingerprint {
-                    FirstCall::Committed {
-                        resource_id,
-                        response,
-                    }
-                } else {
-                    FirstCall::Mismatch(first)
-                }
-            }))
+            .inner
+            .store
+            .get_idempotency_key(&self.key.scope, &self.key.key)
+            .await
+            .map_err(store_err)?;
+        Ok(match found {
+            Some(r) if r.owner == self.pending.owner && r.created_at == self.pending.now => {
+                KeySettled::Committed(r.resource_id)
+            }
+            Some(r) if r.expires_at <= self.lcm.inner.now() => KeySettled::Unused,
+            Some(r) if r.fingerprint == self.pending.fingerprint => KeySettled::Repeated {
+                resource_id: r.resource_id,
+                committed_by: r.owner,
+                kept_answer: r.kept_answer,
+            },
+            Some(r) => KeySettled::Mismatch(r.fingerprint),
+            None => KeySettled::Unused,
+        })
+    }
+
+    /// Keeps `answer` (bytes the caller reads back, the store does not) with the key, for the
+    /// call's repetitions, if this call committed the key: whether it did (without a read, so
+    /// a call that created something learns it committed the key in the same write).
+    pub async fn keep_answer(&self, answer: &[u8]) -> Result<bool, LcmError> {
+        self.keep_answer_of(&self.pending.owner, answer).await
+    }
+
+    /// For a repetition ([`KeySettled::Repeated`]) answered without a kept answer: keeps
+    /// `answer`, the answer it made again, with the key the call `committed_by` committed,
+    /// if that call kept none meanwhile; so later repetitions get these bytes. Whether it
+    /// was kept.
+    pub async fn keep_answer_of(
+        &self,
+        committed_by: &str,
+        answer: &[u8],
+    ) -> Result<bool, LcmError> {
+        let key = &self.pending;
+        self.lcm
+            .inner
+            .store
+            .keep_idempotency_answer(&key.scope, &key.key, committed_by, answer)
+            .await
+            .map_err(store_err)
     }
 }
 
@@ -189,18 +223,25 @@ impl Lcm {
                 scope: key.scope.clone(),
                 key: key.key.clone(),
                 fingerprint,
-                owner: inner.config.runner_id.clone(),
+                // The attempt, not only the process: a call tells its own commit of the key
+                // from another's by it.
+                owner: format!(
+                    "{}/{}",
+                    inner.config.runner_id,
+                    crate::secrets::random_uuid()
+                ),
                 now,
                 expires_at: now.plus(inner.config.client_keys.ttl),
             },
         })
     }
 
-    /// The unexpired committed record of `key`: its request, its resource, its kept answer.
+    /// The unexpired committed record of `key`: its request, its resource, and what its
+    /// first caller kept of its answer.
     pub async fn committed_key(
         &self,
         key: &ClientKey,
-    ) -> Result<Option<(RequestFingerprint, String, Option<StoredResponse>)>, LcmError> {
+    ) -> Result<Option<(RequestFingerprint, String, Option<Vec<u8>>)>, LcmError> {
         let found = self
             .inner
             .store
@@ -209,7 +250,7 @@ impl Lcm {
             .map_err(store_err)?;
         Ok(found
             .filter(|r| r.expires_at > self.inner.now())
-            .map(|r| (r.fingerprint, r.resource_id, r.response)))
+            .map(|r| (r.fingerprint, r.resource_id, r.kept_answer)))
     }
 
     /// Deletes the client keys that have expired ([`KeyPolicy::ttl`]); how many.
@@ -239,8 +280,8 @@ impl Lcm {
         let route = format!("vnf_instances?project={}", project.unwrap_or(""));
         let print = fingerprint("CREATE_VNF_IDENTIFIER", &route, &body);
         let id = self
-            .keyed(key, print, async {
-                self.create_vnf_identifier_in(req, project)
+            .keyed(key, print, |pending| async move {
+                self.create_vnf_identifier_with_key(req, project, Some(&pending))
                     .await
                     .map(|i| i.id.to_string())
             })
@@ -264,38 +305,37 @@ impl Lcm {
             &body,
         );
         let occ = self
-            .keyed(key, print, async {
-                self.start(id, req).await.map(|o| o.id.to_string())
+            .keyed(key, print, |pending| async move {
+                self.start_invoked(id, req, false, None, &ProjectScope::Nothing, Some(&pending))
+                    .await
+                    .map(|o| o.id.to_string())
             })
             .await?;
         self.get_op_occ(&VnfLcmOpOccId::new(occ)).await
     }
 
-    /// Runs `call` (which creates a resource and returns its id) at most once per `key`:
-    /// the id of what the key's first call created.
-    async fn keyed<F>(
+    /// Runs `call` (which creates a resource, committing the key it is handed with it, and
+    /// returns its id) at most once per `key`: the id of what the key's first call created.
+    async fn keyed<F, Fut>(
         &self,
         key: &ClientKey,
         print: RequestFingerprint,
         call: F,
     ) -> Result<String, LcmError>
     where
-        F: std::future::Future<Output = Result<String, LcmError>>,
+        F: FnOnce(PendingKey) -> Fut,
+        Fut: std::future::Future<Output = Result<String, LcmError>>,
     {
         let guard = match self.begin_client_key(key, print) {
             KeyOutcome::Run(guard) => guard,
             KeyOutcome::InFlight => return Err(in_flight()),
             KeyOutcome::Mismatch(first) => return Err(mismatch(key, &first)),
         };
-        let (created, attachment) = guard.run(call).await;
-        if let KeyAttachment::Attached(_) = attachment {
-            return created;
-        }
-        match guard.first_call().await? {
-            Some(FirstCall::Committed { resource_id, .. }) => Ok(resource_id),
-            Some(FirstCall::Mismatch(first)) => Err(mismatch(key, &first)),
-            None if attachment == KeyAttachment::Taken => Err(in_flight()),
-            None => created,
+        let created = call(guard.pending().clone()).await;
+        match guard.settle().await? {
+            KeySettled::Committed(_) | KeySettled::Unused => created,
+            KeySettled::Repeated { resource_id, .. } => Ok(resource_id),
+            KeySettled::Mismatch(first) => Err(mismatch(key, &first)),
         }
     }
 }

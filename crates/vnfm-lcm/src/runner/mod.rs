@@ -94,7 +94,8 @@ use std::time::Duration;
 use tokio::sync::watch;
 use vnfm_driver_api::{FaultSink, IndicatorSink, InfraDriver, MgmtDriver, Nfvo, VimKinds};
 use vnfm_store::{
-    Conflict, InstanceQuery, Lease, OpOccQuery, Page, Store, StoreError, Timestamp, Version,
+    Conflict, InstanceQuery, Lease, OpOccQuery, Page, PendingKey, Store, StoreError, Timestamp,
+    Version,
 };
 use vnfm_types::links::{ApiVersion, LinkTarget, ResourceLinks, SolLinks};
 use vnfm_types::{
@@ -112,7 +113,7 @@ use crate::ports::{NotificationRouter, OnboardedVnfd, PackageCatalog, VimDirecto
 pub use actions::is_at_rest;
 pub use apply::DRIVER_STATE_KEY;
 pub use dependents::FORCE_WITH_DEPENDENTS;
-pub use keyed::{ClientKey, FirstCall, KeyGuard, KeyOutcome, KeyPolicy};
+pub use keyed::{ClientKey, KeyGuard, KeyOutcome, KeyPolicy, KeySettled};
 pub use progress::{OpOccProgress, StepProgress, StepStatus};
 pub use recovery::RecoveryReport;
 pub use timeline::{OpOccTimeline, TimelineOutcome, TimelineStep};
@@ -618,6 +619,19 @@ impl Lcm {
         req: CreateVnfRequest,
         project: Option<&str>,
     ) -> Result<VnfInstance, LcmError> {
+        self.create_vnf_identifier_with_key(req, project, None)
+            .await
+    }
+
+    /// [`Lcm::create_vnf_identifier_in`] that commits `key`, the client key of a retry-safe
+    /// request ([`crate::runner::keyed`]), with the instance in the transaction that creates
+    /// it; a key committed by another request first refuses the creation with nothing stored.
+    pub async fn create_vnf_identifier_with_key(
+        &self,
+        req: CreateVnfRequest,
+        project: Option<&str>,
+        key: Option<&PendingKey>,
+    ) -> Result<VnfInstance, LcmError> {
         let inner = &self.inner;
         let onboarded = inner.onboarded(req.vnfd_id.as_str()).await?;
         let vnfd = &onboarded.vnfd;
@@ -656,7 +670,7 @@ impl Lcm {
             .await?;
         inner
             .store
-            .create_instance_in(&instance, project, &rows)
+            .create_instance_keyed(&instance, project, &rows, key)
             .await
             .map_err(store_err)?;
         tracing::info!(vnf_instance_id = %instance.id, vnfd_id = %instance.vnfd_id, "VNF identifier created");

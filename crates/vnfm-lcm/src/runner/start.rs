@@ -3,7 +3,7 @@
 //! in the background.
 
 use indexmap::IndexMap;
-use vnfm_store::{ProjectScope, ScopedKind, StartCondition};
+use vnfm_store::{PendingKey, ProjectScope, ScopedKind, StartCondition};
 use vnfm_types::{VimConnectionInfo, apply_vim_connection_changes, vim_connections_set};
 
 use super::*;
@@ -122,7 +122,7 @@ impl Lcm {
         id: &VnfInstanceId,
         req: OperationRequest,
     ) -> Result<VnfLcmOpOcc, LcmError> {
-        self.start_invoked(id, req, false, None, &ProjectScope::Nothing)
+        self.start_invoked(id, req, false, None, &ProjectScope::Nothing, None)
             .await
     }
 
@@ -138,7 +138,7 @@ impl Lcm {
         req: OperationRequest,
         expected: Version,
     ) -> Result<VnfLcmOpOcc, LcmError> {
-        self.start_invoked(id, req, false, Some(expected), &ProjectScope::Nothing)
+        self.start_invoked(id, req, false, Some(expected), &ProjectScope::Nothing, None)
             .await
     }
 
@@ -150,7 +150,7 @@ impl Lcm {
         id: &VnfInstanceId,
         req: OperationRequest,
     ) -> Result<VnfLcmOpOcc, LcmError> {
-        self.start_invoked(id, req, true, None, &ProjectScope::Nothing)
+        self.start_invoked(id, req, true, None, &ProjectScope::Nothing, None)
             .await
     }
 
@@ -161,17 +161,24 @@ impl Lcm {
     /// Tacker allows. Its access information is then copied into a VIM of the instance (see
     /// [`VimDirectory::check_reference`]). [`Lcm::start`] and the others are this with
     /// [`ProjectScope::Nothing`]: the instance's own VIMs only.
+    ///
+    /// `key`, the client key of a retry-safe request ([`crate::runner::keyed`]), is committed
+    /// with the occurrence, in the transaction that creates it; a key committed by another
+    /// request first refuses the start with nothing stored.
     pub async fn start_as(
         &self,
         caller: &ProjectScope,
         id: &VnfInstanceId,
         req: OperationRequest,
         expected: Option<Version>,
+        key: Option<&PendingKey>,
     ) -> Result<VnfLcmOpOcc, LcmError> {
-        self.start_invoked(id, req, false, expected, caller).await
+        self.start_invoked(id, req, false, expected, caller, key)
+            .await
     }
 
-    /// Starts `req`; its VIM references may name VIMs `caller` sees (see [`Lcm::start_as`]).
+    /// Starts `req`; its VIM references may name VIMs `caller` sees (see [`Lcm::start_as`]);
+    /// `key` is committed with the occurrence.
     pub(super) async fn start_invoked(
         &self,
         id: &VnfInstanceId,
@@ -179,6 +186,7 @@ impl Lcm {
         automatic: bool,
         expected: Option<Version>,
         caller: &ProjectScope,
+        key: Option<&PendingKey>,
     ) -> Result<VnfLcmOpOcc, LcmError> {
         let inner = &self.inner;
         if *inner.shutdown.borrow() {
@@ -236,7 +244,10 @@ impl Lcm {
                 req.to_params(),
             )
             .holding_until(lease.expires_at);
-            match run.begin_at_once(lease.clone(), condition).await {
+            match run
+                .begin_at_once(lease.clone(), condition, key.cloned())
+                .await
+            {
                 Ok(exec::AtOnce::Begun(run)) => {
                     let begun = run.occ().clone();
                     run.spawn(exec::Entry::Begun);
@@ -269,10 +280,10 @@ impl Lcm {
                 }
             }
         }
-        let started = match expected {
-            Some(expected) => inner.store.start_operation_at(&occ, &lease, expected).await,
-            None => inner.store.start_operation(&occ, &lease).await,
-        };
+        let started = inner
+            .store
+            .start_operation_keyed(&occ, &lease, expected, key)
+            .await;
         let locked_version = match started {
             Ok(v) => v,
             Err(e) => {

@@ -13,8 +13,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use vnfm_store::{
-    MAX_PAGE_SIZE, Page, ProjectScope, ScopedKind, Store, StoreError, StoredSubscription,
-    SubscriptionResource, SubscriptionStore,
+    MAX_PAGE_SIZE, Page, PendingKey, ProjectScope, ScopedKind, Store, StoreError,
+    StoredSubscription, SubscriptionResource, SubscriptionStore,
 };
 use vnfm_types::links::{ApiVersion, Interface, LinkTarget, ResourceLinks, SolLinks};
 use vnfm_types::{SubscriptionAuthentication, SubscriptionId};
@@ -48,6 +48,10 @@ pub struct CreateOptions {
     /// notifications the subscription receives: those about resources of that project only,
     /// or, without a project, about every resource ([`Routing`]).
     pub project: Option<String>,
+    /// The client key of a retry-safe request ([`crate::runner::keyed`]), committed with the
+    /// subscription in the transaction that creates it (not with a duplicate answered
+    /// instead): a key committed by another request first refuses the creation.
+    pub key: Option<PendingKey>,
 }
 
 impl Default for CreateOptions {
@@ -57,6 +61,7 @@ impl Default for CreateOptions {
             verify_timeout: Duration::from_secs(5),
             allow_duplicates: false,
             project: None,
+            key: None,
         }
     }
 }
@@ -259,7 +264,7 @@ impl<K: SubscriptionKind> ManagedSubscriptions<K> {
             StoredSubscription::new(resource.clone(), sealed).in_project(options.project.clone());
         record.canonical_filter = canonical;
         self.store
-            .create_subscription(&record)
+            .create_subscription_keyed(&record, options.key.as_ref())
             .await
             .map_err(store_err)?;
         self.cache.invalidate();

@@ -113,10 +113,8 @@ impl VimDirectory for VimRegistry {
             Some(owner.clone()),
         )?;
         record.project = self.instance_project(owner).await?;
-        // Not what a request with an idempotency key asked to create: its occurrence is.
-        vnfm_store::client_key::without_key(self.store.create_vim(&record))
-            .await
-            .map_err(store_err)?;
+        // Written without the request's idempotency key: that key goes with the occurrence.
+        self.store.create_vim(&record).await.map_err(store_err)?;
         tracing::info!(
             vim_id = %id,
             vim_type = %canonical.vim_type,

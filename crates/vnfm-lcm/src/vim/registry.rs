@@ -12,7 +12,9 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use vnfm_store::{Conflict, ProjectScope, ScopedKind, Store, StoreError, Version, VimRecord};
+use vnfm_store::{
+    Conflict, PendingKey, ProjectScope, ScopedKind, Store, StoreError, Version, VimRecord,
+};
 use vnfm_types::{KeyValuePairs, VimConnectionInfo, VimId, VnfInstanceId};
 
 use vnfm_driver_api::{VimKindError, VimKinds};
@@ -167,6 +169,7 @@ impl VimRegistry {
         let tenure = Tenure {
             project: project.as_deref(),
             shared: false,
+            key: None,
         };
         self.register_in(name, info, created_by, tenure).await
     }
@@ -182,8 +185,27 @@ impl VimRegistry {
         project: Option<&str>,
         shared: bool,
     ) -> Result<VimView, LcmError> {
-        self.register_in(name, info, None, Tenure { project, shared })
+        self.create_in_with_key(name, info, project, shared, None)
             .await
+    }
+
+    /// [`VimRegistry::create_in`] that commits `key`, the client key of a retry-safe request
+    /// ([`crate::runner::keyed`]), with the VIM in the transaction that creates it; a key
+    /// committed by another request first refuses the creation with nothing stored.
+    pub async fn create_in_with_key(
+        &self,
+        name: &str,
+        info: &VimConnectionInfo,
+        project: Option<&str>,
+        shared: bool,
+        key: Option<&PendingKey>,
+    ) -> Result<VimView, LcmError> {
+        let tenure = Tenure {
+            project,
+            shared,
+            key,
+        };
+        self.register_in(name, info, None, tenure).await
     }
 
     /// The project of instance `id` (`None` when it has none or is gone).
@@ -204,7 +226,11 @@ impl VimRegistry {
         name: &str,
         info: &VimConnectionInfo,
         created_by: Option<&VnfInstanceId>,
-        Tenure { project, shared }: Tenure<'_>,
+        Tenure {
+            project,
+            shared,
+            key,
+        }: Tenure<'_>,
     ) -> Result<VimView, LcmError> {
         if name.trim().is_empty() {
             return Err(LcmError::invalid("/name", "must not be empty"));
@@ -223,7 +249,11 @@ impl VimRegistry {
         let mut record = self.seal(&id, name, &canonical, created_by.cloned())?;
         record.project = project.map(str::to_owned);
         record.shared = shared;
-        let version = self.store.create_vim(&record).await.map_err(store_err)?;
+        let version = self
+            .store
+            .create_vim_keyed(&record, key)
+            .await
+            .map_err(store_err)?;
         tracing::info!(
             vim_id = %id,
             vim_type = %canonical.vim_type,
@@ -711,6 +741,8 @@ fn view(record: &VimRecord, version: Version, used_by: Vec<VnfInstanceId>) -> Vi
 struct Tenure<'a> {
     project: Option<&'a str>,
     shared: bool,
+    /// The client key committed with the VIM.
+    key: Option<&'a PendingKey>,
 }
 
 /// Whether a caller that sees `scope` may read VIM `record`: one of its scope, or one shared

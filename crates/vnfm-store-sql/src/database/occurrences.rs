@@ -9,7 +9,7 @@ use async_trait::async_trait;
 use serde_json::Value;
 use vnfm_store::prelude::*;
 use vnfm_store::{Conflict, StoreError};
-use vnfm_store::{JournalEntry, Lease, OpOccQuery, Page, Result};
+use vnfm_store::{JournalEntry, Lease, OpOccQuery, Page, PendingKey, Result};
 use vnfm_store::{StartCondition, StepRecord, StepWritten, Timestamp, Version};
 use vnfm_types::{VnfInstanceId, VnfLcmOpOcc, VnfLcmOpOccId};
 
@@ -18,32 +18,35 @@ use crate::sql::op_occs;
 
 #[async_trait]
 impl<D: Database> OpOccStore for SqlStore<D> {
-    async fn start_operation(&self, occ: &VnfLcmOpOcc, lease: &Lease) -> Result<Version> {
-        self.start(occ, lease, None).await
-    }
-
-    async fn start_operation_at(
+    async fn start_operation_keyed(
         &self,
         occ: &VnfLcmOpOcc,
         lease: &Lease,
-        expected: Version,
+        expected: Option<Version>,
+        key: Option<&PendingKey>,
     ) -> Result<Version> {
-        self.start(occ, lease, Some(expected)).await
+        let (owned_occ, lease) = (occ.clone(), lease.clone());
+        let started = self
+            .write_creating(key, occ.id.as_str(), move |tx| {
+                Box::pin(async move { op_occs::start(tx, &owned_occ, &lease, expected).await })
+            })
+            .await;
+        self.busy_or(occ, started).await
     }
 
-    async fn begin_operation(
+    async fn begin_operation_keyed(
         &self,
         started: &VnfLcmOpOcc,
         lease: &Lease,
         condition: &StartCondition,
         record: &StepRecord,
+        key: Option<&PendingKey>,
     ) -> Result<Option<StepWritten>> {
         let step = Arc::new(op_occs::EncodedStep::of(record)?);
         let starting = op_occs::Started::of(started, lease, record);
-        let pending = vnfm_store::client_key::take(started);
         // With no idempotency key to write beside it, one statement that commits by itself;
         // when it wrote nothing, the transaction below says why (or writes what changed).
-        if pending.is_none()
+        if key.is_none()
             && let Some(alone) = op_occs::Alone::of::<D::Conn>(&starting, lease, condition, &step)
         {
             let at_once = step.clone();
@@ -61,8 +64,8 @@ impl<D: Database> OpOccStore for SqlStore<D> {
         let (lease, condition) = (lease.clone(), *condition);
         let rows = record.outbox.len();
         let begun = self
-            .write_carrying(
-                pending,
+            .write_creating_if(
+                key,
                 started.id.as_str(),
                 move |tx| {
                     Box::pin(async move {
@@ -213,22 +216,6 @@ impl<D: Database> OpOccStore for SqlStore<D> {
 }
 
 impl<D: Database> SqlStore<D> {
-    /// [`vnfm_store::OpOccStore::start_operation`], under the condition that the instance is at `expected`.
-    async fn start(
-        &self,
-        occ: &VnfLcmOpOcc,
-        lease: &Lease,
-        expected: Option<Version>,
-    ) -> Result<Version> {
-        let (owned_occ, lease) = (occ.clone(), lease.clone());
-        let started = self
-            .write_creating(occ.id.as_str(), occ, move |tx| {
-                Box::pin(async move { op_occs::start(tx, &owned_occ, &lease, expected).await })
-            })
-            .await;
-        self.busy_or(occ, started).await
-    }
-
     /// `result` of inserting `occ`, where a unique violation (the insert hit a unique index:
     /// a concurrent start took the instance, or the id is taken) is told apart by looking
     /// again outside the transaction, which is gone: [`Conflict::InstanceBusy`] naming the

@@ -2,13 +2,13 @@
 //! streamed in and out with constant memory ([`PackageStore`] on the statements of
 //! `crate::sql::packages`).
 
-use std::any::Any;
-
 use async_trait::async_trait;
 use tokio::io::{AsyncRead, AsyncSeekExt, AsyncWrite, AsyncWriteExt};
 use vnfm_store::prelude::*;
 use vnfm_store::{CONTENT_CHUNK_BYTES, Result};
-use vnfm_store::{NewOutboxRow, PackageRecord, Page, ProjectScope, StoreError, Version};
+use vnfm_store::{
+    NewOutboxRow, PackageRecord, Page, PendingKey, ProjectScope, StoreError, Version,
+};
 
 use super::{Database, SqlStore};
 use crate::sql::packages::ByColumn;
@@ -16,11 +16,14 @@ use crate::sql::{outbox, packages};
 
 #[async_trait]
 impl<D: Database> PackageStore for SqlStore<D> {
-    async fn create_package(&self, package: &PackageRecord) -> Result<Version> {
+    async fn create_package_keyed(
+        &self,
+        package: &PackageRecord,
+        key: Option<&PendingKey>,
+    ) -> Result<Version> {
         let id = package.id.clone();
-        let written: &(dyn Any + Sync) = package;
         let package = package.clone();
-        self.write_creating(&id, written, move |tx| {
+        self.write_creating(key, &id, move |tx| {
             Box::pin(async move { packages::create(tx, &package).await })
         })
         .await

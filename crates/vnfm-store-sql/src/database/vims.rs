@@ -1,10 +1,8 @@
 //! The VIM registry's records: [`VimStore`] on the statements of `crate::sql::vims`.
 
-use std::any::Any;
-
 use async_trait::async_trait;
 use vnfm_store::prelude::*;
-use vnfm_store::{Result, Version, VimRecord};
+use vnfm_store::{PendingKey, Result, Version, VimRecord};
 use vnfm_types::{VimId, VnfInstanceId};
 
 use super::{Database, SqlStore};
@@ -12,11 +10,10 @@ use crate::sql::{instances, vims};
 
 #[async_trait]
 impl<D: Database> VimStore for SqlStore<D> {
-    async fn create_vim(&self, vim: &VimRecord) -> Result<Version> {
+    async fn create_vim_keyed(&self, vim: &VimRecord, key: Option<&PendingKey>) -> Result<Version> {
         let id = vim.id.as_str().to_owned();
-        let written: &(dyn Any + Sync) = vim;
         let vim = vim.clone();
-        self.write_creating(&id, written, move |tx| {
+        self.write_creating(key, &id, move |tx| {
             Box::pin(async move { vims::create(tx, &vim).await })
         })
         .await

@@ -1,11 +1,11 @@
-//! Idempotency keys: one row per (scope, key), written with its request's first answer by
-//! the transaction that creates its request's resource ([`attach`]), swept when expired; and
-//! the [`IdempotencyStore`] of [`SqlStore`].
+//! Idempotency keys: one row per (scope, key), written by the transaction that creates its
+//! request's resource ([`attach`]), with what the caller keeps of its first answer added after
+//! ([`keep_answer`]), swept when expired; and the [`IdempotencyStore`] of [`SqlStore`].
 //!
-//! The table is migration 0015's, with 0018's `response_etag`: `reserved_id` holds the
-//! created resource's id, `state` is `COMPLETED` when the answer is written with the key and
-//! `IN_FLIGHT` when it is not (the answer is made again from the resource), `locked_until` is
-//! no longer used (0). The comments in the migration
+//! The table is migration 0015's, with 0019's `kept_answer`: `reserved_id` holds the created
+//! resource's id, `state` is `COMPLETED` once an answer is kept and `IN_FLIGHT` before,
+//! `locked_until` is no longer used (0), and the `response_*` columns (0015, 0018) of keys
+//! written before 0019 are no longer read. The comments in the migration
 //! still describe the design before this one (a row claimed in flight before its request
 //! ran) and stay as they are: a migration's text, comments included, is checksummed by every
 //! database that applied it, and a changed one is refused by them ("migration 15 was
@@ -13,17 +13,16 @@
 
 use async_trait::async_trait;
 
-use super::{Arg, Cell, Col, SqlConn, columns};
+use super::{Cell, Col, SqlConn, columns};
 use crate::database::{Database, SqlStore};
 use vnfm_store::{
     Conflict, IdempotencyRecord, IdempotencyStore, PendingKey, RequestFingerprint, Result,
-    StoreError, StoredResponse, Timestamp,
+    StoreError, Timestamp,
 };
 
 const COLUMNS: &str = "scope, idem_key, method, route, body_sha256, reserved_id, owner, \
-     created_at, expires_at, response_status, response_location, \
-     response_content_type, response_body, response_etag";
-const COLS: [Col; 14] = [
+     created_at, expires_at, kept_answer";
+const COLS: [Col; 10] = [
     Col::Text,
     Col::Text,
     Col::Text,
@@ -33,11 +32,7 @@ const COLS: [Col; 14] = [
     Col::Text,
     Col::Int,
     Col::Int,
-    Col::OptInt,
-    Col::OptText,
-    Col::OptText,
     Col::OptBlob,
-    Col::OptText,
 ];
 
 fn record(row: Vec<Cell>) -> Result<IdempotencyRecord> {
@@ -51,23 +46,8 @@ fn record(row: Vec<Cell>) -> Result<IdempotencyRecord> {
         owner,
         created,
         expires,
-        status,
-        location,
-        content_type,
-        response_body,
-        etag,
+        kept_answer,
     ] = columns(row)?;
-    let response = match status.opt_int()? {
-        None => None,
-        Some(s) => Some(StoredResponse {
-            status: u16::try_from(s)
-                .map_err(|_| StoreError::Backend(format!("stored HTTP status {s} is invalid")))?,
-            location: location.opt_text()?,
-            content_type: content_type.opt_text()?,
-            body: response_body.opt_blob()?.unwrap_or_default(),
-            etag: etag.opt_text()?,
-        }),
-    };
     Ok(IdempotencyRecord {
         scope: scope.text()?,
         key: key.text()?,
@@ -80,7 +60,7 @@ fn record(row: Vec<Cell>) -> Result<IdempotencyRecord> {
         owner: owner.text()?,
         created_at: Timestamp(created.int()?),
         expires_at: Timestamp(expires.int()?),
-        response,
+        kept_answer: kept_answer.opt_blob()?,
     })
 }
 
@@ -100,31 +80,28 @@ async fn get<C: SqlConn>(
     .transpose()
 }
 
-/// Writes a key with its resource and answer, or replaces the same key once it expired by its
-/// request's `now` (`$15`): one statement, which changes no row when the key is taken.
+/// Writes a key with its resource, or replaces the same key once it expired by its request's
+/// `now` (`$8`): one statement, which changes no row when the key is taken. The answer
+/// columns are emptied: an expired key's answer is not the new request's.
 const ATTACH: &str = "INSERT INTO idempotency_keys (scope, idem_key, method, route, body_sha256, \
-     reserved_id, owner, created_at, expires_at, state, locked_until, response_status, \
-     response_location, response_content_type, response_body, response_etag) \
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 0, $11, $12, $13, $14, $16) \
+     reserved_id, owner, created_at, expires_at, state, locked_until) \
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'IN_FLIGHT', 0) \
      ON CONFLICT (scope, idem_key) DO UPDATE SET method = excluded.method, \
      route = excluded.route, body_sha256 = excluded.body_sha256, \
      reserved_id = excluded.reserved_id, owner = excluded.owner, \
      created_at = excluded.created_at, expires_at = excluded.expires_at, \
-     state = excluded.state, response_status = excluded.response_status, \
-     response_location = excluded.response_location, \
-     response_content_type = excluded.response_content_type, \
-     response_body = excluded.response_body, response_etag = excluded.response_etag \
-     WHERE idempotency_keys.expires_at <= $15";
+     state = excluded.state, response_status = NULL, response_location = NULL, \
+     response_content_type = NULL, response_body = NULL, response_etag = NULL, \
+     kept_answer = NULL \
+     WHERE idempotency_keys.expires_at <= excluded.created_at";
 
-/// In the transaction that creates `resource_id`: writes `key` with it and the request's
-/// first `answer`, if it has one. If the key is taken (another request committed it; on
-/// PostgreSQL this waits for that request's transaction), [`Conflict::KeyTaken`], which rolls
-/// the whole transaction back.
+/// In the transaction that creates `resource_id`: writes `key` with it. If the key is taken
+/// (another request committed it; on PostgreSQL this waits for that request's transaction),
+/// [`Conflict::KeyTaken`], which rolls the whole transaction back.
 pub(crate) async fn attach<C: SqlConn>(
     tx: &mut C,
     key: &PendingKey,
     resource_id: &str,
-    answer: Option<&StoredResponse>,
 ) -> Result<()> {
     let f = &key.fingerprint;
     let args = [
@@ -137,18 +114,6 @@ pub(crate) async fn attach<C: SqlConn>(
         key.owner.as_str().into(),
         key.now.0.into(),
         key.expires_at.0.into(),
-        if answer.is_some() {
-            "COMPLETED"
-        } else {
-            "IN_FLIGHT"
-        }
-        .into(),
-        answer.map_or(Arg::NullInt, |a| i64::from(a.status).into()),
-        answer.and_then(|a| a.location.as_deref()).into(),
-        answer.and_then(|a| a.content_type.as_deref()).into(),
-        answer.map(|a| a.body.as_slice()).into(),
-        key.now.0.into(),
-        answer.and_then(|a| a.etag.as_deref()).into(),
     ];
     if tx.execute(ATTACH, &args).await? == 1 {
         Ok(())
@@ -157,6 +122,23 @@ pub(crate) async fn attach<C: SqlConn>(
             key: key.key.clone(),
         }))
     }
+}
+
+/// Keeps `answer` with the key `key` of `scope`, if the attempt `owner` wrote its row and it
+/// keeps no answer yet: whether it did.
+async fn keep_answer<C: SqlConn>(
+    tx: &mut C,
+    [scope, key, owner]: [&str; 3],
+    answer: &[u8],
+) -> Result<bool> {
+    let changed = tx
+        .execute(
+            "UPDATE idempotency_keys SET kept_answer = $1, state = 'COMPLETED' \
+             WHERE scope = $2 AND idem_key = $3 AND owner = $4 AND kept_answer IS NULL",
+            &[answer.into(), scope.into(), key.into(), owner.into()],
+        )
+        .await?;
+    Ok(changed == 1)
 }
 
 #[async_trait]
@@ -168,6 +150,25 @@ impl<D: Database> IdempotencyStore for SqlStore<D> {
     ) -> Result<Option<IdempotencyRecord>> {
         let mut conn = self.0.reader().await?;
         get(&mut *conn, scope, key).await
+    }
+
+    async fn keep_idempotency_answer(
+        &self,
+        scope: &str,
+        key: &str,
+        owner: &str,
+        answer: &[u8],
+    ) -> Result<bool> {
+        let ids = [scope.to_owned(), key.to_owned(), owner.to_owned()];
+        let answer = answer.to_vec();
+        self.0
+            .write(move |tx| {
+                Box::pin(async move {
+                    let [scope, key, owner] = &ids;
+                    keep_answer(tx, [scope, key, owner], &answer).await
+                })
+            })
+            .await
     }
 
     async fn sweep_idempotency_keys(&self, now: Timestamp) -> Result<u64> {

@@ -105,6 +105,11 @@ pub(crate) const MIGRATIONS: &[MigrationSource] = &[
         "idempotency answer etag",
         include_str!("../../migrations/sqlite/0018_idempotency_answer_etag.sql"),
     ),
+    (
+        19,
+        "idempotency kept answer",
+        include_str!("../../migrations/sqlite/0019_idempotency_kept_answer.sql"),
+    ),
 ];
 
 /// The checksum sqlx records for a migration's SQL.

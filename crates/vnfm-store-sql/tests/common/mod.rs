@@ -123,6 +123,28 @@ impl TestDb {
         }
     }
 
+    /// Runs `sql`, a statement without parameters, on a raw connection to the database (to
+    /// write rows as an older build would have).
+    pub async fn execute_raw(&self, sql: &str) {
+        match &self.backend {
+            Backend::Sqlite { path, .. } => {
+                rusqlite::Connection::open(path)
+                    .expect("raw sqlite connection")
+                    .execute_batch(sql)
+                    .expect("raw statement");
+            }
+            Backend::Postgres { options, .. } => {
+                let mut c = PgConnection::connect_with(options)
+                    .await
+                    .expect("raw pg connection");
+                sqlx::query(sqlx::AssertSqlSafe(sql.to_owned()))
+                    .execute(&mut c)
+                    .await
+                    .expect("raw statement");
+            }
+        }
+    }
+
     /// Drops the PostgreSQL test database (SQLite's temp dir goes with `self`).
     pub async fn finish(self) {
         let TestDb { store, backend } = self;

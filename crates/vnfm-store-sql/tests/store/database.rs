@@ -9,10 +9,10 @@ store_tests!(
 );
 
 async fn migrations_apply_on_empty_and_refuse_newer_schema(db: &TestDb) {
-    assert_eq!(db.store.schema_version().await.unwrap(), 18);
+    assert_eq!(db.store.schema_version().await.unwrap(), 19);
     // Opening an up-to-date database again is a no-op.
     let again = db.reopen().await.unwrap();
-    assert_eq!(again.schema_version().await.unwrap(), 18);
+    assert_eq!(again.schema_version().await.unwrap(), 19);
     drop(again);
 
     db.fake_future_migration(99).await;
@@ -22,7 +22,7 @@ async fn migrations_apply_on_empty_and_refuse_newer_schema(db: &TestDb) {
     };
     match &err {
         StoreError::SchemaTooNew { found, supported } => {
-            assert_eq!((*found, *supported), (99, 18));
+            assert_eq!((*found, *supported), (99, 19));
         }
         other => panic!("{other:?}"),
     }
@@ -265,7 +265,7 @@ async fn concurrent_first_opens_of_one_sqlite_file_both_succeed() {
             .collect();
         for o in opens {
             let store = o.await.unwrap().unwrap();
-            assert_eq!(store.schema_version().await.unwrap(), 18);
+            assert_eq!(store.schema_version().await.unwrap(), 19);
         }
     }
 }

@@ -2,6 +2,7 @@
 
 use super::Result;
 use crate::error::StoreError;
+use crate::idempotency::PendingKey;
 use crate::model::{InstanceQuery, NewOutboxRow, Page, ScopedKind, Version};
 use async_trait::async_trait;
 use futures_core::stream::BoxStream;
@@ -29,6 +30,20 @@ pub trait InstanceStore: Send + Sync {
         instance: &VnfInstance,
         project: Option<&str>,
         notify: &[NewOutboxRow],
+    ) -> Result<Version> {
+        self.create_instance_keyed(instance, project, notify, None)
+            .await
+    }
+
+    /// [`crate::InstanceStore::create_instance_in`] that also commits `key`, if given, with the
+    /// instance's id in the same transaction; [`crate::Conflict::KeyTaken`] (nothing written)
+    /// when another request committed the key first.
+    async fn create_instance_keyed(
+        &self,
+        instance: &VnfInstance,
+        project: Option<&str>,
+        notify: &[NewOutboxRow],
+        key: Option<&PendingKey>,
     ) -> Result<Version>;
 
     /// The project of the resource `id` of `kind` (to tell whether a caller's

@@ -1,6 +1,7 @@
 //! Operation occurrences: the per-instance lock, runner leases, the step journal and hook data.
 
 use super::Result;
+use crate::idempotency::PendingKey;
 use crate::model::{
     JournalEntry, Lease, OpOccQuery, Page, StartCondition, StepRecord, StepWritten, Timestamp,
     Version,
@@ -18,7 +19,9 @@ pub trait OpOccStore: Send + Sync {
     /// instance's version at that moment (the caller planned against some version and can tell
     /// whether the instance changed since). [`crate::StoreError::NotFound`] if the instance does not
     /// exist.
-    async fn start_operation(&self, occ: &VnfLcmOpOcc, lease: &Lease) -> Result<Version>;
+    async fn start_operation(&self, occ: &VnfLcmOpOcc, lease: &Lease) -> Result<Version> {
+        self.start_operation_keyed(occ, lease, None, None).await
+    }
 
     /// [`crate::OpOccStore::start_operation`] of a conditional request (an HTTP `If-Match`): in the same
     /// transaction, the instance must still be at version `expected`, else
@@ -31,6 +34,21 @@ pub trait OpOccStore: Send + Sync {
         occ: &VnfLcmOpOcc,
         lease: &Lease,
         expected: Version,
+    ) -> Result<Version> {
+        self.start_operation_keyed(occ, lease, Some(expected), None)
+            .await
+    }
+
+    /// [`crate::OpOccStore::start_operation`] (or, with `expected`,
+    /// [`crate::OpOccStore::start_operation_at`]) that also commits `key`, if given, with the
+    /// occurrence's id in the same transaction; [`crate::Conflict::KeyTaken`] (nothing
+    /// written) when another request committed the key first.
+    async fn start_operation_keyed(
+        &self,
+        occ: &VnfLcmOpOcc,
+        lease: &Lease,
+        expected: Option<Version>,
+        key: Option<&PendingKey>,
     ) -> Result<Version>;
 
     /// [`crate::OpOccStore::start_operation`] of `started` and [`crate::OpOccStore::record_step`] of `record` (its
@@ -46,6 +64,21 @@ pub trait OpOccStore: Send + Sync {
         lease: &Lease,
         condition: &StartCondition,
         record: &StepRecord,
+    ) -> Result<Option<StepWritten>> {
+        self.begin_operation_keyed(started, lease, condition, record, None)
+            .await
+    }
+
+    /// [`crate::OpOccStore::begin_operation`] that also commits `key`, if given, with the
+    /// occurrence's id in the same transaction when it writes; [`crate::Conflict::KeyTaken`]
+    /// (nothing written) when another request committed the key first.
+    async fn begin_operation_keyed(
+        &self,
+        started: &VnfLcmOpOcc,
+        lease: &Lease,
+        condition: &StartCondition,
+        record: &StepRecord,
+        key: Option<&PendingKey>,
     ) -> Result<Option<StepWritten>>;
 
     /// In one transaction: compare-and-swap the op-occ (expected state and version, and

@@ -1,6 +1,7 @@
 //! VNF packages and their content.
 
 use super::Result;
+use crate::idempotency::PendingKey;
 use crate::model::{NewOutboxRow, PackageRecord, Page, ProjectScope, Version};
 use async_trait::async_trait;
 use tokio::io::{AsyncRead, AsyncWrite};
@@ -10,7 +11,18 @@ use tokio::io::{AsyncRead, AsyncWrite};
 pub trait PackageStore: Send + Sync {
     /// Stores a new package at [`crate::Version::FIRST`]. [`crate::Conflict::AlreadyExists`] if the id,
     /// or the `vnfd_id` (kind `VNF package for vnfdId`), is taken.
-    async fn create_package(&self, package: &PackageRecord) -> Result<Version>;
+    async fn create_package(&self, package: &PackageRecord) -> Result<Version> {
+        self.create_package_keyed(package, None).await
+    }
+
+    /// [`crate::PackageStore::create_package`] that also commits `key`, if given, with the
+    /// package's id in the same transaction; [`crate::Conflict::KeyTaken`] (nothing written)
+    /// when another request committed the key first.
+    async fn create_package_keyed(
+        &self,
+        package: &PackageRecord,
+        key: Option<&PendingKey>,
+    ) -> Result<Version>;
 
     /// The package and its version.
     async fn get_package(&self, id: &str) -> Result<Option<(PackageRecord, Version)>>;

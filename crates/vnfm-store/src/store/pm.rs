@@ -11,7 +11,18 @@ use vnfm_types::{PmJob, Threshold};
 pub trait PmResourceStore<T: PmResource>: Send + Sync {
     /// Stores a new resource at [`crate::Version::FIRST`]. [`crate::Conflict::AlreadyExists`] if
     /// the id is taken.
-    async fn create_pm(&self, record: &StoredPm<T>) -> Result<Version>;
+    async fn create_pm(&self, record: &StoredPm<T>) -> Result<Version> {
+        self.create_pm_keyed(record, None).await
+    }
+
+    /// [`PmResourceStore::create_pm`] that also commits `key`, if given, with the resource's id
+    /// in the same transaction; [`crate::Conflict::KeyTaken`] (nothing written) when another
+    /// request committed the key first.
+    async fn create_pm_keyed(
+        &self,
+        record: &StoredPm<T>,
+        key: Option<&crate::PendingKey>,
+    ) -> Result<Version>;
 
     /// The resource and its version.
     async fn get_pm(&self, id: &str) -> Result<Option<(StoredPm<T>, Version)>>;

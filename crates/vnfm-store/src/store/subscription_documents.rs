@@ -15,7 +15,20 @@ pub trait SubscriptionDocumentStore: Send + Sync {
 
     /// Stores a subscription. [`crate::Conflict::AlreadyExists`] if the id is taken (by a
     /// subscription of any kind).
-    async fn create_subscription_document(&self, document: &SubscriptionDocument) -> Result<()>;
+    async fn create_subscription_document(&self, document: &SubscriptionDocument) -> Result<()> {
+        self.create_subscription_document_keyed(document, None)
+            .await
+    }
+
+    /// [`SubscriptionDocumentStore::create_subscription_document`] that also commits `key`, if
+    /// given, with the subscription's id in the same transaction;
+    /// [`crate::Conflict::KeyTaken`] (nothing written) when another request committed the
+    /// key first.
+    async fn create_subscription_document_keyed(
+        &self,
+        document: &SubscriptionDocument,
+        key: Option<&crate::PendingKey>,
+    ) -> Result<()>;
 
     /// The subscription `id` of `kind`, with its encrypted credentials.
     async fn subscription_document(

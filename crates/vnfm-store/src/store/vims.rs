@@ -1,6 +1,7 @@
 //! The VIM registry and the index of the instances using each VIM.
 
 use super::Result;
+use crate::idempotency::PendingKey;
 use crate::model::{Version, VimRecord};
 use async_trait::async_trait;
 use vnfm_types::{VimId, VnfInstanceId};
@@ -9,7 +10,14 @@ use vnfm_types::{VimId, VnfInstanceId};
 #[async_trait]
 pub trait VimStore: Send + Sync {
     /// Stores a VIM at [`crate::Version::FIRST`].
-    async fn create_vim(&self, vim: &VimRecord) -> Result<Version>;
+    async fn create_vim(&self, vim: &VimRecord) -> Result<Version> {
+        self.create_vim_keyed(vim, None).await
+    }
+
+    /// [`crate::VimStore::create_vim`] that also commits `key`, if given, with the VIM's id in
+    /// the same transaction; [`crate::Conflict::KeyTaken`] (nothing written) when another
+    /// request committed the key first.
+    async fn create_vim_keyed(&self, vim: &VimRecord, key: Option<&PendingKey>) -> Result<Version>;
 
     /// The VIM and its version.
     async fn get_vim(&self, id: &VimId) -> Result<Option<(VimRecord, Version)>>;

@@ -174,6 +174,8 @@ pub(crate) enum AtOnce {
 pub(crate) struct Unstored {
     lease: Lease,
     condition: StartCondition,
+    /// The client key of the request that starts it, committed with it.
+    key: Option<vnfm_store::PendingKey>,
 }
 
 /// Why a run stopped before its occurrence reached a resting state.
@@ -339,13 +341,18 @@ impl Run {
     /// ([`vnfm_driver_api::Nfvo::grants_locally`]) before it exists, then `STARTING` and the
     /// move out of it are written together, under `lease`, if `condition` still holds. Spawn
     /// a [`AtOnce::Begun`] run with [`Entry::Begun`]; an [`AtOnce::NotStored`] one wrote
-    /// nothing.
+    /// nothing. `key`, the request's client key, is committed with the occurrence.
     pub(crate) async fn begin_at_once(
         mut self,
         lease: Lease,
         condition: StartCondition,
+        key: Option<vnfm_store::PendingKey>,
     ) -> Result<AtOnce, LcmError> {
-        self.unstored = Some(Unstored { lease, condition });
+        self.unstored = Some(Unstored {
+            lease,
+            condition,
+            key,
+        });
         match self.begin().await {
             Ok(_) => Ok(AtOnce::Begun(self)),
             Err(WriteError::NotBegun) => Ok(AtOnce::NotStored(self)),

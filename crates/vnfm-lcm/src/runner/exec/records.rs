@@ -237,7 +237,7 @@ async fn route(
 }
 
 /// Routes `notes` into `rec.outbox` and creates `started` with its first move `rec` in one
-/// transaction ([`vnfm_store::OpOccStore::begin_operation`]); `None` when `start`'s condition no
+/// transaction ([`vnfm_store::OpOccStore::begin_operation_keyed`], with `start`'s client key); `None` when `start`'s condition no
 /// longer held and nothing was written. Not retried: the caller is still answering the
 /// request.
 pub(crate) async fn write_begun(
@@ -251,7 +251,13 @@ pub(crate) async fn write_begun(
     route(inner, rec, notes, Some(instance)).await?;
     let written = inner
         .store
-        .begin_operation(started, &start.lease, &start.condition, rec)
+        .begin_operation_keyed(
+            started,
+            &start.lease,
+            &start.condition,
+            rec,
+            start.key.as_ref(),
+        )
         .await
         .map_err(store_err)?;
     if written.is_some() {
