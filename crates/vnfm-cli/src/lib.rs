@@ -306,6 +306,23 @@ mod tests {
         assert!(runner.is_hide_set());
     }
 
+    /// Generated client secrets (Keycloak's among them) may begin with `-`.
+    #[test]
+    fn a_client_secret_may_begin_with_a_hyphen() {
+        for args in [
+            [
+                "vnfm",
+                "vnf",
+                "list",
+                "--client-secret",
+                "-tShRniNJg7nwolUoe",
+            ],
+            ["vnfm", "vnf", "list", "--client-secret", "--x"],
+        ] {
+            Cli::try_parse_from(args).unwrap_or_else(|e| panic!("{args:?}: {e}"));
+        }
+    }
+
     #[test]
     fn each_kind_of_command_line_reads_as_its_command() {
         let parse = |args: &[&str]| {

@@ -48,9 +48,10 @@ pub struct ClientArgs {
     )]
     pub client_id: Option<String>,
     /// OAuth 2.0 client secret (prefer the environment or the configuration file: command
-    /// lines are visible to other users).
+    /// lines are visible to other users). A secret may begin with `-`, as generated ones do.
     #[arg(
         long,
+        allow_hyphen_values = true,
         env = "VNFM_CLIENT_SECRET",
         hide_env_values = true,
         global = true,
