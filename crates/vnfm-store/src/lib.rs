@@ -39,9 +39,9 @@ pub use json::{document_from_json, document_to_json};
 pub use model::{
     AlarmRecord, DEFAULT_PAGE_SIZE, FmSubscriptionRecord, InstanceQuery, JournalEntry, JournalStep,
     Lease, MAX_PAGE_SIZE, NameFilter, NewOutboxRow, OpOccQuery, OutboxRow, OutboxStatus,
-    OutboxSummary, PackageRecord, Page, PkgmSubscriptionRecord, PmJobRecord, PmReportRecord,
-    PmResource, PmSubscriptionRecord, ProjectScope, ScopedKind, StartCondition, StepOutcome,
-    StepRecord, StepWritten, StoredPm, StoredSubscription, SubscriptionRecord,
+    OutboxSummary, PackageRecord, Page, PkgmSubscriptionRecord, PmJobRecord, PmKind,
+    PmReportRecord, PmResource, PmSubscriptionRecord, ProjectScope, ScopedKind, StartCondition,
+    StepOutcome, StepRecord, StepWritten, StoredPm, StoredSubscription, SubscriptionRecord,
     SubscriptionResource, ThresholdRecord, Timestamp, Version, VimRecord, WaitingCallback,
     canonical_filter, canonical_fm_filter, canonical_pkgm_filter, canonical_pm_filter, enum_str,
     page_size, parse_state, state_str,
