@@ -49,10 +49,11 @@ pub use model::{
     page_size, parse_state, state_str,
 };
 pub use store::{
-    AlarmStore, CONTENT_CHUNK_BYTES, DelivererStore, EnqueueListener, FaultManagerStore,
+    AlarmStore, ApiStore, CONTENT_CHUNK_BYTES, DelivererStore, EnqueueListener, FaultManagerStore,
     IdempotencyStore, IndicatorManagerStore, IndicatorStore, InstanceStore, LcmStore, OpOccStore,
-    OutboxStore, PackageStore, PmManagerStore, PmResourceStore, PmStore, Result, SettingStore,
-    Store, SubscriptionDocumentStore, SubscriptionManagerStore, VimRegistryStore, VimStore,
+    OutboxStore, PackageRepositoryStore, PackageStore, PmManagerStore, PmResourceStore, PmStore,
+    Result, SettingStore, Store, SubscriptionDocumentStore, SubscriptionManagerStore,
+    VimRegistryStore, VimStore,
 };
 
 /// The store ports' traits, for code that calls their methods on an `Arc<dyn Store>` (a

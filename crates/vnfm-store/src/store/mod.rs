@@ -24,8 +24,8 @@ pub use pm::{PmResourceStore, PmStore};
 pub use settings::SettingStore;
 pub use subscription_documents::SubscriptionDocumentStore;
 pub use views::{
-    DelivererStore, FaultManagerStore, IndicatorManagerStore, LcmStore, PmManagerStore,
-    SubscriptionManagerStore, VimRegistryStore,
+    ApiStore, DelivererStore, FaultManagerStore, IndicatorManagerStore, LcmStore,
+    PackageRepositoryStore, PmManagerStore, SubscriptionManagerStore, VimRegistryStore,
 };
 pub use vims::VimStore;
 
@@ -85,6 +85,8 @@ pub trait Store:
     + PmManagerStore
     + IndicatorManagerStore
     + FaultManagerStore
+    + ApiStore
+    + PackageRepositoryStore
 {
 }
 

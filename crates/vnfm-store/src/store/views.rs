@@ -6,8 +6,8 @@
 //! implemented for every type that implements its ports.
 
 use super::{
-    AlarmStore, IdempotencyStore, IndicatorStore, InstanceStore, OpOccStore, OutboxStore, PmStore,
-    SubscriptionDocumentStore, VimStore,
+    AlarmStore, IdempotencyStore, IndicatorStore, InstanceStore, OpOccStore, OutboxStore,
+    PackageStore, PmStore, SettingStore, SubscriptionDocumentStore, VimStore,
 };
 
 /// Subscription managers (`vnfm_lcm::ManagedSubscriptions`, the notification routers): the
@@ -55,3 +55,35 @@ impl<T: AlarmStore + OpOccStore + OutboxStore + SubscriptionManagerStore + ?Size
     for T
 {
 }
+
+/// The HTTP API's handlers (`vnfm_api::AppState`), for what they read and write without a
+/// service: instance and op-occ views and listings, the outbox's dead letters, packages,
+/// subscriptions, VIMs and the schema version.
+pub trait ApiStore:
+    InstanceStore
+    + OpOccStore
+    + OutboxStore
+    + PackageStore
+    + SubscriptionDocumentStore
+    + VimStore
+    + SettingStore
+{
+}
+
+impl<T> ApiStore for T where
+    T: InstanceStore
+        + OpOccStore
+        + OutboxStore
+        + PackageStore
+        + SubscriptionDocumentStore
+        + VimStore
+        + SettingStore
+        + ?Sized
+{
+}
+
+/// The package repository (`vnfm::lcm::Packages`): packages and their content, and the
+/// instances that use them.
+pub trait PackageRepositoryStore: PackageStore + InstanceStore {}
+
+impl<T: PackageStore + InstanceStore + ?Sized> PackageRepositoryStore for T {}
