@@ -18,7 +18,7 @@ use vnfm_csar::{Limits, Package};
 use vnfm_descriptor::Descriptor;
 use vnfm_lcm::ports::{OnboardedVnfd, PackageCatalog};
 use vnfm_lcm::{LcmError, MemoryCatalog};
-use vnfm_store::Store;
+use vnfm_store::PackageStore;
 use vnfm_types::{PackageOnboardingState, VnfPkgInfo};
 
 use super::EmbedError;
@@ -27,7 +27,7 @@ use crate::package::{InspectOptions, inspect_package};
 
 /// Onboarded VNFDs: a parse cache over the package records and content of the store.
 pub struct StoreCatalog {
-    store: Arc<dyn Store>,
+    store: Arc<dyn PackageStore>,
     cache: Arc<MemoryCatalog>,
     spool: Spool,
     limits: Limits,
@@ -56,7 +56,7 @@ impl StoreCatalog {
     /// may already hold VNFDs onboarded in process), keeping local copies of package content
     /// in `package_dir` and opening them with the archive `limits`.
     pub fn new(
-        store: Arc<dyn Store>,
+        store: Arc<dyn PackageStore>,
         cache: Arc<MemoryCatalog>,
         package_dir: PathBuf,
         limits: Limits,
@@ -67,7 +67,7 @@ impl StoreCatalog {
     /// [`StoreCatalog::new`] with the package directory `spool` (e.g.
     /// [`Spool::temporary`]).
     pub fn with_spool(
-        store: Arc<dyn Store>,
+        store: Arc<dyn PackageStore>,
         cache: Arc<MemoryCatalog>,
         spool: Spool,
         limits: Limits,

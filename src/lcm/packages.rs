@@ -33,7 +33,7 @@ use std::sync::{Arc, Mutex};
 
 use vnfm_csar::Limits;
 use vnfm_lcm::PkgmSubscriptions;
-use vnfm_store::{PackageRecord, Store};
+use vnfm_store::{PackageRecord, PackageRepositoryStore};
 use vnfm_types::links::{ApiVersion, LinkTarget, ResourceLinks, SolLinks};
 use vnfm_types::{Link, VnfPkgInfo, VnfPkgLinks};
 
@@ -69,7 +69,7 @@ impl Default for PackageLimits {
 /// The package repository: records and content in the store, onboarded VNFDs in the
 /// lifecycle core's catalog (which reads the packages of the store by itself).
 pub struct Packages {
-    store: Arc<dyn Store>,
+    store: Arc<dyn PackageRepositoryStore>,
     catalog: Arc<StoreCatalog>,
     limits: PackageLimits,
     allow_list: Vec<String>,
@@ -137,7 +137,7 @@ impl Packages {
     /// [`crate::lcm::spool`]). Packages are fetched from `nfvo` when an instance names a
     /// `vnfdId` no package has.
     pub fn new(
-        store: Arc<dyn Store>,
+        store: Arc<dyn PackageRepositoryStore>,
         catalog: Arc<StoreCatalog>,
         limits: PackageLimits,
         allow_list: Vec<String>,

@@ -28,7 +28,7 @@ use base64::Engine;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use vnfm_lcm::Keyring;
-use vnfm_store::{Store, StoreError};
+use vnfm_store::{SettingStore, StoreError};
 use vnfm_types::SecretString;
 
 use vnfm_keystone::KeystoneValidator;
@@ -91,7 +91,7 @@ pub struct Authenticator {
     /// The clients other replicas on the same store published.
     others: std::sync::RwLock<Vec<(String, [u8; 32])>>,
     /// The store whose client list replicas share ([`Authenticator::share_clients`]).
-    shared: std::sync::OnceLock<Arc<dyn Store>>,
+    shared: std::sync::OnceLock<Arc<dyn SettingStore>>,
     allow_basic: bool,
     token_ttl: Duration,
     tokens: Arc<Keyring>,
@@ -404,7 +404,7 @@ impl Authenticator {
     /// `--clients-file` goes), and accepts the clients the other replicas on the same store
     /// published, re-reading them whenever a request names a client this one does not know: a
     /// token issued by any replica that shares `token.keys` is then accepted by every one.
-    pub async fn share_clients(&self, store: Arc<dyn Store>) -> Result<(), StoreError> {
+    pub async fn share_clients(&self, store: Arc<dyn SettingStore>) -> Result<(), StoreError> {
         let replica = self.replica();
         let stored = stored_clients(&*store).await?;
         let mut all: Vec<SharedClient> = stored
@@ -589,7 +589,7 @@ impl SharedClient {
 }
 
 /// The shared client list of `store` (entries that do not decode are skipped).
-async fn stored_clients(store: &dyn Store) -> Result<Vec<SharedClient>, StoreError> {
+async fn stored_clients(store: &dyn SettingStore) -> Result<Vec<SharedClient>, StoreError> {
     let value = store.get_setting(CLIENTS_SETTING).await?;
     Ok(value
         .as_ref()

@@ -61,7 +61,7 @@ pub(crate) async fn metrics(State(state): State<Arc<AppState>>) -> ApiResult<Res
 /// pending one, from one aggregate query of the store (its cost does not grow with the rows
 /// counted).
 async fn outbox_stats(
-    store: &dyn vnfm_store::Store,
+    store: &dyn vnfm_store::OutboxStore,
 ) -> Result<std::collections::BTreeMap<String, crate::metrics::OutboxStats>, ApiError> {
     let mut out = std::collections::BTreeMap::<String, crate::metrics::OutboxStats>::new();
     let now = vnfm_store::Timestamp::now().millis();

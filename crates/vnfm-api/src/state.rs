@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use vnfm::lcm::{Lcm, Vnfm};
 use vnfm_lcm::{Keyring, PkgmSubscriptions, Subscriptions, VimRegistry};
-use vnfm_store::Store;
+use vnfm_store::ApiStore;
 
 use crate::auth::{Authenticator, ClientCredentials, DEFAULT_TOKEN_TTL};
 use crate::metrics::Metrics;
@@ -146,7 +146,7 @@ impl StateOptions {
 /// The services behind the API.
 pub struct AppState {
     pub(crate) lcm: Lcm,
-    pub(crate) store: Arc<dyn Store>,
+    pub(crate) store: Arc<dyn ApiStore>,
     pub(crate) subscriptions: Subscriptions,
     pub(crate) subscriptions_v1: Subscriptions,
     pub(crate) pkgm_subscriptions: PkgmSubscriptions,
@@ -256,8 +256,8 @@ impl AppState {
             auth = auth.with_certificates(map.clone());
         }
         let auth = Arc::new(auth);
-        let store = services.store.clone();
-        auth.share_clients(store.clone())
+        let store: Arc<dyn ApiStore> = services.store.clone();
+        auth.share_clients(services.store.clone())
             .await
             .map_err(|source| StateError::Store {
                 what: "sharing the OAuth 2.0 clients",
@@ -322,8 +322,9 @@ impl AppState {
         &self.lcm
     }
 
-    /// The store.
-    pub fn store(&self) -> &Arc<dyn Store> {
+    /// The store, as the API's view of it (the whole store is the composition root's:
+    /// `vnfm::lcm::Vnfm::store`).
+    pub fn store(&self) -> &Arc<dyn ApiStore> {
         &self.store
     }
 

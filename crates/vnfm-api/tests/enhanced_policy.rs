@@ -200,7 +200,7 @@ async fn instance(h: &Harness, creator: &str, area: &str, tenant: &str) -> Strin
     let location = r.header("location").unwrap().to_owned();
     let occ = h.wait_op(&location).await;
     assert_eq!(occ["operationState"], "COMPLETED", "{occ}");
-    let store = h.state.store();
+    let store = &h.store;
     let (inst, version) = store
         .get_instance(&VnfInstanceId::new(&id))
         .await
@@ -556,7 +556,7 @@ async fn enforced(w: &World) {
     );
     // Tacker v1 takes the tenant from the instance's own `metadata` too, v2 does not.
     let v1_only = instance(h, w.t("creator"), "a@r", "ns2").await;
-    let store = h.state.store();
+    let store = &h.store;
     let id = VnfInstanceId::new(&v1_only);
     let (inst, version) = store.get_instance(&id).await.unwrap().unwrap();
     let mut doc = serde_json::to_value(&inst).unwrap();

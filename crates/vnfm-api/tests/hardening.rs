@@ -447,7 +447,7 @@ async fn tokens_work_across_replicas_that_share_the_store_and_token_keys() {
 #[tokio::test]
 async fn given_up_notifications_are_listed_through_the_api() {
     let h = Harness::new().await;
-    let store = h.state.store().clone();
+    let store = h.store.clone();
     store
         .enqueue(&[vnfm_store::NewOutboxRow {
             subscription_id: vnfm_types::SubscriptionId::new("sub-down"),
@@ -529,7 +529,7 @@ async fn metrics_text(h: &Harness) -> String {
 #[tokio::test]
 async fn a_given_up_notification_is_redelivered_or_discarded_through_the_api() {
     let h = Harness::new().await;
-    let store = h.state.store().clone();
+    let store = h.store.clone();
     let note = |n: &str| vnfm_store::NewOutboxRow {
         subscription_id: vnfm_types::SubscriptionId::new("sub-back"),
         callback_uri: "http://127.0.0.1:9/cb".into(),

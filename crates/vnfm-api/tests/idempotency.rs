@@ -445,8 +445,7 @@ async fn keys_expire_and_are_swept() {
     tokio::time::sleep(Duration::from_millis(400)).await;
     assert_eq!(h.state.lcm().sweep_client_keys().await.unwrap(), 1);
     let key = h
-        .state
-        .store()
+        .store
         .get_idempotency_key(&scope(&h), "k-exp")
         .await
         .unwrap();

@@ -199,7 +199,7 @@ async fn a_project_sees_and_changes_only_its_own_resources() {
     let alarm_uri = format!("/vnffm/v1/alarms/{alarm}");
 
     // The store recorded A's project on each, and on the operation through its instance.
-    let store = h.state.store();
+    let store = &h.store;
     for (kind, id) in [
         (ScopedKind::Package, &pkg),
         (ScopedKind::Instance, &inst),

@@ -69,12 +69,7 @@ async fn notifications_stay_in_their_project(h: &Harness, demo: &str, other: &st
     // Every notification written went to `demo`'s or the admin's subscriptions: the
     // package's onboarding to the package subscriptions, the instance's creation to the
     // lifecycle ones (v1 and v2).
-    let rows = h
-        .state
-        .store()
-        .outbox_pending_rows(None, 100)
-        .await
-        .unwrap();
+    let rows = h.store.outbox_pending_rows(None, 100).await.unwrap();
     let notified: BTreeSet<String> = rows.iter().map(|r| r.subscription_id.to_string()).collect();
     let expected: BTreeSet<String> = demo_subs.iter().chain(&admin_subs).cloned().collect();
     assert_eq!(notified, expected, "{rows:#?}");
@@ -91,7 +86,7 @@ async fn notifications_stay_in_their_project_with_a_scripted_keystone() {
     let h = scripted_keystone_harness().await;
     notifications_stay_in_their_project(&h, "demo", "other", "admin").await;
     // A member's subscription belongs to its project; an admin's to none.
-    let store = h.state.store();
+    let store = &h.store;
     let mine = subscribe(&h, "demo", &["/vnffm/v1/subscriptions"]).await;
     let all = subscribe(&h, "admin", &["/vnffm/v1/subscriptions"]).await;
     for (id, project) in [(&mine[0], Some("demo")), (&all[0], None)] {

@@ -333,15 +333,14 @@ async fn pm_jobs_and_thresholds_are_checked_served_and_notified() {
     assert_eq!(listed[0]["id"], th.as_str());
     // Evaluated below first (no notification), then above.
     let (record, _) = h
-        .state
-        .store()
+        .store
         .pm::<Threshold>()
         .get_pm(&th)
         .await
         .unwrap()
         .unwrap();
     let seen_below = || {
-        let store = h.state.store().clone();
+        let store = h.store.clone();
         let th = th.clone();
         async move {
             let (r, _) = store.pm::<Threshold>().get_pm(&th).await.unwrap().unwrap();

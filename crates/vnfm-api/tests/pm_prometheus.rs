@@ -177,7 +177,7 @@ async fn a_pm_job_reports_prometheus_values_and_a_threshold_is_crossed() {
         .await;
     assert_eq!(r.status, StatusCode::CREATED, "{}", r.json());
     let th = r.json()["id"].as_str().unwrap().to_owned();
-    let store = h.state.store().clone();
+    let store = h.store.clone();
     eventually(WAIT, "the threshold seen below", || {
         let (store, th) = (store.clone(), th.clone());
         async move {

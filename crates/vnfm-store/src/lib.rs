@@ -3,7 +3,9 @@
 //! [`SubscriptionDocumentStore`], [`AlarmStore`], [`PmStore`] (with one [`PmResourceStore`]
 //! per PM resource kind), [`IndicatorStore`],
 //! [`VimStore`], [`PackageStore`], [`SettingStore`], [`IdempotencyStore`]) and their sum [`Store`] (used as
-//! `Arc<dyn Store>`, with [`prelude`] in scope), its records and queries
+//! `Arc<dyn Store>`, with [`prelude`] in scope, by the composition root only: each component
+//! takes the port it uses, or the named view of the several it uses, such as [`LcmStore`],
+//! which `Arc<dyn Store>` upcasts to), its records and queries
 //! ([`model`](crate::Page) types) and its one error type ([`StoreError`]). No SQL driver:
 //! the implementations (SQLite and PostgreSQL) live in `vnfm-store-sql`, which the
 //! composition root opens.
@@ -39,17 +41,19 @@ pub use json::{document_from_json, document_to_json};
 pub use model::{
     AlarmRecord, DEFAULT_PAGE_SIZE, FmSubscriptionRecord, InstanceQuery, JournalEntry, JournalStep,
     Lease, MAX_PAGE_SIZE, NameFilter, NewOutboxRow, OpOccQuery, OutboxRow, OutboxStatus,
-    OutboxSummary, PackageRecord, Page, PkgmSubscriptionRecord, PmJobRecord, PmReportRecord,
-    PmResource, PmSubscriptionRecord, ProjectScope, ScopedKind, StartCondition, StepOutcome,
-    StepRecord, StepWritten, StoredPm, StoredSubscription, SubscriptionRecord,
+    OutboxSummary, PackageRecord, Page, PkgmSubscriptionRecord, PmJobRecord, PmKind,
+    PmReportRecord, PmResource, PmSubscriptionRecord, ProjectScope, ScopedKind, StartCondition,
+    StepOutcome, StepRecord, StepWritten, StoredPm, StoredSubscription, SubscriptionRecord,
     SubscriptionResource, ThresholdRecord, Timestamp, Version, VimRecord, WaitingCallback,
     canonical_filter, canonical_fm_filter, canonical_pkgm_filter, canonical_pm_filter, enum_str,
     page_size, parse_state, state_str,
 };
 pub use store::{
-    AlarmStore, CONTENT_CHUNK_BYTES, EnqueueListener, IdempotencyStore, IndicatorStore,
-    InstanceStore, OpOccStore, OutboxStore, PackageStore, PmResourceStore, PmStore, Result,
-    SettingStore, Store, SubscriptionDocumentStore, VimStore,
+    AlarmStore, ApiStore, CONTENT_CHUNK_BYTES, DelivererStore, EnqueueListener, FaultManagerStore,
+    IdempotencyStore, IndicatorManagerStore, IndicatorStore, InstanceStore, LcmStore, OpOccStore,
+    OutboxStore, PackageRepositoryStore, PackageStore, PmManagerStore, PmResourceStore, PmStore,
+    Result, SettingStore, Store, SubscriptionDocumentStore, SubscriptionManagerStore,
+    VimRegistryStore, VimStore,
 };
 
 /// The store ports' traits, for code that calls their methods on an `Arc<dyn Store>` (a

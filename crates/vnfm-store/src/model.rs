@@ -520,8 +520,18 @@ pub fn canonical_pm_filter(filter: Option<&PmNotificationsFilter>) -> String {
     canonical_of(filter)
 }
 
-/// A kind of performance management resource with a table of its own (PM jobs, thresholds):
-/// a document with sealed callback credentials, collector state and a version.
+/// Which kind of performance management resource a [`PmResource`] is; a backend keeps each
+/// kind apart (the SQL backend maps it to a table of its own).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum PmKind {
+    /// PM jobs ([`PmJob`]).
+    Job,
+    /// Thresholds ([`Threshold`]).
+    Threshold,
+}
+
+/// A kind of performance management resource kept apart from the others (PM jobs,
+/// thresholds): a document with sealed callback credentials, collector state and a version.
 pub trait PmResource:
     serde::Serialize
     + serde::de::DeserializeOwned
@@ -532,8 +542,8 @@ pub trait PmResource:
     + Sync
     + 'static
 {
-    /// The table.
-    const TABLE: &'static str;
+    /// Which kind this is.
+    const KIND: PmKind;
     /// What the resource is called in errors.
     const WHAT: &'static str;
     /// The resource id.
@@ -543,7 +553,7 @@ pub trait PmResource:
 }
 
 impl PmResource for PmJob {
-    const TABLE: &'static str = "pm_jobs";
+    const KIND: PmKind = PmKind::Job;
     const WHAT: &'static str = "PM job";
     fn id(&self) -> &str {
         &self.id
@@ -554,7 +564,7 @@ impl PmResource for PmJob {
 }
 
 impl PmResource for Threshold {
-    const TABLE: &'static str = "thresholds";
+    const KIND: PmKind = PmKind::Threshold;
     const WHAT: &'static str = "threshold";
     fn id(&self) -> &str {
         &self.id

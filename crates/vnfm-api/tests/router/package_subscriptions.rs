@@ -9,8 +9,7 @@ fn etsi_pkgm_schema(name: &str) -> jsonschema::Validator {
 
 /// Pending outbox rows of subscription `sub`, oldest first.
 async fn outbox_of(h: &Harness, sub: &str) -> Vec<Value> {
-    h.state
-        .store()
+    h.store
         .outbox_pending_rows(None, 1000)
         .await
         .unwrap()

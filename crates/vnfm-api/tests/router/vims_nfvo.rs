@@ -98,11 +98,8 @@ async fn terminating_a_vim_creator_with_dependents_is_a_conflict_naming_them() {
         .await;
     assert_eq!(occ["operationState"], "COMPLETED", "{occ:#}");
     // What a hook of A returning a VIM to register leaves in the registry.
-    let registry = vnfm_lcm::VimRegistry::new(
-        h.state.store().clone(),
-        h.state.keyring().clone(),
-        all_vim_kinds(),
-    );
+    let registry =
+        vnfm_lcm::VimRegistry::new(h.store.clone(), h.state.keyring().clone(), all_vim_kinds());
     let cluster: vnfm_types::VimConnectionInfo = serde_json::from_value(json!({
         "vimType": "ETSINFV.KUBERNETES.V_1",
         "interfaceInfo": {"endpoint": "https://10.0.0.9:6443"},

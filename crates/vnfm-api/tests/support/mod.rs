@@ -38,6 +38,8 @@ pub fn etsi_schema(api: &str, name: &str) -> jsonschema::Validator {
 pub struct Harness {
     pub app: Router,
     pub state: Arc<AppState>,
+    /// The whole store (the API holds its view of it).
+    pub store: Arc<dyn vnfm_store::Store>,
     pub token: String,
     pub flaky: Arc<MemoryInfraDriver>,
     pub _dir: tempfile::TempDir,
@@ -113,14 +115,15 @@ impl Harness {
             // VIMs of the real drivers' types can be registered, as with `vnfm serve`.
             .vim_kind(Arc::new(vnfm_infra_openstack::OpenStackVimKind))
             .vim_kind(Arc::new(vnfm_infra_kubernetes::KubernetesVimKind));
-        let state = AppState::new(services(builder).assemble().await.unwrap(), options)
-            .await
-            .unwrap();
+        let services = services(builder).assemble().await.unwrap();
+        let store = services.store.clone();
+        let state = AppState::new(services, options).await.unwrap();
         let app = vnfm_api::router(state.clone());
         let client = state.bootstrap_client().unwrap();
         let mut h = Harness {
             app,
             state,
+            store,
             token: String::new(),
             flaky,
             _dir: dir,

@@ -24,10 +24,11 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
+use vnfm_store::FaultManagerStore;
 
 use vnfm_driver_api::fault::{FaultId, FaultReport};
 use vnfm_driver_api::{DriverError, ObservedCondition};
-use vnfm_store::{InstanceQuery, MAX_PAGE_SIZE, OpOccQuery, Store};
+use vnfm_store::{InstanceQuery, MAX_PAGE_SIZE, OpOccQuery};
 use vnfm_types::{
     Alarm, FaultyResourceInfo, InstantiationState, LcmOperationStateType, VnfInstance,
     VnfInstanceId,
@@ -139,8 +140,9 @@ impl InfraWatch {
         }
     }
 
-    fn store(&self) -> &std::sync::Arc<dyn Store> {
-        self.lcm.store()
+    /// The store, as the fault manager's view: the watch reads instances, op-occs and alarms.
+    fn store(&self) -> &std::sync::Arc<dyn FaultManagerStore> {
+        &self.faults.store
     }
 
     /// One sweep over every instantiated instance.

@@ -17,13 +17,14 @@ pub mod infra_watch;
 pub mod subscriptions;
 
 use std::sync::Arc;
+use vnfm_store::FaultManagerStore;
 
 use async_trait::async_trait;
 use vnfm_driver_api::fault::{FaultId, FaultReport, FaultSink, Raised};
 use vnfm_driver_api::{CallbackSender, DriverError};
 use vnfm_store::{
-    AlarmRecord, Conflict, NewOutboxRow, Page, ProjectScope, ScopedKind, Store, StoreError,
-    Timestamp, Version,
+    AlarmRecord, Conflict, NewOutboxRow, Page, ProjectScope, ScopedKind, StoreError, Timestamp,
+    Version,
 };
 use vnfm_types::links::{ApiVersion, LinkTarget, ResourceLinks};
 use vnfm_types::{
@@ -149,7 +150,7 @@ pub fn updated_alarm(open: &Alarm, report: &FaultReport, now: &DateTime) -> Opti
 /// Fault management: alarms and FM subscriptions over the store.
 #[derive(Clone)]
 pub struct FaultManager {
-    store: Arc<dyn Store>,
+    store: Arc<dyn FaultManagerStore>,
     subscriptions: ManagedSubscriptions<FmKind>,
     auto_heal: Option<AutoHeal>,
     auto_scale: Option<AutoScale>,
@@ -165,7 +166,7 @@ impl FaultManager {
     /// Alarms and FM subscriptions in `store`; subscription credentials sealed by `keyring`,
     /// callbacks tested through `sender`.
     pub fn new(
-        store: Arc<dyn Store>,
+        store: Arc<dyn FaultManagerStore>,
         keyring: Arc<Keyring>,
         sender: Arc<dyn CallbackSender>,
     ) -> Self {

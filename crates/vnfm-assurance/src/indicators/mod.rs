@@ -20,7 +20,7 @@ use std::sync::Arc;
 use serde_json::Value;
 use vnfm_descriptor::vnfd::IndicatorDef;
 use vnfm_driver_api::metrics::MetricsSource;
-use vnfm_store::{NewOutboxRow, Page, ProjectScope, ScopedKind, Store, Timestamp};
+use vnfm_store::{IndicatorManagerStore, NewOutboxRow, Page, ProjectScope, ScopedKind, Timestamp};
 use vnfm_types::links::{ApiVersion, Interface, LinkTarget, ResourceLinks};
 use vnfm_types::{
     DateTime, InstantiationState, Link, NotificationId, SubscriptionId, VNF_INDICATOR_VALUE_CHANGE,
@@ -40,7 +40,7 @@ pub use subscriptions::IndicatorKind;
 /// VNF indicators: values, subscriptions, notifications.
 #[derive(Clone)]
 pub struct IndicatorManager {
-    store: Arc<dyn Store>,
+    store: Arc<dyn IndicatorManagerStore>,
     catalog: Arc<dyn PackageCatalog>,
     metrics: Option<Arc<dyn MetricsSource>>,
     subscriptions: ManagedSubscriptions<IndicatorKind>,
@@ -99,7 +99,7 @@ impl IndicatorManager {
     /// `metrics` (without one, only pushed values exist); subscription credentials sealed
     /// with `keyring`, callbacks tested with `sender`.
     pub fn new(
-        store: Arc<dyn Store>,
+        store: Arc<dyn IndicatorManagerStore>,
         keyring: Arc<Keyring>,
         sender: Arc<dyn vnfm_driver_api::CallbackSender>,
         catalog: Arc<dyn PackageCatalog>,
@@ -306,7 +306,7 @@ impl IndicatorManager {
         }
     }
 
-    pub(crate) fn store(&self) -> &Arc<dyn Store> {
+    pub(crate) fn store(&self) -> &Arc<dyn IndicatorManagerStore> {
         &self.store
     }
 

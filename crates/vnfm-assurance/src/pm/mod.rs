@@ -21,11 +21,12 @@ pub mod pushed;
 
 use std::sync::Arc;
 use std::time::Duration;
+use vnfm_store::PmManagerStore;
 
 use vnfm_driver_api::CallbackSender;
 use vnfm_driver_api::metrics::MetricsSource;
 use vnfm_store::{
-    NewOutboxRow, Page, PmResource, ScopedKind, Store, StoreError, StoredPm, Timestamp, Version,
+    NewOutboxRow, Page, PmResource, ScopedKind, StoreError, StoredPm, Timestamp, Version,
     canonical_pm_filter,
 };
 use vnfm_types::links::{ApiVersion, Interface, LinkTarget, ResourceLinks};
@@ -142,7 +143,7 @@ impl CallbackResource for Threshold {
 /// Performance management: PM jobs, thresholds and PM subscriptions over the store.
 #[derive(Clone)]
 pub struct PerformanceManager {
-    store: Arc<dyn Store>,
+    store: Arc<dyn PmManagerStore>,
     keyring: Arc<Keyring>,
     sender: Arc<dyn CallbackSender>,
     metrics: Arc<dyn MetricsSource>,
@@ -169,7 +170,7 @@ impl PerformanceManager {
     /// PM jobs and thresholds in `store`, measured through `metrics`; callback credentials
     /// sealed by `keyring`, callbacks tested through `sender`.
     pub fn new(
-        store: Arc<dyn Store>,
+        store: Arc<dyn PmManagerStore>,
         keyring: Arc<Keyring>,
         sender: Arc<dyn CallbackSender>,
         metrics: Arc<dyn MetricsSource>,
@@ -651,7 +652,7 @@ impl PerformanceManager {
     }
 
     /// The store.
-    pub(crate) fn store(&self) -> &Arc<dyn Store> {
+    pub(crate) fn store(&self) -> &Arc<dyn PmManagerStore> {
         &self.store
     }
 

@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use vnfm_driver_api::{InfraOutcome, InfraRequest, InfraStep, InstanceResources};
-use vnfm_store::Store;
+use vnfm_store::OpOccStore;
 
 use super::SplitByVim;
 
@@ -74,7 +74,7 @@ pub(super) struct View {
 /// [take](PartsProgress::take) and write with the end of the step.
 #[derive(Clone)]
 pub struct PartsProgress {
-    store: Arc<dyn Store>,
+    store: Arc<dyn OpOccStore>,
     latest: Arc<Mutex<Option<Value>>>,
 }
 
@@ -86,7 +86,7 @@ impl std::fmt::Debug for PartsProgress {
 
 impl PartsProgress {
     /// Progress read from `store`.
-    pub fn new(store: Arc<dyn Store>) -> PartsProgress {
+    pub fn new(store: Arc<dyn OpOccStore>) -> PartsProgress {
         PartsProgress {
             store,
             latest: Arc::new(Mutex::new(None)),

@@ -6,7 +6,7 @@ use std::time::Duration;
 use tokio::sync::{Notify, Semaphore, watch};
 use tokio::task::JoinSet;
 use vnfm_driver_api::{CallbackMethod, CallbackRequest, CallbackSender, backoff_delay};
-use vnfm_store::{OutboxRow, Store, Timestamp};
+use vnfm_store::{DelivererStore, OutboxRow, Timestamp};
 use vnfm_types::{SubscriptionAuthentication, SubscriptionId};
 
 use crate::LcmError;
@@ -73,7 +73,7 @@ impl DelivererConfig {
 }
 
 pub(super) struct Inner {
-    pub(super) store: Arc<dyn Store>,
+    pub(super) store: Arc<dyn DelivererStore>,
     keyring: Arc<Keyring>,
     pub(super) sender: Arc<dyn CallbackSender>,
     pub(super) config: DelivererConfig,
@@ -128,7 +128,7 @@ impl Deliverer {
     /// Starts delivering the outbox of `store` through `sender` (callback credentials are
     /// opened with `keyring`). Must be called inside a tokio runtime.
     pub fn start(
-        store: Arc<dyn Store>,
+        store: Arc<dyn DelivererStore>,
         keyring: Arc<Keyring>,
         sender: Arc<dyn CallbackSender>,
         mut config: DelivererConfig,

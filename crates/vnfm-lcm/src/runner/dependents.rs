@@ -35,7 +35,7 @@ use vnfm_types::{
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use vnfm_store::{OpOccQuery, Store, StoreError};
+use vnfm_store::{LcmStore, OpOccQuery, StoreError};
 
 use super::{Inner, store_err};
 use crate::error::{DependentInstance, GuardedAction, LcmError, dependents_listing};
@@ -91,7 +91,7 @@ pub(crate) async fn dependents_of(
 /// that brings a new reference starts its occurrence first and then checks that intent; one
 /// of the two then sees the other.
 pub async fn vim_dependents(
-    store: &dyn Store,
+    store: &dyn LcmStore,
     creator: &VnfInstanceId,
 ) -> Result<Vec<DependentInstance>, StoreError> {
     let created: BTreeSet<VimId> = store

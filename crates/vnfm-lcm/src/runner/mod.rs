@@ -90,12 +90,12 @@ mod vims;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
+use vnfm_store::LcmStore;
 
 use tokio::sync::watch;
 use vnfm_driver_api::{FaultSink, IndicatorSink, InfraDriver, MgmtDriver, Nfvo, VimKinds};
 use vnfm_store::{
-    Conflict, InstanceQuery, Lease, OpOccQuery, Page, PendingKey, Store, StoreError, Timestamp,
-    Version,
+    Conflict, InstanceQuery, Lease, OpOccQuery, Page, PendingKey, StoreError, Timestamp, Version,
 };
 use vnfm_types::links::{ApiVersion, LinkTarget, ResourceLinks, SolLinks};
 use vnfm_types::{
@@ -267,7 +267,7 @@ pub(crate) fn new_uuid() -> String {
 
 /// Builds an [`Lcm`].
 pub struct LcmBuilder {
-    store: Arc<dyn Store>,
+    store: Arc<dyn LcmStore>,
     infra: BTreeMap<String, Arc<dyn InfraDriver>>,
     vim_kinds: VimKinds,
     mgmt: Option<Arc<dyn MgmtDriver>>,
@@ -385,7 +385,7 @@ impl RunState {
 }
 
 pub(crate) struct Inner {
-    pub store: Arc<dyn Store>,
+    pub store: Arc<dyn LcmStore>,
     pub infra: BTreeMap<String, Arc<dyn InfraDriver>>,
     /// The kinds of the VIM types: request types named by an alias are stored as the type.
     pub vim_kinds: VimKinds,
@@ -559,7 +559,7 @@ impl Lcm {
     /// A builder with the required collaborators; add drivers and configuration, then
     /// [`LcmBuilder::build`].
     pub fn builder(
-        store: Arc<dyn Store>,
+        store: Arc<dyn LcmStore>,
         vims: Arc<dyn VimDirectory>,
         router: Arc<dyn NotificationRouter>,
         catalog: Arc<dyn PackageCatalog>,
@@ -580,7 +580,7 @@ impl Lcm {
     }
 
     /// The store.
-    pub fn store(&self) -> &Arc<dyn Store> {
+    pub fn store(&self) -> &Arc<dyn LcmStore> {
         &self.inner.store
     }
 

@@ -18,7 +18,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use serde_json::Value;
-use vnfm_store::{NewOutboxRow, ScopedKind, Store, Timestamp, canonical_filter};
+use vnfm_store::{NewOutboxRow, ScopedKind, SubscriptionManagerStore, Timestamp, canonical_filter};
 use vnfm_types::links::{ApiVersion, Interface, ResourceLinks, SolLinks};
 use vnfm_types::{
     LccnNotification, LccnSubscription, LccnSubscriptionRequest, LcmOpOccNotificationVerbosityType,
@@ -188,7 +188,7 @@ pub fn payload_for(
 /// Routes notifications to the subscriptions whose filters match.
 #[derive(Clone)]
 pub struct SubscriptionRouter {
-    store: Arc<dyn Store>,
+    store: Arc<dyn SubscriptionManagerStore>,
     cache: Arc<SubscriptionCache<LccnSubscription>>,
     links: Arc<dyn ResourceLinks>,
 }
@@ -203,7 +203,7 @@ impl SubscriptionRouter {
     /// A router over the subscriptions in `store`, with its own cache (prefer
     /// [`ManagedSubscriptions::router`], whose snapshot is invalidated by create and delete),
     /// reading the subscriptions' links in the SOL layout ([`SolLinks`]).
-    pub fn new(store: Arc<dyn Store>, ttl: Duration) -> Self {
+    pub fn new(store: Arc<dyn SubscriptionManagerStore>, ttl: Duration) -> Self {
         SubscriptionRouter {
             store,
             cache: Arc::new(SubscriptionCache::new(ttl)),

@@ -11,10 +11,11 @@ use std::marker::PhantomData;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
+use vnfm_store::SubscriptionManagerStore;
 
 use vnfm_store::{
-    MAX_PAGE_SIZE, Page, PendingKey, ProjectScope, ScopedKind, Store, StoreError,
-    StoredSubscription, SubscriptionResource, SubscriptionStore,
+    MAX_PAGE_SIZE, Page, PendingKey, ProjectScope, ScopedKind, StoreError, StoredSubscription,
+    SubscriptionResource, SubscriptionStore,
 };
 use vnfm_types::links::{ApiVersion, Interface, LinkTarget, ResourceLinks, SolLinks};
 use vnfm_types::{SubscriptionAuthentication, SubscriptionId};
@@ -132,7 +133,7 @@ pub fn validate_request<K: SubscriptionKind>(request: &K::Request) -> Result<(),
 /// tested through a `CallbackSender`, and a snapshot of all of them for routing
 /// ([`ManagedSubscriptions::cached`]) shared by clones.
 pub struct ManagedSubscriptions<K: SubscriptionKind> {
-    store: Arc<dyn Store>,
+    store: Arc<dyn SubscriptionManagerStore>,
     keyring: Arc<Keyring>,
     sender: Arc<dyn vnfm_driver_api::CallbackSender>,
     links: Arc<dyn ResourceLinks>,
@@ -169,7 +170,7 @@ impl<K: SubscriptionKind> ManagedSubscriptions<K> {
     /// [`SubscriptionKind::DEFAULT_VERSION`] of the SOL layout ([`SolLinks`]) and a
     /// [`DEFAULT_CACHE_TTL`] snapshot; callbacks are tested through `sender`.
     pub fn new(
-        store: Arc<dyn Store>,
+        store: Arc<dyn SubscriptionManagerStore>,
         keyring: Arc<Keyring>,
         sender: Arc<dyn vnfm_driver_api::CallbackSender>,
     ) -> Self {
@@ -211,7 +212,7 @@ impl<K: SubscriptionKind> ManagedSubscriptions<K> {
     }
 
     /// The store the subscriptions are kept in.
-    pub(crate) fn store(&self) -> &Arc<dyn Store> {
+    pub(crate) fn store(&self) -> &Arc<dyn SubscriptionManagerStore> {
         &self.store
     }
 
@@ -369,7 +370,9 @@ fn not_found(id: &SubscriptionId) -> LcmError {
 }
 
 /// Every subscription of kind `K` in `store`, page by page.
-async fn all_of<K: SubscriptionKind>(store: &dyn Store) -> Result<Vec<K::Resource>, LcmError> {
+async fn all_of<K: SubscriptionKind>(
+    store: &dyn SubscriptionManagerStore,
+) -> Result<Vec<K::Resource>, LcmError> {
     Ok(records_of::<K>(store)
         .await?
         .into_iter()
@@ -379,7 +382,7 @@ async fn all_of<K: SubscriptionKind>(store: &dyn Store) -> Result<Vec<K::Resourc
 
 /// Every stored subscription of kind `K` in `store`, page by page.
 async fn records_of<K: SubscriptionKind>(
-    store: &dyn Store,
+    store: &dyn SubscriptionManagerStore,
 ) -> Result<Vec<StoredSubscription<K::Resource>>, LcmError> {
     let mut out = Vec::new();
     let mut after: Option<String> = None;
@@ -398,7 +401,7 @@ async fn records_of<K: SubscriptionKind>(
 
 /// Every subscription of kind `K` in `store` with its audience.
 async fn routing_of<K: SubscriptionKind>(
-    store: &dyn Store,
+    store: &dyn SubscriptionManagerStore,
 ) -> Result<Routing<K::Resource>, LcmError> {
     Ok(Routing::new(
         records_of::<K>(store)
@@ -481,7 +484,7 @@ impl<R> Routing<R> {
     /// project.
     pub async fn project_of(
         &self,
-        store: &dyn Store,
+        store: &dyn SubscriptionManagerStore,
         kind: ScopedKind,
         id: &str,
     ) -> Result<Option<String>, LcmError> {
@@ -526,7 +529,7 @@ impl<R: SubscriptionResource> SubscriptionCache<R> {
 
     pub(crate) async fn all<K: SubscriptionKind<Resource = R>>(
         &self,
-        store: &dyn Store,
+        store: &dyn SubscriptionManagerStore,
     ) -> Result<Snapshot<R>, LcmError> {
         if let Ok(s) = self.state.lock()
             && let Some((at, snap)) = &*s

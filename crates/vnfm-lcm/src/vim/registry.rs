@@ -9,12 +9,11 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
+use vnfm_store::VimRegistryStore;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use vnfm_store::{
-    Conflict, PendingKey, ProjectScope, ScopedKind, Store, StoreError, Version, VimRecord,
-};
+use vnfm_store::{Conflict, PendingKey, ProjectScope, ScopedKind, StoreError, Version, VimRecord};
 use vnfm_types::{KeyValuePairs, VimConnectionInfo, VimId, VnfInstanceId};
 
 use vnfm_driver_api::{VimKindError, VimKinds};
@@ -113,7 +112,7 @@ impl std::fmt::Debug for VimUpdate {
 /// [`VimDirectory`](crate::ports::VimDirectory) of the runner.
 #[derive(Clone)]
 pub struct VimRegistry {
-    pub(super) store: Arc<dyn Store>,
+    pub(super) store: Arc<dyn VimRegistryStore>,
     pub(super) keyring: Arc<Keyring>,
     pub(super) kinds: VimKinds,
 }
@@ -130,7 +129,7 @@ impl std::fmt::Debug for VimRegistry {
 impl VimRegistry {
     /// A registry over `store` of VIMs of the types `kinds` know, sealing secrets with
     /// `keyring`.
-    pub fn new(store: Arc<dyn Store>, keyring: Arc<Keyring>, kinds: VimKinds) -> Self {
+    pub fn new(store: Arc<dyn VimRegistryStore>, keyring: Arc<Keyring>, kinds: VimKinds) -> Self {
         VimRegistry {
             store,
             keyring,

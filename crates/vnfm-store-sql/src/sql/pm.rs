@@ -6,7 +6,7 @@ use super::{
     stale, to_json,
 };
 use vnfm_store::{
-    Conflict, Page, PmJobRecord, PmReportRecord, PmResource, StoreError, StoredPm, Version,
+    Conflict, Page, PmJobRecord, PmKind, PmReportRecord, PmResource, StoreError, StoredPm, Version,
 };
 
 const COLUMNS: &str = "id, version, doc, authentication, state";
@@ -35,7 +35,7 @@ pub(crate) async fn create<C: SqlConn, T: PmResource>(
     let sql = format!(
         "INSERT INTO {} (id, version, doc, authentication, state, created_at) \
          VALUES ($1, 1, $2, $3, $4, $5) ON CONFLICT (id) DO NOTHING",
-        T::TABLE
+        table::<T>()
     );
     let done = tx
         .execute(
@@ -70,7 +70,7 @@ pub(crate) async fn update<C: SqlConn, T: PmResource>(
     let sql = format!(
         "UPDATE {} SET doc = $3, authentication = $4, state = $5, version = version + 1 \
          WHERE id = $1 AND version = $2 RETURNING version",
-        T::TABLE
+        table::<T>()
     );
     let version = super::single_int(
         tx,
@@ -90,7 +90,7 @@ pub(crate) async fn update<C: SqlConn, T: PmResource>(
             Ok(Version(v))
         }
         None => {
-            let found = locked_version(tx, T::TABLE, id).await?;
+            let found = locked_version(tx, table::<T>(), id).await?;
             Err(stale(T::WHAT, id, expected, found))
         }
     }
@@ -101,7 +101,7 @@ pub(crate) async fn get<C: SqlConn, T: PmResource>(
     conn: &mut C,
     id: &str,
 ) -> Result<Option<(StoredPm<T>, Version)>, StoreError> {
-    let sql = format!("SELECT {COLUMNS} FROM {} WHERE id = $1", T::TABLE);
+    let sql = format!("SELECT {COLUMNS} FROM {} WHERE id = $1", table::<T>());
     conn.row(&sql, &[id.into()], &COLS)
         .await?
         .map(record)
@@ -117,7 +117,7 @@ pub(crate) async fn page_of<C: SqlConn, T: PmResource>(
     let limit = page_size_of(limit);
     let sql = format!(
         "SELECT {COLUMNS} FROM {} WHERE id > $1 ORDER BY id{}",
-        T::TABLE,
+        table::<T>(),
         limit_clause(limit + 1)
     );
     let items = conn
@@ -135,7 +135,7 @@ pub(crate) async fn delete<C: SqlConn, T: PmResource>(
     tx: &mut C,
     id: &str,
 ) -> Result<(), StoreError> {
-    let sql = format!("DELETE FROM {} WHERE id = $1", T::TABLE);
+    let sql = format!("DELETE FROM {} WHERE id = $1", table::<T>());
     if tx.execute(&sql, &[id.into()]).await? == 0 {
         return Err(StoreError::NotFound {
             kind: T::WHAT,
@@ -213,4 +213,12 @@ pub(crate) async fn report<C: SqlConn>(
         job_id: job.text()?,
         id,
     }))
+}
+
+/// The table of `T`'s kind of resource.
+fn table<T: PmResource>() -> &'static str {
+    match T::KIND {
+        PmKind::Job => "pm_jobs",
+        PmKind::Threshold => "thresholds",
+    }
 }

@@ -10,6 +10,7 @@ mod packages;
 mod pm;
 mod settings;
 mod subscription_documents;
+mod views;
 mod vims;
 
 pub use alarms::AlarmStore;
@@ -22,6 +23,10 @@ pub use packages::PackageStore;
 pub use pm::{PmResourceStore, PmStore};
 pub use settings::SettingStore;
 pub use subscription_documents::SubscriptionDocumentStore;
+pub use views::{
+    ApiStore, DelivererStore, FaultManagerStore, IndicatorManagerStore, LcmStore,
+    PackageRepositoryStore, PmManagerStore, SubscriptionManagerStore, VimRegistryStore,
+};
 pub use vims::VimStore;
 
 use crate::error::StoreError;
@@ -35,9 +40,10 @@ pub const CONTENT_CHUNK_BYTES: usize = 1 << 20;
 /// The durable store of the LCM core: the sum of one port per aggregate ([`crate::InstanceStore`],
 /// [`crate::OpOccStore`], [`crate::OutboxStore`], [`crate::SubscriptionDocumentStore`], [`crate::AlarmStore`],
 /// [`crate::PmStore`], [`crate::IndicatorStore`], [`crate::VimStore`], [`crate::PackageStore`], [`crate::SettingStore`], [`crate::IdempotencyStore`]), for
-/// the code that needs all of them. Every type that implements the ports is a `Store`.
-/// Object-safe: use it as `Arc<dyn Store>`, with [`crate::prelude`] in scope for the ports'
-/// methods.
+/// the composition root, which hands each component the port it uses (or the named view of
+/// several, such as [`crate::LcmStore`]) by trait upcasting. Every type that implements the ports is a
+/// `Store`. Object-safe: use it as `Arc<dyn Store>`, with [`crate::prelude`] in scope for the
+/// ports' methods.
 ///
 /// # Records and versions
 /// VNF instances, op-occs and VIMs carry a [`crate::Version`] that grows with every change of the
@@ -72,6 +78,15 @@ pub trait Store:
     + PackageStore
     + SettingStore
     + IdempotencyStore
+    + LcmStore
+    + VimRegistryStore
+    + DelivererStore
+    + SubscriptionManagerStore
+    + PmManagerStore
+    + IndicatorManagerStore
+    + FaultManagerStore
+    + ApiStore
+    + PackageRepositoryStore
 {
 }
 

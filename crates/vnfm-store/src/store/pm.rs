@@ -73,3 +73,17 @@ impl dyn crate::Store + '_ {
         T::port(self)
     }
 }
+
+impl dyn PmStore + '_ {
+    /// The port of the PM resources of kind `T`: `store.pm::<Threshold>().get_pm(id)`.
+    pub fn pm<T: PmResource>(&self) -> &dyn PmResourceStore<T> {
+        T::port(self)
+    }
+}
+
+impl dyn crate::PmManagerStore + '_ {
+    /// The port of the PM resources of kind `T`: `store.pm::<Threshold>().get_pm(id)`.
+    pub fn pm<T: PmResource>(&self) -> &dyn PmResourceStore<T> {
+        T::port(self)
+    }
+}
