@@ -442,7 +442,7 @@ impl Inner {
     }
 }
 
-/// The lifecycle manager: SOL003 VNF LCM operations on a [`Store`], executed in the background.
+/// The lifecycle manager: SOL003 VNF LCM operations on a [`LcmStore`], executed in the background.
 ///
 /// Cheap to clone (all clones share the runner). Every method needs a tokio runtime.
 #[derive(Clone)]
