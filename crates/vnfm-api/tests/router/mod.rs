@@ -53,6 +53,7 @@ fn own_schema<T: schemars::JsonSchema>() -> jsonschema::Validator {
     jsonschema::draft202012::new(&schema).unwrap()
 }
 
+mod instance_metadata;
 mod lifecycle;
 mod op_occ_grant;
 mod package_subscriptions;
