@@ -42,7 +42,6 @@ async fn keyed(h: &Harness, method: Method, uri: &str, key: &str, body: &Value) 
 /// A request through `h` without an `Idempotency-Key` header, run with `held`'s key as the
 /// idempotency layer hands it to the handler.
 async fn run_holding(h: &Harness, held: &KeyGuard, uri: &str, body: &Value) -> Reply {
-    use tower::ServiceExt;
     let mut request = axum::http::Request::builder()
         .method(Method::POST)
         .uri(uri)
@@ -57,18 +56,7 @@ async fn run_holding(h: &Harness, held: &KeyGuard, uri: &str, body: &Value) -> R
     request
         .extensions_mut()
         .insert(Retry::Key(held.pending().clone()));
-    let response = h.app.clone().oneshot(request).await.unwrap();
-    let status = response.status();
-    let headers = response.headers().clone();
-    let body = axum::body::to_bytes(response.into_body(), usize::MAX)
-        .await
-        .unwrap()
-        .to_vec();
-    Reply {
-        status,
-        headers,
-        body,
-    }
+    h.send(request).await
 }
 
 fn text(r: &Reply) -> String {

@@ -162,12 +162,12 @@ impl Harness {
         for (k, v) in headers {
             b = b.header(*k, *v);
         }
-        let response = self
-            .app
-            .clone()
-            .oneshot(b.body(Body::from(body)).unwrap())
-            .await
-            .unwrap();
+        self.send(b.body(Body::from(body)).unwrap()).await
+    }
+
+    /// Runs a request built by the caller (with extensions of its own) through the router.
+    pub async fn send(&self, request: Request<Body>) -> Reply {
+        let response = self.app.clone().oneshot(request).await.unwrap();
         let status = response.status();
         let headers = response.headers().clone();
         let body = axum::body::to_bytes(response.into_body(), usize::MAX)

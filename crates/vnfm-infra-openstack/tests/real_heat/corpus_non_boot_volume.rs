@@ -52,13 +52,7 @@ async fn assert_data_volumes(
             .await
             .unwrap_or_else(|| panic!("Cinder has no volume {v}"));
         assert_eq!(volume["status"], "in-use", "{volume}");
-        let servers: Vec<&Value> = volume["attachments"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|a| &a["server_id"])
-            .collect();
-        assert_eq!(servers, vec![id.as_str()], "{volume}");
+        support::assert_attached_to(&volume, id);
     }
     volumes
 }

@@ -795,6 +795,17 @@ pub fn volumes_of(i: &VnfInstance, vnfc: &VnfcResourceInfo) -> Vec<String> {
         .collect()
 }
 
+/// Asserts that Cinder's `volume` is attached to `server` and to no other server.
+pub fn assert_attached_to(volume: &Value, server: &str) {
+    let servers: Vec<&Value> = volume["attachments"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| &a["server_id"])
+        .collect();
+    assert_eq!(servers, vec![server], "{volume}");
+}
+
 impl Services {
     /// Cinder's volume `id` (`status`, `attachments`, `bootable`, ...), `None` when Cinder has
     /// none.
@@ -864,13 +875,7 @@ impl Services {
                     image_id.as_str(),
                     "{volume}"
                 );
-                let servers: Vec<&Value> = volume["attachments"]
-                    .as_array()
-                    .unwrap()
-                    .iter()
-                    .map(|a| &a["server_id"])
-                    .collect();
-                assert_eq!(servers, vec![id.as_str()], "{volume}");
+                assert_attached_to(&volume, id);
                 all.insert(v.clone());
             }
         }
