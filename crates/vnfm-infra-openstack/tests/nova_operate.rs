@@ -81,6 +81,25 @@ fn action_path(id: &str) -> String {
     format!("/compute/v2.1/servers/{id}/action")
 }
 
+/// Nova answers every `GET` of server `id` with `answer`.
+async fn serve_server(nova: &MockServer, id: &str, answer: ResponseTemplate) {
+    Mock::given(method("GET"))
+        .and(path(server_path(id)))
+        .respond_with(answer)
+        .mount(nova)
+        .await;
+}
+
+/// Nova answers the actions posted to server `id` with `answer`, and expects `times` of them.
+async fn serve_action(nova: &MockServer, id: &str, answer: ResponseTemplate, times: u64) {
+    Mock::given(method("POST"))
+        .and(path(action_path(id)))
+        .respond_with(answer)
+        .expect(times)
+        .mount(nova)
+        .await;
+}
+
 /// A Heat resource as `GET .../resources?with_detail=true` lists it.
 fn resource(uri: &str, name: &str, kind: &str, physical: &str, stack: (&str, &str)) -> Value {
     let heat = format!("{uri}/v1/{PROJECT}");
@@ -300,11 +319,12 @@ async fn stopping_the_vnf_stops_every_server_retrying_while_nova_is_busy() {
         .up_to_n_times(1)
         .mount(&nova)
         .await;
-    Mock::given(method("GET"))
-        .and(path(server_path(S1)))
-        .respond_with(ResponseTemplate::new(200).set_body_json(server(&uri, S1, "SHUTOFF", None)))
-        .mount(&nova)
-        .await;
+    serve_server(
+        &nova,
+        S1,
+        ResponseTemplate::new(200).set_body_json(server(&uri, S1, "SHUTOFF", None)),
+    )
+    .await;
     Mock::given(method("POST"))
         .and(path(action_path(S1)))
         .and(body_json(json!({"os-stop": null})))
@@ -313,17 +333,13 @@ async fn stopping_the_vnf_stops_every_server_retrying_while_nova_is_busy() {
         .mount(&nova)
         .await;
     // S2: already stopped (a retried step): no action.
-    Mock::given(method("GET"))
-        .and(path(server_path(S2)))
-        .respond_with(ResponseTemplate::new(200).set_body_json(server(&uri, S2, "SHUTOFF", None)))
-        .mount(&nova)
-        .await;
-    Mock::given(method("POST"))
-        .and(path(action_path(S2)))
-        .respond_with(ResponseTemplate::new(202))
-        .expect(0)
-        .mount(&nova)
-        .await;
+    serve_server(
+        &nova,
+        S2,
+        ResponseTemplate::new(200).set_body_json(server(&uri, S2, "SHUTOFF", None)),
+    )
+    .await;
+    serve_action(&nova, S2, ResponseTemplate::new(202), 0).await;
     // S3: takes up a reboot just as the stop arrives: 409, then the stop once it is over.
     for (status, task) in [("ACTIVE", None), ("ACTIVE", Some("rebooting"))] {
         Mock::given(method("GET"))
@@ -339,11 +355,12 @@ async fn stopping_the_vnf_stops_every_server_retrying_while_nova_is_busy() {
         .up_to_n_times(1)
         .mount(&nova)
         .await;
-    Mock::given(method("GET"))
-        .and(path(server_path(S3)))
-        .respond_with(ResponseTemplate::new(200).set_body_json(server(&uri, S3, "SHUTOFF", None)))
-        .mount(&nova)
-        .await;
+    serve_server(
+        &nova,
+        S3,
+        ResponseTemplate::new(200).set_body_json(server(&uri, S3, "SHUTOFF", None)),
+    )
+    .await;
     Mock::given(method("POST"))
         .and(path(action_path(S3)))
         .respond_with(conflict(S3, "stop", "task_state", "rebooting"))
@@ -404,11 +421,12 @@ async fn starting_named_vnfcs_starts_only_their_servers() {
         .up_to_n_times(1)
         .mount(&nova)
         .await;
-    Mock::given(method("GET"))
-        .and(path(server_path(S2)))
-        .respond_with(ResponseTemplate::new(200).set_body_json(server(&uri, S2, "ACTIVE", None)))
-        .mount(&nova)
-        .await;
+    serve_server(
+        &nova,
+        S2,
+        ResponseTemplate::new(200).set_body_json(server(&uri, S2, "ACTIVE", None)),
+    )
+    .await;
     Mock::given(method("POST"))
         .and(path(action_path(S2)))
         .and(body_json(json!({"os-start": null})))
@@ -464,17 +482,13 @@ async fn nova_refusals_and_failed_servers_name_the_server_and_novas_message() {
     let uri = nova.uri();
     mount_cloud(&nova, true).await;
     // S1 is paused: Nova refuses the start with 409 and no task runs: reported at once.
-    Mock::given(method("GET"))
-        .and(path(server_path(S1)))
-        .respond_with(ResponseTemplate::new(200).set_body_json(server(&uri, S1, "PAUSED", None)))
-        .mount(&nova)
-        .await;
-    Mock::given(method("POST"))
-        .and(path(action_path(S1)))
-        .respond_with(conflict(S1, "start", "vm_state", "paused"))
-        .expect(1)
-        .mount(&nova)
-        .await;
+    serve_server(
+        &nova,
+        S1,
+        ResponseTemplate::new(200).set_body_json(server(&uri, S1, "PAUSED", None)),
+    )
+    .await;
+    serve_action(&nova, S1, conflict(S1, "start", "vm_state", "paused"), 1).await;
     // S2 goes to ERROR after the start.
     Mock::given(method("GET"))
         .and(path(server_path(S2)))
@@ -485,32 +499,23 @@ async fn nova_refusals_and_failed_servers_name_the_server_and_novas_message() {
     let mut failed = server(&uri, S2, "ERROR", None);
     failed["server"]["fault"] = json!({"code": 500, "created": "2026-11-21T10:02:11Z",
         "message": "Failed to power on: libvirt error (password s3cret-pass-42)"});
-    Mock::given(method("GET"))
-        .and(path(server_path(S2)))
-        .respond_with(ResponseTemplate::new(200).set_body_json(failed))
-        .mount(&nova)
-        .await;
-    Mock::given(method("POST"))
-        .and(path(action_path(S2)))
-        .respond_with(ResponseTemplate::new(202))
-        .expect(1)
-        .mount(&nova)
-        .await;
+    serve_server(&nova, S2, ResponseTemplate::new(200).set_body_json(failed)).await;
+    serve_action(&nova, S2, ResponseTemplate::new(202), 1).await;
     // S3 is gone: the action answers 404.
-    Mock::given(method("GET"))
-        .and(path(server_path(S3)))
-        .respond_with(ResponseTemplate::new(200).set_body_json(server(&uri, S3, "SHUTOFF", None)))
-        .mount(&nova)
-        .await;
-    Mock::given(method("POST"))
-        .and(path(action_path(S3)))
-        .respond_with(
-            ResponseTemplate::new(404).set_body_json(json!({"itemNotFound": {
+    serve_server(
+        &nova,
+        S3,
+        ResponseTemplate::new(200).set_body_json(server(&uri, S3, "SHUTOFF", None)),
+    )
+    .await;
+    serve_action(
+        &nova,
+        S3,
+        ResponseTemplate::new(404).set_body_json(json!({"itemNotFound": {
             "code": 404, "message": format!("Instance {S3} could not be found.")}})),
-        )
-        .expect(1)
-        .mount(&nova)
-        .await;
+        1,
+    )
+    .await;
 
     let [a, b, c] = vnfc_ids();
     let start = |vnfc: String| {
@@ -560,22 +565,13 @@ async fn a_server_that_stays_busy_times_out_naming_its_last_status_and_task() {
         .up_to_n_times(1)
         .mount(&nova)
         .await;
-    Mock::given(method("GET"))
-        .and(path(server_path(S1)))
-        .respond_with(ResponseTemplate::new(200).set_body_json(server(
-            &uri,
-            S1,
-            "ACTIVE",
-            Some("powering-off"),
-        )))
-        .mount(&nova)
-        .await;
-    Mock::given(method("POST"))
-        .and(path(action_path(S1)))
-        .respond_with(ResponseTemplate::new(202))
-        .expect(1)
-        .mount(&nova)
-        .await;
+    serve_server(
+        &nova,
+        S1,
+        ResponseTemplate::new(200).set_body_json(server(&uri, S1, "ACTIVE", Some("powering-off"))),
+    )
+    .await;
+    serve_action(&nova, S1, ResponseTemplate::new(202), 1).await;
     let [a, ..] = vnfc_ids();
     // The per-operation budget (additionalParams.stackTimeoutSeconds) applies to Nova too.
     let req = request(
@@ -601,17 +597,13 @@ async fn a_graceful_stop_waits_its_timeout_before_any_server_stops() {
     let nova = MockServer::start().await;
     let uri = nova.uri();
     mount_cloud(&nova, true).await;
-    Mock::given(method("GET"))
-        .and(path(server_path(S1)))
-        .respond_with(ResponseTemplate::new(200).set_body_json(server(&uri, S1, "ACTIVE", None)))
-        .mount(&nova)
-        .await;
-    Mock::given(method("POST"))
-        .and(path(action_path(S1)))
-        .respond_with(ResponseTemplate::new(202))
-        .expect(0)
-        .mount(&nova)
-        .await;
+    serve_server(
+        &nova,
+        S1,
+        ResponseTemplate::new(200).set_body_json(server(&uri, S1, "ACTIVE", None)),
+    )
+    .await;
+    serve_action(&nova, S1, ResponseTemplate::new(202), 0).await;
     let [a, ..] = vnfc_ids();
     // The step's budget ends inside the graceful period: nothing was stopped yet.
     let req = request(

@@ -141,6 +141,36 @@ impl Env {
         vnf
     }
 
+    /// Starts the instantiation of `id` with the test request on `cloud`'s networks, its
+    /// fixed address `address` ([`support::instantiate_request_at`]).
+    async fn instantiate_at(
+        &self,
+        id: &VnfInstanceId,
+        cloud: &Cloud,
+        address: &str,
+    ) -> VnfLcmOpOcc {
+        self.lcm
+            .instantiate(
+                id,
+                serde_json::from_value(support::instantiate_request_at(cloud, address)).unwrap(),
+            )
+            .await
+            .unwrap()
+    }
+
+    /// Terminates `id` forcefully; the completed occurrence.
+    async fn terminate_forcefully(&self, id: &VnfInstanceId) -> VnfLcmOpOcc {
+        let op = self
+            .lcm
+            .terminate(
+                id,
+                serde_json::from_value(json!({"terminationType": "FORCEFUL"})).unwrap(),
+            )
+            .await
+            .unwrap();
+        self.completed(op).await
+    }
+
     async fn done(&self, occ: VnfLcmOpOcc) -> VnfLcmOpOcc {
         self.lcm.wait(&occ.id, WAIT).await.unwrap()
     }
@@ -222,15 +252,7 @@ impl Env {
         servers: &[String],
         ports: &BTreeSet<String>,
     ) {
-        let op = self
-            .lcm
-            .terminate(
-                id,
-                serde_json::from_value(json!({"terminationType": "FORCEFUL"})).unwrap(),
-            )
-            .await
-            .unwrap();
-        self.completed(op).await;
+        self.terminate_forcefully(id).await;
         let services = self.services();
         services.assert_servers_gone(servers).await;
         services.assert_ports_gone(ports).await;
@@ -427,14 +449,7 @@ async fn generated_template_whole_vnf_heal_and_package_change_on_real_heat() {
     let vnf = env.create("vnfd-heat-generated").await;
 
     // No BaseHOT: the template is generated from the VNFD, and Heat accepts it.
-    let op = env
-        .lcm
-        .instantiate(
-            &vnf.id,
-            serde_json::from_value(support::instantiate_request_at(&cloud, "10.10.0.51")).unwrap(),
-        )
-        .await
-        .unwrap();
+    let op = env.instantiate_at(&vnf.id, &cloud, "10.10.0.51").await;
     env.completed(op).await;
     let inst = env.instance(&vnf.id).await;
     let before = vnfcs(&inst);
@@ -584,14 +599,7 @@ async fn operate_on_a_stack_without_servers_changes_nothing_on_real_heat() {
     let cloud = Cloud::from_env();
     let env = env(cloud.clone()).await;
     let vnf = env.create("vnfd-heat-serverless").await;
-    let op = env
-        .lcm
-        .instantiate(
-            &vnf.id,
-            serde_json::from_value(support::instantiate_request_at(&cloud, "10.10.0.56")).unwrap(),
-        )
-        .await
-        .unwrap();
+    let op = env.instantiate_at(&vnf.id, &cloud, "10.10.0.56").await;
     env.completed(op).await;
     let before = env.resources(&vnf.id, 5).await;
     assert!(
@@ -650,15 +658,7 @@ async fn operate_on_a_stack_without_servers_changes_nothing_on_real_heat() {
         Some(vnfm_types::VnfOperationalState::Stopped)
     );
 
-    let op = env
-        .lcm
-        .terminate(
-            &vnf.id,
-            serde_json::from_value(json!({"terminationType": "FORCEFUL"})).unwrap(),
-        )
-        .await
-        .unwrap();
-    env.completed(op).await;
+    env.terminate_forcefully(&vnf.id).await;
     env.lcm.shutdown(Duration::from_secs(5)).await;
 }
 

@@ -67,14 +67,7 @@ async fn package_change_from_a_generated_template_to_a_base_hot_with_another_int
         Arc::new(support::package("")),
     );
     let vnf = env.create(&from).await;
-    let op = env
-        .lcm
-        .instantiate(
-            &vnf.id,
-            serde_json::from_value(support::instantiate_request_at(&cloud, "10.10.0.81")).unwrap(),
-        )
-        .await
-        .unwrap();
+    let op = env.instantiate_at(&vnf.id, &cloud, "10.10.0.81").await;
     env.completed(op).await;
     let inst = env.instance(&vnf.id).await;
     let vdu1 = of_vdu(&inst, "VDU1");

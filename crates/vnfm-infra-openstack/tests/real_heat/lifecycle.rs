@@ -12,14 +12,7 @@ async fn lifecycle_instantiate_scale_heal_change_ext_conn_change_vnfpkg_terminat
     let vnf = env.create("vnfd-heat-test").await;
 
     // Instantiate: 2 x VDU1, 1 x VDU2.
-    let op = env
-        .lcm
-        .instantiate(
-            &vnf.id,
-            serde_json::from_value(support::instantiate_request_at(&cloud, "10.10.0.50")).unwrap(),
-        )
-        .await
-        .unwrap();
+    let op = env.instantiate_at(&vnf.id, &cloud, "10.10.0.50").await;
     let done = env.completed(op).await;
     let inst = env.instance(&vnf.id).await;
     assert_eq!(inst.instantiation_state, InstantiationState::Instantiated);
@@ -340,15 +333,7 @@ async fn lifecycle_instantiate_scale_heal_change_ext_conn_change_vnfpkg_terminat
 
     // Terminate: the stack is deleted, and with it every server.
     let servers = servers(&vnfcs(&inst));
-    let op = env
-        .lcm
-        .terminate(
-            &vnf.id,
-            serde_json::from_value(json!({"terminationType": "FORCEFUL"})).unwrap(),
-        )
-        .await
-        .unwrap();
-    let done = env.completed(op).await;
+    let done = env.terminate_forcefully(&vnf.id).await;
     assert_eq!(changes_of(&done, ChangeType::Removed).len(), 4);
     assert!(env.stack(&vnf.id).await.is_none());
     env.services().assert_servers_gone(&servers).await;

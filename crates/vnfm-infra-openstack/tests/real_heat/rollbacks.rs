@@ -9,14 +9,7 @@ async fn a_failing_resource_ends_in_failed_temp_naming_it_and_rollback_deletes_t
     let cloud = Cloud::from_env();
     let env = env(cloud.clone()).await;
     let vnf = env.create("vnfd-heat-fail").await;
-    let op = env
-        .lcm
-        .instantiate(
-            &vnf.id,
-            serde_json::from_value(support::instantiate_request_at(&cloud, "10.10.0.52")).unwrap(),
-        )
-        .await
-        .unwrap();
+    let op = env.instantiate_at(&vnf.id, &cloud, "10.10.0.52").await;
     let failed = env.done(op).await;
     assert_eq!(failed.operation_state, LcmOperationStateType::FailedTemp);
     let detail = failed
@@ -69,14 +62,7 @@ async fn a_scale_out_whose_new_vnfcs_fail_rolls_back_to_the_original_vnfcs_on_re
     let mut answered = BTreeSet::new();
 
     // Instantiate: both VDU1 VNFCs report ready.
-    let op = env
-        .lcm
-        .instantiate(
-            &vnf.id,
-            serde_json::from_value(support::instantiate_request_at(&cloud, "10.10.0.53")).unwrap(),
-        )
-        .await
-        .unwrap();
+    let op = env.instantiate_at(&vnf.id, &cloud, "10.10.0.53").await;
     let done = env
         .done_answering(op, "SUCCESS", "VNFC is up", &mut answered)
         .await;
@@ -162,15 +148,7 @@ async fn a_scale_out_whose_new_vnfcs_fail_rolls_back_to_the_original_vnfcs_on_re
         );
     }
 
-    let op = env
-        .lcm
-        .terminate(
-            &vnf.id,
-            serde_json::from_value(json!({"terminationType": "FORCEFUL"})).unwrap(),
-        )
-        .await
-        .unwrap();
-    env.completed(op).await;
+    env.terminate_forcefully(&vnf.id).await;
     assert!(env.stack(&vnf.id).await.is_none());
     env.lcm.shutdown(Duration::from_secs(5)).await;
 }
@@ -181,14 +159,7 @@ async fn rollbacks_of_ext_conn_and_package_changes_restore_parameters_and_templa
     let cloud = Cloud::from_env();
     let env = env(cloud.clone()).await;
     let vnf = env.create("vnfd-heat-netcheck").await;
-    let op = env
-        .lcm
-        .instantiate(
-            &vnf.id,
-            serde_json::from_value(support::instantiate_request_at(&cloud, "10.10.0.54")).unwrap(),
-        )
-        .await
-        .unwrap();
+    let op = env.instantiate_at(&vnf.id, &cloud, "10.10.0.54").await;
     env.completed(op).await;
     let (_, nfv_before) = env.stack(&vnf.id).await.unwrap();
     assert_eq!(nfv_before["CP"]["VDU2_CP1"]["network"], "net-ext-1");
@@ -302,14 +273,6 @@ async fn rollbacks_of_ext_conn_and_package_changes_restore_parameters_and_templa
     assert_eq!(inst.vnfd_id.as_str(), "vnfd-heat-netcheck");
     assert_eq!(ids(&vnfcs(&inst)), vnfcs_before);
 
-    let op = env
-        .lcm
-        .terminate(
-            &vnf.id,
-            serde_json::from_value(json!({"terminationType": "FORCEFUL"})).unwrap(),
-        )
-        .await
-        .unwrap();
-    env.completed(op).await;
+    env.terminate_forcefully(&vnf.id).await;
     env.lcm.shutdown(Duration::from_secs(5)).await;
 }
