@@ -47,7 +47,7 @@ mod worker;
 use checks::{parent_lcm, settle_and_check};
 use worker::{Jittery, below, seed, worker_cfg, worker_loop};
 
-pub(crate) use checks::{all_op_occs, check_journal, running};
+pub(crate) use checks::{all_op_occs, check_journal, instances_named, running};
 pub(crate) use worker::catalog;
 
 /// The worker process, started by the tests below with [`WORKER_ENV`] set.
@@ -310,18 +310,7 @@ async fn two_runners_on_postgres_one_takes_over() {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     kill(a);
-    let ours: HashSet<VnfInstanceId> = b
-        .list_instances(&InstanceQuery {
-            name: Some(NameFilter::Exact(tag.clone())),
-            limit: Some(1000),
-            ..Default::default()
-        })
-        .await
-        .unwrap()
-        .items
-        .into_iter()
-        .map(|i| i.id)
-        .collect();
+    let ours = instances_named(&b, &tag).await;
     assert!(!ours.is_empty(), "the worker created no instance");
     // While A lived and renewed its leases, B took none of its occurrences and ran nothing.
     for id in &claimed_early {

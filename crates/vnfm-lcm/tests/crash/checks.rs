@@ -177,18 +177,7 @@ pub(crate) async fn settle_and_check(
         assert!(vnfm_lcm::runner::is_at_rest(occ.operation_state));
     }
     let now = Timestamp::now();
-    let ours: HashSet<VnfInstanceId> = lcm
-        .list_instances(&InstanceQuery {
-            name: Some(NameFilter::Exact(tag.to_string())),
-            limit: Some(1000),
-            ..Default::default()
-        })
-        .await
-        .unwrap()
-        .items
-        .into_iter()
-        .map(|i| i.id)
-        .collect();
+    let ours = instances_named(lcm, tag).await;
     let occs: Vec<VnfLcmOpOcc> = all_op_occs(store).await;
     let ids: HashSet<String> = occs.iter().map(|o| o.id.to_string()).collect();
     // No logged occurrence is lost.
@@ -254,4 +243,19 @@ pub(crate) async fn settle_and_check(
             assert_eq!(done.operation_state, State::Completed);
         }
     }
+}
+
+/// The instances named `tag` (a worker names every instance it creates after its run's tag).
+pub(crate) async fn instances_named(lcm: &Lcm, tag: &str) -> HashSet<VnfInstanceId> {
+    lcm.list_instances(&InstanceQuery {
+        name: Some(NameFilter::Exact(tag.to_string())),
+        limit: Some(1000),
+        ..Default::default()
+    })
+    .await
+    .unwrap()
+    .items
+    .into_iter()
+    .map(|i| i.id)
+    .collect()
 }
