@@ -26,6 +26,23 @@ impl Services {
             .await
     }
 
+    /// The member of list `key` in the answer of `path` of `service_type` whose `id` is `id`.
+    pub(super) async fn find(
+        &self,
+        service_type: &str,
+        path: &str,
+        key: &str,
+        id: &str,
+    ) -> Option<Value> {
+        let all = self.get(service_type, path).await;
+        all[key]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["id"] == id)
+            .cloned()
+    }
+
     /// Sends `method` with `body` to `path` of `service_type`; answers the reply's JSON
     /// (`Null` for an empty reply).
     async fn send(
@@ -70,13 +87,7 @@ impl Services {
 
     /// Nova's server `id` (`status`, `addresses`, ...), `None` when Nova has none.
     pub async fn server(&self, id: &str) -> Option<Value> {
-        let all = self.get("compute", "/servers/detail").await;
-        all["servers"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|s| s["id"] == id)
-            .cloned()
+        self.find("compute", "/servers/detail", "servers", id).await
     }
 
     /// The IDs of the servers Nova holds for the test project. A server in status `DELETED`

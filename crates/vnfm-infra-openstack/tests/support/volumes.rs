@@ -61,13 +61,8 @@ impl Services {
     /// Cinder's volume `id` (`status`, `attachments`, `bootable`, ...), `None` when Cinder has
     /// none.
     pub async fn volume(&self, id: &str) -> Option<Value> {
-        let all = self.get("block-storage", "/volumes/detail").await;
-        all["volumes"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|v| v["id"] == id)
-            .cloned()
+        self.find("block-storage", "/volumes/detail", "volumes", id)
+            .await
     }
 
     /// The IDs of the volumes Cinder holds for the project.
