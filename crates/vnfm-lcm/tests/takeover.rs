@@ -10,7 +10,8 @@
 //! runner's work over after 30 s of lease plus up to 30 s until its next sweep.
 
 use crate::crash::{
-    all_op_occs, catalog, check_journal, kill, running, spawn_worker_with, started_log,
+    all_op_occs, catalog, check_journal, instances_named, kill, running, spawn_worker_with,
+    started_log,
 };
 
 use std::collections::{HashMap, HashSet};
@@ -23,7 +24,7 @@ use serde_json::json;
 use vnfm_driver_api::memory::{MemoryInfraDriver, RecordingMgmtDriver};
 use vnfm_lcm::testing::NoSubscribers;
 use vnfm_lcm::{InlineVimDirectory, Lcm, LcmConfig};
-use vnfm_store::{InstanceQuery, NameFilter, Store, Timestamp};
+use vnfm_store::{Store, Timestamp};
 use vnfm_types::{VnfInstanceId, VnfLcmOpOcc, VnfLcmOpOccId};
 
 /// How long the tests allow for a takeover after a kill or a stop. The design gives about
@@ -100,18 +101,7 @@ impl Replicas {
 
     /// A's instances.
     async fn instances(&self) -> HashSet<VnfInstanceId> {
-        self.b
-            .list_instances(&InstanceQuery {
-                name: Some(NameFilter::Exact(self.tag.clone())),
-                limit: Some(1000),
-                ..Default::default()
-            })
-            .await
-            .unwrap()
-            .items
-            .into_iter()
-            .map(|i| i.id)
-            .collect()
+        instances_named(&self.b, &self.tag).await
     }
 
     /// The occurrences of A's instances running now.
