@@ -45,11 +45,9 @@ impl<'a> Chain<'a> {
         self.sql
             .push_str(if self.sql.is_empty() { "WITH " } else { ", " });
         // Writing to a String cannot fail.
-        let _ = write!(
-            self.sql,
-            "{name} AS{how} ({})",
-            renumbered(sql, self.args.len())
-        );
+        let _ = write!(self.sql, "{name} AS{how} (");
+        renumber_into(&mut self.sql, sql, self.args.len());
+        self.sql.push(')');
         self.args.extend_from_slice(args);
     }
 
@@ -62,40 +60,50 @@ impl<'a> Chain<'a> {
     }
 }
 
-/// `sql` with each placeholder `$n` made `$(n + offset)`; quoted text and identifiers are
-/// copied as they are (a `$` in them is not a placeholder).
-fn renumbered(sql: &str, offset: usize) -> String {
-    let mut out = String::with_capacity(sql.len() + 8);
-    let mut quote: Option<char> = None;
-    let mut chars = sql.char_indices().peekable();
-    while let Some((i, c)) = chars.next() {
-        match (quote, c) {
-            (Some(q), c) if c == q => quote = None,
+/// Appends to `out` the text `sql` with each placeholder `$n` made `$(n + offset)`; quoted
+/// text and identifiers are copied as they are (a `$` in them is not a placeholder). The text
+/// between placeholders is copied a run at a time (a chain is composed for every write).
+fn renumber_into(out: &mut String, sql: &str, offset: usize) {
+    let bytes = sql.as_bytes();
+    let mut quote: Option<u8> = None;
+    // The start of the text not yet copied.
+    let mut copied = 0;
+    let mut i = 0;
+    while i < bytes.len() {
+        let b = bytes[i];
+        match (quote, b) {
+            (Some(q), b) if b == q => quote = None,
             (Some(_), _) => {}
-            (None, '\'' | '"') => quote = Some(c),
-            (None, '$') => {
-                let digits: String =
-                    std::iter::from_fn(|| chars.next_if(|(_, d)| d.is_ascii_digit()))
-                        .map(|(_, d)| d)
-                        .collect();
-                if let Ok(n) = digits.parse::<usize>() {
+            (None, b'\'' | b'"') => quote = Some(b),
+            (None, b'$') => {
+                let digits = bytes[i + 1..]
+                    .iter()
+                    .take_while(|d| d.is_ascii_digit())
+                    .count();
+                if let Ok(n) = sql[i + 1..i + 1 + digits].parse::<usize>() {
+                    out.push_str(&sql[copied..i]);
                     let _ = write!(out, "${}", n + offset);
-                } else {
-                    out.push_str(&sql[i..i + 1]);
-                    out.push_str(&digits);
+                    copied = i + 1 + digits;
                 }
+                i += 1 + digits;
                 continue;
             }
             _ => {}
         }
-        out.push(c);
+        i += 1;
     }
-    out
+    out.push_str(&sql[copied..]);
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn renumbered(sql: &str, offset: usize) -> String {
+        let mut out = String::new();
+        renumber_into(&mut out, sql, offset);
+        out
+    }
 
     #[test]
     fn placeholders_are_renumbered_outside_quotes() {
