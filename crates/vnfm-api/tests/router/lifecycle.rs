@@ -190,19 +190,8 @@ async fn instance_lifecycle_with_headers_and_schemas() {
         .await;
     assert_eq!(occ["operationState"], "COMPLETED");
     assert_valid(&own_schema::<vnfm_types::VnfLcmOpOcc>(), &occ);
-    assert_eq!(
-        h.call(
-            Method::DELETE,
-            &format!("/vnflcm/v2/vnf_instances/{id}"),
-            None
-        )
-        .await
-        .status,
-        StatusCode::NO_CONTENT
-    );
-    h.call(Method::GET, &format!("/vnflcm/v2/vnf_instances/{id}"), None)
-        .await
-        .problem(404);
+    h.delete_and_gone(&format!("/vnflcm/v2/vnf_instances/{id}"))
+        .await;
 }
 
 #[tokio::test]
@@ -663,19 +652,8 @@ async fn subscriptions_and_duplicates() {
         )
         .await;
     assert_eq!(r.problem(400)["pointer"], "/callbackUri");
-    assert_eq!(
-        h.call(
-            Method::DELETE,
-            &format!("/vnflcm/v2/subscriptions/{id}"),
-            None
-        )
-        .await
-        .status,
-        StatusCode::NO_CONTENT
-    );
-    h.call(Method::GET, &format!("/vnflcm/v2/subscriptions/{id}"), None)
-        .await
-        .problem(404);
+    h.delete_and_gone(&format!("/vnflcm/v2/subscriptions/{id}"))
+        .await;
 }
 
 /// SOL003 v2.6.1 (clause 4.4.1.12) names the VNFD reference of `ExtManagedVirtualLinkData`

@@ -193,23 +193,8 @@ async fn package_subscriptions_create_read_delete_and_refuse_what_they_must() {
         assert_eq!(r.status, StatusCode::METHOD_NOT_ALLOWED, "{method} {path}");
     }
 
-    assert_eq!(
-        h.call(
-            Method::DELETE,
-            &format!("/vnfpkgm/v1/subscriptions/{id}"),
-            None
-        )
-        .await
-        .status,
-        StatusCode::NO_CONTENT
-    );
-    h.call(
-        Method::GET,
-        &format!("/vnfpkgm/v1/subscriptions/{id}"),
-        None,
-    )
-    .await
-    .problem(404);
+    h.delete_and_gone(&format!("/vnfpkgm/v1/subscriptions/{id}"))
+        .await;
     h.call(
         Method::DELETE,
         &format!("/vnfpkgm/v1/subscriptions/{id}"),

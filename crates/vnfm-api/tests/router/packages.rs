@@ -199,19 +199,8 @@ async fn package_management_lifecycle() {
         .status,
         StatusCode::NO_CONTENT
     );
-    assert_eq!(
-        h.call(
-            Method::DELETE,
-            &format!("/vnfpkgm/v2/vnf_packages/{id}"),
-            None
-        )
-        .await
-        .status,
-        StatusCode::NO_CONTENT
-    );
-    h.call(Method::GET, &format!("/vnfpkgm/v2/vnf_packages/{id}"), None)
-        .await
-        .problem(404);
+    h.delete_and_gone(&format!("/vnfpkgm/v2/vnf_packages/{id}"))
+        .await;
     // Unknown vnfdId: 422.
     let r = h
         .call(

@@ -181,6 +181,13 @@ impl Harness {
         }
     }
 
+    /// Deletes the resource at `uri` (204) and checks that it is gone (a `GET` answers 404).
+    pub async fn delete_and_gone(&self, uri: &str) {
+        let deleted = self.call(Method::DELETE, uri, None).await;
+        assert_eq!(deleted.status, StatusCode::NO_CONTENT, "DELETE {uri}");
+        self.call(Method::GET, uri, None).await.problem(404);
+    }
+
     /// An authenticated request; `Version: 2.0.0` on v2 paths.
     pub async fn call(&self, method: Method, uri: &str, body: Option<Value>) -> Reply {
         let auth = format!("Bearer {}", self.token);
