@@ -39,6 +39,9 @@ cargo fmt --all -- --check
 echo "== layer rules (docs/architecture.md)"
 scripts/check-layers.py
 
+echo "== the Tacker suites' part splitting"
+python3 scripts/tacker_functional_test.py
+
 echo "== test services"
 # Every service is started, and its variables exported, before `cargo test`: the tests that
 # need one are built ignored when its variables are not set at build time (vnfm-test-env,
