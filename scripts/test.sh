@@ -189,11 +189,12 @@ echo "disk free: $(df -h --output=avail . | tail -1 | tr -d ' '), target/: $(du 
 echo "== OpenStack Tacker's VM functional tests, a part (beside the conformance suites)"
 # On this run's test cloud once the cargo tests are done with it (the suite's classes make
 # cloud-wide resources under fixed names, and Heat operations beside the cargo tests overload
-# 2 cores): the classes of both user data styles that fit in about 15 minutes, a package's
-# life (basic_min), package changes and their failures, error handling (rollback and
-# fail) and StandardUserData's package changes. The other VM tests run with
+# 2 cores): the classes of both user data styles that fit in about 20 minutes, a package's
+# life (basic_min), package changes and their failures, error handling (retry, rollback and
+# fail), the modification of an instance's information with the heals and scales after it
+# (update) and StandardUserData's package changes. The other VM tests run with
 # `scripts/tacker-functional.sh --suite vm --vm-clouds 3`.
-TACKER_VM_PART='df_userdata\.(basic_min|change_vnfpkg)\.|df_userdata\.err_handling\..*\.test_(fail_instantiate|rollback_instantiate|rollback_update|rollback_chgextconn)$|st_userdata\.change_vnfpkg\.'
+TACKER_VM_PART='df_userdata\.(basic_min|change_vnfpkg|err_handling|update)\.|st_userdata\.change_vnfpkg\.'
 VNFM_BIN="$PWD/target/debug/vnfm" timeout 2400 scripts/tacker-functional.sh --suite vm \
     --filter "$TACKER_VM_PART" --work "$TACKER_FT_WORK/vm" >"$TACKER_FT_WORK/vm.log" 2>&1 &
 TACKER_VM_PID=$!
