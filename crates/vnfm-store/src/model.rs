@@ -455,60 +455,32 @@ pub trait SubscriptionResource:
     }
 }
 
-impl SubscriptionResource for LccnSubscription {
-    const KIND: &'static str = "lcm";
-    const WHAT: &'static str = "subscription";
-    fn id(&self) -> &SubscriptionId {
-        &self.id
-    }
-    fn callback_uri(&self) -> &str {
-        &self.callback_uri
-    }
-    fn canonical_filter(&self) -> String {
-        canonical_filter(self.filter.as_ref())
-    }
+/// `SubscriptionResource` for subscription types whose `id`, `callbackUri` and `filter`
+/// members are named alike: the type, its kind, what it is called in messages, and the
+/// function that makes its filter canonical.
+macro_rules! subscription_resources {
+    ($($ty:ty, $kind:literal, $what:literal, $canonical:ident;)+) => {$(
+        impl SubscriptionResource for $ty {
+            const KIND: &'static str = $kind;
+            const WHAT: &'static str = $what;
+            fn id(&self) -> &SubscriptionId {
+                &self.id
+            }
+            fn callback_uri(&self) -> &str {
+                &self.callback_uri
+            }
+            fn canonical_filter(&self) -> String {
+                $canonical(self.filter.as_ref())
+            }
+        }
+    )+};
 }
 
-impl SubscriptionResource for PkgmSubscription {
-    const KIND: &'static str = "pkgm";
-    const WHAT: &'static str = "VNF package management subscription";
-    fn id(&self) -> &SubscriptionId {
-        &self.id
-    }
-    fn callback_uri(&self) -> &str {
-        &self.callback_uri
-    }
-    fn canonical_filter(&self) -> String {
-        canonical_pkgm_filter(self.filter.as_ref())
-    }
-}
-
-impl SubscriptionResource for FmSubscription {
-    const KIND: &'static str = "fm";
-    const WHAT: &'static str = "FM subscription";
-    fn id(&self) -> &SubscriptionId {
-        &self.id
-    }
-    fn callback_uri(&self) -> &str {
-        &self.callback_uri
-    }
-    fn canonical_filter(&self) -> String {
-        canonical_fm_filter(self.filter.as_ref())
-    }
-}
-
-impl SubscriptionResource for PmSubscription {
-    const KIND: &'static str = "pm";
-    const WHAT: &'static str = "PM subscription";
-    fn id(&self) -> &SubscriptionId {
-        &self.id
-    }
-    fn callback_uri(&self) -> &str {
-        &self.callback_uri
-    }
-    fn canonical_filter(&self) -> String {
-        canonical_of(self.filter.as_ref())
-    }
+subscription_resources! {
+    LccnSubscription, "lcm", "subscription", canonical_filter;
+    PkgmSubscription, "pkgm", "VNF package management subscription", canonical_pkgm_filter;
+    FmSubscription, "fm", "FM subscription", canonical_fm_filter;
+    PmSubscription, "pm", "PM subscription", canonical_of;
 }
 
 /// A stored VNF performance management subscription (same table and id space as the others).
