@@ -196,39 +196,11 @@ mod tests {
     use super::*;
     use crate::VduKind;
 
+    /// A flavour with a VM and a container VDU, each with its storage or containers, CPs on
+    /// both, scaling aspects over either and both, a placement rule and artifacts (shared
+    /// with `vnfm-lcm`'s mixed-VNF tests).
     fn flavour() -> Flavour {
-        serde_json::from_value(json!({
-            "id": "f", "file": "df.yaml",
-            "vdus": [
-                {"id": "VM", "name": "VM", "kind": "compute", "nodeType": "tosca.nodes.nfv.Vdu.Compute",
-                 "minInstances": 1, "maxInstances": 2, "virtualStorages": ["VS"]},
-                {"id": "POD", "name": "POD", "kind": "osContainerDeployableUnit",
-                 "nodeType": "tosca.nodes.nfv.Vdu.OsContainerDeployableUnit",
-                 "minInstances": 1, "maxInstances": 2, "containers": ["C"]}
-            ],
-            "containers": [{"id": "C", "name": "c"}],
-            "virtualStorages": [{"id": "VS", "kind": "block"}, {"id": "LOOSE", "kind": "block"}],
-            "vduCps": [
-                {"id": "VM_CP", "vdu": "VM", "virtualLink": "VL1"},
-                {"id": "POD_CP", "vdu": "POD", "virtualLink": "VL2"}
-            ],
-            "extCps": [{"id": "EXT_VL1", "internalVirtualLink": "VL1"}, {"id": "POD_CP", "vdu": "POD"}],
-            "virtualLinks": [{"id": "VL1"}, {"id": "VL2"}, {"id": "UNUSED"}],
-            "scalingAspects": [
-                {"id": "both", "maxScaleLevel": 1, "vduDeltas": {"VM": {"d": 1}, "POD": {"d": 1}}},
-                {"id": "pods", "maxScaleLevel": 1, "vduDeltas": {"POD": {"d": 1}}},
-                {"id": "none", "maxScaleLevel": 1}
-            ],
-            "instantiationLevels": [{"id": "l", "scaleLevels": {"both": 0, "pods": 1, "none": 0},
-                                     "vduInstances": {"VM": 1, "POD": 2}}],
-            "placementRules": [{"id": "spread", "kind": "antiAffinity", "scope": "nfvi_node", "vdus": ["VM"]}],
-            "artifacts": [
-                {"name": "img", "owner": "VM", "artifactType": "tosca.artifacts.nfv.SwImage", "file": "vm.qcow2"},
-                {"name": "manifest", "owner": "POD", "artifactType": "tosca.artifacts.File", "file": "pod.yaml"},
-                {"name": "mgmt", "owner": "VNF", "artifactType": "tosca.artifacts.Implementation", "file": "m.so"}
-            ]
-        }))
-        .unwrap()
+        serde_json::from_str(include_str!("../testdata/mixed-flavour.json")).unwrap()
     }
 
     fn ids<T>(v: &[T], f: impl Fn(&T) -> &str) -> Vec<String> {
