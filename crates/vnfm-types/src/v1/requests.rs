@@ -158,18 +158,45 @@ impl TryFrom<crate::requests::ExtVirtualLinkData> for ExtVirtualLinkData {
     }
 }
 
-fn links_to_v2(
-    v: Option<Vec<ExtVirtualLinkData>>,
-) -> Result<Option<Vec<crate::requests::ExtVirtualLinkData>>, Error> {
-    v.map(|l| l.into_iter().map(TryInto::try_into).collect())
-        .transpose()
+/// Each of `v` converted.
+fn each<T: TryInto<U, Error = Error>, U>(v: Vec<T>) -> Result<Vec<U>, Error> {
+    v.into_iter().map(TryInto::try_into).collect()
 }
 
-fn links_to_v1(
-    v: Option<Vec<crate::requests::ExtVirtualLinkData>>,
-) -> Result<Option<Vec<ExtVirtualLinkData>>, Error> {
-    v.map(|l| l.into_iter().map(TryInto::try_into).collect())
-        .transpose()
+/// Each of `v`, if given, converted.
+fn each_given<T: TryInto<U, Error = Error>, U>(v: Option<Vec<T>>) -> Result<Option<Vec<U>>, Error> {
+    v.map(each).transpose()
+}
+
+/// The conversions both ways between a v2.6.1 request and its v3.3.1 form, whose members are
+/// the same (`$same`) but for the external virtual links (converted one by one with `$links`,
+/// [`each`] or [`each_given`]) and the VIM connections (an array in v2.6.1, a map in v3.3.1).
+macro_rules! request_conversions {
+    ($name:ident, $links:ident, [$($same:ident),* $(,)?]) => {
+        impl TryFrom<$name> for crate::requests::$name {
+            type Error = Error;
+
+            fn try_from(v: $name) -> Result<Self, Error> {
+                Ok(Self {
+                    ext_virtual_links: $links(v.ext_virtual_links)?,
+                    vim_connection_info: opt_changes_to_v2(v.vim_connection_info, "")?,
+                    $($same: v.$same,)*
+                })
+            }
+        }
+
+        impl TryFrom<crate::requests::$name> for $name {
+            type Error = Error;
+
+            fn try_from(v: crate::requests::$name) -> Result<Self, Error> {
+                Ok(Self {
+                    ext_virtual_links: $links(v.ext_virtual_links)?,
+                    vim_connection_info: v.vim_connection_info.map(changes_to_v1),
+                    $($same: v.$same,)*
+                })
+            }
+        }
+    };
 }
 
 /// `InstantiateVnfRequest` of v2.6.1.
@@ -204,41 +231,19 @@ pub struct InstantiateVnfRequest {
     pub vnf_configurable_properties: Option<KeyValuePairs>,
 }
 
-impl TryFrom<InstantiateVnfRequest> for crate::requests::InstantiateVnfRequest {
-    type Error = Error;
-
-    fn try_from(v: InstantiateVnfRequest) -> Result<Self, Error> {
-        Ok(Self {
-            flavour_id: v.flavour_id,
-            instantiation_level_id: v.instantiation_level_id,
-            ext_virtual_links: links_to_v2(v.ext_virtual_links)?,
-            ext_managed_virtual_links: v.ext_managed_virtual_links,
-            vim_connection_info: opt_changes_to_v2(v.vim_connection_info, "")?,
-            localization_language: v.localization_language,
-            additional_params: v.additional_params,
-            extensions: v.extensions,
-            vnf_configurable_properties: v.vnf_configurable_properties,
-        })
-    }
-}
-
-impl TryFrom<crate::requests::InstantiateVnfRequest> for InstantiateVnfRequest {
-    type Error = Error;
-
-    fn try_from(v: crate::requests::InstantiateVnfRequest) -> Result<Self, Error> {
-        Ok(Self {
-            flavour_id: v.flavour_id,
-            instantiation_level_id: v.instantiation_level_id,
-            ext_virtual_links: links_to_v1(v.ext_virtual_links)?,
-            ext_managed_virtual_links: v.ext_managed_virtual_links,
-            vim_connection_info: v.vim_connection_info.map(changes_to_v1),
-            localization_language: v.localization_language,
-            additional_params: v.additional_params,
-            extensions: v.extensions,
-            vnf_configurable_properties: v.vnf_configurable_properties,
-        })
-    }
-}
+request_conversions!(
+    InstantiateVnfRequest,
+    each_given,
+    [
+        flavour_id,
+        instantiation_level_id,
+        ext_managed_virtual_links,
+        localization_language,
+        additional_params,
+        extensions,
+        vnf_configurable_properties,
+    ]
+);
 
 /// `ChangeVnfFlavourRequest` of v2.6.1.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -269,39 +274,18 @@ pub struct ChangeVnfFlavourRequest {
     pub vnf_configurable_properties: Option<KeyValuePairs>,
 }
 
-impl TryFrom<ChangeVnfFlavourRequest> for crate::requests::ChangeVnfFlavourRequest {
-    type Error = Error;
-
-    fn try_from(v: ChangeVnfFlavourRequest) -> Result<Self, Error> {
-        Ok(Self {
-            new_flavour_id: v.new_flavour_id,
-            instantiation_level_id: v.instantiation_level_id,
-            ext_virtual_links: links_to_v2(v.ext_virtual_links)?,
-            ext_managed_virtual_links: v.ext_managed_virtual_links,
-            vim_connection_info: opt_changes_to_v2(v.vim_connection_info, "")?,
-            additional_params: v.additional_params,
-            extensions: v.extensions,
-            vnf_configurable_properties: v.vnf_configurable_properties,
-        })
-    }
-}
-
-impl TryFrom<crate::requests::ChangeVnfFlavourRequest> for ChangeVnfFlavourRequest {
-    type Error = Error;
-
-    fn try_from(v: crate::requests::ChangeVnfFlavourRequest) -> Result<Self, Error> {
-        Ok(Self {
-            new_flavour_id: v.new_flavour_id,
-            instantiation_level_id: v.instantiation_level_id,
-            ext_virtual_links: links_to_v1(v.ext_virtual_links)?,
-            ext_managed_virtual_links: v.ext_managed_virtual_links,
-            vim_connection_info: v.vim_connection_info.map(changes_to_v1),
-            additional_params: v.additional_params,
-            extensions: v.extensions,
-            vnf_configurable_properties: v.vnf_configurable_properties,
-        })
-    }
-}
+request_conversions!(
+    ChangeVnfFlavourRequest,
+    each_given,
+    [
+        new_flavour_id,
+        instantiation_level_id,
+        ext_managed_virtual_links,
+        additional_params,
+        extensions,
+        vnf_configurable_properties,
+    ]
+);
 
 /// `ChangeExtVnfConnectivityRequest` of v2.6.1.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -317,37 +301,7 @@ pub struct ChangeExtVnfConnectivityRequest {
     pub additional_params: Option<KeyValuePairs>,
 }
 
-impl TryFrom<ChangeExtVnfConnectivityRequest> for crate::requests::ChangeExtVnfConnectivityRequest {
-    type Error = Error;
-
-    fn try_from(v: ChangeExtVnfConnectivityRequest) -> Result<Self, Error> {
-        Ok(Self {
-            ext_virtual_links: v
-                .ext_virtual_links
-                .into_iter()
-                .map(TryInto::try_into)
-                .collect::<Result<_, _>>()?,
-            vim_connection_info: opt_changes_to_v2(v.vim_connection_info, "")?,
-            additional_params: v.additional_params,
-        })
-    }
-}
-
-impl TryFrom<crate::requests::ChangeExtVnfConnectivityRequest> for ChangeExtVnfConnectivityRequest {
-    type Error = Error;
-
-    fn try_from(v: crate::requests::ChangeExtVnfConnectivityRequest) -> Result<Self, Error> {
-        Ok(Self {
-            ext_virtual_links: v
-                .ext_virtual_links
-                .into_iter()
-                .map(TryInto::try_into)
-                .collect::<Result<_, _>>()?,
-            vim_connection_info: v.vim_connection_info.map(changes_to_v1),
-            additional_params: v.additional_params,
-        })
-    }
-}
+request_conversions!(ChangeExtVnfConnectivityRequest, each, [additional_params]);
 
 /// `VnfInfoModificationRequest` of v2.6.1.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
