@@ -265,6 +265,12 @@ pub struct ServeArgs {
     /// `resource_registry` names by relative path are read from the file's directory.
     #[arg(long, value_name = "FILE")]
     heat_environment: Option<PathBuf>,
+    /// Longest pause, in seconds, between two status checks of a Heat stack or a Nova server
+    /// that an operation waits for (the checks start 1 s apart and grow by half each time up
+    /// to this bound): the most an operation lingers after its stack is done, against one
+    /// status request per running stack per period.
+    #[arg(long, default_value_t = 2, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..=60))]
+    openstack_poll_max: u64,
     /// The Helm SDK C library (`libhelm_c.so`) that renders Helm charts; without it `helm`
     /// from PATH does, when there is one.
     #[arg(long, env = "VNFM_HELM_C_LIB", value_name = "FILE")]
@@ -358,14 +364,21 @@ where
 
 impl<S: tracing::Subscriber, L: tracing_subscriber::Layer<S>> WithLevel<S> for L {}
 
-/// The OpenStack (Keystone + Heat) and Kubernetes (manifests, Helm, ASD) drivers.
-fn infra_drivers(args: &ServeArgs) -> Result<Vec<Arc<dyn vnfm::lcm::InfraDriver>>, ServeError> {
+/// The OpenStack driver's settings the command line changes.
+fn openstack_config(args: &ServeArgs) -> Result<vnfm_infra_openstack::DriverConfig, ServeError> {
     let mut openstack = vnfm_infra_openstack::DriverConfig::default();
+    openstack.poll.max = Duration::from_secs(args.openstack_poll_max);
     if let Some(path) = &args.heat_environment {
         openstack = openstack
             .with_environment_file(path)
             .map_err(ServeError::HeatEnvironment)?;
     }
+    Ok(openstack)
+}
+
+/// The OpenStack (Keystone + Heat) and Kubernetes (manifests, Helm, ASD) drivers.
+fn infra_drivers(args: &ServeArgs) -> Result<Vec<Arc<dyn vnfm::lcm::InfraDriver>>, ServeError> {
+    let openstack = openstack_config(args)?;
     let mut kubernetes = vnfm_infra_kubernetes::KubernetesDriver::new();
     if let Some(path) = &args.helm_library {
         let helm = vnfm_infra_kubernetes::HelmLibrary::load(path).map_err(|source| {

@@ -50,6 +50,22 @@ fn the_infrastructure_watch_runs_every_30_s_unless_told_otherwise_and_0_turns_it
 }
 
 #[test]
+fn stacks_are_polled_at_most_2_s_apart_unless_told_otherwise() {
+    let poll = |line: &[&str]| openstack_config(&serve_args(line).unwrap()).unwrap().poll;
+    let default = poll(&[]);
+    assert_eq!(default.initial, Duration::from_secs(1));
+    assert_eq!(default.max, Duration::from_secs(2));
+    assert_eq!(
+        poll(&["--openstack-poll-max", "5"]).max,
+        Duration::from_secs(5)
+    );
+    for bad in ["0", "61", "1.5"] {
+        let e = serve_args(&[&format!("--openstack-poll-max={bad}")]).unwrap_err();
+        assert!(e.to_string().contains("--openstack-poll-max"), "{bad}: {e}");
+    }
+}
+
+#[test]
 fn leases_last_6_s_renewed_every_2_s_unless_told_otherwise() {
     let leases = |line: &[&str]| leases(&serve_args(line).unwrap());
     assert_eq!(
