@@ -191,10 +191,10 @@ echo "== OpenStack Tacker's VM functional tests, a part (beside the conformance 
 # cloud-wide resources under fixed names, and Heat operations beside the cargo tests overload
 # 2 cores): the classes of both user data styles that fit in about 20 minutes, a package's
 # life (basic_min), package changes and their failures, error handling (retry, rollback and
-# fail), the modification of an instance's information with the heals and scales after it
-# (update) and StandardUserData's package changes. The other VM tests run with
+# fail) in both styles, the modification of an instance's information with the heals and
+# scales after it (update) and StandardUserData's package changes. The other VM tests run with
 # `scripts/tacker-functional.sh --suite vm --vm-clouds 3`.
-TACKER_VM_PART='df_userdata\.(basic_min|change_vnfpkg|err_handling|update)\.|st_userdata\.change_vnfpkg\.'
+TACKER_VM_PART='df_userdata\.(basic_min|change_vnfpkg|err_handling|update)\.|st_userdata\.(change_vnfpkg|err_handling)\.'
 VNFM_BIN="$PWD/target/debug/vnfm" timeout 2400 scripts/tacker-functional.sh --suite vm \
     --filter "$TACKER_VM_PART" --work "$TACKER_FT_WORK/vm" >"$TACKER_FT_WORK/vm.log" 2>&1 &
 TACKER_VM_PID=$!
