@@ -7,11 +7,17 @@
 //! - **First request:** a connection must send its first request head within
 //!   [`ServerLimits::first_request_timeout`], or it is closed (without an answer: there is no
 //!   request to answer).
-//! - **When every slot is taken** ([`ServerLimits::max_connections`]), a new connection takes
-//!   the slot of the oldest connection that has not sent a request yet, else of the idlest
+//! - **When every slot is taken** ([`ServerLimits::max_connections`]), a new connection from
+//!   an address that holds more than an equal share of the slots among the addresses holding
+//!   connections is closed at once ([`Admission::over_share`]; never when one address holds
+//!   them all, e.g. a reverse proxy): addresses that keep reconnecting cannot make the server
+//!   close connections for them, and closing theirs costs an accept and a close. Any other
+//!   new connection takes the slot of the oldest connection that has not sent a request yet, else of the idlest
 //!   kept-alive connection (the one whose last answer went out longest ago, whatever it asked
-//!   before), which is closed; a connection in the middle of a request or an answer is never
-//!   closed for room. When every connection is busy, the new connection waits until one
+//!   before), else of the connection whose request body has been awaited longest, once it has
+//!   been awaited for [`STALLED_BODY`] (a body sent a byte now and then, as a slow-body attack
+//!   sends it), which is closed; any other connection in the middle of a request or an answer
+//!   is never closed for room. When every connection is busy, the new connection waits until one
 //!   closes (and further ones wait in the kernel's accept queue); a request cannot be busy
 //!   for longer than its deadline while it arrives ([`ServerLimits::request_timeout`]).
 //! - **Crowded** ([`Admission::crowded`]): from half the slots taken on, the answer to a
@@ -27,6 +33,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::net::IpAddr;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
 
 use tokio::sync::Notify;
 
@@ -44,6 +51,10 @@ pub(crate) fn address_key(ip: IpAddr) -> IpAddr {
     }
 }
 
+/// How long a request's body must have been awaited, no byte arriving, before its connection
+/// may be closed to make room.
+pub(crate) const STALLED_BODY: Duration = Duration::from_secs(1);
+
 /// The connections that may be closed to make room, each with the signal that closes it,
 /// in the order they became closable (oldest first).
 #[derive(Default)]
@@ -52,6 +63,9 @@ struct Closable {
     fresh: BTreeMap<u64, Arc<Notify>>,
     /// Kept-alive connections between two requests.
     idle: BTreeMap<u64, Arc<Notify>>,
+    /// Connections whose request body is awaited, with when the wait began: closable once
+    /// it has lasted [`STALLED_BODY`].
+    stalled: BTreeMap<u64, (Instant, Arc<Notify>)>,
 }
 
 /// The connections of one listener: how many each address holds, and which may be closed to
@@ -105,6 +119,20 @@ impl Admission {
         })
     }
 
+    /// Whether the address of `counted` (a new connection, counted already) holds more than
+    /// an equal share of the slots among the addresses holding connections, when more than
+    /// one does: then, with every slot taken, the new connection is closed rather than make
+    /// room. The check is two lookups: it runs for every connection of a flood.
+    pub(crate) fn over_share(&self, counted: &PeerGuard) -> bool {
+        if self.max == 0 {
+            return false;
+        }
+        let peers = lock(&self.peers);
+        let addresses = peers.len();
+        let held = peers.get(&counted.ip).copied().unwrap_or(0);
+        addresses > 1 && held.saturating_mul(addresses) > self.max
+    }
+
     /// Whether half the connection slots or more are taken: then an answer to a request
     /// without credentials closes its connection.
     pub(crate) fn crowded(&self) -> bool {
@@ -124,6 +152,7 @@ impl Admission {
                 place: Some(Place::Fresh(key)),
                 requests: 0,
                 busy: 0,
+                stalled: None,
             }),
         })
     }
@@ -135,15 +164,24 @@ impl Admission {
     }
 
     /// Closes the oldest connection that has not sent a request, else the idlest kept-alive
-    /// one; false when every connection is busy.
+    /// one, else the one whose request body has been awaited longest if that has lasted
+    /// [`STALLED_BODY`]; false when none may be closed now.
     pub(crate) fn evict_one(&self) -> bool {
         let mut closable = lock(&self.closable);
         let chosen = match closable.fresh.pop_first() {
-            Some(fresh) => Some(fresh),
-            None => closable.idle.pop_first(),
+            Some((_, fresh)) => Some(fresh),
+            None => match closable.idle.pop_first() {
+                Some((_, idle)) => Some(idle),
+                None => match closable.stalled.first_key_value() {
+                    Some((&key, (since, _))) if since.elapsed() >= STALLED_BODY => {
+                        closable.stalled.remove(&key).map(|(_, stalled)| stalled)
+                    }
+                    _ => None,
+                },
+            },
         };
         match chosen {
-            Some((_, evicted)) => {
+            Some(evicted) => {
                 evicted.notify_one();
                 true
             }
@@ -184,6 +222,8 @@ struct TrackState {
     requests: u64,
     /// Requests begun and not yet answered in full.
     busy: usize,
+    /// Its key among the stalled connections while its request's body is awaited.
+    stalled: Option<u64>,
 }
 
 /// A connection followed by its [`Admission`] (see [`Admission::track`]): closable for room
@@ -222,6 +262,31 @@ impl Tracked {
         Busy(self.clone())
     }
 
+    /// The request's body is awaited (no byte is there to read): the connection becomes
+    /// closable for room once the wait has lasted [`STALLED_BODY`].
+    pub(crate) fn body_awaited(&self) {
+        let mut state = lock(&self.state);
+        if state.stalled.is_none() {
+            let key = self.admission.next.fetch_add(1, Ordering::Relaxed);
+            lock(&self.admission.closable)
+                .stalled
+                .insert(key, (Instant::now(), self.evicted.clone()));
+            state.stalled = Some(key);
+        }
+    }
+
+    /// Some of the request's body arrived, or it ended: the wait is over.
+    pub(crate) fn body_arrived(&self) {
+        let mut state = lock(&self.state);
+        self.unstall(&mut state);
+    }
+
+    fn unstall(&self, state: &mut TrackState) {
+        if let Some(key) = state.stalled.take() {
+            lock(&self.admission.closable).stalled.remove(&key);
+        }
+    }
+
     fn leave(&self, place: Place) {
         let mut closable = lock(&self.admission.closable);
         match place {
@@ -233,6 +298,9 @@ impl Tracked {
     fn end(&self) {
         let mut state = lock(&self.state);
         state.busy = state.busy.saturating_sub(1);
+        if state.busy == 0 {
+            self.unstall(&mut state);
+        }
         if state.busy == 0 && state.place.is_none() {
             let key = self.admission.next.fetch_add(1, Ordering::Relaxed);
             lock(&self.admission.closable)
@@ -246,7 +314,9 @@ impl Tracked {
 
 impl Drop for Tracked {
     fn drop(&mut self) {
-        if let Some(place) = lock(&self.state).place.take() {
+        let mut state = lock(&self.state);
+        self.unstall(&mut state);
+        if let Some(place) = state.place.take() {
             self.leave(place);
         }
     }
@@ -355,6 +425,69 @@ mod tests {
         assert_eq!(is_closable(&a), (0, 1));
         drop(first);
         assert_eq!(is_closable(&a), (0, 0));
+    }
+
+    /// Issue 67: with every slot taken, a new connection from an address holding more than
+    /// an equal share is closed rather than make room; one from an address below its share is
+    /// not, nor one from the only address holding connections.
+    #[test]
+    fn an_address_over_its_share_of_a_full_server_gets_no_room() {
+        let a = Admission::new(0, 8);
+        let (flood, other): (IpAddr, IpAddr) =
+            ("127.0.1.1".parse().unwrap(), "127.0.0.1".parse().unwrap());
+        let held: Vec<_> = (0..8).map(|_| a.admit(flood).unwrap()).collect();
+        // Alone, the address may make room for itself (a reverse proxy's connections).
+        let ninth = a.admit(flood).unwrap();
+        assert!(!a.over_share(&ninth));
+        drop(ninth);
+        // Beside another address, its share is 4 of the 8 slots: it holds more.
+        let newcomer = a.admit(other).unwrap();
+        assert!(
+            !a.over_share(&newcomer),
+            "one connection of 8 slots, 2 addresses"
+        );
+        let ninth = a.admit(flood).unwrap();
+        assert!(a.over_share(&ninth));
+        drop(ninth);
+        // Holding its share with the new connection, it may make room again.
+        let kept: Vec<_> = held.into_iter().take(3).collect();
+        let fourth = a.admit(flood).unwrap();
+        assert!(!a.over_share(&fourth), "4 of 8 slots, 2 addresses");
+        let fifth = a.admit(flood).unwrap();
+        assert!(a.over_share(&fifth), "5 of 8 slots, 2 addresses");
+        drop((kept, fourth, fifth, newcomer));
+        let unlimited = Admission::new(0, 0);
+        assert!(!unlimited.over_share(&unlimited.admit(flood).unwrap()));
+    }
+
+    /// Issue 67: a connection whose request body has been awaited for a second (a slow-body
+    /// attack) is closable for room, after fresh and idle ones; one whose body keeps
+    /// arriving is not.
+    #[test]
+    fn a_request_body_awaited_for_a_second_makes_its_connection_closable() {
+        let a = Admission::new(0, 0);
+        let (slow, steady) = (a.track(), a.track());
+        let _slow_request = slow.begin();
+        let steady_request = steady.begin();
+        slow.body_awaited();
+        steady.body_awaited();
+        assert!(!a.evict_one(), "not awaited long enough yet");
+        steady.body_arrived();
+        std::thread::sleep(STALLED_BODY + Duration::from_millis(50));
+        steady.body_awaited();
+        let idle = a.track();
+        assert!(a.evict_one());
+        assert_eq!(is_closable(&a), (0, 0), "the fresh one goes first");
+        drop(idle);
+        assert!(a.evict_one(), "then the body awaited for a second");
+        assert!(lock(&a.closable).stalled.len() == 1);
+        assert!(
+            !a.evict_one(),
+            "the body that arrived a moment ago is awaited afresh"
+        );
+        // A request that ends is no longer awaited.
+        drop(steady_request);
+        assert!(lock(&a.closable).stalled.is_empty());
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! What the server does around each request of a connection, below the router: it marks the
 //! connection busy from the request's head until its answer has gone out in full (a busy
-//! connection is never closed to make room, an idle kept-alive one may be:
-//! `crate::admission`), gives the request a deadline to arrive in full, and closes the
+//! connection is never closed to make room unless its request's body has been awaited for a
+//! second; an idle kept-alive one may be: `crate::admission`), gives the request a deadline to arrive in full, and closes the
 //! connection after answering a request without credentials when the server is crowded.
 //!
 //! - **Deadline:** a request's body must have arrived in full within
@@ -126,7 +126,12 @@ impl tower::Service<Request<Incoming>> for ConnectionService {
         if let Some(certificate) = &self.certificate {
             parts.extensions.insert(certificate.clone());
         }
-        let body = Body::new(Deadline::new(body, deadline, expired.clone()));
+        let body = Body::new(Deadline::new(
+            body,
+            deadline,
+            expired.clone(),
+            self.tracked.clone(),
+        ));
         let answer = tower::ServiceExt::oneshot(self.app.clone(), Request::from_parts(parts, body));
         let tracked = self.tracked.clone();
         let peer = self.peer;
@@ -153,21 +158,30 @@ impl tower::Service<Request<Incoming>> for ConnectionService {
 }
 
 /// A request body that fails once `deadline` has passed before its end (and records it in
-/// `expired`).
+/// `expired`), and tells its connection when it is awaited (no byte there to read) and when
+/// it arrives (`crate::admission`: a body awaited long enough makes its connection closable
+/// for room).
 struct Deadline {
     body: Incoming,
     timer: Pin<Box<tokio::time::Sleep>>,
     expired: Arc<AtomicBool>,
     ended: bool,
+    tracked: Arc<Tracked>,
 }
 
 impl Deadline {
-    fn new(body: Incoming, deadline: Duration, expired: Arc<AtomicBool>) -> Deadline {
+    fn new(
+        body: Incoming,
+        deadline: Duration,
+        expired: Arc<AtomicBool>,
+        tracked: Arc<Tracked>,
+    ) -> Deadline {
         Deadline {
             body,
             timer: Box::pin(tokio::time::sleep(deadline)),
             expired,
             ended: false,
+            tracked,
         }
     }
 }
@@ -186,12 +200,17 @@ impl HttpBody for Deadline {
         match Pin::new(&mut self.body).poll_frame(cx) {
             Poll::Ready(None) => {
                 self.ended = true;
+                self.tracked.body_arrived();
                 Poll::Ready(None)
             }
-            Poll::Ready(Some(frame)) => Poll::Ready(Some(frame.map_err(Into::into))),
+            Poll::Ready(Some(frame)) => {
+                self.tracked.body_arrived();
+                Poll::Ready(Some(frame.map_err(Into::into)))
+            }
             Poll::Pending => match self.timer.as_mut().poll(cx) {
                 Poll::Ready(()) => {
                     self.ended = true;
+                    self.tracked.body_arrived();
                     self.expired.store(true, Ordering::Relaxed);
                     Poll::Ready(Some(Err(std::io::Error::new(
                         std::io::ErrorKind::TimedOut,
@@ -199,7 +218,10 @@ impl HttpBody for Deadline {
                     )
                     .into())))
                 }
-                Poll::Pending => Poll::Pending,
+                Poll::Pending => {
+                    self.tracked.body_awaited();
+                    Poll::Pending
+                }
             },
         }
     }

@@ -348,12 +348,17 @@ where
             tracing::debug!(%peer, "too many connections from one address: closed");
             continue;
         };
-        // Every slot taken: the oldest connection without a request makes room, else the
+        // Every slot taken: a connection from an address over its share is closed at once;
+        // for any other, the oldest connection without a request makes room, else the
         // idlest kept-alive one, else this one waits for a slot (and further ones in the
         // kernel's accept queue).
         // While it waits, a connection that becomes idle is closed for it.
         let slot = match slots.clone().try_acquire_owned() {
             Ok(slot) => slot,
+            Err(_) if admission.over_share(&counted) => {
+                tracing::debug!(%peer, "every connection slot taken and this address holds more than its share: closed");
+                continue;
+            }
             Err(_) => loop {
                 let evicted = admission.evict_one();
                 if evicted {
@@ -365,6 +370,8 @@ where
                         Err(_) => break 'serve,
                     },
                     () = admission.became_closable(), if !evicted => {}
+                    // A request body awaited long enough becomes closable without a signal.
+                    () = tokio::time::sleep(crate::admission::STALLED_BODY / 4), if !evicted => {}
                     () = &mut shutdown => break 'serve,
                 }
             },

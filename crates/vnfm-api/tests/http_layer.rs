@@ -344,6 +344,39 @@ async fn a_full_server_closes_the_oldest_connection_without_a_request_for_a_new_
     assert!(!closed(&mut held[7], Duration::from_millis(200)).await);
 }
 
+/// Issue 67: when every slot is taken, a new connection from an address that holds more than
+/// an equal share of them is closed at once instead of making room (a flood of reconnections
+/// cannot make the server close connections for it); one from an address below its share
+/// still makes room.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_full_server_closes_a_new_connection_from_an_address_over_its_share() {
+    let (h, addr) = serve(ServerLimits {
+        max_connections: 8,
+        max_connections_per_peer: 0,
+        first_request_timeout: Duration::from_secs(60),
+        header_read_timeout: Duration::from_secs(60),
+        ..ServerLimits::default()
+    })
+    .await;
+    let mut held = Vec::new();
+    for _ in 0..6 {
+        held.push(connect_from(HOSTILE, addr).await);
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let _others = [
+        connect_from("127.0.0.3", addr).await,
+        connect_from("127.0.0.3", addr).await,
+    ];
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    // 7 of 8 slots over two addresses: over its share of 4; closed, and nothing else.
+    let mut flood = connect_from(HOSTILE, addr).await;
+    assert!(closed(&mut flood, Duration::from_secs(5)).await);
+    assert!(!closed(&mut held[0], Duration::from_millis(200)).await);
+    // A third address is below its share: the oldest connection without a request makes room.
+    other_client_is_served(&h, addr).await;
+    assert!(closed(&mut held[0], Duration::from_secs(5)).await);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_connection_without_a_request_is_closed_after_the_first_request_timeout() {
     let (_h, addr) = serve(ServerLimits {

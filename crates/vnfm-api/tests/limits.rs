@@ -1,7 +1,7 @@
 //! What one client can make the server hold: bodies refused by their `Content-Length` (and a
 //! package upload by its `Content-Type`) before a byte of them is read, connections beyond
-//! the limit left waiting while every one is busy, kept-alive ones closed to make room, and
-//! requests cut at their deadline.
+//! the limit left waiting while every one is busy, kept-alive ones and stalled bodies closed
+//! to make room, and requests cut at their deadline.
 
 use crate::support;
 
@@ -159,8 +159,8 @@ async fn read_to_end_within(stream: &mut tokio::net::TcpStream, limit: Duration)
     }
 }
 
-/// A connection in the middle of a request (its body not sent in full) is never closed to
-/// make room: a new connection waits until it closes.
+/// A connection in the middle of a request whose body keeps arriving (a byte every 200 ms)
+/// is never closed to make room: a new connection waits until it closes.
 #[tokio::test]
 async fn connections_beyond_the_limit_wait_while_every_one_is_busy() {
     let h = Harness::new().await;
@@ -185,7 +185,11 @@ async fn connections_beyond_the_limit_wait_while_every_one_is_busy() {
     let closed = Arc::new(AtomicBool::new(false));
     let closing = closed.clone();
     tokio::spawn(async move {
-        tokio::time::sleep(Duration::from_millis(300)).await;
+        // Longer than a body may be awaited before its connection is closable for room.
+        for _ in 0..10 {
+            tokio::time::sleep(Duration::from_millis(200)).await;
+            first.write_all(b"&").await.unwrap();
+        }
         closing.store(true, Ordering::SeqCst);
         drop(first);
     });
@@ -197,6 +201,44 @@ async fn connections_beyond_the_limit_wait_while_every_one_is_busy() {
     assert_eq!(
         h.call(Method::GET, "/healthz", None).await.status,
         StatusCode::OK
+    );
+}
+
+/// Issue 67: a connection whose request body stopped arriving (a slow-body attack: a byte
+/// now and then) is closed to make room for a new client once its body has been awaited
+/// for a second, though it is in the middle of a request.
+#[tokio::test]
+async fn a_request_body_that_stopped_arriving_makes_room_for_a_new_client() {
+    let h = Harness::new().await;
+    let addr = serve_limited(
+        &h,
+        ServerLimits {
+            max_connections: 1,
+            ..ServerLimits::default()
+        },
+    )
+    .await;
+    let mut slow = tokio::net::TcpStream::connect(addr).await.unwrap();
+    slow.write_all(
+        b"POST /oauth2/token HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 100\r\n\r\ng",
+    )
+    .await
+    .unwrap();
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let mut newcomer = tokio::net::TcpStream::connect(addr).await.unwrap();
+    newcomer.write_all(HEALTH).await.unwrap();
+    // Well within the slow request's own deadline (--request-timeout, 60 s), which alone
+    // would have freed the slot.
+    let line = tokio::time::timeout(Duration::from_secs(20), status_line(&mut newcomer))
+        .await
+        .expect("the new client was not answered while a stalled body held the only slot");
+    assert!(line.contains("200"), "{line}");
+    assert_eq!(
+        read_to_end_within(&mut slow, Duration::from_secs(5))
+            .await
+            .as_deref(),
+        Some(""),
+        "the slow body's connection is still open"
     );
 }
 

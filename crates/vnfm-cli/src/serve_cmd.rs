@@ -130,8 +130,11 @@ pub struct ServeArgs {
     /// Largest package upload, in MiB.
     #[arg(long, default_value_t = 512, value_name = "MIB")]
     max_package_mib: usize,
-    /// Connections served at once; when all are taken, a new one replaces the oldest that
-    /// has not sent a request yet, or waits until one closes.
+    /// Connections served at once; when all are taken, a new one from an address holding
+    /// more than an equal share of them is closed at once (unless one address holds them
+    /// all), any other replaces the oldest that has not sent a request yet, else the idlest
+    /// kept-alive one, else one whose request body has been awaited for a second, or waits
+    /// until one is.
     #[arg(long, default_value_t = 1024, value_name = "N")]
     max_connections: usize,
     /// Connections one IP address may hold at once (more are closed at once); 0 for no limit
