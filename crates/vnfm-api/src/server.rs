@@ -294,6 +294,29 @@ impl Listener for TlsListener {
     }
 }
 
+/// A slot for a new connection from `peer` while every one is taken: closes the oldest
+/// connection without a request for it, else the idlest kept-alive one, else one whose
+/// request body has been awaited long enough, and waits for the slot that frees; while none
+/// may be closed, waits until one may. `None` once the server stops taking connections.
+async fn room(
+    slots: &Arc<tokio::sync::Semaphore>,
+    admission: &Admission,
+    peer: SocketAddr,
+) -> Option<tokio::sync::OwnedSemaphorePermit> {
+    loop {
+        let evicted = admission.evict_one();
+        if evicted {
+            tracing::debug!(%peer, "every connection slot taken: an idle connection closed to make room");
+        }
+        tokio::select! {
+            slot = slots.clone().acquire_owned() => return slot.ok(),
+            () = admission.became_closable(), if !evicted => {}
+            // A request body awaited long enough becomes closable without a signal.
+            () = tokio::time::sleep(crate::admission::STALLED_BODY / 4), if !evicted => {}
+        }
+    }
+}
+
 /// Serves `app` on `listener` over HTTP/1.1 until `shutdown` completes; then accepts no more
 /// connections, closes idle ones and waits for the requests in flight.
 ///
@@ -336,6 +359,8 @@ where
     let max_connections = limits.max_connections.max(1);
     let slots = Arc::new(tokio::sync::Semaphore::new(max_connections));
     let admission = Admission::new(limits.max_connections_per_peer, max_connections);
+    // New connections waiting for a slot, each in its own task.
+    let waiting = Arc::new(tokio::sync::Semaphore::new((max_connections / 4).max(1)));
     let header_timeout = limits.header_read_timeout;
     let first_request_timeout = limits.first_request_timeout;
     let deadlines = Deadlines::of(limits);
@@ -349,48 +374,47 @@ where
             continue;
         };
         // Every slot taken: a connection from an address over its share is closed at once;
-        // for any other, the oldest connection without a request makes room, else the
-        // idlest kept-alive one, else this one waits for a slot (and further ones in the
-        // kernel's accept queue).
-        // While it waits, a connection that becomes idle is closed for it.
-        let slot = match slots.clone().try_acquire_owned() {
-            Ok(slot) => slot,
+        // any other waits for room in its own task (the oldest connection without a request
+        // is closed for it, else the idlest kept-alive one, else a stalled body), within its
+        // first-request timeout, so that this loop keeps accepting. At most a quarter of the
+        // slots' number wait at once; a further one is closed.
+        let (slot, waiter) = match slots.clone().try_acquire_owned() {
+            Ok(slot) => (Some(slot), None),
             Err(_) if admission.over_share(&counted) => {
                 tracing::debug!(%peer, "every connection slot taken and this address holds more than its share: closed");
                 continue;
             }
-            Err(_) => loop {
-                let evicted = admission.evict_one();
-                if evicted {
-                    tracing::debug!(%peer, "every connection slot taken: an idle connection closed to make room");
-                }
-                tokio::select! {
-                    slot = slots.clone().acquire_owned() => match slot {
-                        Ok(slot) => break slot,
-                        Err(_) => break 'serve,
-                    },
-                    () = admission.became_closable(), if !evicted => {}
-                    // A request body awaited long enough becomes closable without a signal.
-                    () = tokio::time::sleep(crate::admission::STALLED_BODY / 4), if !evicted => {}
-                    () = &mut shutdown => break 'serve,
+            Err(_) => match waiting.clone().try_acquire_owned() {
+                Ok(waiter) => (None, Some(waiter)),
+                Err(_) => {
+                    tracing::debug!(%peer, "every connection slot taken and too many connections waiting for room: closed");
+                    continue;
                 }
             },
         };
         while connections.try_join_next().is_some() {}
-        let tracked = admission.track();
-        let evicted = tracked.evicted();
-        let service = ConnectionService::new(
-            app.clone(),
-            tracked.clone(),
-            peer,
-            io.client_certificate(),
-            deadlines,
-        );
-        let service = TowerToHyperService::new(service);
+        let certificate = io.client_certificate();
+        let (app, admission, slots) = (app.clone(), admission.clone(), slots.clone());
         let mut stopped = stopped.clone();
         connections.spawn(async move {
-            let _slot = slot;
             let _counted = counted;
+            let _slot = match slot {
+                Some(slot) => slot,
+                None => {
+                    let _waiter = waiter;
+                    tokio::select! {
+                        room = tokio::time::timeout(first_request_timeout, room(&slots, &admission, peer)) => match room {
+                            Ok(Some(slot)) => slot,
+                            _ => return,
+                        },
+                        _ = stopped.wait_for(|stop| *stop) => return,
+                    }
+                }
+            };
+            let tracked = admission.track();
+            let evicted = tracked.evicted();
+            let service = ConnectionService::new(app, tracked.clone(), peer, certificate, deadlines);
+            let service = TowerToHyperService::new(service);
             let connection = hyper::server::conn::http1::Builder::new()
                 .timer(TokioTimer::new())
                 .header_read_timeout(header_timeout)
