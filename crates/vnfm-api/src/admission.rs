@@ -17,9 +17,11 @@
 //!   before), else of the connection whose request body has been awaited longest, once it has
 //!   been awaited for [`STALLED_BODY`] (a body sent a byte now and then, as a slow-body attack
 //!   sends it), which is closed; any other connection in the middle of a request or an answer
-//!   is never closed for room. When every connection is busy, the new connection waits until one
-//!   closes (and further ones wait in the kernel's accept queue); a request cannot be busy
-//!   for longer than its deadline while it arrives ([`ServerLimits::request_timeout`]).
+//!   is never closed for room. When none may be closed, the new connection waits, in a task
+//!   of its own (the server goes on accepting), until one may or one closes, at most its
+//!   first-request timeout; at most a quarter of `max_connections` wait at once, and a
+//!   further one is closed. A request cannot be busy for longer than its deadline while it
+//!   arrives ([`ServerLimits::request_timeout`]).
 //! - **Crowded** ([`Admission::crowded`]): from half the slots taken on, the answer to a
 //!   request without credentials closes its connection (`Connection: close`), so that
 //!   anonymous requests (`/healthz`, `/oauth2/token`) cannot keep connections open.
