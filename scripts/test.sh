@@ -189,7 +189,7 @@ echo "disk free: $(df -h --output=avail . | tail -1 | tr -d ' '), target/: $(du 
 echo "== OpenStack Tacker's VM functional tests, a part (beside the conformance suites)"
 # On this run's test cloud once the cargo tests are done with it (the suite's classes make
 # cloud-wide resources under fixed names, and Heat operations beside the cargo tests overload
-# 2 cores): the classes of both user data styles that fit in about 20 minutes, a package's
+# 2 cores): the classes of both user data styles that fit in about 25 minutes, a package's
 # life (basic_min), package changes and their failures, error handling (retry, rollback and
 # fail) in both styles, the modification of an instance's information with the heals and
 # scales after it (update) and StandardUserData's package changes. The other VM tests run with
