@@ -161,15 +161,7 @@ async def act(reader, writer, shape: str, stop: asyncio.Event):
         await writer.drain()
         await reader.read()
     elif shape == "slowloris":
-        writer.write(b"GET /healthz HTTP/1.1\r\n" + host)
-        await writer.drain()
-        while not stop.is_set():
-            try:
-                if await asyncio.wait_for(reader.read(4096), 5.0) == b"":
-                    return
-            except asyncio.TimeoutError:
-                writer.write(b"X-Slow: 1\r\n")
-                await writer.drain()
+        await trickle(reader, writer, stop, b"GET /healthz HTTP/1.1\r\n" + host, b"X-Slow: 1\r\n")
     elif shape == "keptalive":
         writer.write(b"GET /healthz HTTP/1.1\r\n" + host + b"\r\n")
         await writer.drain()
@@ -181,21 +173,27 @@ async def act(reader, writer, shape: str, stop: asyncio.Event):
         await reader.readexactly(length)
         await reader.read()
     elif shape == "slowbody":
-        writer.write(
+        head = (
             b"POST /oauth2/token HTTP/1.1\r\n"
             + host
             + b"Content-Type: application/x-www-form-urlencoded\r\nContent-Length: 1000\r\n\r\n"
         )
-        await writer.drain()
-        while not stop.is_set():
-            try:
-                if await asyncio.wait_for(reader.read(4096), 5.0) == b"":
-                    return
-            except asyncio.TimeoutError:
-                writer.write(b"a")
-                await writer.drain()
+        await trickle(reader, writer, stop, head, b"a")
     else:
         raise ValueError(shape)
+
+
+async def trickle(reader, writer, stop: asyncio.Event, start: bytes, drop: bytes):
+    """Sends `start`, then `drop` every 5 s, until the server closes the connection."""
+    writer.write(start)
+    await writer.drain()
+    while not stop.is_set():
+        try:
+            if await asyncio.wait_for(reader.read(4096), 5.0) == b"":
+                return
+        except asyncio.TimeoutError:
+            writer.write(drop)
+            await writer.drain()
 
 
 async def probe(server: Server) -> tuple[float, int]:

@@ -1,8 +1,9 @@
 //! What the server does around each request of a connection, below the router: it marks the
 //! connection busy from the request's head until its answer has gone out in full (a busy
 //! connection is never closed to make room unless its request's body has been awaited for a
-//! second; an idle kept-alive one may be: `crate::admission`), gives the request a deadline to arrive in full, and closes the
-//! connection after answering a request without credentials when the server is crowded.
+//! second; an idle kept-alive one may be: `crate::admission`), gives the request a deadline
+//! to arrive in full, and closes the connection after answering a request without
+//! credentials when the server is crowded.
 //!
 //! - **Deadline:** a request's body must have arrived in full within
 //!   [`ServerLimits::request_timeout`] of its head (a package upload,
@@ -167,6 +168,9 @@ struct Deadline {
     expired: Arc<AtomicBool>,
     ended: bool,
     tracked: Arc<Tracked>,
+    /// Whether the connection was told the body is awaited: it is told only of changes, not
+    /// of every frame.
+    awaited: bool,
 }
 
 impl Deadline {
@@ -182,6 +186,19 @@ impl Deadline {
             expired,
             ended: false,
             tracked,
+            awaited: false,
+        }
+    }
+
+    /// Tells the connection the body is awaited (`true`) or arriving, when that changed.
+    fn awaited(&mut self, awaited: bool) {
+        if self.awaited != awaited {
+            self.awaited = awaited;
+            if awaited {
+                self.tracked.body_awaited();
+            } else {
+                self.tracked.body_arrived();
+            }
         }
     }
 }
@@ -200,17 +217,17 @@ impl HttpBody for Deadline {
         match Pin::new(&mut self.body).poll_frame(cx) {
             Poll::Ready(None) => {
                 self.ended = true;
-                self.tracked.body_arrived();
+                self.awaited(false);
                 Poll::Ready(None)
             }
             Poll::Ready(Some(frame)) => {
-                self.tracked.body_arrived();
+                self.awaited(false);
                 Poll::Ready(Some(frame.map_err(Into::into)))
             }
             Poll::Pending => match self.timer.as_mut().poll(cx) {
                 Poll::Ready(()) => {
                     self.ended = true;
-                    self.tracked.body_arrived();
+                    self.awaited(false);
                     self.expired.store(true, Ordering::Relaxed);
                     Poll::Ready(Some(Err(std::io::Error::new(
                         std::io::ErrorKind::TimedOut,
@@ -219,7 +236,7 @@ impl HttpBody for Deadline {
                     .into())))
                 }
                 Poll::Pending => {
-                    self.tracked.body_awaited();
+                    self.awaited(true);
                     Poll::Pending
                 }
             },

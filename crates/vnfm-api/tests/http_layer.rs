@@ -322,9 +322,12 @@ async fn one_address_holding_connections_open_does_not_stall_other_clients() {
     assert_eq!(refused, 64 - 16);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_full_server_closes_the_oldest_connection_without_a_request_for_a_new_one() {
-    // No limit per address: many addresses (here one) fill every slot.
+/// A server of 8 connection slots, no limit per address and no timeout in the way, and `n`
+/// connections from `from` without a request, accepted in order (20 ms apart).
+async fn eight_slots_with_connections_from(
+    from: &str,
+    n: usize,
+) -> (Harness, SocketAddr, Vec<TcpStream>) {
     let (h, addr) = serve(ServerLimits {
         max_connections: 8,
         max_connections_per_peer: 0,
@@ -334,11 +337,17 @@ async fn a_full_server_closes_the_oldest_connection_without_a_request_for_a_new_
     })
     .await;
     let mut held = Vec::new();
-    for _ in 0..8 {
-        held.push(connect_from(HOSTILE, addr).await);
-        // Accepted in this order.
+    for _ in 0..n {
+        held.push(connect_from(from, addr).await);
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
+    (h, addr, held)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_full_server_closes_the_oldest_connection_without_a_request_for_a_new_one() {
+    // No limit per address: many addresses (here one) fill every slot.
+    let (h, addr, mut held) = eight_slots_with_connections_from(HOSTILE, 8).await;
     other_client_is_served(&h, addr).await;
     assert!(closed(&mut held[0], Duration::from_secs(5)).await);
     assert!(!closed(&mut held[7], Duration::from_millis(200)).await);
@@ -350,19 +359,7 @@ async fn a_full_server_closes_the_oldest_connection_without_a_request_for_a_new_
 /// still makes room.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_full_server_closes_a_new_connection_from_an_address_over_its_share() {
-    let (h, addr) = serve(ServerLimits {
-        max_connections: 8,
-        max_connections_per_peer: 0,
-        first_request_timeout: Duration::from_secs(60),
-        header_read_timeout: Duration::from_secs(60),
-        ..ServerLimits::default()
-    })
-    .await;
-    let mut held = Vec::new();
-    for _ in 0..6 {
-        held.push(connect_from(HOSTILE, addr).await);
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    let (h, addr, mut held) = eight_slots_with_connections_from(HOSTILE, 6).await;
     let _others = [
         connect_from("127.0.0.3", addr).await,
         connect_from("127.0.0.3", addr).await,

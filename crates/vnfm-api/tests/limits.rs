@@ -159,13 +159,15 @@ async fn read_to_end_within(stream: &mut tokio::net::TcpStream, limit: Duration)
     }
 }
 
-/// A connection in the middle of a request whose body keeps arriving (a byte every 200 ms)
-/// is never closed to make room: a new connection waits until it closes.
-#[tokio::test]
-async fn connections_beyond_the_limit_wait_while_every_one_is_busy() {
-    let h = Harness::new().await;
+/// `h` served with one connection slot, taken by a `POST /oauth2/token` whose body (100 bytes
+/// announced) has begun with `begun`; then a second connection from the same client, sending
+/// `GET /healthz`: the first connection and the second.
+async fn one_slot_taken_by_a_body(
+    h: &Harness,
+    begun: &[u8],
+) -> (tokio::net::TcpStream, tokio::net::TcpStream) {
     let addr = serve_limited(
-        &h,
+        h,
         ServerLimits {
             max_connections: 1,
             ..ServerLimits::default()
@@ -175,13 +177,23 @@ async fn connections_beyond_the_limit_wait_while_every_one_is_busy() {
     let mut first = tokio::net::TcpStream::connect(addr).await.unwrap();
     first
         .write_all(
-            b"POST /oauth2/token HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 100\r\n\r\ngrant_type",
+            b"POST /oauth2/token HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 100\r\n\r\n",
         )
         .await
         .unwrap();
+    first.write_all(begun).await.unwrap();
     tokio::time::sleep(Duration::from_millis(100)).await;
     let mut second = tokio::net::TcpStream::connect(addr).await.unwrap();
     second.write_all(HEALTH).await.unwrap();
+    (first, second)
+}
+
+/// A connection in the middle of a request whose body keeps arriving (a byte every 200 ms)
+/// is never closed to make room: a new connection waits until it closes.
+#[tokio::test]
+async fn connections_beyond_the_limit_wait_while_every_one_is_busy() {
+    let h = Harness::new().await;
+    let (mut first, mut second) = one_slot_taken_by_a_body(&h, b"grant_type").await;
     let closed = Arc::new(AtomicBool::new(false));
     let closing = closed.clone();
     tokio::spawn(async move {
@@ -210,23 +222,7 @@ async fn connections_beyond_the_limit_wait_while_every_one_is_busy() {
 #[tokio::test]
 async fn a_request_body_that_stopped_arriving_makes_room_for_a_new_client() {
     let h = Harness::new().await;
-    let addr = serve_limited(
-        &h,
-        ServerLimits {
-            max_connections: 1,
-            ..ServerLimits::default()
-        },
-    )
-    .await;
-    let mut slow = tokio::net::TcpStream::connect(addr).await.unwrap();
-    slow.write_all(
-        b"POST /oauth2/token HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 100\r\n\r\ng",
-    )
-    .await
-    .unwrap();
-    tokio::time::sleep(Duration::from_millis(100)).await;
-    let mut newcomer = tokio::net::TcpStream::connect(addr).await.unwrap();
-    newcomer.write_all(HEALTH).await.unwrap();
+    let (mut slow, mut newcomer) = one_slot_taken_by_a_body(&h, b"g").await;
     // Well within the slow request's own deadline (--request-timeout, 60 s), which alone
     // would have freed the slot.
     let line = tokio::time::timeout(Duration::from_secs(20), status_line(&mut newcomer))
