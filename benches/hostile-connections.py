@@ -15,7 +15,8 @@ the server closes theirs (after --reconnect-delay, 50 ms), for the whole phase:
   slowbody    sends `POST /oauth2/token` announcing 1,000 bytes, then one byte every 5 s
 
 Once every attacker has connected once (at most 20 s), and 3 s more, the new client sends PROBES
-authenticated `GET /vnflcm/v2/vnf_instances` (a bearer token of the server's bootstrap
+authenticated `GET /vnflcm/v2/vnf_instances?filter=(eq,vnfInstanceName,probe-N)`, N
+varied so that no probe reads a list page another one made (a bearer token of the server's bootstrap
 client), each on a new connection from 127.0.0.1, 100 ms apart, and times each from its
 connect to the end of its answer. Printed per shape and run: the probes' p50, p90 and max
 (a probe unanswered within 10 s counts as 10 s), how many were not 200, and how many
@@ -196,11 +197,12 @@ async def trickle(reader, writer, stop: asyncio.Event, start: bytes, drop: bytes
             await writer.drain()
 
 
-async def probe(server: Server) -> tuple[float, int]:
+async def probe(server: Server, n: int) -> tuple[float, int]:
     """A new client's authenticated GET on a new connection: seconds, HTTP status (0: none)."""
     started = time.perf_counter()
     request = (
-        "GET /vnflcm/v2/vnf_instances HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+        f"GET /vnflcm/v2/vnf_instances?filter=(eq,vnfInstanceName,probe-{n}) HTTP/1.1\r\n"
+        "Host: 127.0.0.1\r\n"
         f"Authorization: Bearer {server.token}\r\nVersion: 2.0.0\r\nConnection: close\r\n\r\n"
     ).encode()
 
@@ -249,8 +251,8 @@ async def phase(server: Server, shape: str | None, args) -> dict:
         ready = sum(e.is_set() for e in events)
         print(f"  {shape}: {ready} attackers connected once; probing", file=sys.stderr, flush=True)
     times, bad, statuses = [], 0, {}
-    for _ in range(args.probes):
-        seconds, status = await probe(server)
+    for n in range(args.probes):
+        seconds, status = await probe(server, n)
         times.append(seconds)
         bad += status != 200
         if status != 200:
