@@ -374,6 +374,63 @@ async fn a_full_server_closes_a_new_connection_from_an_address_over_its_share() 
     assert!(closed(&mut held[0], Duration::from_secs(5)).await);
 }
 
+/// Issue 67: a new connection that must wait for a slot waits on its own, and the server goes
+/// on taking others meanwhile: with every slot busy with bodies that keep arriving, a waiting
+/// client from one address does not keep a connection from an address over its share from
+/// being closed at once (it waited, unaccepted, behind the first one before).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_waiting_for_a_slot_does_not_stop_the_server_taking_connections() {
+    let (h, addr) = serve(ServerLimits {
+        max_connections: 4,
+        max_connections_per_peer: 0,
+        first_request_timeout: Duration::from_secs(60),
+        header_read_timeout: Duration::from_secs(60),
+        ..ServerLimits::default()
+    })
+    .await;
+    let head = b"POST /oauth2/token HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 100\r\n\r\ng";
+    let mut busy = Vec::new();
+    for from in [HOSTILE, HOSTILE, HOSTILE, "127.0.0.4"] {
+        let mut stream = connect_from(from, addr).await;
+        stream.write_all(head).await.unwrap();
+        busy.push(stream);
+    }
+    // Their bodies keep arriving (a byte every 200 ms), so none is closed for room.
+    let trickling = tokio::spawn(async move {
+        for _ in 0..25 {
+            tokio::time::sleep(Duration::from_millis(200)).await;
+            for stream in &mut busy {
+                stream.write_all(b"a").await.unwrap();
+            }
+        }
+        drop(busy);
+    });
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let mut waiting = connect_from("127.0.0.3", addr).await;
+    waiting
+        .write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    // 4 of 4 slots over three addresses: over its share, closed at once.
+    let mut flood = connect_from(HOSTILE, addr).await;
+    assert!(
+        closed(&mut flood, Duration::from_secs(2)).await,
+        "the server took no connection while a client waited for a slot"
+    );
+    assert!(
+        !trickling.is_finished(),
+        "the bodies stopped before the check"
+    );
+    // Once the busy connections end, the waiting client is served.
+    trickling.await.unwrap();
+    let answer = tokio::time::timeout(Duration::from_secs(20), read_answer(&mut waiting))
+        .await
+        .expect("the waiting client was not served once slots freed");
+    assert_eq!(answer.status, 200, "{}", answer.body);
+    drop(h);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_connection_without_a_request_is_closed_after_the_first_request_timeout() {
     let (_h, addr) = serve(ServerLimits {
